@@ -1,0 +1,3 @@
+from socialbench.cli import main
+
+main()

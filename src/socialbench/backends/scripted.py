@@ -1,0 +1,40 @@
+"""A deterministic scripted backend for tests (a test double, not a model).
+
+``options.responses`` maps request ids to raw answers (a value may be a list, consumed call by
+call, to script retries); ``options.default`` answers everything else; ``options.fail_ids`` makes
+those requests fail with an error. Every call is counted in ``calls`` so tests can assert how many
+model calls a run made.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from socialbench.backends.base import Backend, Request, Response
+
+
+class ScriptedBackend(Backend):
+    def __init__(self, spec, context=None):
+        super().__init__(spec, context)
+        opts = spec.options or {}
+        self._responses: dict[str, Any] = {k: (list(v) if isinstance(v, list) else v) for k, v in opts.get("responses", {}).items()}
+        self._default = opts.get("default")
+        self._fail = set(opts.get("fail_ids", []))
+        self._lock = threading.Lock()
+        self.calls: list[str] = []
+
+    def identity(self) -> dict[str, Any]:
+        return {**super().identity(), "script": self.spec.options}
+
+    def complete(self, request: Request) -> Response:
+        with self._lock:
+            self.calls.append(request.request_id)
+            if request.request_id in self._fail:
+                return Response(text=None, error="scripted failure")
+            value = self._responses.get(request.request_id, self._default)
+            if isinstance(value, list):
+                value = value.pop(0) if value else self._default
+        if value is None:
+            return Response(text=None, error="no scripted response")
+        return Response(text=str(value), input_tokens=len(request.messages), output_tokens=1)

@@ -1,0 +1,233 @@
+"""The ``socialbench`` command: one sub-command per pipeline stage, each with explicit paths, so
+every stage runs on its own as well as from Snakemake's rules."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from socialbench.errors import SocialbenchError
+
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+                  help="socialbench: MoCA and MeetingToM pipelines.")
+
+Opt = typer.Option
+
+
+def _benchmark(value: str) -> str:
+    if value != "moca":
+        raise SocialbenchError(f"--benchmark {value!r}: only 'moca' is implemented so far")
+    return value
+
+
+def _write_json(path: Path, obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+@app.command("check-params")
+def check_params(params: Path = Opt(Path("params.yaml"), help="params file to validate")) -> None:
+    """Validate params.yaml against its schema and print it with defaults filled."""
+    from socialbench.config import load_params
+
+    typer.echo(json.dumps(load_params(params), indent=2, sort_keys=True))
+
+
+@app.command("demo")
+def demo(
+    params: Path = Opt(Path("params.yaml"), help="params file (seed, demo section)"),
+    out_dir: Path = Opt(Path("data/raw/moca_demo"), help="where test.jsonl, dev.jsonl and media/ go"),
+) -> None:
+    """Generate the embedded MoCA-format demo benchmark (deterministic from the seed)."""
+    from socialbench.config import load_params
+    from socialbench.moca.demo import DemoConfig, generate
+    from socialbench.taxonomy import load_taxonomy
+
+    recs = generate(out_dir, DemoConfig.from_params(load_params(params)), load_taxonomy())
+    typer.echo(f"demo: {', '.join(f'{k}={len(v)}' for k, v in recs.items())} instances in {out_dir}")
+
+
+@app.command("prepare")
+def prepare(
+    raw: Path = Opt(..., help="raw instances (JSON lines)"),
+    out: Path = Opt(..., help="validated instances (JSON lines)"),
+    report: Path = Opt(..., help="dropped records with their reasons (JSON lines)"),
+    benchmark: str = Opt("moca"),
+    taxonomy: Optional[Path] = Opt(None, help="taxonomy file in place of the built-in one"),
+    on_invalid: str = Opt("drop", help="drop: leave bad records out and report them; fail: stop"),
+) -> None:
+    """Validate raw instances (schema, taxonomy, media present); keep good ones, report the rest."""
+    from socialbench.moca.prepare import prepare_instances
+    from socialbench.moca.schema import read_jsonl, write_jsonl
+    from socialbench.taxonomy import load_taxonomy
+
+    _benchmark(benchmark)
+    kept, dropped = prepare_instances(read_jsonl(raw), load_taxonomy(taxonomy), str(raw), on_invalid)
+    write_jsonl(out, kept)
+    write_jsonl(report, dropped)
+    typer.echo(f"prepare: kept {len(kept)}, dropped {len(dropped)} (see {report})")
+
+
+@app.command("infer")
+def infer(
+    instances: Path = Opt(..., help="processed instances (JSON lines)"),
+    model: str = Opt(..., help="model name (a key of models: in params)"),
+    out: Path = Opt(..., help="prediction records (JSON lines)"),
+    stats: Path = Opt(..., help="run accounting (JSON): calls, cache hits, tokens, cost"),
+    method: str = Opt("direct"),
+    params: Path = Opt(Path("params.yaml")),
+    dev: Optional[Path] = Opt(None, help="dev split (the prior backend's statistics)"),
+    benchmark: str = Opt("moca"),
+    taxonomy: Optional[Path] = Opt(None),
+    cache: Optional[Path] = Opt(None, help="request cache (default: cache.path in params)"),
+    progress: bool = Opt(True, help="show a progress bar"),
+) -> None:
+    """Run one model with one method over the instances; every call goes through the request cache."""
+    from socialbench.backends.base import ModelSpec
+    from socialbench.cache import RequestCache
+    from socialbench.config import load_params
+    from socialbench.moca.infer import predict
+    from socialbench.moca.schema import load_instances, write_jsonl
+    from socialbench.taxonomy import load_taxonomy
+
+    _benchmark(benchmark)
+    p = load_params(params)
+    if model not in p["models"]:
+        raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
+    tax = load_taxonomy(taxonomy)
+    spec = ModelSpec.from_params(model, p["models"][model])
+    insts = load_instances(instances, tax)
+    dev_insts = load_instances(dev, tax) if dev else None
+    rc = RequestCache(cache or p["cache"]["path"])
+    try:
+        records, run_stats = predict(insts, spec=spec, method=method, tax=tax, seed=p["seed"], cache=rc,
+                                     dev_instances=dev_insts, progress=progress and sys.stderr.isatty())
+    finally:
+        rc.close()
+    write_jsonl(out, records)
+    _write_json(stats, run_stats.as_dict())
+    s = run_stats
+    typer.echo(f"infer {model}/{method}: {s.requests} requests, {s.cache_hits} cached, {s.cache_misses} called, {s.errors} errors")
+
+
+@app.command("score")
+def score(
+    instances: Path = Opt(...),
+    predictions: Path = Opt(...),
+    out: Path = Opt(...),
+    benchmark: str = Opt("moca"),
+    taxonomy: Optional[Path] = Opt(None, help="YAML/JSON {labels: {scenario: [...]}, mechanisms: {scenario: [...]}}"),
+) -> None:
+    """Score predictions (MoCA section 3.3) per scenario; write {scenario: metrics} JSON."""
+    from socialbench.moca.schema import load_instances, read_jsonl
+    from socialbench.moca.scoring import score as score_fn
+    from socialbench.taxonomy import load_taxonomy
+
+    _benchmark(benchmark)
+    tax = load_taxonomy(taxonomy)
+    labels, mechanisms = tax.as_sets()
+    result = score_fn(load_instances(instances, tax), read_jsonl(predictions), labels, mechanisms)
+    _write_json(out, result)
+    typer.echo(f"score: {out}")
+
+
+@app.command("tables")
+def tables(
+    scores: list[Path] = typer.Argument(..., help="score files results/scores/<bench>/<model>/<method>.json"),
+    out_dir: Path = Opt(..., help="tables go here as <scenario>.md/.csv/.tex"),
+    headline: Path = Opt(..., help="headline metrics JSON (dvc metrics)"),
+    params: Path = Opt(Path("params.yaml")),
+    benchmark: str = Opt("moca"),
+) -> None:
+    """Render the per-scenario result tables and the headline metrics file."""
+    from socialbench.config import load_params
+    from socialbench.moca.tables import build_rows, to_csv, to_latex, to_markdown
+
+    _benchmark(benchmark)
+    p = load_params(params)
+    categories = {m: e["category"] for m, e in p["models"].items()}
+    loaded = {}
+    for path in scores:
+        model, method = path.parent.name, path.stem
+        loaded[(model, method)] = json.loads(path.read_text("utf-8"))
+    scenarios = sorted({s for sc in loaded.values() for s in sc})
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md_all = []
+    for s in scenarios:
+        rows = build_rows(loaded, categories, s)
+        n = next((sc[s]["n"] for sc in loaded.values() if s in sc), None)
+        md = to_markdown(s, rows, n)
+        md_all.append(md)
+        (out_dir / f"{s}.md").write_text(md, encoding="utf-8")
+        (out_dir / f"{s}.csv").write_text(to_csv(rows), encoding="utf-8")
+        (out_dir / f"{s}.tex").write_text(to_latex(s, rows), encoding="utf-8")
+    (out_dir / "all.md").write_text("\n".join(md_all), encoding="utf-8")
+    head = {f"{m}.{meth}": {s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc}
+            for (m, meth), sc in sorted(loaded.items())}
+    _write_json(headline, head)
+    typer.echo(f"tables: {len(scenarios)} scenarios in {out_dir}")
+
+
+@app.command("track")
+def track(
+    scores: list[Path] = typer.Argument(..., help="score files results/scores/<bench>/<model>/<method>.json"),
+    instances: Path = Opt(..., help="the scored instances (their hash is recorded)"),
+    predictions_dir: Path = Opt(..., help="results/predictions/<bench>"),
+    tables_dir: Path = Opt(..., help="results/tables/<bench>"),
+    out: Path = Opt(..., help="summary of logged runs (JSON)"),
+    params: Path = Opt(Path("params.yaml")),
+    benchmark: str = Opt("moca"),
+) -> None:
+    """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
+    from socialbench.config import load_params
+    from socialbench.hashing import sha256_file, sha256_json
+    from socialbench.moca.prompts import prompt_hash
+    from socialbench.taxonomy import load_taxonomy, taxonomy_hash
+    from socialbench.tracking import eval_key, git_commit, log_evaluations, package_versions
+
+    _benchmark(benchmark)
+    p = load_params(params)
+    data_hash = sha256_file(instances)
+    provenance = {"git_commit": git_commit(), **{f"version.{k}": v for k, v in package_versions().items()}}
+    tables = sorted(tables_dir.glob("*.*"))
+    evaluations = []
+    for path in scores:
+        model, method = path.parent.name, path.stem
+        pred = predictions_dir / model / f"{method}.jsonl"
+        stats_path = predictions_dir / model / f"{method}.stats.json"
+        entry = p["models"].get(model, {})
+        evaluations.append({
+            "benchmark": benchmark, "model": model, "method": method,
+            "params": {"model": model, "backend": entry.get("backend"), "method": method, "seed": p["seed"],
+                       "model_id": entry.get("model_id"), "model_revision": entry.get("revision"),
+                       "model_config_sha256": sha256_json(entry)},
+            "content": {"dataset_sha256": data_hash, "prompt_template_sha256": prompt_hash(method),
+                        "taxonomy_sha256": taxonomy_hash(load_taxonomy()),
+                        "predictions_sha256": sha256_file(pred), "scores_sha256": sha256_file(path)},
+            "provenance": provenance,
+            "scores": json.loads(path.read_text("utf-8")),
+            "stats": json.loads(stats_path.read_text("utf-8")) if stats_path.exists() else {},
+            "artifacts": [pred, path, stats_path, *tables],
+        })
+    summary = log_evaluations(evaluations, p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], Path("mlartifacts"))
+    _write_json(out, {"evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
+                      "keys": sorted(eval_key(e) for e in evaluations)})
+    typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")
+
+
+def main() -> None:
+    try:
+        app()
+    except SocialbenchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""MoCA: implicit social context analysis (instances, prompts, parsing, scoring, tables)."""

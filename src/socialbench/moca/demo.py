@@ -1,0 +1,221 @@
+"""Deterministic generator of a small MoCA-format demo benchmark (the pipeline's embedded raw source).
+
+Image-text instances get a PNG drawn with Pillow and a caption; video-text instances get a short
+H.264 clip (frames drawn with Pillow, encoded by ffmpeg with bit-exact flags and one thread) and a
+transcript. The same seed gives byte-identical files. Each frame of a clip carries a colour bar that
+encodes its frame index, so tests can check which frames a sampler took.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from socialbench.taxonomy import Taxonomy
+
+PEOPLE = [
+    "the speaker", "the manager", "the new colleague", "the customer", "the teacher", "the student",
+    "the mother", "the older brother", "the landlord", "the tenant", "the politician", "the journalist",
+    "the team captain", "the referee", "the online commenter", "the meme author", "the neighbour",
+    "the doctor", "the patient", "the best friend", "the partner", "the audience", "the company",
+    "the government", "the fans of the rival team", "the coworkers",
+]  # fmt: skip
+
+# Cue phrases per label: the text carries an indirect cue of its label, so a content-aware model
+# can beat the chance and prior rows while the task stays non-trivial.
+CUES: dict[str, list[str]] = {
+    "happy": ["honestly this made my whole week", "cannot stop smiling about it"],
+    "bad": ["well, that is just how things go I guess", "another long grey day, fine"],
+    "angry": ["oh great, exactly what I needed today", "sure, keep interrupting, it is fine"],
+    "disgusted": ["wow, what a lovely way to treat people", "how tasteful, really"],
+    "sad": ["it is fine, I did not need it anyway", "I will just sit here then"],
+    "fearful": ["haha nothing could possibly go wrong tomorrow", "totally calm about the results"],
+    "mock": ["bold strategy, let us see how it works out", "a true genius at work"],
+    "mitigate": ["maybe we were all a bit tired yesterday", "no harm meant, we can laugh about it"],
+    "alienate": ["some of us actually belong here", "we will manage without certain people"],
+    "provoke": ["go on then, prove me wrong", "I bet you cannot even answer that"],
+    "dominate": ["let me explain how this really works", "I will decide when we are done"],
+    "intimidate": ["it would be a shame if someone found out", "remember who signs your contract"],
+    "condemn": ["this behaviour is simply unacceptable", "nobody decent would do such a thing"],
+    "denounce": ["everyone should see what they did here", "sharing this so people know the truth"],
+    "contemptuous": ["cute that they think this matters", "not even worth a proper reply"],
+    "dismissive": ["whatever, next topic", "sure, if you say so"],
+    "disapproving": ["I expected better from them", "that was not the right call"],
+    "hostile": ["they are the real problem here", "we will fight this every step"],
+    "concerned": ["are they really okay though", "someone should check on this"],
+    "indifferent": ["does not affect me either way", "meh, their business"],
+    "skeptical": ["I will believe it when I see it", "interesting numbers, where are they from"],
+    "supportive": ["standing right behind them on this", "they deserve every bit of help"],
+    "sympathetic": ["that must have been so hard for them", "nobody deserves to go through that"],
+    "neutral": ["here is what was said at the meeting", "posting the schedule for reference"],
+    "appreciative": ["huge thanks for all the quiet work", "this is what real effort looks like"],
+}
+SCENARIO_COLOURS = {"affection": (214, 96, 77), "intent": (66, 133, 180), "stance": (109, 170, 90)}
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    seed: int
+    n_test: int = 72
+    n_dev: int = 24
+    video_fraction: float = 0.33
+    image_size: int = 192
+    video_seconds: float = 3.0
+    video_fps: int = 10
+    video_size: tuple[int, int] = (160, 120)
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> "DemoConfig":
+        d = params["demo"]
+        return cls(
+            seed=int(params["seed"]),
+            n_test=d["n_test"],
+            n_dev=d["n_dev"],
+            video_fraction=d["video_fraction"],
+            image_size=d["image_size"],
+            video_seconds=d["video_seconds"],
+            video_fps=d["video_fps"],
+            video_size=tuple(d["video_size"]),
+        )
+
+
+def _weighted(rng: random.Random, names: list[str]) -> str:
+    # A skewed distribution (first options more frequent), so a majority prior is informative.
+    weights = [1.0 / (1 + i) ** 0.8 for i in range(len(names))]
+    return rng.choices(names, weights=weights, k=1)[0]
+
+
+def make_record(split: str, index: int, cfg: DemoConfig, tax: Taxonomy) -> dict[str, Any]:
+    """The annotation record of one demo instance (pure: no files written)."""
+    rng = random.Random(f"{cfg.seed}:{split}:{index}")
+    scenarios = list(tax.scenarios)
+    scenario = scenarios[index % len(scenarios)]
+    label = _weighted(rng, tax.label_names(scenario))
+    mechanism = _weighted(rng, tax.mechanism_names(scenario))
+    people = rng.sample(PEOPLE, 8)
+    subject_options, target_options = people[:4], people[4:]
+    subject, target = rng.choice(subject_options), rng.choice(target_options)
+    cue = rng.choice(CUES.get(label, ["..."]))
+    is_video = rng.random() < cfg.video_fraction
+    iid = f"demo-{split}-{index:04d}"
+    ext = "mp4" if is_video else "png"
+    text = f"{subject.capitalize()} about {target}: \"{cue}\""
+    transcript = None
+    if is_video:
+        transcript = f"A ({subject}): {cue}.\nB ({target}): Sorry, what do you mean?\nA ({subject}): Nothing. Forget it."
+    return {
+        "id": iid,
+        "source": "socialbench-demo",
+        "modality": "video_text" if is_video else "image_text",
+        "text": text,
+        "transcript": transcript,
+        "media": [f"data/raw/moca_demo/media/{iid}.{ext}"],
+        "scenario": scenario,
+        "domain": rng.choice(list(tax.domains)),
+        "culture": rng.choice(list(tax.cultures)),
+        "subject_options": subject_options,
+        "target_options": target_options,
+        "subject": subject,
+        "target": target,
+        "mechanism": mechanism,
+        "label": label,
+    }
+
+
+def draw_image(rec: dict[str, Any], size: int) -> bytes:
+    """A PNG: scenario-coloured background, two figures (subject, target) and the caption."""
+    rng = random.Random(rec["id"])
+    img = Image.new("RGB", (size, size), SCENARIO_COLOURS[rec["scenario"]])
+    d = ImageDraw.Draw(img)
+    for k in range(2):
+        x = int(size * (0.25 + 0.5 * k))
+        r = size // 8
+        fill = tuple(rng.randrange(40, 220) for _ in range(3))
+        d.ellipse([x - r, size // 3 - r, x + r, size // 3 + r], fill=fill)
+        d.rectangle([x - r, size // 3 + r, x + r, size // 3 + 3 * r], fill=fill)
+    d.rectangle([0, size - size // 5, size, size], fill=(255, 255, 255))
+    d.text((4, size - size // 5 + 4), rec["text"][: max(8, size // 7)], fill=(0, 0, 0))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", optimize=False)
+    return buf.getvalue()
+
+
+def index_colour(i: int) -> tuple[int, int, int]:
+    """Colour that encodes a frame index (0..511) robustly through lossy coding: 3 bits per channel."""
+    return ((i >> 6 & 7) * 32 + 16, (i >> 3 & 7) * 32 + 16, (i & 7) * 32 + 16)
+
+
+def decode_index_colour(rgb: tuple[float, float, float]) -> int:
+    r, g, b = (max(0, min(7, int(round((c - 16) / 32)))) for c in rgb)
+    return (r << 6) | (g << 3) | b
+
+
+def video_frames(rec: dict[str, Any], cfg: DemoConfig) -> bytes:
+    """Raw RGB24 frames of a clip: a figure moving across the scene; the top band encodes the index."""
+    w, h = cfg.video_size
+    n = max(1, int(round(cfg.video_seconds * cfg.video_fps)))
+    base = SCENARIO_COLOURS[rec["scenario"]]
+    rng = random.Random(rec["id"])
+    figure = tuple(rng.randrange(60, 250) for _ in range(3))
+    y0 = rng.randrange(h // 3, h - 24)
+    out = bytearray()
+    for i in range(n):
+        img = Image.new("RGB", (w, h), base)
+        d = ImageDraw.Draw(img)
+        d.rectangle([0, 0, w, h // 4], fill=index_colour(i))
+        x = int((w - 20) * i / max(1, n - 1))
+        d.ellipse([x, y0, x + 20, y0 + 20], fill=figure)
+        out += img.tobytes()
+    return bytes(out)
+
+
+def encode_video(raw: bytes, path: Path, cfg: DemoConfig) -> None:
+    import ffmpeg
+
+    from socialbench.tools import executable
+
+    w, h = cfg.video_size
+    stream = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="rgb24", s=f"{w}x{h}", framerate=cfg.video_fps)
+    stream = ffmpeg.output(
+        stream,
+        str(path),
+        vcodec="libx264",
+        pix_fmt="yuv420p",
+        preset="veryfast",
+        crf=18,
+        g=cfg.video_fps,
+        threads=1,
+        fflags="+bitexact",
+        map_metadata=-1,
+        **{"flags:v": "+bitexact", "movflags": "+faststart"},
+    )
+    ffmpeg.run(stream, cmd=executable("ffmpeg"), input=raw, overwrite_output=True, quiet=True)
+
+
+def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, list[dict[str, Any]]]:
+    """Write ``{out_dir}/{test,dev}.jsonl`` and ``{out_dir}/media/*``; return the records by split."""
+    from socialbench.moca.schema import write_jsonl
+
+    out_dir = Path(out_dir)
+    media = out_dir / "media"
+    media.mkdir(parents=True, exist_ok=True)
+    splits = {"test": cfg.n_test, "dev": cfg.n_dev}
+    result = {}
+    for split, n in splits.items():
+        recs = [make_record(split, i, cfg, tax) for i in range(n)]
+        for rec in recs:
+            target = media / Path(rec["media"][0]).name
+            if rec["modality"] == "image_text":
+                target.write_bytes(draw_image(rec, cfg.image_size))
+            else:
+                encode_video(video_frames(rec, cfg), target, cfg)
+            # Media paths in the records are relative to the repository root.
+            rec["media"] = [target.as_posix()]
+        write_jsonl(out_dir / f"{split}.jsonl", recs)
+        result[split] = recs
+    return result

@@ -1,0 +1,132 @@
+"""Prompt rendering for MoCA (appendix D.1) and the slot protocol.
+
+Subject and target candidates are shown as slot ids subject0..3 / target0..3, shuffled under a
+per-instance deterministic seed; the model answers slot ids, which are mapped back before scoring.
+"""
+
+from __future__ import annotations
+
+import random
+from importlib import resources
+from string import Template
+from typing import Any
+
+from socialbench.backends.base import ImagePart, Message, ModelSpec, Request
+from socialbench.hashing import sha256_bytes, sha256_file
+from socialbench.taxonomy import Taxonomy
+
+ANSWER_KEYS = ("mechanism", "label", "subject", "target")
+DIRECT_TEMPLATES = ("moca_direct_system.txt", "moca_direct_user.txt")
+
+
+def template_text(name: str) -> str:
+    return resources.files("socialbench").joinpath(f"prompts/{name}").read_text("utf-8")
+
+
+def prompt_hash(method: str = "direct") -> str:
+    """sha256 over the prompt template files of a method (recorded in MLflow)."""
+    names = DIRECT_TEMPLATES if method == "direct" else ()
+    return sha256_bytes("\0".join(template_text(n) for n in names).encode("utf-8"))
+
+
+def slot_maps(instance: dict[str, Any], seed: int) -> dict[str, dict[str, str]]:
+    """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic."""
+    rng = random.Random(f"{seed}:{instance['id']}:slots")
+    maps = {}
+    for role in ("subject", "target"):
+        options = list(instance[f"{role}_options"])
+        rng.shuffle(options)
+        maps[role] = {f"{role}{k}": opt for k, opt in enumerate(options)}
+    return maps
+
+
+def answer_schema(scenario: str, tax: Taxonomy, maps: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """JSON schema of the answer (for JSON mode / guided decoding)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(ANSWER_KEYS),
+        "properties": {
+            "mechanism": {"type": "string", "enum": tax.mechanism_names(scenario)},
+            "label": {"type": "string", "enum": tax.label_names(scenario)},
+            "subject": {"type": "string", "enum": sorted(maps["subject"])},
+            "target": {"type": "string", "enum": sorted(maps["target"])},
+        },
+    }
+
+
+def _pick_uniform(items: list[Any], k: int) -> list[Any]:
+    """k items spread uniformly over the list, in order (all of them when k >= len)."""
+    if k >= len(items):
+        return list(items)
+    if k == 1:
+        return [items[len(items) // 2]]
+    return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
+
+
+def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
+    """Images of an image-text instance, or the sampled frames (with timestamps) of a video-text one."""
+    if instance["modality"] == "video_text":
+        frames = instance.get("frames") or []
+        chosen = _pick_uniform(frames, spec.max_frames)
+        return [ImagePart(path=f["path"], sha256=f["sha256"], timestamp=f.get("timestamp")) for f in chosen]
+    return [ImagePart(path=p, sha256=sha256_file(p)) for p in instance["media"]]
+
+
+def _options_block(options) -> str:
+    return "\n".join(f"- {o.name}: {o.criterion}" if o.criterion else f"- {o.name}" for o in options)
+
+
+def build_direct_request(
+    instance: dict[str, Any], tax: Taxonomy, spec: ModelSpec, seed: int
+) -> tuple[Request, dict[str, dict[str, str]]]:
+    """The D.1 direct-inference request for one instance and its slot maps."""
+    scenario = instance["scenario"]
+    maps = slot_maps(instance, seed)
+    images = visual_parts(instance, spec)
+    video = instance["modality"] == "video_text"
+    if video:
+        stamps = ", ".join(f"{p.timestamp:.2f}s" for p in images if p.timestamp is not None)
+        visual = f"{len(images)} frames sampled uniformly in temporal order" + (f" at {stamps}" if stamps else "")
+    else:
+        visual = f"{len(images)} image(s)"
+    system = Template(template_text(DIRECT_TEMPLATES[0])).substitute(
+        modality_name="video" if video else "image",
+        scenario=scenario,
+        scenario_question=(tax.questions or {}).get(scenario, ""),
+        mechanism_options=_options_block(tax.mechanisms[scenario]),
+        label_options=_options_block(tax.labels[scenario]),
+        subject_slot_ids=", ".join(maps["subject"]),
+        target_slot_ids=", ".join(maps["target"]),
+    )
+    user_text = Template(template_text(DIRECT_TEMPLATES[1])).substitute(
+        text=instance["text"],
+        visual=visual,
+        audio=instance.get("transcript") or "(none)",
+        subject_slots="\n".join(f"{k}: {v}" for k, v in maps["subject"].items()),
+        target_slots="\n".join(f"{k}: {v}" for k, v in maps["target"].items()),
+    )
+    task = {
+        "benchmark": "moca",
+        "method": "direct",
+        "stage": "answer",
+        "scenario": scenario,
+        "text": instance["text"],
+        "transcript": instance.get("transcript"),
+        "mechanisms": [{"name": o.name, "criterion": o.criterion} for o in tax.mechanisms[scenario]],
+        "labels": [{"name": o.name, "criterion": o.criterion} for o in tax.labels[scenario]],
+        "subject_slots": maps["subject"],
+        "target_slots": maps["target"],
+    }
+    request = Request(
+        request_id=f"{instance['id']}/direct/answer",
+        messages=(
+            Message("system", (system,)),
+            Message("user", tuple([*images, user_text])),
+        ),
+        task=task,
+        max_tokens=spec.max_tokens,
+        temperature=0.0,
+        json_schema=answer_schema(scenario, tax, maps),
+    )
+    return request, maps
