@@ -22,6 +22,10 @@ def moca_predictions():
     return expand("results/predictions/moca/{model}/{method}.jsonl", model=MODELS, method=METHODS)
 
 
+def moca_stats():
+    return expand("results/runs/moca/{model}/{method}.stats.json", model=MODELS, method=METHODS)
+
+
 def moca_scores():
     return expand("results/scores/moca/{model}/{method}.json", model=MODELS, method=METHODS)
 

@@ -8,7 +8,7 @@ rule moca_infer:
         dev="data/processed/moca/dev.jsonl",
     output:
         predictions="results/predictions/moca/{model}/{method}.jsonl",
-        stats="results/predictions/moca/{model}/{method}.stats.json",
+        stats="results/runs/moca/{model}/{method}.stats.json",
     params:
         model=model_config,
         seed=config["seed"],

@@ -6,6 +6,7 @@ rule moca_track:
     input:
         scores=moca_scores(),
         predictions=moca_predictions(),
+        stats=moca_stats(),
         instances=f"data/processed/moca/{MOCA_SPLIT}.jsonl",
         tables=moca_table_files(),
     output:
@@ -16,5 +17,6 @@ rule moca_track:
         CONDA_ENV
     shell:
         "socialbench track --benchmark moca --params params.yaml --instances {input.instances}"
-        " --predictions-dir results/predictions/moca --tables-dir results/tables/moca"
+        " --predictions-dir results/predictions/moca --stats-dir results/runs/moca"
+        " --tables-dir results/tables/moca"
         " --out {output.summary} {input.scores} > {log} 2>&1"

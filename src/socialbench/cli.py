@@ -179,6 +179,7 @@ def track(
     scores: list[Path] = typer.Argument(..., help="score files results/scores/<bench>/<model>/<method>.json"),
     instances: Path = Opt(..., help="the scored instances (their hash is recorded)"),
     predictions_dir: Path = Opt(..., help="results/predictions/<bench>"),
+    stats_dir: Path = Opt(..., help="results/runs/<bench> (run accounting written by infer)"),
     tables_dir: Path = Opt(..., help="results/tables/<bench>"),
     out: Path = Opt(..., help="summary of logged runs (JSON)"),
     params: Path = Opt(Path("params.yaml")),
@@ -200,7 +201,7 @@ def track(
     for path in scores:
         model, method = path.parent.name, path.stem
         pred = predictions_dir / model / f"{method}.jsonl"
-        stats_path = predictions_dir / model / f"{method}.stats.json"
+        stats_path = stats_dir / model / f"{method}.stats.json"
         entry = p["models"].get(model, {})
         evaluations.append({
             "benchmark": benchmark, "model": model, "method": method,
@@ -219,6 +220,33 @@ def track(
     _write_json(out, {"evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
                       "keys": sorted(eval_key(e) for e in evaluations)})
     typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")
+
+
+from socialbench.cache_cli import cache_app  # noqa: E402  (the `socialbench cache` commands)
+
+app.add_typer(cache_app, name="cache")
+from socialbench.media.cli import media_app  # noqa: E402  (the `socialbench media` commands)
+
+app.add_typer(media_app, name="media")
+
+
+@app.command("ui")
+def ui(
+    params: Path = Opt(Path("params.yaml")),
+    port: int = Opt(5000),
+    host: str = Opt("127.0.0.1"),
+) -> None:
+    """Open the MLflow UI on this repository's tracking store (telemetry off)."""
+    import os
+
+    from socialbench.config import load_params
+
+    p = load_params(params)
+    os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+    os.environ["DO_NOT_TRACK"] = "true"
+    cmd = ["mlflow", "ui", "--backend-store-uri", p["mlflow"]["tracking_uri"], "--host", host, "--port", str(port)]
+    typer.echo(" ".join(cmd))
+    os.execvp(cmd[0], cmd)
 
 
 def main() -> None:

@@ -25,7 +25,9 @@ class ScriptedBackend(Backend):
         self.calls: list[str] = []
 
     def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "script": self.spec.options}
+        # Injected failures are transient, like a network error: not part of what the model answers.
+        script = {k: v for k, v in (self.spec.options or {}).items() if k != "fail_ids"}
+        return {**super().identity(), "script": script}
 
     def complete(self, request: Request) -> Response:
         with self._lock:

@@ -1,0 +1,19 @@
+# Versioning: after a full run, record the outputs in DVC's cache and dvc.lock (`dvc commit`), so
+# that `dvc status` / `dvc repro` see the pipeline as up to date and `dvc push` can share the data.
+# Only `rule all` asks for this file; the Snakemake targets that DVC stages build never do, so the
+# commit never runs inside `dvc repro`.
+
+
+rule dvc_commit:
+    input:
+        tables=moca_table_files(),
+        headline="results/metrics/moca.json",
+        tracked="results/mlflow/moca.json",
+    output:
+        marker="results/dvc-committed.txt",
+    log:
+        "logs/version/dvc_commit.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "dvc commit --force --quiet > {log} 2>&1 && dvc status > {output.marker} 2>> {log}"

