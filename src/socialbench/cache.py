@@ -8,9 +8,11 @@ that were in flight. The cache lives outside DVC outs: DVC deleting a stage's ou
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,7 @@ class RequestCache:
         self.misses = 0
         with self._conn() as conn:
             conn.executescript(_SCHEMA)
+            _migrate(conn)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -75,6 +78,10 @@ class RequestCache:
             self.misses += 1
             return None
         self.hits += 1
+        # How often each entry saved a call (shown by `socialbench cache stats`).
+        self._conn().execute(
+            "UPDATE calls SET hit_count = hit_count + 1, last_hit_at = ? WHERE key = ?", (time.time(), key)
+        )
         return Response(text=row[0], input_tokens=row[1], output_tokens=row[2], latency_s=row[3], cached=True)
 
     def put(self, key: str, identity: dict[str, Any], request: Request, response: Response, model: str) -> None:
@@ -103,3 +110,208 @@ class RequestCache:
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+    # ---- inspection (``socialbench cache``) --------------------------------------------------------
+    def __contains__(self, key: str) -> bool:
+        return self._conn().execute("SELECT 1 FROM calls WHERE key = ?", (key,)).fetchone() is not None
+
+    def stats(self) -> dict[str, Any]:
+        """Entries, tokens, latency and hits served, in total and per model."""
+        rows = self._conn().execute(
+            "SELECT model, backend, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(latency_s),"
+            " SUM(hit_count), MIN(created_at), MAX(created_at) FROM calls GROUP BY model, backend ORDER BY model"
+        ).fetchall()
+        models = [
+            {
+                "model": r[0],
+                "backend": r[1],
+                "entries": r[2],
+                "input_tokens": r[3] or 0,
+                "output_tokens": r[4] or 0,
+                "latency_s": round(r[5] or 0.0, 3),
+                "hits_served": r[6] or 0,
+                "first_at": r[7],
+                "last_at": r[8],
+            }
+            for r in rows
+        ]
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return {
+            "path": str(self.path),
+            "size_bytes": size,
+            "entries": sum(m["entries"] for m in models),
+            "hits_served": sum(m["hits_served"] for m in models),
+            "models": models,
+        }
+
+    def entries_for(self, model: str | None, request_id: str) -> list[dict[str, Any]]:
+        """Stored entries of one request id (under one model, or any), newest first."""
+        sql = "SELECT key, model, key_parts, created_at FROM calls WHERE request_id = ?"
+        args: list[Any] = [request_id]
+        if model is not None:
+            sql += " AND model = ?"
+            args.append(model)
+        rows = self._conn().execute(sql + " ORDER BY created_at DESC", args).fetchall()
+        return [{"key": r[0], "model": r[1], "key_parts": json.loads(r[2]), "created_at": r[3]} for r in rows]
+
+    def recomputed(self, model: str | None = None, limit: int = 20) -> list[tuple[str, str]]:
+        """(model, request_id) pairs stored under more than one key: calls that were made again
+        because some part of the key changed; most recent first."""
+        sql = "SELECT model, request_id, MAX(created_at) AS t FROM calls"
+        args: list[Any] = []
+        if model is not None:
+            sql += " WHERE model = ?"
+            args.append(model)
+        sql += " GROUP BY model, request_id HAVING COUNT(*) > 1 ORDER BY t DESC LIMIT ?"
+        args.append(int(limit))
+        return [(r[0], r[1]) for r in self._conn().execute(sql, args).fetchall()]
+
+    def explain_miss(self, identity: dict[str, Any], request: Request, model: str) -> "MissExplanation":
+        """Why ``request`` is (or is not) a miss: the parts of its key that differ from the nearest
+        stored entry with the same model and request id."""
+        parts = json.loads(canonical_json(key_parts(identity, request)))
+        key = sha256_bytes(canonical_json(parts).encode("utf-8"))
+        if key in self:
+            return MissExplanation(request.request_id, model, hit=True)
+        same = self.entries_for(model, request.request_id)
+        if not same:
+            others = sorted({e["model"] for e in self.entries_for(None, request.request_id)})
+            return MissExplanation(request.request_id, model, hit=False, other_models=others)
+        return nearest_explanation(request.request_id, model, parts, same)
+
+    def explain_stored(self, model: str, request_id: str) -> "MissExplanation | None":
+        """Why the newest stored entry of a request was a miss: its changes against the nearest older
+        entry. None when there is only one entry (nothing was recomputed)."""
+        entries = self.entries_for(model, request_id)
+        if len(entries) < 2:
+            return None
+        return nearest_explanation(request_id, model, entries[0]["key_parts"], entries[1:])
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Columns added after the first schema; old cache files gain them in place."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
+    if "hit_count" not in have:
+        conn.execute("ALTER TABLE calls ADD COLUMN hit_count INTEGER NOT NULL DEFAULT 0")
+    if "last_hit_at" not in have:
+        conn.execute("ALTER TABLE calls ADD COLUMN last_hit_at REAL")
+
+
+# ---- explaining misses ------------------------------------------------------------------------
+PART_NAMES = {
+    "identity": "model identity (backend, model id, revision, backend settings)",
+    "messages": "rendered messages (prompt text or images)",
+    "task": "structured task",
+    "decoding": "decoding parameters",
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str  # e.g. "identity.revision", "messages[1].content[0].image_sha256", "decoding.max_tokens"
+    old: Any
+    new: Any
+
+    @property
+    def part(self) -> str:
+        return self.path.split(".", 1)[0].split("[", 1)[0]
+
+    def describe(self) -> str:
+        if self.path.endswith("image_sha256"):
+            what = "image bytes changed"
+        elif self.old is _MISSING:
+            what = "added"
+        elif self.new is _MISSING:
+            what = "removed"
+        else:
+            what = "changed"
+        return f"{self.path}: {what} ({_short(self.old)} -> {_short(self.new)})"
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_MISSING = _Missing()
+
+
+def _short(value: Any, width: int = 60) -> str:
+    if value is _MISSING:
+        return "<absent>"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+        return value[:12] + "…"  # a content hash
+    text = " ".join(str(text).split())
+    return json.dumps(text[: width - 1] + "…" if len(text) > width else text, ensure_ascii=False)
+
+
+def diff_parts(old: Any, new: Any, path: str = "") -> list[Change]:
+    """Leaf-level differences between two key_parts documents, with their paths."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[Change] = []
+        for k in sorted(set(old) | set(new)):
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in old:
+                out.append(Change(sub, _MISSING, new[k]))
+            elif k not in new:
+                out.append(Change(sub, old[k], _MISSING))
+            else:
+                out.extend(diff_parts(old[k], new[k], sub))
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        out = []
+        for i in range(max(len(old), len(new))):
+            sub = f"{path}[{i}]"
+            if i >= len(old):
+                out.append(Change(sub, _MISSING, new[i]))
+            elif i >= len(new):
+                out.append(Change(sub, old[i], _MISSING))
+            else:
+                out.extend(diff_parts(old[i], new[i], sub))
+        return out
+    return [] if old == new else [Change(path, old, new)]
+
+
+@dataclass
+class MissExplanation:
+    request_id: str
+    model: str
+    hit: bool
+    changes: list[Change] = field(default_factory=list)
+    compared_key: str | None = None  # the stored entry the request was compared with
+    other_models: list[str] = field(default_factory=list)
+
+    @property
+    def parts(self) -> list[str]:
+        """Top-level key parts that changed: identity, messages, task, decoding."""
+        return sorted({c.part for c in self.changes})
+
+    def summary(self) -> str:
+        if self.hit:
+            return f"{self.model} {self.request_id}: hit (stored under the same key)"
+        if self.compared_key is None:
+            where = f"; entries exist under model(s) {', '.join(self.other_models)}" if self.other_models else ""
+            return f"{self.model} {self.request_id}: miss: no stored call with this request id (new instance){where}"
+        lines = [
+            f"{self.model} {self.request_id}: miss: changed {', '.join(self.parts)}"
+            f" (vs entry {self.compared_key[:12]}…)"
+        ]
+        lines += [f"  {PART_NAMES.get(c.part, c.part)}: {c.describe()}" for c in self.changes[:20]]
+        if len(self.changes) > 20:
+            lines.append(f"  … and {len(self.changes) - 20} more")
+        return "\n".join(lines)
+
+
+def nearest_explanation(
+    request_id: str, model: str, parts: dict[str, Any], candidates: list[dict[str, Any]]
+) -> MissExplanation:
+    """Compare ``parts`` with each candidate entry (newest first) and keep the one with the fewest
+    differences (the newest on ties)."""
+    best: tuple[int, list[Change], str] | None = None
+    for entry in candidates:
+        changes = diff_parts(entry["key_parts"], parts)
+        if best is None or len(changes) < best[0]:
+            best = (len(changes), changes, entry["key"])
+    assert best is not None
+    return MissExplanation(request_id, model, hit=False, changes=best[1], compared_key=best[2])

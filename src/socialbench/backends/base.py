@@ -182,6 +182,11 @@ _BUILTIN: dict[str, tuple[str, str, str | None]] = {
     "random": ("socialbench.backends.baselines", "RandomBackend", None),
     "prior": ("socialbench.backends.baselines", "PriorBackend", None),
     "scripted": ("socialbench.backends.scripted", "ScriptedBackend", None),
+    "hf": ("socialbench.backends.hf", "HFBackend", "hf"),
+    "vllm": ("socialbench.backends.vllm_backend", "VllmBackend", "vllm"),
+    "openai_compat": ("socialbench.backends.openai_compat", "OpenAICompatBackend", "openai"),
+    "anthropic": ("socialbench.backends.anthropic_backend", "AnthropicBackend", "anthropic"),
+    "minilm": ("socialbench.backends.minilm", "MiniLMBackend", "minilm"),
 }
 _REGISTERED: dict[str, type[Backend]] = {}
 

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""GPU check of the local backends (run by benchmarks/gpu_check.sh; needs torch, transformers, Pillow,
+PyYAML; no network, no socialbench install: src/ is put on the path).
+
+1. Builds the demo test instances in process (the demo generator's images; video clips as sampled
+   PNG frames, no ffmpeg needed) and their D.1 direct requests with the project's prompt builder.
+2. Builds a tiny random LLaVA-architecture model locally (tests/helpers/tiny_vlm.py).
+3. Runs the ``hf`` backend over all requests unbatched and batched; checks every request got a
+   response without error, that the prediction records round-trip through JSON lines, and reports
+   throughput and how often batched and unbatched greedy outputs agree.
+4. When vLLM is importable: runs the ``vllm`` backend (a ``vllm serve`` process it starts and stops)
+   with guided JSON over the same requests, and checks every answer parses and lies in the schema.
+
+Exit status 0 when all checks pass. Numbers go to stdout and, with --json, to a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "src"), str(REPO)]
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+import yaml  # noqa: E402
+
+from socialbench.backends.base import ModelSpec, Response, create_backend  # noqa: E402
+from socialbench.hashing import sha256_file  # noqa: E402
+from socialbench.moca.demo import DemoConfig, draw_image, make_record, video_frames  # noqa: E402
+from socialbench.moca.prompts import DIRECT_TEMPLATES, build_direct_request, template_text  # noqa: E402
+from socialbench.taxonomy import load_taxonomy  # noqa: E402
+from tests.helpers.tiny_vlm import build_tiny_vlm  # noqa: E402
+
+
+def demo_requests(work: Path, n: int, max_frames: int):
+    """(instances, requests) for the first n demo test instances, media written under work/."""
+    from PIL import Image
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    demo = params.get("demo", {})
+    cfg = DemoConfig(seed=int(params.get("seed", 0)), **{k: (tuple(v) if k == "video_size" else v)
+                                                          for k, v in demo.items() if k in DemoConfig.__dataclass_fields__})  # fmt: skip
+    tax = load_taxonomy()
+    spec = ModelSpec(name="tiny", backend="hf", max_frames=max_frames)
+    media = work / "media"
+    media.mkdir(parents=True, exist_ok=True)
+    instances, requests = [], []
+    for i in range(n):
+        rec = make_record("test", i, cfg, tax)
+        if rec["modality"] == "image_text":
+            path = media / f"{rec['id']}.png"
+            path.write_bytes(draw_image(rec, cfg.image_size))
+            rec["media"] = [str(path)]
+        else:
+            w, h = cfg.video_size
+            raw = video_frames(rec, cfg)
+            count = len(raw) // (w * h * 3)
+            picks = sorted({round(k * (count - 1) / max(1, max_frames - 1)) for k in range(min(max_frames, count))})
+            frames = []
+            for k in picks:
+                path = media / f"{rec['id']}_{k:03d}.png"
+                Image.frombytes("RGB", (w, h), raw[k * w * h * 3 : (k + 1) * w * h * 3]).save(path)
+                frames.append({"path": str(path), "sha256": sha256_file(path), "timestamp": k / cfg.video_fps})
+            rec["media"] = [str(media / f"{rec['id']}.mp4")]
+            rec["frames"] = frames
+        request, _ = build_direct_request(rec, tax, spec, cfg.seed)
+        instances.append(rec)
+        requests.append(request)
+    return instances, requests
+
+
+def run_backend(backend, requests) -> tuple[list[Response], float]:
+    out: list[Response | None] = [None] * len(requests)
+    started = time.perf_counter()
+    backend.complete_many(requests, lambda i, r: out.__setitem__(i, r))
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return [r if r is not None else Response(text=None, error="no response") for r in out], time.perf_counter() - started
+
+
+def answer_ok(text: str | None, schema: dict) -> bool:
+    try:
+        answer = json.loads(text or "")
+    except ValueError:
+        return False
+    props = schema["properties"]
+    return isinstance(answer, dict) and set(answer) == set(props) and all(answer[k] in props[k]["enum"] for k in props)
+
+
+def records_round_trip(work: Path, name: str, instances, responses) -> bool:
+    records = [{"id": inst["id"], "raw": r.text, "error": r.error, "input_tokens": r.input_tokens,
+                "output_tokens": r.output_tokens} for inst, r in zip(instances, responses)]  # fmt: skip
+    path = work / f"predictions_{name}.jsonl"
+    path.write_text("".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records), encoding="utf-8")
+    back = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return back == records
+
+
+def summary(name: str, responses, wall: float) -> dict:
+    out_tokens = sum(r.output_tokens for r in responses)
+    return {
+        "run": name, "requests": len(responses), "errors": sum(r.error is not None for r in responses),
+        "wall_s": round(wall, 3), "req_per_s": round(len(responses) / wall, 2),
+        "input_tokens": sum(r.input_tokens for r in responses), "output_tokens": out_tokens,
+        "output_tok_per_s": round(out_tokens / wall, 1),
+    }  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--instances", type=int, default=72, help="demo test instances (default: all 72)")
+    ap.add_argument("--max-frames", type=int, default=8)
+    ap.add_argument("--max-tokens", type=int, default=32)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--dtype", default="bfloat16", help="hf dtype on the GPU (float32 for bit-stable batching)")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--skip-vllm", action="store_true")
+    ap.add_argument("--vllm-startup-timeout", type=float, default=600)
+    ap.add_argument("--workdir", type=Path, help="keep the scratch files here (default: a temp dir, removed)")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    args = ap.parse_args()
+
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        print("gpu_check: torch sees no CUDA device (use --device cpu for a dry run)", file=sys.stderr)
+        return 2
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="socialbench-gpu-check-"))
+    work.mkdir(parents=True, exist_ok=True)
+    env = {
+        "python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+        "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+        "vllm": importlib.util.find_spec("vllm") is not None,
+    }  # fmt: skip
+    print("environment:", json.dumps(env))
+    results: dict = {"environment": env, "checks": {}}
+    ok = True
+    try:
+        instances, requests = demo_requests(work, args.instances, args.max_frames)
+        requests = [dataclasses.replace(r, max_tokens=args.max_tokens) for r in requests]
+        corpus = tuple(template_text(t) for t in DIRECT_TEMPLATES) + tuple(r.messages[0].text() for r in requests[:6])
+        model_dir = build_tiny_vlm(work / "tiny-vlm", hidden=128, layers=2, vocab_size=2000, extra_corpus=corpus,
+                                   max_positions=16384)  # fmt: skip
+        print(f"demo: {len(requests)} requests ({sum(1 for i in instances if 'frames' in i)} video); model: {model_dir}")
+
+        # ---- hf: unbatched vs batched ----------------------------------------------------------
+        runs = {}
+        for name, batch in (("hf unbatched", 1), (f"hf batch {args.batch_size}", args.batch_size)):
+            spec = ModelSpec(name="tiny", backend="hf", model_id=str(model_dir), batch_size=batch,
+                             options={"device": args.device, "dtype": args.dtype, "local_files_only": True})  # fmt: skip
+            backend = create_backend(spec)
+            backend.load()
+            run_backend(backend, requests[:2])  # warm-up (kernels, allocator)
+            responses, wall = run_backend(backend, requests)
+            backend.close()
+            runs[name] = responses
+            results.setdefault("runs", []).append(summary(name, responses, wall))
+            results["checks"][f"{name}: no errors"] = all(r.error is None and isinstance(r.text, str) for r in responses)
+            results["checks"][f"{name}: records parse"] = records_round_trip(work, name.replace(" ", "_"), instances, responses)
+        (a, ra), (b, rb) = runs.items()
+        agree = sum(x.text == y.text for x, y in zip(ra, rb)) / len(ra)
+        results["hf_batched_vs_unbatched_agreement"] = round(agree, 4)
+
+        # ---- vllm: guided JSON through a server the backend owns -----------------------------------
+        if env["vllm"] and not args.skip_vllm:
+            exe = shutil.which("vllm")
+            spec = ModelSpec(name="tiny-vllm", backend="vllm", model_id=str(model_dir), max_frames=args.max_frames,
+                             concurrency=32, max_tokens=args.max_tokens,
+                             options={"executable": exe or [sys.executable, "-m", "vllm.entrypoints.cli.main"],
+                                      "max_model_len": 16384, "gpu_memory_utilization": 0.4, "dtype": args.dtype,
+                                      "startup_timeout": args.vllm_startup_timeout, "log_path": str(work / "vllm.log"),
+                                      "extra_args": ["--enforce-eager"]})  # fmt: skip
+            backend = create_backend(spec)
+            try:
+                started = time.perf_counter()
+                backend.start()
+                startup = time.perf_counter() - started
+                responses, wall = run_backend(backend, requests)
+            finally:
+                backend.close()
+            results.setdefault("runs", []).append({**summary("vllm guided json", responses, wall), "startup_s": round(startup, 1)})
+            results["checks"]["vllm: no errors"] = all(r.error is None for r in responses)
+            results["checks"]["vllm: answers parse and lie in the schema"] = all(
+                answer_ok(r.text, q.json_schema) for r, q in zip(responses, requests)
+            )
+            results["checks"]["vllm: records parse"] = records_round_trip(work, "vllm", instances, responses)
+            results["vllm_log"] = str(work / "vllm.log")
+        else:
+            print("vllm: not importable here (or --skip-vllm); its check is skipped")
+    finally:
+        if args.workdir is None and "vllm_log" not in results:
+            shutil.rmtree(work, ignore_errors=True)
+
+    print("\n| run | requests | errors | wall (s) | req/s | output tok/s |\n|---|---|---|---|---|---|")
+    for r in results.get("runs", []):
+        print(f"| {r['run']} | {r['requests']} | {r['errors']} | {r['wall_s']} | {r['req_per_s']} | {r['output_tok_per_s']} |")
+    print(f"\nbatched vs unbatched greedy agreement (hf, {args.dtype}): {results.get('hf_batched_vs_unbatched_agreement')}")
+    for name, passed in results["checks"].items():
+        print(f"{'PASS' if passed else 'FAIL'}  {name}")
+        ok &= bool(passed)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sys.exit(main())

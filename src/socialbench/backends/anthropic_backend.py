@@ -1,0 +1,132 @@
+"""``anthropic``: Claude through the Messages API and the official SDK.
+
+Images go as base64 image blocks. JSON output uses structured outputs (``output_config.format`` of
+type ``json_schema``, the default ``json_mode: output_format``) or a forced tool call whose input is
+the answer (``json_mode: tool``). Rate limits (429), overloaded (529) and server errors are retried
+with backoff, honouring ``Retry-After`` (see retry.py); the SDK's own retries are off.
+
+Temperature: the SDK (2.x) speaks API version 2026-10-21, which has no sampling parameters at all (a
+``temperature`` field is rejected with HTTP 400), so none is sent: the model decodes with its own
+fixed setting. The request's temperature stays part of the cache key. For an older API version or a
+proxy that still takes it, ``send_temperature: true`` sends it as an extra body field.
+
+Options (``models.<name>.options``):
+  api_key_env       environment variable holding the key (default ANTHROPIC_API_KEY)
+  base_url          API root (default: the SDK's; set it for a proxy or a gateway)
+  json_mode         output_format (default) | tool | none
+  send_temperature  default false (see above)
+  timeout           seconds per attempt (default 120)
+  max_retries, retry_base_delay_s, retry_max_delay_s, retry_after_cap_s   (see retry.py)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+
+from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback
+from socialbench.backends.base import BackendContext, ModelSpec, Request, Response
+from socialbench.backends.media import encode_for_api
+from socialbench.backends.retry import MalformedResponse
+from socialbench.errors import ConfigError
+
+JSON_MODES = ("output_format", "tool", "none")
+ANSWER_TOOL = "record_answer"
+
+
+class AnthropicBackend(APIBackend):
+    default_key_env = "ANTHROPIC_API_KEY"
+
+    def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
+        super().__init__(spec, context)
+        options = dict(spec.options or {})
+        if not spec.model_id:
+            raise ConfigError(f"models.{spec.name}.model_id is required (e.g. claude-sonnet-4-6)")
+        self.base_url = options.get("base_url")
+        self.json_mode = options.get("json_mode", "output_format")
+        if self.json_mode not in JSON_MODES:
+            raise ConfigError(f"{self.where}.json_mode must be one of {', '.join(JSON_MODES)}")
+        self.send_temperature = bool(options.get("send_temperature", False))
+        self._api_key = api_key_from_env(
+            options, self.default_key_env, self.where, required=not is_loopback(self.base_url)
+        )
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident["json_mode"] = self.json_mode
+        if self.send_temperature:
+            ident["send_temperature"] = True
+        return ident
+
+    def _secrets(self) -> list[str]:
+        return [self._api_key] if self._api_key else []
+
+    def _make_client(self) -> anthropic.AsyncAnthropic:
+        kwargs: dict[str, Any] = {"api_key": self._api_key or "loopback", "timeout": self.timeout_s, "max_retries": 0}
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        return anthropic.AsyncAnthropic(**kwargs)
+
+    # ---- request and response -------------------------------------------------------------------
+    def _content(self, message: Any) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, str):
+                if part:
+                    blocks.append({"type": "text", "text": part})
+            else:
+                img = encode_for_api(part, self.spec.image_size)
+                blocks.append(
+                    {"type": "image", "source": {"type": "base64", "media_type": img.media_type, "data": img.base64()}}
+                )
+        return blocks
+
+    def _prepare(self, request: Request) -> dict[str, Any]:
+        system = "\n\n".join(m.text() for m in request.messages if m.role == "system")
+        messages = [
+            {"role": m.role, "content": self._content(m)} for m in request.messages if m.role != "system"
+        ]
+        body: dict[str, Any] = {"model": self.spec.model_id, "max_tokens": request.max_tokens, "messages": messages}
+        if system:
+            body["system"] = system
+        if request.json_schema is not None and self.json_mode == "output_format":
+            body["output_config"] = {"format": {"type": "json_schema", "schema": request.json_schema}}
+        elif request.json_schema is not None and self.json_mode == "tool":
+            body["tools"] = [
+                {
+                    "name": ANSWER_TOOL,
+                    "description": "Record the final answer as the four required fields.",
+                    "input_schema": request.json_schema,
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
+        if self.send_temperature:
+            body["extra_body"] = {"temperature": request.temperature}
+        return body
+
+    async def _send(self, client: anthropic.AsyncAnthropic, payload: dict[str, Any], request: Request) -> Response:
+        message = await client.messages.create(**payload)
+        blocks = getattr(message, "content", None)
+        if not isinstance(blocks, list):
+            raise MalformedResponse("no content list in the message")
+        text: str | None = None
+        if "tools" in payload:
+            for block in blocks:
+                if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == ANSWER_TOOL:
+                    text = json.dumps(getattr(block, "input", None), ensure_ascii=False)
+                    break
+        if text is None:
+            texts = [getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text"]
+            if not texts and getattr(message, "stop_reason", None) != "refusal":
+                raise MalformedResponse("the message has no text block")
+            text = "".join(t for t in texts if isinstance(t, str))
+        usage = getattr(message, "usage", None)
+        if usage is None:
+            raise MalformedResponse("the message has no usage")
+        return Response(
+            text=text,
+            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+        )

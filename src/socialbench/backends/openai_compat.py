@@ -1,0 +1,131 @@
+"""``openai_compat``: any OpenAI-compatible chat-completions server (``vllm serve``, SGLang, OpenAI...).
+
+Images go inline as base64 ``data:`` URLs; the answer schema goes as ``response_format`` of type
+``json_schema`` (vLLM and SGLang turn it into guided decoding). The key is read from the environment
+variable named by ``options.api_key_env`` (default ``OPENAI_API_KEY``); a server on the loopback
+interface needs none.
+
+Options (``models.<name>.options``):
+  base_url          server root, e.g. http://127.0.0.1:8000/v1 (required)
+  api_key_env       environment variable holding the key (default OPENAI_API_KEY)
+  json_mode         json_schema (default) | json_object | none
+  max_tokens_param  max_tokens (default) | max_completion_tokens (OpenAI's newer models)
+  send_temperature  send the request's temperature (default true; reasoning models reject it)
+  extra_body        extra request fields (e.g. {top_k: 1}); part of the cache key
+  timeout           seconds per attempt (default 120)
+  max_retries, retry_base_delay_s, retry_max_delay_s, retry_after_cap_s   (see retry.py)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback
+from socialbench.backends.base import BackendContext, ModelSpec, Request, Response
+from socialbench.backends.media import encode_for_api
+from socialbench.backends.retry import MalformedResponse
+from socialbench.errors import ConfigError
+
+JSON_MODES = ("json_schema", "json_object", "none")
+
+
+class OpenAICompatBackend(APIBackend):
+    default_key_env = "OPENAI_API_KEY"
+
+    def __init__(self, spec: ModelSpec, context: BackendContext | None = None, *, base_url: str | None = None):
+        super().__init__(spec, context)
+        options = dict(spec.options or {})
+        self.base_url = base_url or options.get("base_url")
+        if not self.base_url:
+            raise ConfigError(f"{self.where}.base_url is required (the server's root, e.g. http://127.0.0.1:8000/v1)")
+        self.json_mode = options.get("json_mode", "json_schema")
+        if self.json_mode not in JSON_MODES:
+            raise ConfigError(f"{self.where}.json_mode must be one of {', '.join(JSON_MODES)}")
+        self.max_tokens_param = options.get("max_tokens_param", "max_tokens")
+        if self.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
+            raise ConfigError(f"{self.where}.max_tokens_param must be max_tokens or max_completion_tokens")
+        self.send_temperature = bool(options.get("send_temperature", True))
+        self.extra_body = dict(options.get("extra_body") or {})
+        self.served_model = spec.model_id or spec.name
+        self._api_key = api_key_from_env(
+            options, self.default_key_env, self.where, required=not is_loopback(self.base_url)
+        )
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident["json_mode"] = self.json_mode
+        if self.extra_body:
+            ident["extra_body"] = self.extra_body
+        if not self.send_temperature:
+            ident["send_temperature"] = False
+        return ident
+
+    def _secrets(self) -> list[str]:
+        return [self._api_key] if self._api_key else []
+
+    def _make_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=self._api_key or "EMPTY",  # loopback servers ignore it; the SDK wants a value
+            timeout=self.timeout_s,
+            max_retries=0,  # retry.py is the one retry policy
+        )
+
+    # ---- request and response -------------------------------------------------------------------
+    def messages_payload(self, request: Request) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for message in request.messages:
+            if not message.images():
+                out.append({"role": message.role, "content": message.text()})
+                continue
+            parts: list[dict[str, Any]] = []
+            for part in message.content:
+                if isinstance(part, str):
+                    if part:
+                        parts.append({"type": "text", "text": part})
+                else:
+                    url = encode_for_api(part, self.spec.image_size).data_url()
+                    parts.append({"type": "image_url", "image_url": {"url": url}})
+            out.append({"role": message.role, "content": parts})
+        return out
+
+    def _prepare(self, request: Request) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.served_model,
+            "messages": self.messages_payload(request),
+            self.max_tokens_param: request.max_tokens,
+        }
+        if self.send_temperature:
+            body["temperature"] = request.temperature
+        if request.json_schema is not None and self.json_mode == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": request.json_schema, "strict": True},
+            }
+        elif request.json_schema is not None and self.json_mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        if self.extra_body:
+            body["extra_body"] = self.extra_body
+        return body
+
+    async def _send(self, client: openai.AsyncOpenAI, payload: dict[str, Any], request: Request) -> Response:
+        completion = await client.chat.completions.create(**payload)
+        choices = getattr(completion, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise MalformedResponse("no choices in the chat completion")
+        message = getattr(choices[0], "message", None)
+        text = getattr(message, "content", None)
+        if not isinstance(text, str):
+            refusal = getattr(message, "refusal", None)
+            if isinstance(refusal, str) and refusal:
+                text = ""  # a refusal is an answer (scored incorrect), not a server fault
+            else:
+                raise MalformedResponse("the first choice has no message content")
+        usage = getattr(completion, "usage", None)
+        return Response(
+            text=text,
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )

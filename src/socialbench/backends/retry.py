@@ -1,0 +1,166 @@
+"""Bounded retries with exponential backoff and jitter, for the API backends.
+
+A failed attempt is classified first. Rate limits (429), server errors (5xx, Anthropic's 529
+"overloaded"), request timeouts, dropped connections and malformed response bodies are retried; a
+``Retry-After`` (or ``retry-after-ms``) header from the server sets the wait. Anything else (400, 401,
+404, a bad schema) fails at once: retrying it would only spend money. After ``max_retries`` retries the
+call gives up with :class:`GaveUp`, which the backends turn into a :class:`Response` with ``error`` set,
+so the run records the failure for that instance and goes on.
+
+The SDK clients are built with their own retries switched off, so this is the one retry policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Mapping, TypeVar
+
+from socialbench.errors import ConfigError
+
+T = TypeVar("T")
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx (500, 502, 503, 504, 529, ...)
+
+
+class MalformedResponse(Exception):
+    """The server answered 2xx with a body that is not the API's response shape."""
+
+
+class GaveUp(Exception):
+    """A call failed for good: not retryable, or still failing after the last retry."""
+
+    def __init__(self, reason: str, attempts: int):
+        super().__init__(f"{reason} (gave up after {attempts} attempt{'s' if attempts != 1 else ''})")
+        self.reason = reason
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 5  # retries after the first attempt; 0 disables retrying
+    base_delay_s: float = 1.0  # first backoff; doubles with each retry
+    max_delay_s: float = 60.0  # cap on one backoff
+    max_retry_after_s: float = 600.0  # cap on an honoured Retry-After
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any], where: str = "options") -> "RetryPolicy":
+        try:
+            policy = cls(
+                max_retries=int(options.get("max_retries", cls.max_retries)),
+                base_delay_s=float(options.get("retry_base_delay_s", cls.base_delay_s)),
+                max_delay_s=float(options.get("retry_max_delay_s", cls.max_delay_s)),
+                max_retry_after_s=float(options.get("retry_after_cap_s", cls.max_retry_after_s)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: bad retry setting: {exc}") from exc
+        if policy.max_retries < 0 or policy.base_delay_s < 0 or policy.max_delay_s < 0:
+            raise ConfigError(f"{where}: retry settings must not be negative")
+        return policy
+
+    def backoff_s(self, retry: int, rng: random.Random) -> float:
+        """Wait before retry number ``retry`` (0-based): exponential, capped, with equal jitter
+        (half fixed, half uniform), so clients that failed together do not retry together."""
+        delay = min(self.max_delay_s, self.base_delay_s * (2.0**retry))
+        return delay / 2.0 + rng.uniform(0.0, delay / 2.0)
+
+
+@dataclass(frozen=True)
+class Failure:
+    retryable: bool
+    reason: str
+    retry_after_s: float | None = None
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def classify(exc: BaseException) -> Failure:
+    """Whether an exception from an SDK call (OpenAI or Anthropic) is worth retrying, and why."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and name != "APIResponseValidationError":
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+        retry_after = parse_retry_after(headers)
+        kind = {429: "rate limited", 529: "overloaded", 408: "request timeout"}.get(status, "")
+        body_type = _error_type(getattr(exc, "body", None))
+        if body_type == "overloaded_error":
+            kind = "overloaded"
+        reason = f"HTTP {status}" + (f" {kind}" if kind else "") + (f" ({body_type})" if body_type and not kind else "")
+        retryable = status in RETRYABLE_STATUS or status >= 500
+        if not retryable:  # say what the server objected to; it will not change on a retry
+            message = " ".join(str(getattr(exc, "message", "") or "").split())
+            reason += f": {message[:300]}" if message else ""
+        return Failure(retryable, reason, retry_after)
+    if "Timeout" in name or isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        return Failure(True, "timeout")
+    if name == "APIConnectionError" or isinstance(exc, ConnectionError):
+        return Failure(True, "connection error")
+    if isinstance(exc, (MalformedResponse, json.JSONDecodeError)) or name == "APIResponseValidationError":
+        return Failure(True, f"malformed response: {exc}")
+    return Failure(False, f"{name}: {exc}")
+
+
+def _error_type(body: Any) -> str | None:
+    if isinstance(body, Mapping):
+        err = body.get("error")
+        if isinstance(err, Mapping) and isinstance(err.get("type"), str):
+            return err["type"]
+    return None
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    rng: random.Random | None = None,
+    on_retry: Callable[[Failure, float], None] | None = None,
+) -> tuple[T, int]:
+    """Run ``attempt`` until it succeeds; return (result, attempts). Raise :class:`GaveUp` when the
+    failure is not retryable or the retries are spent."""
+    rng = rng or random.Random()
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            return await attempt(), attempts
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # classified below; unknown kinds are not retried
+            failure = classify(exc)
+            if not failure.retryable or attempts > policy.max_retries:
+                raise GaveUp(failure.reason, attempts) from exc
+            if failure.retry_after_s is not None:
+                wait = min(failure.retry_after_s, policy.max_retry_after_s)
+            else:
+                wait = policy.backoff_s(attempts - 1, rng)
+            if on_retry is not None:
+                on_retry(failure, wait)
+            await sleep(wait)

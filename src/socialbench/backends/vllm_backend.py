@@ -1,0 +1,212 @@
+"""``vllm``: an open-weight model served by ``vllm serve``, spoken to through ``openai_compat``.
+
+By default the backend starts and owns the server: ``vllm serve <model_id>`` on a free loopback port
+with the tensor-parallel size, maximum model length and per-prompt image limit from params, its
+output kept in a log file; it waits for ``/health``, and shuts the process group down on
+:meth:`close` (and at interpreter exit). With ``options.base_url`` it uses a server the user already
+runs and starts nothing. Answers are constrained to the answer schema by vLLM's guided decoding
+(``response_format: json_schema``).
+
+Options (``models.<name>.options``), besides those of ``openai_compat``:
+  base_url              use this running server instead of starting one
+  executable            command that starts the server (default: ``vllm``); a string or a list
+  tensor_parallel_size  --tensor-parallel-size (default 1)
+  max_model_len         --max-model-len (default: the model's)
+  limit_mm_per_prompt   --limit-mm-per-prompt (default {"image": max_frames})
+  dtype, quantization, gpu_memory_utilization   passed through when set (dtype/quantization: part of the key)
+  extra_args            further ``vllm serve`` arguments (list of strings)
+  startup_timeout       seconds to wait for /health (default 1800: large checkpoints load slowly)
+  log_path              server log (default logs/vllm/<model name>.log, appended)
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from socialbench.backends.base import BackendContext, ModelSpec, Request, Response
+from socialbench.backends.openai_compat import OpenAICompatBackend
+from socialbench.errors import ConfigError, MissingDependency, SocialbenchError
+
+log = logging.getLogger("socialbench.backends")
+
+
+class ServerFailed(SocialbenchError):
+    """The vLLM server did not come up (exited, or never became healthy)."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text("utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class VllmServer:
+    """One ``vllm serve`` process: started on a free loopback port, health-checked, stopped."""
+
+    def __init__(self, command: list[str], port: int, log_path: Path, startup_timeout_s: float):
+        self.command = command
+        self.port = port
+        self.log_path = log_path
+        self.startup_timeout_s = startup_timeout_s
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.root + "/health", timeout=2.0) as resp:
+                return resp.status == 200
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+
+    def start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as fh:
+            fh.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(self.command)}\n".encode())
+        logf = open(self.log_path, "ab")
+        try:
+            # Own process group, so close() also ends the workers vLLM spawns.
+            self.proc = subprocess.Popen(
+                self.command, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
+        finally:
+            logf.close()
+        atexit.register(self.stop)
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            code = self.proc.poll()
+            if code is not None:
+                raise ServerFailed(
+                    f"vllm serve exited with code {code} before becoming healthy; log {self.log_path}:\n{_tail(self.log_path)}"
+                )
+            if self.healthy():
+                log.info("vllm server up on port %d (log %s)", self.port, self.log_path)
+                return
+            time.sleep(0.25)
+        self.stop()
+        raise ServerFailed(
+            f"vllm serve not healthy after {self.startup_timeout_s:.0f}s; log {self.log_path}:\n{_tail(self.log_path)}"
+        )
+
+    def stop(self, grace_s: float = 30.0) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=10)
+        try:
+            atexit.unregister(self.stop)
+        except Exception:  # pragma: no cover
+            pass
+
+
+class VllmBackend(OpenAICompatBackend):
+    """A vLLM server (owned or the user's) behind the OpenAI-compatible client."""
+
+    default_key_env = "VLLM_API_KEY"  # only needed for a non-loopback server started with --api-key
+
+    def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
+        options = dict(spec.options or {})
+        if not spec.model_id:
+            raise ConfigError(f"models.{spec.name}.model_id is required (a Hugging Face id or a local path)")
+        self.external = bool(options.get("base_url"))
+        self.server: VllmServer | None = None
+        port = None if self.external else int(options.get("port") or free_port())
+        base_url = options.get("base_url") or f"http://127.0.0.1:{port}/v1"
+        super().__init__(spec, context, base_url=base_url)
+        self.served_model = spec.name if not self.external else (options.get("served_model_name") or spec.model_id)
+        if not self.external:
+            self.server = VllmServer(
+                self.server_command(port),
+                port,
+                Path(options.get("log_path") or f"logs/vllm/{spec.name}.log"),
+                float(options.get("startup_timeout", 1800)),
+            )
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        for key in ("dtype", "quantization"):
+            if self.spec.options.get(key) is not None:
+                ident[key] = self.spec.options[key]
+        return ident
+
+    def _executable(self) -> list[str]:
+        exe = self.spec.options.get("executable", "vllm")
+        command = list(exe) if isinstance(exe, (list, tuple)) else shlex.split(str(exe))
+        if not command:
+            raise ConfigError(f"{self.where}.executable is empty")
+        if shutil.which(command[0]) is None and not Path(command[0]).is_file():
+            raise MissingDependency(
+                f"backend 'vllm' needs the `{command[0]}` executable, which is not on PATH; install it with:"
+                " pip install 'socialbench[vllm]' (on a machine with an NVIDIA GPU), or set"
+                f" {self.where}.base_url to a server you already run"
+            )
+        return command
+
+    def server_command(self, port: int) -> list[str]:
+        o = self.spec.options
+        cmd = self._executable() + ["serve", str(self.spec.model_id), "--host", "127.0.0.1", "--port", str(port)]
+        cmd += ["--served-model-name", self.spec.name]
+        if self.spec.revision:
+            cmd += ["--revision", str(self.spec.revision)]
+        cmd += ["--tensor-parallel-size", str(int(o.get("tensor_parallel_size", 1)))]
+        if o.get("max_model_len"):
+            cmd += ["--max-model-len", str(int(o["max_model_len"]))]
+        limit = o.get("limit_mm_per_prompt") or {"image": int(self.spec.max_frames)}
+        cmd += ["--limit-mm-per-prompt", json.dumps(limit, sort_keys=True)]
+        for key, flag in (("dtype", "--dtype"), ("quantization", "--quantization"),
+                          ("gpu_memory_utilization", "--gpu-memory-utilization")):  # fmt: skip
+            if o.get(key) is not None:
+                cmd += [flag, str(o[key])]
+        cmd += ["--seed", str(self.context.seed)]
+        extra = o.get("extra_args") or []
+        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+            raise ConfigError(f"{self.where}.extra_args must be a list of strings")
+        return cmd + extra
+
+    def start(self) -> None:
+        """Start the owned server (once) and wait until it is healthy."""
+        if self.server is not None and self.server.proc is None:
+            self.server.start()
+
+    def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
+        if requests:
+            self.start()  # only when there is work: a fully cached rerun starts no server
+        super().complete_many(requests, on_result)
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()

@@ -1,0 +1,147 @@
+"""``socialbench cache``: what the request cache holds, and why a call was (or would be) made again.
+
+  socialbench cache stats                       entries, tokens, latency and hits served, per model
+  socialbench cache explain                     calls made again, newest first, with the key part that changed
+  socialbench cache explain REQUEST_ID          the same for one request id
+  socialbench cache explain --model M --instances data/processed/moca/test.jsonl
+                                                dry run: which requests of a run would miss, and why
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from socialbench.cache import RequestCache
+from socialbench.errors import SocialbenchError
+
+cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Inspect the request cache.")
+
+Opt = typer.Option
+
+
+def _cache_path(path: Optional[Path], params: Path) -> Path:
+    if path is not None:
+        return path
+    from socialbench.config import load_params
+
+    if params.exists():
+        return Path(load_params(params)["cache"]["path"])
+    return Path(".cache/socialbench/requests.sqlite")
+
+
+def _open(path: Optional[Path], params: Path) -> RequestCache:
+    p = _cache_path(path, params)
+    if not p.exists():
+        raise SocialbenchError(f"{p}: no request cache here yet (it is created by the first run)")
+    return RequestCache(p)
+
+
+def _when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
+
+
+@cache_app.command("stats")
+def stats(
+    path: Optional[Path] = Opt(None, help="cache file (default: cache.path in params)"),
+    params: Path = Opt(Path("params.yaml"), help="params file naming the cache"),
+    as_json: bool = Opt(False, "--json", help="print JSON"),
+) -> None:
+    """Entries, tokens, latency and cache hits served, in total and per model."""
+    cache = _open(path, params)
+    try:
+        s = cache.stats()
+    finally:
+        cache.close()
+    if as_json:
+        typer.echo(json.dumps(s, indent=2, sort_keys=True))
+        return
+    typer.echo(f"{s['path']}: {s['entries']} entries, {s['size_bytes'] / 1e6:.1f} MB, {s['hits_served']} hits served")
+    if s["models"]:
+        typer.echo(f"{'model':24} {'backend':14} {'entries':>8} {'in tok':>10} {'out tok':>9} {'latency s':>10} {'hits':>7}  last call")
+    for m in s["models"]:
+        typer.echo(
+            f"{m['model'][:24]:24} {m['backend'][:14]:14} {m['entries']:>8} {m['input_tokens']:>10} "
+            f"{m['output_tokens']:>9} {m['latency_s']:>10.1f} {m['hits_served']:>7}  {_when(m['last_at'])}"
+        )
+
+
+@cache_app.command("explain")
+def explain(
+    request_id: Optional[str] = typer.Argument(None, help="request id, e.g. demo-test-0003/direct/answer"),
+    model: Optional[str] = Opt(None, help="model name (a key of models: in params)"),
+    instances: Optional[Path] = Opt(None, help="dry run: build this run's requests from these instances"),
+    method: str = Opt("direct", help="method, with --instances"),
+    path: Optional[Path] = Opt(None, help="cache file (default: cache.path in params)"),
+    params: Path = Opt(Path("params.yaml")),
+    taxonomy: Optional[Path] = Opt(None, help="taxonomy file, with --instances"),
+    limit: int = Opt(20, help="most requests to explain"),
+) -> None:
+    """Explain misses: the part of the key (model, messages, images, task, decoding) that changed.
+
+    Compares with the nearest stored entry of the same model and request id."""
+    cache = _open(path, params)
+    try:
+        if instances is not None:
+            if model is None:
+                raise SocialbenchError("--instances needs --model")
+            _dry_run(cache, model, instances, method, params, taxonomy, request_id, limit)
+            return
+        if request_id is not None:
+            entries = cache.entries_for(model, request_id)
+            if not entries:
+                raise SocialbenchError(f"no stored call with request id {request_id!r}" + (f" for {model}" if model else ""))
+            pairs = sorted({(e["model"], request_id) for e in entries})
+        else:
+            pairs = cache.recomputed(model, limit)
+            if not pairs:
+                typer.echo("no request was called more than once: every rerun was served from the cache")
+                return
+        for m, rid in pairs:
+            exp = cache.explain_stored(m, rid)
+            if exp is None:
+                typer.echo(f"{m} {rid}: one stored call, never recomputed")
+            else:
+                typer.echo(exp.summary())
+    finally:
+        cache.close()
+
+
+def _dry_run(cache: RequestCache, model: str, instances: Path, method: str, params: Path,
+             taxonomy: Optional[Path], request_id: Optional[str], limit: int) -> None:  # fmt: skip
+    """Build the run's requests as `socialbench infer` would, look each up, explain the misses.
+    No model is loaded and no call is made (API backends still need their key to be set)."""
+    from socialbench.backends.base import BackendContext, ModelSpec, create_backend
+    from socialbench.config import load_params
+    from socialbench.moca.infer import build_requests
+    from socialbench.moca.schema import load_instances
+    from socialbench.taxonomy import load_taxonomy
+
+    p = load_params(params)
+    if model not in p["models"]:
+        raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
+    tax = load_taxonomy(taxonomy)
+    spec = ModelSpec.from_params(model, p["models"][model])
+    backend = create_backend(spec, BackendContext(seed=p["seed"]))
+    try:
+        identity = backend.identity()
+    finally:
+        backend.close()
+    requests = [r for r, _ in build_requests(load_instances(instances, tax), tax, spec, method, p["seed"])]
+    if request_id is not None:
+        requests = [r for r in requests if r.request_id == request_id]
+    explanations = [cache.explain_miss(identity, r, model) for r in requests]
+    misses = [e for e in explanations if not e.hit]
+    typer.echo(f"{model}/{method}: {len(requests)} requests, {len(requests) - len(misses)} cached, {len(misses)} would be called")
+    by_part: dict[str, int] = {}
+    for e in misses:
+        for part in e.parts or ["new"]:
+            by_part[part] = by_part.get(part, 0) + 1
+    if by_part:
+        typer.echo("misses by changed part: " + ", ".join(f"{k}={v}" for k, v in sorted(by_part.items())))
+    for e in misses[:limit]:
+        typer.echo(e.summary())

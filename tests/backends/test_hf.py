@@ -1,0 +1,88 @@
+"""hf: the real transformers path (AutoProcessor, chat template, images, generate) on a tiny randomly
+initialised LLaVA-architecture model built in the test from configs, with a locally trained tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+
+from socialbench.backends.base import ModelSpec, create_backend
+from tests.helpers.moca_requests import moca_request, write_png
+from tests.helpers.tiny_vlm import TOKENS_PER_IMAGE, build_tiny_vlm
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return build_tiny_vlm(tmp_path_factory.mktemp("tiny-vlm"))
+
+
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory):
+    d = tmp_path_factory.mktemp("frames")
+    return [write_png(d / f"f{k}.png", size=(64, 48), colour=(40 * k, 90, 200 - 40 * k), timestamp=k * 0.5)
+            for k in range(3)]  # fmt: skip
+
+
+def backend_for(model_dir, batch_size=1, **options):
+    spec = ModelSpec(name="tiny", backend="hf", model_id=str(model_dir), batch_size=batch_size,
+                     image_size=48, options={"device": "cpu", "local_files_only": True, **options})  # fmt: skip
+    return create_backend(spec)
+
+
+def run(backend, requests):
+    got = {}
+    backend.complete_many(requests, lambda i, r: got.__setitem__(i, r))
+    return [got[i] for i in range(len(requests))]
+
+
+@pytest.fixture(scope="module")
+def backend(tiny_model):
+    b = backend_for(tiny_model)
+    yield b
+    b.close()
+
+
+def test_generates_text_within_max_tokens(backend, frames):
+    resp = backend.complete(moca_request(0, frames[:1], max_tokens=9))
+    assert resp.error is None and isinstance(resp.text, str) and 1 <= resp.output_tokens <= 9
+
+
+def test_each_image_becomes_the_model_s_image_tokens(backend, frames):
+    one, three = run(backend, [moca_request(0, frames[:1], max_tokens=2), moca_request(0, frames, max_tokens=2)])
+    assert three.input_tokens - one.input_tokens == 2 * TOKENS_PER_IMAGE
+
+
+def test_text_only_request_works(backend):
+    resp = backend.complete(moca_request(1, [], max_tokens=4))
+    assert resp.error is None and resp.input_tokens > 0
+
+
+def test_greedy_decoding_is_deterministic_across_loads(tiny_model, backend, frames):
+    req = moca_request(2, frames[:2], max_tokens=8)
+    fresh = backend_for(tiny_model)
+    assert backend.complete(req).text == fresh.complete(req).text
+    fresh.close()
+
+
+def test_batched_results_match_unbatched(tiny_model, backend, frames):
+    reqs = [moca_request(i, frames[: 1 + i % 3], max_tokens=6) for i in range(4)]
+    batched = backend_for(tiny_model, batch_size=4)
+    assert [r.text for r in run(batched, reqs)] == [r.text for r in run(backend, reqs)]
+    batched.close()
+
+
+def test_a_changed_image_fails_only_its_request(backend, frames, tmp_path):
+    part = write_png(tmp_path / "x.png")
+    write_png(tmp_path / "x.png", colour=(0, 0, 0))
+    bad, good = run(backend, [moca_request(0, [part], max_tokens=2), moca_request(1, frames[:1], max_tokens=2)])
+    assert "content hash" in bad.error and good.error is None
+
+
+def test_model_loads_only_when_a_call_is_needed(tiny_model):
+    b = backend_for(tiny_model)
+    b.complete_many([], lambda i, r: None)
+    assert b.model is None
+
+
+def test_dtype_is_part_of_the_identity(tiny_model):
+    fp32, bf16 = backend_for(tiny_model).identity(), backend_for(tiny_model, dtype="bfloat16").identity()
+    assert fp32["dtype"] == "float32" and bf16["dtype"] == "bfloat16" and fp32 != bf16

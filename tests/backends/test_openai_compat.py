@@ -1,0 +1,152 @@
+"""openai_compat against a loopback server speaking the chat-completions wire format (test double),
+with the official OpenAI SDK client pointed at it."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import pytest
+from PIL import Image
+
+from socialbench.backends.base import ModelSpec, create_backend
+from socialbench.errors import ConfigError
+from tests.helpers.loopback import Fault, LoopbackServer
+from tests.helpers.moca_requests import answer_schema, moca_request, write_png
+
+KEY = "sk-loopback-test-key-0001"
+
+
+@pytest.fixture
+def server():
+    with LoopbackServer("openai", api_key=KEY) as srv:
+        yield srv
+
+
+def backend_for(server, monkeypatch, **options):
+    monkeypatch.setenv("LOOPBACK_KEY", KEY)
+    opts = {"base_url": server.url, "api_key_env": "LOOPBACK_KEY", "timeout": 5, "retry_base_delay_s": 0.01,
+            "max_retries": 3, **options}  # fmt: skip
+    concurrency = opts.pop("concurrency", 4)
+    spec = ModelSpec(name="m", backend="openai_compat", model_id="served-model", image_size=64,
+                     concurrency=concurrency, options=opts)  # fmt: skip
+    return create_backend(spec)
+
+
+def run(backend, requests):
+    got = {}
+    backend.complete_many(requests, lambda i, r: got.__setitem__(i, r))
+    return [got[i] for i in range(len(requests))]
+
+
+def test_request_carries_model_schema_and_greedy_decoding(server, monkeypatch):
+    resp = backend_for(server, monkeypatch).complete(moca_request(0, max_tokens=77))
+    body = server.completions()[0].body
+    assert body["model"] == "served-model" and body["temperature"] == 0.0 and body["max_tokens"] == 77
+    assert body["response_format"]["json_schema"]["schema"] == answer_schema()
+    assert resp.error is None and resp.text.startswith("{") and resp.input_tokens > 0 and resp.output_tokens > 0
+
+
+def test_images_arrive_as_base64_with_their_exact_bytes(server, monkeypatch, tmp_path):
+    frames = [write_png(tmp_path / f"f{k}.png", colour=(k * 40, 0, 0), timestamp=k / 2) for k in range(3)]
+    backend_for(server, monkeypatch).complete(moca_request(0, frames))
+    assert server.completions()[0].image_sha256 == [f.sha256 for f in frames]
+
+
+def test_large_images_are_scaled_to_image_size(server, monkeypatch, tmp_path):
+    big = write_png(tmp_path / "big.png", size=(256, 128))
+    backend_for(server, monkeypatch).complete(moca_request(0, [big]))
+    content = server.completions()[0].body["messages"][1]["content"]
+    import base64
+
+    data = base64.b64decode(content[0]["image_url"]["url"].split(",", 1)[1])
+    assert Image.open(io.BytesIO(data)).size == (64, 32)
+
+
+def test_the_key_comes_from_the_environment(server, monkeypatch):
+    backend_for(server, monkeypatch).complete(moca_request(0))
+    assert server.completions()[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_non_loopback_server_without_key_is_a_config_error(monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    spec = ModelSpec(name="m", backend="openai_compat", options={"base_url": "https://api.example.com/v1",
+                                                                   "api_key_env": "NO_SUCH_KEY"})  # fmt: skip
+    with pytest.raises(ConfigError, match="NO_SUCH_KEY"):
+        create_backend(spec)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault(status=429, headers={"retry-after": "0.05"}),
+        Fault(status=500),
+        Fault(status=503),
+        Fault(malformed=True),
+        Fault(wrong_shape=True),
+        Fault(delay_s=1.5),  # longer than the client timeout below
+    ],
+    ids=["429", "500", "503", "malformed", "wrong-shape", "timeout"],
+)
+def test_transient_failure_is_retried_then_succeeds(server, monkeypatch, fault):
+    server.scripted.append(fault)
+    backend = backend_for(server, monkeypatch, timeout=0.5)
+    resp = backend.complete(moca_request(0))
+    assert resp.error is None and resp.text and len(server.completions()) == 2 and backend.retries == 1
+
+
+def test_retry_after_is_honoured(server, monkeypatch, caplog):
+    server.scripted.append(Fault(status=429, headers={"retry-after": "0.3"}))
+    with caplog.at_level(logging.INFO, logger="socialbench.backends"):
+        backend_for(server, monkeypatch).complete(moca_request(0))
+    first, second = server.completions()
+    assert second.at - first.at >= 0.3
+    assert any("HTTP 429 rate limited; retrying in 0.30s" in r.getMessage() for r in caplog.records)
+
+
+def test_bad_request_is_not_retried(server, monkeypatch):
+    server.scripted.append(Fault(status=400))
+    resp = backend_for(server, monkeypatch).complete(moca_request(0))
+    assert resp.text is None and "HTTP 400" in resp.error and len(server.completions()) == 1
+
+
+def test_a_call_that_keeps_failing_is_an_error_and_the_run_goes_on(monkeypatch):
+    def fault_for(_n, body):  # instance 1 always fails
+        return Fault(status=500) if "Instance 1:" in str(body["messages"][1]) else None
+
+    with LoopbackServer("openai", api_key=KEY, fault_for=fault_for) as srv:
+        out = run(backend_for(srv, monkeypatch, max_retries=2), [moca_request(i) for i in range(3)])
+        failing = [r for r in srv.completions() if "Instance 1:" in str(r.body["messages"][1])]
+    assert [r.error is None for r in out] == [True, False, True]
+    assert "HTTP 500" in out[1].error and "3 attempts" in out[1].error and len(failing) == 3
+
+
+def test_concurrency_is_bounded_per_model(monkeypatch):
+    with LoopbackServer("openai", api_key=KEY, latency_s=0.3) as srv:
+        out = run(backend_for(srv, monkeypatch, concurrency=3), [moca_request(i) for i in range(9)])
+        assert all(r.error is None for r in out)
+        assert srv.max_in_flight == 3
+
+
+def test_results_are_handed_over_as_each_call_finishes(monkeypatch):
+    def fault_for(_n, body):  # instance 0 is slow
+        return Fault(delay_s=0.6) if "Instance 0:" in str(body["messages"][1]) else None
+
+    order = []
+    with LoopbackServer("openai", api_key=KEY, fault_for=fault_for) as srv:
+        backend_for(srv, monkeypatch).complete_many([moca_request(i) for i in range(3)], lambda i, r: order.append(i))
+    assert order[-1] == 0 and sorted(order) == [0, 1, 2]
+
+
+def test_changed_image_is_an_error_without_a_call(server, monkeypatch, tmp_path):
+    part = write_png(tmp_path / "a.png")
+    write_png(tmp_path / "a.png", colour=(1, 2, 3))  # same path, other bytes
+    resp = backend_for(server, monkeypatch).complete(moca_request(0, [part]))
+    assert "content hash" in resp.error and server.completions() == []
+
+
+def test_identity_names_the_settings_that_change_outputs(server, monkeypatch):
+    a = backend_for(server, monkeypatch).identity()
+    b = backend_for(server, monkeypatch, extra_body={"top_k": 1}).identity()
+    assert a["model_id"] == "served-model" and a["image_size"] == 64 and b["extra_body"] == {"top_k": 1}
+    assert "base_url" not in a  # moving the same model to another server costs no calls

@@ -1,0 +1,33 @@
+"""The model backends are registered by name, and a missing optional dependency names its extra."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from socialbench.backends.base import available_backends, get_backend_class
+from socialbench.errors import MissingDependency
+
+BACKENDS = {  # name -> (module that implements it, a package it imports, the extra that installs it)
+    "hf": ("socialbench.backends.hf", "transformers", "hf"),
+    "vllm": ("socialbench.backends.vllm_backend", "openai", "vllm"),
+    "openai_compat": ("socialbench.backends.openai_compat", "openai", "openai"),
+    "anthropic": ("socialbench.backends.anthropic_backend", "anthropic", "anthropic"),
+    "minilm": ("socialbench.backends.minilm", "transformers", "minilm"),
+}
+
+
+def test_model_backends_are_registered():
+    assert set(BACKENDS) <= set(available_backends())
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_missing_dependency_gives_the_install_hint(name, monkeypatch):
+    _, package, extra = BACKENDS[name]
+    for loaded in [m for m in sys.modules if m.startswith("socialbench.backends.")]:
+        if loaded != "socialbench.backends.base":  # re-import the backend modules, not the registry
+            monkeypatch.delitem(sys.modules, loaded)
+    monkeypatch.setitem(sys.modules, package, None)  # makes `import package` fail
+    with pytest.raises(MissingDependency, match=rf"pip install 'socialbench\[{extra}\]'"):
+        get_backend_class(name)

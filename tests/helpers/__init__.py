@@ -1,0 +1,1 @@
+"""Test doubles and helpers shared by the tests and the benchmark scripts (see each module)."""

@@ -1,0 +1,223 @@
+"""The request cache: content-addressed keys, no repeated calls, resume after kill -9, miss explanations."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from socialbench.backends.base import ImagePart, ModelSpec, Response, create_backend
+from socialbench.cache import RequestCache, cache_key, diff_parts
+from socialbench.hashing import sha256_file
+from tests.helpers.loopback import Fault, LoopbackServer
+from tests.helpers.moca_requests import moca_request, run_through_cache, write_png
+from tests.helpers.resume_worker import backend_and_requests
+
+IDENTITY = {"backend": "openai_compat", "model_id": "org/model", "revision": "r1", "image_size": 448}
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def cache(tmp_path):
+    c = RequestCache(tmp_path / "cache.sqlite")
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def server():
+    with LoopbackServer("openai") as srv:
+        yield srv
+
+
+def loopback_backend(server, concurrency=4):
+    spec = ModelSpec(name="m", backend="openai_compat", model_id="served", concurrency=concurrency,
+                     options={"base_url": server.url, "retry_base_delay_s": 0.01, "max_retries": 1})  # fmt: skip
+    return create_backend(spec)
+
+
+def test_stored_response_is_returned_as_a_hit(cache):
+    req = moca_request(0)
+    key = cache_key(IDENTITY, req)
+    cache.put(key, IDENTITY, req, Response(text='{"a": 1}', input_tokens=10, output_tokens=3, latency_s=0.5), "m")
+    hit = cache.get(key)
+    assert (hit.text, hit.input_tokens, hit.output_tokens, hit.latency_s, hit.cached) == ('{"a": 1}', 10, 3, 0.5, True)
+
+
+def test_cache_file_is_in_wal_mode(cache):
+    assert cache._conn().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_one_changed_image_byte_is_a_miss(tmp_path, cache):
+    part = write_png(tmp_path / "a.png")
+    req = moca_request(0, [part])
+    cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="x"), "m")
+    data = bytearray((tmp_path / "a.png").read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (tmp_path / "a.png").write_bytes(bytes(data))
+    changed = moca_request(0, [ImagePart(part.path, sha256_file(part.path))])
+    assert cache.get(cache_key(IDENTITY, changed)) is None
+    exp = cache.explain_miss(IDENTITY, changed, "m")
+    assert exp.parts == ["messages"] and exp.changes[0].path == "messages[1].content[0].image_sha256"
+    assert "image bytes changed" in exp.summary()
+
+
+def test_same_bytes_at_another_path_is_a_hit(tmp_path, cache):
+    a = write_png(tmp_path / "a.png")
+    (tmp_path / "copy.png").write_bytes((tmp_path / "a.png").read_bytes())
+    req = moca_request(0, [a])
+    cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="x"), "m")
+    moved = moca_request(0, [ImagePart(str(tmp_path / "copy.png"), sha256_file(tmp_path / "copy.png"))])
+    assert cache.get(cache_key(IDENTITY, moved)) is not None
+
+
+@pytest.mark.parametrize(
+    "change,part,path",
+    [
+        (lambda i, r: ({**i, "model_id": "org/other"}, r), "identity", "identity.model_id"),
+        (lambda i, r: ({**i, "revision": "r2"}, r), "identity", "identity.revision"),
+        (lambda i, r: (i, dataclasses.replace(r, max_tokens=99)), "decoding", "decoding.max_tokens"),
+        (lambda i, r: (i, dataclasses.replace(r, temperature=0.7)), "decoding", "decoding.temperature"),
+        (lambda i, r: (i, moca_request(0, text="another text")), "messages", "messages[1].content[0]"),
+    ],
+    ids=["model", "revision", "max_tokens", "temperature", "prompt"],
+)
+def test_every_key_part_counts_and_the_miss_names_it(cache, change, part, path):
+    req = moca_request(0)
+    cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="x"), "m")
+    identity, new_req = change(IDENTITY, req)
+    assert cache.get(cache_key(identity, new_req)) is None
+    exp = cache.explain_miss(identity, new_req, "m")
+    assert part in exp.parts and path in [c.path for c in exp.changes]
+
+
+def test_new_request_id_is_explained_as_new(cache):
+    exp = cache.explain_miss(IDENTITY, moca_request(5), "m")
+    assert not exp.hit and exp.compared_key is None and "new instance" in exp.summary()
+
+
+def test_rerun_with_no_change_makes_zero_calls(server, cache):
+    requests = [moca_request(i) for i in range(6)]
+    first, called_first = run_through_cache(loopback_backend(server), requests, cache)
+    second, called_second = run_through_cache(loopback_backend(server), requests, cache)
+    assert (called_first, called_second, len(server.completions())) == (6, 0, 6)
+    assert [r.text for r in first] == [r.text for r in second] and all(r.cached for r in second)
+
+
+def test_one_added_instance_calls_only_that_instance(server, cache):
+    run_through_cache(loopback_backend(server), [moca_request(i) for i in range(5)], cache)
+    _, called = run_through_cache(loopback_backend(server), [moca_request(i) for i in range(6)], cache)
+    assert called == 1 and "Instance 5:" in str(server.completions()[-1].body["messages"][1])
+
+
+def test_failed_calls_are_not_cached_and_are_retried_by_the_next_run(server, cache):
+    server.scripted.extend([Fault(status=500), Fault(status=500)])  # first call fails for good
+    out, _ = run_through_cache(loopback_backend(server, concurrency=1), [moca_request(0)], cache)
+    assert out[0].error is not None
+    out, called = run_through_cache(loopback_backend(server, concurrency=1), [moca_request(0)], cache)
+    assert called == 1 and out[0].error is None
+
+
+@pytest.mark.slow
+def test_resume_after_kill_9_repeats_only_the_calls_in_flight(tmp_path):
+    n = 8
+
+    def stagger(_number, body):  # instance k answers after 0.4*k s, so the run is killed mid-way
+        k = int(str(body["messages"][1]).split("Instance ", 1)[1].split(":", 1)[0])
+        return Fault(delay_s=0.4 * k)
+
+    cache_path = tmp_path / "cache.sqlite"
+    with LoopbackServer("openai", fault_for=stagger) as srv:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.helpers.resume_worker", str(cache_path), srv.url, str(n)],
+            cwd=REPO, stdout=subprocess.PIPE, text=True,
+        )
+        stored_before_kill = set()
+        for line in proc.stdout:
+            if line.startswith("stored "):
+                stored_before_kill.add(int(line.split()[1]))
+            if len(stored_before_kill) == 2:
+                deadline = time.monotonic() + 10
+                while len(srv.completions()) < n and time.monotonic() < deadline:
+                    time.sleep(0.01)  # kill only once every call is in flight
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+        proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+        seen_by_server = len(srv.completions())
+        cache = RequestCache(cache_path)
+        stored = {int(r[0].split("-")[1].split("/")[0]) for r in cache._conn().execute("SELECT request_id FROM calls")}
+        backend, requests = backend_and_requests(srv.url, n)
+        _, called = run_through_cache(backend, requests, cache)
+        recalled = {int(str(r.body["messages"][1]).split("Instance ", 1)[1].split(":", 1)[0])
+                    for r in srv.completions()[seen_by_server:]}  # fmt: skip
+        cache.close()
+    assert seen_by_server == n  # every call had been sent before the kill
+    assert stored >= stored_before_kill and len(stored) < n
+    assert recalled == set(range(n)) - stored and called == len(recalled)
+
+
+def test_hits_are_counted_and_stats_summarise_per_model(cache):
+    for i in range(3):
+        req = moca_request(i)
+        cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="x", input_tokens=10, output_tokens=2), "m")
+    cache.get(cache_key(IDENTITY, moca_request(0)))
+    cache.get(cache_key(IDENTITY, moca_request(0)))
+    s = cache.stats()
+    assert s["entries"] == 3 and s["hits_served"] == 2
+    assert s["models"][0] | {"first_at": 0, "last_at": 0, "latency_s": 0} == {
+        "model": "m", "backend": "openai_compat", "entries": 3, "input_tokens": 30, "output_tokens": 6,
+        "hits_served": 2, "first_at": 0, "last_at": 0, "latency_s": 0}  # fmt: skip
+
+
+def test_recomputed_call_is_explained_from_history(cache):
+    req = moca_request(0)
+    cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="old"), "m")
+    new_identity = {**IDENTITY, "revision": "r2"}
+    cache.put(cache_key(new_identity, req), new_identity, req, Response(text="new"), "m")
+    assert cache.recomputed() == [("m", req.request_id)]
+    exp = cache.explain_stored("m", req.request_id)
+    assert [(c.path, c.old, c.new) for c in exp.changes] == [("identity.revision", "r1", "r2")]
+
+
+def test_old_cache_files_gain_the_new_columns(tmp_path):
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE calls (key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, request_id TEXT NOT NULL,"
+        " key_parts TEXT NOT NULL, text TEXT, input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL"
+        " DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);"
+        "INSERT INTO calls VALUES ('k1', 'b', 'm', 'r', '{}', 'kept', 1, 1, 0.1, 0);"
+    )
+    conn.commit()
+    conn.close()
+    cache = RequestCache(path)
+    assert cache.get("k1").text == "kept" and cache.stats()["hits_served"] == 1
+    cache.close()
+
+
+def test_concurrent_writers_lose_nothing(cache):
+    def write(t):
+        for i in range(20):
+            req = moca_request(t * 100 + i)
+            cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text=str(i)), "m")
+
+    threads = [threading.Thread(target=write, args=(t,)) for t in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert cache.stats()["entries"] == 120
+
+
+def test_diff_reports_added_and_removed_parts():
+    changes = diff_parts({"a": [1, 2], "b": 1}, {"a": [1], "c": 2})
+    assert [c.path for c in changes] == ["a[1]", "b", "c"]

@@ -1,0 +1,64 @@
+"""`socialbench cache`: stats, and explanations of misses (from history, and as a dry run)."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from typer.testing import CliRunner
+
+from socialbench.backends.base import Response
+from socialbench.cache import RequestCache, cache_key
+from socialbench.cli import app
+from tests.conftest import make_instance
+from tests.helpers.moca_requests import moca_request, write_png
+
+IDENTITY = {"backend": "openai_compat", "model_id": "org/model", "revision": "r1"}
+GOOD = json.dumps({"mechanism": "expressive aggression", "label": "mock", "subject": "subject0", "target": "target0"})
+runner = CliRunner()
+
+
+def filled_cache(path):
+    cache = RequestCache(path)
+    for i in range(2):
+        req = moca_request(i)
+        cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="x", input_tokens=7, output_tokens=2), "qwen")
+    return cache
+
+
+def test_stats_lists_each_model(tmp_path):
+    filled_cache(tmp_path / "c.sqlite").close()
+    result = runner.invoke(app, ["cache", "stats", "--path", str(tmp_path / "c.sqlite"), "--json"])
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output)
+    assert stats["entries"] == 2 and stats["models"][0]["model"] == "qwen" and stats["models"][0]["input_tokens"] == 14
+
+
+def test_explain_names_the_changed_part_of_a_recomputed_call(tmp_path):
+    cache = filled_cache(tmp_path / "c.sqlite")
+    req = moca_request(0)
+    newer = {**IDENTITY, "revision": "r2"}
+    cache.put(cache_key(newer, req), newer, req, Response(text="y"), "qwen")
+    cache.close()
+    result = runner.invoke(app, ["cache", "explain", "--path", str(tmp_path / "c.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert "inst-0000/direct/answer: miss: changed identity" in result.output and "identity.revision" in result.output
+
+
+def test_dry_run_explains_which_requests_would_be_called(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    img = write_png(tmp_path / "img.png")
+    insts = [make_instance(f"i{k}", media=[img.path]) for k in range(3)]
+    (tmp_path / "inst.jsonl").write_text("".join(json.dumps(i) + "\n" for i in insts))
+    params = {"models": {"scripted-model": {"backend": "scripted", "options": {"default": GOOD}}},
+              "cache": {"path": str(tmp_path / "c.sqlite")}}  # fmt: skip
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    infer = ["infer", "--instances", "inst.jsonl", "--model", "scripted-model", "--out", "p.jsonl", "--stats", "s.json",
+             "--no-progress"]  # fmt: skip
+    assert runner.invoke(app, infer).exit_code == 0
+    write_png(tmp_path / "img.png", colour=(0, 0, 255))  # the shared image changes
+    (tmp_path / "inst.jsonl").write_text("".join(json.dumps(i) + "\n" for i in insts[:2]))
+    result = runner.invoke(app, ["cache", "explain", "--model", "scripted-model", "--instances", "inst.jsonl"])
+    assert result.exit_code == 0, result.output
+    assert "2 requests, 0 cached, 2 would be called" in result.output
+    assert "misses by changed part: messages=2" in result.output and "image bytes changed" in result.output
