@@ -7,10 +7,12 @@ configfile: "params.yaml"
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/prepare.smk"
+include: "rules/media.smk"
 include: "rules/infer.smk"
 include: "rules/score.smk"
 include: "rules/tables.smk"
 include: "rules/track.smk"
+include: "rules/version.smk"
 
 
 rule all:
@@ -18,3 +20,4 @@ rule all:
         tables=moca_table_files(),
         headline="results/metrics/moca.json",
         tracked="results/mlflow/moca.json",
+        versioned="results/dvc-committed.txt",

@@ -6,7 +6,7 @@ rule moca_prepare:
         raw="data/raw/moca_demo/{split}.jsonl",
         media="data/raw/moca_demo/media",
     output:
-        instances="data/processed/moca/{split}.jsonl",
+        instances="data/interim/moca/{split}.jsonl",  # the media stage (rules/media.smk) adds frames
         report="results/reports/moca_prepare_{split}.jsonl",
     log:
         "logs/prepare/moca_{split}.log",

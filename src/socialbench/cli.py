@@ -225,6 +225,7 @@ def track(
 from socialbench.cache_cli import cache_app  # noqa: E402  (the `socialbench cache` commands)
 
 app.add_typer(cache_app, name="cache")
+
 from socialbench.media.cli import media_app  # noqa: E402  (the `socialbench media` commands)
 
 app.add_typer(media_app, name="media")

@@ -90,6 +90,10 @@ def _weighted(rng: random.Random, names: list[str]) -> str:
     return rng.choices(names, weights=weights, k=1)[0]
 
 
+def domain_tag(rng: random.Random) -> str:
+    return rng.choice(["mondaymood", "justsaying", "noted", "reallife", "whatever", "dailylife"])
+
+
 def make_record(split: str, index: int, cfg: DemoConfig, tax: Taxonomy) -> dict[str, Any]:
     """The annotation record of one demo instance (pure: no files written)."""
     rng = random.Random(f"{cfg.seed}:{split}:{index}")
@@ -104,7 +108,9 @@ def make_record(split: str, index: int, cfg: DemoConfig, tax: Taxonomy) -> dict[
     is_video = rng.random() < cfg.video_fraction
     iid = f"demo-{split}-{index:04d}"
     ext = "mp4" if is_video else "png"
-    text = f"{subject.capitalize()} about {target}: \"{cue}\""
+    # The subject is left implicit (the poster or speaker); the target is named only half the time,
+    # so participant recovery is not a string match.
+    text = f"\"{cue}\"" + (f" (about {target})" if rng.random() < 0.5 else f" #{domain_tag(rng)}")
     transcript = None
     if is_video:
         transcript = f"A ({subject}): {cue}.\nB ({target}): Sorry, what do you mean?\nA ({subject}): Nothing. Forget it."
@@ -151,7 +157,7 @@ def index_colour(i: int) -> tuple[int, int, int]:
 
 
 def decode_index_colour(rgb: tuple[float, float, float]) -> int:
-    r, g, b = (max(0, min(7, int(round((c - 16) / 32)))) for c in rgb)
+    r, g, b = (max(0, min(7, int(round((float(c) - 16) / 32)))) for c in rgb)
     return (r << 6) | (g << 3) | b
 
 
@@ -175,26 +181,10 @@ def video_frames(rec: dict[str, Any], cfg: DemoConfig) -> bytes:
 
 
 def encode_video(raw: bytes, path: Path, cfg: DemoConfig) -> None:
-    import ffmpeg
+    from socialbench.media.av import EncodeSettings, encode_rgb_frames
 
-    from socialbench.tools import executable
-
-    w, h = cfg.video_size
-    stream = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="rgb24", s=f"{w}x{h}", framerate=cfg.video_fps)
-    stream = ffmpeg.output(
-        stream,
-        str(path),
-        vcodec="libx264",
-        pix_fmt="yuv420p",
-        preset="veryfast",
-        crf=18,
-        g=cfg.video_fps,
-        threads=1,
-        fflags="+bitexact",
-        map_metadata=-1,
-        **{"flags:v": "+bitexact", "movflags": "+faststart"},
-    )
-    ffmpeg.run(stream, cmd=executable("ffmpeg"), input=raw, overwrite_output=True, quiet=True)
+    # Keyframe every second, so frame sampling can seek.
+    encode_rgb_frames(raw, path, size=cfg.video_size, fps=cfg.video_fps, encode=EncodeSettings(keyframe_interval_s=1.0))
 
 
 def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, list[dict[str, Any]]]:

@@ -31,6 +31,8 @@ class RunStats:
     latency_s: float = 0.0
     wall_s: float = 0.0
     cost_usd: float = 0.0
+    retries: int = 0  # API backends: retried attempts (429, 5xx, overloaded, timeouts)
+    attempts: int = 0  # API backends: HTTP attempts made
     error_examples: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -54,8 +56,7 @@ def build_requests(
 
 
 def run_requests(
-    backend: Backend | None,
-    make_backend,
+    backend: Backend,
     requests: list[Request],
     cache: RequestCache,
     identity: dict[str, Any],
@@ -77,7 +78,6 @@ def run_requests(
     stats.cache_hits += len(requests) - len(todo)
     stats.cache_misses += len(todo)
     if todo:
-        backend = backend or make_backend()
         bar = tqdm(total=len(todo), desc=f"{model}", unit="call", disable=not progress, mininterval=1.0)
 
         def on_result(j: int, resp: Response) -> None:
@@ -120,7 +120,9 @@ def predict(
         pairs = build_requests(instances, tax, spec, method, seed)
         requests = [r for r, _ in pairs]
         identity = backend.identity()
-        responses = run_requests(backend, None, requests, cache, identity, spec.name, stats, progress)
+        responses = run_requests(backend, requests, cache, identity, spec.name, stats, progress)
+        stats.retries = int(getattr(backend, "retries", 0))
+        stats.attempts = int(getattr(backend, "attempts", 0))
     finally:
         if owned:
             backend.close()

@@ -1,0 +1,33 @@
+# Media stage (docs/media.md): sampled frames for MoCA video-text instances. Frames go into the
+# content-addressed cache data/interim/frames/ (not an output: Snakemake would delete it before
+# each run, and the cache is what makes reruns free); the processed instances name every frame
+# by path, sha256, source frame index and timestamp. Bad media: media.on_error (skip | fail),
+# always listed in results/reports/media.jsonl and media.md.
+
+MOCA_MEDIA_SPLITS = ["test", "dev"]
+FRAME_CACHE = "data/interim/frames"
+
+
+def _media_io_pairs(wildcards, input, output):
+    return " ".join(f"--input {i} --output {o}" for i, o in zip(input.instances, output.instances))
+
+
+rule moca_frames:
+    input:
+        instances=expand("data/interim/moca/{split}.jsonl", split=MOCA_MEDIA_SPLITS),
+        media="data/raw/moca_demo/media",
+    output:
+        instances=expand("data/processed/moca/{split}.jsonl", split=MOCA_MEDIA_SPLITS),
+        report="results/reports/media.jsonl",
+        report_md="results/reports/media.md",
+    params:
+        media=config["media"],  # a changed media setting reruns this rule
+        io=_media_io_pairs,
+        frames_dir=FRAME_CACHE,
+    log:
+        "logs/media/moca_frames.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench media moca-frames {params.io} --frames-dir {params.frames_dir}"
+        " --report {output.report} --report-md {output.report_md} --params params.yaml > {log} 2>&1"

@@ -1,0 +1,1 @@
+"""Media stage: probing, exact frame sampling, synchronized cuts, mosaics, audio, frame cache."""

@@ -1,0 +1,205 @@
+"""Which frames to take: pure functions over frame counts and exact timestamps (no I/O).
+
+Timestamps are :class:`fractions.Fraction` seconds (``pts * time_base``), so every comparison is
+exact; they become rounded floats only when written to a manifest.
+
+Conventions (documented in docs/media.md):
+
+* uniform N: the middle frame of each of N equal segments of the video,
+  ``index_k = floor((2k + 1) * F / (2N))`` for ``k = 0..N-1`` with ``F`` frames. The first and last
+  frames (often black or a fade) are not forced in, and the N indices are distinct whenever
+  ``N <= F``. With ``N > F`` every frame is taken once (no duplicates are invented).
+* fixed fps: target times ``t_k = k / fps`` (k = 0, 1, ...) while ``t_k`` is before the end of the
+  video; each target takes the frame on screen at ``t_k`` (the last frame whose timestamp is
+  ``<= t_k``). Variable frame rate is handled because real timestamps are used, not ``k / fps``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal, Sequence
+
+IMAGE_FORMATS = ("png", "jpg")
+
+
+def to_fraction(value: float | int | str | Fraction) -> Fraction:
+    """Exact fraction of a number as written (0.5 -> 1/2, "30000/1001" -> 30000/1001)."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"not a finite number: {value!r}")
+        return Fraction(repr(value))
+    return Fraction(value)
+
+
+@dataclass(frozen=True)
+class FrameSampling:
+    """How frames are sampled from one video; part of the frame-cache key."""
+
+    mode: Literal["uniform", "fps"]
+    count: int | None = None  # uniform: number of frames
+    fps: Fraction | None = None  # fps: frames per second of video time
+    max_side: int | None = None  # longest side of the output frames (never upscaled); None = as decoded
+    image_format: Literal["png", "jpg"] = "png"
+
+    def __post_init__(self) -> None:
+        if self.mode == "uniform":
+            if not isinstance(self.count, int) or self.count < 1 or self.fps is not None:
+                raise ValueError(f"uniform sampling needs a count >= 1 and no fps, got {self}")
+        elif self.mode == "fps":
+            if self.fps is None or self.count is not None:
+                raise ValueError(f"fps sampling needs an fps and no count, got {self}")
+            object.__setattr__(self, "fps", to_fraction(self.fps))
+            if self.fps <= 0:
+                raise ValueError(f"fps must be > 0, got {self.fps}")
+        else:
+            raise ValueError(f"unknown sampling mode {self.mode!r} (uniform or fps)")
+        if self.max_side is not None and (not isinstance(self.max_side, int) or self.max_side < 2):
+            raise ValueError(f"max_side must be an integer >= 2 or None, got {self.max_side!r}")
+        if self.image_format not in IMAGE_FORMATS:
+            raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {self.image_format!r}")
+
+    @classmethod
+    def uniform(cls, count: int, max_side: int | None = None, image_format: str = "png") -> "FrameSampling":
+        return cls(mode="uniform", count=count, max_side=max_side, image_format=image_format)  # type: ignore[arg-type]
+
+    @classmethod
+    def at_fps(cls, fps: float | str | Fraction, max_side: int | None = None, image_format: str = "png") -> "FrameSampling":
+        return cls(mode="fps", fps=to_fraction(fps), max_side=max_side, image_format=image_format)  # type: ignore[arg-type]
+
+    def key(self) -> dict[str, Any]:
+        """Canonical description (exact fps as a string) for cache keys and manifests."""
+        return {
+            "mode": self.mode,
+            "count": self.count,
+            "fps": None if self.fps is None else str(self.fps),
+            "max_side": self.max_side,
+            "image_format": self.image_format,
+        }
+
+
+def uniform_indices(n_frames: int, count: int) -> list[int]:
+    """Middle frame of each of ``count`` equal segments of ``n_frames`` frames, ascending."""
+    if n_frames < 1:
+        raise ValueError(f"a video needs at least one frame, got {n_frames}")
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    if count >= n_frames:
+        return list(range(n_frames))
+    return [((2 * k + 1) * n_frames) // (2 * count) for k in range(count)]
+
+
+def fps_indices(timestamps: Sequence[Fraction], end: Fraction, fps: Fraction) -> list[int]:
+    """Frames on screen at ``t_k = k / fps`` for every ``t_k < end``.
+
+    ``timestamps`` are ascending presentation times relative to the video start (first >= 0);
+    ``end`` is when the last frame stops being shown. A target before the first frame takes the
+    first frame. Indices are ascending and distinct (a frame shown at two targets is taken once).
+    """
+    if not timestamps:
+        raise ValueError("a video needs at least one frame")
+    if any(b < a for a, b in zip(timestamps, timestamps[1:])):
+        raise ValueError("timestamps must be ascending")
+    if fps <= 0:
+        raise ValueError(f"fps must be > 0, got {fps}")
+    out: list[int] = []
+    k = 0
+    while True:
+        t = Fraction(k) / fps
+        if t >= end:
+            break
+        i = max(bisect.bisect_right(timestamps, t) - 1, 0)
+        if not out or out[-1] != i:
+            out.append(i)
+        k += 1
+    return out
+
+
+def select_indices(sampling: FrameSampling, timestamps: Sequence[Fraction], end: Fraction) -> list[int]:
+    """Frame indices (ascending) chosen by ``sampling`` for a video with these frame times."""
+    if sampling.mode == "uniform":
+        assert sampling.count is not None
+        return uniform_indices(len(timestamps), sampling.count)
+    assert sampling.fps is not None
+    return fps_indices(timestamps, end, sampling.fps)
+
+
+def window_indices(timestamps: Sequence[Fraction], start: Fraction, end: Fraction) -> list[int]:
+    """Indices of the frames a cut ``[start, end)`` keeps: ``start <= t < end``."""
+    lo = bisect.bisect_left(timestamps, start)
+    hi = bisect.bisect_left(timestamps, end)
+    return list(range(lo, hi))
+
+
+def fit_size(width: int, height: int, max_side: int | None) -> tuple[int, int]:
+    """Output size keeping the aspect ratio with the longest side at most ``max_side``
+    (never upscaled; each side rounded to the nearest integer, at least 1)."""
+    if width < 1 or height < 1:
+        raise ValueError(f"bad frame size {width}x{height}")
+    if max_side is None or max(width, height) <= max_side:
+        return width, height
+    if width >= height:
+        return max_side, max(1, round(height * max_side / width))
+    return max(1, round(width * max_side / height)), max_side
+
+
+def seconds(value: Fraction) -> float:
+    """A timestamp as written to manifests: float seconds rounded to the microsecond."""
+    return round(float(value), 6)
+
+
+def ffmpeg_seconds(value: Fraction) -> str:
+    """A time for ffmpeg's -ss/-t as exact decimal microseconds (ffmpeg parses them exactly),
+    truncated, so a frame whose timestamp is exactly ``value`` is not lost to rounding."""
+    if value < 0:
+        raise ValueError(f"negative time {value}")
+    us = math.floor(value * 1_000_000)
+    return f"{us // 1_000_000}.{us % 1_000_000:06d}"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of frames decoded in one go: from keyframe ``first`` up to ``last`` (inclusive),
+    keeping ``targets``."""
+
+    first: int
+    last: int
+    targets: tuple[int, ...]
+
+    @property
+    def decoded(self) -> int:
+        return self.last - self.first + 1
+
+
+def plan_segments(targets: Sequence[int], keyframes: Sequence[int], max_segments: int = 24) -> list[Segment]:
+    """Split the decoding of ``targets`` (ascending frame indices) into segments that each start
+    at a keyframe, so stretches holding no target are skipped instead of decoded.
+
+    A target starts a new segment when its keyframe lies after the last target of the current
+    segment (seeking then decodes fewer frames than decoding on); otherwise decoding simply goes
+    on. Frames before the first keyframe can only be reached from frame 0. With more than
+    ``max_segments`` segments, the two closest neighbours are merged until it fits.
+    """
+    if not targets:
+        raise ValueError("no target frames")
+    if max_segments < 1:
+        raise ValueError("max_segments must be >= 1")
+    kfs = sorted(k for k in set(keyframes) if k >= 0)
+    segs: list[list[int]] = []  # [first, last, *targets]
+    for t in targets:
+        pos = bisect.bisect_right(kfs, t) - 1
+        kf = kfs[pos] if pos >= 0 else 0
+        if segs and kf <= segs[-1][1]:
+            segs[-1][1] = t
+            segs[-1].append(t)
+        else:
+            segs.append([kf, t, t])
+    while len(segs) > max_segments:
+        j = min(range(len(segs) - 1), key=lambda i: segs[i + 1][0] - segs[i][1])
+        a, b = segs[j], segs.pop(j + 1)
+        segs[j] = [a[0], b[1], *a[2:], *b[2:]]
+    return [Segment(s[0], s[1], tuple(s[2:])) for s in segs]

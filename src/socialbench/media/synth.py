@@ -1,0 +1,54 @@
+"""Synthetic videos whose frames carry their own index, and reading that index back.
+
+Every frame of a generated video shows a band along its bottom edge split into ``BITS`` equal
+cells; cell ``b`` is white when bit ``b`` of the frame number is set and black otherwise. The band
+survives lossy compression and scaling, so tests (and the benchmark's spot checks) can decode any
+extracted frame, cut clip or mosaic panel back to the source frame number. The ffmpeg command that
+renders such a video is :func:`socialbench.media.av.generate_indexed_video`; this module holds the
+pure layout and decoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+BITS = 12  # up to 4096 frames
+
+
+@dataclass(frozen=True)
+class Cell:
+    x: int
+    y: int
+    w: int
+    h: int
+
+
+def band_height(height: int) -> int:
+    return max(8, height // 6)
+
+
+def bit_cells(width: int, height: int, bits: int = BITS) -> list[Cell]:
+    """The rectangle of each bit, left (bit 0) to right, in a ``width`` x ``height`` frame."""
+    if width < 2 * bits:
+        raise ValueError(f"a {width}-pixel-wide frame is too narrow for {bits} index cells")
+    bh = band_height(height)
+    edges = [b * width // bits for b in range(bits + 1)]
+    return [Cell(edges[b], height - bh, edges[b + 1] - edges[b], bh) for b in range(bits)]
+
+
+def read_index(image: np.ndarray, bits: int = BITS) -> int:
+    """Frame number encoded in an image (H x W gray or H x W x C colour array, uint8)."""
+    gray = image.astype(np.float32)
+    if gray.ndim == 3:
+        gray = gray[..., :3].mean(axis=2)
+    h, w = gray.shape
+    value = 0
+    for b, cell in enumerate(bit_cells(w, h, bits)):
+        # Sample the middle half of the cell to stay clear of edges softened by compression.
+        y0, y1 = cell.y + cell.h // 4, cell.y + (3 * cell.h) // 4
+        x0, x1 = cell.x + cell.w // 4, cell.x + (3 * cell.w) // 4
+        if gray[y0 : max(y1, y0 + 1), x0 : max(x1, x0 + 1)].mean() > 128:
+            value |= 1 << b
+    return value

@@ -1,0 +1,372 @@
+import subprocess
+import wave
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from socialbench.hashing import sha256_file
+from socialbench.media import av
+from socialbench.media import errors as E
+from socialbench.media.errors import MediaError
+from socialbench.media.sampling import fps_indices, plan_segments, uniform_indices
+from socialbench.media.synth import read_index
+
+from tests.media.conftest import CLIP_FPS, CLIP_FRAMES, image_index, video_indices
+
+# -- probing -------------------------------------------------------------------------------------
+
+
+def test_probe_reports_duration_fps_frames_and_size(clip_mp4):
+    info = av.probe(clip_mp4)
+    assert (info.video_duration, info.fps, info.frame_count) == (5.0, Fraction(10), CLIP_FRAMES)
+    assert info.frame_count_source == "metadata"
+    assert info.display_size == (160, 120) and info.rotation == 0
+    assert [s.codec_type for s in info.streams] == ["video"]
+
+
+def test_probe_counts_frames_of_a_container_without_frame_metadata(clip_mkv):
+    info = av.probe(clip_mkv)
+    assert info.video.nb_frames is None
+    assert (info.frame_count, info.frame_count_source) == (CLIP_FRAMES, "packets")
+
+
+def test_probe_lists_audio_streams(five_views):
+    info = av.probe(five_views[0])
+    assert info.audio is not None and info.audio.sample_rate == 48000
+
+
+def test_probe_reports_rotation_and_the_rotated_display_size(media_dir):
+    path = av.generate_indexed_video(media_dir / "rotated.mp4", frames=5, fps=5, rotation=90)
+    info = av.probe(path)
+    assert info.rotation in (90, 270) and info.display_size == (120, 160)
+
+
+def test_timeline_gives_exact_frame_times_in_display_order(clip_mp4):
+    tl = av.video_timeline(clip_mp4)
+    assert tl.times == tuple(Fraction(i, CLIP_FPS) for i in range(CLIP_FRAMES))
+    assert tl.end == Fraction(5)
+
+
+# -- frames --------------------------------------------------------------------------------------
+
+
+def test_uniform_frames_are_exactly_the_chosen_frames_with_their_timestamps(clip_mp4, tmp_path):
+    tl = av.video_timeline(clip_mp4)
+    idx = uniform_indices(tl.frame_count, 8)
+    frames = av.extract_frames(tl, idx, tmp_path)
+    assert [f.index for f in frames] == idx == [3, 9, 15, 21, 28, 34, 40, 46]
+    assert [image_index(f.file) for f in frames] == idx
+    assert [f.time for f in frames] == [Fraction(i, CLIP_FPS) for i in idx]
+
+
+def test_uniform_frames_from_matroska_are_exact(clip_mkv, tmp_path):
+    tl = av.video_timeline(clip_mkv)
+    frames = av.extract_frames(tl, uniform_indices(tl.frame_count, 5), tmp_path)
+    assert [image_index(f.file) for f in frames] == [5, 15, 25, 35, 45]
+
+
+def test_frames_of_a_file_starting_before_its_video_are_exact(preroll_mkv, tmp_path):
+    tl = av.video_timeline(preroll_mkv)
+    assert tl.file_start < 0 and tl.times[0] == 0
+    frames = av.extract_frames(tl, [3, 26, 49], tmp_path)
+    assert [image_index(f.file) for f in frames] == [3, 26, 49]
+
+
+def test_fps_frames_of_variable_frame_rate_video_carry_the_real_timestamps(vfr_mkv, tmp_path):
+    tl = av.video_timeline(vfr_mkv)
+    assert tl.times[20] == Fraction(3)  # after the 1.1 s gap
+    idx = fps_indices(list(tl.times), tl.end, Fraction(2))
+    frames = av.extract_frames(tl, idx, tmp_path)
+    assert [image_index(f.file) for f in frames] == idx == [0, 5, 10, 15, 19, 20, 25]
+    assert [float(f.time) for f in frames] == [0.0, 0.5, 1.0, 1.5, 1.9, 3.0, 3.5]
+
+
+def test_frames_are_scaled_to_the_longest_side_keeping_aspect(clip_mp4, tmp_path):
+    tl = av.video_timeline(clip_mp4)
+    (frame,) = av.extract_frames(tl, [7], tmp_path, max_side=80)
+    with Image.open(frame.file) as im:
+        assert im.size == (80, 60)
+    assert image_index(frame.file) == 7
+
+
+def test_frames_of_a_rotated_video_are_upright(media_dir, tmp_path):
+    path = av.generate_indexed_video(media_dir / "rotated-frames.mp4", frames=5, fps=5, rotation=90)
+    (frame,) = av.extract_frames(av.video_timeline(path), [2], tmp_path)
+    with Image.open(frame.file) as im:
+        assert im.size == (120, 160)
+
+
+def test_jpg_frames_are_written_when_asked(clip_mp4, tmp_path):
+    (frame,) = av.extract_frames(av.video_timeline(clip_mp4), [12], tmp_path, image_format="jpg")
+    assert frame.file.suffix == ".jpg" and image_index(frame.file) == 12
+
+
+def test_all_frames_come_from_one_ffmpeg_process(clip_mp4, tmp_path, monkeypatch):
+    tl = av.video_timeline(clip_mp4)
+    started = []
+    real_run = subprocess.run
+
+    def counting_run(args, *a, **kw):
+        started.append(Path(args[0]).name)
+        return real_run(args, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    av.extract_frames(tl, list(range(0, 50, 2)), tmp_path)
+    assert started == ["ffmpeg"]
+
+
+def test_seeking_to_keyframes_gives_the_same_bytes_as_decoding_from_the_start(clip_mp4, tmp_path):
+    tl = av.video_timeline(clip_mp4)
+    assert tl.keyframes[:3] == (0, 12, 24)
+    assert len(plan_segments([3, 40], tl.keyframes)) == 2  # frames 4..35 need not be decoded
+    sought = av.extract_frames(tl, [3, 40], tmp_path / "seek")
+    decoded = av.extract_frames(tl, [3, 40], tmp_path / "full", seek=False)
+    assert [image_index(f.file) for f in sought] == [3, 40]
+    assert [sha256_file(f.file) for f in sought] == [sha256_file(f.file) for f in decoded]
+
+
+def test_a_seek_that_lands_elsewhere_falls_back_to_decoding_from_the_start(clip_mp4, tmp_path, monkeypatch):
+    tl = av.video_timeline(clip_mp4)
+    calls = []
+    real = av._extract_segments
+
+    def first_call_misses(timeline, segments, *args):
+        calls.append(segments)
+        if len(calls) == 1:
+            raise MediaError(timeline.path, E.DECODE_MISMATCH, "simulated")
+        return real(timeline, segments, *args)
+
+    monkeypatch.setattr(av, "_extract_segments", first_call_misses)
+    frames = av.extract_frames(tl, [3, 40], tmp_path)
+    assert [len(c) for c in calls] == [2, 1] and calls[1][0].first == 0
+    assert [image_index(f.file) for f in frames] == [3, 40]
+
+
+def test_extracting_twice_gives_identical_bytes(clip_mp4, tmp_path):
+    tl = av.video_timeline(clip_mp4)
+    a = av.extract_frames(tl, [1, 30], tmp_path / "a")
+    b = av.extract_frames(tl, [1, 30], tmp_path / "b")
+    assert [sha256_file(f.file) for f in a] == [sha256_file(f.file) for f in b]
+
+
+def test_unsorted_or_out_of_range_indices_are_rejected(clip_mp4, tmp_path):
+    tl = av.video_timeline(clip_mp4)
+    with pytest.raises(ValueError, match="ascending"):
+        av.extract_frames(tl, [5, 3], tmp_path)
+    with pytest.raises(ValueError, match="ascending"):
+        av.extract_frames(tl, [CLIP_FRAMES], tmp_path)
+
+
+# -- cuts, mosaic, audio -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def five_view_cut(five_views, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cut")
+    result = av.cut_views(
+        five_views, 0.5, 1.7, [out / f"v{i}.mp4" for i in range(5)], mosaic=av.Mosaic(out / "mosaic.mp4", views=(1, 2, 3, 4))
+    )
+    return out, result
+
+
+def test_cut_of_five_views_keeps_exactly_the_frames_of_the_window(five_view_cut):
+    out, _ = five_view_cut
+    # 25 fps, [0.5, 1.7): frames 13 (0.52 s) .. 42 (1.68 s)
+    for i in range(5):
+        assert video_indices(out / f"v{i}.mp4") == list(range(13, 43))
+
+
+def test_cut_reports_equal_frame_counts_for_every_view(five_view_cut):
+    _, result = five_view_cut
+    assert [v["frames"] for v in result.views] == [30] * 5
+    assert result.mosaic["frames"] == 30
+
+
+def test_mosaic_is_a_2x2_grid_of_the_four_closeups_in_sync(five_view_cut):
+    out, result = five_view_cut
+    frames = av.decode_all_frames(out / "mosaic.mp4")
+    assert frames.shape[1:] == (240, 320, 3) and (result.mosaic["width"], result.mosaic["height"]) == (320, 240)
+    expected = {(0, 0): (255, 0, 0), (0, 1): (0, 128, 0), (1, 0): (0, 0, 255), (1, 1): (255, 255, 0)}
+    for k, frame in enumerate(frames):
+        for (r, c), colour in expected.items():
+            panel = frame[r * 120 : (r + 1) * 120, c * 160 : (c + 1) * 160]
+            assert read_index(panel) == 13 + k
+            centre = panel[55:65, 75:85].reshape(-1, 3).mean(axis=0)
+            assert np.abs(centre - colour).max() < 30
+
+
+def test_mosaic_panels_carry_distinct_labels_in_the_top_left_corner(five_view_cut):
+    out, _ = five_view_cut
+    frame = av.decode_all_frames(out / "mosaic.mp4")[0].astype(int)
+    glyphs = []
+    for r in range(2):
+        for c in range(2):
+            panel = frame[r * 120 : (r + 1) * 120, c * 160 : (c + 1) * 160]
+            corner, centre = panel[0:24, 0:24], panel[40:80, 40:120]
+            white, black = corner.min(axis=2) > 200, corner.max(axis=2) < 50
+            assert white.any() and black.any()  # a white glyph on a black box...
+            assert not (centre.min(axis=2) > 200).any() and not (centre.max(axis=2) < 50).any()  # ...not in the picture
+            glyphs.append(white)
+    assert all(not np.array_equal(a, b) for i, a in enumerate(glyphs) for b in glyphs[i + 1 :])  # A, B, C, D differ
+
+
+def test_mosaic_alone_of_four_closeups(five_views, tmp_path):
+    result = av.build_mosaic(five_views[1:], tmp_path / "m.mp4", start=1.0, end=1.4)
+    assert result.views == [] and result.mosaic["frames"] == 10
+    assert [read_index(f[:120, :160]) for f in av.decode_all_frames(tmp_path / "m.mp4")] == list(range(25, 35))
+
+
+def test_cut_twice_gives_identical_bytes(five_views, tmp_path):
+    for name in ("a", "b"):
+        av.cut_views(five_views[:2], 0.2, 1.0, [tmp_path / name / "v0.mp4", tmp_path / name / "v1.mp4"])
+    assert sha256_file(tmp_path / "a" / "v0.mp4") == sha256_file(tmp_path / "b" / "v0.mp4")
+
+
+def test_audio_is_mono_16khz_pcm_of_the_window(five_views, tmp_path):
+    result = av.extract_audio(five_views[0], tmp_path / "a.wav", start=0.5, end=1.7)
+    with wave.open(str(tmp_path / "a.wav")) as w:
+        assert (w.getnchannels(), w.getframerate(), w.getsampwidth()) == (1, 16000, 2)
+        assert w.getnframes() == pytest.approx(1.2 * 16000, abs=2)
+    assert result.duration == pytest.approx(1.2, abs=1e-3)
+
+
+# -- bad media -----------------------------------------------------------------------------------
+
+
+def truncate(src: Path, dst: Path, fraction: float = 0.5) -> Path:
+    data = src.read_bytes()
+    dst.write_bytes(data[: int(len(data) * fraction)])
+    return dst
+
+
+def assert_problem(excinfo, problem: str, path: Path) -> None:
+    assert excinfo.value.problem == problem
+    assert str(path) in str(excinfo.value)
+
+
+def test_missing_file_is_named(tmp_path):
+    path = tmp_path / "nowhere.mp4"
+    with pytest.raises(MediaError) as exc:
+        av.probe(path)
+    assert_problem(exc, E.MISSING, path)
+
+
+def test_zero_byte_file_is_reported(tmp_path):
+    path = tmp_path / "empty.mp4"
+    path.write_bytes(b"")
+    with pytest.raises(MediaError) as exc:
+        av.video_timeline(path)
+    assert_problem(exc, E.EMPTY, path)
+
+
+def test_mp4_cut_off_before_its_index_is_truncated(media_dir, tmp_path):
+    whole = av.generate_indexed_video(media_dir / "moov-at-end.mp4", frames=40, fps=10, faststart=False)
+    path = truncate(whole, tmp_path / "cut-off.mp4")
+    with pytest.raises(MediaError) as exc:
+        av.video_timeline(path)
+    assert_problem(exc, E.TRUNCATED, path)
+
+
+def test_mp4_missing_the_end_of_its_data_is_truncated(clip_mp4, tmp_path):
+    path = truncate(clip_mp4, tmp_path / "half.mp4")
+    with pytest.raises(MediaError) as exc:
+        av.video_timeline(path)
+    assert_problem(exc, E.TRUNCATED, path)
+    assert "announces 50 video frames" in str(exc.value)
+
+
+def test_matroska_that_ends_early_is_truncated(clip_mkv, tmp_path):
+    path = truncate(clip_mkv, tmp_path / "half.mkv")
+    with pytest.raises(MediaError) as exc:
+        av.video_timeline(path)
+    assert_problem(exc, E.TRUNCATED, path)
+
+
+def test_file_without_a_video_stream_is_reported(five_views, tmp_path):
+    path = tmp_path / "sound-only.wav"
+    av.extract_audio(five_views[0], path)
+    with pytest.raises(MediaError) as exc:
+        av.video_timeline(path)
+    assert_problem(exc, E.NO_VIDEO, path)
+    assert "audio (pcm_s16le)" in str(exc.value)
+
+
+def test_file_without_audio_cannot_give_audio(clip_mp4, tmp_path):
+    with pytest.raises(MediaError) as exc:
+        av.extract_audio(clip_mp4, tmp_path / "a.wav")
+    assert_problem(exc, E.NO_AUDIO, clip_mp4)
+
+
+@pytest.mark.parametrize("content", [b"this is a text file, not a video\n" * 20, bytes(range(256)) * 8])
+def test_unknown_container_is_reported(tmp_path, content):
+    path = tmp_path / "mystery.mp4"
+    path.write_bytes(content)
+    with pytest.raises(MediaError) as exc:
+        av.probe(path)
+    assert_problem(exc, E.UNKNOWN_CONTAINER, path)
+
+
+def test_window_beyond_the_end_is_reported(five_views, tmp_path):
+    with pytest.raises(MediaError) as exc:
+        av.cut_views(five_views, 2.0, 2.5, [tmp_path / f"v{i}.mp4" for i in range(5)])
+    assert_problem(exc, E.WINDOW_BEYOND_END, five_views[0])
+    assert "ends after the video (2.400 s)" in str(exc.value)
+
+
+def test_empty_window_is_reported(five_views, tmp_path):
+    with pytest.raises(MediaError) as exc:
+        av.cut_views(five_views[:1], 1.0, 1.0, [tmp_path / "v.mp4"])
+    assert exc.value.problem == E.BAD_WINDOW
+
+
+def test_views_of_different_lengths_are_reported(five_views, media_dir, tmp_path):
+    short = av.generate_indexed_video(media_dir / "short-view.mp4", frames=50, fps=25, background="red")
+    views = [*five_views[:4], short]
+    with pytest.raises(MediaError) as exc:
+        av.cut_views(views, 0.0, 1.0, [tmp_path / f"v{i}.mp4" for i in range(5)])
+    assert_problem(exc, E.VIEW_LENGTH_MISMATCH, short)
+    assert "2.000 s" in str(exc.value) and "2.400 s" in str(exc.value)
+
+
+def test_views_one_frame_apart_are_accepted(five_views, media_dir, tmp_path):
+    one_short = av.generate_indexed_video(media_dir / "one-short.mp4", frames=59, fps=25, background="red")
+    result = av.cut_views([five_views[0], one_short], 0.0, 1.0, [tmp_path / "a.mp4", tmp_path / "b.mp4"])
+    assert [v["frames"] for v in result.views] == [25, 25]
+
+
+def test_cut_counts_window_times_from_the_video_start_not_the_container_start(preroll_mkv, tmp_path):
+    assert av.probe(preroll_mkv).seek_offset > 0
+    av.cut_views([preroll_mkv], 0.5, 1.7, [tmp_path / "cut.mp4"])
+    assert video_indices(tmp_path / "cut.mp4") == list(range(5, 17))
+
+
+def test_cut_clips_get_a_keyframe_every_keyframe_interval(five_view_cut):
+    out, _ = five_view_cut
+    assert av.video_timeline(out / "v0.mp4").keyframes == (0,)  # a 1.2 s clip: only its first frame
+    long_cut = av.cut_views([out / "v0.mp4"], 0, 1.2, [out / "again.mp4"], encode=av.EncodeSettings(keyframe_interval_s=0.4))
+    assert long_cut.views[0]["frames"] == 30
+    assert av.video_timeline(out / "again.mp4").keyframes == (0, 10, 20)
+
+
+def test_cut_at_ntsc_rate_keeps_exactly_the_frames_of_the_window(media_dir, tmp_path):
+    path = av.generate_indexed_video(media_dir / "ntsc.mp4", frames=60, fps="30000/1001", gop=15)
+    # frame k is at k * 1001/30000 s: [1/3, 4/3) holds frames 10 (0.3337 s) .. 39 (1.3013 s)
+    av.cut_views([path], Fraction(1, 3), Fraction(4, 3), [tmp_path / "cut.mp4"])
+    assert video_indices(tmp_path / "cut.mp4") == list(range(10, 40))
+
+
+def test_encode_rgb_frames_round_trips_frame_indices(tmp_path):
+    from PIL import Image
+
+    from socialbench.media.av import decode_all_frames, encode_rgb_frames
+    from socialbench.moca.demo import decode_index_colour, index_colour
+
+    w, h = 64, 48
+    raw = b"".join(Image.new("RGB", (w, h), index_colour(i)).tobytes() for i in range(12))
+    out = encode_rgb_frames(raw, tmp_path / "c.mp4", size=(w, h), fps=6)
+    frames = decode_all_frames(out)
+    assert len(frames) == 12
+    assert [decode_index_colour(tuple(f[h // 2, w // 2])) for f in frames] == list(range(12))

@@ -1,0 +1,90 @@
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from socialbench.media.cli import media_app
+from socialbench.media.errors import MediaError
+from tests.conftest import make_instance
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def workdir(tmp_path, clip_mp4, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "media").mkdir()
+    shutil.copyfile(clip_mp4, tmp_path / "media" / "good.mp4")
+    (tmp_path / "media" / "empty.mp4").write_bytes(b"")
+    (tmp_path / "params.yaml").write_text("media:\n  moca_frames: 4\n  frame_max_side: 64\n", "utf-8")
+    interim = tmp_path / "data" / "interim" / "moca"
+    interim.mkdir(parents=True)
+    test = [
+        make_instance("i1", media=["media/pic.png"]),
+        make_instance("v1", modality="video_text", media=["media/good.mp4"], transcript="A: hi"),
+        make_instance("v2", modality="video_text", media=["media/empty.mp4"], transcript="A: hi"),
+    ]
+    (interim / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in test), "utf-8")
+    (interim / "dev.jsonl").write_text(json.dumps(make_instance("d1", media=["media/pic.png"])) + "\n", "utf-8")
+    return tmp_path
+
+
+ARGS = [
+    "moca-frames",
+    "--input", "data/interim/moca/test.jsonl", "--output", "data/processed/moca/test.jsonl",
+    "--input", "data/interim/moca/dev.jsonl", "--output", "data/processed/moca/dev.jsonl",
+]  # fmt: skip
+
+
+def read(path):
+    return [json.loads(line) for line in open(path, encoding="utf-8")]
+
+
+def test_moca_frames_writes_processed_splits_and_the_media_report(workdir):
+    result = runner.invoke(media_app, ARGS)
+    assert result.exit_code == 0, result.output
+    test = read("data/processed/moca/test.jsonl")
+    assert [r["id"] for r in test] == ["i1", "v1"]
+    assert len(test[1]["frames"]) == 4 and "frames" not in test[0]
+    assert [r["id"] for r in read("data/processed/moca/dev.jsonl")] == ["d1"]
+    (problem,) = read("results/reports/media.jsonl")
+    assert (problem["id"], problem["problem"]) == ("v2", "zero_byte")
+    assert "v2" in (workdir / "results/reports/media.md").read_text("utf-8")
+
+
+def test_moca_frames_rerun_gives_identical_bytes_from_the_cache(workdir):
+    runner.invoke(media_app, ARGS)
+    first = {p: (workdir / p).read_bytes() for p in ("data/processed/moca/test.jsonl", "results/reports/media.jsonl", "results/reports/media.md")}
+    result = runner.invoke(media_app, ARGS)
+    assert "1 hit(s), 0 extracted" in result.output
+    assert all((workdir / p).read_bytes() == data for p, data in first.items())
+
+
+def test_moca_frames_with_fail_stops_naming_the_file_and_problem(workdir):
+    result = runner.invoke(media_app, [*ARGS, "--on-error", "fail"])
+    assert result.exit_code != 0 and isinstance(result.exception, MediaError)
+    assert "media/empty.mp4" in str(result.exception) and "zero_byte" in str(result.exception)
+    assert not (workdir / "data/processed/moca/test.jsonl").exists()
+    assert read("results/reports/media.jsonl")[0]["action"] == "failed"
+
+
+def test_moca_frames_needs_one_output_per_input(workdir):
+    result = runner.invoke(media_app, ARGS[:7])
+    assert result.exit_code != 0 and "one output per input" in str(result.exception)
+
+
+@pytest.mark.slow
+def test_socialbench_media_command_exits_non_zero_on_bad_media(workdir):
+    exe = shutil.which("socialbench", path=str(Path(sys.executable).parent))
+    proc = subprocess.run([exe, "media", *ARGS, "--on-error", "fail"], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "media/empty.mp4" in proc.stderr and "zero_byte" in proc.stderr
+
+
+def test_probe_prints_json(clip_mp4):
+    result = runner.invoke(media_app, ["probe", str(clip_mp4)])
+    assert result.exit_code == 0 and json.loads(result.output)["frame_count"] == 50

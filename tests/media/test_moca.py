@@ -1,0 +1,87 @@
+import shutil
+
+import pytest
+
+from socialbench.media import errors as E
+from socialbench.media.cache import FrameCache
+from socialbench.media.errors import MediaError
+from socialbench.media.moca import MediaSettings, attach_frames
+from socialbench.media.report import MediaReport
+from socialbench.media.sampling import FrameSampling
+
+from tests.conftest import make_instance
+from tests.media.conftest import image_index
+
+SAMPLING = FrameSampling.uniform(4, max_side=64)
+
+
+@pytest.fixture
+def repo(tmp_path, clip_mp4):
+    (tmp_path / "media").mkdir()
+    shutil.copyfile(clip_mp4, tmp_path / "media" / "good.mp4")
+    (tmp_path / "media" / "empty.mp4").write_bytes(b"")
+    (tmp_path / "media" / "pic.png").write_bytes(b"png bytes are not read here")
+    return tmp_path
+
+
+def video(iid, path):
+    return make_instance(iid, modality="video_text", media=[path], transcript="A: hi")
+
+
+def run(repo, records, on_error="skip"):
+    report = MediaReport()
+    out = attach_frames(records, split="test", source="interim/test.jsonl", cache=FrameCache(repo / "frames"),
+                        sampling=SAMPLING, report=report, on_error=on_error, root=repo)
+    return out, report
+
+
+def test_video_instances_get_frames_in_temporal_order_with_path_hash_index_timestamp(repo):
+    (rec,), _ = run(repo, [video("v1", "media/good.mp4")])
+    assert [f["index"] for f in rec["frames"]] == [6, 18, 31, 43]
+    assert [f["timestamp"] for f in rec["frames"]] == [0.6, 1.8, 3.1, 4.3]
+    assert all(f["path"].startswith("frames/") for f in rec["frames"])
+    assert [image_index(repo / f["path"]) for f in rec["frames"]] == [6, 18, 31, 43]
+
+
+def test_image_instances_pass_through_unchanged(repo):
+    image = make_instance("i1", media=["media/pic.png"])
+    (rec,), _ = run(repo, [image])
+    assert rec == image and "frames" not in rec
+
+
+def test_input_records_are_not_modified(repo):
+    original = video("v1", "media/good.mp4")
+    run(repo, [original])
+    assert "frames" not in original
+
+
+def test_bad_media_with_skip_leaves_the_instance_out_and_reports_why(repo):
+    recs = [video("v1", "media/good.mp4"), video("v2", "media/empty.mp4"), make_instance("i1", media=["media/pic.png"])]
+    out, report = run(repo, recs)
+    assert [r["id"] for r in out] == ["v1", "i1"]
+    (problem,) = report.problems
+    assert (problem.id, problem.problem, problem.action) == ("v2", E.EMPTY, "skipped")
+    assert "empty.mp4" in problem.path and "v2" in problem.message
+    counts = report.counts["test"]
+    assert (counts.instances, counts.video_instances, counts.with_frames, counts.frames, counts.left_out) == (3, 2, 1, 4, 1)
+
+
+def test_bad_media_with_fail_stops_naming_file_instance_and_problem(repo):
+    with pytest.raises(MediaError) as exc:
+        run(repo, [video("v2", "media/empty.mp4")], on_error="fail")
+    message = str(exc.value)
+    assert "empty.mp4" in message and "v2" in message and E.EMPTY in message
+
+
+def test_a_video_instance_without_exactly_one_video_is_reported(repo):
+    out, report = run(repo, [video("v3", "media/good.mp4") | {"media": ["media/good.mp4", "media/good.mp4"]}])
+    assert out == [] and report.problems[0].problem == E.BAD_INSTANCE
+    assert report.problems[0].path == "interim/test.jsonl"
+
+
+def test_settings_come_from_the_media_section_of_params():
+    s = MediaSettings.from_params({"media": {"on_error": "fail", "moca_frames": 6, "frame_max_side": None, "image_format": "jpg"}})
+    assert s.moca_sampling() == FrameSampling.uniform(6, max_side=None, image_format="jpg")
+    assert s.meeting_sampling().fps == FrameSampling.at_fps("1/2").fps
+    with pytest.raises(ValueError, match="on_error"):
+        MediaSettings(on_error="ignore")
