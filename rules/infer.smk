@@ -17,6 +17,7 @@ rule moca_infer:
     conda:
         CONDA_ENV
     resources:
+        # `snakemake --resources model_slots=1` runs one model at a time (GPU or API quota).
         model_slots=1,
     shell:
         "socialbench infer --benchmark moca --instances {input.instances} --dev {input.dev}"

@@ -70,11 +70,17 @@ def test_second_snakemake_has_nothing_to_do(pipeline_run):
     assert "Nothing to be done" in out
 
 
-def test_dvc_repro_is_up_to_date_after_the_main_job(pipeline_run):
-    # Byte-identical outputs against the committed dvc.lock: the pipeline is deterministic and
-    # dvc.lock is current.
+def test_outputs_match_the_committed_dvc_lock(pipeline_run):
+    # The run ends with `dvc commit`; it leaves dvc.lock untouched only if every output is
+    # byte-identical to what the committed lock records (determinism) and the lock is current.
     work, env, _ = pipeline_run
-    out = run(["dvc", "status"], work, env)
+    proc = subprocess.run(["git", "diff", "--stat", "--exit-code", "dvc.lock"], cwd=work, capture_output=True, text=True)
+    assert proc.returncode == 0, "dvc.lock changed: run `dvc repro` and commit dvc.lock\n" + proc.stdout
+
+
+def test_dvc_repro_is_up_to_date_after_the_main_job(pipeline_run):
+    work, env, _ = pipeline_run
+    out = run(["dvc", "repro"], work, env)
     assert "Data and pipelines are up to date" in out, out
 
 

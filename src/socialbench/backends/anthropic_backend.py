@@ -71,17 +71,11 @@ class AnthropicBackend(APIBackend):
 
     # ---- request and response -------------------------------------------------------------------
     def _content(self, message: Any) -> list[dict[str, Any]]:
-        blocks: list[dict[str, Any]] = []
-        for part in message.content:
-            if isinstance(part, str):
-                if part:
-                    blocks.append({"type": "text", "text": part})
-            else:
-                img = encode_for_api(part, self.spec.image_size)
-                blocks.append(
-                    {"type": "image", "source": {"type": "base64", "media_type": img.media_type, "data": img.base64()}}
-                )
-        return blocks
+        def image_block(part: Any) -> dict[str, Any]:
+            img = encode_for_api(part, self.spec.image_size)
+            return {"type": "image", "source": {"type": "base64", "media_type": img.media_type, "data": img.base64()}}
+
+        return message.blocks(image_block)
 
     def _prepare(self, request: Request) -> dict[str, Any]:
         system = "\n\n".join(m.text() for m in request.messages if m.role == "system")

@@ -40,6 +40,15 @@ class Message:
     def images(self) -> list[ImagePart]:
         return [p for p in self.content if isinstance(p, ImagePart)]
 
+    def blocks(self, image_block: Callable[[ImagePart], dict[str, Any]]) -> list[dict[str, Any]]:
+        """The content as a list of wire-format blocks: ``{"type": "text", ...}`` for text (empty
+        strings dropped) and ``image_block(part)`` for each image, in order."""
+        return [
+            {"type": "text", "text": p} if isinstance(p, str) else image_block(p)
+            for p in self.content
+            if not (isinstance(p, str) and not p)
+        ]
+
     def key(self) -> dict[str, Any]:
         return {
             "role": self.role,

@@ -55,17 +55,7 @@ def resolve_dtype(name: str, device: str) -> str:
 
 def chat_messages(request: Request) -> list[dict[str, Any]]:
     """The request as a transformers chat conversation (text and image content parts)."""
-    conv = []
-    for message in request.messages:
-        parts: list[dict[str, Any]] = []
-        for part in message.content:
-            if isinstance(part, str):
-                if part:
-                    parts.append({"type": "text", "text": part})
-            else:
-                parts.append({"type": "image"})
-        conv.append({"role": message.role, "content": parts})
-    return conv
+    return [{"role": m.role, "content": m.blocks(lambda _img: {"type": "image"})} for m in request.messages]
 
 
 class HFBackend(Backend):

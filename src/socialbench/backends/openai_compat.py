@@ -80,14 +80,9 @@ class OpenAICompatBackend(APIBackend):
             if not message.images():
                 out.append({"role": message.role, "content": message.text()})
                 continue
-            parts: list[dict[str, Any]] = []
-            for part in message.content:
-                if isinstance(part, str):
-                    if part:
-                        parts.append({"type": "text", "text": part})
-                else:
-                    url = encode_for_api(part, self.spec.image_size).data_url()
-                    parts.append({"type": "image_url", "image_url": {"url": url}})
+            parts = message.blocks(
+                lambda img: {"type": "image_url", "image_url": {"url": encode_for_api(img, self.spec.image_size).data_url()}}
+            )
             out.append({"role": message.role, "content": parts})
         return out
 

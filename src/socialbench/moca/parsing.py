@@ -37,7 +37,7 @@ def parse_answer(
     extra = sorted(set(obj) - set(ANSWER_KEYS))
     record_error = f"unexpected keys {extra}" if extra else None
     allowed = {"mechanism": scenario_mechanisms, "label": scenario_labels}
-    for key in ("mechanism", "label"):
+    for key in ANSWER_KEYS:
         if key not in obj:
             errors[key] = "missing"
             continue
@@ -45,24 +45,14 @@ def parse_answer(
         if not isinstance(value, str):
             errors[key] = f"not a string: {value!r}"
             continue
-        canon = {normalize(name): name for name in allowed[key]}
-        hit = canon.get(normalize(value))
+        if key in allowed:
+            hit = {normalize(name): name for name in allowed[key]}.get(normalize(value))
+            problem = f"invalid for scenario: {value!r}"
+        else:
+            hit = {k.lower(): v for k, v in maps[key].items()}.get(normalize(value).replace(" ", ""))
+            problem = f"invalid slot id: {value!r}"
         if hit is None:
-            errors[key] = f"invalid for scenario: {value!r}"
+            errors[key] = problem
         else:
             fields[key] = hit
-    for key in ("subject", "target"):
-        if key not in obj:
-            errors[key] = "missing"
-            continue
-        value = obj[key]
-        if not isinstance(value, str):
-            errors[key] = f"not a string: {value!r}"
-            continue
-        slot = normalize(value).replace(" ", "")
-        by_slot = {k.lower(): v for k, v in maps[key].items()}
-        if slot in by_slot:
-            fields[key] = by_slot[slot]
-        else:
-            errors[key] = f"invalid slot id: {value!r}"
     return fields, errors, record_error
