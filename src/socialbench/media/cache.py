@@ -95,6 +95,12 @@ class FrameManifest:
         return out
 
 
+def tool_memo_dir() -> Path:
+    """Per-machine memo of executable hashes: $SOCIALBENCH_TOOL_MEMO_DIR, else ~/.cache/socialbench."""
+    env = os.environ.get("SOCIALBENCH_TOOL_MEMO_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "socialbench"
+
+
 class FrameCache:
     def __init__(self, root: str | Path, *, verify: bool = True):
         self.root = Path(root)
@@ -107,7 +113,9 @@ class FrameCache:
             "format": CACHE_FORMAT,
             "video_sha256": video_sha256,
             "sampling": sampling.key(),
-            "ffmpeg_sha256": av.tool_identity(self.root),
+            # The memo of the ffmpeg hash holds machine-specific paths and mtimes: it lives in the
+            # user's cache, not in the (DVC-versioned) frame cache.
+            "ffmpeg_sha256": av.tool_identity(tool_memo_dir()),
         }
 
     def _folder(self, key: str) -> Path:
