@@ -50,3 +50,22 @@ def test_different_seed_gives_different_gold(taxonomy):
 
 def test_frame_index_colour_round_trips():
     assert all(decode_index_colour(index_colour(i)) == i for i in range(512))
+
+
+@pytest.mark.slow
+def test_fault_injection_adds_one_bad_record_and_one_truncated_clip(tmp_path, taxonomy, monkeypatch):
+    from socialbench.moca.prepare import prepare_instances
+    from socialbench.moca.schema import read_jsonl
+
+    monkeypatch.chdir(tmp_path)
+    generate(Path("demo"), DemoConfig(seed=3, n_test=3, n_dev=3, video_fraction=0.0, faults=True), taxonomy)
+    raw = read_jsonl(tmp_path / "demo" / "test.jsonl")
+    kept, dropped = prepare_instances(raw, taxonomy, "test.jsonl")
+    assert [d["id"] for d in dropped] == ["demo-test-fault-label"]
+    assert dropped[0]["problems"][0]["field"] == "label"
+    clip = next(r for r in kept if r["id"] == "demo-test-fault-media")
+    from socialbench.media.av import video_timeline
+    from socialbench.media.errors import MediaError
+
+    with pytest.raises(MediaError, match="truncated|announces"):
+        video_timeline(tmp_path / clip["media"][0])

@@ -45,7 +45,7 @@ def test_label_from_another_scenario_is_rejected(tmp_path, taxonomy):
     path = write(tmp_path / "x.jsonl", [make_instance("a", label="happy")])
     with pytest.raises(DataError) as exc:
         load_instances(path, taxonomy)
-    assert exc.value.field == "label" and "not a intent label" in str(exc.value)
+    assert exc.value.field == "label" and "is not a label of scenario 'intent'" in str(exc.value)
 
 
 def test_gold_subject_outside_options_is_rejected(tmp_path, taxonomy):

@@ -68,6 +68,7 @@ class DemoConfig:
     video_seconds: float = 3.0
     video_fps: int = 10
     video_size: tuple[int, int] = (160, 120)
+    faults: bool = False  # add one invalid record and one truncated clip to the test split
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> "DemoConfig":
@@ -81,6 +82,7 @@ class DemoConfig:
             video_seconds=d["video_seconds"],
             video_fps=d["video_fps"],
             video_size=tuple(d["video_size"]),
+            faults=d["faults"],
         )
 
 
@@ -206,6 +208,31 @@ def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, l
                 encode_video(video_frames(rec, cfg), target, cfg)
             # Media paths in the records are relative to the repository root.
             rec["media"] = [target.as_posix()]
+        if cfg.faults and split == "test":
+            recs += fault_records(media, cfg, tax)
         write_jsonl(out_dir / f"{split}.jsonl", recs)
         result[split] = recs
     return result
+
+
+def fault_records(media: Path, cfg: DemoConfig, tax: Taxonomy) -> list[dict[str, Any]]:
+    """Two deliberately bad raw instances, so a demo run shows that nothing is dropped silently:
+    one whose label belongs to another scenario (the prepare stage drops it into
+    results/reports/moca_prepare_test.jsonl) and one whose clip is truncated (the media stage
+    leaves it out and lists it in results/reports/media.*)."""
+    bad_label = make_record("test-fault", 0, cfg, tax)
+    other = [s for s in tax.scenarios if s != bad_label["scenario"]][0]
+    bad_label.update(id="demo-test-fault-label", label=tax.label_names(other)[0], modality="image_text")
+    path = media / "demo-test-fault-label.png"
+    path.write_bytes(draw_image(bad_label, cfg.image_size))
+    bad_label["media"] = [path.as_posix()]
+
+    truncated = make_record("test-fault", 1, cfg, tax)
+    truncated.update(id="demo-test-fault-media", modality="video_text",
+                     transcript=truncated["transcript"] or "A: (inaudible)")
+    clip = media / "demo-test-fault-media.mp4"
+    encode_video(video_frames(truncated, cfg), clip, cfg)
+    data = clip.read_bytes()
+    clip.write_bytes(data[: len(data) // 2])  # cut mid-stream, as an interrupted download would
+    truncated["media"] = [clip.as_posix()]
+    return [bad_label, truncated]

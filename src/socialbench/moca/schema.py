@@ -110,9 +110,9 @@ def _cross_field_problems(rec: dict[str, Any], taxonomy: Taxonomy) -> list[tuple
         problems.append(("target", f"gold {rec['target']!r} is not one of target_options"))
     s = rec["scenario"]
     if rec["mechanism"] not in taxonomy.mechanism_names(s):
-        problems.append(("mechanism", f"{rec['mechanism']!r} is not a {s} mechanism"))
+        problems.append(("mechanism", f"{rec['mechanism']!r} is not a mechanism of scenario {s!r}"))
     if rec["label"] not in taxonomy.label_names(s):
-        problems.append(("label", f"{rec['label']!r} is not a {s} label"))
+        problems.append(("label", f"{rec['label']!r} is not a label of scenario {s!r}"))
     return problems
 
 
