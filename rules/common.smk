@@ -34,6 +34,15 @@ def moca_table_files():
     return expand("results/tables/moca/{scenario}.{ext}", scenario=SCENARIOS, ext=["md", "csv", "tex"])
 
 
+MOCA_MEDIA_SPLITS = ["test", "dev"]
+FRAME_CACHE = "data/interim/frames"
+
+
+def media_io_pairs(wildcards, input, output):
+    # One --input/--output pair per split, in the same order.
+    return " ".join(f"--input {i} --output {o}" for i, o in zip(input.instances, output.instances))
+
+
 def model_config(wildcards):
     # Passed as a rule param, so editing one model's entry reruns only that model's jobs.
     return config["models"][wildcards.model]

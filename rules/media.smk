@@ -4,14 +4,6 @@
 # by path, sha256, source frame index and timestamp. Bad media: media.on_error (skip | fail),
 # always listed in results/reports/media.jsonl and media.md.
 
-MOCA_MEDIA_SPLITS = ["test", "dev"]
-FRAME_CACHE = "data/interim/frames"
-
-
-def _media_io_pairs(wildcards, input, output):
-    return " ".join(f"--input {i} --output {o}" for i, o in zip(input.instances, output.instances))
-
-
 rule moca_frames:
     input:
         instances=expand("data/interim/moca/{split}.jsonl", split=MOCA_MEDIA_SPLITS),
@@ -22,7 +14,7 @@ rule moca_frames:
         report_md="results/reports/media.md",
     params:
         media=config["media"],  # a changed media setting reruns this rule
-        io=_media_io_pairs,
+        io=media_io_pairs,
         frames_dir=FRAME_CACHE,
     log:
         "logs/media/moca_frames.log",
