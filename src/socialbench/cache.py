@@ -169,14 +169,14 @@ class RequestCache:
     def explain_miss(self, identity: dict[str, Any], request: Request, model: str) -> "MissExplanation":
         """Why ``request`` is (or is not) a miss: the parts of its key that differ from the nearest
         stored entry with the same model and request id."""
-        parts = json.loads(canonical_json(key_parts(identity, request)))
-        key = sha256_bytes(canonical_json(parts).encode("utf-8"))
-        if key in self:
+        if cache_key(identity, request) in self:
             return MissExplanation(request.request_id, model, hit=True)
         same = self.entries_for(model, request.request_id)
         if not same:
             others = sorted({e["model"] for e in self.entries_for(None, request.request_id)})
             return MissExplanation(request.request_id, model, hit=False, other_models=others)
+        # Compared as stored: JSON (tuples become lists).
+        parts = json.loads(canonical_json(key_parts(identity, request)))
         return nearest_explanation(request.request_id, model, parts, same)
 
     def explain_stored(self, model: str, request_id: str) -> "MissExplanation | None":

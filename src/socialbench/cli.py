@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 
 from socialbench.errors import SocialbenchError
+from socialbench.io import write_json, write_text_atomic
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
                   help="socialbench: MoCA and MeetingToM pipelines.")
@@ -22,13 +23,6 @@ def _benchmark(value: str) -> str:
     if value != "moca":
         raise SocialbenchError(f"--benchmark {value!r}: only 'moca' is implemented so far")
     return value
-
-
-def _write_json(path: Path, obj) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
 
 
 @app.command("check-params")
@@ -64,7 +58,7 @@ def prepare(
 ) -> None:
     """Validate raw instances (schema, taxonomy, media present); keep good ones, report the rest."""
     from socialbench.moca.prepare import prepare_instances
-    from socialbench.moca.schema import read_jsonl, write_jsonl
+    from socialbench.io import read_jsonl, write_jsonl
     from socialbench.taxonomy import load_taxonomy
 
     _benchmark(benchmark)
@@ -93,7 +87,8 @@ def infer(
     from socialbench.cache import RequestCache
     from socialbench.config import load_params
     from socialbench.moca.infer import predict
-    from socialbench.moca.schema import load_instances, write_jsonl
+    from socialbench.io import write_jsonl
+    from socialbench.moca.schema import load_instances
     from socialbench.taxonomy import load_taxonomy
 
     _benchmark(benchmark)
@@ -111,7 +106,7 @@ def infer(
     finally:
         rc.close()
     write_jsonl(out, records)
-    _write_json(stats, run_stats.as_dict())
+    write_json(stats, run_stats.as_dict())
     s = run_stats
     typer.echo(f"infer {model}/{method}: {s.requests} requests, {s.cache_hits} cached, {s.cache_misses} called, {s.errors} errors")
 
@@ -125,7 +120,8 @@ def score(
     taxonomy: Optional[Path] = Opt(None, help="YAML/JSON {labels: {scenario: [...]}, mechanisms: {scenario: [...]}}"),
 ) -> None:
     """Score predictions (MoCA section 3.3) per scenario; write {scenario: metrics} JSON."""
-    from socialbench.moca.schema import load_instances, read_jsonl
+    from socialbench.io import read_jsonl
+    from socialbench.moca.schema import load_instances
     from socialbench.moca.scoring import score as score_fn
     from socialbench.taxonomy import load_taxonomy
 
@@ -133,7 +129,7 @@ def score(
     tax = load_taxonomy(taxonomy)
     labels, mechanisms = tax.as_sets()
     result = score_fn(load_instances(instances, tax), read_jsonl(predictions), labels, mechanisms)
-    _write_json(out, result)
+    write_json(out, result)
     typer.echo(f"score: {out}")
 
 
@@ -164,13 +160,13 @@ def tables(
         n = next((sc[s]["n"] for sc in loaded.values() if s in sc), None)
         md = to_markdown(s, rows, n)
         md_all.append(md)
-        (out_dir / f"{s}.md").write_text(md, encoding="utf-8")
-        (out_dir / f"{s}.csv").write_text(to_csv(rows), encoding="utf-8")
-        (out_dir / f"{s}.tex").write_text(to_latex(s, rows), encoding="utf-8")
-    (out_dir / "all.md").write_text("\n".join(md_all), encoding="utf-8")
+        write_text_atomic(out_dir / f"{s}.md", md)
+        write_text_atomic(out_dir / f"{s}.csv", to_csv(rows))
+        write_text_atomic(out_dir / f"{s}.tex", to_latex(s, rows))
+    write_text_atomic(out_dir / "all.md", "\n".join(md_all))
     head = {f"{m}.{meth}": {s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc}
             for (m, meth), sc in sorted(loaded.items())}
-    _write_json(headline, head)
+    write_json(headline, head)
     typer.echo(f"tables: {len(scenarios)} scenarios in {out_dir}")
 
 
@@ -217,7 +213,7 @@ def track(
             "artifacts": [pred, path, stats_path, *tables],
         })
     summary = log_evaluations(evaluations, p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], Path("mlartifacts"))
-    _write_json(out, {"evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
+    write_json(out, {"evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
                       "keys": sorted(eval_key(e) for e in evaluations)})
     typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")
 

@@ -28,7 +28,7 @@ import anthropic
 
 from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback
 from socialbench.backends.base import BackendContext, ModelSpec, Request, Response
-from socialbench.backends.media import encode_for_api
+from socialbench.backends.images import encode_for_api
 from socialbench.backends.retry import MalformedResponse
 from socialbench.errors import ConfigError
 

@@ -19,7 +19,7 @@ import time
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
-from socialbench.backends.media import ImageChanged
+from socialbench.backends.images import ImageChanged
 from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, call_with_retries
 from socialbench.errors import ConfigError
 

@@ -29,7 +29,7 @@ import torch
 import transformers
 
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
-from socialbench.backends.media import ImageChanged, load_pil
+from socialbench.backends.images import ImageChanged, load_pil
 from socialbench.errors import ConfigError
 
 log = logging.getLogger("socialbench.backends")

@@ -21,7 +21,6 @@ Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a p
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
@@ -39,6 +38,7 @@ import ffmpeg
 from ffmpeg._utils import convert_kwargs_to_cmd_line_args
 
 from socialbench.errors import SocialbenchError
+from socialbench.hashing import sha256_file
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
 from socialbench.media.sampling import Segment, ffmpeg_seconds, fit_size, plan_segments, to_fraction
@@ -163,11 +163,7 @@ def tool_identity(memo_dir: str | Path | None = None) -> str:
             memo = {}
     if stamp in memo:
         return memo[stamp]
-    h = hashlib.sha256()
-    with open(binary, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    digest = h.hexdigest()
+    digest = sha256_file(binary)
     if memo_file is not None:
         memo[stamp] = digest
         memo_file.parent.mkdir(parents=True, exist_ok=True)

@@ -7,11 +7,11 @@ Written as ``results/reports/media.jsonl`` (one problem per line, sorted) and a 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from socialbench.io import write_jsonl, write_text_atomic
 from socialbench.media.errors import MediaError
 
 
@@ -53,9 +53,9 @@ class MediaReport:
         return sorted(self.problems, key=lambda p: (p.split, p.id, p.path, p.problem))
 
     def write(self, jsonl: str | Path, markdown: str | Path | None = None) -> None:
-        _atomic_write(Path(jsonl), "".join(json.dumps(asdict(p), sort_keys=True, ensure_ascii=False) + "\n" for p in self.sorted_problems()))
+        write_jsonl(jsonl, (asdict(p) for p in self.sorted_problems()))
         if markdown is not None:
-            _atomic_write(Path(markdown), self.markdown())
+            write_text_atomic(markdown, self.markdown())
 
     def markdown(self) -> str:
         lines = ["# Media report", ""]
@@ -78,10 +78,3 @@ class MediaReport:
                 detail = p.detail.replace("|", "\\|")
                 lines.append(f"| {p.split} | {p.id} | `{p.path}` | {p.problem} | {p.action} | {detail} |")
         return "\n".join(lines) + "\n"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    tmp.replace(path)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
 
 from socialbench.errors import DataError
+from socialbench.io import read_jsonl
 from socialbench.taxonomy import Taxonomy
 
 FIELDS = (
@@ -52,38 +52,6 @@ def instance_schema(taxonomy: Taxonomy) -> pa.DataFrameSchema:
         strict=False,
         coerce=False,
     )
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Read JSON lines; a bad line is an error naming the file and line."""
-    path = Path(path)
-    records = []
-    try:
-        lines = path.read_text("utf-8").splitlines()
-    except FileNotFoundError as exc:
-        raise DataError(str(path), "file not found") from exc
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(str(path), f"line {n} is not valid JSON ({exc.msg})", record=f"line {n}") from exc
-        if not isinstance(rec, dict):
-            raise DataError(str(path), f"line {n} is not a JSON object", record=f"line {n}")
-        records.append(rec)
-    return records
-
-
-def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
-    """Write JSON lines with sorted keys, atomically (a killed run never leaves half a file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        for rec in records:
-            fh.write(json.dumps(rec, sort_keys=True, ensure_ascii=False) + "\n")
-    tmp.replace(path)
 
 
 def _schema_problems(records: list[dict[str, Any]], taxonomy: Taxonomy) -> dict[int, list[tuple[str, str]]]:

@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image
 
-from socialbench.backends.media import ImageChanged, encode_for_api, load_pil, read_checked
+from socialbench.backends.images import ImageChanged, encode_for_api, load_pil, read_checked
 from socialbench.hashing import sha256_bytes
 from tests.helpers.moca_requests import write_png
 
