@@ -26,3 +26,23 @@ def test_index_survives_noise_and_a_gray_image():
 def test_a_frame_too_narrow_for_the_cells_is_an_error():
     with pytest.raises(ValueError, match="too narrow"):
         bit_cells(16, 16)
+
+
+@pytest.mark.parametrize("index", [0, 5, 29, 4095])
+def test_pillow_painted_index_reads_back(index):
+    from PIL import Image, ImageDraw
+
+    from socialbench.media.synth import draw_index
+
+    img = Image.new("RGB", (160, 120), (200, 30, 30))
+    draw_index(ImageDraw.Draw(img), 160, 120, index)
+    assert read_index(np.asarray(img)) == index
+
+
+def test_pillow_painting_rejects_an_index_beyond_the_bits():
+    from PIL import Image, ImageDraw
+
+    from socialbench.media.synth import draw_index
+
+    with pytest.raises(ValueError, match="does not fit"):
+        draw_index(ImageDraw.Draw(Image.new("RGB", (160, 120))), 160, 120, 2**BITS)

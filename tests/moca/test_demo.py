@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.moca.demo import DemoConfig, decode_index_colour, generate, index_colour
+from socialbench.moca.demo import DemoConfig, encode_video, generate, make_record, video_frames
 from socialbench.moca.schema import load_instances
 
 
@@ -41,21 +41,26 @@ def test_demo_benchmark_covers_scenarios_modalities_and_is_valid(tmp_path, taxon
 
 
 def test_different_seed_gives_different_gold(taxonomy):
-    from socialbench.moca.demo import make_record
-
     a = [make_record("test", i, DemoConfig(seed=1), taxonomy) for i in range(12)]
     b = [make_record("test", i, DemoConfig(seed=2), taxonomy) for i in range(12)]
     assert a != b
 
 
-def test_frame_index_colour_round_trips():
-    assert all(decode_index_colour(index_colour(i)) == i for i in range(512))
+@pytest.mark.slow
+def test_every_demo_clip_frame_carries_its_own_index(tmp_path, taxonomy):
+    from socialbench.media.av import decode_all_frames
+    from socialbench.media.synth import read_index
+
+    cfg = DemoConfig(seed=1, video_seconds=2.0, video_fps=10)
+    rec = make_record("test", 0, cfg, taxonomy)
+    encode_video(video_frames(rec, cfg), tmp_path / "clip.mp4", cfg)
+    assert [read_index(f) for f in decode_all_frames(tmp_path / "clip.mp4")] == list(range(20))
 
 
 @pytest.mark.slow
 def test_fault_injection_adds_one_bad_record_and_one_truncated_clip(tmp_path, taxonomy, monkeypatch):
     from socialbench.moca.prepare import prepare_instances
-    from socialbench.moca.schema import read_jsonl
+    from socialbench.io import read_jsonl
 
     monkeypatch.chdir(tmp_path)
     generate(Path("demo"), DemoConfig(seed=3, n_test=3, n_dev=3, video_fraction=0.0, faults=True), taxonomy)

@@ -4,13 +4,15 @@ Every frame of a generated video shows a band along its bottom edge split into `
 cells; cell ``b`` is white when bit ``b`` of the frame number is set and black otherwise. The band
 survives lossy compression and scaling, so tests (and the benchmark's spot checks) can decode any
 extracted frame, cut clip or mosaic panel back to the source frame number. The ffmpeg command that
-renders such a video is :func:`socialbench.media.av.generate_indexed_video`; this module holds the
-pure layout and decoding.
+renders such a video is :func:`socialbench.media.av.generate_indexed_video`; the demo benchmark
+paints the same band with Pillow (:func:`draw_index`). This module holds the layout, the painting
+and the decoding.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +38,16 @@ def bit_cells(width: int, height: int, bits: int = BITS) -> list[Cell]:
     bh = band_height(height)
     edges = [b * width // bits for b in range(bits + 1)]
     return [Cell(edges[b], height - bh, edges[b + 1] - edges[b], bh) for b in range(bits)]
+
+
+def draw_index(draw: Any, width: int, height: int, index: int, bits: int = BITS) -> None:
+    """Paint ``index`` into the bottom band of a Pillow ``ImageDraw`` of a ``width`` x ``height``
+    image (the same layout as :func:`socialbench.media.av.generate_indexed_video` renders)."""
+    if not 0 <= index < 1 << bits:
+        raise ValueError(f"index {index} does not fit in {bits} bits")
+    for b, cell in enumerate(bit_cells(width, height, bits)):
+        colour = (255, 255, 255) if index >> b & 1 else (0, 0, 0)
+        draw.rectangle([cell.x, cell.y, cell.x + cell.w - 1, cell.y + cell.h - 1], fill=colour)
 
 
 def read_index(image: np.ndarray, bits: int = BITS) -> int:

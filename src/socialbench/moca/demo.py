@@ -2,8 +2,8 @@
 
 Image-text instances get a PNG drawn with Pillow and a caption; video-text instances get a short
 H.264 clip (frames drawn with Pillow, encoded by ffmpeg with bit-exact flags and one thread) and a
-transcript. The same seed gives byte-identical files. Each frame of a clip carries a colour bar that
-encodes its frame index, so tests can check which frames a sampler took.
+transcript. The same seed gives byte-identical files. Each frame of a clip carries a band that
+encodes its frame index (socialbench.media.synth), so tests can check which frames a sampler took.
 """
 
 from __future__ import annotations
@@ -153,29 +153,22 @@ def draw_image(rec: dict[str, Any], size: int) -> bytes:
     return buf.getvalue()
 
 
-def index_colour(i: int) -> tuple[int, int, int]:
-    """Colour that encodes a frame index (0..511) robustly through lossy coding: 3 bits per channel."""
-    return ((i >> 6 & 7) * 32 + 16, (i >> 3 & 7) * 32 + 16, (i & 7) * 32 + 16)
-
-
-def decode_index_colour(rgb: tuple[float, float, float]) -> int:
-    r, g, b = (max(0, min(7, int(round((float(c) - 16) / 32)))) for c in rgb)
-    return (r << 6) | (g << 3) | b
-
-
 def video_frames(rec: dict[str, Any], cfg: DemoConfig) -> bytes:
-    """Raw RGB24 frames of a clip: a figure moving across the scene; the top band encodes the index."""
+    """Raw RGB24 frames of a clip: a figure moving across the scene; the bottom band encodes the
+    frame index (:mod:`socialbench.media.synth`)."""
+    from socialbench.media.synth import band_height, draw_index
+
     w, h = cfg.video_size
     n = max(1, int(round(cfg.video_seconds * cfg.video_fps)))
     base = SCENARIO_COLOURS[rec["scenario"]]
     rng = random.Random(rec["id"])
     figure = tuple(rng.randrange(60, 250) for _ in range(3))
-    y0 = rng.randrange(h // 3, h - 24)
+    y0 = rng.randrange(h // 4, max(h // 4 + 1, h - band_height(h) - 22))
     out = bytearray()
     for i in range(n):
         img = Image.new("RGB", (w, h), base)
         d = ImageDraw.Draw(img)
-        d.rectangle([0, 0, w, h // 4], fill=index_colour(i))
+        draw_index(d, w, h, i)
         x = int((w - 20) * i / max(1, n - 1))
         d.ellipse([x, y0, x + 20, y0 + 20], fill=figure)
         out += img.tobytes()
@@ -191,7 +184,7 @@ def encode_video(raw: bytes, path: Path, cfg: DemoConfig) -> None:
 
 def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, list[dict[str, Any]]]:
     """Write ``{out_dir}/{test,dev}.jsonl`` and ``{out_dir}/media/*``; return the records by split."""
-    from socialbench.moca.schema import write_jsonl
+    from socialbench.io import write_jsonl
 
     out_dir = Path(out_dir)
     media = out_dir / "media"
