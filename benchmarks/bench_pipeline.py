@@ -56,7 +56,7 @@ def stage_commands() -> list[list[str]]:
                      "--report", f"results/reports/moca_prepare_{split}.jsonl"])
     cmds.append(["socialbench", "media", "moca-frames", "--input", "data/interim/moca/test.jsonl", "--output", "data/processed/moca/test.jsonl",
                  "--input", "data/interim/moca/dev.jsonl", "--output", "data/processed/moca/dev.jsonl", "--frames-dir", "data/interim/frames",
-                 "--report", "results/reports/media.jsonl", "--report-md", "results/reports/media.md", "--params", "params.yaml"])
+                 "--report", "results/reports/media.jsonl", "--report-md", "results/reports/media.md", "--params", "params.yaml", "--prune"])
     scores = []
     for model in params["models"]:
         for method in params.get("moca", {}).get("methods", ["direct"]):

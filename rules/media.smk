@@ -1,8 +1,9 @@
 # Media stage (docs/media.md): sampled frames for MoCA video-text instances. Frames go into the
 # content-addressed cache data/interim/frames/ (not an output: Snakemake would delete it before
 # each run, and the cache is what makes reruns free); the processed instances name every frame
-# by path, sha256, source frame index and timestamp. Bad media: media.on_error (skip | fail),
-# always listed in results/reports/media.jsonl and media.md.
+# by path, sha256, source frame index and timestamp. --prune then removes the entries they do not
+# name, so the DVC-versioned folder depends on the current data only, not on earlier runs.
+# Bad media: media.on_error (skip | fail), always listed in results/reports/media.jsonl and media.md.
 
 rule moca_frames:
     input:
@@ -21,5 +22,5 @@ rule moca_frames:
     conda:
         CONDA_ENV
     shell:
-        "socialbench media moca-frames {params.io} --frames-dir {params.frames_dir}"
+        "socialbench media moca-frames {params.io} --frames-dir {params.frames_dir} --prune"
         " --report {output.report} --report-md {output.report_md} --params params.yaml > {log} 2>&1"

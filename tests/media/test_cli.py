@@ -88,3 +88,17 @@ def test_socialbench_media_command_exits_non_zero_on_bad_media(workdir):
 def test_probe_prints_json(clip_mp4):
     result = runner.invoke(media_app, ["probe", str(clip_mp4)])
     assert result.exit_code == 0 and json.loads(result.output)["frame_count"] == 50
+
+
+def test_prune_keeps_exactly_the_frames_the_instances_name(workdir):
+    assert runner.invoke(media_app, ARGS).exit_code == 0
+    frames = workdir / "data" / "interim" / "frames"
+    stale = frames / "ab" / ("ab" + "0" * 62)
+    stale.mkdir(parents=True)
+    (stale / "manifest.json").write_text("{}", "utf-8")
+    result = runner.invoke(media_app, [*ARGS, "--prune"])
+    assert result.exit_code == 0, result.output
+    assert not (frames / "ab").exists()
+    named = {Path(f["path"]).parent.name for r in read("data/processed/moca/test.jsonl") for f in r.get("frames", [])}
+    kept = {p.name for p in frames.glob("??/*") if p.is_dir()}
+    assert kept == named and len(kept) == 1

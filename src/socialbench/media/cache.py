@@ -10,7 +10,10 @@ Layout under the cache root (``data/interim/frames/`` in the pipeline)::
 
     <key[:2]>/<key>/manifest.json       what was sampled, from what, and how
     <key[:2]>/<key>/<index:06d>.png     one file per frame, named by its index in the source
-    tool-ids.json                       memo of the ffmpeg executable's hash (by path/size/mtime)
+    .locks/, .tmp/                      per-key locks and entries being written (.dvcignore'd)
+
+The memo of the ffmpeg executable's hash (by path, size and mtime) is machine-specific, so it lives
+in the user's cache (:func:`tool_memo_dir`), not here.
 
 Entries are written to a temporary folder and renamed into place, under a per-key file lock, so
 concurrent jobs and killed runs never leave a half-written entry behind.
@@ -107,6 +110,7 @@ class FrameCache:
         self.verify = verify
         self.hits = 0
         self.misses = 0
+        self.used: set[str] = set()  # keys served by this instance (hits and extractions)
 
     def key_parts(self, video_sha256: str, sampling: FrameSampling) -> dict[str, Any]:
         return {
@@ -153,6 +157,7 @@ class FrameCache:
         found = self._load(folder)
         if found is not None:
             self.hits += 1
+            self.used.add(key)
             return found
         lock_dir = self.root / ".locks"
         lock_dir.mkdir(parents=True, exist_ok=True)
@@ -160,10 +165,27 @@ class FrameCache:
             found = self._load(folder)  # another process may have finished it meanwhile
             if found is not None:
                 self.hits += 1
+                self.used.add(key)
                 return found
             manifest = self._extract(video, sampling, key, parts, folder)
             self.misses += 1  # counts extractions that succeeded
+            self.used.add(key)
             return manifest
+
+    def prune(self, keep: set[str]) -> int:
+        """Remove every entry (and its lock file) whose key is not in ``keep``; return how many.
+        The pipeline prunes to the entries its processed instances name, so the versioned frame
+        folder holds exactly those frames, whatever earlier runs left behind."""
+        removed = 0
+        for shard in sorted(p for p in self.root.glob("??") if p.is_dir()):
+            for entry in sorted(p for p in shard.iterdir() if p.is_dir()):
+                if entry.name not in keep:
+                    shutil.rmtree(entry)
+                    (self.root / ".locks" / f"{entry.name}.lock").unlink(missing_ok=True)
+                    removed += 1
+            if not any(shard.iterdir()):
+                shard.rmdir()
+        return removed
 
     def _extract(self, video: str | Path, sampling: FrameSampling, key: str, parts: dict[str, Any], folder: Path) -> FrameManifest:
         timeline = av.video_timeline(video)

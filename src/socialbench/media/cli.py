@@ -42,6 +42,7 @@ def moca_frames(
     params: Path = Opt(Path("params.yaml"), help="params file (media section)"),
     on_error: Optional[str] = Opt(None, help="skip | fail (default: media.on_error)"),
     root: Path = Opt(Path("."), help="repository root; instance media paths are relative to it"),
+    prune: bool = Opt(False, help="afterwards, remove frame-cache entries these instances do not use"),
 ) -> None:
     """Add sampled frames (path, sha256, index, timestamp) to MoCA video-text instances.
 
@@ -52,7 +53,7 @@ def moca_frames(
     from socialbench.media.errors import MediaError
     from socialbench.media.moca import attach_frames
     from socialbench.media.report import MediaReport
-    from socialbench.moca.schema import read_jsonl, write_jsonl
+    from socialbench.io import read_jsonl, write_jsonl
 
     _logging()
     if len(inputs) != len(outputs):
@@ -76,6 +77,8 @@ def moca_frames(
     for dst, recs in results:
         write_jsonl(dst, recs)
     rep.write(report, report_md)
+    if prune:
+        cache.prune(cache.used)
     left = sum(c.left_out for c in rep.counts.values())
     typer.echo(f"media moca-frames: {sum(c.with_frames for c in rep.counts.values())} video instance(s) with frames,"
                f" {left} left out (see {report_md}); frame cache: {cache.hits} hit(s), {cache.misses} extracted")
