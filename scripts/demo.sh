@@ -7,4 +7,4 @@ source scripts/env.sh
 snakemake --cores "${CORES:-all}" "$@"
 echo
 echo "Tables:  results/tables/moca/ (all.md has every scenario)"
-echo "Runs:    mlflow ui --backend-store-uri sqlite:///mlflow.db   (after: source .venv/bin/activate)"
+echo "Runs:    source .venv/bin/activate && socialbench ui   (MLflow UI on mlflow.db)"
