@@ -8,8 +8,10 @@ PyYAML; no network, no socialbench install: src/ is put on the path).
 3. Runs the ``hf`` backend over all requests unbatched and batched; checks every request got a
    response without error, that the prediction records round-trip through JSON lines, and reports
    throughput and how often batched and unbatched greedy outputs agree.
-4. When vLLM is importable: runs the ``vllm`` backend (a ``vllm serve`` process it starts and stops)
-   with guided JSON over the same requests, and checks every answer parses and lies in the schema.
+4. When vLLM is importable: the vLLM preflight (socialbench.backends.vllm_preflight: the serve command
+   line, engine config, request rendering and guided-JSON grammar checked through vLLM's own code),
+   then the ``vllm`` backend (a ``vllm serve`` process it starts and stops) with guided JSON over the
+   same requests, checking every answer parses and lies in the schema.
 
 Exit status 0 when all checks pass. Numbers go to stdout and, with --json, to a file.
 """
@@ -33,51 +35,11 @@ sys.path[:0] = [str(REPO / "src"), str(REPO)]
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
-import yaml  # noqa: E402
 
 from socialbench.backends.base import ModelSpec, Response, create_backend  # noqa: E402
-from socialbench.hashing import sha256_file  # noqa: E402
-from socialbench.moca.demo import DemoConfig, draw_image, make_record, video_frames  # noqa: E402
-from socialbench.moca.prompts import DIRECT_TEMPLATES, build_direct_request, template_text  # noqa: E402
-from socialbench.taxonomy import load_taxonomy  # noqa: E402
+from socialbench.moca.prompts import DIRECT_TEMPLATES, template_text  # noqa: E402
+from tests.helpers.demo_requests import demo_requests  # noqa: E402
 from tests.helpers.tiny_vlm import build_tiny_vlm  # noqa: E402
-
-
-def demo_requests(work: Path, n: int, max_frames: int):
-    """(instances, requests) for the first n demo test instances, media written under work/."""
-    from PIL import Image
-
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
-    demo = params.get("demo", {})
-    cfg = DemoConfig(seed=int(params.get("seed", 0)), **{k: (tuple(v) if k == "video_size" else v)
-                                                          for k, v in demo.items() if k in DemoConfig.__dataclass_fields__})  # fmt: skip
-    tax = load_taxonomy()
-    spec = ModelSpec(name="tiny", backend="hf", max_frames=max_frames)
-    media = work / "media"
-    media.mkdir(parents=True, exist_ok=True)
-    instances, requests = [], []
-    for i in range(n):
-        rec = make_record("test", i, cfg, tax)
-        if rec["modality"] == "image_text":
-            path = media / f"{rec['id']}.png"
-            path.write_bytes(draw_image(rec, cfg.image_size))
-            rec["media"] = [str(path)]
-        else:
-            w, h = cfg.video_size
-            raw = video_frames(rec, cfg)
-            count = len(raw) // (w * h * 3)
-            picks = sorted({round(k * (count - 1) / max(1, max_frames - 1)) for k in range(min(max_frames, count))})
-            frames = []
-            for k in picks:
-                path = media / f"{rec['id']}_{k:03d}.png"
-                Image.frombytes("RGB", (w, h), raw[k * w * h * 3 : (k + 1) * w * h * 3]).save(path)
-                frames.append({"path": str(path), "sha256": sha256_file(path), "timestamp": k / cfg.video_fps})
-            rec["media"] = [str(media / f"{rec['id']}.mp4")]
-            rec["frames"] = frames
-        request, _ = build_direct_request(rec, tax, spec, cfg.seed)
-        instances.append(rec)
-        requests.append(request)
-    return instances, requests
 
 
 def run_backend(backend, requests) -> tuple[list[Response], float]:
@@ -117,6 +79,50 @@ def summary(name: str, responses, wall: float) -> dict:
     }  # fmt: skip
 
 
+def run_vllm(args, model_dir: Path, work: Path, instances, requests, results: dict) -> None:
+    exe = shutil.which("vllm")
+    spec = ModelSpec(name="tiny-vllm", backend="vllm", model_id=str(model_dir), max_frames=args.max_frames,
+                     concurrency=32, max_tokens=args.max_tokens,
+                     options={"executable": exe or [sys.executable, "-m", "vllm.entrypoints.cli.main"],
+                              "max_model_len": 16384, "gpu_memory_utilization": 0.4, "dtype": args.dtype,
+                              "startup_timeout": args.vllm_startup_timeout, "log_path": str(work / "vllm.log"),
+                              "extra_args": ["--enforce-eager"]})  # fmt: skip
+    backend = create_backend(spec)
+    # The preflight (vLLM's parser, config, renderer and grammar; no engine) names most problems in
+    # seconds; the server runs regardless, as the preflight may lag behind vLLM's internal APIs.
+    started = time.perf_counter()
+    try:
+        report = backend.preflight(requests, [inst["id"] for inst in instances])
+    except Exception as exc:  # noqa: BLE001 - recorded as a failed check; the server run goes on
+        results["checks"]["vllm preflight: ran"] = False
+        print(f"vllm preflight: crashed: {type(exc).__name__}: {exc}")
+    else:
+        results["vllm_preflight"] = {**report.as_dict(), "wall_s": round(time.perf_counter() - started, 1)}
+        for name, passed in report.checks.items():
+            results["checks"][f"vllm preflight: {name}"] = passed
+        for problem in report.problems[:20]:
+            print("vllm preflight:", problem)
+        print(f"vllm preflight: vLLM {report.vllm_version}, {len(report.requests)} requests,"
+              f" {'all checks pass' if report.ok else 'FAILED'}")  # fmt: skip
+    if args.vllm_preflight_only:
+        print("vllm: --vllm-preflight-only, no server started")
+        return
+    try:
+        started = time.perf_counter()
+        backend.start()
+        startup = time.perf_counter() - started
+        responses, wall = run_backend(backend, requests)
+    finally:
+        backend.close()
+    results.setdefault("runs", []).append({**summary("vllm guided json", responses, wall), "startup_s": round(startup, 1)})
+    results["checks"]["vllm: no errors"] = all(r.error is None for r in responses)
+    results["checks"]["vllm: answers parse and lie in the schema"] = all(
+        answer_ok(r.text, q.json_schema) for r, q in zip(responses, requests)
+    )
+    results["checks"]["vllm: records parse"] = records_round_trip(work, "vllm", instances, responses)
+    results["vllm_log"] = str(work / "vllm.log")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--instances", type=int, default=72, help="demo test instances (default: all 72)")
@@ -126,6 +132,8 @@ def main() -> int:
     ap.add_argument("--dtype", default="bfloat16", help="hf dtype on the GPU (float32 for bit-stable batching)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--skip-vllm", action="store_true")
+    ap.add_argument("--vllm-preflight-only", action="store_true",
+                    help="run the vLLM preflight but start no server (works on a CPU; see scripts/vllm_preflight.sh)")
     ap.add_argument("--vllm-startup-timeout", type=float, default=600)
     ap.add_argument("--workdir", type=Path, help="keep the scratch files here (default: a temp dir, removed)")
     ap.add_argument("--json", type=Path, help="also write the results here")
@@ -170,30 +178,9 @@ def main() -> int:
         agree = sum(x.text == y.text for x, y in zip(ra, rb)) / len(ra)
         results["hf_batched_vs_unbatched_agreement"] = round(agree, 4)
 
-        # ---- vllm: guided JSON through a server the backend owns -----------------------------------
+        # ---- vllm: preflight, then guided JSON through a server the backend owns ------------------
         if env["vllm"] and not args.skip_vllm:
-            exe = shutil.which("vllm")
-            spec = ModelSpec(name="tiny-vllm", backend="vllm", model_id=str(model_dir), max_frames=args.max_frames,
-                             concurrency=32, max_tokens=args.max_tokens,
-                             options={"executable": exe or [sys.executable, "-m", "vllm.entrypoints.cli.main"],
-                                      "max_model_len": 16384, "gpu_memory_utilization": 0.4, "dtype": args.dtype,
-                                      "startup_timeout": args.vllm_startup_timeout, "log_path": str(work / "vllm.log"),
-                                      "extra_args": ["--enforce-eager"]})  # fmt: skip
-            backend = create_backend(spec)
-            try:
-                started = time.perf_counter()
-                backend.start()
-                startup = time.perf_counter() - started
-                responses, wall = run_backend(backend, requests)
-            finally:
-                backend.close()
-            results.setdefault("runs", []).append({**summary("vllm guided json", responses, wall), "startup_s": round(startup, 1)})
-            results["checks"]["vllm: no errors"] = all(r.error is None for r in responses)
-            results["checks"]["vllm: answers parse and lie in the schema"] = all(
-                answer_ok(r.text, q.json_schema) for r, q in zip(responses, requests)
-            )
-            results["checks"]["vllm: records parse"] = records_round_trip(work, "vllm", instances, responses)
-            results["vllm_log"] = str(work / "vllm.log")
+            run_vllm(args, model_dir, work, instances, requests, results)
         else:
             print("vllm: not importable here (or --skip-vllm); its check is skipped")
     finally:

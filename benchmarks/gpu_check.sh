@@ -3,9 +3,11 @@
 # transformers, Pillow and PyYAML, and no network (nothing is downloaded; socialbench need not be
 # installed: src/ goes on PYTHONPATH). Builds a tiny random vision-language model locally, runs the
 # `hf` backend over the demo instances unbatched and batched, checks the records, prints throughput;
-# runs the `vllm` backend (guided JSON) too when vLLM is importable. See benchmarks/gpu_check.py.
+# vLLM preflight and the `vllm` backend (guided JSON) too when vLLM is importable. See
+# benchmarks/gpu_check.py.
 #
-#   benchmarks/gpu_check.sh [--batch-size 16] [--max-tokens 32] [--dtype bfloat16] [--skip-vllm] [--json out.json]
+#   benchmarks/gpu_check.sh [--batch-size 16] [--max-tokens 32] [--dtype bfloat16] [--skip-vllm]
+#                           [--vllm-preflight-only] [--json out.json]
 #
 # Python: $PYTHON, else .venv/bin/python, else python3. Exit status 0 when every check passes.
 set -euo pipefail

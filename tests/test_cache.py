@@ -218,6 +218,39 @@ def test_concurrent_writers_lose_nothing(cache):
     assert cache.stats()["entries"] == 120
 
 
+def _open_and_write(path, barrier, errors, worker):
+    barrier.wait()  # every process opens the new cache at the same moment
+    try:
+        cache = RequestCache(path)
+        for i in range(5):
+            req = moca_request(worker * 100 + i)
+            cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text=str(i)), "m")
+        cache.close()
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        errors.put(repr(exc))
+
+
+def test_processes_opening_a_new_cache_at_once_all_succeed(tmp_path):
+    # Parallel Snakemake jobs do this on a fresh checkout; unserialised set-up failed about one
+    # round in three with "database is locked".
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    for round_ in range(15):
+        path = tmp_path / f"round{round_}" / "cache.sqlite"
+        barrier, errors = ctx.Barrier(6), ctx.Queue()
+        procs = [ctx.Process(target=_open_and_write, args=(path, barrier, errors, w)) for w in range(6)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert errors.empty(), f"round {round_}: {errors.get()}"
+        assert [p.exitcode for p in procs] == [0] * 6
+        cache = RequestCache(path)
+        assert cache.stats()["entries"] == 30
+        cache.close()
+
+
 def test_diff_reports_added_and_removed_parts():
     changes = diff_parts({"a": [1, 2], "b": 1}, {"a": [1], "c": 2})
     assert [c.path for c in changes] == ["a[1]", "b", "c"]

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from socialbench.backends.base import Request, Response
 from socialbench.hashing import canonical_json, sha256_bytes
 
@@ -56,7 +58,11 @@ class RequestCache:
         self._local = threading.local()
         self.hits = 0
         self.misses = 0
-        with self._conn() as conn:
+        # Processes opening a new cache at once (parallel Snakemake jobs) race to switch it to WAL and
+        # create its tables, and SQLite answers the loser "database is locked" at once, without its
+        # busy timeout. A file lock beside the database serialises the set-up; later use needs none.
+        with FileLock(f"{self.path}.lock", timeout=300):
+            conn = self._conn()
             conn.executescript(_SCHEMA)
             _migrate(conn)
 

@@ -197,6 +197,15 @@ class VllmBackend(OpenAICompatBackend):
             raise ConfigError(f"{self.where}.extra_args must be a list of strings")
         return cmd + extra
 
+    def preflight(self, requests: Sequence[Request], ids: Sequence[str] | None = None):
+        """Check the server command line and these requests with the installed vLLM, without starting
+        the server (see :mod:`socialbench.backends.vllm_preflight`). Returns a ``PreflightReport``."""
+        from socialbench.backends.vllm_preflight import preflight
+
+        if self.server is None:
+            raise ConfigError(f"{self.where}: the preflight checks the server this backend starts; with base_url there is none")
+        return preflight(self.server.command, [self._prepare(r) for r in requests], ids)
+
     def start(self) -> None:
         """Start the owned server (once) and wait until it is healthy."""
         if self.server is not None and self.server.proc is None:
