@@ -44,6 +44,12 @@ def test_command_line_comes_from_params(tmp_path):
     assert flags["--dtype"] == "bfloat16" and flags["--seed"] == "7" and cmd[-1] == "--enforce-eager"
 
 
+def test_requests_carry_max_completion_tokens_and_the_answer_schema(tmp_path):
+    body = create_backend(spec_for(tmp_path))._prepare(moca_request(0))
+    assert body["max_completion_tokens"] == moca_request(0).max_tokens and "max_tokens" not in body
+    assert body["response_format"]["json_schema"]["schema"] == answer_schema()
+
+
 def test_owned_server_starts_answers_with_guided_json_and_stops(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_VLLM_STARTUP_S", "0.6")  # /health answers 503 until then
     backend = create_backend(spec_for(tmp_path))

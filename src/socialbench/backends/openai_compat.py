@@ -9,7 +9,7 @@ Options (``models.<name>.options``):
   base_url          server root, e.g. http://127.0.0.1:8000/v1 (required)
   api_key_env       environment variable holding the key (default OPENAI_API_KEY)
   json_mode         json_schema (default) | json_object | none
-  max_tokens_param  max_tokens (default) | max_completion_tokens (OpenAI's newer models)
+  max_tokens_param  max_tokens (default; vllm: max_completion_tokens) | max_completion_tokens
   send_temperature  send the request's temperature (default true; reasoning models reject it)
   extra_body        extra request fields (e.g. {top_k: 1}); part of the cache key
   timeout           seconds per attempt (default 120)
@@ -33,6 +33,7 @@ JSON_MODES = ("json_schema", "json_object", "none")
 
 class OpenAICompatBackend(APIBackend):
     default_key_env = "OPENAI_API_KEY"
+    default_max_tokens_param = "max_tokens"
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None, *, base_url: str | None = None):
         super().__init__(spec, context)
@@ -43,7 +44,7 @@ class OpenAICompatBackend(APIBackend):
         self.json_mode = options.get("json_mode", "json_schema")
         if self.json_mode not in JSON_MODES:
             raise ConfigError(f"{self.where}.json_mode must be one of {', '.join(JSON_MODES)}")
-        self.max_tokens_param = options.get("max_tokens_param", "max_tokens")
+        self.max_tokens_param = options.get("max_tokens_param", self.default_max_tokens_param)
         if self.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
             raise ConfigError(f"{self.where}.max_tokens_param must be max_tokens or max_completion_tokens")
         self.send_temperature = bool(options.get("send_temperature", True))

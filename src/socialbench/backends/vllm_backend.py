@@ -137,6 +137,7 @@ class VllmBackend(OpenAICompatBackend):
     """A vLLM server (owned or the user's) behind the OpenAI-compatible client."""
 
     default_key_env = "VLLM_API_KEY"  # only needed for a non-loopback server started with --api-key
+    default_max_tokens_param = "max_completion_tokens"  # vLLM 0.33 deprecates max_tokens
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         options = dict(spec.options or {})
