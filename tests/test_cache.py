@@ -16,6 +16,7 @@ import pytest
 
 from socialbench.backends.base import ImagePart, ModelSpec, Response, create_backend
 from socialbench.cache import RequestCache, cache_key, diff_parts
+from socialbench.errors import DataError
 from socialbench.hashing import sha256_file
 from tests.helpers.loopback import Fault, LoopbackServer
 from tests.helpers.moca_requests import moca_request, run_through_cache, write_png
@@ -249,6 +250,13 @@ def test_processes_opening_a_new_cache_at_once_all_succeed(tmp_path):
         cache = RequestCache(path)
         assert cache.stats()["entries"] == 30
         cache.close()
+
+
+def test_a_file_that_is_not_a_cache_is_named_in_a_clear_error(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    path.write_bytes(b"not a database, just bytes" * 100)
+    with pytest.raises(DataError, match=r"cache\.sqlite: the request cache cannot be opened.*move it aside"):
+        RequestCache(path)
 
 
 def test_diff_reports_added_and_removed_parts():

@@ -19,6 +19,7 @@ from typing import Any
 from filelock import FileLock
 
 from socialbench.backends.base import Request, Response
+from socialbench.errors import DataError
 from socialbench.hashing import canonical_json, sha256_bytes
 
 _SCHEMA = """
@@ -62,9 +63,16 @@ class RequestCache:
         # create its tables, and SQLite answers the loser "database is locked" at once, without its
         # busy timeout. A file lock beside the database serialises the set-up; later use needs none.
         with FileLock(f"{self.path}.lock", timeout=300):
-            conn = self._conn()
-            conn.executescript(_SCHEMA)
-            _migrate(conn)
+            try:
+                conn = self._conn()
+                conn.executescript(_SCHEMA)
+                _migrate(conn)
+            except sqlite3.DatabaseError as exc:
+                self.close()
+                raise DataError(
+                    str(self.path), f"the request cache cannot be opened ({exc}); it only saves model calls,"
+                    " so move it aside (the next run starts a new one and repeats the calls)",
+                ) from exc
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
