@@ -75,3 +75,20 @@ def test_main_turns_errors_into_exit_2_without_traceback(tmp_path, monkeypatch, 
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "error:" in err and "i.jsonl, record line 1" in err and "Traceback" not in err
+
+
+def test_main_names_a_path_that_cannot_be_read_or_written(tmp_path, monkeypatch, capsys):
+    import sys
+
+    import pytest
+
+    from socialbench.cli import main
+
+    missing = tmp_path / "nowhere" / "i.jsonl"
+    monkeypatch.setattr(sys, "argv", ["socialbench", "score", "--instances", str(missing), "--predictions", str(missing),
+                                      "--out", str(tmp_path / "s.json")])  # fmt: skip
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: {missing}" in err and "Traceback" not in err

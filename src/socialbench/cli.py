@@ -252,6 +252,14 @@ def main() -> None:
     except SocialbenchError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except OSError as exc:
+        # A path that cannot be read or written (missing, a folder, no permission, no space): the
+        # user's to fix, so one line naming it, not a traceback.
+        if exc.filename is None:
+            raise
+        where = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
+        typer.echo(f"error: {where}: {exc.strerror or exc}", err=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":
