@@ -17,6 +17,10 @@ include: "rules/version.smk"
 
 rule all:
     input:
+        # Every output, intermediate ones too, so a deleted one is rebuilt (from the request cache).
+        predictions=moca_predictions(),
+        stats=moca_stats(),
+        scores=moca_scores(),
         tables=moca_table_files(),
         headline="results/metrics/moca.json",
         tracked="results/mlflow/moca.json",

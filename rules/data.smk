@@ -3,6 +3,8 @@
 
 
 rule moca_demo_data:
+    input:
+        code=stage_code("moca_demo_data"),
     output:
         test="data/raw/moca_demo/test.jsonl",
         dev="data/raw/moca_demo/dev.jsonl",

@@ -6,6 +6,7 @@ rule moca_infer:
     input:
         instances=f"data/processed/moca/{MOCA_SPLIT}.jsonl",
         dev="data/processed/moca/dev.jsonl",
+        code=stage_code("moca_infer"),
     output:
         predictions="results/predictions/moca/{model}/{method}.jsonl",
         stats="results/runs/moca/{model}/{method}.stats.json",

@@ -9,6 +9,7 @@ rule moca_frames:
     input:
         instances=expand("data/interim/moca/{split}.jsonl", split=MOCA_MEDIA_SPLITS),
         media="data/raw/moca_demo/media",
+        code=stage_code("moca_media"),
     output:
         instances=expand("data/processed/moca/{split}.jsonl", split=MOCA_MEDIA_SPLITS),
         report="results/reports/media.jsonl",

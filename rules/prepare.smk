@@ -5,6 +5,7 @@ rule moca_prepare:
     input:
         raw="data/raw/moca_demo/{split}.jsonl",
         media="data/raw/moca_demo/media",
+        code=stage_code("moca_prepare"),
     output:
         instances="data/interim/moca/{split}.jsonl",  # the media stage (rules/media.smk) adds frames
         report="results/reports/moca_prepare_{split}.jsonl",

@@ -5,6 +5,7 @@ rule moca_score:
     input:
         instances=f"data/processed/moca/{MOCA_SPLIT}.jsonl",
         predictions="results/predictions/moca/{model}/{method}.jsonl",
+        code=stage_code("moca_score"),
     output:
         scores="results/scores/moca/{model}/{method}.json",
     log:

@@ -4,6 +4,7 @@
 rule moca_tables:
     input:
         scores=moca_scores(),
+        code=stage_code("moca_tables"),
     output:
         tables=moca_table_files(),
         overview="results/tables/moca/all.md",

@@ -9,6 +9,7 @@ rule moca_track:
         stats=moca_stats(),
         instances=f"data/processed/moca/{MOCA_SPLIT}.jsonl",
         tables=moca_table_files(),
+        code=stage_code("moca_track"),
     output:
         summary="results/mlflow/moca.json",
     log:

@@ -1,14 +1,20 @@
 # Versioning: after a full run, record the outputs in DVC's cache and dvc.lock (`dvc commit`), so
 # that `dvc status` / `dvc repro` see the pipeline as up to date and `dvc push` can share the data.
 # Only `rule all` asks for this file; the Snakemake targets that DVC stages build never do, so the
-# commit never runs inside `dvc repro`.
+# commit never runs inside `dvc repro`. `--force` commits without asking because Snakemake has just
+# brought every output up to date with its inputs, code included: each rule takes its DVC stage's
+# source files as inputs (stage_code in common.smk), so no output built by older code is recorded.
 
 
 rule dvc_commit:
     input:
+        predictions=moca_predictions(),
+        stats=moca_stats(),
+        scores=moca_scores(),
         tables=moca_table_files(),
         headline="results/metrics/moca.json",
         tracked="results/mlflow/moca.json",
+        stages="dvc.yaml",  # a changed stage definition is committed too
     output:
         marker="results/dvc-committed.txt",
     log:

@@ -59,5 +59,6 @@ if ! grep -q "socialbench: telemetry off" .venv/bin/activate; then
 export MLFLOW_DISABLE_TELEMETRY=true
 export DO_NOT_TRACK=true
 export DVC_NO_ANALYTICS=1
+export HF_HUB_DISABLE_TELEMETRY=1
 ACT
 fi

@@ -262,3 +262,98 @@ def test_a_file_that_is_not_a_cache_is_named_in_a_clear_error(tmp_path):
 def test_diff_reports_added_and_removed_parts():
     changes = diff_parts({"a": [1, 2], "b": 1}, {"a": [1], "c": 2})
     assert [c.path for c in changes] == ["a[1]", "b", "c"]
+
+
+# ---- read-only opening (``socialbench cache stats|explain``) ----------------------------------------
+def _files(folder):
+    return sorted(p.name for p in Path(folder).iterdir())
+
+
+def _fill(path, n, model="m"):
+    cache = RequestCache(path)
+    for i in range(n):
+        req = moca_request(i)
+        cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text=str(i), input_tokens=3), model)
+    return cache
+
+
+def test_readonly_open_of_a_closed_cache_reads_every_entry_and_creates_no_file(tmp_path):
+    path = tmp_path / "c.sqlite"
+    _fill(path, 3).close()
+    (tmp_path / "c.sqlite.lock").unlink(missing_ok=True)
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    ro = RequestCache.open_readonly(path)
+    assert ro.stats()["entries"] == 3 and len(ro.entries_for("m", moca_request(1).request_id)) == 1
+    assert cache_key(IDENTITY, moca_request(2)) in ro and ro.get(cache_key(IDENTITY, moca_request(2))).text == "2"
+    ro.close()
+    assert _files(tmp_path) == ["c.sqlite"]  # no -wal, -shm or .lock left behind
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_readonly_open_of_a_cache_in_use_sees_calls_the_writer_commits(tmp_path):
+    path = tmp_path / "c.sqlite"
+    writer = _fill(path, 2)  # still open: its -wal and -shm are there
+    ro = RequestCache.open_readonly(path)
+    assert ro.stats()["entries"] == 2
+    req = moca_request(7)
+    writer.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="later"), "m")
+    assert ro.stats()["entries"] == 3
+    ro.close()
+    writer.close()
+    assert RequestCache.open_readonly(path).stats()["entries"] == 3
+
+
+def test_readonly_cache_does_not_count_hits_or_store_calls(tmp_path):
+    path = tmp_path / "c.sqlite"
+    _fill(path, 1).close()
+    ro = RequestCache.open_readonly(path)
+    req = moca_request(0)
+    assert ro.get(cache_key(IDENTITY, req)).cached and ro.stats()["hits_served"] == 0
+    with pytest.raises(RuntimeError, match="read-only"):
+        ro.put(cache_key(IDENTITY, moca_request(5)), IDENTITY, moca_request(5), Response(text="x"), "m")
+    ro.close()
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: p.write_bytes(b""), "is empty, not a request cache"),
+        (lambda p: p.write_text("hello\n"), r"is not a request cache \(not an SQLite database\)"),
+        (lambda p: p.mkdir(), "is a folder, not a request cache"),
+        (lambda p: sqlite3.connect(p).executescript("CREATE TABLE other (a);").close(), "SQLite database but not a request cache"),
+    ],
+    ids=["empty", "text", "folder", "other-sqlite"],
+)
+def test_readonly_open_refuses_what_is_not_a_request_cache_and_changes_nothing(tmp_path, make, message):
+    path = tmp_path / "thing"
+    make(path)
+    before = path.read_bytes() if path.is_file() else None
+    with pytest.raises(DataError, match=message) as exc:
+        RequestCache.open_readonly(path)
+    assert exc.value.path == str(path)
+    assert _files(tmp_path) == ["thing"]
+    assert (path.read_bytes() if path.is_file() else None) == before
+
+
+def test_readonly_open_of_a_missing_path_creates_nothing(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        RequestCache.open_readonly(tmp_path / "sub" / "c.sqlite")
+    assert _files(tmp_path) == []
+
+
+def test_readonly_stats_of_an_old_cache_without_hit_counts_leave_it_unmigrated(tmp_path):
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE calls (key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, request_id TEXT NOT NULL,"
+        " key_parts TEXT NOT NULL, text TEXT, input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL"
+        " DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);"
+        "INSERT INTO calls VALUES ('k1', 'b', 'm', 'r', '{}', 'kept', 1, 1, 0.1, 0);"
+    )
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    ro = RequestCache.open_readonly(path)
+    assert ro.stats()["entries"] == 1 and ro.stats()["hits_served"] == 0
+    ro.close()
+    assert path.read_bytes() == before and _files(tmp_path) == ["old.sqlite"]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
 from socialbench.backends.base import Response
 from socialbench.cache import RequestCache, cache_key
 from socialbench.cli import app
+from socialbench.errors import SocialbenchError
 from tests.conftest import make_instance
 from tests.helpers.moca_requests import moca_request, write_png
 
@@ -62,3 +64,31 @@ def test_dry_run_explains_which_requests_would_be_called(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "2 requests, 0 cached, 2 would be called" in result.output
     assert "misses by changed part: messages=2" in result.output and "image bytes changed" in result.output
+
+
+@pytest.mark.parametrize("command", [["stats"], ["explain"]])
+@pytest.mark.parametrize("content", [b"", b"just some text\n"], ids=["empty", "text"])
+def test_stats_and_explain_refuse_a_file_that_is_not_a_cache_and_leave_it_as_it_was(tmp_path, command, content):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    result = runner.invoke(app, ["cache", *command, "--path", str(path)])
+    assert result.exit_code != 0 and isinstance(result.exception, SocialbenchError)
+    assert str(path) in str(result.exception) and "not a request cache" in str(result.exception)
+    assert path.read_bytes() == content and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("command", [["stats"], ["explain"]])
+def test_stats_and_explain_refuse_a_missing_path_and_create_nothing(tmp_path, command):
+    path = tmp_path / "nope.sqlite"
+    result = runner.invoke(app, ["cache", *command, "--path", str(path)])
+    assert result.exit_code != 0 and str(path) in str(result.exception) and "no request cache" in str(result.exception)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stats_of_a_closed_cache_leave_no_wal_shm_or_lock_files(tmp_path):
+    filled_cache(tmp_path / "c.sqlite").close()
+    for extra in tmp_path.glob("c.sqlite?*"):
+        extra.unlink()
+    result = runner.invoke(app, ["cache", "stats", "--path", str(tmp_path / "c.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite"]

@@ -39,8 +39,10 @@ def test_score_command_takes_a_taxonomy_file(tmp_path):
 
 
 def test_prepare_drops_bad_records_into_the_report(tmp_path):
+    from PIL import Image
+
     img = tmp_path / "img.png"
-    img.write_bytes(b"png")
+    Image.new("RGB", (4, 4)).save(img)  # prepare decodes images: a real PNG
     raw = write_jsonl(tmp_path / "raw.jsonl", [make_instance("ok", media=[str(img)]), make_instance("bad", media=[str(img)], scenario="intent", label="happy"),
                                               make_instance("nomedia", media=[str(tmp_path / "missing.png")])])
     out, report = tmp_path / "out.jsonl", tmp_path / "dropped.jsonl"
@@ -92,3 +94,408 @@ def test_main_names_a_path_that_cannot_be_read_or_written(tmp_path, monkeypatch,
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert f"error: {missing}" in err and "Traceback" not in err
+
+
+# ---- score / tables / track: bad input is a clear error and nothing half-written ---------------
+
+import pytest  # noqa: E402
+
+from socialbench.errors import SocialbenchError  # noqa: E402
+
+GOOD_PRED = {"subject": "the speaker", "target": "the player", "mechanism": "expressive aggression", "label": "mock"}
+
+
+def score_args(inst, preds, out):
+    return ["score", "--instances", str(inst), "--predictions", str(preds), "--out", str(out)]
+
+
+def test_score_duplicate_prediction_id_names_file_line_and_first_copy(tmp_path):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a"), make_instance("b")])
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps(r) + "\n" for r in [{"id": "a", **GOOD_PRED}, {"id": "b", **GOOD_PRED}]) + "\n"
+                     + json.dumps({"id": "a", **GOOD_PRED, "label": "provoke"}) + "\n")  # fmt: skip
+    out = tmp_path / "s.json"
+    res = runner.invoke(app, score_args(inst, preds, out))
+    assert res.exit_code != 0 and not out.exists()
+    assert str(res.exception) == f"{preds}, record line 4, field 'id': duplicate id 'a' (first at line 1)"
+
+
+def test_score_prediction_for_no_instance_is_an_error(tmp_path):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a")])
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": "a", **GOOD_PRED}, {"id": "zz", **GOOD_PRED}])
+    res = runner.invoke(app, score_args(inst, preds, tmp_path / "s.json"))
+    assert str(res.exception) == f"{preds}, record line 2, field 'id': id 'zz' matches no instance in {inst}"
+
+
+def test_score_prediction_without_id_or_with_a_list_id_is_an_error(tmp_path):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a")])
+    for bad in ({**GOOD_PRED}, {"id": ["a"], **GOOD_PRED}):
+        preds = write_jsonl(tmp_path / "p.jsonl", [bad])
+        res = runner.invoke(app, score_args(inst, preds, tmp_path / "s.json"))
+        assert str(res.exception).startswith(f"{preds}, record line 1, field 'id': "), res.exception
+
+
+def test_score_empty_instances_file_is_an_error(tmp_path):
+    inst, preds, out = tmp_path / "i.jsonl", tmp_path / "p.jsonl", tmp_path / "s.json"
+    inst.write_text("")
+    preds.write_text("")
+    res = runner.invoke(app, score_args(inst, preds, out))
+    assert isinstance(res.exception, SocialbenchError) and not out.exists()
+    assert str(res.exception).startswith(f"{inst}: ") and "empty" in str(res.exception)
+
+
+def test_score_warns_how_many_instances_had_no_prediction(tmp_path):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a"), make_instance("b"), make_instance("c")])
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": "b", **GOOD_PRED}])
+    out = tmp_path / "s.json"
+    res = runner.invoke(app, score_args(inst, preds, out))
+    assert res.exit_code == 0, res.output
+    assert "2 of 3 instances have no prediction" in res.stderr and "no prediction" not in res.stdout
+    assert json.loads(out.read_text())["intent"]["invalid_rate"] == 66.67
+
+
+def test_score_empty_predictions_file_scores_everything_incorrect_with_the_warning(tmp_path):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a"), make_instance("b")])
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("")
+    out = tmp_path / "s.json"
+    res = runner.invoke(app, score_args(inst, preds, out))
+    assert res.exit_code == 0, res.output
+    assert "2 of 2 instances have no prediction" in res.stderr
+    s = json.loads(out.read_text())["intent"]
+    assert (s["holis"], s["label"], s["invalid_rate"]) == (0.0, 0.0, 100.0)
+
+
+def test_score_without_missing_predictions_prints_no_warning(tmp_path):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a")])
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": "a", **GOOD_PRED}])
+    res = runner.invoke(app, score_args(inst, preds, tmp_path / "s.json"))
+    assert res.exit_code == 0 and res.stderr == ""
+
+
+def cli_params(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("seed: 1\nmodels:\n  a: {backend: random, category: baseline}\n  b: {backend: prior, category: baseline}\n"
+                    f"mlflow: {{tracking_uri: 'sqlite:///{tmp_path}/mlflow.db', experiment: t}}\n")  # fmt: skip
+    return path
+
+
+def metrics(holis=10.0, n=3):
+    return {"label": 50.0, "subject": 50.0, "target": 50.0, "mechanism": 50.0, "dyad": 25.0, "faith": None,
+            "holis": holis, "c_sem_dyad": None, "invalid_rate": 0.0, "n": n}  # fmt: skip
+
+
+def score_file(tmp_path, model, content, method="direct"):
+    path = tmp_path / "scores" / model / f"{method}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+def tables_args(tmp_path, *score_paths):
+    return ["tables", "--params", str(cli_params(tmp_path)), "--out-dir", str(tmp_path / "tables"),
+            "--headline", str(tmp_path / "head.json"), *map(str, score_paths)]  # fmt: skip
+
+
+def test_tables_writes_every_scenario_from_good_score_files(tmp_path):
+    a = score_file(tmp_path, "a", {"intent": metrics(), "stance": metrics()})
+    b = score_file(tmp_path, "b", {"intent": metrics(20.0), "stance": metrics()})
+    res = runner.invoke(app, tables_args(tmp_path, a, b))
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == [
+        "all.md", "intent.csv", "intent.md", "intent.tex", "stance.csv", "stance.md", "stance.tex"]  # fmt: skip
+    assert set(json.loads((tmp_path / "head.json").read_text())) == {"a.direct", "b.direct"}
+
+
+def bad_metric_missing():
+    m = metrics()
+    del m["holis"]
+    return {"intent": metrics(), "stance": m}
+
+
+@pytest.mark.parametrize(
+    "content, where",
+    [
+        ('{"intent": {"label": 5', "not valid JSON"),
+        ({}, "no scenarios"),
+        ({"intent": 5}, "record scenario 'intent': must be an object"),
+        ({"intent": {**metrics(), "holis": "high"}}, "record scenario 'intent', field 'holis'"),
+        (bad_metric_missing(), "record scenario 'stance', field 'holis': missing"),
+    ],
+    ids=["truncated", "empty-object", "scenario-is-a-number", "string-metric", "missing-metric"],
+)
+def test_tables_bad_score_file_is_an_error_and_writes_nothing(tmp_path, content, where):
+    good = score_file(tmp_path, "a", {"intent": metrics(), "stance": metrics()})
+    bad = score_file(tmp_path, "b", content)
+    res = runner.invoke(app, tables_args(tmp_path, good, bad))
+    assert isinstance(res.exception, SocialbenchError), res.exception
+    assert str(res.exception).startswith(str(bad)) and where in str(res.exception), res.exception
+    assert not (tmp_path / "tables").exists() and not (tmp_path / "head.json").exists()
+
+
+def test_tables_score_file_of_a_model_not_in_params_is_an_error(tmp_path):
+    ghost = score_file(tmp_path, "ghost", {"intent": metrics()})
+    res = runner.invoke(app, tables_args(tmp_path, ghost))
+    assert isinstance(res.exception, SocialbenchError) and "model 'ghost'" in str(res.exception)
+    assert not (tmp_path / "tables").exists()
+
+
+def test_tables_missing_score_file_is_an_error_and_writes_nothing(tmp_path):
+    good = score_file(tmp_path, "a", {"intent": metrics()})
+    res = runner.invoke(app, tables_args(tmp_path, good, tmp_path / "scores" / "b" / "direct.json"))
+    assert isinstance(res.exception, SocialbenchError) and "score file not found" in str(res.exception)
+    assert not (tmp_path / "tables").exists()
+
+
+def stats_record(instances, **provenance):
+    """What `socialbench infer` writes as run accounting, with its record of what the run was made with."""
+    from socialbench.hashing import sha256_file
+
+    made = {"prompt_template_sha256": "p" * 64, "taxonomy_sha256": "t" * 64, "instances_sha256": sha256_file(instances),
+            "dev_sha256": None, "git_commit": "c0ffee", "versions": {"python": "3.11.7", "torch": "2.13.0"}}  # fmt: skip
+    return {"requests": 1, "cost_usd": 0.0, "backend_identity": {"backend": "random", "model_id": "a", "revision": None},
+            "provenance": {**made, **provenance}}  # fmt: skip
+
+
+def track_setup(tmp_path, monkeypatch, scores=None):
+    """A complete set of track inputs for models a and b; returns (args without score paths, score paths)."""
+    monkeypatch.chdir(tmp_path)  # track puts artifacts under ./mlartifacts
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("x")])
+    paths = []
+    for model in ("a", "b"):
+        (tmp_path / "preds" / model).mkdir(parents=True)
+        write_jsonl(tmp_path / "preds" / model / "direct.jsonl", [{"id": "x", **GOOD_PRED}])
+        (tmp_path / "runs" / model).mkdir(parents=True)
+        (tmp_path / "runs" / model / "direct.stats.json").write_text(json.dumps(stats_record(inst)))
+        paths.append(score_file(tmp_path, model, (scores or {}).get(model, {"intent": metrics()})))
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "intent.md").write_text("table\n")
+    args = ["track", "--params", str(cli_params(tmp_path)), "--instances", str(inst), "--predictions-dir", str(tmp_path / "preds"),
+            "--stats-dir", str(tmp_path / "runs"), "--tables-dir", str(tmp_path / "tables"), "--out", str(tmp_path / "track.json")]  # fmt: skip
+    return args, paths
+
+
+def mlflow_runs(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
+    exp = client.get_experiment_by_name("t")
+    return [] if exp is None else client.search_runs([exp.experiment_id])
+
+
+def assert_track_refused(tmp_path, res, *words):
+    assert isinstance(res.exception, SocialbenchError), res.exception
+    assert all(w in str(res.exception) for w in words), res.exception
+    assert not (tmp_path / "track.json").exists()
+    if (tmp_path / "mlflow.db").exists():
+        assert mlflow_runs(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_track_bad_metric_is_an_error_and_the_fixed_rerun_logs_the_evaluation(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch, {"b": {"intent": {**metrics(), "dyad": "high"}}})
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert_track_refused(tmp_path, res, str(paths[1]), "scenario 'intent', field 'dyad'")
+    paths[1].write_text(json.dumps({"intent": metrics()}))
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert res.exit_code == 0, res.output
+    assert "2 new run(s), 0 unchanged" in res.stdout
+    assert "0 new run(s), 2 unchanged" in runner.invoke(app, [*args, *map(str, paths)]).stdout
+
+
+def test_track_truncated_score_file_is_an_error(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    paths[0].write_text('{"intent": {"lab')
+    assert_track_refused(tmp_path, runner.invoke(app, [*args, *map(str, paths)]), str(paths[0]), "not valid JSON")
+
+
+def test_track_missing_stats_file_is_an_error(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    (tmp_path / "runs" / "b" / "direct.stats.json").unlink()
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert_track_refused(tmp_path, res, str(tmp_path / "runs" / "b" / "direct.stats.json"), "not found")
+
+
+def test_track_truncated_stats_file_is_an_error(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    (tmp_path / "runs" / "a" / "direct.stats.json").write_text('{"requests": 1, "co')
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert_track_refused(tmp_path, res, str(tmp_path / "runs" / "a" / "direct.stats.json"), "not valid JSON")
+
+
+def test_track_missing_tables_folder_is_an_error(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    args[args.index("--tables-dir") + 1] = str(tmp_path / "no-tables")
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert_track_refused(tmp_path, res, str(tmp_path / "no-tables"), "tables folder not found")
+
+
+def test_track_score_file_of_a_model_not_in_params_is_an_error(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    ghost = score_file(tmp_path, "ghost", {"intent": metrics()})
+    res = runner.invoke(app, [*args, *map(str, paths), str(ghost)])
+    assert_track_refused(tmp_path, res, str(ghost), "model 'ghost'")
+
+
+def test_track_missing_instances_file_is_an_error(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    args[args.index("--instances") + 1] = str(tmp_path / "none.jsonl")
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert_track_refused(tmp_path, res, str(tmp_path / "none.jsonl"), "instances file not found")
+
+
+def test_track_score_file_without_its_predictions_file_is_an_error(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    (tmp_path / "preds" / "a" / "direct.jsonl").unlink()
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert_track_refused(tmp_path, res, str(tmp_path / "preds" / "a" / "direct.jsonl"), "predictions file", str(paths[0]))
+
+
+# ---- prepare and infer: bad or empty inputs are one clear error; nothing dropped is lost ------------
+
+
+def _png(path):
+    from PIL import Image
+
+    Image.new("RGB", (4, 4)).save(path)
+    return str(path)
+
+
+def _main_error(monkeypatch, capsys, argv):
+    """Run ``socialbench ARGV`` through cli.main; (exit code, stderr)."""
+    import sys
+
+    import pytest
+
+    from socialbench.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["socialbench", *argv])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    return exc.value.code, capsys.readouterr().err
+
+
+def test_prepare_on_an_empty_file_exits_2_naming_it(tmp_path, monkeypatch, capsys):
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("")
+    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"),
+                                                  "--report", str(tmp_path / "r.jsonl")])  # fmt: skip
+    assert code == 2 and f"error: {raw}: no records: the file is empty" in err and "Traceback" not in err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_prepare_that_keeps_nothing_fails_after_writing_the_drop_report(tmp_path, monkeypatch, capsys):
+    (tmp_path / "zero.png").write_bytes(b"")
+    raw = write_jsonl(tmp_path / "raw.jsonl", [make_instance("a", media=[str(tmp_path / "zero.png")]),
+                                               make_instance("b", media=[str(tmp_path / "gone.png")])])  # fmt: skip
+    out, report = tmp_path / "o.jsonl", tmp_path / "r.jsonl"
+    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report)])
+    assert code == 2 and "no record passed validation: all 2 were dropped" in err and str(report) in err
+    assert not out.exists()
+    dropped = [json.loads(line) for line in report.read_text().splitlines()]
+    assert [(d["id"], d["problems"][0]["field"]) for d in dropped] == [("a", "media"), ("b", "media")]
+    assert "zero.png: cannot decode the image (the file is empty)" in dropped[0]["problems"][0]["reason"]
+
+
+def test_prepare_with_an_unknown_on_invalid_value_lists_the_allowed_values(tmp_path, monkeypatch, capsys):
+    raw = write_jsonl(tmp_path / "raw.jsonl", [make_instance("a")])
+    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"),
+                                                  "--report", str(tmp_path / "r.jsonl"), "--on-invalid", "maybe"])  # fmt: skip
+    assert code == 2 and err.strip() == "error: --on-invalid 'maybe': must be one of drop, fail"
+
+
+def test_prepare_drops_an_unparsable_line_and_keeps_the_rest(tmp_path):
+    img = _png(tmp_path / "img.png")
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text(json.dumps(make_instance("a", media=[img])) + "\n{not json\n" + json.dumps(make_instance("b", media=[img])) + "\n")
+    out, report = tmp_path / "o.jsonl", tmp_path / "r.jsonl"
+    res = runner.invoke(app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report)])
+    assert res.exit_code == 0, res.output
+    assert "kept 2, dropped 1" in res.output
+    (entry,) = [json.loads(line) for line in report.read_text().splitlines()]
+    assert entry["line"] == 2 and entry["raw"] == "{not json" and "line 2 is not valid JSON" in entry["problems"][0]["reason"]
+
+
+def test_prepare_on_a_non_utf8_file_exits_2_naming_the_byte(tmp_path, monkeypatch, capsys):
+    raw = tmp_path / "raw.jsonl"
+    raw.write_bytes(b"\xff\xfe{}\n")
+    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"),
+                                                  "--report", str(tmp_path / "r.jsonl")])  # fmt: skip
+    assert code == 2 and err.strip() == f"error: {raw}: not UTF-8 text (byte 0xff at offset 0)"
+
+
+def _infer_args(tmp_path, instances, *extra):
+    return ["infer", "--instances", str(instances), "--model", "random", "--out", str(tmp_path / "p.jsonl"),
+            "--stats", str(tmp_path / "s.json"), "--cache", str(tmp_path / "c.sqlite"), *extra]  # fmt: skip
+
+
+def test_infer_with_an_unknown_method_lists_the_known_methods(tmp_path, monkeypatch, capsys, repo_root):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[_png(tmp_path / "img.png")])])
+    code, err = _main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--method", "cot", "--params", str(repo_root / "params.yaml")))
+    assert code == 2 and err.strip() == "error: unknown method 'cot'; known methods: direct"
+
+
+def test_infer_on_an_empty_instances_file_exits_2(tmp_path, monkeypatch, capsys, repo_root):
+    inst = tmp_path / "i.jsonl"
+    inst.write_text("")
+    code, err = _main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml")))
+    assert code == 2 and f"error: {inst}: no records" in err and not (tmp_path / "p.jsonl").exists()
+
+
+def test_infer_with_an_empty_dev_file_says_the_dev_file_has_no_records(tmp_path, monkeypatch, capsys, repo_root):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[_png(tmp_path / "img.png")])])
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text("")
+    args = _infer_args(tmp_path, inst, "--dev", str(dev), "--params", str(repo_root / "params.yaml"))
+    args[args.index("random")] = "prior"
+    code, err = _main_error(monkeypatch, capsys, args)
+    assert code == 2 and f"error: {dev}: the dev file has no records" in err and "(--dev)" not in err
+
+
+def test_infer_on_a_video_instance_without_frames_names_file_record_and_field(tmp_path, monkeypatch, capsys, repo_root):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("v", modality="video_text", transcript="A: hi")])
+    code, err = _main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml")))
+    assert code == 2 and f"error: {inst}, record v, field 'frames': a video_text instance needs sampled frames" in err
+
+
+def test_track_records_what_the_predictions_were_made_with_not_the_current_code(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert res.exit_code == 0, res.output
+    params = mlflow_runs(tmp_path)[0].data.params
+    assert params["prompt_template_sha256"] == "p" * 64 and params["taxonomy_sha256"] == "t" * 64
+    assert params["infer_git_commit"] == "c0ffee" and params["version.torch"] == "2.13.0"
+
+
+def test_track_refuses_stats_without_the_record_of_what_the_run_was_made_with(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    stats = tmp_path / "runs" / "a" / "direct.stats.json"
+    stats.write_text('{"requests": 1, "cost_usd": 0.0}')
+    assert_track_refused(tmp_path, runner.invoke(app, [*args, *map(str, paths)]), str(stats), "field 'provenance'")
+
+
+def test_track_refuses_predictions_made_from_other_instances(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    stats = tmp_path / "runs" / "b" / "direct.stats.json"
+    stats.write_text(json.dumps(stats_record(tmp_path / "i.jsonl", instances_sha256="0" * 64)))
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert_track_refused(tmp_path, res, str(stats), "made from other instances")
+
+
+def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
+    from socialbench.hashing import sha256_file
+    from socialbench.moca.prompts import prompt_hash
+
+    from tests.helpers.moca_requests import write_png
+
+    write_png(tmp_path / "img.png")
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[str(tmp_path / "img.png")])])
+    params = tmp_path / "params.yaml"
+    params.write_text("seed: 0\nmodels:\n  r: {backend: random}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n")
+    res = runner.invoke(app, ["infer", "--instances", str(inst), "--model", "r", "--params", str(params),
+                              "--out", str(tmp_path / "p.jsonl"), "--stats", str(tmp_path / "s.json")])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    stats = json.loads((tmp_path / "s.json").read_text())
+    made = stats["provenance"]
+    assert made["instances_sha256"] == sha256_file(inst) and made["prompt_template_sha256"] == prompt_hash("direct")
+    assert made["versions"]["python"] and made["git_commit"] and stats["backend_identity"]["backend"] == "random"

@@ -50,3 +50,58 @@ def test_every_params_key_is_described_in_the_schema():
     walk(schema, "")
     walk(schema["$defs"]["model"], "models.*.")
     assert yaml  # params.yaml comments are checked by eye; the schema carries the same text
+
+
+@pytest.mark.parametrize(
+    "options, field",
+    [
+        ({"api_key": "sk-123-do-not-print"}, "models.m.options.api_key"),
+        ({"key": "sk-123-do-not-print"}, "models.m.options.key"),
+        ({"hf_token": "sk-123-do-not-print"}, "models.m.options.hf_token"),
+        ({"client_secret": "sk-123-do-not-print"}, "models.m.options.client_secret"),
+        ({"password": "sk-123-do-not-print"}, "models.m.options.password"),
+        ({"apiKey": "sk-123-do-not-print"}, "models.m.options.apiKey"),
+        ({"extra_body": {"headers": {"Authorization": "Bearer sk-123-do-not-print"}}},
+         "models.m.options.extra_body.headers.Authorization"),
+        ({"api_key_env": "sk-123-do-not-print"}, "models.m.options.api_key_env"),
+    ],
+)  # fmt: skip
+def test_an_option_that_looks_like_a_secret_is_refused_naming_the_field_never_the_value(options, field):
+    with pytest.raises(ConfigError) as exc:
+        validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
+    message = str(exc.value)
+    assert f"{field}:" in message and "environment variable" in message
+    assert "do-not-print" not in message and "sk-123" not in repr(exc.value.args)
+
+
+def test_options_that_only_resemble_secrets_are_accepted():
+    options = {"api_key_env": "MY_API_KEY", "max_tokens_param": "max_completion_tokens", "json_mode": "none",
+               "base_url": "http://127.0.0.1:8000/v1"}  # fmt: skip
+    p = validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
+    assert p["models"]["m"]["options"] == options
+
+
+def test_check_params_refuses_a_secret_without_printing_it(tmp_path):
+    from typer.testing import CliRunner
+
+    from socialbench.cli import app
+
+    f = tmp_path / "params.yaml"
+    f.write_text(yaml.safe_dump({"models": {"loc": {"backend": "openai_compat", "options": {"api_key": "sk-123-do-not-print"}}}}))
+    result = CliRunner().invoke(app, ["check-params", "--params", str(f)])
+    assert result.exit_code != 0 and isinstance(result.exception, ConfigError)
+    assert "models.loc.options.api_key" in str(result.exception)
+    assert "do-not-print" not in result.output + str(result.exception)
+
+
+def test_each_problem_names_the_config_file_that_set_it():
+    origins = [("params.yaml", {"seed": 1, "demo": {"n_test": 4}}), ("--configfile bad.yaml", {"seed": -1}),
+               ("--config", {"demo": {"n_tset": 3}})]  # fmt: skip
+    merged = {"seed": -1, "demo": {"n_test": 4, "n_tset": 3}}
+    with pytest.raises(ConfigError) as exc:
+        validate_params(merged, source="params.yaml + --configfile bad.yaml + --config", origins=origins)
+    message = str(exc.value)
+    assert message.startswith("params.yaml + --configfile bad.yaml + --config is invalid:")
+    assert "seed: -1 is less than the minimum of 0 (set in --configfile bad.yaml)" in message
+    (line,) = [ln for ln in message.splitlines() if "'n_tset' was unexpected" in ln]
+    assert line.endswith("(set in --config)")

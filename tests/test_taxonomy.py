@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from socialbench.errors import DataError
@@ -34,3 +36,51 @@ def test_override_with_mismatched_scenarios_is_an_error(tmp_path):
     f.write_text('{"labels": {"intent": ["mock"]}, "mechanisms": {"stance": ["x"]}}')
     with pytest.raises(DataError, match="scenarios differ"):
         load_taxonomy(f)
+
+
+def test_a_scenario_given_as_a_list_is_named_with_its_field(tmp_path):
+    f = tmp_path / "t.yaml"
+    f.write_text("scenarios:\n  affection: [happy, sad]\n")
+    with pytest.raises(DataError) as exc:
+        load_taxonomy(f)
+    assert exc.value.path == str(f) and exc.value.field == "scenarios.affection"
+    assert "expected a mapping with labels and mechanisms" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "text, field, message",
+    [
+        ("scenarios: [affection]\n", "scenarios", "expected a mapping"),
+        ("scenarios: {}\n", "scenarios", "at least one scenario"),
+        ("scenarios: {intent: {mechanisms: [x]}}\n", "scenarios.intent.labels", "missing"),
+        ("scenarios: {intent: {labels: [], mechanisms: [x]}}\n", "scenarios.intent.labels", "at least one"),
+        ("scenarios: {intent: {labels: {mock: nice}, mechanisms: [x]}}\n", "scenarios.intent.labels.mock", "must map to {criterion, source}"),
+        ("scenarios: {intent: {labels: {mock: {criterion: [a]}}, mechanisms: [x]}}\n", "scenarios.intent.labels.mock.criterion", "expected a string"),
+        ("scenarios: {intent: {labels: [mock], mechanisms: [x], question: [q]}}\n", "scenarios.intent.question", "expected a string"),
+        ("labels: {intent: [mock, mock]}\nmechanisms: {intent: [x]}\n", "labels.intent", "listed twice"),
+        ("labels: {intent: [mock, null]}\nmechanisms: {intent: [x]}\n", "labels.intent[1]", "non-empty string"),
+        ("labels: {intent: [mock]}\nmechanisms: {intent: 5}\n", "mechanisms.intent", "got a number"),
+        ("labels: {}\nmechanisms: {}\n", "labels", "at least one scenario"),
+        ("labels: {intent: [mock]}\nmechanisms: {intent: [x]}\ndomains: civic\n", "domains", "expected a list of names"),
+    ],
+)
+def test_taxonomy_shape_errors_name_the_file_and_field(tmp_path, text, field, message):
+    f = tmp_path / "t.yaml"
+    f.write_text(text)
+    with pytest.raises(DataError, match=re.escape(message)) as exc:
+        load_taxonomy(f)
+    assert exc.value.path == str(f) and exc.value.field == field
+
+
+@pytest.mark.parametrize("content", ["- just\n- a list\n", "42\n", ""])
+def test_a_taxonomy_file_that_is_not_a_mapping_is_named(tmp_path, content):
+    f = tmp_path / "t.yaml"
+    f.write_text(content)
+    with pytest.raises(DataError, match="the top level must be a mapping") as exc:
+        load_taxonomy(f)
+    assert exc.value.path == str(f)
+
+
+def test_a_taxonomy_path_that_is_a_folder_is_named(tmp_path):
+    with pytest.raises(DataError, match="is a folder"):
+        load_taxonomy(tmp_path)

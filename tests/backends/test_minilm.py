@@ -91,3 +91,20 @@ def test_identity_carries_the_rule_version(backend):
 def test_encoder_loads_from_the_package_folder():
     enc = MiniLMEncoder(package_model_path())
     assert enc.token_count("hello world") == 4  # [CLS] hello world [SEP]
+
+
+def test_identity_revision_is_the_content_hash_of_the_model_folder(tmp_path):
+    # The weights come from a pip package, not a hub revision: a changed file must change the cache key.
+    import shutil
+
+    from socialbench.backends.minilm import model_fingerprint, package_model_path
+
+    copy = tmp_path / "minilm"
+    shutil.copytree(package_model_path(), copy)
+    spec = ModelSpec(name="m", backend="minilm", options={"model_path": str(copy)})
+    before = create_backend(spec).identity()["revision"]
+    assert before.startswith("sha256:") and before == create_backend(spec).identity()["revision"]
+    with open(copy / "config.json", "a") as fh:
+        fh.write("\n")
+    model_fingerprint.cache_clear()
+    assert create_backend(spec).identity()["revision"] != before

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from socialbench.errors import SocialbenchError
 from socialbench.hashing import sha256_file
 from socialbench.media import av
 from socialbench.media import errors as E
@@ -374,3 +375,69 @@ def test_encode_rgb_frames_round_trips_frame_indices(tmp_path):
     decoded = decode_all_frames(out)
     assert len(decoded) == 12
     assert [read_index(f) for f in decoded] == list(range(12))
+
+
+# -- still images, folders, views that cannot be cut together ------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["png", "jpg", "webp"])
+def test_a_still_image_is_no_video_stream_not_a_one_frame_video(tmp_path, suffix):
+    path = tmp_path / f"picture.{suffix}"
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(path)
+    info = av.probe(path)  # probing still describes it
+    assert info.still_image and info.frame_count is None
+    with pytest.raises(MediaError) as exc:
+        av.video_timeline(path)
+    assert_problem(exc, E.NO_VIDEO, path)
+    assert "still image" in str(exc.value) and "not a video container" in str(exc.value)
+
+
+def test_a_sound_file_with_cover_art_has_no_video_stream(five_views, tmp_path):
+    sound, cover, out = tmp_path / "s.wav", tmp_path / "cover.png", tmp_path / "song.m4a"
+    av.extract_audio(five_views[0], sound)
+    Image.new("RGB", (32, 32), (0, 90, 200)).save(cover)
+    subprocess.run([av._ffmpeg(), "-v", "error", "-i", str(sound), "-i", str(cover), "-map", "0", "-map", "1",
+                    "-c:a", "aac", "-c:v", "png", "-disposition:v", "attached_pic", str(out)], check=True)  # fmt: skip
+    with pytest.raises(MediaError) as exc:
+        av.video_timeline(out)
+    assert_problem(exc, E.NO_VIDEO, out)
+    assert "cover art" in str(exc.value) and "audio (aac)" in str(exc.value)
+
+
+def test_a_folder_is_reported_as_a_folder_not_as_a_missing_file(tmp_path):
+    with pytest.raises(MediaError) as exc:
+        av.probe(tmp_path)
+    assert_problem(exc, E.MISSING, tmp_path)
+    assert "folder" in str(exc.value) and "no such file" not in str(exc.value)
+
+
+def test_the_same_video_twice_as_views_is_refused_before_cutting(five_views, tmp_path):
+    views = [five_views[1], five_views[1].parent / ".." / five_views[1].parent.name / five_views[1].name]
+    with pytest.raises(SocialbenchError, match=r"the same video is given twice as a view \(positions 0 and 1\)"):
+        av.cut_views(views, 0.0, 1.0, [tmp_path / "a.mp4", tmp_path / "b.mp4"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_clips_written_to_one_file_are_refused(five_views, tmp_path):
+    with pytest.raises(SocialbenchError, match="would both be written to this file"):
+        av.cut_views(five_views[1:3], 0.0, 1.0, [tmp_path / "same.mp4", tmp_path / "same.mp4"])
+    mosaic = av.Mosaic(output=tmp_path / "v.mp4", views=(0, 1, 2, 3))
+    with pytest.raises(SocialbenchError, match="the mosaic would both be written"):
+        av.cut_views(five_views[1:], 0.0, 1.0, [tmp_path / f"{n}.mp4" for n in "uvwx"], mosaic=mosaic)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_clip_that_would_overwrite_a_view_is_refused(five_views):
+    with pytest.raises(SocialbenchError, match="would overwrite the view"):
+        av.cut_views(five_views[1:3], 0.0, 1.0, [five_views[2], five_views[1].with_name("other.mp4")])
+
+
+@pytest.mark.parametrize(
+    "positions, message",
+    [((1, 2, 3, 4), "position 4 is out of range"), ((-1, 0, 1, 2), "position -1 is out of range"),
+     ((0, 0, 1, 2), "four different views"), ((0, 1, 2), "needs four view positions"), ((0, 1, 2, "3"), "must be integers")],
+)  # fmt: skip
+def test_mosaic_positions_must_be_four_different_views_in_range(five_views, tmp_path, positions, message):
+    mosaic = av.Mosaic(output=tmp_path / "m.mp4", views=positions)  # type: ignore[arg-type]
+    with pytest.raises(SocialbenchError, match=message):
+        av.cut_views(five_views[1:], 0.0, 1.0, None, mosaic=mosaic)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from socialbench.errors import SocialbenchError
 from socialbench.media.cli import media_app
 from socialbench.media.errors import MediaError
 from tests.conftest import make_instance
@@ -102,3 +103,95 @@ def test_prune_keeps_exactly_the_frames_the_instances_name(workdir):
     named = {Path(f["path"]).parent.name for r in read("data/processed/moca/test.jsonl") for f in r.get("frames", [])}
     kept = {p.name for p in frames.glob("??/*") if p.is_dir()}
     assert kept == named and len(kept) == 1
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--count", "0"], "--count must be >= 1, got 0"),
+        (["--count", "-3"], "--count must be >= 1, got -3"),
+        (["--fps", "abc"], "--fps must be a number of frames per second"),
+        (["--fps", "1/0"], "--fps must be a number of frames per second"),
+        (["--fps", "-1"], "--fps must be > 0, got -1"),
+        (["--fps", "0"], "--fps must be > 0, got 0"),
+        (["--count", "2", "--max-side", "0"], "--max-side must be >= 2"),
+        (["--count", "2", "--max-side", "-5"], "--max-side must be >= 2"),
+    ],
+)
+def test_frames_rejects_bad_options_naming_the_option(workdir, options, message):
+    result = runner.invoke(media_app, ["frames", "media/good.mp4", *options])
+    assert result.exit_code != 0 and isinstance(result.exception, SocialbenchError)
+    assert str(result.exception) == message or str(result.exception).startswith(message)
+    assert not (workdir / "data" / "interim" / "frames").exists()
+
+
+@pytest.fixture
+def four_views(workdir, five_views):
+    for i, v in enumerate(five_views[1:]):
+        shutil.copyfile(v, workdir / "media" / f"close{i}.mp4")
+    return [f"media/close{i}.mp4" for i in range(4)]
+
+
+@pytest.mark.parametrize(
+    "mosaic, message",
+    [
+        ("a,b,c,d", "--mosaic: view positions are whole numbers counting from 0"),
+        ("1,2,3,4", "--mosaic: position 4 is out of range: positions count from 0, so with 4 view(s) they run from 0 to 3"),
+        ("-1,0,1,2", "--mosaic: position -1 is out of range"),
+        ("0,0,1,2", "--mosaic: the four positions must name four different views"),
+        ("0,1,2", "--mosaic needs four comma-separated view positions"),
+    ],
+)
+def test_cut_rejects_bad_mosaic_positions_naming_the_option(workdir, four_views, mosaic, message):
+    result = runner.invoke(media_app, ["cut", *four_views, "--start", "0", "--end", "1", "--out-dir", "out", "--mosaic", mosaic])
+    assert result.exit_code != 0 and isinstance(result.exception, SocialbenchError)
+    assert str(result.exception).startswith(message)
+    assert not (workdir / "out").exists()
+
+
+def test_cut_help_says_mosaic_positions_count_from_0():
+    result = runner.invoke(media_app, ["cut", "--help"], terminal_width=200)
+    assert "0-based" in result.output and "0,1,2,3" in result.output
+
+
+def test_cut_mosaic_with_four_close_ups_at_positions_0_to_3(workdir, four_views):
+    result = runner.invoke(media_app, ["cut", *four_views, "--start", "0", "--end", "0.4", "--out-dir", "out", "--mosaic", "0,1,2,3"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (workdir / "out").iterdir()) == ["clip.json", *[f"close{i}.mp4" for i in range(4)], "mosaic.mp4"]
+
+
+@pytest.mark.parametrize("mosaic", [[], ["--mosaic", "0,1,2,3"]], ids=["clips", "clips-and-mosaic"])
+def test_cut_refuses_the_same_view_twice_instead_of_overwriting_its_clip(workdir, four_views, mosaic):
+    views = [four_views[0], f"./{four_views[0]}", *four_views[2:]]
+    result = runner.invoke(media_app, ["cut", *views, "--start", "0", "--end", "1", "--out-dir", "out", *mosaic])
+    assert result.exit_code != 0 and isinstance(result.exception, SocialbenchError)
+    assert "the same video is given twice as a view (positions 0 and 1)" in str(result.exception)
+    assert not (workdir / "out").exists()
+
+
+def test_cut_refuses_views_whose_clips_would_have_the_same_name(workdir, four_views):
+    (workdir / "other").mkdir()
+    shutil.copyfile(workdir / four_views[1], workdir / "other" / "close0.mp4")
+    result = runner.invoke(media_app, ["cut", four_views[0], "other/close0.mp4", "--start", "0", "--end", "1", "--out-dir", "out"])
+    assert result.exit_code != 0 and "out/close0.mp4" in str(result.exception)
+    assert "would both be written to this file" in str(result.exception)
+    assert not (workdir / "out").exists()
+
+
+def test_probe_of_a_folder_says_it_is_a_folder(workdir):
+    result = runner.invoke(media_app, ["probe", "media"])
+    assert result.exit_code != 0 and isinstance(result.exception, MediaError)
+    assert str(result.exception) == "media: missing_file: it is a folder, not a media file"
+
+
+def test_moca_frames_reports_a_picture_given_as_the_video(workdir):
+    from PIL import Image
+
+    Image.new("RGB", (64, 48), (0, 0, 0)).save(workdir / "media" / "still.png")
+    (workdir / "data/interim/moca/test.jsonl").write_text(
+        json.dumps(make_instance("v9", modality="video_text", media=["media/still.png"], transcript="A: hi")) + "\n", "utf-8")
+    result = runner.invoke(media_app, ARGS)
+    assert result.exit_code == 0, result.output
+    assert read("data/processed/moca/test.jsonl") == []
+    (problem,) = read("results/reports/media.jsonl")
+    assert (problem["id"], problem["problem"]) == ("v9", "no_video_stream")

@@ -85,3 +85,37 @@ def test_settings_come_from_the_media_section_of_params():
     assert s.meeting_sampling().fps == FrameSampling.at_fps("1/2").fps
     with pytest.raises(ValueError, match="on_error"):
         MediaSettings(on_error="ignore")
+
+
+def test_a_picture_given_as_the_video_is_left_out_and_reported_as_no_video_stream(repo):
+    from PIL import Image
+
+    Image.new("RGB", (64, 48), (10, 120, 30)).save(repo / "media" / "still.png")
+    out, report = run(repo, [video("v1", "media/good.mp4"), video("v4", "media/still.png")])
+    assert [r["id"] for r in out] == ["v1"]
+    (problem,) = report.problems
+    assert (problem.id, problem.problem, problem.action) == ("v4", E.NO_VIDEO, "skipped")
+    assert "still.png" in problem.path and "still image" in problem.message
+    assert report.counts["test"].left_out == 1
+
+
+def test_a_cached_frame_of_a_picture_from_an_earlier_run_is_not_served(repo):
+    import json
+
+    from PIL import Image
+
+    from socialbench.hashing import sha256_file, sha256_json
+
+    still = repo / "media" / "still.png"
+    Image.new("RGB", (64, 48), (10, 120, 30)).save(still)
+    cache = FrameCache(repo / "frames")
+    key = sha256_json(cache.key_parts(sha256_file(still), SAMPLING))
+    entry = repo / "frames" / key[:2] / key  # what the earlier version wrote: one "frame" of the picture
+    entry.mkdir(parents=True)
+    shutil.copyfile(still, entry / "000000.png")
+    manifest = {"key": key, "key_parts": {}, "source": {"format": "png_pipe"}, "size": [64, 48], "ffmpeg_version": "x",
+                "frames": [{"index": 0, "timestamp": 0.0, "file": "000000.png", "sha256": sha256_file(still)}]}  # fmt: skip
+    (entry / "manifest.json").write_text(json.dumps(manifest), "utf-8")
+    with pytest.raises(MediaError) as exc:
+        cache.frames(still, SAMPLING)
+    assert exc.value.problem == E.NO_VIDEO and cache.hits == 0

@@ -136,3 +136,17 @@ def test_too_many_segments_are_merged_across_the_smallest_gap():
     plan = plan_segments([0, 100, 110, 300], keyframes=[0, 100, 110, 300], max_segments=3)
     assert plan == [Segment(0, 0, (0,)), Segment(100, 110, (100, 110)), Segment(300, 300, (300,))]
     assert sum(len(s.targets) for s in plan_segments(list(range(0, 1000, 10)), list(range(0, 1000, 10)), 5)) == 100
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: FrameSampling.uniform(0), lambda: FrameSampling.uniform(-3), lambda: FrameSampling.at_fps("abc"),
+     lambda: FrameSampling.at_fps("1/0"), lambda: FrameSampling.at_fps(-1), lambda: FrameSampling.uniform(4, max_side=0)],
+)  # fmt: skip
+def test_invalid_sampling_is_a_one_line_config_error_without_internals(make):
+    from socialbench.errors import ConfigError
+
+    with pytest.raises(ConfigError) as exc:
+        make()
+    assert isinstance(exc.value, ValueError)  # callers catching ValueError still do
+    assert "FrameSampling(" not in str(exc.value) and "\n" not in str(exc.value)

@@ -100,3 +100,70 @@ def test_prior_backend_answers_the_dev_majority(tmp_path, taxonomy):
     recs, _ = predict(instances(tmp_path, 2), spec=spec, method="direct", tax=taxonomy, seed=1, cache=RequestCache(tmp_path / "c.sqlite"), backend=backend, progress=False)
     assert {r["label"] for r in recs} == {"provoke"}
     assert {r["mechanism"] for r in recs} == {"expressive aggression"}
+
+
+def test_unknown_method_is_a_socialbench_error_listing_the_known_methods(tmp_path, taxonomy):
+    import pytest
+
+    from socialbench.errors import SocialbenchError
+    from socialbench.moca.infer import build_requests
+
+    with pytest.raises(SocialbenchError, match=r"unknown method 'cot'; known methods: direct"):
+        build_requests(instances(tmp_path, 1), taxonomy, ModelSpec(name="m", backend="random"), "cot", 1)
+
+
+def test_video_instance_without_frames_stops_the_run_naming_file_record_and_field(tmp_path, taxonomy):
+    import pytest
+
+    from socialbench.errors import DataError
+
+    spec, backend = scripted(GOOD)
+    insts = instances(tmp_path, 1) + [make_instance("v", modality="video_text", transcript="A: hi")]
+    with pytest.raises(DataError) as exc:
+        predict(insts, spec=spec, method="direct", tax=taxonomy, seed=1, cache=RequestCache(tmp_path / "c.sqlite"),
+                backend=backend, progress=False, source="test.jsonl")  # fmt: skip
+    assert (exc.value.path, exc.value.record, exc.value.field) == ("test.jsonl", "v", "frames")
+    assert "run socialbench media moca-frames first" in str(exc.value)
+    assert backend.calls == []  # no request went out
+
+
+def test_missing_image_at_inference_is_a_data_error_of_field_media(tmp_path, taxonomy):
+    import pytest
+
+    from socialbench.errors import DataError
+
+    spec, backend = scripted(GOOD)
+    insts = [make_instance("a", media=[str(tmp_path / "gone.png")])]
+    with pytest.raises(DataError) as exc:
+        predict(insts, spec=spec, method="direct", tax=taxonomy, seed=1, cache=RequestCache(tmp_path / "c.sqlite"),
+                backend=backend, progress=False, source="test.jsonl")  # fmt: skip
+    assert (exc.value.path, exc.value.record, exc.value.field) == ("test.jsonl", "a", "media")
+    assert "image file not found" in str(exc.value) and "gone.png" in str(exc.value)
+
+
+def test_bad_instance_stops_the_run_before_the_backend_starts(tmp_path, taxonomy, monkeypatch):
+    import pytest
+
+    from socialbench.errors import DataError
+    from socialbench.moca import infer as infer_mod
+
+    def no_backend(*a, **k):
+        raise AssertionError("the backend must not start for a run that cannot be built")
+
+    monkeypatch.setattr(infer_mod, "create_backend", no_backend)
+    spec = ModelSpec(name="random", backend="random")
+    with pytest.raises(DataError):
+        predict([make_instance("v", modality="video_text")], spec=spec, method="direct", tax=taxonomy, seed=1,
+                cache=RequestCache(tmp_path / "c.sqlite"), progress=False)  # fmt: skip
+
+
+def test_prior_backend_with_an_empty_dev_split_says_it_has_no_records():
+    import pytest
+
+    from socialbench.backends.base import BackendContext, create_backend
+    from socialbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="the dev split has no records"):
+        create_backend(ModelSpec(name="prior", backend="prior"), BackendContext(seed=1, dev_instances=[]))
+    with pytest.raises(ConfigError, match=r"needs the dev split \(--dev\)"):
+        create_backend(ModelSpec(name="prior", backend="prior"), BackendContext(seed=1, dev_instances=None))

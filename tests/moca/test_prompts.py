@@ -48,3 +48,25 @@ def test_video_request_uses_frames_with_timestamps_capped_at_max_frames(taxonomy
 
 def test_prompt_hash_is_stable():
     assert prompt_hash("direct") == prompt_hash("direct") and len(prompt_hash("direct")) == 64
+
+
+def test_video_instance_without_frames_is_an_input_error_of_field_frames(taxonomy):
+    import pytest
+
+    from socialbench.moca.prompts import InstanceInputError
+
+    inst = make_instance("v", modality="video_text", transcript="A: hi")
+    with pytest.raises(InstanceInputError, match="needs sampled frames; run socialbench media moca-frames first") as exc:
+        build_direct_request(inst, taxonomy, ModelSpec(name="m", backend="random"), seed=0)
+    assert exc.value.field == "frames"
+
+
+def test_missing_image_is_an_input_error_of_field_media_naming_the_path(tmp_path, taxonomy):
+    import pytest
+
+    from socialbench.moca.prompts import InstanceInputError
+
+    inst = make_instance("a", media=[str(tmp_path / "gone.png")])
+    with pytest.raises(InstanceInputError, match="image file not found: .*gone.png") as exc:
+        build_direct_request(inst, taxonomy, ModelSpec(name="m", backend="random"), seed=0)
+    assert exc.value.field == "media"

@@ -67,3 +67,81 @@ def test_broken_json_line_is_named(tmp_path, taxonomy):
     with pytest.raises(DataError) as exc:
         load_instances(path, taxonomy)
     assert exc.value.record == "line 2"
+
+
+# ---- readable reasons, duplicates, frames ---------------------------------------------------------
+from socialbench.moca.schema import all_problems  # noqa: E402
+
+HEX = "ab" * 32
+
+
+def frame(k=0, **over):
+    return {"path": f"data/interim/frames/ab/x/{k:06d}.png", "sha256": HEX, "index": k, "timestamp": k * 0.5, **over}
+
+
+def test_wrong_type_reason_names_the_expected_type_and_the_original_value(taxonomy):
+    problems = all_problems([make_instance("a", text=42)], taxonomy)[0]
+    assert problems == [("text", "expected a string, got int 42")]
+
+
+def test_null_id_reason_says_null_not_nan(taxonomy):
+    problems = all_problems([make_instance(None)], taxonomy)[0]
+    assert problems == [("id", "expected a non-empty string, got null")]
+
+
+def test_numeric_transcript_reason_shows_the_value_as_written_not_coerced(taxonomy):
+    problems = all_problems([make_instance("a"), make_instance("b", transcript=5)], taxonomy)
+    assert problems == [[], [("transcript", "expected a string or null, got int 5")]]
+
+
+def test_unknown_modality_reason_lists_the_allowed_values(taxonomy):
+    problems = all_problems([make_instance("a", modality="audio")], taxonomy)[0]
+    assert problems == [("modality", "expected one of 'image_text', 'video_text', got 'audio'")]
+
+
+def test_a_field_failing_several_checks_gets_one_reason(taxonomy):
+    rec = {**make_instance("a"), "scenario": ["intent"]}
+    problems = all_problems([rec], taxonomy)[0]
+    assert problems == [("scenario", "expected one of 'affection', 'intent', 'stance', got list [\"intent\"]")]
+
+
+def test_duplicate_ids_drop_every_copy_each_naming_the_other_lines(taxonomy):
+    recs = [make_instance("a"), make_instance("b"), make_instance("a"), make_instance("a")]
+    problems = all_problems(recs, taxonomy, lines=[1, 2, 4, 7])
+    assert problems[0] == [("id", "duplicate id, also on lines 4, 7")]
+    assert problems[2] == [("id", "duplicate id, also on lines 1, 7")]
+    assert problems[3] == [("id", "duplicate id, also on lines 1, 4")]
+    assert problems[1] == []
+
+
+def test_duplicate_id_error_of_a_loaded_file_names_the_other_line(tmp_path, taxonomy):
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps(make_instance("a")) + "\n\n" + json.dumps(make_instance("a")) + "\n")
+    with pytest.raises(DataError) as exc:
+        load_instances(path, taxonomy)
+    assert (exc.value.record, exc.value.field) == ("a", "id") and "duplicate id, also on line 3" in str(exc.value)
+
+
+def test_well_formed_frames_pass(taxonomy):
+    rec = make_instance("v", modality="video_text", frames=[frame(0), frame(1)])
+    assert all_problems([rec], taxonomy) == [[]]
+
+
+@pytest.mark.parametrize(
+    "frames, reason",
+    [
+        ("notalist", "expected a non-empty list of frames"),
+        ([], "expected a non-empty list of frames"),
+        (["f.png"], "frame 0: expected an object with path, sha256, index, timestamp, got 'f.png'"),
+        ([{"path": "f.png"}], "frame 0: missing sha256, timestamp"),
+        ([frame(0, sha256="abc")], "frame 0: sha256: expected 64 lowercase hex digits, got 'abc'"),
+        ([frame(0, timestamp="0.5")], "frame 0: timestamp: expected a number of seconds >= 0, got '0.5'"),
+        ([frame(0, index=-1)], "frame 0: index: expected an integer >= 0, got int -1"),
+        ([frame(2), frame(1)], "frame 1: timestamp 0.5 is before the previous frame's (1.0)"),
+    ],
+)
+def test_malformed_frames_are_a_problem_of_field_frames(tmp_path, taxonomy, frames, reason):
+    path = write(tmp_path / "x.jsonl", [make_instance("v", modality="video_text", frames=frames)])
+    with pytest.raises(DataError) as exc:
+        load_instances(path, taxonomy)
+    assert (exc.value.record, exc.value.field) == ("v", "frames") and reason in str(exc.value)

@@ -1,4 +1,9 @@
-from socialbench.moca.scoring import normalize, percent, score
+import json
+
+import pytest
+
+from socialbench.errors import DataError
+from socialbench.moca.scoring import check_predictions, check_scores, normalize, parse_scores, percent, score, unpredicted
 
 from tests.conftest import make_instance
 
@@ -79,3 +84,103 @@ def test_scores_are_grouped_per_scenario():
     out = score(gold, [pred("a"), pred("b", mechanism="dominant detachment", label="dismissive")], labels, mechs)
     assert set(out) == {"intent", "stance"}
     assert out["stance"]["holis"] == 100.0 and out["stance"]["n"] == 1
+
+
+# ---- bad input: predictions ------------------------------------------------------------------
+
+def test_duplicate_prediction_id_names_the_file_its_line_and_the_first_copy():
+    gold = [make_instance("i0"), make_instance("i1")]
+    with pytest.raises(DataError) as exc:
+        score(gold, [pred("i0"), pred("i1"), pred("i0", label="provoke")], LABELS, MECHS, source="p.jsonl", lines=[1, 2, 4])
+    assert str(exc.value) == "p.jsonl, record line 4, field 'id': duplicate id 'i0' (first at line 1)"
+
+
+def test_prediction_whose_id_matches_no_instance_is_an_error():
+    with pytest.raises(DataError) as exc:
+        score([make_instance("i0")], [pred("i0"), pred("other")], LABELS, MECHS, source="p.jsonl", instances_source="test.jsonl")
+    assert exc.value.path == "p.jsonl" and exc.value.record == "line 2" and exc.value.field == "id"
+    assert "'other' matches no instance in test.jsonl" in str(exc.value)
+
+
+def test_prediction_without_id_is_an_error_not_a_key_error():
+    p = pred("i0")
+    del p["id"]
+    with pytest.raises(DataError) as exc:
+        check_predictions([make_instance("i0")], [p], "p.jsonl")
+    assert (exc.value.record, exc.value.field) == ("line 1", "id") and "missing" in str(exc.value)
+
+
+@pytest.mark.parametrize("bad", [["i0"], 7, None, ""])
+def test_prediction_with_a_non_string_id_is_an_error_not_a_type_error(bad):
+    with pytest.raises(DataError) as exc:
+        check_predictions([make_instance("i0")], [pred(bad)], "p.jsonl")
+    assert exc.value.field == "id" and "non-empty string" in str(exc.value)
+
+
+def test_unpredicted_lists_instances_without_a_prediction_in_instance_order():
+    gold = [make_instance("i0"), make_instance("i1"), make_instance("i2")]
+    assert unpredicted(gold, [pred("i1")]) == ["i0", "i2"]
+
+
+def test_no_predictions_at_all_scores_every_instance_incorrect_and_invalid():
+    gold = [make_instance("i0"), make_instance("i1")]
+    s = score(gold, [], LABELS, MECHS)["intent"]
+    assert (s["label"], s["holis"], s["invalid_rate"], s["faith"], s["n"]) == (0.0, 0.0, 100.0, None, 2)
+    assert unpredicted(gold, []) == ["i0", "i1"]
+
+
+# ---- bad input: score files ------------------------------------------------------------------
+
+
+def good_scores():
+    gold = [make_instance("i0"), make_instance("i1")]
+    return score(gold, [pred("i0"), pred("i1", label="provoke")], LABELS, MECHS)
+
+
+def test_what_score_writes_passes_the_score_file_check():
+    sc = good_scores()
+    assert parse_scores(json.dumps(sc).encode(), "s.json") == sc
+    assert check_scores(score([make_instance("i0")], [], LABELS, MECHS), "s.json")  # faith and c_sem_dyad null
+
+
+@pytest.mark.parametrize(
+    "mutate, record, field, words",
+    [
+        (lambda sc: sc.update(intent=5), "scenario 'intent'", None, "must be an object of metrics"),
+        (lambda sc: sc["intent"].update(dyad="high"), "scenario 'intent'", "dyad", "percentage"),
+        (lambda sc: sc["intent"].pop("holis"), "scenario 'intent'", "holis", "missing"),
+        (lambda sc: sc["intent"].update(holis=None), "scenario 'intent'", "holis", "percentage"),
+        (lambda sc: sc["intent"].update(label=140.0), "scenario 'intent'", "label", "[0, 100]"),
+        (lambda sc: sc["intent"].update(label=True), "scenario 'intent'", "label", "percentage"),
+        (lambda sc: sc["intent"].update(n=0), "scenario 'intent'", "n", "positive integer"),
+        (lambda sc: sc["intent"].update(n="24"), "scenario 'intent'", "n", "positive integer"),
+        (lambda sc: sc["intent"].update(hols=1.0), "scenario 'intent'", "hols", "unknown metric"),
+    ],
+)
+def test_bad_score_content_names_the_scenario_and_field(mutate, record, field, words):
+    sc = good_scores()
+    mutate(sc)
+    with pytest.raises(DataError) as exc:
+        check_scores(sc, "s.json")
+    assert (exc.value.path, exc.value.record, exc.value.field) == ("s.json", record, field)
+    assert words in str(exc.value)
+
+
+def test_empty_score_object_is_an_error():
+    with pytest.raises(DataError, match="no scenarios"):
+        parse_scores(b"{}", "s.json")
+
+
+def test_score_file_that_is_not_an_object_is_an_error():
+    with pytest.raises(DataError, match="must be a JSON object"):
+        parse_scores(b"[1, 2]", "s.json")
+
+
+def test_truncated_score_file_is_an_error_naming_it():
+    with pytest.raises(DataError, match=r"^s\.json: not valid JSON.*truncated"):
+        parse_scores(json.dumps(good_scores()).encode()[:40], "s.json")
+
+
+def test_score_file_that_is_not_utf8_is_an_error_naming_it():
+    with pytest.raises(DataError, match=r"^s\.json: not UTF-8"):
+        parse_scores(b'{"intent": "\xff"}', "s.json")

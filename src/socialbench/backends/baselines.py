@@ -55,7 +55,9 @@ class PriorBackend(RandomBackend):
         if not dev:
             from socialbench.errors import ConfigError
 
-            raise ConfigError(f"models.{spec.name}: the prior backend needs the dev split (--dev)")
+            if dev is None:
+                raise ConfigError(f"models.{spec.name}: the prior backend needs the dev split (--dev)")
+            raise ConfigError(f"models.{spec.name}: the prior backend needs dev instances, but the dev split has no records")
         self._by_scenario: dict[str, dict[str, list[str]]] = {}
         for inst in dev:
             d = self._by_scenario.setdefault(inst["scenario"], {"mechanism": [], "label": []})

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import time
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import huggingface_hub
 import torch
 import transformers
 
@@ -37,6 +40,18 @@ log = logging.getLogger("socialbench.backends")
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # from_pretrained took `torch_dtype` before transformers 4.56 and takes `dtype` since.
 _DTYPE_KWARG = "dtype" if tuple(int(x) for x in transformers.__version__.split(".")[:2]) >= (4, 56) else "torch_dtype"
+
+
+_TRUE = {"1", "ON", "YES", "TRUE"}
+
+
+def _in_hf_cache(repo_id: str, revision: str | None) -> bool:
+    """Whether the local Hugging Face cache holds the model's config.json (at ``revision``)."""
+    try:
+        found = huggingface_hub.try_to_load_from_cache(repo_id, "config.json", revision=revision)
+    except Exception:  # an id the hub library refuses (bad characters): not in the cache
+        return False
+    return isinstance(found, str)
 
 
 def resolve_device(name: str) -> str:
@@ -82,16 +97,52 @@ class HFBackend(Backend):
         return ident
 
     # ---- model ----------------------------------------------------------------------------------
+    def offline(self) -> bool:
+        """Whether loading may not download: ``local_files_only`` or HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE."""
+        if self.load_kwargs["local_files_only"] or huggingface_hub.constants.HF_HUB_OFFLINE:
+            return True
+        return any(os.environ.get(v, "").strip().upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+    def check_model_available(self) -> None:
+        """Stop with a ConfigError naming models.<name>.model_id when the model cannot be there:
+        a path that is not a folder, or (offline) an id that is not in the local Hugging Face cache.
+        Starts no download and reads no weights."""
+        model_id = str(self.spec.model_id)
+        where = f"models.{self.spec.name}.model_id"
+        local = Path(model_id).expanduser()
+        if local.is_dir():
+            if not (local / "config.json").is_file():
+                raise ConfigError(f"{where}: {model_id!r} is a folder without config.json, not a transformers model folder")
+            return
+        if local.exists():
+            raise ConfigError(f"{where}: {model_id!r} is a file; give the model's folder (with config.json) or a Hugging Face model id")
+        offline = self.offline()
+        looks_like_path = model_id.startswith(("/", ".", "~")) or "\\" in model_id or model_id.count("/") > 1
+        if not looks_like_path and offline and _in_hf_cache(model_id, self.spec.revision):
+            return
+        if looks_like_path or offline:
+            at = f" at revision {self.spec.revision!r}" if self.spec.revision and not looks_like_path else ""
+            why = " (the run is offline)" if offline else ""
+            raise ConfigError(
+                f"{where}: {model_id!r} is neither a local folder nor a model in the local Hugging Face cache{at}{why}"
+            )
+
     def load(self) -> None:
         if self.model is not None:
             return
         started = time.perf_counter()
-        self.processor = transformers.AutoProcessor.from_pretrained(self.spec.model_id, **self.load_kwargs)
+        self.check_model_available()
         model_kwargs = dict(self.load_kwargs)
         model_kwargs[_DTYPE_KWARG] = _DTYPES[self.dtype]
         if self.attn_implementation:
             model_kwargs["attn_implementation"] = self.attn_implementation
-        self.model = transformers.AutoModelForImageTextToText.from_pretrained(self.spec.model_id, **model_kwargs)
+        try:
+            self.processor = transformers.AutoProcessor.from_pretrained(self.spec.model_id, **self.load_kwargs)
+            self.model = transformers.AutoModelForImageTextToText.from_pretrained(self.spec.model_id, **model_kwargs)
+        except OSError as exc:  # not a model folder, a missing file, a revision not in the cache, no network
+            self.processor = self.model = None
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ConfigError(f"models.{self.spec.name}.model_id: {self.spec.model_id!r} cannot be loaded: {first}") from exc
         self.model.to(self.device).eval()
         tokenizer = self.tokenizer
         tokenizer.padding_side = "left"  # decoder-only generation pads on the left

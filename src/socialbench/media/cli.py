@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from socialbench.errors import SocialbenchError
+from socialbench.errors import ConfigError, SocialbenchError
 
 media_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                         help="Media stage: probe, frames, clips, mosaic, audio; MoCA frames.")
@@ -26,6 +27,11 @@ def _settings(params: Path):
     from socialbench.media.moca import MediaSettings
 
     return MediaSettings.from_params(load_params(params))
+
+
+def _finite(option: str, value: Optional[float]) -> None:
+    if value is not None and not math.isfinite(value):
+        raise ConfigError(f"{option} must be a number of seconds, got {value}")
 
 
 def _logging() -> None:
@@ -95,21 +101,36 @@ def probe_cmd(path: Path = Arg(..., help="media file"), count_frames: bool = Opt
 @media_app.command("frames")
 def frames_cmd(
     video: Path = Arg(..., help="video file"),
-    count: Optional[int] = Opt(None, help="N uniformly spaced frames"),
-    fps: Optional[str] = Opt(None, help="frames per second of video time, e.g. 0.5"),
-    max_side: Optional[int] = Opt(None, help="longest side of the frames (default: media.frame_max_side)"),
+    count: Optional[int] = Opt(None, help="N uniformly spaced frames (N >= 1)"),
+    fps: Optional[str] = Opt(None, help="frames per second of video time, > 0, e.g. 0.5 or 30000/1001"),
+    max_side: Optional[int] = Opt(None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"),
     frames_dir: Path = Opt(Path("data/interim/frames"), help="content-addressed frame cache"),
     params: Path = Opt(Path("params.yaml")),
 ) -> None:
     """Sample frames of one video through the cache; print its manifest (index, timestamp, file)."""
     from socialbench.media.cache import MANIFEST, FrameCache
-    from socialbench.media.sampling import FrameSampling
+    from socialbench.media.sampling import FrameSampling, SamplingError, to_fraction
 
     if (count is None) == (fps is None):
         raise SocialbenchError("give exactly one of --count and --fps")
+    if count is not None and count < 1:
+        raise ConfigError(f"--count must be >= 1, got {count}")
+    rate = None
+    if fps is not None:
+        try:
+            rate = to_fraction(fps)
+        except SamplingError:
+            raise ConfigError(f"--fps must be a number of frames per second such as 0.5 or 30000/1001, got {fps!r}") from None
+        if rate <= 0:
+            raise ConfigError(f"--fps must be > 0, got {fps}")
+    if max_side is not None and max_side < 2:
+        raise ConfigError(f"--max-side must be >= 2 (pixels), got {max_side}")
     s = _settings(params)
     side = max_side if max_side is not None else s.frame_max_side
-    sampling = FrameSampling.uniform(count, side, s.image_format) if count is not None else FrameSampling.at_fps(fps, side, s.image_format)
+    if rate is None:
+        sampling = FrameSampling.uniform(count, side, s.image_format)  # type: ignore[arg-type]
+    else:
+        sampling = FrameSampling.at_fps(rate, side, s.image_format)
     manifest = FrameCache(frames_dir).frames(video, sampling)
     typer.echo((manifest.folder / MANIFEST).read_text("utf-8"), nl=False)
 
@@ -119,25 +140,59 @@ def cut_cmd(
     views: list[Path] = Arg(..., help="synchronized views of one recording"),
     start: float = Opt(..., help="window start, seconds"),
     end: float = Opt(..., help="window end, seconds (exclusive)"),
-    out_dir: Path = Opt(..., help="clips go here as <view name>.mp4, with clip.json"),
-    mosaic: Optional[str] = Opt(None, help="positions of the four close-ups in VIEWS, e.g. 1,2,3,4 (labelled A-D)"),
+    out_dir: Path = Opt(..., help="clips go here as <view file name>.mp4, with clip.json (and mosaic.mp4)"),
+    mosaic: Optional[str] = Opt(
+        None,
+        help="also build the 2x2 mosaic of four views, given as their 0-based positions in VIEWS, in the order"
+        " A,B,C,D (top-left, top-right, bottom-left, bottom-right); e.g. 1,2,3,4 for VIEWS = corner view"
+        " followed by the four close-ups, 0,1,2,3 for four close-ups",
+    ),
     params: Path = Opt(Path("params.yaml")),
 ) -> None:
-    """Cut [start, end) from every view with identical timestamps (and the 2x2 mosaic)."""
-    from socialbench.media.av import EncodeSettings, Mosaic, cut_views
+    """Cut [start, end) from every view with identical timestamps (and the 2x2 mosaic).
 
+    Each view must be a different file with a different file name (the clips are named after them)."""
+    from socialbench.media.av import EncodeSettings, Mosaic, check_cut_paths, check_mosaic_positions, cut_views
+
+    _finite("--start", start)
+    _finite("--end", end)
+    positions = None
+    if mosaic is not None:
+        positions = check_mosaic_positions(_mosaic_positions(mosaic, len(views)), len(views))
     s = _settings(params)
-    out_dir.mkdir(parents=True, exist_ok=True)
     mos = None
-    if mosaic:
-        pos = tuple(int(x) for x in mosaic.split(","))
-        if len(pos) != 4:
-            raise SocialbenchError(f"--mosaic needs four positions, got {mosaic!r}")
-        mos = Mosaic(output=out_dir / "mosaic.mp4", views=pos, panel=s.mosaic_panel, font=s.label_font)  # type: ignore[arg-type]
-    result = cut_views(views, start, end, [out_dir / f"{v.stem}.mp4" for v in views], mosaic=mos,
+    if positions is not None:
+        mos = Mosaic(output=out_dir / "mosaic.mp4", views=positions, panel=s.mosaic_panel, font=s.label_font)
+    outputs = [out_dir / f"{v.stem}.mp4" for v in views]
+    check_cut_paths(views, outputs, mos)  # before anything is created
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result = cut_views(views, start, end, outputs, mosaic=mos,
                        encode=EncodeSettings(preset=s.clip_preset, crf=s.clip_crf), max_skew_frames=s.max_view_skew_frames)
     (out_dir / "clip.json").write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n", "utf-8")
     typer.echo(json.dumps(result.to_dict(), indent=2, sort_keys=True))
+
+
+def _mosaic_positions(text: str, n_views: int) -> list[int]:
+    """``--mosaic`` as four distinct 0-based positions in the view list; ConfigError naming the option."""
+    parts = [x.strip() for x in text.split(",")]
+    example = "1,2,3,4" if n_views >= 5 else "0,1,2,3"
+    if len(parts) != 4:
+        raise ConfigError(f"--mosaic needs four comma-separated view positions (A,B,C,D), e.g. {example}; got {text!r}")
+    pos = []
+    for x in parts:
+        try:
+            pos.append(int(x))
+        except ValueError:
+            raise ConfigError(f"--mosaic: view positions are whole numbers counting from 0, e.g. {example}; got {x!r} in {text!r}") from None
+    for x in pos:
+        if not 0 <= x < n_views:
+            raise ConfigError(
+                f"--mosaic: position {x} is out of range: positions count from 0, so with {n_views} view(s) they run"
+                f" from 0 to {n_views - 1}; got {text!r}"
+            )
+    if len(set(pos)) != 4:
+        raise ConfigError(f"--mosaic: the four positions must name four different views; got {text!r}")
+    return pos
 
 
 @media_app.command("audio")
@@ -150,5 +205,7 @@ def audio_cmd(
     """Extract mono 16 kHz WAV audio, optionally of a window."""
     from socialbench.media.av import extract_audio
 
+    _finite("--start", start)
+    _finite("--end", end)
     r = extract_audio(source, output, start=start, end=end)
     typer.echo(f"audio: {r.path} ({r.duration} s, {r.sample_rate} Hz mono)")

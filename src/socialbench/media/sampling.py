@@ -22,18 +22,32 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, Sequence
 
+from socialbench.errors import ConfigError
+
 IMAGE_FORMATS = ("png", "jpg")
+
+
+class SamplingError(ConfigError, ValueError):
+    """Invalid sampling settings: shown to the user as one line (a ConfigError), and still a
+    ValueError for callers that catch that."""
 
 
 def to_fraction(value: float | int | str | Fraction) -> Fraction:
     """Exact fraction of a number as written (0.5 -> 1/2, "30000/1001" -> 30000/1001)."""
     if isinstance(value, Fraction):
         return value
+    if isinstance(value, bool):
+        raise SamplingError(f"not a number: {value!r}")
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"not a finite number: {value!r}")
+            raise SamplingError(f"not a finite number: {value!r}")
         return Fraction(repr(value))
-    return Fraction(value)
+    try:
+        return Fraction(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise SamplingError(f"not a number: {value!r} (write e.g. 0.5, 2 or 30000/1001)") from None
+    except ZeroDivisionError:
+        raise SamplingError(f"not a number: {value!r} (division by zero)") from None
 
 
 @dataclass(frozen=True)
@@ -48,20 +62,24 @@ class FrameSampling:
 
     def __post_init__(self) -> None:
         if self.mode == "uniform":
-            if not isinstance(self.count, int) or self.count < 1 or self.fps is not None:
-                raise ValueError(f"uniform sampling needs a count >= 1 and no fps, got {self}")
+            if self.fps is not None:
+                raise SamplingError("uniform sampling takes a frame count, not an fps")
+            if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 1:
+                raise SamplingError(f"the frame count must be an integer >= 1, got {self.count!r}")
         elif self.mode == "fps":
-            if self.fps is None or self.count is not None:
-                raise ValueError(f"fps sampling needs an fps and no count, got {self}")
+            if self.count is not None:
+                raise SamplingError("fps sampling takes an fps, not a frame count")
+            if self.fps is None:
+                raise SamplingError("fps sampling needs an fps (frames per second of video time)")
             object.__setattr__(self, "fps", to_fraction(self.fps))
             if self.fps <= 0:
-                raise ValueError(f"fps must be > 0, got {self.fps}")
+                raise SamplingError(f"fps must be > 0, got {self.fps}")
         else:
-            raise ValueError(f"unknown sampling mode {self.mode!r} (uniform or fps)")
-        if self.max_side is not None and (not isinstance(self.max_side, int) or self.max_side < 2):
-            raise ValueError(f"max_side must be an integer >= 2 or None, got {self.max_side!r}")
+            raise SamplingError(f"unknown sampling mode {self.mode!r} (uniform or fps)")
+        if self.max_side is not None and (isinstance(self.max_side, bool) or not isinstance(self.max_side, int) or self.max_side < 2):
+            raise SamplingError(f"the longest frame side must be an integer >= 2 (or none), got {self.max_side!r}")
         if self.image_format not in IMAGE_FORMATS:
-            raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {self.image_format!r}")
+            raise SamplingError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}")
 
     @classmethod
     def uniform(cls, count: int, max_side: int | None = None, image_format: str = "png") -> "FrameSampling":

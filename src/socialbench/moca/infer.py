@@ -16,8 +16,11 @@ from tqdm import tqdm
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response, create_backend
 from socialbench.cache import RequestCache, cache_key
 from socialbench.moca.parsing import parse_answer
-from socialbench.moca.prompts import build_direct_request
+from socialbench.errors import DataError, SocialbenchError
+from socialbench.moca.prompts import InstanceInputError, build_direct_request
 from socialbench.taxonomy import Taxonomy
+
+METHODS = ("direct",)  # prompting methods implemented (direct = appendix D.1)
 
 
 @dataclass
@@ -34,6 +37,9 @@ class RunStats:
     retries: int = 0  # API backends: retried attempts (429, 5xx, overloaded, timeouts)
     attempts: int = 0  # API backends: HTTP attempts made
     error_examples: dict[str, str] = field(default_factory=dict)
+    #: What the backend's answers depend on besides the request (its cache-key identity: backend,
+    #: model id, revision or weights hash, decoding options), recorded with the run.
+    backend_identity: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -47,12 +53,26 @@ def estimate_cost(spec: ModelSpec, input_tokens: int, output_tokens: int) -> flo
     return (input_tokens * spec.price_in_per_mtok + output_tokens * spec.price_out_per_mtok) / 1e6
 
 
+def check_method(method: str) -> None:
+    if method not in METHODS:
+        raise SocialbenchError(f"unknown method {method!r}; known methods: {', '.join(METHODS)}")
+
+
 def build_requests(
-    instances: list[dict[str, Any]], tax: Taxonomy, spec: ModelSpec, method: str, seed: int
+    instances: list[dict[str, Any]], tax: Taxonomy, spec: ModelSpec, method: str, seed: int,
+    source: str = "instances",
 ) -> list[tuple[Request, dict[str, dict[str, str]]]]:
-    if method != "direct":
-        raise ValueError(f"unknown method {method!r}")
-    return [build_direct_request(inst, tax, spec, seed) for inst in instances]
+    """(request, slot maps) per instance. An instance that cannot become a request (a video-text one
+    without frames, an image that cannot be read) is a DataError naming ``source`` (the instances
+    file), the record and the field."""
+    check_method(method)
+    out = []
+    for inst in instances:
+        try:
+            out.append(build_direct_request(inst, tax, spec, seed))
+        except InstanceInputError as exc:
+            raise DataError(source, exc.message, record=str(inst.get("id")), field=exc.field) from exc
+    return out
 
 
 def run_requests(
@@ -109,17 +129,21 @@ def predict(
     dev_instances: list[dict[str, Any]] | None = None,
     progress: bool = True,
     backend: Backend | None = None,
+    source: str = "instances",
 ) -> tuple[list[dict[str, Any]], RunStats]:
-    """Prediction records for all instances (sorted by id) and the run's accounting."""
+    """Prediction records for all instances (sorted by id) and the run's accounting. The requests are
+    built before the backend starts, so an instance that cannot be run (named in a DataError with
+    ``source``, the instances file) stops the run before any model loads."""
     start = time.perf_counter()
     stats = RunStats()
+    pairs = build_requests(instances, tax, spec, method, seed, source)
+    requests = [r for r, _ in pairs]
     context = BackendContext(seed=seed, dev_instances=dev_instances)
     owned = backend is None
     backend = backend or create_backend(spec, context)
     try:
-        pairs = build_requests(instances, tax, spec, method, seed)
-        requests = [r for r, _ in pairs]
         identity = backend.identity()
+        stats.backend_identity = dict(identity)
         responses = run_requests(backend, requests, cache, identity, spec.name, stats, progress)
         stats.retries = int(getattr(backend, "retries", 0))
         stats.attempts = int(getattr(backend, "attempts", 0))

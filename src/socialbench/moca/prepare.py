@@ -1,34 +1,102 @@
-"""Filtering raw MoCA instances into the processed set (pure: no I/O besides checking media exist)."""
+"""Filtering raw MoCA instances into the processed set. Besides the records themselves, the only
+things read are the media files: each must exist, and each image of an image-text instance must be
+an image Pillow can open and verify (clips are decoded later, by the media stage)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from socialbench.errors import DataError
-from socialbench.moca.schema import all_problems, record_name
+from socialbench.errors import DataError, SocialbenchError
+from socialbench.io import JsonLine, first_bad_line, read_jsonl_lines
+from socialbench.moca.schema import EMPTY, all_problems, record_name
 from socialbench.taxonomy import Taxonomy
+
+ON_INVALID = ("drop", "fail")
+RAW_LIMIT = 200  # characters of an unparsable line kept in the drop report
+
+
+def check_on_invalid(on_invalid: str) -> None:
+    if on_invalid not in ON_INVALID:
+        raise SocialbenchError(f"--on-invalid {on_invalid!r}: must be one of {', '.join(ON_INVALID)}")
+
+
+def media_problems(rec: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, reason) for each media file that is missing, or, for an image-text instance, that is
+    not a decodable image (a video, an empty or damaged file)."""
+    from socialbench.backends.images import ImageUnreadable, verify_image_file
+
+    problems = []
+    for m in rec["media"]:
+        path = Path(m)
+        if path.is_dir():
+            problems.append(("media", f"{m} is a folder, not a file"))
+        elif not path.is_file():
+            problems.append(("media", f"file not found: {m}"))
+        elif rec["modality"] == "image_text":
+            try:
+                verify_image_file(path)
+            except ImageUnreadable as exc:
+                problems.append(("media", str(exc)))  # "<path>: cannot decode the image (<why>)"
+            except OSError as exc:
+                problems.append(("media", f"cannot read {m}: {exc.strerror or exc}"))
+    return problems
 
 
 def prepare_instances(
-    records: list[dict[str, Any]], tax: Taxonomy, source: str, on_invalid: str = "drop"
+    records: list[dict[str, Any]], tax: Taxonomy, source: str, on_invalid: str = "drop",
+    lines: Sequence[int] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(kept records sorted by id, dropped records with reasons). With on_invalid='fail' the first
-    bad record raises DataError naming the file, record and field."""
-    if on_invalid not in ("drop", "fail"):
-        raise ValueError(f"on_invalid must be 'drop' or 'fail', not {on_invalid!r}")
+    bad record raises DataError naming the file, record and field. ``lines``: the records' line
+    numbers in ``source``, named in the report (and by duplicate ids)."""
+    check_on_invalid(on_invalid)
     kept, dropped = [], []
-    for i, (rec, problems) in enumerate(zip(records, all_problems(records, tax))):
+    for i, (rec, problems) in enumerate(zip(records, all_problems(records, tax, lines))):
         if not problems:
-            missing = [m for m in rec["media"] if not Path(m).is_file()]
-            problems = [("media", f"file not found: {m}") for m in missing]
+            problems = media_problems(rec)
+        line = lines[i] if lines is not None else None
         if problems:
             if on_invalid == "fail":
                 field, msg = problems[0]
-                raise DataError(source, msg, record=record_name(rec, i), field=field)
-            dropped.append({"id": record_name(rec, i), "source_file": source,
-                            "problems": [{"field": f, "reason": r} for f, r in problems], "record": rec})
+                raise DataError(source, msg, record=record_name(rec, i, line), field=field)
+            entry = {"id": record_name(rec, i, line), "source_file": source,
+                     "problems": [{"field": f, "reason": r} for f, r in problems], "record": rec}
+            if line is not None:
+                entry["line"] = line
+            dropped.append(entry)
         else:
             kept.append(rec)
     kept.sort(key=lambda r: r["id"])
+    return kept, dropped
+
+
+def _truncated(text: str, limit: int = RAW_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bad_line_entry(jl: JsonLine, source: str) -> dict[str, Any]:
+    raw = _truncated(jl.raw)
+    return {"id": f"line {jl.line}", "line": jl.line, "source_file": source,
+            "problems": [{"field": None, "reason": f"{jl.problem}: {raw!r}"}], "record": None, "raw": raw}
+
+
+def prepare_file(
+    path: str | Path, tax: Taxonomy, on_invalid: str = "drop"
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`prepare_instances` over a JSON-lines file. A line that is not a JSON object is dropped
+    into the report (its line number and raw text, truncated) with on_invalid='drop', and stops the
+    run with 'fail'. A file without any line is a DataError. The report lists the dropped records
+    in file order."""
+    check_on_invalid(on_invalid)
+    source = str(path)
+    lines = read_jsonl_lines(path)
+    if not lines:
+        raise DataError(source, EMPTY)
+    if on_invalid == "fail":
+        first_bad_line(path, lines)
+    good = [jl for jl in lines if jl.record is not None]
+    kept, dropped = prepare_instances([jl.record for jl in good], tax, source, on_invalid, [jl.line for jl in good])
+    dropped += [_bad_line_entry(jl, source) for jl in lines if jl.record is None]
+    dropped.sort(key=lambda d: d["line"])
     return kept, dropped

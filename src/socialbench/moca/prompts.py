@@ -12,6 +12,7 @@ from string import Template
 from typing import Any
 
 from socialbench.backends.base import ImagePart, Message, ModelSpec, Request
+from socialbench.errors import SocialbenchError
 from socialbench.hashing import sha256_bytes, sha256_file
 from socialbench.taxonomy import Taxonomy
 
@@ -64,13 +65,43 @@ def _pick_uniform(items: list[Any], k: int) -> list[Any]:
     return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
 
 
+class InstanceInputError(SocialbenchError):
+    """An instance whose visual input cannot be given to a model (no sampled frames, an image that
+    cannot be read). ``moca.infer.build_requests`` turns it into a DataError naming the file."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(f"field {field!r}: {message}")
+
+
+def _image_part(path: str) -> ImagePart:
+    try:
+        return ImagePart(path=path, sha256=sha256_file(path))
+    except FileNotFoundError as exc:
+        raise InstanceInputError("media", f"image file not found: {path}") from exc
+    except IsADirectoryError as exc:
+        raise InstanceInputError("media", f"{path} is a folder, not an image file") from exc
+    except OSError as exc:
+        raise InstanceInputError("media", f"cannot read image file {path}: {exc.strerror or exc}") from exc
+
+
 def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
-    """Images of an image-text instance, or the sampled frames (with timestamps) of a video-text one."""
+    """Images of an image-text instance, or the sampled frames (with timestamps) of a video-text one.
+    A video-text instance without frames, or an image that cannot be read, is an InstanceInputError:
+    a model never silently gets less to see than the benchmark gives."""
     if instance["modality"] == "video_text":
-        frames = instance.get("frames") or []
+        frames = instance.get("frames")
+        if not frames:
+            raise InstanceInputError(
+                "frames", "a video_text instance needs sampled frames; run socialbench media moca-frames first"
+            )
+        if not isinstance(frames, list) or not all(isinstance(f, dict) and "path" in f and "sha256" in f for f in frames):
+            # load_instances validates frames in full (moca.schema.frames_problem); this guards direct callers
+            raise InstanceInputError("frames", "expected a list of {path, sha256, index, timestamp} objects")
         chosen = _pick_uniform(frames, spec.max_frames)
         return [ImagePart(path=f["path"], sha256=f["sha256"], timestamp=f.get("timestamp")) for f in chosen]
-    return [ImagePart(path=p, sha256=sha256_file(p)) for p in instance["media"]]
+    return [_image_part(p) for p in instance["media"]]
 
 
 def _options_block(options) -> str:

@@ -4,16 +4,26 @@ For each scenario, over the same N_s instances (an instance without a prediction
 all-incorrect): Acc per field, Dyad, Faith (None when no label is correct), Holis, plus
 c_sem_dyad = Holis / Dyad (the paper's C_sem|dyad, None when Dyad is 0) and invalid_rate (instances
 with any missing, unparsable or invalid field). Percentages with two decimals.
+
+Bad input raises ``DataError`` naming the file, record and field; the caller does the reading and any
+printing (``check_predictions`` takes the predictions' line numbers, ``parse_scores`` the bytes of a
+score file).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
+
+from socialbench.errors import DataError
 
 FIELDS = ("label", "subject", "target", "mechanism")
 METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
+# Metrics with a denominator other than N_s, so null (0/0) is a legitimate value; the others never are.
+NULLABLE_METRICS = ("faith", "c_sem_dyad")
 _SEP = re.compile(r"[\s_\-]+")
 
 
@@ -78,14 +88,60 @@ def score_scenario(rows: list[tuple[dict[str, bool], bool]]) -> dict[str, Any]:
     }
 
 
+def _where(k: int, lines: Sequence[int] | None) -> str:
+    return f"line {lines[k] if lines is not None else k + 1}"
+
+
+def check_predictions(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    source: str = "predictions",
+    lines: Sequence[int] | None = None,
+    instances_source: str = "the instances",
+) -> dict[str, dict[str, Any]]:
+    """Predictions by ``id``. Each prediction needs a non-empty string id that names one instance and
+    appears once: a second copy would silently replace the first, and an id matching no instance
+    means the predictions belong to other data. ``lines[k]`` is the file line of ``predictions[k]``
+    (default: its position, from 1). Instances without a prediction are allowed (scored incorrect and
+    invalid); ``unpredicted`` lists them."""
+    instance_ids = {g["id"] for g in instances}
+    by_id: dict[str, dict[str, Any]] = {}
+    first: dict[str, int] = {}
+    for k, pred in enumerate(predictions):
+        where = _where(k, lines)
+        if "id" not in pred:
+            raise DataError(source, "missing (every prediction needs the id of its instance)", record=where, field="id")
+        iid = pred["id"]
+        if not isinstance(iid, str) or not iid:
+            raise DataError(source, f"must be a non-empty string, got {iid!r}", record=where, field="id")
+        if iid in first:
+            raise DataError(source, f"duplicate id {iid!r} (first at {_where(first[iid], lines)})", record=where, field="id")
+        if iid not in instance_ids:
+            raise DataError(source, f"id {iid!r} matches no instance in {instances_source}", record=where, field="id")
+        first[iid] = k
+        by_id[iid] = pred
+    return by_id
+
+
+def unpredicted(instances: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[str]:
+    """Ids of the instances that no prediction names (in instance order)."""
+    ids = {p.get("id") for p in predictions}
+    return [g["id"] for g in instances if g["id"] not in ids]
+
+
 def score(
     instances: list[dict[str, Any]],
     predictions: list[dict[str, Any]],
     labels: dict[str, list[str]],
     mechanisms: dict[str, list[str]],
+    source: str = "predictions",
+    lines: Sequence[int] | None = None,
+    instances_source: str = "the instances",
 ) -> dict[str, dict[str, Any]]:
-    """{scenario: metrics} over all instances; predictions are matched by ``id``."""
-    by_id = {p["id"]: p for p in predictions}
+    """{scenario: metrics} over all instances; predictions are matched by ``id`` (checked by
+    ``check_predictions``; ``source``, ``lines`` and ``instances_source`` only name the files and
+    lines in its errors)."""
+    by_id = check_predictions(instances, predictions, source, lines, instances_source)
     rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
     for gold in instances:
         s = gold["scenario"]
@@ -93,3 +149,49 @@ def score(
         pred = by_id.get(gold["id"])
         rows.setdefault(s, []).append((field_matches(gold, pred, valid), is_invalid(pred, valid)))
     return {s: score_scenario(rows[s]) for s in sorted(rows)}
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
+    """A score file's content, as ``score`` writes it: a non-empty object {scenario: {each of METRICS:
+    a percentage in [0, 100] (null only for faith and c_sem_dyad), n: a positive integer}}, nothing
+    else. Raises ``DataError`` naming the scenario and field at fault."""
+    if not isinstance(scores, dict):
+        raise DataError(source, f"must be a JSON object {{scenario: metrics}}, got {type(scores).__name__}")
+    if not scores:
+        raise DataError(source, "no scenarios (an empty score object)")
+    for scenario, metrics in scores.items():
+        rec = f"scenario {scenario!r}"
+        if not isinstance(metrics, dict):
+            raise DataError(source, f"must be an object of metrics, got {metrics!r}", record=rec)
+        for key in (*METRICS, "n"):
+            if key not in metrics:
+                raise DataError(source, "missing", record=rec, field=key)
+        unknown = sorted(set(metrics) - {*METRICS, "n"})
+        if unknown:
+            raise DataError(source, f"unknown metric (known: {', '.join(METRICS)}, n)", record=rec, field=unknown[0])
+        n = metrics["n"]
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise DataError(source, f"must be a positive integer (the number of instances), got {n!r}", record=rec, field="n")
+        for key in METRICS:
+            v = metrics[key]
+            if v is None and key in NULLABLE_METRICS:
+                continue
+            if not _is_number(v) or not 0 <= v <= 100:
+                allowed = "a percentage in [0, 100]" + (" or null" if key in NULLABLE_METRICS else "")
+                raise DataError(source, f"must be {allowed}, got {v!r}", record=rec, field=key)
+    return scores
+
+
+def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
+    """The checked content of a score file from its bytes (UTF-8 JSON); see ``check_scores``."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise DataError(source, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); truncated?") from exc
+    return check_scores(obj, source)
