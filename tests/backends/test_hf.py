@@ -124,3 +124,32 @@ def test_a_model_id_found_in_the_local_hugging_face_cache_loads_offline(tiny_mod
     resp = backend.complete(moca_request(0, frames[:1], max_tokens=3))
     assert resp.error is None and isinstance(resp.text, str)
     backend.close()
+
+
+def test_an_unpinned_local_model_is_identified_by_its_files(tiny_model, tmp_path):
+    import shutil
+
+    copy = tmp_path / "model"
+    shutil.copytree(tiny_model, copy)
+    spec = ModelSpec(name="tiny", backend="hf", model_id=str(copy), options={"device": "cpu"})
+    before = create_backend(spec).identity()["revision"]
+    assert before.startswith("files:") and create_backend(spec).identity()["revision"] == before
+    (copy / "generation_config.json").write_text('{"do_sample": false}')
+    assert create_backend(spec).identity()["revision"] != before
+    pinned = ModelSpec(name="tiny", backend="hf", model_id=str(copy), revision="v1", options={"device": "cpu"})
+    assert create_backend(pinned).identity()["revision"] == "v1"
+
+
+def test_an_unpinned_hub_model_is_identified_by_the_commit_its_cache_holds(tiny_model, tmp_path, monkeypatch):
+    import shutil
+
+    import huggingface_hub
+
+    commit = "1" * 40
+    repo = tmp_path / "hub" / "models--local-org--tiny-vlm"
+    shutil.copytree(tiny_model, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    spec = ModelSpec(name="tiny", backend="hf", model_id="local-org/tiny-vlm", options={"device": "cpu"})
+    assert create_backend(spec).identity()["revision"] == commit

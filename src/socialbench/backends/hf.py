@@ -21,6 +21,7 @@ Options (``models.<name>.options``):
 from __future__ import annotations
 
 import gc
+import hashlib
 import logging
 import os
 import time
@@ -34,6 +35,7 @@ import transformers
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
 from socialbench.backends.images import ImageChanged, load_pil
 from socialbench.errors import ConfigError
+from socialbench.hashing import sha256_file
 
 log = logging.getLogger("socialbench.backends")
 
@@ -73,6 +75,28 @@ def chat_messages(request: Request) -> list[dict[str, Any]]:
     return [{"role": m.role, "content": m.blocks(lambda _img: {"type": "image"})} for m in request.messages]
 
 
+#: Files above this size (weights) enter a folder's fingerprint by name and size, not content:
+#: hashing tens of GB at every run would cost minutes; configs and tokenizers are hashed in full.
+_FINGERPRINT_FULL_HASH_MAX = 16 * 1024 * 1024
+
+
+def _resolve_revision(model_id: str) -> str | None:
+    folder = Path(model_id)
+    if folder.is_dir():
+        h = hashlib.sha256()
+        for f in sorted(p for p in folder.rglob("*") if p.is_file() and ".cache" not in p.parts):
+            size = f.stat().st_size
+            digest = sha256_file(f) if size <= _FINGERPRINT_FULL_HASH_MAX else f"size:{size}"
+            h.update(f"{f.relative_to(folder).as_posix()}\0{digest}\n".encode())
+        return "files:" + h.hexdigest()
+    cached = huggingface_hub.try_to_load_from_cache(model_id, "config.json")
+    if isinstance(cached, str):
+        parts = Path(cached).parts
+        if "snapshots" in parts:
+            return parts[parts.index("snapshots") + 1]
+    return None
+
+
 class HFBackend(Backend):
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
@@ -92,9 +116,25 @@ class HFBackend(Backend):
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
+        ident["revision"] = self.spec.revision or self.resolved_revision()
         ident["dtype"] = self.dtype  # bf16 and fp32 greedy outputs differ
         ident["image_size"] = self.spec.image_size
         return ident
+
+    def resolved_revision(self) -> str | None:
+        """What an unpinned model (no ``revision`` in params) is, without loading it: for a hub id,
+        the commit its local cache holds (``snapshots/<commit>``); for a local folder, a fingerprint
+        of its files. So a changed model is a cache miss and MLflow shows which one was used.
+        None when a hub model is not cached yet (it is downloaded at load; pin ``revision``)."""
+        if getattr(self, "_resolved", False):
+            return self._revision
+        self._revision = _resolve_revision(str(self.spec.model_id))
+        self._resolved = True
+        if self._revision is None:
+            log.warning("models.%s: %s has no revision pinned and is not in the local cache yet;"
+                        " pin models.%s.revision to make the run reproducible", self.spec.name,
+                        self.spec.model_id, self.spec.name)  # fmt: skip
+        return self._revision
 
     # ---- model ----------------------------------------------------------------------------------
     def offline(self) -> bool:
