@@ -223,7 +223,9 @@ class MediaInfo:
 
     @property
     def video(self) -> StreamInfo | None:
-        return next((s for s in self.streams if s.codec_type == "video"), None)
+        """The first real video stream (cover art only when there is nothing else)."""
+        videos = [s for s in self.streams if s.codec_type == "video"]
+        return next((s for s in videos if not s.attached_pic), videos[0] if videos else None)
 
     @property
     def still_image(self) -> bool:
