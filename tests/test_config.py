@@ -64,6 +64,22 @@ def test_every_params_key_is_described_in_the_schema():
         ({"extra_body": {"headers": {"Authorization": "Bearer sk-123-do-not-print"}}},
          "models.m.options.extra_body.headers.Authorization"),
         ({"api_key_env": "sk-123-do-not-print"}, "models.m.options.api_key_env"),
+        ({"hf_token_env": "sk-123-do-not-print"}, "models.m.options.hf_token_env"),
+        ({"token": "sk-123-do-not-print"}, "models.m.options.token"),
+        ({"access_token": "sk-123-do-not-print"}, "models.m.options.access_token"),
+        ({"auth_token": "sk-123-do-not-print"}, "models.m.options.auth_token"),
+        ({"secret": "sk-123-do-not-print"}, "models.m.options.secret"),
+        ({"passwd": "sk-123-do-not-print"}, "models.m.options.passwd"),
+        ({"private_key": "sk-123-do-not-print"}, "models.m.options.private_key"),
+        ({"HFToken": "sk-123-do-not-print"}, "models.m.options.HFToken"),
+        ({"use_auth_token": "sk-123-do-not-print"}, "models.m.options.use_auth_token"),
+        ({"extra_body": {"headers": {"x-api-key": "sk-123-do-not-print"}}},
+         "models.m.options.extra_body.headers.x-api-key"),
+        ({"extra_body": {"headers": {"Cookie": "session=sk-123-do-not-print"}}},
+         "models.m.options.extra_body.headers.Cookie"),
+        ({"extra_body": {"bearer": "sk-123-do-not-print"}}, "models.m.options.extra_body.bearer"),
+        ({"extra_env": {"HF_TOKEN": "sk-123-do-not-print"}}, "models.m.options.extra_env.HF_TOKEN"),
+        ({"credentials": {"user": "u", "pass": "sk-123-do-not-print"}}, "models.m.options.credentials"),
     ],
 )  # fmt: skip
 def test_an_option_that_looks_like_a_secret_is_refused_naming_the_field_never_the_value(options, field):
@@ -77,6 +93,23 @@ def test_an_option_that_looks_like_a_secret_is_refused_naming_the_field_never_th
 def test_options_that_only_resemble_secrets_are_accepted():
     options = {"api_key_env": "MY_API_KEY", "max_tokens_param": "max_completion_tokens", "json_mode": "none",
                "base_url": "http://127.0.0.1:8000/v1"}  # fmt: skip
+    p = validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
+    assert p["models"]["m"]["options"] == options
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"extra_body": {"stop_token_ids": [151645], "allowed_token_ids": [1, 2],
+                        "return_tokens_as_token_ids": True, "skip_special_tokens": False}},
+        {"extra_body": {"prompt_cache_key": "socialbench-moca"}},
+        {"use_auth_token": True},
+        {"api_key_env": None},
+        {"keyframe_interval": 2, "max_tokens_param": "max_tokens", "extra_env": {"HF_HOME": "/tmp/hf"}},
+        {"extra_body": {"chat_template_kwargs": {"eos_token": "<|im_end|>"}}},
+    ],
+)  # fmt: skip
+def test_request_parameters_that_mention_tokens_or_keys_are_not_secrets(options):
     p = validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
     assert p["models"]["m"]["options"] == options
 

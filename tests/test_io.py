@@ -40,3 +40,12 @@ def test_read_jsonl_lines_returns_bad_lines_with_their_problem_instead_of_raisin
     assert [(jl.line, jl.record) for jl in lines] == [(1, {"a": 1}), (3, None), (4, None), (5, {"b": 2})]
     assert "line 3 is not valid JSON" in lines[1].problem and lines[1].raw == "{oops"
     assert lines[2].problem == "line 4 is not a JSON object"
+
+
+def test_line_separator_characters_inside_strings_do_not_split_records(tmp_path):
+    # Written with ensure_ascii=False these characters stay raw; str.splitlines() would split there.
+    from socialbench.io import read_jsonl, write_jsonl
+
+    records = [{"id": "a", "text": "one\u2028two\u2029three\x85four"}, {"id": "b", "text": "plain"}]
+    write_jsonl(tmp_path / "r.jsonl", records)
+    assert read_jsonl(tmp_path / "r.jsonl") == records

@@ -153,3 +153,14 @@ def test_bad_stats_file_is_an_error_naming_it(data, words):
     with pytest.raises(DataError) as exc:
         parse_stats(data, "runs/m/direct.stats.json")
     assert exc.value.path == "runs/m/direct.stats.json" and words in str(exc.value)
+
+
+@pytest.mark.parametrize("data", [b'{"requests": 3, "cach', b"\xff\xfe"])
+def test_stats_and_score_files_share_one_parser_and_its_messages(data):
+    from socialbench.moca.scoring import parse_scores
+
+    with pytest.raises(DataError) as stats_err:
+        parse_stats(data, "f.json")
+    with pytest.raises(DataError) as scores_err:
+        parse_scores(data, "f.json")
+    assert str(stats_err.value) == str(scores_err.value)

@@ -166,7 +166,7 @@ def score(
     """Score predictions (MoCA section 3.3) per scenario; write {scenario: metrics} JSON. Instances
     without a prediction are scored incorrect and invalid (a line on stderr says how many)."""
     from socialbench.errors import DataError
-    from socialbench.io import read_jsonl
+    from socialbench.io import first_bad_line, read_jsonl_lines
     from socialbench.moca.schema import load_instances
     from socialbench.moca.scoring import score as score_fn, unpredicted
     from socialbench.taxonomy import load_taxonomy
@@ -177,9 +177,10 @@ def score(
     insts = load_instances(instances, tax)
     if not insts:
         raise DataError(str(instances), "no instances (the file is empty): nothing to score")
-    preds = read_jsonl(predictions)
-    # read_jsonl skips blank lines: the file line of each record, for errors naming it.
-    lines = [n for n, line in enumerate(predictions.read_text("utf-8").splitlines(), 1) if line.strip()]
+    parsed = read_jsonl_lines(predictions)
+    first_bad_line(predictions, parsed)
+    preds = [jl.record for jl in parsed]
+    lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
     result = score_fn(insts, preds, labels, mechanisms, source=str(predictions), lines=lines,
                       instances_source=str(instances))
     missing = unpredicted(insts, preds)

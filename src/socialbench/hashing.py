@@ -39,3 +39,34 @@ def sha256_files(paths: Iterable[str | Path]) -> str:
         h.update(b"\0")
         h.update(sha256_file(p).encode())
     return h.hexdigest()
+
+
+#: Files larger than this enter a folder fingerprint by their size and first and last MiB, not
+#: their whole content: hashing tens of GB of weights at every run would cost minutes.
+FINGERPRINT_FULL_HASH_MAX = 16 * 1024 * 1024
+_SAMPLE = 1024 * 1024
+
+
+def _large_file_digest(path: Path, size: int) -> str:
+    h = hashlib.sha256(f"size:{size}\0".encode())
+    with open(path, "rb") as fh:
+        h.update(fh.read(_SAMPLE))
+        fh.seek(max(0, size - _SAMPLE))
+        h.update(fh.read(_SAMPLE))
+    return "sampled:" + h.hexdigest()
+
+
+def folder_fingerprint(folder: str | Path) -> str:
+    """What a model folder holds, as one hash over its files by relative path: configs and
+    tokenizers by content, large files (weights) by size and their first and last MiB. Hidden
+    entries (``.cache``, ``.git``) and Markdown (model cards) are left out."""
+    folder = Path(folder)
+    h = hashlib.sha256()
+    for f in sorted(folder.rglob("*")):
+        rel = f.relative_to(folder)
+        if not f.is_file() or f.suffix == ".md" or any(part.startswith(".") for part in rel.parts):
+            continue
+        size = f.stat().st_size
+        digest = sha256_file(f) if size <= FINGERPRINT_FULL_HASH_MAX else _large_file_digest(f, size)
+        h.update(f"{rel.as_posix()}\0{digest}\n".encode("utf-8"))
+    return "files:" + h.hexdigest()

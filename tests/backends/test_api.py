@@ -19,6 +19,26 @@ def test_key_in_params_is_refused_without_echoing_it():
     assert "sk-secret-value" not in str(info.value) and "environment" in str(info.value)
 
 
+@pytest.mark.parametrize("name", ["api_key", "token", "hf_token", "Authorization", "client_secret"])
+def test_every_secret_option_is_refused_with_the_rules_of_params_validation(name):
+    with pytest.raises(ConfigError, match=rf"models\.m\.options\.{name}: API keys come only") as info:
+        api_key_from_env({name: "sk-secret-value"}, "X", "models.m.options", required=False)
+    assert "sk-secret-value" not in str(info.value)
+
+
+def test_a_null_key_variable_means_no_key_and_flags_are_not_keys(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k-default")
+    options = {"api_key_env": None, "use_auth_token": True, "max_tokens_param": "max_tokens"}
+    assert api_key_from_env(options, "OPENAI_API_KEY", "models.m.options", required=True) is None
+
+
+def test_the_env_name_rule_is_the_one_of_params_validation():
+    import socialbench.backends.api as api
+    import socialbench.config as config
+
+    assert not hasattr(api, "_ENV_NAME") and api.holds_secret is config.holds_secret
+
+
 def test_env_name_that_looks_like_a_key_is_refused():
     with pytest.raises(ConfigError) as info:
         api_key_from_env({"api_key_env": "sk-ant-123-abc"}, None, "models.m.options", required=False)

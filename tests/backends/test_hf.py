@@ -108,17 +108,21 @@ def test_a_folder_that_is_not_a_model_is_a_config_error(tmp_path):
         create_backend(spec).load()
 
 
-def test_a_model_id_found_in_the_local_hugging_face_cache_loads_offline(tiny_model, tmp_path, monkeypatch, frames):
+def hub_cache_holding(model_dir, tmp_path, monkeypatch, commit):
+    """A local Hugging Face cache (made here) holding model_dir as local-org/tiny-vlm at commit."""
     import shutil
 
     import huggingface_hub
 
-    commit = "0" * 40
     repo = tmp_path / "hub" / "models--local-org--tiny-vlm"
-    shutil.copytree(tiny_model, repo / "snapshots" / commit)
+    shutil.copytree(model_dir, repo / "snapshots" / commit)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+
+
+def test_a_model_id_found_in_the_local_hugging_face_cache_loads_offline(tiny_model, tmp_path, monkeypatch, frames):
+    hub_cache_holding(tiny_model, tmp_path, monkeypatch, "0" * 40)
     spec = ModelSpec(name="tiny", backend="hf", model_id="local-org/tiny-vlm", image_size=48, options={"device": "cpu"})
     backend = create_backend(spec)
     resp = backend.complete(moca_request(0, frames[:1], max_tokens=3))
@@ -141,15 +145,43 @@ def test_an_unpinned_local_model_is_identified_by_its_files(tiny_model, tmp_path
 
 
 def test_an_unpinned_hub_model_is_identified_by_the_commit_its_cache_holds(tiny_model, tmp_path, monkeypatch):
-    import shutil
-
-    import huggingface_hub
-
     commit = "1" * 40
-    repo = tmp_path / "hub" / "models--local-org--tiny-vlm"
-    shutil.copytree(tiny_model, repo / "snapshots" / commit)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    hub_cache_holding(tiny_model, tmp_path, monkeypatch, commit)
     spec = ModelSpec(name="tiny", backend="hf", model_id="local-org/tiny-vlm", options={"device": "cpu"})
     assert create_backend(spec).identity()["revision"] == commit
+
+
+def test_identity_of_a_model_that_cannot_be_there_is_a_config_error_not_a_traceback(tmp_path):
+    # predict() asks for the identity (the cache key) before anything loads.
+    spec = ModelSpec(name="hfm", backend="hf", model_id=str(tmp_path / "nowhere" / "model"), options={"device": "cpu"})
+    with pytest.raises(ConfigError, match=r"models\.hfm\.model_id"):
+        create_backend(spec).identity()
+
+
+def test_a_model_folder_under_a_dot_cache_folder_is_still_fingerprinted(tiny_model, tmp_path):
+    import shutil
+
+    copy = tmp_path / ".cache" / "models" / "m"
+    shutil.copytree(tiny_model, copy)
+    spec = ModelSpec(name="tiny", backend="hf", model_id=str(copy), options={"device": "cpu"})
+    before = create_backend(spec).identity()["revision"]
+    (copy / "generation_config.json").write_text('{"do_sample": false}')
+    assert create_backend(spec).identity()["revision"] != before
+
+
+def test_an_unpinned_hub_model_online_is_pinned_to_the_commit_the_hub_names(monkeypatch, tmp_path):
+    # Online and not cached: the commit the hub names now goes into the key and the load, so a later
+    # run (with the model cached) has the same identity. The hub call is replaced: no network here.
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+
+    class Info:
+        sha = "2" * 40
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "model_info", lambda self, repo_id, **kw: Info())
+    backend = create_backend(ModelSpec(name="q", backend="hf", model_id="org/model", options={"device": "cpu"}))
+    assert backend.identity()["revision"] == "2" * 40 and backend.load_kwargs["revision"] == "2" * 40

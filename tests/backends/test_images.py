@@ -71,3 +71,26 @@ def test_verify_image_file_accepts_a_png_and_refuses_a_video(tmp_path):
     clip = generate_indexed_video(tmp_path / "clip.mp4", frames=2, fps=5)
     with pytest.raises(ImageUnreadable, match=r"clip\.mp4: cannot decode the image"):
         verify_image_file(clip)
+
+
+def _noisy_jpeg(path, size=(256, 192)):
+    import random
+
+    rng = random.Random(0)
+    Image.frombytes("RGB", size, bytes(rng.randrange(256) for _ in range(size[0] * size[1] * 3))).save(path, quality=90)
+    return path
+
+
+def test_verify_decodes_jpeg_scan_data_so_a_cut_jpeg_is_refused(tmp_path):
+    from PIL import ImageFile
+
+    from socialbench.backends.images import ImageUnreadable, verify_image_file
+
+    raw = _noisy_jpeg(tmp_path / "full.jpg").read_bytes()
+    verify_image_file(tmp_path / "full.jpg")  # a whole JPEG passes
+    (tmp_path / "cut.jpg").write_bytes(raw[: len(raw) * 8 // 10])  # headers intact, scan data cut
+    with Image.open(tmp_path / "cut.jpg") as img:
+        img.verify()  # what the check used to stop at: Pillow's verify() does not see the cut
+    with pytest.raises(ImageUnreadable, match=r"cut\.jpg: cannot decode the image \(OSError: image file is truncated"):
+        verify_image_file(tmp_path / "cut.jpg")
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is False

@@ -392,6 +392,45 @@ def test_a_still_image_is_no_video_stream_not_a_one_frame_video(tmp_path, suffix
     assert "still image" in str(exc.value) and "not a video container" in str(exc.value)
 
 
+def test_a_stream_of_pictures_is_a_video_not_a_still_image(clip_mp4, tmp_path):
+    # ffmpeg -f image2pipe: concatenated PNGs, read by ffprobe's png_pipe demuxer like a single PNG
+    pictures = tmp_path / "clip.pngs"
+    subprocess.run([av._ffmpeg(), "-v", "error", "-i", str(clip_mp4), "-frames:v", "20", "-f", "image2pipe",
+                    "-c:v", "png", str(pictures)], check=True)  # fmt: skip
+    info = av.probe(pictures)
+    assert info.format_name == "png_pipe" and not info.still_image
+    assert (info.frame_count, info.frame_count_source) == (20, "packets")
+    tl = av.video_timeline(pictures)
+    assert tl.frame_count == 20 and tl.keyframes == ()  # no index to seek in: decoded from the start
+    assert [image_index(f.file) for f in av.extract_frames(tl, [0, 7, 19], tmp_path / "frames")] == [0, 7, 19]
+
+
+def test_cover_art_before_the_video_does_not_stand_in_for_it(clip_mp4, tmp_path, monkeypatch):
+    cover, out = tmp_path / "cover.png", tmp_path / "covered.mkv"
+    Image.new("RGB", (32, 32), (0, 90, 200)).save(cover)
+    subprocess.run([av._ffmpeg(), "-v", "error", "-i", str(cover), "-i", str(clip_mp4), "-map", "0", "-map", "1:v",
+                    "-c:v:0", "png", "-c:v:1", "copy", str(out)], check=True)  # fmt: skip
+    real = av._ffprobe_json
+
+    def cover_first(path, **kwargs):  # ffmpeg's muxers put cover art last; a file may have it first
+        data, err = real(path, **kwargs)
+        for stream in data.get("streams", []):
+            if stream.get("index") == 0:
+                stream["disposition"] = {**stream.get("disposition", {}), "attached_pic": 1}
+        return data, err
+
+    monkeypatch.setattr(av, "_ffprobe_json", cover_first)
+    info = av.probe(out)
+    assert [(s.index, s.codec_name, s.attached_pic) for s in info.streams] == [(0, "png", True), (1, "h264", False)]
+    assert info.video.index == 1 and info.display_size == (160, 120)
+    tl = av.video_timeline(out)
+    assert tl.frame_count == CLIP_FRAMES and tl.times[1] == Fraction(1, CLIP_FPS)
+    frames = av.extract_frames(tl, [0, 25, 49], tmp_path / "frames")
+    assert [image_index(f.file) for f in frames] == [0, 25, 49]
+    assert Image.open(frames[0].file).size == (160, 120)
+    assert len(av.decode_all_frames(out)) == CLIP_FRAMES
+
+
 def test_a_sound_file_with_cover_art_has_no_video_stream(five_views, tmp_path):
     sound, cover, out = tmp_path / "s.wav", tmp_path / "cover.png", tmp_path / "song.m4a"
     av.extract_audio(five_views[0], sound)

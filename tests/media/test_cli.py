@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from socialbench.errors import SocialbenchError
+from socialbench.errors import ConfigError, SocialbenchError
 from socialbench.media.cli import media_app
 from socialbench.media.errors import MediaError
 from tests.conftest import make_instance
@@ -147,6 +147,17 @@ def test_cut_rejects_bad_mosaic_positions_naming_the_option(workdir, four_views,
     assert result.exit_code != 0 and isinstance(result.exception, SocialbenchError)
     assert str(result.exception).startswith(message)
     assert not (workdir / "out").exists()
+
+
+def test_cut_mosaic_range_and_repeats_are_checked_by_the_one_check_of_av(workdir, four_views, monkeypatch):
+    from socialbench.media import av
+
+    seen = []
+    real = av.check_mosaic_positions
+    monkeypatch.setattr(av, "check_mosaic_positions", lambda *a: seen.append(a) or real(*a))
+    result = runner.invoke(media_app, ["cut", *four_views, "--start", "0", "--end", "1", "--out-dir", "out", "--mosaic", " 3, 1,3 ,0"])
+    assert isinstance(result.exception, ConfigError) and seen[0] == ([3, 1, 3, 0], 4, "--mosaic")
+    assert str(result.exception) == "--mosaic: the four positions must name four different views, got [3, 1, 3, 0] (position 3 twice)"
 
 
 def test_cut_help_says_mosaic_positions_count_from_0():

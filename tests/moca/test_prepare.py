@@ -47,6 +47,19 @@ def test_truncated_png_is_dropped(tmp_path, taxonomy):
     assert dropped and "cut.png: cannot decode the image" in dropped[0]["problems"][0]["reason"]
 
 
+def test_jpeg_cut_to_80_percent_is_dropped_not_left_to_fail_at_inference(tmp_path, taxonomy):
+    import random
+
+    rng = random.Random(1)
+    Image.frombytes("RGB", (128, 96), bytes(rng.randrange(256) for _ in range(128 * 96 * 3))).save(tmp_path / "f.jpg")
+    raw = (tmp_path / "f.jpg").read_bytes()
+    (tmp_path / "cut.jpg").write_bytes(raw[: len(raw) * 8 // 10])
+    recs = [make_instance("ok", media=[str(tmp_path / "f.jpg")]), make_instance("c", media=[str(tmp_path / "cut.jpg")])]
+    kept, dropped = prepare_instances(recs, taxonomy, "raw.jsonl")
+    assert [r["id"] for r in kept] == ["ok"] and dropped[0]["id"] == "c"
+    assert "cut.jpg: cannot decode the image (OSError: image file is truncated" in dropped[0]["problems"][0]["reason"]
+
+
 def test_image_text_instance_whose_media_is_a_video_is_dropped(tmp_path, taxonomy):
     from socialbench.media.av import generate_indexed_video
 

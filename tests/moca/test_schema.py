@@ -84,6 +84,11 @@ def test_wrong_type_reason_names_the_expected_type_and_the_original_value(taxono
     assert problems == [("text", "expected a string, got int 42")]
 
 
+def test_an_instance_without_media_is_refused(taxonomy):
+    problems = all_problems([make_instance("a"), make_instance("b", media=[])], taxonomy)
+    assert problems == [[], [("media", "expected a non-empty list of paths, got list []")]]
+
+
 def test_null_id_reason_says_null_not_nan(taxonomy):
     problems = all_problems([make_instance(None)], taxonomy)[0]
     assert problems == [("id", "expected a non-empty string, got null")]

@@ -184,3 +184,13 @@ def test_truncated_score_file_is_an_error_naming_it():
 def test_score_file_that_is_not_utf8_is_an_error_naming_it():
     with pytest.raises(DataError, match=r"^s\.json: not UTF-8"):
         parse_scores(b'{"intent": "\xff"}', "s.json")
+
+
+def test_one_finite_number_check_serves_scores_stats_and_frame_timestamps():
+    from socialbench.moca import schema
+    from socialbench.moca.scoring import is_number
+
+    assert [is_number(v) for v in (0, 2.5, -1, True, float("nan"), float("inf"), "1", None)] == [
+        True, True, True, False, False, False, False, False]  # fmt: skip
+    assert schema.is_number is is_number
+    assert schema.frames_problem([{"path": "f.png", "sha256": "ab" * 32, "timestamp": float("nan")}]) is not None

@@ -21,11 +21,11 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
 from socialbench.backends.images import ImageChanged
 from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, call_with_retries
+from socialbench.config import bad_env_name, holds_secret
 from socialbench.errors import ConfigError
 
 log = logging.getLogger("socialbench.backends")
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOPBACK = re.compile(r"^https?://(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(/|$)")
 
 
@@ -33,18 +33,20 @@ def api_key_from_env(options: Mapping[str, Any], default_env: str | None, where:
     """The API key, read from the environment variable named by ``options.api_key_env``.
 
     A key written into params.yaml would end up in git, DVC and MLflow, so ``api_key`` (or anything
-    that does not look like a variable name) is refused, without echoing the value."""
-    for bad in ("api_key", "key", "token", "auth_token"):
-        if bad in options:
+    that does not look like a variable name) is refused, without echoing the value (the same rules as
+    :func:`socialbench.config.secret_fields`, which checks params at load). ``api_key_env: null``
+    means no key (a server that needs none)."""
+    for name, value in options.items():
+        if holds_secret(str(name), value):
             raise ConfigError(
-                f"{where}.{bad}: API keys come only from the environment; set {where}.api_key_env to the"
+                f"{where}.{name}: API keys come only from the environment; set {where}.api_key_env to the"
                 " NAME of the environment variable that holds the key"
             )
     env = options.get("api_key_env", default_env)
+    if bad_env_name(env):
+        raise ConfigError(f"{where}.api_key_env must be the name of an environment variable (letters, digits, _)")
     if env is None:
         return None
-    if not isinstance(env, str) or not _ENV_NAME.match(env):
-        raise ConfigError(f"{where}.api_key_env must be the name of an environment variable (letters, digits, _)")
     key = os.environ.get(env)
     if not key and required:
         raise ConfigError(f"{where}: the API key is read from ${env}, which is not set; export it and rerun")

@@ -21,7 +21,6 @@ Options (``models.<name>.options``):
 from __future__ import annotations
 
 import gc
-import hashlib
 import logging
 import os
 import time
@@ -35,7 +34,7 @@ import transformers
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
 from socialbench.backends.images import ImageChanged, load_pil
 from socialbench.errors import ConfigError
-from socialbench.hashing import sha256_file
+from socialbench.hashing import folder_fingerprint
 
 log = logging.getLogger("socialbench.backends")
 
@@ -75,26 +74,26 @@ def chat_messages(request: Request) -> list[dict[str, Any]]:
     return [{"role": m.role, "content": m.blocks(lambda _img: {"type": "image"})} for m in request.messages]
 
 
-#: Files above this size (weights) enter a folder's fingerprint by name and size, not content:
-#: hashing tens of GB at every run would cost minutes; configs and tokenizers are hashed in full.
-_FINGERPRINT_FULL_HASH_MAX = 16 * 1024 * 1024
-
-
-def _resolve_revision(model_id: str) -> str | None:
-    folder = Path(model_id)
+def _resolve_revision(model_id: str, offline: bool) -> str | None:
+    """A local folder's fingerprint, or the commit of a hub id: the one its local cache holds, else
+    (online) the one the hub names now, which the load then downloads. None when neither is known."""
+    folder = Path(model_id).expanduser()
     if folder.is_dir():
-        h = hashlib.sha256()
-        for f in sorted(p for p in folder.rglob("*") if p.is_file() and ".cache" not in p.parts):
-            size = f.stat().st_size
-            digest = sha256_file(f) if size <= _FINGERPRINT_FULL_HASH_MAX else f"size:{size}"
-            h.update(f"{f.relative_to(folder).as_posix()}\0{digest}\n".encode())
-        return "files:" + h.hexdigest()
-    cached = huggingface_hub.try_to_load_from_cache(model_id, "config.json")
+        return folder_fingerprint(folder)
+    try:
+        cached = huggingface_hub.try_to_load_from_cache(model_id, "config.json")
+    except (ValueError, OSError):  # not a valid hub id (a path that does not exist): load() names it
+        return None
     if isinstance(cached, str):
         parts = Path(cached).parts
         if "snapshots" in parts:
             return parts[parts.index("snapshots") + 1]
-    return None
+    if offline:
+        return None
+    try:
+        return huggingface_hub.HfApi().model_info(model_id).sha
+    except Exception:  # noqa: BLE001 - no network, unknown id, rate limit: the load reports it
+        return None
 
 
 class HFBackend(Backend):
@@ -122,16 +121,19 @@ class HFBackend(Backend):
         return ident
 
     def resolved_revision(self) -> str | None:
-        """What an unpinned model (no ``revision`` in params) is, without loading it: for a hub id,
-        the commit its local cache holds (``snapshots/<commit>``); for a local folder, a fingerprint
-        of its files. So a changed model is a cache miss and MLflow shows which one was used.
-        None when a hub model is not cached yet (it is downloaded at load; pin ``revision``)."""
+        """What an unpinned model (no ``revision`` in params) is, without loading it: for a local
+        folder, a fingerprint of its files; for a hub id, the commit its local cache holds or, online,
+        the one the hub names now, which the load then uses, so the answers and the key agree. A
+        changed model is then a cache miss and MLflow shows which one was used. None when unknown."""
         if getattr(self, "_resolved", False):
             return self._revision
-        self._revision = _resolve_revision(str(self.spec.model_id))
+        self.check_model_available()  # a model that cannot be there is named before anything runs
+        self._revision = _resolve_revision(str(self.spec.model_id), self.offline())
         self._resolved = True
+        if self._revision is not None and not self._revision.startswith("files:"):
+            self.load_kwargs["revision"] = self._revision  # load exactly the commit in the key
         if self._revision is None:
-            log.warning("models.%s: %s has no revision pinned and is not in the local cache yet;"
+            log.warning("models.%s: %s has no revision pinned and none could be resolved;"
                         " pin models.%s.revision to make the run reproducible", self.spec.name,
                         self.spec.model_id, self.spec.name)  # fmt: skip
         return self._revision

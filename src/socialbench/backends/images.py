@@ -58,8 +58,10 @@ def _open(data: bytes, path: str) -> "PILImage":
 
 
 def verify_image_file(path: str | Path) -> None:
-    """Check that ``path`` is an image Pillow can open and verify (headers and, for PNG, every chunk's
-    checksum; no pixel decoding, so it is cheap). Raises ImageUnreadable naming the file."""
+    """Check that ``path`` is an image Pillow can open, verify (headers and, for PNG, every chunk's
+    checksum) and decode (``verify`` reads no JPEG scan data, so a cut JPEG would pass it and fail
+    only when a backend loads it). A JPEG is decoded in draft mode (DCT-scaled to 1/8, which still
+    reads all of its scan data), so the check stays cheap. Raises ImageUnreadable naming the file."""
     from PIL import Image
 
     with open(path, "rb") as fh:
@@ -67,7 +69,10 @@ def verify_image_file(path: str | Path) -> None:
     try:
         with Image.open(io.BytesIO(data)) as img:
             img.verify()
-    except Exception as exc:  # any failure to identify or verify means the model could not see it
+        with Image.open(io.BytesIO(data)) as img:  # verify() leaves the image unusable: reopen
+            img.draft(img.mode, (1, 1))  # JPEG only (no-op for other formats): smallest DCT scale
+            img.load()
+    except Exception as exc:  # any failure to identify, verify or decode means the model could not see it
         raise _unreadable(path, exc, empty=not data) from exc
 
 

@@ -31,7 +31,7 @@ import transformers
 
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
 from socialbench.errors import ConfigError, MissingDependency
-from socialbench.hashing import sha256_bytes, sha256_file
+from socialbench.hashing import folder_fingerprint
 
 #: Bump when the choice rule changes: it is part of the cache key.
 RULE_VERSION = "minilm-zero-shot-v1"
@@ -50,12 +50,10 @@ def package_model_path() -> Path:
 
 @functools.lru_cache(maxsize=8)
 def model_fingerprint(path: Path) -> str:
-    """sha256 over the model folder's files (weights, config, tokenizer; not its README), by name."""
-    files = sorted(f for f in Path(path).rglob("*") if f.is_file() and f.suffix != ".md")
-    if not files:
-        raise ConfigError(f"minilm model folder {path} has no files (model_path / model_id)")
-    listing = "".join(f"{f.relative_to(path).as_posix()}\0{sha256_file(f)}\n" for f in files)
-    return "sha256:" + sha256_bytes(listing.encode("utf-8"))
+    """The model folder's fingerprint (hashing.folder_fingerprint), once per process."""
+    if not Path(path).is_dir() or not any(Path(path).iterdir()):
+        raise ConfigError(f"minilm model folder {path} is missing or empty (model_path / model_id)")
+    return folder_fingerprint(path)
 
 
 class MiniLMEncoder:

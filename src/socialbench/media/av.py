@@ -197,16 +197,24 @@ class StreamInfo:
     attached_pic: bool = False  # a still picture attached to the file (cover art), not video
 
 
-# ffprobe's demuxers for single still images ("png_pipe", "jpeg_pipe", "webp_pipe", ...; "image2"
-# when ffmpeg is told to read a file pattern). Their one "video" stream is a picture.
+# ffprobe's image demuxers ("png_pipe", "jpeg_pipe", "webp_pipe", ...; "image2" when ffmpeg is
+# told to read a file pattern). They read a single picture, or a stream of concatenated pictures
+# (``ffmpeg -f image2pipe``), which is a video: the number of packets tells them apart.
 _IMAGE_DEMUXERS = ("image2", "image2pipe")
 
 
 def is_still_image_format(format_name: str | None) -> bool:
-    """Whether ffprobe's ``format_name`` is a still-image demuxer rather than a video container."""
+    """Whether ffprobe's ``format_name`` is an image demuxer rather than a video container (what it
+    read is a still image only if it holds one picture: see :func:`is_still_image`)."""
     if not format_name:
         return False
     return any(f in _IMAGE_DEMUXERS or f.endswith("_pipe") for f in format_name.split(","))
+
+
+def is_still_image(format_name: str | None, frame_count: int | None) -> bool:
+    """Whether a file read by ``format_name`` with ``frame_count`` video frames is one picture: an
+    image demuxer with at most one frame (None: not counted, or a single picture)."""
+    return is_still_image_format(format_name) and (frame_count is None or frame_count <= 1)
 
 
 @dataclass(frozen=True)
@@ -229,9 +237,10 @@ class MediaInfo:
 
     @property
     def still_image(self) -> bool:
-        """A picture, not a video: an image file (PNG, JPEG, ...) or only cover art."""
+        """A picture, not a video: an image file (PNG, JPEG, ...; :func:`probe` counts the pictures
+        of an image demuxer, and a stream of several is a video) or only cover art."""
         v = self.video
-        return v is not None and (is_still_image_format(self.format_name) or v.attached_pic)
+        return v is not None and (is_still_image(self.format_name, self.frame_count) or v.attached_pic)
 
     @property
     def audio(self) -> StreamInfo | None:
@@ -335,20 +344,33 @@ def _media_info(path: Path, data: dict[str, Any], frame_count: int | None = None
             )
         )
     fmt = data.get("format", {})
-    video_raw = next((s for s in data.get("streams", []) if s.get("codec_type") == "video"), None)
     info = MediaInfo(
         path=str(path),
         format_name=fmt.get("format_name", "unknown"),
         duration=_num(fmt.get("duration")),
         size_bytes=path.stat().st_size,
         streams=tuple(streams),
-        rotation=_rotation(video_raw) if video_raw else 0,
         start_time=_exact(fmt.get("start_time")),
     )
     v = info.video
+    video_raw = _raw_stream(data, v.index) if v is not None else None
     if frame_count is None and v is not None and v.nb_frames:
         frame_count, source = v.nb_frames, "metadata"
-    return MediaInfo(**{**info.__dict__, "frame_count": frame_count, "frame_count_source": source})
+    rotation = _rotation(video_raw) if video_raw else 0
+    return MediaInfo(**{**info.__dict__, "rotation": rotation, "frame_count": frame_count, "frame_count_source": source})
+
+
+def _raw_stream(data: dict[str, Any], index: int) -> dict[str, Any] | None:
+    """ffprobe's entry for the stream with ``index`` (its index in the file)."""
+    return next((s for s in data.get("streams", []) if _num(s.get("index"), int) == index), None)
+
+
+def _count_packets(path: Path, index: int) -> int:
+    """The packets of stream ``index`` (demux only, no decoding), e.g. the pictures an image
+    demuxer reads."""
+    data, _ = _ffprobe_json(path, select_streams=str(index), count_packets=None)
+    raw = _raw_stream(data, index)
+    return (_num(raw.get("nb_read_packets"), int) if raw else None) or 0
 
 
 def probe(path: str | Path, *, count_frames: bool = False) -> MediaInfo:
@@ -363,6 +385,10 @@ def probe(path: str | Path, *, count_frames: bool = False) -> MediaInfo:
     data, err = _ffprobe_json(p)
     _check_truncation(p, err)
     info = _media_info(p, data)
+    if info.video is not None and is_still_image_format(info.format_name):
+        # One picture, or a stream of them (image2pipe): count. A single picture has no frame count.
+        packets = _count_packets(p, info.video.index)
+        return _media_info(p, data, packets, "packets") if packets > 1 else info
     if info.video is not None and not info.still_image and (count_frames or info.frame_count is None):
         return _media_info(p, data, video_timeline(p).frame_count, "packets")
     return info
@@ -395,7 +421,8 @@ def require_video(info: MediaInfo) -> StreamInfo:
 
 @dataclass(frozen=True)
 class VideoTimeline:
-    """Presentation times of every frame of the first video stream, in display order.
+    """Presentation times of every frame of the video stream (:attr:`MediaInfo.video`: the first
+    that is not cover art), in display order.
 
     ``times[i]`` is frame ``i``'s time in seconds after the stream start (exact fractions);
     ``end`` is when the last frame stops being shown.
@@ -422,18 +449,24 @@ def video_timeline(path: str | Path) -> VideoTimeline:
     announces more frames than it holds is reported as truncated.
     """
     p = check_file(path)
-    data, err = _ffprobe_json(p, select_streams="v:0", show_entries="packet=pts,dts,duration,flags")
+    # All video streams, so that cover art before the video does not stand in for it; the packets
+    # of the stream MediaInfo.video chose are the frames.
+    data, err = _ffprobe_json(p, select_streams="v", show_entries="packet=stream_index,pts,dts,duration,flags")
     info = _media_info(p, data)
-    if not data.get("streams") or info.still_image:
+    v = info.video
+    packets = [pkt for pkt in data.get("packets", []) if v is not None and _num(pkt.get("stream_index"), int) == v.index]
+    if v is not None and is_still_image_format(info.format_name) and len(packets) > 1:
+        info = _media_info(p, data, len(packets), "packets")  # a stream of pictures (image2pipe)
+    if v is None or info.still_image:
         require_video(probe(p))  # raises NO_VIDEO listing the streams the file does have
     v = require_video(info)
-    raw = data["streams"][0]
+    raw = _raw_stream(data, v.index) or {}
     tb = Fraction(raw.get("time_base", "1/1000"))
     pts: list[int] = []
     durations: list[int] = []
     key: list[bool] = []
     missing = 0
-    for pkt in data.get("packets", []):
+    for pkt in packets:
         flags = pkt.get("flags", "")
         if "D" in flags:
             continue
@@ -472,6 +505,8 @@ def video_timeline(path: str | Path) -> VideoTimeline:
             last_dur = Fraction(1) / fps if fps else Fraction(0)
         last = last_dur
     end = times[-1] + last
+    if is_still_image_format(info.format_name):
+        keyframes = []  # a stream of pictures has no index to seek in: decode from the start
     info = _media_info(p, data, count, "packets")
     start = (data.get("format") or {}).get("start_time")
     file_start = Fraction(start) if start not in (None, "N/A") else Fraction(0)
@@ -556,7 +591,8 @@ def _extract_segments(
     timeline: VideoTimeline, segments: list[Segment], out: Path, max_side: int | None, image_format: str
 ) -> list[ExtractedFrame]:
     size = timeline.info.display_size
-    assert size is not None
+    assert size is not None and timeline.info.video is not None
+    video_index = timeline.info.video.index
     width, height = fit_size(size[0], size[1], max_side)
     codec, pix_fmt = _output_codec(image_format)
     abs_time = [timeline.origin + t for t in timeline.times]  # on the file's clock, as -copyts keeps it
@@ -570,8 +606,8 @@ def _extract_segments(
         if seg.first > 0:
             opts["ss"] = ffmpeg_seconds(max(start, Fraction(0)))
         stream = (
-            ffmpeg.input(timeline.path, **opts)
-            .video.filter("select", _select_expr([i - seg.first for i in seg.targets]))
+            ffmpeg.input(timeline.path, **opts)[str(video_index)]  # "[0:<index>]", not the first "[0:v]"
+            .filter("select", _select_expr([i - seg.first for i in seg.targets]))
             .filter("scale", width, height, flags="bicubic+accurate_rnd+full_chroma_int")
             .filter("setsar", 1)
             .filter("format", pix_fmt)
@@ -724,22 +760,25 @@ def check_views(views: Sequence[str | Path], start: Fraction, end: Fraction, max
     return infos
 
 
-def check_mosaic_positions(positions: Sequence[Any], n_views: int) -> tuple[int, int, int, int]:
-    """Four distinct 0-based positions in a list of ``n_views`` views; else SocialbenchError."""
+def check_mosaic_positions(positions: Sequence[Any], n_views: int, name: str = "mosaic") -> tuple[int, int, int, int]:
+    """Four distinct 0-based positions in a list of ``n_views`` views; else SocialbenchError, its
+    message starting with ``name`` (the CLI passes ``--mosaic``)."""
     pos = list(positions)
     if len(pos) != 4:
-        raise SocialbenchError(f"a mosaic needs four view positions (A, B, C, D), got {len(pos)}: {pos}")
+        raise SocialbenchError(f"{name}: needs four view positions (A, B, C, D), got {len(pos)}: {pos}")
     for x in pos:
         if isinstance(x, bool) or not isinstance(x, int):
-            raise SocialbenchError(f"mosaic view positions must be integers, got {x!r}")
+            raise SocialbenchError(f"{name}: view positions must be integers, got {x!r}")
         if not 0 <= x < n_views:
             raise SocialbenchError(
-                f"mosaic view position {x} is out of range: positions count from 0, so with {n_views} view(s)"
+                f"{name}: position {x} is out of range: positions count from 0, so with {n_views} view(s)"
                 f" they run from 0 to {n_views - 1}"
             )
     repeated = sorted({x for x in pos if pos.count(x) > 1})
     if repeated:
-        raise SocialbenchError(f"mosaic view positions must be four different views, got {pos} (position {repeated[0]} twice)")
+        raise SocialbenchError(
+            f"{name}: the four positions must name four different views, got {pos} (position {repeated[0]} twice)"
+        )
     return (pos[0], pos[1], pos[2], pos[3])
 
 
@@ -808,8 +847,11 @@ def cut_views(
     s, e = to_fraction(start), to_fraction(end)
     infos = check_views(views, s, e, max_skew_frames)
     # Window times count from each view's video start; -ss counts from its container start.
+    # Each view's video stream by its index ("[0:<index>]"): the one MediaInfo.video chose, not cover art.
     inputs = [
-        ffmpeg.input(str(v), ss=ffmpeg_seconds(s + info.seek_offset), t=ffmpeg_seconds(e - s)).video
+        ffmpeg.input(str(v), ss=ffmpeg_seconds(s + info.seek_offset), t=ffmpeg_seconds(e - s))[
+            str(require_video(info).index)
+        ]
         for v, info in zip(views, infos)
     ]
     n_uses = [int(outputs is not None) + (mosaic.views.count(i) if mosaic else 0) for i in range(len(views))]
@@ -1052,8 +1094,8 @@ def decode_all_frames(path: str | Path, size: tuple[int, int] | None = None) -> 
     info = probe(path)
     w, h = size or info.display_size or (0, 0)
     args = (
-        ffmpeg.input(str(path))
-        .video.output("pipe:", f="rawvideo", pix_fmt="rgb24", s=f"{w}x{h}", fps_mode="passthrough")
+        ffmpeg.input(str(path))[str(require_video(info).index)]
+        .output("pipe:", f="rawvideo", pix_fmt="rgb24", s=f"{w}x{h}", fps_mode="passthrough")
         .global_args(*_GLOBAL, "-loglevel", "error")
         .compile(cmd=_ffmpeg())
     )

@@ -134,7 +134,7 @@ class FrameCache:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("frame cache: unreadable manifest %s (%s); extracting again", path, exc)
             return None
-        if av.is_still_image_format(str(manifest.source.get("format") or "")):
+        if av.is_still_image(str(manifest.source.get("format") or ""), manifest.source.get("frame_count")):
             # Written before still images were refused: not a video's frames. Extracting again
             # reports the file (no_video_stream).
             log.warning("frame cache: %s holds the frame of a still image, not a video; ignoring it", path)

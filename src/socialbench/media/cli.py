@@ -158,7 +158,11 @@ def cut_cmd(
     _finite("--end", end)
     positions = None
     if mosaic is not None:
-        positions = check_mosaic_positions(_mosaic_positions(mosaic, len(views)), len(views))
+        parsed = _mosaic_positions(mosaic, len(views))
+        try:
+            positions = check_mosaic_positions(parsed, len(views), "--mosaic")
+        except SocialbenchError as exc:  # out of range or repeated: a bad option, as a parse error is
+            raise ConfigError(str(exc)) from None
     s = _settings(params)
     mos = None
     if positions is not None:
@@ -173,7 +177,8 @@ def cut_cmd(
 
 
 def _mosaic_positions(text: str, n_views: int) -> list[int]:
-    """``--mosaic`` as four distinct 0-based positions in the view list; ConfigError naming the option."""
+    """``--mosaic`` parsed into four integers; ConfigError naming the option. Whether they name four
+    different views in range is :func:`socialbench.media.av.check_mosaic_positions`'s to say."""
     parts = [x.strip() for x in text.split(",")]
     example = "1,2,3,4" if n_views >= 5 else "0,1,2,3"
     if len(parts) != 4:
@@ -184,14 +189,6 @@ def _mosaic_positions(text: str, n_views: int) -> list[int]:
             pos.append(int(x))
         except ValueError:
             raise ConfigError(f"--mosaic: view positions are whole numbers counting from 0, e.g. {example}; got {x!r} in {text!r}") from None
-    for x in pos:
-        if not 0 <= x < n_views:
-            raise ConfigError(
-                f"--mosaic: position {x} is out of range: positions count from 0, so with {n_views} view(s) they run"
-                f" from 0 to {n_views - 1}; got {text!r}"
-            )
-    if len(set(pos)) != 4:
-        raise ConfigError(f"--mosaic: the four positions must name four different views; got {text!r}")
     return pos
 
 

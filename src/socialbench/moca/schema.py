@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any, Sequence
@@ -13,6 +12,7 @@ import pandera.pandas as pa
 
 from socialbench.errors import DataError
 from socialbench.io import first_bad_line, read_jsonl_lines
+from socialbench.moca.scoring import is_number
 from socialbench.taxonomy import Taxonomy
 
 FIELDS = (
@@ -28,8 +28,11 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _is_str_list(n: int | None = None):
+    """A list of non-empty strings: exactly ``n`` of them, or (without ``n``) at least one."""
+
     def check(v: Any) -> bool:
-        return isinstance(v, list) and all(isinstance(x, str) and x.strip() for x in v) and (n is None or len(v) == n)
+        return (isinstance(v, list) and all(isinstance(x, str) and x.strip() for x in v)
+                and (len(v) == n if n is not None else len(v) >= 1))  # fmt: skip
 
     return check
 
@@ -125,10 +128,6 @@ def _schema_problems(records: list[dict[str, Any]], taxonomy: Taxonomy) -> dict[
     return out
 
 
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def frames_problem(value: Any) -> str | None:
     """Why the optional ``frames`` field is malformed, or None. The media stage writes a non-empty
     list of ``{path, sha256, index, timestamp}`` objects in temporal order."""
@@ -147,7 +146,7 @@ def frames_problem(value: Any) -> str | None:
             return f"frame {k}: path: expected a non-empty string, got {describe(path)}"
         if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
             return f"frame {k}: sha256: expected 64 lowercase hex digits, got {describe(digest)}"
-        if not _number(stamp) or stamp < 0:
+        if not is_number(stamp) or stamp < 0:
             return f"frame {k}: timestamp: expected a number of seconds >= 0, got {describe(stamp)}"
         if "index" in frame:
             index = frame["index"]

@@ -151,8 +151,24 @@ def score(
     return {s: score_scenario(rows[s]) for s in sorted(rows)}
 
 
-def _is_number(v: Any) -> bool:
+def is_number(v: Any) -> bool:
+    """A finite int or float, not a boolean (what every metric, statistic and timestamp must be)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def parse_json_object(data: bytes, source: str, what: str) -> dict[str, Any]:
+    """The JSON object in a file's bytes (UTF-8); anything else is a DataError naming ``source``
+    (``what`` says what the object holds, e.g. ``{scenario: metrics}``). Score and stats files are
+    read through here."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise DataError(source, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); truncated?") from exc
+    if not isinstance(obj, dict):
+        raise DataError(source, f"must be a JSON object {what}, got {type(obj).__name__}")
+    return obj
 
 
 def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
@@ -180,7 +196,7 @@ def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
             v = metrics[key]
             if v is None and key in NULLABLE_METRICS:
                 continue
-            if not _is_number(v) or not 0 <= v <= 100:
+            if not is_number(v) or not 0 <= v <= 100:
                 allowed = "a percentage in [0, 100]" + (" or null" if key in NULLABLE_METRICS else "")
                 raise DataError(source, f"must be {allowed}, got {v!r}", record=rec, field=key)
     return scores
@@ -188,10 +204,4 @@ def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
 
 def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
     """The checked content of a score file from its bytes (UTF-8 JSON); see ``check_scores``."""
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise DataError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(source, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); truncated?") from exc
-    return check_scores(obj, source)
+    return check_scores(parse_json_object(data, source, "{scenario: metrics}"), source)

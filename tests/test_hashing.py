@@ -1,0 +1,39 @@
+"""Content hashes: the model-folder fingerprint used as the revision of unpinned local models."""
+
+from __future__ import annotations
+
+from socialbench.hashing import FINGERPRINT_FULL_HASH_MAX, folder_fingerprint
+
+
+def model_folder(tmp_path, weights_size=1024):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"hidden": 8}')
+    (folder / "model.safetensors").write_bytes(b"\1" * weights_size)
+    return folder
+
+
+def test_a_changed_config_changes_the_fingerprint(tmp_path):
+    folder = model_folder(tmp_path)
+    before = folder_fingerprint(folder)
+    (folder / "config.json").write_text('{"hidden": 9}')
+    assert folder_fingerprint(folder) != before and before.startswith("files:")
+
+
+def test_model_cards_and_hidden_folders_do_not_count(tmp_path):
+    folder = model_folder(tmp_path)
+    before = folder_fingerprint(folder)
+    (folder / "README.md").write_text("card")
+    (folder / ".cache" / "huggingface").mkdir(parents=True)
+    (folder / ".cache" / "huggingface" / "download.lock").write_text("x")
+    assert folder_fingerprint(folder) == before
+
+
+def test_large_weights_count_by_size_and_their_ends(tmp_path):
+    size = FINGERPRINT_FULL_HASH_MAX + 4096
+    folder = model_folder(tmp_path, size)
+    before = folder_fingerprint(folder)
+    with open(folder / "model.safetensors", "r+b") as fh:
+        fh.seek(size - 10)
+        fh.write(b"\2")
+    assert folder_fingerprint(folder) != before
