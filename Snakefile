@@ -17,7 +17,15 @@ include: "rules/version.smk"
 
 rule all:
     input:
-        # Every output, intermediate ones too, so a deleted one is rebuilt (from the request cache).
+        # Every output, intermediate ones too, so a deleted one is rebuilt (model calls come from
+        # the request cache, frames from the frame cache).
+        raw=expand("data/raw/moca_demo/{split}.jsonl", split=MOCA_MEDIA_SPLITS),
+        raw_media="data/raw/moca_demo/media",
+        interim=expand("data/interim/moca/{split}.jsonl", split=MOCA_MEDIA_SPLITS),
+        prepare_reports=expand("results/reports/moca_prepare_{split}.jsonl", split=MOCA_MEDIA_SPLITS),
+        processed=expand("data/processed/moca/{split}.jsonl", split=MOCA_MEDIA_SPLITS),
+        media_reports=["results/reports/media.jsonl", "results/reports/media.md"],
+        frames_index=rules.moca_frames.output.index,
         predictions=moca_predictions(),
         stats=moca_stats(),
         scores=moca_scores(),

@@ -1,7 +1,7 @@
 # Helpers shared by the rules. The config (params.yaml, plus any --configfile and --config given
 # to snakemake) is validated here, at load, against src/socialbench/schemas/params.schema.json:
 # defaults are filled and an unknown key or a bad value stops the run with a message naming it
-# and the config file(s) it came from.
+# and the config file(s) it came from. Valid overrides are then refused (see below).
 
 import os
 import sys
@@ -43,6 +43,14 @@ try:
     config.update(validate_params(config, source=_SOURCE, origins=_ORIGINS))
 except ConfigError as exc:
     sys.exit(f"error: {exc}")
+# The stages read params.yaml (`--params params.yaml`), and DVC records params.yaml's values: an
+# override here would rerun jobs that then run, and record, params.yaml's values. Refused.
+_OVERRIDES = [label for label, _ in _ORIGINS[1:]]
+if _OVERRIDES:
+    sys.exit(
+        f"error: {', '.join(_OVERRIDES)}: overrides are not supported; the stages and DVC read params.yaml,"
+        " so edit params.yaml (it is versioned with the results)"
+    )
 
 MODELS = list(config["models"])
 METHODS = list(config["moca"]["methods"])

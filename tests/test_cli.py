@@ -499,3 +499,26 @@ def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
     made = stats["provenance"]
     assert made["instances_sha256"] == sha256_file(inst) and made["prompt_template_sha256"] == prompt_hash("direct")
     assert made["versions"]["python"] and made["git_commit"] and stats["backend_identity"]["backend"] == "random"
+
+
+def test_infer_stops_when_every_call_failed_and_writes_nothing(tmp_path):
+    # A server that is down is no result: a row of zeros in the tables would look like one.
+    import socket
+
+    from tests.helpers.moca_requests import write_png
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    write_png(tmp_path / "img.png")
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[str(tmp_path / "img.png")])])
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "seed: 0\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\nmodels:\n  down:\n    backend: openai_compat\n"
+        f"    model_id: m\n    options: {{base_url: 'http://127.0.0.1:{port}/v1', max_retries: 0, timeout: 2}}\n"
+    )
+    res = runner.invoke(app, ["infer", "--instances", str(inst), "--model", "down", "--params", str(params),
+                              "--out", str(tmp_path / "p.jsonl"), "--stats", str(tmp_path / "s.json")])  # fmt: skip
+    assert isinstance(res.exception, SocialbenchError), res.output
+    assert "models.down: all 1 calls failed" in str(res.exception)
+    assert not (tmp_path / "p.jsonl").exists() and not (tmp_path / "s.json").exists()

@@ -138,3 +138,14 @@ def test_each_problem_names_the_config_file_that_set_it():
     assert "seed: -1 is less than the minimum of 0 (set in --configfile bad.yaml)" in message
     (line,) = [ln for ln in message.splitlines() if "'n_tset' was unexpected" in ln]
     assert line.endswith("(set in --config)")
+
+
+@pytest.mark.parametrize("name", [123, True, None])
+def test_a_model_name_yaml_reads_as_a_number_boolean_or_null_is_refused(name):
+    with pytest.raises(ConfigError, match="not a string; quote it"):
+        validate_params({"models": {name: {"backend": "random"}}})
+
+
+def test_a_dot_in_a_model_name_is_refused_because_dvc_reads_it_as_nesting():
+    with pytest.raises(ConfigError, match=r"'qwen2\.5' may hold only letters, digits"):
+        validate_params({"models": {"qwen2.5": {"backend": "random"}}})

@@ -164,3 +164,89 @@ def test_stats_and_score_files_share_one_parser_and_its_messages(data):
     with pytest.raises(DataError) as scores_err:
         parse_scores(data, "f.json")
     assert str(stats_err.value) == str(scores_err.value)
+
+
+# A kill -9 at a chosen point, for real: the child process kills itself (SIGKILL) when MLflow's
+# schema migrations create their first temporary table (about half-way through building a store),
+# or when a run logs its first artifact.
+KILLER = """
+import json, os, signal, sys
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+@event.listens_for(Engine, "after_cursor_execute")
+def die_in_migrations(conn, cursor, statement, *args):
+    if sys.argv[1] != "log_artifact" and "_alembic_tmp_" in statement:
+        die()
+
+if sys.argv[1] == "mlflow":  # MLflow builds the store in place, as track did before building it aside
+    from mlflow.tracking import MlflowClient
+    MlflowClient(sys.argv[2])
+else:
+    import mlflow
+    from socialbench.tracking import log_evaluations
+    if sys.argv[1] == "log_artifact":
+        mlflow.log_artifact = die
+    log_evaluations(json.loads(sys.argv[3]), sys.argv[2], "exp", sys.argv[4])
+"""
+
+
+def killed(mode, uri, arts, evaluations=()):
+    import json
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-c", KILLER, mode, uri, json.dumps(list(evaluations), default=str), str(arts)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+
+
+@pytest.mark.slow
+def test_a_track_killed_while_building_a_new_store_leaves_none_and_the_rerun_builds_it(tmp_path, store):
+    uri, arts = store
+    killed("track", uri, arts)
+    assert not (tmp_path / "mlflow.db").exists() and (tmp_path / "mlflow.db-new").exists()
+    out = log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)
+    assert len(out["new"]) == 1 and [r.info.status for r in runs_of(uri) if r.info.run_id in out["new"]] == ["FINISHED"]
+    assert sorted(p.name for p in tmp_path.glob("mlflow.db*")) == ["mlflow.db", "mlflow.db.lock"]
+
+
+@pytest.mark.slow
+def test_a_leftover_temporary_store_is_discarded(tmp_path, store):
+    uri, arts = store
+    (tmp_path / "mlflow.db-new").write_bytes(b"half-built by a killed track" * 100)
+    (tmp_path / "mlflow.db-new-journal").write_bytes(b"its rollback journal" * 100)
+    assert len(log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)["new"]) == 1
+    assert sorted(p.name for p in tmp_path.glob("mlflow.db*")) == ["mlflow.db", "mlflow.db.lock"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("broken", ["half-built", "not a database"])
+def test_a_store_that_cannot_be_opened_is_one_line_naming_it_and_moving_it_aside_recovers(tmp_path, store, broken):
+    uri, arts = store
+    db = tmp_path / "mlflow.db"
+    if broken == "half-built":
+        killed("mlflow", uri, arts)  # a store built in place (by MLflow itself) and killed half-way
+    else:
+        db.write_text("not an MLflow database\n" * 100)
+    with pytest.raises(SocialbenchError) as exc:
+        log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)
+    msg = str(exc.value)
+    assert "\n" not in msg and msg.startswith(f"{db}: cannot open the MLflow tracking store") and "move it aside" in msg
+    db.rename(tmp_path / "mlflow.db.broken")
+    assert len(log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)["new"]) == 1
+
+
+@pytest.mark.slow
+def test_runs_a_killed_track_left_running_are_marked_killed_by_the_next(tmp_path, store):
+    uri, arts = store
+    ev = evaluation(tmp_path, "a")
+    killed("log_artifact", uri, arts, [ev])
+    left = runs_of(uri)
+    assert len(left) == 2 and {r.info.status for r in left} == {"RUNNING"}  # the parent and its child
+    out = log_evaluations([ev], uri, "exp", arts)
+    status = {r.info.run_id: r.info.status for r in runs_of(uri)}
+    assert {status[r.info.run_id] for r in left} == {"KILLED"} and status[out["new"][0]] == "FINISHED"

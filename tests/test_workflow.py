@@ -93,3 +93,9 @@ def test_each_dvc_stage_depends_on_the_code_its_outputs_come_from(stage):
                      if not covered(module_file(m)))  # fmt: skip
     assert not missing, f"dvc.yaml stage {stage} lacks deps on {missing}"
     assert "src/socialbench/cli.py" in deps  # the command the rule runs
+
+
+def test_a_valid_override_is_refused_because_the_stages_read_params_yaml(tmp_path):
+    proc = snakemake("-n", "--config", "seed=5")
+    assert proc.returncode != 0
+    assert "error: --config: overrides are not supported" in proc.stderr and "edit params.yaml" in proc.stderr

@@ -118,10 +118,18 @@ def infer(
                                      source=str(instances))
     finally:
         rc.close()
+    s = run_stats
+    example = next(iter(s.error_examples.items()), None)
+    if s.requests and s.errors == s.requests:
+        # Not a result: the server, key or model is wrong. A table row of zeros would look like one.
+        raise SocialbenchError(f"models.{model}: all {s.requests} calls failed (e.g. {example[0]}: {example[1]});"
+                               " nothing written. Check the server, key and model id, then run again")  # fmt: skip
     write_jsonl(out, records)
     write_json(stats, {**run_stats.as_dict(), "provenance": infer_provenance(method, tax, instances, dev)})
-    s = run_stats
     typer.echo(f"infer {model}/{method}: {s.requests} requests, {s.cache_hits} cached, {s.cache_misses} called, {s.errors} errors")
+    if s.errors:
+        typer.echo(f"infer: warning: {s.errors} calls failed after their retries (e.g. {example[0]}: {example[1]}); they are"
+                   " scored incorrect. Retry only them with `snakemake --forcerun moca_infer` (the rest is cached)", err=True)  # fmt: skip
 
 
 def made_with(run_stats: dict, stats_path: Path, data_hash: str, instances: Path) -> dict:

@@ -55,6 +55,9 @@ def _describe(err: jsonschema.ValidationError) -> str:
     path = ".".join(str(p) for p in err.absolute_path) or "<top level>"
     if err.validator == "additionalProperties":
         return f"{path}: {err.message} (unknown key; see params.yaml comments for the allowed ones)"
+    if err.validator == "pattern" and list(err.absolute_path) == ["models"]:
+        return (f"models: the name {err.instance!r} may hold only letters, digits, '_' and '-' and start with a"
+                " letter or digit (it names folders, and DVC reads a '.' in models.<name> as a nesting)")
     return f"{path}: {err.message}"
 
 
@@ -192,6 +195,11 @@ def validate_params(
         raise ConfigError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
     models = data.get("models")
     if isinstance(models, dict):
+        # YAML reads `123:`, `true:` or `null:` as a number, boolean or null, not a name.
+        odd = [k for k in models if not isinstance(k, str)]
+        if odd:
+            raise ConfigError(f"{source}: models: the name {odd[0]!r} is a {type(odd[0]).__name__}, not a string;"
+                              f" quote it (\"{odd[0]}\": ...){where([['models']])}")  # fmt: skip
         secrets = [f + where([["models", name, "options"]]) for name, entry in models.items() if isinstance(entry, dict)
                    for f in secret_fields(entry.get("options"), f"models.{name}.options", f"models.{name}")]  # fmt: skip
         if secrets:

@@ -4,7 +4,11 @@ A file lock serialises writers, so parallel jobs never hit "database is locked".
 
 An evaluation counts as logged only once its run has FINISHED: the key tag is the last thing a run
 gets, and only finished runs are matched, so a run that failed or was killed half-way never hides an
-evaluation from the next attempt."""
+evaluation from the next attempt.
+
+A new sqlite store is built in a temporary file beside it and renamed into place, so a track killed
+while MLflow creates the schema leaves no half-built store; runs a killed track left RUNNING are
+marked KILLED by the next one."""
 
 from __future__ import annotations
 
@@ -89,6 +93,79 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _sqlite_path(tracking_uri: str) -> Path | None:
+    """The database file of a ``sqlite:///<path>`` tracking URI; None for other stores and in-memory."""
+    if not tracking_uri.startswith("sqlite:///"):
+        return None
+    path = tracking_uri.removeprefix("sqlite:///").split("?", 1)[0]
+    return None if path in ("", ":memory:") else Path(path)
+
+
+def _dispose_engine(db_uri: str, forget: bool = False) -> None:
+    """Close the pooled connections MLflow keeps (one engine per URI, for the life of the process)
+    to a sqlite file, so it is closed before it is renamed, and a store opened afterwards reads the
+    file now at the path rather than one that was moved or replaced."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    engines = getattr(SqlAlchemyStore, "_engine_map", {})
+    engine = engines.pop(db_uri, None) if forget else engines.get(db_uri)
+    if engine is not None:
+        engine.dispose()
+
+
+def _create_sqlite_store(tracking_uri: str, db: Path) -> None:
+    """Build a new MLflow sqlite store (schema migrations take seconds) in ``<db>-new`` and rename it
+    into place, so a kill leaves either no store or a complete one, never a half-built one. Called
+    under the store's lock: a ``<db>-new`` found here is a killed attempt's leftover and is discarded,
+    with any sqlite journal of it (a stale journal would be rolled back into the new file)."""
+    from mlflow.tracking._tracking_service.utils import _get_sqlalchemy_store
+
+    tmp = db.with_name(db.name + "-new")
+    for leftover in (tmp, *(tmp.with_name(tmp.name + sfx) for sfx in ("-journal", "-wal", "-shm"))):
+        leftover.unlink(missing_ok=True)
+    tmp_uri = f"sqlite:///{tmp}" + ("?" + tracking_uri.split("?", 1)[1] if "?" in tracking_uri else "")
+    # The store class MLflow uses for this URI, built directly rather than via MlflowClient: MLflow
+    # caches clients' stores per URI, and a cached one would skip the migrations on a later new file
+    # at the same temporary path.
+    try:
+        _get_sqlalchemy_store(tmp_uri, None)  # creates the schema and the Default experiment
+    finally:
+        _dispose_engine(tmp_uri, forget=True)
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, db)
+    _dispose_engine(tracking_uri)  # a connection cached before the rename would see the old file
+
+
+def _open_store(tracking_uri: str, db: Path | None, experiment: str) -> tuple[Any, Any]:
+    """A client on the store and the experiment (None if absent). A sqlite store that cannot be
+    opened (half-built by a run killed while creating it, or not an MLflow database) is an error
+    naming the file and the way out, not a traceback."""
+    from mlflow.tracking import MlflowClient
+
+    try:
+        client = MlflowClient(tracking_uri)
+        return client, client.get_experiment_by_name(experiment)
+    except Exception as e:
+        if db is None:
+            raise
+        _dispose_engine(tracking_uri)  # let go of the file, so it can be moved aside
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        raise SocialbenchError(
+            f"{db}: cannot open the MLflow tracking store ({reason}); it is half-built (by a run killed while "
+            f"creating it) or not an MLflow database. It holds only tracking records, which rerunning track "
+            f"rebuilds from results/: move it aside (mv {db} {db}.broken) and rerun"
+        ) from e
+
+
+def _mark_abandoned_runs_killed(client: Any, exp_id: str) -> None:
+    """Runs of the experiment still RUNNING were left by a track that was killed: the store's lock
+    rules out a live writer. Mark them KILLED, so they do not show as running forever."""
+    while runs := client.search_runs([exp_id], filter_string="attributes.status = 'RUNNING'", max_results=1000):
+        for run in runs:
+            client.set_terminated(run.info.run_id, status="KILLED")
+
+
 def log_evaluations(
     evaluations: list[dict[str, Any]], tracking_uri: str, experiment: str, artifact_root: str | Path
 ) -> dict[str, Any]:
@@ -97,7 +174,6 @@ def log_evaluations(
     scores ({scenario: metrics}), stats (accounting dict), artifacts (list of paths)."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow
-    from mlflow.tracking import MlflowClient
 
     # Every evaluation is checked (metrics numbers, artifacts present) before MLflow is touched.
     prepared = [_prepare(ev) for ev in evaluations]
@@ -106,15 +182,17 @@ def log_evaluations(
         if missing:
             raise SocialbenchError(f"{pr['name']}: artifact {missing[0]} not found")
 
-    lock_target = tracking_uri.removeprefix("sqlite:///") if tracking_uri.startswith("sqlite:///") else ".mlflow"
-    with FileLock(str(lock_target) + ".lock", timeout=600):
+    db = _sqlite_path(tracking_uri)
+    with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
+        if db is not None and (not db.exists() or db.stat().st_size == 0):
+            _create_sqlite_store(tracking_uri, db)
         mlflow.set_tracking_uri(tracking_uri)
-        client = MlflowClient(tracking_uri)
-        exp = client.get_experiment_by_name(experiment)
+        client, exp = _open_store(tracking_uri, db, experiment)
         if exp is None:
             exp_id = client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri())
         else:
             exp_id = exp.experiment_id
+        _mark_abandoned_runs_killed(client, exp_id)
         new, existing = [], []
         for ev, pr in zip(evaluations, prepared):
             key = eval_key(ev)

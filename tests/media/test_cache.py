@@ -1,11 +1,13 @@
 import json
+import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from socialbench.hashing import sha256_file
-from socialbench.media.cache import MANIFEST, FrameCache
+from socialbench.media.cache import INDEX, MANIFEST, FrameCache
 from socialbench.media.errors import MediaError
 from socialbench.media.sampling import FrameSampling
 
@@ -134,3 +136,58 @@ def test_bad_video_is_an_error_and_leaves_no_entry(tmp_path):
     with pytest.raises(MediaError, match="bad.mp4: unknown_container"):
         cache.frames(bad, EIGHT)
     assert not list((tmp_path / "frames").glob("??/*"))
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", ""])
+    proc.wait()
+    return proc.pid
+
+
+def test_index_names_the_given_entries_and_their_frame_count_in_sorted_deterministic_bytes(video, tmp_path, clip_mkv):
+    cache = FrameCache(tmp_path / "frames")
+    a, b = cache.frames(video, EIGHT), cache.frames(clip_mkv, FrameSampling.uniform(3, max_side=80))
+    path = tmp_path / "frames" / INDEX
+    assert cache.write_index(path, {b.key, a.key}) == {"entries": sorted([a.key, b.key]), "format": 1, "frames": 11}
+    first = path.read_bytes()
+    cache.write_index(path, [a.key, b.key])
+    assert path.read_bytes() == first == (json.dumps(json.loads(first), sort_keys=True, indent=1) + "\n").encode()
+    assert not any((tmp_path / "frames" / ".tmp").iterdir())  # written through .tmp/, nothing left there
+
+
+def test_prune_keeps_the_index_and_the_listing_ignores_it(video, tmp_path):
+    cache = FrameCache(tmp_path / "frames")
+    m = cache.frames(video, EIGHT)
+    cache.write_index(tmp_path / "frames" / INDEX, {m.key})
+    assert cache.keys() == [m.key]
+    assert cache.prune(set()) == 1
+    assert cache.keys() == [] and (tmp_path / "frames" / INDEX).is_file()
+
+
+def test_prune_removes_what_killed_extractions_left_in_tmp_but_not_what_live_ones_write(video, tmp_path):
+    cache = FrameCache(tmp_path / "frames")
+    m = cache.frames(video, EIGHT)
+    tmp = tmp_path / "frames" / ".tmp"
+    dead, live = _dead_pid(), os.getpid()
+    for name in (f"{'ab' * 32}.{dead}", f"{'cd' * 32}.{live}"):
+        (tmp / name).mkdir(parents=True)
+        (tmp / name / "000003.png").write_bytes(b"partial")
+    (tmp / f"{INDEX}.{dead}").write_text("{", "utf-8")
+    cache.prune({m.key})
+    assert sorted(p.name for p in tmp.iterdir()) == [f"{'cd' * 32}.{live}"]
+    assert cache.keys() == [m.key]
+
+
+def test_prune_leaves_a_dead_process_leftover_while_its_key_is_locked(tmp_path):
+    from filelock import FileLock
+
+    cache = FrameCache(tmp_path / "frames")
+    key = "ef" * 32
+    leftover = tmp_path / "frames" / ".tmp" / f"{key}.{_dead_pid()}"
+    leftover.mkdir(parents=True)
+    (tmp_path / "frames" / ".locks").mkdir()
+    with FileLock(str(tmp_path / "frames" / ".locks" / f"{key}.lock")):  # another extraction of the key
+        cache.prune(set())
+        assert leftover.is_dir()
+    cache.prune(set())
+    assert not leftover.exists()

@@ -105,6 +105,39 @@ def test_prune_keeps_exactly_the_frames_the_instances_name(workdir):
     assert kept == named and len(kept) == 1
 
 
+INDEX_ARGS = [*ARGS, "--prune", "--index", "data/interim/frames/index.json"]
+
+
+def named_entries():
+    return sorted({Path(f["path"]).parent.name for split in ("test", "dev")
+                   for r in read(f"data/processed/moca/{split}.jsonl") for f in r.get("frames", [])})  # fmt: skip
+
+
+def test_index_lists_exactly_the_entries_the_instances_name_in_the_same_bytes_on_rerun(workdir):
+    assert runner.invoke(media_app, INDEX_ARGS).exit_code == 0
+    index = workdir / "data" / "interim" / "frames" / "index.json"
+    first = index.read_bytes()
+    stale = workdir / "data" / "interim" / "frames" / "ab" / ("ab" + "0" * 62)
+    stale.mkdir(parents=True)
+    (stale / "manifest.json").write_text("{}", "utf-8")
+    result = runner.invoke(media_app, INDEX_ARGS)
+    assert result.exit_code == 0 and "1 hit(s), 0 extracted" in result.output
+    assert index.read_bytes() == first
+    assert json.loads(first) == {"entries": named_entries(), "format": 1, "frames": 4} and len(named_entries()) == 1
+
+
+def test_a_deleted_frame_cache_is_rebuilt_with_its_index(workdir):
+    assert runner.invoke(media_app, INDEX_ARGS).exit_code == 0
+    frames = workdir / "data" / "interim" / "frames"
+    before = {p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts}
+    shutil.rmtree(frames)
+    result = runner.invoke(media_app, INDEX_ARGS)
+    assert result.exit_code == 0 and "0 hit(s), 1 extracted" in result.output
+    after = {p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts}
+    assert after == before and Path("index.json") in after
+    assert all((workdir / f["path"]).is_file() for r in read("data/processed/moca/test.jsonl") for f in r.get("frames", []))
+
+
 @pytest.mark.parametrize(
     "options, message",
     [

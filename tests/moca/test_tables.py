@@ -59,3 +59,11 @@ def test_score_files_with_different_n_for_a_scenario_are_an_error():
         collect_scores([("a.json", "a", "direct", {"intent": SC}), ("b.json", "b", "direct", {"intent": {**SC, "n": 5}})],
                        CATS, "params.yaml")  # fmt: skip
     assert (exc.value.path, exc.value.record, exc.value.field) == ("b.json", "scenario 'intent'", "n")
+
+
+def test_a_pipe_in_a_category_does_not_add_a_markdown_column():
+    from socialbench.moca.tables import COLUMNS, to_markdown
+
+    md = to_markdown("intent", [("R&D | lab", "m", [1.0] * len(COLUMNS))])
+    row = md.strip().splitlines()[-1]
+    assert "R&D \\| lab" in row and row.replace("\\|", "").count("|") == len(COLUMNS) + 3

@@ -11,12 +11,18 @@ Layout under the cache root (``data/interim/frames/`` in the pipeline)::
     <key[:2]>/<key>/manifest.json       what was sampled, from what, and how
     <key[:2]>/<key>/<index:06d>.png     one file per frame, named by its index in the source
     .locks/, .tmp/                      per-key locks and entries being written (.dvcignore'd)
+    index.json                          the entries the processed instances name (:meth:`FrameCache.write_index`)
 
 The memo of the ffmpeg executable's hash (by path, size and mtime) is machine-specific, so it lives
 in the user's cache (:func:`tool_memo_dir`), not here.
 
-Entries are written to a temporary folder and renamed into place, under a per-key file lock, so
-concurrent jobs and killed runs never leave a half-written entry behind.
+Entries are written to a temporary folder (``.tmp/<key>.<pid>``) and renamed into place, under a
+per-key file lock, so concurrent jobs and killed runs never leave a half-written entry behind; the
+partial folders of killed runs are removed by :meth:`FrameCache.prune`.
+
+The index file is the cache's Snakemake output: a file inside the persistent folder, so Snakemake
+removes only it before the job, and a deleted cache folder (index included) reruns the job. The
+cache's own listing (:meth:`FrameCache.keys`) and verification see entry folders only, never it.
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
+from socialbench.errors import SocialbenchError
 from socialbench.hashing import sha256_file, sha256_json
+from socialbench.io import write_text_atomic
 from socialbench.media import av
 from socialbench.media.sampling import FrameSampling, seconds, select_indices
 
@@ -39,6 +47,9 @@ log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 1
 MANIFEST = "manifest.json"
+INDEX = "index.json"  # conventional name of the index, at the cache root
+LOCKS = ".locks"
+TMP = ".tmp"
 
 
 @dataclass(frozen=True)
@@ -164,9 +175,9 @@ class FrameCache:
             self.hits += 1
             self.used.add(key)
             return found
-        lock_dir = self.root / ".locks"
-        lock_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(lock_dir / f"{key}.lock")):
+        lock = self._lock_path(key)
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(lock)):
             found = self._load(folder)  # another process may have finished it meanwhile
             if found is not None:
                 self.hits += 1
@@ -177,25 +188,112 @@ class FrameCache:
             self.used.add(key)
             return manifest
 
+    def _lock_path(self, key: str) -> Path:
+        return self.root / LOCKS / f"{key}.lock"
+
+    def keys(self) -> list[str]:
+        """The keys of the entry folders under the root (``<key[:2]>/<key>/``), sorted. Files at the
+        root (the index) and the bookkeeping folders (``.locks``, ``.tmp``) are not entries."""
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            entry.name
+            for shard in self.root.iterdir()
+            if shard.is_dir() and len(shard.name) == 2 and not shard.name.startswith(".")
+            for entry in shard.iterdir()
+            if entry.is_dir()
+        )
+
     def prune(self, keep: set[str]) -> int:
         """Remove every entry (and its lock file) whose key is not in ``keep``; return how many.
         The pipeline prunes to the entries its processed instances name, so the versioned frame
-        folder holds exactly those frames, whatever earlier runs left behind."""
+        folder holds exactly those frames, whatever earlier runs left behind. Only entry folders
+        are candidates: files at the root, such as the index, are left alone. The partial folders
+        of killed extractions under ``.tmp/`` go too (:meth:`remove_stale_tmp`)."""
         removed = 0
-        for shard in sorted(p for p in self.root.glob("??") if p.is_dir()):
-            for entry in sorted(p for p in shard.iterdir() if p.is_dir()):
-                if entry.name not in keep:
-                    shutil.rmtree(entry)
-                    (self.root / ".locks" / f"{entry.name}.lock").unlink(missing_ok=True)
-                    removed += 1
+        for key in self.keys():
+            if key not in keep:
+                shutil.rmtree(self._folder(key))
+                self._lock_path(key).unlink(missing_ok=True)
+                removed += 1
+        for shard in sorted(p for p in self.root.glob("??") if p.is_dir() and not p.name.startswith(".")):
             if not any(shard.iterdir()):
                 shard.rmdir()
+        self.remove_stale_tmp()
         return removed
+
+    def remove_stale_tmp(self) -> list[str]:
+        """Remove what killed runs left in ``.tmp/``; return the names removed, sorted.
+
+        Everything there is named ``<name>.<pid>`` after the process writing it (entries being
+        extracted: ``<key>.<pid>/``; the index being written: ``index.json.<pid>``). A leftover is
+        removed only when that process is gone from this machine and, for an entry, the key's lock
+        can be taken at once (no extraction of that key is running anywhere that shares the lock).
+        Names without a pid are left alone, and so is everything of a live process."""
+        tmp_dir = self.root / TMP
+        if not tmp_dir.is_dir():
+            return []
+        removed = []
+        for path in sorted(tmp_dir.iterdir()):
+            stem, _, pid = path.name.rpartition(".")
+            if not stem or not pid.isdigit() or _pid_alive(int(pid)):
+                continue
+            if path.is_dir() and not path.is_symlink():
+                lock = self._lock_path(stem)
+                if not lock.exists():  # nobody ever locked this key here: nothing to wait for
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    try:
+                        with FileLock(str(lock), timeout=0):
+                            shutil.rmtree(path, ignore_errors=True)
+                    except Timeout:
+                        log.info("frame cache: %s is being extracted by another process; leaving %s", stem, path)
+                        continue
+            else:
+                path.unlink(missing_ok=True)
+            log.info("frame cache: removed %s, left by a process that is gone", path)
+            removed.append(path.name)
+        return removed
+
+    def index(self, keys: set[str] | list[str]) -> dict[str, Any]:
+        """The index of the entries ``keys``: ``{"entries": [sorted keys], "format": CACHE_FORMAT,
+        "frames": total frame count}``; nothing that depends on timing or the machine. Each entry
+        must be in the cache (its manifest is read, the frames are not hashed again)."""
+        entries = sorted(set(keys))
+        frames = 0
+        for key in entries:
+            path = self._folder(key) / MANIFEST
+            try:
+                frames += len(json.loads(path.read_text("utf-8"))["frames"])
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise SocialbenchError(f"{path}: frame cache entry {key} is missing or unreadable ({exc}); cannot index it") from None
+        return {"entries": entries, "format": CACHE_FORMAT, "frames": frames}
+
+    def write_index(self, path: str | Path, keys: set[str] | list[str]) -> dict[str, Any]:
+        """Write :meth:`index` of ``keys`` to ``path`` atomically (sorted keys, so the same entries
+        give the same bytes); return it. Written through ``.tmp/`` (.dvcignore'd), so a killed
+        write leaves nothing in the versioned folder."""
+        index = self.index(keys)
+        text = json.dumps(index, sort_keys=True, indent=1) + "\n"
+        path = Path(path)
+        if not path.resolve().is_relative_to(self.root.resolve()):
+            write_text_atomic(path, text)
+            return index
+        tmp_dir = self.root / TMP
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+        tmp = tmp_dir / f"{path.name}.{os.getpid()}"
+        try:
+            tmp.write_text(text, encoding="utf-8", newline="\n")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return index
 
     def _extract(self, video: str | Path, sampling: FrameSampling, key: str, parts: dict[str, Any], folder: Path) -> FrameManifest:
         timeline = av.video_timeline(video)
         indices = select_indices(sampling, list(timeline.times), timeline.end)
-        tmp = self.root / ".tmp" / f"{key}.{os.getpid()}"
+        tmp = self.root / TMP / f"{key}.{os.getpid()}"
         if tmp.exists():
             shutil.rmtree(tmp)
         try:
@@ -236,3 +334,17 @@ class FrameCache:
                 shutil.rmtree(tmp, ignore_errors=True)
         return manifest
 
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine; True when that cannot be told (no signal 0
+    on Windows), so nothing of a process that may be running is removed."""
+    if pid <= 0 or os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, under another user
+        return True
+    return True

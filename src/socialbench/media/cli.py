@@ -48,7 +48,13 @@ def moca_frames(
     params: Path = Opt(Path("params.yaml"), help="params file (media section)"),
     on_error: Optional[str] = Opt(None, help="skip | fail (default: media.on_error)"),
     root: Path = Opt(Path("."), help="repository root; instance media paths are relative to it"),
-    prune: bool = Opt(False, help="afterwards, remove frame-cache entries these instances do not use"),
+    prune: bool = Opt(False, help="afterwards, remove frame-cache entries these instances do not use (and what killed runs left in its .tmp/)"),
+    index: Optional[Path] = Opt(
+        None,
+        help="last, write the JSON index of the frame-cache entries the processed instances name (sorted keys,"
+        " frame count; same entries, same bytes); the pipeline writes data/interim/frames/index.json, the rule's"
+        " output for the cache",
+    ),
 ) -> None:
     """Add sampled frames (path, sha256, index, timestamp) to MoCA video-text instances.
 
@@ -85,6 +91,8 @@ def moca_frames(
     rep.write(report, report_md)
     if prune:
         cache.prune(cache.used)
+    if index is not None:  # last: an index on disk means the processed files and the cache are complete
+        cache.write_index(index, cache.used)
     left = sum(c.left_out for c in rep.counts.values())
     typer.echo(f"media moca-frames: {sum(c.with_frames for c in rep.counts.values())} video instance(s) with frames,"
                f" {left} left out (see {report_md}); frame cache: {cache.hits} hit(s), {cache.misses} extracted")

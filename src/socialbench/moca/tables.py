@@ -75,12 +75,17 @@ def _fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.2f}"
 
 
+def _md_cell(s: str) -> str:
+    """A table cell: a `|` would start a new column, a line break would end the row."""
+    return " ".join(str(s).replace("\\", "\\\\").replace("|", "\\|").split())
+
+
 def to_markdown(scenario: str, rows, n: int | None = None) -> str:
     head = "| Category | Model | " + " | ".join(c for c, _ in COLUMNS) + " |"
     sep = "|---|---|" + "---:|" * len(COLUMNS)
     lines = [f"### {scenario.capitalize()}" + (f" (N = {n})" if n is not None else ""), "", head, sep]
     for cat, name, vals in rows:
-        lines.append(f"| {cat} | {name} | " + " | ".join(_fmt(v) for v in vals) + " |")
+        lines.append(f"| {_md_cell(cat)} | {_md_cell(name)} | " + " | ".join(_fmt(v) for v in vals) + " |")
     return "\n".join(lines) + "\n"
 
 
