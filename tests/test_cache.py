@@ -189,8 +189,8 @@ def test_recomputed_call_is_explained_from_history(cache):
     assert [(c.path, c.old, c.new) for c in exp.changes] == [("identity.revision", "r1", "r2")]
 
 
-def test_old_cache_files_gain_the_new_columns(tmp_path):
-    path = tmp_path / "old.sqlite"
+def write_old_cache(path):
+    """A cache file as an older socialbench wrote it (no hit-count columns), holding entry k1."""
     conn = sqlite3.connect(path)
     conn.executescript(
         "CREATE TABLE calls (key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, request_id TEXT NOT NULL,"
@@ -200,6 +200,11 @@ def test_old_cache_files_gain_the_new_columns(tmp_path):
     )
     conn.commit()
     conn.close()
+
+
+def test_old_cache_files_gain_the_new_columns(tmp_path):
+    path = tmp_path / "old.sqlite"
+    write_old_cache(path)
     cache = RequestCache(path)
     assert cache.get("k1").text == "kept" and cache.stats()["hits_served"] == 1
     cache.close()
@@ -343,15 +348,7 @@ def test_readonly_open_of_a_missing_path_creates_nothing(tmp_path):
 
 def test_readonly_stats_of_an_old_cache_without_hit_counts_leave_it_unmigrated(tmp_path):
     path = tmp_path / "old.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(
-        "CREATE TABLE calls (key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, request_id TEXT NOT NULL,"
-        " key_parts TEXT NOT NULL, text TEXT, input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL"
-        " DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);"
-        "INSERT INTO calls VALUES ('k1', 'b', 'm', 'r', '{}', 'kept', 1, 1, 0.1, 0);"
-    )
-    conn.commit()
-    conn.close()
+    write_old_cache(path)
     before = path.read_bytes()
     ro = RequestCache.open_readonly(path)
     assert ro.stats()["entries"] == 1 and ro.stats()["hits_served"] == 0

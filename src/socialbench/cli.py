@@ -199,6 +199,22 @@ def score(
     typer.echo(f"score: {out}")
 
 
+def read_score_files(scores: list[Path], p: dict, params: Path) -> dict:
+    """{(model, method): scores} from score files results/scores/<bench>/<model>/<method>.json, each
+    read and checked (moca.scoring.parse_scores) and all checked together (moca.tables.collect_scores:
+    models in params, one file per model and method, the same scenarios and N)."""
+    from socialbench.errors import DataError
+    from socialbench.moca.scoring import parse_scores
+    from socialbench.moca.tables import collect_scores
+
+    entries = []
+    for path in scores:
+        if not path.is_file():
+            raise DataError(str(path), "score file not found")
+        entries.append((str(path), path.parent.name, path.stem, parse_scores(path.read_bytes(), str(path))))
+    return collect_scores(entries, {m: e["category"] for m, e in p["models"].items()}, str(params))
+
+
 @app.command("tables")
 def tables(
     scores: list[Path] = typer.Argument(..., help="score files results/scores/<bench>/<model>/<method>.json"),
@@ -209,21 +225,14 @@ def tables(
 ) -> None:
     """Render the per-scenario result tables and the headline metrics file."""
     from socialbench.config import load_params
-    from socialbench.errors import DataError
-    from socialbench.moca.scoring import parse_scores
-    from socialbench.moca.tables import build_rows, collect_scores, to_csv, to_latex, to_markdown
+    from socialbench.moca.tables import build_rows, to_csv, to_latex, to_markdown
 
     _benchmark(benchmark)
     p = load_params(params)
     categories = {m: e["category"] for m, e in p["models"].items()}
     # Every score file is read and checked, and every output rendered, before anything is written:
     # a bad input never leaves a partial set of tables.
-    entries = []
-    for path in scores:
-        if not path.is_file():
-            raise DataError(str(path), "score file not found")
-        entries.append((str(path), path.parent.name, path.stem, parse_scores(path.read_bytes(), str(path))))
-    loaded = collect_scores(entries, categories, str(params))
+    loaded = read_score_files(scores, p, params)
     scenarios = sorted({s for sc in loaded.values() for s in sc})
     files: dict[Path, str] = {}
     md_all = []
@@ -260,7 +269,6 @@ def track(
     from socialbench.config import load_params
     from socialbench.hashing import sha256_file, sha256_json
     from socialbench.errors import DataError
-    from socialbench.moca.scoring import parse_scores
     from socialbench.tracking import eval_key, git_commit, log_evaluations, parse_stats
 
     _benchmark(benchmark)
@@ -274,20 +282,12 @@ def track(
     tables = sorted(t for t in tables_dir.glob("*.*") if t.is_file())
     if not tables:
         raise DataError(str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)")
+    loaded = read_score_files(scores, p, params)
     data_hash = sha256_file(instances)
     provenance = {"git_commit": git_commit()}
     evaluations = []
-    seen: dict[tuple[str, str], Path] = {}
     for path in scores:
         model, method = path.parent.name, path.stem
-        if not path.is_file():
-            raise DataError(str(path), "score file not found")
-        if model not in p["models"]:
-            raise DataError(str(path), f"model {model!r} (the score file's folder) is not under models: in {params};"
-                                       f" known: {', '.join(p['models'])}")
-        if (model, method) in seen:
-            raise DataError(str(path), f"a second score file for {model}/{method} (the first is {seen[(model, method)]})")
-        seen[(model, method)] = path
         pred = predictions_dir / model / f"{method}.jsonl"
         stats_path = stats_dir / model / f"{method}.stats.json"
         if not pred.is_file():
@@ -312,7 +312,7 @@ def track(
                         "predictions_sha256": sha256_file(pred), "scores_sha256": sha256_file(path)},
             "provenance": {**provenance, "infer_git_commit": made["git_commit"],
                            **{f"version.{k}": v for k, v in sorted(made["versions"].items())}},
-            "scores": parse_scores(path.read_bytes(), str(path)),
+            "scores": loaded[(model, method)],
             "stats": run_stats,
             "artifacts": [pred, path, stats_path, *tables],
         })

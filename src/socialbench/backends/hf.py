@@ -112,6 +112,8 @@ class HFBackend(Backend):
         self.attn_implementation = options.get("attn_implementation")
         self.processor: Any = None
         self.model: Any = None
+        self._revision: str | None = None
+        self._resolved = False
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
@@ -125,7 +127,7 @@ class HFBackend(Backend):
         folder, a fingerprint of its files; for a hub id, the commit its local cache holds or, online,
         the one the hub names now, which the load then uses, so the answers and the key agree. A
         changed model is then a cache miss and MLflow shows which one was used. None when unknown."""
-        if getattr(self, "_resolved", False):
+        if self._resolved:
             return self._revision
         self.check_model_available()  # a model that cannot be there is named before anything runs
         self._revision = _resolve_revision(str(self.spec.model_id), self.offline())

@@ -8,7 +8,6 @@ in ``field_errors`` and scores as incorrect. Nothing is dropped.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from socialbench.moca.prompts import ANSWER_KEYS
 from socialbench.moca.scoring import normalize
