@@ -71,7 +71,7 @@ def build_demo(work: Path) -> Path:
         socialbench("prepare", "--benchmark", "moca", "--raw", f"data/raw/moca_demo/{split}.jsonl",
                     "--out", f"data/interim/moca/{split}.jsonl", "--report", f"prepare_{split}.jsonl", cwd=work)  # fmt: skip
         media_io += ["--input", f"data/interim/moca/{split}.jsonl", "--output", f"data/processed/moca/{split}.jsonl"]
-    socialbench("media", "moca-frames", *media_io, "--frames-dir", "data/interim/frames", "--report", "media.jsonl",
+    socialbench("moca", "frames", *media_io, "--frames-dir", "data/interim/frames", "--report", "media.jsonl",
                 "--report-md", "media.md", "--params", "params.yaml", cwd=work)  # fmt: skip
     return work / "data/processed/moca/test.jsonl"
 

@@ -39,13 +39,19 @@ from typing import Callable
 import numpy as np
 from PIL import Image
 
-from socialbench.media import av
-from socialbench.media.cache import FrameCache
-from socialbench.media.sampling import FrameSampling, fit_size, fps_indices, uniform_indices
-from socialbench.media.synth import read_index
-from socialbench.tools import executable
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # for tests.helpers
+
+from socialbench.media.cache import FrameCache  # noqa: E402
+from socialbench.media.clips import Mosaic, build_mosaic, cut_views, label_font  # noqa: E402
+from socialbench.media.encode import EncodeSettings  # noqa: E402
+from socialbench.media.probe import video_timeline  # noqa: E402
+from socialbench.media.run import tool_identity  # noqa: E402
+from socialbench.media.sampling import FrameSampling, fit_size, fps_indices, uniform_indices  # noqa: E402
+from socialbench.media.synth import read_index  # noqa: E402
+from socialbench.tools import executable  # noqa: E402
+from tests.helpers.media_synth import decode_all_frames, generate_indexed_video  # noqa: E402
+
 FF = executable("ffmpeg")
 SIZE = (1280, 720)
 FPS = 25
@@ -68,14 +74,14 @@ def run(args: list[str]) -> None:
 def generate(work: Path, seconds: int) -> tuple[Path, Path, list[Path]]:
     """Five views with a keyframe every 2 s (the first is also the clip) and the same clip with
     x264's default 10 s keyframe interval (cached in ``work`` between runs of this script)."""
-    enc = av.EncodeSettings(preset="veryfast", crf=23, threads=0, keyframe_interval_s=None)  # camera-like stream
+    enc = EncodeSettings(preset="veryfast", crf=23, threads=0, keyframe_interval_s=None)  # camera-like stream
     frames = seconds * FPS
     paths = [work / f"view{i}-{seconds}s.mp4" for i in range(5)]
     long_gop = work / f"clip-gop250-{seconds}s.mp4"
     for p, gop in [(p, 50) for p in paths] + [(long_gop, 250)]:
         if not p.exists():
             print(f"generating {p.name} ...", file=sys.stderr)
-            av.generate_indexed_video(p, frames=frames, fps=FPS, size=SIZE, encode=enc, gop=gop)
+            generate_indexed_video(p, frames=frames, fps=FPS, size=SIZE, encode=enc, gop=gop)
     return paths[0], long_gop, paths
 
 
@@ -110,13 +116,13 @@ def naive_seek(video: Path, times: list[float], out: Path) -> None:
 
 
 def _x264() -> list[str]:
-    e = av.EncodeSettings()
+    e = EncodeSettings()
     return ["-c:v", e.codec, "-preset", e.preset, "-crf", str(e.crf), "-pix_fmt", e.pix_fmt, "-threads", str(e.threads),
             "-force_key_frames", f"expr:gte(t,n_forced*{e.keyframe_interval_s:g})"]
 
 
 def reference_cut(views: list[Path], start: float, end: float, out: Path) -> None:
-    font = av.label_font()
+    font = label_font()
     pw, ph = PANEL
     args = [FF, "-hide_banner", "-loglevel", "error"]
     for v in views:
@@ -139,7 +145,7 @@ def naive_cut(views: list[Path], start: float, end: float, out: Path) -> None:
     for i, v in enumerate(views):
         run([FF, "-hide_banner", "-loglevel", "error", "-ss", str(start), "-t", str(end - start), "-i", str(v),
              *_x264(), "-y", str(out / f"v{i}.mp4")])
-    av.build_mosaic(views[1:], out / "mosaic.mp4", start=start, end=end, panel=PANEL)  # the mosaic: one more process
+    build_mosaic(views[1:], out / "mosaic.mp4", start=start, end=end, panel=PANEL)  # the mosaic: one more process
 
 
 # -- ours ----------------------------------------------------------------------------------------
@@ -173,9 +179,9 @@ def main() -> None:
         v.read_bytes()
     memo = args.work / "memo"
     memo.mkdir(exist_ok=True)
-    av.tool_identity(memo)
+    tool_identity(memo)
 
-    tl = av.video_timeline(clip)
+    tl = video_timeline(clip)
     uni = uniform_indices(tl.frame_count, 16)
     half = fps_indices(list(tl.times), tl.end, Fraction(1, 2))
     jobs = {}
@@ -218,9 +224,9 @@ def main() -> None:
         end = start + args.cut
         ref_c = timed(lambda: reference_cut(views, start, end, out("refcut")))
         o = out("ours")
-        mosaic = av.Mosaic(o / "mosaic.mp4", views=(1, 2, 3, 4), panel=PANEL)
-        ours_c = timed(lambda: av.cut_views(views, start, end, [o / f"v{i}.mp4" for i in range(5)], mosaic=mosaic))
-        first = [read_index(f) for f in av.decode_all_frames(o / "v0.mp4")[:1]]
+        mosaic = Mosaic(o / "mosaic.mp4", views=(1, 2, 3, 4), panel=PANEL)
+        ours_c = timed(lambda: cut_views(views, start, end, [o / f"v{i}.mp4" for i in range(5)], mosaic=mosaic))
+        first = [read_index(f) for f in decode_all_frames(o / "v0.mp4")[:1]]
         if first != [int(start * FPS)]:
             sys.exit(f"cut starts at frame {first}, expected {int(start * FPS)}")
         naive_c = timed(lambda: naive_cut(views, start, end, out("naivecut")))

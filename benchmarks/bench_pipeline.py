@@ -54,7 +54,7 @@ def stage_commands() -> list[list[str]]:
     for split in ("test", "dev"):
         cmds.append(["socialbench", "prepare", "--raw", f"data/raw/moca_demo/{split}.jsonl", "--out", f"data/interim/moca/{split}.jsonl",
                      "--report", f"results/reports/moca_prepare_{split}.jsonl"])
-    cmds.append(["socialbench", "media", "moca-frames", "--input", "data/interim/moca/test.jsonl", "--output", "data/processed/moca/test.jsonl",
+    cmds.append(["socialbench", "moca", "frames", "--input", "data/interim/moca/test.jsonl", "--output", "data/processed/moca/test.jsonl",
                  "--input", "data/interim/moca/dev.jsonl", "--output", "data/processed/moca/dev.jsonl", "--frames-dir", "data/interim/frames",
                  "--report", "results/reports/media.jsonl", "--report-md", "results/reports/media.md", "--params", "params.yaml", "--prune"])
     scores = []

@@ -37,7 +37,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from socialbench.backends.base import ModelSpec, Response, create_backend  # noqa: E402
-from socialbench.moca.prompts import DIRECT_TEMPLATES, template_text  # noqa: E402
+from tests.helpers.demo_requests import DIRECT_TEMPLATES  # noqa: E402
 from tests.helpers.demo_requests import demo_requests  # noqa: E402
 from tests.helpers.tiny_vlm import build_tiny_vlm  # noqa: E402
 
@@ -154,8 +154,8 @@ def main() -> int:
     ok = True
     try:
         instances, requests = demo_requests(work, args.instances, args.max_frames)
-        requests = [dataclasses.replace(r, max_tokens=args.max_tokens) for r in requests]
-        corpus = tuple(template_text(t) for t in DIRECT_TEMPLATES) + tuple(r.messages[0].text() for r in requests[:6])
+        requests = [dataclasses.replace(r, decoding=dataclasses.replace(r.decoding, max_tokens=args.max_tokens)) for r in requests]
+        corpus = DIRECT_TEMPLATES + tuple(r.messages[0].text() for r in requests[:6])
         model_dir = build_tiny_vlm(work / "tiny-vlm", hidden=128, layers=2, vocab_size=2000, extra_corpus=corpus,
                                    max_positions=16384)  # fmt: skip
         print(f"demo: {len(requests)} requests ({sum(1 for i in instances if 'frames' in i)} video); model: {model_dir}")

@@ -1,11 +1,13 @@
 # Helpers shared by the rules. The config (params.yaml, plus any --configfile and --config given
-# to snakemake) is validated here, at load, against src/socialbench/schemas/params.schema.json:
+# to snakemake) is validated here, at load, against the core JSON schema and each benchmark's own
+# (src/socialbench/schemas/params.schema.json, src/socialbench/<benchmark>/params.schema.json):
 # defaults are filled and an unknown key or a bad value stops the run with a message naming it
 # and the config file(s) it came from. Valid overrides are then refused (see below).
 
 import os
 import sys
 
+from socialbench.benchmark import available_benchmarks
 from socialbench.config import validate_params
 from socialbench.errors import ConfigError
 
@@ -53,39 +55,58 @@ if _OVERRIDES:
     )
 
 MODELS = list(config["models"])
-METHODS = list(config["moca"]["methods"])
-SCENARIOS = ["affection", "intent", "stance"]
-MOCA_SPLIT = "test"
+#: The benchmarks this run evaluates: every registered benchmark with a section in params.yaml.
+#: Each has a rules file rules/<benchmark>.smk (its own data stages) included by the Snakefile.
+BENCHMARKS = [b for b in available_benchmarks() if b in config]
+#: Per benchmark, what its rules file declares: the instances and dev split inference reads, the
+#: file names its tables stage writes, and every output of its own rules (rule all and the closing
+#: `dvc commit` collect them).
+BENCH = {}
 
 
-def moca_predictions():
-    return expand("results/predictions/moca/{model}/{method}.jsonl", model=MODELS, method=METHODS)
+def methods(benchmark):
+    return list(config[benchmark]["methods"])
 
 
-def moca_stats():
-    return expand("results/runs/moca/{model}/{method}.stats.json", model=MODELS, method=METHODS)
+def runs(benchmark):
+    """(model, method) pairs: every model with every method of the benchmark. A pair a model
+    excludes in params (`exclude_methods`) still has its files, as DVC's matrix does: its
+    predictions record the exclusion and its reason, no model is called, and the tables show the
+    reason instead of a row."""
+    return [(m, meth) for m in MODELS for meth in methods(benchmark)]
 
 
-def moca_scores():
-    return expand("results/scores/moca/{model}/{method}.json", model=MODELS, method=METHODS)
+def result_files(kind, benchmark, ext):
+    """results/<kind>/<benchmark>/<model>/<method><ext> for every run of the benchmark."""
+    return [f"results/{kind}/{benchmark}/{m}/{meth}{ext}" for m, meth in runs(benchmark)]
 
 
-def moca_table_files():
-    return expand("results/tables/moca/{scenario}.{ext}", scenario=SCENARIOS, ext=["md", "csv", "tex"])
+def generic_outputs(benchmark):
+    """The outputs of the generic stages (infer, score, tables, track) of a benchmark."""
+    return {
+        "predictions": result_files("predictions", benchmark, ".jsonl"),
+        "traces": result_files("traces", benchmark, ".jsonl"),
+        "stats": result_files("runs", benchmark, ".stats.json"),
+        "scores": result_files("scores", benchmark, ".json"),
+        "tables": [f"results/tables/{benchmark}/{name}" for name in BENCH[benchmark]["tables"]],
+        "headline": f"results/metrics/{benchmark}.json",
+        "tracked": f"results/mlflow/{benchmark}.json",
+    }
 
 
-MOCA_MEDIA_SPLITS = ["test", "dev"]
-FRAME_CACHE = "data/interim/frames"
-
-
-def media_io_pairs(wildcards, input, output):
-    # One --input/--output pair per split, in the same order.
-    return " ".join(f"--input {i} --output {o}" for i, o in zip(input.instances, output.instances))
+def all_outputs():
+    """Every output of every benchmark, intermediate ones too, so a deleted one is rebuilt."""
+    out = []
+    for b in BENCHMARKS:
+        for value in [*BENCH[b]["outputs"].values(), *generic_outputs(b).values()]:
+            out += value if isinstance(value, list) else [value]
+    return out
 
 
 def model_config(wildcards):
     # Passed as a rule param, so editing one model's entry reruns only that model's jobs.
     return config["models"][wildcards.model]
+
 
 # Every rule runs in this environment under `--sdm conda`; by default, in the active venv.
 CONDA_ENV = "../envs/socialbench.yaml"
@@ -94,8 +115,8 @@ CONDA_ENV = "../envs/socialbench.yaml"
 # ---- code inputs ------------------------------------------------------------------------------
 # Snakemake reruns a job when its inputs change, but package source is no input of a shell rule.
 # Each rule therefore takes as inputs the source files its DVC stage depends on (dvc.yaml `deps`
-# under src/, folders expanded), so a code change reruns the same jobs under both tools and the
-# closing `dvc commit` never records outputs that older code built.
+# under src/, folders expanded, ${item.*} filled in), so a code change reruns the same jobs under
+# both tools and the closing `dvc commit` never records outputs that older code built.
 import yaml as _yaml
 from pathlib import Path as _Path
 
@@ -103,10 +124,13 @@ with open("dvc.yaml", encoding="utf-8") as _fh:
     _DVC_STAGES = _yaml.safe_load(_fh)["stages"]
 
 
-def stage_code(stage):
+def stage_code(stage, **item):
     files = []
     for dep in _DVC_STAGES[stage].get("deps", []):
-        if not str(dep).startswith("src/"):
+        dep = str(dep)
+        for key, value in item.items():
+            dep = dep.replace("${item.%s}" % key, value)
+        if not dep.startswith("src/"):
             continue
         path = _Path(dep)
         if path.is_dir():
@@ -114,3 +138,8 @@ def stage_code(stage):
         else:
             files.append(str(path))
     return files
+
+
+def stage_code_of(stage):
+    """An input function: the code of a matrix stage for the job's model and method."""
+    return lambda wildcards: stage_code(stage, model=wildcards.model, method=wildcards.method)

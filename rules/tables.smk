@@ -1,20 +1,25 @@
-# Paper-style tables per scenario (Markdown, CSV, LaTeX) and the headline metrics for DVC.
+# Each benchmark's paper-style tables (Markdown, CSV, LaTeX) and its headline metrics for DVC.
 
+for _b in BENCHMARKS:
 
-rule moca_tables:
-    input:
-        scores=moca_scores(),
-        code=stage_code("moca_tables"),
-    output:
-        tables=moca_table_files(),
-        overview="results/tables/moca/all.md",
-        headline="results/metrics/moca.json",
-    params:
-        categories={m: e["category"] for m, e in config["models"].items()},
-    log:
-        "logs/tables/moca.log",
-    conda:
-        CONDA_ENV
-    shell:
-        "socialbench tables --benchmark moca --params params.yaml --out-dir results/tables/moca"
-        " --headline {output.headline} {input.scores} > {log} 2>&1"
+    rule:
+        name:
+            f"{_b}_tables"
+        input:
+            scores=result_files("scores", _b, ".json"),
+            code=stage_code(f"{_b}_tables"),
+        output:
+            tables=generic_outputs(_b)["tables"],
+            headline=generic_outputs(_b)["headline"],
+        params:
+            benchmark=_b,
+            out_dir=f"results/tables/{_b}",
+            categories={m: e["category"] for m, e in config["models"].items()},
+            excluded={m: e.get("exclude_methods", {}) for m, e in config["models"].items()},
+        log:
+            f"logs/tables/{_b}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench tables --benchmark {params.benchmark} --params params.yaml --out-dir {params.out_dir}"
+            " --headline {output.headline} {input.scores} > {log} 2>&1"

@@ -1,23 +1,29 @@
-# MLflow: one run per (benchmark, model, method) under one parent run per invocation. One job
-# logs them all, behind a file lock, so parallel pipelines never contend for the sqlite store.
+# MLflow: one run per (benchmark, model, method) under one parent run per invocation. One job per
+# benchmark logs them all, behind a file lock, so parallel pipelines never contend for the store.
 
+for _b in BENCHMARKS:
 
-rule moca_track:
-    input:
-        scores=moca_scores(),
-        predictions=moca_predictions(),
-        stats=moca_stats(),
-        instances=f"data/processed/moca/{MOCA_SPLIT}.jsonl",
-        tables=moca_table_files(),
-        code=stage_code("moca_track"),
-    output:
-        summary="results/mlflow/moca.json",
-    log:
-        "logs/track/moca.log",
-    conda:
-        CONDA_ENV
-    shell:
-        "socialbench track --benchmark moca --params params.yaml --instances {input.instances}"
-        " --predictions-dir results/predictions/moca --stats-dir results/runs/moca"
-        " --tables-dir results/tables/moca"
-        " --out {output.summary} {input.scores} > {log} 2>&1"
+    rule:
+        name:
+            f"{_b}_track"
+        input:
+            scores=result_files("scores", _b, ".json"),
+            predictions=result_files("predictions", _b, ".jsonl"),
+            traces=result_files("traces", _b, ".jsonl"),
+            stats=result_files("runs", _b, ".stats.json"),
+            instances=BENCH[_b]["instances"],
+            tables=generic_outputs(_b)["tables"],
+            code=stage_code(f"{_b}_track"),
+        output:
+            summary=f"results/mlflow/{_b}.json",
+        params:
+            benchmark=_b,
+        log:
+            f"logs/track/{_b}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench track --benchmark {params.benchmark} --params params.yaml --instances {input.instances}"
+            " --predictions-dir results/predictions/{params.benchmark} --stats-dir results/runs/{params.benchmark}"
+            " --traces-dir results/traces/{params.benchmark} --tables-dir results/tables/{params.benchmark}"
+            " --out {output.summary} {input.scores} > {log} 2>&1"

@@ -8,12 +8,7 @@
 
 rule dvc_commit:
     input:
-        predictions=moca_predictions(),
-        stats=moca_stats(),
-        scores=moca_scores(),
-        tables=moca_table_files(),
-        headline="results/metrics/moca.json",
-        tracked="results/mlflow/moca.json",
+        outputs=all_outputs(),
         stages="dvc.yaml",  # a changed stage definition is committed too
     output:
         marker="results/dvc-committed.txt",

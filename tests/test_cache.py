@@ -26,6 +26,10 @@ IDENTITY = {"backend": "openai_compat", "model_id": "org/model", "revision": "r1
 REPO = Path(__file__).resolve().parents[1]
 
 
+def with_decoding(request, **fields):
+    return dataclasses.replace(request, decoding=dataclasses.replace(request.decoding, **fields))
+
+
 @pytest.fixture
 def cache(tmp_path):
     c = RequestCache(tmp_path / "cache.sqlite")
@@ -85,11 +89,16 @@ def test_same_bytes_at_another_path_is_a_hit(tmp_path, cache):
     [
         (lambda i, r: ({**i, "model_id": "org/other"}, r), "identity", "identity.model_id"),
         (lambda i, r: ({**i, "revision": "r2"}, r), "identity", "identity.revision"),
-        (lambda i, r: (i, dataclasses.replace(r, max_tokens=99)), "decoding", "decoding.max_tokens"),
-        (lambda i, r: (i, dataclasses.replace(r, temperature=0.7)), "decoding", "decoding.temperature"),
+        (lambda i, r: (i, with_decoding(r, max_tokens=99)), "decoding", "decoding.max_tokens"),
+        (lambda i, r: (i, with_decoding(r, temperature=0.7)), "decoding", "decoding.temperature"),
+        (lambda i, r: (i, with_decoding(r, top_p=0.9)), "decoding", "decoding.top_p"),
+        (lambda i, r: (i, with_decoding(r, stop=("\n\n",))), "decoding", "decoding.stop"),
+        (lambda i, r: (i, with_decoding(r, seed=7)), "decoding", "decoding.seed"),
+        (lambda i, r: (i, with_decoding(r, sample=1)), "decoding", "decoding.sample"),
+        (lambda i, r: (i, with_decoding(r, json_object=True)), "decoding", "decoding.json_object"),
         (lambda i, r: (i, moca_request(0, text="another text")), "messages", "messages[1].content[0]"),
     ],
-    ids=["model", "revision", "max_tokens", "temperature", "prompt"],
+    ids=["model", "revision", "max_tokens", "temperature", "top_p", "stop", "seed", "sample", "json_object", "prompt"],
 )
 def test_every_key_part_counts_and_the_miss_names_it(cache, change, part, path):
     req = moca_request(0)
@@ -354,3 +363,95 @@ def test_readonly_stats_of_an_old_cache_without_hit_counts_leave_it_unmigrated(t
     assert ro.stats()["entries"] == 1 and ro.stats()["hits_served"] == 0
     ro.close()
     assert path.read_bytes() == before and _files(tmp_path) == ["old.sqlite"]
+
+
+# ---- finish reasons and Request v2 keys ------------------------------------------------------------
+def test_finish_reason_is_stored_and_a_truncated_answer_replays_truncated(cache):
+    cut, whole = moca_request(0), moca_request(1)
+    cache.put(cache_key(IDENTITY, cut), IDENTITY, cut, Response(text='{"mechanism": "exp', finish_reason="length"), "m")
+    cache.put(cache_key(IDENTITY, whole), IDENTITY, whole, Response(text="{}", finish_reason="stop"), "m")
+    replayed = cache.get(cache_key(IDENTITY, cut))
+    assert replayed.cached and replayed.finish_reason == "length" and replayed.truncated
+    assert cache.get(cache_key(IDENTITY, whole)).finish_reason == "stop" and not cache.get(cache_key(IDENTITY, whole)).truncated
+
+
+def test_a_truncated_answer_from_a_run_is_still_truncated_on_the_rerun(cache):
+    backend = create_backend(ModelSpec(name="s", backend="scripted", options={
+        "default": '{"mechanism": "exp', "finish_reasons": {moca_request(0).request_id: "length"}}))  # fmt: skip
+    first, called = run_through_cache(backend, [moca_request(0), moca_request(1)], cache)
+    again, called_again = run_through_cache(backend, [moca_request(0), moca_request(1)], cache)
+    assert (called, called_again) == (2, 0)
+    assert [r.finish_reason for r in first] == [r.finish_reason for r in again] == ["length", "stop"]
+    assert again[0].truncated and again[0].cached
+
+
+def write_hit_count_cache(path):
+    """A cache file as the previous socialbench wrote it (hit counts, no finish_reason), holding k1."""
+    write_old_cache(path)
+    conn = sqlite3.connect(path)
+    conn.executescript("ALTER TABLE calls ADD COLUMN hit_count INTEGER NOT NULL DEFAULT 0;"
+                       " ALTER TABLE calls ADD COLUMN last_hit_at REAL;")  # fmt: skip
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("write", [write_old_cache, write_hit_count_cache], ids=["first-schema", "with-hit-counts"])
+def test_old_cache_files_gain_the_finish_reason_column(tmp_path, write):
+    path = tmp_path / "old.sqlite"
+    write(path)
+    cache = RequestCache(path)
+    old = cache.get("k1")
+    assert old.text == "kept" and old.finish_reason is None and not old.truncated  # the old entry did not say
+    req = moca_request(0)
+    cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="x", finish_reason="length"), "m")
+    assert cache.get(cache_key(IDENTITY, req)).truncated
+    cache.close()
+    columns = {row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(calls)")}
+    assert {"finish_reason", "hit_count", "last_hit_at"} <= columns
+
+
+@pytest.mark.parametrize("write", [write_old_cache, write_hit_count_cache], ids=["first-schema", "with-hit-counts"])
+def test_readonly_get_from_an_old_cache_without_finish_reason_changes_nothing(tmp_path, write):
+    path = tmp_path / "old.sqlite"
+    write(path)
+    before = path.read_bytes()
+    ro = RequestCache.open_readonly(path)
+    hit = ro.get("k1")
+    ro.close()
+    assert (hit.text, hit.finish_reason, hit.cached) == ("kept", None, True)
+    assert path.read_bytes() == before and _files(tmp_path) == ["old.sqlite"]
+
+
+def test_a_request_without_the_new_fields_keeps_its_old_key():
+    # Decoding fields and part fields at their absent value are left out of the key, so every entry
+    # stored before Request v2 is still a hit.
+    req = moca_request(0, [ImagePart("a.png", "0" * 64, timestamp=1.5)])
+    key = req.key()
+    assert set(key) == {"messages", "task", "decoding"}
+    assert key["decoding"] == {"max_tokens": 64, "temperature": 0.0, "json_schema": req.json_schema}
+    assert key["messages"][1]["content"][0] == {"image_sha256": "0" * 64, "timestamp": 1.5}
+
+
+def test_a_view_is_part_of_the_key():
+    plain = moca_request(0, [ImagePart("a.png", "0" * 64)])
+    viewed = moca_request(0, [ImagePart("a.png", "0" * 64, view="Closeup A")])
+    assert cache_key(IDENTITY, plain) != cache_key(IDENTITY, viewed)
+
+
+def test_a_request_with_a_value_that_is_not_json_has_no_key():
+    req = moca_request(0)
+    req.task["media_dir"] = Path("/data/moca")
+    with pytest.raises(TypeError, match="not a plain JSON value: PosixPath"):
+        cache_key(IDENTITY, req)
+
+
+def test_a_changed_audio_or_video_file_is_explained_as_such(cache, tmp_path):
+    from tests.helpers.moca_requests import write_wav
+
+    a = write_wav(tmp_path / "a.wav")
+    req = moca_request(0, [a])
+    cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="x"), "m")
+    b = write_wav(tmp_path / "b.wav", seconds=0.2)
+    exp = cache.explain_miss(IDENTITY, moca_request(0, [b]), "m")
+    assert [c.path for c in exp.changes] == ["messages[1].content[0].audio_sha256"]
+    assert "audio bytes changed" in exp.summary()

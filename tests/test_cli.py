@@ -432,7 +432,7 @@ def _infer_args(tmp_path, instances, *extra):
 def test_infer_with_an_unknown_method_lists_the_known_methods(tmp_path, monkeypatch, capsys, repo_root):
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[_png(tmp_path / "img.png")])])
     code, err = _main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--method", "cot", "--params", str(repo_root / "params.yaml")))
-    assert code == 2 and err.strip() == "error: unknown method 'cot'; known methods: direct"
+    assert code == 2 and err.strip() == "error: benchmark moca: unknown method 'cot'; known methods: direct"
 
 
 def test_infer_on_an_empty_instances_file_exits_2(tmp_path, monkeypatch, capsys, repo_root):
@@ -484,7 +484,7 @@ def test_track_refuses_predictions_made_from_other_instances(tmp_path, monkeypat
 
 def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
     from socialbench.hashing import sha256_file
-    from socialbench.moca.prompts import prompt_hash
+    from socialbench.benchmark import get_benchmark
 
     from tests.helpers.moca_requests import write_png
 
@@ -497,7 +497,7 @@ def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
     assert res.exit_code == 0, res.output
     stats = json.loads((tmp_path / "s.json").read_text())
     made = stats["provenance"]
-    assert made["instances_sha256"] == sha256_file(inst) and made["prompt_template_sha256"] == prompt_hash("direct")
+    assert made["instances_sha256"] == sha256_file(inst) and made["prompt_template_sha256"] == get_benchmark("moca").prompt_hash("direct")
     assert made["versions"]["python"] and made["git_commit"] and stats["backend_identity"]["backend"] == "random"
 
 

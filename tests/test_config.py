@@ -11,14 +11,19 @@ def test_repository_params_are_valid(repo_root):
 
 
 def test_defaults_are_filled():
-    p = validate_params({"models": {"r": {"backend": "random"}}})
-    assert p["demo"]["n_test"] == 72 and p["models"]["r"]["category"] == "baseline"
+    p = validate_params({"models": {"r": {"backend": "random"}}, "moca": {}})
+    assert p["moca"]["demo"]["n_test"] == 72 and p["models"]["r"]["category"] == "baseline"
     assert p["mlflow"]["tracking_uri"] == "sqlite:///mlflow.db"
 
 
 def test_unknown_key_is_named():
-    with pytest.raises(ConfigError, match=r"demo: .*'n_tset'"):
-        validate_params({"demo": {"n_tset": 3}})
+    with pytest.raises(ConfigError, match=r"moca.demo: .*'n_tset'"):
+        validate_params({"moca": {"demo": {"n_tset": 3}}})
+
+
+def test_a_top_level_key_that_is_neither_core_nor_a_benchmark_is_refused():
+    with pytest.raises(ConfigError, match=r"<top level>: .*'demo' was unexpected"):
+        validate_params({"demo": {"n_test": 3}})
 
 
 def test_bad_value_is_named():
@@ -128,9 +133,9 @@ def test_check_params_refuses_a_secret_without_printing_it(tmp_path):
 
 
 def test_each_problem_names_the_config_file_that_set_it():
-    origins = [("params.yaml", {"seed": 1, "demo": {"n_test": 4}}), ("--configfile bad.yaml", {"seed": -1}),
-               ("--config", {"demo": {"n_tset": 3}})]  # fmt: skip
-    merged = {"seed": -1, "demo": {"n_test": 4, "n_tset": 3}}
+    origins = [("params.yaml", {"seed": 1, "moca": {"demo": {"n_test": 4}}}), ("--configfile bad.yaml", {"seed": -1}),
+               ("--config", {"moca": {"demo": {"n_tset": 3}}})]  # fmt: skip
+    merged = {"seed": -1, "moca": {"demo": {"n_test": 4, "n_tset": 3}}}
     with pytest.raises(ConfigError) as exc:
         validate_params(merged, source="params.yaml + --configfile bad.yaml + --config", origins=origins)
     message = str(exc.value)

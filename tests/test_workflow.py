@@ -23,9 +23,9 @@ def test_snakemake_lint_is_clean():
 
 @pytest.mark.slow
 def test_unknown_params_key_stops_snakemake_naming_it():
-    proc = snakemake("-n", "--config", "demo={n_tset: 3}")
+    proc = snakemake("-n", "--config", "moca={demo: {n_tset: 3}}")
     assert proc.returncode != 0
-    assert "demo: Additional properties are not allowed ('n_tset' was unexpected)" in proc.stderr
+    assert "moca.demo: Additional properties are not allowed ('n_tset' was unexpected)" in proc.stderr
 
 
 @pytest.mark.slow
@@ -44,24 +44,37 @@ def test_a_bad_configfile_is_named_in_the_error(tmp_path):
     assert f"seed: -1 is less than the minimum of 0 (set in --configfile {bad})" in proc.stderr
 
 
-# The modules whose logic decides each DVC stage's outputs; what they import (transitively, imports
-# inside functions too) must be among the stage's deps, or a change there would rerun nothing.
-STAGE_ENTRY_MODULES = {  # the stage's logic and what its `socialbench` command uses around it
-    "moca_demo_data": ["socialbench.moca.demo", "socialbench.config"],
-    "moca_prepare": ["socialbench.moca.prepare", "socialbench.io"],
-    "moca_media": ["socialbench.media.moca", "socialbench.media.cli", "socialbench.config"],
-    "moca_infer": ["socialbench.moca.infer", "socialbench.moca.schema", "socialbench.io", "socialbench.config"],
-    "moca_score": ["socialbench.moca.scoring", "socialbench.moca.schema", "socialbench.io"],
-    "moca_tables": ["socialbench.moca.tables", "socialbench.moca.scoring", "socialbench.io", "socialbench.config"],
-    "moca_track": ["socialbench.tracking", "socialbench.moca.scoring", "socialbench.io", "socialbench.config"],
-}
+# The import-closure checks start from the packages, not a hand-kept list of modules: a stage runs
+# the `socialbench` command (socialbench.cli, whose closure is the core it uses) with its
+# benchmark's package (every module of it; of the methods, only the stage's own).
 # Exception classes and the package marker cannot change an output.
 NOT_OUTPUT_DEPS = {"socialbench", "socialbench.errors", "socialbench.media.errors"}
+SRC = REPO / "src"
 
 
 def module_file(name):
-    base = REPO / "src" / Path(*name.split("."))
+    base = SRC / Path(*name.split("."))
     return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+def module_name(path):
+    rel = path.relative_to(SRC).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def benchmark_packages():
+    return sorted(p.name for p in (SRC / "socialbench").iterdir() if (p / "benchmark.py").is_file())
+
+
+def package_modules(folder, skip=()):
+    return sorted(module_name(f) for f in folder.rglob("*.py")
+                  if "__pycache__" not in f.parts and not any(s in f.relative_to(folder).parts for s in skip))
+
+
+def core_modules():
+    benches = {SRC / "socialbench" / b for b in benchmark_packages()}
+    return [m for m in package_modules(SRC / "socialbench") if not any(b in module_file(m).parents for b in benches)]
 
 
 def import_closure(entries):
@@ -83,16 +96,52 @@ def import_closure(entries):
     return seen - NOT_OUTPUT_DEPS
 
 
-@pytest.mark.parametrize("stage", sorted(STAGE_ENTRY_MODULES))
-def test_each_dvc_stage_depends_on_the_code_its_outputs_come_from(stage):
+def dvc_stages():
     import yaml
 
-    deps = [d for d in yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"][stage]["deps"] if str(d).startswith("src/")]
-    covered = lambda f: any(f == REPO / d or (REPO / d).is_dir() and (REPO / d) in f.parents for d in deps)  # noqa: E731
-    missing = sorted(str(module_file(m).relative_to(REPO)) for m in import_closure(STAGE_ENTRY_MODULES[stage])
-                     if not covered(module_file(m)))  # fmt: skip
-    assert not missing, f"dvc.yaml stage {stage} lacks deps on {missing}"
-    assert "src/socialbench/cli.py" in deps  # the command the rule runs
+    return yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+
+
+def stage_entries(stage):
+    """The stage's entry modules: the core and its benchmark's package; an infer stage's methods
+    and templates only for the one method it runs (here: every method, one at a time)."""
+    bench = stage.split("_", 1)[0]
+    pkg = SRC / "socialbench" / bench
+    base = ["socialbench.cli"] + package_modules(pkg, skip=("methods", "templates")) + [f"socialbench.{bench}.methods"]
+    if stage.endswith("_infer"):
+        return {m: base + [f"socialbench.{bench}.methods.{m}"] for m in package_modules(pkg / "methods") and
+                [f.stem for f in (pkg / "methods").glob("*.py") if not f.stem.startswith("_")]}
+    return {None: base}
+
+
+def covered(deps, path):
+    return any(path == REPO / d or (REPO / d).is_dir() and (REPO / d) in path.parents for d in deps)
+
+
+@pytest.mark.parametrize("stage", sorted(dvc_stages()))
+def test_each_dvc_stage_depends_on_the_code_its_outputs_come_from(stage):
+    raw = [str(d) for d in dvc_stages()[stage]["deps"] if str(d).startswith("src/")]
+    for method, entries in stage_entries(stage).items():
+        deps = [d.replace("${item.method}", method) if method else d for d in raw]
+        missing = sorted(str(module_file(m).relative_to(REPO)) for m in import_closure(entries)
+                         if not covered(deps, module_file(m)))  # fmt: skip
+        assert not missing, f"dvc.yaml stage {stage} ({method or 'all'}) lacks deps on {missing}"
+
+
+@pytest.mark.parametrize("stage", sorted(dvc_stages()))
+def test_a_dvc_stage_depends_on_no_other_benchmark_nor_on_other_methods(stage):
+    bench = stage.split("_", 1)[0]
+    deps = [str(d) for d in dvc_stages()[stage]["deps"] if str(d).startswith("src/")]
+    others = [b for b in benchmark_packages() if b != bench]
+    assert not [d for d in deps if any(d.startswith(f"src/socialbench/{o}") for o in others)]
+    assert not [d for d in deps if d.rstrip("/") in (f"src/socialbench/{bench}", f"src/socialbench/{bench}/methods",
+                                                   f"src/socialbench/{bench}/templates")]  # fmt: skip
+
+
+def test_the_core_imports_no_benchmark():
+    benches = {f"socialbench.{b}" for b in benchmark_packages()}
+    leaks = sorted(m for m in import_closure(core_modules()) if any(m == b or m.startswith(b + ".") for b in benches))
+    assert not leaks, f"core modules import benchmark code: {leaks}"
 
 
 def test_a_valid_override_is_refused_because_the_stages_read_params_yaml(tmp_path):

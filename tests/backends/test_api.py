@@ -34,9 +34,9 @@ def test_a_null_key_variable_means_no_key_and_flags_are_not_keys(monkeypatch):
 
 def test_the_env_name_rule_is_the_one_of_params_validation():
     import socialbench.backends.api as api
-    import socialbench.config as config
+    import socialbench.secrets as secrets
 
-    assert not hasattr(api, "_ENV_NAME") and api.holds_secret is config.holds_secret
+    assert not hasattr(api, "_ENV_NAME") and api.holds_secret is secrets.holds_secret
 
 
 def test_env_name_that_looks_like_a_key_is_refused():

@@ -3,11 +3,13 @@ initialised LLaVA-architecture model built in the test from configs, with a loca
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from socialbench.backends.base import ModelSpec, create_backend
 from socialbench.errors import ConfigError
-from tests.helpers.moca_requests import moca_request, write_png
+from tests.helpers.moca_requests import moca_request, write_clip, write_png, write_wav
 from tests.helpers.tiny_vlm import TOKENS_PER_IMAGE, build_tiny_vlm
 
 
@@ -185,3 +187,94 @@ def test_an_unpinned_hub_model_online_is_pinned_to_the_commit_the_hub_names(monk
     monkeypatch.setattr(huggingface_hub.HfApi, "model_info", lambda self, repo_id, **kw: Info())
     backend = create_backend(ModelSpec(name="q", backend="hf", model_id="org/model", options={"device": "cpu"}))
     assert backend.identity()["revision"] == "2" * 40 and backend.load_kwargs["revision"] == "2" * 40
+
+
+# ---- parts, decoding and finish reasons (Request v2) ---------------------------------------------
+def test_it_takes_images_and_frames_only_and_refuses_audio_before_loading(tiny_model, tmp_path):
+    from socialbench.backends.hf import HFBackend
+
+    assert HFBackend.accepts == frozenset({"image"})
+    b = backend_for(tiny_model)
+    with pytest.raises(ConfigError, match=r"models\.tiny \(backend hf\): request inst-0000/direct/answer: part 1, audio"):
+        b.complete_many([moca_request(0, [write_wav(tmp_path / "a.wav")])], lambda i, r: None)
+    with pytest.raises(ConfigError, match="part 1, video: video as a file"):
+        b.complete_many([moca_request(0, [write_clip(tmp_path / "c.mp4")])], lambda i, r: None)
+    assert b.model is None  # refused before the model loaded
+
+
+def test_view_labels_are_text_before_their_images(frames):
+    from socialbench.backends.base import VideoPart
+    from socialbench.backends.hf import chat_messages
+
+    labelled = dataclasses.replace(frames[0], view="Closeup A")
+    video = VideoPart(frames=tuple(frames[1:]), view="Corner")
+    content = chat_messages(moca_request(0, [labelled, video]))[1]["content"]
+    assert content[:5] == [{"type": "text", "text": "[Closeup A]"}, {"type": "image"}, {"type": "text", "text": "[Corner]"},
+                           {"type": "image"}, {"type": "image"}]  # fmt: skip
+    assert chat_messages(moca_request(0, frames[:1]))[1]["content"][0] == {"type": "image"}  # no view: as before
+
+
+def test_frames_of_a_video_are_its_images(backend, frames):
+    from socialbench.backends.base import VideoPart
+
+    as_video = backend.complete(moca_request(0, [VideoPart(frames=tuple(frames))], max_tokens=2))
+    as_images = backend.complete(moca_request(0, frames, max_tokens=2))
+    assert as_video.error is None and as_video.input_tokens == as_images.input_tokens
+
+
+def test_finish_reason_is_length_exactly_when_max_tokens_was_reached_without_eos(backend, frames):
+    limits = [m for _ in range(4) for m in (1, 3, 40)]
+    responses = run(backend, [moca_request(i, frames[:1], max_tokens=m) for i, m in enumerate(limits)])
+    assert all(r.finish_reason in ("stop", "length") for r in responses)
+    for r, m in zip(responses, limits):
+        assert r.truncated == (r.finish_reason == "length")
+        if r.truncated:
+            assert r.output_tokens == m, r  # cut at max_tokens...
+        if r.output_tokens < m:
+            assert r.finish_reason == "stop", r  # ...and an answer that ended before it is complete
+    assert any(r.truncated for r in responses)  # a random model does not stop within 1 token
+
+
+def test_answer_cut_at_eos_at_a_stop_string_or_at_max_tokens(backend):
+    from socialbench.backends.base import Decoding
+
+    tok = backend.tokenizer
+    ids = tok.encode("subject target scenario", add_special_tokens=False)
+    eos = {tok.eos_token_id}
+    text, n, finish = backend._answer(ids, eos, Decoding(max_tokens=len(ids)))
+    assert (text, n, finish) == ("subject target scenario", len(ids), "length")
+    text, n, finish = backend._answer(ids + [tok.eos_token_id, 5], eos, Decoding(max_tokens=len(ids) + 2))
+    assert (text, n, finish) == ("subject target scenario", len(ids) + 1, "stop")
+    text, n, finish = backend._answer(ids, eos, Decoding(max_tokens=len(ids), stop=("target",)))
+    assert text == "subject " and finish == "stop" and n < len(ids)
+    text, n, finish = backend._answer(ids, eos, Decoding(max_tokens=len(ids) + 5))
+    assert finish == "stop"  # ended before max_tokens (the whole batch stopped)
+
+
+def test_generate_arguments_follow_the_decoding(backend):
+    from socialbench.backends.base import Decoding
+
+    greedy = backend.generate_kwargs(Decoding(max_tokens=5, top_p=0.9, stop=("}",)))
+    assert greedy["do_sample"] is False and greedy["top_p"] is None and greedy["max_new_tokens"] == 5
+    assert greedy["stop_strings"] == ["}"] and greedy["tokenizer"] is backend.tokenizer
+    sampled = backend.generate_kwargs(Decoding(temperature=0.7, top_p=0.9))
+    assert (sampled["do_sample"], sampled["temperature"], sampled["top_p"]) == (True, 0.7, 0.9)
+    assert "stop_strings" not in sampled
+
+
+def test_stop_strings_end_generation_and_are_cut_from_the_answer(backend, frames):
+    stops = ("e", "a", " ", "o")
+    resp = backend.complete(moca_request(0, frames[:1], max_tokens=16, stop=stops))
+    assert resp.error is None and not any(s in resp.text for s in stops)
+    assert resp.finish_reason == "stop" or resp.output_tokens == 16
+
+
+def test_sampling_with_a_seed_is_reproducible(backend, frames):
+    req = moca_request(3, frames[:1], max_tokens=6, temperature=1.0, top_p=0.9, seed=123)
+    assert backend.complete(req).text == backend.complete(req).text
+
+
+def test_a_generation_failure_has_finish_reason_error(backend, frames, tmp_path):
+    part = write_png(tmp_path / "x.png")
+    write_png(tmp_path / "x.png", colour=(0, 0, 0))
+    assert backend.complete(moca_request(0, [part], max_tokens=2)).finish_reason == "error"

@@ -64,7 +64,7 @@ def test_truncated_pixel_data_error_names_the_file(tmp_path):
 
 def test_verify_image_file_accepts_a_png_and_refuses_a_video(tmp_path):
     from socialbench.backends.images import ImageUnreadable, verify_image_file
-    from socialbench.media.av import generate_indexed_video
+    from tests.helpers.media_synth import generate_indexed_video
 
     write_png(tmp_path / "a.png")
     verify_image_file(tmp_path / "a.png")

@@ -21,15 +21,20 @@ def backend():
 
 
 def task(text, transcript=None):
+    """A MoCA direct task in the generic shape the baselines read (``query`` and ``choices``)."""
+    named = lambda opts: [{"value": n, "text": f"{n}: {c}"} for n, c in opts]  # noqa: E731
     return {
-        "benchmark": "moca", "method": "direct", "stage": "answer", "scenario": "affection",
-        "text": text, "transcript": transcript,
-        "mechanisms": [{"name": "affective deception", "criterion": "smiling or joking while hiding sadness"},
-                       {"name": "hostile display", "criterion": "open anger, shouting and threats"}],
-        "labels": [{"name": "happy", "criterion": "joy and delight"},
-                   {"name": "angry", "criterion": "rage, fury and irritation"}],
-        "subject_slots": {"subject0": "the referee", "subject1": "the goalkeeper"},
-        "target_slots": {"target0": "the goalkeeper", "target1": "the fans"},
+        "benchmark": "moca", "method": "direct", "stage": "answer", "scenario": "affection", "prior_group": "affection",
+        "query": text + (f"\n{transcript}" if transcript else ""),
+        "choices": [
+            {"field": "mechanism", "options": named([("affective deception", "smiling or joking while hiding sadness"),
+                                                     ("hostile display", "open anger, shouting and threats")])},
+            {"field": "label", "options": named([("happy", "joy and delight"), ("angry", "rage, fury and irritation")])},
+            {"field": "subject", "options": [{"value": "subject0", "text": "the referee"},
+                                             {"value": "subject1", "text": "the goalkeeper"}]},
+            {"field": "target", "options": [{"value": "target0", "text": "the goalkeeper"},
+                                            {"value": "target1", "text": "the fans"}], "distinct_from": "subject"},
+        ],
     }  # fmt: skip
 
 
@@ -77,11 +82,11 @@ def test_response_is_a_parsable_answer_and_deterministic(backend):
     assert first.input_tokens > 0 and first.output_tokens == 0
 
 
-def test_request_without_options_is_an_error(backend):
+def test_request_without_choices_is_an_error(backend):
     req = moca_request(0)
-    req.task.pop("mechanisms")
+    req.task.pop("choices")
     resp = backend.complete(req)
-    assert resp.text is None and "mechanisms" in resp.error
+    assert resp.text is None and "choices" in resp.error
 
 
 def test_identity_carries_the_rule_version(backend):

@@ -12,7 +12,7 @@ from PIL import Image
 from socialbench.backends.base import ModelSpec, create_backend
 from socialbench.errors import ConfigError
 from tests.helpers.loopback import Fault, LoopbackServer
-from tests.helpers.moca_requests import answer_schema, moca_request, write_png
+from tests.helpers.moca_requests import answer_schema, moca_request, write_clip, write_png, write_wav
 
 KEY = "sk-loopback-test-key-0001"
 
@@ -150,3 +150,101 @@ def test_identity_names_the_settings_that_change_outputs(server, monkeypatch):
     b = backend_for(server, monkeypatch, extra_body={"top_k": 1}).identity()
     assert a["model_id"] == "served-model" and a["image_size"] == 64 and b["extra_body"] == {"top_k": 1}
     assert "base_url" not in a  # moving the same model to another server costs no calls
+
+
+# ---- parts, decoding and finish reasons (Request v2) ---------------------------------------------
+def test_it_takes_images_and_audio_but_no_native_video():
+    from socialbench.backends.openai_compat import OpenAICompatBackend
+
+    assert OpenAICompatBackend.accepts == frozenset({"image", "audio"})
+
+
+def test_audio_goes_as_an_input_audio_part_with_its_bytes(server, monkeypatch, tmp_path):
+    audio = write_wav(tmp_path / "a.wav")
+    resp = backend_for(server, monkeypatch).complete(moca_request(0, [audio]))
+    rec = server.completions()[0]
+    part = rec.body["messages"][1]["content"][0]
+    assert part["type"] == "input_audio" and part["input_audio"]["format"] == "wav"
+    assert rec.audio_sha256 == [audio.sha256] and rec.image_sha256 == [] and resp.error is None
+
+
+def test_a_video_goes_as_its_frames_with_the_view_labels(server, monkeypatch, tmp_path):
+    frames = [write_png(tmp_path / f"f{k}.png", colour=(k * 60, 0, 0), timestamp=k / 2) for k in range(2)]
+    clip = write_clip(tmp_path / "c.mp4", frames, view="Corner")
+    closeup = write_png(tmp_path / "a.png", colour=(0, 0, 200), view="Closeup A")
+    backend_for(server, monkeypatch).complete(moca_request(0, [closeup, clip]))
+    rec = server.completions()[0]
+    content = rec.body["messages"][1]["content"]
+    assert [b["type"] if b["type"] != "text" else b["text"][:12] for b in content] == [
+        "[Closeup A]", "image_url", "[Corner]", "image_url", "image_url", "Text: Instan"]  # fmt: skip
+    assert rec.image_sha256 == [closeup.sha256, *(f.sha256 for f in frames)] and rec.video_sha256 == []
+
+
+def test_images_without_a_view_render_as_before(server, monkeypatch, tmp_path):
+    img = write_png(tmp_path / "a.png")
+    backend_for(server, monkeypatch).complete(moca_request(0, [img]))
+    content = server.completions()[0].body["messages"][1]["content"]
+    assert [b["type"] for b in content] == ["image_url", "text"]
+
+
+def test_a_native_video_clip_is_refused_before_any_call(server, monkeypatch, tmp_path):
+    from socialbench.backends.base import VideoPart
+
+    clip = write_clip(tmp_path / "c.mp4")
+    assert isinstance(clip, VideoPart) and not clip.frames
+    with pytest.raises(ConfigError, match=r"models\.m \(backend openai_compat\): request inst-0001/direct/answer: part 1,"
+                                          r" video: video as a file"):  # fmt: skip
+        run(backend_for(server, monkeypatch), [moca_request(0), moca_request(1, [clip])])
+    assert server.completions() == []  # not even the request that could be sent
+
+
+def test_decoding_fields_go_on_the_wire(server, monkeypatch):
+    req = moca_request(0, temperature=0.7, top_p=0.9, stop=("\n\n", "END"), seed=11)
+    backend_for(server, monkeypatch).complete(req)
+    body = server.completions()[0].body
+    assert (body["temperature"], body["top_p"], body["stop"], body["seed"]) == (0.7, 0.9, ["\n\n", "END"], 11)
+
+
+def test_decoding_fields_at_their_default_are_not_sent(server, monkeypatch):
+    backend_for(server, monkeypatch).complete(moca_request(0))
+    body = server.completions()[0].body
+    assert not {"top_p", "stop", "seed"} & set(body)
+
+
+def test_without_send_temperature_neither_temperature_nor_top_p_is_sent(server, monkeypatch):
+    backend_for(server, monkeypatch, send_temperature=False).complete(moca_request(0, top_p=0.5, seed=3))
+    body = server.completions()[0].body
+    assert "temperature" not in body and "top_p" not in body and body["seed"] == 3
+
+
+def test_json_object_without_a_schema_asks_for_json_mode(server, monkeypatch):
+    backend_for(server, monkeypatch).complete(moca_request(0, json_schema=None, json_object=True))
+    backend_for(server, monkeypatch, json_mode="none").complete(moca_request(1, json_schema=None, json_object=True))
+    first, second = (r.body for r in server.completions())
+    assert first["response_format"] == {"type": "json_object"} and "response_format" not in second
+
+
+@pytest.mark.parametrize(
+    "wire,expected",
+    [("stop", "stop"), ("length", "length"), ("content_filter", "content_filter"), ("tool_calls", "stop"),
+     ("something_new", None)],
+)  # fmt: skip
+def test_finish_reason_is_the_first_choice_s(server, monkeypatch, wire, expected):
+    server.scripted.append(Fault(finish_reason=wire))
+    resp = backend_for(server, monkeypatch).complete(moca_request(0))
+    assert resp.error is None and resp.finish_reason == expected and resp.truncated == (expected == "length")
+
+
+def test_a_refusal_is_an_empty_answer_marked_refusal(server, monkeypatch):
+    server.scripted.append(Fault(refusal="I can't help with that."))
+    resp = backend_for(server, monkeypatch).complete(moca_request(0))
+    assert resp.error is None and resp.text == "" and resp.finish_reason == "refusal"
+
+
+def test_a_failed_call_has_finish_reason_error(server, monkeypatch, tmp_path):
+    server.scripted.append(Fault(status=400))
+    failed = backend_for(server, monkeypatch).complete(moca_request(0))
+    part = write_png(tmp_path / "a.png")
+    write_png(tmp_path / "a.png", colour=(1, 2, 3))
+    unprepared = backend_for(server, monkeypatch).complete(moca_request(1, [part]))
+    assert failed.finish_reason == "error" and unprepared.finish_reason == "error" and unprepared.error

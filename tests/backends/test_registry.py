@@ -31,3 +31,20 @@ def test_missing_dependency_gives_the_install_hint(name, monkeypatch):
     monkeypatch.setitem(sys.modules, package, None)  # makes `import package` fail
     with pytest.raises(MissingDependency, match=rf"pip install 'socialbench\[{extra}\]'"):
         get_backend_class(name)
+
+
+ACCEPTS = {  # what each backend takes besides text (a video as frames needs only "image")
+    "openai_compat": {"image", "audio"},
+    "anthropic": {"image"},
+    "vllm": {"image", "video", "audio"},
+    "hf": {"image"},
+    "scripted": {"image", "video", "audio"},  # these read only the task: any part is ignored
+    "random": {"image", "video", "audio"},
+    "prior": {"image", "video", "audio"},
+    "minilm": {"image", "video", "audio"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTS))
+def test_each_backend_declares_the_parts_it_takes(name):
+    assert get_backend_class(name).accepts == frozenset(ACCEPTS[name])

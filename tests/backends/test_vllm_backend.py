@@ -16,7 +16,7 @@ from socialbench.backends.base import BackendContext, ModelSpec, create_backend
 from socialbench.backends.vllm_backend import ServerFailed
 from socialbench.errors import MissingDependency
 from tests.helpers.loopback import LoopbackServer
-from tests.helpers.moca_requests import answer_schema, moca_request
+from tests.helpers.moca_requests import answer_schema, moca_request, write_clip, write_png, write_wav
 
 STAND_IN = [sys.executable, str(Path(__file__).resolve().parents[1] / "helpers" / "fake_vllm_serve.py")]
 
@@ -117,3 +117,114 @@ def test_real_vllm_serves_a_tiny_local_model(tmp_path):
         backend.close()
     assert resp.error is None, (resp.error, (tmp_path / "vllm.log").read_text()[-2000:])
     assert os.path.exists(tmp_path / "vllm.log")
+
+
+# ---- parts, decoding and the pinned revision (Request v2) -----------------------------------------
+def test_it_takes_images_native_video_and_audio():
+    from socialbench.backends.vllm_backend import VllmBackend
+
+    assert VllmBackend.accepts == frozenset({"image", "video", "audio"})
+
+
+def test_a_clip_goes_as_a_video_url_data_url_and_audio_as_input_audio(tmp_path):
+    frames = [write_png(tmp_path / f"f{k}.png", timestamp=float(k)) for k in range(2)]
+    clip = write_clip(tmp_path / "c.mp4", frames, view="Corner")  # file and frames: the file is sent
+    audio = write_wav(tmp_path / "a.wav")
+    with LoopbackServer("openai") as srv:
+        backend = create_backend(spec_for(tmp_path, base_url=srv.url))
+        resp = backend.complete(moca_request(0, [clip, audio]))
+        rec = srv.completions()[0]
+    content = rec.body["messages"][1]["content"]
+    assert [b["type"] for b in content] == ["text", "video_url", "input_audio", "text"] and content[0]["text"] == "[Corner]"
+    assert content[1]["video_url"]["url"].startswith("data:video/mp4;base64,")
+    assert rec.video_sha256 == [clip.sha256] and rec.audio_sha256 == [audio.sha256] and rec.image_sha256 == []
+    assert content[2]["input_audio"]["format"] == "wav" and resp.error is None and resp.finish_reason == "stop"
+
+
+def test_a_video_given_only_as_frames_goes_as_images(tmp_path):
+    from socialbench.backends.base import VideoPart
+
+    frames = tuple(write_png(tmp_path / f"f{k}.png", colour=(9 * k, 0, 0), timestamp=float(k)) for k in range(3))
+    body = create_backend(spec_for(tmp_path))._prepare(moca_request(0, [VideoPart(frames=frames)]))
+    assert [b["type"] for b in body["messages"][1]["content"]] == ["image_url"] * 3 + ["text"]
+
+
+def test_decoding_fields_and_json_mode_on_the_wire(tmp_path):
+    backend = create_backend(spec_for(tmp_path))
+    body = backend._prepare(moca_request(0, temperature=0.3, top_p=0.8, stop=("###",), seed=5))
+    assert (body["temperature"], body["top_p"], body["stop"], body["seed"]) == (0.3, 0.8, ["###"], 5)
+    plain = backend._prepare(moca_request(0, json_schema=None, json_object=True))
+    assert plain["response_format"] == {"type": "json_object"}
+
+
+def test_a_refused_part_stops_the_batch_before_the_server_starts(tmp_path):
+    from socialbench.backends.base import VideoPart
+    from socialbench.errors import ConfigError
+
+    backend = create_backend(spec_for(tmp_path))
+    frames_only = VideoPart(frames=(write_png(tmp_path / "f.png"),))
+    backend.accepts = frozenset({"video"})  # a model that takes only clips cannot take frames
+    with pytest.raises(ConfigError, match="qwen-test.*part 1, video"):
+        backend.complete_many([moca_request(0, [frames_only])], lambda i, r: None)
+    assert backend.server.proc is None and not (tmp_path / "vllm.log").exists()
+
+
+def fake_hub_cache(tmp_path, monkeypatch, repo_id, commit):
+    """A local Hugging Face cache (made here) holding repo_id at commit (a config.json is enough)."""
+    import huggingface_hub.constants
+
+    repo = tmp_path / "hub" / ("models--" + repo_id.replace("/", "--"))
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    (repo / "snapshots" / commit / "config.json").write_text('{"model_type": "llava"}')
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def unpinned(tmp_path, model_id, **options):
+    spec = spec_for(tmp_path, **options)
+    return ModelSpec(**{**spec.__dict__, "model_id": model_id, "revision": None})
+
+
+def test_an_unpinned_hub_model_is_pinned_to_the_commit_its_cache_holds(tmp_path, monkeypatch):
+    commit = "3" * 40
+    fake_hub_cache(tmp_path, monkeypatch, "local-org/tiny-vlm", commit)
+    backend = create_backend(unpinned(tmp_path, "local-org/tiny-vlm"))
+    flags = dict(zip(backend.server.command[len(STAND_IN) + 2 :: 2], backend.server.command[len(STAND_IN) + 3 :: 2]))
+    assert backend.identity()["revision"] == commit and flags["--revision"] == commit
+
+
+def test_the_owned_server_is_started_with_the_pinned_commit(tmp_path, monkeypatch):
+    commit = "4" * 40
+    fake_hub_cache(tmp_path, monkeypatch, "local-org/tiny-vlm", commit)
+    backend = create_backend(unpinned(tmp_path, "local-org/tiny-vlm"))
+    try:
+        backend.start()
+    finally:
+        backend.close()
+    assert logged_args(tmp_path / "vllm.log")["flags"]["--revision"] == commit
+
+
+def test_an_unpinned_local_folder_is_identified_by_its_files_and_gets_no_revision_flag(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llava"}')
+    backend = create_backend(unpinned(tmp_path, str(folder)))
+    before = backend.identity()["revision"]
+    assert before.startswith("files:") and "--revision" not in backend.server.command
+    (folder / "config.json").write_text('{"model_type": "llava", "changed": true}')
+    assert create_backend(unpinned(tmp_path, str(folder))).identity()["revision"] != before
+
+
+def test_a_pinned_revision_is_kept_and_an_unknown_model_is_unpinned(tmp_path, monkeypatch):
+    fake_hub_cache(tmp_path, monkeypatch, "local-org/tiny-vlm", "5" * 40)
+    assert create_backend(spec_for(tmp_path)).identity()["revision"] == "abc123"  # pinned in params
+    backend = create_backend(unpinned(tmp_path, "nobody/not-cached"))
+    assert backend.identity()["revision"] is None and "--revision" not in backend.server.command
+
+
+def test_a_server_the_user_runs_is_not_pinned_from_the_local_cache(tmp_path, monkeypatch):
+    fake_hub_cache(tmp_path, monkeypatch, "local-org/tiny-vlm", "6" * 40)
+    backend = create_backend(unpinned(tmp_path, "local-org/tiny-vlm", base_url="http://127.0.0.1:9/v1"))
+    assert backend.identity()["revision"] is None

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("vllm", reason="vLLM not installed here; `bash scripts/vllm_preflight.sh` runs these tests with it")
 
 from socialbench.backends.base import ModelSpec, create_backend  # noqa: E402
-from socialbench.moca.prompts import DIRECT_TEMPLATES, template_text  # noqa: E402
+from tests.helpers.demo_requests import DIRECT_TEMPLATES  # noqa: E402
 from tests.helpers.demo_requests import demo_requests  # noqa: E402
 from tests.helpers.tiny_vlm import build_tiny_vlm  # noqa: E402
 
@@ -26,8 +26,8 @@ N_INSTANCES = 8
 def demo(tmp_path_factory):
     work = tmp_path_factory.mktemp("preflight")
     instances, requests = demo_requests(work, N_INSTANCES, MAX_FRAMES)
-    requests = [dataclasses.replace(r, max_tokens=32) for r in requests]
-    corpus = tuple(template_text(t) for t in DIRECT_TEMPLATES)
+    requests = [dataclasses.replace(r, decoding=dataclasses.replace(r.decoding, max_tokens=32)) for r in requests]
+    corpus = DIRECT_TEMPLATES
     # hidden 128 with 2 heads: head size 64, which vLLM's attention kernels support.
     model_dir = build_tiny_vlm(work / "tiny-vlm", hidden=128, layers=2, vocab_size=2000, extra_corpus=corpus,
                                max_positions=16384)  # fmt: skip

@@ -11,8 +11,11 @@ import yaml
 from socialbench.backends.base import ModelSpec, Request
 from socialbench.hashing import sha256_file
 from socialbench.moca.demo import DemoConfig, draw_image, make_record, video_frames
+from socialbench.benchmark import get_benchmark
 from socialbench.moca.prompts import build_direct_request
-from socialbench.taxonomy import load_taxonomy
+from socialbench.moca.taxonomy import load_taxonomy
+
+DIRECT_TEMPLATES = tuple(get_benchmark("moca").template("direct", n) for n in ("system.txt", "user.txt"))
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,7 +55,7 @@ def demo_requests(work: Path, n: int, max_frames: int) -> tuple[list[dict], list
                 frames.append({"path": str(path), "sha256": sha256_file(path), "timestamp": k / cfg.video_fps})
             rec["media"] = [str(media / f"{rec['id']}.mp4")]
             rec["frames"] = frames
-        request, _ = build_direct_request(rec, tax, spec, cfg.seed)
+        request, _ = build_direct_request(rec, tax, spec, cfg.seed, DIRECT_TEMPLATES)
         instances.append(rec)
         requests.append(request)
     return instances, requests

@@ -1,10 +1,12 @@
 """TEST DOUBLE: loopback HTTP servers that speak the wire formats of the OpenAI chat-completions API
 and the Anthropic Messages API, so the official SDK clients can be pointed at them.
 
-They record every request (path, headers, JSON body, sha256 of each base64 image received) and can
-inject faults: HTTP error statuses with the APIs' error bodies and headers (429 with Retry-After, 500,
-529 overloaded), delays longer than the client's timeout, and malformed bodies. Answers are built from
-the request's JSON schema (the first enum value of each property), so they are valid answers.
+They record every request (path, headers, JSON body, sha256 of each base64 image, video clip and
+audio file received) and can inject faults: HTTP error statuses with the APIs' error bodies and
+headers (429 with Retry-After, 500, 529 overloaded), delays longer than the client's timeout, and
+malformed bodies; or answer normally with a scripted finish reason (OpenAI ``finish_reason``,
+Anthropic ``stop_reason``) or an OpenAI refusal. Answers are built from the request's JSON schema
+(the first enum value of each property), so they are valid answers.
 
 Also used by benchmarks/bench_backends.py and the vLLM stand-in executable (fake_vllm_serve.py).
 """
@@ -30,6 +32,8 @@ class Fault:
     delay_s: float = 0.0  # sleep first (longer than the client timeout: a timeout)
     malformed: bool = False  # 200 with a body that is not JSON
     wrong_shape: bool = False  # 200 with JSON that lacks the response's fields
+    finish_reason: str | None = None  # answer normally, with this finish_reason / stop_reason
+    refusal: str | None = None  # OpenAI: answer with this refusal and no content
 
 
 @dataclass
@@ -39,6 +43,8 @@ class Recorded:
     body: Any
     image_sha256: list[str]
     at: float
+    video_sha256: list[str] = field(default_factory=list)
+    audio_sha256: list[str] = field(default_factory=list)
 
 
 def schema_answer(schema: dict[str, Any] | None, fallback: str = "ok") -> Any:
@@ -52,17 +58,25 @@ def schema_answer(schema: dict[str, Any] | None, fallback: str = "ok") -> Any:
     return out
 
 
-def _images_in(obj: Any) -> list[str]:
-    """sha256 of each base64 image in an OpenAI or Anthropic request body."""
-    found: list[str] = []
+def _media_in(obj: Any) -> dict[str, list[str]]:
+    """sha256 of each base64 image, video and audio in an OpenAI or Anthropic request body, by kind:
+    ``data:`` URLs by their media type, Anthropic base64 sources (images), OpenAI ``input_audio``."""
+    found: dict[str, list[str]] = {"image": [], "video": [], "audio": []}
+
+    def digest(data: str) -> str:
+        return hashlib.sha256(base64.b64decode(data)).hexdigest()
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             url = node.get("url")
             if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
-                found.append(hashlib.sha256(base64.b64decode(url.split(";base64,", 1)[1])).hexdigest())
+                kind = url[len("data:") :].split("/", 1)[0]
+                found.setdefault(kind, []).append(digest(url.split(";base64,", 1)[1]))
             if node.get("type") == "base64" and isinstance(node.get("data"), str):
-                found.append(hashlib.sha256(base64.b64decode(node["data"])).hexdigest())
+                found["image"].append(digest(node["data"]))
+            audio = node.get("input_audio")
+            if node.get("type") == "input_audio" and isinstance(audio, dict) and isinstance(audio.get("data"), str):
+                found["audio"].append(digest(audio["data"]))
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -71,6 +85,11 @@ def _images_in(obj: Any) -> list[str]:
 
     walk(obj)
     return found
+
+
+def _images_in(obj: Any) -> list[str]:
+    """sha256 of each base64 image in an OpenAI or Anthropic request body."""
+    return _media_in(obj)["image"]
 
 
 class LoopbackServer:
@@ -138,19 +157,22 @@ class LoopbackServer:
             return [r for r in self.requests if r.path.endswith(("/chat/completions", "/messages"))]
 
     # ---- wire format ----------------------------------------------------------------------------
-    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+    def _answer(self, body: dict[str, Any], fault: Fault | None = None) -> tuple[int, dict[str, str], bytes]:
+        finish = fault.finish_reason if fault else None
         if self.api == "openai":
             schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
             answer = schema_answer(schema)
             text = json.dumps(answer) if isinstance(answer, dict) else answer
+            message: dict[str, Any] = {"role": "assistant", "content": text}
+            if fault and fault.refusal:
+                message = {"role": "assistant", "content": None, "refusal": fault.refusal}
+                text = ""
             doc = {
                 "id": "chatcmpl-loopback",
                 "object": "chat.completion",
                 "created": 0,
                 "model": body.get("model", "?"),
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop", "logprobs": None}
-                ],
+                "choices": [{"index": 0, "message": message, "finish_reason": finish or "stop", "logprobs": None}],
                 "usage": {
                     "prompt_tokens": len(json.dumps(body)) // 4,
                     "completion_tokens": len(text) // 4 + 1,
@@ -176,7 +198,7 @@ class LoopbackServer:
                 "role": "assistant",
                 "model": body.get("model", "?"),
                 "content": content,
-                "stop_reason": stop,
+                "stop_reason": finish or stop,
                 "stop_sequence": None,
                 "usage": {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": len(text) // 4 + 1},
             }
@@ -240,7 +262,9 @@ class LoopbackServer:
                 with server._lock:
                     number = server._count
                     server._count += 1
-                    server.requests.append(Recorded(self.path, headers, body, _images_in(body), time.time()))
+                    media = _media_in(body)
+                    server.requests.append(Recorded(self.path, headers, body, media["image"], time.time(),
+                                                    media["video"], media["audio"]))  # fmt: skip
                     fault = server.scripted.pop(0) if server.scripted else None
                 if fault is None and server.fault_for is not None:
                     fault = server.fault_for(number, body)
@@ -267,7 +291,7 @@ class LoopbackServer:
                 elif fault and fault.wrong_shape:
                     self._send(200, b'{"unexpected": true}', fault.headers)
                 else:
-                    status, extra, payload = server._answer(body if isinstance(body, dict) else {})
+                    status, extra, payload = server._answer(body if isinstance(body, dict) else {}, fault)
                     self._send(status, payload, extra)
 
         return Handler

@@ -10,7 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from socialbench.backends.base import Backend, ImagePart, Message, Request, Response
+from socialbench.backends.base import (
+    AudioPart,
+    Backend,
+    Decoding,
+    ImagePart,
+    Message,
+    Part,
+    Request,
+    Response,
+    VideoPart,
+)
 from socialbench.cache import RequestCache, cache_key
 from socialbench.hashing import sha256_file
 
@@ -25,11 +35,33 @@ LABELS = [
 
 
 def write_png(path: str | Path, size: tuple[int, int] = (48, 36), colour: tuple[int, int, int] = (200, 30, 30),
-              timestamp: float | None = None) -> ImagePart:  # fmt: skip
+              timestamp: float | None = None, view: str | None = None) -> ImagePart:  # fmt: skip
     from PIL import Image
 
     Image.new("RGB", size, colour).save(path, format="PNG")
-    return ImagePart(path=str(path), sha256=sha256_file(path), timestamp=timestamp)
+    return ImagePart(path=str(path), sha256=sha256_file(path), timestamp=timestamp, view=view)
+
+
+def write_wav(path: str | Path, seconds: float = 0.1, rate: int = 16000) -> AudioPart:
+    """A short mono 16-bit WAV (a rising tone) and its part."""
+    import math
+    import struct
+    import wave
+
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(i * 0.05 * (1 + i / rate))))
+                               for i in range(int(seconds * rate))))  # fmt: skip
+    return AudioPart(path=str(path), sha256=sha256_file(path))
+
+
+def write_clip(path: str | Path, frames: Sequence[ImagePart] = (), view: str | None = None) -> VideoPart:
+    """A stand-in clip file (MP4-like bytes, not decodable: backends send clips as they are) and its
+    part, with optional sampled frames."""
+    Path(path).write_bytes(b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)) * 4)
+    return VideoPart(path=str(path), sha256=sha256_file(path), frames=tuple(frames), view=view)
 
 
 def answer_schema() -> dict[str, Any]:
@@ -46,21 +78,26 @@ def answer_schema() -> dict[str, Any]:
     }
 
 
-def moca_request(i: int, images: Sequence[ImagePart] = (), text: str | None = None, *, max_tokens: int = 64,
-                 instance: str | None = None) -> Request:  # fmt: skip
+def moca_request(i: int, images: Sequence[Part] = (), text: str | None = None, *, max_tokens: int = 64,
+                 instance: str | None = None, **decoding: Any) -> Request:  # fmt: skip
+    """A MoCA direct-answer request with ``images`` (any media parts) before the text; greedy, with
+    the answer schema. ``decoding`` sets further :class:`Decoding` fields (top_p, stop, seed, ...)."""
     text = text if text is not None else f"Instance {i}: the coach about the referee: \"a true genius at work\""
     task = {
         "benchmark": "moca",
         "method": "direct",
         "stage": "answer",
         "scenario": "intent",
-        "text": text,
-        "transcript": None,
-        "mechanisms": MECHANISMS,
-        "labels": LABELS,
-        "subject_slots": {"subject0": "the coach", "subject1": "the fan"},
-        "target_slots": {"target0": "the crowd", "target1": "the referee"},
-    }
+        "prior_group": "intent",
+        "query": text,
+        "choices": [
+            {"field": "mechanism", "options": [{"value": m["name"], "text": f"{m['name']}: {m['criterion']}"} for m in MECHANISMS]},
+            {"field": "label", "options": [{"value": lab["name"], "text": f"{lab['name']}: {lab['criterion']}"} for lab in LABELS]},
+            {"field": "subject", "options": [{"value": "subject0", "text": "the coach"}, {"value": "subject1", "text": "the fan"}]},
+            {"field": "target", "options": [{"value": "target0", "text": "the crowd"}, {"value": "target1", "text": "the referee"}],
+             "distinct_from": "subject"},
+        ],
+    }  # fmt: skip
     return Request(
         request_id=f"{instance or f'inst-{i:04d}'}/direct/answer",
         messages=(
@@ -68,9 +105,7 @@ def moca_request(i: int, images: Sequence[ImagePart] = (), text: str | None = No
             Message("user", (*images, f"Text: {text}\nsubject0: the coach\nsubject1: the fan")),
         ),
         task=task,
-        max_tokens=max_tokens,
-        temperature=0.0,
-        json_schema=answer_schema(),
+        decoding=Decoding(**{"max_tokens": max_tokens, "temperature": 0.0, "json_schema": answer_schema(), **decoding}),
     )
 
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from socialbench.media import av
 from socialbench.media.synth import read_index
+
+from tests.helpers.media_synth import decode_all_frames, generate_indexed_video
 
 CLIP_FRAMES = 50
 CLIP_FPS = 10
@@ -23,25 +24,25 @@ def media_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def clip_mp4(media_dir) -> Path:
     """50 frames at 10 fps, 160x120, H.264 with B-frames and a keyframe every 12 frames."""
-    return av.generate_indexed_video(media_dir / "clip.mp4", frames=CLIP_FRAMES, fps=CLIP_FPS, gop=12)
+    return generate_indexed_video(media_dir / "clip.mp4", frames=CLIP_FRAMES, fps=CLIP_FPS, gop=12)
 
 
 @pytest.fixture(scope="session")
 def clip_mkv(media_dir) -> Path:
     """The same clip in Matroska, which records no frame count."""
-    return av.generate_indexed_video(media_dir / "clip.mkv", frames=CLIP_FRAMES, fps=CLIP_FPS, gop=12)
+    return generate_indexed_video(media_dir / "clip.mkv", frames=CLIP_FRAMES, fps=CLIP_FPS, gop=12)
 
 
 @pytest.fixture(scope="session")
 def preroll_mkv(media_dir) -> Path:
     """Matroska with AAC audio: the container starts 21 ms before the video (audio preroll)."""
-    return av.generate_indexed_video(media_dir / "preroll.mkv", frames=CLIP_FRAMES, fps=CLIP_FPS, gop=12, audio=True)
+    return generate_indexed_video(media_dir / "preroll.mkv", frames=CLIP_FRAMES, fps=CLIP_FPS, gop=12, audio=True)
 
 
 @pytest.fixture(scope="session")
 def vfr_mkv(media_dir) -> Path:
     """30 frames: 0.1 s apart, but frames 20.. are shown one second later (a 1.1 s gap)."""
-    return av.generate_indexed_video(
+    return generate_indexed_video(
         media_dir / "vfr.mkv", frames=30, fps=CLIP_FPS, setpts="N/(10*TB)+gte(N,20)/TB"
     )
 
@@ -52,7 +53,7 @@ def five_views(media_dir) -> list[Path]:
     close-ups are flat red, green, blue and yellow so mosaic quadrants can be told apart."""
     backgrounds = ["testsrc2", "red", "green", "blue", "yellow"]
     return [
-        av.generate_indexed_video(media_dir / f"view{i}.mp4", frames=60, fps=25, background=bg, gop=25, audio=(i == 0))
+        generate_indexed_video(media_dir / f"view{i}.mp4", frames=60, fps=25, background=bg, gop=25, audio=(i == 0))
         for i, bg in enumerate(backgrounds)
     ]
 
@@ -63,4 +64,4 @@ def image_index(path: Path) -> int:
 
 
 def video_indices(path: Path) -> list[int]:
-    return [read_index(frame) for frame in av.decode_all_frames(path)]
+    return [read_index(frame) for frame in decode_all_frames(path)]

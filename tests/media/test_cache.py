@@ -99,11 +99,11 @@ def test_a_changed_parameter_misses_the_cache(video, tmp_path, changed):
 
 
 def test_a_changed_ffmpeg_build_misses_the_cache(video, tmp_path, monkeypatch):
-    from socialbench.media import av
+    from socialbench.media import cache as cache_module
 
     cache = FrameCache(tmp_path / "frames")
     first = cache.frames(video, EIGHT)
-    monkeypatch.setattr(av, "tool_identity", lambda memo_dir=None: "another-build")
+    monkeypatch.setattr(cache_module, "tool_identity", lambda memo_dir=None: "another-build")
     assert cache.frames(video, EIGHT).key != first.key and cache.misses == 2
 
 

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from socialbench.errors import ConfigError, SocialbenchError
 from socialbench.media.cli import media_app
+from socialbench.moca.cli import app as moca_app
 from socialbench.media.errors import MediaError
 from tests.conftest import make_instance
 
@@ -35,7 +36,7 @@ def workdir(tmp_path, clip_mp4, monkeypatch):
 
 
 ARGS = [
-    "moca-frames",
+    "frames",
     "--input", "data/interim/moca/test.jsonl", "--output", "data/processed/moca/test.jsonl",
     "--input", "data/interim/moca/dev.jsonl", "--output", "data/processed/moca/dev.jsonl",
 ]  # fmt: skip
@@ -46,7 +47,7 @@ def read(path):
 
 
 def test_moca_frames_writes_processed_splits_and_the_media_report(workdir):
-    result = runner.invoke(media_app, ARGS)
+    result = runner.invoke(moca_app, ARGS)
     assert result.exit_code == 0, result.output
     test = read("data/processed/moca/test.jsonl")
     assert [r["id"] for r in test] == ["i1", "v1"]
@@ -58,15 +59,15 @@ def test_moca_frames_writes_processed_splits_and_the_media_report(workdir):
 
 
 def test_moca_frames_rerun_gives_identical_bytes_from_the_cache(workdir):
-    runner.invoke(media_app, ARGS)
+    runner.invoke(moca_app, ARGS)
     first = {p: (workdir / p).read_bytes() for p in ("data/processed/moca/test.jsonl", "results/reports/media.jsonl", "results/reports/media.md")}
-    result = runner.invoke(media_app, ARGS)
+    result = runner.invoke(moca_app, ARGS)
     assert "1 hit(s), 0 extracted" in result.output
     assert all((workdir / p).read_bytes() == data for p, data in first.items())
 
 
 def test_moca_frames_with_fail_stops_naming_the_file_and_problem(workdir):
-    result = runner.invoke(media_app, [*ARGS, "--on-error", "fail"])
+    result = runner.invoke(moca_app, [*ARGS, "--on-error", "fail"])
     assert result.exit_code != 0 and isinstance(result.exception, MediaError)
     assert "media/empty.mp4" in str(result.exception) and "zero_byte" in str(result.exception)
     assert not (workdir / "data/processed/moca/test.jsonl").exists()
@@ -74,14 +75,14 @@ def test_moca_frames_with_fail_stops_naming_the_file_and_problem(workdir):
 
 
 def test_moca_frames_needs_one_output_per_input(workdir):
-    result = runner.invoke(media_app, ARGS[:7])
+    result = runner.invoke(moca_app, ARGS[:7])
     assert result.exit_code != 0 and "one output per input" in str(result.exception)
 
 
 @pytest.mark.slow
 def test_socialbench_media_command_exits_non_zero_on_bad_media(workdir):
     exe = shutil.which("socialbench", path=str(Path(sys.executable).parent))
-    proc = subprocess.run([exe, "media", *ARGS, "--on-error", "fail"], capture_output=True, text=True)
+    proc = subprocess.run([exe, "moca", *ARGS, "--on-error", "fail"], capture_output=True, text=True)
     assert proc.returncode != 0
     assert "media/empty.mp4" in proc.stderr and "zero_byte" in proc.stderr
 
@@ -92,12 +93,12 @@ def test_probe_prints_json(clip_mp4):
 
 
 def test_prune_keeps_exactly_the_frames_the_instances_name(workdir):
-    assert runner.invoke(media_app, ARGS).exit_code == 0
+    assert runner.invoke(moca_app, ARGS).exit_code == 0
     frames = workdir / "data" / "interim" / "frames"
     stale = frames / "ab" / ("ab" + "0" * 62)
     stale.mkdir(parents=True)
     (stale / "manifest.json").write_text("{}", "utf-8")
-    result = runner.invoke(media_app, [*ARGS, "--prune"])
+    result = runner.invoke(moca_app, [*ARGS, "--prune"])
     assert result.exit_code == 0, result.output
     assert not (frames / "ab").exists()
     named = {Path(f["path"]).parent.name for r in read("data/processed/moca/test.jsonl") for f in r.get("frames", [])}
@@ -114,24 +115,24 @@ def named_entries():
 
 
 def test_index_lists_exactly_the_entries_the_instances_name_in_the_same_bytes_on_rerun(workdir):
-    assert runner.invoke(media_app, INDEX_ARGS).exit_code == 0
+    assert runner.invoke(moca_app, INDEX_ARGS).exit_code == 0
     index = workdir / "data" / "interim" / "frames" / "index.json"
     first = index.read_bytes()
     stale = workdir / "data" / "interim" / "frames" / "ab" / ("ab" + "0" * 62)
     stale.mkdir(parents=True)
     (stale / "manifest.json").write_text("{}", "utf-8")
-    result = runner.invoke(media_app, INDEX_ARGS)
+    result = runner.invoke(moca_app, INDEX_ARGS)
     assert result.exit_code == 0 and "1 hit(s), 0 extracted" in result.output
     assert index.read_bytes() == first
     assert json.loads(first) == {"entries": named_entries(), "format": 1, "frames": 4} and len(named_entries()) == 1
 
 
 def test_a_deleted_frame_cache_is_rebuilt_with_its_index(workdir):
-    assert runner.invoke(media_app, INDEX_ARGS).exit_code == 0
+    assert runner.invoke(moca_app, INDEX_ARGS).exit_code == 0
     frames = workdir / "data" / "interim" / "frames"
     before = {p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts}
     shutil.rmtree(frames)
-    result = runner.invoke(media_app, INDEX_ARGS)
+    result = runner.invoke(moca_app, INDEX_ARGS)
     assert result.exit_code == 0 and "0 hit(s), 1 extracted" in result.output
     after = {p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts}
     assert after == before and Path("index.json") in after
@@ -182,12 +183,12 @@ def test_cut_rejects_bad_mosaic_positions_naming_the_option(workdir, four_views,
     assert not (workdir / "out").exists()
 
 
-def test_cut_mosaic_range_and_repeats_are_checked_by_the_one_check_of_av(workdir, four_views, monkeypatch):
-    from socialbench.media import av
+def test_cut_mosaic_range_and_repeats_are_checked_by_the_one_check_of_clips(workdir, four_views, monkeypatch):
+    from socialbench.media import clips
 
     seen = []
-    real = av.check_mosaic_positions
-    monkeypatch.setattr(av, "check_mosaic_positions", lambda *a: seen.append(a) or real(*a))
+    real = clips.check_mosaic_positions
+    monkeypatch.setattr(clips, "check_mosaic_positions", lambda *a: seen.append(a) or real(*a))
     result = runner.invoke(media_app, ["cut", *four_views, "--start", "0", "--end", "1", "--out-dir", "out", "--mosaic", " 3, 1,3 ,0"])
     assert isinstance(result.exception, ConfigError) and seen[0] == ([3, 1, 3, 0], 4, "--mosaic")
     assert str(result.exception) == "--mosaic: the four positions must name four different views, got [3, 1, 3, 0] (position 3 twice)"
@@ -234,7 +235,7 @@ def test_moca_frames_reports_a_picture_given_as_the_video(workdir):
     Image.new("RGB", (64, 48), (0, 0, 0)).save(workdir / "media" / "still.png")
     (workdir / "data/interim/moca/test.jsonl").write_text(
         json.dumps(make_instance("v9", modality="video_text", media=["media/still.png"], transcript="A: hi")) + "\n", "utf-8")
-    result = runner.invoke(media_app, ARGS)
+    result = runner.invoke(moca_app, ARGS)
     assert result.exit_code == 0, result.output
     assert read("data/processed/moca/test.jsonl") == []
     (problem,) = read("results/reports/media.jsonl")

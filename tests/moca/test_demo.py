@@ -48,8 +48,8 @@ def test_different_seed_gives_different_gold(taxonomy):
 
 @pytest.mark.slow
 def test_every_demo_clip_frame_carries_its_own_index(tmp_path, taxonomy):
-    from socialbench.media.av import decode_all_frames
     from socialbench.media.synth import read_index
+    from tests.helpers.media_synth import decode_all_frames
 
     cfg = DemoConfig(seed=1, video_seconds=2.0, video_fps=10)
     rec = make_record("test", 0, cfg, taxonomy)
@@ -69,7 +69,7 @@ def test_fault_injection_adds_one_bad_record_and_one_truncated_clip(tmp_path, ta
     assert [d["id"] for d in dropped] == ["demo-test-fault-label"]
     assert dropped[0]["problems"][0]["field"] == "label"
     clip = next(r for r in kept if r["id"] == "demo-test-fault-media")
-    from socialbench.media.av import video_timeline
+    from socialbench.media.probe import video_timeline
     from socialbench.media.errors import MediaError
 
     with pytest.raises(MediaError, match="truncated|announces"):

@@ -61,7 +61,7 @@ def test_jpeg_cut_to_80_percent_is_dropped_not_left_to_fail_at_inference(tmp_pat
 
 
 def test_image_text_instance_whose_media_is_a_video_is_dropped(tmp_path, taxonomy):
-    from socialbench.media.av import generate_indexed_video
+    from tests.helpers.media_synth import generate_indexed_video
 
     clip = generate_indexed_video(tmp_path / "clip.mp4", frames=3, fps=5)
     _, dropped = prepare_instances([make_instance("v", media=[str(clip)])], taxonomy, "raw.jsonl")

@@ -1,7 +1,15 @@
 from socialbench.backends.base import ModelSpec
-from socialbench.moca.prompts import answer_schema, build_direct_request, prompt_hash, slot_maps
+from socialbench.backends.base import ModelSpec as _Spec  # noqa: F401
+from socialbench.benchmark import get_benchmark
+from socialbench.moca.prompts import answer_schema, build_direct_request as _build, slot_maps
 
 from tests.conftest import make_instance
+
+DIRECT = tuple(get_benchmark("moca").template("direct", n) for n in ("system.txt", "user.txt"))
+
+
+def build_direct_request(inst, tax, spec, seed):
+    return _build(inst, tax, spec, seed, DIRECT)
 
 
 def test_slot_shuffle_is_deterministic_per_instance_and_seed():
@@ -46,17 +54,24 @@ def test_video_request_uses_frames_with_timestamps_capped_at_max_frames(taxonomy
     assert "0.00s" in req.messages[1].text() and "A: hi" in req.messages[1].text()
 
 
-def test_prompt_hash_is_stable():
-    assert prompt_hash("direct") == prompt_hash("direct") and len(prompt_hash("direct")) == 64
+def test_direct_task_lists_each_fields_choices_for_the_baselines(tmp_path, taxonomy):
+    img = tmp_path / "img.png"
+    img.write_bytes(b"\x89PNG fake")
+    req, maps = build_direct_request(make_instance("a", media=[str(img)]), taxonomy, ModelSpec(name="m", backend="random"), 3)
+    choices = {c["field"]: c for c in req.task["choices"]}
+    assert list(choices) == ["mechanism", "label", "subject", "target"]
+    assert [o["value"] for o in choices["label"]["options"]] == taxonomy.label_names("intent")
+    assert {o["value"]: o["text"] for o in choices["subject"]["options"]} == maps["subject"]
+    assert choices["target"]["distinct_from"] == "subject" and req.task["prior_group"] == "intent"
 
 
 def test_video_instance_without_frames_is_an_input_error_of_field_frames(taxonomy):
     import pytest
 
-    from socialbench.moca.prompts import InstanceInputError
+    from socialbench.benchmark import InstanceInputError
 
     inst = make_instance("v", modality="video_text", transcript="A: hi")
-    with pytest.raises(InstanceInputError, match="needs sampled frames; run socialbench media moca-frames first") as exc:
+    with pytest.raises(InstanceInputError, match="needs sampled frames; run socialbench moca frames first") as exc:
         build_direct_request(inst, taxonomy, ModelSpec(name="m", backend="random"), seed=0)
     assert exc.value.field == "frames"
 
@@ -64,7 +79,7 @@ def test_video_instance_without_frames_is_an_input_error_of_field_frames(taxonom
 def test_missing_image_is_an_input_error_of_field_media_naming_the_path(tmp_path, taxonomy):
     import pytest
 
-    from socialbench.moca.prompts import InstanceInputError
+    from socialbench.benchmark import InstanceInputError
 
     inst = make_instance("a", media=[str(tmp_path / "gone.png")])
     with pytest.raises(InstanceInputError, match="image file not found: .*gone.png") as exc:

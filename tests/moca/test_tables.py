@@ -1,7 +1,7 @@
 import pytest
 
 from socialbench.errors import DataError
-from socialbench.moca.tables import build_rows, collect_scores, to_csv, to_latex, to_markdown
+from socialbench.moca.tables import build_rows, excluded_note, to_csv, to_latex, to_markdown
 
 SC = {"label": 10.0, "subject": 20.0, "target": 30.0, "mechanism": 40.0, "dyad": 5.0, "faith": None, "holis": 1.25, "n": 4}
 
@@ -27,43 +27,15 @@ def test_formats_carry_the_paper_columns_and_null_faith():
     assert r"\toprule" in tex and r"\bottomrule" in tex and "-- & 1.25" in tex
 
 
-# ---- a set of score files that makes no coherent table ----------------------------------------
-CATS = {"a": "baseline", "b": "baseline"}
-
-
-def test_collect_scores_keys_the_files_by_model_and_method():
-    out = collect_scores([("a.json", "a", "direct", {"intent": SC}), ("b.json", "b", "direct", {"intent": SC})], CATS, "params.yaml")
-    assert out == {("a", "direct"): {"intent": SC}, ("b", "direct"): {"intent": SC}}
-
-
-def test_score_file_of_a_model_not_in_params_is_an_error_naming_it():
-    with pytest.raises(DataError) as exc:
-        collect_scores([("s/ghost/direct.json", "ghost", "direct", {"intent": SC})], CATS, "params.yaml")
-    assert exc.value.path == "s/ghost/direct.json" and "'ghost'" in str(exc.value) and "params.yaml" in str(exc.value)
-
-
-def test_two_score_files_for_one_model_and_method_are_an_error():
-    with pytest.raises(DataError, match="second score file for a/direct .*first is x/a/direct.json"):
-        collect_scores([("x/a/direct.json", "a", "direct", {"intent": SC}), ("y/a/direct.json", "a", "direct", {"intent": SC})],
-                       CATS, "params.yaml")  # fmt: skip
-
-
-def test_score_files_with_different_scenarios_are_an_error():
-    with pytest.raises(DataError, match="scenarios"):
-        collect_scores([("a.json", "a", "direct", {"intent": SC}), ("b.json", "b", "direct", {"intent": SC, "stance": SC})],
-                       CATS, "params.yaml")  # fmt: skip
-
-
-def test_score_files_with_different_n_for_a_scenario_are_an_error():
-    with pytest.raises(DataError) as exc:
-        collect_scores([("a.json", "a", "direct", {"intent": SC}), ("b.json", "b", "direct", {"intent": {**SC, "n": 5}})],
-                       CATS, "params.yaml")  # fmt: skip
-    assert (exc.value.path, exc.value.record, exc.value.field) == ("b.json", "scenario 'intent'", "n")
-
-
 def test_a_pipe_in_a_category_does_not_add_a_markdown_column():
     from socialbench.moca.tables import COLUMNS, to_markdown
 
     md = to_markdown("intent", [("R&D | lab", "m", [1.0] * len(COLUMNS))])
     row = md.strip().splitlines()[-1]
     assert "R&D \\| lab" in row and row.replace("\\|", "").count("|") == len(COLUMNS) + 3
+
+
+def test_excluded_methods_are_named_with_their_reason_under_the_tables():
+    models = {"random": {"exclude_methods": {"codar": "a chance row cannot follow a chain"}}, "m": {}}
+    assert "random + codar: not run (a chance row cannot follow a chain)" in excluded_note(models, ["direct", "codar"])
+    assert excluded_note(models, ["direct"]) == ""

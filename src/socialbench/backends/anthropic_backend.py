@@ -1,14 +1,27 @@
 """``anthropic``: Claude through the Messages API and the official SDK.
 
-Images go as base64 image blocks. JSON output uses structured outputs (``output_config.format`` of
-type ``json_schema``, the default ``json_mode: output_format``) or a forced tool call whose input is
-the answer (``json_mode: tool``). Rate limits (429), overloaded (529) and server errors are retried
+Parts it takes (``accepts``): images only, as base64 image blocks (a video as its sampled frames); an
+image or video with a ``view`` is preceded by a text block ``[view]``. The Messages API has no audio
+input and no native video, so a request with an audio part or a video given only as a clip is refused
+before any call (:func:`~socialbench.backends.base.check_requests`).
+
+JSON output uses structured outputs (``output_config.format`` of type ``json_schema``, the default
+``json_mode: output_format``) or a forced tool call whose input is the answer (``json_mode: tool``).
+The API has no JSON object mode: ``Decoding.json_object`` without a schema sends nothing (no
+instruction is added to the prompt). Rate limits (429), overloaded (529) and server errors are retried
 with backoff, honouring ``Retry-After`` (see retry.py); the SDK's own retries are off.
 
-Temperature: the SDK (2.x) speaks API version 2026-10-21, which has no sampling parameters at all (a
-``temperature`` field is rejected with HTTP 400), so none is sent: the model decodes with its own
-fixed setting. The request's temperature stays part of the cache key. For an older API version or a
-proxy that still takes it, ``send_temperature: true`` sends it as an extra body field.
+Decoding: ``max_tokens``; ``stop`` as ``stop_sequences``. The SDK (2.x) speaks API version 2026-10-21,
+which has no sampling parameters at all (a ``temperature`` or ``top_p`` field is rejected with HTTP
+400), so none is sent: the model decodes with its own fixed setting. The request's temperature and
+top_p stay part of the cache key. For an older API version or a proxy that still takes them,
+``send_temperature: true`` sends the temperature, and top_p when the request sets one, as extra body
+fields (some models of those versions take only one of the two). The API has no seed: ``seed`` is not
+sent (it stays in the key).
+
+``finish_reason`` from ``stop_reason``: ``end_turn``, ``stop_sequence``, ``tool_use`` -> ``stop``;
+``max_tokens`` and ``model_context_window_exceeded`` -> ``length``; ``refusal`` -> ``refusal``;
+others None.
 
 Options (``models.<name>.options``):
   api_key_env       environment variable holding the key (default ANTHROPIC_API_KEY)
@@ -22,22 +35,38 @@ Options (``models.<name>.options``):
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import anthropic
 
 from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback
-from socialbench.backends.base import BackendContext, ModelSpec, Request, Response
-from socialbench.backends.images import encode_for_api
+from socialbench.backends.base import BackendContext, ImagePart, Message, ModelSpec, Request, Response
+from socialbench.backends.images import content_blocks, encode_for_api
 from socialbench.backends.retry import MalformedResponse
 from socialbench.errors import ConfigError
 
 JSON_MODES = ("output_format", "tool", "none")
 ANSWER_TOOL = "record_answer"
 
+#: ``stop_reason`` as socialbench's finish reason (see base.FINISH_REASONS); others are None.
+STOP_REASON_MAP = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "refusal",
+}
+
+
+def finish_reason_of(stop_reason: Any) -> str | None:
+    return STOP_REASON_MAP.get(stop_reason) if isinstance(stop_reason, str) else None
+
 
 class AnthropicBackend(APIBackend):
     default_key_env = "ANTHROPIC_API_KEY"
+    #: Images only (a video as its frames): the Messages API takes no audio and no video clip.
+    accepts: ClassVar[frozenset[str]] = frozenset({"image"})
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
@@ -70,12 +99,12 @@ class AnthropicBackend(APIBackend):
         return anthropic.AsyncAnthropic(**kwargs)
 
     # ---- request and response -------------------------------------------------------------------
-    def _content(self, message: Any) -> list[dict[str, Any]]:
-        def image_block(part: Any) -> dict[str, Any]:
+    def _content(self, message: Message) -> list[dict[str, Any]]:
+        def image_block(part: ImagePart) -> dict[str, Any]:
             img = encode_for_api(part, self.spec.image_size)
             return {"type": "image", "source": {"type": "base64", "media_type": img.media_type, "data": img.base64()}}
 
-        return message.blocks(image_block)
+        return content_blocks(message, image_block)
 
     def _prepare(self, request: Request) -> dict[str, Any]:
         system = "\n\n".join(m.text() for m in request.messages if m.role == "system")
@@ -96,8 +125,13 @@ class AnthropicBackend(APIBackend):
                 }
             ]
             body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
+        decoding = request.decoding
+        if decoding.stop:
+            body["stop_sequences"] = list(decoding.stop)
         if self.send_temperature:
-            body["extra_body"] = {"temperature": request.temperature}
+            body["extra_body"] = {"temperature": decoding.temperature}
+            if decoding.top_p is not None:
+                body["extra_body"]["top_p"] = decoding.top_p
         return body
 
     async def _send(self, client: anthropic.AsyncAnthropic, payload: dict[str, Any], request: Request) -> Response:
@@ -123,4 +157,5 @@ class AnthropicBackend(APIBackend):
             text=text,
             input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
             output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            finish_reason=finish_reason_of(getattr(message, "stop_reason", None)),
         )

@@ -1,6 +1,10 @@
 """What the HTTP API backends share: keys from the environment, an async client with bounded
 concurrency per model, retries, and failures turned into error responses.
 
+A batch is checked first (:func:`~socialbench.backends.base.check_requests`): a part the backend
+cannot take (audio for a backend without audio input, a native video clip for one that takes only
+frames) stops it with a ConfigError naming the model, the request and the part, before any call.
+
 Subclasses implement three hooks: :meth:`APIBackend._make_client` (the SDK's async client, built
 inside the event loop), :meth:`APIBackend._prepare` (the request body, images read and checked) and
 :meth:`APIBackend._send` (one HTTP attempt, raising the SDK's exceptions or
@@ -18,10 +22,10 @@ import re
 import time
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
-from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
+from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response, check_requests
 from socialbench.backends.images import ImageChanged
 from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, call_with_retries
-from socialbench.config import bad_env_name, holds_secret
+from socialbench.secrets import bad_env_name, holds_secret
 from socialbench.errors import ConfigError
 
 log = logging.getLogger("socialbench.backends")
@@ -34,7 +38,7 @@ def api_key_from_env(options: Mapping[str, Any], default_env: str | None, where:
 
     A key written into params.yaml would end up in git, DVC and MLflow, so ``api_key`` (or anything
     that does not look like a variable name) is refused, without echoing the value (the same rules as
-    :func:`socialbench.config.secret_fields`, which checks params at load). ``api_key_env: null``
+    :func:`socialbench.secrets.secret_fields`, which checks params at load). ``api_key_env: null``
     means no key (a server that needs none)."""
     for name, value in options.items():
         if holds_secret(str(name), value):
@@ -109,9 +113,11 @@ class APIBackend(Backend):
 
     def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
         """Run all requests with at most ``spec.concurrency`` in flight; ``on_result`` is called (in
-        one thread) as each finishes."""
+        one thread) as each finishes. A request with a part the backend cannot take stops the batch
+        with a ConfigError before any call."""
         if not requests:
             return
+        check_requests(self, requests)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -147,7 +153,8 @@ class APIBackend(Backend):
         try:
             payload = self._prepare(request)
         except (ImageChanged, OSError, ValueError) as exc:
-            return Response(text=None, error=self.redact(f"could not prepare the request: {exc}"))
+            error = self.redact(f"could not prepare the request: {exc}")
+            return Response(text=None, error=error, finish_reason="error")
 
         async def attempt() -> Response:
             self.attempts += 1
@@ -165,5 +172,5 @@ class APIBackend(Backend):
         except GaveUp as exc:
             message = self.redact(str(exc))
             log.warning("%s %s failed: %s", self.spec.name, request.request_id, message)
-            return Response(text=None, error=message)
+            return Response(text=None, error=message, finish_reason="error")
         return response

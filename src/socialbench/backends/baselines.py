@@ -1,7 +1,9 @@
 """Backends that need no weights: the chance row and the majority prior.
 
-They read the structured ``task`` of a request (options and slot ids), not its prose, and answer
-with the same JSON an LLM would give, so their output goes through the same parser and scorer.
+They read the structured ``task`` of a request, not its prose: its ``choices`` (the answer's fields
+and their allowed values, in answer order; see ``Request``), and answer with the JSON object an LLM
+would give, so their output goes through the same parser and scorer. A request without choices (a
+free-text stage of a multi-stage method) gets an error response, recorded and scored invalid.
 """
 
 from __future__ import annotations
@@ -13,13 +15,27 @@ from typing import Any
 
 from socialbench.backends.base import Backend, Request, Response
 
+#: They read only the task, so any media part is fine (it is ignored).
+ALL_MEDIA = frozenset({"image", "video", "audio"})
 
-def _answer(mechanism: str, label: str, subject: str, target: str) -> str:
-    return json.dumps({"mechanism": mechanism, "label": label, "subject": subject, "target": target})
+
+def choices_of(request: Request) -> list[dict[str, Any]] | None:
+    choices = (request.task or {}).get("choices")
+    if not isinstance(choices, list) or not choices or not all(c.get("options") for c in choices):
+        return None
+    return choices
+
+
+def no_choices(backend: Backend, request: Request) -> Response:
+    stage = (request.task or {}).get("stage", "?")
+    return Response(text=None, error=f"the {backend.name} baseline answers only requests that list their answer's choices"
+                    f" (stage {stage!r} asks for free text)", finish_reason="error")  # fmt: skip
 
 
 class RandomBackend(Backend):
-    """Seeded uniform choice over the scenario's valid options and the slot ids: the chance row."""
+    """Seeded uniform choice over each field's valid options: the chance row."""
+
+    accepts = ALL_MEDIA
 
     def _rng(self, request: Request) -> random.Random:
         return random.Random(f"{self.context.seed}:{self.spec.name}:{request.request_id}")
@@ -28,54 +44,53 @@ class RandomBackend(Backend):
         return {**super().identity(), "seed": self.context.seed}
 
     def complete(self, request: Request) -> Response:
-        t = request.task
+        choices = choices_of(request)
+        if choices is None:
+            return no_choices(self, request)
         rng = self._rng(request)
-        return Response(
-            text=_answer(
-                rng.choice([m["name"] for m in t["mechanisms"]]),
-                rng.choice([lab["name"] for lab in t["labels"]]),
-                rng.choice(sorted(t["subject_slots"])),
-                rng.choice(sorted(t["target_slots"])),
-            )
-        )
+        answer = {c["field"]: rng.choice([o["value"] for o in c["options"]]) for c in choices}
+        return Response(text=json.dumps(answer), finish_reason="stop")
 
 
 def majority(values: list[str], order: list[str]) -> str:
-    """Most frequent value; ties go to the option listed first in the taxonomy."""
+    """Most frequent value; ties go to the option listed first."""
     counts = Counter(values)
     return max(order, key=lambda v: (counts.get(v, 0), -order.index(v)))
 
 
 class PriorBackend(RandomBackend):
-    """Most frequent mechanism and label per scenario on the dev split; seeded slot choice."""
+    """Per group (MoCA: scenario), the most frequent dev-split answer of each field the benchmark
+    gives priors for (MoCA: mechanism, label); seeded chance for the other fields (slots)."""
 
     def __init__(self, spec, context=None):
         super().__init__(spec, context)
-        dev = self.context.dev_instances
+        dev = self.context.dev_answers
         if not dev:
             from socialbench.errors import ConfigError
 
             if dev is None:
                 raise ConfigError(f"models.{spec.name}: the prior backend needs the dev split (--dev)")
             raise ConfigError(f"models.{spec.name}: the prior backend needs dev instances, but the dev split has no records")
-        self._by_scenario: dict[str, dict[str, list[str]]] = {}
-        for inst in dev:
-            d = self._by_scenario.setdefault(inst["scenario"], {"mechanism": [], "label": []})
-            d["mechanism"].append(inst["mechanism"])
-            d["label"].append(inst["label"])
-
-    def priors(self, task: dict[str, Any]) -> tuple[str, str]:
-        seen = self._by_scenario.get(task["scenario"], {"mechanism": [], "label": []})
-        mechs = [m["name"] for m in task["mechanisms"]]
-        labels = [lab["name"] for lab in task["labels"]]
-        return majority(seen["mechanism"], mechs), majority(seen["label"], labels)
+        self._by_group: dict[str, dict[str, list[str]]] = {}
+        for item in dev:
+            group = self._by_group.setdefault(str(item["group"]), {})
+            for name, value in item["answers"].items():
+                group.setdefault(name, []).append(value)
 
     def identity(self) -> dict[str, Any]:
-        table = {s: {k: sorted(Counter(v).items()) for k, v in d.items()} for s, d in sorted(self._by_scenario.items())}
+        table = {g: {k: sorted(Counter(v).items()) for k, v in sorted(d.items())} for g, d in sorted(self._by_group.items())}
         return {**super().identity(), "dev_counts": table}
 
     def complete(self, request: Request) -> Response:
-        t = request.task
-        mech, label = self.priors(t)
+        choices = choices_of(request)
+        if choices is None:
+            return no_choices(self, request)
+        seen = self._by_group.get(str(request.task.get("prior_group")), {})
         rng = self._rng(request)
-        return Response(text=_answer(mech, label, rng.choice(sorted(t["subject_slots"])), rng.choice(sorted(t["target_slots"]))))
+        answer = {}
+        for c in choices:
+            values = [o["value"] for o in c["options"]]
+            # Fields the dev split gives priors for, by majority (ties to the first option);
+            # the rest (MoCA's slot ids, which differ per instance) by seeded chance.
+            answer[c["field"]] = majority(seen[c["field"]], values) if c["field"] in seen else rng.choice(values)
+        return Response(text=json.dumps(answer), finish_reason="stop")

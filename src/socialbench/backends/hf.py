@@ -2,10 +2,21 @@
 
 The model's own processor and chat template render each request (text parts and ``{"type":
 "image"}`` parts in message order; the frames of a video are a sequence of images, their timestamps
-already stated in the prompt text). Decoding is greedy (``do_sample=False``) unless a request asks for
-a temperature above 0. Requests with the same decoding parameters are batched, ``batch_size`` at a
-time, left-padded; results are handed to the caller batch by batch, so a crash loses at most one batch.
-The model loads on the first request that is not cached, so a fully cached rerun loads nothing.
+already stated in the prompt text; an image or video with a ``view`` is preceded by the text
+``[view]``). Parts it takes (``accepts``): images, and videos as their sampled frames; no native video
+clip and no audio (refused before the model loads).
+
+Decoding is greedy (``do_sample=False``) unless a request asks for a temperature above 0; then it
+samples with ``top_p`` when the request sets one, seeded with the request's ``seed`` (else the run's).
+``stop`` strings end generation (``stop_strings``); the answer is cut before the stop string, as the
+OpenAI-compatible servers do. There is no JSON mode at all: neither ``json_schema`` nor
+``json_object`` constrains the output (as in the paper, an unparsable answer is scored incorrect).
+``finish_reason``: ``length`` when the answer reached ``max_tokens`` without end-of-sequence or a stop
+string, else ``stop``; ``error`` for a request that failed.
+
+Requests with the same decoding parameters are batched, ``batch_size`` at a time, left-padded; results
+are handed to the caller batch by batch, so a crash loses at most one batch. The model loads on the
+first request that is not cached, so a fully cached rerun loads nothing.
 
 Note on batching: padding changes the floating-point sums slightly, so on a near-tie a batched greedy
 output can differ from the unbatched one; ``batch_size: 1`` gives outputs independent of the batch.
@@ -25,14 +36,14 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import huggingface_hub
 import torch
 import transformers
 
-from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
-from socialbench.backends.images import ImageChanged, load_pil
+from socialbench.backends.base import Backend, BackendContext, Decoding, ModelSpec, Request, Response, check_requests
+from socialbench.backends.images import ImageChanged, content_blocks, load_pil
 from socialbench.errors import ConfigError
 from socialbench.hashing import folder_fingerprint
 
@@ -70,8 +81,21 @@ def resolve_dtype(name: str, device: str) -> str:
 
 
 def chat_messages(request: Request) -> list[dict[str, Any]]:
-    """The request as a transformers chat conversation (text and image content parts)."""
-    return [{"role": m.role, "content": m.blocks(lambda _img: {"type": "image"})} for m in request.messages]
+    """The request as a transformers chat conversation (text and image content parts, view labels as
+    text), its images in the order of :meth:`Request.images`."""
+    return [{"role": m.role, "content": content_blocks(m, lambda _img: {"type": "image"})} for m in request.messages]
+
+
+def _generation_group(decoding: Decoding) -> Decoding:
+    """What requests batched into one ``generate`` call must share: the decoding, without the fields
+    that do not change generation (the JSON constraints, which hf does not apply, and the sample
+    number). A greedy decoding ignores top_p and seed."""
+    import dataclasses
+
+    group = dataclasses.replace(decoding, json_schema=None, json_object=False, sample=0, stop=tuple(decoding.stop))
+    if group.temperature <= 0:
+        group = dataclasses.replace(group, top_p=None, seed=None)
+    return group
 
 
 def _resolve_revision(model_id: str, offline: bool) -> str | None:
@@ -97,6 +121,9 @@ def _resolve_revision(model_id: str, offline: bool) -> str | None:
 
 
 class HFBackend(Backend):
+    #: Images, and videos as their sampled frames (no native clip, no audio).
+    accepts: ClassVar[frozenset[str]] = frozenset({"image"})
+
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
         if not spec.model_id:
@@ -223,6 +250,7 @@ class HFBackend(Backend):
     def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
         if not requests:
             return
+        check_requests(self, requests)  # a part it cannot take stops the batch before the model loads
         self.load()
         prepared: dict[tuple[Any, ...], list[tuple[int, str, list[Any]]]] = {}
         for index, request in enumerate(requests):
@@ -232,33 +260,49 @@ class HFBackend(Backend):
                 )
                 images = [load_pil(p, self.spec.image_size) for p in request.images()]
             except (ImageChanged, OSError, ValueError) as exc:
-                on_result(index, Response(text=None, error=f"could not prepare the request: {exc}"))
+                error = f"could not prepare the request: {exc}"
+                on_result(index, Response(text=None, error=error, finish_reason="error"))
                 continue
-            group = (request.max_tokens, request.temperature, bool(images))
+            group = (_generation_group(request.decoding), bool(images))
             prepared.setdefault(group, []).append((index, prompt, images))
         size = max(1, int(self.spec.batch_size))
-        for (max_tokens, temperature, _), items in prepared.items():
+        for (decoding, _), items in prepared.items():
             for start in range(0, len(items), size):
-                self._run_batch(items[start : start + size], max_tokens, temperature, on_result)
+                self._run_batch(items[start : start + size], decoding, on_result)
 
-    def _run_batch(self, items: list[tuple[int, str, list[Any]]], max_tokens: int, temperature: float,
+    def _run_batch(self, items: list[tuple[int, str, list[Any]]], decoding: Decoding,
                    on_result: Callable[[int, Response], None]) -> None:  # fmt: skip
         try:
-            responses = self._generate([p for _, p, _ in items], [im for _, _, im in items], max_tokens, temperature)
+            responses = self._generate([p for _, p, _ in items], [im for _, _, im in items], decoding)
         except Exception as exc:  # e.g. out of memory: try one by one, then record the error
             if len(items) > 1:
                 log.warning("hf: batch of %d failed (%s); retrying one by one", len(items), exc)
                 if self.device.startswith("cuda"):
                     torch.cuda.empty_cache()
                 for item in items:
-                    self._run_batch([item], max_tokens, temperature, on_result)
+                    self._run_batch([item], decoding, on_result)
                 return
-            responses = [Response(text=None, error=f"generation failed: {type(exc).__name__}: {exc}")]
+            error = f"generation failed: {type(exc).__name__}: {exc}"
+            responses = [Response(text=None, error=error, finish_reason="error")]
         for (index, _, _), response in zip(items, responses):
             on_result(index, response)
 
+    def generate_kwargs(self, decoding: Decoding) -> dict[str, Any]:
+        """The ``generate`` arguments of one decoding: greedy at temperature 0, else sampling (with
+        ``top_p`` when set); ``stop_strings`` when the request has stop strings."""
+        kwargs: dict[str, Any] = {"max_new_tokens": decoding.max_tokens, "pad_token_id": self.tokenizer.pad_token_id}
+        if decoding.temperature > 0:
+            kwargs.update(do_sample=True, temperature=decoding.temperature)
+            if decoding.top_p is not None:
+                kwargs["top_p"] = decoding.top_p
+        else:  # greedy: top_p has no use; the model's generation_config sampling settings are cleared
+            kwargs.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
+        if decoding.stop:
+            kwargs.update(stop_strings=list(decoding.stop), tokenizer=self.tokenizer)
+        return kwargs
+
     @torch.inference_mode()
-    def _generate(self, prompts: list[str], images: list[list[Any]], max_tokens: int, temperature: float) -> list[Response]:
+    def _generate(self, prompts: list[str], images: list[list[Any]], decoding: Decoding) -> list[Response]:
         started = time.perf_counter()
         has_images = any(images)
         bos = self.tokenizer.bos_token
@@ -275,12 +319,9 @@ class HFBackend(Backend):
         for name, value in list(inputs.items()):
             if torch.is_tensor(value) and value.is_floating_point():
                 inputs[name] = value.to(model_dtype)
-        generate_kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "pad_token_id": self.tokenizer.pad_token_id}
-        if temperature > 0:
-            torch.manual_seed(self.context.seed)
-            generate_kwargs.update(do_sample=True, temperature=temperature)
-        else:
-            generate_kwargs.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
+        generate_kwargs = self.generate_kwargs(decoding)
+        if decoding.temperature > 0:
+            torch.manual_seed(self.context.seed if decoding.seed is None else decoding.seed)
         output = self.model.generate(**inputs, **generate_kwargs)
         prompt_len = inputs["input_ids"].shape[1]
         new_tokens = output[:, prompt_len:].tolist()
@@ -289,18 +330,31 @@ class HFBackend(Backend):
         attention = inputs["attention_mask"]
         out = []
         for row, ids in enumerate(new_tokens):
-            n = len(ids)
-            for pos, tok in enumerate(ids):
-                if tok in eos:
-                    n = pos + 1
-                    break
-            text = self.tokenizer.decode(ids[:n], skip_special_tokens=True)
+            text, n, finish = self._answer(ids, eos, decoding)
             out.append(
                 Response(
                     text=text,
                     input_tokens=int(attention[row].sum().item()),
                     output_tokens=n,
                     latency_s=elapsed / len(prompts),  # the batch's time, shared out
+                    finish_reason=finish,
                 )
             )
         return out
+
+    def _answer(self, ids: list[int], eos: set[int], decoding: Decoding) -> tuple[str, int, str]:
+        """(text, output tokens, finish reason) of one generated row: cut after the first
+        end-of-sequence token, or before the first stop string (tokens counted up to the one that
+        completed it); ``length`` when neither came within ``max_tokens``."""
+        n_eos = next((pos + 1 for pos, tok in enumerate(ids) if tok in eos), None)
+        n = len(ids) if n_eos is None else n_eos
+        text = self.tokenizer.decode(ids[:n], skip_special_tokens=True)
+        if decoding.stop and any(s in text for s in decoding.stop):
+            for k in range(1, n + 1):  # the first token count whose text holds a stop string
+                text = self.tokenizer.decode(ids[:k], skip_special_tokens=True)
+                cut = min((i for i in (text.find(s) for s in decoding.stop) if i >= 0), default=-1)
+                if cut >= 0:
+                    return text[:cut], k, "stop"
+        if n_eos is None and n >= decoding.max_tokens:
+            return text, n, "length"
+        return text, n, "stop"

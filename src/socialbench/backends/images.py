@@ -1,18 +1,25 @@
-"""Reading the images and frames of a request, checked against the content hash in its cache key.
+"""Reading the media of a request (images, frames, video clips, audio), checked against the content
+hash in its cache key, and laying a message's parts out as wire-format content blocks.
 
-Every backend that sends pixels goes through here, so what a model sees is exactly what the cache key
-names: the bytes are read once, their sha256 is compared with :attr:`ImagePart.sha256`, and an image
-larger than the model's ``image_size`` is scaled down deterministically (Pillow, LANCZOS, PNG out).
-The scaling side is part of each backend's identity, so changing it is a cache miss, never a stale hit.
+Every backend that sends pixels or samples goes through here, so what a model sees is exactly what the
+cache key names: the bytes are read once, their sha256 is compared with the part's ``sha256``, and an
+image larger than the model's ``image_size`` is scaled down deterministically (Pillow, LANCZOS, PNG
+out). The scaling side is part of each backend's identity, so changing it is a cache miss, never a
+stale hit. Video clips and audio files are sent as they are (no re-encoding).
+
+:func:`content_blocks` is the one layout of a message's parts: text blocks, a ``[view]`` label before
+each image or video that names its camera or panel (only when the part has a view, so a request
+without views renders as it always did), then the backend's own block for the part.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from socialbench.errors import SocialbenchError
 from socialbench.hashing import sha256_bytes
@@ -20,13 +27,17 @@ from socialbench.hashing import sha256_bytes
 if TYPE_CHECKING:  # pragma: no cover
     from PIL.Image import Image as PILImage
 
-    from socialbench.backends.base import ImagePart
+    from socialbench.backends.base import AudioPart, ImagePart, Message, VideoPart
 
 _MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 
 
 class ImageChanged(SocialbenchError):
-    """An image file no longer has the bytes its request (and cache key) was built from."""
+    """A media file (image, frame, clip, audio) no longer has the bytes its request (and cache key)
+    was built from."""
+
+
+MediaChanged = ImageChanged
 
 
 class ImageUnreadable(SocialbenchError, OSError):
@@ -88,8 +99,16 @@ class EncodedImage:
         return f"data:{self.media_type};base64,{self.base64()}"
 
 
-def read_checked(part: "ImagePart") -> bytes:
-    """The file's bytes, after checking they hash to ``part.sha256``."""
+class _FilePart(Protocol):
+    path: Any
+    sha256: Any
+
+
+def read_checked(part: _FilePart) -> bytes:
+    """The file's bytes (an image, a video clip or an audio file), after checking they hash to
+    ``part.sha256``."""
+    if not part.path or not part.sha256:
+        raise ValueError(f"a {getattr(part, 'kind', 'media')} part without a file (path and sha256) cannot be read")
     with open(part.path, "rb") as fh:
         data = fh.read()
     actual = sha256_bytes(data)
@@ -138,3 +157,76 @@ def encode_for_api(part: "ImagePart", max_side: int | None = None) -> EncodedIma
     out = io.BytesIO()
     _scaled(img.convert(mode), max_side).save(out, format="PNG", optimize=False)
     return EncodedImage("image/png", out.getvalue())
+
+
+_VIDEO_TYPES = {".mp4": "video/mp4", ".m4v": "video/mp4", ".mov": "video/quicktime", ".webm": "video/webm",
+                ".mkv": "video/x-matroska", ".avi": "video/x-msvideo"}  # fmt: skip
+
+
+def encode_video(part: "VideoPart") -> EncodedImage:
+    """A video clip's file as it is (checked against its hash), with its media type from the suffix."""
+    data = read_checked(part)
+    suffix = Path(str(part.path)).suffix.lower()
+    media_type = _VIDEO_TYPES.get(suffix) or mimetypes.guess_type(str(part.path))[0] or "video/mp4"
+    return EncodedImage(media_type, data)
+
+
+def encode_audio(part: "AudioPart") -> EncodedImage:
+    """An audio file as it is (checked against its hash); its media type from ``part.format``."""
+    return EncodedImage(f"audio/{part.format}", read_checked(part))
+
+
+def view_label(view: str) -> dict[str, Any]:
+    """The text block that names the camera or panel of the part after it, e.g. ``[Closeup A]``."""
+    return {"type": "text", "text": f"[{view}]"}
+
+
+Block = dict[str, Any]
+
+
+def content_blocks(
+    message: "Message",
+    image: Callable[["ImagePart"], Block],
+    video: Callable[["VideoPart"], Block] | None = None,
+    audio: Callable[["AudioPart"], Block] | None = None,
+) -> list[Block]:
+    """A message's content as wire-format blocks, in order: ``{"type": "text"}`` for text (empty
+    strings dropped); ``image(part)`` for an image; for a video, ``video(part)`` when the backend sends
+    native video (``video`` given) and the part has its file, else ``image(frame)`` for each sampled
+    frame; ``audio(part)`` for audio. A part with a ``view`` is preceded by the label ``[view]`` (a
+    frame's own view is not repeated when it equals its video's). A part the backend cannot render is
+    a ValueError (:func:`socialbench.backends.base.check_requests` refuses such requests first)."""
+    from socialbench.backends.base import AudioPart, ImagePart, VideoPart
+
+    out: list[Block] = []
+
+    def images(part: "ImagePart", outer_view: str | None = None) -> None:
+        if part.view is not None and part.view != outer_view:
+            out.append(view_label(part.view))
+        out.append(image(part))
+
+    for part in message.content:
+        if isinstance(part, str):
+            if part:
+                out.append({"type": "text", "text": part})
+        elif isinstance(part, ImagePart):
+            images(part)
+        elif isinstance(part, VideoPart):
+            if video is not None and part.sha256:
+                if part.view is not None:
+                    out.append(view_label(part.view))
+                out.append(video(part))
+            elif part.frames:
+                if part.view is not None:
+                    out.append(view_label(part.view))
+                for frame in part.frames:
+                    images(frame, part.view)
+            else:
+                raise ValueError("a video given only as a file cannot be sent to a backend without native video")
+        elif isinstance(part, AudioPart):
+            if audio is None:
+                raise ValueError("an audio part cannot be sent to a backend without audio input")
+            out.append(audio(part))
+        else:
+            raise ValueError(f"unknown content part {type(part).__name__}")
+    return out

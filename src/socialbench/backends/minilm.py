@@ -5,14 +5,14 @@ transformers from the package folder: nothing is downloaded. Sentences are embed
 trained (mean pooling over the token states, then L2 normalisation), and the answer is chosen by
 cosine similarity:
 
-* query: the instance text, plus the transcript when there is one;
-* mechanism and label: the option whose "<name>: <criterion>" text is most similar to the query;
-* subject and target: the slot whose description is most similar to the query (a slot named in the
-  text scores highest); the target is chosen among the target slots whose description differs from
-  the chosen subject's, when there is one.
+* the query is the task's ``query`` (MoCA: the instance text, plus the transcript when there is one);
+* each field of the task's ``choices`` gets the option whose text is most similar to the query
+  (MoCA: "<name>: <criterion>" for mechanisms and labels, the slot's description for subject and
+  target, so a slot named in the text scores highest); a field with ``distinct_from`` (MoCA's
+  target) is chosen among the options whose text differs from that field's choice, when there is one.
 
-It reads the structured ``task`` of the request (not the rendered prose), ignores images, and answers
-only requests whose task has mechanism and label options; others get an error response.
+It reads the structured ``task`` of the request (not the rendered prose) and ignores media; a
+request without choices gets an error response.
 
 Options: ``model_path`` (default: the package's folder; ``model_id`` in params works too),
 ``max_length`` (tokens per sentence, default 256).
@@ -30,6 +30,7 @@ import torch
 import transformers
 
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
+from socialbench.backends.baselines import ALL_MEDIA, choices_of, no_choices
 from socialbench.errors import ConfigError, MissingDependency
 from socialbench.hashing import folder_fingerprint
 
@@ -83,13 +84,9 @@ class MiniLMEncoder:
         return torch.stack([self._memo[t] for t in texts])
 
 
-def _option_text(option: dict[str, Any]) -> str:
-    name = str(option.get("name", ""))
-    criterion = option.get("criterion")
-    return f"{name}: {criterion}" if criterion else name
-
-
 class MiniLMBackend(Backend):
+    accepts = ALL_MEDIA  # it reads only the task
+
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
         options = dict(spec.options or {})
@@ -115,10 +112,10 @@ class MiniLMBackend(Backend):
         return self._encoder
 
     def answer(self, task: dict[str, Any]) -> tuple[dict[str, str], int]:
-        """The chosen tuple and the number of query tokens."""
-        query = str(task.get("text") or "")
-        if task.get("transcript"):
-            query += "\n" + str(task["transcript"])
+        """The chosen answer and the number of query tokens: per field of ``task["choices"]``, the
+        option whose text is most similar to ``task["query"]``; a field with ``distinct_from`` is
+        chosen among the options whose text differs from that field's chosen option's text."""
+        query = str(task.get("query") or "")
         enc = self.encoder
         q = enc.encode([query])[0]
 
@@ -126,34 +123,28 @@ class MiniLMBackend(Backend):
             scores = enc.encode(texts) @ q
             return int(torch.argmax(scores).item())  # first index on ties: deterministic
 
-        mechanisms, labels = task["mechanisms"], task["labels"]
-        subjects = dict(task.get("subject_slots") or {})
-        targets = dict(task.get("target_slots") or {})
-        choice = {
-            "mechanism": mechanisms[best([_option_text(o) for o in mechanisms])]["name"],
-            "label": labels[best([_option_text(o) for o in labels])]["name"],
-        }
-        if subjects:
-            ids = list(subjects)
-            choice["subject"] = ids[best([str(subjects[i]) for i in ids])]
-        if targets:
-            ids = list(targets)
-            chosen_subject = subjects.get(choice.get("subject", ""), None)
-            keep = [i for i in ids if targets[i] != chosen_subject] or ids
-            choice["target"] = keep[best([str(targets[i]) for i in keep])]
+        choice: dict[str, str] = {}
+        chosen_text: dict[str, str] = {}
+        for c in task["choices"]:
+            options = list(c["options"])
+            other = chosen_text.get(c.get("distinct_from") or "")
+            keep = [o for o in options if str(o["text"]) != other] or options
+            pick = keep[best([str(o["text"]) for o in keep])]
+            choice[c["field"]] = pick["value"]
+            chosen_text[c["field"]] = str(pick["text"])
         return choice, enc.token_count(query)
 
     def complete(self, request: Request) -> Response:
-        task = request.task or {}
-        if not task.get("mechanisms") or not task.get("labels"):
-            return Response(text=None, error="minilm answers only requests whose task lists mechanisms and labels")
+        if choices_of(request) is None:
+            return no_choices(self, request)
         started = time.perf_counter()
-        choice, tokens = self.answer(task)
+        choice, tokens = self.answer(request.task)
         return Response(
             text=json.dumps(choice, ensure_ascii=False),
             input_tokens=tokens,
             output_tokens=0,
             latency_s=time.perf_counter() - started,
+            finish_reason="stop",
         )
 
     def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:

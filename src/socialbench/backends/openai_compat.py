@@ -1,16 +1,26 @@
 """``openai_compat``: any OpenAI-compatible chat-completions server (``vllm serve``, SGLang, OpenAI...).
 
-Images go inline as base64 ``data:`` URLs; the answer schema goes as ``response_format`` of type
-``json_schema`` (vLLM and SGLang turn it into guided decoding). The key is read from the environment
-variable named by ``options.api_key_env`` (default ``OPENAI_API_KEY``); a server on the loopback
-interface needs none.
+Parts it takes (``accepts``): images, inline as base64 ``data:`` URLs (a video as its sampled frames,
+each an image); audio as an ``input_audio`` content part (base64 file bytes and ``format``, e.g. wav),
+as the chat-completions API defines it for audio-capable models. An image or video with a ``view`` is
+preceded by a text block ``[view]``. Native video is not part of the OpenAI API (``vllm`` adds it).
+
+Decoding: ``max_tokens`` (or ``max_completion_tokens``), ``temperature`` and ``top_p`` (both only with
+``send_temperature``), ``stop``, ``seed``. The answer schema goes as ``response_format`` of type
+``json_schema`` (vLLM and SGLang turn it into guided decoding); ``Decoding.json_object`` without a
+schema asks for ``{"type": "json_object"}`` (JSON mode). ``finish_reason`` is the first choice's
+(``stop``, ``length``, ``content_filter``; tool calls count as ``stop``), ``refusal`` when the model
+refused.
+
+The key is read from the environment variable named by ``options.api_key_env`` (default
+``OPENAI_API_KEY``); a server on the loopback interface needs none.
 
 Options (``models.<name>.options``):
   base_url          server root, e.g. http://127.0.0.1:8000/v1 (required)
   api_key_env       environment variable holding the key (default OPENAI_API_KEY)
   json_mode         json_schema (default) | json_object | none
   max_tokens_param  max_tokens (default; vllm: max_completion_tokens) | max_completion_tokens
-  send_temperature  send the request's temperature (default true; reasoning models reject it)
+  send_temperature  send the request's temperature and top_p (default true; reasoning models reject them)
   extra_body        extra request fields (e.g. {top_k: 1}); part of the cache key
   timeout           seconds per attempt (default 120)
   max_retries, retry_base_delay_s, retry_max_delay_s, retry_after_cap_s   (see retry.py)
@@ -18,22 +28,48 @@ Options (``models.<name>.options``):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import openai
 
 from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback
-from socialbench.backends.base import BackendContext, ModelSpec, Request, Response
-from socialbench.backends.images import encode_for_api
+from socialbench.backends.base import (
+    AudioPart,
+    BackendContext,
+    ImagePart,
+    Message,
+    ModelSpec,
+    Request,
+    Response,
+    VideoPart,
+)
+from socialbench.backends.images import content_blocks, encode_audio, encode_for_api
 from socialbench.backends.retry import MalformedResponse
 from socialbench.errors import ConfigError
 
 JSON_MODES = ("json_schema", "json_object", "none")
 
+#: The API's finish reasons as socialbench's (see base.FINISH_REASONS); others are None (unknown).
+FINISH_REASON_MAP = {
+    "stop": "stop",
+    "length": "length",
+    "content_filter": "content_filter",
+    "tool_calls": "stop",
+    "function_call": "stop",
+}
+
+
+def finish_reason_of(value: Any, refused: bool = False) -> str | None:
+    if refused:
+        return "refusal"
+    return FINISH_REASON_MAP.get(value) if isinstance(value, str) else None
+
 
 class OpenAICompatBackend(APIBackend):
     default_key_env = "OPENAI_API_KEY"
     default_max_tokens_param = "max_tokens"
+    #: Images (a video as its frames) and audio (``input_audio``); native video: see ``vllm``.
+    accepts: ClassVar[frozenset[str]] = frozenset({"image", "audio"})
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None, *, base_url: str | None = None):
         super().__init__(spec, context)
@@ -75,16 +111,30 @@ class OpenAICompatBackend(APIBackend):
         )
 
     # ---- request and response -------------------------------------------------------------------
+    def image_block(self, part: ImagePart) -> dict[str, Any]:
+        return {"type": "image_url", "image_url": {"url": encode_for_api(part, self.spec.image_size).data_url()}}
+
+    def audio_block(self, part: AudioPart) -> dict[str, Any]:
+        return {"type": "input_audio", "input_audio": {"data": encode_audio(part).base64(), "format": part.format}}
+
+    def video_block(self, part: VideoPart) -> dict[str, Any]:  # pragma: no cover - only backends that take video
+        raise ValueError("native video is not part of the OpenAI chat-completions API")
+
+    def content(self, message: Message) -> list[dict[str, Any]]:
+        return content_blocks(
+            message,
+            self.image_block,
+            video=self.video_block if "video" in self.accepts else None,
+            audio=self.audio_block if "audio" in self.accepts else None,
+        )
+
     def messages_payload(self, request: Request) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for message in request.messages:
-            if not message.images():
+            if not message.media():
                 out.append({"role": message.role, "content": message.text()})
                 continue
-            parts = message.blocks(
-                lambda img: {"type": "image_url", "image_url": {"url": encode_for_api(img, self.spec.image_size).data_url()}}
-            )
-            out.append({"role": message.role, "content": parts})
+            out.append({"role": message.role, "content": self.content(message)})
         return out
 
     def _prepare(self, request: Request) -> dict[str, Any]:
@@ -93,14 +143,21 @@ class OpenAICompatBackend(APIBackend):
             "messages": self.messages_payload(request),
             self.max_tokens_param: request.max_tokens,
         }
+        decoding = request.decoding
         if self.send_temperature:
-            body["temperature"] = request.temperature
-        if request.json_schema is not None and self.json_mode == "json_schema":
+            body["temperature"] = decoding.temperature
+            if decoding.top_p is not None:
+                body["top_p"] = decoding.top_p
+        if decoding.stop:
+            body["stop"] = list(decoding.stop)
+        if decoding.seed is not None:
+            body["seed"] = decoding.seed
+        if decoding.json_schema is not None and self.json_mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "answer", "schema": request.json_schema, "strict": True},
+                "json_schema": {"name": "answer", "schema": decoding.json_schema, "strict": True},
             }
-        elif request.json_schema is not None and self.json_mode == "json_object":
+        elif (decoding.json_schema is not None or decoding.json_object) and self.json_mode != "none":
             body["response_format"] = {"type": "json_object"}
         if self.extra_body:
             body["extra_body"] = self.extra_body
@@ -113,9 +170,10 @@ class OpenAICompatBackend(APIBackend):
             raise MalformedResponse("no choices in the chat completion")
         message = getattr(choices[0], "message", None)
         text = getattr(message, "content", None)
+        refusal = getattr(message, "refusal", None)
+        refused = isinstance(refusal, str) and bool(refusal)
         if not isinstance(text, str):
-            refusal = getattr(message, "refusal", None)
-            if isinstance(refusal, str) and refusal:
+            if refused:
                 text = ""  # a refusal is an answer (scored incorrect), not a server fault
             else:
                 raise MalformedResponse("the first choice has no message content")
@@ -124,4 +182,5 @@ class OpenAICompatBackend(APIBackend):
             text=text,
             input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            finish_reason=finish_reason_of(getattr(choices[0], "finish_reason", None), refused),
         )

@@ -2,25 +2,36 @@
 
 ``options.responses`` maps request ids to raw answers (a value may be a list, consumed call by
 call, to script retries); ``options.default`` answers everything else; ``options.fail_ids`` makes
-those requests fail with an error. Every call is counted in ``calls`` so tests can assert how many
-model calls a run made.
+those requests fail with an error; ``options.finish_reasons`` maps request ids to the finish reason
+their answer reports (default ``stop``; e.g. ``length`` for an answer cut at max_tokens). Every call
+is counted in ``calls`` so tests can assert how many model calls a run made. It reads no media, so it
+takes every kind of part.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
-from socialbench.backends.base import Backend, Request, Response
+from socialbench.backends.base import FINISH_REASONS, Backend, Request, Response
+from socialbench.errors import ConfigError
 
 
 class ScriptedBackend(Backend):
+    accepts: ClassVar[frozenset[str]] = frozenset({"image", "video", "audio"})
+
     def __init__(self, spec, context=None):
         super().__init__(spec, context)
         opts = spec.options or {}
         self._responses: dict[str, Any] = {k: (list(v) if isinstance(v, list) else v) for k, v in opts.get("responses", {}).items()}
         self._default = opts.get("default")
         self._fail = set(opts.get("fail_ids", []))
+        self._finish = dict(opts.get("finish_reasons") or {})
+        bad = sorted({str(v) for v in self._finish.values()} - set(FINISH_REASONS))
+        if bad:
+            raise ConfigError(
+                f"models.{spec.name}.options.finish_reasons: {', '.join(bad)} not one of {', '.join(FINISH_REASONS)}"
+            )
         self._lock = threading.Lock()
         self.calls: list[str] = []
 
@@ -33,10 +44,11 @@ class ScriptedBackend(Backend):
         with self._lock:
             self.calls.append(request.request_id)
             if request.request_id in self._fail:
-                return Response(text=None, error="scripted failure")
+                return Response(text=None, error="scripted failure", finish_reason="error")
             value = self._responses.get(request.request_id, self._default)
             if isinstance(value, list):
                 value = value.pop(0) if value else self._default
         if value is None:
-            return Response(text=None, error="no scripted response")
-        return Response(text=str(value), input_tokens=len(request.messages), output_tokens=1)
+            return Response(text=None, error="no scripted response", finish_reason="error")
+        return Response(text=str(value), input_tokens=len(request.messages), output_tokens=1,
+                        finish_reason=self._finish.get(request.request_id, "stop"))  # fmt: skip

@@ -5,7 +5,21 @@ with the tensor-parallel size, maximum model length and per-prompt image limit f
 output kept in a log file; it waits for ``/health``, and shuts the process group down on
 :meth:`close` (and at interpreter exit). With ``options.base_url`` it uses a server the user already
 runs and starts nothing. Answers are constrained to the answer schema by vLLM's guided decoding
-(``response_format: json_schema``).
+(``response_format: json_schema``); ``Decoding.json_object`` asks for ``{"type": "json_object"}``.
+Decoding fields, finish reasons and the image/audio parts are those of ``openai_compat``.
+
+Parts it takes (``accepts``): images; video, natively as a ``video_url`` content part whose URL is a
+``data:video/mp4;base64,...`` URL of the clip file (vLLM's OpenAI server takes it for video-capable
+models and samples the frames itself), or as its sampled frames when the part has no file; audio as
+an ``input_audio`` content part (base64 WAV, ``format: wav``; vLLM also takes ``audio_url``, not used
+here). The model must take the modality and the server must allow it: for video or audio, set
+``limit_mm_per_prompt`` (e.g. ``{image: 8, video: 1, audio: 1}``).
+
+Revision: with no ``revision`` in params, the model is pinned the way ``hf`` pins it: a hub id to the
+commit its local Hugging Face cache holds (online and not cached: the commit the hub names now), a
+local folder to a fingerprint of its files (:func:`socialbench.hashing.folder_fingerprint`). That is
+the identity's revision (the cache key) and, for a hub commit, the ``--revision`` the owned server is
+started with, so answers and key agree. A server the user runs (``base_url``) is taken as it is.
 
 Options (``models.<name>.options``), besides those of ``openai_compat``:
   base_url              use this running server instead of starting one
@@ -34,13 +48,57 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
-from socialbench.backends.base import BackendContext, ModelSpec, Request, Response
+from socialbench.backends.base import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
+from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
 from socialbench.errors import ConfigError, MissingDependency, SocialbenchError
+from socialbench.hashing import folder_fingerprint
 
 log = logging.getLogger("socialbench.backends")
+
+
+_TRUE = {"1", "ON", "YES", "TRUE"}
+
+
+def _offline() -> bool:
+    try:
+        import huggingface_hub.constants
+
+        if huggingface_hub.constants.HF_HUB_OFFLINE:
+            return True
+    except ImportError:
+        return True
+    return any(os.environ.get(v, "").strip().upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def resolve_revision(model_id: str, offline: bool | None = None) -> str | None:
+    """What an unpinned model is, as ``hf`` resolves it (hf.py ``_resolve_revision``): a local
+    folder's fingerprint (``files:...``), or the commit of a hub id that its local Hugging Face cache
+    holds or, online, that the hub names now. None when neither is known (or huggingface_hub is not
+    installed)."""
+    folder = Path(model_id).expanduser()
+    if folder.is_dir():
+        return folder_fingerprint(folder)
+    try:
+        import huggingface_hub
+    except ImportError:
+        return None
+    try:
+        cached = huggingface_hub.try_to_load_from_cache(model_id, "config.json")
+    except (ValueError, OSError):  # not a valid hub id
+        return None
+    if isinstance(cached, str):
+        parts = Path(cached).parts
+        if "snapshots" in parts:
+            return parts[parts.index("snapshots") + 1]
+    if _offline() if offline is None else offline:
+        return None
+    try:
+        return huggingface_hub.HfApi().model_info(model_id).sha
+    except Exception:  # noqa: BLE001 - no network, unknown id: vllm serve reports it
+        return None
 
 
 class ServerFailed(SocialbenchError):
@@ -138,6 +196,8 @@ class VllmBackend(OpenAICompatBackend):
 
     default_key_env = "VLLM_API_KEY"  # only needed for a non-loopback server started with --api-key
     default_max_tokens_param = "max_completion_tokens"  # vLLM 0.33 deprecates max_tokens
+    #: Images, native video clips (``video_url``) or their frames, and audio (``input_audio``).
+    accepts: ClassVar[frozenset[str]] = frozenset({"image", "video", "audio"})
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         options = dict(spec.options or {})
@@ -145,6 +205,8 @@ class VllmBackend(OpenAICompatBackend):
             raise ConfigError(f"models.{spec.name}.model_id is required (a Hugging Face id or a local path)")
         self.external = bool(options.get("base_url"))
         self.server: VllmServer | None = None
+        self._revision: str | None = None
+        self._resolved = False
         port = None if self.external else int(options.get("port") or free_port())
         base_url = options.get("base_url") or f"http://127.0.0.1:{port}/v1"
         super().__init__(spec, context, base_url=base_url)
@@ -157,8 +219,22 @@ class VllmBackend(OpenAICompatBackend):
                 float(options.get("startup_timeout", 1800)),
             )
 
+    def resolved_revision(self) -> str | None:
+        """The revision of the model: the pinned one, else (owned server) what the model id resolves
+        to (see :func:`resolve_revision`), once. None for an unpinned model on a server the user runs."""
+        if self.spec.revision or self.external:
+            return self.spec.revision
+        if not self._resolved:
+            self._revision = resolve_revision(str(self.spec.model_id))
+            self._resolved = True
+            if self._revision is None:
+                log.warning("models.%s: %s has no revision pinned and none could be resolved; pin models.%s.revision"
+                            " to make the run reproducible", self.spec.name, self.spec.model_id, self.spec.name)  # fmt: skip
+        return self._revision
+
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
+        ident["revision"] = self.resolved_revision()
         for key in ("dtype", "quantization"):
             if self.spec.options.get(key) is not None:
                 ident[key] = self.spec.options[key]
@@ -181,8 +257,9 @@ class VllmBackend(OpenAICompatBackend):
         o = self.spec.options
         cmd = self._executable() + ["serve", str(self.spec.model_id), "--host", "127.0.0.1", "--port", str(port)]
         cmd += ["--served-model-name", self.spec.name]
-        if self.spec.revision:
-            cmd += ["--revision", str(self.spec.revision)]
+        revision = self.resolved_revision()
+        if revision and not revision.startswith("files:"):  # a local folder is read as it is
+            cmd += ["--revision", str(revision)]
         cmd += ["--tensor-parallel-size", str(int(o.get("tensor_parallel_size", 1)))]
         if o.get("max_model_len"):
             cmd += ["--max-model-len", str(int(o["max_model_len"]))]
@@ -212,8 +289,12 @@ class VllmBackend(OpenAICompatBackend):
         if self.server is not None and self.server.proc is None:
             self.server.start()
 
+    def video_block(self, part: VideoPart) -> dict[str, Any]:
+        return {"type": "video_url", "video_url": {"url": encode_video(part).data_url()}}
+
     def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
         if requests:
+            check_requests(self, requests)  # a part it cannot take stops the batch before the server starts
             self.start()  # only when there is work: a fully cached rerun starts no server
         super().complete_many(requests, on_result)
 

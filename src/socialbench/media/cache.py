@@ -40,7 +40,9 @@ from filelock import FileLock, Timeout
 from socialbench.errors import SocialbenchError
 from socialbench.hashing import sha256_file, sha256_json
 from socialbench.io import write_text_atomic
-from socialbench.media import av
+from socialbench.media.frames import extract_frames
+from socialbench.media.probe import check_file, is_still_image, video_timeline
+from socialbench.media.run import ffmpeg_version, tool_identity
 from socialbench.media.sampling import FrameSampling, seconds, select_indices
 
 log = logging.getLogger(__name__)
@@ -130,7 +132,7 @@ class FrameCache:
             "sampling": sampling.key(),
             # The memo of the ffmpeg hash holds machine-specific paths and mtimes: it lives in the
             # user's cache, not in the (DVC-versioned) frame cache.
-            "ffmpeg_sha256": av.tool_identity(tool_memo_dir()),
+            "ffmpeg_sha256": tool_identity(tool_memo_dir()),
         }
 
     def _folder(self, key: str) -> Path:
@@ -145,7 +147,7 @@ class FrameCache:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("frame cache: unreadable manifest %s (%s); extracting again", path, exc)
             return None
-        if av.is_still_image(str(manifest.source.get("format") or ""), manifest.source.get("frame_count")):
+        if is_still_image(str(manifest.source.get("format") or ""), manifest.source.get("frame_count")):
             # Written before still images were refused: not a video's frames. Extracting again
             # reports the file (no_video_stream).
             log.warning("frame cache: %s holds the frame of a still image, not a video; ignoring it", path)
@@ -159,14 +161,14 @@ class FrameCache:
 
     def lookup(self, video: str | Path, sampling: FrameSampling) -> FrameManifest | None:
         """The cached frames of ``video`` under ``sampling``, or None; starts no process."""
-        av.check_file(video)
+        check_file(video)
         key = sha256_json(self.key_parts(sha256_file(video), sampling))
         return self._load(self._folder(key))
 
     def frames(self, video: str | Path, sampling: FrameSampling) -> FrameManifest:
         """Sampled frames of ``video``: from the cache, else from one ffmpeg decoding pass.
         Raises :class:`~socialbench.media.errors.MediaError` for unusable media."""
-        av.check_file(video)
+        check_file(video)
         parts = self.key_parts(sha256_file(video), sampling)
         key = sha256_json(parts)
         folder = self._folder(key)
@@ -291,13 +293,13 @@ class FrameCache:
         return index
 
     def _extract(self, video: str | Path, sampling: FrameSampling, key: str, parts: dict[str, Any], folder: Path) -> FrameManifest:
-        timeline = av.video_timeline(video)
+        timeline = video_timeline(video)
         indices = select_indices(sampling, list(timeline.times), timeline.end)
         tmp = self.root / TMP / f"{key}.{os.getpid()}"
         if tmp.exists():
             shutil.rmtree(tmp)
         try:
-            extracted = av.extract_frames(timeline, indices, tmp, max_side=sampling.max_side, image_format=sampling.image_format)
+            extracted = extract_frames(timeline, indices, tmp, max_side=sampling.max_side, image_format=sampling.image_format)
             from PIL import Image
 
             with Image.open(extracted[0].file) as im:
@@ -317,7 +319,7 @@ class FrameCache:
                     "rotation": info.rotation,
                 },
                 size=size,
-                ffmpeg_version=av.ffmpeg_version(),
+                ffmpeg_version=ffmpeg_version(),
                 frames=[
                     FrameRecord(index=f.index, timestamp=seconds(f.time), file=f.file.name, sha256=sha256_file(f.file))
                     for f in extracted

@@ -17,14 +17,14 @@ import typer
 from socialbench.errors import ConfigError, SocialbenchError
 
 media_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                        help="Media stage: probe, frames, clips, mosaic, audio; MoCA frames.")
+                        help="Media tools: probe, frames, clips, mosaic, audio (a benchmark's media step is `socialbench <benchmark> ...`).")
 Opt = typer.Option
 Arg = typer.Argument
 
 
 def _settings(params: Path):
     from socialbench.config import load_params
-    from socialbench.media.moca import MediaSettings
+    from socialbench.media.settings import MediaSettings
 
     return MediaSettings.from_params(load_params(params))
 
@@ -38,70 +38,10 @@ def _logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-@media_app.command("moca-frames")
-def moca_frames(
-    inputs: list[Path] = Opt(..., "--input", help="validated instances, data/interim/moca/<split>.jsonl (repeatable)"),
-    outputs: list[Path] = Opt(..., "--output", help="instances with frames, data/processed/moca/<split>.jsonl (one per --input, same order)"),
-    report: Path = Opt(Path("results/reports/media.jsonl"), help="media problems, one JSON line each"),
-    report_md: Path = Opt(Path("results/reports/media.md"), help="readable media report"),
-    frames_dir: Path = Opt(Path("data/interim/frames"), help="content-addressed frame cache"),
-    params: Path = Opt(Path("params.yaml"), help="params file (media section)"),
-    on_error: Optional[str] = Opt(None, help="skip | fail (default: media.on_error)"),
-    root: Path = Opt(Path("."), help="repository root; instance media paths are relative to it"),
-    prune: bool = Opt(False, help="afterwards, remove frame-cache entries these instances do not use (and what killed runs left in its .tmp/)"),
-    index: Optional[Path] = Opt(
-        None,
-        help="last, write the JSON index of the frame-cache entries the processed instances name (sorted keys,"
-        " frame count; same entries, same bytes); the pipeline writes data/interim/frames/index.json, the rule's"
-        " output for the cache",
-    ),
-) -> None:
-    """Add sampled frames (path, sha256, index, timestamp) to MoCA video-text instances.
-
-    media.moca_frames uniform frames per clip, one decoding pass per clip, through the frame cache.
-    Bad media is skipped or stops the run (media.on_error) and is always listed in the media report.
-    """
-    from socialbench.media.cache import FrameCache
-    from socialbench.media.errors import MediaError
-    from socialbench.media.moca import attach_frames
-    from socialbench.media.report import MediaReport
-    from socialbench.io import read_jsonl, write_jsonl
-
-    _logging()
-    if len(inputs) != len(outputs):
-        raise SocialbenchError(f"{len(inputs)} --input but {len(outputs)} --output: give one output per input")
-    settings = _settings(params)
-    policy = on_error or settings.on_error
-    if policy not in ("skip", "fail"):
-        raise SocialbenchError(f"--on-error must be skip or fail, got {policy!r}")
-    sampling = settings.moca_sampling()
-    cache = FrameCache(frames_dir)
-    rep = MediaReport(settings={"on_error": policy, **{f"sampling.{k}": v for k, v in sampling.key().items()}})
-    results = []
-    try:
-        for src, dst in zip(inputs, outputs):
-            recs = attach_frames(read_jsonl(src), split=src.stem, source=str(src), cache=cache, sampling=sampling,
-                                 report=rep, on_error=policy, root=root)
-            results.append((dst, recs))
-    except MediaError:
-        rep.write(report, report_md)
-        raise
-    for dst, recs in results:
-        write_jsonl(dst, recs)
-    rep.write(report, report_md)
-    if prune:
-        cache.prune(cache.used)
-    if index is not None:  # last: an index on disk means the processed files and the cache are complete
-        cache.write_index(index, cache.used)
-    left = sum(c.left_out for c in rep.counts.values())
-    typer.echo(f"media moca-frames: {sum(c.with_frames for c in rep.counts.values())} video instance(s) with frames,"
-               f" {left} left out (see {report_md}); frame cache: {cache.hits} hit(s), {cache.misses} extracted")
-
-
 @media_app.command("probe")
 def probe_cmd(path: Path = Arg(..., help="media file"), count_frames: bool = Opt(False, help="count video packets even when the container gives a frame count")) -> None:
     """Print duration, fps, frame count, streams and rotation of a media file as JSON."""
-    from socialbench.media.av import probe
+    from socialbench.media.probe import probe
 
     typer.echo(json.dumps(probe(path, count_frames=count_frames).to_dict(), indent=2, sort_keys=True))
 
@@ -160,7 +100,8 @@ def cut_cmd(
     """Cut [start, end) from every view with identical timestamps (and the 2x2 mosaic).
 
     Each view must be a different file with a different file name (the clips are named after them)."""
-    from socialbench.media.av import EncodeSettings, Mosaic, check_cut_paths, check_mosaic_positions, cut_views
+    from socialbench.media.clips import Mosaic, check_cut_paths, check_mosaic_positions, cut_views
+    from socialbench.media.encode import EncodeSettings
 
     _finite("--start", start)
     _finite("--end", end)
@@ -186,7 +127,7 @@ def cut_cmd(
 
 def _mosaic_positions(text: str, n_views: int) -> list[int]:
     """``--mosaic`` parsed into four integers; ConfigError naming the option. Whether they name four
-    different views in range is :func:`socialbench.media.av.check_mosaic_positions`'s to say."""
+    different views in range is :func:`socialbench.media.clips.check_mosaic_positions`'s to say."""
     parts = [x.strip() for x in text.split(",")]
     example = "1,2,3,4" if n_views >= 5 else "0,1,2,3"
     if len(parts) != 4:
@@ -208,7 +149,7 @@ def audio_cmd(
     end: Optional[float] = Opt(None, help="window end, seconds (exclusive)"),
 ) -> None:
     """Extract mono 16 kHz WAV audio, optionally of a window."""
-    from socialbench.media.av import extract_audio
+    from socialbench.media.clips import extract_audio
 
     _finite("--start", start)
     _finite("--end", end)

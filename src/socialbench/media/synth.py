@@ -3,10 +3,10 @@
 Every frame of a generated video shows a band along its bottom edge split into ``BITS`` equal
 cells; cell ``b`` is white when bit ``b`` of the frame number is set and black otherwise. The band
 survives lossy compression and scaling, so tests (and the benchmark's spot checks) can decode any
-extracted frame, cut clip or mosaic panel back to the source frame number. The ffmpeg command that
-renders such a video is :func:`socialbench.media.av.generate_indexed_video`; the demo benchmark
-paints the same band with Pillow (:func:`draw_index`). This module holds the layout, the painting
-and the decoding.
+extracted frame, cut clip or mosaic panel back to the source frame number. The demo data generator
+(:mod:`socialbench.moca.demo`) paints the band with Pillow (:func:`draw_index`); tests and
+benchmarks render it with ffmpeg (``generate_indexed_video`` in tests/helpers/media_synth.py). This
+module holds the layout, the painting and the decoding.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def bit_cells(width: int, height: int, bits: int = BITS) -> list[Cell]:
 
 def draw_index(draw: Any, width: int, height: int, index: int, bits: int = BITS) -> None:
     """Paint ``index`` into the bottom band of a Pillow ``ImageDraw`` of a ``width`` x ``height``
-    image (the same layout as :func:`socialbench.media.av.generate_indexed_video` renders)."""
+    image (the layout ``generate_indexed_video`` in tests/helpers/media_synth.py renders)."""
     if not 0 <= index < 1 << bits:
         raise ValueError(f"index {index} does not fit in {bits} bits")
     for b, cell in enumerate(bit_cells(width, height, bits)):

@@ -16,7 +16,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from socialbench.taxonomy import Taxonomy
+from socialbench.moca.taxonomy import Taxonomy
 
 PEOPLE = [
     "the speaker", "the manager", "the new colleague", "the customer", "the teacher", "the student",
@@ -72,7 +72,7 @@ class DemoConfig:
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> "DemoConfig":
-        d = params["demo"]
+        d = params["moca"]["demo"]
         return cls(
             seed=int(params["seed"]),
             n_test=d["n_test"],
@@ -176,7 +176,7 @@ def video_frames(rec: dict[str, Any], cfg: DemoConfig) -> bytes:
 
 
 def encode_video(raw: bytes, path: Path, cfg: DemoConfig) -> None:
-    from socialbench.media.av import EncodeSettings, encode_rgb_frames
+    from socialbench.media.encode import EncodeSettings, encode_rgb_frames
 
     # Keyframe every second, so frame sampling can seek.
     encode_rgb_frames(raw, path, size=cfg.video_size, fps=cfg.video_fps, encode=EncodeSettings(keyframe_interval_s=1.0))

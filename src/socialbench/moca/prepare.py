@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from socialbench.errors import DataError, SocialbenchError
 from socialbench.io import JsonLine, first_bad_line, read_jsonl_lines
 from socialbench.moca.schema import EMPTY, all_problems, record_name
-from socialbench.taxonomy import Taxonomy
+from socialbench.moca.taxonomy import Taxonomy
 
 ON_INVALID = ("drop", "fail")
 RAW_LIMIT = 200  # characters of an unparsable line kept in the drop report

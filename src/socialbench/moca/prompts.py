@@ -1,4 +1,4 @@
-"""Prompt rendering for MoCA (appendix D.1) and the slot protocol.
+"""Prompt building blocks for MoCA's methods (appendix D) and the slot protocol.
 
 Subject and target candidates are shown as slot ids subject0..3 / target0..3, shuffled under a
 per-instance deterministic seed; the model answers slot ids, which are mapped back before scoring.
@@ -7,27 +7,15 @@ per-instance deterministic seed; the model answers slot ids, which are mapped ba
 from __future__ import annotations
 
 import random
-from importlib import resources
 from string import Template
 from typing import Any
 
-from socialbench.backends.base import ImagePart, Message, ModelSpec, Request
-from socialbench.errors import SocialbenchError
-from socialbench.hashing import sha256_bytes, sha256_file
-from socialbench.taxonomy import Taxonomy
+from socialbench.backends.base import Decoding, ImagePart, Message, ModelSpec, Request
+from socialbench.benchmark import InstanceInputError
+from socialbench.hashing import sha256_file
+from socialbench.moca.taxonomy import Taxonomy
 
 ANSWER_KEYS = ("mechanism", "label", "subject", "target")
-DIRECT_TEMPLATES = ("moca_direct_system.txt", "moca_direct_user.txt")
-
-
-def template_text(name: str) -> str:
-    return resources.files("socialbench").joinpath(f"prompts/{name}").read_text("utf-8")
-
-
-def prompt_hash(method: str = "direct") -> str:
-    """sha256 over the prompt template files of a method (recorded in MLflow)."""
-    names = DIRECT_TEMPLATES if method == "direct" else ()
-    return sha256_bytes("\0".join(template_text(n) for n in names).encode("utf-8"))
 
 
 def slot_maps(instance: dict[str, Any], seed: int) -> dict[str, dict[str, str]]:
@@ -65,16 +53,6 @@ def _pick_uniform(items: list[Any], k: int) -> list[Any]:
     return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
 
 
-class InstanceInputError(SocialbenchError):
-    """An instance whose visual input cannot be given to a model (no sampled frames, an image that
-    cannot be read). ``moca.infer.build_requests`` turns it into a DataError naming the file."""
-
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.message = message
-        super().__init__(f"field {field!r}: {message}")
-
-
 def _image_part(path: str) -> ImagePart:
     try:
         return ImagePart(path=path, sha256=sha256_file(path))
@@ -94,7 +72,7 @@ def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
         frames = instance.get("frames")
         if not frames:
             raise InstanceInputError(
-                "frames", "a video_text instance needs sampled frames; run socialbench media moca-frames first"
+                "frames", "a video_text instance needs sampled frames; run socialbench moca frames first"
             )
         if not isinstance(frames, list) or not all(isinstance(f, dict) and "path" in f and "sha256" in f for f in frames):
             # load_instances validates frames in full (moca.schema.frames_problem); this guards direct callers
@@ -108,20 +86,50 @@ def _options_block(options) -> str:
     return "\n".join(f"- {o.name}: {o.criterion}" if o.criterion else f"- {o.name}" for o in options)
 
 
+def answer_choices(instance: dict[str, Any], tax: Taxonomy, maps: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The generic structured view of a MoCA answer (``Request.task``): ``query`` and ``choices``
+    for the baselines that read no prose, ``prior_group`` for the prior."""
+    scenario = instance["scenario"]
+
+    def named(options) -> list[dict[str, str]]:
+        return [{"value": o.name, "text": f"{o.name}: {o.criterion}" if o.criterion else o.name} for o in options]
+
+    def slots(role: str) -> list[dict[str, str]]:
+        return [{"value": k, "text": v} for k, v in sorted(maps[role].items())]
+
+    query = str(instance.get("text") or "")
+    if instance.get("transcript"):
+        query += "\n" + str(instance["transcript"])
+    return {
+        "scenario": scenario,
+        "prior_group": scenario,
+        "query": query,
+        "choices": [
+            {"field": "mechanism", "options": named(tax.mechanisms[scenario])},
+            {"field": "label", "options": named(tax.labels[scenario])},
+            {"field": "subject", "options": slots("subject")},
+            {"field": "target", "options": slots("target"), "distinct_from": "subject"},
+        ],
+    }
+
+
+def visual_description(images: list[ImagePart], video: bool) -> str:
+    if video:
+        stamps = ", ".join(f"{p.timestamp:.2f}s" for p in images if p.timestamp is not None)
+        return f"{len(images)} frames sampled uniformly in temporal order" + (f" at {stamps}" if stamps else "")
+    return f"{len(images)} image(s)"
+
+
 def build_direct_request(
-    instance: dict[str, Any], tax: Taxonomy, spec: ModelSpec, seed: int
+    instance: dict[str, Any], tax: Taxonomy, spec: ModelSpec, seed: int, templates: tuple[str, str]
 ) -> tuple[Request, dict[str, dict[str, str]]]:
-    """The D.1 direct-inference request for one instance and its slot maps."""
+    """The D.1 direct-inference request for one instance and its slot maps; ``templates`` are the
+    (system, user) template texts."""
     scenario = instance["scenario"]
     maps = slot_maps(instance, seed)
     images = visual_parts(instance, spec)
     video = instance["modality"] == "video_text"
-    if video:
-        stamps = ", ".join(f"{p.timestamp:.2f}s" for p in images if p.timestamp is not None)
-        visual = f"{len(images)} frames sampled uniformly in temporal order" + (f" at {stamps}" if stamps else "")
-    else:
-        visual = f"{len(images)} image(s)"
-    system = Template(template_text(DIRECT_TEMPLATES[0])).substitute(
+    system = Template(templates[0]).substitute(
         modality_name="video" if video else "image",
         scenario=scenario,
         scenario_question=(tax.questions or {}).get(scenario, ""),
@@ -130,34 +138,20 @@ def build_direct_request(
         subject_slot_ids=", ".join(maps["subject"]),
         target_slot_ids=", ".join(maps["target"]),
     )
-    user_text = Template(template_text(DIRECT_TEMPLATES[1])).substitute(
+    user_text = Template(templates[1]).substitute(
         text=instance["text"],
-        visual=visual,
+        visual=visual_description(images, video),
         audio=instance.get("transcript") or "(none)",
         subject_slots="\n".join(f"{k}: {v}" for k, v in maps["subject"].items()),
         target_slots="\n".join(f"{k}: {v}" for k, v in maps["target"].items()),
     )
-    task = {
-        "benchmark": "moca",
-        "method": "direct",
-        "stage": "answer",
-        "scenario": scenario,
-        "text": instance["text"],
-        "transcript": instance.get("transcript"),
-        "mechanisms": [{"name": o.name, "criterion": o.criterion} for o in tax.mechanisms[scenario]],
-        "labels": [{"name": o.name, "criterion": o.criterion} for o in tax.labels[scenario]],
-        "subject_slots": maps["subject"],
-        "target_slots": maps["target"],
-    }
     request = Request(
         request_id=f"{instance['id']}/direct/answer",
         messages=(
             Message("system", (system,)),
             Message("user", tuple([*images, user_text])),
         ),
-        task=task,
-        max_tokens=spec.max_tokens,
-        temperature=0.0,
-        json_schema=answer_schema(scenario, tax, maps),
+        task={"benchmark": "moca", "method": "direct", "stage": "answer", **answer_choices(instance, tax, maps)},
+        decoding=Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_schema=answer_schema(scenario, tax, maps)),
     )
     return request, maps

@@ -13,7 +13,7 @@ import pandera.pandas as pa
 from socialbench.errors import DataError
 from socialbench.io import first_bad_line, read_jsonl_lines
 from socialbench.moca.scoring import is_number
-from socialbench.taxonomy import Taxonomy
+from socialbench.moca.taxonomy import Taxonomy
 
 FIELDS = (
     "id", "source", "modality", "text", "transcript", "media", "scenario", "domain", "culture",
@@ -22,7 +22,7 @@ FIELDS = (
 OPTIONAL_FIELDS = ("frames",)  # added by the media stage to video-text instances
 MODALITIES = ("image_text", "video_text")
 N_OPTIONS = 4
-FRAME_KEYS = ("path", "sha256", "index", "timestamp")  # what socialbench media moca-frames writes
+FRAME_KEYS = ("path", "sha256", "index", "timestamp")  # what socialbench moca frames writes
 EMPTY = "no records: the file is empty (or holds only blank lines)"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -131,7 +131,7 @@ def _schema_problems(records: list[dict[str, Any]], taxonomy: Taxonomy) -> dict[
 def frames_problem(value: Any) -> str | None:
     """Why the optional ``frames`` field is malformed, or None. The media stage writes a non-empty
     list of ``{path, sha256, index, timestamp}`` objects in temporal order."""
-    shape = "a non-empty list of frames ({path, sha256, index, timestamp} objects, as socialbench media moca-frames writes them)"
+    shape = "a non-empty list of frames ({path, sha256, index, timestamp} objects, as socialbench moca frames writes them)"
     if not isinstance(value, list) or not value:
         return f"expected {shape}, got {describe(value)}"
     previous = None

@@ -12,13 +12,12 @@ score file).
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Iterable, Sequence
 
 from socialbench.errors import DataError
+from socialbench.io import is_number, parse_json_object  # noqa: F401  (score files are read through here)
 
 FIELDS = ("label", "subject", "target", "mechanism")
 METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
@@ -149,26 +148,6 @@ def score(
         pred = by_id.get(gold["id"])
         rows.setdefault(s, []).append((field_matches(gold, pred, valid), is_invalid(pred, valid)))
     return {s: score_scenario(rows[s]) for s in sorted(rows)}
-
-
-def is_number(v: Any) -> bool:
-    """A finite int or float, not a boolean (what every metric, statistic and timestamp must be)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def parse_json_object(data: bytes, source: str, what: str) -> dict[str, Any]:
-    """The JSON object in a file's bytes (UTF-8); anything else is a DataError naming ``source``
-    (``what`` says what the object holds, e.g. ``{scenario: metrics}``). Score and stats files are
-    read through here."""
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise DataError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(source, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); truncated?") from exc
-    if not isinstance(obj, dict):
-        raise DataError(source, f"must be a JSON object {what}, got {type(obj).__name__}")
-    return obj
 
 
 def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Result tables per scenario, as the paper's Tables 2-4: rows are models grouped by category;
 columns Lab, Subj, Tgt, Mech, Dyad, Faith, Holis. Rendered as Markdown, CSV and LaTeX (booktabs).
-Pure functions: they take scores and return strings (``collect_scores`` checks that a set of score
-files makes one coherent table, raising ``DataError`` naming the file at fault)."""
+Pure functions: they take scores and return strings (``socialbench.results.collect_scores`` checks
+that a set of score files makes one coherent table)."""
 
 from __future__ import annotations
 
@@ -9,43 +9,10 @@ import csv
 import io
 from typing import Any
 
-from socialbench.errors import DataError
 
 COLUMNS = (("Lab", "label"), ("Subj", "subject"), ("Tgt", "target"), ("Mech", "mechanism"),
            ("Dyad", "dyad"), ("Faith", "faith"), ("Holis", "holis"))  # fmt: skip
 METHOD_SUFFIX = {"direct": ""}
-
-
-def collect_scores(
-    entries: list[tuple[str, str, str, dict[str, dict[str, Any]]]], categories: dict[str, str], params_source: str
-) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model
-    must be one of ``categories`` (the models in params), each (model, method) must come once (a second
-    file would replace the first row), and every file must cover the same scenarios with the same N
-    (the tables compare models on the same instances; a model missing from a scenario would silently
-    lose its row)."""
-    out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-    first_source: dict[tuple[str, str], str] = {}
-    ref: tuple[str, dict[str, Any]] | None = None
-    for source, model, method, sc in entries:
-        if model not in categories:
-            raise DataError(source, f"model {model!r} (the score file's folder) is not under models: in {params_source};"
-                                    f" known: {', '.join(categories)}")
-        if (model, method) in out:
-            raise DataError(source, f"a second score file for {model}/{method} (the first is {first_source[(model, method)]})")
-        ns = {s: m["n"] for s, m in sc.items()}
-        if ref is None:
-            ref = (source, ns)
-        elif set(ns) != set(ref[1]):
-            raise DataError(source, f"scenarios {sorted(ns)} differ from {sorted(ref[1])} in {ref[0]}")
-        else:
-            for s in sorted(ns):
-                if ns[s] != ref[1][s]:
-                    raise DataError(source, f"n = {ns[s]} differs from n = {ref[1][s]} in {ref[0]} (scored on other instances?)",
-                                    record=f"scenario {s!r}", field="n")
-        out[(model, method)] = sc
-        first_source[(model, method)] = source
-    return out
 
 
 def row_name(model: str, method: str) -> str:
@@ -125,3 +92,11 @@ def to_latex(scenario: str, rows) -> str:
         last = cat
     out += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(out) + "\n"
+
+
+def excluded_note(models: dict[str, dict[str, Any]], methods: list[str]) -> str:
+    """A note under each table naming the (model, method) pairs params excludes, with their reasons
+    (empty when none is excluded)."""
+    lines = [f"- {_md_cell(row_name(m, meth))}: not run ({_md_cell(reason)})"
+             for m, e in models.items() for meth, reason in (e.get("exclude_methods") or {}).items() if meth in methods]
+    return "\nExcluded in params:\n" + "\n".join(lines) + "\n" if lines else ""

@@ -158,8 +158,8 @@ def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
 def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     """The built-in MoCA taxonomy, or a YAML/JSON file given by the user."""
     if path is None:
-        text = resources.files("socialbench").joinpath("taxonomy/moca.yaml").read_text("utf-8")
-        return parse_taxonomy(yaml.safe_load(text), "socialbench/taxonomy/moca.yaml")
+        text = resources.files("socialbench.moca.taxonomy").joinpath("moca.yaml").read_text("utf-8")
+        return parse_taxonomy(yaml.safe_load(text), "socialbench/moca/taxonomy/moca.yaml")
     path = Path(path)
     try:
         text = path.read_text("utf-8")

@@ -3,7 +3,7 @@ import re
 import pytest
 
 from socialbench.errors import DataError
-from socialbench.taxonomy import load_taxonomy
+from socialbench.moca.taxonomy import load_taxonomy
 
 
 def test_labels_are_the_papers(taxonomy):

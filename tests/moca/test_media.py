@@ -5,14 +5,22 @@ import pytest
 from socialbench.media import errors as E
 from socialbench.media.cache import FrameCache
 from socialbench.media.errors import MediaError
-from socialbench.media.moca import MediaSettings, attach_frames
 from socialbench.media.report import MediaReport
 from socialbench.media.sampling import FrameSampling
+from socialbench.media.settings import MediaSettings
+from socialbench.moca.media import attach_frames, moca_sampling
 
 from tests.conftest import make_instance
-from tests.media.conftest import image_index
+from tests.helpers.media_synth import generate_indexed_video
+from tests.media.conftest import CLIP_FPS, CLIP_FRAMES, image_index
 
 SAMPLING = FrameSampling.uniform(4, max_side=64)
+
+
+@pytest.fixture(scope="module")
+def clip_mp4(tmp_path_factory):
+    """The media tests' clip (tests/media/conftest.py): 50 frames at 10 fps, a keyframe every 12."""
+    return generate_indexed_video(tmp_path_factory.mktemp("media") / "clip.mp4", frames=CLIP_FRAMES, fps=CLIP_FPS, gop=12)
 
 
 @pytest.fixture
@@ -81,7 +89,7 @@ def test_a_video_instance_without_exactly_one_video_is_reported(repo):
 
 def test_settings_come_from_the_media_section_of_params():
     s = MediaSettings.from_params({"media": {"on_error": "fail", "moca_frames": 6, "frame_max_side": None, "image_format": "jpg"}})
-    assert s.moca_sampling() == FrameSampling.uniform(6, max_side=None, image_format="jpg")
+    assert moca_sampling(s) == FrameSampling.uniform(6, max_side=None, image_format="jpg")
     assert s.meeting_sampling().fps == FrameSampling.at_fps("1/2").fps
     with pytest.raises(ValueError, match="on_error"):
         MediaSettings(on_error="ignore")

@@ -1,0 +1,98 @@
+# MoCA's own data stages: raw source, filtering, media. The generic stages (infer, score, tables,
+# track: rules/infer.smk ...) run on what BENCH["moca"] declares at the end of this file.
+
+MOCA_SPLITS = ["test", "dev"]
+MOCA_SCENARIOS = ["affection", "intent", "stance"]
+FRAME_CACHE = "data/interim/frames"
+
+
+# ---- raw source: the embedded demo is generated, deterministically from the seed; data/raw is
+# never edited by later stages.
+rule moca_demo_data:
+    input:
+        code=stage_code("moca_demo_data"),
+    output:
+        test="data/raw/moca_demo/test.jsonl",
+        dev="data/raw/moca_demo/dev.jsonl",
+        media=directory("data/raw/moca_demo/media"),
+    params:
+        seed=config["seed"],
+        demo=config["moca"]["demo"],
+    log:
+        "logs/data/moca_demo.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench demo --benchmark moca --params params.yaml --out-dir data/raw/moca_demo > {log} 2>&1"
+
+
+# ---- filtering: schema and taxonomy validation; bad records are dropped into a report with reasons.
+rule moca_prepare:
+    input:
+        raw="data/raw/moca_demo/{split}.jsonl",
+        media="data/raw/moca_demo/media",
+        code=stage_code("moca_prepare"),
+    output:
+        instances="data/interim/moca/{split}.jsonl",  # the media stage (below) adds frames
+        report="results/reports/moca_prepare_{split}.jsonl",
+    log:
+        "logs/prepare/moca_{split}.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench prepare --benchmark moca --raw {input.raw} --out {output.instances}"
+        " --report {output.report} > {log} 2>&1"
+
+
+def moca_media_io(wildcards, input, output):
+    # One --input/--output pair per split, in the same order.
+    return " ".join(f"--input {i} --output {o}" for i, o in zip(input.instances, output.instances))
+
+
+# ---- media (docs/media.md): sampled frames for video-text instances. Frames go into the
+# content-addressed cache data/interim/frames/ (the folder is no output: Snakemake would delete it
+# before each run, and the cache is what makes reruns free); the processed instances name every
+# frame by path, sha256, source frame index and timestamp. --prune then removes the entries they do
+# not name (and what killed runs left in .tmp/), so the DVC-versioned folder depends on the current
+# data only, not on earlier runs. The cache's output is its index file, inside the folder (only the
+# file is removed before the job): a deleted cache folder takes the index with it, so the job runs
+# again (re-extracting what is missing) instead of leaving instances that point at missing frames.
+# Bad media: media.on_error (skip | fail), always listed in results/reports/media.jsonl and media.md.
+rule moca_frames:
+    input:
+        instances=expand("data/interim/moca/{split}.jsonl", split=MOCA_SPLITS),
+        media="data/raw/moca_demo/media",
+        code=stage_code("moca_media"),
+    output:
+        instances=expand("data/processed/moca/{split}.jsonl", split=MOCA_SPLITS),
+        report="results/reports/media.jsonl",
+        report_md="results/reports/media.md",
+        index=f"{FRAME_CACHE}/index.json",  # the frame cache's entries; the folder itself persists
+    params:
+        # the media settings MoCA's step reads (a change reruns it; the same keys as its DVC stage)
+        media={k: config["media"][k] for k in ("on_error", "moca_frames", "frame_max_side", "image_format")},
+        io=moca_media_io,
+        frames_dir=lambda wildcards, output: os.path.dirname(output.index),  # the cache holds its index
+    log:
+        "logs/media/moca_frames.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench moca frames {params.io} --frames-dir {params.frames_dir} --prune --index {output.index}"
+        " --report {output.report} --report-md {output.report_md} --params params.yaml > {log} 2>&1"
+
+
+BENCH["moca"] = {
+    "instances": "data/processed/moca/test.jsonl",
+    "dev": "data/processed/moca/dev.jsonl",
+    "tables": [f"{s}.{ext}" for s in MOCA_SCENARIOS for ext in ("md", "csv", "tex")] + ["all.md"],
+    "outputs": {
+        "raw": expand("data/raw/moca_demo/{split}.jsonl", split=MOCA_SPLITS),
+        "raw_media": "data/raw/moca_demo/media",
+        "interim": expand("data/interim/moca/{split}.jsonl", split=MOCA_SPLITS),
+        "prepare_reports": expand("results/reports/moca_prepare_{split}.jsonl", split=MOCA_SPLITS),
+        "processed": expand("data/processed/moca/{split}.jsonl", split=MOCA_SPLITS),
+        "media_reports": ["results/reports/media.jsonl", "results/reports/media.md"],
+        "frames_index": f"{FRAME_CACHE}/index.json",
+    },
+}

@@ -1,0 +1,21 @@
+"""Raw-source acquisition: verified, resumable downloads (``socialbench.acquire.download``), safe
+archive extraction (``socialbench.acquire.archive``), and the AMI corpus's official download layout
+(``socialbench.acquire.ami``).
+
+The ``download`` function is deliberately not re-exported here: it would shadow the
+``socialbench.acquire.download`` module (and break ``mock.patch`` targets inside it). Import it as
+``from socialbench.acquire.download import download``.
+"""
+
+from socialbench.acquire.archive import UnsafeArchive, check_archive, extract
+from socialbench.acquire.download import ChecksumMismatch, DownloadError, copy_local, redact_url
+
+__all__ = [
+    "ChecksumMismatch",
+    "DownloadError",
+    "UnsafeArchive",
+    "check_archive",
+    "copy_local",
+    "extract",
+    "redact_url",
+]

@@ -1,0 +1,455 @@
+"""Fetch one raw-source file over HTTP(S), or copy it from a local mirror, safely.
+
+``download(url, dest, sha256=...)`` is resumable (bytes already in ``dest.part`` are kept and the
+rest asked for with a ``Range`` request; a server that answers 200 instead of 206 restarts the file
+cleanly), retries with exponential backoff on connection errors, timeouts, 5xx/408/429 answers and
+connections dropped mid-file, verifies the sha256, and moves the file into place with
+``os.replace`` only when it is complete and verified: ``dest`` is either absent or whole. An existing
+``dest`` with the right checksum (or any existing ``dest`` when no checksum is given: only a
+complete file is ever renamed there) is not downloaded again.
+
+``url`` may also be a ``file://`` URL or a plain local path (a local mirror): the file is copied,
+with the same checksum check and atomic rename. Credentials in a URL (``https://user:pass@host/``)
+are sent as HTTP basic auth, never to another host after a redirect, and never logged or shown in an
+error: messages name the URL with its user info and query string masked.
+
+Concurrent downloads of the same ``dest`` are not supported (one pipeline rule owns each file).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import email.utils
+import hashlib
+import http.client
+import logging
+import os
+import re
+import shutil
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from socialbench.errors import DataError, SocialbenchError
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ChecksumMismatch",
+    "DownloadError",
+    "copy_local",
+    "download",
+    "is_local",
+    "local_path",
+    "redact_url",
+]
+
+DEFAULT_RETRIES = 5
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_CHUNK_SIZE = 1 << 20
+DEFAULT_BACKOFF = 1.0
+MAX_BACKOFF = 60.0
+USER_AGENT = "socialbench-acquire/1"
+
+_RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+_CONTENT_RANGE = re.compile(r"bytes\s+(\d+)-(\d+)/(\d+|\*)", re.I)
+_UNSATISFIED_RANGE = re.compile(r"bytes\s+\*/(\d+)", re.I)
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+# Indirection so tests can observe the backoff without waiting.
+_sleep = time.sleep
+
+
+class DownloadError(SocialbenchError):
+    """A file could not be fetched (HTTP error, retries exhausted, bad URL)."""
+
+
+class ChecksumMismatch(DataError):
+    """The fetched bytes do not have the expected sha256 (nothing was left at the destination)."""
+
+    def __init__(self, source: str, expected: str, actual: str):
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            source,
+            f"sha256 mismatch: expected {expected}, got {actual}; the download was discarded",
+        )
+
+
+class _Retryable(Exception):
+    """A transient failure: try again after a backoff."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+# --------------------------------------------------------------------------------------------------
+# URLs
+
+
+def redact_url(url: str) -> str:
+    """The URL as it may be logged: user info and query string masked."""
+    try:
+        parts = urllib.parse.urlsplit(str(url))
+    except ValueError:
+        return "<unparseable URL>"
+    if not parts.scheme or parts.scheme == "file":
+        return str(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = "***" if parts.query else ""
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def is_local(source: str | os.PathLike[str]) -> bool:
+    """True for a ``file://`` URL or a plain path (no ``scheme://``)."""
+    if isinstance(source, os.PathLike):
+        return True
+    s = str(source)
+    if s.lower().startswith("file:"):
+        return True
+    return "://" not in s
+
+
+def local_path(source: str | os.PathLike[str]) -> Path:
+    """The local file a ``file://`` URL or plain path names."""
+    if isinstance(source, os.PathLike):
+        return Path(source)
+    s = str(source)
+    if s.lower().startswith("file:"):
+        parts = urllib.parse.urlsplit(s)
+        if parts.netloc not in ("", "localhost"):
+            raise DownloadError(f"{s}: a file:// URL must name a local file (host {parts.netloc!r})")
+        return Path(urllib.request.url2pathname(parts.path))
+    return Path(s)
+
+
+def _split_credentials(url: str) -> tuple[str, str | None]:
+    """The URL without user info, and the basic-auth header value it carried (if any)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    user = urllib.parse.unquote(parts.username or "")
+    password = urllib.parse.unquote(parts.password or "")
+    host = parts.netloc.rsplit("@", 1)[1]
+    clean = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return clean, f"Basic {token}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Files
+
+
+def _sha256_file(path: Path, chunk_size: int = DEFAULT_CHUNK_SIZE) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(chunk_size), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _normalise_sha256(sha256: str | None) -> str | None:
+    if sha256 is None:
+        return None
+    value = str(sha256).strip().lower()
+    if value.startswith("sha256:"):
+        value = value[len("sha256:"):]
+    if not _HEX64.fullmatch(value):
+        raise SocialbenchError(f"sha256 {sha256!r} is not 64 hexadecimal digits")
+    return value
+
+
+def _part_path(dest: Path) -> Path:
+    return dest.with_name(dest.name + ".part")
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+
+
+def _already_there(dest: Path, sha256: str | None, chunk_size: int, shown: str) -> bool:
+    """True when ``dest`` exists and is the wanted file (so nothing is fetched)."""
+    if not dest.exists():
+        return False
+    if not dest.is_file():
+        raise DownloadError(f"{dest}: exists and is not a file (wanted {shown})")
+    if sha256 is None:
+        log.debug("%s exists (no checksum to compare); not fetched again", dest)
+        return True
+    actual = _sha256_file(dest, chunk_size)
+    if actual == sha256:
+        log.debug("%s exists with the expected sha256; not fetched again", dest)
+        return True
+    log.warning("%s exists with sha256 %s, expected %s: fetching it again", dest, actual, sha256)
+    return False
+
+
+def _verify_and_place(part: Path, dest: Path, sha256: str | None, shown: str, chunk_size: int) -> None:
+    if sha256 is not None:
+        actual = _sha256_file(part, chunk_size)
+        if actual != sha256:
+            _unlink(part)
+            raise ChecksumMismatch(shown, sha256, actual)
+    _fsync(part)
+    os.replace(part, dest)
+
+
+# --------------------------------------------------------------------------------------------------
+# Local mirror
+
+
+def copy_local(
+    source: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    sha256: str | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> Path:
+    """Copy a file from a local mirror (path or ``file://`` URL) to ``dest``, verified and atomic.
+
+    A missing source is a :class:`~socialbench.errors.DataError` naming it."""
+    src = local_path(source)
+    dest = Path(dest)
+    sha256 = _normalise_sha256(sha256)
+    shown = str(src)
+    if _already_there(dest, sha256, chunk_size, shown):
+        return dest
+    if not src.is_file():
+        what = "is not a file" if src.exists() else "does not exist"
+        raise DataError(str(src), f"mirror file {what} (wanted for {dest})")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = _part_path(dest)
+    try:
+        with open(src, "rb") as fin, open(part, "wb") as fout:
+            shutil.copyfileobj(fin, fout, chunk_size)
+        _verify_and_place(part, dest, sha256, shown, chunk_size)
+    except BaseException:
+        _unlink(part)
+        raise
+    log.info("copied %s -> %s", src, dest)
+    return dest
+
+
+# --------------------------------------------------------------------------------------------------
+# HTTP
+
+
+class _NoRedirectToOtherScheme(urllib.request.HTTPRedirectHandler):
+    """Follow redirects only between http and https (never to file:// or ftp://)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401 - urllib API
+        scheme = urllib.parse.urlsplit(newurl).scheme.lower()
+        if scheme not in ("http", "https"):
+            raise urllib.error.HTTPError(newurl, code, f"redirect to a {scheme}: URL refused", headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(_NoRedirectToOtherScheme())
+
+
+def _retry_after(headers) -> float | None:
+    value = headers.get("Retry-After") if headers is not None else None
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _fetch_once(
+    opener: urllib.request.OpenerDirector,
+    url: str,
+    auth: str | None,
+    part: Path,
+    shown: str,
+    timeout: float,
+    chunk_size: int,
+) -> None:
+    """One request: append to (or restart) ``part``. Returns when ``part`` holds the whole file;
+    raises _Retryable for transient failures and DownloadError for permanent ones."""
+    offset = part.stat().st_size if part.exists() else 0
+    req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"})
+    if auth is not None:
+        req.add_unredirected_header("Authorization", auth)
+    if offset:
+        req.add_header("Range", f"bytes={offset}-")
+    try:
+        resp = opener.open(req, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        try:
+            if exc.code == 416 and offset:
+                m = _UNSATISFIED_RANGE.search(exc.headers.get("Content-Range", "") if exc.headers else "")
+                if m and int(m.group(1)) == offset:
+                    log.debug("%s: %s already holds all %d bytes", shown, part, offset)
+                    return
+                log.info("%s: the server refused to resume at byte %d; restarting", shown, offset)
+                _unlink(part)
+                raise _Retryable(f"HTTP 416 resuming at byte {offset}", retry_after=0.0) from None
+            if exc.code in _RETRY_STATUS:
+                raise _Retryable(f"HTTP {exc.code} {exc.reason}", _retry_after(exc.headers)) from None
+            raise DownloadError(f"{shown}: HTTP {exc.code} {exc.reason}") from None
+        finally:
+            with contextlib.suppress(Exception):
+                exc.close()
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        if isinstance(reason, (socket.timeout, TimeoutError)):
+            raise _Retryable(f"timed out after {timeout:g} s") from None
+        raise _Retryable(f"connection failed: {reason}") from None
+
+    with resp:
+        status = resp.status
+        length = resp.headers.get("Content-Length")
+        length = int(length) if length and length.isdigit() else None
+        if status == 206 and offset:
+            m = _CONTENT_RANGE.search(resp.headers.get("Content-Range", ""))
+            if not m or int(m.group(1)) != offset:
+                _unlink(part)
+                raise _Retryable(
+                    f"bad Content-Range {resp.headers.get('Content-Range')!r} for a resume at byte {offset}",
+                    retry_after=0.0,
+                )
+            total = int(m.group(3)) if m.group(3) != "*" else (offset + length if length is not None else None)
+            mode = "ab"
+            log.info("%s: resuming at byte %d", shown, offset)
+        elif status == 200:
+            if offset:
+                log.info("%s: the server ignored the Range request; restarting from byte 0", shown)
+            offset = 0
+            total = length
+            mode = "wb"
+        else:
+            raise DownloadError(f"{shown}: unexpected HTTP status {status}")
+
+        written = offset
+        with open(part, mode) as fh:
+            while True:
+                try:
+                    chunk = resp.read(chunk_size)
+                except (http.client.HTTPException, OSError) as exc:
+                    fh.flush()
+                    raise _Retryable(f"connection dropped after {written} bytes: {exc!r}") from None
+                if not chunk:
+                    break
+                fh.write(chunk)
+                written += len(chunk)
+    if total is not None and written != total:
+        if written > total:
+            _unlink(part)
+        raise _Retryable(f"connection closed after {written} of {total} bytes")
+
+
+def _download_http(
+    url: str,
+    dest: Path,
+    sha256: str | None,
+    retries: int,
+    timeout: float,
+    chunk_size: int,
+    backoff: float,
+) -> None:
+    clean, auth = _split_credentials(url)
+    shown = redact_url(url)
+    part = _part_path(dest)
+    opener = _opener()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+
+    resumed_from_old = part.exists() and part.stat().st_size > 0
+    fresh_retry_done = False
+    failures = 0
+    best = part.stat().st_size if part.exists() else 0
+    log.info("downloading %s -> %s", shown, dest)
+    while True:
+        try:
+            _fetch_once(opener, clean, auth, part, shown, timeout, chunk_size)
+        except _Retryable as exc:
+            size = part.stat().st_size if part.exists() else 0
+            if size > best:
+                # Progress was kept: the budget is for failures in a row, not for the whole file.
+                best, failures = size, 0
+            failures += 1
+            if failures > retries:
+                raise DownloadError(
+                    f"{shown}: giving up after {failures} failed attempts in a row (last: {exc}); "
+                    f"{size} bytes kept in {part} for the next try"
+                ) from None
+            delay = min(MAX_BACKOFF, backoff * 2 ** (failures - 1))
+            if exc.retry_after is not None:
+                delay = min(MAX_BACKOFF, max(delay, exc.retry_after)) if exc.retry_after > 0 else 0.0
+            log.warning("%s: %s; retry %d/%d in %.1f s", shown, exc, failures, retries, delay)
+            if delay > 0:
+                _sleep(delay)
+            continue
+        try:
+            _verify_and_place(part, dest, sha256, shown, chunk_size)
+        except ChecksumMismatch:
+            if resumed_from_old and not fresh_retry_done:
+                # The kept bytes may come from another version of the file: one clean try.
+                log.warning("%s: checksum mismatch after resuming an old partial file; downloading it again", shown)
+                fresh_retry_done = True
+                resumed_from_old = False
+                best = 0
+                continue
+            raise
+        log.info("downloaded %s (%d bytes)", dest, dest.stat().st_size)
+        return
+
+
+def download(
+    url: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    sha256: str | None = None,
+    retries: int = DEFAULT_RETRIES,
+    timeout: float = DEFAULT_TIMEOUT,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    backoff: float = DEFAULT_BACKOFF,
+) -> Path:
+    """Fetch ``url`` to ``dest`` (see the module docstring) and return ``dest``.
+
+    ``sha256``: the expected hex digest (``sha256:`` prefix allowed), or None to skip the check.
+    ``retries``: transient failures in a row tolerated before giving up (progress resets the count).
+    ``timeout``: seconds for connecting and for each read. ``backoff``: first delay in seconds,
+    doubled per failure in a row, capped at 60 s (a server's Retry-After is honoured up to the cap).
+
+    Raises :class:`ChecksumMismatch` (a DataError) on a wrong checksum, :class:`DownloadError` (a
+    SocialbenchError) when the file cannot be fetched, DataError for a missing local mirror file.
+    """
+    dest = Path(dest)
+    sha256 = _normalise_sha256(sha256)
+    if retries < 0 or timeout <= 0 or chunk_size <= 0 or backoff < 0:
+        raise SocialbenchError("download: retries and backoff must be >= 0, timeout and chunk_size > 0")
+    if is_local(url):
+        return copy_local(url, dest, sha256=sha256, chunk_size=chunk_size)
+    url = str(url)
+    scheme = urllib.parse.urlsplit(url).scheme.lower()
+    shown = redact_url(url)
+    if scheme not in ("http", "https"):
+        raise DownloadError(f"{shown}: unsupported URL scheme {scheme!r} (http, https, file or a local path)")
+    if _already_there(dest, sha256, chunk_size, shown):
+        return dest
+    if sha256 is None:
+        log.info("%s: no sha256 given; the download is not verified", shown)
+    _download_http(url, dest, sha256, retries, timeout, chunk_size, backoff)
+    return dest

@@ -1,0 +1,345 @@
+"""Clips of synchronized views, the 2x2 mosaic, and audio.
+
+* :func:`cut_views` - cut ``[start, end)`` from several synchronized views with identical
+  timestamps, optionally with the 2x2 labelled mosaic of four of them, in one ffmpeg process.
+* :func:`build_mosaic` - the mosaic alone.
+* :func:`extract_audio` - mono 16 kHz 16-bit WAV, optionally of a window.
+
+Cuts re-encode (libx264, single-threaded, bit-exact container flags) instead of stream-copying:
+stream copy can only start at a keyframe, so each view would start at a different time up to a
+GOP (often 10 s) early, which breaks "identical timestamps" and one-frame accuracy. Re-encoding with
+input seeking (``-ss`` before ``-i``, accurate seek) decodes from the preceding keyframe and keeps
+exactly the frames with ``start <= t < end`` in every view.
+
+Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a problem code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Sequence
+
+import ffmpeg
+
+from socialbench.errors import SocialbenchError
+from socialbench.media import errors as E
+from socialbench.media.encode import EncodeSettings
+from socialbench.media.errors import MediaError
+from socialbench.media.probe import MediaInfo, probe, require_video
+from socialbench.media.run import _BITEXACT, _GLOBAL, _ffmpeg, _run
+from socialbench.media.sampling import ffmpeg_seconds, to_fraction
+
+
+@dataclass(frozen=True)
+class Mosaic:
+    """A 2x2 mosaic of four of the views: ``views`` are positions in the view list, shown
+    top-left, top-right, bottom-left, bottom-right, each labelled with its letter."""
+
+    output: str | Path
+    views: tuple[int, int, int, int] = (0, 1, 2, 3)
+    labels: tuple[str, str, str, str] = ("A", "B", "C", "D")
+    panel: tuple[int, int] | None = None  # size of each panel; None = size of the first view
+    font: str | Path | None = None  # TrueType file for the labels; None = bundled DejaVu Sans Bold
+
+
+@dataclass
+class CutResult:
+    start: float
+    end: float
+    views: list[dict[str, Any]] = field(default_factory=list)  # source, output, frames
+    mosaic: dict[str, Any] | None = None  # output, frames, width, height, labels
+    encode: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def label_font(font: str | Path | None = None) -> Path:
+    """The font for mosaic labels: the one given, else DejaVu Sans Bold shipped with matplotlib
+    (an MLflow dependency, so always installed), else the system copy."""
+    candidates: list[Path] = []
+    if font is not None:
+        candidates.append(Path(font))
+    else:
+        spec = importlib.util.find_spec("matplotlib")
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            candidates.append(Path(loc) / "mpl-data" / "fonts" / "ttf" / "DejaVuSans-Bold.ttf")
+        candidates.append(Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"))
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise SocialbenchError(f"no font for mosaic labels (tried {', '.join(map(str, candidates))}); set media.label_font")
+
+
+def _check_window(info: MediaInfo, start: Fraction, end: Fraction) -> None:
+    if start < 0 or end <= start:
+        raise MediaError(info.path, E.BAD_WINDOW, f"window [{float(start)}, {float(end)}) is empty or negative")
+    duration = info.video_duration if info.video is not None else info.duration
+    if duration is None:
+        return
+    slack = Fraction(1, 2) / info.fps if info.fps else Fraction(0)
+    if end > to_fraction(duration) + slack:
+        raise MediaError(
+            info.path,
+            E.WINDOW_BEYOND_END,
+            f"window [{float(start):.3f}, {float(end):.3f}) s ends after the video ({duration:.3f} s)",
+        )
+
+
+def check_views(views: Sequence[str | Path], start: Fraction, end: Fraction, max_skew_frames: float = 1.0) -> list[MediaInfo]:
+    """Probe the views of one recording and check that they can be cut together: each has a
+    video stream that covers the window, and their lengths differ by at most ``max_skew_frames``
+    frames (a longer gap means they are not the same recording or one is damaged)."""
+    infos = [probe(v) for v in views]
+    for info in infos:
+        require_video(info)
+        _check_window(info, start, end)
+    durations = [(i.video_duration or 0.0, i) for i in infos]
+    (short, si), (long, li) = min(durations, key=lambda d: d[0]), max(durations, key=lambda d: d[0])
+    fps = min((i.fps for i in infos if i.fps), default=None)
+    tolerance = float(max_skew_frames / fps) if fps else 0.0
+    if long - short > tolerance + 1e-6:
+        raise MediaError(
+            si.path,
+            E.VIEW_LENGTH_MISMATCH,
+            f"views differ in length: {si.path} is {short:.3f} s but {li.path} is {long:.3f} s"
+            f" (more than {max_skew_frames:g} frame apart)",
+        )
+    return infos
+
+
+def check_mosaic_positions(positions: Sequence[Any], n_views: int, name: str = "mosaic") -> tuple[int, int, int, int]:
+    """Four distinct 0-based positions in a list of ``n_views`` views; else SocialbenchError, its
+    message starting with ``name`` (the CLI passes ``--mosaic``)."""
+    pos = list(positions)
+    if len(pos) != 4:
+        raise SocialbenchError(f"{name}: needs four view positions (A, B, C, D), got {len(pos)}: {pos}")
+    for x in pos:
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise SocialbenchError(f"{name}: view positions must be integers, got {x!r}")
+        if not 0 <= x < n_views:
+            raise SocialbenchError(
+                f"{name}: position {x} is out of range: positions count from 0, so with {n_views} view(s)"
+                f" they run from 0 to {n_views - 1}"
+            )
+    repeated = sorted({x for x in pos if pos.count(x) > 1})
+    if repeated:
+        raise SocialbenchError(
+            f"{name}: the four positions must name four different views, got {pos} (position {repeated[0]} twice)"
+        )
+    return (pos[0], pos[1], pos[2], pos[3])
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_cut_paths(views: Sequence[str | Path], outputs: Sequence[str | Path] | None, mosaic: "Mosaic | None") -> None:
+    """Every view is a different file, every output a different file, and no output overwrites a
+    view; a mosaic names four different views. Else SocialbenchError naming the paths."""
+    srcs = [Path(v) for v in views]
+    for j, b in enumerate(srcs):
+        for i, a in enumerate(srcs[:j]):
+            if a.resolve() == b.resolve() or _same_file(a, b):
+                raise SocialbenchError(
+                    f"{b}: the same video is given twice as a view (positions {i} and {j}); synchronized views are"
+                    " different files, each cut once"
+                )
+    outs = [(Path(o), f"the clip of {v}") for o, v in zip(outputs or [], views)]
+    if mosaic is not None:
+        check_mosaic_positions(mosaic.views, len(views))
+        if len(mosaic.labels) != 4:
+            raise SocialbenchError(f"a mosaic needs four labels, got {list(mosaic.labels)}")
+        outs.append((Path(mosaic.output), "the mosaic"))
+    for j, (b, what_b) in enumerate(outs):
+        for a, what_a in outs[:j]:
+            if a.resolve() == b.resolve():
+                raise SocialbenchError(
+                    f"{b}: {what_a} and {what_b} would both be written to this file; give the views different file names"
+                )
+        for src in srcs:
+            if src.resolve() == b.resolve() or _same_file(src, b):
+                raise SocialbenchError(f"{b}: {what_b} would overwrite the view {src}; write the clips to another folder")
+
+
+def cut_views(
+    views: Sequence[str | Path],
+    start: float | Fraction,
+    end: float | Fraction,
+    outputs: Sequence[str | Path] | None,
+    *,
+    mosaic: Mosaic | None = None,
+    encode: EncodeSettings = EncodeSettings(),
+    max_skew_frames: float = 1.0,
+) -> CutResult:
+    """Cut ``[start, end)`` seconds from every view with the same timestamps, in one ffmpeg
+    process (each view decoded once, its frames shared with the mosaic). Times count from the
+    start of each view's video stream, like frame timestamps do; a clip keeps exactly the frames
+    with ``start <= t < end``.
+
+    ``outputs`` (one per view, or None for a mosaic only) receive the re-encoded clips. With
+    ``mosaic``, four of the views also go, scaled to one panel size and labelled, into a 2x2
+    ``xstack`` mosaic. Afterwards every output is probed; all must hold the same number of frames
+    within one frame, or the cut is reported as a DECODE_MISMATCH.
+    """
+    if not views:
+        raise ValueError("no views to cut")
+    if outputs is not None and len(outputs) != len(views):
+        raise ValueError(f"{len(views)} views but {len(outputs)} outputs")
+    if outputs is None and mosaic is None:
+        raise ValueError("nothing to write: give outputs, a mosaic or both")
+    check_cut_paths(views, outputs, mosaic)
+    s, e = to_fraction(start), to_fraction(end)
+    infos = check_views(views, s, e, max_skew_frames)
+    # Window times count from each view's video start; -ss counts from its container start.
+    # Each view's video stream by its index ("[0:<index>]"): the one MediaInfo.video chose, not cover art.
+    inputs = [
+        ffmpeg.input(str(v), ss=ffmpeg_seconds(s + info.seek_offset), t=ffmpeg_seconds(e - s))[
+            str(require_video(info).index)
+        ]
+        for v, info in zip(views, infos)
+    ]
+    n_uses = [int(outputs is not None) + (mosaic.views.count(i) if mosaic else 0) for i in range(len(views))]
+    branches: list[list[Any]] = []
+    for stream, uses in zip(inputs, n_uses):
+        if uses > 1:
+            sp = stream.split()
+            branches.append([sp[k] for k in range(uses)])
+        else:
+            branches.append([stream])
+    outs = []
+    if outputs is not None:
+        for i, path in enumerate(outputs):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            outs.append(ffmpeg.output(branches[i].pop(0), str(path), **encode.output_args()))
+    mosaic_size = None
+    if mosaic is not None:
+        first = infos[mosaic.views[0]].display_size
+        assert first is not None
+        pw, ph = mosaic.panel or first
+        pw, ph = pw - pw % 2, ph - ph % 2
+        font = label_font(mosaic.font)
+        panels = []
+        for vi, label in zip(mosaic.views, mosaic.labels):
+            panels.append(
+                branches[vi]
+                .pop(0)
+                .filter("scale", pw, ph, flags="bicubic+accurate_rnd+full_chroma_int")
+                .filter("setsar", 1)
+                .filter(
+                    "drawtext",
+                    fontfile=str(font),
+                    text=label,
+                    fontsize=max(10, ph // 8),
+                    fontcolor="white",
+                    box=1,
+                    boxcolor="black",
+                    boxborderw=max(2, ph // 60),
+                    x=max(2, ph // 40),
+                    y=max(2, ph // 40),
+                )
+            )
+        grid = ffmpeg.filter(panels, "xstack", inputs=4, layout="0_0|w0_0|0_h0|w0_h0")
+        Path(mosaic.output).parent.mkdir(parents=True, exist_ok=True)
+        outs.append(ffmpeg.output(grid, str(mosaic.output), **encode.output_args()))
+        mosaic_size = (2 * pw, 2 * ph)
+    args = ffmpeg.merge_outputs(*outs).global_args(*_GLOBAL, "-loglevel", "error").compile(cmd=_ffmpeg(), overwrite_output=True)
+    _run(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)")
+    result = CutResult(start=float(s), end=float(e), encode=asdict(encode))
+    counts = []
+    if outputs is not None:
+        for v, path in zip(views, outputs):
+            n = probe(path).frame_count or 0
+            counts.append((n, str(path)))
+            result.views.append({"source": str(v), "output": str(path), "frames": n})
+    if mosaic is not None:
+        n = probe(mosaic.output).frame_count or 0
+        counts.append((n, str(mosaic.output)))
+        result.mosaic = {
+            "output": str(mosaic.output),
+            "frames": n,
+            "width": mosaic_size[0] if mosaic_size else None,
+            "height": mosaic_size[1] if mosaic_size else None,
+            "views": [str(views[i]) for i in mosaic.views],
+            "labels": list(mosaic.labels),
+        }
+    lo, hi = min(counts), max(counts)
+    if lo[0] == 0 or hi[0] - lo[0] > 1:
+        raise MediaError(lo[1], E.DECODE_MISMATCH, f"cut clips differ: {lo[1]} has {lo[0]} frames, {hi[1]} has {hi[0]}")
+    return result
+
+
+def build_mosaic(
+    closeups: Sequence[str | Path],
+    output: str | Path,
+    *,
+    start: float | Fraction = 0,
+    end: float | Fraction | None = None,
+    labels: tuple[str, str, str, str] = ("A", "B", "C", "D"),
+    panel: tuple[int, int] | None = None,
+    font: str | Path | None = None,
+    encode: EncodeSettings = EncodeSettings(),
+    max_skew_frames: float = 1.0,
+) -> CutResult:
+    """The 2x2 labelled mosaic of four synchronized close-ups over ``[start, end)`` (default:
+    the whole recording, up to the shortest view)."""
+    if len(closeups) != 4:
+        raise ValueError(f"a mosaic needs four close-ups, got {len(closeups)}")
+    if end is None:
+        end = min(to_fraction(probe(c).video_duration or 0) for c in closeups)
+    return cut_views(
+        closeups,
+        start,
+        end,
+        None,
+        mosaic=Mosaic(output=output, views=(0, 1, 2, 3), labels=labels, panel=panel, font=font),
+        encode=encode,
+        max_skew_frames=max_skew_frames,
+    )
+
+
+@dataclass(frozen=True)
+class AudioResult:
+    path: str
+    sample_rate: int
+    channels: int
+    duration: float | None
+
+
+def extract_audio(
+    source: str | Path,
+    output: str | Path,
+    *,
+    start: float | Fraction | None = None,
+    end: float | Fraction | None = None,
+    sample_rate: int = 16000,
+) -> AudioResult:
+    """Mono 16-bit PCM WAV at ``sample_rate`` (16 kHz by default) of the whole file or of
+    ``[start, end)`` (the same window as the video cuts), bit-exact."""
+    info = probe(source)
+    if info.audio is None:
+        kinds = ", ".join(f"{s.codec_type} ({s.codec_name})" for s in info.streams) or "none"
+        raise MediaError(str(source), E.NO_AUDIO, f"no audio stream (streams: {kinds})")
+    in_opts: dict[str, str] = {}
+    if start is not None or end is not None:
+        s = to_fraction(start or 0)
+        e = to_fraction(end) if end is not None else to_fraction(info.duration or 0)
+        _check_window(info, s, e)
+        in_opts = {"ss": ffmpeg_seconds(s + info.seek_offset), "t": ffmpeg_seconds(e - s)}
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    args = (
+        ffmpeg.input(str(source), **in_opts)
+        .audio.output(str(output), f="wav", ac=1, ar=sample_rate, **{"c:a": "pcm_s16le"}, **_BITEXACT)
+        .global_args(*_GLOBAL, "-loglevel", "error")
+        .compile(cmd=_ffmpeg(), overwrite_output=True)
+    )
+    _run(args, source, "extracting audio")
+    out = probe(output)
+    return AudioResult(path=str(output), sample_rate=sample_rate, channels=1, duration=out.duration)

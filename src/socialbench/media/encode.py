@@ -1,0 +1,75 @@
+"""Video encoding settings (:class:`EncodeSettings`: bit-exact, one encoder thread) and encoding raw
+RGB frames into a video file (:func:`encode_rgb_frames`, used by the demo data generator).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ffmpeg
+
+from socialbench.media import errors as E
+from socialbench.media.errors import MediaError
+from socialbench.media.run import _BITEXACT, _GLOBAL, _failure, _ffmpeg, _last_lines
+
+
+@dataclass(frozen=True)
+class EncodeSettings:
+    """Video encoding of cut clips and mosaics. One encoder thread keeps the bytes identical on
+    every machine (x264 output depends on its thread count)."""
+
+    codec: str = "libx264"
+    preset: str = "veryfast"
+    crf: int = 18
+    pix_fmt: str = "yuv420p"
+    threads: int = 1
+    # A keyframe every 2 s of clip time: frame sampling can then seek instead of decoding
+    # everything (0.5 fps sampling decodes one frame per sample).
+    keyframe_interval_s: float | None = 2.0
+
+    def output_args(self) -> dict[str, Any]:
+        args: dict[str, Any] = {
+            "c:v": self.codec,
+            "preset": self.preset,
+            "crf": self.crf,
+            "pix_fmt": self.pix_fmt,
+            "threads": self.threads,
+            "fps_mode": "passthrough",
+            "movflags": "+faststart",
+            **_BITEXACT,
+        }
+        if self.keyframe_interval_s:
+            args["force_key_frames"] = f"expr:gte(t,n_forced*{self.keyframe_interval_s:g})"
+        return args
+
+
+def encode_rgb_frames(
+    raw: bytes,
+    path: str | Path,
+    *,
+    size: tuple[int, int],
+    fps: int,
+    encode: EncodeSettings = EncodeSettings(),
+) -> Path:
+    """Encode raw RGB24 frames (``len(raw) == frames * w * h * 3``) into a video file, bit-exact
+    (one encoder thread, no metadata), so the same frames always give the same bytes."""
+    w, h = size
+    if len(raw) % (w * h * 3):
+        raise MediaError(str(path), E.FFMPEG_FAILED, f"raw frame data of {len(raw)} bytes is not a whole number of {w}x{h} RGB frames")
+    opts = encode.output_args()
+    if Path(path).suffix.lower() not in (".mp4", ".mov", ".m4v"):
+        opts.pop("movflags")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    args = (
+        ffmpeg.input("pipe:", f="rawvideo", pix_fmt="rgb24", s=f"{w}x{h}", framerate=fps)
+        .output(str(path), **opts)
+        .global_args(*_GLOBAL, "-loglevel", "error")
+        .compile(cmd=_ffmpeg(), overwrite_output=True)
+    )
+    proc = subprocess.run(args, input=raw, capture_output=True)
+    if proc.returncode != 0:
+        raise MediaError(str(path), E.FFMPEG_FAILED, f"ffmpeg {_failure(proc.returncode)} while encoding frames: {_last_lines(proc.stderr)}")
+    return Path(path)

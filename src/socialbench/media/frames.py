@@ -1,0 +1,154 @@
+"""Chosen frames of a video in ONE decoding pass (:func:`extract_frames`): the ``select`` filter
+keeps them, and the decoder's own timestamp of each frame is read back (``showinfo``) and checked
+against the :class:`~socialbench.media.probe.VideoTimeline`.
+
+Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a problem code.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Sequence
+
+import ffmpeg
+
+from socialbench.media import errors as E
+from socialbench.media.errors import MediaError
+from socialbench.media.probe import VideoTimeline
+from socialbench.media.run import _BITEXACT, _GLOBAL, _ffmpeg, _run
+from socialbench.media.sampling import Segment, ffmpeg_seconds, fit_size, plan_segments
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ExtractedFrame:
+    index: int  # frame number in the source video (display order, from 0)
+    time: Fraction  # seconds after the stream start (checked against the decoder's report)
+    file: Path
+
+
+_SHOWINFO_TB = re.compile(r"config in time_base:\s*(\d+)/(\d+)")
+_SHOWINFO_FRAME = re.compile(r"\bn:\s*(\d+)\s+pts:\s*(-?\d+)")
+_TIME_TOLERANCE = Fraction(1, 2000)  # half a millisecond: far below any frame interval
+
+
+def _output_codec(image_format: str) -> tuple[dict[str, Any], str]:
+    if image_format == "png":
+        return {"c:v": "png", "pix_fmt": "rgb24"}, "rgb24"
+    if image_format == "jpg":
+        return {"c:v": "mjpeg", "pix_fmt": "yuvj444p", "q:v": 2}, "yuvj444p"
+    raise ValueError(f"unknown image format {image_format!r}")
+
+
+def _select_expr(indices: Sequence[int]) -> str:
+    return "+".join(f"eq(n,{i})" for i in indices)
+
+
+MAX_SEGMENTS = 32  # inputs one extraction may open (each seeks to a keyframe)
+
+
+def extract_frames(
+    timeline: VideoTimeline,
+    indices: Sequence[int],
+    out_dir: str | Path,
+    *,
+    max_side: int | None = None,
+    image_format: str = "png",
+    seek: bool = True,
+) -> list[ExtractedFrame]:
+    """Write the frames ``indices`` (ascending, display order) of a video to ``out_dir`` as
+    ``<index:06d>.<ext>``, from one decoding pass of one ffmpeg process.
+
+    The pass decodes each needed stretch once, in order: with ``seek`` (default) it starts at the
+    keyframe before each group of wanted frames and skips stretches that hold none
+    (:func:`~socialbench.media.sampling.plan_segments`; one input per stretch, all in the same
+    process); without, it decodes from the first frame. ``select`` keeps the chosen frame numbers
+    and ``showinfo`` reports the decoder's timestamp of every kept frame, which must equal the
+    timeline's time for that index. If a seek lands anywhere else, the frames are taken again
+    without seeking; if that also disagrees, a DECODE_MISMATCH names the file. Frames are
+    upright (rotation applied), scaled so the longest side is at most ``max_side``, bit-exact;
+    the bytes do not depend on ``seek``.
+    """
+    idx = list(indices)
+    if not idx:
+        raise ValueError("no frames to extract")
+    if idx != sorted(set(idx)) or idx[0] < 0 or idx[-1] >= timeline.frame_count:
+        raise ValueError(f"frame indices must be ascending, distinct and < {timeline.frame_count}: {idx}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if seek:
+        segments = plan_segments(idx, timeline.keyframes, MAX_SEGMENTS)
+        try:
+            return _extract_segments(timeline, segments, out, max_side, image_format)
+        except MediaError as err:
+            if err.problem != E.DECODE_MISMATCH or segments == [Segment(0, idx[-1], tuple(idx))]:
+                raise
+            log.warning("%s: seeking gave other frames (%s); decoding from the start instead", timeline.path, err.detail)
+    return _extract_segments(timeline, [Segment(0, idx[-1], tuple(idx))], out, max_side, image_format)
+
+
+def _extract_segments(
+    timeline: VideoTimeline, segments: list[Segment], out: Path, max_side: int | None, image_format: str
+) -> list[ExtractedFrame]:
+    size = timeline.info.display_size
+    assert size is not None and timeline.info.video is not None
+    video_index = timeline.info.video.index
+    width, height = fit_size(size[0], size[1], max_side)
+    codec, pix_fmt = _output_codec(image_format)
+    abs_time = [timeline.origin + t for t in timeline.times]  # on the file's clock, as -copyts keeps it
+    outputs = []
+    for j, seg in enumerate(segments):
+        # The window runs from the segment's keyframe to half a frame past its last target.
+        nxt = abs_time[seg.last + 1] if seg.last + 1 < timeline.frame_count else timeline.origin + timeline.end
+        start = abs_time[seg.first] - timeline.file_start
+        stop = (abs_time[seg.last] + nxt) / 2 - timeline.file_start
+        opts = {"t": ffmpeg_seconds(stop - max(start, Fraction(0)))}
+        if seg.first > 0:
+            opts["ss"] = ffmpeg_seconds(max(start, Fraction(0)))
+        stream = (
+            ffmpeg.input(timeline.path, **opts)[str(video_index)]  # "[0:<index>]", not the first "[0:v]"
+            .filter("select", _select_expr([i - seg.first for i in seg.targets]))
+            .filter("scale", width, height, flags="bicubic+accurate_rnd+full_chroma_int")
+            .filter("setsar", 1)
+            .filter("format", pix_fmt)
+            .filter("showinfo")
+        )
+        pattern = out / f"tmp-{j:03d}-%06d.{image_format}"
+        outputs.append(stream.output(str(pattern), f="image2", start_number=0, fps_mode="passthrough", **codec, **_BITEXACT))
+    args = (
+        ffmpeg.merge_outputs(*outputs)
+        .global_args(*_GLOBAL, "-loglevel", "info", "-filter_threads", "1", "-copyts")
+        .compile(cmd=_ffmpeg(), overwrite_output=True)
+    )
+    proc = _run(args, timeline.path, "extracting frames")
+    log_text = proc.stderr.decode("utf-8", "replace")
+    tb_match = _SHOWINFO_TB.search(log_text)
+    reported = sorted(int(m.group(2)) for m in _SHOWINFO_FRAME.finditer(log_text))
+    wanted = [i for seg in segments for i in seg.targets]
+    if tb_match is None or len(reported) != len(wanted):
+        raise MediaError(timeline.path, E.DECODE_MISMATCH, f"asked the decoder for {len(wanted)} frames, it returned {len(reported)}")
+    filter_tb = Fraction(int(tb_match.group(1)), int(tb_match.group(2)))
+    for i, pts in zip(wanted, reported):
+        got = pts * filter_tb - timeline.origin
+        if abs(got - timeline.times[i]) > _TIME_TOLERANCE:
+            raise MediaError(
+                timeline.path,
+                E.DECODE_MISMATCH,
+                f"frame {i} should be at {float(timeline.times[i]):.6f} s but the decoder returned one at {float(got):.6f} s",
+            )
+    frames: list[ExtractedFrame] = []
+    for j, seg in enumerate(segments):
+        for k, i in enumerate(seg.targets):
+            tmp = out / f"tmp-{j:03d}-{k:06d}.{image_format}"
+            if not tmp.is_file():
+                raise MediaError(timeline.path, E.DECODE_MISMATCH, f"frame {i} was not written")
+            final = out / f"{i:06d}.{image_format}"
+            os.replace(tmp, final)
+            frames.append(ExtractedFrame(index=i, time=timeline.times[i], file=final))
+    return frames

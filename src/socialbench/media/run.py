@@ -1,0 +1,101 @@
+"""Running ffmpeg and ffprobe: the executables, one command line run with its failure turned into a
+:class:`~socialbench.media.errors.MediaError`, and the tool's identity for cache keys and manifests.
+
+The command lines themselves are built (through ffmpeg-python) by :mod:`~socialbench.media.probe`,
+:mod:`~socialbench.media.frames`, :mod:`~socialbench.media.encode` and
+:mod:`~socialbench.media.clips`; this module's ``_``-prefixed names are shared by them only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+from socialbench.hashing import sha256_file
+from socialbench.media import errors as E
+from socialbench.media.errors import MediaError
+from socialbench.tools import executable
+
+# Flags that keep version strings and other run-dependent bytes out of outputs.
+_BITEXACT = {"fflags": "+bitexact", "flags": "+bitexact", "map_metadata": "-1"}
+_GLOBAL = ("-hide_banner", "-nostdin", "-nostats")
+
+
+def _ffmpeg() -> str:
+    return executable("ffmpeg")
+
+
+def _ffprobe() -> str:
+    return executable("ffprobe")
+
+
+def _run(args: list[str], path: str | Path, what: str) -> subprocess.CompletedProcess[bytes]:
+    """Run an ffmpeg command line; a failure becomes a MediaError naming ``path``."""
+    proc = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise MediaError(str(path), E.FFMPEG_FAILED, f"ffmpeg {_failure(proc.returncode)} while {what}: {_last_lines(proc.stderr)}")
+    return proc
+
+
+def _failure(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"crashed ({signal.Signals(-returncode).name})"
+        except ValueError:
+            return f"crashed (signal {-returncode})"
+    return f"failed (exit status {returncode})"
+
+
+_LOG_PREFIX = re.compile(r"\[[^\]]*@ 0x[0-9a-fA-F]+\]\s*")
+
+
+def _clean(line: str) -> str:
+    """An ffmpeg log line without its "[demuxer @ 0x55d...]" prefix (a memory address would make
+    reports differ from run to run)."""
+    return _LOG_PREFIX.sub("", line).strip()
+
+
+def _last_lines(stderr: bytes, n: int = 3) -> str:
+    lines = [_clean(ln) for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return " | ".join(lines[-n:]) or "no message"
+
+
+@lru_cache(maxsize=None)
+def ffmpeg_version() -> str:
+    """First line of ``ffmpeg -version`` (recorded in manifests; not used as the cache key)."""
+    out = subprocess.run([_ffmpeg(), "-version"], capture_output=True, check=True).stdout
+    return out.decode("utf-8", "replace").splitlines()[0].strip()
+
+
+def tool_identity(memo_dir: str | Path | None = None) -> str:
+    """sha256 of the ffmpeg executable: the exact build, for cache keys.
+
+    Hashing ~80 MB takes a fraction of a second, so the result is memoised in
+    ``memo_dir/tool-ids.json`` by the binary's real path, size and modification time; a cache hit
+    then starts no process and reads no binary.
+    """
+    binary = Path(_ffmpeg()).resolve()
+    st = binary.stat()
+    stamp = f"{binary}|{st.st_size}|{st.st_mtime_ns}"
+    memo: dict[str, str] = {}
+    memo_file = Path(memo_dir) / "tool-ids.json" if memo_dir is not None else None
+    if memo_file is not None and memo_file.is_file():
+        try:
+            memo = json.loads(memo_file.read_text("utf-8"))
+        except (OSError, ValueError):
+            memo = {}
+    if stamp in memo:
+        return memo[stamp]
+    digest = sha256_file(binary)
+    if memo_file is not None:
+        memo[stamp] = digest
+        memo_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo_file.with_name(f"{memo_file.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(memo, sort_keys=True, indent=1), "utf-8")
+        os.replace(tmp, memo_file)
+    return digest

@@ -1,0 +1,128 @@
+"""MoCA as a benchmark plug-in: instances, the slot protocol's answers, scoring (section 3.3),
+the per-scenario tables (Tables 2-4) and what its predictions depend on.
+
+Imports stay inside the methods: the registry imports this module to read the class, and the
+commands that do not need pandas or the taxonomy should not pay for them."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Sequence
+
+from socialbench.benchmark import Benchmark, Exchange, Final
+
+
+class MocaBenchmark(Benchmark):
+    name = "moca"
+
+    @cached_property
+    def taxonomy(self):
+        from socialbench.moca.taxonomy import load_taxonomy
+
+        return load_taxonomy(self.options.get("taxonomy"))
+
+    # ---- stages before inference --------------------------------------------------------------
+    def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[dict[str, Any]]]:
+        from socialbench.moca.demo import DemoConfig, generate
+
+        return generate(out_dir, DemoConfig.from_params(params), self.taxonomy)
+
+    def prepare(self, raw: Path, on_invalid: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        from socialbench.moca.prepare import prepare_file
+
+        return prepare_file(raw, self.taxonomy, on_invalid)
+
+    def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
+        from socialbench.moca.schema import load_instances
+
+        return load_instances(path, self.taxonomy)
+
+    def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # Slots are shuffled per instance, so only the mechanism and label have a prior.
+        return [{"group": i["scenario"], "answers": {"mechanism": i["mechanism"], "label": i["label"]}}
+                for i in dev_instances]  # fmt: skip
+
+    # ---- answers ------------------------------------------------------------------------------
+    def final_answer(self, instance: dict[str, Any], ex: Exchange, seed: int) -> Final:
+        """The four fields parsed from the answering call (appendix D.1's JSON; strict, see
+        moca.parsing), mapped back from slot ids, with the call's bookkeeping."""
+        from socialbench.moca.parsing import parse_answer
+        from socialbench.moca.prompts import slot_maps
+
+        s = instance["scenario"]
+        maps = slot_maps(instance, seed)
+        resp = ex.response
+        fields, field_errors, record_error = parse_answer(resp.text, self.taxonomy.mechanism_names(s),
+                                                          self.taxonomy.label_names(s), maps)
+        if resp.truncated and record_error:
+            record_error = f"answer truncated at max_tokens: {record_error}"
+        return Final(
+            fields={"raw": resp.text, **fields, "field_errors": field_errors, "slots": maps, "request_key": ex.key,
+                    "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp} for p in ex.request.images()],
+                    "finish_reason": resp.finish_reason},
+            error=resp.error or record_error,
+        )
+
+    def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
+        from socialbench.moca.prompts import ANSWER_KEYS
+
+        f = final.fields
+        record = {"id": instance["id"], "model": model, "method": method, "scenario": instance["scenario"],
+                  "raw": f.get("raw"), **{k: f.get(k) for k in ANSWER_KEYS}, "error": final.error,
+                  # a method that stopped before its answering call (an error) has no parsed fields
+                  "field_errors": f["field_errors"] if "field_errors" in f else {k: final.error for k in ANSWER_KEYS if final.error},
+                  "slots": f.get("slots"), "request_key": f.get("request_key"), "inputs": f.get("inputs", []),
+                  "finish_reason": f.get("finish_reason")}  # fmt: skip
+        return record
+
+    # ---- scoring, tables, provenance -------------------------------------------------------------
+    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], *, source: str,
+              lines: Sequence[int] | None = None, instances_source: str = "instances") -> dict[str, Any]:
+        from socialbench.moca.scoring import score
+
+        labels, mechanisms = self.taxonomy.as_sets()
+        return score(instances, predictions, labels, mechanisms, source=source, lines=lines,
+                     instances_source=instances_source)
+
+    def unpredicted(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[str]:
+        from socialbench.moca.scoring import unpredicted
+
+        return unpredicted(instances, predictions)
+
+    def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
+        from socialbench.moca.scoring import parse_scores
+
+        return parse_scores(data, source)
+
+    def tables(self, scores: dict[tuple[str, str], dict[str, Any]], params: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+        from socialbench.moca.tables import build_rows, excluded_note, to_csv, to_latex, to_markdown
+
+        categories = {m: e["category"] for m, e in params["models"].items()}
+        # pairs params exclude have score files (all invalid: nothing was run) but no row
+        scores = {(m, meth): sc for (m, meth), sc in scores.items()
+                  if meth not in (params["models"].get(m, {}).get("exclude_methods") or {})}
+        note = excluded_note(params["models"], (params.get(self.name) or {}).get("methods", []))
+        scenarios = sorted({s for sc in scores.values() for s in sc})
+        files: dict[str, str] = {}
+        md_all = []
+        for s in scenarios:
+            rows = build_rows(scores, categories, s)
+            n = next((sc[s]["n"] for sc in scores.values() if s in sc), None)
+            md = to_markdown(s, rows, n) + note
+            md_all.append(md)
+            files[f"{s}.md"] = md
+            files[f"{s}.csv"] = to_csv(rows)
+            files[f"{s}.tex"] = to_latex(s, rows)
+        files["all.md"] = "\n".join(md_all)
+        headline = {f"{m}.{meth}": {s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc}
+                    for (m, meth), sc in sorted(scores.items())}  # fmt: skip
+        return files, headline
+
+    def provenance(self, method: str) -> dict[str, Any]:
+        from socialbench.moca.taxonomy import taxonomy_hash
+
+        return {"prompt_template_sha256": self.prompt_hash(method), "taxonomy_sha256": taxonomy_hash(self.taxonomy)}
+
+
+BENCHMARK = MocaBenchmark

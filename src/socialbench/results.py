@@ -1,0 +1,54 @@
+"""Reading result files back for the stages after scoring (tables, track): score files checked one
+by one by their benchmark and together here. Generic over benchmarks: a score file is
+``results/scores/<benchmark>/<model>/<method>.json`` holding ``{group: {metric: value, ..., "n": N}}``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from socialbench.benchmark import Benchmark
+from socialbench.errors import DataError
+
+
+def read_score_files(benchmark: Benchmark, scores: list[Path], p: dict[str, Any], params: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """{(model, method): scores} from score files, each read and checked by the benchmark
+    (``parse_scores``) and all checked together (:func:`collect_scores`)."""
+    entries = []
+    for path in scores:
+        if not path.is_file():
+            raise DataError(str(path), "score file not found")
+        entries.append((str(path), path.parent.name, path.stem, benchmark.parse_scores(path.read_bytes(), str(path))))
+    return collect_scores(entries, {m: e["category"] for m, e in p["models"].items()}, str(params))
+
+
+def collect_scores(
+    entries: list[tuple[str, str, str, dict[str, dict[str, Any]]]], categories: dict[str, str], params_source: str
+) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
+    """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model
+    must be one of ``categories`` (the models in params), each (model, method) must come once (a second
+    file would replace the first row), and every file must cover the same scenarios with the same N
+    (the tables compare models on the same instances; a model missing from a scenario would silently
+    lose its row)."""
+    out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    first_source: dict[tuple[str, str], str] = {}
+    ref: tuple[str, dict[str, Any]] | None = None
+    for source, model, method, sc in entries:
+        if model not in categories:
+            raise DataError(source, f"model {model!r} (the score file's folder) is not under models: in {params_source};"
+                                    f" known: {', '.join(categories)}")
+        if (model, method) in out:
+            raise DataError(source, f"a second score file for {model}/{method} (the first is {first_source[(model, method)]})")
+        ns = {s: m["n"] for s, m in sc.items()}
+        if ref is None:
+            ref = (source, ns)
+        elif set(ns) != set(ref[1]):
+            raise DataError(source, f"scenarios {sorted(ns)} differ from {sorted(ref[1])} in {ref[0]}")
+        else:
+            for s in sorted(ns):
+                if ns[s] != ref[1][s]:
+                    raise DataError(source, f"n = {ns[s]} differs from n = {ref[1][s]} in {ref[0]} (scored on other instances?)",
+                                    record=f"scenario {s!r}", field="n")
+        out[(model, method)] = sc
+        first_source[(model, method)] = source
+    return out
