@@ -103,6 +103,11 @@ def all_outputs():
     return out
 
 
+def media_io_pairs(wildcards, input, output):
+    # One --input/--output pair per split, in the same order.
+    return " ".join(f"--input {i} --output {o}" for i, o in zip(input.instances, output.instances))
+
+
 def model_config(wildcards):
     # Passed as a rule param, so editing one model's entry reruns only that model's jobs.
     return config["models"][wildcards.model]
@@ -125,6 +130,9 @@ with open("dvc.yaml", encoding="utf-8") as _fh:
 
 
 def stage_code(stage, **item):
+    if stage not in _DVC_STAGES:
+        sys.exit(f"error: dvc.yaml has no stage {stage}: each rule takes its DVC stage's code deps as inputs,"
+                 " so a benchmark declares its stages there too (docs/architecture.md, adding a benchmark)")
     files = []
     for dep in _DVC_STAGES[stage].get("deps", []):
         dep = str(dep)

@@ -44,11 +44,6 @@ rule moca_prepare:
         " --report {output.report} > {log} 2>&1"
 
 
-def moca_media_io(wildcards, input, output):
-    # One --input/--output pair per split, in the same order.
-    return " ".join(f"--input {i} --output {o}" for i, o in zip(input.instances, output.instances))
-
-
 # ---- media (docs/media.md): sampled frames for video-text instances. Frames go into the
 # content-addressed cache data/interim/frames/ (the folder is no output: Snakemake would delete it
 # before each run, and the cache is what makes reruns free); the processed instances name every
@@ -71,7 +66,7 @@ rule moca_frames:
     params:
         # the media settings MoCA's step reads (a change reruns it; the same keys as its DVC stage)
         media={k: config["media"][k] for k in ("on_error", "moca_frames", "frame_max_side", "image_format")},
-        io=moca_media_io,
+        io=media_io_pairs,
         frames_dir=lambda wildcards, output: os.path.dirname(output.index),  # the cache holds its index
     log:
         "logs/media/moca_frames.log",

@@ -13,7 +13,7 @@ for _b in BENCHMARKS:
             headline=generic_outputs(_b)["headline"],
         params:
             benchmark=_b,
-            out_dir=f"results/tables/{_b}",
+            out_dir=lambda wildcards, output: os.path.dirname(output.tables[0]),  # they all go in one folder
             categories={m: e["category"] for m, e in config["models"].items()},
             excluded={m: e.get("exclude_methods", {}) for m, e in config["models"].items()},
         log:

@@ -522,3 +522,27 @@ def test_infer_stops_when_every_call_failed_and_writes_nothing(tmp_path):
     assert isinstance(res.exception, SocialbenchError), res.output
     assert "models.down: all 1 calls failed" in str(res.exception)
     assert not (tmp_path / "p.jsonl").exists() and not (tmp_path / "s.json").exists()
+
+
+def test_infer_of_a_method_excluded_in_params_calls_nothing_and_records_the_reason(tmp_path):
+    from tests.helpers.moca_requests import write_png
+
+    write_png(tmp_path / "img.png")
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[str(tmp_path / "img.png")])])
+    params = tmp_path / "params.yaml"
+    params.write_text("seed: 0\nmodels:\n  r: {backend: random, exclude_methods: {direct: answers by chance only}}\n"
+                      "cache: {path: " + str(tmp_path / "c.sqlite") + "}\n")
+    res = runner.invoke(app, ["infer", "--instances", str(inst), "--model", "r", "--params", str(params),
+                              "--out", str(tmp_path / "p.jsonl"), "--stats", str(tmp_path / "s.json"),
+                              "--trace", str(tmp_path / "t.jsonl")])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (rec,) = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert rec["error"] == "excluded in params (models.r.exclude_methods.direct): answers by chance only"
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["excluded"] == "answers by chance only" and stats["requests"] == 0
+    assert not (tmp_path / "c.sqlite").exists()  # no cache opened, no call made
+
+
+def test_benchmarks_lists_each_registered_benchmark_with_its_methods():
+    res = runner.invoke(app, ["benchmarks"])
+    assert res.exit_code == 0 and "moca: methods direct" in res.output

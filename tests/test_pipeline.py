@@ -118,3 +118,80 @@ def test_snakemake_rerun_creates_no_new_mlflow_runs(pipeline_run):
     before = len(client.search_runs([exp.experiment_id]))
     run(["snakemake", "--cores", "2", "--forcerun", "moca_track"], work, env)
     assert len(client.search_runs([exp.experiment_id])) == before
+
+
+TOY_RULES = '''# toybench (test-only): its data stage; the shared stages come from rules/infer.smk and the rest.
+rule toybench_data:
+    output:
+        test="data/processed/toybench/test.jsonl",
+        dev="data/processed/toybench/dev.jsonl",
+    log:
+        "logs/data/toybench.log",
+    shell:
+        "socialbench demo --benchmark toybench --params params.yaml --out-dir data/processed/toybench > {log} 2>&1"
+
+
+BENCH["toybench"] = {
+    "instances": "data/processed/toybench/test.jsonl",
+    "dev": "data/processed/toybench/dev.jsonl",
+    "tables": ["accuracy.md"],
+    "outputs": {"data": ["data/processed/toybench/test.jsonl", "data/processed/toybench/dev.jsonl"]},
+}
+'''
+
+
+def toy_dvc_stages(stages):
+    """toybench's own DVC stages, as a benchmark adds them: the core list (the same in every
+    stage) plus its own package."""
+    core = [d for d in stages["moca_tables"]["deps"] if d.startswith("src/") and not d.startswith("src/socialbench/moca")]
+    code = core + ["src/socialbench/toybench"]
+    matrix = {"model": "${models}", "method": "${toybench.methods}"}
+    snk = "snakemake --quiet rules --cores 1 "
+    return {
+        "toybench_data": {"cmd": snk + "data/processed/toybench/test.jsonl", "deps": code, "params": ["toybench.n"],
+                          "outs": ["data/processed/toybench"]},
+        "toybench_infer": {"matrix": matrix, "cmd": snk + "results/predictions/toybench/${item.model}/${item.method}.jsonl",
+                           "deps": ["data/processed/toybench", *code], "params": ["seed", "models.${item.model}"],
+                           "outs": ["results/predictions/toybench/${item.model}/${item.method}.jsonl",
+                                    "results/traces/toybench/${item.model}/${item.method}.jsonl"]},
+        "toybench_score": {"matrix": matrix, "cmd": snk + "results/scores/toybench/${item.model}/${item.method}.json",
+                           "deps": ["data/processed/toybench", "results/predictions/toybench/${item.model}/${item.method}.jsonl", *code],
+                           "outs": ["results/scores/toybench/${item.model}/${item.method}.json"]},
+        "toybench_tables": {"cmd": snk + "results/metrics/toybench.json", "deps": ["results/scores/toybench", *code],
+                            "params": ["models", "toybench.methods"], "outs": ["results/tables/toybench"]},
+        "toybench_track": {"cmd": snk + "results/mlflow/toybench.json", "deps": ["results/scores/toybench", *code],
+                           "params": ["mlflow"], "outs": [{"results/mlflow/toybench.json": {"cache": False}}]},
+    }  # fmt: skip
+
+
+def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_the_shared_stages(pipeline_run):
+    # One package, one params section, one rules file and its own DVC stages: neither tool reruns
+    # anything of MoCA, and the shared infer/score/tables/track rules run the new benchmark.
+    import yaml
+
+    work, env, _ = pipeline_run
+    env = {**env, "PYTHONPATH": str(work / "src")}  # the copy's packages, toybench included
+    saved = {name: (work / name).read_text() for name in ("params.yaml", "dvc.yaml")}
+    shutil.copytree(Path(__file__).parent / "helpers" / "toybench", work / "src/socialbench/toybench")
+    (work / "rules/toybench.smk").write_text(TOY_RULES)
+    try:
+        (work / "params.yaml").write_text(saved["params.yaml"] + "\ntoybench:\n  methods: [direct]\n  n: 6\n")
+        dvc = yaml.safe_load(saved["dvc.yaml"])
+        dvc["stages"].update(toy_dvc_stages(dvc["stages"]))
+        (work / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
+        out = run(["dvc", "status", "--json"], work, env)
+        changed = set(json.loads(out[out.index("{"):]))
+        assert changed and all(s.startswith("toybench_") for s in changed), changed
+        dry = run(["snakemake", "-n", "--cores", "2"], work, env)
+        jobs = [line.split()[0] for line in dry.split("Job stats:", 1)[1].splitlines()[3:] if line.split()[:1]]
+        assert {"toybench_data", "toybench_infer", "toybench_score", "toybench_tables", "toybench_track"} <= set(jobs)
+        assert not [j for j in jobs if j.startswith("moca_")], dry
+        run(["snakemake", "--cores", "2", "results/mlflow/toybench.json"], work, env)
+        table = (work / "results/tables/toybench/accuracy.md").read_text()
+        assert all(f"| {m} | direct |" in table for m in ("random", "prior", "minilm"))
+        assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2", "results/mlflow/toybench.json"], work, env)
+    finally:
+        for name, text in saved.items():
+            (work / name).write_text(text)
+        shutil.rmtree(work / "src/socialbench/toybench")
+        (work / "rules/toybench.smk").unlink()

@@ -1,8 +1,8 @@
 """Builders of MoCA-shaped requests and a minimal cached run, for the backend and cache tests.
 
-``run_through_cache`` follows the runner's contract (socialbench.moca.infer.run_requests): look every
-request up, send only the misses through ``backend.complete_many``, store each response the moment it
-arrives. The tests use it to count the model calls a (re)run makes.
+``run_through_cache`` runs requests through the real runner's call loop (socialbench.runner.run_requests):
+every request looked up, only the misses sent through ``backend.complete_many``, each response stored
+the moment it arrives. The tests use it to count the model calls a (re)run makes.
 """
 
 from __future__ import annotations
@@ -111,19 +111,20 @@ def moca_request(i: int, images: Sequence[Part] = (), text: str | None = None, *
 
 def run_through_cache(backend: Backend, requests: Sequence[Request], cache: RequestCache, model: str = "m",
                       on_stored=None) -> tuple[list[Response], int]:  # fmt: skip
-    """Responses for all requests and the number sent to the backend (the misses)."""
-    identity = backend.identity()
-    keys = [cache_key(identity, r) for r in requests]
-    out: list[Response | None] = [cache.get(k) for k in keys]
-    todo = [i for i, r in enumerate(out) if r is None]
+    """Responses for all requests and the number sent to the backend (the misses), through the
+    real runner's call loop (``socialbench.runner.run_requests``); ``on_stored(index, response)``
+    is told of each response the moment the cache has stored it."""
+    from socialbench.runner import RunStats, run_requests
 
-    def on_result(j: int, response: Response) -> None:
-        i = todo[j]
-        out[i] = response
-        cache.put(keys[i], identity, requests[i], response, model)
-        if on_stored is not None:
-            on_stored(i, response)
+    if on_stored is not None:
+        keys = {cache_key(backend.identity(), r): i for i, r in enumerate(requests)}
+        put = cache.put
 
-    if todo:
-        backend.complete_many([requests[i] for i in todo], on_result)
-    return [r if r is not None else Response(text=None, error="no response") for r in out], len(todo)
+        def announcing_put(key, identity, request, response, model_name):
+            put(key, identity, request, response, model_name)
+            on_stored(keys[key], response)
+
+        cache.put = announcing_put
+    stats = RunStats()
+    responses, _ = run_requests(backend, list(requests), cache, backend.identity(), model, stats, progress=False)
+    return responses, stats.cache_misses

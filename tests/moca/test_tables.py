@@ -39,3 +39,13 @@ def test_excluded_methods_are_named_with_their_reason_under_the_tables():
     models = {"random": {"exclude_methods": {"codar": "a chance row cannot follow a chain"}}, "m": {}}
     assert "random + codar: not run (a chance row cannot follow a chain)" in excluded_note(models, ["direct", "codar"])
     assert excluded_note(models, ["direct"]) == ""
+
+
+def test_a_pair_excluded_in_params_has_no_row_and_no_headline_but_its_reason_under_the_table():
+    from socialbench.benchmark import get_benchmark
+
+    params = {"models": {"a": {"category": "baseline"}, "r": {"category": "baseline", "exclude_methods": {"direct": "chance only"}}},
+              "moca": {"methods": ["direct"]}}  # fmt: skip
+    files, headline = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}, ("r", "direct"): {"intent": SC}}, params)
+    assert "| r |" not in files["intent.md"] and "r: not run (chance only)" in files["intent.md"]
+    assert set(headline) == {"a.direct"}

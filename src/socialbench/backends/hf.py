@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Sequence
 
 import huggingface_hub
+
+from socialbench.backends.revision import resolve_revision
 import torch
 import transformers
 
@@ -98,28 +100,6 @@ def _generation_group(decoding: Decoding) -> Decoding:
     return group
 
 
-def _resolve_revision(model_id: str, offline: bool) -> str | None:
-    """A local folder's fingerprint, or the commit of a hub id: the one its local cache holds, else
-    (online) the one the hub names now, which the load then downloads. None when neither is known."""
-    folder = Path(model_id).expanduser()
-    if folder.is_dir():
-        return folder_fingerprint(folder)
-    try:
-        cached = huggingface_hub.try_to_load_from_cache(model_id, "config.json")
-    except (ValueError, OSError):  # not a valid hub id (a path that does not exist): load() names it
-        return None
-    if isinstance(cached, str):
-        parts = Path(cached).parts
-        if "snapshots" in parts:
-            return parts[parts.index("snapshots") + 1]
-    if offline:
-        return None
-    try:
-        return huggingface_hub.HfApi().model_info(model_id).sha
-    except Exception:  # noqa: BLE001 - no network, unknown id, rate limit: the load reports it
-        return None
-
-
 class HFBackend(Backend):
     #: Images, and videos as their sampled frames (no native clip, no audio).
     accepts: ClassVar[frozenset[str]] = frozenset({"image"})
@@ -157,7 +137,7 @@ class HFBackend(Backend):
         if self._resolved:
             return self._revision
         self.check_model_available()  # a model that cannot be there is named before anything runs
-        self._revision = _resolve_revision(str(self.spec.model_id), self.offline())
+        self._revision = resolve_revision(str(self.spec.model_id), self.offline())
         self._resolved = True
         if self._revision is not None and not self._revision.startswith("files:"):
             self.load_kwargs["revision"] = self._revision  # load exactly the commit in the key

@@ -54,7 +54,7 @@ from socialbench.backends.base import BackendContext, ModelSpec, Request, Respon
 from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
 from socialbench.errors import ConfigError, MissingDependency, SocialbenchError
-from socialbench.hashing import folder_fingerprint
+from socialbench.backends.revision import resolve_revision as _resolve
 
 log = logging.getLogger("socialbench.backends")
 
@@ -74,31 +74,8 @@ def _offline() -> bool:
 
 
 def resolve_revision(model_id: str, offline: bool | None = None) -> str | None:
-    """What an unpinned model is, as ``hf`` resolves it (hf.py ``_resolve_revision``): a local
-    folder's fingerprint (``files:...``), or the commit of a hub id that its local Hugging Face cache
-    holds or, online, that the hub names now. None when neither is known (or huggingface_hub is not
-    installed)."""
-    folder = Path(model_id).expanduser()
-    if folder.is_dir():
-        return folder_fingerprint(folder)
-    try:
-        import huggingface_hub
-    except ImportError:
-        return None
-    try:
-        cached = huggingface_hub.try_to_load_from_cache(model_id, "config.json")
-    except (ValueError, OSError):  # not a valid hub id
-        return None
-    if isinstance(cached, str):
-        parts = Path(cached).parts
-        if "snapshots" in parts:
-            return parts[parts.index("snapshots") + 1]
-    if _offline() if offline is None else offline:
-        return None
-    try:
-        return huggingface_hub.HfApi().model_info(model_id).sha
-    except Exception:  # noqa: BLE001 - no network, unknown id: vllm serve reports it
-        return None
+    """What an unpinned model is, as ``hf`` resolves it (``backends.revision``)."""
+    return _resolve(model_id, _offline() if offline is None else offline)
 
 
 class ServerFailed(SocialbenchError):

@@ -1,0 +1,1 @@
+"""MeetingToM: multimodal theory-of-mind questions on AMI meetings (data, mining, benchmark)."""

@@ -1,0 +1,1 @@
+"""AMI manual annotations (NXT XML): parsing (``nxt``), ``you`` events and candidate mining."""

@@ -1,0 +1,90 @@
+"""``socialbench meetingtom ...`` commands, invoked on the sub-app with typer's CliRunner."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from socialbench.errors import ConfigError, DataError
+from socialbench.io import read_jsonl_lines
+from socialbench.meetingtom.cli import meetingtom_app
+from tests.meetingtom.tiny_ami import MEETING
+
+runner = CliRunner()
+
+
+def records(path):
+    return [line.record for line in read_jsonl_lines(path)]
+
+
+def test_you_events_writes_one_json_line_per_event(ami_dir, tmp_path):
+    out = tmp_path / "you.jsonl"
+    res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(ami_dir), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert records(out) == [{"meeting": MEETING, "speaker": "A", "word_id": f"{MEETING}.A.words3",
+                             "start": 10.8, "end": 11.0, "addressee": "B"}]  # fmt: skip
+    assert "1 events from 1 meetings" in res.output
+
+
+def test_you_events_writes_parse_problems_when_asked(ami_dir, tmp_path):
+    problems = tmp_path / "problems.jsonl"
+    res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(ami_dir), "--out", str(tmp_path / "y.jsonl"), "--problems", str(problems)])
+    assert res.exit_code == 0, res.output
+    assert {r["kind"] for r in records(problems)} == {"missing_layer"}
+    assert set(records(problems)[0]) == {"meeting", "file", "element", "kind", "message"}
+
+
+def test_you_events_on_a_missing_folder_is_a_data_error(tmp_path):
+    res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(tmp_path / "nope"), "--out", str(tmp_path / "y.jsonl")])
+    assert isinstance(res.exception, DataError)  # the main CLI prints it as one line, exit status 2
+    assert not (tmp_path / "y.jsonl").exists()
+
+
+def test_you_events_strict_stops_at_an_annotation_error(ami_dir, tmp_path):
+    (ami_dir / f"dialogueActs/{MEETING}.A.dialog-act.xml").write_text("<nite:root")
+    res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(ami_dir), "--out", str(tmp_path / "y.jsonl"), "--strict"])
+    assert isinstance(res.exception, DataError)
+    assert "not well-formed" in str(res.exception) and f"{MEETING}.A.dialog-act.xml" in str(res.exception)
+
+
+def test_mine_writes_kept_candidates_and_a_report_of_rejected_ones(ami_dir, tmp_path):
+    out, report = tmp_path / "cand.jsonl", tmp_path / "rejected.jsonl"
+    res = runner.invoke(meetingtom_app, ["mine", "--ami", str(ami_dir), "--out", str(out), "--report", str(report)])
+    assert res.exit_code == 0, res.output
+    kept, rejected = records(out), records(report)
+    assert sorted({r["task"] for r in kept}) == ["consensus", "state", "you"]
+    assert all(r["reason"] is None for r in kept) and all(r["reason"] for r in rejected)
+
+
+def test_mine_one_task_only(ami_dir, tmp_path):
+    out = tmp_path / "cand.jsonl"
+    res = runner.invoke(meetingtom_app, ["mine", "--ami", str(ami_dir), "--out", str(out), "--report", str(tmp_path / "r.jsonl"), "--task", "you"])
+    assert res.exit_code == 0, res.output
+    assert {r["task"] for r in records(out)} == {"you"}
+
+
+def test_mine_unknown_task_is_a_config_error(ami_dir, tmp_path):
+    res = runner.invoke(meetingtom_app, ["mine", "--ami", str(ami_dir), "--out", str(tmp_path / "c.jsonl"), "--report", str(tmp_path / "r.jsonl"), "--task", "mood"])
+    assert isinstance(res.exception, ConfigError)
+
+
+def test_mine_output_is_byte_identical_on_a_rerun(ami_dir, tmp_path):
+    outs = []
+    for n in (1, 2):
+        out = tmp_path / f"c{n}.jsonl"
+        runner.invoke(meetingtom_app, ["mine", "--ami", str(ami_dir), "--out", str(out), "--report", str(tmp_path / f"r{n}.jsonl")])
+        outs.append(out.read_bytes() + (tmp_path / f"r{n}.jsonl").read_bytes())
+    assert outs[0] == outs[1]
+
+
+@pytest.mark.shared
+def test_you_events_on_the_real_annotations_match_the_function(real_ami, real_corpus, tmp_path):
+    from socialbench.meetingtom.ami.you_events import you_events
+
+    out = tmp_path / "you.jsonl"
+    some = ("IS1001a", "IS1003b")
+    res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(real_ami), "--out", str(out), "--meeting", some[0], "--meeting", some[1]])
+    assert res.exit_code == 0, res.output
+    expected = you_events([m for m in real_corpus.meetings if m.id in some])
+    assert len(expected) > 50
+    assert records(out) == [json.loads(json.dumps(e.as_dict())) for e in expected]
