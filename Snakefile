@@ -2,6 +2,13 @@
 # rules/<benchmark>.smk, the stages every benchmark shares in rules/<stage>.smk (one rule per
 # benchmark each), helpers in rules/common.smk (which validates params.yaml at load).
 
+# params.yaml is read by socialbench's strict loader first: a broken file stops here with the line and
+# column and the message `socialbench check-params` gives (Snakemake's own parse names neither).
+from socialbench.config import exit_if_unreadable
+
+exit_if_unreadable("params.yaml")
+
+
 configfile: "params.yaml"
 
 
@@ -13,9 +20,11 @@ for _benchmark in BENCHMARKS:
     include: f"rules/{_benchmark}.smk"
 
 
+include: "rules/moca_sources.smk"  # MoCA's real raw sources: no jobs unless params name some
 include: "rules/infer.smk"
 include: "rules/score.smk"
 include: "rules/tables.smk"
+include: "rules/viewer.smk"
 include: "rules/track.smk"
 include: "rules/version.smk"
 

@@ -44,7 +44,9 @@ _SOURCE, _ORIGINS = _config_sources()
 try:
     config.update(validate_params(config, source=_SOURCE, origins=_ORIGINS))
 except ConfigError as exc:
-    sys.exit(f"error: {exc}")
+    from socialbench.io import one_line
+
+    sys.exit(f"error: {one_line(exc)}")  # one line, capped: as `socialbench check-params` prints it
 # The stages read params.yaml (`--params params.yaml`), and DVC records params.yaml's values: an
 # override here would rerun jobs that then run, and record, params.yaml's values. Refused.
 _OVERRIDES = [label for label, _ in _ORIGINS[1:]]
@@ -91,6 +93,7 @@ def generic_outputs(benchmark):
         "tables": [f"results/tables/{benchmark}/{name}" for name in BENCH[benchmark]["tables"]],
         "headline": f"results/metrics/{benchmark}.json",
         "tracked": f"results/mlflow/{benchmark}.json",
+        "viewer": result_files("viewer", benchmark, ".html"),
     }
 
 
@@ -106,6 +109,19 @@ def all_outputs():
 def media_io_pairs(wildcards, input, output):
     # One --input/--output pair per split, in the same order.
     return " ".join(f"--input {i} --output {o}" for i, o in zip(input.instances, output.instances))
+
+
+def model_files(wildcards):
+    # Files a model entry names (the file backend's answers, options.path): a changed file reruns it.
+    path = (config["models"][wildcards.model].get("options") or {}).get("path")
+    return [path] if isinstance(path, str) else []
+
+
+def method_settings(benchmark, method):
+    """The benchmark section's settings of a method (method_options.<method>, and MoCA's answer
+    parsing): a rule param, so changing them reruns that method's jobs only."""
+    section = config[benchmark]
+    return {"options": (section.get("method_options") or {}).get(method, {}), "answer": section.get("answer")}
 
 
 def model_config(wildcards):

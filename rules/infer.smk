@@ -11,6 +11,7 @@ for _b in BENCHMARKS:
         input:
             instances=BENCH[_b]["instances"],
             dev=BENCH[_b]["dev"],
+            model_files=model_files,
             code=stage_code_of(f"{_b}_infer"),
         output:
             predictions=f"results/predictions/{_b}/{{model}}/{{method}}.jsonl",
@@ -19,6 +20,7 @@ for _b in BENCHMARKS:
         params:
             benchmark=_b,
             model=model_config,
+            method=lambda wildcards, b=_b: method_settings(b, wildcards.method),
             seed=config["seed"],
         log:
             f"logs/infer/{_b}_{{model}}_{{method}}.log",

@@ -3,6 +3,7 @@
 
 MOCA_SPLITS = ["test", "dev"]
 MOCA_SCENARIOS = ["affection", "intent", "stance"]
+from socialbench.moca.tables import output_files as moca_table_files  # every file the tables stage writes
 FRAME_CACHE = "data/interim/frames"
 
 
@@ -14,6 +15,7 @@ rule moca_demo_data:
     output:
         test="data/raw/moca_demo/test.jsonl",
         dev="data/raw/moca_demo/dev.jsonl",
+        human="data/raw/moca_demo/human.jsonl",  # a simulated annotator (the demo's human row)
         media=directory("data/raw/moca_demo/media"),
     params:
         seed=config["seed"],
@@ -80,9 +82,9 @@ rule moca_frames:
 BENCH["moca"] = {
     "instances": "data/processed/moca/test.jsonl",
     "dev": "data/processed/moca/dev.jsonl",
-    "tables": [f"{s}.{ext}" for s in MOCA_SCENARIOS for ext in ("md", "csv", "tex")] + ["all.md"],
+    "tables": moca_table_files(MOCA_SCENARIOS),  # tables, intervals, tests, figures/
     "outputs": {
-        "raw": expand("data/raw/moca_demo/{split}.jsonl", split=MOCA_SPLITS),
+        "raw": expand("data/raw/moca_demo/{split}.jsonl", split=MOCA_SPLITS) + ["data/raw/moca_demo/human.jsonl"],
         "raw_media": "data/raw/moca_demo/media",
         "interim": expand("data/interim/moca/{split}.jsonl", split=MOCA_SPLITS),
         "prepare_reports": expand("results/reports/moca_prepare_{split}.jsonl", split=MOCA_SPLITS),

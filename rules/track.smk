@@ -10,6 +10,7 @@ for _b in BENCHMARKS:
             scores=result_files("scores", _b, ".json"),
             predictions=result_files("predictions", _b, ".jsonl"),
             traces=result_files("traces", _b, ".jsonl"),
+            viewer=result_files("viewer", _b, ".html"),
             stats=result_files("runs", _b, ".stats.json"),
             instances=BENCH[_b]["instances"],
             tables=generic_outputs(_b)["tables"],
@@ -25,5 +26,6 @@ for _b in BENCHMARKS:
         shell:
             "socialbench track --benchmark {params.benchmark} --params params.yaml --instances {input.instances}"
             " --predictions-dir results/predictions/{params.benchmark} --stats-dir results/runs/{params.benchmark}"
-            " --traces-dir results/traces/{params.benchmark} --tables-dir results/tables/{params.benchmark}"
+            " --traces-dir results/traces/{params.benchmark} --viewer-dir results/viewer/{params.benchmark}"
+            " --tables-dir results/tables/{params.benchmark}"
             " --out {output.summary} {input.scores} > {log} 2>&1"

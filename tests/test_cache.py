@@ -455,3 +455,189 @@ def test_a_changed_audio_or_video_file_is_explained_as_such(cache, tmp_path):
     exp = cache.explain_miss(IDENTITY, moca_request(0, [b]), "m")
     assert [c.path for c in exp.changes] == ["messages[1].content[0].audio_sha256"]
     assert "audio bytes changed" in exp.summary()
+
+
+# ---- a full disk: the cache stays usable and a rerun continues (issue 12, point 3) -------------------
+from tests.test_paths import fill, mount_disk, small_disk  # noqa: E402,F401  (tmpfs disks the tests mount)
+
+
+@pytest.fixture
+def cache_disk(mount_disk):
+    """A 256 KiB disk: the cache's files take 40 KiB empty, then it holds about 7 big entries."""
+    return mount_disk("256k")
+
+
+def big_requests(n):
+    # ~3 KB of prompt per request: a 64 KiB disk holds a handful of entries
+    return [moca_request(i, text=f"Instance {i}: " + "a long transcript line. " * 120) for i in range(n)]
+
+
+def test_a_cache_that_fills_up_mid_run_stops_with_one_line_and_keeps_every_finished_call(cache_disk, server):
+    from socialbench.cache import CacheFull
+
+    path = cache_disk / "cache.sqlite"
+    requests = big_requests(40)
+    cache = RequestCache(path)
+    with pytest.raises(CacheFull) as exc:
+        run_through_cache(loopback_backend(server, concurrency=1), requests, cache)
+    cache.close()
+    message = str(exc.value)
+    assert "\n" not in message and message.startswith(f"{path}: the request cache cannot grow")
+    assert "no space left on the device" in message
+    stored = RequestCache.open_readonly(path)  # still a readable cache
+    kept = stored.stats()["entries"]
+    stored.close()
+    made = len(server.completions())
+    assert 0 < kept < 40 and made == kept + 1  # the run stopped at the call it could not store
+    assert not [p for p in cache_disk.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_rerun_after_freeing_space_makes_only_the_calls_not_stored(cache_disk, server):
+    from socialbench.cache import CacheFull
+
+    path = cache_disk / "cache.sqlite"
+    requests = big_requests(30)
+    with pytest.raises(CacheFull):
+        run_through_cache(loopback_backend(server, concurrency=1), requests, RequestCache(path))
+    stored_before = stored_instances(path)
+    kept = len(stored_before)
+    made_before = len(server.completions())
+    subprocess.run(["mount", "-o", "remount,size=4m", str(cache_disk)], check=True)  # space freed
+    cache = RequestCache(path)
+    out, called = run_through_cache(loopback_backend(server, concurrency=1), requests, cache)
+    cache.close()
+    again = [str(r.body["messages"][1]).split("Instance ", 1)[1].split(":", 1)[0] for r in server.completions()[made_before:]]
+    assert called == 30 - kept and len(again) == called and all(r.error is None for r in out)
+    assert sorted(map(int, again)) == sorted(set(range(30)) - stored_before)  # none repeated
+
+
+def stored_instances(path):
+    cache = RequestCache.open_readonly(path)
+    ids = {int(r[0].split("-")[1].split("/")[0]) for r in cache._conn().execute("SELECT request_id FROM calls")}
+    cache.close()
+    return ids
+
+
+def test_a_full_disk_costs_only_the_hit_count_when_reading(cache_disk):
+    path = cache_disk / "cache.sqlite"
+    cache = RequestCache(path)
+    req = moca_request(0)
+    cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="kept"), "m")
+    filler = fill(cache_disk)
+    assert cache.get(cache_key(IDENTITY, req)).text == "kept"  # no OperationalError on the hit count
+    cache.close()
+    filler.unlink()
+
+
+# ---- calls in flight shared across processes (issue 12, point 8) ------------------------------------
+def _share_run(url, n, cache_path, barrier, results):
+    barrier.wait()  # both pipelines start their run at the same moment
+    try:
+        spec = ModelSpec(name="m", backend="openai_compat", model_id="served", concurrency=4,
+                         options={"base_url": url, "timeout": 30})  # fmt: skip
+        out, called = run_through_cache(create_backend(spec), [moca_request(i) for i in range(n)], RequestCache(cache_path))
+        results.put((called, [r.text for r in out], [r.error for r in out]))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        results.put(repr(exc))
+
+
+def test_two_processes_on_one_cache_make_each_distinct_call_once(tmp_path):
+    import multiprocessing
+
+    n = 12
+    ctx = multiprocessing.get_context("fork")
+    with LoopbackServer("openai", latency_s=0.3) as srv:  # slow: the second run starts while calls are in flight
+        barrier, results = ctx.Barrier(2), ctx.Queue()
+        procs = [ctx.Process(target=_share_run, args=(srv.url, n, tmp_path / "c.sqlite", barrier, results)) for _ in range(2)]
+        for p in procs:
+            p.start()
+        got = [results.get(timeout=60) for _ in procs]
+        for p in procs:
+            p.join(30)
+        seen = [r.body["messages"][1] for r in srv.completions()]
+    assert all(isinstance(g, tuple) for g in got), got
+    assert len(seen) == n and len({str(s) for s in seen}) == n  # each distinct request reached the server once
+    assert got[0][0] + got[1][0] == n  # the calls were made once between them; the other run waited
+    assert got[0][1] == got[1][1] and not any(e for g in got for e in g[2])
+
+
+def _claim_row(path, key, pid, host=None, claimed_at=None):
+    import socket
+
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT OR REPLACE INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (?,?,?,?,?,?)",
+                 (key, f"other:{pid}", host or socket.gethostname(), pid, None, claimed_at or time.time()))
+    conn.commit()
+    conn.close()
+
+
+def test_a_claim_of_a_process_that_died_is_taken_over_and_called_here(tmp_path, server):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    path = tmp_path / "c.sqlite"
+    cache = RequestCache(path)
+    backend = loopback_backend(server)
+    _claim_row(path, cache_key(backend.identity(), moca_request(0)), dead.pid)
+    out, called = run_through_cache(backend, [moca_request(0)], cache)
+    cache.close()
+    assert called == 1 and out[0].error is None and len(server.completions()) == 1
+
+
+def test_a_call_a_live_process_claimed_is_waited_for_not_made_again(tmp_path, server):
+    path = tmp_path / "c.sqlite"
+    cache = RequestCache(path)
+    backend = loopback_backend(server)
+    req = moca_request(0)
+    key = cache_key(backend.identity(), req)
+    claimant = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        _claim_row(path, key, claimant.pid)
+
+        def claimant_finishes():  # the other run stores its answer half a second later
+            time.sleep(0.5)
+            other = RequestCache(path)
+            other.put(key, backend.identity(), req, Response(text='{"from": "the other run"}'), "m")
+            other.close()
+
+        threading.Thread(target=claimant_finishes).start()
+        out, called = run_through_cache(backend, [req], cache)
+    finally:
+        claimant.kill()
+        claimant.wait()
+    cache.close()
+    assert out[0].text == '{"from": "the other run"}' and out[0].cached and called == 0
+    assert server.completions() == []
+
+
+def test_a_claimant_killed_while_waited_for_is_taken_over(tmp_path, server):
+    path = tmp_path / "c.sqlite"
+    cache = RequestCache(path)
+    backend = loopback_backend(server)
+    claimant = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    _claim_row(path, cache_key(backend.identity(), moca_request(0)), claimant.pid)
+    threading.Timer(0.5, claimant.kill).start()  # kill -9 of the other run, its call unfinished
+    out, called = run_through_cache(backend, [moca_request(0)], cache)
+    claimant.wait()
+    cache.close()
+    assert called == 1 and out[0].error is None and len(server.completions()) == 1
+
+
+def test_a_claim_from_another_host_is_taken_over_once_older_than_its_ttl(tmp_path, server):
+    from socialbench.cache import CLAIM_TTL_S
+
+    path = tmp_path / "c.sqlite"
+    cache = RequestCache(path)
+    backend = loopback_backend(server)
+    _claim_row(path, cache_key(backend.identity(), moca_request(0)), 1, host="elsewhere", claimed_at=time.time() - CLAIM_TTL_S - 1)
+    _, called = run_through_cache(backend, [moca_request(0)], cache)
+    cache.close()
+    assert called == 1
+
+
+def test_claims_are_released_when_the_run_stops(tmp_path, server):
+    server.scripted.extend([Fault(status=400)])  # the call fails for good: not stored, claim given up
+    path = tmp_path / "c.sqlite"
+    cache = RequestCache(path)
+    run_through_cache(loopback_backend(server, concurrency=1), [moca_request(0), moca_request(1)], cache)
+    assert cache._conn().execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+    cache.close()

@@ -9,6 +9,13 @@ from tests.conftest import make_instance
 runner = CliRunner()
 
 
+def media_in(folder):
+    """prepare's --params allowing media in ``folder`` (media must lie in data/ or media.allowed_roots)."""
+    params = folder / "media-params.yaml"
+    params.write_text(f"media: {{allowed_roots: [{json.dumps(str(folder))}]}}\n")
+    return ["--params", str(params)]
+
+
 def write_jsonl(path, records):
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
@@ -24,7 +31,8 @@ def test_score_command_writes_metrics_per_scenario(tmp_path):
     assert res.exit_code == 0, res.output
     scores = json.loads(out.read_text())
     assert scores["intent"]["holis"] == 100.0 and scores["stance"]["holis"] == 0.0
-    assert set(scores["intent"]) == {"label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate", "n"}
+    assert set(scores["intent"]) == {"label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate", "n",
+                                     "media_errors"}
 
 
 def test_score_command_takes_a_taxonomy_file(tmp_path):
@@ -46,7 +54,7 @@ def test_prepare_drops_bad_records_into_the_report(tmp_path):
     raw = write_jsonl(tmp_path / "raw.jsonl", [make_instance("ok", media=[str(img)]), make_instance("bad", media=[str(img)], scenario="intent", label="happy"),
                                               make_instance("nomedia", media=[str(tmp_path / "missing.png")])])
     out, report = tmp_path / "out.jsonl", tmp_path / "dropped.jsonl"
-    res = runner.invoke(app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report)])
+    res = runner.invoke(app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)])
     assert res.exit_code == 0, res.output
     assert [json.loads(l)["id"] for l in out.read_text().splitlines()] == ["ok"]
     dropped = {d["id"]: d for d in map(json.loads, report.read_text().splitlines())}
@@ -182,7 +190,7 @@ def cli_params(tmp_path):
 
 def metrics(holis=10.0, n=3):
     return {"label": 50.0, "subject": 50.0, "target": 50.0, "mechanism": 50.0, "dyad": 25.0, "faith": None,
-            "holis": holis, "c_sem_dyad": None, "invalid_rate": 0.0, "n": n}  # fmt: skip
+            "holis": holis, "c_sem_dyad": None, "invalid_rate": 0.0, "n": n, "media_errors": 0}  # fmt: skip
 
 
 def score_file(tmp_path, model, content, method="direct"):
@@ -202,8 +210,9 @@ def test_tables_writes_every_scenario_from_good_score_files(tmp_path):
     b = score_file(tmp_path, "b", {"intent": metrics(20.0), "stance": metrics()})
     res = runner.invoke(app, tables_args(tmp_path, a, b))
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == [
-        "all.md", "intent.csv", "intent.md", "intent.tex", "stance.csv", "stance.md", "stance.tex"]  # fmt: skip
+    from socialbench.moca.tables import output_files
+
+    assert {p.name for p in (tmp_path / "tables").iterdir()} == {f.split("/")[0] for f in output_files(["intent", "stance"])}
     assert set(json.loads((tmp_path / "head.json").read_text())) == {"a.direct", "b.direct"}
 
 
@@ -389,7 +398,8 @@ def test_prepare_that_keeps_nothing_fails_after_writing_the_drop_report(tmp_path
     raw = write_jsonl(tmp_path / "raw.jsonl", [make_instance("a", media=[str(tmp_path / "zero.png")]),
                                                make_instance("b", media=[str(tmp_path / "gone.png")])])  # fmt: skip
     out, report = tmp_path / "o.jsonl", tmp_path / "r.jsonl"
-    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report)])
+    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report),
+                                                  *media_in(tmp_path)])  # fmt: skip
     assert code == 2 and "no record passed validation: all 2 were dropped" in err and str(report) in err
     assert not out.exists()
     dropped = [json.loads(line) for line in report.read_text().splitlines()]
@@ -409,7 +419,7 @@ def test_prepare_drops_an_unparsable_line_and_keeps_the_rest(tmp_path):
     raw = tmp_path / "raw.jsonl"
     raw.write_text(json.dumps(make_instance("a", media=[img])) + "\n{not json\n" + json.dumps(make_instance("b", media=[img])) + "\n")
     out, report = tmp_path / "o.jsonl", tmp_path / "r.jsonl"
-    res = runner.invoke(app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report)])
+    res = runner.invoke(app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)])
     assert res.exit_code == 0, res.output
     assert "kept 2, dropped 1" in res.output
     (entry,) = [json.loads(line) for line in report.read_text().splitlines()]
@@ -432,7 +442,10 @@ def _infer_args(tmp_path, instances, *extra):
 def test_infer_with_an_unknown_method_lists_the_known_methods(tmp_path, monkeypatch, capsys, repo_root):
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[_png(tmp_path / "img.png")])])
     code, err = _main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--method", "cot", "--params", str(repo_root / "params.yaml")))
-    assert code == 2 and err.strip() == "error: benchmark moca: unknown method 'cot'; known methods: direct"
+    from socialbench.benchmark import get_benchmark
+
+    known = ", ".join(get_benchmark("moca").method_names())
+    assert code == 2 and err.strip() == f"error: benchmark moca: unknown method 'cot'; known methods: {known}"
 
 
 def test_infer_on_an_empty_instances_file_exits_2(tmp_path, monkeypatch, capsys, repo_root):
@@ -537,7 +550,7 @@ def test_infer_of_a_method_excluded_in_params_calls_nothing_and_records_the_reas
                               "--trace", str(tmp_path / "t.jsonl")])  # fmt: skip
     assert res.exit_code == 0, res.output
     (rec,) = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
-    assert rec["error"] == "excluded in params (models.r.exclude_methods.direct): answers by chance only"
+    assert rec["error"] == "excluded in params (models.r): answers by chance only"
     stats = json.loads((tmp_path / "s.json").read_text())
     assert stats["excluded"] == "answers by chance only" and stats["requests"] == 0
     assert not (tmp_path / "c.sqlite").exists()  # no cache opened, no call made
@@ -545,4 +558,21 @@ def test_infer_of_a_method_excluded_in_params_calls_nothing_and_records_the_reas
 
 def test_benchmarks_lists_each_registered_benchmark_with_its_methods():
     res = runner.invoke(app, ["benchmarks"])
-    assert res.exit_code == 0 and "moca: methods direct" in res.output
+    lines = dict(line.split(": methods ", 1) for line in res.output.splitlines())
+    assert res.exit_code == 0 and "direct" in lines["moca"].split(", ") and "codar" in lines["moca"].split(", ")
+
+
+def test_infer_gives_the_methods_the_answer_options_of_params(tmp_path):
+    from tests.helpers.moca_requests import write_png
+
+    write_png(tmp_path / "img.png")
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[str(tmp_path / "img.png")])])
+    answer = json.dumps({"mechanism": "expressive aggression", "label": "mock", "subject": "subject0", "target": "target0"})
+    params = tmp_path / "params.yaml"
+    params.write_text("seed: 0\nmoca: {answer: {code_fence: tolerate}}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
+                      "models:\n  s: {backend: scripted, options: {default: " + json.dumps("```json\n" + answer + "\n```") + "}}\n")
+    res = runner.invoke(app, ["infer", "--instances", str(inst), "--model", "s", "--params", str(params),
+                              "--out", str(tmp_path / "p.jsonl"), "--stats", str(tmp_path / "s.json")])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (rec,) = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert rec["label"] == "mock" and rec["error"] is None  # the fence was tolerated, as params say

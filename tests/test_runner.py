@@ -141,13 +141,46 @@ def test_video_instance_without_frames_stops_the_run_naming_file_record_and_fiel
     assert backend.calls == []  # no request went out
 
 
-def test_missing_image_at_inference_is_a_data_error_of_field_media(tmp_path):
+def test_missing_image_at_inference_is_answered_without_a_call_and_the_others_run(tmp_path):
     spec, backend = scripted(GOOD)
-    insts = [make_instance("a", media=[str(tmp_path / "gone.png")])]
-    with pytest.raises(DataError) as exc:
-        predict(insts, spec, RequestCache(tmp_path / "c.sqlite"), backend, source="test.jsonl")
-    assert (exc.value.path, exc.value.record, exc.value.field) == ("test.jsonl", "a", "media")
-    assert "image file not found" in str(exc.value) and "gone.png" in str(exc.value)
+    insts = instances(tmp_path, 1) + [make_instance("a", media=[str(tmp_path / "gone.png")])]
+    recs, stats = predict(insts, spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    gone = next(r for r in recs if r["id"] == "a")
+    assert gone["error"].startswith("media: image file not found") and "gone.png" in gone["media_error"]
+    assert gone["label"] is None and gone["slots"] and gone["request_key"] is None
+    assert backend.calls == ["i0/direct/answer"] and stats.requests == 1
+
+
+def test_an_instance_marked_media_error_is_kept_and_answered_without_a_call(tmp_path):
+    spec, backend = scripted(GOOD)
+    insts = [make_instance("v", modality="video_text", transcript="A: hi", media_error="clip.mp4: truncated")]
+    recs, stats = predict(insts, spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert recs[0]["error"] == "media: clip.mp4: truncated" and recs[0]["media_error"] == "clip.mp4: truncated"
+    assert backend.calls == [] and stats.requests == 0
+
+
+def test_the_constrained_variant_sends_the_enum_schema_under_its_own_name(tmp_path):
+    spec, backend = scripted(GOOD)
+    cache = RequestCache(tmp_path / "c.sqlite")
+    recs, _ = predict(instances(tmp_path, 1), spec, cache, backend, method="direct_constrained")
+    assert backend.calls == ["i0/direct_constrained/answer"]
+    assert recs[0]["method"] == "direct_constrained" and recs[0]["label"] == "mock"
+    _, again = scripted(GOOD)
+    predict(instances(tmp_path, 1), spec, cache, again)  # direct: JSON mode, a request of its own
+    assert again.calls == ["i0/direct/answer"]
+
+
+def test_a_fenced_answer_is_invalid_by_default_and_parsed_when_params_tolerate_it(tmp_path):
+    fenced = "```json\n" + GOOD + "\n```"
+    spec, backend = scripted(fenced)
+    cache = RequestCache(tmp_path / "c.sqlite")
+    strict, _ = predict(instances(tmp_path, 1), spec, cache, backend)
+    assert strict[0]["label"] is None and "code fence" in strict[0]["error"]
+    bench = get_benchmark("moca")
+    method = bench.method("direct", spec, 1, bench.method_settings({"answer": {"code_fence": "tolerate"}}, "direct"))
+    tolerant, _, stats = run_method(bench, method, instances(tmp_path, 1), spec=spec, cache=cache, seed=1, backend=backend,
+                                    progress=False)  # fmt: skip
+    assert tolerant[0]["label"] == "mock" and tolerant[0]["error"] is None and stats.cache_hits == 1
 
 
 def test_bad_instance_stops_the_run_before_the_backend_starts(tmp_path, monkeypatch):
@@ -259,3 +292,19 @@ def test_kill_9_in_the_middle_of_a_chain_resumes_without_repeating_a_finished_ca
     assert after.count("Answe") == n and after.count("Check") <= n
     assert stats.cache_hits >= n and len(records) == n
     assert all([c["stage"] for c in t["calls"]] == ["notes", "check", "answer"] for t in traces)
+
+
+def test_a_methods_run_summary_goes_into_the_run_accounting(tmp_path, monkeypatch):
+    from tests.helpers.toybench.methods.chain import Chain
+
+    monkeypatch.setattr(Chain, "summary", lambda self, finals: {"revised": float(sum(f.trace["revised"] for f in finals))},
+                        raising=False)  # fmt: skip
+    spec, backend = scripted('{"answer": "red"}', responses={"toy-test-000/chain/check": "REJECTED: vague"})
+    _, _, stats = toy("chain", spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert stats.method == {"revised": 1.0} and stats.as_dict()["method"] == {"revised": 1.0}
+
+
+def test_a_method_without_a_summary_leaves_it_empty(tmp_path):
+    spec, backend = scripted(GOOD)
+    _, stats = predict(instances(tmp_path, 1), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert stats.method == {}

@@ -250,3 +250,41 @@ def test_runs_a_killed_track_left_running_are_marked_killed_by_the_next(tmp_path
     out = log_evaluations([ev], uri, "exp", arts)
     status = {r.info.run_id: r.info.status for r in runs_of(uri)}
     assert {status[r.info.run_id] for r in left} == {"KILLED"} and status[out["new"][0]] == "FINISHED"
+
+
+def test_a_methods_run_summary_and_stage_use_are_logged_as_numbers(tmp_path):
+    from socialbench.tracking import _prepare
+
+    ev = evaluation(tmp_path)
+    ev["stats"] = {**ev["stats"], "method": {"acceptance_rate": 0.5, "note": "x"},
+                   "stages": {"checker": {"calls": 4, "cost_usd": 0.25}}}  # fmt: skip
+    stats = _prepare(ev)["stats"]
+    assert stats["method.acceptance_rate"] == 0.5 and "method.note" not in stats
+    assert stats["stage.checker.calls"] == 4.0 and stats["stage.checker.cost_usd"] == 0.25
+
+
+@pytest.mark.slow
+def test_tables_and_figures_are_artifacts_of_the_parent_run_and_an_unchanged_rerun_logs_nothing(tmp_path, store):
+    uri, arts = store
+    (tmp_path / "tables" / "figures").mkdir(parents=True)
+    table, figure = tmp_path / "tables" / "intent.md", tmp_path / "tables" / "figures" / "fig9.png"
+    table.write_text("| a |\n")
+    figure.write_bytes(b"\x89PNG")
+    files = [(table, "tables"), (figure, "tables/figures")]
+    first = log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts, artifacts=files)
+    from mlflow.tracking import MlflowClient
+
+    logged = MlflowClient(uri).list_artifacts(first["parent"], "tables")
+    assert {a.path for a in logged} == {"tables/intent.md", "tables/figures"}
+    assert log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts, artifacts=files)["parent"] is None
+
+
+@pytest.mark.slow
+def test_changed_tables_get_a_new_parent_run_even_when_every_evaluation_is_unchanged(tmp_path, store):
+    uri, arts = store
+    table = tmp_path / "intent.md"
+    table.write_text("old\n")
+    log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts, artifacts=[(table, "tables")])
+    table.write_text("new\n")
+    out = log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts, artifacts=[(table, "tables")])
+    assert out["parent"] and out["new"] == [] and len(out["existing"]) == 1

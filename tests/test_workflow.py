@@ -102,6 +102,11 @@ def dvc_stages():
     return yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
 
 
+def stage_body(stage):
+    spec = dvc_stages()[stage]
+    return spec.get("do", spec)  # a foreach stage keeps its definition under `do`
+
+
 def stage_entries(stage):
     """The stage's entry modules: the core and its benchmark's package; an infer stage's methods
     and templates only for the one method it runs (here: every method, one at a time)."""
@@ -120,7 +125,7 @@ def covered(deps, path):
 
 @pytest.mark.parametrize("stage", sorted(dvc_stages()))
 def test_each_dvc_stage_depends_on_the_code_its_outputs_come_from(stage):
-    raw = [str(d) for d in dvc_stages()[stage]["deps"] if str(d).startswith("src/")]
+    raw = [str(d) for d in stage_body(stage)["deps"] if str(d).startswith("src/")]
     for method, entries in stage_entries(stage).items():
         deps = [d.replace("${item.method}", method) if method else d for d in raw]
         missing = sorted(str(module_file(m).relative_to(REPO)) for m in import_closure(entries)
@@ -131,7 +136,7 @@ def test_each_dvc_stage_depends_on_the_code_its_outputs_come_from(stage):
 @pytest.mark.parametrize("stage", sorted(dvc_stages()))
 def test_a_dvc_stage_depends_on_no_other_benchmark_nor_on_other_methods(stage):
     bench = stage.split("_", 1)[0]
-    deps = [str(d) for d in dvc_stages()[stage]["deps"] if str(d).startswith("src/")]
+    deps = [str(d) for d in stage_body(stage)["deps"] if str(d).startswith("src/")]
     others = [b for b in benchmark_packages() if b != bench]
     assert not [d for d in deps if any(d.startswith(f"src/socialbench/{o}") for o in others)]
     assert not [d for d in deps if d.rstrip("/") in (f"src/socialbench/{bench}", f"src/socialbench/{bench}/methods",
@@ -148,3 +153,10 @@ def test_a_valid_override_is_refused_because_the_stages_read_params_yaml(tmp_pat
     proc = snakemake("-n", "--config", "seed=5")
     assert proc.returncode != 0
     assert "error: --config: overrides are not supported" in proc.stderr and "edit params.yaml" in proc.stderr
+
+
+def test_dvc_yaml_code_deps_are_what_the_generator_writes():
+    # scripts/dvc_code_deps.py writes every stage's code deps from the package layout; a new module
+    # must reach dvc.yaml (and so Snakemake's rule inputs) by rerunning it.
+    proc = subprocess.run([sys.executable, "scripts/dvc_code_deps.py", "--check"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

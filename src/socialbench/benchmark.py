@@ -77,6 +77,11 @@ class Method(abc.ABC):
         its :class:`Final` answer. An instance that cannot become a request (its media missing) is
         an :class:`InstanceInputError`."""
 
+    def summary(self, finals: list[Final]) -> dict[str, float]:
+        """Numbers about the whole run that only the method knows (revisions, acceptance...); the
+        runner stores them in ``RunStats.method`` and tracking logs them as ``method.<key>``."""
+        return {}
+
     # ---- helpers -----------------------------------------------------------------------------
     def template(self, name: str) -> str:
         return self.benchmark.template(self.name, name)
@@ -149,6 +154,11 @@ class Benchmark(abc.ABC):
         cls.name = name
         return cls
 
+    def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
+        """What ``method`` gets as ``Method.settings`` from the benchmark's params section:
+        ``method_options.<method>``; a benchmark may add benchmark-wide options (MoCA: ``answer``)."""
+        return dict((section.get("method_options") or {}).get(method) or {})
+
     def method(self, name: str, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None) -> Method:
         return self.method_class(name)(self, spec, seed, settings)
 
@@ -176,14 +186,41 @@ class Benchmark(abc.ABC):
         """A score file read back and checked (tables and tracking read them)."""
         raise SocialbenchError(f"benchmark {self.name!r} does not read score files")
 
-    def tables(self, scores: dict[tuple[str, str], dict[str, Any]], params: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
-        """``({file name: text}, headline metrics)`` from the scores of every (model, method)."""
+    #: Whether :meth:`tables` takes per-instance data (``instances``, ``predictions``) when the tables
+    #: command is given ``--instances`` and ``--predictions-dir`` (intervals, paired tests).
+    tables_per_instance: ClassVar[bool] = False
+
+    def tables(self, scores: dict[tuple[str, str], dict[str, Any]], params: dict[str, Any],
+               instances: list[dict[str, Any]] | None = None,
+               predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+               ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
+        """``({file name: text, or bytes for a figure; names may hold a folder}, headline metrics)`` from
+        the scores of every (model, method); with ``tables_per_instance``, also the instances and each
+        pair's ``(source, prediction records)``, when the command has them."""
         raise SocialbenchError(f"benchmark {self.name!r} has no tables")
 
     def provenance(self, method: str) -> dict[str, Any]:
         """What its predictions depend on besides the data files and the code (hashes of prompts,
         taxonomies...), recorded by infer and logged by track. ``prompt_template_sha256`` at least."""
         return {"prompt_template_sha256": self.prompt_hash(method)}
+
+    def viewer_rows(self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]],
+                    traces: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        """What the trace viewer shows of each instance (one row each; keys in ``viewer.ROW_KEYS``);
+        predictions and traces by id. Default: fields the prediction shares with the instance."""
+        from socialbench.viewer import default_rows
+
+        return default_rows(instances, predictions, traces)
+
+
+def excluded(entry: dict[str, Any], benchmark: str, method: str) -> str | None:
+    """Why params exclude a (model, method) pair of a benchmark, or None: the model runs on other
+    benchmarks only (``benchmarks:``), or it excludes the method (``exclude_methods:``). Such a pair
+    calls no model; its records say why, and the tables show the reason instead of a row."""
+    only = entry.get("benchmarks")
+    if only is not None and benchmark not in only:
+        return f"runs on {', '.join(only) or 'no benchmark'} only (benchmarks in params)"
+    return (entry.get("exclude_methods") or {}).get(method)
 
 
 # ---- registry ---------------------------------------------------------------------------------

@@ -6,23 +6,36 @@ and the decoding parameters. Each entry keeps the answer with its finish reason,
 max_tokens replayed from the cache is still marked truncated. Each finished call is committed at once,
 so a killed run loses only the calls that were in flight. The cache lives outside DVC outs: DVC
 deleting a stage's outputs costs no calls.
+
+Calls in flight are shared across processes (two pipelines on one cache): a process claims the keys
+it is about to call in the ``claims`` table (:meth:`RequestCache.share_calls`); another process that
+needs the same key waits for the answer instead of calling again, and takes the claim over when its
+claimant died (same host: the process is gone; another host: the claim is older than
+:data:`CLAIM_TTL_S`). A cache that fills up (no space left) stays usable: the call being stored is
+lost, every earlier one is kept, and the run stops with :class:`CacheFull`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import secrets
+import socket
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from filelock import FileLock
 
 from socialbench.backends.base import Request, Response
-from socialbench.errors import DataError
+from socialbench.errors import DataError, SocialbenchError
 from socialbench.hashing import canonical_json, sha256_bytes
+
+log = logging.getLogger("socialbench.cache")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -38,7 +51,68 @@ CREATE TABLE IF NOT EXISTS calls (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS calls_request ON calls(model, request_id);
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    pid_started TEXT,
+    claimed_at REAL NOT NULL
+);
 """
+
+#: A claim made on another host is taken over when older than this (its process cannot be asked).
+CLAIM_TTL_S = 3600.0
+#: How often a process waiting for another's calls looks again.
+CLAIM_POLL_S = 0.2
+
+
+class CacheFull(SocialbenchError):
+    """No space left for the request cache: what was stored stays, the cache stays usable."""
+
+    def __init__(self, path: str | Path, detail: str):
+        super().__init__(f"{path}: the request cache cannot grow ({detail}): no space left on the device; every call"
+                         " finished before this one is stored, so a rerun after freeing space continues from them")  # fmt: skip
+
+
+def _is_full(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("full" in text or "disk i/o" in text)
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """Fields 3.. of /proc/<pid>/stat (Linux; state first), None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].decode().split()
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+
+
+def _process_started(pid: int) -> str | None:
+    """When a process started (Linux: clock ticks since boot, /proc/<pid>/stat field 22), so a
+    reused pid is not taken for the claimant; None where unknown."""
+    fields = _proc_stat(pid)
+    return fields[19] if fields and len(fields) > 19 else None
+
+
+def _alive(host: str, pid: int, started: str | None, claimed_at: float, now: float) -> bool:
+    """Whether a claimant may still be making its calls. Claims are shared across processes: one of
+    this process (an earlier run in it that stopped) is stale."""
+    if host != socket.gethostname():
+        return now - claimed_at < CLAIM_TTL_S
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, another user's
+    fields = _proc_stat(pid)
+    if fields and fields[0] in ("Z", "X"):
+        return False  # killed, not yet reaped by its parent
+    return started is None or fields is None or len(fields) <= 19 or fields[19] == started
 
 
 def key_parts(identity: dict[str, Any], request: Request) -> dict[str, Any]:
@@ -72,6 +146,7 @@ class RequestCache:
         self.hits = 0
         self.misses = 0
         self._columns: set[str] | None = None  # known only when opened read-only (else migrated)
+        self._token = secrets.token_hex(6)  # this cache object's part of its claims' owner
         if readonly:
             self._check_readonly()
             return
@@ -86,6 +161,8 @@ class RequestCache:
                 _migrate(conn)
             except sqlite3.DatabaseError as exc:
                 self.close()
+                if _is_full(exc):
+                    raise CacheFull(self.path, str(exc)) from exc
                 raise DataError(
                     str(self.path), f"the request cache cannot be opened ({exc}); it only saves model calls,"
                     " so move it aside (the next run starts a new one and repeats the calls)",
@@ -164,19 +241,41 @@ class RequestCache:
                             finish_reason=row[4])  # fmt: skip
         if not self.readonly:
             # How often each entry saved a call (shown by `socialbench cache stats`).
-            self._conn().execute(
-                "UPDATE calls SET hit_count = hit_count + 1, last_hit_at = ? WHERE key = ?", (time.time(), key)
-            )
+            try:
+                self._conn().execute(
+                    "UPDATE calls SET hit_count = hit_count + 1, last_hit_at = ? WHERE key = ?", (time.time(), key)
+                )
+            except sqlite3.OperationalError as exc:
+                if not _is_full(exc):
+                    raise  # a full disk costs only the count: the answer is there
         return response
 
     def put(self, key: str, identity: dict[str, Any], request: Request, response: Response, model: str) -> None:
         """Store a successful call, with its finish reason (a truncated answer stays marked
-        truncated when replayed). Failed calls are not cached, so a rerun tries them again."""
+        truncated when replayed). Failed calls are not cached, so a rerun tries them again. This
+        process's claim on the key is released either way. No space left is :class:`CacheFull`
+        (nothing of this call is stored; every earlier call is)."""
         if response.error is not None:
+            self.release([key])
             return
         if self.readonly:
             raise RuntimeError(f"{self.path}: the request cache was opened read-only")
-        self._conn().execute(
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            self._insert(conn, key, identity, request, response, model)
+            conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self._owner()))
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if _is_full(exc):
+                raise CacheFull(self.path, str(exc)) from exc
+            raise
+
+    def _insert(self, conn: sqlite3.Connection, key: str, identity: dict[str, Any], request: Request,
+                response: Response, model: str) -> None:  # fmt: skip
+        conn.execute(
             "INSERT OR REPLACE INTO calls(key, backend, model, request_id, key_parts, text, input_tokens,"
             " output_tokens, latency_s, created_at, finish_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -193,6 +292,92 @@ class RequestCache:
                 response.finish_reason,
             ),
         )
+
+    # ---- calls in flight, shared across processes ---------------------------------------------------
+    def _owner(self) -> str:
+        return f"{socket.gethostname()}:{os.getpid()}:{self._token}"
+
+    def _claim(self, keys: Sequence[str]) -> tuple[set[str], set[str], dict[str, str]]:
+        """In one transaction: (keys now claimed by this cache object, keys already stored, keys a live
+        claimant holds -> its owner). A claim of a dead claimant is taken over."""
+        conn = self._conn()
+        me, host, pid = self._owner(), socket.gethostname(), os.getpid()
+        mine: set[str] = set()
+        stored: set[str] = set()
+        theirs: dict[str, str] = {}
+        now = time.time()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for key in dict.fromkeys(keys):
+                if conn.execute("SELECT 1 FROM calls WHERE key = ?", (key,)).fetchone() is not None:
+                    stored.add(key)
+                    continue
+                row = conn.execute("SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = ?",
+                                   (key,)).fetchone()  # fmt: skip
+                if row is not None and row[0] != me and _alive(row[1], row[2], row[3], row[4], now):
+                    theirs[key] = row[0]
+                    continue
+                if row is not None and row[0] != me:
+                    log.info("request cache: taking over call %s from %s, which is gone", key[:12], row[0])
+                conn.execute("INSERT OR REPLACE INTO claims(key, owner, host, pid, pid_started, claimed_at)"
+                             " VALUES (?,?,?,?,?,?)", (key, me, host, pid, _process_started(pid), now))  # fmt: skip
+                mine.add(key)
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if _is_full(exc):
+                raise CacheFull(self.path, str(exc)) from exc
+            raise
+        return mine, stored, theirs
+
+    def release(self, keys: Sequence[str]) -> None:
+        """Give up this cache object's claims on ``keys`` (a call that failed, or was never made)."""
+        if self.readonly or not keys:
+            return
+        owner = self._owner()
+        try:
+            self._conn().executemany("DELETE FROM claims WHERE key = ? AND owner = ?", [(k, owner) for k in keys])
+        except sqlite3.OperationalError as exc:
+            if not _is_full(exc):
+                raise
+            # A full disk can refuse even a delete (WAL): the claim then dies with this process.
+
+    def share_calls(self, keys: Sequence[str], call: Callable[[list[int]], None],
+                    on_shared: Callable[[int, Response], None], poll_s: float = CLAIM_POLL_S) -> None:  # fmt: skip
+        """Make the calls for ``keys`` (cache misses) once across every process that uses this cache.
+
+        ``call(indices)`` makes the calls this process claimed (indices into ``keys``); each answer
+        must be stored with :meth:`put`, which releases its claim. Keys another live process has
+        claimed are waited for: ``on_shared(index, response)`` gets each answer as that process
+        stores it. A claim whose process died (or that was released after a failed call) is taken
+        over and called here. Claims still held when this returns or raises are released."""
+        pending = list(range(len(keys)))
+        waited_on: set[str] = set()
+        try:
+            while pending:
+                mine, stored, theirs = self._claim([keys[i] for i in pending])
+                for i in pending:
+                    if keys[i] in stored:
+                        hit = self.get(keys[i])
+                        if hit is not None:
+                            on_shared(i, hit)
+                ours = [i for i in pending if keys[i] in mine]
+                if ours:
+                    try:
+                        call(ours)
+                    finally:
+                        self.release(sorted(mine))  # those put() stored are gone already
+                new = set(theirs.values()) - waited_on
+                if new:
+                    log.info("request cache: waiting for %d call(s) that another run is making (%s)",
+                             len(theirs), ", ".join(sorted(new)))  # fmt: skip
+                    waited_on |= new
+                pending = [i for i in pending if keys[i] in theirs]
+                if pending and not ours:
+                    time.sleep(poll_s)
+        finally:
+            self.release([keys[i] for i in pending])
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

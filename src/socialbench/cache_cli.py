@@ -86,6 +86,9 @@ def explain(
     """Explain misses: the part of the key (model, messages, images, task, decoding) that changed.
 
     Compares with the nearest stored entry of the same model and request id."""
+    from socialbench.paths import check_io
+
+    check_io({"--instances": instances, "--taxonomy": taxonomy}, {})  # a folder given as a file says so
     cache = _open(path, params)
     try:
         if instances is not None:

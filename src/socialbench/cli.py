@@ -57,7 +57,9 @@ def demo(
 ) -> None:
     """Generate a benchmark's embedded demo data (deterministic from the seed)."""
     from socialbench.config import load_params
+    from socialbench.paths import check_io
 
+    check_io({"--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     bench = _benchmark(benchmark)
     if not hasattr(bench, "demo"):
         raise SocialbenchError(f"benchmark {benchmark!r} has no embedded demo")
@@ -73,16 +75,21 @@ def prepare(
     benchmark: str = Opt("moca", help=BENCH_HELP),
     taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
     on_invalid: str = Opt("drop", help="drop: leave bad records out and report them; fail: stop"),
+    params: Path = Opt(Path("params.yaml"), help="params file (media.allowed_roots: where media may be besides data/)"),
 ) -> None:
-    """Validate raw instances (schema, taxonomy, media present and images decodable); keep good ones,
-    report the rest. An empty input, or one of which no record is kept, is an error (after the
-    report of what was dropped is written)."""
+    """Validate raw instances (schema, taxonomy, media present, inside the data folders and images
+    decodable); keep good ones, report the rest. An empty input, or one of which no record is kept,
+    is an error (after the report of what was dropped is written)."""
+    from socialbench.config import load_params
     from socialbench.errors import DataError
     from socialbench.io import write_jsonl
+    from socialbench.paths import MediaRoots, check_io
 
+    check_io({"--raw": raw, "--taxonomy": taxonomy, "--params": params}, {"--out": out, "--report": report})
     if on_invalid not in ("drop", "fail"):
         raise SocialbenchError(f"--on-invalid {on_invalid!r}: must be one of drop, fail")
     bench = _benchmark(benchmark, taxonomy)
+    bench.options["media_roots"] = MediaRoots.from_params(load_params(params))  # media paths relative to here
     if not hasattr(bench, "prepare"):
         raise SocialbenchError(f"benchmark {benchmark!r} has no prepare stage")
     kept, dropped = bench.prepare(raw, on_invalid)
@@ -114,8 +121,12 @@ def infer(
     from socialbench.config import load_params
     from socialbench.errors import DataError
     from socialbench.io import write_jsonl
+    from socialbench.paths import check_io
+    from socialbench.benchmark import excluded
     from socialbench.runner import run_method
 
+    check_io({"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
+             {"--out": out, "--stats": stats, "--trace": trace, "--cache": cache})
     bench = _benchmark(benchmark, taxonomy)
     bench.method_class(method)  # an unknown method is refused before anything is read
     p = load_params(params)
@@ -128,12 +139,14 @@ def infer(
     dev_insts = bench.load_instances(dev) if dev else None
     if dev and not dev_insts:
         raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
-    settings = (p.get(benchmark) or {}).get("method_options", {}).get(method, {})
-    if method in spec.exclude_methods:
+    settings = bench.method_settings(p.get(benchmark) or {}, method)
+    reason = excluded(p["models"][model], benchmark, method)
+    if reason is not None:
         # Excluded in params: no model is called; every record says so (scored invalid), and the
         # tables show the reason instead of a row.
-        records, traces, run_stats = excluded_run(bench, method, spec, insts, spec.exclude_methods[method])
+        records, traces, run_stats = excluded_run(bench, method, spec, insts, reason)
     else:
+        check_io({"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]})
         rc = RequestCache(cache or p["cache"]["path"])
         try:
             records, traces, run_stats = run_method(
@@ -150,7 +163,7 @@ def infer(
     write_jsonl(out, records)
     if trace is not None:
         write_jsonl(trace, traces)
-    write_json(stats, {**run_stats.as_dict(), "provenance": infer_provenance(bench, method, instances, dev)})
+    write_json(stats, {**run_stats.as_dict(), "provenance": infer_provenance(bench, method, instances, dev, settings)})
     typer.echo(f"infer {model}/{method}: {s.requests} requests in {s.rounds} round(s), {s.cache_hits} cached,"
                f" {s.cache_misses} called, {s.errors} errors, {s.truncated} truncated")
     if s.errors:
@@ -162,7 +175,7 @@ def excluded_run(bench, method: str, spec, insts: list, reason: str):
     from socialbench.benchmark import Final
     from socialbench.runner import RunStats
 
-    error = f"excluded in params (models.{spec.name}.exclude_methods.{method}): {reason}"
+    error = f"excluded in params (models.{spec.name}): {reason}"
     records = sorted((bench.prediction_record(i, Final(error=error), model=spec.name, method=method) for i in insts),
                      key=lambda r: r["id"])
     traces = [{"id": r["id"], "model": spec.name, "method": method, "calls": [], "final": {"fields": {}, "error": error}}
@@ -186,15 +199,16 @@ def made_with(run_stats: dict, stats_path: Path, data_hash: str, instances: Path
     return made
 
 
-def infer_provenance(bench, method: str, instances: Path, dev: Path | None) -> dict:
+def infer_provenance(bench, method: str, instances: Path, dev: Path | None, settings: dict | None = None) -> dict:
     """What the predictions depend on, taken when they are made (not when they are tracked): the
     benchmark's own record (prompt templates, taxonomy...), the input files, code commit and
     package versions."""
-    from socialbench.hashing import sha256_file
+    from socialbench.hashing import sha256_file, sha256_json
     from socialbench.tracking import git_commit, package_versions
 
     return {
         **bench.provenance(method),
+        "method_settings_sha256": sha256_json(settings or {}),
         "instances_sha256": sha256_file(instances), "dev_sha256": sha256_file(dev) if dev else None,
         "git_commit": git_commit(), "versions": package_versions(),
     }  # fmt: skip
@@ -207,12 +221,17 @@ def score(
     out: Path = Opt(..., help="scores (JSON): {group: {metric: value, n}}"),
     benchmark: str = Opt("moca", help=BENCH_HELP),
     taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
+    model: Optional[str] = Opt(None, help="the model every record must be of (default: the first record's)"),
+    method: Optional[str] = Opt(None, help="the method every record must be of (default: the first record's)"),
 ) -> None:
     """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario). Instances
-    without a prediction are scored incorrect and invalid (a line on stderr says how many)."""
+    without a prediction are scored incorrect and invalid (a line on stderr says how many), and so
+    are records whose `error` is set. Every record must be of one model and method."""
     from socialbench.errors import DataError
     from socialbench.io import first_bad_line, read_jsonl_lines
+    from socialbench.paths import check_io
 
+    check_io({"--instances": instances, "--predictions": predictions, "--taxonomy": taxonomy}, {"--out": out})
     bench = _benchmark(benchmark, taxonomy)
     insts = bench.load_instances(instances)
     if not insts:
@@ -221,14 +240,40 @@ def score(
     first_bad_line(predictions, parsed)
     preds = [jl.record for jl in parsed]
     lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
+    one_run(preds, lines, str(predictions), model, method)
     result = bench.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
     ids = {p.get("id") for p in preds}
     missing = [g["id"] for g in insts if g["id"] not in ids]
     if missing:
         typer.echo(f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
                    f" (scored incorrect and invalid), e.g. {missing[0]}", err=True)
+    failed = [p for p in preds if p.get("error")]
+    if failed:
+        from socialbench.io import brief
+
+        typer.echo(f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"
+                   f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}", err=True)
     write_json(out, result)
     typer.echo(f"score: {out}")
+
+
+def one_run(preds: list[dict], lines: list[int], source: str, model: str | None, method: str | None) -> None:
+    """Every prediction record is of one model and one method (``--model``/``--method`` when given,
+    else the first record's): records of another run mixed into a file would be scored as this
+    one's. DataError naming the file, line and field."""
+    from socialbench.errors import DataError
+    from socialbench.io import brief
+
+    if not preds:
+        return
+    for key, wanted in (("model", model), ("method", method)):
+        expected = wanted if wanted is not None else preds[0].get(key)
+        whose = f"--{key} {wanted}" if wanted is not None else f"line {lines[0]}'s {brief(expected if expected is not None else 'none')}"
+        for rec, line in zip(preds, lines):
+            if rec.get(key) != expected:
+                got = brief(rec[key]) if key in rec else "none"
+                raise DataError(source, f"a record of {key} {got}, not {whose}: a predictions file holds one run's"
+                                " records (score them separately)", record=f"line {line}", field=key)  # fmt: skip
 
 
 @app.command("tables")
@@ -238,22 +283,72 @@ def tables(
     headline: Path = Opt(..., help="headline metrics JSON (dvc metrics)"),
     params: Path = Opt(Path("params.yaml")),
     benchmark: str = Opt("moca", help=BENCH_HELP),
+    instances: Optional[Path] = Opt(None, help="the scored instances; with --predictions-dir, per-instance statistics"
+                                    " (MoCA: 95% bootstrap intervals, paired tests)"),
+    predictions_dir: Optional[Path] = Opt(None, help="results/predictions/<benchmark> (with --instances)"),
 ) -> None:
-    """Render the benchmark's result tables and the headline metrics file."""
+    """Render the benchmark's result tables (and figures) and the headline metrics file."""
     from socialbench.config import load_params
+    from socialbench.errors import ConfigError, DataError
+    from socialbench.io import read_jsonl, write_bytes_atomic
+    from socialbench.paths import check_io
     from socialbench.results import read_score_files
 
+    check_io({"SCORES": scores, "--params": params, "--instances": instances, "--predictions-dir": predictions_dir},
+             {"--out-dir": out_dir, "--headline": headline}, folders=("--out-dir", "--predictions-dir"))
     bench = _benchmark(benchmark)
     p = load_params(params)
+    if (instances is None) != (predictions_dir is None):
+        raise ConfigError("tables: --instances and --predictions-dir go together (per-instance statistics need both)")
     # Every score file is read and checked, and every output rendered, before anything is written:
     # a bad input never leaves a partial set of tables.
     loaded = read_score_files(bench, scores, p, params)
-    files, head = bench.tables(loaded, p)
+    per_instance = {}
+    if instances is not None and bench.tables_per_instance:
+        preds = {}
+        for model, method in loaded:
+            path = predictions_dir / model / f"{method}.jsonl"
+            if not path.is_file():
+                raise DataError(str(path), f"predictions of {model}/{method} not found (--predictions-dir {predictions_dir})")
+            preds[(model, method)] = (str(path), read_jsonl(path))
+        per_instance = {"instances": bench.load_instances(instances), "predictions": preds}
+    files, head = bench.tables(loaded, p, **per_instance)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        write_text_atomic(out_dir / name, text)
+    for name, content in files.items():
+        if isinstance(content, bytes):  # a figure
+            write_bytes_atomic(out_dir / name, content)
+        else:
+            write_text_atomic(out_dir / name, content)
     write_json(headline, head)
     typer.echo(f"tables: {len(files)} file(s) in {out_dir}")
+
+
+@app.command("viewer")
+def viewer(
+    instances: Path = Opt(..., help="the instances the run was made for (JSON lines)"),
+    predictions: Path = Opt(..., help="the run's prediction records (JSON lines)"),
+    out: Path = Opt(..., help="the page (HTML; results/viewer/<benchmark>/<model>/<method>.html)"),
+    traces: Optional[Path] = Opt(None, help="the run's traces (JSON lines): calls and what the method keeps"),
+    benchmark: str = Opt("moca", help=BENCH_HELP),
+    taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
+    media_root: Path = Opt(Path("."), help="relative media paths of the instances are read under this folder"),
+    thumb_px: int = Opt(256, help="longest side of embedded images (pixels)"),
+    frame_px: int = Opt(160, help="longest side of embedded video frames (pixels)"),
+    max_frames: int = Opt(8, help="frames shown per video instance (evenly spread)"),
+) -> None:
+    """Write one self-contained HTML page of a run: per instance its media, text, gold and predicted
+    fields (wrong ones marked), calls and method trace, with filters (no server needed)."""
+    from socialbench.paths import check_io
+    from socialbench.viewer import build_page
+
+    check_io({"--instances": instances, "--predictions": predictions, "--traces": traces, "--taxonomy": taxonomy}, {"--out": out})
+    page = build_page(_benchmark(benchmark, taxonomy), instances, predictions, traces, media_root=media_root,
+                      thumb_px=thumb_px, frame_px=frame_px, max_frames=max_frames)
+    write_text_atomic(out, page.html)
+    typer.echo(f"viewer: {page.rows} instances in {out} ({len(page.html.encode('utf-8')) // 1024} KiB)")
+    if page.problems:
+        typer.echo(f"viewer: warning: {len(page.problems)} media file(s) not shown or changed, marked in the page"
+                   f" (e.g. {page.problems[0]})", err=True)
 
 
 @app.command("track")
@@ -265,6 +360,7 @@ def track(
     tables_dir: Path = Opt(..., help="results/tables/<bench>"),
     out: Path = Opt(..., help="summary of logged runs (JSON)"),
     traces_dir: Optional[Path] = Opt(None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"),
+    viewer_dir: Optional[Path] = Opt(None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"),
     params: Path = Opt(Path("params.yaml")),
     benchmark: str = Opt("moca", help=BENCH_HELP),
 ) -> None:
@@ -275,6 +371,11 @@ def track(
     from socialbench.results import read_score_files
     from socialbench.tracking import eval_key, git_commit, log_evaluations, parse_stats
 
+    from socialbench.paths import check_io
+
+    check_io({"SCORES": scores, "--instances": instances, "--params": params, "--predictions-dir": predictions_dir,
+              "--stats-dir": stats_dir, "--tables-dir": tables_dir, "--traces-dir": traces_dir, "--viewer-dir": viewer_dir},
+             {"--out": out}, folders=("--predictions-dir", "--stats-dir", "--tables-dir", "--traces-dir", "--viewer-dir"))
     bench = _benchmark(benchmark)
     p = load_params(params)
     # Every input is found, read and checked before MLflow is touched: a bad one stops the command
@@ -305,6 +406,9 @@ def track(
         trace = traces_dir / model / f"{method}.jsonl" if traces_dir is not None else None
         if trace is not None and not trace.is_file():
             raise DataError(str(trace), f"trace file of {path} not found (--traces-dir {traces_dir}; infer writes it)")
+        page = viewer_dir / model / f"{method}.html" if viewer_dir is not None else None
+        if page is not None and not page.is_file():
+            raise DataError(str(page), f"viewer page of {path} not found (--viewer-dir {viewer_dir}; socialbench viewer writes it)")
         made = made_with(run_stats, stats_path, data_hash, instances)
         identity = run_stats.get("backend_identity") or {}
         evaluations.append({
@@ -323,9 +427,13 @@ def track(
                            **{f"version.{k}": v for k, v in sorted(made["versions"].items())}},
             "scores": loaded[(model, method)],
             "stats": run_stats,
-            "artifacts": [pred, path, stats_path, *([trace] if trace else []), *tables],
+            "artifacts": [pred, path, stats_path, *([trace] if trace else []), *([page] if page else []), *tables],
         })
-    summary = log_evaluations(evaluations, p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], Path("mlartifacts"))
+    # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
+    pipeline_files = [(f, str(Path("tables", f.parent.relative_to(tables_dir)))) for f in sorted(tables_dir.rglob("*"))
+                      if f.is_file() and not f.name.startswith(".")]
+    summary = log_evaluations(evaluations, p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], Path("mlartifacts"),
+                              artifacts=pipeline_files)
     write_json(out, {"evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
                       "keys": sorted(eval_key(e) for e in evaluations)})
     typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")
@@ -379,11 +487,18 @@ def main() -> None:
     try:
         app()
     except SocialbenchError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        from socialbench.io import one_line
+
+        typer.echo(f"error: {one_line(exc)}", err=True)  # one line, capped (a value may be megabytes)
         sys.exit(2)
     except OSError as exc:
         # A path that cannot be read or written (missing, a folder, no permission, no space): the
         # user's to fix, so one line naming it, not a traceback.
+        from socialbench.paths import is_disk_full
+
+        if exc.filename is None and is_disk_full(exc):
+            typer.echo(f"error: no space left on the device ({exc.strerror}); free some space and run again", err=True)
+            sys.exit(2)
         if exc.filename is None:
             raise
         where = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import jsonschema
-import yaml
 
 from socialbench.errors import ConfigError
 from socialbench.secrets import secret_fields
@@ -120,8 +119,7 @@ def validate_params(
         secrets = [f + where([["models", name, "options"]]) for name, entry in models.items() if isinstance(entry, dict)
                    for f in secret_fields(entry.get("options"), f"models.{name}.options", f"models.{name}")]  # fmt: skip
         if secrets:
-            lines = "\n  ".join(secrets)
-            raise ConfigError(f"{source} is invalid:\n  {lines}")
+            raise ConfigError(f"{source} is invalid: {'; '.join(secrets)}")
     # Each benchmark's section is validated against its own package's schema (below), so adding a
     # benchmark changes no core file; a top-level key that is neither core nor a benchmark is refused.
     from socialbench.benchmark import available_benchmarks
@@ -133,8 +131,8 @@ def validate_params(
     problems = [_describe(e) + where(_error_paths(e)) for e in errors]
     sections, section_problems = _benchmark_sections(benchmark_sections, where)
     if problems or section_problems:
-        lines = "\n  ".join(problems + section_problems)
-        raise ConfigError(f"{source} is invalid:\n  {lines}")
+        # One line (every error of a command is): the problems separated by "; ", in key order.
+        raise ConfigError(f"{source} is invalid: {'; '.join(problems + section_problems)}")
     data.update(sections)
     # The backend of each model must be registered (checked here so the run stops before any work).
     from socialbench.backends.base import available_backends
@@ -164,12 +162,35 @@ def _benchmark_sections(sections: dict[str, Any], where) -> tuple[dict[str, Any]
     return out, problems
 
 
-def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
-    path = Path(path)
+def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """The mapping a params file holds, read by the strict YAML loader (:func:`socialbench.io.load_yaml`):
+    a syntax error, tab, alias, duplicate key, ``!!python`` tag, non-finite number or non-UTF-8 byte
+    is a one-line ConfigError with the line and column. A file with no settings (empty, or only
+    comments) and a top level that is not a mapping are refused too. Not yet validated."""
+    from socialbench.io import load_yaml_file
+
+    raw = load_yaml_file(path, error=ConfigError)
+    if raw is None:
+        raise ConfigError(f"{path}: holds no settings (the file is empty or only comments); a params file needs at"
+                          " least its models (see params.yaml in the repository)")  # fmt: skip
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings (key: value), got a {type(raw).__name__}")
+    return raw
+
+
+def exit_if_unreadable(path: str | Path = "params.yaml") -> None:
+    """For the Snakefile, before Snakemake's own parse of its ``configfile:`` (which names no line):
+    stop with the message ``socialbench check-params`` gives for a file that cannot be read."""
+    import sys
+
+    from socialbench.io import one_line
+
     try:
-        raw = yaml.safe_load(path.read_text("utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: file not found") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    return validate_params(raw, source=str(path))
+        read_params_file(path)
+    except ConfigError as exc:
+        sys.exit(f"error: {one_line(exc)}")
+
+
+def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """params.yaml read strictly (:func:`read_params_file`) and validated (:func:`validate_params`)."""
+    return validate_params(read_params_file(path), source=str(path))

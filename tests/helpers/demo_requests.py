@@ -55,7 +55,8 @@ def demo_requests(work: Path, n: int, max_frames: int) -> tuple[list[dict], list
                 frames.append({"path": str(path), "sha256": sha256_file(path), "timestamp": k / cfg.video_fps})
             rec["media"] = [str(media / f"{rec['id']}.mp4")]
             rec["frames"] = frames
-        request, _ = build_direct_request(rec, tax, spec, cfg.seed, DIRECT_TEMPLATES)
+        # the answer schema (direct_constrained): the preflight and GPU check test guided decoding
+        request, _ = build_direct_request(rec, tax, spec, cfg.seed, DIRECT_TEMPLATES, method="direct_constrained", constrained=True)
         instances.append(rec)
         requests.append(request)
     return instances, requests

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from socialbench.errors import ConfigError, SocialbenchError
+from socialbench.errors import ConfigError, DataError, SocialbenchError
 from socialbench.media.cli import media_app
 from socialbench.moca.cli import app as moca_app
 from socialbench.media.errors import MediaError
@@ -22,7 +22,8 @@ def workdir(tmp_path, clip_mp4, monkeypatch):
     (tmp_path / "media").mkdir()
     shutil.copyfile(clip_mp4, tmp_path / "media" / "good.mp4")
     (tmp_path / "media" / "empty.mp4").write_bytes(b"")
-    (tmp_path / "params.yaml").write_text("media:\n  moca_frames: 4\n  frame_max_side: 64\n", "utf-8")
+    # the fixture's media live in media/, not data/: allowed in params (media.allowed_roots)
+    (tmp_path / "params.yaml").write_text("media:\n  moca_frames: 4\n  frame_max_side: 64\n  allowed_roots: [media]\n", "utf-8")
     interim = tmp_path / "data" / "interim" / "moca"
     interim.mkdir(parents=True)
     test = [
@@ -50,8 +51,10 @@ def test_moca_frames_writes_processed_splits_and_the_media_report(workdir):
     result = runner.invoke(moca_app, ARGS)
     assert result.exit_code == 0, result.output
     test = read("data/processed/moca/test.jsonl")
-    assert [r["id"] for r in test] == ["i1", "v1"]
+    # An evaluation never shrinks N: the instance whose clip failed is kept, marked, scored invalid.
+    assert [r["id"] for r in test] == ["i1", "v1", "v2"]
     assert len(test[1]["frames"]) == 4 and "frames" not in test[0]
+    assert "frames" not in test[2] and "zero_byte" in test[2]["media_error"]
     assert [r["id"] for r in read("data/processed/moca/dev.jsonl")] == ["d1"]
     (problem,) = read("results/reports/media.jsonl")
     assert (problem["id"], problem["problem"]) == ("v2", "zero_byte")
@@ -237,6 +240,75 @@ def test_moca_frames_reports_a_picture_given_as_the_video(workdir):
         json.dumps(make_instance("v9", modality="video_text", media=["media/still.png"], transcript="A: hi")) + "\n", "utf-8")
     result = runner.invoke(moca_app, ARGS)
     assert result.exit_code == 0, result.output
-    assert read("data/processed/moca/test.jsonl") == []
+    (kept,) = read("data/processed/moca/test.jsonl")
+    assert kept["id"] == "v9" and "no_video_stream" in kept["media_error"]
     (problem,) = read("results/reports/media.jsonl")
     assert (problem["id"], problem["problem"]) == ("v9", "no_video_stream")
+
+
+# ---- issue 12: a short source is no clip; media outside the data folders is refused ------------------
+def half_of(src: Path, dst: Path) -> Path:
+    data = src.read_bytes()
+    dst.write_bytes(data[: len(data) // 2])  # the header still announces every frame
+    return dst
+
+
+def test_cut_of_a_source_shorter_than_the_window_fails_and_leaves_no_clip(workdir, clip_mp4):
+    half_of(clip_mp4, workdir / "media" / "half.mp4")
+    result = runner.invoke(media_app, ["cut", "media/half.mp4", "--start", "0", "--end", "5", "--out-dir", "out"])
+    assert result.exit_code != 0 and isinstance(result.exception, MediaError)
+    assert result.exception.problem == "truncated" and result.exception.path == "media/half.mp4"
+    assert "the clip of [0.000, 5.000) s would hold 25 of its 50 frames" in str(result.exception)
+    assert not (workdir / "out").exists()
+
+
+def test_cut_of_a_window_past_the_truncated_end_fails_naming_the_source(workdir, clip_mp4):
+    half_of(clip_mp4, workdir / "media" / "half.mp4")
+    result = runner.invoke(media_app, ["cut", "media/half.mp4", "--start", "3", "--end", "5", "--out-dir", "out"])
+    assert isinstance(result.exception, MediaError) and result.exception.path == "media/half.mp4"
+    assert "would hold 0 of its 20 frames" in str(result.exception) and not (workdir / "out").exists()
+
+
+def test_cut_of_a_window_inside_a_whole_source_still_works(workdir):
+    result = runner.invoke(media_app, ["cut", "media/good.mp4", "--start", "1.05", "--end", "2.33", "--out-dir", "out"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((workdir / "out" / "clip.json").read_text())["views"][0]["frames"] == 13
+
+
+def test_cut_into_a_folder_under_a_file_names_the_file(workdir):
+    result = runner.invoke(media_app, ["cut", "media/good.mp4", "--start", "0", "--end", "1", "--out-dir", "media/good.mp4/out"])
+    assert isinstance(result.exception, ConfigError)
+    assert str(result.exception).endswith("media/good.mp4 is a file, not a folder (--out-dir)")
+
+
+def test_audio_output_equal_to_its_source_is_refused_before_reading(workdir):
+    before = (workdir / "media" / "good.mp4").read_bytes()
+    result = runner.invoke(media_app, ["audio", "media/good.mp4", "media/../media/good.mp4"])
+    assert isinstance(result.exception, ConfigError) and "OUTPUT is the same file as SOURCE" in str(result.exception)
+    assert (workdir / "media" / "good.mp4").read_bytes() == before
+
+
+@pytest.mark.parametrize("escape", ["dotdot", "symlink", "absolute"])
+def test_moca_frames_refuses_media_leading_out_of_the_allowed_folders_naming_the_instance(workdir, escape, tmp_path_factory):
+    import os
+
+    outside = tmp_path_factory.mktemp("outside") / "v.mp4"
+    shutil.copyfile(workdir / "media" / "good.mp4", outside)
+    (workdir / "media" / "link.mp4").symlink_to(outside)  # inside an allowed folder, leading out of it
+    path = {"dotdot": "media/../" + os.path.relpath(outside, workdir), "absolute": str(outside),
+            "symlink": "media/link.mp4"}[escape]  # fmt: skip
+    rec = make_instance("vx", modality="video_text", media=[path], transcript="A: hi")
+    (workdir / "data" / "interim" / "moca" / "test.jsonl").write_text(json.dumps(rec) + "\n", "utf-8")
+    result = runner.invoke(moca_app, ARGS)
+    assert result.exit_code != 0 and isinstance(result.exception, DataError)
+    err = result.exception
+    assert (err.path, err.record, err.field) == ("data/interim/moca/test.jsonl", "vx", "media")
+    assert "outside the repository's data folder" in str(err) and ("symlink" in str(err)) == (escape == "symlink")
+    assert not (workdir / "data" / "processed").exists() and not (workdir / "results").exists()
+
+
+def test_moca_frames_refuses_an_output_that_is_its_input(workdir):
+    before = (workdir / "data" / "interim" / "moca" / "test.jsonl").read_bytes()
+    result = runner.invoke(moca_app, ["frames", "--input", "data/interim/moca/test.jsonl", "--output", "data/interim/moca/test.jsonl"])
+    assert isinstance(result.exception, ConfigError) and "--output is the same file as --input" in str(result.exception)
+    assert (workdir / "data" / "interim" / "moca" / "test.jsonl").read_bytes() == before

@@ -88,3 +88,78 @@ def test_you_events_on_the_real_annotations_match_the_function(real_ami, real_co
     expected = you_events([m for m in real_corpus.meetings if m.id in some])
     assert len(expected) > 50
     assert records(out) == [json.loads(json.dumps(e.as_dict())) for e in expected]
+
+
+# ---- the pipeline stages, in order, on the demo release and the tiny AMI folder ------------------
+def write_params(path, ami_dir, **mt):
+    import yaml
+
+    section = {"demo": {"corpus": ["ES9000a", "ES9000b"], "meetings": ["ES9000a"]},
+               "ami": {"mirror": str(ami_dir), "meetings": [MEETING]}, "dev_meetings": [], "clips": {"tasks": ["you"]}, **mt}  # fmt: skip
+    path.write_text(yaml.safe_dump({"seed": 7, "models": {"random": {"backend": "random", "category": "baseline"}}, "meetingtom": section}))
+    return path
+
+
+@pytest.fixture
+def staged(tmp_path, monkeypatch, demo_mirror, ami_dir):
+    """A work folder with the demo mirror where the pipeline expects it and a params file."""
+    import shutil
+
+    from socialbench.meetingtom.settings import DEMO_MIRROR
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(demo_mirror, tmp_path / DEMO_MIRROR)
+    return write_params(tmp_path / "params.yaml", ami_dir)
+
+
+def invoke(*args):
+    res = runner.invoke(meetingtom_app, [str(a) for a in args])
+    assert res.exit_code == 0, (res.output, res.exception)
+    return res.output
+
+
+def test_the_stages_run_from_release_to_the_task_files(staged):
+    p = ["--params", staged]
+    assert "mirror-archive" in invoke("release", "--source", "demo", "--out", "rel/demo", "--downloads", "dl/demo", *p)
+    assert "mirror-folder" in invoke("release", "--source", "ami", "--out", "rel/ami", "--downloads", "dl/ami", *p)
+    invoke("media", "--source", "demo", "--meeting", "ES9000a", "--dest-root", "raw/demo", *p)
+    invoke("extract", "--source", "demo", "--meeting", "ES9000a", "--release", "rel/demo", "--out-dir", "mt/demo/ES9000a", *p)
+    assert "2 clip(s), 0 failed" in invoke("clips", "--meeting-dir", "mt/demo/ES9000a", "--fetched", "raw/demo/amicorpus/ES9000a/fetched.json",
+                                            "--out-dir", "clips/demo/ES9000a", *p)  # fmt: skip
+    invoke("media", "--source", "ami", "--meeting", MEETING, "--dest-root", "raw/ami", *p)
+    invoke("extract", "--source", "ami", "--meeting", MEETING, "--release", "rel/ami", "--out-dir", f"mt/ami/{MEETING}", *p)
+    invoke("clips", "--meeting-dir", f"mt/ami/{MEETING}", "--fetched", f"raw/ami/amicorpus/{MEETING}/fetched.json",
+           "--out-dir", f"clips/ami/{MEETING}", *p)  # fmt: skip
+    assert "2 Task 2.1 instance(s)" in invoke("instances", "--source", "demo", "--release", "rel/demo", "--meetings-dir", "mt/demo",
+                                              "--clips-dir", "clips/demo", "--out-dir", "inst/demo", *p)  # fmt: skip
+    invoke("instances", "--source", "ami", "--release", "rel/ami", "--meetings-dir", "mt/ami", "--clips-dir", "clips/ami",
+           "--out-dir", "inst/ami", *p)  # fmt: skip
+    assert "3 test, 0 dev" in invoke("consolidate", "--source-dir", "inst/demo", "--source-dir", "inst/ami", "--out-dir", "out")
+    test = records("out/test.jsonl")
+    assert [i["source"] for i in test] == ["ami", "demo", "demo"] and records("out/tasks/task2_1.jsonl") == test
+    demo = [i for i in test if i["source"] == "demo"]
+    assert all(i["modality"] == "both" and i["media"]["videos"]["mosaic"]["path"].startswith("clips/demo/ES9000a/") for i in demo)
+
+
+def test_an_absent_real_mirror_makes_empty_outputs_with_its_note(staged, tmp_path, ami_dir):
+    write_params(staged, tmp_path / "no-such-mirror")
+    p = ["--params", staged]
+    assert "note: AMI mirror" in invoke("release", "--source", "ami", "--out", "rel/ami", "--downloads", "dl/ami", *p)
+    invoke("extract", "--source", "ami", "--meeting", MEETING, "--release", "rel/ami", "--out-dir", f"mt/ami/{MEETING}", *p)
+    out = invoke("instances", "--source", "ami", "--release", "rel/ami", "--meetings-dir", "mt/ami", "--clips-dir", "clips/ami",
+                 "--out-dir", "inst/ami", *p)  # fmt: skip
+    assert "none; note: AMI mirror" in out
+    assert (tmp_path / "inst/ami/task2_1.jsonl").read_text() == ""
+    assert json.loads((tmp_path / "inst/ami/source.json").read_text())["present"] is False
+
+
+def test_a_meeting_not_in_the_params_list_is_refused(staged):
+    res = runner.invoke(meetingtom_app, ["media", "--source", "demo", "--meeting", "ES9000b", "--dest-root", "raw", "--params", str(staged)])
+    assert isinstance(res.exception, ConfigError) and "meetingtom.demo.meetings: ES9000b is not listed" in str(res.exception)
+
+
+def test_the_commands_are_mounted_on_the_main_app():
+    from socialbench.cli import app
+
+    res = CliRunner().invoke(app, ["meetingtom", "--help"])
+    assert res.exit_code == 0 and "consolidate" in res.output and "you-events" in res.output

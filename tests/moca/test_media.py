@@ -8,7 +8,7 @@ from socialbench.media.errors import MediaError
 from socialbench.media.report import MediaReport
 from socialbench.media.sampling import FrameSampling
 from socialbench.media.settings import MediaSettings
-from socialbench.moca.media import attach_frames, moca_sampling
+from socialbench.moca.media import KEPT, attach_frames, moca_sampling
 
 from tests.conftest import make_instance
 from tests.helpers.media_synth import generate_indexed_video
@@ -63,15 +63,35 @@ def test_input_records_are_not_modified(repo):
     assert "frames" not in original
 
 
-def test_bad_media_with_skip_leaves_the_instance_out_and_reports_why(repo):
+def test_bad_media_with_skip_keeps_the_instance_marked_media_error_and_reports_why(repo):
     recs = [video("v1", "media/good.mp4"), video("v2", "media/empty.mp4"), make_instance("i1", media=["media/pic.png"])]
     out, report = run(repo, recs)
-    assert [r["id"] for r in out] == ["v1", "i1"]
+    assert [r["id"] for r in out] == ["v1", "v2", "i1"]  # N never shrinks at evaluation time
     (problem,) = report.problems
-    assert (problem.id, problem.problem, problem.action) == ("v2", E.EMPTY, "skipped")
+    assert (problem.id, problem.problem, problem.action) == ("v2", E.EMPTY, KEPT)
     assert "empty.mp4" in problem.path and "v2" in problem.message
+    marked = out[1]
+    assert "frames" not in marked and "empty.mp4" in marked["media_error"] and E.EMPTY in marked["media_error"]
     counts = report.counts["test"]
-    assert (counts.instances, counts.video_instances, counts.with_frames, counts.frames, counts.left_out) == (3, 2, 1, 4, 1)
+    assert (counts.instances, counts.video_instances, counts.with_frames, counts.frames, counts.left_out) == (3, 2, 1, 4, 0)
+
+
+def test_a_marked_instance_loads_and_is_answered_without_a_call(repo, taxonomy, tmp_path):
+    from socialbench.backends.base import ModelSpec
+    from socialbench.benchmark import Final, get_benchmark
+    from socialbench.io import write_jsonl
+    from socialbench.moca.schema import load_instances
+
+    out, _ = run(repo, [video("v2", "media/empty.mp4")])
+    write_jsonl(tmp_path / "processed.jsonl", out)
+    (inst,) = load_instances(tmp_path / "processed.jsonl", taxonomy)
+    answer = get_benchmark("moca").method("direct", ModelSpec(name="m", backend="random"), 0).step(inst, [])
+    assert isinstance(answer, Final) and answer.error == f"media: {inst['media_error']}"
+
+
+def test_media_that_works_again_clears_an_earlier_mark(repo):
+    (rec,), report = run(repo, [video("v1", "media/good.mp4") | {"media_error": "earlier: empty"}])
+    assert "media_error" not in rec and len(rec["frames"]) == 4 and report.problems == []
 
 
 def test_bad_media_with_fail_stops_naming_file_instance_and_problem(repo):
@@ -83,7 +103,8 @@ def test_bad_media_with_fail_stops_naming_file_instance_and_problem(repo):
 
 def test_a_video_instance_without_exactly_one_video_is_reported(repo):
     out, report = run(repo, [video("v3", "media/good.mp4") | {"media": ["media/good.mp4", "media/good.mp4"]}])
-    assert out == [] and report.problems[0].problem == E.BAD_INSTANCE
+    assert [r["id"] for r in out] == ["v3"] and "exactly one video" in out[0]["media_error"]
+    assert report.problems[0].problem == E.BAD_INSTANCE
     assert report.problems[0].path == "interim/test.jsonl"
 
 
@@ -95,16 +116,15 @@ def test_settings_come_from_the_media_section_of_params():
         MediaSettings(on_error="ignore")
 
 
-def test_a_picture_given_as_the_video_is_left_out_and_reported_as_no_video_stream(repo):
+def test_a_picture_given_as_the_video_is_marked_and_reported_as_no_video_stream(repo):
     from PIL import Image
 
     Image.new("RGB", (64, 48), (10, 120, 30)).save(repo / "media" / "still.png")
     out, report = run(repo, [video("v1", "media/good.mp4"), video("v4", "media/still.png")])
-    assert [r["id"] for r in out] == ["v1"]
+    assert [r["id"] for r in out] == ["v1", "v4"] and "still image" in out[1]["media_error"]
     (problem,) = report.problems
-    assert (problem.id, problem.problem, problem.action) == ("v4", E.NO_VIDEO, "skipped")
+    assert (problem.id, problem.problem, problem.action) == ("v4", E.NO_VIDEO, KEPT)
     assert "still.png" in problem.path and "still image" in problem.message
-    assert report.counts["test"].left_out == 1
 
 
 def test_a_cached_frame_of_a_picture_from_an_earlier_run_is_not_served(repo):

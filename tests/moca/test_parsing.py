@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from socialbench.moca.parsing import parse_answer
 
 MAPS = {"subject": {"subject0": "the coach", "subject1": "the speaker"}, "target": {"target0": "the player", "target1": "the crowd"}}
@@ -53,3 +55,37 @@ def test_extra_keys_are_reported_without_invalidating_fields():
 def test_no_response_is_recorded():
     fields, errors, rec = parse(None)
     assert rec == "no response" and all(v is None for v in fields.values())
+
+
+ANSWER = json.dumps({"mechanism": "expressive aggression", "label": "mock", "subject": "subject0", "target": "target0"})
+
+
+def test_a_fenced_answer_is_unparsable_when_strict_and_the_error_says_why():
+    fields, errors, rec = parse("```json\n" + ANSWER + "\n```")
+    assert all(v is None for v in fields.values()) and set(errors.values()) == {"unparsable"}
+    assert "code fence" in rec and "moca.answer.code_fence: tolerate" in rec
+
+
+@pytest.mark.parametrize("fenced", ["```json\n" + ANSWER + "\n```", "```\n" + ANSWER + "\n```", "\n ```JSON\n" + ANSWER + "```  \n"])
+def test_one_enclosing_fence_is_removed_when_tolerated(fenced):
+    fields, errors, rec = parse_answer(fenced, MECHS, LABELS, MAPS, code_fence="tolerate")
+    assert errors == {} and rec is None and fields["label"] == "mock"
+
+
+@pytest.mark.parametrize("text", [
+    "Here it is:\n```json\n" + ANSWER + "\n```",  # prose before the fence
+    "```json\n" + ANSWER + "\n```\n```json\n" + ANSWER + "\n```",  # two fences
+    "```json " + ANSWER + "```",  # no line break after the opening fence
+])
+def test_anything_but_one_enclosing_fence_stays_unparsable_when_tolerated(text):
+    _, errors, rec = parse_answer(text, MECHS, LABELS, MAPS, code_fence="tolerate")
+    assert rec.startswith("unparsable") and len(errors) == 4
+
+
+def test_an_unfenced_answer_parses_the_same_either_way():
+    assert parse_answer(ANSWER, MECHS, LABELS, MAPS, code_fence="tolerate") == parse(ANSWER)
+
+
+def test_an_unknown_code_fence_setting_is_refused():
+    with pytest.raises(ValueError, match="code_fence"):
+        parse_answer(ANSWER, MECHS, LABELS, MAPS, code_fence="loose")

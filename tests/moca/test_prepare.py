@@ -138,3 +138,10 @@ def test_duplicate_ids_in_a_file_drop_both_copies_naming_each_others_line(tmp_pa
         (1, [{"field": "id", "reason": "duplicate id, also on line 3"}]),
         (3, [{"field": "id", "reason": "duplicate id, also on line 1"}]),
     ]
+
+
+def test_gold_differing_only_in_case_is_kept_canonical_and_nothing_is_dropped(tmp_path, taxonomy):
+    rec = make_instance("a", media=[png(tmp_path / "a.png")], label="Mock", mechanism="Expressive-Aggression", subject="The Speaker")
+    kept, dropped = prepare_instances([rec], taxonomy, "raw.jsonl")
+    assert dropped == []
+    assert (kept[0]["label"], kept[0]["mechanism"], kept[0]["subject"]) == ("mock", "expressive aggression", "the speaker")

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from socialbench.errors import DataError
-from socialbench.moca.schema import load_instances
+from socialbench.moca.schema import canonical_gold, load_instances, record_problems
 
 from tests.conftest import make_instance
 
@@ -150,3 +150,40 @@ def test_malformed_frames_are_a_problem_of_field_frames(tmp_path, taxonomy, fram
     with pytest.raises(DataError) as exc:
         load_instances(path, taxonomy)
     assert (exc.value.record, exc.value.field) == ("v", "frames") and reason in str(exc.value)
+
+
+# ---- gold normalized as the scorer normalizes (section 3.3) ---------------------------------
+def test_gold_in_another_case_or_separator_loads_in_its_canonical_spelling(tmp_path, taxonomy):
+    rec = make_instance("a", label="Mock", mechanism="Expressive_Aggression", subject="The  Speaker", target="the-player")
+    (loaded,) = load_instances(write(tmp_path / "g.jsonl", [rec]), taxonomy)
+    assert (loaded["label"], loaded["mechanism"], loaded["subject"], loaded["target"]) == (
+        "mock", "expressive aggression", "the speaker", "the player")
+
+
+def test_canonical_gold_leaves_its_input_unchanged(taxonomy):
+    rec = make_instance("a", label="MOCK")
+    assert canonical_gold(rec, taxonomy)["label"] == "mock" and rec["label"] == "MOCK"
+
+
+def test_options_the_scorer_cannot_tell_apart_are_a_problem_of_the_options_field(taxonomy):
+    rec = make_instance("a", subject_options=["the speaker", "The Speaker", "the fan", "the referee"])
+    assert record_problems(rec, taxonomy) == [
+        ("subject_options", "'the speaker' and 'The Speaker' are the same option after normalization")]
+
+
+# ---- media_error: kept by the media stage, answered without a call ---------------------------
+def test_a_video_instance_marked_media_error_without_frames_loads(tmp_path, taxonomy):
+    rec = make_instance("v", modality="video_text", transcript="A: hi", media_error="clip.mp4: truncated")
+    (loaded,) = load_instances(write(tmp_path / "m.jsonl", [rec]), taxonomy)
+    assert loaded["media_error"] == "clip.mp4: truncated"
+
+
+@pytest.mark.parametrize("extra, reason", [
+    ({"media_error": ""}, "expected a non-empty string (the media problem), got an empty string"),
+    ({"media_error": 3}, "expected a non-empty string (the media problem), got int 3"),
+    ({"media_error": "bad clip", "frames": [{"path": "f.png", "sha256": "a" * 64, "index": 0, "timestamp": 0.0}]},
+     "a record with media_error has no frames (the media stage writes one or the other)"),
+])
+def test_a_malformed_media_error_is_a_problem_of_its_field(taxonomy, extra, reason):
+    rec = make_instance("v", modality="video_text", transcript="A: hi", **extra)
+    assert ("media_error", reason) in record_problems(rec, taxonomy)

@@ -129,6 +129,21 @@ def test_no_predictions_at_all_scores_every_instance_incorrect_and_invalid():
     assert unpredicted(gold, []) == ["i0", "i1"]
 
 
+# ---- media that failed at evaluation time: kept in N, scored invalid, counted -----------------
+def test_media_errors_stay_in_n_scored_invalid_and_are_counted_per_scenario():
+    gold = [make_instance("i0"), make_instance("i1", media_error="clip.mp4: truncated"), make_instance("i2"),
+            make_instance("s0", scenario="stance")]
+    media_pred = {"id": "i2", "subject": None, "target": None, "mechanism": None, "label": None,
+                  "media_error": "image file not found: x.png"}  # marked by the method, not the media stage
+    out = score(gold, [pred("i0"), media_pred], {**LABELS, "stance": ["dismissive"]}, {**MECHS, "stance": ["dominant detachment"]})
+    assert (out["intent"]["n"], out["intent"]["media_errors"], out["intent"]["invalid_rate"]) == (3, 2, 66.67)
+    assert out["intent"]["holis"] == 33.33 and out["stance"]["media_errors"] == 0
+
+
+def test_a_prediction_without_media_error_on_an_unmarked_instance_counts_none():
+    assert score([make_instance("i0")], [pred("i0") | {"media_error": None}], LABELS, MECHS)["intent"]["media_errors"] == 0
+
+
 # ---- bad input: score files ------------------------------------------------------------------
 
 
@@ -155,6 +170,10 @@ def test_what_score_writes_passes_the_score_file_check():
         (lambda sc: sc["intent"].update(n=0), "scenario 'intent'", "n", "positive integer"),
         (lambda sc: sc["intent"].update(n="24"), "scenario 'intent'", "n", "positive integer"),
         (lambda sc: sc["intent"].update(hols=1.0), "scenario 'intent'", "hols", "unknown metric"),
+        (lambda sc: sc["intent"].pop("media_errors"), "scenario 'intent'", "media_errors", "missing"),
+        (lambda sc: sc["intent"].update(media_errors=3), "scenario 'intent'", "media_errors", "from 0 to n (2)"),
+        (lambda sc: sc["intent"].update(media_errors=-1), "scenario 'intent'", "media_errors", "from 0 to n"),
+        (lambda sc: sc["intent"].update(media_errors=1.0), "scenario 'intent'", "media_errors", "an integer"),
     ],
 )
 def test_bad_score_content_names_the_scenario_and_field(mutate, record, field, words):
@@ -194,3 +213,17 @@ def test_one_finite_number_check_serves_scores_stats_and_frame_timestamps():
         True, True, True, False, False, False, False, False]  # fmt: skip
     assert schema.is_number is is_number
     assert schema.frames_problem([{"path": "f.png", "sha256": "ab" * 32, "timestamp": float("nan")}]) is not None
+
+
+def test_a_record_whose_error_is_set_is_invalid_even_with_fields_that_match():
+    # issue 12: a failed call's record must not score as a clean answer
+    gold = [make_instance("i0")]
+    s = score(gold, [{**pred("i0"), "error": "HTTP 500 (gave up after 6 attempts)"}], LABELS, MECHS)["intent"]
+    assert (s["label"], s["holis"], s["invalid_rate"]) == (0.0, 0.0, 100.0)
+
+
+@pytest.mark.parametrize("bad", ["", 0, False, ["x"]])
+def test_an_error_that_is_not_null_or_a_message_is_refused(bad):
+    with pytest.raises(DataError) as exc:
+        check_predictions([make_instance("i0")], [{**pred("i0"), "error": bad}], source="p.jsonl")
+    assert (exc.value.record, exc.value.field) == ("line 1", "error")

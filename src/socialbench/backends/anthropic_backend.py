@@ -24,7 +24,8 @@ sent (it stays in the key).
 others None.
 
 Options (``models.<name>.options``):
-  api_key_env       environment variable holding the key (default ANTHROPIC_API_KEY)
+  api_key_env       environment variable holding the key (default: ANTHROPIC_API_KEY, for api.anthropic.com only)
+  max_consecutive_failures   stop the run after this many attempts in a row found no usable server (default 5)
   base_url          API root (default: the SDK's; set it for a proxy or a gateway)
   json_mode         output_format (default) | tool | none
   send_temperature  default false (see above)
@@ -39,13 +40,14 @@ from typing import Any, ClassVar
 
 import anthropic
 
-from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback
+from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback, sdk_env_hidden
 from socialbench.backends.base import BackendContext, ImagePart, Message, ModelSpec, Request, Response
 from socialbench.backends.images import content_blocks, encode_for_api
 from socialbench.backends.retry import MalformedResponse
 from socialbench.errors import ConfigError
 
 JSON_MODES = ("output_format", "tool", "none")
+DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANSWER_TOOL = "record_answer"
 
 #: ``stop_reason`` as socialbench's finish reason (see base.FINISH_REASONS); others are None.
@@ -79,7 +81,7 @@ class AnthropicBackend(APIBackend):
             raise ConfigError(f"{self.where}.json_mode must be one of {', '.join(JSON_MODES)}")
         self.send_temperature = bool(options.get("send_temperature", False))
         self._api_key = api_key_from_env(
-            options, self.default_key_env, self.where, required=not is_loopback(self.base_url)
+            options, self.default_key_env, self.where, required=not is_loopback(self.base_url), base_url=self.base_url
         )
 
     def identity(self) -> dict[str, Any]:
@@ -93,10 +95,12 @@ class AnthropicBackend(APIBackend):
         return [self._api_key] if self._api_key else []
 
     def _make_client(self) -> anthropic.AsyncAnthropic:
-        kwargs: dict[str, Any] = {"api_key": self._api_key or "loopback", "timeout": self.timeout_s, "max_retries": 0}
-        if self.base_url:
-            kwargs["base_url"] = self.base_url
-        return anthropic.AsyncAnthropic(**kwargs)
+        # Always an explicit key and base URL: the SDK would otherwise read ANTHROPIC_API_KEY /
+        # ANTHROPIC_AUTH_TOKEN and ANTHROPIC_BASE_URL itself (a key could go to a host set elsewhere).
+        kwargs: dict[str, Any] = {"api_key": self._api_key or "loopback", "timeout": self.timeout_s, "max_retries": 0,
+                                  "base_url": self.base_url or DEFAULT_BASE_URL}  # fmt: skip
+        with sdk_env_hidden(self._hide_sdk_env()):  # no ANTHROPIC_* credential or header for another server
+            return anthropic.AsyncAnthropic(**kwargs)
 
     # ---- request and response -------------------------------------------------------------------
     def _content(self, message: Message) -> list[dict[str, Any]]:

@@ -5,6 +5,18 @@ A batch is checked first (:func:`~socialbench.backends.base.check_requests`): a 
 cannot take (audio for a backend without audio input, a native video clip for one that takes only
 frames) stops it with a ConfigError naming the model, the request and the part, before any call.
 
+A run stops (:class:`~socialbench.backends.retry.StopRun`, one line) after
+``max_consecutive_failures`` (default 5) attempts in a row, over all calls, failed because the
+server cannot be used: no connection, the key refused (401/403), or nothing at that address (404).
+Any other answer of the server resets the count.
+
+API keys go only where they are meant: from the variable ``options.api_key_env`` names (to whatever
+``base_url`` is configured), else from the provider's own variable only when ``base_url`` is the
+provider's host (:data:`PROVIDER_KEYS`: ``OPENAI_API_KEY`` only to api.openai.com,
+``ANTHROPIC_API_KEY`` only to api.anthropic.com). A loopback or other server gets no key unless one
+is configured, and the SDKs' own environment variables (keys, organisation, custom headers) are
+hidden from a client built for such a server.
+
 Subclasses implement three hooks: :meth:`APIBackend._make_client` (the SDK's async client, built
 inside the event loop), :meth:`APIBackend._prepare` (the request body, images read and checked) and
 :meth:`APIBackend._send` (one HTTP attempt, raising the SDK's exceptions or
@@ -19,12 +31,15 @@ import logging
 import os
 import random
 import re
+import threading
 import time
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Sequence
+from urllib.parse import urlsplit
 
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response, check_requests
 from socialbench.backends.images import ImageChanged
-from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, call_with_retries
+from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, StopRun, call_with_retries, classify
 from socialbench.secrets import bad_env_name, holds_secret
 from socialbench.errors import ConfigError
 
@@ -32,9 +47,62 @@ log = logging.getLogger("socialbench.backends")
 
 _LOOPBACK = re.compile(r"^https?://(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(/|$)")
 
+#: A provider's own key variable -> the only hosts (https) it is sent to when params name no variable.
+PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
+    "OPENAI_API_KEY": ("api.openai.com",),
+    "ANTHROPIC_API_KEY": ("api.anthropic.com",),
+}
 
-def api_key_from_env(options: Mapping[str, Any], default_env: str | None, where: str, *, required: bool) -> str | None:
-    """The API key, read from the environment variable named by ``options.api_key_env``.
+#: Environment variables the SDK clients read by themselves (keys, tokens, organisation, extra
+#: headers, base URL): hidden while a client for a server other than the provider's is built.
+SDK_ENV = (
+    "OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS",
+    "OPENAI_BASE_URL", "OPENAI_WEBHOOK_SECRET", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR",
+    "ANTHROPIC_IDENTITY_TOKEN", "ANTHROPIC_IDENTITY_TOKEN_FILE", "ANTHROPIC_FEDERATION_RULE_ID",
+    "ANTHROPIC_ORGANIZATION_ID", "ANTHROPIC_WEBHOOK_SIGNING_KEY",
+)  # fmt: skip
+_ENV_LOCK = threading.Lock()
+
+
+@contextmanager
+def sdk_env_hidden(hide: bool = True) -> Iterator[None]:
+    """While an SDK client is built: the SDKs' own environment variables (:data:`SDK_ENV`) removed,
+    so nothing of the user's provider credentials is read for another server; restored after."""
+    if not hide:
+        yield
+        return
+    with _ENV_LOCK:
+        saved = {name: os.environ.pop(name) for name in SDK_ENV if name in os.environ}
+        try:
+            yield
+        finally:
+            os.environ.update(saved)
+
+
+def is_provider_host(base_url: str | None, hosts: Sequence[str]) -> bool:
+    """Whether ``base_url`` is https on one of ``hosts`` (None: the SDK's default, the provider's)."""
+    if base_url is None:
+        return True
+    parts = urlsplit(str(base_url))
+    return parts.scheme == "https" and (parts.hostname or "").lower() in hosts
+
+
+def key_env_for(options: Mapping[str, Any], default_env: str | None, base_url: str | None) -> str | None:
+    """The variable the key is read from: ``options.api_key_env`` when set (null: none), else
+    ``default_env`` unless it is a provider's own (:data:`PROVIDER_KEYS`) and ``base_url`` is not that
+    provider's host."""
+    if "api_key_env" in options:
+        return options["api_key_env"]
+    if default_env in PROVIDER_KEYS and not is_provider_host(base_url, PROVIDER_KEYS[default_env]):
+        return None
+    return default_env
+
+
+def api_key_from_env(options: Mapping[str, Any], default_env: str | None, where: str, *, required: bool,
+                     base_url: str | None = None) -> str | None:  # fmt: skip
+    """The API key, read from the environment variable named by ``options.api_key_env``, else from
+    ``default_env`` where :func:`key_env_for` allows it for ``base_url``.
 
     A key written into params.yaml would end up in git, DVC and MLflow, so ``api_key`` (or anything
     that does not look like a variable name) is refused, without echoing the value (the same rules as
@@ -46,7 +114,7 @@ def api_key_from_env(options: Mapping[str, Any], default_env: str | None, where:
                 f"{where}.{name}: API keys come only from the environment; set {where}.api_key_env to the"
                 " NAME of the environment variable that holds the key"
             )
-    env = options.get("api_key_env", default_env)
+    env = key_env_for(options, default_env, base_url)
     if bad_env_name(env):
         raise ConfigError(f"{where}.api_key_env must be the name of an environment variable (letters, digits, _)")
     if env is None:
@@ -66,6 +134,8 @@ class APIBackend(Backend):
 
     #: Name of the environment variable that holds the key when params do not say.
     default_key_env: ClassVar[str | None] = None
+    #: Where the run is sent (for messages and the key rule); subclasses set it.
+    base_url: str | None = None
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
@@ -76,8 +146,15 @@ class APIBackend(Backend):
             self.timeout_s = float(options.get("timeout", 120.0))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{self.where}.timeout must be a number of seconds") from exc
+        try:
+            self.fail_after = int(options.get("max_consecutive_failures", 5))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{self.where}.max_consecutive_failures must be a whole number >= 1") from exc
+        if self.fail_after < 1:
+            raise ConfigError(f"{self.where}.max_consecutive_failures must be a whole number >= 1")
         self.retries = 0  # retries made so far, for the run's accounting
         self.attempts = 0  # HTTP attempts made so far
+        self._streak = 0  # attempts in a row that failed because the server cannot be used
         self._rng = random.Random(f"{spec.name}:{self.context.seed}")
 
     # ---- hooks ----------------------------------------------------------------------------------
@@ -93,6 +170,29 @@ class APIBackend(Backend):
     def _secrets(self) -> list[str]:
         """Values that must never appear in an error message (the API key)."""
         return []
+
+    def _hide_sdk_env(self) -> bool:
+        """Whether the SDK's environment variables are hidden while its client is built: unless the
+        server is the provider's own host."""
+        return not is_provider_host(self.base_url, PROVIDER_KEYS.get(self.default_key_env or "", ()))
+
+    def _note_outcome(self, exc: BaseException | None) -> None:
+        """Count attempts in a row that failed because the server cannot be used; raise StopRun at
+        ``fail_after`` (any other outcome resets the count)."""
+        failure = classify(exc) if exc is not None else None
+        if failure is None or failure.kind is None:
+            self._streak = 0
+            return
+        self._streak += 1
+        if self._streak < self.fail_after:
+            return
+        where = self.base_url or "the provider's API"
+        hint = {"connection": "is the server running, and is base_url right?",
+                "auth": f"check the key (models.{self.spec.name}.options.api_key_env).",
+                "not_found": "check base_url and model_id."}[failure.kind]  # fmt: skip
+        raise StopRun(self.redact(f"models.{self.spec.name}: stopped after {self._streak} failed attempt{'s' * (self._streak != 1)} in a row"
+                                  f" at {where} ({failure.reason}): {hint} Calls finished before are in the cache;"
+                                  " rerun when it is fixed"))  # fmt: skip
 
     # ---- shared machinery -----------------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
@@ -131,10 +231,19 @@ class APIBackend(Backend):
         limit = asyncio.Semaphore(max(1, int(self.spec.concurrency)))
         client = self._make_client()
 
+        stopping = False  # set when one call stopped the run: no other call starts after it
+
         async def one(index: int, request: Request) -> None:
+            nonlocal stopping
             async with limit:
-                response = await self._complete_one(client, request)
-            on_result(index, response)
+                if stopping:
+                    return
+                try:
+                    response = await self._complete_one(client, request)
+                    on_result(index, response)
+                except BaseException:
+                    stopping = True
+                    raise
 
         tasks = [asyncio.create_task(one(i, r)) for i, r in enumerate(requests)]
         try:
@@ -159,7 +268,14 @@ class APIBackend(Backend):
         async def attempt() -> Response:
             self.attempts += 1
             started = time.perf_counter()
-            response = await self._send(client, payload, request)
+            try:
+                response = await self._send(client, payload, request)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._note_outcome(exc)  # StopRun when the server cannot be used at all
+                raise
+            self._note_outcome(None)
             response.latency_s = time.perf_counter() - started
             return response
 

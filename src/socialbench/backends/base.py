@@ -214,13 +214,15 @@ class ModelSpec:
     max_frames: int = 8
     image_size: int = 448
     concurrency: int = 1
-    max_tokens: int = 256
+    max_tokens: int = 4096  # room for a thinking model's reasoning (a cut answer: finish_reason length)
     batch_size: int = 1
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0
     options: dict[str, Any] = field(default_factory=dict)
     #: Methods this model is not run with, each with its reason (shown in the tables).
     exclude_methods: dict[str, str] = field(default_factory=dict)
+    #: The benchmarks it runs on (None: every one); on the others it is excluded.
+    benchmarks: list[str] | None = None
 
     @classmethod
     def from_params(cls, name: str, entry: dict[str, Any]) -> "ModelSpec":
@@ -318,6 +320,8 @@ _BUILTIN: dict[str, tuple[str, str, str | None]] = {
     "random": ("socialbench.backends.baselines", "RandomBackend", None),
     "prior": ("socialbench.backends.baselines", "PriorBackend", None),
     "scripted": ("socialbench.backends.scripted", "ScriptedBackend", None),
+    "file": ("socialbench.backends.file", "FileBackend", None),
+    "codar_script": ("socialbench.backends.codar_script", "CodarScriptBackend", None),
     "hf": ("socialbench.backends.hf", "HFBackend", "hf"),
     "vllm": ("socialbench.backends.vllm_backend", "VllmBackend", "vllm"),
     "openai_compat": ("socialbench.backends.openai_compat", "OpenAICompatBackend", "openai"),

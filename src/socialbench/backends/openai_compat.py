@@ -12,12 +12,14 @@ schema asks for ``{"type": "json_object"}`` (JSON mode). ``finish_reason`` is th
 (``stop``, ``length``, ``content_filter``; tool calls count as ``stop``), ``refusal`` when the model
 refused.
 
-The key is read from the environment variable named by ``options.api_key_env`` (default
-``OPENAI_API_KEY``); a server on the loopback interface needs none.
+The key is read from the environment variable named by ``options.api_key_env``; without it,
+``OPENAI_API_KEY`` is read only when ``base_url`` is https://api.openai.com (a key is never sent to
+another server unless params name its variable). A server on the loopback interface needs none.
 
 Options (``models.<name>.options``):
   base_url          server root, e.g. http://127.0.0.1:8000/v1 (required)
-  api_key_env       environment variable holding the key (default OPENAI_API_KEY)
+  api_key_env       environment variable holding the key (default: OPENAI_API_KEY, for api.openai.com only)
+  max_consecutive_failures   stop the run after this many attempts in a row found no usable server (default 5)
   json_mode         json_schema (default) | json_object | none
   max_tokens_param  max_tokens (default; vllm: max_completion_tokens) | max_completion_tokens
   send_temperature  send the request's temperature and top_p (default true; reasoning models reject them)
@@ -32,7 +34,7 @@ from typing import Any, ClassVar
 
 import openai
 
-from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback
+from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback, sdk_env_hidden
 from socialbench.backends.base import (
     AudioPart,
     BackendContext,
@@ -87,7 +89,7 @@ class OpenAICompatBackend(APIBackend):
         self.extra_body = dict(options.get("extra_body") or {})
         self.served_model = spec.model_id or spec.name
         self._api_key = api_key_from_env(
-            options, self.default_key_env, self.where, required=not is_loopback(self.base_url)
+            options, self.default_key_env, self.where, required=not is_loopback(self.base_url), base_url=self.base_url
         )
 
     def identity(self) -> dict[str, Any]:
@@ -103,12 +105,13 @@ class OpenAICompatBackend(APIBackend):
         return [self._api_key] if self._api_key else []
 
     def _make_client(self) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=self._api_key or "EMPTY",  # loopback servers ignore it; the SDK wants a value
-            timeout=self.timeout_s,
-            max_retries=0,  # retry.py is the one retry policy
-        )
+        with sdk_env_hidden(self._hide_sdk_env()):  # no OPENAI_* credential or header for another server
+            return openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key or "EMPTY",  # loopback servers ignore it; the SDK wants a value
+                timeout=self.timeout_s,
+                max_retries=0,  # retry.py is the one retry policy
+            )
 
     # ---- request and response -------------------------------------------------------------------
     def image_block(self, part: ImagePart) -> dict[str, Any]:

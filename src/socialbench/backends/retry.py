@@ -7,6 +7,12 @@ A failed attempt is classified first. Rate limits (429), server errors (5xx, Ant
 call gives up with :class:`GaveUp`, which the backends turn into a :class:`Response` with ``error`` set,
 so the run records the failure for that instance and goes on.
 
+Each failure also has a ``kind`` when it says the server cannot be used at all: ``connection`` (refused,
+unreachable, a connect timeout), ``auth`` (401, 403) or ``not_found`` (404: a wrong base_url or
+model). The API backends count those in a row across all calls and stop the run with
+:class:`StopRun` after ``max_consecutive_failures`` of them (see api.py), so a dead or misconfigured
+server costs seconds, not a retry budget per instance.
+
 The SDK clients are built with their own retries switched off, so this is the one retry policy.
 """
 
@@ -20,11 +26,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping, TypeVar
 
-from socialbench.errors import ConfigError
+from socialbench.errors import ConfigError, SocialbenchError
 
 T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx (500, 502, 503, 504, 529, ...)
+
+
+class StopRun(SocialbenchError):
+    """The server cannot be used (down, refusing the key, wrong address): stop the whole run now."""
 
 
 class MalformedResponse(Exception):
@@ -62,6 +72,17 @@ class RetryPolicy:
             raise ConfigError(f"{where}: retry settings must not be negative")
         return policy
 
+    def worst_case_wait_s(self, failures: int) -> float:
+        """The longest a run waits in backoffs until ``failures`` attempts in a row have failed (calls
+        one after another, no Retry-After): with the attempts' own time, how long a dead server
+        holds a run up before it stops."""
+        total, left = 0.0, failures
+        while left > 0:  # calls one after another, each retried up to max_retries times
+            n = min(left, self.max_retries + 1)
+            total += sum(min(self.max_delay_s, self.base_delay_s * 2.0**r) for r in range(n - 1))
+            left -= n
+        return total
+
     def backoff_s(self, retry: int, rng: random.Random) -> float:
         """Wait before retry number ``retry`` (0-based): exponential, capped, with equal jitter
         (half fixed, half uniform), so clients that failed together do not retry together."""
@@ -74,6 +95,8 @@ class Failure:
     retryable: bool
     reason: str
     retry_after_s: float | None = None
+    #: ``connection``, ``auth`` or ``not_found`` when the failure says the server cannot be used at all.
+    kind: str | None = None
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -117,11 +140,16 @@ def classify(exc: BaseException) -> Failure:
         if not retryable:  # say what the server objected to; it will not change on a retry
             message = " ".join(str(getattr(exc, "message", "") or "").split())
             reason += f": {message[:300]}" if message else ""
-        return Failure(retryable, reason, retry_after)
+        kind = "auth" if status in (401, 403) else "not_found" if status == 404 else None
+        return Failure(retryable, reason, retry_after, kind)
     if "Timeout" in name or isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        # A connect timeout (nothing answers at that address) is a connection failure; a read
+        # timeout is a slow answer.
+        if type(exc.__cause__).__name__ == "ConnectTimeout":
+            return Failure(True, "connection timeout", kind="connection")
         return Failure(True, "timeout")
     if name == "APIConnectionError" or isinstance(exc, ConnectionError):
-        return Failure(True, "connection error")
+        return Failure(True, "connection error", kind="connection")
     if isinstance(exc, (MalformedResponse, json.JSONDecodeError)) or name == "APIResponseValidationError":
         return Failure(True, f"malformed response: {exc}")
     return Failure(False, f"{name}: {exc}")
@@ -151,7 +179,7 @@ async def call_with_retries(
         attempts += 1
         try:
             return await attempt(), attempts
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, StopRun):
             raise
         except Exception as exc:  # classified below; unknown kinds are not retried
             failure = classify(exc)

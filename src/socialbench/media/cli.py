@@ -58,7 +58,9 @@ def frames_cmd(
     """Sample frames of one video through the cache; print its manifest (index, timestamp, file)."""
     from socialbench.media.cache import MANIFEST, FrameCache
     from socialbench.media.sampling import FrameSampling, SamplingError, to_fraction
+    from socialbench.paths import check_io
 
+    check_io({"VIDEO": video, "--params": params}, {"--frames-dir": frames_dir}, folders=("--frames-dir",))
     if (count is None) == (fps is None):
         raise SocialbenchError("give exactly one of --count and --fps")
     if count is not None and count < 1:
@@ -102,7 +104,9 @@ def cut_cmd(
     Each view must be a different file with a different file name (the clips are named after them)."""
     from socialbench.media.clips import Mosaic, check_cut_paths, check_mosaic_positions, cut_views
     from socialbench.media.encode import EncodeSettings
+    from socialbench.paths import check_io
 
+    check_io({"VIEWS": views, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     _finite("--start", start)
     _finite("--end", end)
     positions = None
@@ -118,9 +122,15 @@ def cut_cmd(
         mos = Mosaic(output=out_dir / "mosaic.mp4", views=positions, panel=s.mosaic_panel, font=s.label_font)
     outputs = [out_dir / f"{v.stem}.mp4" for v in views]
     check_cut_paths(views, outputs, mos)  # before anything is created
+    created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
-    result = cut_views(views, start, end, outputs, mosaic=mos,
-                       encode=EncodeSettings(preset=s.clip_preset, crf=s.clip_crf), max_skew_frames=s.max_view_skew_frames)
+    try:
+        result = cut_views(views, start, end, outputs, mosaic=mos,
+                           encode=EncodeSettings(preset=s.clip_preset, crf=s.clip_crf), max_skew_frames=s.max_view_skew_frames)
+    except BaseException:
+        if created and not any(out_dir.iterdir()):
+            out_dir.rmdir()  # a failed cut leaves no trace (cut_views removes the clips it wrote)
+        raise
     (out_dir / "clip.json").write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n", "utf-8")
     typer.echo(json.dumps(result.to_dict(), indent=2, sort_keys=True))
 
@@ -150,7 +160,9 @@ def audio_cmd(
 ) -> None:
     """Extract mono 16 kHz WAV audio, optionally of a window."""
     from socialbench.media.clips import extract_audio
+    from socialbench.paths import check_io
 
+    check_io({"SOURCE": source}, {"OUTPUT": output})
     _finite("--start", start)
     _finite("--end", end)
     r = extract_audio(source, output, start=start, end=end)

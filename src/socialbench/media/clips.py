@@ -17,6 +17,7 @@ Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a p
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -252,15 +253,59 @@ def cut_views(
         mosaic_size = (2 * pw, 2 * ph)
     args = ffmpeg.merge_outputs(*outs).global_args(*_GLOBAL, "-loglevel", "error").compile(cmd=_ffmpeg(), overwrite_output=True)
     _run(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)")
+    written = [Path(p) for p in (outputs or [])] + ([Path(mosaic.output)] if mosaic is not None else [])
+    try:
+        return _checked_cut(views, infos, s, e, outputs, mosaic, mosaic_size, encode)
+    except BaseException:
+        for path in written:  # a short or mismatched clip is never left behind as if it were whole
+            path.unlink(missing_ok=True)
+        raise
+
+
+def _expected_frames(info: MediaInfo, start: Fraction, end: Fraction) -> int | None:
+    """Frames a constant-rate video holds in [start, end): those at k / fps inside it (None without a rate)."""
+    fps = to_fraction(info.fps) if info.fps else None
+    if not fps:
+        return None
+    return max(0, math.ceil(end * fps) - math.ceil(start * fps))
+
+
+def _check_not_short(view: str | Path, info: MediaInfo, start: Fraction, end: Fraction, got: int) -> None:
+    """A clip with fewer frames than the window holds at the view's rate comes from a source that is
+    shorter than it claims (truncated) or than the window: MediaError naming the source. A variable
+    frame rate (a gap in the frames) is told apart by the source's own frame times."""
+    from socialbench.media.probe import video_timeline
+
+    expected = _expected_frames(info, start, end)
+    if expected is None or got >= expected - 1:
+        return
+    window = f"[{float(start):.3f}, {float(end):.3f}) s"
+    try:
+        timeline = video_timeline(view)  # raises TRUNCATED when the container announces more than it holds
+    except MediaError as err:
+        raise MediaError(str(view), err.problem, f"{err.detail}; the clip of {window} would hold {got} of its"
+                         f" {expected} frames") from None  # fmt: skip
+    have = sum(1 for t in timeline.times if start <= t < end)
+    if got < have - 1:
+        raise MediaError(str(view), E.DECODE_MISMATCH, f"the clip of {window} holds {got} frames, the source {have}")
+    if timeline.end < end and have < expected - 1:
+        raise MediaError(str(view), E.WINDOW_BEYOND_END, f"the video's frames end at {float(timeline.end):.3f} s,"
+                         f" inside the window {window}: the clip would hold {got} of its {expected} frames")  # fmt: skip
+
+
+def _checked_cut(views, infos, s, e, outputs, mosaic, mosaic_size, encode) -> CutResult:
     result = CutResult(start=float(s), end=float(e), encode=asdict(encode))
     counts = []
     if outputs is not None:
-        for v, path in zip(views, outputs):
+        for v, info, path in zip(views, infos, outputs):
             n = probe(path).frame_count or 0
+            _check_not_short(v, info, s, e, n)
             counts.append((n, str(path)))
             result.views.append({"source": str(v), "output": str(path), "frames": n})
     if mosaic is not None:
         n = probe(mosaic.output).frame_count or 0
+        for vi in mosaic.views:
+            _check_not_short(views[vi], infos[vi], s, e, n)
         counts.append((n, str(mosaic.output)))
         result.mosaic = {
             "output": str(mosaic.output),

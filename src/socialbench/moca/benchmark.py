@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
-from socialbench.benchmark import Benchmark, Exchange, Final
+from socialbench.benchmark import Benchmark, Exchange, Final, excluded
 
 
 class MocaBenchmark(Benchmark):
@@ -31,7 +31,7 @@ class MocaBenchmark(Benchmark):
     def prepare(self, raw: Path, on_invalid: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         from socialbench.moca.prepare import prepare_file
 
-        return prepare_file(raw, self.taxonomy, on_invalid)
+        return prepare_file(raw, self.taxonomy, on_invalid, media_roots=self.options.get("media_roots"))
 
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
         from socialbench.moca.schema import load_instances
@@ -44,9 +44,15 @@ class MocaBenchmark(Benchmark):
                 for i in dev_instances]  # fmt: skip
 
     # ---- answers ------------------------------------------------------------------------------
-    def final_answer(self, instance: dict[str, Any], ex: Exchange, seed: int) -> Final:
-        """The four fields parsed from the answering call (appendix D.1's JSON; strict, see
-        moca.parsing), mapped back from slot ids, with the call's bookkeeping."""
+    def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
+        """``method_options.<method>`` plus the benchmark-wide answer options (``answer``: how the JSON
+        answer is parsed, e.g. ``code_fence``), which every MoCA method reads from ``settings["answer"]``."""
+        return {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
+
+    def final_answer(self, instance: dict[str, Any], ex: Exchange, seed: int, *, code_fence: str = "strict") -> Final:
+        """The four fields parsed from the answering call (appendix D.1's JSON; strict unless
+        ``code_fence="tolerate"``, see moca.parsing), mapped back from slot ids, with the call's
+        bookkeeping."""
         from socialbench.moca.parsing import parse_answer
         from socialbench.moca.prompts import slot_maps
 
@@ -54,7 +60,7 @@ class MocaBenchmark(Benchmark):
         maps = slot_maps(instance, seed)
         resp = ex.response
         fields, field_errors, record_error = parse_answer(resp.text, self.taxonomy.mechanism_names(s),
-                                                          self.taxonomy.label_names(s), maps)
+                                                          self.taxonomy.label_names(s), maps, code_fence)
         if resp.truncated and record_error:
             record_error = f"answer truncated at max_tokens: {record_error}"
         return Final(
@@ -73,7 +79,9 @@ class MocaBenchmark(Benchmark):
                   # a method that stopped before its answering call (an error) has no parsed fields
                   "field_errors": f["field_errors"] if "field_errors" in f else {k: final.error for k in ANSWER_KEYS if final.error},
                   "slots": f.get("slots"), "request_key": f.get("request_key"), "inputs": f.get("inputs", []),
-                  "finish_reason": f.get("finish_reason")}  # fmt: skip
+                  "finish_reason": f.get("finish_reason"),
+                  # media that could not be shown: answered without a call, scored invalid, counted
+                  "media_error": f.get("media_error")}  # fmt: skip
         return record
 
     # ---- scoring, tables, provenance -------------------------------------------------------------
@@ -95,26 +103,47 @@ class MocaBenchmark(Benchmark):
 
         return parse_scores(data, source)
 
-    def tables(self, scores: dict[tuple[str, str], dict[str, Any]], params: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
-        from socialbench.moca.tables import build_rows, excluded_note, to_csv, to_latex, to_markdown
+    tables_per_instance = True
+
+    def tables(self, scores: dict[tuple[str, str], dict[str, Any]], params: dict[str, Any],
+               instances: list[dict[str, Any]] | None = None,
+               predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+               ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
+        """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
+        5-7, Figures 6 and 9, and, given the instances and predictions, a 95% bootstrap interval for
+        every cell and paired tests (socialbench.moca.tables)."""
+        from socialbench.moca.tables import (PaperTables, TableSettings, correctness_cells, excluded_note, paper_figures,
+                                             row_name, to_csv, to_latex, to_markdown)
 
         categories = {m: e["category"] for m, e in params["models"].items()}
         # pairs params exclude have score files (all invalid: nothing was run) but no row
         scores = {(m, meth): sc for (m, meth), sc in scores.items()
-                  if meth not in (params["models"].get(m, {}).get("exclude_methods") or {})}
-        note = excluded_note(params["models"], (params.get(self.name) or {}).get("methods", []))
-        scenarios = sorted({s for sc in scores.values() for s in sc})
-        files: dict[str, str] = {}
+                  if excluded(params["models"].get(m, {}), self.name, meth) is None}
+        section = params.get(self.name) or {}
+        note = excluded_note(params["models"], section.get("methods", []))
+        settings = TableSettings.from_params(params, self.name)
+        cells = None
+        if instances is not None and predictions is not None:
+            labels, mechanisms = self.taxonomy.as_sets()
+            cells = correctness_cells(instances, predictions, labels, mechanisms, scores)
+        paper = PaperTables(scores, categories, section.get("methods", []), settings, cells)
+        files: dict[str, str | bytes] = {}
         md_all = []
-        for s in scenarios:
-            rows = build_rows(scores, categories, s)
+        for s in paper.scenarios:
+            rows = paper.named_rows(s)
             n = next((sc[s]["n"] for sc in scores.values() if s in sc), None)
-            md = to_markdown(s, rows, n) + note
+            media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
+            anns = paper.annotations(s)
+            md = to_markdown(s, rows, n, media, anns) + note + paper.scenario_notes(s)
             md_all.append(md)
             files[f"{s}.md"] = md
             files[f"{s}.csv"] = to_csv(rows)
-            files[f"{s}.tex"] = to_latex(s, rows)
-        files["all.md"] = "\n".join(md_all)
+            files[f"{s}.tex"] = to_latex(s, rows, n, media, anns)
+            files[f"{s}.ci.md"], files[f"{s}.ci.csv"] = paper.scenario_ci(s)
+        grids, grids_md = paper.files()
+        files.update(grids)
+        files.update(paper_figures(paper))
+        files["all.md"] = "\n".join(md_all + grids_md)
         headline = {f"{m}.{meth}": {s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc}
                     for (m, meth), sc in sorted(scores.items())}  # fmt: skip
         return files, headline
@@ -123,6 +152,13 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.taxonomy import taxonomy_hash
 
         return {"prompt_template_sha256": self.prompt_hash(method), "taxonomy_sha256": taxonomy_hash(self.taxonomy)}
+
+    def viewer_rows(self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]],
+                    traces: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        from socialbench.moca.viewer import rows
+
+        labels, mechanisms = self.taxonomy.as_sets()
+        return rows(instances, predictions, traces, labels, mechanisms)
 
 
 BENCHMARK = MocaBenchmark

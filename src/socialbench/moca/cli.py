@@ -33,6 +33,19 @@ def _settings(params: Path):
     return MediaSettings.from_params(load_params(params))
 
 
+def check_media_roots(records: list[dict], roots, source: Path) -> None:
+    """Every media path of the instances leads inside the data folders (or media.allowed_roots);
+    else a DataError naming the file, the instance and the field, before any frame is taken."""
+    from socialbench.errors import DataError
+
+    for n, rec in enumerate(records, 1):
+        media = rec.get("media")
+        for m in media if isinstance(media, list) else []:
+            why = roots.problem(m) if isinstance(m, str) else None
+            if why:
+                raise DataError(str(source), why, record=str(rec.get("id", f"record {n}")), field="media")
+
+
 @app.command("frames")
 def frames(
     inputs: list[Path] = Opt(..., "--input", help="validated instances, data/interim/moca/<split>.jsonl (repeatable)"),
@@ -59,13 +72,18 @@ def frames(
     from socialbench.media.cache import FrameCache
     from socialbench.media.errors import MediaError
     from socialbench.media.report import MediaReport
-    from socialbench.moca.media import attach_frames, moca_sampling
+    from socialbench.moca.media import KEPT, attach_frames, moca_sampling
+    from socialbench.config import load_params
     from socialbench.io import read_jsonl, write_jsonl
+    from socialbench.paths import MediaRoots, check_io
 
     _logging()
     if len(inputs) != len(outputs):
         raise SocialbenchError(f"{len(inputs)} --input but {len(outputs)} --output: give one output per input")
+    check_io({"--input": inputs, "--params": params}, {"--output": outputs, "--report": report, "--report-md": report_md,
+             "--index": index, "--frames-dir": frames_dir}, folders=("--frames-dir",))  # fmt: skip
     settings = _settings(params)
+    roots = MediaRoots.from_params(load_params(params), root)
     policy = on_error or settings.on_error
     if policy not in ("skip", "fail"):
         raise SocialbenchError(f"--on-error must be skip or fail, got {policy!r}")
@@ -74,8 +92,11 @@ def frames(
     rep = MediaReport(settings={"on_error": policy, **{f"sampling.{k}": v for k, v in sampling.key().items()}})
     results = []
     try:
-        for src, dst in zip(inputs, outputs):
-            recs = attach_frames(read_jsonl(src), split=src.stem, source=str(src), cache=cache, sampling=sampling,
+        loaded = [(src, dst, read_jsonl(src)) for src, dst in zip(inputs, outputs)]
+        for src, _, recs in loaded:
+            check_media_roots(recs, roots, src)
+        for src, dst, recs in loaded:
+            recs = attach_frames(recs, split=src.stem, source=str(src), cache=cache, sampling=sampling,
                                  report=rep, on_error=policy, root=root)
             results.append((dst, recs))
     except MediaError:
@@ -88,6 +109,326 @@ def frames(
         cache.prune(cache.used)
     if index is not None:  # last: an index on disk means the processed files and the cache are complete
         cache.write_index(index, cache.used)
-    left = sum(c.left_out for c in rep.counts.values())
+    marked = sum(p.action == KEPT for p in rep.problems)
     typer.echo(f"moca frames: {sum(c.with_frames for c in rep.counts.values())} video instance(s) with frames,"
-               f" {left} left out (see {report_md}); frame cache: {cache.hits} hit(s), {cache.misses} extracted")
+               f" {marked} kept with media_error, scored invalid (see {report_md}); frame cache: {cache.hits} hit(s),"
+               f" {cache.misses} extracted")
+
+
+# ---- raw sources, filtering, annotation, statistics (docs/moca-sources.md) ----------------------
+
+
+def _moca_section(params: Optional[Path]) -> dict:
+    from socialbench.config import load_params
+
+    return load_params(params).get("moca", {}) if params is not None else {}
+
+
+def _source_options(name: str, params: Optional[Path], mode: Optional[str], mirror: Optional[Path],
+                    media: Optional[bool], splits: Optional[list[str]]):
+    from socialbench.moca.sources import SourceOptions, get_source
+
+    get_source(name)  # an unknown name is an error before params are read
+    raw = dict(_moca_section(params).get("sources", {}).get(name) or {})
+    for key, value in (("mode", mode), ("mirror", str(mirror) if mirror else None), ("media", media),
+                       ("splits", splits or None)):
+        if value is not None:
+            raw[key] = value
+    return SourceOptions.from_mapping(name, raw)
+
+
+def _write_counts(rows, title: str, md: Optional[Path], csv_path: Optional[Path], json_path: Optional[Path]) -> None:
+    from socialbench.io import write_json, write_text_atomic
+    from socialbench.moca.preprocess import counts_csv, counts_markdown
+
+    if md is not None:
+        write_text_atomic(md, counts_markdown(rows, title))
+    if csv_path is not None:
+        write_text_atomic(csv_path, counts_csv(rows))
+    if json_path is not None:
+        write_json(json_path, {r["source"]: {k: v for k, v in r.items() if k != "source"} for r in rows})
+
+
+def _read_pool(paths: list[Path], required: tuple[str, ...] = ("id", "source", "modality", "text", "media"),
+               candidates: bool = False) -> list[dict]:
+    """Records of one or more JSON-lines files, in the order given; a duplicate id across them is an
+    error naming both files (pool order decides which duplicate candidate is kept). ``candidates``:
+    each file must pass the candidate schema; else each record needs the ``required`` fields."""
+    from socialbench.errors import DataError
+    from socialbench.io import read_jsonl
+    from socialbench.moca.sources.base import validate_candidates
+
+    out, seen = [], {}
+    for path in paths:
+        records = read_jsonl(path)
+        if candidates:
+            validate_candidates(records, str(path))
+        for n, rec in enumerate(records, 1):
+            missing = [f for f in required if f not in rec]
+            if missing:
+                raise DataError(str(path), "missing", record=str(rec.get("id", f"record {n}")), field=missing[0])
+            rid = rec.get("id")
+            if not isinstance(rid, str) or not rid:
+                raise DataError(str(path), "expected a record id", record=f"record {n}", field="id")
+            if rid in seen:
+                raise DataError(str(path), f"duplicate id, also in {seen[rid]}", record=rid, field="id")
+            seen[rid] = str(path)
+            out.append(rec)
+    return out
+
+
+def _log_counts(rows, stage: str, params: Optional[Path], settings: dict) -> None:
+    from socialbench.config import load_params
+    from socialbench.moca.preprocess import log_counts_mlflow
+
+    if params is None:
+        raise SocialbenchError("--mlflow needs --params (its mlflow section names the store and the experiment)")
+    tracking = load_params(params)["mlflow"]
+    log_counts_mlflow(rows, stage, tracking["tracking_uri"], settings, tracking["experiment"])
+
+
+@app.command("sources")
+def sources_cmd(name: Optional[str] = typer.Argument(None, help="one source (default: all)")) -> None:
+    """List MoCA's raw sources: official locations, pinned hashes, and the manual steps where a
+    download needs a login or a licence acceptance."""
+    from socialbench.moca.sources import SOURCE_NAMES, get_source
+    from socialbench.moca.sources.base import describe
+
+    for n in [name] if name else SOURCE_NAMES:
+        typer.echo(describe(get_source(n)) + "\n")
+
+
+@app.command("acquire")
+def acquire_cmd(
+    source: str = Opt(..., help="source name (socialbench moca sources)"),
+    root: Path = Opt(..., help="the source's folder, e.g. data/raw/moca_sources/<source>"),
+    params: Optional[Path] = Opt(None, help="params file: moca.sources.<source> gives the options below"),
+    mode: Optional[str] = Opt(None, help="download | mirror | manual (overrides params)"),
+    mirror: Optional[Path] = Opt(None, help="local folder with the source's files, for mode mirror"),
+    media: Optional[bool] = Opt(None, "--media/--no-media", help="also acquire the media"),
+    split: Optional[list[str]] = Opt(None, "--split", help="source split to acquire (repeatable; default all)"),
+) -> None:
+    """Put a source's files under ROOT (download, mirror copy or manual check; verified, atomic) and
+    write ROOT/.manifest.json."""
+    from socialbench.moca.sources import get_source
+    from socialbench.moca.sources.base import MANIFEST, acquire
+
+    _logging()
+    options = _source_options(source, params, mode, mirror, media, split)
+    manifest = acquire(get_source(source), root, options)
+    typer.echo(f"moca acquire {source}: {len(manifest['files'])} file(s) under {root} ({options.mode}); {root / MANIFEST}")
+
+
+@app.command("candidates")
+def candidates_cmd(
+    source: str = Opt(..., help="source name"),
+    root: Path = Opt(..., help="the source's folder (as acquired)"),
+    out: Path = Opt(..., help="normalized candidate records, JSON lines"),
+    params: Optional[Path] = Opt(None, help="params file (moca.sources.<source>: splits, encoding, columns, include)"),
+    split: Optional[list[str]] = Opt(None, "--split", help="source split to read (repeatable; default: params, else all)"),
+) -> None:
+    """Read a source's files into normalized candidate records (validated with the candidate schema)."""
+    from socialbench.io import write_jsonl
+    from socialbench.moca.sources import read_source
+
+    options = _source_options(source, params, None, None, None, split)
+    records = read_source(source, root, options)
+    write_jsonl(out, records)
+    typer.echo(f"moca candidates {source}: {len(records)} record(s) -> {out}")
+
+
+@app.command("preprocess")
+def preprocess_cmd(
+    inputs: list[Path] = Opt(..., "--input", help="candidate files (repeatable; their order is the pool order)"),
+    out: Path = Opt(..., help="kept, cleaned candidates (JSON lines)"),
+    report: Path = Opt(..., help="removed candidates with stage, reason and detail (JSON lines)"),
+    counts_md: Optional[Path] = Opt(None, help="counts per source and reason, Markdown"),
+    counts_csv: Optional[Path] = Opt(None, help="counts per source and reason, CSV"),
+    counts_json: Optional[Path] = Opt(None, help="counts per source and reason, JSON (a DVC metrics file)"),
+    params: Optional[Path] = Opt(None, help="params file (moca.preprocess)"),
+    mlflow: bool = Opt(False, "--mlflow/--no-mlflow", help="also log the counts to MLflow (the params file's mlflow section)"),
+) -> None:
+    """Preprocessing (appendix B.1): clean texts, check media, remove duplicates; every removed
+    record goes to REPORT with its reason."""
+    from socialbench.io import write_jsonl
+    from socialbench.moca.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
+
+    _logging()
+    settings = PreprocessParams.from_mapping(_moca_section(params).get("preprocess"))
+    pool = _read_pool(inputs, candidates=True)
+    result = preprocess(pool, settings)
+    rows = count_table(pool, result, REASONS, FLAGS)
+    write_jsonl(out, result.kept)
+    write_jsonl(report, result.removed)
+    _write_counts(rows, "Preprocessing (B.1): candidates removed per source and reason", counts_md, counts_csv, counts_json)
+    if mlflow:
+        _log_counts(rows, "preprocess", params, settings.__dict__)
+    total = rows[-1]
+    typer.echo(f"moca preprocess: {total['pool']} candidate(s), {total['kept']} kept, {len(result.removed)} removed (see {report})")
+
+
+@app.command("unimodal")
+def unimodal_cmd(
+    input: Path = Opt(..., "--input", help="preprocessed candidates"),
+    out: Path = Opt(..., help="candidates that pass (JSON lines)"),
+    report: Path = Opt(..., help="removed candidates with reason and detail (JSON lines)"),
+    counts_md: Optional[Path] = Opt(None, help="counts per source and reason, Markdown"),
+    counts_csv: Optional[Path] = Opt(None, help="counts per source and reason, CSV"),
+    counts_json: Optional[Path] = Opt(None, help="counts per source and reason, JSON"),
+    params: Optional[Path] = Opt(None, help="params file (moca.unimodal)"),
+    mlflow: bool = Opt(False, "--mlflow/--no-mlflow", help="also log the counts to MLflow (the params file's mlflow section)"),
+) -> None:
+    """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
+    from socialbench.io import write_jsonl
+    from socialbench.moca.preprocess import count_table
+    from socialbench.moca.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
+
+    settings = UnimodalParams.from_mapping(_moca_section(params).get("unimodal"))
+    pool = _read_pool([input])
+    result = unimodal_filter(pool, settings)
+    rows = count_table(pool, result, REASONS, FLAGS)
+    write_jsonl(out, result.kept)
+    write_jsonl(report, result.removed)
+    _write_counts(rows, "Unimodal consistency filtering (B.1.1): candidates removed per source and reason",
+                  counts_md, counts_csv, counts_json)
+    if mlflow:
+        _log_counts(rows, "unimodal", params, settings.__dict__)
+    typer.echo(f"moca unimodal: {len(pool)} candidate(s), {len(result.kept)} kept, {len(result.removed)} removed (see {report})")
+
+
+annotate_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                           help="The annotation round-trip (B.2-B.3): export, review, arbitration, build.")
+app.add_typer(annotate_app, name="annotate")
+
+
+def _taxonomy(path: Optional[Path]):
+    from socialbench.moca.taxonomy import load_taxonomy
+
+    return load_taxonomy(path)
+
+
+def _returned(pool_path: Path, annotations: list[Path], reviews: list[Path], arbitration: Optional[Path]):
+    from socialbench.moca.annotation import Returned, read_annotations, read_decisions, read_reviews
+
+    pool = _read_pool([pool_path])
+    ids = {r["id"] for r in pool}
+    returned = Returned()
+    read_annotations(annotations, ids, returned)
+    read_reviews(reviews, ids, returned)
+    read_decisions(arbitration, ids, returned)
+    return pool, returned
+
+
+@annotate_app.command("export")
+def annotate_export(
+    pool: Path = Opt(..., help="the filtered candidate pool (JSON lines)"),
+    out_dir: Path = Opt(..., help="folder for codebook.md/.json, assignment.csv and sheets/<annotator>.csv"),
+    annotator: list[str] = Opt(..., "--annotator", help="annotator name (repeatable)"),
+    per_item: int = Opt(1, help="independent annotations per candidate"),
+    seed: int = Opt(0, help="seed of the assignment"),
+    taxonomy: Optional[Path] = Opt(None, help="taxonomy file (default: the packaged one)"),
+) -> None:
+    """Export the candidate pool to annotator sheets with the 7-field codebook."""
+    import json
+
+    from socialbench.io import write_text_atomic
+    from socialbench.moca.annotation import ANNOTATOR_COLUMNS, annotator_sheets, assign, codebook, codebook_markdown, to_csv
+
+    tax = _taxonomy(taxonomy)
+    records = _read_pool([pool])
+    assignment = assign([r["id"] for r in records], annotator, per_item, seed)
+    write_text_atomic(out_dir / "codebook.md", codebook_markdown(tax))
+    write_text_atomic(out_dir / "codebook.json", json.dumps(codebook(tax), indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(out_dir / "assignment.csv", to_csv(("id", "annotators"), [
+        {"id": cid, "annotators": "|".join(who)} for cid, who in sorted(assignment.items())]))
+    for who, rows in sorted(annotator_sheets(records, assignment).items()):
+        write_text_atomic(out_dir / "sheets" / f"{who}.csv", to_csv(ANNOTATOR_COLUMNS, rows))
+    typer.echo(f"moca annotate export: {len(records)} candidate(s) x {per_item} to {len(annotator)} annotator(s) in {out_dir}")
+
+
+@annotate_app.command("review")
+def annotate_review(
+    pool: Path = Opt(..., help="the candidate pool the sheets came from"),
+    annotations: list[Path] = Opt(..., "--annotations", help="returned annotator sheets (repeatable)"),
+    reviewer: list[str] = Opt(..., "--reviewer", help="reviewer name (repeatable)"),
+    out_dir: Path = Opt(..., help="folder for review sheets <reviewer>.csv"),
+    seed: int = Opt(0, help="seed of the assignment"),
+) -> None:
+    """Export the field-level cross-check sheets (each annotation to a reviewer who did not make it)."""
+    from socialbench.io import write_text_atomic
+    from socialbench.moca.annotation import REVIEW_COLUMNS, review_sheets, to_csv
+
+    records, returned = _returned(pool, annotations, [], None)
+    sheets = review_sheets(records, returned, reviewer, seed)
+    for who, rows in sorted(sheets.items()):
+        write_text_atomic(out_dir / f"{who}.csv", to_csv(REVIEW_COLUMNS, rows))
+    typer.echo(f"moca annotate review: {sum(len(r) for r in sheets.values())} annotation(s) to {len(sheets)} reviewer(s) in {out_dir}")
+
+
+@annotate_app.command("arbitration")
+def annotate_arbitration(
+    pool: Path = Opt(..., help="the candidate pool"),
+    annotations: list[Path] = Opt(..., "--annotations", help="returned annotator sheets"),
+    reviews: list[Path] = Opt([], "--reviews", help="returned review sheets"),
+    out: Path = Opt(..., help="the arbitration sheet (disputed candidates only)"),
+    taxonomy: Optional[Path] = Opt(None, help="taxonomy file"),
+) -> None:
+    """Export the disputed candidates (structural disagreements, invalid choices, discard proposals,
+    unsupported evidence) for the arbiter."""
+    from socialbench.io import write_text_atomic
+    from socialbench.moca.annotation import ARBITRATION_COLUMNS, arbitration_rows, to_csv
+
+    records, returned = _returned(pool, annotations, reviews, None)
+    rows = arbitration_rows(records, returned, _taxonomy(taxonomy))
+    write_text_atomic(out, to_csv(ARBITRATION_COLUMNS, rows))
+    typer.echo(f"moca annotate arbitration: {len(rows)} disputed candidate(s) -> {out}")
+
+
+@annotate_app.command("build")
+def annotate_build(
+    pool: Path = Opt(..., help="the candidate pool"),
+    annotations: list[Path] = Opt(..., "--annotations", help="returned annotator sheets"),
+    reviews: list[Path] = Opt([], "--reviews", help="returned review sheets"),
+    arbitration: Optional[Path] = Opt(None, help="the returned arbitration sheet"),
+    out: Path = Opt(..., help="the final benchmark in the instance schema (JSON lines)"),
+    report: Path = Opt(..., help="every pool candidate not in the benchmark, with its reason (JSON lines)"),
+    agreement: Optional[Path] = Opt(None, help="agreement summary (JSON)"),
+    taxonomy: Optional[Path] = Opt(None, help="taxonomy file"),
+) -> None:
+    """Apply the decisions, validate every tuple (B.2 step 4) and write the final instances."""
+    from socialbench.io import write_json, write_jsonl
+    from socialbench.moca.annotation import build_benchmark
+
+    records, returned = _returned(pool, annotations, reviews, arbitration)
+    result = build_benchmark(records, returned, _taxonomy(taxonomy))
+    write_jsonl(out, result.instances)
+    write_jsonl(report, result.report)
+    if agreement is not None:
+        write_json(agreement, result.agreement)
+    typer.echo(f"moca annotate build: {len(result.instances)} instance(s) of {len(records)} candidate(s); "
+               f"{len(result.report)} not kept (see {report})")
+
+
+@app.command("stats")
+def stats_cmd(
+    instances: list[Path] = Opt(..., "--instances", help="benchmark instances (repeatable: the splits together)"),
+    out_dir: Path = Opt(..., help="folder for table1, table11, labels (.md/.csv/.tex), figure3.png, stats.json"),
+    taxonomy: Optional[Path] = Opt(None, help="taxonomy file"),
+) -> None:
+    """Dataset statistics in the style of Tables 1 and 11 and Figure 3."""
+    from socialbench.io import write_json, write_text_atomic
+    from socialbench.moca.dataset_stats import compute, figure_png, labels_table, table1, table11
+    from socialbench.moca.schema import load_instances
+
+    tax = _taxonomy(taxonomy)
+    records = [r for p in instances for r in load_instances(p, tax)]
+    stats = compute(records, tax)
+    for name, tables in (("table1", table1(stats)), ("table11", table11(stats)), ("labels", labels_table(stats))):
+        for ext, text in tables.items():
+            write_text_atomic(out_dir / f"{name}.{ext}", text)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / "figure3.png.tmp"
+    tmp.write_bytes(figure_png(stats))
+    tmp.replace(out_dir / "figure3.png")
+    write_json(out_dir / "stats.json", stats)
+    typer.echo(f"moca stats: {stats['instances']} instance(s) -> {out_dir}")

@@ -183,7 +183,8 @@ def encode_video(raw: bytes, path: Path, cfg: DemoConfig) -> None:
 
 
 def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, list[dict[str, Any]]]:
-    """Write ``{out_dir}/{test,dev}.jsonl`` and ``{out_dir}/media/*``; return the records by split."""
+    """Write ``{out_dir}/{test,dev}.jsonl``, ``{out_dir}/media/*`` and ``{out_dir}/human.jsonl`` (a
+    simulated annotator's answers, :func:`simulated_annotator`); return the records by split."""
     from socialbench.io import write_jsonl
 
     out_dir = Path(out_dir)
@@ -205,7 +206,32 @@ def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, l
             recs += fault_records(media, cfg, tax)
         write_jsonl(out_dir / f"{split}.jsonl", recs)
         result[split] = recs
+    write_jsonl(out_dir / "human.jsonl", simulated_annotator(result["test"], cfg, tax))
     return result
+
+
+#: Chance that the demo's simulated annotator gets one field wrong (each field independently).
+ANNOTATOR_ERROR = 0.12
+
+
+def simulated_annotator(records: list[dict[str, Any]], cfg: DemoConfig, tax: Taxonomy) -> list[dict[str, Any]]:
+    """Answers of a simulated annotator in the prediction format (id, subject, target, mechanism,
+    label), for the demo's human row (the ``file`` backend): the gold answer with each field
+    replaced, with probability ANNOTATOR_ERROR, by another valid option, seeded per instance. A
+    pipeline check of the human row and the figures' reference line, not a human baseline."""
+    out = []
+    for rec in records:
+        rng = random.Random(f"{cfg.seed}:human:{rec['id']}")
+        s = rec["scenario"]
+        options = {"subject": rec["subject_options"], "target": rec["target_options"],
+                   "mechanism": tax.mechanism_names(s) if s in tax.scenarios else [rec["mechanism"]],
+                   "label": tax.label_names(s) if s in tax.scenarios else [rec["label"]]}  # fmt: skip
+        answer = {"id": rec["id"]}
+        for field in ("subject", "target", "mechanism", "label"):
+            others = [o for o in options[field] if o != rec[field]]
+            answer[field] = rng.choice(others) if others and rng.random() < ANNOTATOR_ERROR else rec[field]
+        out.append(answer)
+    return out
 
 
 def fault_records(media: Path, cfg: DemoConfig, tax: Taxonomy) -> list[dict[str, Any]]:

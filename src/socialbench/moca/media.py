@@ -4,8 +4,11 @@ Reads ``data/interim/moca/<split>.jsonl`` (validated instances), samples ``media
 uniform frames per clip through the frame cache, and writes ``data/processed/moca/<split>.jsonl``:
 the same records, with ``frames`` = ``[{path, sha256, index, timestamp}, ...]`` (temporal order)
 added to video-text ones. Image-text records pass through unchanged. An instance whose media is
-unusable is left out and listed in the media report (``on_error: skip``) or stops the run
-(``on_error: fail``); nothing is dropped silently.
+unusable is kept without frames, marked ``media_error`` (the problem, one line), and listed in the
+media report with the action ``kept as media error`` (``on_error: skip``: its media is skipped, not
+the instance; the methods answer it without a model call and it is scored invalid, so an evaluation
+never shrinks N), or it stops the run (``on_error: fail``). Nothing is dropped, silently or not:
+dropping belongs to benchmark construction (``socialbench prepare`` and its report).
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from socialbench.media.settings import ON_ERROR, MediaSettings
 
 log = logging.getLogger(__name__)
 
+#: The media report's action for an instance kept with ``media_error`` (with ``on_error: skip``).
+KEPT = "kept as media error"
+
+
 def moca_sampling(settings: MediaSettings) -> FrameSampling:
     """MoCA's frame sampling: ``media.moca_frames`` frames uniformly in temporal order (MoCA 6.1)."""
     return FrameSampling.uniform(settings.moca_frames, max_side=settings.frame_max_side, image_format=settings.image_format)
@@ -39,9 +46,9 @@ def attach_frames(
     on_error: str = "skip",
     root: str | Path = ".",
 ) -> list[dict[str, Any]]:
-    """Records with ``frames`` added to video-text ones, in input order, minus the instances
-    whose media failed (each recorded in ``report``). With ``on_error="fail"`` the first failure
-    is recorded and raised."""
+    """Every record, in input order: video-text ones with ``frames`` added, or, when their media
+    failed, with ``media_error`` (the problem; each recorded in ``report``). With
+    ``on_error="fail"`` the first failure is recorded and raised."""
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
     counts = report.split(split)
@@ -61,13 +68,15 @@ def attach_frames(
         except MediaError as err:
             if err.record is None:  # name the instance as well as the file
                 err = MediaError(err.path, err.problem, err.detail, record=iid)
-            action = "failed" if on_error == "fail" else "skipped"
-            report.add(split, iid, err, action)
+            report.add(split, iid, err, "failed" if on_error == "fail" else KEPT)
             if on_error == "fail":
                 raise err
-            log.warning("media: %s: instance %s left out: %s", split, iid, err)
+            log.warning("media: %s: instance %s kept without frames, marked media_error (scored invalid): %s", split, iid, err)
+            marked = {k: v for k, v in rec.items() if k != "frames"}
+            marked["media_error"] = " ".join(str(err).split())  # one line: it becomes the answer's error
+            out.append(marked)
             continue
-        new = dict(rec)
+        new = {k: v for k, v in rec.items() if k != "media_error"}
         new["frames"] = manifest.records(root)
         counts.with_frames += 1
         counts.frames += len(new["frames"])

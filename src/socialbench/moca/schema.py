@@ -1,4 +1,9 @@
-"""The MoCA instance schema (pandera) and a reader that names the file, record and field at fault."""
+"""The MoCA instance schema (pandera) and a reader that names the file, record and field at fault.
+
+Gold fields are compared after the scorer's normalization (section 3.3: "Predictions and annotations
+are lowercased, hyphens and underscores are mapped to spaces, and repeated separators are collapsed"),
+so a gold ``"Mock"`` is the label ``mock``, not a reason to drop the record; :func:`canonical_gold`
+stores it under the taxonomy's (or the option list's) own spelling."""
 
 from __future__ import annotations
 
@@ -12,14 +17,16 @@ import pandera.pandas as pa
 
 from socialbench.errors import DataError
 from socialbench.io import first_bad_line, read_jsonl_lines
-from socialbench.moca.scoring import is_number
+from socialbench.moca.scoring import is_number, normalize
 from socialbench.moca.taxonomy import Taxonomy
 
 FIELDS = (
     "id", "source", "modality", "text", "transcript", "media", "scenario", "domain", "culture",
     "subject_options", "target_options", "subject", "target", "mechanism", "label",
 )  # fmt: skip
-OPTIONAL_FIELDS = ("frames",)  # added by the media stage to video-text instances
+# Added by the media stage: ``frames`` to video-text instances, ``media_error`` (the problem, a string)
+# to an instance whose media failed there, which is kept (answered without a call, scored invalid).
+OPTIONAL_FIELDS = ("frames", "media_error")
 MODALITIES = ("image_text", "video_text")
 N_OPTIONS = 4
 FRAME_KEYS = ("path", "sha256", "index", "timestamp")  # what socialbench moca frames writes
@@ -158,18 +165,60 @@ def frames_problem(value: Any) -> str | None:
     return None
 
 
+def _match(value: str, allowed: Sequence[str]) -> str | None:
+    """The member of ``allowed`` equal to ``value`` after normalization (the scorer's), else None."""
+    return {normalize(a): a for a in allowed}.get(normalize(value))
+
+
+def _collision(options: Sequence[str]) -> str | None:
+    """Two options the same after normalization (the scorer could not tell them apart), else None."""
+    seen: dict[str | None, str] = {}
+    for o in options:
+        if normalize(o) in seen:
+            return f"{seen[normalize(o)]!r} and {o!r} are the same option after normalization"
+        seen[normalize(o)] = o
+    return None
+
+
 def _cross_field_problems(rec: dict[str, Any], taxonomy: Taxonomy) -> list[tuple[str, str]]:
+    """Gold within the options and the scenario's taxonomy, compared after normalization as the
+    scorer compares them; options the scorer could not tell apart."""
     problems = []
-    if rec["subject"] not in rec["subject_options"]:
-        problems.append(("subject", f"gold {rec['subject']!r} is not one of subject_options"))
-    if rec["target"] not in rec["target_options"]:
-        problems.append(("target", f"gold {rec['target']!r} is not one of target_options"))
+    for role in ("subject", "target"):
+        clash = _collision(rec[f"{role}_options"])
+        if clash:
+            problems.append((f"{role}_options", clash))
+        elif _match(rec[role], rec[f"{role}_options"]) is None:
+            problems.append((role, f"gold {rec[role]!r} is not one of {role}_options"))
     s = rec["scenario"]
-    if rec["mechanism"] not in taxonomy.mechanism_names(s):
+    if _match(rec["mechanism"], taxonomy.mechanism_names(s)) is None:
         problems.append(("mechanism", f"{rec['mechanism']!r} is not a mechanism of scenario {s!r}"))
-    if rec["label"] not in taxonomy.label_names(s):
+    if _match(rec["label"], taxonomy.label_names(s)) is None:
         problems.append(("label", f"{rec['label']!r} is not a label of scenario {s!r}"))
     return problems
+
+
+def canonical_gold(rec: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any]:
+    """A valid record with its gold fields in their canonical spelling: mechanism and label as the
+    taxonomy writes them, subject and target as their option (``"Mock"`` -> ``"mock"``). The input
+    is not modified; a record already canonical is returned as an equal copy."""
+    s = rec["scenario"]
+    out = dict(rec)
+    out["mechanism"] = _match(rec["mechanism"], taxonomy.mechanism_names(s))
+    out["label"] = _match(rec["label"], taxonomy.label_names(s))
+    for role in ("subject", "target"):
+        out[role] = _match(rec[role], rec[f"{role}_options"])
+    return out
+
+
+def media_error_problem(value: Any, rec: dict[str, Any]) -> str | None:
+    """Why the optional ``media_error`` field is malformed, or None: a non-empty string (what failed),
+    on a record without frames (the media stage writes one or the other)."""
+    if not isinstance(value, str) or not value.strip():
+        return f"expected a non-empty string (the media problem), got {describe(value)}"
+    if "frames" in rec:
+        return "a record with media_error has no frames (the media stage writes one or the other)"
+    return None
 
 
 def _where(positions: list[int], lines: Sequence[int] | None) -> str:
@@ -182,8 +231,8 @@ def all_problems(
     records: list[dict[str, Any]], taxonomy: Taxonomy, lines: Sequence[int] | None = None
 ) -> list[list[tuple[str, str]]]:
     """For each record, its (field, problem) pairs: missing fields, the pandera schema, the optional
-    ``frames``, then cross-field checks (gold within the options and within the scenario's
-    taxonomy), and duplicate ids. ``lines`` (the records' line numbers in their file) lets a
+    ``frames`` and ``media_error``, then cross-field checks (gold within the options and within the
+    scenario's taxonomy, after normalization), and duplicate ids. ``lines`` (the records' line numbers in their file) lets a
     duplicate name the other copy's line; without it, record positions (from 1) are named."""
     result: list[list[tuple[str, str]]] = [[] for _ in records]
     complete = []
@@ -201,6 +250,10 @@ def all_problems(
             problem = frames_problem(rec["frames"])
             if problem:
                 result[i].append(("frames", problem))
+        if "media_error" in rec:
+            problem = media_error_problem(rec["media_error"], rec)
+            if problem:
+                result[i].append(("media_error", problem))
     for i in complete:
         if not result[i]:
             result[i].extend(_cross_field_problems(records[i], taxonomy))
@@ -246,10 +299,11 @@ def validate_records(
 
 
 def load_instances(path: str | Path, taxonomy: Taxonomy) -> list[dict[str, Any]]:
-    """The validated instances of a file (an empty file gives none: callers decide whether that is
-    an error); a bad line or record is a DataError naming the file, the record and the field."""
+    """The validated instances of a file, gold fields canonical (:func:`canonical_gold`; an empty
+    file gives none: callers decide whether that is an error); a bad line or record is a DataError
+    naming the file, the record and the field."""
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     records = [jl.record for jl in lines if jl.record is not None]
     validate_records(records, taxonomy, str(path), [jl.line for jl in lines])
-    return records
+    return [canonical_gold(r, taxonomy) for r in records]

@@ -3,7 +3,9 @@
 For each scenario, over the same N_s instances (an instance without a prediction counts as
 all-incorrect): Acc per field, Dyad, Faith (None when no label is correct), Holis, plus
 c_sem_dyad = Holis / Dyad (the paper's C_sem|dyad, None when Dyad is 0) and invalid_rate (instances
-with any missing, unparsable or invalid field). Percentages with two decimals.
+with any missing, unparsable or invalid field). Percentages with two decimals. Besides ``n``, one more
+count: ``media_errors``, the instances whose media failed at evaluation time (marked ``media_error``
+on the instance or the prediction); they stay in N, scored invalid, and the tables say how many.
 
 Bad input raises ``DataError`` naming the file, record and field; the caller does the reading and any
 printing (``check_predictions`` takes the predictions' line numbers, ``parse_scores`` the bytes of a
@@ -23,6 +25,8 @@ FIELDS = ("label", "subject", "target", "mechanism")
 METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
 # Metrics with a denominator other than N_s, so null (0/0) is a legitimate value; the others never are.
 NULLABLE_METRICS = ("faith", "c_sem_dyad")
+#: Counts beside the percentages: N_s, and how many of the N_s had media that failed at evaluation time.
+COUNTS = ("n", "media_errors")
 _SEP = re.compile(r"[\s_\-]+")
 
 
@@ -65,8 +69,15 @@ def is_invalid(pred: dict[str, Any] | None, valid: dict[str, set[str]]) -> bool:
     return any(normalize(pred.get(k)) not in valid[k] for k in FIELDS)
 
 
-def score_scenario(rows: list[tuple[dict[str, bool], bool]]) -> dict[str, Any]:
-    """rows: (c_{i,k} by field, invalid) for each of the N_s instances of one scenario."""
+def media_failed(gold: dict[str, Any], pred: dict[str, Any] | None) -> bool:
+    """Whether the instance's media failed at evaluation time: marked on the instance by the media
+    stage or on the prediction by the method (an image unreadable when the request was built)."""
+    return bool(gold.get("media_error") or (pred is not None and pred.get("media_error")))
+
+
+def score_scenario(rows: list[tuple[dict[str, bool], bool]], media_errors: int = 0) -> dict[str, Any]:
+    """rows: (c_{i,k} by field, invalid) for each of the N_s instances of one scenario;
+    ``media_errors``: how many of them had media that failed at evaluation time."""
     n = len(rows)
     sums = {k: sum(c[k] for c, _ in rows) for k in FIELDS}
     dyad = sum(c["subject"] and c["target"] for c, _ in rows)
@@ -84,6 +95,7 @@ def score_scenario(rows: list[tuple[dict[str, bool], bool]]) -> dict[str, Any]:
         "c_sem_dyad": percent(holis, dyad),
         "invalid_rate": percent(invalid, n),
         "n": n,
+        "media_errors": media_errors,
     }
 
 
@@ -117,6 +129,9 @@ def check_predictions(
             raise DataError(source, f"duplicate id {iid!r} (first at {_where(first[iid], lines)})", record=where, field="id")
         if iid not in instance_ids:
             raise DataError(source, f"id {iid!r} matches no instance in {instances_source}", record=where, field="id")
+        if pred.get("error") is not None and not (isinstance(pred["error"], str) and pred["error"]):
+            raise DataError(source, f"must be null or why the record failed (a message), got {pred['error']!r}",
+                            record=where, field="error")
         first[iid] = k
         by_id[iid] = pred
     return by_id
@@ -142,18 +157,22 @@ def score(
     lines in its errors)."""
     by_id = check_predictions(instances, predictions, source, lines, instances_source)
     rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
+    media: dict[str, int] = {}
     for gold in instances:
         s = gold["scenario"]
         valid = instance_valid_sets(gold, labels.get(s, []), mechanisms.get(s, []))
         pred = by_id.get(gold["id"])
-        rows.setdefault(s, []).append((field_matches(gold, pred, valid), is_invalid(pred, valid)))
-    return {s: score_scenario(rows[s]) for s in sorted(rows)}
+        answer = None if pred is not None and pred.get("error") else pred  # a failed record is no answer: invalid
+        rows.setdefault(s, []).append((field_matches(gold, answer, valid), is_invalid(answer, valid)))
+        media[s] = media.get(s, 0) + media_failed(gold, pred)
+    return {s: score_scenario(rows[s], media[s]) for s in sorted(rows)}
 
 
 def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
     """A score file's content, as ``score`` writes it: a non-empty object {scenario: {each of METRICS:
-    a percentage in [0, 100] (null only for faith and c_sem_dyad), n: a positive integer}}, nothing
-    else. Raises ``DataError`` naming the scenario and field at fault."""
+    a percentage in [0, 100] (null only for faith and c_sem_dyad), n: a positive integer,
+    media_errors: an integer from 0 to n}}, nothing else. Raises ``DataError`` naming the scenario and
+    field at fault."""
     if not isinstance(scores, dict):
         raise DataError(source, f"must be a JSON object {{scenario: metrics}}, got {type(scores).__name__}")
     if not scores:
@@ -162,15 +181,19 @@ def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
         rec = f"scenario {scenario!r}"
         if not isinstance(metrics, dict):
             raise DataError(source, f"must be an object of metrics, got {metrics!r}", record=rec)
-        for key in (*METRICS, "n"):
+        for key in (*METRICS, *COUNTS):
             if key not in metrics:
                 raise DataError(source, "missing", record=rec, field=key)
-        unknown = sorted(set(metrics) - {*METRICS, "n"})
+        unknown = sorted(set(metrics) - {*METRICS, *COUNTS})
         if unknown:
-            raise DataError(source, f"unknown metric (known: {', '.join(METRICS)}, n)", record=rec, field=unknown[0])
+            raise DataError(source, f"unknown metric (known: {', '.join((*METRICS, *COUNTS))})", record=rec, field=unknown[0])
         n = metrics["n"]
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise DataError(source, f"must be a positive integer (the number of instances), got {n!r}", record=rec, field="n")
+        m = metrics["media_errors"]
+        if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= n:
+            raise DataError(source, f"must be an integer from 0 to n ({n}): the instances whose media failed, got {m!r}",
+                            record=rec, field="media_errors")
         for key in METRICS:
             v = metrics[key]
             if v is None and key in NULLABLE_METRICS:

@@ -1,25 +1,40 @@
-"""The MoCA taxonomy (one data file, moca.yaml) and a loader for replacements given with --taxonomy."""
+"""The MoCA taxonomy and a loader for replacements given with --taxonomy.
+
+The built-in taxonomy is two data files, each the one home of what it holds: ``moca.yaml`` names the
+output space (scenarios, their labels and mechanisms in order, each scenario's question, domains and
+cultures) and ``moca_rules.yaml`` gives every option its decision criterion, its boundary rule and
+whether the paper names it (appendix D.1: "Every option is supplied with its decision criterion and
+boundary rule"). :func:`load_taxonomy` joins them and refuses an option that one file has and the
+other lacks."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from socialbench.errors import DataError
 
 SCENARIOS = ("affection", "intent", "stance")
 
 
+OPTION_SOURCES = ("paper", "completion")
+RULES_FILE = "moca_rules.yaml"
+
+
 @dataclass(frozen=True)
 class Option:
+    """One mechanism or label of a scenario. ``source``: ``paper`` when the paper names the option for
+    this scenario, ``completion`` when it was added to complete the lost Table 9 (docs/decisions.md).
+    ``criterion`` says when to choose it, ``boundary`` how to tell it from its neighbours;
+    ``rule_source`` says where those two texts come from (``written here`` for moca_rules.yaml)."""
+
     name: str
     criterion: str
     source: str = "paper"
+    boundary: str = ""
+    rule_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,7 +80,7 @@ def _name(value: Any, path: str, where: str) -> str:
 
 def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
     """Options of one scenario: a list of names (the --taxonomy override format) or a mapping
-    ``{name: {criterion, source}}``. At least one, no name twice."""
+    ``{name: {criterion, boundary, source}}``. At least one, no name twice."""
     if isinstance(raw, list):  # plain list of names (the --taxonomy override format)
         out = [Option(name=_name(n, path, f"{where}[{i}]"), criterion="") for i, n in enumerate(raw)]
     elif isinstance(raw, dict):
@@ -74,11 +89,12 @@ def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
             _name(name, path, where)
             spec = {} if spec is None else spec
             if not isinstance(spec, dict):
-                raise DataError(path, f"an option must map to {{criterion, source}}, got {_type(spec)}", field=f"{where}.{name}")
-            for key in ("criterion", "source"):
+                raise DataError(path, f"an option must map to {{criterion, boundary, source}}, got {_type(spec)}", field=f"{where}.{name}")
+            for key in ("criterion", "boundary", "source"):
                 if key in spec and not isinstance(spec[key], str):
                     raise DataError(path, f"expected a string, got {_type(spec[key])}", field=f"{where}.{name}.{key}")
-            out.append(Option(name=name, criterion=spec.get("criterion", ""), source=spec.get("source", "paper")))
+            out.append(Option(name=name, criterion=_text(spec.get("criterion", "")), source=spec.get("source", "paper"),
+                              boundary=_text(spec.get("boundary", ""))))
     elif raw is None:
         raise DataError(path, "missing: expected a list of names or a mapping of options", field=where)
     else:
@@ -91,6 +107,11 @@ def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
             raise DataError(path, f"option {opt.name!r} is listed twice", field=where)
         seen.add(opt.name)
     return tuple(out)
+
+
+def _text(value: str) -> str:
+    """One line: a rule is shown to models as one line per option (YAML folding can leave breaks)."""
+    return " ".join(value.split())
 
 
 def _scenario_names(mapping: dict[Any, Any], path: str, where: str) -> None:
@@ -155,35 +176,94 @@ def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
     )
 
 
+def _rule_text(rule: dict[str, Any], key: str, path: str, where: str) -> str:
+    value = rule.get(key)
+    if not isinstance(value, str) or not value.strip():
+        got = "missing" if key not in rule else f"got {_type(value)} {value!r}"
+        raise DataError(path, f"expected a non-empty string ({got})", field=f"{where}.{key}")
+    return _text(value)
+
+
+def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
+    """``tax`` with every option's criterion, boundary rule and source taken from a rules file
+    (moca_rules.yaml's layout: ``scenarios: {s: {mechanisms: {name: {criterion, boundary, source,
+    named_in_paper}}, labels: {...}}}``). Every option needs exactly one rule and every rule an
+    option; an option that already has a criterion or boundary is refused, so each text has one home."""
+    if not isinstance(data, dict) or not isinstance(data.get("scenarios"), dict):
+        raise DataError(path, f"expected a mapping with scenarios: {{scenario: {{mechanisms, labels}}}}, got {_type(data)}",
+                        field="scenarios")
+    rules = data["scenarios"]
+    extra = sorted(set(map(str, rules)) - set(tax.scenarios))
+    if extra:
+        raise DataError(path, f"rules for scenario(s) the taxonomy does not have: {', '.join(extra)}", field="scenarios")
+    joined: dict[str, dict[str, tuple[Option, ...]]] = {"mechanisms": {}, "labels": {}}
+    for s in tax.scenarios:
+        for kind, options in (("mechanisms", tax.mechanisms[s]), ("labels", tax.labels[s])):
+            where = f"scenarios.{s}.{kind}"
+            given = (rules.get(s) or {}).get(kind) if isinstance(rules.get(s), dict) else None
+            if not isinstance(given, dict):
+                raise DataError(path, f"expected a mapping {{option: rule}} for every {kind[:-1]}, got {_type(given)}", field=where)
+            unknown = sorted(set(map(str, given)) - {o.name for o in options})
+            if unknown:
+                raise DataError(path, f"rule(s) for {kind} the taxonomy does not have: {', '.join(map(repr, unknown))}", field=where)
+            out = []
+            for opt in options:
+                if opt.criterion or opt.boundary:
+                    raise DataError(path, "the taxonomy already gives this option a criterion or boundary; each text"
+                                    " must have one home", field=f"{where}.{opt.name}")  # fmt: skip
+                rule = given.get(opt.name)
+                if not isinstance(rule, dict):
+                    got = "missing" if opt.name not in given else f"got {_type(rule)}"
+                    raise DataError(path, f"every option needs a rule {{criterion, boundary, source, named_in_paper}} ({got})",
+                                    field=f"{where}.{opt.name}")
+                named = rule.get("named_in_paper")
+                if not isinstance(named, bool):
+                    raise DataError(path, f"expected true or false, got {_type(named)} {named!r}", field=f"{where}.{opt.name}.named_in_paper")
+                out.append(Option(name=opt.name, criterion=_rule_text(rule, "criterion", path, f"{where}.{opt.name}"),
+                                  source="paper" if named else "completion",
+                                  boundary=_rule_text(rule, "boundary", path, f"{where}.{opt.name}"),
+                                  rule_source=_rule_text(rule, "source", path, f"{where}.{opt.name}")))  # fmt: skip
+            joined[kind][s] = tuple(out)
+    return replace(tax, mechanisms=joined["mechanisms"], labels=joined["labels"])
+
+
+def _builtin(name: str) -> Any:
+    from socialbench.io import load_yaml
+
+    data = resources.files("socialbench.moca.taxonomy").joinpath(name).read_bytes()
+    return load_yaml(data, f"socialbench/moca/taxonomy/{name}", error=DataError)
+
+
 def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
-    """The built-in MoCA taxonomy, or a YAML/JSON file given by the user."""
+    """The built-in MoCA taxonomy (moca.yaml joined with the rules of moca_rules.yaml), or a YAML/JSON
+    file given by the user (criteria and boundaries, if any, inline in its options)."""
     if path is None:
-        text = resources.files("socialbench.moca.taxonomy").joinpath("moca.yaml").read_text("utf-8")
-        return parse_taxonomy(yaml.safe_load(text), "socialbench/moca/taxonomy/moca.yaml")
+        tax = parse_taxonomy(_builtin("moca.yaml"), "socialbench/moca/taxonomy/moca.yaml")
+        return apply_rules(tax, _builtin(RULES_FILE), f"socialbench/moca/taxonomy/{RULES_FILE}")
+    # The strict readers (socialbench.io): no aliases, duplicate keys, tags or NaN; line and column named.
+    from socialbench.io import decode_utf8, load_yaml, loads_strict, read_file_bytes
+
     path = Path(path)
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError as exc:
-        raise DataError(str(path), "file not found") from exc
-    except IsADirectoryError as exc:
-        raise DataError(str(path), "is a folder, not a taxonomy file") from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except OSError as exc:
-        raise DataError(str(path), f"cannot read it: {exc.strerror or exc}") from exc
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise DataError(str(path), f"cannot parse: {exc}") from exc
+    raw = read_file_bytes(path, "taxonomy file")
+    if path.suffix == ".json":
+        data = loads_strict(decode_utf8(raw, str(path)), str(path))
+    else:
+        data = load_yaml(raw, str(path), error=DataError)
     return parse_taxonomy(data, str(path))
 
 
 def taxonomy_hash(tax: Taxonomy) -> str:
+    """sha256 over everything of the taxonomy that reaches a prompt or the scorer: option names in
+    order, their criteria, boundary rules and sources, and the scenario questions."""
     from socialbench.hashing import sha256_json
+
+    def options(v: tuple[Option, ...]) -> list[list[str]]:
+        return [[o.name, o.criterion, o.boundary, o.source, o.rule_source] for o in v]
 
     return sha256_json(
         {
-            "labels": {s: [[o.name, o.criterion] for o in v] for s, v in tax.labels.items()},
-            "mechanisms": {s: [[o.name, o.criterion] for o in v] for s, v in tax.mechanisms.items()},
+            "labels": {s: options(v) for s, v in tax.labels.items()},
+            "mechanisms": {s: options(v) for s, v in tax.mechanisms.items()},
+            "questions": tax.questions or {},
         }
     )

@@ -1,0 +1,204 @@
+# MeetingToM's own data stages (docs/meetingtom.md): the demo release, acquisition of each source's
+# annotations, per-meeting media, extraction (you events, candidates) and clips, the instances of
+# each source and the consolidated task files. The shared stages (rules/infer.smk ...) run on what
+# BENCH["meetingtom"] declares at the end of this file.
+#
+# Two sources, read through the same code: "demo" (generated here as a local mirror in the
+# official AMI layout) and "ami" (the real corpus: meetingtom.ami.mirror, by default
+# ../shared/data/ami, read when present). Per-meeting jobs depend on their meeting and on the
+# source's release only, and the release does not depend on the meeting list, so adding a meeting
+# to meetingtom.<source>.meetings runs only that meeting's jobs (then the source's instances and
+# everything after them).
+
+from socialbench.meetingtom.release import mirror_state as _mt_mirror_state
+from socialbench.meetingtom.settings import DEMO_MIRROR as MT_DEMO_MIRROR
+from socialbench.meetingtom.settings import SOURCES as MT_SOURCES
+from socialbench.meetingtom.settings import source_settings as _mt_source
+
+MT = config["meetingtom"]
+MT_MEETINGS = {s: list(MT[s]["meetings"]) for s in MT_SOURCES}
+MT_TASKS = ["task2_1"]
+# The real corpus's mirror, looked at when the workflow is read: a rule param of the jobs that read
+# it, so they rerun when it appears, goes or changes (DVC does not see it: docs/meetingtom.md).
+MT_AMI_STATE = _mt_mirror_state(_mt_source(config, "ami"))
+if MT["ami"]["mirror"] is not None and not MT_AMI_STATE["present"]:
+    sys.stderr.write(
+        f"meetingtom: AMI mirror {MT['ami']['mirror']} not found: no real-data instances; the pipeline runs the"
+        " demo meetings only (the tables say so)\n"
+    )
+
+
+wildcard_constraints:
+    source="demo|ami",
+    meeting="[A-Z]{2}[0-9]{4}[a-z]?",
+
+
+# Input and param functions of the rules below: the demo's mirror is made by this workflow (an
+# input), the real corpus's is outside it (its state is a param).
+_mt_mirror_input = lambda wildcards: {"mirror": MT_DEMO_MIRROR} if wildcards.source == "demo" else {}  # noqa: E731
+_mt_state = lambda wildcards: MT_AMI_STATE if wildcards.source == "ami" else None  # noqa: E731
+
+
+# ---- raw source: the embedded demo release, generated deterministically from the seed; it is a
+# local mirror (annotations zip with its .sha256, amicorpus/<meeting>/video|audio/...), never edited.
+rule meetingtom_demo_data:
+    input:
+        code=stage_code("meetingtom_demo_data"),
+    output:
+        mirror=directory(MT_DEMO_MIRROR),
+    params:
+        seed=config["seed"],
+        demo={k: MT["demo"][k] for k in ("corpus", "seconds", "fps", "size", "sample_rate")},
+    log:
+        "logs/data/meetingtom_demo.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench demo --benchmark meetingtom --params params.yaml --out-dir {output.mirror} > {log} 2>&1"
+
+
+# ---- acquisition: a source's manual-annotations release (archive fetched with its checksum checked
+# and extracted safely, an unpacked mirror read in place, or a note that the mirror is absent).
+# Archives are fetched into data/raw/meetingtom/<source>/downloads (kept between runs, not versioned).
+rule meetingtom_release:
+    input:
+        unpack(_mt_mirror_input),
+        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_release"),
+    output:
+        release=directory("data/raw/meetingtom/{source}/release"),
+    params:
+        source=lambda wildcards: {k: MT[wildcards.source].get(k) for k in ("mirror", "url", "sha256")},
+        state=_mt_state,
+    log:
+        "logs/data/meetingtom_{source}_release.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench meetingtom release --source {wildcards.source} --out {output.release}"
+        " --downloads data/raw/meetingtom/{wildcards.source}/downloads --params params.yaml > {log} 2>&1"
+
+
+# ---- per meeting: its views (Corner, Closeup1-4, Mix-Headset) in the official layout. The output is
+# fetched.json inside the meeting's folder, which persists (DVC: persist), so files already there are
+# not fetched again; a file changed in a local mirror is copied again (checked by sha256).
+rule meetingtom_media:
+    input:
+        unpack(_mt_mirror_input),
+        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
+    output:
+        fetched="data/raw/meetingtom/{source}/amicorpus/{meeting}/fetched.json",
+    params:
+        views=lambda wildcards: MT[wildcards.source]["views"],
+        media_url=lambda wildcards: MT[wildcards.source].get("media_url"),
+        state=_mt_state,
+    log:
+        "logs/data/meetingtom_{source}_{meeting}_media.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench meetingtom media --source {wildcards.source} --meeting {wildcards.meeting}"
+        " --dest-root data/raw/meetingtom/{wildcards.source} --params params.yaml > {log} 2>&1"
+
+
+# ---- per meeting: you events (Task 2.1's gold), mined candidates of the three tasks (thresholds:
+# meetingtom.mining), rejected candidates with their reasons, parse problems, transcript words.
+rule meetingtom_extract:
+    input:
+        release="data/raw/meetingtom/{source}/release",
+        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
+    output:
+        meeting=directory("data/interim/meetingtom/{source}/{meeting}"),
+    params:
+        mining=MT["mining"],
+    log:
+        "logs/data/meetingtom_{source}_{meeting}_extract.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench meetingtom extract --source {wildcards.source} --meeting {wildcards.meeting}"
+        " --release {input.release} --out-dir {output.meeting} --params params.yaml > {log} 2>&1"
+
+
+# ---- per meeting: clips of the kept candidates (meetingtom.clips.tasks) through the media stage:
+# Corner, close-ups by participant letter, the 2x2 mosaic, audio and transcript cut with the same
+# timestamps, frames at media.meeting_fps; clips that cannot be made are in its report.jsonl.
+rule meetingtom_clips:
+    input:
+        meeting="data/interim/meetingtom/{source}/{meeting}",
+        fetched="data/raw/meetingtom/{source}/amicorpus/{meeting}/fetched.json",
+        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
+    output:
+        clips=directory("data/processed/meetingtom/clips/{source}/{meeting}"),
+    params:
+        media={k: config["media"][k] for k in ("on_error", "meeting_fps", "frame_max_side", "image_format", "clip_preset",
+                                                "clip_crf", "max_view_skew_frames", "mosaic_panel", "label_font")},
+        clips=MT["clips"],
+    log:
+        "logs/media/meetingtom_{source}_{meeting}_clips.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench meetingtom clips --meeting-dir {input.meeting} --fetched {input.fetched} --out-dir {output.clips}"
+        " --params params.yaml > {log} 2>&1"
+
+
+# ---- per source: Task 2.1 instances of its meetings (both splits), the source's you events and
+# candidates in one file each, and the report of candidates that made no instance.
+rule meetingtom_instances:
+    input:
+        release="data/raw/meetingtom/{source}/release",
+        meetings=lambda wildcards: expand("data/interim/meetingtom/{{source}}/{meeting}", meeting=MT_MEETINGS[wildcards.source]),
+        clips=lambda wildcards: expand("data/processed/meetingtom/clips/{{source}}/{meeting}", meeting=MT_MEETINGS[wildcards.source]),
+        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_instances"),
+    output:
+        instances=directory("data/processed/meetingtom/{source}"),
+    params:
+        seed=config["seed"],
+        source=lambda wildcards: {k: MT[wildcards.source][k] for k in ("meetings", "modality")},
+        dev=MT["dev_meetings"],
+        task2_1=MT["task2_1"],
+        gap=MT["clips"]["utterance_gap_s"],
+    log:
+        "logs/data/meetingtom_{source}_instances.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench meetingtom instances --source {wildcards.source} --release {input.release}"
+        " --meetings-dir data/interim/meetingtom/{wildcards.source} --clips-dir data/processed/meetingtom/clips/{wildcards.source}"
+        " --out-dir {output.instances} --params params.yaml > {log} 2>&1"
+
+
+# ---- the task files (B.5: one JSON-lines file per task) and the splits the shared stages read.
+rule meetingtom_consolidate:
+    input:
+        sources=expand("data/processed/meetingtom/{source}", source=MT_SOURCES),
+        code=stage_code("meetingtom_consolidate"),
+    output:
+        test="data/processed/meetingtom/test.jsonl",
+        dev="data/processed/meetingtom/dev.jsonl",
+        tasks=expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS),
+    params:
+        io=lambda wildcards, input: " ".join(f"--source-dir {d}" for d in input.sources),
+    log:
+        "logs/data/meetingtom_consolidate.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench meetingtom consolidate {params.io} --out-dir data/processed/meetingtom > {log} 2>&1"
+
+
+BENCH["meetingtom"] = {
+    "instances": "data/processed/meetingtom/test.jsonl",
+    "dev": "data/processed/meetingtom/dev.jsonl",
+    "tables": [f"{t}.{ext}" for t in MT_TASKS for ext in ("md", "csv", "tex")],
+    "outputs": {
+        "demo": MT_DEMO_MIRROR,
+        "releases": expand("data/raw/meetingtom/{source}/release", source=MT_SOURCES),
+        "media": [f"data/raw/meetingtom/{s}/amicorpus/{m}/fetched.json" for s in MT_SOURCES for m in MT_MEETINGS[s]],
+        "meetings": [f"data/interim/meetingtom/{s}/{m}" for s in MT_SOURCES for m in MT_MEETINGS[s]],
+        "clips": [f"data/processed/meetingtom/clips/{s}/{m}" for s in MT_SOURCES for m in MT_MEETINGS[s]],
+        "sources": expand("data/processed/meetingtom/{source}", source=MT_SOURCES),
+        "consolidated": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"]
+        + expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS),
+    },
+}

@@ -1,0 +1,128 @@
+# MoCA's raw sources (docs/moca-sources.md): acquisition, normalized candidates, preprocessing (B.1)
+# and unimodal consistency filtering (B.1.1). A no-op unless params.yaml lists sources under
+# moca.sources (and pools under moca.pools): the default demo pipeline downloads nothing.
+# `mirror: ../shared/data/<source>` points a source at a local copy.
+#
+# Per source (wildcard {source}; its params entry is a rule param, so adding or editing one source
+# reruns only that source's jobs): acquire -> data/raw/moca_sources/<source>/ (its .manifest.json is
+# the output; downloads resume and are skipped once verified, so the folder itself is no output
+# Snakemake would delete), then candidates -> data/interim/moca_sources/candidates/<source>.jsonl.
+# Per pool (wildcard {pool}: moca.pools.<pool> lists its sources in pool order): preprocess, then
+# unimodal. Their thresholds (moca.preprocess, moca.unimodal) are rule params: changing one reruns
+# the filtering and what follows, never a download. Each rule takes its DVC stage's code as inputs.
+# The count tables also go to MLflow (one run per distinct table: an unchanged rerun logs nothing).
+
+_MOCA = config.get("moca") or {}
+MOCA_SOURCES = list(_MOCA.get("sources") or {})
+MOCA_POOLS = dict(_MOCA.get("pools") or {})
+MOCA_SOURCES_RAW = "data/raw/moca_sources"
+MOCA_SOURCES_INTERIM = "data/interim/moca_sources"
+
+for _pool, _members in MOCA_POOLS.items():
+    _absent = [s for s in _members if s not in MOCA_SOURCES]
+    if _absent:
+        sys.exit(f"error: params.yaml: moca.pools.{_pool}: {', '.join(_absent)} not in moca.sources"
+                 " (a pool merges acquired sources: add an entry for each under moca.sources)")
+
+
+if MOCA_SOURCES:
+
+    rule moca_source_acquire:
+        wildcard_constraints:
+            source="|".join(MOCA_SOURCES),
+        input:
+            code=stage_code("moca_source_acquire"),
+        output:
+            manifest=f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json",
+        params:
+            options=lambda wildcards: config["moca"]["sources"][wildcards.source],
+            root=lambda wildcards: f"{MOCA_SOURCES_RAW}/{wildcards.source}",
+        log:
+            "logs/moca_sources/acquire_{source}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench moca acquire --source {wildcards.source} --root {params.root} --params params.yaml > {log} 2>&1"
+
+    rule moca_source_candidates:
+        wildcard_constraints:
+            source="|".join(MOCA_SOURCES),
+        input:
+            manifest=f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json",
+            code=stage_code("moca_source_candidates"),
+        output:
+            candidates=f"{MOCA_SOURCES_INTERIM}/candidates/{{source}}.jsonl",
+        params:
+            options=lambda wildcards: config["moca"]["sources"][wildcards.source],
+            root=lambda wildcards: f"{MOCA_SOURCES_RAW}/{wildcards.source}",
+        log:
+            "logs/moca_sources/candidates_{source}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench moca candidates --source {wildcards.source} --root {params.root} --out {output.candidates}"
+            " --params params.yaml > {log} 2>&1"
+
+
+if MOCA_POOLS:
+
+    rule moca_preprocess:
+        wildcard_constraints:
+            pool="|".join(MOCA_POOLS),
+        input:
+            # in the pool's order (of duplicate candidates, the first is kept)
+            candidates=lambda wildcards: [f"{MOCA_SOURCES_INTERIM}/candidates/{s}.jsonl" for s in MOCA_POOLS[wildcards.pool]],
+            code=stage_code("moca_preprocess"),
+        output:
+            pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/preprocessed.jsonl",
+            report="results/reports/moca_sources/{pool}/preprocess.jsonl",
+            counts_md="results/reports/moca_sources/{pool}/preprocess.md",
+            counts_csv="results/reports/moca_sources/{pool}/preprocess.csv",
+            counts_json="results/metrics/moca_sources/{pool}_preprocess.json",
+        params:
+            settings=config["moca"]["preprocess"],
+            members=lambda wildcards: MOCA_POOLS[wildcards.pool],
+            inputs=lambda wildcards, input: " ".join(f"--input {f}" for f in input.candidates),
+        log:
+            "logs/moca_sources/preprocess_{pool}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench moca preprocess {params.inputs} --out {output.pool} --report {output.report}"
+            " --counts-md {output.counts_md} --counts-csv {output.counts_csv} --counts-json {output.counts_json}"
+            " --params params.yaml --mlflow > {log} 2>&1"
+
+    rule moca_unimodal:
+        wildcard_constraints:
+            pool="|".join(MOCA_POOLS),
+        input:
+            pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/preprocessed.jsonl",
+            code=stage_code("moca_unimodal"),
+        output:
+            pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/filtered.jsonl",
+            report="results/reports/moca_sources/{pool}/unimodal.jsonl",
+            counts_md="results/reports/moca_sources/{pool}/unimodal.md",
+            counts_csv="results/reports/moca_sources/{pool}/unimodal.csv",
+            counts_json="results/metrics/moca_sources/{pool}_unimodal.json",
+        params:
+            settings=config["moca"]["unimodal"],
+        log:
+            "logs/moca_sources/unimodal_{pool}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench moca unimodal --input {input.pool} --out {output.pool} --report {output.report}"
+            " --counts-md {output.counts_md} --counts-csv {output.counts_csv} --counts-json {output.counts_json}"
+            " --params params.yaml --mlflow > {log} 2>&1"
+
+
+if (MOCA_SOURCES or MOCA_POOLS) and "moca" in BENCH:
+    # rule all (and the closing dvc commit) collect these with MoCA's other outputs
+    BENCH["moca"]["outputs"]["moca_sources"] = [
+        *expand(f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json", source=MOCA_SOURCES),
+        *expand(f"{MOCA_SOURCES_INTERIM}/candidates/{{source}}.jsonl", source=MOCA_SOURCES),
+        *expand(f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/{{name}}.jsonl", pool=MOCA_POOLS, name=["preprocessed", "filtered"]),
+        *expand("results/reports/moca_sources/{pool}/{step}.{ext}", pool=MOCA_POOLS, step=["preprocess", "unimodal"],
+                ext=["jsonl", "md", "csv"]),
+        *expand("results/metrics/moca_sources/{pool}_{step}.json", pool=MOCA_POOLS, step=["preprocess", "unimodal"]),
+    ]

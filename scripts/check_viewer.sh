@@ -1,0 +1,296 @@
+#!/usr/bin/env bash
+# Checks the trace viewer (`socialbench viewer`) in a real headless browser: Chromium from Debian's
+# packages (installed with apt-get when absent; needs root). It makes a small run of its own (a few
+# MoCA-format instances with images, frames and one text full of markup, answered by the random
+# baseline, plus a multi-stage run: CoDAR on its scripted test double when this checkout has both,
+# else a hand-written multi-stage trace, named as a fixture in it), builds the pages, loads them in
+# Chromium with filters pre-selected through the URL hash, and checks the DOM after the page's
+# script ran: every row rendered, the filter hides exactly the rows it should, markup stayed text,
+# stage blocks and verdicts drawn. Also takes a screenshot (path printed). Exits non-zero on failure.
+#
+#   bash scripts/check_viewer.sh            # work folder: a fresh mktemp -d (printed)
+#   VIEWER_CHECK_DIR=/tmp/v bash scripts/check_viewer.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+# shellcheck source=/dev/null
+source scripts/env.sh
+export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
+
+fail() { echo "check_viewer: FAIL: $*" >&2; exit 1; }
+
+if ! command -v chromium >/dev/null 2>&1; then
+    [ "$(id -u)" = 0 ] || fail "chromium is not installed and installing it needs root: sudo apt-get install chromium"
+    echo "check_viewer: installing chromium (Debian package)"
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core >/dev/null
+fi
+
+WORK=${VIEWER_CHECK_DIR:-$(mktemp -d /tmp/check_viewer.XXXXXX)}
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+echo "check_viewer: work folder $WORK"
+
+# ---- a small run -------------------------------------------------------------------------------
+python - "$WORK" <<'EOF'
+"""Six MoCA-format instances (two per scenario; one video-text with sampled frames; one whose text
+is markup) with images drawn here, and a params file with the random baseline."""
+import hashlib, json, sys
+from pathlib import Path
+from PIL import Image, ImageDraw
+from socialbench.moca.taxonomy import load_taxonomy
+
+work = Path(sys.argv[1])
+tax = load_taxonomy()
+(work / "media").mkdir(exist_ok=True)
+colours = [(200, 80, 60), (60, 120, 200), (80, 160, 90), (180, 150, 40), (120, 80, 170), (90, 90, 90)]
+texts = ["\"what a lovely way to treat people\"", "<b>not bold</b> <script>document.title='pwned'</script> & <img src=x>",
+         "\"sure, take your time\" #mondays", "\"I will decide when we are done\"", "\"whatever, next topic\"",
+         "\"a true genius at work\""]
+recs = []
+for k, scenario in enumerate(["affection", "intent", "stance", "affection", "intent", "stance"]):
+    iid = f"check-{k:02d}"
+    img = Image.new("RGB", (320, 240), colours[k])
+    d = ImageDraw.Draw(img)
+    d.ellipse((40, 40, 120, 120), fill=(240, 240, 240))
+    d.rectangle((180, 60, 280, 200), fill=(30, 30, 30))
+    d.text((10, 215), iid, fill=(255, 255, 255))
+    rec = {"id": iid, "source": "check_viewer", "modality": "image_text", "text": texts[k], "transcript": None,
+           "media": [f"media/{iid}.png"], "scenario": scenario, "domain": "peer", "culture": "general context",
+           "subject_options": ["the speaker", "the coach", "the fan", "the referee"],
+           "target_options": ["the player", "the crowd", "the team", "the press"],
+           "subject": "the speaker", "target": "the player",
+           "mechanism": tax.mechanism_names(scenario)[0], "label": tax.label_names(scenario)[k % 2]}
+    img.save(work / "media" / f"{iid}.png")
+    if k == 5:  # video-text: its sampled frames, as socialbench moca frames records them
+        rec.update(modality="video_text", media=[f"media/{iid}.mp4"], transcript="A: a true genius at work.\nB: Sorry?")
+        rec["frames"] = []
+        for j in range(4):
+            f = Image.new("RGB", (160, 120), (60, 60 + 40 * j, 160))
+            ImageDraw.Draw(f).ellipse((20 + 30 * j, 40, 60 + 30 * j, 80), fill=(250, 220, 0))
+            p = work / "media" / f"{iid}-f{j}.png"
+            f.save(p)
+            rec["frames"].append({"path": f"media/{p.name}", "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+                                  "index": 5 * j, "timestamp": 0.5 * j})
+    recs.append(rec)
+(work / "test.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in recs))
+(work / "params.yaml").write_text(
+    "seed: 7\ncache: {path: requests.sqlite}\nmoca: {methods: [direct]}\n"
+    "models:\n  random: {backend: random, category: baseline}\n"
+    "  codar-script: {backend: codar_script, category: pipeline check}\n")
+EOF
+
+cd "$WORK"
+socialbench infer --benchmark moca --instances test.jsonl --model random --method direct --params params.yaml \
+    --cache requests.sqlite --out direct.jsonl --stats direct.stats.json --trace direct.trace.jsonl --no-progress
+
+# The multi-stage run: VIEWER_CHECK_MULTI=auto (CoDAR when this checkout has it and its run works,
+# else the fixture, saying why), codar (CoDAR or fail), fixture.
+MODE=${VIEWER_CHECK_MULTI:-auto}
+MULTI=""
+if [ "$MODE" != fixture ] && python -c "import socialbench.moca.methods.codar, socialbench.backends.codar_script" 2>/dev/null; then
+    if socialbench infer --benchmark moca --instances test.jsonl --model codar-script --method codar --params params.yaml \
+        --cache requests.sqlite --out multi.jsonl --stats multi.stats.json --trace multi.trace.jsonl --no-progress \
+        >multi.log 2>&1; then
+        MULTI="CoDAR on the codar_script test double"
+    elif [ "$MODE" = codar ]; then
+        cat multi.log >&2
+        fail "the CoDAR run failed (log above)"
+    else
+        echo "check_viewer: warning: the CoDAR run failed, so the multi-stage page uses the fixture: $(tail -n1 multi.log)" >&2
+    fi
+elif [ "$MODE" = codar ]; then
+    fail "VIEWER_CHECK_MULTI=codar but this checkout has no CoDAR method or codar_script backend"
+fi
+if [ -z "$MULTI" ]; then
+    MULTI="a hand-written multi-stage trace (fixture written by this script)"
+    cp direct.jsonl multi.jsonl
+    python - <<'EOF'
+import json
+recs = [json.loads(l) for l in open("direct.trace.jsonl")]
+out = lambda **kw: kw
+for r in recs[:2]:
+    passes = [
+        {"stage": "observer", "pass": 1, "output": out(caption="Two figures; the left one is light, the right one dark.")},
+        {"stage": "conflict", "pass": 1, "output": out(The_Conflict="praise <em>versus</em> the scene")},
+        {"stage": "checker", "pass": 1, "output": out(status="REJECTED", breakpoint=3, refine="the conflict is not grounded")},
+        {"stage": "conflict", "pass": 2, "output": out(The_Conflict="praise against a visible failure")},
+        {"stage": "checker", "pass": 2, "output": out(status="ACCEPTED", breakpoint=None, refine="")},
+    ]
+    if r["id"] == recs[1]["id"]:
+        passes = passes[:3]
+    r["trace"] = {"note": "fixture written by scripts/check_viewer.sh", "stages": passes,
+                  "not_accepted": r["id"] == recs[1]["id"], "revisions": 1}
+open("multi.trace.jsonl", "w").write("".join(json.dumps(r, sort_keys=True) + "\n" for r in recs))
+EOF
+fi
+echo "check_viewer: multi-stage run: $MULTI"
+
+for run in direct multi; do
+    socialbench viewer --benchmark moca --instances test.jsonl --predictions $run.jsonl --traces $run.trace.jsonl --out $run.html
+done
+socialbench viewer --benchmark moca --instances test.jsonl --predictions direct.jsonl --traces direct.trace.jsonl --out direct.again.html
+cmp -s direct.html direct.again.html || fail "two builds of the same page differ"
+
+# ---- in the browser ----------------------------------------------------------------------------
+chrome() {  # chrome <mode args...> <url>; one profile per call, dbus noise to a log
+    chromium --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
+        --user-data-dir="$WORK/chrome-profile" --virtual-time-budget=5000 "$@" 2>>"$WORK/chromium.log"
+}
+dom() {  # dom <page> <hash> -> <page>.<n>.dom.html
+    chrome --dump-dom "file://$WORK/$1#$2" >"$WORK/dom.$3.html" || fail "chromium could not load $1#$2 (see $WORK/chromium.log)"
+}
+dom direct.html "" all
+dom direct.html "correct=wrong" wrong
+dom direct.html "correct=correct" right
+dom direct.html "group=intent&error=no" intent
+dom direct.html "group=nonsense" unknown
+dom multi.html "" multi
+dom multi.html "verdict=revised&expand=1" revised
+dom multi.html "error=yes" multierr
+
+python - "$WORK" "$MULTI" <<'EOF'
+"""The DOM after the page's script ran, checked with the instances and predictions as the truth."""
+import json, sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+work = Path(sys.argv[1])
+fixture = "fixture" in sys.argv[2]
+insts = [json.loads(l) for l in open(work / "test.jsonl")]
+preds = {p["id"]: p for p in map(json.loads, open(work / "direct.jsonl"))}
+problems = []
+
+
+def check(ok, what):
+    if not ok:
+        problems.append(what)
+
+
+class Dom(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.rows, self.ids, self.text, self.body, self.tags, self.stack = [], {}, {}, {}, [], []
+        self.alltext = ""
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a, [c for c, _ in self.stack]))
+        if tag == "article":
+            self.rows.append(a)
+        if tag == "body":
+            self.body = a
+        if "id" in a:
+            self.ids[a["id"]] = a
+            self.stack.append((a["id"], tag))
+        else:
+            self.stack.append((None, tag))
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            if self.stack.pop()[1] == tag:
+                break
+
+    def handle_data(self, data):
+        self.alltext += data
+        for i, _ in self.stack:
+            if i:
+                self.text[i] = self.text.get(i, "") + data
+
+
+def load(name):
+    d = Dom()
+    d.feed((work / f"dom.{name}.html").read_text())
+    return d
+
+
+def visible(d):
+    return [r["data-id"] for r in d.rows if "hidden" not in r]
+
+
+wrong = {i["id"] for i in insts if not all(
+    (preds[i["id"]].get(k) or "").lower() == i[k].lower() for k in ("subject", "target", "mechanism", "label"))}
+d = load("all")
+check(d.body.get("data-ready") == "1", "the page's script did not run")
+check([r["data-id"] for r in d.rows] == [i["id"] for i in insts], "rows are not one per instance in order")
+check(visible(d) == [i["id"] for i in insts], "without a filter every row should show")
+check(d.text.get("shown", "").strip() == str(len(insts)), "the count does not say every row shows")
+check(sum(1 for t, _, _ in d.tags if t == "script") == 1, "markup in the text became a script element")
+check(not any(t == "b" for t, _, _ in d.tags), "markup in the text became a <b> element (the page itself has none)")
+check("<b>not bold</b> <script>" in d.alltext, "the markup text is not shown as it is")
+check(sum(1 for t, a, _ in d.tags if t == "img") == len(insts) - 1 + 4, "images: one per image instance and four frames")
+check(all(a.get("src", "").startswith("data:image/jpeg;base64,") for t, a, _ in d.tags if t == "img"),
+      "an image is not embedded as a data: URI")
+check(not any(k in ("src", "href") and not v.startswith(("data:", "#")) for _, a, _ in d.tags for k, v in a.items()),
+      "the page links something outside itself")
+check("pwned" not in (work / "dom.all.html").read_text().split("<title>")[1].split("</title>")[0], "the markup ran")
+d = load("wrong")
+check(set(visible(d)) == wrong and len(visible(d)) == len(wrong), f"#correct=wrong shows {visible(d)}, expected {sorted(wrong)}")
+check("f-correct" in d.ids and "f-group" in d.ids and "f-error" in d.ids, "a filter is missing")
+check(d.text.get("shown", "").strip() == str(len(wrong)), "the count does not match the rows shown")
+d = load("right")
+right = [i["id"] for i in insts if i["id"] not in wrong]
+check(visible(d) == right, f"#correct=correct shows {visible(d)}, expected {right}")
+check(("hidden" in d.ids.get("empty", {})) == bool(right), "the no-match message is not shown exactly when no row matches")
+d = load("intent")
+expect = [i["id"] for i in insts if i["scenario"] == "intent" and not preds[i["id"]].get("error")]
+check(visible(d) == expect, f"#group=intent&error=no shows {visible(d)}, expected {expect}")
+d = load("unknown")
+check(len(visible(d)) == len(insts) and "group=nonsense" in d.text.get("notice", ""),
+      "an unknown filter value should be ignored and named")
+# the multi-stage page, against its own trace and prediction files
+traces = {r["id"]: r.get("trace") or {} for r in map(json.loads, open(work / "multi.trace.jsonl"))}
+errors = [p["id"] for p in map(json.loads, open(work / "multi.jsonl")) if p.get("error")]
+
+
+def statuses(v):
+    if isinstance(v, dict):
+        return ([v["status"]] if v.get("status") in ("ACCEPTED", "REJECTED") else []) + [s for x in v.values() for s in statuses(x)]
+    return [s for x in v for s in statuses(x)] if isinstance(v, list) else []
+
+
+found = {i: statuses(t) for i, t in traces.items()}
+d = load("multi")
+check(all(r.get("data-verdict", "") == "" or found[r["data-id"]] for r in d.rows), "a verdict shown that the trace does not have")
+stages = sum(1 for t, a, _ in d.tags if t == "details" and "stage" in a.get("class", "").split())
+expect_stages = sum(len(t.get("stages") or []) for t in traces.values())
+check(stages == expect_stages and stages > 0, f"{stages} stage blocks drawn, the traces have {expect_stages}")
+html_text = (work / "dom.multi.html").read_text()
+check(not any(found.values()) or ("ACCEPTED" in html_text or "REJECTED" in html_text), "no checker verdict drawn")
+revised = [i["id"] for i in insts if "REJECTED" in found[i["id"]]]
+d = load("revised")
+if any(found.values()):
+    check(visible(d) == revised, f"#verdict=revised shows {visible(d)}, expected {revised}")
+else:  # a run without verdicts has no checker filter: the hash's value is ignored and named
+    check(len(visible(d)) == len(insts) and "verdict" in d.text.get("notice", ""), "an unusable verdict filter was not named")
+traces_open = [a for t, a, _ in d.tags if t == "details" and "trace" in a.get("class", "").split()]
+check(traces_open and all("open" in a for a in traces_open), "expand=1 did not open the traces")
+d = load("multierr")
+check(visible(d) == errors, f"#error=yes shows {visible(d)}, expected {errors}")
+if fixture:
+    check(revised == [insts[0]["id"], insts[1]["id"]], f"the fixture's revised rows are {revised}")
+    check("&lt;em&gt;" in html_text, "markup in a stage output was not kept as text")
+print(f"check_viewer: multi-stage page: {stages} stage blocks, {sum(map(len, found.values()))} verdicts,"
+      f" {len(revised)} revised, {len(errors)} with an error")
+if problems:
+    print("check_viewer: FAIL:\n  " + "\n  ".join(problems), file=sys.stderr)
+    sys.exit(1)
+print(f"check_viewer: DOM checks passed ({len(insts)} rows; filters by hash: correct, group+error, verdict; unknown value named)")
+EOF
+
+chrome --screenshot="$WORK/direct.png" --window-size=1280,1400 "file://$WORK/direct.html#correct=wrong" >/dev/null
+chrome --screenshot="$WORK/multi.png" --window-size=1280,1400 "file://$WORK/multi.html#verdict=revised&expand=1" >/dev/null
+python - "$WORK" <<'EOF'
+import sys
+from pathlib import Path
+from PIL import Image
+for name in ("direct.png", "multi.png"):
+    p = Path(sys.argv[1]) / name
+    if not p.is_file():
+        sys.exit(f"check_viewer: FAIL: no screenshot {p}")
+    colours = Image.open(p).convert("RGB").getcolors(1 << 20) or []
+    if len(colours) < 50:
+        sys.exit(f"check_viewer: FAIL: screenshot {p} is nearly blank ({len(colours)} colours)")
+    print(f"check_viewer: screenshot {p}")
+EOF
+echo "check_viewer: OK"

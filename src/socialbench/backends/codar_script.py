@@ -1,0 +1,153 @@
+"""TEST DOUBLE: a deterministic, stage-aware scripted backend for CoDAR (and the direct method), for
+tests and the demo's pipeline check. It is not a model: its answers say nothing about MoCA and its
+scores are no result.
+
+It reads the request's ``task["stage"]`` and answers a valid canned JSON object for that stage
+(``observer``, ``query``, ``context``, ``conflict``, ``decoder``, ``checker``; ``answer`` for the
+direct method), with the keys ``task["keys"]`` lists where it lists them. The decoder's (and direct answer's) values are picked from ``task["choices"]`` by a
+hash of the instance id, shifted by the revision pass, so a revised answer differs from the first.
+Everything it answers depends only on the request, so it is as deterministic as the cache assumes,
+provided two instances never send identical content (its answers name the instance id, which the
+cache key does not hold; real instances differ in text or media).
+
+The instance, the revision pass and the retry come from the request id
+(``<instance>/<method>/<stage>[.rev<k>][.retry1]``).
+
+Options (``models.<name>.options``):
+  reject_every   int (default 3; 0 = never): an instance whose id hashes to 0 modulo this is
+                 REJECTED at its first checker pass, once; the breakpoint is picked from
+                 ``task["breakpoints"]`` by the same hash
+  breakpoint     force this breakpoint for those rejections (when the checker offers it)
+  never_accept   instance ids the checker REJECTS at every pass
+  unparsable     request ids answered with text that is not JSON (list the ``.retry1`` id too to
+                 make the retry fail as well)
+  invalid_values instance ids whose decoder answers a mechanism outside the candidate set on its
+                 first pass
+  route          the retrieval route the query stage gives its one entity (default model_prior)
+  fail_ids       request ids answered with a call error (a transient failure: not in the identity)
+Every call is recorded in ``calls`` (request ids, in order) so tests can assert the exact sequence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from typing import Any, ClassVar
+
+from socialbench.backends.base import Backend, ModelSpec, Request, Response
+from socialbench.errors import ConfigError
+
+OPTIONS = ("reject_every", "breakpoint", "never_accept", "unparsable", "invalid_values", "route", "fail_ids")
+_RID = re.compile(r"^(?P<iid>.+)/(?P<method>[^/]+)/(?P<stage>[a-z_]+)(?:\.rev(?P<rev>\d+))?(?:\.retry(?P<retry>\d+))?$")
+
+
+def _hash(*parts: str) -> int:
+    return int(hashlib.sha256(":".join(parts).encode("utf-8")).hexdigest()[:12], 16)
+
+
+def parse_request_id(request_id: str) -> tuple[str, int]:
+    """(instance id, revision pass) of a request id; pass 0 when the id has no ``.rev<k>``."""
+    m = _RID.match(request_id)
+    if not m:
+        return request_id, 0
+    return m["iid"], int(m["rev"] or 0)
+
+
+def pick_answer(task: dict[str, Any], iid: str, shift: int = 0) -> dict[str, str]:
+    """One value per field of ``task["choices"]`` (in answer order), picked by hash."""
+    out: dict[str, str] = {}
+    for choice in task.get("choices") or []:
+        values = [o["value"] for o in choice["options"]]
+        if choice.get("distinct_from") in out and len(values) > 1:
+            values = [v for v in values if v != out[choice["distinct_from"]]] or values
+        out[choice["field"]] = values[(_hash(iid, choice["field"]) + shift) % len(values)]
+    return out
+
+
+def stage_answer(task: dict[str, Any], iid: str, pass_no: int, options: dict[str, Any],
+                 keys: list[str] | None = None) -> dict[str, Any] | None:
+    """The canned answer of one stage (None for an unknown stage). ``keys``: the answering stage's
+    keys in order (``task["keys"]``, else the request schema's properties), when known; its free-text
+    keys get canned text."""
+    stage = task.get("stage")
+    tag = f"{iid}, pass {pass_no}"
+    if stage == "observer":
+        return {"explicit_perception": f"Scripted caption of {tag}: a person, a caption, no interpretation."}
+    if stage == "query":
+        return {"entities": [{"name": f"entity of {iid}", "route": options.get("route", "model_prior")}],
+                "questions": [f"What is the entity of {tag}?", "Which norms usually apply in such a setting?"]}  # fmt: skip
+    if stage == "context":
+        return {"fact": f"Scripted fact ({tag}).", "connection": "Scripted connection.",
+                "social_norm": "Scripted norm.", "uncertainty": "Rests on the script only."}  # fmt: skip
+    if stage == "conflict":
+        return {"context_expectation": f"Scripted expectation ({tag}).", "explicit_reality": "Scripted reality.",
+                "the_conflict": "Scripted cue departs from the scripted expectation.",
+                "abductive_question": "Why is this presented?"}  # fmt: skip
+    if stage in ("decoder", "answer"):
+        values = pick_answer(task, iid, shift=pass_no)
+        if stage == "decoder" and pass_no == 0 and iid in options.get("invalid_values", ()):
+            values["mechanism"] = "not a mechanism"
+        if not keys:
+            return values
+        return {k: values[k] if k in values else f"Scripted {k.replace('_', ' ')} ({tag})." for k in keys}
+    if stage == "checker":
+        bps = list(task.get("breakpoints") or [1, 2, 3, 4])
+        every = int(options.get("reject_every", 3))
+        reject = iid in options.get("never_accept", ()) or (pass_no == 0 and every > 0 and _hash(iid, "reject") % every == 0)
+        if not reject:
+            return {"status": "ACCEPTED", "breakpoint": None, "refine": ""}
+        forced = options.get("breakpoint")
+        bp = forced if forced in bps else bps[_hash(iid, "breakpoint") % len(bps)]
+        return {"status": "REJECTED", "breakpoint": bp, "refine": f"Scripted note for stage {bp} ({tag})."}
+    return None
+
+
+class CodarScriptBackend(Backend):
+    """TEST DOUBLE (see the module docstring)."""
+
+    accepts: ClassVar[frozenset[str]] = frozenset({"image", "video", "audio"})
+
+    def __init__(self, spec: ModelSpec, context=None):
+        super().__init__(spec, context)
+        opts = dict(spec.options or {})
+        unknown = sorted(set(opts) - set(OPTIONS))
+        if unknown:
+            raise ConfigError(f"models.{spec.name}.options: unknown key(s) {unknown} for backend codar_script;"
+                              f" known: {', '.join(OPTIONS)}")  # fmt: skip
+        every = opts.get("reject_every", 3)
+        if isinstance(every, bool) or not isinstance(every, int) or every < 0:
+            raise ConfigError(f"models.{spec.name}.options.reject_every: expected a whole number >= 0, got {every!r}")
+        if opts.get("route", "model_prior") not in ("model_prior", "web_search", "hybrid"):
+            raise ConfigError(f"models.{spec.name}.options.route: one of model_prior, web_search, hybrid")
+        for key in ("never_accept", "unparsable", "invalid_values", "fail_ids"):
+            if not isinstance(opts.get(key, []), list):
+                raise ConfigError(f"models.{spec.name}.options.{key}: expected a list of ids")
+        self.options = opts
+        self._lock = threading.Lock()
+        self.calls: list[str] = []
+
+    def identity(self) -> dict[str, Any]:
+        # Injected call failures are transient, like a network error: not part of what it answers.
+        script = {k: v for k, v in sorted(self.options.items()) if k != "fail_ids"}
+        return {**super().identity(), "script": script}
+
+    def complete(self, request: Request) -> Response:
+        with self._lock:
+            self.calls.append(request.request_id)
+        text_in = "".join(m.text() for m in request.messages)
+        n_in = len(text_in) // 4 + 85 * len(request.images())
+        if request.request_id in self.options.get("fail_ids", ()):
+            return Response(text=None, error="scripted failure", finish_reason="error")
+        if request.request_id in self.options.get("unparsable", ()):
+            text = "Sure! Here is my analysis, not as JSON."
+            return Response(text=text, input_tokens=n_in, output_tokens=len(text) // 4, finish_reason="stop")
+        iid, pass_no = parse_request_id(request.request_id)
+        keys = list(request.task.get("keys") or ((request.decoding.json_schema or {}).get("properties") or {}))
+        answer = stage_answer(request.task, iid, pass_no, self.options, keys)
+        if answer is None:
+            return Response(text=None, error=f"codar_script: no canned answer for stage {request.task.get('stage')!r}",
+                            finish_reason="error")  # fmt: skip
+        text = json.dumps(answer, ensure_ascii=False)
+        return Response(text=text, input_tokens=n_in, output_tokens=len(text) // 4 + 1, finish_reason="stop")

@@ -1,0 +1,123 @@
+"""Recorded answers (e.g. human annotators') replayed as a model: the ``file`` backend.
+
+``options.path`` names a JSON-lines file of answers in the prediction format, one record per
+instance keyed by ``id`` (MoCA: ``{"id", "mechanism", "label", "subject", "target", ...}``, subject
+and target as the option text, as prediction records hold them). A request is answered with the
+JSON object a model would give: one key per field of the request's ``choices``, each value the
+recorded one mapped onto the option it names (MoCA's subject/target text onto its slot id, so the
+benchmark's parser and scorer treat the answers exactly as a model's).
+
+What it cannot answer is an error response (recorded, scored invalid, never an exception):
+
+* a request of another method than ``options.method`` (default ``direct``): the file holds final
+  answers, so the stages of a multi-stage method (a chain's observer, its checker...) have none;
+* a request without ``choices`` (free text);
+* an instance without a record, or a record without one of the asked fields.
+
+A recorded value that names no option is passed on as it is, so the scorer counts it invalid (as it
+would a model's). It reads no media, so it takes every kind of part. Its identity holds the file's
+content hash: changed answers are new cache entries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from socialbench.backends.base import Backend, Request, Response
+from socialbench.errors import ConfigError, DataError
+from socialbench.hashing import sha256_file
+from socialbench.io import first_bad_line, read_jsonl_lines
+
+_SEP = re.compile(r"[\s_\-]+")
+
+
+def _norm(value: Any) -> str:
+    """Case and separators do not distinguish options (the benchmarks' normalization)."""
+    return _SEP.sub(" ", str(value).lower()).strip()
+
+
+def load_answers(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Records by id from a JSON-lines file; a line that is no JSON object, a record without a
+    non-empty string id, or a second record for one id is a DataError naming the file, line and field."""
+    lines = read_jsonl_lines(path)
+    first_bad_line(path, lines)
+    out: dict[str, dict[str, Any]] = {}
+    first: dict[str, int] = {}
+    for jl in lines:
+        iid = jl.record.get("id")
+        if not isinstance(iid, str) or not iid:
+            raise DataError(str(path), f"must be a non-empty string (the instance's id), got {iid!r}",
+                            record=f"line {jl.line}", field="id")
+        if iid in out:
+            raise DataError(str(path), f"a second answer for {iid!r} (the first is on line {first[iid]})",
+                            record=f"line {jl.line}", field="id")
+        out[iid] = jl.record
+        first[iid] = jl.line
+    return out
+
+
+def map_to_option(value: Any, options: list[dict[str, Any]]) -> Any:
+    """The option ``value`` names: an option's value, else its text (exactly, then up to case and
+    separators when that names one option only). Anything else, null included, comes back as it is."""
+    if value is None:
+        return None
+    for key in ("value", "text"):
+        for o in options:
+            if value == o.get(key):
+                return o["value"]
+    for key in ("value", "text"):
+        hits = [o["value"] for o in options if o.get(key) is not None and _norm(o[key]) == _norm(value)]
+        if len(hits) == 1:
+            return hits[0]
+    return value
+
+
+class FileBackend(Backend):
+    accepts: ClassVar[frozenset[str]] = frozenset({"image", "video", "audio"})
+
+    def __init__(self, spec, context=None):
+        super().__init__(spec, context)
+        opts = spec.options or {}
+        path = opts.get("path")
+        if not isinstance(path, str) or not path:
+            raise ConfigError(f"models.{spec.name}.options.path: the file backend needs the answers file"
+                              " (JSON lines, one answer per instance id, in the prediction format)")
+        unknown = sorted(set(opts) - {"path", "method"})
+        if unknown:
+            raise ConfigError(f"models.{spec.name}.options: unknown option(s) {unknown} (the file backend takes path, method)")
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise DataError(path, f"answers file of models.{spec.name} not found (options.path)")
+        self.method = str(opts.get("method", "direct"))
+        self._answers = load_answers(self.path)
+        self._sha256 = sha256_file(self.path)
+
+    def identity(self) -> dict[str, Any]:
+        return {**super().identity(), "answers_sha256": self._sha256, "method": self.method}
+
+    def _error(self, message: str) -> Response:
+        return Response(text=None, error=f"file backend ({self.path}): {message}", finish_reason="error")
+
+    def complete(self, request: Request) -> Response:
+        # request ids are "<instance id>/<method>/<stage>"; instance ids may hold "/"
+        parts = request.request_id.rsplit("/", 2)
+        if len(parts) != 3:
+            return self._error(f"request id {request.request_id!r} is not <instance id>/<method>/<stage>")
+        iid, method, stage = parts
+        if method != self.method:
+            return self._error(f"holds final answers of method {self.method!r} (options.method); it cannot answer"
+                               f" stage {stage!r} of method {method!r}")
+        choices = (request.task or {}).get("choices")
+        if not isinstance(choices, list) or not choices:
+            return self._error(f"stage {stage!r} asks for free text; recorded answers fill choices only")
+        record = self._answers.get(iid)
+        if record is None:
+            return self._error(f"no answer for instance {iid!r}")
+        missing = [c["field"] for c in choices if c["field"] not in record]
+        if missing:
+            return self._error(f"the answer for {iid!r} has no field {missing[0]!r}")
+        answer = {c["field"]: map_to_option(record[c["field"]], c.get("options") or []) for c in choices}
+        return Response(text=json.dumps(answer, ensure_ascii=False), finish_reason="stop")

@@ -1,0 +1,1 @@
+"""MeetingToM methods: one module per method, each with ``METHOD`` (see socialbench.benchmark)."""

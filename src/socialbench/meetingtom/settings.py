@@ -1,0 +1,73 @@
+"""The ``meetingtom:`` section of params.yaml as values (defaults filled by the schema at load).
+
+Two sources feed the benchmark, each read through the same acquisition code:
+
+* ``demo``: the embedded demo release, generated from the seed as a local mirror in the official AMI
+  layout (``data/raw/meetingtom/demo/mirror``);
+* ``ami``: the real corpus, from ``ami.mirror`` (a local folder) or the official host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from socialbench.errors import ConfigError
+
+SOURCES = ("demo", "ami")
+#: Where the demo generator writes its mirror (the rules and the demo stage use this path).
+DEMO_MIRROR = "data/raw/meetingtom/demo/mirror"
+#: The demo release's annotations archive (a name of our own, so it is never taken for the real one).
+DEMO_ARCHIVE = "meetingtom_demo_manual.zip"
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """One source: where its release and media come from, which meetings are processed, and what
+    their Task 2.1 instances give the model."""
+
+    name: str
+    mirror: str | None
+    url: str
+    sha256: str | None
+    media_url: str
+    meetings: tuple[str, ...]
+    views: tuple[str, ...]
+    modality: str
+
+    @property
+    def archive_name(self) -> str:
+        return self.url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+
+
+def section(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    if "meetingtom" not in params:
+        raise ConfigError("params has no meetingtom: section (the MeetingToM stages read it)")
+    return params["meetingtom"]
+
+
+def source_settings(params: Mapping[str, Any], name: str) -> SourceSettings:
+    """The settings of source ``name`` (``demo`` or ``ami``)."""
+    mt = section(params)
+    if name == "demo":
+        d = mt["demo"]
+        return SourceSettings("demo", DEMO_MIRROR, DEMO_ARCHIVE, None, "", tuple(d["meetings"]),
+                              tuple(d["views"]), d["modality"])  # fmt: skip
+    if name == "ami":
+        a = mt["ami"]
+        return SourceSettings("ami", a["mirror"], a["url"], a["sha256"], a["media_url"], tuple(a["meetings"]),
+                              tuple(a["views"]), a["modality"])  # fmt: skip
+    raise ConfigError(f"unknown MeetingToM source {name!r}; known: {', '.join(SOURCES)}")
+
+
+def mirror_path(source: SourceSettings, root: str | Path = ".") -> Path | None:
+    """The source's mirror folder (relative paths from the repository root), or None (download)."""
+    if source.mirror is None:
+        return None
+    p = Path(source.mirror)
+    return p if p.is_absolute() else Path(root) / p
+
+
+def split_of(meeting: str, params: Mapping[str, Any]) -> str:
+    return "dev" if meeting in section(params)["dev_meetings"] else "test"

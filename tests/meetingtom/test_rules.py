@@ -1,0 +1,124 @@
+"""rules/meetingtom.smk and MeetingToM's DVC stages, run for real on a fresh copy of the repository
+(a smaller demo so it stays quick): Snakemake builds every MeetingToM output, DVC then sees them up to
+date, and a meeting added to params reruns only that meeting's jobs under both tools."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_AMI = REPO.parent / "shared" / "data" / "ami"
+TARGET = "results/mlflow/meetingtom.json"
+
+
+def run(cmd, cwd, env, ok=True):
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if ok:
+        assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout + proc.stderr
+
+
+def edit_params(work: Path, change, models=None) -> None:
+    p = yaml.safe_load((work / "params.yaml").read_text())
+    change(p["meetingtom"])
+    if models is not None:
+        p["models"] = {m: e for m, e in p["models"].items() if m in models}
+    (work / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+
+
+def meetingtom_stages(work, env):
+    names = run(["dvc", "stage", "list", "--name-only"], work, env).split()
+    return [n for n in names if n.startswith("meetingtom_")]
+
+
+def dry_jobs(work, env) -> dict[str, int]:
+    """{rule: number of jobs} that a dry run of the MeetingToM target would run."""
+    out = run(["snakemake", "-n", "--cores", "2", TARGET], work, env)
+    if "Nothing to be done" in out:
+        return {}
+    rows = [line.split() for line in out.split("Job stats:", 1)[1].split("Reasons:", 1)[0].splitlines()[3:]]
+    return {r[0]: int(r[1]) for r in rows if len(r) == 2 and r[1].isdigit() and r[0] != "total"}
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    work = tmp_path_factory.mktemp("mt-rules") / "repo"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    for f in files:
+        if (REPO / f).is_file():
+            (work / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / f, work / f)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(work / "src"),
+           "MLFLOW_DISABLE_TELEMETRY": "true", "DVC_NO_ANALYTICS": "1"}  # fmt: skip
+
+    def smaller(mt):
+        mt["demo"].update(corpus=["ES9000a", "ES9000c"], meetings=["ES9000a", "ES9000c"], fps=4, size=[96, 72], sample_rate=8000)
+        mt["ami"].update(meetings=["IS1001a"], mirror=str(SHARED_AMI) if SHARED_AMI.is_dir() else "../no-such-mirror")
+        mt["clips"]["tasks"] = ["you"]
+
+    edit_params(work, smaller, models=("random", "prior", "minilm"))  # the baselines of issue 11
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+        run(cmd, work, env)
+    out = run(["snakemake", "--cores", "2", TARGET], work, env)
+    run(["dvc", "commit", "--force", "--quiet", *meetingtom_stages(work, env)], work, env)
+    return work, env, out
+
+
+def test_the_run_makes_the_task_table_for_every_model(pipeline):
+    work, _, _ = pipeline
+    md = (work / "results/tables/meetingtom/task2_1.md").read_text()
+    for model in yaml.safe_load((work / "params.yaml").read_text())["models"]:
+        assert f"| {model} | direct |" in md
+    assert "demo meetings (n=2)" in md  # ES9000a's two you windows; ES9000c is the dev meeting
+    if SHARED_AMI.is_dir():
+        assert "AMI meetings (n=7)" in md  # IS1001a's seven you windows
+    else:
+        assert "No instances from the AMI meetings" in md
+
+
+def test_an_absent_mirror_is_said_when_the_workflow_is_read(pipeline):
+    _, _, out = pipeline
+    assert ("AMI mirror ../no-such-mirror not found" in out) != SHARED_AMI.is_dir()
+
+
+def test_a_second_snakemake_has_nothing_to_do(pipeline):
+    work, env, _ = pipeline
+    assert dry_jobs(work, env) == {}
+
+
+def test_dvc_sees_every_meetingtom_stage_up_to_date(pipeline):
+    work, env, _ = pipeline
+    out = run(["dvc", "status", "--json", *meetingtom_stages(work, env)], work, env)
+    assert json.loads(out[out.index("{"):]) == {}
+
+
+def test_the_instances_consolidate_into_task_files_and_splits(pipeline):
+    work, _, _ = pipeline
+    test = (work / "data/processed/meetingtom/test.jsonl").read_text()
+    assert test == (work / "data/processed/meetingtom/tasks/task2_1.jsonl").read_text()
+    dev = [json.loads(x) for x in (work / "data/processed/meetingtom/dev.jsonl").read_text().splitlines()]
+    assert {i["meta"]["meeting"] for i in dev} == {"ES9000c"}
+
+
+def test_a_new_meeting_reruns_only_its_own_jobs_under_both_tools(pipeline):
+    work, env, _ = pipeline
+    original = (work / "params.yaml").read_text()
+    try:
+        edit_params(work, lambda mt: mt["ami"]["meetings"].append("IS1001b"))
+        out = run(["dvc", "status", "--json", *meetingtom_stages(work, env)], work, env)
+        assert set(json.loads(out[out.index("{"):])) == {"meetingtom_ami_meeting@IS1001b", "meetingtom_ami_instances"}
+        jobs = dry_jobs(work, env)
+        assert {r: jobs.get(r) for r in ("meetingtom_media", "meetingtom_extract", "meetingtom_clips")} == {
+            "meetingtom_media": 1, "meetingtom_extract": 1, "meetingtom_clips": 1}  # fmt: skip
+        assert "meetingtom_demo_data" not in jobs and "meetingtom_release" not in jobs
+        assert not [j for j in jobs if j.startswith("moca_")]
+    finally:
+        (work / "params.yaml").write_text(original)

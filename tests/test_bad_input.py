@@ -1,0 +1,443 @@
+"""Bad input across every stage command (issue 12, point 10): each case runs ``socialbench ...`` (through
+``socialbench.cli.main``, as the installed command does) in a small repository and asserts
+
+* exit status 2,
+* one line on stderr, ``error: ...``, capped in length, naming what is at fault,
+* and that no file was written, created or changed anywhere in the repository.
+
+The cases are counted by class in docs/bad-input.md (``test_the_suite_is_counted_by_class_in_the_docs``
+keeps the two in step).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from socialbench.io import MESSAGE_LIMIT
+from tests.conftest import make_instance
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ---- the small repository each case runs in ----------------------------------------------------------
+@pytest.fixture(scope="session")
+def clip(tmp_path_factory) -> Path:
+    from tests.helpers.media_synth import generate_indexed_video
+
+    return generate_indexed_video(tmp_path_factory.mktemp("clip") / "clip.mp4", frames=20, fps=10)
+
+
+def jsonl(records) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+PARAMS = """seed: 1
+media: {moca_frames: 2, frame_max_side: 64}
+cache: {path: .cache/requests.sqlite}
+mlflow: {tracking_uri: "sqlite:///mlflow.db"}
+models:
+  random: {backend: random}
+"""
+
+
+@pytest.fixture
+def ws(tmp_path, monkeypatch, clip) -> Path:
+    from socialbench.benchmark import get_benchmark
+    from tests.helpers.moca_requests import write_png
+
+    root = tmp_path / "repo"
+    (root / "data" / "raw").mkdir(parents=True)
+    write_png(root / "data" / "raw" / "img.png")
+    shutil.copyfile(clip, root / "data" / "raw" / "clip.mp4")
+    (root / "params.yaml").write_text(PARAMS)
+    insts = [make_instance(f"i{k}", media=["data/raw/img.png"]) for k in range(3)]
+    (root / "data" / "i.jsonl").write_text(jsonl(insts))
+    (root / "data" / "v.jsonl").write_text(jsonl([make_instance("v0", modality="video_text", media=["data/raw/clip.mp4"],
+                                                                transcript="A: hi")]))  # fmt: skip
+    preds = [{"id": i["id"], "model": "random", "method": "direct", "subject": "the speaker", "target": "the player",
+              "mechanism": "expressive aggression", "label": "mock", "error": None} for i in insts]  # fmt: skip
+    (root / "results").mkdir()
+    (root / "results" / "p.jsonl").write_text(jsonl(preds))
+    scores = get_benchmark("moca").score(insts, preds, source="p.jsonl")
+    (root / "results" / "scores" / "moca" / "random").mkdir(parents=True)
+    (root / "results" / "scores" / "moca" / "random" / "direct.json").write_text(json.dumps(scores))
+    (root / "results" / "tables").mkdir()
+    (root / "results" / "tables" / "all.md").write_text("| table |\n")
+    monkeypatch.chdir(root)
+    return root
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every file and folder under ``root`` (hidden ones too), with each file's content hash."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        out[rel + "/"] = "dir"
+        for name in filenames:
+            p = Path(dirpath) / name
+            out[os.path.join(rel, name)] = "link" if p.is_symlink() else hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def run_main(argv: list[str], capsys, monkeypatch) -> tuple[int, str]:
+    from socialbench.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["socialbench", *argv])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main()
+    return exc.value.code, capsys.readouterr().err
+
+
+# ---- the cases --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    id: str
+    kind: str  # the class it is counted under in docs/bad-input.md
+    setup: Callable[[Path], list[str]]  # writes the bad input, returns the command line
+    says: str  # what the one line must contain
+    cache: bool = False  # the run got as far as opening the request cache: it may exist, holding no call
+
+
+def write(path: str, text: str | bytes) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    return p
+
+
+GOOD = json.dumps(make_instance("g0", media=["data/raw/img.png"]))
+
+
+def instances_line(line: str) -> str:
+    """A file of one good instance and one bad line."""
+    return GOOD + "\n" + line + "\n"
+
+
+def infer(instances="data/bad.jsonl", *extra) -> list[str]:
+    return ["infer", "--instances", instances, "--model", "random", "--out", "results/o.jsonl",
+            "--stats", "results/o.stats.json", *extra]  # fmt: skip
+
+
+def score(predictions="results/p.jsonl", instances="data/i.jsonl", *extra, out="results/s.json") -> list[str]:
+    return ["score", "--instances", instances, "--predictions", predictions, "--out", out, *extra]
+
+
+def prepare(raw="data/bad.jsonl", *extra, out="data/o.jsonl", report="results/r.jsonl") -> list[str]:
+    return ["prepare", "--raw", raw, "--out", out, "--report", report, "--on-invalid", "fail", *extra]
+
+
+SCORE_FILE = "results/scores/moca/random/direct.json"
+
+
+def tables(*scores: str) -> list[str]:
+    return ["tables", *(scores or (SCORE_FILE,)), "--out-dir", "results/t", "--headline", "results/h.json"]
+
+
+def frames(inp="data/v.jsonl", out="data/pv.jsonl", *extra) -> list[str]:
+    return ["moca", "frames", "--input", inp, "--output", out, "--frames-dir", "data/frames", "--report",
+            "results/m.jsonl", "--report-md", "results/m.md", *extra]  # fmt: skip
+
+
+def bad_instances(line: str, command=infer):
+    def setup(root: Path) -> list[str]:
+        write("data/bad.jsonl", instances_line(line))
+        return command()
+
+    return setup
+
+
+def bad_predictions(text: str | bytes):
+    def setup(root: Path) -> list[str]:
+        write("results/bad.jsonl", text)
+        return score("results/bad.jsonl")
+
+    return setup
+
+
+def bad_params(text: str | bytes, command: Callable[[], list[str]] | None = None):
+    def setup(root: Path) -> list[str]:
+        write("bad.yaml", text)
+        return command() if command else ["check-params", "--params", "bad.yaml"]
+
+    return setup
+
+
+def bad_taxonomy(text: str | bytes, name: str = "tax.yaml"):
+    def setup(root: Path) -> list[str]:
+        write(name, text)
+        return score("results/p.jsonl", "data/i.jsonl", "--taxonomy", name)
+
+    return setup
+
+
+def bad_score_file(text: str):
+    def setup(root: Path) -> list[str]:
+        write(SCORE_FILE, text)
+        return tables()
+
+    return setup
+
+
+def run_with(argv: list[str], prep: Callable[[Path], None] | None = None):
+    def setup(root: Path) -> list[str]:
+        if prep:
+            prep(root)
+        return argv
+
+    return setup
+
+
+def preds_with(*changes: dict, extra: tuple[str, ...] = ()):
+    def setup(root: Path) -> list[str]:
+        recs = [json.loads(line) for line in Path("results/p.jsonl").read_text().splitlines()]
+        for rec, change in zip(recs, changes):
+            rec.update(change)
+        write("results/bad.jsonl", jsonl(recs))
+        return score("results/bad.jsonl", "data/i.jsonl", *extra)
+
+    return setup
+
+
+def symlink(link: str, target: str):
+    def prep(root: Path) -> None:
+        Path(link).symlink_to(Path(target).resolve())
+
+    return prep
+
+
+def hard_link(link: str, target: str):
+    def prep(root: Path) -> None:
+        os.link(target, link)
+
+    return prep
+
+
+def dead_server(root: Path) -> list[str]:
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    write("dead.yaml", PARAMS + f"  down:\n    backend: openai_compat\n    model_id: m\n"
+                                f"    options: {{base_url: 'http://127.0.0.1:{port}/v1', retry_base_delay_s: 0.01}}\n")  # fmt: skip
+    write("data/many.jsonl", jsonl([make_instance(f"n{k}", media=["data/raw/img.png"]) for k in range(12)]))
+    return ["infer", "--instances", "data/many.jsonl", "--model", "down", "--params", "dead.yaml", "--out", "results/o.jsonl",
+            "--stats", "results/o.stats.json"]  # fmt: skip
+
+
+def escaping_media(media: str, prep=None, command=prepare):
+    def setup(root: Path) -> list[str]:
+        if prep:
+            prep(root)
+        write("data/bad.jsonl", json.dumps(make_instance("esc", media=[media])) + "\n")
+        return command()
+
+    return setup
+
+
+def escaping_video(root: Path) -> list[str]:
+    (root / "data" / "raw" / "out.mp4").symlink_to(root.parent / "elsewhere.mp4")
+    shutil.copyfile(root / "data" / "raw" / "clip.mp4", root.parent / "elsewhere.mp4")
+    write("data/bad.jsonl", jsonl([make_instance("vesc", modality="video_text", media=["data/raw/out.mp4"], transcript="A: hi")]))
+    return frames("data/bad.jsonl")
+
+
+def truncated_clip(root: Path) -> list[str]:
+    data = (root / "data" / "raw" / "clip.mp4").read_bytes()
+    write("data/raw/half.mp4", data[: len(data) // 2])
+    return ["media", "cut", "data/raw/half.mp4", "--start", "0", "--end", "2", "--out-dir", "results/cut"]
+
+
+DEEP = "[" * 3000 + "]" * 3000
+BILLION_LAUGHS = "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" if i else "a0: &a0 [lol]\n" for i in range(12))
+
+CASES = [
+    # -- strict JSON: a value JSON does not have, or one that would silently win -----------------------
+    Case("infer-nan", "strict JSON", bad_instances('{"id": "x", "text": NaN}'), "record line 2, field 'text': line 2: NaN is not a number JSON allows"),
+    Case("infer-infinity", "strict JSON", bad_instances('{"id": "x", "transcript": -Infinity}'), "field 'transcript': line 2: -Infinity"),
+    Case("infer-overflow", "strict JSON", bad_instances('{"id": "x", "n": 1e999}'), "too large to be a finite number"),
+    Case("infer-duplicate-key", "strict JSON", bad_instances(GOOD[:-1] + ', "label": "praise"}'), "field 'label': line 2: duplicate key"),
+    Case("infer-deep-nesting", "strict JSON", bad_instances(DEEP), "line 2: nested deeper than 64 levels"),
+    Case("infer-huge-int", "strict JSON", bad_instances('{"id": ' + "7" * 5000 + "}"), "field 'id': line 2: a number with 5000 digits"),
+    Case("infer-lone-surrogate", "strict JSON", bad_instances('{"id": "x", "text": "\\udc00"}'), "lone surrogate"),
+    Case("infer-not-json", "strict JSON", bad_instances("{id: x}"), "record line 2: line 2 is not valid JSON"),
+    Case("infer-not-an-object", "strict JSON", bad_instances("[1, 2]"), "line 2 is not a JSON object"),
+    Case("score-predictions-nan", "strict JSON", bad_predictions('{"id": "i0", "label": NaN}\n'), "field 'label': line 1: NaN"),
+    Case("score-predictions-duplicate", "strict JSON", bad_predictions('{"id": "i0", "id": "i1"}\n'), "field 'id': line 1: duplicate key"),
+    Case("score-predictions-deep", "strict JSON", bad_predictions('{"id": "i0", "x": ' + DEEP + "}\n"), "nested deeper than 64 levels"),
+    Case("prepare-nan", "strict JSON", bad_instances('{"id": "x", "text": Infinity}', prepare), "field 'text': line 2: Infinity"),
+    Case("prepare-duplicate", "strict JSON", bad_instances(GOOD[:-1] + ', "scenario": "stance"}', prepare), "field 'scenario': line 2: duplicate key"),
+    Case("prepare-deep", "strict JSON", bad_instances(DEEP, prepare), "nested deeper than 64 levels"),
+    Case("frames-input-nan", "strict JSON", run_with(frames("data/bad.jsonl"), lambda r: write("data/bad.jsonl", '{"id": "v", "t": NaN}\n')), "record line 1, field 't'"),
+    Case("tables-score-nan", "strict JSON", bad_score_file('{"intent": {"label": NaN}}'), "field 'intent.label': NaN is not a number JSON allows"),
+    Case("tables-score-duplicate", "strict JSON", bad_score_file('{"intent": {}, "intent": {}}'), "field 'intent': duplicate key"),
+    Case("tables-score-truncated", "strict JSON", bad_score_file('{"intent": {"label": 5'), "not valid JSON"),
+    # -- a file that is not text, or no file ---------------------------------------------------------------
+    Case("infer-non-utf8", "unreadable file", run_with(infer(), lambda r: write("data/bad.jsonl", GOOD.encode() + b"\n{\"t\": \"caf\xe9\"}\n")), "not UTF-8 text (byte 0xe9 at offset"),
+    Case("score-non-utf8", "unreadable file", bad_predictions(b"\xff\xfe{}\n"), "not UTF-8 text (byte 0xff at offset 0)"),
+    Case("infer-empty", "unreadable file", run_with(infer(), lambda r: write("data/bad.jsonl", "\n\n")), "no records: the file is empty"),
+    Case("infer-missing", "unreadable file", run_with(infer("data/nothere.jsonl")), "data/nothere.jsonl: file not found"),
+    Case("infer-folder-as-instances", "unreadable file", run_with(infer("data")), "data: is a folder, not a file (--instances takes a file)"),
+    Case("score-folder-as-predictions", "unreadable file", run_with(score("results")), "results: is a folder, not a file (--predictions takes a file)"),
+    Case("cache-stats-not-a-cache", "unreadable file", run_with(["cache", "stats", "--path", "params.yaml"]), "params.yaml: is not a request cache"),
+    Case("cache-explain-folder-as-instances", "unreadable file", run_with(["cache", "explain", "--instances", "data", "--model", "random"]), "data: is a folder, not a file (--instances takes a file)"),
+    Case("cache-stats-folder", "unreadable file", run_with(["cache", "stats", "--path", "data"]), "data: is a folder, not a request cache file"),
+    Case("meetingtom-no-annotations", "unreadable file", run_with(["meetingtom", "you-events", "--ami", "nothere", "--out", "results/y.jsonl"]), "nothere: not a folder"),
+    # -- params: broken YAML, named with line and column ---------------------------------------------------
+    Case("params-syntax", "params YAML", bad_params("seed: [1,\n"), "bad.yaml: not valid YAML: line 2, column 1"),
+    Case("params-tab", "params YAML", bad_params("seed: 1\n\tmodels: {}\n"), "line 2, column 1: found character '\\t' that cannot start any token"),
+    Case("params-python-tag", "params YAML", bad_params("seed: !!python/object/apply:os.system [echo hi]\n"), "line 1, column 7: the tag tag:yaml.org,2002:python/object/apply:os.system is not allowed"),
+    Case("params-top-level-list", "params YAML", bad_params("- seed\n- models\n"), "the top level must be a mapping of settings (key: value), got a list"),
+    Case("params-non-utf8", "params YAML", bad_params(b"seed: 1\nmodels: {caf\xe9: {backend: random}}\n"), "bad.yaml: not UTF-8 text (byte 0xe9 at offset 20, line 2)"),
+    Case("params-empty", "params YAML", bad_params(""), "bad.yaml: holds no settings (the file is empty or only comments)"),
+    Case("params-only-comments", "params YAML", bad_params("# nothing here\n"), "holds no settings"),
+    Case("params-billion-laughs", "params YAML", bad_params(BILLION_LAUGHS), "line 2, column 10: the alias *a0 is not allowed"),
+    Case("params-duplicate-seed", "params YAML", bad_params("seed: 1\nseed: 2\n"), "line 2, column 1: duplicate key 'seed' (first at line 1)"),
+    Case("params-nan", "params YAML", bad_params("seed: 1\nmoca: {demo: {video_fraction: .nan}}\n"), "line 2, column 31: .nan is not a finite number"),
+    Case("params-date", "params YAML", bad_params("seed: 2024-06-11\n"), "line 1, column 7: a date or time"),
+    Case("params-boolean-key", "params YAML", bad_params("models: {on: {backend: random}}\n"), "the key on is read as a boolean, not a name; quote it"),
+    Case("params-missing", "params YAML", run_with(["check-params", "--params", "nothere.yaml"]), "nothere.yaml: file not found"),
+    Case("params-folder", "params YAML", run_with(["check-params", "--params", "data"]), "data: is a folder, not a file"),
+    Case("params-broken-for-infer", "params YAML", bad_params("seed: 1\nseed: 2\n", lambda: infer("data/i.jsonl", "--params", "bad.yaml")), "bad.yaml: line 2, column 1: duplicate key"),
+    Case("params-broken-for-demo", "params YAML", bad_params("seed: [\n", lambda: ["demo", "--params", "bad.yaml", "--out-dir", "data/demo"]), "bad.yaml: not valid YAML"),
+    Case("params-broken-for-media", "params YAML", bad_params("media: {moca_frames: 2}\nmedia: {}\n", lambda: frames("data/v.jsonl", "data/pv.jsonl", "--params", "bad.yaml")), "duplicate key 'media'"),
+    # -- params: valid YAML, invalid settings --------------------------------------------------------------
+    Case("params-secret", "params values", bad_params("models: {m: {backend: openai_compat, options: {api_key: sk-do-not-print}}}\n"), "models.m.options.api_key"),
+    Case("params-bad-allowed-roots", "params values", bad_params("media: {allowed_roots: [1]}\n"), "media.allowed_roots.0: 1 is not of type 'string'"),
+    Case("params-several-problems-one-line", "params values", bad_params("seed: -1\nmodels: {r: {backend: random, concurrency: 0}}\n"), "bad.yaml is invalid: models.r.concurrency: 0 is less than the minimum of 1; seed: -1"),
+    # -- taxonomies -------------------------------------------------------------------------------------------
+    Case("taxonomy-duplicate", "taxonomy", bad_taxonomy("labels: {intent: [mock]}\nlabels: {intent: [mock]}\n"), "tax.yaml: line 2, column 1: duplicate key 'labels'"),
+    Case("taxonomy-alias", "taxonomy", bad_taxonomy("labels: &l {intent: [mock]}\nmechanisms: *l\n"), "tax.yaml: line 2, column 13: the alias *l is not allowed"),
+    Case("taxonomy-syntax", "taxonomy", bad_taxonomy("labels: {intent: [mock\n"), "tax.yaml: not valid YAML: line 2, column 1"),
+    Case("taxonomy-non-utf8", "taxonomy", bad_taxonomy(b"labels: {intent: [caf\xe9]}\n"), "tax.yaml: not UTF-8 text (byte 0xe9 at offset 21)"),
+    Case("taxonomy-json-nan", "taxonomy", bad_taxonomy('{"labels": {"intent": [NaN]}}', "tax.json"), "tax.json, field 'labels.intent[0]': NaN"),
+    Case("taxonomy-huge-value-capped", "taxonomy", bad_taxonomy("labels: {intent: " + "x" * 2_000_000 + "}\n"), "tax.yaml"),
+    # -- an output that would overwrite an input, or two outputs one file ------------------------------------
+    Case("prepare-out-is-raw", "output overwrites input", run_with(prepare("data/i.jsonl", out="data/i.jsonl")), "data/i.jsonl: --out is the same file as --raw"),
+    Case("prepare-report-is-out", "output overwrites input", run_with(prepare("data/i.jsonl", out="data/o.jsonl", report="data/o.jsonl")), "--out and --report name the same file"),
+    Case("prepare-report-is-raw-via-dotdot", "output overwrites input", run_with(prepare("data/i.jsonl", report="results/../data/i.jsonl")), "--report is the same file as --raw"),
+    Case("infer-out-is-instances", "output overwrites input", run_with(["infer", "--instances", "data/i.jsonl", "--model", "random", "--out", "data/i.jsonl", "--stats", "results/s.json"]), "--out is the same file as --instances"),
+    Case("infer-stats-is-out", "output overwrites input", run_with(["infer", "--instances", "data/i.jsonl", "--model", "random", "--out", "results/o.json", "--stats", "results/o.json"]), "--out and --stats name the same file"),
+    Case("infer-trace-symlink-to-instances", "output overwrites input", run_with(infer("data/i.jsonl", "--trace", "results/t.jsonl"), symlink("results/t.jsonl", "data/i.jsonl")), "--trace is the same file as --instances"),
+    Case("infer-cache-is-instances", "output overwrites input", run_with(infer("data/i.jsonl", "--cache", "data/i.jsonl")), "--cache is the same file as --instances"),
+    Case("infer-dev-is-out", "output overwrites input", run_with(["infer", "--instances", "data/i.jsonl", "--dev", "results/o.jsonl", "--model", "random", "--out", "results/o.jsonl", "--stats", "results/s.json"], lambda r: write("results/o.jsonl", GOOD + "\n")), "--out is the same file as --dev"),
+    Case("score-out-is-predictions", "output overwrites input", run_with(score(out="results/p.jsonl")), "--out is the same file as --predictions"),
+    Case("score-out-hard-link-to-instances", "output overwrites input", run_with(score(out="results/s.json"), hard_link("results/s.json", "data/i.jsonl")), "--out is the same file as --instances"),
+    Case("tables-headline-is-a-score-file", "output overwrites input", run_with(["tables", SCORE_FILE, "--out-dir", "results/t", "--headline", SCORE_FILE]), "--headline is the same file as SCORES"),
+    Case("track-out-is-instances", "output overwrites input", run_with(["track", SCORE_FILE, "--instances", "data/i.jsonl", "--predictions-dir", "results", "--stats-dir", "results", "--tables-dir", "results/tables", "--out", "data/i.jsonl"]), "--out is the same file as --instances"),
+    Case("frames-output-is-input", "output overwrites input", run_with(frames("data/v.jsonl", "data/v.jsonl")), "--output is the same file as --input"),
+    Case("frames-report-is-output", "output overwrites input", run_with(["moca", "frames", "--input", "data/v.jsonl", "--output", "data/pv.jsonl", "--report", "data/pv.jsonl"]), "--output and --report name the same file"),
+    Case("audio-output-is-source", "output overwrites input", run_with(["media", "audio", "data/raw/clip.mp4", "data/raw/./clip.mp4"]), "OUTPUT is the same file as SOURCE"),
+    # -- an output path that cannot be written ---------------------------------------------------------------
+    Case("prepare-out-under-a-file", "output path", run_with(prepare("data/i.jsonl", out="params.yaml/o.jsonl")), "params.yaml/o.jsonl: cannot be created: params.yaml is a file, not a folder (--out)"),
+    Case("score-out-is-a-folder", "output path", run_with(score(out="results")), "results: is a folder; --out takes the path of a file"),
+    Case("tables-out-dir-is-a-file", "output path", run_with(["tables", SCORE_FILE, "--out-dir", "data/i.jsonl", "--headline", "results/h.json"]), "data/i.jsonl: is a file, but --out-dir takes a folder"),
+    Case("demo-out-dir-under-a-file", "output path", run_with(["demo", "--out-dir", "params.yaml/demo"]), "params.yaml is a file, not a folder (--out-dir)"),
+    # -- media outside the repository's data folders, or shorter than asked ----------------------------------
+    Case("prepare-media-dotdot", "media", escaping_media("data/../params.yaml"), "record esc, field 'media': data/../params.yaml leads to"),
+    Case("prepare-media-symlink", "media", escaping_media("data/raw/link.png", symlink("data/raw/link.png", "params.yaml")), "leads through a symlink to"),
+    Case("prepare-media-absolute", "media", escaping_media("/etc/hostname"), "/etc/hostname leads to /etc/hostname, outside the repository's data folder"),
+    Case("frames-media-symlink", "media", escaping_video, "data/bad.jsonl, record vesc, field 'media': data/raw/out.mp4 leads through a symlink"),
+    Case("cut-truncated-source", "media", truncated_clip, "data/raw/half.mp4: truncated: the container announces 20 video frames"),
+    # -- predictions that are not one clean run ---------------------------------------------------------------
+    Case("score-another-model-mixed-in", "predictions", preds_with({}, {"model": "prior"}), "record line 2, field 'model': a record of model prior, not line 1's random"),
+    Case("score-another-method-mixed-in", "predictions", preds_with({}, {}, {"method": "codar"}), "record line 3, field 'method': a record of method codar"),
+    Case("score-not-the-model-asked-for", "predictions", preds_with(extra=("--model", "prior")), "record line 1, field 'model': a record of model random, not --model prior"),
+    Case("score-error-not-a-message", "predictions", preds_with({"error": 0}), "record line 1, field 'error': must be null or why the record failed"),
+    # -- a server that cannot be used ----------------------------------------------------------------------------
+    Case("infer-dead-server", "dead server", dead_server, "models.down: stopped after 5 failed attempts in a row", cache=True),
+]
+
+
+def test_the_suite_has_at_least_sixty_cases_across_the_commands():
+    commands = {c.id.split("-", 1)[0] for c in CASES}
+    assert len(CASES) >= 60 and len({c.id for c in CASES}) == len(CASES)
+    assert {"infer", "score", "prepare", "tables", "track", "frames", "params", "taxonomy", "cache", "audio", "cut", "demo",
+            "meetingtom"} <= commands  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch):
+    argv = case.setup(ws)
+    before = snapshot(ws)
+    code, err = run_main(argv, capsys, monkeypatch)
+    lines = err.splitlines()
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert len(lines[0]) <= MESSAGE_LIMIT + len("error: ")
+    assert case.says in lines[0], lines[0]
+    after = snapshot(ws)
+    if case.cache:  # the request cache only saves calls: it may have been created, but holds none
+        from socialbench.cache import RequestCache
+
+        after = {k: v for k, v in after.items() if not k.startswith(".cache")}
+        before = {k: v for k, v in before.items() if not k.startswith(".cache")}
+        stored = RequestCache.open_readonly(ws / ".cache" / "requests.sqlite")
+        assert stored.stats()["entries"] == 0 and stored._conn().execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+        stored.close()
+    assert after == before
+
+
+def test_a_secret_in_params_is_named_but_never_shown(ws, capsys, monkeypatch):
+    write("bad.yaml", "models: {m: {backend: openai_compat, options: {api_key: sk-do-not-print}}}\n")
+    _, err = run_main(["check-params", "--params", "bad.yaml"], capsys, monkeypatch)
+    assert "sk-do-not-print" not in err
+
+
+def test_the_suite_is_counted_by_class_in_the_docs():
+    from collections import Counter
+
+    doc = (REPO / "docs" / "bad-input.md").read_text("utf-8")
+    for kind, n in Counter(c.kind for c in CASES).items():
+        assert f"| {kind} | {n} |" in doc, f"docs/bad-input.md: the row of {kind!r} should say {n}"
+    assert f"| total | {len(CASES)} |" in doc
+
+
+# ---- snakemake and check-params agree on a broken params.yaml (issue 12, point 6) -------------------------
+@pytest.fixture(scope="module")
+def workflow_copy(tmp_path_factory) -> Path:
+    """The repository's tracked and new files (no data, results or caches) in a scratch folder."""
+    dest = tmp_path_factory.mktemp("workflow")
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.split()  # fmt: skip
+    for f in files:
+        if f.startswith(("data/", "results/")) or not (REPO / f).is_file():
+            continue
+        (dest / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO / f, dest / f)
+    return dest
+
+
+BROKEN_PARAMS = {
+    "syntax": "seed: [1,\n",
+    "tab": "seed: 1\n\tmodels: {}\n",
+    "python-tag": "seed: !!python/object/apply:os.system [echo hi]\n",
+    "top-level-list": "- seed\n",
+    "non-utf8": b"seed: 1\nname: caf\xe9\n",
+    "empty": "",
+    "duplicate": "seed: 1\nseed: 2\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BROKEN_PARAMS))
+def test_snakemake_and_check_params_give_the_same_line_for_a_broken_params_file(name, workflow_copy):
+    data = BROKEN_PARAMS[name]
+    (workflow_copy / "params.yaml").write_bytes(data.encode() if isinstance(data, str) else data)
+    env = {**os.environ, "PYTHONPATH": str(workflow_copy / "src"), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    smk = subprocess.run(["snakemake", "-n", "--cores", "1"], cwd=workflow_copy, env=env, capture_output=True, text=True)
+    check = subprocess.run(["socialbench", "check-params"], cwd=workflow_copy, env=env, capture_output=True, text=True)
+    assert smk.returncode != 0 and check.returncode == 2
+    (line,) = check.stderr.splitlines()
+    assert line.startswith("error: params.yaml: ") and line in smk.stderr.splitlines(), smk.stderr
+    assert "Traceback" not in smk.stderr and "Config file is not valid" not in smk.stderr
