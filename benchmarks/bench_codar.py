@@ -66,16 +66,8 @@ def schema_instance(schema: dict[str, Any], name: str = "value") -> Any:
 
 class StageServer(LoopbackServer):
     """The loopback OpenAI server answering each CoDAR stage from its schema; the checker rejects
-    the first pass of every fourth chain (by a hash of its input) at breakpoint 3.
-
-    Its listen backlog is raised from http.server's 5 to 128: the backend opens a new client (new
-    connections) for each round, and with 16 connecting at once a backlog of 5 drops SYNs, which
-    the kernel retries after 1 s, a stall of the test double that real servers (backlog 2048 in
-    uvicorn, which vLLM uses) do not have."""
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self._httpd.socket.listen(128)
+    the first pass of every fourth chain (by a hash of its input) at breakpoint 3 (its listen
+    backlog is LoopbackServer's 128, as real servers have)."""
 
     def _answer(self, body: dict[str, Any], fault: Fault | None = None) -> tuple[int, dict[str, str], bytes]:
         schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}

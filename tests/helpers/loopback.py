@@ -119,6 +119,9 @@ class LoopbackServer:
         self.max_in_flight = 0  # most model calls being served at once
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
+        # http.server listens with a backlog of 5: more clients connecting at once would have their
+        # SYNs dropped and retried by the kernel after 1 s, a stall real servers do not have.
+        self._httpd.socket.listen(128)
         self._thread: threading.Thread | None = None
 
     # ---- lifecycle ------------------------------------------------------------------------------

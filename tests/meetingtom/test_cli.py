@@ -163,3 +163,16 @@ def test_the_commands_are_mounted_on_the_main_app():
 
     res = CliRunner().invoke(app, ["meetingtom", "--help"])
     assert res.exit_code == 0 and "consolidate" in res.output and "you-events" in res.output
+
+
+def test_an_output_naming_another_output_is_refused_before_anything_is_read(ami_dir, tmp_path):
+    same = tmp_path / "events.jsonl"
+    result = runner.invoke(meetingtom_app, ["mine", "--ami", str(ami_dir), "--out", str(same), "--report", str(same)])
+    assert result.exit_code != 0 and isinstance(result.exception, ConfigError)
+    assert "--out and --report name the same file" in str(result.exception) and not same.exists()
+
+
+def test_an_output_folder_that_is_an_input_folder_is_refused(ami_dir, tmp_path):
+    result = runner.invoke(meetingtom_app, ["consolidate", "--source-dir", str(tmp_path), "--out-dir", str(tmp_path)])
+    assert result.exit_code != 0 and isinstance(result.exception, ConfigError)
+    assert "--out-dir is the same file as --source-dir" in str(result.exception)

@@ -26,7 +26,6 @@ inside the event loop), :meth:`APIBackend._prepare` (the request body, images re
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures as cf
 import logging
 import os
 import random
@@ -155,6 +154,12 @@ class APIBackend(Backend):
         self.retries = 0  # retries made so far, for the run's accounting
         self.attempts = 0  # HTTP attempts made so far
         self._streak = 0  # attempts in a row that failed because the server cannot be used
+        # One event loop (on its own thread) and one SDK client for the backend's lifetime: a
+        # multi-round method calls complete_many once per round, and a new client per round would
+        # open new connections each time (closed by close()).
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
+        self._client: Any = None
         self._rng = random.Random(f"{spec.name}:{self.context.seed}")
 
     # ---- hooks ----------------------------------------------------------------------------------
@@ -218,18 +223,40 @@ class APIBackend(Backend):
         if not requests:
             return
         check_requests(self, requests)
+        future = asyncio.run_coroutine_threadsafe(self._run_all(requests, on_result), self._event_loop())
         try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            asyncio.run(self._run_all(requests, on_result))
+            future.result()
+        except BaseException:
+            future.cancel()  # an interrupt here: stop the calls still in flight
+            raise
+
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._loop_thread = threading.Thread(target=self._loop.run_forever, name=f"{self.spec.name}-api", daemon=True)
+            self._loop_thread.start()
+        return self._loop
+
+    def close(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is None:
             return
-        # Called from inside a running event loop: run ours on a helper thread.
-        with cf.ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(asyncio.run, self._run_all(requests, on_result)).result()
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=30)
+            except Exception:  # noqa: BLE001 - closing connections of a finished run: nothing to save
+                log.debug("%s: closing the API client failed", self.spec.name, exc_info=True)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._loop_thread is not None:
+            self._loop_thread.join(timeout=30)
+        loop.close()
 
     async def _run_all(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
         limit = asyncio.Semaphore(max(1, int(self.spec.concurrency)))
-        client = self._make_client()
+        if self._client is None:
+            self._client = self._make_client()
+        client = self._client
 
         stopping = False  # set when one call stopped the run: no other call starts after it
 
@@ -256,7 +283,6 @@ class APIBackend(Backend):
         finally:
             for task in tasks:
                 task.cancel()
-            await client.close()
 
     async def _complete_one(self, client: Any, request: Request) -> Response:
         try:

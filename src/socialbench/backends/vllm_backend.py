@@ -276,5 +276,6 @@ class VllmBackend(OpenAICompatBackend):
         super().complete_many(requests, on_result)
 
     def close(self) -> None:
+        super().close()  # the API client first, then the server it talks to
         if self.server is not None:
             self.server.stop()

@@ -56,6 +56,9 @@ def you_events_cmd(
 ) -> None:
     """Singular deictic "you" (you_11) inside a dialogue act of the same speaker that names exactly
     one addressee, sorted by meeting and start time."""
+    from socialbench.paths import check_io
+
+    check_io({"--ami": ami}, {"--out": out, "--problems": problems}, folders=("--ami",))
     from socialbench.io import write_jsonl
     from socialbench.meetingtom.ami.you_events import you_events
 
@@ -77,6 +80,9 @@ def mine_cmd(
     strict: bool = Opt(False, help="stop at the first annotation error instead of reporting it"),
 ) -> None:
     """Mine non-overlapping candidate windows for the three MeetingToM tasks (default thresholds)."""
+    from socialbench.paths import check_io
+
+    check_io({"--ami": ami}, {"--out": out, "--report": report, "--problems": problems}, folders=("--ami",))
     from socialbench.io import write_jsonl
     from socialbench.meetingtom.ami.mining import TASKS, mine_corpus
 
@@ -132,6 +138,9 @@ def release_cmd(
 ) -> None:
     """Acquire a source's manual-annotations release (fetch, checksum, safe extraction; or read an
     unpacked mirror in place; or note that the mirror is absent)."""
+    from socialbench.paths import check_io
+
+    check_io({"--params": params}, {"--out": out, "--downloads": downloads}, folders=("--out", "--downloads"))
     from socialbench.meetingtom.release import acquire_release
 
     _logging()
@@ -148,6 +157,9 @@ def media_cmd(
     params: Path = Opt(Path("params.yaml")),
 ) -> None:
     """Fetch one meeting's views (meetingtom.<source>.views) and write amicorpus/<meeting>/fetched.json."""
+    from socialbench.paths import check_io
+
+    check_io({"--params": params}, {"--dest-root": dest_root}, folders=("--dest-root",))
     from socialbench.meetingtom.release import fetch_meeting_media
 
     _logging()
@@ -167,6 +179,9 @@ def extract_cmd(
 ) -> None:
     """One meeting's you events, mined candidates (thresholds: meetingtom.mining), rejected
     candidates with reasons, parse problems and transcript words."""
+    from socialbench.paths import check_io
+
+    check_io({"--release": release, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--out-dir"))
     from socialbench.meetingtom.extract import absent_meeting, extract_meeting, write_meeting
     from socialbench.meetingtom.release import read_source
 
@@ -195,6 +210,9 @@ def clips_cmd(
     """Clips of the meeting's kept candidates (meetingtom.clips.tasks): Corner, close-ups by
     participant letter, the 2x2 mosaic, audio and transcript with the same timestamps, and frames
     at media.meeting_fps. Clips that cannot be made go to report.jsonl (media.on_error)."""
+    from socialbench.paths import check_io
+
+    check_io({"--meeting-dir": meeting_dir, "--fetched": fetched, "--params": params}, {"--out-dir": out_dir}, folders=("--meeting-dir", "--out-dir"))
     import json
 
     from socialbench.media.settings import MediaSettings
@@ -226,6 +244,9 @@ def instances_cmd(
 ) -> None:
     """Task 2.1 instances of one source's meetings (meetingtom.<source>.meetings), gold from their
     you events; candidates that make no instance go to report.jsonl with the reason."""
+    from socialbench.paths import check_io
+
+    check_io({"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--meetings-dir", "--clips-dir", "--out-dir"))
     from socialbench.io import read_jsonl, write_json, write_jsonl
     from socialbench.meetingtom.extract import read_meeting
     from socialbench.meetingtom.instances import build_source
@@ -263,6 +284,9 @@ def consolidate_cmd(
 ) -> None:
     """One JSON-lines file per task (B.5; test split) and the test and dev splits of every task,
     which the shared stages (infer, score) read."""
+    from socialbench.paths import check_io
+
+    check_io({"--source-dir": source_dir}, {"--out-dir": out_dir}, folders=("--source-dir", "--out-dir"))
     from socialbench.io import write_jsonl
     from socialbench.meetingtom.instances import TASK, load_instances
 
