@@ -112,7 +112,7 @@ def test_params_change_of_one_model_dirties_only_that_models_stages(pipeline_run
         out = run(["dvc", "status", "--json"], work, env)
         changed = set(json.loads(out[out.index("{"):]))
         infer_stages = {s for s in changed if s.startswith("moca_infer@")}
-        assert infer_stages == {"moca_infer@prior-direct"}, changed
+        assert infer_stages == {f"moca_infer@prior-{m}" for m in p["moca"]["methods"]}, changed  # that model's only
     finally:
         params_path.write_text(original)
 
@@ -203,3 +203,58 @@ def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_
             (work / name).write_text(text)
         shutil.rmtree(work / "src/socialbench/toybench")
         (work / "rules/toybench.smk").unlink()
+
+
+def test_snakemake_report_holds_the_tables_figures_metrics_and_reports(pipeline_run):
+    # The report embeds each flagged file with its category and caption: one HTML file records the run.
+    work, env, _ = pipeline_run
+    run(["snakemake", "--report", "results/report.html"], work, env)
+    html = (work / "results/report.html").read_text(encoding="utf-8")
+    for needle in ("affection.csv", "fig6_affection.png", "task2_1.csv", "headline metrics", "media.md",
+                   "moca_prepare_test.jsonl", "dropped records"):
+        assert needle in html, needle
+
+
+def test_dvc_metrics_show_prints_one_row_per_benchmark_model_and_method(pipeline_run):
+    import yaml
+
+    work, env, _ = pipeline_run
+    p = yaml.safe_load((work / "params.yaml").read_text())
+    rows = [line.split()[0] for line in run(["dvc", "metrics", "show"], work, env).splitlines()[1:] if line.strip()]
+    from socialbench.benchmark import excluded
+
+    expected = [f"results/metrics/{b}/{m}/{meth}.json" for b in ("moca", "meetingtom") for m, e in p["models"].items()
+                for meth in p[b]["methods"] if not excluded(e, b, meth)]
+    assert set(expected) <= set(rows), rows
+
+
+def test_removing_a_model_from_params_archives_its_outputs_and_drops_its_lock_stages(pipeline_run):
+    # Last in this module: it reruns the end of the pipeline twice (without, then with the model again).
+    import yaml
+
+    work, env, _ = pipeline_run
+    saved = {name: (work / name).read_text() for name in ("params.yaml", "dvc.lock")}
+    p = yaml.safe_load(saved["params.yaml"])
+    del p["models"]["random"]
+    try:
+        (work / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+        run(["snakemake", "--cores", "2"], work, env)
+        assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2"], work, env)
+        status = run(["dvc", "status", "--json"], work, env)
+        assert json.loads(status[status.index("{"):]) == {}, status
+        locked = yaml.safe_load((work / "dvc.lock").read_text())["stages"]
+        assert not [s for s in locked if "@random-" in s]
+        assert not any((work / "results" / kind / b / "random").exists()
+                       for kind in ("predictions", "traces", "runs", "scores", "viewer") for b in ("moca", "meetingtom"))
+        assert (work / "results/archive/scores/moca/random/direct.json").is_file()
+        assert "| random |" not in (work / "results/tables/moca/affection.md").read_text()
+        assert not [key for key in json.loads((work / "results/metrics/moca.json").read_text()) if key.startswith("random.")]
+    finally:
+        # The archived files back (same bytes: a rerun would log new calls in the traces), then the tables.
+        (work / "params.yaml").write_text(saved["params.yaml"])
+        for kind in ("predictions", "traces", "runs", "scores", "viewer"):
+            if (work / "results/archive" / kind).is_dir():
+                shutil.copytree(work / "results/archive" / kind, work / "results" / kind, dirs_exist_ok=True)
+        shutil.rmtree(work / "results/archive", ignore_errors=True)
+        run(["snakemake", "--cores", "2"], work, env)
+        (work / "dvc.lock").write_text(saved["dvc.lock"])
