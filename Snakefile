@@ -12,6 +12,11 @@ exit_if_unreadable("params.yaml")
 configfile: "params.yaml"
 
 
+# `snakemake --report results/report.html`: one shareable page of a run (tables, figures, headline
+# metrics, drop and media reports; captions in report/).
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 
 

@@ -7,7 +7,7 @@
 import os
 import sys
 
-from socialbench.benchmark import available_benchmarks
+from socialbench.benchmark import available_benchmarks, excluded
 from socialbench.config import validate_params
 from socialbench.errors import ConfigError
 
@@ -92,6 +92,9 @@ def generic_outputs(benchmark):
         "scores": result_files("scores", benchmark, ".json"),
         "tables": [f"results/tables/{benchmark}/{name}" for name in BENCH[benchmark]["tables"]],
         "headline": f"results/metrics/{benchmark}.json",
+        # one file per (model, method) the tables score (excluded pairs have none): a `dvc metrics show` row each
+        "run_metrics": [f"results/metrics/{benchmark}/{m}/{meth}.json" for m, meth in runs(benchmark)
+                        if not excluded(config["models"][m], benchmark, meth)],
         "tracked": f"results/mlflow/{benchmark}.json",
         "viewer": result_files("viewer", benchmark, ".html"),
     }

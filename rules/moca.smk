@@ -36,7 +36,8 @@ rule moca_prepare:
         code=stage_code("moca_prepare"),
     output:
         instances="data/interim/moca/{split}.jsonl",  # the media stage (below) adds frames
-        report="results/reports/moca_prepare_{split}.jsonl",
+        report=report("results/reports/moca_prepare_{split}.jsonl", caption="../report/dropped.rst",
+                      category="reports", subcategory="dropped records", labels={"report": "MoCA prepare {split}"}),
     log:
         "logs/prepare/moca_{split}.log",
     conda:
@@ -62,8 +63,10 @@ rule moca_frames:
         code=stage_code("moca_media"),
     output:
         instances=expand("data/processed/moca/{split}.jsonl", split=MOCA_SPLITS),
-        report="results/reports/media.jsonl",
-        report_md="results/reports/media.md",
+        report=report("results/reports/media.jsonl", caption="../report/media.rst", category="reports",
+                      subcategory="media", labels={"report": "bad media (records)"}),
+        report_md=report("results/reports/media.md", caption="../report/media.rst", category="reports",
+                         subcategory="media", labels={"report": "bad media (summary)"}),
         index=f"{FRAME_CACHE}/index.json",  # the frame cache's entries; the folder itself persists
     params:
         # the media settings MoCA's step reads (a change reruns it; the same keys as its DVC stage)

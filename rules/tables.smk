@@ -1,6 +1,27 @@
 # Each benchmark's paper-style tables (Markdown, CSV, LaTeX; MoCA also its figures, intervals and paired
 # tests, from the instances and predictions) and its headline metrics for DVC.
 
+
+
+def report_tables(benchmark, files):
+    """The tables stage's files, those a reader wants in `snakemake --report` flagged with a caption and
+    a place (category = benchmark, subcategory = kind): CSV tables (rendered as tables), PNG figures,
+    LaTeX tables (downloads). Markdown copies and PDF figures repeat them, so they stay unflagged."""
+    out = []
+    for path in files:
+        name = os.path.basename(path)
+        kind = ("figures" if name.endswith(".png") else "intervals" if name.endswith(".ci.csv")
+                else "paired tests" if name == "tests.csv" else "figure data" if "figures/" in path and name.endswith(".csv")
+                else "tables" if name.endswith(".csv") else "LaTeX" if name.endswith(".tex") else None)
+        if kind is None:
+            out.append(path)
+            continue
+        caption = "../report/figure.rst" if kind in ("figures", "figure data") else "../report/table.rst"
+        out.append(report(path, caption=caption, category=benchmark, subcategory=kind,
+                          labels={"benchmark": benchmark, "file": name}))
+    return out
+
+
 for _b in BENCHMARKS:
 
     rule:
@@ -13,8 +34,10 @@ for _b in BENCHMARKS:
             predictions=result_files("predictions", _b, ".jsonl"),
             code=stage_code(f"{_b}_tables"),
         output:
-            tables=generic_outputs(_b)["tables"],
-            headline=generic_outputs(_b)["headline"],
+            tables=report_tables(_b, generic_outputs(_b)["tables"]),
+            headline=report(generic_outputs(_b)["headline"], caption="../report/headline.rst", category=_b,
+                            subcategory="headline metrics", labels={"benchmark": _b, "file": "headline metrics"}),
+            run_metrics=generic_outputs(_b)["run_metrics"],  # written by `tables` beside the headline
         params:
             benchmark=_b,
             out_dir=lambda wildcards, output: os.path.dirname(output.tables[0]),  # they all go in one folder
@@ -28,6 +51,10 @@ for _b in BENCHMARKS:
         conda:
             CONDA_ENV
         shell:
+            # Runs params no longer name (a model or method removed) are moved to results/archive/ first,
+            # so no folder a later stage or DVC reads holds them (docs/dvc-and-snakemake.md).
+            "socialbench prune-outputs --benchmark {params.benchmark} --params params.yaml --results results"
+            " --archive results/archive --report results/archive/pruned.jsonl > {log} 2>&1 && "
             "socialbench tables --benchmark {params.benchmark} --params params.yaml --out-dir {params.out_dir}"
             " --headline {output.headline} --instances {input.instances}"
-            " --predictions-dir results/predictions/{params.benchmark} {input.scores} > {log} 2>&1"
+            " --predictions-dir results/predictions/{params.benchmark} {input.scores} >> {log} 2>&1"

@@ -17,4 +17,6 @@ rule dvc_commit:
     conda:
         CONDA_ENV
     shell:
-        "dvc commit --force --quiet > {log} 2>&1 && dvc status > {output.marker} 2>> {log}"
+        # prune-lock: DVC keeps the lock entries of a removed model's or method's stages; they go here
+        "dvc commit --force --quiet > {log} 2>&1 && socialbench prune-lock --repo . >> {log} 2>&1"
+        " && dvc status > {output.marker} 2>> {log}"

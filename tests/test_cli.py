@@ -576,3 +576,82 @@ def test_infer_gives_the_methods_the_answer_options_of_params(tmp_path):
     assert res.exit_code == 0, res.output
     (rec,) = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert rec["label"] == "mock" and rec["error"] is None  # the fence was tolerated, as params say
+
+
+# ---- results at a glance: gold and request in predictions, the overall score, option help -----------
+
+
+def test_infer_records_carry_the_gold_answer_and_a_pointer_to_the_request(tmp_path, repo_root):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[_png(tmp_path / "img.png")])])
+    res = runner.invoke(app, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml")))
+    assert res.exit_code == 0, res.output
+    record = json.loads((tmp_path / "p.jsonl").read_text().splitlines()[0])
+    gold = json.loads(inst.read_text())
+    assert record["gold"] == {k: gold[k] for k in ("subject", "target", "mechanism", "label")}
+    assert record["request"] == {"trace": "results/traces/moca/random/direct.jsonl", "id": "a", "key": record["request_key"]}
+
+
+def test_tables_put_the_macro_over_scenarios_beside_the_per_scenario_scores(tmp_path):
+    a = score_file(tmp_path, "a", {"intent": metrics(10.0), "stance": metrics(20.0)})
+    res = runner.invoke(app, tables_args(tmp_path, a))
+    assert res.exit_code == 0, res.output
+    head = json.loads((tmp_path / "head.json").read_text())["a.direct"]
+    assert head["overall"] == {"dyad": 25.0, "faith": None, "holis": 15.0}
+    all_md = (tmp_path / "tables" / "all.md").read_text()
+    assert "### Overall: macro over scenarios (intent, stance; N = 3 each)" in all_md
+    assert "| baseline | a | 50.00 | 50.00 | 50.00 | 50.00 | 25.00 | – | 15.00 |" in all_md
+
+
+def cli_options():
+    """(command path, option) of every option of every `socialbench` command, sub-apps included."""
+    import typer
+
+    def walk(cmd, path):
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield from ((" ".join(path), p) for p in cmd.params if getattr(p, "param_type_name", "") == "option")
+
+    return list(walk(typer.main.get_command(app), []))
+
+
+def test_every_cli_option_has_help_text():
+    options = cli_options()
+    assert len(options) > 50  # the walk reached the sub-apps
+    assert [f"{c} {p.opts[0]}" for c, p in options if not (p.help or "").strip()] == []
+
+
+def test_benchmark_and_method_options_list_their_choices():
+    from socialbench.benchmark import get_benchmark
+
+    # The packages the help was built from (tests may register the test-only toybench later).
+    src = Path(__file__).resolve().parents[1] / "src" / "socialbench"
+    names = sorted(p.name for p in src.iterdir() if (p / "benchmark.py").is_file())
+    methods = [m for n in names for m in get_benchmark(n).method_names()]
+    for cmd, opt in cli_options():
+        if opt.name == "benchmark":
+            assert all(n in opt.help for n in names), f"{cmd} --benchmark: {opt.help}"
+        if opt.name == "method" and cmd != "score":  # score's --method is a check on the records, any name
+            assert all(m in opt.help for m in methods), f"{cmd} --method: {opt.help}"
+
+
+def test_moca_source_options_list_every_source():
+    from socialbench.moca.cli import SOURCES_HELP
+    from socialbench.moca.sources import SOURCE_NAMES
+
+    assert SOURCES_HELP == ", ".join(SOURCE_NAMES)
+    found = [p for c, p in cli_options() if c.startswith("moca ") and p.name == "source"]
+    assert found and all(SOURCES_HELP in p.help for p in found)
+
+
+@pytest.mark.parametrize("option, choices", [("source", ["demo", "ami"]), ("on_invalid", ["drop", "fail"]),
+                                             ("on_error", ["skip", "fail"]), ("task", ["state", "you", "consensus"])])
+def test_options_with_fixed_values_list_them(option, choices):
+    found = [(c, p) for c, p in cli_options() if p.name == option and not (option == "source" and c.startswith("moca "))]
+    assert found and all(all(ch in p.help for ch in choices) for _, p in found), [(c, p.help) for c, p in found]
+
+
+def test_score_help_describes_its_paths_and_lists_the_benchmarks():
+    out = runner.invoke(app, ["score", "--help"], env={"COLUMNS": "200"}).output
+    assert "prediction records written by infer" in out and "one of: " in out

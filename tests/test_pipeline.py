@@ -96,7 +96,7 @@ def test_headline_metrics_cover_every_model(pipeline_run):
     work, _, _ = pipeline_run
     head = json.loads((work / "results/metrics/moca.json").read_text())
     assert {"random.direct", "prior.direct"} <= set(head)
-    assert set(head["random.direct"]) == {"affection", "intent", "stance"}
+    assert set(head["random.direct"]) == {"affection", "intent", "stance", "overall"}  # overall: macro over scenarios
 
 
 def test_params_change_of_one_model_dirties_only_that_models_stages(pipeline_run):

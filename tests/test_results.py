@@ -41,3 +41,22 @@ def test_score_files_with_different_n_for_a_scenario_are_an_error():
     assert (exc.value.path, exc.value.record, exc.value.field) == ("b.json", "scenario 'intent'", "n")
 
 
+
+
+# ---- one metrics file per run (dvc metrics show rows); added with issue 13 ----------------------------
+
+
+def test_run_metrics_files_give_each_model_and_method_a_file():
+    from socialbench.results import run_metrics_files
+
+    head = {"qwen2.5-vl.direct": {"intent": {"dyad": 1.0}}, "prior.codar": {"intent": {"dyad": 2.0}}}
+    assert run_metrics_files(head) == {"qwen2.5-vl/direct.json": {"intent": {"dyad": 1.0}},
+                                       "prior/codar.json": {"intent": {"dyad": 2.0}}}
+
+
+def test_write_run_metrics_leaves_no_file_of_a_run_gone_from_the_headline(tmp_path):
+    from socialbench.results import write_run_metrics
+
+    write_run_metrics(tmp_path / "moca", {"random.direct": {"a": 1}, "prior.direct": {"a": 2}})
+    write_run_metrics(tmp_path / "moca", {"prior.direct": {"a": 3}})
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json")) == ["moca/prior/direct.json"]

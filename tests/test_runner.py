@@ -308,3 +308,14 @@ def test_a_method_without_a_summary_leaves_it_empty(tmp_path):
     spec, backend = scripted(GOOD)
     _, stats = predict(instances(tmp_path, 1), spec, RequestCache(tmp_path / "c.sqlite"), backend)
     assert stats.method == {}
+
+
+def test_a_trace_has_the_same_bytes_whether_its_calls_were_made_or_replayed_from_the_cache(tmp_path):
+    from socialbench.io import jsonl_text
+
+    cache = RequestCache(tmp_path / "c.sqlite")
+    spec, first = scripted('{"answer": "red"}')
+    _, made, _ = toy("chain", spec, cache, first)
+    _, second = scripted('{"answer": "red"}')
+    _, replayed, stats = toy("chain", spec, cache, second)
+    assert stats.cache_hits == stats.requests and jsonl_text(made) == jsonl_text(replayed)

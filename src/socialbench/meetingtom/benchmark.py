@@ -56,11 +56,16 @@ class MeetingToMBenchmark(Benchmark):
                              "finish_reason": None, "media_error": problem}, error=f"media: {problem}")  # fmt: skip
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
+        from socialbench.benchmark import request_pointer
+
         f = final.fields
         return {"id": instance["id"], "model": model, "method": method, "task": instance["task"], "source": instance["source"],
                 "raw": f.get("raw"), "answer": f.get("answer"), "participant": f.get("participant"), "error": final.error,
                 "note": f.get("note"), "request_key": f.get("request_key"), "inputs": f.get("inputs", []),
-                "finish_reason": f.get("finish_reason")}  # fmt: skip
+                "finish_reason": f.get("finish_reason"),
+                # for error analysis from this one file: the gold answer, and where the request is
+                "gold": instance.get("answer"),
+                "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key"))}  # fmt: skip
 
     # ---- scoring, tables, provenance -----------------------------------------------------------
     def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], *, source: str,

@@ -134,7 +134,7 @@ def release_cmd(
     source: str = Opt(..., help="demo | ami"),
     out: Path = Opt(..., help="release folder (source.json; annotations/ or manifest.json)"),
     downloads: Path = Opt(..., help="where the archive is downloaded or copied to (kept between runs, not versioned)"),
-    params: Path = Opt(Path("params.yaml")),
+    params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """Acquire a source's manual-annotations release (fetch, checksum, safe extraction; or read an
     unpacked mirror in place; or note that the mirror is absent)."""
@@ -154,7 +154,7 @@ def media_cmd(
     source: str = Opt(..., help="demo | ami"),
     meeting: str = Opt(..., help="a meeting of meetingtom.<source>.meetings"),
     dest_root: Path = Opt(..., help="local root in the official layout (files go to <root>/amicorpus/<meeting>/...)"),
-    params: Path = Opt(Path("params.yaml")),
+    params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """Fetch one meeting's views (meetingtom.<source>.views) and write amicorpus/<meeting>/fetched.json."""
     from socialbench.paths import check_io
@@ -175,7 +175,7 @@ def extract_cmd(
     meeting: str = Opt(..., help="a meeting of meetingtom.<source>.meetings"),
     release: Path = Opt(..., help="the source's release folder (written by `release`)"),
     out_dir: Path = Opt(..., help="the meeting's folder: you_events, candidates, rejected, problems, words (JSON lines), meeting.json"),
-    params: Path = Opt(Path("params.yaml")),
+    params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """One meeting's you events, mined candidates (thresholds: meetingtom.mining), rejected
     candidates with reasons, parse problems and transcript words."""
@@ -240,7 +240,7 @@ def instances_cmd(
     meetings_dir: Path = Opt(..., help="folder of the per-meeting folders written by `extract` (<dir>/<meeting>/)"),
     clips_dir: Path = Opt(..., help="folder of the per-meeting clips folders (<dir>/<meeting>/)"),
     out_dir: Path = Opt(..., help="the source's instance folder: task2_1.jsonl, you_events.jsonl, candidates.jsonl, report.jsonl, source.json"),
-    params: Path = Opt(Path("params.yaml")),
+    params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """Task 2.1 instances of one source's meetings (meetingtom.<source>.meetings), gold from their
     you events; candidates that make no instance go to report.jsonl with the reason."""

@@ -13,6 +13,31 @@ from typing import Any, Sequence
 from socialbench.benchmark import Benchmark, Exchange, Final, excluded
 
 
+def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
+    """The unweighted mean of a metric over the scenarios (the overall score), to 2 decimals; None
+    when a scenario's value is undefined (a mean of fewer scenarios would not compare across models)."""
+    values = [sc.get(metric) for sc in scores.values()]
+    if not values or any(v is None for v in values):
+        return None
+    return round(sum(values) / len(values), 2)
+
+
+def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
+    """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
+    from socialbench.moca.tables import COLUMNS, row_name
+
+    scenarios = sorted({s for sc in scores.values() for s in sc})
+    ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
+    order = list(categories)
+    out = [f"### Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)", "",
+           "| Category | Model | " + " | ".join(h for h, _ in COLUMNS) + " |", "|---|---|" + "---:|" * len(COLUMNS)]
+    for (m, meth), sc in sorted(scores.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else len(order), kv[0])):
+        cells = [macro(sc, key) for _, key in COLUMNS]
+        out.append(f"| {categories.get(m, '')} | {row_name(m, meth)} | "
+                   + " | ".join("–" if v is None else f"{v:.2f}" for v in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 class MocaBenchmark(Benchmark):
     name = "moca"
 
@@ -71,6 +96,7 @@ class MocaBenchmark(Benchmark):
         )
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
+        from socialbench.benchmark import request_pointer
         from socialbench.moca.prompts import ANSWER_KEYS
 
         f = final.fields
@@ -81,7 +107,10 @@ class MocaBenchmark(Benchmark):
                   "slots": f.get("slots"), "request_key": f.get("request_key"), "inputs": f.get("inputs", []),
                   "finish_reason": f.get("finish_reason"),
                   # media that could not be shown: answered without a call, scored invalid, counted
-                  "media_error": f.get("media_error")}  # fmt: skip
+                  "media_error": f.get("media_error"),
+                  # for error analysis from this one file: the gold answer, and where the request is
+                  "gold": {k: instance.get(k) for k in ("subject", "target", "mechanism", "label")},
+                  "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key"))}  # fmt: skip
         return record
 
     # ---- scoring, tables, provenance -------------------------------------------------------------
@@ -143,8 +172,10 @@ class MocaBenchmark(Benchmark):
         grids, grids_md = paper.files()
         files.update(grids)
         files.update(paper_figures(paper))
-        files["all.md"] = "\n".join(md_all + grids_md)
-        headline = {f"{m}.{meth}": {s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc}
+        # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables
+        files["all.md"] = "\n".join(md_all + [overall_markdown(scores, categories)] + grids_md)
+        headline = {f"{m}.{meth}": {**{s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc},
+                                    "overall": {k: macro(sc, k) for k in ("dyad", "faith", "holis")}}
                     for (m, meth), sc in sorted(scores.items())}  # fmt: skip
         return files, headline
 

@@ -12,6 +12,10 @@ import typer
 
 from socialbench.errors import SocialbenchError
 
+#: moca.sources.SOURCE_NAMES for the help texts, spelled out: importing the sources loads pandas and
+#: pandera, too slow for every command's start (tests/test_cli.py checks the two agree).
+SOURCES_HELP = "mustard, mintrec, redcaps, mmsd2, hateful_memes, multimet, memecap, instagram, supplementary"
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="MoCA's own stages: frames (sampled frames of video-text instances).")
 Opt = typer.Option
@@ -200,7 +204,7 @@ def sources_cmd(name: Optional[str] = typer.Argument(None, help="one source (def
 
 @app.command("acquire")
 def acquire_cmd(
-    source: str = Opt(..., help="source name (socialbench moca sources)"),
+    source: str = Opt(..., help="source name (socialbench moca sources), one of: " + SOURCES_HELP),
     root: Path = Opt(..., help="the source's folder, e.g. data/raw/moca_sources/<source>"),
     params: Optional[Path] = Opt(None, help="params file: moca.sources.<source> gives the options below"),
     mode: Optional[str] = Opt(None, help="download | mirror | manual (overrides params)"),
@@ -221,7 +225,7 @@ def acquire_cmd(
 
 @app.command("candidates")
 def candidates_cmd(
-    source: str = Opt(..., help="source name"),
+    source: str = Opt(..., help="source name, one of: " + SOURCES_HELP),
     root: Path = Opt(..., help="the source's folder (as acquired)"),
     out: Path = Opt(..., help="normalized candidate records, JSON lines"),
     params: Optional[Path] = Opt(None, help="params file (moca.sources.<source>: splits, encoding, columns, include)"),
