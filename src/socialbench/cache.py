@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import contextmanager
 import os
 import secrets
 import socket
@@ -27,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from filelock import FileLock
 
@@ -260,11 +261,18 @@ class RequestCache:
             return
         if self.readonly:
             raise RuntimeError(f"{self.path}: the request cache was opened read-only")
+        with self._write() as conn:
+            self._insert(conn, key, identity, request, response, model)
+            conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self._owner()))
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (taken at once, so concurrent writers queue); a full disk is a
+        CacheFull naming the cache, and the cache stays as it was."""
         conn = self._conn()
         try:
             conn.execute("BEGIN IMMEDIATE")
-            self._insert(conn, key, identity, request, response, model)
-            conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self._owner()))
+            yield conn
             conn.execute("COMMIT")
         except BaseException as exc:
             if conn.in_transaction:
@@ -300,14 +308,12 @@ class RequestCache:
     def _claim(self, keys: Sequence[str]) -> tuple[set[str], set[str], dict[str, str]]:
         """In one transaction: (keys now claimed by this cache object, keys already stored, keys a live
         claimant holds -> its owner). A claim of a dead claimant is taken over."""
-        conn = self._conn()
         me, host, pid = self._owner(), socket.gethostname(), os.getpid()
         mine: set[str] = set()
         stored: set[str] = set()
         theirs: dict[str, str] = {}
         now = time.time()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+        with self._write() as conn:
             for key in dict.fromkeys(keys):
                 if conn.execute("SELECT 1 FROM calls WHERE key = ?", (key,)).fetchone() is not None:
                     stored.add(key)
@@ -322,13 +328,6 @@ class RequestCache:
                 conn.execute("INSERT OR REPLACE INTO claims(key, owner, host, pid, pid_started, claimed_at)"
                              " VALUES (?,?,?,?,?,?)", (key, me, host, pid, _process_started(pid), now))  # fmt: skip
                 mine.add(key)
-            conn.execute("COMMIT")
-        except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if _is_full(exc):
-                raise CacheFull(self.path, str(exc)) from exc
-            raise
         return mine, stored, theirs
 
     def release(self, keys: Sequence[str]) -> None:
