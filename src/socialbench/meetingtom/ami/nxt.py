@@ -577,24 +577,37 @@ def _addressee(ctx: _Ctx, value: str | None, file: str, nid: str, known: set[str
     return letters
 
 
+def _ontology_type(ctx: _Ctx, el: ET.Element, role: str, file: str, nid: str):
+    """The ontology type an element's ``role`` pointer names, or None (a bad pointer is reported)."""
+    type_ = None
+    for r, href in _pointers(el):
+        if r == role:
+            try:
+                type_ = ctx.type_of(href)
+            except _Bad as bad:
+                ctx.problem(file, nid, bad.kind, bad.message)
+    return type_
+
+
+def _anchored_spans(ctx: _Ctx, el: ET.Element, file: str, nid: str, what: str) -> list:
+    """The word spans of an element that must have words; none (reported when it has no children
+    at all: its hrefs are dangling) means the element is left out."""
+    spans = _spans(ctx, el, file, nid)
+    if not spans and not _children(el):
+        ctx.problem(file, nid, "dangling_href", f"{what}; left out")
+    return spans
+
+
 def parse_dialogue_acts(ctx: _Ctx, root: ET.Element, *, speaker: str, file: str, speakers: set[str]) -> tuple[list[DialogueAct], set[str]]:
     """The acts of one speaker's file, and every act id the file holds (also those of acts left
     out), which adjacency pairs point to. An act none of whose words resolve is left out."""
     out, ids = [], set()
     for el, nid in _elements(ctx, root, "dact", file):
         ids.add(nid)
-        spans = _spans(ctx, el, file, nid)
+        spans = _anchored_spans(ctx, el, file, nid, "dialogue act without words")
         if not spans:
-            if not _children(el):
-                ctx.problem(file, nid, "dangling_href", "dialogue act without words; left out")
             continue
-        type_ = None
-        for role, href in _pointers(el):
-            if role == "da-aspect":
-                try:
-                    type_ = ctx.type_of(href)
-                except _Bad as bad:
-                    ctx.problem(file, nid, bad.kind, bad.message)
+        type_ = _ontology_type(ctx, el, "da-aspect", file, nid)
         addressee = _addressee(ctx, el.get("addressee"), file, nid, speakers)
         out.append(DialogueAct(nid, speaker, min(s.start for s in spans), max(s.end for s in spans), tuple(spans),
                                type_.name if type_ else None, type_.id if type_ else None, addressee))  # fmt: skip
@@ -630,18 +643,10 @@ def parse_adjacency_pairs(ctx: _Ctx, root: ET.Element, *, file: str, act_ids: Ma
 def parse_you_usages(ctx: _Ctx, root: ET.Element, *, speaker: str, file: str) -> list[YouUsage]:
     out = []
     for el, nid in _elements(ctx, root, "you-usage", file):
-        spans = _spans(ctx, el, file, nid)
+        spans = _anchored_spans(ctx, el, file, nid, "you-usage without a word")
         if not spans:
-            if not _children(el):
-                ctx.problem(file, nid, "dangling_href", "you-usage without a word; left out")
             continue
-        type_ = None
-        for role, href in _pointers(el):
-            if role == "type":
-                try:
-                    type_ = ctx.type_of(href)
-                except _Bad as bad:
-                    ctx.problem(file, nid, bad.kind, bad.message)
+        type_ = _ontology_type(ctx, el, "type", file, nid)
         unsure = el.get("unsure")
         s = spans[0]
         word = ctx.words[f"{ctx.meeting}.{s.speaker}.words.xml"][s.first]
@@ -654,10 +659,8 @@ def parse_you_usages(ctx: _Ctx, root: ET.Element, *, speaker: str, file: str) ->
 def parse_decisions(ctx: _Ctx, root: ET.Element, *, file: str) -> list[Decision]:
     out = []
     for el, nid in _elements(ctx, root, "decision", file):
-        spans = _spans(ctx, el, file, nid)
+        spans = _anchored_spans(ctx, el, file, nid, "decision without words")
         if not spans:
-            if not _children(el):
-                ctx.problem(file, nid, "dangling_href", "decision without words; left out")
             continue
         ext = el.get("external")
         out.append(Decision(nid, min(s.start for s in spans), max(s.end for s in spans), tuple(spans),
@@ -677,13 +680,7 @@ def parse_topics(ctx: _Ctx, root: ET.Element, *, file: str) -> list[Topic]:
             return None, None
         seen.add(nid)
         spans = _spans(ctx, el, file, nid)
-        type_ = None
-        for role, href in _pointers(el):
-            if role == "scenario_topic_type":
-                try:
-                    type_ = ctx.type_of(href)
-                except _Bad as bad:
-                    ctx.problem(file, nid, bad.kind, bad.message)
+        type_ = _ontology_type(ctx, el, "scenario_topic_type", file, nid)
         at = len(out)
         out.append(None)  # type: ignore[arg-type]  # placeholder: the parent comes before its sub-topics
         starts = [s.start for s in spans]
