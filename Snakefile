@@ -32,6 +32,7 @@ include: "rules/tables.smk"
 include: "rules/viewer.smk"
 include: "rules/track.smk"
 include: "rules/version.smk"
+include: "rules/book.smk"  # the results book: optional (needs TeX), not in rule all
 
 
 rule all:

@@ -7,7 +7,7 @@
 import os
 import sys
 
-from socialbench.benchmark import available_benchmarks, excluded
+from socialbench.benchmark import available_benchmarks, excluded, get_benchmark_class
 from socialbench.config import validate_params
 from socialbench.errors import ConfigError
 
@@ -60,6 +60,8 @@ MODELS = list(config["models"])
 #: The benchmarks this run evaluates: every registered benchmark with a section in params.yaml.
 #: Each has a rules file rules/<benchmark>.smk (its own data stages) included by the Snakefile.
 BENCHMARKS = [b for b in available_benchmarks() if b in config]
+#: Their plug-in classes (imported lazily by the registry).
+BENCH_CLASSES = {b: get_benchmark_class(b) for b in BENCHMARKS}
 #: Per benchmark, what its rules file declares: the instances and dev split inference reads, the
 #: file names its tables stage writes, and every output of its own rules (rule all and the closing
 #: `dvc commit` collect them).
@@ -124,6 +126,8 @@ def method_settings(benchmark, method):
     """The benchmark section's settings of a method (method_options.<method>, and MoCA's answer
     parsing): a rule param, so changing them reruns that method's jobs only."""
     section = config[benchmark]
+    if BENCH_CLASSES[benchmark].run_variants:  # a run may be <method>__<ablation>: the settings it gets
+        return {"options": BENCH_CLASSES[benchmark]().method_settings(section, method), "answer": section.get("answer")}
     return {"options": (section.get("method_options") or {}).get(method, {}), "answer": section.get("answer")}
 
 

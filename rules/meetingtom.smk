@@ -14,10 +14,28 @@ from socialbench.meetingtom.release import mirror_state as _mt_mirror_state
 from socialbench.meetingtom.settings import DEMO_MIRROR as MT_DEMO_MIRROR
 from socialbench.meetingtom.settings import SOURCES as MT_SOURCES
 from socialbench.meetingtom.settings import source_settings as _mt_source
+from socialbench.meetingtom.tables import output_files as _mt_table_files
 
 MT = config["meetingtom"]
 MT_MEETINGS = {s: list(MT[s]["meetings"]) for s in MT_SOURCES}
-MT_TASKS = ["task2_1"]
+MT_TASKS = ["task1", "task2_1", "task2_2", "task3_1", "task3_2"]
+# The annotation round-trip per source (meetingtom.annotation.<source>): simulated annotators (the
+# demo's test double), sheets named in params, or none (only Task 2.1, gold from the you events).
+MT_ANNOTATION = {s: MT["annotation"].get(s) for s in MT_SOURCES}
+MT_SIMULATED = [s for s in MT_SOURCES if (MT_ANNOTATION[s] or {}).get("simulated")]
+MT_SIM_FILES = ["annotator_1.csv", "annotator_2.csv", "adjudicator.csv"]
+
+
+def _mt_sheets(source):
+    """The filled sheets of a source: (annotator 1, annotator 2, adjudicator), or () without any."""
+    a = MT_ANNOTATION[source]
+    if not a:
+        return ()
+    if a.get("simulated"):
+        return tuple(f"data/raw/meetingtom/{source}/annotations/{f}" for f in MT_SIM_FILES)
+    if "annotators" not in a or "adjudicator" not in a:
+        sys.exit(f"error: meetingtom.annotation.{source}: give annotators (two sheets) and adjudicator, or simulated: true, or null")
+    return (*a["annotators"], a["adjudicator"])
 # The real corpus's mirror, looked at when the workflow is read: a rule param of the jobs that read
 # it, so they rerun when it appears, goes or changes (DVC does not see it: docs/meetingtom.md).
 MT_AMI_STATE = _mt_mirror_state(_mt_source(config, "ami"))
@@ -157,6 +175,7 @@ rule meetingtom_instances:
         source=lambda wildcards: {k: MT[wildcards.source][k] for k in ("meetings", "modality")},
         dev=MT["dev_meetings"],
         task2_1=MT["task2_1"],
+        fraction=MT["annotation"]["agreement_fraction"],
         gap=MT["clips"]["utterance_gap_s"],
     log:
         "logs/data/meetingtom_{source}_instances.log",
@@ -168,17 +187,87 @@ rule meetingtom_instances:
         " --out-dir {output.instances} --params params.yaml > {log} 2>&1"
 
 
+# ---- the demo's annotators: simulated (a TEST DOUBLE for B.3's human annotators, labelled so in
+# every sheet), filling the exported sheet from rules over the items' AMI metadata with seeded
+# disagreement. Real sheets are raw data a researcher brings (meetingtom.annotation.<source>).
+rule meetingtom_simulated_annotators:
+    input:
+        instances="data/processed/meetingtom/{source}",
+        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_annotators"),
+    output:
+        sheets=expand("data/raw/meetingtom/{{source}}/annotations/{f}", f=MT_SIM_FILES),
+    params:
+        seed=config["seed"],
+        simulated=MT["annotation"]["simulated"],
+        fraction=MT["annotation"]["agreement_fraction"],
+    log:
+        "logs/data/meetingtom_{source}_annotators.log",
+    wildcard_constraints:
+        source="|".join(MT_SIMULATED) or "(?!)",  # no simulated source: the rule matches nothing
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench meetingtom annotate simulate --items {input.instances}/items.jsonl --sheet {input.instances}/sheet.csv"
+        " --out-dir data/raw/meetingtom/{wildcards.source}/annotations --params params.yaml > {log} 2>&1"
+
+
+# ---- per source: the annotation round-trip's import (B.3): majority vote of two annotators and an
+# adjudicator, items without a majority discarded (with the reason), Fleiss' kappa per task on the
+# agreement subset, the gold validated with pandera, and the labelled instances of Tasks 1, 2.2, 3.1
+# and 3.2. A source without sheets gets empty outputs that say so.
+rule meetingtom_gold:
+    input:
+        instances="data/processed/meetingtom/{source}",
+        sheets=lambda wildcards: list(_mt_sheets(wildcards.source)),
+        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_gold"),
+    output:
+        gold=directory("data/processed/meetingtom/gold/{source}"),
+    params:
+        io=lambda wildcards, input: (
+            " ".join(f"--annotator {x}" for x in input.sheets[:2]) + f" --adjudicator {input.sheets[2]}"
+            if input.sheets else f"--note 'meetingtom.annotation.{wildcards.source} is null: no annotation sheets for this source'"),
+    log:
+        "logs/data/meetingtom_{source}_gold.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench meetingtom annotate import --items {input.instances}/items.jsonl --subset {input.instances}/agreement_subset.json"
+        " {params.io} --out-dir {output.gold} > {log} 2>&1"
+
+
+# ---- the demo's human row: a simulated human evaluation of the demo's test instances (a TEST DOUBLE;
+# the file backend of model human-meetingtom replays it). Real human answers are raw data a researcher
+# brings, in the same format.
+rule meetingtom_demo_human:
+    input:
+        test="data/processed/meetingtom/test.jsonl",
+        code=stage_code("meetingtom_demo_human"),
+    output:
+        answers="data/raw/meetingtom/demo/human.jsonl",
+    params:
+        seed=config["seed"],
+        accuracy=MT["annotation"]["simulated"]["human_accuracy"],
+    log:
+        "logs/data/meetingtom_demo_human.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench meetingtom annotate human --instances {input.test} --source demo --out {output.answers}"
+        " --params params.yaml > {log} 2>&1"
+
+
 # ---- the task files (B.5: one JSON-lines file per task) and the splits the shared stages read.
 rule meetingtom_consolidate:
     input:
         sources=expand("data/processed/meetingtom/{source}", source=MT_SOURCES),
+        gold=expand("data/processed/meetingtom/gold/{source}", source=MT_SOURCES),
         code=stage_code("meetingtom_consolidate"),
     output:
         test="data/processed/meetingtom/test.jsonl",
         dev="data/processed/meetingtom/dev.jsonl",
         tasks=expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS),
     params:
-        io=lambda wildcards, input: " ".join(f"--source-dir {d}" for d in input.sources),
+        io=lambda wildcards, input: " ".join(f"--source-dir {d} --gold-dir {g}" for d, g in zip(input.sources, input.gold)),
     log:
         "logs/data/meetingtom_consolidate.log",
     conda:
@@ -190,7 +279,7 @@ rule meetingtom_consolidate:
 BENCH["meetingtom"] = {
     "instances": "data/processed/meetingtom/test.jsonl",
     "dev": "data/processed/meetingtom/dev.jsonl",
-    "tables": [f"{t}.{ext}" for t in MT_TASKS for ext in ("md", "csv", "tex")],
+    "tables": _mt_table_files(),
     "outputs": {
         "demo": MT_DEMO_MIRROR,
         "releases": expand("data/raw/meetingtom/{source}/release", source=MT_SOURCES),
@@ -198,6 +287,9 @@ BENCH["meetingtom"] = {
         "meetings": [f"data/interim/meetingtom/{s}/{m}" for s in MT_SOURCES for m in MT_MEETINGS[s]],
         "clips": [f"data/processed/meetingtom/clips/{s}/{m}" for s in MT_SOURCES for m in MT_MEETINGS[s]],
         "sources": expand("data/processed/meetingtom/{source}", source=MT_SOURCES),
+        "annotators": [f"data/raw/meetingtom/{s}/annotations/{f}" for s in MT_SIMULATED for f in MT_SIM_FILES],
+        "gold": expand("data/processed/meetingtom/gold/{source}", source=MT_SOURCES),
+        "human": "data/raw/meetingtom/demo/human.jsonl",
         "consolidated": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"]
         + expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS),
     },

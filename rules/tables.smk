@@ -45,6 +45,7 @@ for _b in BENCHMARKS:
             excluded={m: e.get("exclude_methods", {}) for m, e in config["models"].items()},
             # what the tables compare (MoCA: moca.tables) and the seed of their bootstrap
             settings=(config.get(_b) or {}).get("tables"),
+            ablations=(config.get(_b) or {}).get("ablations"),  # their labels and tables (MeetingToM)
             seed=config["seed"],
         log:
             f"logs/tables/{_b}.log",

@@ -4,7 +4,9 @@
 Each stage of a benchmark depends on the shared core (every module and folder of src/socialbench
 that is no benchmark package) and on its own benchmark's package without methods/ and templates/;
 a stage run per method (its command names ``${item.method}``) also on that method's module and
-templates only, so editing one method's prompt reruns only its jobs. The data deps of a stage (paths
+templates only, so editing one method's prompt reruns only its jobs. A benchmark whose runs may be
+variants of a method (``Benchmark.run_variants``: MeetingToM's ``<method>__<ablation>``) has its
+whole methods/ and templates/ folders instead, since a run's name is no module name. The data deps of a stage (paths
 outside src/) are kept as written. Snakemake's rules take the same files as inputs (stage_code in
 rules/common.smk), and tests/test_workflow.py checks that dvc.yaml is what this script writes.
 
@@ -24,7 +26,9 @@ from ruamel.yaml.comments import CommentedSeq
 REPO = Path(__file__).resolve().parents[1]
 PKG = REPO / "src" / "socialbench"
 #: Files that cannot change an output (the package marker, the entry point, exception classes).
-NOT_CODE_DEPS = {"__init__.py", "__main__.py", "errors.py", "py.typed"}
+NOT_CODE_DEPS = {"__init__.py", "__main__.py", "errors.py", "py.typed",
+                 # the results book reads the stages' outputs and writes none of them (rules/book.smk)
+                 "book.py", "book_cli.py"}
 PER_METHOD = ("methods", "templates")
 
 
@@ -55,12 +59,22 @@ def package_deps(benchmark: str) -> list[str]:
     return sorted(out)
 
 
+def run_variants(benchmark: str) -> bool:
+    sys.path.insert(0, str(REPO / "src"))
+    from socialbench.benchmark import get_benchmark_class
+
+    return bool(getattr(get_benchmark_class(benchmark), "run_variants", False))
+
+
 def code_deps(stage: str, cmd: str) -> list[str]:
     benchmark = next((b for b in benchmark_packages() if stage == b or stage.startswith(b + "_")), None)
     if benchmark is None:
         raise SystemExit(f"dvc.yaml stage {stage}: no benchmark package src/socialbench/<name>/ matches its name")
     deps = core_deps() + package_deps(benchmark)
-    if "${item.method}" in cmd:
+    if "${item.method}" in cmd and run_variants(benchmark):
+        folders = [f"src/socialbench/{benchmark}/methods", f"src/socialbench/{benchmark}/templates"]
+        deps = [d for d in deps if not d.startswith(folders[0] + "/")] + folders
+    elif "${item.method}" in cmd:
         deps += [f"src/socialbench/{benchmark}/methods/${{item.method}}.py", f"src/socialbench/{benchmark}/templates/${{item.method}}"]
     return deps
 

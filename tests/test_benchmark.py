@@ -50,3 +50,12 @@ def test_a_benchmarks_params_section_is_validated_against_its_own_schema():
 
     with pytest.raises(ConfigError, match=r"moca.demo: Additional properties are not allowed \('n_tset'"):
         validate_params({"models": {"r": {"backend": "random"}}, "moca": {"demo": {"n_tset": 3}}})
+
+
+def test_only_methods_excludes_a_models_other_runs_of_that_benchmark_with_the_reason():
+    from socialbench.benchmark import excluded
+
+    entry = {"only_methods": {"meetingtom": ["no_prompt"]}}
+    assert excluded(entry, "meetingtom", "no_prompt") is None
+    assert excluded(entry, "meetingtom", "naive_cot") == "runs no_prompt only on meetingtom (only_methods in params)"
+    assert excluded(entry, "moca", "direct") is None  # another benchmark is not restricted

@@ -210,7 +210,7 @@ def test_snakemake_report_holds_the_tables_figures_metrics_and_reports(pipeline_
     work, env, _ = pipeline_run
     run(["snakemake", "--report", "results/report.html"], work, env)
     html = (work / "results/report.html").read_text(encoding="utf-8")
-    for needle in ("affection.csv", "fig6_affection.png", "task2_1.csv", "headline metrics", "media.md",
+    for needle in ("affection.csv", "fig6_affection.png", "table1_overall.csv", "headline metrics", "media.md",
                    "moca_prepare_test.jsonl", "dropped records"):
         assert needle in html, needle
 

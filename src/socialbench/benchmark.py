@@ -112,6 +112,9 @@ class Benchmark(abc.ABC):
     name: ClassVar[str] = ""
     #: The package that holds it (``socialbench.moca``); set by the registry.
     package: ClassVar[str] = ""
+    #: Whether a run's name may be a variant of a method rather than a module (MeetingToM's
+    #: ``<method>__<ablation>``): its per-method stages then depend on all its methods and templates.
+    run_variants: ClassVar[bool] = False
 
     def __init__(self, options: dict[str, Any] | None = None):
         #: Benchmark-specific command options (e.g. MoCA's ``taxonomy`` file), None when unset.
@@ -222,11 +225,15 @@ def request_pointer(benchmark: str, model: str, method: str, instance_id: str, k
 
 def excluded(entry: dict[str, Any], benchmark: str, method: str) -> str | None:
     """Why params exclude a (model, method) pair of a benchmark, or None: the model runs on other
-    benchmarks only (``benchmarks:``), or it excludes the method (``exclude_methods:``). Such a pair
+    benchmarks only (``benchmarks:``), or only some runs of this one (``only_methods:``), or it excludes
+    the method (``exclude_methods:``). Such a pair
     calls no model; its records say why, and the tables show the reason instead of a row."""
     only = entry.get("benchmarks")
     if only is not None and benchmark not in only:
         return f"runs on {', '.join(only) or 'no benchmark'} only (benchmarks in params)"
+    runs = (entry.get("only_methods") or {}).get(benchmark)
+    if runs is not None and method not in runs:
+        return f"runs {', '.join(runs) or 'nothing'} only on {benchmark} (only_methods in params)"
     return (entry.get("exclude_methods") or {}).get(method)
 
 

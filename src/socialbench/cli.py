@@ -425,7 +425,7 @@ def track(
     from socialbench.errors import DataError
     from socialbench.hashing import sha256_file, sha256_json
     from socialbench.results import read_score_files
-    from socialbench.tracking import eval_key, git_commit, log_evaluations, parse_stats
+    from socialbench.tracking import eval_key, git_commit, log_evaluations, parse_stats, pipeline_artifact_files
 
     from socialbench.paths import check_io
 
@@ -490,14 +490,17 @@ def track(
                           *[(t, f"tables/{t.name}") for t in tables]],
         })
     # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
-    pipeline_files = [(f, str(Path("tables", f.parent.relative_to(tables_dir)))) for f in sorted(tables_dir.rglob("*"))
-                      if f.is_file() and not f.name.startswith(".")]
+    pipeline_files = pipeline_artifact_files(tables_dir)
     summary = log_evaluations(evaluations, p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], Path("mlartifacts"),
                               artifacts=pipeline_files)
     write_json(out, {"evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
                       "keys": sorted(eval_key(e) for e in evaluations)})
     typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")
 
+
+from socialbench.book_cli import book  # noqa: E402  (the `socialbench book` command: the results book PDF)
+
+app.command("book")(book)
 
 from socialbench.cache_cli import cache_app  # noqa: E402  (the `socialbench cache` commands)
 

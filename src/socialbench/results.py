@@ -39,7 +39,8 @@ def collect_scores(
                                     f" known: {', '.join(categories)}")
         if (model, method) in out:
             raise DataError(source, f"a second score file for {model}/{method} (the first is {first_source[(model, method)]})")
-        ns = {s: m["n"] for s, m in sc.items()}
+        # n_total where a group has it (MeetingToM Task 3.2: n is the run's own conditional denominator)
+        ns = {s: m.get("n_total", m["n"]) for s, m in sc.items()}
         if ref is None:
             ref = (source, ns)
         elif set(ns) != set(ref[1]):

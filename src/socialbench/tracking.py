@@ -42,6 +42,9 @@ EXPERIMENT_KIND = "custom_model_development"
 UNDEFINED_REASONS = {
     "faith": "no label correct: Faith's denominator (correct labels) is 0",
     "c_sem_dyad": "Dyad is 0: C_sem|dyad's denominator is 0",
+    "macro_f1": "Macro-F1 is reported for MeetingToM Task 1 and Task 3.1 only (MeetingToM 4.1)",
+    "accuracy": ("no instance counts (n = 0): MeetingToM Task 3.2 is scored only where the paired Task 3.1 answer is correct,"
+                 " and none was; Task 1 is not evaluated with contextual priors (MeetingToM Table 4)"),
 }
 #: The tag holding an undefined metric's reason: ``undefined.<metric>``.
 UNDEFINED_TAG = "undefined."
@@ -283,6 +286,19 @@ def _mark_abandoned_runs_killed(client: Any, exp_id: str) -> None:
             client.set_terminated(run.info.run_id, status="KILLED")
 
 
+def pipeline_artifact_files(tables_dir: Path) -> list[tuple[Path, str]]:
+    """Every table and figure of a tables folder with the artifact folder it has in the parent run
+    (``tables/`` plus its folder under the tables folder)."""
+    return [(f, str(Path("tables", f.parent.relative_to(tables_dir)))) for f in sorted(tables_dir.rglob("*"))
+            if f.is_file() and not f.name.startswith(".")]
+
+
+def pipeline_artifacts_key(files: list[tuple[str, str]]) -> str:
+    """The parent run's ARTIFACTS_KEY_TAG: the content hash of its (path, artifact folder) files, so
+    the run that logged a set of tables can be found again (the results book links it)."""
+    return sha256_json(sorted([folder, Path(p).name, sha256_file(p)] for p, folder in files))
+
+
 def log_evaluations(
     evaluations: list[dict[str, Any]], tracking_uri: str, experiment: str, artifact_root: str | Path,
     artifacts: list[tuple[str | Path, str]] | None = None,
@@ -309,7 +325,7 @@ def log_evaluations(
     missing = [p for p, _ in parent_files if not Path(p).is_file()]
     if missing:
         raise SocialbenchError(f"pipeline artifact {missing[0]} not found")
-    artifacts_key = sha256_json(sorted([folder, Path(p).name, sha256_file(p)] for p, folder in parent_files))
+    artifacts_key = pipeline_artifacts_key(parent_files)
 
     db = _sqlite_path(tracking_uri)
     with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):

@@ -63,6 +63,7 @@ def test_an_instance_without_an_answer_is_an_error_response(tmp_path):
     backend = file_backend(write_answers(tmp_path / "h.jsonl", HUMAN))
     resp = backend.complete(moca_request(1))
     assert resp.text is None and "no answer for instance 'inst-0001'" in resp.error
+    assert resp.finish_reason == "no_record"  # a benchmark can tell "not covered" from a failed call
 
 
 def test_an_answer_without_an_asked_field_is_an_error_response(tmp_path):

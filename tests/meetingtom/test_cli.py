@@ -1,6 +1,9 @@
-"""``socialbench meetingtom ...`` commands, invoked on the sub-app with typer's CliRunner."""
+"""``socialbench meetingtom ...`` commands, invoked on the sub-app with typer's CliRunner: the data
+stages, the annotation round-trip (simulated annotators: a test double) and the task files."""
 
+import csv
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -118,6 +121,12 @@ def invoke(*args):
     return res.output
 
 
+def import_without_sheets(*sources):
+    for s in sources:
+        invoke("annotate", "import", "--items", f"inst/{s}/items.jsonl", "--subset", f"inst/{s}/agreement_subset.json", "--out-dir", f"gold/{s}")
+
+
+@pytest.mark.slow
 def test_the_stages_run_from_release_to_the_task_files(staged):
     p = ["--params", staged]
     assert "mirror-archive" in invoke("release", "--source", "demo", "--out", "rel/demo", "--downloads", "dl/demo", *p)
@@ -134,11 +143,211 @@ def test_the_stages_run_from_release_to_the_task_files(staged):
                                               "--clips-dir", "clips/demo", "--out-dir", "inst/demo", *p)  # fmt: skip
     invoke("instances", "--source", "ami", "--release", "rel/ami", "--meetings-dir", "mt/ami", "--clips-dir", "clips/ami",
            "--out-dir", "inst/ami", *p)  # fmt: skip
-    assert "3 test, 0 dev" in invoke("consolidate", "--source-dir", "inst/demo", "--source-dir", "inst/ami", "--out-dir", "out")
+    import_without_sheets("demo", "ami")
+    assert "3 test (task2_1 3), 0 dev" in invoke("consolidate", "--source-dir", "inst/demo", "--gold-dir", "gold/demo",
+                                                 "--source-dir", "inst/ami", "--gold-dir", "gold/ami", "--out-dir", "out")  # fmt: skip
     test = records("out/test.jsonl")
     assert [i["source"] for i in test] == ["ami", "demo", "demo"] and records("out/tasks/task2_1.jsonl") == test
     demo = [i for i in test if i["source"] == "demo"]
     assert all(i["modality"] == "both" and i["media"]["videos"]["mosaic"]["path"].startswith("clips/demo/ES9000a/") for i in demo)
+
+
+# ---- the annotation round-trip (no media: the items' clips are media errors, which the sheets allow) ------
+def prepare(params, *sources):
+    """release, extract and instances of each source (demo: ES9000a; ami: the tiny meeting)."""
+    p = ["--params", params]
+    meetings = {"demo": "ES9000a", "ami": MEETING}
+    for s in sources:
+        invoke("release", "--source", s, "--out", f"rel/{s}", "--downloads", f"dl/{s}", *p)
+        invoke("extract", "--source", s, "--meeting", meetings[s], "--release", f"rel/{s}", "--out-dir", f"mt/{s}/{meetings[s]}", *p)
+        invoke("instances", "--source", s, "--release", f"rel/{s}", "--meetings-dir", f"mt/{s}", "--clips-dir", f"clips/{s}",
+               "--out-dir", f"inst/{s}", *p)  # fmt: skip
+
+
+def simulate(params, s):
+    return invoke("annotate", "simulate", "--items", f"inst/{s}/items.jsonl", "--sheet", f"inst/{s}/sheet.csv", "--out-dir", f"sheets/{s}",
+                  "--params", params)  # fmt: skip
+
+
+def import_sheets(s):
+    return invoke("annotate", "import", "--items", f"inst/{s}/items.jsonl", "--subset", f"inst/{s}/agreement_subset.json",
+                  "--out-dir", f"gold/{s}", "--annotator", f"sheets/{s}/annotator_1.csv", "--annotator", f"sheets/{s}/annotator_2.csv",
+                  "--adjudicator", f"sheets/{s}/adjudicator.csv")  # fmt: skip
+
+
+def consolidate(*sources):
+    pairs = [x for s in sources for x in ("--source-dir", f"inst/{s}", "--gold-dir", f"gold/{s}")]
+    return invoke("consolidate", *pairs, "--out-dir", "out")
+
+
+def test_instances_writes_the_items_their_sheet_and_the_agreement_subset(staged):
+    from socialbench.meetingtom.instances import load_instances
+    from socialbench.meetingtom.questions import ANNOTATED
+
+    prepare(staged, "ami")
+    items = load_instances("inst/ami/items.jsonl", items=True)
+    assert sorted({i["task"] for i in items}) == sorted(ANNOTATED)
+    rows = list(csv.DictReader(Path("inst/ami/sheet.csv").open(newline="")))  # cells hold newlines: the transcript
+    assert sorted(r["item_id"] for r in rows) == sorted(i["id"] for i in items) and all(r["answer"] == "" for r in rows)
+    subset = json.loads(Path("inst/ami/agreement_subset.json").read_text())
+    assert subset and set(subset) <= {i["id"] for i in items}
+    assert json.loads(Path("inst/ami/source.json").read_text())["items"] == {"task1": 2, "task2_2": 1, "task3_1": 1, "task3_2": 1}
+
+
+def test_annotate_export_writes_the_sheet_the_instances_stage_wrote(staged):
+    prepare(staged, "ami")
+    invoke("annotate", "export", "--items", "inst/ami/items.jsonl", "--out", "sheet.csv")
+    assert Path("sheet.csv").read_bytes() == Path("inst/ami/sheet.csv").read_bytes()
+
+
+def test_the_round_trip_makes_valid_task_files_for_all_five_tasks(staged):
+    from socialbench.meetingtom.instances import load_instances
+    from socialbench.meetingtom.questions import TASKS
+
+    prepare(staged, "demo", "ami")
+    for s in ("demo", "ami"):
+        simulate(staged, s)
+        import_sheets(s)
+    consolidate("demo", "ami")
+    per_task = {t: load_instances(f"out/tasks/{t}.jsonl") for t in TASKS}  # validated: answer and gold agree
+    assert all(i["task"] == t and i["split"] == "test" for t, insts in per_task.items() for i in insts)
+    assert all(per_task[t] for t in ("task1", "task2_1", "task2_2", "task3_1"))
+    assert sorted(i["id"] for i in records("out/test.jsonl")) == sorted(i["id"] for insts in per_task.values() for i in insts)
+
+
+def test_every_item_is_either_an_instance_or_discarded_with_a_reason(staged):
+    prepare(staged, "demo")
+    simulate(staged, "demo")
+    out = import_sheets("demo")
+    items = {i["id"] for i in records("inst/demo/items.jsonl")}
+    kept = {i["id"] for i in records("gold/demo/instances.jsonl")}
+    discarded = records("gold/demo/discarded.jsonl")
+    assert kept | {d["item_id"] for d in discarded} == items and not kept & {d["item_id"] for d in discarded}
+    assert discarded and all(d["reason"] and d["detail"] for d in discarded)
+    assert f"{len(kept)} gold label(s), {len(discarded)} discarded" in out
+
+
+def test_a_task32_item_of_a_genuine_consensus_is_discarded_as_not_applicable(staged, ami_dir):
+    write_params(staged, ami_dir, annotation={"simulated": {"accuracy": 1.0}})  # the rules' labels, no noise
+    prepare(staged, "ami")
+    simulate(staged, "ami")
+    import_sheets("ami")
+    (t31,) = [i for i in records("gold/ami/instances.jsonl") if i["task"] == "task3_1"]
+    assert t31["gold"] == "genuine_consensus"
+    assert [(d["task"], d["reason"]) for d in records("gold/ami/discarded.jsonl")] == [("task3_2", "not_applicable")]
+
+
+def test_a_pseudo_consensus_clip_gets_a_task32_instance_of_the_same_clip(staged, ami_dir):
+    write_params(staged, ami_dir, annotation={"simulated": {"accuracy": 1.0}})
+    prepare(staged, "demo")
+    simulate(staged, "demo")
+    import_sheets("demo")
+    insts = records("gold/demo/instances.jsonl")
+    (t31,) = [i for i in insts if i["task"] == "task3_1"]
+    (t32,) = [i for i in insts if i["task"] == "task3_2"]
+    assert t31["gold"] == "pseudo_consensus" and t32["clip_id"] == t31["clip_id"]
+    assert t32["gold"] and t32["answer"] == sorted(o["label"] for o in t32["options"] if o["value"] in t32["gold"])
+
+
+def test_agreement_has_fleiss_kappa_per_annotated_task(staged):
+    from socialbench.meetingtom.questions import ANNOTATED
+
+    prepare(staged, "demo")
+    simulate(staged, "demo")
+    import_sheets("demo")
+    agreement = json.loads(Path("gold/demo/agreement.json").read_text())
+    assert agreement["note"] is None and sorted(agreement["tasks"]) == sorted(ANNOTATED)
+    for rec in agreement["tasks"].values():
+        assert (rec["kappa"] is None) == ("note" in rec) and rec["subset"] == "agreement subset"
+    assert -1 <= agreement["tasks"]["task1"]["kappa"] <= 1  # five task1 items in the subset: defined
+
+
+def test_the_simulated_sheets_say_they_are_a_test_double(staged):
+    prepare(staged, "ami")
+    assert "test double" in simulate(staged, "ami")
+    for name in ("annotator_1.csv", "annotator_2.csv", "adjudicator.csv"):
+        rows = list(csv.DictReader(Path(f"sheets/ami/{name}").open(newline="")))
+        assert rows and all("simulated annotator (test double)" in r["notes"] for r in rows)
+
+
+def test_the_simulated_round_trip_is_byte_identical_on_a_rerun(staged):
+    prepare(staged, "demo")
+    outs = []
+    for _ in range(2):
+        simulate(staged, "demo")
+        import_sheets("demo")
+        outs.append([Path(f"gold/demo/{n}").read_bytes() for n in ("gold.jsonl", "instances.jsonl", "discarded.jsonl", "agreement.json")])
+    assert outs[0] == outs[1]
+
+
+def test_simulating_on_a_sheet_of_other_items_is_refused(staged):
+    prepare(staged, "ami")
+    Path("short.csv").write_text(Path("inst/ami/sheet.csv").read_text().splitlines()[0] + "\n")
+    res = runner.invoke(meetingtom_app, ["annotate", "simulate", "--items", "inst/ami/items.jsonl", "--sheet", "short.csv",
+                                         "--out-dir", "sheets", "--params", str(staged)])  # fmt: skip
+    assert res.exit_code != 0 and "the sheet's rows are not the items" in str(res.exception)
+
+
+def test_import_without_sheets_writes_empty_gold_and_the_note(staged):
+    prepare(staged, "ami")
+    out = invoke("annotate", "import", "--items", "inst/ami/items.jsonl", "--subset", "inst/ami/agreement_subset.json",
+                 "--out-dir", "gold/ami", "--note", "nobody has annotated the real corpus yet")  # fmt: skip
+    assert "no sheets (nobody has annotated the real corpus yet)" in out
+    assert records("gold/ami/gold.jsonl") == [] and records("gold/ami/instances.jsonl") == []
+    assert json.loads(Path("gold/ami/agreement.json").read_text()) == {"note": "nobody has annotated the real corpus yet", "tasks": {}}
+    discarded = records("gold/ami/discarded.jsonl")
+    assert len(discarded) == 5 and {d["reason"] for d in discarded} == {"not_annotated"}
+
+
+def test_import_with_one_annotator_is_refused(staged):
+    prepare(staged, "ami")
+    simulate(staged, "ami")
+    res = runner.invoke(meetingtom_app, ["annotate", "import", "--items", "inst/ami/items.jsonl", "--subset", "inst/ami/agreement_subset.json",
+                                         "--out-dir", "gold/ami", "--annotator", "sheets/ami/annotator_1.csv",
+                                         "--adjudicator", "sheets/ami/adjudicator.csv"])  # fmt: skip
+    assert isinstance(res.exception, ConfigError)
+    assert "give two --annotator sheets and one --adjudicator sheet, or none of them" in str(res.exception)
+    assert not Path("gold/ami").exists()
+
+
+def test_import_with_annotators_but_no_adjudicator_is_refused(staged):
+    prepare(staged, "ami")
+    simulate(staged, "ami")
+    res = runner.invoke(meetingtom_app, ["annotate", "import", "--items", "inst/ami/items.jsonl", "--subset", "inst/ami/agreement_subset.json",
+                                         "--out-dir", "gold/ami", "--annotator", "sheets/ami/annotator_1.csv",
+                                         "--annotator", "sheets/ami/annotator_2.csv"])  # fmt: skip
+    assert isinstance(res.exception, ConfigError) and "one --adjudicator sheet" in str(res.exception)
+
+
+def test_import_refuses_a_malformed_subset_naming_it_before_writing_anything(staged):
+    from socialbench.errors import SocialbenchError
+
+    prepare(staged, "ami")
+    simulate(staged, "ami")
+    Path("subset.json").write_text("[not json")
+    res = runner.invoke(meetingtom_app, ["annotate", "import", "--items", "inst/ami/items.jsonl", "--subset", "subset.json",
+                                         "--out-dir", "gold/ami", "--annotator", "sheets/ami/annotator_1.csv",
+                                         "--annotator", "sheets/ami/annotator_2.csv", "--adjudicator", "sheets/ami/adjudicator.csv"])  # fmt: skip
+    assert isinstance(res.exception, SocialbenchError) and "subset.json" in str(res.exception)
+    assert not Path("gold/ami/gold.jsonl").exists()
+
+
+def test_consolidate_refuses_unpaired_source_and_gold_folders(staged):
+    prepare(staged, "demo", "ami")
+    import_without_sheets("demo", "ami")
+    res = runner.invoke(meetingtom_app, ["consolidate", "--source-dir", "inst/demo", "--source-dir", "inst/ami", "--gold-dir", "gold/demo",
+                                         "--out-dir", "out"])  # fmt: skip
+    assert isinstance(res.exception, ConfigError)
+    assert "one --gold-dir per --source-dir (2 source(s), 1 gold folder(s))" in str(res.exception) and not Path("out").exists()
+
+
+def test_consolidate_writes_an_empty_file_for_a_task_without_instances(staged):
+    from socialbench.meetingtom.questions import TASKS
+
+    prepare(staged, "ami")
+    import_without_sheets("ami")
+    assert "1 test (task2_1 1), 0 dev" in consolidate("ami")
+    assert {t: len(records(f"out/tasks/{t}.jsonl")) for t in TASKS} == {"task1": 0, "task2_1": 1, "task2_2": 0, "task3_1": 0, "task3_2": 0}
 
 
 def test_an_absent_real_mirror_makes_empty_outputs_with_its_note(staged, tmp_path, ami_dir):
@@ -173,6 +382,7 @@ def test_an_output_naming_another_output_is_refused_before_anything_is_read(ami_
 
 
 def test_an_output_folder_that_is_an_input_folder_is_refused(ami_dir, tmp_path):
-    result = runner.invoke(meetingtom_app, ["consolidate", "--source-dir", str(tmp_path), "--out-dir", str(tmp_path)])
+    result = runner.invoke(meetingtom_app, ["consolidate", "--source-dir", str(tmp_path), "--gold-dir", str(tmp_path / "gold"),
+                                            "--out-dir", str(tmp_path)])  # fmt: skip
     assert result.exit_code != 0 and isinstance(result.exception, ConfigError)
     assert "--out-dir is the same file as --source-dir" in str(result.exception)

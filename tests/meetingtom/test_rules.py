@@ -63,6 +63,7 @@ def pipeline(tmp_path_factory):
         mt["demo"].update(corpus=["ES9000a", "ES9000c"], meetings=["ES9000a", "ES9000c"], fps=4, size=[96, 72], sample_rate=8000)
         mt["ami"].update(meetings=["IS1001a"], mirror=str(SHARED_AMI) if SHARED_AMI.is_dir() else "../no-such-mirror")
         mt["clips"]["tasks"] = ["you"]
+        mt["methods"] = ["no_prompt", "naive_cot", "no_prompt__prior_role"]  # a method, a CoT and an ablation run
 
     edit_params(work, smaller, models=("random", "prior", "minilm"))  # the baselines of issue 11
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
@@ -74,12 +75,14 @@ def pipeline(tmp_path_factory):
 
 def test_the_run_makes_the_task_table_for_every_model(pipeline):
     work, _, _ = pipeline
-    md = (work / "results/tables/meetingtom/task2_1.md").read_text()
+    md = (work / "results/tables/meetingtom/table1_overall.md").read_text()
     for model in yaml.safe_load((work / "params.yaml").read_text())["models"]:
-        assert f"| {model} | direct |" in md
-    assert "demo meetings (n=2)" in md  # ES9000a's two you windows; ES9000c is the dev meeting
+        assert f"| {model} | No Prompt |" in md
+    demo, _, ami = md.partition("## AMI meetings")
+    assert "T2.1 Acc (n=2)" in demo  # ES9000a's two you windows; ES9000c is the dev meeting
+    assert "T1 Acc (n=" in demo and "T3.1 Acc (n=" in demo  # the annotated tasks, from the simulated annotators
     if SHARED_AMI.is_dir():
-        assert "AMI meetings (n=7)" in md  # IS1001a's seven you windows
+        assert "T2.1 Acc (n=7)" in ami  # IS1001a's seven you windows
     else:
         assert "No instances from the AMI meetings" in md
 

@@ -138,8 +138,9 @@ class Request:
 
     ``task`` carries the structured view of the same call for backends that do not read prose
     (the chance, prior and embedding baselines). Its generic part is ``choices``: a list of
-    ``{"field", "options": [{"value", "text"}], "distinct_from"?}`` (the answer's fields and
-    their allowed values, in answer order) and ``query`` (the text to compare options against);
+    ``{"field", "options": [{"value", "text", "key"?}], "distinct_from"?}`` (the answer's fields and
+    their allowed values, in answer order; ``key``, the option's class when its value is only a
+    position, is what a prior counts) and ``query`` (the text to compare options against);
     a request without ``choices`` asks for free text. ``prior_group`` names the group whose
     dev-split answers a prior uses. The whole task is part of the cache key.
     """
@@ -183,8 +184,9 @@ class Request:
 
 
 #: Why generation stopped. ``length``: cut at max_tokens (the answer is truncated); ``error``: the
-#: call failed; ``stop``: the model finished (or hit a stop string); None: the backend does not say.
-FINISH_REASONS = ("stop", "length", "error", "refusal", "content_filter")
+#: call failed; ``stop``: the model finished (or hit a stop string); ``no_record``: recorded answers
+#: (the file backend) do not cover the instance; None: the backend does not say.
+FINISH_REASONS = ("stop", "length", "error", "refusal", "content_filter", "no_record")
 
 
 @dataclass
@@ -223,6 +225,8 @@ class ModelSpec:
     exclude_methods: dict[str, str] = field(default_factory=dict)
     #: The benchmarks it runs on (None: every one); on the others it is excluded.
     benchmarks: list[str] | None = None
+    #: Per benchmark, the only runs it makes (recorded answers of one method); the others are excluded.
+    only_methods: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def from_params(cls, name: str, entry: dict[str, Any]) -> "ModelSpec":

@@ -91,6 +91,8 @@ class PriorBackend(RandomBackend):
         for c in choices:
             values = [o["value"] for o in c["options"]]
             # Fields the dev split gives priors for, by majority (ties to the first option);
-            # the rest (MoCA's slot ids, which differ per instance) by seeded chance.
-            answer[c["field"]] = majority(seen[c["field"]], values) if c["field"] in seen else rng.choice(values)
+            # the rest (MoCA's slot ids, which differ per instance) by seeded chance. An option's
+            # ``key`` is its class when its value is only a position (MeetingToM's shuffled letters).
+            keys = [str(o.get("key", o["value"])) for o in c["options"]]
+            answer[c["field"]] = values[keys.index(majority(seen[c["field"]], keys))] if c["field"] in seen else rng.choice(values)
         return Response(text=json.dumps(answer), finish_reason="stop")

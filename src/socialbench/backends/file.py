@@ -12,7 +12,7 @@ What it cannot answer is an error response (recorded, scored invalid, never an e
 * a request of another method than ``options.method`` (default ``direct``): the file holds final
   answers, so the stages of a multi-stage method (a chain's observer, its checker...) have none;
 * a request without ``choices`` (free text);
-* an instance without a record, or a record without one of the asked fields.
+* an instance without a record (finish reason ``no_record``), or a record without one of the asked fields.
 
 A recorded value that names no option is passed on as it is, so the scorer counts it invalid (as it
 would a model's). It reads no media, so it takes every kind of part. Its identity holds the file's
@@ -32,6 +32,9 @@ from socialbench.hashing import sha256_file
 from socialbench.io import first_bad_line, read_jsonl_lines
 
 _SEP = re.compile(r"[\s_\-]+")
+#: The finish reason of a request whose instance the file has no answer for (the recording did not
+#: cover it: MeetingToM leaves such instances out of scoring; MoCA scores them invalid).
+NO_RECORD = "no_record"
 
 
 def _norm(value: Any) -> str:
@@ -115,7 +118,8 @@ class FileBackend(Backend):
             return self._error(f"stage {stage!r} asks for free text; recorded answers fill choices only")
         record = self._answers.get(iid)
         if record is None:
-            return self._error(f"no answer for instance {iid!r}")
+            # finish_reason says so, so a benchmark can tell "not covered" from a wrong answer
+            return Response(text=None, error=f"file backend ({self.path}): no answer for instance {iid!r}", finish_reason=NO_RECORD)
         missing = [c["field"] for c in choices if c["field"] not in record]
         if missing:
             return self._error(f"the answer for {iid!r} has no field {missing[0]!r}")

@@ -1,5 +1,6 @@
-"""MeetingToM as a benchmark plug-in: instances (Task 2.1 so far), answers, scoring, tables and
-what predictions depend on. The data stages (demo release, acquisition, mining, clips, instances)
+"""MeetingToM as a benchmark plug-in: instances of the five subtasks, answers, scoring, tables
+and what predictions depend on. A run named ``<method>__<ablation>`` is the method with the
+ablation ``meetingtom.ablations.<ablation>`` applied (its settings over the method's). The data stages (demo release, acquisition, mining, clips, instances)
 are ``socialbench meetingtom ...`` commands (cli.py); docs/meetingtom.md describes the pipeline.
 
 Imports stay inside the methods: the registry imports this module to read the class."""
@@ -9,11 +10,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from socialbench.benchmark import Benchmark, Exchange, Final
+from socialbench.benchmark import Benchmark, Exchange, Final, Method
+from socialbench.errors import ConfigError
+
+#: Separates a method from its ablation in a run's name (``no_prompt__modality_video``).
+ABLATION_SEP = "__"
+
+
+def split_run(name: str) -> tuple[str, str | None]:
+    """``(method, ablation or None)`` of a run name."""
+    method, sep, ablation = name.partition(ABLATION_SEP)
+    return method, (ablation if sep else None)
 
 
 class MeetingToMBenchmark(Benchmark):
     name = "meetingtom"
+    run_variants = True
 
     # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[str]]:
@@ -28,44 +40,92 @@ class MeetingToMBenchmark(Benchmark):
         return load_instances(path)
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        # Options are shuffled per instance, so the prior of a task is its most frequent gold letter
-        # on the dev split (a position bias, if the shuffle left one), per task.
-        return [{"group": i["task"], "answers": {"answer": i["answer"]}} for i in dev_instances]
+        # Options are shuffled per instance, so the prior counts each task's gold classes (the
+        # options' ``key``: a mental state, an attitude, a participant letter) on the dev split.
+        # Task 3.2 selects sets; it gets no prior (the prior baseline answers it by chance).
+        return [{"group": i["task"], "answers": {"answer": i["gold"]}} for i in dev_instances if isinstance(i.get("gold"), str)]
+
+    # ---- methods and their ablations -----------------------------------------------------------
+    def method_class(self, name: str) -> type[Method]:
+        base, ablation = split_run(name)
+        cls = super().method_class(base)
+        if ablation is None:
+            return cls
+        # The ablation run: the method's class under the run's name (its templates stay the method's).
+        return type(f"{cls.__name__}_{ablation}", (cls,), {"name": name, "__module__": cls.__module__})
+
+    def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
+        """``method_options.<method>`` with the ablation's entry over it, and the marker list."""
+        base, ablation = split_run(method)
+        settings = dict((section.get("method_options") or {}).get(base) or {})
+        if ablation is not None:
+            ablations = section.get("ablations") or {}
+            if ablation not in ablations:
+                raise ConfigError(f"meetingtom: run {method!r} names the ablation {ablation!r}, which meetingtom.ablations does not"
+                                  f" define (defined: {', '.join(sorted(ablations)) or 'none'})")  # fmt: skip
+            settings.update(ablations[ablation])
+        if settings.get("remove_markers"):
+            settings["markers"] = list(section.get("discourse_markers") or [])
+        return settings
+
+    def template(self, method: str, name: str) -> str:
+        return super().template(split_run(method)[0], name)
+
+    def provenance(self, method: str) -> dict[str, Any]:
+        """The prompt hash, and which method and ablation the run is (MLflow params: the runs
+        table groups by them)."""
+        base, ablation = split_run(method)
+        return {"prompt_template_sha256": self.prompt_hash(method), "prompting": base, "ablation": ablation or "none"}
 
     # ---- answers ------------------------------------------------------------------------------
-    def final_answer(self, instance: dict[str, Any], ex: Exchange) -> Final:
-        """The option letter parsed from the answering call (strict JSON; meetingtom.parsing)."""
-        from socialbench.meetingtom.parsing import parse_choice
+    def final_answer(self, instance: dict[str, Any], ex: Exchange, *, marked: bool = False) -> Final:
+        """The option letter(s) parsed from the answering call (strict JSON; meetingtom.parsing);
+        ``marked``: after the reasoning's ``Final answer:`` line, the reasoning kept."""
+        from socialbench.meetingtom.parsing import parse_final
+        from socialbench.meetingtom.questions import MULTI
 
         resp = ex.response
+        if resp.finish_reason == "no_record":  # recorded answers (a human evaluation) that do not cover it
+            return self.not_evaluated_answer(instance, f"not covered by the recorded answers: {resp.error}")
         labels = [o["label"] for o in instance["options"]]
-        label, error, note = parse_choice(resp.text, labels)
+        parsed = parse_final(resp.text, labels, multi=instance["task"] in MULTI, marked=marked)
+        error = parsed["error"]
         if resp.truncated and error:
             error = f"answer truncated at max_tokens: {error}"
-        participant = next((o["participant"] for o in instance["options"] if o["label"] == label), None)
         return Final(
-            fields={"raw": resp.text, "answer": label, "participant": participant, "note": note, "request_key": ex.key,
+            fields={"raw": resp.text, "answer": parsed["answer"], "value": value_of_answer(instance, parsed["answer"]),
+                    "note": parsed["note"], "reasoning": parsed["reasoning"], "request_key": ex.key,
                     "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp, "view": p.view} for p in ex.request.images()],
                     "finish_reason": resp.finish_reason},
             error=resp.error or error,
+            trace={"reasoning": parsed["reasoning"]} if marked else {},
         )  # fmt: skip
 
     def no_call_answer(self, instance: dict[str, Any], problem: str) -> Final:
         """The answer of an instance that cannot be shown to the model: no call, scored invalid."""
-        return Final(fields={"raw": None, "answer": None, "participant": None, "note": None, "request_key": None, "inputs": [],
-                             "finish_reason": None, "media_error": problem}, error=f"media: {problem}")  # fmt: skip
+        return Final(fields={"raw": None, "answer": None, "value": None, "note": None, "reasoning": None, "request_key": None,
+                             "inputs": [], "finish_reason": None, "media_error": problem}, error=f"media: {problem}")  # fmt: skip
+
+    def not_evaluated_answer(self, instance: dict[str, Any], reason: str) -> Final:
+        """An instance the setting does not evaluate (Task 1 with contextual priors): no call, and
+        left out of scoring (``not_evaluated``), not scored invalid."""
+        return Final(fields={"raw": None, "answer": None, "value": None, "note": None, "reasoning": None, "request_key": None,
+                             "inputs": [], "finish_reason": None, "not_evaluated": reason}, error=None)  # fmt: skip
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
         from socialbench.benchmark import request_pointer
 
         f = final.fields
-        return {"id": instance["id"], "model": model, "method": method, "task": instance["task"], "source": instance["source"],
-                "raw": f.get("raw"), "answer": f.get("answer"), "participant": f.get("participant"), "error": final.error,
-                "note": f.get("note"), "request_key": f.get("request_key"), "inputs": f.get("inputs", []),
-                "finish_reason": f.get("finish_reason"),
-                # for error analysis from this one file: the gold answer, and where the request is
-                "gold": instance.get("answer"),
-                "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key"))}  # fmt: skip
+        rec = {"id": instance["id"], "model": model, "method": method, "task": instance["task"], "source": instance["source"],
+               "raw": f.get("raw"), "answer": f.get("answer"), "value": f.get("value"), "error": final.error,
+               "note": f.get("note"), "reasoning": f.get("reasoning"), "request_key": f.get("request_key"), "inputs": f.get("inputs", []),
+               "finish_reason": f.get("finish_reason"),
+               # for error analysis from this one file: the gold answer, and where the request is
+               "gold": instance.get("answer"), "gold_value": instance.get("gold"),
+               "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key"))}  # fmt: skip
+        if f.get("not_evaluated"):
+            rec["not_evaluated"] = f["not_evaluated"]
+        return rec
 
     # ---- scoring, tables, provenance -----------------------------------------------------------
     def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], *, source: str,
@@ -79,13 +139,23 @@ class MeetingToMBenchmark(Benchmark):
 
         return parse_scores(data, source)
 
+    #: Macro-F1's intervals, Task 3.2's conditional intervals and Figure 4 need per-instance data.
+    tables_per_instance = True
+
     def tables(self, scores: dict[tuple[str, str], dict[str, Any]], params: dict[str, Any],
-               instances: list[dict[str, Any]] | None = None, predictions: dict | None = None) -> tuple[dict[str, str], dict[str, Any]]:
-        # Intervals come from the scores' counts (accuracy's bootstrap needs no more; meetingtom.tables),
-        # so per-instance data is not asked for (tables_per_instance stays False).
+               instances: list[dict[str, Any]] | None = None, predictions: dict | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         from socialbench.meetingtom.tables import tables
 
-        return tables(scores, params)
+        return tables(scores, params, instances, predictions)
+
+
+def value_of_answer(instance: dict[str, Any], answer: Any) -> Any:
+    """The option value(s) of an answer: a state, an attitude, a participant letter (Task 3.2: the
+    sorted letters of the chosen participants); None for no answer."""
+    if answer is None:
+        return None
+    by_label = {o["label"]: o["value"] for o in instance["options"]}
+    return sorted(by_label[a] for a in answer) if isinstance(answer, list) else by_label.get(answer)
 
 
 BENCHMARK = MeetingToMBenchmark

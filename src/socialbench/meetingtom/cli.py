@@ -239,15 +239,19 @@ def instances_cmd(
     release: Path = Opt(..., help="the source's release folder"),
     meetings_dir: Path = Opt(..., help="folder of the per-meeting folders written by `extract` (<dir>/<meeting>/)"),
     clips_dir: Path = Opt(..., help="folder of the per-meeting clips folders (<dir>/<meeting>/)"),
-    out_dir: Path = Opt(..., help="the source's instance folder: task2_1.jsonl, you_events.jsonl, candidates.jsonl, report.jsonl, source.json"),
+    out_dir: Path = Opt(..., help="the source's instance folder: task2_1.jsonl, items.jsonl, sheet.csv, you_events.jsonl,"
+                                  " candidates.jsonl, report.jsonl, source.json"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """Task 2.1 instances of one source's meetings (meetingtom.<source>.meetings), gold from their
-    you events; candidates that make no instance go to report.jsonl with the reason."""
+    you events; the items of the annotated tasks (1, 2.2, 3.1, 3.2) and their annotation sheet;
+    candidates that make no instance go to report.jsonl with the reason."""
     from socialbench.paths import check_io
 
     check_io({"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--meetings-dir", "--clips-dir", "--out-dir"))
     from socialbench.io import read_jsonl, write_json, write_jsonl
+    from socialbench.io import write_text_atomic as write_text
+    from socialbench.meetingtom.annotation import agreement_subset, export_sheet
     from socialbench.meetingtom.extract import read_meeting
     from socialbench.meetingtom.instances import build_source
     from socialbench.meetingtom.release import read_source
@@ -259,43 +263,212 @@ def instances_cmd(
     clips = {m: read_jsonl(clips_dir / m / "clips.jsonl") for m in src.meetings if (clips_dir / m / "clips.jsonl").is_file()}
     reports = {m: read_jsonl(clips_dir / m / "report.jsonl") for m in src.meetings if (clips_dir / m / "report.jsonl").is_file()}
     mt = p["meetingtom"]
-    insts, report = build_source(meetings, clips, reports, source=source, modality=src.modality, seed=p["seed"],
-                                 dev_meetings=mt["dev_meetings"], include_speaker=mt["task2_1"]["include_speaker"],
-                                 utterance_gap=mt["clips"]["utterance_gap_s"])  # fmt: skip
+    insts, items, report = build_source(meetings, clips, reports, source=source, modality=src.modality, seed=p["seed"],
+                                        dev_meetings=mt["dev_meetings"], include_speaker=mt["task2_1"]["include_speaker"],
+                                        utterance_gap=mt["clips"]["utterance_gap_s"])  # fmt: skip
     write_jsonl(out_dir / "task2_1.jsonl", insts)
+    write_jsonl(out_dir / "items.jsonl", items)
+    write_text(out_dir / "sheet.csv", export_sheet(items))
+    # The agreement subset (paper 3.3), drawn before annotation: the adjudicator labels these items
+    # independently too, and Fleiss' kappa is computed on them.
+    write_json(out_dir / "agreement_subset.json", agreement_subset(items, p["seed"], mt["annotation"]["agreement_fraction"]))
     write_jsonl(out_dir / "you_events.jsonl", [e for m in meetings for e in m["you_events.jsonl"]])
     write_jsonl(out_dir / "candidates.jsonl", [c for m in meetings for c in m["candidates.jsonl"]])
     write_jsonl(out_dir / "report.jsonl", report)
     note = info["note"] if not info["present"] else None
+    counts = Counter(i["task"] for i in items)
     write_json(out_dir / "source.json", {"source": source, "present": info["present"], "mode": info["mode"], "note": note,
                                          "meetings": list(src.meetings), "modality": src.modality,
                                          "instances": {"task2_1": {s: sum(i["split"] == s for i in insts) for s in ("test", "dev")}},
-                                         "not_instances": len(report)})  # fmt: skip
+                                         "items": dict(sorted(counts.items())), "not_instances": len(report)})  # fmt: skip
     if note:
         typer.echo(f"instances {source}: none; note: {note}")
     else:
-        typer.echo(f"instances {source}: {len(insts)} Task 2.1 instance(s), {len(report)} report entr(ies) -> {out_dir}")
+        typer.echo(f"instances {source}: {len(insts)} Task 2.1 instance(s), {len(items)} item(s) to annotate"
+                   f" ({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'}), {len(report)} report entr(ies) -> {out_dir}")
+
+
+annotate_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                           help="The annotation round-trip (B.3): sheets out, two annotators and an adjudicator in, gold and agreement.")  # fmt: skip
+meetingtom_app.add_typer(annotate_app, name="annotate")
+
+
+def _sheet_text(path: Path) -> str:
+    from socialbench.errors import DataError
+
+    try:
+        return path.read_text("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+@annotate_app.command("export")
+def annotate_export_cmd(
+    items: Path = Opt(..., help="items to annotate (JSON lines, written by `meetingtom instances`)"),
+    out: Path = Opt(..., help="the annotation sheet (CSV: one row per item with its clip paths, question and options)"),
+) -> None:
+    """The annotation sheet of a source's items (the instances stage also writes it as sheet.csv)."""
+    from socialbench.paths import check_io
+
+    check_io({"--items": items}, {"--out": out})
+    from socialbench.io import write_text_atomic as write_text
+    from socialbench.meetingtom.annotation import export_sheet
+    from socialbench.meetingtom.instances import load_instances
+
+    recs = load_instances(items, items=True)
+    write_text(out, export_sheet(recs))
+    typer.echo(f"annotate export: {len(recs)} row(s) -> {out}")
+
+
+@annotate_app.command("simulate")
+def annotate_simulate_cmd(
+    items: Path = Opt(..., help="the items the sheet was exported from (JSON lines; their AMI metadata drive the simulation)"),
+    sheet: Path = Opt(..., help="the exported annotation sheet (CSV) the simulated annotators fill in"),
+    out_dir: Path = Opt(..., help="folder for annotator_1.csv, annotator_2.csv and adjudicator.csv"),
+    params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated)"),
+) -> None:
+    """Simulated annotators for the demo: a TEST DOUBLE for the human annotators of B.3 (each sheet
+    says so in its notes column), filling the exported sheet from rules over the items' AMI
+    metadata with seeded disagreement, so the round-trip (majority vote, kappa) runs end to end."""
+    from socialbench.paths import check_io
+
+    check_io({"--items": items, "--sheet": sheet, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
+    from socialbench.io import write_text_atomic as write_text
+    from socialbench.meetingtom.annotation import read_sheet, simulate_sheets
+    from socialbench.meetingtom.instances import load_instances
+
+    p = _params(params)
+    recs = load_instances(items, items=True)
+    by_id = {r["id"]: r for r in recs}
+    exported = read_sheet(_sheet_text(sheet), str(sheet), by_id)
+    if set(exported) != set(by_id):
+        raise SocialbenchError(f"{sheet}: the sheet's rows are not the items of {items}; export the sheet again")
+    ann = p["meetingtom"]["annotation"]
+    texts = simulate_sheets(recs, p["seed"], accuracy=ann["simulated"]["accuracy"], agreement_fraction=ann["agreement_fraction"],
+                            source=str(items))  # fmt: skip
+    for name, text in zip(SIMULATED_FILES, texts):
+        write_text(out_dir / name, text)
+    typer.echo(f"annotate simulate: {len(recs)} item(s), {', '.join(SIMULATED_FILES)} -> {out_dir} (simulated annotators, a test double)")
+
+
+@annotate_app.command("human")
+def annotate_human_cmd(
+    instances: Path = Opt(..., help="the test instances (data/processed/meetingtom/test.jsonl)"),
+    source: str = Opt("demo", help="demo | ami: answer this source's instances only (default demo: a simulated evaluation of the embedded data)"),
+    out: Path = Opt(..., help="the recorded answers (JSON lines, one per instance id) the file backend replays as the human row"),
+    params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated.human_accuracy)"),
+) -> None:
+    """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance
+    of the source with its gold answer at a set rate (the records say so). The real human row comes
+    from people's answers in the same format, named by a model of the file backend."""
+    from socialbench.paths import check_io
+
+    from socialbench.meetingtom.settings import SOURCES
+
+    if source not in SOURCES:
+        raise ConfigError(f"meetingtom annotate human --source: must be one of {', '.join(SOURCES)}, got {source!r}")
+    check_io({"--instances": instances, "--params": params}, {"--out": out})
+    from socialbench.io import write_jsonl
+    from socialbench.meetingtom.annotation import simulate_human
+    from socialbench.meetingtom.instances import load_instances
+
+    p = _params(params)
+    recs = [i for i in load_instances(instances) if i["source"] == source]
+    answers = simulate_human(recs, p["seed"], p["meetingtom"]["annotation"]["simulated"]["human_accuracy"])
+    write_jsonl(out, answers)
+    typer.echo(f"annotate human: {len(answers)} simulated answer(s) for the {source} instances -> {out} (a test double)")
+
+
+#: The simulated annotators' sheets (rules/meetingtom.smk names the same files).
+SIMULATED_FILES = ("annotator_1.csv", "annotator_2.csv", "adjudicator.csv")
+
+
+@annotate_app.command("import")
+def annotate_import_cmd(
+    items: Path = Opt(..., help="the items the sheets were exported from (JSON lines)"),
+    subset: Path = Opt(..., help="the agreement subset drawn at export (JSON list of item ids: agreement_subset.json)"),
+    out_dir: Path = Opt(..., help="folder for gold.jsonl, instances.jsonl, discarded.jsonl and agreement.json"),
+    annotator: Optional[list[Path]] = Opt(None, help="a primary annotator's filled sheet (CSV); give it twice, or not at all"),
+    adjudicator: Optional[Path] = Opt(None, help="the adjudicator's sheet (CSV): the agreement subset and the disagreements"),
+    note: Optional[str] = Opt(None, help="without sheets: why this source has no annotations (written to agreement.json)"),
+) -> None:
+    """Majority vote of two annotators and an adjudicator (B.3): the gold (validated with pandera),
+    the labelled instances, the discarded items with their reasons, Fleiss' kappa per task on the
+    agreement subset. Without sheets, empty outputs that say why."""
+    from socialbench.paths import check_io
+
+    sheets = list(annotator or [])
+    if len(sheets) not in (0, 2) or (adjudicator is None) != (not sheets):
+        raise ConfigError("meetingtom annotate import: give two --annotator sheets and one --adjudicator sheet, or none of them")
+    check_io({"--items": items, "--subset": subset, "--annotator": sheets, **({"--adjudicator": adjudicator} if adjudicator else {})}, {"--out-dir": out_dir},
+             folders=("--out-dir",))  # fmt: skip
+    import json
+
+    from socialbench.errors import DataError
+    from socialbench.io import write_json, write_jsonl
+    from socialbench.meetingtom.annotation import adjudicate, agreement, apply_gold, read_sheet, validate_gold
+    from socialbench.meetingtom.instances import load_instances
+
+    try:
+        drawn = json.loads(subset.read_text("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(str(subset), f"not a JSON list of item ids ({exc})") from None
+    if not isinstance(drawn, list) or not all(isinstance(x, str) for x in drawn):
+        raise DataError(str(subset), f"must be a JSON list of item ids, got {type(drawn).__name__}")
+    recs = load_instances(items, items=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not sheets:
+        reason = note or "no annotation sheets configured for this source"
+        for name in ("gold.jsonl", "instances.jsonl"):
+            write_jsonl(out_dir / name, [])
+        write_jsonl(out_dir / "discarded.jsonl", [{"item_id": r["id"], "task": r["task"], "reason": "not_annotated", "detail": reason,
+                                                   "labels": {}} for r in recs])  # fmt: skip
+        write_json(out_dir / "agreement.json", {"note": reason, "tasks": {}})
+        typer.echo(f"annotate import: no sheets ({reason}); {len(recs)} item(s) not annotated -> {out_dir}")
+        return
+    by_id = {r["id"]: r for r in recs}
+    a1, a2 = (read_sheet(_sheet_text(s), str(s), by_id) for s in sheets)
+    adj = read_sheet(_sheet_text(adjudicator), str(adjudicator), by_id)
+    gold, discarded = adjudicate(recs, a1, a2, adj)
+    validate_gold(gold, str(out_dir / "gold.jsonl"))
+    labelled = apply_gold(recs, gold)
+    write_jsonl(out_dir / "gold.jsonl", gold)
+    write_jsonl(out_dir / "instances.jsonl", labelled)
+    write_jsonl(out_dir / "discarded.jsonl", discarded)
+    write_json(out_dir / "agreement.json", {"note": None, "sheets": [str(s) for s in (*sheets, adjudicator)],
+                                            "tasks": agreement(recs, a1, a2, adj, subset=drawn)})  # fmt: skip
+    typer.echo(f"annotate import: {len(gold)} gold label(s), {len(discarded)} discarded (see discarded.jsonl) -> {out_dir}")
 
 
 @meetingtom_app.command("consolidate")
 def consolidate_cmd(
-    source_dir: list[Path] = Opt(..., "--source-dir", help="a source's instance folder (repeatable)"),
+    source_dir: list[Path] = Opt(..., "--source-dir", help="a source's instance folder (repeatable): its task2_1.jsonl"),
+    gold_dir: list[Path] = Opt(..., "--gold-dir", help="that source's gold folder (one per --source-dir, same order): its instances.jsonl"),
     out_dir: Path = Opt(..., help="data/processed/meetingtom: test.jsonl, dev.jsonl, tasks/<task>.jsonl"),
 ) -> None:
     """One JSON-lines file per task (B.5; test split) and the test and dev splits of every task,
     which the shared stages (infer, score) read."""
     from socialbench.paths import check_io
 
-    check_io({"--source-dir": source_dir}, {"--out-dir": out_dir}, folders=("--source-dir", "--out-dir"))
+    if len(gold_dir) != len(source_dir):
+        raise ConfigError(f"meetingtom consolidate: give one --gold-dir per --source-dir ({len(source_dir)} source(s), {len(gold_dir)} gold folder(s))")
+    check_io({"--source-dir": source_dir, "--gold-dir": gold_dir}, {"--out-dir": out_dir}, folders=("--source-dir", "--gold-dir", "--out-dir"))
     from socialbench.io import write_jsonl
     from socialbench.meetingtom.instances import TASK, load_instances
+    from socialbench.meetingtom.questions import TASKS
 
-    insts = sorted((i for d in source_dir for i in load_instances(d / f"{TASK}.jsonl")), key=lambda i: i["id"])
+    insts = []
+    for d, g in zip(source_dir, gold_dir):
+        insts += load_instances(d / f"{TASK}.jsonl") + load_instances(g / "instances.jsonl")
+    insts.sort(key=lambda i: i["id"])
     ids = [i["id"] for i in insts]
     if len(set(ids)) != len(ids):
         dup = next(x for x in ids if ids.count(x) > 1)
         raise SocialbenchError(f"instance id {dup} comes from two sources; each source's ids must differ")
     for split in ("test", "dev"):
         write_jsonl(out_dir / f"{split}.jsonl", [i for i in insts if i["split"] == split])
-    write_jsonl(out_dir / "tasks" / f"{TASK}.jsonl", [i for i in insts if i["split"] == "test"])
-    typer.echo(f"consolidate: {sum(i['split'] == 'test' for i in insts)} test, {sum(i['split'] == 'dev' for i in insts)} dev -> {out_dir}")
+    for task in TASKS:
+        write_jsonl(out_dir / "tasks" / f"{task}.jsonl", [i for i in insts if i["split"] == "test" and i["task"] == task])
+    counts = Counter(i["task"] for i in insts if i["split"] == "test")
+    typer.echo(f"consolidate: {sum(counts.values())} test ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}),"
+               f" {sum(i['split'] == 'dev' for i in insts)} dev -> {out_dir}")

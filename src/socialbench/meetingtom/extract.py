@@ -1,7 +1,8 @@
 """Per meeting, what the later stages need from its NXT annotations, in plain JSON lines: the
 ``you`` events (Task 2.1's gold), the mined candidates of every task and the rejected ones with
 their reasons, the parse problems, the transcript words and the participants (letter -> close-up
-camera). Written by ``socialbench meetingtom extract`` into ``data/interim/meetingtom/<source>/<meeting>/``.
+camera), and the annotation layers the questions and the contextual-prior ablation read
+(dialogue acts, adjacency pairs, topics: construction metadata, never model input by default, B.4). Written by ``socialbench meetingtom extract`` into ``data/interim/meetingtom/<source>/<meeting>/``.
 
 Nothing is dropped silently: every you-usage or decision that is no candidate is in
 ``rejected.jsonl`` with its reason, every annotation defect in ``problems.jsonl``. A meeting of a
@@ -15,7 +16,8 @@ from typing import Any, Mapping
 
 from socialbench.errors import DataError
 
-FILES = ("you_events.jsonl", "candidates.jsonl", "rejected.jsonl", "problems.jsonl", "words.jsonl")
+FILES = ("you_events.jsonl", "candidates.jsonl", "rejected.jsonl", "problems.jsonl", "words.jsonl", "acts.jsonl", "pairs.jsonl",
+         "topics.jsonl")
 MEETING_FILE = "meeting.json"
 
 
@@ -37,6 +39,18 @@ def word_records(meeting) -> list[dict[str, Any]]:
     return [{"speaker": w.speaker, "start": w.start, "end": w.end, "text": w.text} for w in transcript_words(meeting)]
 
 
+def context_records(meeting) -> dict[str, list[dict[str, Any]]]:
+    """Dialogue acts (speaker, times, type, addressee), adjacency pairs (type, source and target
+    acts) and topics (times, type) as JSON records: what Task 2.2's attitude cue and the
+    contextual priors (dialogue act, meeting phase) are built from."""
+    return {
+        "acts.jsonl": [{"id": a.id, "speaker": a.speaker, "start": a.start, "end": a.end, "type": a.type,
+                        "addressee": list(a.addressee) if a.addressee is not None else None} for a in meeting.dialogue_acts],
+        "pairs.jsonl": [{"id": p.id, "type": p.type, "source": p.source, "target": p.target} for p in meeting.adjacency_pairs],
+        "topics.jsonl": [{"id": t.id, "parent": t.parent, "start": t.start, "end": t.end, "type": t.type} for t in meeting.topics],
+    }  # fmt: skip
+
+
 def extract_meeting(annotations: str | Path, meeting_id: str, source: str, mining: Mapping[str, Any] | None) -> dict[str, list | dict]:
     """Every file of one meeting's folder, as records (``meeting.json`` under ``"meeting"``)."""
     from socialbench.meetingtom.ami.mining import MiningParams, mine_meeting
@@ -55,6 +69,7 @@ def extract_meeting(annotations: str | Path, meeting_id: str, source: str, minin
         # corpus-wide problems (ontologies, meetings.xml) too: they can affect this meeting
         "problems.jsonl": [p.as_dict() for p in corpus.problems],
         "words.jsonl": word_records(meeting),
+        **context_records(meeting),
     }
     counts = {name.split(".")[0]: len(recs) for name, recs in out.items()}
     out[MEETING_FILE] = meeting_record(meeting, source, counts)

@@ -1,0 +1,11 @@
+"""Naive-CoT (MeetingToM 4.2): generic step-by-step reasoning, then a ``Final answer:`` line; the
+reasoning is kept in the prediction and the trace."""
+
+from socialbench.meetingtom.answering import AnsweringMethod
+
+
+class NaiveCoTMethod(AnsweringMethod):
+    reasons = True
+
+
+METHOD = NaiveCoTMethod

@@ -1,0 +1,110 @@
+"""The fixed question templates and option vocabularies of MeetingToM's five subtasks (paper 3.2,
+appendix A, B.2). Pure data and functions, no I/O.
+
+B.2: questions follow fixed task formats; only task variables (the target participant, the trigger
+utterance, the addressee candidates, the consensus moment) are filled into the placeholders. The
+paper's own wording was lost with its appendix G; the wording here is ours (docs/decisions.md,
+"MeetingToM questions"). An option is ``{"label", "value", "text"}``: ``value`` is what files hold
+(a state key, an attitude, a consensus kind, a participant letter), ``text`` what the model and the
+annotators read; labels A, B, C... follow a per-instance seeded shuffle.
+"""
+
+from __future__ import annotations
+
+import random
+from string import Template
+from typing import Any, Mapping, Sequence
+
+TASKS = ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
+#: Tasks whose gold comes from the annotation round-trip (Task 2.1's comes from AMI's you events).
+ANNOTATED = ("task1", "task2_2", "task3_1", "task3_2")
+#: Tasks whose answer is a set of options (every dissenter), not one option.
+MULTI = ("task3_2",)
+LABELS = "ABCDEFGH"
+
+TITLES = {
+    "task1": "Task 1: subject-level mental state",
+    "task2_1": "Task 2.1: addressee identification",
+    "task2_2": "Task 2.2: attitude inference",
+    "task3_1": "Task 3.1: consensus classification",
+    "task3_2": "Task 3.2: dissenter identification",
+}
+
+#: Task 1's seven meeting mental states (paper 3.2, definitions of appendix A, shortened to the
+#: paper's one-line glosses; the full definitions are in the Task-CoT template).
+STATES = {
+    "active_engagement": ("Active Engagement", "actively leading or driving the discussion"),
+    "supportive_endorsement": ("Supportive Endorsement", "showing agreement or validation"),
+    "focused_listening": ("Focused Listening", "attentive but neutral reception"),
+    "cognitive_conflict": ("Cognitive Conflict", "experiencing disagreement or skepticism"),
+    "confused_bewilderment": ("Confused Bewilderment", "exhibiting confusion or uncertainty about the content"),
+    "hesitation": ("Hesitation", "pausing before responding or acting"),
+    "disengaged_withdrawal": ("Disengaged Withdrawal", "showing low engagement or attention drift"),
+}
+#: Task 2.2: the addressee's attitude toward the speaker's statement (the paper names no set; ours).
+ATTITUDES = {
+    "positive": ("Positive", "agrees with or supports the statement"),
+    "negative": ("Negative", "disagrees with or objects to the statement"),
+    "neutral": ("Neutral", "acknowledges the statement without taking a stance"),
+    "uncertain": ("Uncertain", "is unsure or hesitant about the statement"),
+}
+#: Task 3.1 (paper 3.2 and the issue: genuine consensus, pseudo-consensus, no consensus).
+CONSENSUS = {
+    "genuine_consensus": ("Genuine consensus", "the participants agree, in what they say and in how they behave"),
+    "pseudo_consensus": ("Pseudo-consensus", "the participants agree verbally, but someone's behaviour shows reservation or disagreement"),
+    "no_consensus": ("No consensus", "the group does not reach agreement"),
+}
+VOCABULARY = {"task1": STATES, "task2_2": ATTITUDES, "task3_1": CONSENSUS}
+
+QUESTIONS = {
+    "task1": Template("What is participant $target's mental state in this $duration-second clip?"),
+    "task2_1": Template('In this meeting clip ($duration s long), participant $speaker says "you" at $you_time s, in the utterance: '
+                        '"$utterance"\nWhom is participant $speaker addressing with this "you"?'),
+    "task2_2": Template('In this meeting clip ($duration s long), participant $speaker addresses participant $addressee with "you" at '
+                        '$you_time s, in the utterance: "$utterance"\nWhat attitude does participant $addressee hold toward '
+                        "participant $speaker's statement?"),
+    "task3_1": Template("In this meeting clip ($duration s long), the group reaches a decision between $moment_start s and $moment_end s."
+                        "\nIs this a genuine consensus, a pseudo-consensus or no consensus?"),
+    "task3_2": Template("In this meeting clip ($duration s long), the group reaches a pseudo-consensus between $moment_start s and "
+                        "$moment_end s: everyone agrees verbally, but some participants show reservation or disagreement.\n"
+                        "Which participants are the dissenters? Choose every one of them."),
+}  # fmt: skip
+
+
+def question(task: str, variables: Mapping[str, Any]) -> str:
+    """The task's question with its variables filled in (a missing variable is a KeyError)."""
+    return QUESTIONS[task].substitute({k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in variables.items()})
+
+
+def shuffled(values: Sequence[str], seed: int, iid: str) -> list[str]:
+    """``values`` in the instance's own seeded order (one instance's order never depends on another's)."""
+    out = list(values)
+    random.Random(f"{seed}:{iid}:options").shuffle(out)
+    return out
+
+
+def vocabulary_options(task: str, seed: int, iid: str) -> list[dict[str, str]]:
+    """The options of a task with a fixed vocabulary (Task 1, 2.2, 3.1), each "Name: definition"."""
+    vocab = VOCABULARY[task]
+    return [{"label": LABELS[k], "value": v, "text": f"{vocab[v][0]}: {vocab[v][1]}"} for k, v in enumerate(shuffled(sorted(vocab), seed, iid))]
+
+
+def participant_options(participants: Sequence[str], seed: int, iid: str, exclude: Sequence[str] = ()) -> list[dict[str, str]]:
+    """Participants as options (Task 2.1's candidate addressees, Task 3.2's candidate dissenters)."""
+    people = sorted(p for p in participants if p not in exclude)
+    return [{"label": LABELS[k], "value": p, "participant": p, "text": f"Participant {p}"} for k, p in enumerate(shuffled(people, seed, iid))]
+
+
+def label_of(options: Sequence[Mapping[str, str]], value: str) -> str | None:
+    return next((o["label"] for o in options if o["value"] == value), None)
+
+
+def value_of(options: Sequence[Mapping[str, str]], label: str) -> str | None:
+    return next((o["value"] for o in options if o["label"] == label), None)
+
+
+def answer_format(task: str) -> str:
+    """The strict JSON answer the templates ask for (the invalid-output rule: meetingtom.parsing)."""
+    if task in MULTI:
+        return '{"answer": ["<letter>", ...]} (the letters of every option that applies, at least one)'
+    return '{"answer": "<letter>"} (the letter of exactly one option)'

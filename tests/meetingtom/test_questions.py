@@ -1,0 +1,112 @@
+"""The five subtasks' question templates and option vocabularies (socialbench.meetingtom.questions)."""
+
+import re
+
+import pytest
+
+from socialbench.meetingtom.questions import (
+    ANNOTATED,
+    ATTITUDES,
+    CONSENSUS,
+    STATES,
+    TASKS,
+    answer_format,
+    label_of,
+    participant_options,
+    question,
+    shuffled,
+    value_of,
+    vocabulary_options,
+)
+
+#: One set of task variables per template: what the instance builders fill in.
+VARIABLES = {
+    "task1": {"duration": 5.0, "target": "C"},
+    "task2_1": {"duration": 50.0, "speaker": "B", "you_time": 20.5, "utterance": "Could you check it?"},
+    "task2_2": {"duration": 50.0, "speaker": "B", "addressee": "D", "you_time": 20.5, "utterance": "Could you check it?"},
+    "task3_1": {"duration": 50.0, "moment_start": 20.0, "moment_end": 22.3},
+    "task3_2": {"duration": 50.0, "moment_start": 20.0, "moment_end": 22.3},
+}
+
+
+def test_the_annotated_tasks_are_every_task_but_addressee_identification():
+    assert TASKS == ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
+    assert set(TASKS) - set(ANNOTATED) == {"task2_1"}
+
+
+def test_task1_has_the_papers_seven_mental_states():
+    assert sorted(STATES) == sorted(["active_engagement", "supportive_endorsement", "focused_listening", "cognitive_conflict",
+                                     "confused_bewilderment", "hesitation", "disengaged_withdrawal"])  # fmt: skip
+
+
+def test_task22_has_four_attitudes_and_task31_three_consensus_kinds():
+    assert sorted(ATTITUDES) == ["negative", "neutral", "positive", "uncertain"]
+    assert sorted(CONSENSUS) == ["genuine_consensus", "no_consensus", "pseudo_consensus"]
+
+
+@pytest.mark.parametrize("task,vocab", [("task1", STATES), ("task2_2", ATTITUDES), ("task3_1", CONSENSUS)])
+def test_vocabulary_options_show_name_colon_definition_under_letter_labels(task, vocab):
+    opts = vocabulary_options(task, 7, "x-1")
+    assert [o["label"] for o in opts] == list("ABCDEFG"[: len(vocab)])
+    assert sorted(o["value"] for o in opts) == sorted(vocab)
+    assert all(o["text"] == f"{vocab[o['value']][0]}: {vocab[o['value']][1]}" for o in opts)
+
+
+def test_option_order_is_reproducible_for_the_same_seed_and_instance():
+    assert vocabulary_options("task1", 7, "x-1") == vocabulary_options("task1", 7, "x-1")
+    assert participant_options("ABCD", 7, "x-1") == participant_options("ABCD", 7, "x-1")
+
+
+def test_option_order_differs_between_instances():
+    orders = {tuple(o["value"] for o in vocabulary_options("task1", 7, f"x-{k}")) for k in range(20)}
+    assert len(orders) > 1
+
+
+def test_option_order_depends_on_the_seed():
+    orders = {tuple(shuffled("ABCDEFG", seed, "x-1")) for seed in range(20)}
+    assert len(orders) > 1
+
+
+def test_participant_options_carry_the_letter_as_value_and_participant():
+    opts = participant_options(["D", "A", "C", "B"], 7, "x-1", exclude=["B"])
+    assert sorted(o["value"] for o in opts) == ["A", "C", "D"]
+    assert all(o["participant"] == o["value"] and o["text"] == f"Participant {o['value']}" for o in opts)
+    assert [o["label"] for o in opts] == ["A", "B", "C"]
+
+
+def test_label_of_and_value_of_translate_between_labels_and_values():
+    opts = vocabulary_options("task3_1", 7, "x-1")
+    for o in opts:
+        assert value_of(opts, label_of(opts, o["value"])) == o["value"]
+    assert label_of(opts, "unanimous") is None and value_of(opts, "Z") is None
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_every_template_is_filled_by_its_task_variables_alone(task):
+    text = question(task, VARIABLES[task])
+    assert "$" not in text and text.strip()
+
+
+def test_the_task1_question_names_the_target_and_the_clip_length():
+    assert question("task1", VARIABLES["task1"]) == "What is participant C's mental state in this 5.0-second clip?"
+
+
+def test_the_task22_question_names_speaker_addressee_and_utterance():
+    text = question("task2_2", VARIABLES["task2_2"])
+    assert "participant B addresses participant D" in text and '"Could you check it?"' in text and "at 20.5 s" in text
+
+
+def test_the_task3_questions_name_the_decision_moment():
+    assert "between 20.0 s and 22.3 s" in question("task3_1", VARIABLES["task3_1"])
+    assert "between 20.0 s and 22.3 s" in question("task3_2", VARIABLES["task3_2"])
+
+
+def test_a_missing_task_variable_is_an_error_not_a_blank():
+    with pytest.raises(KeyError):
+        question("task1", {"duration": 5.0})
+
+
+def test_the_multi_select_task_asks_for_a_list_of_letters():
+    assert re.search(r'\{"answer": \["<letter>"', answer_format("task3_2"))
+    for task in ("task1", "task2_1", "task2_2", "task3_1"):
+        assert answer_format(task).startswith('{"answer": "<letter>"}')
