@@ -240,3 +240,17 @@ def test_missing_predictions_for_a_score_file_are_named():
     sc = score(insts, preds[("gem", "no_prompt")][1], source="gem.jsonl")
     with pytest.raises(DataError, match="random/no_prompt.*no predictions given"):
         tables({("gem", "no_prompt"): sc, ("random", "no_prompt"): sc}, params(), insts, preds)
+
+
+def test_a_human_category_with_a_qualifier_still_comes_first_and_uncovered_cells_say_not_evaluated():
+    p = params()
+    p["models"]["people"]["category"] = "human (simulated demo annotator)"
+    scores = dict(SCORES)
+    uncovered = run(9, 18, 7, 11, (4, 5), ami=0)
+    uncovered["task2_1/ami"] = dict(uncovered["task2_1/ami"], n=0, accuracy=None)  # the recorded answers skip AMI
+    scores[("people", "no_prompt")] = uncovered
+    md = tables(scores, p)[0]["table1_overall.md"]
+    demo, ami = section(md, "demo meetings"), section(md, "AMI meetings")
+    rows = [line for line in demo.splitlines() if line.startswith("| ") and "uniform guess" not in line][1:]
+    assert rows[0].startswith("| human (simulated demo annotator) | people |")
+    assert "| people | No Prompt | n=0, not evaluated |" in ami

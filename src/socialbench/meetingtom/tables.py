@@ -230,16 +230,19 @@ class Context:
         self.excluded_notes = excluded_notes(self.models, self.methods)
 
     def order(self, model: str) -> tuple[int, int, str]:
-        """Human rows first, then the categories as params' models introduce them."""
+        """Human rows first (categories starting with "human"), then the categories as params' models
+        introduce them."""
         cats = list(dict.fromkeys(self.categories.values()))
         cat = self.categories.get(model, "")
-        return (0 if cat == "human" else 1, cats.index(cat) if cat in cats else len(cats), model)
+        return (0 if cat.startswith("human") else 1, cats.index(cat) if cat in cats else len(cats), model)
 
     def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Cell | None:
         g = f"{task}/{source}"
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
             return None
+        if m["n"] == 0 and task != "task3_2":  # the run evaluates none of them (recorded answers that do not cover them)
+            return Cell(text=NOT_EVALUATED)
         if metric == "macro_f1":
             low = high = None
             if self.values is not None and (model, method, g) in self.values and m["macro_f1"] is not None:
