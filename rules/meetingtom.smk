@@ -26,16 +26,16 @@ MT_SIMULATED = [s for s in MT_SOURCES if (MT_ANNOTATION[s] or {}).get("simulated
 MT_SIM_FILES = ["annotator_1.csv", "annotator_2.csv", "adjudicator.csv"]
 
 
-def _mt_sheets(source):
-    """The filled sheets of a source: (annotator 1, annotator 2, adjudicator), or () without any."""
-    a = MT_ANNOTATION[source]
-    if not a:
-        return ()
-    if a.get("simulated"):
-        return tuple(f"data/raw/meetingtom/{source}/annotations/{f}" for f in MT_SIM_FILES)
-    if "annotators" not in a or "adjudicator" not in a:
-        sys.exit(f"error: meetingtom.annotation.{source}: give annotators (two sheets) and adjudicator, or simulated: true, or null")
-    return (*a["annotators"], a["adjudicator"])
+# The filled sheets of each source: (annotator 1, annotator 2, adjudicator), or () without any.
+MT_SHEETS = {
+    s: (tuple(f"data/raw/meetingtom/{s}/annotations/{f}" for f in MT_SIM_FILES) if s in MT_SIMULATED
+        else (*a["annotators"], a["adjudicator"]) if a and "annotators" in a and "adjudicator" in a
+        else ())
+    for s, a in MT_ANNOTATION.items()
+}
+for _s, _a in MT_ANNOTATION.items():
+    if _a and _s not in MT_SIMULATED and not MT_SHEETS[_s]:
+        sys.exit(f"error: meetingtom.annotation.{_s}: give annotators (two sheets) and adjudicator, or simulated: true, or null")
 # The real corpus's mirror, looked at when the workflow is read: a rule param of the jobs that read
 # it, so they rerun when it appears, goes or changes (DVC does not see it: docs/meetingtom.md).
 MT_AMI_STATE = _mt_mirror_state(_mt_source(config, "ami"))
@@ -218,7 +218,7 @@ rule meetingtom_simulated_annotators:
 rule meetingtom_gold:
     input:
         instances="data/processed/meetingtom/{source}",
-        sheets=lambda wildcards: list(_mt_sheets(wildcards.source)),
+        sheets=lambda wildcards: list(MT_SHEETS[wildcards.source]),
         code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_gold"),
     output:
         gold=directory("data/processed/meetingtom/gold/{source}"),

@@ -65,7 +65,7 @@ def pipeline(tmp_path_factory):
         mt["clips"]["tasks"] = ["you"]
         mt["methods"] = ["no_prompt", "naive_cot", "no_prompt__prior_role"]  # a method, a CoT and an ablation run
 
-    edit_params(work, smaller, models=("random", "prior", "minilm"))  # the baselines of issue 11
+    edit_params(work, smaller, models=("random", "prior", "minilm", "human-meetingtom"))  # the baselines and the human row
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
         run(cmd, work, env)
     out = run(["snakemake", "--cores", "2", TARGET], work, env)
@@ -105,8 +105,12 @@ def test_dvc_sees_every_meetingtom_stage_up_to_date(pipeline):
 
 def test_the_instances_consolidate_into_task_files_and_splits(pipeline):
     work, _, _ = pipeline
-    test = (work / "data/processed/meetingtom/test.jsonl").read_text()
-    assert test == (work / "data/processed/meetingtom/tasks/task2_1.jsonl").read_text()
+    test = (work / "data/processed/meetingtom/test.jsonl").read_text().splitlines()
+    by_task = {t: (work / f"data/processed/meetingtom/tasks/{t}.jsonl").read_text().splitlines()
+               for t in ("task1", "task2_1", "task2_2", "task3_1", "task3_2")}
+    assert sorted(test) == sorted(line for lines in by_task.values() for line in lines)  # the task files split the test set
+    assert all(json.loads(x)["task"] == t for t, lines in by_task.items() for x in lines)
+    assert by_task["task2_1"] and by_task["task1"] and by_task["task3_1"]  # gold from the you events and from the annotators
     dev = [json.loads(x) for x in (work / "data/processed/meetingtom/dev.jsonl").read_text().splitlines()]
     assert {i["meta"]["meeting"] for i in dev} == {"ES9000c"}
 
