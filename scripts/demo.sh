@@ -7,7 +7,7 @@ source scripts/env.sh
 snakemake --cores "${CORES:-all}" "$@"
 
 # The headline tables: MoCA's overall table (macro over the scenarios, from all.md; the first table
-# when an older all.md has none) and each MeetingToM task table, their rows without the notes.
+# when an older all.md has none) and MeetingToM's Table 1, their rows without the notes.
 headline() {  # file, heading pattern: that section's title and table lines
     awk -v pat="$2" '
         $0 ~ "^#+ " && on { exit }
@@ -23,9 +23,10 @@ if [ -f results/tables/moca/all.md ]; then
     fi
     echo
 fi
-for t in results/tables/meetingtom/*.md; do
-    case "$t" in *.ci.md) continue ;; esac
-    if [ -f "$t" ]; then headline "$t" "^# "; echo; fi
-done
+# MeetingToM's Table 1 (overall), one section per source: its headings and table rows.
+if [ -f results/tables/meetingtom/table1_overall.md ]; then
+    grep -E '^(#|\|)' results/tables/meetingtom/table1_overall.md
+    echo
+fi
 echo "Tables:  results/tables/moca/ (all.md has every scenario and the overall), results/tables/meetingtom/"
 echo "Runs:    source .venv/bin/activate && socialbench ui   (MLflow UI on mlflow.db, opens on the runs table)"
