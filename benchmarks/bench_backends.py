@@ -36,8 +36,13 @@ from tests.helpers.moca_requests import moca_request  # noqa: E402
 
 def throughput(n: int, latency: float, concurrency: int) -> dict:
     with LoopbackServer("openai", latency_s=latency) as srv:
-        spec = ModelSpec(name="bench", backend="openai_compat", model_id="loopback", concurrency=concurrency,
-                         options={"base_url": srv.url, "timeout": 60})  # fmt: skip
+        spec = ModelSpec(
+            name="bench",
+            backend="openai_compat",
+            model_id="loopback",
+            concurrency=concurrency,
+            options={"base_url": srv.url, "timeout": 60},
+        )
         backend = create_backend(spec)
         requests = [moca_request(i) for i in range(n)]
         errors = 0
@@ -49,8 +54,15 @@ def throughput(n: int, latency: float, concurrency: int) -> dict:
         started = time.perf_counter()
         backend.complete_many(requests, on_result)
         wall = time.perf_counter() - started
-        return {"concurrency": concurrency, "requests": n, "wall_s": round(wall, 2), "req_per_s": round(n / wall, 2),
-                "errors": errors, "server_calls": len(srv.completions()), "max_in_flight": srv.max_in_flight}  # fmt: skip
+        return {
+            "concurrency": concurrency,
+            "requests": n,
+            "wall_s": round(wall, 2),
+            "req_per_s": round(n / wall, 2),
+            "errors": errors,
+            "server_calls": len(srv.completions()),
+            "max_in_flight": srv.max_in_flight,
+        }
 
 
 def socialbench(*args: str, cwd: Path) -> str:
@@ -68,34 +80,85 @@ def build_demo(work: Path) -> Path:
     socialbench("demo", "--params", "params.yaml", "--out-dir", "data/raw/moca_demo", cwd=work)
     media_io = []
     for split in ("test", "dev"):
-        socialbench("prepare", "--benchmark", "moca", "--raw", f"data/raw/moca_demo/{split}.jsonl",
-                    "--out", f"data/interim/moca/{split}.jsonl", "--report", f"prepare_{split}.jsonl", cwd=work)  # fmt: skip
+        socialbench(
+            "prepare",
+            "--benchmark",
+            "moca",
+            "--raw",
+            f"data/raw/moca_demo/{split}.jsonl",
+            "--out",
+            f"data/interim/moca/{split}.jsonl",
+            "--report",
+            f"prepare_{split}.jsonl",
+            cwd=work,
+        )
         media_io += ["--input", f"data/interim/moca/{split}.jsonl", "--output", f"data/processed/moca/{split}.jsonl"]
-    socialbench("moca", "frames", *media_io, "--frames-dir", "data/interim/frames", "--report", "media.jsonl",
-                "--report-md", "media.md", "--params", "params.yaml", cwd=work)  # fmt: skip
+    socialbench(
+        "moca",
+        "frames",
+        *media_io,
+        "--frames-dir",
+        "data/interim/frames",
+        "--report",
+        "media.jsonl",
+        "--report-md",
+        "media.md",
+        "--params",
+        "params.yaml",
+        cwd=work,
+    )
     return work / "data/processed/moca/test.jsonl"
 
 
 def warm_cache(latency: float) -> dict:
-    with tempfile.TemporaryDirectory(prefix="socialbench-bench-") as tmp, LoopbackServer("openai", latency_s=latency) as srv:
+    with (
+        tempfile.TemporaryDirectory(prefix="socialbench-bench-") as tmp,
+        LoopbackServer("openai", latency_s=latency) as srv,
+    ):
         work = Path(tmp)
         instances = build_demo(work)
         params = yaml.safe_load((work / "params.yaml").read_text())
-        params["models"] = {"loopback": {"backend": "openai_compat", "model_id": "loopback", "concurrency": 16,
-                                         "options": {"base_url": srv.url}}}  # fmt: skip
+        params["models"] = {
+            "loopback": {
+                "backend": "openai_compat",
+                "model_id": "loopback",
+                "concurrency": 16,
+                "options": {"base_url": srv.url},
+            }
+        }
         params["cache"] = {"path": str(work / "cache.sqlite")}
         (work / "params.yaml").write_text(yaml.safe_dump(params))
         runs = []
         for attempt in ("cold", "warm"):
             before = len(srv.completions())
             started = time.perf_counter()
-            socialbench("infer", "--benchmark", "moca", "--instances", str(instances), "--model", "loopback",
-                        "--params", "params.yaml", "--out", f"pred_{attempt}.jsonl", "--stats", f"stats_{attempt}.json",
-                        "--no-progress", cwd=work)  # fmt: skip
+            socialbench(
+                "infer",
+                "--benchmark",
+                "moca",
+                "--instances",
+                str(instances),
+                "--model",
+                "loopback",
+                "--params",
+                "params.yaml",
+                "--out",
+                f"pred_{attempt}.jsonl",
+                "--stats",
+                f"stats_{attempt}.json",
+                "--no-progress",
+                cwd=work,
+            )
             stats = json.loads((work / f"stats_{attempt}.json").read_text())
-            runs.append({"run": attempt, "wall_s": round(time.perf_counter() - started, 2),
-                         "server_requests": len(srv.completions()) - before,
-                         "cache_hits": stats.get("cache_hits"), "cache_misses": stats.get("cache_misses")})  # fmt: skip
+            runs.append(
+                {
+                    "run": attempt,
+                    "wall_s": round(time.perf_counter() - started, 2),
+                    "server_requests": len(srv.completions()) - before,
+                    "cache_hits": stats.get("cache_hits"),
+                    "cache_misses": stats.get("cache_misses"),
+                }
+            )
         same = (work / "pred_cold.jsonl").read_bytes() == (work / "pred_warm.jsonl").read_bytes()
         return {"instances": sum(1 for _ in open(instances)), "runs": runs, "identical_predictions": same}
 
@@ -115,9 +178,11 @@ def main() -> None:
     results["speedup"] = round(serial["wall_s"] / parallel["wall_s"], 2)
     results["warm_cache"] = warm_cache(args.latency)
 
-    print(f"| concurrency | requests | wall (s) | req/s | max in flight | errors |\n|---|---|---|---|---|---|")
+    print("| concurrency | requests | wall (s) | req/s | max in flight | errors |\n|---|---|---|---|---|---|")
     for r in results["throughput"]:
-        print(f"| {r['concurrency']} | {r['requests']} | {r['wall_s']} | {r['req_per_s']} | {r['max_in_flight']} | {r['errors']} |")
+        print(
+            f"| {r['concurrency']} | {r['requests']} | {r['wall_s']} | {r['req_per_s']} | {r['max_in_flight']} | {r['errors']} |"
+        )
     print(f"\nspeedup {args.concurrency} vs 1: {results['speedup']}x (target >= 12x)\n")
     print("| demo run | wall (s) | requests to server | cache hits | cache misses |\n|---|---|---|---|---|")
     for r in results["warm_cache"]["runs"]:

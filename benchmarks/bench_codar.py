@@ -73,14 +73,32 @@ class StageServer(LoopbackServer):
         schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
         answer = schema_instance(schema)
         user = str(body["messages"][-1]["content"])
-        if "status" in answer and "[Previous check]" not in user and int(hashlib.sha256(user.encode()).hexdigest(), 16) % 4 == 0:
+        if (
+            "status" in answer
+            and "[Previous check]" not in user
+            and int(hashlib.sha256(user.encode()).hexdigest(), 16) % 4 == 0
+        ):
             answer = {"status": "REJECTED", "breakpoint": 3, "refine": "The conflict does not name its cue (loopback)."}
         text = json.dumps(answer)
-        doc = {"id": "chatcmpl-loopback", "object": "chat.completion", "created": 0, "model": body.get("model", "?"),
-               "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
-                            "logprobs": None}],
-               "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": len(text) // 4 + 1,
-                         "total_tokens": len(json.dumps(body)) // 4 + len(text) // 4 + 1}}  # fmt: skip
+        doc = {
+            "id": "chatcmpl-loopback",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "?"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": len(json.dumps(body)) // 4,
+                "completion_tokens": len(text) // 4 + 1,
+                "total_tokens": len(json.dumps(body)) // 4 + len(text) // 4 + 1,
+            },
+        }
         return 200, {}, json.dumps(doc).encode()
 
 
@@ -89,13 +107,21 @@ def make_instances(folder: Path, n: int) -> list[dict[str, Any]]:
     for k in range(n):
         img = folder / f"img{k:03d}.png"
         Image.new("RGB", (64, 64), ((37 * k) % 256, (91 * k) % 256, (53 * k) % 256)).save(img)
-        out.append(make_instance(f"b{k:03d}", scenario=SCENARIOS[k % 3], media=[str(img)], text=f"Benchmark caption #{k}."))
+        out.append(
+            make_instance(f"b{k:03d}", scenario=SCENARIOS[k % 3], media=[str(img)], text=f"Benchmark caption #{k}.")
+        )
     return out
 
 
 def spec_for(srv: StageServer, concurrency: int) -> ModelSpec:
-    return ModelSpec(name="loopback", backend="openai_compat", model_id="loopback", concurrency=concurrency,
-                     max_tokens=512, options={"base_url": srv.url, "timeout": 60})  # fmt: skip
+    return ModelSpec(
+        name="loopback",
+        backend="openai_compat",
+        model_id="loopback",
+        concurrency=concurrency,
+        max_tokens=512,
+        options={"base_url": srv.url, "timeout": 60},
+    )
 
 
 def one_run(instances: list[dict[str, Any]], cache: RequestCache, srv: StageServer, concurrency: int) -> dict[str, Any]:
@@ -113,8 +139,9 @@ def one_run(instances: list[dict[str, Any]], cache: RequestCache, srv: StageServ
     backend.complete_many = recording
     before = len(srv.completions())
     started = time.perf_counter()
-    records, traces, stats = run_method(bench, method, instances, spec=spec, cache=cache, seed=1, backend=backend,
-                                        progress=False)  # fmt: skip
+    records, traces, stats = run_method(
+        bench, method, instances, spec=spec, cache=cache, seed=1, backend=backend, progress=False
+    )
     wall = time.perf_counter() - started
     backend.close()
     per_round: dict[int, int] = {}
@@ -122,12 +149,22 @@ def one_run(instances: list[dict[str, Any]], cache: RequestCache, srv: StageServ
         for c in t["calls"]:
             if not c["cached"]:
                 per_round[c["round"]] = per_round.get(c["round"], 0) + 1
-    return {"wall_s": wall, "server_calls": len(srv.completions()) - before, "calls_per_round": per_round,
-            "rounds": stats.rounds, "errors": stats.errors, "cache_hits": stats.cache_hits, "method": stats.method,
-            # what a warm rerun must reproduce: the records, and the traces but for each call's cached flag
-            "bytes": jsonl_text(records) + jsonl_text([{**t, "calls": [{k: v for k, v in c.items() if k != "cached"}
-                                                                         for c in t["calls"]]} for t in traces]),
-            "max_in_flight": srv.max_in_flight, "sent": sent}  # fmt: skip
+    return {
+        "wall_s": wall,
+        "server_calls": len(srv.completions()) - before,
+        "calls_per_round": per_round,
+        "rounds": stats.rounds,
+        "errors": stats.errors,
+        "cache_hits": stats.cache_hits,
+        "method": stats.method,
+        # what a warm rerun must reproduce: the records, and the traces but for each call's cached flag
+        "bytes": jsonl_text(records)
+        + jsonl_text(
+            [{**t, "calls": [{k: v for k, v in c.items() if k != "cached"} for c in t["calls"]]} for t in traces]
+        ),
+        "max_in_flight": srv.max_in_flight,
+        "sent": sent,
+    }
 
 
 def reference_run(sent: list[list[Any]], srv: StageServer, concurrency: int) -> float:
@@ -157,7 +194,10 @@ def main() -> None:
 
     delay = lambda _n, _body: Fault(delay_s=args.latency)  # noqa: E731
     cold_runs, warm = [], None
-    with tempfile.TemporaryDirectory(prefix="socialbench-bench-codar-") as tmp, StageServer("openai", fault_for=delay) as srv:
+    with (
+        tempfile.TemporaryDirectory(prefix="socialbench-bench-codar-") as tmp,
+        StageServer("openai", fault_for=delay) as srv,
+    ):
         work = Path(tmp)
         instances = make_instances(work, args.instances)
         for r in range(args.repeat):
@@ -177,26 +217,39 @@ def main() -> None:
             cache.close()
     median = sorted(cold_runs, key=lambda c: c["ratio"])[len(cold_runs) // 2]
     results = {
-        "instances": args.instances, "latency_s": args.latency, "concurrency": args.concurrency,
-        "cpu_count": os.cpu_count(), "repeat": args.repeat,
-        "cold": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in c.items() if k != "bytes"} for c in cold_runs],
+        "instances": args.instances,
+        "latency_s": args.latency,
+        "concurrency": args.concurrency,
+        "cpu_count": os.cpu_count(),
+        "repeat": args.repeat,
+        "cold": [
+            {k: (round(v, 3) if isinstance(v, float) else v) for k, v in c.items() if k != "bytes"} for c in cold_runs
+        ],
         "median_ratio": round(median["ratio"], 3),
         "warm": {k: (round(v, 3) if isinstance(v, float) else v) for k, v in warm.items()},
-    }  # fmt: skip
+    }
     m = median
     calls = sum(m["calls_per_round"].values())
-    print("| run | rounds | calls | calls per round | wall (s) | ideal (s) | wall / ideal | reference (s) |"
-          " reference / ideal | wall / reference | max in flight | errors |")
+    print(
+        "| run | rounds | calls | calls per round | wall (s) | ideal (s) | wall / ideal | reference (s) |"
+        " reference / ideal | wall / reference | max in flight | errors |"
+    )
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for c in cold_runs:
-        print(f"| cold | {c['rounds']} | {sum(c['calls_per_round'].values())} | "
-              f"{', '.join(str(c['calls_per_round'][k]) for k in sorted(c['calls_per_round']))} | {c['wall_s']:.2f} | "
-              f"{c['ideal_s']:.2f} | {c['ratio']:.2f}x | {c['reference_s']:.2f} | {c['reference_ratio']:.2f}x | "
-              f"{c['over_reference']:.2f}x | {c['max_in_flight']} | {c['errors']} |")
-    print(f"\nmedian ratio {results['median_ratio']}x over {args.repeat} cold run(s) of {calls} calls (target <= 1.3x);"
-          f" run summary {m['method']}")
-    print(f"warm rerun: {warm['server_calls']} server calls, {warm['cache_hits']} cache hits, wall {warm['wall_s']:.2f} s,"
-          f" identical predictions and traces: {warm['identical']}")
+        print(
+            f"| cold | {c['rounds']} | {sum(c['calls_per_round'].values())} | "
+            f"{', '.join(str(c['calls_per_round'][k]) for k in sorted(c['calls_per_round']))} | {c['wall_s']:.2f} | "
+            f"{c['ideal_s']:.2f} | {c['ratio']:.2f}x | {c['reference_s']:.2f} | {c['reference_ratio']:.2f}x | "
+            f"{c['over_reference']:.2f}x | {c['max_in_flight']} | {c['errors']} |"
+        )
+    print(
+        f"\nmedian ratio {results['median_ratio']}x over {args.repeat} cold run(s) of {calls} calls (target <= 1.3x);"
+        f" run summary {m['method']}"
+    )
+    print(
+        f"warm rerun: {warm['server_calls']} server calls, {warm['cache_hits']} cache hits, wall {warm['wall_s']:.2f} s,"
+        f" identical predictions and traces: {warm['identical']}"
+    )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     ok = results["median_ratio"] <= 1.3 and warm["server_calls"] == 0 and warm["identical"] and median["errors"] == 0

@@ -27,20 +27,30 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from socialbench.moca.preprocess import (  # noqa: E402
-    PreprocessParams, dedup_key, find_duplicates, jaccard, preprocess, shingles, signature_text,
-)  # fmt: skip
+    PreprocessParams,
+    dedup_key,
+    find_duplicates,
+    jaccard,
+    preprocess,
+    shingles,
+    signature_text,
+)
 from socialbench.moca.sources import SourceOptions, read_source  # noqa: E402
 from socialbench.moca.unimodal import UnimodalParams, unimodal_filter  # noqa: E402
 
-SOURCES = (("mustard", "mustard", None), ("mintrec", "mintrec", ["train", "dev"]), ("mmsd2", "mmsd2", ["valid"]),
-           ("memecap", "memecap", ["test"]))  # fmt: skip
+SOURCES = (
+    ("mustard", "mustard", None),
+    ("mintrec", "mintrec", ["train", "dev"]),
+    ("mmsd2", "mmsd2", ["valid"]),
+    ("memecap", "memecap", ["test"]),
+)
 
 
 def timed(fn: Callable[[], object]) -> tuple[float, object]:
@@ -65,8 +75,12 @@ def read_pool(shared: Path) -> list[dict]:
 
 def naive_pairs(texts: list[str], params: PreprocessParams) -> set[tuple[int, int]]:
     sets = [shingles(dedup_key(t), params.shingle_chars) for t in texts]
-    return {(i, j) for j in range(len(sets)) for i in range(j)
-            if jaccard(sets[i], sets[j]) >= params.near_duplicate_threshold}
+    return {
+        (i, j)
+        for j in range(len(sets))
+        for i in range(j)
+        if jaccard(sets[i], sets[j]) >= params.near_duplicate_threshold
+    }
 
 
 def main() -> None:
@@ -93,18 +107,30 @@ def main() -> None:
 
     # The O(n^2) baseline, once; the LSH must find every pair it finds (among the texts preprocess
     # compares: the cleaned texts of the candidates that reach deduplication).
-    texts = [signature_text(r) for r in result.kept] + [signature_text(e["record"]) for e in result.removed
-                                                         if e["reason"] in ("exact_duplicate", "near_duplicate")]
+    texts = [signature_text(r) for r in result.kept] + [
+        signature_text(e["record"]) for e in result.removed if e["reason"] in ("exact_duplicate", "near_duplicate")
+    ]
     t_naive, pairs = timed(lambda: naive_pairs(texts, pre_params))
     t_lsh, dups = timed(lambda: find_duplicates(texts, [None] * len(texts), pre_params))
     dup_idx = {d.index for d in dups}
     missed = [j for i, j in pairs if j not in dup_idx and i not in dup_idx]
 
-    med = {k: statistics.median(v) for k, v in (("reference", ref), ("read", read), ("preprocess", pre), ("unimodal", uni))}
+    med = {
+        k: statistics.median(v) for k, v in (("reference", ref), ("read", read), ("preprocess", pre), ("unimodal", uni))
+    }
     total = med["read"] + med["preprocess"] + med["unimodal"]
-    out = {"counts": counts, "median_s": med, "total_s": total, "total_over_reference": total / med["reference"],
-           "naive_dedup_s": t_naive, "lsh_dedup_s": t_lsh, "naive_over_lsh": t_naive / t_lsh,
-           "naive_pairs": len(pairs), "pairs_missed_by_lsh": len(missed), "repeat": args.repeat}
+    out = {
+        "counts": counts,
+        "median_s": med,
+        "total_s": total,
+        "total_over_reference": total / med["reference"],
+        "naive_dedup_s": t_naive,
+        "lsh_dedup_s": t_lsh,
+        "naive_over_lsh": t_naive / t_lsh,
+        "naive_pairs": len(pairs),
+        "pairs_missed_by_lsh": len(missed),
+        "repeat": args.repeat,
+    }
     print(json.dumps(out, indent=2))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

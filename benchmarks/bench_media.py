@@ -32,9 +32,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from PIL import Image
@@ -91,34 +91,102 @@ def generate(work: Path, seconds: int) -> tuple[Path, Path, list[Path]]:
 def reference_select(video: Path, indices: list[int], out: Path) -> None:
     w, h = fit_size(*SIZE, MAX_SIDE)
     expr = "+".join(f"eq(n\\,{i})" for i in indices)
-    run([FF, "-hide_banner", "-loglevel", "error", "-i", str(video), "-vf", f"select={expr},scale={w}:{h}",
-         "-fps_mode", "passthrough", "-y", str(out / "%03d.png")])
+    run(
+        [
+            FF,
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-i",
+            str(video),
+            "-vf",
+            f"select={expr},scale={w}:{h}",
+            "-fps_mode",
+            "passthrough",
+            "-y",
+            str(out / "%03d.png"),
+        ]
+    )
 
 
 def reference_fps(video: Path, fps: str, out: Path) -> None:
     w, h = fit_size(*SIZE, MAX_SIDE)
-    run([FF, "-hide_banner", "-loglevel", "error", "-i", str(video), "-vf", f"fps={fps},scale={w}:{h}",
-         "-y", str(out / "%03d.png")])
+    run(
+        [
+            FF,
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-i",
+            str(video),
+            "-vf",
+            f"fps={fps},scale={w}:{h}",
+            "-y",
+            str(out / "%03d.png"),
+        ]
+    )
 
 
 def naive_exact(video: Path, indices: list[int], out: Path) -> None:
     w, h = fit_size(*SIZE, MAX_SIDE)
     for i in indices:
-        run([FF, "-hide_banner", "-loglevel", "error", "-i", str(video), "-vf", f"select=eq(n\\,{i}),scale={w}:{h}",
-             "-frames:v", "1", "-y", str(out / f"{i:05d}.png")])
+        run(
+            [
+                FF,
+                "-hide_banner",
+                "-loglevel",
+                "error",
+                "-i",
+                str(video),
+                "-vf",
+                f"select=eq(n\\,{i}),scale={w}:{h}",
+                "-frames:v",
+                "1",
+                "-y",
+                str(out / f"{i:05d}.png"),
+            ]
+        )
 
 
 def naive_seek(video: Path, times: list[float], out: Path) -> None:
     w, h = fit_size(*SIZE, MAX_SIDE)
     for k, t in enumerate(times):
-        run([FF, "-hide_banner", "-loglevel", "error", "-ss", f"{t:.6f}", "-i", str(video), "-vf", f"scale={w}:{h}",
-             "-frames:v", "1", "-y", str(out / f"{k:05d}.png")])
+        run(
+            [
+                FF,
+                "-hide_banner",
+                "-loglevel",
+                "error",
+                "-ss",
+                f"{t:.6f}",
+                "-i",
+                str(video),
+                "-vf",
+                f"scale={w}:{h}",
+                "-frames:v",
+                "1",
+                "-y",
+                str(out / f"{k:05d}.png"),
+            ]
+        )
 
 
 def _x264() -> list[str]:
     e = EncodeSettings()
-    return ["-c:v", e.codec, "-preset", e.preset, "-crf", str(e.crf), "-pix_fmt", e.pix_fmt, "-threads", str(e.threads),
-            "-force_key_frames", f"expr:gte(t,n_forced*{e.keyframe_interval_s:g})"]
+    return [
+        "-c:v",
+        e.codec,
+        "-preset",
+        e.preset,
+        "-crf",
+        str(e.crf),
+        "-pix_fmt",
+        e.pix_fmt,
+        "-threads",
+        str(e.threads),
+        "-force_key_frames",
+        f"expr:gte(t,n_forced*{e.keyframe_interval_s:g})",
+    ]
 
 
 def reference_cut(views: list[Path], start: float, end: float, out: Path) -> None:
@@ -130,8 +198,10 @@ def reference_cut(views: list[Path], start: float, end: float, out: Path) -> Non
     graph = []
     for i in range(1, 5):
         graph.append(f"[{i}:v]split=2[c{i}][m{i}]")
-        graph.append(f"[m{i}]scale={pw}:{ph}:flags=bicubic+accurate_rnd+full_chroma_int,setsar=1,drawtext=fontfile={font}:text={'ABCD'[i - 1]}:fontsize={ph // 8}"
-                     f":fontcolor=white:box=1:boxcolor=black:boxborderw={ph // 60}:x={ph // 40}:y={ph // 40}[p{i}]")
+        graph.append(
+            f"[m{i}]scale={pw}:{ph}:flags=bicubic+accurate_rnd+full_chroma_int,setsar=1,drawtext=fontfile={font}:text={'ABCD'[i - 1]}:fontsize={ph // 8}"
+            f":fontcolor=white:box=1:boxcolor=black:boxborderw={ph // 60}:x={ph // 40}:y={ph // 40}[p{i}]"
+        )
     graph.append("[p1][p2][p3][p4]xstack=inputs=4:layout=0_0|w0_0|0_h0|w0_h0[mosaic]")
     args += ["-filter_complex", ";".join(graph)]
     args += ["-map", "0:v", *_x264(), "-y", str(out / "v0.mp4")]
@@ -143,8 +213,23 @@ def reference_cut(views: list[Path], start: float, end: float, out: Path) -> Non
 
 def naive_cut(views: list[Path], start: float, end: float, out: Path) -> None:
     for i, v in enumerate(views):
-        run([FF, "-hide_banner", "-loglevel", "error", "-ss", str(start), "-t", str(end - start), "-i", str(v),
-             *_x264(), "-y", str(out / f"v{i}.mp4")])
+        run(
+            [
+                FF,
+                "-hide_banner",
+                "-loglevel",
+                "error",
+                "-ss",
+                str(start),
+                "-t",
+                str(end - start),
+                "-i",
+                str(v),
+                *_x264(),
+                "-y",
+                str(out / f"v{i}.mp4"),
+            ]
+        )
     build_mosaic(views[1:], out / "mosaic.mp4", start=start, end=end, panel=PANEL)  # the mosaic: one more process
 
 
@@ -186,10 +271,20 @@ def main() -> None:
     half = fps_indices(list(tl.times), tl.end, Fraction(1, 2))
     jobs = {}
     for key, video, gop in (("", clip, 50), ("'", clip250, 250)):
-        jobs["a" + key] = (f"16 uniform frames, GOP {gop}", video, FrameSampling.uniform(16, MAX_SIDE), uni,
-                           lambda o, v=video: reference_select(v, uni, o))
-        jobs["b" + key] = (f"0.5 fps frames, GOP {gop}", video, FrameSampling.at_fps("1/2", MAX_SIDE), half,
-                           lambda o, v=video: reference_fps(v, "0.5", o))
+        jobs["a" + key] = (
+            f"16 uniform frames, GOP {gop}",
+            video,
+            FrameSampling.uniform(16, MAX_SIDE),
+            uni,
+            lambda o, v=video: reference_select(v, uni, o),
+        )
+        jobs["b" + key] = (
+            f"0.5 fps frames, GOP {gop}",
+            video,
+            FrameSampling.at_fps("1/2", MAX_SIDE),
+            half,
+            lambda o, v=video: reference_fps(v, "0.5", o),
+        )
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
@@ -214,9 +309,13 @@ def main() -> None:
                     exact.append(timed(lambda: naive_exact(video, indices, out("naive"))))
                     seek.append(timed(lambda: naive_seek(video, [float(tl.times[i]) for i in indices], out("seek"))))
             results[key] = {
-                "label": label, "frames": len(indices),
-                "reference_s": statistics.median(ref), "cold_s": statistics.median(cold), "warm_s": statistics.median(warm),
-                "naive_exact_s": exact[0], "naive_seek_s": seek[0],
+                "label": label,
+                "frames": len(indices),
+                "reference_s": statistics.median(ref),
+                "cold_s": statistics.median(cold),
+                "warm_s": statistics.median(warm),
+                "naive_exact_s": exact[0],
+                "naive_seek_s": seek[0],
             }
             print(json.dumps({key: results[key]}), file=sys.stderr)
 
@@ -230,9 +329,15 @@ def main() -> None:
         if first != [int(start * FPS)]:
             sys.exit(f"cut starts at frame {first}, expected {int(start * FPS)}")
         naive_c = timed(lambda: naive_cut(views, start, end, out("naivecut")))
-        results["c"] = {"label": f"{args.cut:g} s cut of 5 views + mosaic", "frames": int(args.cut * FPS),
-                        "reference_s": ref_c, "cold_s": ours_c, "warm_s": float("nan"), "naive_exact_s": naive_c,
-                        "naive_seek_s": float("nan")}
+        results["c"] = {
+            "label": f"{args.cut:g} s cut of 5 views + mosaic",
+            "frames": int(args.cut * FPS),
+            "reference_s": ref_c,
+            "cold_s": ours_c,
+            "warm_s": float("nan"),
+            "naive_exact_s": naive_c,
+            "naive_seek_s": float("nan"),
+        }
 
     print(markdown(results, args))
     if args.json:
@@ -250,6 +355,7 @@ def markdown(results: dict[str, dict], args: argparse.Namespace) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for key, r in results.items():
+
         def s(v: float) -> str:
             return "-" if v != v else f"{v:.2f} s"
 

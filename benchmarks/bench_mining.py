@@ -22,8 +22,8 @@ import statistics
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
@@ -73,23 +73,45 @@ def main() -> None:
         mine.append(t)
         t, events = timed(lambda: you_events(corpus.meetings))
         you.append(t)
-        counts = {"meetings": len(corpus.meetings), "xml_files": len(files), "kept": len(result.accepted),
-                  "rejected": len(result.rejected), "you_events": len(events)}  # fmt: skip
+        counts = {
+            "meetings": len(corpus.meetings),
+            "xml_files": len(files),
+            "kept": len(result.accepted),
+            "rejected": len(result.rejected),
+            "you_events": len(events),
+        }
         del corpus, result, events
 
-    med = {k: statistics.median(v) for k, v in (("reference", ref), ("parse", parse), ("mine", mine), ("you_events", you))}
+    med = {
+        k: statistics.median(v) for k, v in (("reference", ref), ("parse", parse), ("mine", mine), ("you_events", you))
+    }
     total = med["parse"] + med["mine"]
-    print(f"AMI folder: {args.ami} ({counts['meetings']} meetings, {counts['xml_files']} XML files); median of {args.repeat}")
+    print(
+        f"AMI folder: {args.ami} ({counts['meetings']} meetings, {counts['xml_files']} XML files); median of {args.repeat}"
+    )
     print(f"kept candidates {counts['kept']}, rejected {counts['rejected']}, you events {counts['you_events']}\n")
     print("| job | wall (s) | ratio to reference |")
     print("|---|---:|---:|")
     print(f"| reference: ElementTree.parse of every file | {med['reference']:.3f} | 1.00x |")
-    for key, label in (("parse", "parse_corpus (all layers)"), ("mine", "mine_corpus (3 tasks)"), ("you_events", "you_events")):
+    for key, label in (
+        ("parse", "parse_corpus (all layers)"),
+        ("mine", "mine_corpus (3 tasks)"),
+        ("you_events", "you_events"),
+    ):
         print(f"| {label} | {med[key]:.3f} | {med[key] / med['reference']:.2f}x |")
     print(f"| parse + mine | {total:.3f} | {total / med['reference']:.2f}x |")
     if args.json:
-        args.json.write_text(json.dumps({"median_s": med, "runs_s": {"reference": ref, "parse": parse, "mine": mine, "you_events": you},
-                                         "counts": counts}, indent=2) + "\n")  # fmt: skip
+        args.json.write_text(
+            json.dumps(
+                {
+                    "median_s": med,
+                    "runs_s": {"reference": ref, "parse": parse, "mine": mine, "you_events": you},
+                    "counts": counts,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import json
 import statistics
 import time
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -70,18 +70,37 @@ def naive_scipy(cells: dict, resamples: int, seed: int) -> dict:
         label, subj, tgt, mech, inv = (x[:, j] for j in range(5))
         dyad = subj * tgt
         holis = dyad * label * mech
-        means = {"label": label, "subject": subj, "target": tgt, "mechanism": mech, "dyad": dyad, "holis": holis, "invalid_rate": inv}
+        means = {
+            "label": label,
+            "subject": subj,
+            "target": tgt,
+            "mechanism": mech,
+            "dyad": dyad,
+            "holis": holis,
+            "invalid_rate": inv,
+        }
         ratios = {"faith": (label * mech, label), "c_sem_dyad": (holis, dyad)}
         res = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for name, v in means.items():
-                ci = sps.bootstrap((v,), lambda a, axis: 100 * a.mean(axis=axis), n_resamples=resamples,
-                                   method="percentile", random_state=rng).confidence_interval
+                ci = sps.bootstrap(
+                    (v,),
+                    lambda a, axis: 100 * a.mean(axis=axis),
+                    n_resamples=resamples,
+                    method="percentile",
+                    random_state=rng,
+                ).confidence_interval
                 res[name] = (ci.low, ci.high)
             for name, (num, den) in ratios.items():
-                ci = sps.bootstrap((num, den), lambda a, b, axis: 100 * a.sum(axis=axis) / b.sum(axis=axis), paired=True,
-                                   n_resamples=resamples, method="percentile", random_state=rng).confidence_interval
+                ci = sps.bootstrap(
+                    (num, den),
+                    lambda a, b, axis: 100 * a.sum(axis=axis) / b.sum(axis=axis),
+                    paired=True,
+                    n_resamples=resamples,
+                    method="percentile",
+                    random_state=rng,
+                ).confidence_interval
                 res[name] = (ci.low, ci.high)
         out[key] = res
     return out
@@ -101,18 +120,37 @@ def main() -> None:
     cells = make_cells(args.cells, args.n, args.seed)
     ours = timed(lambda: stats.bootstrap_cells(cells, n_resamples=args.resamples, seed=args.seed), args.repeat)
     point = timed(lambda: point_only(cells), args.repeat)
-    naive = None if args.no_naive else timed(lambda: naive_scipy(cells, args.resamples, args.seed), max(1, args.repeat // 2))
+    naive = (
+        None
+        if args.no_naive
+        else timed(lambda: naive_scipy(cells, args.resamples, args.seed), max(1, args.repeat // 2))
+    )
 
     print(f"{args.cells} cells x {args.n} instances, {args.resamples} resamples, median of {args.repeat}")
     print(f"  ours  (bootstrap_cells, all 9 metrics): {ours * 1e3:9.2f} ms")
     print(f"  point (score_scenario, metrics only):   {point * 1e3:9.2f} ms")
     if naive is not None:
         print(f"  naive (scipy.stats.bootstrap per metric): {naive * 1e3:7.2f} ms")
-    print(f"ratio ours / point-only: {ours / point:.1f}x" + ("" if naive is None else f"; naive / ours: {naive / ours:.1f}x"))
+    print(
+        f"ratio ours / point-only: {ours / point:.1f}x"
+        + ("" if naive is None else f"; naive / ours: {naive / ours:.1f}x")
+    )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"cells": args.cells, "n": args.n, "resamples": args.resamples, "repeat": args.repeat,
-                       "ours_s": ours, "point_s": point, "naive_s": naive, "ratio_ours_point": ours / point}, fh, indent=2)
+            json.dump(
+                {
+                    "cells": args.cells,
+                    "n": args.n,
+                    "resamples": args.resamples,
+                    "repeat": args.repeat,
+                    "ours_s": ours,
+                    "point_s": point,
+                    "naive_s": naive,
+                    "ratio_ours_point": ours / point,
+                },
+                fh,
+                indent=2,
+            )
 
 
 if __name__ == "__main__":

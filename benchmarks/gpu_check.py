@@ -37,8 +37,10 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from socialbench.backends.base import ModelSpec, Response, create_backend  # noqa: E402
-from tests.helpers.demo_requests import DIRECT_TEMPLATES  # noqa: E402
-from tests.helpers.demo_requests import demo_requests  # noqa: E402
+from tests.helpers.demo_requests import (
+    DIRECT_TEMPLATES,  # noqa: E402
+    demo_requests,  # noqa: E402
+)
 from tests.helpers.tiny_vlm import build_tiny_vlm  # noqa: E402
 
 
@@ -48,7 +50,9 @@ def run_backend(backend, requests) -> tuple[list[Response], float]:
     backend.complete_many(requests, lambda i, r: out.__setitem__(i, r))
     if torch.cuda.is_available():
         torch.cuda.synchronize()
-    return [r if r is not None else Response(text=None, error="no response") for r in out], time.perf_counter() - started
+    return [
+        r if r is not None else Response(text=None, error="no response") for r in out
+    ], time.perf_counter() - started
 
 
 def answer_ok(text: str | None, schema: dict) -> bool:
@@ -61,8 +65,16 @@ def answer_ok(text: str | None, schema: dict) -> bool:
 
 
 def records_round_trip(work: Path, name: str, instances, responses) -> bool:
-    records = [{"id": inst["id"], "raw": r.text, "error": r.error, "input_tokens": r.input_tokens,
-                "output_tokens": r.output_tokens} for inst, r in zip(instances, responses)]  # fmt: skip
+    records = [
+        {
+            "id": inst["id"],
+            "raw": r.text,
+            "error": r.error,
+            "input_tokens": r.input_tokens,
+            "output_tokens": r.output_tokens,
+        }
+        for inst, r in zip(instances, responses)
+    ]
     path = work / f"predictions_{name}.jsonl"
     path.write_text("".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records), encoding="utf-8")
     back = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -72,21 +84,36 @@ def records_round_trip(work: Path, name: str, instances, responses) -> bool:
 def summary(name: str, responses, wall: float) -> dict:
     out_tokens = sum(r.output_tokens for r in responses)
     return {
-        "run": name, "requests": len(responses), "errors": sum(r.error is not None for r in responses),
-        "wall_s": round(wall, 3), "req_per_s": round(len(responses) / wall, 2),
-        "input_tokens": sum(r.input_tokens for r in responses), "output_tokens": out_tokens,
+        "run": name,
+        "requests": len(responses),
+        "errors": sum(r.error is not None for r in responses),
+        "wall_s": round(wall, 3),
+        "req_per_s": round(len(responses) / wall, 2),
+        "input_tokens": sum(r.input_tokens for r in responses),
+        "output_tokens": out_tokens,
         "output_tok_per_s": round(out_tokens / wall, 1),
-    }  # fmt: skip
+    }
 
 
 def run_vllm(args, model_dir: Path, work: Path, instances, requests, results: dict) -> None:
     exe = shutil.which("vllm")
-    spec = ModelSpec(name="tiny-vllm", backend="vllm", model_id=str(model_dir), max_frames=args.max_frames,
-                     concurrency=32, max_tokens=args.max_tokens,
-                     options={"executable": exe or [sys.executable, "-m", "vllm.entrypoints.cli.main"],
-                              "max_model_len": 16384, "gpu_memory_utilization": 0.4, "dtype": args.dtype,
-                              "startup_timeout": args.vllm_startup_timeout, "log_path": str(work / "vllm.log"),
-                              "extra_args": ["--enforce-eager"]})  # fmt: skip
+    spec = ModelSpec(
+        name="tiny-vllm",
+        backend="vllm",
+        model_id=str(model_dir),
+        max_frames=args.max_frames,
+        concurrency=32,
+        max_tokens=args.max_tokens,
+        options={
+            "executable": exe or [sys.executable, "-m", "vllm.entrypoints.cli.main"],
+            "max_model_len": 16384,
+            "gpu_memory_utilization": 0.4,
+            "dtype": args.dtype,
+            "startup_timeout": args.vllm_startup_timeout,
+            "log_path": str(work / "vllm.log"),
+            "extra_args": ["--enforce-eager"],
+        },
+    )
     backend = create_backend(spec)
     # The preflight (vLLM's parser, config, renderer and grammar; no engine) names most problems in
     # seconds; the server runs regardless, as the preflight may lag behind vLLM's internal APIs.
@@ -102,8 +129,10 @@ def run_vllm(args, model_dir: Path, work: Path, instances, requests, results: di
             results["checks"][f"vllm preflight: {name}"] = passed
         for problem in report.problems[:20]:
             print("vllm preflight:", problem)
-        print(f"vllm preflight: vLLM {report.vllm_version}, {len(report.requests)} requests,"
-              f" {'all checks pass' if report.ok else 'FAILED'}")  # fmt: skip
+        print(
+            f"vllm preflight: vLLM {report.vllm_version}, {len(report.requests)} requests,"
+            f" {'all checks pass' if report.ok else 'FAILED'}"
+        )
     if args.vllm_preflight_only:
         print("vllm: --vllm-preflight-only, no server started")
         return
@@ -114,7 +143,9 @@ def run_vllm(args, model_dir: Path, work: Path, instances, requests, results: di
         responses, wall = run_backend(backend, requests)
     finally:
         backend.close()
-    results.setdefault("runs", []).append({**summary("vllm guided json", responses, wall), "startup_s": round(startup, 1)})
+    results.setdefault("runs", []).append(
+        {**summary("vllm guided json", responses, wall), "startup_s": round(startup, 1)}
+    )
     results["checks"]["vllm: no errors"] = all(r.error is None for r in responses)
     results["checks"]["vllm: answers parse and lie in the schema"] = all(
         answer_ok(r.text, q.json_schema) for r, q in zip(responses, requests)
@@ -132,8 +163,11 @@ def main() -> int:
     ap.add_argument("--dtype", default="bfloat16", help="hf dtype on the GPU (float32 for bit-stable batching)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--skip-vllm", action="store_true")
-    ap.add_argument("--vllm-preflight-only", action="store_true",
-                    help="run the vLLM preflight but start no server (works on a CPU; see scripts/vllm_preflight.sh)")
+    ap.add_argument(
+        "--vllm-preflight-only",
+        action="store_true",
+        help="run the vLLM preflight but start no server (works on a CPU; see scripts/vllm_preflight.sh)",
+    )
     ap.add_argument("--vllm-startup-timeout", type=float, default=600)
     ap.add_argument("--workdir", type=Path, help="keep the scratch files here (default: a temp dir, removed)")
     ap.add_argument("--json", type=Path, help="also write the results here")
@@ -145,26 +179,39 @@ def main() -> int:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="socialbench-gpu-check-"))
     work.mkdir(parents=True, exist_ok=True)
     env = {
-        "python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
         "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
         "vllm": importlib.util.find_spec("vllm") is not None,
-    }  # fmt: skip
+    }
     print("environment:", json.dumps(env))
     results: dict = {"environment": env, "checks": {}}
     ok = True
     try:
         instances, requests = demo_requests(work, args.instances, args.max_frames)
-        requests = [dataclasses.replace(r, decoding=dataclasses.replace(r.decoding, max_tokens=args.max_tokens)) for r in requests]
+        requests = [
+            dataclasses.replace(r, decoding=dataclasses.replace(r.decoding, max_tokens=args.max_tokens))
+            for r in requests
+        ]
         corpus = DIRECT_TEMPLATES + tuple(r.messages[0].text() for r in requests[:6])
-        model_dir = build_tiny_vlm(work / "tiny-vlm", hidden=128, layers=2, vocab_size=2000, extra_corpus=corpus,
-                                   max_positions=16384)  # fmt: skip
-        print(f"demo: {len(requests)} requests ({sum(1 for i in instances if 'frames' in i)} video); model: {model_dir}")
+        model_dir = build_tiny_vlm(
+            work / "tiny-vlm", hidden=128, layers=2, vocab_size=2000, extra_corpus=corpus, max_positions=16384
+        )
+        print(
+            f"demo: {len(requests)} requests ({sum(1 for i in instances if 'frames' in i)} video); model: {model_dir}"
+        )
 
         # ---- hf: unbatched vs batched ----------------------------------------------------------
         runs = {}
         for name, batch in (("hf unbatched", 1), (f"hf batch {args.batch_size}", args.batch_size)):
-            spec = ModelSpec(name="tiny", backend="hf", model_id=str(model_dir), batch_size=batch,
-                             options={"device": args.device, "dtype": args.dtype, "local_files_only": True})  # fmt: skip
+            spec = ModelSpec(
+                name="tiny",
+                backend="hf",
+                model_id=str(model_dir),
+                batch_size=batch,
+                options={"device": args.device, "dtype": args.dtype, "local_files_only": True},
+            )
             backend = create_backend(spec)
             backend.load()
             run_backend(backend, requests[:2])  # warm-up (kernels, allocator)
@@ -172,8 +219,12 @@ def main() -> int:
             backend.close()
             runs[name] = responses
             results.setdefault("runs", []).append(summary(name, responses, wall))
-            results["checks"][f"{name}: no errors"] = all(r.error is None and isinstance(r.text, str) for r in responses)
-            results["checks"][f"{name}: records parse"] = records_round_trip(work, name.replace(" ", "_"), instances, responses)
+            results["checks"][f"{name}: no errors"] = all(
+                r.error is None and isinstance(r.text, str) for r in responses
+            )
+            results["checks"][f"{name}: records parse"] = records_round_trip(
+                work, name.replace(" ", "_"), instances, responses
+            )
         (a, ra), (b, rb) = runs.items()
         agree = sum(x.text == y.text for x, y in zip(ra, rb)) / len(ra)
         results["hf_batched_vs_unbatched_agreement"] = round(agree, 4)
@@ -189,8 +240,12 @@ def main() -> int:
 
     print("\n| run | requests | errors | wall (s) | req/s | output tok/s |\n|---|---|---|---|---|---|")
     for r in results.get("runs", []):
-        print(f"| {r['run']} | {r['requests']} | {r['errors']} | {r['wall_s']} | {r['req_per_s']} | {r['output_tok_per_s']} |")
-    print(f"\nbatched vs unbatched greedy agreement (hf, {args.dtype}): {results.get('hf_batched_vs_unbatched_agreement')}")
+        print(
+            f"| {r['run']} | {r['requests']} | {r['errors']} | {r['wall_s']} | {r['req_per_s']} | {r['output_tok_per_s']} |"
+        )
+    print(
+        f"\nbatched vs unbatched greedy agreement (hf, {args.dtype}): {results.get('hf_batched_vs_unbatched_agreement')}"
+    )
     for name, passed in results["checks"].items():
         print(f"{'PASS' if passed else 'FAIL'}  {name}")
         ok &= bool(passed)

@@ -26,9 +26,15 @@ from ruamel.yaml.comments import CommentedSeq
 REPO = Path(__file__).resolve().parents[1]
 PKG = REPO / "src" / "socialbench"
 #: Files that cannot change an output (the package marker, the entry point, exception classes).
-NOT_CODE_DEPS = {"__init__.py", "__main__.py", "errors.py", "py.typed",
-                 # the results book reads the stages' outputs and writes none of them (rules/book.smk)
-                 "book.py", "book_cli.py"}
+NOT_CODE_DEPS = {
+    "__init__.py",
+    "__main__.py",
+    "errors.py",
+    "py.typed",
+    # the results book reads the stages' outputs and writes none of them (rules/book.smk)
+    "book.py",
+    "book_cli.py",
+}
 PER_METHOD = ("methods", "templates")
 
 
@@ -42,8 +48,13 @@ def rel(path: Path) -> str:
 
 def _entries(folder: Path) -> list[Path]:
     # Empty folders (a git checkout has none) and bytecode are no deps.
-    return sorted(p for p in folder.iterdir() if p.name != "__pycache__" and not p.name.endswith(".egg-info")
-                  and not (p.is_dir() and not any(f.name != "__pycache__" for f in p.iterdir())))
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.name != "__pycache__"
+        and not p.name.endswith(".egg-info")
+        and not (p.is_dir() and not any(f.name != "__pycache__" for f in p.iterdir()))
+    )
 
 
 def core_deps() -> list[str]:
@@ -75,7 +86,10 @@ def code_deps(stage: str, cmd: str) -> list[str]:
         folders = [f"src/socialbench/{benchmark}/methods", f"src/socialbench/{benchmark}/templates"]
         deps = [d for d in deps if not d.startswith(folders[0] + "/")] + folders
     elif "${item.method}" in cmd:
-        deps += [f"src/socialbench/{benchmark}/methods/${{item.method}}.py", f"src/socialbench/{benchmark}/templates/${{item.method}}"]
+        deps += [
+            f"src/socialbench/{benchmark}/methods/${{item.method}}.py",
+            f"src/socialbench/{benchmark}/templates/${{item.method}}",
+        ]
     return deps
 
 

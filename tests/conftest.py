@@ -50,7 +50,11 @@ def make_instance(iid: str = "x-0001", scenario: str = "intent", **over) -> dict
         "target_options": ["the player", "the crowd", "the team", "the press"],
         "subject": "the speaker",
         "target": "the player",
-        "mechanism": {"intent": "expressive aggression", "affection": "affective deception", "stance": "dominant detachment"}[scenario],
+        "mechanism": {
+            "intent": "expressive aggression",
+            "affection": "affective deception",
+            "stance": "dominant detachment",
+        }[scenario],
         "label": {"intent": "mock", "affection": "angry", "stance": "dismissive"}[scenario],
     }
     base.update(over)

@@ -18,9 +18,9 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -63,10 +63,22 @@ def ws(tmp_path, monkeypatch, clip) -> Path:
     (root / "params.yaml").write_text(PARAMS)
     insts = [make_instance(f"i{k}", media=["data/raw/img.png"]) for k in range(3)]
     (root / "data" / "i.jsonl").write_text(jsonl(insts))
-    (root / "data" / "v.jsonl").write_text(jsonl([make_instance("v0", modality="video_text", media=["data/raw/clip.mp4"],
-                                                                transcript="A: hi")]))  # fmt: skip
-    preds = [{"id": i["id"], "model": "random", "method": "direct", "subject": "the speaker", "target": "the player",
-              "mechanism": "expressive aggression", "label": "mock", "error": None} for i in insts]  # fmt: skip
+    (root / "data" / "v.jsonl").write_text(
+        jsonl([make_instance("v0", modality="video_text", media=["data/raw/clip.mp4"], transcript="A: hi")])
+    )
+    preds = [
+        {
+            "id": i["id"],
+            "model": "random",
+            "method": "direct",
+            "subject": "the speaker",
+            "target": "the player",
+            "mechanism": "expressive aggression",
+            "label": "mock",
+            "error": None,
+        }
+        for i in insts
+    ]
     (root / "results").mkdir()
     (root / "results" / "p.jsonl").write_text(jsonl(preds))
     scores = get_benchmark("moca").score(insts, preds, source="p.jsonl")
@@ -126,8 +138,18 @@ def instances_line(line: str) -> str:
 
 
 def infer(instances="data/bad.jsonl", *extra) -> list[str]:
-    return ["infer", "--instances", instances, "--model", "random", "--out", "results/o.jsonl",
-            "--stats", "results/o.stats.json", *extra]  # fmt: skip
+    return [
+        "infer",
+        "--instances",
+        instances,
+        "--model",
+        "random",
+        "--out",
+        "results/o.jsonl",
+        "--stats",
+        "results/o.stats.json",
+        *extra,
+    ]
 
 
 def score(predictions="results/p.jsonl", instances="data/i.jsonl", *extra, out="results/s.json") -> list[str]:
@@ -146,8 +168,21 @@ def tables(*scores: str) -> list[str]:
 
 
 def frames(inp="data/v.jsonl", out="data/pv.jsonl", *extra) -> list[str]:
-    return ["moca", "frames", "--input", inp, "--output", out, "--frames-dir", "data/frames", "--report",
-            "results/m.jsonl", "--report-md", "results/m.md", *extra]  # fmt: skip
+    return [
+        "moca",
+        "frames",
+        "--input",
+        inp,
+        "--output",
+        out,
+        "--frames-dir",
+        "data/frames",
+        "--report",
+        "results/m.jsonl",
+        "--report-md",
+        "results/m.md",
+        *extra,
+    ]
 
 
 def bad_instances(line: str, command=infer):
@@ -228,11 +263,25 @@ def dead_server(root: Path) -> list[str]:
     with socket.socket() as s:  # a loopback port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    write("dead.yaml", PARAMS + f"  down:\n    backend: openai_compat\n    model_id: m\n"
-                                f"    options: {{base_url: 'http://127.0.0.1:{port}/v1', retry_base_delay_s: 0.01}}\n")  # fmt: skip
+    write(
+        "dead.yaml",
+        PARAMS + f"  down:\n    backend: openai_compat\n    model_id: m\n"
+        f"    options: {{base_url: 'http://127.0.0.1:{port}/v1', retry_base_delay_s: 0.01}}\n",
+    )
     write("data/many.jsonl", jsonl([make_instance(f"n{k}", media=["data/raw/img.png"]) for k in range(12)]))
-    return ["infer", "--instances", "data/many.jsonl", "--model", "down", "--params", "dead.yaml", "--out", "results/o.jsonl",
-            "--stats", "results/o.stats.json"]  # fmt: skip
+    return [
+        "infer",
+        "--instances",
+        "data/many.jsonl",
+        "--model",
+        "down",
+        "--params",
+        "dead.yaml",
+        "--out",
+        "results/o.jsonl",
+        "--stats",
+        "results/o.stats.json",
+    ]
 
 
 def escaping_media(media: str, prep=None, command=prepare):
@@ -248,7 +297,10 @@ def escaping_media(media: str, prep=None, command=prepare):
 def escaping_video(root: Path) -> list[str]:
     (root / "data" / "raw" / "out.mp4").symlink_to(root.parent / "elsewhere.mp4")
     shutil.copyfile(root / "data" / "raw" / "clip.mp4", root.parent / "elsewhere.mp4")
-    write("data/bad.jsonl", jsonl([make_instance("vesc", modality="video_text", media=["data/raw/out.mp4"], transcript="A: hi")]))
+    write(
+        "data/bad.jsonl",
+        jsonl([make_instance("vesc", modality="video_text", media=["data/raw/out.mp4"], transcript="A: hi")]),
+    )
     return frames("data/bad.jsonl")
 
 
@@ -259,111 +311,547 @@ def truncated_clip(root: Path) -> list[str]:
 
 
 DEEP = "[" * 3000 + "]" * 3000
-BILLION_LAUGHS = "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" if i else "a0: &a0 [lol]\n" for i in range(12))
+BILLION_LAUGHS = "".join(
+    f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" if i else "a0: &a0 [lol]\n" for i in range(12)
+)
 
 CASES = [
     # -- strict JSON: a value JSON does not have, or one that would silently win -----------------------
-    Case("infer-nan", "strict JSON", bad_instances('{"id": "x", "text": NaN}'), "record line 2, field 'text': line 2: NaN is not a number JSON allows"),
-    Case("infer-infinity", "strict JSON", bad_instances('{"id": "x", "transcript": -Infinity}'), "field 'transcript': line 2: -Infinity"),
+    Case(
+        "infer-nan",
+        "strict JSON",
+        bad_instances('{"id": "x", "text": NaN}'),
+        "record line 2, field 'text': line 2: NaN is not a number JSON allows",
+    ),
+    Case(
+        "infer-infinity",
+        "strict JSON",
+        bad_instances('{"id": "x", "transcript": -Infinity}'),
+        "field 'transcript': line 2: -Infinity",
+    ),
     Case("infer-overflow", "strict JSON", bad_instances('{"id": "x", "n": 1e999}'), "too large to be a finite number"),
-    Case("infer-duplicate-key", "strict JSON", bad_instances(GOOD[:-1] + ', "label": "praise"}'), "field 'label': line 2: duplicate key"),
+    Case(
+        "infer-duplicate-key",
+        "strict JSON",
+        bad_instances(GOOD[:-1] + ', "label": "praise"}'),
+        "field 'label': line 2: duplicate key",
+    ),
     Case("infer-deep-nesting", "strict JSON", bad_instances(DEEP), "line 2: nested deeper than 64 levels"),
-    Case("infer-huge-int", "strict JSON", bad_instances('{"id": ' + "7" * 5000 + "}"), "field 'id': line 2: a number with 5000 digits"),
+    Case(
+        "infer-huge-int",
+        "strict JSON",
+        bad_instances('{"id": ' + "7" * 5000 + "}"),
+        "field 'id': line 2: a number with 5000 digits",
+    ),
     Case("infer-lone-surrogate", "strict JSON", bad_instances('{"id": "x", "text": "\\udc00"}'), "lone surrogate"),
     Case("infer-not-json", "strict JSON", bad_instances("{id: x}"), "record line 2: line 2 is not valid JSON"),
     Case("infer-not-an-object", "strict JSON", bad_instances("[1, 2]"), "line 2 is not a JSON object"),
-    Case("score-predictions-nan", "strict JSON", bad_predictions('{"id": "i0", "label": NaN}\n'), "field 'label': line 1: NaN"),
-    Case("score-predictions-duplicate", "strict JSON", bad_predictions('{"id": "i0", "id": "i1"}\n'), "field 'id': line 1: duplicate key"),
-    Case("score-predictions-deep", "strict JSON", bad_predictions('{"id": "i0", "x": ' + DEEP + "}\n"), "nested deeper than 64 levels"),
-    Case("prepare-nan", "strict JSON", bad_instances('{"id": "x", "text": Infinity}', prepare), "field 'text': line 2: Infinity"),
-    Case("prepare-duplicate", "strict JSON", bad_instances(GOOD[:-1] + ', "scenario": "stance"}', prepare), "field 'scenario': line 2: duplicate key"),
+    Case(
+        "score-predictions-nan",
+        "strict JSON",
+        bad_predictions('{"id": "i0", "label": NaN}\n'),
+        "field 'label': line 1: NaN",
+    ),
+    Case(
+        "score-predictions-duplicate",
+        "strict JSON",
+        bad_predictions('{"id": "i0", "id": "i1"}\n'),
+        "field 'id': line 1: duplicate key",
+    ),
+    Case(
+        "score-predictions-deep",
+        "strict JSON",
+        bad_predictions('{"id": "i0", "x": ' + DEEP + "}\n"),
+        "nested deeper than 64 levels",
+    ),
+    Case(
+        "prepare-nan",
+        "strict JSON",
+        bad_instances('{"id": "x", "text": Infinity}', prepare),
+        "field 'text': line 2: Infinity",
+    ),
+    Case(
+        "prepare-duplicate",
+        "strict JSON",
+        bad_instances(GOOD[:-1] + ', "scenario": "stance"}', prepare),
+        "field 'scenario': line 2: duplicate key",
+    ),
     Case("prepare-deep", "strict JSON", bad_instances(DEEP, prepare), "nested deeper than 64 levels"),
-    Case("frames-input-nan", "strict JSON", run_with(frames("data/bad.jsonl"), lambda r: write("data/bad.jsonl", '{"id": "v", "t": NaN}\n')), "record line 1, field 't'"),
-    Case("tables-score-nan", "strict JSON", bad_score_file('{"intent": {"label": NaN}}'), "field 'intent.label': NaN is not a number JSON allows"),
-    Case("tables-score-duplicate", "strict JSON", bad_score_file('{"intent": {}, "intent": {}}'), "field 'intent': duplicate key"),
+    Case(
+        "frames-input-nan",
+        "strict JSON",
+        run_with(frames("data/bad.jsonl"), lambda r: write("data/bad.jsonl", '{"id": "v", "t": NaN}\n')),
+        "record line 1, field 't'",
+    ),
+    Case(
+        "tables-score-nan",
+        "strict JSON",
+        bad_score_file('{"intent": {"label": NaN}}'),
+        "field 'intent.label': NaN is not a number JSON allows",
+    ),
+    Case(
+        "tables-score-duplicate",
+        "strict JSON",
+        bad_score_file('{"intent": {}, "intent": {}}'),
+        "field 'intent': duplicate key",
+    ),
     Case("tables-score-truncated", "strict JSON", bad_score_file('{"intent": {"label": 5'), "not valid JSON"),
     # -- a file that is not text, or no file ---------------------------------------------------------------
-    Case("infer-non-utf8", "unreadable file", run_with(infer(), lambda r: write("data/bad.jsonl", GOOD.encode() + b"\n{\"t\": \"caf\xe9\"}\n")), "not UTF-8 text (byte 0xe9 at offset"),
-    Case("score-non-utf8", "unreadable file", bad_predictions(b"\xff\xfe{}\n"), "not UTF-8 text (byte 0xff at offset 0)"),
-    Case("infer-empty", "unreadable file", run_with(infer(), lambda r: write("data/bad.jsonl", "\n\n")), "no records: the file is empty"),
-    Case("infer-missing", "unreadable file", run_with(infer("data/nothere.jsonl")), "data/nothere.jsonl: file not found"),
-    Case("infer-folder-as-instances", "unreadable file", run_with(infer("data")), "data: is a folder, not a file (--instances takes a file)"),
-    Case("score-folder-as-predictions", "unreadable file", run_with(score("results")), "results: is a folder, not a file (--predictions takes a file)"),
-    Case("cache-stats-not-a-cache", "unreadable file", run_with(["cache", "stats", "--path", "params.yaml"]), "params.yaml: is not a request cache"),
-    Case("cache-explain-folder-as-instances", "unreadable file", run_with(["cache", "explain", "--instances", "data", "--model", "random"]), "data: is a folder, not a file (--instances takes a file)"),
-    Case("cache-stats-folder", "unreadable file", run_with(["cache", "stats", "--path", "data"]), "data: is a folder, not a request cache file"),
-    Case("meetingtom-no-annotations", "unreadable file", run_with(["meetingtom", "you-events", "--ami", "nothere", "--out", "results/y.jsonl"]), "nothere: not a folder"),
+    Case(
+        "infer-non-utf8",
+        "unreadable file",
+        run_with(infer(), lambda r: write("data/bad.jsonl", GOOD.encode() + b'\n{"t": "caf\xe9"}\n')),
+        "not UTF-8 text (byte 0xe9 at offset",
+    ),
+    Case(
+        "score-non-utf8", "unreadable file", bad_predictions(b"\xff\xfe{}\n"), "not UTF-8 text (byte 0xff at offset 0)"
+    ),
+    Case(
+        "infer-empty",
+        "unreadable file",
+        run_with(infer(), lambda r: write("data/bad.jsonl", "\n\n")),
+        "no records: the file is empty",
+    ),
+    Case(
+        "infer-missing", "unreadable file", run_with(infer("data/nothere.jsonl")), "data/nothere.jsonl: file not found"
+    ),
+    Case(
+        "infer-folder-as-instances",
+        "unreadable file",
+        run_with(infer("data")),
+        "data: is a folder, not a file (--instances takes a file)",
+    ),
+    Case(
+        "score-folder-as-predictions",
+        "unreadable file",
+        run_with(score("results")),
+        "results: is a folder, not a file (--predictions takes a file)",
+    ),
+    Case(
+        "cache-stats-not-a-cache",
+        "unreadable file",
+        run_with(["cache", "stats", "--path", "params.yaml"]),
+        "params.yaml: is not a request cache",
+    ),
+    Case(
+        "cache-explain-folder-as-instances",
+        "unreadable file",
+        run_with(["cache", "explain", "--instances", "data", "--model", "random"]),
+        "data: is a folder, not a file (--instances takes a file)",
+    ),
+    Case(
+        "cache-stats-folder",
+        "unreadable file",
+        run_with(["cache", "stats", "--path", "data"]),
+        "data: is a folder, not a request cache file",
+    ),
+    Case(
+        "meetingtom-no-annotations",
+        "unreadable file",
+        run_with(["meetingtom", "you-events", "--ami", "nothere", "--out", "results/y.jsonl"]),
+        "nothere: not a folder",
+    ),
     # -- params: broken YAML, named with line and column ---------------------------------------------------
     Case("params-syntax", "params YAML", bad_params("seed: [1,\n"), "bad.yaml: not valid YAML: line 2, column 1"),
-    Case("params-tab", "params YAML", bad_params("seed: 1\n\tmodels: {}\n"), "line 2, column 1: found character '\\t' that cannot start any token"),
-    Case("params-python-tag", "params YAML", bad_params("seed: !!python/object/apply:os.system [echo hi]\n"), "line 1, column 7: the tag tag:yaml.org,2002:python/object/apply:os.system is not allowed"),
-    Case("params-top-level-list", "params YAML", bad_params("- seed\n- models\n"), "the top level must be a mapping of settings (key: value), got a list"),
-    Case("params-non-utf8", "params YAML", bad_params(b"seed: 1\nmodels: {caf\xe9: {backend: random}}\n"), "bad.yaml: not UTF-8 text (byte 0xe9 at offset 20, line 2)"),
-    Case("params-empty", "params YAML", bad_params(""), "bad.yaml: holds no settings (the file is empty or only comments)"),
+    Case(
+        "params-tab",
+        "params YAML",
+        bad_params("seed: 1\n\tmodels: {}\n"),
+        "line 2, column 1: found character '\\t' that cannot start any token",
+    ),
+    Case(
+        "params-python-tag",
+        "params YAML",
+        bad_params("seed: !!python/object/apply:os.system [echo hi]\n"),
+        "line 1, column 7: the tag tag:yaml.org,2002:python/object/apply:os.system is not allowed",
+    ),
+    Case(
+        "params-top-level-list",
+        "params YAML",
+        bad_params("- seed\n- models\n"),
+        "the top level must be a mapping of settings (key: value), got a list",
+    ),
+    Case(
+        "params-non-utf8",
+        "params YAML",
+        bad_params(b"seed: 1\nmodels: {caf\xe9: {backend: random}}\n"),
+        "bad.yaml: not UTF-8 text (byte 0xe9 at offset 20, line 2)",
+    ),
+    Case(
+        "params-empty",
+        "params YAML",
+        bad_params(""),
+        "bad.yaml: holds no settings (the file is empty or only comments)",
+    ),
     Case("params-only-comments", "params YAML", bad_params("# nothing here\n"), "holds no settings"),
-    Case("params-billion-laughs", "params YAML", bad_params(BILLION_LAUGHS), "line 2, column 10: the alias *a0 is not allowed"),
-    Case("params-duplicate-seed", "params YAML", bad_params("seed: 1\nseed: 2\n"), "line 2, column 1: duplicate key 'seed' (first at line 1)"),
-    Case("params-nan", "params YAML", bad_params("seed: 1\nmoca: {demo: {video_fraction: .nan}}\n"), "line 2, column 31: .nan is not a finite number"),
+    Case(
+        "params-billion-laughs",
+        "params YAML",
+        bad_params(BILLION_LAUGHS),
+        "line 2, column 10: the alias *a0 is not allowed",
+    ),
+    Case(
+        "params-duplicate-seed",
+        "params YAML",
+        bad_params("seed: 1\nseed: 2\n"),
+        "line 2, column 1: duplicate key 'seed' (first at line 1)",
+    ),
+    Case(
+        "params-nan",
+        "params YAML",
+        bad_params("seed: 1\nmoca: {demo: {video_fraction: .nan}}\n"),
+        "line 2, column 31: .nan is not a finite number",
+    ),
     Case("params-date", "params YAML", bad_params("seed: 2024-06-11\n"), "line 1, column 7: a date or time"),
-    Case("params-boolean-key", "params YAML", bad_params("models: {on: {backend: random}}\n"), "the key on is read as a boolean, not a name; quote it"),
-    Case("params-missing", "params YAML", run_with(["check-params", "--params", "nothere.yaml"]), "nothere.yaml: file not found"),
-    Case("params-folder", "params YAML", run_with(["check-params", "--params", "data"]), "data: is a folder, not a file"),
-    Case("params-broken-for-infer", "params YAML", bad_params("seed: 1\nseed: 2\n", lambda: infer("data/i.jsonl", "--params", "bad.yaml")), "bad.yaml: line 2, column 1: duplicate key"),
-    Case("params-broken-for-demo", "params YAML", bad_params("seed: [\n", lambda: ["demo", "--params", "bad.yaml", "--out-dir", "data/demo"]), "bad.yaml: not valid YAML"),
-    Case("params-broken-for-media", "params YAML", bad_params("media: {moca_frames: 2}\nmedia: {}\n", lambda: frames("data/v.jsonl", "data/pv.jsonl", "--params", "bad.yaml")), "duplicate key 'media'"),
+    Case(
+        "params-boolean-key",
+        "params YAML",
+        bad_params("models: {on: {backend: random}}\n"),
+        "the key on is read as a boolean, not a name; quote it",
+    ),
+    Case(
+        "params-missing",
+        "params YAML",
+        run_with(["check-params", "--params", "nothere.yaml"]),
+        "nothere.yaml: file not found",
+    ),
+    Case(
+        "params-folder", "params YAML", run_with(["check-params", "--params", "data"]), "data: is a folder, not a file"
+    ),
+    Case(
+        "params-broken-for-infer",
+        "params YAML",
+        bad_params("seed: 1\nseed: 2\n", lambda: infer("data/i.jsonl", "--params", "bad.yaml")),
+        "bad.yaml: line 2, column 1: duplicate key",
+    ),
+    Case(
+        "params-broken-for-demo",
+        "params YAML",
+        bad_params("seed: [\n", lambda: ["demo", "--params", "bad.yaml", "--out-dir", "data/demo"]),
+        "bad.yaml: not valid YAML",
+    ),
+    Case(
+        "params-broken-for-media",
+        "params YAML",
+        bad_params(
+            "media: {moca_frames: 2}\nmedia: {}\n",
+            lambda: frames("data/v.jsonl", "data/pv.jsonl", "--params", "bad.yaml"),
+        ),
+        "duplicate key 'media'",
+    ),
     # -- params: valid YAML, invalid settings --------------------------------------------------------------
-    Case("params-secret", "params values", bad_params("models: {m: {backend: openai_compat, options: {api_key: sk-do-not-print}}}\n"), "models.m.options.api_key"),
-    Case("params-bad-allowed-roots", "params values", bad_params("media: {allowed_roots: [1]}\n"), "media.allowed_roots.0: 1 is not of type 'string'"),
-    Case("params-several-problems-one-line", "params values", bad_params("seed: -1\nmodels: {r: {backend: random, concurrency: 0}}\n"), "bad.yaml is invalid: models.r.concurrency: 0 is less than the minimum of 1; seed: -1"),
+    Case(
+        "params-secret",
+        "params values",
+        bad_params("models: {m: {backend: openai_compat, options: {api_key: sk-do-not-print}}}\n"),
+        "models.m.options.api_key",
+    ),
+    Case(
+        "params-bad-allowed-roots",
+        "params values",
+        bad_params("media: {allowed_roots: [1]}\n"),
+        "media.allowed_roots.0: 1 is not of type 'string'",
+    ),
+    Case(
+        "params-several-problems-one-line",
+        "params values",
+        bad_params("seed: -1\nmodels: {r: {backend: random, concurrency: 0}}\n"),
+        "bad.yaml is invalid: models.r.concurrency: 0 is less than the minimum of 1; seed: -1",
+    ),
     # -- taxonomies -------------------------------------------------------------------------------------------
-    Case("taxonomy-duplicate", "taxonomy", bad_taxonomy("labels: {intent: [mock]}\nlabels: {intent: [mock]}\n"), "tax.yaml: line 2, column 1: duplicate key 'labels'"),
-    Case("taxonomy-alias", "taxonomy", bad_taxonomy("labels: &l {intent: [mock]}\nmechanisms: *l\n"), "tax.yaml: line 2, column 13: the alias *l is not allowed"),
-    Case("taxonomy-syntax", "taxonomy", bad_taxonomy("labels: {intent: [mock\n"), "tax.yaml: not valid YAML: line 2, column 1"),
-    Case("taxonomy-non-utf8", "taxonomy", bad_taxonomy(b"labels: {intent: [caf\xe9]}\n"), "tax.yaml: not UTF-8 text (byte 0xe9 at offset 21)"),
-    Case("taxonomy-json-nan", "taxonomy", bad_taxonomy('{"labels": {"intent": [NaN]}}', "tax.json"), "tax.json, field 'labels.intent[0]': NaN"),
-    Case("taxonomy-huge-value-capped", "taxonomy", bad_taxonomy("labels: {intent: " + "x" * 2_000_000 + "}\n"), "tax.yaml"),
+    Case(
+        "taxonomy-duplicate",
+        "taxonomy",
+        bad_taxonomy("labels: {intent: [mock]}\nlabels: {intent: [mock]}\n"),
+        "tax.yaml: line 2, column 1: duplicate key 'labels'",
+    ),
+    Case(
+        "taxonomy-alias",
+        "taxonomy",
+        bad_taxonomy("labels: &l {intent: [mock]}\nmechanisms: *l\n"),
+        "tax.yaml: line 2, column 13: the alias *l is not allowed",
+    ),
+    Case(
+        "taxonomy-syntax",
+        "taxonomy",
+        bad_taxonomy("labels: {intent: [mock\n"),
+        "tax.yaml: not valid YAML: line 2, column 1",
+    ),
+    Case(
+        "taxonomy-non-utf8",
+        "taxonomy",
+        bad_taxonomy(b"labels: {intent: [caf\xe9]}\n"),
+        "tax.yaml: not UTF-8 text (byte 0xe9 at offset 21)",
+    ),
+    Case(
+        "taxonomy-json-nan",
+        "taxonomy",
+        bad_taxonomy('{"labels": {"intent": [NaN]}}', "tax.json"),
+        "tax.json, field 'labels.intent[0]': NaN",
+    ),
+    Case(
+        "taxonomy-huge-value-capped",
+        "taxonomy",
+        bad_taxonomy("labels: {intent: " + "x" * 2_000_000 + "}\n"),
+        "tax.yaml",
+    ),
     # -- an output that would overwrite an input, or two outputs one file ------------------------------------
-    Case("prepare-out-is-raw", "output overwrites input", run_with(prepare("data/i.jsonl", out="data/i.jsonl")), "data/i.jsonl: --out is the same file as --raw"),
-    Case("prepare-report-is-out", "output overwrites input", run_with(prepare("data/i.jsonl", out="data/o.jsonl", report="data/o.jsonl")), "--out and --report name the same file"),
-    Case("prepare-report-is-raw-via-dotdot", "output overwrites input", run_with(prepare("data/i.jsonl", report="results/../data/i.jsonl")), "--report is the same file as --raw"),
-    Case("infer-out-is-instances", "output overwrites input", run_with(["infer", "--instances", "data/i.jsonl", "--model", "random", "--out", "data/i.jsonl", "--stats", "results/s.json"]), "--out is the same file as --instances"),
-    Case("infer-stats-is-out", "output overwrites input", run_with(["infer", "--instances", "data/i.jsonl", "--model", "random", "--out", "results/o.json", "--stats", "results/o.json"]), "--out and --stats name the same file"),
-    Case("infer-trace-symlink-to-instances", "output overwrites input", run_with(infer("data/i.jsonl", "--trace", "results/t.jsonl"), symlink("results/t.jsonl", "data/i.jsonl")), "--trace is the same file as --instances"),
-    Case("infer-cache-is-instances", "output overwrites input", run_with(infer("data/i.jsonl", "--cache", "data/i.jsonl")), "--cache is the same file as --instances"),
-    Case("infer-dev-is-out", "output overwrites input", run_with(["infer", "--instances", "data/i.jsonl", "--dev", "results/o.jsonl", "--model", "random", "--out", "results/o.jsonl", "--stats", "results/s.json"], lambda r: write("results/o.jsonl", GOOD + "\n")), "--out is the same file as --dev"),
-    Case("score-out-is-predictions", "output overwrites input", run_with(score(out="results/p.jsonl")), "--out is the same file as --predictions"),
-    Case("score-out-hard-link-to-instances", "output overwrites input", run_with(score(out="results/s.json"), hard_link("results/s.json", "data/i.jsonl")), "--out is the same file as --instances"),
-    Case("tables-headline-is-a-score-file", "output overwrites input", run_with(["tables", SCORE_FILE, "--out-dir", "results/t", "--headline", SCORE_FILE]), "--headline is the same file as SCORES"),
-    Case("track-out-is-instances", "output overwrites input", run_with(["track", SCORE_FILE, "--instances", "data/i.jsonl", "--predictions-dir", "results", "--stats-dir", "results", "--tables-dir", "results/tables", "--out", "data/i.jsonl"]), "--out is the same file as --instances"),
-    Case("frames-output-is-input", "output overwrites input", run_with(frames("data/v.jsonl", "data/v.jsonl")), "--output is the same file as --input"),
-    Case("frames-report-is-output", "output overwrites input", run_with(["moca", "frames", "--input", "data/v.jsonl", "--output", "data/pv.jsonl", "--report", "data/pv.jsonl"]), "--output and --report name the same file"),
-    Case("audio-output-is-source", "output overwrites input", run_with(["media", "audio", "data/raw/clip.mp4", "data/raw/./clip.mp4"]), "OUTPUT is the same file as SOURCE"),
+    Case(
+        "prepare-out-is-raw",
+        "output overwrites input",
+        run_with(prepare("data/i.jsonl", out="data/i.jsonl")),
+        "data/i.jsonl: --out is the same file as --raw",
+    ),
+    Case(
+        "prepare-report-is-out",
+        "output overwrites input",
+        run_with(prepare("data/i.jsonl", out="data/o.jsonl", report="data/o.jsonl")),
+        "--out and --report name the same file",
+    ),
+    Case(
+        "prepare-report-is-raw-via-dotdot",
+        "output overwrites input",
+        run_with(prepare("data/i.jsonl", report="results/../data/i.jsonl")),
+        "--report is the same file as --raw",
+    ),
+    Case(
+        "infer-out-is-instances",
+        "output overwrites input",
+        run_with(
+            [
+                "infer",
+                "--instances",
+                "data/i.jsonl",
+                "--model",
+                "random",
+                "--out",
+                "data/i.jsonl",
+                "--stats",
+                "results/s.json",
+            ]
+        ),
+        "--out is the same file as --instances",
+    ),
+    Case(
+        "infer-stats-is-out",
+        "output overwrites input",
+        run_with(
+            [
+                "infer",
+                "--instances",
+                "data/i.jsonl",
+                "--model",
+                "random",
+                "--out",
+                "results/o.json",
+                "--stats",
+                "results/o.json",
+            ]
+        ),
+        "--out and --stats name the same file",
+    ),
+    Case(
+        "infer-trace-symlink-to-instances",
+        "output overwrites input",
+        run_with(infer("data/i.jsonl", "--trace", "results/t.jsonl"), symlink("results/t.jsonl", "data/i.jsonl")),
+        "--trace is the same file as --instances",
+    ),
+    Case(
+        "infer-cache-is-instances",
+        "output overwrites input",
+        run_with(infer("data/i.jsonl", "--cache", "data/i.jsonl")),
+        "--cache is the same file as --instances",
+    ),
+    Case(
+        "infer-dev-is-out",
+        "output overwrites input",
+        run_with(
+            [
+                "infer",
+                "--instances",
+                "data/i.jsonl",
+                "--dev",
+                "results/o.jsonl",
+                "--model",
+                "random",
+                "--out",
+                "results/o.jsonl",
+                "--stats",
+                "results/s.json",
+            ],
+            lambda r: write("results/o.jsonl", GOOD + "\n"),
+        ),
+        "--out is the same file as --dev",
+    ),
+    Case(
+        "score-out-is-predictions",
+        "output overwrites input",
+        run_with(score(out="results/p.jsonl")),
+        "--out is the same file as --predictions",
+    ),
+    Case(
+        "score-out-hard-link-to-instances",
+        "output overwrites input",
+        run_with(score(out="results/s.json"), hard_link("results/s.json", "data/i.jsonl")),
+        "--out is the same file as --instances",
+    ),
+    Case(
+        "tables-headline-is-a-score-file",
+        "output overwrites input",
+        run_with(["tables", SCORE_FILE, "--out-dir", "results/t", "--headline", SCORE_FILE]),
+        "--headline is the same file as SCORES",
+    ),
+    Case(
+        "track-out-is-instances",
+        "output overwrites input",
+        run_with(
+            [
+                "track",
+                SCORE_FILE,
+                "--instances",
+                "data/i.jsonl",
+                "--predictions-dir",
+                "results",
+                "--stats-dir",
+                "results",
+                "--tables-dir",
+                "results/tables",
+                "--out",
+                "data/i.jsonl",
+            ]
+        ),
+        "--out is the same file as --instances",
+    ),
+    Case(
+        "frames-output-is-input",
+        "output overwrites input",
+        run_with(frames("data/v.jsonl", "data/v.jsonl")),
+        "--output is the same file as --input",
+    ),
+    Case(
+        "frames-report-is-output",
+        "output overwrites input",
+        run_with(
+            ["moca", "frames", "--input", "data/v.jsonl", "--output", "data/pv.jsonl", "--report", "data/pv.jsonl"]
+        ),
+        "--output and --report name the same file",
+    ),
+    Case(
+        "audio-output-is-source",
+        "output overwrites input",
+        run_with(["media", "audio", "data/raw/clip.mp4", "data/raw/./clip.mp4"]),
+        "OUTPUT is the same file as SOURCE",
+    ),
     # -- an output path that cannot be written ---------------------------------------------------------------
-    Case("prepare-out-under-a-file", "output path", run_with(prepare("data/i.jsonl", out="params.yaml/o.jsonl")), "params.yaml/o.jsonl: cannot be created: params.yaml is a file, not a folder (--out)"),
-    Case("score-out-is-a-folder", "output path", run_with(score(out="results")), "results: is a folder; --out takes the path of a file"),
-    Case("tables-out-dir-is-a-file", "output path", run_with(["tables", SCORE_FILE, "--out-dir", "data/i.jsonl", "--headline", "results/h.json"]), "data/i.jsonl: is a file, but --out-dir takes a folder"),
-    Case("demo-out-dir-under-a-file", "output path", run_with(["demo", "--out-dir", "params.yaml/demo"]), "params.yaml is a file, not a folder (--out-dir)"),
+    Case(
+        "prepare-out-under-a-file",
+        "output path",
+        run_with(prepare("data/i.jsonl", out="params.yaml/o.jsonl")),
+        "params.yaml/o.jsonl: cannot be created: params.yaml is a file, not a folder (--out)",
+    ),
+    Case(
+        "score-out-is-a-folder",
+        "output path",
+        run_with(score(out="results")),
+        "results: is a folder; --out takes the path of a file",
+    ),
+    Case(
+        "tables-out-dir-is-a-file",
+        "output path",
+        run_with(["tables", SCORE_FILE, "--out-dir", "data/i.jsonl", "--headline", "results/h.json"]),
+        "data/i.jsonl: is a file, but --out-dir takes a folder",
+    ),
+    Case(
+        "demo-out-dir-under-a-file",
+        "output path",
+        run_with(["demo", "--out-dir", "params.yaml/demo"]),
+        "params.yaml is a file, not a folder (--out-dir)",
+    ),
     # -- media outside the repository's data folders, or shorter than asked ----------------------------------
-    Case("prepare-media-dotdot", "media", escaping_media("data/../params.yaml"), "record esc, field 'media': data/../params.yaml leads to"),
-    Case("prepare-media-symlink", "media", escaping_media("data/raw/link.png", symlink("data/raw/link.png", "params.yaml")), "leads through a symlink to"),
-    Case("prepare-media-absolute", "media", escaping_media("/etc/hostname"), "/etc/hostname leads to /etc/hostname, outside the repository's data folder"),
-    Case("frames-media-symlink", "media", escaping_video, "data/bad.jsonl, record vesc, field 'media': data/raw/out.mp4 leads through a symlink"),
-    Case("cut-truncated-source", "media", truncated_clip, "data/raw/half.mp4: truncated: the container announces 20 video frames"),
+    Case(
+        "prepare-media-dotdot",
+        "media",
+        escaping_media("data/../params.yaml"),
+        "record esc, field 'media': data/../params.yaml leads to",
+    ),
+    Case(
+        "prepare-media-symlink",
+        "media",
+        escaping_media("data/raw/link.png", symlink("data/raw/link.png", "params.yaml")),
+        "leads through a symlink to",
+    ),
+    Case(
+        "prepare-media-absolute",
+        "media",
+        escaping_media("/etc/hostname"),
+        "/etc/hostname leads to /etc/hostname, outside the repository's data folder",
+    ),
+    Case(
+        "frames-media-symlink",
+        "media",
+        escaping_video,
+        "data/bad.jsonl, record vesc, field 'media': data/raw/out.mp4 leads through a symlink",
+    ),
+    Case(
+        "cut-truncated-source",
+        "media",
+        truncated_clip,
+        "data/raw/half.mp4: truncated: the container announces 20 video frames",
+    ),
     # -- predictions that are not one clean run ---------------------------------------------------------------
-    Case("score-another-model-mixed-in", "predictions", preds_with({}, {"model": "prior"}), "record line 2, field 'model': a record of model prior, not line 1's random"),
-    Case("score-another-method-mixed-in", "predictions", preds_with({}, {}, {"method": "codar"}), "record line 3, field 'method': a record of method codar"),
-    Case("score-not-the-model-asked-for", "predictions", preds_with(extra=("--model", "prior")), "record line 1, field 'model': a record of model random, not --model prior"),
-    Case("score-error-not-a-message", "predictions", preds_with({"error": 0}), "record line 1, field 'error': must be null or why the record failed"),
+    Case(
+        "score-another-model-mixed-in",
+        "predictions",
+        preds_with({}, {"model": "prior"}),
+        "record line 2, field 'model': a record of model prior, not line 1's random",
+    ),
+    Case(
+        "score-another-method-mixed-in",
+        "predictions",
+        preds_with({}, {}, {"method": "codar"}),
+        "record line 3, field 'method': a record of method codar",
+    ),
+    Case(
+        "score-not-the-model-asked-for",
+        "predictions",
+        preds_with(extra=("--model", "prior")),
+        "record line 1, field 'model': a record of model random, not --model prior",
+    ),
+    Case(
+        "score-error-not-a-message",
+        "predictions",
+        preds_with({"error": 0}),
+        "record line 1, field 'error': must be null or why the record failed",
+    ),
     # -- a server that cannot be used ----------------------------------------------------------------------------
-    Case("infer-dead-server", "dead server", dead_server, "models.down: stopped after 5 failed attempts in a row", cache=True),
+    Case(
+        "infer-dead-server",
+        "dead server",
+        dead_server,
+        "models.down: stopped after 5 failed attempts in a row",
+        cache=True,
+    ),
 ]
 
 
 def test_the_suite_has_at_least_sixty_cases_across_the_commands():
     commands = {c.id.split("-", 1)[0] for c in CASES}
     assert len(CASES) >= 60 and len({c.id for c in CASES}) == len(CASES)
-    assert {"infer", "score", "prepare", "tables", "track", "frames", "params", "taxonomy", "cache", "audio", "cut", "demo",
-            "meetingtom"} <= commands  # fmt: skip
+    assert {
+        "infer",
+        "score",
+        "prepare",
+        "tables",
+        "track",
+        "frames",
+        "params",
+        "taxonomy",
+        "cache",
+        "audio",
+        "cut",
+        "demo",
+        "meetingtom",
+    } <= commands
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -383,7 +871,9 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monke
         after = {k: v for k, v in after.items() if not k.startswith(".cache")}
         before = {k: v for k, v in before.items() if not k.startswith(".cache")}
         stored = RequestCache.open_readonly(ws / ".cache" / "requests.sqlite")
-        assert stored.stats()["entries"] == 0 and stored._conn().execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+        assert (
+            stored.stats()["entries"] == 0 and stored._conn().execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+        )
         stored.close()
     assert after == before
 
@@ -408,8 +898,9 @@ def test_the_suite_is_counted_by_class_in_the_docs():
 def workflow_copy(tmp_path_factory) -> Path:
     """The repository's tracked and new files (no data, results or caches) in a scratch folder."""
     dest = tmp_path_factory.mktemp("workflow")
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True,
-                           check=True).stdout.split()  # fmt: skip
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
     for f in files:
         if f.startswith(("data/", "results/")) or not (REPO / f).is_file():
             continue
@@ -434,8 +925,14 @@ BROKEN_PARAMS = {
 def test_snakemake_and_check_params_give_the_same_line_for_a_broken_params_file(name, workflow_copy):
     data = BROKEN_PARAMS[name]
     (workflow_copy / "params.yaml").write_bytes(data.encode() if isinstance(data, str) else data)
-    env = {**os.environ, "PYTHONPATH": str(workflow_copy / "src"), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    smk = subprocess.run(["snakemake", "-n", "--cores", "1"], cwd=workflow_copy, env=env, capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(workflow_copy / "src"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    smk = subprocess.run(
+        ["snakemake", "-n", "--cores", "1"], cwd=workflow_copy, env=env, capture_output=True, text=True
+    )
     check = subprocess.run(["socialbench", "check-params"], cwd=workflow_copy, env=env, capture_output=True, text=True)
     assert smk.returncode != 0 and check.returncode == 2
     (line,) = check.stderr.splitlines()

@@ -11,8 +11,19 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from socialbench.book import (Item, Run, Section, Store, build_pdf, fit_table, footnote, href, latex_escape,
-                              read_section, render_book)
+from socialbench.book import (
+    Item,
+    Run,
+    Section,
+    Store,
+    build_pdf,
+    fit_table,
+    footnote,
+    href,
+    latex_escape,
+    read_section,
+    render_book,
+)
 from socialbench.cli import app
 from socialbench.errors import ConfigError, DataError, SocialbenchError
 from socialbench.hashing import sha256_file
@@ -54,9 +65,17 @@ def png_bytes() -> bytes:
 def evaluation(root: Path, model: str) -> dict:
     art = root / f"{model}.scores.json"
     art.write_text("{}")
-    return {"benchmark": "meetingtom", "model": model, "method": "direct", "params": {"model": model, "seed": 1},
-            "content": {"dataset_sha256": "d"}, "provenance": {"git_commit": "c0ffee1234"},
-            "scores": {"all": {"acc": 42.5}}, "stats": {"cache_misses": 1}, "artifacts": [art]}
+    return {
+        "benchmark": "meetingtom",
+        "model": model,
+        "method": "direct",
+        "params": {"model": model, "seed": 1},
+        "content": {"dataset_sha256": "d"},
+        "provenance": {"git_commit": "c0ffee1234"},
+        "scores": {"all": {"acc": 42.5}},
+        "stats": {"cache_misses": 1},
+        "artifacts": [art],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -76,11 +95,16 @@ def results(tmp_path_factory):
     uri = f"sqlite:///{root}/mlflow.db"
     log_evaluations(evs, uri, EXPERIMENT, root / "mlartifacts", artifacts=pipeline_artifact_files(tables))
     tracked = root / "toy.json"
-    tracked.write_text(json.dumps({"evaluations": ["other/direct", "toy_model/direct"],
-                                   "keys": sorted(eval_key(e) for e in evs)}))
+    tracked.write_text(
+        json.dumps({"evaluations": ["other/direct", "toy_model/direct"], "keys": sorted(eval_key(e) for e in evs)})
+    )
     params = root / "params.yaml"
-    params.write_text(Path("params.yaml").read_text().replace("sqlite:///mlflow.db", uri)
-                      .replace("experiment: socialbench", f"experiment: {EXPERIMENT}"))
+    params.write_text(
+        Path("params.yaml")
+        .read_text()
+        .replace("sqlite:///mlflow.db", uri)
+        .replace("experiment: socialbench", f"experiment: {EXPERIMENT}")
+    )
     return {"root": root, "tables": tables, "instances": instances, "tracked": tracked, "uri": uri, "params": params}
 
 
@@ -93,9 +117,21 @@ def section(results) -> Section:
 
 
 def book_args(results, out: Path) -> list[str]:
-    return ["book", "--benchmark", "meetingtom", "--tables-dir", str(results["tables"]),
-            "--instances", str(results["instances"]),
-            "--tracked", str(results["tracked"]), "--params", str(results["params"]), "--out", str(out)]
+    return [
+        "book",
+        "--benchmark",
+        "meetingtom",
+        "--tables-dir",
+        str(results["tables"]),
+        "--instances",
+        str(results["instances"]),
+        "--tracked",
+        str(results["tracked"]),
+        "--params",
+        str(results["params"]),
+        "--out",
+        str(out),
+    ]
 
 
 # ---- pure assembly ---------------------------------------------------------------------------------
@@ -103,7 +139,8 @@ def book_args(results, out: Path) -> list[str]:
 
 def test_latex_escape_escapes_every_special_character():
     assert latex_escape(r"a_b & 50% $x #1 {y} ~ ^ \z") == (
-        r"a\_b \& 50\% \$x \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}z")
+        r"a\_b \& 50\% \$x \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}z"
+    )
 
 
 def test_latex_escape_keeps_double_hyphen_from_becoming_a_dash():
@@ -127,20 +164,37 @@ def test_fit_table_pins_the_float_and_boxes_the_tabular():
 
 def fake_section(items=()) -> Section:
     run = Run("abc123", "toy pipeline", "deadbeef", "http://ui/#/experiments/1/runs/abc123")
-    return Section("toy_bench", "data/test.jsonl", "f" * 64, r"\texttt{socialbench tables}", run,
-                   (Run("e1", "toy/m/direct", "deadbeef", "http://ui/#/e1"),), tuple(items))
+    return Section(
+        "toy_bench",
+        "data/test.jsonl",
+        "f" * 64,
+        r"\texttt{socialbench tables}",
+        run,
+        (Run("e1", "toy/m/direct", "deadbeef", "http://ui/#/e1"),),
+        tuple(items),
+    )
 
 
 def test_footnote_names_run_commit_data_hash_and_script():
     item = Item("table", "results/tables/toy/acc.tex", "tables/acc.tex", latex=TABLE)
     note = footnote(fake_section([item]), item)
-    for part in ("abc123", r"\#/experiments/1/runs/abc123", "deadbeef", "f" * 64, "data/test.jsonl",
-                 r"\texttt{socialbench tables}", r"tables/acc.tex"):
+    for part in (
+        "abc123",
+        r"\#/experiments/1/runs/abc123",
+        "deadbeef",
+        "f" * 64,
+        "data/test.jsonl",
+        r"\texttt{socialbench tables}",
+        r"tables/acc.tex",
+    ):
         assert part in note
 
 
 def test_render_book_has_a_section_per_benchmark_and_a_footnote_per_item():
-    items = [Item("table", "t.tex", "tables/t.tex", latex=TABLE), Item("figure", "f.png", "tables/f.png", graphic="g1.png")]
+    items = [
+        Item("table", "t.tex", "tables/t.tex", latex=TABLE),
+        Item("figure", "f.png", "tables/f.png", graphic="g1.png"),
+    ]
     tex = render_book([fake_section(items), fake_section(items[:1])])
     assert tex.count(r"\section{toy\_bench}") == 2
     assert tex.count(r"\footnote{") == 3
@@ -214,9 +268,14 @@ def test_book_pdf_shows_the_table_figure_and_their_provenance(results, tmp_path)
     sec = section(results)
     assert "Toy accuracy of the book fixture" in text and "toy_model direct 42.50" in text
     assert "fig_acc.png" in text and "acc.md" not in text
-    for part in (sec.pipeline_run.run_id, "c0ffee1234", sec.data_sha256, "socialbench tables --benchmark meetingtom",
-                 "socialbench.meetingtom.tables",
-                 *(r.run_id for r in sec.evaluation_runs)):
+    for part in (
+        sec.pipeline_run.run_id,
+        "c0ffee1234",
+        sec.data_sha256,
+        "socialbench tables --benchmark meetingtom",
+        "socialbench.meetingtom.tables",
+        *(r.run_id for r in sec.evaluation_runs),
+    ):
         assert part in text
     assert (tmp_path / "book.tex").is_file()
 

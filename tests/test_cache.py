@@ -44,8 +44,13 @@ def server():
 
 
 def loopback_backend(server, concurrency=4):
-    spec = ModelSpec(name="m", backend="openai_compat", model_id="served", concurrency=concurrency,
-                     options={"base_url": server.url, "retry_base_delay_s": 0.01, "max_retries": 1})  # fmt: skip
+    spec = ModelSpec(
+        name="m",
+        backend="openai_compat",
+        model_id="served",
+        concurrency=concurrency,
+        options={"base_url": server.url, "retry_base_delay_s": 0.01, "max_retries": 1},
+    )
     return create_backend(spec)
 
 
@@ -148,7 +153,9 @@ def test_resume_after_kill_9_repeats_only_the_calls_in_flight(tmp_path):
     with LoopbackServer("openai", fault_for=stagger) as srv:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tests.helpers.resume_worker", str(cache_path), srv.url, str(n)],
-            cwd=REPO, stdout=subprocess.PIPE, text=True,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         stored_before_kill = set()
         for line in proc.stdout:
@@ -167,8 +174,10 @@ def test_resume_after_kill_9_repeats_only_the_calls_in_flight(tmp_path):
         stored = {int(r[0].split("-")[1].split("/")[0]) for r in cache._conn().execute("SELECT request_id FROM calls")}
         backend, requests = backend_and_requests(srv.url, n)
         _, called = run_through_cache(backend, requests, cache)
-        recalled = {int(str(r.body["messages"][1]).split("Instance ", 1)[1].split(":", 1)[0])
-                    for r in srv.completions()[seen_by_server:]}  # fmt: skip
+        recalled = {
+            int(str(r.body["messages"][1]).split("Instance ", 1)[1].split(":", 1)[0])
+            for r in srv.completions()[seen_by_server:]
+        }
         cache.close()
     assert seen_by_server == n  # every call had been sent before the kill
     assert stored >= stored_before_kill and len(stored) < n
@@ -184,8 +193,16 @@ def test_hits_are_counted_and_stats_summarise_per_model(cache):
     s = cache.stats()
     assert s["entries"] == 3 and s["hits_served"] == 2
     assert s["models"][0] | {"first_at": 0, "last_at": 0, "latency_s": 0} == {
-        "model": "m", "backend": "openai_compat", "entries": 3, "input_tokens": 30, "output_tokens": 6,
-        "hits_served": 2, "first_at": 0, "last_at": 0, "latency_s": 0}  # fmt: skip
+        "model": "m",
+        "backend": "openai_compat",
+        "entries": 3,
+        "input_tokens": 30,
+        "output_tokens": 6,
+        "hits_served": 2,
+        "first_at": 0,
+        "last_at": 0,
+        "latency_s": 0,
+    }
 
 
 def test_recomputed_call_is_explained_from_history(cache):
@@ -334,7 +351,10 @@ def test_readonly_cache_does_not_count_hits_or_store_calls(tmp_path):
         (lambda p: p.write_bytes(b""), "is empty, not a request cache"),
         (lambda p: p.write_text("hello\n"), r"is not a request cache \(not an SQLite database\)"),
         (lambda p: p.mkdir(), "is a folder, not a request cache"),
-        (lambda p: sqlite3.connect(p).executescript("CREATE TABLE other (a);").close(), "SQLite database but not a request cache"),
+        (
+            lambda p: sqlite3.connect(p).executescript("CREATE TABLE other (a);").close(),
+            "SQLite database but not a request cache",
+        ),
     ],
     ids=["empty", "text", "folder", "other-sqlite"],
 )
@@ -372,12 +392,20 @@ def test_finish_reason_is_stored_and_a_truncated_answer_replays_truncated(cache)
     cache.put(cache_key(IDENTITY, whole), IDENTITY, whole, Response(text="{}", finish_reason="stop"), "m")
     replayed = cache.get(cache_key(IDENTITY, cut))
     assert replayed.cached and replayed.finish_reason == "length" and replayed.truncated
-    assert cache.get(cache_key(IDENTITY, whole)).finish_reason == "stop" and not cache.get(cache_key(IDENTITY, whole)).truncated
+    assert (
+        cache.get(cache_key(IDENTITY, whole)).finish_reason == "stop"
+        and not cache.get(cache_key(IDENTITY, whole)).truncated
+    )
 
 
 def test_a_truncated_answer_from_a_run_is_still_truncated_on_the_rerun(cache):
-    backend = create_backend(ModelSpec(name="s", backend="scripted", options={
-        "default": '{"mechanism": "exp', "finish_reasons": {moca_request(0).request_id: "length"}}))  # fmt: skip
+    backend = create_backend(
+        ModelSpec(
+            name="s",
+            backend="scripted",
+            options={"default": '{"mechanism": "exp', "finish_reasons": {moca_request(0).request_id: "length"}},
+        )
+    )
     first, called = run_through_cache(backend, [moca_request(0), moca_request(1)], cache)
     again, called_again = run_through_cache(backend, [moca_request(0), moca_request(1)], cache)
     assert (called, called_again) == (2, 0)
@@ -389,8 +417,10 @@ def write_hit_count_cache(path):
     """A cache file as the previous socialbench wrote it (hit counts, no finish_reason), holding k1."""
     write_old_cache(path)
     conn = sqlite3.connect(path)
-    conn.executescript("ALTER TABLE calls ADD COLUMN hit_count INTEGER NOT NULL DEFAULT 0;"
-                       " ALTER TABLE calls ADD COLUMN last_hit_at REAL;")  # fmt: skip
+    conn.executescript(
+        "ALTER TABLE calls ADD COLUMN hit_count INTEGER NOT NULL DEFAULT 0;"
+        " ALTER TABLE calls ADD COLUMN last_hit_at REAL;"
+    )
     conn.commit()
     conn.close()
 
@@ -506,7 +536,9 @@ def test_a_rerun_after_freeing_space_makes_only_the_calls_not_stored(cache_disk,
     cache = RequestCache(path)
     out, called = run_through_cache(loopback_backend(server, concurrency=1), requests, cache)
     cache.close()
-    again = [str(r.body["messages"][1]).split("Instance ", 1)[1].split(":", 1)[0] for r in server.completions()[made_before:]]
+    again = [
+        str(r.body["messages"][1]).split("Instance ", 1)[1].split(":", 1)[0] for r in server.completions()[made_before:]
+    ]
     assert called == 30 - kept and len(again) == called and all(r.error is None for r in out)
     assert sorted(map(int, again)) == sorted(set(range(30)) - stored_before)  # none repeated
 
@@ -533,9 +565,16 @@ def test_a_full_disk_costs_only_the_hit_count_when_reading(cache_disk):
 def _share_run(url, n, cache_path, barrier, results):
     barrier.wait()  # both pipelines start their run at the same moment
     try:
-        spec = ModelSpec(name="m", backend="openai_compat", model_id="served", concurrency=4,
-                         options={"base_url": url, "timeout": 30})  # fmt: skip
-        out, called = run_through_cache(create_backend(spec), [moca_request(i) for i in range(n)], RequestCache(cache_path))
+        spec = ModelSpec(
+            name="m",
+            backend="openai_compat",
+            model_id="served",
+            concurrency=4,
+            options={"base_url": url, "timeout": 30},
+        )
+        out, called = run_through_cache(
+            create_backend(spec), [moca_request(i) for i in range(n)], RequestCache(cache_path)
+        )
         results.put((called, [r.text for r in out], [r.error for r in out]))
     except Exception as exc:  # noqa: BLE001 - reported to the parent
         results.put(repr(exc))
@@ -548,7 +587,9 @@ def test_two_processes_on_one_cache_make_each_distinct_call_once(tmp_path):
     ctx = multiprocessing.get_context("fork")
     with LoopbackServer("openai", latency_s=0.3) as srv:  # slow: the second run starts while calls are in flight
         barrier, results = ctx.Barrier(2), ctx.Queue()
-        procs = [ctx.Process(target=_share_run, args=(srv.url, n, tmp_path / "c.sqlite", barrier, results)) for _ in range(2)]
+        procs = [
+            ctx.Process(target=_share_run, args=(srv.url, n, tmp_path / "c.sqlite", barrier, results)) for _ in range(2)
+        ]
         for p in procs:
             p.start()
         got = [results.get(timeout=60) for _ in procs]
@@ -565,8 +606,10 @@ def _claim_row(path, key, pid, host=None, claimed_at=None):
     import socket
 
     conn = sqlite3.connect(path)
-    conn.execute("INSERT OR REPLACE INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (?,?,?,?,?,?)",
-                 (key, f"other:{pid}", host or socket.gethostname(), pid, None, claimed_at or time.time()))
+    conn.execute(
+        "INSERT OR REPLACE INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (?,?,?,?,?,?)",
+        (key, f"other:{pid}", host or socket.gethostname(), pid, None, claimed_at or time.time()),
+    )
     conn.commit()
     conn.close()
 
@@ -628,7 +671,13 @@ def test_a_claim_from_another_host_is_taken_over_once_older_than_its_ttl(tmp_pat
     path = tmp_path / "c.sqlite"
     cache = RequestCache(path)
     backend = loopback_backend(server)
-    _claim_row(path, cache_key(backend.identity(), moca_request(0)), 1, host="elsewhere", claimed_at=time.time() - CLAIM_TTL_S - 1)
+    _claim_row(
+        path,
+        cache_key(backend.identity(), moca_request(0)),
+        1,
+        host="elsewhere",
+        claimed_at=time.time() - CLAIM_TTL_S - 1,
+    )
     _, called = run_through_cache(backend, [moca_request(0)], cache)
     cache.close()
     assert called == 1

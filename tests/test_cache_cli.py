@@ -52,11 +52,23 @@ def test_dry_run_explains_which_requests_would_be_called(tmp_path, monkeypatch):
     img = write_png(tmp_path / "img.png")
     insts = [make_instance(f"i{k}", media=[img.path]) for k in range(3)]
     (tmp_path / "inst.jsonl").write_text("".join(json.dumps(i) + "\n" for i in insts))
-    params = {"models": {"scripted-model": {"backend": "scripted", "options": {"default": GOOD}}},
-              "cache": {"path": str(tmp_path / "c.sqlite")}}  # fmt: skip
+    params = {
+        "models": {"scripted-model": {"backend": "scripted", "options": {"default": GOOD}}},
+        "cache": {"path": str(tmp_path / "c.sqlite")},
+    }
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    infer = ["infer", "--instances", "inst.jsonl", "--model", "scripted-model", "--out", "p.jsonl", "--stats", "s.json",
-             "--no-progress"]  # fmt: skip
+    infer = [
+        "infer",
+        "--instances",
+        "inst.jsonl",
+        "--model",
+        "scripted-model",
+        "--out",
+        "p.jsonl",
+        "--stats",
+        "s.json",
+        "--no-progress",
+    ]
     assert runner.invoke(app, infer).exit_code == 0
     write_png(tmp_path / "img.png", colour=(0, 0, 255))  # the shared image changes
     (tmp_path / "inst.jsonl").write_text("".join(json.dumps(i) + "\n" for i in insts[:2]))

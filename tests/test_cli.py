@@ -4,7 +4,6 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from socialbench.cli import app
-
 from tests.conftest import make_instance
 
 runner = CliRunner()
@@ -24,25 +23,52 @@ def write_jsonl(path, records):
 
 def test_score_command_writes_metrics_per_scenario(tmp_path):
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a"), make_instance("b", scenario="stance")])
-    preds = write_jsonl(tmp_path / "p.jsonl", [
-        {"id": "a", "subject": "the speaker", "target": "the player", "mechanism": "expressive aggression", "label": "mock"},
-    ])
+    preds = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {
+                "id": "a",
+                "subject": "the speaker",
+                "target": "the player",
+                "mechanism": "expressive aggression",
+                "label": "mock",
+            },
+        ],
+    )
     out = tmp_path / "s.json"
-    res = runner.invoke(app, ["score", "--benchmark", "moca", "--instances", str(inst), "--predictions", str(preds), "--out", str(out)])
+    res = runner.invoke(
+        app, ["score", "--benchmark", "moca", "--instances", str(inst), "--predictions", str(preds), "--out", str(out)]
+    )
     assert res.exit_code == 0, res.output
     scores = json.loads(out.read_text())
     assert scores["intent"]["holis"] == 100.0 and scores["stance"]["holis"] == 0.0
-    assert set(scores["intent"]) == {"label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate", "n",
-                                     "media_errors"}
+    assert set(scores["intent"]) == {
+        "label",
+        "subject",
+        "target",
+        "mechanism",
+        "dyad",
+        "faith",
+        "holis",
+        "c_sem_dyad",
+        "invalid_rate",
+        "n",
+        "media_errors",
+    }
 
 
 def test_score_command_takes_a_taxonomy_file(tmp_path):
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", label="taunt", mechanism="irony")])
-    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": "a", "subject": "the speaker", "target": "the player", "mechanism": "Irony", "label": "taunt"}])
+    preds = write_jsonl(
+        tmp_path / "p.jsonl",
+        [{"id": "a", "subject": "the speaker", "target": "the player", "mechanism": "Irony", "label": "taunt"}],
+    )
     tax = tmp_path / "t.yaml"
     tax.write_text("labels: {intent: [taunt]}\nmechanisms: {intent: [irony]}\n")
     out = tmp_path / "s.json"
-    res = runner.invoke(app, ["score", "--instances", str(inst), "--predictions", str(preds), "--out", str(out), "--taxonomy", str(tax)])
+    res = runner.invoke(
+        app, ["score", "--instances", str(inst), "--predictions", str(preds), "--out", str(out), "--taxonomy", str(tax)]
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["intent"]["holis"] == 100.0
 
@@ -52,10 +78,18 @@ def test_prepare_drops_bad_records_into_the_report(tmp_path):
 
     img = tmp_path / "img.png"
     Image.new("RGB", (4, 4)).save(img)  # prepare decodes images: a real PNG
-    raw = write_jsonl(tmp_path / "raw.jsonl", [make_instance("ok", media=[str(img)]), make_instance("bad", media=[str(img)], scenario="intent", label="happy"),
-                                              make_instance("nomedia", media=[str(tmp_path / "missing.png")])])
+    raw = write_jsonl(
+        tmp_path / "raw.jsonl",
+        [
+            make_instance("ok", media=[str(img)]),
+            make_instance("bad", media=[str(img)], scenario="intent", label="happy"),
+            make_instance("nomedia", media=[str(tmp_path / "missing.png")]),
+        ],
+    )
     out, report = tmp_path / "out.jsonl", tmp_path / "dropped.jsonl"
-    res = runner.invoke(app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)])
+    res = runner.invoke(
+        app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     assert [json.loads(l)["id"] for l in out.read_text().splitlines()] == ["ok"]
     dropped = {d["id"]: d for d in map(json.loads, report.read_text().splitlines())}
@@ -80,7 +114,11 @@ def test_main_turns_errors_into_exit_2_without_traceback(tmp_path, monkeypatch, 
 
     bad = tmp_path / "i.jsonl"
     bad.write_text("{oops\n")
-    monkeypatch.setattr(sys, "argv", ["socialbench", "score", "--instances", str(bad), "--predictions", str(bad), "--out", str(tmp_path / "s.json")])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["socialbench", "score", "--instances", str(bad), "--predictions", str(bad), "--out", str(tmp_path / "s.json")],
+    )
     with pytest.raises(SystemExit) as exc:
         main()
     assert exc.value.code == 2
@@ -96,8 +134,20 @@ def test_main_names_a_path_that_cannot_be_read_or_written(tmp_path, monkeypatch,
     from socialbench.cli import main
 
     missing = tmp_path / "nowhere" / "i.jsonl"
-    monkeypatch.setattr(sys, "argv", ["socialbench", "score", "--instances", str(missing), "--predictions", str(missing),
-                                      "--out", str(tmp_path / "s.json")])  # fmt: skip
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "socialbench",
+            "score",
+            "--instances",
+            str(missing),
+            "--predictions",
+            str(missing),
+            "--out",
+            str(tmp_path / "s.json"),
+        ],
+    )
     with pytest.raises(SystemExit) as exc:
         main()
     assert exc.value.code == 2
@@ -121,8 +171,12 @@ def score_args(inst, preds, out):
 def test_score_duplicate_prediction_id_names_file_line_and_first_copy(tmp_path):
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a"), make_instance("b")])
     preds = tmp_path / "p.jsonl"
-    preds.write_text("".join(json.dumps(r) + "\n" for r in [{"id": "a", **GOOD_PRED}, {"id": "b", **GOOD_PRED}]) + "\n"
-                     + json.dumps({"id": "a", **GOOD_PRED, "label": "provoke"}) + "\n")  # fmt: skip
+    preds.write_text(
+        "".join(json.dumps(r) + "\n" for r in [{"id": "a", **GOOD_PRED}, {"id": "b", **GOOD_PRED}])
+        + "\n"
+        + json.dumps({"id": "a", **GOOD_PRED, "label": "provoke"})
+        + "\n"
+    )
     out = tmp_path / "s.json"
     res = runner.invoke(app, score_args(inst, preds, out))
     assert res.exit_code != 0 and not out.exists()
@@ -184,14 +238,27 @@ def test_score_without_missing_predictions_prints_no_warning(tmp_path):
 
 def cli_params(tmp_path):
     path = tmp_path / "params.yaml"
-    path.write_text("seed: 1\nmodels:\n  a: {backend: random, category: baseline}\n  b: {backend: prior, category: baseline}\n"
-                    f"mlflow: {{tracking_uri: 'sqlite:///{tmp_path}/mlflow.db', experiment: t}}\n")  # fmt: skip
+    path.write_text(
+        "seed: 1\nmodels:\n  a: {backend: random, category: baseline}\n  b: {backend: prior, category: baseline}\n"
+        f"mlflow: {{tracking_uri: 'sqlite:///{tmp_path}/mlflow.db', experiment: t}}\n"
+    )
     return path
 
 
 def metrics(holis=10.0, n=3):
-    return {"label": 50.0, "subject": 50.0, "target": 50.0, "mechanism": 50.0, "dyad": 25.0, "faith": None,
-            "holis": holis, "c_sem_dyad": None, "invalid_rate": 0.0, "n": n, "media_errors": 0}  # fmt: skip
+    return {
+        "label": 50.0,
+        "subject": 50.0,
+        "target": 50.0,
+        "mechanism": 50.0,
+        "dyad": 25.0,
+        "faith": None,
+        "holis": holis,
+        "c_sem_dyad": None,
+        "invalid_rate": 0.0,
+        "n": n,
+        "media_errors": 0,
+    }
 
 
 def score_file(tmp_path, model, content, method="direct"):
@@ -202,8 +269,16 @@ def score_file(tmp_path, model, content, method="direct"):
 
 
 def tables_args(tmp_path, *score_paths):
-    return ["tables", "--params", str(cli_params(tmp_path)), "--out-dir", str(tmp_path / "tables"),
-            "--headline", str(tmp_path / "head.json"), *map(str, score_paths)]  # fmt: skip
+    return [
+        "tables",
+        "--params",
+        str(cli_params(tmp_path)),
+        "--out-dir",
+        str(tmp_path / "tables"),
+        "--headline",
+        str(tmp_path / "head.json"),
+        *map(str, score_paths),
+    ]
 
 
 def test_tables_writes_every_scenario_from_good_score_files(tmp_path):
@@ -213,7 +288,9 @@ def test_tables_writes_every_scenario_from_good_score_files(tmp_path):
     assert res.exit_code == 0, res.output
     from socialbench.moca.tables import output_files
 
-    assert {p.name for p in (tmp_path / "tables").iterdir()} == {f.split("/")[0] for f in output_files(["intent", "stance"])}
+    assert {p.name for p in (tmp_path / "tables").iterdir()} == {
+        f.split("/")[0] for f in output_files(["intent", "stance"])
+    }
     assert set(json.loads((tmp_path / "head.json").read_text())) == {"a.direct", "b.direct"}
 
 
@@ -261,10 +338,20 @@ def stats_record(instances, **provenance):
     """What `socialbench infer` writes as run accounting, with its record of what the run was made with."""
     from socialbench.hashing import sha256_file
 
-    made = {"prompt_template_sha256": "p" * 64, "taxonomy_sha256": "t" * 64, "instances_sha256": sha256_file(instances),
-            "dev_sha256": None, "git_commit": "c0ffee", "versions": {"python": "3.11.7", "torch": "2.13.0"}}  # fmt: skip
-    return {"requests": 1, "cost_usd": 0.0, "backend_identity": {"backend": "random", "model_id": "a", "revision": None},
-            "provenance": {**made, **provenance}}  # fmt: skip
+    made = {
+        "prompt_template_sha256": "p" * 64,
+        "taxonomy_sha256": "t" * 64,
+        "instances_sha256": sha256_file(instances),
+        "dev_sha256": None,
+        "git_commit": "c0ffee",
+        "versions": {"python": "3.11.7", "torch": "2.13.0"},
+    }
+    return {
+        "requests": 1,
+        "cost_usd": 0.0,
+        "backend_identity": {"backend": "random", "model_id": "a", "revision": None},
+        "provenance": {**made, **provenance},
+    }
 
 
 def track_setup(tmp_path, monkeypatch, scores=None):
@@ -280,8 +367,21 @@ def track_setup(tmp_path, monkeypatch, scores=None):
         paths.append(score_file(tmp_path, model, (scores or {}).get(model, {"intent": metrics()})))
     (tmp_path / "tables").mkdir()
     (tmp_path / "tables" / "intent.md").write_text("table\n")
-    args = ["track", "--params", str(cli_params(tmp_path)), "--instances", str(inst), "--predictions-dir", str(tmp_path / "preds"),
-            "--stats-dir", str(tmp_path / "runs"), "--tables-dir", str(tmp_path / "tables"), "--out", str(tmp_path / "track.json")]  # fmt: skip
+    args = [
+        "track",
+        "--params",
+        str(cli_params(tmp_path)),
+        "--instances",
+        str(inst),
+        "--predictions-dir",
+        str(tmp_path / "preds"),
+        "--stats-dir",
+        str(tmp_path / "runs"),
+        "--tables-dir",
+        str(tmp_path / "tables"),
+        "--out",
+        str(tmp_path / "track.json"),
+    ]
     return args, paths
 
 
@@ -358,7 +458,9 @@ def test_track_score_file_without_its_predictions_file_is_an_error(tmp_path, mon
     args, paths = track_setup(tmp_path, monkeypatch)
     (tmp_path / "preds" / "a" / "direct.jsonl").unlink()
     res = runner.invoke(app, [*args, *map(str, paths)])
-    assert_track_refused(tmp_path, res, str(tmp_path / "preds" / "a" / "direct.jsonl"), "predictions file", str(paths[0]))
+    assert_track_refused(
+        tmp_path, res, str(tmp_path / "preds" / "a" / "direct.jsonl"), "predictions file", str(paths[0])
+    )
 
 
 # ---- prepare and infer: bad or empty inputs are one clear error; nothing dropped is lost ------------
@@ -388,19 +490,30 @@ def _main_error(monkeypatch, capsys, argv):
 def test_prepare_on_an_empty_file_exits_2_naming_it(tmp_path, monkeypatch, capsys):
     raw = tmp_path / "raw.jsonl"
     raw.write_text("")
-    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"),
-                                                  "--report", str(tmp_path / "r.jsonl")])  # fmt: skip
+    code, err = _main_error(
+        monkeypatch,
+        capsys,
+        ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"), "--report", str(tmp_path / "r.jsonl")],
+    )
     assert code == 2 and f"error: {raw}: no records: the file is empty" in err and "Traceback" not in err
     assert not (tmp_path / "o.jsonl").exists()
 
 
 def test_prepare_that_keeps_nothing_fails_after_writing_the_drop_report(tmp_path, monkeypatch, capsys):
     (tmp_path / "zero.png").write_bytes(b"")
-    raw = write_jsonl(tmp_path / "raw.jsonl", [make_instance("a", media=[str(tmp_path / "zero.png")]),
-                                               make_instance("b", media=[str(tmp_path / "gone.png")])])  # fmt: skip
+    raw = write_jsonl(
+        tmp_path / "raw.jsonl",
+        [
+            make_instance("a", media=[str(tmp_path / "zero.png")]),
+            make_instance("b", media=[str(tmp_path / "gone.png")]),
+        ],
+    )
     out, report = tmp_path / "o.jsonl", tmp_path / "r.jsonl"
-    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report),
-                                                  *media_in(tmp_path)])  # fmt: skip
+    code, err = _main_error(
+        monkeypatch,
+        capsys,
+        ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)],
+    )
     assert code == 2 and "no record passed validation: all 2 were dropped" in err and str(report) in err
     assert not out.exists()
     dropped = [json.loads(line) for line in report.read_text().splitlines()]
@@ -410,39 +523,80 @@ def test_prepare_that_keeps_nothing_fails_after_writing_the_drop_report(tmp_path
 
 def test_prepare_with_an_unknown_on_invalid_value_lists_the_allowed_values(tmp_path, monkeypatch, capsys):
     raw = write_jsonl(tmp_path / "raw.jsonl", [make_instance("a")])
-    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"),
-                                                  "--report", str(tmp_path / "r.jsonl"), "--on-invalid", "maybe"])  # fmt: skip
+    code, err = _main_error(
+        monkeypatch,
+        capsys,
+        [
+            "prepare",
+            "--raw",
+            str(raw),
+            "--out",
+            str(tmp_path / "o.jsonl"),
+            "--report",
+            str(tmp_path / "r.jsonl"),
+            "--on-invalid",
+            "maybe",
+        ],
+    )
     assert code == 2 and err.strip() == "error: --on-invalid 'maybe': must be one of drop, fail"
 
 
 def test_prepare_drops_an_unparsable_line_and_keeps_the_rest(tmp_path):
     img = _png(tmp_path / "img.png")
     raw = tmp_path / "raw.jsonl"
-    raw.write_text(json.dumps(make_instance("a", media=[img])) + "\n{not json\n" + json.dumps(make_instance("b", media=[img])) + "\n")
+    raw.write_text(
+        json.dumps(make_instance("a", media=[img]))
+        + "\n{not json\n"
+        + json.dumps(make_instance("b", media=[img]))
+        + "\n"
+    )
     out, report = tmp_path / "o.jsonl", tmp_path / "r.jsonl"
-    res = runner.invoke(app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)])
+    res = runner.invoke(
+        app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     assert "kept 2, dropped 1" in res.output
     (entry,) = [json.loads(line) for line in report.read_text().splitlines()]
-    assert entry["line"] == 2 and entry["raw"] == "{not json" and "line 2 is not valid JSON" in entry["problems"][0]["reason"]
+    assert (
+        entry["line"] == 2
+        and entry["raw"] == "{not json"
+        and "line 2 is not valid JSON" in entry["problems"][0]["reason"]
+    )
 
 
 def test_prepare_on_a_non_utf8_file_exits_2_naming_the_byte(tmp_path, monkeypatch, capsys):
     raw = tmp_path / "raw.jsonl"
     raw.write_bytes(b"\xff\xfe{}\n")
-    code, err = _main_error(monkeypatch, capsys, ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"),
-                                                  "--report", str(tmp_path / "r.jsonl")])  # fmt: skip
+    code, err = _main_error(
+        monkeypatch,
+        capsys,
+        ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"), "--report", str(tmp_path / "r.jsonl")],
+    )
     assert code == 2 and err.strip() == f"error: {raw}: not UTF-8 text (byte 0xff at offset 0)"
 
 
 def _infer_args(tmp_path, instances, *extra):
-    return ["infer", "--instances", str(instances), "--model", "random", "--out", str(tmp_path / "p.jsonl"),
-            "--stats", str(tmp_path / "s.json"), "--cache", str(tmp_path / "c.sqlite"), *extra]  # fmt: skip
+    return [
+        "infer",
+        "--instances",
+        str(instances),
+        "--model",
+        "random",
+        "--out",
+        str(tmp_path / "p.jsonl"),
+        "--stats",
+        str(tmp_path / "s.json"),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        *extra,
+    ]
 
 
 def test_infer_with_an_unknown_method_lists_the_known_methods(tmp_path, monkeypatch, capsys, repo_root):
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[_png(tmp_path / "img.png")])])
-    code, err = _main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--method", "cot", "--params", str(repo_root / "params.yaml")))
+    code, err = _main_error(
+        monkeypatch, capsys, _infer_args(tmp_path, inst, "--method", "cot", "--params", str(repo_root / "params.yaml"))
+    )
     from socialbench.benchmark import get_benchmark
 
     known = ", ".join(get_benchmark("moca").method_names())
@@ -452,7 +606,9 @@ def test_infer_with_an_unknown_method_lists_the_known_methods(tmp_path, monkeypa
 def test_infer_on_an_empty_instances_file_exits_2(tmp_path, monkeypatch, capsys, repo_root):
     inst = tmp_path / "i.jsonl"
     inst.write_text("")
-    code, err = _main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml")))
+    code, err = _main_error(
+        monkeypatch, capsys, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml"))
+    )
     assert code == 2 and f"error: {inst}: no records" in err and not (tmp_path / "p.jsonl").exists()
 
 
@@ -468,7 +624,9 @@ def test_infer_with_an_empty_dev_file_says_the_dev_file_has_no_records(tmp_path,
 
 def test_infer_on_a_video_instance_without_frames_names_file_record_and_field(tmp_path, monkeypatch, capsys, repo_root):
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("v", modality="video_text", transcript="A: hi")])
-    code, err = _main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml")))
+    code, err = _main_error(
+        monkeypatch, capsys, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml"))
+    )
     assert code == 2 and f"error: {inst}, record v, field 'frames': a video_text instance needs sampled frames" in err
 
 
@@ -497,21 +655,36 @@ def test_track_refuses_predictions_made_from_other_instances(tmp_path, monkeypat
 
 
 def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
-    from socialbench.hashing import sha256_file
     from socialbench.benchmark import get_benchmark
-
+    from socialbench.hashing import sha256_file
     from tests.helpers.moca_requests import write_png
 
     write_png(tmp_path / "img.png")
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[str(tmp_path / "img.png")])])
     params = tmp_path / "params.yaml"
     params.write_text("seed: 0\nmodels:\n  r: {backend: random}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n")
-    res = runner.invoke(app, ["infer", "--instances", str(inst), "--model", "r", "--params", str(params),
-                              "--out", str(tmp_path / "p.jsonl"), "--stats", str(tmp_path / "s.json")])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "infer",
+            "--instances",
+            str(inst),
+            "--model",
+            "r",
+            "--params",
+            str(params),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--stats",
+            str(tmp_path / "s.json"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     stats = json.loads((tmp_path / "s.json").read_text())
     made = stats["provenance"]
-    assert made["instances_sha256"] == sha256_file(inst) and made["prompt_template_sha256"] == get_benchmark("moca").prompt_hash("direct")
+    assert made["instances_sha256"] == sha256_file(inst) and made["prompt_template_sha256"] == get_benchmark(
+        "moca"
+    ).prompt_hash("direct")
     assert made["versions"]["python"] and made["git_commit"] and stats["backend_identity"]["backend"] == "random"
 
 
@@ -531,8 +704,22 @@ def test_infer_stops_when_every_call_failed_and_writes_nothing(tmp_path):
         "seed: 0\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\nmodels:\n  down:\n    backend: openai_compat\n"
         f"    model_id: m\n    options: {{base_url: 'http://127.0.0.1:{port}/v1', max_retries: 0, timeout: 2}}\n"
     )
-    res = runner.invoke(app, ["infer", "--instances", str(inst), "--model", "down", "--params", str(params),
-                              "--out", str(tmp_path / "p.jsonl"), "--stats", str(tmp_path / "s.json")])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "infer",
+            "--instances",
+            str(inst),
+            "--model",
+            "down",
+            "--params",
+            str(params),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--stats",
+            str(tmp_path / "s.json"),
+        ],
+    )
     assert isinstance(res.exception, SocialbenchError), res.output
     assert "models.down: all 1 calls failed" in str(res.exception)
     assert not (tmp_path / "p.jsonl").exists() and not (tmp_path / "s.json").exists()
@@ -544,11 +731,28 @@ def test_infer_of_a_method_excluded_in_params_calls_nothing_and_records_the_reas
     write_png(tmp_path / "img.png")
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[str(tmp_path / "img.png")])])
     params = tmp_path / "params.yaml"
-    params.write_text("seed: 0\nmodels:\n  r: {backend: random, exclude_methods: {direct: answers by chance only}}\n"
-                      "cache: {path: " + str(tmp_path / "c.sqlite") + "}\n")
-    res = runner.invoke(app, ["infer", "--instances", str(inst), "--model", "r", "--params", str(params),
-                              "--out", str(tmp_path / "p.jsonl"), "--stats", str(tmp_path / "s.json"),
-                              "--trace", str(tmp_path / "t.jsonl")])  # fmt: skip
+    params.write_text(
+        "seed: 0\nmodels:\n  r: {backend: random, exclude_methods: {direct: answers by chance only}}\n"
+        "cache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
+    )
+    res = runner.invoke(
+        app,
+        [
+            "infer",
+            "--instances",
+            str(inst),
+            "--model",
+            "r",
+            "--params",
+            str(params),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--stats",
+            str(tmp_path / "s.json"),
+            "--trace",
+            str(tmp_path / "t.jsonl"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     (rec,) = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert rec["error"] == "excluded in params (models.r): answers by chance only"
@@ -568,12 +772,30 @@ def test_infer_gives_the_methods_the_answer_options_of_params(tmp_path):
 
     write_png(tmp_path / "img.png")
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[str(tmp_path / "img.png")])])
-    answer = json.dumps({"mechanism": "expressive aggression", "label": "mock", "subject": "subject0", "target": "target0"})
+    answer = json.dumps(
+        {"mechanism": "expressive aggression", "label": "mock", "subject": "subject0", "target": "target0"}
+    )
     params = tmp_path / "params.yaml"
-    params.write_text("seed: 0\nmoca: {answer: {code_fence: tolerate}}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
-                      "models:\n  s: {backend: scripted, options: {default: " + json.dumps("```json\n" + answer + "\n```") + "}}\n")
-    res = runner.invoke(app, ["infer", "--instances", str(inst), "--model", "s", "--params", str(params),
-                              "--out", str(tmp_path / "p.jsonl"), "--stats", str(tmp_path / "s.json")])  # fmt: skip
+    params.write_text(
+        "seed: 0\nmoca: {answer: {code_fence: tolerate}}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
+        "models:\n  s: {backend: scripted, options: {default: " + json.dumps("```json\n" + answer + "\n```") + "}}\n"
+    )
+    res = runner.invoke(
+        app,
+        [
+            "infer",
+            "--instances",
+            str(inst),
+            "--model",
+            "s",
+            "--params",
+            str(params),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--stats",
+            str(tmp_path / "s.json"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     (rec,) = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert rec["label"] == "mock" and rec["error"] is None  # the fence was tolerated, as params say
@@ -589,7 +811,11 @@ def test_infer_records_carry_the_gold_answer_and_a_pointer_to_the_request(tmp_pa
     record = json.loads((tmp_path / "p.jsonl").read_text().splitlines()[0])
     gold = json.loads(inst.read_text())
     assert record["gold"] == {k: gold[k] for k in ("subject", "target", "mechanism", "label")}
-    assert record["request"] == {"trace": "results/traces/moca/random/direct.jsonl", "id": "a", "key": record["request_key"]}
+    assert record["request"] == {
+        "trace": "results/traces/moca/random/direct.jsonl",
+        "id": "a",
+        "key": record["request_key"],
+    }
 
 
 def test_tables_put_the_macro_over_scenarios_beside_the_per_scenario_scores(tmp_path):
@@ -646,10 +872,19 @@ def test_moca_source_options_list_every_source():
     assert found and all(SOURCES_HELP in p.help for p in found)
 
 
-@pytest.mark.parametrize("option, choices", [("source", ["demo", "ami"]), ("on_invalid", ["drop", "fail"]),
-                                             ("on_error", ["skip", "fail"]), ("task", ["state", "you", "consensus"])])
+@pytest.mark.parametrize(
+    "option, choices",
+    [
+        ("source", ["demo", "ami"]),
+        ("on_invalid", ["drop", "fail"]),
+        ("on_error", ["skip", "fail"]),
+        ("task", ["state", "you", "consensus"]),
+    ],
+)
 def test_options_with_fixed_values_list_them(option, choices):
-    found = [(c, p) for c, p in cli_options() if p.name == option and not (option == "source" and c.startswith("moca "))]
+    found = [
+        (c, p) for c, p in cli_options() if p.name == option and not (option == "source" and c.startswith("moca "))
+    ]
     assert found and all(all(ch in p.help for ch in choices) for _, p in found), [(c, p.help) for c, p in found]
 
 

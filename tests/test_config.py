@@ -66,8 +66,10 @@ def test_every_params_key_is_described_in_the_schema():
         ({"client_secret": "sk-123-do-not-print"}, "models.m.options.client_secret"),
         ({"password": "sk-123-do-not-print"}, "models.m.options.password"),
         ({"apiKey": "sk-123-do-not-print"}, "models.m.options.apiKey"),
-        ({"extra_body": {"headers": {"Authorization": "Bearer sk-123-do-not-print"}}},
-         "models.m.options.extra_body.headers.Authorization"),
+        (
+            {"extra_body": {"headers": {"Authorization": "Bearer sk-123-do-not-print"}}},
+            "models.m.options.extra_body.headers.Authorization",
+        ),
         ({"api_key_env": "sk-123-do-not-print"}, "models.m.options.api_key_env"),
         ({"hf_token_env": "sk-123-do-not-print"}, "models.m.options.hf_token_env"),
         ({"token": "sk-123-do-not-print"}, "models.m.options.token"),
@@ -78,15 +80,19 @@ def test_every_params_key_is_described_in_the_schema():
         ({"private_key": "sk-123-do-not-print"}, "models.m.options.private_key"),
         ({"HFToken": "sk-123-do-not-print"}, "models.m.options.HFToken"),
         ({"use_auth_token": "sk-123-do-not-print"}, "models.m.options.use_auth_token"),
-        ({"extra_body": {"headers": {"x-api-key": "sk-123-do-not-print"}}},
-         "models.m.options.extra_body.headers.x-api-key"),
-        ({"extra_body": {"headers": {"Cookie": "session=sk-123-do-not-print"}}},
-         "models.m.options.extra_body.headers.Cookie"),
+        (
+            {"extra_body": {"headers": {"x-api-key": "sk-123-do-not-print"}}},
+            "models.m.options.extra_body.headers.x-api-key",
+        ),
+        (
+            {"extra_body": {"headers": {"Cookie": "session=sk-123-do-not-print"}}},
+            "models.m.options.extra_body.headers.Cookie",
+        ),
         ({"extra_body": {"bearer": "sk-123-do-not-print"}}, "models.m.options.extra_body.bearer"),
         ({"extra_env": {"HF_TOKEN": "sk-123-do-not-print"}}, "models.m.options.extra_env.HF_TOKEN"),
         ({"credentials": {"user": "u", "pass": "sk-123-do-not-print"}}, "models.m.options.credentials"),
     ],
-)  # fmt: skip
+)
 def test_an_option_that_looks_like_a_secret_is_refused_naming_the_field_never_the_value(options, field):
     with pytest.raises(ConfigError) as exc:
         validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
@@ -96,8 +102,12 @@ def test_an_option_that_looks_like_a_secret_is_refused_naming_the_field_never_th
 
 
 def test_options_that_only_resemble_secrets_are_accepted():
-    options = {"api_key_env": "MY_API_KEY", "max_tokens_param": "max_completion_tokens", "json_mode": "none",
-               "base_url": "http://127.0.0.1:8000/v1"}  # fmt: skip
+    options = {
+        "api_key_env": "MY_API_KEY",
+        "max_tokens_param": "max_completion_tokens",
+        "json_mode": "none",
+        "base_url": "http://127.0.0.1:8000/v1",
+    }
     p = validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
     assert p["models"]["m"]["options"] == options
 
@@ -105,15 +115,21 @@ def test_options_that_only_resemble_secrets_are_accepted():
 @pytest.mark.parametrize(
     "options",
     [
-        {"extra_body": {"stop_token_ids": [151645], "allowed_token_ids": [1, 2],
-                        "return_tokens_as_token_ids": True, "skip_special_tokens": False}},
+        {
+            "extra_body": {
+                "stop_token_ids": [151645],
+                "allowed_token_ids": [1, 2],
+                "return_tokens_as_token_ids": True,
+                "skip_special_tokens": False,
+            }
+        },
         {"extra_body": {"prompt_cache_key": "socialbench-moca"}},
         {"use_auth_token": True},
         {"api_key_env": None},
         {"keyframe_interval": 2, "max_tokens_param": "max_tokens", "extra_env": {"HF_HOME": "/tmp/hf"}},
         {"extra_body": {"chat_template_kwargs": {"eos_token": "<|im_end|>"}}},
     ],
-)  # fmt: skip
+)
 def test_request_parameters_that_mention_tokens_or_keys_are_not_secrets(options):
     p = validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
     assert p["models"]["m"]["options"] == options
@@ -125,7 +141,9 @@ def test_check_params_refuses_a_secret_without_printing_it(tmp_path):
     from socialbench.cli import app
 
     f = tmp_path / "params.yaml"
-    f.write_text(yaml.safe_dump({"models": {"loc": {"backend": "openai_compat", "options": {"api_key": "sk-123-do-not-print"}}}}))
+    f.write_text(
+        yaml.safe_dump({"models": {"loc": {"backend": "openai_compat", "options": {"api_key": "sk-123-do-not-print"}}}})
+    )
     result = CliRunner().invoke(app, ["check-params", "--params", str(f)])
     assert result.exit_code != 0 and isinstance(result.exception, ConfigError)
     assert "models.loc.options.api_key" in str(result.exception)
@@ -133,8 +151,11 @@ def test_check_params_refuses_a_secret_without_printing_it(tmp_path):
 
 
 def test_each_problem_names_the_config_file_that_set_it():
-    origins = [("params.yaml", {"seed": 1, "moca": {"demo": {"n_test": 4}}}), ("--configfile bad.yaml", {"seed": -1}),
-               ("--config", {"moca": {"demo": {"n_tset": 3}}})]  # fmt: skip
+    origins = [
+        ("params.yaml", {"seed": 1, "moca": {"demo": {"n_test": 4}}}),
+        ("--configfile bad.yaml", {"seed": -1}),
+        ("--config", {"moca": {"demo": {"n_tset": 3}}}),
+    ]
     merged = {"seed": -1, "moca": {"demo": {"n_test": 4, "n_tset": 3}}}
     with pytest.raises(ConfigError) as exc:
         validate_params(merged, source="params.yaml + --configfile bad.yaml + --config", origins=origins)

@@ -23,7 +23,9 @@ def mount_disk(tmp_path):
     def mount(size: str) -> Path:
         folder = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
         folder.mkdir()
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True, text=True)
+        proc = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True, text=True
+        )
         if proc.returncode != 0:
             pytest.skip(f"cannot mount a small tmpfs here (needs root): {proc.stderr.strip() or proc.returncode}")
         mounted.append(folder)
@@ -59,8 +61,10 @@ def test_an_output_equal_to_an_input_is_refused_naming_both_options(tmp_path):
     raw.write_text("{}\n")
     with pytest.raises(ConfigError) as exc:
         check_io({"--raw": raw}, {"--out": tmp_path / "raw.jsonl", "--report": tmp_path / "r.jsonl"})
-    assert str(exc.value) == (f"{raw}: --out is the same file as --raw {raw}; an output never overwrites an input"
-                              " (nothing was read or written)")  # fmt: skip
+    assert str(exc.value) == (
+        f"{raw}: --out is the same file as --raw {raw}; an output never overwrites an input"
+        " (nothing was read or written)"
+    )
 
 
 def test_an_output_reaching_an_input_through_dot_dot_is_refused(tmp_path):
@@ -97,7 +101,10 @@ def test_an_output_path_under_a_file_names_that_file(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(ConfigError) as exc:
         check_io({}, {"--out": tmp_path / "notes.txt" / "deeper" / "o.json"})
-    assert str(exc.value) == f"{tmp_path / 'notes.txt' / 'deeper' / 'o.json'}: cannot be created: {tmp_path / 'notes.txt'} is a file, not a folder (--out)"
+    assert (
+        str(exc.value)
+        == f"{tmp_path / 'notes.txt' / 'deeper' / 'o.json'}: cannot be created: {tmp_path / 'notes.txt'} is a file, not a folder (--out)"
+    )
 
 
 def test_an_output_that_is_an_existing_folder_is_refused(tmp_path):
@@ -118,7 +125,9 @@ def test_folder_options_take_folders_and_refuse_a_file(tmp_path):
 
 
 def test_distinct_paths_pass_and_the_check_creates_nothing(tmp_path):
-    check_io({"--raw": tmp_path / "raw.jsonl", "--taxonomy": None}, {"--out": tmp_path / "a" / "o.jsonl", "--trace": None})
+    check_io(
+        {"--raw": tmp_path / "raw.jsonl", "--taxonomy": None}, {"--out": tmp_path / "a" / "o.jsonl", "--trace": None}
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -137,7 +146,9 @@ def test_media_inside_the_data_folder_is_allowed(repo):
 
 def test_dot_dot_out_of_the_data_folder_is_refused(repo):
     why = MediaRoots.from_params({}, repo).problem("data/raw/../../secret.env")
-    assert why.startswith(f"data/raw/../../secret.env leads to {repo / 'secret.env'}, outside the repository's data folder")
+    assert why.startswith(
+        f"data/raw/../../secret.env leads to {repo / 'secret.env'}, outside the repository's data folder"
+    )
 
 
 def test_a_symlink_inside_data_leading_out_is_refused_and_says_so(repo):
@@ -170,14 +181,18 @@ def test_a_full_disk_is_one_line_naming_the_path_and_leaves_no_temporary_file(sm
     filler = fill(small_disk)
     with pytest.raises(DiskFull) as exc:
         write_text_atomic(target, "x" * 200_000)
-    assert str(exc.value) == f"{target}: no space left on the device; nothing was written (free some space and run again)"
+    assert (
+        str(exc.value) == f"{target}: no space left on the device; nothing was written (free some space and run again)"
+    )
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "out.jsonl"] and target.read_text() == "old\n"
     filler.unlink()
     write_text_atomic(target, "new\n")  # after freeing space the same write succeeds
     assert target.read_text() == "new\n"
 
 
-def test_a_command_writing_to_a_full_disk_exits_2_with_one_line_and_leaves_no_temporary_file(small_disk, tmp_path, monkeypatch, capsys):
+def test_a_command_writing_to_a_full_disk_exits_2_with_one_line_and_leaves_no_temporary_file(
+    small_disk, tmp_path, monkeypatch, capsys
+):
     import json
     import sys
 
@@ -187,14 +202,26 @@ def test_a_command_writing_to_a_full_disk_exits_2_with_one_line_and_leaves_no_te
     inst = tmp_path / "i.jsonl"
     inst.write_text(json.dumps(make_instance("a")) + "\n")
     preds = tmp_path / "p.jsonl"
-    preds.write_text(json.dumps({"id": "a", "subject": "the speaker", "target": "the player",
-                                 "mechanism": "expressive aggression", "label": "mock"}) + "\n")  # fmt: skip
+    preds.write_text(
+        json.dumps(
+            {
+                "id": "a",
+                "subject": "the speaker",
+                "target": "the player",
+                "mechanism": "expressive aggression",
+                "label": "mock",
+            }
+        )
+        + "\n"
+    )
     filler = fill(small_disk)
     out = small_disk / "scores" / "s.json"
     filler.unlink()
     (small_disk / "scores").mkdir()
     fill(small_disk)
-    monkeypatch.setattr(sys, "argv", ["socialbench", "score", "--instances", str(inst), "--predictions", str(preds), "--out", str(out)])
+    monkeypatch.setattr(
+        sys, "argv", ["socialbench", "score", "--instances", str(inst), "--predictions", str(preds), "--out", str(out)]
+    )
     with pytest.raises(SystemExit) as exc:
         main()
     err = capsys.readouterr().err

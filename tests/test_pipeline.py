@@ -23,7 +23,9 @@ def pipeline_run(tmp_path_factory):
     repo = Path(__file__).resolve().parents[1]
     work = tmp_path_factory.mktemp("clone") / "repo"
     # A fresh copy of what git would check out (tracked and untracked-but-not-ignored files).
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.split()
     for f in files:
         src = repo / f
         if src.is_file():
@@ -34,9 +36,17 @@ def pipeline_run(tmp_path_factory):
         # ../shared beside the copy too, as beside the repository: the real-data run (MeetingToM on
         # ../shared/data/ami) is part of the default pipeline and of the committed dvc.lock.
         (work.parent / "shared").symlink_to((repo.parent / "shared").resolve())
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "MLFLOW_DISABLE_TELEMETRY": "true", "DVC_NO_ANALYTICS": "1"}
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "DVC_NO_ANALYTICS": "1",
+    }
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
+    ):
         run(cmd, work, env)
     out = run(["snakemake", "--cores", "2"], work, env)
     return work, env, out
@@ -66,11 +76,23 @@ def test_one_mlflow_run_per_model_and_method_under_a_parent(pipeline_run):
     runs = client.search_runs([exp.experiment_id])
     from socialbench.benchmark import excluded
 
-    moca_parents = {r.info.run_id for r in runs if r.data.tags.get("socialbench.kind") == "pipeline"
-                    and any(c.data.tags.get("mlflow.parentRunId") == r.info.run_id and c.data.tags.get("benchmark") == "moca" for c in runs)}
+    moca_parents = {
+        r.info.run_id
+        for r in runs
+        if r.data.tags.get("socialbench.kind") == "pipeline"
+        and any(
+            c.data.tags.get("mlflow.parentRunId") == r.info.run_id and c.data.tags.get("benchmark") == "moca"
+            for c in runs
+        )
+    }
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") and r.data.tags.get("benchmark") == "moca"]
     assert len(moca_parents) == 1
-    run_pairs = [(m, meth) for m, e in params["models"].items() for meth in params["moca"]["methods"] if not excluded(e, "moca", meth)]
+    run_pairs = [
+        (m, meth)
+        for m, e in params["models"].items()
+        for meth in params["moca"]["methods"]
+        if not excluded(e, "moca", meth)
+    ]
     assert sorted((r.data.tags["model"], r.data.tags["method"]) for r in children) == sorted(run_pairs)
     assert all(r.data.params.get("prompt_template_sha256") and r.data.params.get("dataset_sha256") for r in children)
 
@@ -85,7 +107,9 @@ def test_outputs_match_the_committed_dvc_lock(pipeline_run):
     # The run ends with `dvc commit`; it leaves dvc.lock untouched only if every output is
     # byte-identical to what the committed lock records (determinism) and the lock is current.
     work, env, _ = pipeline_run
-    proc = subprocess.run(["git", "diff", "--stat", "--exit-code", "dvc.lock"], cwd=work, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "diff", "--stat", "--exit-code", "dvc.lock"], cwd=work, capture_output=True, text=True
+    )
     assert proc.returncode == 0, "dvc.lock changed: run `dvc repro` and commit dvc.lock\n" + proc.stdout
 
 
@@ -113,7 +137,7 @@ def test_params_change_of_one_model_dirties_only_that_models_stages(pipeline_run
         p["models"]["prior"]["max_tokens"] = 999
         params_path.write_text(yaml.safe_dump(p, sort_keys=False))
         out = run(["dvc", "status", "--json"], work, env)
-        changed = set(json.loads(out[out.index("{"):]))
+        changed = set(json.loads(out[out.index("{") :]))
         infer_stages = {s for s in changed if s.startswith("moca_infer@")}
         assert infer_stages == {f"moca_infer@prior-{m}" for m in p["moca"]["methods"]}, changed  # that model's only
     finally:
@@ -131,7 +155,7 @@ def test_snakemake_rerun_creates_no_new_mlflow_runs(pipeline_run):
     assert len(client.search_runs([exp.experiment_id])) == before
 
 
-TOY_RULES = '''# toybench (test-only): its data stage; the shared stages come from rules/infer.smk and the rest.
+TOY_RULES = """# toybench (test-only): its data stage; the shared stages come from rules/infer.smk and the rest.
 rule toybench_data:
     output:
         test="data/processed/toybench/test.jsonl",
@@ -148,31 +172,58 @@ BENCH["toybench"] = {
     "tables": ["accuracy.md"],
     "outputs": {"data": ["data/processed/toybench/test.jsonl", "data/processed/toybench/dev.jsonl"]},
 }
-'''
+"""
 
 
 def toy_dvc_stages(stages):
     """toybench's own DVC stages, as a benchmark adds them: the core list (the same in every
     stage) plus its own package."""
-    core = [d for d in stages["moca_tables"]["deps"] if d.startswith("src/") and not d.startswith("src/socialbench/moca")]
+    core = [
+        d for d in stages["moca_tables"]["deps"] if d.startswith("src/") and not d.startswith("src/socialbench/moca")
+    ]
     code = core + ["src/socialbench/toybench"]
     matrix = {"model": "${models}", "method": "${toybench.methods}"}
     snk = "snakemake --quiet rules --cores 1 "
     return {
-        "toybench_data": {"cmd": snk + "data/processed/toybench/test.jsonl", "deps": code, "params": ["toybench.n"],
-                          "outs": ["data/processed/toybench"]},
-        "toybench_infer": {"matrix": matrix, "cmd": snk + "results/predictions/toybench/${item.model}/${item.method}.jsonl",
-                           "deps": ["data/processed/toybench", *code], "params": ["seed", "models.${item.model}"],
-                           "outs": ["results/predictions/toybench/${item.model}/${item.method}.jsonl",
-                                    "results/traces/toybench/${item.model}/${item.method}.jsonl"]},
-        "toybench_score": {"matrix": matrix, "cmd": snk + "results/scores/toybench/${item.model}/${item.method}.json",
-                           "deps": ["data/processed/toybench", "results/predictions/toybench/${item.model}/${item.method}.jsonl", *code],
-                           "outs": ["results/scores/toybench/${item.model}/${item.method}.json"]},
-        "toybench_tables": {"cmd": snk + "results/metrics/toybench.json", "deps": ["results/scores/toybench", *code],
-                            "params": ["models", "toybench.methods"], "outs": ["results/tables/toybench"]},
-        "toybench_track": {"cmd": snk + "results/mlflow/toybench.json", "deps": ["results/scores/toybench", *code],
-                           "params": ["mlflow"], "outs": [{"results/mlflow/toybench.json": {"cache": False}}]},
-    }  # fmt: skip
+        "toybench_data": {
+            "cmd": snk + "data/processed/toybench/test.jsonl",
+            "deps": code,
+            "params": ["toybench.n"],
+            "outs": ["data/processed/toybench"],
+        },
+        "toybench_infer": {
+            "matrix": matrix,
+            "cmd": snk + "results/predictions/toybench/${item.model}/${item.method}.jsonl",
+            "deps": ["data/processed/toybench", *code],
+            "params": ["seed", "models.${item.model}"],
+            "outs": [
+                "results/predictions/toybench/${item.model}/${item.method}.jsonl",
+                "results/traces/toybench/${item.model}/${item.method}.jsonl",
+            ],
+        },
+        "toybench_score": {
+            "matrix": matrix,
+            "cmd": snk + "results/scores/toybench/${item.model}/${item.method}.json",
+            "deps": [
+                "data/processed/toybench",
+                "results/predictions/toybench/${item.model}/${item.method}.jsonl",
+                *code,
+            ],
+            "outs": ["results/scores/toybench/${item.model}/${item.method}.json"],
+        },
+        "toybench_tables": {
+            "cmd": snk + "results/metrics/toybench.json",
+            "deps": ["results/scores/toybench", *code],
+            "params": ["models", "toybench.methods"],
+            "outs": ["results/tables/toybench"],
+        },
+        "toybench_track": {
+            "cmd": snk + "results/mlflow/toybench.json",
+            "deps": ["results/scores/toybench", *code],
+            "params": ["mlflow"],
+            "outs": [{"results/mlflow/toybench.json": {"cache": False}}],
+        },
+    }
 
 
 def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_the_shared_stages(pipeline_run):
@@ -191,7 +242,7 @@ def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_
         dvc["stages"].update(toy_dvc_stages(dvc["stages"]))
         (work / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
         out = run(["dvc", "status", "--json"], work, env)
-        changed = set(json.loads(out[out.index("{"):]))
+        changed = set(json.loads(out[out.index("{") :]))
         assert changed and all(s.startswith("toybench_") for s in changed), changed
         dry = run(["snakemake", "-n", "--cores", "2"], work, env)
         jobs = [line.split()[0] for line in dry.split("Job stats:", 1)[1].splitlines()[3:] if line.split()[:1]]
@@ -200,7 +251,9 @@ def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_
         run(["snakemake", "--cores", "2", "results/mlflow/toybench.json"], work, env)
         table = (work / "results/tables/toybench/accuracy.md").read_text()
         assert all(f"| {m} | direct |" in table for m in ("random", "prior", "minilm"))
-        assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2", "results/mlflow/toybench.json"], work, env)
+        assert "Nothing to be done" in run(
+            ["snakemake", "-n", "--cores", "2", "results/mlflow/toybench.json"], work, env
+        )
     finally:
         for name, text in saved.items():
             (work / name).write_text(text)
@@ -213,8 +266,15 @@ def test_snakemake_report_holds_the_tables_figures_metrics_and_reports(pipeline_
     work, env, _ = pipeline_run
     run(["snakemake", "--report", "results/report.html"], work, env)
     html = (work / "results/report.html").read_text(encoding="utf-8")
-    for needle in ("affection.csv", "fig6_affection.png", "table1_overall.csv", "headline metrics", "media.md",
-                   "moca_prepare_test.jsonl", "dropped records"):
+    for needle in (
+        "affection.csv",
+        "fig6_affection.png",
+        "table1_overall.csv",
+        "headline metrics",
+        "media.md",
+        "moca_prepare_test.jsonl",
+        "dropped records",
+    ):
         assert needle in html, needle
 
 
@@ -226,8 +286,13 @@ def test_dvc_metrics_show_prints_one_row_per_benchmark_model_and_method(pipeline
     rows = [line.split()[0] for line in run(["dvc", "metrics", "show"], work, env).splitlines()[1:] if line.strip()]
     from socialbench.benchmark import excluded
 
-    expected = [f"results/metrics/{b}/{m}/{meth}.json" for b in ("moca", "meetingtom") for m, e in p["models"].items()
-                for meth in p[b]["methods"] if not excluded(e, b, meth)]
+    expected = [
+        f"results/metrics/{b}/{m}/{meth}.json"
+        for b in ("moca", "meetingtom")
+        for m, e in p["models"].items()
+        for meth in p[b]["methods"]
+        if not excluded(e, b, meth)
+    ]
     assert set(expected) <= set(rows), rows
 
 
@@ -244,14 +309,19 @@ def test_removing_a_model_from_params_archives_its_outputs_and_drops_its_lock_st
         run(["snakemake", "--cores", "2"], work, env)
         assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2"], work, env)
         status = run(["dvc", "status", "--json"], work, env)
-        assert json.loads(status[status.index("{"):]) == {}, status
+        assert json.loads(status[status.index("{") :]) == {}, status
         locked = yaml.safe_load((work / "dvc.lock").read_text())["stages"]
         assert not [s for s in locked if "@random-" in s]
-        assert not any((work / "results" / kind / b / "random").exists()
-                       for kind in ("predictions", "traces", "runs", "scores", "viewer") for b in ("moca", "meetingtom"))
+        assert not any(
+            (work / "results" / kind / b / "random").exists()
+            for kind in ("predictions", "traces", "runs", "scores", "viewer")
+            for b in ("moca", "meetingtom")
+        )
         assert (work / "results/archive/scores/moca/random/direct.json").is_file()
         assert "| random |" not in (work / "results/tables/moca/affection.md").read_text()
-        assert not [key for key in json.loads((work / "results/metrics/moca.json").read_text()) if key.startswith("random.")]
+        assert not [
+            key for key in json.loads((work / "results/metrics/moca.json").read_text()) if key.startswith("random.")
+        ]
     finally:
         # The archived files back (same bytes: a rerun would log new calls in the traces), then the tables.
         (work / "params.yaml").write_text(saved["params.yaml"])

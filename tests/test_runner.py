@@ -38,16 +38,34 @@ def scripted(answer="{}", name="scripted-model", **options):
 
 def predict(insts, spec, cache, backend=None, seed=1, method="direct", source="instances", dev=None):
     bench = get_benchmark("moca")
-    records, _, stats = run_method(bench, bench.method(method, spec, seed), insts, spec=spec, cache=cache, seed=seed,
-                                   backend=backend, progress=False, source=source, dev_instances=dev)  # fmt: skip
+    records, _, stats = run_method(
+        bench,
+        bench.method(method, spec, seed),
+        insts,
+        spec=spec,
+        cache=cache,
+        seed=seed,
+        backend=backend,
+        progress=False,
+        source=source,
+        dev_instances=dev,
+    )
     return records, stats
 
 
 def toy(method, spec, cache, backend, n=3):
     register(ToyBenchmark)
     bench = get_benchmark("toybench")
-    return run_method(bench, bench.method(method, spec, 1), make_instances(n), spec=spec, cache=cache, seed=1,
-                      backend=backend, progress=False)  # fmt: skip
+    return run_method(
+        bench,
+        bench.method(method, spec, 1),
+        make_instances(n),
+        spec=spec,
+        cache=cache,
+        seed=1,
+        backend=backend,
+        progress=False,
+    )
 
 
 # ---- single-call methods through the runner -------------------------------------------------
@@ -117,7 +135,11 @@ def test_random_backend_is_deterministic_and_valid(tmp_path, taxonomy):
 
 
 def test_prior_backend_answers_the_dev_majority(tmp_path):
-    dev = [make_instance("d0", label="provoke"), make_instance("d1", label="provoke"), make_instance("d2", label="mock")]
+    dev = [
+        make_instance("d0", label="provoke"),
+        make_instance("d1", label="provoke"),
+        make_instance("d2", label="mock"),
+    ]
     spec = ModelSpec(name="prior", backend="prior")
     recs, _ = predict(instances(tmp_path, 2), spec, RequestCache(tmp_path / "c.sqlite"), dev=dev)
     assert {r["label"] for r in recs} == {"provoke"}
@@ -178,8 +200,9 @@ def test_a_fenced_answer_is_invalid_by_default_and_parsed_when_params_tolerate_i
     assert strict[0]["label"] is None and "code fence" in strict[0]["error"]
     bench = get_benchmark("moca")
     method = bench.method("direct", spec, 1, bench.method_settings({"answer": {"code_fence": "tolerate"}}, "direct"))
-    tolerant, _, stats = run_method(bench, method, instances(tmp_path, 1), spec=spec, cache=cache, seed=1, backend=backend,
-                                    progress=False)  # fmt: skip
+    tolerant, _, stats = run_method(
+        bench, method, instances(tmp_path, 1), spec=spec, cache=cache, seed=1, backend=backend, progress=False
+    )
     assert tolerant[0]["label"] == "mock" and tolerant[0]["error"] is None and stats.cache_hits == 1
 
 
@@ -191,8 +214,11 @@ def test_bad_instance_stops_the_run_before_the_backend_starts(tmp_path, monkeypa
 
     monkeypatch.setattr(runner_mod, "create_backend", no_backend)
     with pytest.raises(DataError):
-        predict([make_instance("v", modality="video_text")], ModelSpec(name="random", backend="random"),
-                RequestCache(tmp_path / "c.sqlite"))  # fmt: skip
+        predict(
+            [make_instance("v", modality="video_text")],
+            ModelSpec(name="random", backend="random"),
+            RequestCache(tmp_path / "c.sqlite"),
+        )
 
 
 def test_a_part_the_backend_cannot_take_fails_before_any_call(tmp_path, monkeypatch):
@@ -240,8 +266,22 @@ def test_a_trace_records_each_calls_stage_key_text_tokens_and_finish_reason(tmp_
     spec, backend = scripted('{"answer": "blue"}')
     _, traces, _ = toy("direct", spec, RequestCache(tmp_path / "c.sqlite"), backend, n=1)
     (call,) = traces[0]["calls"]
-    assert set(call) >= {"round", "stage", "request_id", "key", "text", "input_tokens", "output_tokens", "finish_reason"}
-    assert (call["stage"], call["text"], call["finish_reason"], len(call["key"])) == ("answer", '{"answer": "blue"}', "stop", 64)
+    assert set(call) >= {
+        "round",
+        "stage",
+        "request_id",
+        "key",
+        "text",
+        "input_tokens",
+        "output_tokens",
+        "finish_reason",
+    }
+    assert (call["stage"], call["text"], call["finish_reason"], len(call["key"])) == (
+        "answer",
+        '{"answer": "blue"}',
+        "stop",
+        64,
+    )
 
 
 def test_a_failed_middle_stage_is_the_instances_error_and_the_others_go_on(tmp_path):
@@ -253,7 +293,9 @@ def test_a_failed_middle_stage_is_the_instances_error_and_the_others_go_on(tmp_p
 
 def test_a_baseline_that_cannot_follow_a_chain_records_an_error_instead_of_crashing(tmp_path):
     spec = ModelSpec(name="random", backend="random")
-    records, _, stats = toy("chain", spec, RequestCache(tmp_path / "c.sqlite"), create_backend(spec, BackendContext(seed=1)))
+    records, _, stats = toy(
+        "chain", spec, RequestCache(tmp_path / "c.sqlite"), create_backend(spec, BackendContext(seed=1))
+    )
     assert all("answers only requests that list their answer's choices" in r["error"] for r in records)
     assert stats.errors == 3
 
@@ -273,8 +315,12 @@ def test_kill_9_in_the_middle_of_a_chain_resumes_without_repeating_a_finished_ca
     cache_path = tmp_path / "cache.sqlite"
     # Each call takes 0.5 s, so round 2 is in flight when the run is killed.
     with LoopbackServer("openai", fault_for=lambda _n, _body: Fault(delay_s=0.5)) as srv:
-        proc = subprocess.Popen([sys.executable, "-m", "tests.helpers.chain_worker", str(cache_path), srv.url, str(n)],
-                                cwd=REPO, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.helpers.chain_worker", str(cache_path), srv.url, str(n)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 30
         while len(srv.completions()) < 2 * n and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -287,7 +333,7 @@ def test_kill_9_in_the_middle_of_a_chain_resumes_without_repeating_a_finished_ca
         from tests.helpers.chain_worker import run
 
         records, traces, stats = run(str(cache_path), srv.url, n)
-        after = [stage(r) for r in srv.completions()[len(before):]]
+        after = [stage(r) for r in srv.completions()[len(before) :]]
     assert "Write" not in after  # round 1 finished before the kill: replayed from the cache
     assert after.count("Answe") == n and after.count("Check") <= n
     assert stats.cache_hits >= n and len(records) == n
@@ -297,8 +343,12 @@ def test_kill_9_in_the_middle_of_a_chain_resumes_without_repeating_a_finished_ca
 def test_a_methods_run_summary_goes_into_the_run_accounting(tmp_path, monkeypatch):
     from tests.helpers.toybench.methods.chain import Chain
 
-    monkeypatch.setattr(Chain, "summary", lambda self, finals: {"revised": float(sum(f.trace["revised"] for f in finals))},
-                        raising=False)  # fmt: skip
+    monkeypatch.setattr(
+        Chain,
+        "summary",
+        lambda self, finals: {"revised": float(sum(f.trace["revised"] for f in finals))},
+        raising=False,
+    )
     spec, backend = scripted('{"answer": "red"}', responses={"toy-test-000/chain/check": "REJECTED: vague"})
     _, _, stats = toy("chain", spec, RequestCache(tmp_path / "c.sqlite"), backend)
     assert stats.method == {"revised": 1.0} and stats.as_dict()["method"] == {"revised": 1.0}

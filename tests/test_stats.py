@@ -34,7 +34,9 @@ def test_points_equal_scoring_of_the_same_instances():
     rows = [({k: bool(m[i, j]) for j, k in enumerate(FIELDS)}, bool(m[i, 4])) for i in range(len(m))]
     expected = score_scenario(rows)
     ci = stats.bootstrap_ci(m, n_resamples=1000, seed=1)
-    assert {k: iv.point for k, iv in ci.items()} == {k: v for k, v in expected.items() if k not in ("n", "media_errors")}
+    assert {k: iv.point for k, iv in ci.items()} == {
+        k: v for k, v in expected.items() if k not in ("n", "media_errors")
+    }
 
 
 def test_dict_input_gives_the_same_result_as_the_matrix():
@@ -46,8 +48,14 @@ def test_dict_input_gives_the_same_result_as_the_matrix():
 def test_mean_metric_interval_matches_scipy_percentile_bootstrap():
     m = cell(400, p=0.55, seed=6)
     ours = stats.bootstrap_ci(m, n_resamples=20000, seed=7, decimals=None)["label"]
-    ref = sps.bootstrap((m[:, 0].astype(float),), lambda x, axis: 100 * np.mean(x, axis=axis), n_resamples=20000,
-                        method="percentile", confidence_level=0.95, random_state=np.random.default_rng(8))
+    ref = sps.bootstrap(
+        (m[:, 0].astype(float),),
+        lambda x, axis: 100 * np.mean(x, axis=axis),
+        n_resamples=20000,
+        method="percentile",
+        confidence_level=0.95,
+        random_state=np.random.default_rng(8),
+    )
     # Monte-Carlo tolerance: the bounds' SE is ~0.05 points here, but values lie on a 0.25-point grid
     # (100/n), so two independent runs may land one grid step apart: allow two.
     assert ours.low == pytest.approx(ref.confidence_interval.low, abs=0.5)
@@ -58,8 +66,14 @@ def test_ratio_metric_interval_matches_scipy_paired_percentile_bootstrap():
     m = cell(80, p=0.7, seed=9)  # ~56 labels correct: a zero denominator never happens in practice
     ours = stats.bootstrap_ci(m, n_resamples=20000, seed=10, decimals=None)
     label, mech = m[:, 0].astype(float), m[:, 3].astype(float)
-    ref = sps.bootstrap((label, label * mech), lambda l, lm, axis: 100 * lm.sum(axis=axis) / l.sum(axis=axis),
-                        paired=True, n_resamples=20000, method="percentile", random_state=np.random.default_rng(11))
+    ref = sps.bootstrap(
+        (label, label * mech),
+        lambda l, lm, axis: 100 * lm.sum(axis=axis) / l.sum(axis=axis),
+        paired=True,
+        n_resamples=20000,
+        method="percentile",
+        random_state=np.random.default_rng(11),
+    )
     assert ours.undefined["faith"] == 0
     # Monte-Carlo tolerance: the bounds' SE is ~0.2 points; allow ~5 SE.
     assert ours["faith"].low == pytest.approx(ref.confidence_interval.low, abs=1.0)
@@ -94,7 +108,8 @@ def test_all_correct_gives_degenerate_intervals_at_100():
 def test_none_correct_gives_zero_intervals_and_undefined_ratios():
     ci = stats.bootstrap_ci(np.zeros((12, 4), dtype=bool), n_resamples=1000, seed=0)
     assert {k: iv for k, iv in ci.items() if k not in stats.RATIO_METRICS} == {
-        k: (0.0, 0.0, 0.0) for k in ("label", "subject", "target", "mechanism", "dyad", "holis")}
+        k: (0.0, 0.0, 0.0) for k in ("label", "subject", "target", "mechanism", "dyad", "holis")
+    }
     assert ci["faith"] == ci["c_sem_dyad"] == (None, None, None)
 
 
@@ -151,7 +166,9 @@ def test_per_instance_dyad_and_holis_follow_the_paper():
 # ----------------------------------------------------------------------------- McNemar
 
 
-@pytest.mark.parametrize("table", [(10, 5, 1, 8), (3, 0, 7, 2), (4, 6, 6, 4), (50, 30, 12, 40), (0, 1, 0, 0), (200, 180, 220, 3)])
+@pytest.mark.parametrize(
+    "table", [(10, 5, 1, 8), (3, 0, 7, 2), (4, 6, 6, 4), (50, 30, 12, 40), (0, 1, 0, 0), (200, 180, 220, 3)]
+)
 def test_mcnemar_equals_statsmodels_exact(table):
     both, a_only, b_only, neither = table
     a, b = paired_table_arrays(*table)
@@ -174,14 +191,17 @@ def test_mcnemar_rejects_unpaired_inputs():
 # ----------------------------------------------------------------------------- Holm
 
 
-@pytest.mark.parametrize("p", [
-    [0.01, 0.04, 0.03, 0.005],
-    [0.02, 0.02, 0.02],
-    [0.5, 0.9, 1.0, 0.0],
-    [0.012, 0.0125, 0.0167, 0.025, 0.05],  # near the step-down thresholds
-    [0.03],
-    [0.049, 0.001, 0.2, 0.0249, 0.7, 0.016],
-])
+@pytest.mark.parametrize(
+    "p",
+    [
+        [0.01, 0.04, 0.03, 0.005],
+        [0.02, 0.02, 0.02],
+        [0.5, 0.9, 1.0, 0.0],
+        [0.012, 0.0125, 0.0167, 0.025, 0.05],  # near the step-down thresholds
+        [0.03],
+        [0.049, 0.001, 0.2, 0.0249, 0.7, 0.016],
+    ],
+)
 def test_holm_equals_statsmodels(p):
     ours = stats.holm(p, alpha=0.05)
     reject, adjusted, _, _ = multipletests(p, alpha=0.05, method="holm")

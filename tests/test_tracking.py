@@ -1,17 +1,30 @@
 import math
+from datetime import UTC
 
 import pytest
 
 from socialbench.errors import DataError, SocialbenchError
-from socialbench.tracking import (EVAL_KEY_TAG, EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, align_metrics, artifact_entries,
-                                  eval_key, log_evaluations, parent_run_name, parse_stats, runs_page_url)
+from socialbench.tracking import (
+    EVAL_KEY_TAG,
+    EXPERIMENT_KIND,
+    EXPERIMENT_KIND_TAG,
+    align_metrics,
+    artifact_entries,
+    eval_key,
+    log_evaluations,
+    parent_run_name,
+    parse_stats,
+    runs_page_url,
+)
 
 
 def evaluation(tmp_path, model="m", holis=10.0):
     art = tmp_path / f"{model}.json"
     art.write_text("{}")
     return {
-        "benchmark": "moca", "model": model, "method": "direct",
+        "benchmark": "moca",
+        "model": model,
+        "method": "direct",
         "params": {"model": model, "backend": "random", "seed": 1},
         "content": {"dataset_sha256": "d", "predictions_sha256": f"p{holis}"},
         "provenance": {"git_commit": "abc", "version.mlflow": "x"},
@@ -129,7 +142,9 @@ def test_a_non_numeric_metric_fails_before_any_run_starts(tmp_path, store):
     uri, arts = store
     good, bad = evaluation(tmp_path, "a"), evaluation(tmp_path, "b")
     bad["scores"]["intent"]["dyad"] = "high"
-    with pytest.raises(SocialbenchError, match=r"moca/b/direct scores, scenario 'intent', field 'dyad': must be a number"):
+    with pytest.raises(
+        SocialbenchError, match=r"moca/b/direct scores, scenario 'intent', field 'dyad': must be a number"
+    ):
         log_evaluations([good, bad], uri, "exp", arts)
     assert runs_of(uri) == []
     bad["scores"]["intent"]["dyad"] = 4.17
@@ -150,8 +165,10 @@ def test_parse_stats_reads_the_run_accounting():
     assert parse_stats(b'{"requests": 3, "cost_usd": 0.5}', "s.json") == {"requests": 3, "cost_usd": 0.5}
 
 
-@pytest.mark.parametrize("data, words", [(b'{"requests": 3, "cach', "not valid JSON"), (b"[1]", "must be a JSON object"),
-                                         (b"\xff\xfe", "not UTF-8")])  # fmt: skip
+@pytest.mark.parametrize(
+    "data, words",
+    [(b'{"requests": 3, "cach', "not valid JSON"), (b"[1]", "must be a JSON object"), (b"\xff\xfe", "not UTF-8")],
+)
 def test_bad_stats_file_is_an_error_naming_it(data, words):
     with pytest.raises(DataError) as exc:
         parse_stats(data, "runs/m/direct.stats.json")
@@ -259,8 +276,11 @@ def test_a_methods_run_summary_and_stage_use_are_logged_as_numbers(tmp_path):
     from socialbench.tracking import _prepare
 
     ev = evaluation(tmp_path)
-    ev["stats"] = {**ev["stats"], "method": {"acceptance_rate": 0.5, "note": "x"},
-                   "stages": {"checker": {"calls": 4, "cost_usd": 0.25}}}  # fmt: skip
+    ev["stats"] = {
+        **ev["stats"],
+        "method": {"acceptance_rate": 0.5, "note": "x"},
+        "stages": {"checker": {"calls": 4, "cost_usd": 0.25}},
+    }
     stats = _prepare(ev)["stats"]
     assert stats["method.acceptance_rate"] == 0.5 and "method.note" not in stats
     assert stats["stage.checker.calls"] == 4.0 and stats["stage.checker.cost_usd"] == 0.25
@@ -322,26 +342,41 @@ def test_evaluation_runs_are_tagged_for_grouping_and_filtering(tmp_path):
     ev = {**evaluation(tmp_path, "a"), "category": "baseline"}
     tags, params = _prepare(ev)["tags"], _prepare(ev)["params"]
     assert {k: tags[k] for k in ("benchmark", "model", "category", "method")} == {
-        "benchmark": "moca", "model": "a", "category": "baseline", "method": "direct"}
+        "benchmark": "moca",
+        "model": "a",
+        "category": "baseline",
+        "method": "direct",
+    }
     assert params["benchmark"] == "moca" and params["category"] == "baseline"
 
 
 def test_artifacts_go_under_benchmark_model_method_with_their_given_names(tmp_path):
     ev = evaluation(tmp_path, "a")
-    ev["artifacts"] = [(tmp_path / "direct.jsonl", "predictions.jsonl"), (tmp_path / "intent.md", "tables/intent.md"),
-                       tmp_path / "plain.json"]
-    assert artifact_entries(ev) == [(str(tmp_path / "direct.jsonl"), "moca/a/direct", "predictions.jsonl"),
-                                    (str(tmp_path / "intent.md"), "moca/a/direct/tables", "intent.md"),
-                                    (str(tmp_path / "plain.json"), "moca/a/direct", "plain.json")]
+    ev["artifacts"] = [
+        (tmp_path / "direct.jsonl", "predictions.jsonl"),
+        (tmp_path / "intent.md", "tables/intent.md"),
+        tmp_path / "plain.json",
+    ]
+    assert artifact_entries(ev) == [
+        (str(tmp_path / "direct.jsonl"), "moca/a/direct", "predictions.jsonl"),
+        (str(tmp_path / "intent.md"), "moca/a/direct/tables", "intent.md"),
+        (str(tmp_path / "plain.json"), "moca/a/direct", "plain.json"),
+    ]
 
 
 def test_parent_run_name_tells_invocations_apart(tmp_path):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    when = datetime(2026, 11, 30, 7, 31, tzinfo=timezone.utc)
+    when = datetime(2026, 11, 30, 7, 31, tzinfo=UTC)
     evs = [evaluation(tmp_path, "a")]
-    assert parent_run_name(evs, 3, 5, "1a2b3c4d5e6f-dirty", when) == "2026-11-30 07:31Z 1a2b3c4-dirty moca: 3 new, 5 unchanged"
-    assert parent_run_name(evs, 0, 1, "1a2b3c4d5e6f", when) == "2026-11-30 07:31Z 1a2b3c4 moca: tables changed, 1 unchanged"
+    assert (
+        parent_run_name(evs, 3, 5, "1a2b3c4d5e6f-dirty", when)
+        == "2026-11-30 07:31Z 1a2b3c4-dirty moca: 3 new, 5 unchanged"
+    )
+    assert (
+        parent_run_name(evs, 0, 1, "1a2b3c4d5e6f", when)
+        == "2026-11-30 07:31Z 1a2b3c4 moca: tables changed, 1 unchanged"
+    )
 
 
 def test_eval_key_includes_the_log_layout(tmp_path, monkeypatch):
@@ -368,7 +403,8 @@ def test_a_logged_run_has_named_artifacts_nan_metrics_and_the_experiment_opens_o
     assert math.isnan(run.data.metrics["intent.faith"]) and "undefined.intent.faith" in run.data.tags
     assert client.get_run(out["parent"]).info.run_name.endswith("moca: 1 new, 0 unchanged")
     assert runs_page_url(uri, "exp", "http://127.0.0.1:5000") == (
-        f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs?orderByKey=attributes.run_name&orderByAsc=true")
+        f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs?orderByKey=attributes.run_name&orderByAsc=true"
+    )
 
 
 @pytest.mark.slow

@@ -49,7 +49,7 @@ class Node:
         for c in self.children:
             yield from c.iter()
 
-    def find_all(self, tag: str, cls: str | None = None) -> list["Node"]:
+    def find_all(self, tag: str, cls: str | None = None) -> list[Node]:
         return [n for n in self.iter() if n.tag == tag and (cls is None or cls in n.classes)]
 
 
@@ -97,15 +97,36 @@ def write_jsonl(path, records):
 def toy_run(tmp_path, answers=("red", "blue", "blue"), errors=(None, None, "unparsable"), traces=True, **trace_over):
     insts = make_instances(3)  # answers: red, green, blue
     inst = write_jsonl(tmp_path / "test.jsonl", insts)
-    preds = [{"id": i["id"], "model": "m", "method": "chain", "answer": a, "raw": json.dumps({"answer": a}), "error": e}
-             for i, a, e in zip(insts, answers, errors)]  # fmt: skip
+    preds = [
+        {"id": i["id"], "model": "m", "method": "chain", "answer": a, "raw": json.dumps({"answer": a}), "error": e}
+        for i, a, e in zip(insts, answers, errors)
+    ]
     pred = write_jsonl(tmp_path / "pred.jsonl", preds)
     trace = None
     if traces:
-        recs = [{"id": i["id"], "model": "m", "method": "chain", "final": {}, **trace_over,
-                 "calls": [{"round": 0, "stage": "answer", "request_id": f"{i['id']}/chain/answer", "text": p["raw"],
-                            "finish_reason": "stop", "input_tokens": 3, "output_tokens": 2, "cached": False, "error": None}]}
-                for i, p in zip(insts, preds)]  # fmt: skip
+        recs = [
+            {
+                "id": i["id"],
+                "model": "m",
+                "method": "chain",
+                "final": {},
+                **trace_over,
+                "calls": [
+                    {
+                        "round": 0,
+                        "stage": "answer",
+                        "request_id": f"{i['id']}/chain/answer",
+                        "text": p["raw"],
+                        "finish_reason": "stop",
+                        "input_tokens": 3,
+                        "output_tokens": 2,
+                        "cached": False,
+                        "error": None,
+                    }
+                ],
+            }
+            for i, p in zip(insts, preds)
+        ]
         trace = write_jsonl(tmp_path / "trace.jsonl", recs)
     return inst, pred, trace
 
@@ -183,7 +204,9 @@ def test_an_instance_without_a_prediction_is_a_wrong_row_with_an_error():
 def test_a_duplicate_prediction_is_an_error_naming_file_line_and_field(tmp_path):
     inst, pred, trace = toy_run(tmp_path)
     pred.write_text(pred.read_text() + pred.read_text().splitlines()[0] + "\n")
-    with pytest.raises(DataError, match=r"pred.jsonl, record line 4, field 'id': duplicate id 'toy-test-000' \(first at line 1\)"):
+    with pytest.raises(
+        DataError, match=r"pred.jsonl, record line 4, field 'id': duplicate id 'toy-test-000' \(first at line 1\)"
+    ):
         build_page(ToyBenchmark(), inst, pred, trace)
 
 
@@ -235,8 +258,22 @@ def test_the_viewer_command_writes_the_page(tmp_path):
     register(ToyBenchmark)
     inst, pred, trace = toy_run(tmp_path)
     out = tmp_path / "viewer" / "m" / "chain.html"
-    res = CliRunner().invoke(app, ["viewer", "--benchmark", "toybench", "--instances", str(inst), "--predictions",
-                                   str(pred), "--traces", str(trace), "--out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "viewer",
+            "--benchmark",
+            "toybench",
+            "--instances",
+            str(inst),
+            "--predictions",
+            str(pred),
+            "--traces",
+            str(trace),
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "viewer: 3 instances" in res.output and len(rows_of(parse(out.read_text("utf-8")))) == 3
 
@@ -307,7 +344,9 @@ def test_a_thinned_video_says_how_many_frames_it_shows(tmp_path):
         (tmp_path / f"{k}.png").write_bytes(png_bytes((32, 32), colour=(k * 40, 0, 0)))
     rows = [{"id": "x", "media": [{"kind": "frame", "path": f"{k}.png"} for k in range(5)]}]
     embed_media(rows, tmp_path, max_frames=2)
-    assert [m["path"] for m in rows[0]["media"]] == ["0.png", "4.png"] and ["2 of 5 frames shown", "info"] in rows[0]["badges"]
+    assert [m["path"] for m in rows[0]["media"]] == ["0.png", "4.png"] and ["2 of 5 frames shown", "info"] in rows[0][
+        "badges"
+    ]
 
 
 # ---- calls and multi-stage traces ------------------------------------------------------------
@@ -354,15 +393,21 @@ def test_a_trace_without_verdicts_has_no_checker_filter_value():
 
 
 def test_a_stage_called_again_is_marked_as_a_rerun():
-    calls = [{"round": r, "stage": s, "text": "{}", "finish_reason": "stop"}
-             for r, s in enumerate(["observer", "checker", "observer", "checker", "checker"])]  # fmt: skip
+    calls = [
+        {"round": r, "stage": s, "text": "{}", "finish_reason": "stop"}
+        for r, s in enumerate(["observer", "checker", "observer", "checker", "checker"])
+    ]
     heads = [d.text for d in parse(calls_html(calls)).find_all("div", "call-head")]
-    assert [("rerun 1" in h, "rerun 2" in h) for h in heads] == [(False, False)] * 2 + [(True, False)] * 2 + [(False, True)]
+    assert [("rerun 1" in h, "rerun 2" in h) for h in heads] == [(False, False)] * 2 + [(True, False)] * 2 + [
+        (False, True)
+    ]
 
 
 def test_a_failed_or_truncated_call_is_marked_with_its_error():
-    calls = [{"round": 0, "stage": "answer", "text": "", "finish_reason": "error", "error": "HTTP 500"},
-             {"round": 0, "stage": "answer", "text": "{", "finish_reason": "length"}]  # fmt: skip
+    calls = [
+        {"round": 0, "stage": "answer", "text": "", "finish_reason": "error", "error": "HTTP 500"},
+        {"round": 0, "stage": "answer", "text": "{", "finish_reason": "length"},
+    ]
     root = parse(calls_html(calls))
     assert [("bad" in d.classes) for d in root.find_all("div", "call")] == [True, True]
     assert "error: HTTP 500" in root.text
@@ -380,25 +425,76 @@ def test_the_checker_filter_appears_only_for_runs_with_verdicts(tmp_path):
 # the verdicts again in their own list (with the rule's verdict on an invalid tuple); `accepted`
 # and, when never accepted, `not_accepted` with the reason.
 CODAR_TRACE = {
-    "accepted": False, "final_pass": 1, "method": "codar", "revision_rounds": 1, "retries": 1, "revisions": 1,
+    "accepted": False,
+    "final_pass": 1,
+    "method": "codar",
+    "revision_rounds": 1,
+    "retries": 1,
+    "revisions": 1,
     "not_accepted": "no ACCEPTED within 1 revision round(s): the output is the last decoder answer",
     "retrieval": [{"pass": 0, "routes": ["model_prior"], "retrieved": False}],
     "stages": [
-        {"stage": "observer", "pass": 0, "attempt": 1, "request_id": "x/codar/observer", "inputs": {}, "output": {"caption": "c"}, "error": None},
-        {"stage": "decoder", "pass": 0, "attempt": 1, "request_id": "x/codar/decoder", "inputs": {"The_Conflict": "praise vs failure"},
-         "output": None, "error": "not one JSON object"},
-        {"stage": "decoder", "pass": 0, "attempt": 2, "request_id": "x/codar/decoder.retry1", "inputs": {"The_Conflict": "praise vs failure"},
-         "output": {"label": "mock"}, "error": None},
-        {"stage": "checker", "pass": 0, "attempt": 1, "request_id": "x/codar/checker", "inputs": {},
-         "output": {"status": "REJECTED", "breakpoint": 1, "refine": "unsupported evidence"}, "error": None},
-        {"stage": "observer", "pass": 1, "attempt": 1, "request_id": "x/codar/observer.rev1", "inputs": {"revision": "r"},
-         "output": {"caption": "c2"}, "error": None},
-        {"stage": "decoder", "pass": 1, "attempt": 1, "request_id": "x/codar/decoder.rev1", "inputs": {}, "output": {"label": "nonsense"}, "error": None},
+        {
+            "stage": "observer",
+            "pass": 0,
+            "attempt": 1,
+            "request_id": "x/codar/observer",
+            "inputs": {},
+            "output": {"caption": "c"},
+            "error": None,
+        },
+        {
+            "stage": "decoder",
+            "pass": 0,
+            "attempt": 1,
+            "request_id": "x/codar/decoder",
+            "inputs": {"The_Conflict": "praise vs failure"},
+            "output": None,
+            "error": "not one JSON object",
+        },
+        {
+            "stage": "decoder",
+            "pass": 0,
+            "attempt": 2,
+            "request_id": "x/codar/decoder.retry1",
+            "inputs": {"The_Conflict": "praise vs failure"},
+            "output": {"label": "mock"},
+            "error": None,
+        },
+        {
+            "stage": "checker",
+            "pass": 0,
+            "attempt": 1,
+            "request_id": "x/codar/checker",
+            "inputs": {},
+            "output": {"status": "REJECTED", "breakpoint": 1, "refine": "unsupported evidence"},
+            "error": None,
+        },
+        {
+            "stage": "observer",
+            "pass": 1,
+            "attempt": 1,
+            "request_id": "x/codar/observer.rev1",
+            "inputs": {"revision": "r"},
+            "output": {"caption": "c2"},
+            "error": None,
+        },
+        {
+            "stage": "decoder",
+            "pass": 1,
+            "attempt": 1,
+            "request_id": "x/codar/decoder.rev1",
+            "inputs": {},
+            "output": {"label": "nonsense"},
+            "error": None,
+        },
     ],
     "stages_run": ["observer", "decoder", "checker"],
-    "verdicts": [{"pass": 0, "status": "REJECTED", "breakpoint": 1, "refine": "unsupported evidence", "by": "checker"},
-                 {"pass": 1, "status": "REJECTED", "breakpoint": 4, "refine": "one value per field", "by": "rule"}],
-}  # fmt: skip
+    "verdicts": [
+        {"pass": 0, "status": "REJECTED", "breakpoint": 1, "refine": "unsupported evidence", "by": "checker"},
+        {"pass": 1, "status": "REJECTED", "breakpoint": 4, "refine": "one value per field", "by": "rule"},
+    ],
+}
 
 
 def test_a_traces_own_verdicts_list_is_its_verdicts_without_the_copies_in_the_stages():
@@ -427,7 +523,9 @@ def test_what_a_stage_was_given_is_folded_and_its_empty_keys_left_out():
 def test_a_codar_like_row_shows_the_last_verdict_and_not_accepted_in_its_header(tmp_path):
     (art, *_) = rows_of(parse(toy_page(tmp_path, trace=CODAR_TRACE)))
     head = art.find_all("header")[0].text
-    assert "REJECTED → stage 4" in head and "not accepted" in head and art.attrs["data-verdict"] == "revised not-accepted"
+    assert (
+        "REJECTED → stage 4" in head and "not accepted" in head and art.attrs["data-verdict"] == "revised not-accepted"
+    )
 
 
 def test_the_viewer_command_refuses_an_out_that_is_one_of_its_inputs(tmp_path):
@@ -437,8 +535,22 @@ def test_the_viewer_command_refuses_an_out_that_is_one_of_its_inputs(tmp_path):
     register(ToyBenchmark)
     inst, pred, trace = toy_run(tmp_path)
     before = pred.read_bytes()
-    res = CliRunner().invoke(app, ["viewer", "--benchmark", "toybench", "--instances", str(inst), "--predictions",
-                                   str(pred), "--traces", str(trace), "--out", str(pred)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "viewer",
+            "--benchmark",
+            "toybench",
+            "--instances",
+            str(inst),
+            "--predictions",
+            str(pred),
+            "--traces",
+            str(trace),
+            "--out",
+            str(pred),
+        ],
+    )
     assert res.exit_code != 0 and "same file as --predictions" in str(res.exception) and pred.read_bytes() == before
 
 

@@ -18,7 +18,9 @@ def snakemake(*args):
 @pytest.mark.slow
 def test_snakemake_lint_is_clean():
     proc = snakemake("--lint")
-    assert "Congratulations, your workflow is in a good condition" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert "Congratulations, your workflow is in a good condition" in proc.stdout + proc.stderr, (
+        proc.stdout + proc.stderr
+    )
 
 
 @pytest.mark.slow
@@ -48,9 +50,14 @@ def test_a_bad_configfile_is_named_in_the_error(tmp_path):
 # the `socialbench` command (socialbench.cli, whose closure is the core it uses) with its
 # benchmark's package (every module of it; of the methods, only the stage's own).
 # Exception classes and the package marker cannot change an output.
-NOT_OUTPUT_DEPS = {"socialbench", "socialbench.errors", "socialbench.media.errors",
-                   # the results book reads stage outputs and writes none (rules/book.smk; not a DVC stage)
-                   "socialbench.book", "socialbench.book_cli"}
+NOT_OUTPUT_DEPS = {
+    "socialbench",
+    "socialbench.errors",
+    "socialbench.media.errors",
+    # the results book reads stage outputs and writes none (rules/book.smk; not a DVC stage)
+    "socialbench.book",
+    "socialbench.book_cli",
+}
 SRC = REPO / "src"
 
 
@@ -70,8 +77,11 @@ def benchmark_packages():
 
 
 def package_modules(folder, skip=()):
-    return sorted(module_name(f) for f in folder.rglob("*.py")
-                  if "__pycache__" not in f.parts and not any(s in f.relative_to(folder).parts for s in skip))
+    return sorted(
+        module_name(f)
+        for f in folder.rglob("*.py")
+        if "__pycache__" not in f.parts and not any(s in f.relative_to(folder).parts for s in skip)
+    )
 
 
 def core_modules():
@@ -116,8 +126,11 @@ def stage_entries(stage):
     pkg = SRC / "socialbench" / bench
     base = ["socialbench.cli"] + package_modules(pkg, skip=("methods", "templates")) + [f"socialbench.{bench}.methods"]
     if stage.endswith("_infer"):
-        return {m: base + [f"socialbench.{bench}.methods.{m}"] for m in package_modules(pkg / "methods") and
-                [f.stem for f in (pkg / "methods").glob("*.py") if not f.stem.startswith("_")]}
+        return {
+            m: base + [f"socialbench.{bench}.methods.{m}"]
+            for m in package_modules(pkg / "methods")
+            and [f.stem for f in (pkg / "methods").glob("*.py") if not f.stem.startswith("_")]
+        }
     return {None: base}
 
 
@@ -130,8 +143,9 @@ def test_each_dvc_stage_depends_on_the_code_its_outputs_come_from(stage):
     raw = [str(d) for d in stage_body(stage)["deps"] if str(d).startswith("src/")]
     for method, entries in stage_entries(stage).items():
         deps = [d.replace("${item.method}", method) if method else d for d in raw]
-        missing = sorted(str(module_file(m).relative_to(REPO)) for m in import_closure(entries)
-                         if not covered(deps, module_file(m)))  # fmt: skip
+        missing = sorted(
+            str(module_file(m).relative_to(REPO)) for m in import_closure(entries) if not covered(deps, module_file(m))
+        )
         assert not missing, f"dvc.yaml stage {stage} ({method or 'all'}) lacks deps on {missing}"
 
 
@@ -145,9 +159,18 @@ def test_a_dvc_stage_depends_on_no_other_benchmark_nor_on_other_methods(stage):
     # methods/ and templates/ folders (scripts/dvc_code_deps.py); any other takes its own method's only.
     from socialbench.benchmark import get_benchmark_class
 
-    whole = {f"src/socialbench/{bench}/methods", f"src/socialbench/{bench}/templates"} if get_benchmark_class(bench).run_variants else set()
-    assert not [d for d in deps if d.rstrip("/") in {f"src/socialbench/{bench}", f"src/socialbench/{bench}/methods",
-                                                   f"src/socialbench/{bench}/templates"} - whole]  # fmt: skip
+    whole = (
+        {f"src/socialbench/{bench}/methods", f"src/socialbench/{bench}/templates"}
+        if get_benchmark_class(bench).run_variants
+        else set()
+    )
+    assert not [
+        d
+        for d in deps
+        if d.rstrip("/")
+        in {f"src/socialbench/{bench}", f"src/socialbench/{bench}/methods", f"src/socialbench/{bench}/templates"}
+        - whole
+    ]
 
 
 def test_the_core_imports_no_benchmark():
@@ -165,5 +188,7 @@ def test_a_valid_override_is_refused_because_the_stages_read_params_yaml(tmp_pat
 def test_dvc_yaml_code_deps_are_what_the_generator_writes():
     # scripts/dvc_code_deps.py writes every stage's code deps from the package layout; a new module
     # must reach dvc.yaml (and so Snakemake's rule inputs) by rerunning it.
-    proc = subprocess.run([sys.executable, "scripts/dvc_code_deps.py", "--check"], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "scripts/dvc_code_deps.py", "--check"], cwd=REPO, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr

@@ -21,10 +21,11 @@ from __future__ import annotations
 import abc
 import importlib
 import importlib.metadata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from socialbench.backends.base import ModelSpec, Request, Response
 from socialbench.errors import ConfigError, MissingDependency, SocialbenchError
@@ -65,7 +66,7 @@ class Method(abc.ABC):
     #: Template files under ``templates/<name>/`` whose content is the method's prompt hash.
     templates: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, benchmark: "Benchmark", spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None):
+    def __init__(self, benchmark: Benchmark, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None):
         self.benchmark = benchmark
         self.spec = spec
         self.seed = seed
@@ -87,7 +88,7 @@ class Method(abc.ABC):
         return self.benchmark.template(self.name, name)
 
     @classmethod
-    def prompt_hash(cls, benchmark: "Benchmark") -> str:
+    def prompt_hash(cls, benchmark: Benchmark) -> str:
         """sha256 over the method's template files, in their declared order (MLflow records it)."""
         return sha256_bytes("\0".join(benchmark.template(cls.name, n) for n in cls.templates).encode("utf-8"))
 
@@ -169,16 +170,25 @@ class Benchmark(abc.ABC):
         try:
             return resources.files(self.package).joinpath(f"templates/{method}/{name}").read_text("utf-8")
         except FileNotFoundError as exc:
-            raise ConfigError(f"benchmark {self.name}: method {method}: template {name} not found"
-                              f" (expected in {self.package.replace('.', '/')}/templates/{method}/)") from exc
+            raise ConfigError(
+                f"benchmark {self.name}: method {method}: template {name} not found"
+                f" (expected in {self.package.replace('.', '/')}/templates/{method}/)"
+            ) from exc
 
     def prompt_hash(self, method: str) -> str:
         return self.method_class(method).prompt_hash(self)
 
     # ---- scoring, tables, tracking ------------------------------------------------------------
     @abc.abstractmethod
-    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], *, source: str,
-              lines: Sequence[int] | None = None, instances_source: str = "instances") -> dict[str, Any]:
+    def score(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> dict[str, Any]:
         """Scores of one (model, method): ``{group: {metric: value}}``."""
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
@@ -193,10 +203,13 @@ class Benchmark(abc.ABC):
     #: command is given ``--instances`` and ``--predictions-dir`` (intervals, paired tests).
     tables_per_instance: ClassVar[bool] = False
 
-    def tables(self, scores: dict[tuple[str, str], dict[str, Any]], params: dict[str, Any],
-               instances: list[dict[str, Any]] | None = None,
-               predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
-               ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
+    def tables(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        params: dict[str, Any],
+        instances: list[dict[str, Any]] | None = None,
+        predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+    ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
         """``({file name: text, or bytes for a figure; names may hold a folder}, headline metrics)`` from
         the scores of every (model, method); with ``tables_per_instance``, also the instances and each
         pair's ``(source, prediction records)``, when the command has them."""
@@ -207,8 +220,9 @@ class Benchmark(abc.ABC):
         taxonomies...), recorded by infer and logged by track. ``prompt_template_sha256`` at least."""
         return {"prompt_template_sha256": self.prompt_hash(method)}
 
-    def viewer_rows(self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]],
-                    traces: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    def viewer_rows(
+        self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         """What the trace viewer shows of each instance (one row each; keys in ``viewer.ROW_KEYS``);
         predictions and traces by id. Default: fields the prediction shares with the instance."""
         from socialbench.viewer import default_rows
@@ -273,8 +287,10 @@ def get_benchmark_class(name: str) -> type[Benchmark]:
         else:
             raise ConfigError(f"unknown benchmark {name!r}; available: {', '.join(available_benchmarks()) or 'none'}")
     except ImportError as exc:
-        raise MissingDependency(f"benchmark {name!r} needs a package that is not installed ({exc.name or exc});"
-                                " install it with: pip install -e '.[demo]'") from exc
+        raise MissingDependency(
+            f"benchmark {name!r} needs a package that is not installed ({exc.name or exc});"
+            " install it with: pip install -e '.[demo]'"
+        ) from exc
     cls.name = name
     if not cls.package:
         cls.package = cls.__module__.rsplit(".", 1)[0]

@@ -30,9 +30,19 @@ SOURCE_DATE_EPOCH = "0"
 TABLE_SUFFIX, FIGURE_SUFFIX = ".tex", ".png"
 _PDFLATEX = ("pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "book.tex")
 
-_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-            "-": "-{}"}  # so "--" stays two hyphens (an option), not an en dash
+_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "-": "-{}",
+}  # so "--" stays two hyphens (an option), not an en dash
 
 
 def latex_escape(text: str) -> str:
@@ -127,22 +137,42 @@ def footnote(section: Section, item: Item) -> str:
     and the command that made it."""
     run = section.pipeline_run
     link = href(run.url, r"\texttt{%s}" % latex_escape(run.run_id))
-    return (r"MLflow run %s (%s), artifact \texttt{%s}; git commit \texttt{%s}; data \texttt{%s} sha256 \texttt{%s};"
-            r" made by %s." % (link, latex_escape(run.name), latex_escape(item.artifact), latex_escape(run.git_commit),
-                               latex_escape(section.instances), section.data_sha256, section.script))
+    return (
+        r"MLflow run %s (%s), artifact \texttt{%s}; git commit \texttt{%s}; data \texttt{%s} sha256 \texttt{%s};"
+        r" made by %s."
+        % (
+            link,
+            latex_escape(run.name),
+            latex_escape(item.artifact),
+            latex_escape(run.git_commit),
+            latex_escape(section.instances),
+            section.data_sha256,
+            section.script,
+        )
+    )
 
 
 def render_section(section: Section) -> str:
-    out = [r"\clearpage", r"\section{%s}" % latex_escape(section.benchmark), r"\begin{description}\raggedright",
-           r"\item[Instances] \texttt{%s}\\ sha256 \texttt{%s}" % (latex_escape(section.instances), section.data_sha256),
-           r"\item[Made by] %s" % section.script,
-           r"\item[Logged by] MLflow run %s (%s)\\ git commit \texttt{%s}" % (
-               href(section.pipeline_run.url, r"\texttt{%s}" % latex_escape(section.pipeline_run.run_id)),
-               latex_escape(section.pipeline_run.name), latex_escape(section.pipeline_run.git_commit)),
-           r"\item[Evaluation runs] (MLflow, one per model and method)", r"\end{description}",
-           r"\begin{itemize}\small"]
-    out += [r"\item \texttt{%s}: %s" % (latex_escape(r.name), href(r.url, r"\texttt{%s}" % latex_escape(r.run_id)))
-            for r in section.evaluation_runs] or [r"\item none"]
+    out = [
+        r"\clearpage",
+        r"\section{%s}" % latex_escape(section.benchmark),
+        r"\begin{description}\raggedright",
+        r"\item[Instances] \texttt{%s}\\ sha256 \texttt{%s}" % (latex_escape(section.instances), section.data_sha256),
+        r"\item[Made by] %s" % section.script,
+        r"\item[Logged by] MLflow run %s (%s)\\ git commit \texttt{%s}"
+        % (
+            href(section.pipeline_run.url, r"\texttt{%s}" % latex_escape(section.pipeline_run.run_id)),
+            latex_escape(section.pipeline_run.name),
+            latex_escape(section.pipeline_run.git_commit),
+        ),
+        r"\item[Evaluation runs] (MLflow, one per model and method)",
+        r"\end{description}",
+        r"\begin{itemize}\small",
+    ]
+    out += [
+        r"\item \texttt{%s}: %s" % (latex_escape(r.name), href(r.url, r"\texttt{%s}" % latex_escape(r.run_id)))
+        for r in section.evaluation_runs
+    ] or [r"\item none"]
     out.append(r"\end{itemize}")
     for item in section.items:
         out.append(r"\subsection*{%s}" % latex_escape(item.shown))
@@ -151,9 +181,13 @@ def render_section(section: Section) -> str:
         if item.kind == "table":
             out.append(fit_table(item.latex).rstrip("\n"))
         else:
-            out += [r"\begin{figure}[H]", r"\centering",
-                    r"\includegraphics[width=\linewidth,height=0.55\textheight,keepaspectratio]{%s}" % item.graphic,
-                    r"\caption{\texttt{%s}}" % latex_escape(item.shown), r"\end{figure}"]
+            out += [
+                r"\begin{figure}[H]",
+                r"\centering",
+                r"\includegraphics[width=\linewidth,height=0.55\textheight,keepaspectratio]{%s}" % item.graphic,
+                r"\caption{\texttt{%s}}" % latex_escape(item.shown),
+                r"\end{figure}",
+            ]
     return "\n".join(out) + "\n"
 
 
@@ -173,8 +207,9 @@ def table_script(benchmark: str) -> str:
     module = f"socialbench.{benchmark}.tables"  # a plug-in's tables module, where it has one
     if importlib.util.find_spec(module) is None:
         module = type(get_benchmark(benchmark)).__module__
-    return (r"\texttt{%s} (Snakemake rule \texttt{%s}, module \texttt{%s})"
-            % tuple(latex_escape(s) for s in (f"socialbench tables --benchmark {benchmark}", f"{benchmark}_tables", module)))
+    return r"\texttt{%s} (Snakemake rule \texttt{%s}, module \texttt{%s})" % tuple(
+        latex_escape(s) for s in (f"socialbench tables --benchmark {benchmark}", f"{benchmark}_tables", module)
+    )
 
 
 def book_files(tables_dir: Path) -> tuple[list[Path], list[Path]]:
@@ -210,8 +245,11 @@ class Store:
 
         db = _sqlite_path(tracking_uri)
         if db is not None and not db.is_file():
-            raise DataError(str(db), "MLflow tracking store not found: the book links the runs `socialbench track`"
-                            " logged there (run the pipeline first)")
+            raise DataError(
+                str(db),
+                "MLflow tracking store not found: the book links the runs `socialbench track`"
+                " logged there (run the pipeline first)",
+            )
         self.client = MlflowClient(tracking_uri)
         exp = self.client.get_experiment_by_name(experiment)
         if exp is None:
@@ -221,25 +259,30 @@ class Store:
     def run_with_tag(self, tag: str, value: str) -> Run | None:
         """The earliest FINISHED run with the tag (the first to log that content; a stable choice)."""
         query = f"tags.`{tag}` = '{value}' and attributes.status = 'FINISHED'"
-        found = self.client.search_runs([self.exp_id], filter_string=query,
-                                        order_by=["attributes.start_time ASC"], max_results=1)
+        found = self.client.search_runs(
+            [self.exp_id], filter_string=query, order_by=["attributes.start_time ASC"], max_results=1
+        )
         if not found:
             return None
         run = found[0]
-        return Run(run.info.run_id, run.info.run_name or "", run.data.tags.get("git_commit")
-                   or run.data.params.get("git_commit", "unknown"), run_url(self.base_url, self.exp_id, run.info.run_id))
+        return Run(
+            run.info.run_id,
+            run.info.run_name or "",
+            run.data.tags.get("git_commit") or run.data.params.get("git_commit", "unknown"),
+            run_url(self.base_url, self.exp_id, run.info.run_id),
+        )
 
 
 def read_section(benchmark: str, tables_dir: Path, instances: Path, tracked: Path, store: Store) -> Section:
     """A benchmark's section from its tables folder, instances file and track summary, with the runs
     that logged them looked up in the store. Any item or run that cannot be found is an error."""
+    from socialbench.benchmark import available_benchmarks
     from socialbench.tracking import ARTIFACTS_KEY_TAG, EVAL_KEY_TAG, pipeline_artifact_files, pipeline_artifacts_key
 
-    from socialbench.benchmark import available_benchmarks
-
     if benchmark not in available_benchmarks():
-        raise ConfigError(f"book: --benchmark {benchmark} is not a registered benchmark"
-                          f" (one of: {', '.join(available_benchmarks())})")
+        raise ConfigError(
+            f"book: --benchmark {benchmark} is not a registered benchmark (one of: {', '.join(available_benchmarks())})"
+        )
     if not tables_dir.is_dir():
         raise DataError(str(tables_dir), "tables folder not found (--tables-dir; `socialbench tables` writes it)")
     if not instances.is_file():
@@ -251,20 +294,35 @@ def read_section(benchmark: str, tables_dir: Path, instances: Path, tracked: Pat
     key = pipeline_artifacts_key([(str(p), folder) for p, folder in artifacts])
     pipeline_run = store.run_with_tag(ARTIFACTS_KEY_TAG, key)
     if pipeline_run is None:
-        raise DataError(str(tables_dir), f"no finished MLflow run in {store.uri} logged these tables (tag"
-                        f" {ARTIFACTS_KEY_TAG} {key}): they changed since `socialbench track` last ran; run it")
+        raise DataError(
+            str(tables_dir),
+            f"no finished MLflow run in {store.uri} logged these tables (tag"
+            f" {ARTIFACTS_KEY_TAG} {key}): they changed since `socialbench track` last ran; run it",
+        )
     runs = []
     for k in read_eval_keys(tracked):
         run = store.run_with_tag(EVAL_KEY_TAG, k)
         if run is None:
-            raise DataError(str(tracked), f"no finished MLflow run in {store.uri} has this eval key: the store is"
-                            " older than the summary; rerun `socialbench track`", record=k, field="keys")
+            raise DataError(
+                str(tracked),
+                f"no finished MLflow run in {store.uri} has this eval key: the store is"
+                " older than the summary; rerun `socialbench track`",
+                record=k,
+                field="keys",
+            )
         runs.append(run)
     folder = dict((str(p), f) for p, f in artifacts)
     items = [Item("table", str(t), f"{folder[str(t)]}/{t.name}", latex=t.read_text(encoding="utf-8")) for t in tables]
     items += [Item("figure", str(f), f"{folder[str(f)]}/{f.name}", graphic=str(f)) for f in figures]
-    return Section(benchmark, str(instances), sha256_file(instances), table_script(benchmark), pipeline_run,
-                   tuple(sorted(runs, key=lambda r: r.name)), tuple(items))
+    return Section(
+        benchmark,
+        str(instances),
+        sha256_file(instances),
+        table_script(benchmark),
+        pipeline_run,
+        tuple(sorted(runs, key=lambda r: r.name)),
+        tuple(items),
+    )
 
 
 # ---- building the PDF ----------------------------------------------------------------------------
@@ -274,7 +332,7 @@ def _first_error(log: str) -> str:
     lines = log.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("!"):
-            return " ".join(x.strip() for x in lines[i:i + 2])
+            return " ".join(x.strip() for x in lines[i : i + 2])
     return "no error line in its log"
 
 
@@ -285,8 +343,9 @@ def build_pdf(sections: list[Section], out: Path, tex_out: Path, pdflatex: str =
 
     exe = shutil.which(pdflatex)
     if exe is None:
-        raise ConfigError(f"book: {pdflatex} not found on PATH: the results book needs TeX"
-                          " (bash scripts/install_tex.sh installs it)")
+        raise ConfigError(
+            f"book: {pdflatex} not found on PATH: the results book needs TeX (bash scripts/install_tex.sh installs it)"
+        )
     with tempfile.TemporaryDirectory(prefix="socialbench-book-") as tmp:
         build = Path(tmp)
         # Figures are copied in under fixed names: the LaTeX (and so the PDF) never holds a path of this machine.
@@ -306,10 +365,19 @@ def build_pdf(sections: list[Section], out: Path, tex_out: Path, pdflatex: str =
         (build / "book.tex").write_text(tex, encoding="utf-8")
         env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH, "FORCE_SOURCE_DATE": "1"}
         for _ in range(2):
-            done = subprocess.run([exe, *_PDFLATEX[1:]], cwd=build, env=env, capture_output=True, text=True,
-                                  errors="replace", stdin=subprocess.DEVNULL)
+            done = subprocess.run(
+                [exe, *_PDFLATEX[1:]],
+                cwd=build,
+                env=env,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                stdin=subprocess.DEVNULL,
+            )
             if done.returncode != 0:
-                log = (build / "book.log").read_text(errors="replace") if (build / "book.log").is_file() else done.stdout
+                log = (
+                    (build / "book.log").read_text(errors="replace") if (build / "book.log").is_file() else done.stdout
+                )
                 log_out = out.with_name(out.stem + ".pdflatex.log")
                 write_text_atomic(log_out, log)
                 raise SocialbenchError(f"book: pdflatex failed on {tex_out}: {_first_error(log)} (log: {log_out})")

@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import json
 import logging
-from contextlib import contextmanager
 import os
 import secrets
 import socket
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from filelock import FileLock
 
@@ -72,8 +73,10 @@ class CacheFull(SocialbenchError):
     """No space left for the request cache: what was stored stays, the cache stays usable."""
 
     def __init__(self, path: str | Path, detail: str):
-        super().__init__(f"{path}: the request cache cannot grow ({detail}): no space left on the device; every call"
-                         " finished before this one is stored, so a rerun after freeing space continues from them")  # fmt: skip
+        super().__init__(
+            f"{path}: the request cache cannot grow ({detail}): no space left on the device; every call"
+            " finished before this one is stored, so a rerun after freeing space continues from them"
+        )
 
 
 def _is_full(exc: BaseException) -> bool:
@@ -130,8 +133,18 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 # Columns every request cache has had since the first schema (hit_count/last_hit_at and finish_reason
 # came later: _migrate adds them; a cache opened read-only is read without them).
-_REQUIRED_COLUMNS = {"key", "backend", "model", "request_id", "key_parts", "text", "input_tokens",
-                     "output_tokens", "latency_s", "created_at"}  # fmt: skip
+_REQUIRED_COLUMNS = {
+    "key",
+    "backend",
+    "model",
+    "request_id",
+    "key_parts",
+    "text",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+    "created_at",
+}
 
 
 class RequestCache:
@@ -165,12 +178,13 @@ class RequestCache:
                 if _is_full(exc):
                     raise CacheFull(self.path, str(exc)) from exc
                 raise DataError(
-                    str(self.path), f"the request cache cannot be opened ({exc}); it only saves model calls,"
+                    str(self.path),
+                    f"the request cache cannot be opened ({exc}); it only saves model calls,"
                     " so move it aside (the next run starts a new one and repeats the calls)",
                 ) from exc
 
     @classmethod
-    def open_readonly(cls, path: str | Path) -> "RequestCache":
+    def open_readonly(cls, path: str | Path) -> RequestCache:
         """An existing request cache, opened for reading only; DataError naming the path when it
         is missing, a folder, empty, not SQLite, or an SQLite file without the cache's table."""
         return cls(path, readonly=True)
@@ -231,15 +245,18 @@ class RequestCache:
         """The stored response (``cached`` set) with its token counts, latency and finish reason
         (None for an entry stored before finish reasons were kept), or None on a miss."""
         finish = "finish_reason" if self._has("finish_reason") else "NULL"
-        row = self._conn().execute(
-            f"SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = ?", (key,)
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute(f"SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = ?", (key,))
+            .fetchone()
+        )
         if row is None:
             self.misses += 1
             return None
         self.hits += 1
-        response = Response(text=row[0], input_tokens=row[1], output_tokens=row[2], latency_s=row[3], cached=True,
-                            finish_reason=row[4])  # fmt: skip
+        response = Response(
+            text=row[0], input_tokens=row[1], output_tokens=row[2], latency_s=row[3], cached=True, finish_reason=row[4]
+        )
         if not self.readonly:
             # How often each entry saved a call (shown by `socialbench cache stats`).
             try:
@@ -281,8 +298,15 @@ class RequestCache:
                 raise CacheFull(self.path, str(exc)) from exc
             raise
 
-    def _insert(self, conn: sqlite3.Connection, key: str, identity: dict[str, Any], request: Request,
-                response: Response, model: str) -> None:  # fmt: skip
+    def _insert(
+        self,
+        conn: sqlite3.Connection,
+        key: str,
+        identity: dict[str, Any],
+        request: Request,
+        response: Response,
+        model: str,
+    ) -> None:
         conn.execute(
             "INSERT OR REPLACE INTO calls(key, backend, model, request_id, key_parts, text, input_tokens,"
             " output_tokens, latency_s, created_at, finish_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -318,15 +342,19 @@ class RequestCache:
                 if conn.execute("SELECT 1 FROM calls WHERE key = ?", (key,)).fetchone() is not None:
                     stored.add(key)
                     continue
-                row = conn.execute("SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = ?",
-                                   (key,)).fetchone()  # fmt: skip
+                row = conn.execute(
+                    "SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = ?", (key,)
+                ).fetchone()
                 if row is not None and row[0] != me and _alive(row[1], row[2], row[3], row[4], now):
                     theirs[key] = row[0]
                     continue
                 if row is not None and row[0] != me:
                     log.info("request cache: taking over call %s from %s, which is gone", key[:12], row[0])
-                conn.execute("INSERT OR REPLACE INTO claims(key, owner, host, pid, pid_started, claimed_at)"
-                             " VALUES (?,?,?,?,?,?)", (key, me, host, pid, _process_started(pid), now))  # fmt: skip
+                conn.execute(
+                    "INSERT OR REPLACE INTO claims(key, owner, host, pid, pid_started, claimed_at)"
+                    " VALUES (?,?,?,?,?,?)",
+                    (key, me, host, pid, _process_started(pid), now),
+                )
                 mine.add(key)
         return mine, stored, theirs
 
@@ -342,8 +370,13 @@ class RequestCache:
                 raise
             # A full disk can refuse even a delete (WAL): the claim then dies with this process.
 
-    def share_calls(self, keys: Sequence[str], call: Callable[[list[int]], None],
-                    on_shared: Callable[[int, Response], None], poll_s: float = CLAIM_POLL_S) -> None:  # fmt: skip
+    def share_calls(
+        self,
+        keys: Sequence[str],
+        call: Callable[[list[int]], None],
+        on_shared: Callable[[int, Response], None],
+        poll_s: float = CLAIM_POLL_S,
+    ) -> None:
         """Make the calls for ``keys`` (cache misses) once across every process that uses this cache.
 
         ``call(indices)`` makes the calls this process claimed (indices into ``keys``); each answer
@@ -369,8 +402,11 @@ class RequestCache:
                         self.release(sorted(mine))  # those put() stored are gone already
                 new = set(theirs.values()) - waited_on
                 if new:
-                    log.info("request cache: waiting for %d call(s) that another run is making (%s)",
-                             len(theirs), ", ".join(sorted(new)))  # fmt: skip
+                    log.info(
+                        "request cache: waiting for %d call(s) that another run is making (%s)",
+                        len(theirs),
+                        ", ".join(sorted(new)),
+                    )
                     waited_on |= new
                 pending = [i for i in pending if keys[i] in theirs]
                 if pending and not ours:
@@ -392,10 +428,14 @@ class RequestCache:
         """Entries, tokens, latency and hits served, in total and per model."""
         # A cache written before hits were counted (read-only: not migrated) has served none we know of.
         hits = "SUM(hit_count)" if self._has("hit_count") else "0"
-        rows = self._conn().execute(
-            "SELECT model, backend, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(latency_s),"
-            f" {hits}, MIN(created_at), MAX(created_at) FROM calls GROUP BY model, backend ORDER BY model"
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT model, backend, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(latency_s),"
+                f" {hits}, MIN(created_at), MAX(created_at) FROM calls GROUP BY model, backend ORDER BY model"
+            )
+            .fetchall()
+        )
         models = [
             {
                 "model": r[0],
@@ -441,7 +481,7 @@ class RequestCache:
         args.append(int(limit))
         return [(r[0], r[1]) for r in self._conn().execute(sql, args).fetchall()]
 
-    def explain_miss(self, identity: dict[str, Any], request: Request, model: str) -> "MissExplanation":
+    def explain_miss(self, identity: dict[str, Any], request: Request, model: str) -> MissExplanation:
         """Why ``request`` is (or is not) a miss: the parts of its key that differ from the nearest
         stored entry with the same model and request id."""
         if cache_key(identity, request) in self:
@@ -454,7 +494,7 @@ class RequestCache:
         parts = json.loads(canonical_json(key_parts(identity, request)))
         return nearest_explanation(request.request_id, model, parts, same)
 
-    def explain_stored(self, model: str, request_id: str) -> "MissExplanation | None":
+    def explain_stored(self, model: str, request_id: str) -> MissExplanation | None:
         """Why the newest stored entry of a request was a miss: its changes against the nearest older
         entry. None when there is only one entry (nothing was recomputed)."""
         entries = self.entries_for(model, request_id)

@@ -1,10 +1,10 @@
 """``socialbench cache``: what the request cache holds, and why a call was (or would be) made again.
 
-  socialbench cache stats                       entries, tokens, latency and hits served, per model
-  socialbench cache explain                     calls made again, newest first, with the key part that changed
-  socialbench cache explain REQUEST_ID          the same for one request id
-  socialbench cache explain --model M --instances data/processed/moca/test.jsonl
-                                                dry run: which requests of a run would miss, and why
+socialbench cache stats                       entries, tokens, latency and hits served, per model
+socialbench cache explain                     calls made again, newest first, with the key part that changed
+socialbench cache explain REQUEST_ID          the same for one request id
+socialbench cache explain --model M --instances data/processed/moca/test.jsonl
+                                              dry run: which requests of a run would miss, and why
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -24,7 +23,7 @@ cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Inspec
 Opt = typer.Option
 
 
-def _cache_path(path: Optional[Path], params: Path) -> Path:
+def _cache_path(path: Path | None, params: Path) -> Path:
     if path is not None:
         return path
     from socialbench.config import load_params
@@ -34,7 +33,7 @@ def _cache_path(path: Optional[Path], params: Path) -> Path:
     return Path(".cache/socialbench/requests.sqlite")
 
 
-def _open(path: Optional[Path], params: Path) -> RequestCache:
+def _open(path: Path | None, params: Path) -> RequestCache:
     """The cache, opened read-only: inspecting it creates, converts and locks nothing."""
     p = _cache_path(path, params)
     if not p.exists():
@@ -48,7 +47,7 @@ def _when(ts: float | None) -> str:
 
 @cache_app.command("stats")
 def stats(
-    path: Optional[Path] = Opt(None, help="cache file (default: cache.path in params)"),
+    path: Path | None = Opt(None, help="cache file (default: cache.path in params)"),
     params: Path = Opt(Path("params.yaml"), help="params file naming the cache"),
     as_json: bool = Opt(False, "--json", help="print JSON"),
 ) -> None:
@@ -63,7 +62,9 @@ def stats(
         return
     typer.echo(f"{s['path']}: {s['entries']} entries, {s['size_bytes'] / 1e6:.1f} MB, {s['hits_served']} hits served")
     if s["models"]:
-        typer.echo(f"{'model':24} {'backend':14} {'entries':>8} {'in tok':>10} {'out tok':>9} {'latency s':>10} {'hits':>7}  last call")
+        typer.echo(
+            f"{'model':24} {'backend':14} {'entries':>8} {'in tok':>10} {'out tok':>9} {'latency s':>10} {'hits':>7}  last call"
+        )
     for m in s["models"]:
         typer.echo(
             f"{m['model'][:24]:24} {m['backend'][:14]:14} {m['entries']:>8} {m['input_tokens']:>10} "
@@ -87,13 +88,15 @@ _BENCHMARKS, _METHODS = _listed()
 
 @cache_app.command("explain")
 def explain(
-    request_id: Optional[str] = typer.Argument(None, help="request id, e.g. demo-test-0003/direct/answer"),
-    model: Optional[str] = Opt(None, help="model name (a key of models: in params)"),
-    instances: Optional[Path] = Opt(None, help="dry run: build this run's requests from these instances"),
+    request_id: str | None = typer.Argument(None, help="request id, e.g. demo-test-0003/direct/answer"),
+    model: str | None = Opt(None, help="model name (a key of models: in params)"),
+    instances: Path | None = Opt(None, help="dry run: build this run's requests from these instances"),
     method: str = Opt("direct", help="method, with --instances; one of the benchmark's (" + _METHODS + ")"),
-    path: Optional[Path] = Opt(None, help="cache file (default: cache.path in params)"),
-    params: Path = Opt(Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"),
-    taxonomy: Optional[Path] = Opt(None, help="MoCA taxonomy file, with --instances"),
+    path: Path | None = Opt(None, help="cache file (default: cache.path in params)"),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
+    ),
+    taxonomy: Path | None = Opt(None, help="MoCA taxonomy file, with --instances"),
     benchmark: str = Opt("moca", help="benchmark of the instances, with --instances; one of: " + _BENCHMARKS),
     limit: int = Opt(20, help="most requests to explain"),
 ) -> None:
@@ -113,7 +116,9 @@ def explain(
         if request_id is not None:
             entries = cache.entries_for(model, request_id)
             if not entries:
-                raise SocialbenchError(f"no stored call with request id {request_id!r}" + (f" for {model}" if model else ""))
+                raise SocialbenchError(
+                    f"no stored call with request id {request_id!r}" + (f" for {model}" if model else "")
+                )
             pairs = sorted({(e["model"], request_id) for e in entries})
         else:
             pairs = cache.recomputed(model, limit)
@@ -130,8 +135,17 @@ def explain(
         cache.close()
 
 
-def _dry_run(cache: RequestCache, model: str, instances: Path, method: str, params: Path, benchmark: str,
-             taxonomy: Optional[Path], request_id: Optional[str], limit: int) -> None:  # fmt: skip
+def _dry_run(
+    cache: RequestCache,
+    model: str,
+    instances: Path,
+    method: str,
+    params: Path,
+    benchmark: str,
+    taxonomy: Path | None,
+    request_id: str | None,
+    limit: int,
+) -> None:
     """Build the run's first-round requests as `socialbench infer` would, look each up, explain the
     misses (later rounds of a multi-stage method depend on the answers, so only round 1 is known
     before calling). No model is loaded and no call is made (API backends still need their key)."""
@@ -156,7 +170,9 @@ def _dry_run(cache: RequestCache, model: str, instances: Path, method: str, para
         requests = [r for r in requests if r.request_id == request_id]
     explanations = [cache.explain_miss(identity, r, model) for r in requests]
     misses = [e for e in explanations if not e.hit]
-    typer.echo(f"{model}/{method}: {len(requests)} requests, {len(requests) - len(misses)} cached, {len(misses)} would be called")
+    typer.echo(
+        f"{model}/{method}: {len(requests)} requests, {len(requests) - len(misses)} cached, {len(misses)} would be called"
+    )
     by_part: dict[str, int] = {}
     for e in misses:
         for part in e.parts or ["new"]:

@@ -9,8 +9,9 @@ Pure logic first (what is stale and why), I/O at the end."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from socialbench.errors import ConfigError
 
@@ -32,8 +33,9 @@ def stale_reason(model: str, method: str, models: Iterable[str], methods: Iterab
     return None
 
 
-def stale_runs(files: Iterable[tuple[str, str, str]], models: Iterable[str], methods: Iterable[str],
-               benchmark: str) -> list[tuple[str, str]]:
+def stale_runs(
+    files: Iterable[tuple[str, str, str]], models: Iterable[str], methods: Iterable[str], benchmark: str
+) -> list[tuple[str, str]]:
     """[(relative path, reason)] of the (relative path, model, file name) entries params no longer name,
     sorted by path (deterministic reports)."""
     models, methods = list(models), list(methods)
@@ -105,7 +107,9 @@ def prune_lock(repo_root: Path) -> list[str]:
         defined = [stage.name for stage in repo.index.stages if hasattr(stage, "cmd")]
     import yaml
 
-    dropped = stale_lock_stages(list((yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages") or {}), defined)
+    dropped = stale_lock_stages(
+        list((yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages") or {}), defined
+    )
     if dropped:  # an unchanged lock is left as it is, byte for byte
         with modify_yaml(str(lock)) as data:
             for name in dropped:

@@ -7,20 +7,23 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from socialbench.errors import SocialbenchError
 from socialbench.io import write_json, write_text_atomic
 
-app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
-                  help="socialbench: MoCA and MeetingToM pipelines.")
+app = typer.Typer(
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    help="socialbench: MoCA and MeetingToM pipelines.",
+)
 
 Opt = typer.Option
 
 
-def _benchmark(name: str, taxonomy: Optional[Path] = None):
+def _benchmark(name: str, taxonomy: Path | None = None):
     """The benchmark plug-in named by --benchmark (ConfigError listing the registered ones)."""
     from socialbench.benchmark import get_benchmark
 
@@ -36,8 +39,10 @@ def _choices() -> tuple[str, str]:
         names = available_benchmarks()
         methods = "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
     except Exception:  # noqa: BLE001 (a broken plug-in is reported by the command that uses it)
-        return ("benchmark (a registered plug-in; `socialbench benchmarks` lists them)",
-                "a method of the benchmark (`socialbench benchmarks` lists them)")
+        return (
+            "benchmark (a registered plug-in; `socialbench benchmarks` lists them)",
+            "a method of the benchmark (`socialbench benchmarks` lists them)",
+        )
     return f"benchmark, one of: {', '.join(names)}", f"a method of the benchmark, one of ({methods})"
 
 
@@ -87,7 +92,7 @@ def prepare(
     out: Path = Opt(..., help="validated instances (JSON lines)"),
     report: Path = Opt(..., help="dropped records with their reasons (JSON lines)"),
     benchmark: str = Opt("moca", help=BENCH_HELP),
-    taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
+    taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
     on_invalid: str = Opt("drop", help="drop: leave bad records out and report them; fail: stop"),
     params: Path = Opt(Path("params.yaml"), help="params file (media.allowed_roots: where media may be besides data/)"),
 ) -> None:
@@ -120,27 +125,33 @@ def infer(
     model: str = Opt(..., help="model name (a key of models: in params)"),
     out: Path = Opt(..., help="prediction records (JSON lines)"),
     stats: Path = Opt(..., help="run accounting (JSON): calls, cache hits, tokens, cost, provenance"),
-    trace: Optional[Path] = Opt(None, help="per-instance traces (JSON lines): every call's stage, cache key, text, tokens, finish reason"),
+    trace: Path | None = Opt(
+        None, help="per-instance traces (JSON lines): every call's stage, cache key, text, tokens, finish reason"
+    ),
     method: str = Opt("direct", help=METHOD_HELP),
-    params: Path = Opt(Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"),
-    dev: Optional[Path] = Opt(None, help="dev split (the prior backend's statistics)"),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
+    ),
+    dev: Path | None = Opt(None, help="dev split (the prior backend's statistics)"),
     benchmark: str = Opt("moca", help=BENCH_HELP),
-    taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
-    cache: Optional[Path] = Opt(None, help="request cache (default: cache.path in params)"),
+    taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
+    cache: Path | None = Opt(None, help="request cache (default: cache.path in params)"),
     progress: bool = Opt(True, help="show a progress bar"),
 ) -> None:
     """Run one model with one method over the instances; every call goes through the request cache."""
     from socialbench.backends.base import ModelSpec
+    from socialbench.benchmark import excluded
     from socialbench.cache import RequestCache
     from socialbench.config import load_params
     from socialbench.errors import DataError
     from socialbench.io import write_jsonl
     from socialbench.paths import check_io
-    from socialbench.benchmark import excluded
     from socialbench.runner import run_method
 
-    check_io({"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
-             {"--out": out, "--stats": stats, "--trace": trace, "--cache": cache})
+    check_io(
+        {"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
+        {"--out": out, "--stats": stats, "--trace": trace, "--cache": cache},
+    )
     bench = _benchmark(benchmark, taxonomy)
     bench.method_class(method)  # an unknown method is refused before anything is read
     p = load_params(params)
@@ -160,29 +171,46 @@ def infer(
         # tables show the reason instead of a row.
         records, traces, run_stats = excluded_run(bench, method, spec, insts, reason)
     else:
-        check_io({"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]})
+        check_io(
+            {"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]}
+        )
         rc = RequestCache(cache or p["cache"]["path"])
         try:
             records, traces, run_stats = run_method(
-                bench, bench.method(method, spec, p["seed"], settings), insts, spec=spec, cache=rc, seed=p["seed"],
-                dev_instances=dev_insts, progress=progress and sys.stderr.isatty(), source=str(instances))
+                bench,
+                bench.method(method, spec, p["seed"], settings),
+                insts,
+                spec=spec,
+                cache=rc,
+                seed=p["seed"],
+                dev_instances=dev_insts,
+                progress=progress and sys.stderr.isatty(),
+                source=str(instances),
+            )
         finally:
             rc.close()
     s = run_stats
     example = next(iter(s.error_examples.items()), None)
     if s.requests and s.errors == s.requests:
         # Not a result: the server, key or model is wrong. A table row of zeros would look like one.
-        raise SocialbenchError(f"models.{model}: all {s.requests} calls failed (e.g. {example[0]}: {example[1]});"
-                               " nothing written. Check the server, key and model id, then run again")  # fmt: skip
+        raise SocialbenchError(
+            f"models.{model}: all {s.requests} calls failed (e.g. {example[0]}: {example[1]});"
+            " nothing written. Check the server, key and model id, then run again"
+        )
     write_jsonl(out, records)
     if trace is not None:
         write_jsonl(trace, traces)
     write_json(stats, {**run_stats.as_dict(), "provenance": infer_provenance(bench, method, instances, dev, settings)})
-    typer.echo(f"infer {model}/{method}: {s.requests} requests in {s.rounds} round(s), {s.cache_hits} cached,"
-               f" {s.cache_misses} called, {s.errors} errors, {s.truncated} truncated")
+    typer.echo(
+        f"infer {model}/{method}: {s.requests} requests in {s.rounds} round(s), {s.cache_hits} cached,"
+        f" {s.cache_misses} called, {s.errors} errors, {s.truncated} truncated"
+    )
     if s.errors:
-        typer.echo(f"infer: warning: {s.errors} calls failed after their retries (e.g. {example[0]}: {example[1]}); they are"
-                   f" scored incorrect. Retry only them with `snakemake --forcerun {benchmark}_infer` (the rest is cached)", err=True)  # fmt: skip
+        typer.echo(
+            f"infer: warning: {s.errors} calls failed after their retries (e.g. {example[0]}: {example[1]}); they are"
+            f" scored incorrect. Retry only them with `snakemake --forcerun {benchmark}_infer` (the rest is cached)",
+            err=True,
+        )
 
 
 def excluded_run(bench, method: str, spec, insts: list, reason: str):
@@ -190,10 +218,14 @@ def excluded_run(bench, method: str, spec, insts: list, reason: str):
     from socialbench.runner import RunStats
 
     error = f"excluded in params (models.{spec.name}): {reason}"
-    records = sorted((bench.prediction_record(i, Final(error=error), model=spec.name, method=method) for i in insts),
-                     key=lambda r: r["id"])
-    traces = [{"id": r["id"], "model": spec.name, "method": method, "calls": [], "final": {"fields": {}, "error": error}}
-              for r in records]
+    records = sorted(
+        (bench.prediction_record(i, Final(error=error), model=spec.name, method=method) for i in insts),
+        key=lambda r: r["id"],
+    )
+    traces = [
+        {"id": r["id"], "model": spec.name, "method": method, "calls": [], "final": {"fields": {}, "error": error}}
+        for r in records
+    ]
     return records, traces, RunStats(excluded=reason)
 
 
@@ -205,11 +237,18 @@ def made_with(run_stats: dict, stats_path: Path, data_hash: str, instances: Path
     made = run_stats.get("provenance")
     keys = ("prompt_template_sha256", "instances_sha256", "dev_sha256", "git_commit", "versions")
     if not isinstance(made, dict) or any(k not in made for k in keys) or not isinstance(made["versions"], dict):
-        raise DataError(str(stats_path), "no complete record of what the predictions were made with (an older"
-                        " socialbench infer wrote it); rerun the inference", field="provenance")  # fmt: skip
+        raise DataError(
+            str(stats_path),
+            "no complete record of what the predictions were made with (an older"
+            " socialbench infer wrote it); rerun the inference",
+            field="provenance",
+        )
     if made["instances_sha256"] != data_hash:
-        raise DataError(str(stats_path), f"the predictions were made from other instances than {instances}"
-                        " (sha256 differs); rerun the inference", field="provenance.instances_sha256")  # fmt: skip
+        raise DataError(
+            str(stats_path),
+            f"the predictions were made from other instances than {instances} (sha256 differs); rerun the inference",
+            field="provenance.instances_sha256",
+        )
     return made
 
 
@@ -223,9 +262,11 @@ def infer_provenance(bench, method: str, instances: Path, dev: Path | None, sett
     return {
         **bench.provenance(method),
         "method_settings_sha256": sha256_json(settings or {}),
-        "instances_sha256": sha256_file(instances), "dev_sha256": sha256_file(dev) if dev else None,
-        "git_commit": git_commit(), "versions": package_versions(),
-    }  # fmt: skip
+        "instances_sha256": sha256_file(instances),
+        "dev_sha256": sha256_file(dev) if dev else None,
+        "git_commit": git_commit(),
+        "versions": package_versions(),
+    }
 
 
 @app.command("score")
@@ -234,9 +275,9 @@ def score(
     predictions: Path = Opt(..., help="prediction records written by infer (JSON lines)"),
     out: Path = Opt(..., help="scores (JSON): {group: {metric: value, n}}"),
     benchmark: str = Opt("moca", help=BENCH_HELP),
-    taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
-    model: Optional[str] = Opt(None, help="the model every record must be of (default: the first record's)"),
-    method: Optional[str] = Opt(None, help="the method every record must be of (default: the first record's)"),
+    taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
+    model: str | None = Opt(None, help="the model every record must be of (default: the first record's)"),
+    method: str | None = Opt(None, help="the method every record must be of (default: the first record's)"),
 ) -> None:
     """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario). Instances
     without a prediction are scored incorrect and invalid (a line on stderr says how many), and so
@@ -259,14 +300,20 @@ def score(
     ids = {p.get("id") for p in preds}
     missing = [g["id"] for g in insts if g["id"] not in ids]
     if missing:
-        typer.echo(f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
-                   f" (scored incorrect and invalid), e.g. {missing[0]}", err=True)
+        typer.echo(
+            f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
+            f" (scored incorrect and invalid), e.g. {missing[0]}",
+            err=True,
+        )
     failed = [p for p in preds if p.get("error")]
     if failed:
         from socialbench.io import brief
 
-        typer.echo(f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"
-                   f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}", err=True)
+        typer.echo(
+            f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"
+            f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}",
+            err=True,
+        )
     write_json(out, result)
     typer.echo(f"score: {out}")
 
@@ -282,25 +329,42 @@ def one_run(preds: list[dict], lines: list[int], source: str, model: str | None,
         return
     for key, wanted in (("model", model), ("method", method)):
         expected = wanted if wanted is not None else preds[0].get(key)
-        whose = f"--{key} {wanted}" if wanted is not None else f"line {lines[0]}'s {brief(expected if expected is not None else 'none')}"
+        whose = (
+            f"--{key} {wanted}"
+            if wanted is not None
+            else f"line {lines[0]}'s {brief(expected if expected is not None else 'none')}"
+        )
         for rec, line in zip(preds, lines):
             if rec.get(key) != expected:
                 got = brief(rec[key]) if key in rec else "none"
-                raise DataError(source, f"a record of {key} {got}, not {whose}: a predictions file holds one run's"
-                                " records (score them separately)", record=f"line {line}", field=key)  # fmt: skip
+                raise DataError(
+                    source,
+                    f"a record of {key} {got}, not {whose}: a predictions file holds one run's"
+                    " records (score them separately)",
+                    record=f"line {line}",
+                    field=key,
+                )
 
 
 @app.command("tables")
 def tables(
     scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
     out_dir: Path = Opt(..., help="tables go here (MoCA: <scenario>.md/.csv/.tex and all.md)"),
-    headline: Path = Opt(..., help="headline metrics JSON of every run; one file per run goes in the folder of the"
-                         " same name without .json (<model>/<method>.json: `dvc metrics show` rows)"),
-    params: Path = Opt(Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"),
+    headline: Path = Opt(
+        ...,
+        help="headline metrics JSON of every run; one file per run goes in the folder of the"
+        " same name without .json (<model>/<method>.json: `dvc metrics show` rows)",
+    ),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
+    ),
     benchmark: str = Opt("moca", help=BENCH_HELP),
-    instances: Optional[Path] = Opt(None, help="the scored instances; with --predictions-dir, per-instance statistics"
-                                    " (MoCA: 95% bootstrap intervals, paired tests)"),
-    predictions_dir: Optional[Path] = Opt(None, help="results/predictions/<benchmark> (with --instances)"),
+    instances: Path | None = Opt(
+        None,
+        help="the scored instances; with --predictions-dir, per-instance statistics"
+        " (MoCA: 95% bootstrap intervals, paired tests)",
+    ),
+    predictions_dir: Path | None = Opt(None, help="results/predictions/<benchmark> (with --instances)"),
 ) -> None:
     """Render the benchmark's result tables (and figures) and the headline metrics file."""
     from socialbench.config import load_params
@@ -309,8 +373,11 @@ def tables(
     from socialbench.paths import check_io
     from socialbench.results import read_score_files
 
-    check_io({"SCORES": scores, "--params": params, "--instances": instances, "--predictions-dir": predictions_dir},
-             {"--out-dir": out_dir, "--headline": headline}, folders=("--out-dir", "--predictions-dir"))
+    check_io(
+        {"SCORES": scores, "--params": params, "--instances": instances, "--predictions-dir": predictions_dir},
+        {"--out-dir": out_dir, "--headline": headline},
+        folders=("--out-dir", "--predictions-dir"),
+    )
     bench = _benchmark(benchmark)
     p = load_params(params)
     if (instances is None) != (predictions_dir is None):
@@ -324,7 +391,9 @@ def tables(
         for model, method in loaded:
             path = predictions_dir / model / f"{method}.jsonl"
             if not path.is_file():
-                raise DataError(str(path), f"predictions of {model}/{method} not found (--predictions-dir {predictions_dir})")
+                raise DataError(
+                    str(path), f"predictions of {model}/{method} not found (--predictions-dir {predictions_dir})"
+                )
             preds[(model, method)] = (str(path), read_jsonl(path))
         per_instance = {"instances": bench.load_instances(instances), "predictions": preds}
     files, head = bench.tables(loaded, p, **per_instance)
@@ -347,9 +416,9 @@ def viewer(
     instances: Path = Opt(..., help="the instances the run was made for (JSON lines)"),
     predictions: Path = Opt(..., help="the run's prediction records (JSON lines)"),
     out: Path = Opt(..., help="the page (HTML; results/viewer/<benchmark>/<model>/<method>.html)"),
-    traces: Optional[Path] = Opt(None, help="the run's traces (JSON lines): calls and what the method keeps"),
+    traces: Path | None = Opt(None, help="the run's traces (JSON lines): calls and what the method keeps"),
     benchmark: str = Opt("moca", help=BENCH_HELP),
-    taxonomy: Optional[Path] = Opt(None, help=TAXONOMY_HELP),
+    taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
     media_root: Path = Opt(Path("."), help="relative media paths of the instances are read under this folder"),
     thumb_px: int = Opt(256, help="longest side of embedded images (pixels)"),
     frame_px: int = Opt(160, help="longest side of embedded video frames (pixels)"),
@@ -360,14 +429,28 @@ def viewer(
     from socialbench.paths import check_io
     from socialbench.viewer import build_page
 
-    check_io({"--instances": instances, "--predictions": predictions, "--traces": traces, "--taxonomy": taxonomy}, {"--out": out})
-    page = build_page(_benchmark(benchmark, taxonomy), instances, predictions, traces, media_root=media_root,
-                      thumb_px=thumb_px, frame_px=frame_px, max_frames=max_frames)
+    check_io(
+        {"--instances": instances, "--predictions": predictions, "--traces": traces, "--taxonomy": taxonomy},
+        {"--out": out},
+    )
+    page = build_page(
+        _benchmark(benchmark, taxonomy),
+        instances,
+        predictions,
+        traces,
+        media_root=media_root,
+        thumb_px=thumb_px,
+        frame_px=frame_px,
+        max_frames=max_frames,
+    )
     write_text_atomic(out, page.html)
     typer.echo(f"viewer: {page.rows} instances in {out} ({len(page.html.encode('utf-8')) // 1024} KiB)")
     if page.problems:
-        typer.echo(f"viewer: warning: {len(page.problems)} media file(s) not shown or changed, marked in the page"
-                   f" (e.g. {page.problems[0]})", err=True)
+        typer.echo(
+            f"viewer: warning: {len(page.problems)} media file(s) not shown or changed, marked in the page"
+            f" (e.g. {page.problems[0]})",
+            err=True,
+        )
 
 
 @app.command("prune-outputs")
@@ -375,11 +458,12 @@ def prune_outputs(
     benchmark: str = Opt(..., help=BENCH_HELP),
     params: Path = Opt(Path("params.yaml"), help="the params whose models and <benchmark>.methods are kept"),
     results: Path = Opt(Path("results"), help="the results root holding <kind>/<benchmark>/<model>/<method>.*"),
-    archive: Optional[Path] = Opt(None, help="move stale outputs here (same relative paths) instead of deleting them"),
-    report: Optional[Path] = Opt(None, help="append one JSON line per pruned path (path, reason, action) here"),
+    archive: Path | None = Opt(None, help="move stale outputs here (same relative paths) instead of deleting them"),
+    report: Path | None = Opt(None, help="append one JSON line per pruned path (path, reason, action) here"),
 ) -> None:
     """Remove (or archive) the per-run outputs of models and methods params no longer name."""
-    from socialbench.cleanup import RUN_KINDS, prune_outputs as prune
+    from socialbench.cleanup import RUN_KINDS
+    from socialbench.cleanup import prune_outputs as prune
     from socialbench.config import load_params
     from socialbench.io import jsonl_text
 
@@ -415,23 +499,39 @@ def track(
     stats_dir: Path = Opt(..., help="results/runs/<bench> (run accounting written by infer)"),
     tables_dir: Path = Opt(..., help="results/tables/<bench>"),
     out: Path = Opt(..., help="summary of logged runs (JSON)"),
-    traces_dir: Optional[Path] = Opt(None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"),
-    viewer_dir: Optional[Path] = Opt(None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"),
-    params: Path = Opt(Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"),
+    traces_dir: Path | None = Opt(
+        None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"
+    ),
+    viewer_dir: Path | None = Opt(
+        None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"
+    ),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
+    ),
     benchmark: str = Opt("moca", help=BENCH_HELP),
 ) -> None:
     """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
     from socialbench.config import load_params
     from socialbench.errors import DataError
     from socialbench.hashing import sha256_file, sha256_json
+    from socialbench.paths import check_io
     from socialbench.results import read_score_files
     from socialbench.tracking import eval_key, git_commit, log_evaluations, parse_stats, pipeline_artifact_files
 
-    from socialbench.paths import check_io
-
-    check_io({"SCORES": scores, "--instances": instances, "--params": params, "--predictions-dir": predictions_dir,
-              "--stats-dir": stats_dir, "--tables-dir": tables_dir, "--traces-dir": traces_dir, "--viewer-dir": viewer_dir},
-             {"--out": out}, folders=("--predictions-dir", "--stats-dir", "--tables-dir", "--traces-dir", "--viewer-dir"))
+    check_io(
+        {
+            "SCORES": scores,
+            "--instances": instances,
+            "--params": params,
+            "--predictions-dir": predictions_dir,
+            "--stats-dir": stats_dir,
+            "--tables-dir": tables_dir,
+            "--traces-dir": traces_dir,
+            "--viewer-dir": viewer_dir,
+        },
+        {"--out": out},
+        folders=("--predictions-dir", "--stats-dir", "--tables-dir", "--traces-dir", "--viewer-dir"),
+    )
     bench = _benchmark(benchmark)
     p = load_params(params)
     # Every input is found, read and checked before MLflow is touched: a bad one stops the command
@@ -442,7 +542,9 @@ def track(
         raise DataError(str(tables_dir), "tables folder not found (--tables-dir; socialbench tables writes it)")
     tables = sorted(t for t in tables_dir.glob("*.*") if t.is_file())
     if not tables:
-        raise DataError(str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)")
+        raise DataError(
+            str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)"
+        )
     loaded = read_score_files(bench, scores, p, params)
     data_hash = sha256_file(instances)
     provenance = {"git_commit": git_commit()}
@@ -454,7 +556,9 @@ def track(
         if not pred.is_file():
             raise DataError(str(pred), f"predictions file of {path} not found (--predictions-dir {predictions_dir})")
         if not stats_path.is_file():
-            raise DataError(str(stats_path), f"run accounting of {path} not found (--stats-dir {stats_dir}; infer writes it)")
+            raise DataError(
+                str(stats_path), f"run accounting of {path} not found (--stats-dir {stats_dir}; infer writes it)"
+            )
         entry = p["models"][model]
         run_stats = parse_stats(stats_path.read_bytes(), str(stats_path))
         if run_stats.get("excluded"):
@@ -464,37 +568,74 @@ def track(
             raise DataError(str(trace), f"trace file of {path} not found (--traces-dir {traces_dir}; infer writes it)")
         page = viewer_dir / model / f"{method}.html" if viewer_dir is not None else None
         if page is not None and not page.is_file():
-            raise DataError(str(page), f"viewer page of {path} not found (--viewer-dir {viewer_dir}; socialbench viewer writes it)")
+            raise DataError(
+                str(page), f"viewer page of {path} not found (--viewer-dir {viewer_dir}; socialbench viewer writes it)"
+            )
         made = made_with(run_stats, stats_path, data_hash, instances)
         identity = run_stats.get("backend_identity") or {}
-        evaluations.append({
-            "benchmark": benchmark, "model": model, "method": method,
-            "params": {"model": model, "backend": entry.get("backend"), "method": method, "seed": p["seed"],
-                       "model_id": identity.get("model_id", entry.get("model_id")),
-                       "model_revision": entry.get("revision") or identity.get("revision"),
-                       "model_config_sha256": sha256_json(entry),
-                       "backend_identity_sha256": sha256_json(identity) if identity else None},
-            # As they were when the predictions were made (infer's record), not as they are now.
-            "content": {"dataset_sha256": data_hash, "dev_sha256": made["dev_sha256"],
-                        # the benchmark's own record (MoCA: prompt_template_sha256, taxonomy_sha256)
-                        **{k: v for k, v in made.items() if k.endswith("_sha256") and k not in ("instances_sha256", "dev_sha256")},
-                        "predictions_sha256": sha256_file(pred), "scores_sha256": sha256_file(path)},
-            "provenance": {**provenance, "infer_git_commit": made["git_commit"],
-                           **{f"version.{k}": v for k, v in sorted(made["versions"].items())}},
-            "scores": loaded[(model, method)],
-            "stats": run_stats,
-            "category": entry.get("category"),
-            # logged under <benchmark>/<model>/<method>/ with names that say what they are
-            "artifacts": [(pred, "predictions.jsonl"), (path, "scores.json"), (stats_path, "run_accounting.json"),
-                          *([(trace, "traces.jsonl")] if trace else []), *([(page, "viewer.html")] if page else []),
-                          *[(t, f"tables/{t.name}") for t in tables]],
-        })
+        evaluations.append(
+            {
+                "benchmark": benchmark,
+                "model": model,
+                "method": method,
+                "params": {
+                    "model": model,
+                    "backend": entry.get("backend"),
+                    "method": method,
+                    "seed": p["seed"],
+                    "model_id": identity.get("model_id", entry.get("model_id")),
+                    "model_revision": entry.get("revision") or identity.get("revision"),
+                    "model_config_sha256": sha256_json(entry),
+                    "backend_identity_sha256": sha256_json(identity) if identity else None,
+                },
+                # As they were when the predictions were made (infer's record), not as they are now.
+                "content": {
+                    "dataset_sha256": data_hash,
+                    "dev_sha256": made["dev_sha256"],
+                    # the benchmark's own record (MoCA: prompt_template_sha256, taxonomy_sha256)
+                    **{
+                        k: v
+                        for k, v in made.items()
+                        if k.endswith("_sha256") and k not in ("instances_sha256", "dev_sha256")
+                    },
+                    "predictions_sha256": sha256_file(pred),
+                    "scores_sha256": sha256_file(path),
+                },
+                "provenance": {
+                    **provenance,
+                    "infer_git_commit": made["git_commit"],
+                    **{f"version.{k}": v for k, v in sorted(made["versions"].items())},
+                },
+                "scores": loaded[(model, method)],
+                "stats": run_stats,
+                "category": entry.get("category"),
+                # logged under <benchmark>/<model>/<method>/ with names that say what they are
+                "artifacts": [
+                    (pred, "predictions.jsonl"),
+                    (path, "scores.json"),
+                    (stats_path, "run_accounting.json"),
+                    *([(trace, "traces.jsonl")] if trace else []),
+                    *([(page, "viewer.html")] if page else []),
+                    *[(t, f"tables/{t.name}") for t in tables],
+                ],
+            }
+        )
     # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
     pipeline_files = pipeline_artifact_files(tables_dir)
-    summary = log_evaluations(evaluations, p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], Path("mlartifacts"),
-                              artifacts=pipeline_files)
-    write_json(out, {"evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
-                      "keys": sorted(eval_key(e) for e in evaluations)})
+    summary = log_evaluations(
+        evaluations,
+        p["mlflow"]["tracking_uri"],
+        p["mlflow"]["experiment"],
+        Path("mlartifacts"),
+        artifacts=pipeline_files,
+    )
+    write_json(
+        out,
+        {
+            "evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
+            "keys": sorted(eval_key(e) for e in evaluations),
+        },
+    )
     typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")
 
 
@@ -529,7 +670,9 @@ _mount_benchmark_commands()
 
 @app.command("ui")
 def ui(
-    params: Path = Opt(Path("params.yaml"), help="the params file naming the tracking store (mlflow.tracking_uri) and experiment"),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file naming the tracking store (mlflow.tracking_uri) and experiment"
+    ),
     port: int = Opt(5000, help="port of the UI on HOST"),
     host: str = Opt("127.0.0.1", help="address to serve the UI on (127.0.0.1: this machine only)"),
 ) -> None:

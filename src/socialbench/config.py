@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import jsonschema
 
@@ -55,8 +56,10 @@ def _describe(err: jsonschema.ValidationError) -> str:
     if err.validator == "additionalProperties":
         return f"{path}: {err.message} (unknown key; see params.yaml comments for the allowed ones)"
     if err.validator == "pattern" and list(err.absolute_path) == ["models"]:
-        return (f"models: the name {err.instance!r} may hold only letters, digits, '_' and '-' and start with a"
-                " letter or digit (it names folders, and DVC reads a '.' in models.<name> as a nesting)")
+        return (
+            f"models: the name {err.instance!r} may hold only letters, digits, '_' and '-' and start with a"
+            " letter or digit (it names folders, and DVC reads a '.' in models.<name> as a nesting)"
+        )
     return f"{path}: {err.message}"
 
 
@@ -114,10 +117,16 @@ def validate_params(
         # YAML reads `123:`, `true:` or `null:` as a number, boolean or null, not a name.
         odd = [k for k in models if not isinstance(k, str)]
         if odd:
-            raise ConfigError(f"{source}: models: the name {odd[0]!r} is a {type(odd[0]).__name__}, not a string;"
-                              f" quote it (\"{odd[0]}\": ...){where([['models']])}")  # fmt: skip
-        secrets = [f + where([["models", name, "options"]]) for name, entry in models.items() if isinstance(entry, dict)
-                   for f in secret_fields(entry.get("options"), f"models.{name}.options", f"models.{name}")]  # fmt: skip
+            raise ConfigError(
+                f"{source}: models: the name {odd[0]!r} is a {type(odd[0]).__name__}, not a string;"
+                f' quote it ("{odd[0]}": ...){where([["models"]])}'
+            )
+        secrets = [
+            f + where([["models", name, "options"]])
+            for name, entry in models.items()
+            if isinstance(entry, dict)
+            for f in secret_fields(entry.get("options"), f"models.{name}.options", f"models.{name}")
+        ]
         if secrets:
             raise ConfigError(f"{source} is invalid: {'; '.join(secrets)}")
     # Each benchmark's section is validated against its own package's schema (below), so adding a
@@ -155,7 +164,9 @@ def _benchmark_sections(sections: dict[str, Any], where) -> tuple[dict[str, Any]
         schema = get_benchmark_class(name).params_schema()
         data = copy.deepcopy(section if section is not None else {})
         _fill_defaults(data, schema, schema)
-        for err in sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path)):
+        for err in sorted(
+            jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path)
+        ):
             err.path.appendleft(name)  # name the section: "moca.demo.n_test: ..."
             problems.append(_describe(err) + where(_error_paths(err)))
         out[name] = data
@@ -171,10 +182,14 @@ def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
 
     raw = load_yaml_file(path, error=ConfigError)
     if raw is None:
-        raise ConfigError(f"{path}: holds no settings (the file is empty or only comments); a params file needs at"
-                          " least its models (see params.yaml in the repository)")  # fmt: skip
+        raise ConfigError(
+            f"{path}: holds no settings (the file is empty or only comments); a params file needs at"
+            " least its models (see params.yaml in the repository)"
+        )
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of settings (key: value), got a {type(raw).__name__}")
+        raise ConfigError(
+            f"{path}: the top level must be a mapping of settings (key: value), got a {type(raw).__name__}"
+        )
     return raw
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 _CHUNK = 1 << 20
 
@@ -27,13 +28,16 @@ def canonical_json(obj: Any) -> str:
     values are taken (dict with string keys, list/tuple, str, int, finite float, bool, None): a
     path, a set or NaN would hash as whatever its string happens to be, so it is a TypeError or
     ValueError naming it instead."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
-                      default=_not_json)
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_not_json
+    )
 
 
 def _not_json(value: Any) -> Any:
-    raise TypeError(f"not a plain JSON value: {type(value).__name__} {str(value)[:80]!r} (keys and hashes take"
-                    " only dicts, lists, strings, numbers, booleans and null)")
+    raise TypeError(
+        f"not a plain JSON value: {type(value).__name__} {str(value)[:80]!r} (keys and hashes take"
+        " only dicts, lists, strings, numbers, booleans and null)"
+    )
 
 
 def sha256_json(obj: Any) -> str:
@@ -77,5 +81,5 @@ def folder_fingerprint(folder: str | Path) -> str:
             continue
         size = f.stat().st_size
         digest = sha256_file(f) if size <= FINGERPRINT_FULL_HASH_MAX else _large_file_digest(f, size)
-        h.update(f"{rel.as_posix()}\0{digest}\n".encode("utf-8"))
+        h.update(f"{rel.as_posix()}\0{digest}\n".encode())
     return "files:" + h.hexdigest()

@@ -17,9 +17,10 @@ import math
 import os
 import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -189,8 +190,7 @@ def _walk(obj: Any, check_strings: bool) -> tuple[str, str | None] | None:
             return f"nested deeper than {MAX_DEPTH} levels", path or None
         if isinstance(node, dict):
             if isinstance(node, _DupDict):
-                return ("duplicate key (a second value would silently replace the first)",
-                        _path(path, node.duplicate))  # fmt: skip
+                return ("duplicate key (a second value would silently replace the first)", _path(path, node.duplicate))
             items = list(node.items())
             for k, v in reversed(items):
                 if check_strings and _LONE.search(k):
@@ -339,8 +339,11 @@ class StrictLoader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise _YamlProblem(event.start_mark, f"the alias *{brief(event.anchor, 30)} is not allowed (aliases can"
-                               " expand a small file into a huge one; write the value out)")  # fmt: skip
+            raise _YamlProblem(
+                event.start_mark,
+                f"the alias *{brief(event.anchor, 30)} is not allowed (aliases can"
+                " expand a small file into a huge one; write the value out)",
+            )
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
@@ -357,21 +360,31 @@ class StrictLoader(yaml.SafeLoader):
                 key = self.construct_object(key_node, deep=True)
                 if not isinstance(key, str):
                     shown = brief(key_node.value if isinstance(key_node, yaml.ScalarNode) else repr(key), 40)
-                    kind = ("a boolean" if isinstance(key, bool) else "null" if key is None
-                            else "a number" if isinstance(key, (int, float)) else f"a {type(key).__name__}")
-                    raise _YamlProblem(key_node.start_mark, f"the key {shown} is read as {kind},"
-                                       " not a name; quote it")  # fmt: skip
+                    kind = (
+                        "a boolean"
+                        if isinstance(key, bool)
+                        else "null"
+                        if key is None
+                        else "a number"
+                        if isinstance(key, (int, float))
+                        else f"a {type(key).__name__}"
+                    )
+                    raise _YamlProblem(key_node.start_mark, f"the key {shown} is read as {kind}, not a name; quote it")
                 if key in seen:
-                    raise _YamlProblem(key_node.start_mark, f"duplicate key {brief(key, 40)!r} (first at line"
-                                       f" {seen[key] + 1}); a second value would silently replace the first")  # fmt: skip
+                    raise _YamlProblem(
+                        key_node.start_mark,
+                        f"duplicate key {brief(key, 40)!r} (first at line"
+                        f" {seen[key] + 1}); a second value would silently replace the first",
+                    )
                 seen[key] = key_node.start_mark.line
         return super().construct_mapping(node, deep=deep)
 
     def construct_yaml_float(self, node: Any) -> float:
         value = super().construct_yaml_float(node)
         if not math.isfinite(value):
-            raise _YamlProblem(node.start_mark, f"{brief(node.value, 30)} is not a finite number (NaN and infinity"
-                               " are no JSON values)")  # fmt: skip
+            raise _YamlProblem(
+                node.start_mark, f"{brief(node.value, 30)} is not a finite number (NaN and infinity are no JSON values)"
+            )
         return value
 
     def construct_undefined(self, node: Any) -> Any:
@@ -430,8 +443,11 @@ def load_yaml(data: bytes | str, source: str, *, error: type[Exception] = Config
         raise _yaml_error(source, f"not valid YAML: {where}{what}{context}", error) from None
     except yaml.reader.ReaderError as exc:
         line, col = _line_col(text, exc.position)
-        raise _yaml_error(source, f"not valid YAML: line {line}, column {col}: the character #x{exc.character:04x}"
-                          " is not allowed in YAML", error) from None  # fmt: skip
+        raise _yaml_error(
+            source,
+            f"not valid YAML: line {line}, column {col}: the character #x{exc.character:04x} is not allowed in YAML",
+            error,
+        ) from None
     except yaml.YAMLError as exc:
         raise _yaml_error(source, f"not valid YAML: {exc}", error) from None
     except RecursionError:

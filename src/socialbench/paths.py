@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Union
 
 from socialbench.errors import ConfigError, SocialbenchError
 
-PathArg = Union[str, Path, None, Sequence[Union[str, Path, None]]]
+PathArg = Union[str, Path, None, Sequence[str | Path | None]]
 
 
 class DiskFull(SocialbenchError):
@@ -78,13 +79,16 @@ def check_io(inputs: Mapping[str, PathArg], outputs: Mapping[str, PathArg], fold
     for j, (option, path) in enumerate(outs):
         for in_option, in_path in ins:
             if _same(path, in_path):
-                raise ConfigError(f"{path}: {option} is the same file as {in_option} {in_path}; an output never"
-                                  " overwrites an input (nothing was read or written)")  # fmt: skip
+                raise ConfigError(
+                    f"{path}: {option} is the same file as {in_option} {in_path}; an output never"
+                    " overwrites an input (nothing was read or written)"
+                )
         for other_option, other in outs[:j]:
             if _same(path, other):
                 what = f"{option} twice" if option == other_option else f"{other_option} and {option}"
-                raise ConfigError(f"{path}: {what} name the same file; give each output its own path"
-                                  " (nothing was read or written)")  # fmt: skip
+                raise ConfigError(
+                    f"{path}: {what} name the same file; give each output its own path (nothing was read or written)"
+                )
         if option in folders:
             if path.exists() and not path.is_dir():
                 raise ConfigError(f"{path}: is a file, but {option} takes a folder")
@@ -112,7 +116,7 @@ class MediaRoots:
     extra: tuple[str, ...] = ()  # media.allowed_roots as written, for messages
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any] | None, root: str | Path = ".") -> "MediaRoots":
+    def from_params(cls, params: Mapping[str, Any] | None, root: str | Path = ".") -> MediaRoots:
         root = Path(root).resolve()
         extra = tuple(str(r) for r in ((params or {}).get("media") or {}).get("allowed_roots") or ())
         folders = [root / f for f in DEFAULT_MEDIA_FOLDERS] + [root / Path(r).expanduser() for r in extra]
@@ -132,5 +136,7 @@ class MediaRoots:
         lexical = Path(os.path.normpath(p if p.is_absolute() else self.root / p))
         how = "through a symlink " if any(lexical == a or a in lexical.parents for a in self.allowed) else ""
         allowed = f"{self.root / 'data'}" + (f" or media.allowed_roots ({', '.join(self.extra)})" if self.extra else "")
-        return (f"{media} leads {how}to {target}, outside the repository's data folder {allowed}; refused so that"
-                " no other file is read or sent to a model (add its folder to media.allowed_roots in params to allow it)")
+        return (
+            f"{media} leads {how}to {target}, outside the repository's data folder {allowed}; refused so that"
+            " no other file is read or sent to a model (add its folder to media.allowed_roots in params to allow it)"
+        )

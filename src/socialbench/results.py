@@ -11,7 +11,9 @@ from socialbench.benchmark import Benchmark
 from socialbench.errors import DataError
 
 
-def read_score_files(benchmark: Benchmark, scores: list[Path], p: dict[str, Any], params: Path) -> dict[tuple[str, str], dict[str, Any]]:
+def read_score_files(
+    benchmark: Benchmark, scores: list[Path], p: dict[str, Any], params: Path
+) -> dict[tuple[str, str], dict[str, Any]]:
     """{(model, method): scores} from score files, each read and checked by the benchmark
     (``parse_scores``) and all checked together (:func:`collect_scores`)."""
     entries = []
@@ -35,10 +37,15 @@ def collect_scores(
     ref: tuple[str, dict[str, Any]] | None = None
     for source, model, method, sc in entries:
         if model not in categories:
-            raise DataError(source, f"model {model!r} (the score file's folder) is not under models: in {params_source};"
-                                    f" known: {', '.join(categories)}")
+            raise DataError(
+                source,
+                f"model {model!r} (the score file's folder) is not under models: in {params_source};"
+                f" known: {', '.join(categories)}",
+            )
         if (model, method) in out:
-            raise DataError(source, f"a second score file for {model}/{method} (the first is {first_source[(model, method)]})")
+            raise DataError(
+                source, f"a second score file for {model}/{method} (the first is {first_source[(model, method)]})"
+            )
         # n_total where a group has it (MeetingToM Task 3.2: n is the run's own conditional denominator)
         ns = {s: m.get("n_total", m["n"]) for s, m in sc.items()}
         if ref is None:
@@ -48,8 +55,12 @@ def collect_scores(
         else:
             for s in sorted(ns):
                 if ns[s] != ref[1][s]:
-                    raise DataError(source, f"n = {ns[s]} differs from n = {ref[1][s]} in {ref[0]} (scored on other instances?)",
-                                    record=f"scenario {s!r}", field="n")
+                    raise DataError(
+                        source,
+                        f"n = {ns[s]} differs from n = {ref[1][s]} in {ref[0]} (scored on other instances?)",
+                        record=f"scenario {s!r}",
+                        field="n",
+                    )
         out[(model, method)] = sc
         first_source[(model, method)] = source
     return out

@@ -10,12 +10,21 @@ traces are returned only when every instance has a final answer or a recorded er
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
-from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response, check_requests, create_backend
+from socialbench.backends.base import (
+    Backend,
+    BackendContext,
+    ModelSpec,
+    Request,
+    Response,
+    check_requests,
+    create_backend,
+)
 from socialbench.benchmark import Benchmark, Exchange, Final, InstanceInputError, Method
 from socialbench.cache import RequestCache, cache_key
 from socialbench.errors import DataError, SocialbenchError
@@ -114,8 +123,10 @@ def run_requests(
             cache.share_calls([keys[i] for i in todo], call, shared)
         finally:
             bar.close()
-    out = [resp if resp is not None else Response(text=None, error="backend returned no response", finish_reason="error")
-           for resp in responses]  # a backend that returned without answering one request
+    out = [
+        resp if resp is not None else Response(text=None, error="backend returned no response", finish_reason="error")
+        for resp in responses
+    ]  # a backend that returned without answering one request
     return out, keys
 
 
@@ -129,7 +140,9 @@ def _account(stats: RunStats, spec: ModelSpec, request: Request, resp: Response,
     stats.input_tokens += resp.input_tokens
     stats.output_tokens += resp.output_tokens
     stats.latency_s += 0.0 if resp.cached else resp.latency_s
-    st = stats.stages.setdefault(stage_of(request), {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0})
+    st = stats.stages.setdefault(
+        stage_of(request), {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    )
     st["calls"] += 1
     st["input_tokens"] += resp.input_tokens
     st["output_tokens"] += resp.output_tokens
@@ -140,9 +153,17 @@ def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
     # Not whether the call came from the cache: that is run accounting (stats), and a trace must
     # have the same bytes whether its calls were made now or replayed (DVC versions it).
     r = ex.response
-    return {"round": round_no, "stage": stage_of(ex.request), "request_id": ex.request.request_id, "key": ex.key,
-            "text": r.text, "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
-            "finish_reason": r.finish_reason, "error": r.error}  # fmt: skip
+    return {
+        "round": round_no,
+        "stage": stage_of(ex.request),
+        "request_id": ex.request.request_id,
+        "key": ex.key,
+        "text": r.text,
+        "input_tokens": r.input_tokens,
+        "output_tokens": r.output_tokens,
+        "finish_reason": r.finish_reason,
+        "error": r.error,
+    }
 
 
 def _step(method: Method, inst: dict[str, Any], rounds: list[list[Exchange]], source: str) -> list[Request] | Final:
@@ -156,7 +177,9 @@ def _step(method: Method, inst: dict[str, Any], rounds: list[list[Exchange]], so
         return Final(error=f"method {method.name} returned neither requests nor an answer")
     ids = [r.request_id for r in out]
     if len(set(ids)) != len(ids):
-        raise SocialbenchError(f"method {method.name}: instance {inst.get('id')}: duplicate request ids in one round: {ids}")
+        raise SocialbenchError(
+            f"method {method.name}: instance {inst.get('id')}: duplicate request ids in one round: {ids}"
+        )
     return out
 
 
@@ -204,8 +227,16 @@ def run_method(
                 break
             flat = [(i, r) for i, reqs in asks.items() for r in reqs]
             check_requests(backend, [r for _, r in flat])
-            responses, keys = run_requests(backend, [r for _, r in flat], cache, identity, spec.name, stats, progress,
-                                           desc=f"{spec.name}/{method.name} round {stats.rounds + 1}")  # fmt: skip
+            responses, keys = run_requests(
+                backend,
+                [r for _, r in flat],
+                cache,
+                identity,
+                spec.name,
+                stats,
+                progress,
+                desc=f"{spec.name}/{method.name} round {stats.rounds + 1}",
+            )
             got: dict[int, list[Exchange]] = {}
             for (i, req), resp, key in zip(flat, responses, keys):
                 got.setdefault(i, []).append(Exchange(req, resp, key))
@@ -228,9 +259,16 @@ def run_method(
     for i, inst in enumerate(instances):
         final = finals[i]
         records.append(benchmark.prediction_record(inst, final, model=spec.name, method=method.name))
-        traces.append({"id": inst["id"], "model": spec.name, "method": method.name,
-                       "calls": [call_trace(k, ex) for k, exs in enumerate(rounds[i]) for ex in exs],
-                       "final": {"fields": final.fields, "error": final.error}, **({"trace": final.trace} if final.trace else {})})  # fmt: skip
+        traces.append(
+            {
+                "id": inst["id"],
+                "model": spec.name,
+                "method": method.name,
+                "calls": [call_trace(k, ex) for k, exs in enumerate(rounds[i]) for ex in exs],
+                "final": {"fields": final.fields, "error": final.error},
+                **({"trace": final.trace} if final.trace else {}),
+            }
+        )
     stats.method = dict(method.summary([finals[i] for i in range(n)]))
     stats.cost_usd = estimate_cost(spec, stats.input_tokens, stats.output_tokens)
     stats.wall_s = time.perf_counter() - start

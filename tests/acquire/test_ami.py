@@ -99,7 +99,9 @@ def test_missing_mirror_file_is_named_before_anything_is_copied(tmp_path):
 def test_shared_annotation_copy_has_no_videos_and_says_so(shared_dir, tmp_path):
     mirror = shared_dir / "data" / "ami"
     expected = mirror / "amicorpus" / "ES2002a" / "video" / "ES2002a.Corner.avi"
-    with pytest.raises(DataError, match=rf"^{re.escape(str(expected))}: not in the AMI mirror .* \(and 5 more of 6 files\)"):
+    with pytest.raises(
+        DataError, match=rf"^{re.escape(str(expected))}: not in the AMI mirror .* \(and 5 more of 6 files\)"
+    ):
         ami.fetch_media(["ES2002a"], ami.DEFAULT_VIEWS, tmp_path / "raw", mirror=mirror)
 
 
@@ -162,7 +164,11 @@ def test_fetch_media_from_a_base_url_verifies_given_checksums(server, tmp_path):
     server.add(f"/mirror/{rel}", b"RIFF....WAVE")
     base = server.url("/mirror/")
     (path,) = ami.fetch_media(
-        ["ES2002a"], ["Mix-Headset"], tmp_path / "raw", base_url=base,
-        sha256={rel: hashlib.sha256(b"RIFF....WAVE").hexdigest()}, **FAST,
+        ["ES2002a"],
+        ["Mix-Headset"],
+        tmp_path / "raw",
+        base_url=base,
+        sha256={rel: hashlib.sha256(b"RIFF....WAVE").hexdigest()},
+        **FAST,
     )
     assert path == tmp_path / "raw" / rel and path.read_bytes() == b"RIFF....WAVE"

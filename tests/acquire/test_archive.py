@@ -135,7 +135,9 @@ def test_tar_symlink_member_is_refused(tmp_path):
 
 
 def test_tar_symlink_inside_dest_is_refused_too(tmp_path):
-    path = make_tar(tmp_path / "a.tar", GOOD, [tar_info("alias", type_=tarfile.SYMTYPE, linkname="README.txt")], mode="w")
+    path = make_tar(
+        tmp_path / "a.tar", GOOD, [tar_info("alias", type_=tarfile.SYMTYPE, linkname="README.txt")], mode="w"
+    )
     with pytest.raises(UnsafeArchive, match="symbolic link"):
         extract(path, tmp_path / "out")
     assert_nothing_written(tmp_path, tmp_path / "out")

@@ -23,10 +23,17 @@ def server():
 
 def backend_for(server, monkeypatch, **options):
     monkeypatch.setenv("LOOPBACK_ANTHROPIC_KEY", KEY)
-    opts = {"base_url": server.url, "api_key_env": "LOOPBACK_ANTHROPIC_KEY", "timeout": 5,
-            "retry_base_delay_s": 0.01, "max_retries": 3, **options}  # fmt: skip
-    spec = ModelSpec(name="claude", backend="anthropic", model_id="claude-test-1", image_size=64, concurrency=4,
-                     options=opts)  # fmt: skip
+    opts = {
+        "base_url": server.url,
+        "api_key_env": "LOOPBACK_ANTHROPIC_KEY",
+        "timeout": 5,
+        "retry_base_delay_s": 0.01,
+        "max_retries": 3,
+        **options,
+    }
+    spec = ModelSpec(
+        name="claude", backend="anthropic", model_id="claude-test-1", image_size=64, concurrency=4, options=opts
+    )
     return create_backend(spec)
 
 
@@ -112,8 +119,9 @@ def test_an_audio_part_is_refused_before_any_call_naming_model_request_and_part(
     audio = write_wav(tmp_path / "a.wav")
     got = []
     with pytest.raises(ConfigError) as exc:
-        backend_for(server, monkeypatch).complete_many([moca_request(0, [image]), moca_request(1, [image, audio])],
-                                                       lambda i, r: got.append(r))  # fmt: skip
+        backend_for(server, monkeypatch).complete_many(
+            [moca_request(0, [image]), moca_request(1, [image, audio])], lambda i, r: got.append(r)
+        )
     assert str(exc.value) == (
         "models.claude (backend anthropic): request inst-0001/direct/answer: part 2, audio: audio input is not"
         " supported (it takes: image); nothing was called"
@@ -126,7 +134,9 @@ def test_a_native_video_clip_is_refused_but_its_frames_are_sent(server, monkeypa
     with pytest.raises(ConfigError, match=r"part 1, video \(Corner\): video as a file"):
         backend_for(server, monkeypatch).complete(moca_request(0, [write_clip(tmp_path / "c.mp4", view="Corner")]))
     assert server.completions() == []
-    resp = backend_for(server, monkeypatch).complete(moca_request(0, [write_clip(tmp_path / "c.mp4", frames, "Corner")]))
+    resp = backend_for(server, monkeypatch).complete(
+        moca_request(0, [write_clip(tmp_path / "c.mp4", frames, "Corner")])
+    )
     rec = server.completions()[0]
     assert resp.error is None and rec.image_sha256 == [f.sha256 for f in frames]
     assert rec.body["messages"][0]["content"][0] == {"type": "text", "text": "[Corner]"}
@@ -165,9 +175,16 @@ def test_json_object_has_no_anthropic_counterpart_and_adds_nothing(server, monke
 
 @pytest.mark.parametrize(
     "stop_reason,expected",
-    [("end_turn", "stop"), ("stop_sequence", "stop"), ("tool_use", "stop"), ("max_tokens", "length"),
-     ("model_context_window_exceeded", "length"), ("refusal", "refusal"), ("pause_turn", None)],
-)  # fmt: skip
+    [
+        ("end_turn", "stop"),
+        ("stop_sequence", "stop"),
+        ("tool_use", "stop"),
+        ("max_tokens", "length"),
+        ("model_context_window_exceeded", "length"),
+        ("refusal", "refusal"),
+        ("pause_turn", None),
+    ],
+)
 def test_stop_reason_maps_to_the_finish_reason(server, monkeypatch, stop_reason, expected):
     server.scripted.append(Fault(finish_reason=stop_reason))
     resp = backend_for(server, monkeypatch).complete(moca_request(0))

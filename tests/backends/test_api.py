@@ -69,8 +69,12 @@ def test_key_never_reaches_logs_errors_or_the_cache(api, backend_name, monkeypat
     monkeypatch.setenv("SENTINEL_KEY", secret)
     with LoopbackServer(api, api_key=secret) as srv:
         srv.scripted.extend([Fault(status=429), Fault(status=500), Fault(status=500)])  # one call fails for good
-        spec = ModelSpec(name="m", backend=backend_name, model_id="x", options={
-            "base_url": srv.url, "api_key_env": "SENTINEL_KEY", "max_retries": 1, "retry_base_delay_s": 0.01})  # fmt: skip
+        spec = ModelSpec(
+            name="m",
+            backend=backend_name,
+            model_id="x",
+            options={"base_url": srv.url, "api_key_env": "SENTINEL_KEY", "max_retries": 1, "retry_base_delay_s": 0.01},
+        )
         cache = RequestCache(tmp_path / "cache.sqlite")
         with caplog.at_level(logging.DEBUG):
             out, called = run_through_cache(create_backend(spec), [moca_request(0), moca_request(1)], cache)
@@ -96,8 +100,13 @@ def dead_port() -> int:
 def api_spec(backend_name: str, base_url: str, **options):
     from socialbench.backends.base import ModelSpec
 
-    return ModelSpec(name="m", backend=backend_name, model_id="x", concurrency=1,
-                     options={"base_url": base_url, "retry_base_delay_s": 0.01, **options})  # fmt: skip
+    return ModelSpec(
+        name="m",
+        backend=backend_name,
+        model_id="x",
+        concurrency=1,
+        options={"base_url": base_url, "retry_base_delay_s": 0.01, **options},
+    )
 
 
 @pytest.mark.parametrize("backend_name", ["openai_compat", "anthropic"])
@@ -155,19 +164,24 @@ def test_an_answer_between_failures_resets_the_count(tmp_path):
 def test_the_bound_is_an_option_and_must_be_at_least_one():
     from socialbench.backends.base import create_backend
 
-    assert create_backend(api_spec("openai_compat", "http://127.0.0.1:9/v1", max_consecutive_failures=2)).fail_after == 2
+    assert (
+        create_backend(api_spec("openai_compat", "http://127.0.0.1:9/v1", max_consecutive_failures=2)).fail_after == 2
+    )
     with pytest.raises(ConfigError, match=r"max_consecutive_failures must be a whole number >= 1"):
         create_backend(api_spec("openai_compat", "http://127.0.0.1:9/v1", max_consecutive_failures=0))
 
 
 # ---- keys go only where they are meant (issue 12, point 9) -------------------------------------------
 PLANTED = {
-    "OPENAI_API_KEY": "sk-planted-openai-key", "OPENAI_ADMIN_KEY": "sk-planted-admin-key",
-    "OPENAI_ORG_ID": "org-planted", "OPENAI_PROJECT_ID": "proj-planted",
+    "OPENAI_API_KEY": "sk-planted-openai-key",
+    "OPENAI_ADMIN_KEY": "sk-planted-admin-key",
+    "OPENAI_ORG_ID": "org-planted",
+    "OPENAI_PROJECT_ID": "proj-planted",
     "OPENAI_CUSTOM_HEADERS": "X-Planted: planted-openai-header",
-    "ANTHROPIC_API_KEY": "sk-ant-planted-key", "ANTHROPIC_AUTH_TOKEN": "planted-anthropic-token",
+    "ANTHROPIC_API_KEY": "sk-ant-planted-key",
+    "ANTHROPIC_AUTH_TOKEN": "planted-anthropic-token",
     "ANTHROPIC_CUSTOM_HEADERS": "X-Planted: planted-anthropic-header",
-}  # fmt: skip
+}
 
 
 @pytest.fixture
@@ -202,7 +216,9 @@ def test_a_configured_key_variable_is_sent_to_the_configured_server(api, backend
         resp = create_backend(api_spec(backend_name, srv.url, api_key_env="MY_SERVER_KEY")).complete(moca_request(0))
         (received,) = srv.completions()
     assert resp.error is None and "sk-for-my-server" in str(received.headers)
-    assert not any(v in str(received.headers) for v in ("sk-planted-openai-key", "sk-ant-planted-key", "planted-anthropic-token"))
+    assert not any(
+        v in str(received.headers) for v in ("sk-planted-openai-key", "sk-ant-planted-key", "planted-anthropic-token")
+    )
 
 
 def test_the_sdk_variables_are_back_in_the_environment_after_the_client_is_built(planted):
@@ -211,7 +227,9 @@ def test_the_sdk_variables_are_back_in_the_environment_after_the_client_is_built
     from socialbench.backends.base import create_backend
     from tests.helpers.moca_requests import moca_request
 
-    resp = create_backend(api_spec("openai_compat", f"http://127.0.0.1:{dead_port()}/v1", max_retries=0)).complete(moca_request(0))
+    resp = create_backend(api_spec("openai_compat", f"http://127.0.0.1:{dead_port()}/v1", max_retries=0)).complete(
+        moca_request(0)
+    )
     assert resp.error is not None  # the client was built (and used)
     assert {k: os.environ.get(k) for k in planted} == planted
 
@@ -241,5 +259,7 @@ def test_the_provider_rule_is_a_pure_function_of_the_options_and_the_url():
 
     assert key_env_for({}, "OPENAI_API_KEY", "https://api.openai.com/v1") == "OPENAI_API_KEY"
     assert key_env_for({}, "OPENAI_API_KEY", "http://127.0.0.1:8000/v1") is None
-    assert key_env_for({"api_key_env": "OPENAI_API_KEY"}, "OPENAI_API_KEY", "http://127.0.0.1:8000/v1") == "OPENAI_API_KEY"
+    assert (
+        key_env_for({"api_key_env": "OPENAI_API_KEY"}, "OPENAI_API_KEY", "http://127.0.0.1:8000/v1") == "OPENAI_API_KEY"
+    )
     assert key_env_for({}, "VLLM_API_KEY", "https://gpu-box.example/v1") == "VLLM_API_KEY"  # vLLM's own variable

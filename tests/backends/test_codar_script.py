@@ -11,11 +11,19 @@ from socialbench.backends.base import Message, ModelSpec, Request, create_backen
 from socialbench.backends.codar_script import parse_request_id, pick_answer
 from socialbench.errors import ConfigError
 
-CHOICES = [{"field": "mechanism", "options": [{"value": "m1", "text": ""}, {"value": "m2", "text": ""}]},
-           {"field": "label", "options": [{"value": "l1", "text": ""}, {"value": "l2", "text": ""}, {"value": "l3", "text": ""}]},
-           {"field": "subject", "options": [{"value": "subject0", "text": "a"}, {"value": "subject1", "text": "b"}]},
-           {"field": "target", "options": [{"value": "target0", "text": "c"}, {"value": "target1", "text": "d"}],
-            "distinct_from": "subject"}]  # fmt: skip
+CHOICES = [
+    {"field": "mechanism", "options": [{"value": "m1", "text": ""}, {"value": "m2", "text": ""}]},
+    {
+        "field": "label",
+        "options": [{"value": "l1", "text": ""}, {"value": "l2", "text": ""}, {"value": "l3", "text": ""}],
+    },
+    {"field": "subject", "options": [{"value": "subject0", "text": "a"}, {"value": "subject1", "text": "b"}]},
+    {
+        "field": "target",
+        "options": [{"value": "target0", "text": "c"}, {"value": "target1", "text": "d"}],
+        "distinct_from": "subject",
+    },
+]
 DECODER_KEYS = ["counterfactual_cost", "conflict_utility", "subject", "target", "mechanism", "label"]
 
 
@@ -24,8 +32,11 @@ def backend(**options):
 
 
 def request(stage, rid=None, **task):
-    return Request(rid or f"x1/codar/{stage}", (Message("user", (f"{stage} prompt",)),),
-                   {"benchmark": "moca", "method": "codar", "stage": stage, **task})  # fmt: skip
+    return Request(
+        rid or f"x1/codar/{stage}",
+        (Message("user", (f"{stage} prompt",)),),
+        {"benchmark": "moca", "method": "codar", "stage": stage, **task},
+    )
 
 
 def answer(b, req):
@@ -34,12 +45,15 @@ def answer(b, req):
     return json.loads(resp.text)
 
 
-@pytest.mark.parametrize("stage, keys", [
-    ("observer", ["explicit_perception"]),
-    ("query", ["entities", "questions"]),
-    ("context", ["fact", "connection", "social_norm", "uncertainty"]),
-    ("conflict", ["context_expectation", "explicit_reality", "the_conflict", "abductive_question"]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "stage, keys",
+    [
+        ("observer", ["explicit_perception"]),
+        ("query", ["entities", "questions"]),
+        ("context", ["fact", "connection", "social_norm", "uncertainty"]),
+        ("conflict", ["context_expectation", "explicit_reality", "the_conflict", "abductive_question"]),
+    ],
+)
 def test_each_chain_stage_gets_its_own_keys(stage, keys):
     assert list(answer(backend(), request(stage))) == keys
 
@@ -47,7 +61,9 @@ def test_each_chain_stage_gets_its_own_keys(stage, keys):
 def test_the_decoder_answers_its_listed_keys_with_values_from_the_choices():
     got = answer(backend(), request("decoder", choices=CHOICES, keys=DECODER_KEYS))
     assert list(got) == DECODER_KEYS
-    assert got["mechanism"] in ("m1", "m2") and got["label"] in ("l1", "l2", "l3") and got["target"].startswith("target")
+    assert (
+        got["mechanism"] in ("m1", "m2") and got["label"] in ("l1", "l2", "l3") and got["target"].startswith("target")
+    )
 
 
 def test_the_direct_answer_stage_gets_the_four_fields():
@@ -100,7 +116,11 @@ def test_failed_ids_and_unknown_stages_are_error_responses():
 
 def test_answers_are_the_same_for_the_same_request():
     a, b = backend(reject_every=2), backend(reject_every=2)
-    reqs = [request(s, f"i{k}/codar/{s}", choices=CHOICES, breakpoints=[1, 2]) for k in range(5) for s in ("decoder", "checker")]
+    reqs = [
+        request(s, f"i{k}/codar/{s}", choices=CHOICES, breakpoints=[1, 2])
+        for k in range(5)
+        for s in ("decoder", "checker")
+    ]
     assert [a.complete(r).text for r in reqs] == [b.complete(r).text for r in reqs]
 
 
@@ -121,12 +141,15 @@ def test_the_script_is_part_of_the_identity_but_injected_failures_are_not():
     assert backend(fail_ids=["x"]).identity() == backend().identity()
 
 
-@pytest.mark.parametrize("options, words", [
-    ({"reject": 2}, "unknown key(s) ['reject']"),
-    ({"reject_every": -1}, "reject_every: expected a whole number >= 0"),
-    ({"never_accept": "x1"}, "never_accept: expected a list of ids"),
-    ({"route": "google"}, "route: one of model_prior, web_search, hybrid"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"reject": 2}, "unknown key(s) ['reject']"),
+        ({"reject_every": -1}, "reject_every: expected a whole number >= 0"),
+        ({"never_accept": "x1"}, "never_accept: expected a list of ids"),
+        ({"route": "google"}, "route: one of model_prior, web_search, hybrid"),
+    ],
+)
 def test_bad_options_are_a_config_error_naming_them(options, words):
     with pytest.raises(ConfigError) as err:
         backend(**options)

@@ -13,8 +13,13 @@ from tests.helpers.moca_requests import moca_request
 
 # moca_request(0): instance inst-0000; subject0 = "the coach", subject1 = "the fan",
 # target0 = "the crowd", target1 = "the referee"
-HUMAN = {"id": "inst-0000", "mechanism": "affective deception", "label": "mock", "subject": "the fan",
-         "target": "the referee"}  # fmt: skip
+HUMAN = {
+    "id": "inst-0000",
+    "mechanism": "affective deception",
+    "label": "mock",
+    "subject": "the fan",
+    "target": "the referee",
+}
 
 
 def write_answers(path, *records):
@@ -30,8 +35,12 @@ def test_it_answers_the_direct_request_with_the_recorded_answer_and_slot_ids_for
     backend = file_backend(write_answers(tmp_path / "h.jsonl", HUMAN))
     resp = backend.complete(moca_request(0))
     assert resp.error is None and resp.finish_reason == "stop"
-    assert json.loads(resp.text) == {"mechanism": "affective deception", "label": "mock", "subject": "subject1",
-                                     "target": "target1"}  # fmt: skip
+    assert json.loads(resp.text) == {
+        "mechanism": "affective deception",
+        "label": "mock",
+        "subject": "subject1",
+        "target": "target1",
+    }
 
 
 def test_text_that_differs_in_case_and_separators_still_names_its_option(tmp_path):
@@ -49,7 +58,11 @@ def test_a_value_naming_no_option_is_passed_on_as_it_is_for_the_scorer_to_count_
 def test_a_stage_of_another_method_is_an_error_response_not_an_answer(tmp_path):
     backend = file_backend(write_answers(tmp_path / "h.jsonl", HUMAN))
     resp = backend.complete(replace(moca_request(0), request_id="inst-0000/codar/decoder"))
-    assert resp.text is None and resp.finish_reason == "error" and "cannot answer stage 'decoder' of method 'codar'" in resp.error
+    assert (
+        resp.text is None
+        and resp.finish_reason == "error"
+        and "cannot answer stage 'decoder' of method 'codar'" in resp.error
+    )
 
 
 def test_a_free_text_request_is_an_error_response(tmp_path):
@@ -85,7 +98,10 @@ def test_changed_answers_change_the_identity_so_they_are_new_cache_entries(tmp_p
 
 def test_a_duplicate_id_is_a_data_error_naming_both_lines(tmp_path):
     path = write_answers(tmp_path / "h.jsonl", HUMAN, HUMAN)
-    with pytest.raises(DataError, match=r"h\.jsonl, record line 2, field 'id': a second answer for 'inst-0000' \(the first is on line 1\)"):
+    with pytest.raises(
+        DataError,
+        match=r"h\.jsonl, record line 2, field 'id': a second answer for 'inst-0000' \(the first is on line 1\)",
+    ):
         file_backend(path)
 
 

@@ -21,13 +21,21 @@ def tiny_model(tmp_path_factory):
 @pytest.fixture(scope="module")
 def frames(tmp_path_factory):
     d = tmp_path_factory.mktemp("frames")
-    return [write_png(d / f"f{k}.png", size=(64, 48), colour=(40 * k, 90, 200 - 40 * k), timestamp=k * 0.5)
-            for k in range(3)]  # fmt: skip
+    return [
+        write_png(d / f"f{k}.png", size=(64, 48), colour=(40 * k, 90, 200 - 40 * k), timestamp=k * 0.5)
+        for k in range(3)
+    ]
 
 
 def backend_for(model_dir, batch_size=1, **options):
-    spec = ModelSpec(name="tiny", backend="hf", model_id=str(model_dir), batch_size=batch_size,
-                     image_size=48, options={"device": "cpu", "local_files_only": True, **options})  # fmt: skip
+    spec = ModelSpec(
+        name="tiny",
+        backend="hf",
+        model_id=str(model_dir),
+        batch_size=batch_size,
+        image_size=48,
+        options={"device": "cpu", "local_files_only": True, **options},
+    )
     return create_backend(spec)
 
 
@@ -100,8 +108,10 @@ def test_a_model_that_is_neither_a_folder_nor_cached_is_a_config_error(model_id,
     spec = ModelSpec(name="hfm", backend="hf", model_id=model_id, options={"device": "cpu"})
     with pytest.raises(ConfigError) as exc:
         create_backend(spec).load()
-    assert str(exc.value) == (f"models.hfm.model_id: {model_id!r} is neither a local folder nor a model in the local"
-                              " Hugging Face cache (the run is offline)")  # fmt: skip
+    assert str(exc.value) == (
+        f"models.hfm.model_id: {model_id!r} is neither a local folder nor a model in the local"
+        " Hugging Face cache (the run is offline)"
+    )
 
 
 def test_a_folder_that_is_not_a_model_is_a_config_error(tmp_path):
@@ -195,7 +205,9 @@ def test_it_takes_images_and_frames_only_and_refuses_audio_before_loading(tiny_m
 
     assert HFBackend.accepts == frozenset({"image"})
     b = backend_for(tiny_model)
-    with pytest.raises(ConfigError, match=r"models\.tiny \(backend hf\): request inst-0000/direct/answer: part 1, audio"):
+    with pytest.raises(
+        ConfigError, match=r"models\.tiny \(backend hf\): request inst-0000/direct/answer: part 1, audio"
+    ):
         b.complete_many([moca_request(0, [write_wav(tmp_path / "a.wav")])], lambda i, r: None)
     with pytest.raises(ConfigError, match="part 1, video: video as a file"):
         b.complete_many([moca_request(0, [write_clip(tmp_path / "c.mp4")])], lambda i, r: None)
@@ -209,8 +221,13 @@ def test_view_labels_are_text_before_their_images(frames):
     labelled = dataclasses.replace(frames[0], view="Closeup A")
     video = VideoPart(frames=tuple(frames[1:]), view="Corner")
     content = chat_messages(moca_request(0, [labelled, video]))[1]["content"]
-    assert content[:5] == [{"type": "text", "text": "[Closeup A]"}, {"type": "image"}, {"type": "text", "text": "[Corner]"},
-                           {"type": "image"}, {"type": "image"}]  # fmt: skip
+    assert content[:5] == [
+        {"type": "text", "text": "[Closeup A]"},
+        {"type": "image"},
+        {"type": "text", "text": "[Corner]"},
+        {"type": "image"},
+        {"type": "image"},
+    ]
     assert chat_messages(moca_request(0, frames[:1]))[1]["content"][0] == {"type": "image"}  # no view: as before
 
 

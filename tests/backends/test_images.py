@@ -35,7 +35,9 @@ def test_large_image_is_scaled_to_the_longest_side(tmp_path):
     assert load_pil(part, 50).size == (50, 25)
 
 
-@pytest.mark.parametrize("content, why", [(b"", "the file is empty"), (bytes(range(256)) * 4, "not an image format Pillow can read")])
+@pytest.mark.parametrize(
+    "content, why", [(b"", "the file is empty"), (bytes(range(256)) * 4, "not an image format Pillow can read")]
+)
 def test_undecodable_image_error_names_the_file(tmp_path, content, why):
     from socialbench.backends.base import ImagePart
     from socialbench.backends.images import ImageUnreadable

@@ -24,18 +24,40 @@ def task(text, transcript=None):
     """A MoCA direct task in the generic shape the baselines read (``query`` and ``choices``)."""
     named = lambda opts: [{"value": n, "text": f"{n}: {c}"} for n, c in opts]  # noqa: E731
     return {
-        "benchmark": "moca", "method": "direct", "stage": "answer", "scenario": "affection", "prior_group": "affection",
+        "benchmark": "moca",
+        "method": "direct",
+        "stage": "answer",
+        "scenario": "affection",
+        "prior_group": "affection",
         "query": text + (f"\n{transcript}" if transcript else ""),
         "choices": [
-            {"field": "mechanism", "options": named([("affective deception", "smiling or joking while hiding sadness"),
-                                                     ("hostile display", "open anger, shouting and threats")])},
-            {"field": "label", "options": named([("happy", "joy and delight"), ("angry", "rage, fury and irritation")])},
-            {"field": "subject", "options": [{"value": "subject0", "text": "the referee"},
-                                             {"value": "subject1", "text": "the goalkeeper"}]},
-            {"field": "target", "options": [{"value": "target0", "text": "the goalkeeper"},
-                                            {"value": "target1", "text": "the fans"}], "distinct_from": "subject"},
+            {
+                "field": "mechanism",
+                "options": named(
+                    [
+                        ("affective deception", "smiling or joking while hiding sadness"),
+                        ("hostile display", "open anger, shouting and threats"),
+                    ]
+                ),
+            },
+            {
+                "field": "label",
+                "options": named([("happy", "joy and delight"), ("angry", "rage, fury and irritation")]),
+            },
+            {
+                "field": "subject",
+                "options": [
+                    {"value": "subject0", "text": "the referee"},
+                    {"value": "subject1", "text": "the goalkeeper"},
+                ],
+            },
+            {
+                "field": "target",
+                "options": [{"value": "target0", "text": "the goalkeeper"}, {"value": "target1", "text": "the fans"}],
+                "distinct_from": "subject",
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def test_embeddings_are_real_sentence_embeddings(backend):

@@ -25,11 +25,18 @@ def server():
 
 def backend_for(server, monkeypatch, **options):
     monkeypatch.setenv("LOOPBACK_KEY", KEY)
-    opts = {"base_url": server.url, "api_key_env": "LOOPBACK_KEY", "timeout": 5, "retry_base_delay_s": 0.01,
-            "max_retries": 3, **options}  # fmt: skip
+    opts = {
+        "base_url": server.url,
+        "api_key_env": "LOOPBACK_KEY",
+        "timeout": 5,
+        "retry_base_delay_s": 0.01,
+        "max_retries": 3,
+        **options,
+    }
     concurrency = opts.pop("concurrency", 4)
-    spec = ModelSpec(name="m", backend="openai_compat", model_id="served-model", image_size=64,
-                     concurrency=concurrency, options=opts)  # fmt: skip
+    spec = ModelSpec(
+        name="m", backend="openai_compat", model_id="served-model", image_size=64, concurrency=concurrency, options=opts
+    )
     return create_backend(spec)
 
 
@@ -70,8 +77,11 @@ def test_the_key_comes_from_the_environment(server, monkeypatch):
 
 def test_non_loopback_server_without_key_is_a_config_error(monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY", raising=False)
-    spec = ModelSpec(name="m", backend="openai_compat", options={"base_url": "https://api.example.com/v1",
-                                                                   "api_key_env": "NO_SUCH_KEY"})  # fmt: skip
+    spec = ModelSpec(
+        name="m",
+        backend="openai_compat",
+        options={"base_url": "https://api.example.com/v1", "api_key_env": "NO_SUCH_KEY"},
+    )
     with pytest.raises(ConfigError, match="NO_SUCH_KEY"):
         create_backend(spec)
 
@@ -176,7 +186,13 @@ def test_a_video_goes_as_its_frames_with_the_view_labels(server, monkeypatch, tm
     rec = server.completions()[0]
     content = rec.body["messages"][1]["content"]
     assert [b["type"] if b["type"] != "text" else b["text"][:12] for b in content] == [
-        "[Closeup A]", "image_url", "[Corner]", "image_url", "image_url", "Text: Instan"]  # fmt: skip
+        "[Closeup A]",
+        "image_url",
+        "[Corner]",
+        "image_url",
+        "image_url",
+        "Text: Instan",
+    ]
     assert rec.image_sha256 == [closeup.sha256, *(f.sha256 for f in frames)] and rec.video_sha256 == []
 
 
@@ -192,8 +208,11 @@ def test_a_native_video_clip_is_refused_before_any_call(server, monkeypatch, tmp
 
     clip = write_clip(tmp_path / "c.mp4")
     assert isinstance(clip, VideoPart) and not clip.frames
-    with pytest.raises(ConfigError, match=r"models\.m \(backend openai_compat\): request inst-0001/direct/answer: part 1,"
-                                          r" video: video as a file"):  # fmt: skip
+    with pytest.raises(
+        ConfigError,
+        match=r"models\.m \(backend openai_compat\): request inst-0001/direct/answer: part 1,"
+        r" video: video as a file",
+    ):
         run(backend_for(server, monkeypatch), [moca_request(0), moca_request(1, [clip])])
     assert server.completions() == []  # not even the request that could be sent
 
@@ -226,9 +245,14 @@ def test_json_object_without_a_schema_asks_for_json_mode(server, monkeypatch):
 
 @pytest.mark.parametrize(
     "wire,expected",
-    [("stop", "stop"), ("length", "length"), ("content_filter", "content_filter"), ("tool_calls", "stop"),
-     ("something_new", None)],
-)  # fmt: skip
+    [
+        ("stop", "stop"),
+        ("length", "length"),
+        ("content_filter", "content_filter"),
+        ("tool_calls", "stop"),
+        ("something_new", None),
+    ],
+)
 def test_finish_reason_is_the_first_choice_s(server, monkeypatch, wire, expected):
     server.scripted.append(Fault(finish_reason=wire))
     resp = backend_for(server, monkeypatch).complete(moca_request(0))

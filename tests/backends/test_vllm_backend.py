@@ -22,10 +22,24 @@ STAND_IN = [sys.executable, str(Path(__file__).resolve().parents[1] / "helpers" 
 
 
 def spec_for(tmp_path, **options):
-    opts = {"executable": STAND_IN, "tensor_parallel_size": 2, "max_model_len": 8192,
-            "log_path": str(tmp_path / "vllm.log"), "startup_timeout": 30, "retry_base_delay_s": 0.01, **options}  # fmt: skip
-    return ModelSpec(name="qwen-test", backend="vllm", model_id="Qwen/Qwen3-VL-32B-Instruct", revision="abc123",
-                     max_frames=6, concurrency=4, options=opts)  # fmt: skip
+    opts = {
+        "executable": STAND_IN,
+        "tensor_parallel_size": 2,
+        "max_model_len": 8192,
+        "log_path": str(tmp_path / "vllm.log"),
+        "startup_timeout": 30,
+        "retry_base_delay_s": 0.01,
+        **options,
+    }
+    return ModelSpec(
+        name="qwen-test",
+        backend="vllm",
+        model_id="Qwen/Qwen3-VL-32B-Instruct",
+        revision="abc123",
+        max_frames=6,
+        concurrency=4,
+        options=opts,
+    )
 
 
 def logged_args(log_path: Path) -> dict:
@@ -34,7 +48,9 @@ def logged_args(log_path: Path) -> dict:
 
 
 def test_command_line_comes_from_params(tmp_path):
-    backend = create_backend(spec_for(tmp_path, dtype="bfloat16", extra_args=["--enforce-eager"]), BackendContext(seed=7))
+    backend = create_backend(
+        spec_for(tmp_path, dtype="bfloat16", extra_args=["--enforce-eager"]), BackendContext(seed=7)
+    )
     cmd = backend.server_command(8123)
     assert cmd[: len(STAND_IN) + 2] == [*STAND_IN, "serve", "Qwen/Qwen3-VL-32B-Instruct"]
     flags = dict(zip(cmd[len(STAND_IN) + 2 :: 2], cmd[len(STAND_IN) + 3 :: 2]))
@@ -107,9 +123,18 @@ def test_real_vllm_serves_a_tiny_local_model(tmp_path):
     from tests.helpers.tiny_vlm import build_tiny_vlm
 
     model_dir = build_tiny_vlm(tmp_path / "tiny", hidden=64)
-    spec = ModelSpec(name="tiny", backend="vllm", model_id=str(model_dir), max_tokens=16,
-                     options={"log_path": str(tmp_path / "vllm.log"), "max_model_len": 1024,
-                              "gpu_memory_utilization": 0.3, "extra_args": ["--enforce-eager"]})  # fmt: skip
+    spec = ModelSpec(
+        name="tiny",
+        backend="vllm",
+        model_id=str(model_dir),
+        max_tokens=16,
+        options={
+            "log_path": str(tmp_path / "vllm.log"),
+            "max_model_len": 1024,
+            "gpu_memory_utilization": 0.3,
+            "extra_args": ["--enforce-eager"],
+        },
+    )
     backend = create_backend(spec)
     try:
         resp = backend.complete(moca_request(0, max_tokens=16))
@@ -135,7 +160,9 @@ def test_a_clip_goes_as_a_video_url_data_url_and_audio_as_input_audio(tmp_path):
         resp = backend.complete(moca_request(0, [clip, audio]))
         rec = srv.completions()[0]
     content = rec.body["messages"][1]["content"]
-    assert [b["type"] for b in content] == ["text", "video_url", "input_audio", "text"] and content[0]["text"] == "[Corner]"
+    assert [b["type"] for b in content] == ["text", "video_url", "input_audio", "text"] and content[0][
+        "text"
+    ] == "[Corner]"
     assert content[1]["video_url"]["url"].startswith("data:video/mp4;base64,")
     assert rec.video_sha256 == [clip.sha256] and rec.audio_sha256 == [audio.sha256] and rec.image_sha256 == []
     assert content[2]["input_audio"]["format"] == "wav" and resp.error is None and resp.finish_reason == "stop"

@@ -13,8 +13,10 @@ import pytest
 pytest.importorskip("vllm", reason="vLLM not installed here; `bash scripts/vllm_preflight.sh` runs these tests with it")
 
 from socialbench.backends.base import ModelSpec, create_backend  # noqa: E402
-from tests.helpers.demo_requests import DIRECT_TEMPLATES  # noqa: E402
-from tests.helpers.demo_requests import demo_requests  # noqa: E402
+from tests.helpers.demo_requests import (
+    DIRECT_TEMPLATES,  # noqa: E402
+    demo_requests,  # noqa: E402
+)
 from tests.helpers.tiny_vlm import build_tiny_vlm  # noqa: E402
 
 MAX_FRAMES = 8
@@ -29,16 +31,24 @@ def demo(tmp_path_factory):
     requests = [dataclasses.replace(r, decoding=dataclasses.replace(r.decoding, max_tokens=32)) for r in requests]
     corpus = DIRECT_TEMPLATES
     # hidden 128 with 2 heads: head size 64, which vLLM's attention kernels support.
-    model_dir = build_tiny_vlm(work / "tiny-vlm", hidden=128, layers=2, vocab_size=2000, extra_corpus=corpus,
-                               max_positions=16384)  # fmt: skip
+    model_dir = build_tiny_vlm(
+        work / "tiny-vlm", hidden=128, layers=2, vocab_size=2000, extra_corpus=corpus, max_positions=16384
+    )
     return model_dir, instances, requests
 
 
 def backend_for(model_dir, **options):
-    opts = {"executable": [sys.executable, "-m", "vllm.entrypoints.cli.main"], "max_model_len": 16384,
-            "dtype": "float32", "gpu_memory_utilization": 0.4, "extra_args": ["--enforce-eager"], **options}  # fmt: skip
-    spec = ModelSpec(name="tiny-vllm", backend="vllm", model_id=str(model_dir), max_frames=MAX_FRAMES, max_tokens=32,
-                     options=opts)  # fmt: skip
+    opts = {
+        "executable": [sys.executable, "-m", "vllm.entrypoints.cli.main"],
+        "max_model_len": 16384,
+        "dtype": "float32",
+        "gpu_memory_utilization": 0.4,
+        "extra_args": ["--enforce-eager"],
+        **options,
+    }
+    spec = ModelSpec(
+        name="tiny-vllm", backend="vllm", model_id=str(model_dir), max_frames=MAX_FRAMES, max_tokens=32, options=opts
+    )
     return create_backend(spec)
 
 

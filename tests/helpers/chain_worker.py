@@ -18,12 +18,18 @@ from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
 def run(cache_path: str, base_url: str, n: int):
     register(ToyBenchmark)
     bench = ToyBenchmark()
-    spec = ModelSpec(name="m", backend="openai_compat", model_id="served", concurrency=n,
-                     options={"base_url": base_url, "timeout": 30, "api_key_env": None})  # fmt: skip
+    spec = ModelSpec(
+        name="m",
+        backend="openai_compat",
+        model_id="served",
+        concurrency=n,
+        options={"base_url": base_url, "timeout": 30, "api_key_env": None},
+    )
     cache = RequestCache(cache_path)
     try:
-        return run_method(bench, bench.method("chain", spec, 1), make_instances(n), spec=spec, cache=cache, seed=1,
-                          progress=False)  # fmt: skip
+        return run_method(
+            bench, bench.method("chain", spec, 1), make_instances(n), spec=spec, cache=cache, seed=1, progress=False
+        )
     finally:
         cache.close()
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import yaml
 
 from socialbench.backends.base import ModelSpec, Request
+from socialbench.benchmark import get_benchmark
 from socialbench.hashing import sha256_file
 from socialbench.moca.demo import DemoConfig, draw_image, make_record, video_frames
-from socialbench.benchmark import get_benchmark
 from socialbench.moca.prompts import build_direct_request
 from socialbench.moca.taxonomy import load_taxonomy
 
@@ -23,7 +23,9 @@ REPO = Path(__file__).resolve().parents[2]
 def demo_config() -> DemoConfig:
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     demo = params.get("demo", {})
-    fields = {k: (tuple(v) if k == "video_size" else v) for k, v in demo.items() if k in DemoConfig.__dataclass_fields__}
+    fields = {
+        k: (tuple(v) if k == "video_size" else v) for k, v in demo.items() if k in DemoConfig.__dataclass_fields__
+    }
     return DemoConfig(seed=int(params.get("seed", 0)), **fields)
 
 
@@ -56,7 +58,9 @@ def demo_requests(work: Path, n: int, max_frames: int) -> tuple[list[dict], list
             rec["media"] = [str(media / f"{rec['id']}.mp4")]
             rec["frames"] = frames
         # the answer schema (direct_constrained): the preflight and GPU check test guided decoding
-        request, _ = build_direct_request(rec, tax, spec, cfg.seed, DIRECT_TEMPLATES, method="direct_constrained", constrained=True)
+        request, _ = build_direct_request(
+            rec, tax, spec, cfg.seed, DIRECT_TEMPLATES, method="direct_constrained", constrained=True
+        )
         instances.append(rec)
         requests.append(request)
     return instances, requests

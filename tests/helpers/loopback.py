@@ -18,9 +18,10 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -135,7 +136,7 @@ class LoopbackServer:
         root = f"http://127.0.0.1:{self.port}"
         return root + "/v1" if self.api == "openai" else root
 
-    def start(self) -> "LoopbackServer":
+    def start(self) -> LoopbackServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
@@ -147,7 +148,7 @@ class LoopbackServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> LoopbackServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -209,10 +210,16 @@ class LoopbackServer:
 
     def _error(self, status: int) -> bytes:
         if self.api == "anthropic":
-            kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error",
-                    400: "invalid_request_error"}.get(status, "api_error")  # fmt: skip
+            kind = {
+                429: "rate_limit_error",
+                529: "overloaded_error",
+                401: "authentication_error",
+                400: "invalid_request_error",
+            }.get(status, "api_error")
             return json.dumps({"type": "error", "error": {"type": kind, "message": f"loopback {status}"}}).encode()
-        kind = {429: "rate_limit_exceeded", 401: "invalid_api_key", 400: "invalid_request_error"}.get(status, "server_error")
+        kind = {429: "rate_limit_exceeded", 401: "invalid_api_key", 400: "invalid_request_error"}.get(
+            status, "server_error"
+        )
         return json.dumps({"error": {"message": f"loopback {status}", "type": kind, "code": kind}}).encode()
 
     def _authorised(self, headers: dict[str, str]) -> bool:
@@ -250,7 +257,9 @@ class LoopbackServer:
                 if self.path.rstrip("/") == "/health":
                     self._send(200 if server.ready else 503, b"{}")
                 elif self.path.rstrip("/").endswith("/models"):
-                    self._send(200, json.dumps({"object": "list", "data": [{"id": "loopback", "object": "model"}]}).encode())
+                    self._send(
+                        200, json.dumps({"object": "list", "data": [{"id": "loopback", "object": "model"}]}).encode()
+                    )
                 else:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
@@ -266,8 +275,9 @@ class LoopbackServer:
                     number = server._count
                     server._count += 1
                     media = _media_in(body)
-                    server.requests.append(Recorded(self.path, headers, body, media["image"], time.time(),
-                                                    media["video"], media["audio"]))  # fmt: skip
+                    server.requests.append(
+                        Recorded(self.path, headers, body, media["image"], time.time(), media["video"], media["audio"])
+                    )
                     fault = server.scripted.pop(0) if server.scripted else None
                 if fault is None and server.fault_for is not None:
                     fault = server.fault_for(number, body)

@@ -52,7 +52,9 @@ def generate_indexed_video(
         src = ffmpeg.input(f"color=c={background}:size={w}x{h}:rate={rate}", f="lavfi", t=duration)
     v = src.video.filter("drawbox", x=0, y=h - band_height(h), w=w, h=band_height(h), color="black", t="fill")
     for b, cell in enumerate(bit_cells(w, h, BITS)):
-        v = v.filter("drawbox", x=cell.x, y=cell.y, w=cell.w, h=cell.h, color="white", t="fill", enable=f"bitand(n,{1 << b})")
+        v = v.filter(
+            "drawbox", x=cell.x, y=cell.y, w=cell.w, h=cell.h, color="white", t="fill", enable=f"bitand(n,{1 << b})"
+        )
     if setpts is not None:
         v = v.filter("setpts", setpts)
     opts = encode.output_args()
@@ -69,7 +71,11 @@ def generate_indexed_video(
         streams.append(ffmpeg.input("sine=frequency=440:sample_rate=48000", f="lavfi", t=duration).audio)
         opts["c:a"] = "libopus" if Path(path).suffix.lower() == ".webm" else "aac"
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    args = ffmpeg.output(*streams, str(path), **opts).global_args(*_GLOBAL, "-loglevel", "error").compile(cmd=_ffmpeg(), overwrite_output=True)
+    args = (
+        ffmpeg.output(*streams, str(path), **opts)
+        .global_args(*_GLOBAL, "-loglevel", "error")
+        .compile(cmd=_ffmpeg(), overwrite_output=True)
+    )
     _run(args, path, "generating a test video")
     if rotation is not None:
         rotated = Path(path).with_name(Path(path).stem + ".rot" + Path(path).suffix)
@@ -84,7 +90,7 @@ def generate_indexed_video(
     return Path(path)
 
 
-def decode_all_frames(path: str | Path, size: tuple[int, int] | None = None) -> "Any":
+def decode_all_frames(path: str | Path, size: tuple[int, int] | None = None) -> Any:
     """Every frame of a video as a uint8 array (N x H x W x 3), for tests and spot checks."""
     import numpy as np
 
@@ -98,4 +104,3 @@ def decode_all_frames(path: str | Path, size: tuple[int, int] | None = None) -> 
     )
     proc = _run(args, path, "decoding frames")
     return np.frombuffer(proc.stdout, np.uint8).reshape(-1, h, w, 3)
-

@@ -7,8 +7,9 @@ the moment it arrives. The tests use it to count the model calls a (re)run makes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from socialbench.backends.base import (
     AudioPart,
@@ -34,8 +35,13 @@ LABELS = [
 ]
 
 
-def write_png(path: str | Path, size: tuple[int, int] = (48, 36), colour: tuple[int, int, int] = (200, 30, 30),
-              timestamp: float | None = None, view: str | None = None) -> ImagePart:  # fmt: skip
+def write_png(
+    path: str | Path,
+    size: tuple[int, int] = (48, 36),
+    colour: tuple[int, int, int] = (200, 30, 30),
+    timestamp: float | None = None,
+    view: str | None = None,
+) -> ImagePart:
     from PIL import Image
 
     Image.new("RGB", size, colour).save(path, format="PNG")
@@ -52,8 +58,11 @@ def write_wav(path: str | Path, seconds: float = 0.1, rate: int = 16000) -> Audi
         w.setnchannels(1)
         w.setsampwidth(2)
         w.setframerate(rate)
-        w.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(i * 0.05 * (1 + i / rate))))
-                               for i in range(int(seconds * rate))))  # fmt: skip
+        w.writeframes(
+            b"".join(
+                struct.pack("<h", int(8000 * math.sin(i * 0.05 * (1 + i / rate)))) for i in range(int(seconds * rate))
+            )
+        )
     return AudioPart(path=str(path), sha256=sha256_file(path))
 
 
@@ -78,11 +87,18 @@ def answer_schema() -> dict[str, Any]:
     }
 
 
-def moca_request(i: int, images: Sequence[Part] = (), text: str | None = None, *, max_tokens: int = 64,
-                 instance: str | None = None, **decoding: Any) -> Request:  # fmt: skip
+def moca_request(
+    i: int,
+    images: Sequence[Part] = (),
+    text: str | None = None,
+    *,
+    max_tokens: int = 64,
+    instance: str | None = None,
+    **decoding: Any,
+) -> Request:
     """A MoCA direct-answer request with ``images`` (any media parts) before the text; greedy, with
     the answer schema. ``decoding`` sets further :class:`Decoding` fields (top_p, stop, seed, ...)."""
-    text = text if text is not None else f"Instance {i}: the coach about the referee: \"a true genius at work\""
+    text = text if text is not None else f'Instance {i}: the coach about the referee: "a true genius at work"'
     task = {
         "benchmark": "moca",
         "method": "direct",
@@ -91,13 +107,25 @@ def moca_request(i: int, images: Sequence[Part] = (), text: str | None = None, *
         "prior_group": "intent",
         "query": text,
         "choices": [
-            {"field": "mechanism", "options": [{"value": m["name"], "text": f"{m['name']}: {m['criterion']}"} for m in MECHANISMS]},
-            {"field": "label", "options": [{"value": lab["name"], "text": f"{lab['name']}: {lab['criterion']}"} for lab in LABELS]},
-            {"field": "subject", "options": [{"value": "subject0", "text": "the coach"}, {"value": "subject1", "text": "the fan"}]},
-            {"field": "target", "options": [{"value": "target0", "text": "the crowd"}, {"value": "target1", "text": "the referee"}],
-             "distinct_from": "subject"},
+            {
+                "field": "mechanism",
+                "options": [{"value": m["name"], "text": f"{m['name']}: {m['criterion']}"} for m in MECHANISMS],
+            },
+            {
+                "field": "label",
+                "options": [{"value": lab["name"], "text": f"{lab['name']}: {lab['criterion']}"} for lab in LABELS],
+            },
+            {
+                "field": "subject",
+                "options": [{"value": "subject0", "text": "the coach"}, {"value": "subject1", "text": "the fan"}],
+            },
+            {
+                "field": "target",
+                "options": [{"value": "target0", "text": "the crowd"}, {"value": "target1", "text": "the referee"}],
+                "distinct_from": "subject",
+            },
         ],
-    }  # fmt: skip
+    }
     return Request(
         request_id=f"{instance or f'inst-{i:04d}'}/direct/answer",
         messages=(
@@ -109,8 +137,9 @@ def moca_request(i: int, images: Sequence[Part] = (), text: str | None = None, *
     )
 
 
-def run_through_cache(backend: Backend, requests: Sequence[Request], cache: RequestCache, model: str = "m",
-                      on_stored=None) -> tuple[list[Response], int]:  # fmt: skip
+def run_through_cache(
+    backend: Backend, requests: Sequence[Request], cache: RequestCache, model: str = "m", on_stored=None
+) -> tuple[list[Response], int]:
     """Responses for all requests and the number sent to the backend (the misses), through the
     real runner's call loop (``socialbench.runner.run_requests``); ``on_stored(index, response)``
     is told of each response the moment the cache has stored it."""

@@ -14,8 +14,13 @@ from tests.helpers.moca_requests import moca_request, run_through_cache
 
 
 def backend_and_requests(base_url: str, n: int):
-    spec = ModelSpec(name="m", backend="openai_compat", model_id="served", concurrency=n,
-                     options={"base_url": base_url, "timeout": 30})  # fmt: skip
+    spec = ModelSpec(
+        name="m",
+        backend="openai_compat",
+        model_id="served",
+        concurrency=n,
+        options={"base_url": base_url, "timeout": 30},
+    )
     return create_backend(spec), [moca_request(i) for i in range(n)]
 
 

@@ -44,18 +44,33 @@ def build_tokenizer(vocab_size: int = 400, extra_corpus: tuple[str, ...] = ()):
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        vocab_size=vocab_size,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
     tok.train_from_iterator(_CORPUS * 4 + list(extra_corpus), trainer)
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-        chat_template=CHAT_TEMPLATE, padding_side="left",
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        chat_template=CHAT_TEMPLATE,
+        padding_side="left",
     )
 
 
-def build_tiny_vlm(out_dir: str | Path, *, hidden: int = 32, layers: int = 2, seed: int = 0, vocab_size: int = 400,
-                   extra_corpus: tuple[str, ...] = (), max_positions: int = 2048) -> Path:  # fmt: skip
+def build_tiny_vlm(
+    out_dir: str | Path,
+    *,
+    hidden: int = 32,
+    layers: int = 2,
+    seed: int = 0,
+    vocab_size: int = 400,
+    extra_corpus: tuple[str, ...] = (),
+    max_positions: int = 2048,
+) -> Path:
     """Write a tiny random LLaVA checkpoint (model, processor, tokenizer, chat template) to out_dir.
     ``extra_corpus`` (e.g. the prompt templates) makes the tokenizer's pieces longer, prompts shorter."""
     import torch
@@ -78,21 +93,41 @@ def build_tiny_vlm(out_dir: str | Path, *, hidden: int = 32, layers: int = 2, se
         size={"shortest_edge": IMAGE_SIDE}, crop_size={"height": IMAGE_SIDE, "width": IMAGE_SIDE}
     )
     processor = LlavaProcessor(
-        image_processor=image_processor, tokenizer=tokenizer, patch_size=PATCH,
-        vision_feature_select_strategy="full", num_additional_image_tokens=1, chat_template=CHAT_TEMPLATE,
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        patch_size=PATCH,
+        vision_feature_select_strategy="full",
+        num_additional_image_tokens=1,
+        chat_template=CHAT_TEMPLATE,
     )
     vision = CLIPVisionConfig(
-        hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers, num_attention_heads=2,
-        image_size=IMAGE_SIDE, patch_size=PATCH, projection_dim=hidden,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        image_size=IMAGE_SIDE,
+        patch_size=PATCH,
+        projection_dim=hidden,
     )
     text = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=max_positions,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=max_positions,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
     )
     config = LlavaConfig(
-        vision_config=vision, text_config=text, image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
-        vision_feature_select_strategy="full", vision_feature_layer=-1, image_seq_length=TOKENS_PER_IMAGE,
+        vision_config=vision,
+        text_config=text,
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        vision_feature_select_strategy="full",
+        vision_feature_layer=-1,
+        image_seq_length=TOKENS_PER_IMAGE,
     )
     torch.manual_seed(seed)
     model = LlavaForConditionalGeneration(config).eval()

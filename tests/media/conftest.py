@@ -9,7 +9,6 @@ import pytest
 from PIL import Image
 
 from socialbench.media.synth import read_index
-
 from tests.helpers.media_synth import decode_all_frames, generate_indexed_video
 
 CLIP_FRAMES = 50
@@ -42,9 +41,7 @@ def preroll_mkv(media_dir) -> Path:
 @pytest.fixture(scope="session")
 def vfr_mkv(media_dir) -> Path:
     """30 frames: 0.1 s apart, but frames 20.. are shown one second later (a 1.1 s gap)."""
-    return generate_indexed_video(
-        media_dir / "vfr.mkv", frames=30, fps=CLIP_FPS, setpts="N/(10*TB)+gte(N,20)/TB"
-    )
+    return generate_indexed_video(media_dir / "vfr.mkv", frames=30, fps=CLIP_FPS, setpts="N/(10*TB)+gte(N,20)/TB")
 
 
 @pytest.fixture(scope="session")

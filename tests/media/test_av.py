@@ -20,7 +20,6 @@ from socialbench.media.probe import probe, video_timeline
 from socialbench.media.sampling import fps_indices, plan_segments, uniform_indices
 from socialbench.media.synth import read_index
 from socialbench.tools import executable
-
 from tests.helpers.media_synth import decode_all_frames, generate_indexed_video
 from tests.media.conftest import CLIP_FPS, CLIP_FRAMES, image_index, video_indices
 
@@ -175,7 +174,11 @@ def test_unsorted_or_out_of_range_indices_are_rejected(clip_mp4, tmp_path):
 def five_view_cut(five_views, tmp_path_factory):
     out = tmp_path_factory.mktemp("cut")
     result = cut_views(
-        five_views, 0.5, 1.7, [out / f"v{i}.mp4" for i in range(5)], mosaic=Mosaic(out / "mosaic.mp4", views=(1, 2, 3, 4))
+        five_views,
+        0.5,
+        1.7,
+        [out / f"v{i}.mp4" for i in range(5)],
+        mosaic=Mosaic(out / "mosaic.mp4", views=(1, 2, 3, 4)),
     )
     return out, result
 
@@ -402,8 +405,23 @@ def test_a_still_image_is_no_video_stream_not_a_one_frame_video(tmp_path, suffix
 def test_a_stream_of_pictures_is_a_video_not_a_still_image(clip_mp4, tmp_path):
     # ffmpeg -f image2pipe: concatenated PNGs, read by ffprobe's png_pipe demuxer like a single PNG
     pictures = tmp_path / "clip.pngs"
-    subprocess.run([executable("ffmpeg"), "-v", "error", "-i", str(clip_mp4), "-frames:v", "20", "-f", "image2pipe",
-                    "-c:v", "png", str(pictures)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            executable("ffmpeg"),
+            "-v",
+            "error",
+            "-i",
+            str(clip_mp4),
+            "-frames:v",
+            "20",
+            "-f",
+            "image2pipe",
+            "-c:v",
+            "png",
+            str(pictures),
+        ],
+        check=True,
+    )
     info = probe(pictures)
     assert info.format_name == "png_pipe" and not info.still_image
     assert (info.frame_count, info.frame_count_source) == (20, "packets")
@@ -415,8 +433,27 @@ def test_a_stream_of_pictures_is_a_video_not_a_still_image(clip_mp4, tmp_path):
 def test_cover_art_before_the_video_does_not_stand_in_for_it(clip_mp4, tmp_path, monkeypatch):
     cover, out = tmp_path / "cover.png", tmp_path / "covered.mkv"
     Image.new("RGB", (32, 32), (0, 90, 200)).save(cover)
-    subprocess.run([executable("ffmpeg"), "-v", "error", "-i", str(cover), "-i", str(clip_mp4), "-map", "0", "-map", "1:v",
-                    "-c:v:0", "png", "-c:v:1", "copy", str(out)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            executable("ffmpeg"),
+            "-v",
+            "error",
+            "-i",
+            str(cover),
+            "-i",
+            str(clip_mp4),
+            "-map",
+            "0",
+            "-map",
+            "1:v",
+            "-c:v:0",
+            "png",
+            "-c:v:1",
+            "copy",
+            str(out),
+        ],
+        check=True,
+    )
     real = probe_module._ffprobe_json
 
     def cover_first(path, **kwargs):  # ffmpeg's muxers put cover art last; a file may have it first
@@ -442,8 +479,29 @@ def test_a_sound_file_with_cover_art_has_no_video_stream(five_views, tmp_path):
     sound, cover, out = tmp_path / "s.wav", tmp_path / "cover.png", tmp_path / "song.m4a"
     extract_audio(five_views[0], sound)
     Image.new("RGB", (32, 32), (0, 90, 200)).save(cover)
-    subprocess.run([executable("ffmpeg"), "-v", "error", "-i", str(sound), "-i", str(cover), "-map", "0", "-map", "1",
-                    "-c:a", "aac", "-c:v", "png", "-disposition:v", "attached_pic", str(out)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            executable("ffmpeg"),
+            "-v",
+            "error",
+            "-i",
+            str(sound),
+            "-i",
+            str(cover),
+            "-map",
+            "0",
+            "-map",
+            "1",
+            "-c:a",
+            "aac",
+            "-c:v",
+            "png",
+            "-disposition:v",
+            "attached_pic",
+            str(out),
+        ],
+        check=True,
+    )
     with pytest.raises(MediaError) as exc:
         video_timeline(out)
     assert_problem(exc, E.NO_VIDEO, out)
@@ -480,9 +538,14 @@ def test_a_clip_that_would_overwrite_a_view_is_refused(five_views):
 
 @pytest.mark.parametrize(
     "positions, message",
-    [((1, 2, 3, 4), "position 4 is out of range"), ((-1, 0, 1, 2), "position -1 is out of range"),
-     ((0, 0, 1, 2), "four different views"), ((0, 1, 2), "needs four view positions"), ((0, 1, 2, "3"), "must be integers")],
-)  # fmt: skip
+    [
+        ((1, 2, 3, 4), "position 4 is out of range"),
+        ((-1, 0, 1, 2), "position -1 is out of range"),
+        ((0, 0, 1, 2), "four different views"),
+        ((0, 1, 2), "needs four view positions"),
+        ((0, 1, 2, "3"), "must be integers"),
+    ],
+)
 def test_mosaic_positions_must_be_four_different_views_in_range(five_views, tmp_path, positions, message):
     mosaic = Mosaic(output=tmp_path / "m.mp4", views=positions)  # type: ignore[arg-type]
     with pytest.raises(SocialbenchError, match=message):

@@ -10,7 +10,6 @@ from socialbench.hashing import sha256_file
 from socialbench.media.cache import INDEX, MANIFEST, FrameCache
 from socialbench.media.errors import MediaError
 from socialbench.media.sampling import FrameSampling
-
 from tests.media.conftest import image_index
 
 EIGHT = FrameSampling.uniform(8, max_side=80)

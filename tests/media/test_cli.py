@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from socialbench.errors import ConfigError, DataError, SocialbenchError
 from socialbench.media.cli import media_app
-from socialbench.moca.cli import app as moca_app
 from socialbench.media.errors import MediaError
+from socialbench.moca.cli import app as moca_app
 from tests.conftest import make_instance
 
 runner = CliRunner()
@@ -23,7 +23,9 @@ def workdir(tmp_path, clip_mp4, monkeypatch):
     shutil.copyfile(clip_mp4, tmp_path / "media" / "good.mp4")
     (tmp_path / "media" / "empty.mp4").write_bytes(b"")
     # the fixture's media live in media/, not data/: allowed in params (media.allowed_roots)
-    (tmp_path / "params.yaml").write_text("media:\n  moca_frames: 4\n  frame_max_side: 64\n  allowed_roots: [media]\n", "utf-8")
+    (tmp_path / "params.yaml").write_text(
+        "media:\n  moca_frames: 4\n  frame_max_side: 64\n  allowed_roots: [media]\n", "utf-8"
+    )
     interim = tmp_path / "data" / "interim" / "moca"
     interim.mkdir(parents=True)
     test = [
@@ -38,9 +40,15 @@ def workdir(tmp_path, clip_mp4, monkeypatch):
 
 ARGS = [
     "frames",
-    "--input", "data/interim/moca/test.jsonl", "--output", "data/processed/moca/test.jsonl",
-    "--input", "data/interim/moca/dev.jsonl", "--output", "data/processed/moca/dev.jsonl",
-]  # fmt: skip
+    "--input",
+    "data/interim/moca/test.jsonl",
+    "--output",
+    "data/processed/moca/test.jsonl",
+    "--input",
+    "data/interim/moca/dev.jsonl",
+    "--output",
+    "data/processed/moca/dev.jsonl",
+]
 
 
 def read(path):
@@ -63,7 +71,10 @@ def test_moca_frames_writes_processed_splits_and_the_media_report(workdir):
 
 def test_moca_frames_rerun_gives_identical_bytes_from_the_cache(workdir):
     runner.invoke(moca_app, ARGS)
-    first = {p: (workdir / p).read_bytes() for p in ("data/processed/moca/test.jsonl", "results/reports/media.jsonl", "results/reports/media.md")}
+    first = {
+        p: (workdir / p).read_bytes()
+        for p in ("data/processed/moca/test.jsonl", "results/reports/media.jsonl", "results/reports/media.md")
+    }
     result = runner.invoke(moca_app, ARGS)
     assert "1 hit(s), 0 extracted" in result.output
     assert all((workdir / p).read_bytes() == data for p, data in first.items())
@@ -113,8 +124,14 @@ INDEX_ARGS = [*ARGS, "--prune", "--index", "data/interim/frames/index.json"]
 
 
 def named_entries():
-    return sorted({Path(f["path"]).parent.name for split in ("test", "dev")
-                   for r in read(f"data/processed/moca/{split}.jsonl") for f in r.get("frames", [])})  # fmt: skip
+    return sorted(
+        {
+            Path(f["path"]).parent.name
+            for split in ("test", "dev")
+            for r in read(f"data/processed/moca/{split}.jsonl")
+            for f in r.get("frames", [])
+        }
+    )
 
 
 def test_index_lists_exactly_the_entries_the_instances_name_in_the_same_bytes_on_rerun(workdir):
@@ -133,13 +150,19 @@ def test_index_lists_exactly_the_entries_the_instances_name_in_the_same_bytes_on
 def test_a_deleted_frame_cache_is_rebuilt_with_its_index(workdir):
     assert runner.invoke(moca_app, INDEX_ARGS).exit_code == 0
     frames = workdir / "data" / "interim" / "frames"
-    before = {p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts}
+    before = {
+        p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts
+    }
     shutil.rmtree(frames)
     result = runner.invoke(moca_app, INDEX_ARGS)
     assert result.exit_code == 0 and "0 hit(s), 1 extracted" in result.output
-    after = {p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts}
+    after = {
+        p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts
+    }
     assert after == before and Path("index.json") in after
-    assert all((workdir / f["path"]).is_file() for r in read("data/processed/moca/test.jsonl") for f in r.get("frames", []))
+    assert all(
+        (workdir / f["path"]).is_file() for r in read("data/processed/moca/test.jsonl") for f in r.get("frames", [])
+    )
 
 
 @pytest.mark.parametrize(
@@ -173,14 +196,19 @@ def four_views(workdir, five_views):
     "mosaic, message",
     [
         ("a,b,c,d", "--mosaic: view positions are whole numbers counting from 0"),
-        ("1,2,3,4", "--mosaic: position 4 is out of range: positions count from 0, so with 4 view(s) they run from 0 to 3"),
+        (
+            "1,2,3,4",
+            "--mosaic: position 4 is out of range: positions count from 0, so with 4 view(s) they run from 0 to 3",
+        ),
         ("-1,0,1,2", "--mosaic: position -1 is out of range"),
         ("0,0,1,2", "--mosaic: the four positions must name four different views"),
         ("0,1,2", "--mosaic needs four comma-separated view positions"),
     ],
 )
 def test_cut_rejects_bad_mosaic_positions_naming_the_option(workdir, four_views, mosaic, message):
-    result = runner.invoke(media_app, ["cut", *four_views, "--start", "0", "--end", "1", "--out-dir", "out", "--mosaic", mosaic])
+    result = runner.invoke(
+        media_app, ["cut", *four_views, "--start", "0", "--end", "1", "--out-dir", "out", "--mosaic", mosaic]
+    )
     assert result.exit_code != 0 and isinstance(result.exception, SocialbenchError)
     assert str(result.exception).startswith(message)
     assert not (workdir / "out").exists()
@@ -192,9 +220,14 @@ def test_cut_mosaic_range_and_repeats_are_checked_by_the_one_check_of_clips(work
     seen = []
     real = clips.check_mosaic_positions
     monkeypatch.setattr(clips, "check_mosaic_positions", lambda *a: seen.append(a) or real(*a))
-    result = runner.invoke(media_app, ["cut", *four_views, "--start", "0", "--end", "1", "--out-dir", "out", "--mosaic", " 3, 1,3 ,0"])
+    result = runner.invoke(
+        media_app, ["cut", *four_views, "--start", "0", "--end", "1", "--out-dir", "out", "--mosaic", " 3, 1,3 ,0"]
+    )
     assert isinstance(result.exception, ConfigError) and seen[0] == ([3, 1, 3, 0], 4, "--mosaic")
-    assert str(result.exception) == "--mosaic: the four positions must name four different views, got [3, 1, 3, 0] (position 3 twice)"
+    assert (
+        str(result.exception)
+        == "--mosaic: the four positions must name four different views, got [3, 1, 3, 0] (position 3 twice)"
+    )
 
 
 def test_cut_help_says_mosaic_positions_count_from_0():
@@ -203,9 +236,15 @@ def test_cut_help_says_mosaic_positions_count_from_0():
 
 
 def test_cut_mosaic_with_four_close_ups_at_positions_0_to_3(workdir, four_views):
-    result = runner.invoke(media_app, ["cut", *four_views, "--start", "0", "--end", "0.4", "--out-dir", "out", "--mosaic", "0,1,2,3"])
+    result = runner.invoke(
+        media_app, ["cut", *four_views, "--start", "0", "--end", "0.4", "--out-dir", "out", "--mosaic", "0,1,2,3"]
+    )
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (workdir / "out").iterdir()) == ["clip.json", *[f"close{i}.mp4" for i in range(4)], "mosaic.mp4"]
+    assert sorted(p.name for p in (workdir / "out").iterdir()) == [
+        "clip.json",
+        *[f"close{i}.mp4" for i in range(4)],
+        "mosaic.mp4",
+    ]
 
 
 @pytest.mark.parametrize("mosaic", [[], ["--mosaic", "0,1,2,3"]], ids=["clips", "clips-and-mosaic"])
@@ -220,7 +259,9 @@ def test_cut_refuses_the_same_view_twice_instead_of_overwriting_its_clip(workdir
 def test_cut_refuses_views_whose_clips_would_have_the_same_name(workdir, four_views):
     (workdir / "other").mkdir()
     shutil.copyfile(workdir / four_views[1], workdir / "other" / "close0.mp4")
-    result = runner.invoke(media_app, ["cut", four_views[0], "other/close0.mp4", "--start", "0", "--end", "1", "--out-dir", "out"])
+    result = runner.invoke(
+        media_app, ["cut", four_views[0], "other/close0.mp4", "--start", "0", "--end", "1", "--out-dir", "out"]
+    )
     assert result.exit_code != 0 and "out/close0.mp4" in str(result.exception)
     assert "would both be written to this file" in str(result.exception)
     assert not (workdir / "out").exists()
@@ -237,7 +278,9 @@ def test_moca_frames_reports_a_picture_given_as_the_video(workdir):
 
     Image.new("RGB", (64, 48), (0, 0, 0)).save(workdir / "media" / "still.png")
     (workdir / "data/interim/moca/test.jsonl").write_text(
-        json.dumps(make_instance("v9", modality="video_text", media=["media/still.png"], transcript="A: hi")) + "\n", "utf-8")
+        json.dumps(make_instance("v9", modality="video_text", media=["media/still.png"], transcript="A: hi")) + "\n",
+        "utf-8",
+    )
     result = runner.invoke(moca_app, ARGS)
     assert result.exit_code == 0, result.output
     (kept,) = read("data/processed/moca/test.jsonl")
@@ -276,7 +319,9 @@ def test_cut_of_a_window_inside_a_whole_source_still_works(workdir):
 
 
 def test_cut_into_a_folder_under_a_file_names_the_file(workdir):
-    result = runner.invoke(media_app, ["cut", "media/good.mp4", "--start", "0", "--end", "1", "--out-dir", "media/good.mp4/out"])
+    result = runner.invoke(
+        media_app, ["cut", "media/good.mp4", "--start", "0", "--end", "1", "--out-dir", "media/good.mp4/out"]
+    )
     assert isinstance(result.exception, ConfigError)
     assert str(result.exception).endswith("media/good.mp4 is a file, not a folder (--out-dir)")
 
@@ -289,14 +334,19 @@ def test_audio_output_equal_to_its_source_is_refused_before_reading(workdir):
 
 
 @pytest.mark.parametrize("escape", ["dotdot", "symlink", "absolute"])
-def test_moca_frames_refuses_media_leading_out_of_the_allowed_folders_naming_the_instance(workdir, escape, tmp_path_factory):
+def test_moca_frames_refuses_media_leading_out_of_the_allowed_folders_naming_the_instance(
+    workdir, escape, tmp_path_factory
+):
     import os
 
     outside = tmp_path_factory.mktemp("outside") / "v.mp4"
     shutil.copyfile(workdir / "media" / "good.mp4", outside)
     (workdir / "media" / "link.mp4").symlink_to(outside)  # inside an allowed folder, leading out of it
-    path = {"dotdot": "media/../" + os.path.relpath(outside, workdir), "absolute": str(outside),
-            "symlink": "media/link.mp4"}[escape]  # fmt: skip
+    path = {
+        "dotdot": "media/../" + os.path.relpath(outside, workdir),
+        "absolute": str(outside),
+        "symlink": "media/link.mp4",
+    }[escape]
     rec = make_instance("vx", modality="video_text", media=[path], transcript="A: hi")
     (workdir / "data" / "interim" / "moca" / "test.jsonl").write_text(json.dumps(rec) + "\n", "utf-8")
     result = runner.invoke(moca_app, ARGS)
@@ -309,6 +359,8 @@ def test_moca_frames_refuses_media_leading_out_of_the_allowed_folders_naming_the
 
 def test_moca_frames_refuses_an_output_that_is_its_input(workdir):
     before = (workdir / "data" / "interim" / "moca" / "test.jsonl").read_bytes()
-    result = runner.invoke(moca_app, ["frames", "--input", "data/interim/moca/test.jsonl", "--output", "data/interim/moca/test.jsonl"])
+    result = runner.invoke(
+        moca_app, ["frames", "--input", "data/interim/moca/test.jsonl", "--output", "data/interim/moca/test.jsonl"]
+    )
     assert isinstance(result.exception, ConfigError) and "--output is the same file as --input" in str(result.exception)
     assert (workdir / "data" / "interim" / "moca" / "test.jsonl").read_bytes() == before

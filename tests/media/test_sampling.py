@@ -140,9 +140,15 @@ def test_too_many_segments_are_merged_across_the_smallest_gap():
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: FrameSampling.uniform(0), lambda: FrameSampling.uniform(-3), lambda: FrameSampling.at_fps("abc"),
-     lambda: FrameSampling.at_fps("1/0"), lambda: FrameSampling.at_fps(-1), lambda: FrameSampling.uniform(4, max_side=0)],
-)  # fmt: skip
+    [
+        lambda: FrameSampling.uniform(0),
+        lambda: FrameSampling.uniform(-3),
+        lambda: FrameSampling.at_fps("abc"),
+        lambda: FrameSampling.at_fps("1/0"),
+        lambda: FrameSampling.at_fps(-1),
+        lambda: FrameSampling.uniform(4, max_side=0),
+    ],
+)
 def test_invalid_sampling_is_a_one_line_config_error_without_internals(make):
     from socialbench.errors import ConfigError
 

@@ -55,7 +55,11 @@ def test_speaker_letters_follow_first_appearance():
 
 
 def test_utterances_overlapping_the_window_are_clipped_and_marked_partial():
-    utts = [Utterance("A", 5.0, 11.0, "long one"), Utterance("B", 12.0, 13.0, "short"), Utterance("C", 20.0, 21.0, "later")]
+    utts = [
+        Utterance("A", 5.0, 11.0, "long one"),
+        Utterance("B", 12.0, 13.0, "short"),
+        Utterance("C", 20.0, 21.0, "later"),
+    ]
     got = window_utterances(utts, 10.0, 15.0)
     assert got == [WindowItem("A", 0.0, 1.0, "long one", partial=True), WindowItem("B", 2.0, 3.0, "short")]
 

@@ -49,9 +49,15 @@ def mt_params(meetingtom: dict | None = None, seed: int = 7, **core) -> dict:
     """Validated params (defaults filled) with a meetingtom section, for the stages' functions."""
     from socialbench.config import validate_params
 
-    raw = {"seed": seed, "models": {"random": {"backend": "random", "category": "baseline"},
-                                    "prior": {"backend": "prior", "category": "baseline"}},
-           "meetingtom": meetingtom or {}, **core}  # fmt: skip
+    raw = {
+        "seed": seed,
+        "models": {
+            "random": {"backend": "random", "category": "baseline"},
+            "prior": {"backend": "prior", "category": "baseline"},
+        },
+        "meetingtom": meetingtom or {},
+        **core,
+    }
     return validate_params(raw)
 
 
@@ -77,7 +83,9 @@ def source_for(mirror, name: str = "demo", **over):
 
     from socialbench.meetingtom.settings import source_settings
 
-    base = source_settings(mt_params({"demo": {"corpus": list(DEMO_MEETINGS), "meetings": list(DEMO_MEETINGS)}}), "demo")
+    base = source_settings(
+        mt_params({"demo": {"corpus": list(DEMO_MEETINGS), "meetings": list(DEMO_MEETINGS)}}), "demo"
+    )
     return dataclasses.replace(base, name=name, mirror=None if mirror is None else str(mirror), **over)
 
 
@@ -108,6 +116,20 @@ def demo_clips(tmp_path_factory, demo_mirror, demo_extract) -> dict:
     work = tmp_path_factory.mktemp("mt-clips")
     fetched = fetch_meeting_media(source_for(demo_mirror), "ES9000a", work / "raw")
     m = demo_extract
-    summary = make_clips(m["meeting.json"], m["candidates.jsonl"], m["words.jsonl"], fetched, work / "clips", tasks=["you"],
-                         settings=MediaSettings(), root=work)  # fmt: skip
-    return {"fetched": fetched, "summary": summary, "out": work / "clips", "root": work, "records": read_jsonl(work / "clips" / "clips.jsonl")}
+    summary = make_clips(
+        m["meeting.json"],
+        m["candidates.jsonl"],
+        m["words.jsonl"],
+        fetched,
+        work / "clips",
+        tasks=["you"],
+        settings=MediaSettings(),
+        root=work,
+    )
+    return {
+        "fetched": fetched,
+        "summary": summary,
+        "out": work / "clips",
+        "root": work,
+        "records": read_jsonl(work / "clips" / "clips.jsonl"),
+    }

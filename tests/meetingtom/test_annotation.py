@@ -11,27 +11,51 @@ import pytest
 from socialbench.errors import DataError
 from socialbench.meetingtom import annotation as ann
 
-T1 = ["active_engagement", "supportive_endorsement", "focused_listening", "cognitive_conflict",
-      "confused_bewilderment", "hesitation", "disengaged_withdrawal"]  # fmt: skip
+T1 = [
+    "active_engagement",
+    "supportive_endorsement",
+    "focused_listening",
+    "cognitive_conflict",
+    "confused_bewilderment",
+    "hesitation",
+    "disengaged_withdrawal",
+]
 T31 = ["no_consensus", "pseudo_consensus", "genuine_consensus"]  # shuffled: A no, B pseudo, C genuine
 
 
 def item(iid, task, values, clip_id=None, source="demo", meta=None, media=None, question="Which one?"):
     """An item record as spec.md has it (no answer/gold). task3_2 values are participant letters."""
-    options = [{"label": "ABCDEFGH"[k], "value": v, "text": f"Participant {v}" if task == "task3_2" else v.replace("_", " ")}
-               for k, v in enumerate(values)]  # fmt: skip
+    options = [
+        {"label": "ABCDEFGH"[k], "value": v, "text": f"Participant {v}" if task == "task3_2" else v.replace("_", " ")}
+        for k, v in enumerate(values)
+    ]
     if task == "task3_2":
         for o in options:
             o["participant"] = o["value"]
-    return {"id": iid, "task": task, "source": source, "split": "test", "modality": "both", "clip_id": clip_id or iid,
-            "question": question, "options": options, "transcript": "A: hello\nB: yes", "turns": [], "duration": 5.0,
-            "media": media, "media_error": None, "meta": meta or {"meeting": "ES9000a"}}  # fmt: skip
+    return {
+        "id": iid,
+        "task": task,
+        "source": source,
+        "split": "test",
+        "modality": "both",
+        "clip_id": clip_id or iid,
+        "question": question,
+        "options": options,
+        "transcript": "A: hello\nB: yes",
+        "turns": [],
+        "duration": 5.0,
+        "media": media,
+        "media_error": None,
+        "meta": meta or {"meeting": "ES9000a"},
+    }
 
 
 def clip(n, source="demo", meta=None):
     """A consensus clip: its task3_1 item and its task3_2 item (label A is participant C, B is A, ...)."""
-    return (item(f"{source}-c{n}-31", "task3_1", T31, clip_id=f"c{n}", source=source, meta=meta),
-            item(f"{source}-c{n}-32", "task3_2", ["C", "A", "D", "B"], clip_id=f"c{n}", source=source, meta=meta))  # fmt: skip
+    return (
+        item(f"{source}-c{n}-31", "task3_1", T31, clip_id=f"c{n}", source=source, meta=meta),
+        item(f"{source}-c{n}-32", "task3_2", ["C", "A", "D", "B"], clip_id=f"c{n}", source=source, meta=meta),
+    )
 
 
 def by_id(items):
@@ -49,8 +73,10 @@ def sheet(rows, header=("item_id", "task", "answer")):
 # ---- sheets -------------------------------------------------------------------------------------------
 def test_export_has_one_row_per_item_sorted_with_clip_paths_and_rendered_options():
     media = {"videos": {"mosaic": {"path": "clips/x/mosaic.mp4"}, "closeup_A": {"path": "clips/x/closeup_A.mp4"}}}
-    items = [item("b", "task2_2", ["positive", "negative"], media=media, meta={"meeting": "ES9000a", "window": [1.5, 51.5]}),
-             item("a", "task1", T1[:2])]  # fmt: skip
+    items = [
+        item("b", "task2_2", ["positive", "negative"], media=media, meta={"meeting": "ES9000a", "window": [1.5, 51.5]}),
+        item("a", "task1", T1[:2]),
+    ]
     rows = list(csv.DictReader(io.StringIO(ann.export_sheet(items))))
     assert tuple(rows[0]) == ann.SHEET_COLUMNS
     assert [r["item_id"] for r in rows] == ["a", "b"]
@@ -82,16 +108,24 @@ def test_task3_2_answers_are_sorted_label_sets_or_none():
     assert got == {c32["id"]: ("B", "D"), "demo-c2-32": ()}
 
 
-@pytest.mark.parametrize("text,line,field,match", [
-    (sheet([["i1", "task1", "A"]], header=("item_id", "task")), "line 1", "answer", "missing column 'answer'"),
-    (sheet([["i1", "task1", "A"], ["i2", "task1", ""], ["i1", "task1", "B"]]), "line 4", "item_id", "duplicate item id 'i1'"),
-    (sheet([["i1", "task1", "A"], ["nope", "task1", "A"]]), "line 3", "item_id", "unknown item id 'nope'"),
-    (sheet([["i1", "task1", "Z"]]), "line 2", "answer", "not an option label"),
-    (sheet([["i1", "task1", "A;B"]]), "line 2", "answer", "not an option label"),
-    (sheet([["i1", "task2_2", "A"]]), "line 2", "task", "but item 'i1' is task1"),
-    (sheet([["c", "task3_2", "A;A"]]), "line 2", "answer", "distinct option labels"),
-    (sheet([["c", "task3_2", "A;E"]]), "line 2", "answer", "E is not an option label"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text,line,field,match",
+    [
+        (sheet([["i1", "task1", "A"]], header=("item_id", "task")), "line 1", "answer", "missing column 'answer'"),
+        (
+            sheet([["i1", "task1", "A"], ["i2", "task1", ""], ["i1", "task1", "B"]]),
+            "line 4",
+            "item_id",
+            "duplicate item id 'i1'",
+        ),
+        (sheet([["i1", "task1", "A"], ["nope", "task1", "A"]]), "line 3", "item_id", "unknown item id 'nope'"),
+        (sheet([["i1", "task1", "Z"]]), "line 2", "answer", "not an option label"),
+        (sheet([["i1", "task1", "A;B"]]), "line 2", "answer", "not an option label"),
+        (sheet([["i1", "task2_2", "A"]]), "line 2", "task", "but item 'i1' is task1"),
+        (sheet([["c", "task3_2", "A;A"]]), "line 2", "answer", "distinct option labels"),
+        (sheet([["c", "task3_2", "A;E"]]), "line 2", "answer", "E is not an option label"),
+    ],
+)
 def test_a_bad_sheet_names_file_row_and_column(text, line, field, match):
     items = by_id([item("i1", "task1", T1[:3]), item("i2", "task1", T1[:3]), item("c", "task3_2", list("ABCD"))])
     with pytest.raises(DataError, match=match) as err:
@@ -106,7 +140,9 @@ def test_a_spreadsheets_byte_order_mark_is_ignored():
 
 def test_the_row_number_is_where_a_multi_line_row_starts():
     items = by_id([item("i1", "task1", T1[:3]), item("i2", "task1", T1[:3])])
-    text = sheet([["i1", "task1", "A", "two\nlines"], ["i2", "task1", "Q", ""]], header=("item_id", "task", "answer", "notes"))
+    text = sheet(
+        [["i1", "task1", "A", "two\nlines"], ["i2", "task1", "Q", ""]], header=("item_id", "task", "answer", "notes")
+    )
     with pytest.raises(DataError, match="record line 4"):
         ann.read_sheet(text, "s.csv", items)
 
@@ -120,8 +156,18 @@ def vote(a1, a2, adj, task="task1", values=T1[:3]):
 def test_agreeing_annotators_give_a_unanimous_gold_with_its_value():
     gold, dropped = vote("B", "B", None)
     assert dropped == []
-    assert gold == [{"item_id": "i", "task": "task1", "source": "demo", "label": "B", "value": "supportive_endorsement",
-                     "agreement": "unanimous", "votes": 2, "adjudicated": False}]  # fmt: skip
+    assert gold == [
+        {
+            "item_id": "i",
+            "task": "task1",
+            "source": "demo",
+            "label": "B",
+            "value": "supportive_endorsement",
+            "agreement": "unanimous",
+            "votes": 2,
+            "adjudicated": False,
+        }
+    ]
     assert vote("B", "B", "B")[0][0]["votes"] == 3
 
 
@@ -132,7 +178,13 @@ def test_an_adjudicator_disagreeing_with_agreeing_annotators_makes_it_a_majority
 
 def test_a_disagreement_is_settled_two_of_three_by_the_adjudicator():
     (g,), _ = vote("A", "C", "C")
-    assert (g["label"], g["value"], g["agreement"], g["votes"], g["adjudicated"]) == ("C", "focused_listening", "majority", 2, True)
+    assert (g["label"], g["value"], g["agreement"], g["votes"], g["adjudicated"]) == (
+        "C",
+        "focused_listening",
+        "majority",
+        2,
+        True,
+    )
 
 
 def test_three_different_labels_are_discarded_as_no_majority():
@@ -153,8 +205,12 @@ def test_an_item_a_primary_annotator_left_blank_is_discarded_as_not_labelled():
 
 def consensus(g31, a32, b32, adj32=None, n=1):
     c31, c32 = clip(n)
-    return ann.adjudicate([c32, c31], {c31["id"]: g31, c32["id"]: a32}, {c31["id"]: g31, c32["id"]: b32},
-                          {c32["id"]: adj32} if adj32 is not None else {})  # fmt: skip
+    return ann.adjudicate(
+        [c32, c31],
+        {c31["id"]: g31, c32["id"]: a32},
+        {c31["id"]: g31, c32["id"]: b32},
+        {c32["id"]: adj32} if adj32 is not None else {},
+    )
 
 
 def test_task3_2_labels_compare_as_sets_and_gold_values_are_participant_letters():
@@ -171,8 +227,13 @@ def test_task3_2_is_not_applicable_unless_its_clips_task3_1_gold_is_pseudo_conse
 
 def test_task3_2_is_not_applicable_when_its_task3_1_item_was_discarded():
     c31, c32 = clip(1)
-    gold, dropped = ann.adjudicate([c31, c32], {c31["id"]: "A", c32["id"]: ("A",)}, {c31["id"]: "B", c32["id"]: ("A",)}, {})
-    assert gold == [] and [(d["task"], d["reason"]) for d in dropped] == [("task3_1", "not_adjudicated"), ("task3_2", "not_applicable")]
+    gold, dropped = ann.adjudicate(
+        [c31, c32], {c31["id"]: "A", c32["id"]: ("A",)}, {c31["id"]: "B", c32["id"]: ("A",)}, {}
+    )
+    assert gold == [] and [(d["task"], d["reason"]) for d in dropped] == [
+        ("task3_1", "not_adjudicated"),
+        ("task3_2", "not_applicable"),
+    ]
 
 
 def test_task3_2_with_a_majority_for_nobody_is_discarded_as_no_dissenter():
@@ -189,8 +250,18 @@ def test_task3_2_pairs_with_the_task3_1_item_of_the_same_source():
 
 
 # ---- Fleiss' kappa ---------------------------------------------------------------------------------------------
-WIKIPEDIA = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-             [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]  # fmt: skip
+WIKIPEDIA = [
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
+]
 
 
 def test_fleiss_kappa_of_the_textbook_example_is_0_210():
@@ -235,7 +306,9 @@ def test_agreement_with_a_subset_ignores_other_items_and_lists_its_unlabelled_on
 
 
 def test_the_agreement_subset_is_a_seeded_fraction_of_each_task_rounded_half_up():
-    items = [item(f"a{k}", "task1", T1[:2]) for k in range(5)] + [item(f"b{k}", "task2_2", ["positive", "negative"]) for k in range(3)]
+    items = [item(f"a{k}", "task1", T1[:2]) for k in range(5)] + [
+        item(f"b{k}", "task2_2", ["positive", "negative"]) for k in range(3)
+    ]
     chosen = ann.agreement_subset(items, seed=1, fraction=0.5)
     assert (sum(i.startswith("a") for i in chosen), sum(i.startswith("b") for i in chosen)) == (3, 2)
     assert chosen == sorted(chosen) == ann.agreement_subset(list(reversed(items)), seed=1, fraction=0.5)
@@ -277,17 +350,20 @@ def test_the_schema_accepts_the_gold_adjudicate_makes():
     ann.GOLD_SCHEMA.validate(pd.DataFrame(gold))
 
 
-@pytest.mark.parametrize("change,record,field,match", [
-    (lambda g: g.append(dict(g[0])), "demo-c1-31 (#4)", "item_id", "duplicate item id"),
-    (lambda g: g[2].update(votes=1), "i", "votes", "in_range"),
-    (lambda g: g[2].update(agreement="maybe"), "i", "agreement", "isin"),
-    (lambda g: g[1].update(label="C;A"), "demo-c1-32", "label", "sorted distinct option letters"),
-    (lambda g: g[2].update(label=""), "i", "label", "str_length"),
-    (lambda g: g[2].update(votes="2"), "i", "votes", "not int"),
-    (lambda g: g[2].pop("adjudicated"), "i", "adjudicated", "missing field"),
-    (lambda g: g[2].update(agreement="unanimous"), "i", "agreement", "'unanimous' is not adjudicated"),
-    (lambda g: g[1].update(value="D;C"), "demo-c1-32", "value", "sorted distinct participant letters"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change,record,field,match",
+    [
+        (lambda g: g.append(dict(g[0])), "demo-c1-31 (#4)", "item_id", "duplicate item id"),
+        (lambda g: g[2].update(votes=1), "i", "votes", "in_range"),
+        (lambda g: g[2].update(agreement="maybe"), "i", "agreement", "isin"),
+        (lambda g: g[1].update(label="C;A"), "demo-c1-32", "label", "sorted distinct option letters"),
+        (lambda g: g[2].update(label=""), "i", "label", "str_length"),
+        (lambda g: g[2].update(votes="2"), "i", "votes", "not int"),
+        (lambda g: g[2].pop("adjudicated"), "i", "adjudicated", "missing field"),
+        (lambda g: g[2].update(agreement="unanimous"), "i", "agreement", "'unanimous' is not adjudicated"),
+        (lambda g: g[1].update(value="D;C"), "demo-c1-32", "value", "sorted distinct participant letters"),
+    ],
+)
 def test_validate_gold_names_the_record_and_column_of_bad_gold(change, record, field, match):
     gold = good_gold()
     change(gold)
@@ -304,7 +380,10 @@ def test_apply_gold_adds_answer_and_gold_to_copies_of_the_kept_items():
     gold = good_gold()
     out = ann.apply_gold([c31, c32, lone], gold)
     assert [(o["id"], o["answer"], o["gold"]) for o in out] == [
-        (c31["id"], "B", "pseudo_consensus"), (c32["id"], ["A", "C"], ["C", "D"]), ("i", "C", "focused_listening")]
+        (c31["id"], "B", "pseudo_consensus"),
+        (c32["id"], ["A", "C"], ["C", "D"]),
+        ("i", "C", "focused_listening"),
+    ]
     assert "answer" not in c31 and out[0]["options"] is not c31["options"]
 
 
@@ -320,33 +399,55 @@ def state_item(iid, **meta):
     return item(iid, "task1", list(reversed(T1)), meta={"meeting": "m", "target": "B", **meta})
 
 
-@pytest.mark.parametrize("meta,value", [
-    ({"role": "speaker", "act_type": "sug"}, "active_engagement"),
-    ({"role": "speaker", "act_type": "ass"}, "supportive_endorsement"),
-    ({"role": "speaker", "act_type": "el.inf"}, "confused_bewilderment"),
-    ({"role": "speaker", "act_type": "stl"}, "hesitation"),
-    ({"role": "listener", "act_type": "bck", "basis": "backchannel", "speech_s": {"B": 0.4}}, "supportive_endorsement"),
-    ({"role": "listener", "basis": "act", "addressed": True, "speech_s": {}}, "focused_listening"),
-    ({"role": "listener", "basis": "act", "addressed": False, "speech_s": {"B": 0.0}}, "disengaged_withdrawal"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "meta,value",
+    [
+        ({"role": "speaker", "act_type": "sug"}, "active_engagement"),
+        ({"role": "speaker", "act_type": "ass"}, "supportive_endorsement"),
+        ({"role": "speaker", "act_type": "el.inf"}, "confused_bewilderment"),
+        ({"role": "speaker", "act_type": "stl"}, "hesitation"),
+        (
+            {"role": "listener", "act_type": "bck", "basis": "backchannel", "speech_s": {"B": 0.4}},
+            "supportive_endorsement",
+        ),
+        ({"role": "listener", "basis": "act", "addressed": True, "speech_s": {}}, "focused_listening"),
+        ({"role": "listener", "basis": "act", "addressed": False, "speech_s": {"B": 0.0}}, "disengaged_withdrawal"),
+    ],
+)
 def test_the_proxy_labels_task1_from_role_and_act(meta, value):
     it = state_item("s", **meta)
     label = ann.proxy_label(it)
     assert next(o["value"] for o in it["options"] if o["label"] == label) == value
 
 
-@pytest.mark.parametrize("agreeing,state,dissenters", [
-    ([], "no_consensus", "none"), (["B", "C", "D"], "genuine_consensus", "none"), (["B"], "pseudo_consensus", "A;C"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "agreeing,state,dissenters",
+    [
+        ([], "no_consensus", "none"),
+        (["B", "C", "D"], "genuine_consensus", "none"),
+        (["B"], "pseudo_consensus", "A;C"),
+    ],
+)
 def test_the_proxy_labels_consensus_and_dissenters_from_who_agrees(agreeing, state, dissenters):
-    meta = {"meeting": "m", "participants": ["A", "B", "C", "D"], "proposers": ["A"], "agreeing": agreeing, "responses": []}
+    meta = {
+        "meeting": "m",
+        "participants": ["A", "B", "C", "D"],
+        "proposers": ["A"],
+        "agreeing": agreeing,
+        "responses": [],
+    }
     c31, c32 = clip(1, meta=meta)  # task3_2 labels: A=C, B=A, C=D, D=B; proposer A -> dissenters C, D = labels A, C
     assert T31["ABC".index(ann.proxy_label(c31))] == state
     assert ann.proxy_label(c32) == dissenters
 
 
 def test_the_proxy_labels_task2_2_from_the_reply_pair():
-    it = item("r", "task2_2", ["neutral", "negative", "positive", "uncertain"], meta={"meeting": "m", "reply": {"act": "x", "pair_type": "NEG"}})
+    it = item(
+        "r",
+        "task2_2",
+        ["neutral", "negative", "positive", "uncertain"],
+        meta={"meeting": "m", "reply": {"act": "x", "pair_type": "NEG"}},
+    )
     assert ann.proxy_label(it) == "B"
     it["meta"]["reply"] = None
     assert ann.proxy_label(it) == "A"
@@ -360,9 +461,23 @@ def test_the_proxy_names_the_item_whose_meta_it_cannot_read():
 def demo_items(n=12):
     out = []
     for k in range(n):
-        out.append(state_item(f"s{k:02d}", role="speaker" if k % 2 else "listener", act_type="sug", basis="act",
-                              addressed=k % 3 == 0, speech_s={"B": 0.0}))  # fmt: skip
-        meta = {"meeting": "m", "participants": list("ABCD"), "proposers": ["A"], "agreeing": [[], ["B"], ["B", "C", "D"]][k % 3], "responses": []}
+        out.append(
+            state_item(
+                f"s{k:02d}",
+                role="speaker" if k % 2 else "listener",
+                act_type="sug",
+                basis="act",
+                addressed=k % 3 == 0,
+                speech_s={"B": 0.0},
+            )
+        )
+        meta = {
+            "meeting": "m",
+            "participants": list("ABCD"),
+            "proposers": ["A"],
+            "agreeing": [[], ["B"], ["B", "C", "D"]][k % 3],
+            "responses": [],
+        }
         out.extend(clip(k, meta=meta))
     return out
 
@@ -380,13 +495,21 @@ def test_simulated_sheets_are_the_same_bytes_in_another_process():
     import subprocess
     import sys
 
-    code = ("import hashlib, sys; sys.path.insert(0, '.'); from tests.meetingtom.test_annotation import demo_items;"
-            "from socialbench.meetingtom.annotation import simulate_sheets;"
-            "print(hashlib.sha256(''.join(simulate_sheets(demo_items(), seed=5)).encode()).hexdigest())")  # fmt: skip
+    code = (
+        "import hashlib, sys; sys.path.insert(0, '.'); from tests.meetingtom.test_annotation import demo_items;"
+        "from socialbench.meetingtom.annotation import simulate_sheets;"
+        "print(hashlib.sha256(''.join(simulate_sheets(demo_items(), seed=5)).encode()).hexdigest())"
+    )
     here = hashlib.sha256("".join(ann.simulate_sheets(demo_items(), seed=5)).encode()).hexdigest()
     for hash_seed in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                             env={**os.environ, "PYTHONHASHSEED": hash_seed}, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+        )
         assert out.stdout.strip() == here
 
 
@@ -419,18 +542,32 @@ def test_simulated_sheets_say_they_are_a_test_double_and_round_trip_to_gold():
 def test_the_simulated_human_gives_the_gold_at_its_rate_and_is_seeded_per_instance():
     from socialbench.meetingtom.annotation import SIMULATED_HUMAN_NOTE, simulate_human
 
-    insts = [{"id": f"i{k}", "task": "task2_2", "answer": "B", "options": [{"label": x, "value": x.lower(), "text": x} for x in "ABCD"]}
-             for k in range(200)]
+    insts = [
+        {
+            "id": f"i{k}",
+            "task": "task2_2",
+            "answer": "B",
+            "options": [{"label": x, "value": x.lower(), "text": x} for x in "ABCD"],
+        }
+        for k in range(200)
+    ]
     answers = simulate_human(insts, seed=3, accuracy=0.8)
     right = sum(a["answer"] == "B" for a in answers)
     assert 140 <= right <= 180 and all(a["note"] == SIMULATED_HUMAN_NOTE for a in answers)
     by_id = {a["id"]: a for a in answers}
-    assert all(by_id[a["id"]] == a for a in simulate_human(insts[:5], seed=3, accuracy=0.8))  # never depends on the other instances
+    assert all(
+        by_id[a["id"]] == a for a in simulate_human(insts[:5], seed=3, accuracy=0.8)
+    )  # never depends on the other instances
     assert all(a["answer"] == "B" for a in simulate_human(insts, seed=3, accuracy=1.0))
 
 
 def test_the_simulated_human_answers_task32_with_a_list_of_letters():
     from socialbench.meetingtom.annotation import simulate_human
 
-    inst = {"id": "x", "task": "task3_2", "answer": ["A", "C"], "options": [{"label": x, "value": x, "participant": x, "text": x} for x in "ABCD"]}
+    inst = {
+        "id": "x",
+        "task": "task3_2",
+        "answer": ["A", "C"],
+        "options": [{"label": x, "value": x, "participant": x, "text": x} for x in "ABCD"],
+    }
     assert simulate_human([inst], seed=1, accuracy=1.0)[0]["answer"] == ["A", "C"]

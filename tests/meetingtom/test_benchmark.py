@@ -45,8 +45,17 @@ def run(bench, backend, insts, tmp_path, options=None, dev=None, name="no_prompt
     spec = ModelSpec(name=backend, backend=backend, category="baseline", options=options or {})
     cache = RequestCache(tmp_path / "cache.sqlite")
     try:
-        return run_method(bench, bench.method(name, spec, 7, bench.method_settings(SECTION, name)), insts, spec=spec, cache=cache,
-                          seed=7, dev_instances=dev, backend=backend_obj, progress=False)  # fmt: skip
+        return run_method(
+            bench,
+            bench.method(name, spec, 7, bench.method_settings(SECTION, name)),
+            insts,
+            spec=spec,
+            cache=cache,
+            seed=7,
+            dev_instances=dev,
+            backend=backend_obj,
+            progress=False,
+        )
     finally:
         cache.close()
 
@@ -58,7 +67,9 @@ def scripted(options=None):
 
 
 def first_request(bench, run_name, inst):
-    (req,) = bench.method(run_name, ModelSpec(name="m", backend="scripted"), 7, bench.method_settings(SECTION, run_name)).step(inst, [])
+    (req,) = bench.method(
+        run_name, ModelSpec(name="m", backend="scripted"), 7, bench.method_settings(SECTION, run_name)
+    ).step(inst, [])
     return req
 
 
@@ -68,7 +79,9 @@ def test_meetingtom_is_a_registered_benchmark_with_its_four_methods(bench):
     assert bench.method_names() == ["ecot", "naive_cot", "no_prompt", "task_cot"]
 
 
-@pytest.mark.parametrize("name,parts", [("no_prompt", ("no_prompt", None)), ("no_prompt__prior_role", ("no_prompt", "prior_role"))])
+@pytest.mark.parametrize(
+    "name,parts", [("no_prompt", ("no_prompt", None)), ("no_prompt__prior_role", ("no_prompt", "prior_role"))]
+)
 def test_a_run_name_splits_into_method_and_ablation(name, parts):
     assert split_run(name) == parts
 
@@ -79,7 +92,9 @@ def test_an_ablation_runs_class_is_the_methods_under_the_runs_name(bench):
 
 
 def test_an_ablation_run_keeps_its_methods_prompt_hash(bench):
-    assert bench.prompt_hash("no_prompt__prior_role") == bench.prompt_hash("no_prompt") != bench.prompt_hash("naive_cot")
+    assert (
+        bench.prompt_hash("no_prompt__prior_role") == bench.prompt_hash("no_prompt") != bench.prompt_hash("naive_cot")
+    )
 
 
 def test_an_ablation_of_an_unknown_method_is_a_config_error(bench):
@@ -88,7 +103,9 @@ def test_an_ablation_of_an_unknown_method_is_a_config_error(bench):
 
 
 def test_an_unknown_ablation_is_a_config_error_naming_it(bench):
-    with pytest.raises(ConfigError, match="names the ablation 'prior_mood', which meetingtom.ablations does not define"):
+    with pytest.raises(
+        ConfigError, match="names the ablation 'prior_mood', which meetingtom.ablations does not define"
+    ):
         bench.method_settings(SECTION, "no_prompt__prior_mood")
 
 
@@ -106,11 +123,15 @@ def test_removing_markers_brings_the_marker_list(bench):
     assert "markers" not in bench.method_settings(SECTION, "no_prompt__prior_role")
 
 
-@pytest.mark.parametrize("name,expected", [("no_prompt__prior_role", ("no_prompt", "prior_role")), ("ecot", ("ecot", "none"))])
+@pytest.mark.parametrize(
+    "name,expected", [("no_prompt__prior_role", ("no_prompt", "prior_role")), ("ecot", ("ecot", "none"))]
+)
 def test_provenance_names_the_prompt_hash_the_prompting_method_and_the_ablation(bench, name, expected):
     prov = bench.provenance(name)
     assert set(prov) == {"prompt_template_sha256", "prompting", "ablation"}
-    assert (prov["prompting"], prov["ablation"]) == expected and prov["prompt_template_sha256"] == bench.prompt_hash(expected[0])
+    assert (prov["prompting"], prov["ablation"]) == expected and prov["prompt_template_sha256"] == bench.prompt_hash(
+        expected[0]
+    )
 
 
 # ---- what an ablation run asks ---------------------------------------------------------------------
@@ -131,15 +152,22 @@ def test_the_no_markers_run_strips_the_markers(bench):
 
 
 def test_the_role_run_shows_the_roles(bench):
-    assert "A: PM, B: ME, C: UI, D: ID" in first_request(bench, "no_prompt__prior_role", make("task2_2")).messages[1].text()
+    assert (
+        "A: PM, B: ME, C: UI, D: ID"
+        in first_request(bench, "no_prompt__prior_role", make("task2_2")).messages[1].text()
+    )
 
 
 def test_the_phase_run_shows_the_phase(bench):
-    assert "Meeting phase: opening" in first_request(bench, "no_prompt__prior_phase", make("task3_1")).messages[1].text()
+    assert (
+        "Meeting phase: opening" in first_request(bench, "no_prompt__prior_phase", make("task3_1")).messages[1].text()
+    )
 
 
 def test_the_dialogue_act_run_marks_the_lines(bench):
-    assert "] B (inf): Um, so uh we go" in first_request(bench, "no_prompt__prior_dialogue_act", make()).messages[1].text()
+    assert (
+        "] B (inf): Um, so uh we go" in first_request(bench, "no_prompt__prior_dialogue_act", make()).messages[1].text()
+    )
 
 
 @pytest.mark.parametrize("name", ["no_prompt", "naive_cot", "task_cot", "ecot"])
@@ -155,7 +183,9 @@ def test_an_ablation_runs_request_is_named_after_the_run(bench):
 # ---- runs through the runner ------------------------------------------------------------------------
 def test_task1_with_priors_makes_no_call_and_is_recorded_not_evaluated(bench, tmp_path):
     backend = scripted({"default": '{"answer": "A"}'})
-    records, _, _ = run(bench, "scripted", [make("task1"), make("task2_1")], tmp_path, name="no_prompt__prior_role", backend_obj=backend)
+    records, _, _ = run(
+        bench, "scripted", [make("task1"), make("task2_1")], tmp_path, name="no_prompt__prior_role", backend_obj=backend
+    )
     t1 = next(r for r in records if r["task"] == "task1")
     assert backend.calls == ["ami-task2_1-IS1001a.B.you.1/no_prompt__prior_role/answer"]
     assert t1["not_evaluated"].startswith("Task 1 is not evaluated") and t1["error"] is None and t1["answer"] is None
@@ -168,15 +198,25 @@ def test_a_default_run_records_no_not_evaluated(bench, tmp_path):
 
 def test_the_video_only_run_of_an_instance_without_a_clip_makes_no_call_and_is_invalid(bench, tmp_path):
     backend = scripted({"default": '{"answer": "A"}'})
-    records, _, _ = run(bench, "scripted", [make(clip=None)], tmp_path, name="no_prompt__modality_video", backend_obj=backend)
-    assert backend.calls == [] and records[0]["answer"] is None and records[0]["error"].startswith("media: no mosaic video")
+    records, _, _ = run(
+        bench, "scripted", [make(clip=None)], tmp_path, name="no_prompt__modality_video", backend_obj=backend
+    )
+    assert (
+        backend.calls == []
+        and records[0]["answer"] is None
+        and records[0]["error"].startswith("media: no mosaic video")
+    )
 
 
 def test_a_reasoning_runs_record_and_trace_keep_the_reasoning(bench, tmp_path):
     inst = make("task2_2")
     raw = f'D frowns.\nFinal answer: {{"answer": "{inst["answer"]}"}}'
     records, traces, _ = run(bench, "scripted", [inst], tmp_path, {"default": raw}, name="ecot")
-    assert (records[0]["answer"], records[0]["value"], records[0]["reasoning"]) == (inst["answer"], "negative", "D frowns.")
+    assert (records[0]["answer"], records[0]["value"], records[0]["reasoning"]) == (
+        inst["answer"],
+        "negative",
+        "D frowns.",
+    )
     assert traces[0]["trace"] == {"reasoning": "D frowns."} and traces[0]["calls"][0]["text"] == raw
 
 
@@ -184,7 +224,11 @@ def test_the_record_holds_the_gold_label_and_value_for_error_analysis(bench, tmp
     inst = make("task3_2")
     records, _, _ = run(bench, "scripted", [inst], tmp_path, {"default": '{"answer": ["A"]}'})
     rec = records[0]
-    assert (rec["gold"], rec["gold_value"]) == (inst["answer"], ["B", "D"]) and rec["task"] == "task3_2" and rec["source"] == "ami"
+    assert (
+        (rec["gold"], rec["gold_value"]) == (inst["answer"], ["B", "D"])
+        and rec["task"] == "task3_2"
+        and rec["source"] == "ami"
+    )
 
 
 def test_the_chance_baseline_answers_every_request_with_an_option(bench, tmp_path):
@@ -197,7 +241,9 @@ def test_the_chance_baseline_answers_every_request_with_an_option(bench, tmp_pat
 
 def test_the_prior_baseline_answers_the_dev_splits_most_frequent_value(bench, tmp_path):
     # Task 1's options are shuffled per instance: the prior must count values, not letters.
-    dev = [make("task1", k=k, split="dev", gold=g) for k, g in enumerate(["hesitation", "hesitation", "focused_listening"])]
+    dev = [
+        make("task1", k=k, split="dev", gold=g) for k, g in enumerate(["hesitation", "hesitation", "focused_listening"])
+    ]
     test = [make("task1", k=10 + k) for k in range(6)]
     assert len({i["answer"] for i in test}) > 1  # the same value sits at different letters
     records, _, _ = run(bench, "prior", test, tmp_path, dev=dev)
@@ -234,10 +280,12 @@ def test_a_right_answer_scores_and_the_record_names_the_participant(bench, tmp_p
 # ---- dev answers and option values ------------------------------------------------------------------
 def test_dev_answers_are_each_tasks_gold_values_without_task3_2(bench):
     dev = [make(t, split="dev") for t in ("task1", "task2_1", "task2_2", "task3_1", "task3_2")]
-    assert bench.dev_answers(dev) == [{"group": "task1", "answers": {"answer": "hesitation"}},
-                                      {"group": "task2_1", "answers": {"answer": "D"}},
-                                      {"group": "task2_2", "answers": {"answer": "negative"}},
-                                      {"group": "task3_1", "answers": {"answer": "pseudo_consensus"}}]  # fmt: skip
+    assert bench.dev_answers(dev) == [
+        {"group": "task1", "answers": {"answer": "hesitation"}},
+        {"group": "task2_1", "answers": {"answer": "D"}},
+        {"group": "task2_2", "answers": {"answer": "negative"}},
+        {"group": "task3_1", "answers": {"answer": "pseudo_consensus"}},
+    ]
 
 
 def test_the_value_of_a_multi_answer_is_the_sorted_participants():
@@ -254,7 +302,9 @@ def test_an_instance_the_recorded_answers_do_not_cover_is_not_evaluated_not_wron
     answers = tmp_path / "human.jsonl"
     covered, uncovered = task21(2)
     answers.write_text(json.dumps({"id": covered["id"], "answer": covered["answer"]}) + "\n")
-    records = run(bench, "file", [covered, uncovered], tmp_path, options={"path": str(answers), "method": "no_prompt"})[0]
+    records = run(bench, "file", [covered, uncovered], tmp_path, options={"path": str(answers), "method": "no_prompt"})[
+        0
+    ]
     recs = {r["id"]: r for r in records}
     assert recs[covered["id"]]["answer"] == covered["answer"] and "not_evaluated" not in recs[covered["id"]]
     assert "no answer for instance" in recs[uncovered["id"]]["not_evaluated"] and recs[uncovered["id"]]["error"] is None

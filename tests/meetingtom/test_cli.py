@@ -24,28 +24,43 @@ def test_you_events_writes_one_json_line_per_event(ami_dir, tmp_path):
     out = tmp_path / "you.jsonl"
     res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(ami_dir), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert records(out) == [{"meeting": MEETING, "speaker": "A", "word_id": f"{MEETING}.A.words3",
-                             "start": 10.8, "end": 11.0, "addressee": "B"}]  # fmt: skip
+    assert records(out) == [
+        {
+            "meeting": MEETING,
+            "speaker": "A",
+            "word_id": f"{MEETING}.A.words3",
+            "start": 10.8,
+            "end": 11.0,
+            "addressee": "B",
+        }
+    ]
     assert "1 events from 1 meetings" in res.output
 
 
 def test_you_events_writes_parse_problems_when_asked(ami_dir, tmp_path):
     problems = tmp_path / "problems.jsonl"
-    res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(ami_dir), "--out", str(tmp_path / "y.jsonl"), "--problems", str(problems)])
+    res = runner.invoke(
+        meetingtom_app,
+        ["you-events", "--ami", str(ami_dir), "--out", str(tmp_path / "y.jsonl"), "--problems", str(problems)],
+    )
     assert res.exit_code == 0, res.output
     assert {r["kind"] for r in records(problems)} == {"missing_layer"}
     assert set(records(problems)[0]) == {"meeting", "file", "element", "kind", "message"}
 
 
 def test_you_events_on_a_missing_folder_is_a_data_error(tmp_path):
-    res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(tmp_path / "nope"), "--out", str(tmp_path / "y.jsonl")])
+    res = runner.invoke(
+        meetingtom_app, ["you-events", "--ami", str(tmp_path / "nope"), "--out", str(tmp_path / "y.jsonl")]
+    )
     assert isinstance(res.exception, DataError)  # the main CLI prints it as one line, exit status 2
     assert not (tmp_path / "y.jsonl").exists()
 
 
 def test_you_events_strict_stops_at_an_annotation_error(ami_dir, tmp_path):
     (ami_dir / f"dialogueActs/{MEETING}.A.dialog-act.xml").write_text("<nite:root")
-    res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(ami_dir), "--out", str(tmp_path / "y.jsonl"), "--strict"])
+    res = runner.invoke(
+        meetingtom_app, ["you-events", "--ami", str(ami_dir), "--out", str(tmp_path / "y.jsonl"), "--strict"]
+    )
     assert isinstance(res.exception, DataError)
     assert "not well-formed" in str(res.exception) and f"{MEETING}.A.dialog-act.xml" in str(res.exception)
 
@@ -61,13 +76,29 @@ def test_mine_writes_kept_candidates_and_a_report_of_rejected_ones(ami_dir, tmp_
 
 def test_mine_one_task_only(ami_dir, tmp_path):
     out = tmp_path / "cand.jsonl"
-    res = runner.invoke(meetingtom_app, ["mine", "--ami", str(ami_dir), "--out", str(out), "--report", str(tmp_path / "r.jsonl"), "--task", "you"])
+    res = runner.invoke(
+        meetingtom_app,
+        ["mine", "--ami", str(ami_dir), "--out", str(out), "--report", str(tmp_path / "r.jsonl"), "--task", "you"],
+    )
     assert res.exit_code == 0, res.output
     assert {r["task"] for r in records(out)} == {"you"}
 
 
 def test_mine_unknown_task_is_a_config_error(ami_dir, tmp_path):
-    res = runner.invoke(meetingtom_app, ["mine", "--ami", str(ami_dir), "--out", str(tmp_path / "c.jsonl"), "--report", str(tmp_path / "r.jsonl"), "--task", "mood"])
+    res = runner.invoke(
+        meetingtom_app,
+        [
+            "mine",
+            "--ami",
+            str(ami_dir),
+            "--out",
+            str(tmp_path / "c.jsonl"),
+            "--report",
+            str(tmp_path / "r.jsonl"),
+            "--task",
+            "mood",
+        ],
+    )
     assert isinstance(res.exception, ConfigError)
 
 
@@ -75,7 +106,10 @@ def test_mine_output_is_byte_identical_on_a_rerun(ami_dir, tmp_path):
     outs = []
     for n in (1, 2):
         out = tmp_path / f"c{n}.jsonl"
-        runner.invoke(meetingtom_app, ["mine", "--ami", str(ami_dir), "--out", str(out), "--report", str(tmp_path / f"r{n}.jsonl")])
+        runner.invoke(
+            meetingtom_app,
+            ["mine", "--ami", str(ami_dir), "--out", str(out), "--report", str(tmp_path / f"r{n}.jsonl")],
+        )
         outs.append(out.read_bytes() + (tmp_path / f"r{n}.jsonl").read_bytes())
     assert outs[0] == outs[1]
 
@@ -86,7 +120,10 @@ def test_you_events_on_the_real_annotations_match_the_function(real_ami, real_co
 
     out = tmp_path / "you.jsonl"
     some = ("IS1001a", "IS1003b")
-    res = runner.invoke(meetingtom_app, ["you-events", "--ami", str(real_ami), "--out", str(out), "--meeting", some[0], "--meeting", some[1]])
+    res = runner.invoke(
+        meetingtom_app,
+        ["you-events", "--ami", str(real_ami), "--out", str(out), "--meeting", some[0], "--meeting", some[1]],
+    )
     assert res.exit_code == 0, res.output
     expected = you_events([m for m in real_corpus.meetings if m.id in some])
     assert len(expected) > 50
@@ -97,9 +134,18 @@ def test_you_events_on_the_real_annotations_match_the_function(real_ami, real_co
 def write_params(path, ami_dir, **mt):
     import yaml
 
-    section = {"demo": {"corpus": ["ES9000a", "ES9000b"], "meetings": ["ES9000a"]},
-               "ami": {"mirror": str(ami_dir), "meetings": [MEETING]}, "dev_meetings": [], "clips": {"tasks": ["you"]}, **mt}  # fmt: skip
-    path.write_text(yaml.safe_dump({"seed": 7, "models": {"random": {"backend": "random", "category": "baseline"}}, "meetingtom": section}))
+    section = {
+        "demo": {"corpus": ["ES9000a", "ES9000b"], "meetings": ["ES9000a"]},
+        "ami": {"mirror": str(ami_dir), "meetings": [MEETING]},
+        "dev_meetings": [],
+        "clips": {"tasks": ["you"]},
+        **mt,
+    }
+    path.write_text(
+        yaml.safe_dump(
+            {"seed": 7, "models": {"random": {"backend": "random", "category": "baseline"}}, "meetingtom": section}
+        )
+    )
     return path
 
 
@@ -123,7 +169,16 @@ def invoke(*args):
 
 def import_without_sheets(*sources):
     for s in sources:
-        invoke("annotate", "import", "--items", f"inst/{s}/items.jsonl", "--subset", f"inst/{s}/agreement_subset.json", "--out-dir", f"gold/{s}")
+        invoke(
+            "annotate",
+            "import",
+            "--items",
+            f"inst/{s}/items.jsonl",
+            "--subset",
+            f"inst/{s}/agreement_subset.json",
+            "--out-dir",
+            f"gold/{s}",
+        )
 
 
 @pytest.mark.slow
@@ -132,24 +187,91 @@ def test_the_stages_run_from_release_to_the_task_files(staged):
     assert "mirror-archive" in invoke("release", "--source", "demo", "--out", "rel/demo", "--downloads", "dl/demo", *p)
     assert "mirror-folder" in invoke("release", "--source", "ami", "--out", "rel/ami", "--downloads", "dl/ami", *p)
     invoke("media", "--source", "demo", "--meeting", "ES9000a", "--dest-root", "raw/demo", *p)
-    invoke("extract", "--source", "demo", "--meeting", "ES9000a", "--release", "rel/demo", "--out-dir", "mt/demo/ES9000a", *p)
-    assert "2 clip(s), 0 failed" in invoke("clips", "--meeting-dir", "mt/demo/ES9000a", "--fetched", "raw/demo/amicorpus/ES9000a/fetched.json",
-                                            "--out-dir", "clips/demo/ES9000a", *p)  # fmt: skip
+    invoke(
+        "extract",
+        "--source",
+        "demo",
+        "--meeting",
+        "ES9000a",
+        "--release",
+        "rel/demo",
+        "--out-dir",
+        "mt/demo/ES9000a",
+        *p,
+    )
+    assert "2 clip(s), 0 failed" in invoke(
+        "clips",
+        "--meeting-dir",
+        "mt/demo/ES9000a",
+        "--fetched",
+        "raw/demo/amicorpus/ES9000a/fetched.json",
+        "--out-dir",
+        "clips/demo/ES9000a",
+        *p,
+    )
     invoke("media", "--source", "ami", "--meeting", MEETING, "--dest-root", "raw/ami", *p)
-    invoke("extract", "--source", "ami", "--meeting", MEETING, "--release", "rel/ami", "--out-dir", f"mt/ami/{MEETING}", *p)
-    invoke("clips", "--meeting-dir", f"mt/ami/{MEETING}", "--fetched", f"raw/ami/amicorpus/{MEETING}/fetched.json",
-           "--out-dir", f"clips/ami/{MEETING}", *p)  # fmt: skip
-    assert "2 Task 2.1 instance(s)" in invoke("instances", "--source", "demo", "--release", "rel/demo", "--meetings-dir", "mt/demo",
-                                              "--clips-dir", "clips/demo", "--out-dir", "inst/demo", *p)  # fmt: skip
-    invoke("instances", "--source", "ami", "--release", "rel/ami", "--meetings-dir", "mt/ami", "--clips-dir", "clips/ami",
-           "--out-dir", "inst/ami", *p)  # fmt: skip
+    invoke(
+        "extract", "--source", "ami", "--meeting", MEETING, "--release", "rel/ami", "--out-dir", f"mt/ami/{MEETING}", *p
+    )
+    invoke(
+        "clips",
+        "--meeting-dir",
+        f"mt/ami/{MEETING}",
+        "--fetched",
+        f"raw/ami/amicorpus/{MEETING}/fetched.json",
+        "--out-dir",
+        f"clips/ami/{MEETING}",
+        *p,
+    )
+    assert "2 Task 2.1 instance(s)" in invoke(
+        "instances",
+        "--source",
+        "demo",
+        "--release",
+        "rel/demo",
+        "--meetings-dir",
+        "mt/demo",
+        "--clips-dir",
+        "clips/demo",
+        "--out-dir",
+        "inst/demo",
+        *p,
+    )
+    invoke(
+        "instances",
+        "--source",
+        "ami",
+        "--release",
+        "rel/ami",
+        "--meetings-dir",
+        "mt/ami",
+        "--clips-dir",
+        "clips/ami",
+        "--out-dir",
+        "inst/ami",
+        *p,
+    )
     import_without_sheets("demo", "ami")
-    assert "3 test (task2_1 3), 0 dev" in invoke("consolidate", "--source-dir", "inst/demo", "--gold-dir", "gold/demo",
-                                                 "--source-dir", "inst/ami", "--gold-dir", "gold/ami", "--out-dir", "out")  # fmt: skip
+    assert "3 test (task2_1 3), 0 dev" in invoke(
+        "consolidate",
+        "--source-dir",
+        "inst/demo",
+        "--gold-dir",
+        "gold/demo",
+        "--source-dir",
+        "inst/ami",
+        "--gold-dir",
+        "gold/ami",
+        "--out-dir",
+        "out",
+    )
     test = records("out/test.jsonl")
     assert [i["source"] for i in test] == ["ami", "demo", "demo"] and records("out/tasks/task2_1.jsonl") == test
     demo = [i for i in test if i["source"] == "demo"]
-    assert all(i["modality"] == "both" and i["media"]["videos"]["mosaic"]["path"].startswith("clips/demo/ES9000a/") for i in demo)
+    assert all(
+        i["modality"] == "both" and i["media"]["videos"]["mosaic"]["path"].startswith("clips/demo/ES9000a/")
+        for i in demo
+    )
 
 
 # ---- the annotation round-trip (no media: the items' clips are media errors, which the sheets allow) ------
@@ -159,20 +281,66 @@ def prepare(params, *sources):
     meetings = {"demo": "ES9000a", "ami": MEETING}
     for s in sources:
         invoke("release", "--source", s, "--out", f"rel/{s}", "--downloads", f"dl/{s}", *p)
-        invoke("extract", "--source", s, "--meeting", meetings[s], "--release", f"rel/{s}", "--out-dir", f"mt/{s}/{meetings[s]}", *p)
-        invoke("instances", "--source", s, "--release", f"rel/{s}", "--meetings-dir", f"mt/{s}", "--clips-dir", f"clips/{s}",
-               "--out-dir", f"inst/{s}", *p)  # fmt: skip
+        invoke(
+            "extract",
+            "--source",
+            s,
+            "--meeting",
+            meetings[s],
+            "--release",
+            f"rel/{s}",
+            "--out-dir",
+            f"mt/{s}/{meetings[s]}",
+            *p,
+        )
+        invoke(
+            "instances",
+            "--source",
+            s,
+            "--release",
+            f"rel/{s}",
+            "--meetings-dir",
+            f"mt/{s}",
+            "--clips-dir",
+            f"clips/{s}",
+            "--out-dir",
+            f"inst/{s}",
+            *p,
+        )
 
 
 def simulate(params, s):
-    return invoke("annotate", "simulate", "--items", f"inst/{s}/items.jsonl", "--sheet", f"inst/{s}/sheet.csv", "--out-dir", f"sheets/{s}",
-                  "--params", params)  # fmt: skip
+    return invoke(
+        "annotate",
+        "simulate",
+        "--items",
+        f"inst/{s}/items.jsonl",
+        "--sheet",
+        f"inst/{s}/sheet.csv",
+        "--out-dir",
+        f"sheets/{s}",
+        "--params",
+        params,
+    )
 
 
 def import_sheets(s):
-    return invoke("annotate", "import", "--items", f"inst/{s}/items.jsonl", "--subset", f"inst/{s}/agreement_subset.json",
-                  "--out-dir", f"gold/{s}", "--annotator", f"sheets/{s}/annotator_1.csv", "--annotator", f"sheets/{s}/annotator_2.csv",
-                  "--adjudicator", f"sheets/{s}/adjudicator.csv")  # fmt: skip
+    return invoke(
+        "annotate",
+        "import",
+        "--items",
+        f"inst/{s}/items.jsonl",
+        "--subset",
+        f"inst/{s}/agreement_subset.json",
+        "--out-dir",
+        f"gold/{s}",
+        "--annotator",
+        f"sheets/{s}/annotator_1.csv",
+        "--annotator",
+        f"sheets/{s}/annotator_2.csv",
+        "--adjudicator",
+        f"sheets/{s}/adjudicator.csv",
+    )
 
 
 def consolidate(*sources):
@@ -191,7 +359,12 @@ def test_instances_writes_the_items_their_sheet_and_the_agreement_subset(staged)
     assert sorted(r["item_id"] for r in rows) == sorted(i["id"] for i in items) and all(r["answer"] == "" for r in rows)
     subset = json.loads(Path("inst/ami/agreement_subset.json").read_text())
     assert subset and set(subset) <= {i["id"] for i in items}
-    assert json.loads(Path("inst/ami/source.json").read_text())["items"] == {"task1": 2, "task2_2": 1, "task3_1": 1, "task3_2": 1}
+    assert json.loads(Path("inst/ami/source.json").read_text())["items"] == {
+        "task1": 2,
+        "task2_2": 1,
+        "task3_1": 1,
+        "task3_2": 1,
+    }
 
 
 def test_annotate_export_writes_the_sheet_the_instances_stage_wrote(staged):
@@ -212,7 +385,9 @@ def test_the_round_trip_makes_valid_task_files_for_all_five_tasks(staged):
     per_task = {t: load_instances(f"out/tasks/{t}.jsonl") for t in TASKS}  # validated: answer and gold agree
     assert all(i["task"] == t and i["split"] == "test" for t, insts in per_task.items() for i in insts)
     assert all(per_task[t] for t in ("task1", "task2_1", "task2_2", "task3_1"))
-    assert sorted(i["id"] for i in records("out/test.jsonl")) == sorted(i["id"] for insts in per_task.values() for i in insts)
+    assert sorted(i["id"] for i in records("out/test.jsonl")) == sorted(
+        i["id"] for insts in per_task.values() for i in insts
+    )
 
 
 def test_every_item_is_either_an_instance_or_discarded_with_a_reason(staged):
@@ -276,25 +451,56 @@ def test_the_simulated_round_trip_is_byte_identical_on_a_rerun(staged):
     for _ in range(2):
         simulate(staged, "demo")
         import_sheets("demo")
-        outs.append([Path(f"gold/demo/{n}").read_bytes() for n in ("gold.jsonl", "instances.jsonl", "discarded.jsonl", "agreement.json")])
+        outs.append(
+            [
+                Path(f"gold/demo/{n}").read_bytes()
+                for n in ("gold.jsonl", "instances.jsonl", "discarded.jsonl", "agreement.json")
+            ]
+        )
     assert outs[0] == outs[1]
 
 
 def test_simulating_on_a_sheet_of_other_items_is_refused(staged):
     prepare(staged, "ami")
     Path("short.csv").write_text(Path("inst/ami/sheet.csv").read_text().splitlines()[0] + "\n")
-    res = runner.invoke(meetingtom_app, ["annotate", "simulate", "--items", "inst/ami/items.jsonl", "--sheet", "short.csv",
-                                         "--out-dir", "sheets", "--params", str(staged)])  # fmt: skip
+    res = runner.invoke(
+        meetingtom_app,
+        [
+            "annotate",
+            "simulate",
+            "--items",
+            "inst/ami/items.jsonl",
+            "--sheet",
+            "short.csv",
+            "--out-dir",
+            "sheets",
+            "--params",
+            str(staged),
+        ],
+    )
     assert res.exit_code != 0 and "the sheet's rows are not the items" in str(res.exception)
 
 
 def test_import_without_sheets_writes_empty_gold_and_the_note(staged):
     prepare(staged, "ami")
-    out = invoke("annotate", "import", "--items", "inst/ami/items.jsonl", "--subset", "inst/ami/agreement_subset.json",
-                 "--out-dir", "gold/ami", "--note", "nobody has annotated the real corpus yet")  # fmt: skip
+    out = invoke(
+        "annotate",
+        "import",
+        "--items",
+        "inst/ami/items.jsonl",
+        "--subset",
+        "inst/ami/agreement_subset.json",
+        "--out-dir",
+        "gold/ami",
+        "--note",
+        "nobody has annotated the real corpus yet",
+    )
     assert "no sheets (nobody has annotated the real corpus yet)" in out
     assert records("gold/ami/gold.jsonl") == [] and records("gold/ami/instances.jsonl") == []
-    assert json.loads(Path("gold/ami/agreement.json").read_text()) == {"note": "nobody has annotated the real corpus yet", "tasks": {}}
+    assert json.loads(Path("gold/ami/agreement.json").read_text()) == {
+        "note": "nobody has annotated the real corpus yet",
+        "tasks": {},
+    }
     discarded = records("gold/ami/discarded.jsonl")
     assert len(discarded) == 5 and {d["reason"] for d in discarded} == {"not_annotated"}
 
@@ -302,9 +508,23 @@ def test_import_without_sheets_writes_empty_gold_and_the_note(staged):
 def test_import_with_one_annotator_is_refused(staged):
     prepare(staged, "ami")
     simulate(staged, "ami")
-    res = runner.invoke(meetingtom_app, ["annotate", "import", "--items", "inst/ami/items.jsonl", "--subset", "inst/ami/agreement_subset.json",
-                                         "--out-dir", "gold/ami", "--annotator", "sheets/ami/annotator_1.csv",
-                                         "--adjudicator", "sheets/ami/adjudicator.csv"])  # fmt: skip
+    res = runner.invoke(
+        meetingtom_app,
+        [
+            "annotate",
+            "import",
+            "--items",
+            "inst/ami/items.jsonl",
+            "--subset",
+            "inst/ami/agreement_subset.json",
+            "--out-dir",
+            "gold/ami",
+            "--annotator",
+            "sheets/ami/annotator_1.csv",
+            "--adjudicator",
+            "sheets/ami/adjudicator.csv",
+        ],
+    )
     assert isinstance(res.exception, ConfigError)
     assert "give two --annotator sheets and one --adjudicator sheet, or none of them" in str(res.exception)
     assert not Path("gold/ami").exists()
@@ -313,9 +533,23 @@ def test_import_with_one_annotator_is_refused(staged):
 def test_import_with_annotators_but_no_adjudicator_is_refused(staged):
     prepare(staged, "ami")
     simulate(staged, "ami")
-    res = runner.invoke(meetingtom_app, ["annotate", "import", "--items", "inst/ami/items.jsonl", "--subset", "inst/ami/agreement_subset.json",
-                                         "--out-dir", "gold/ami", "--annotator", "sheets/ami/annotator_1.csv",
-                                         "--annotator", "sheets/ami/annotator_2.csv"])  # fmt: skip
+    res = runner.invoke(
+        meetingtom_app,
+        [
+            "annotate",
+            "import",
+            "--items",
+            "inst/ami/items.jsonl",
+            "--subset",
+            "inst/ami/agreement_subset.json",
+            "--out-dir",
+            "gold/ami",
+            "--annotator",
+            "sheets/ami/annotator_1.csv",
+            "--annotator",
+            "sheets/ami/annotator_2.csv",
+        ],
+    )
     assert isinstance(res.exception, ConfigError) and "one --adjudicator sheet" in str(res.exception)
 
 
@@ -325,9 +559,25 @@ def test_import_refuses_a_malformed_subset_naming_it_before_writing_anything(sta
     prepare(staged, "ami")
     simulate(staged, "ami")
     Path("subset.json").write_text("[not json")
-    res = runner.invoke(meetingtom_app, ["annotate", "import", "--items", "inst/ami/items.jsonl", "--subset", "subset.json",
-                                         "--out-dir", "gold/ami", "--annotator", "sheets/ami/annotator_1.csv",
-                                         "--annotator", "sheets/ami/annotator_2.csv", "--adjudicator", "sheets/ami/adjudicator.csv"])  # fmt: skip
+    res = runner.invoke(
+        meetingtom_app,
+        [
+            "annotate",
+            "import",
+            "--items",
+            "inst/ami/items.jsonl",
+            "--subset",
+            "subset.json",
+            "--out-dir",
+            "gold/ami",
+            "--annotator",
+            "sheets/ami/annotator_1.csv",
+            "--annotator",
+            "sheets/ami/annotator_2.csv",
+            "--adjudicator",
+            "sheets/ami/adjudicator.csv",
+        ],
+    )
     assert isinstance(res.exception, SocialbenchError) and "subset.json" in str(res.exception)
     assert not Path("gold/ami/gold.jsonl").exists()
 
@@ -335,10 +585,25 @@ def test_import_refuses_a_malformed_subset_naming_it_before_writing_anything(sta
 def test_consolidate_refuses_unpaired_source_and_gold_folders(staged):
     prepare(staged, "demo", "ami")
     import_without_sheets("demo", "ami")
-    res = runner.invoke(meetingtom_app, ["consolidate", "--source-dir", "inst/demo", "--source-dir", "inst/ami", "--gold-dir", "gold/demo",
-                                         "--out-dir", "out"])  # fmt: skip
+    res = runner.invoke(
+        meetingtom_app,
+        [
+            "consolidate",
+            "--source-dir",
+            "inst/demo",
+            "--source-dir",
+            "inst/ami",
+            "--gold-dir",
+            "gold/demo",
+            "--out-dir",
+            "out",
+        ],
+    )
     assert isinstance(res.exception, ConfigError)
-    assert "one --gold-dir per --source-dir (2 source(s), 1 gold folder(s))" in str(res.exception) and not Path("out").exists()
+    assert (
+        "one --gold-dir per --source-dir (2 source(s), 1 gold folder(s))" in str(res.exception)
+        and not Path("out").exists()
+    )
 
 
 def test_consolidate_writes_an_empty_file_for_a_task_without_instances(staged):
@@ -347,24 +612,49 @@ def test_consolidate_writes_an_empty_file_for_a_task_without_instances(staged):
     prepare(staged, "ami")
     import_without_sheets("ami")
     assert "1 test (task2_1 1), 0 dev" in consolidate("ami")
-    assert {t: len(records(f"out/tasks/{t}.jsonl")) for t in TASKS} == {"task1": 0, "task2_1": 1, "task2_2": 0, "task3_1": 0, "task3_2": 0}
+    assert {t: len(records(f"out/tasks/{t}.jsonl")) for t in TASKS} == {
+        "task1": 0,
+        "task2_1": 1,
+        "task2_2": 0,
+        "task3_1": 0,
+        "task3_2": 0,
+    }
 
 
 def test_an_absent_real_mirror_makes_empty_outputs_with_its_note(staged, tmp_path, ami_dir):
     write_params(staged, tmp_path / "no-such-mirror")
     p = ["--params", staged]
     assert "note: AMI mirror" in invoke("release", "--source", "ami", "--out", "rel/ami", "--downloads", "dl/ami", *p)
-    invoke("extract", "--source", "ami", "--meeting", MEETING, "--release", "rel/ami", "--out-dir", f"mt/ami/{MEETING}", *p)
-    out = invoke("instances", "--source", "ami", "--release", "rel/ami", "--meetings-dir", "mt/ami", "--clips-dir", "clips/ami",
-                 "--out-dir", "inst/ami", *p)  # fmt: skip
+    invoke(
+        "extract", "--source", "ami", "--meeting", MEETING, "--release", "rel/ami", "--out-dir", f"mt/ami/{MEETING}", *p
+    )
+    out = invoke(
+        "instances",
+        "--source",
+        "ami",
+        "--release",
+        "rel/ami",
+        "--meetings-dir",
+        "mt/ami",
+        "--clips-dir",
+        "clips/ami",
+        "--out-dir",
+        "inst/ami",
+        *p,
+    )
     assert "none; note: AMI mirror" in out
     assert (tmp_path / "inst/ami/task2_1.jsonl").read_text() == ""
     assert json.loads((tmp_path / "inst/ami/source.json").read_text())["present"] is False
 
 
 def test_a_meeting_not_in_the_params_list_is_refused(staged):
-    res = runner.invoke(meetingtom_app, ["media", "--source", "demo", "--meeting", "ES9000b", "--dest-root", "raw", "--params", str(staged)])
-    assert isinstance(res.exception, ConfigError) and "meetingtom.demo.meetings: ES9000b is not listed" in str(res.exception)
+    res = runner.invoke(
+        meetingtom_app,
+        ["media", "--source", "demo", "--meeting", "ES9000b", "--dest-root", "raw", "--params", str(staged)],
+    )
+    assert isinstance(res.exception, ConfigError) and "meetingtom.demo.meetings: ES9000b is not listed" in str(
+        res.exception
+    )
 
 
 def test_the_commands_are_mounted_on_the_main_app():
@@ -382,7 +672,17 @@ def test_an_output_naming_another_output_is_refused_before_anything_is_read(ami_
 
 
 def test_an_output_folder_that_is_an_input_folder_is_refused(ami_dir, tmp_path):
-    result = runner.invoke(meetingtom_app, ["consolidate", "--source-dir", str(tmp_path), "--gold-dir", str(tmp_path / "gold"),
-                                            "--out-dir", str(tmp_path)])  # fmt: skip
+    result = runner.invoke(
+        meetingtom_app,
+        [
+            "consolidate",
+            "--source-dir",
+            str(tmp_path),
+            "--gold-dir",
+            str(tmp_path / "gold"),
+            "--out-dir",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code != 0 and isinstance(result.exception, ConfigError)
     assert "--out-dir is the same file as --source-dir" in str(result.exception)

@@ -22,17 +22,30 @@ def decoded(path: Path) -> np.ndarray:
 
     info = probe(path)
     w, h = info.display_size
-    out = subprocess.run([executable("ffmpeg"), "-v", "error", "-i", str(path), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
-                         capture_output=True, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [executable("ffmpeg"), "-v", "error", "-i", str(path), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+        capture_output=True,
+        check=True,
+    ).stdout
     return np.frombuffer(out, np.uint8).reshape(-1, h, w, 3)
 
 
 def test_close_ups_are_named_by_participant_through_their_cameras():
-    participants = {"A": {"camera": "Closeup3"}, "B": {"camera": "Closeup1"}, "C": {"camera": "Closeup4"}, "D": {"camera": "Closeup2"}}
+    participants = {
+        "A": {"camera": "Closeup3"},
+        "B": {"camera": "Closeup1"},
+        "C": {"camera": "Closeup4"},
+        "D": {"camera": "Closeup2"},
+    }
     views = {v: {"path": f"{v}.avi"} for v in ("Corner", "Closeup1", "Closeup2", "Closeup3", "Closeup4", "Mix-Headset")}
     plan = view_plan(participants, {"views": views})
-    assert plan["videos"] == [("corner", "Corner.avi"), ("closeup_A", "Closeup3.avi"), ("closeup_B", "Closeup1.avi"),
-                              ("closeup_C", "Closeup4.avi"), ("closeup_D", "Closeup2.avi")]  # fmt: skip
+    assert plan["videos"] == [
+        ("corner", "Corner.avi"),
+        ("closeup_A", "Closeup3.avi"),
+        ("closeup_B", "Closeup1.avi"),
+        ("closeup_C", "Closeup4.avi"),
+        ("closeup_D", "Closeup2.avi"),
+    ]
     assert plan["mosaic"] == ["closeup_A", "closeup_B", "closeup_C", "closeup_D"] and plan["audio"] == "Mix-Headset.avi"
 
 
@@ -42,8 +55,12 @@ def test_without_four_close_ups_there_is_no_mosaic():
 
 
 def test_the_transcript_window_is_relative_to_the_clip_start():
-    words = [{"speaker": "A", "start": 9.0, "end": 9.4, "text": "early"}, {"speaker": "A", "start": 10.2, "end": 10.5, "text": "Hi"},
-             {"speaker": "A", "start": 10.6, "end": 10.9, "text": "there"}, {"speaker": "B", "start": 11.5, "end": 11.8, "text": "Yes"}]  # fmt: skip
+    words = [
+        {"speaker": "A", "start": 9.0, "end": 9.4, "text": "early"},
+        {"speaker": "A", "start": 10.2, "end": 10.5, "text": "Hi"},
+        {"speaker": "A", "start": 10.6, "end": 10.9, "text": "there"},
+        {"speaker": "B", "start": 11.5, "end": 11.8, "text": "Yes"},
+    ]
     w = transcript_window(words, 10.0, 20.0, gap=1.0)
     assert w["text"] == "[0.20-0.90] A: Hi there\n[1.50-1.80] B: Yes"
 
@@ -108,7 +125,9 @@ def test_audio_and_transcript_cover_the_same_window(demo_clips, demo_extract):
 
 
 def test_the_frame_cache_keeps_no_bookkeeping(demo_clips):
-    assert not (demo_clips["out"] / "frames" / ".locks").exists() and not (demo_clips["out"] / "frames" / ".tmp").exists()
+    assert (
+        not (demo_clips["out"] / "frames" / ".locks").exists() and not (demo_clips["out"] / "frames" / ".tmp").exists()
+    )
 
 
 def test_a_video_shorter_than_the_annotations_is_reported_per_window(tmp_path, demo_extract, demo_mirror):
@@ -122,8 +141,16 @@ def test_a_video_shorter_than_the_annotations_is_reported_per_window(tmp_path, d
     short.unlink()
     (tmp_path / "short.mp4").rename(short)
     m = demo_extract
-    summary = make_clips(m["meeting.json"], m["candidates.jsonl"], m["words.jsonl"], fetched, tmp_path / "clips", tasks=["you"],
-                         settings=MediaSettings(), root=tmp_path)  # fmt: skip
+    summary = make_clips(
+        m["meeting.json"],
+        m["candidates.jsonl"],
+        m["words.jsonl"],
+        fetched,
+        tmp_path / "clips",
+        tasks=["you"],
+        settings=MediaSettings(),
+        root=tmp_path,
+    )
     report = [json.loads(x) for x in (tmp_path / "clips" / "report.jsonl").read_text().splitlines()]
     assert summary["clips"] == 0 and summary["failed"] == 2
     assert {(r["meeting"], r["path"], r["action"]) for r in report} == {("ES9000a", str(short), "no clip")}
@@ -135,15 +162,30 @@ def test_with_on_error_fail_the_first_bad_clip_stops_after_the_report(tmp_path, 
     fetched = {"root": str(tmp_path), "views": {"Corner": {"path": "missing.avi"}}}
     m = demo_extract
     with pytest.raises(MediaError):
-        make_clips(m["meeting.json"], m["candidates.jsonl"], m["words.jsonl"], fetched, tmp_path / "clips", tasks=["you"],
-                   settings=MediaSettings(on_error="fail"), root=tmp_path)  # fmt: skip
+        make_clips(
+            m["meeting.json"],
+            m["candidates.jsonl"],
+            m["words.jsonl"],
+            fetched,
+            tmp_path / "clips",
+            tasks=["you"],
+            settings=MediaSettings(on_error="fail"),
+            root=tmp_path,
+        )
     assert (tmp_path / "clips" / "report.jsonl").read_text().count("\n") == 1
 
 
 def test_a_meeting_without_videos_gets_no_clips_and_says_why(tmp_path, demo_extract):
     m = demo_extract
-    summary = make_clips(m["meeting.json"], m["candidates.jsonl"], m["words.jsonl"], {"views": {}, "note": "no views requested"},
-                         tmp_path / "clips", tasks=["you"], settings=MediaSettings())  # fmt: skip
+    summary = make_clips(
+        m["meeting.json"],
+        m["candidates.jsonl"],
+        m["words.jsonl"],
+        {"views": {}, "note": "no views requested"},
+        tmp_path / "clips",
+        tasks=["you"],
+        settings=MediaSettings(),
+    )
     assert summary == {"clips": 0, "failed": 0, "note": "no views requested"}
     assert (tmp_path / "clips" / "clips.jsonl").read_text() == ""
 

@@ -50,7 +50,16 @@ def test_the_participants_sit_on_a_shuffled_camera_each():
 def test_every_layer_parses_without_an_error(tmp_path):
     corpus, _ = parsed(tmp_path)
     (m,) = corpus.meetings
-    assert {"words", "segments", "dialogue_acts", "adjacency_pairs", "you_usages", "decisions", "topics", "roles"} <= m.layers
+    assert {
+        "words",
+        "segments",
+        "dialogue_acts",
+        "adjacency_pairs",
+        "you_usages",
+        "decisions",
+        "topics",
+        "roles",
+    } <= m.layers
     assert [p for p in corpus.problems if p.is_error] == []
     assert m.end == 110
 
@@ -120,8 +129,13 @@ def test_generate_writes_the_official_layout_byte_identically_twice(tmp_path):
     generate(a, cfg)
     generate(b, cfg)
     files = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
-    assert files == sorted([DEMO_ARCHIVE, f"{DEMO_ARCHIVE}.sha256", "amicorpus/ES9000a/audio/ES9000a.Mix-Headset.wav"]
-                           + [f"amicorpus/ES9000a/video/ES9000a.{v}.avi" for v in ("Corner", "Closeup1", "Closeup2", "Closeup3", "Closeup4")])
+    assert files == sorted(
+        [DEMO_ARCHIVE, f"{DEMO_ARCHIVE}.sha256", "amicorpus/ES9000a/audio/ES9000a.Mix-Headset.wav"]
+        + [
+            f"amicorpus/ES9000a/video/ES9000a.{v}.avi"
+            for v in ("Corner", "Closeup1", "Closeup2", "Closeup3", "Closeup4")
+        ]
+    )
     assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files)
 
 

@@ -5,14 +5,29 @@ the later stages read them."""
 import pytest
 
 from socialbench.errors import ConfigError, DataError
-from socialbench.meetingtom.extract import FILES, absent_meeting, context_records, extract_meeting, read_meeting, write_meeting
+from socialbench.meetingtom.extract import (
+    FILES,
+    absent_meeting,
+    context_records,
+    extract_meeting,
+    read_meeting,
+    write_meeting,
+)
 from tests.meetingtom.tiny_ami import MEETING
 
 
 def test_the_you_events_are_the_meetings_gold(ami_dir):
     files = extract_meeting(ami_dir, MEETING, "ami", {})
-    assert files["you_events.jsonl"] == [{"meeting": MEETING, "speaker": "A", "word_id": f"{MEETING}.A.words3",
-                                          "start": 10.8, "end": 11.0, "addressee": "B"}]  # fmt: skip
+    assert files["you_events.jsonl"] == [
+        {
+            "meeting": MEETING,
+            "speaker": "A",
+            "word_id": f"{MEETING}.A.words3",
+            "start": 10.8,
+            "end": 11.0,
+            "addressee": "B",
+        }
+    ]
 
 
 def test_a_rejected_you_keeps_its_reason(ami_dir):
@@ -23,7 +38,11 @@ def test_a_rejected_you_keeps_its_reason(ami_dir):
 
 def test_the_meeting_record_maps_letters_to_cameras_and_counts_the_files(ami_dir):
     meeting = extract_meeting(ami_dir, MEETING, "ami", {})["meeting.json"]
-    assert {x: p["camera"] for x, p in meeting["participants"].items()} == {"A": "Closeup1", "B": "Closeup2", "C": "Closeup3"}
+    assert {x: p["camera"] for x, p in meeting["participants"].items()} == {
+        "A": "Closeup1",
+        "B": "Closeup2",
+        "C": "Closeup3",
+    }
     assert meeting["counts"]["you_events"] == 1 and meeting["end"] == 120
 
 
@@ -34,8 +53,12 @@ def test_the_words_are_the_transcript_with_punctuation_attached(ami_dir):
 
 def test_mining_thresholds_come_from_params(ami_dir):
     # a 130 s shortest window cannot fit the 120 s meeting
-    files = extract_meeting(ami_dir, MEETING, "ami", {"you": {"window": {"min_s": 130, "preferred_s": 130, "max_s": 130}}})
-    assert [c["reason"] for c in files["rejected.jsonl"] if c["task"] == "you" and c["anchor"].endswith("A.you.1")] == ["meeting_too_short"]
+    files = extract_meeting(
+        ami_dir, MEETING, "ami", {"you": {"window": {"min_s": 130, "preferred_s": 130, "max_s": 130}}}
+    )
+    assert [c["reason"] for c in files["rejected.jsonl"] if c["task"] == "you" and c["anchor"].endswith("A.you.1")] == [
+        "meeting_too_short"
+    ]
 
 
 def test_an_unknown_mining_key_is_a_config_error(ami_dir):
@@ -71,20 +94,39 @@ def test_the_context_layers_are_files_of_every_meeting():
 
 def test_dialogue_acts_keep_speaker_times_type_and_addressees(tiny_meeting):
     acts = {a["id"]: a for a in context_records(tiny_meeting)["acts.jsonl"]}
-    assert acts[f"{MEETING}.A.dialog-act.t.2"] == {"id": f"{MEETING}.A.dialog-act.t.2", "speaker": "A", "start": 60.0, "end": 61.5,
-                                                    "type": "sug", "addressee": ["B", "C"]}  # fmt: skip
-    assert acts[f"{MEETING}.C.dialog-act.t.1"]["addressee"] is None and acts[f"{MEETING}.C.dialog-act.t.1"]["type"] == "bck"
+    assert acts[f"{MEETING}.A.dialog-act.t.2"] == {
+        "id": f"{MEETING}.A.dialog-act.t.2",
+        "speaker": "A",
+        "start": 60.0,
+        "end": 61.5,
+        "type": "sug",
+        "addressee": ["B", "C"],
+    }
+    assert (
+        acts[f"{MEETING}.C.dialog-act.t.1"]["addressee"] is None
+        and acts[f"{MEETING}.C.dialog-act.t.1"]["type"] == "bck"
+    )
 
 
 def test_adjacency_pairs_link_a_source_act_to_its_answer(tiny_meeting):
     pairs = context_records(tiny_meeting)["pairs.jsonl"]
-    assert {"id": f"{MEETING}.adjacency-pairs.t.1", "type": "POS", "source": f"{MEETING}.A.dialog-act.t.2",
-            "target": f"{MEETING}.B.dialog-act.t.2"} in pairs and len(pairs) == 2  # fmt: skip
+    assert {
+        "id": f"{MEETING}.adjacency-pairs.t.1",
+        "type": "POS",
+        "source": f"{MEETING}.A.dialog-act.t.2",
+        "target": f"{MEETING}.B.dialog-act.t.2",
+    } in pairs and len(pairs) == 2
 
 
 def test_topics_keep_their_nesting_times_and_type(tiny_meeting):
     topics = {t["id"]: t for t in context_records(tiny_meeting)["topics.jsonl"]}
-    assert topics[f"{MEETING}.topic.t.1"] == {"id": f"{MEETING}.topic.t.1", "parent": None, "start": 10.0, "end": 13.9, "type": "opening"}
+    assert topics[f"{MEETING}.topic.t.1"] == {
+        "id": f"{MEETING}.topic.t.1",
+        "parent": None,
+        "start": 10.0,
+        "end": 13.9,
+        "type": "opening",
+    }
     assert topics[f"{MEETING}.topic.t.2"]["parent"] == f"{MEETING}.topic.t.1"
 
 

@@ -24,33 +24,85 @@ from socialbench.meetingtom.questions import CONSENSUS, STATES
 M = "IS1001a"
 ACT_B = f"{M}.B.dialog-act.x.3"  # B's "Could you check it?", addressed to D
 ACT_D = f"{M}.D.dialog-act.x.4"  # D's "Sure.", B's adjacency-pair partner
-CAND = {"id": "you:M.B.you.1", "task": "you", "meeting": M, "anchor": f"{M}.B.you.1", "start": 100.0, "end": 150.0,
-        "info": {"utterance": "Could you check it?", "word_id": f"{M}.B.words7", "act": ACT_B}}  # fmt: skip
+CAND = {
+    "id": "you:M.B.you.1",
+    "task": "you",
+    "meeting": M,
+    "anchor": f"{M}.B.you.1",
+    "start": 100.0,
+    "end": 150.0,
+    "info": {"utterance": "Could you check it?", "word_id": f"{M}.B.words7", "act": ACT_B},
+}
 EVENT = {"meeting": M, "speaker": "B", "word_id": f"{M}.B.words7", "start": 120.5, "end": 120.7, "addressee": "D"}
-WORDS = [{"speaker": "B", "start": 120.0, "end": 120.4, "text": "Could"}, {"speaker": "B", "start": 120.5, "end": 120.7, "text": "you"},
-         {"speaker": "D", "start": 122.0, "end": 122.3, "text": "Sure."}]  # fmt: skip
-STATE = {"id": f"state:{ACT_B}:D", "task": "state", "meeting": M, "anchor": ACT_B, "anchor_start": 119.9, "anchor_end": 121.0,
-         "start": 118.0, "end": 123.0, "target": "D",
-         "info": {"act_type": "el.inf", "act_speaker": "B", "role": "listener", "basis": "addressed",
-                  "speech_s": {"A": 0.0, "B": 0.7, "C": 0.0, "D": 0.3}}}  # fmt: skip
-CONS = {"id": f"consensus:{M}.decision.x.1", "task": "consensus", "meeting": M, "anchor": f"{M}.decision.x.1", "anchor_start": 120.0,
-        "anchor_end": 122.3, "start": 100.0, "end": 150.0, "target": None,
-        "info": {"decision_start": 120.0, "decision_end": 122.3, "agreeing": ["D"],
-                 "proposal_responses": [{"pair": "p1", "type": "POS", "proposal": ACT_B, "proposer": "B", "response": ACT_D,
-                                         "responder": "D"}]}}  # fmt: skip
-ACTS = [{"id": ACT_B, "speaker": "B", "start": 119.9, "end": 121.0, "type": "el.inf", "addressee": ["D"]},
-        {"id": ACT_D, "speaker": "D", "start": 121.9, "end": 122.4, "type": "ass", "addressee": None}]  # fmt: skip
+WORDS = [
+    {"speaker": "B", "start": 120.0, "end": 120.4, "text": "Could"},
+    {"speaker": "B", "start": 120.5, "end": 120.7, "text": "you"},
+    {"speaker": "D", "start": 122.0, "end": 122.3, "text": "Sure."},
+]
+STATE = {
+    "id": f"state:{ACT_B}:D",
+    "task": "state",
+    "meeting": M,
+    "anchor": ACT_B,
+    "anchor_start": 119.9,
+    "anchor_end": 121.0,
+    "start": 118.0,
+    "end": 123.0,
+    "target": "D",
+    "info": {
+        "act_type": "el.inf",
+        "act_speaker": "B",
+        "role": "listener",
+        "basis": "addressed",
+        "speech_s": {"A": 0.0, "B": 0.7, "C": 0.0, "D": 0.3},
+    },
+}
+CONS = {
+    "id": f"consensus:{M}.decision.x.1",
+    "task": "consensus",
+    "meeting": M,
+    "anchor": f"{M}.decision.x.1",
+    "anchor_start": 120.0,
+    "anchor_end": 122.3,
+    "start": 100.0,
+    "end": 150.0,
+    "target": None,
+    "info": {
+        "decision_start": 120.0,
+        "decision_end": 122.3,
+        "agreeing": ["D"],
+        "proposal_responses": [
+            {"pair": "p1", "type": "POS", "proposal": ACT_B, "proposer": "B", "response": ACT_D, "responder": "D"}
+        ],
+    },
+}
+ACTS = [
+    {"id": ACT_B, "speaker": "B", "start": 119.9, "end": 121.0, "type": "el.inf", "addressee": ["D"]},
+    {"id": ACT_D, "speaker": "D", "start": 121.9, "end": 122.4, "type": "ass", "addressee": None},
+]
 PAIRS = [{"id": "p1", "type": "POS", "source": ACT_B, "target": ACT_D}]
-TOPICS = [{"id": "t1", "parent": None, "start": 0.0, "end": 300.0, "type": "opening"},
-          {"id": "t2", "parent": "t1", "start": 110.0, "end": 140.0, "type": "interface specialist presentation"}]  # fmt: skip
+TOPICS = [
+    {"id": "t1", "parent": None, "start": 0.0, "end": 300.0, "type": "opening"},
+    {"id": "t2", "parent": "t1", "start": 110.0, "end": 140.0, "type": "interface specialist presentation"},
+]
 ROLES = {"A": "PM", "B": "ME", "C": "UI", "D": "ID"}
 KW = dict(source="ami", split="test", modality="utterances", seed=7)
 
 
 def meeting_records(events=(EVENT,), candidates=(CAND,), acts=ACTS, pairs=PAIRS, topics=TOPICS):
-    return {"meeting.json": {"meeting": M, "participants": {x: {"role": r} for x, r in ROLES.items()}, "speakers": list("ABCD")},
-            "you_events.jsonl": list(events), "candidates.jsonl": list(candidates), "words.jsonl": WORDS,
-            "acts.jsonl": list(acts), "pairs.jsonl": list(pairs), "topics.jsonl": list(topics)}  # fmt: skip
+    return {
+        "meeting.json": {
+            "meeting": M,
+            "participants": {x: {"role": r} for x, r in ROLES.items()},
+            "speakers": list("ABCD"),
+        },
+        "you_events.jsonl": list(events),
+        "candidates.jsonl": list(candidates),
+        "words.jsonl": WORDS,
+        "acts.jsonl": list(acts),
+        "pairs.jsonl": list(pairs),
+        "topics.jsonl": list(topics),
+    }
 
 
 def make(**kw):
@@ -58,7 +110,9 @@ def make(**kw):
 
 
 def source(meetings, **kw):
-    return build_source(meetings, {}, {}, **{"source": "ami", "modality": "utterances", "seed": 7, "dev_meetings": [], **kw})
+    return build_source(
+        meetings, {}, {}, **{"source": "ami", "modality": "utterances", "seed": 7, "dev_meetings": [], **kw}
+    )
 
 
 # ---- Task 2.1 ---------------------------------------------------------------------------------------
@@ -90,7 +144,11 @@ def test_a_task21_instance_has_the_shared_record_fields():
 
 def test_the_task21_question_names_the_speaker_the_you_and_the_utterance():
     q = make()["question"]
-    assert 'participant B says "you" at 20.5 s' in q and '"Could you check it?"' in q and q.endswith('addressing with this "you"?')
+    assert (
+        'participant B says "you" at 20.5 s' in q
+        and '"Could you check it?"' in q
+        and q.endswith('addressing with this "you"?')
+    )
 
 
 def test_the_transcript_is_the_window_around_the_event():
@@ -117,9 +175,16 @@ def test_a_video_modality_without_a_clip_is_kept_with_a_media_error():
 
 
 def test_a_clip_becomes_the_instances_media():
-    clip = {"videos": {"mosaic": {"path": "m.mp4", "sha256": "a" * 64}}, "audio": None, "frames": {"mosaic": []}, "fps": 0.5}
+    clip = {
+        "videos": {"mosaic": {"path": "m.mp4", "sha256": "a" * 64}},
+        "audio": None,
+        "frames": {"mosaic": []},
+        "fps": 0.5,
+    }
     inst = build_task21(CAND, EVENT, "ABCD", WORDS, clip, source="demo", split="dev", modality="both", seed=7)
-    assert inst["media"]["videos"]["mosaic"]["path"] == "m.mp4" and inst["media_error"] is None and inst["split"] == "dev"
+    assert (
+        inst["media"]["videos"]["mosaic"]["path"] == "m.mp4" and inst["media_error"] is None and inst["split"] == "dev"
+    )
 
 
 # ---- the items of the annotated tasks ------------------------------------------------------------------
@@ -139,8 +204,14 @@ def test_a_task1_question_names_the_target_participant():
 def test_a_task1_items_meta_is_what_the_simulated_annotators_read():
     meta = item_task1(meeting_records(), STATE, None, **KW)["meta"]
     assert {k: meta[k] for k in ("meeting", "candidate", "target", "role", "act_type", "basis", "addressed")} == {
-        "meeting": M, "candidate": STATE["id"], "target": "D", "role": "listener", "act_type": "el.inf", "basis": "addressed",
-        "addressed": True}  # fmt: skip
+        "meeting": M,
+        "candidate": STATE["id"],
+        "target": "D",
+        "role": "listener",
+        "act_type": "el.inf",
+        "basis": "addressed",
+        "addressed": True,
+    }
     assert meta["speech_s"] == STATE["info"]["speech_s"]
 
 
@@ -210,7 +281,9 @@ def test_an_items_option_order_is_reproducible_and_seeded():
 
 
 def test_the_phase_is_the_innermost_topic_holding_the_clip_midpoint():
-    assert context_of(meeting_records(), 100.0, 150.0, [])["phase"] == "interface specialist presentation"  # midpoint 125: in t2 inside t1
+    assert (
+        context_of(meeting_records(), 100.0, 150.0, [])["phase"] == "interface specialist presentation"
+    )  # midpoint 125: in t2 inside t1
     assert context_of(meeting_records(), 200.0, 250.0, [])["phase"] == "opening"
 
 
@@ -272,9 +345,14 @@ def test_a_window_without_its_event_is_reported_not_dropped_silently():
 
 def test_a_missing_clip_is_in_the_report_with_its_problem():
     problems = {M: [{"id": CAND["id"], "problem": "view_length_mismatch", "detail": "views differ"}]}
-    insts, items, report = build_source([meeting_records()], {}, problems, source="ami", modality="both", seed=7, dev_meetings=[])
+    insts, items, report = build_source(
+        [meeting_records()], {}, problems, source="ami", modality="both", seed=7, dev_meetings=[]
+    )
     assert insts[0]["media_error"].startswith("no clip for this window (view_length_mismatch")
-    assert {(r["id"], r["reason"]) for r in report} == {(insts[0]["id"], "media_error"), (items[0]["id"], "media_error")}
+    assert {(r["id"], r["reason"]) for r in report} == {
+        (insts[0]["id"], "media_error"),
+        (items[0]["id"], "media_error"),
+    }
 
 
 def test_an_unknown_candidate_task_is_reported():
@@ -298,10 +376,18 @@ def labelled(item, values):
     return {**item, "answer": labels[0], "gold": values[0]}
 
 
-@pytest.mark.parametrize("change,field", [
-    ({"answer": "Z"}, "answer"), ({"task": "task9"}, "task"), ({"split": "train"}, "split"), ({"modality": "smell"}, "modality"),
-    ({"you_time": "12"}, "you_time"), ({"options": [{"label": "A"}]}, "options"), ({"clip_id": 3}, "clip_id"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change,field",
+    [
+        ({"answer": "Z"}, "answer"),
+        ({"task": "task9"}, "task"),
+        ({"split": "train"}, "split"),
+        ({"modality": "smell"}, "modality"),
+        ({"you_time": "12"}, "you_time"),
+        ({"options": [{"label": "A"}]}, "options"),
+        ({"clip_id": 3}, "clip_id"),
+    ],
+)
 def test_a_bad_instance_is_named_by_file_record_and_field(change, field):
     with pytest.raises(DataError) as err:
         check_instance({**make(), **change}, "t.jsonl")
@@ -326,18 +412,25 @@ def test_an_answer_whose_option_is_not_the_gold_is_refused():
 def test_every_annotated_task_validates_once_labelled():
     m = meeting_records()
     t31, t32 = items_task3(m, CONS, "ABCD", None, **KW)
-    for inst in (labelled(item_task1(m, STATE, None, **KW), ["hesitation"]), labelled(item_task22(m, CAND, EVENT, None, **KW), ["positive"]),
-                 labelled(t31, ["pseudo_consensus"]), labelled(t32, ["C", "A"])):  # fmt: skip
+    for inst in (
+        labelled(item_task1(m, STATE, None, **KW), ["hesitation"]),
+        labelled(item_task22(m, CAND, EVENT, None, **KW), ["positive"]),
+        labelled(t31, ["pseudo_consensus"]),
+        labelled(t32, ["C", "A"]),
+    ):
         check_instance(inst, "t.jsonl")
 
 
-@pytest.mark.parametrize("answer", [
-    "A",  # one label, not a list
-    [],  # nobody
-    ["B", "A"],  # not sorted
-    ["A", "A"],  # not distinct
-    ["A", "Z"],  # not an option
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "A",  # one label, not a list
+        [],  # nobody
+        ["B", "A"],  # not sorted
+        ["A", "A"],  # not distinct
+        ["A", "Z"],  # not an option
+    ],
+)
 def test_a_task32_answer_must_be_a_sorted_list_of_distinct_labels(answer):
     inst = labelled(items_task3(meeting_records(), CONS, "ABCD", None, **KW)[1], ["A", "C"])
     with pytest.raises(DataError, match="sorted non-empty list") as err:
@@ -428,7 +521,8 @@ def test_real_events_become_instances_whose_gold_is_the_event(real_ami):
     for item in items:
         check_instance(item, "real", item=True)
     assert sum(i["task"] == "task2_2" for i in items) == 7 and sum(i["task"] == "task3_1" for i in items) == sum(
-        i["task"] == "task3_2" for i in items)  # fmt: skip
+        i["task"] == "task3_2" for i in items
+    )
 
 
 def test_an_item_that_already_has_an_answer_is_refused():

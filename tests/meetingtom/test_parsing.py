@@ -16,16 +16,19 @@ def test_surrounding_whitespace_and_lower_case_are_accepted():
     assert parse_choice('  {"answer": " c "}\n', LABELS)[0] == "C"
 
 
-@pytest.mark.parametrize("raw,reason", [
-    (None, "no response"),
-    ('The answer is {"answer": "B"}', "unparsable"),
-    ('```json\n{"answer": "B"}\n```', "unparsable"),
-    ('["B"]', "not an object"),
-    ('{"choice": "B"}', "missing answer"),
-    ('{"answer": 2}', "not a string"),
-    ('{"answer": "D"}', "not an option letter"),
-    ('{"answer": "Participant C"}', "not an option letter"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "raw,reason",
+    [
+        (None, "no response"),
+        ('The answer is {"answer": "B"}', "unparsable"),
+        ('```json\n{"answer": "B"}\n```', "unparsable"),
+        ('["B"]', "not an object"),
+        ('{"choice": "B"}', "missing answer"),
+        ('{"answer": 2}', "not a string"),
+        ('{"answer": "D"}', "not an option letter"),
+        ('{"answer": "Participant C"}', "not an option letter"),
+    ],
+)
 def test_anything_else_is_invalid_with_its_reason(raw, reason):
     label, error, _ = parse_choice(raw, LABELS)
     assert label is None and reason in error
@@ -47,13 +50,16 @@ def test_a_single_letter_string_is_a_multi_answer_of_one():
     assert parse_choice('{"answer": "C"}', PEOPLE, multi=True)[0] == ["C"]
 
 
-@pytest.mark.parametrize("raw,reason", [
-    ('{"answer": []}', "selects no option"),
-    ('{"answer": ["B", "b"]}', "repeats an option"),
-    ('{"answer": ["B", "E"]}', "'E' is not an option letter"),
-    ('{"answer": 2}', "not a list of letters"),
-    ('{"answer": ["B", 2]}', "not a list of letters"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "raw,reason",
+    [
+        ('{"answer": []}', "selects no option"),
+        ('{"answer": ["B", "b"]}', "repeats an option"),
+        ('{"answer": ["B", "E"]}', "'E' is not an option letter"),
+        ('{"answer": 2}', "not a list of letters"),
+        ('{"answer": ["B", 2]}', "not a list of letters"),
+    ],
+)
 def test_a_bad_multi_answer_is_invalid_with_its_reason(raw, reason):
     answer, error, _ = parse_choice(raw, PEOPLE, multi=True)
     assert answer is None and reason in error
@@ -70,15 +76,25 @@ COT = 'B says "you" while looking at C.\nFinal answer: {"answer": "A"} is tempti
 def test_the_answer_is_after_the_last_final_answer_line_and_the_text_before_is_the_reasoning():
     parsed = parse_final(COT, LABELS, marked=True)
     assert parsed["answer"] == "C" and parsed["error"] is None
-    assert parsed["reasoning"] == 'B says "you" while looking at C.\nFinal answer: {"answer": "A"} is tempting, but\nC replies at once.'
+    assert (
+        parsed["reasoning"]
+        == 'B says "you" while looking at C.\nFinal answer: {"answer": "A"} is tempting, but\nC replies at once.'
+    )
 
 
 def test_split_reasoning_without_a_marker_is_no_reasoning_and_the_whole_response():
     assert split_reasoning("just prose") == (None, "just prose") and split_reasoning(None) == (None, None)
 
 
-@pytest.mark.parametrize("line", ['final answer: {"answer": "B"}', '**Final Answer**: {"answer": "B"}', 'Final answer:\n{"answer": "B"}',
-                                  '  FINAL ANSWER : {"answer": "B"}'])  # fmt: skip
+@pytest.mark.parametrize(
+    "line",
+    [
+        'final answer: {"answer": "B"}',
+        '**Final Answer**: {"answer": "B"}',
+        'Final answer:\n{"answer": "B"}',
+        '  FINAL ANSWER : {"answer": "B"}',
+    ],
+)
 def test_the_marker_is_case_insensitive_and_may_be_bold_or_end_its_line(line):
     assert parse_final(f"Step one.\n{line}", LABELS, marked=True)["answer"] == "B"
 
@@ -89,7 +105,12 @@ def test_the_marker_counts_only_at_the_start_of_a_line():
 
 
 def test_a_reasoning_response_that_is_the_bare_object_is_accepted():
-    assert parse_final(' {"answer": "B"}\n', LABELS, marked=True) == {"answer": "B", "error": None, "note": None, "reasoning": None}
+    assert parse_final(' {"answer": "B"}\n', LABELS, marked=True) == {
+        "answer": "B",
+        "error": None,
+        "note": None,
+        "reasoning": None,
+    }
 
 
 def test_prose_without_the_marker_is_invalid_saying_the_line_is_missing():
@@ -99,11 +120,18 @@ def test_prose_without_the_marker_is_invalid_saying_the_line_is_missing():
 
 def test_a_bad_final_line_is_invalid_with_the_answer_rules_reason_and_keeps_the_reasoning():
     parsed = parse_final('C is looked at.\nFinal answer: {"answer": "Z"}', LABELS, marked=True)
-    assert parsed["answer"] is None and "'Z' is not an option letter" in parsed["error"] and parsed["reasoning"] == "C is looked at."
+    assert (
+        parsed["answer"] is None
+        and "'Z' is not an option letter" in parsed["error"]
+        and parsed["reasoning"] == "C is looked at."
+    )
 
 
 def test_text_after_the_final_object_is_invalid():
-    assert "unparsable" in parse_final('Why.\nFinal answer: {"answer": "B"}\nHope this helps.', LABELS, marked=True)["error"]
+    assert (
+        "unparsable"
+        in parse_final('Why.\nFinal answer: {"answer": "B"}\nHope this helps.', LABELS, marked=True)["error"]
+    )
 
 
 def test_unmarked_parsing_takes_a_final_answer_line_as_prose():
@@ -113,7 +141,9 @@ def test_unmarked_parsing_takes_a_final_answer_line_as_prose():
 
 
 def test_a_marked_multi_answer_is_the_sorted_set():
-    assert parse_final('Both hesitate.\nFinal answer: {"answer": ["D", "A"]}', PEOPLE, multi=True, marked=True)["answer"] == ["A", "D"]
+    assert parse_final('Both hesitate.\nFinal answer: {"answer": ["D", "A"]}', PEOPLE, multi=True, marked=True)[
+        "answer"
+    ] == ["A", "D"]
 
 
 def test_no_response_is_invalid_without_the_marker_message():

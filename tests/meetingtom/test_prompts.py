@@ -12,47 +12,98 @@ import pytest
 from socialbench.backends.base import ModelSpec, VideoPart
 from socialbench.benchmark import InstanceInputError, get_benchmark
 from socialbench.errors import ConfigError
-from socialbench.meetingtom.prompts import (answer_task, build_request, render_context, render_transcript, settings_of,
-                                            strip_markers)  # fmt: skip
+from socialbench.meetingtom.prompts import (
+    answer_task,
+    build_request,
+    render_context,
+    render_transcript,
+    settings_of,
+    strip_markers,
+)
 from socialbench.meetingtom.questions import label_of
 
 SPEC = ModelSpec(name="m", backend="random", max_tokens=64)
 BENCH = get_benchmark("meetingtom")
 TEMPLATES = (BENCH.template("no_prompt", "system.txt"), BENCH.template("no_prompt", "user.txt"))
 #: params.yaml's marker list (meetingtom.discourse_markers), copied so the tests do not read params.
-MARKERS = ["uh", "um", "uhm", "umm", "er", "erm", "ah", "eh", "hmm", "hm", "mm", "mmm", "emm", "mm-hmm", "mm-hm", "uh-huh", "mhm"]
+MARKERS = [
+    "uh",
+    "um",
+    "uhm",
+    "umm",
+    "er",
+    "erm",
+    "ah",
+    "eh",
+    "hmm",
+    "hm",
+    "mm",
+    "mmm",
+    "emm",
+    "mm-hmm",
+    "mm-hm",
+    "uh-huh",
+    "mhm",
+]
 
 # ---- builders: one meeting, an instance of any task ---------------------------------------------
 MEETING_ID = "IS1001a"
 
 
 def _words(speaker, t0, text):
-    return [{"speaker": speaker, "start": t0 + 0.3 * k, "end": t0 + 0.3 * k + 0.25, "text": x} for k, x in enumerate(text.split())]
+    return [
+        {"speaker": speaker, "start": t0 + 0.3 * k, "end": t0 + 0.3 * k + 0.25, "text": x}
+        for k, x in enumerate(text.split())
+    ]
 
 
 # B opens with markers, D says only a marker (a line that the no-markers ablation drops), C says
 # words that contain markers ("umbrella", "hummus"), B says the "you" of Task 2.
-WORDS = (_words("B", 120.0, "Um, so uh we go") + _words("D", 124.0, "Uh.") + _words("C", 128.0, "The umbrella and hummus.")
-         + _words("B", 132.0, "Could you check it?"))  # fmt: skip
+WORDS = (
+    _words("B", 120.0, "Um, so uh we go")
+    + _words("D", 124.0, "Uh.")
+    + _words("C", 128.0, "The umbrella and hummus.")
+    + _words("B", 132.0, "Could you check it?")
+)
 MEETING = {
-    "meeting.json": {"meeting": MEETING_ID, "participants": {x: {"role": r} for x, r in zip("ABCD", ("PM", "ME", "UI", "ID"))}},
+    "meeting.json": {
+        "meeting": MEETING_ID,
+        "participants": {x: {"role": r} for x, r in zip("ABCD", ("PM", "ME", "UI", "ID"))},
+    },
     "words.jsonl": WORDS,
     "topics.jsonl": [{"id": "t1", "start": 90.0, "end": 200.0, "type": "opening"}],
-    "acts.jsonl": [{"id": "a1", "speaker": "B", "start": 120.0, "end": 121.5, "type": "inf"},
-                   {"id": "a2", "speaker": "D", "start": 124.0, "end": 124.3, "type": "bck"},
-                   {"id": "a3", "speaker": "C", "start": 128.0, "end": 129.2, "type": "sug"},
-                   {"id": "a4", "speaker": "B", "start": 132.0, "end": 133.2, "type": "el.inf"}],
-}  # fmt: skip
+    "acts.jsonl": [
+        {"id": "a1", "speaker": "B", "start": 120.0, "end": 121.5, "type": "inf"},
+        {"id": "a2", "speaker": "D", "start": 124.0, "end": 124.3, "type": "bck"},
+        {"id": "a3", "speaker": "C", "start": 128.0, "end": 129.2, "type": "sug"},
+        {"id": "a4", "speaker": "B", "start": 132.0, "end": 133.2, "type": "el.inf"},
+    ],
+}
 #: The gold value each task's instance gets unless told otherwise.
-GOLD = {"task1": "hesitation", "task2_1": "D", "task2_2": "negative", "task3_1": "pseudo_consensus", "task3_2": ["B", "D"]}
+GOLD = {
+    "task1": "hesitation",
+    "task2_1": "D",
+    "task2_2": "negative",
+    "task3_1": "pseudo_consensus",
+    "task3_2": ["B", "D"],
+}
 
 
 def frames(name):
-    return [{"path": f"{name}/{k:06d}.png", "sha256": f"{k:064x}", "index": 20 * k, "timestamp": 2.0 * k} for k in range(3)]
+    return [
+        {"path": f"{name}/{k:06d}.png", "sha256": f"{k:064x}", "index": 20 * k, "timestamp": 2.0 * k} for k in range(3)
+    ]
 
 
-CLIP = {"videos": {n: {"path": f"{n}.mp4", "sha256": n[0] * 64} for n in ("corner", "closeup_A", "closeup_B", "closeup_C", "closeup_D", "mosaic")},
-        "audio": None, "frames": {n: frames(n) for n in ("corner", "closeup_B", "closeup_C", "mosaic")}, "fps": 0.5}  # fmt: skip
+CLIP = {
+    "videos": {
+        n: {"path": f"{n}.mp4", "sha256": n[0] * 64}
+        for n in ("corner", "closeup_A", "closeup_B", "closeup_C", "closeup_D", "mosaic")
+    },
+    "audio": None,
+    "frames": {n: frames(n) for n in ("corner", "closeup_B", "closeup_C", "mosaic")},
+    "fps": 0.5,
+}
 
 
 def make(task="task2_1", modality="utterances", clip=CLIP, *, k=1, gold=None, split="test", clip_problem=None):
@@ -61,21 +112,50 @@ def make(task="task2_1", modality="utterances", clip=CLIP, *, k=1, gold=None, sp
 
     gold = GOLD[task] if gold is None else gold
     kw = dict(source="ami", split=split, modality=modality, seed=7, clip_problem=clip_problem)
-    cand = {"id": f"you:{k}", "task": "you", "meeting": MEETING_ID, "anchor": f"{MEETING_ID}.B.you.{k}", "start": 100.0, "end": 150.0,
-            "info": {"utterance": "Could you check it?", "word_id": f"w{k}", "act": "a4"}}  # fmt: skip
+    cand = {
+        "id": f"you:{k}",
+        "task": "you",
+        "meeting": MEETING_ID,
+        "anchor": f"{MEETING_ID}.B.you.{k}",
+        "start": 100.0,
+        "end": 150.0,
+        "info": {"utterance": "Could you check it?", "word_id": f"w{k}", "act": "a4"},
+    }
     event = {"meeting": MEETING_ID, "speaker": "B", "word_id": f"w{k}", "start": 132.3, "end": 132.5, "addressee": "D"}
     if task == "task2_1":
         return build_task21(cand, {**event, "addressee": gold}, "ABCD", WORDS, clip, meeting=MEETING, **kw)
     if task == "task1":
-        inst = item_task1(MEETING, {**cand, "id": f"state:{k}", "task": "state", "anchor": f"{MEETING_ID}.state.{k}", "target": "C",
-                                    "info": {}}, clip, **kw)  # fmt: skip
+        inst = item_task1(
+            MEETING,
+            {
+                **cand,
+                "id": f"state:{k}",
+                "task": "state",
+                "anchor": f"{MEETING_ID}.state.{k}",
+                "target": "C",
+                "info": {},
+            },
+            clip,
+            **kw,
+        )
     elif task == "task2_2":
         inst = item_task22(MEETING, cand, event, clip, **kw)
     else:
-        dec = {**cand, "id": f"consensus:{k}", "task": "consensus", "anchor": f"{MEETING_ID}.decision.{k}", "anchor_start": 130.0,
-               "anchor_end": 135.0, "info": {}}  # fmt: skip
+        dec = {
+            **cand,
+            "id": f"consensus:{k}",
+            "task": "consensus",
+            "anchor": f"{MEETING_ID}.decision.{k}",
+            "anchor_start": 130.0,
+            "anchor_end": 135.0,
+            "info": {},
+        }
         inst = items_task3(MEETING, dec, "ABCD", clip, **kw)[task == "task3_2"]
-    answer = sorted(label_of(inst["options"], g) for g in gold) if isinstance(gold, list) else label_of(inst["options"], gold)
+    answer = (
+        sorted(label_of(inst["options"], g) for g in gold)
+        if isinstance(gold, list)
+        else label_of(inst["options"], gold)
+    )
     return {**inst, "answer": answer, "gold": gold}
 
 
@@ -89,21 +169,31 @@ def user_text(req) -> str:
 
 # ---- settings --------------------------------------------------------------------------------------
 def test_no_settings_is_the_instances_modality_and_no_ablation():
-    assert settings_of(None) == {"modality": None, "view": None, "ingestion": "auto", "remove_markers": False, "markers": [], "priors": []}
+    assert settings_of(None) == {
+        "modality": None,
+        "view": None,
+        "ingestion": "auto",
+        "remove_markers": False,
+        "markers": [],
+        "priors": [],
+    }
 
 
 def test_an_ablations_table_and_label_are_not_settings():
     assert settings_of({"table": "priors", "label": "+ role", "priors": ["role"]})["priors"] == ["role"]
 
 
-@pytest.mark.parametrize("settings,match", [
-    ({"zoom": 2}, "unknown setting"),
-    ({"view": "drone"}, "view must be one of"),
-    ({"modality": "smell"}, "modality must be one of"),
-    ({"ingestion": "telepathy"}, "ingestion must be one of"),
-    ({"priors": ["mood"]}, "unknown prior"),
-    ({"remove_markers": True}, "needs the marker list"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "settings,match",
+    [
+        ({"zoom": 2}, "unknown setting"),
+        ({"view": "drone"}, "view must be one of"),
+        ({"modality": "smell"}, "modality must be one of"),
+        ({"ingestion": "telepathy"}, "ingestion must be one of"),
+        ({"priors": ["mood"]}, "unknown prior"),
+        ({"remove_markers": True}, "needs the marker list"),
+    ],
+)
 def test_a_bad_setting_is_a_config_error_naming_it(settings, match):
     with pytest.raises(ConfigError, match=match):
         settings_of(settings)
@@ -131,8 +221,11 @@ def test_the_default_transcript_is_the_instances_own():
 
 def test_removing_markers_drops_a_line_left_empty_and_keeps_the_times():
     text = render_transcript(make(), settings_of({"remove_markers": True, "markers": MARKERS}))
-    assert text.splitlines() == ["[20.00-21.45] B: so we go", "[28.00-29.15] C: The umbrella and hummus.",
-                                 "[32.00-33.15] B: Could you check it?"]  # fmt: skip
+    assert text.splitlines() == [
+        "[20.00-21.45] B: so we go",
+        "[28.00-29.15] C: The umbrella and hummus.",
+        "[32.00-33.15] B: Could you check it?",
+    ]
 
 
 def test_the_dialogue_act_prior_marks_each_line_with_its_act():
@@ -185,7 +278,11 @@ def test_the_role_prior_reaches_the_request():
 def test_both_gives_the_mosaic_as_file_and_frames_and_the_transcript():
     req = request(make(modality="both"))
     (part,) = req.media()
-    assert isinstance(part, VideoPart) and part.path == "mosaic.mp4" and [f.timestamp for f in part.frames] == [0.0, 2.0, 4.0]
+    assert (
+        isinstance(part, VideoPart)
+        and part.path == "mosaic.mp4"
+        and [f.timestamp for f in part.frames] == [0.0, 2.0, 4.0]
+    )
     assert part.fps == 0.5 and part.view == "mosaic A-D" and "B: Could you check it?" in user_text(req)
 
 
@@ -207,15 +304,31 @@ def test_ingestion_chooses_the_file_the_frames_or_both(ingestion, has_file, n_fr
     assert (part.sha256 is not None) == has_file and len(part.frames) == n_frames
 
 
-@pytest.mark.parametrize("task,path", [("task1", "closeup_C.mp4"), ("task2_1", "mosaic.mp4"), ("task2_2", "mosaic.mp4"),
-                                       ("task3_1", "mosaic.mp4"), ("task3_2", "mosaic.mp4")])  # fmt: skip
+@pytest.mark.parametrize(
+    "task,path",
+    [
+        ("task1", "closeup_C.mp4"),
+        ("task2_1", "mosaic.mp4"),
+        ("task2_2", "mosaic.mp4"),
+        ("task3_1", "mosaic.mp4"),
+        ("task3_2", "mosaic.mp4"),
+    ],
+)
 def test_the_default_view_is_task1s_target_close_up_and_the_mosaic_otherwise(task, path):
     (part,) = request(make(task, "video")).media()
     assert part.path == path
 
 
-@pytest.mark.parametrize("task,path", [("task1", "closeup_C.mp4"), ("task2_1", "closeup_B.mp4"), ("task2_2", "closeup_D.mp4"),
-                                       ("task3_1", "mosaic.mp4"), ("task3_2", "mosaic.mp4")])  # fmt: skip
+@pytest.mark.parametrize(
+    "task,path",
+    [
+        ("task1", "closeup_C.mp4"),
+        ("task2_1", "closeup_B.mp4"),
+        ("task2_2", "closeup_D.mp4"),
+        ("task3_1", "mosaic.mp4"),
+        ("task3_2", "mosaic.mp4"),
+    ],
+)
 def test_the_close_up_view_is_the_tasks_subject_and_task3_falls_back_to_the_mosaic(task, path):
     (part,) = request(make(task, "video"), {"view": "closeup"}).media()
     assert part.path == path
@@ -253,7 +366,11 @@ def test_a_participant_option_says_what_the_participant_says():
     inst = make()
     task = answer_task(inst, "no_prompt")
     d = next(o for o in task["choices"][0]["options"] if o["value"] == inst["answer"])
-    assert d["text"] == "Participant D: Uh." and task["query"] == "Could you check it?" and task["prior_group"] == "task2_1"
+    assert (
+        d["text"] == "Participant D: Uh."
+        and task["query"] == "Could you check it?"
+        and task["prior_group"] == "task2_1"
+    )
 
 
 def test_a_participant_who_says_nothing_is_marked_so():

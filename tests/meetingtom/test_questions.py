@@ -23,7 +23,13 @@ from socialbench.meetingtom.questions import (
 VARIABLES = {
     "task1": {"duration": 5.0, "target": "C"},
     "task2_1": {"duration": 50.0, "speaker": "B", "you_time": 20.5, "utterance": "Could you check it?"},
-    "task2_2": {"duration": 50.0, "speaker": "B", "addressee": "D", "you_time": 20.5, "utterance": "Could you check it?"},
+    "task2_2": {
+        "duration": 50.0,
+        "speaker": "B",
+        "addressee": "D",
+        "you_time": 20.5,
+        "utterance": "Could you check it?",
+    },
     "task3_1": {"duration": 50.0, "moment_start": 20.0, "moment_end": 22.3},
     "task3_2": {"duration": 50.0, "moment_start": 20.0, "moment_end": 22.3},
 }
@@ -35,8 +41,17 @@ def test_the_annotated_tasks_are_every_task_but_addressee_identification():
 
 
 def test_task1_has_the_papers_seven_mental_states():
-    assert sorted(STATES) == sorted(["active_engagement", "supportive_endorsement", "focused_listening", "cognitive_conflict",
-                                     "confused_bewilderment", "hesitation", "disengaged_withdrawal"])  # fmt: skip
+    assert sorted(STATES) == sorted(
+        [
+            "active_engagement",
+            "supportive_endorsement",
+            "focused_listening",
+            "cognitive_conflict",
+            "confused_bewilderment",
+            "hesitation",
+            "disengaged_withdrawal",
+        ]
+    )
 
 
 def test_task22_has_four_attitudes_and_task31_three_consensus_kinds():

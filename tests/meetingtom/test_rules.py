@@ -51,23 +51,39 @@ def dry_jobs(work, env) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
     work = tmp_path_factory.mktemp("mt-rules") / "repo"
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
     for f in files:
         if (REPO / f).is_file():
             (work / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / f, work / f)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(work / "src"),
-           "MLFLOW_DISABLE_TELEMETRY": "true", "DVC_NO_ANALYTICS": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(work / "src"),
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "DVC_NO_ANALYTICS": "1",
+    }
 
     def smaller(mt):
-        mt["demo"].update(corpus=["ES9000a", "ES9000c"], meetings=["ES9000a", "ES9000c"], fps=4, size=[96, 72], sample_rate=8000)
+        mt["demo"].update(
+            corpus=["ES9000a", "ES9000c"], meetings=["ES9000a", "ES9000c"], fps=4, size=[96, 72], sample_rate=8000
+        )
         mt["ami"].update(meetings=["IS1001a"], mirror=str(SHARED_AMI) if SHARED_AMI.is_dir() else "../no-such-mirror")
         mt["clips"]["tasks"] = ["you"]
-        mt["methods"] = ["no_prompt", "no_prompt__prior_role"]  # a method and an ablation run (CoT: tests/meetingtom/methods)
+        mt["methods"] = [
+            "no_prompt",
+            "no_prompt__prior_role",
+        ]  # a method and an ablation run (CoT: tests/meetingtom/methods)
 
     # two baselines and the human row (MiniLM runs in tests/test_pipeline.py's default pipeline)
     edit_params(work, smaller, models=("random", "prior", "human-meetingtom"))
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
+    ):
         run(cmd, work, env)
     out = run(["snakemake", "--cores", "2", TARGET], work, env)
     run(["dvc", "commit", "--force", "--no-relink", "--quiet", *meetingtom_stages(work, env)], work, env)
@@ -101,17 +117,23 @@ def test_a_second_snakemake_has_nothing_to_do(pipeline):
 def test_dvc_sees_every_meetingtom_stage_up_to_date(pipeline):
     work, env, _ = pipeline
     out = run(["dvc", "status", "--json", *meetingtom_stages(work, env)], work, env)
-    assert json.loads(out[out.index("{"):]) == {}
+    assert json.loads(out[out.index("{") :]) == {}
 
 
 def test_the_instances_consolidate_into_task_files_and_splits(pipeline):
     work, _, _ = pipeline
     test = (work / "data/processed/meetingtom/test.jsonl").read_text().splitlines()
-    by_task = {t: (work / f"data/processed/meetingtom/tasks/{t}.jsonl").read_text().splitlines()
-               for t in ("task1", "task2_1", "task2_2", "task3_1", "task3_2")}
-    assert sorted(test) == sorted(line for lines in by_task.values() for line in lines)  # the task files split the test set
+    by_task = {
+        t: (work / f"data/processed/meetingtom/tasks/{t}.jsonl").read_text().splitlines()
+        for t in ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
+    }
+    assert sorted(test) == sorted(
+        line for lines in by_task.values() for line in lines
+    )  # the task files split the test set
     assert all(json.loads(x)["task"] == t for t, lines in by_task.items() for x in lines)
-    assert by_task["task2_1"] and by_task["task1"] and by_task["task3_1"]  # gold from the you events and from the annotators
+    assert (
+        by_task["task2_1"] and by_task["task1"] and by_task["task3_1"]
+    )  # gold from the you events and from the annotators
     dev = [json.loads(x) for x in (work / "data/processed/meetingtom/dev.jsonl").read_text().splitlines()]
     assert {i["meta"]["meeting"] for i in dev} == {"ES9000c"}
 
@@ -122,10 +144,13 @@ def test_a_new_meeting_reruns_only_its_own_jobs_under_both_tools(pipeline):
     try:
         edit_params(work, lambda mt: mt["ami"]["meetings"].append("IS1001b"))
         out = run(["dvc", "status", "--json", *meetingtom_stages(work, env)], work, env)
-        assert set(json.loads(out[out.index("{"):])) == {"meetingtom_ami_meeting@IS1001b", "meetingtom_ami_instances"}
+        assert set(json.loads(out[out.index("{") :])) == {"meetingtom_ami_meeting@IS1001b", "meetingtom_ami_instances"}
         jobs = dry_jobs(work, env)
         assert {r: jobs.get(r) for r in ("meetingtom_media", "meetingtom_extract", "meetingtom_clips")} == {
-            "meetingtom_media": 1, "meetingtom_extract": 1, "meetingtom_clips": 1}  # fmt: skip
+            "meetingtom_media": 1,
+            "meetingtom_extract": 1,
+            "meetingtom_clips": 1,
+        }
         assert "meetingtom_demo_data" not in jobs and "meetingtom_release" not in jobs
         assert not [j for j in jobs if j.startswith("moca_")]
     finally:

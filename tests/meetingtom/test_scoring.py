@@ -14,8 +14,14 @@ T1_VALUES = ["active_engagement", "focused_listening", "hesitation"]
 
 def inst(i, source="demo", n_options=3, answer="A", task="task2_1", values=None, clip=None):
     values = values or [f"v{k}" for k in range(n_options)]
-    return {"id": f"i{i}", "task": task, "source": source, "answer": answer, "clip_id": clip or f"c{i}",
-            "options": [{"label": "ABCDEFG"[k], "value": v} for k, v in enumerate(values)]}  # fmt: skip
+    return {
+        "id": f"i{i}",
+        "task": task,
+        "source": source,
+        "answer": answer,
+        "clip_id": clip or f"c{i}",
+        "options": [{"label": "ABCDEFG"[k], "value": v} for k, v in enumerate(values)],
+    }
 
 
 def pred(i, answer, error=None):
@@ -32,10 +38,26 @@ def test_accuracy_and_chance_by_hand():
     preds = [pred(0, "A"), pred(1, "B"), pred(2, None, "unparsable"), pred(3, "A")]
     s = score(insts, preds, source="p.jsonl")
     # demo: 1 of 3 right; chance = (1/3 + 1/3 + 1/4) / 3 = 11/36 = 30.56 %; one invalid
-    assert s["task2_1/demo"] == {"accuracy": 33.33, "chance": 30.56, "correct": 1, "invalid": 1, "invalid_rate": 33.33, "n": 3,
-                                 "n_total": 3, "macro_f1": None}  # fmt: skip
-    assert s["task2_1/ami"] == {"accuracy": 100.0, "chance": 50.0, "correct": 1, "invalid": 0, "invalid_rate": 0.0, "n": 1,
-                                "n_total": 1, "macro_f1": None}  # fmt: skip
+    assert s["task2_1/demo"] == {
+        "accuracy": 33.33,
+        "chance": 30.56,
+        "correct": 1,
+        "invalid": 1,
+        "invalid_rate": 33.33,
+        "n": 3,
+        "n_total": 3,
+        "macro_f1": None,
+    }
+    assert s["task2_1/ami"] == {
+        "accuracy": 100.0,
+        "chance": 50.0,
+        "correct": 1,
+        "invalid": 0,
+        "invalid_rate": 0.0,
+        "n": 1,
+        "n_total": 1,
+        "macro_f1": None,
+    }
 
 
 def test_every_group_has_every_metric():
@@ -145,17 +167,28 @@ def clip(k, dissenters, source="demo"):
     """A consensus clip: its Task 3.1 instance (gold pseudo_consensus = B) and Task 3.2 instance
     (participants A-D, options in the order D, C, B, A, so labels differ from letters)."""
     c31 = inst(f"{k}-31", task="task3_1", values=CONSENSUS, answer="B", clip=f"clip{k}", source=source)
-    c32 = inst(f"{k}-32", task="task3_2", values=["D", "C", "B", "A"], clip=f"clip{k}", source=source,
-               answer=sorted("ABCD"["DCBA".index(p)] for p in dissenters))
+    c32 = inst(
+        f"{k}-32",
+        task="task3_2",
+        values=["D", "C", "B", "A"],
+        clip=f"clip{k}",
+        source=source,
+        answer=sorted("ABCD"["DCBA".index(p)] for p in dissenters),
+    )
     return c31, c32
 
 
 def test_task3_2_counts_only_instances_whose_task3_1_answer_is_right():
     insts = [x for k, d in enumerate(["A", "AB", "C"]) for x in clip(k, d)]
     # participant A is label D, B is C, C is B
-    preds = [pred("0-31", "B"), pred("0-32", ["D"]),          # 3.1 right, 3.2 right
-             pred("1-31", "B"), pred("1-32", ["D"]),          # 3.1 right, 3.2 wrong (A only, gold A and B)
-             pred("2-31", "A"), pred("2-32", ["B"])]          # 3.1 wrong: 3.2 not counted although right
+    preds = [
+        pred("0-31", "B"),
+        pred("0-32", ["D"]),  # 3.1 right, 3.2 right
+        pred("1-31", "B"),
+        pred("1-32", ["D"]),  # 3.1 right, 3.2 wrong (A only, gold A and B)
+        pred("2-31", "A"),
+        pred("2-32", ["B"]),
+    ]  # 3.1 wrong: 3.2 not counted although right
     s = score(insts, preds, source="p")["task3_2/demo"]
     assert (s["n"], s["n_total"], s["correct"], s["accuracy"]) == (2, 3, 1, 50.0)
     assert s["chance"] == 6.67 and s["macro_f1"] is None  # 1/15
@@ -195,11 +228,14 @@ def test_an_answer_of_the_wrong_shape_is_named(task, answer):
     assert "p.jsonl" in str(err.value) and "line 4" in str(err.value)
 
 
-@pytest.mark.parametrize("preds,match", [
-    ([{"answer": "A"}], "prediction without an id"),
-    ([pred(0, "A"), pred(0, "B")], "duplicate prediction"),
-    ([pred(9, "A")], "names no instance"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "preds,match",
+    [
+        ([{"answer": "A"}], "prediction without an id"),
+        ([pred(0, "A"), pred(0, "B")], "duplicate prediction"),
+        ([pred(9, "A")], "names no instance"),
+    ],
+)
 def test_a_bad_prediction_file_is_named_with_the_line(preds, match):
     with pytest.raises(DataError, match=match) as err:
         score([inst(0)], preds, source="p.jsonl", lines=[3 + k for k in range(len(preds))])
@@ -214,31 +250,46 @@ def test_a_score_file_reads_back():
     assert parse_scores(json.dumps(s).encode(), "s.json") == s
 
 
-GOOD = {"accuracy": 50, "chance": 1, "correct": 1, "invalid": 0, "invalid_rate": 0, "n": 2, "n_total": 2, "macro_f1": None}
+GOOD = {
+    "accuracy": 50,
+    "chance": 1,
+    "correct": 1,
+    "invalid": 0,
+    "invalid_rate": 0,
+    "n": 2,
+    "n_total": 2,
+    "macro_f1": None,
+}
 
 
-@pytest.mark.parametrize("group,change,match,field", [
-    ("task2_1/demo", {"accuracy": 150}, "percentage", "accuracy"),
-    ("task2_1/demo", {"correct": 3}, "whole number in", "correct"),
-    ("task2_1/demo", {"n_total": 0, "n": 0}, ">= 1", "n_total"),
-    ("task2_1/demo", {"n": 99}, "whole number in", "n"),
-    ("task2_1/demo", {"macro_f1": 40.0}, "must be null", "macro_f1"),
-    ("task1/demo", {}, "percentage", "macro_f1"),
-    ("task3_2/demo", {"n": 3}, r"\[0, 2\]", "n"),
-    ("task3_2/demo", {"n": 0, "correct": 0}, "must be null", "accuracy"),
-    ("task2_1/demo", {"accuracy": None}, "percentage", "accuracy"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "group,change,match,field",
+    [
+        ("task2_1/demo", {"accuracy": 150}, "percentage", "accuracy"),
+        ("task2_1/demo", {"correct": 3}, "whole number in", "correct"),
+        ("task2_1/demo", {"n_total": 0, "n": 0}, ">= 1", "n_total"),
+        ("task2_1/demo", {"n": 99}, "whole number in", "n"),
+        ("task2_1/demo", {"macro_f1": 40.0}, "must be null", "macro_f1"),
+        ("task1/demo", {}, "percentage", "macro_f1"),
+        ("task3_2/demo", {"n": 3}, r"\[0, 2\]", "n"),
+        ("task3_2/demo", {"n": 0, "correct": 0}, "must be null", "accuracy"),
+        ("task2_1/demo", {"accuracy": None}, "percentage", "accuracy"),
+    ],
+)
 def test_a_bad_score_file_is_refused_naming_group_and_field(group, change, match, field):
     with pytest.raises(DataError, match=match) as err:
         parse_scores(json.dumps({group: {**GOOD, **change}}).encode(), "s.json")
     assert f"group {group!r}" in str(err.value) and f"field {field!r}" in str(err.value)
 
 
-@pytest.mark.parametrize("bad,match", [
-    ({}, "non-empty"),
-    ({"task2_1/demo": {"accuracy": 50}}, "missing metric"),
-    ({"task9/demo": GOOD}, "a group is <task>/<source>"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        ({}, "non-empty"),
+        ({"task2_1/demo": {"accuracy": 50}}, "missing metric"),
+        ({"task9/demo": GOOD}, "a group is <task>/<source>"),
+    ],
+)
 def test_a_malformed_score_file_is_refused(bad, match):
     with pytest.raises(DataError, match=match):
         parse_scores(json.dumps(bad).encode(), "s.json")

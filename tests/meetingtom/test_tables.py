@@ -14,13 +14,26 @@ F1 = ("task1", "task3_1")
 def m(task, correct, n, chance=33.33, n_total=None, f1=None):
     """A score-file group: ``correct`` of ``n`` (Task 3.2: of ``n`` counted of ``n_total``)."""
     n_total = n if n_total is None else n_total
-    return {"accuracy": round(100 * correct / n, 2) if n else None, "chance": chance, "correct": correct, "invalid": 0,
-            "invalid_rate": 0.0, "n": n, "n_total": n_total, "macro_f1": (f1 if f1 is not None else 10.0) if task in F1 else None}
+    return {
+        "accuracy": round(100 * correct / n, 2) if n else None,
+        "chance": chance,
+        "correct": correct,
+        "invalid": 0,
+        "invalid_rate": 0.0,
+        "n": n,
+        "n_total": n_total,
+        "macro_f1": (f1 if f1 is not None else 10.0) if task in F1 else None,
+    }
 
 
 def run(t1=5, t21=10, t22=4, t31=6, t32=(2, 3), ami=None):
-    sc = {"task1/demo": m("task1", t1, 10, 14.29), "task2_1/demo": m("task2_1", t21, 20), "task2_2/demo": m("task2_2", t22, 8, 25.0),
-          "task3_1/demo": m("task3_1", t31, 12), "task3_2/demo": m("task3_2", t32[0], t32[1], 6.67, n_total=5)}
+    sc = {
+        "task1/demo": m("task1", t1, 10, 14.29),
+        "task2_1/demo": m("task2_1", t21, 20),
+        "task2_2/demo": m("task2_2", t22, 8, 25.0),
+        "task3_1/demo": m("task3_1", t31, 12),
+        "task3_2/demo": m("task3_2", t32[0], t32[1], 6.67, n_total=5),
+    }
     if ami is not None:
         sc["task2_1/ami"] = m("task2_1", ami, 60)
     return sc
@@ -30,13 +43,19 @@ def params(**meetingtom):
     p = mt_params()
     p["models"]["people"] = {"backend": "human", "category": "human"}
     p["models"]["gem"] = {"backend": "random", "category": "proprietary"}
-    p["meetingtom"].update({"methods": ["no_prompt", "naive_cot", "task_cot", "no_prompt__modality_video", "no_prompt__prior_role"],
-                            "ablations": {
-        "modality_video": {"table": "modality", "label": "video only", "modality": "video"},
-        "modality_utterances": {"table": "modality", "label": "utterances only", "modality": "utterances"},
-        "no_markers": {"table": "markers", "label": "discourse markers removed", "remove_markers": True},
-        "prior_role": {"table": "priors", "label": "+ role", "priors": ["role"]},
-    }, "tables": {"prompting_models": ["gem"]}, **meetingtom})  # fmt: skip
+    p["meetingtom"].update(
+        {
+            "methods": ["no_prompt", "naive_cot", "task_cot", "no_prompt__modality_video", "no_prompt__prior_role"],
+            "ablations": {
+                "modality_video": {"table": "modality", "label": "video only", "modality": "video"},
+                "modality_utterances": {"table": "modality", "label": "utterances only", "modality": "utterances"},
+                "no_markers": {"table": "markers", "label": "discourse markers removed", "remove_markers": True},
+                "prior_role": {"table": "priors", "label": "+ role", "priors": ["role"]},
+            },
+            "tables": {"prompting_models": ["gem"]},
+            **meetingtom,
+        }
+    )
     return p
 
 
@@ -68,8 +87,10 @@ def test_every_table_is_written_in_three_formats(out):
 
 def test_table1_has_human_rows_first_a_chance_row_and_the_paper_columns(out):
     demo = section(out[0]["table1_overall.md"], "demo meetings")
-    assert ("| category | model | setting | T1 Acc (n=10) | T1 Macro-F1 (n=10) | T2.1 Acc (n=20) | T2.2 Acc (n=8) | T3.1 Acc (n=12)"
-            " | T3.1 Macro-F1 (n=12) | T3.2 Acc (n=5) |") in demo  # fmt: skip
+    assert (
+        "| category | model | setting | T1 Acc (n=10) | T1 Macro-F1 (n=10) | T2.1 Acc (n=20) | T2.2 Acc (n=8) | T3.1 Acc (n=12)"
+        " | T3.1 Macro-F1 (n=12) | T3.2 Acc (n=5) |"
+    ) in demo
     rows = [line.split(" | ")[1] for line in demo.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert rows == ["people", "random", "gem", "uniform guess"]
     assert "| chance | uniform guess |  | 14.29 | - | 33.33 | 25.00 | 33.33 | - | 6.67 |" in demo
@@ -89,7 +110,10 @@ def test_task3_2_cells_show_the_conditional_denominator(out):
 def test_a_source_with_one_task_has_those_columns_and_a_note(out):
     ami = section(out[0]["table1_overall.md"], "AMI meetings")
     assert "| category | model | setting | T2.1 Acc (n=60) |" in ami
-    assert "Note: No Task 1, Task 2.2, Task 3.1, Task 3.2 instances from the AMI meetings: those columns are left out." in ami
+    assert (
+        "Note: No Task 1, Task 2.2, Task 3.1, Task 3.2 instances from the AMI meetings: those columns are left out."
+        in ami
+    )
 
 
 def test_an_absent_source_gets_a_note_not_a_section():
@@ -105,13 +129,14 @@ def test_prompting_rows_show_signed_changes_from_no_prompt(out):
     assert f"| Naive-CoT | 60.00 (↑10.00) [{lo:.2f}, {hi:.2f}] |" in files["table3_prompting.md"]
     assert "45.00 (↓5.00)" in files["table3_prompting.md"]  # T2.1: 9/20 against 10/20
     assert "60.00 ($\\uparrow$10.00)" in files["table3_prompting.tex"]
-    row = next(r for r in files["table3_prompting.csv"].splitlines() if ",gem,naive_cot," in r and ",task1,accuracy," in r)
+    row = next(
+        r for r in files["table3_prompting.csv"].splitlines() if ",gem,naive_cot," in r and ",task1,accuracy," in r
+    )
     assert row.split(",")[-2] == "10.0"
 
 
 def test_no_change_prints_plus_minus_zero(out):
     assert "50.00 (±0.00)" in out[0]["table3_prompting.md"]  # gem T2.2: 4/8 both
-
 
 
 def test_other_models_prompting_runs_go_to_table6(out):
@@ -133,7 +158,10 @@ def test_table2_lists_the_modality_ablation_under_its_base_run(out):
 
 
 def test_a_table_without_runs_is_written_with_a_note_naming_the_params_entry(out):
-    assert "Note: No runs for this table: add `no_prompt__no_markers` to meetingtom.methods in params.yaml." in out[0]["table5_markers.md"]
+    assert (
+        "Note: No runs for this table: add `no_prompt__no_markers` to meetingtom.methods in params.yaml."
+        in out[0]["table5_markers.md"]
+    )
     assert "add an ablation with `table: view` under meetingtom.ablations" in out[0]["table_view.md"]
 
 
@@ -204,16 +232,37 @@ VALUES = ["active_engagement", "focused_listening", "hesitation"]
 def instances():
     out = []
     for k in range(12):
-        out.append({"id": f"t1-{k}", "task": "task1", "source": "demo", "clip_id": f"c{k}", "answer": "ABC"[k % 3],
-                    "options": [{"label": "ABC"[j], "value": VALUES[(j + k) % 3]} for j in range(3)]})  # fmt: skip
-        out.append({"id": f"t21-{k}", "task": "task2_1", "source": "demo", "clip_id": f"y{k}", "answer": "A",
-                    "options": [{"label": L, "value": L} for L in "ABC"]})  # fmt: skip
+        out.append(
+            {
+                "id": f"t1-{k}",
+                "task": "task1",
+                "source": "demo",
+                "clip_id": f"c{k}",
+                "answer": "ABC"[k % 3],
+                "options": [{"label": "ABC"[j], "value": VALUES[(j + k) % 3]} for j in range(3)],
+            }
+        )
+        out.append(
+            {
+                "id": f"t21-{k}",
+                "task": "task2_1",
+                "source": "demo",
+                "clip_id": f"y{k}",
+                "answer": "A",
+                "options": [{"label": L, "value": L} for L in "ABC"],
+            }
+        )
     return out
 
 
 def predictions():
-    return {("gem", "no_prompt"): ("gem.jsonl", [{"id": f"t1-{k}", "answer": "ABC"[k % 2], "error": None} for k in range(12)]
-                                   + [{"id": f"t21-{k}", "answer": "AB"[k % 2], "error": None} for k in range(12)])}  # fmt: skip
+    return {
+        ("gem", "no_prompt"): (
+            "gem.jsonl",
+            [{"id": f"t1-{k}", "answer": "ABC"[k % 2], "error": None} for k in range(12)]
+            + [{"id": f"t21-{k}", "answer": "AB"[k % 2], "error": None} for k in range(12)],
+        )
+    }
 
 
 def test_with_per_instance_data_macro_f1_cells_get_intervals_and_figure4_is_written():

@@ -49,18 +49,31 @@ def pointer(role: str, href: str) -> str:
 
 WORDS = {
     "A": [
-        (10.0, 10.5, "Hi"), (10.5, 10.5, ",", ' punc="true"'), (10.5, 10.8, "can"), (10.8, 11.0, "you"),
-        (11.0, 11.4, "check"), (11.4, 11.8, "this"), (11.8, 11.8, "?", ' punc="true"'),
-        ("vocalsound", 12.0, 12.5, ' type="laugh"'), ("disfmarker", 13.0, 13.0, ""),
-        (60.0, 60.3, "We"), (60.3, 60.6, "could"), (60.6, 60.9, "use"), (60.9, 61.5, "rubber"),
+        (10.0, 10.5, "Hi"),
+        (10.5, 10.5, ",", ' punc="true"'),
+        (10.5, 10.8, "can"),
+        (10.8, 11.0, "you"),
+        (11.0, 11.4, "check"),
+        (11.4, 11.8, "this"),
+        (11.8, 11.8, "?", ' punc="true"'),
+        ("vocalsound", 12.0, 12.5, ' type="laugh"'),
+        ("disfmarker", 13.0, 13.0, ""),
+        (60.0, 60.3, "We"),
+        (60.3, 60.6, "could"),
+        (60.6, 60.9, "use"),
+        (60.9, 61.5, "rubber"),
         (61.5, 61.5, ".", ' punc="true"'),
     ],
     "B": [
-        (12.6, 13.0, "Yeah"), (13.0, 13.4, "sure"), (13.4, 13.6, "you"), (13.6, 13.9, "know"),
-        (62.0, 62.4, "Okay"), (62.4, 62.8, "good"),
+        (12.6, 13.0, "Yeah"),
+        (13.0, 13.4, "sure"),
+        (13.4, 13.6, "you"),
+        (13.6, 13.9, "know"),
+        (62.0, 62.4, "Okay"),
+        (62.4, 62.8, "good"),
     ],
     "C": [(61.6, 61.9, "Mm-hmm")],
-}  # fmt: skip
+}
 
 
 def words_xml(letter: str, items=None) -> str:
@@ -75,8 +88,12 @@ def words_xml(letter: str, items=None) -> str:
 
 def dact(letter: str, n: int, da_type: str, a: int, b: int, addressee: str | None = None) -> str:
     attr = f' addressee="{addressee}"' if addressee else ""
-    return (f'   <dact nite:id="{MEETING}.{letter}.dialog-act.t.{n}"{attr}>\n' + pointer("da-aspect", f"da-types.xml#id({da_type})")
-            + child(words_ref(letter, a, b)) + "   </dact>\n")  # fmt: skip
+    return (
+        f'   <dact nite:id="{MEETING}.{letter}.dialog-act.t.{n}"{attr}>\n'
+        + pointer("da-aspect", f"da-types.xml#id({da_type})")
+        + child(words_ref(letter, a, b))
+        + "   </dact>\n"
+    )
 
 
 DACTS = {
@@ -92,31 +109,52 @@ def act_ref(letter: str, n: int) -> str:
 
 def pair(n: int, ap_type: str, source: str | None, target: str) -> str:
     src = pointer("source", source) if source else ""
-    return (f'   <adjacency-pair nite:id="{MEETING}.adjacency-pairs.t.{n}">\n' + pointer("type", f"ap-types.xml#id({ap_type})")
-            + src + pointer("target", target) + "   </adjacency-pair>\n")  # fmt: skip
+    return (
+        f'   <adjacency-pair nite:id="{MEETING}.adjacency-pairs.t.{n}">\n'
+        + pointer("type", f"ap-types.xml#id({ap_type})")
+        + src
+        + pointer("target", target)
+        + "   </adjacency-pair>\n"
+    )
 
 
 PAIRS = pair(1, "apt_1", act_ref("A", 2), act_ref("B", 2)) + pair(2, "apt_1", act_ref("A", 1), act_ref("B", 1))
 
 
 def you(letter: str, n: int, you_type: str, i: int, unsure: str = "false") -> str:
-    return (f'   <you-usage nite:id="{MEETING}.{letter}.you.{n}" unsure="{unsure}">\n' + pointer("type", f"you-types.xml#id({you_type})")
-            + child(words_ref(letter, i)) + "   </you-usage>\n")  # fmt: skip
+    return (
+        f'   <you-usage nite:id="{MEETING}.{letter}.you.{n}" unsure="{unsure}">\n'
+        + pointer("type", f"you-types.xml#id({you_type})")
+        + child(words_ref(letter, i))
+        + "   </you-usage>\n"
+    )
 
 
 YOUS = {"A": you("A", 1, "you_11", 3), "B": you("B", 1, "you_3", 2)}
 
-DECISIONS = (f'   <decision nite:id="{MEETING}.decision.t.1" external="true">\n' + child(words_ref("A", 9, 13))
-             + child(words_ref("B", 4, 5)) + "   </decision>\n")  # fmt: skip
+DECISIONS = (
+    f'   <decision nite:id="{MEETING}.decision.t.1" external="true">\n'
+    + child(words_ref("A", 9, 13))
+    + child(words_ref("B", 4, 5))
+    + "   </decision>\n"
+)
 
-TOPICS = (f'   <topic nite:id="{MEETING}.topic.t.1" other_description="greetings">\n' + pointer("scenario_topic_type", "default-topics.xml#id(top.11)")
-          + child(words_ref("A", 0, 8)) + f'      <topic nite:id="{MEETING}.topic.t.2">\n' + child(words_ref("B", 0, 3))
-          + "      </topic>\n   </topic>\n")  # fmt: skip
+TOPICS = (
+    f'   <topic nite:id="{MEETING}.topic.t.1" other_description="greetings">\n'
+    + pointer("scenario_topic_type", "default-topics.xml#id(top.11)")
+    + child(words_ref("A", 0, 8))
+    + f'      <topic nite:id="{MEETING}.topic.t.2">\n'
+    + child(words_ref("B", 0, 3))
+    + "      </topic>\n   </topic>\n"
+)
 
 
 def segment(letter: str, n: int, a: int, b: int, start: float, end: float) -> str:
-    return (f'   <segment nite:id="{MEETING}.sync.{letter}{n}" channel="0" transcriber_start="{start}" transcriber_end="{end}">\n'
-            + child(words_ref(letter, a, b)) + "   </segment>\n")  # fmt: skip
+    return (
+        f'   <segment nite:id="{MEETING}.sync.{letter}{n}" channel="0" transcriber_start="{start}" transcriber_end="{end}">\n'
+        + child(words_ref(letter, a, b))
+        + "   </segment>\n"
+    )
 
 
 SEGMENTS = {
@@ -125,9 +163,11 @@ SEGMENTS = {
     "C": segment("C", 1, 0, 0, 61.5, 62.0),
 }
 
-ROLE = (f'<?xml version="1.0" encoding="UTF-8"?>\n<nite:root {NS} nite:id="tim_{MEETING}_A.nite:root.1">\n'
-        f'    <role endtime="60.0" starttime="0.0" type="Neutral" nite:id="tim_{MEETING}_A.role.1"/>\n'
-        f'    <role endtime="120.0" starttime="60.0" type="Protagonist" nite:id="tim_{MEETING}_A.role.2"/>\n</nite:root>\n')  # fmt: skip
+ROLE = (
+    f'<?xml version="1.0" encoding="UTF-8"?>\n<nite:root {NS} nite:id="tim_{MEETING}_A.nite:root.1">\n'
+    f'    <role endtime="60.0" starttime="0.0" type="Neutral" nite:id="tim_{MEETING}_A.role.1"/>\n'
+    f'    <role endtime="120.0" starttime="60.0" type="Protagonist" nite:id="tim_{MEETING}_A.role.2"/>\n</nite:root>\n'
+)
 
 ONTOLOGIES = {
     "da-types.xml": '<da-type nite:id="cmrda" name="da-type" {ns}>\n <da-type nite:id="ami_daclass_0" name="minor">\n'
@@ -149,7 +189,10 @@ def meetings_xml(letters: str = "ABC", duration: str = "120") -> str:
         f'      <speaker nite:id="{MEETING}_{i}" channel="{i}" nxt_agent="{x}" camera="Closeup{i + 1}" global_name="P00{i}" role="{r}"/>\n'
         for i, (x, r) in enumerate(zip(letters, ["PM", "ME", "UI", "ID"]))
     )
-    return root("meet.00", f'   <meeting nite:id="meet_9" type="scenario" observation="{MEETING}" duration="{duration}">\n{speakers}   </meeting>\n')
+    return root(
+        "meet.00",
+        f'   <meeting nite:id="meet_9" type="scenario" observation="{MEETING}" duration="{duration}">\n{speakers}   </meeting>\n',
+    )
 
 
 def write(base: Path, rel: str, text: str) -> Path:

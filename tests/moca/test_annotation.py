@@ -16,10 +16,18 @@ from socialbench.moca.sources.base import candidate
 
 runner = CliRunner()
 
-GOOD = {"scenario": "intent", "domain": "peer", "culture": "general context", "subject": "the speaker",
-        "target": "the friend", "mechanism": "expressive aggression", "label": "mock",
-        "subject_options": "the speaker|the friend|the waiter|the crowd",
-        "target_options": "the friend|the speaker|the waiter|the crowd", "evidence": "smirk while saying 'nice job'"}
+GOOD = {
+    "scenario": "intent",
+    "domain": "peer",
+    "culture": "general context",
+    "subject": "the speaker",
+    "target": "the friend",
+    "mechanism": "expressive aggression",
+    "label": "mock",
+    "subject_options": "the speaker|the friend|the waiter|the crowd",
+    "target_options": "the friend|the speaker|the waiter|the crowd",
+    "evidence": "smirk while saying 'nice job'",
+}
 
 
 def version(**over):
@@ -47,7 +55,9 @@ def test_a_mechanism_outside_the_scenario_is_disputed(taxonomy):
 
 
 def test_unsupported_evidence_and_discard_proposals_are_disputed(taxonomy):
-    disputes = find_disputes({"a": [version()], "b": [version(discard_reason="no social meaning")]}, {"a": True}, taxonomy)
+    disputes = find_disputes(
+        {"a": [version()], "b": [version(discard_reason="no social meaning")]}, {"a": True}, taxonomy
+    )
     assert disputes == {"a": ["evidence_unsupported"], "b": ["discard_proposed"]}
 
 
@@ -101,11 +111,33 @@ def invoke(*args):
 
 @pytest.fixture
 def pool(tmp_path):
-    recs = [candidate("mmsd2", f"c{k}", split="valid", modality="image_text", text=f"nice job genius {k}",
-                      media=[f"data/raw/img{k}.jpg"], origin_file="valid.json", origin_record=str(k)) for k in range(1, 7)]
-    recs.append(candidate("mustard", "1_60", split="all", modality="video_text", text="Oh, great.", speaker="CHANDLER",
-                          context=[{"speaker": "ROSS", "text": "I got fired."}], media=["data/raw/1_60.mp4"],
-                          origin_file="sarcasm_data.json", origin_record="1_60"))
+    recs = [
+        candidate(
+            "mmsd2",
+            f"c{k}",
+            split="valid",
+            modality="image_text",
+            text=f"nice job genius {k}",
+            media=[f"data/raw/img{k}.jpg"],
+            origin_file="valid.json",
+            origin_record=str(k),
+        )
+        for k in range(1, 7)
+    ]
+    recs.append(
+        candidate(
+            "mustard",
+            "1_60",
+            split="all",
+            modality="video_text",
+            text="Oh, great.",
+            speaker="CHANDLER",
+            context=[{"speaker": "ROSS", "text": "I got fired."}],
+            media=["data/raw/1_60.mp4"],
+            origin_file="sarcasm_data.json",
+            origin_record="1_60",
+        )
+    )
     path = tmp_path / "pool.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     return path
@@ -119,9 +151,17 @@ ANNOTATED = {
     "mmsd2:c4": GOOD,
     "mmsd2:c5": None,
     "mmsd2:c6": {**GOOD, "label": "sad"},
-    "mustard:1_60": {**GOOD, "scenario": "affection", "mechanism": "affective deception", "label": "angry",
-                     "subject": "Chandler", "target": "Ross", "subject_options": "Chandler|Ross|Monica|Joey",
-                     "target_options": "Ross|Chandler|Monica|Joey", "evidence": "flat tone after the news"},
+    "mustard:1_60": {
+        **GOOD,
+        "scenario": "affection",
+        "mechanism": "affective deception",
+        "label": "angry",
+        "subject": "Chandler",
+        "target": "Ross",
+        "subject_options": "Chandler|Ross|Monica|Joey",
+        "target_options": "Ross|Chandler|Monica|Joey",
+        "evidence": "flat tone after the news",
+    },
 }
 #: What the reviewer changes (fields they disagree with).
 REVIEWED = {"mmsd2:c2": {"subject": "the friend", "target": "the speaker"}, "mmsd2:c4": {"subject": "the waiter"}}
@@ -134,8 +174,20 @@ DECIDED = {
 
 
 def test_the_round_trip_builds_validated_instances_and_reports_every_other_candidate(pool, tmp_path, taxonomy):
-    invoke("annotate", "export", "--pool", pool, "--out-dir", tmp_path / "ann", "--annotator", "alice", "--annotator", "bob",
-           "--seed", 3)
+    invoke(
+        "annotate",
+        "export",
+        "--pool",
+        pool,
+        "--out-dir",
+        tmp_path / "ann",
+        "--annotator",
+        "alice",
+        "--annotator",
+        "bob",
+        "--seed",
+        3,
+    )
     assert "## intent" in (tmp_path / "ann" / "codebook.md").read_text()
     sheets = sorted((tmp_path / "ann" / "sheets").glob("*.csv"))
     assert [s.stem for s in sheets] == ["alice", "bob"]
@@ -167,15 +219,37 @@ def test_the_round_trip_builds_validated_instances_and_reports_every_other_candi
     write_csv(arb, rows)
 
     out, report, agreement = tmp_path / "moca.jsonl", tmp_path / "report.jsonl", tmp_path / "agreement.json"
-    invoke("annotate", "build", "--pool", pool, *ann_args, "--reviews", review, "--arbitration", arb, "--out", out,
-           "--report", report, "--agreement", agreement)
+    invoke(
+        "annotate",
+        "build",
+        "--pool",
+        pool,
+        *ann_args,
+        "--reviews",
+        review,
+        "--arbitration",
+        arb,
+        "--out",
+        out,
+        "--report",
+        report,
+        "--agreement",
+        agreement,
+    )
     instances = load_instances(out, taxonomy)  # the instance schema, validated
     assert [i["id"] for i in instances] == ["mmsd2:c1", "mmsd2:c2", "mustard:1_60"]
     assert instances[1]["label"] == "provoke"  # the arbiter's revision
-    assert instances[2]["transcript"] == "ROSS: I got fired.\nCHANDLER: Oh, great." and instances[2]["subject"] == "Chandler"
+    assert (
+        instances[2]["transcript"] == "ROSS: I got fired.\nCHANDLER: Oh, great."
+        and instances[2]["subject"] == "Chandler"
+    )
     reasons = {r["id"]: r["reason"] for r in map(json.loads, report.read_text().splitlines())}
-    assert reasons == {"mmsd2:c3": "rejected", "mmsd2:c4": "unresolved_dispute", "mmsd2:c5": "not_annotated",
-                       "mmsd2:c6": "final_validation"}
+    assert reasons == {
+        "mmsd2:c3": "rejected",
+        "mmsd2:c4": "unresolved_dispute",
+        "mmsd2:c5": "not_annotated",
+        "mmsd2:c6": "final_validation",
+    }
     summary = json.loads(agreement.read_text())
     assert summary["pool"] == 7 and summary["instances"] == 3 and summary["disputed"] == 4
     assert summary["disagreements_by_field"] == {"direction_reversed": 1, "subject": 1}
@@ -183,8 +257,22 @@ def test_the_round_trip_builds_validated_instances_and_reports_every_other_candi
 
 def test_the_export_is_byte_identical_for_the_same_seed(pool, tmp_path):
     for k in (1, 2):
-        invoke("annotate", "export", "--pool", pool, "--out-dir", tmp_path / f"a{k}", "--annotator", "alice",
-               "--annotator", "bob", "--per-item", 2, "--seed", 9)
+        invoke(
+            "annotate",
+            "export",
+            "--pool",
+            pool,
+            "--out-dir",
+            tmp_path / f"a{k}",
+            "--annotator",
+            "alice",
+            "--annotator",
+            "bob",
+            "--per-item",
+            2,
+            "--seed",
+            9,
+        )
     for name in ("alice.csv", "bob.csv"):
         assert (tmp_path / "a1/sheets" / name).read_bytes() == (tmp_path / "a2/sheets" / name).read_bytes()
     assert (tmp_path / "a1/assignment.csv").read_bytes() == (tmp_path / "a2/assignment.csv").read_bytes()
@@ -192,9 +280,26 @@ def test_the_export_is_byte_identical_for_the_same_seed(pool, tmp_path):
 
 def test_a_sheet_row_naming_an_unknown_candidate_is_an_error_naming_file_and_line(pool, tmp_path):
     sheet = tmp_path / "alice.csv"
-    write_csv(sheet, [{"id": "mmsd2:nope", "annotator": "alice", **{k: "" for k in GOOD}, "rationale": "", "discard_reason": ""}])
-    res = runner.invoke(app, ["moca", "annotate", "build", "--pool", str(pool), "--annotations", str(sheet), "--out",
-                              str(tmp_path / "o.jsonl"), "--report", str(tmp_path / "r.jsonl")])
+    write_csv(
+        sheet,
+        [{"id": "mmsd2:nope", "annotator": "alice", **{k: "" for k in GOOD}, "rationale": "", "discard_reason": ""}],
+    )
+    res = runner.invoke(
+        app,
+        [
+            "moca",
+            "annotate",
+            "build",
+            "--pool",
+            str(pool),
+            "--annotations",
+            str(sheet),
+            "--out",
+            str(tmp_path / "o.jsonl"),
+            "--report",
+            str(tmp_path / "r.jsonl"),
+        ],
+    )
     assert isinstance(res.exception, DataError)
     assert str(res.exception) == f"{sheet}, record line 2, field 'id': id 'mmsd2:nope' is not in the candidate pool"
 
@@ -202,8 +307,22 @@ def test_a_sheet_row_naming_an_unknown_candidate_is_an_error_naming_file_and_lin
 def test_a_sheet_without_a_codebook_column_names_it(pool, tmp_path):
     sheet = tmp_path / "alice.csv"
     sheet.write_text("id,annotator,scenario\nmmsd2:c1,alice,intent\n")
-    res = runner.invoke(app, ["moca", "annotate", "build", "--pool", str(pool), "--annotations", str(sheet), "--out",
-                              str(tmp_path / "o.jsonl"), "--report", str(tmp_path / "r.jsonl")])
+    res = runner.invoke(
+        app,
+        [
+            "moca",
+            "annotate",
+            "build",
+            "--pool",
+            str(pool),
+            "--annotations",
+            str(sheet),
+            "--out",
+            str(tmp_path / "o.jsonl"),
+            "--report",
+            str(tmp_path / "r.jsonl"),
+        ],
+    )
     assert isinstance(res.exception, DataError) and "field 'domain': missing column(s) 'domain'" in str(res.exception)
 
 
@@ -214,8 +333,22 @@ def test_a_reviewer_may_not_review_their_own_annotation(pool, tmp_path):
     for row in rows:
         row.update(GOOD)
     write_csv(sheet, rows)
-    res = runner.invoke(app, ["moca", "annotate", "review", "--pool", str(pool), "--annotations", str(sheet),
-                              "--reviewer", "alice", "--out-dir", str(tmp_path / "rev")])
+    res = runner.invoke(
+        app,
+        [
+            "moca",
+            "annotate",
+            "review",
+            "--pool",
+            str(pool),
+            "--annotations",
+            str(sheet),
+            "--reviewer",
+            "alice",
+            "--out-dir",
+            str(tmp_path / "rev"),
+        ],
+    )
     assert isinstance(res.exception, DataError) and "every reviewer annotated this candidate" in str(res.exception)
 
 

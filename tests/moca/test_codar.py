@@ -28,8 +28,12 @@ def insts(tmp_path):
     img = tmp_path / "img.png"
     img.write_bytes(b"\x89PNG image bytes")
     # distinct texts: the double's answers depend on the instance id, the cache key on the content
-    return [make_instance(f"i{k}", scenario=("intent", "affection", "stance")[k % 3], media=[str(img)],
-                          text=f"Nice job, genius #{k}.") for k in range(3)]  # fmt: skip
+    return [
+        make_instance(
+            f"i{k}", scenario=("intent", "affection", "stance")[k % 3], media=[str(img)], text=f"Nice job, genius #{k}."
+        )
+        for k in range(3)
+    ]
 
 
 def run(insts, tmp_path, method="codar", settings=None, cache=None, **options):
@@ -46,8 +50,16 @@ def run(insts, tmp_path, method="codar", settings=None, cache=None, **options):
     backend.complete = recording
     bench = get_benchmark("moca")
     cache = cache or RequestCache(tmp_path / f"{method}.sqlite")
-    records, traces, stats = run_method(bench, bench.method(method, spec, 7, settings), insts, spec=spec, cache=cache,
-                                        seed=7, backend=backend, progress=False)  # fmt: skip
+    records, traces, stats = run_method(
+        bench,
+        bench.method(method, spec, 7, settings),
+        insts,
+        spec=spec,
+        cache=cache,
+        seed=7,
+        backend=backend,
+        progress=False,
+    )
     return records, traces, stats, backend.calls, seen
 
 
@@ -74,8 +86,9 @@ def test_each_stage_request_names_benchmark_method_and_stage(insts, tmp_path):
 
 def test_only_the_decoder_request_carries_the_direct_prompts_choices(insts, tmp_path, taxonomy):
     *_, seen = run(insts[:1], tmp_path)
-    direct, _ = build_direct_request(insts[0], taxonomy, ModelSpec(name="script", backend="codar_script"), 7,
-                                     ("$scenario", "$text"))  # fmt: skip
+    direct, _ = build_direct_request(
+        insts[0], taxonomy, ModelSpec(name="script", backend="codar_script"), 7, ("$scenario", "$text")
+    )
     assert seen["i0/codar/decoder"].task["choices"] == direct.task["choices"]
     assert all("choices" not in seen[f"i0/codar/{s}"].task for s in STAGES if s != "decoder")
 
@@ -113,8 +126,10 @@ def test_the_decoder_and_checker_show_every_option_with_its_boundary_rule(insts,
 
 def test_stage_requests_use_the_papers_json_mode_at_temperature_0_by_default(insts, tmp_path):
     *_, seen = run(insts[:1], tmp_path)
-    assert all(r.decoding.json_object and r.decoding.json_schema is None and r.decoding.temperature == 0.0
-               for r in seen.values())  # fmt: skip
+    assert all(
+        r.decoding.json_object and r.decoding.json_schema is None and r.decoding.temperature == 0.0
+        for r in seen.values()
+    )
 
 
 def test_constrained_decoding_sends_each_stages_schema_with_the_allowed_values(insts, tmp_path, taxonomy):
@@ -196,7 +211,9 @@ def test_an_accepted_revision_is_the_output_and_counts_one_revision(insts, tmp_p
     records, traces, stats, _, _ = run(insts[:1], tmp_path, reject_every=1, breakpoint=4)
     t = traces[0]["trace"]
     assert [v["status"] for v in t["verdicts"]] == ["REJECTED", "ACCEPTED"] and t["accepted"] is True
-    assert records[0]["request_key"] == next(c["key"] for c in traces[0]["calls"] if c["request_id"] == "i0/codar/decoder.rev1")
+    assert records[0]["request_key"] == next(
+        c["key"] for c in traces[0]["calls"] if c["request_id"] == "i0/codar/decoder.rev1"
+    )
     assert stats.method["revisions_mean"] == 1.0 and stats.method["acceptance_rate"] == 1.0
 
 
@@ -210,8 +227,12 @@ def test_never_accepted_outputs_the_last_decoder_answer_and_says_so(insts, tmp_p
 
 def test_revision_rounds_bound_the_number_of_checker_passes(insts, tmp_path):
     *_, calls, _ = run(insts[:1], tmp_path, settings={"revision_rounds": 3}, never_accept=["i0"], breakpoint=4)
-    assert [c for c in calls_of(calls, "i0") if c.startswith("checker")] == ["checker", "checker.rev1", "checker.rev2",
-                                                                             "checker.rev3"]  # fmt: skip
+    assert [c for c in calls_of(calls, "i0") if c.startswith("checker")] == [
+        "checker",
+        "checker.rev1",
+        "checker.rev2",
+        "checker.rev3",
+    ]
 
 
 def test_revision_rounds_zero_never_revises(insts, tmp_path):
@@ -260,15 +281,25 @@ def test_a_checker_unparsable_twice_is_an_error_even_after_a_valid_decoder_answe
 
 def test_a_failed_call_is_the_instances_error_without_a_retry_and_the_others_go_on(insts, tmp_path):
     records, _, _, calls, _ = run(insts[:2], tmp_path, fail_ids=["i0/codar/query"])
-    assert calls_of(calls, "i0") == ["observer", "query"] and records[0]["error"] == "codar stage query: call failed: scripted failure"
+    assert (
+        calls_of(calls, "i0") == ["observer", "query"]
+        and records[0]["error"] == "codar stage query: call failed: scripted failure"
+    )
     assert records[1]["error"] is None
 
 
 def test_a_chance_baseline_answers_the_first_free_text_stage_with_an_error_not_a_crash(insts, tmp_path):
     spec = ModelSpec(name="random", backend="random")
     bench = get_benchmark("moca")
-    records, *_ = run_method(bench, bench.method("codar", spec, 7), insts[:1], spec=spec,
-                             cache=RequestCache(tmp_path / "r.sqlite"), seed=7, progress=False)  # fmt: skip
+    records, *_ = run_method(
+        bench,
+        bench.method("codar", spec, 7),
+        insts[:1],
+        spec=spec,
+        cache=RequestCache(tmp_path / "r.sqlite"),
+        seed=7,
+        progress=False,
+    )
     assert records[0]["error"].startswith("codar stage observer: call failed")
 
 
@@ -285,11 +316,14 @@ def test_a_video_instance_without_frames_stops_the_run_naming_the_field(tmp_path
 
 
 # ---- ablations (Table 5) ---------------------------------------------------------------------------
-@pytest.mark.parametrize("method, stages", [
-    ("codar_wo_step2", ["observer", "conflict", "decoder", "checker"]),
-    ("codar_wo_steps34", ["observer", "query", "context", "decoder", "checker"]),
-    ("codar_wo_step5", ["observer", "query", "context", "conflict", "decoder"]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "method, stages",
+    [
+        ("codar_wo_step2", ["observer", "conflict", "decoder", "checker"]),
+        ("codar_wo_steps34", ["observer", "query", "context", "decoder", "checker"]),
+        ("codar_wo_step5", ["observer", "query", "context", "conflict", "decoder"]),
+    ],
+)
 def test_each_ablation_runs_its_stages_in_order(insts, tmp_path, method, stages):
     records, *_, calls, _ = run(insts[:1], tmp_path, method=method)
     assert calls == [f"i0/{method}/{s}" for s in stages] and records[0]["error"] is None
@@ -333,7 +367,9 @@ def test_an_ablation_reads_its_own_templates_and_codars_for_the_rest(insts, tmp_
 
 
 def test_an_ablation_without_a_checker_refuses_revision_rounds(insts, tmp_path):
-    with pytest.raises(ConfigError, match=r"moca.method_options.codar_wo_step5: unknown or inapplicable key\(s\) \['revision_rounds'\]"):
+    with pytest.raises(
+        ConfigError, match=r"moca.method_options.codar_wo_step5: unknown or inapplicable key\(s\) \['revision_rounds'\]"
+    ):
         run(insts[:1], tmp_path, method="codar_wo_step5", settings={"revision_rounds": 1})
 
 
@@ -356,21 +392,25 @@ def test_an_ablations_prompt_hash_ignores_templates_it_does_not_use(monkeypatch)
     bench = get_benchmark("moca")
     before = bench.prompt_hash("codar_wo_step5")
     real = type(bench).template
-    monkeypatch.setattr(type(bench), "template",
-                        lambda self, m, n: real(self, m, n) + ("!" if n == "checker.system.txt" else ""))  # fmt: skip
+    monkeypatch.setattr(
+        type(bench), "template", lambda self, m, n: real(self, m, n) + ("!" if n == "checker.system.txt" else "")
+    )
     assert bench.prompt_hash("codar_wo_step5") == before and bench.prompt_hash("codar") != before
 
 
 # ---- settings ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("settings, words", [
-    ({"revision_rounds": -1}, "revision_rounds: expected a whole number >= 0"),
-    ({"revision_rounds": True}, "revision_rounds: expected a whole number >= 0"),
-    ({"revision_rounds": 9}, "could take more than the runner's 64 rounds"),
-    ({"max_tokens": 0}, "max_tokens: expected a whole number >= 1"),
-    ({"rounds": 2}, "unknown or inapplicable key(s) ['rounds']"),
-    ({"retriever": {"kind": "google"}}, "retriever.kind: unknown retriever kind 'google'"),
-    ({"decoding": "guided"}, "decoding: 'guided' is not one of json_object, json_schema, constrained"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "settings, words",
+    [
+        ({"revision_rounds": -1}, "revision_rounds: expected a whole number >= 0"),
+        ({"revision_rounds": True}, "revision_rounds: expected a whole number >= 0"),
+        ({"revision_rounds": 9}, "could take more than the runner's 64 rounds"),
+        ({"max_tokens": 0}, "max_tokens: expected a whole number >= 1"),
+        ({"rounds": 2}, "unknown or inapplicable key(s) ['rounds']"),
+        ({"retriever": {"kind": "google"}}, "retriever.kind: unknown retriever kind 'google'"),
+        ({"decoding": "guided"}, "decoding: 'guided' is not one of json_object, json_schema, constrained"),
+    ],
+)
 def test_bad_settings_are_a_config_error_naming_the_key(settings, words):
     with pytest.raises(ConfigError, match="moca.method_options.codar") as err:
         get_benchmark("moca").method("codar", ModelSpec(name="m", backend="codar_script"), 1, settings)
@@ -387,13 +427,17 @@ def test_without_a_retriever_a_web_search_route_is_answered_from_model_prior_and
     _, traces, _, _, seen = run(insts[:1], tmp_path, route="web_search")
     r = traces[0]["trace"]["retrieval"][0]
     assert (r["status"], r["route"], r["evidence"]) == ("no_retriever", "model_prior", [])
-    assert "no retriever configured" in r["note"] and r["requested"] == [{"name": "entity of i0", "route": "web_search"}]
+    assert "no retriever configured" in r["note"] and r["requested"] == [
+        {"name": "entity of i0", "route": "web_search"}
+    ]
     assert f"Retrieved evidence: {NO_EVIDENCE}" in user_text(seen["i0/codar/context"])
 
 
 def test_a_configured_retriever_puts_its_evidence_into_the_context_prompt(insts, tmp_path):
     ev = tmp_path / "evidence.jsonl"
-    ev.write_text(json.dumps({"entity": "Entity of I0", "text": "It is a scripted entity.", "source": "local note"}) + "\n")
+    ev.write_text(
+        json.dumps({"entity": "Entity of I0", "text": "It is a scripted entity.", "source": "local note"}) + "\n"
+    )
     settings = {"retriever": {"kind": "jsonl", "path": str(ev)}}
     _, traces, _, _, seen = run(insts[:1], tmp_path, settings=settings, route="hybrid")
     assert "- [Entity of I0] It is a scripted entity. (source: local note)" in user_text(seen["i0/codar/context"])
@@ -404,7 +448,9 @@ def test_a_configured_retriever_puts_its_evidence_into_the_context_prompt(insts,
 def test_model_prior_entities_are_never_looked_up(tmp_path):
     ev = tmp_path / "evidence.jsonl"
     ev.write_text(json.dumps({"entity": "x", "text": "t", "source": "s"}) + "\n")
-    result = retrieve({"entities": [{"name": "x", "route": "model_prior"}], "questions": ["a", "b"]}, JsonlRetriever(ev))
+    result = retrieve(
+        {"entities": [{"name": "x", "route": "model_prior"}], "questions": ["a", "b"]}, JsonlRetriever(ev)
+    )
     assert result.status == "all_model_prior" and result.rendered() == NO_EVIDENCE
 
 
@@ -428,19 +474,30 @@ def test_an_import_retriever_must_be_a_retriever_subclass():
 
 
 # ---- stage parsing (pure) ------------------------------------------------------------------------------
-@pytest.mark.parametrize("stage, text, words", [
-    ("observer", "Here you go: {}", "not JSON"),
-    ("observer", "[1]", "a JSON list, not an object"),
-    ("observer", '{"explicit_perception": ""}', "explicit_perception: empty"),
-    ("observer", '{"caption": "x"}', "missing key(s) ['explicit_perception']; unexpected key(s) ['caption']"),
-    ("query", '{"entities": [{"name": "x", "route": "google"}], "questions": ["a", "b"]}', "route: 'google' is not one of"),
-    ("query", '{"entities": [], "questions": ["a"]}', "two or three questions"),
-    ("context", '{"fact": "a", "connection": "b", "social_norm": 3, "uncertainty": "d"}', "social_norm: expected a string"),
-    ("checker", '{"status": "MAYBE", "breakpoint": null, "refine": ""}', "neither ACCEPTED nor REJECTED"),
-    ("checker", '{"status": "ACCEPTED", "breakpoint": 2, "refine": ""}', "must be null with ACCEPTED"),
-    ("checker", '{"status": "REJECTED", "breakpoint": true, "refine": "x"}', "REJECTED needs one of"),
-    ("checker", '{"status": "REJECTED", "breakpoint": 3, "refine": " "}', "REJECTED needs a note"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "stage, text, words",
+    [
+        ("observer", "Here you go: {}", "not JSON"),
+        ("observer", "[1]", "a JSON list, not an object"),
+        ("observer", '{"explicit_perception": ""}', "explicit_perception: empty"),
+        ("observer", '{"caption": "x"}', "missing key(s) ['explicit_perception']; unexpected key(s) ['caption']"),
+        (
+            "query",
+            '{"entities": [{"name": "x", "route": "google"}], "questions": ["a", "b"]}',
+            "route: 'google' is not one of",
+        ),
+        ("query", '{"entities": [], "questions": ["a"]}', "two or three questions"),
+        (
+            "context",
+            '{"fact": "a", "connection": "b", "social_norm": 3, "uncertainty": "d"}',
+            "social_norm: expected a string",
+        ),
+        ("checker", '{"status": "MAYBE", "breakpoint": null, "refine": ""}', "neither ACCEPTED nor REJECTED"),
+        ("checker", '{"status": "ACCEPTED", "breakpoint": 2, "refine": ""}', "must be null with ACCEPTED"),
+        ("checker", '{"status": "REJECTED", "breakpoint": true, "refine": "x"}', "REJECTED needs one of"),
+        ("checker", '{"status": "REJECTED", "breakpoint": 3, "refine": " "}', "REJECTED needs a note"),
+    ],
+)
 def test_a_stage_output_off_its_contract_is_refused_with_the_reason(stage, text, words):
     with pytest.raises(StageOutputError) as err:
         parse_stage(stage, text)
@@ -456,7 +513,9 @@ def test_a_fenced_stage_answer_is_unparsable_unless_params_tolerate_one_fence():
 
 def test_the_code_fence_param_reaches_every_stage(insts, tmp_path):
     bench = get_benchmark("moca")
-    method = bench.method("codar", ModelSpec(name="m", backend="codar_script"), 1, {"answer": {"code_fence": "tolerate"}})
+    method = bench.method(
+        "codar", ModelSpec(name="m", backend="codar_script"), 1, {"answer": {"code_fence": "tolerate"}}
+    )
     assert method.code_fence == "tolerate"
 
 
@@ -465,8 +524,16 @@ def test_the_checker_status_is_read_case_insensitively():
 
 
 def test_a_decoder_answer_with_values_outside_the_candidate_sets_still_parses():
-    text = json.dumps({"counterfactual_cost": "c", "conflict_utility": "u", "subject": "nobody", "target": "t",
-                       "mechanism": "m", "label": "l"})  # fmt: skip
+    text = json.dumps(
+        {
+            "counterfactual_cost": "c",
+            "conflict_utility": "u",
+            "subject": "nobody",
+            "target": "t",
+            "mechanism": "m",
+            "label": "l",
+        }
+    )
     assert parse_stage("decoder", text)["subject"] == "nobody"  # a scenario-invalid tuple, not a format error
 
 
@@ -503,8 +570,13 @@ def test_rounds_go_out_together_across_instances(insts, tmp_path):
 
 def test_the_run_summary_gives_revisions_acceptance_and_retries(insts, tmp_path):
     *_, stats, _, _ = run(insts, tmp_path, never_accept=["i0"], breakpoint=4, unparsable=["i1/codar/query"])
-    assert stats.method == {"retries": 1.0, "stage_errors": 0.0, "revisions_mean": round(1 / 3, 4),
-                            "acceptance_rate": round(2 / 3, 4), "not_accepted": 1.0}  # fmt: skip
+    assert stats.method == {
+        "retries": 1.0,
+        "stage_errors": 0.0,
+        "revisions_mean": round(1 / 3, 4),
+        "acceptance_rate": round(2 / 3, 4),
+        "not_accepted": 1.0,
+    }
 
 
 def test_per_stage_calls_and_tokens_are_accounted(insts, tmp_path):

@@ -11,15 +11,20 @@ from tests.conftest import make_instance
 
 def instances():
     out = [make_instance(f"i{k}", "intent") for k in range(3)]
-    out += [make_instance("a1", "affection", modality="video_text", media=["c.mp4"], domain="familial"),
-            make_instance("s1", "stance", label="supportive", culture="east asian")]
+    out += [
+        make_instance("a1", "affection", modality="video_text", media=["c.mp4"], domain="familial"),
+        make_instance("s1", "stance", label="supportive", culture="east asian"),
+    ]
     return out
 
 
 def test_distributions_count_every_category_in_taxonomy_order(taxonomy):
     stats = compute(instances(), taxonomy)
     assert [(d["name"], d["count"], d["percent"]) for d in stats["scenario"]] == [
-        ("affection", 1, 20.0), ("intent", 3, 60.0), ("stance", 1, 20.0)]
+        ("affection", 1, 20.0),
+        ("intent", 3, 60.0),
+        ("stance", 1, 20.0),
+    ]
     assert [d["name"] for d in stats["domain"]] == list(taxonomy.domains)
     assert {d["name"]: d["count"] for d in stats["culture"]}["east asian"] == 1
     assert stats["field_values"] == 35
@@ -64,5 +69,16 @@ def test_the_stats_command_writes_every_table_and_the_figure(tmp_path):
     res = CliRunner().invoke(app, ["moca", "stats", "--instances", str(path), "--out-dir", str(tmp_path / "stats")])
     assert res.exit_code == 0, (res.output, res.exception)
     names = sorted(p.name for p in (tmp_path / "stats").iterdir())
-    assert names == ["figure3.png", "labels.csv", "labels.md", "labels.tex", "stats.json", "table1.csv", "table1.md",
-                     "table1.tex", "table11.csv", "table11.md", "table11.tex"]
+    assert names == [
+        "figure3.png",
+        "labels.csv",
+        "labels.md",
+        "labels.tex",
+        "stats.json",
+        "table1.csv",
+        "table1.md",
+        "table1.tex",
+        "table11.csv",
+        "table11.md",
+        "table11.tex",
+    ]

@@ -30,7 +30,9 @@ def test_same_seed_gives_byte_identical_files(tmp_path, taxonomy, monkeypatch):
 @pytest.mark.slow
 def test_demo_benchmark_covers_scenarios_modalities_and_is_valid(tmp_path, taxonomy, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    recs = generate(Path("demo"), DemoConfig(seed=3, n_test=60, n_dev=6, video_fraction=0.2, video_seconds=1.0), taxonomy)
+    recs = generate(
+        Path("demo"), DemoConfig(seed=3, n_test=60, n_dev=6, video_fraction=0.2, video_seconds=1.0), taxonomy
+    )
     test = load_instances(tmp_path / "demo" / "test.jsonl", taxonomy)
     assert len(test) == 60 and len(recs["dev"]) == 6
     assert Counter(r["scenario"] for r in test) == {"affection": 20, "intent": 20, "stance": 20}
@@ -59,8 +61,8 @@ def test_every_demo_clip_frame_carries_its_own_index(tmp_path, taxonomy):
 
 @pytest.mark.slow
 def test_fault_injection_adds_one_bad_record_and_one_truncated_clip(tmp_path, taxonomy, monkeypatch):
-    from socialbench.moca.prepare import prepare_instances
     from socialbench.io import read_jsonl
+    from socialbench.moca.prepare import prepare_instances
 
     monkeypatch.chdir(tmp_path)
     generate(Path("demo"), DemoConfig(seed=3, n_test=3, n_dev=3, video_fraction=0.0, faults=True), taxonomy)
@@ -69,8 +71,8 @@ def test_fault_injection_adds_one_bad_record_and_one_truncated_clip(tmp_path, ta
     assert [d["id"] for d in dropped] == ["demo-test-fault-label"]
     assert dropped[0]["problems"][0]["field"] == "label"
     clip = next(r for r in kept if r["id"] == "demo-test-fault-media")
-    from socialbench.media.probe import video_timeline
     from socialbench.media.errors import MediaError
+    from socialbench.media.probe import video_timeline
 
     with pytest.raises(MediaError, match="truncated|announces"):
         video_timeline(tmp_path / clip["media"][0])

@@ -7,11 +7,15 @@ import io
 from socialbench.moca import figures
 
 METRICS = ["Lab", "Subj", "Tgt", "Mech", "Dyad", "Faith", "Holis"]
-BARS = [{"label": "m1", "values": [10.0, 20.0, 30.0, 40.0, 5.0, None, 1.25], "lows": [5.0] * 7, "highs": [50.0] * 7},
-        {"label": "m2", "values": [15.0, 25.0, 35.0, 45.0, 8.0, 30.0, 2.5]}]  # fmt: skip
+BARS = [
+    {"label": "m1", "values": [10.0, 20.0, 30.0, 40.0, 5.0, None, 1.25], "lows": [5.0] * 7, "highs": [50.0] * 7},
+    {"label": "m2", "values": [15.0, 25.0, 35.0, 45.0, 8.0, 30.0, 2.5]},
+]
 HUMAN = {"label": "people (human)", "values": [60.0, 90.0, 88.0, 70.0, 85.0, 75.0, 59.7]}
-GAINS = [("intent", [{"label": "m1", "values": [3.0, 18.9, 3.5], "lows": [1.0, 5.0, 0.5], "highs": [6.0, 30.0, 7.0]}]),
-         ("stance", [{"label": "m1", "values": [-1.0, None, 2.0]}])]  # fmt: skip
+GAINS = [
+    ("intent", [{"label": "m1", "values": [3.0, 18.9, 3.5], "lows": [1.0, 5.0, 0.5], "highs": [6.0, 30.0, 7.0]}]),
+    ("stance", [{"label": "m1", "values": [-1.0, None, 2.0]}]),
+]
 
 
 def fig6(**kw):
@@ -25,7 +29,9 @@ def test_a_figure_comes_as_png_and_pdf():
 
 def test_the_same_numbers_give_the_same_bytes():
     assert fig6() == fig6()
-    assert figures.gain_profiles(GAINS, ["Dyad", "Faith", "Holis"]) == figures.gain_profiles(GAINS, ["Dyad", "Faith", "Holis"])
+    assert figures.gain_profiles(GAINS, ["Dyad", "Faith", "Holis"]) == figures.gain_profiles(
+        GAINS, ["Dyad", "Faith", "Holis"]
+    )
 
 
 def test_other_numbers_give_other_bytes():
@@ -45,7 +51,9 @@ def test_a_users_matplotlib_settings_do_not_change_the_bytes():
     import matplotlib
 
     before = fig6()
-    with matplotlib.rc_context({"lines.linewidth": 7, "font.size": 20, "axes.prop_cycle": matplotlib.cycler(color=["k"])}):
+    with matplotlib.rc_context(
+        {"lines.linewidth": 7, "font.size": 20, "axes.prop_cycle": matplotlib.cycler(color=["k"])}
+    ):
         assert fig6() == before
 
 
@@ -60,7 +68,10 @@ def test_a_note_is_drawn_into_the_figure():
 
 def test_figure_data_is_long_csv_with_two_decimals_and_empty_unknowns():
     rows = [{"bar": "intent | Dyad | m1", "gain": 3.0, "low": None, "scenario": "intent"}]
-    assert figures.data_csv(rows, ["bar", "gain", "low", "scenario"]) == "bar,gain,low,scenario\nintent | Dyad | m1,3.00,,intent\n"
+    assert (
+        figures.data_csv(rows, ["bar", "gain", "low", "scenario"])
+        == "bar,gain,low,scenario\nintent | Dyad | m1,3.00,,intent\n"
+    )
 
 
 def test_another_process_draws_the_same_bytes():
@@ -69,10 +80,14 @@ def test_another_process_draws_the_same_bytes():
     import sys
     from pathlib import Path
 
-    code = ("import hashlib, sys; sys.path.insert(0, '.'); from tests.moca.test_figures import fig6;"
-            " o = fig6(); print(hashlib.sha256(o['png'] + o['pdf']).hexdigest())")
+    code = (
+        "import hashlib, sys; sys.path.insert(0, '.'); from tests.moca.test_figures import fig6;"
+        " o = fig6(); print(hashlib.sha256(o['png'] + o['pdf']).hexdigest())"
+    )
     repo = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo
+    ).stdout.strip()
 
     here = fig6()
     assert out == hashlib.sha256(here["png"] + here["pdf"]).hexdigest()

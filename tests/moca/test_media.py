@@ -9,7 +9,6 @@ from socialbench.media.report import MediaReport
 from socialbench.media.sampling import FrameSampling
 from socialbench.media.settings import MediaSettings
 from socialbench.moca.media import KEPT, attach_frames, moca_sampling
-
 from tests.conftest import make_instance
 from tests.helpers.media_synth import generate_indexed_video
 from tests.media.conftest import CLIP_FPS, CLIP_FRAMES, image_index
@@ -20,7 +19,9 @@ SAMPLING = FrameSampling.uniform(4, max_side=64)
 @pytest.fixture(scope="module")
 def clip_mp4(tmp_path_factory):
     """The media tests' clip (tests/media/conftest.py): 50 frames at 10 fps, a keyframe every 12."""
-    return generate_indexed_video(tmp_path_factory.mktemp("media") / "clip.mp4", frames=CLIP_FRAMES, fps=CLIP_FPS, gop=12)
+    return generate_indexed_video(
+        tmp_path_factory.mktemp("media") / "clip.mp4", frames=CLIP_FRAMES, fps=CLIP_FPS, gop=12
+    )
 
 
 @pytest.fixture
@@ -38,8 +39,16 @@ def video(iid, path):
 
 def run(repo, records, on_error="skip"):
     report = MediaReport()
-    out = attach_frames(records, split="test", source="interim/test.jsonl", cache=FrameCache(repo / "frames"),
-                        sampling=SAMPLING, report=report, on_error=on_error, root=repo)
+    out = attach_frames(
+        records,
+        split="test",
+        source="interim/test.jsonl",
+        cache=FrameCache(repo / "frames"),
+        sampling=SAMPLING,
+        report=report,
+        on_error=on_error,
+        root=repo,
+    )
     return out, report
 
 
@@ -73,7 +82,13 @@ def test_bad_media_with_skip_keeps_the_instance_marked_media_error_and_reports_w
     marked = out[1]
     assert "frames" not in marked and "empty.mp4" in marked["media_error"] and E.EMPTY in marked["media_error"]
     counts = report.counts["test"]
-    assert (counts.instances, counts.video_instances, counts.with_frames, counts.frames, counts.left_out) == (3, 2, 1, 4, 0)
+    assert (counts.instances, counts.video_instances, counts.with_frames, counts.frames, counts.left_out) == (
+        3,
+        2,
+        1,
+        4,
+        0,
+    )
 
 
 def test_a_marked_instance_loads_and_is_answered_without_a_call(repo, taxonomy, tmp_path):
@@ -109,7 +124,9 @@ def test_a_video_instance_without_exactly_one_video_is_reported(repo):
 
 
 def test_settings_come_from_the_media_section_of_params():
-    s = MediaSettings.from_params({"media": {"on_error": "fail", "moca_frames": 6, "frame_max_side": None, "image_format": "jpg"}})
+    s = MediaSettings.from_params(
+        {"media": {"on_error": "fail", "moca_frames": 6, "frame_max_side": None, "image_format": "jpg"}}
+    )
     assert moca_sampling(s) == FrameSampling.uniform(6, max_side=None, image_format="jpg")
     assert s.meeting_sampling().fps == FrameSampling.at_fps("1/2").fps
     with pytest.raises(ValueError, match="on_error"):
@@ -141,8 +158,14 @@ def test_a_cached_frame_of_a_picture_from_an_earlier_run_is_not_served(repo):
     entry = repo / "frames" / key[:2] / key  # what the earlier version wrote: one "frame" of the picture
     entry.mkdir(parents=True)
     shutil.copyfile(still, entry / "000000.png")
-    manifest = {"key": key, "key_parts": {}, "source": {"format": "png_pipe"}, "size": [64, 48], "ffmpeg_version": "x",
-                "frames": [{"index": 0, "timestamp": 0.0, "file": "000000.png", "sha256": sha256_file(still)}]}  # fmt: skip
+    manifest = {
+        "key": key,
+        "key_parts": {},
+        "source": {"format": "png_pipe"},
+        "size": [64, 48],
+        "ffmpeg_version": "x",
+        "frames": [{"index": 0, "timestamp": 0.0, "file": "000000.png", "sha256": sha256_file(still)}],
+    }
     (entry / "manifest.json").write_text(json.dumps(manifest), "utf-8")
     with pytest.raises(MediaError) as exc:
         cache.frames(still, SAMPLING)

@@ -8,7 +8,6 @@ from PIL import Image
 
 from socialbench.errors import DataError, SocialbenchError
 from socialbench.moca.prepare import prepare_file, prepare_instances
-
 from tests.conftest import make_instance
 
 
@@ -24,7 +23,10 @@ def write(path, lines):
 
 def test_zero_byte_image_is_dropped_with_the_file_named(tmp_path, taxonomy):
     (tmp_path / "zero.png").write_bytes(b"")
-    recs = [make_instance("ok", media=[png(tmp_path / "ok.png")]), make_instance("z", media=[str(tmp_path / "zero.png")])]
+    recs = [
+        make_instance("ok", media=[png(tmp_path / "ok.png")]),
+        make_instance("z", media=[str(tmp_path / "zero.png")]),
+    ]
     kept, dropped = prepare_instances(recs, taxonomy, "raw.jsonl")
     assert [r["id"] for r in kept] == ["ok"]
     assert dropped[0]["id"] == "z" and dropped[0]["problems"] == [
@@ -36,7 +38,10 @@ def test_random_bytes_png_is_dropped_as_undecodable(tmp_path, taxonomy):
     (tmp_path / "noise.png").write_bytes(bytes(range(256)) * 8)
     kept, dropped = prepare_instances([make_instance("n", media=[str(tmp_path / "noise.png")])], taxonomy, "raw.jsonl")
     assert kept == [] and dropped[0]["problems"][0]["field"] == "media"
-    assert "noise.png: cannot decode the image (not an image format Pillow can read)" in dropped[0]["problems"][0]["reason"]
+    assert (
+        "noise.png: cannot decode the image (not an image format Pillow can read)"
+        in dropped[0]["problems"][0]["reason"]
+    )
 
 
 def test_truncated_png_is_dropped(tmp_path, taxonomy):
@@ -65,7 +70,10 @@ def test_image_text_instance_whose_media_is_a_video_is_dropped(tmp_path, taxonom
 
     clip = generate_indexed_video(tmp_path / "clip.mp4", frames=3, fps=5)
     _, dropped = prepare_instances([make_instance("v", media=[str(clip)])], taxonomy, "raw.jsonl")
-    assert dropped[0]["problems"][0]["field"] == "media" and "clip.mp4: cannot decode the image" in dropped[0]["problems"][0]["reason"]
+    assert (
+        dropped[0]["problems"][0]["field"] == "media"
+        and "clip.mp4: cannot decode the image" in dropped[0]["problems"][0]["reason"]
+    )
 
 
 def test_video_text_media_is_only_checked_to_exist_here(tmp_path, taxonomy):
@@ -97,7 +105,10 @@ def test_unknown_on_invalid_value_is_a_clear_error_listing_the_allowed_values(ta
 def test_unparsable_line_is_dropped_with_its_line_number_and_raw_text_and_the_rest_kept(tmp_path, taxonomy):
     img = png(tmp_path / "ok.png")
     long_garbage = '{"id": "x", ' + "y" * 500
-    path = write(tmp_path / "raw.jsonl", [make_instance("a", media=[img]), long_garbage, "", "[1, 2]", make_instance("b", media=[img])])
+    path = write(
+        tmp_path / "raw.jsonl",
+        [make_instance("a", media=[img]), long_garbage, "", "[1, 2]", make_instance("b", media=[img])],
+    )
     kept, dropped = prepare_file(path, taxonomy, "drop")
     assert [r["id"] for r in kept] == ["a", "b"]
     assert [(d["id"], d["line"], d["record"]) for d in dropped] == [("line 2", 2, None), ("line 4", 4, None)]
@@ -123,7 +134,10 @@ def test_empty_input_file_is_an_error(tmp_path, taxonomy):
 
 def test_dropped_records_report_their_line_and_the_report_follows_file_order(tmp_path, taxonomy):
     img = png(tmp_path / "ok.png")
-    path = write(tmp_path / "raw.jsonl", [make_instance("z", media=[img], label="happy"), "{bad", make_instance(None, media=[img])])
+    path = write(
+        tmp_path / "raw.jsonl",
+        [make_instance("z", media=[img], label="happy"), "{bad", make_instance(None, media=[img])],
+    )
     kept, dropped = prepare_file(path, taxonomy)
     assert kept == [] and [(d["id"], d["line"]) for d in dropped] == [("z", 1), ("line 2", 2), ("line 3", 3)]
     assert dropped[2]["problems"] == [{"field": "id", "reason": "expected a non-empty string, got null"}]
@@ -131,7 +145,10 @@ def test_dropped_records_report_their_line_and_the_report_follows_file_order(tmp
 
 def test_duplicate_ids_in_a_file_drop_both_copies_naming_each_others_line(tmp_path, taxonomy):
     img = png(tmp_path / "ok.png")
-    path = write(tmp_path / "raw.jsonl", [make_instance("a", media=[img]), make_instance("b", media=[img]), make_instance("a", media=[img])])
+    path = write(
+        tmp_path / "raw.jsonl",
+        [make_instance("a", media=[img]), make_instance("b", media=[img]), make_instance("a", media=[img])],
+    )
     kept, dropped = prepare_file(path, taxonomy)
     assert [r["id"] for r in kept] == ["b"]
     assert [(d["line"], d["problems"]) for d in dropped] == [
@@ -141,7 +158,13 @@ def test_duplicate_ids_in_a_file_drop_both_copies_naming_each_others_line(tmp_pa
 
 
 def test_gold_differing_only_in_case_is_kept_canonical_and_nothing_is_dropped(tmp_path, taxonomy):
-    rec = make_instance("a", media=[png(tmp_path / "a.png")], label="Mock", mechanism="Expressive-Aggression", subject="The Speaker")
+    rec = make_instance(
+        "a", media=[png(tmp_path / "a.png")], label="Mock", mechanism="Expressive-Aggression", subject="The Speaker"
+    )
     kept, dropped = prepare_instances([rec], taxonomy, "raw.jsonl")
     assert dropped == []
-    assert (kept[0]["label"], kept[0]["mechanism"], kept[0]["subject"]) == ("mock", "expressive aggression", "the speaker")
+    assert (kept[0]["label"], kept[0]["mechanism"], kept[0]["subject"]) == (
+        "mock",
+        "expressive aggression",
+        "the speaker",
+    )

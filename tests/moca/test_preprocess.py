@@ -6,15 +6,34 @@ import pytest
 from PIL import Image, ImageDraw
 
 from socialbench.moca.preprocess import (
-    FLAGS, REASONS, PreprocessParams, check_media, clean_text, count_table, counts_csv, counts_markdown,
-    find_duplicates, preprocess, shared_media_groups,
-)  # fmt: skip
+    FLAGS,
+    REASONS,
+    PreprocessParams,
+    check_media,
+    clean_text,
+    count_table,
+    counts_csv,
+    counts_markdown,
+    find_duplicates,
+    preprocess,
+    shared_media_groups,
+)
 from socialbench.moca.sources.base import candidate
 
 
 def cand(native, text, *, source="mmsd2", media=None, context=(), modality="image_text", urls=()):
-    return candidate(source, native, split="all", modality=modality, text=text, media=media if media is not None else [f"{native}.jpg"],
-                     media_urls=urls, context=context, origin_file="f", origin_record=native)
+    return candidate(
+        source,
+        native,
+        split="all",
+        modality=modality,
+        text=text,
+        media=media if media is not None else [f"{native}.jpg"],
+        media_urls=urls,
+        context=context,
+        origin_file="f",
+        origin_record=native,
+    )
 
 
 def no_media(rec):
@@ -102,8 +121,12 @@ def test_a_clip_that_is_not_a_video_is_corrupted_media_through_the_probe(tmp_pat
 
 
 def test_a_missing_file_with_a_url_is_missing_media_flagged_remote(tmp_path):
-    infos, flags, problem = check_media(cand("1", "t", media=[str(tmp_path / "x.jpg")], urls=["https://i.redd.it/x.jpg"]))
-    assert problem.reason == "missing_media" and flags == ["media_remote"] and "https://i.redd.it/x.jpg" in problem.detail
+    infos, flags, problem = check_media(
+        cand("1", "t", media=[str(tmp_path / "x.jpg")], urls=["https://i.redd.it/x.jpg"])
+    )
+    assert (
+        problem.reason == "missing_media" and flags == ["media_remote"] and "https://i.redd.it/x.jpg" in problem.detail
+    )
 
 
 def test_a_malformed_media_url_is_an_invalid_link():
@@ -139,7 +162,9 @@ def test_the_same_text_with_different_images_is_not_a_duplicate():
 
 def test_the_same_text_with_a_near_identical_image_is_a_duplicate():
     media = [[{"sha256": "a" * 64, "phash": "ffff000000000000"}], [{"sha256": "b" * 64, "phash": "ffff000000000003"}]]
-    dups = find_duplicates(["its their character", "its their character"], media, PreprocessParams(phash_max_distance=4))
+    dups = find_duplicates(
+        ["its their character", "its their character"], media, PreprocessParams(phash_max_distance=4)
+    )
     assert dups[0].media == "similar" and dups[0].reason == "near_duplicate"
 
 
@@ -166,8 +191,9 @@ def test_kept_records_sharing_an_image_are_flagged_not_removed():
     def same_image(rec):
         return [dict(m) for m in media], [], None
 
-    result = preprocess([cand("1", "when the wifi is down"), cand("2", "me after one gym session")], KEEP_MISSING,
-                        inspect=same_image)
+    result = preprocess(
+        [cand("1", "when the wifi is down"), cand("2", "me after one gym session")], KEEP_MISSING, inspect=same_image
+    )
     assert len(result.kept) == 2
     assert result.kept[0]["flags"]["shares_media_with"] == ["mmsd2:2"]
 
@@ -176,11 +202,21 @@ def test_kept_records_sharing_an_image_are_flagged_not_removed():
 
 
 def test_every_removed_record_is_reported_with_its_reason_and_nothing_vanishes():
-    pool = [cand("1", "[deleted]"), cand("2", "https://t.co/x"), cand("3", "so proud"), cand("4", "So proud!"),
-            cand("5", "   ")]
+    pool = [
+        cand("1", "[deleted]"),
+        cand("2", "https://t.co/x"),
+        cand("3", "so proud"),
+        cand("4", "So proud!"),
+        cand("5", "   "),
+    ]
     result = preprocess(pool, KEEP_MISSING, inspect=no_media)
     reasons = {e["id"]: e["reason"] for e in result.removed}
-    assert reasons == {"mmsd2:1": "system_artifact", "mmsd2:2": "link_only", "mmsd2:4": "exact_duplicate", "mmsd2:5": "empty_text"}
+    assert reasons == {
+        "mmsd2:1": "system_artifact",
+        "mmsd2:2": "link_only",
+        "mmsd2:4": "exact_duplicate",
+        "mmsd2:5": "empty_text",
+    }
     assert [r["id"] for r in result.kept] == ["mmsd2:3"]
     assert result.removed[2]["duplicate_of"] == "mmsd2:3" and result.removed[2]["record"]["text"] == "So proud!"
 
@@ -231,14 +267,19 @@ def test_the_packaged_params_schema_has_the_same_defaults_as_the_code():
 
 @pytest.fixture(scope="module")
 def shared_pool():
-    from tests.conftest import SHARED
     from socialbench.moca.sources import SourceOptions, read_source
+    from tests.conftest import SHARED
 
     data = SHARED / "data"
     if not data.is_dir():
         pytest.skip(f"needs ../shared (real public annotations), absent at {data}")
     pool = []
-    for name, splits in (("mustard", None), ("mintrec", ("train", "dev")), ("mmsd2", ("valid",)), ("memecap", ("test",))):
+    for name, splits in (
+        ("mustard", None),
+        ("mintrec", ("train", "dev")),
+        ("mmsd2", ("valid",)),
+        ("memecap", ("test",)),
+    ):
         pool += read_source(name, data / name, SourceOptions(splits=splits))
     return pool
 

@@ -7,11 +7,12 @@ from socialbench.moca.prompts import (
     MediaUnavailable,
     answer_schema,
     answer_settings,
-    build_direct_request as _build,
     options_block,
     slot_maps,
 )
-
+from socialbench.moca.prompts import (
+    build_direct_request as _build,
+)
 from tests.conftest import make_instance
 
 BENCH = get_benchmark("moca")
@@ -72,7 +73,9 @@ def test_direct_decodes_greedily_in_json_mode_without_an_enum_schema(image_insta
 
 def test_constrained_variant_sends_the_enum_schema_with_the_same_messages(image_instance, taxonomy):
     free, _ = build_direct_request(image_instance, taxonomy, SPEC, seed=3)
-    req, maps = build_direct_request(image_instance, taxonomy, SPEC, seed=3, method="direct_constrained", constrained=True)
+    req, maps = build_direct_request(
+        image_instance, taxonomy, SPEC, seed=3, method="direct_constrained", constrained=True
+    )
     assert req.decoding.json_schema == answer_schema("intent", taxonomy, maps) and not req.decoding.json_object
     assert req.decoding.temperature == 0.0 and req.messages == free.messages
     assert req.request_id == "a/direct_constrained/answer" and req.task["method"] == "direct_constrained"

@@ -4,7 +4,6 @@ import pytest
 
 from socialbench.errors import DataError
 from socialbench.moca.schema import canonical_gold, load_instances, record_problems
-
 from tests.conftest import make_instance
 
 
@@ -154,10 +153,16 @@ def test_malformed_frames_are_a_problem_of_field_frames(tmp_path, taxonomy, fram
 
 # ---- gold normalized as the scorer normalizes (section 3.3) ---------------------------------
 def test_gold_in_another_case_or_separator_loads_in_its_canonical_spelling(tmp_path, taxonomy):
-    rec = make_instance("a", label="Mock", mechanism="Expressive_Aggression", subject="The  Speaker", target="the-player")
+    rec = make_instance(
+        "a", label="Mock", mechanism="Expressive_Aggression", subject="The  Speaker", target="the-player"
+    )
     (loaded,) = load_instances(write(tmp_path / "g.jsonl", [rec]), taxonomy)
     assert (loaded["label"], loaded["mechanism"], loaded["subject"], loaded["target"]) == (
-        "mock", "expressive aggression", "the speaker", "the player")
+        "mock",
+        "expressive aggression",
+        "the speaker",
+        "the player",
+    )
 
 
 def test_canonical_gold_leaves_its_input_unchanged(taxonomy):
@@ -168,7 +173,8 @@ def test_canonical_gold_leaves_its_input_unchanged(taxonomy):
 def test_options_the_scorer_cannot_tell_apart_are_a_problem_of_the_options_field(taxonomy):
     rec = make_instance("a", subject_options=["the speaker", "The Speaker", "the fan", "the referee"])
     assert record_problems(rec, taxonomy) == [
-        ("subject_options", "'the speaker' and 'The Speaker' are the same option after normalization")]
+        ("subject_options", "'the speaker' and 'The Speaker' are the same option after normalization")
+    ]
 
 
 # ---- media_error: kept by the media stage, answered without a call ---------------------------
@@ -178,12 +184,20 @@ def test_a_video_instance_marked_media_error_without_frames_loads(tmp_path, taxo
     assert loaded["media_error"] == "clip.mp4: truncated"
 
 
-@pytest.mark.parametrize("extra, reason", [
-    ({"media_error": ""}, "expected a non-empty string (the media problem), got an empty string"),
-    ({"media_error": 3}, "expected a non-empty string (the media problem), got int 3"),
-    ({"media_error": "bad clip", "frames": [{"path": "f.png", "sha256": "a" * 64, "index": 0, "timestamp": 0.0}]},
-     "a record with media_error has no frames (the media stage writes one or the other)"),
-])
+@pytest.mark.parametrize(
+    "extra, reason",
+    [
+        ({"media_error": ""}, "expected a non-empty string (the media problem), got an empty string"),
+        ({"media_error": 3}, "expected a non-empty string (the media problem), got int 3"),
+        (
+            {
+                "media_error": "bad clip",
+                "frames": [{"path": "f.png", "sha256": "a" * 64, "index": 0, "timestamp": 0.0}],
+            },
+            "a record with media_error has no frames (the media stage writes one or the other)",
+        ),
+    ],
+)
 def test_a_malformed_media_error_is_a_problem_of_its_field(taxonomy, extra, reason):
     rec = make_instance("v", modality="video_text", transcript="A: hi", **extra)
     assert ("media_error", reason) in record_problems(rec, taxonomy)

@@ -3,8 +3,15 @@ import json
 import pytest
 
 from socialbench.errors import DataError
-from socialbench.moca.scoring import check_predictions, check_scores, normalize, parse_scores, percent, score, unpredicted
-
+from socialbench.moca.scoring import (
+    check_predictions,
+    check_scores,
+    normalize,
+    parse_scores,
+    percent,
+    score,
+    unpredicted,
+)
 from tests.conftest import make_instance
 
 LABELS = {"intent": ["mock", "mitigate", "provoke"]}
@@ -88,16 +95,31 @@ def test_scores_are_grouped_per_scenario():
 
 # ---- bad input: predictions ------------------------------------------------------------------
 
+
 def test_duplicate_prediction_id_names_the_file_its_line_and_the_first_copy():
     gold = [make_instance("i0"), make_instance("i1")]
     with pytest.raises(DataError) as exc:
-        score(gold, [pred("i0"), pred("i1"), pred("i0", label="provoke")], LABELS, MECHS, source="p.jsonl", lines=[1, 2, 4])
+        score(
+            gold,
+            [pred("i0"), pred("i1"), pred("i0", label="provoke")],
+            LABELS,
+            MECHS,
+            source="p.jsonl",
+            lines=[1, 2, 4],
+        )
     assert str(exc.value) == "p.jsonl, record line 4, field 'id': duplicate id 'i0' (first at line 1)"
 
 
 def test_prediction_whose_id_matches_no_instance_is_an_error():
     with pytest.raises(DataError) as exc:
-        score([make_instance("i0")], [pred("i0"), pred("other")], LABELS, MECHS, source="p.jsonl", instances_source="test.jsonl")
+        score(
+            [make_instance("i0")],
+            [pred("i0"), pred("other")],
+            LABELS,
+            MECHS,
+            source="p.jsonl",
+            instances_source="test.jsonl",
+        )
     assert exc.value.path == "p.jsonl" and exc.value.record == "line 2" and exc.value.field == "id"
     assert "'other' matches no instance in test.jsonl" in str(exc.value)
 
@@ -131,17 +153,34 @@ def test_no_predictions_at_all_scores_every_instance_incorrect_and_invalid():
 
 # ---- media that failed at evaluation time: kept in N, scored invalid, counted -----------------
 def test_media_errors_stay_in_n_scored_invalid_and_are_counted_per_scenario():
-    gold = [make_instance("i0"), make_instance("i1", media_error="clip.mp4: truncated"), make_instance("i2"),
-            make_instance("s0", scenario="stance")]
-    media_pred = {"id": "i2", "subject": None, "target": None, "mechanism": None, "label": None,
-                  "media_error": "image file not found: x.png"}  # marked by the method, not the media stage
-    out = score(gold, [pred("i0"), media_pred], {**LABELS, "stance": ["dismissive"]}, {**MECHS, "stance": ["dominant detachment"]})
+    gold = [
+        make_instance("i0"),
+        make_instance("i1", media_error="clip.mp4: truncated"),
+        make_instance("i2"),
+        make_instance("s0", scenario="stance"),
+    ]
+    media_pred = {
+        "id": "i2",
+        "subject": None,
+        "target": None,
+        "mechanism": None,
+        "label": None,
+        "media_error": "image file not found: x.png",
+    }  # marked by the method, not the media stage
+    out = score(
+        gold,
+        [pred("i0"), media_pred],
+        {**LABELS, "stance": ["dismissive"]},
+        {**MECHS, "stance": ["dominant detachment"]},
+    )
     assert (out["intent"]["n"], out["intent"]["media_errors"], out["intent"]["invalid_rate"]) == (3, 2, 66.67)
     assert out["intent"]["holis"] == 33.33 and out["stance"]["media_errors"] == 0
 
 
 def test_a_prediction_without_media_error_on_an_unmarked_instance_counts_none():
-    assert score([make_instance("i0")], [pred("i0") | {"media_error": None}], LABELS, MECHS)["intent"]["media_errors"] == 0
+    assert (
+        score([make_instance("i0")], [pred("i0") | {"media_error": None}], LABELS, MECHS)["intent"]["media_errors"] == 0
+    )
 
 
 # ---- bad input: score files ------------------------------------------------------------------
@@ -210,7 +249,15 @@ def test_one_finite_number_check_serves_scores_stats_and_frame_timestamps():
     from socialbench.moca.scoring import is_number
 
     assert [is_number(v) for v in (0, 2.5, -1, True, float("nan"), float("inf"), "1", None)] == [
-        True, True, True, False, False, False, False, False]  # fmt: skip
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ]
     assert schema.is_number is is_number
     assert schema.frames_problem([{"path": "f.png", "sha256": "ab" * 32, "timestamp": float("nan")}]) is not None
 

@@ -3,7 +3,16 @@ import pytest
 from socialbench.errors import DataError
 from socialbench.moca.tables import build_rows, excluded_note, to_csv, to_latex, to_markdown
 
-SC = {"label": 10.0, "subject": 20.0, "target": 30.0, "mechanism": 40.0, "dyad": 5.0, "faith": None, "holis": 1.25, "n": 4}
+SC = {
+    "label": 10.0,
+    "subject": 20.0,
+    "target": 30.0,
+    "mechanism": 40.0,
+    "dyad": 5.0,
+    "faith": None,
+    "holis": 1.25,
+    "n": 4,
+}
 
 
 def test_rows_grouped_by_category_in_params_order():
@@ -21,7 +30,10 @@ def test_method_other_than_direct_is_suffixed():
 def test_formats_carry_the_paper_columns_and_null_faith():
     rows = build_rows({("a", "direct"): {"intent": SC}}, {"a": "baseline"}, "intent")
     md = to_markdown("intent", rows, 4)
-    assert "| Lab | Subj | Tgt | Mech | Dyad | Faith | Holis |" in md and "| 10.00 | 20.00 | 30.00 | 40.00 | 5.00 | – | 1.25 |" in md
+    assert (
+        "| Lab | Subj | Tgt | Mech | Dyad | Faith | Holis |" in md
+        and "| 10.00 | 20.00 | 30.00 | 40.00 | 5.00 | – | 1.25 |" in md
+    )
     assert to_csv(rows).splitlines()[1] == "baseline,a,10.00,20.00,30.00,40.00,5.00,,1.25"
     tex = to_latex("intent", rows)
     assert r"\toprule" in tex and r"\bottomrule" in tex and "-- & 1.25" in tex
@@ -44,16 +56,25 @@ def test_excluded_methods_are_named_with_their_reason_under_the_tables():
 def test_a_pair_excluded_in_params_has_no_row_and_no_headline_but_its_reason_under_the_table():
     from socialbench.benchmark import get_benchmark
 
-    params = {"models": {"a": {"category": "baseline"}, "r": {"category": "baseline", "exclude_methods": {"direct": "chance only"}}},
-              "moca": {"methods": ["direct"]}}  # fmt: skip
-    files, headline = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}, ("r", "direct"): {"intent": SC}}, params)
+    params = {
+        "models": {
+            "a": {"category": "baseline"},
+            "r": {"category": "baseline", "exclude_methods": {"direct": "chance only"}},
+        },
+        "moca": {"methods": ["direct"]},
+    }
+    files, headline = get_benchmark("moca").tables(
+        {("a", "direct"): {"intent": SC}, ("r", "direct"): {"intent": SC}}, params
+    )
     assert "| r |" not in files["intent.md"] and "r: not run (chance only)" in files["intent.md"]
     assert set(headline) == {"a.direct"}
 
 
 # ---- N and the instances whose media failed at evaluation time, under each table -------------
 def _two_rows():
-    return build_rows({("a", "direct"): {"intent": SC}, ("b", "direct"): {"intent": SC}}, {"a": "x", "b": "x"}, "intent")
+    return build_rows(
+        {("a", "direct"): {"intent": SC}, ("b", "direct"): {"intent": SC}}, {"a": "x", "b": "x"}, "intent"
+    )
 
 
 def test_the_table_states_n_and_that_no_media_failed():
@@ -65,7 +86,9 @@ def test_the_table_states_how_many_instances_had_media_that_failed():
     md = to_markdown("intent", _two_rows(), 4, {"a": 1, "b": 1})
     assert "N = 4 per row; 1 of them had media that failed at evaluation time (kept, scored invalid)." in md
     tex = to_latex("intent", _two_rows(), 4, {"a": 1, "b": 1})
-    assert r"\footnotesize N = 4 per row; 1 of them had media" in tex and tex.index("footnotesize") < tex.index(r"\end{table}")
+    assert r"\footnotesize N = 4 per row; 1 of them had media" in tex and tex.index("footnotesize") < tex.index(
+        r"\end{table}"
+    )
 
 
 def test_rows_with_different_media_failures_are_listed_one_by_one():
@@ -102,8 +125,12 @@ def wrong(instance: dict, field: str) -> str:
     """A valid value of the field that is not the gold one."""
     labels, mechanisms = bench().taxonomy.as_sets()
     s = instance["scenario"]
-    pool = {"label": labels[s], "mechanism": mechanisms[s], "subject": instance["subject_options"],
-            "target": instance["target_options"]}[field]  # fmt: skip
+    pool = {
+        "label": labels[s],
+        "mechanism": mechanisms[s],
+        "subject": instance["subject_options"],
+        "target": instance["target_options"],
+    }[field]
     return next(v for v in pool if v != instance[field])
 
 
@@ -118,11 +145,21 @@ def answers(instances: list[dict], model: str, method: str, right) -> list[dict]
     return out
 
 
-def run_tables(instances, runs: dict[tuple[str, str], list[dict]], models: dict, tables: dict | None = None,
-               methods=("direct",), per_instance: bool = True):
+def run_tables(
+    instances,
+    runs: dict[tuple[str, str], list[dict]],
+    models: dict,
+    tables: dict | None = None,
+    methods=("direct",),
+    per_instance: bool = True,
+):
     b = bench()
     scores = {k: b.score(instances, recs, source=f"{k[0]}/{k[1]}.jsonl") for k, recs in runs.items()}
-    params = {"seed": 7, "models": models, "moca": {"methods": list(methods), "tables": {"resamples": 1000, **(tables or {})}}}
+    params = {
+        "seed": 7,
+        "models": models,
+        "moca": {"methods": list(methods), "tables": {"resamples": 1000, **(tables or {})}},
+    }
     preds = {k: (f"{k[0]}/{k[1]}.jsonl", recs) for k, recs in runs.items()} if per_instance else None
     files, _ = b.tables(scores, params, instances if per_instance else None, preds)
     return files, scores
@@ -190,7 +227,11 @@ def test_the_paired_tests_equal_statsmodels_and_holm_runs_over_each_metric_of_ta
 def test_a_mark_appears_exactly_where_the_holm_adjusted_test_is_significant():
     inst = make_instances()
     files, _ = run_tables(inst, codar_runs(inst), MODELS, methods=("direct", "codar"))
-    tests = {(r["model"], r["scenario"], r["metric"]): r["significant"] == "1" for r in read_csv(files["tests.csv"]) if r["table"] == "2-4"}
+    tests = {
+        (r["model"], r["scenario"], r["metric"]): r["significant"] == "1"
+        for r in read_csv(files["tests.csv"])
+        if r["table"] == "2-4"
+    }
     for s in SCENARIOS:
         for model in ("a", "b"):
             row = md_row(files[f"{s}.md"], f"{model} + codar")
@@ -198,8 +239,15 @@ def test_a_mark_appears_exactly_where_the_holm_adjusted_test_is_significant():
                 assert cell.endswith("\\*)") == tests[(model, s, key)], (s, model, head, cell)
 
 
-COLUMNS_ = [("Lab", "label"), ("Subj", "subject"), ("Tgt", "target"), ("Mech", "mechanism"), ("Dyad", "dyad"),
-            ("Faith", "faith"), ("Holis", "holis")]  # fmt: skip
+COLUMNS_ = [
+    ("Lab", "label"),
+    ("Subj", "subject"),
+    ("Tgt", "target"),
+    ("Mech", "mechanism"),
+    ("Dyad", "dyad"),
+    ("Faith", "faith"),
+    ("Holis", "holis"),
+]
 
 
 def test_every_interval_point_equals_its_table_value_exactly():
@@ -226,7 +274,11 @@ def test_intervals_come_from_the_cells_own_seeded_bootstrap():
     labels, mechanisms = bench().taxonomy.as_sets()
     cell = correctness(inst, runs[("b", "direct")], labels, mechanisms)["stance"]
     ci = stats.bootstrap_ci(cell, n_resamples=1000, seed=stats.cell_seed(7, "b", "direct", "stance"))
-    row = next(r for r in read_csv(files["stance.ci.csv"]) if r["model"] == "b" and r["method"] == "direct" and r["metric"] == "holis")
+    row = next(
+        r
+        for r in read_csv(files["stance.ci.csv"])
+        if r["model"] == "b" and r["method"] == "direct" and r["metric"] == "holis"
+    )
     assert (float(row["low"]), float(row["high"])) == (ci["holis"].low, ci["holis"].high)
 
 
@@ -238,8 +290,11 @@ def test_predictions_that_no_longer_give_the_score_file_are_an_error_naming_it()
     stale = dict(runs)
     stale[("a", "direct")] = answers(inst, "a", "direct", lambda k, f: True)
     params = {"seed": 7, "models": MODELS, "moca": {"methods": ["direct", "codar"], "tables": {"resamples": 1000}}}
-    with pytest.raises(DataError, match=r"p\.jsonl, record scenario 'intent', field 'label': gives label = 100\.0 but the score"
-                                        r" file of a/direct says 0\.0"):
+    with pytest.raises(
+        DataError,
+        match=r"p\.jsonl, record scenario 'intent', field 'label': gives label = 100\.0 but the score"
+        r" file of a/direct says 0\.0",
+    ):
         b.tables(scores, params, inst, {k: ("p.jsonl", recs) for k, recs in stale.items()})
 
 
@@ -254,8 +309,10 @@ def test_without_per_instance_data_the_tables_come_out_and_say_there_are_no_inte
 def test_tables_2_to_4_change_only_by_the_notes_added_under_them():
     # The demo's tables (no human model, no codar): the table itself and its N line are as before.
     inst = make_instances()
-    runs = {("r", "direct"): answers(inst, "r", "direct", lambda k, f: k % 3 == 0),
-            ("p", "direct"): answers(inst, "p", "direct", lambda k, f: k % 4 == 0)}
+    runs = {
+        ("r", "direct"): answers(inst, "r", "direct", lambda k, f: k % 3 == 0),
+        ("p", "direct"): answers(inst, "p", "direct", lambda k, f: k % 4 == 0),
+    }
     models = {"r": {"category": "baseline"}, "p": {"category": "baseline"}}
     files, scores = run_tables(inst, runs, models)
     rows = build_rows(scores, {m: e["category"] for m, e in models.items()}, "intent")
@@ -268,7 +325,10 @@ def test_tables_2_to_4_change_only_by_the_notes_added_under_them():
 def test_no_human_model_is_said_under_each_table_with_the_params_entry_to_set():
     inst = make_instances()
     files, _ = run_tables(inst, codar_runs(inst), MODELS, methods=("direct", "codar"))
-    assert "Human row: none; name the model that holds human answers (backend file) in moca.tables.human." in files["intent.md"]
+    assert (
+        "Human row: none; name the model that holds human answers (backend file) in moca.tables.human."
+        in files["intent.md"]
+    )
     assert "No human rate: name the model that holds human answers in moca.tables.human." in files["table7.md"]
 
 
@@ -286,15 +346,27 @@ def test_the_human_row_comes_from_a_human_answers_file_through_the_file_backend_
     human = answers(inst, "human", "direct", lambda k, f: f != "label" or k % 2 == 0)
     human[3] = {"id": human[3]["id"], "label": None, "mechanism": None, "subject": None, "target": None}
     (tmp_path / "human.jsonl").write_text("".join(json.dumps(r) + "\n" for r in human))
-    spec = ModelSpec.from_params("human", {"backend": "file", "category": "human", "options": {"path": str(tmp_path / "human.jsonl")}})
+    spec = ModelSpec.from_params(
+        "human", {"backend": "file", "category": "human", "options": {"path": str(tmp_path / "human.jsonl")}}
+    )
     b = bench()
-    records, _, _ = run_method(b, b.method("direct", spec, 7), inst, spec=spec, cache=RequestCache(tmp_path / "c.sqlite"),
-                               seed=7, progress=False)  # fmt: skip
+    records, _, _ = run_method(
+        b,
+        b.method("direct", spec, 7),
+        inst,
+        spec=spec,
+        cache=RequestCache(tmp_path / "c.sqlite"),
+        seed=7,
+        progress=False,
+    )
     runs = {("human", "direct"): records, **{k: v for k, v in codar_runs(inst).items() if k[1] == "direct"}}
     models = {**MODELS, "human": {"category": "human"}}
     files, scores = run_tables(inst, runs, models, tables={"human": "human"})
     # intent: 10 instances, the 4th (k = 3) blank; labels right on k = 0, 2, 4, 6, 8
-    assert scores[("human", "direct")]["intent"]["label"] == 50.0 and scores[("human", "direct")]["intent"]["subject"] == 90.0
+    assert (
+        scores[("human", "direct")]["intent"]["label"] == 50.0
+        and scores[("human", "direct")]["intent"]["subject"] == 90.0
+    )
     table = [r["model"] for r in read_csv(files["intent.csv"])]
     assert table[0] == "human"  # the human row leads the table
     assert md_row(files["intent.md"], "human")[2:5] == ["50.00", "90.00", "90.00"]
@@ -305,14 +377,22 @@ def test_the_human_row_comes_from_a_human_answers_file_through_the_file_backend_
 
 def test_a_human_model_that_is_not_in_params_is_a_config_error_naming_the_entry():
     inst = make_instances(4)
-    with pytest.raises(ConfigError, match=r"moca\.tables\.human: 'people' is not a model under models: \(known: a, b\)"):
-        run_tables(inst, {("a", "direct"): answers(inst, "a", "direct", lambda k, f: True)}, MODELS, tables={"human": "people"})
+    with pytest.raises(
+        ConfigError, match=r"moca\.tables\.human: 'people' is not a model under models: \(known: a, b\)"
+    ):
+        run_tables(
+            inst, {("a", "direct"): answers(inst, "a", "direct", lambda k, f: True)}, MODELS, tables={"human": "people"}
+        )
 
 
 def test_table5_gives_atomic_average_and_changes_against_full_codar():
     inst = make_instances()
-    runs = {("a", "codar"): answers(inst, "a", "codar", lambda k, f: k < 20),
-            ("a", "codar_wo_step5"): answers(inst, "a", "codar_wo_step5", lambda k, f: k < 10 or (f == "subject" and k < 30))}
+    runs = {
+        ("a", "codar"): answers(inst, "a", "codar", lambda k, f: k < 20),
+        ("a", "codar_wo_step5"): answers(
+            inst, "a", "codar_wo_step5", lambda k, f: k < 10 or (f == "subject" and k < 30)
+        ),
+    }
     files, scores = run_tables(inst, runs, {"a": {"category": "x"}}, methods=("codar", "codar_wo_step5"))
     rows = read_csv(files["table5.csv"])
     full = next(r for r in rows if r["Scenario"] == "intent" and r["Variant"] == "CoDAR")
@@ -327,34 +407,52 @@ def test_table5_gives_atomic_average_and_changes_against_full_codar():
 def test_table5_without_ablation_runs_says_which_methods_to_add():
     inst = make_instances(4)
     files, _ = run_tables(inst, {("a", "direct"): answers(inst, "a", "direct", lambda k, f: True)}, MODELS)
-    assert "add codar and its ablations (codar_wo_step2, codar_wo_steps34, codar_wo_step5) to moca.methods" in files["table5.md"]
-    assert read_csv(files["table5.csv"]) == [] and files["table5.csv"].startswith("Scenario,Backbone,Variant,Atomic Avg.")
+    assert (
+        "add codar and its ablations (codar_wo_step2, codar_wo_steps34, codar_wo_step5) to moca.methods"
+        in files["table5.md"]
+    )
+    assert read_csv(files["table5.csv"]) == [] and files["table5.csv"].startswith(
+        "Scenario,Backbone,Variant,Atomic Avg."
+    )
 
 
 def test_table6_gives_the_changes_from_the_smaller_to_the_larger_model_and_each_completion_rate():
     inst = make_instances()
-    runs = {("s", "direct"): answers(inst, "s", "direct", lambda k, f: k < 5 or (f in ("subject", "target") and k < 10)),
-            ("l", "direct"): answers(inst, "l", "direct", lambda k, f: k < 12 or (f in ("subject", "target") and k < 25))}
-    files, scores = run_tables(inst, runs, {"s": {"category": "x"}, "l": {"category": "x"}}, tables={"scaling": ["s", "l"]})
+    runs = {
+        ("s", "direct"): answers(inst, "s", "direct", lambda k, f: k < 5 or (f in ("subject", "target") and k < 10)),
+        ("l", "direct"): answers(inst, "l", "direct", lambda k, f: k < 12 or (f in ("subject", "target") and k < 25)),
+    }
+    files, scores = run_tables(
+        inst, runs, {"s": {"category": "x"}, "l": {"category": "x"}}, tables={"scaling": ["s", "l"]}
+    )
     row = next(r for r in read_csv(files["table6.csv"]) if r["Scenario"] == "intent")
     small, large = scores[("s", "direct")]["intent"], scores[("l", "direct")]["intent"]
     assert float(row["ΔDyad"]) == round(large["dyad"] - small["dyad"], 2) == 50.0
     assert float(row["ΔHolis"]) == round(large["holis"] - small["holis"], 2)
-    assert (float(row["C_sem|dyad s"]), float(row["C_sem|dyad l"])) == (small["c_sem_dyad"], large["c_sem_dyad"]) == (50.0, 48.0)
+    assert (
+        (float(row["C_sem|dyad s"]), float(row["C_sem|dyad l"]))
+        == (small["c_sem_dyad"], large["c_sem_dyad"])
+        == (50.0, 48.0)
+    )
     assert "| intent | +50.00\\* |" in files["table6.md"]  # 15 discordant pairs, all one way
 
 
 def test_table6_without_scaling_models_says_what_to_set():
     inst = make_instances(4)
     files, _ = run_tables(inst, {("a", "direct"): answers(inst, "a", "direct", lambda k, f: True)}, MODELS)
-    assert "No rows: name the smaller and the larger model of one family in moca.tables.scaling: [smaller, larger]." in files["table6.md"]
+    assert (
+        "No rows: name the smaller and the larger model of one family in moca.tables.scaling: [smaller, larger]."
+        in files["table6.md"]
+    )
 
 
 def test_table7_macro_averages_completion_over_the_backbones_with_the_human_rate():
     inst = make_instances()
     runs = {**codar_runs(inst), ("h", "direct"): answers(inst, "h", "direct", lambda k, f: k < 27)}
     models = {**MODELS, "h": {"category": "human"}}
-    files, scores = run_tables(inst, runs, models, tables={"human": "h", "backbones": ["a", "b"]}, methods=("direct", "codar"))
+    files, scores = run_tables(
+        inst, runs, models, tables={"human": "h", "backbones": ["a", "b"]}, methods=("direct", "codar")
+    )
     row = next(r for r in read_csv(files["table7.csv"]) if r["Scenario"] == "stance")
     c = {k: scores[k]["stance"]["c_sem_dyad"] for k in runs}
     assert float(row["Baseline"]) == round((c[("a", "direct")] + c[("b", "direct")]) / 2, 2) == 50.0
@@ -415,13 +513,27 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
         scores.append(tmp_path / "scores" / m / f"{meth}.json")
         scores[-1].parent.mkdir(parents=True, exist_ok=True)
         scores[-1].write_text(json.dumps(bench().score(inst, recs, source=str(pred))))
-    (tmp_path / "params.yaml").write_text("seed: 3\nmodels:\n  a: {backend: random, category: x}\n  b: {backend: random, category: y}\n"
-                                          "moca: {methods: [direct, codar], tables: {resamples: 1000}}\n")  # fmt: skip
-    args = ["tables", "--params", str(tmp_path / "params.yaml"), "--out-dir", str(tmp_path / "t"), "--headline",
-            str(tmp_path / "h.json"), *map(str, scores)]  # fmt: skip
+    (tmp_path / "params.yaml").write_text(
+        "seed: 3\nmodels:\n  a: {backend: random, category: x}\n  b: {backend: random, category: y}\n"
+        "moca: {methods: [direct, codar], tables: {resamples: 1000}}\n"
+    )
+    args = [
+        "tables",
+        "--params",
+        str(tmp_path / "params.yaml"),
+        "--out-dir",
+        str(tmp_path / "t"),
+        "--headline",
+        str(tmp_path / "h.json"),
+        *map(str, scores),
+    ]
     alone = CliRunner().invoke(app, [*args, "--instances", str(tmp_path / "i.jsonl")])
-    assert isinstance(alone.exception, ConfigError) and "--instances and --predictions-dir go together" in str(alone.exception)
-    res = CliRunner().invoke(app, [*args, "--instances", str(tmp_path / "i.jsonl"), "--predictions-dir", str(tmp_path / "pred")])
+    assert isinstance(alone.exception, ConfigError) and "--instances and --predictions-dir go together" in str(
+        alone.exception
+    )
+    res = CliRunner().invoke(
+        app, [*args, "--instances", str(tmp_path / "i.jsonl"), "--predictions-dir", str(tmp_path / "pred")]
+    )
     assert res.exit_code == 0, res.output
     out = tmp_path / "t"
     assert (out / "figures" / "fig9_gains.png").read_bytes().startswith(b"\x89PNG")
@@ -437,9 +549,16 @@ def test_the_faith_test_is_the_paired_bootstrap_of_the_pair_on_its_own_seed():
     files, _ = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
     labels, mechanisms = bench().taxonomy.as_sets()
     a, b = (correctness(inst, runs[k], labels, mechanisms)["stance"] for k in (("b", "codar"), ("b", "direct")))
-    want = stats.paired_bootstrap_test(a, b, "faith", n_resamples=1000, seed=stats.cell_seed(7, "b", "codar", "vs", "b", "direct", "stance", "paired"))
-    got = next(r for r in read_csv(files["tests.csv"]) if (r["model"], r["scenario"], r["metric"]) == ("b", "stance", "faith"))
-    assert float(got["p"]) == pytest.approx(want.pvalue) and (float(got["delta_low"]), float(got["delta_high"])) == (want.low, want.high)
+    want = stats.paired_bootstrap_test(
+        a, b, "faith", n_resamples=1000, seed=stats.cell_seed(7, "b", "codar", "vs", "b", "direct", "stance", "paired")
+    )
+    got = next(
+        r for r in read_csv(files["tests.csv"]) if (r["model"], r["scenario"], r["metric"]) == ("b", "stance", "faith")
+    )
+    assert float(got["p"]) == pytest.approx(want.pvalue) and (float(got["delta_low"]), float(got["delta_high"])) == (
+        want.low,
+        want.high,
+    )
 
 
 def test_a_failed_record_counts_as_no_answer_in_the_intervals_as_in_the_scores():

@@ -13,7 +13,16 @@ RULES = resources.files("socialbench.moca.taxonomy").joinpath("moca_rules.yaml")
 
 def test_labels_are_the_papers(taxonomy):
     assert taxonomy.label_names("affection") == ["happy", "bad", "angry", "disgusted", "sad", "fearful"]
-    assert taxonomy.label_names("intent") == ["mock", "mitigate", "alienate", "provoke", "dominate", "intimidate", "condemn", "denounce"]
+    assert taxonomy.label_names("intent") == [
+        "mock",
+        "mitigate",
+        "alienate",
+        "provoke",
+        "dominate",
+        "intimidate",
+        "condemn",
+        "denounce",
+    ]
     assert len(taxonomy.label_names("stance")) == 11 and "appreciative" in taxonomy.label_names("stance")
 
 
@@ -44,7 +53,11 @@ def test_figurative_and_socio_cultural_mechanisms_are_completions_outside_affect
 def test_the_taxonomy_hash_covers_boundaries_criteria_and_questions(taxonomy):
     base = taxonomy_hash(taxonomy)
     first = taxonomy.labels["intent"][0]
-    for change in ({"boundary": first.boundary + " x"}, {"criterion": first.criterion + " x"}, {"source": "completion"}):
+    for change in (
+        {"boundary": first.boundary + " x"},
+        {"criterion": first.criterion + " x"},
+        {"source": "completion"},
+    ):
         labels = {**taxonomy.labels, "intent": (replace(first, **change), *taxonomy.labels["intent"][1:])}
         assert taxonomy_hash(replace(taxonomy, labels=labels)) != base, change
     assert taxonomy_hash(replace(taxonomy, questions={**taxonomy.questions, "intent": "?"})) != base
@@ -54,32 +67,57 @@ def _rules(**intent_labels):
     """A rules mapping for a one-scenario taxonomy (intent: labels mock, provoke; mechanism x)."""
     rule = {"criterion": "c", "boundary": "b", "source": "written here", "named_in_paper": True}
     labels = {"mock": dict(rule), "provoke": dict(rule), **intent_labels}
-    return {"scenarios": {"intent": {"mechanisms": {"x": dict(rule)}, "labels": {k: v for k, v in labels.items() if v is not None}}}}
+    return {
+        "scenarios": {
+            "intent": {"mechanisms": {"x": dict(rule)}, "labels": {k: v for k, v in labels.items() if v is not None}}
+        }
+    }
 
 
 SMALL = {"labels": {"intent": ["mock", "provoke"]}, "mechanisms": {"intent": ["x"]}}
 
 
 def test_rules_join_the_options_with_named_in_paper_as_the_source():
-    rules = _rules(provoke={"criterion": "bait", "boundary": "not mock", "source": "written here", "named_in_paper": False})
+    rules = _rules(
+        provoke={"criterion": "bait", "boundary": "not mock", "source": "written here", "named_in_paper": False}
+    )
     tax = apply_rules(parse_taxonomy(SMALL), rules, "r.yaml")
     assert [(o.name, o.criterion, o.boundary, o.source) for o in tax.labels["intent"]] == [
-        ("mock", "c", "b", "paper"), ("provoke", "bait", "not mock", "completion")]
+        ("mock", "c", "b", "paper"),
+        ("provoke", "bait", "not mock", "completion"),
+    ]
 
 
 @pytest.mark.parametrize(
     "rules, field, message",
     [
         (_rules(provoke=None), "scenarios.intent.labels.provoke", "every option needs a rule"),
-        (_rules(taunt={"criterion": "c", "boundary": "b", "source": "s", "named_in_paper": True}), "scenarios.intent.labels",
-         "rule(s) for labels the taxonomy does not have: 'taunt'"),
-        (_rules(mock={"criterion": "c", "source": "s", "named_in_paper": True}), "scenarios.intent.labels.mock.boundary", "missing"),
-        (_rules(mock={"criterion": " ", "boundary": "b", "source": "s", "named_in_paper": True}), "scenarios.intent.labels.mock.criterion",
-         "non-empty string"),
-        (_rules(mock={"criterion": "c", "boundary": "b", "source": "s", "named_in_paper": "yes"}),
-         "scenarios.intent.labels.mock.named_in_paper", "expected true or false"),
+        (
+            _rules(taunt={"criterion": "c", "boundary": "b", "source": "s", "named_in_paper": True}),
+            "scenarios.intent.labels",
+            "rule(s) for labels the taxonomy does not have: 'taunt'",
+        ),
+        (
+            _rules(mock={"criterion": "c", "source": "s", "named_in_paper": True}),
+            "scenarios.intent.labels.mock.boundary",
+            "missing",
+        ),
+        (
+            _rules(mock={"criterion": " ", "boundary": "b", "source": "s", "named_in_paper": True}),
+            "scenarios.intent.labels.mock.criterion",
+            "non-empty string",
+        ),
+        (
+            _rules(mock={"criterion": "c", "boundary": "b", "source": "s", "named_in_paper": "yes"}),
+            "scenarios.intent.labels.mock.named_in_paper",
+            "expected true or false",
+        ),
         ({"scenarios": {"intent": {"labels": {}}}}, "scenarios.intent.mechanisms", "expected a mapping {option: rule}"),
-        ({"scenarios": {**_rules()["scenarios"], "stance": {}}}, "scenarios", "scenario(s) the taxonomy does not have: stance"),
+        (
+            {"scenarios": {**_rules()["scenarios"], "stance": {}}},
+            "scenarios",
+            "scenario(s) the taxonomy does not have: stance",
+        ),
         ([], "scenarios", "expected a mapping with scenarios"),
     ],
 )
@@ -98,7 +136,9 @@ def test_a_criterion_given_in_both_files_is_refused():
 
 def test_an_override_file_may_give_boundaries_inline(tmp_path):
     f = tmp_path / "t.yaml"
-    f.write_text("scenarios:\n  intent:\n    labels: {mock: {criterion: ridicule, boundary: not provoke}}\n    mechanisms: [x]\n")
+    f.write_text(
+        "scenarios:\n  intent:\n    labels: {mock: {criterion: ridicule, boundary: not provoke}}\n    mechanisms: [x]\n"
+    )
     (mock,) = load_taxonomy(f).labels["intent"]
     assert (mock.criterion, mock.boundary) == ("ridicule", "not provoke")
 
@@ -139,14 +179,30 @@ def test_a_scenario_given_as_a_list_is_named_with_its_field(tmp_path):
         ("scenarios: {}\n", "scenarios", "at least one scenario"),
         ("scenarios: {intent: {mechanisms: [x]}}\n", "scenarios.intent.labels", "missing"),
         ("scenarios: {intent: {labels: [], mechanisms: [x]}}\n", "scenarios.intent.labels", "at least one"),
-        ("scenarios: {intent: {labels: {mock: nice}, mechanisms: [x]}}\n", "scenarios.intent.labels.mock", "must map to {criterion, boundary, source}"),
-        ("scenarios: {intent: {labels: {mock: {criterion: [a]}}, mechanisms: [x]}}\n", "scenarios.intent.labels.mock.criterion", "expected a string"),
-        ("scenarios: {intent: {labels: [mock], mechanisms: [x], question: [q]}}\n", "scenarios.intent.question", "expected a string"),
+        (
+            "scenarios: {intent: {labels: {mock: nice}, mechanisms: [x]}}\n",
+            "scenarios.intent.labels.mock",
+            "must map to {criterion, boundary, source}",
+        ),
+        (
+            "scenarios: {intent: {labels: {mock: {criterion: [a]}}, mechanisms: [x]}}\n",
+            "scenarios.intent.labels.mock.criterion",
+            "expected a string",
+        ),
+        (
+            "scenarios: {intent: {labels: [mock], mechanisms: [x], question: [q]}}\n",
+            "scenarios.intent.question",
+            "expected a string",
+        ),
         ("labels: {intent: [mock, mock]}\nmechanisms: {intent: [x]}\n", "labels.intent", "listed twice"),
         ("labels: {intent: [mock, null]}\nmechanisms: {intent: [x]}\n", "labels.intent[1]", "non-empty string"),
         ("labels: {intent: [mock]}\nmechanisms: {intent: 5}\n", "mechanisms.intent", "got a number"),
         ("labels: {}\nmechanisms: {}\n", "labels", "at least one scenario"),
-        ("labels: {intent: [mock]}\nmechanisms: {intent: [x]}\ndomains: civic\n", "domains", "expected a list of names"),
+        (
+            "labels: {intent: [mock]}\nmechanisms: {intent: [x]}\ndomains: civic\n",
+            "domains",
+            "expected a list of names",
+        ),
     ],
 )
 def test_taxonomy_shape_errors_name_the_file_and_field(tmp_path, text, field, message):

@@ -5,15 +5,30 @@ import pytest
 from socialbench.errors import ConfigError
 from socialbench.moca.preprocess import count_table
 from socialbench.moca.unimodal import (
-    FLAGS, REASONS, UnimodalParams, explicit_cue, letter_ratio, restatement, unimodal_filter, unimodal_problem, words,
-)  # fmt: skip
+    FLAGS,
+    REASONS,
+    UnimodalParams,
+    explicit_cue,
+    letter_ratio,
+    restatement,
+    unimodal_filter,
+    unimodal_problem,
+    words,
+)
 
 P = UnimodalParams()
 
 
 def rec(text, *, description=(), media_info=(), modality="image_text"):
-    return {"id": "x:1", "source": "x", "modality": modality, "text": text, "image_description": list(description),
-            "media_info": [dict(m) for m in media_info], "flags": {}}
+    return {
+        "id": "x:1",
+        "source": "x",
+        "modality": modality,
+        "text": text,
+        "image_description": list(description),
+        "media_info": [dict(m) for m in media_info],
+        "flags": {},
+    }
 
 
 def test_hashtags_count_as_words_and_emojis_do_not():
@@ -58,13 +73,22 @@ def test_a_text_adding_meaning_to_the_image_passes():
 
 
 def test_a_small_image_is_too_small():
-    r = rec("me when my boss asks for the report", media_info=[{"kind": "image", "path": "a.png", "width": 40, "height": 300}])
+    r = rec(
+        "me when my boss asks for the report",
+        media_info=[{"kind": "image", "path": "a.png", "width": 40, "height": 300}],
+    )
     assert unimodal_problem(r, P)[0] == "image_too_small"
 
 
 def test_a_clip_outside_the_duration_range_is_removed():
-    short = rec("you call that a plan?", modality="video_text", media_info=[{"kind": "video", "path": "c.mp4", "duration": 0.2}])
-    long = rec("you call that a plan?", modality="video_text", media_info=[{"kind": "video", "path": "c.mp4", "duration": 75.0}])
+    short = rec(
+        "you call that a plan?", modality="video_text", media_info=[{"kind": "video", "path": "c.mp4", "duration": 0.2}]
+    )
+    long = rec(
+        "you call that a plan?",
+        modality="video_text",
+        media_info=[{"kind": "video", "path": "c.mp4", "duration": 75.0}],
+    )
     assert unimodal_problem(short, P)[0] == "video_too_short" and unimodal_problem(long, P)[0] == "video_too_long"
 
 
@@ -95,8 +119,13 @@ def test_removed_records_are_reported_and_counted_per_source_and_reason():
     result = unimodal_filter(pool, P)
     assert [(e["id"], e["reason"]) for e in result.removed] == [("x:1", "text_too_short")]
     rows = count_table(pool, result, REASONS, FLAGS)
-    assert rows[-1] == {"source": "total", "pool": 2, **{r: int(r == "text_too_short") for r in REASONS}, "kept": 1,
-                        "flag:visual_unchecked": 1}
+    assert rows[-1] == {
+        "source": "total",
+        "pool": 2,
+        **{r: int(r == "text_too_short") for r in REASONS},
+        "kept": 1,
+        "flag:visual_unchecked": 1,
+    }
 
 
 @pytest.mark.shared
@@ -106,7 +135,12 @@ def test_on_the_shared_files_each_removal_has_a_reason_and_nothing_vanishes(shar
 
     data = shared_dir / "data"
     pool = []
-    for name, splits in (("mustard", None), ("mintrec", ("train", "dev")), ("mmsd2", ("valid",)), ("memecap", ("test",))):
+    for name, splits in (
+        ("mustard", None),
+        ("mintrec", ("train", "dev")),
+        ("mmsd2", ("valid",)),
+        ("memecap", ("test",)),
+    ):
         pool += read_source(name, data / name, SourceOptions(splits=splits))
     pre = preprocess(pool, PreprocessParams(missing_media="keep")).kept
     result = unimodal_filter(pre, P)

@@ -23,8 +23,17 @@ def one_row(taxonomy, inst, pred):
 
 
 def pred_of(inst, **over):
-    p = {"id": inst["id"], "model": "m", "method": "direct", "scenario": inst["scenario"], "raw": "{}",
-         "error": None, "field_errors": {}, "finish_reason": "stop", **{k: inst[k] for k in VIEW_ORDER}}  # fmt: skip
+    p = {
+        "id": inst["id"],
+        "model": "m",
+        "method": "direct",
+        "scenario": inst["scenario"],
+        "raw": "{}",
+        "error": None,
+        "field_errors": {},
+        "finish_reason": "stop",
+        **{k: inst[k] for k in VIEW_ORDER},
+    }
     p.update(over)
     return p
 
@@ -62,8 +71,11 @@ def test_a_value_outside_the_options_is_wrong_with_a_note_and_an_invalid_badge(t
 
 def test_the_parsers_field_error_is_the_fields_note(taxonomy):
     inst = make_instance()
-    r = one_row(taxonomy, inst, pred_of(inst, label=None, field_errors={"label": "missing key 'label'"},
-                                        error="missing key 'label'"))  # fmt: skip
+    r = one_row(
+        taxonomy,
+        inst,
+        pred_of(inst, label=None, field_errors={"label": "missing key 'label'"}, error="missing key 'label'"),
+    )
     assert r["fields"][3]["note"] == "missing key 'label'" and r["error"] == "missing key 'label'"
 
 
@@ -90,8 +102,10 @@ def test_a_video_instance_shows_its_sampled_frames_with_their_timestamps(taxonom
     inst = make_instance(modality="video_text", media=["clip.mp4"], frames=frames)
     media = one_row(taxonomy, inst, None)["media"]
     assert [(m["kind"], m["path"], m["caption"]) for m in media] == [
-        ("frame", "f/0.png", "t=0.00 s · frame 0"), ("frame", "f/1.png", "t=0.40 s · frame 4"),
-        ("frame", "f/2.png", "t=0.80 s · frame 8")]  # fmt: skip
+        ("frame", "f/0.png", "t=0.00 s · frame 0"),
+        ("frame", "f/1.png", "t=0.40 s · frame 4"),
+        ("frame", "f/2.png", "t=0.80 s · frame 8"),
+    ]
     assert media[0]["sha256"] == "ab" * 32
 
 
@@ -104,8 +118,12 @@ def test_correct_rows_count_what_the_scorer_counts_as_holistic(taxonomy):
     from socialbench.moca.scoring import score
 
     insts = [make_instance(f"x-{k}", scenario=s) for k, s in enumerate(["intent", "intent", "stance", "affection"])]
-    preds = [pred_of(insts[0]), pred_of(insts[1], label="provoke"), pred_of(insts[2], target="The-Crowd"),
-             pred_of(insts[3], subject="the coach", target="the team")]  # fmt: skip
+    preds = [
+        pred_of(insts[0]),
+        pred_of(insts[1], label="provoke"),
+        pred_of(insts[2], target="The-Crowd"),
+        pred_of(insts[3], subject="the coach", target="the team"),
+    ]
     labels, mechs = tax_sets(taxonomy)
     got = rows(insts, {p["id"]: p for p in preds}, {}, labels, mechs)
     scores = score(insts, preds, labels, mechs)
@@ -122,13 +140,32 @@ def make_run(tmp_path, monkeypatch, n=6):
     insts = []
     for k, s in enumerate(["affection", "intent", "stance"] * (n // 3)):
         Image.new("RGB", (400, 300), (40 * k, 90, 160)).save(tmp_path / "media" / f"{k}.png")
-        insts.append(make_instance(f"run-{k}", scenario=s, media=[f"media/{k}.png"],
-                                   text=f"<i>case {k}</i> & \"quotes\""))  # fmt: skip
+        insts.append(
+            make_instance(f"run-{k}", scenario=s, media=[f"media/{k}.png"], text=f'<i>case {k}</i> & "quotes"')
+        )
     (tmp_path / "test.jsonl").write_text("".join(json.dumps(i) + "\n" for i in insts))
     (tmp_path / "params.yaml").write_text("seed: 3\nmodels:\n  random: {backend: random, category: baseline}\n")
-    res = CliRunner().invoke(app, ["infer", "--instances", "test.jsonl", "--model", "random", "--params", "params.yaml",
-                                   "--cache", "requests.sqlite", "--out", "pred.jsonl", "--stats", "stats.json",
-                                   "--trace", "trace.jsonl", "--no-progress"])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        [
+            "infer",
+            "--instances",
+            "test.jsonl",
+            "--model",
+            "random",
+            "--params",
+            "params.yaml",
+            "--cache",
+            "requests.sqlite",
+            "--out",
+            "pred.jsonl",
+            "--stats",
+            "stats.json",
+            "--trace",
+            "trace.jsonl",
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 0, res.output
     return insts
 
@@ -136,8 +173,22 @@ def make_run(tmp_path, monkeypatch, n=6):
 def viewer(out="page.html"):
     from socialbench.cli import app
 
-    res = CliRunner().invoke(app, ["viewer", "--benchmark", "moca", "--instances", "test.jsonl", "--predictions",
-                                   "pred.jsonl", "--traces", "trace.jsonl", "--out", out])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        [
+            "viewer",
+            "--benchmark",
+            "moca",
+            "--instances",
+            "test.jsonl",
+            "--predictions",
+            "pred.jsonl",
+            "--traces",
+            "trace.jsonl",
+            "--out",
+            out,
+        ],
+    )
     assert res.exit_code == 0, res.output
     return res
 
@@ -165,8 +216,10 @@ def test_the_page_of_a_run_embeds_each_image_shows_the_calls_and_escapes_the_tex
     imgs = [a.find_all("img") for a in arts]
     assert all(len(i) == 1 and i[0].attrs["src"].startswith("data:image/jpeg;base64,") for i in imgs)
     assert all(len(a.find_all("div", "call")) == 1 for a in arts)
-    assert root.find_all("i") == [] and "<i>case 0</i> & \"quotes\"" in arts[0].text
-    groups = [o.attrs["value"] for s in root.find_all("select") if s.attrs["id"] == "f-group" for o in s.find_all("option")]
+    assert root.find_all("i") == [] and '<i>case 0</i> & "quotes"' in arts[0].text
+    groups = [
+        o.attrs["value"] for s in root.find_all("select") if s.attrs["id"] == "f-group" for o in s.find_all("option")
+    ]
     assert groups == ["", "affection", "intent", "stance"] and len(arts) == len(insts)
 
 

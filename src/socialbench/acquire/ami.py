@@ -21,8 +21,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from typing import NamedTuple
 
 from socialbench.acquire.archive import extract
 from socialbench.acquire.download import download, redact_url
@@ -141,9 +142,7 @@ def media_sources(
     return out
 
 
-def annotations_source(
-    *, url: str = ANNOTATIONS_URL, mirror: str | os.PathLike[str] | None = None
-) -> Source:
+def annotations_source(*, url: str = ANNOTATIONS_URL, mirror: str | os.PathLike[str] | None = None) -> Source:
     """(url, relpath) of the manual-annotations archive; with ``mirror``, its path in that folder
     (under the archive's own file name)."""
     name = PurePosixPath(url.split("?", 1)[0]).name
@@ -185,7 +184,9 @@ def fetch_media(
     sha256 = dict(sha256 or {})
     root = Path(dest_root)
     return [
-        download(s.url, root.joinpath(*PurePosixPath(s.relpath).parts), sha256=sha256.get(s.relpath), **download_options)
+        download(
+            s.url, root.joinpath(*PurePosixPath(s.relpath).parts), sha256=sha256.get(s.relpath), **download_options
+        )
         for s in sources
     ]
 

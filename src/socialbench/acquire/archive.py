@@ -23,9 +23,10 @@ import stat
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO
 
 from socialbench.errors import DataError, SocialbenchError
 

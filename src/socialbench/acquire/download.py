@@ -160,7 +160,7 @@ def _normalise_sha256(sha256: str | None) -> str | None:
         return None
     value = str(sha256).strip().lower()
     if value.startswith("sha256:"):
-        value = value[len("sha256:"):]
+        value = value[len("sha256:") :]
     if not _HEX64.fullmatch(value):
         raise SocialbenchError(f"sha256 {sha256!r} is not 64 hexadecimal digits")
     return value

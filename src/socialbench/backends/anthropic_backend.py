@@ -97,8 +97,12 @@ class AnthropicBackend(APIBackend):
     def _make_client(self) -> anthropic.AsyncAnthropic:
         # Always an explicit key and base URL: the SDK would otherwise read ANTHROPIC_API_KEY /
         # ANTHROPIC_AUTH_TOKEN and ANTHROPIC_BASE_URL itself (a key could go to a host set elsewhere).
-        kwargs: dict[str, Any] = {"api_key": self._api_key or "loopback", "timeout": self.timeout_s, "max_retries": 0,
-                                  "base_url": self.base_url or DEFAULT_BASE_URL}  # fmt: skip
+        kwargs: dict[str, Any] = {
+            "api_key": self._api_key or "loopback",
+            "timeout": self.timeout_s,
+            "max_retries": 0,
+            "base_url": self.base_url or DEFAULT_BASE_URL,
+        }
         with sdk_env_hidden(self._hide_sdk_env()):  # no ANTHROPIC_* credential or header for another server
             return anthropic.AsyncAnthropic(**kwargs)
 
@@ -112,9 +116,7 @@ class AnthropicBackend(APIBackend):
 
     def _prepare(self, request: Request) -> dict[str, Any]:
         system = "\n\n".join(m.text() for m in request.messages if m.role == "system")
-        messages = [
-            {"role": m.role, "content": self._content(m)} for m in request.messages if m.role != "system"
-        ]
+        messages = [{"role": m.role, "content": self._content(m)} for m in request.messages if m.role != "system"]
         body: dict[str, Any] = {"model": self.spec.model_id, "max_tokens": request.max_tokens, "messages": messages}
         if system:
             body["system"] = system

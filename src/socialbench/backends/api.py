@@ -32,15 +32,16 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, ClassVar, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response, check_requests
 from socialbench.backends.images import ImageChanged
 from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, StopRun, call_with_retries, classify
-from socialbench.secrets import bad_env_name, holds_secret
 from socialbench.errors import ConfigError
+from socialbench.secrets import bad_env_name, holds_secret
 
 log = logging.getLogger("socialbench.backends")
 
@@ -55,12 +56,25 @@ PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
 #: Environment variables the SDK clients read by themselves (keys, tokens, organisation, extra
 #: headers, base URL): hidden while a client for a server other than the provider's is built.
 SDK_ENV = (
-    "OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS",
-    "OPENAI_BASE_URL", "OPENAI_WEBHOOK_SECRET", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR",
-    "ANTHROPIC_IDENTITY_TOKEN", "ANTHROPIC_IDENTITY_TOKEN_FILE", "ANTHROPIC_FEDERATION_RULE_ID",
-    "ANTHROPIC_ORGANIZATION_ID", "ANTHROPIC_WEBHOOK_SIGNING_KEY",
-)  # fmt: skip
+    "OPENAI_API_KEY",
+    "OPENAI_ADMIN_KEY",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "OPENAI_CUSTOM_HEADERS",
+    "OPENAI_BASE_URL",
+    "OPENAI_WEBHOOK_SECRET",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR",
+    "ANTHROPIC_IDENTITY_TOKEN",
+    "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    "ANTHROPIC_FEDERATION_RULE_ID",
+    "ANTHROPIC_ORGANIZATION_ID",
+    "ANTHROPIC_WEBHOOK_SIGNING_KEY",
+)
 _ENV_LOCK = threading.Lock()
 
 
@@ -98,8 +112,9 @@ def key_env_for(options: Mapping[str, Any], default_env: str | None, base_url: s
     return default_env
 
 
-def api_key_from_env(options: Mapping[str, Any], default_env: str | None, where: str, *, required: bool,
-                     base_url: str | None = None) -> str | None:  # fmt: skip
+def api_key_from_env(
+    options: Mapping[str, Any], default_env: str | None, where: str, *, required: bool, base_url: str | None = None
+) -> str | None:
     """The API key, read from the environment variable named by ``options.api_key_env``, else from
     ``default_env`` where :func:`key_env_for` allows it for ``base_url``.
 
@@ -192,12 +207,18 @@ class APIBackend(Backend):
         if self._streak < self.fail_after:
             return
         where = self.base_url or "the provider's API"
-        hint = {"connection": "is the server running, and is base_url right?",
-                "auth": f"check the key (models.{self.spec.name}.options.api_key_env).",
-                "not_found": "check base_url and model_id."}[failure.kind]  # fmt: skip
-        raise StopRun(self.redact(f"models.{self.spec.name}: stopped after {self._streak} failed attempt{'s' * (self._streak != 1)} in a row"
-                                  f" at {where} ({failure.reason}): {hint} Calls finished before are in the cache;"
-                                  " rerun when it is fixed"))  # fmt: skip
+        hint = {
+            "connection": "is the server running, and is base_url right?",
+            "auth": f"check the key (models.{self.spec.name}.options.api_key_env).",
+            "not_found": "check base_url and model_id.",
+        }[failure.kind]
+        raise StopRun(
+            self.redact(
+                f"models.{self.spec.name}: stopped after {self._streak} failed attempt{'s' * (self._streak != 1)} in a row"
+                f" at {where} ({failure.reason}): {hint} Calls finished before are in the cache;"
+                " rerun when it is fixed"
+            )
+        )
 
     # ---- shared machinery -----------------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
@@ -233,7 +254,9 @@ class APIBackend(Backend):
     def _event_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
-            self._loop_thread = threading.Thread(target=self._loop.run_forever, name=f"{self.spec.name}-api", daemon=True)
+            self._loop_thread = threading.Thread(
+                target=self._loop.run_forever, name=f"{self.spec.name}-api", daemon=True
+            )
             self._loop_thread.start()
         return self._loop
 
@@ -307,7 +330,9 @@ class APIBackend(Backend):
 
         def note_retry(failure: Failure, wait: float) -> None:
             self.retries += 1
-            log.info("%s %s: %s; retrying in %.2fs", self.spec.name, request.request_id, self.redact(failure.reason), wait)
+            log.info(
+                "%s %s: %s; retrying in %.2fs", self.spec.name, request.request_id, self.redact(failure.reason), wait
+            )
 
         try:
             response, _ = await call_with_retries(attempt, self.policy, rng=self._rng, on_retry=note_retry)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import abc
 import concurrent.futures as cf
 import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from socialbench.errors import ConfigError, MissingDependency
 
@@ -62,8 +63,9 @@ class VideoPart:
             raise ValueError("a VideoPart needs a file (path and sha256) or sampled frames")
 
     def key(self) -> dict[str, Any]:
-        return _keyed({"video_sha256": self.sha256, "frames": [f.key() for f in self.frames], "fps": self.fps,
-                       "view": self.view})
+        return _keyed(
+            {"video_sha256": self.sha256, "frames": [f.key() for f in self.frames], "fps": self.fps, "view": self.view}
+        )
 
 
 @dataclass(frozen=True)
@@ -127,8 +129,17 @@ class Decoding:
 
     def key(self) -> dict[str, Any]:
         key = {"max_tokens": self.max_tokens, "temperature": self.temperature, "json_schema": self.json_schema}
-        key.update(_keyed({"top_p": self.top_p, "stop": list(self.stop), "seed": self.seed,
-                           "sample": self.sample or None, "json_object": self.json_object or None}))
+        key.update(
+            _keyed(
+                {
+                    "top_p": self.top_p,
+                    "stop": list(self.stop),
+                    "seed": self.seed,
+                    "sample": self.sample or None,
+                    "json_object": self.json_object or None,
+                }
+            )
+        )
         return key
 
 
@@ -229,7 +240,7 @@ class ModelSpec:
     only_methods: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
-    def from_params(cls, name: str, entry: dict[str, Any]) -> "ModelSpec":
+    def from_params(cls, name: str, entry: dict[str, Any]) -> ModelSpec:
         known = {f for f in cls.__dataclass_fields__ if f != "name"}
         unknown = set(entry) - known
         if unknown:
@@ -310,7 +321,7 @@ class Backend(abc.ABC):
     def close(self) -> None:
         """Release processes, servers or GPU memory held by the backend."""
 
-    def __enter__(self) -> "Backend":
+    def __enter__(self) -> Backend:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -28,8 +28,12 @@ def choices_of(request: Request) -> list[dict[str, Any]] | None:
 
 def no_choices(backend: Backend, request: Request) -> Response:
     stage = (request.task or {}).get("stage", "?")
-    return Response(text=None, error=f"the {backend.name} baseline answers only requests that list their answer's choices"
-                    f" (stage {stage!r} asks for free text)", finish_reason="error")  # fmt: skip
+    return Response(
+        text=None,
+        error=f"the {backend.name} baseline answers only requests that list their answer's choices"
+        f" (stage {stage!r} asks for free text)",
+        finish_reason="error",
+    )
 
 
 class RandomBackend(Backend):
@@ -70,7 +74,9 @@ class PriorBackend(RandomBackend):
 
             if dev is None:
                 raise ConfigError(f"models.{spec.name}: the prior backend needs the dev split (--dev)")
-            raise ConfigError(f"models.{spec.name}: the prior backend needs dev instances, but the dev split has no records")
+            raise ConfigError(
+                f"models.{spec.name}: the prior backend needs dev instances, but the dev split has no records"
+            )
         self._by_group: dict[str, dict[str, list[str]]] = {}
         for item in dev:
             group = self._by_group.setdefault(str(item["group"]), {})
@@ -78,7 +84,9 @@ class PriorBackend(RandomBackend):
                 group.setdefault(name, []).append(value)
 
     def identity(self) -> dict[str, Any]:
-        table = {g: {k: sorted(Counter(v).items()) for k, v in sorted(d.items())} for g, d in sorted(self._by_group.items())}
+        table = {
+            g: {k: sorted(Counter(v).items()) for k, v in sorted(d.items())} for g, d in sorted(self._by_group.items())
+        }
         return {**super().identity(), "dev_counts": table}
 
     def complete(self, request: Request) -> Response:
@@ -94,5 +102,7 @@ class PriorBackend(RandomBackend):
             # the rest (MoCA's slot ids, which differ per instance) by seeded chance. An option's
             # ``key`` is its class when its value is only a position (MeetingToM's shuffled letters).
             keys = [str(o.get("key", o["value"])) for o in c["options"]]
-            answer[c["field"]] = values[keys.index(majority(seen[c["field"]], keys))] if c["field"] in seen else rng.choice(values)
+            answer[c["field"]] = (
+                values[keys.index(majority(seen[c["field"]], keys))] if c["field"] in seen else rng.choice(values)
+            )
         return Response(text=json.dumps(answer), finish_reason="stop")

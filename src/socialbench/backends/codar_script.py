@@ -66,8 +66,9 @@ def pick_answer(task: dict[str, Any], iid: str, shift: int = 0) -> dict[str, str
     return out
 
 
-def stage_answer(task: dict[str, Any], iid: str, pass_no: int, options: dict[str, Any],
-                 keys: list[str] | None = None) -> dict[str, Any] | None:
+def stage_answer(
+    task: dict[str, Any], iid: str, pass_no: int, options: dict[str, Any], keys: list[str] | None = None
+) -> dict[str, Any] | None:
     """The canned answer of one stage (None for an unknown stage). ``keys``: the answering stage's
     keys in order (``task["keys"]``, else the request schema's properties), when known; its free-text
     keys get canned text."""
@@ -76,15 +77,24 @@ def stage_answer(task: dict[str, Any], iid: str, pass_no: int, options: dict[str
     if stage == "observer":
         return {"explicit_perception": f"Scripted caption of {tag}: a person, a caption, no interpretation."}
     if stage == "query":
-        return {"entities": [{"name": f"entity of {iid}", "route": options.get("route", "model_prior")}],
-                "questions": [f"What is the entity of {tag}?", "Which norms usually apply in such a setting?"]}  # fmt: skip
+        return {
+            "entities": [{"name": f"entity of {iid}", "route": options.get("route", "model_prior")}],
+            "questions": [f"What is the entity of {tag}?", "Which norms usually apply in such a setting?"],
+        }
     if stage == "context":
-        return {"fact": f"Scripted fact ({tag}).", "connection": "Scripted connection.",
-                "social_norm": "Scripted norm.", "uncertainty": "Rests on the script only."}  # fmt: skip
+        return {
+            "fact": f"Scripted fact ({tag}).",
+            "connection": "Scripted connection.",
+            "social_norm": "Scripted norm.",
+            "uncertainty": "Rests on the script only.",
+        }
     if stage == "conflict":
-        return {"context_expectation": f"Scripted expectation ({tag}).", "explicit_reality": "Scripted reality.",
-                "the_conflict": "Scripted cue departs from the scripted expectation.",
-                "abductive_question": "Why is this presented?"}  # fmt: skip
+        return {
+            "context_expectation": f"Scripted expectation ({tag}).",
+            "explicit_reality": "Scripted reality.",
+            "the_conflict": "Scripted cue departs from the scripted expectation.",
+            "abductive_question": "Why is this presented?",
+        }
     if stage in ("decoder", "answer"):
         values = pick_answer(task, iid, shift=pass_no)
         if stage == "decoder" and pass_no == 0 and iid in options.get("invalid_values", ()):
@@ -95,7 +105,9 @@ def stage_answer(task: dict[str, Any], iid: str, pass_no: int, options: dict[str
     if stage == "checker":
         bps = list(task.get("breakpoints") or [1, 2, 3, 4])
         every = int(options.get("reject_every", 3))
-        reject = iid in options.get("never_accept", ()) or (pass_no == 0 and every > 0 and _hash(iid, "reject") % every == 0)
+        reject = iid in options.get("never_accept", ()) or (
+            pass_no == 0 and every > 0 and _hash(iid, "reject") % every == 0
+        )
         if not reject:
             return {"status": "ACCEPTED", "breakpoint": None, "refine": ""}
         forced = options.get("breakpoint")
@@ -114,8 +126,10 @@ class CodarScriptBackend(Backend):
         opts = dict(spec.options or {})
         unknown = sorted(set(opts) - set(OPTIONS))
         if unknown:
-            raise ConfigError(f"models.{spec.name}.options: unknown key(s) {unknown} for backend codar_script;"
-                              f" known: {', '.join(OPTIONS)}")  # fmt: skip
+            raise ConfigError(
+                f"models.{spec.name}.options: unknown key(s) {unknown} for backend codar_script;"
+                f" known: {', '.join(OPTIONS)}"
+            )
         every = opts.get("reject_every", 3)
         if isinstance(every, bool) or not isinstance(every, int) or every < 0:
             raise ConfigError(f"models.{spec.name}.options.reject_every: expected a whole number >= 0, got {every!r}")
@@ -147,7 +161,10 @@ class CodarScriptBackend(Backend):
         keys = list(request.task.get("keys") or ((request.decoding.json_schema or {}).get("properties") or {}))
         answer = stage_answer(request.task, iid, pass_no, self.options, keys)
         if answer is None:
-            return Response(text=None, error=f"codar_script: no canned answer for stage {request.task.get('stage')!r}",
-                            finish_reason="error")  # fmt: skip
+            return Response(
+                text=None,
+                error=f"codar_script: no canned answer for stage {request.task.get('stage')!r}",
+                finish_reason="error",
+            )
         text = json.dumps(answer, ensure_ascii=False)
         return Response(text=text, input_tokens=n_in, output_tokens=len(text) // 4 + 1, finish_reason="stop")

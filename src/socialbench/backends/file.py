@@ -52,11 +52,19 @@ def load_answers(path: str | Path) -> dict[str, dict[str, Any]]:
     for jl in lines:
         iid = jl.record.get("id")
         if not isinstance(iid, str) or not iid:
-            raise DataError(str(path), f"must be a non-empty string (the instance's id), got {iid!r}",
-                            record=f"line {jl.line}", field="id")
+            raise DataError(
+                str(path),
+                f"must be a non-empty string (the instance's id), got {iid!r}",
+                record=f"line {jl.line}",
+                field="id",
+            )
         if iid in out:
-            raise DataError(str(path), f"a second answer for {iid!r} (the first is on line {first[iid]})",
-                            record=f"line {jl.line}", field="id")
+            raise DataError(
+                str(path),
+                f"a second answer for {iid!r} (the first is on line {first[iid]})",
+                record=f"line {jl.line}",
+                field="id",
+            )
         out[iid] = jl.record
         first[iid] = jl.line
     return out
@@ -86,11 +94,15 @@ class FileBackend(Backend):
         opts = spec.options or {}
         path = opts.get("path")
         if not isinstance(path, str) or not path:
-            raise ConfigError(f"models.{spec.name}.options.path: the file backend needs the answers file"
-                              " (JSON lines, one answer per instance id, in the prediction format)")
+            raise ConfigError(
+                f"models.{spec.name}.options.path: the file backend needs the answers file"
+                " (JSON lines, one answer per instance id, in the prediction format)"
+            )
         unknown = sorted(set(opts) - {"path", "method"})
         if unknown:
-            raise ConfigError(f"models.{spec.name}.options: unknown option(s) {unknown} (the file backend takes path, method)")
+            raise ConfigError(
+                f"models.{spec.name}.options: unknown option(s) {unknown} (the file backend takes path, method)"
+            )
         self.path = Path(path)
         if not self.path.is_file():
             raise DataError(path, f"answers file of models.{spec.name} not found (options.path)")
@@ -111,15 +123,19 @@ class FileBackend(Backend):
             return self._error(f"request id {request.request_id!r} is not <instance id>/<method>/<stage>")
         iid, method, stage = parts
         if method != self.method:
-            return self._error(f"holds final answers of method {self.method!r} (options.method); it cannot answer"
-                               f" stage {stage!r} of method {method!r}")
+            return self._error(
+                f"holds final answers of method {self.method!r} (options.method); it cannot answer"
+                f" stage {stage!r} of method {method!r}"
+            )
         choices = (request.task or {}).get("choices")
         if not isinstance(choices, list) or not choices:
             return self._error(f"stage {stage!r} asks for free text; recorded answers fill choices only")
         record = self._answers.get(iid)
         if record is None:
             # finish_reason says so, so a benchmark can tell "not covered" from a wrong answer
-            return Response(text=None, error=f"file backend ({self.path}): no answer for instance {iid!r}", finish_reason=NO_RECORD)
+            return Response(
+                text=None, error=f"file backend ({self.path}): no answer for instance {iid!r}", finish_reason=NO_RECORD
+            )
         missing = [c["field"] for c in choices if c["field"] not in record]
         if missing:
             return self._error(f"the answer for {iid!r} has no field {missing[0]!r}")

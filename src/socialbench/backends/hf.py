@@ -35,19 +35,18 @@ import gc
 import logging
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import huggingface_hub
-
-from socialbench.backends.revision import resolve_revision
 import torch
 import transformers
 
 from socialbench.backends.base import Backend, BackendContext, Decoding, ModelSpec, Request, Response, check_requests
 from socialbench.backends.images import ImageChanged, content_blocks, load_pil
+from socialbench.backends.revision import resolve_revision
 from socialbench.errors import ConfigError
-from socialbench.hashing import folder_fingerprint
 
 log = logging.getLogger("socialbench.backends")
 
@@ -142,9 +141,13 @@ class HFBackend(Backend):
         if self._revision is not None and not self._revision.startswith("files:"):
             self.load_kwargs["revision"] = self._revision  # load exactly the commit in the key
         if self._revision is None:
-            log.warning("models.%s: %s has no revision pinned and none could be resolved;"
-                        " pin models.%s.revision to make the run reproducible", self.spec.name,
-                        self.spec.model_id, self.spec.name)  # fmt: skip
+            log.warning(
+                "models.%s: %s has no revision pinned and none could be resolved;"
+                " pin models.%s.revision to make the run reproducible",
+                self.spec.name,
+                self.spec.model_id,
+                self.spec.name,
+            )
         return self._revision
 
     # ---- model ----------------------------------------------------------------------------------
@@ -163,10 +166,14 @@ class HFBackend(Backend):
         local = Path(model_id).expanduser()
         if local.is_dir():
             if not (local / "config.json").is_file():
-                raise ConfigError(f"{where}: {model_id!r} is a folder without config.json, not a transformers model folder")
+                raise ConfigError(
+                    f"{where}: {model_id!r} is a folder without config.json, not a transformers model folder"
+                )
             return
         if local.exists():
-            raise ConfigError(f"{where}: {model_id!r} is a file; give the model's folder (with config.json) or a Hugging Face model id")
+            raise ConfigError(
+                f"{where}: {model_id!r} is a file; give the model's folder (with config.json) or a Hugging Face model id"
+            )
         offline = self.offline()
         looks_like_path = model_id.startswith(("/", ".", "~")) or "\\" in model_id or model_id.count("/") > 1
         if not looks_like_path and offline and _in_hf_cache(model_id, self.spec.revision):
@@ -193,13 +200,21 @@ class HFBackend(Backend):
         except OSError as exc:  # not a model folder, a missing file, a revision not in the cache, no network
             self.processor = self.model = None
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ConfigError(f"models.{self.spec.name}.model_id: {self.spec.model_id!r} cannot be loaded: {first}") from exc
+            raise ConfigError(
+                f"models.{self.spec.name}.model_id: {self.spec.model_id!r} cannot be loaded: {first}"
+            ) from exc
         self.model.to(self.device).eval()
         tokenizer = self.tokenizer
         tokenizer.padding_side = "left"  # decoder-only generation pads on the left
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
-        log.info("hf: loaded %s on %s (%s) in %.1fs", self.spec.model_id, self.device, self.dtype, time.perf_counter() - started)
+        log.info(
+            "hf: loaded %s on %s (%s) in %.1fs",
+            self.spec.model_id,
+            self.device,
+            self.dtype,
+            time.perf_counter() - started,
+        )
 
     @property
     def tokenizer(self) -> Any:
@@ -250,8 +265,9 @@ class HFBackend(Backend):
             for start in range(0, len(items), size):
                 self._run_batch(items[start : start + size], decoding, on_result)
 
-    def _run_batch(self, items: list[tuple[int, str, list[Any]]], decoding: Decoding,
-                   on_result: Callable[[int, Response], None]) -> None:  # fmt: skip
+    def _run_batch(
+        self, items: list[tuple[int, str, list[Any]]], decoding: Decoding, on_result: Callable[[int, Response], None]
+    ) -> None:
         try:
             responses = self._generate([p for _, p, _ in items], [im for _, _, im in items], decoding)
         except Exception as exc:  # e.g. out of memory: try one by one, then record the error

@@ -17,9 +17,10 @@ from __future__ import annotations
 import base64
 import io
 import mimetypes
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from socialbench.errors import SocialbenchError
 from socialbench.hashing import sha256_bytes
@@ -58,7 +59,7 @@ def _unreadable(path: str | Path, exc: Exception, empty: bool = False) -> ImageU
     return ImageUnreadable(f"{path}: cannot decode the image ({why})")
 
 
-def _open(data: bytes, path: str) -> "PILImage":
+def _open(data: bytes, path: str) -> PILImage:
     """Pillow's image over ``data``, headers read; an undecodable file is ImageUnreadable naming ``path``."""
     from PIL import Image
 
@@ -120,7 +121,7 @@ def read_checked(part: _FilePart) -> bytes:
     return data
 
 
-def _scaled(img: "PILImage", max_side: int | None) -> "PILImage":
+def _scaled(img: PILImage, max_side: int | None) -> PILImage:
     from PIL import Image
 
     if max_side is None or max(img.size) <= max_side:
@@ -130,7 +131,7 @@ def _scaled(img: "PILImage", max_side: int | None) -> "PILImage":
     return img.resize(size, Image.Resampling.LANCZOS)
 
 
-def load_pil(part: "ImagePart", max_side: int | None = None) -> "PILImage":
+def load_pil(part: ImagePart, max_side: int | None = None) -> PILImage:
     """The image as RGB Pillow image, scaled so that its longest side is at most ``max_side``."""
     img = _open(read_checked(part), part.path)
     try:
@@ -140,7 +141,7 @@ def load_pil(part: "ImagePart", max_side: int | None = None) -> "PILImage":
     return _scaled(img.convert("RGB"), max_side)
 
 
-def encode_for_api(part: "ImagePart", max_side: int | None = None) -> EncodedImage:
+def encode_for_api(part: ImagePart, max_side: int | None = None) -> EncodedImage:
     """Bytes to send to an API: the original file when it is small enough and in a format every API
     accepts, otherwise a deterministic PNG re-encoding of the (scaled) image."""
     raw = read_checked(part)
@@ -159,11 +160,17 @@ def encode_for_api(part: "ImagePart", max_side: int | None = None) -> EncodedIma
     return EncodedImage("image/png", out.getvalue())
 
 
-_VIDEO_TYPES = {".mp4": "video/mp4", ".m4v": "video/mp4", ".mov": "video/quicktime", ".webm": "video/webm",
-                ".mkv": "video/x-matroska", ".avi": "video/x-msvideo"}  # fmt: skip
+_VIDEO_TYPES = {
+    ".mp4": "video/mp4",
+    ".m4v": "video/mp4",
+    ".mov": "video/quicktime",
+    ".webm": "video/webm",
+    ".mkv": "video/x-matroska",
+    ".avi": "video/x-msvideo",
+}
 
 
-def encode_video(part: "VideoPart") -> EncodedImage:
+def encode_video(part: VideoPart) -> EncodedImage:
     """A video clip's file as it is (checked against its hash), with its media type from the suffix."""
     data = read_checked(part)
     suffix = Path(str(part.path)).suffix.lower()
@@ -171,7 +178,7 @@ def encode_video(part: "VideoPart") -> EncodedImage:
     return EncodedImage(media_type, data)
 
 
-def encode_audio(part: "AudioPart") -> EncodedImage:
+def encode_audio(part: AudioPart) -> EncodedImage:
     """An audio file as it is (checked against its hash); its media type from ``part.format``."""
     return EncodedImage(f"audio/{part.format}", read_checked(part))
 
@@ -185,10 +192,10 @@ Block = dict[str, Any]
 
 
 def content_blocks(
-    message: "Message",
-    image: Callable[["ImagePart"], Block],
-    video: Callable[["VideoPart"], Block] | None = None,
-    audio: Callable[["AudioPart"], Block] | None = None,
+    message: Message,
+    image: Callable[[ImagePart], Block],
+    video: Callable[[VideoPart], Block] | None = None,
+    audio: Callable[[AudioPart], Block] | None = None,
 ) -> list[Block]:
     """A message's content as wire-format blocks, in order: ``{"type": "text"}`` for text (empty
     strings dropped); ``image(part)`` for an image; for a video, ``video(part)`` when the backend sends
@@ -200,7 +207,7 @@ def content_blocks(
 
     out: list[Block] = []
 
-    def images(part: "ImagePart", outer_view: str | None = None) -> None:
+    def images(part: ImagePart, outer_view: str | None = None) -> None:
         if part.view is not None and part.view != outer_view:
             out.append(view_label(part.view))
         out.append(image(part))

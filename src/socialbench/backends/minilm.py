@@ -23,8 +23,9 @@ from __future__ import annotations
 import functools
 import json
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 import transformers

@@ -23,8 +23,9 @@ import email.utils
 import json
 import random
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from socialbench.errors import ConfigError, SocialbenchError
 
@@ -58,7 +59,7 @@ class RetryPolicy:
     max_retry_after_s: float = 600.0  # cap on an honoured Retry-After
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any], where: str = "options") -> "RetryPolicy":
+    def from_options(cls, options: Mapping[str, Any], where: str = "options") -> RetryPolicy:
         try:
             policy = cls(
                 max_retries=int(options.get("max_retries", cls.max_retries)),

@@ -23,7 +23,9 @@ class ScriptedBackend(Backend):
     def __init__(self, spec, context=None):
         super().__init__(spec, context)
         opts = spec.options or {}
-        self._responses: dict[str, Any] = {k: (list(v) if isinstance(v, list) else v) for k, v in opts.get("responses", {}).items()}
+        self._responses: dict[str, Any] = {
+            k: (list(v) if isinstance(v, list) else v) for k, v in opts.get("responses", {}).items()
+        }
         self._default = opts.get("default")
         self._fail = set(opts.get("fail_ids", []))
         self._finish = dict(opts.get("finish_reasons") or {})
@@ -50,5 +52,9 @@ class ScriptedBackend(Backend):
                 value = value.pop(0) if value else self._default
         if value is None:
             return Response(text=None, error="no scripted response", finish_reason="error")
-        return Response(text=str(value), input_tokens=len(request.messages), output_tokens=1,
-                        finish_reason=self._finish.get(request.request_id, "stop"))  # fmt: skip
+        return Response(
+            text=str(value),
+            input_tokens=len(request.messages),
+            output_tokens=1,
+            finish_reason=self._finish.get(request.request_id, "stop"),
+        )

@@ -47,14 +47,15 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from socialbench.backends.base import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
 from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
-from socialbench.errors import ConfigError, MissingDependency, SocialbenchError
 from socialbench.backends.revision import resolve_revision as _resolve
+from socialbench.errors import ConfigError, MissingDependency, SocialbenchError
 
 log = logging.getLogger("socialbench.backends")
 
@@ -205,8 +206,13 @@ class VllmBackend(OpenAICompatBackend):
             self._revision = resolve_revision(str(self.spec.model_id))
             self._resolved = True
             if self._revision is None:
-                log.warning("models.%s: %s has no revision pinned and none could be resolved; pin models.%s.revision"
-                            " to make the run reproducible", self.spec.name, self.spec.model_id, self.spec.name)  # fmt: skip
+                log.warning(
+                    "models.%s: %s has no revision pinned and none could be resolved; pin models.%s.revision"
+                    " to make the run reproducible",
+                    self.spec.name,
+                    self.spec.model_id,
+                    self.spec.name,
+                )
         return self._revision
 
     def identity(self) -> dict[str, Any]:
@@ -242,8 +248,11 @@ class VllmBackend(OpenAICompatBackend):
             cmd += ["--max-model-len", str(int(o["max_model_len"]))]
         limit = o.get("limit_mm_per_prompt") or {"image": int(self.spec.max_frames)}
         cmd += ["--limit-mm-per-prompt", json.dumps(limit, sort_keys=True)]
-        for key, flag in (("dtype", "--dtype"), ("quantization", "--quantization"),
-                          ("gpu_memory_utilization", "--gpu-memory-utilization")):  # fmt: skip
+        for key, flag in (
+            ("dtype", "--dtype"),
+            ("quantization", "--quantization"),
+            ("gpu_memory_utilization", "--gpu-memory-utilization"),
+        ):
             if o.get(key) is not None:
                 cmd += [flag, str(o[key])]
         cmd += ["--seed", str(self.context.seed)]
@@ -258,7 +267,9 @@ class VllmBackend(OpenAICompatBackend):
         from socialbench.backends.vllm_preflight import preflight
 
         if self.server is None:
-            raise ConfigError(f"{self.where}: the preflight checks the server this backend starts; with base_url there is none")
+            raise ConfigError(
+                f"{self.where}: the preflight checks the server this backend starts; with base_url there is none"
+            )
         return preflight(self.server.command, [self._prepare(r) for r in requests], ids)
 
     def start(self) -> None:

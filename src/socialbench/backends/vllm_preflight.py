@@ -28,8 +28,9 @@ import io
 import json
 import os
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from socialbench.errors import MissingDependency
 
@@ -51,8 +52,14 @@ class PreflightReport:
         self.problems.append(f"{check}: {problem}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"vllm_version": self.vllm_version, "ok": self.ok, "checks": self.checks, "problems": self.problems,
-                "model": self.model, "requests": self.requests}  # fmt: skip
+        return {
+            "vllm_version": self.vllm_version,
+            "ok": self.ok,
+            "checks": self.checks,
+            "problems": self.problems,
+            "model": self.model,
+            "requests": self.requests,
+        }
 
 
 def _use_cpu_platform_without_cuda() -> None:
@@ -96,8 +103,9 @@ def _answers(schema: Mapping[str, Any]) -> tuple[str, str]:
     return json.dumps(valid, ensure_ascii=False), json.dumps(invalid, ensure_ascii=False)
 
 
-def preflight(server_command: Sequence[str], bodies: Sequence[Mapping[str, Any]],
-              ids: Sequence[str] | None = None) -> PreflightReport:  # fmt: skip
+def preflight(
+    server_command: Sequence[str], bodies: Sequence[Mapping[str, Any]], ids: Sequence[str] | None = None
+) -> PreflightReport:
     """Check a ``vllm serve`` command line and the chat-completion bodies sent to it (see module doc).
     ``ids`` name the requests in problems (default: their index)."""
     _use_cpu_platform_without_cuda()
@@ -144,9 +152,12 @@ def preflight(server_command: Sequence[str], bodies: Sequence[Mapping[str, Any]]
     mm_config = getattr(model_config, "multimodal_config", None)
     image_limit = mm_config.get_limit_per_prompt("image") if mm_config is not None else 0
     report.model = {
-        "architecture": (model_config.architectures or ["?"])[0], "max_model_len": model_config.max_model_len,
-        "dtype": str(model_config.dtype), "served_model_name": served, "image_limit": image_limit,
-    }  # fmt: skip
+        "architecture": (model_config.architectures or ["?"])[0],
+        "max_model_len": model_config.max_model_len,
+        "dtype": str(model_config.dtype),
+        "served_model_name": served,
+        "image_limit": image_limit,
+    }
     report.checks["engine config resolves"] = True
 
     # 3: the requests, rendered as the server renders them.
@@ -159,8 +170,15 @@ def preflight(server_command: Sequence[str], bodies: Sequence[Mapping[str, Any]]
     renderer = renderer_from_config(vllm_config)
     tokenizer = renderer.get_tokenizer()
     schemas: dict[str, tuple[dict[str, Any], Any]] = {}
-    for check in ("requests validate", "requests render", "images match placeholders", "images within limit",
-                  "prompt fits the model length", "greedy decoding", "guided JSON schema"):  # fmt: skip
+    for check in (
+        "requests validate",
+        "requests render",
+        "images match placeholders",
+        "images within limit",
+        "prompt fits the model length",
+        "greedy decoding",
+        "guided JSON schema",
+    ):
         report.checks[check] = True
     for rid, body in zip(ids, bodies):
         row: dict[str, Any] = {"id": rid, "images": _image_count(body)}
@@ -182,16 +200,26 @@ def preflight(server_command: Sequence[str], bodies: Sequence[Mapping[str, Any]]
             report.fail("requests render", f"request {rid}: {type(exc).__name__}: {exc}")
             continue
         placeholders = (engine_input.get("mm_placeholders") or {}).get("image", [])
-        row.update(prompt_tokens=len(engine_input.get("prompt_token_ids") or []), placeholders=len(placeholders),
-                   image_tokens=sum(int(getattr(p, "length", 0)) for p in placeholders))  # fmt: skip
+        row.update(
+            prompt_tokens=len(engine_input.get("prompt_token_ids") or []),
+            placeholders=len(placeholders),
+            image_tokens=sum(int(getattr(p, "length", 0)) for p in placeholders),
+        )
         if len(placeholders) != row["images"]:
-            report.fail("images match placeholders",
-                        f"request {rid}: {row['images']} images sent, {len(placeholders)} placeholders rendered")  # fmt: skip
+            report.fail(
+                "images match placeholders",
+                f"request {rid}: {row['images']} images sent, {len(placeholders)} placeholders rendered",
+            )
         if row["images"] > int(image_limit):
-            report.fail("images within limit", f"request {rid}: {row['images']} images > --limit-mm-per-prompt {image_limit}")
+            report.fail(
+                "images within limit", f"request {rid}: {row['images']} images > --limit-mm-per-prompt {image_limit}"
+            )
         if row["prompt_tokens"] + max_tokens > model_config.max_model_len:
-            report.fail("prompt fits the model length", f"request {rid}: {row['prompt_tokens']} prompt tokens + "
-                        f"{max_tokens} max_tokens > max_model_len {model_config.max_model_len}")  # fmt: skip
+            report.fail(
+                "prompt fits the model length",
+                f"request {rid}: {row['prompt_tokens']} prompt tokens + "
+                f"{max_tokens} max_tokens > max_model_len {model_config.max_model_len}",
+            )
         sampling = request.to_sampling_params(max_tokens, model_config.get_diff_sampling_param())
         if sampling.temperature != 0.0:
             report.fail("greedy decoding", f"request {rid}: temperature {sampling.temperature}")
@@ -199,11 +227,15 @@ def preflight(server_command: Sequence[str], bodies: Sequence[Mapping[str, Any]]
         guided = getattr(sampling.structured_outputs, "json", None)
         guided = json.loads(guided) if isinstance(guided, str) else guided
         if wanted is None:
-            report.fail("guided JSON schema", f"request {rid}: no response_format json_schema in the request"
-                        " (options.json_mode must be json_schema)")  # fmt: skip
+            report.fail(
+                "guided JSON schema",
+                f"request {rid}: no response_format json_schema in the request (options.json_mode must be json_schema)",
+            )
             continue
         if guided != wanted:
-            report.fail("guided JSON schema", f"request {rid}: vLLM's structured outputs {guided!r} differ from the schema sent")
+            report.fail(
+                "guided JSON schema", f"request {rid}: vLLM's structured outputs {guided!r} differ from the schema sent"
+            )
             continue
         try:
             sampling._validate_structured_outputs(model_config, vllm_config.structured_outputs_config, tokenizer)

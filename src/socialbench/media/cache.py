@@ -82,7 +82,7 @@ class FrameManifest:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], folder: Path) -> "FrameManifest":
+    def from_dict(cls, data: dict[str, Any], folder: Path) -> FrameManifest:
         return cls(
             key=data["key"],
             key_parts=data["key_parts"],
@@ -268,7 +268,9 @@ class FrameCache:
             try:
                 frames += len(json.loads(path.read_text("utf-8"))["frames"])
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise SocialbenchError(f"{path}: frame cache entry {key} is missing or unreadable ({exc}); cannot index it") from None
+                raise SocialbenchError(
+                    f"{path}: frame cache entry {key} is missing or unreadable ({exc}); cannot index it"
+                ) from None
         return {"entries": entries, "format": CACHE_FORMAT, "frames": frames}
 
     def write_index(self, path: str | Path, keys: set[str] | list[str]) -> dict[str, Any]:
@@ -292,14 +294,18 @@ class FrameCache:
             tmp.unlink(missing_ok=True)
         return index
 
-    def _extract(self, video: str | Path, sampling: FrameSampling, key: str, parts: dict[str, Any], folder: Path) -> FrameManifest:
+    def _extract(
+        self, video: str | Path, sampling: FrameSampling, key: str, parts: dict[str, Any], folder: Path
+    ) -> FrameManifest:
         timeline = video_timeline(video)
         indices = select_indices(sampling, list(timeline.times), timeline.end)
         tmp = self.root / TMP / f"{key}.{os.getpid()}"
         if tmp.exists():
             shutil.rmtree(tmp)
         try:
-            extracted = extract_frames(timeline, indices, tmp, max_side=sampling.max_side, image_format=sampling.image_format)
+            extracted = extract_frames(
+                timeline, indices, tmp, max_side=sampling.max_side, image_format=sampling.image_format
+            )
             from PIL import Image
 
             with Image.open(extracted[0].file) as im:
@@ -335,7 +341,6 @@ class FrameCache:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return manifest
-
 
 
 def _pid_alive(pid: int) -> bool:

@@ -10,14 +10,17 @@ import logging
 import math
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from socialbench.errors import ConfigError, SocialbenchError
 
-media_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                        help="Media tools: probe, frames, clips, mosaic, audio (a benchmark's media step is `socialbench <benchmark> ...`).")
+media_app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Media tools: probe, frames, clips, mosaic, audio (a benchmark's media step is `socialbench <benchmark> ...`).",
+)
 Opt = typer.Option
 Arg = typer.Argument
 
@@ -29,7 +32,7 @@ def _settings(params: Path):
     return MediaSettings.from_params(load_params(params))
 
 
-def _finite(option: str, value: Optional[float]) -> None:
+def _finite(option: str, value: float | None) -> None:
     if value is not None and not math.isfinite(value):
         raise ConfigError(f"{option} must be a number of seconds, got {value}")
 
@@ -39,7 +42,10 @@ def _logging() -> None:
 
 
 @media_app.command("probe")
-def probe_cmd(path: Path = Arg(..., help="media file"), count_frames: bool = Opt(False, help="count video packets even when the container gives a frame count")) -> None:
+def probe_cmd(
+    path: Path = Arg(..., help="media file"),
+    count_frames: bool = Opt(False, help="count video packets even when the container gives a frame count"),
+) -> None:
     """Print duration, fps, frame count, streams and rotation of a media file as JSON."""
     from socialbench.media.probe import probe
 
@@ -49,9 +55,11 @@ def probe_cmd(path: Path = Arg(..., help="media file"), count_frames: bool = Opt
 @media_app.command("frames")
 def frames_cmd(
     video: Path = Arg(..., help="video file"),
-    count: Optional[int] = Opt(None, help="N uniformly spaced frames (N >= 1)"),
-    fps: Optional[str] = Opt(None, help="frames per second of video time, > 0, e.g. 0.5 or 30000/1001"),
-    max_side: Optional[int] = Opt(None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"),
+    count: int | None = Opt(None, help="N uniformly spaced frames (N >= 1)"),
+    fps: str | None = Opt(None, help="frames per second of video time, > 0, e.g. 0.5 or 30000/1001"),
+    max_side: int | None = Opt(
+        None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"
+    ),
     frames_dir: Path = Opt(Path("data/interim/frames"), help="content-addressed frame cache"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its media section)"),
 ) -> None:
@@ -70,7 +78,9 @@ def frames_cmd(
         try:
             rate = to_fraction(fps)
         except SamplingError:
-            raise ConfigError(f"--fps must be a number of frames per second such as 0.5 or 30000/1001, got {fps!r}") from None
+            raise ConfigError(
+                f"--fps must be a number of frames per second such as 0.5 or 30000/1001, got {fps!r}"
+            ) from None
         if rate <= 0:
             raise ConfigError(f"--fps must be > 0, got {fps}")
     if max_side is not None and max_side < 2:
@@ -91,7 +101,7 @@ def cut_cmd(
     start: float = Opt(..., help="window start, seconds"),
     end: float = Opt(..., help="window end, seconds (exclusive)"),
     out_dir: Path = Opt(..., help="clips go here as <view file name>.mp4, with clip.json (and mosaic.mp4)"),
-    mosaic: Optional[str] = Opt(
+    mosaic: str | None = Opt(
         None,
         help="also build the 2x2 mosaic of four views, given as their 0-based positions in VIEWS, in the order"
         " A,B,C,D (top-left, top-right, bottom-left, bottom-right); e.g. 1,2,3,4 for VIEWS = corner view"
@@ -125,8 +135,15 @@ def cut_cmd(
     created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        result = cut_views(views, start, end, outputs, mosaic=mos,
-                           encode=EncodeSettings(preset=s.clip_preset, crf=s.clip_crf), max_skew_frames=s.max_view_skew_frames)
+        result = cut_views(
+            views,
+            start,
+            end,
+            outputs,
+            mosaic=mos,
+            encode=EncodeSettings(preset=s.clip_preset, crf=s.clip_crf),
+            max_skew_frames=s.max_view_skew_frames,
+        )
     except BaseException:
         if created and not any(out_dir.iterdir()):
             out_dir.rmdir()  # a failed cut leaves no trace (cut_views removes the clips it wrote)
@@ -147,7 +164,9 @@ def _mosaic_positions(text: str, n_views: int) -> list[int]:
         try:
             pos.append(int(x))
         except ValueError:
-            raise ConfigError(f"--mosaic: view positions are whole numbers counting from 0, e.g. {example}; got {x!r} in {text!r}") from None
+            raise ConfigError(
+                f"--mosaic: view positions are whole numbers counting from 0, e.g. {example}; got {x!r} in {text!r}"
+            ) from None
     return pos
 
 
@@ -155,8 +174,8 @@ def _mosaic_positions(text: str, n_views: int) -> list[int]:
 def audio_cmd(
     source: Path = Arg(..., help="media file with an audio stream"),
     output: Path = Arg(..., help="WAV file to write (mono, 16 kHz, 16-bit)"),
-    start: Optional[float] = Opt(None, help="window start, seconds"),
-    end: Optional[float] = Opt(None, help="window end, seconds (exclusive)"),
+    start: float | None = Opt(None, help="window start, seconds"),
+    end: float | None = Opt(None, help="window end, seconds (exclusive)"),
 ) -> None:
     """Extract mono 16 kHz WAV audio, optionally of a window."""
     from socialbench.media.clips import extract_audio

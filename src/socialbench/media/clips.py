@@ -19,10 +19,11 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import ffmpeg
 
@@ -91,7 +92,9 @@ def _check_window(info: MediaInfo, start: Fraction, end: Fraction) -> None:
         )
 
 
-def check_views(views: Sequence[str | Path], start: Fraction, end: Fraction, max_skew_frames: float = 1.0) -> list[MediaInfo]:
+def check_views(
+    views: Sequence[str | Path], start: Fraction, end: Fraction, max_skew_frames: float = 1.0
+) -> list[MediaInfo]:
     """Probe the views of one recording and check that they can be cut together: each has a
     video stream that covers the window, and their lengths differ by at most ``max_skew_frames``
     frames (a longer gap means they are not the same recording or one is damaged)."""
@@ -142,7 +145,7 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def check_cut_paths(views: Sequence[str | Path], outputs: Sequence[str | Path] | None, mosaic: "Mosaic | None") -> None:
+def check_cut_paths(views: Sequence[str | Path], outputs: Sequence[str | Path] | None, mosaic: Mosaic | None) -> None:
     """Every view is a different file, every output a different file, and no output overwrites a
     view; a mosaic names four different views. Else SocialbenchError naming the paths."""
     srcs = [Path(v) for v in views]
@@ -167,7 +170,9 @@ def check_cut_paths(views: Sequence[str | Path], outputs: Sequence[str | Path] |
                 )
         for src in srcs:
             if src.resolve() == b.resolve() or _same_file(src, b):
-                raise SocialbenchError(f"{b}: {what_b} would overwrite the view {src}; write the clips to another folder")
+                raise SocialbenchError(
+                    f"{b}: {what_b} would overwrite the view {src}; write the clips to another folder"
+                )
 
 
 def cut_views(
@@ -251,7 +256,11 @@ def cut_views(
         Path(mosaic.output).parent.mkdir(parents=True, exist_ok=True)
         outs.append(ffmpeg.output(grid, str(mosaic.output), **encode.output_args()))
         mosaic_size = (2 * pw, 2 * ph)
-    args = ffmpeg.merge_outputs(*outs).global_args(*_GLOBAL, "-loglevel", "error").compile(cmd=_ffmpeg(), overwrite_output=True)
+    args = (
+        ffmpeg.merge_outputs(*outs)
+        .global_args(*_GLOBAL, "-loglevel", "error")
+        .compile(cmd=_ffmpeg(), overwrite_output=True)
+    )
     _run(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)")
     written = [Path(p) for p in (outputs or [])] + ([Path(mosaic.output)] if mosaic is not None else [])
     try:
@@ -283,14 +292,19 @@ def _check_not_short(view: str | Path, info: MediaInfo, start: Fraction, end: Fr
     try:
         timeline = video_timeline(view)  # raises TRUNCATED when the container announces more than it holds
     except MediaError as err:
-        raise MediaError(str(view), err.problem, f"{err.detail}; the clip of {window} would hold {got} of its"
-                         f" {expected} frames") from None  # fmt: skip
+        raise MediaError(
+            str(view), err.problem, f"{err.detail}; the clip of {window} would hold {got} of its {expected} frames"
+        ) from None
     have = sum(1 for t in timeline.times if start <= t < end)
     if got < have - 1:
         raise MediaError(str(view), E.DECODE_MISMATCH, f"the clip of {window} holds {got} frames, the source {have}")
     if timeline.end < end and have < expected - 1:
-        raise MediaError(str(view), E.WINDOW_BEYOND_END, f"the video's frames end at {float(timeline.end):.3f} s,"
-                         f" inside the window {window}: the clip would hold {got} of its {expected} frames")  # fmt: skip
+        raise MediaError(
+            str(view),
+            E.WINDOW_BEYOND_END,
+            f"the video's frames end at {float(timeline.end):.3f} s,"
+            f" inside the window {window}: the clip would hold {got} of its {expected} frames",
+        )
 
 
 def _checked_cut(views, infos, s, e, outputs, mosaic, mosaic_size, encode) -> CutResult:

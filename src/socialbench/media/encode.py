@@ -58,7 +58,11 @@ def encode_rgb_frames(
     (one encoder thread, no metadata), so the same frames always give the same bytes."""
     w, h = size
     if len(raw) % (w * h * 3):
-        raise MediaError(str(path), E.FFMPEG_FAILED, f"raw frame data of {len(raw)} bytes is not a whole number of {w}x{h} RGB frames")
+        raise MediaError(
+            str(path),
+            E.FFMPEG_FAILED,
+            f"raw frame data of {len(raw)} bytes is not a whole number of {w}x{h} RGB frames",
+        )
     opts = encode.output_args()
     if Path(path).suffix.lower() not in (".mp4", ".mov", ".m4v"):
         opts.pop("movflags")
@@ -71,5 +75,9 @@ def encode_rgb_frames(
     )
     proc = subprocess.run(args, input=raw, capture_output=True)
     if proc.returncode != 0:
-        raise MediaError(str(path), E.FFMPEG_FAILED, f"ffmpeg {_failure(proc.returncode)} while encoding frames: {_last_lines(proc.stderr)}")
+        raise MediaError(
+            str(path),
+            E.FFMPEG_FAILED,
+            f"ffmpeg {_failure(proc.returncode)} while encoding frames: {_last_lines(proc.stderr)}",
+        )
     return Path(path)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import ffmpeg
 
@@ -89,7 +90,9 @@ def extract_frames(
         except MediaError as err:
             if err.problem != E.DECODE_MISMATCH or segments == [Segment(0, idx[-1], tuple(idx))]:
                 raise
-            log.warning("%s: seeking gave other frames (%s); decoding from the start instead", timeline.path, err.detail)
+            log.warning(
+                "%s: seeking gave other frames (%s); decoding from the start instead", timeline.path, err.detail
+            )
     return _extract_segments(timeline, [Segment(0, idx[-1], tuple(idx))], out, max_side, image_format)
 
 
@@ -120,7 +123,9 @@ def _extract_segments(
             .filter("showinfo")
         )
         pattern = out / f"tmp-{j:03d}-%06d.{image_format}"
-        outputs.append(stream.output(str(pattern), f="image2", start_number=0, fps_mode="passthrough", **codec, **_BITEXACT))
+        outputs.append(
+            stream.output(str(pattern), f="image2", start_number=0, fps_mode="passthrough", **codec, **_BITEXACT)
+        )
     args = (
         ffmpeg.merge_outputs(*outputs)
         .global_args(*_GLOBAL, "-loglevel", "info", "-filter_threads", "1", "-copyts")
@@ -132,7 +137,9 @@ def _extract_segments(
     reported = sorted(int(m.group(2)) for m in _SHOWINFO_FRAME.finditer(log_text))
     wanted = [i for seg in segments for i in seg.targets]
     if tb_match is None or len(reported) != len(wanted):
-        raise MediaError(timeline.path, E.DECODE_MISMATCH, f"asked the decoder for {len(wanted)} frames, it returned {len(reported)}")
+        raise MediaError(
+            timeline.path, E.DECODE_MISMATCH, f"asked the decoder for {len(wanted)} frames, it returned {len(reported)}"
+        )
     filter_tb = Fraction(int(tb_match.group(1)), int(tb_match.group(2)))
     for i, pts in zip(wanted, reported):
         got = pts * filter_tb - timeline.origin

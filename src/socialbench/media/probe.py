@@ -51,7 +51,9 @@ def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
     proc = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL)
     err = proc.stderr.decode("utf-8", "replace")
     if proc.returncode < 0:
-        raise MediaError(str(path), E.FFMPEG_FAILED, f"ffprobe {_failure(proc.returncode)} reading it: {_last_lines(proc.stderr)}")
+        raise MediaError(
+            str(path), E.FFMPEG_FAILED, f"ffprobe {_failure(proc.returncode)} reading it: {_last_lines(proc.stderr)}"
+        )
     if proc.returncode != 0:
         raise _classify_probe_failure(path, err)
     return json.loads(proc.stdout.decode("utf-8")), err
@@ -61,7 +63,11 @@ def _classify_probe_failure(path: Path, stderr: str) -> MediaError:
     with open(path, "rb") as fh:
         head = fh.read(12)
     if "moov atom not found" in stderr and head[4:8] == b"ftyp":
-        return MediaError(str(path), E.TRUNCATED, "MP4 file without its index (moov atom): the file was cut off before it was finished")
+        return MediaError(
+            str(path),
+            E.TRUNCATED,
+            "MP4 file without its index (moov atom): the file was cut off before it was finished",
+        )
     if "Invalid data found when processing input" in stderr or "moov atom not found" in stderr:
         return MediaError(str(path), E.UNKNOWN_CONTAINER, "ffprobe recognises no media container or stream in it")
     return MediaError(str(path), E.FFMPEG_FAILED, f"ffprobe failed: {_last_lines(stderr.encode(), 1)}")
@@ -221,7 +227,9 @@ def _rotation(stream: dict[str, Any]) -> int:
     return int(round(rot or 0)) % 360
 
 
-def _media_info(path: Path, data: dict[str, Any], frame_count: int | None = None, source: str | None = None) -> MediaInfo:
+def _media_info(
+    path: Path, data: dict[str, Any], frame_count: int | None = None, source: str | None = None
+) -> MediaInfo:
     streams = []
     for s in data.get("streams", []):
         streams.append(
@@ -254,7 +262,9 @@ def _media_info(path: Path, data: dict[str, Any], frame_count: int | None = None
     if frame_count is None and v is not None and v.nb_frames:
         frame_count, source = v.nb_frames, "metadata"
     rotation = _rotation(video_raw) if video_raw else 0
-    return MediaInfo(**{**info.__dict__, "rotation": rotation, "frame_count": frame_count, "frame_count_source": source})
+    return MediaInfo(
+        **{**info.__dict__, "rotation": rotation, "frame_count": frame_count, "frame_count_source": source}
+    )
 
 
 def _raw_stream(data: dict[str, Any], index: int) -> dict[str, Any] | None:
@@ -351,7 +361,9 @@ def video_timeline(path: str | Path) -> VideoTimeline:
     data, err = _ffprobe_json(p, select_streams="v", show_entries="packet=stream_index,pts,dts,duration,flags")
     info = _media_info(p, data)
     v = info.video
-    packets = [pkt for pkt in data.get("packets", []) if v is not None and _num(pkt.get("stream_index"), int) == v.index]
+    packets = [
+        pkt for pkt in data.get("packets", []) if v is not None and _num(pkt.get("stream_index"), int) == v.index
+    ]
     if v is not None and is_still_image_format(info.format_name) and len(packets) > 1:
         info = _media_info(p, data, len(packets), "packets")  # a stream of pictures (image2pipe)
     if v is None or info.still_image:
@@ -380,7 +392,9 @@ def video_timeline(path: str | Path) -> VideoTimeline:
     if count == 0:
         raise MediaError(str(p), E.NO_VIDEO, "the video stream holds no frames")
     if v.nb_frames is not None and v.nb_frames > count:
-        raise MediaError(str(p), E.TRUNCATED, f"the container announces {v.nb_frames} video frames but only {count} are present")
+        raise MediaError(
+            str(p), E.TRUNCATED, f"the container announces {v.nb_frames} video frames but only {count} are present"
+        )
     _check_truncation(p, err)
     fps = info.fps
     if missing:
@@ -408,6 +422,12 @@ def video_timeline(path: str | Path) -> VideoTimeline:
     start = (data.get("format") or {}).get("start_time")
     file_start = Fraction(start) if start not in (None, "N/A") else Fraction(0)
     return VideoTimeline(
-        path=str(p), info=info, times=tuple(times), end=end, origin=origin, time_base=tb,
-        keyframes=tuple(keyframes), file_start=file_start,
+        path=str(p),
+        info=info,
+        times=tuple(times),
+        end=end,
+        origin=origin,
+        time_base=tb,
+        keyframes=tuple(keyframes),
+        file_start=file_start,
     )

@@ -67,13 +67,20 @@ class MediaReport:
             "|---|---:|---:|---:|---:|---:|",
         ]
         for name, c in sorted(self.counts.items()):
-            lines.append(f"| {name} | {c.instances} | {c.video_instances} | {c.with_frames} | {c.frames} | {c.left_out} |")
+            lines.append(
+                f"| {name} | {c.instances} | {c.video_instances} | {c.with_frames} | {c.frames} | {c.left_out} |"
+            )
         lines.append("")
         problems = self.sorted_problems()
         if not problems:
             lines.append("No media problems: every instance was kept.")
         else:
-            lines += [f"## Problems ({len(problems)})", "", "| split | instance | file | problem | action | details |", "|---|---|---|---|---|---|"]
+            lines += [
+                f"## Problems ({len(problems)})",
+                "",
+                "| split | instance | file | problem | action | details |",
+                "|---|---|---|---|---|---|",
+            ]
             for p in problems:
                 detail = p.detail.replace("|", "\\|")
                 lines.append(f"| {p.split} | {p.id} | `{p.path}` | {p.problem} | {p.action} | {detail} |")

@@ -13,7 +13,7 @@ import os
 import re
 import signal
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from socialbench.hashing import sha256_file
@@ -38,7 +38,9 @@ def _run(args: list[str], path: str | Path, what: str) -> subprocess.CompletedPr
     """Run an ffmpeg command line; a failure becomes a MediaError naming ``path``."""
     proc = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
-        raise MediaError(str(path), E.FFMPEG_FAILED, f"ffmpeg {_failure(proc.returncode)} while {what}: {_last_lines(proc.stderr)}")
+        raise MediaError(
+            str(path), E.FFMPEG_FAILED, f"ffmpeg {_failure(proc.returncode)} while {what}: {_last_lines(proc.stderr)}"
+        )
     return proc
 
 
@@ -65,7 +67,7 @@ def _last_lines(stderr: bytes, n: int = 3) -> str:
     return " | ".join(lines[-n:]) or "no message"
 
 
-@lru_cache(maxsize=None)
+@cache
 def ffmpeg_version() -> str:
     """First line of ``ffmpeg -version`` (recorded in manifests; not used as the cache key)."""
     out = subprocess.run([_ffmpeg(), "-version"], capture_output=True, check=True).stdout

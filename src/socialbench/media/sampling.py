@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from socialbench.errors import ConfigError
 
@@ -76,17 +77,21 @@ class FrameSampling:
                 raise SamplingError(f"fps must be > 0, got {self.fps}")
         else:
             raise SamplingError(f"unknown sampling mode {self.mode!r} (uniform or fps)")
-        if self.max_side is not None and (isinstance(self.max_side, bool) or not isinstance(self.max_side, int) or self.max_side < 2):
+        if self.max_side is not None and (
+            isinstance(self.max_side, bool) or not isinstance(self.max_side, int) or self.max_side < 2
+        ):
             raise SamplingError(f"the longest frame side must be an integer >= 2 (or none), got {self.max_side!r}")
         if self.image_format not in IMAGE_FORMATS:
             raise SamplingError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}")
 
     @classmethod
-    def uniform(cls, count: int, max_side: int | None = None, image_format: str = "png") -> "FrameSampling":
+    def uniform(cls, count: int, max_side: int | None = None, image_format: str = "png") -> FrameSampling:
         return cls(mode="uniform", count=count, max_side=max_side, image_format=image_format)  # type: ignore[arg-type]
 
     @classmethod
-    def at_fps(cls, fps: float | str | Fraction, max_side: int | None = None, image_format: str = "png") -> "FrameSampling":
+    def at_fps(
+        cls, fps: float | str | Fraction, max_side: int | None = None, image_format: str = "png"
+    ) -> FrameSampling:
         return cls(mode="fps", fps=to_fraction(fps), max_side=max_side, image_format=image_format)  # type: ignore[arg-type]
 
     def key(self) -> dict[str, Any]:

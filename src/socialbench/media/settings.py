@@ -30,7 +30,7 @@ class MediaSettings:
             raise ValueError(f"media.on_error must be one of {ON_ERROR}, got {self.on_error!r}")
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> "MediaSettings":
+    def from_params(cls, params: dict[str, Any]) -> MediaSettings:
         m = dict(params.get("media") or {})
         if m.get("mosaic_panel") is not None:
             m["mosaic_panel"] = tuple(m["mosaic_panel"])

@@ -16,9 +16,10 @@ Rules (docs/media.md):
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Literal, Mapping, Sequence
+from typing import Literal
 
 from socialbench.errors import DataError
 
@@ -140,7 +141,9 @@ def words_to_utterances(items: Sequence[WindowItem], max_gap: float = 1.0) -> li
     for w in _sorted(list(items)):
         last = out[-1] if out else None
         if last is not None and last.speaker == w.speaker and w.start - last.end <= max_gap:
-            out[-1] = WindowItem(last.speaker, last.start, max(last.end, w.end), f"{last.text} {w.text}".strip(), last.partial)
+            out[-1] = WindowItem(
+                last.speaker, last.start, max(last.end, w.end), f"{last.text} {w.text}".strip(), last.partial
+            )
         else:
             out.append(w)
     return out

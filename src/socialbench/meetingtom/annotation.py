@@ -19,8 +19,9 @@ import copy
 import csv
 import io
 import random
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,10 +34,23 @@ ANNOTATORS = ("annotator_1", "annotator_2", "adjudicator")
 AGREEMENTS = ("unanimous", "majority")
 SIMULATED_NOTE = "simulated annotator (test double), not a human label"
 
-SHEET_COLUMNS = ("item_id", "task", "source", "meeting", "clip_start", "clip_end", "clips",
-                 "question", "options", "transcript", "answer", "notes")  # fmt: skip
+SHEET_COLUMNS = (
+    "item_id",
+    "task",
+    "source",
+    "meeting",
+    "clip_start",
+    "clip_end",
+    "clips",
+    "question",
+    "options",
+    "transcript",
+    "answer",
+    "notes",
+)
 READ_COLUMNS = ("item_id", "task", "answer")  # what read_sheet uses; the rest is for the annotator
 GOLD_COLUMNS = ("item_id", "task", "source", "label", "value", "agreement", "votes", "adjudicated")
+
 
 # ---- sheets ----------------------------------------------------------------------------------------
 def _options_text(item: Mapping[str, Any]) -> str:
@@ -45,7 +59,9 @@ def _options_text(item: Mapping[str, Any]) -> str:
 
 def _clip_paths(item: Mapping[str, Any]) -> str:
     videos = (item.get("media") or {}).get("videos") or {}
-    return ";".join(str(videos[k]["path"]) for k in sorted(videos) if isinstance(videos[k], Mapping) and videos[k].get("path"))
+    return ";".join(
+        str(videos[k]["path"]) for k in sorted(videos) if isinstance(videos[k], Mapping) and videos[k].get("path")
+    )
 
 
 def _window(item: Mapping[str, Any]) -> tuple[str, str]:
@@ -61,9 +77,22 @@ def _render_sheet(items: Iterable[Mapping[str, Any]], answers: Mapping[str, str]
     w.writerow(SHEET_COLUMNS)
     for item in sorted(items, key=lambda it: str(it["id"])):
         start, end = _window(item)
-        w.writerow([item["id"], item["task"], item.get("source", ""), (item.get("meta") or {}).get("meeting", ""), start, end,
-                    _clip_paths(item), item.get("question", ""), _options_text(item), item.get("transcript", ""),
-                    (answers or {}).get(item["id"], ""), note])  # fmt: skip
+        w.writerow(
+            [
+                item["id"],
+                item["task"],
+                item.get("source", ""),
+                (item.get("meta") or {}).get("meeting", ""),
+                start,
+                end,
+                _clip_paths(item),
+                item.get("question", ""),
+                _options_text(item),
+                item.get("transcript", ""),
+                (answers or {}).get(item["id"], ""),
+                note,
+            ]
+        )
     return out.getvalue()
 
 
@@ -83,20 +112,34 @@ def _parse_answer(raw: str, item: Mapping[str, Any], where: tuple[str, str]) -> 
     if item["task"] != MULTI:
         label = text.upper()
         if label not in labels:
-            raise DataError(source, f"answer {raw!r} is not an option label of this item ({shown})", record=row, field="answer")
+            raise DataError(
+                source, f"answer {raw!r} is not an option label of this item ({shown})", record=row, field="answer"
+            )
         return label
     if text.lower() == NONE_WORD:
         return ()
     parts = [p.strip().upper() for p in text.split(";")]
     if any(not p for p in parts) or len(set(parts)) != len(parts):
-        raise DataError(source, f"answer {raw!r} is not a ';'-separated list of distinct option labels or {NONE_WORD!r}", record=row, field="answer")
+        raise DataError(
+            source,
+            f"answer {raw!r} is not a ';'-separated list of distinct option labels or {NONE_WORD!r}",
+            record=row,
+            field="answer",
+        )
     bad = [p for p in parts if p not in labels]
     if bad:
-        raise DataError(source, f"answer {raw!r}: {', '.join(bad)} is not an option label of this item ({shown})", record=row, field="answer")
+        raise DataError(
+            source,
+            f"answer {raw!r}: {', '.join(bad)} is not an option label of this item ({shown})",
+            record=row,
+            field="answer",
+        )
     return tuple(sorted(parts))
 
 
-def read_sheet(text: str, source: str, items_by_id: Mapping[str, Mapping[str, Any]]) -> dict[str, str | tuple[str, ...] | None]:
+def read_sheet(
+    text: str, source: str, items_by_id: Mapping[str, Mapping[str, Any]]
+) -> dict[str, str | tuple[str, ...] | None]:
     """A filled-in sheet's answers: ``{item_id: answer}`` for every row, where the answer is an
     option label (``"B"``), for task3_2 a sorted tuple of labels (``()`` for ``none``), or ``None``
     when left blank. Labels are case-insensitive and stripped. Strict: a missing column, an unknown
@@ -113,7 +156,12 @@ def read_sheet(text: str, source: str, items_by_id: Mapping[str, Mapping[str, An
         raise DataError(source, f"unreadable CSV: {exc}", record="line 1") from None
     missing = [c for c in READ_COLUMNS if c not in header]
     if missing:
-        raise DataError(source, f"missing column {missing[0]!r} (the header has {', '.join(map(repr, header))})", record="line 1", field=missing[0])
+        raise DataError(
+            source,
+            f"missing column {missing[0]!r} (the header has {', '.join(map(repr, header))})",
+            record="line 1",
+            field=missing[0],
+        )
     col = {name: header.index(name) for name in READ_COLUMNS}
     answers: dict[str, str | tuple[str, ...] | None] = {}
     first_line: dict[str, int] = {}
@@ -135,12 +183,16 @@ def read_sheet(text: str, source: str, items_by_id: Mapping[str, Mapping[str, An
         if not iid:
             raise DataError(source, "empty item id", record=where, field="item_id")
         if iid in first_line:
-            raise DataError(source, f"duplicate item id {iid!r} (first on line {first_line[iid]})", record=where, field="item_id")
+            raise DataError(
+                source, f"duplicate item id {iid!r} (first on line {first_line[iid]})", record=where, field="item_id"
+            )
         if iid not in items_by_id:
             raise DataError(source, f"unknown item id {iid!r}: not in the items", record=where, field="item_id")
         item = items_by_id[iid]
         if cells[col["task"]].strip() != item["task"]:
-            raise DataError(source, f"task {cells[col['task']]!r} but item {iid!r} is {item['task']}", record=where, field="task")
+            raise DataError(
+                source, f"task {cells[col['task']]!r} but item {iid!r} is {item['task']}", record=where, field="task"
+            )
         first_line[iid] = start
         answers[iid] = _parse_answer(cells[col["answer"]], item, (source, where))
     return answers
@@ -179,14 +231,22 @@ def _vote(labels: tuple) -> tuple[str, str, Any]:
     if a1 == a2:
         return "gold", "unanimous" if adj is None or adj == a1 else "majority", a1
     if adj is None:
-        return "discard", "not_adjudicated", f"the annotators disagree ({_show(a1)} vs {_show(a2)}) and the adjudicator left it blank"
+        return (
+            "discard",
+            "not_adjudicated",
+            f"the annotators disagree ({_show(a1)} vs {_show(a2)}) and the adjudicator left it blank",
+        )
     if adj in (a1, a2):
         return "gold", "majority", adj
     return "discard", "no_majority", f"three different labels: {_show(a1)}, {_show(a2)}, {_show(adj)}"
 
 
-def adjudicate(items: Sequence[Mapping[str, Any]], annotator_1: Mapping[str, Any], annotator_2: Mapping[str, Any],
-               adjudicator: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+def adjudicate(
+    items: Sequence[Mapping[str, Any]],
+    annotator_1: Mapping[str, Any],
+    annotator_2: Mapping[str, Any],
+    adjudicator: Mapping[str, Any],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Majority vote of two annotators and an adjudicator (paper 3.3 step 4, B.3), then the task3_2 rule.
 
     * Both annotators agree: that label (``agreement`` "unanimous" when the adjudicator agrees or left
@@ -226,24 +286,46 @@ def adjudicate(items: Sequence[Mapping[str, Any]], annotator_1: Mapping[str, Any
                 why = next((d["reason"] for d in discarded if d["item_id"] == str(pair["id"])), "no gold")
                 problem = ("not_applicable", f"the task3_1 item {pair['id']} of this clip was discarded ({why})")
             elif pair_gold["value"] != "pseudo_consensus":
-                problem = ("not_applicable", f"the task3_1 gold of this clip is {pair_gold['value']}, not pseudo_consensus")
+                problem = (
+                    "not_applicable",
+                    f"the task3_1 gold of this clip is {pair_gold['value']}, not pseudo_consensus",
+                )
             elif not what:
                 problem = ("no_dissenter", "the majority names no dissenter (none)")
             if problem:
-                discarded.append({"item_id": iid, "task": task, "reason": problem[0], "detail": problem[1], "labels": shown})
+                discarded.append(
+                    {"item_id": iid, "task": task, "reason": problem[0], "detail": problem[1], "labels": shown}
+                )
                 continue
             label, value = ";".join(what), ";".join(sorted(_option_values(item, what)))
         else:
             label, value = what, _option_values(item, [what])[0]
-        gold[iid] = {"item_id": iid, "task": task, "source": str(item.get("source", "")), "label": label, "value": value,
-                     "agreement": how, "votes": sum(v == what for v in labels), "adjudicated": labels[0] != labels[1]}  # fmt: skip
+        gold[iid] = {
+            "item_id": iid,
+            "task": task,
+            "source": str(item.get("source", "")),
+            "label": label,
+            "value": value,
+            "agreement": how,
+            "votes": sum(v == what for v in labels),
+            "adjudicated": labels[0] != labels[1],
+        }
     return sorted(gold.values(), key=lambda g: g["item_id"]), sorted(discarded, key=lambda d: d["item_id"])
 
 
 # ---- gold validation (pandera) ---------------------------------------------------------------------------
 _LABEL_RE = r"[A-Z]"
 _SET_RE = r"[A-Z](;[A-Z])*"
-_GOLD_TYPES = {"item_id": str, "task": str, "source": str, "label": str, "value": str, "agreement": str, "votes": int, "adjudicated": bool}
+_GOLD_TYPES = {
+    "item_id": str,
+    "task": str,
+    "source": str,
+    "label": str,
+    "value": str,
+    "agreement": str,
+    "votes": int,
+    "adjudicated": bool,
+}
 
 
 def _sorted_distinct(s) -> Any:
@@ -260,7 +342,9 @@ def gold_schema():
 
         _SCHEMA = pa.DataFrameSchema(
             {
-                "item_id": pa.Column(str, pa.Check.str_length(min_value=1), unique=True, report_duplicates="exclude_first"),
+                "item_id": pa.Column(
+                    str, pa.Check.str_length(min_value=1), unique=True, report_duplicates="exclude_first"
+                ),
                 "task": pa.Column(str, pa.Check.isin(list(ANNOTATED_TASKS))),
                 "source": pa.Column(str, pa.Check.str_length(min_value=1)),
                 "label": pa.Column(str, pa.Check.str_length(min_value=1)),
@@ -270,13 +354,24 @@ def gold_schema():
                 "adjudicated": pa.Column(bool),
             },
             checks=[
-                pa.Check(lambda df: ~multi(df) | (df["label"].str.fullmatch(_SET_RE) & _sorted_distinct(df["label"])),
-                         name="task3_2 label: sorted distinct option letters joined by ';'", element_wise=False),  # fmt: skip
-                pa.Check(lambda df: ~multi(df) | (df["value"].str.fullmatch(_SET_RE) & _sorted_distinct(df["value"])),
-                         name="task3_2 value: sorted distinct participant letters joined by ';'", element_wise=False),  # fmt: skip
+                pa.Check(
+                    lambda df: ~multi(df) | (df["label"].str.fullmatch(_SET_RE) & _sorted_distinct(df["label"])),
+                    name="task3_2 label: sorted distinct option letters joined by ';'",
+                    element_wise=False,
+                ),
+                pa.Check(
+                    lambda df: ~multi(df) | (df["value"].str.fullmatch(_SET_RE) & _sorted_distinct(df["value"])),
+                    name="task3_2 value: sorted distinct participant letters joined by ';'",
+                    element_wise=False,
+                ),
                 pa.Check(lambda df: multi(df) | df["label"].str.fullmatch(_LABEL_RE), name="label: one option letter"),
-                pa.Check(lambda df: ((df["agreement"] == "majority") & (df["votes"] == 2)) | ((df["agreement"] == "unanimous") & ~df["adjudicated"]),
-                         name="agreement: 'majority' has 2 votes, 'unanimous' is not adjudicated"),  # fmt: skip
+                pa.Check(
+                    lambda df: (
+                        ((df["agreement"] == "majority") & (df["votes"] == 2))
+                        | ((df["agreement"] == "unanimous") & ~df["adjudicated"])
+                    ),
+                    name="agreement: 'majority' has 2 votes, 'unanimous' is not adjudicated",
+                ),
             ],
             strict=True,
             ordered=False,
@@ -356,7 +451,9 @@ def fleiss_kappa(table: Any) -> float:
         raise ValueError("cells are counts of raters: non-negative integers")
     n = t.sum(axis=1)
     if not np.all(n == n[0]) or n[0] < 2:
-        raise ValueError(f"every row needs the same number of raters, at least 2; got row sums {sorted(set(n.tolist()))}")
+        raise ValueError(
+            f"every row needs the same number of raters, at least 2; got row sums {sorted(set(n.tolist()))}"
+        )
     raters, items = n[0], t.shape[0]
     p_item = ((t * t).sum(axis=1) - raters) / (raters * (raters - 1))
     p_cat = t.sum(axis=0) / (items * raters)
@@ -385,8 +482,13 @@ def agreement_subset(items: Sequence[Mapping[str, Any]], seed: int, fraction: fl
     return sorted(chosen)
 
 
-def agreement(items: Sequence[Mapping[str, Any]], annotator_1: Mapping[str, Any], annotator_2: Mapping[str, Any],
-              adjudicator: Mapping[str, Any], subset: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
+def agreement(
+    items: Sequence[Mapping[str, Any]],
+    annotator_1: Mapping[str, Any],
+    annotator_2: Mapping[str, Any],
+    adjudicator: Mapping[str, Any],
+    subset: Iterable[str] | None = None,
+) -> dict[str, dict[str, Any]]:
     """Fleiss' kappa per task on the agreement subset (paper 3.3): the items all three labelled,
     among ``subset`` when given (the ids drawn before annotation: :func:`agreement_subset`).
     ``{task: {"n_items", "raters": 3, "kappa", "categories", "subset"}}``; ``kappa`` is None with a
@@ -409,8 +511,13 @@ def agreement(items: Sequence[Mapping[str, Any]], annotator_1: Mapping[str, Any]
             else:
                 missing.append(str(item["id"]))
         cats = sorted({c for r in rows for c in r})
-        rec: dict[str, Any] = {"n_items": len(rows), "raters": 3, "kappa": None, "categories": cats,
-                               "subset": "all three labelled" if chosen is None else "agreement subset"}  # fmt: skip
+        rec: dict[str, Any] = {
+            "n_items": len(rows),
+            "raters": 3,
+            "kappa": None,
+            "categories": cats,
+            "subset": "all three labelled" if chosen is None else "agreement subset",
+        }
         if chosen is not None:
             rec["missing"] = missing
         if len(rows) < 2:
@@ -425,7 +532,9 @@ def agreement(items: Sequence[Mapping[str, Any]], annotator_1: Mapping[str, Any]
 
 
 # ---- gold into instances -----------------------------------------------------------------------------------
-def apply_gold(items: Sequence[Mapping[str, Any]], gold_records: Sequence[Mapping[str, Any]], source: str = "gold") -> list[dict[str, Any]]:
+def apply_gold(
+    items: Sequence[Mapping[str, Any]], gold_records: Sequence[Mapping[str, Any]], source: str = "gold"
+) -> list[dict[str, Any]]:
     """The instances: a copy of each item that has gold, in the items' order, with ``answer`` (the
     option label; task3_2 a sorted list of labels) and ``gold`` (the option value; task3_2 a sorted
     list of participant letters). A gold record naming no item, or a label/value that does not match
@@ -444,11 +553,20 @@ def apply_gold(items: Sequence[Mapping[str, Any]], gold_records: Sequence[Mappin
         labels = str(g["label"]).split(";") if item["task"] == MULTI else [str(g["label"])]
         known = {str(o["label"]) for o in item.get("options") or []}
         if any(lab not in known for lab in labels):
-            raise DataError(source, f"label {g['label']!r} is not an option label of the item", record=str(g["item_id"]), field="label")
+            raise DataError(
+                source,
+                f"label {g['label']!r} is not an option label of the item",
+                record=str(g["item_id"]),
+                field="label",
+            )
         values = sorted(_option_values(item, labels))
         if ";".join(values) != str(g["value"]):
-            raise DataError(source, f"value {g['value']!r} is not what label {g['label']!r} means ({';'.join(values)})",
-                            record=str(g["item_id"]), field="value")  # fmt: skip
+            raise DataError(
+                source,
+                f"value {g['value']!r} is not what label {g['label']!r} means ({';'.join(values)})",
+                record=str(g["item_id"]),
+                field="value",
+            )
         inst["answer"] = sorted(labels) if item["task"] == MULTI else labels[0]
         inst["gold"] = values if item["task"] == MULTI else values[0]
         out.append(inst)
@@ -457,19 +575,31 @@ def apply_gold(items: Sequence[Mapping[str, Any]], gold_records: Sequence[Mappin
 
 # ---- simulated annotators (a TEST DOUBLE for people) ------------------------------------------------------
 SPEAKER_ACTS = {  # task1, target as speaker: AMI dialogue-act type -> state
-    "inf": "active_engagement", "sug": "active_engagement", "off": "active_engagement", "el.sug": "active_engagement",
-    "ass": "supportive_endorsement", "be.pos": "supportive_endorsement",
-    "el.inf": "confused_bewilderment", "el.ass": "confused_bewilderment", "el.und": "confused_bewilderment",
-    "stl": "hesitation", "fra": "hesitation",
+    "inf": "active_engagement",
+    "sug": "active_engagement",
+    "off": "active_engagement",
+    "el.sug": "active_engagement",
+    "ass": "supportive_endorsement",
+    "be.pos": "supportive_endorsement",
+    "el.inf": "confused_bewilderment",
+    "el.ass": "confused_bewilderment",
+    "el.und": "confused_bewilderment",
+    "stl": "hesitation",
+    "fra": "hesitation",
     "be.neg": "cognitive_conflict",
-}  # fmt: skip
+}
 REPLY_ATTITUDE = {"POS": "positive", "NEG": "negative", "UNC": "uncertain"}  # task2_2; else neutral
 
 
 def _meta(item: Mapping[str, Any], source: str, *keys: str) -> dict[str, Any]:
     meta = item.get("meta")
     if not isinstance(meta, Mapping):
-        raise DataError(source, "no meta: the simulated annotator reads the construction metadata", record=str(item.get("id")), field="meta")
+        raise DataError(
+            source,
+            "no meta: the simulated annotator reads the construction metadata",
+            record=str(item.get("id")),
+            field="meta",
+        )
     for k in keys:
         if k not in meta:
             raise DataError(source, f"meta has no {k!r}", record=str(item.get("id")), field=f"meta.{k}")
@@ -534,8 +664,13 @@ def _simulated(item: Mapping[str, Any], seed: int, who: str, accuracy: float, so
     return right if rng.random() < accuracy else _other_answer(item, right, rng)
 
 
-def simulate_sheets(items: Sequence[Mapping[str, Any]], seed: int, accuracy: float = 0.85, agreement_fraction: float = 0.5,
-                    source: str = "items") -> tuple[str, str, str]:  # fmt: skip
+def simulate_sheets(
+    items: Sequence[Mapping[str, Any]],
+    seed: int,
+    accuracy: float = 0.85,
+    agreement_fraction: float = 0.5,
+    source: str = "items",
+) -> tuple[str, str, str]:
     """Filled-in sheets of two SIMULATED annotators and a SIMULATED adjudicator (a test double for the
     people of paper 3.3; every row's ``notes`` says so). Each gives :func:`proxy_label` with
     probability ``accuracy``, else another answer. The adjudicator labels the agreement subset
@@ -546,8 +681,11 @@ def simulate_sheets(items: Sequence[Mapping[str, Any]], seed: int, accuracy: flo
     a1 = {str(it["id"]): _simulated(it, seed, "annotator_1", accuracy, source) for it in items}
     a2 = {str(it["id"]): _simulated(it, seed, "annotator_2", accuracy, source) for it in items}
     subset = set(agreement_subset(items, seed, agreement_fraction))
-    adj = {str(it["id"]): _simulated(it, seed, "adjudicator", accuracy, source) for it in items
-           if str(it["id"]) in subset or _norm(it["task"], a1[str(it["id"])]) != _norm(it["task"], a2[str(it["id"])])}  # fmt: skip
+    adj = {
+        str(it["id"]): _simulated(it, seed, "adjudicator", accuracy, source)
+        for it in items
+        if str(it["id"]) in subset or _norm(it["task"], a1[str(it["id"])]) != _norm(it["task"], a2[str(it["id"])])
+    }
     return tuple(_render_sheet(items, answers, SIMULATED_NOTE) for answers in (a1, a2, adj))  # type: ignore[return-value]
 
 

@@ -6,7 +6,8 @@ one guidance file per task for Task-CoT."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from socialbench.backends.base import Request
 from socialbench.benchmark import Exchange, Final, InstanceInputError, Method
@@ -34,10 +35,15 @@ class AnsweringMethod(Method):
                 return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_PRIORS)
             if modality_of(instance, s) != "utterances" and instance.get("media_error"):
                 return self.benchmark.no_call_answer(instance, instance["media_error"])
-            templates = (self.template("system.txt"), self.template("user.txt"),
-                         self.template(f"{instance['task']}.txt") if self.task_guidance else None)  # fmt: skip
+            templates = (
+                self.template("system.txt"),
+                self.template("user.txt"),
+                self.template(f"{instance['task']}.txt") if self.task_guidance else None,
+            )
             try:
-                return [build_request(instance, templates, self.spec, self.settings, self.name, json_mode=not self.reasons)]
+                return [
+                    build_request(instance, templates, self.spec, self.settings, self.name, json_mode=not self.reasons)
+                ]
             except InstanceInputError as exc:
                 return self.benchmark.no_call_answer(instance, exc.message)
         (ex,) = rounds[0]

@@ -7,8 +7,9 @@ Imports stay inside the methods: the registry imports this module to read the cl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from socialbench.benchmark import Benchmark, Exchange, Final, Method
 from socialbench.errors import ConfigError
@@ -43,7 +44,11 @@ class MeetingToMBenchmark(Benchmark):
         # Options are shuffled per instance, so the prior counts each task's gold classes (the
         # options' ``key``: a mental state, an attitude, a participant letter) on the dev split.
         # Task 3.2 selects sets; it gets no prior (the prior baseline answers it by chance).
-        return [{"group": i["task"], "answers": {"answer": i["gold"]}} for i in dev_instances if isinstance(i.get("gold"), str)]
+        return [
+            {"group": i["task"], "answers": {"answer": i["gold"]}}
+            for i in dev_instances
+            if isinstance(i.get("gold"), str)
+        ]
 
     # ---- methods and their ablations -----------------------------------------------------------
     def method_class(self, name: str) -> type[Method]:
@@ -61,8 +66,10 @@ class MeetingToMBenchmark(Benchmark):
         if ablation is not None:
             ablations = section.get("ablations") or {}
             if ablation not in ablations:
-                raise ConfigError(f"meetingtom: run {method!r} names the ablation {ablation!r}, which meetingtom.ablations does not"
-                                  f" define (defined: {', '.join(sorted(ablations)) or 'none'})")  # fmt: skip
+                raise ConfigError(
+                    f"meetingtom: run {method!r} names the ablation {ablation!r}, which meetingtom.ablations does not"
+                    f" define (defined: {', '.join(sorted(ablations)) or 'none'})"
+                )
             settings.update(ablations[ablation])
         if settings.get("remove_markers"):
             settings["markers"] = list(section.get("discourse_markers") or [])
@@ -93,43 +100,93 @@ class MeetingToMBenchmark(Benchmark):
         if resp.truncated and error:
             error = f"answer truncated at max_tokens: {error}"
         return Final(
-            fields={"raw": resp.text, "answer": parsed["answer"], "value": value_of_answer(instance, parsed["answer"]),
-                    "note": parsed["note"], "reasoning": parsed["reasoning"], "request_key": ex.key,
-                    "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp, "view": p.view} for p in ex.request.images()],
-                    "finish_reason": resp.finish_reason},
+            fields={
+                "raw": resp.text,
+                "answer": parsed["answer"],
+                "value": value_of_answer(instance, parsed["answer"]),
+                "note": parsed["note"],
+                "reasoning": parsed["reasoning"],
+                "request_key": ex.key,
+                "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp, "view": p.view} for p in ex.request.images()],
+                "finish_reason": resp.finish_reason,
+            },
             error=resp.error or error,
             trace={"reasoning": parsed["reasoning"]} if marked else {},
-        )  # fmt: skip
+        )
 
     def no_call_answer(self, instance: dict[str, Any], problem: str) -> Final:
         """The answer of an instance that cannot be shown to the model: no call, scored invalid."""
-        return Final(fields={"raw": None, "answer": None, "value": None, "note": None, "reasoning": None, "request_key": None,
-                             "inputs": [], "finish_reason": None, "media_error": problem}, error=f"media: {problem}")  # fmt: skip
+        return Final(
+            fields={
+                "raw": None,
+                "answer": None,
+                "value": None,
+                "note": None,
+                "reasoning": None,
+                "request_key": None,
+                "inputs": [],
+                "finish_reason": None,
+                "media_error": problem,
+            },
+            error=f"media: {problem}",
+        )
 
     def not_evaluated_answer(self, instance: dict[str, Any], reason: str) -> Final:
         """An instance the setting does not evaluate (Task 1 with contextual priors): no call, and
         left out of scoring (``not_evaluated``), not scored invalid."""
-        return Final(fields={"raw": None, "answer": None, "value": None, "note": None, "reasoning": None, "request_key": None,
-                             "inputs": [], "finish_reason": None, "not_evaluated": reason}, error=None)  # fmt: skip
+        return Final(
+            fields={
+                "raw": None,
+                "answer": None,
+                "value": None,
+                "note": None,
+                "reasoning": None,
+                "request_key": None,
+                "inputs": [],
+                "finish_reason": None,
+                "not_evaluated": reason,
+            },
+            error=None,
+        )
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
         from socialbench.benchmark import request_pointer
 
         f = final.fields
-        rec = {"id": instance["id"], "model": model, "method": method, "task": instance["task"], "source": instance["source"],
-               "raw": f.get("raw"), "answer": f.get("answer"), "value": f.get("value"), "error": final.error,
-               "note": f.get("note"), "reasoning": f.get("reasoning"), "request_key": f.get("request_key"), "inputs": f.get("inputs", []),
-               "finish_reason": f.get("finish_reason"),
-               # for error analysis from this one file: the gold answer, and where the request is
-               "gold": instance.get("answer"), "gold_value": instance.get("gold"),
-               "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key"))}  # fmt: skip
+        rec = {
+            "id": instance["id"],
+            "model": model,
+            "method": method,
+            "task": instance["task"],
+            "source": instance["source"],
+            "raw": f.get("raw"),
+            "answer": f.get("answer"),
+            "value": f.get("value"),
+            "error": final.error,
+            "note": f.get("note"),
+            "reasoning": f.get("reasoning"),
+            "request_key": f.get("request_key"),
+            "inputs": f.get("inputs", []),
+            "finish_reason": f.get("finish_reason"),
+            # for error analysis from this one file: the gold answer, and where the request is
+            "gold": instance.get("answer"),
+            "gold_value": instance.get("gold"),
+            "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key")),
+        }
         if f.get("not_evaluated"):
             rec["not_evaluated"] = f["not_evaluated"]
         return rec
 
     # ---- scoring, tables, provenance -----------------------------------------------------------
-    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], *, source: str,
-              lines: Sequence[int] | None = None, instances_source: str = "instances") -> dict[str, Any]:
+    def score(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> dict[str, Any]:
         from socialbench.meetingtom.scoring import score
 
         return score(instances, predictions, source=source, lines=lines, instances_source=instances_source)
@@ -142,8 +199,13 @@ class MeetingToMBenchmark(Benchmark):
     #: Macro-F1's intervals, Task 3.2's conditional intervals and Figure 4 need per-instance data.
     tables_per_instance = True
 
-    def tables(self, scores: dict[tuple[str, str], dict[str, Any]], params: dict[str, Any],
-               instances: list[dict[str, Any]] | None = None, predictions: dict | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def tables(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        params: dict[str, Any],
+        instances: list[dict[str, Any]] | None = None,
+        predictions: dict | None = None,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         from socialbench.meetingtom.tables import tables
 
         return tables(scores, params, instances, predictions)

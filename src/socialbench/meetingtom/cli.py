@@ -17,24 +17,27 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from socialbench.errors import ConfigError, SocialbenchError
 
-meetingtom_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                             help="MeetingToM data: the demo release, AMI sources, you events, mining, clips, Task 2.1 instances.")  # fmt: skip
+meetingtom_app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="MeetingToM data: the demo release, AMI sources, you events, mining, clips, Task 2.1 instances.",
+)
 Opt = typer.Option
 
 
-def _corpus(ami: Path, meetings: Optional[list[str]], strict: bool):
+def _corpus(ami: Path, meetings: list[str] | None, strict: bool):
     from socialbench.meetingtom.ami.nxt import parse_corpus
 
     return parse_corpus(ami, meetings or None, strict=strict)
 
 
-def _write_problems(path: Optional[Path], corpus) -> None:
+def _write_problems(path: Path | None, corpus) -> None:
     from socialbench.io import write_jsonl
 
     if path is not None:
@@ -50,8 +53,8 @@ def _problem_summary(corpus) -> str:
 def you_events_cmd(
     ami: Path = Opt(..., help="AMI manual annotations folder (words/, dialogueActs/, youUsages/, ...)"),
     out: Path = Opt(..., help="you events, JSON lines (meeting, speaker, word_id, start, end, addressee)"),
-    problems: Optional[Path] = Opt(None, help="annotation problems found while parsing, JSON lines"),
-    meeting: Optional[list[str]] = Opt(None, help="only this meeting (repeatable; default: every meeting)"),
+    problems: Path | None = Opt(None, help="annotation problems found while parsing, JSON lines"),
+    meeting: list[str] | None = Opt(None, help="only this meeting (repeatable; default: every meeting)"),
     strict: bool = Opt(False, help="stop at the first annotation error instead of reporting it"),
 ) -> None:
     """Singular deictic "you" (you_11) inside a dialogue act of the same speaker that names exactly
@@ -66,7 +69,9 @@ def you_events_cmd(
     events = you_events(corpus.meetings)
     write_jsonl(out, [e.as_dict() for e in events])
     _write_problems(problems, corpus)
-    typer.echo(f"you-events: {len(events)} events from {len(corpus.meetings)} meetings -> {out}; problems: {_problem_summary(corpus)}")
+    typer.echo(
+        f"you-events: {len(events)} events from {len(corpus.meetings)} meetings -> {out}; problems: {_problem_summary(corpus)}"
+    )
 
 
 @meetingtom_app.command("mine")
@@ -74,9 +79,9 @@ def mine_cmd(
     ami: Path = Opt(..., help="AMI manual annotations folder"),
     out: Path = Opt(..., help="kept candidates, JSON lines"),
     report: Path = Opt(..., help="rejected candidates with their reason, JSON lines"),
-    problems: Optional[Path] = Opt(None, help="annotation problems found while parsing, JSON lines"),
-    task: Optional[list[str]] = Opt(None, help="state | you | consensus (repeatable; default: all three)"),
-    meeting: Optional[list[str]] = Opt(None, help="only this meeting (repeatable; default: every meeting)"),
+    problems: Path | None = Opt(None, help="annotation problems found while parsing, JSON lines"),
+    task: list[str] | None = Opt(None, help="state | you | consensus (repeatable; default: all three)"),
+    meeting: list[str] | None = Opt(None, help="only this meeting (repeatable; default: every meeting)"),
     strict: bool = Opt(False, help="stop at the first annotation error instead of reporting it"),
 ) -> None:
     """Mine non-overlapping candidate windows for the three MeetingToM tasks (default thresholds)."""
@@ -126,7 +131,9 @@ def _source(p: dict, name: str):
 
 def _meeting_of(source, meeting: str) -> None:
     if meeting not in source.meetings:
-        raise ConfigError(f"meetingtom.{source.name}.meetings: {meeting} is not listed (listed: {', '.join(source.meetings) or 'none'})")
+        raise ConfigError(
+            f"meetingtom.{source.name}.meetings: {meeting} is not listed (listed: {', '.join(source.meetings) or 'none'})"
+        )
 
 
 @meetingtom_app.command("release")
@@ -145,8 +152,11 @@ def release_cmd(
 
     _logging()
     info = acquire_release(_source(_params(params), source), out, downloads)
-    typer.echo(f"release {source}: {info['mode']}, {info['files'] or 0} annotation files"
-               + (f"; note: {info['note']}" if info["note"] else "") + f" -> {out}")
+    typer.echo(
+        f"release {source}: {info['mode']}, {info['files'] or 0} annotation files"
+        + (f"; note: {info['note']}" if info["note"] else "")
+        + f" -> {out}"
+    )
 
 
 @meetingtom_app.command("media")
@@ -166,7 +176,9 @@ def media_cmd(
     src = _source(_params(params), source)
     _meeting_of(src, meeting)
     rec = fetch_meeting_media(src, meeting, dest_root)
-    typer.echo(f"media {source}/{meeting}: {len(rec['views'])} file(s)" + (f"; note: {rec['note']}" if rec["note"] else ""))
+    typer.echo(
+        f"media {source}/{meeting}: {len(rec['views'])} file(s)" + (f"; note: {rec['note']}" if rec["note"] else "")
+    )
 
 
 @meetingtom_app.command("extract")
@@ -174,7 +186,9 @@ def extract_cmd(
     source: str = Opt(..., help="demo | ami"),
     meeting: str = Opt(..., help="a meeting of meetingtom.<source>.meetings"),
     release: Path = Opt(..., help="the source's release folder (written by `release`)"),
-    out_dir: Path = Opt(..., help="the meeting's folder: you_events, candidates, rejected, problems, words (JSON lines), meeting.json"),
+    out_dir: Path = Opt(
+        ..., help="the meeting's folder: you_events, candidates, rejected, problems, words (JSON lines), meeting.json"
+    ),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """One meeting's you events, mined candidates (thresholds: meetingtom.mining), rejected
@@ -196,8 +210,10 @@ def extract_cmd(
         files = extract_meeting(info["annotations"], meeting, source, p["meetingtom"]["mining"])
     write_meeting(out_dir, files)
     c = files["meeting.json"]["counts"]
-    typer.echo(f"extract {source}/{meeting}: {c['you_events']} you events, {c['candidates']} candidates, {c['rejected']} rejected,"
-               f" {c['problems']} problems -> {out_dir}")
+    typer.echo(
+        f"extract {source}/{meeting}: {c['you_events']} you events, {c['candidates']} candidates, {c['rejected']} rejected,"
+        f" {c['problems']} problems -> {out_dir}"
+    )
 
 
 @meetingtom_app.command("clips")
@@ -212,7 +228,11 @@ def clips_cmd(
     at media.meeting_fps. Clips that cannot be made go to report.jsonl (media.on_error)."""
     from socialbench.paths import check_io
 
-    check_io({"--meeting-dir": meeting_dir, "--fetched": fetched, "--params": params}, {"--out-dir": out_dir}, folders=("--meeting-dir", "--out-dir"))
+    check_io(
+        {"--meeting-dir": meeting_dir, "--fetched": fetched, "--params": params},
+        {"--out-dir": out_dir},
+        folders=("--meeting-dir", "--out-dir"),
+    )
     import json
 
     from socialbench.media.settings import MediaSettings
@@ -226,11 +246,21 @@ def clips_cmd(
         rec = json.loads(fetched.read_text("utf-8"))
     except FileNotFoundError:
         raise SocialbenchError(f"{fetched}: not found (socialbench meetingtom media writes it)") from None
-    summary = make_clips(m["meeting.json"], m["candidates.jsonl"], m["words.jsonl"], rec, out_dir,
-                         tasks=p["meetingtom"]["clips"]["tasks"], settings=MediaSettings.from_params(p),
-                         utterance_gap=p["meetingtom"]["clips"]["utterance_gap_s"])  # fmt: skip
-    typer.echo(f"clips {m['meeting.json']['meeting']}: {summary['clips']} clip(s), {summary['failed']} failed"
-               + (f"; note: {summary['note']}" if summary["note"] else "") + f" -> {out_dir}")
+    summary = make_clips(
+        m["meeting.json"],
+        m["candidates.jsonl"],
+        m["words.jsonl"],
+        rec,
+        out_dir,
+        tasks=p["meetingtom"]["clips"]["tasks"],
+        settings=MediaSettings.from_params(p),
+        utterance_gap=p["meetingtom"]["clips"]["utterance_gap_s"],
+    )
+    typer.echo(
+        f"clips {m['meeting.json']['meeting']}: {summary['clips']} clip(s), {summary['failed']} failed"
+        + (f"; note: {summary['note']}" if summary["note"] else "")
+        + f" -> {out_dir}"
+    )
 
 
 @meetingtom_app.command("instances")
@@ -239,8 +269,11 @@ def instances_cmd(
     release: Path = Opt(..., help="the source's release folder"),
     meetings_dir: Path = Opt(..., help="folder of the per-meeting folders written by `extract` (<dir>/<meeting>/)"),
     clips_dir: Path = Opt(..., help="folder of the per-meeting clips folders (<dir>/<meeting>/)"),
-    out_dir: Path = Opt(..., help="the source's instance folder: task2_1.jsonl, items.jsonl, sheet.csv, you_events.jsonl,"
-                                  " candidates.jsonl, report.jsonl, source.json"),
+    out_dir: Path = Opt(
+        ...,
+        help="the source's instance folder: task2_1.jsonl, items.jsonl, sheet.csv, you_events.jsonl,"
+        " candidates.jsonl, report.jsonl, source.json",
+    ),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """Task 2.1 instances of one source's meetings (meetingtom.<source>.meetings), gold from their
@@ -248,7 +281,11 @@ def instances_cmd(
     candidates that make no instance go to report.jsonl with the reason."""
     from socialbench.paths import check_io
 
-    check_io({"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--meetings-dir", "--clips-dir", "--out-dir"))
+    check_io(
+        {"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params},
+        {"--out-dir": out_dir},
+        folders=("--release", "--meetings-dir", "--clips-dir", "--out-dir"),
+    )
     from socialbench.io import read_jsonl, write_json, write_jsonl
     from socialbench.io import write_text_atomic as write_text
     from socialbench.meetingtom.annotation import agreement_subset, export_sheet
@@ -260,36 +297,68 @@ def instances_cmd(
     src = _source(p, source)
     info = read_source(release)
     meetings = [read_meeting(meetings_dir / m) for m in src.meetings]
-    clips = {m: read_jsonl(clips_dir / m / "clips.jsonl") for m in src.meetings if (clips_dir / m / "clips.jsonl").is_file()}
-    reports = {m: read_jsonl(clips_dir / m / "report.jsonl") for m in src.meetings if (clips_dir / m / "report.jsonl").is_file()}
+    clips = {
+        m: read_jsonl(clips_dir / m / "clips.jsonl") for m in src.meetings if (clips_dir / m / "clips.jsonl").is_file()
+    }
+    reports = {
+        m: read_jsonl(clips_dir / m / "report.jsonl")
+        for m in src.meetings
+        if (clips_dir / m / "report.jsonl").is_file()
+    }
     mt = p["meetingtom"]
-    insts, items, report = build_source(meetings, clips, reports, source=source, modality=src.modality, seed=p["seed"],
-                                        dev_meetings=mt["dev_meetings"], include_speaker=mt["task2_1"]["include_speaker"],
-                                        utterance_gap=mt["clips"]["utterance_gap_s"])  # fmt: skip
+    insts, items, report = build_source(
+        meetings,
+        clips,
+        reports,
+        source=source,
+        modality=src.modality,
+        seed=p["seed"],
+        dev_meetings=mt["dev_meetings"],
+        include_speaker=mt["task2_1"]["include_speaker"],
+        utterance_gap=mt["clips"]["utterance_gap_s"],
+    )
     write_jsonl(out_dir / "task2_1.jsonl", insts)
     write_jsonl(out_dir / "items.jsonl", items)
     write_text(out_dir / "sheet.csv", export_sheet(items))
     # The agreement subset (paper 3.3), drawn before annotation: the adjudicator labels these items
     # independently too, and Fleiss' kappa is computed on them.
-    write_json(out_dir / "agreement_subset.json", agreement_subset(items, p["seed"], mt["annotation"]["agreement_fraction"]))
+    write_json(
+        out_dir / "agreement_subset.json", agreement_subset(items, p["seed"], mt["annotation"]["agreement_fraction"])
+    )
     write_jsonl(out_dir / "you_events.jsonl", [e for m in meetings for e in m["you_events.jsonl"]])
     write_jsonl(out_dir / "candidates.jsonl", [c for m in meetings for c in m["candidates.jsonl"]])
     write_jsonl(out_dir / "report.jsonl", report)
     note = info["note"] if not info["present"] else None
     counts = Counter(i["task"] for i in items)
-    write_json(out_dir / "source.json", {"source": source, "present": info["present"], "mode": info["mode"], "note": note,
-                                         "meetings": list(src.meetings), "modality": src.modality,
-                                         "instances": {"task2_1": {s: sum(i["split"] == s for i in insts) for s in ("test", "dev")}},
-                                         "items": dict(sorted(counts.items())), "not_instances": len(report)})  # fmt: skip
+    write_json(
+        out_dir / "source.json",
+        {
+            "source": source,
+            "present": info["present"],
+            "mode": info["mode"],
+            "note": note,
+            "meetings": list(src.meetings),
+            "modality": src.modality,
+            "instances": {"task2_1": {s: sum(i["split"] == s for i in insts) for s in ("test", "dev")}},
+            "items": dict(sorted(counts.items())),
+            "not_instances": len(report),
+        },
+    )
     if note:
         typer.echo(f"instances {source}: none; note: {note}")
     else:
-        typer.echo(f"instances {source}: {len(insts)} Task 2.1 instance(s), {len(items)} item(s) to annotate"
-                   f" ({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'}), {len(report)} report entr(ies) -> {out_dir}")
+        typer.echo(
+            f"instances {source}: {len(insts)} Task 2.1 instance(s), {len(items)} item(s) to annotate"
+            f" ({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'}), {len(report)} report entr(ies) -> {out_dir}"
+        )
 
 
-annotate_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                           help="The annotation round-trip (B.3): sheets out, two annotators and an adjudicator in, gold and agreement.")  # fmt: skip
+annotate_app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="The annotation round-trip (B.3): sheets out, two annotators and an adjudicator in, gold and agreement.",
+)
 meetingtom_app.add_typer(annotate_app, name="annotate")
 
 
@@ -322,7 +391,9 @@ def annotate_export_cmd(
 
 @annotate_app.command("simulate")
 def annotate_simulate_cmd(
-    items: Path = Opt(..., help="the items the sheet was exported from (JSON lines; their AMI metadata drive the simulation)"),
+    items: Path = Opt(
+        ..., help="the items the sheet was exported from (JSON lines; their AMI metadata drive the simulation)"
+    ),
     sheet: Path = Opt(..., help="the exported annotation sheet (CSV) the simulated annotators fill in"),
     out_dir: Path = Opt(..., help="folder for annotator_1.csv, annotator_2.csv and adjudicator.csv"),
     params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated)"),
@@ -344,26 +415,39 @@ def annotate_simulate_cmd(
     if set(exported) != set(by_id):
         raise SocialbenchError(f"{sheet}: the sheet's rows are not the items of {items}; export the sheet again")
     ann = p["meetingtom"]["annotation"]
-    texts = simulate_sheets(recs, p["seed"], accuracy=ann["simulated"]["accuracy"], agreement_fraction=ann["agreement_fraction"],
-                            source=str(items))  # fmt: skip
+    texts = simulate_sheets(
+        recs,
+        p["seed"],
+        accuracy=ann["simulated"]["accuracy"],
+        agreement_fraction=ann["agreement_fraction"],
+        source=str(items),
+    )
     for name, text in zip(SIMULATED_FILES, texts):
         write_text(out_dir / name, text)
-    typer.echo(f"annotate simulate: {len(recs)} item(s), {', '.join(SIMULATED_FILES)} -> {out_dir} (simulated annotators, a test double)")
+    typer.echo(
+        f"annotate simulate: {len(recs)} item(s), {', '.join(SIMULATED_FILES)} -> {out_dir} (simulated annotators, a test double)"
+    )
 
 
 @annotate_app.command("human")
 def annotate_human_cmd(
     instances: Path = Opt(..., help="the test instances (data/processed/meetingtom/test.jsonl)"),
-    source: str = Opt("demo", help="demo | ami: answer this source's instances only (default demo: a simulated evaluation of the embedded data)"),
-    out: Path = Opt(..., help="the recorded answers (JSON lines, one per instance id) the file backend replays as the human row"),
-    params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated.human_accuracy)"),
+    source: str = Opt(
+        "demo",
+        help="demo | ami: answer this source's instances only (default demo: a simulated evaluation of the embedded data)",
+    ),
+    out: Path = Opt(
+        ..., help="the recorded answers (JSON lines, one per instance id) the file backend replays as the human row"
+    ),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated.human_accuracy)"
+    ),
 ) -> None:
     """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance
     of the source with its gold answer at a set rate (the records say so). The real human row comes
     from people's answers in the same format, named by a model of the file backend."""
-    from socialbench.paths import check_io
-
     from socialbench.meetingtom.settings import SOURCES
+    from socialbench.paths import check_io
 
     if source not in SOURCES:
         raise ConfigError(f"meetingtom annotate human --source: must be one of {', '.join(SOURCES)}, got {source!r}")
@@ -376,7 +460,9 @@ def annotate_human_cmd(
     recs = [i for i in load_instances(instances) if i["source"] == source]
     answers = simulate_human(recs, p["seed"], p["meetingtom"]["annotation"]["simulated"]["human_accuracy"])
     write_jsonl(out, answers)
-    typer.echo(f"annotate human: {len(answers)} simulated answer(s) for the {source} instances -> {out} (a test double)")
+    typer.echo(
+        f"annotate human: {len(answers)} simulated answer(s) for the {source} instances -> {out} (a test double)"
+    )
 
 
 #: The simulated annotators' sheets (rules/meetingtom.smk names the same files).
@@ -388,9 +474,15 @@ def annotate_import_cmd(
     items: Path = Opt(..., help="the items the sheets were exported from (JSON lines)"),
     subset: Path = Opt(..., help="the agreement subset drawn at export (JSON list of item ids: agreement_subset.json)"),
     out_dir: Path = Opt(..., help="folder for gold.jsonl, instances.jsonl, discarded.jsonl and agreement.json"),
-    annotator: Optional[list[Path]] = Opt(None, help="a primary annotator's filled sheet (CSV); give it twice, or not at all"),
-    adjudicator: Optional[Path] = Opt(None, help="the adjudicator's sheet (CSV): the agreement subset and the disagreements"),
-    note: Optional[str] = Opt(None, help="without sheets: why this source has no annotations (written to agreement.json)"),
+    annotator: list[Path] | None = Opt(
+        None, help="a primary annotator's filled sheet (CSV); give it twice, or not at all"
+    ),
+    adjudicator: Path | None = Opt(
+        None, help="the adjudicator's sheet (CSV): the agreement subset and the disagreements"
+    ),
+    note: str | None = Opt(
+        None, help="without sheets: why this source has no annotations (written to agreement.json)"
+    ),
 ) -> None:
     """Majority vote of two annotators and an adjudicator (B.3): the gold (validated with pandera),
     the labelled instances, the discarded items with their reasons, Fleiss' kappa per task on the
@@ -399,9 +491,19 @@ def annotate_import_cmd(
 
     sheets = list(annotator or [])
     if len(sheets) not in (0, 2) or (adjudicator is None) != (not sheets):
-        raise ConfigError("meetingtom annotate import: give two --annotator sheets and one --adjudicator sheet, or none of them")
-    check_io({"--items": items, "--subset": subset, "--annotator": sheets, **({"--adjudicator": adjudicator} if adjudicator else {})}, {"--out-dir": out_dir},
-             folders=("--out-dir",))  # fmt: skip
+        raise ConfigError(
+            "meetingtom annotate import: give two --annotator sheets and one --adjudicator sheet, or none of them"
+        )
+    check_io(
+        {
+            "--items": items,
+            "--subset": subset,
+            "--annotator": sheets,
+            **({"--adjudicator": adjudicator} if adjudicator else {}),
+        },
+        {"--out-dir": out_dir},
+        folders=("--out-dir",),
+    )
     import json
 
     from socialbench.errors import DataError
@@ -421,8 +523,13 @@ def annotate_import_cmd(
         reason = note or "no annotation sheets configured for this source"
         for name in ("gold.jsonl", "instances.jsonl"):
             write_jsonl(out_dir / name, [])
-        write_jsonl(out_dir / "discarded.jsonl", [{"item_id": r["id"], "task": r["task"], "reason": "not_annotated", "detail": reason,
-                                                   "labels": {}} for r in recs])  # fmt: skip
+        write_jsonl(
+            out_dir / "discarded.jsonl",
+            [
+                {"item_id": r["id"], "task": r["task"], "reason": "not_annotated", "detail": reason, "labels": {}}
+                for r in recs
+            ],
+        )
         write_json(out_dir / "agreement.json", {"note": reason, "tasks": {}})
         typer.echo(f"annotate import: no sheets ({reason}); {len(recs)} item(s) not annotated -> {out_dir}")
         return
@@ -435,15 +542,27 @@ def annotate_import_cmd(
     write_jsonl(out_dir / "gold.jsonl", gold)
     write_jsonl(out_dir / "instances.jsonl", labelled)
     write_jsonl(out_dir / "discarded.jsonl", discarded)
-    write_json(out_dir / "agreement.json", {"note": None, "sheets": [str(s) for s in (*sheets, adjudicator)],
-                                            "tasks": agreement(recs, a1, a2, adj, subset=drawn)})  # fmt: skip
-    typer.echo(f"annotate import: {len(gold)} gold label(s), {len(discarded)} discarded (see discarded.jsonl) -> {out_dir}")
+    write_json(
+        out_dir / "agreement.json",
+        {
+            "note": None,
+            "sheets": [str(s) for s in (*sheets, adjudicator)],
+            "tasks": agreement(recs, a1, a2, adj, subset=drawn),
+        },
+    )
+    typer.echo(
+        f"annotate import: {len(gold)} gold label(s), {len(discarded)} discarded (see discarded.jsonl) -> {out_dir}"
+    )
 
 
 @meetingtom_app.command("consolidate")
 def consolidate_cmd(
-    source_dir: list[Path] = Opt(..., "--source-dir", help="a source's instance folder (repeatable): its task2_1.jsonl"),
-    gold_dir: list[Path] = Opt(..., "--gold-dir", help="that source's gold folder (one per --source-dir, same order): its instances.jsonl"),
+    source_dir: list[Path] = Opt(
+        ..., "--source-dir", help="a source's instance folder (repeatable): its task2_1.jsonl"
+    ),
+    gold_dir: list[Path] = Opt(
+        ..., "--gold-dir", help="that source's gold folder (one per --source-dir, same order): its instances.jsonl"
+    ),
     out_dir: Path = Opt(..., help="data/processed/meetingtom: test.jsonl, dev.jsonl, tasks/<task>.jsonl"),
 ) -> None:
     """One JSON-lines file per task (B.5; test split) and the test and dev splits of every task,
@@ -451,8 +570,14 @@ def consolidate_cmd(
     from socialbench.paths import check_io
 
     if len(gold_dir) != len(source_dir):
-        raise ConfigError(f"meetingtom consolidate: give one --gold-dir per --source-dir ({len(source_dir)} source(s), {len(gold_dir)} gold folder(s))")
-    check_io({"--source-dir": source_dir, "--gold-dir": gold_dir}, {"--out-dir": out_dir}, folders=("--source-dir", "--gold-dir", "--out-dir"))
+        raise ConfigError(
+            f"meetingtom consolidate: give one --gold-dir per --source-dir ({len(source_dir)} source(s), {len(gold_dir)} gold folder(s))"
+        )
+    check_io(
+        {"--source-dir": source_dir, "--gold-dir": gold_dir},
+        {"--out-dir": out_dir},
+        folders=("--source-dir", "--gold-dir", "--out-dir"),
+    )
     from socialbench.io import write_jsonl
     from socialbench.meetingtom.instances import TASK, load_instances
     from socialbench.meetingtom.questions import TASKS
@@ -468,7 +593,11 @@ def consolidate_cmd(
     for split in ("test", "dev"):
         write_jsonl(out_dir / f"{split}.jsonl", [i for i in insts if i["split"] == split])
     for task in TASKS:
-        write_jsonl(out_dir / "tasks" / f"{task}.jsonl", [i for i in insts if i["split"] == "test" and i["task"] == task])
+        write_jsonl(
+            out_dir / "tasks" / f"{task}.jsonl", [i for i in insts if i["split"] == "test" and i["task"] == task]
+        )
     counts = Counter(i["task"] for i in insts if i["split"] == "test")
-    typer.echo(f"consolidate: {sum(counts.values())} test ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}),"
-               f" {sum(i['split'] == 'dev' for i in insts)} dev -> {out_dir}")
+    typer.echo(
+        f"consolidate: {sum(counts.values())} test ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}),"
+        f" {sum(i['split'] == 'dev' for i in insts)} dev -> {out_dir}"
+    )

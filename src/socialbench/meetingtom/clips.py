@@ -25,9 +25,10 @@ from __future__ import annotations
 import logging
 import math
 import shutil
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from socialbench.media.errors import MediaError
 from socialbench.media.sampling import to_fraction
@@ -70,10 +71,17 @@ def transcript_window(words: Sequence[Mapping[str, Any]], start: float, end: flo
     ``gap`` s apart), times relative to ``start`` (socialbench.media.transcript)."""
     from socialbench.media.transcript import Word, format_transcript, window_words, words_to_utterances
 
-    items = words_to_utterances(window_words([Word(w["speaker"], w["start"], w["end"], w["text"]) for w in words], start, end), gap)
-    return {"start": start, "end": end, "items": [{"speaker": i.speaker, "start": i.start, "end": i.end, "text": i.text,
-                                                    "partial": i.partial} for i in items],
-            "text": format_transcript(items)}  # fmt: skip
+    items = words_to_utterances(
+        window_words([Word(w["speaker"], w["start"], w["end"], w["text"]) for w in words], start, end), gap
+    )
+    return {
+        "start": start,
+        "end": end,
+        "items": [
+            {"speaker": i.speaker, "start": i.start, "end": i.end, "text": i.text, "partial": i.partial} for i in items
+        ],
+        "text": format_transcript(items),
+    }
 
 
 def frame_aligned(start: float, end: float, fps) -> tuple[Fraction, Fraction]:
@@ -105,7 +113,7 @@ def make_clips(
     """Cut every clip of one meeting into ``out_dir`` and write its records (module doc); returns
     the summary. ``settings`` is the media section (:class:`socialbench.media.settings.MediaSettings`)."""
     from socialbench.hashing import sha256_file
-    from socialbench.io import write_json, write_jsonl
+    from socialbench.io import write_json
     from socialbench.media.cache import FrameCache
     from socialbench.media.clips import Mosaic, cut_views, extract_audio
     from socialbench.media.encode import EncodeSettings
@@ -133,12 +141,25 @@ def make_clips(
         mosaic = None
         if plan["mosaic"]:
             positions = tuple(names.index(n) for n in plan["mosaic"])
-            mosaic = Mosaic(output=folder / "mosaic.mp4", views=positions, labels=tuple(n.rsplit("_", 1)[1] for n in plan["mosaic"]),
-                            panel=settings.mosaic_panel, font=settings.label_font)  # fmt: skip
+            mosaic = Mosaic(
+                output=folder / "mosaic.mp4",
+                views=positions,
+                labels=tuple(n.rsplit("_", 1)[1] for n in plan["mosaic"]),
+                panel=settings.mosaic_panel,
+                font=settings.label_font,
+            )
         try:
             fps = probe(sources[0]).fps
             start, end = frame_aligned(c["start"], c["end"], fps) if fps else (c["start"], c["end"])
-            cut_views(sources, start, end, outputs, mosaic=mosaic, encode=encode, max_skew_frames=settings.max_view_skew_frames)
+            cut_views(
+                sources,
+                start,
+                end,
+                outputs,
+                mosaic=mosaic,
+                encode=encode,
+                max_skew_frames=settings.max_view_skew_frames,
+            )
             audio = None
             if plan["audio"]:
                 extract_audio(media_root / plan["audio"], folder / "audio.wav", start=c["start"], end=c["end"])
@@ -148,8 +169,17 @@ def make_clips(
                 files["mosaic"] = Path(mosaic.output)
             frames = {n: cache.frames(p, sampling).records(root) for n, p in files.items()}
         except MediaError as err:
-            problems.append({"meeting": meeting["meeting"], "id": c["id"], "task": c["task"], "path": err.path, "problem": err.problem,
-                             "detail": err.detail, "action": "failed" if settings.on_error == "fail" else "no clip"})  # fmt: skip
+            problems.append(
+                {
+                    "meeting": meeting["meeting"],
+                    "id": c["id"],
+                    "task": c["task"],
+                    "path": err.path,
+                    "problem": err.problem,
+                    "detail": err.detail,
+                    "action": "failed" if settings.on_error == "fail" else "no clip",
+                }
+            )
             shutil.rmtree(folder, ignore_errors=True)
             if settings.on_error == "fail":
                 _finish(out, records, problems, note, cache)
@@ -162,14 +192,24 @@ def make_clips(
         def rel(p: Path) -> str:
             return _rel(p, root)
 
-        records.append({
-            "id": c["id"], "task": c["task"], "meeting": meeting["meeting"], "start": c["start"], "end": c["end"],
-            "video_window": [float(start), float(end)],  # the window on the video's frame grid (same frames)
-            "videos": {n: {"path": rel(p), "sha256": sha256_file(p)} for n, p in files.items()},
-            "audio": {"path": rel(audio), "sha256": sha256_file(audio)} if audio else None,
-            "transcript": {"path": rel(folder / "transcript.json"), "sha256": sha256_file(folder / "transcript.json")},
-            "frames": frames, "fps": float(sampling.fps) if sampling.fps is not None else None,
-        })  # fmt: skip
+        records.append(
+            {
+                "id": c["id"],
+                "task": c["task"],
+                "meeting": meeting["meeting"],
+                "start": c["start"],
+                "end": c["end"],
+                "video_window": [float(start), float(end)],  # the window on the video's frame grid (same frames)
+                "videos": {n: {"path": rel(p), "sha256": sha256_file(p)} for n, p in files.items()},
+                "audio": {"path": rel(audio), "sha256": sha256_file(audio)} if audio else None,
+                "transcript": {
+                    "path": rel(folder / "transcript.json"),
+                    "sha256": sha256_file(folder / "transcript.json"),
+                },
+                "frames": frames,
+                "fps": float(sampling.fps) if sampling.fps is not None else None,
+            }
+        )
     return _finish(out, records, problems, note, cache)
 
 

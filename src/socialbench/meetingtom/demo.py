@@ -32,9 +32,10 @@ import io
 import random
 import wave
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
@@ -49,8 +50,18 @@ GAP_S = 0.5  # silence between turns
 HEAD = '<?xml version="1.0" encoding="ISO-8859-1" standalone="yes"?>\n'
 NS = 'xmlns:nite="http://nite.sourceforge.net/"'
 # Ontology type ids as in the AMI release (da-types.xml, ap-types.xml, you-types.xml, default-topics.xml).
-DA_IDS = {"bck": "ami_da_1", "stl": "ami_da_2", "fra": "ami_da_3", "inf": "ami_da_4", "el.inf": "ami_da_5",
-          "sug": "ami_da_6", "off": "ami_da_7", "el.sug": "ami_da_8", "ass": "ami_da_9", "el.ass": "ami_da_11"}  # fmt: skip
+DA_IDS = {
+    "bck": "ami_da_1",
+    "stl": "ami_da_2",
+    "fra": "ami_da_3",
+    "inf": "ami_da_4",
+    "el.inf": "ami_da_5",
+    "sug": "ami_da_6",
+    "off": "ami_da_7",
+    "el.sug": "ami_da_8",
+    "ass": "ami_da_9",
+    "el.ass": "ami_da_11",
+}
 YOU_IDS = {"singular": "you_11", "plural": "you_12", "generic": "you_2", "discourse": "you_3"}
 AP_IDS = {"POS": "apt_1", "NEG": "apt_2", "UNC": "apt_3", "PART": "apt_4", "ELA": "apt_5"}
 TOPICS = (("top.11", "opening"), ("top.28", "discussion"), ("top.211", "costing"), ("top.12", "closing"))
@@ -61,9 +72,14 @@ SEATS = {"A": (0.5, 0.18), "B": (0.82, 0.45), "C": (0.5, 0.72), "D": (0.18, 0.45
 
 THINGS = ["battery", "case", "button layout", "scroll wheel", "colour scheme", "remote", "charger", "logo", "display"]
 MATERIALS = ["rubber", "plastic", "wood", "titanium", "sponge"]
-TASKS = [("check the battery costs", "check the battery costs"), ("draw the button layout", "draw the button layout"),
-         ("ask the users about colours", "ask the users about colours"), ("send the market figures", "send the market figures"),
-         ("test the scroll wheel", "test the scroll wheel"), ("price the titanium case", "price the titanium case")]  # fmt: skip
+TASKS = [
+    ("check the battery costs", "check the battery costs"),
+    ("draw the button layout", "draw the button layout"),
+    ("ask the users about colours", "ask the users about colours"),
+    ("send the market figures", "send the market figures"),
+    ("test the scroll wheel", "test the scroll wheel"),
+    ("price the titanium case", "price the titanium case"),
+]
 DAYS = ["tomorrow", "on Friday", "after lunch", "next meeting"]
 
 
@@ -77,10 +93,16 @@ class DemoConfig:
     sample_rate: int = 16000
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "DemoConfig":
+    def from_params(cls, params: Mapping[str, Any]) -> DemoConfig:
         d = params["meetingtom"]["demo"]
-        return cls(seed=int(params["seed"]), corpus=tuple(d["corpus"]), seconds=float(d["seconds"]), fps=int(d["fps"]),
-                   size=(int(d["size"][0]), int(d["size"][1])), sample_rate=int(d["sample_rate"]))  # fmt: skip
+        return cls(
+            seed=int(params["seed"]),
+            corpus=tuple(d["corpus"]),
+            seconds=float(d["seconds"]),
+            fps=int(d["fps"]),
+            size=(int(d["size"][0]), int(d["size"][1])),
+            sample_rate=int(d["sample_rate"]),
+        )
 
     @property
     def frames(self) -> int:
@@ -176,8 +198,14 @@ def _scene_turns(rng: random.Random, k: int, start: float, decide: bool) -> tupl
         _Turn(rng.choice([x, y]), "bck", ["Mm-hmm."]),
         _you_turn(z, "ass", f"Well, you know, the {other} matters less.", "discourse", None, extra=("laugh", 0.8)),
         # The addressed "you" sits in the middle of the scene, so each scene holds one 50 s window.
-        _you_turn(x, rng.choice(["el.inf", "sug"]), f"{y_call(rng)} could you {task} {day}?", "singular", (y,),
-                  at=start + SCENE_S / 2 - 3.0),
+        _you_turn(
+            x,
+            rng.choice(["el.inf", "sug"]),
+            f"{y_call(rng)} could you {task} {day}?",
+            "singular",
+            (y,),
+            at=start + SCENE_S / 2 - 3.0,
+        ),
         _Turn(y, "ass", _words(f"Yeah, I can {echo} {day}."), (x,)),
         _Turn(x, "inf", _words("Great, thanks."), extra=("disfmarker", 0.0)),
         _you_turn(w, "el.inf", f"Do you two agree on the {thing}?", "singular", tuple(sorted((y, z)))),
@@ -209,7 +237,9 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
         rng.shuffle(cameras)
         if any(c != f"Closeup{i + 1}" for i, c in enumerate(cameras)):
             break
-    participants = [Participant(x, r, c, f"DEM{hash_text(meeting + x) % 900 + 100:03d}") for x, r, c in zip(LETTERS, roles, cameras)]
+    participants = [
+        Participant(x, r, c, f"DEM{hash_text(meeting + x) % 900 + 100:03d}") for x, r, c in zip(LETTERS, roles, cameras)
+    ]
     n_scenes = max(1, int(cfg.seconds // SCENE_S))
     tokens: dict[str, list[DemoToken]] = {x: [] for x in LETTERS}
     acts: list[DemoAct] = []
@@ -231,7 +261,12 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
             if turn.extra is not None:
                 kind, length = turn.extra
                 t0 = round(act.end + 0.05, 3)
-                sound = DemoToken("vocalsound" if kind == "laugh" else kind, kind if kind == "laugh" else "", t0, round(t0 + length, 3))
+                sound = DemoToken(
+                    "vocalsound" if kind == "laugh" else kind,
+                    kind if kind == "laugh" else "",
+                    t0,
+                    round(t0 + length, 3),
+                )
                 tokens[turn.speaker].append(sound)
                 cursor = max(cursor, sound.end + GAP_S)
         if cursor > scene_start + SCENE_S:
@@ -239,7 +274,9 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
         pairs.append(("POS", first_act + keys["ask"], first_act + keys["answer"]))
         if "proposal" in keys:
             pairs.append(("POS", first_act + keys["proposal"], first_act + keys["agree1"]))
-            pairs.append(("PART" if rng.random() < 0.5 else "POS", first_act + keys["proposal"], first_act + keys["agree2"]))
+            pairs.append(
+                ("PART" if rng.random() < 0.5 else "POS", first_act + keys["proposal"], first_act + keys["agree2"])
+            )
             decisions.append([first_act + keys["proposal"], first_act + keys["agree1"]])
         type_id, desc = TOPICS[k % len(TOPICS)]
         topic_end = min(acts[-1].end, cfg.seconds)
@@ -267,7 +304,7 @@ def _lay_out(turn: _Turn, start: float, tokens: dict[str, list[DemoToken]]) -> D
     yous = []
     for i, word in enumerate(turn.words):
         core = word.rstrip(",.?!")
-        punct = word[len(core):]
+        punct = word[len(core) :]
         if i in turn.yous:
             yous.append((len(toks), turn.yous[i]))
         toks.append(DemoToken("w", core, round(t, 3), round(t + WORD_S, 3)))
@@ -315,7 +352,8 @@ ONTOLOGIES = {
     '   <da-type nite:id="ami_daclass_3" name="other" gloss="Other">\n'
     '      <da-type nite:id="ami_da_7" name="off" gloss="Offer"/>\n   </da-type>\n</da-type>\n',
     "ap-types.xml": '<ap-type nite:id="apt_0" name="ap-type-root" {ns}>\n'
-    + "".join(f'   <ap-type nite:id="{i}" name="{n}"/>\n' for n, i in AP_IDS.items()) + "</ap-type>\n",
+    + "".join(f'   <ap-type nite:id="{i}" name="{n}"/>\n' for n, i in AP_IDS.items())
+    + "</ap-type>\n",
     "you-types.xml": '<you-type nite:id="you_0" name="you-root" {ns}>\n'
     '    <you-type nite:id="you_1" name="DEICTIC" gloss="deictic referential">\n'
     '        <you-type nite:id="you_11" name="SINGULAR" gloss="singular"/>\n'
@@ -323,18 +361,23 @@ ONTOLOGIES = {
     '    <you-type nite:id="you_2" name="GENERIC" gloss="general"/>\n'
     '    <you-type nite:id="you_3" name="DISCOURSE" gloss="discourse marker"/>\n</you-type>\n',
     "default-topics.xml": '<topicname nite:id="top.0" name="te" {ns}>\n'
-    + "".join(f'   <topicname nite:id="{i}" name="{n}"/>\n' for i, n in TOPICS) + "</topicname>\n",
+    + "".join(f'   <topicname nite:id="{i}" name="{n}"/>\n' for i, n in TOPICS)
+    + "</topicname>\n",
 }
 
 
 def meetings_xml(scripts: list[MeetingScript]) -> str:
     body = ""
     for n, s in enumerate(scripts, 1):
-        body += (f'   <meeting nite:id="meet_demo_{n}" type="scenario" observation="{s.meeting}" name="socialbench demo meeting"'
-                 f' duration="{s.seconds:g}" visibility="seen">\n')  # fmt: skip
+        body += (
+            f'   <meeting nite:id="meet_demo_{n}" type="scenario" observation="{s.meeting}" name="socialbench demo meeting"'
+            f' duration="{s.seconds:g}" visibility="seen">\n'
+        )
         for i, p in enumerate(s.participants):
-            body += (f'      <speaker nite:id="{s.meeting}_{i + 1}" channel="{i}" nxt_agent="{p.letter}" camera="{p.camera}"'
-                     f' global_name="{p.global_name}" role="{p.role}"/>\n')  # fmt: skip
+            body += (
+                f'      <speaker nite:id="{s.meeting}_{i + 1}" channel="{i}" nxt_agent="{p.letter}" camera="{p.camera}"'
+                f' global_name="{p.global_name}" role="{p.role}"/>\n'
+            )
         body += "   </meeting>\n"
     return _root("meet.00", body)
 
@@ -360,14 +403,24 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
         dacts = segs = yous = ""
         for a in acts:
             addr = f" addressee={quoteattr(','.join(a.addressee))}" if a.addressee else ""
-            dacts += (f'   <dact nite:id="{a.act_id(m)}"{addr}>\n' + _pointer("da-aspect", f"da-types.xml#id({DA_IDS[a.type]})")
-                      + _child(_ref(m, x, a.first, a.last)) + "   </dact>\n")  # fmt: skip
-            segs += (f'   <segment nite:id="{m}.sync.{x}{a.n}" channel="{LETTERS.index(x)}" transcriber_start="{max(0.0, a.start - 0.1):.3f}"'
-                     f' transcriber_end="{a.end + 0.1:.3f}">\n' + _child(_ref(m, x, a.first, a.last)) + "   </segment>\n")  # fmt: skip
+            dacts += (
+                f'   <dact nite:id="{a.act_id(m)}"{addr}>\n'
+                + _pointer("da-aspect", f"da-types.xml#id({DA_IDS[a.type]})")
+                + _child(_ref(m, x, a.first, a.last))
+                + "   </dact>\n"
+            )
+            segs += (
+                f'   <segment nite:id="{m}.sync.{x}{a.n}" channel="{LETTERS.index(x)}" transcriber_start="{max(0.0, a.start - 0.1):.3f}"'
+                f' transcriber_end="{a.end + 0.1:.3f}">\n' + _child(_ref(m, x, a.first, a.last)) + "   </segment>\n"
+            )
             for idx, kind in a.yous:
                 n_you = yous.count("<you-usage") + 1
-                yous += (f'   <you-usage nite:id="{m}.{x}.you.{n_you}" unsure="false">\n'
-                         + _pointer("type", f"you-types.xml#id({YOU_IDS[kind]})") + _child(_ref(m, x, idx)) + "   </you-usage>\n")  # fmt: skip
+                yous += (
+                    f'   <you-usage nite:id="{m}.{x}.you.{n_you}" unsure="false">\n'
+                    + _pointer("type", f"you-types.xml#id({YOU_IDS[kind]})")
+                    + _child(_ref(m, x, idx))
+                    + "   </you-usage>\n"
+                )
         files[f"dialogueActs/{m}.{x}.dialog-act.xml"] = _root(f"{m}.{x}.dialog-act", dacts)
         files[f"segments/{m}.{x}.segments.xml"] = _root(f"{m}.{x}.segs", segs)
         if yous:
@@ -376,14 +429,19 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
     pairs = ""
     for n, (ap, s, t) in enumerate(script.pairs, 1):
         src, tgt = script.acts[s], script.acts[t]
-        pairs += (f'   <adjacency-pair nite:id="{m}.adjacency-pairs.demo.{n}">\n'
-                  + _pointer("source", f"{m}.{src.speaker}.dialog-act.xml#id({src.act_id(m)})")
-                  + _pointer("target", f"{m}.{tgt.speaker}.dialog-act.xml#id({tgt.act_id(m)})")
-                  + _pointer("type", f"ap-types.xml#id({AP_IDS[ap]})") + "   </adjacency-pair>\n")  # fmt: skip
+        pairs += (
+            f'   <adjacency-pair nite:id="{m}.adjacency-pairs.demo.{n}">\n'
+            + _pointer("source", f"{m}.{src.speaker}.dialog-act.xml#id({src.act_id(m)})")
+            + _pointer("target", f"{m}.{tgt.speaker}.dialog-act.xml#id({tgt.act_id(m)})")
+            + _pointer("type", f"ap-types.xml#id({AP_IDS[ap]})")
+            + "   </adjacency-pair>\n"
+        )
     files[f"dialogueActs/{m}.adjacency-pairs.xml"] = _root(f"{m}.adjacency-pairs", pairs)
     dec = ""
     for n, act_ids in enumerate(script.decisions, 1):
-        kids = "".join(_child(_ref(m, script.acts[i].speaker, script.acts[i].first, script.acts[i].last)) for i in act_ids)
+        kids = "".join(
+            _child(_ref(m, script.acts[i].speaker, script.acts[i].first, script.acts[i].last)) for i in act_ids
+        )
         dec += f'   <decision nite:id="{m}.decision.demo.{n}" external="false">\n{kids}   </decision>\n'
     files[f"decision/manual/{m}.decision.xml"] = _root(f"{m}.decision", dec)
     top = ""
@@ -393,8 +451,12 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
             idx = [i for i, t in enumerate(script.tokens[x]) if start <= t.start < end + 1e-6]
             if idx:
                 kids += _child(_ref(m, x, idx[0], idx[-1]))
-        top += (f'   <topic nite:id="{m}.topic.demo.{n}" other_description={quoteattr(desc)}>\n'
-                + _pointer("scenario_topic_type", f"default-topics.xml#id({type_id})") + kids + "   </topic>\n")  # fmt: skip
+        top += (
+            f'   <topic nite:id="{m}.topic.demo.{n}" other_description={quoteattr(desc)}>\n'
+            + _pointer("scenario_topic_type", f"default-topics.xml#id({type_id})")
+            + kids
+            + "   </topic>\n"
+        )
     files[f"topics/{m}.topic.xml"] = _root(f"{m}.topic", top)
     return files
 
@@ -408,8 +470,10 @@ def _roles_xml(script: MeetingScript, letter: str) -> str:
         spans += [(t, c, "Neutral"), (c, min(c + 10.0, script.seconds), "Protagonist")]
         t = min(c + 10.0, script.seconds)
     spans.append((t, script.seconds, "Neutral"))
-    body = "".join(f'    <role endtime="{e:.3f}" starttime="{s:.3f}" type="{kind}" nite:id="tim_{m}_{letter}.role.{i}"/>\n'
-                   for i, (s, e, kind) in enumerate((sp for sp in spans if sp[1] > sp[0]), 1))  # fmt: skip
+    body = "".join(
+        f'    <role endtime="{e:.3f}" starttime="{s:.3f}" type="{kind}" nite:id="tim_{m}_{letter}.role.{i}"/>\n'
+        for i, (s, e, kind) in enumerate((sp for sp in spans if sp[1] > sp[0]), 1)
+    )
     return f'<?xml version="1.0" encoding="UTF-8"?>\n<nite:root {NS} nite:id="tim_{m}_{letter}.nite:root.1">\n{body}</nite:root>\n'
 
 
@@ -417,8 +481,10 @@ def release_files(scripts: list[MeetingScript]) -> dict[str, str]:
     """The whole demo annotations release: ontologies, meetings.xml and every meeting's layers."""
     files = {f"ontologies/{name}": HEAD + text.format(ns=NS) for name, text in ONTOLOGIES.items()}
     files["corpusResources/meetings.xml"] = meetings_xml(scripts)
-    files["00README_DEMO.txt"] = ("socialbench MeetingToM demo release: generated meetings in the layout of the AMI manual\n"
-                                  "annotations (NXT XML). Not AMI data.\n")  # fmt: skip
+    files["00README_DEMO.txt"] = (
+        "socialbench MeetingToM demo release: generated meetings in the layout of the AMI manual\n"
+        "annotations (NXT XML). Not AMI data.\n"
+    )
     for s in scripts:
         files.update(annotation_files(s))
     return dict(sorted(files.items()))
@@ -449,7 +515,10 @@ class _FrameState:
 
 
 def _speech_intervals(script: MeetingScript) -> dict[str, list[tuple[float, float]]]:
-    return {x: [(t.start, t.end) for t in script.tokens[x] if t.kind == "w" and not t.punc and t.end > t.start] for x in LETTERS}
+    return {
+        x: [(t.start, t.end) for t in script.tokens[x] if t.kind == "w" and not t.punc and t.end > t.start]
+        for x in LETTERS
+    }
 
 
 def frame_states(script: MeetingScript, fps: int) -> list[_FrameState]:
@@ -512,8 +581,12 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
             for x in LETTERS:
                 cx, cy = seat[x]
                 grow = 2 if x in st.speaking else 0
-                d.ellipse([cx - r - grow, cy - r - grow, cx + r + grow, cy + r + grow], fill=COLOURS[x],
-                          outline=(255, 255, 255) if x in st.speaking else None, width=2)  # fmt: skip
+                d.ellipse(
+                    [cx - r - grow, cy - r - grow, cx + r + grow, cy + r + grow],
+                    fill=COLOURS[x],
+                    outline=(255, 255, 255) if x in st.speaking else None,
+                    width=2,
+                )
             draw_index(d, w, h, i)
             out += img.tobytes()
         return bytes(out)
@@ -535,7 +608,10 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
             px = cx + sx * ex + dx
             d.ellipse([px - pr, ey - pr, px + pr, ey + pr], fill=(20, 20, 20))
         mouth_h = max(2, fr // 4) if letter in st.speaking and i % 3 != 2 else 1
-        d.rectangle([cx - fr // 3, cy + fr // 2 - mouth_h // 2, cx + fr // 3, cy + fr // 2 + mouth_h // 2 + 1], fill=(60, 20, 20))
+        d.rectangle(
+            [cx - fr // 3, cy + fr // 2 - mouth_h // 2, cx + fr // 3, cy + fr // 2 + mouth_h // 2 + 1],
+            fill=(60, 20, 20),
+        )
         draw_index(d, w, h, i)
         out += img.tobytes()
     return bytes(out)

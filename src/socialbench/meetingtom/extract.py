@@ -11,13 +11,22 @@ source whose release is absent gets empty files and a note in ``meeting.json``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from socialbench.errors import DataError
 
-FILES = ("you_events.jsonl", "candidates.jsonl", "rejected.jsonl", "problems.jsonl", "words.jsonl", "acts.jsonl", "pairs.jsonl",
-         "topics.jsonl")
+FILES = (
+    "you_events.jsonl",
+    "candidates.jsonl",
+    "rejected.jsonl",
+    "problems.jsonl",
+    "words.jsonl",
+    "acts.jsonl",
+    "pairs.jsonl",
+    "topics.jsonl",
+)
 MEETING_FILE = "meeting.json"
 
 
@@ -25,11 +34,19 @@ def meeting_record(meeting, source: str, counts: Mapping[str, Any]) -> dict[str,
     """``meeting.json``: the participants (letter -> close-up camera, role, person; construction
     metadata, never model input), the meeting's span, the layers read and the counts written."""
     return {
-        "meeting": meeting.id, "source": source, "start": meeting.start, "end": meeting.end,
-        "participants": {x: {"camera": p.camera, "role": p.role, "participant": p.participant}
-                         for x, p in sorted(meeting.participants.items())},
-        "speakers": list(meeting.speakers), "layers": sorted(meeting.layers), "counts": dict(counts), "note": None,
-    }  # fmt: skip
+        "meeting": meeting.id,
+        "source": source,
+        "start": meeting.start,
+        "end": meeting.end,
+        "participants": {
+            x: {"camera": p.camera, "role": p.role, "participant": p.participant}
+            for x, p in sorted(meeting.participants.items())
+        },
+        "speakers": list(meeting.speakers),
+        "layers": sorted(meeting.layers),
+        "counts": dict(counts),
+        "note": None,
+    }
 
 
 def word_records(meeting) -> list[dict[str, Any]]:
@@ -44,14 +61,29 @@ def context_records(meeting) -> dict[str, list[dict[str, Any]]]:
     acts) and topics (times, type) as JSON records: what Task 2.2's attitude cue and the
     contextual priors (dialogue act, meeting phase) are built from."""
     return {
-        "acts.jsonl": [{"id": a.id, "speaker": a.speaker, "start": a.start, "end": a.end, "type": a.type,
-                        "addressee": list(a.addressee) if a.addressee is not None else None} for a in meeting.dialogue_acts],
-        "pairs.jsonl": [{"id": p.id, "type": p.type, "source": p.source, "target": p.target} for p in meeting.adjacency_pairs],
-        "topics.jsonl": [{"id": t.id, "parent": t.parent, "start": t.start, "end": t.end, "type": t.type} for t in meeting.topics],
-    }  # fmt: skip
+        "acts.jsonl": [
+            {
+                "id": a.id,
+                "speaker": a.speaker,
+                "start": a.start,
+                "end": a.end,
+                "type": a.type,
+                "addressee": list(a.addressee) if a.addressee is not None else None,
+            }
+            for a in meeting.dialogue_acts
+        ],
+        "pairs.jsonl": [
+            {"id": p.id, "type": p.type, "source": p.source, "target": p.target} for p in meeting.adjacency_pairs
+        ],
+        "topics.jsonl": [
+            {"id": t.id, "parent": t.parent, "start": t.start, "end": t.end, "type": t.type} for t in meeting.topics
+        ],
+    }
 
 
-def extract_meeting(annotations: str | Path, meeting_id: str, source: str, mining: Mapping[str, Any] | None) -> dict[str, list | dict]:
+def extract_meeting(
+    annotations: str | Path, meeting_id: str, source: str, mining: Mapping[str, Any] | None
+) -> dict[str, list | dict]:
     """Every file of one meeting's folder, as records (``meeting.json`` under ``"meeting"``)."""
     from socialbench.meetingtom.ami.mining import MiningParams, mine_meeting
     from socialbench.meetingtom.ami.nxt import parse_corpus
@@ -78,8 +110,17 @@ def extract_meeting(annotations: str | Path, meeting_id: str, source: str, minin
 
 def absent_meeting(meeting_id: str, source: str, note: str) -> dict[str, list | dict]:
     out: dict[str, list | dict] = {name: [] for name in FILES}
-    out[MEETING_FILE] = {"meeting": meeting_id, "source": source, "start": None, "end": None, "participants": {},
-                         "speakers": [], "layers": [], "counts": {n.split(".")[0]: 0 for n in FILES}, "note": note}  # fmt: skip
+    out[MEETING_FILE] = {
+        "meeting": meeting_id,
+        "source": source,
+        "start": None,
+        "end": None,
+        "participants": {},
+        "speakers": [],
+        "layers": [],
+        "counts": {n.split(".")[0]: 0 for n in FILES},
+        "note": note,
+    }
     return out
 
 

@@ -20,14 +20,26 @@ _DPI = 150
 _PNG_META = {"Software": None}
 _PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
 TASK_VALUES = {
-    "task1": ["active_engagement", "supportive_endorsement", "focused_listening", "cognitive_conflict",
-              "confused_bewilderment", "hesitation", "disengaged_withdrawal"],
+    "task1": [
+        "active_engagement",
+        "supportive_endorsement",
+        "focused_listening",
+        "cognitive_conflict",
+        "confused_bewilderment",
+        "hesitation",
+        "disengaged_withdrawal",
+    ],
     "task2_1": ["A", "B", "C", "D"],
     "task2_2": ["positive", "negative", "neutral", "uncertain"],
     "task3_1": ["genuine_consensus", "pseudo_consensus", "no_consensus"],
-}  # fmt: skip
-TASK_TITLES = {"task1": "Task 1: mental state", "task2_1": "Task 2.1: addressee", "task2_2": "Task 2.2: attitude",
-               "task3_1": "Task 3.1: consensus", "task3_2": "Task 3.2: number of dissenters"}  # fmt: skip
+}
+TASK_TITLES = {
+    "task1": "Task 1: mental state",
+    "task2_1": "Task 2.1: addressee",
+    "task2_2": "Task 2.2: attitude",
+    "task3_1": "Task 3.1: consensus",
+    "task3_2": "Task 3.2: number of dissenters",
+}
 SOURCES = ("demo", "ami")
 
 
@@ -119,5 +131,8 @@ def label_distribution(instances: list[dict[str, Any]]) -> dict[str, str | bytes
     """``figures/figure4_label_distribution.{png,pdf}`` and ``figures/figure4.csv``."""
     dist = distribution(instances)
     rendered = _render(_draw, dist)
-    return {"figures/figure4_label_distribution.png": rendered["png"], "figures/figure4_label_distribution.pdf": rendered["pdf"],
-            "figures/figure4.csv": data_csv(dist)}  # fmt: skip
+    return {
+        "figures/figure4_label_distribution.png": rendered["png"],
+        "figures/figure4_label_distribution.pdf": rendered["pdf"],
+        "figures/figure4.csv": data_csv(dist),
+    }

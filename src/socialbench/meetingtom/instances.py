@@ -31,24 +31,43 @@ Files (``socialbench meetingtom instances`` / ``annotate`` / ``consolidate``):
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from socialbench.errors import DataError
-from socialbench.meetingtom.questions import ANNOTATED, LABELS, MULTI, TASKS, participant_options, question, vocabulary_options
+from socialbench.meetingtom.questions import (
+    ANNOTATED,
+    LABELS,
+    MULTI,
+    TASKS,
+    participant_options,
+    question,
+    vocabulary_options,
+)
 
 TASK = "task2_1"
 MODALITIES = ("utterances", "video", "both")
 #: Fields every instance has (items lack answer and gold), and their types.
 REQUIRED = {
-    "id": str, "task": str, "source": str, "split": str, "modality": str, "clip_id": str, "question": str,
-    "transcript": str, "turns": list, "options": list,
-}  # fmt: skip
+    "id": str,
+    "task": str,
+    "source": str,
+    "split": str,
+    "modality": str,
+    "clip_id": str,
+    "question": str,
+    "transcript": str,
+    "turns": list,
+    "options": list,
+}
 #: Task 2.1's own fields (kept from its first version: the baselines and tables read them).
 REQUIRED_2_1 = {"speaker": str, "utterance": str, "you_time": (int, float), "addressee": str}
 
 
-def shuffled_options(participants: Sequence[str], speaker: str, iid: str, seed: int, include_speaker: bool) -> list[dict[str, str]]:
+def shuffled_options(
+    participants: Sequence[str], speaker: str, iid: str, seed: int, include_speaker: bool
+) -> list[dict[str, str]]:
     """Task 2.1's candidate addressees: letters A, B... over the participants (the speaker only
     with ``include_speaker``), shuffled with the instance's own seed."""
     return participant_options(participants, seed, iid, exclude=() if include_speaker else (speaker,))
@@ -66,7 +85,9 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
     return max(0.0, min(a1, b1) - max(a0, b0))
 
 
-def context_of(meeting: Mapping[str, Any], start: float, end: float, turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def context_of(
+    meeting: Mapping[str, Any], start: float, end: float, turns: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
     """The contextual priors of a clip (paper 4.2, Table 4; AMI annotations, shown to a model only
     in that ablation): each participant's role, the meeting phase (the type of the innermost topic
     segment with a type holding the clip's midpoint; None without one) and the dialogue act of each transcript
@@ -74,20 +95,38 @@ def context_of(meeting: Mapping[str, Any], start: float, end: float, turns: Sequ
     info = meeting["meeting.json"]
     roles = {x: p.get("role") for x, p in sorted((info.get("participants") or {}).items())}
     mid = start + (end - start) / 2
-    topics = [t for t in meeting.get("topics.jsonl", []) if t.get("type") and t.get("start") is not None and t["start"] <= mid < t["end"]]
+    topics = [
+        t
+        for t in meeting.get("topics.jsonl", [])
+        if t.get("type") and t.get("start") is not None and t["start"] <= mid < t["end"]
+    ]
     phase = min(topics, key=lambda t: (t["end"] - t["start"], t["id"]))["type"] if topics else None
     acts = meeting.get("acts.jsonl", [])
     line_acts = []
     for t in turns:
         t0, t1 = start + t["start"], start + t["end"]
-        best = max((a for a in acts if a["speaker"] == t["speaker"] and _overlap(a["start"], a["end"], t0, t1) > 0),
-                   key=lambda a: (_overlap(a["start"], a["end"], t0, t1), a["id"]), default=None)  # fmt: skip
+        best = max(
+            (a for a in acts if a["speaker"] == t["speaker"] and _overlap(a["start"], a["end"], t0, t1) > 0),
+            key=lambda a: (_overlap(a["start"], a["end"], t0, t1), a["id"]),
+            default=None,
+        )
         line_acts.append(best["type"] if best else None)
     return {"roles": roles, "phase": phase, "acts": line_acts}
 
 
-def _base(meeting: Mapping[str, Any], cand: Mapping[str, Any], task: str, iid: str, clip: Mapping[str, Any] | None, *,
-          source: str, split: str, modality: str, utterance_gap: float, clip_problem: str | None) -> dict[str, Any]:
+def _base(
+    meeting: Mapping[str, Any],
+    cand: Mapping[str, Any],
+    task: str,
+    iid: str,
+    clip: Mapping[str, Any] | None,
+    *,
+    source: str,
+    split: str,
+    modality: str,
+    utterance_gap: float,
+    clip_problem: str | None,
+) -> dict[str, Any]:
     from socialbench.meetingtom.clips import transcript_window
 
     if modality not in MODALITIES:
@@ -95,12 +134,26 @@ def _base(meeting: Mapping[str, Any], cand: Mapping[str, Any], task: str, iid: s
     start, end = cand["start"], cand["end"]
     window = transcript_window(meeting["words.jsonl"], start, end, utterance_gap)
     inst: dict[str, Any] = {
-        "id": iid, "task": task, "source": source, "split": split, "modality": modality, "clip_id": cand["id"],
-        "duration": round(end - start, 3), "transcript": window["text"], "turns": window["items"],
-        "media": None, "media_error": None, "context": context_of(meeting, start, end, window["items"]),
-    }  # fmt: skip
+        "id": iid,
+        "task": task,
+        "source": source,
+        "split": split,
+        "modality": modality,
+        "clip_id": cand["id"],
+        "duration": round(end - start, 3),
+        "transcript": window["text"],
+        "turns": window["items"],
+        "media": None,
+        "media_error": None,
+        "context": context_of(meeting, start, end, window["items"]),
+    }
     if clip is not None:
-        inst["media"] = {"videos": clip["videos"], "audio": clip.get("audio"), "frames": clip["frames"], "fps": clip.get("fps")}
+        inst["media"] = {
+            "videos": clip["videos"],
+            "audio": clip.get("audio"),
+            "frames": clip["frames"],
+            "fps": clip.get("fps"),
+        }
     elif modality != "utterances":
         inst["media_error"] = f"no clip for this window ({clip_problem or 'the meeting has no video'})"
     return inst
@@ -132,21 +185,51 @@ def build_task21(
     (for the contextual priors; without it, the words alone)."""
     iid = instance_id(source, candidate["anchor"])
     meeting = meeting or {"meeting.json": {"participants": {}}, "words.jsonl": words}
-    inst = _base(meeting, candidate, TASK, iid, clip, source=source, split=split, modality=modality, utterance_gap=utterance_gap,
-                 clip_problem=clip_problem)  # fmt: skip
+    inst = _base(
+        meeting,
+        candidate,
+        TASK,
+        iid,
+        clip,
+        source=source,
+        split=split,
+        modality=modality,
+        utterance_gap=utterance_gap,
+        clip_problem=clip_problem,
+    )
     options = shuffled_options(participants, event["speaker"], iid, seed, include_speaker)
     answer = next((o["label"] for o in options if o["participant"] == event["addressee"]), None)
     if answer is None:
-        raise ValueError(f"{iid}: the addressee {event['addressee']} is not among the options {[o['participant'] for o in options]}")
-    variables = {"duration": inst["duration"], "speaker": event["speaker"], "you_time": round(event["start"] - candidate["start"], 3),
-                 "utterance": candidate["info"].get("utterance") or ""}  # fmt: skip
-    inst.update({
-        "question": question(TASK, variables), "variables": variables, "options": options, "answer": answer,
-        "gold": event["addressee"], "speaker": event["speaker"], "utterance": variables["utterance"],
-        "you_time": variables["you_time"], "addressee": event["addressee"],
-        "meta": {"meeting": candidate["meeting"], "anchor": candidate["anchor"], "word_id": event["word_id"],
-                 "act": candidate["info"].get("act"), "candidate": candidate["id"], "window": [candidate["start"], candidate["end"]]},
-    })  # fmt: skip
+        raise ValueError(
+            f"{iid}: the addressee {event['addressee']} is not among the options {[o['participant'] for o in options]}"
+        )
+    variables = {
+        "duration": inst["duration"],
+        "speaker": event["speaker"],
+        "you_time": round(event["start"] - candidate["start"], 3),
+        "utterance": candidate["info"].get("utterance") or "",
+    }
+    inst.update(
+        {
+            "question": question(TASK, variables),
+            "variables": variables,
+            "options": options,
+            "answer": answer,
+            "gold": event["addressee"],
+            "speaker": event["speaker"],
+            "utterance": variables["utterance"],
+            "you_time": variables["you_time"],
+            "addressee": event["addressee"],
+            "meta": {
+                "meeting": candidate["meeting"],
+                "anchor": candidate["anchor"],
+                "word_id": event["word_id"],
+                "act": candidate["info"].get("act"),
+                "candidate": candidate["id"],
+                "window": [candidate["start"], candidate["end"]],
+            },
+        }
+    )
     return inst
 
 
@@ -154,19 +237,53 @@ def build_task21(
 # Items of the annotated tasks (Task 1, 2.2, 3.1, 3.2): no answer until the annotation round-trip
 
 
-def item_task1(meeting: Mapping[str, Any], cand: Mapping[str, Any], clip, *, source: str, split: str, modality: str, seed: int,
-               utterance_gap: float = 1.0, clip_problem: str | None = None) -> dict[str, Any]:
+def item_task1(
+    meeting: Mapping[str, Any],
+    cand: Mapping[str, Any],
+    clip,
+    *,
+    source: str,
+    split: str,
+    modality: str,
+    seed: int,
+    utterance_gap: float = 1.0,
+    clip_problem: str | None = None,
+) -> dict[str, Any]:
     """Task 1: the mental state of the window's target participant (5 s, their close-up by default)."""
     iid = instance_id(source, f"{cand['anchor']}:{cand['target']}", "task1")
-    inst = _base(meeting, cand, "task1", iid, clip, source=source, split=split, modality=modality, utterance_gap=utterance_gap,
-                 clip_problem=clip_problem)  # fmt: skip
+    inst = _base(
+        meeting,
+        cand,
+        "task1",
+        iid,
+        clip,
+        source=source,
+        split=split,
+        modality=modality,
+        utterance_gap=utterance_gap,
+        clip_problem=clip_problem,
+    )
     info = cand["info"]
     variables = {"duration": inst["duration"], "target": cand["target"]}
-    inst.update({"question": question("task1", variables), "variables": variables, "target": cand["target"],
-                 "options": vocabulary_options("task1", seed, iid),
-                 "meta": {"meeting": cand["meeting"], "candidate": cand["id"], "target": cand["target"], "role": info.get("role"),
-                          "act_type": info.get("act_type"), "basis": info.get("basis"), "speech_s": info.get("speech_s") or {},
-                          "addressed": info.get("basis") == "addressed", "window": [cand["start"], cand["end"]]}})  # fmt: skip
+    inst.update(
+        {
+            "question": question("task1", variables),
+            "variables": variables,
+            "target": cand["target"],
+            "options": vocabulary_options("task1", seed, iid),
+            "meta": {
+                "meeting": cand["meeting"],
+                "candidate": cand["id"],
+                "target": cand["target"],
+                "role": info.get("role"),
+                "act_type": info.get("act_type"),
+                "basis": info.get("basis"),
+                "speech_s": info.get("speech_s") or {},
+                "addressed": info.get("basis") == "addressed",
+                "window": [cand["start"], cand["end"]],
+            },
+        }
+    )
     return inst
 
 
@@ -181,42 +298,115 @@ def reply_of(meeting: Mapping[str, Any], act_id: str | None, addressee: str) -> 
     return None
 
 
-def item_task22(meeting: Mapping[str, Any], cand: Mapping[str, Any], event: Mapping[str, Any], clip, *, source: str, split: str,
-                modality: str, seed: int, utterance_gap: float = 1.0, clip_problem: str | None = None) -> dict[str, Any]:
+def item_task22(
+    meeting: Mapping[str, Any],
+    cand: Mapping[str, Any],
+    event: Mapping[str, Any],
+    clip,
+    *,
+    source: str,
+    split: str,
+    modality: str,
+    seed: int,
+    utterance_gap: float = 1.0,
+    clip_problem: str | None = None,
+) -> dict[str, Any]:
     """Task 2.2: the addressee's attitude toward the speaker's statement (the Task 2.1 window)."""
     iid = instance_id(source, cand["anchor"], "task2_2")
-    inst = _base(meeting, cand, "task2_2", iid, clip, source=source, split=split, modality=modality, utterance_gap=utterance_gap,
-                 clip_problem=clip_problem)  # fmt: skip
-    variables = {"duration": inst["duration"], "speaker": event["speaker"], "addressee": event["addressee"],
-                 "you_time": round(event["start"] - cand["start"], 3), "utterance": cand["info"].get("utterance") or ""}  # fmt: skip
+    inst = _base(
+        meeting,
+        cand,
+        "task2_2",
+        iid,
+        clip,
+        source=source,
+        split=split,
+        modality=modality,
+        utterance_gap=utterance_gap,
+        clip_problem=clip_problem,
+    )
+    variables = {
+        "duration": inst["duration"],
+        "speaker": event["speaker"],
+        "addressee": event["addressee"],
+        "you_time": round(event["start"] - cand["start"], 3),
+        "utterance": cand["info"].get("utterance") or "",
+    }
     act = cand["info"].get("act")
-    inst.update({"question": question("task2_2", variables), "variables": variables, "speaker": event["speaker"],
-                 "addressee": event["addressee"], "options": vocabulary_options("task2_2", seed, iid),
-                 "meta": {"meeting": cand["meeting"], "candidate": cand["id"], "speaker": event["speaker"], "addressee": event["addressee"],
-                          "act": act, "reply": reply_of(meeting, act, event["addressee"]), "window": [cand["start"], cand["end"]]}})  # fmt: skip
+    inst.update(
+        {
+            "question": question("task2_2", variables),
+            "variables": variables,
+            "speaker": event["speaker"],
+            "addressee": event["addressee"],
+            "options": vocabulary_options("task2_2", seed, iid),
+            "meta": {
+                "meeting": cand["meeting"],
+                "candidate": cand["id"],
+                "speaker": event["speaker"],
+                "addressee": event["addressee"],
+                "act": act,
+                "reply": reply_of(meeting, act, event["addressee"]),
+                "window": [cand["start"], cand["end"]],
+            },
+        }
+    )
     return inst
 
 
-def items_task3(meeting: Mapping[str, Any], cand: Mapping[str, Any], participants: Sequence[str], clip, *, source: str, split: str,
-                modality: str, seed: int, utterance_gap: float = 1.0, clip_problem: str | None = None) -> list[dict[str, Any]]:
+def items_task3(
+    meeting: Mapping[str, Any],
+    cand: Mapping[str, Any],
+    participants: Sequence[str],
+    clip,
+    *,
+    source: str,
+    split: str,
+    modality: str,
+    seed: int,
+    utterance_gap: float = 1.0,
+    clip_problem: str | None = None,
+) -> list[dict[str, Any]]:
     """Task 3.1 (consensus kind) and Task 3.2 (dissenters) items of one decision window; the 3.2
     item becomes an instance only where the clip's 3.1 gold is pseudo-consensus (annotation)."""
     info = cand["info"]
     start = cand["start"]
-    moment = {"moment_start": round(info.get("decision_start", cand["anchor_start"]) - start, 1),
-              "moment_end": round(info.get("decision_end", cand["anchor_end"]) - start, 1)}  # fmt: skip
-    meta = {"meeting": cand["meeting"], "candidate": cand["id"], "decision": cand["anchor"], "participants": sorted(participants),
-            "proposers": sorted({r["proposer"] for r in info.get("proposal_responses", [])}), "agreeing": sorted(info.get("agreeing", [])),
-            "responses": [{"responder": r["responder"], "type": r.get("type")} for r in info.get("proposal_responses", [])],
-            "window": [cand["start"], cand["end"]]}  # fmt: skip
+    moment = {
+        "moment_start": round(info.get("decision_start", cand["anchor_start"]) - start, 1),
+        "moment_end": round(info.get("decision_end", cand["anchor_end"]) - start, 1),
+    }
+    meta = {
+        "meeting": cand["meeting"],
+        "candidate": cand["id"],
+        "decision": cand["anchor"],
+        "participants": sorted(participants),
+        "proposers": sorted({r["proposer"] for r in info.get("proposal_responses", [])}),
+        "agreeing": sorted(info.get("agreeing", [])),
+        "responses": [{"responder": r["responder"], "type": r.get("type")} for r in info.get("proposal_responses", [])],
+        "window": [cand["start"], cand["end"]],
+    }
     out = []
     for task in ("task3_1", "task3_2"):
         iid = instance_id(source, cand["anchor"], task)
-        inst = _base(meeting, cand, task, iid, clip, source=source, split=split, modality=modality, utterance_gap=utterance_gap,
-                     clip_problem=clip_problem)  # fmt: skip
+        inst = _base(
+            meeting,
+            cand,
+            task,
+            iid,
+            clip,
+            source=source,
+            split=split,
+            modality=modality,
+            utterance_gap=utterance_gap,
+            clip_problem=clip_problem,
+        )
         variables = {"duration": inst["duration"], **moment}
-        options = vocabulary_options(task, seed, iid) if task == "task3_1" else participant_options(participants, seed, iid)
-        inst.update({"question": question(task, variables), "variables": variables, "options": options, "meta": dict(meta)})
+        options = (
+            vocabulary_options(task, seed, iid) if task == "task3_1" else participant_options(participants, seed, iid)
+        )
+        inst.update(
+            {"question": question(task, variables), "variables": variables, "options": options, "meta": dict(meta)}
+        )
         out.append(inst)
     return out
 
@@ -254,8 +444,14 @@ def build_source(
         problem_by_id = {p["id"]: f"{p['problem']}: {p['detail']}" for p in clip_reports.get(mid, [])}
         split = "dev" if mid in dev_meetings else "test"
         for cand in m["candidates.jsonl"]:
-            kw = dict(source=source, split=split, modality=modality, seed=seed, utterance_gap=utterance_gap,
-                      clip_problem=problem_by_id.get(cand["id"]))  # fmt: skip
+            kw = dict(
+                source=source,
+                split=split,
+                modality=modality,
+                seed=seed,
+                utterance_gap=utterance_gap,
+                clip_problem=problem_by_id.get(cand["id"]),
+            )
             clip = clip_by_id.get(cand["id"])
             if cand["task"] == "state":
                 made = [item_task1(m, cand, clip, **kw)]
@@ -264,21 +460,55 @@ def build_source(
             elif cand["task"] == "you":
                 event = events.get((mid, cand["info"].get("word_id")))
                 if event is None:
-                    report.append({"id": cand["id"], "meeting": mid, "reason": "no_event",
-                                   "detail": f"word {cand['info'].get('word_id')} is not among the meeting's you events"})  # fmt: skip
+                    report.append(
+                        {
+                            "id": cand["id"],
+                            "meeting": mid,
+                            "reason": "no_event",
+                            "detail": f"word {cand['info'].get('word_id')} is not among the meeting's you events",
+                        }
+                    )
                     continue
-                made = [build_task21(cand, event, participants, m["words.jsonl"], clip, include_speaker=include_speaker, meeting=m, **kw),
-                        item_task22(m, cand, event, clip, **kw)]  # fmt: skip
+                made = [
+                    build_task21(
+                        cand,
+                        event,
+                        participants,
+                        m["words.jsonl"],
+                        clip,
+                        include_speaker=include_speaker,
+                        meeting=m,
+                        **kw,
+                    ),
+                    item_task22(m, cand, event, clip, **kw),
+                ]
             else:
-                report.append({"id": cand["id"], "meeting": mid, "reason": "unknown_task", "detail": f"candidate task {cand['task']!r}"})
+                report.append(
+                    {
+                        "id": cand["id"],
+                        "meeting": mid,
+                        "reason": "unknown_task",
+                        "detail": f"candidate task {cand['task']!r}",
+                    }
+                )
                 continue
             for inst in made:
                 (instances if inst["task"] == TASK else items).append(inst)
                 if inst["media_error"]:
-                    report.append({"id": inst["id"], "meeting": mid, "reason": "media_error", "detail": inst["media_error"],
-                                   "action": "kept, answered without a model call and scored invalid"})  # fmt: skip
-    return (sorted(instances, key=lambda i: i["id"]), sorted(items, key=lambda i: i["id"]),
-            sorted(report, key=lambda r: (r["meeting"], r["id"])))  # fmt: skip
+                    report.append(
+                        {
+                            "id": inst["id"],
+                            "meeting": mid,
+                            "reason": "media_error",
+                            "detail": inst["media_error"],
+                            "action": "kept, answered without a model call and scored invalid",
+                        }
+                    )
+    return (
+        sorted(instances, key=lambda i: i["id"]),
+        sorted(items, key=lambda i: i["id"]),
+        sorted(report, key=lambda r: (r["meeting"], r["id"])),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,10 +520,14 @@ def _check_options(rec: Mapping[str, Any], path: str, rid: str) -> list[str]:
     needs = ("label", "value", "text") + (("participant",) if rec["task"] in (TASK, "task3_2") else ())
     for k, o in enumerate(rec["options"]):
         if not isinstance(o, dict) or not all(isinstance(o.get(f), str) for f in needs):
-            raise DataError(path, f"option {k} must have string {', '.join(needs)}, got {o!r}", record=rid, field="options")
+            raise DataError(
+                path, f"option {k} must have string {', '.join(needs)}, got {o!r}", record=rid, field="options"
+            )
         labels.append(o["label"])
     if len(labels) < 2 or len(set(labels)) != len(labels) or any(x not in LABELS for x in labels):
-        raise DataError(path, f"needs at least two options with distinct letter labels, got {labels}", record=rid, field="options")
+        raise DataError(
+            path, f"needs at least two options with distinct letter labels, got {labels}", record=rid, field="options"
+        )
     return labels
 
 
@@ -303,10 +537,19 @@ def _check_answer(rec: Mapping[str, Any], path: str, rid: str, labels: Sequence[
             raise DataError(path, "missing", record=rid, field=name)
     answer, gold = rec["answer"], rec["gold"]
     if rec["task"] in MULTI:
-        if (not isinstance(answer, list) or not answer or not all(isinstance(a, str) for a in answer)
-                or answer != sorted(set(answer)) or any(a not in labels for a in answer)):
-            raise DataError(path, f"must be a sorted non-empty list of distinct option labels ({', '.join(labels)}), got {answer!r}",
-                            record=rid, field="answer")  # fmt: skip
+        if (
+            not isinstance(answer, list)
+            or not answer
+            or not all(isinstance(a, str) for a in answer)
+            or answer != sorted(set(answer))
+            or any(a not in labels for a in answer)
+        ):
+            raise DataError(
+                path,
+                f"must be a sorted non-empty list of distinct option labels ({', '.join(labels)}), got {answer!r}",
+                record=rid,
+                field="answer",
+            )
         values = sorted(o["value"] for o in rec["options"] if o["label"] in answer)
         if gold != values:
             raise DataError(path, f"options {answer} are {values}, not the gold {gold!r}", record=rid, field="answer")
@@ -330,22 +573,35 @@ def check_instance(rec: Mapping[str, Any], path: str, line: int | None = None, *
             raise DataError(path, "missing", record=rid, field=name)
         value = rec[name]
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise DataError(path, f"must be {getattr(kind, '__name__', 'a number')}, got {value!r}", record=rid, field=name)
+            raise DataError(
+                path, f"must be {getattr(kind, '__name__', 'a number')}, got {value!r}", record=rid, field=name
+            )
     known = ANNOTATED if item else TASKS
     if rec["task"] not in known:
         raise DataError(path, f"unknown task {rec['task']!r} (known: {', '.join(known)})", record=rid, field="task")
     if rec["split"] not in ("test", "dev"):
         raise DataError(path, f"must be test or dev, got {rec['split']!r}", record=rid, field="split")
     if rec["modality"] not in MODALITIES:
-        raise DataError(path, f"must be one of {', '.join(MODALITIES)}, got {rec['modality']!r}", record=rid, field="modality")
+        raise DataError(
+            path, f"must be one of {', '.join(MODALITIES)}, got {rec['modality']!r}", record=rid, field="modality"
+        )
     labels = _check_options(rec, path, rid)
     if not item:
         _check_answer(rec, path, rid, labels)
     elif "answer" in rec or "gold" in rec:
-        raise DataError(path, "an item to annotate has no answer yet (its gold comes from the annotation round-trip)", record=rid,
-                        field="answer" if "answer" in rec else "gold")  # fmt: skip
+        raise DataError(
+            path,
+            "an item to annotate has no answer yet (its gold comes from the annotation round-trip)",
+            record=rid,
+            field="answer" if "answer" in rec else "gold",
+        )
     if rec["modality"] != "utterances" and rec.get("media") is None and not rec.get("media_error"):
-        raise DataError(path, f"modality {rec['modality']} needs media (or a media_error saying why there is none)", record=rid, field="media")
+        raise DataError(
+            path,
+            f"modality {rec['modality']} needs media (or a media_error saying why there is none)",
+            record=rid,
+            field="media",
+        )
 
 
 def load_instances(path: str | Path, *, items: bool = False) -> list[dict[str, Any]]:

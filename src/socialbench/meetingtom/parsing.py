@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 MARKER = re.compile(r"^\s*\**\s*final\s+answer\s*\**\s*:\s*\**\s*", re.IGNORECASE | re.MULTILINE)
 

@@ -26,8 +26,9 @@ the model; the instance's ``meta`` (AMI ids, the meeting) never does (B.4).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from string import Template
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from socialbench.backends.base import Decoding, ImagePart, Message, Request, VideoPart
 from socialbench.benchmark import InstanceInputError
@@ -41,8 +42,11 @@ PRIORS = ("role", "phase", "dialogue_act")
 #: Keys an ablation entry may carry besides settings: which table it belongs to and its row label.
 ABLATION_META = ("table", "label")
 SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors")
-VIEW_TEXT = {"mosaic": "the 2x2 mosaic of the four participants' close-up views, each panel labelled with the participant's letter",
-             "global": "the room view (all participants)", "closeup": "the close-up view of participant {subject}"}  # fmt: skip
+VIEW_TEXT = {
+    "mosaic": "the 2x2 mosaic of the four participants' close-up views, each panel labelled with the participant's letter",
+    "global": "the room view (all participants)",
+    "closeup": "the close-up view of participant {subject}",
+}
 
 
 def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -50,16 +54,27 @@ def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     s = {k: v for k, v in dict(settings or {}).items() if k not in ABLATION_META}
     unknown = sorted(set(s) - set(SETTINGS))
     if unknown:
-        raise ConfigError(f"meetingtom.method_options / ablations: unknown setting(s) {', '.join(unknown)} (known: {', '.join(SETTINGS)})")
-    out = {"modality": s.get("modality"), "view": s.get("view"), "ingestion": s.get("ingestion", "auto"),
-           "remove_markers": bool(s.get("remove_markers", False)), "markers": list(s.get("markers") or []),
-           "priors": list(s.get("priors") or [])}  # fmt: skip
+        raise ConfigError(
+            f"meetingtom.method_options / ablations: unknown setting(s) {', '.join(unknown)} (known: {', '.join(SETTINGS)})"
+        )
+    out = {
+        "modality": s.get("modality"),
+        "view": s.get("view"),
+        "ingestion": s.get("ingestion", "auto"),
+        "remove_markers": bool(s.get("remove_markers", False)),
+        "markers": list(s.get("markers") or []),
+        "priors": list(s.get("priors") or []),
+    }
     for key, known in (("modality", MODALITIES), ("view", VIEWS), ("ingestion", INGESTION)):
         if out[key] is not None and out[key] not in known:
-            raise ConfigError(f"meetingtom.method_options / ablations: {key} must be one of {', '.join(known)}, got {out[key]!r}")
+            raise ConfigError(
+                f"meetingtom.method_options / ablations: {key} must be one of {', '.join(known)}, got {out[key]!r}"
+            )
     bad = [p for p in out["priors"] if p not in PRIORS]
     if bad:
-        raise ConfigError(f"meetingtom.ablations: unknown prior(s) {', '.join(map(str, bad))} (known: {', '.join(PRIORS)})")
+        raise ConfigError(
+            f"meetingtom.ablations: unknown prior(s) {', '.join(map(str, bad))} (known: {', '.join(PRIORS)})"
+        )
     if out["remove_markers"] and not out["markers"]:
         raise ConfigError("meetingtom: remove_markers needs the marker list (meetingtom.discourse_markers)")
     return out
@@ -71,7 +86,11 @@ def modality_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
 
 def subject_of(instance: Mapping[str, Any]) -> str | None:
     """Whose close-up the ``closeup`` view shows (None: the task has no single subject)."""
-    return {"task1": instance.get("target"), "task2_1": instance.get("speaker"), "task2_2": instance.get("addressee")}.get(instance["task"])
+    return {
+        "task1": instance.get("target"),
+        "task2_1": instance.get("speaker"),
+        "task2_2": instance.get("addressee"),
+    }.get(instance["task"])
 
 
 def view_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
@@ -89,9 +108,14 @@ def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoP
     key = video_key(instance, view)
     video = (media.get("videos") or {}).get(key)
     if video is None:
-        raise InstanceInputError("media", f"no {key} video in the clip (view {view!r}); videos: {', '.join(sorted(media.get('videos') or {})) or 'none'}")
+        raise InstanceInputError(
+            "media",
+            f"no {key} video in the clip (view {view!r}); videos: {', '.join(sorted(media.get('videos') or {})) or 'none'}",
+        )
     label = "mosaic A-D" if view == "mosaic" else ("Corner" if view == "global" else f"Closeup {subject_of(instance)}")
-    frames = tuple(ImagePart(f["path"], f["sha256"], f["timestamp"], label) for f in (media.get("frames") or {}).get(key, []))
+    frames = tuple(
+        ImagePart(f["path"], f["sha256"], f["timestamp"], label) for f in (media.get("frames") or {}).get(key, [])
+    )
     if ingestion == "native":
         return VideoPart(path=video["path"], sha256=video["sha256"], view=label)
     if ingestion == "frames":
@@ -132,8 +156,12 @@ def render_transcript(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
     if not (s["remove_markers"] or "dialogue_act" in s["priors"]):
         return instance["transcript"] or "(no words in the clip)"
     show_act = "dialogue_act" in s["priors"] and instance["task"] != "task1"
-    rendered = [f"[{t['start']:.2f}-{t['end']:.2f}] {t['speaker']}" + (f" ({t['act'] or 'no act'})" if show_act else "") + f": {t['text']}"
-                for t in lines]  # fmt: skip
+    rendered = [
+        f"[{t['start']:.2f}-{t['end']:.2f}] {t['speaker']}"
+        + (f" ({t['act'] or 'no act'})" if show_act else "")
+        + f": {t['text']}"
+        for t in lines
+    ]
     return "\n".join(rendered) or "(no words in the clip)"
 
 
@@ -143,7 +171,9 @@ def render_context(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
     out = []
     if "role" in s["priors"]:
         roles = ", ".join(f"{x}: {r or 'unknown'}" for x, r in sorted((ctx.get("roles") or {}).items()))
-        out.append(f"Participant roles (PM project manager, ME marketing expert, UI user-interface designer, ID industrial designer): {roles}")
+        out.append(
+            f"Participant roles (PM project manager, ME marketing expert, UI user-interface designer, ID industrial designer): {roles}"
+        )
     if "phase" in s["priors"]:
         out.append(f"Meeting phase: {ctx.get('phase') or 'unknown'}")
     if "dialogue_act" in s["priors"]:
@@ -175,22 +205,43 @@ def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] |
         utterance = strip_markers(utterance, s["markers"])
     query = utterance if with_words and utterance else instance["question"]
     return {
-        "benchmark": "meetingtom", "method": method, "stage": "answer", "task": instance["task"], "prior_group": instance["task"],
-        "query": query, "multi": instance["task"] in MULTI,
-        "choices": [{"field": "answer", "options": [{"value": o["label"], "key": o["value"], "text": text(o)} for o in instance["options"]]}],
-    }  # fmt: skip
+        "benchmark": "meetingtom",
+        "method": method,
+        "stage": "answer",
+        "task": instance["task"],
+        "prior_group": instance["task"],
+        "query": query,
+        "multi": instance["task"] in MULTI,
+        "choices": [
+            {
+                "field": "answer",
+                "options": [{"value": o["label"], "key": o["value"], "text": text(o)} for o in instance["options"]],
+            }
+        ],
+    }
 
 
 def guidance(instance: Mapping[str, Any], template: str | None) -> str:
     if template is None:
         return ""
-    variables = {**(instance.get("variables") or {}), "target": instance.get("target", ""), "speaker": instance.get("speaker", ""),
-                 "addressee": instance.get("addressee", "")}  # fmt: skip
+    variables = {
+        **(instance.get("variables") or {}),
+        "target": instance.get("target", ""),
+        "speaker": instance.get("speaker", ""),
+        "addressee": instance.get("addressee", ""),
+    }
     return Template(template).safe_substitute(variables).strip()
 
 
-def build_request(instance: Mapping[str, Any], templates: Sequence[str | None], spec, settings: Mapping[str, Any] | None,
-                  method: str, *, json_mode: bool = True) -> Request:
+def build_request(
+    instance: Mapping[str, Any],
+    templates: Sequence[str | None],
+    spec,
+    settings: Mapping[str, Any] | None,
+    method: str,
+    *,
+    json_mode: bool = True,
+) -> Request:
     """The request of one instance: ``templates`` = (system, user, task guidance or None) with
     ``$``-placeholders; the video part when the modality has video, the transcript when it has
     utterances. ``json_mode``: ask the backend for a JSON object (the No Prompt method; the
@@ -210,10 +261,15 @@ def build_request(instance: Mapping[str, Any], templates: Sequence[str | None], 
     options = "\n".join(f"{o['label']}. {o['text']}" for o in instance["options"])
     system, user, task_guidance = (list(templates) + [None])[:3]
     text = Template(user).substitute(
-        title=f"Task: {TITLES[instance['task']].split(': ', 1)[1]}.", question=instance["question"], visual=visual,
-        transcript=transcript, context=render_context(instance, s), options=options, answer_format=answer_format(instance["task"]),
+        title=f"Task: {TITLES[instance['task']].split(': ', 1)[1]}.",
+        question=instance["question"],
+        visual=visual,
+        transcript=transcript,
+        context=render_context(instance, s),
+        options=options,
+        answer_format=answer_format(instance["task"]),
         guidance=guidance(instance, task_guidance),
-    )  # fmt: skip
+    )
     return Request(
         request_id=f"{instance['id']}/{method}/answer",
         messages=(Message("system", (Template(system).substitute(),)), Message("user", (*parts, text))),

@@ -12,8 +12,9 @@ annotators read; labels A, B, C... follow a per-instance seeded shuffle.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from string import Template
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 TASKS = ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
 #: Tasks whose gold comes from the annotation round-trip (Task 2.1's comes from AMI's you events).
@@ -51,24 +52,35 @@ ATTITUDES = {
 #: Task 3.1 (paper 3.2 and the issue: genuine consensus, pseudo-consensus, no consensus).
 CONSENSUS = {
     "genuine_consensus": ("Genuine consensus", "the participants agree, in what they say and in how they behave"),
-    "pseudo_consensus": ("Pseudo-consensus", "the participants agree verbally, but someone's behaviour shows reservation or disagreement"),
+    "pseudo_consensus": (
+        "Pseudo-consensus",
+        "the participants agree verbally, but someone's behaviour shows reservation or disagreement",
+    ),
     "no_consensus": ("No consensus", "the group does not reach agreement"),
 }
 VOCABULARY = {"task1": STATES, "task2_2": ATTITUDES, "task3_1": CONSENSUS}
 
 QUESTIONS = {
     "task1": Template("What is participant $target's mental state in this $duration-second clip?"),
-    "task2_1": Template('In this meeting clip ($duration s long), participant $speaker says "you" at $you_time s, in the utterance: '
-                        '"$utterance"\nWhom is participant $speaker addressing with this "you"?'),
-    "task2_2": Template('In this meeting clip ($duration s long), participant $speaker addresses participant $addressee with "you" at '
-                        '$you_time s, in the utterance: "$utterance"\nWhat attitude does participant $addressee hold toward '
-                        "participant $speaker's statement?"),
-    "task3_1": Template("In this meeting clip ($duration s long), the group reaches a decision between $moment_start s and $moment_end s."
-                        "\nIs this a genuine consensus, a pseudo-consensus or no consensus?"),
-    "task3_2": Template("In this meeting clip ($duration s long), the group reaches a pseudo-consensus between $moment_start s and "
-                        "$moment_end s: everyone agrees verbally, but some participants show reservation or disagreement.\n"
-                        "Which participants are the dissenters? Choose every one of them."),
-}  # fmt: skip
+    "task2_1": Template(
+        'In this meeting clip ($duration s long), participant $speaker says "you" at $you_time s, in the utterance: '
+        '"$utterance"\nWhom is participant $speaker addressing with this "you"?'
+    ),
+    "task2_2": Template(
+        'In this meeting clip ($duration s long), participant $speaker addresses participant $addressee with "you" at '
+        '$you_time s, in the utterance: "$utterance"\nWhat attitude does participant $addressee hold toward '
+        "participant $speaker's statement?"
+    ),
+    "task3_1": Template(
+        "In this meeting clip ($duration s long), the group reaches a decision between $moment_start s and $moment_end s."
+        "\nIs this a genuine consensus, a pseudo-consensus or no consensus?"
+    ),
+    "task3_2": Template(
+        "In this meeting clip ($duration s long), the group reaches a pseudo-consensus between $moment_start s and "
+        "$moment_end s: everyone agrees verbally, but some participants show reservation or disagreement.\n"
+        "Which participants are the dissenters? Choose every one of them."
+    ),
+}
 
 
 def question(task: str, variables: Mapping[str, Any]) -> str:
@@ -86,13 +98,21 @@ def shuffled(values: Sequence[str], seed: int, iid: str) -> list[str]:
 def vocabulary_options(task: str, seed: int, iid: str) -> list[dict[str, str]]:
     """The options of a task with a fixed vocabulary (Task 1, 2.2, 3.1), each "Name: definition"."""
     vocab = VOCABULARY[task]
-    return [{"label": LABELS[k], "value": v, "text": f"{vocab[v][0]}: {vocab[v][1]}"} for k, v in enumerate(shuffled(sorted(vocab), seed, iid))]
+    return [
+        {"label": LABELS[k], "value": v, "text": f"{vocab[v][0]}: {vocab[v][1]}"}
+        for k, v in enumerate(shuffled(sorted(vocab), seed, iid))
+    ]
 
 
-def participant_options(participants: Sequence[str], seed: int, iid: str, exclude: Sequence[str] = ()) -> list[dict[str, str]]:
+def participant_options(
+    participants: Sequence[str], seed: int, iid: str, exclude: Sequence[str] = ()
+) -> list[dict[str, str]]:
     """Participants as options (Task 2.1's candidate addressees, Task 3.2's candidate dissenters)."""
     people = sorted(p for p in participants if p not in exclude)
-    return [{"label": LABELS[k], "value": p, "participant": p, "text": f"Participant {p}"} for k, p in enumerate(shuffled(people, seed, iid))]
+    return [
+        {"label": LABELS[k], "value": p, "participant": p, "text": f"Participant {p}"}
+        for k, p in enumerate(shuffled(people, seed, iid))
+    ]
 
 
 def label_of(options: Sequence[Mapping[str, str]], value: str) -> str | None:

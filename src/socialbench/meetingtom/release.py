@@ -46,7 +46,12 @@ def mirror_state(source: SourceSettings, root: str | Path = ".") -> dict[str, An
     if not folder.is_dir():
         return {"mirror": source.mirror, "present": False}
     files = [p for p in folder.rglob("*") if p.is_file()]
-    return {"mirror": source.mirror, "present": True, "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
+    return {
+        "mirror": source.mirror,
+        "present": True,
+        "files": len(files),
+        "bytes": sum(p.stat().st_size for p in files),
+    }
 
 
 def expected_sha256(source: SourceSettings, mirror: Path | None) -> str | None:
@@ -71,7 +76,9 @@ def file_manifest(folder: Path) -> dict[str, str]:
     return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def acquire_release(source: SourceSettings, out_dir: str | Path, downloads: str | Path, *, root: str | Path = ".") -> dict[str, Any]:
+def acquire_release(
+    source: SourceSettings, out_dir: str | Path, downloads: str | Path, *, root: str | Path = "."
+) -> dict[str, Any]:
     """Put the source's annotations release in place (see the module doc); write and return
     ``<out_dir>/source.json``. ``out_dir`` is relative to ``root`` (the repository) or absolute."""
     from socialbench.acquire.ami import fetch_annotations
@@ -83,32 +90,60 @@ def acquire_release(source: SourceSettings, out_dir: str | Path, downloads: str 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     mirror = mirror_path(source, root)
-    info: dict[str, Any] = {"source": source.name, "mirror": source.mirror, "url": redact_url(source.url),
-                            "archive": None, "sha256": None, "annotations": None, "files": None,
-                            "annotations_sha256": None, "present": True, "note": None}  # fmt: skip
+    info: dict[str, Any] = {
+        "source": source.name,
+        "mirror": source.mirror,
+        "url": redact_url(source.url),
+        "archive": None,
+        "sha256": None,
+        "annotations": None,
+        "files": None,
+        "annotations_sha256": None,
+        "present": True,
+        "note": None,
+    }
     if mirror is not None and not mirror.is_dir():
         if source.name == "demo":
-            raise DataError(str(mirror), "the demo mirror is missing (socialbench demo --benchmark meetingtom writes it)")
-        info.update(mode="absent", present=False,
-                    note=f"AMI mirror {source.mirror} not found: no real-data instances; the pipeline runs the demo meetings only")  # fmt: skip
+            raise DataError(
+                str(mirror), "the demo mirror is missing (socialbench demo --benchmark meetingtom writes it)"
+            )
+        info.update(
+            mode="absent",
+            present=False,
+            note=f"AMI mirror {source.mirror} not found: no real-data instances; the pipeline runs the demo meetings only",
+        )
         log.warning("meetingtom: %s", info["note"])
     elif mirror is not None and not (mirror / source.archive_name).is_file() and (mirror / MEETINGS_XML).is_file():
         manifest = file_manifest(mirror)
         write_json(out / MANIFEST_FILE, manifest)
-        info.update(mode="mirror-folder", annotations=source.mirror, files=len(manifest), annotations_sha256=sha256_json(manifest),
-                    note=f"unpacked release read in place from {source.mirror}; {MANIFEST_FILE} lists the sha256 of its files")  # fmt: skip
+        info.update(
+            mode="mirror-folder",
+            annotations=source.mirror,
+            files=len(manifest),
+            annotations_sha256=sha256_json(manifest),
+            note=f"unpacked release read in place from {source.mirror}; {MANIFEST_FILE} lists the sha256 of its files",
+        )
     else:
         if mirror is not None and not (mirror / source.archive_name).is_file():
-            raise DataError(str(mirror), f"the AMI mirror holds neither the archive {source.archive_name} nor an unpacked"
-                                         f" release ({MEETINGS_XML})")  # fmt: skip
+            raise DataError(
+                str(mirror),
+                f"the AMI mirror holds neither the archive {source.archive_name} nor an unpacked"
+                f" release ({MEETINGS_XML})",
+            )
         sha = expected_sha256(source, mirror)
         archive = fetch_annotations(downloads, url=source.url, sha256=sha, mirror=mirror, unpack=False)
         folder = out / "annotations"
         extract(archive, folder, replace=True)
         manifest = file_manifest(folder)
-        info.update(mode="mirror-archive" if mirror is not None else "download", archive=source.archive_name,
-                    sha256=sha or sha256_file(archive), annotations=folder.as_posix(), files=len(manifest),
-                    annotations_sha256=sha256_json(manifest), note=None if sha else "archive checksum not pinned: used unverified")  # fmt: skip
+        info.update(
+            mode="mirror-archive" if mirror is not None else "download",
+            archive=source.archive_name,
+            sha256=sha or sha256_file(archive),
+            annotations=folder.as_posix(),
+            files=len(manifest),
+            annotations_sha256=sha256_json(manifest),
+            note=None if sha else "archive checksum not pinned: used unverified",
+        )
     write_json(out / SOURCE_FILE, info)
     return info
 
@@ -126,7 +161,9 @@ def read_source(release_dir: str | Path) -> dict[str, Any]:
         raise DataError(str(path), f"not JSON ({exc})") from None
 
 
-def fetch_meeting_media(source: SourceSettings, meeting: str, dest_root: str | Path, *, root: str | Path = ".") -> dict[str, Any]:
+def fetch_meeting_media(
+    source: SourceSettings, meeting: str, dest_root: str | Path, *, root: str | Path = "."
+) -> dict[str, Any]:
     """Fetch the source's views of one meeting into ``dest_root`` (official relative layout) and
     write ``<dest_root>/amicorpus/<meeting>/fetched.json``; return it. Files from a local mirror are
     verified against the mirror's own bytes (a changed mirror file is copied again); a file already
@@ -140,7 +177,13 @@ def fetch_meeting_media(source: SourceSettings, meeting: str, dest_root: str | P
     folder.mkdir(parents=True, exist_ok=True)
     mirror = mirror_path(source, root)
     # View paths are relative to ``root`` (the folder the amicorpus/ tree is in).
-    record: dict[str, Any] = {"meeting": meeting, "source": source.name, "root": dest_root.as_posix(), "views": {}, "note": None}
+    record: dict[str, Any] = {
+        "meeting": meeting,
+        "source": source.name,
+        "root": dest_root.as_posix(),
+        "views": {},
+        "note": None,
+    }
     if not source.views:
         record["note"] = "no views requested (params meetingtom.<source>.views): no clips for this meeting"
     elif mirror is not None and not mirror.is_dir():
@@ -150,8 +193,14 @@ def fetch_meeting_media(source: SourceSettings, meeting: str, dest_root: str | P
         if mirror is not None:
             sources = media_sources([meeting], source.views, mirror=mirror)
             sha = {s.relpath: sha256_file(s.url) for s in sources if Path(s.url).is_file()}
-        paths = fetch_media([meeting], source.views, dest_root, base_url=source.media_url or MIRROR_BASE_URL, mirror=mirror, sha256=sha)
+        paths = fetch_media(
+            [meeting], source.views, dest_root, base_url=source.media_url or MIRROR_BASE_URL, mirror=mirror, sha256=sha
+        )
         for view, path in zip(source.views, paths):
-            record["views"][view] = {"path": media_relpath(meeting, view), "sha256": sha256_file(path), "bytes": path.stat().st_size}
+            record["views"][view] = {
+                "path": media_relpath(meeting, view),
+                "sha256": sha256_file(path),
+                "bytes": path.stat().st_size,
+            }
     write_json(folder / FETCHED, record)
     return record

@@ -27,10 +27,11 @@ Percentages are rounded half-up to two decimals (``percent``).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from socialbench.errors import DataError
 
@@ -94,8 +95,13 @@ def option_value(option: dict[str, Any]) -> str:
     return option.get("value") or option.get("participant") or option["label"]
 
 
-def _check_predictions(instances: list[dict[str, Any]], predictions: list[dict[str, Any]], source: str,
-                       lines: Sequence[int] | None, instances_source: str) -> dict[str, dict[str, Any]]:
+def _check_predictions(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    source: str,
+    lines: Sequence[int] | None,
+    instances_source: str,
+) -> dict[str, dict[str, Any]]:
     by_inst = {i["id"]: i for i in instances}
     by_id: dict[str, dict[str, Any]] = {}
     for k, p in enumerate(predictions):
@@ -109,10 +115,15 @@ def _check_predictions(instances: list[dict[str, Any]], predictions: list[dict[s
             raise DataError(source, f"names no instance of {instances_source}", record=f"{pid} ({where})", field="id")
         answer = p.get("answer")
         multi = by_inst[pid]["task"] == MULTI_TASK
-        if answer is not None and (not (isinstance(answer, list) and all(isinstance(a, str) for a in answer)) if multi
-                                   else not isinstance(answer, str)):
+        if answer is not None and (
+            not (isinstance(answer, list) and all(isinstance(a, str) for a in answer))
+            if multi
+            else not isinstance(answer, str)
+        ):
             want = "a list of option labels" if multi else "an option label (a string)"
-            raise DataError(source, f"must be {want} or null, got {answer!r}", record=f"{pid} ({where})", field="answer")
+            raise DataError(
+                source, f"must be {want} or null, got {answer!r}", record=f"{pid} ({where})", field="answer"
+            )
         by_id[pid] = p
     return by_id
 
@@ -121,8 +132,12 @@ def _gold(inst: dict[str, Any], values: dict[str, str], instances_source: str) -
     gold = inst.get("answer")
     labels = gold if inst["task"] == MULTI_TASK and isinstance(gold, list) else [gold]
     if inst["task"] == MULTI_TASK and not isinstance(gold, list) or not labels or any(g not in values for g in labels):
-        raise DataError(instances_source, f"gold answer {gold!r} names no option (options {sorted(values)})",
-                        record=inst["id"], field="answer")
+        raise DataError(
+            instances_source,
+            f"gold answer {gold!r} names no option (options {sorted(values)})",
+            record=inst["id"],
+            field="answer",
+        )
     return tuple(sorted({values[g] for g in labels})) if inst["task"] == MULTI_TASK else values[gold]
 
 
@@ -136,8 +151,14 @@ def _predicted(inst: dict[str, Any], pred: dict[str, Any] | None, values: dict[s
     return values.get(answer)
 
 
-def outcomes(instances: list[dict[str, Any]], predictions: list[dict[str, Any]], *, source: str,
-             lines: Sequence[int] | None = None, instances_source: str = "instances") -> list[Outcome]:
+def outcomes(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    *,
+    source: str,
+    lines: Sequence[int] | None = None,
+    instances_source: str = "instances",
+) -> list[Outcome]:
     """Each instance scored, in the instances' order. A prediction without an id, with a duplicate id,
     an id that names no instance, or an answer of the wrong type is a DataError naming the file and
     line; a Task 3.2 instance without its Task 3.1 instance is a DataError naming the instance."""
@@ -146,23 +167,40 @@ def outcomes(instances: list[dict[str, Any]], predictions: list[dict[str, Any]],
     for inst in instances:
         values = {o["label"]: option_value(o) for o in inst["options"]}
         first.append((inst, _gold(inst, values, instances_source), _predicted(inst, by_id.get(inst["id"]), values)))
-    paired = {(inst["source"], inst.get("clip_id")): gold == pred for inst, gold, pred in first if inst["task"] == PAIRED_TASK}
+    paired = {
+        (inst["source"], inst.get("clip_id")): gold == pred for inst, gold, pred in first if inst["task"] == PAIRED_TASK
+    }
     out = []
     for inst, gold, pred in first:
         rec = by_id.get(inst["id"]) or {}
         if rec.get("not_evaluated"):  # the run's setting leaves it out (e.g. Task 1 with contextual priors)
-            out.append(Outcome(inst["id"], group_of(inst), gold, None, False, False, len(inst["options"]), evaluated=False))
+            out.append(
+                Outcome(inst["id"], group_of(inst), gold, None, False, False, len(inst["options"]), evaluated=False)
+            )
             continue
         eligible = True
         if inst["task"] == MULTI_TASK:
             key = (inst["source"], inst.get("clip_id"))
             if key not in paired:
-                raise DataError(instances_source, f"a {MULTI_TASK} instance without a {PAIRED_TASK} instance of its clip"
-                                f" ({inst.get('clip_id')!r}, source {inst['source']!r}): it cannot be scored conditionally",
-                                record=inst["id"], field="clip_id")
+                raise DataError(
+                    instances_source,
+                    f"a {MULTI_TASK} instance without a {PAIRED_TASK} instance of its clip"
+                    f" ({inst.get('clip_id')!r}, source {inst['source']!r}): it cannot be scored conditionally",
+                    record=inst["id"],
+                    field="clip_id",
+                )
             eligible = paired[key]
-        out.append(Outcome(inst["id"], group_of(inst), gold, pred, pred is not None and pred == gold, eligible,
-                           len(inst["options"])))
+        out.append(
+            Outcome(
+                inst["id"],
+                group_of(inst),
+                gold,
+                pred,
+                pred is not None and pred == gold,
+                eligible,
+                len(inst["options"]),
+            )
+        )
     return out
 
 
@@ -174,11 +212,21 @@ def group_scores(task: str, group: list[Outcome]) -> dict[str, Any]:
     n = len(scored)
     correct = sum(o.correct for o in scored)
     invalid = sum(o.pred is None for o in evaluated)
-    f1 = percent(macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated])) if task in F1_TASKS and evaluated else None
-    return {"accuracy": percent(Fraction(correct, n)) if n else None,
-            "chance": percent(chance([o.n_options for o in group], multi=task == MULTI_TASK)),
-            "correct": correct, "invalid": invalid, "invalid_rate": percent(Fraction(invalid, n_total)),
-            "n": n, "n_total": n_total, "macro_f1": f1}  # fmt: skip
+    f1 = (
+        percent(macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated]))
+        if task in F1_TASKS and evaluated
+        else None
+    )
+    return {
+        "accuracy": percent(Fraction(correct, n)) if n else None,
+        "chance": percent(chance([o.n_options for o in group], multi=task == MULTI_TASK)),
+        "correct": correct,
+        "invalid": invalid,
+        "invalid_rate": percent(Fraction(invalid, n_total)),
+        "n": n,
+        "n_total": n_total,
+        "macro_f1": f1,
+    }
 
 
 def score_outcomes(scored: list[Outcome]) -> dict[str, dict[str, Any]]:
@@ -188,10 +236,18 @@ def score_outcomes(scored: list[Outcome]) -> dict[str, dict[str, Any]]:
     return {g: group_scores(g.split("/", 1)[0], os) for g, os in sorted(groups.items())}
 
 
-def score(instances: list[dict[str, Any]], predictions: list[dict[str, Any]], *, source: str,
-          lines: Sequence[int] | None = None, instances_source: str = "instances") -> dict[str, dict[str, Any]]:
+def score(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    *,
+    source: str,
+    lines: Sequence[int] | None = None,
+    instances_source: str = "instances",
+) -> dict[str, dict[str, Any]]:
     """Scores per group (``{"<task>/<source>": metrics}``); bad predictions as in ``outcomes``."""
-    return score_outcomes(outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source))
+    return score_outcomes(
+        outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+    )
 
 
 def _whole(v: Any, low: int, high: int) -> bool:
@@ -228,15 +284,23 @@ def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
             raise DataError(source, f"must be a whole number >= 1, got {n_total!r}", record=rec, field="n_total")
         # n < n_total: Task 3.2's conditional scoring, or instances the run does not evaluate
         if not _whole(n, 0, n_total):
-            raise DataError(source, f"must be a whole number in [0, {n_total}] (n_total), got {n!r}", record=rec, field="n")
+            raise DataError(
+                source, f"must be a whole number in [0, {n_total}] (n_total), got {n!r}", record=rec, field="n"
+            )
         for k, top in (("correct", n), ("invalid", n_total)):
             if not _whole(m[k], 0, top):
                 raise DataError(source, f"must be a whole number in [0, {top}], got {m[k]!r}", record=rec, field=k)
         for k in ("chance", "invalid_rate"):
             if not _pct(m[k]):
                 raise DataError(source, f"must be a percentage in [0, 100], got {m[k]!r}", record=rec, field=k)
-        for k, undefined, why in (("accuracy", n == 0, "n = 0"),
-                                  ("macro_f1", task not in F1_TASKS or n == 0, f"{task} has no Macro-F1" if task not in F1_TASKS else "n = 0")):
+        for k, undefined, why in (
+            ("accuracy", n == 0, "n = 0"),
+            (
+                "macro_f1",
+                task not in F1_TASKS or n == 0,
+                f"{task} has no Macro-F1" if task not in F1_TASKS else "n = 0",
+            ),
+        ):
             v = m[k]
             if undefined and v is not None:
                 raise DataError(source, f"must be null ({why}), got {v!r}", record=rec, field=k)

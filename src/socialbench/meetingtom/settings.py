@@ -9,9 +9,10 @@ Two sources feed the benchmark, each read through the same acquisition code:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from socialbench.errors import ConfigError
 
@@ -52,12 +53,21 @@ def source_settings(params: Mapping[str, Any], name: str) -> SourceSettings:
     mt = section(params)
     if name == "demo":
         d = mt["demo"]
-        return SourceSettings("demo", DEMO_MIRROR, DEMO_ARCHIVE, None, "", tuple(d["meetings"]),
-                              tuple(d["views"]), d["modality"])  # fmt: skip
+        return SourceSettings(
+            "demo", DEMO_MIRROR, DEMO_ARCHIVE, None, "", tuple(d["meetings"]), tuple(d["views"]), d["modality"]
+        )
     if name == "ami":
         a = mt["ami"]
-        return SourceSettings("ami", a["mirror"], a["url"], a["sha256"], a["media_url"], tuple(a["meetings"]),
-                              tuple(a["views"]), a["modality"])  # fmt: skip
+        return SourceSettings(
+            "ami",
+            a["mirror"],
+            a["url"],
+            a["sha256"],
+            a["media_url"],
+            tuple(a["meetings"]),
+            tuple(a["views"]),
+            a["modality"],
+        )
     raise ConfigError(f"unknown MeetingToM source {name!r}; known: {', '.join(SOURCES)}")
 
 

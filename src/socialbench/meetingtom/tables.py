@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from socialbench.benchmark import excluded
 from socialbench.errors import DataError
@@ -49,25 +50,54 @@ BASE = "no_prompt"
 METHOD_LABELS = {"no_prompt": "No Prompt", "naive_cot": "Naive-CoT", "task_cot": "Task-CoT", "ecot": "ECoT"}
 PROMPTING = ("no_prompt", "naive_cot", "task_cot", "ecot")
 #: (task, metric, header) of every column, in the paper's order.
-COLUMNS = (("task1", "accuracy", "T1 Acc"), ("task1", "macro_f1", "T1 Macro-F1"), ("task2_1", "accuracy", "T2.1 Acc"),
-           ("task2_2", "accuracy", "T2.2 Acc"), ("task3_1", "accuracy", "T3.1 Acc"), ("task3_1", "macro_f1", "T3.1 Macro-F1"),
-           ("task3_2", "accuracy", "T3.2 Acc"))  # fmt: skip
-TASK_NAMES = {"task1": "Task 1", "task2_1": "Task 2.1", "task2_2": "Task 2.2", "task3_1": "Task 3.1", "task3_2": "Task 3.2"}
+COLUMNS = (
+    ("task1", "accuracy", "T1 Acc"),
+    ("task1", "macro_f1", "T1 Macro-F1"),
+    ("task2_1", "accuracy", "T2.1 Acc"),
+    ("task2_2", "accuracy", "T2.2 Acc"),
+    ("task3_1", "accuracy", "T3.1 Acc"),
+    ("task3_1", "macro_f1", "T3.1 Macro-F1"),
+    ("task3_2", "accuracy", "T3.2 Acc"),
+)
+TASK_NAMES = {
+    "task1": "Task 1",
+    "task2_1": "Task 2.1",
+    "task2_2": "Task 2.2",
+    "task3_1": "Task 3.1",
+    "task3_2": "Task 3.2",
+}
 #: name, title, ablation table key (None: not an ablation table), whether rows show a change from the base run
-ABLATION_TABLES = (("table2_modality", "Table 2: ablation of input modalities", "modality", False),
-                   ("table4_priors", "Table 4: contextual priors", "priors", True),
-                   ("table5_markers", "Table 5: discourse-marker ablation", "markers", True),
-                   ("table_view", "Views: camera view ablation", "view", False),
-                   ("table_ingestion", "Video ingestion: native video or sampled frames", "ingestion", False))  # fmt: skip
-TABLE_NAMES = ("table1_overall", "table2_modality", "table3_prompting", "table4_priors", "table5_markers",
-               "table6_prompting_additional", "table_view", "table_ingestion", "all_runs")  # fmt: skip
-FIGURE_FILES = ("figures/figure4_label_distribution.png", "figures/figure4_label_distribution.pdf", "figures/figure4.csv")
+ABLATION_TABLES = (
+    ("table2_modality", "Table 2: ablation of input modalities", "modality", False),
+    ("table4_priors", "Table 4: contextual priors", "priors", True),
+    ("table5_markers", "Table 5: discourse-marker ablation", "markers", True),
+    ("table_view", "Views: camera view ablation", "view", False),
+    ("table_ingestion", "Video ingestion: native video or sampled frames", "ingestion", False),
+)
+TABLE_NAMES = (
+    "table1_overall",
+    "table2_modality",
+    "table3_prompting",
+    "table4_priors",
+    "table5_markers",
+    "table6_prompting_additional",
+    "table_view",
+    "table_ingestion",
+    "all_runs",
+)
+FIGURE_FILES = (
+    "figures/figure4_label_distribution.png",
+    "figures/figure4_label_distribution.pdf",
+    "figures/figure4.csv",
+)
 NOT_EVALUATED = "n=0, not evaluated"
 
 
 def output_files(with_figures: bool = True) -> list[str]:
     """Every file ``tables`` writes (the figure's only when it is given the instances)."""
-    return [f"{t}.{ext}" for t in TABLE_NAMES for ext in ("md", "csv", "tex")] + (list(FIGURE_FILES) if with_figures else [])
+    return [f"{t}.{ext}" for t in TABLE_NAMES for ext in ("md", "csv", "tex")] + (
+        list(FIGURE_FILES) if with_figures else []
+    )
 
 
 # ---- intervals ------------------------------------------------------------------------------------
@@ -96,7 +126,9 @@ def _weights(n: int, seed: int, key: tuple[str, ...]):
     return np.bincount(flat, minlength=RESAMPLES * n).reshape(RESAMPLES, n).astype(np.float64)
 
 
-def conditional_ci(correct: int, n: int, n_total: int, seed: int, key: tuple[str, ...]) -> tuple[float | None, float | None]:
+def conditional_ci(
+    correct: int, n: int, n_total: int, seed: int, key: tuple[str, ...]
+) -> tuple[float | None, float | None]:
     """Task 3.2's interval: all ``n_total`` instances resampled, accuracy = correct / eligible per
     resample (``n`` eligible, the first ``correct`` of them right); resamples without an eligible
     instance are left out. None when n = 0."""
@@ -118,7 +150,9 @@ def conditional_ci(correct: int, n: int, n_total: int, seed: int, key: tuple[str
     return low, high
 
 
-def macro_f1_ci(gold: Sequence[Any], pred: Sequence[Any], seed: int, key: tuple[str, ...]) -> tuple[float | None, float | None]:
+def macro_f1_ci(
+    gold: Sequence[Any], pred: Sequence[Any], seed: int, key: tuple[str, ...]
+) -> tuple[float | None, float | None]:
     """Macro-F1's interval: instances resampled, Macro-F1 recomputed on each resample over the classes
     present in it (as ``scoring.macro_f1``: gold values and valid predictions; None = invalid)."""
     import numpy as np
@@ -145,8 +179,21 @@ def _md(text: Any) -> str:
 
 def _tex(text: Any) -> str:
     """Text safe in LaTeX (special characters escaped one by one)."""
-    special = {"\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "_": "\\_", "#": "\\#", "$": "\\$", "{": "\\{", "}": "\\}",
-               "~": "\\textasciitilde{}", "^": "\\textasciicircum{}", "↑": "$\\uparrow$", "↓": "$\\downarrow$", "±": "$\\pm$"}  # fmt: skip
+    special = {
+        "\\": "\\textbackslash{}",
+        "&": "\\&",
+        "%": "\\%",
+        "_": "\\_",
+        "#": "\\#",
+        "$": "\\$",
+        "{": "\\{",
+        "}": "\\}",
+        "~": "\\textasciitilde{}",
+        "^": "\\textasciicircum{}",
+        "↑": "$\\uparrow$",
+        "↓": "$\\downarrow$",
+        "±": "$\\pm$",
+    }
     return "".join(special.get(ch, ch) for ch in str(text))
 
 
@@ -213,8 +260,12 @@ class Context:
     """What every table is built from: the runs kept (excluded pairs dropped), params, and per-instance
     gold/predicted values for Macro-F1 intervals when given."""
 
-    def __init__(self, scores: Mapping[tuple[str, str], Mapping[str, Any]], params: Mapping[str, Any],
-                 values: Mapping[tuple[str, str, str], tuple[list[Any], list[Any]]] | None):
+    def __init__(
+        self,
+        scores: Mapping[tuple[str, str], Mapping[str, Any]],
+        params: Mapping[str, Any],
+        values: Mapping[tuple[str, str, str], tuple[list[Any], list[Any]]] | None,
+    ):
         self.params = params
         self.models = params.get("models") or {}
         self.categories = {m: e.get("category", "") for m, e in self.models.items()}
@@ -223,7 +274,9 @@ class Context:
         self.ablations = self.section.get("ablations") or {}
         self.prompting_models = list((self.section.get("tables") or {}).get("prompting_models") or [])
         self.seed = int(params.get("seed", 0))
-        self.scores = {k: sc for k, sc in scores.items() if excluded(self.models.get(k[0], {}), "meetingtom", k[1]) is None}
+        self.scores = {
+            k: sc for k, sc in scores.items() if excluded(self.models.get(k[0], {}), "meetingtom", k[1]) is None
+        }
         self.all_scores = scores
         self.values = values
         self.groups = sorted({g for sc in scores.values() for g in sc})
@@ -241,7 +294,9 @@ class Context:
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
             return None
-        if m["n"] == 0 and task != "task3_2":  # the run evaluates none of them (recorded answers that do not cover them)
+        if (
+            m["n"] == 0 and task != "task3_2"
+        ):  # the run evaluates none of them (recorded answers that do not cover them)
             return Cell(text=NOT_EVALUATED)
         if metric == "macro_f1":
             low = high = None
@@ -287,21 +342,31 @@ class Context:
                     tasks[task] = next(sc[g]["n_total"] for sc in self.all_scores.values() if g in sc)
             if not tasks:
                 where = (self.section.get("ami") or {}).get("mirror") if src == "ami" else "the demo release"
-                notes.append(f"No instances from the {SOURCE_TITLES[src]}: the source ({where}) was absent or gave none when"
-                             f" the data stages ran (see data/processed/meetingtom/{src}/source.json).")  # fmt: skip
+                notes.append(
+                    f"No instances from the {SOURCE_TITLES[src]}: the source ({where}) was absent or gave none when"
+                    f" the data stages ran (see data/processed/meetingtom/{src}/source.json)."
+                )
                 continue
             cols = [c for c in COLUMNS if c[0] in tasks]
             missing = [TASK_NAMES[t] for t in TASK_NAMES if t not in tasks]
-            snotes = [f"No {', '.join(missing)} instances from the {SOURCE_TITLES[src]}: those columns are left out."] if missing else []
+            snotes = (
+                [f"No {', '.join(missing)} instances from the {SOURCE_TITLES[src]}: those columns are left out."]
+                if missing
+                else []
+            )
             if "task3_2" in tasks:
-                snotes.append("T3.2 Acc counts only the instances whose paired Task 3.1 answer is correct (n per cell; MeetingToM 4.1).")
+                snotes.append(
+                    "T3.2 Acc counts only the instances whose paired Task 3.1 answer is correct (n per cell; MeetingToM 4.1)."
+                )
             out.append(Section(src, cols, tasks, make_rows(src, cols), snotes))
         return out, notes
 
     def f1_note(self) -> list[str]:
         if self.values is None:
-            return ["Macro-F1 intervals need each instance's answer: run `socialbench tables` with --instances and"
-                    " --predictions-dir (Macro-F1 cells show no interval here)."]  # fmt: skip
+            return [
+                "Macro-F1 intervals need each instance's answer: run `socialbench tables` with --instances and"
+                " --predictions-dir (Macro-F1 cells show no interval here)."
+            ]
         return []
 
 
@@ -343,10 +408,16 @@ def table1(ctx: Context) -> Table:
 
     sections, notes = ctx.sections(rows)
     if not models:
-        notes.insert(0, f"No `{BASE}` run scored: add `{BASE}` to meetingtom.methods in params.yaml for this table's rows.")
-    notes.append("Chance: expected accuracy of uniform guessing over each instance's options (Task 3.2: over the non-empty"
-                 " subsets of its participants); no Macro-F1 is given for it.")  # fmt: skip
-    return Table("table1_overall", "Table 1: overall performance (accuracy and Macro-F1, %)", sections, notes + ctx.f1_note())
+        notes.insert(
+            0, f"No `{BASE}` run scored: add `{BASE}` to meetingtom.methods in params.yaml for this table's rows."
+        )
+    notes.append(
+        "Chance: expected accuracy of uniform guessing over each instance's options (Task 3.2: over the non-empty"
+        " subsets of its participants); no Macro-F1 is given for it."
+    )
+    return Table(
+        "table1_overall", "Table 1: overall performance (accuracy and Macro-F1, %)", sections, notes + ctx.f1_note()
+    )
 
 
 def prompting_table(ctx: Context, name: str, title: str, models: list[str], missing_note: str) -> Table:
@@ -367,8 +438,10 @@ def prompting_table(ctx: Context, name: str, title: str, models: list[str], miss
 
 def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: bool) -> Table:
     names = [a for a, e in ctx.ablations.items() if (e or {}).get("table") == kind]
-    runs = sorted({(m, meth) for m, meth in ctx.scores if split_method(meth)[1] in names},
-                  key=lambda k: (ctx.order(k[0]), split_method(k[1])[0], names.index(split_method(k[1])[1])))
+    runs = sorted(
+        {(m, meth) for m, meth in ctx.scores if split_method(meth)[1] in names},
+        key=lambda k: (ctx.order(k[0]), split_method(k[1])[0], names.index(split_method(k[1])[1])),
+    )
 
     def rows(src, cols):
         out, seen = [], set()
@@ -393,16 +466,26 @@ def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: b
     sections, notes = ctx.sections(rows)
     if not runs:
         if names:
-            notes.insert(0, f"No runs for this table: add {', '.join(f'`{BASE}__{a}`' for a in names)} to meetingtom.methods"
-                            " in params.yaml.")  # fmt: skip
+            notes.insert(
+                0,
+                f"No runs for this table: add {', '.join(f'`{BASE}__{a}`' for a in names)} to meetingtom.methods"
+                " in params.yaml.",
+            )
         else:
-            notes.insert(0, f"No runs for this table: add an ablation with `table: {kind}` under meetingtom.ablations and"
-                            f" its run `{BASE}__<ablation>` to meetingtom.methods in params.yaml.")  # fmt: skip
+            notes.insert(
+                0,
+                f"No runs for this table: add an ablation with `table: {kind}` under meetingtom.ablations and"
+                f" its run `{BASE}__<ablation>` to meetingtom.methods in params.yaml.",
+            )
     if kind == "priors":
-        notes.append("As in the paper's Table 4, Task 1 is not evaluated with contextual priors (n=0): its cells of the"
-                     " prior rows are not filled, whatever the run answered.")  # fmt: skip
+        notes.append(
+            "As in the paper's Table 4, Task 1 is not evaluated with contextual priors (n=0): its cells of the"
+            " prior rows are not filled, whatever the run answered."
+        )
     if with_delta:
-        notes.append("Ablation rows: the score and its change from the run without the ablation (↑ improvement, ↓ degradation).")
+        notes.append(
+            "Ablation rows: the score and its change from the run without the ablation (↑ improvement, ↓ degradation)."
+        )
     return Table(name, title, sections, notes + ctx.f1_note())
 
 
@@ -410,7 +493,9 @@ def all_runs_table(ctx: Context) -> Table:
     runs = sorted(ctx.scores, key=lambda k: (ctx.order(k[0]), k[1]))
 
     def rows(src, cols):
-        return [ctx.row(m, meth, method_label(meth, ctx.ablations), src, cols) for m, meth in runs] + [ctx.chance_row(src, cols)]
+        return [ctx.row(m, meth, method_label(meth, ctx.ablations), src, cols) for m, meth in runs] + [
+            ctx.chance_row(src, cols)
+        ]
 
     sections, notes = ctx.sections(rows)
     return Table("all_runs", "Every run scored", sections, notes + ctx.f1_note())
@@ -424,11 +509,25 @@ def build_tables(ctx: Context) -> list[Table]:
     for name, title, kind, delta in ABLATION_TABLES:
         by_name[name] = ablation_table(ctx, name, title, kind, delta)
     out.append(by_name["table2_modality"])
-    out.append(prompting_table(ctx, "table3_prompting", "Table 3: prompting strategies", prompting,
-                               "No models for this table: list them under meetingtom.tables.prompting_models in params.yaml."))
+    out.append(
+        prompting_table(
+            ctx,
+            "table3_prompting",
+            "Table 3: prompting strategies",
+            prompting,
+            "No models for this table: list them under meetingtom.tables.prompting_models in params.yaml.",
+        )
+    )
     out += [by_name["table4_priors"], by_name["table5_markers"]]
-    out.append(prompting_table(ctx, "table6_prompting_additional", "Table 6: prompting strategies, additional models", others,
-                               "No other model has a prompting run (naive_cot, task_cot, ecot in meetingtom.methods)."))
+    out.append(
+        prompting_table(
+            ctx,
+            "table6_prompting_additional",
+            "Table 6: prompting strategies, additional models",
+            others,
+            "No other model has a prompting run (naive_cot, task_cot, ecot in meetingtom.methods).",
+        )
+    )
     out += [by_name["table_view"], by_name["table_ingestion"], all_runs_table(ctx)]
     for t in out:
         t.notes += ctx.excluded_notes
@@ -458,12 +557,18 @@ def _header(section: Section, col: tuple[str, str, str]) -> str:
 def to_markdown(t: Table) -> str:
     lines = [f"# {t.title}", "", "Cells: value [95% bootstrap interval]; invalid answers count as wrong.", ""]
     for s in t.sections:
-        lines += [f"## {SOURCE_TITLES[s.source]}", "",
-                  "| category | model | setting | " + " | ".join(_md(_header(s, c)) for c in s.columns) + " |",
-                  "|---|---|---|" + "---:|" * len(s.columns)]  # fmt: skip
+        lines += [
+            f"## {SOURCE_TITLES[s.source]}",
+            "",
+            "| category | model | setting | " + " | ".join(_md(_header(s, c)) for c in s.columns) + " |",
+            "|---|---|---|" + "---:|" * len(s.columns),
+        ]
         for r in s.rows:
-            lines.append(f"| {_md(r.category)} | {_md(r.model)} | {_md(r.setting)} | "
-                         + " | ".join(_md(_cell_text(r.cells.get((c[0], c[1])))) for c in s.columns) + " |")  # fmt: skip
+            lines.append(
+                f"| {_md(r.category)} | {_md(r.model)} | {_md(r.setting)} | "
+                + " | ".join(_md(_cell_text(r.cells.get((c[0], c[1])))) for c in s.columns)
+                + " |"
+            )
         if not [r for r in s.rows if r.category != "chance"]:
             lines += ["", "(no runs)"]
         for n in s.notes:
@@ -477,32 +582,72 @@ def to_markdown(t: Table) -> str:
 def to_csv(t: Table) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["source", "category", "model", "method", "setting", "task", "metric", "value", "ci_low", "ci_high", "n",
-                "n_total", "delta", "note"])  # fmt: skip
+    w.writerow(
+        [
+            "source",
+            "category",
+            "model",
+            "method",
+            "setting",
+            "task",
+            "metric",
+            "value",
+            "ci_low",
+            "ci_high",
+            "n",
+            "n_total",
+            "delta",
+            "note",
+        ]
+    )
     for s in t.sections:
         for r in s.rows:
             for task, metric, _ in s.columns:
                 c = r.cells.get((task, metric))
                 if c is None:
                     continue
-                w.writerow([s.source, r.category, r.model, r.method, r.setting, task, metric, "" if c.value is None else c.value,
-                            "" if c.low is None else c.low, "" if c.high is None else c.high,
-                            c.n if c.n is not None else ("" if c.text else s.n[task]), s.n[task],
-                            "" if c.delta is None else c.delta, c.text or ""])  # fmt: skip
+                w.writerow(
+                    [
+                        s.source,
+                        r.category,
+                        r.model,
+                        r.method,
+                        r.setting,
+                        task,
+                        metric,
+                        "" if c.value is None else c.value,
+                        "" if c.low is None else c.low,
+                        "" if c.high is None else c.high,
+                        c.n if c.n is not None else ("" if c.text else s.n[task]),
+                        s.n[task],
+                        "" if c.delta is None else c.delta,
+                        c.text or "",
+                    ]
+                )
     return buf.getvalue()
 
 
 def to_latex(t: Table) -> str:
     lines = ["\\begin{table}[t]", "\\centering", f"\\caption{{{_tex(t.title)}}}"]
     for s in t.sections:
-        lines += [f"\\begin{{tabular}}{{lll{'c' * len(s.columns)}}}", "\\toprule",
-                  f"\\multicolumn{{{3 + len(s.columns)}}}{{l}}{{{_tex(SOURCE_TITLES[s.source])}}} \\\\", "\\midrule",
-                  " & ".join(["Category", "Model", "Setting"] + [_tex(_header(s, c)) for c in s.columns]) + " \\\\", "\\midrule"]  # fmt: skip
+        lines += [
+            f"\\begin{{tabular}}{{lll{'c' * len(s.columns)}}}",
+            "\\toprule",
+            f"\\multicolumn{{{3 + len(s.columns)}}}{{l}}{{{_tex(SOURCE_TITLES[s.source])}}} \\\\",
+            "\\midrule",
+            " & ".join(["Category", "Model", "Setting"] + [_tex(_header(s, c)) for c in s.columns]) + " \\\\",
+            "\\midrule",
+        ]
         for r in s.rows:
             if r.category == "chance":
                 lines.append("\\midrule")
-            lines.append(" & ".join([_tex(r.category), _tex(r.model), _tex(r.setting)]
-                                    + [_cell_text(r.cells.get((c[0], c[1])), latex=True) for c in s.columns]) + " \\\\")  # fmt: skip
+            lines.append(
+                " & ".join(
+                    [_tex(r.category), _tex(r.model), _tex(r.setting)]
+                    + [_cell_text(r.cells.get((c[0], c[1])), latex=True) for c in s.columns]
+                )
+                + " \\\\"
+            )
         lines += ["\\bottomrule", "\\end{tabular}", "\\par\\medskip"]
         lines += [f"\\par\\footnotesize {_tex(n)}" for n in s.notes]
     lines += [f"\\par\\footnotesize {_tex(n)}" for n in t.notes]
@@ -511,8 +656,11 @@ def to_latex(t: Table) -> str:
 
 
 # ---- per-instance data ------------------------------------------------------------------------------
-def instance_values(instances: list[dict[str, Any]], predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
-                    scores: Mapping[tuple[str, str], Mapping[str, Any]]) -> dict[tuple[str, str, str], tuple[list[Any], list[Any]]]:
+def instance_values(
+    instances: list[dict[str, Any]],
+    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    scores: Mapping[tuple[str, str], Mapping[str, Any]],
+) -> dict[tuple[str, str, str], tuple[list[Any], list[Any]]]:
     """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups, each run
     rescored and checked against its score file (stale scores are a DataError)."""
     from socialbench.meetingtom.scoring import F1_TASKS, outcomes, score_outcomes
@@ -525,12 +673,16 @@ def instance_values(instances: list[dict[str, Any]], predictions: Mapping[tuple[
         scored = outcomes(instances, records, source=source)
         now = score_outcomes(scored)
         for g in sorted(set(now) | set(sc)):
-            for key in sorted(set((now.get(g) or {})) | set(sc.get(g) or {})):
+            for key in sorted(set(now.get(g) or {}) | set(sc.get(g) or {})):
                 was, got = (sc.get(g) or {}).get(key), (now.get(g) or {}).get(key)
                 if was != got:
-                    raise DataError(source, f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}: the"
-                                    " scores are stale or come from other instances (rerun socialbench score)",
-                                    record=f"group {g!r}", field=key)  # fmt: skip
+                    raise DataError(
+                        source,
+                        f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}: the"
+                        " scores are stale or come from other instances (rerun socialbench score)",
+                        record=f"group {g!r}",
+                        field=key,
+                    )
         for o in scored:
             if o.group.split("/", 1)[0] in F1_TASKS:
                 gold, pred = out.setdefault((model, method, o.group), ([], []))
@@ -539,17 +691,23 @@ def instance_values(instances: list[dict[str, Any]], predictions: Mapping[tuple[
     return out
 
 
-def tables(scores: Mapping[tuple[str, str], Mapping[str, Any]], params: Mapping[str, Any],
-           instances: list[dict[str, Any]] | None = None,
-           predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
-           ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
+def tables(
+    scores: Mapping[tuple[str, str], Mapping[str, Any]],
+    params: Mapping[str, Any],
+    instances: list[dict[str, Any]] | None = None,
+    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+) -> tuple[dict[str, str | bytes], dict[str, Any]]:
     """``({file name: text or bytes}, headline)``: the tables of ``TABLE_NAMES`` in three formats,
     Figure 4 when ``instances`` are given, and the headline ``{"<model>.<method>": {group: {"accuracy",
     "macro_f1" (Tasks 1 and 3.1)}}}`` of every run kept."""
     from socialbench.meetingtom.scoring import F1_TASKS
 
     ctx0 = Context(scores, params, None)
-    values = instance_values(instances, predictions, ctx0.scores) if instances is not None and predictions is not None else None
+    values = (
+        instance_values(instances, predictions, ctx0.scores)
+        if instances is not None and predictions is not None
+        else None
+    )
     ctx = Context(scores, params, values)
     files: dict[str, str | bytes] = {}
     for t in build_tables(ctx):
@@ -560,8 +718,14 @@ def tables(scores: Mapping[tuple[str, str], Mapping[str, Any]], params: Mapping[
         from socialbench.meetingtom.figures import label_distribution
 
         files.update(label_distribution(instances))
-    headline = {f"{m}.{meth}": {g: {"accuracy": sc[g]["accuracy"],
-                                    **({"macro_f1": sc[g]["macro_f1"]} if g.split("/", 1)[0] in F1_TASKS else {})}
-                                for g in sorted(sc)}
-                for (m, meth), sc in sorted(ctx.scores.items())}  # fmt: skip
+    headline = {
+        f"{m}.{meth}": {
+            g: {
+                "accuracy": sc[g]["accuracy"],
+                **({"macro_f1": sc[g]["macro_f1"]} if g.split("/", 1)[0] in F1_TASKS else {}),
+            }
+            for g in sorted(sc)
+        }
+        for (m, meth), sc in sorted(ctx.scores.items())
+    }
     return files, headline

@@ -33,9 +33,10 @@ from __future__ import annotations
 import csv
 import io
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from socialbench.errors import ConfigError, DataError
 from socialbench.moca.scoring import normalize
@@ -48,12 +49,20 @@ ANNOTATION_FIELDS = TUPLE_FIELDS + OPTION_FIELDS + EXTRA_FIELDS
 INFO_COLUMNS = ("id", "source", "modality", "text", "context", "media")
 ANNOTATOR_COLUMNS = INFO_COLUMNS + ("annotator",) + ANNOTATION_FIELDS
 REVIEWED_FIELDS = TUPLE_FIELDS + OPTION_FIELDS
-REVIEW_COLUMNS = (INFO_COLUMNS + ("annotator", "reviewer")
-                  + tuple(c for f in REVIEWED_FIELDS for c in (f"annotated_{f}", f))
-                  + ("annotated_evidence", "evidence_supported", "comment"))  # fmt: skip
+REVIEW_COLUMNS = (
+    INFO_COLUMNS
+    + ("annotator", "reviewer")
+    + tuple(c for f in REVIEWED_FIELDS for c in (f"annotated_{f}", f))
+    + ("annotated_evidence", "evidence_supported", "comment")
+)
 DECISIONS = ("retain", "revise", "reject")
-ARBITRATION_COLUMNS = (INFO_COLUMNS + ("disagreements", "versions", "arbiter", "decision")
-                       + TUPLE_FIELDS + OPTION_FIELDS + ("evidence", "reason"))  # fmt: skip
+ARBITRATION_COLUMNS = (
+    INFO_COLUMNS
+    + ("disagreements", "versions", "arbiter", "decision")
+    + TUPLE_FIELDS
+    + OPTION_FIELDS
+    + ("evidence", "reason")
+)
 OPTION_SEP = "|"
 N_OPTIONS = 4
 
@@ -67,7 +76,7 @@ def codebook(tax: Taxonomy) -> dict[str, Any]:
     return {
         "fields": {
             "scenario": "The central latent variable: affection (what is felt), intent (what outcome is pursued),"
-                        " stance (what relational position is adopted).",
+            " stance (what relational position is adopted).",
             "domain": "The social setting of the interaction.",
             "culture": "The socio-cultural context needed to read it (general context when none is).",
             "subject": "Who expresses the implicit meaning (may be implicit or presupposed, e.g. 'the meme poster').",
@@ -81,8 +90,10 @@ def codebook(tax: Taxonomy) -> dict[str, Any]:
             "discard_reason": "Fill instead of the fields to propose dropping the candidate (why).",
         },
         "scenarios": {
-            s: {"labels": {o.name: o.criterion for o in tax.labels[s]},
-                "mechanisms": {o.name: o.criterion for o in tax.mechanisms[s]}}
+            s: {
+                "labels": {o.name: o.criterion for o in tax.labels[s]},
+                "mechanisms": {o.name: o.criterion for o in tax.mechanisms[s]},
+            }
             for s in tax.scenarios
         },
         "domains": list(tax.domains),
@@ -92,8 +103,15 @@ def codebook(tax: Taxonomy) -> dict[str, Any]:
 
 def codebook_markdown(tax: Taxonomy) -> str:
     book = codebook(tax)
-    lines = ["# MoCA annotation codebook", "", "Fill the seven fields of the tuple for each candidate, from the"
-             " complete multimodal input (text, image or video, transcript and context).", "", "## Fields", ""]
+    lines = [
+        "# MoCA annotation codebook",
+        "",
+        "Fill the seven fields of the tuple for each candidate, from the"
+        " complete multimodal input (text, image or video, transcript and context).",
+        "",
+        "## Fields",
+        "",
+    ]
     lines += [f"- **{name}**: {text}" for name, text in book["fields"].items()]
     lines += ["", f"Domains: {', '.join(book['domains'])}.", "", f"Cultures: {', '.join(book['cultures'])}.", ""]
     for s, spec in book["scenarios"].items():
@@ -135,11 +153,19 @@ def _render_context(rec: Mapping[str, Any]) -> str:
 def _info(rec: Mapping[str, Any]) -> dict[str, str]:
     media = list(rec.get("media", [])) + list(rec.get("media_urls", []))
     speaker = f"{rec['speaker']}: " if rec.get("speaker") else ""
-    return {"id": rec["id"], "source": rec["source"], "modality": rec["modality"], "text": speaker + rec["text"],
-            "context": _render_context(rec), "media": "\n".join(media)}
+    return {
+        "id": rec["id"],
+        "source": rec["source"],
+        "modality": rec["modality"],
+        "text": speaker + rec["text"],
+        "context": _render_context(rec),
+        "media": "\n".join(media),
+    }
 
 
-def assign(ids: Sequence[str], people: Sequence[str], per_item: int, seed: int, role: str = "annotation") -> dict[str, list[str]]:
+def assign(
+    ids: Sequence[str], people: Sequence[str], per_item: int, seed: int, role: str = "annotation"
+) -> dict[str, list[str]]:
     """Each id to ``per_item`` distinct people, balanced round-robin over a seeded shuffle of the ids."""
     if not people or len(set(people)) != len(people):
         raise ConfigError(f"{role}: expected distinct names, got {list(people)}")
@@ -150,7 +176,9 @@ def assign(ids: Sequence[str], people: Sequence[str], per_item: int, seed: int, 
     return {cid: [people[(k + t) % len(people)] for t in range(per_item)] for k, cid in enumerate(order)}
 
 
-def annotator_sheets(pool: Sequence[Mapping[str, Any]], assignment: Mapping[str, Sequence[str]]) -> dict[str, list[dict[str, str]]]:
+def annotator_sheets(
+    pool: Sequence[Mapping[str, Any]], assignment: Mapping[str, Sequence[str]]
+) -> dict[str, list[dict[str, str]]]:
     """Rows of each annotator's sheet, sorted by id."""
     by_id = {r["id"]: r for r in pool}
     sheets: dict[str, list[dict[str, str]]] = {}
@@ -189,8 +217,15 @@ def compare(a: Version, b: Version) -> list[str]:
     out = [f for f in ("scenario", "domain", "culture") if _n(a.get(f)) != _n(b.get(f))]
     sa, ta, sb, tb = (_n(a.get("subject")), _n(a.get("target")), _n(b.get("subject")), _n(b.get("target")))
     if sa != sb or ta != tb:
-        out.append("direction_reversed" if (sa, ta) == (tb, sb) else "subject" if sa != sb and ta == tb
-                   else "target" if ta != tb and sa == sb else "subject_and_target")
+        out.append(
+            "direction_reversed"
+            if (sa, ta) == (tb, sb)
+            else "subject"
+            if sa != sb and ta == tb
+            else "target"
+            if ta != tb and sa == sb
+            else "subject_and_target"
+        )
     out += [f for f in ("mechanism", "label") if _n(a.get(f)) != _n(b.get(f))]
     return out
 
@@ -266,8 +301,12 @@ def agreement_summary(versions: Mapping[str, Sequence[Version]]) -> dict[str, An
             label_only += _n(complete[0].get("label")) == _n(other.get("label"))
             for d in diffs:
                 per_field[d] = per_field.get(d, 0) + 1
-    return {"pairs": pairs, "structural_agreement": structural, "label_agreement": label_only,
-            "disagreements_by_field": dict(sorted(per_field.items()))}
+    return {
+        "pairs": pairs,
+        "structural_agreement": structural,
+        "label_agreement": label_only,
+        "disagreements_by_field": dict(sorted(per_field.items())),
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -280,8 +319,15 @@ def options(value: str) -> list[str]:
 
 def final_problems(v: Version, tax: Taxonomy) -> list[tuple[str, str]]:
     """(field, problem) pairs that keep a tuple out of the benchmark (B.2 step 4)."""
-    problems = [(f, "not in the codebook" if f in ("scenario", "domain", "culture")
-                 else f"not a {f} of scenario {_n(v.get('scenario'))!r}") for f in invalid_choices(v, tax)]
+    problems = [
+        (
+            f,
+            "not in the codebook"
+            if f in ("scenario", "domain", "culture")
+            else f"not a {f} of scenario {_n(v.get('scenario'))!r}",
+        )
+        for f in invalid_choices(v, tax)
+    ]
     for f in TUPLE_FIELDS:
         if not v.get(f):
             problems.append((f, "empty"))
@@ -315,14 +361,22 @@ def to_instance(rec: Mapping[str, Any], v: Version, tax: Taxonomy) -> dict[str, 
         lines.append(f"{rec.get('speaker') or '?'}: {rec['text']}")
         transcript = "\n".join(lines)
     return {
-        "id": rec["id"], "source": rec["source"], "modality": rec["modality"], "text": rec["text"],
-        "transcript": transcript, "media": list(rec["media"]), "scenario": scen,
-        "domain": _canonical(v.get("domain"), tax.domains), "culture": _canonical(v.get("culture"), tax.cultures),
-        "subject_options": subj_opts, "target_options": tgt_opts,
-        "subject": _canonical(v.get("subject"), subj_opts), "target": _canonical(v.get("target"), tgt_opts),
+        "id": rec["id"],
+        "source": rec["source"],
+        "modality": rec["modality"],
+        "text": rec["text"],
+        "transcript": transcript,
+        "media": list(rec["media"]),
+        "scenario": scen,
+        "domain": _canonical(v.get("domain"), tax.domains),
+        "culture": _canonical(v.get("culture"), tax.cultures),
+        "subject_options": subj_opts,
+        "target_options": tgt_opts,
+        "subject": _canonical(v.get("subject"), subj_opts),
+        "target": _canonical(v.get("target"), tgt_opts),
         "mechanism": _canonical(v.get("mechanism"), tax.mechanism_names(scen)),
         "label": _canonical(v.get("label"), tax.label_names(scen)),
-    }  # fmt: skip
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -357,7 +411,9 @@ def read_annotations(paths: Sequence[str | Path], pool_ids: set[str], into: Retu
                 continue  # not annotated yet: reported as such when the benchmark is built
             versions = into.annotations.setdefault(cid, [])
             if any(v.who == who for v in versions):
-                raise DataError(str(path), f"annotator {who!r} annotated this candidate twice", record=cid, field="annotator")
+                raise DataError(
+                    str(path), f"annotator {who!r} annotated this candidate twice", record=cid, field="annotator"
+                )
             versions.append(Version(who, "annotator", {f: row[f] for f in ANNOTATION_FIELDS}, f"{path}:{line}"))
 
 
@@ -371,14 +427,24 @@ def read_reviews(paths: Sequence[str | Path], pool_ids: set[str], into: Returned
             annotations = into.annotations.get(cid, [])
             primary = next((v for v in annotations if v.who == row["annotator"]), None)
             if primary is None:
-                raise DataError(str(path), f"no annotation by {row['annotator']!r} was returned for this candidate",
-                                record=cid, field="annotator")
+                raise DataError(
+                    str(path),
+                    f"no annotation by {row['annotator']!r} was returned for this candidate",
+                    record=cid,
+                    field="annotator",
+                )
             if not row["reviewer"] or row["reviewer"] == row["annotator"]:
-                raise DataError(str(path), "the reviewer must be named and must not be the annotator", record=cid, field="reviewer")
+                raise DataError(
+                    str(path), "the reviewer must be named and must not be the annotator", record=cid, field="reviewer"
+                )
             supported = row["evidence_supported"].lower()
             if supported not in ("yes", "no", ""):
-                raise DataError(str(path), f"expected yes or no, got {row['evidence_supported']!r}", record=cid,
-                                field="evidence_supported")
+                raise DataError(
+                    str(path),
+                    f"expected yes or no, got {row['evidence_supported']!r}",
+                    record=cid,
+                    field="evidence_supported",
+                )
             into.reviews[cid] = reviewed(primary, row, row["reviewer"], f"{path}:{line}")
             into.evidence_rejected[cid] = supported == "no"
 
@@ -386,20 +452,31 @@ def read_reviews(paths: Sequence[str | Path], pool_ids: set[str], into: Returned
 def read_decisions(path: str | Path | None, pool_ids: set[str], into: Returned) -> None:
     if path is None:
         return
-    for line, row in read_sheet(path, ("id", "decision", "arbiter", "reason") + TUPLE_FIELDS + OPTION_FIELDS + ("evidence",)):
+    for line, row in read_sheet(
+        path, ("id", "decision", "arbiter", "reason") + TUPLE_FIELDS + OPTION_FIELDS + ("evidence",)
+    ):
         cid = row["id"]
         _known(cid, pool_ids, str(path), line)
         decision = row["decision"].lower()
         if decision == "":
             continue  # not arbitrated yet: reported as an unresolved dispute
         if decision not in DECISIONS:
-            raise DataError(str(path), f"expected one of {', '.join(DECISIONS)}, got {row['decision']!r}", record=cid, field="decision")
+            raise DataError(
+                str(path),
+                f"expected one of {', '.join(DECISIONS)}, got {row['decision']!r}",
+                record=cid,
+                field="decision",
+            )
         if decision == "reject" and not row["reason"]:
             raise DataError(str(path), "a rejection needs its reason", record=cid, field="reason")
         if cid in into.decisions:
             raise DataError(str(path), "decided twice", record=cid, field="id")
         fields = {f: row[f] for f in TUPLE_FIELDS + OPTION_FIELDS + ("evidence",)}
-        into.decisions[cid] = (decision, Version(row["arbiter"] or "arbiter", "arbiter", fields, f"{path}:{line}"), row["reason"])
+        into.decisions[cid] = (
+            decision,
+            Version(row["arbiter"] or "arbiter", "arbiter", fields, f"{path}:{line}"),
+            row["reason"],
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -426,12 +503,24 @@ def review_sheets(
         primary = returned.annotations[cid][0]
         annotators = {v.who for v in returned.annotations[cid]}
         k = reviewers.index(order[cid][0])
-        choice = next((reviewers[(k + t) % len(reviewers)] for t in range(len(reviewers))
-                       if reviewers[(k + t) % len(reviewers)] not in annotators), None)
+        choice = next(
+            (
+                reviewers[(k + t) % len(reviewers)]
+                for t in range(len(reviewers))
+                if reviewers[(k + t) % len(reviewers)] not in annotators
+            ),
+            None,
+        )
         if choice is None:
-            raise DataError(primary.source, "every reviewer annotated this candidate: name another reviewer", record=cid)
-        row = {**_info(by_id[cid]), "annotator": primary.who, "reviewer": choice,
-               "annotated_evidence": primary.get("evidence")}
+            raise DataError(
+                primary.source, "every reviewer annotated this candidate: name another reviewer", record=cid
+            )
+        row = {
+            **_info(by_id[cid]),
+            "annotator": primary.who,
+            "reviewer": choice,
+            "annotated_evidence": primary.get("evidence"),
+        }
         row.update({f"annotated_{f}": primary.get(f) for f in REVIEWED_FIELDS})
         sheets.setdefault(choice, []).append(row)
     return sheets
@@ -478,8 +567,16 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
     instances, report = [], []
 
     def drop(rec: Mapping[str, Any], reason: str, detail: str, **extra: Any) -> None:
-        report.append({"id": rec["id"], "source": rec["source"], "stage": "annotation", "reason": reason,
-                       "detail": detail, **extra})
+        report.append(
+            {
+                "id": rec["id"],
+                "source": rec["source"],
+                "stage": "annotation",
+                "reason": reason,
+                "detail": detail,
+                **extra,
+            }
+        )
 
     for rec in sorted(pool, key=lambda r: r["id"]):
         cid = rec["id"]
@@ -494,7 +591,13 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
                 continue
             decision, arbiter, reason = returned.decisions[cid]
             if decision == "reject":
-                drop(rec, "rejected", reason or "rejected by the arbiter", arbiter=arbiter.who, disagreements=disputes[cid])
+                drop(
+                    rec,
+                    "rejected",
+                    reason or "rejected by the arbiter",
+                    arbiter=arbiter.who,
+                    disagreements=disputes[cid],
+                )
                 continue
             if decision == "retain":
                 chosen = next((v for v in vs if v.role == "annotator" and not v.discarded()), None)
@@ -507,8 +610,13 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
             chosen = vs[0]
         problems = final_problems(chosen, tax)
         if problems:
-            drop(rec, "final_validation", "; ".join(f"{f}: {p}" for f, p in problems),
-                 fields={f: p for f, p in problems}, version=chosen.source or chosen.who)
+            drop(
+                rec,
+                "final_validation",
+                "; ".join(f"{f}: {p}" for f, p in problems),
+                fields={f: p for f, p in problems},
+                version=chosen.source or chosen.who,
+            )
             continue
         inst = to_instance(rec, chosen, tax)
         schema_problems = all_problems([inst], tax)[0]
@@ -516,10 +624,20 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
             drop(rec, "final_validation", "; ".join(f"{f}: {p}" for f, p in schema_problems))
             continue
         instances.append(inst)
-    summary = agreement_summary({cid: [v for v in vs if v.role == "annotator"] + [v for v in vs if v.role == "reviewer"]
-                                 for cid, vs in versions.items()})
-    summary.update({"pool": len(pool), "instances": len(instances), "disputed": len(disputes),
-                    "dropped_by_reason": _count(r["reason"] for r in report)})
+    summary = agreement_summary(
+        {
+            cid: [v for v in vs if v.role == "annotator"] + [v for v in vs if v.role == "reviewer"]
+            for cid, vs in versions.items()
+        }
+    )
+    summary.update(
+        {
+            "pool": len(pool),
+            "instances": len(instances),
+            "disputed": len(disputes),
+            "dropped_by_reason": _count(r["reason"] for r in report),
+        }
+    )
     return BuildResult(instances, report, summary)
 
 

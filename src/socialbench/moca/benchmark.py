@@ -6,9 +6,10 @@ commands that do not need pandas or the taxonomy should not pay for them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from socialbench.benchmark import Benchmark, Exchange, Final, excluded
 
@@ -29,12 +30,21 @@ def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: 
     scenarios = sorted({s for sc in scores.values() for s in sc})
     ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
     order = list(categories)
-    out = [f"### Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)", "",
-           "| Category | Model | " + " | ".join(h for h, _ in COLUMNS) + " |", "|---|---|" + "---:|" * len(COLUMNS)]
-    for (m, meth), sc in sorted(scores.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else len(order), kv[0])):
+    out = [
+        f"### Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)",
+        "",
+        "| Category | Model | " + " | ".join(h for h, _ in COLUMNS) + " |",
+        "|---|---|" + "---:|" * len(COLUMNS),
+    ]
+    for (m, meth), sc in sorted(
+        scores.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else len(order), kv[0])
+    ):
         cells = [macro(sc, key) for _, key in COLUMNS]
-        out.append(f"| {categories.get(m, '')} | {row_name(m, meth)} | "
-                   + " | ".join("–" if v is None else f"{v:.2f}" for v in cells) + " |")
+        out.append(
+            f"| {categories.get(m, '')} | {row_name(m, meth)} | "
+            + " | ".join("–" if v is None else f"{v:.2f}" for v in cells)
+            + " |"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -65,8 +75,10 @@ class MocaBenchmark(Benchmark):
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # Slots are shuffled per instance, so only the mechanism and label have a prior.
-        return [{"group": i["scenario"], "answers": {"mechanism": i["mechanism"], "label": i["label"]}}
-                for i in dev_instances]  # fmt: skip
+        return [
+            {"group": i["scenario"], "answers": {"mechanism": i["mechanism"], "label": i["label"]}}
+            for i in dev_instances
+        ]
 
     # ---- answers ------------------------------------------------------------------------------
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
@@ -84,14 +96,21 @@ class MocaBenchmark(Benchmark):
         s = instance["scenario"]
         maps = slot_maps(instance, seed)
         resp = ex.response
-        fields, field_errors, record_error = parse_answer(resp.text, self.taxonomy.mechanism_names(s),
-                                                          self.taxonomy.label_names(s), maps, code_fence)
+        fields, field_errors, record_error = parse_answer(
+            resp.text, self.taxonomy.mechanism_names(s), self.taxonomy.label_names(s), maps, code_fence
+        )
         if resp.truncated and record_error:
             record_error = f"answer truncated at max_tokens: {record_error}"
         return Final(
-            fields={"raw": resp.text, **fields, "field_errors": field_errors, "slots": maps, "request_key": ex.key,
-                    "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp} for p in ex.request.images()],
-                    "finish_reason": resp.finish_reason},
+            fields={
+                "raw": resp.text,
+                **fields,
+                "field_errors": field_errors,
+                "slots": maps,
+                "request_key": ex.key,
+                "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp} for p in ex.request.images()],
+                "finish_reason": resp.finish_reason,
+            },
             error=resp.error or record_error,
         )
 
@@ -100,27 +119,46 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.prompts import ANSWER_KEYS
 
         f = final.fields
-        record = {"id": instance["id"], "model": model, "method": method, "scenario": instance["scenario"],
-                  "raw": f.get("raw"), **{k: f.get(k) for k in ANSWER_KEYS}, "error": final.error,
-                  # a method that stopped before its answering call (an error) has no parsed fields
-                  "field_errors": f["field_errors"] if "field_errors" in f else {k: final.error for k in ANSWER_KEYS if final.error},
-                  "slots": f.get("slots"), "request_key": f.get("request_key"), "inputs": f.get("inputs", []),
-                  "finish_reason": f.get("finish_reason"),
-                  # media that could not be shown: answered without a call, scored invalid, counted
-                  "media_error": f.get("media_error"),
-                  # for error analysis from this one file: the gold answer, and where the request is
-                  "gold": {k: instance.get(k) for k in ("subject", "target", "mechanism", "label")},
-                  "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key"))}  # fmt: skip
+        record = {
+            "id": instance["id"],
+            "model": model,
+            "method": method,
+            "scenario": instance["scenario"],
+            "raw": f.get("raw"),
+            **{k: f.get(k) for k in ANSWER_KEYS},
+            "error": final.error,
+            # a method that stopped before its answering call (an error) has no parsed fields
+            "field_errors": f["field_errors"]
+            if "field_errors" in f
+            else {k: final.error for k in ANSWER_KEYS if final.error},
+            "slots": f.get("slots"),
+            "request_key": f.get("request_key"),
+            "inputs": f.get("inputs", []),
+            "finish_reason": f.get("finish_reason"),
+            # media that could not be shown: answered without a call, scored invalid, counted
+            "media_error": f.get("media_error"),
+            # for error analysis from this one file: the gold answer, and where the request is
+            "gold": {k: instance.get(k) for k in ("subject", "target", "mechanism", "label")},
+            "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key")),
+        }
         return record
 
     # ---- scoring, tables, provenance -------------------------------------------------------------
-    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], *, source: str,
-              lines: Sequence[int] | None = None, instances_source: str = "instances") -> dict[str, Any]:
+    def score(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> dict[str, Any]:
         from socialbench.moca.scoring import score
 
         labels, mechanisms = self.taxonomy.as_sets()
-        return score(instances, predictions, labels, mechanisms, source=source, lines=lines,
-                     instances_source=instances_source)
+        return score(
+            instances, predictions, labels, mechanisms, source=source, lines=lines, instances_source=instances_source
+        )
 
     def unpredicted(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[str]:
         from socialbench.moca.scoring import unpredicted
@@ -134,20 +172,35 @@ class MocaBenchmark(Benchmark):
 
     tables_per_instance = True
 
-    def tables(self, scores: dict[tuple[str, str], dict[str, Any]], params: dict[str, Any],
-               instances: list[dict[str, Any]] | None = None,
-               predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
-               ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
+    def tables(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        params: dict[str, Any],
+        instances: list[dict[str, Any]] | None = None,
+        predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+    ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
         """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
         5-7, Figures 6 and 9, and, given the instances and predictions, a 95% bootstrap interval for
         every cell and paired tests (socialbench.moca.tables)."""
-        from socialbench.moca.tables import (PaperTables, TableSettings, correctness_cells, excluded_note, paper_figures,
-                                             row_name, to_csv, to_latex, to_markdown)
+        from socialbench.moca.tables import (
+            PaperTables,
+            TableSettings,
+            correctness_cells,
+            excluded_note,
+            paper_figures,
+            row_name,
+            to_csv,
+            to_latex,
+            to_markdown,
+        )
 
         categories = {m: e["category"] for m, e in params["models"].items()}
         # pairs params exclude have score files (all invalid: nothing was run) but no row
-        scores = {(m, meth): sc for (m, meth), sc in scores.items()
-                  if excluded(params["models"].get(m, {}), self.name, meth) is None}
+        scores = {
+            (m, meth): sc
+            for (m, meth), sc in scores.items()
+            if excluded(params["models"].get(m, {}), self.name, meth) is None
+        }
         section = params.get(self.name) or {}
         note = excluded_note(params["models"], section.get("methods", []))
         settings = TableSettings.from_params(params, self.name)
@@ -174,9 +227,13 @@ class MocaBenchmark(Benchmark):
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables
         files["all.md"] = "\n".join(md_all + [overall_markdown(scores, categories)] + grids_md)
-        headline = {f"{m}.{meth}": {**{s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc},
-                                    "overall": {k: macro(sc, k) for k in ("dyad", "faith", "holis")}}
-                    for (m, meth), sc in sorted(scores.items())}  # fmt: skip
+        headline = {
+            f"{m}.{meth}": {
+                **{s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc},
+                "overall": {k: macro(sc, k) for k in ("dyad", "faith", "holis")},
+            }
+            for (m, meth), sc in sorted(scores.items())
+        }
         return files, headline
 
     def provenance(self, method: str) -> dict[str, Any]:
@@ -184,8 +241,9 @@ class MocaBenchmark(Benchmark):
 
         return {"prompt_template_sha256": self.prompt_hash(method), "taxonomy_sha256": taxonomy_hash(self.taxonomy)}
 
-    def viewer_rows(self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]],
-                    traces: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    def viewer_rows(
+        self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         from socialbench.moca.viewer import rows
 
         labels, mechanisms = self.taxonomy.as_sets()

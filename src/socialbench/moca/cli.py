@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -16,8 +15,12 @@ from socialbench.errors import SocialbenchError
 #: pandera, too slow for every command's start (tests/test_cli.py checks the two agree).
 SOURCES_HELP = "mustard, mintrec, redcaps, mmsd2, hateful_memes, multimet, memecap, instagram, supplementary"
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  help="MoCA's own stages: frames (sampled frames of video-text instances).")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="MoCA's own stages: frames (sampled frames of video-text instances).",
+)
 Opt = typer.Option
 
 
@@ -53,15 +56,20 @@ def check_media_roots(records: list[dict], roots, source: Path) -> None:
 @app.command("frames")
 def frames(
     inputs: list[Path] = Opt(..., "--input", help="validated instances, data/interim/moca/<split>.jsonl (repeatable)"),
-    outputs: list[Path] = Opt(..., "--output", help="instances with frames, data/processed/moca/<split>.jsonl (one per --input, same order)"),
+    outputs: list[Path] = Opt(
+        ..., "--output", help="instances with frames, data/processed/moca/<split>.jsonl (one per --input, same order)"
+    ),
     report: Path = Opt(Path("results/reports/media.jsonl"), help="media problems, one JSON line each"),
     report_md: Path = Opt(Path("results/reports/media.md"), help="readable media report"),
     frames_dir: Path = Opt(Path("data/interim/frames"), help="content-addressed frame cache"),
     params: Path = Opt(Path("params.yaml"), help="params file (media section)"),
-    on_error: Optional[str] = Opt(None, help="skip | fail (default: media.on_error)"),
+    on_error: str | None = Opt(None, help="skip | fail (default: media.on_error)"),
     root: Path = Opt(Path("."), help="repository root; instance media paths are relative to it"),
-    prune: bool = Opt(False, help="afterwards, remove frame-cache entries these instances do not use (and what killed runs left in its .tmp/)"),
-    index: Optional[Path] = Opt(
+    prune: bool = Opt(
+        False,
+        help="afterwards, remove frame-cache entries these instances do not use (and what killed runs left in its .tmp/)",
+    ),
+    index: Path | None = Opt(
         None,
         help="last, write the JSON index of the frame-cache entries the processed instances name (sorted keys,"
         " frame count; same entries, same bytes); the pipeline writes data/interim/frames/index.json, the rule's"
@@ -73,19 +81,28 @@ def frames(
     media.moca_frames uniform frames per clip, one decoding pass per clip, through the frame cache.
     Bad media is skipped or stops the run (media.on_error) and is always listed in the media report.
     """
+    from socialbench.config import load_params
+    from socialbench.io import read_jsonl, write_jsonl
     from socialbench.media.cache import FrameCache
     from socialbench.media.errors import MediaError
     from socialbench.media.report import MediaReport
     from socialbench.moca.media import KEPT, attach_frames, moca_sampling
-    from socialbench.config import load_params
-    from socialbench.io import read_jsonl, write_jsonl
     from socialbench.paths import MediaRoots, check_io
 
     _logging()
     if len(inputs) != len(outputs):
         raise SocialbenchError(f"{len(inputs)} --input but {len(outputs)} --output: give one output per input")
-    check_io({"--input": inputs, "--params": params}, {"--output": outputs, "--report": report, "--report-md": report_md,
-             "--index": index, "--frames-dir": frames_dir}, folders=("--frames-dir",))  # fmt: skip
+    check_io(
+        {"--input": inputs, "--params": params},
+        {
+            "--output": outputs,
+            "--report": report,
+            "--report-md": report_md,
+            "--index": index,
+            "--frames-dir": frames_dir,
+        },
+        folders=("--frames-dir",),
+    )
     settings = _settings(params)
     roots = MediaRoots.from_params(load_params(params), root)
     policy = on_error or settings.on_error
@@ -100,8 +117,16 @@ def frames(
         for src, _, recs in loaded:
             check_media_roots(recs, roots, src)
         for src, dst, recs in loaded:
-            recs = attach_frames(recs, split=src.stem, source=str(src), cache=cache, sampling=sampling,
-                                 report=rep, on_error=policy, root=root)
+            recs = attach_frames(
+                recs,
+                split=src.stem,
+                source=str(src),
+                cache=cache,
+                sampling=sampling,
+                report=rep,
+                on_error=policy,
+                root=root,
+            )
             results.append((dst, recs))
     except MediaError:
         rep.write(report, report_md)
@@ -114,34 +139,46 @@ def frames(
     if index is not None:  # last: an index on disk means the processed files and the cache are complete
         cache.write_index(index, cache.used)
     marked = sum(p.action == KEPT for p in rep.problems)
-    typer.echo(f"moca frames: {sum(c.with_frames for c in rep.counts.values())} video instance(s) with frames,"
-               f" {marked} kept with media_error, scored invalid (see {report_md}); frame cache: {cache.hits} hit(s),"
-               f" {cache.misses} extracted")
+    typer.echo(
+        f"moca frames: {sum(c.with_frames for c in rep.counts.values())} video instance(s) with frames,"
+        f" {marked} kept with media_error, scored invalid (see {report_md}); frame cache: {cache.hits} hit(s),"
+        f" {cache.misses} extracted"
+    )
 
 
 # ---- raw sources, filtering, annotation, statistics (docs/moca-sources.md) ----------------------
 
 
-def _moca_section(params: Optional[Path]) -> dict:
+def _moca_section(params: Path | None) -> dict:
     from socialbench.config import load_params
 
     return load_params(params).get("moca", {}) if params is not None else {}
 
 
-def _source_options(name: str, params: Optional[Path], mode: Optional[str], mirror: Optional[Path],
-                    media: Optional[bool], splits: Optional[list[str]]):
+def _source_options(
+    name: str,
+    params: Path | None,
+    mode: str | None,
+    mirror: Path | None,
+    media: bool | None,
+    splits: list[str] | None,
+):
     from socialbench.moca.sources import SourceOptions, get_source
 
     get_source(name)  # an unknown name is an error before params are read
     raw = dict(_moca_section(params).get("sources", {}).get(name) or {})
-    for key, value in (("mode", mode), ("mirror", str(mirror) if mirror else None), ("media", media),
-                       ("splits", splits or None)):
+    for key, value in (
+        ("mode", mode),
+        ("mirror", str(mirror) if mirror else None),
+        ("media", media),
+        ("splits", splits or None),
+    ):
         if value is not None:
             raw[key] = value
     return SourceOptions.from_mapping(name, raw)
 
 
-def _write_counts(rows, title: str, md: Optional[Path], csv_path: Optional[Path], json_path: Optional[Path]) -> None:
+def _write_counts(rows, title: str, md: Path | None, csv_path: Path | None, json_path: Path | None) -> None:
     from socialbench.io import write_json, write_text_atomic
     from socialbench.moca.preprocess import counts_csv, counts_markdown
 
@@ -153,8 +190,11 @@ def _write_counts(rows, title: str, md: Optional[Path], csv_path: Optional[Path]
         write_json(json_path, {r["source"]: {k: v for k, v in r.items() if k != "source"} for r in rows})
 
 
-def _read_pool(paths: list[Path], required: tuple[str, ...] = ("id", "source", "modality", "text", "media"),
-               candidates: bool = False) -> list[dict]:
+def _read_pool(
+    paths: list[Path],
+    required: tuple[str, ...] = ("id", "source", "modality", "text", "media"),
+    candidates: bool = False,
+) -> list[dict]:
     """Records of one or more JSON-lines files, in the order given; a duplicate id across them is an
     error naming both files (pool order decides which duplicate candidate is kept). ``candidates``:
     each file must pass the candidate schema; else each record needs the ``required`` fields."""
@@ -181,7 +221,7 @@ def _read_pool(paths: list[Path], required: tuple[str, ...] = ("id", "source", "
     return out
 
 
-def _log_counts(rows, stage: str, params: Optional[Path], settings: dict) -> None:
+def _log_counts(rows, stage: str, params: Path | None, settings: dict) -> None:
     from socialbench.config import load_params
     from socialbench.moca.preprocess import log_counts_mlflow
 
@@ -192,7 +232,7 @@ def _log_counts(rows, stage: str, params: Optional[Path], settings: dict) -> Non
 
 
 @app.command("sources")
-def sources_cmd(name: Optional[str] = typer.Argument(None, help="one source (default: all)")) -> None:
+def sources_cmd(name: str | None = typer.Argument(None, help="one source (default: all)")) -> None:
     """List MoCA's raw sources: official locations, pinned hashes, and the manual steps where a
     download needs a login or a licence acceptance."""
     from socialbench.moca.sources import SOURCE_NAMES, get_source
@@ -206,11 +246,11 @@ def sources_cmd(name: Optional[str] = typer.Argument(None, help="one source (def
 def acquire_cmd(
     source: str = Opt(..., help="source name (socialbench moca sources), one of: " + SOURCES_HELP),
     root: Path = Opt(..., help="the source's folder, e.g. data/raw/moca_sources/<source>"),
-    params: Optional[Path] = Opt(None, help="params file: moca.sources.<source> gives the options below"),
-    mode: Optional[str] = Opt(None, help="download | mirror | manual (overrides params)"),
-    mirror: Optional[Path] = Opt(None, help="local folder with the source's files, for mode mirror"),
-    media: Optional[bool] = Opt(None, "--media/--no-media", help="also acquire the media"),
-    split: Optional[list[str]] = Opt(None, "--split", help="source split to acquire (repeatable; default all)"),
+    params: Path | None = Opt(None, help="params file: moca.sources.<source> gives the options below"),
+    mode: str | None = Opt(None, help="download | mirror | manual (overrides params)"),
+    mirror: Path | None = Opt(None, help="local folder with the source's files, for mode mirror"),
+    media: bool | None = Opt(None, "--media/--no-media", help="also acquire the media"),
+    split: list[str] | None = Opt(None, "--split", help="source split to acquire (repeatable; default all)"),
 ) -> None:
     """Put a source's files under ROOT (download, mirror copy or manual check; verified, atomic) and
     write ROOT/.manifest.json."""
@@ -220,7 +260,9 @@ def acquire_cmd(
     _logging()
     options = _source_options(source, params, mode, mirror, media, split)
     manifest = acquire(get_source(source), root, options)
-    typer.echo(f"moca acquire {source}: {len(manifest['files'])} file(s) under {root} ({options.mode}); {root / MANIFEST}")
+    typer.echo(
+        f"moca acquire {source}: {len(manifest['files'])} file(s) under {root} ({options.mode}); {root / MANIFEST}"
+    )
 
 
 @app.command("candidates")
@@ -228,8 +270,10 @@ def candidates_cmd(
     source: str = Opt(..., help="source name, one of: " + SOURCES_HELP),
     root: Path = Opt(..., help="the source's folder (as acquired)"),
     out: Path = Opt(..., help="normalized candidate records, JSON lines"),
-    params: Optional[Path] = Opt(None, help="params file (moca.sources.<source>: splits, encoding, columns, include)"),
-    split: Optional[list[str]] = Opt(None, "--split", help="source split to read (repeatable; default: params, else all)"),
+    params: Path | None = Opt(None, help="params file (moca.sources.<source>: splits, encoding, columns, include)"),
+    split: list[str] | None = Opt(
+        None, "--split", help="source split to read (repeatable; default: params, else all)"
+    ),
 ) -> None:
     """Read a source's files into normalized candidate records (validated with the candidate schema)."""
     from socialbench.io import write_jsonl
@@ -246,11 +290,13 @@ def preprocess_cmd(
     inputs: list[Path] = Opt(..., "--input", help="candidate files (repeatable; their order is the pool order)"),
     out: Path = Opt(..., help="kept, cleaned candidates (JSON lines)"),
     report: Path = Opt(..., help="removed candidates with stage, reason and detail (JSON lines)"),
-    counts_md: Optional[Path] = Opt(None, help="counts per source and reason, Markdown"),
-    counts_csv: Optional[Path] = Opt(None, help="counts per source and reason, CSV"),
-    counts_json: Optional[Path] = Opt(None, help="counts per source and reason, JSON (a DVC metrics file)"),
-    params: Optional[Path] = Opt(None, help="params file (moca.preprocess)"),
-    mlflow: bool = Opt(False, "--mlflow/--no-mlflow", help="also log the counts to MLflow (the params file's mlflow section)"),
+    counts_md: Path | None = Opt(None, help="counts per source and reason, Markdown"),
+    counts_csv: Path | None = Opt(None, help="counts per source and reason, CSV"),
+    counts_json: Path | None = Opt(None, help="counts per source and reason, JSON (a DVC metrics file)"),
+    params: Path | None = Opt(None, help="params file (moca.preprocess)"),
+    mlflow: bool = Opt(
+        False, "--mlflow/--no-mlflow", help="also log the counts to MLflow (the params file's mlflow section)"
+    ),
 ) -> None:
     """Preprocessing (appendix B.1): clean texts, check media, remove duplicates; every removed
     record goes to REPORT with its reason."""
@@ -264,11 +310,15 @@ def preprocess_cmd(
     rows = count_table(pool, result, REASONS, FLAGS)
     write_jsonl(out, result.kept)
     write_jsonl(report, result.removed)
-    _write_counts(rows, "Preprocessing (B.1): candidates removed per source and reason", counts_md, counts_csv, counts_json)
+    _write_counts(
+        rows, "Preprocessing (B.1): candidates removed per source and reason", counts_md, counts_csv, counts_json
+    )
     if mlflow:
         _log_counts(rows, "preprocess", params, settings.__dict__)
     total = rows[-1]
-    typer.echo(f"moca preprocess: {total['pool']} candidate(s), {total['kept']} kept, {len(result.removed)} removed (see {report})")
+    typer.echo(
+        f"moca preprocess: {total['pool']} candidate(s), {total['kept']} kept, {len(result.removed)} removed (see {report})"
+    )
 
 
 @app.command("unimodal")
@@ -276,11 +326,13 @@ def unimodal_cmd(
     input: Path = Opt(..., "--input", help="preprocessed candidates"),
     out: Path = Opt(..., help="candidates that pass (JSON lines)"),
     report: Path = Opt(..., help="removed candidates with reason and detail (JSON lines)"),
-    counts_md: Optional[Path] = Opt(None, help="counts per source and reason, Markdown"),
-    counts_csv: Optional[Path] = Opt(None, help="counts per source and reason, CSV"),
-    counts_json: Optional[Path] = Opt(None, help="counts per source and reason, JSON"),
-    params: Optional[Path] = Opt(None, help="params file (moca.unimodal)"),
-    mlflow: bool = Opt(False, "--mlflow/--no-mlflow", help="also log the counts to MLflow (the params file's mlflow section)"),
+    counts_md: Path | None = Opt(None, help="counts per source and reason, Markdown"),
+    counts_csv: Path | None = Opt(None, help="counts per source and reason, CSV"),
+    counts_json: Path | None = Opt(None, help="counts per source and reason, JSON"),
+    params: Path | None = Opt(None, help="params file (moca.unimodal)"),
+    mlflow: bool = Opt(
+        False, "--mlflow/--no-mlflow", help="also log the counts to MLflow (the params file's mlflow section)"
+    ),
 ) -> None:
     """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
     from socialbench.io import write_jsonl
@@ -293,25 +345,36 @@ def unimodal_cmd(
     rows = count_table(pool, result, REASONS, FLAGS)
     write_jsonl(out, result.kept)
     write_jsonl(report, result.removed)
-    _write_counts(rows, "Unimodal consistency filtering (B.1.1): candidates removed per source and reason",
-                  counts_md, counts_csv, counts_json)
+    _write_counts(
+        rows,
+        "Unimodal consistency filtering (B.1.1): candidates removed per source and reason",
+        counts_md,
+        counts_csv,
+        counts_json,
+    )
     if mlflow:
         _log_counts(rows, "unimodal", params, settings.__dict__)
-    typer.echo(f"moca unimodal: {len(pool)} candidate(s), {len(result.kept)} kept, {len(result.removed)} removed (see {report})")
+    typer.echo(
+        f"moca unimodal: {len(pool)} candidate(s), {len(result.kept)} kept, {len(result.removed)} removed (see {report})"
+    )
 
 
-annotate_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                           help="The annotation round-trip (B.2-B.3): export, review, arbitration, build.")
+annotate_app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="The annotation round-trip (B.2-B.3): export, review, arbitration, build.",
+)
 app.add_typer(annotate_app, name="annotate")
 
 
-def _taxonomy(path: Optional[Path]):
+def _taxonomy(path: Path | None):
     from socialbench.moca.taxonomy import load_taxonomy
 
     return load_taxonomy(path)
 
 
-def _returned(pool_path: Path, annotations: list[Path], reviews: list[Path], arbitration: Optional[Path]):
+def _returned(pool_path: Path, annotations: list[Path], reviews: list[Path], arbitration: Path | None):
     from socialbench.moca.annotation import Returned, read_annotations, read_decisions, read_reviews
 
     pool = _read_pool([pool_path])
@@ -330,24 +393,37 @@ def annotate_export(
     annotator: list[str] = Opt(..., "--annotator", help="annotator name (repeatable)"),
     per_item: int = Opt(1, help="independent annotations per candidate"),
     seed: int = Opt(0, help="seed of the assignment"),
-    taxonomy: Optional[Path] = Opt(None, help="taxonomy file (default: the packaged one)"),
+    taxonomy: Path | None = Opt(None, help="taxonomy file (default: the packaged one)"),
 ) -> None:
     """Export the candidate pool to annotator sheets with the 7-field codebook."""
     import json
 
     from socialbench.io import write_text_atomic
-    from socialbench.moca.annotation import ANNOTATOR_COLUMNS, annotator_sheets, assign, codebook, codebook_markdown, to_csv
+    from socialbench.moca.annotation import (
+        ANNOTATOR_COLUMNS,
+        annotator_sheets,
+        assign,
+        codebook,
+        codebook_markdown,
+        to_csv,
+    )
 
     tax = _taxonomy(taxonomy)
     records = _read_pool([pool])
     assignment = assign([r["id"] for r in records], annotator, per_item, seed)
     write_text_atomic(out_dir / "codebook.md", codebook_markdown(tax))
     write_text_atomic(out_dir / "codebook.json", json.dumps(codebook(tax), indent=2, ensure_ascii=False) + "\n")
-    write_text_atomic(out_dir / "assignment.csv", to_csv(("id", "annotators"), [
-        {"id": cid, "annotators": "|".join(who)} for cid, who in sorted(assignment.items())]))
+    write_text_atomic(
+        out_dir / "assignment.csv",
+        to_csv(
+            ("id", "annotators"), [{"id": cid, "annotators": "|".join(who)} for cid, who in sorted(assignment.items())]
+        ),
+    )
     for who, rows in sorted(annotator_sheets(records, assignment).items()):
         write_text_atomic(out_dir / "sheets" / f"{who}.csv", to_csv(ANNOTATOR_COLUMNS, rows))
-    typer.echo(f"moca annotate export: {len(records)} candidate(s) x {per_item} to {len(annotator)} annotator(s) in {out_dir}")
+    typer.echo(
+        f"moca annotate export: {len(records)} candidate(s) x {per_item} to {len(annotator)} annotator(s) in {out_dir}"
+    )
 
 
 @annotate_app.command("review")
@@ -366,7 +442,9 @@ def annotate_review(
     sheets = review_sheets(records, returned, reviewer, seed)
     for who, rows in sorted(sheets.items()):
         write_text_atomic(out_dir / f"{who}.csv", to_csv(REVIEW_COLUMNS, rows))
-    typer.echo(f"moca annotate review: {sum(len(r) for r in sheets.values())} annotation(s) to {len(sheets)} reviewer(s) in {out_dir}")
+    typer.echo(
+        f"moca annotate review: {sum(len(r) for r in sheets.values())} annotation(s) to {len(sheets)} reviewer(s) in {out_dir}"
+    )
 
 
 @annotate_app.command("arbitration")
@@ -375,7 +453,7 @@ def annotate_arbitration(
     annotations: list[Path] = Opt(..., "--annotations", help="returned annotator sheets"),
     reviews: list[Path] = Opt([], "--reviews", help="returned review sheets"),
     out: Path = Opt(..., help="the arbitration sheet (disputed candidates only)"),
-    taxonomy: Optional[Path] = Opt(None, help="taxonomy file"),
+    taxonomy: Path | None = Opt(None, help="taxonomy file"),
 ) -> None:
     """Export the disputed candidates (structural disagreements, invalid choices, discard proposals,
     unsupported evidence) for the arbiter."""
@@ -393,11 +471,11 @@ def annotate_build(
     pool: Path = Opt(..., help="the candidate pool"),
     annotations: list[Path] = Opt(..., "--annotations", help="returned annotator sheets"),
     reviews: list[Path] = Opt([], "--reviews", help="returned review sheets"),
-    arbitration: Optional[Path] = Opt(None, help="the returned arbitration sheet"),
+    arbitration: Path | None = Opt(None, help="the returned arbitration sheet"),
     out: Path = Opt(..., help="the final benchmark in the instance schema (JSON lines)"),
     report: Path = Opt(..., help="every pool candidate not in the benchmark, with its reason (JSON lines)"),
-    agreement: Optional[Path] = Opt(None, help="agreement summary (JSON)"),
-    taxonomy: Optional[Path] = Opt(None, help="taxonomy file"),
+    agreement: Path | None = Opt(None, help="agreement summary (JSON)"),
+    taxonomy: Path | None = Opt(None, help="taxonomy file"),
 ) -> None:
     """Apply the decisions, validate every tuple (B.2 step 4) and write the final instances."""
     from socialbench.io import write_json, write_jsonl
@@ -409,15 +487,17 @@ def annotate_build(
     write_jsonl(report, result.report)
     if agreement is not None:
         write_json(agreement, result.agreement)
-    typer.echo(f"moca annotate build: {len(result.instances)} instance(s) of {len(records)} candidate(s); "
-               f"{len(result.report)} not kept (see {report})")
+    typer.echo(
+        f"moca annotate build: {len(result.instances)} instance(s) of {len(records)} candidate(s); "
+        f"{len(result.report)} not kept (see {report})"
+    )
 
 
 @app.command("stats")
 def stats_cmd(
     instances: list[Path] = Opt(..., "--instances", help="benchmark instances (repeatable: the splits together)"),
     out_dir: Path = Opt(..., help="folder for table1, table11, labels (.md/.csv/.tex), figure3.png, stats.json"),
-    taxonomy: Optional[Path] = Opt(None, help="taxonomy file"),
+    taxonomy: Path | None = Opt(None, help="taxonomy file"),
 ) -> None:
     """Dataset statistics in the style of Tables 1 and 11 and Figure 3."""
     from socialbench.io import write_json, write_text_atomic

@@ -18,9 +18,10 @@ the same earlier exchanges, or replays them from the start when they differ.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from string import Template
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from socialbench.backends.base import Decoding, Message, ModelSpec, Request
 from socialbench.benchmark import Benchmark, Exchange, Final, Method
@@ -42,7 +43,12 @@ from socialbench.moca.retrieval import ROUTES, Retrieval, RetrievalError, build_
 
 STAGES = ("observer", "query", "context", "conflict", "decoder", "checker")
 #: The checker's breakpoint (the paper's stage number, C.3) -> the stages it re-enters.
-BREAKPOINT_STAGES: dict[int, tuple[str, ...]] = {1: ("observer",), 2: ("query", "context"), 3: ("conflict",), 4: ("decoder",)}
+BREAKPOINT_STAGES: dict[int, tuple[str, ...]] = {
+    1: ("observer",),
+    2: ("query", "context"),
+    3: ("conflict",),
+    4: ("decoder",),
+}
 ACCEPTED, REJECTED = "ACCEPTED", "REJECTED"
 CHAIN_KEYS: dict[str, tuple[str, ...]] = {
     "observer": ("explicit_perception",),
@@ -53,9 +59,22 @@ CHAIN_KEYS: dict[str, tuple[str, ...]] = {
 }
 DECODER_KEYS = ("counterfactual_cost", "conflict_utility", "subject", "target", "mechanism", "label")
 #: Placeholders filled from the instance (the rest come from earlier stages; those go into the trace).
-INSTANCE_PLACEHOLDERS = frozenset({
-    "modality_name", "text", "visual", "audio", "scenario", "scenario_question", "mechanism_options",
-    "label_options", "subject_slot_ids", "target_slot_ids", "subject_slots", "target_slots"})  # fmt: skip
+INSTANCE_PLACEHOLDERS = frozenset(
+    {
+        "modality_name",
+        "text",
+        "visual",
+        "audio",
+        "scenario",
+        "scenario_question",
+        "mechanism_options",
+        "label_options",
+        "subject_slot_ids",
+        "target_slot_ids",
+        "subject_slots",
+        "target_slots",
+    }
+)
 #: How stage answers are decoded (setting ``decoding``): the paper's JSON mode (default), each stage's
 #: schema with free values, or the schema with the allowed values as enums (a variant, as direct_constrained).
 DECODINGS = ("json_object", "json_schema", "constrained")
@@ -164,8 +183,11 @@ def parse_stage(stage: str, text: str | None, variant: Variant = CODAR, code_fen
     try:
         obj = json.loads(body)
     except json.JSONDecodeError as exc:
-        fenced = " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)" if (
-            code_fence == "strict" and unfence(body) is not None) else ""  # fmt: skip
+        fenced = (
+            " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)"
+            if (code_fence == "strict" and unfence(body) is not None)
+            else ""
+        )
         raise StageOutputError(f"not JSON ({exc.msg} at char {exc.pos}){fenced}") from None
     if not isinstance(obj, dict):
         raise StageOutputError(f"a JSON {type(obj).__name__}, not an object")
@@ -173,12 +195,17 @@ def parse_stage(stage: str, text: str | None, variant: Variant = CODAR, code_fen
     missing = [k for k in keys if k not in obj]
     extra = sorted(set(obj) - set(keys))
     if missing or extra:
-        raise StageOutputError("; ".join(([f"missing key(s) {missing}"] if missing else [])
-                                         + ([f"unexpected key(s) {extra}"] if extra else [])))  # fmt: skip
+        raise StageOutputError(
+            "; ".join(
+                ([f"missing key(s) {missing}"] if missing else []) + ([f"unexpected key(s) {extra}"] if extra else [])
+            )
+        )
     if stage == "query":
         _query(obj)
-        return {"entities": [{"name": e["name"], "route": e["route"]} for e in obj["entities"]],
-                "questions": list(obj["questions"])}  # fmt: skip
+        return {
+            "entities": [{"name": e["name"], "route": e["route"]} for e in obj["entities"]],
+            "questions": list(obj["questions"]),
+        }
     if stage == "checker":
         return _checker(obj, variant.breakpoints)
     for k in keys:
@@ -202,12 +229,20 @@ def stage_schema(stage: str, variant: Variant, direct_schema: dict[str, Any], co
 
     if stage == "query":
         entity = _object({"name": string, "route": enum(list(ROUTES), string)})
-        return _object({"entities": {"type": "array", "items": entity},
-                        "questions": {"type": "array", "items": string, "minItems": 2, "maxItems": 3}})  # fmt: skip
+        return _object(
+            {
+                "entities": {"type": "array", "items": entity},
+                "questions": {"type": "array", "items": string, "minItems": 2, "maxItems": 3},
+            }
+        )
     if stage == "checker":
-        return _object({"status": enum([ACCEPTED, REJECTED], string),
-                        "breakpoint": enum([None, *variant.breakpoints], {"type": ["integer", "null"]}),
-                        "refine": string})  # fmt: skip
+        return _object(
+            {
+                "status": enum([ACCEPTED, REJECTED], string),
+                "breakpoint": enum([None, *variant.breakpoints], {"type": ["integer", "null"]}),
+                "refine": string,
+            }
+        )
     if stage == "decoder":
         props = direct_schema["properties"] if constrained else {}
         return _object({k: props.get(k, string) for k in variant.decoder_keys})
@@ -239,8 +274,11 @@ def parse_settings(name: str, variant: Variant, settings: dict[str, Any]) -> dic
     settings = dict(settings)
     answer = answer_settings(settings)
     settings.pop("answer", None)
-    known = {"max_tokens", "decoding"} | ({"revision_rounds"} if variant.checks else set()) | (
-        {"retriever"} if "query" in variant.stages else set())  # fmt: skip
+    known = (
+        {"max_tokens", "decoding"}
+        | ({"revision_rounds"} if variant.checks else set())
+        | ({"retriever"} if "query" in variant.stages else set())
+    )
     unknown = sorted(set(settings) - known)
     if unknown:
         raise ConfigError(f"{where}: unknown or inapplicable key(s) {unknown}; {name} takes {sorted(known)}")
@@ -249,16 +287,23 @@ def parse_settings(name: str, variant: Variant, settings: dict[str, Any]) -> dic
         raise ConfigError(f"{where}.revision_rounds: expected a whole number >= 0, got {rounds!r}")
     if variant.rounds_at_most(rounds) > MAX_ROUNDS:
         most = MAX_ROUNDS // (2 * len(variant.stages)) - 1
-        raise ConfigError(f"{where}.revision_rounds: {rounds} could take more than the runner's {MAX_ROUNDS} rounds"
-                          f" per instance; at most {most}")  # fmt: skip
+        raise ConfigError(
+            f"{where}.revision_rounds: {rounds} could take more than the runner's {MAX_ROUNDS} rounds"
+            f" per instance; at most {most}"
+        )
     max_tokens = settings.get("max_tokens")
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
         raise ConfigError(f"{where}.max_tokens: expected a whole number >= 1 or null, got {max_tokens!r}")
     decoding = settings.get("decoding", "json_object")
     if decoding not in DECODINGS:
         raise ConfigError(f"{where}.decoding: {decoding!r} is not one of {', '.join(DECODINGS)}")
-    return {"revision_rounds": rounds if variant.checks else 0, "max_tokens": max_tokens, "decoding": decoding,
-            "code_fence": answer["code_fence"], "retriever": build_retriever(settings.get("retriever"), f"{where}.retriever")}  # fmt: skip
+    return {
+        "revision_rounds": rounds if variant.checks else 0,
+        "max_tokens": max_tokens,
+        "decoding": decoding,
+        "code_fence": answer["code_fence"],
+        "retriever": build_retriever(settings.get("retriever"), f"{where}.retriever"),
+    }
 
 
 # ---- the method -------------------------------------------------------------------------------------
@@ -294,7 +339,9 @@ class CodarMethod(Method):
     def prompt_hash(cls, benchmark: Benchmark) -> str:
         """sha256 over every template file the method uses, wherever it lives (the options' criteria
         and boundary rules are the taxonomy's, in its own hash)."""
-        return sha256_bytes("\0".join(benchmark.template(cls.template_folder(n), n) for n in cls.templates).encode("utf-8"))
+        return sha256_bytes(
+            "\0".join(benchmark.template(cls.template_folder(n), n) for n in cls.templates).encode("utf-8")
+        )
 
     # ---- the runner's interface --------------------------------------------------------------
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
@@ -310,19 +357,26 @@ class CodarMethod(Method):
         # The chain is a pure function of the exchanges: continue the one built from the rounds so
         # far when they are the same calls (the runner's normal course), else replay from the start.
         chain = self._chains.get(iid)
-        if chain is None or chain.fed > len(rounds) or chain.keys != [ex.key for exs in rounds[:chain.fed] for ex in exs]:
+        if (
+            chain is None
+            or chain.fed > len(rounds)
+            or chain.keys != [ex.key for exs in rounds[: chain.fed] for ex in exs]
+        ):
             chain = Chain(self, instance)
         for k in range(chain.fed, len(rounds)):
             exchanges = rounds[k]
             if len(exchanges) != 1:
-                raise SocialbenchError(f"method {self.name}: instance {iid}: round {k + 1} has"
-                                       f" {len(exchanges)} exchanges, a CoDAR round has one")  # fmt: skip
+                raise SocialbenchError(
+                    f"method {self.name}: instance {iid}: round {k + 1} has"
+                    f" {len(exchanges)} exchanges, a CoDAR round has one"
+                )
             out = chain.feed(exchanges[0])
             if out is not None:
                 self._chains.pop(iid, None)
                 if k != len(rounds) - 1:
-                    raise SocialbenchError(f"method {self.name}: instance {iid}: the chain ended at round"
-                                           f" {k + 1} of {len(rounds)}")  # fmt: skip
+                    raise SocialbenchError(
+                        f"method {self.name}: instance {iid}: the chain ended at round {k + 1} of {len(rounds)}"
+                    )
                 return out
         self._chains[iid] = chain
         return [chain.request()]
@@ -374,10 +428,18 @@ class Chain:
         self.last_check: dict[str, Any] | None = None
         self.retrieved: Retrieval | None = None
         self.keys: list[str] = []  # cache keys of the exchanges fed so far, in order
-        self.trace: dict[str, Any] = {"method": method.name, "stages_run": list(self.v.stages),
-                                      "revision_rounds": method.revision_rounds, "decoding": method.decoding,
-                                      "stages": [], "verdicts": [], "retrieval": [], "retries": 0, "revisions": 0,
-                                      "accepted": None}  # fmt: skip
+        self.trace: dict[str, Any] = {
+            "method": method.name,
+            "stages_run": list(self.v.stages),
+            "revision_rounds": method.revision_rounds,
+            "decoding": method.decoding,
+            "stages": [],
+            "verdicts": [],
+            "retrieval": [],
+            "retries": 0,
+            "revisions": 0,
+            "accepted": None,
+        }
 
     # ---- what the next request is ------------------------------------------------------------
     @property
@@ -434,8 +496,11 @@ class Chain:
         """What this stage got from earlier stages (and its revision block): kept in the trace."""
         text, _ = self._file(f"{self.stage}.user.txt")
         values = self.values()
-        return {k: values[k] for k in Template(text).get_identifiers()
-                if k not in INSTANCE_PLACEHOLDERS and k in values and values[k]}  # fmt: skip
+        return {
+            k: values[k]
+            for k in Template(text).get_identifiers()
+            if k not in INSTANCE_PLACEHOLDERS and k in values and values[k]
+        }
 
     def request(self) -> Request:
         stage, values = self.stage, self.values()
@@ -445,7 +510,12 @@ class Chain:
             user += "\n" + self._rendered("retry.txt", {"reason": self.retry_reason or ""}).rstrip()
         content = (*self.m.images(self.inst), user) if stage == "observer" else (user,)
         # ``keys``: the answer's keys in order, the structured view for backends that read no prose
-        task: dict[str, Any] = {"benchmark": "moca", "method": self.m.name, "stage": stage, "keys": list(self.v.keys(stage))}
+        task: dict[str, Any] = {
+            "benchmark": "moca",
+            "method": self.m.name,
+            "stage": stage,
+            "keys": list(self.v.keys(stage)),
+        }
         if stage == "decoder":
             task.update(answer_choices(self.inst, self.tax, self.maps))
         if stage == "checker":
@@ -469,11 +539,20 @@ class Chain:
         stage = self.stage
         expected = self.request_id()
         if ex.request.request_id != expected:
-            raise SocialbenchError(f"method {self.m.name}: replay out of step: expected {expected}, got {ex.request.request_id}")
+            raise SocialbenchError(
+                f"method {self.m.name}: replay out of step: expected {expected}, got {ex.request.request_id}"
+            )
         self.keys.append(ex.key)
         resp = ex.response
-        entry: dict[str, Any] = {"stage": stage, "pass": self.pass_no, "attempt": self.attempt, "request_id": expected,
-                                 "inputs": self.stage_inputs(), "output": None, "error": None}  # fmt: skip
+        entry: dict[str, Any] = {
+            "stage": stage,
+            "pass": self.pass_no,
+            "attempt": self.attempt,
+            "request_id": expected,
+            "inputs": self.stage_inputs(),
+            "output": None,
+            "error": None,
+        }
         self.trace["stages"].append(entry)
         if resp.error:
             entry["error"] = f"call failed: {resp.error}"
@@ -503,7 +582,9 @@ class Chain:
             _, problems = self.resolve()
             if problems and self.v.checks:
                 # A scenario-invalid tuple returns to Stage 4 (C.3); that needs no model to see.
-                refine = self._rendered("invalid_tuple.txt", {"problems": "; ".join(f"{k}: {v}" for k, v in problems.items())}).strip()
+                refine = self._rendered(
+                    "invalid_tuple.txt", {"problems": "; ".join(f"{k}: {v}" for k, v in problems.items())}
+                ).strip()
                 return self.rejected({"status": REJECTED, "breakpoint": 4, "refine": refine, "by": "rule"})
         elif stage == "checker":
             if parsed["status"] == ACCEPTED:
@@ -527,8 +608,9 @@ class Chain:
         self.revision = {}
         for s in BREAKPOINT_STAGES[bp]:
             if s in self.v.stages:
-                self.revision[s] = self._rendered("revision.txt", {"refine": verdict["refine"],
-                                                                   "previous": compact(self.outputs[s])}).rstrip()  # fmt: skip
+                self.revision[s] = self._rendered(
+                    "revision.txt", {"refine": verdict["refine"], "previous": compact(self.outputs[s])}
+                ).rstrip()
         previous = verdict if verdict["by"] == "checker" else self.last_check
         if previous is not None:
             prev = {k: previous[k] for k in CHAIN_KEYS["checker"]}
@@ -543,8 +625,9 @@ class Chain:
 
         out = self.outputs["decoder"]
         s = self.inst["scenario"]
-        fields, problems, _ = parse_answer(compact({k: out[k] for k in ANSWER_KEYS}), self.tax.mechanism_names(s),
-                                           self.tax.label_names(s), self.maps)  # fmt: skip
+        fields, problems, _ = parse_answer(
+            compact({k: out[k] for k in ANSWER_KEYS}), self.tax.mechanism_names(s), self.tax.label_names(s), self.maps
+        )
         return fields, problems
 
     def _inputs(self) -> list[dict[str, Any]]:
@@ -556,21 +639,34 @@ class Chain:
         fields, problems = self.resolve()
         self.trace.update(accepted=accepted, final_pass=self.pass_no)
         if accepted is False:
-            self.trace["not_accepted"] = (f"no ACCEPTED within {self.m.revision_rounds} revision round(s):"
-                                          " the output is the last decoder answer")  # fmt: skip
+            self.trace["not_accepted"] = (
+                f"no ACCEPTED within {self.m.revision_rounds} revision round(s): the output is the last decoder answer"
+            )
         return Final(
-            fields={"raw": ex.response.text, **fields, "field_errors": problems, "slots": self.maps,
-                    "request_key": ex.key, "inputs": self._inputs(), "finish_reason": ex.response.finish_reason},
+            fields={
+                "raw": ex.response.text,
+                **fields,
+                "field_errors": problems,
+                "slots": self.maps,
+                "request_key": ex.key,
+                "inputs": self._inputs(),
+                "finish_reason": ex.response.finish_reason,
+            },
             error=None,
             trace=self.trace,
-        )  # fmt: skip
+        )
 
     def fail(self, stage: str, reason: str, ex: Exchange) -> Final:
         """The instance's error (scored invalid): no answer fields, the failing call's bookkeeping."""
         self.trace.update(accepted=None, error_stage=stage, final_pass=self.pass_no)
         return Final(
-            fields={"raw": ex.response.text if stage == "decoder" else None, "slots": self.maps, "request_key": ex.key,
-                    "inputs": self._inputs(), "finish_reason": ex.response.finish_reason},
+            fields={
+                "raw": ex.response.text if stage == "decoder" else None,
+                "slots": self.maps,
+                "request_key": ex.key,
+                "inputs": self._inputs(),
+                "finish_reason": ex.response.finish_reason,
+            },
             error=f"{self.m.name} stage {stage}: {reason}",
             trace=self.trace,
-        )  # fmt: skip
+        )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from socialbench.moca.annotation import TUPLE_FIELDS
 from socialbench.moca.scoring import percent
@@ -32,7 +33,10 @@ def compute(instances: Sequence[Mapping[str, Any]], tax: Taxonomy) -> dict[str, 
 
     def dist(key: str, known: Sequence[str]) -> list[dict[str, Any]]:
         values = [str(i[key]) for i in instances]
-        return [{"name": v, "count": values.count(v), "percent": percent(values.count(v), n)} for v in _ordered(values, known)]
+        return [
+            {"name": v, "count": values.count(v), "percent": percent(values.count(v), n)}
+            for v in _ordered(values, known)
+        ]
 
     scenarios = dist("scenario", tax.scenarios)
     composition = []
@@ -47,9 +51,15 @@ def compute(instances: Sequence[Mapping[str, Any]], tax: Taxonomy) -> dict[str, 
         members = [i["label"] for i in instances if i["scenario"] == s]
         known = tax.label_names(s) if s in tax.scenarios else []
         for lab in _ordered(members, known):
-            labels.append({"scenario": s, "label": lab, "count": members.count(lab),
-                           "percent_of_scenario": percent(members.count(lab), len(members)),
-                           "percent_of_all": percent(members.count(lab), n)})
+            labels.append(
+                {
+                    "scenario": s,
+                    "label": lab,
+                    "count": members.count(lab),
+                    "percent_of_scenario": percent(members.count(lab), len(members)),
+                    "percent_of_all": percent(members.count(lab), n),
+                }
+            )
     return {
         "instances": n,
         "field_values": n * len(TUPLE_FIELDS),
@@ -101,8 +111,16 @@ def _tex_escape(s: str) -> str:
 
 
 def _tex(head: Sequence[str], rows: Sequence[Sequence[Any]], caption: str, label: str, align: str) -> str:
-    lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{caption}}}", rf"\label{{{label}}}",
-             rf"\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(_tex_escape(h) for h in head) + r" \\", r"\midrule"]
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{caption}}}",
+        rf"\label{{{label}}}",
+        rf"\begin{{tabular}}{{{align}}}",
+        r"\toprule",
+        " & ".join(_tex_escape(h) for h in head) + r" \\",
+        r"\midrule",
+    ]
     lines += [" & ".join(_tex_escape(str(c)) for c in r) + r" \\" for r in rows]
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
@@ -111,8 +129,11 @@ def _tex(head: Sequence[str], rows: Sequence[Sequence[Any]], caption: str, label
 def table1(stats: Mapping[str, Any]) -> dict[str, str]:
     head = ("Group", "Category", "Count", "%")
     rows = [(g, c, k, _fmt(p)) for g, c, k, p in table1_rows(stats)]
-    return {"md": "### General statistics of the benchmark (Table 1 style)\n\n" + _md_table(head, rows, 2),
-            "csv": _csv(head, rows), "tex": _tex(head, rows, "General statistics of the benchmark.", "tab:moca-stats", "llrr")}
+    return {
+        "md": "### General statistics of the benchmark (Table 1 style)\n\n" + _md_table(head, rows, 2),
+        "csv": _csv(head, rows),
+        "tex": _tex(head, rows, "General statistics of the benchmark.", "tab:moca-stats", "llrr"),
+    }
 
 
 # ---- Table 11: structural and modality composition ----------------------------------------------
@@ -120,14 +141,23 @@ def table1(stats: Mapping[str, Any]) -> dict[str, str]:
 
 def table11(stats: Mapping[str, Any]) -> dict[str, str]:
     head = ("Scenario", "Image-text", "Video-text", "Total", "%")
-    rows = [(r["scenario"].title(), r["image_text"], r["video_text"], r["total"], _fmt(r["percent"])) for r in stats["composition"]]
+    rows = [
+        (r["scenario"].title(), r["image_text"], r["video_text"], r["total"], _fmt(r["percent"]))
+        for r in stats["composition"]
+    ]
     img = sum(r["image_text"] for r in stats["composition"])
     vid = sum(r["video_text"] for r in stats["composition"])
     rows.append(("All", img, vid, stats["instances"], _fmt(100.0 if stats["instances"] else None)))
     note = f"Field values: {stats['field_values']} ({len(TUPLE_FIELDS)} fields x {stats['instances']} instances)."
-    return {"md": "### Structural and modality composition (Table 11 style)\n\n" + _md_table(head, rows, 4) + "\n" + note + "\n",
-            "csv": _csv(head, rows),
-            "tex": _tex(head, rows, "Structural and modality composition. " + note, "tab:moca-composition", "lrrrr")}
+    return {
+        "md": "### Structural and modality composition (Table 11 style)\n\n"
+        + _md_table(head, rows, 4)
+        + "\n"
+        + note
+        + "\n",
+        "csv": _csv(head, rows),
+        "tex": _tex(head, rows, "Structural and modality composition. " + note, "tab:moca-composition", "lrrrr"),
+    }
 
 
 # ---- Label composition per scenario (Figure 3's outer ring) --------------------------------------
@@ -135,10 +165,15 @@ def table11(stats: Mapping[str, Any]) -> dict[str, str]:
 
 def labels_table(stats: Mapping[str, Any]) -> dict[str, str]:
     head = ("Scenario", "Label", "Count", "% of scenario", "% of all")
-    rows = [(r["scenario"].title(), r["label"], r["count"], _fmt(r["percent_of_scenario"]), _fmt(r["percent_of_all"]))
-            for r in stats["labels"]]
-    return {"md": "### Label composition per scenario (Figure 3 style)\n\n" + _md_table(head, rows, 3),
-            "csv": _csv(head, rows), "tex": _tex(head, rows, "Label composition per scenario.", "tab:moca-labels", "llrrr")}
+    rows = [
+        (r["scenario"].title(), r["label"], r["count"], _fmt(r["percent_of_scenario"]), _fmt(r["percent_of_all"]))
+        for r in stats["labels"]
+    ]
+    return {
+        "md": "### Label composition per scenario (Figure 3 style)\n\n" + _md_table(head, rows, 3),
+        "csv": _csv(head, rows),
+        "tex": _tex(head, rows, "Label composition per scenario.", "tab:moca-labels", "llrrr"),
+    }
 
 
 def figure_png(stats: Mapping[str, Any], dpi: int = 150) -> bytes:
@@ -167,12 +202,28 @@ def figure_png(stats: Mapping[str, Any], dpi: int = 150) -> bytes:
                 outer.append(r["count"])
                 outer_colors.append(cmap(0.25 + 0.5 * j / max(1, len(labs))))
                 outer_labels.append(f"{r['label']} ({_fmt(r['percent_of_scenario'])}%)")
-        ax.pie(outer, radius=1.0, colors=outer_colors, labels=outer_labels, labeldistance=1.05, textprops={"fontsize": 6},
-               wedgeprops={"width": 0.3, "edgecolor": "white"}, startangle=90, counterclock=False)
-        ax.pie([s["count"] for s in scen], radius=0.7, colors=inner_colors,
-               labels=[f"{s['name'].title()}\n{_fmt(s['percent'])}%" for s in scen], labeldistance=0.55,
-               textprops={"fontsize": 9, "ha": "center"}, wedgeprops={"width": 0.3, "edgecolor": "white"},
-               startangle=90, counterclock=False)
+        ax.pie(
+            outer,
+            radius=1.0,
+            colors=outer_colors,
+            labels=outer_labels,
+            labeldistance=1.05,
+            textprops={"fontsize": 6},
+            wedgeprops={"width": 0.3, "edgecolor": "white"},
+            startangle=90,
+            counterclock=False,
+        )
+        ax.pie(
+            [s["count"] for s in scen],
+            radius=0.7,
+            colors=inner_colors,
+            labels=[f"{s['name'].title()}\n{_fmt(s['percent'])}%" for s in scen],
+            labeldistance=0.55,
+            textprops={"fontsize": 9, "ha": "center"},
+            wedgeprops={"width": 0.3, "edgecolor": "white"},
+            startangle=90,
+            counterclock=False,
+        )
         ax.set_title(f"Scenarios and labels (N = {stats['instances']})")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})

@@ -19,12 +19,33 @@ from PIL import Image, ImageDraw
 from socialbench.moca.taxonomy import Taxonomy
 
 PEOPLE = [
-    "the speaker", "the manager", "the new colleague", "the customer", "the teacher", "the student",
-    "the mother", "the older brother", "the landlord", "the tenant", "the politician", "the journalist",
-    "the team captain", "the referee", "the online commenter", "the meme author", "the neighbour",
-    "the doctor", "the patient", "the best friend", "the partner", "the audience", "the company",
-    "the government", "the fans of the rival team", "the coworkers",
-]  # fmt: skip
+    "the speaker",
+    "the manager",
+    "the new colleague",
+    "the customer",
+    "the teacher",
+    "the student",
+    "the mother",
+    "the older brother",
+    "the landlord",
+    "the tenant",
+    "the politician",
+    "the journalist",
+    "the team captain",
+    "the referee",
+    "the online commenter",
+    "the meme author",
+    "the neighbour",
+    "the doctor",
+    "the patient",
+    "the best friend",
+    "the partner",
+    "the audience",
+    "the company",
+    "the government",
+    "the fans of the rival team",
+    "the coworkers",
+]
 
 # Cue phrases per label: the text carries an indirect cue of its label, so a content-aware model
 # can beat the chance and prior rows while the task stays non-trivial.
@@ -71,7 +92,7 @@ class DemoConfig:
     faults: bool = False  # add one invalid record and one truncated clip to the test split
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> "DemoConfig":
+    def from_params(cls, params: dict[str, Any]) -> DemoConfig:
         d = params["moca"]["demo"]
         return cls(
             seed=int(params["seed"]),
@@ -112,10 +133,12 @@ def make_record(split: str, index: int, cfg: DemoConfig, tax: Taxonomy) -> dict[
     ext = "mp4" if is_video else "png"
     # The subject is left implicit (the poster or speaker); the target is named only half the time,
     # so participant recovery is not a string match.
-    text = f"\"{cue}\"" + (f" (about {target})" if rng.random() < 0.5 else f" #{domain_tag(rng)}")
+    text = f'"{cue}"' + (f" (about {target})" if rng.random() < 0.5 else f" #{domain_tag(rng)}")
     transcript = None
     if is_video:
-        transcript = f"A ({subject}): {cue}.\nB ({target}): Sorry, what do you mean?\nA ({subject}): Nothing. Forget it."
+        transcript = (
+            f"A ({subject}): {cue}.\nB ({target}): Sorry, what do you mean?\nA ({subject}): Nothing. Forget it."
+        )
     return {
         "id": iid,
         "source": "socialbench-demo",
@@ -223,9 +246,12 @@ def simulated_annotator(records: list[dict[str, Any]], cfg: DemoConfig, tax: Tax
     for rec in records:
         rng = random.Random(f"{cfg.seed}:human:{rec['id']}")
         s = rec["scenario"]
-        options = {"subject": rec["subject_options"], "target": rec["target_options"],
-                   "mechanism": tax.mechanism_names(s) if s in tax.scenarios else [rec["mechanism"]],
-                   "label": tax.label_names(s) if s in tax.scenarios else [rec["label"]]}  # fmt: skip
+        options = {
+            "subject": rec["subject_options"],
+            "target": rec["target_options"],
+            "mechanism": tax.mechanism_names(s) if s in tax.scenarios else [rec["mechanism"]],
+            "label": tax.label_names(s) if s in tax.scenarios else [rec["label"]],
+        }
         answer = {"id": rec["id"]}
         for field in ("subject", "target", "mechanism", "label"):
             others = [o for o in options[field] if o != rec[field]]
@@ -247,8 +273,9 @@ def fault_records(media: Path, cfg: DemoConfig, tax: Taxonomy) -> list[dict[str,
     bad_label["media"] = [path.as_posix()]
 
     truncated = make_record("test-fault", 1, cfg, tax)
-    truncated.update(id="demo-test-fault-media", modality="video_text",
-                     transcript=truncated["transcript"] or "A: (inaudible)")
+    truncated.update(
+        id="demo-test-fault-media", modality="video_text", transcript=truncated["transcript"] or "A: (inaudible)"
+    )
     clip = media / "demo-test-fault-media.mp4"
     encode_video(video_frames(truncated, cfg), clip, cfg)
     data = clip.read_bytes()

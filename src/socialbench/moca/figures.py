@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 _DPI = 150
 _PNG_META = {"Software": None}
@@ -59,8 +60,14 @@ def _nan(values: Sequence[float | None]) -> list[float]:
     return [float("nan") if v is None else float(v) for v in values]
 
 
-def metric_comparison(scenario: str, metrics: Sequence[str], bars: list[dict[str, Any]], human: dict[str, Any] | None,
-                      n: int | None = None, note: str | None = None) -> dict[str, bytes]:
+def metric_comparison(
+    scenario: str,
+    metrics: Sequence[str],
+    bars: list[dict[str, Any]],
+    human: dict[str, Any] | None,
+    n: int | None = None,
+    note: str | None = None,
+) -> dict[str, bytes]:
     """Figure 6 style for one scenario: ``bars`` ({label, values, lows?, highs?} over ``metrics``),
     the ``human`` reference ({label, values}) as a black line over each metric's group."""
     return _render(_draw_metric_comparison, scenario, list(metrics), bars, human, n, note)
@@ -76,14 +83,23 @@ def _draw_metric_comparison(scenario, metrics, bars, human, n, note):
         x = [j - 0.4 + width * (i + 0.5) for j in range(len(metrics))]
         values = bar["values"]
         yerr = _errors(values, bar.get("lows") or [None] * len(values), bar.get("highs") or [None] * len(values))
-        ax.bar(x, [0 if v is None else v for v in values], width, yerr=yerr, capsize=1.5, label=bar["label"],
-               color=colours[i], error_kw={"elinewidth": 0.6, "capthick": 0.6})
+        ax.bar(
+            x,
+            [0 if v is None else v for v in values],
+            width,
+            yerr=yerr,
+            capsize=1.5,
+            label=bar["label"],
+            color=colours[i],
+            error_kw={"elinewidth": 0.6, "capthick": 0.6},
+        )
         _mark_undefined(ax, x, values)
     if human is not None:
         for j, v in enumerate(human["values"]):
             if v is not None:
-                ax.hlines(v, j - 0.45, j + 0.45, colors="black", linewidth=1.6,
-                          label=human["label"] if j == 0 else None)  # fmt: skip
+                ax.hlines(
+                    v, j - 0.45, j + 0.45, colors="black", linewidth=1.6, label=human["label"] if j == 0 else None
+                )
     ax.set_xticks(range(len(metrics)), metrics)
     ax.set_ylim(0, 102)  # a human line at 100 stays visible
     ax.set_ylabel("accuracy (%)")
@@ -100,8 +116,9 @@ def _mark_undefined(ax, x: Sequence[float], values: Sequence[float | None]) -> N
             ax.text(xi, 0.5, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
 
 
-def gain_profiles(panels: list[tuple[str, list[dict[str, Any]]]], metrics: Sequence[str],
-                  note: str | None = None) -> dict[str, bytes]:
+def gain_profiles(
+    panels: list[tuple[str, list[dict[str, Any]]]], metrics: Sequence[str], note: str | None = None
+) -> dict[str, bytes]:
     """Figure 9 style: one panel per scenario, each backbone's gain ({label, values, lows?, highs?}
     over ``metrics``) as bars, their mean as a black diamond."""
     return _render(_draw_gain_profiles, panels, list(metrics), note)
@@ -117,12 +134,22 @@ def _draw_gain_profiles(panels, metrics, note):
             x = [j - 0.4 + width * (i + 0.5) for j in range(len(metrics))]
             values = bar["values"]
             yerr = _errors(values, bar.get("lows") or [None] * len(values), bar.get("highs") or [None] * len(values))
-            ax.bar(x, [0 if v is None else v for v in values], width, yerr=yerr, capsize=1.5, color=f"C{i % 10}",
-                   label=bar["label"], error_kw={"elinewidth": 0.6, "capthick": 0.6})
+            ax.bar(
+                x,
+                [0 if v is None else v for v in values],
+                width,
+                yerr=yerr,
+                capsize=1.5,
+                color=f"C{i % 10}",
+                label=bar["label"],
+                error_kw={"elinewidth": 0.6, "capthick": 0.6},
+            )
             _mark_undefined(ax, x, values)
         if bars:
-            means = [None if any(b["values"][j] is None for b in bars) else sum(b["values"][j] for b in bars) / len(bars)
-                     for j in range(len(metrics))]  # fmt: skip
+            means = [
+                None if any(b["values"][j] is None for b in bars) else sum(b["values"][j] for b in bars) / len(bars)
+                for j in range(len(metrics))
+            ]
             ax.plot(range(len(metrics)), _nan(means), "D", color="black", markersize=4, label="mean", zorder=3)
         ax.axhline(0, color="grey", linewidth=0.6)
         ax.set_xticks(range(len(metrics)), metrics)

@@ -14,8 +14,9 @@ dropping belongs to benchmark construction (``socialbench prepare`` and its repo
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from socialbench.media import errors as E
 from socialbench.media.cache import FrameCache
@@ -32,7 +33,9 @@ KEPT = "kept as media error"
 
 def moca_sampling(settings: MediaSettings) -> FrameSampling:
     """MoCA's frame sampling: ``media.moca_frames`` frames uniformly in temporal order (MoCA 6.1)."""
-    return FrameSampling.uniform(settings.moca_frames, max_side=settings.frame_max_side, image_format=settings.image_format)
+    return FrameSampling.uniform(
+        settings.moca_frames, max_side=settings.frame_max_side, image_format=settings.image_format
+    )
 
 
 def attach_frames(
@@ -63,7 +66,12 @@ def attach_frames(
         try:
             media = rec.get("media")
             if not isinstance(media, list) or len(media) != 1 or not isinstance(media[0], str):
-                raise MediaError(source, E.BAD_INSTANCE, f"a video-text instance needs exactly one video in 'media', got {media!r}", record=iid)
+                raise MediaError(
+                    source,
+                    E.BAD_INSTANCE,
+                    f"a video-text instance needs exactly one video in 'media', got {media!r}",
+                    record=iid,
+                )
             manifest = cache.frames(Path(root) / media[0], sampling)
         except MediaError as err:
             if err.record is None:  # name the instance as well as the file
@@ -71,7 +79,9 @@ def attach_frames(
             report.add(split, iid, err, "failed" if on_error == "fail" else KEPT)
             if on_error == "fail":
                 raise err
-            log.warning("media: %s: instance %s kept without frames, marked media_error (scored invalid): %s", split, iid, err)
+            log.warning(
+                "media: %s: instance %s kept without frames, marked media_error (scored invalid): %s", split, iid, err
+            )
             marked = {k: v for k, v in rec.items() if k != "frames"}
             marked["media_error"] = " ".join(str(err).split())  # one line: it becomes the answer's error
             out.append(marked)

@@ -53,8 +53,11 @@ def parse_answer(
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)" if (
-            code_fence == "strict" and unfence(text) is not None) else ""  # fmt: skip
+        hint = (
+            " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)"
+            if (code_fence == "strict" and unfence(text) is not None)
+            else ""
+        )
         return fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: {exc.msg} at char {exc.pos}{hint}"
     if not isinstance(obj, dict):
         return fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: JSON {type(obj).__name__}, not an object"

@@ -4,8 +4,9 @@ an image Pillow can open and verify (clips are decoded later, by the media stage
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from socialbench.errors import DataError, SocialbenchError
 from socialbench.io import JsonLine, first_bad_line, read_jsonl_lines
@@ -48,8 +49,12 @@ def media_problems(rec: dict[str, Any], media_roots: Any = None) -> list[tuple[s
 
 
 def prepare_instances(
-    records: list[dict[str, Any]], tax: Taxonomy, source: str, on_invalid: str = "drop",
-    lines: Sequence[int] | None = None, media_roots: Any = None,
+    records: list[dict[str, Any]],
+    tax: Taxonomy,
+    source: str,
+    on_invalid: str = "drop",
+    lines: Sequence[int] | None = None,
+    media_roots: Any = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(kept records sorted by id, gold fields canonical; dropped records with reasons: a gold value
     that matches an option after the scorer's normalization is no reason). With on_invalid='fail' the first
@@ -65,8 +70,12 @@ def prepare_instances(
             if on_invalid == "fail":
                 field, msg = problems[0]
                 raise DataError(source, msg, record=record_name(rec, i, line), field=field)
-            entry = {"id": record_name(rec, i, line), "source_file": source,
-                     "problems": [{"field": f, "reason": r} for f, r in problems], "record": rec}
+            entry = {
+                "id": record_name(rec, i, line),
+                "source_file": source,
+                "problems": [{"field": f, "reason": r} for f, r in problems],
+                "record": rec,
+            }
             if line is not None:
                 entry["line"] = line
             dropped.append(entry)
@@ -82,8 +91,14 @@ def _truncated(text: str, limit: int = RAW_LIMIT) -> str:
 
 def _bad_line_entry(jl: JsonLine, source: str) -> dict[str, Any]:
     raw = _truncated(jl.raw)
-    return {"id": f"line {jl.line}", "line": jl.line, "source_file": source,
-            "problems": [{"field": jl.field, "reason": f"{jl.problem}: {raw!r}"}], "record": None, "raw": raw}
+    return {
+        "id": f"line {jl.line}",
+        "line": jl.line,
+        "source_file": source,
+        "problems": [{"field": jl.field, "reason": f"{jl.problem}: {raw!r}"}],
+        "record": None,
+        "raw": raw,
+    }
 
 
 def prepare_file(
@@ -101,8 +116,9 @@ def prepare_file(
     if on_invalid == "fail":
         first_bad_line(path, lines)
     good = [jl for jl in lines if jl.record is not None]
-    kept, dropped = prepare_instances([jl.record for jl in good], tax, source, on_invalid, [jl.line for jl in good],
-                                      media_roots)
+    kept, dropped = prepare_instances(
+        [jl.record for jl in good], tax, source, on_invalid, [jl.line for jl in good], media_roots
+    )
     dropped += [_bad_line_entry(jl, source) for jl in lines if jl.record is None]
     dropped.sort(key=lambda d: d["line"])
     return kept, dropped

@@ -38,18 +38,26 @@ import html
 import io
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from socialbench.errors import ConfigError
 
 STAGE = "preprocess"
 #: Removal reasons of this stage, in step order (the count table's columns).
 REASONS = (
-    "empty_text", "markup_only", "link_only", "system_artifact", "invalid_link", "missing_media",
-    "corrupted_media", "exact_duplicate", "near_duplicate",
-)  # fmt: skip
+    "empty_text",
+    "markup_only",
+    "link_only",
+    "system_artifact",
+    "invalid_link",
+    "missing_media",
+    "corrupted_media",
+    "exact_duplicate",
+    "near_duplicate",
+)
 #: Flags on kept records (counted in the table too).
 FLAGS = ("media_missing", "media_remote", "shares_media_with", "shares_text_with")
 
@@ -57,9 +65,25 @@ FLAGS = ("media_missing", "media_remote", "shares_media_with", "shares_text_with
 LSH_SLACK = 0.3
 
 DEFAULT_PLACEHOLDERS = (
-    "<user>", "<url>", "<num>", "<number>", "<hashtag>", "<email>", "<phone>", "<money>", "<date>", "<time>",
-    "<percent>", "<mention>", "[deleted]", "[removed]", "[link]", "[url]", "[image]", "[video]",
-)  # fmt: skip
+    "<user>",
+    "<url>",
+    "<num>",
+    "<number>",
+    "<hashtag>",
+    "<email>",
+    "<phone>",
+    "<money>",
+    "<date>",
+    "<time>",
+    "<percent>",
+    "<mention>",
+    "[deleted]",
+    "[removed]",
+    "[link]",
+    "[url]",
+    "[image]",
+    "[video]",
+)
 
 
 @dataclass(frozen=True)
@@ -74,21 +98,27 @@ class PreprocessParams:
     placeholders: tuple[str, ...] = DEFAULT_PLACEHOLDERS
 
     @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any] | None) -> "PreprocessParams":
+    def from_mapping(cls, raw: Mapping[str, Any] | None) -> PreprocessParams:
         raw = dict(raw or {})
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(raw) - known)
         if unknown:
-            raise ConfigError(f"moca.preprocess: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+            raise ConfigError(
+                f"moca.preprocess: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+            )
         if "placeholders" in raw:
             raw["placeholders"] = tuple(raw["placeholders"])
         p = cls(**raw)
         if not 0 < p.near_duplicate_threshold <= 1:
-            raise ConfigError(f"moca.preprocess.near_duplicate_threshold: {p.near_duplicate_threshold} is not in (0, 1]")
+            raise ConfigError(
+                f"moca.preprocess.near_duplicate_threshold: {p.near_duplicate_threshold} is not in (0, 1]"
+            )
         if p.missing_media not in ("drop", "keep"):
             raise ConfigError(f"moca.preprocess.missing_media: {p.missing_media!r} is not drop or keep")
         if p.minhash_permutations < 16 or p.shingle_chars < 1 or not 0 <= p.phash_max_distance < 64:
-            raise ConfigError("moca.preprocess: minhash_permutations >= 16, shingle_chars >= 1, 0 <= phash_max_distance < 64")
+            raise ConfigError(
+                "moca.preprocess: minhash_permutations >= 16, shingle_chars >= 1, 0 <= phash_max_distance < 64"
+            )
         return p
 
 
@@ -141,8 +171,9 @@ def clean_text(text: str, placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS) ->
         return Cleaned("", ("whitespace",) if text else (), "empty_text")
     current = text
     # Repair only: curly quotes and full-width forms are how the author wrote, not corruption.
-    fixed = ftfy.fix_text(current, unescape_html=False, uncurl_quotes=False, fix_character_width=False,
-                          normalization="NFC")
+    fixed = ftfy.fix_text(
+        current, unescape_html=False, uncurl_quotes=False, fix_character_width=False, normalization="NFC"
+    )
     current = step("unicode", _MACROMAN_APOSTROPHE.sub("\u2019", fixed), "empty_text")
     unmarked = _MD_EMPHASIS.sub(r"\2", _MD_LINK.sub(r"\1", _TAG.sub(" ", html.unescape(current))))
     current = step("markup", unmarked, "markup_only")
@@ -163,7 +194,7 @@ def dedup_key(text: str) -> str:
 
 
 def shingles(key: str, k: int) -> set[str]:
-    return {key[i:i + k] for i in range(len(key) - k + 1)} if len(key) > k else {key}
+    return {key[i : i + k] for i in range(len(key) - k + 1)} if len(key) > k else {key}
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -238,8 +269,9 @@ def inspect_media(path: Path, modality: str) -> MediaInfo:
         stream = require_video(info)
     except MediaError as exc:
         raise MediaProblem("corrupted_media", str(exc)) from exc
-    return MediaInfo(str(path), "video", sha256_file(path), width=stream.width, height=stream.height,
-                     duration=info.duration)
+    return MediaInfo(
+        str(path), "video", sha256_file(path), width=stream.width, height=stream.height, duration=info.duration
+    )
 
 
 def check_media(rec: Mapping[str, Any]) -> tuple[list[MediaInfo], list[str], MediaProblem | None]:
@@ -267,7 +299,8 @@ def check_media(rec: Mapping[str, Any]) -> tuple[list[MediaInfo], list[str], Med
         if rec.get("media_urls"):
             flags.append("media_remote")
         detail = (f"not found: {', '.join(missing)}" if missing else "no local media file") + (
-            f" (URL: {', '.join(rec['media_urls'])})" if rec.get("media_urls") else "")
+            f" (URL: {', '.join(rec['media_urls'])})" if rec.get("media_urls") else ""
+        )
         return infos, flags, MediaProblem("missing_media", detail)
     return infos, flags, None
 
@@ -276,7 +309,9 @@ def check_media(rec: Mapping[str, Any]) -> tuple[list[MediaInfo], list[str], Med
 # Duplicates (pure)
 
 
-def _media_relation(a: Sequence[Mapping[str, Any]] | None, b: Sequence[Mapping[str, Any]] | None, max_distance: int) -> str:
+def _media_relation(
+    a: Sequence[Mapping[str, Any]] | None, b: Sequence[Mapping[str, Any]] | None, max_distance: int
+) -> str:
     """identical | similar | unknown | different, for two records' decoded media (None: not decoded)."""
     if not a or not b:
         return "unknown"
@@ -313,7 +348,9 @@ def find_duplicates(
     template = MinHash(num_perm=params.minhash_permutations, seed=1)
     # The LSH proposes pairs at a looser threshold than the one that decides (exact Jaccard below):
     # MinHash estimates, and a pair just above the threshold would otherwise be missed at times.
-    lsh = MinHashLSH(threshold=max(0.05, params.near_duplicate_threshold - LSH_SLACK), num_perm=params.minhash_permutations)
+    lsh = MinHashLSH(
+        threshold=max(0.05, params.near_duplicate_threshold - LSH_SLACK), num_perm=params.minhash_permutations
+    )
     first_of_key: dict[str, list[int]] = {}
     for i, key in enumerate(keys):
         first_of_key.setdefault(key, []).append(i)
@@ -363,7 +400,7 @@ def shared_media_groups(media: Sequence[Sequence[Mapping[str, Any]] | None], max
             bits = bin(int(ms[0]["phash"], 16))[2:].zfill(64)
             size = -(-64 // nbands)
             for b in range(nbands):
-                bands.setdefault((b, bits[b * size:(b + 1) * size]), []).append(i)
+                bands.setdefault((b, bits[b * size : (b + 1) * size]), []).append(i)
     for group in by_sha.values():
         for i in group:
             out.setdefault(i, set()).update(j for j in group if j != i)
@@ -389,8 +426,15 @@ class FilterResult:
 
 def removal(rec: Mapping[str, Any], stage: str, reason: str, detail: str, **extra: Any) -> dict[str, Any]:
     """A filter-report entry: the record as it was when removed, and why."""
-    return {"id": rec["id"], "source": rec["source"], "stage": stage, "reason": reason, "detail": detail, **extra,
-            "record": dict(rec)}
+    return {
+        "id": rec["id"],
+        "source": rec["source"],
+        "stage": stage,
+        "reason": reason,
+        "detail": detail,
+        **extra,
+        "record": dict(rec),
+    }
 
 
 def preprocess(
@@ -403,8 +447,12 @@ def preprocess(
     for rec in records:
         cleaned = clean_text(rec["text"], params.placeholders)
         if not cleaned.text:
-            what = {"empty_text": "the text is empty", "markup_only": "the text was only markup",
-                    "link_only": "the text was only a link", "system_artifact": "the text was only a system artifact"}
+            what = {
+                "empty_text": "the text is empty",
+                "markup_only": "the text was only markup",
+                "link_only": "the text was only a link",
+                "system_artifact": "the text was only a system artifact",
+            }
             reason = cleaned.emptied_by or "empty_text"
             result.removed.append(removal(rec, STAGE, reason, f"{what[reason]}: {rec['text'][:120]!r}"))
             continue
@@ -426,7 +474,9 @@ def preprocess(
             continue
         if problem is not None:
             flags = sorted(set(flags) | {"media_missing"})
-        new["media_info"] = [m.as_dict() if isinstance(m, MediaInfo) else dict(m) for m in infos] if problem is None else []
+        new["media_info"] = (
+            [m.as_dict() if isinstance(m, MediaInfo) else dict(m) for m in infos] if problem is None else []
+        )
         new["flags"] = {f: True for f in flags}
         survivors.append(new)
     media = [r["media_info"] or None for r in survivors]
@@ -434,9 +484,15 @@ def preprocess(
     kept_idx = [i for i in range(len(survivors)) if i not in dups]
     for i, d in dups.items():
         rec = survivors[i]
-        result.removed.append(removal(
-            rec, STAGE, d.reason, f"duplicate of {survivors[d.of]['id']} (text similarity {d.similarity}, media {d.media})",
-            duplicate_of=survivors[d.of]["id"]))  # fmt: skip
+        result.removed.append(
+            removal(
+                rec,
+                STAGE,
+                d.reason,
+                f"duplicate of {survivors[d.of]['id']} (text similarity {d.similarity}, media {d.media})",
+                duplicate_of=survivors[d.of]["id"],
+            )
+        )
     # Flags among the kept: shared media (different text, else it would be a duplicate) and shared text.
     kept_media = [media[i] for i in kept_idx]
     for pos, others in shared_media_groups(kept_media, params.phash_max_distance).items():
@@ -474,6 +530,7 @@ def count_table(
     sources = sorted(set(pool_ids.values()))
     rows = []
     for src in [*sources, "total"]:
+
         def mine(source: str) -> bool:
             return src == "total" or source == src
 
@@ -508,8 +565,12 @@ def counts_csv(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def log_counts_mlflow(
-    rows: Sequence[Mapping[str, Any]], stage: str, tracking_uri: str, settings: Mapping[str, Any],
-    experiment: str = "socialbench", artifact_root: str = "mlartifacts",
+    rows: Sequence[Mapping[str, Any]],
+    stage: str,
+    tracking_uri: str,
+    settings: Mapping[str, Any],
+    experiment: str = "socialbench",
+    artifact_root: str = "mlartifacts",
 ) -> str:
     """Log a count table as one MLflow run (metric ``<source>.<column>``, the stage's settings as
     params), keyed by its content: the same counts and settings are logged once. Returns the run id."""
@@ -529,15 +590,25 @@ def log_counts_mlflow(
         if db is not None and (not db.exists() or db.stat().st_size == 0):
             _create_sqlite_store(tracking_uri, db)
         client, exp = _open_store(tracking_uri, db, experiment)
-        exp_id = exp.experiment_id if exp is not None else client.create_experiment(
-            experiment, artifact_location=Path(artifact_root).resolve().as_uri())  # as socialbench track creates it
+        exp_id = (
+            exp.experiment_id
+            if exp is not None
+            else client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri())
+        )  # as socialbench track creates it
         for run in client.search_runs([exp_id], filter_string=f"tags.`socialbench.filter_key` = '{key}'"):
             if run.info.status == "FINISHED":
                 return run.info.run_id
-        run = client.create_run(exp_id, run_name=f"moca-{stage}-counts", tags={
-            "socialbench.benchmark": "moca", "socialbench.stage": stage, "socialbench.filter_key": key})
-        metrics = [Metric(f"{row['source']}.{col.replace(':', '.')}", float(value), 0, 0)
-                   for row in rows for col, value in row.items() if col != "source"]
+        run = client.create_run(
+            exp_id,
+            run_name=f"moca-{stage}-counts",
+            tags={"socialbench.benchmark": "moca", "socialbench.stage": stage, "socialbench.filter_key": key},
+        )
+        metrics = [
+            Metric(f"{row['source']}.{col.replace(':', '.')}", float(value), 0, 0)
+            for row in rows
+            for col, value in row.items()
+            if col != "source"
+        ]
         params = [Param(k, str(v)[:500]) for k, v in sorted(plain.items())]
         client.log_batch(run.info.run_id, metrics=metrics, params=params)
         client.set_terminated(run.info.run_id)
@@ -545,7 +616,20 @@ def log_counts_mlflow(
 
 
 __all__ = [
-    "Cleaned", "FilterResult", "PreprocessParams", "REASONS", "FLAGS", "clean_text", "check_media", "count_table",
-    "counts_csv", "counts_markdown", "dedup_key", "find_duplicates", "log_counts_mlflow", "preprocess", "removal",
+    "Cleaned",
+    "FilterResult",
+    "PreprocessParams",
+    "REASONS",
+    "FLAGS",
+    "clean_text",
+    "check_media",
+    "count_table",
+    "counts_csv",
+    "counts_markdown",
+    "dedup_key",
+    "find_duplicates",
+    "log_counts_mlflow",
+    "preprocess",
+    "removal",
     "shared_media_groups",
-]  # fmt: skip
+]

@@ -15,8 +15,9 @@ model call (:func:`media_error_answer`, scored invalid), so an evaluation never 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from string import Template
-from typing import Any, Sequence
+from typing import Any
 
 from socialbench.backends.base import Decoding, ImagePart, Message, ModelSpec, Request
 from socialbench.benchmark import Exchange, Final, InstanceInputError, Method
@@ -93,7 +94,9 @@ def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
             raise InstanceInputError(
                 "frames", "a video_text instance needs sampled frames; run socialbench moca frames first"
             )
-        if not isinstance(frames, list) or not all(isinstance(f, dict) and "path" in f and "sha256" in f for f in frames):
+        if not isinstance(frames, list) or not all(
+            isinstance(f, dict) and "path" in f and "sha256" in f for f in frames
+        ):
             # load_instances validates frames in full (moca.schema.frames_problem); this guards direct callers
             raise InstanceInputError("frames", "expected a list of {path, sha256, index, timestamp} objects")
         chosen = _pick_uniform(frames, spec.max_frames)
@@ -152,8 +155,14 @@ def visual_description(images: list[ImagePart], video: bool) -> str:
 
 
 def build_direct_request(
-    instance: dict[str, Any], tax: Taxonomy, spec: ModelSpec, seed: int, templates: tuple[str, str], *,
-    method: str = "direct", constrained: bool = False,
+    instance: dict[str, Any],
+    tax: Taxonomy,
+    spec: ModelSpec,
+    seed: int,
+    templates: tuple[str, str],
+    *,
+    method: str = "direct",
+    constrained: bool = False,
 ) -> tuple[Request, dict[str, dict[str, str]]]:
     """The D.1 direct-inference request for one instance and its slot maps; ``templates`` are the
     (system, user) template texts. Temperature 0; JSON mode (``json_object``: keys asked for by the
@@ -202,16 +211,23 @@ def media_error_answer(instance: dict[str, Any], problem: str, seed: int) -> Fin
     None, ``error`` "media: <problem>" and ``media_error`` the problem (scored invalid, counted in the
     scores' ``media_errors``). The slot maps are kept, as for any other answer."""
     return Final(
-        fields={"raw": None, **{k: None for k in ANSWER_KEYS},
-                "field_errors": {k: "media error, no model call" for k in ANSWER_KEYS},
-                "slots": slot_maps(instance, seed), "request_key": None, "inputs": [], "finish_reason": None,
-                "media_error": problem},
+        fields={
+            "raw": None,
+            **{k: None for k in ANSWER_KEYS},
+            "field_errors": {k: "media error, no model call" for k in ANSWER_KEYS},
+            "slots": slot_maps(instance, seed),
+            "request_key": None,
+            "inputs": [],
+            "finish_reason": None,
+            "media_error": problem,
+        },
         error=f"media: {problem}",
     )
 
 
-def direct_step(method: Method, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], *,
-                constrained: bool) -> list[Request] | Final:
+def direct_step(
+    method: Method, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], *, constrained: bool
+) -> list[Request] | Final:
     """``Method.step`` of the direct methods (``direct``, ``direct_constrained``): one answering call,
     or the media-error answer with no call; then the parsed answer (``method.settings["answer"]``,
     e.g. ``code_fence``, from params ``moca.answer``)."""
@@ -219,8 +235,15 @@ def direct_step(method: Method, instance: dict[str, Any], rounds: Sequence[Seque
     if not rounds:
         templates = (method.template("system.txt"), method.template("user.txt"))
         try:
-            request, _ = build_direct_request(instance, method.benchmark.taxonomy, method.spec, method.seed, templates,
-                                              method=method.name, constrained=constrained)  # fmt: skip
+            request, _ = build_direct_request(
+                instance,
+                method.benchmark.taxonomy,
+                method.spec,
+                method.seed,
+                templates,
+                method=method.name,
+                constrained=constrained,
+            )
         except MediaUnavailable as exc:
             return media_error_answer(instance, exc.message, method.seed)
         return [request]

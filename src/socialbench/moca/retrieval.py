@@ -83,7 +83,9 @@ class JsonlRetriever(Retriever):
                     raise DataError(str(self.path), "must be a non-empty string", record=f"line {jl.line}", field=key)
             question = rec.get("question")
             if question is not None and not isinstance(question, str):
-                raise DataError(str(self.path), "must be a string or absent", record=f"line {jl.line}", field="question")
+                raise DataError(
+                    str(self.path), "must be a string or absent", record=f"line {jl.line}", field="question"
+                )
             unknown = sorted(set(rec) - {"entity", "text", "source", "question"})
             if unknown:
                 raise DataError(str(self.path), f"unknown key(s) {unknown}", record=f"line {jl.line}")
@@ -109,15 +111,19 @@ def build_retriever(config: Any, where: str) -> Retriever | None:
     if kind == "jsonl":
         extra = sorted(set(config) - {"kind", "path"})
         if extra or not isinstance(config.get("path"), str):
-            raise ConfigError(f"{where}: kind jsonl takes exactly one more key, path (a file of JSON lines)"
-                              + (f"; unknown: {extra}" if extra else ""))
+            raise ConfigError(
+                f"{where}: kind jsonl takes exactly one more key, path (a file of JSON lines)"
+                + (f"; unknown: {extra}" if extra else "")
+            )
         return JsonlRetriever(config["path"])
     if kind == "import":
         extra = sorted(set(config) - {"kind", "class", "options"})
         target = config.get("class")
         if extra or not isinstance(target, str) or ":" not in target:
-            raise ConfigError(f"{where}: kind import takes class ('package.module:ClassName') and options"
-                              + (f"; unknown: {extra}" if extra else ""))
+            raise ConfigError(
+                f"{where}: kind import takes class ('package.module:ClassName') and options"
+                + (f"; unknown: {extra}" if extra else "")
+            )
         module, _, name = target.partition(":")
         try:
             cls = getattr(importlib.import_module(module), name)
@@ -160,12 +166,17 @@ def retrieve(social_query: dict[str, Any], retriever: Retriever | None) -> Retri
     requested = [{"name": e["name"], "route": e["route"]} for e in social_query["entities"]]
     wanted = [e for e in requested if e["route"] != "model_prior"]
     if not wanted:
-        return Retrieval(requested, "model_prior", "all_model_prior",
-                         "every entity was routed to model_prior: nothing to retrieve")  # fmt: skip
+        return Retrieval(
+            requested, "model_prior", "all_model_prior", "every entity was routed to model_prior: nothing to retrieve"
+        )
     names = ", ".join(f"{e['name']} ({e['route']})" for e in wanted)
     if retriever is None:
-        return Retrieval(requested, "model_prior", "no_retriever",
-                         f"no retriever configured: {names} answered from model prior, nothing retrieved")  # fmt: skip
+        return Retrieval(
+            requested,
+            "model_prior",
+            "no_retriever",
+            f"no retriever configured: {names} answered from model prior, nothing retrieved",
+        )
     evidence: list[Evidence] = []
     for e in wanted:
         try:
@@ -175,6 +186,9 @@ def retrieve(social_query: dict[str, Any], retriever: Retriever | None) -> Retri
         except Exception as exc:  # a retriever's own failure (network, parsing) is this instance's error
             raise RetrievalError(f"retriever {retriever.kind} failed for {e['name']!r}: {exc}") from exc
     status = "retrieved" if evidence else "nothing_found"
-    note = (f"{len(evidence)} item(s) retrieved for {names}" if evidence
-            else f"the retriever found nothing for {names}: answered from model prior")  # fmt: skip
+    note = (
+        f"{len(evidence)} item(s) retrieved for {names}"
+        if evidence
+        else f"the retriever found nothing for {names}: answered from model prior"
+    )
     return Retrieval(requested, f"retriever:{retriever.kind}", status, note, evidence, retriever.identity())

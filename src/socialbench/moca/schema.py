@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
@@ -21,9 +22,22 @@ from socialbench.moca.scoring import is_number, normalize
 from socialbench.moca.taxonomy import Taxonomy
 
 FIELDS = (
-    "id", "source", "modality", "text", "transcript", "media", "scenario", "domain", "culture",
-    "subject_options", "target_options", "subject", "target", "mechanism", "label",
-)  # fmt: skip
+    "id",
+    "source",
+    "modality",
+    "text",
+    "transcript",
+    "media",
+    "scenario",
+    "domain",
+    "culture",
+    "subject_options",
+    "target_options",
+    "subject",
+    "target",
+    "mechanism",
+    "label",
+)
 # Added by the media stage: ``frames`` to video-text instances, ``media_error`` (the problem, a string)
 # to an instance whose media failed there, which is kept (answered without a call, scored invalid).
 OPTIONAL_FIELDS = ("frames", "media_error")
@@ -38,8 +52,11 @@ def _is_str_list(n: int | None = None):
     """A list of non-empty strings: exactly ``n`` of them, or (without ``n``) at least one."""
 
     def check(v: Any) -> bool:
-        return (isinstance(v, list) and all(isinstance(x, str) and x.strip() for x in v)
-                and (len(v) == n if n is not None else len(v) >= 1))  # fmt: skip
+        return (
+            isinstance(v, list)
+            and all(isinstance(x, str) and x.strip() for x in v)
+            and (len(v) == n if n is not None else len(v) >= 1)
+        )
 
     return check
 
@@ -58,8 +75,12 @@ def instance_schema(taxonomy: Taxonomy) -> pa.DataFrameSchema:
             "scenario": pa.Column(str, pa.Check.isin(scenarios)),
             "domain": pa.Column(str, nonempty),
             "culture": pa.Column(str, nonempty),
-            "subject_options": pa.Column(object, pa.Check(_is_str_list(N_OPTIONS), element_wise=True, error=f"a list of {N_OPTIONS} strings")),
-            "target_options": pa.Column(object, pa.Check(_is_str_list(N_OPTIONS), element_wise=True, error=f"a list of {N_OPTIONS} strings")),
+            "subject_options": pa.Column(
+                object, pa.Check(_is_str_list(N_OPTIONS), element_wise=True, error=f"a list of {N_OPTIONS} strings")
+            ),
+            "target_options": pa.Column(
+                object, pa.Check(_is_str_list(N_OPTIONS), element_wise=True, error=f"a list of {N_OPTIONS} strings")
+            ),
             "subject": pa.Column(str, nonempty),
             "target": pa.Column(str, nonempty),
             "mechanism": pa.Column(str, nonempty),
@@ -138,7 +159,9 @@ def _schema_problems(records: list[dict[str, Any]], taxonomy: Taxonomy) -> dict[
 def frames_problem(value: Any) -> str | None:
     """Why the optional ``frames`` field is malformed, or None. The media stage writes a non-empty
     list of ``{path, sha256, index, timestamp}`` objects in temporal order."""
-    shape = "a non-empty list of frames ({path, sha256, index, timestamp} objects, as socialbench moca frames writes them)"
+    shape = (
+        "a non-empty list of frames ({path, sha256, index, timestamp} objects, as socialbench moca frames writes them)"
+    )
     if not isinstance(value, list) or not value:
         return f"expected {shape}, got {describe(value)}"
     previous = None

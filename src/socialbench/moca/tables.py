@@ -7,15 +7,22 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Sequence
+from typing import Any
 
 from socialbench.errors import ConfigError, DataError
 
-
-COLUMNS = (("Lab", "label"), ("Subj", "subject"), ("Tgt", "target"), ("Mech", "mechanism"),
-           ("Dyad", "dyad"), ("Faith", "faith"), ("Holis", "holis"))  # fmt: skip
+COLUMNS = (
+    ("Lab", "label"),
+    ("Subj", "subject"),
+    ("Tgt", "target"),
+    ("Mech", "mechanism"),
+    ("Dyad", "dyad"),
+    ("Faith", "faith"),
+    ("Holis", "holis"),
+)
 METHOD_SUFFIX = {"direct": ""}
 
 
@@ -67,17 +74,27 @@ def n_note(n: int | None, rows, media_errors: dict[str, int] | None) -> str:
     return f"N = {n} per row; {k} of them had media that failed at evaluation time (kept, scored invalid)."
 
 
-def to_markdown(scenario: str, rows, n: int | None = None, media_errors: dict[str, int] | None = None,
-                annotations: dict[str, list[str | None]] | None = None) -> str:
+def to_markdown(
+    scenario: str,
+    rows,
+    n: int | None = None,
+    media_errors: dict[str, int] | None = None,
+    annotations: dict[str, list[str | None]] | None = None,
+) -> str:
     """``annotations``: row name -> per column, a note printed beside the value (a change: "+3.12*")."""
     head = "| Category | Model | " + " | ".join(c for c, _ in COLUMNS) + " |"
     sep = "|---|---|" + "---:|" * len(COLUMNS)
     lines = [f"### {scenario.capitalize()}" + (f" (N = {n})" if n is not None else ""), "", head, sep]
     for cat, name, vals in rows:
         anns = (annotations or {}).get(name) or [None] * len(vals)
-        lines.append(f"| {_md_cell(cat)} | {_md_cell(name)} | "
-                     + " | ".join(_fmt(v) + (f" ({_md_cell(a)})".replace("*", "\\*") if a and v is not None else "")
-                                  for v, a in zip(vals, anns)) + " |")
+        lines.append(
+            f"| {_md_cell(cat)} | {_md_cell(name)} | "
+            + " | ".join(
+                _fmt(v) + (f" ({_md_cell(a)})".replace("*", "\\*") if a and v is not None else "")
+                for v, a in zip(vals, anns)
+            )
+            + " |"
+        )
     note = n_note(n, rows, media_errors)
     if note:
         lines += ["", note]
@@ -104,8 +121,13 @@ def _tex_note(note: str) -> str:
     return _tex_escape(note).replace("±", r"$\pm$").replace("*", "$^{*}$")
 
 
-def to_latex(scenario: str, rows, n: int | None = None, media_errors: dict[str, int] | None = None,
-             annotations: dict[str, list[str | None]] | None = None) -> str:
+def to_latex(
+    scenario: str,
+    rows,
+    n: int | None = None,
+    media_errors: dict[str, int] | None = None,
+    annotations: dict[str, list[str | None]] | None = None,
+) -> str:
     cols = "ll" + "r" * len(COLUMNS)
     out = [
         r"\begin{table}[t]",
@@ -122,9 +144,13 @@ def to_latex(scenario: str, rows, n: int | None = None, media_errors: dict[str, 
         if last is not None and cat != last:
             out.append(r"\midrule")
         anns = (annotations or {}).get(name) or [None] * len(vals)
-        out.append(f"{_tex_escape(cat) if cat != last else ''} & {_tex_escape(name)} & "
-                   + " & ".join("--" if v is None else f"{v:.2f}" + (f" ({_tex_note(a)})" if a else "") for v, a in zip(vals, anns))
-                   + r" \\")
+        out.append(
+            f"{_tex_escape(cat) if cat != last else ''} & {_tex_escape(name)} & "
+            + " & ".join(
+                "--" if v is None else f"{v:.2f}" + (f" ({_tex_note(a)})" if a else "") for v, a in zip(vals, anns)
+            )
+            + r" \\"
+        )
         last = cat
     out += [r"\bottomrule", r"\end{tabular}"]
     note = n_note(n, rows, media_errors)
@@ -155,12 +181,22 @@ CODAR = "codar"
 #: Table 5's variants after full CoDAR: method name -> the paper's row label.
 ABLATIONS = (("codar_wo_step2", "w/o Step 2"), ("codar_wo_steps34", "w/o Step 3&4"), ("codar_wo_step5", "w/o Step 5"))
 #: The paired test of two systems on the same instances, per metric (Faith is a ratio: no per-instance correctness).
-PAIRED_TESTS = {"label": "mcnemar_exact", "subject": "mcnemar_exact", "target": "mcnemar_exact",
-                "mechanism": "mcnemar_exact", "dyad": "mcnemar_exact", "faith": "paired_bootstrap",
-                "holis": "mcnemar_exact"}  # fmt: skip
+PAIRED_TESTS = {
+    "label": "mcnemar_exact",
+    "subject": "mcnemar_exact",
+    "target": "mcnemar_exact",
+    "mechanism": "mcnemar_exact",
+    "dyad": "mcnemar_exact",
+    "faith": "paired_bootstrap",
+    "holis": "mcnemar_exact",
+}
 CI_METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
-HEADER = {**{key: head for head, key in COLUMNS}, "c_sem_dyad": "C_sem|dyad", "invalid_rate": "Invalid",
-          "atomic": "Atomic Avg."}  # fmt: skip
+HEADER = {
+    **{key: head for head, key in COLUMNS},
+    "c_sem_dyad": "C_sem|dyad",
+    "invalid_rate": "Invalid",
+    "atomic": "Atomic Avg.",
+}
 LEVEL = 0.95
 TABLES_2_4 = "2-4"
 
@@ -169,7 +205,9 @@ def output_files(scenarios) -> list[str]:
     """Every file ``MocaBenchmark.tables`` writes for these scenarios (the pipeline's outputs)."""
     per = [f"{s}.{ext}" for s in scenarios for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
     grids = [f"table{t}.{ext}" for t in (5, 6, 7) for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
-    figs = [f"figures/{name}.{ext}" for name in [*(f"fig6_{s}" for s in scenarios), "fig9_gains"] for ext in ("png", "pdf")]
+    figs = [
+        f"figures/{name}.{ext}" for name in [*(f"fig6_{s}" for s in scenarios), "fig9_gains"] for ext in ("png", "pdf")
+    ]
     return [*per, *grids, "tests.csv", "all.md", *figs, "figures/fig6.csv", "figures/fig9.csv"]
 
 
@@ -186,7 +224,7 @@ class TableSettings:
     seed: int = 0
 
     @classmethod
-    def from_params(cls, params: dict[str, Any], section: str = "moca") -> "TableSettings":
+    def from_params(cls, params: dict[str, Any], section: str = "moca") -> TableSettings:
         t = (params.get(section) or {}).get("tables") or {}
         models = params.get("models") or {}
         known = ", ".join(models) or "none"
@@ -196,11 +234,19 @@ class TableSettings:
                 if name not in models:
                     raise ConfigError(f"{section}.tables.{key}: {name!r} is not a model under models: (known: {known})")
                 if key != "human" and name == human:
-                    raise ConfigError(f"{section}.tables.{key}: {name!r} is the human model ({section}.tables.human), not a model to compare")
+                    raise ConfigError(
+                        f"{section}.tables.{key}: {name!r} is the human model ({section}.tables.human), not a model to compare"
+                    )
         if scaling and scaling[0] == scaling[1]:
             raise ConfigError(f"{section}.tables.scaling: two different models are needed, got {scaling[0]!r} twice")
-        return cls(human=human, scaling=tuple(scaling) if scaling else None, backbones=tuple(backbones),
-                   resamples=int(t.get("resamples", 2000)), alpha=float(t.get("alpha", 0.05)), seed=int(params.get("seed", 0)))
+        return cls(
+            human=human,
+            scaling=tuple(scaling) if scaling else None,
+            backbones=tuple(backbones),
+            resamples=int(t.get("resamples", 2000)),
+            alpha=float(t.get("alpha", 0.05)),
+            seed=int(params.get("seed", 0)),
+        )
 
 
 # ---- exact arithmetic on the tables' two-decimal values -------------------------------------------
@@ -231,8 +277,13 @@ def signed(d: float | None) -> str:
 
 
 # ---- per-instance correctness (the input of the statistics) ---------------------------------------
-def correctness(instances: list[dict[str, Any]], records: list[dict[str, Any]], labels: dict[str, list[str]],
-                mechanisms: dict[str, list[str]], source: str = "predictions") -> dict[str, Any]:
+def correctness(
+    instances: list[dict[str, Any]],
+    records: list[dict[str, Any]],
+    labels: dict[str, list[str]],
+    mechanisms: dict[str, list[str]],
+    source: str = "predictions",
+) -> dict[str, Any]:
     """{scenario: (N_s, 5) bool matrix}: c_{i,k} of label, subject, target, mechanism (the order of
     ``socialbench.stats.FIELDS``) and invalid, per instance in the instances' order, by the scorer's
     own functions and rules (``moca.scoring.score``); ``correctness_cells`` checks that their counts
@@ -254,8 +305,13 @@ def correctness(instances: list[dict[str, Any]], records: list[dict[str, Any]], 
     return {s: np.array(r, dtype=bool).reshape(len(r), len(FIELDS) + 1) for s, r in sorted(rows.items())}
 
 
-def correctness_cells(instances, predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]],
-                      labels, mechanisms, scores: dict[tuple[str, str], dict[str, Any]]) -> dict[tuple[str, str, str], Any]:
+def correctness_cells(
+    instances,
+    predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    labels,
+    mechanisms,
+    scores: dict[tuple[str, str], dict[str, Any]],
+) -> dict[tuple[str, str, str], Any]:
     """{(model, method, scenario): correctness matrix} for every pair of ``scores``, each checked
     against its score file: predictions that no longer give the file's numbers (scored before they
     changed, or on other instances) are a DataError naming the file, scenario and metric."""
@@ -271,9 +327,13 @@ def correctness_cells(instances, predictions: dict[tuple[str, str], tuple[str, l
             for key in (*METRICS, "n"):
                 was, got = (sc.get(s) or {}).get(key), (now.get(s) or {}).get(key)
                 if was != got:
-                    raise DataError(source, f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}:"
-                                    " the scores are stale or come from other instances (rerun socialbench score)",
-                                    record=f"scenario {s!r}", field=key)
+                    raise DataError(
+                        source,
+                        f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}:"
+                        " the scores are stale or come from other instances (rerun socialbench score)",
+                        record=f"scenario {s!r}",
+                        field=key,
+                    )
         for s, m in correctness(instances, records, labels, mechanisms, source).items():
             out[(model, method, s)] = m
     return out
@@ -304,13 +364,29 @@ class Comparison:
     significant: bool = False
 
 
-def paired_comparisons(table: str, scenario: str, a: tuple[str, str], b: tuple[str, str], metrics, ca, cb,
-                       deltas: dict[str, float | None], settings: TableSettings) -> list[Comparison]:
+def paired_comparisons(
+    table: str,
+    scenario: str,
+    a: tuple[str, str],
+    b: tuple[str, str],
+    metrics,
+    ca,
+    cb,
+    deltas: dict[str, float | None],
+    settings: TableSettings,
+) -> list[Comparison]:
     """Row ``a`` against row ``b`` on each metric of one scenario. Both are resampled with the same
     instance indices, one draw per pair and scenario for every metric (its seed comes from the pair
     and the scenario), which gives each difference's interval; the test is exact McNemar on the
     per-instance correctness, or the paired bootstrap (same draws) for Faith."""
-    from socialbench.stats import cell_seed, mcnemar_exact, paired_bootstrap_test, per_instance, percentile_interval, resample_metrics
+    from socialbench.stats import (
+        cell_seed,
+        mcnemar_exact,
+        paired_bootstrap_test,
+        per_instance,
+        percentile_interval,
+        resample_metrics,
+    )
 
     seed = cell_seed(settings.seed, *a, "vs", *b, scenario, "paired")
     r = resample_metrics([ca, cb], n_resamples=settings.resamples, seed=seed)
@@ -324,8 +400,23 @@ def paired_comparisons(table: str, scenario: str, a: tuple[str, str], b: tuple[s
                 p, a_only, b_only = mcnemar_exact(per_instance(ca, metric), per_instance(cb, metric))
             else:
                 p = paired_bootstrap_test(ca, cb, metric, n_resamples=settings.resamples, seed=seed, level=LEVEL).pvalue
-        out.append(Comparison(table, scenario, a, b, metric, delta, low, high, PAIRED_TESTS[metric], a_only, b_only, p,
-                              settings.resamples))
+        out.append(
+            Comparison(
+                table,
+                scenario,
+                a,
+                b,
+                metric,
+                delta,
+                low,
+                high,
+                PAIRED_TESTS[metric],
+                a_only,
+                b_only,
+                p,
+                settings.resamples,
+            )
+        )
     return out
 
 
@@ -400,11 +491,13 @@ class Grid:
 def grid_markdown(g: Grid, ci: bool = False) -> str:
     lines = [g.title, ""]
     if g.rows:
-        lines += ["| " + " | ".join(_md_cell(c) for c in g.columns) + " |",
-                  "|" + "---|" * g.nkeys + "---:|" * (len(g.columns) - g.nkeys)]
+        lines += [
+            "| " + " | ".join(_md_cell(c) for c in g.columns) + " |",
+            "|" + "---|" * g.nkeys + "---:|" * (len(g.columns) - g.nkeys),
+        ]
         for row in g.rows:
-            cells = [_md_cell(c) for c in row[:g.nkeys]]
-            cells += [_ci_text(c) if ci else _num_text(c, "\\*") for c in row[g.nkeys:]]
+            cells = [_md_cell(c) for c in row[: g.nkeys]]
+            cells += [_ci_text(c) if ci else _num_text(c, "\\*") for c in row[g.nkeys :]]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     lines += [_md_cell(n).replace("*", "\\*") for n in g.notes]
@@ -416,7 +509,7 @@ def grid_csv(g: Grid) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(g.columns)
     for row in g.rows:
-        w.writerow([*row[:g.nkeys], *("" if c.value is None else f"{c.value:.2f}" for c in row[g.nkeys:])])
+        w.writerow([*row[: g.nkeys], *("" if c.value is None else f"{c.value:.2f}" for c in row[g.nkeys :])])
     return buf.getvalue()
 
 
@@ -424,11 +517,17 @@ def grid_ci_csv(g: Grid) -> str:
     """Long format: the row's keys, the column, the value and its 95% interval."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*g.columns[:g.nkeys], "column", "value", "low", "high", "undefined_resamples"])
+    w.writerow([*g.columns[: g.nkeys], "column", "value", "low", "high", "undefined_resamples"])
     for row in g.rows:
-        for head, c in zip(g.columns[g.nkeys:], row[g.nkeys:]):
-            w.writerow([*row[:g.nkeys], head, *("" if v is None else f"{v:.2f}" for v in (c.value, c.low, c.high)),
-                        c.undefined if c.has_ci else ""])
+        for head, c in zip(g.columns[g.nkeys :], row[g.nkeys :]):
+            w.writerow(
+                [
+                    *row[: g.nkeys],
+                    head,
+                    *("" if v is None else f"{v:.2f}" for v in (c.value, c.low, c.high)),
+                    c.undefined if c.has_ci else "",
+                ]
+            )
     return buf.getvalue()
 
 
@@ -437,21 +536,34 @@ _TEX_STAR = "$^{*}$"
 
 def _tex_text(s: str) -> str:
     """Escaped text with the tables' symbols in math mode (Δ, C_sem|dyad, ±)."""
-    return (_tex_escape(s).replace("C\\_sem|dyad", r"$C_{\mathrm{sem}\mid\mathrm{dyad}}$")
-            .replace("Δ", r"$\Delta$").replace("±", r"$\pm$"))
+    return (
+        _tex_escape(s)
+        .replace("C\\_sem|dyad", r"$C_{\mathrm{sem}\mid\mathrm{dyad}}$")
+        .replace("Δ", r"$\Delta$")
+        .replace("±", r"$\pm$")
+    )
 
 
 def grid_latex(g: Grid) -> str:
     ncols = len(g.columns)
-    out = [r"\begin{table}[t]", r"\centering", rf"\caption{{{_tex_text(g.caption)}}}", rf"\label{{tab:moca-{g.name}}}",
-           rf"\begin{{tabular}}{{{'l' * g.nkeys + 'r' * (ncols - g.nkeys)}}}", r"\toprule",
-           " & ".join(_tex_text(c) for c in g.columns) + r" \\", r"\midrule"]
+    out = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{_tex_text(g.caption)}}}",
+        rf"\label{{tab:moca-{g.name}}}",
+        rf"\begin{{tabular}}{{{'l' * g.nkeys + 'r' * (ncols - g.nkeys)}}}",
+        r"\toprule",
+        " & ".join(_tex_text(c) for c in g.columns) + r" \\",
+        r"\midrule",
+    ]
     last = None
     for row in g.rows:
         if last is not None and row[0] != last:
             out.append(r"\midrule")
-        cells = [_tex_escape(str(c)) if i or c != last else "" for i, c in enumerate(row[:g.nkeys])]
-        cells += ["--" if c.value is None else _tex_text(_num_text(c, "*")).replace("*", _TEX_STAR) for c in row[g.nkeys:]]
+        cells = [_tex_escape(str(c)) if i or c != last else "" for i, c in enumerate(row[: g.nkeys])]
+        cells += [
+            "--" if c.value is None else _tex_text(_num_text(c, "*")).replace("*", _TEX_STAR) for c in row[g.nkeys :]
+        ]
         out.append(" & ".join(cells) + r" \\")
         last = row[0]
     out += [r"\bottomrule", r"\end{tabular}"]
@@ -466,8 +578,14 @@ class PaperTables:
     """The paper's tables, figures and their statistics from one set of scores (and, when given, the
     per-instance correctness of every cell, which the intervals and paired tests need)."""
 
-    def __init__(self, scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str], methods: list[str],
-                 settings: TableSettings, cells: dict[tuple[str, str, str], Any] | None = None):
+    def __init__(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        categories: dict[str, str],
+        methods: list[str],
+        settings: TableSettings,
+        cells: dict[tuple[str, str, str], Any] | None = None,
+    ):
         self.scores = scores
         self.categories = categories
         self.models = list(categories)
@@ -499,25 +617,34 @@ class PaperTables:
         category (order of first appearance in params), model (params order), method (direct first,
         then params order)."""
         h = self.settings.human
-        keys = sorted((k for k, sc in self.scores.items() if scenario in sc and k[0] in self.categories),
-                      key=lambda k: (self.models.index(k[0]), self._method_rank(k[1])))
+        keys = sorted(
+            (k for k, sc in self.scores.items() if scenario in sc and k[0] in self.categories),
+            key=lambda k: (self.models.index(k[0]), self._method_rank(k[1])),
+        )
         cats: list[str] = []
         for m in self.models:
             if m != h and self.categories[m] not in cats:
                 cats.append(self.categories[m])
-        return ([(self.categories[m], m, meth) for m, meth in keys if m == h]
-                + [(cat, m, meth) for cat in cats for m, meth in keys if m != h and self.categories[m] == cat])
+        return [(self.categories[m], m, meth) for m, meth in keys if m == h] + [
+            (cat, m, meth) for cat in cats for m, meth in keys if m != h and self.categories[m] == cat
+        ]
 
     def named_rows(self, scenario: str) -> list[tuple[str, str, list[float | None]]]:
         """The rows in the renderers' form: (category, row name, values of COLUMNS)."""
-        return [(cat, row_name(m, meth), [self.value(m, meth, scenario, key) for _, key in COLUMNS])
-                for cat, m, meth in self.rows(scenario)]  # fmt: skip
+        return [
+            (cat, row_name(m, meth), [self.value(m, meth, scenario, key) for _, key in COLUMNS])
+            for cat, m, meth in self.rows(scenario)
+        ]
 
     def backbone_pairs(self) -> list[tuple[str, str]]:
         """(model, method) rows compared with their backbone (model, direct): every non-direct row of
         a model that has a direct row, the human's excepted."""
-        return [(m, meth) for m in self.models if m != self.settings.human and self.has(m, DIRECT)
-                for meth in sorted((k[1] for k in self.scores if k[0] == m and k[1] != DIRECT), key=self._method_rank)]
+        return [
+            (m, meth)
+            for m in self.models
+            if m != self.settings.human and self.has(m, DIRECT)
+            for meth in sorted((k[1] for k in self.scores if k[0] == m and k[1] != DIRECT), key=self._method_rank)
+        ]
 
     def codar_backbones(self) -> list[str]:
         """Table 7 and Figure 9: params' backbones, or every model with a direct and a codar row."""
@@ -526,8 +653,11 @@ class PaperTables:
 
     def ablation_backbones(self) -> list[str]:
         """Table 5: every model with a codar row and at least one ablation row."""
-        return [m for m in self.models if m != self.settings.human and self.has(m, CODAR)
-                and any(self.has(m, a) for a, _ in ABLATIONS)]  # fmt: skip
+        return [
+            m
+            for m in self.models
+            if m != self.settings.human and self.has(m, CODAR) and any(self.has(m, a) for a, _ in ABLATIONS)
+        ]
 
     def scaling_ready(self) -> bool:
         sc = self.settings.scaling
@@ -567,8 +697,14 @@ class PaperTables:
         return out
 
     def comparison(self, table: str, a: tuple[str, str], scenario: str, metric: str) -> Comparison | None:
-        return next((c for c in self.comparisons if c.table == table and c.a == a and c.scenario == scenario
-                     and c.metric == metric), None)  # fmt: skip
+        return next(
+            (
+                c
+                for c in self.comparisons
+                if c.table == table and c.a == a and c.scenario == scenario and c.metric == metric
+            ),
+            None,
+        )
 
     def significant(self, table: str, a: tuple[str, str], scenario: str, metric: str) -> bool:
         c = self.comparison(table, a, scenario, metric)
@@ -586,7 +722,9 @@ class PaperTables:
     def _resampled(self, systems, *parts):
         from socialbench.stats import cell_seed, resample_metrics
 
-        return resample_metrics(systems, n_resamples=self.settings.resamples, seed=cell_seed(self.settings.seed, *parts))
+        return resample_metrics(
+            systems, n_resamples=self.settings.resamples, seed=cell_seed(self.settings.seed, *parts)
+        )
 
     def _interval(self, value: float | None, values, **kw: Any) -> Num:
         from socialbench.stats import percentile_interval
@@ -599,16 +737,20 @@ class PaperTables:
     def _ci_notes(self) -> list[str]:
         if self.cells is None:
             return ["No intervals: the tables stage ran without --instances and --predictions-dir (per-instance data)."]
-        return [f"value [low, high]: 95% instance-level percentile bootstrap, {self.settings.resamples} resamples seeded"
-                f" from seed {self.settings.seed} and the cell; a ratio (Faith, C_sem|dyad, their averages) is recomputed"
-                " per resample, and resamples where it is undefined (denominator 0) are left out and counted (undef.)."]
+        return [
+            f"value [low, high]: 95% instance-level percentile bootstrap, {self.settings.resamples} resamples seeded"
+            f" from seed {self.settings.seed} and the cell; a ratio (Faith, C_sem|dyad, their averages) is recomputed"
+            " per resample, and resamples where it is undefined (denominator 0) are left out and counted (undef.)."
+        ]
 
     def _tests_note(self, table: str, what: str) -> str:
         if self.cells is None:
             return "No paired tests: the tables stage ran without --instances and --predictions-dir."
         where = "Tables 2-4" if table == TABLES_2_4 else f"Table {table}"
-        return (f"*: {what} significant at {self.settings.alpha:g} after Holm's correction over the comparisons of"
-                f" that metric in {where}; tests.csv has every p-value.")
+        return (
+            f"*: {what} significant at {self.settings.alpha:g} after Holm's correction over the comparisons of"
+            f" that metric in {where}; tests.csv has every p-value."
+        )
 
     # -- Tables 2-4 --
     def annotations(self, scenario: str) -> dict[str, list[str | None]]:
@@ -621,7 +763,11 @@ class PaperTables:
             anns = []
             for _, key in COLUMNS:
                 d = difference(self.value(m, meth, scenario, key), self.value(m, DIRECT, scenario, key))
-                anns.append(None if d is None else signed(d) + ("*" if self.significant(TABLES_2_4, (m, meth), scenario, key) else ""))
+                anns.append(
+                    None
+                    if d is None
+                    else signed(d) + ("*" if self.significant(TABLES_2_4, (m, meth), scenario, key) else "")
+                )
             out[row_name(m, meth)] = anns
         return out
 
@@ -629,41 +775,82 @@ class PaperTables:
         """Lines under a scenario table (Markdown): the human row, the changes and their tests, the intervals."""
         lines = []
         if self.settings.human is None:
-            lines.append("Human row: none; name the model that holds human answers (backend file) in moca.tables.human.")
+            lines.append(
+                "Human row: none; name the model that holds human answers (backend file) in moca.tables.human."
+            )
         elif self.human is None:
             lines.append(f"Human row: none; {self.settings.human} (moca.tables.human) has no direct row.")
         if self.backbone_pairs():
-            lines.append("(+x / -x): change over the same model's direct row (its backbone), in points. "
-                         + self._tests_note(TABLES_2_4, "paired test (exact McNemar; paired bootstrap for Faith)"))
-        lines.append(f"95% bootstrap intervals of every cell: {scenario}.ci.md." if self.cells is not None else
-                     "No bootstrap intervals: the tables stage ran without --instances and --predictions-dir.")
+            lines.append(
+                "(+x / -x): change over the same model's direct row (its backbone), in points. "
+                + self._tests_note(TABLES_2_4, "paired test (exact McNemar; paired bootstrap for Faith)")
+            )
+        lines.append(
+            f"95% bootstrap intervals of every cell: {scenario}.ci.md."
+            if self.cells is not None
+            else "No bootstrap intervals: the tables stage ran without --instances and --predictions-dir."
+        )
         return "\n" + "\n".join(_md_cell(x).replace("*", "\\*") for x in lines) + "\n"
 
     def scenario_ci(self, scenario: str) -> tuple[str, str]:
         """``<scenario>.ci.md`` and ``.ci.csv``: every cell of the scenario table with its 95% interval."""
         n = next((sc[scenario]["n"] for sc in self.scores.values() if scenario in sc), None)
-        g = Grid(f"{scenario}.ci", f"### {scenario.capitalize()}: 95% bootstrap intervals" + (f" (N = {n})" if n else ""),
-                 "", ["Category", "Model", *(HEADER[k] for k in CI_METRICS)], 2)
+        g = Grid(
+            f"{scenario}.ci",
+            f"### {scenario.capitalize()}: 95% bootstrap intervals" + (f" (N = {n})" if n else ""),
+            "",
+            ["Category", "Model", *(HEADER[k] for k in CI_METRICS)],
+            2,
+        )
         for cat, m, meth in self.rows(scenario):
             g.rows.append([cat, row_name(m, meth), *(self._num(m, meth, scenario, k) for k in CI_METRICS)])
         g.notes = self._ci_notes()
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["category", "model", "method", "metric", "value", "low", "high", "undefined_resamples", "n",
-                    "resamples", "level"])  # fmt: skip
+        w.writerow(
+            [
+                "category",
+                "model",
+                "method",
+                "metric",
+                "value",
+                "low",
+                "high",
+                "undefined_resamples",
+                "n",
+                "resamples",
+                "level",
+            ]
+        )
         for cat, m, meth in self.rows(scenario) if self.cells is not None else []:
             ci = self.cis[(m, meth, scenario)]
             for k in CI_METRICS:
-                w.writerow([cat, m, meth, k, *("" if v is None else f"{v:.2f}" for v in ci[k]), ci.undefined[k], ci.n,
-                            ci.n_resamples, ci.level])  # fmt: skip
+                w.writerow(
+                    [
+                        cat,
+                        m,
+                        meth,
+                        k,
+                        *("" if v is None else f"{v:.2f}" for v in ci[k]),
+                        ci.undefined[k],
+                        ci.n,
+                        ci.n_resamples,
+                        ci.level,
+                    ]
+                )
         return grid_markdown(g, ci=True), buf.getvalue()
 
     # -- Table 5 --
     def table5(self) -> tuple[Grid, Grid]:
         cols = ["Scenario", "Backbone", "Variant", HEADER["atomic"], "Dyad", "Faith", "Holis"]
-        g = Grid("table5", "### Table 5: Ablation of CoDAR's steps",
-                 "Ablation of CoDAR's steps. Atomic Avg. is the mean of Lab, Subj, Tgt and Mech; (+x / -x): change"
-                 " over full CoDAR with the same backbone.", list(cols), 3)  # fmt: skip
+        g = Grid(
+            "table5",
+            "### Table 5: Ablation of CoDAR's steps",
+            "Ablation of CoDAR's steps. Atomic Avg. is the mean of Lab, Subj, Tgt and Mech; (+x / -x): change"
+            " over full CoDAR with the same backbone.",
+            list(cols),
+            3,
+        )
         ci = Grid("table5.ci", "### Table 5: 95% bootstrap intervals", "", list(cols), 3)
         backbones = self.ablation_backbones()
         atomic_keys = ("label", "subject", "target", "mechanism")
@@ -679,19 +866,28 @@ class PaperTables:
                     crow = [s, m, label, self._atomic_ci(m, meth, s, atomic)]
                     for key in ("dyad", "faith", "holis"):
                         d = difference(self.value(m, meth, s, key), self.value(m, CODAR, s, key)) if ablated else None
-                        row.append(Num(self.value(m, meth, s, key), d, ablated and self.significant("5", (m, meth), s, key)))
+                        row.append(
+                            Num(self.value(m, meth, s, key), d, ablated and self.significant("5", (m, meth), s, key))
+                        )
                         crow.append(self._num(m, meth, s, key))
                     g.rows.append(row)
                     ci.rows.append(crow)
         if not backbones:
-            g.notes.append("No rows: no model has codar and ablation runs; add codar and its ablations"
-                           f" ({', '.join(a for a, _ in ABLATIONS)}) to moca.methods.")
+            g.notes.append(
+                "No rows: no model has codar and ablation runs; add codar and its ablations"
+                f" ({', '.join(a for a, _ in ABLATIONS)}) to moca.methods."
+            )
         else:
             missing = [a for a, _ in ABLATIONS if not any(self.has(m, a) for m in backbones)]
             if missing:
                 g.notes.append(f"Not run: {', '.join(missing)} (add to moca.methods).")
-            g.notes.append(self._tests_note("5", "paired test against full CoDAR (exact McNemar; paired bootstrap for"
-                                                 " Faith; Atomic Avg. is not tested)"))
+            g.notes.append(
+                self._tests_note(
+                    "5",
+                    "paired test against full CoDAR (exact McNemar; paired bootstrap for"
+                    " Faith; Atomic Avg. is not tested)",
+                )
+            )
         ci.notes = self._ci_notes() if backbones else list(g.notes)
         return g, ci
 
@@ -707,18 +903,38 @@ class PaperTables:
         sc = self.settings.scaling
         small, large = sc if sc else ("smaller", "larger")
         human = self.human
-        cols = ["Scenario", "ΔDyad", "ΔHolis", f"C_sem|dyad {small}", f"C_sem|dyad {large}",
-                *([f"C_sem|dyad {_human_label(human)}"] if human else [])]  # fmt: skip
-        title = f"### Table 6: Within-family scaling from {small} to {large}" if sc else "### Table 6: Within-family scaling"
-        g = Grid("table6", title, f"Within-family scaling from {small} to {large}. ΔDyad and ΔHolis: change in points;"
-                 " C_sem|dyad: percentage of dyad-correct predictions that are also holistically correct.", cols, 1)
+        cols = [
+            "Scenario",
+            "ΔDyad",
+            "ΔHolis",
+            f"C_sem|dyad {small}",
+            f"C_sem|dyad {large}",
+            *([f"C_sem|dyad {_human_label(human)}"] if human else []),
+        ]
+        title = (
+            f"### Table 6: Within-family scaling from {small} to {large}"
+            if sc
+            else "### Table 6: Within-family scaling"
+        )
+        g = Grid(
+            "table6",
+            title,
+            f"Within-family scaling from {small} to {large}. ΔDyad and ΔHolis: change in points;"
+            " C_sem|dyad: percentage of dyad-correct predictions that are also holistically correct.",
+            cols,
+            1,
+        )
         ci = Grid("table6.ci", title + ": 95% bootstrap intervals", "", list(cols), 1)
         if sc is None:
-            g.notes.append("No rows: name the smaller and the larger model of one family in moca.tables.scaling:"
-                           " [smaller, larger].")
+            g.notes.append(
+                "No rows: name the smaller and the larger model of one family in moca.tables.scaling:"
+                " [smaller, larger]."
+            )
         elif not self.scaling_ready():
-            g.notes.append(f"No rows: {', '.join(m for m in sc if not self.has(m, DIRECT))} (moca.tables.scaling) has no"
-                           " direct row.")
+            g.notes.append(
+                f"No rows: {', '.join(m for m in sc if not self.has(m, DIRECT))} (moca.tables.scaling) has no"
+                " direct row."
+            )
         else:
             for s in self.scenarios:
                 row, crow = [s], [s]
@@ -726,7 +942,9 @@ class PaperTables:
                     d = difference(self.value(large, DIRECT, s, key), self.value(small, DIRECT, s, key))
                     c = self.comparison("6", (large, DIRECT), s, key)
                     row.append(Num(d, mark=c is not None and c.significant, signed=True))
-                    crow.append(Num(d, signed=True, low=c.low, high=c.high, has_ci=d is not None) if c else Num(d, signed=True))
+                    crow.append(
+                        Num(d, signed=True, low=c.low, high=c.high, has_ci=d is not None) if c else Num(d, signed=True)
+                    )
                 for m in (small, large, *([human] if human else [])):
                     row.append(Num(self.value(m, DIRECT, s, "c_sem_dyad")))
                     crow.append(self._num(m, DIRECT, s, "c_sem_dyad"))
@@ -742,28 +960,46 @@ class PaperTables:
     def table7(self) -> tuple[Grid, Grid]:
         human = self.human
         cols = ["Scenario", "Baseline", "CoDAR", "ΔCoDAR", *(["Human"] if human else [])]
-        g = Grid("table7", "### Table 7: Semantic completion after correct Subject-Target recovery (C_sem|dyad)",
-                 "Semantic completion after correct Subject-Target recovery (C_sem|dyad, %). Baseline and CoDAR are"
-                 " macro-averaged over the backbones named below; ΔCoDAR is the change in points.", cols, 1)
+        g = Grid(
+            "table7",
+            "### Table 7: Semantic completion after correct Subject-Target recovery (C_sem|dyad)",
+            "Semantic completion after correct Subject-Target recovery (C_sem|dyad, %). Baseline and CoDAR are"
+            " macro-averaged over the backbones named below; ΔCoDAR is the change in points.",
+            cols,
+            1,
+        )
         ci = Grid("table7.ci", "### Table 7: 95% bootstrap intervals", "", list(cols), 1)
         backbones = self.codar_backbones()
         if not backbones:
-            g.notes.append("No rows: no backbone has both a direct and a codar row; add codar to moca.methods"
-                           + (" (the backbones are moca.tables.backbones)." if self.settings.backbones else "."))
+            g.notes.append(
+                "No rows: no backbone has both a direct and a codar row; add codar to moca.methods"
+                + (" (the backbones are moca.tables.backbones)." if self.settings.backbones else ".")
+            )
         else:
             left_out: list[str] = []
             for s in self.scenarios:
-                used = [b for b in backbones if self.value(b, DIRECT, s, "c_sem_dyad") is not None
-                        and self.value(b, CODAR, s, "c_sem_dyad") is not None]  # fmt: skip
+                used = [
+                    b
+                    for b in backbones
+                    if self.value(b, DIRECT, s, "c_sem_dyad") is not None
+                    and self.value(b, CODAR, s, "c_sem_dyad") is not None
+                ]
                 left_out += [f"{b} in {s}" for b in backbones if b not in used]
                 base = mean(self.value(b, DIRECT, s, "c_sem_dyad") for b in used)
                 cod = mean(self.value(b, CODAR, s, "c_sem_dyad") for b in used)
                 delta = difference(cod, base)
-                human_cells = ([Num(self.value(human, DIRECT, s, "c_sem_dyad"))], [self._num(human, DIRECT, s, "c_sem_dyad")]) if human else ([], [])
+                human_cells = (
+                    ([Num(self.value(human, DIRECT, s, "c_sem_dyad"))], [self._num(human, DIRECT, s, "c_sem_dyad")])
+                    if human
+                    else ([], [])
+                )
                 g.rows.append([s, Num(base), Num(cod), Num(delta, signed=True), *human_cells[0]])
                 ci.rows.append([s, *self._table7_ci(s, used, base, cod, delta), *human_cells[1]])
-            how = ("moca.tables.backbones" if self.settings.backbones
-                   else "every model with a direct and a codar row; name them in moca.tables.backbones to choose")
+            how = (
+                "moca.tables.backbones"
+                if self.settings.backbones
+                else "every model with a direct and a codar row; name them in moca.tables.backbones to choose"
+            )
             g.notes.append(f"Macro-averaged over: {', '.join(backbones)} ({how}).")
             if left_out:
                 g.notes.append(f"Left out where C_sem|dyad is undefined (no correct dyad): {', '.join(left_out)}.")
@@ -785,20 +1021,55 @@ class PaperTables:
         c = self._resampled(cells, "table7", scenario, *used)["c_sem_dyad"]
         with np.errstate(invalid="ignore"):
             b_vals, c_vals = c[:k].mean(axis=0), c[k:].mean(axis=0)  # NaN when one backbone's ratio is undefined
-        return [self._interval(base, b_vals), self._interval(cod, c_vals), self._interval(delta, c_vals - b_vals, signed=True)]
+        return [
+            self._interval(base, b_vals),
+            self._interval(cod, c_vals),
+            self._interval(delta, c_vals - b_vals, signed=True),
+        ]
 
     # -- files --
     def tests_csv(self) -> str:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["table", "scenario", "model", "method", "versus_model", "versus_method", "metric", "delta",
-                    "delta_low", "delta_high", "test", "a_only", "b_only", "p", "p_holm", "significant", "resamples"])
+        w.writerow(
+            [
+                "table",
+                "scenario",
+                "model",
+                "method",
+                "versus_model",
+                "versus_method",
+                "metric",
+                "delta",
+                "delta_low",
+                "delta_high",
+                "test",
+                "a_only",
+                "b_only",
+                "p",
+                "p_holm",
+                "significant",
+                "resamples",
+            ]
+        )
         for c in sorted(self.comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b)):
-            w.writerow([c.table, c.scenario, *c.a, *c.b, c.metric,
-                        *("" if v is None else f"{v:.2f}" for v in (c.delta, c.low, c.high)), c.test,
-                        "" if c.a_only is None else c.a_only, "" if c.b_only is None else c.b_only,
-                        "" if c.p is None else f"{c.p:.6g}", "" if c.p_holm is None else f"{c.p_holm:.6g}",
-                        int(c.significant), c.resamples])  # fmt: skip
+            w.writerow(
+                [
+                    c.table,
+                    c.scenario,
+                    *c.a,
+                    *c.b,
+                    c.metric,
+                    *("" if v is None else f"{v:.2f}" for v in (c.delta, c.low, c.high)),
+                    c.test,
+                    "" if c.a_only is None else c.a_only,
+                    "" if c.b_only is None else c.b_only,
+                    "" if c.p is None else f"{c.p:.6g}",
+                    "" if c.p_holm is None else f"{c.p_holm:.6g}",
+                    int(c.significant),
+                    c.resamples,
+                ]
+            )
         return buf.getvalue()
 
     def files(self) -> tuple[dict[str, str], list[str]]:
@@ -822,11 +1093,20 @@ class PaperTables:
         for _, m, meth in self.rows(scenario):
             if meth == DIRECT and m != self.settings.human:
                 cells = [self._num(m, meth, scenario, k) for k in keys]
-                bars.append({"label": m, "values": [c.value for c in cells], "lows": [c.low for c in cells],
-                             "highs": [c.high for c in cells]})
+                bars.append(
+                    {
+                        "label": m,
+                        "values": [c.value for c in cells],
+                        "lows": [c.low for c in cells],
+                        "highs": [c.high for c in cells],
+                    }
+                )
         human = None
         if self.human and scenario in self.scores[(self.human, DIRECT)]:
-            human = {"label": _human_label(self.human), "values": [self.value(self.human, DIRECT, scenario, k) for k in keys]}
+            human = {
+                "label": _human_label(self.human),
+                "values": [self.value(self.human, DIRECT, scenario, k) for k in keys],
+            }
         return bars, human
 
     def figure9_bars(self, scenario: str) -> list[dict[str, Any]]:
@@ -834,9 +1114,17 @@ class PaperTables:
         bars = []
         for b in self.codar_backbones():
             cs = [self.comparison(TABLES_2_4, (b, CODAR), scenario, key) for key in GAIN_METRICS]
-            bars.append({"label": b, "values": [difference(self.value(b, CODAR, scenario, k), self.value(b, DIRECT, scenario, k))
-                                                for k in GAIN_METRICS],
-                         "lows": [c.low if c else None for c in cs], "highs": [c.high if c else None for c in cs]})
+            bars.append(
+                {
+                    "label": b,
+                    "values": [
+                        difference(self.value(b, CODAR, scenario, k), self.value(b, DIRECT, scenario, k))
+                        for k in GAIN_METRICS
+                    ],
+                    "lows": [c.low if c else None for c in cs],
+                    "highs": [c.high if c else None for c in cs],
+                }
+            )
         return bars
 
 
@@ -848,10 +1136,22 @@ def _human_label(model: str) -> str:
 GAIN_METRICS = ("dyad", "faith", "holis")
 
 
-def _figure_rows(bar: dict[str, Any], scenario: str, metrics: Sequence[str], value_key: str, who: str) -> list[dict[str, Any]]:
+def _figure_rows(
+    bar: dict[str, Any], scenario: str, metrics: Sequence[str], value_key: str, who: str
+) -> list[dict[str, Any]]:
     lows, highs = bar.get("lows") or [None] * len(metrics), bar.get("highs") or [None] * len(metrics)
-    return [{"bar": f"{scenario} | {m} | {bar['label']}", value_key: v, "low": lo, "high": hi, "scenario": scenario,
-             "metric": m, who: bar["label"]} for m, v, lo, hi in zip(metrics, bar["values"], lows, highs)]
+    return [
+        {
+            "bar": f"{scenario} | {m} | {bar['label']}",
+            value_key: v,
+            "low": lo,
+            "high": hi,
+            "scenario": scenario,
+            "metric": m,
+            who: bar["label"],
+        }
+        for m, v, lo, hi in zip(metrics, bar["values"], lows, highs)
+    ]
 
 
 def paper_figures(paper: PaperTables) -> dict[str, str | bytes]:

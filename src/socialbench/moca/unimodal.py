@@ -25,32 +25,53 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from socialbench.errors import ConfigError
 from socialbench.moca.preprocess import FilterResult, removal
 
 STAGE = "unimodal"
 REASONS = (
-    "text_too_short", "text_too_long", "text_not_language", "explicit_cue", "text_restates_image",
-    "image_too_small", "video_too_short", "video_too_long",
-)  # fmt: skip
+    "text_too_short",
+    "text_too_long",
+    "text_not_language",
+    "explicit_cue",
+    "text_restates_image",
+    "image_too_small",
+    "video_too_short",
+    "video_too_long",
+)
 FLAGS = ("visual_unchecked",)
 
 DEFAULT_CUES = (
-    "#sarcasm", "#sarcastic", "#irony", "#ironic", "#not", "#jk", "#joke", "#joking", "#kidding", "#satire",
-    "#sarcasmo", "/s", "/sarcasm", "/j",
-)  # fmt: skip
+    "#sarcasm",
+    "#sarcastic",
+    "#irony",
+    "#ironic",
+    "#not",
+    "#jk",
+    "#joke",
+    "#joking",
+    "#kidding",
+    "#satire",
+    "#sarcasmo",
+    "/s",
+    "/sarcasm",
+    "/j",
+)
 
 # Function words left out of the restatement overlap (they say nothing about what is depicted).
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an the and or but if of to in on at by for with from as is are was were be been being am do does did
 have has had it its it's this that these those there here i me my we our you your he him his she her they
 them their what which who whom when where why how not no so too very just than then can will would should
 could may might must shall up down out over under again more most some any all each both few such only own
 same s t don now into about after before while because until against between through during above below off
-""".split())  # fmt: skip
+""".split()
+)
 
 _WORD = re.compile(r"#?[^\W_]+(?:['’][^\W_]+)*")
 _HASH_GAP = re.compile(r"#\s+(?=\w)")  # tokenized sources write "# tag"
@@ -71,7 +92,7 @@ class UnimodalParams:
     video_max_seconds: float = 60.0
 
     @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any] | None) -> "UnimodalParams":
+    def from_mapping(cls, raw: Mapping[str, Any] | None) -> UnimodalParams:
         raw = dict(raw or {})
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(raw) - known)
@@ -136,22 +157,33 @@ def unimodal_problem(rec: Mapping[str, Any], p: UnimodalParams) -> tuple[str, st
         return "text_too_long", f"{n} words > text_max_words {p.text_max_words}"
     ratio = letter_ratio(text)
     if ratio < p.text_min_letter_ratio:
-        return "text_not_language", f"letters are {ratio:.2f} of the characters < text_min_letter_ratio {p.text_min_letter_ratio}"
+        return (
+            "text_not_language",
+            f"letters are {ratio:.2f} of the characters < text_min_letter_ratio {p.text_min_letter_ratio}",
+        )
     cue = explicit_cue(text, p.explicit_cues)
     if cue is not None:
         return "explicit_cue", f"the text names its meaning with {cue!r}"
     overlap, nwords = restatement(text, rec.get("image_description", []))
     if nwords >= p.restatement_min_words and overlap > p.restatement_max_overlap:
-        return "text_restates_image", (f"{overlap:.2f} of the text's {nwords} content words are in the image description"
-                                       f" > restatement_max_overlap {p.restatement_max_overlap}")
+        return "text_restates_image", (
+            f"{overlap:.2f} of the text's {nwords} content words are in the image description"
+            f" > restatement_max_overlap {p.restatement_max_overlap}"
+        )
     for m in rec.get("media_info", []):
         if m.get("kind") == "image" and m.get("width") and m.get("height"):
             side = min(m["width"], m["height"])
             if side < p.image_min_side:
-                return "image_too_small", f"{m['path']}: {m['width']}x{m['height']}, shorter side < image_min_side {p.image_min_side}"
+                return (
+                    "image_too_small",
+                    f"{m['path']}: {m['width']}x{m['height']}, shorter side < image_min_side {p.image_min_side}",
+                )
         if m.get("kind") == "video" and m.get("duration") is not None:
             if m["duration"] < p.video_min_seconds:
-                return "video_too_short", f"{m['path']}: {m['duration']:.2f} s < video_min_seconds {p.video_min_seconds}"
+                return (
+                    "video_too_short",
+                    f"{m['path']}: {m['duration']:.2f} s < video_min_seconds {p.video_min_seconds}",
+                )
             if m["duration"] > p.video_max_seconds:
                 return "video_too_long", f"{m['path']}: {m['duration']:.2f} s > video_max_seconds {p.video_max_seconds}"
     return None

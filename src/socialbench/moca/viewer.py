@@ -26,8 +26,10 @@ def media_items(inst: dict[str, Any]) -> list[dict[str, Any]]:
     if inst["modality"] == "video_text":
         frames = inst.get("frames") or []
         if frames:
-            return [{"kind": "frame", "path": f["path"], "sha256": f.get("sha256"), "caption": frame_caption(f)}
-                    for f in frames]  # fmt: skip
+            return [
+                {"kind": "frame", "path": f["path"], "sha256": f.get("sha256"), "caption": frame_caption(f)}
+                for f in frames
+            ]
         return [{"kind": "video", "path": p, "caption": p} for p in inst["media"]]
     return [{"kind": "image", "path": p, "caption": p} for p in inst["media"]]
 
@@ -50,8 +52,13 @@ def row(inst: dict[str, Any], pred: dict[str, Any] | None, labels: list[str], me
     correct = field_matches(inst, pred, valid)
     fields = []
     for k in VIEW_ORDER:
-        f = {"name": k, "gold": inst[k], "pred": None if pred is None else pred.get(k), "correct": correct[k],
-             "note": field_note(k, pred, valid)}
+        f = {
+            "name": k,
+            "gold": inst[k],
+            "pred": None if pred is None else pred.get(k),
+            "correct": correct[k],
+            "note": field_note(k, pred, valid),
+        }
         if k in ("subject", "target"):
             f["options"] = inst[f"{k}_options"]
         fields.append(f)
@@ -63,20 +70,38 @@ def row(inst: dict[str, Any], pred: dict[str, Any] | None, labels: list[str], me
     if pred is not None and pred.get("finish_reason") == "length":
         badges.append(["truncated", "bad"])
     texts = [["text", inst["text"]]] + ([["transcript", inst["transcript"]]] if inst.get("transcript") else [])
-    meta = [["modality", inst["modality"]], ["domain", inst["domain"]], ["culture", inst["culture"]],
-            ["source", inst["source"]]]  # fmt: skip
+    meta = [
+        ["modality", inst["modality"]],
+        ["domain", inst["domain"]],
+        ["culture", inst["culture"]],
+        ["source", inst["source"]],
+    ]
     if pred is not None:
         meta.append(["finish reason", pred.get("finish_reason")])
     return {
-        "id": inst["id"], "group": inst["scenario"], "group_label": "scenario", "texts": texts,
-        "media": media_items(inst), "fields": fields, "correct": all(correct.values()),
-        "error": NO_PREDICTION if pred is None else pred.get("error"), "badges": badges, "meta": meta,
+        "id": inst["id"],
+        "group": inst["scenario"],
+        "group_label": "scenario",
+        "texts": texts,
+        "media": media_items(inst),
+        "fields": fields,
+        "correct": all(correct.values()),
+        "error": NO_PREDICTION if pred is None else pred.get("error"),
+        "badges": badges,
+        "meta": meta,
         "raw": None if pred is None else pred.get("raw"),
-    }  # fmt: skip
+    }
 
 
-def rows(instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]],
-         labels: dict[str, list[str]], mechanisms: dict[str, list[str]]) -> list[dict[str, Any]]:
+def rows(
+    instances: list[dict[str, Any]],
+    predictions: dict[str, dict[str, Any]],
+    traces: dict[str, dict[str, Any]],
+    labels: dict[str, list[str]],
+    mechanisms: dict[str, list[str]],
+) -> list[dict[str, Any]]:
     """One row per instance, in the instances' order (the core draws each row's calls and trace)."""
-    return [row(i, predictions.get(i["id"]), labels.get(i["scenario"], []), mechanisms.get(i["scenario"], []))
-            for i in instances]  # fmt: skip
+    return [
+        row(i, predictions.get(i["id"]), labels.get(i["scenario"], []), mechanisms.get(i["scenario"], []))
+        for i in instances
+    ]

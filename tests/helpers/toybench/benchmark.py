@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from socialbench.benchmark import Benchmark, Exchange, Final
 from socialbench.errors import DataError
 
 
 def make_instances(n: int, split: str = "test") -> list[dict[str, Any]]:
-    return [{"id": f"toy-{split}-{k:03d}", "question": f"Which colour is item {k}?",
-             "options": ["red", "green", "blue"], "answer": ["red", "green", "blue"][k % 3]} for k in range(n)]
+    return [
+        {
+            "id": f"toy-{split}-{k:03d}",
+            "question": f"Which colour is item {k}?",
+            "options": ["red", "green", "blue"],
+            "answer": ["red", "green", "blue"][k % 3],
+        }
+        for k in range(n)
+    ]
 
 
 def parse_choice(text: str | None, options: list[str]) -> tuple[str | None, str | None]:
@@ -49,15 +57,27 @@ class ToyBenchmark(Benchmark):
         return [{"group": "all", "answers": {"answer": i["answer"]}} for i in dev_instances]
 
     def answer_task(self, instance: dict[str, Any], stage: str) -> dict[str, Any]:
-        return {"benchmark": self.name, "stage": stage, "prior_group": "all", "query": instance["question"],
-                "choices": [{"field": "answer", "options": [{"value": o, "text": o} for o in instance["options"]]}]}
+        return {
+            "benchmark": self.name,
+            "stage": stage,
+            "prior_group": "all",
+            "query": instance["question"],
+            "choices": [{"field": "answer", "options": [{"value": o, "text": o} for o in instance["options"]]}],
+        }
 
     def final(self, ex: Exchange, instance: dict[str, Any]) -> Final:
         answer, error = parse_choice(ex.response.text, instance["options"])
         return Final(fields={"answer": answer, "raw": ex.response.text}, error=ex.response.error or error)
 
-    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], *, source: str,
-              lines: Sequence[int] | None = None, instances_source: str = "instances") -> dict[str, Any]:
+    def score(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> dict[str, Any]:
         by_id = {p["id"]: p for p in predictions}
         right = sum(1 for i in instances if by_id.get(i["id"], {}).get("answer") == i["answer"])
         return {"all": {"accuracy": round(100 * right / len(instances), 2), "n": len(instances)}}

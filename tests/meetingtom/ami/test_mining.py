@@ -151,7 +151,9 @@ def test_params_with_a_wrong_kind_of_value_are_a_config_error():
 def test_state_keeps_five_second_windows_of_speakers(tiny_meeting):
     res = mine_state(tiny_meeting)
     assert [(c.anchor, c.target, c.info["role"]) for c in res.accepted] == [
-        (f"{MEETING}.A.dialog-act.t.1", "A", "speaker"), (f"{MEETING}.A.dialog-act.t.2", "A", "speaker")]  # fmt: skip
+        (f"{MEETING}.A.dialog-act.t.1", "A", "speaker"),
+        (f"{MEETING}.A.dialog-act.t.2", "A", "speaker"),
+    ]
     assert all(c.end - c.start == pytest.approx(5.0) for c in res.accepted)
 
 
@@ -208,7 +210,9 @@ def test_you_long_utterance_is_cut_around_the_you(tiny_meeting):
 
 
 def test_you_unsure_usages_can_be_left_out(ami_dir):
-    T.write(ami_dir, f"youUsages/{MEETING}.A.you.xml", T.root(f"{MEETING}.A.you", T.you("A", 1, "you_11", 3, unsure="true")))
+    T.write(
+        ami_dir, f"youUsages/{MEETING}.A.you.xml", T.root(f"{MEETING}.A.you", T.you("A", 1, "you_11", 3, unsure="true"))
+    )
     res = mine_you(parse_meeting(ami_dir, MEETING), YouParams(skip_unsure=True))
     assert res.accepted == ()
     assert [c.reason for c in res.rejected if c.anchor == f"{MEETING}.A.you.1"] == ["unsure"]
@@ -244,7 +248,9 @@ def test_consensus_proposers_own_yeah_is_no_agreement_marker(tiny_meeting):
 def test_consensus_window_grows_only_when_the_preferred_one_lacks_the_proposal(tiny_meeting):
     # A 3 s window around the decision's last second misses A's suggestion (midpoint 60.75 s);
     # 3 + 5 = 8 s reaches it.
-    params = ConsensusParams(window=WindowRule(preferred_s=3, min_s=3, max_s=10, before_s=0, after_s=0), max_anchor_s=1.0)
+    params = ConsensusParams(
+        window=WindowRule(preferred_s=3, min_s=3, max_s=10, before_s=0, after_s=0), max_anchor_s=1.0
+    )
     (c,) = mine_consensus(tiny_meeting, params).accepted
     assert (c.start, c.end) == (58.3, 66.3)
 

@@ -74,5 +74,9 @@ def test_every_rejected_candidate_says_why(mined):
 def test_mining_twice_gives_the_same_records(real_corpus, mined):
     some = [m for m in real_corpus.meetings if m.id in ("ES2002a", "IS1003b", "TS3005a")]
     again = mine_corpus(some)
-    assert [c.as_dict() for c in again.accepted] == [c.as_dict() for c in mined.accepted if c.meeting in ("ES2002a", "IS1003b", "TS3005a")]
-    assert [c.as_dict() for c in again.rejected] == [c.as_dict() for c in mined.rejected if c.meeting in ("ES2002a", "IS1003b", "TS3005a")]
+    assert [c.as_dict() for c in again.accepted] == [
+        c.as_dict() for c in mined.accepted if c.meeting in ("ES2002a", "IS1003b", "TS3005a")
+    ]
+    assert [c.as_dict() for c in again.rejected] == [
+        c.as_dict() for c in mined.rejected if c.meeting in ("ES2002a", "IS1003b", "TS3005a")
+    ]

@@ -19,7 +19,10 @@ from tests.meetingtom.tiny_ami import MEETING
 
 def test_href_with_a_range_gives_file_and_both_ids():
     assert parse_href("ES2002a.A.words.xml#id(ES2002a.A.words0)..id(ES2002a.A.words5)") == (
-        "ES2002a.A.words.xml", "ES2002a.A.words0", "ES2002a.A.words5")  # fmt: skip
+        "ES2002a.A.words.xml",
+        "ES2002a.A.words0",
+        "ES2002a.A.words5",
+    )
 
 
 def test_href_with_one_id_repeats_it_as_last():
@@ -32,8 +35,10 @@ def test_href_without_an_id_part_is_refused():
 
 
 def test_ontology_keeps_names_and_parents():
-    root = ET.fromstring('<t xmlns:nite="http://nite.sourceforge.net/" nite:id="r" name="root">'
-                         '<t nite:id="a" name="DEICTIC"><t nite:id="a1" name="SINGULAR" gloss="singular"/></t></t>')  # fmt: skip
+    root = ET.fromstring(
+        '<t xmlns:nite="http://nite.sourceforge.net/" nite:id="r" name="root">'
+        '<t nite:id="a" name="DEICTIC"><t nite:id="a1" name="SINGULAR" gloss="singular"/></t></t>'
+    )
     types = parse_ontology(root)
     assert (types["a1"].name, types["a1"].parent, types["a1"].gloss) == ("SINGULAR", "a", "singular")
     assert types["r"].parent is None
@@ -101,7 +106,14 @@ def test_adjacency_pair_points_to_acts_with_its_type(tiny_meeting):
 def test_you_usage_names_its_word_and_ontology_type(tiny_meeting):
     u = next(u for u in tiny_meeting.you_usages if u.speaker == "A")
     assert (u.word_id, u.index, u.start, u.end, u.type_id, u.type, u.unsure) == (
-        f"{MEETING}.A.words3", 3, 10.8, 11.0, "you_11", "SINGULAR", False)  # fmt: skip
+        f"{MEETING}.A.words3",
+        3,
+        10.8,
+        11.0,
+        "you_11",
+        "SINGULAR",
+        False,
+    )
 
 
 def test_decision_word_ranges_become_a_time_span(tiny_meeting):
@@ -124,7 +136,9 @@ def test_segments_keep_transcriber_times_and_words(tiny_meeting):
 
 def test_participant_roles_are_time_spans(tiny_meeting):
     assert [(r.speaker, r.start, r.end, r.type) for r in tiny_meeting.roles] == [
-        ("A", 0.0, 60.0, "Neutral"), ("A", 60.0, 120.0, "Protagonist")]  # fmt: skip
+        ("A", 0.0, 60.0, "Neutral"),
+        ("A", 60.0, 120.0, "Protagonist"),
+    ]
 
 
 def test_absent_optional_files_are_reported_as_missing_layers(tiny_meeting):

@@ -75,7 +75,11 @@ def test_act_pointing_to_a_missing_word_is_reported_and_left_out(ami_dir):
     T.write(ami_dir, f"dialogueActs/{MEETING}.A.dialog-act.xml", T.root(f"{MEETING}.A.dialog-act", body))
     m = parse_meeting(ami_dir, MEETING)
     p = only_error(m)
-    assert (p.kind, p.file, p.element) == ("dangling_href", f"dialogueActs/{MEETING}.A.dialog-act.xml", f"{MEETING}.A.dialog-act.t.1")
+    assert (p.kind, p.file, p.element) == (
+        "dangling_href",
+        f"dialogueActs/{MEETING}.A.dialog-act.xml",
+        f"{MEETING}.A.dialog-act.t.1",
+    )
     assert f"{MEETING}.A.words99" in p.message
     assert m.act(f"{MEETING}.A.dialog-act.t.1") is None and m.act(f"{MEETING}.A.dialog-act.t.2") is not None
 
@@ -118,11 +122,17 @@ def test_dangling_href_in_strict_mode_names_meeting_file_and_element(ami_dir):
     with pytest.raises(DataError) as exc:
         parse_meeting(ami_dir, MEETING, strict=True)
     msg = str(exc.value)
-    assert f"meeting {MEETING}" in msg and f"{MEETING}.A.dialog-act.xml" in msg and f"record {MEETING}.A.dialog-act.t.1" in msg
+    assert (
+        f"meeting {MEETING}" in msg
+        and f"{MEETING}.A.dialog-act.xml" in msg
+        and f"record {MEETING}.A.dialog-act.t.1" in msg
+    )
 
 
 def test_range_whose_end_precedes_its_start_is_reported(ami_dir):
-    body = T.DACTS["B"].replace(f"id({MEETING}.B.words0)..id({MEETING}.B.words3)", f"id({MEETING}.B.words3)..id({MEETING}.B.words0)")
+    body = T.DACTS["B"].replace(
+        f"id({MEETING}.B.words0)..id({MEETING}.B.words3)", f"id({MEETING}.B.words3)..id({MEETING}.B.words0)"
+    )
     T.write(ami_dir, f"dialogueActs/{MEETING}.B.dialog-act.xml", T.root(f"{MEETING}.B.dialog-act", body))
     assert only_error(parse_meeting(ami_dir, MEETING)).kind == "reversed_range"
 
@@ -172,7 +182,9 @@ def test_reversed_times_in_strict_mode_are_a_data_error(ami_dir):
     items = list(T.WORDS["B"])
     items[1] = (13.4, 13.0, "sure")
     T.write(ami_dir, f"words/{MEETING}.B.words.xml", T.words_xml("B", items))
-    with pytest.raises(DataError, match=f"record {MEETING}.B.words1: meeting {MEETING}: ends at 13.0 s before it starts"):
+    with pytest.raises(
+        DataError, match=f"record {MEETING}.B.words1: meeting {MEETING}: ends at 13.0 s before it starts"
+    ):
         parse_meeting(ami_dir, MEETING, strict=True)
 
 

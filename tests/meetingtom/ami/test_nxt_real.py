@@ -70,7 +70,9 @@ def test_addressee_attributes_match_the_xml(real_ami, real_corpus):
 
 
 def test_adjacency_pairs_match_the_xml(real_ami, real_corpus):
-    assert parsed(real_corpus, "adjacency_pairs") == per_meeting(real_ami, "dialogueActs", ".adjacency-pairs.xml", r"<adjacency-pair\s")
+    assert parsed(real_corpus, "adjacency_pairs") == per_meeting(
+        real_ami, "dialogueActs", ".adjacency-pairs.xml", r"<adjacency-pair\s"
+    )
 
 
 def test_you_usages_match_the_xml(real_ami, real_corpus):
@@ -78,7 +80,9 @@ def test_you_usages_match_the_xml(real_ami, real_corpus):
 
 
 def test_decisions_match_the_xml(real_ami, real_corpus):
-    assert +parsed(real_corpus, "decisions") == per_meeting(real_ami, "decision/manual", ".decision.xml", r"<decision\s")
+    assert +parsed(real_corpus, "decisions") == per_meeting(
+        real_ami, "decision/manual", ".decision.xml", r"<decision\s"
+    )
 
 
 def test_topics_and_sub_topics_match_the_xml(real_ami, real_corpus):

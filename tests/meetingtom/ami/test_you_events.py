@@ -46,7 +46,9 @@ def test_act_without_addressee_gives_no_event(ami_dir):
 
 def test_you_outside_every_act_of_its_speaker_gives_no_event(ami_dir):
     # A's first act now ends before the "you" (word 3).
-    body = T.DACTS["A"].replace(f"id({MEETING}.A.words0)..id({MEETING}.A.words6)", f"id({MEETING}.A.words0)..id({MEETING}.A.words2)")
+    body = T.DACTS["A"].replace(
+        f"id({MEETING}.A.words0)..id({MEETING}.A.words6)", f"id({MEETING}.A.words0)..id({MEETING}.A.words2)"
+    )
     T.write(ami_dir, f"dialogueActs/{MEETING}.A.dialog-act.xml", T.root(f"{MEETING}.A.dialog-act", body))
     assert you_candidates(parse_meeting(ami_dir, MEETING))[0].reason == "outside_act"
 
@@ -54,7 +56,7 @@ def test_you_outside_every_act_of_its_speaker_gives_no_event(ami_dir):
 def test_another_speakers_act_over_the_same_time_does_not_count(ami_dir):
     # B's act is addressed to A and overlaps A's "you" in time, but it is not A's act.
     rewrite_act_a1(ami_dir, "")
-    body = T.DACTS["B"].replace(f'dialog-act.t.1">', f'dialog-act.t.1" addressee="A">', 1)
+    body = T.DACTS["B"].replace('dialog-act.t.1">', 'dialog-act.t.1" addressee="A">', 1)
     T.write(ami_dir, f"dialogueActs/{MEETING}.B.dialog-act.xml", T.root(f"{MEETING}.B.dialog-act", body))
     assert you_events(parse_meeting(ami_dir, MEETING)) == []
 

@@ -69,16 +69,24 @@ def test_prose_without_the_marker_is_invalid_saying_the_line_is_missing(name):
 
 def test_a_task3_2_final_line_gives_the_sorted_dissenters_and_their_letters():
     inst = make("task3_2")
-    final = answered("naive_cot", inst, "B and D hesitate.\nFinal answer: " + json.dumps({"answer": inst["answer"][::-1]}))
+    final = answered(
+        "naive_cot", inst, "B and D hesitate.\nFinal answer: " + json.dumps({"answer": inst["answer"][::-1]})
+    )
     assert final.fields["answer"] == inst["answer"] and final.fields["value"] == ["B", "D"]
 
 
-@pytest.mark.parametrize("task,filled", [
-    ("task1", "1. Subject: find participant C in the transcript"),
-    ("task2_1", "1. The \"you\": read participant B's utterance"),
-    ("task2_2", "2. The addressee's verbal response: agreement, objection, acknowledgement, hedging or hesitation from participant D."),
-    ("task3_2", "5. Choose every participant who is a dissenter."),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "task,filled",
+    [
+        ("task1", "1. Subject: find participant C in the transcript"),
+        ("task2_1", '1. The "you": read participant B\'s utterance'),
+        (
+            "task2_2",
+            "2. The addressee's verbal response: agreement, objection, acknowledgement, hedging or hesitation from participant D.",
+        ),
+        ("task3_2", "5. Choose every participant who is a dissenter."),
+    ],
+)
 def test_task_cot_gives_the_tasks_guidance_with_its_participants_filled_in(task, filled):
     text = first_request("task_cot", make(task)).messages[1].text()
     assert filled in text and "$" not in text
@@ -104,14 +112,22 @@ def test_task_cots_prompt_hash_covers_its_guidance_files():
 
 def test_task1_with_priors_is_not_evaluated_without_a_call():
     final = method("task_cot", {"priors": ["role"]}).step(make("task1"), [])
-    assert isinstance(final, Final) and final.error is None and final.fields["not_evaluated"].startswith("Task 1 is not evaluated")
+    assert (
+        isinstance(final, Final)
+        and final.error is None
+        and final.fields["not_evaluated"].startswith("Task 1 is not evaluated")
+    )
 
 
 def test_a_media_error_with_a_video_modality_is_invalid_without_a_call():
-    final = method("ecot", {"modality": "video"}).step(make(modality="both", clip=None, clip_problem="window_beyond_end"), [])
+    final = method("ecot", {"modality": "video"}).step(
+        make(modality="both", clip=None, clip_problem="window_beyond_end"), []
+    )
     assert isinstance(final, Final) and final.error == "media: no clip for this window (window_beyond_end)"
 
 
 def test_a_media_error_does_not_stop_an_utterances_only_request():
-    (req,) = method("ecot", {"modality": "utterances"}).step(make(modality="both", clip=None, clip_problem="window_beyond_end"), [])
+    (req,) = method("ecot", {"modality": "utterances"}).step(
+        make(modality="both", clip=None, clip_problem="window_beyond_end"), []
+    )
     assert req.media() == []

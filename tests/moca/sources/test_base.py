@@ -13,16 +13,33 @@ from socialbench.acquire.download import ChecksumMismatch
 from socialbench.errors import ConfigError, DataError
 from socialbench.moca.sources import SOURCE_NAMES, get_source, read_source
 from socialbench.moca.sources.base import (
-    MANIFEST, ManualStepRequired, RemoteFile, SourceOptions, acquire, candidate, validate_candidates,
-)  # fmt: skip
+    MANIFEST,
+    ManualStepRequired,
+    RemoteFile,
+    SourceOptions,
+    acquire,
+    candidate,
+    validate_candidates,
+)
 
 MUSTARD = {
-    "1_60": {"utterance": "It's just a privilege to watch your mind at work.", "speaker": "SHELDON",
-             "context": ["I never would have identified it.", "My apologies."], "context_speakers": ["LEONARD", "SHELDON"],
-             "show": "BBT", "sarcasm": True},
-    "2_10": {"utterance": "Oh, great.", "speaker": "CHANDLER", "context": [], "context_speakers": [], "show": "FRIENDS",
-             "sarcasm": False},
-}  # fmt: skip
+    "1_60": {
+        "utterance": "It's just a privilege to watch your mind at work.",
+        "speaker": "SHELDON",
+        "context": ["I never would have identified it.", "My apologies."],
+        "context_speakers": ["LEONARD", "SHELDON"],
+        "show": "BBT",
+        "sarcasm": True,
+    },
+    "2_10": {
+        "utterance": "Oh, great.",
+        "speaker": "CHANDLER",
+        "context": [],
+        "context_speakers": [],
+        "show": "FRIENDS",
+        "sarcasm": False,
+    },
+}
 
 
 def sha(data: bytes) -> str:
@@ -70,8 +87,11 @@ def test_an_archive_with_a_parent_path_entry_is_refused_naming_the_member(server
         zf.writestr("../../outside.txt", b"escape")
     url = server.add("/mmsd_raw_data.zip", buf.getvalue())
     data = json.dumps(MUSTARD).encode()
-    source = served_mustard(server, data, extra=(RemoteFile("mmsd_raw_data.zip", url, sha(buf.getvalue()), kind="media",
-                                                            extract_to="videos"),))
+    source = served_mustard(
+        server,
+        data,
+        extra=(RemoteFile("mmsd_raw_data.zip", url, sha(buf.getvalue()), kind="media", extract_to="videos"),),
+    )
     with pytest.raises(UnsafeArchive) as err:
         acquire(source, tmp_path / "root", SourceOptions(media=True), backoff=0)
     assert "mmsd_raw_data.zip" in str(err.value) and "'../../outside.txt'" in str(err.value)
@@ -84,8 +104,11 @@ def test_a_media_archive_is_unpacked_and_its_clips_become_the_candidates_media(s
         zf.writestr("mmsd_raw_data/utterances_final/1_60.mp4", b"clip")
         zf.writestr("mmsd_raw_data/context_final/1_60_c.mp4", b"context clip")
     url = server.add("/mmsd_raw_data.zip", buf.getvalue())
-    source = served_mustard(server, json.dumps(MUSTARD).encode(),
-                            extra=(RemoteFile("mmsd_raw_data.zip", url, sha(buf.getvalue()), kind="media", extract_to="videos"),))
+    source = served_mustard(
+        server,
+        json.dumps(MUSTARD).encode(),
+        extra=(RemoteFile("mmsd_raw_data.zip", url, sha(buf.getvalue()), kind="media", extract_to="videos"),),
+    )
     acquire(source, tmp_path, SourceOptions(media=True), backoff=0)
     rec = source.read(tmp_path, SourceOptions())[0]
     assert rec["media"] == [str(tmp_path / "videos/mmsd_raw_data/utterances_final/1_60.mp4")]
@@ -103,22 +126,35 @@ def test_mirror_mode_copies_from_the_folder_and_checks_the_pinned_hash(tmp_path)
 def test_mirror_mode_names_the_missing_file_and_how_files_are_named(tmp_path):
     (tmp_path / "mirror").mkdir()
     with pytest.raises(DataError, match=r"mirror/train.tsv: not in the mirror of source mintrec \(and 1 more\)"):
-        acquire(get_source("mintrec"), tmp_path / "root",
-                SourceOptions.from_mapping("mintrec", {"mode": "mirror", "mirror": str(tmp_path / "mirror"), "splits": ["train", "dev"]}))
+        acquire(
+            get_source("mintrec"),
+            tmp_path / "root",
+            SourceOptions.from_mapping(
+                "mintrec", {"mode": "mirror", "mirror": str(tmp_path / "mirror"), "splits": ["train", "dev"]}
+            ),
+        )
 
 
 def test_a_file_without_public_link_asks_for_the_manual_step(tmp_path):
     with pytest.raises(ManualStepRequired) as err:
         acquire(get_source("hateful_memes"), tmp_path, SourceOptions(splits=("train",)))
     msg = str(err.value)
-    assert "train.jsonl is not under" in msg and "Accept the dataset licence" in msg and "https://ai.meta.com/tools/hatefulmemes/" in msg
+    assert (
+        "train.jsonl is not under" in msg
+        and "Accept the dataset licence" in msg
+        and "https://ai.meta.com/tools/hatefulmemes/" in msg
+    )
 
 
 def test_manual_mode_accepts_files_put_there_by_hand(tmp_path):
-    (tmp_path / "train.jsonl").write_text('{"id": 42953, "img": "img/42953.png", "label": 0, "text": "its their character"}\n')
+    (tmp_path / "train.jsonl").write_text(
+        '{"id": 42953, "img": "img/42953.png", "label": 0, "text": "its their character"}\n'
+    )
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "42953.png").write_bytes(b"png")
-    manifest = acquire(get_source("hateful_memes"), tmp_path, SourceOptions(mode="manual", splits=("train",), media=True))
+    manifest = acquire(
+        get_source("hateful_memes"), tmp_path, SourceOptions(mode="manual", splits=("train",), media=True)
+    )
     assert [f["relpath"] for f in manifest["files"]] == ["img", "train.jsonl"]
     assert manifest["files"][0]["files"] == 1
 
@@ -163,8 +199,18 @@ def test_public_annotation_files_of_the_shared_sources_are_pinned():
 
 
 def candidate_records():
-    return [candidate("mmsd2", "1", split="valid", modality="image_text", text="so fun", media=["a.jpg"],
-                      origin_file="valid.json", origin_record="1")]
+    return [
+        candidate(
+            "mmsd2",
+            "1",
+            split="valid",
+            modality="image_text",
+            text="so fun",
+            media=["a.jpg"],
+            origin_file="valid.json",
+            origin_record="1",
+        )
+    ]
 
 
 def test_a_valid_candidate_passes_the_schema():

@@ -9,15 +9,29 @@ from socialbench.moca.sources import SourceOptions, read_source
 
 
 def test_mustard_checks_that_context_and_speakers_pair_up(tmp_path):
-    (tmp_path / "sarcasm_data.json").write_text(json.dumps({"1_1": {
-        "utterance": "Sure.", "speaker": "A", "context": ["x", "y"], "context_speakers": ["B"], "sarcasm": True}}))
-    with pytest.raises(DataError, match=r"record 1_1, field 'context_speakers': 2 context utterances but 1 context speakers"):
+    (tmp_path / "sarcasm_data.json").write_text(
+        json.dumps(
+            {
+                "1_1": {
+                    "utterance": "Sure.",
+                    "speaker": "A",
+                    "context": ["x", "y"],
+                    "context_speakers": ["B"],
+                    "sarcasm": True,
+                }
+            }
+        )
+    )
+    with pytest.raises(
+        DataError, match=r"record 1_1, field 'context_speakers': 2 context utterances but 1 context speakers"
+    ):
         read_source("mustard", tmp_path)
 
 
 def test_mustard_names_a_missing_field(tmp_path):
-    (tmp_path / "sarcasm_data.json").write_text(json.dumps({"1_1": {"utterance": "Sure.", "speaker": "A", "context": [],
-                                                                     "context_speakers": []}}))
+    (tmp_path / "sarcasm_data.json").write_text(
+        json.dumps({"1_1": {"utterance": "Sure.", "speaker": "A", "context": [], "context_speakers": []}})
+    )
     with pytest.raises(DataError, match=r"sarcasm_data.json, record 1_1, field 'sarcasm': missing"):
         read_source("mustard", tmp_path)
 
@@ -35,8 +49,15 @@ def test_mmsd2_refuses_a_label_that_is_not_binary(tmp_path):
 
 
 def test_memecap_refuses_an_image_name_with_a_path(tmp_path):
-    rec = {"post_id": "abc", "title": "t", "img_captions": [], "meme_captions": [], "metaphors": [], "url": "",
-           "img_fname": "../x.png"}
+    rec = {
+        "post_id": "abc",
+        "title": "t",
+        "img_captions": [],
+        "meme_captions": [],
+        "metaphors": [],
+        "url": "",
+        "img_fname": "../x.png",
+    }
     (tmp_path / "memes-test.json").write_text(json.dumps([rec]))
     with pytest.raises(DataError, match=r"record abc, field 'img_fname': expected a file name"):
         read_source("memecap", tmp_path, SourceOptions(splits=("test",)))
@@ -45,7 +66,8 @@ def test_memecap_refuses_an_image_name_with_a_path(tmp_path):
 def test_hateful_memes_jsonl_becomes_image_text_candidates_with_their_label(tmp_path):
     (tmp_path / "dev_seen.jsonl").write_text(
         '{"id": 8291, "img": "img/08291.png", "label": 1, "text": "white people is this a shooting range"}\n'
-        '{"id": 46971, "img": "img/46971.png", "text": "bravery at its finest"}\n')
+        '{"id": 46971, "img": "img/46971.png", "text": "bravery at its finest"}\n'
+    )
     records = read_source("hateful_memes", tmp_path, SourceOptions(splits=("dev_seen",)))
     assert [r["id"] for r in records] == ["hateful_memes:8291", "hateful_memes:46971"]
     assert records[0]["source_labels"] == {"hateful": True} and records[1]["source_labels"] == {}
@@ -61,10 +83,21 @@ def test_hateful_memes_refuses_an_image_path_leaving_the_release(tmp_path):
 def test_redcaps_reads_the_annotation_files_that_include_selects(tmp_path):
     ann = tmp_path / "release" / "annotations"
     ann.mkdir(parents=True)
-    one = {"image_id": "guli1", "author": "u1", "url": "https://i.redd.it/guli1.jpg", "raw_caption": "Abandoned 😢 #sad",
-           "caption": "abandoned", "subreddit": "abandoned", "score": 12, "created_utc": 1.5e9, "permalink": "/r/x"}
+    one = {
+        "image_id": "guli1",
+        "author": "u1",
+        "url": "https://i.redd.it/guli1.jpg",
+        "raw_caption": "Abandoned 😢 #sad",
+        "caption": "abandoned",
+        "subreddit": "abandoned",
+        "score": 12,
+        "created_utc": 1.5e9,
+        "permalink": "/r/x",
+    }
     (ann / "abandoned_2017.json").write_text(json.dumps({"info": {"url": "x"}, "annotations": [one]}))
-    (ann / "memes_2020.json").write_text(json.dumps({"info": {}, "annotations": [dict(one, image_id="m1", subreddit="memes")]}))
+    (ann / "memes_2020.json").write_text(
+        json.dumps({"info": {}, "annotations": [dict(one, image_id="m1", subreddit="memes")]})
+    )
     records = read_source("redcaps", tmp_path, SourceOptions(include=("abandoned_*.json",)))
     assert [r["id"] for r in records] == ["redcaps:guli1"]
     assert records[0]["text"] == "Abandoned 😢 #sad" and records[0]["media_urls"] == ["https://i.redd.it/guli1.jpg"]
@@ -108,10 +141,15 @@ def test_an_unknown_column_role_is_a_config_error(tmp_path):
 def test_supplementary_rows_say_their_modality_and_may_link_their_media(tmp_path):
     (tmp_path / "supplementary.csv").write_text(
         "id,modality,text,media,page\nd1,video_text,you call that a plan?,clips/d1.mp4,debate\n"
-        "m1,image_text,sure,https://example.org/m1.png,forum\n")
+        "m1,image_text,sure,https://example.org/m1.png,forum\n"
+    )
     a, b = read_source("supplementary", tmp_path)
     assert a["modality"] == "video_text" and a["media"] == [str(tmp_path / "clips/d1.mp4")]
-    assert b["media"] == [] and b["media_urls"] == ["https://example.org/m1.png"] and b["source_labels"] == {"page": "forum"}
+    assert (
+        b["media"] == []
+        and b["media_urls"] == ["https://example.org/m1.png"]
+        and b["source_labels"] == {"page": "forum"}
+    )
 
 
 def test_supplementary_refuses_an_unknown_modality(tmp_path):

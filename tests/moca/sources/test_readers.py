@@ -50,7 +50,7 @@ def test_jsonl_names_the_broken_line():
 
 
 def test_bytes_that_are_not_utf8_name_the_line_and_offset():
-    data = "line one\nmaybe caf".encode() + b"\xe9\n"
+    data = b"line one\nmaybe caf" + b"\xe9\n"
     with pytest.raises(DataError) as err:
         decode(data, "captions.csv")
     assert str(err.value).startswith("captions.csv, record line 2: not utf-8 text: byte 0xe9 at offset 18 (column 10)")
@@ -72,7 +72,9 @@ def test_an_unknown_encoding_name_is_a_config_error_naming_it():
 
 def test_missing_columns_name_the_header_and_the_first_missing_column():
     with pytest.raises(DataError) as err:
-        table_rows("season\tepisode\ttext\nS01\tE01\thi\n", "train.tsv", ("season", "episode", "clip", "text", "label"), "\t")
+        table_rows(
+            "season\tepisode\ttext\nS01\tE01\thi\n", "train.tsv", ("season", "episode", "clip", "text", "label"), "\t"
+        )
     msg = str(err.value)
     assert msg.startswith("train.tsv, record line 1 (header), field 'clip': missing column(s) 'clip', 'label'")
 

@@ -24,7 +24,9 @@ def test_mustard_yields_one_candidate_per_utterance(shared_dir):
 
 def test_mintrec_yields_one_candidate_per_row_of_each_split(shared_dir):
     folder = shared_dir / "data" / "mintrec"
-    rows = {s: list(csv.reader((folder / f"{s}.tsv").open(encoding="utf-8"), delimiter="\t"))[1:] for s in ("train", "dev")}
+    rows = {
+        s: list(csv.reader((folder / f"{s}.tsv").open(encoding="utf-8"), delimiter="\t"))[1:] for s in ("train", "dev")
+    }
     records = read_source("mintrec", folder, SourceOptions(splits=("train", "dev")))
     assert len(records) == len(rows["train"]) + len(rows["dev"]) == 1779
     assert sum(r["split"] == "dev" for r in records) == len(rows["dev"])

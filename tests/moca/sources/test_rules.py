@@ -25,8 +25,9 @@ def dvc_snippet() -> str:
 
 
 def scratch_copy(tmp: Path) -> Path:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True,
-                           check=True).stdout.split("\n")
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     for f in filter(None, files):
         src = REPO / f
         if src.is_file() and not f.startswith(("data/", "results/", "mlflow")):
@@ -34,8 +35,11 @@ def scratch_copy(tmp: Path) -> Path:
             shutil.copy2(src, tmp / f)
     snakefile = (tmp / "Snakefile").read_text()
     if "moca_sources.smk" not in snakefile:
-        (tmp / "Snakefile").write_text(snakefile.replace('include: "rules/infer.smk"',
-                                                         'include: "rules/moca_sources.smk"\ninclude: "rules/infer.smk"', 1))
+        (tmp / "Snakefile").write_text(
+            snakefile.replace(
+                'include: "rules/infer.smk"', 'include: "rules/moca_sources.smk"\ninclude: "rules/infer.smk"', 1
+            )
+        )
     dvc = yaml.safe_load((tmp / "dvc.yaml").read_text())
     if "moca_source_acquire" not in dvc["stages"]:
         dvc["stages"].update(yaml.safe_load(dvc_snippet()))  # into stages: (other top-level keys may follow it)
@@ -50,8 +54,12 @@ def set_params(root: Path, **moca) -> None:
 
 
 def run(root: Path, *args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(root / "src"), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-           "DVC_NO_ANALYTICS": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root / "src"),
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "DVC_NO_ANALYTICS": "1",
+    }
     proc = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout + proc.stderr
@@ -64,7 +72,9 @@ def jobs(dry_run: str) -> dict[str, int]:
 
 def sources(data: Path, *names: str) -> dict:
     splits = {"mintrec": ["train", "dev"], "mmsd2": ["valid"], "memecap": ["test"]}
-    return {n: {"mode": "mirror", "mirror": str(data / n), **({"splits": splits[n]} if n in splits else {})} for n in names}
+    return {
+        n: {"mode": "mirror", "mirror": str(data / n), **({"splits": splits[n]} if n in splits else {})} for n in names
+    }
 
 
 FILTERED = "data/interim/moca_sources/pools/main/filtered.jsonl"
@@ -73,27 +83,48 @@ FILTERED = "data/interim/moca_sources/pools/main/filtered.jsonl"
 def test_sources_run_only_when_listed_and_only_what_changed_reruns(shared_dir, tmp_path):
     root = scratch_copy(tmp_path)
     data = shared_dir / "data"
-    assert not [j for j in jobs(run(root, "snakemake", "-n", "--quiet", "rules")) if "source" in j or j in ("moca_preprocess", "moca_unimodal")]
+    assert not [
+        j
+        for j in jobs(run(root, "snakemake", "-n", "--quiet", "rules"))
+        if "source" in j or j in ("moca_preprocess", "moca_unimodal")
+    ]
 
     base = {"preprocess": {"missing_media": "keep", "near_duplicate_threshold": 0.8}, "unimodal": {"text_min_words": 3}}
     set_params(root, sources=sources(data, "mustard", "mmsd2"), pools={"main": ["mustard", "mmsd2"]}, **base)
     run(root, "snakemake", "--quiet", "rules", "--cores", "1", FILTERED)
 
-    set_params(root, sources=sources(data, "mustard", "mmsd2", "memecap"), pools={"main": ["mustard", "mmsd2", "memecap"]}, **base)
+    set_params(
+        root,
+        sources=sources(data, "mustard", "mmsd2", "memecap"),
+        pools={"main": ["mustard", "mmsd2", "memecap"]},
+        **base,
+    )
     assert jobs(run(root, "snakemake", "-n", "--quiet", "rules", "--cores", "1", FILTERED)) == {
-        "moca_preprocess": 1, "moca_source_acquire": 1, "moca_source_candidates": 1, "moca_unimodal": 1}
+        "moca_preprocess": 1,
+        "moca_source_acquire": 1,
+        "moca_source_candidates": 1,
+        "moca_unimodal": 1,
+    }
     assert "data/raw/moca_sources/memecap/.manifest.json" in run(root, "snakemake", "-n", "--cores", "1", FILTERED)
 
-    set_params(root, sources=sources(data, "mustard", "mmsd2"), pools={"main": ["mustard", "mmsd2"]},
-               preprocess=base["preprocess"], unimodal={"text_min_words": 4})
+    set_params(
+        root,
+        sources=sources(data, "mustard", "mmsd2"),
+        pools={"main": ["mustard", "mmsd2"]},
+        preprocess=base["preprocess"],
+        unimodal={"text_min_words": 4},
+    )
     assert jobs(run(root, "snakemake", "-n", "--quiet", "rules", "--cores", "1", FILTERED)) == {"moca_unimodal": 1}
 
 
 def test_dvc_reruns_only_the_filtering_after_a_threshold_change(shared_dir, tmp_path):
     root = scratch_copy(tmp_path)
     data = shared_dir / "data"
-    base = {"sources": sources(data, "mustard", "mintrec"), "pools": {"main": ["mustard", "mintrec"]},
-            "unimodal": {"text_min_words": 3}}
+    base = {
+        "sources": sources(data, "mustard", "mintrec"),
+        "pools": {"main": ["mustard", "mintrec"]},
+        "unimodal": {"text_min_words": 3},
+    }
     set_params(root, preprocess={"missing_media": "keep", "near_duplicate_threshold": 0.8}, **base)
     run(root, "git", "init", "-q")
     run(root, "dvc", "repro", "moca_unimodal@main")

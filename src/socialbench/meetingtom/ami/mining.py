@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from socialbench.errors import ConfigError
 from socialbench.meetingtom.ami.nxt import DialogueAct, Meeting, gc_paused
@@ -60,9 +61,13 @@ class WindowRule:
 
     def __post_init__(self) -> None:
         if not (0 < self.min_s <= self.preferred_s <= self.max_s):
-            raise ConfigError(f"window lengths need 0 < min_s <= preferred_s <= max_s, got {self.min_s}, {self.preferred_s}, {self.max_s}")
+            raise ConfigError(
+                f"window lengths need 0 < min_s <= preferred_s <= max_s, got {self.min_s}, {self.preferred_s}, {self.max_s}"
+            )
         if self.before_s < 0 or self.after_s < 0:
-            raise ConfigError(f"window context must not be negative, got before_s={self.before_s}, after_s={self.after_s}")
+            raise ConfigError(
+                f"window context must not be negative, got before_s={self.before_s}, after_s={self.after_s}"
+            )
 
 
 @dataclass(frozen=True)
@@ -85,9 +90,27 @@ class YouParams:
 
 
 AGREEMENT_WORDS = (
-    "yeah", "yes", "yep", "yup", "okay", "ok", "'kay", "sure", "right", "alright", "agreed", "agree",
-    "exactly", "definitely", "absolutely", "fine", "good", "true", "mm-hmm", "uh-huh",
-)  # fmt: skip
+    "yeah",
+    "yes",
+    "yep",
+    "yup",
+    "okay",
+    "ok",
+    "'kay",
+    "sure",
+    "right",
+    "alright",
+    "agreed",
+    "agree",
+    "exactly",
+    "definitely",
+    "absolutely",
+    "fine",
+    "good",
+    "true",
+    "mm-hmm",
+    "uh-huh",
+)
 
 
 @dataclass(frozen=True)
@@ -139,7 +162,11 @@ def _build(cls, data: Mapping[str, Any], where: str, base=None):
                 raise ConfigError(f"{where}.{name}: expected true or false, got {value!r}")
             kwargs[name] = value
         elif isinstance(current, (int, float)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(current, int) and not isinstance(value, int)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or (isinstance(current, int) and not isinstance(value, int))
+            ):
                 raise ConfigError(f"{where}.{name}: expected a number, got {value!r}")
             kwargs[name] = type(current)(value)
         else:
@@ -185,8 +212,13 @@ class MiningResult:
     def combine(results: Iterable[MiningResult]) -> MiningResult:
         results = list(results)
         order = {t: i for i, t in enumerate(TASKS)}
-        acc = sorted((c for r in results for c in r.accepted), key=lambda c: (c.meeting, order.get(c.task, 9), c.start, c.id))
-        rej = sorted((c for r in results for c in r.rejected), key=lambda c: (c.meeting, order.get(c.task, 9), c.anchor_start, c.id))
+        acc = sorted(
+            (c for r in results for c in r.accepted), key=lambda c: (c.meeting, order.get(c.task, 9), c.start, c.id)
+        )
+        rej = sorted(
+            (c for r in results for c in r.rejected),
+            key=lambda c: (c.meeting, order.get(c.task, 9), c.anchor_start, c.id),
+        )
         return MiningResult(tuple(acc), tuple(rej))
 
 
@@ -197,7 +229,9 @@ class WindowError(ValueError):
         self.detail = detail
 
 
-def place_window(anchor_start: float, anchor_end: float, meeting_end: float, rule: WindowRule, *, meeting_start: float = 0.0) -> tuple[float, float]:
+def place_window(
+    anchor_start: float, anchor_end: float, meeting_end: float, rule: WindowRule, *, meeting_start: float = 0.0
+) -> tuple[float, float]:
     """The window for an anchor: ``rule.preferred_s`` long, or longer (up to ``rule.max_s``) when
     the anchor plus ``before_s`` and ``after_s`` of context need it; the spare time split evenly
     around the anchor; shifted to lie inside the meeting. Times rounded to the millisecond.
@@ -206,15 +240,23 @@ def place_window(anchor_start: float, anchor_end: float, meeting_end: float, rul
         raise ValueError(f"anchor ends ({anchor_end}) before it starts ({anchor_start})")
     need = anchor_end - anchor_start
     if anchor_start < meeting_start - _EPS or anchor_end > meeting_end + _EPS:
-        raise WindowError("anchor_outside", f"anchor {anchor_start:.3f}-{anchor_end:.3f} s lies outside the meeting "
-                                            f"{meeting_start:.3f}-{meeting_end:.3f} s")
+        raise WindowError(
+            "anchor_outside",
+            f"anchor {anchor_start:.3f}-{anchor_end:.3f} s lies outside the meeting "
+            f"{meeting_start:.3f}-{meeting_end:.3f} s",
+        )
     if need > rule.max_s + _EPS:
-        raise WindowError("anchor_too_long", f"anchor lasts {need:.3f} s, longer than the longest window ({rule.max_s} s)")
+        raise WindowError(
+            "anchor_too_long", f"anchor lasts {need:.3f} s, longer than the longest window ({rule.max_s} s)"
+        )
     length = min(max(rule.preferred_s, need + rule.before_s + rule.after_s), rule.max_s)
     span = meeting_end - meeting_start
     if span < length:
         if span < rule.min_s - _EPS:
-            raise WindowError("meeting_too_short", f"the meeting lasts {span:.3f} s, shorter than the shortest window ({rule.min_s} s)")
+            raise WindowError(
+                "meeting_too_short",
+                f"the meeting lasts {span:.3f} s, shorter than the shortest window ({rule.min_s} s)",
+            )
         length = span
     start = anchor_start - rule.before_s - (length - need - rule.before_s - rule.after_s) / 2
     start = min(max(start, anchor_end - length), anchor_start)  # contain the anchor
@@ -232,7 +274,12 @@ def select_non_overlapping(candidates: Sequence[Candidate]) -> tuple[list[Candid
     for c in sorted(candidates, key=lambda c: (c.end, c.start, c.anchor_start, c.id)):
         last = kept[-1] if kept else None
         if last is not None and c.start < last.end - _EPS:
-            dropped.append(c.rejected("overlap", f"window {c.start:.3f}-{c.end:.3f} s overlaps kept {last.id} ({last.start:.3f}-{last.end:.3f} s)"))
+            dropped.append(
+                c.rejected(
+                    "overlap",
+                    f"window {c.start:.3f}-{c.end:.3f} s overlaps kept {last.id} ({last.start:.3f}-{last.end:.3f} s)",
+                )
+            )
         else:
             kept.append(c)
     return kept, dropped
@@ -280,7 +327,9 @@ class SpeechTimeline:
 # Task 1: subject-level state windows
 
 
-def mine_state(meeting: Meeting, params: StateParams = StateParams(), *, timeline: SpeechTimeline | None = None) -> MiningResult:
+def mine_state(
+    meeting: Meeting, params: StateParams = StateParams(), *, timeline: SpeechTimeline | None = None
+) -> MiningResult:
     """5 s windows with one target participant involved as speaker or listener (module doc)."""
     timeline = timeline or SpeechTimeline(meeting)
     rule = WindowRule(params.window_s, params.window_s, params.window_s, 0.0, 0.0)
@@ -289,34 +338,68 @@ def mine_state(meeting: Meeting, params: StateParams = StateParams(), *, timelin
     rejected: list[Candidate] = []
     for act in meeting.dialogue_acts:
         anchor_end = round(min(act.end, act.start + params.window_s), 3)
-        base = Candidate("state", f"state:{act.id}:{act.speaker}", meeting.id, act.id, act.start, anchor_end, None, None, act.speaker,
-                         {"act_type": act.type, "act_speaker": act.speaker})  # fmt: skip
+        base = Candidate(
+            "state",
+            f"state:{act.id}:{act.speaker}",
+            meeting.id,
+            act.id,
+            act.start,
+            anchor_end,
+            None,
+            None,
+            act.speaker,
+            {"act_type": act.type, "act_speaker": act.speaker},
+        )
         if act.type in params.skip_act_types:
             rejected.append(base.rejected("act_type", f"{act.type} acts anchor no state window"))
             continue
-        targets = [("listener", act.speaker, "backchannel") if act.type in params.listener_act_types else ("speaker", act.speaker, "act")]
-        if params.addressed_listeners and act.addressee is not None and len(act.addressee) == 1 and act.addressee[0] != act.speaker:
+        targets = [
+            ("listener", act.speaker, "backchannel")
+            if act.type in params.listener_act_types
+            else ("speaker", act.speaker, "act")
+        ]
+        if (
+            params.addressed_listeners
+            and act.addressee is not None
+            and len(act.addressee) == 1
+            and act.addressee[0] != act.speaker
+        ):
             targets.append(("listener", act.addressee[0], "addressed"))
         try:
             start, end = place_window(act.start, anchor_end, meeting.end, rule, meeting_start=meeting.start)
         except WindowError as exc:
             for role, target, basis in targets:
-                c = dataclasses.replace(base, id=f"state:{act.id}:{target}", target=target, info={**base.info, "role": role, "basis": basis})
+                c = dataclasses.replace(
+                    base, id=f"state:{act.id}:{target}", target=target, info={**base.info, "role": role, "basis": basis}
+                )
                 rejected.append(c.rejected(exc.reason, exc.detail))
             continue
         speech = {s: round(timeline.seconds(s, start, end), 3) for s in speakers}
         for role, target, basis in targets:
-            c = dataclasses.replace(base, id=f"state:{act.id}:{target}", start=start, end=end, target=target,
-                                    info={**base.info, "role": role, "basis": basis, "speech_s": speech})  # fmt: skip
+            c = dataclasses.replace(
+                base,
+                id=f"state:{act.id}:{target}",
+                start=start,
+                end=end,
+                target=target,
+                info={**base.info, "role": role, "basis": basis, "speech_s": speech},
+            )
             own = speech.get(target, 0.0)
             others = round(sum(v for s, v in speech.items() if s != target), 3)
             said = f"{target} speaks {own:.3f} s in the window"
             if role == "speaker" and own < params.min_speaker_speech_s:
                 rejected.append(c.rejected("target_silent", f"{said}, less than {params.min_speaker_speech_s} s"))
             elif role == "listener" and own > params.max_listener_speech_s:
-                rejected.append(c.rejected("listener_speaks", f"{said}, more than a listener's {params.max_listener_speech_s} s"))
+                rejected.append(
+                    c.rejected("listener_speaks", f"{said}, more than a listener's {params.max_listener_speech_s} s")
+                )
             elif role == "listener" and others < params.min_other_speech_s:
-                rejected.append(c.rejected("nothing_to_hear", f"the others speak {others:.3f} s in the window, less than {params.min_other_speech_s} s"))
+                rejected.append(
+                    c.rejected(
+                        "nothing_to_hear",
+                        f"the others speak {others:.3f} s in the window, less than {params.min_other_speech_s} s",
+                    )
+                )
             else:
                 pool.append(c)
     kept, overlapping = select_non_overlapping(pool)
@@ -341,8 +424,16 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
     rejected: list[Candidate] = []
     for yc in you_candidates(meeting, you_type=params.you_type):
         u, act = yc.usage, yc.act
-        info: dict[str, Any] = {"speaker": u.speaker, "addressee": yc.addressee, "word_id": u.word_id, "word_start": u.start,
-                                "word_end": u.end, "you_type": u.type_id, "unsure": u.unsure, "act": act.id if act else None}  # fmt: skip
+        info: dict[str, Any] = {
+            "speaker": u.speaker,
+            "addressee": yc.addressee,
+            "word_id": u.word_id,
+            "word_start": u.start,
+            "word_end": u.end,
+            "you_type": u.type_id,
+            "unsure": u.unsure,
+            "act": act.id if act else None,
+        }
         base = Candidate("you", f"you:{u.id}", meeting.id, u.id, u.start, u.end, None, None, None, info)
         if yc.reason is not None:
             rejected.append(base.rejected(yc.reason, yc.detail or yc.reason))
@@ -369,7 +460,7 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
 
 
 def _norm(word: str) -> str:
-    return word.lower().strip(".,!?;:\"")
+    return word.lower().strip('.,!?;:"')
 
 
 def _opening_cue(meeting: Meeting, act: DialogueAct, words: set[str], n: int) -> str | None:
@@ -377,17 +468,35 @@ def _opening_cue(meeting: Meeting, act: DialogueAct, words: set[str], n: int) ->
     return next((w for t in spoken if (w := _norm(t.text)) in words), None)
 
 
-def _consensus_evidence(meeting: Meeting, inside: list[DialogueAct], pairs, params: ConsensusParams, words: set[str]) -> dict[str, Any]:
+def _consensus_evidence(
+    meeting: Meeting, inside: list[DialogueAct], pairs, params: ConsensusParams, words: set[str]
+) -> dict[str, Any]:
     """Proposal-response pairs and agreement markers among the acts ``inside`` a window."""
     ids = {a.id for a in inside}
     proposal_types = set(params.proposal_act_types)
     agree_types = set(params.agreement_pair_types)
     responses = [
-        {"pair": p.id, "type": p.type, "proposal": s.id, "proposer": s.speaker, "response": t.id, "responder": t.speaker}
+        {
+            "pair": p.id,
+            "type": p.type,
+            "proposal": s.id,
+            "proposer": s.speaker,
+            "response": t.id,
+            "responder": t.speaker,
+        }
         for p, s, t in pairs
-        if s is not None and t is not None and s.id in ids and t.id in ids and s.type in proposal_types and t.speaker != s.speaker
+        if s is not None
+        and t is not None
+        and s.id in ids
+        and t.id in ids
+        and s.type in proposal_types
+        and t.speaker != s.speaker
     ]
-    agreed = {t.id: p.type for p, s, t in pairs if t is not None and t.id in ids and p.type in agree_types and (s is None or s.speaker != t.speaker)}
+    agreed = {
+        t.id: p.type
+        for p, s, t in pairs
+        if t is not None and t.id in ids and p.type in agree_types and (s is None or s.speaker != t.speaker)
+    }
     markers, last_proposer = [], None
     for a in inside:
         if a.type in proposal_types:
@@ -395,11 +504,18 @@ def _consensus_evidence(meeting: Meeting, inside: list[DialogueAct], pairs, para
             continue
         if last_proposer is None or a.speaker == last_proposer:
             continue  # agreement needs someone else's proposal before it in the window
-        cue = f"pair:{agreed[a.id]}" if a.id in agreed else (
-            f"word:{w}" if (w := _opening_cue(meeting, a, words, params.marker_words)) else None)  # fmt: skip
+        cue = (
+            f"pair:{agreed[a.id]}"
+            if a.id in agreed
+            else (f"word:{w}" if (w := _opening_cue(meeting, a, words, params.marker_words)) else None)
+        )
         if cue:
             markers.append({"act": a.id, "speaker": a.speaker, "cue": cue})
-    return {"proposal_responses": responses, "agreement_markers": markers, "agreeing": sorted({m["speaker"] for m in markers})}
+    return {
+        "proposal_responses": responses,
+        "agreement_markers": markers,
+        "agreeing": sorted({m["speaker"] for m in markers}),
+    }
 
 
 def _lengths(rule: WindowRule, step: float) -> list[float]:
@@ -432,8 +548,13 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
         tried: set[tuple[float, float]] = set()
         for length in _lengths(params.window, params.grow_step_s):
             try:
-                start, end = place_window(a_start, d.end, meeting.end, dataclasses.replace(params.window, preferred_s=length),
-                                          meeting_start=meeting.start)  # fmt: skip
+                start, end = place_window(
+                    a_start,
+                    d.end,
+                    meeting.end,
+                    dataclasses.replace(params.window, preferred_s=length),
+                    meeting_start=meeting.start,
+                )
             except WindowError as exc:
                 verdict = base.rejected(exc.reason, exc.detail)
                 break
@@ -441,15 +562,26 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
                 continue  # the anchor already needed this window; a longer try changes nothing
             tried.add((start, end))
             # Acts of the window: those whose midpoint lies in it, in time order.
-            inside = [acts[order[k]] for k in range(bisect.bisect_left(sorted_mids, start), bisect.bisect_left(sorted_mids, end))]
+            inside = [
+                acts[order[k]]
+                for k in range(bisect.bisect_left(sorted_mids, start), bisect.bisect_left(sorted_mids, end))
+            ]
             inside.sort(key=lambda a: (a.start, a.id))
-            c = dataclasses.replace(base, start=start, end=end, info={**info, **_consensus_evidence(meeting, inside, pairs, params, words)})
+            c = dataclasses.replace(
+                base, start=start, end=end, info={**info, **_consensus_evidence(meeting, inside, pairs, params, words)}
+            )
             n_resp, n_mark = len(c.info["proposal_responses"]), len(c.info["agreement_markers"])
             within = f"in the {end - start:.0f} s window"
             if n_resp < params.min_proposal_responses:
-                verdict = c.rejected("no_proposal_response", f"{n_resp} proposal-response pair(s) {within}, fewer than {params.min_proposal_responses}")
+                verdict = c.rejected(
+                    "no_proposal_response",
+                    f"{n_resp} proposal-response pair(s) {within}, fewer than {params.min_proposal_responses}",
+                )
             elif n_mark < params.min_agreement_markers:
-                verdict = c.rejected("no_agreement_marker", f"{n_mark} agreement marker(s) {within}, fewer than {params.min_agreement_markers}")
+                verdict = c.rejected(
+                    "no_agreement_marker",
+                    f"{n_mark} agreement marker(s) {within}, fewer than {params.min_agreement_markers}",
+                )
             else:
                 verdict = c
                 break
@@ -479,7 +611,9 @@ def mine_meeting(meeting: Meeting, params: MiningParams = MiningParams(), tasks:
     return MiningResult.combine(results)
 
 
-def mine_corpus(meetings: Iterable[Meeting], params: MiningParams = MiningParams(), tasks: Sequence[str] = TASKS) -> MiningResult:
+def mine_corpus(
+    meetings: Iterable[Meeting], params: MiningParams = MiningParams(), tasks: Sequence[str] = TASKS
+) -> MiningResult:
     """Every meeting mined; kept candidates sorted by meeting, task and start, rejected ones by
     meeting, task and anchor start."""
     with gc_paused():

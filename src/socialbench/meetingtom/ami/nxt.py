@@ -31,11 +31,11 @@ from __future__ import annotations
 import gc
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from socialbench.errors import DataError
 from socialbench.media.transcript import Word as TranscriptWord
@@ -71,11 +71,22 @@ MEETING_LAYERS = {
 
 # Problem kinds that mean the data contradicts itself (``strict`` raises on these); the others
 # (a missing layer, an untimed word) are how the release is.
-ERROR_KINDS = frozenset({
-    "malformed_xml", "unreadable", "bad_href", "dangling_href", "reversed_range", "bad_time",
-    "reversed_times", "overlapping_times", "unknown_speaker", "unknown_addressee", "duplicate_id",
-    "missing_id",
-})  # fmt: skip
+ERROR_KINDS = frozenset(
+    {
+        "malformed_xml",
+        "unreadable",
+        "bad_href",
+        "dangling_href",
+        "reversed_range",
+        "bad_time",
+        "reversed_times",
+        "overlapping_times",
+        "unknown_speaker",
+        "unknown_addressee",
+        "duplicate_id",
+        "missing_id",
+    }
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -410,7 +421,9 @@ def parse_meetings_xml(root: ET.Element, file: str = MEETINGS_XML) -> tuple[dict
                 problems.append(Problem(mid, file, sp.get(_NID), "missing_id", "<speaker> without an nxt_agent letter"))
                 continue
             if letter in participants:
-                problems.append(Problem(mid, file, sp.get(_NID), "duplicate_id", f"speaker letter {letter} listed twice"))
+                problems.append(
+                    Problem(mid, file, sp.get(_NID), "duplicate_id", f"speaker letter {letter} listed twice")
+                )
                 continue
             participants[letter] = Participant(
                 letter, sp.get("global_name"), sp.get(_NID, ""), sp.get("role"), sp.get("channel"), sp.get("camera")
@@ -431,29 +444,62 @@ def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> t
     for el in root:
         nid = el.get(_NID)
         if nid is None:
-            problems.append(Problem(meeting, file, None, "missing_id", f"<{_local(el.tag)}> without nite:id (element {len(raw) + 1}) left out"))
+            problems.append(
+                Problem(
+                    meeting,
+                    file,
+                    None,
+                    "missing_id",
+                    f"<{_local(el.tag)}> without nite:id (element {len(raw) + 1}) left out",
+                )
+            )
             continue
         if nid in seen:
-            problems.append(Problem(meeting, file, nid, "duplicate_id", "id used twice in the file; the later element is left out"))
+            problems.append(
+                Problem(meeting, file, nid, "duplicate_id", "id used twice in the file; the later element is left out")
+            )
             continue
         seen.add(nid)
         s_attr, e_attr = el.get("starttime"), el.get("endtime")
         start, end = _float(s_attr), _float(e_attr)
         if (s_attr is not None and start is None) or (e_attr is not None and end is None):
-            problems.append(Problem(meeting, file, nid, "bad_time",
-                                    f"times starttime={s_attr!r} endtime={e_attr!r} are not numbers; taken from the neighbours"))  # fmt: skip
+            problems.append(
+                Problem(
+                    meeting,
+                    file,
+                    nid,
+                    "bad_time",
+                    f"times starttime={s_attr!r} endtime={e_attr!r} are not numbers; taken from the neighbours",
+                )
+            )
             start = end = None
         elif start is None or end is None:
-            problems.append(Problem(meeting, file, nid, "untimed_word", "no starttime/endtime; taken from the neighbours"))
+            problems.append(
+                Problem(meeting, file, nid, "untimed_word", "no starttime/endtime; taken from the neighbours")
+            )
             start = end = None
         elif end < start - TIME_EPS:
-            problems.append(Problem(meeting, file, nid, "reversed_times",
-                                    f"ends at {end} s before it starts at {start} s; times taken from the neighbours"))  # fmt: skip
+            problems.append(
+                Problem(
+                    meeting,
+                    file,
+                    nid,
+                    "reversed_times",
+                    f"ends at {end} s before it starts at {start} s; times taken from the neighbours",
+                )
+            )
             start = end = None
         if start is not None and end is not None:
             if prev_timed is not None and start < prev_timed[1] - TIME_EPS:
-                problems.append(Problem(meeting, file, nid, "overlapping_times",
-                                        f"starts at {start} s, before the previous element {prev_timed[0]} ends at {prev_timed[1]} s"))  # fmt: skip
+                problems.append(
+                    Problem(
+                        meeting,
+                        file,
+                        nid,
+                        "overlapping_times",
+                        f"starts at {start} s, before the previous element {prev_timed[0]} ends at {prev_timed[1]} s",
+                    )
+                )
             prev_timed = (nid, end)
         raw.append((el, nid, start, end))
 
@@ -468,7 +514,9 @@ def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> t
                 start = end = nxt if nxt is not None else 0.0
         kind = _local(el.tag)
         text = (el.text or "").strip() if kind == "w" else (el.get("type", "") if kind == "vocalsound" else "")
-        tokens.append(Token(nid, speaker, i, kind, text, start, end, timed, el.get("punc") == "true", el.get("trunc") == "true"))
+        tokens.append(
+            Token(nid, speaker, i, kind, text, start, end, timed, el.get("punc") == "true", el.get("trunc") == "true")
+        )
     return tuple(tokens), problems
 
 
@@ -501,7 +549,9 @@ class _Ctx:
         if b < a:
             raise _Bad("reversed_range", f"href {href!r}: {last_id} comes before {first_id} in {wfile}")
         toks = self.words[wfile][a : b + 1]
-        return Span(self.speaker_of[wfile], a, b, first_id, last_id, min(t.start for t in toks), max(t.end for t in toks))
+        return Span(
+            self.speaker_of[wfile], a, b, first_id, last_id, min(t.start for t in toks), max(t.end for t in toks)
+        )
 
     def type_of(self, href: str) -> OntologyType:
         try:
@@ -559,7 +609,9 @@ def parse_segments(ctx: _Ctx, root: ET.Element, *, speaker: str, file: str) -> l
         start, end = _float(el.get("transcriber_start")), _float(el.get("transcriber_end"))
         if start is None or end is None:
             if not spans:
-                ctx.problem(file, nid, "bad_time", "segment with neither transcriber times nor resolvable words; left out")
+                ctx.problem(
+                    file, nid, "bad_time", "segment with neither transcriber times nor resolvable words; left out"
+                )
                 continue
             start, end = min(s.start for s in spans), max(s.end for s in spans)
         out.append(Segment(nid, speaker, start, end, el.get("channel"), tuple(spans)))
@@ -572,8 +624,12 @@ def _addressee(ctx: _Ctx, value: str | None, file: str, nid: str, known: set[str
     letters = tuple(sorted({x.strip() for x in value.split(",") if x.strip()}))
     unknown = [x for x in letters if x not in known]
     if unknown:
-        ctx.problem(file, nid, "unknown_addressee",
-                    f"addressee {value!r} names {', '.join(unknown)}, not a speaker of the meeting ({', '.join(sorted(known))})")  # fmt: skip
+        ctx.problem(
+            file,
+            nid,
+            "unknown_addressee",
+            f"addressee {value!r} names {', '.join(unknown)}, not a speaker of the meeting ({', '.join(sorted(known))})",
+        )
     return letters
 
 
@@ -598,7 +654,9 @@ def _anchored_spans(ctx: _Ctx, el: ET.Element, file: str, nid: str, what: str) -
     return spans
 
 
-def parse_dialogue_acts(ctx: _Ctx, root: ET.Element, *, speaker: str, file: str, speakers: set[str]) -> tuple[list[DialogueAct], set[str]]:
+def parse_dialogue_acts(
+    ctx: _Ctx, root: ET.Element, *, speaker: str, file: str, speakers: set[str]
+) -> tuple[list[DialogueAct], set[str]]:
     """The acts of one speaker's file, and every act id the file holds (also those of acts left
     out), which adjacency pairs point to. An act none of whose words resolve is left out."""
     out, ids = [], set()
@@ -609,12 +667,24 @@ def parse_dialogue_acts(ctx: _Ctx, root: ET.Element, *, speaker: str, file: str,
             continue
         type_ = _ontology_type(ctx, el, "da-aspect", file, nid)
         addressee = _addressee(ctx, el.get("addressee"), file, nid, speakers)
-        out.append(DialogueAct(nid, speaker, min(s.start for s in spans), max(s.end for s in spans), tuple(spans),
-                               type_.name if type_ else None, type_.id if type_ else None, addressee))  # fmt: skip
+        out.append(
+            DialogueAct(
+                nid,
+                speaker,
+                min(s.start for s in spans),
+                max(s.end for s in spans),
+                tuple(spans),
+                type_.name if type_ else None,
+                type_.id if type_ else None,
+                addressee,
+            )
+        )
     return out, ids
 
 
-def parse_adjacency_pairs(ctx: _Ctx, root: ET.Element, *, file: str, act_ids: Mapping[str, set[str]]) -> list[AdjacencyPair]:
+def parse_adjacency_pairs(
+    ctx: _Ctx, root: ET.Element, *, file: str, act_ids: Mapping[str, set[str]]
+) -> list[AdjacencyPair]:
     """Pairs; a pointer to an act that its file does not hold is reported and left None."""
     out = []
     for el, nid in _elements(ctx, root, "adjacency-pair", file):
@@ -650,9 +720,19 @@ def parse_you_usages(ctx: _Ctx, root: ET.Element, *, speaker: str, file: str) ->
         unsure = el.get("unsure")
         s = spans[0]
         word = ctx.words[f"{ctx.meeting}.{s.speaker}.words.xml"][s.first]
-        out.append(YouUsage(nid, speaker, word.id, word.index, word.start, word.end,
-                            type_.id if type_ else None, type_.name if type_ else None,
-                            None if unsure is None else unsure == "true"))  # fmt: skip
+        out.append(
+            YouUsage(
+                nid,
+                speaker,
+                word.id,
+                word.index,
+                word.start,
+                word.end,
+                type_.id if type_ else None,
+                type_.name if type_ else None,
+                None if unsure is None else unsure == "true",
+            )
+        )
     return out
 
 
@@ -663,8 +743,15 @@ def parse_decisions(ctx: _Ctx, root: ET.Element, *, file: str) -> list[Decision]
         if not spans:
             continue
         ext = el.get("external")
-        out.append(Decision(nid, min(s.start for s in spans), max(s.end for s in spans), tuple(spans),
-                            None if ext is None else ext == "true"))  # fmt: skip
+        out.append(
+            Decision(
+                nid,
+                min(s.start for s in spans),
+                max(s.end for s in spans),
+                tuple(spans),
+                None if ext is None else ext == "true",
+            )
+        )
     return out
 
 
@@ -676,7 +763,9 @@ def parse_topics(ctx: _Ctx, root: ET.Element, *, file: str) -> list[Topic]:
     def walk(el: ET.Element, parent: str | None) -> tuple[float | None, float | None]:
         nid = el.get(_NID)
         if nid is None or nid in seen:
-            ctx.problem(file, nid, "missing_id" if nid is None else "duplicate_id", "topic without a unique nite:id; left out")
+            ctx.problem(
+                file, nid, "missing_id" if nid is None else "duplicate_id", "topic without a unique nite:id; left out"
+            )
             return None, None
         seen.add(nid)
         spans = _spans(ctx, el, file, nid)
@@ -692,7 +781,9 @@ def parse_topics(ctx: _Ctx, root: ET.Element, *, file: str) -> list[Topic]:
                     starts.append(s)
                     ends.append(e)
         start, end = (min(starts), max(ends)) if starts else (None, None)
-        out[at] = Topic(nid, parent, start, end, tuple(spans), type_.name if type_ else None, el.get("other_description"))
+        out[at] = Topic(
+            nid, parent, start, end, tuple(spans), type_.name if type_ else None, el.get("other_description")
+        )
         return start, end
 
     for el in root:
@@ -706,7 +797,9 @@ def parse_roles(ctx: _Ctx, root: ET.Element, *, speaker: str, file: str) -> list
     for el, nid in _elements(ctx, root, "role", file):
         start, end = _float(el.get("starttime")), _float(el.get("endtime"))
         if start is None or end is None or end < start - TIME_EPS:
-            ctx.problem(file, nid, "bad_time", f"role times {el.get('starttime')!r}..{el.get('endtime')!r} unusable; left out")
+            ctx.problem(
+                file, nid, "bad_time", f"role times {el.get('starttime')!r}..{el.get('endtime')!r} unusable; left out"
+            )
             continue
         out.append(RoleSpan(nid, speaker, start, end, el.get("type", "")))
     return out
@@ -725,9 +818,13 @@ def _read_xml(ami_dir: Path, rel: str, meeting: str, problems: list[Problem]) ->
     try:
         return ET.parse(path).getroot()
     except ET.ParseError as exc:
-        problems.append(Problem(meeting, rel, None, "malformed_xml", f"not well-formed XML ({exc}); the file is left out"))
+        problems.append(
+            Problem(meeting, rel, None, "malformed_xml", f"not well-formed XML ({exc}); the file is left out")
+        )
     except OSError as exc:
-        problems.append(Problem(meeting, rel, None, "unreadable", f"cannot be read ({exc.strerror or exc}); the file is left out"))
+        problems.append(
+            Problem(meeting, rel, None, "unreadable", f"cannot be read ({exc.strerror or exc}); the file is left out")
+        )
     return None
 
 
@@ -769,7 +866,9 @@ def load_resources(ami_dir: str | Path) -> Resources:
         meetings, more = parse_meetings_xml(root)
         problems += more
     elif not (ami_dir / MEETINGS_XML).is_file():
-        problems.append(Problem("", MEETINGS_XML, None, "missing_layer", "absent; no meeting has participants or a duration"))
+        problems.append(
+            Problem("", MEETINGS_XML, None, "missing_layer", "absent; no meeting has participants or a duration")
+        )
     return Resources(ontologies, meetings, tuple(problems))
 
 
@@ -806,11 +905,15 @@ def _letters_on_disk(ami_dir: Path, meeting: str) -> dict[str, set[str]]:
     return out
 
 
-def parse_meeting(ami_dir: str | Path, meeting: str, *, resources: Resources | None = None, strict: bool = False) -> Meeting:
+def parse_meeting(
+    ami_dir: str | Path, meeting: str, *, resources: Resources | None = None, strict: bool = False
+) -> Meeting:
     """Every layer of one meeting. Problems are collected in ``Meeting.problems``; with
     ``strict=True`` the first one of an error kind is raised as a DataError."""
     with gc_paused():
-        return _parse_meeting(Path(ami_dir), meeting, resources if resources is not None else load_resources(ami_dir), strict)
+        return _parse_meeting(
+            Path(ami_dir), meeting, resources if resources is not None else load_resources(ami_dir), strict
+        )
 
 
 def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bool) -> Meeting:
@@ -818,21 +921,43 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
     participants = dict(info.participants) if info else {}
     problems: list[Problem] = []
     if info is None:
-        problems.append(Problem(meeting, MEETINGS_XML, None, "missing_layer",
-                                "meeting not listed in corpusResources/meetings.xml: no participants, no duration"))  # fmt: skip
+        problems.append(
+            Problem(
+                meeting,
+                MEETINGS_XML,
+                None,
+                "missing_layer",
+                "meeting not listed in corpusResources/meetings.xml: no participants, no duration",
+            )
+        )
 
     on_disk = _letters_on_disk(ami_dir, meeting)
     speakers = set(participants).union(*on_disk.values())
     if info is not None:
         for letter in sorted(speakers - set(participants)):
-            where = ", ".join(SPEAKER_LAYERS[lay].format(meeting=meeting, speaker=letter) for lay in SPEAKER_LAYERS if letter in on_disk[lay])
-            problems.append(Problem(meeting, MEETINGS_XML, info.element or None, "unknown_speaker",
-                                    f"speaker letter {letter} (in {where}) has no <speaker nxt_agent=\"{letter}\"> for this meeting"))  # fmt: skip
+            where = ", ".join(
+                SPEAKER_LAYERS[lay].format(meeting=meeting, speaker=letter)
+                for lay in SPEAKER_LAYERS
+                if letter in on_disk[lay]
+            )
+            problems.append(
+                Problem(
+                    meeting,
+                    MEETINGS_XML,
+                    info.element or None,
+                    "unknown_speaker",
+                    f'speaker letter {letter} (in {where}) has no <speaker nxt_agent="{letter}"> for this meeting',
+                )
+            )
     layers: set[str] = set()
     for layer, letters in on_disk.items():
         pattern = SPEAKER_LAYERS[layer]
         if not letters:
-            problems.append(Problem(meeting, pattern.format(meeting=meeting, speaker="*"), None, "missing_layer", f"no {layer} files"))
+            problems.append(
+                Problem(
+                    meeting, pattern.format(meeting=meeting, speaker="*"), None, "missing_layer", f"no {layer} files"
+                )
+            )
             continue
         for letter in sorted(speakers - letters):
             rel = pattern.format(meeting=meeting, speaker=letter)
@@ -850,8 +975,14 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
         words[letter] = toks
         layers.add("words")
     wfiles = {f"{meeting}.{s}.words.xml": s for s in words}
-    ctx = _Ctx(meeting, {f: words[s] for f, s in wfiles.items()}, {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()},
-               wfiles, resources.ontologies, problems)  # fmt: skip
+    ctx = _Ctx(
+        meeting,
+        {f: words[s] for f, s in wfiles.items()},
+        {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()},
+        wfiles,
+        resources.ontologies,
+        problems,
+    )
 
     def roots(layer: str):
         """(letter, file, root element) of each readable file of a per-speaker layer."""

@@ -11,8 +11,8 @@ reports them); :func:`you_events` keeps the events.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Iterable
 
 from socialbench.meetingtom.ami.nxt import DialogueAct, Meeting, YouUsage
 
@@ -67,13 +67,19 @@ def you_candidates(meeting: Meeting, *, you_type: str = YOU_SINGULAR) -> list[Yo
         act = _act_of(u, acts_by_speaker.get(u.speaker, []))
         addressee, reason, detail = None, None, None
         if u.type_id != you_type:
-            reason, detail = "not_singular", f"you type {u.type or 'unknown'} ({u.type_id or 'no type'}) is not {you_type}"
+            reason, detail = (
+                "not_singular",
+                f"you type {u.type or 'unknown'} ({u.type_id or 'no type'}) is not {you_type}",
+            )
         elif act is None:
             reason, detail = "outside_act", f"word {u.word_id} lies in no dialogue act of speaker {u.speaker}"
         elif act.addressee is None:
             reason, detail = "no_addressee", f"dialogue act {act.id} has no addressee attribute"
         elif len(act.addressee) != 1:
-            reason, detail = "several_addressees", f"dialogue act {act.id} names {len(act.addressee)} addressees ({','.join(act.addressee)})"
+            reason, detail = (
+                "several_addressees",
+                f"dialogue act {act.id} names {len(act.addressee)} addressees ({','.join(act.addressee)})",
+            )
         elif act.addressee[0] == u.speaker:
             reason, detail = "self_addressed", f"dialogue act {act.id} names its own speaker {u.speaker} as addressee"
         elif act.addressee[0] not in participants:

@@ -14,8 +14,9 @@ VARIANT = Variant(("observer", "conflict", "decoder", "checker"))
 class CodarWithoutStep2(CodarMethod):
     variant = VARIANT
     templates = VARIANT.templates()
-    own_templates = frozenset({"conflict.system.txt", "conflict.user.txt", "decoder.user.txt", "checker.system.txt",
-                               "checker.user.txt"})  # fmt: skip
+    own_templates = frozenset(
+        {"conflict.system.txt", "conflict.user.txt", "decoder.user.txt", "checker.system.txt", "checker.user.txt"}
+    )
 
 
 METHOD = CodarWithoutStep2

@@ -4,7 +4,8 @@ as in the paper). An instance whose media cannot be shown is answered without a 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from socialbench.backends.base import Request
 from socialbench.benchmark import Exchange, Final, Method

@@ -6,7 +6,8 @@ checks they are the same), so the two differ in decoding only."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from socialbench.backends.base import Request
 from socialbench.benchmark import Exchange, Final, Method

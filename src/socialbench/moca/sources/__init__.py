@@ -14,8 +14,16 @@ from socialbench.moca.sources.base import Source, SourceOptions, validate_candid
 #: Every source module, in the order section 4.1 names them (video first, then image-text, then the
 #: supplementary collected data).
 SOURCE_NAMES = (
-    "mustard", "mintrec", "redcaps", "mmsd2", "hateful_memes", "multimet", "memecap", "instagram", "supplementary",
-)  # fmt: skip
+    "mustard",
+    "mintrec",
+    "redcaps",
+    "mmsd2",
+    "hateful_memes",
+    "multimet",
+    "memecap",
+    "instagram",
+    "supplementary",
+)
 
 
 def get_source(name: str) -> Source:

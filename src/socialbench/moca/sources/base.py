@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
@@ -38,9 +39,20 @@ MANIFEST = ".manifest.json"
 
 #: The normalized candidate record every source yields (one JSON object per line in the pool).
 CANDIDATE_FIELDS = (
-    "id", "source", "split", "modality", "text", "speaker", "context", "media", "media_urls",
-    "image_description", "source_labels", "metadata", "origin",
-)  # fmt: skip
+    "id",
+    "source",
+    "split",
+    "modality",
+    "text",
+    "speaker",
+    "context",
+    "media",
+    "media_urls",
+    "image_description",
+    "source_labels",
+    "metadata",
+    "origin",
+)
 
 
 @dataclass(frozen=True)
@@ -72,21 +84,29 @@ class SourceOptions:
     include: tuple[str, ...] | None = None  # file-name globs of the annotation files to read (RedCaps)
 
     @classmethod
-    def from_mapping(cls, name: str, raw: dict[str, Any] | None) -> "SourceOptions":
+    def from_mapping(cls, name: str, raw: dict[str, Any] | None) -> SourceOptions:
         raw = dict(raw or {})
         known = {"mode", "mirror", "media", "splits", "encoding", "columns", "include"}
         unknown = sorted(set(raw) - known)
         if unknown:
-            raise ConfigError(f"moca.sources.{name}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+            raise ConfigError(
+                f"moca.sources.{name}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+            )
         mode = raw.get("mode", "download")
         if mode not in MODES:
             raise ConfigError(f"moca.sources.{name}.mode: {mode!r} is not one of {', '.join(MODES)}")
         if mode == "mirror" and not raw.get("mirror"):
             raise ConfigError(f"moca.sources.{name}: mode mirror needs `mirror: <folder>` (e.g. ../shared/data/{name})")
         splits, include = raw.get("splits"), raw.get("include")
-        return cls(mode=mode, mirror=raw.get("mirror"), media=bool(raw.get("media", False)),
-                   splits=tuple(splits) if splits is not None else None, encoding=raw.get("encoding", "utf-8"),
-                   columns=dict(raw.get("columns") or {}), include=tuple(include) if include is not None else None)
+        return cls(
+            mode=mode,
+            mirror=raw.get("mirror"),
+            media=bool(raw.get("media", False)),
+            splits=tuple(splits) if splits is not None else None,
+            encoding=raw.get("encoding", "utf-8"),
+            columns=dict(raw.get("columns") or {}),
+            include=tuple(include) if include is not None else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -111,8 +131,10 @@ class Source:
         if options.splits is not None:
             unknown = [s for s in options.splits if s not in self.splits]
             if unknown:
-                raise ConfigError(f"moca.sources.{self.name}.splits: unknown split(s) {', '.join(unknown)}"
-                                  f" (this source has {', '.join(self.splits)})")
+                raise ConfigError(
+                    f"moca.sources.{self.name}.splits: unknown split(s) {', '.join(unknown)}"
+                    f" (this source has {', '.join(self.splits)})"
+                )
         out = []
         for f in self.files:
             if f.kind == "media" and not options.media:
@@ -128,9 +150,20 @@ class Source:
 
 
 def candidate(
-    source: str, native_id: str, *, split: str, modality: str, text: str, origin_file: str, origin_record: str,
-    speaker: str | None = None, context: Sequence[dict[str, Any]] = (), media: Sequence[str] = (),
-    media_urls: Sequence[str] = (), image_description: Sequence[str] = (), source_labels: dict[str, Any] | None = None,
+    source: str,
+    native_id: str,
+    *,
+    split: str,
+    modality: str,
+    text: str,
+    origin_file: str,
+    origin_record: str,
+    speaker: str | None = None,
+    context: Sequence[dict[str, Any]] = (),
+    media: Sequence[str] = (),
+    media_urls: Sequence[str] = (),
+    image_description: Sequence[str] = (),
+    source_labels: dict[str, Any] | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One normalized candidate record (id ``<source>:<native id>``)."""
@@ -157,8 +190,12 @@ def _str_list(v: Any) -> bool:
 
 def _context(v: Any) -> bool:
     return isinstance(v, list) and all(
-        isinstance(c, dict) and set(c) == {"speaker", "text"} and isinstance(c["text"], str)
-        and (c["speaker"] is None or isinstance(c["speaker"], str)) for c in v)  # fmt: skip
+        isinstance(c, dict)
+        and set(c) == {"speaker", "text"}
+        and isinstance(c["text"], str)
+        and (c["speaker"] is None or isinstance(c["speaker"], str))
+        for c in v
+    )
 
 
 def _origin(v: Any) -> bool:
@@ -216,10 +253,16 @@ def validate_candidates(records: list[dict[str, Any]], source: str) -> None:
         pos = int(idx) if idx is not None and not pd.isna(idx) else 0
         if row.get("check") == "field_uniqueness":
             dup = records[pos]["id"]
-            raise DataError(source, "duplicate id: two records of the source map to it", record=dup, field="id") from None
+            raise DataError(
+                source, "duplicate id: two records of the source map to it", record=dup, field="id"
+            ) from None
         value = records[pos].get(col)
-        raise DataError(source, f"failed {row.get('check')}: got {json.dumps(value, ensure_ascii=False)[:80]}",
-                        record=str(records[pos].get("id")), field=col) from None
+        raise DataError(
+            source,
+            f"failed {row.get('check')}: got {json.dumps(value, ensure_ascii=False)[:80]}",
+            record=str(records[pos].get("id")),
+            field=col,
+        ) from None
     for rec in records:
         if not rec["id"].startswith(rec["source"] + ":"):
             raise DataError(source, f"id must start with its source {rec['source']!r}", record=rec["id"], field="id")
@@ -242,11 +285,23 @@ def _manifest_entry(root: Path, f: RemoteFile, path: Path) -> dict[str, Any]:
     from socialbench.hashing import folder_fingerprint
 
     if path.is_dir():  # a folder put there by hand: its content fingerprint (large files sampled)
-        entry = {"relpath": f.relpath, "kind": f.kind, "split": f.split, "fingerprint": folder_fingerprint(path),
-                 "files": sum(1 for p in path.rglob("*") if p.is_file()), "pinned": False}
+        entry = {
+            "relpath": f.relpath,
+            "kind": f.kind,
+            "split": f.split,
+            "fingerprint": folder_fingerprint(path),
+            "files": sum(1 for p in path.rglob("*") if p.is_file()),
+            "pinned": False,
+        }
     else:
-        entry = {"relpath": f.relpath, "kind": f.kind, "split": f.split, "sha256": sha256_file(path),
-                 "size": path.stat().st_size, "pinned": f.sha256 is not None}
+        entry = {
+            "relpath": f.relpath,
+            "kind": f.kind,
+            "split": f.split,
+            "sha256": sha256_file(path),
+            "size": path.stat().st_size,
+            "pinned": f.sha256 is not None,
+        }
     if f.url:
         entry["url"] = redact_url(f.url)
     if f.extract_to:
@@ -288,12 +343,18 @@ def acquire(
         mirror = Path(options.mirror or "")
         if not mirror.is_dir():
             raise DataError(str(mirror), f"the mirror folder of source {source.name} does not exist")
-        absent = [f.relpath for f in files
-                  if not (_dest(mirror, f.relpath).is_dir() if f.folder else _dest(mirror, f.relpath).is_file())]
+        absent = [
+            f.relpath
+            for f in files
+            if not (_dest(mirror, f.relpath).is_dir() if f.folder else _dest(mirror, f.relpath).is_file())
+        ]
         if absent:
             more = f" (and {len(absent) - 1} more)" if len(absent) > 1 else ""
-            raise DataError(str(_dest(mirror, absent[0])), f"not in the mirror of source {source.name}{more}; its files"
-                            f" are named as under the source root ({', '.join(f.relpath for f in files)})")
+            raise DataError(
+                str(_dest(mirror, absent[0])),
+                f"not in the mirror of source {source.name}{more}; its files"
+                f" are named as under the source root ({', '.join(f.relpath for f in files)})",
+            )
     entries = []
     for f in files:
         dest = _dest(root, f.relpath)
@@ -315,8 +376,11 @@ def acquire(
                 entries.append(_manifest_entry(root, f, folder))
                 continue
             if not dest.is_file():
-                why = ("mode manual: nothing is downloaded" if options.mode == "manual"
-                       else "this file has no public direct link")
+                why = (
+                    "mode manual: nothing is downloaded"
+                    if options.mode == "manual"
+                    else "this file has no public direct link"
+                )
                 raise _missing_manual(source, f, dest, f"{why}, and {f.relpath} is not under {root}")
             if f.sha256 is not None and sha256_file(dest) != f.sha256:
                 from socialbench.acquire.download import ChecksumMismatch

@@ -35,10 +35,19 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
             if img.startswith("/") or ".." in img.replace("\\", "/").split("/"):
                 raise DataError(shown, f"expected a path inside the release, got {img!r}", record=native, field="img")
             labels = {"hateful": bool(rec["label"])} if rec.get("label") in (0, 1) else {}
-            out.append(candidate(
-                NAME, native, split=split, modality="image_text", text=expect_str(rec["text"], shown, native, "text"),
-                media=[str(root / img)], source_labels=labels, origin_file=name, origin_record=f"line {line}",
-            ))  # fmt: skip
+            out.append(
+                candidate(
+                    NAME,
+                    native,
+                    split=split,
+                    modality="image_text",
+                    text=expect_str(rec["text"], shown, native, "text"),
+                    media=[str(root / img)],
+                    source_labels=labels,
+                    origin_file=name,
+                    origin_record=f"line {line}",
+                )
+            )
     return out
 
 
@@ -49,10 +58,13 @@ SOURCE = Source(
     citation="Kiela et al. 2020, The Hateful Memes Challenge: Detecting Hate Speech in Multimodal Memes, NeurIPS",
     homepage="https://ai.meta.com/tools/hatefulmemes/",
     license="Hateful Memes dataset licence (accepted on download)",
-    files=tuple(RemoteFile(f"{s}.jsonl", None, split=s) for s in SPLITS) + (RemoteFile("img", None, kind="media", folder=True),),
-    manual=("Accept the dataset licence and download it from https://ai.meta.com/tools/hatefulmemes/ (formerly"
-            " hatefulmemeschallenge.com; also on DrivenData, https://www.drivendata.org/competitions/64/hateful-memes/data/,"
-            " after signing in). The archive may be password-protected (the password is shown when you accept), which"
-            " the safe extractor refuses: unzip it yourself and put img/ and the *.jsonl files directly under <root>/."),
+    files=tuple(RemoteFile(f"{s}.jsonl", None, split=s) for s in SPLITS)
+    + (RemoteFile("img", None, kind="media", folder=True),),
+    manual=(
+        "Accept the dataset licence and download it from https://ai.meta.com/tools/hatefulmemes/ (formerly"
+        " hatefulmemeschallenge.com; also on DrivenData, https://www.drivendata.org/competitions/64/hateful-memes/data/,"
+        " after signing in). The archive may be password-protected (the password is shown when you accept), which"
+        " the safe extractor refuses: unzip it yourself and put img/ and the *.jsonl files directly under <root>/."
+    ),
     read=read,
 )

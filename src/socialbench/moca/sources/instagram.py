@@ -19,8 +19,9 @@ DEFAULT_COLUMNS = {"id": "Sr No", "text": "Caption", "media": "Image File"}
 
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     cols = column_map(NAME, DEFAULT_COLUMNS, options.columns)
-    return read_table(NAME, root, "captions_csv.csv", split="all", modality="image_text", columns=cols,
-                      encoding=options.encoding)
+    return read_table(
+        NAME, root, "captions_csv.csv", split="all", modality="image_text", columns=cols, encoding=options.encoding
+    )
 
 
 SOURCE = Source(
@@ -31,10 +32,12 @@ SOURCE = Source(
     homepage="https://www.kaggle.com/datasets/prithvijaunjale/instagram-images-with-captions",
     license="as stated on the Kaggle page (login required)",
     files=(RemoteFile("captions_csv.csv", None, split="all"), RemoteFile("img", None, kind="media", folder=True)),
-    manual=("Sign in to Kaggle, download https://www.kaggle.com/datasets/prithvijaunjale/instagram-images-with-captions"
-            " (or `kaggle datasets download prithvijaunjale/instagram-images-with-captions` with your own API token),"
-            " unzip it, and put captions_csv.csv at <root>/captions_csv.csv and the images so that each `Image File`"
-            " value resolves under <root> (e.g. <root>/img/insta1.jpg). Other caption collections work too: same"
-            " file name, columns mapped in params (moca.sources.instagram.columns)."),
+    manual=(
+        "Sign in to Kaggle, download https://www.kaggle.com/datasets/prithvijaunjale/instagram-images-with-captions"
+        " (or `kaggle datasets download prithvijaunjale/instagram-images-with-captions` with your own API token),"
+        " unzip it, and put captions_csv.csv at <root>/captions_csv.csv and the images so that each `Image File`"
+        " value resolves under <root> (e.g. <root>/img/insta1.jpg). Other caption collections work too: same"
+        " file name, columns mapped in params (moca.sources.instagram.columns)."
+    ),
     read=read,
 )

@@ -15,7 +15,14 @@ from typing import Any
 
 from socialbench.errors import DataError
 from socialbench.moca.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.sources.readers import decode, expect_str, expect_str_list, json_records, read_bytes, require_fields
+from socialbench.moca.sources.readers import (
+    decode,
+    expect_str,
+    expect_str_list,
+    json_records,
+    read_bytes,
+    require_fields,
+)
 
 NAME = "memecap"
 COMMIT = "30fd658558d56cb6d24bbfb6d64d5f9f29afdaee"
@@ -42,13 +49,25 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
             if "/" in fname or "\\" in fname or fname in (".", ".."):
                 raise DataError(shown, f"expected a file name, got {fname!r}", record=post, field="img_fname")
             url = expect_str(rec["url"], shown, post, "url")
-            out.append(candidate(
-                NAME, post, split=split, modality="image_text", text=title, media=[str(root / IMAGES / fname)],
-                media_urls=[url] if url.strip() else [], image_description=captions,
-                source_labels={"meme_captions": expect_str_list(rec["meme_captions"], shown, post, "meme_captions"),
-                               "metaphors": rec["metaphors"]},
-                metadata={"category": rec.get("category")}, origin_file=name, origin_record=str(pos + 1),
-            ))  # fmt: skip
+            out.append(
+                candidate(
+                    NAME,
+                    post,
+                    split=split,
+                    modality="image_text",
+                    text=title,
+                    media=[str(root / IMAGES / fname)],
+                    media_urls=[url] if url.strip() else [],
+                    image_description=captions,
+                    source_labels={
+                        "meme_captions": expect_str_list(rec["meme_captions"], shown, post, "meme_captions"),
+                        "metaphors": rec["metaphors"],
+                    },
+                    metadata={"category": rec.get("category")},
+                    origin_file=name,
+                    origin_record=str(pos + 1),
+                )
+            )
     return out
 
 
@@ -60,12 +79,20 @@ SOURCE = Source(
     homepage="https://github.com/eujhwang/meme-cap",
     license="none stated in the repository",
     files=tuple(
-        RemoteFile(f"memes-{split}.json", f"{_BASE}/memes-{split}.json", sha, split=split,
-                   provenance="sha256 of ../shared/data/memecap/memes-test.json" if sha else "")
+        RemoteFile(
+            f"memes-{split}.json",
+            f"{_BASE}/memes-{split}.json",
+            sha,
+            split=split,
+            provenance="sha256 of ../shared/data/memecap/memes-test.json" if sha else "",
+        )
         for split, sha in SPLITS.items()
-    ) + (RemoteFile(IMAGES, None, kind="media", folder=True),),
-    manual=("The images are in a Google Drive archive linked from the MemeCap README"
-            " (https://drive.google.com/file/d/1o1IB6am0HdYS58CEOmmxra3WjJkrn-M1/view): download it and unzip it so"
-            " that each image is <root>/images/<img_fname>. Each record's `url` (i.redd.it) is kept as media_urls."),
+    )
+    + (RemoteFile(IMAGES, None, kind="media", folder=True),),
+    manual=(
+        "The images are in a Google Drive archive linked from the MemeCap README"
+        " (https://drive.google.com/file/d/1o1IB6am0HdYS58CEOmmxra3WjJkrn-M1/view): download it and unzip it so"
+        " that each image is <root>/images/<img_fname>. Each record's `url` (i.redd.it) is kept as media_urls."
+    ),
     read=read,
 )

@@ -47,13 +47,24 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
         for line, row in rows:
             season, episode, clip = (row[c].strip() for c in ("season", "episode", "clip"))
             if not (season and episode and clip):
-                raise DataError(shown, "season, episode and clip must all be given", record=f"line {line}", field="clip")
+                raise DataError(
+                    shown, "season, episode and clip must all be given", record=f"line {line}", field="clip"
+                )
             native = f"{season}_{episode}_{clip}"
-            out.append(candidate(
-                NAME, native, split=split, modality="video_text", text=row["text"], media=[str(clip_path(root, season, episode, clip))],
-                source_labels={"intent": row["label"].strip()}, metadata={"season": season, "episode": episode, "clip": clip},
-                origin_file=f"{split}.tsv", origin_record=f"line {line}",
-            ))  # fmt: skip
+            out.append(
+                candidate(
+                    NAME,
+                    native,
+                    split=split,
+                    modality="video_text",
+                    text=row["text"],
+                    media=[str(clip_path(root, season, episode, clip))],
+                    source_labels={"intent": row["label"].strip()},
+                    metadata={"season": season, "episode": episode, "clip": clip},
+                    origin_file=f"{split}.tsv",
+                    origin_record=f"line {line}",
+                )
+            )
     return out
 
 
@@ -65,13 +76,21 @@ SOURCE = Source(
     homepage="https://github.com/thuiar/MIntRec",
     license="MIT (official repository)",
     files=tuple(
-        RemoteFile(f"{split}.tsv", f"{_BASE}/{split}.tsv", sha, split=split,
-                   provenance="third-party copy of the official splits (SDIF-DA); sha256 of ../shared/data/mintrec")
+        RemoteFile(
+            f"{split}.tsv",
+            f"{_BASE}/{split}.tsv",
+            sha,
+            split=split,
+            provenance="third-party copy of the official splits (SDIF-DA); sha256 of ../shared/data/mintrec",
+        )
         for split, sha in SPLITS.items()
-    ) + (RemoteFile("raw_data", None, kind="media", folder=True),),
-    manual=("The official release is on Google Drive (https://drive.google.com/drive/folders/18iLqmUYDDOwIiiRbgwLpzw76BD62PK0p)"
-            " or BaiduYun (https://pan.baidu.com/s/1lAHdQ_RRaMw-DugtqRnEDg, code dbhc): download it and put its"
-            " raw_data/ folder (S<season>/E<episode>/<clip>.mp4) at <root>/raw_data/; for mode manual also put"
-            " train.tsv, dev.tsv and test.tsv at <root>/."),
+    )
+    + (RemoteFile("raw_data", None, kind="media", folder=True),),
+    manual=(
+        "The official release is on Google Drive (https://drive.google.com/drive/folders/18iLqmUYDDOwIiiRbgwLpzw76BD62PK0p)"
+        " or BaiduYun (https://pan.baidu.com/s/1lAHdQ_RRaMw-DugtqRnEDg, code dbhc): download it and put its"
+        " raw_data/ folder (S<season>/E<episode>/<clip>.mp4) at <root>/raw_data/; for mode manual also put"
+        " train.tsv, dev.tsv and test.tsv at <root>/."
+    ),
     read=read,
 )

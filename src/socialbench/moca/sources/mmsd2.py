@@ -39,10 +39,19 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
             text = expect_str(rec["text"], shown, image_id, "text")
             if rec["label"] not in (0, 1) or isinstance(rec["label"], bool):
                 raise DataError(shown, f"expected 0 or 1, got {rec['label']!r}", record=image_id, field="label")
-            out.append(candidate(
-                NAME, image_id, split=split, modality="image_text", text=text, media=[str(root / IMAGES / f"{image_id}.jpg")],
-                source_labels={"sarcasm": bool(rec["label"])}, origin_file=f"{split}.json", origin_record=where,
-            ))  # fmt: skip
+            out.append(
+                candidate(
+                    NAME,
+                    image_id,
+                    split=split,
+                    modality="image_text",
+                    text=text,
+                    media=[str(root / IMAGES / f"{image_id}.jpg")],
+                    source_labels={"sarcasm": bool(rec["label"])},
+                    origin_file=f"{split}.json",
+                    origin_record=where,
+                )
+            )
     return out
 
 
@@ -54,15 +63,23 @@ SOURCE = Source(
     homepage="https://github.com/JoeYing1019/MMSD2.0",
     license="none stated in the repository",
     files=tuple(
-        RemoteFile(f"{split}.json", f"{_BASE}/{split}.json", sha, split=split,
-                   provenance="sha256 of ../shared/data/mmsd2/valid.json (commit 1627811)" if sha else "")
+        RemoteFile(
+            f"{split}.json",
+            f"{_BASE}/{split}.json",
+            sha,
+            split=split,
+            provenance="sha256 of ../shared/data/mmsd2/valid.json (commit 1627811)" if sha else "",
+        )
         for split, sha in SPLITS.items()
-    ) + (RemoteFile(IMAGES, None, kind="media", folder=True),),
-    manual=("The images are the original MMSD images, in four Google Drive archives linked from the MMSD2.0 README:"
-            " https://drive.google.com/file/d/1mK0Nf-jv_h2bgHUCRM4_EsdTiiitZ_Uj/view,"
-            " https://drive.google.com/file/d/1AOWzlOz5hmdO39dEmzhQ4z_nabgzi7Tu/view,"
-            " https://drive.google.com/file/d/1dJERrVlp7DlNSXk-uvbbG6Rv7uvqTOKd/view,"
-            " https://drive.google.com/file/d/1pODuKC4gP6-QDQonG8XTqI8w8ds68mE3/view;"
-            " download all four and unzip them into <root>/dataset_image/ (one <image_id>.jpg per tweet)."),
+    )
+    + (RemoteFile(IMAGES, None, kind="media", folder=True),),
+    manual=(
+        "The images are the original MMSD images, in four Google Drive archives linked from the MMSD2.0 README:"
+        " https://drive.google.com/file/d/1mK0Nf-jv_h2bgHUCRM4_EsdTiiitZ_Uj/view,"
+        " https://drive.google.com/file/d/1AOWzlOz5hmdO39dEmzhQ4z_nabgzi7Tu/view,"
+        " https://drive.google.com/file/d/1dJERrVlp7DlNSXk-uvbbG6Rv7uvqTOKd/view,"
+        " https://drive.google.com/file/d/1pODuKC4gP6-QDQonG8XTqI8w8ds68mE3/view;"
+        " download all four and unzip them into <root>/dataset_image/ (one <image_id>.jpg per tweet)."
+    ),
     read=read,
 )

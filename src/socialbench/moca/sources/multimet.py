@@ -20,7 +20,9 @@ DEFAULT_COLUMNS = {"id": "id", "text": "text", "media": "image"}
 
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     cols = column_map(NAME, DEFAULT_COLUMNS, options.columns)
-    return read_table(NAME, root, "multimet.csv", split="all", modality="image_text", columns=cols, encoding=options.encoding)
+    return read_table(
+        NAME, root, "multimet.csv", split="all", modality="image_text", columns=cols, encoding=options.encoding
+    )
 
 
 SOURCE = Source(
@@ -31,10 +33,12 @@ SOURCE = Source(
     homepage="https://aclanthology.org/2021.acl-long.249/",
     license="research use, as granted by the authors",
     files=(RemoteFile("multimet.csv", None, split="all"), RemoteFile("images", None, kind="media", folder=True)),
-    manual=("MultiMET is released for research by its authors (Dalian University of Technology; contact on the paper,"
-            " https://aclanthology.org/2021.acl-long.249/). Put its annotations at <root>/multimet.csv with columns"
-            " id, text, image (the image path relative to <root>, e.g. images/123.jpg) and the images under"
-            " <root>/images/; if the columns are named otherwise, map them in params"
-            " (moca.sources.multimet.columns: {id: ..., text: ..., media: ...}). Other columns are kept as labels."),
+    manual=(
+        "MultiMET is released for research by its authors (Dalian University of Technology; contact on the paper,"
+        " https://aclanthology.org/2021.acl-long.249/). Put its annotations at <root>/multimet.csv with columns"
+        " id, text, image (the image path relative to <root>, e.g. images/123.jpg) and the images under"
+        " <root>/images/; if the columns are named otherwise, map them in params"
+        " (moca.sources.multimet.columns: {id: ..., text: ..., media: ...}). Other columns are kept as labels."
+    ),
     read=read,
 )

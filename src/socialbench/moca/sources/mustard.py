@@ -15,7 +15,14 @@ from typing import Any
 
 from socialbench.errors import DataError
 from socialbench.moca.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.sources.readers import decode, expect_str, expect_str_list, json_records, read_bytes, require_fields
+from socialbench.moca.sources.readers import (
+    decode,
+    expect_str,
+    expect_str_list,
+    json_records,
+    read_bytes,
+    require_fields,
+)
 
 NAME = "mustard"
 COMMIT = "b34b5134beeec42a36cdac79330637de9cc9894e"
@@ -49,19 +56,32 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
         context = expect_str_list(rec["context"], shown, key, "context")
         speakers = expect_str_list(rec["context_speakers"], shown, key, "context_speakers")
         if len(context) != len(speakers):
-            raise DataError(shown, f"{len(context)} context utterances but {len(speakers)} context speakers",
-                            record=key, field="context_speakers")
+            raise DataError(
+                shown,
+                f"{len(context)} context utterances but {len(speakers)} context speakers",
+                record=key,
+                field="context_speakers",
+            )
         if not isinstance(rec["sarcasm"], bool):
             raise DataError(shown, f"expected true or false, got {rec['sarcasm']!r}", record=key, field="sarcasm")
         clip = clips.get(key, root / VIDEOS / UTTERANCE_DIR / f"{key}.mp4")
         context_clip = clips.get(f"{key}_c")
-        out.append(candidate(
-            NAME, key, split="all", modality="video_text", text=utterance, speaker=speaker,
-            context=[{"speaker": s, "text": t} for s, t in zip(speakers, context)],
-            media=[str(clip)], source_labels={"sarcasm": rec["sarcasm"]},
-            metadata={"show": rec.get("show"), **({"context_clip": str(context_clip)} if context_clip else {})},
-            origin_file="sarcasm_data.json", origin_record=key,
-        ))  # fmt: skip
+        out.append(
+            candidate(
+                NAME,
+                key,
+                split="all",
+                modality="video_text",
+                text=utterance,
+                speaker=speaker,
+                context=[{"speaker": s, "text": t} for s, t in zip(speakers, context)],
+                media=[str(clip)],
+                source_labels={"sarcasm": rec["sarcasm"]},
+                metadata={"show": rec.get("show"), **({"context_clip": str(context_clip)} if context_clip else {})},
+                origin_file="sarcasm_data.json",
+                origin_record=key,
+            )
+        )
     return out
 
 
@@ -73,18 +93,28 @@ SOURCE = Source(
     homepage="https://github.com/soujanyaporia/MUStARD",
     license="MIT (repository LICENSE)",
     files=(
-        RemoteFile("sarcasm_data.json",
-                   f"https://raw.githubusercontent.com/soujanyaporia/MUStARD/{COMMIT}/data/sarcasm_data.json",
-                   "ec9533032c5f143f197cb5fa5d4b29ab9bf56a20b0dc05d5b31d052f5957d39c", split="all",
-                   provenance="sha256 of ../shared/data/mustard/sarcasm_data.json (that commit's file)"),
-        RemoteFile("mmsd_raw_data.zip",
-                   f"https://huggingface.co/datasets/MichiganNLP/MUStARD/resolve/{MEDIA_REVISION}/mmsd_raw_data.zip",
-                   "a2e68c48b7d13c66af98900dc5119b54b3b0bf962c228d99069cb0930c3880d5", kind="media", extract_to=VIDEOS,
-                   size=1403183019, provenance="revision, size and sha256 as recorded by a third-party audit script"),
+        RemoteFile(
+            "sarcasm_data.json",
+            f"https://raw.githubusercontent.com/soujanyaporia/MUStARD/{COMMIT}/data/sarcasm_data.json",
+            "ec9533032c5f143f197cb5fa5d4b29ab9bf56a20b0dc05d5b31d052f5957d39c",
+            split="all",
+            provenance="sha256 of ../shared/data/mustard/sarcasm_data.json (that commit's file)",
+        ),
+        RemoteFile(
+            "mmsd_raw_data.zip",
+            f"https://huggingface.co/datasets/MichiganNLP/MUStARD/resolve/{MEDIA_REVISION}/mmsd_raw_data.zip",
+            "a2e68c48b7d13c66af98900dc5119b54b3b0bf962c228d99069cb0930c3880d5",
+            kind="media",
+            extract_to=VIDEOS,
+            size=1403183019,
+            provenance="revision, size and sha256 as recorded by a third-party audit script",
+        ),
     ),
-    manual=("The clips are also in the Google Drive file linked from the MUStARD README"
-            " (https://drive.google.com/file/d/1i9ixalVcXskA5_BkNnbR60sqJqvGyi6E/view): download mmsd_raw_data.zip"
-            " and put it at <root>/mmsd_raw_data.zip, or unzip it into <root>/videos/ (utterance clips are found"
-            " by name, <id>.mp4, anywhere below it)."),
+    manual=(
+        "The clips are also in the Google Drive file linked from the MUStARD README"
+        " (https://drive.google.com/file/d/1i9ixalVcXskA5_BkNnbR60sqJqvGyi6E/view): download mmsd_raw_data.zip"
+        " and put it at <root>/mmsd_raw_data.zip, or unzip it into <root>/videos/ (utterance clips are found"
+        " by name, <id>.mp4, anywhere below it)."
+    ),
     read=read,
 )

@@ -16,8 +16,9 @@ import codecs
 import csv
 import io
 import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from socialbench.errors import ConfigError, DataError
 
@@ -29,7 +30,9 @@ def check_encoding(encoding: str) -> str:
     try:
         return codecs.lookup(encoding).name
     except LookupError as exc:
-        raise ConfigError(f"unknown text encoding {encoding!r} (use a Python codec name such as utf-8, cp1252, latin-1)") from exc
+        raise ConfigError(
+            f"unknown text encoding {encoding!r} (use a Python codec name such as utf-8, cp1252, latin-1)"
+        ) from exc
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -57,7 +60,7 @@ def decode(data: bytes, source: str, encoding: str = "utf-8") -> str:
     that do not decode are a DataError naming the offending byte, its offset and line."""
     codec = check_encoding(encoding)
     if codec == "utf-8" and data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
+        data = data[len(codecs.BOM_UTF8) :]
     try:
         return data.decode(codec)
     except UnicodeDecodeError as exc:
@@ -76,11 +79,17 @@ def _skip_ws(text: str, i: int) -> int:
     return i
 
 
-def _json_error(text: str, source: str, pos: int, msg: str, position: int, last: str | None, container: str) -> DataError:
+def _json_error(
+    text: str, source: str, pos: int, msg: str, position: int, last: str | None, container: str
+) -> DataError:
     line, col = _line_col(text, pos)
     after = f", after record {last}" if last is not None else ", before the first complete record"
     close = "]" if container == "array" else "}"
-    cut = "; the file ends before the " + container + " is closed: truncated?" if not text.rstrip().endswith(close) else ""
+    cut = (
+        "; the file ends before the " + container + " is closed: truncated?"
+        if not text.rstrip().endswith(close)
+        else ""
+    )
     return DataError(source, f"invalid JSON at line {line} column {col}: {msg}{cut}", record=f"{position + 1}{after}")
 
 
@@ -107,7 +116,9 @@ def json_records(text: str, source: str, container: str) -> Iterator[tuple[str |
                 try:
                     key, i = decoder.raw_decode(text, i)
                 except json.JSONDecodeError as exc:
-                    raise _json_error(text, source, exc.pos, f"expected a record key: {exc.msg}", position, last, container) from exc
+                    raise _json_error(
+                        text, source, exc.pos, f"expected a record key: {exc.msg}", position, last, container
+                    ) from exc
                 if not isinstance(key, str):
                     raise _json_error(text, source, i, "a record key must be a string", position, last, container)
                 i = _skip_ws(text, i)
@@ -176,8 +187,11 @@ def table_rows(
             if not fields or all(not f.strip() for f in fields):
                 continue
             if len(fields) != len(header):
-                raise DataError(source, f"expected {len(header)} fields ({delimiter!r}-separated), got {len(fields)}",
-                                record=f"line {line}")
+                raise DataError(
+                    source,
+                    f"expected {len(header)} fields ({delimiter!r}-separated), got {len(fields)}",
+                    record=f"line {line}",
+                )
             rows.append((line, dict(zip(header, fields))))
     except csv.Error as exc:
         raise DataError(source, f"malformed row: {exc}", record=f"line {reader.line_num}") from exc
@@ -198,8 +212,12 @@ def require_fields(value: Any, fields: Sequence[str], source: str, record: str) 
 
 def expect_str(value: Any, source: str, record: str, field: str, allow_empty: bool = True) -> str:
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
-        raise DataError(source, f"expected {'a' if allow_empty else 'a non-empty'} string, got {json.dumps(value)[:60]}",
-                        record=record, field=field)
+        raise DataError(
+            source,
+            f"expected {'a' if allow_empty else 'a non-empty'} string, got {json.dumps(value)[:60]}",
+            record=record,
+            field=field,
+        )
     return value
 
 

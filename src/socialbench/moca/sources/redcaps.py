@@ -33,8 +33,11 @@ def annotation_files(root: Path, include: tuple[str, ...] | None) -> list[Path]:
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     files = annotation_files(root, options.include)
     if not files:
-        raise DataError(str(root / RELEASE), "no annotation file (annotations/<subreddit>_<year>.json) here"
-                        + (f" matching {list(options.include)}" if options.include else ""))
+        raise DataError(
+            str(root / RELEASE),
+            "no annotation file (annotations/<subreddit>_<year>.json) here"
+            + (f" matching {list(options.include)}" if options.include else ""),
+        )
     out = []
     for path in files:
         shown = str(path)
@@ -50,14 +53,22 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
                 subreddit = expect_str(rec["subreddit"], shown, native, "subreddit", allow_empty=False)
                 text = rec.get("raw_caption") if isinstance(rec.get("raw_caption"), str) else rec["caption"]
                 url = expect_str(rec["url"], shown, native, "url")
-                out.append(candidate(
-                    NAME, native, split="all", modality="image_text", text=expect_str(text, shown, native, "raw_caption"),
-                    speaker=rec.get("author") if isinstance(rec.get("author"), str) else None,
-                    media=[str(root / "images" / subreddit / f"{native}.jpg")], media_urls=[url] if url else [],
-                    source_labels={"subreddit": subreddit, "score": rec.get("score")},
-                    metadata={"permalink": rec.get("permalink"), "created_utc": rec.get("created_utc")},
-                    origin_file=rel, origin_record=f"annotation {pos + 1}",
-                ))  # fmt: skip
+                out.append(
+                    candidate(
+                        NAME,
+                        native,
+                        split="all",
+                        modality="image_text",
+                        text=expect_str(text, shown, native, "raw_caption"),
+                        speaker=rec.get("author") if isinstance(rec.get("author"), str) else None,
+                        media=[str(root / "images" / subreddit / f"{native}.jpg")],
+                        media_urls=[url] if url else [],
+                        source_labels={"subreddit": subreddit, "score": rec.get("score")},
+                        metadata={"permalink": rec.get("permalink"), "created_utc": rec.get("created_utc")},
+                        origin_file=rel,
+                        origin_record=f"annotation {pos + 1}",
+                    )
+                )
     return out
 
 
@@ -69,12 +80,20 @@ SOURCE = Source(
     homepage="https://redcaps.xyz/",
     license="CC BY 4.0 (annotations) and the Reddit API terms of use",
     files=(
-        RemoteFile("redcaps_v1.0_annotations.zip", URL, None, split="all", extract_to=RELEASE,
-                   provenance="the v1.0 download link of redcaps.xyz/download"),
+        RemoteFile(
+            "redcaps_v1.0_annotations.zip",
+            URL,
+            None,
+            split="all",
+            extract_to=RELEASE,
+            provenance="the v1.0 download link of redcaps.xyz/download",
+        ),
         RemoteFile("images", None, kind="media", folder=True),
     ),
-    manual=("Images are fetched from Reddit/Imgur/Flickr by the official tool (https://github.com/redcaps-dataset/redcaps-downloader):"
-            " `redcaps download-imgs -a <root>/release/annotations/<file>.json --save-to <root>/images --resize 512 -j 4`"
-            " for each annotation file you read (see `include`). Each record's url is also kept as media_urls."),
+    manual=(
+        "Images are fetched from Reddit/Imgur/Flickr by the official tool (https://github.com/redcaps-dataset/redcaps-downloader):"
+        " `redcaps download-imgs -a <root>/release/annotations/<file>.json --save-to <root>/images --resize 512 -j 4`"
+        " for each annotation file you read (see `include`). Each record's url is also kept as media_urls."
+    ),
     read=read,
 )

@@ -17,7 +17,9 @@ DEFAULT_COLUMNS = {"id": "id", "text": "text", "media": "media", "modality": "mo
 
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     cols = column_map(NAME, DEFAULT_COLUMNS, options.columns)
-    return read_table(NAME, root, "supplementary.csv", split="all", modality=None, columns=cols, encoding=options.encoding)
+    return read_table(
+        NAME, root, "supplementary.csv", split="all", modality=None, columns=cols, encoding=options.encoding
+    )
 
 
 SOURCE = Source(
@@ -28,8 +30,10 @@ SOURCE = Source(
     homepage="(local)",
     license="whatever the collected material allows; record it in a column",
     files=(RemoteFile("supplementary.csv", None, split="all"),),
-    manual=("Put your collected pairs at <root>/supplementary.csv with columns id, modality (image_text or video_text),"
-            " text, media (a path relative to <root>, or an http(s) URL), plus any provenance columns, and the media"
-            " files under <root>."),
+    manual=(
+        "Put your collected pairs at <root>/supplementary.csv with columns id, modality (image_text or video_text),"
+        " text, media (a path relative to <root>, or an http(s) URL), plus any provenance columns, and the media"
+        " files under <root>."
+    ),
     read=read,
 )

@@ -5,8 +5,9 @@ their releases are not public direct downloads, and their column names vary by c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from socialbench.errors import ConfigError, DataError
 from socialbench.moca.sources.base import MODALITIES, candidate
@@ -19,8 +20,9 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
 def column_map(name: str, defaults: Mapping[str, str], override: Mapping[str, str]) -> dict[str, str]:
     unknown = sorted(set(override) - set(ROLES) - {"modality"})
     if unknown:
-        raise ConfigError(f"moca.sources.{name}.columns: unknown role(s) {', '.join(unknown)}"
-                          f" (roles: {', '.join(ROLES)}, modality)")
+        raise ConfigError(
+            f"moca.sources.{name}.columns: unknown role(s) {', '.join(unknown)} (roles: {', '.join(ROLES)}, modality)"
+        )
     return {**defaults, **override}
 
 
@@ -37,7 +39,13 @@ def media_file(root: Path, value: str) -> Path:
 
 
 def read_table(
-    name: str, root: Path, relpath: str, *, split: str, modality: str | None, columns: Mapping[str, str],
+    name: str,
+    root: Path,
+    relpath: str,
+    *,
+    split: str,
+    modality: str | None,
+    columns: Mapping[str, str],
     encoding: str = "utf-8",
 ) -> list[dict[str, Any]]:
     """Candidates of one table. ``modality`` None: every row says it in the ``modality`` column."""
@@ -50,19 +58,35 @@ def read_table(
     for line, row in rows:
         native = row[columns["id"]].strip()
         if not native or any(c.isspace() for c in native):
-            raise DataError(shown, f"expected an id without spaces, got {native!r}", record=f"line {line}", field=columns["id"])
+            raise DataError(
+                shown, f"expected an id without spaces, got {native!r}", record=f"line {line}", field=columns["id"]
+            )
         media = row[columns["media"]].strip()
         if not media:
-            raise DataError(shown, "empty: every candidate needs its image or video", record=native, field=columns["media"])
+            raise DataError(
+                shown, "empty: every candidate needs its image or video", record=native, field=columns["media"]
+            )
         kind = modality or row[columns["modality"]].strip()
         if kind not in MODALITIES:
-            raise DataError(shown, f"expected one of {', '.join(MODALITIES)}, got {kind!r}", record=native,
-                            field=columns.get("modality", "modality"))
+            raise DataError(
+                shown,
+                f"expected one of {', '.join(MODALITIES)}, got {kind!r}",
+                record=native,
+                field=columns.get("modality", "modality"),
+            )
         url = media.lower().startswith(("http://", "https://"))
-        out.append(candidate(
-            name, native, split=split, modality=kind, text=row[columns["text"]],
-            media=[] if url else [str(media_file(root, media))], media_urls=[media] if url else [],
-            source_labels={k: v for k, v in sorted(row.items()) if k not in used},
-            origin_file=relpath, origin_record=f"line {line}",
-        ))  # fmt: skip
+        out.append(
+            candidate(
+                name,
+                native,
+                split=split,
+                modality=kind,
+                text=row[columns["text"]],
+                media=[] if url else [str(media_file(root, media))],
+                media_urls=[media] if url else [],
+                source_labels={k: v for k, v in sorted(row.items()) if k not in used},
+                origin_file=relpath,
+                origin_record=f"line {line}",
+            )
+        )
     return out

@@ -67,9 +67,14 @@ def _type(value: Any) -> str:
         return "nothing (null)"
     if isinstance(value, (dict, list)) and not value:
         return "an empty mapping" if isinstance(value, dict) else "an empty list"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
-        type(value), type(value).__name__
-    )
+    return {
+        dict: "a mapping",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 def _name(value: Any, path: str, where: str) -> str:
@@ -89,12 +94,22 @@ def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
             _name(name, path, where)
             spec = {} if spec is None else spec
             if not isinstance(spec, dict):
-                raise DataError(path, f"an option must map to {{criterion, boundary, source}}, got {_type(spec)}", field=f"{where}.{name}")
+                raise DataError(
+                    path,
+                    f"an option must map to {{criterion, boundary, source}}, got {_type(spec)}",
+                    field=f"{where}.{name}",
+                )
             for key in ("criterion", "boundary", "source"):
                 if key in spec and not isinstance(spec[key], str):
                     raise DataError(path, f"expected a string, got {_type(spec[key])}", field=f"{where}.{name}.{key}")
-            out.append(Option(name=name, criterion=_text(spec.get("criterion", "")), source=spec.get("source", "paper"),
-                              boundary=_text(spec.get("boundary", ""))))
+            out.append(
+                Option(
+                    name=name,
+                    criterion=_text(spec.get("criterion", "")),
+                    source=spec.get("source", "paper"),
+                    boundary=_text(spec.get("boundary", "")),
+                )
+            )
     elif raw is None:
         raise DataError(path, "missing: expected a list of names or a mapping of options", field=where)
     else:
@@ -134,19 +149,26 @@ def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
     ``{labels: {scenario: [...]}, mechanisms: {scenario: [...]}}``. A wrong shape is a DataError
     naming the file and the field."""
     if not isinstance(data, dict):
-        raise DataError(path, f"the top level must be a mapping (scenarios, or labels and mechanisms), got {_type(data)}")
+        raise DataError(
+            path, f"the top level must be a mapping (scenarios, or labels and mechanisms), got {_type(data)}"
+        )
     if "scenarios" in data:
         scen = data["scenarios"]
         if not isinstance(scen, dict) or not scen:
             raise DataError(
-                path, f"expected a mapping {{scenario: {{labels, mechanisms, question}}}} with at least one scenario, got {_type(scen)}",
+                path,
+                f"expected a mapping {{scenario: {{labels, mechanisms, question}}}} with at least one scenario, got {_type(scen)}",
                 field="scenarios",
             )
         _scenario_names(scen, path, "scenarios")
         labels, mechs, questions = {}, {}, {}
         for s, v in scen.items():
             if not isinstance(v, dict):
-                raise DataError(path, f"expected a mapping with labels and mechanisms (and a question), got {_type(v)}", field=f"scenarios.{s}")
+                raise DataError(
+                    path,
+                    f"expected a mapping with labels and mechanisms (and a question), got {_type(v)}",
+                    field=f"scenarios.{s}",
+                )
             labels[s] = _options(v.get("labels"), path, f"scenarios.{s}.labels")
             mechs[s] = _options(v.get("mechanisms"), path, f"scenarios.{s}.mechanisms")
             question = v.get("question", "")
@@ -157,7 +179,8 @@ def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
         for key in ("labels", "mechanisms"):
             if not isinstance(data.get(key), dict) or not data[key]:
                 raise DataError(
-                    path, f"expected a mapping {{scenario: [names]}} with at least one scenario, got {_type(data.get(key))}"
+                    path,
+                    f"expected a mapping {{scenario: [names]}} with at least one scenario, got {_type(data.get(key))}"
                     " (or give the built-in layout: scenarios: {scenario: {labels, mechanisms}})",
                     field=key,
                 )
@@ -190,39 +213,63 @@ def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
     named_in_paper}}, labels: {...}}}``). Every option needs exactly one rule and every rule an
     option; an option that already has a criterion or boundary is refused, so each text has one home."""
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), dict):
-        raise DataError(path, f"expected a mapping with scenarios: {{scenario: {{mechanisms, labels}}}}, got {_type(data)}",
-                        field="scenarios")
+        raise DataError(
+            path,
+            f"expected a mapping with scenarios: {{scenario: {{mechanisms, labels}}}}, got {_type(data)}",
+            field="scenarios",
+        )
     rules = data["scenarios"]
     extra = sorted(set(map(str, rules)) - set(tax.scenarios))
     if extra:
-        raise DataError(path, f"rules for scenario(s) the taxonomy does not have: {', '.join(extra)}", field="scenarios")
+        raise DataError(
+            path, f"rules for scenario(s) the taxonomy does not have: {', '.join(extra)}", field="scenarios"
+        )
     joined: dict[str, dict[str, tuple[Option, ...]]] = {"mechanisms": {}, "labels": {}}
     for s in tax.scenarios:
         for kind, options in (("mechanisms", tax.mechanisms[s]), ("labels", tax.labels[s])):
             where = f"scenarios.{s}.{kind}"
             given = (rules.get(s) or {}).get(kind) if isinstance(rules.get(s), dict) else None
             if not isinstance(given, dict):
-                raise DataError(path, f"expected a mapping {{option: rule}} for every {kind[:-1]}, got {_type(given)}", field=where)
+                raise DataError(
+                    path, f"expected a mapping {{option: rule}} for every {kind[:-1]}, got {_type(given)}", field=where
+                )
             unknown = sorted(set(map(str, given)) - {o.name for o in options})
             if unknown:
-                raise DataError(path, f"rule(s) for {kind} the taxonomy does not have: {', '.join(map(repr, unknown))}", field=where)
+                raise DataError(
+                    path, f"rule(s) for {kind} the taxonomy does not have: {', '.join(map(repr, unknown))}", field=where
+                )
             out = []
             for opt in options:
                 if opt.criterion or opt.boundary:
-                    raise DataError(path, "the taxonomy already gives this option a criterion or boundary; each text"
-                                    " must have one home", field=f"{where}.{opt.name}")  # fmt: skip
+                    raise DataError(
+                        path,
+                        "the taxonomy already gives this option a criterion or boundary; each text must have one home",
+                        field=f"{where}.{opt.name}",
+                    )
                 rule = given.get(opt.name)
                 if not isinstance(rule, dict):
                     got = "missing" if opt.name not in given else f"got {_type(rule)}"
-                    raise DataError(path, f"every option needs a rule {{criterion, boundary, source, named_in_paper}} ({got})",
-                                    field=f"{where}.{opt.name}")
+                    raise DataError(
+                        path,
+                        f"every option needs a rule {{criterion, boundary, source, named_in_paper}} ({got})",
+                        field=f"{where}.{opt.name}",
+                    )
                 named = rule.get("named_in_paper")
                 if not isinstance(named, bool):
-                    raise DataError(path, f"expected true or false, got {_type(named)} {named!r}", field=f"{where}.{opt.name}.named_in_paper")
-                out.append(Option(name=opt.name, criterion=_rule_text(rule, "criterion", path, f"{where}.{opt.name}"),
-                                  source="paper" if named else "completion",
-                                  boundary=_rule_text(rule, "boundary", path, f"{where}.{opt.name}"),
-                                  rule_source=_rule_text(rule, "source", path, f"{where}.{opt.name}")))  # fmt: skip
+                    raise DataError(
+                        path,
+                        f"expected true or false, got {_type(named)} {named!r}",
+                        field=f"{where}.{opt.name}.named_in_paper",
+                    )
+                out.append(
+                    Option(
+                        name=opt.name,
+                        criterion=_rule_text(rule, "criterion", path, f"{where}.{opt.name}"),
+                        source="paper" if named else "completion",
+                        boundary=_rule_text(rule, "boundary", path, f"{where}.{opt.name}"),
+                        rule_source=_rule_text(rule, "source", path, f"{where}.{opt.name}"),
+                    )
+                )
             joined[kind][s] = tuple(out)
     return replace(tax, mechanisms=joined["mechanisms"], labels=joined["labels"])
 

@@ -11,8 +11,14 @@ class Chain(Method):
 
     def _ask(self, instance, stage, text, choices=False):
         task = self.benchmark.answer_task(instance, stage) if choices else {"benchmark": "toybench", "stage": stage}
-        return [Request(f"{instance['id']}/chain/{stage}", (Message("user", (text,)),), task,
-                        Decoding(max_tokens=self.spec.max_tokens))]
+        return [
+            Request(
+                f"{instance['id']}/chain/{stage}",
+                (Message("user", (text,)),),
+                task,
+                Decoding(max_tokens=self.spec.max_tokens),
+            )
+        ]
 
     def step(self, instance, rounds):
         q = instance["question"]
@@ -23,14 +29,23 @@ class Chain(Method):
         if last.response.error:
             return Final(error=f"stage {stages[-1]}: {last.response.error}")
         if stages[-1] in ("notes", "notes2"):
-            return self._ask(instance, "check" if stages[-1] == "notes" else "check2",
-                             self.template("check.txt").format(question=q, notes=last.response.text))
+            return self._ask(
+                instance,
+                "check" if stages[-1] == "notes" else "check2",
+                self.template("check.txt").format(question=q, notes=last.response.text),
+            )
         if stages[-1] in ("check", "check2"):
             if last.response.text.startswith("REJECTED") and stages[-1] == "check":
-                return self._ask(instance, "notes2", self.template("notes.txt").format(question=q, revision=last.response.text))
+                return self._ask(
+                    instance, "notes2", self.template("notes.txt").format(question=q, revision=last.response.text)
+                )
             notes = rounds[-2][0].response.text
-            return self._ask(instance, "answer", self.template("answer.txt").format(question=q, notes=notes,
-                             options=", ".join(instance["options"])), choices=True)
+            return self._ask(
+                instance,
+                "answer",
+                self.template("answer.txt").format(question=q, notes=notes, options=", ".join(instance["options"])),
+                choices=True,
+            )
         final = self.benchmark.final(last, instance)
         final.trace = {"stages": stages, "revised": "notes2" in stages}
         return final

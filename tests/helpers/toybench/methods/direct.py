@@ -1,7 +1,7 @@
 """One call: the answer."""
 
 from socialbench.backends.base import Decoding, Message, Request
-from socialbench.benchmark import Final, Method
+from socialbench.benchmark import Method
 
 
 class Direct(Method):
@@ -11,8 +11,14 @@ class Direct(Method):
         if rounds:
             return self.benchmark.final(rounds[0][0], instance)
         text = self.template("prompt.txt").format(question=instance["question"], options=", ".join(instance["options"]))
-        return [Request(f"{instance['id']}/direct/answer", (Message("user", (text,)),),
-                        self.benchmark.answer_task(instance, "answer"), Decoding(max_tokens=self.spec.max_tokens))]
+        return [
+            Request(
+                f"{instance['id']}/direct/answer",
+                (Message("user", (text,)),),
+                self.benchmark.answer_task(instance, "answer"),
+                Decoding(max_tokens=self.spec.max_tokens),
+            )
+        ]
 
 
 METHOD = Direct
