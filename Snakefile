@@ -4,7 +4,7 @@
 
 # params.yaml is read by socialbench's strict loader first: a broken file stops here with the line and
 # column and the message `socialbench check-params` gives (Snakemake's own parse names neither).
-from socialbench.config import exit_if_unreadable
+from socialbench.core.config import exit_if_unreadable
 
 exit_if_unreadable("params.yaml")
 

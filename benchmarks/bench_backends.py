@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
-from socialbench.backends.base import ModelSpec, create_backend  # noqa: E402
+from socialbench.core.backend import ModelSpec, create_backend  # noqa: E402
 from tests.helpers.loopback import LoopbackServer  # noqa: E402
 from tests.helpers.moca_requests import moca_request  # noqa: E402
 

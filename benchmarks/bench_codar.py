@@ -40,11 +40,11 @@ sys.path.insert(0, str(REPO))
 from PIL import Image  # noqa: E402
 
 import socialbench.backends.openai_compat  # noqa: E402,F401  (imported before any timing)
-from socialbench.backends.base import ModelSpec, create_backend  # noqa: E402
-from socialbench.benchmark import get_benchmark  # noqa: E402
-from socialbench.cache import RequestCache  # noqa: E402
-from socialbench.io import jsonl_text  # noqa: E402
-from socialbench.runner import run_method  # noqa: E402
+from socialbench.core.backend import ModelSpec, create_backend  # noqa: E402
+from socialbench.core.benchmarks import get_benchmark  # noqa: E402
+from socialbench.core.cache import RequestCache  # noqa: E402
+from socialbench.core.io import jsonl_text  # noqa: E402
+from socialbench.core.runner import run_method  # noqa: E402
 from tests.conftest import make_instance  # noqa: E402
 from tests.helpers.loopback import Fault, LoopbackServer  # noqa: E402
 

@@ -7,11 +7,11 @@ Each job is timed ``--repeat`` times (median) against a reference measured in th
 
 * reference: ``json.loads`` / ``csv`` parsing of the same files, keeping nothing (the least any
   reader of them must do);
-* read: :func:`socialbench.moca.sources.read_source` for the four sources (normalised, validated with
+* read: :func:`socialbench.moca.build.sources.read_source` for the four sources (normalised, validated with
   the pandera candidate schema);
-* preprocess: :func:`socialbench.moca.preprocess.preprocess` (text cleaning with ftfy, media checks,
+* preprocess: :func:`socialbench.moca.build.preprocess.preprocess` (text cleaning with ftfy, media checks,
   MinHash LSH near-duplicates with exact Jaccard confirmation, flags);
-* unimodal: :func:`socialbench.moca.unimodal.unimodal_filter`;
+* unimodal: :func:`socialbench.moca.build.unimodal.unimodal_filter`;
 * naive dedup (once): every pair's exact Jaccard of the same shingle sets, the O(n^2) baseline the
   LSH replaces; its duplicate pairs are compared with the LSH's to show none is missed.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from socialbench.moca.preprocess import (  # noqa: E402
+from socialbench.moca.build.preprocess import (  # noqa: E402
     PreprocessParams,
     dedup_key,
     find_duplicates,
@@ -42,8 +42,8 @@ from socialbench.moca.preprocess import (  # noqa: E402
     shingles,
     signature_text,
 )
-from socialbench.moca.sources import SourceOptions, read_source  # noqa: E402
-from socialbench.moca.unimodal import UnimodalParams, unimodal_filter  # noqa: E402
+from socialbench.moca.build.sources import SourceOptions, read_source  # noqa: E402
+from socialbench.moca.build.unimodal import UnimodalParams, unimodal_filter  # noqa: E402
 
 SOURCES = (
     ("mustard", "mustard", None),

@@ -49,7 +49,7 @@ from socialbench.media.probe import video_timeline  # noqa: E402
 from socialbench.media.run import tool_identity  # noqa: E402
 from socialbench.media.sampling import FrameSampling, fit_size, fps_indices, uniform_indices  # noqa: E402
 from socialbench.media.synth import read_index  # noqa: E402
-from socialbench.tools import executable  # noqa: E402
+from socialbench.core.tools import executable  # noqa: E402
 from tests.helpers.media_synth import decode_all_frames, generate_indexed_video  # noqa: E402
 
 FF = executable("ffmpeg")

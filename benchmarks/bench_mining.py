@@ -6,10 +6,10 @@ Three jobs, each timed ``--repeat`` times (median), against a reference measured
 * reference: ``xml.etree.ElementTree.parse`` of every XML file the parser reads (words, segments,
   dialogue acts, adjacency pairs, you-usages, decisions, topics, roles, ontologies, meetings.xml),
   keeping nothing: the least any reader of these files must do;
-* parse: :func:`socialbench.meetingtom.ami.nxt.parse_corpus` (every layer of every meeting, hrefs
+* parse: :func:`socialbench.meetingtom.build.ami.nxt.parse_corpus` (every layer of every meeting, hrefs
   resolved, problems collected);
-* mine: :func:`socialbench.meetingtom.ami.mining.mine_corpus` on the parsed corpus (all three tasks);
-* you events: :func:`socialbench.meetingtom.ami.you_events.you_events` on the parsed corpus.
+* mine: :func:`socialbench.meetingtom.build.ami.mining.mine_corpus` on the parsed corpus (all three tasks);
+* you events: :func:`socialbench.meetingtom.build.ami.you_events.you_events` on the parsed corpus.
 
 Usage: .venv/bin/python benchmarks/bench_mining.py [--ami ../shared/data/ami] [--repeat 5] [--json OUT]
 """
@@ -28,9 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from socialbench.meetingtom.ami.mining import mine_corpus  # noqa: E402
-from socialbench.meetingtom.ami.nxt import ONTOLOGY_FILES, parse_corpus  # noqa: E402
-from socialbench.meetingtom.ami.you_events import you_events  # noqa: E402
+from socialbench.meetingtom.build.ami.mining import mine_corpus  # noqa: E402
+from socialbench.meetingtom.build.ami.nxt import ONTOLOGY_FILES, parse_corpus  # noqa: E402
+from socialbench.meetingtom.build.ami.you_events import you_events  # noqa: E402
 
 READ_DIRS = ("words", "segments", "dialogueActs", "youUsages", "decision/manual", "topics", "participantRoles")
 

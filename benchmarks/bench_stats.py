@@ -4,9 +4,9 @@ Cells: ``--cells`` (default 15: 5 models x 1 method x 3 scenarios) of ``--n`` in
 the demo's test instances per scenario), random per-instance correctness with an invalid column.
 Timed, median of ``--repeat`` runs, each against references measured in the same run:
 
-* ours: ``socialbench.stats.bootstrap_cells`` -- percentile intervals of all 9 metrics of every cell
+* ours: ``socialbench.report.stats.bootstrap_cells`` -- percentile intervals of all 9 metrics of every cell
   (``--resamples`` resamples, default 2000);
-* reference (point): the point metrics only, ``socialbench.moca.scoring.score_scenario`` on the same
+* reference (point): the point metrics only, ``socialbench.moca.eval.scoring.score_scenario`` on the same
   cells (the work the pipeline already does); the printed ratio is ours / this;
 * naive: ``scipy.stats.bootstrap(method="percentile")`` once per cell and metric (vectorised
   statistic; ratio metrics as ratio of sums, paired data), i.e. the obvious implementation.
@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from socialbench import stats
-from socialbench.moca.scoring import FIELDS, score_scenario
+from socialbench.report import stats
+from socialbench.moca.eval.scoring import FIELDS, score_scenario
 
 
 def timed(fn: Callable[[], object], repeat: int) -> float:

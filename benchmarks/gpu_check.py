@@ -36,7 +36,7 @@ sys.path[:0] = [str(REPO / "src"), str(REPO)]
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-from socialbench.backends.base import ModelSpec, Response, create_backend  # noqa: E402
+from socialbench.core.backend import ModelSpec, Response, create_backend  # noqa: E402
 from tests.helpers.demo_requests import (
     DIRECT_TEMPLATES,  # noqa: E402
     demo_requests,  # noqa: E402

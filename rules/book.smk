@@ -12,7 +12,7 @@ rule book:
         instances=[BENCH[b]["instances"] for b in BENCHMARKS],
         # track's summaries: their eval keys name the runs listed; rewritten when what track logs changed
         tracked=[generic_outputs(b)["tracked"] for b in BENCHMARKS],
-        code=["src/socialbench/book.py", "src/socialbench/book_cli.py", "src/socialbench/tracking.py"],
+        code=["src/socialbench/report/book.py", "src/socialbench/stages/book.py", "src/socialbench/report/tracking.py"],
     output:
         pdf="results/book/book.pdf",
         tex="results/book/book.tex",

@@ -1,15 +1,15 @@
 # Helpers shared by the rules. The config (params.yaml, plus any --configfile and --config given
 # to snakemake) is validated here, at load, against the core JSON schema and each benchmark's own
-# (src/socialbench/schemas/params.schema.json, src/socialbench/<benchmark>/params.schema.json):
+# (src/socialbench/core/schemas/params.schema.json, src/socialbench/<benchmark>/params.schema.json):
 # defaults are filled and an unknown key or a bad value stops the run with a message naming it
 # and the config file(s) it came from. Valid overrides are then refused (see below).
 
 import os
 import sys
 
-from socialbench.benchmark import available_benchmarks, excluded, get_benchmark_class
-from socialbench.config import validate_params
-from socialbench.errors import ConfigError
+from socialbench.core.benchmarks import available_benchmarks, excluded, get_benchmark_class
+from socialbench.core.config import validate_params
+from socialbench.core.errors import ConfigError
 
 
 def _config_sources():
@@ -44,7 +44,7 @@ _SOURCE, _ORIGINS = _config_sources()
 try:
     config.update(validate_params(config, source=_SOURCE, origins=_ORIGINS))
 except ConfigError as exc:
-    from socialbench.io import one_line
+    from socialbench.core.io import one_line
 
     sys.exit(f"error: {one_line(exc)}")  # one line, capped: as `socialbench check-params` prints it
 # The stages read params.yaml (`--params params.yaml`), and DVC records params.yaml's values: an

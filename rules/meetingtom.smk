@@ -10,11 +10,11 @@
 # to meetingtom.<source>.meetings runs only that meeting's jobs (then the source's instances and
 # everything after them).
 
-from socialbench.meetingtom.release import mirror_state as _mt_mirror_state
+from socialbench.meetingtom.build.release import mirror_state as _mt_mirror_state
 from socialbench.meetingtom.settings import DEMO_MIRROR as MT_DEMO_MIRROR
 from socialbench.meetingtom.settings import SOURCES as MT_SOURCES
 from socialbench.meetingtom.settings import source_settings as _mt_source
-from socialbench.meetingtom.tables import output_files as _mt_table_files
+from socialbench.meetingtom.report.tables import output_files as _mt_table_files
 
 MT = config["meetingtom"]
 MT_MEETINGS = {s: list(MT[s]["meetings"]) for s in MT_SOURCES}

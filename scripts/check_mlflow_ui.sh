@@ -48,8 +48,8 @@ curl -sf "$BASE/health" >/dev/null || fail "mlflow server did not start (see $WO
 read -r RUNS_URL EXP_ID NAMES RUN_IDS N_METRICS < <(python - "$WORK/params.yaml" "$BASE" <<'PY'
 import json, sys
 from mlflow.tracking import MlflowClient
-from socialbench.config import load_params
-from socialbench.tracking import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, runs_page_url
+from socialbench.core.config import load_params
+from socialbench.report.tracking import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, runs_page_url
 p = load_params(sys.argv[1])
 uri, name = p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"]
 client = MlflowClient(uri)

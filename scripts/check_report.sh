@@ -22,8 +22,8 @@ chromium "${flags[@]}" --window-size=1400,1000 --screenshot="$PWD/$shot" "file:/
 
 # The categories the rules flag with report(): one per benchmark in params, and the reports.
 expected=(reports $(python -c "
-from socialbench.benchmark import available_benchmarks
-from socialbench.config import load_params
+from socialbench.core.benchmarks import available_benchmarks
+from socialbench.core.config import load_params
 p = load_params('params.yaml')
 print(' '.join(b for b in available_benchmarks() if b in p))"))
 missing=()

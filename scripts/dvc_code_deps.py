@@ -72,7 +72,7 @@ def package_deps(benchmark: str) -> list[str]:
 
 def run_variants(benchmark: str) -> bool:
     sys.path.insert(0, str(REPO / "src"))
-    from socialbench.benchmark import get_benchmark_class
+    from socialbench.core.benchmarks import get_benchmark_class
 
     return bool(getattr(get_benchmark_class(benchmark), "run_variants", False))
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.io import MESSAGE_LIMIT
+from socialbench.core.io import MESSAGE_LIMIT
 from tests.conftest import make_instance
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ models:
 
 @pytest.fixture
 def ws(tmp_path, monkeypatch, clip) -> Path:
-    from socialbench.benchmark import get_benchmark
+    from socialbench.core.benchmarks import get_benchmark
     from tests.helpers.moca_requests import write_png
 
     root = tmp_path / "repo"
@@ -866,7 +866,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monke
     assert case.says in lines[0], lines[0]
     after = snapshot(ws)
     if case.cache:  # the request cache only saves calls: it may have been created, but holds none
-        from socialbench.cache import RequestCache
+        from socialbench.core.cache import RequestCache
 
         after = {k: v for k, v in after.items() if not k.startswith(".cache")}
         before = {k: v for k, v in before.items() if not k.startswith(".cache")}

@@ -159,7 +159,7 @@ def test_main_names_a_path_that_cannot_be_read_or_written(tmp_path, monkeypatch,
 
 import pytest  # noqa: E402
 
-from socialbench.errors import SocialbenchError  # noqa: E402
+from socialbench.core.errors import SocialbenchError  # noqa: E402
 
 GOOD_PRED = {"subject": "the speaker", "target": "the player", "mechanism": "expressive aggression", "label": "mock"}
 
@@ -286,7 +286,7 @@ def test_tables_writes_every_scenario_from_good_score_files(tmp_path):
     b = score_file(tmp_path, "b", {"intent": metrics(20.0), "stance": metrics()})
     res = runner.invoke(app, tables_args(tmp_path, a, b))
     assert res.exit_code == 0, res.output
-    from socialbench.moca.tables import output_files
+    from socialbench.moca.report.tables import output_files
 
     assert {p.name for p in (tmp_path / "tables").iterdir()} == {
         f.split("/")[0] for f in output_files(["intent", "stance"])
@@ -336,7 +336,7 @@ def test_tables_missing_score_file_is_an_error_and_writes_nothing(tmp_path):
 
 def stats_record(instances, **provenance):
     """What `socialbench infer` writes as run accounting, with its record of what the run was made with."""
-    from socialbench.hashing import sha256_file
+    from socialbench.core.hashing import sha256_file
 
     made = {
         "prompt_template_sha256": "p" * 64,
@@ -597,7 +597,7 @@ def test_infer_with_an_unknown_method_lists_the_known_methods(tmp_path, monkeypa
     code, err = _main_error(
         monkeypatch, capsys, _infer_args(tmp_path, inst, "--method", "cot", "--params", str(repo_root / "params.yaml"))
     )
-    from socialbench.benchmark import get_benchmark
+    from socialbench.core.benchmarks import get_benchmark
 
     known = ", ".join(get_benchmark("moca").method_names())
     assert code == 2 and err.strip() == f"error: benchmark moca: unknown method 'cot'; known methods: {known}"
@@ -655,8 +655,8 @@ def test_track_refuses_predictions_made_from_other_instances(tmp_path, monkeypat
 
 
 def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
-    from socialbench.benchmark import get_benchmark
-    from socialbench.hashing import sha256_file
+    from socialbench.core.benchmarks import get_benchmark
+    from socialbench.core.hashing import sha256_file
     from tests.helpers.moca_requests import write_png
 
     write_png(tmp_path / "img.png")
@@ -850,7 +850,7 @@ def test_every_cli_option_has_help_text():
 
 
 def test_benchmark_and_method_options_list_their_choices():
-    from socialbench.benchmark import get_benchmark
+    from socialbench.core.benchmarks import get_benchmark
 
     # The packages the help was built from (tests may register the test-only toybench later).
     src = Path(__file__).resolve().parents[1] / "src" / "socialbench"
@@ -865,7 +865,7 @@ def test_benchmark_and_method_options_list_their_choices():
 
 def test_moca_source_options_list_every_source():
     from socialbench.moca.cli import SOURCES_HELP
-    from socialbench.moca.sources import SOURCE_NAMES
+    from socialbench.moca.build.sources import SOURCE_NAMES
 
     assert SOURCES_HELP == ", ".join(SOURCE_NAMES)
     found = [p for c, p in cli_options() if c.startswith("moca ") and p.name == "source"]

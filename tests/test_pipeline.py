@@ -74,7 +74,7 @@ def test_one_mlflow_run_per_model_and_method_under_a_parent(pipeline_run):
     client = MlflowClient(f"sqlite:///{work}/mlflow.db")
     exp = client.get_experiment_by_name("socialbench")
     runs = client.search_runs([exp.experiment_id])
-    from socialbench.benchmark import excluded
+    from socialbench.core.benchmarks import excluded
 
     moca_parents = {
         r.info.run_id
@@ -284,7 +284,7 @@ def test_dvc_metrics_show_prints_one_row_per_benchmark_model_and_method(pipeline
     work, env, _ = pipeline_run
     p = yaml.safe_load((work / "params.yaml").read_text())
     rows = [line.split()[0] for line in run(["dvc", "metrics", "show"], work, env).splitlines()[1:] if line.strip()]
-    from socialbench.benchmark import excluded
+    from socialbench.core.benchmarks import excluded
 
     expected = [
         f"results/metrics/{b}/{m}/{meth}.json"

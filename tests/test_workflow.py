@@ -52,11 +52,11 @@ def test_a_bad_configfile_is_named_in_the_error(tmp_path):
 # Exception classes and the package marker cannot change an output.
 NOT_OUTPUT_DEPS = {
     "socialbench",
-    "socialbench.errors",
+    "socialbench.core.errors",
     "socialbench.media.errors",
     # the results book reads stage outputs and writes none (rules/book.smk; not a DVC stage)
-    "socialbench.book",
-    "socialbench.book_cli",
+    "socialbench.report.book",
+    "socialbench.stages.book",
 }
 SRC = REPO / "src"
 
@@ -157,7 +157,7 @@ def test_a_dvc_stage_depends_on_no_other_benchmark_nor_on_other_methods(stage):
     assert not [d for d in deps if any(d.startswith(f"src/socialbench/{o}") for o in others)]
     # A benchmark whose runs are variants of a method (MeetingToM's <method>__<ablation>) takes its whole
     # methods/ and templates/ folders (scripts/dvc_code_deps.py); any other takes its own method's only.
-    from socialbench.benchmark import get_benchmark_class
+    from socialbench.core.benchmarks import get_benchmark_class
 
     whole = (
         {f"src/socialbench/{bench}/methods", f"src/socialbench/{bench}/templates"}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import typer
 
-from socialbench.errors import SocialbenchError
-from socialbench.io import write_json, write_text_atomic
+from socialbench.core.errors import SocialbenchError
+from socialbench.core.io import write_json, write_text_atomic
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -25,7 +25,7 @@ Opt = typer.Option
 
 def _benchmark(name: str, taxonomy: Path | None = None):
     """The benchmark plug-in named by --benchmark (ConfigError listing the registered ones)."""
-    from socialbench.benchmark import get_benchmark
+    from socialbench.core.benchmarks import get_benchmark
 
     return get_benchmark(name, {"taxonomy": taxonomy})
 
@@ -33,7 +33,7 @@ def _benchmark(name: str, taxonomy: Path | None = None):
 def _choices() -> tuple[str, str]:
     """--benchmark's and --method's help, listing their choices (the registered benchmarks, each one's
     methods); the plain wording if a plug-in cannot be loaded, so --help never fails."""
-    from socialbench.benchmark import available_benchmarks, get_benchmark
+    from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 
     try:
         names = available_benchmarks()
@@ -53,7 +53,7 @@ TAXONOMY_HELP = "MoCA: a taxonomy file (YAML/JSON) in place of the built-in one"
 @app.command("check-params")
 def check_params(params: Path = Opt(Path("params.yaml"), help="params file to validate")) -> None:
     """Validate params.yaml against its schema and print it with defaults filled."""
-    from socialbench.config import load_params
+    from socialbench.core.config import load_params
 
     typer.echo(json.dumps(load_params(params), indent=2, sort_keys=True))
 
@@ -61,7 +61,7 @@ def check_params(params: Path = Opt(Path("params.yaml"), help="params file to va
 @app.command("benchmarks")
 def benchmarks() -> None:
     """List the registered benchmarks with their methods."""
-    from socialbench.benchmark import available_benchmarks, get_benchmark
+    from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 
     for name in available_benchmarks():
         bench = get_benchmark(name)
@@ -75,8 +75,8 @@ def demo(
     benchmark: str = Opt("moca", help=BENCH_HELP),
 ) -> None:
     """Generate a benchmark's embedded demo data (deterministic from the seed)."""
-    from socialbench.config import load_params
-    from socialbench.paths import check_io
+    from socialbench.core.config import load_params
+    from socialbench.core.paths import check_io
 
     check_io({"--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     bench = _benchmark(benchmark)
@@ -99,10 +99,10 @@ def prepare(
     """Validate raw instances (schema, taxonomy, media present, inside the data folders and images
     decodable); keep good ones, report the rest. An empty input, or one of which no record is kept,
     is an error (after the report of what was dropped is written)."""
-    from socialbench.config import load_params
-    from socialbench.errors import DataError
-    from socialbench.io import write_jsonl
-    from socialbench.paths import MediaRoots, check_io
+    from socialbench.core.config import load_params
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import write_jsonl
+    from socialbench.core.paths import MediaRoots, check_io
 
     check_io({"--raw": raw, "--taxonomy": taxonomy, "--params": params}, {"--out": out, "--report": report})
     if on_invalid not in ("drop", "fail"):
@@ -139,14 +139,14 @@ def infer(
     progress: bool = Opt(True, help="show a progress bar"),
 ) -> None:
     """Run one model with one method over the instances; every call goes through the request cache."""
-    from socialbench.backends.base import ModelSpec
-    from socialbench.benchmark import excluded
-    from socialbench.cache import RequestCache
-    from socialbench.config import load_params
-    from socialbench.errors import DataError
-    from socialbench.io import write_jsonl
-    from socialbench.paths import check_io
-    from socialbench.runner import run_method
+    from socialbench.core.backend import ModelSpec
+    from socialbench.core.benchmarks import excluded
+    from socialbench.core.cache import RequestCache
+    from socialbench.core.config import load_params
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import write_jsonl
+    from socialbench.core.paths import check_io
+    from socialbench.core.runner import run_method
 
     check_io(
         {"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
@@ -214,8 +214,8 @@ def infer(
 
 
 def excluded_run(bench, method: str, spec, insts: list, reason: str):
-    from socialbench.benchmark import Final
-    from socialbench.runner import RunStats
+    from socialbench.core.benchmarks import Final
+    from socialbench.core.runner import RunStats
 
     error = f"excluded in params (models.{spec.name}): {reason}"
     records = sorted(
@@ -232,7 +232,7 @@ def excluded_run(bench, method: str, spec, insts: list, reason: str):
 def made_with(run_stats: dict, stats_path: Path, data_hash: str, instances: Path) -> dict:
     """infer's provenance record from a stats file, checked: present, complete, and made from the
     instances being tracked."""
-    from socialbench.errors import DataError
+    from socialbench.core.errors import DataError
 
     made = run_stats.get("provenance")
     keys = ("prompt_template_sha256", "instances_sha256", "dev_sha256", "git_commit", "versions")
@@ -256,8 +256,8 @@ def infer_provenance(bench, method: str, instances: Path, dev: Path | None, sett
     """What the predictions depend on, taken when they are made (not when they are tracked): the
     benchmark's own record (prompt templates, taxonomy...), the input files, code commit and
     package versions."""
-    from socialbench.hashing import sha256_file, sha256_json
-    from socialbench.tracking import git_commit, package_versions
+    from socialbench.core.hashing import sha256_file, sha256_json
+    from socialbench.report.tracking import git_commit, package_versions
 
     return {
         **bench.provenance(method),
@@ -282,9 +282,9 @@ def score(
     """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario). Instances
     without a prediction are scored incorrect and invalid (a line on stderr says how many), and so
     are records whose `error` is set. Every record must be of one model and method."""
-    from socialbench.errors import DataError
-    from socialbench.io import first_bad_line, read_jsonl_lines
-    from socialbench.paths import check_io
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import first_bad_line, read_jsonl_lines
+    from socialbench.core.paths import check_io
 
     check_io({"--instances": instances, "--predictions": predictions, "--taxonomy": taxonomy}, {"--out": out})
     bench = _benchmark(benchmark, taxonomy)
@@ -307,7 +307,7 @@ def score(
         )
     failed = [p for p in preds if p.get("error")]
     if failed:
-        from socialbench.io import brief
+        from socialbench.core.io import brief
 
         typer.echo(
             f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"
@@ -322,8 +322,8 @@ def one_run(preds: list[dict], lines: list[int], source: str, model: str | None,
     """Every prediction record is of one model and one method (``--model``/``--method`` when given,
     else the first record's): records of another run mixed into a file would be scored as this
     one's. DataError naming the file, line and field."""
-    from socialbench.errors import DataError
-    from socialbench.io import brief
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import brief
 
     if not preds:
         return
@@ -367,11 +367,11 @@ def tables(
     predictions_dir: Path | None = Opt(None, help="results/predictions/<benchmark> (with --instances)"),
 ) -> None:
     """Render the benchmark's result tables (and figures) and the headline metrics file."""
-    from socialbench.config import load_params
-    from socialbench.errors import ConfigError, DataError
-    from socialbench.io import read_jsonl, write_bytes_atomic
-    from socialbench.paths import check_io
-    from socialbench.results import read_score_files
+    from socialbench.core.config import load_params
+    from socialbench.core.errors import ConfigError, DataError
+    from socialbench.core.io import read_jsonl, write_bytes_atomic
+    from socialbench.core.paths import check_io
+    from socialbench.report.results import read_score_files
 
     check_io(
         {"SCORES": scores, "--params": params, "--instances": instances, "--predictions-dir": predictions_dir},
@@ -405,7 +405,7 @@ def tables(
             write_text_atomic(out_dir / name, content)
     write_json(headline, head)
     # `dvc metrics show`: one file, so one row, per (model, method) in <headline without .json>/
-    from socialbench.results import write_run_metrics
+    from socialbench.report.results import write_run_metrics
 
     write_run_metrics(headline.with_suffix(""), head)
     typer.echo(f"tables: {len(files)} file(s) in {out_dir}")
@@ -426,8 +426,8 @@ def viewer(
 ) -> None:
     """Write one self-contained HTML page of a run: per instance its media, text, gold and predicted
     fields (wrong ones marked), calls and method trace, with filters (no server needed)."""
-    from socialbench.paths import check_io
-    from socialbench.viewer import build_page
+    from socialbench.core.paths import check_io
+    from socialbench.report.viewer import build_page
 
     check_io(
         {"--instances": instances, "--predictions": predictions, "--traces": traces, "--taxonomy": taxonomy},
@@ -462,10 +462,10 @@ def prune_outputs(
     report: Path | None = Opt(None, help="append one JSON line per pruned path (path, reason, action) here"),
 ) -> None:
     """Remove (or archive) the per-run outputs of models and methods params no longer name."""
-    from socialbench.cleanup import RUN_KINDS
-    from socialbench.cleanup import prune_outputs as prune
-    from socialbench.config import load_params
-    from socialbench.io import jsonl_text
+    from socialbench.report.prune import RUN_KINDS
+    from socialbench.report.prune import prune_outputs as prune
+    from socialbench.core.config import load_params
+    from socialbench.core.io import jsonl_text
 
     _benchmark(benchmark)  # an unknown benchmark is a ConfigError listing the registered ones
     pruned = prune(results, benchmark, load_params(params), archive)
@@ -483,7 +483,7 @@ def prune_lock(
     repo: Path = Opt(Path("."), help="the DVC repository whose dvc.lock is pruned"),
 ) -> None:
     """Drop the dvc.lock entries of stages dvc.yaml no longer defines (a model or method removed from params)."""
-    from socialbench.cleanup import prune_lock as prune
+    from socialbench.report.prune import prune_lock as prune
 
     dropped = prune(repo)
     for name in dropped:
@@ -511,12 +511,12 @@ def track(
     benchmark: str = Opt("moca", help=BENCH_HELP),
 ) -> None:
     """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
-    from socialbench.config import load_params
-    from socialbench.errors import DataError
-    from socialbench.hashing import sha256_file, sha256_json
-    from socialbench.paths import check_io
-    from socialbench.results import read_score_files
-    from socialbench.tracking import eval_key, git_commit, log_evaluations, parse_stats, pipeline_artifact_files
+    from socialbench.core.config import load_params
+    from socialbench.core.errors import DataError
+    from socialbench.core.hashing import sha256_file, sha256_json
+    from socialbench.core.paths import check_io
+    from socialbench.report.results import read_score_files
+    from socialbench.report.tracking import eval_key, git_commit, log_evaluations, parse_stats, pipeline_artifact_files
 
     check_io(
         {
@@ -639,11 +639,11 @@ def track(
     typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")
 
 
-from socialbench.book_cli import book  # noqa: E402  (the `socialbench book` command: the results book PDF)
+from socialbench.stages.book import book  # noqa: E402  (the `socialbench book` command: the results book PDF)
 
 app.command("book")(book)
 
-from socialbench.cache_cli import cache_app  # noqa: E402  (the `socialbench cache` commands)
+from socialbench.stages.cache import cache_app  # noqa: E402  (the `socialbench cache` commands)
 
 app.add_typer(cache_app, name="cache")
 
@@ -656,7 +656,7 @@ def _mount_benchmark_commands() -> None:
     """A benchmark's own commands (``socialbench/<name>/cli.py``'s ``app``) as ``socialbench <name> ...``."""
     from importlib import resources
 
-    from socialbench.benchmark import available_benchmarks
+    from socialbench.core.benchmarks import available_benchmarks
 
     for name in available_benchmarks():
         if resources.files("socialbench").joinpath(name, "cli.py").is_file():
@@ -680,8 +680,8 @@ def ui(
     the experiment's runs table, where the UI lands."""
     import os
 
-    from socialbench.config import load_params
-    from socialbench.tracking import runs_page_url
+    from socialbench.core.config import load_params
+    from socialbench.report.tracking import runs_page_url
 
     p = load_params(params)
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
@@ -697,14 +697,14 @@ def main() -> None:
     try:
         app()
     except SocialbenchError as exc:
-        from socialbench.io import one_line
+        from socialbench.core.io import one_line
 
         typer.echo(f"error: {one_line(exc)}", err=True)  # one line, capped (a value may be megabytes)
         sys.exit(2)
     except OSError as exc:
         # A path that cannot be read or written (missing, a folder, no permission, no space): the
         # user's to fix, so one line naming it, not a traceback.
-        from socialbench.paths import is_disk_full
+        from socialbench.core.paths import is_disk_full
 
         if exc.filename is None and is_disk_full(exc):
             typer.echo(f"error: no space left on the device ({exc.strerror}); free some space and run again", err=True)

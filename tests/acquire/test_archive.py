@@ -12,7 +12,7 @@ import pytest
 
 import socialbench.acquire.archive as archive_mod
 from socialbench.acquire.archive import UnsafeArchive, check_archive, extract
-from socialbench.errors import DataError, SocialbenchError
+from socialbench.core.errors import DataError, SocialbenchError
 
 GOOD = {"README.txt": b"hello\n", "words/ES2002a.A.words.xml": b"<w/>\n", "words/deep/x.bin": bytes(range(256)) * 40}
 TAR_MODES = {"tar": "w", "tar.gz": "w:gz", "tar.bz2": "w:bz2", "tar.xz": "w:xz"}

@@ -11,7 +11,7 @@ import pytest
 
 import socialbench.acquire.download as dl
 from socialbench.acquire.download import ChecksumMismatch, DownloadError, copy_local, download, redact_url
-from socialbench.errors import DataError, SocialbenchError
+from socialbench.core.errors import DataError, SocialbenchError
 
 FAST = {"backoff": 0.0, "timeout": 5.0, "chunk_size": 16_384}
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from socialbench.backends.base import ModelSpec, create_backend
-from socialbench.errors import ConfigError
+from socialbench.core.backend import ModelSpec, create_backend
+from socialbench.core.errors import ConfigError
 from tests.helpers.loopback import Fault, LoopbackServer
 from tests.helpers.moca_requests import answer_schema, moca_request, write_clip, write_png, write_wav
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from socialbench.backends.api import api_key_from_env, is_loopback
-from socialbench.errors import ConfigError
+from socialbench.core.errors import ConfigError
 
 
 def test_key_is_read_from_the_named_variable(monkeypatch):
@@ -34,7 +34,7 @@ def test_a_null_key_variable_means_no_key_and_flags_are_not_keys(monkeypatch):
 
 def test_the_env_name_rule_is_the_one_of_params_validation():
     import socialbench.backends.api as api
-    import socialbench.secrets as secrets
+    import socialbench.core.secrets as secrets
 
     assert not hasattr(api, "_ENV_NAME") and api.holds_secret is secrets.holds_secret
 
@@ -60,8 +60,8 @@ def test_loopback_detection():
 def test_key_never_reaches_logs_errors_or_the_cache(api, backend_name, monkeypatch, tmp_path, caplog):
     import logging
 
-    from socialbench.backends.base import ModelSpec, create_backend
-    from socialbench.cache import RequestCache
+    from socialbench.core.backend import ModelSpec, create_backend
+    from socialbench.core.cache import RequestCache
     from tests.helpers.loopback import Fault, LoopbackServer
     from tests.helpers.moca_requests import moca_request, run_through_cache
 
@@ -98,7 +98,7 @@ def dead_port() -> int:
 
 
 def api_spec(backend_name: str, base_url: str, **options):
-    from socialbench.backends.base import ModelSpec
+    from socialbench.core.backend import ModelSpec
 
     return ModelSpec(
         name="m",
@@ -111,9 +111,9 @@ def api_spec(backend_name: str, base_url: str, **options):
 
 @pytest.mark.parametrize("backend_name", ["openai_compat", "anthropic"])
 def test_a_dead_server_stops_the_run_after_five_attempts_in_a_row(backend_name, tmp_path):
-    from socialbench.backends.base import create_backend
+    from socialbench.core.backend import create_backend
     from socialbench.backends.retry import StopRun
-    from socialbench.cache import RequestCache
+    from socialbench.core.cache import RequestCache
     from tests.helpers.moca_requests import moca_request, run_through_cache
 
     url = f"http://127.0.0.1:{dead_port()}" + ("/v1" if backend_name == "openai_compat" else "")
@@ -134,9 +134,9 @@ def test_with_the_default_retry_settings_a_dead_server_holds_a_run_up_for_second
 
 
 def test_a_refused_key_stops_the_run_and_says_to_check_it(monkeypatch, tmp_path):
-    from socialbench.backends.base import create_backend
+    from socialbench.core.backend import create_backend
     from socialbench.backends.retry import StopRun
-    from socialbench.cache import RequestCache
+    from socialbench.core.cache import RequestCache
     from tests.helpers.loopback import LoopbackServer
     from tests.helpers.moca_requests import moca_request, run_through_cache
 
@@ -149,8 +149,8 @@ def test_a_refused_key_stops_the_run_and_says_to_check_it(monkeypatch, tmp_path)
 
 
 def test_an_answer_between_failures_resets_the_count(tmp_path):
-    from socialbench.backends.base import create_backend
-    from socialbench.cache import RequestCache
+    from socialbench.core.backend import create_backend
+    from socialbench.core.cache import RequestCache
     from tests.helpers.loopback import Fault, LoopbackServer
     from tests.helpers.moca_requests import moca_request, run_through_cache
 
@@ -162,7 +162,7 @@ def test_an_answer_between_failures_resets_the_count(tmp_path):
 
 
 def test_the_bound_is_an_option_and_must_be_at_least_one():
-    from socialbench.backends.base import create_backend
+    from socialbench.core.backend import create_backend
 
     assert (
         create_backend(api_spec("openai_compat", "http://127.0.0.1:9/v1", max_consecutive_failures=2)).fail_after == 2
@@ -193,7 +193,7 @@ def planted(monkeypatch):
 
 @pytest.mark.parametrize("api,backend_name", [("openai", "openai_compat"), ("anthropic", "anthropic")])
 def test_no_planted_key_or_header_reaches_a_loopback_server_without_api_key_env(api, backend_name, planted):
-    from socialbench.backends.base import create_backend
+    from socialbench.core.backend import create_backend
     from tests.helpers.loopback import LoopbackServer
     from tests.helpers.moca_requests import moca_request
 
@@ -207,7 +207,7 @@ def test_no_planted_key_or_header_reaches_a_loopback_server_without_api_key_env(
 
 @pytest.mark.parametrize("api,backend_name", [("openai", "openai_compat"), ("anthropic", "anthropic")])
 def test_a_configured_key_variable_is_sent_to_the_configured_server(api, backend_name, planted, monkeypatch):
-    from socialbench.backends.base import create_backend
+    from socialbench.core.backend import create_backend
     from tests.helpers.loopback import LoopbackServer
     from tests.helpers.moca_requests import moca_request
 
@@ -224,7 +224,7 @@ def test_a_configured_key_variable_is_sent_to_the_configured_server(api, backend
 def test_the_sdk_variables_are_back_in_the_environment_after_the_client_is_built(planted):
     import os
 
-    from socialbench.backends.base import create_backend
+    from socialbench.core.backend import create_backend
     from tests.helpers.moca_requests import moca_request
 
     resp = create_backend(api_spec("openai_compat", f"http://127.0.0.1:{dead_port()}/v1", max_retries=0)).complete(
@@ -247,7 +247,7 @@ def test_the_sdk_variables_are_back_in_the_environment_after_the_client_is_built
     ],
 )
 def test_a_provider_key_is_read_by_default_only_for_the_providers_own_host(backend_name, base_url, expected, planted):
-    from socialbench.backends.base import ModelSpec, create_backend
+    from socialbench.core.backend import ModelSpec, create_backend
 
     options = {"base_url": base_url} if base_url else {}
     backend = create_backend(ModelSpec(name="m", backend=backend_name, model_id="x", options=options))

@@ -2,7 +2,7 @@
 
 import json
 
-from socialbench.backends.base import BackendContext, Message, ModelSpec, Request, create_backend
+from socialbench.core.backend import BackendContext, Message, ModelSpec, Request, create_backend
 
 
 def test_the_prior_counts_options_by_key_and_answers_with_the_options_value():

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from socialbench.backends.base import Message, ModelSpec, Request, create_backend
+from socialbench.core.backend import Message, ModelSpec, Request, create_backend
 from socialbench.backends.codar_script import parse_request_id, pick_answer
-from socialbench.errors import ConfigError
+from socialbench.core.errors import ConfigError
 
 CHOICES = [
     {"field": "mechanism", "options": [{"value": "m1", "text": ""}, {"value": "m2", "text": ""}]},

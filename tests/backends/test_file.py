@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from socialbench.backends.base import ModelSpec, create_backend
-from socialbench.errors import ConfigError, DataError
+from socialbench.core.backend import ModelSpec, create_backend
+from socialbench.core.errors import ConfigError, DataError
 from tests.helpers.moca_requests import moca_request
 
 # moca_request(0): instance inst-0000; subject0 = "the coach", subject1 = "the fan",

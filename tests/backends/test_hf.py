@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from socialbench.backends.base import ModelSpec, create_backend
-from socialbench.errors import ConfigError
+from socialbench.core.backend import ModelSpec, create_backend
+from socialbench.core.errors import ConfigError
 from tests.helpers.moca_requests import moca_request, write_clip, write_png, write_wav
 from tests.helpers.tiny_vlm import TOKENS_PER_IMAGE, build_tiny_vlm
 
@@ -215,7 +215,7 @@ def test_it_takes_images_and_frames_only_and_refuses_audio_before_loading(tiny_m
 
 
 def test_view_labels_are_text_before_their_images(frames):
-    from socialbench.backends.base import VideoPart
+    from socialbench.core.backend import VideoPart
     from socialbench.backends.hf import chat_messages
 
     labelled = dataclasses.replace(frames[0], view="Closeup A")
@@ -232,7 +232,7 @@ def test_view_labels_are_text_before_their_images(frames):
 
 
 def test_frames_of_a_video_are_its_images(backend, frames):
-    from socialbench.backends.base import VideoPart
+    from socialbench.core.backend import VideoPart
 
     as_video = backend.complete(moca_request(0, [VideoPart(frames=tuple(frames))], max_tokens=2))
     as_images = backend.complete(moca_request(0, frames, max_tokens=2))
@@ -253,7 +253,7 @@ def test_finish_reason_is_length_exactly_when_max_tokens_was_reached_without_eos
 
 
 def test_answer_cut_at_eos_at_a_stop_string_or_at_max_tokens(backend):
-    from socialbench.backends.base import Decoding
+    from socialbench.core.backend import Decoding
 
     tok = backend.tokenizer
     ids = tok.encode("subject target scenario", add_special_tokens=False)
@@ -269,7 +269,7 @@ def test_answer_cut_at_eos_at_a_stop_string_or_at_max_tokens(backend):
 
 
 def test_generate_arguments_follow_the_decoding(backend):
-    from socialbench.backends.base import Decoding
+    from socialbench.core.backend import Decoding
 
     greedy = backend.generate_kwargs(Decoding(max_tokens=5, top_p=0.9, stop=("}",)))
     assert greedy["do_sample"] is False and greedy["top_p"] is None and greedy["max_new_tokens"] == 5

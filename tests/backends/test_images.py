@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from socialbench.backends.images import ImageChanged, encode_for_api, load_pil, read_checked
-from socialbench.hashing import sha256_bytes
+from socialbench.core.hashing import sha256_bytes
 from tests.helpers.moca_requests import write_png
 
 
@@ -39,7 +39,7 @@ def test_large_image_is_scaled_to_the_longest_side(tmp_path):
     "content, why", [(b"", "the file is empty"), (bytes(range(256)) * 4, "not an image format Pillow can read")]
 )
 def test_undecodable_image_error_names_the_file(tmp_path, content, why):
-    from socialbench.backends.base import ImagePart
+    from socialbench.core.backend import ImagePart
     from socialbench.backends.images import ImageUnreadable
 
     path = tmp_path / "broken.png"
@@ -53,7 +53,7 @@ def test_undecodable_image_error_names_the_file(tmp_path, content, why):
 
 
 def test_truncated_pixel_data_error_names_the_file(tmp_path):
-    from socialbench.backends.base import ImagePart
+    from socialbench.core.backend import ImagePart
     from socialbench.backends.images import ImageUnreadable
 
     write_png(tmp_path / "full.png", size=(64, 64))

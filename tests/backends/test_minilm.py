@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from socialbench.backends.base import ModelSpec, create_backend
+from socialbench.core.backend import ModelSpec, create_backend
 from socialbench.backends.minilm import RULE_VERSION, MiniLMEncoder, package_model_path
 from tests.helpers.moca_requests import moca_request
 

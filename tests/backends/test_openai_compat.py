@@ -9,8 +9,8 @@ import logging
 import pytest
 from PIL import Image
 
-from socialbench.backends.base import ModelSpec, create_backend
-from socialbench.errors import ConfigError
+from socialbench.core.backend import ModelSpec, create_backend
+from socialbench.core.errors import ConfigError
 from tests.helpers.loopback import Fault, LoopbackServer
 from tests.helpers.moca_requests import answer_schema, moca_request, write_clip, write_png, write_wav
 
@@ -204,7 +204,7 @@ def test_images_without_a_view_render_as_before(server, monkeypatch, tmp_path):
 
 
 def test_a_native_video_clip_is_refused_before_any_call(server, monkeypatch, tmp_path):
-    from socialbench.backends.base import VideoPart
+    from socialbench.core.backend import VideoPart
 
     clip = write_clip(tmp_path / "c.mp4")
     assert isinstance(clip, VideoPart) and not clip.frames

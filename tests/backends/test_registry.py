@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from socialbench.backends.base import available_backends, get_backend_class
-from socialbench.errors import MissingDependency
+from socialbench.core.backend import available_backends, get_backend_class
+from socialbench.core.errors import MissingDependency
 
 BACKENDS = {  # name -> (module that implements it, a package it imports, the extra that installs it)
     "hf": ("socialbench.backends.hf", "transformers", "hf"),
@@ -26,7 +26,7 @@ def test_model_backends_are_registered():
 def test_missing_dependency_gives_the_install_hint(name, monkeypatch):
     _, package, extra = BACKENDS[name]
     for loaded in [m for m in sys.modules if m.startswith("socialbench.backends.")]:
-        if loaded != "socialbench.backends.base":  # re-import the backend modules, not the registry
+        if loaded != "socialbench.core.backend":  # re-import the backend modules, not the registry
             monkeypatch.delitem(sys.modules, loaded)
     monkeypatch.setitem(sys.modules, package, None)  # makes `import package` fail
     with pytest.raises(MissingDependency, match=rf"pip install 'socialbench\[{extra}\]'"):

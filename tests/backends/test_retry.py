@@ -18,7 +18,7 @@ from socialbench.backends.retry import (
     classify,
     parse_retry_after,
 )
-from socialbench.errors import ConfigError
+from socialbench.core.errors import ConfigError
 
 
 class _Response:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from socialbench.backends.base import AudioPart, ModelSpec, VideoPart, check_requests, create_backend
-from socialbench.errors import ConfigError
+from socialbench.core.backend import AudioPart, ModelSpec, VideoPart, check_requests, create_backend
+from socialbench.core.errors import ConfigError
 from tests.helpers.moca_requests import moca_request
 
 

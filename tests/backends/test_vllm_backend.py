@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.backends.base import BackendContext, ModelSpec, create_backend
+from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.backends.vllm_backend import ServerFailed
-from socialbench.errors import MissingDependency
+from socialbench.core.errors import MissingDependency
 from tests.helpers.loopback import LoopbackServer
 from tests.helpers.moca_requests import answer_schema, moca_request, write_clip, write_png, write_wav
 
@@ -169,7 +169,7 @@ def test_a_clip_goes_as_a_video_url_data_url_and_audio_as_input_audio(tmp_path):
 
 
 def test_a_video_given_only_as_frames_goes_as_images(tmp_path):
-    from socialbench.backends.base import VideoPart
+    from socialbench.core.backend import VideoPart
 
     frames = tuple(write_png(tmp_path / f"f{k}.png", colour=(9 * k, 0, 0), timestamp=float(k)) for k in range(3))
     body = create_backend(spec_for(tmp_path))._prepare(moca_request(0, [VideoPart(frames=frames)]))
@@ -185,8 +185,8 @@ def test_decoding_fields_and_json_mode_on_the_wire(tmp_path):
 
 
 def test_a_refused_part_stops_the_batch_before_the_server_starts(tmp_path):
-    from socialbench.backends.base import VideoPart
-    from socialbench.errors import ConfigError
+    from socialbench.core.backend import VideoPart
+    from socialbench.core.errors import ConfigError
 
     backend = create_backend(spec_for(tmp_path))
     frames_only = VideoPart(frames=(write_png(tmp_path / "f.png"),))

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("vllm", reason="vLLM not installed here; `bash scripts/vllm_preflight.sh` runs these tests with it")
 
-from socialbench.backends.base import ModelSpec, create_backend  # noqa: E402
+from socialbench.core.backend import ModelSpec, create_backend  # noqa: E402
 from tests.helpers.demo_requests import (
     DIRECT_TEMPLATES,  # noqa: E402
     demo_requests,  # noqa: E402

@@ -1,4 +1,4 @@
-"""A run that the kill -9 test kills mid-way: the real runner (socialbench.runner.run_method) drives
+"""A run that the kill -9 test kills mid-way: the real runner (socialbench.core.runner.run_method) drives
 toybench's three-round ``chain`` method against the loopback server, through the request cache.
 
   python -m tests.helpers.chain_worker CACHE BASE_URL N
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sys
 
-from socialbench.backends.base import ModelSpec
-from socialbench.benchmark import register
-from socialbench.cache import RequestCache
-from socialbench.runner import run_method
+from socialbench.core.backend import ModelSpec
+from socialbench.core.benchmarks import register
+from socialbench.core.cache import RequestCache
+from socialbench.core.runner import run_method
 from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import yaml
 
-from socialbench.backends.base import ModelSpec, Request
-from socialbench.benchmark import get_benchmark
-from socialbench.hashing import sha256_file
-from socialbench.moca.demo import DemoConfig, draw_image, make_record, video_frames
-from socialbench.moca.prompts import build_direct_request
+from socialbench.core.backend import ModelSpec, Request
+from socialbench.core.benchmarks import get_benchmark
+from socialbench.core.hashing import sha256_file
+from socialbench.moca.build.demo import DemoConfig, draw_image, make_record, video_frames
+from socialbench.moca.eval.prompts import build_direct_request
 from socialbench.moca.taxonomy import load_taxonomy
 
 DIRECT_TEMPLATES = tuple(get_benchmark("moca").template("direct", n) for n in ("system.txt", "user.txt"))

@@ -1,6 +1,6 @@
 """Builders of MoCA-shaped requests and a minimal cached run, for the backend and cache tests.
 
-``run_through_cache`` runs requests through the real runner's call loop (socialbench.runner.run_requests):
+``run_through_cache`` runs requests through the real runner's call loop (socialbench.core.runner.run_requests):
 every request looked up, only the misses sent through ``backend.complete_many``, each response stored
 the moment it arrives. The tests use it to count the model calls a (re)run makes.
 """
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from socialbench.backends.base import (
+from socialbench.core.backend import (
     AudioPart,
     Backend,
     Decoding,
@@ -22,8 +22,8 @@ from socialbench.backends.base import (
     Response,
     VideoPart,
 )
-from socialbench.cache import RequestCache, cache_key
-from socialbench.hashing import sha256_file
+from socialbench.core.cache import RequestCache, cache_key
+from socialbench.core.hashing import sha256_file
 
 MECHANISMS = [
     {"name": "expressive aggression", "criterion": "hostility expressed openly through ridicule or insult"},
@@ -141,9 +141,9 @@ def run_through_cache(
     backend: Backend, requests: Sequence[Request], cache: RequestCache, model: str = "m", on_stored=None
 ) -> tuple[list[Response], int]:
     """Responses for all requests and the number sent to the backend (the misses), through the
-    real runner's call loop (``socialbench.runner.run_requests``); ``on_stored(index, response)``
+    real runner's call loop (``socialbench.core.runner.run_requests``); ``on_stored(index, response)``
     is told of each response the moment the cache has stored it."""
-    from socialbench.runner import RunStats, run_requests
+    from socialbench.core.runner import RunStats, run_requests
 
     if on_stored is not None:
         keys = {cache_key(backend.identity(), r): i for i, r in enumerate(requests)}

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from socialbench.backends.base import ModelSpec, create_backend
-from socialbench.cache import RequestCache
+from socialbench.core.backend import ModelSpec, create_backend
+from socialbench.core.cache import RequestCache
 from tests.helpers.moca_requests import moca_request, run_through_cache
 
 

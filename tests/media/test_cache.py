@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from socialbench.hashing import sha256_file
+from socialbench.core.hashing import sha256_file
 from socialbench.media.cache import INDEX, MANIFEST, FrameCache
 from socialbench.media.errors import MediaError
 from socialbench.media.sampling import FrameSampling

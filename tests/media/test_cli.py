@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from socialbench.errors import ConfigError, DataError, SocialbenchError
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
 from socialbench.media.cli import media_app
 from socialbench.media.errors import MediaError
 from socialbench.moca.cli import app as moca_app

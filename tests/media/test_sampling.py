@@ -150,7 +150,7 @@ def test_too_many_segments_are_merged_across_the_smallest_gap():
     ],
 )
 def test_invalid_sampling_is_a_one_line_config_error_without_internals(make):
-    from socialbench.errors import ConfigError
+    from socialbench.core.errors import ConfigError
 
     with pytest.raises(ConfigError) as exc:
         make()

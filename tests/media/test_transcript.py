@@ -1,6 +1,6 @@
 import pytest
 
-from socialbench.errors import DataError
+from socialbench.core.errors import DataError
 from socialbench.media.transcript import (
     Utterance,
     WindowItem,

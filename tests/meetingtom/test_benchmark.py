@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from socialbench.backends.base import BackendContext, ModelSpec, create_backend
-from socialbench.benchmark import available_benchmarks, get_benchmark
-from socialbench.cache import RequestCache
-from socialbench.errors import ConfigError
+from socialbench.core.backend import BackendContext, ModelSpec, create_backend
+from socialbench.core.benchmarks import available_benchmarks, get_benchmark
+from socialbench.core.cache import RequestCache
+from socialbench.core.errors import ConfigError
 from socialbench.meetingtom.benchmark import split_run, value_of_answer
 from socialbench.meetingtom.methods.no_prompt import NoPromptMethod
-from socialbench.meetingtom.scoring import score
-from socialbench.runner import run_method
-from tests.meetingtom.test_prompts import MARKERS, make
+from socialbench.meetingtom.eval.scoring import score
+from socialbench.core.runner import run_method
+from tests.meetingtom.eval.test_prompts import MARKERS, make
 
 #: A params section like params.yaml's (copied, so the tests do not read params.yaml).
 SECTION = {
@@ -253,8 +253,8 @@ def test_the_prior_baseline_answers_the_dev_splits_most_frequent_value(bench, tm
 @pytest.mark.slow  # loads the real MiniLM weights (a few seconds)
 def test_the_minilm_baseline_picks_the_participant_whose_words_match_the_question(bench, tmp_path):
     # D answers the question with its own words; A and C say nothing
-    from socialbench.meetingtom.instances import build_task21
-    from tests.meetingtom.test_instances import CAND, EVENT, WORDS
+    from socialbench.meetingtom.build.instances import build_task21
+    from tests.meetingtom.build.test_instances import CAND, EVENT, WORDS
 
     inst = build_task21(CAND, EVENT, "ABCD", WORDS, None, source="ami", split="test", modality="utterances", seed=7)
     records, _, stats = run(bench, "minilm", [inst], tmp_path)

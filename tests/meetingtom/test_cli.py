@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from socialbench.errors import ConfigError, DataError
-from socialbench.io import read_jsonl_lines
+from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.io import read_jsonl_lines
 from socialbench.meetingtom.cli import meetingtom_app
 from tests.meetingtom.tiny_ami import MEETING
 
@@ -116,7 +116,7 @@ def test_mine_output_is_byte_identical_on_a_rerun(ami_dir, tmp_path):
 
 @pytest.mark.shared
 def test_you_events_on_the_real_annotations_match_the_function(real_ami, real_corpus, tmp_path):
-    from socialbench.meetingtom.ami.you_events import you_events
+    from socialbench.meetingtom.build.ami.you_events import you_events
 
     out = tmp_path / "you.jsonl"
     some = ("IS1001a", "IS1003b")
@@ -349,7 +349,7 @@ def consolidate(*sources):
 
 
 def test_instances_writes_the_items_their_sheet_and_the_agreement_subset(staged):
-    from socialbench.meetingtom.instances import load_instances
+    from socialbench.meetingtom.build.instances import load_instances
     from socialbench.meetingtom.questions import ANNOTATED
 
     prepare(staged, "ami")
@@ -374,7 +374,7 @@ def test_annotate_export_writes_the_sheet_the_instances_stage_wrote(staged):
 
 
 def test_the_round_trip_makes_valid_task_files_for_all_five_tasks(staged):
-    from socialbench.meetingtom.instances import load_instances
+    from socialbench.meetingtom.build.instances import load_instances
     from socialbench.meetingtom.questions import TASKS
 
     prepare(staged, "demo", "ami")
@@ -554,7 +554,7 @@ def test_import_with_annotators_but_no_adjudicator_is_refused(staged):
 
 
 def test_import_refuses_a_malformed_subset_naming_it_before_writing_anything(staged):
-    from socialbench.errors import SocialbenchError
+    from socialbench.core.errors import SocialbenchError
 
     prepare(staged, "ami")
     simulate(staged, "ami")

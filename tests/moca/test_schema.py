@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from socialbench.errors import DataError
+from socialbench.core.errors import DataError
 from socialbench.moca.schema import canonical_gold, load_instances, record_problems
 from tests.conftest import make_instance
 

@@ -5,7 +5,7 @@ from importlib import resources
 import pytest
 import yaml
 
-from socialbench.errors import DataError
+from socialbench.core.errors import DataError
 from socialbench.moca.taxonomy import apply_rules, load_taxonomy, parse_taxonomy, taxonomy_hash
 
 RULES = resources.files("socialbench.moca.taxonomy").joinpath("moca_rules.yaml")

@@ -1,6 +1,6 @@
 """Raw-source acquisition: verified, resumable downloads (``socialbench.acquire.download``), safe
 archive extraction (``socialbench.acquire.archive``), and the AMI corpus's official download layout
-(``socialbench.acquire.ami``).
+(``socialbench.meetingtom.build.acquire``).
 
 The ``download`` function is deliberately not re-exported here: it would shadow the
 ``socialbench.acquire.download`` module (and break ``mock.patch`` targets inside it). Import it as

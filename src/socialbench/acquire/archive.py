@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from socialbench.errors import DataError, SocialbenchError
+from socialbench.core.errors import DataError, SocialbenchError
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +209,7 @@ def extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *, re
 
     ``dest`` must not exist unless ``replace=True`` (then the old folder is swapped out only after the
     new one is complete). Raises :class:`UnsafeArchive` for an unsafe member (nothing written) and
-    :class:`~socialbench.errors.DataError` for an unreadable archive or a failed extraction (``dest``
+    :class:`~socialbench.core.errors.DataError` for an unreadable archive or a failed extraction (``dest``
     left as it was)."""
     archive = Path(archive)
     dest = Path(dest)

@@ -34,7 +34,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from socialbench.errors import DataError, SocialbenchError
+from socialbench.core.errors import DataError, SocialbenchError
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +222,7 @@ def copy_local(
 ) -> Path:
     """Copy a file from a local mirror (path or ``file://`` URL) to ``dest``, verified and atomic.
 
-    A missing source is a :class:`~socialbench.errors.DataError` naming it."""
+    A missing source is a :class:`~socialbench.core.errors.DataError` naming it."""
     src = local_path(source)
     dest = Path(dest)
     sha256 = _normalise_sha256(sha256)

@@ -1,6 +1,6 @@
-"""Model backends. See :mod:`socialbench.backends.base` for the plug-in contract."""
+"""Model backends. See :mod:`socialbench.core.backend` for the plug-in contract."""
 
-from socialbench.backends.base import (
+from socialbench.core.backend import (
     Backend,
     BackendContext,
     ImagePart,

@@ -3,7 +3,7 @@
 Parts it takes (``accepts``): images only, as base64 image blocks (a video as its sampled frames); an
 image or video with a ``view`` is preceded by a text block ``[view]``. The Messages API has no audio
 input and no native video, so a request with an audio part or a video given only as a clip is refused
-before any call (:func:`~socialbench.backends.base.check_requests`).
+before any call (:func:`~socialbench.core.backend.check_requests`).
 
 JSON output uses structured outputs (``output_config.format`` of type ``json_schema``, the default
 ``json_mode: output_format``) or a forced tool call whose input is the answer (``json_mode: tool``).
@@ -41,10 +41,10 @@ from typing import Any, ClassVar
 import anthropic
 
 from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback, sdk_env_hidden
-from socialbench.backends.base import BackendContext, ImagePart, Message, ModelSpec, Request, Response
+from socialbench.core.backend import BackendContext, ImagePart, Message, ModelSpec, Request, Response
 from socialbench.backends.images import content_blocks, encode_for_api
 from socialbench.backends.retry import MalformedResponse
-from socialbench.errors import ConfigError
+from socialbench.core.errors import ConfigError
 
 JSON_MODES = ("output_format", "tool", "none")
 DEFAULT_BASE_URL = "https://api.anthropic.com"

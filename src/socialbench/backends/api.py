@@ -1,7 +1,7 @@
 """What the HTTP API backends share: keys from the environment, an async client with bounded
 concurrency per model, retries, and failures turned into error responses.
 
-A batch is checked first (:func:`~socialbench.backends.base.check_requests`): a part the backend
+A batch is checked first (:func:`~socialbench.core.backend.check_requests`): a part the backend
 cannot take (audio for a backend without audio input, a native video clip for one that takes only
 frames) stops it with a ConfigError naming the model, the request and the part, before any call.
 
@@ -37,11 +37,11 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response, check_requests
+from socialbench.core.backend import Backend, BackendContext, ModelSpec, Request, Response, check_requests
 from socialbench.backends.images import ImageChanged
 from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, StopRun, call_with_retries, classify
-from socialbench.errors import ConfigError
-from socialbench.secrets import bad_env_name, holds_secret
+from socialbench.core.errors import ConfigError
+from socialbench.core.secrets import bad_env_name, holds_secret
 
 log = logging.getLogger("socialbench.backends")
 
@@ -120,7 +120,7 @@ def api_key_from_env(
 
     A key written into params.yaml would end up in git, DVC and MLflow, so ``api_key`` (or anything
     that does not look like a variable name) is refused, without echoing the value (the same rules as
-    :func:`socialbench.secrets.secret_fields`, which checks params at load). ``api_key_env: null``
+    :func:`socialbench.core.secrets.secret_fields`, which checks params at load). ``api_key_env: null``
     means no key (a server that needs none)."""
     for name, value in options.items():
         if holds_secret(str(name), value):

@@ -13,7 +13,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from socialbench.backends.base import Backend, Request, Response
+from socialbench.core.backend import Backend, Request, Response
 
 #: They read only the task, so any media part is fine (it is ignored).
 ALL_MEDIA = frozenset({"image", "video", "audio"})
@@ -70,7 +70,7 @@ class PriorBackend(RandomBackend):
         super().__init__(spec, context)
         dev = self.context.dev_answers
         if not dev:
-            from socialbench.errors import ConfigError
+            from socialbench.core.errors import ConfigError
 
             if dev is None:
                 raise ConfigError(f"models.{spec.name}: the prior backend needs the dev split (--dev)")

@@ -36,8 +36,8 @@ import re
 import threading
 from typing import Any, ClassVar
 
-from socialbench.backends.base import Backend, ModelSpec, Request, Response
-from socialbench.errors import ConfigError
+from socialbench.core.backend import Backend, ModelSpec, Request, Response
+from socialbench.core.errors import ConfigError
 
 OPTIONS = ("reject_every", "breakpoint", "never_accept", "unparsable", "invalid_values", "route", "fail_ids")
 _RID = re.compile(r"^(?P<iid>.+)/(?P<method>[^/]+)/(?P<stage>[a-z_]+)(?:\.rev(?P<rev>\d+))?(?:\.retry(?P<retry>\d+))?$")

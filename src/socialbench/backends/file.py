@@ -26,10 +26,10 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
-from socialbench.backends.base import Backend, Request, Response
-from socialbench.errors import ConfigError, DataError
-from socialbench.hashing import sha256_file
-from socialbench.io import first_bad_line, read_jsonl_lines
+from socialbench.core.backend import Backend, Request, Response
+from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.hashing import sha256_file
+from socialbench.core.io import first_bad_line, read_jsonl_lines
 
 _SEP = re.compile(r"[\s_\-]+")
 #: The finish reason of a request whose instance the file has no answer for (the recording did not

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from socialbench.errors import SocialbenchError
-from socialbench.hashing import sha256_bytes
+from socialbench.core.errors import SocialbenchError
+from socialbench.core.hashing import sha256_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL.Image import Image as PILImage
 
-    from socialbench.backends.base import AudioPart, ImagePart, Message, VideoPart
+    from socialbench.core.backend import AudioPart, ImagePart, Message, VideoPart
 
 _MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 
@@ -202,8 +202,8 @@ def content_blocks(
     native video (``video`` given) and the part has its file, else ``image(frame)`` for each sampled
     frame; ``audio(part)`` for audio. A part with a ``view`` is preceded by the label ``[view]`` (a
     frame's own view is not repeated when it equals its video's). A part the backend cannot render is
-    a ValueError (:func:`socialbench.backends.base.check_requests` refuses such requests first)."""
-    from socialbench.backends.base import AudioPart, ImagePart, VideoPart
+    a ValueError (:func:`socialbench.core.backend.check_requests` refuses such requests first)."""
+    from socialbench.core.backend import AudioPart, ImagePart, VideoPart
 
     out: list[Block] = []
 

@@ -30,10 +30,10 @@ from typing import Any
 import torch
 import transformers
 
-from socialbench.backends.base import Backend, BackendContext, ModelSpec, Request, Response
+from socialbench.core.backend import Backend, BackendContext, ModelSpec, Request, Response
 from socialbench.backends.baselines import ALL_MEDIA, choices_of, no_choices
-from socialbench.errors import ConfigError, MissingDependency
-from socialbench.hashing import folder_fingerprint
+from socialbench.core.errors import ConfigError, MissingDependency
+from socialbench.core.hashing import folder_fingerprint
 
 #: Bump when the choice rule changes: it is part of the cache key.
 RULE_VERSION = "minilm-zero-shot-v1"

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import openai
 
 from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback, sdk_env_hidden
-from socialbench.backends.base import (
+from socialbench.core.backend import (
     AudioPart,
     BackendContext,
     ImagePart,
@@ -47,7 +47,7 @@ from socialbench.backends.base import (
 )
 from socialbench.backends.images import content_blocks, encode_audio, encode_for_api
 from socialbench.backends.retry import MalformedResponse
-from socialbench.errors import ConfigError
+from socialbench.core.errors import ConfigError
 
 JSON_MODES = ("json_schema", "json_object", "none")
 

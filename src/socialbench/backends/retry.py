@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from socialbench.errors import ConfigError, SocialbenchError
+from socialbench.core.errors import ConfigError, SocialbenchError
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from socialbench.hashing import folder_fingerprint
+from socialbench.core.hashing import folder_fingerprint
 
 
 def resolve_revision(model_id: str, offline: bool) -> str | None:

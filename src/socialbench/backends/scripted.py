@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 from typing import Any, ClassVar
 
-from socialbench.backends.base import FINISH_REASONS, Backend, Request, Response
-from socialbench.errors import ConfigError
+from socialbench.core.backend import FINISH_REASONS, Backend, Request, Response
+from socialbench.core.errors import ConfigError
 
 
 class ScriptedBackend(Backend):

@@ -17,7 +17,7 @@ here). The model must take the modality and the server must allow it: for video 
 
 Revision: with no ``revision`` in params, the model is pinned the way ``hf`` pins it: a hub id to the
 commit its local Hugging Face cache holds (online and not cached: the commit the hub names now), a
-local folder to a fingerprint of its files (:func:`socialbench.hashing.folder_fingerprint`). That is
+local folder to a fingerprint of its files (:func:`socialbench.core.hashing.folder_fingerprint`). That is
 the identity's revision (the cache key) and, for a hub commit, the ``--revision`` the owned server is
 started with, so answers and key agree. A server the user runs (``base_url``) is taken as it is.
 
@@ -51,11 +51,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from socialbench.backends.base import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
+from socialbench.core.backend import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
 from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
 from socialbench.backends.revision import resolve_revision as _resolve
-from socialbench.errors import ConfigError, MissingDependency, SocialbenchError
+from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
 
 log = logging.getLogger("socialbench.backends")
 

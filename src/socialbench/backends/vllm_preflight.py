@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from socialbench.errors import MissingDependency
+from socialbench.core.errors import MissingDependency
 
 
 @dataclass

@@ -37,9 +37,9 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from socialbench.errors import SocialbenchError
-from socialbench.hashing import sha256_file, sha256_json
-from socialbench.io import write_text_atomic
+from socialbench.core.errors import SocialbenchError
+from socialbench.core.hashing import sha256_file, sha256_json
+from socialbench.core.io import write_text_atomic
 from socialbench.media.frames import extract_frames
 from socialbench.media.probe import check_file, is_still_image, video_timeline
 from socialbench.media.run import ffmpeg_version, tool_identity

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from socialbench.errors import ConfigError, SocialbenchError
+from socialbench.core.errors import ConfigError, SocialbenchError
 
 media_app = typer.Typer(
     no_args_is_help=True,
@@ -26,7 +26,7 @@ Arg = typer.Argument
 
 
 def _settings(params: Path):
-    from socialbench.config import load_params
+    from socialbench.core.config import load_params
     from socialbench.media.settings import MediaSettings
 
     return MediaSettings.from_params(load_params(params))
@@ -66,7 +66,7 @@ def frames_cmd(
     """Sample frames of one video through the cache; print its manifest (index, timestamp, file)."""
     from socialbench.media.cache import MANIFEST, FrameCache
     from socialbench.media.sampling import FrameSampling, SamplingError, to_fraction
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"VIDEO": video, "--params": params}, {"--frames-dir": frames_dir}, folders=("--frames-dir",))
     if (count is None) == (fps is None):
@@ -114,7 +114,7 @@ def cut_cmd(
     Each view must be a different file with a different file name (the clips are named after them)."""
     from socialbench.media.clips import Mosaic, check_cut_paths, check_mosaic_positions, cut_views
     from socialbench.media.encode import EncodeSettings
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"VIEWS": views, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     _finite("--start", start)
@@ -179,7 +179,7 @@ def audio_cmd(
 ) -> None:
     """Extract mono 16 kHz WAV audio, optionally of a window."""
     from socialbench.media.clips import extract_audio
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"SOURCE": source}, {"OUTPUT": output})
     _finite("--start", start)

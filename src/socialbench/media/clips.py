@@ -27,7 +27,7 @@ from typing import Any
 
 import ffmpeg
 
-from socialbench.errors import SocialbenchError
+from socialbench.core.errors import SocialbenchError
 from socialbench.media import errors as E
 from socialbench.media.encode import EncodeSettings
 from socialbench.media.errors import MediaError

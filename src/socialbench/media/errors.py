@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from socialbench.errors import DataError
+from socialbench.core.errors import DataError
 
 # Problem codes (stable strings: they appear in results/reports/media.* and in tests).
 MISSING = "missing_file"

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from socialbench.io import write_jsonl, write_text_atomic
+from socialbench.core.io import write_jsonl, write_text_atomic
 from socialbench.media.errors import MediaError
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from socialbench.errors import ConfigError
+from socialbench.core.errors import ConfigError
 
 IMAGE_FORMATS = ("png", "jpg")
 

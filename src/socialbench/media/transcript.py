@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from socialbench.errors import DataError
+from socialbench.core.errors import DataError
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from socialbench.benchmark import Benchmark, Exchange, Final, Method
-from socialbench.errors import ConfigError
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method
+from socialbench.core.errors import ConfigError
 
 #: Separates a method from its ablation in a run's name (``no_prompt__modality_video``).
 ABLATION_SEP = "__"
@@ -31,12 +31,12 @@ class MeetingToMBenchmark(Benchmark):
     # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[str]]:
         """The demo release, written as a local mirror in the official AMI layout."""
-        from socialbench.meetingtom.demo import DemoConfig, generate
+        from socialbench.meetingtom.build.demo import DemoConfig, generate
 
         return generate(out_dir, DemoConfig.from_params(params))
 
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
-        from socialbench.meetingtom.instances import load_instances
+        from socialbench.meetingtom.build.instances import load_instances
 
         return load_instances(path)
 
@@ -88,7 +88,7 @@ class MeetingToMBenchmark(Benchmark):
     def final_answer(self, instance: dict[str, Any], ex: Exchange, *, marked: bool = False) -> Final:
         """The option letter(s) parsed from the answering call (strict JSON; meetingtom.parsing);
         ``marked``: after the reasoning's ``Final answer:`` line, the reasoning kept."""
-        from socialbench.meetingtom.parsing import parse_final
+        from socialbench.meetingtom.eval.parsing import parse_final
         from socialbench.meetingtom.questions import MULTI
 
         resp = ex.response
@@ -150,7 +150,7 @@ class MeetingToMBenchmark(Benchmark):
         )
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
-        from socialbench.benchmark import request_pointer
+        from socialbench.core.benchmarks import request_pointer
 
         f = final.fields
         rec = {
@@ -187,12 +187,12 @@ class MeetingToMBenchmark(Benchmark):
         lines: Sequence[int] | None = None,
         instances_source: str = "instances",
     ) -> dict[str, Any]:
-        from socialbench.meetingtom.scoring import score
+        from socialbench.meetingtom.eval.scoring import score
 
         return score(instances, predictions, source=source, lines=lines, instances_source=instances_source)
 
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
-        from socialbench.meetingtom.scoring import parse_scores
+        from socialbench.meetingtom.eval.scoring import parse_scores
 
         return parse_scores(data, source)
 
@@ -206,7 +206,7 @@ class MeetingToMBenchmark(Benchmark):
         instances: list[dict[str, Any]] | None = None,
         predictions: dict | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        from socialbench.meetingtom.tables import tables
+        from socialbench.meetingtom.report.tables import tables
 
         return tables(scores, params, instances, predictions)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import typer
 
-from socialbench.errors import ConfigError, SocialbenchError
+from socialbench.core.errors import ConfigError, SocialbenchError
 
 meetingtom_app = typer.Typer(
     no_args_is_help=True,
@@ -32,13 +32,13 @@ Opt = typer.Option
 
 
 def _corpus(ami: Path, meetings: list[str] | None, strict: bool):
-    from socialbench.meetingtom.ami.nxt import parse_corpus
+    from socialbench.meetingtom.build.ami.nxt import parse_corpus
 
     return parse_corpus(ami, meetings or None, strict=strict)
 
 
 def _write_problems(path: Path | None, corpus) -> None:
-    from socialbench.io import write_jsonl
+    from socialbench.core.io import write_jsonl
 
     if path is not None:
         write_jsonl(path, [p.as_dict() for p in corpus.problems])
@@ -59,11 +59,11 @@ def you_events_cmd(
 ) -> None:
     """Singular deictic "you" (you_11) inside a dialogue act of the same speaker that names exactly
     one addressee, sorted by meeting and start time."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"--ami": ami}, {"--out": out, "--problems": problems}, folders=("--ami",))
-    from socialbench.io import write_jsonl
-    from socialbench.meetingtom.ami.you_events import you_events
+    from socialbench.core.io import write_jsonl
+    from socialbench.meetingtom.build.ami.you_events import you_events
 
     corpus = _corpus(ami, meeting, strict)
     events = you_events(corpus.meetings)
@@ -85,11 +85,11 @@ def mine_cmd(
     strict: bool = Opt(False, help="stop at the first annotation error instead of reporting it"),
 ) -> None:
     """Mine non-overlapping candidate windows for the three MeetingToM tasks (default thresholds)."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"--ami": ami}, {"--out": out, "--report": report, "--problems": problems}, folders=("--ami",))
-    from socialbench.io import write_jsonl
-    from socialbench.meetingtom.ami.mining import TASKS, mine_corpus
+    from socialbench.core.io import write_jsonl
+    from socialbench.meetingtom.build.ami.mining import TASKS, mine_corpus
 
     tasks = tuple(task) if task else TASKS
     unknown = sorted(set(tasks) - set(TASKS))
@@ -115,7 +115,7 @@ def _logging() -> None:
 
 
 def _params(path: Path) -> dict:
-    from socialbench.config import load_params
+    from socialbench.core.config import load_params
     from socialbench.meetingtom.settings import section
 
     p = load_params(path)
@@ -145,10 +145,10 @@ def release_cmd(
 ) -> None:
     """Acquire a source's manual-annotations release (fetch, checksum, safe extraction; or read an
     unpacked mirror in place; or note that the mirror is absent)."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"--params": params}, {"--out": out, "--downloads": downloads}, folders=("--out", "--downloads"))
-    from socialbench.meetingtom.release import acquire_release
+    from socialbench.meetingtom.build.release import acquire_release
 
     _logging()
     info = acquire_release(_source(_params(params), source), out, downloads)
@@ -167,10 +167,10 @@ def media_cmd(
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """Fetch one meeting's views (meetingtom.<source>.views) and write amicorpus/<meeting>/fetched.json."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"--params": params}, {"--dest-root": dest_root}, folders=("--dest-root",))
-    from socialbench.meetingtom.release import fetch_meeting_media
+    from socialbench.meetingtom.build.release import fetch_meeting_media
 
     _logging()
     src = _source(_params(params), source)
@@ -193,11 +193,11 @@ def extract_cmd(
 ) -> None:
     """One meeting's you events, mined candidates (thresholds: meetingtom.mining), rejected
     candidates with reasons, parse problems and transcript words."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"--release": release, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--out-dir"))
-    from socialbench.meetingtom.extract import absent_meeting, extract_meeting, write_meeting
-    from socialbench.meetingtom.release import read_source
+    from socialbench.meetingtom.build.extract import absent_meeting, extract_meeting, write_meeting
+    from socialbench.meetingtom.build.release import read_source
 
     _logging()
     p = _params(params)
@@ -226,7 +226,7 @@ def clips_cmd(
     """Clips of the meeting's kept candidates (meetingtom.clips.tasks): Corner, close-ups by
     participant letter, the 2x2 mosaic, audio and transcript with the same timestamps, and frames
     at media.meeting_fps. Clips that cannot be made go to report.jsonl (media.on_error)."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io(
         {"--meeting-dir": meeting_dir, "--fetched": fetched, "--params": params},
@@ -236,8 +236,8 @@ def clips_cmd(
     import json
 
     from socialbench.media.settings import MediaSettings
-    from socialbench.meetingtom.clips import make_clips
-    from socialbench.meetingtom.extract import read_meeting
+    from socialbench.meetingtom.build.clips import make_clips
+    from socialbench.meetingtom.build.extract import read_meeting
 
     _logging()
     p = _params(params)
@@ -279,19 +279,19 @@ def instances_cmd(
     """Task 2.1 instances of one source's meetings (meetingtom.<source>.meetings), gold from their
     you events; the items of the annotated tasks (1, 2.2, 3.1, 3.2) and their annotation sheet;
     candidates that make no instance go to report.jsonl with the reason."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io(
         {"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params},
         {"--out-dir": out_dir},
         folders=("--release", "--meetings-dir", "--clips-dir", "--out-dir"),
     )
-    from socialbench.io import read_jsonl, write_json, write_jsonl
-    from socialbench.io import write_text_atomic as write_text
-    from socialbench.meetingtom.annotation import agreement_subset, export_sheet
-    from socialbench.meetingtom.extract import read_meeting
-    from socialbench.meetingtom.instances import build_source
-    from socialbench.meetingtom.release import read_source
+    from socialbench.core.io import read_jsonl, write_json, write_jsonl
+    from socialbench.core.io import write_text_atomic as write_text
+    from socialbench.meetingtom.build.annotation import agreement_subset, export_sheet
+    from socialbench.meetingtom.build.extract import read_meeting
+    from socialbench.meetingtom.build.instances import build_source
+    from socialbench.meetingtom.build.release import read_source
 
     p = _params(params)
     src = _source(p, source)
@@ -363,7 +363,7 @@ meetingtom_app.add_typer(annotate_app, name="annotate")
 
 
 def _sheet_text(path: Path) -> str:
-    from socialbench.errors import DataError
+    from socialbench.core.errors import DataError
 
     try:
         return path.read_text("utf-8")
@@ -377,12 +377,12 @@ def annotate_export_cmd(
     out: Path = Opt(..., help="the annotation sheet (CSV: one row per item with its clip paths, question and options)"),
 ) -> None:
     """The annotation sheet of a source's items (the instances stage also writes it as sheet.csv)."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"--items": items}, {"--out": out})
-    from socialbench.io import write_text_atomic as write_text
-    from socialbench.meetingtom.annotation import export_sheet
-    from socialbench.meetingtom.instances import load_instances
+    from socialbench.core.io import write_text_atomic as write_text
+    from socialbench.meetingtom.build.annotation import export_sheet
+    from socialbench.meetingtom.build.instances import load_instances
 
     recs = load_instances(items, items=True)
     write_text(out, export_sheet(recs))
@@ -401,12 +401,12 @@ def annotate_simulate_cmd(
     """Simulated annotators for the demo: a TEST DOUBLE for the human annotators of B.3 (each sheet
     says so in its notes column), filling the exported sheet from rules over the items' AMI
     metadata with seeded disagreement, so the round-trip (majority vote, kappa) runs end to end."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     check_io({"--items": items, "--sheet": sheet, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
-    from socialbench.io import write_text_atomic as write_text
-    from socialbench.meetingtom.annotation import read_sheet, simulate_sheets
-    from socialbench.meetingtom.instances import load_instances
+    from socialbench.core.io import write_text_atomic as write_text
+    from socialbench.meetingtom.build.annotation import read_sheet, simulate_sheets
+    from socialbench.meetingtom.build.instances import load_instances
 
     p = _params(params)
     recs = load_instances(items, items=True)
@@ -447,14 +447,14 @@ def annotate_human_cmd(
     of the source with its gold answer at a set rate (the records say so). The real human row comes
     from people's answers in the same format, named by a model of the file backend."""
     from socialbench.meetingtom.settings import SOURCES
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     if source not in SOURCES:
         raise ConfigError(f"meetingtom annotate human --source: must be one of {', '.join(SOURCES)}, got {source!r}")
     check_io({"--instances": instances, "--params": params}, {"--out": out})
-    from socialbench.io import write_jsonl
-    from socialbench.meetingtom.annotation import simulate_human
-    from socialbench.meetingtom.instances import load_instances
+    from socialbench.core.io import write_jsonl
+    from socialbench.meetingtom.build.annotation import simulate_human
+    from socialbench.meetingtom.build.instances import load_instances
 
     p = _params(params)
     recs = [i for i in load_instances(instances) if i["source"] == source]
@@ -487,7 +487,7 @@ def annotate_import_cmd(
     """Majority vote of two annotators and an adjudicator (B.3): the gold (validated with pandera),
     the labelled instances, the discarded items with their reasons, Fleiss' kappa per task on the
     agreement subset. Without sheets, empty outputs that say why."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     sheets = list(annotator or [])
     if len(sheets) not in (0, 2) or (adjudicator is None) != (not sheets):
@@ -506,10 +506,10 @@ def annotate_import_cmd(
     )
     import json
 
-    from socialbench.errors import DataError
-    from socialbench.io import write_json, write_jsonl
-    from socialbench.meetingtom.annotation import adjudicate, agreement, apply_gold, read_sheet, validate_gold
-    from socialbench.meetingtom.instances import load_instances
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import write_json, write_jsonl
+    from socialbench.meetingtom.build.annotation import adjudicate, agreement, apply_gold, read_sheet, validate_gold
+    from socialbench.meetingtom.build.instances import load_instances
 
     try:
         drawn = json.loads(subset.read_text("utf-8"))
@@ -567,7 +567,7 @@ def consolidate_cmd(
 ) -> None:
     """One JSON-lines file per task (B.5; test split) and the test and dev splits of every task,
     which the shared stages (infer, score) read."""
-    from socialbench.paths import check_io
+    from socialbench.core.paths import check_io
 
     if len(gold_dir) != len(source_dir):
         raise ConfigError(
@@ -578,8 +578,8 @@ def consolidate_cmd(
         {"--out-dir": out_dir},
         folders=("--source-dir", "--gold-dir", "--out-dir"),
     )
-    from socialbench.io import write_jsonl
-    from socialbench.meetingtom.instances import TASK, load_instances
+    from socialbench.core.io import write_jsonl
+    from socialbench.meetingtom.build.instances import TASK, load_instances
     from socialbench.meetingtom.questions import TASKS
 
     insts = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from socialbench.errors import ConfigError
+from socialbench.core.errors import ConfigError
 
 SOURCES = ("demo", "ami")
 #: Where the demo generator writes its mirror (the rules and the demo stage use this path).

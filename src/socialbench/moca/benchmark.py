@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from socialbench.benchmark import Benchmark, Exchange, Final, excluded
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, excluded
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
@@ -25,7 +25,7 @@ def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
 
 def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
     """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
-    from socialbench.moca.tables import COLUMNS, row_name
+    from socialbench.moca.report.tables import COLUMNS, row_name
 
     scenarios = sorted({s for sc in scores.values() for s in sc})
     ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
@@ -59,12 +59,12 @@ class MocaBenchmark(Benchmark):
 
     # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[dict[str, Any]]]:
-        from socialbench.moca.demo import DemoConfig, generate
+        from socialbench.moca.build.demo import DemoConfig, generate
 
         return generate(out_dir, DemoConfig.from_params(params), self.taxonomy)
 
     def prepare(self, raw: Path, on_invalid: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        from socialbench.moca.prepare import prepare_file
+        from socialbench.moca.build.prepare import prepare_file
 
         return prepare_file(raw, self.taxonomy, on_invalid, media_roots=self.options.get("media_roots"))
 
@@ -90,8 +90,8 @@ class MocaBenchmark(Benchmark):
         """The four fields parsed from the answering call (appendix D.1's JSON; strict unless
         ``code_fence="tolerate"``, see moca.parsing), mapped back from slot ids, with the call's
         bookkeeping."""
-        from socialbench.moca.parsing import parse_answer
-        from socialbench.moca.prompts import slot_maps
+        from socialbench.moca.eval.parsing import parse_answer
+        from socialbench.moca.eval.prompts import slot_maps
 
         s = instance["scenario"]
         maps = slot_maps(instance, seed)
@@ -115,8 +115,8 @@ class MocaBenchmark(Benchmark):
         )
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
-        from socialbench.benchmark import request_pointer
-        from socialbench.moca.prompts import ANSWER_KEYS
+        from socialbench.core.benchmarks import request_pointer
+        from socialbench.moca.eval.prompts import ANSWER_KEYS
 
         f = final.fields
         record = {
@@ -153,7 +153,7 @@ class MocaBenchmark(Benchmark):
         lines: Sequence[int] | None = None,
         instances_source: str = "instances",
     ) -> dict[str, Any]:
-        from socialbench.moca.scoring import score
+        from socialbench.moca.eval.scoring import score
 
         labels, mechanisms = self.taxonomy.as_sets()
         return score(
@@ -161,12 +161,12 @@ class MocaBenchmark(Benchmark):
         )
 
     def unpredicted(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[str]:
-        from socialbench.moca.scoring import unpredicted
+        from socialbench.moca.eval.scoring import unpredicted
 
         return unpredicted(instances, predictions)
 
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
-        from socialbench.moca.scoring import parse_scores
+        from socialbench.moca.eval.scoring import parse_scores
 
         return parse_scores(data, source)
 
@@ -181,8 +181,8 @@ class MocaBenchmark(Benchmark):
     ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
         """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
         5-7, Figures 6 and 9, and, given the instances and predictions, a 95% bootstrap interval for
-        every cell and paired tests (socialbench.moca.tables)."""
-        from socialbench.moca.tables import (
+        every cell and paired tests (socialbench.moca.report.tables)."""
+        from socialbench.moca.report.tables import (
             PaperTables,
             TableSettings,
             correctness_cells,
@@ -244,7 +244,7 @@ class MocaBenchmark(Benchmark):
     def viewer_rows(
         self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        from socialbench.moca.viewer import rows
+        from socialbench.moca.report.viewer import rows
 
         labels, mechanisms = self.taxonomy.as_sets()
         return rows(instances, predictions, traces, labels, mechanisms)

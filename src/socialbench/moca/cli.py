@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from socialbench.errors import SocialbenchError
+from socialbench.core.errors import SocialbenchError
 
 #: moca.sources.SOURCE_NAMES for the help texts, spelled out: importing the sources loads pandas and
 #: pandera, too slow for every command's start (tests/test_cli.py checks the two agree).
@@ -34,7 +34,7 @@ def _logging() -> None:
 
 
 def _settings(params: Path):
-    from socialbench.config import load_params
+    from socialbench.core.config import load_params
     from socialbench.media.settings import MediaSettings
 
     return MediaSettings.from_params(load_params(params))
@@ -43,7 +43,7 @@ def _settings(params: Path):
 def check_media_roots(records: list[dict], roots, source: Path) -> None:
     """Every media path of the instances leads inside the data folders (or media.allowed_roots);
     else a DataError naming the file, the instance and the field, before any frame is taken."""
-    from socialbench.errors import DataError
+    from socialbench.core.errors import DataError
 
     for n, rec in enumerate(records, 1):
         media = rec.get("media")
@@ -81,13 +81,13 @@ def frames(
     media.moca_frames uniform frames per clip, one decoding pass per clip, through the frame cache.
     Bad media is skipped or stops the run (media.on_error) and is always listed in the media report.
     """
-    from socialbench.config import load_params
-    from socialbench.io import read_jsonl, write_jsonl
+    from socialbench.core.config import load_params
+    from socialbench.core.io import read_jsonl, write_jsonl
     from socialbench.media.cache import FrameCache
     from socialbench.media.errors import MediaError
     from socialbench.media.report import MediaReport
-    from socialbench.moca.media import KEPT, attach_frames, moca_sampling
-    from socialbench.paths import MediaRoots, check_io
+    from socialbench.moca.build.media import KEPT, attach_frames, moca_sampling
+    from socialbench.core.paths import MediaRoots, check_io
 
     _logging()
     if len(inputs) != len(outputs):
@@ -150,7 +150,7 @@ def frames(
 
 
 def _moca_section(params: Path | None) -> dict:
-    from socialbench.config import load_params
+    from socialbench.core.config import load_params
 
     return load_params(params).get("moca", {}) if params is not None else {}
 
@@ -163,7 +163,7 @@ def _source_options(
     media: bool | None,
     splits: list[str] | None,
 ):
-    from socialbench.moca.sources import SourceOptions, get_source
+    from socialbench.moca.build.sources import SourceOptions, get_source
 
     get_source(name)  # an unknown name is an error before params are read
     raw = dict(_moca_section(params).get("sources", {}).get(name) or {})
@@ -179,8 +179,8 @@ def _source_options(
 
 
 def _write_counts(rows, title: str, md: Path | None, csv_path: Path | None, json_path: Path | None) -> None:
-    from socialbench.io import write_json, write_text_atomic
-    from socialbench.moca.preprocess import counts_csv, counts_markdown
+    from socialbench.core.io import write_json, write_text_atomic
+    from socialbench.moca.build.preprocess import counts_csv, counts_markdown
 
     if md is not None:
         write_text_atomic(md, counts_markdown(rows, title))
@@ -198,9 +198,9 @@ def _read_pool(
     """Records of one or more JSON-lines files, in the order given; a duplicate id across them is an
     error naming both files (pool order decides which duplicate candidate is kept). ``candidates``:
     each file must pass the candidate schema; else each record needs the ``required`` fields."""
-    from socialbench.errors import DataError
-    from socialbench.io import read_jsonl
-    from socialbench.moca.sources.base import validate_candidates
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import read_jsonl
+    from socialbench.moca.build.sources.base import validate_candidates
 
     out, seen = [], {}
     for path in paths:
@@ -222,8 +222,8 @@ def _read_pool(
 
 
 def _log_counts(rows, stage: str, params: Path | None, settings: dict) -> None:
-    from socialbench.config import load_params
-    from socialbench.moca.preprocess import log_counts_mlflow
+    from socialbench.core.config import load_params
+    from socialbench.moca.build.preprocess import log_counts_mlflow
 
     if params is None:
         raise SocialbenchError("--mlflow needs --params (its mlflow section names the store and the experiment)")
@@ -235,8 +235,8 @@ def _log_counts(rows, stage: str, params: Path | None, settings: dict) -> None:
 def sources_cmd(name: str | None = typer.Argument(None, help="one source (default: all)")) -> None:
     """List MoCA's raw sources: official locations, pinned hashes, and the manual steps where a
     download needs a login or a licence acceptance."""
-    from socialbench.moca.sources import SOURCE_NAMES, get_source
-    from socialbench.moca.sources.base import describe
+    from socialbench.moca.build.sources import SOURCE_NAMES, get_source
+    from socialbench.moca.build.sources.base import describe
 
     for n in [name] if name else SOURCE_NAMES:
         typer.echo(describe(get_source(n)) + "\n")
@@ -254,8 +254,8 @@ def acquire_cmd(
 ) -> None:
     """Put a source's files under ROOT (download, mirror copy or manual check; verified, atomic) and
     write ROOT/.manifest.json."""
-    from socialbench.moca.sources import get_source
-    from socialbench.moca.sources.base import MANIFEST, acquire
+    from socialbench.moca.build.sources import get_source
+    from socialbench.moca.build.sources.base import MANIFEST, acquire
 
     _logging()
     options = _source_options(source, params, mode, mirror, media, split)
@@ -276,8 +276,8 @@ def candidates_cmd(
     ),
 ) -> None:
     """Read a source's files into normalized candidate records (validated with the candidate schema)."""
-    from socialbench.io import write_jsonl
-    from socialbench.moca.sources import read_source
+    from socialbench.core.io import write_jsonl
+    from socialbench.moca.build.sources import read_source
 
     options = _source_options(source, params, None, None, None, split)
     records = read_source(source, root, options)
@@ -300,8 +300,8 @@ def preprocess_cmd(
 ) -> None:
     """Preprocessing (appendix B.1): clean texts, check media, remove duplicates; every removed
     record goes to REPORT with its reason."""
-    from socialbench.io import write_jsonl
-    from socialbench.moca.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
+    from socialbench.core.io import write_jsonl
+    from socialbench.moca.build.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
 
     _logging()
     settings = PreprocessParams.from_mapping(_moca_section(params).get("preprocess"))
@@ -335,9 +335,9 @@ def unimodal_cmd(
     ),
 ) -> None:
     """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
-    from socialbench.io import write_jsonl
-    from socialbench.moca.preprocess import count_table
-    from socialbench.moca.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
+    from socialbench.core.io import write_jsonl
+    from socialbench.moca.build.preprocess import count_table
+    from socialbench.moca.build.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
 
     settings = UnimodalParams.from_mapping(_moca_section(params).get("unimodal"))
     pool = _read_pool([input])
@@ -375,7 +375,7 @@ def _taxonomy(path: Path | None):
 
 
 def _returned(pool_path: Path, annotations: list[Path], reviews: list[Path], arbitration: Path | None):
-    from socialbench.moca.annotation import Returned, read_annotations, read_decisions, read_reviews
+    from socialbench.moca.build.annotation import Returned, read_annotations, read_decisions, read_reviews
 
     pool = _read_pool([pool_path])
     ids = {r["id"] for r in pool}
@@ -398,8 +398,8 @@ def annotate_export(
     """Export the candidate pool to annotator sheets with the 7-field codebook."""
     import json
 
-    from socialbench.io import write_text_atomic
-    from socialbench.moca.annotation import (
+    from socialbench.core.io import write_text_atomic
+    from socialbench.moca.build.annotation import (
         ANNOTATOR_COLUMNS,
         annotator_sheets,
         assign,
@@ -435,8 +435,8 @@ def annotate_review(
     seed: int = Opt(0, help="seed of the assignment"),
 ) -> None:
     """Export the field-level cross-check sheets (each annotation to a reviewer who did not make it)."""
-    from socialbench.io import write_text_atomic
-    from socialbench.moca.annotation import REVIEW_COLUMNS, review_sheets, to_csv
+    from socialbench.core.io import write_text_atomic
+    from socialbench.moca.build.annotation import REVIEW_COLUMNS, review_sheets, to_csv
 
     records, returned = _returned(pool, annotations, [], None)
     sheets = review_sheets(records, returned, reviewer, seed)
@@ -457,8 +457,8 @@ def annotate_arbitration(
 ) -> None:
     """Export the disputed candidates (structural disagreements, invalid choices, discard proposals,
     unsupported evidence) for the arbiter."""
-    from socialbench.io import write_text_atomic
-    from socialbench.moca.annotation import ARBITRATION_COLUMNS, arbitration_rows, to_csv
+    from socialbench.core.io import write_text_atomic
+    from socialbench.moca.build.annotation import ARBITRATION_COLUMNS, arbitration_rows, to_csv
 
     records, returned = _returned(pool, annotations, reviews, None)
     rows = arbitration_rows(records, returned, _taxonomy(taxonomy))
@@ -478,8 +478,8 @@ def annotate_build(
     taxonomy: Path | None = Opt(None, help="taxonomy file"),
 ) -> None:
     """Apply the decisions, validate every tuple (B.2 step 4) and write the final instances."""
-    from socialbench.io import write_json, write_jsonl
-    from socialbench.moca.annotation import build_benchmark
+    from socialbench.core.io import write_json, write_jsonl
+    from socialbench.moca.build.annotation import build_benchmark
 
     records, returned = _returned(pool, annotations, reviews, arbitration)
     result = build_benchmark(records, returned, _taxonomy(taxonomy))
@@ -500,8 +500,8 @@ def stats_cmd(
     taxonomy: Path | None = Opt(None, help="taxonomy file"),
 ) -> None:
     """Dataset statistics in the style of Tables 1 and 11 and Figure 3."""
-    from socialbench.io import write_json, write_text_atomic
-    from socialbench.moca.dataset_stats import compute, figure_png, labels_table, table1, table11
+    from socialbench.core.io import write_json, write_text_atomic
+    from socialbench.moca.build.dataset_stats import compute, figure_png, labels_table, table1, table11
     from socialbench.moca.schema import load_instances
 
     tax = _taxonomy(taxonomy)

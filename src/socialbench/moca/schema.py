@@ -16,9 +16,9 @@ from typing import Any
 import pandas as pd
 import pandera.pandas as pa
 
-from socialbench.errors import DataError
-from socialbench.io import first_bad_line, read_jsonl_lines
-from socialbench.moca.scoring import is_number, normalize
+from socialbench.core.errors import DataError
+from socialbench.core.io import first_bad_line, read_jsonl_lines
+from socialbench.moca.eval.scoring import is_number, normalize
 from socialbench.moca.taxonomy import Taxonomy
 
 FIELDS = (

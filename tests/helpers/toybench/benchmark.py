@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from socialbench.benchmark import Benchmark, Exchange, Final
-from socialbench.errors import DataError
+from socialbench.core.benchmarks import Benchmark, Exchange, Final
+from socialbench.core.errors import DataError
 
 
 def make_instances(n: int, split: str = "test") -> list[dict[str, Any]]:
@@ -37,7 +37,7 @@ class ToyBenchmark(Benchmark):
     name = "toybench"
 
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[dict[str, Any]]]:
-        from socialbench.io import write_jsonl
+        from socialbench.core.io import write_jsonl
 
         out = {"test": make_instances(params["toybench"]["n"]), "dev": make_instances(3, "dev")}
         for split, recs in out.items():
@@ -45,7 +45,7 @@ class ToyBenchmark(Benchmark):
         return out
 
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
-        from socialbench.io import read_jsonl
+        from socialbench.core.io import read_jsonl
 
         recs = read_jsonl(path)
         for rec in recs:

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from socialbench.backends.base import ModelSpec, Response
-from socialbench.benchmark import Exchange, Final, get_benchmark
+from socialbench.core.backend import ModelSpec, Response
+from socialbench.core.benchmarks import Exchange, Final, get_benchmark
 from socialbench.meetingtom.questions import TASKS
-from tests.meetingtom.test_prompts import make
+from tests.meetingtom.eval.test_prompts import make
 
 SPEC = ModelSpec(name="m", backend="scripted")
 BENCH = get_benchmark("meetingtom")

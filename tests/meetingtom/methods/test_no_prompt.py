@@ -4,10 +4,10 @@ missing where the modality needs video."""
 
 import pytest
 
-from socialbench.backends.base import ModelSpec, Response
-from socialbench.benchmark import Exchange, Final, get_benchmark
-from socialbench.errors import ConfigError
-from tests.meetingtom.test_prompts import make
+from socialbench.core.backend import ModelSpec, Response
+from socialbench.core.benchmarks import Exchange, Final, get_benchmark
+from socialbench.core.errors import ConfigError
+from tests.meetingtom.eval.test_prompts import make
 
 SPEC = ModelSpec(name="m", backend="scripted")
 

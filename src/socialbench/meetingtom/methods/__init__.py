@@ -1,1 +1,1 @@
-"""MeetingToM methods: one module per method, each with ``METHOD`` (see socialbench.benchmark)."""
+"""MeetingToM methods: one module per method, each with ``METHOD`` (see socialbench.core.benchmarks)."""

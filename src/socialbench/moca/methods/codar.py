@@ -1,9 +1,9 @@
 """CoDAR (MoCA section 5, appendices C.2-C.3, D.2): six role-conditioned stages with a consistency
-check and revision loop. The chain logic is in socialbench.moca.codar; prompts in templates/codar/."""
+check and revision loop. The chain logic is in socialbench.moca.eval.codar; prompts in templates/codar/."""
 
 from __future__ import annotations
 
-from socialbench.moca.codar import CodarMethod
+from socialbench.moca.eval.codar import CodarMethod
 
 
 class Codar(CodarMethod):

@@ -6,7 +6,7 @@ templates/codar_wo_step2/; the others are CoDAR's (templates/codar/)."""
 
 from __future__ import annotations
 
-from socialbench.moca.codar import CodarMethod, Variant
+from socialbench.moca.eval.codar import CodarMethod, Variant
 
 VARIANT = Variant(("observer", "conflict", "decoder", "checker"))
 

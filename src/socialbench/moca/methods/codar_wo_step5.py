@@ -4,7 +4,7 @@ in the direct method). Every template is CoDAR's (templates/codar/)."""
 
 from __future__ import annotations
 
-from socialbench.moca.codar import STAGES, CodarMethod, Variant
+from socialbench.moca.eval.codar import STAGES, CodarMethod, Variant
 
 VARIANT = Variant(STAGES[:-1])
 

@@ -6,8 +6,8 @@ and the checker checks evidence, social context and mechanism-label consistency 
 
 from __future__ import annotations
 
-from socialbench.moca.codar import CodarMethod, Variant
-from socialbench.moca.prompts import ANSWER_KEYS
+from socialbench.moca.eval.codar import CodarMethod, Variant
+from socialbench.moca.eval.prompts import ANSWER_KEYS
 
 VARIANT = Variant(("observer", "query", "context", "decoder", "checker"), decoder_keys=ANSWER_KEYS)
 

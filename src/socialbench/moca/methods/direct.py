@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from socialbench.backends.base import Request
-from socialbench.benchmark import Exchange, Final, Method
-from socialbench.moca.prompts import direct_step
+from socialbench.core.backend import Request
+from socialbench.core.benchmarks import Exchange, Final, Method
+from socialbench.moca.eval.prompts import direct_step
 
 
 class DirectMethod(Method):

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from socialbench.errors import DataError
+from socialbench.core.errors import DataError
 
 SCENARIOS = ("affection", "intent", "stance")
 
@@ -275,7 +275,7 @@ def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
 
 
 def _builtin(name: str) -> Any:
-    from socialbench.io import load_yaml
+    from socialbench.core.io import load_yaml
 
     data = resources.files("socialbench.moca.taxonomy").joinpath(name).read_bytes()
     return load_yaml(data, f"socialbench/moca/taxonomy/{name}", error=DataError)
@@ -287,8 +287,8 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     if path is None:
         tax = parse_taxonomy(_builtin("moca.yaml"), "socialbench/moca/taxonomy/moca.yaml")
         return apply_rules(tax, _builtin(RULES_FILE), f"socialbench/moca/taxonomy/{RULES_FILE}")
-    # The strict readers (socialbench.io): no aliases, duplicate keys, tags or NaN; line and column named.
-    from socialbench.io import decode_utf8, load_yaml, loads_strict, read_file_bytes
+    # The strict readers (socialbench.core.io): no aliases, duplicate keys, tags or NaN; line and column named.
+    from socialbench.core.io import decode_utf8, load_yaml, loads_strict, read_file_bytes
 
     path = Path(path)
     raw = read_file_bytes(path, "taxonomy file")
@@ -302,7 +302,7 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
 def taxonomy_hash(tax: Taxonomy) -> str:
     """sha256 over everything of the taxonomy that reaches a prompt or the scorer: option names in
     order, their criteria, boundary rules and sources, and the scenario questions."""
-    from socialbench.hashing import sha256_json
+    from socialbench.core.hashing import sha256_json
 
     def options(v: tuple[Option, ...]) -> list[list[str]]:
         return [[o.name, o.criterion, o.boundary, o.source, o.rule_source] for o in v]

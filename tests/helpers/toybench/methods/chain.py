@@ -2,8 +2,8 @@
 or REJECTED (REJECTED sends the chain back to the notes once, with the check's words); then the
 answer. Deterministic given the responses, as every method must be."""
 
-from socialbench.backends.base import Decoding, Message, Request
-from socialbench.benchmark import Final, Method
+from socialbench.core.backend import Decoding, Message, Request
+from socialbench.core.benchmarks import Final, Method
 
 
 class Chain(Method):

@@ -1,7 +1,7 @@
 """One call: the answer."""
 
-from socialbench.backends.base import Decoding, Message, Request
-from socialbench.benchmark import Method
+from socialbench.core.backend import Decoding, Message, Request
+from socialbench.core.benchmarks import Method
 
 
 class Direct(Method):

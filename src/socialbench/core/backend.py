@@ -1,0 +1,403 @@
+"""The backend plug-in kind: one base class, one abstract method, a registry by name.
+
+A backend turns a rendered :class:`Request` into a :class:`Response` holding the model's raw text.
+Everything else (prompt rendering, caching, parsing, scoring) lives outside backends, so adding a
+backend is one module with one subclass that implements :meth:`Backend.complete`.
+"""
+
+from __future__ import annotations
+
+import abc
+import concurrent.futures as cf
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from socialbench.core.errors import ConfigError, MissingDependency
+
+
+def _keyed(value: dict[str, Any]) -> dict[str, Any]:
+    """A key dict without the entries at their "absent" value (None, empty, 0 sample): a field added
+    to a part or to the decoding never changes the key of a request that does not use it, so cache
+    entries made before it was added stay valid."""
+    return {k: v for k, v in value.items() if v not in (None, (), [], {})}
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """One image (or one video frame) given to the model, identified by its content hash.
+    ``view`` labels the camera or panel it shows (``"Closeup A"``, ``"Corner"``)."""
+
+    path: str
+    sha256: str
+    timestamp: float | None = None  # seconds into the source video, for sampled frames
+    view: str | None = None
+
+    kind: ClassVar[str] = "image"
+
+    def key(self) -> dict[str, Any]:
+        # The path is not part of the key: the same bytes elsewhere are the same input.
+        key = {"image_sha256": self.sha256, "timestamp": self.timestamp}
+        if self.view is not None:
+            key["view"] = self.view
+        return key
+
+
+@dataclass(frozen=True)
+class VideoPart:
+    """A video: the clip file itself (``path``/``sha256``, for models that take native video) and/or
+    its sampled frames with timestamps (``frames``, for frame-based models). A backend that takes
+    video reads the file when there is one; one that takes images only cannot take this part."""
+
+    path: str | None = None
+    sha256: str | None = None
+    frames: tuple[ImagePart, ...] = ()
+    fps: float | None = None  # the sampling rate the frames were taken at, when uniform in time
+    view: str | None = None
+
+    kind: ClassVar[str] = "video"
+
+    def __post_init__(self) -> None:
+        if not self.sha256 and not self.frames:
+            raise ValueError("a VideoPart needs a file (path and sha256) or sampled frames")
+
+    def key(self) -> dict[str, Any]:
+        return _keyed(
+            {"video_sha256": self.sha256, "frames": [f.key() for f in self.frames], "fps": self.fps, "view": self.view}
+        )
+
+
+@dataclass(frozen=True)
+class AudioPart:
+    """An audio track as a WAV file, identified by its content hash."""
+
+    path: str
+    sha256: str
+    format: str = "wav"
+
+    kind: ClassVar[str] = "audio"
+
+    def key(self) -> dict[str, Any]:
+        return {"audio_sha256": self.sha256, "format": self.format}
+
+
+MediaPart = ImagePart | VideoPart | AudioPart
+#: What a message may hold: text and typed media parts, in order.
+Part = str | ImagePart | VideoPart | AudioPart
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system" | "user" | "assistant"
+    content: tuple[Part, ...]
+
+    def text(self) -> str:
+        return "".join(p for p in self.content if isinstance(p, str))
+
+    def media(self) -> list[MediaPart]:
+        return [p for p in self.content if not isinstance(p, str)]
+
+    def images(self) -> list[ImagePart]:
+        return [p for p in self.content if isinstance(p, ImagePart)]
+
+    def key(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "content": [p if isinstance(p, str) else p.key() for p in self.content],
+        }
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How to decode, as one value; every field is part of the cache key (fields at their absent
+    value are left out of it, see :func:`_keyed`).
+
+    ``json_schema`` constrains the answer to a schema (guided decoding where the backend has it);
+    ``json_object`` asks for a JSON object without constraining its values (JSON mode).
+    ``sample`` numbers repeated samples of the same request (0 = the first), so each has its own
+    cache entry."""
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    sample: int = 0
+    json_schema: dict[str, Any] | None = None
+    json_object: bool = False
+
+    def key(self) -> dict[str, Any]:
+        key = {"max_tokens": self.max_tokens, "temperature": self.temperature, "json_schema": self.json_schema}
+        key.update(
+            _keyed(
+                {
+                    "top_p": self.top_p,
+                    "stop": list(self.stop),
+                    "seed": self.seed,
+                    "sample": self.sample or None,
+                    "json_object": self.json_object or None,
+                }
+            )
+        )
+        return key
+
+
+@dataclass(frozen=True)
+class Request:
+    """A fully rendered model call.
+
+    ``task`` carries the structured view of the same call for backends that do not read prose
+    (the chance, prior and embedding baselines). Its generic part is ``choices``: a list of
+    ``{"field", "options": [{"value", "text", "key"?}], "distinct_from"?}`` (the answer's fields and
+    their allowed values, in answer order; ``key``, the option's class when its value is only a
+    position, is what a prior counts) and ``query`` (the text to compare options against);
+    a request without ``choices`` asks for free text. ``prior_group`` names the group whose
+    dev-split answers a prior uses. The whole task is part of the cache key.
+    """
+
+    request_id: str  # "<instance id>/<method>/<stage>", unique within a run
+    messages: tuple[Message, ...]
+    task: dict[str, Any]
+    decoding: Decoding = field(default_factory=Decoding)
+
+    @property
+    def max_tokens(self) -> int:
+        return self.decoding.max_tokens
+
+    @property
+    def temperature(self) -> float:
+        return self.decoding.temperature
+
+    @property
+    def json_schema(self) -> dict[str, Any] | None:
+        return self.decoding.json_schema
+
+    def key(self) -> dict[str, Any]:
+        return {
+            "messages": [m.key() for m in self.messages],
+            "task": self.task,
+            "decoding": self.decoding.key(),
+        }
+
+    def media(self) -> list[MediaPart]:
+        return [p for m in self.messages for p in m.media()]
+
+    def images(self) -> list[ImagePart]:
+        """Every image the model sees, frames of frame-sampled videos included, in order."""
+        out: list[ImagePart] = []
+        for p in self.media():
+            if isinstance(p, ImagePart):
+                out.append(p)
+            elif isinstance(p, VideoPart):
+                out.extend(p.frames)
+        return out
+
+
+#: Why generation stopped. ``length``: cut at max_tokens (the answer is truncated); ``error``: the
+#: call failed; ``stop``: the model finished (or hit a stop string); ``no_record``: recorded answers
+#: (the file backend) do not cover the instance; None: the backend does not say.
+FINISH_REASONS = ("stop", "length", "error", "refusal", "content_filter", "no_record")
+
+
+@dataclass
+class Response:
+    text: str | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    error: str | None = None  # set when the call failed for good; text is then None
+    cached: bool = False
+    finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One entry of ``models:`` in params.yaml."""
+
+    name: str
+    backend: str
+    category: str = "baseline"
+    model_id: str | None = None
+    revision: str | None = None
+    max_frames: int = 8
+    image_size: int = 448
+    concurrency: int = 1
+    max_tokens: int = 4096  # room for a thinking model's reasoning (a cut answer: finish_reason length)
+    batch_size: int = 1
+    price_in_per_mtok: float = 0.0
+    price_out_per_mtok: float = 0.0
+    options: dict[str, Any] = field(default_factory=dict)
+    #: Methods this model is not run with, each with its reason (shown in the tables).
+    exclude_methods: dict[str, str] = field(default_factory=dict)
+    #: The benchmarks it runs on (None: every one); on the others it is excluded.
+    benchmarks: list[str] | None = None
+    #: Per benchmark, the only runs it makes (recorded answers of one method); the others are excluded.
+    only_methods: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_params(cls, name: str, entry: dict[str, Any]) -> ModelSpec:
+        known = {f for f in cls.__dataclass_fields__ if f != "name"}
+        unknown = set(entry) - known
+        if unknown:
+            raise ConfigError(f"models.{name}: unknown key(s) {sorted(unknown)}")
+        return cls(name=name, **{k: v for k, v in entry.items()})
+
+
+@dataclass
+class BackendContext:
+    """What a backend may need besides its spec: the run seed and the dev split's answers (for
+    priors: ``[{"group", "answers": {field: value}}]``, from the benchmark's ``dev_answers``; None
+    when no dev split was given)."""
+
+    seed: int = 0
+    dev_answers: list[dict[str, Any]] | None = None
+
+
+class Backend(abc.ABC):
+    """Base class of all backends. Subclasses implement :meth:`complete` and nothing else is required."""
+
+    #: Name under which the backend is registered (``backend:`` in params.yaml).
+    name: ClassVar[str] = ""
+    #: The media kinds it can take besides text (``image``, ``video``: a native clip, ``audio``). A
+    #: video given as sampled frames needs only ``image``. :func:`check_requests` refuses a request
+    #: with a part the backend cannot take before any call.
+    accepts: ClassVar[frozenset[str]] = frozenset({"image"})
+
+    def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
+        self.spec = spec
+        self.context = context or BackendContext()
+
+    @abc.abstractmethod
+    def complete(self, request: Request) -> Response:
+        """Run one request and return the raw response. Raise nothing for model-side failures:
+        return a Response with ``error`` set instead, so the run goes on."""
+
+    # ---- optional hooks, with working defaults ------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        """What, besides the request, determines the output; part of every cache key."""
+        return {
+            "backend": self.name,
+            "model_id": self.spec.model_id or self.spec.name,
+            "revision": self.spec.revision,
+        }
+
+    def complete_many(
+        self,
+        requests: Sequence[Request],
+        on_result: Callable[[int, Response], None],
+    ) -> None:
+        """Run many requests, calling ``on_result(index, response)`` as each finishes, so callers
+        can persist results one by one. Default: a thread pool bounded by ``spec.concurrency``.
+        Backends that batch (``hf``) or run async clients override this."""
+        workers = max(1, int(self.spec.concurrency))
+        if workers == 1:
+            for i, req in enumerate(requests):
+                on_result(i, self.complete(req))
+            return
+        with cf.ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(self.complete, req): i for i, req in enumerate(requests)}
+            for fut in cf.as_completed(futures):
+                on_result(futures[fut], fut.result())
+
+    def cannot_take(self, part: MediaPart) -> str | None:
+        """Why this backend cannot take ``part`` (None when it can)."""
+        if isinstance(part, VideoPart):
+            if "video" in self.accepts and part.sha256:
+                return None
+            if part.frames and "image" in self.accepts:
+                return None
+            if "video" in self.accepts:
+                return "a video given only as frames needs a backend that takes images"
+            return "video as a file (native ingestion) is not supported; give sampled frames"
+        if part.kind not in self.accepts:
+            return f"{part.kind} input is not supported (it takes: {', '.join(sorted(self.accepts)) or 'text only'})"
+        return None
+
+    def close(self) -> None:
+        """Release processes, servers or GPU memory held by the backend."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---- registry ---------------------------------------------------------------------------------
+# name -> (module, class, extra to install). Modules are imported only when the backend is used,
+# so the optional dependencies of one backend never burden another.
+_BUILTIN: dict[str, tuple[str, str, str | None]] = {
+    "random": ("socialbench.backends.baselines", "RandomBackend", None),
+    "prior": ("socialbench.backends.baselines", "PriorBackend", None),
+    "scripted": ("socialbench.backends.scripted", "ScriptedBackend", None),
+    "file": ("socialbench.backends.file", "FileBackend", None),
+    "codar_script": ("socialbench.backends.codar_script", "CodarScriptBackend", None),
+    "hf": ("socialbench.backends.hf", "HFBackend", "hf"),
+    "vllm": ("socialbench.backends.vllm_backend", "VllmBackend", "vllm"),
+    "openai_compat": ("socialbench.backends.openai_compat", "OpenAICompatBackend", "openai"),
+    "anthropic": ("socialbench.backends.anthropic_backend", "AnthropicBackend", "anthropic"),
+    "minilm": ("socialbench.backends.minilm", "MiniLMBackend", "minilm"),
+}
+_REGISTERED: dict[str, type[Backend]] = {}
+
+
+def register(name: str, module: str | None = None, cls_name: str | None = None, extra: str | None = None):
+    """Register a backend. As a class decorator: ``@register("mine")``. Lazily, by import path:
+    ``register("mine", "pkg.mod", "MineBackend", extra="mine")``."""
+    if module is not None:
+        if cls_name is None:
+            raise ValueError("register(name, module, cls_name): cls_name is required with module")
+        _BUILTIN[name] = (module, cls_name, extra)
+        return None
+
+    def deco(cls: type[Backend]) -> type[Backend]:
+        cls.name = name
+        _REGISTERED[name] = cls
+        return cls
+
+    return deco
+
+
+def available_backends() -> list[str]:
+    return sorted(set(_BUILTIN) | set(_REGISTERED))
+
+
+def get_backend_class(name: str) -> type[Backend]:
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if name not in _BUILTIN:
+        raise ConfigError(f"unknown backend {name!r}; available: {', '.join(available_backends())}")
+    module, cls_name, extra = _BUILTIN[name]
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        hint = f"pip install 'socialbench[{extra}]'" if extra else "reinstall socialbench"
+        raise MissingDependency(
+            f"backend {name!r} needs a package that is not installed ({exc.name or exc}); install it with: {hint}"
+        ) from exc
+    cls = getattr(mod, cls_name)
+    cls.name = name
+    return cls
+
+
+def create_backend(spec: ModelSpec, context: BackendContext | None = None) -> Backend:
+    return get_backend_class(spec.backend)(spec, context)
+
+
+def check_requests(backend: Backend, requests: Sequence[Request]) -> None:
+    """Refuse, before any call, a request with a part the backend cannot take: a ConfigError naming
+    the model, the request and the part."""
+    for request in requests:
+        for i, part in enumerate(request.media()):
+            why = backend.cannot_take(part)
+            if why:
+                view = f" ({part.view})" if getattr(part, "view", None) else ""
+                raise ConfigError(
+                    f"models.{backend.spec.name} (backend {backend.name}): request {request.request_id}: part {i + 1},"
+                    f" {part.kind}{view}: {why}; nothing was called"
+                )

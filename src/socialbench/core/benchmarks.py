@@ -1,0 +1,301 @@
+"""The benchmark and method plug-in kinds, and their registries.
+
+A **benchmark** is a package ``socialbench.<name>`` with a ``benchmark.py`` module whose ``BENCHMARK``
+is a :class:`Benchmark` subclass (or a third-party class named by an entry point in the group
+``socialbench.benchmarks``). It knows how to load and validate its instances, its methods, how to
+score predictions, its tables and headline metrics, and what its predictions depend on. It is found
+by its folder, imported only when used, and the core (runner, cache, tracking, CLI) never imports
+one by name: adding a benchmark touches no core file.
+
+A **method** is a module ``socialbench.<benchmark>/methods/<name>.py`` whose ``METHOD`` is a
+:class:`Method` subclass. It turns an instance into requests in rounds: :meth:`Method.step` gets
+the instance and the exchanges of the rounds so far and returns the next round's requests or the
+:class:`Final` answer. The core runner (``socialbench.core.runner``) drives every method the same way.
+Its prompt templates are files under ``socialbench/<benchmark>/templates/<method>/``.
+
+See docs/architecture.md for the data contracts and how to add either.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+import importlib.metadata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar
+
+from socialbench.core.backend import ModelSpec, Request, Response
+from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
+from socialbench.core.hashing import sha256_bytes
+
+ENTRY_POINT_GROUP = "socialbench.benchmarks"
+
+
+# ---- methods ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Exchange:
+    """One call of a round: the request, its response and its cache key."""
+
+    request: Request
+    response: Response
+    key: str
+
+
+@dataclass
+class Final:
+    """A method's answer for one instance: ``fields`` go into the prediction record (the benchmark
+    names which); ``error`` is set when no valid answer was reached (scored invalid); ``trace`` is
+    whatever the method wants kept beside the calls (stage outputs, verdicts, revisions)."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+class Method(abc.ABC):
+    """Base class of all methods. Subclasses implement :meth:`step` and nothing else is required.
+
+    A method must be deterministic given the instance and the responses (the runner replays
+    finished rounds from the request cache when a killed run resumes)."""
+
+    #: The method's name (``<benchmark>.methods`` in params); set by the registry.
+    name: ClassVar[str] = ""
+    #: Template files under ``templates/<name>/`` whose content is the method's prompt hash.
+    templates: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, benchmark: Benchmark, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None):
+        self.benchmark = benchmark
+        self.spec = spec
+        self.seed = seed
+        self.settings = dict(settings or {})
+
+    @abc.abstractmethod
+    def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
+        """The next round's requests for ``instance`` given the rounds so far (empty at first), or
+        its :class:`Final` answer. An instance that cannot become a request (its media missing) is
+        an :class:`InstanceInputError`."""
+
+    def summary(self, finals: list[Final]) -> dict[str, float]:
+        """Numbers about the whole run that only the method knows (revisions, acceptance...); the
+        runner stores them in ``RunStats.method`` and tracking logs them as ``method.<key>``."""
+        return {}
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def template(self, name: str) -> str:
+        return self.benchmark.template(self.name, name)
+
+    @classmethod
+    def prompt_hash(cls, benchmark: Benchmark) -> str:
+        """sha256 over the method's template files, in their declared order (MLflow records it)."""
+        return sha256_bytes("\0".join(benchmark.template(cls.name, n) for n in cls.templates).encode("utf-8"))
+
+
+class InstanceInputError(SocialbenchError):
+    """An instance that cannot be given to a model (no sampled frames, an image that cannot be read):
+    the runner turns it into a DataError naming the instances file, the record and the field."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(f"field {field!r}: {message}")
+
+
+# ---- benchmarks -------------------------------------------------------------------------------
+class Benchmark(abc.ABC):
+    """Base class of all benchmarks. :meth:`score` is the one abstract method; a benchmark also
+    overrides :meth:`load_instances` and, for tables and tracking, :meth:`tables` and
+    :meth:`provenance` (their defaults say what is missing)."""
+
+    #: The benchmark's name: its package, its params section and its folder under data/ and results/.
+    name: ClassVar[str] = ""
+    #: The package that holds it (``socialbench.moca``); set by the registry.
+    package: ClassVar[str] = ""
+    #: Whether a run's name may be a variant of a method rather than a module (MeetingToM's
+    #: ``<method>__<ablation>``): its per-method stages then depend on all its methods and templates.
+    run_variants: ClassVar[bool] = False
+
+    def __init__(self, options: dict[str, Any] | None = None):
+        #: Benchmark-specific command options (e.g. MoCA's ``taxonomy`` file), None when unset.
+        self.options = {k: v for k, v in (options or {}).items() if v is not None}
+
+    @classmethod
+    def params_schema(cls) -> dict[str, Any]:
+        """The JSON schema of its params section (``<package>/params.schema.json``; defaults filled
+        at load); a benchmark without one takes an empty section."""
+        import json
+
+        f = resources.files(cls.package).joinpath("params.schema.json")
+        if not f.is_file():
+            return {"type": "object", "additionalProperties": False, "properties": {}}
+        return json.loads(f.read_text("utf-8"))
+
+    # ---- instances ----------------------------------------------------------------------------
+    def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
+        """Validated instances from a JSON-lines file (a DataError naming file, record and field)."""
+        raise SocialbenchError(f"benchmark {self.name!r} does not load instances")
+
+    def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``[{"group", "answers": {field: value}}]`` of the dev split, for the prior baseline: the
+        fields it may answer by majority within each group (other fields it answers by chance)."""
+        return []
+
+    # ---- methods ------------------------------------------------------------------------------
+    def methods_dir(self) -> Path:
+        return Path(str(resources.files(self.package).joinpath("methods")))
+
+    def method_names(self) -> list[str]:
+        d = self.methods_dir()
+        return sorted(p.stem for p in d.glob("*.py") if not p.stem.startswith("_")) if d.is_dir() else []
+
+    def method_class(self, name: str) -> type[Method]:
+        if name not in self.method_names():
+            known = ", ".join(self.method_names()) or "none"
+            raise ConfigError(f"benchmark {self.name}: unknown method {name!r}; known methods: {known}")
+        cls = importlib.import_module(f"{self.package}.methods.{name}").METHOD
+        cls.name = name
+        return cls
+
+    def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
+        """What ``method`` gets as ``Method.settings`` from the benchmark's params section:
+        ``method_options.<method>``; a benchmark may add benchmark-wide options (MoCA: ``answer``)."""
+        return dict((section.get("method_options") or {}).get(method) or {})
+
+    def method(self, name: str, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None) -> Method:
+        return self.method_class(name)(self, spec, seed, settings)
+
+    def template(self, method: str, name: str) -> str:
+        try:
+            return resources.files(self.package).joinpath(f"templates/{method}/{name}").read_text("utf-8")
+        except FileNotFoundError as exc:
+            raise ConfigError(
+                f"benchmark {self.name}: method {method}: template {name} not found"
+                f" (expected in {self.package.replace('.', '/')}/templates/{method}/)"
+            ) from exc
+
+    def prompt_hash(self, method: str) -> str:
+        return self.method_class(method).prompt_hash(self)
+
+    # ---- scoring, tables, tracking ------------------------------------------------------------
+    @abc.abstractmethod
+    def score(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> dict[str, Any]:
+        """Scores of one (model, method): ``{group: {metric: value}}``."""
+
+    def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
+        """The prediction record of one instance (one JSON line in results/predictions/...)."""
+        return {"id": instance["id"], "model": model, "method": method, **final.fields, "error": final.error}
+
+    def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
+        """A score file read back and checked (tables and tracking read them)."""
+        raise SocialbenchError(f"benchmark {self.name!r} does not read score files")
+
+    #: Whether :meth:`tables` takes per-instance data (``instances``, ``predictions``) when the tables
+    #: command is given ``--instances`` and ``--predictions-dir`` (intervals, paired tests).
+    tables_per_instance: ClassVar[bool] = False
+
+    def tables(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        params: dict[str, Any],
+        instances: list[dict[str, Any]] | None = None,
+        predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+    ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
+        """``({file name: text, or bytes for a figure; names may hold a folder}, headline metrics)`` from
+        the scores of every (model, method); with ``tables_per_instance``, also the instances and each
+        pair's ``(source, prediction records)``, when the command has them."""
+        raise SocialbenchError(f"benchmark {self.name!r} has no tables")
+
+    def provenance(self, method: str) -> dict[str, Any]:
+        """What its predictions depend on besides the data files and the code (hashes of prompts,
+        taxonomies...), recorded by infer and logged by track. ``prompt_template_sha256`` at least."""
+        return {"prompt_template_sha256": self.prompt_hash(method)}
+
+    def viewer_rows(
+        self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """What the trace viewer shows of each instance (one row each; keys in ``viewer.ROW_KEYS``);
+        predictions and traces by id. Default: fields the prediction shares with the instance."""
+        from socialbench.report.viewer import default_rows
+
+        return default_rows(instances, predictions, traces)
+
+
+def request_pointer(benchmark: str, model: str, method: str, instance_id: str, key: str | None) -> dict[str, Any]:
+    """Where a prediction's answering request is: the trace file (at its pipeline path), the line of
+    the instance and, in it, the call with this request-cache key (its response; the request itself
+    is in the request cache under the key). A pointer, so predictions stay small."""
+    return {"trace": f"results/traces/{benchmark}/{model}/{method}.jsonl", "id": instance_id, "key": key}
+
+
+def excluded(entry: dict[str, Any], benchmark: str, method: str) -> str | None:
+    """Why params exclude a (model, method) pair of a benchmark, or None: the model runs on other
+    benchmarks only (``benchmarks:``), or only some runs of this one (``only_methods:``), or it excludes
+    the method (``exclude_methods:``). Such a pair
+    calls no model; its records say why, and the tables show the reason instead of a row."""
+    only = entry.get("benchmarks")
+    if only is not None and benchmark not in only:
+        return f"runs on {', '.join(only) or 'no benchmark'} only (benchmarks in params)"
+    runs = (entry.get("only_methods") or {}).get(benchmark)
+    if runs is not None and method not in runs:
+        return f"runs {', '.join(runs) or 'nothing'} only on {benchmark} (only_methods in params)"
+    return (entry.get("exclude_methods") or {}).get(method)
+
+
+# ---- registry ---------------------------------------------------------------------------------
+_REGISTERED: dict[str, type[Benchmark]] = {}
+
+
+def register(cls: type[Benchmark]) -> type[Benchmark]:
+    """Register a benchmark class directly (tests, notebooks); packages are found without it."""
+    _REGISTERED[cls.name] = cls
+    if not cls.package:
+        cls.package = cls.__module__.rsplit(".", 1)[0]
+    return cls
+
+
+def _builtin_names() -> list[str]:
+    root = resources.files("socialbench")
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and p.joinpath("benchmark.py").is_file())
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def available_benchmarks() -> list[str]:
+    return sorted(set(_builtin_names()) | set(_entry_points()) | set(_REGISTERED))
+
+
+def get_benchmark_class(name: str) -> type[Benchmark]:
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    try:
+        if name in _builtin_names():
+            cls = importlib.import_module(f"socialbench.{name}.benchmark").BENCHMARK
+        elif name in _entry_points():
+            cls = _entry_points()[name].load()
+        else:
+            raise ConfigError(f"unknown benchmark {name!r}; available: {', '.join(available_benchmarks()) or 'none'}")
+    except ImportError as exc:
+        raise MissingDependency(
+            f"benchmark {name!r} needs a package that is not installed ({exc.name or exc});"
+            " install it with: pip install -e '.[demo]'"
+        ) from exc
+    cls.name = name
+    if not cls.package:
+        cls.package = cls.__module__.rsplit(".", 1)[0]
+    return cls
+
+
+def get_benchmark(name: str, options: dict[str, Any] | None = None) -> Benchmark:
+    return get_benchmark_class(name)(options)

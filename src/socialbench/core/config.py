@@ -1,0 +1,211 @@
+"""Loading and validating params.yaml against its JSON schema, filling defaults."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from socialbench.core.errors import ConfigError
+from socialbench.core.secrets import secret_fields
+
+SCHEMA_RESOURCE = "core/schemas/params.schema.json"
+
+
+def load_schema() -> dict[str, Any]:
+    return json.loads(resources.files("socialbench").joinpath(SCHEMA_RESOURCE).read_text("utf-8"))
+
+
+def schema_path() -> Path:
+    return Path(str(resources.files("socialbench").joinpath(SCHEMA_RESOURCE)))
+
+
+def _fill_defaults(instance: Any, schema: dict[str, Any], root: dict[str, Any]) -> None:
+    """Fill ``default`` values of object properties, recursively (also through $ref and
+    additionalProperties schemas), before validation."""
+    if "$ref" in schema:
+        ref = schema["$ref"]
+        if not ref.startswith("#/"):
+            return
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target[part]
+        schema = target
+    if not isinstance(instance, dict) or schema.get("type") not in ("object", None):
+        return
+    props = schema.get("properties", {})
+    for name, sub in props.items():
+        if name not in instance and "default" in sub:
+            instance[name] = copy.deepcopy(sub["default"])
+        if name in instance:
+            _fill_defaults(instance[name], sub, root)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        for name, value in instance.items():
+            if name not in props:
+                _fill_defaults(value, extra, root)
+
+
+def _describe(err: jsonschema.ValidationError) -> str:
+    path = ".".join(str(p) for p in err.absolute_path) or "<top level>"
+    if err.validator == "additionalProperties":
+        return f"{path}: {err.message} (unknown key; see params.yaml comments for the allowed ones)"
+    if err.validator == "pattern" and list(err.absolute_path) == ["models"]:
+        return (
+            f"models: the name {err.instance!r} may hold only letters, digits, '_' and '-' and start with a"
+            " letter or digit (it names folders, and DVC reads a '.' in models.<name> as a nesting)"
+        )
+    return f"{path}: {err.message}"
+
+
+def _has(raw: Any, path: Sequence[Any]) -> bool:
+    for part in path:
+        if isinstance(raw, dict) and part in raw:
+            raw = raw[part]
+        elif isinstance(raw, list) and isinstance(part, int) and 0 <= part < len(raw):
+            raw = raw[part]
+        else:
+            return False
+    return True
+
+
+def _origin(paths: Sequence[Sequence[Any]], origins: Sequence[tuple[str, Any]]) -> str | None:
+    """The last of ``origins`` (label, raw mapping; in merge order) that sets one of ``paths``."""
+    for label, raw in reversed(origins):
+        if any(_has(raw, path) for path in paths):
+            return label
+    return None
+
+
+def _error_paths(err: jsonschema.ValidationError) -> list[list[Any]]:
+    path = list(err.absolute_path)
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = set(err.schema.get("properties", {})) if isinstance(err.schema, dict) else set()
+        extra = [path + [k] for k in err.instance if k not in allowed]
+        if extra:
+            return extra
+    return [path]
+
+
+def validate_params(
+    params: dict[str, Any] | None, source: str = "params.yaml", origins: Sequence[tuple[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Return a validated copy of ``params`` with defaults filled; raise ConfigError naming every problem.
+
+    ``origins`` are the raw mappings ``params`` was merged from, in merge order, each with a label
+    (e.g. a file name): each problem then names the one that set the offending key.
+
+    An option that holds a secret (api_key, hf_token, Authorization, ...; see :func:`secret_fields`)
+    is refused, naming the field and never its value."""
+    origins = list(origins or [])
+
+    def where(paths: Sequence[Sequence[Any]]) -> str:
+        label = _origin(paths, origins) if len(origins) > 1 else None
+        return f" (set in {label})" if label else ""
+
+    schema = load_schema()
+    data = copy.deepcopy(params or {})
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
+    models = data.get("models")
+    if isinstance(models, dict):
+        # YAML reads `123:`, `true:` or `null:` as a number, boolean or null, not a name.
+        odd = [k for k in models if not isinstance(k, str)]
+        if odd:
+            raise ConfigError(
+                f"{source}: models: the name {odd[0]!r} is a {type(odd[0]).__name__}, not a string;"
+                f' quote it ("{odd[0]}": ...){where([["models"]])}'
+            )
+        secrets = [
+            f + where([["models", name, "options"]])
+            for name, entry in models.items()
+            if isinstance(entry, dict)
+            for f in secret_fields(entry.get("options"), f"models.{name}.options", f"models.{name}")
+        ]
+        if secrets:
+            raise ConfigError(f"{source} is invalid: {'; '.join(secrets)}")
+    # Each benchmark's section is validated against its own package's schema (below), so adding a
+    # benchmark changes no core file; a top-level key that is neither core nor a benchmark is refused.
+    from socialbench.core.benchmarks import available_benchmarks
+
+    benchmark_sections = {k: data.pop(k) for k in list(data) if k in available_benchmarks()}
+    _fill_defaults(data, schema, schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    problems = [_describe(e) + where(_error_paths(e)) for e in errors]
+    sections, section_problems = _benchmark_sections(benchmark_sections, where)
+    if problems or section_problems:
+        # One line (every error of a command is): the problems separated by "; ", in key order.
+        raise ConfigError(f"{source} is invalid: {'; '.join(problems + section_problems)}")
+    data.update(sections)
+    # The backend of each model must be registered (checked here so the run stops before any work).
+    from socialbench.core.backend import available_backends
+
+    for name, entry in data["models"].items():
+        if entry["backend"] not in available_backends():
+            raise ConfigError(
+                f"{source}: models.{name}.backend: unknown backend {entry['backend']!r};"
+                f" available: {', '.join(available_backends())}{where([['models', name, 'backend']])}"
+            )
+    return data
+
+
+def _benchmark_sections(sections: dict[str, Any], where) -> tuple[dict[str, Any], list[str]]:
+    """Each benchmark's section validated against its own schema, defaults filled; (sections, problems)."""
+    from socialbench.core.benchmarks import get_benchmark_class
+
+    out, problems = {}, []
+    for name, section in sections.items():
+        schema = get_benchmark_class(name).params_schema()
+        data = copy.deepcopy(section if section is not None else {})
+        _fill_defaults(data, schema, schema)
+        for err in sorted(
+            jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path)
+        ):
+            err.path.appendleft(name)  # name the section: "moca.demo.n_test: ..."
+            problems.append(_describe(err) + where(_error_paths(err)))
+        out[name] = data
+    return out, problems
+
+
+def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """The mapping a params file holds, read by the strict YAML loader (:func:`socialbench.core.io.load_yaml`):
+    a syntax error, tab, alias, duplicate key, ``!!python`` tag, non-finite number or non-UTF-8 byte
+    is a one-line ConfigError with the line and column. A file with no settings (empty, or only
+    comments) and a top level that is not a mapping are refused too. Not yet validated."""
+    from socialbench.core.io import load_yaml_file
+
+    raw = load_yaml_file(path, error=ConfigError)
+    if raw is None:
+        raise ConfigError(
+            f"{path}: holds no settings (the file is empty or only comments); a params file needs at"
+            " least its models (see params.yaml in the repository)"
+        )
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{path}: the top level must be a mapping of settings (key: value), got a {type(raw).__name__}"
+        )
+    return raw
+
+
+def exit_if_unreadable(path: str | Path = "params.yaml") -> None:
+    """For the Snakefile, before Snakemake's own parse of its ``configfile:`` (which names no line):
+    stop with the message ``socialbench check-params`` gives for a file that cannot be read."""
+    import sys
+
+    from socialbench.core.io import one_line
+
+    try:
+        read_params_file(path)
+    except ConfigError as exc:
+        sys.exit(f"error: {one_line(exc)}")
+
+
+def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """params.yaml read strictly (:func:`read_params_file`) and validated (:func:`validate_params`)."""
+    return validate_params(read_params_file(path), source=str(path))

@@ -1,0 +1,277 @@
+"""The generic multi-round runner: method rounds -> request cache -> backend -> traces and records.
+
+Round k of every instance still in flight goes out together, bounded by the model's concurrency
+(the backend's ``complete_many``). Every call goes through the request cache and is stored on
+arrival, so a killed run resumes by replaying the finished rounds from the cache (methods are
+deterministic given the responses) and repeats only the calls that were in flight. Records and
+traces are returned only when every instance has a final answer or a recorded error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tqdm import tqdm
+
+from socialbench.core.backend import (
+    Backend,
+    BackendContext,
+    ModelSpec,
+    Request,
+    Response,
+    check_requests,
+    create_backend,
+)
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, InstanceInputError, Method
+from socialbench.core.cache import RequestCache, cache_key
+from socialbench.core.errors import DataError, SocialbenchError
+
+#: A method that has not answered after this many rounds is stopped (a bug, not a slow model).
+MAX_ROUNDS = 64
+
+
+@dataclass
+class RunStats:
+    requests: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    wall_s: float = 0.0
+    cost_usd: float = 0.0
+    retries: int = 0  # API backends: retried attempts (429, 5xx, overloaded, timeouts)
+    attempts: int = 0  # API backends: HTTP attempts made
+    truncated: int = 0  # answers cut at max_tokens (finish_reason "length")
+    rounds: int = 0
+    excluded: str | None = None  # the reason, when params exclude this method for this model
+    error_examples: dict[str, str] = field(default_factory=dict)
+    #: Per stage: calls, input and output tokens, cost.
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: What the backend's answers depend on besides the request (its cache-key identity: backend,
+    #: model id, revision or weights hash, decoding options), recorded with the run.
+    backend_identity: dict[str, Any] = field(default_factory=dict)
+    #: The method's own run summary (``Method.summary``: e.g. CoDAR's revisions and acceptance).
+    method: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["latency_s"] = round(d["latency_s"], 3)
+        d["wall_s"] = round(d["wall_s"], 3)
+        d["cost_usd"] = round(d["cost_usd"], 6)
+        for s in d["stages"].values():
+            s["cost_usd"] = round(s["cost_usd"], 6)
+        return d
+
+
+def estimate_cost(spec: ModelSpec, input_tokens: int, output_tokens: int) -> float:
+    return (input_tokens * spec.price_in_per_mtok + output_tokens * spec.price_out_per_mtok) / 1e6
+
+
+def stage_of(request: Request) -> str:
+    return str(request.task.get("stage") or request.request_id.rsplit("/", 1)[-1])
+
+
+def run_requests(
+    backend: Backend,
+    requests: Sequence[Request],
+    cache: RequestCache,
+    identity: dict[str, Any],
+    model: str,
+    stats: RunStats,
+    progress: bool = True,
+    desc: str | None = None,
+) -> tuple[list[Response], list[str]]:
+    """(responses, cache keys): cached responses where present; the misses go through the backend,
+    each stored on arrival. A miss another process using the same cache is calling right now is
+    waited for, not called again (:meth:`RequestCache.share_calls`), and counts as a cache hit."""
+    responses: list[Response | None] = [None] * len(requests)
+    keys = [cache_key(identity, r) for r in requests]
+    todo = []
+    for i, key in enumerate(keys):
+        hit = cache.get(key)
+        if hit is not None:
+            responses[i] = hit
+        else:
+            todo.append(i)
+    stats.requests += len(requests)
+    stats.cache_hits += len(requests) - len(todo)
+    stats.cache_misses += len(todo)
+    if todo:
+        bar = tqdm(total=len(todo), desc=desc or model, unit="call", disable=not progress, mininterval=1.0)
+
+        def on_result(j: int, resp: Response) -> None:
+            i = todo[j]
+            responses[i] = resp
+            cache.put(keys[i], identity, requests[i], resp, model)
+            bar.update(1)
+
+        def call(mine: list[int]) -> None:  # positions in todo that this process claimed
+            backend.complete_many([requests[todo[j]] for j in mine], lambda k, resp: on_result(mine[k], resp))
+
+        def shared(j: int, resp: Response) -> None:  # answered by another process meanwhile
+            responses[todo[j]] = resp
+            stats.cache_hits += 1
+            stats.cache_misses -= 1
+            bar.update(1)
+
+        try:
+            cache.share_calls([keys[i] for i in todo], call, shared)
+        finally:
+            bar.close()
+    out = [
+        resp if resp is not None else Response(text=None, error="backend returned no response", finish_reason="error")
+        for resp in responses
+    ]  # a backend that returned without answering one request
+    return out, keys
+
+
+def _account(stats: RunStats, spec: ModelSpec, request: Request, resp: Response, instance_id: str) -> None:
+    if resp.error:
+        stats.errors += 1
+        if len(stats.error_examples) < 5:
+            stats.error_examples.setdefault(instance_id, resp.error)
+    if resp.truncated:
+        stats.truncated += 1
+    stats.input_tokens += resp.input_tokens
+    stats.output_tokens += resp.output_tokens
+    stats.latency_s += 0.0 if resp.cached else resp.latency_s
+    st = stats.stages.setdefault(
+        stage_of(request), {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    )
+    st["calls"] += 1
+    st["input_tokens"] += resp.input_tokens
+    st["output_tokens"] += resp.output_tokens
+    st["cost_usd"] += estimate_cost(spec, resp.input_tokens, resp.output_tokens)
+
+
+def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
+    # Not whether the call came from the cache: that is run accounting (stats), and a trace must
+    # have the same bytes whether its calls were made now or replayed (DVC versions it).
+    r = ex.response
+    return {
+        "round": round_no,
+        "stage": stage_of(ex.request),
+        "request_id": ex.request.request_id,
+        "key": ex.key,
+        "text": r.text,
+        "input_tokens": r.input_tokens,
+        "output_tokens": r.output_tokens,
+        "finish_reason": r.finish_reason,
+        "error": r.error,
+    }
+
+
+def _step(method: Method, inst: dict[str, Any], rounds: list[list[Exchange]], source: str) -> list[Request] | Final:
+    try:
+        out = method.step(inst, rounds)
+    except InstanceInputError as exc:
+        raise DataError(source, exc.message, record=str(inst.get("id")), field=exc.field) from exc
+    if isinstance(out, Final):
+        return out
+    if not out:
+        return Final(error=f"method {method.name} returned neither requests nor an answer")
+    ids = [r.request_id for r in out]
+    if len(set(ids)) != len(ids):
+        raise SocialbenchError(
+            f"method {method.name}: instance {inst.get('id')}: duplicate request ids in one round: {ids}"
+        )
+    return out
+
+
+def run_method(
+    benchmark: Benchmark,
+    method: Method,
+    instances: list[dict[str, Any]],
+    *,
+    spec: ModelSpec,
+    cache: RequestCache,
+    seed: int,
+    dev_instances: list[dict[str, Any]] | None = None,
+    backend: Backend | None = None,
+    progress: bool = True,
+    source: str = "instances",
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], RunStats]:
+    """(prediction records sorted by id, per-instance traces sorted by id, run accounting).
+
+    The first round is built before the backend starts, so an instance that cannot be run (a
+    DataError naming ``source``, the instances file, the record and the field) stops the run before
+    any model loads, and a request with a part the backend cannot take fails before any call."""
+    start = time.perf_counter()
+    stats = RunStats()
+    n = len(instances)
+    rounds: list[list[list[Exchange]]] = [[] for _ in range(n)]
+    finals: dict[int, Final] = {}
+    asks: dict[int, list[Request]] = {}
+    for i, inst in enumerate(instances):
+        out = _step(method, inst, [], source)
+        if isinstance(out, Final):
+            finals[i] = out
+        else:
+            asks[i] = out
+    dev_answers = benchmark.dev_answers(dev_instances) if dev_instances is not None else None
+    context = BackendContext(seed=seed, dev_answers=dev_answers)
+    owned = backend is None
+    backend = backend or create_backend(spec, context)
+    try:
+        identity = backend.identity()
+        stats.backend_identity = dict(identity)
+        while asks:
+            if stats.rounds >= MAX_ROUNDS:
+                for i in asks:
+                    finals[i] = Final(error=f"method {method.name} did not answer within {MAX_ROUNDS} rounds")
+                break
+            flat = [(i, r) for i, reqs in asks.items() for r in reqs]
+            check_requests(backend, [r for _, r in flat])
+            responses, keys = run_requests(
+                backend,
+                [r for _, r in flat],
+                cache,
+                identity,
+                spec.name,
+                stats,
+                progress,
+                desc=f"{spec.name}/{method.name} round {stats.rounds + 1}",
+            )
+            got: dict[int, list[Exchange]] = {}
+            for (i, req), resp, key in zip(flat, responses, keys):
+                got.setdefault(i, []).append(Exchange(req, resp, key))
+                _account(stats, spec, req, resp, str(instances[i].get("id")))
+            stats.rounds += 1
+            asks = {}
+            for i, exchanges in got.items():
+                rounds[i].append(exchanges)
+                out = _step(method, instances[i], rounds[i], source)
+                if isinstance(out, Final):
+                    finals[i] = out
+                else:
+                    asks[i] = out
+        stats.retries = int(getattr(backend, "retries", 0))
+        stats.attempts = int(getattr(backend, "attempts", 0))
+    finally:
+        if owned:
+            backend.close()
+    records, traces = [], []
+    for i, inst in enumerate(instances):
+        final = finals[i]
+        records.append(benchmark.prediction_record(inst, final, model=spec.name, method=method.name))
+        traces.append(
+            {
+                "id": inst["id"],
+                "model": spec.name,
+                "method": method.name,
+                "calls": [call_trace(k, ex) for k, exs in enumerate(rounds[i]) for ex in exs],
+                "final": {"fields": final.fields, "error": final.error},
+                **({"trace": final.trace} if final.trace else {}),
+            }
+        )
+    stats.method = dict(method.summary([finals[i] for i in range(n)]))
+    stats.cost_usd = estimate_cost(spec, stats.input_tokens, stats.output_tokens)
+    stats.wall_s = time.perf_counter() - start
+    records.sort(key=lambda r: r["id"])
+    traces.sort(key=lambda t: t["id"])
+    return records, traces, stats

@@ -1,0 +1,231 @@
+"""Where the AMI Meeting Corpus's raw files live, as data and pure functions, plus thin fetchers.
+
+The official host (University of Edinburgh) serves
+
+* the manual annotations as one zip:
+  ``https://groups.inf.ed.ac.uk/ami/AMICorpusAnnotations/ami_public_manual_1.6.2.zip``
+  (NXT XML: ``words/``, ``segments/``, ``dialogueActs/``, ``corpusResources/meetings.xml``, ...,
+  at the top level of the zip), and
+* the media per meeting under the mirror base ``https://groups.inf.ed.ac.uk/ami/AMICorpusMirror/``
+  in the layout ``amicorpus/<meeting>/video/<meeting>.<view>.avi`` (views ``Corner`` and
+  ``Closeup1``..``Closeup4``) and ``amicorpus/<meeting>/audio/<meeting>.Mix-Headset.wav``.
+
+Local files keep that relative layout: ``<root>/amicorpus/ES2002a/video/ES2002a.Corner.avi`` and
+``<root>/ami_public_manual_1.6.2.zip`` (unpacked into ``<root>/annotations/``). A ``mirror`` folder
+is read with the same layout, so an offline copy can stand in for the host. See
+docs/decisions.md, "Raw-source acquisition", for what was verified and what is assumed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import NamedTuple
+
+from socialbench.acquire.archive import extract
+from socialbench.acquire.download import download, redact_url
+from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.hashing import sha256_file
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ANNOTATIONS_ARCHIVE",
+    "ANNOTATIONS_DIR",
+    "ANNOTATIONS_SHA256",
+    "ANNOTATIONS_URL",
+    "AUDIO_VIEWS",
+    "DEFAULT_VIEWS",
+    "MEETING_ID",
+    "MIRROR_BASE_URL",
+    "VIDEO_VIEWS",
+    "Source",
+    "annotations_source",
+    "fetch_annotations",
+    "fetch_media",
+    "media_relpath",
+    "media_sources",
+    "missing_mirror_files",
+]
+
+#: Base URL of the official media mirror (the ``amicorpus/`` tree is under it).
+MIRROR_BASE_URL = "https://groups.inf.ed.ac.uk/ami/AMICorpusMirror/"
+#: The manual-annotations release archive on the official host.
+ANNOTATIONS_URL = "https://groups.inf.ed.ac.uk/ami/AMICorpusAnnotations/ami_public_manual_1.6.2.zip"
+ANNOTATIONS_ARCHIVE = PurePosixPath(ANNOTATIONS_URL).name
+#: sha256 of ANNOTATIONS_URL; None = not pinned (fetch_annotations warns). To be filled once
+#: measured on a real download (see docs/decisions.md).
+ANNOTATIONS_SHA256: str | None = None
+#: Folder (under the local root) the annotations archive is unpacked into.
+ANNOTATIONS_DIR = "annotations"
+
+#: The room-view camera and the four participants' close-up cameras (``camera=`` in meetings.xml).
+VIDEO_VIEWS: tuple[str, ...] = ("Corner", "Closeup1", "Closeup2", "Closeup3", "Closeup4")
+#: The headset mix (all four close-talking microphones summed), 16 kHz WAV.
+AUDIO_VIEWS: tuple[str, ...] = ("Mix-Headset",)
+DEFAULT_VIEWS: tuple[str, ...] = VIDEO_VIEWS + AUDIO_VIEWS
+
+_VIEW_FILES: dict[str, tuple[str, str]] = {
+    **{v: ("video", "avi") for v in VIDEO_VIEWS},
+    **{v: ("audio", "wav") for v in AUDIO_VIEWS},
+}
+
+#: AMI meeting ids: site+type (ES, IS, TS, EN, IB, IN), four digits, an optional session letter.
+MEETING_ID = re.compile(r"(?:ES|IS|TS|EN|IB|IN)\d{4}[a-z]?")
+
+
+class Source(NamedTuple):
+    """One file to fetch: ``url`` (http(s) URL, or a path in a local mirror) and ``relpath``, its
+    POSIX path relative to the local root."""
+
+    url: str
+    relpath: str
+
+
+def _check_meeting(meeting: str) -> str:
+    if not isinstance(meeting, str) or not MEETING_ID.fullmatch(meeting):
+        raise ConfigError(f"{meeting!r} is not an AMI meeting id (like ES2002a, IS1000b, IB4001)")
+    return meeting
+
+
+def _check_view(view: str) -> tuple[str, str]:
+    try:
+        return _VIEW_FILES[view]
+    except (KeyError, TypeError):
+        raise ConfigError(f"unknown AMI view {view!r}; known views: {', '.join(_VIEW_FILES)}") from None
+
+
+def media_relpath(meeting: str, view: str) -> str:
+    """``amicorpus/<meeting>/<video|audio>/<meeting>.<view>.<avi|wav>`` (the official layout)."""
+    folder, ext = _check_view(view)
+    _check_meeting(meeting)
+    return f"amicorpus/{meeting}/{folder}/{meeting}.{view}.{ext}"
+
+
+def _join_url(base_url: str, relpath: str) -> str:
+    return base_url.rstrip("/") + "/" + relpath
+
+
+def _mirror_path(mirror: str | os.PathLike[str], relpath: str) -> str:
+    return str(Path(mirror).joinpath(*PurePosixPath(relpath).parts))
+
+
+def media_sources(
+    meetings: Iterable[str],
+    views: Sequence[str] = DEFAULT_VIEWS,
+    *,
+    base_url: str = MIRROR_BASE_URL,
+    mirror: str | os.PathLike[str] | None = None,
+) -> list[Source]:
+    """(url, relpath) for every meeting x view, meeting-major, in the order given; duplicates once.
+
+    With ``mirror``, ``url`` is the file's path in that local folder (same relative layout) and
+    ``base_url`` is not used. Pure: nothing is checked on disk (see :func:`missing_mirror_files`)."""
+    if isinstance(meetings, str) or isinstance(views, str):
+        raise ConfigError("meetings and views must be lists of names, not a single string")
+    views = list(views)
+    if not views:
+        raise ConfigError("no AMI views given")
+    out: list[Source] = []
+    seen: set[str] = set()
+    for meeting in meetings:
+        for view in views:
+            rel = media_relpath(meeting, view)
+            if rel in seen:
+                continue
+            seen.add(rel)
+            url = _mirror_path(mirror, rel) if mirror is not None else _join_url(base_url, rel)
+            out.append(Source(url, rel))
+    return out
+
+
+def annotations_source(*, url: str = ANNOTATIONS_URL, mirror: str | os.PathLike[str] | None = None) -> Source:
+    """(url, relpath) of the manual-annotations archive; with ``mirror``, its path in that folder
+    (under the archive's own file name)."""
+    name = PurePosixPath(url.split("?", 1)[0]).name
+    if not name:
+        raise ConfigError(f"{redact_url(url)}: names no archive file")
+    return Source(_mirror_path(mirror, name) if mirror is not None else url, name)
+
+
+def missing_mirror_files(sources: Iterable[Source]) -> list[str]:
+    """The local (mirror) sources that are not files; remote URLs are not checked."""
+    return [s.url for s in sources if "://" not in s.url and not Path(s.url).is_file()]
+
+
+def _require_mirror(sources: list[Source], mirror: str | os.PathLike[str]) -> None:
+    missing = missing_mirror_files(sources)
+    if missing:
+        more = f" (and {len(missing) - 1} more of {len(sources)} files)" if len(missing) > 1 else ""
+        raise DataError(missing[0], f"not in the AMI mirror {mirror}{more}")
+
+
+def fetch_media(
+    meetings: Iterable[str],
+    views: Sequence[str],
+    dest_root: str | os.PathLike[str],
+    *,
+    base_url: str = MIRROR_BASE_URL,
+    mirror: str | os.PathLike[str] | None = None,
+    sha256: Mapping[str, str] | None = None,
+    **download_options,
+) -> list[Path]:
+    """Fetch every meeting x view into ``dest_root`` (official relative layout); returns the paths.
+
+    ``sha256`` maps a relpath to its expected digest (files not in it are not verified). With
+    ``mirror``, every file must be in it: the first missing one is named before anything is copied.
+    ``download_options`` go to :func:`socialbench.acquire.download.download`."""
+    sources = media_sources(meetings, views, base_url=base_url, mirror=mirror)
+    if mirror is not None:
+        _require_mirror(sources, mirror)
+    sha256 = dict(sha256 or {})
+    root = Path(dest_root)
+    return [
+        download(
+            s.url, root.joinpath(*PurePosixPath(s.relpath).parts), sha256=sha256.get(s.relpath), **download_options
+        )
+        for s in sources
+    ]
+
+
+def fetch_annotations(
+    dest_root: str | os.PathLike[str],
+    *,
+    url: str = ANNOTATIONS_URL,
+    sha256: str | None = ANNOTATIONS_SHA256,
+    mirror: str | os.PathLike[str] | None = None,
+    unpack: bool = True,
+    **download_options,
+) -> Path:
+    """Fetch the manual-annotations archive into ``dest_root`` and (``unpack``) extract it into
+    ``dest_root/annotations``; returns that folder (or the archive when not unpacking).
+
+    ``sha256=None`` means "not pinned": the archive is used unverified, with a warning. The folder is
+    re-extracted only when the archive's sha256 differs from the one it was extracted from (recorded
+    in ``dest_root/.annotations.sha256``)."""
+    source = annotations_source(url=url, mirror=mirror)
+    if mirror is not None:
+        _require_mirror([source], mirror)
+    if sha256 is None:
+        log.warning(
+            "AMI annotations archive %s: no sha256 pinned; using it unverified (pin ANNOTATIONS_SHA256)",
+            redact_url(source.url),
+        )
+    root = Path(dest_root)
+    archive = download(source.url, root / source.relpath, sha256=sha256, **download_options)
+    if not unpack:
+        return archive
+    folder = root / ANNOTATIONS_DIR
+    stamp = root / f".{ANNOTATIONS_DIR}.sha256"
+    digest = sha256 or sha256_file(archive)
+    if folder.is_dir() and stamp.is_file() and stamp.read_text().strip() == digest:
+        log.debug("%s is already extracted from %s", folder, archive)
+        return folder
+    extract(archive, folder, replace=True)
+    tmp = stamp.with_name(stamp.name + ".tmp")
+    tmp.write_text(digest + "\n")
+    os.replace(tmp, stamp)
+    return folder

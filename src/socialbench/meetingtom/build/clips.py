@@ -1,0 +1,234 @@
+"""Clips per candidate (MeetingToM 3.3, B.1, B.5) through the media stage: for one meeting, each kept
+candidate of the clip tasks gets the Corner view, the four close-ups, the 2x2 mosaic of the
+close-ups, the Mix-Headset audio and the transcript, all cut with the same ``[start, end)``, and
+frames at ``media.meeting_fps`` (0.5 FPS) of every video for frame-based models.
+
+Close-ups are named by participant letter, not camera: ``meetings.xml`` maps each speaker letter to
+its ``Closeup<n>`` camera (ES2002a's B is on Closeup4), so ``closeup_B.mp4`` always shows the B of
+the transcript, and the mosaic's panels are A B / C D with those labels.
+
+Layout of ``data/processed/meetingtom/clips/<source>/<meeting>/``::
+
+    <clip>/corner.mp4, closeup_A.mp4 .. closeup_D.mp4, mosaic.mp4, audio.wav, transcript.json
+    frames/...          the frame cache of the meeting's clips (socialbench.media.cache)
+    clips.jsonl         one record per clip: window, files (path, sha256), frames per video
+    report.jsonl        clips that could not be made (media problems), with the action taken
+    summary.json        counts and, when the meeting has no media, why
+
+A candidate whose clip fails (a video shorter than the annotations, a damaged file) is in the report
+and gets no clip: with ``media.on_error: skip`` the instance builder keeps it with ``media_error``
+where the modality needs video; with ``fail`` the stage stops after writing the report.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from socialbench.media.errors import MediaError
+from socialbench.media.sampling import to_fraction
+
+log = logging.getLogger(__name__)
+
+CLOSEUPS = ("Closeup1", "Closeup2", "Closeup3", "Closeup4")
+CLIPS_FILE = "clips.jsonl"
+REPORT_FILE = "report.jsonl"
+SUMMARY_FILE = "summary.json"
+FRAMES_DIR = "frames"
+
+
+def clip_dir_name(candidate_id: str) -> str:
+    """A folder name for a candidate id (``you:ES2002a.B.you.3`` -> ``you_ES2002a.B.you.3``)."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in candidate_id)
+
+
+def view_plan(participants: Mapping[str, Mapping[str, Any]], fetched: Mapping[str, Any]) -> dict[str, Any]:
+    """Which fetched files become which clip: ``{"videos": [(name, relpath)], "mosaic": [4 names]
+    or None, "audio": relpath or None}``. Names are ``corner`` and ``closeup_<letter>`` (letters in
+    order, each through its camera); the mosaic needs four close-ups."""
+    views = fetched.get("views") or {}
+    videos = []
+    if "Corner" in views:
+        videos.append(("corner", views["Corner"]["path"]))
+    closeups = []
+    for letter, p in sorted(participants.items()):
+        cam = p.get("camera")
+        if cam in CLOSEUPS and cam in views:
+            closeups.append((f"closeup_{letter}", views[cam]["path"]))
+    videos += closeups
+    mosaic = [name for name, _ in closeups] if len(closeups) == 4 else None
+    audio = views["Mix-Headset"]["path"] if "Mix-Headset" in views else None
+    return {"videos": videos, "mosaic": mosaic, "audio": audio}
+
+
+def transcript_window(words: Sequence[Mapping[str, Any]], start: float, end: float, gap: float) -> dict[str, Any]:
+    """The transcript of ``[start, end)``: words by midpoint, joined into lines per speaker (at most
+    ``gap`` s apart), times relative to ``start`` (socialbench.media.transcript)."""
+    from socialbench.media.transcript import Word, format_transcript, window_words, words_to_utterances
+
+    items = words_to_utterances(
+        window_words([Word(w["speaker"], w["start"], w["end"], w["text"]) for w in words], start, end), gap
+    )
+    return {
+        "start": start,
+        "end": end,
+        "items": [
+            {"speaker": i.speaker, "start": i.start, "end": i.end, "text": i.text, "partial": i.partial} for i in items
+        ],
+        "text": format_transcript(items),
+    }
+
+
+def frame_aligned(start: float, end: float, fps) -> tuple[Fraction, Fraction]:
+    """The window moved onto the video's frame grid: ``ceil(t * fps) / fps`` for both ends. It holds
+    the same frames as ``[start, end)`` (a frame at time ``k / fps`` lies in one iff it lies in the
+    other), and cutting at frame times avoids an off-by-one of the cuts of AVI files (the AMI
+    format): there ffmpeg keeps the frame on screen at a start between two frames
+    (docs/meetingtom.md, "Known issues")."""
+    rate = to_fraction(fps)
+    return (Fraction(math.ceil(to_fraction(start) * rate)) / rate, Fraction(math.ceil(to_fraction(end) * rate)) / rate)
+
+
+def clip_candidates(candidates: Sequence[Mapping[str, Any]], tasks: Sequence[str]) -> list[Mapping[str, Any]]:
+    return [c for c in candidates if c["task"] in tasks and c.get("start") is not None]
+
+
+def make_clips(
+    meeting: Mapping[str, Any],
+    candidates: Sequence[Mapping[str, Any]],
+    words: Sequence[Mapping[str, Any]],
+    fetched: Mapping[str, Any],
+    out_dir: str | Path,
+    *,
+    tasks: Sequence[str],
+    settings,
+    utterance_gap: float = 1.0,
+    root: str | Path = ".",
+) -> dict[str, Any]:
+    """Cut every clip of one meeting into ``out_dir`` and write its records (module doc); returns
+    the summary. ``settings`` is the media section (:class:`socialbench.media.settings.MediaSettings`)."""
+    from socialbench.core.hashing import sha256_file
+    from socialbench.core.io import write_json
+    from socialbench.media.cache import FrameCache
+    from socialbench.media.clips import Mosaic, cut_views, extract_audio
+    from socialbench.media.encode import EncodeSettings
+    from socialbench.media.probe import probe
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    root = Path(root)
+    media_root = Path(fetched.get("root") or ".")
+    plan = view_plan(meeting.get("participants") or {}, fetched)
+    todo = clip_candidates(candidates, tasks)
+    records, problems = [], []
+    note = None
+    if not plan["videos"]:
+        note = fetched.get("note") or "no video views fetched for this meeting: no clips"
+        todo = []
+    cache = FrameCache(out / FRAMES_DIR)
+    sampling = settings.meeting_sampling()
+    encode = EncodeSettings(preset=settings.clip_preset, crf=settings.clip_crf)
+    names = [n for n, _ in plan["videos"]]
+    sources = [media_root / rel for _, rel in plan["videos"]]
+    for c in todo:
+        folder = out / clip_dir_name(c["id"])
+        outputs = [folder / f"{n}.mp4" for n in names]
+        mosaic = None
+        if plan["mosaic"]:
+            positions = tuple(names.index(n) for n in plan["mosaic"])
+            mosaic = Mosaic(
+                output=folder / "mosaic.mp4",
+                views=positions,
+                labels=tuple(n.rsplit("_", 1)[1] for n in plan["mosaic"]),
+                panel=settings.mosaic_panel,
+                font=settings.label_font,
+            )
+        try:
+            fps = probe(sources[0]).fps
+            start, end = frame_aligned(c["start"], c["end"], fps) if fps else (c["start"], c["end"])
+            cut_views(
+                sources,
+                start,
+                end,
+                outputs,
+                mosaic=mosaic,
+                encode=encode,
+                max_skew_frames=settings.max_view_skew_frames,
+            )
+            audio = None
+            if plan["audio"]:
+                extract_audio(media_root / plan["audio"], folder / "audio.wav", start=c["start"], end=c["end"])
+                audio = folder / "audio.wav"
+            files = {n: o for n, o in zip(names, outputs)}
+            if mosaic is not None:
+                files["mosaic"] = Path(mosaic.output)
+            frames = {n: cache.frames(p, sampling).records(root) for n, p in files.items()}
+        except MediaError as err:
+            problems.append(
+                {
+                    "meeting": meeting["meeting"],
+                    "id": c["id"],
+                    "task": c["task"],
+                    "path": err.path,
+                    "problem": err.problem,
+                    "detail": err.detail,
+                    "action": "failed" if settings.on_error == "fail" else "no clip",
+                }
+            )
+            shutil.rmtree(folder, ignore_errors=True)
+            if settings.on_error == "fail":
+                _finish(out, records, problems, note, cache)
+                raise
+            log.warning("clips: %s: no clip for %s: %s", meeting["meeting"], c["id"], err)
+            continue
+        transcript = transcript_window(words, c["start"], c["end"], utterance_gap)
+        write_json(folder / "transcript.json", transcript)
+
+        def rel(p: Path) -> str:
+            return _rel(p, root)
+
+        records.append(
+            {
+                "id": c["id"],
+                "task": c["task"],
+                "meeting": meeting["meeting"],
+                "start": c["start"],
+                "end": c["end"],
+                "video_window": [float(start), float(end)],  # the window on the video's frame grid (same frames)
+                "videos": {n: {"path": rel(p), "sha256": sha256_file(p)} for n, p in files.items()},
+                "audio": {"path": rel(audio), "sha256": sha256_file(audio)} if audio else None,
+                "transcript": {
+                    "path": rel(folder / "transcript.json"),
+                    "sha256": sha256_file(folder / "transcript.json"),
+                },
+                "frames": frames,
+                "fps": float(sampling.fps) if sampling.fps is not None else None,
+            }
+        )
+    return _finish(out, records, problems, note, cache)
+
+
+def _rel(p: Path, root: Path) -> str:
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return p.resolve().as_posix()
+
+
+def _finish(out: Path, records: list, problems: list, note: str | None, cache) -> dict[str, Any]:
+    from socialbench.core.io import write_json, write_jsonl
+
+    write_jsonl(out / CLIPS_FILE, sorted(records, key=lambda r: r["id"]))
+    write_jsonl(out / REPORT_FILE, sorted(problems, key=lambda r: r["id"]))
+    # The cache's locks and temporary folders are bookkeeping, not data: the folder DVC versions
+    # holds the frames alone, so the same clips give the same bytes.
+    for name in (".locks", ".tmp"):
+        shutil.rmtree(cache.root / name, ignore_errors=True)
+    summary = {"clips": len(records), "failed": len(problems), "note": note}
+    write_json(out / SUMMARY_FILE, summary)
+    return summary

@@ -1,0 +1,278 @@
+"""Rendering a MeetingToM instance into a request: the method's templates with the question, the
+transcript and the options filled in (B.2), the clip as typed parts per the modality (B.5), the
+contextual priors only in that ablation (B.4), and the structured ``task`` the baselines read.
+
+Settings (params ``meetingtom.method_options.<method>``, overridden by an ablation's entry in
+``meetingtom.ablations`` for a run named ``<method>__<ablation>``):
+
+* ``modality``: ``utterances``, ``video`` or ``both`` (default: the instance's, i.e. its source's);
+* ``view``: which video a request shows: ``mosaic`` (the 2x2 close-ups labelled A-D), ``global``
+  (the Corner view) or ``closeup`` (the subject's close-up: Task 1's target, Task 2.1's speaker,
+  Task 2.2's addressee; Task 3 has no single subject and shows the mosaic). Default per task:
+  Task 1 the close-up (paper 3.3: "5-second close-up clips"), the others the mosaic;
+* ``ingestion``: ``auto`` (default: the clip file and its 0.5 FPS frames in one video part; a
+  backend that takes video reads the file, one that takes images the frames), ``native`` (the file
+  only) or ``frames`` (the frames only, as the paper's GPT-5 setup);
+* ``remove_markers``: drop the discourse markers listed in ``meetingtom.discourse_markers``
+  (``markers``) from the transcript (paper Table 5); a line left empty is dropped;
+* ``priors``: any of ``role``, ``phase``, ``dialogue_act``: the AMI annotations added to the prompt
+  in the contextual-prior ablation (paper Table 4); Task 1 takes none (the paper does not evaluate
+  Task 1 with priors, n = 0: such instances are answered without a call and left out of scoring).
+
+Only the question, the transcript, the options, the clip and (in that ablation) the priors reach
+the model; the instance's ``meta`` (AMI ids, the meeting) never does (B.4).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from string import Template
+from typing import Any
+
+from socialbench.core.backend import Decoding, ImagePart, Message, Request, VideoPart
+from socialbench.core.benchmarks import InstanceInputError
+from socialbench.core.errors import ConfigError
+from socialbench.meetingtom.questions import MULTI, TITLES, answer_format
+
+VIEWS = ("mosaic", "global", "closeup")
+INGESTION = ("auto", "native", "frames")
+MODALITIES = ("utterances", "video", "both")
+PRIORS = ("role", "phase", "dialogue_act")
+#: Keys an ablation entry may carry besides settings: which table it belongs to and its row label.
+ABLATION_META = ("table", "label")
+SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors")
+VIEW_TEXT = {
+    "mosaic": "the 2x2 mosaic of the four participants' close-up views, each panel labelled with the participant's letter",
+    "global": "the room view (all participants)",
+    "closeup": "the close-up view of participant {subject}",
+}
+
+
+def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The method settings with defaults; an unknown key or value is a ConfigError naming it."""
+    s = {k: v for k, v in dict(settings or {}).items() if k not in ABLATION_META}
+    unknown = sorted(set(s) - set(SETTINGS))
+    if unknown:
+        raise ConfigError(
+            f"meetingtom.method_options / ablations: unknown setting(s) {', '.join(unknown)} (known: {', '.join(SETTINGS)})"
+        )
+    out = {
+        "modality": s.get("modality"),
+        "view": s.get("view"),
+        "ingestion": s.get("ingestion", "auto"),
+        "remove_markers": bool(s.get("remove_markers", False)),
+        "markers": list(s.get("markers") or []),
+        "priors": list(s.get("priors") or []),
+    }
+    for key, known in (("modality", MODALITIES), ("view", VIEWS), ("ingestion", INGESTION)):
+        if out[key] is not None and out[key] not in known:
+            raise ConfigError(
+                f"meetingtom.method_options / ablations: {key} must be one of {', '.join(known)}, got {out[key]!r}"
+            )
+    bad = [p for p in out["priors"] if p not in PRIORS]
+    if bad:
+        raise ConfigError(
+            f"meetingtom.ablations: unknown prior(s) {', '.join(map(str, bad))} (known: {', '.join(PRIORS)})"
+        )
+    if out["remove_markers"] and not out["markers"]:
+        raise ConfigError("meetingtom: remove_markers needs the marker list (meetingtom.discourse_markers)")
+    return out
+
+
+def modality_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
+    return s.get("modality") or instance["modality"]
+
+
+def subject_of(instance: Mapping[str, Any]) -> str | None:
+    """Whose close-up the ``closeup`` view shows (None: the task has no single subject)."""
+    return {
+        "task1": instance.get("target"),
+        "task2_1": instance.get("speaker"),
+        "task2_2": instance.get("addressee"),
+    }.get(instance["task"])
+
+
+def view_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
+    view = s.get("view") or ("closeup" if instance["task"] == "task1" else "mosaic")
+    return "mosaic" if view == "closeup" and subject_of(instance) is None else view
+
+
+def video_key(instance: Mapping[str, Any], view: str) -> str:
+    return {"mosaic": "mosaic", "global": "corner"}.get(view) or f"closeup_{subject_of(instance)}"
+
+
+def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoPart:
+    """The clip of ``view`` as one part: file and/or frames (each frame with its timestamp)."""
+    media = instance.get("media") or {}
+    key = video_key(instance, view)
+    video = (media.get("videos") or {}).get(key)
+    if video is None:
+        raise InstanceInputError(
+            "media",
+            f"no {key} video in the clip (view {view!r}); videos: {', '.join(sorted(media.get('videos') or {})) or 'none'}",
+        )
+    label = "mosaic A-D" if view == "mosaic" else ("Corner" if view == "global" else f"Closeup {subject_of(instance)}")
+    frames = tuple(
+        ImagePart(f["path"], f["sha256"], f["timestamp"], label) for f in (media.get("frames") or {}).get(key, [])
+    )
+    if ingestion == "native":
+        return VideoPart(path=video["path"], sha256=video["sha256"], view=label)
+    if ingestion == "frames":
+        if not frames:
+            raise InstanceInputError("media", f"no sampled frames of the {key} video")
+        return VideoPart(frames=frames, fps=media.get("fps"), view=label)
+    return VideoPart(path=video["path"], sha256=video["sha256"], frames=frames, fps=media.get("fps"), view=label)
+
+
+# ---- the transcript and its ablations ----------------------------------------------------------
+
+
+def marker_pattern(markers: Sequence[str]) -> re.Pattern[str]:
+    """A word that is one of ``markers`` (case-insensitive, with its trailing punctuation)."""
+    alts = "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])[.,!?;:]*", re.IGNORECASE)
+
+
+def strip_markers(text: str, markers: Sequence[str]) -> str:
+    """``text`` without the discourse markers (spaces closed up)."""
+    return re.sub(r"\s{2,}", " ", marker_pattern(markers).sub("", text)).strip()
+
+
+def transcript_lines(instance: Mapping[str, Any], s: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The transcript's lines as shown: markers removed in that ablation (a line left empty is
+    dropped), each line's dialogue act attached when that prior is on."""
+    acts = (instance.get("context") or {}).get("acts") or []
+    out = []
+    for k, t in enumerate(instance.get("turns") or []):
+        text = strip_markers(t["text"], s["markers"]) if s["remove_markers"] else t["text"]
+        if text:
+            out.append({**t, "text": text, "act": acts[k] if k < len(acts) else None})
+    return out
+
+
+def render_transcript(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
+    lines = transcript_lines(instance, s)
+    if not (s["remove_markers"] or "dialogue_act" in s["priors"]):
+        return instance["transcript"] or "(no words in the clip)"
+    show_act = "dialogue_act" in s["priors"] and instance["task"] != "task1"
+    rendered = [
+        f"[{t['start']:.2f}-{t['end']:.2f}] {t['speaker']}"
+        + (f" ({t['act'] or 'no act'})" if show_act else "")
+        + f": {t['text']}"
+        for t in lines
+    ]
+    return "\n".join(rendered) or "(no words in the clip)"
+
+
+def render_context(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
+    """The contextual priors block (empty outside that ablation)."""
+    ctx = instance.get("context") or {}
+    out = []
+    if "role" in s["priors"]:
+        roles = ", ".join(f"{x}: {r or 'unknown'}" for x, r in sorted((ctx.get("roles") or {}).items()))
+        out.append(
+            f"Participant roles (PM project manager, ME marketing expert, UI user-interface designer, ID industrial designer): {roles}"
+        )
+    if "phase" in s["priors"]:
+        out.append(f"Meeting phase: {ctx.get('phase') or 'unknown'}")
+    if "dialogue_act" in s["priors"]:
+        out.append("Each transcript line is marked with its AMI dialogue act in parentheses.")
+    return ("\nContext (annotations of the AMI corpus):\n" + "\n".join(out) + "\n") if out else ""
+
+
+# ---- the request ---------------------------------------------------------------------------------
+
+
+def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The structured view for the baselines: the question's subject utterance (Task 2) or the
+    question as the query, the options as the answer's choices (a participant option's text is
+    the participant and what they say in the clip, when the modality shows utterances, so a
+    text-similarity model can match the answer to the question), the task as the prior's group."""
+    s = s or settings_of(None)
+    with_words = modality_of(instance, s) != "video"
+    said: dict[str, list[str]] = {}
+    for t in transcript_lines(instance, s):
+        said.setdefault(t["speaker"], []).append(t["text"])
+
+    def text(o: Mapping[str, Any]) -> str:
+        if "participant" not in o or not with_words:
+            return o["text"]
+        return f"{o['text']}: {' '.join(said.get(o['participant'], [])) or '(says nothing in the clip)'}"
+
+    utterance = instance.get("utterance")
+    if utterance and s["remove_markers"]:
+        utterance = strip_markers(utterance, s["markers"])
+    query = utterance if with_words and utterance else instance["question"]
+    return {
+        "benchmark": "meetingtom",
+        "method": method,
+        "stage": "answer",
+        "task": instance["task"],
+        "prior_group": instance["task"],
+        "query": query,
+        "multi": instance["task"] in MULTI,
+        "choices": [
+            {
+                "field": "answer",
+                "options": [{"value": o["label"], "key": o["value"], "text": text(o)} for o in instance["options"]],
+            }
+        ],
+    }
+
+
+def guidance(instance: Mapping[str, Any], template: str | None) -> str:
+    if template is None:
+        return ""
+    variables = {
+        **(instance.get("variables") or {}),
+        "target": instance.get("target", ""),
+        "speaker": instance.get("speaker", ""),
+        "addressee": instance.get("addressee", ""),
+    }
+    return Template(template).safe_substitute(variables).strip()
+
+
+def build_request(
+    instance: Mapping[str, Any],
+    templates: Sequence[str | None],
+    spec,
+    settings: Mapping[str, Any] | None,
+    method: str,
+    *,
+    json_mode: bool = True,
+) -> Request:
+    """The request of one instance: ``templates`` = (system, user, task guidance or None) with
+    ``$``-placeholders; the video part when the modality has video, the transcript when it has
+    utterances. ``json_mode``: ask the backend for a JSON object (the No Prompt method; the
+    reasoning methods write prose before their final line)."""
+    s = settings_of(settings)
+    modality = modality_of(instance, s)
+    parts: list[Any] = []
+    if modality in ("video", "both"):
+        if instance.get("media_error"):
+            raise InstanceInputError("media", instance["media_error"])
+        view = view_of(instance, s)
+        parts.append(video_part(instance, view, s["ingestion"]))
+        visual = VIEW_TEXT[view].format(subject=subject_of(instance)) + " (given with this message)"
+    else:
+        visual = "(not given)"
+    transcript = render_transcript(instance, s) if modality in ("utterances", "both") else "(not given)"
+    options = "\n".join(f"{o['label']}. {o['text']}" for o in instance["options"])
+    system, user, task_guidance = (list(templates) + [None])[:3]
+    text = Template(user).substitute(
+        title=f"Task: {TITLES[instance['task']].split(': ', 1)[1]}.",
+        question=instance["question"],
+        visual=visual,
+        transcript=transcript,
+        context=render_context(instance, s),
+        options=options,
+        answer_format=answer_format(instance["task"]),
+        guidance=guidance(instance, task_guidance),
+    )
+    return Request(
+        request_id=f"{instance['id']}/{method}/answer",
+        messages=(Message("system", (Template(system).substitute(),)), Message("user", (*parts, text))),
+        task=answer_task(instance, method, s),
+        decoding=Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=json_mode),
+    )

@@ -1,0 +1,309 @@
+"""Scoring MeetingToM predictions (MeetingToM 4.1). Pure functions.
+
+Metrics per (task, source) group (``task1/demo``, ``task2_1/ami``...), every group with every key::
+
+    {"accuracy", "chance", "correct", "invalid", "invalid_rate", "n", "n_total", "macro_f1"}
+
+* ``accuracy``: exact match in percent, ``correct / n``. Task 3.2 (multi-select) matches when the
+  predicted set of labels equals the gold set.
+* Task 3.2 is conditional (4.1: "evaluated conditionally on correctly answering Task 3.1"): an
+  instance counts only where the same run answered the paired Task 3.1 instance (same ``clip_id``
+  and source) correctly. ``n`` is that count (the denominator), ``n_total`` all Task 3.2 instances;
+  ``accuracy`` is null when ``n`` = 0. For every other task ``n`` = ``n_total``.
+* ``macro_f1`` (Tasks 1 and 3.1 only, null for the others): the unweighted mean of per-class F1 over
+  option VALUES (letters are shuffled per instance), over the classes that occur as a gold value or
+  as a valid prediction (scikit-learn's ``f1_score(average="macro", zero_division=0)`` with its
+  default labels, the invalid answers left out of the label set); an invalid answer is a miss of its
+  gold class.
+* ``chance``: expected accuracy of uniform guessing, the mean over the group's instances of 1/k for k
+  options; Task 3.2 guesses uniformly among the 2^k - 1 non-empty subsets (1/(2^k - 1)), over all
+  its instances (the guess of the dissenters, given that 3.1 was answered).
+* ``invalid``: instances with no usable answer (no prediction, an error, a label no option has),
+  over all ``n_total`` instances; ``invalid_rate`` = invalid / n_total. Such an answer is wrong.
+
+Percentages are rounded half-up to two decimals (``percent``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from typing import Any
+
+from socialbench.core.errors import DataError
+
+TASKS = ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
+F1_TASKS = ("task1", "task3_1")
+MULTI_TASK = "task3_2"
+PAIRED_TASK = "task3_1"  # Task 3.2 counts where this task's answer on the same clip is correct
+METRICS = ("accuracy", "chance", "correct", "invalid", "invalid_rate", "n", "n_total", "macro_f1")
+
+
+def percent(value: Fraction) -> float:
+    d = Decimal(value.numerator * 100) / Decimal(value.denominator)
+    return float(d.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def group_of(instance: dict[str, Any]) -> str:
+    return f"{instance['task']}/{instance['source']}"
+
+
+def chance(option_counts: Sequence[int], multi: bool = False) -> Fraction:
+    """Expected accuracy of uniform guessing: the mean over instances of 1 / (number of options),
+    or with ``multi`` of 1 / (2^k - 1), the number of non-empty subsets of k options."""
+    return sum((Fraction(1, 2**k - 1 if multi else k) for k in option_counts), Fraction(0)) / len(option_counts)
+
+
+def macro_f1(y_true: Sequence[Any], y_pred: Sequence[Any]) -> Fraction:
+    """Macro-F1 of gold values and predicted values (``None`` = invalid: a miss of its gold class that
+    adds no class), exact. Classes: those occurring in ``y_true`` or as a valid prediction; per class
+    F1 = 2 TP / (2 TP + FP + FN) (0 when a class was predicted but never gold), then the unweighted mean."""
+    if len(y_true) != len(y_pred) or not y_true:
+        raise ValueError(f"macro_f1 needs equally long non-empty sequences, got {len(y_true)} and {len(y_pred)}")
+    classes = sorted(set(y_true) | {p for p in y_pred if p is not None})
+    total = Fraction(0)
+    for c in classes:
+        tp = sum(1 for t, p in zip(y_true, y_pred) if t == c and p == c)
+        fp = sum(1 for t, p in zip(y_true, y_pred) if t != c and p == c)
+        fn = sum(1 for t, p in zip(y_true, y_pred) if t == c and p != c)
+        total += Fraction(2 * tp, 2 * tp + fp + fn)  # 2tp+fp+fn > 0: c is gold or predicted somewhere
+    return total / len(classes)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One instance scored: its gold and predicted values (Task 3.2: sorted tuples of participant
+    values; ``pred`` None when invalid), whether it is right, and whether it counts (``eligible``:
+    Task 3.2 only where the paired Task 3.1 answer is right; never where the run's setting does not
+    evaluate the instance, ``evaluated`` False: Task 1 with contextual priors, paper Table 4)."""
+
+    id: str
+    group: str
+    gold: Any
+    pred: Any
+    correct: bool
+    eligible: bool
+    n_options: int
+    evaluated: bool = True
+
+
+def option_value(option: dict[str, Any]) -> str:
+    # Task 2.1's older records name the participant only; its value is that letter (spec).
+    return option.get("value") or option.get("participant") or option["label"]
+
+
+def _check_predictions(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    source: str,
+    lines: Sequence[int] | None,
+    instances_source: str,
+) -> dict[str, dict[str, Any]]:
+    by_inst = {i["id"]: i for i in instances}
+    by_id: dict[str, dict[str, Any]] = {}
+    for k, p in enumerate(predictions):
+        where = f"line {lines[k]}" if lines else f"record {k + 1}"
+        pid = p.get("id")
+        if not isinstance(pid, str):
+            raise DataError(source, "prediction without an id", record=where, field="id")
+        if pid in by_id:
+            raise DataError(source, "duplicate prediction for this id", record=f"{pid} ({where})", field="id")
+        if pid not in by_inst:
+            raise DataError(source, f"names no instance of {instances_source}", record=f"{pid} ({where})", field="id")
+        answer = p.get("answer")
+        multi = by_inst[pid]["task"] == MULTI_TASK
+        if answer is not None and (
+            not (isinstance(answer, list) and all(isinstance(a, str) for a in answer))
+            if multi
+            else not isinstance(answer, str)
+        ):
+            want = "a list of option labels" if multi else "an option label (a string)"
+            raise DataError(
+                source, f"must be {want} or null, got {answer!r}", record=f"{pid} ({where})", field="answer"
+            )
+        by_id[pid] = p
+    return by_id
+
+
+def _gold(inst: dict[str, Any], values: dict[str, str], instances_source: str) -> Any:
+    gold = inst.get("answer")
+    labels = gold if inst["task"] == MULTI_TASK and isinstance(gold, list) else [gold]
+    if inst["task"] == MULTI_TASK and not isinstance(gold, list) or not labels or any(g not in values for g in labels):
+        raise DataError(
+            instances_source,
+            f"gold answer {gold!r} names no option (options {sorted(values)})",
+            record=inst["id"],
+            field="answer",
+        )
+    return tuple(sorted({values[g] for g in labels})) if inst["task"] == MULTI_TASK else values[gold]
+
+
+def _predicted(inst: dict[str, Any], pred: dict[str, Any] | None, values: dict[str, str]) -> Any:
+    """The predicted value(s), None when invalid (no record, an error, a label no option has)."""
+    if pred is None or pred.get("error") or pred.get("answer") is None:
+        return None  # as MoCA's scorer: a record with an error is no answer
+    answer = pred["answer"]
+    if inst["task"] == MULTI_TASK:
+        return tuple(sorted({values[a] for a in answer})) if all(a in values for a in answer) else None
+    return values.get(answer)
+
+
+def outcomes(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    *,
+    source: str,
+    lines: Sequence[int] | None = None,
+    instances_source: str = "instances",
+) -> list[Outcome]:
+    """Each instance scored, in the instances' order. A prediction without an id, with a duplicate id,
+    an id that names no instance, or an answer of the wrong type is a DataError naming the file and
+    line; a Task 3.2 instance without its Task 3.1 instance is a DataError naming the instance."""
+    by_id = _check_predictions(instances, predictions, source, lines, instances_source)
+    first: list[tuple[dict[str, Any], Any, Any]] = []
+    for inst in instances:
+        values = {o["label"]: option_value(o) for o in inst["options"]}
+        first.append((inst, _gold(inst, values, instances_source), _predicted(inst, by_id.get(inst["id"]), values)))
+    paired = {
+        (inst["source"], inst.get("clip_id")): gold == pred for inst, gold, pred in first if inst["task"] == PAIRED_TASK
+    }
+    out = []
+    for inst, gold, pred in first:
+        rec = by_id.get(inst["id"]) or {}
+        if rec.get("not_evaluated"):  # the run's setting leaves it out (e.g. Task 1 with contextual priors)
+            out.append(
+                Outcome(inst["id"], group_of(inst), gold, None, False, False, len(inst["options"]), evaluated=False)
+            )
+            continue
+        eligible = True
+        if inst["task"] == MULTI_TASK:
+            key = (inst["source"], inst.get("clip_id"))
+            if key not in paired:
+                raise DataError(
+                    instances_source,
+                    f"a {MULTI_TASK} instance without a {PAIRED_TASK} instance of its clip"
+                    f" ({inst.get('clip_id')!r}, source {inst['source']!r}): it cannot be scored conditionally",
+                    record=inst["id"],
+                    field="clip_id",
+                )
+            eligible = paired[key]
+        out.append(
+            Outcome(
+                inst["id"],
+                group_of(inst),
+                gold,
+                pred,
+                pred is not None and pred == gold,
+                eligible,
+                len(inst["options"]),
+            )
+        )
+    return out
+
+
+def group_scores(task: str, group: list[Outcome]) -> dict[str, Any]:
+    """The metrics of one group's outcomes (module docstring)."""
+    n_total = len(group)
+    scored = [o for o in group if o.eligible]
+    evaluated = [o for o in group if o.evaluated]
+    n = len(scored)
+    correct = sum(o.correct for o in scored)
+    invalid = sum(o.pred is None for o in evaluated)
+    f1 = (
+        percent(macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated]))
+        if task in F1_TASKS and evaluated
+        else None
+    )
+    return {
+        "accuracy": percent(Fraction(correct, n)) if n else None,
+        "chance": percent(chance([o.n_options for o in group], multi=task == MULTI_TASK)),
+        "correct": correct,
+        "invalid": invalid,
+        "invalid_rate": percent(Fraction(invalid, n_total)),
+        "n": n,
+        "n_total": n_total,
+        "macro_f1": f1,
+    }
+
+
+def score_outcomes(scored: list[Outcome]) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[Outcome]] = {}
+    for o in scored:
+        groups.setdefault(o.group, []).append(o)
+    return {g: group_scores(g.split("/", 1)[0], os) for g, os in sorted(groups.items())}
+
+
+def score(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    *,
+    source: str,
+    lines: Sequence[int] | None = None,
+    instances_source: str = "instances",
+) -> dict[str, dict[str, Any]]:
+    """Scores per group (``{"<task>/<source>": metrics}``); bad predictions as in ``outcomes``."""
+    return score_outcomes(
+        outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+    )
+
+
+def _whole(v: Any, low: int, high: int) -> bool:
+    return not isinstance(v, bool) and isinstance(v, int) and low <= v <= high
+
+
+def _pct(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float)) and 0 <= v <= 100
+
+
+def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
+    """A score file read back and checked: every group ``<task>/<source>`` of a known task has every
+    metric; counts are whole numbers (``n_total`` >= 1, ``n`` = ``n_total`` but for Task 3.2 where
+    0 <= n <= n_total, ``correct`` <= n, ``invalid`` <= n_total); percentages lie in [0, 100];
+    ``accuracy`` is null exactly when n = 0 and ``macro_f1`` exactly for tasks other than 1 and 3.1."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise DataError(source, f"not a JSON score file ({exc})") from None
+    if not isinstance(obj, dict) or not obj:
+        raise DataError(source, "must be a non-empty object {group: metrics}")
+    for g, m in obj.items():
+        rec = f"group {g!r}"
+        task = g.split("/", 1)[0]
+        if "/" not in g or task not in TASKS:
+            raise DataError(source, f"a group is <task>/<source> with a task of {', '.join(TASKS)}", record=rec)
+        if not isinstance(m, dict):
+            raise DataError(source, f"must be an object of metrics, got {m!r}", record=rec)
+        missing = [k for k in METRICS if k not in m]
+        if missing:
+            raise DataError(source, f"missing metric(s) {', '.join(missing)}", record=rec)
+        n_total, n = m["n_total"], m["n"]
+        if not _whole(n_total, 1, 10**12):
+            raise DataError(source, f"must be a whole number >= 1, got {n_total!r}", record=rec, field="n_total")
+        # n < n_total: Task 3.2's conditional scoring, or instances the run does not evaluate
+        if not _whole(n, 0, n_total):
+            raise DataError(
+                source, f"must be a whole number in [0, {n_total}] (n_total), got {n!r}", record=rec, field="n"
+            )
+        for k, top in (("correct", n), ("invalid", n_total)):
+            if not _whole(m[k], 0, top):
+                raise DataError(source, f"must be a whole number in [0, {top}], got {m[k]!r}", record=rec, field=k)
+        for k in ("chance", "invalid_rate"):
+            if not _pct(m[k]):
+                raise DataError(source, f"must be a percentage in [0, 100], got {m[k]!r}", record=rec, field=k)
+        for k, undefined, why in (
+            ("accuracy", n == 0, "n = 0"),
+            (
+                "macro_f1",
+                task not in F1_TASKS or n == 0,
+                f"{task} has no Macro-F1" if task not in F1_TASKS else "n = 0",
+            ),
+        ):
+            v = m[k]
+            if undefined and v is not None:
+                raise DataError(source, f"must be null ({why}), got {v!r}", record=rec, field=k)
+            if not undefined and not _pct(v):
+                raise DataError(source, f"must be a percentage in [0, 100], got {v!r}", record=rec, field=k)
+    return obj

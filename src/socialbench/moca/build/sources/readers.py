@@ -1,0 +1,227 @@
+"""Reading raw source files so that every problem names the file, the record and the field.
+
+Pure parsing (``decode``, ``json_records``, ``table_rows``) takes bytes or text and the name to show;
+``read_bytes`` is the only I/O. Three kinds of bad input get a one-line :class:`DataError`:
+
+* bytes that are not text in the declared encoding (``unknown encodings``): the byte, its offset and
+  its line, and how to declare another encoding;
+* JSON that is truncated or malformed: which top-level record it stops in (its key or position, and
+  the last complete record), with the parser's line and column;
+* tables with missing columns or rows with the wrong number of fields: the header or the line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from socialbench.core.errors import ConfigError, DataError
+
+_WS = " \t\n\r"
+
+
+def check_encoding(encoding: str) -> str:
+    """The codec's canonical name; an unknown one is a ConfigError naming it."""
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError as exc:
+        raise ConfigError(
+            f"unknown text encoding {encoding!r} (use a Python codec name such as utf-8, cp1252, latin-1)"
+        ) from exc
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes; a missing file or a folder is a DataError naming it."""
+    p = Path(path)
+    if p.is_dir():
+        raise DataError(str(path), "is a folder, not a file")
+    try:
+        return p.read_bytes()
+    except FileNotFoundError as exc:
+        raise DataError(str(path), "file not found") from exc
+    except OSError as exc:
+        raise DataError(str(path), f"cannot read it: {exc.strerror or exc}") from exc
+
+
+def _line_col(data: bytes | str, offset: int) -> tuple[int, int]:
+    nl = b"\n" if isinstance(data, bytes) else "\n"
+    line = data.count(nl, 0, offset) + 1
+    start = data.rfind(nl, 0, offset) + 1
+    return line, offset - start + 1
+
+
+def decode(data: bytes, source: str, encoding: str = "utf-8") -> str:
+    """Text of ``data``. A UTF-8 byte-order mark is dropped (spreadsheet exports carry one). Bytes
+    that do not decode are a DataError naming the offending byte, its offset and line."""
+    codec = check_encoding(encoding)
+    if codec == "utf-8" and data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as exc:
+        line, col = _line_col(data, exc.start)
+        raise DataError(
+            source,
+            f"not {codec} text: byte 0x{data[exc.start]:02x} at offset {exc.start} (column {col}) does not decode"
+            f" ({exc.reason}); if the file uses another encoding, set `encoding` for this source in params.yaml",
+            record=f"line {line}",
+        ) from exc
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _WS:
+        i += 1
+    return i
+
+
+def _json_error(
+    text: str, source: str, pos: int, msg: str, position: int, last: str | None, container: str
+) -> DataError:
+    line, col = _line_col(text, pos)
+    after = f", after record {last}" if last is not None else ", before the first complete record"
+    close = "]" if container == "array" else "}"
+    cut = (
+        "; the file ends before the " + container + " is closed: truncated?"
+        if not text.rstrip().endswith(close)
+        else ""
+    )
+    return DataError(source, f"invalid JSON at line {line} column {col}: {msg}{cut}", record=f"{position + 1}{after}")
+
+
+def json_records(text: str, source: str, container: str) -> Iterator[tuple[str | int, Any]]:
+    """The top-level records of a JSON document, one at a time: ``(index, value)`` for an array
+    (``container='array'``), ``(key, value)`` for an object (``container='object'``). Parsing record
+    by record (``json.JSONDecoder.raw_decode``) lets an error say which record is cut or broken."""
+    decoder = json.JSONDecoder()
+    open_, close = ("[", "]") if container == "array" else ("{", "}")
+    i = _skip_ws(text, 0)
+    if i >= len(text):
+        raise DataError(source, "empty file: expected a JSON " + container)
+    if text[i] != open_:
+        raise DataError(source, f"expected a JSON {container} (starting with {open_!r}), got {text[i]!r} at the start")
+    i = _skip_ws(text, i + 1)
+    position, last = 0, None
+    if i < len(text) and text[i] == close:
+        yield from ()
+        i += 1
+    else:
+        while True:
+            key: str | int = position
+            if container == "object":
+                try:
+                    key, i = decoder.raw_decode(text, i)
+                except json.JSONDecodeError as exc:
+                    raise _json_error(
+                        text, source, exc.pos, f"expected a record key: {exc.msg}", position, last, container
+                    ) from exc
+                if not isinstance(key, str):
+                    raise _json_error(text, source, i, "a record key must be a string", position, last, container)
+                i = _skip_ws(text, i)
+                if i >= len(text) or text[i] != ":":
+                    raise _json_error(text, source, i, f"expected ':' after key {key!r}", position, last, container)
+                i = _skip_ws(text, i + 1)
+            try:
+                value, i = decoder.raw_decode(text, i)
+            except json.JSONDecodeError as exc:
+                where = f" (in record {key!r})" if container == "object" else ""
+                raise _json_error(text, source, exc.pos, f"{exc.msg}{where}", position, last, container) from exc
+            yield key, value
+            last = repr(key) if container == "object" else str(position + 1)
+            position += 1
+            i = _skip_ws(text, i)
+            if i < len(text) and text[i] == ",":
+                i = _skip_ws(text, i + 1)
+                continue
+            if i < len(text) and text[i] == close:
+                i += 1
+                break
+            msg = f"expected ',' or {close!r}" if i < len(text) else f"the {container} is not closed"
+            raise _json_error(text, source, i, msg, position, last, container)
+    if _skip_ws(text, i) < len(text):
+        line, col = _line_col(text, _skip_ws(text, i))
+        raise DataError(source, f"extra data after the JSON {container} at line {line} column {col}")
+
+
+def jsonl_records(text: str, source: str) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of a JSON-lines text."""
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as exc:
+            cut = " (the line ends here: truncated?)" if exc.pos >= len(line.rstrip()) else ""
+            raise DataError(source, f"invalid JSON at column {exc.colno}: {exc.msg}{cut}", record=f"line {n}") from exc
+
+
+def table_rows(
+    text: str, source: str, required: Sequence[str], delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL
+) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """(header, [(line, row)]) of a CSV/TSV text with a header line. Missing required columns name
+    the header line and the first missing column; a row with another number of fields names its line."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting, strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise DataError(source, "empty file: expected a header line") from None
+    except csv.Error as exc:
+        raise DataError(source, f"unreadable header: {exc}", record="line 1 (header)") from exc
+    header = [h.strip() for h in header]
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise DataError(
+            source,
+            f"missing column(s) {', '.join(repr(c) for c in missing)}; the header has {', '.join(repr(h) for h in header)}",
+            record="line 1 (header)",
+            field=missing[0],
+        )
+    rows = []
+    try:
+        for fields in reader:
+            line = reader.line_num
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if len(fields) != len(header):
+                raise DataError(
+                    source,
+                    f"expected {len(header)} fields ({delimiter!r}-separated), got {len(fields)}",
+                    record=f"line {line}",
+                )
+            rows.append((line, dict(zip(header, fields))))
+    except csv.Error as exc:
+        raise DataError(source, f"malformed row: {exc}", record=f"line {reader.line_num}") from exc
+    return header, rows
+
+
+def require_fields(value: Any, fields: Sequence[str], source: str, record: str) -> dict[str, Any]:
+    """``value`` as a JSON object holding every one of ``fields``; else a DataError naming the record
+    and the first missing field."""
+    if not isinstance(value, dict):
+        kind = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}.get(type(value), "null")
+        raise DataError(source, f"expected a JSON object, got {kind}", record=record)
+    for f in fields:
+        if f not in value:
+            raise DataError(source, "missing", record=record, field=f)
+    return value
+
+
+def expect_str(value: Any, source: str, record: str, field: str, allow_empty: bool = True) -> str:
+    if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        raise DataError(
+            source,
+            f"expected {'a' if allow_empty else 'a non-empty'} string, got {json.dumps(value)[:60]}",
+            record=record,
+            field=field,
+        )
+    return value
+
+
+def expect_str_list(value: Any, source: str, record: str, field: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DataError(source, f"expected a list of strings, got {json.dumps(value)[:60]}", record=record, field=field)
+    return list(value)

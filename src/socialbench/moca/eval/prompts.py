@@ -1,0 +1,267 @@
+"""Prompt building blocks for MoCA's methods (appendix D) and the slot protocol.
+
+Subject and target candidates are shown as slot ids subject0..3 / target0..3, shuffled under a
+per-instance deterministic seed; the model answers slot ids, which are mapped back before scoring.
+Every mechanism and label is shown with its decision criterion and boundary rule (D.1;
+:func:`options_block`). The direct baseline asks for JSON mode (a JSON object, values free strings,
+so the invalid-output rule applies as in the paper); ``constrained=True`` sends the answer schema with
+the allowed values as enums instead (the ``direct_constrained`` variant).
+
+Media that cannot be shown (an instance marked ``media_error`` by the media stage, an image file that
+is missing or unreadable) is :class:`MediaUnavailable`: the methods answer such an instance without a
+model call (:func:`media_error_answer`, scored invalid), so an evaluation never shrinks N.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from string import Template
+from typing import Any
+
+from socialbench.core.backend import Decoding, ImagePart, Message, ModelSpec, Request
+from socialbench.core.benchmarks import Exchange, Final, InstanceInputError, Method
+from socialbench.core.hashing import sha256_file
+from socialbench.moca.taxonomy import Taxonomy
+
+ANSWER_KEYS = ("mechanism", "label", "subject", "target")
+
+
+class MediaUnavailable(InstanceInputError):
+    """The instance's media cannot be shown to a model (marked ``media_error`` by the media stage, or
+    an image file missing or unreadable when the request is built). Methods catch it and answer with
+    :func:`media_error_answer`; a method that does not falls back to the runner's handling of every
+    InstanceInputError (the run stops naming file, record and field)."""
+
+
+def slot_maps(instance: dict[str, Any], seed: int) -> dict[str, dict[str, str]]:
+    """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic."""
+    rng = random.Random(f"{seed}:{instance['id']}:slots")
+    maps = {}
+    for role in ("subject", "target"):
+        options = list(instance[f"{role}_options"])
+        rng.shuffle(options)
+        maps[role] = {f"{role}{k}": opt for k, opt in enumerate(options)}
+    return maps
+
+
+def answer_schema(scenario: str, tax: Taxonomy, maps: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """JSON schema of the answer (for JSON mode / guided decoding)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(ANSWER_KEYS),
+        "properties": {
+            "mechanism": {"type": "string", "enum": tax.mechanism_names(scenario)},
+            "label": {"type": "string", "enum": tax.label_names(scenario)},
+            "subject": {"type": "string", "enum": sorted(maps["subject"])},
+            "target": {"type": "string", "enum": sorted(maps["target"])},
+        },
+    }
+
+
+def _pick_uniform(items: list[Any], k: int) -> list[Any]:
+    """k items spread uniformly over the list, in order (all of them when k >= len)."""
+    if k >= len(items):
+        return list(items)
+    if k == 1:
+        return [items[len(items) // 2]]
+    return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
+
+
+def _image_part(path: str) -> ImagePart:
+    try:
+        return ImagePart(path=path, sha256=sha256_file(path))
+    except FileNotFoundError as exc:
+        raise MediaUnavailable("media", f"image file not found: {path}") from exc
+    except IsADirectoryError as exc:
+        raise MediaUnavailable("media", f"{path} is a folder, not an image file") from exc
+    except OSError as exc:
+        raise MediaUnavailable("media", f"cannot read image file {path}: {exc.strerror or exc}") from exc
+
+
+def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
+    """Images of an image-text instance, or the sampled frames (with timestamps) of a video-text one.
+    Media that failed (``media_error`` set by the media stage, an image that cannot be read) is
+    :class:`MediaUnavailable`: a model never silently gets less to see than the benchmark gives. A
+    video-text instance with neither frames nor ``media_error`` was not through the media stage: a
+    plain InstanceInputError (the run stops; run socialbench moca frames first)."""
+    if instance.get("media_error"):
+        raise MediaUnavailable("media_error", str(instance["media_error"]))
+    if instance["modality"] == "video_text":
+        frames = instance.get("frames")
+        if not frames:
+            raise InstanceInputError(
+                "frames", "a video_text instance needs sampled frames; run socialbench moca frames first"
+            )
+        if not isinstance(frames, list) or not all(
+            isinstance(f, dict) and "path" in f and "sha256" in f for f in frames
+        ):
+            # load_instances validates frames in full (moca.schema.frames_problem); this guards direct callers
+            raise InstanceInputError("frames", "expected a list of {path, sha256, index, timestamp} objects")
+        chosen = _pick_uniform(frames, spec.max_frames)
+        return [ImagePart(path=f["path"], sha256=f["sha256"], timestamp=f.get("timestamp")) for f in chosen]
+    return [_image_part(p) for p in instance["media"]]
+
+
+def options_block(options, with_boundary: bool = True) -> str:
+    """One line per option, in taxonomy order: ``- <name>: <criterion> Boundary: <boundary>`` (D.1:
+    "Every option is supplied with its decision criterion and boundary rule"); without the boundary
+    when ``with_boundary`` is false or the option has none, the bare name when it has no criterion."""
+    lines = []
+    for o in options:
+        text = o.criterion
+        if with_boundary and o.boundary:
+            text = f"{text} Boundary: {o.boundary}" if text else f"Boundary: {o.boundary}"
+        lines.append(f"- {o.name}: {text}" if text else f"- {o.name}")
+    return "\n".join(lines)
+
+
+_options_block = options_block  # the name CoDAR's first draft imported
+
+
+def answer_choices(instance: dict[str, Any], tax: Taxonomy, maps: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The generic structured view of a MoCA answer (``Request.task``): ``query`` and ``choices``
+    for the baselines that read no prose, ``prior_group`` for the prior."""
+    scenario = instance["scenario"]
+
+    def named(options) -> list[dict[str, str]]:
+        return [{"value": o.name, "text": f"{o.name}: {o.criterion}" if o.criterion else o.name} for o in options]
+
+    def slots(role: str) -> list[dict[str, str]]:
+        return [{"value": k, "text": v} for k, v in sorted(maps[role].items())]
+
+    query = str(instance.get("text") or "")
+    if instance.get("transcript"):
+        query += "\n" + str(instance["transcript"])
+    return {
+        "scenario": scenario,
+        "prior_group": scenario,
+        "query": query,
+        "choices": [
+            {"field": "mechanism", "options": named(tax.mechanisms[scenario])},
+            {"field": "label", "options": named(tax.labels[scenario])},
+            {"field": "subject", "options": slots("subject")},
+            {"field": "target", "options": slots("target"), "distinct_from": "subject"},
+        ],
+    }
+
+
+def visual_description(images: list[ImagePart], video: bool) -> str:
+    if video:
+        stamps = ", ".join(f"{p.timestamp:.2f}s" for p in images if p.timestamp is not None)
+        return f"{len(images)} frames sampled uniformly in temporal order" + (f" at {stamps}" if stamps else "")
+    return f"{len(images)} image(s)"
+
+
+def build_direct_request(
+    instance: dict[str, Any],
+    tax: Taxonomy,
+    spec: ModelSpec,
+    seed: int,
+    templates: tuple[str, str],
+    *,
+    method: str = "direct",
+    constrained: bool = False,
+) -> tuple[Request, dict[str, dict[str, str]]]:
+    """The D.1 direct-inference request for one instance and its slot maps; ``templates`` are the
+    (system, user) template texts. Temperature 0; JSON mode (``json_object``: keys asked for by the
+    prompt, values free strings, so an invalid value stays possible and is scored as the paper
+    scores it), or with ``constrained`` the answer schema whose enums list the allowed values (guided
+    decoding; a variant, not the paper's setting). Raises :class:`MediaUnavailable` for media that
+    cannot be shown."""
+    scenario = instance["scenario"]
+    maps = slot_maps(instance, seed)
+    images = visual_parts(instance, spec)
+    video = instance["modality"] == "video_text"
+    system = Template(templates[0]).substitute(
+        modality_name="video" if video else "image",
+        scenario=scenario,
+        scenario_question=(tax.questions or {}).get(scenario, ""),
+        mechanism_options=options_block(tax.mechanisms[scenario]),
+        label_options=options_block(tax.labels[scenario]),
+        subject_slot_ids=", ".join(maps["subject"]),
+        target_slot_ids=", ".join(maps["target"]),
+    )
+    user_text = Template(templates[1]).substitute(
+        text=instance["text"],
+        visual=visual_description(images, video),
+        audio=instance.get("transcript") or "(none)",
+        subject_slots="\n".join(f"{k}: {v}" for k, v in maps["subject"].items()),
+        target_slots="\n".join(f"{k}: {v}" for k, v in maps["target"].items()),
+    )
+    if constrained:
+        decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_schema=answer_schema(scenario, tax, maps))
+    else:
+        decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=True)
+    request = Request(
+        request_id=f"{instance['id']}/{method}/answer",
+        messages=(
+            Message("system", (system,)),
+            Message("user", tuple([*images, user_text])),
+        ),
+        task={"benchmark": "moca", "method": method, "stage": "answer", **answer_choices(instance, tax, maps)},
+        decoding=decoding,
+    )
+    return request, maps
+
+
+def media_error_answer(instance: dict[str, Any], problem: str, seed: int) -> Final:
+    """The answer of an instance whose media cannot be shown, made without a model call: every field
+    None, ``error`` "media: <problem>" and ``media_error`` the problem (scored invalid, counted in the
+    scores' ``media_errors``). The slot maps are kept, as for any other answer."""
+    return Final(
+        fields={
+            "raw": None,
+            **{k: None for k in ANSWER_KEYS},
+            "field_errors": {k: "media error, no model call" for k in ANSWER_KEYS},
+            "slots": slot_maps(instance, seed),
+            "request_key": None,
+            "inputs": [],
+            "finish_reason": None,
+            "media_error": problem,
+        },
+        error=f"media: {problem}",
+    )
+
+
+def direct_step(
+    method: Method, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], *, constrained: bool
+) -> list[Request] | Final:
+    """``Method.step`` of the direct methods (``direct``, ``direct_constrained``): one answering call,
+    or the media-error answer with no call; then the parsed answer (``method.settings["answer"]``,
+    e.g. ``code_fence``, from params ``moca.answer``)."""
+    options = answer_settings(method.settings)  # checked before the first call, not after it
+    if not rounds:
+        templates = (method.template("system.txt"), method.template("user.txt"))
+        try:
+            request, _ = build_direct_request(
+                instance,
+                method.benchmark.taxonomy,
+                method.spec,
+                method.seed,
+                templates,
+                method=method.name,
+                constrained=constrained,
+            )
+        except MediaUnavailable as exc:
+            return media_error_answer(instance, exc.message, method.seed)
+        return [request]
+    (ex,) = rounds[0]
+    return method.benchmark.final_answer(instance, ex, method.seed, **options)
+
+
+def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The answer-parsing options a method gets in ``settings["answer"]`` (params ``moca.answer``,
+    schema defaults filled), as keyword arguments of ``MocaBenchmark.final_answer``. A value outside
+    the allowed ones is a ConfigError naming the param."""
+    from socialbench.core.errors import ConfigError
+    from socialbench.moca.eval.parsing import CODE_FENCE
+
+    answer = dict(settings.get("answer") or {})
+    fence = answer.pop("code_fence", "strict")
+    if fence not in CODE_FENCE:
+        raise ConfigError(f"moca.answer.code_fence: {fence!r} is not one of {', '.join(CODE_FENCE)}")
+    if answer:
+        raise ConfigError(f"moca.answer: unknown option(s) {', '.join(sorted(answer))} (known: code_fence)")
+    return {"code_fence": fence}

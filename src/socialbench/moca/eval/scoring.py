@@ -1,0 +1,224 @@
+"""MoCA scoring exactly as section 3.3 (pure functions, no I/O).
+
+For each scenario, over the same N_s instances (an instance without a prediction counts as
+all-incorrect): Acc per field, Dyad, Faith (None when no label is correct), Holis, plus
+c_sem_dyad = Holis / Dyad (the paper's C_sem|dyad, None when Dyad is 0) and invalid_rate (instances
+with any missing, unparsable or invalid field). Percentages with two decimals. Besides ``n``, one more
+count: ``media_errors``, the instances whose media failed at evaluation time (marked ``media_error``
+on the instance or the prediction); they stay in N, scored invalid, and the tables say how many.
+
+Bad input raises ``DataError`` naming the file, record and field; the caller does the reading and any
+printing (``check_predictions`` takes the predictions' line numbers, ``parse_scores`` the bytes of a
+score file).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from socialbench.core.errors import DataError
+from socialbench.core.io import is_number, parse_json_object  # noqa: F401  (score files are read through here)
+
+FIELDS = ("label", "subject", "target", "mechanism")
+METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
+# Metrics with a denominator other than N_s, so null (0/0) is a legitimate value; the others never are.
+NULLABLE_METRICS = ("faith", "c_sem_dyad")
+#: Counts beside the percentages: N_s, and how many of the N_s had media that failed at evaluation time.
+COUNTS = ("n", "media_errors")
+_SEP = re.compile(r"[\s_\-]+")
+
+
+def normalize(value: Any) -> str | None:
+    """Lowercase; hyphens and underscores to spaces; repeated separators collapsed; ends trimmed."""
+    if value is None:
+        return None
+    return _SEP.sub(" ", str(value).lower()).strip()
+
+
+def percent(numerator: int, denominator: int) -> float | None:
+    if denominator == 0:
+        return None
+    q = (Decimal(100) * numerator / Decimal(denominator)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return float(q)
+
+
+def field_matches(gold: dict[str, Any], pred: dict[str, Any] | None, valid: dict[str, set[str]]) -> dict[str, bool]:
+    """c_{i,k} for one instance. A scenario-invalid mechanism/label, or a subject/target outside the
+    instance's options, is incorrect even if it happens to match after normalization."""
+    out = {}
+    for k in FIELDS:
+        p = None if pred is None else normalize(pred.get(k))
+        out[k] = p is not None and p in valid[k] and p == normalize(gold[k])
+    return out
+
+
+def instance_valid_sets(gold: dict[str, Any], labels: Iterable[str], mechanisms: Iterable[str]) -> dict[str, set[str]]:
+    return {
+        "label": {normalize(x) for x in labels},
+        "mechanism": {normalize(x) for x in mechanisms},
+        "subject": {normalize(x) for x in gold["subject_options"]},
+        "target": {normalize(x) for x in gold["target_options"]},
+    }
+
+
+def is_invalid(pred: dict[str, Any] | None, valid: dict[str, set[str]]) -> bool:
+    if pred is None:
+        return True
+    return any(normalize(pred.get(k)) not in valid[k] for k in FIELDS)
+
+
+def media_failed(gold: dict[str, Any], pred: dict[str, Any] | None) -> bool:
+    """Whether the instance's media failed at evaluation time: marked on the instance by the media
+    stage or on the prediction by the method (an image unreadable when the request was built)."""
+    return bool(gold.get("media_error") or (pred is not None and pred.get("media_error")))
+
+
+def score_scenario(rows: list[tuple[dict[str, bool], bool]], media_errors: int = 0) -> dict[str, Any]:
+    """rows: (c_{i,k} by field, invalid) for each of the N_s instances of one scenario;
+    ``media_errors``: how many of them had media that failed at evaluation time."""
+    n = len(rows)
+    sums = {k: sum(c[k] for c, _ in rows) for k in FIELDS}
+    dyad = sum(c["subject"] and c["target"] for c, _ in rows)
+    faith_num = sum(c["label"] and c["mechanism"] for c, _ in rows)
+    holis = sum(all(c[k] for k in FIELDS) for c, _ in rows)
+    invalid = sum(inv for _, inv in rows)
+    return {
+        "label": percent(sums["label"], n),
+        "subject": percent(sums["subject"], n),
+        "target": percent(sums["target"], n),
+        "mechanism": percent(sums["mechanism"], n),
+        "dyad": percent(dyad, n),
+        "faith": percent(faith_num, sums["label"]),
+        "holis": percent(holis, n),
+        "c_sem_dyad": percent(holis, dyad),
+        "invalid_rate": percent(invalid, n),
+        "n": n,
+        "media_errors": media_errors,
+    }
+
+
+def _where(k: int, lines: Sequence[int] | None) -> str:
+    return f"line {lines[k] if lines is not None else k + 1}"
+
+
+def check_predictions(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    source: str = "predictions",
+    lines: Sequence[int] | None = None,
+    instances_source: str = "the instances",
+) -> dict[str, dict[str, Any]]:
+    """Predictions by ``id``. Each prediction needs a non-empty string id that names one instance and
+    appears once: a second copy would silently replace the first, and an id matching no instance
+    means the predictions belong to other data. ``lines[k]`` is the file line of ``predictions[k]``
+    (default: its position, from 1). Instances without a prediction are allowed (scored incorrect and
+    invalid); ``unpredicted`` lists them."""
+    instance_ids = {g["id"] for g in instances}
+    by_id: dict[str, dict[str, Any]] = {}
+    first: dict[str, int] = {}
+    for k, pred in enumerate(predictions):
+        where = _where(k, lines)
+        if "id" not in pred:
+            raise DataError(source, "missing (every prediction needs the id of its instance)", record=where, field="id")
+        iid = pred["id"]
+        if not isinstance(iid, str) or not iid:
+            raise DataError(source, f"must be a non-empty string, got {iid!r}", record=where, field="id")
+        if iid in first:
+            raise DataError(
+                source, f"duplicate id {iid!r} (first at {_where(first[iid], lines)})", record=where, field="id"
+            )
+        if iid not in instance_ids:
+            raise DataError(source, f"id {iid!r} matches no instance in {instances_source}", record=where, field="id")
+        if pred.get("error") is not None and not (isinstance(pred["error"], str) and pred["error"]):
+            raise DataError(
+                source,
+                f"must be null or why the record failed (a message), got {pred['error']!r}",
+                record=where,
+                field="error",
+            )
+        first[iid] = k
+        by_id[iid] = pred
+    return by_id
+
+
+def unpredicted(instances: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[str]:
+    """Ids of the instances that no prediction names (in instance order)."""
+    ids = {p.get("id") for p in predictions}
+    return [g["id"] for g in instances if g["id"] not in ids]
+
+
+def score(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    labels: dict[str, list[str]],
+    mechanisms: dict[str, list[str]],
+    source: str = "predictions",
+    lines: Sequence[int] | None = None,
+    instances_source: str = "the instances",
+) -> dict[str, dict[str, Any]]:
+    """{scenario: metrics} over all instances; predictions are matched by ``id`` (checked by
+    ``check_predictions``; ``source``, ``lines`` and ``instances_source`` only name the files and
+    lines in its errors)."""
+    by_id = check_predictions(instances, predictions, source, lines, instances_source)
+    rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
+    media: dict[str, int] = {}
+    for gold in instances:
+        s = gold["scenario"]
+        valid = instance_valid_sets(gold, labels.get(s, []), mechanisms.get(s, []))
+        pred = by_id.get(gold["id"])
+        answer = None if pred is not None and pred.get("error") else pred  # a failed record is no answer: invalid
+        rows.setdefault(s, []).append((field_matches(gold, answer, valid), is_invalid(answer, valid)))
+        media[s] = media.get(s, 0) + media_failed(gold, pred)
+    return {s: score_scenario(rows[s], media[s]) for s in sorted(rows)}
+
+
+def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
+    """A score file's content, as ``score`` writes it: a non-empty object {scenario: {each of METRICS:
+    a percentage in [0, 100] (null only for faith and c_sem_dyad), n: a positive integer,
+    media_errors: an integer from 0 to n}}, nothing else. Raises ``DataError`` naming the scenario and
+    field at fault."""
+    if not isinstance(scores, dict):
+        raise DataError(source, f"must be a JSON object {{scenario: metrics}}, got {type(scores).__name__}")
+    if not scores:
+        raise DataError(source, "no scenarios (an empty score object)")
+    for scenario, metrics in scores.items():
+        rec = f"scenario {scenario!r}"
+        if not isinstance(metrics, dict):
+            raise DataError(source, f"must be an object of metrics, got {metrics!r}", record=rec)
+        for key in (*METRICS, *COUNTS):
+            if key not in metrics:
+                raise DataError(source, "missing", record=rec, field=key)
+        unknown = sorted(set(metrics) - {*METRICS, *COUNTS})
+        if unknown:
+            raise DataError(
+                source, f"unknown metric (known: {', '.join((*METRICS, *COUNTS))})", record=rec, field=unknown[0]
+            )
+        n = metrics["n"]
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise DataError(
+                source, f"must be a positive integer (the number of instances), got {n!r}", record=rec, field="n"
+            )
+        m = metrics["media_errors"]
+        if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= n:
+            raise DataError(
+                source,
+                f"must be an integer from 0 to n ({n}): the instances whose media failed, got {m!r}",
+                record=rec,
+                field="media_errors",
+            )
+        for key in METRICS:
+            v = metrics[key]
+            if v is None and key in NULLABLE_METRICS:
+                continue
+            if not is_number(v) or not 0 <= v <= 100:
+                allowed = "a percentage in [0, 100]" + (" or null" if key in NULLABLE_METRICS else "")
+                raise DataError(source, f"must be {allowed}, got {v!r}", record=rec, field=key)
+    return scores
+
+
+def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
+    """The checked content of a score file from its bytes (UTF-8 JSON); see ``check_scores``."""
+    return check_scores(parse_json_object(data, source, "{scenario: metrics}"), source)

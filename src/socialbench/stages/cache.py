@@ -1,0 +1,183 @@
+"""``socialbench cache``: what the request cache holds, and why a call was (or would be) made again.
+
+socialbench cache stats                       entries, tokens, latency and hits served, per model
+socialbench cache explain                     calls made again, newest first, with the key part that changed
+socialbench cache explain REQUEST_ID          the same for one request id
+socialbench cache explain --model M --instances data/processed/moca/test.jsonl
+                                              dry run: which requests of a run would miss, and why
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import typer
+
+from socialbench.core.cache import RequestCache
+from socialbench.core.errors import SocialbenchError
+
+cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Inspect the request cache.")
+
+Opt = typer.Option
+
+
+def _cache_path(path: Path | None, params: Path) -> Path:
+    if path is not None:
+        return path
+    from socialbench.core.config import load_params
+
+    if params.exists():
+        return Path(load_params(params)["cache"]["path"])
+    return Path(".cache/socialbench/requests.sqlite")
+
+
+def _open(path: Path | None, params: Path) -> RequestCache:
+    """The cache, opened read-only: inspecting it creates, converts and locks nothing."""
+    p = _cache_path(path, params)
+    if not p.exists():
+        raise SocialbenchError(f"{p}: no request cache here yet (it is created by the first run)")
+    return RequestCache.open_readonly(p)
+
+
+def _when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
+
+
+@cache_app.command("stats")
+def stats(
+    path: Path | None = Opt(None, help="cache file (default: cache.path in params)"),
+    params: Path = Opt(Path("params.yaml"), help="params file naming the cache"),
+    as_json: bool = Opt(False, "--json", help="print JSON"),
+) -> None:
+    """Entries, tokens, latency and cache hits served, in total and per model."""
+    cache = _open(path, params)
+    try:
+        s = cache.stats()
+    finally:
+        cache.close()
+    if as_json:
+        typer.echo(json.dumps(s, indent=2, sort_keys=True))
+        return
+    typer.echo(f"{s['path']}: {s['entries']} entries, {s['size_bytes'] / 1e6:.1f} MB, {s['hits_served']} hits served")
+    if s["models"]:
+        typer.echo(
+            f"{'model':24} {'backend':14} {'entries':>8} {'in tok':>10} {'out tok':>9} {'latency s':>10} {'hits':>7}  last call"
+        )
+    for m in s["models"]:
+        typer.echo(
+            f"{m['model'][:24]:24} {m['backend'][:14]:14} {m['entries']:>8} {m['input_tokens']:>10} "
+            f"{m['output_tokens']:>9} {m['latency_s']:>10.1f} {m['hits_served']:>7}  {_when(m['last_at'])}"
+        )
+
+
+def _listed() -> tuple[str, str]:
+    """The registered benchmarks and each one's methods, for the help texts ('?' if a plug-in cannot load)."""
+    from socialbench.core.benchmarks import available_benchmarks, get_benchmark
+
+    try:
+        names = available_benchmarks()
+        return ", ".join(names), "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
+    except Exception:  # noqa: BLE001 (the command itself reports a broken plug-in)
+        return "see `socialbench benchmarks`", "see `socialbench benchmarks`"
+
+
+_BENCHMARKS, _METHODS = _listed()
+
+
+@cache_app.command("explain")
+def explain(
+    request_id: str | None = typer.Argument(None, help="request id, e.g. demo-test-0003/direct/answer"),
+    model: str | None = Opt(None, help="model name (a key of models: in params)"),
+    instances: Path | None = Opt(None, help="dry run: build this run's requests from these instances"),
+    method: str = Opt("direct", help="method, with --instances; one of the benchmark's (" + _METHODS + ")"),
+    path: Path | None = Opt(None, help="cache file (default: cache.path in params)"),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
+    ),
+    taxonomy: Path | None = Opt(None, help="MoCA taxonomy file, with --instances"),
+    benchmark: str = Opt("moca", help="benchmark of the instances, with --instances; one of: " + _BENCHMARKS),
+    limit: int = Opt(20, help="most requests to explain"),
+) -> None:
+    """Explain misses: the part of the key (model, messages, images, task, decoding) that changed.
+
+    Compares with the nearest stored entry of the same model and request id."""
+    from socialbench.core.paths import check_io
+
+    check_io({"--instances": instances, "--taxonomy": taxonomy}, {})  # a folder given as a file says so
+    cache = _open(path, params)
+    try:
+        if instances is not None:
+            if model is None:
+                raise SocialbenchError("--instances needs --model")
+            _dry_run(cache, model, instances, method, params, benchmark, taxonomy, request_id, limit)
+            return
+        if request_id is not None:
+            entries = cache.entries_for(model, request_id)
+            if not entries:
+                raise SocialbenchError(
+                    f"no stored call with request id {request_id!r}" + (f" for {model}" if model else "")
+                )
+            pairs = sorted({(e["model"], request_id) for e in entries})
+        else:
+            pairs = cache.recomputed(model, limit)
+            if not pairs:
+                typer.echo("no request was called more than once: every rerun was served from the cache")
+                return
+        for m, rid in pairs:
+            exp = cache.explain_stored(m, rid)
+            if exp is None:
+                typer.echo(f"{m} {rid}: one stored call, never recomputed")
+            else:
+                typer.echo(exp.summary())
+    finally:
+        cache.close()
+
+
+def _dry_run(
+    cache: RequestCache,
+    model: str,
+    instances: Path,
+    method: str,
+    params: Path,
+    benchmark: str,
+    taxonomy: Path | None,
+    request_id: str | None,
+    limit: int,
+) -> None:
+    """Build the run's first-round requests as `socialbench infer` would, look each up, explain the
+    misses (later rounds of a multi-stage method depend on the answers, so only round 1 is known
+    before calling). No model is loaded and no call is made (API backends still need their key)."""
+    from socialbench.core.backend import BackendContext, ModelSpec, create_backend
+    from socialbench.core.benchmarks import Final, get_benchmark
+    from socialbench.core.config import load_params
+
+    p = load_params(params)
+    if model not in p["models"]:
+        raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
+    bench = get_benchmark(benchmark, {"taxonomy": taxonomy})
+    spec = ModelSpec.from_params(model, p["models"][model])
+    backend = create_backend(spec, BackendContext(seed=p["seed"]))
+    try:
+        identity = backend.identity()
+    finally:
+        backend.close()
+    meth = bench.method(method, spec, p["seed"])
+    steps = [meth.step(inst, []) for inst in bench.load_instances(instances)]
+    requests = [r for step in steps if not isinstance(step, Final) for r in step]
+    if request_id is not None:
+        requests = [r for r in requests if r.request_id == request_id]
+    explanations = [cache.explain_miss(identity, r, model) for r in requests]
+    misses = [e for e in explanations if not e.hit]
+    typer.echo(
+        f"{model}/{method}: {len(requests)} requests, {len(requests) - len(misses)} cached, {len(misses)} would be called"
+    )
+    by_part: dict[str, int] = {}
+    for e in misses:
+        for part in e.parts or ["new"]:
+            by_part[part] = by_part.get(part, 0) + 1
+    if by_part:
+        typer.echo("misses by changed part: " + ", ".join(f"{k}={v}" for k, v in sorted(by_part.items())))
+    for e in misses[:limit]:
+        typer.echo(e.summary())

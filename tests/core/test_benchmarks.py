@@ -1,0 +1,61 @@
+"""The benchmark and method plug-in kinds: registry, methods, prompt hashes."""
+
+import pytest
+
+from socialbench.core.benchmarks import available_benchmarks, get_benchmark, register
+from socialbench.core.errors import ConfigError
+from tests.helpers.toybench.benchmark import ToyBenchmark
+
+
+def test_moca_is_found_by_its_folder():
+    assert "moca" in available_benchmarks()
+    assert get_benchmark("moca").method_names() == ["direct"] or "direct" in get_benchmark("moca").method_names()
+
+
+def test_an_unknown_benchmark_is_refused_listing_the_registered_ones():
+    with pytest.raises(ConfigError, match=r"unknown benchmark 'nope'; available: .*moca"):
+        get_benchmark("nope")
+
+
+def test_an_unknown_method_is_refused_listing_the_known_ones():
+    with pytest.raises(ConfigError, match=r"benchmark moca: unknown method 'cot'; known methods: .*direct"):
+        get_benchmark("moca").method_class("cot")
+
+
+def test_a_registered_benchmark_brings_its_methods_from_its_package():
+    register(ToyBenchmark)
+    assert get_benchmark("toybench").method_names() == ["chain", "direct"]
+
+
+def test_the_prompt_hash_of_direct_covers_its_template_files_in_order():
+    from socialbench.core.hashing import sha256_bytes
+
+    bench = get_benchmark("moca")
+    texts = [bench.template("direct", n) for n in ("system.txt", "user.txt")]
+    assert bench.prompt_hash("direct") == sha256_bytes("\0".join(texts).encode("utf-8"))
+
+
+def test_a_template_edit_changes_the_prompt_hash(tmp_path, monkeypatch):
+    register(ToyBenchmark)
+    bench = get_benchmark("toybench")
+    before = bench.prompt_hash("chain")
+    original = bench.template
+    monkeypatch.setattr(bench, "template", lambda m, n: original(m, n) + (" edited" if n == "check.txt" else ""))
+    assert bench.prompt_hash("chain") != before
+    assert bench.prompt_hash("direct") == ToyBenchmark().prompt_hash("direct")
+
+
+def test_a_benchmarks_params_section_is_validated_against_its_own_schema():
+    from socialbench.core.config import validate_params
+
+    with pytest.raises(ConfigError, match=r"moca.demo: Additional properties are not allowed \('n_tset'"):
+        validate_params({"models": {"r": {"backend": "random"}}, "moca": {"demo": {"n_tset": 3}}})
+
+
+def test_only_methods_excludes_a_models_other_runs_of_that_benchmark_with_the_reason():
+    from socialbench.core.benchmarks import excluded
+
+    entry = {"only_methods": {"meetingtom": ["no_prompt"]}}
+    assert excluded(entry, "meetingtom", "no_prompt") is None
+    assert excluded(entry, "meetingtom", "naive_cot") == "runs no_prompt only on meetingtom (only_methods in params)"
+    assert excluded(entry, "moca", "direct") is None  # another benchmark is not restricted

@@ -1,0 +1,177 @@
+import pytest
+import yaml
+
+from socialbench.core.config import load_params, validate_params
+from socialbench.core.errors import ConfigError
+
+
+def test_repository_params_are_valid(repo_root):
+    p = load_params(repo_root / "params.yaml")
+    assert "random" in p["models"] and "prior" in p["models"]
+
+
+def test_defaults_are_filled():
+    p = validate_params({"models": {"r": {"backend": "random"}}, "moca": {}})
+    assert p["moca"]["demo"]["n_test"] == 72 and p["models"]["r"]["category"] == "baseline"
+    assert p["mlflow"]["tracking_uri"] == "sqlite:///mlflow.db"
+
+
+def test_unknown_key_is_named():
+    with pytest.raises(ConfigError, match=r"moca.demo: .*'n_tset'"):
+        validate_params({"moca": {"demo": {"n_tset": 3}}})
+
+
+def test_a_top_level_key_that_is_neither_core_nor_a_benchmark_is_refused():
+    with pytest.raises(ConfigError, match=r"<top level>: .*'demo' was unexpected"):
+        validate_params({"demo": {"n_test": 3}})
+
+
+def test_bad_value_is_named():
+    with pytest.raises(ConfigError, match=r"models\.r\.concurrency"):
+        validate_params({"models": {"r": {"backend": "random", "concurrency": 0}}})
+
+
+def test_unknown_backend_is_named():
+    with pytest.raises(ConfigError, match=r"models\.x\.backend: unknown backend 'nope'"):
+        validate_params({"models": {"x": {"backend": "nope"}}})
+
+
+def test_yaml_syntax_error_names_file(tmp_path):
+    bad = tmp_path / "params.yaml"
+    bad.write_text("seed: [1,\n")
+    with pytest.raises(ConfigError, match="params.yaml: not valid YAML"):
+        load_params(bad)
+
+
+def test_every_params_key_is_described_in_the_schema():
+    from socialbench.core.config import load_schema
+
+    def walk(schema, path):
+        for name, sub in schema.get("properties", {}).items():
+            assert sub.get("description"), f"{path}{name} has no description"
+            walk(sub, f"{path}{name}.")
+
+    schema = load_schema()
+    walk(schema, "")
+    walk(schema["$defs"]["model"], "models.*.")
+    assert yaml  # params.yaml comments are checked by eye; the schema carries the same text
+
+
+@pytest.mark.parametrize(
+    "options, field",
+    [
+        ({"api_key": "sk-123-do-not-print"}, "models.m.options.api_key"),
+        ({"key": "sk-123-do-not-print"}, "models.m.options.key"),
+        ({"hf_token": "sk-123-do-not-print"}, "models.m.options.hf_token"),
+        ({"client_secret": "sk-123-do-not-print"}, "models.m.options.client_secret"),
+        ({"password": "sk-123-do-not-print"}, "models.m.options.password"),
+        ({"apiKey": "sk-123-do-not-print"}, "models.m.options.apiKey"),
+        (
+            {"extra_body": {"headers": {"Authorization": "Bearer sk-123-do-not-print"}}},
+            "models.m.options.extra_body.headers.Authorization",
+        ),
+        ({"api_key_env": "sk-123-do-not-print"}, "models.m.options.api_key_env"),
+        ({"hf_token_env": "sk-123-do-not-print"}, "models.m.options.hf_token_env"),
+        ({"token": "sk-123-do-not-print"}, "models.m.options.token"),
+        ({"access_token": "sk-123-do-not-print"}, "models.m.options.access_token"),
+        ({"auth_token": "sk-123-do-not-print"}, "models.m.options.auth_token"),
+        ({"secret": "sk-123-do-not-print"}, "models.m.options.secret"),
+        ({"passwd": "sk-123-do-not-print"}, "models.m.options.passwd"),
+        ({"private_key": "sk-123-do-not-print"}, "models.m.options.private_key"),
+        ({"HFToken": "sk-123-do-not-print"}, "models.m.options.HFToken"),
+        ({"use_auth_token": "sk-123-do-not-print"}, "models.m.options.use_auth_token"),
+        (
+            {"extra_body": {"headers": {"x-api-key": "sk-123-do-not-print"}}},
+            "models.m.options.extra_body.headers.x-api-key",
+        ),
+        (
+            {"extra_body": {"headers": {"Cookie": "session=sk-123-do-not-print"}}},
+            "models.m.options.extra_body.headers.Cookie",
+        ),
+        ({"extra_body": {"bearer": "sk-123-do-not-print"}}, "models.m.options.extra_body.bearer"),
+        ({"extra_env": {"HF_TOKEN": "sk-123-do-not-print"}}, "models.m.options.extra_env.HF_TOKEN"),
+        ({"credentials": {"user": "u", "pass": "sk-123-do-not-print"}}, "models.m.options.credentials"),
+    ],
+)
+def test_an_option_that_looks_like_a_secret_is_refused_naming_the_field_never_the_value(options, field):
+    with pytest.raises(ConfigError) as exc:
+        validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
+    message = str(exc.value)
+    assert f"{field}:" in message and "environment variable" in message
+    assert "do-not-print" not in message and "sk-123" not in repr(exc.value.args)
+
+
+def test_options_that_only_resemble_secrets_are_accepted():
+    options = {
+        "api_key_env": "MY_API_KEY",
+        "max_tokens_param": "max_completion_tokens",
+        "json_mode": "none",
+        "base_url": "http://127.0.0.1:8000/v1",
+    }
+    p = validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
+    assert p["models"]["m"]["options"] == options
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {
+            "extra_body": {
+                "stop_token_ids": [151645],
+                "allowed_token_ids": [1, 2],
+                "return_tokens_as_token_ids": True,
+                "skip_special_tokens": False,
+            }
+        },
+        {"extra_body": {"prompt_cache_key": "socialbench-moca"}},
+        {"use_auth_token": True},
+        {"api_key_env": None},
+        {"keyframe_interval": 2, "max_tokens_param": "max_tokens", "extra_env": {"HF_HOME": "/tmp/hf"}},
+        {"extra_body": {"chat_template_kwargs": {"eos_token": "<|im_end|>"}}},
+    ],
+)
+def test_request_parameters_that_mention_tokens_or_keys_are_not_secrets(options):
+    p = validate_params({"models": {"m": {"backend": "openai_compat", "options": options}}})
+    assert p["models"]["m"]["options"] == options
+
+
+def test_check_params_refuses_a_secret_without_printing_it(tmp_path):
+    from typer.testing import CliRunner
+
+    from socialbench.cli import app
+
+    f = tmp_path / "params.yaml"
+    f.write_text(
+        yaml.safe_dump({"models": {"loc": {"backend": "openai_compat", "options": {"api_key": "sk-123-do-not-print"}}}})
+    )
+    result = CliRunner().invoke(app, ["check-params", "--params", str(f)])
+    assert result.exit_code != 0 and isinstance(result.exception, ConfigError)
+    assert "models.loc.options.api_key" in str(result.exception)
+    assert "do-not-print" not in result.output + str(result.exception)
+
+
+def test_each_problem_names_the_config_file_that_set_it():
+    origins = [
+        ("params.yaml", {"seed": 1, "moca": {"demo": {"n_test": 4}}}),
+        ("--configfile bad.yaml", {"seed": -1}),
+        ("--config", {"moca": {"demo": {"n_tset": 3}}}),
+    ]
+    merged = {"seed": -1, "moca": {"demo": {"n_test": 4, "n_tset": 3}}}
+    with pytest.raises(ConfigError) as exc:
+        validate_params(merged, source="params.yaml + --configfile bad.yaml + --config", origins=origins)
+    message = str(exc.value)
+    assert message.startswith("params.yaml + --configfile bad.yaml + --config is invalid:")
+    assert "seed: -1 is less than the minimum of 0 (set in --configfile bad.yaml)" in message
+    (line,) = [ln for ln in message.splitlines() if "'n_tset' was unexpected" in ln]
+    assert line.endswith("(set in --config)")
+
+
+@pytest.mark.parametrize("name", [123, True, None])
+def test_a_model_name_yaml_reads_as_a_number_boolean_or_null_is_refused(name):
+    with pytest.raises(ConfigError, match="not a string; quote it"):
+        validate_params({"models": {name: {"backend": "random"}}})
+
+
+def test_a_dot_in_a_model_name_is_refused_because_dvc_reads_it_as_nesting():
+    with pytest.raises(ConfigError, match=r"'qwen2\.5' may hold only letters, digits"):
+        validate_params({"models": {"qwen2.5": {"backend": "random"}}})

@@ -1,0 +1,68 @@
+"""Content hashes: the model-folder fingerprint used as the revision of unpinned local models, and the
+canonical JSON that keys and hashes are taken over (plain JSON values only)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from socialbench.core.hashing import FINGERPRINT_FULL_HASH_MAX, canonical_json, folder_fingerprint, sha256_json
+
+
+def model_folder(tmp_path, weights_size=1024):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"hidden": 8}')
+    (folder / "model.safetensors").write_bytes(b"\1" * weights_size)
+    return folder
+
+
+def test_a_changed_config_changes_the_fingerprint(tmp_path):
+    folder = model_folder(tmp_path)
+    before = folder_fingerprint(folder)
+    (folder / "config.json").write_text('{"hidden": 9}')
+    assert folder_fingerprint(folder) != before and before.startswith("files:")
+
+
+def test_model_cards_and_hidden_folders_do_not_count(tmp_path):
+    folder = model_folder(tmp_path)
+    before = folder_fingerprint(folder)
+    (folder / "README.md").write_text("card")
+    (folder / ".cache" / "huggingface").mkdir(parents=True)
+    (folder / ".cache" / "huggingface" / "download.lock").write_text("x")
+    assert folder_fingerprint(folder) == before
+
+
+def test_large_weights_count_by_size_and_their_ends(tmp_path):
+    size = FINGERPRINT_FULL_HASH_MAX + 4096
+    folder = model_folder(tmp_path, size)
+    before = folder_fingerprint(folder)
+    with open(folder / "model.safetensors", "r+b") as fh:
+        fh.seek(size - 10)
+        fh.write(b"\2")
+    assert folder_fingerprint(folder) != before
+
+
+# ---- canonical JSON: only plain JSON values ----------------------------------------------------------
+def test_canonical_json_is_sorted_and_compact():
+    assert canonical_json({"b": [1, (2, 3)], "a": "é"}) == '{"a":"é","b":[1,[2,3]]}'
+
+
+@pytest.mark.parametrize(
+    "value,error,match",
+    [
+        ({"path": Path("/data/x.png")}, TypeError, "not a plain JSON value: PosixPath '/data/x.png'"),
+        ({"ids": {"a", "b"}}, TypeError, "not a plain JSON value: set"),
+        ({"fps": math.nan}, ValueError, "not JSON compliant"),
+        ({"fps": math.inf}, ValueError, "not JSON compliant"),
+        ({"raw": b"bytes"}, TypeError, "not a plain JSON value: bytes"),
+    ],
+    ids=["path", "set", "nan", "inf", "bytes"],
+)
+def test_values_that_are_not_plain_json_are_refused_not_stringified(value, error, match):
+    with pytest.raises(error, match=match):
+        canonical_json(value)
+    with pytest.raises(error):
+        sha256_json(value)

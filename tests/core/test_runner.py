@@ -1,0 +1,371 @@
+"""The generic multi-round runner (socialbench.core.runner), driven through real methods: MoCA's
+direct method and the test-only toybench's three-round chain."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from socialbench.core.backend import BackendContext, ModelSpec, create_backend
+from socialbench.backends.scripted import ScriptedBackend
+from socialbench.core.benchmarks import get_benchmark, register
+from socialbench.core.cache import RequestCache
+from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.runner import run_method
+from tests.conftest import make_instance
+from tests.helpers.loopback import Fault, LoopbackServer
+from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = json.dumps({"mechanism": "expressive aggression", "label": "mock", "subject": "subject0", "target": "target0"})
+
+
+def instances(tmp_path, n):
+    img = tmp_path / "img.png"
+    img.write_bytes(b"\x89PNG image bytes")
+    return [make_instance(f"i{k}", media=[str(img)]) for k in range(n)]
+
+
+def scripted(answer="{}", name="scripted-model", **options):
+    spec = ModelSpec(name=name, backend="scripted", options={"default": answer, **options})
+    return spec, ScriptedBackend(spec)
+
+
+def predict(insts, spec, cache, backend=None, seed=1, method="direct", source="instances", dev=None):
+    bench = get_benchmark("moca")
+    records, _, stats = run_method(
+        bench,
+        bench.method(method, spec, seed),
+        insts,
+        spec=spec,
+        cache=cache,
+        seed=seed,
+        backend=backend,
+        progress=False,
+        source=source,
+        dev_instances=dev,
+    )
+    return records, stats
+
+
+def toy(method, spec, cache, backend, n=3):
+    register(ToyBenchmark)
+    bench = get_benchmark("toybench")
+    return run_method(
+        bench,
+        bench.method(method, spec, 1),
+        make_instances(n),
+        spec=spec,
+        cache=cache,
+        seed=1,
+        backend=backend,
+        progress=False,
+    )
+
+
+# ---- single-call methods through the runner -------------------------------------------------
+def test_every_instance_gets_a_record_with_raw_and_resolved_fields(tmp_path):
+    spec, backend = scripted(GOOD)
+    recs, stats = predict(instances(tmp_path, 3), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert [r["id"] for r in recs] == ["i0", "i1", "i2"]
+    assert all(r["raw"] == GOOD and r["mechanism"] == "expressive aggression" and r["error"] is None for r in recs)
+    assert recs[0]["subject"] == recs[0]["slots"]["subject"]["subject0"]
+    assert stats.cache_misses == 3 and stats.cache_hits == 0 and stats.rounds == 1
+
+
+def test_rerun_with_no_change_makes_zero_model_calls(tmp_path):
+    cache = RequestCache(tmp_path / "c.sqlite")
+    insts = instances(tmp_path, 4)
+    spec, first = scripted(GOOD)
+    predict(insts, spec, cache, first)
+    _, second = scripted(GOOD)
+    recs, stats = predict(insts, spec, cache, second)
+    assert second.calls == [] and stats.cache_hits == 4
+    assert all(r["raw"] == GOOD for r in recs)
+
+
+def test_one_added_instance_costs_one_call(tmp_path):
+    cache = RequestCache(tmp_path / "c.sqlite")
+    insts = instances(tmp_path, 4)
+    spec, first = scripted(GOOD)
+    predict(insts[:3], spec, cache, first)
+    _, second = scripted(GOOD)
+    predict(insts, spec, cache, second)
+    assert second.calls == ["i3/direct/answer"]
+
+
+def test_failed_call_is_recorded_scored_as_error_and_retried_next_run(tmp_path):
+    cache = RequestCache(tmp_path / "c.sqlite")
+    insts = instances(tmp_path, 2)
+    spec, backend = scripted(GOOD, fail_ids=["i1/direct/answer"])
+    recs, stats = predict(insts, spec, cache, backend)
+    assert recs[1]["error"] == "scripted failure" and recs[1]["label"] is None
+    assert stats.errors == 1
+    _, again = scripted(GOOD)
+    predict(insts, spec, cache, again)
+    assert again.calls == ["i1/direct/answer"]  # failures are not cached
+
+
+def test_changed_image_byte_is_a_cache_miss(tmp_path):
+    cache = RequestCache(tmp_path / "c.sqlite")
+    insts = instances(tmp_path, 1)
+    spec, first = scripted(GOOD)
+    predict(insts, spec, cache, first)
+    (tmp_path / "img.png").write_bytes(b"\x89PNG image bytez")
+    _, second = scripted(GOOD)
+    predict(insts, spec, cache, second)
+    assert second.calls == ["i0/direct/answer"]
+
+
+def test_random_backend_is_deterministic_and_valid(tmp_path, taxonomy):
+    spec = ModelSpec(name="random", backend="random")
+    insts = instances(tmp_path, 5)
+    runs = []
+    for k in range(2):
+        backend = create_backend(spec, BackendContext(seed=7))
+        recs, _ = predict(insts, spec, RequestCache(tmp_path / f"c{k}.sqlite"), backend, seed=7)
+        runs.append(recs)
+    assert runs[0] == runs[1]
+    assert all(r["error"] is None and r["label"] in taxonomy.label_names("intent") for r in runs[0])
+
+
+def test_prior_backend_answers_the_dev_majority(tmp_path):
+    dev = [
+        make_instance("d0", label="provoke"),
+        make_instance("d1", label="provoke"),
+        make_instance("d2", label="mock"),
+    ]
+    spec = ModelSpec(name="prior", backend="prior")
+    recs, _ = predict(instances(tmp_path, 2), spec, RequestCache(tmp_path / "c.sqlite"), dev=dev)
+    assert {r["label"] for r in recs} == {"provoke"}
+    assert {r["mechanism"] for r in recs} == {"expressive aggression"}
+
+
+def test_prior_backend_with_an_empty_dev_split_says_it_has_no_records():
+    with pytest.raises(ConfigError, match="the dev split has no records"):
+        create_backend(ModelSpec(name="prior", backend="prior"), BackendContext(seed=1, dev_answers=[]))
+    with pytest.raises(ConfigError, match=r"needs the dev split \(--dev\)"):
+        create_backend(ModelSpec(name="prior", backend="prior"), BackendContext(seed=1, dev_answers=None))
+
+
+def test_video_instance_without_frames_stops_the_run_naming_file_record_and_field(tmp_path):
+    spec, backend = scripted(GOOD)
+    insts = instances(tmp_path, 1) + [make_instance("v", modality="video_text", transcript="A: hi")]
+    with pytest.raises(DataError) as exc:
+        predict(insts, spec, RequestCache(tmp_path / "c.sqlite"), backend, source="test.jsonl")
+    assert (exc.value.path, exc.value.record, exc.value.field) == ("test.jsonl", "v", "frames")
+    assert "run socialbench moca frames first" in str(exc.value)
+    assert backend.calls == []  # no request went out
+
+
+def test_missing_image_at_inference_is_answered_without_a_call_and_the_others_run(tmp_path):
+    spec, backend = scripted(GOOD)
+    insts = instances(tmp_path, 1) + [make_instance("a", media=[str(tmp_path / "gone.png")])]
+    recs, stats = predict(insts, spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    gone = next(r for r in recs if r["id"] == "a")
+    assert gone["error"].startswith("media: image file not found") and "gone.png" in gone["media_error"]
+    assert gone["label"] is None and gone["slots"] and gone["request_key"] is None
+    assert backend.calls == ["i0/direct/answer"] and stats.requests == 1
+
+
+def test_an_instance_marked_media_error_is_kept_and_answered_without_a_call(tmp_path):
+    spec, backend = scripted(GOOD)
+    insts = [make_instance("v", modality="video_text", transcript="A: hi", media_error="clip.mp4: truncated")]
+    recs, stats = predict(insts, spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert recs[0]["error"] == "media: clip.mp4: truncated" and recs[0]["media_error"] == "clip.mp4: truncated"
+    assert backend.calls == [] and stats.requests == 0
+
+
+def test_the_constrained_variant_sends_the_enum_schema_under_its_own_name(tmp_path):
+    spec, backend = scripted(GOOD)
+    cache = RequestCache(tmp_path / "c.sqlite")
+    recs, _ = predict(instances(tmp_path, 1), spec, cache, backend, method="direct_constrained")
+    assert backend.calls == ["i0/direct_constrained/answer"]
+    assert recs[0]["method"] == "direct_constrained" and recs[0]["label"] == "mock"
+    _, again = scripted(GOOD)
+    predict(instances(tmp_path, 1), spec, cache, again)  # direct: JSON mode, a request of its own
+    assert again.calls == ["i0/direct/answer"]
+
+
+def test_a_fenced_answer_is_invalid_by_default_and_parsed_when_params_tolerate_it(tmp_path):
+    fenced = "```json\n" + GOOD + "\n```"
+    spec, backend = scripted(fenced)
+    cache = RequestCache(tmp_path / "c.sqlite")
+    strict, _ = predict(instances(tmp_path, 1), spec, cache, backend)
+    assert strict[0]["label"] is None and "code fence" in strict[0]["error"]
+    bench = get_benchmark("moca")
+    method = bench.method("direct", spec, 1, bench.method_settings({"answer": {"code_fence": "tolerate"}}, "direct"))
+    tolerant, _, stats = run_method(
+        bench, method, instances(tmp_path, 1), spec=spec, cache=cache, seed=1, backend=backend, progress=False
+    )
+    assert tolerant[0]["label"] == "mock" and tolerant[0]["error"] is None and stats.cache_hits == 1
+
+
+def test_bad_instance_stops_the_run_before_the_backend_starts(tmp_path, monkeypatch):
+    import socialbench.core.runner as runner_mod
+
+    def no_backend(*a, **k):
+        raise AssertionError("the backend must not start for a run that cannot be built")
+
+    monkeypatch.setattr(runner_mod, "create_backend", no_backend)
+    with pytest.raises(DataError):
+        predict(
+            [make_instance("v", modality="video_text")],
+            ModelSpec(name="random", backend="random"),
+            RequestCache(tmp_path / "c.sqlite"),
+        )
+
+
+def test_a_part_the_backend_cannot_take_fails_before_any_call(tmp_path, monkeypatch):
+    spec, backend = scripted(GOOD)
+    monkeypatch.setattr(type(backend), "accepts", frozenset())  # a text-only backend
+    with pytest.raises(ConfigError, match=r"models.scripted-model .*request i0/direct/answer: part 1, image"):
+        predict(instances(tmp_path, 1), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert backend.calls == []
+
+
+def test_a_truncated_answer_is_recorded_with_its_finish_reason(tmp_path):
+    spec, backend = scripted(GOOD[:20], finish_reasons={"i0/direct/answer": "length"})
+    recs, stats = predict(instances(tmp_path, 1), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert recs[0]["finish_reason"] == "length" and stats.truncated == 1
+    assert recs[0]["error"].startswith("answer truncated at max_tokens")
+
+
+# ---- multi-round methods --------------------------------------------------------------------
+def test_a_chain_runs_round_by_round_with_each_prompt_built_from_the_last_answer(tmp_path):
+    spec, backend = scripted('{"answer": "red"}', responses={"toy-test-000/chain/notes": "NOTES-0"})
+    records, traces, stats = toy("chain", spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert stats.rounds == 3 and stats.requests == 9
+    assert [c["stage"] for c in traces[0]["calls"]] == ["notes", "check", "answer"]
+    assert traces[0]["calls"][1]["key"] != traces[1]["calls"][1]["key"]  # the check quoted each one's notes
+    assert records[0]["answer"] == "red" and records[1]["answer"] == "red"
+
+
+def test_every_round_of_all_instances_goes_out_together(tmp_path):
+    spec, backend = scripted('{"answer": "red"}')
+    toy("chain", spec, RequestCache(tmp_path / "c.sqlite"), backend, n=4)
+    stages = [rid.rsplit("/", 1)[1] for rid in backend.calls]
+    assert stages == ["notes"] * 4 + ["check"] * 4 + ["answer"] * 4
+
+
+def test_a_rejected_check_sends_the_chain_back_once_and_the_trace_says_so(tmp_path):
+    spec, backend = scripted('{"answer": "red"}', responses={"toy-test-000/chain/check": "REJECTED: too vague"})
+    records, traces, stats = toy("chain", spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert [c["stage"] for c in traces[0]["calls"]] == ["notes", "check", "notes2", "check2", "answer"]
+    assert traces[0]["trace"] == {"stages": ["notes", "check", "notes2", "check2", "answer"], "revised": True}
+    assert [c["stage"] for c in traces[1]["calls"]] == ["notes", "check", "answer"]
+    assert stats.rounds == 5
+
+
+def test_a_trace_records_each_calls_stage_key_text_tokens_and_finish_reason(tmp_path):
+    spec, backend = scripted('{"answer": "blue"}')
+    _, traces, _ = toy("direct", spec, RequestCache(tmp_path / "c.sqlite"), backend, n=1)
+    (call,) = traces[0]["calls"]
+    assert set(call) >= {
+        "round",
+        "stage",
+        "request_id",
+        "key",
+        "text",
+        "input_tokens",
+        "output_tokens",
+        "finish_reason",
+    }
+    assert (call["stage"], call["text"], call["finish_reason"], len(call["key"])) == (
+        "answer",
+        '{"answer": "blue"}',
+        "stop",
+        64,
+    )
+
+
+def test_a_failed_middle_stage_is_the_instances_error_and_the_others_go_on(tmp_path):
+    spec, backend = scripted('{"answer": "green"}', fail_ids=["toy-test-001/chain/check"])
+    records, _, _ = toy("chain", spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert records[1]["error"] == "stage check: scripted failure" and records[1].get("answer") is None
+    assert records[0]["answer"] == "green" and records[2]["answer"] == "green"
+
+
+def test_a_baseline_that_cannot_follow_a_chain_records_an_error_instead_of_crashing(tmp_path):
+    spec = ModelSpec(name="random", backend="random")
+    records, _, stats = toy(
+        "chain", spec, RequestCache(tmp_path / "c.sqlite"), create_backend(spec, BackendContext(seed=1))
+    )
+    assert all("answers only requests that list their answer's choices" in r["error"] for r in records)
+    assert stats.errors == 3
+
+
+def test_a_warm_rerun_of_a_chain_makes_no_call(tmp_path):
+    cache = RequestCache(tmp_path / "c.sqlite")
+    spec, first = scripted('{"answer": "red"}', responses={"toy-test-000/chain/check": "REJECTED: again"})
+    toy("chain", spec, cache, first)
+    _, second = scripted('{"answer": "red"}', responses={"toy-test-000/chain/check": "REJECTED: again"})
+    records, _, stats = toy("chain", spec, cache, second)
+    assert second.calls == [] and stats.cache_hits == stats.requests == 11
+
+
+@pytest.mark.slow
+def test_kill_9_in_the_middle_of_a_chain_resumes_without_repeating_a_finished_call(tmp_path):
+    n = 6
+    cache_path = tmp_path / "cache.sqlite"
+    # Each call takes 0.5 s, so round 2 is in flight when the run is killed.
+    with LoopbackServer("openai", fault_for=lambda _n, _body: Fault(delay_s=0.5)) as srv:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.helpers.chain_worker", str(cache_path), srv.url, str(n)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while len(srv.completions()) < 2 * n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+        stage = lambda rec: str(rec.body["messages"][0]["content"])[:5]  # noqa: E731  ("Write" | "Check" | "Answe")
+        before = [stage(r) for r in srv.completions()]
+        assert before.count("Write") == n and before.count("Check") == n  # round 2 was in flight
+        from tests.helpers.chain_worker import run
+
+        records, traces, stats = run(str(cache_path), srv.url, n)
+        after = [stage(r) for r in srv.completions()[len(before) :]]
+    assert "Write" not in after  # round 1 finished before the kill: replayed from the cache
+    assert after.count("Answe") == n and after.count("Check") <= n
+    assert stats.cache_hits >= n and len(records) == n
+    assert all([c["stage"] for c in t["calls"]] == ["notes", "check", "answer"] for t in traces)
+
+
+def test_a_methods_run_summary_goes_into_the_run_accounting(tmp_path, monkeypatch):
+    from tests.helpers.toybench.methods.chain import Chain
+
+    monkeypatch.setattr(
+        Chain,
+        "summary",
+        lambda self, finals: {"revised": float(sum(f.trace["revised"] for f in finals))},
+        raising=False,
+    )
+    spec, backend = scripted('{"answer": "red"}', responses={"toy-test-000/chain/check": "REJECTED: vague"})
+    _, _, stats = toy("chain", spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert stats.method == {"revised": 1.0} and stats.as_dict()["method"] == {"revised": 1.0}
+
+
+def test_a_method_without_a_summary_leaves_it_empty(tmp_path):
+    spec, backend = scripted(GOOD)
+    _, stats = predict(instances(tmp_path, 1), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert stats.method == {}
+
+
+def test_a_trace_has_the_same_bytes_whether_its_calls_were_made_or_replayed_from_the_cache(tmp_path):
+    from socialbench.core.io import jsonl_text
+
+    cache = RequestCache(tmp_path / "c.sqlite")
+    spec, first = scripted('{"answer": "red"}')
+    _, made, _ = toy("chain", spec, cache, first)
+    _, second = scripted('{"answer": "red"}')
+    _, replayed, stats = toy("chain", spec, cache, second)
+    assert stats.cache_hits == stats.requests and jsonl_text(made) == jsonl_text(replayed)

@@ -1,0 +1,593 @@
+"""CoDAR (socialbench.moca.eval.codar and the codar* methods) on the real runner, driven by the
+codar_script test double (a stage-aware scripted backend, not a model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from socialbench.core.backend import ModelSpec, Response, create_backend
+from socialbench.core.benchmarks import Exchange, get_benchmark
+from socialbench.core.cache import RequestCache
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
+from socialbench.core.io import jsonl_text
+from socialbench.moca.eval.codar import CODAR, STAGES, StageOutputError, Variant, parse_stage, stage_schema
+from socialbench.moca.eval.prompts import answer_schema, build_direct_request, slot_maps
+from socialbench.moca.eval.retrieval import NO_EVIDENCE, JsonlRetriever, build_retriever, retrieve
+from socialbench.moca.eval.scoring import score
+from socialbench.core.runner import run_method
+from tests.conftest import make_instance
+
+WO_STEP2 = Variant(("observer", "conflict", "decoder", "checker"))
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+@pytest.fixture
+def insts(tmp_path):
+    img = tmp_path / "img.png"
+    img.write_bytes(b"\x89PNG image bytes")
+    # distinct texts: the double's answers depend on the instance id, the cache key on the content
+    return [
+        make_instance(
+            f"i{k}", scenario=("intent", "affection", "stance")[k % 3], media=[str(img)], text=f"Nice job, genius #{k}."
+        )
+        for k in range(3)
+    ]
+
+
+def run(insts, tmp_path, method="codar", settings=None, cache=None, **options):
+    """(records, traces, stats, backend calls, requests by id) of one run with the codar_script double."""
+    spec = ModelSpec(name="script", backend="codar_script", options={"reject_every": 0, **options})
+    backend = create_backend(spec)
+    seen = {}
+    complete = backend.complete
+
+    def recording(request):
+        seen[request.request_id] = request
+        return complete(request)
+
+    backend.complete = recording
+    bench = get_benchmark("moca")
+    cache = cache or RequestCache(tmp_path / f"{method}.sqlite")
+    records, traces, stats = run_method(
+        bench,
+        bench.method(method, spec, 7, settings),
+        insts,
+        spec=spec,
+        cache=cache,
+        seed=7,
+        backend=backend,
+        progress=False,
+    )
+    return records, traces, stats, backend.calls, seen
+
+
+def calls_of(calls, iid):
+    return [c.split("/", 2)[2] for c in calls if c.startswith(f"{iid}/")]
+
+
+def user_text(request):
+    return request.messages[1].text()
+
+
+# ---- the chain, stage by stage -------------------------------------------------------------------
+def test_an_accepted_instance_makes_exactly_the_six_stage_calls_in_order(insts, tmp_path):
+    *_, calls, _ = run(insts[:1], tmp_path)
+    assert calls == [f"i0/codar/{s}" for s in STAGES]
+
+
+def test_each_stage_request_names_benchmark_method_and_stage(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    for s in STAGES:
+        task = seen[f"i0/codar/{s}"].task
+        assert (task["benchmark"], task["method"], task["stage"]) == ("moca", "codar", s)
+
+
+def test_only_the_decoder_request_carries_the_direct_prompts_choices(insts, tmp_path, taxonomy):
+    *_, seen = run(insts[:1], tmp_path)
+    direct, _ = build_direct_request(
+        insts[0], taxonomy, ModelSpec(name="script", backend="codar_script"), 7, ("$scenario", "$text")
+    )
+    assert seen["i0/codar/decoder"].task["choices"] == direct.task["choices"]
+    assert all("choices" not in seen[f"i0/codar/{s}"].task for s in STAGES if s != "decoder")
+
+
+def test_only_the_observer_sees_the_image(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    assert [len(seen[f"i0/codar/{s}"].images()) for s in STAGES] == [1, 0, 0, 0, 0, 0]
+
+
+def test_each_stage_gets_the_previous_stages_parsed_outputs(insts, tmp_path):
+    _, traces, *_ = run(insts[:1], tmp_path)
+    outputs = {e["stage"]: e["output"] for e in traces[0]["trace"]["stages"]}
+    inputs = {e["stage"]: e["inputs"] for e in traces[0]["trace"]["stages"]}
+    assert inputs["conflict"]["fact"] == outputs["context"]["fact"]
+    assert inputs["decoder"]["the_conflict"] == outputs["conflict"]["the_conflict"]
+    assert inputs["checker"]["label"] == outputs["decoder"]["label"]
+    assert json.loads(inputs["context"]["social_query"]) == outputs["query"]
+
+
+def test_the_scenario_and_slots_first_appear_in_the_decoder(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    for s in ("observer", "query", "context", "conflict"):
+        text = "".join(m.text() for m in seen[f"i0/codar/{s}"].messages)
+        assert "subject0" not in text and "expressive aggression" not in text
+    assert "subject0" in user_text(seen["i0/codar/decoder"])
+
+
+def test_the_decoder_and_checker_show_every_option_with_its_boundary_rule(insts, tmp_path, taxonomy):
+    *_, seen = run(insts[:1], tmp_path)
+    for stage in ("decoder", "checker"):
+        system = seen[f"i0/codar/{stage}"].messages[0].text()
+        for o in taxonomy.mechanisms["intent"] + taxonomy.labels["intent"]:
+            assert f"- {o.name}: {o.criterion} Boundary: {o.boundary}" in system.splitlines()
+
+
+def test_stage_requests_use_the_papers_json_mode_at_temperature_0_by_default(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    assert all(
+        r.decoding.json_object and r.decoding.json_schema is None and r.decoding.temperature == 0.0
+        for r in seen.values()
+    )
+
+
+def test_constrained_decoding_sends_each_stages_schema_with_the_allowed_values(insts, tmp_path, taxonomy):
+    *_, seen = run(insts[:1], tmp_path, settings={"decoding": "constrained"})
+    schema = seen["i0/codar/decoder"].decoding.json_schema
+    assert schema["required"] == list(CODAR.decoder_keys)
+    assert schema["properties"]["label"]["enum"] == taxonomy.label_names("intent")
+
+
+def test_media_that_cannot_be_shown_is_answered_without_a_call_and_scored_invalid(insts, tmp_path):
+    inst = {**insts[0], "media": [str(tmp_path / "gone.png")]}
+    records, _, _, calls, _ = run([inst], tmp_path)
+    assert calls == [] and records[0]["error"].startswith("media: image file not found")
+
+
+def test_the_final_answer_has_the_direct_methods_record_fields_and_scores(insts, tmp_path):
+    records, *_ = run(insts, tmp_path)
+    direct, *_ = run(insts, tmp_path, method="direct")  # the double answers the direct prompt too
+    assert all(set(r) == set(d) and r["error"] is None and r["field_errors"] == {} for r, d in zip(records, direct))
+    r = records[0]
+    assert r["subject"] == r["slots"]["subject"][json.loads(r["raw"])["subject"]]
+    bench = get_benchmark("moca")
+    assert score(insts, records, *bench.taxonomy.as_sets())["intent"]["invalid_rate"] == 0.0
+
+
+def test_the_final_record_points_at_the_decoder_call_and_the_observers_image(insts, tmp_path):
+    records, traces, *_ = run(insts[:1], tmp_path)
+    decoder_call = next(c for c in traces[0]["calls"] if c["stage"] == "decoder")
+    assert records[0]["request_key"] == decoder_call["key"] and records[0]["raw"] == decoder_call["text"]
+    assert [i["sha256"] for i in records[0]["inputs"]] != [] and records[0]["finish_reason"] == "stop"
+
+
+def test_the_trace_records_every_stage_verdict_and_acceptance(insts, tmp_path):
+    _, traces, *_ = run(insts[:1], tmp_path)
+    t = traces[0]["trace"]
+    assert [e["stage"] for e in t["stages"]] == list(STAGES)
+    assert t["verdicts"] == [{"pass": 0, "status": "ACCEPTED", "breakpoint": None, "refine": "", "by": "checker"}]
+    assert (t["accepted"], t["revisions"], t["retries"]) == (True, 0, 0)
+
+
+# ---- revision -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("bp, rerun", [(1, STAGES), (2, STAGES[1:]), (3, STAGES[3:]), (4, STAGES[4:])])
+def test_a_rejection_reenters_its_breakpoint_stage_and_reruns_only_the_later_ones(insts, tmp_path, bp, rerun):
+    _, traces, _, calls, _ = run(insts[:1], tmp_path, reject_every=1, breakpoint=bp)
+    expected = list(STAGES) + [f"{s}.rev1" for s in rerun]
+    assert calls_of(calls, "i0") == expected  # the model calls
+    assert [e["request_id"].split("/")[-1] for e in traces[0]["trace"]["stages"]] == expected  # and the chain's steps
+
+
+def test_a_revision_keeps_the_components_before_the_breakpoint(insts, tmp_path):
+    _, traces, *_ = run(insts[:1], tmp_path, reject_every=1, breakpoint=3)
+    t = traces[0]["trace"]["stages"]
+    first = {e["stage"]: e for e in t if e["pass"] == 0}
+    conflict_rev = next(e for e in t if e["stage"] == "conflict" and e["pass"] == 1)
+    assert conflict_rev["inputs"]["explicit_perception"] == first["observer"]["output"]["explicit_perception"]
+    assert conflict_rev["inputs"]["fact"] == first["context"]["output"]["fact"]
+
+
+def test_the_reentered_stage_gets_the_checkers_note_and_its_previous_output(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, reject_every=1, breakpoint=3)
+    text = user_text(seen["i0/codar/conflict.rev1"])
+    assert "[Revision]" in text and "Checker note: Scripted note for stage 3 (i0, pass 0)." in text
+    assert '"the_conflict": "Scripted cue departs from the scripted expectation."' in text
+
+
+def test_stages_after_the_reentered_one_rerun_without_a_revision_block(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, reject_every=1, breakpoint=3)
+    assert "[Revision]" not in user_text(seen["i0/codar/decoder.rev1"])
+    assert "[Previous check]" in user_text(seen["i0/codar/checker.rev1"])
+
+
+def test_breakpoint_2_reruns_both_query_and_context_with_the_note_and_retrieval_again(insts, tmp_path):
+    _, traces, _, _, seen = run(insts[:1], tmp_path, reject_every=1, breakpoint=2)
+    assert all("[Revision]" in user_text(seen[f"i0/codar/{s}.rev1"]) for s in ("query", "context"))
+    assert [r["pass"] for r in traces[0]["trace"]["retrieval"]] == [0, 1]
+
+
+def test_an_accepted_revision_is_the_output_and_counts_one_revision(insts, tmp_path):
+    records, traces, stats, _, _ = run(insts[:1], tmp_path, reject_every=1, breakpoint=4)
+    t = traces[0]["trace"]
+    assert [v["status"] for v in t["verdicts"]] == ["REJECTED", "ACCEPTED"] and t["accepted"] is True
+    assert records[0]["request_key"] == next(
+        c["key"] for c in traces[0]["calls"] if c["request_id"] == "i0/codar/decoder.rev1"
+    )
+    assert stats.method["revisions_mean"] == 1.0 and stats.method["acceptance_rate"] == 1.0
+
+
+def test_never_accepted_outputs_the_last_decoder_answer_and_says_so(insts, tmp_path):
+    records, traces, *_ = run(insts[:1], tmp_path, never_accept=["i0"], breakpoint=4)
+    t = traces[0]["trace"]
+    last_decoder = [c for c in traces[0]["calls"] if c["stage"] == "decoder"][-1]
+    assert t["accepted"] is False and "last decoder answer" in t["not_accepted"]
+    assert records[0]["raw"] == last_decoder["text"] and records[0]["error"] is None
+
+
+def test_revision_rounds_bound_the_number_of_checker_passes(insts, tmp_path):
+    *_, calls, _ = run(insts[:1], tmp_path, settings={"revision_rounds": 3}, never_accept=["i0"], breakpoint=4)
+    assert [c for c in calls_of(calls, "i0") if c.startswith("checker")] == [
+        "checker",
+        "checker.rev1",
+        "checker.rev2",
+        "checker.rev3",
+    ]
+
+
+def test_revision_rounds_zero_never_revises(insts, tmp_path):
+    _, traces, _, calls, _ = run(insts[:1], tmp_path, settings={"revision_rounds": 0}, reject_every=1)
+    assert calls_of(calls, "i0") == list(STAGES) and traces[0]["trace"]["accepted"] is False
+
+
+def test_a_scenario_invalid_decoder_answer_returns_to_the_decoder_without_calling_the_checker(insts, tmp_path):
+    records, traces, _, calls, seen = run(insts[:1], tmp_path, invalid_values=["i0"])
+    assert calls_of(calls, "i0") == list(STAGES[:-1]) + ["decoder.rev1", "checker.rev1"]
+    verdict = traces[0]["trace"]["verdicts"][0]
+    assert (verdict["by"], verdict["breakpoint"]) == ("rule", 4) and "not a mechanism" in verdict["refine"]
+    assert "[Revision]" in user_text(seen["i0/codar/decoder.rev1"]) and records[0]["field_errors"] == {}
+
+
+def test_a_scenario_invalid_answer_never_revised_is_scored_invalid_field_by_field(insts, tmp_path):
+    records, *_ = run(insts[:1], tmp_path, settings={"revision_rounds": 0}, invalid_values=["i0"])
+    assert records[0]["mechanism"] is None and "invalid for scenario" in records[0]["field_errors"]["mechanism"]
+    assert records[0]["label"] is not None
+
+
+# ---- unparsable outputs and failed calls -------------------------------------------------------------
+def test_an_unparsable_stage_output_is_retried_once_with_a_note(insts, tmp_path):
+    records, traces, stats, calls, seen = run(insts[:1], tmp_path, unparsable=["i0/codar/context"])
+    assert calls_of(calls, "i0") == ["observer", "query", "context", "context.retry1", "conflict", "decoder", "checker"]
+    first, retry = user_text(seen["i0/codar/context"]), user_text(seen["i0/codar/context.retry1"])
+    assert retry.startswith(first) and "[Format]" in retry and "not JSON" in retry
+    assert records[0]["error"] is None and stats.method["retries"] == 1.0
+
+
+def test_a_stage_output_unparsable_twice_is_the_instances_error_scored_invalid(insts, tmp_path):
+    records, traces, *_ = run(insts[:1], tmp_path, unparsable=["i0/codar/decoder", "i0/codar/decoder.retry1"])
+    r = records[0]
+    assert r["error"].startswith("codar stage decoder: unparsable after one retry: not JSON")
+    assert (r["mechanism"], r["label"], r["subject"], r["target"]) == (None, None, None, None)
+    assert r["field_errors"] == {k: r["error"] for k in ("mechanism", "label", "subject", "target")}
+    assert traces[0]["trace"]["error_stage"] == "decoder"
+    assert score(insts[:1], records, *get_benchmark("moca").taxonomy.as_sets())["intent"]["invalid_rate"] == 100.0
+
+
+def test_a_checker_unparsable_twice_is_an_error_even_after_a_valid_decoder_answer(insts, tmp_path):
+    records, traces, *_ = run(insts[:1], tmp_path, unparsable=["i0/codar/checker", "i0/codar/checker.retry1"])
+    assert records[0]["error"].startswith("codar stage checker:") and records[0]["mechanism"] is None
+    assert any(e["stage"] == "decoder" and e["output"] for e in traces[0]["trace"]["stages"])  # kept in the trace
+
+
+def test_a_failed_call_is_the_instances_error_without_a_retry_and_the_others_go_on(insts, tmp_path):
+    records, _, _, calls, _ = run(insts[:2], tmp_path, fail_ids=["i0/codar/query"])
+    assert (
+        calls_of(calls, "i0") == ["observer", "query"]
+        and records[0]["error"] == "codar stage query: call failed: scripted failure"
+    )
+    assert records[1]["error"] is None
+
+
+def test_a_chance_baseline_answers_the_first_free_text_stage_with_an_error_not_a_crash(insts, tmp_path):
+    spec = ModelSpec(name="random", backend="random")
+    bench = get_benchmark("moca")
+    records, *_ = run_method(
+        bench,
+        bench.method("codar", spec, 7),
+        insts[:1],
+        spec=spec,
+        cache=RequestCache(tmp_path / "r.sqlite"),
+        seed=7,
+        progress=False,
+    )
+    assert records[0]["error"].startswith("codar stage observer: call failed")
+
+
+def test_a_baseline_can_answer_the_decoder_request_from_its_choices(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    resp = create_backend(ModelSpec(name="random", backend="random")).complete(seen["i0/codar/decoder"])
+    assert resp.error is None and set(json.loads(resp.text)) == {"mechanism", "label", "subject", "target"}
+
+
+def test_a_video_instance_without_frames_stops_the_run_naming_the_field(tmp_path):
+    inst = make_instance("v0", modality="video_text", media=["clip.mp4"])
+    with pytest.raises(DataError, match="v0.*frames"):
+        run([inst], tmp_path)
+
+
+# ---- ablations (Table 5) ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "method, stages",
+    [
+        ("codar_wo_step2", ["observer", "conflict", "decoder", "checker"]),
+        ("codar_wo_steps34", ["observer", "query", "context", "decoder", "checker"]),
+        ("codar_wo_step5", ["observer", "query", "context", "conflict", "decoder"]),
+    ],
+)
+def test_each_ablation_runs_its_stages_in_order(insts, tmp_path, method, stages):
+    records, *_, calls, _ = run(insts[:1], tmp_path, method=method)
+    assert calls == [f"i0/{method}/{s}" for s in stages] and records[0]["error"] is None
+
+
+def test_without_step_2_no_stage_sees_a_social_context(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, method="codar_wo_step2")
+    assert all("fact:" not in user_text(r) and "Social query" not in user_text(r) for r in seen.values())
+
+
+def test_without_step_2_the_checker_may_not_return_to_stage_2(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, method="codar_wo_step2")
+    assert seen["i0/codar_wo_step2/checker"].task["breakpoints"] == [1, 3, 4]
+    with pytest.raises(StageOutputError, match=r"one of \[1, 3, 4\]"):
+        parse_stage("checker", '{"status": "REJECTED", "breakpoint": 2, "refine": "x"}', WO_STEP2)
+
+
+def test_without_steps_3_and_4_the_answer_has_the_direct_keys_and_no_conflict(insts, tmp_path):
+    records, *_, seen = run(insts[:1], tmp_path, method="codar_wo_steps34")
+    assert list(json.loads(records[0]["raw"])) == ["mechanism", "label", "subject", "target"]
+    assert "the_conflict" not in user_text(seen["i0/codar_wo_steps34/decoder"])
+
+
+def test_without_steps_3_and_4_a_rejection_at_4_reruns_the_answering_stage(insts, tmp_path):
+    *_, calls, _ = run(insts[:1], tmp_path, method="codar_wo_steps34", reject_every=1, breakpoint=4)
+    assert calls_of(calls, "i0")[-2:] == ["decoder.rev1", "checker.rev1"]
+
+
+def test_without_step_5_nothing_is_checked_or_revised(insts, tmp_path):
+    records, traces, stats, *_ = run(insts[:1], tmp_path, method="codar_wo_step5", invalid_values=["i0"])
+    assert traces[0]["trace"]["verdicts"] == [] and traces[0]["trace"]["accepted"] is None
+    assert records[0]["mechanism"] is None and "acceptance_rate" not in stats.method
+
+
+def test_an_ablation_reads_its_own_templates_and_codars_for_the_rest(insts, tmp_path):
+    bench = get_benchmark("moca")
+    spec = ModelSpec(name="script", backend="codar_script")
+    wo2 = bench.method("codar_wo_step2", spec, 7)
+    assert wo2.template("conflict.user.txt") != bench.template("codar", "conflict.user.txt")
+    assert wo2.template("observer.system.txt") == bench.template("codar", "observer.system.txt")
+
+
+def test_an_ablation_without_a_checker_refuses_revision_rounds(insts, tmp_path):
+    with pytest.raises(
+        ConfigError, match=r"moca.method_options.codar_wo_step5: unknown or inapplicable key\(s\) \['revision_rounds'\]"
+    ):
+        run(insts[:1], tmp_path, method="codar_wo_step5", settings={"revision_rounds": 1})
+
+
+# ---- prompt hash --------------------------------------------------------------------------------------
+def test_the_prompt_hash_covers_every_template_it_uses(monkeypatch):
+    bench = get_benchmark("moca")
+    before = {m: bench.prompt_hash(m) for m in ("codar", "codar_wo_step5", "codar_wo_step2")}
+    real = type(bench).template
+
+    def edited(self, method, name):
+        text = real(self, method, name)
+        return text + " (edited)" if (method, name) == ("codar", "observer.system.txt") else text
+
+    monkeypatch.setattr(type(bench), "template", edited)
+    after = {m: bench.prompt_hash(m) for m in before}
+    assert all(before[m] != after[m] for m in before)  # every variant runs the observer
+
+
+def test_an_ablations_prompt_hash_ignores_templates_it_does_not_use(monkeypatch):
+    bench = get_benchmark("moca")
+    before = bench.prompt_hash("codar_wo_step5")
+    real = type(bench).template
+    monkeypatch.setattr(
+        type(bench), "template", lambda self, m, n: real(self, m, n) + ("!" if n == "checker.system.txt" else "")
+    )
+    assert bench.prompt_hash("codar_wo_step5") == before and bench.prompt_hash("codar") != before
+
+
+# ---- settings ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "settings, words",
+    [
+        ({"revision_rounds": -1}, "revision_rounds: expected a whole number >= 0"),
+        ({"revision_rounds": True}, "revision_rounds: expected a whole number >= 0"),
+        ({"revision_rounds": 9}, "could take more than the runner's 64 rounds"),
+        ({"max_tokens": 0}, "max_tokens: expected a whole number >= 1"),
+        ({"rounds": 2}, "unknown or inapplicable key(s) ['rounds']"),
+        ({"retriever": {"kind": "google"}}, "retriever.kind: unknown retriever kind 'google'"),
+        ({"decoding": "guided"}, "decoding: 'guided' is not one of json_object, json_schema, constrained"),
+    ],
+)
+def test_bad_settings_are_a_config_error_naming_the_key(settings, words):
+    with pytest.raises(ConfigError, match="moca.method_options.codar") as err:
+        get_benchmark("moca").method("codar", ModelSpec(name="m", backend="codar_script"), 1, settings)
+    assert words in str(err.value)
+
+
+def test_max_tokens_setting_applies_to_every_stage(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, settings={"max_tokens": 2048})
+    assert {r.decoding.max_tokens for r in seen.values()} == {2048}
+
+
+# ---- retrieval ----------------------------------------------------------------------------------------
+def test_without_a_retriever_a_web_search_route_is_answered_from_model_prior_and_the_trace_says_so(insts, tmp_path):
+    _, traces, _, _, seen = run(insts[:1], tmp_path, route="web_search")
+    r = traces[0]["trace"]["retrieval"][0]
+    assert (r["status"], r["route"], r["evidence"]) == ("no_retriever", "model_prior", [])
+    assert "no retriever configured" in r["note"] and r["requested"] == [
+        {"name": "entity of i0", "route": "web_search"}
+    ]
+    assert f"Retrieved evidence: {NO_EVIDENCE}" in user_text(seen["i0/codar/context"])
+
+
+def test_a_configured_retriever_puts_its_evidence_into_the_context_prompt(insts, tmp_path):
+    ev = tmp_path / "evidence.jsonl"
+    ev.write_text(
+        json.dumps({"entity": "Entity of I0", "text": "It is a scripted entity.", "source": "local note"}) + "\n"
+    )
+    settings = {"retriever": {"kind": "jsonl", "path": str(ev)}}
+    _, traces, _, _, seen = run(insts[:1], tmp_path, settings=settings, route="hybrid")
+    assert "- [Entity of I0] It is a scripted entity. (source: local note)" in user_text(seen["i0/codar/context"])
+    r = traces[0]["trace"]["retrieval"][0]
+    assert r["status"] == "retrieved" and r["retriever"]["kind"] == "jsonl" and len(r["evidence"]) == 1
+
+
+def test_model_prior_entities_are_never_looked_up(tmp_path):
+    ev = tmp_path / "evidence.jsonl"
+    ev.write_text(json.dumps({"entity": "x", "text": "t", "source": "s"}) + "\n")
+    result = retrieve(
+        {"entities": [{"name": "x", "route": "model_prior"}], "questions": ["a", "b"]}, JsonlRetriever(ev)
+    )
+    assert result.status == "all_model_prior" and result.rendered() == NO_EVIDENCE
+
+
+def test_a_retriever_that_finds_nothing_says_so(tmp_path):
+    ev = tmp_path / "evidence.jsonl"
+    ev.write_text(json.dumps({"entity": "x", "text": "t", "source": "s"}) + "\n")
+    result = retrieve({"entities": [{"name": "y", "route": "web_search"}], "questions": ["a", "b"]}, JsonlRetriever(ev))
+    assert result.status == "nothing_found" and result.rendered() == NO_EVIDENCE
+
+
+def test_a_bad_evidence_file_names_file_record_and_field(tmp_path):
+    ev = tmp_path / "evidence.jsonl"
+    ev.write_text(json.dumps({"entity": "x", "text": "", "source": "s"}) + "\n")
+    with pytest.raises(DataError, match=r"evidence.jsonl, record line 1, field 'text': must be a non-empty string"):
+        build_retriever({"kind": "jsonl", "path": str(ev)}, "moca.method_options.codar.retriever")
+
+
+def test_an_import_retriever_must_be_a_retriever_subclass():
+    with pytest.raises(ConfigError, match="is not a socialbench.moca.eval.retrieval.Retriever subclass"):
+        build_retriever({"kind": "import", "class": "json:JSONDecoder"}, "x.retriever")
+
+
+# ---- stage parsing (pure) ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "stage, text, words",
+    [
+        ("observer", "Here you go: {}", "not JSON"),
+        ("observer", "[1]", "a JSON list, not an object"),
+        ("observer", '{"explicit_perception": ""}', "explicit_perception: empty"),
+        ("observer", '{"caption": "x"}', "missing key(s) ['explicit_perception']; unexpected key(s) ['caption']"),
+        (
+            "query",
+            '{"entities": [{"name": "x", "route": "google"}], "questions": ["a", "b"]}',
+            "route: 'google' is not one of",
+        ),
+        ("query", '{"entities": [], "questions": ["a"]}', "two or three questions"),
+        (
+            "context",
+            '{"fact": "a", "connection": "b", "social_norm": 3, "uncertainty": "d"}',
+            "social_norm: expected a string",
+        ),
+        ("checker", '{"status": "MAYBE", "breakpoint": null, "refine": ""}', "neither ACCEPTED nor REJECTED"),
+        ("checker", '{"status": "ACCEPTED", "breakpoint": 2, "refine": ""}', "must be null with ACCEPTED"),
+        ("checker", '{"status": "REJECTED", "breakpoint": true, "refine": "x"}', "REJECTED needs one of"),
+        ("checker", '{"status": "REJECTED", "breakpoint": 3, "refine": " "}', "REJECTED needs a note"),
+    ],
+)
+def test_a_stage_output_off_its_contract_is_refused_with_the_reason(stage, text, words):
+    with pytest.raises(StageOutputError) as err:
+        parse_stage(stage, text)
+    assert words in str(err.value)
+
+
+def test_a_fenced_stage_answer_is_unparsable_unless_params_tolerate_one_fence():
+    fenced = '```json\n{"explicit_perception": "A man smiles."}\n```'
+    with pytest.raises(StageOutputError, match="code_fence: tolerate accepts one"):
+        parse_stage("observer", fenced)
+    assert parse_stage("observer", fenced, CODAR, "tolerate") == {"explicit_perception": "A man smiles."}
+
+
+def test_the_code_fence_param_reaches_every_stage(insts, tmp_path):
+    bench = get_benchmark("moca")
+    method = bench.method(
+        "codar", ModelSpec(name="m", backend="codar_script"), 1, {"answer": {"code_fence": "tolerate"}}
+    )
+    assert method.code_fence == "tolerate"
+
+
+def test_the_checker_status_is_read_case_insensitively():
+    assert parse_stage("checker", '{"status": "accepted", "breakpoint": null, "refine": ""}')["status"] == "ACCEPTED"
+
+
+def test_a_decoder_answer_with_values_outside_the_candidate_sets_still_parses():
+    text = json.dumps(
+        {
+            "counterfactual_cost": "c",
+            "conflict_utility": "u",
+            "subject": "nobody",
+            "target": "t",
+            "mechanism": "m",
+            "label": "l",
+        }
+    )
+    assert parse_stage("decoder", text)["subject"] == "nobody"  # a scenario-invalid tuple, not a format error
+
+
+def test_stage_schemas_list_allowed_values_only_when_constrained(taxonomy):
+    direct = answer_schema("intent", taxonomy, slot_maps(make_instance(), 1))
+    dec = stage_schema("decoder", CODAR, direct, constrained=True)
+    assert dec["required"] == list(CODAR.decoder_keys) and dec["properties"]["label"] == direct["properties"]["label"]
+    assert stage_schema("decoder", CODAR, direct, constrained=False)["properties"]["label"] == {"type": "string"}
+    assert "enum" in stage_schema("checker", CODAR, direct, constrained=True)["properties"]["status"]
+    assert "enum" not in stage_schema("checker", CODAR, direct, constrained=False)["properties"]["status"]
+
+
+# ---- runs as a whole ------------------------------------------------------------------------------------
+def test_two_runs_write_the_same_bytes(insts, tmp_path):
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+    a = run(insts, tmp_path / "a", reject_every=2, unparsable=["i1/codar/query"])
+    b = run(insts, tmp_path / "b", reject_every=2, unparsable=["i1/codar/query"])
+    assert jsonl_text(a[0]) == jsonl_text(b[0]) and jsonl_text(a[1]) == jsonl_text(b[1])
+
+
+def test_a_warm_rerun_makes_no_call_and_gives_the_same_records(insts, tmp_path):
+    cache = RequestCache(tmp_path / "c.sqlite")
+    first = run(insts, tmp_path, cache=cache, reject_every=1, unparsable=["i2/codar/observer"])
+    second = run(insts, tmp_path, cache=cache, reject_every=1, unparsable=["i2/codar/observer"])
+    assert first[3] != [] and second[3] == [] and second[2].cache_misses == 0
+    assert jsonl_text(first[0]) == jsonl_text(second[0])
+
+
+def test_rounds_go_out_together_across_instances(insts, tmp_path):
+    *_, stats, calls, _ = run(insts, tmp_path)
+    assert stats.rounds == len(STAGES) and calls[:3] == ["i0/codar/observer", "i1/codar/observer", "i2/codar/observer"]
+
+
+def test_the_run_summary_gives_revisions_acceptance_and_retries(insts, tmp_path):
+    *_, stats, _, _ = run(insts, tmp_path, never_accept=["i0"], breakpoint=4, unparsable=["i1/codar/query"])
+    assert stats.method == {
+        "retries": 1.0,
+        "stage_errors": 0.0,
+        "revisions_mean": round(1 / 3, 4),
+        "acceptance_rate": round(2 / 3, 4),
+        "not_accepted": 1.0,
+    }
+
+
+def test_per_stage_calls_and_tokens_are_accounted(insts, tmp_path):
+    *_, stats, _, _ = run(insts, tmp_path)
+    assert set(stats.stages) == set(STAGES)
+    assert all(s["calls"] == 3 and s["input_tokens"] > 0 and s["output_tokens"] > 0 for s in stats.stages.values())
+
+
+def test_a_replay_that_does_not_match_the_chain_is_an_error_not_a_wrong_answer(insts):
+    method = get_benchmark("moca").method("codar", ModelSpec(name="m", backend="codar_script"), 1)
+    (request,) = method.step(insts[0], [])
+    stray = Exchange(request.__class__("i0/codar/query", request.messages, request.task), Response(text="{}"), "k")
+    with pytest.raises(SocialbenchError, match="replay out of step: expected i0/codar/observer"):
+        method.step(insts[0], [[stray]])

@@ -1,0 +1,174 @@
+import pytest
+
+from socialbench.core.backend import ModelSpec
+from socialbench.core.benchmarks import Final, InstanceInputError, get_benchmark
+from socialbench.core.errors import ConfigError
+from socialbench.moca.eval.prompts import (
+    MediaUnavailable,
+    answer_schema,
+    answer_settings,
+    options_block,
+    slot_maps,
+)
+from socialbench.moca.eval.prompts import (
+    build_direct_request as _build,
+)
+from tests.conftest import make_instance
+
+BENCH = get_benchmark("moca")
+DIRECT = tuple(BENCH.template("direct", n) for n in ("system.txt", "user.txt"))
+SPEC = ModelSpec(name="m", backend="random")
+
+
+def build_direct_request(inst, tax, spec, seed, **kw):
+    return _build(inst, tax, spec, seed, DIRECT, **kw)
+
+
+@pytest.fixture
+def image_instance(tmp_path):
+    img = tmp_path / "img.png"
+    img.write_bytes(b"\x89PNG fake")  # read for its hash only
+    return make_instance("a", media=[str(img)])
+
+
+def test_slot_shuffle_is_deterministic_per_instance_and_seed():
+    inst = make_instance("a")
+    assert slot_maps(inst, 1) == slot_maps(inst, 1)
+    assert sorted(slot_maps(inst, 1)["subject"].values()) == sorted(inst["subject_options"])
+    # Over many instances the order differs from the given one (no position shortcut).
+    orders = {tuple(slot_maps(make_instance(f"i{k}"), 1)["subject"].values()) for k in range(20)}
+    assert len(orders) > 3
+
+
+def test_direct_request_shows_every_option_with_its_criterion_and_boundary_rule(image_instance, taxonomy):
+    req, maps = build_direct_request(image_instance, taxonomy, SPEC, seed=3)
+    system = req.messages[0].text()
+    user = req.messages[1].text()
+    for o in (*taxonomy.labels["intent"], *taxonomy.mechanisms["intent"]):
+        assert f"- {o.name}: {o.criterion} Boundary: {o.boundary}\n" in system
+    assert "Every option is supplied with its decision criterion and boundary rule." in system
+    assert "- happy:" not in system  # never options of another scenario
+    for slot, option in maps["subject"].items():
+        assert f"{slot}: {option}" in user
+
+
+def test_options_block_without_boundaries_gives_criteria_only(taxonomy):
+    block = options_block(taxonomy.labels["intent"], with_boundary=False)
+    assert block.splitlines()[0] == f"- mock: {taxonomy.labels['intent'][0].criterion}"
+    assert "Boundary:" not in block
+
+
+def test_options_without_criteria_are_listed_by_name():
+    from socialbench.moca.taxonomy import Option
+
+    assert options_block((Option("x", ""), Option("y", "", boundary="not x"))) == "- x\n- y: Boundary: not x"
+
+
+def test_direct_decodes_greedily_in_json_mode_without_an_enum_schema(image_instance, taxonomy):
+    req, _ = build_direct_request(image_instance, taxonomy, SPEC, seed=3)
+    d = req.decoding
+    assert (d.temperature, d.json_object, d.json_schema) == (0.0, True, None)
+    assert req.request_id == "a/direct/answer" and req.task["method"] == "direct"
+
+
+def test_constrained_variant_sends_the_enum_schema_with_the_same_messages(image_instance, taxonomy):
+    free, _ = build_direct_request(image_instance, taxonomy, SPEC, seed=3)
+    req, maps = build_direct_request(
+        image_instance, taxonomy, SPEC, seed=3, method="direct_constrained", constrained=True
+    )
+    assert req.decoding.json_schema == answer_schema("intent", taxonomy, maps) and not req.decoding.json_object
+    assert req.decoding.temperature == 0.0 and req.messages == free.messages
+    assert req.request_id == "a/direct_constrained/answer" and req.task["method"] == "direct_constrained"
+
+
+def test_constrained_variant_templates_are_directs():
+    # The two methods must differ in decoding only; each keeps its own folder so DVC reruns each alone.
+    assert BENCH.method_class("direct_constrained").templates == BENCH.method_class("direct").templates
+    for name in BENCH.method_class("direct").templates:
+        assert BENCH.template("direct_constrained", name) == BENCH.template("direct", name)
+
+
+def test_max_tokens_leaves_a_thinking_model_room_by_default(image_instance, taxonomy, tmp_path):
+    from socialbench.core.config import load_params
+
+    req, _ = build_direct_request(image_instance, taxonomy, ModelSpec(name="m", backend="random"), seed=0)
+    assert req.max_tokens == 4096
+    params = tmp_path / "params.yaml"
+    params.write_text("seed: 0\nmodels:\n  m: {backend: random}\n")
+    assert load_params(params)["models"]["m"]["max_tokens"] == 4096  # the params schema fills the same default
+
+
+def test_answer_schema_enumerates_scenario_options(taxonomy):
+    maps = slot_maps(make_instance("a"), 0)
+    schema = answer_schema("stance", taxonomy, maps)
+    assert schema["properties"]["label"]["enum"] == taxonomy.label_names("stance")
+    assert schema["properties"]["subject"]["enum"] == ["subject0", "subject1", "subject2", "subject3"]
+    assert schema["additionalProperties"] is False
+
+
+def test_video_request_uses_frames_with_timestamps_capped_at_max_frames(taxonomy):
+    frames = [{"path": f"f{k}.png", "sha256": f"h{k}", "index": k * 3, "timestamp": k * 0.3} for k in range(8)]
+    inst = make_instance("v", modality="video_text", transcript="A: hi", frames=frames)
+    req, _ = build_direct_request(inst, taxonomy, ModelSpec(name="m", backend="random", max_frames=4), seed=0)
+    imgs = req.images()
+    assert [i.sha256 for i in imgs] == ["h0", "h2", "h5", "h7"]
+    assert "0.00s" in req.messages[1].text() and "A: hi" in req.messages[1].text()
+
+
+def test_direct_task_lists_each_fields_choices_for_the_baselines(image_instance, taxonomy):
+    req, maps = build_direct_request(image_instance, taxonomy, SPEC, 3)
+    choices = {c["field"]: c for c in req.task["choices"]}
+    assert list(choices) == ["mechanism", "label", "subject", "target"]
+    assert [o["value"] for o in choices["label"]["options"]] == taxonomy.label_names("intent")
+    assert {o["value"]: o["text"] for o in choices["subject"]["options"]} == maps["subject"]
+    assert choices["target"]["distinct_from"] == "subject" and req.task["prior_group"] == "intent"
+
+
+def test_video_instance_never_through_the_media_stage_is_a_plain_input_error(taxonomy):
+    inst = make_instance("v", modality="video_text", transcript="A: hi")
+    with pytest.raises(InstanceInputError, match="needs sampled frames; run socialbench moca frames first") as exc:
+        build_direct_request(inst, taxonomy, SPEC, seed=0)
+    assert exc.value.field == "frames" and not isinstance(exc.value, MediaUnavailable)
+
+
+def test_missing_image_is_media_unavailable_naming_the_path(tmp_path, taxonomy):
+    inst = make_instance("a", media=[str(tmp_path / "gone.png")])
+    with pytest.raises(MediaUnavailable, match="image file not found: .*gone.png") as exc:
+        build_direct_request(inst, taxonomy, SPEC, seed=0)
+    assert exc.value.field == "media"
+
+
+def test_an_instance_marked_by_the_media_stage_is_media_unavailable(taxonomy):
+    inst = make_instance("v", modality="video_text", transcript="A: hi", media_error="clip.mp4: truncated")
+    with pytest.raises(MediaUnavailable, match="clip.mp4: truncated") as exc:
+        build_direct_request(inst, taxonomy, SPEC, seed=0)
+    assert exc.value.field == "media_error"
+
+
+@pytest.mark.parametrize("method", ["direct", "direct_constrained"])
+def test_direct_methods_answer_unavailable_media_without_a_call(tmp_path, method):
+    inst = make_instance("a", media=[str(tmp_path / "gone.png")])
+    out = BENCH.method(method, SPEC, 5).step(inst, [])
+    assert isinstance(out, Final) and out.error.startswith("media: image file not found")
+    assert out.fields["media_error"].startswith("image file not found") and out.fields["mechanism"] is None
+    assert out.fields["slots"] == slot_maps(inst, 5)
+
+
+def test_answer_settings_default_to_strict_and_refuse_unknown_values():
+    assert answer_settings({}) == answer_settings({"answer": {}}) == {"code_fence": "strict"}
+    assert answer_settings({"answer": {"code_fence": "tolerate"}}) == {"code_fence": "tolerate"}
+    with pytest.raises(ConfigError, match="moca.answer.code_fence: 'lenient' is not one of strict, tolerate"):
+        answer_settings({"answer": {"code_fence": "lenient"}})
+    with pytest.raises(ConfigError, match="moca.answer: unknown option"):
+        answer_settings({"answer": {"fences": "strict"}})
+
+
+def test_a_bad_answer_setting_stops_the_method_before_its_first_call(image_instance):
+    with pytest.raises(ConfigError, match="code_fence"):
+        BENCH.method("direct", SPEC, 0, {"answer": {"code_fence": "lenient"}}).step(image_instance, [])
+
+
+def test_the_benchmark_passes_params_answer_options_to_every_method():
+    section = {"answer": {"code_fence": "tolerate"}, "method_options": {"direct": {"k": 1}}}
+    assert BENCH.method_settings(section, "direct") == {"k": 1, "answer": {"code_fence": "tolerate"}}
+    assert BENCH.method_settings(section, "direct_constrained") == {"answer": {"code_fence": "tolerate"}}

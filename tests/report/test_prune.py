@@ -1,0 +1,102 @@
+"""Pruning the outputs and dvc.lock stages of runs params no longer name (src/socialbench/report/prune.py)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from socialbench.report.prune import prune_outputs, stale_lock_stages, stale_reason, stale_runs
+from socialbench.cli import app
+from socialbench.core.errors import ConfigError
+
+PARAMS = {"models": {"prior": {}, "human": {}}, "moca": {"methods": ["direct", "codar"]}}
+
+
+def make_results(root, runs):
+    for kind, ext in (("predictions", ".jsonl"), ("scores", ".json"), ("runs", ".stats.json")):
+        for model, method in runs:
+            path = root / kind / "moca" / model / f"{method}{ext}"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{model}/{method}")
+
+
+def test_stale_reason_names_a_removed_model():
+    assert (
+        stale_reason("random", "direct", ["prior"], ["direct"], "moca") == "model random is not in params.yaml models"
+    )
+
+
+def test_stale_reason_names_a_removed_method():
+    assert (
+        stale_reason("prior", "codar", ["prior"], ["direct"], "moca")
+        == "method codar is not in params.yaml moca.methods"
+    )
+
+
+def test_a_run_params_name_is_not_stale():
+    assert stale_reason("prior", "direct", ["prior"], ["direct"], "moca") is None
+
+
+def test_stale_runs_reads_the_method_from_a_multi_dot_file_name():
+    files = [
+        ("runs/moca/prior/codar.stats.json", "prior", "codar.stats.json"),
+        ("runs/moca/prior/direct.stats.json", "prior", "direct.stats.json"),
+    ]
+    assert stale_runs(files, ["prior"], ["direct"], "moca") == [
+        ("runs/moca/prior/codar.stats.json", "method codar is not in params.yaml moca.methods")
+    ]
+
+
+def test_stale_lock_stages_are_the_locked_names_dvc_yaml_no_longer_defines():
+    assert stale_lock_stages(["moca_infer@random-direct", "moca_tables"], ["moca_tables"]) == [
+        "moca_infer@random-direct"
+    ]
+
+
+def test_prune_outputs_archives_a_removed_models_files_and_keeps_the_others(tmp_path):
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("random", "direct")])
+    report = prune_outputs(results, "moca", PARAMS, tmp_path / "archive")
+    assert sorted(r["path"] for r in report) == sorted(
+        f"{results.as_posix()}/{k}/moca/random/direct{e}"
+        for k, e in (("predictions", ".jsonl"), ("scores", ".json"), ("runs", ".stats.json"))
+    )
+    assert not (results / "scores/moca/random").exists()  # the emptied model folder goes too
+    assert (tmp_path / "archive/scores/moca/random/direct.json").read_text() == "random/direct"
+    assert (results / "scores/moca/prior/direct.json").is_file()
+
+
+def test_prune_outputs_without_archive_deletes_a_removed_methods_files(tmp_path):
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("prior", "codar_wo_step2")])
+    report = prune_outputs(results, "moca", PARAMS, None)
+    assert {r["action"] for r in report} == {"deleted"} and len(report) == 3
+    assert sorted(p.name for p in (results / "scores/moca/prior").iterdir()) == ["direct.json"]
+
+
+def test_prune_outputs_refuses_params_without_the_benchmark_section(tmp_path):
+    with pytest.raises(ConfigError, match="no meetingtom.methods"):
+        prune_outputs(tmp_path, "meetingtom", PARAMS, None)
+
+
+def test_prune_outputs_command_appends_its_report_with_reasons(tmp_path, repo_root):
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("gone", "direct")])
+    report = tmp_path / "pruned.jsonl"
+    res = CliRunner().invoke(
+        app,
+        [
+            "prune-outputs",
+            "--benchmark",
+            "moca",
+            "--params",
+            str(repo_root / "params.yaml"),
+            "--results",
+            str(results),
+            "--report",
+            str(report),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    records = [json.loads(line) for line in report.read_text().splitlines()]
+    assert {r["reason"] for r in records} == {"model gone is not in params.yaml models"} and len(records) == 3

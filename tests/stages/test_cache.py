@@ -1,0 +1,106 @@
+"""`socialbench cache`: stats, and explanations of misses (from history, and as a dry run)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from socialbench.core.backend import Response
+from socialbench.core.cache import RequestCache, cache_key
+from socialbench.cli import app
+from socialbench.core.errors import SocialbenchError
+from tests.conftest import make_instance
+from tests.helpers.moca_requests import moca_request, write_png
+
+IDENTITY = {"backend": "openai_compat", "model_id": "org/model", "revision": "r1"}
+GOOD = json.dumps({"mechanism": "expressive aggression", "label": "mock", "subject": "subject0", "target": "target0"})
+runner = CliRunner()
+
+
+def filled_cache(path):
+    cache = RequestCache(path)
+    for i in range(2):
+        req = moca_request(i)
+        cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="x", input_tokens=7, output_tokens=2), "qwen")
+    return cache
+
+
+def test_stats_lists_each_model(tmp_path):
+    filled_cache(tmp_path / "c.sqlite").close()
+    result = runner.invoke(app, ["cache", "stats", "--path", str(tmp_path / "c.sqlite"), "--json"])
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output)
+    assert stats["entries"] == 2 and stats["models"][0]["model"] == "qwen" and stats["models"][0]["input_tokens"] == 14
+
+
+def test_explain_names_the_changed_part_of_a_recomputed_call(tmp_path):
+    cache = filled_cache(tmp_path / "c.sqlite")
+    req = moca_request(0)
+    newer = {**IDENTITY, "revision": "r2"}
+    cache.put(cache_key(newer, req), newer, req, Response(text="y"), "qwen")
+    cache.close()
+    result = runner.invoke(app, ["cache", "explain", "--path", str(tmp_path / "c.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert "inst-0000/direct/answer: miss: changed identity" in result.output and "identity.revision" in result.output
+
+
+def test_dry_run_explains_which_requests_would_be_called(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    img = write_png(tmp_path / "img.png")
+    insts = [make_instance(f"i{k}", media=[img.path]) for k in range(3)]
+    (tmp_path / "inst.jsonl").write_text("".join(json.dumps(i) + "\n" for i in insts))
+    params = {
+        "models": {"scripted-model": {"backend": "scripted", "options": {"default": GOOD}}},
+        "cache": {"path": str(tmp_path / "c.sqlite")},
+    }
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    infer = [
+        "infer",
+        "--instances",
+        "inst.jsonl",
+        "--model",
+        "scripted-model",
+        "--out",
+        "p.jsonl",
+        "--stats",
+        "s.json",
+        "--no-progress",
+    ]
+    assert runner.invoke(app, infer).exit_code == 0
+    write_png(tmp_path / "img.png", colour=(0, 0, 255))  # the shared image changes
+    (tmp_path / "inst.jsonl").write_text("".join(json.dumps(i) + "\n" for i in insts[:2]))
+    result = runner.invoke(app, ["cache", "explain", "--model", "scripted-model", "--instances", "inst.jsonl"])
+    assert result.exit_code == 0, result.output
+    assert "2 requests, 0 cached, 2 would be called" in result.output
+    assert "misses by changed part: messages=2" in result.output and "image bytes changed" in result.output
+
+
+@pytest.mark.parametrize("command", [["stats"], ["explain"]])
+@pytest.mark.parametrize("content", [b"", b"just some text\n"], ids=["empty", "text"])
+def test_stats_and_explain_refuse_a_file_that_is_not_a_cache_and_leave_it_as_it_was(tmp_path, command, content):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    result = runner.invoke(app, ["cache", *command, "--path", str(path)])
+    assert result.exit_code != 0 and isinstance(result.exception, SocialbenchError)
+    assert str(path) in str(result.exception) and "not a request cache" in str(result.exception)
+    assert path.read_bytes() == content and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("command", [["stats"], ["explain"]])
+def test_stats_and_explain_refuse_a_missing_path_and_create_nothing(tmp_path, command):
+    path = tmp_path / "nope.sqlite"
+    result = runner.invoke(app, ["cache", *command, "--path", str(path)])
+    assert result.exit_code != 0 and str(path) in str(result.exception) and "no request cache" in str(result.exception)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stats_of_a_closed_cache_leave_no_wal_shm_or_lock_files(tmp_path):
+    filled_cache(tmp_path / "c.sqlite").close()
+    for extra in tmp_path.glob("c.sqlite?*"):
+        extra.unlink()
+    result = runner.invoke(app, ["cache", "stats", "--path", str(tmp_path / "c.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite"]
