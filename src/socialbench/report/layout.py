@@ -1,0 +1,101 @@
+"""The results layout, owned here alone: every per-run file is
+``<root>/<kind>/<benchmark>/<model>/<run><ext>``, and which runs exist is decided by params.
+
+The rules (rules/common.smk), the stages and pruning all ask this module; nothing else spells the
+layout. Pure functions of names and params: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+from socialbench.core.benchmarks import excluded
+
+#: Per-run kinds and the extension of their files.
+RUN_KINDS: dict[str, str] = {
+    "predictions": ".jsonl",
+    "traces": ".jsonl",
+    "runs": ".stats.json",
+    "scores": ".json",
+    "viewer": ".html",
+    "metrics": ".json",
+}
+#: The kinds a (benchmark, model) inference job writes, one file per run each.
+INFER_KINDS = ("predictions", "traces", "runs")
+DEFAULT_ROOT = "results"
+
+
+def _kind(kind: str) -> str:
+    if kind not in RUN_KINDS:
+        raise ValueError(f"unknown result kind {kind!r}; one of {', '.join(RUN_KINDS)}")
+    return RUN_KINDS[kind]
+
+
+def run_path(kind: str, benchmark: str, model: str, run: str, root: str = DEFAULT_ROOT) -> str:
+    """``results/<kind>/<benchmark>/<model>/<run><ext>`` (a POSIX path string, as rules want)."""
+    return f"{kind_dir(kind, benchmark, root)}/{model}/{run}{_kind(kind)}"
+
+
+def kind_dir(kind: str, benchmark: str, root: str = DEFAULT_ROOT) -> str:
+    """The folder of one kind of a benchmark: ``results/<kind>/<benchmark>``."""
+    _kind(kind)
+    return f"{PurePosixPath(root) / kind / benchmark}"
+
+
+def model_dir(kind: str, benchmark: str, model: str, root: str = DEFAULT_ROOT) -> str:
+    return f"{kind_dir(kind, benchmark, root)}/{model}"
+
+
+def run_of(file_name: str) -> str:
+    """The run of a per-run file name (``codar.stats.json`` -> ``codar``): run names hold no dot."""
+    return file_name.split(".", 1)[0]
+
+
+def parse_run_path(path: str, root: str = DEFAULT_ROOT) -> tuple[str, str, str, str] | None:
+    """(kind, benchmark, model, run) of a per-run file path under ``root``, or None for any other path."""
+    parts = PurePosixPath(path).parts
+    rparts = PurePosixPath(root).parts
+    if tuple(parts[: len(rparts)]) != tuple(rparts):
+        return None
+    rest = parts[len(rparts) :]
+    if len(rest) != 4 or rest[0] not in RUN_KINDS or not rest[3].endswith(RUN_KINDS[rest[0]]):
+        return None
+    return rest[0], rest[1], rest[2], run_of(rest[3])
+
+
+def model_runs(models: Mapping[str, Mapping[str, Any]], benchmark: str, methods: Iterable[str]) -> dict[str, list[str]]:
+    """Per model (params order), the runs of a benchmark it makes: every method params name, less the
+    pairs params exclude. A model with no run on the benchmark is left out (it has no job at all)."""
+    methods = list(methods)
+    out: dict[str, list[str]] = {}
+    for model, entry in models.items():
+        runs = [m for m in methods if excluded(dict(entry), benchmark, m) is None]
+        if runs:
+            out[model] = runs
+    return out
+
+
+def runs(models: Mapping[str, Mapping[str, Any]], benchmark: str, methods: Iterable[str]) -> list[tuple[str, str]]:
+    """(model, run) pairs of a benchmark that params do not exclude, in params order."""
+    return [(m, r) for m, rs in model_runs(models, benchmark, methods).items() for r in rs]
+
+
+def exclusions(
+    models: Mapping[str, Mapping[str, Any]], benchmark: str, methods: Iterable[str]
+) -> list[tuple[str, str, str]]:
+    """(model, run, reason) of the pairs params exclude on a benchmark, for a model that runs on it at
+    all (a model params keep off the benchmark, ``benchmarks:``, is no exclusion of this benchmark's)."""
+    methods = list(methods)
+    out = []
+    for model, entry in models.items():
+        only = entry.get("benchmarks")
+        if only is not None and benchmark not in only:
+            continue
+        out += [(model, m, r) for m in methods if (r := excluded(dict(entry), benchmark, m)) is not None]
+    return out
+
+
+def run_files(kind: str, benchmark: str, pairs: Iterable[tuple[str, str]], root: str = DEFAULT_ROOT) -> list[str]:
+    return [run_path(kind, benchmark, m, r, root) for m, r in pairs]
