@@ -32,7 +32,8 @@ include: "rules/tables.smk"
 include: "rules/viewer.smk"
 include: "rules/track.smk"
 include: "rules/version.smk"
-include: "rules/book.smk"  # the results book: optional (needs TeX), not in rule all
+include: "rules/book.smk"  # the results book: optional, not in rule all
+include: "rules/dvc.smk"  # dvc.yaml rewritten when stale; per-benchmark targets
 
 
 rule all:

@@ -4,10 +4,13 @@
 # defaults are filled and an unknown key or a bad value stops the run with a message naming it
 # and the config file(s) it came from. Valid overrides are then refused (see below).
 
+import functools
 import os
 import sys
 
-from socialbench.core.benchmarks import available_benchmarks, excluded, get_benchmark_class
+from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class
+from socialbench.report import layout
+from socialbench.stages import dvc_yaml
 from socialbench.core.config import validate_params
 from socialbench.core.errors import ConfigError
 
@@ -63,8 +66,8 @@ BENCHMARKS = [b for b in available_benchmarks() if b in config]
 #: Their plug-in classes (imported lazily by the registry).
 BENCH_CLASSES = {b: get_benchmark_class(b) for b in BENCHMARKS}
 #: Per benchmark, what its rules file declares: the instances and dev split inference reads, the
-#: file names its tables stage writes, and every output of its own rules (rule all and the closing
-#: `dvc commit` collect them).
+#: file names its tables stage writes, every output of its own rules (rule all and the closing
+#: `dvc commit` collect them) and what its generated DVC stages read (`dvc`: data, params keys).
 BENCH = {}
 
 
@@ -72,40 +75,47 @@ def methods(benchmark):
     return list(config[benchmark]["methods"])
 
 
+def model_runs(benchmark):
+    """{model: [run, ...]}: the runs each model makes on the benchmark (socialbench.report.layout);
+    a pair params exclude has no job, no file and no DVC stage, and a model with no run no job."""
+    return layout.model_runs(config["models"], benchmark, methods(benchmark))
+
+
 def runs(benchmark):
-    """(model, method) pairs: every model with every method of the benchmark. A pair a model
-    excludes in params (`exclude_methods`) still has its files, as DVC's matrix does: its
-    predictions record the exclusion and its reason, no model is called, and the tables show the
-    reason instead of a row."""
-    return [(m, meth) for m in MODELS for meth in methods(benchmark)]
+    """(model, run) pairs of the benchmark that params do not exclude."""
+    return layout.runs(config["models"], benchmark, methods(benchmark))
 
 
-def result_files(kind, benchmark, ext):
-    """results/<kind>/<benchmark>/<model>/<method><ext> for every run of the benchmark."""
-    return [f"results/{kind}/{benchmark}/{m}/{meth}{ext}" for m, meth in runs(benchmark)]
+def result_files(kind, benchmark):
+    """results/<kind>/<benchmark>/<model>/<run><ext> for every run of the benchmark."""
+    return layout.run_files(kind, benchmark, runs(benchmark))
+
+
+def run_args(benchmark):
+    """--run <model>/<run> for every run of the benchmark (the per-benchmark score and viewer jobs)."""
+    return " ".join(f"--run {m}/{r}" for m, r in runs(benchmark))
 
 
 def generic_outputs(benchmark):
-    """The outputs of the generic stages (infer, score, tables, track) of a benchmark."""
+    """The outputs of the generic stages (infer, score, tables, viewer, track) of a benchmark."""
     return {
-        "predictions": result_files("predictions", benchmark, ".jsonl"),
-        "traces": result_files("traces", benchmark, ".jsonl"),
-        "stats": result_files("runs", benchmark, ".stats.json"),
-        "scores": result_files("scores", benchmark, ".json"),
+        "predictions": result_files("predictions", benchmark),
+        "traces": result_files("traces", benchmark),
+        "stats": result_files("runs", benchmark),
+        "scores": result_files("scores", benchmark),
         "tables": [f"results/tables/{benchmark}/{name}" for name in BENCH[benchmark]["tables"]],
         "headline": f"results/metrics/{benchmark}.json",
-        # one file per (model, method) the tables score (excluded pairs have none): a `dvc metrics show` row each
-        "run_metrics": [f"results/metrics/{benchmark}/{m}/{meth}.json" for m, meth in runs(benchmark)
-                        if not excluded(config["models"][m], benchmark, meth)],
+        # one file per run the tables score: a `dvc metrics show` row each
+        "run_metrics": result_files("metrics", benchmark),
         "tracked": f"results/mlflow/{benchmark}.json",
-        "viewer": result_files("viewer", benchmark, ".html"),
+        "viewer": result_files("viewer", benchmark),
     }
 
 
-def all_outputs():
-    """Every output of every benchmark, intermediate ones too, so a deleted one is rebuilt."""
+def all_outputs(benchmarks=None):
+    """Every output of the benchmarks (default: all), intermediate ones too, so a deleted one is rebuilt."""
     out = []
-    for b in BENCHMARKS:
+    for b in benchmarks or BENCHMARKS:
         for value in [*BENCH[b]["outputs"].values(), *generic_outputs(b).values()]:
             out += value if isinstance(value, list) else [value]
     return out
@@ -116,9 +126,9 @@ def media_io_pairs(wildcards, input, output):
     return " ".join(f"--input {i} --output {o}" for i, o in zip(input.instances, output.instances))
 
 
-def model_files(wildcards):
+def model_files(model):
     # Files a model entry names (the file backend's answers, options.path): a changed file reruns it.
-    path = (config["models"][wildcards.model].get("options") or {}).get("path")
+    path = (config["models"][model].get("options") or {}).get("path")
     return [path] if isinstance(path, str) else []
 
 
@@ -131,46 +141,26 @@ def method_settings(benchmark, method):
     return {"options": (section.get("method_options") or {}).get(method, {}), "answer": section.get("answer")}
 
 
-def model_config(wildcards):
-    # Passed as a rule param, so editing one model's entry reruns only that model's jobs.
-    return config["models"][wildcards.model]
-
-
 # Every rule runs in this environment under `--sdm conda`; by default, in the active venv.
 CONDA_ENV = "../envs/socialbench.yaml"
 
 
 # ---- code inputs ------------------------------------------------------------------------------
 # Snakemake reruns a job when its inputs change, but package source is no input of a shell rule.
-# Each rule therefore takes as inputs the source files its DVC stage depends on (dvc.yaml `deps`
-# under src/, folders expanded, ${item.*} filled in), so a code change reruns the same jobs under
-# both tools and the closing `dvc commit` never records outputs that older code built.
-import yaml as _yaml
-from pathlib import Path as _Path
-
-with open("dvc.yaml", encoding="utf-8") as _fh:
-    _DVC_STAGES = _yaml.safe_load(_fh)["stages"]
+# Rules therefore take as inputs the files behind their DVC stage's code deps (folders by layer,
+# socialbench.stages.dvc_yaml, which also writes them into dvc.yaml), so a code change reruns the
+# same jobs under both tools and the closing `dvc commit` never records outputs older code built.
 
 
-def stage_code(stage, **item):
-    if stage not in _DVC_STAGES:
-        sys.exit(f"error: dvc.yaml has no stage {stage}: each rule takes its DVC stage's code deps as inputs,"
-                 " so a benchmark declares its stages there too (docs/architecture.md, adding a benchmark)")
-    files = []
-    for dep in _DVC_STAGES[stage].get("deps", []):
-        dep = str(dep)
-        for key, value in item.items():
-            dep = dep.replace("${item.%s}" % key, value)
-        if not dep.startswith("src/"):
-            continue
-        path = _Path(dep)
-        if path.is_dir():
-            files += sorted(str(f) for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
-        else:
-            files.append(str(path))
-    return files
+def stage_code(stage, runs=()):
+    """The code files of a stage: ``<benchmark>_<kind>`` (infer, score, tables, viewer, track) or any
+    other stage of a benchmark (its data stages)."""
+    benchmark, _, kind = stage.partition("_")
+    if benchmark not in BENCHMARKS:
+        sys.exit(f"error: stage {stage}: no benchmark's name starts it (rules/<benchmark>.smk names its stages <benchmark>_...)")
+    return _stage_code(kind if kind in dvc_yaml.KIND_ENTRIES else "data", benchmark, tuple(runs))
 
 
-def stage_code_of(stage):
-    """An input function: the code of a matrix stage for the job's model and method."""
-    return lambda wildcards: stage_code(stage, model=wildcards.model, method=wildcards.method)
+@functools.cache
+def _stage_code(kind, benchmark, runs):
+    return dvc_yaml.code_files(dvc_yaml.code_deps(kind, benchmark, runs))

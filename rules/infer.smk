@@ -1,35 +1,40 @@
-# Per-model inference, for every benchmark (one rule each, named <benchmark>_infer). Calls go
-# through the request cache (cache.path), so reruns and resumed runs never repeat a finished call.
-# Besides the predictions: the per-instance traces (every call's stage, cache key, text, tokens,
-# finish reason) and the run's accounting.
+# Inference: one job per (benchmark, model) running every run of that model on the benchmark in one
+# process (one loaded model, one backend event loop; the runner batches each method's rounds), still
+# one prediction, trace and stats file per run. Pairs params exclude have no job and no files. Calls
+# go through the request cache (cache.path), so reruns and resumed runs never repeat a finished call.
 
 for _b in BENCHMARKS:
+    for _model, _runs in model_runs(_b).items():
 
-    rule:
-        name:
-            f"{_b}_infer"
-        input:
-            instances=BENCH[_b]["instances"],
-            dev=BENCH[_b]["dev"],
-            model_files=model_files,
-            code=stage_code_of(f"{_b}_infer"),
-        output:
-            predictions=f"results/predictions/{_b}/{{model}}/{{method}}.jsonl",
-            trace=f"results/traces/{_b}/{{model}}/{{method}}.jsonl",
-            stats=f"results/runs/{_b}/{{model}}/{{method}}.stats.json",
-        params:
-            benchmark=_b,
-            model=model_config,
-            method=lambda wildcards, b=_b: method_settings(b, wildcards.method),
-            seed=config["seed"],
-        log:
-            f"logs/infer/{_b}_{{model}}_{{method}}.log",
-        conda:
-            CONDA_ENV
-        resources:
-            # `snakemake --resources model_slots=1` runs one model at a time (GPU or API quota).
-            model_slots=1,
-        shell:
-            "socialbench infer --benchmark {params.benchmark} --instances {input.instances} --dev {input.dev}"
-            " --model {wildcards.model} --method {wildcards.method} --params params.yaml"
-            " --out {output.predictions} --trace {output.trace} --stats {output.stats} > {log} 2>&1"
+        rule:
+            name:
+                dvc_yaml.rule_name(dvc_yaml.infer_stage_name(_b, _model))
+            input:
+                instances=BENCH[_b]["instances"],
+                dev=BENCH[_b]["dev"],
+                model_files=model_files(_model),
+                code=stage_code(f"{_b}_infer", _runs),
+            output:
+                predictions=layout.run_files("predictions", _b, [(_model, r) for r in _runs]),
+                traces=layout.run_files("traces", _b, [(_model, r) for r in _runs]),
+                stats=layout.run_files("runs", _b, [(_model, r) for r in _runs]),
+            params:
+                benchmark=_b,
+                model_name=_model,
+                # params of the job: editing one model's entry, or one method's settings, reruns
+                # only the jobs of the models that run it
+                model=config["models"][_model],
+                runs={r: method_settings(_b, r) for r in _runs},
+                method_args=" ".join(f"--method {r}" for r in _runs),
+                seed=config["seed"],
+            log:
+                f"logs/infer/{_b}_{_model}.log",
+            conda:
+                CONDA_ENV
+            resources:
+                # `snakemake --resources model_slots=1` runs one model at a time (GPU or API quota).
+                model_slots=1,
+            shell:
+                "socialbench infer --benchmark {params.benchmark} --instances {input.instances} --dev {input.dev}"
+                " --model {params.model_name} --params params.yaml --results-dir results {params.method_args}"
+                " > {log} 2>&1"

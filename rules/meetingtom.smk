@@ -293,4 +293,17 @@ BENCH["meetingtom"] = {
         "consolidated": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"]
         + expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS),
     },
+    # what its generated DVC stages read (socialbench.stages.dvc_yaml)
+    "dvc": {
+        "data": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"],
+        "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers"],
+        "tables_params": [
+            "seed",
+            "models",
+            "meetingtom.methods",
+            "meetingtom.ablations",
+            "meetingtom.tables",
+            "meetingtom.ami.mirror",
+        ],
+    },
 }

@@ -95,4 +95,11 @@ BENCH["moca"] = {
         "media_reports": ["results/reports/media.jsonl", "results/reports/media.md"],
         "frames_index": f"{FRAME_CACHE}/index.json",
     },
+    # what its generated DVC stages read (socialbench.stages.dvc_yaml): inference's data, the params
+    # keys of inference (besides seed and the model's entry) and of the tables
+    "dvc": {
+        "data": ["data/processed/moca"],
+        "infer_params": ["moca.answer", "moca.method_options"],
+        "tables_params": ["seed", "models", "moca"],
+    },
 }

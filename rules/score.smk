@@ -1,4 +1,5 @@
-# Scoring with each benchmark's metrics (MoCA section 3.3), per model and method.
+# Scoring with each benchmark's metrics (MoCA section 3.3; MeetingToM 4.1): one job per benchmark
+# scores every run (milliseconds each), one score file per run.
 
 for _b in BENCHMARKS:
 
@@ -7,16 +8,17 @@ for _b in BENCHMARKS:
             f"{_b}_score"
         input:
             instances=BENCH[_b]["instances"],
-            predictions=f"results/predictions/{_b}/{{model}}/{{method}}.jsonl",
-            code=stage_code_of(f"{_b}_score"),
+            predictions=result_files("predictions", _b),
+            code=stage_code(f"{_b}_score"),
         output:
-            scores=f"results/scores/{_b}/{{model}}/{{method}}.json",
+            scores=result_files("scores", _b),
         params:
             benchmark=_b,
+            runs=run_args(_b),
         log:
-            f"logs/score/{_b}_{{model}}_{{method}}.log",
+            f"logs/score/{_b}.log",
         conda:
             CONDA_ENV
         shell:
-            "socialbench score --benchmark {params.benchmark} --instances {input.instances}"
-            " --predictions {input.predictions} --out {output.scores} > {log} 2>&1"
+            "socialbench score --benchmark {params.benchmark} --instances {input.instances} --results-dir results"
+            " {params.runs} > {log} 2>&1"

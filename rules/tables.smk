@@ -28,10 +28,10 @@ for _b in BENCHMARKS:
         name:
             f"{_b}_tables"
         input:
-            scores=result_files("scores", _b, ".json"),
+            scores=result_files("scores", _b),
             # per-instance statistics (intervals, paired tests) for a benchmark that takes them
             instances=BENCH[_b]["instances"],
-            predictions=result_files("predictions", _b, ".jsonl"),
+            predictions=result_files("predictions", _b),
             code=stage_code(f"{_b}_tables"),
         output:
             tables=report_tables(_b, generic_outputs(_b)["tables"]),
@@ -42,7 +42,7 @@ for _b in BENCHMARKS:
             benchmark=_b,
             out_dir=lambda wildcards, output: os.path.dirname(output.tables[0]),  # they all go in one folder
             categories={m: e["category"] for m, e in config["models"].items()},
-            excluded={m: e.get("exclude_methods", {}) for m, e in config["models"].items()},
+            excluded=layout.exclusions(config["models"], _b, methods(_b)),  # listed once per benchmark
             # what the tables compare (MoCA: moca.tables) and the seed of their bootstrap
             settings=(config.get(_b) or {}).get("tables"),
             ablations=(config.get(_b) or {}).get("ablations"),  # their labels and tables (MeetingToM)

@@ -7,11 +7,11 @@ for _b in BENCHMARKS:
         name:
             f"{_b}_track"
         input:
-            scores=result_files("scores", _b, ".json"),
-            predictions=result_files("predictions", _b, ".jsonl"),
-            traces=result_files("traces", _b, ".jsonl"),
-            viewer=result_files("viewer", _b, ".html"),
-            stats=result_files("runs", _b, ".stats.json"),
+            scores=result_files("scores", _b),
+            predictions=result_files("predictions", _b),
+            traces=result_files("traces", _b),
+            viewer=result_files("viewer", _b),
+            stats=result_files("runs", _b),
             instances=BENCH[_b]["instances"],
             tables=generic_outputs(_b)["tables"],
             code=stage_code(f"{_b}_track"),

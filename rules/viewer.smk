@@ -1,7 +1,7 @@
-# One static trace-viewer page per run (benchmark, model, method): what the model saw, said and got
-# wrong, and each stage of a multi-stage method (docs/architecture.md, "Trace viewer"). Pages are
-# derived from versioned files (instances, predictions, traces) and logged to MLflow by the track
-# stage; they are not versioned by DVC themselves (their code inputs are the track stage's).
+# The trace viewer: one static page per run (benchmark, model, method), all of a benchmark's pages in
+# one job: what the model saw, said and got wrong, and each stage of a multi-stage method
+# (docs/architecture.md, "Trace viewer"). Pages are derived from versioned files (instances,
+# predictions, traces) and logged to MLflow by the track stage; DVC does not version them.
 
 for _b in BENCHMARKS:
 
@@ -10,17 +10,18 @@ for _b in BENCHMARKS:
             f"{_b}_viewer"
         input:
             instances=BENCH[_b]["instances"],
-            predictions=f"results/predictions/{_b}/{{model}}/{{method}}.jsonl",
-            traces=f"results/traces/{_b}/{{model}}/{{method}}.jsonl",
-            code=stage_code(f"{_b}_track"),
+            predictions=result_files("predictions", _b),
+            traces=result_files("traces", _b),
+            code=stage_code(f"{_b}_viewer"),
         output:
-            page=f"results/viewer/{_b}/{{model}}/{{method}}.html",
+            pages=result_files("viewer", _b),
         params:
             benchmark=_b,
+            runs=run_args(_b),
         log:
-            f"logs/viewer/{_b}_{{model}}_{{method}}.log",
+            f"logs/viewer/{_b}.log",
         conda:
             CONDA_ENV
         shell:
-            "socialbench viewer --benchmark {params.benchmark} --instances {input.instances}"
-            " --predictions {input.predictions} --traces {input.traces} --out {output.page} > {log} 2>&1"
+            "socialbench viewer --benchmark {params.benchmark} --instances {input.instances} --results-dir results"
+            " {params.runs} > {log} 2>&1"

@@ -1,0 +1,262 @@
+"""dvc.yaml, written from the package layout and params so that DVC and Snakemake see the same jobs.
+
+- Each benchmark's data stages are written by hand in dvc.yaml (its rules file has the matching
+  rules); only their code deps are rewritten here.
+- The generic stages are generated: one ``<benchmark>_infer_<model>`` stage per model that runs on
+  the benchmark (pairs params exclude make no stage), and one ``<benchmark>_score``,
+  ``<benchmark>_tables`` and ``<benchmark>_track`` stage per benchmark.
+- Code deps are folders, not files: a stage depends on the layer folders its code imports (core/,
+  backends/, media/, acquire/, a benchmark's build/, eval/ or report/), on single modules elsewhere
+  (cli.py, the stage's own module under stages/, report/*.py, a benchmark's top-level modules), and
+  an infer stage on the modules and templates of the methods its model runs only. So an edit to the
+  viewer, the book or a table renderer reruns no inference, and an edit to one method's template
+  reruns only the models that run that method.
+
+The rules file reads this at load (rules/dvc.smk): a stale dvc.yaml is rewritten there (not inside
+``dvc repro``, which sets DVC_STAGE), and rules take the same code deps as inputs.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import socialbench
+from socialbench.report import layout
+
+PKG = Path(socialbench.__file__).resolve().parent
+REPO = PKG.parents[1]
+#: Layer folders a stage depends on as a whole.
+LAYER_FOLDERS = ("core", "backends", "media", "acquire")
+#: A benchmark's folders a stage depends on as a whole.
+BENCH_FOLDERS = ("build", "eval", "report", "taxonomy")
+#: What each generic stage kind runs, besides the root CLI and the benchmark's top-level modules:
+#: its stage modules and the benchmark folders it uses (imports inside a benchmark's plug-in class
+#: are hooks for every stage, so they are not followed; the folders stand for them).
+KIND_ENTRIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "data": (("stages.demo", "stages.prepare", "{b}.cli"), ("build",)),
+    "infer": (("stages.infer",), ("eval",)),
+    "score": (("stages.score",), ("eval",)),
+    "tables": (("stages.tables", "stages.prune"), ("eval", "report")),
+    "viewer": (("stages.viewer",), ("eval", "report")),
+    "track": (("stages.track",), ("eval", "report")),
+}
+GENERIC_KINDS = ("infer", "score", "tables", "track")
+
+
+# ---- code deps (pure, over the package's source) -----------------------------------------------
+
+
+def benchmark_packages() -> list[str]:
+    return sorted(p.name for p in PKG.iterdir() if (p / "benchmark.py").is_file())
+
+
+def module_file(name: str) -> Path | None:
+    rel = Path(*name.split(".")[1:])
+    for cand in (PKG / rel / "__init__.py", (PKG / rel).with_suffix(".py")):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _imports(path: Path, module_level_only: bool) -> list[str]:
+    tree = ast.parse(path.read_text("utf-8"))
+    nodes = tree.body if module_level_only else ast.walk(tree)
+    found: list[str] = []
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "socialbench":
+            found += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == "socialbench"]
+    return found
+
+
+@cache
+def _closure(entries: tuple[str, ...]) -> frozenset[Path]:
+    """Source files reachable from the entry modules by static imports (module level and inside
+    functions); a benchmark's plug-in class (``<b>/benchmark.py``) is followed at module level only."""
+    seen: set[Path] = set()
+    todo = list(entries)
+    while todo:
+        name = todo.pop()
+        path = module_file(name)
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        parts = path.relative_to(PKG).parts
+        shallow = len(parts) == 2 and parts[1] == "benchmark.py"
+        # a package's __init__ runs on import of any of its modules
+        todo += [".".join(name.split(".")[:i]) for i in range(2, len(name.split(".")))]
+        todo += [m for m in _imports(path, shallow) if module_file(m) is not None]
+    return frozenset(seen)
+
+
+def _entry(path: Path) -> str | None:
+    """The dep entry that covers a source file: its layer or benchmark folder, else the file itself;
+    None for an empty package marker."""
+    parts = path.relative_to(PKG).parts
+    if parts[0] in LAYER_FOLDERS:
+        return f"src/socialbench/{parts[0]}"
+    if len(parts) >= 3 and parts[0] in benchmark_packages() and parts[1] in BENCH_FOLDERS:
+        return f"src/socialbench/{parts[0]}/{parts[1]}"
+    if path.name == "__init__.py" and not _has_code(path):
+        return None
+    return path.relative_to(REPO).as_posix()
+
+
+def _has_code(path: Path) -> bool:
+    tree = ast.parse(path.read_text("utf-8"))
+    return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in tree.body)
+
+
+def _top_modules(benchmark: str) -> list[str]:
+    """A benchmark's contracts: its top-level modules (not cli.py, which only data stages run)."""
+    pkg = PKG / benchmark
+    return sorted(f"socialbench.{benchmark}.{p.stem}" for p in pkg.glob("*.py") if p.stem not in ("cli", "__init__"))
+
+
+def method_of(run: str) -> str:
+    """A run is ``<method>`` or ``<method>__<ablation>``: the method module it runs."""
+    return run.split("__", 1)[0]
+
+
+def code_deps(kind: str, benchmark: str, runs: Iterable[str] = ()) -> list[str]:
+    """The code deps of a stage of a benchmark: folders and single files, sorted."""
+    stage_modules, folders = KIND_ENTRIES[kind]
+    entries = ["socialbench.cli"] + [f"socialbench.{m.format(b=benchmark)}" for m in stage_modules]
+    entries += _top_modules(benchmark)
+    for folder in folders:
+        root = PKG / benchmark / folder
+        entries += [
+            "socialbench." + ".".join(f.relative_to(PKG).with_suffix("").parts)
+            for f in sorted(root.rglob("*.py"))
+            if "__pycache__" not in f.parts
+        ]
+    methods = sorted({method_of(r) for r in runs})
+    entries += [f"socialbench.{benchmark}.methods.{m}" for m in methods]
+    deps = {e for p in _closure(tuple(entries)) if (e := _entry(p)) is not None}
+    deps |= {f"src/socialbench/{benchmark}/{folder}" for folder in folders if (PKG / benchmark / folder).is_dir()}
+    if kind == "infer":  # a model's backend is imported by name from params: the providers folder
+        deps.add("src/socialbench/backends")
+    if (PKG / benchmark / "params.schema.json").is_file():
+        deps.add(f"src/socialbench/{benchmark}/params.schema.json")
+    for m in methods:
+        if (PKG / benchmark / "templates" / m).is_dir():
+            deps.add(f"src/socialbench/{benchmark}/templates/{m}")
+    return sorted(deps)
+
+
+def code_files(deps: Iterable[str]) -> list[str]:
+    """The files behind code deps (folders expanded, bytecode left out): Snakemake rule inputs."""
+    out: list[str] = []
+    for dep in deps:
+        path = REPO / dep
+        if path.is_dir():
+            out += sorted(
+                f.relative_to(REPO).as_posix() for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts
+            )
+        elif path.is_file():
+            out.append(dep)
+    return out
+
+
+# ---- the generic stages (pure: params and the benchmark's declarations in) ---------------------
+
+
+def infer_stage_name(benchmark: str, model: str) -> str:
+    return f"{benchmark}_infer_{model}"
+
+
+def rule_name(stage: str) -> str:
+    """A Snakemake rule name for a DVC stage name (model names may hold '-' or '.')."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in stage)
+
+
+def generic_stages(config: Mapping[str, Any], benchmark: str, decl: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The generic stages of a benchmark. ``decl`` is what its rules file declares (BENCH[b]['dvc']):
+    ``data`` (the instances and dev paths inference reads), ``infer_params`` and ``tables_params``
+    (params keys), and ``plots``/``metrics`` as needed."""
+    section = config[benchmark]
+    per_model = layout.model_runs(config["models"], benchmark, section["methods"])
+    stages: dict[str, dict[str, Any]] = {}
+    for model, runs in per_model.items():
+        name = infer_stage_name(benchmark, model)
+        path = (config["models"][model].get("options") or {}).get("path")
+        stages[name] = {
+            "cmd": f"snakemake --quiet rules --cores 1 {rule_name(name)}",
+            "deps": [*decl["data"], *([path] if isinstance(path, str) else []), *code_deps("infer", benchmark, runs)],
+            "params": ["seed", f"models.{model}", *decl["infer_params"]],
+            "outs": [layout.run_path(k, benchmark, model, r) for k in ("predictions", "traces") for r in runs],
+        }
+    stages[f"{benchmark}_score"] = {
+        "cmd": f"snakemake --quiet rules --cores 1 {benchmark}_score",
+        "deps": [*decl["data"][:1], layout.kind_dir("predictions", benchmark), *code_deps("score", benchmark)],
+        "outs": [layout.kind_dir("scores", benchmark)],
+    }
+    stages[f"{benchmark}_tables"] = {
+        "cmd": f"snakemake --quiet rules --cores 1 {benchmark}_tables",
+        "deps": [
+            layout.kind_dir("scores", benchmark),
+            *decl["data"][:1],
+            layout.kind_dir("predictions", benchmark),
+            *code_deps("tables", benchmark),
+        ],
+        "params": list(decl["tables_params"]),
+        "outs": [f"results/tables/{benchmark}"],
+        # one file per run: a row each in `dvc metrics show`
+        "metrics": [layout.kind_dir("metrics", benchmark)],
+    }
+    stages[f"{benchmark}_track"] = {
+        "cmd": f"snakemake --quiet rules --cores 1 {benchmark}_track",
+        "deps": [
+            layout.kind_dir("scores", benchmark),
+            layout.kind_dir("predictions", benchmark),
+            layout.kind_dir("traces", benchmark),
+            f"results/tables/{benchmark}",
+            *code_deps("track", benchmark),
+        ],
+        "params": ["mlflow"],
+        "outs": [{f"results/mlflow/{benchmark}.json": {"cache": False}}],
+    }
+    return stages
+
+
+def _is_generic(name: str, benchmarks: Iterable[str]) -> bool:
+    for b in benchmarks:
+        if name in (f"{b}_infer", f"{b}_score", f"{b}_tables", f"{b}_track") or name.startswith(f"{b}_infer_"):
+            return True
+    return False
+
+
+def render(text: str, config: Mapping[str, Any], decls: Mapping[str, Mapping[str, Any]]) -> str:
+    """dvc.yaml's new text: the hand-written data stages (comments kept) with their code deps
+    rewritten, then the generated stages of every benchmark in ``decls``."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    doc = yaml.load(text)
+    stages = doc["stages"]
+    benches = benchmark_packages()
+    for name in [n for n in stages if _is_generic(n, benches)]:
+        del stages[name]
+    for name, stage in stages.items():
+        benchmark = next((b for b in benches if name.startswith(b + "_")), None)
+        if benchmark is None:
+            raise ValueError(f"dvc.yaml stage {name}: no benchmark package src/socialbench/<name>/ matches its name")
+        body = stage.get("do", stage)  # a foreach stage keeps its definition under `do`
+        data = [d for d in body.get("deps") or [] if not str(d).startswith("src/")]
+        body["deps"] = CommentedSeq(data + code_deps("data", benchmark))
+    for benchmark, decl in decls.items():
+        for name, body in generic_stages(config, benchmark, decl).items():
+            stages[name] = CommentedMap(body)
+    buf = io.StringIO()
+    yaml.dump(doc, buf)
+    return buf.getvalue()
