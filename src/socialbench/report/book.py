@@ -34,6 +34,8 @@ TIMESTAMP = 0
 TABLE_SUFFIX, FIGURE_SUFFIX = ".csv", ".png"
 #: The tallest a figure is set; a taller one is scaled down (a figure cannot break across pages).
 FIGURE_MAX_HEIGHT = "13cm"
+#: A table's text size, and the smallest it is shrunk to when the table is wider than the text.
+TABLE_TEXT_SIZE, TABLE_MIN_TEXT_SIZE = "7pt", "5pt"
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?|nan|inf|-inf")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -144,21 +146,27 @@ _PREAMBLE = """#set document(title: %(title)s, author: (), date: none)
   let wide = image(path, width: size.width)
   if measure(wide).height > %(max_height)s { image(path, height: %(max_height)s) } else { wide }
 })
-// A table in the booktabs style of the papers' .tex tables (rules above, below and under the header);
-// auto columns share the text width when together wider, and the header repeats on every page.
-#let csvtable(header, rows, align) = block(width: 100%%, {
-  set text(size: 7pt)
-  table(
-    columns: header.len(),
-    align: align,
-    stroke: none,
-    inset: (x: 3pt, y: 2pt),
-    table.hline(stroke: 0.8pt),
-    table.header(..header.map(h => text(weight: "bold", h))),
-    table.hline(stroke: 0.5pt),
-    ..rows.flatten(),
-    table.hline(stroke: 0.8pt),
-  )
+// A table in the booktabs style of the papers' .tex tables (rules above, below and under the header),
+// its header repeated on every page. A table wider than the text is set in smaller type, down to
+// %(min_size)s (so it still breaks across pages, which a scaled box would not); below that its auto
+// columns share the width and wrap at spaces.
+#let csvtable(header, rows, align) = layout(size => {
+  let tab(s) = {
+    set text(size: s)
+    table(
+      columns: header.len(),
+      align: align,
+      stroke: none,
+      inset: (x: 3pt, y: 2pt),
+      table.hline(stroke: 0.8pt),
+      table.header(..header.map(h => text(weight: "bold", h))),
+      table.hline(stroke: 0.5pt),
+      ..rows.flatten(),
+      table.hline(stroke: 0.8pt),
+    )
+  }
+  let natural = measure(tab(%(size)s)).width
+  tab(calc.max(%(min_size)s, calc.min(%(size)s, %(size)s * (size.width / natural))))
 })
 #align(center, text(size: 17pt, %(title)s))
 #outline(depth: 2)
@@ -252,20 +260,32 @@ def render_section(section: Section) -> str:
 
 def render_book(sections: list[Section], title: str = "socialbench results book") -> str:
     """The whole book's Typst source: a contents page, then one section per benchmark."""
-    preamble = _PREAMBLE % {"title": typst_string(title), "max_height": FIGURE_MAX_HEIGHT}
+    preamble = _PREAMBLE % {
+        "title": typst_string(title),
+        "max_height": FIGURE_MAX_HEIGHT,
+        "size": TABLE_TEXT_SIZE,
+        "min_size": TABLE_MIN_TEXT_SIZE,
+    }
     return preamble + "".join(render_section(s) for s in sections)
 
 
 # ---- reading the results and the tracking store --------------------------------------------------
 
 
+def _module_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
 def table_script(benchmark: str) -> Script:
     """The command (and Snakemake rule and module) that writes a benchmark's tables and figures."""
     from socialbench.core.benchmarks import get_benchmark
 
-    module = f"socialbench.{benchmark}.tables"  # a plug-in's tables module, where it has one
-    if importlib.util.find_spec(module) is None:
-        module = type(get_benchmark(benchmark)).__module__
+    # a plug-in's tables module (report/tables.py in the layer layout, tables.py before it), where it has one
+    candidates = [f"socialbench.{benchmark}.report.tables", f"socialbench.{benchmark}.tables"]
+    module = next((m for m in candidates if _module_exists(m)), type(get_benchmark(benchmark)).__module__)
     return Script(f"socialbench tables --benchmark {benchmark}", f"{benchmark}_tables", module)
 
 
