@@ -138,6 +138,10 @@ def test_parse_csv_pads_a_short_row():
     assert parse_csv("a,b,c\n1,2\n", "t.csv") == (("a", "b", "c"), (("1", "2", ""),))
 
 
+def test_parse_csv_skips_blank_lines():
+    assert parse_csv("a,b\n\n1,2\n", "t.csv") == (("a", "b"), (("1", "2"),))
+
+
 def test_parse_csv_refuses_a_row_longer_than_the_header_naming_file_and_line():
     with pytest.raises(DataError, match=r"t\.csv, record line 3: row has 3 cells but the header 2"):
         parse_csv("a,b\n1,2\n1,2,3\n", "t.csv")

@@ -114,14 +114,16 @@ class Section:
 
 
 def parse_csv(text: str, where: str) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
-    """A CSV file's header and rows; a short row is padded with empty cells, a row longer than the
-    header is an error (its cells would land under the wrong columns)."""
+    """A CSV file's header and rows; blank lines are skipped, a short row is padded with empty cells,
+    a row longer than the header is an error (its cells would land under the wrong columns)."""
     lines = list(csv.reader(io.StringIO(text)))
     if not lines or not lines[0]:
         raise DataError(where, "CSV table has no header row")
     header, width = tuple(lines[0]), len(lines[0])
     rows = []
     for n, row in enumerate(lines[1:], start=2):
+        if not row:  # a blank line holds no record
+            continue
         if len(row) > width:
             raise DataError(where, f"row has {len(row)} cells but the header {width}", record=f"line {n}")
         rows.append(tuple(row) + ("",) * (width - len(row)))
@@ -395,7 +397,7 @@ def read_section(benchmark: str, tables_dir: Path, instances: Path, tracked: Pat
         runs.append(run)
     folder = dict((str(p), f) for p, f in artifacts)
     items = [
-        Item("table", str(t), f"{folder[str(t)]}/{t.name}", *parse_csv(t.read_text(encoding="utf-8"), str(t)))
+        Item("table", str(t), f"{folder[str(t)]}/{t.name}", *parse_csv(t.read_text(encoding="utf-8-sig"), str(t)))
         for t in tables
     ]
     items += [Item("figure", str(f), f"{folder[str(f)]}/{f.name}", graphic=str(f)) for f in figures]
