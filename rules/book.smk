@@ -1,21 +1,22 @@
-# The results book (`snakemake --cores N book`): one PDF of every benchmark's LaTeX tables and PNG
+# The results book (`snakemake --cores N book`): one PDF of every benchmark's CSV tables and PNG
 # figures, each footnoted with the MLflow run that logged it, its git commit, the data hash and the
-# command that made it. Optional: it needs TeX (bash scripts/install_tex.sh), so it is no input of
-# rule all and the demo never builds it. Its inputs are the files it reads and its code, so it is
-# rebuilt only when one of them changed (the run ids come from the store by those files' content).
+# command that made it. Optional: it needs the `typst` wheel (extra `book`, pip only), so it is no
+# input of rule all and the demo never builds it. Its inputs are the files it reads and its code, so
+# it is rebuilt only when one of them changed (the run ids come from the store by those files'
+# content).
 
 
 rule book:
     input:
-        # the tables stage's files that go in the book: LaTeX tables and PNG figures
-        files=[f for b in BENCHMARKS for f in generic_outputs(b)["tables"] if f.endswith((".tex", ".png"))],
+        # the tables stage's files that go in the book: CSV tables and PNG figures
+        files=[f for b in BENCHMARKS for f in generic_outputs(b)["tables"] if f.endswith((".csv", ".png"))],
         instances=[BENCH[b]["instances"] for b in BENCHMARKS],
         # track's summaries: their eval keys name the runs listed; rewritten when what track logs changed
         tracked=[generic_outputs(b)["tracked"] for b in BENCHMARKS],
         code=["src/socialbench/report/book.py", "src/socialbench/stages/book.py", "src/socialbench/report/tracking.py"],
     output:
         pdf="results/book/book.pdf",
-        tex="results/book/book.tex",
+        typ="results/book/book.typ",
     params:
         # one --benchmark/--tables-dir/--instances/--tracked group per benchmark, in the same order
         sections=lambda wildcards, input: " ".join(
@@ -27,4 +28,4 @@ rule book:
     conda:
         CONDA_ENV
     shell:
-        "socialbench book {params.sections} --params params.yaml --out {output.pdf} --tex {output.tex} > {log} 2>&1"
+        "socialbench book {params.sections} --params params.yaml --out {output.pdf} --typ {output.typ} > {log} 2>&1"

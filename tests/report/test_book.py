@@ -1,57 +1,44 @@
-"""The results book: LaTeX assembly (pure), the run look-ups in a real MLflow store that
-socialbench.report.tracking logged, and real PDFs built with pdflatex and read back with pdftotext."""
+"""The results book: Typst assembly (pure), the run look-ups in a real MLflow store that
+socialbench.report.tracking logged, and real PDFs compiled by the typst wheel and read back with pypdf
+(pip packages only: these tests always run)."""
 
 import io
 import json
-import os
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
 from typer.testing import CliRunner
 
+from socialbench.cli import app
+from socialbench.core.errors import ConfigError, DataError, MissingDependency, SocialbenchError
+from socialbench.core.hashing import sha256_file
 from socialbench.report.book import (
     Item,
     Run,
+    Script,
     Section,
     Store,
     build_pdf,
-    fit_table,
     footnote,
-    href,
-    latex_escape,
+    numeric_columns,
+    parse_csv,
     read_section,
     render_book,
+    render_table,
+    table_script,
+    typst_string,
 )
-from socialbench.cli import app
-from socialbench.core.errors import ConfigError, DataError, SocialbenchError
-from socialbench.core.hashing import sha256_file
 from socialbench.report.tracking import eval_key, log_evaluations, pipeline_artifact_files
 
-TABLE = r"""\begin{table}[t]
-\centering
-\caption{Toy accuracy of the book fixture}
-\begin{tabular}{llr}
-\toprule
-Model & Method & Acc. \\
-\midrule
-toy\_model & direct & 42.50 \\
-\bottomrule
-\end{tabular}
-\end{table}
-"""
+TABLE_CSV = "model,method,metric,value\ntoy_model,direct,acc,42.5\n"
+#: The same table as the tables stage also writes it for papers: it stays out of the book.
+TABLE_TEX = "\\begin{table}[t]\n\\caption{Toy accuracy}\n\\end{table}\n"
+#: A cell holding every character Typst markup would act on.
+TRICKY = 'a_b *c* #d $e$ @f <g> [h] \\i "j" --k `l` ~m'
 EXPERIMENT = "book-test"
-
-
-def tex_tools():
-    """pdflatex and pdftotext, or skip (fail under CI, which installs them: scripts/install_tex.sh)."""
-    missing = [t for t in ("pdflatex", "pdftotext") if shutil.which(t) is None]
-    if missing:
-        reason = f"{', '.join(missing)} not installed (bash scripts/install_tex.sh installs TeX and poppler-utils)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI runs scripts/install_tex.sh before the tests")
-        pytest.skip(reason)
 
 
 def png_bytes() -> bytes:
@@ -80,13 +67,15 @@ def evaluation(root: Path, model: str) -> dict:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    """A benchmark's results as the pipeline leaves them: a LaTeX table and a PNG figure, instances,
-    and a real MLflow sqlite store where `track`'s code logged the evaluations and the tables
-    folder, with track's summary of the eval keys. Returns the paths, plus the params file."""
+    """A benchmark's results as the pipeline leaves them: a table (CSV, with its .tex and .md
+    siblings) and a PNG figure, instances, and a real MLflow sqlite store where `track`'s code logged
+    the evaluations and the tables folder, with track's summary of the eval keys. Returns the paths,
+    plus the params file."""
     root = tmp_path_factory.mktemp("book")
     tables = root / "results" / "tables" / "toy"
     (tables / "figures").mkdir(parents=True)
-    (tables / "acc.tex").write_text(TABLE)
+    (tables / "acc.csv").write_text(TABLE_CSV)
+    (tables / "acc.tex").write_text(TABLE_TEX)
     (tables / "acc.md").write_text("| not in the book |\n")
     (tables / "figures" / "fig_acc.png").write_bytes(png_bytes())
     instances = root / "test.jsonl"
@@ -137,29 +126,40 @@ def book_args(results, out: Path) -> list[str]:
 # ---- pure assembly ---------------------------------------------------------------------------------
 
 
-def test_latex_escape_escapes_every_special_character():
-    assert latex_escape(r"a_b & 50% $x #1 {y} ~ ^ \z") == (
-        r"a\_b \& 50\% \$x \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}z"
-    )
+def test_typst_string_escapes_quotes_backslashes_and_control_characters():
+    assert typst_string('a "b" \\c\nd\x01') == '"a \\"b\\" \\\\c\\nd\\u{1}"'
 
 
-def test_latex_escape_keeps_double_hyphen_from_becoming_a_dash():
-    assert latex_escape("--benchmark") == "-{}-{}benchmark"
+def test_typst_string_leaves_markup_characters_alone():
+    assert typst_string("#x $y$ *z*") == '"#x $y$ *z*"'
 
 
-def test_href_escapes_the_fragment_mark_for_use_in_a_footnote():
-    assert href("http://h/#/runs/1", "x") == r"\href{http://h/\#/runs/1}{x}"
+def test_parse_csv_pads_a_short_row():
+    assert parse_csv("a,b,c\n1,2\n", "t.csv") == (("a", "b", "c"), (("1", "2", ""),))
 
 
-def test_href_refuses_a_url_latex_cannot_carry():
-    with pytest.raises(ConfigError, match="cannot carry"):
-        href("http://h/{x}", "x")
+def test_parse_csv_skips_blank_lines():
+    assert parse_csv("a,b\n\n1,2\n", "t.csv") == (("a", "b"), (("1", "2"),))
 
 
-def test_fit_table_pins_the_float_and_boxes_the_tabular():
-    out = fit_table(TABLE)
-    assert out.startswith(r"\begin{table}[H]")
-    assert r"\begin{lrbox}{\sbtablebox}\begin{tabular}" in out and r"\end{tabular}\end{lrbox}\sbfittable{}" in out
+def test_parse_csv_refuses_a_row_longer_than_the_header_naming_file_and_line():
+    with pytest.raises(DataError, match=r"t\.csv, record line 3: row has 3 cells but the header 2"):
+        parse_csv("a,b\n1,2\n1,2,3\n", "t.csv")
+
+
+def test_parse_csv_refuses_a_file_without_header():
+    with pytest.raises(DataError, match=r"t\.csv: CSV table has no header row"):
+        parse_csv("", "t.csv")
+
+
+def test_numeric_columns_are_those_holding_only_numbers_or_blanks():
+    rows = (("toy", "42.5", "", "-1e-3"), ("x", "", "", "7%"))
+    assert numeric_columns(("m", "v", "empty", "d"), rows) == [False, True, False, True]
+
+
+def test_render_table_right_aligns_numbers_and_quotes_every_cell():
+    item = Item("table", "t.csv", "tables/t.csv", ("m", "v"), (("a#b", "1.5"),))
+    assert render_table(item) == '#csvtable(("m", "v",), (("a#b", "1.5",),), (left, right,))'
 
 
 def fake_section(items=()) -> Section:
@@ -168,38 +168,52 @@ def fake_section(items=()) -> Section:
         "toy_bench",
         "data/test.jsonl",
         "f" * 64,
-        r"\texttt{socialbench tables}",
+        Script("socialbench tables --benchmark toy_bench", "toy_bench_tables", "socialbench.toy.tables"),
         run,
         (Run("e1", "toy/m/direct", "deadbeef", "http://ui/#/e1"),),
         tuple(items),
     )
 
 
+def table_item(rows=(("toy_model", "42.5"),)) -> Item:
+    return Item("table", "results/tables/toy/acc.csv", "tables/acc.csv", ("model", "value"), tuple(rows))
+
+
 def test_footnote_names_run_commit_data_hash_and_script():
-    item = Item("table", "results/tables/toy/acc.tex", "tables/acc.tex", latex=TABLE)
-    note = footnote(fake_section([item]), item)
+    note = footnote(fake_section([table_item()]), table_item())
     for part in (
-        "abc123",
-        r"\#/experiments/1/runs/abc123",
-        "deadbeef",
-        "f" * 64,
-        "data/test.jsonl",
-        r"\texttt{socialbench tables}",
-        r"tables/acc.tex",
+        '"abc123"',
+        '"http://ui/#/experiments/1/runs/abc123"',
+        '"deadbeef"',
+        f'"{"f" * 64}"',
+        '"data/test.jsonl"',
+        '"socialbench tables --benchmark toy_bench"',
+        '"toy_bench_tables"',
+        '"socialbench.toy.tables"',
+        '"tables/acc.csv"',
     ):
         assert part in note
 
 
 def test_render_book_has_a_section_per_benchmark_and_a_footnote_per_item():
-    items = [
-        Item("table", "t.tex", "tables/t.tex", latex=TABLE),
-        Item("figure", "f.png", "tables/f.png", graphic="g1.png"),
-    ]
-    tex = render_book([fake_section(items), fake_section(items[:1])])
-    assert tex.count(r"\section{toy\_bench}") == 2
-    assert tex.count(r"\footnote{") == 3
-    assert r"\includegraphics[width=\linewidth,height=0.55\textheight,keepaspectratio]{g1.png}" in tex
-    assert r"\pdftrailerid{}" in tex and r"\pdfinfoomitdate=1" in tex
+    items = [table_item(), Item("figure", "f.png", "tables/f.png", graphic="g1.png")]
+    typ = render_book([fake_section(items), fake_section(items[:1])])
+    assert typ.count('#heading(level: 1, "toy_bench")') == 2
+    assert typ.count("#footnote(") == 3
+    assert 'fitimage("g1.png")' in typ
+    assert "date: none" in typ
+
+
+def test_table_script_names_the_command_rule_and_the_benchmarks_tables_module():
+    assert table_script("meetingtom") == Script(
+        "socialbench tables --benchmark meetingtom", "meetingtom_tables", "socialbench.meetingtom.report.tables"
+    )
+
+
+def test_missing_typst_is_a_missing_dependency_naming_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "typst", None)
+    with pytest.raises(MissingDependency, match=r"socialbench\[book\]"):
+        build_pdf([fake_section([table_item()])], tmp_path / "b.pdf", tmp_path / "b.typ")
 
 
 # ---- reading the results and the store ---------------------------------------------------------------
@@ -209,8 +223,8 @@ def test_render_book_has_a_section_per_benchmark_and_a_footnote_per_item():
 def test_read_section_links_the_run_that_logged_the_tables(results):
     sec = section(results)
     tables = results["tables"]
-    assert [i.shown for i in sec.items] == [str(tables / "acc.tex"), str(tables / "figures" / "fig_acc.png")]
-    assert [i.artifact for i in sec.items] == ["tables/acc.tex", "tables/figures/fig_acc.png"]
+    assert [i.shown for i in sec.items] == [str(tables / "acc.csv"), str(tables / "figures" / "fig_acc.png")]
+    assert [i.artifact for i in sec.items] == ["tables/acc.csv", "tables/figures/fig_acc.png"]
     assert sec.pipeline_run.git_commit == "c0ffee1234"
     assert sec.pipeline_run.url.endswith(f"/runs/{sec.pipeline_run.run_id}")
     assert [r.name for r in sec.evaluation_runs] == ["meetingtom/other/direct", "meetingtom/toy_model/direct"]
@@ -218,10 +232,19 @@ def test_read_section_links_the_run_that_logged_the_tables(results):
 
 
 @pytest.mark.slow
+def test_read_section_reads_the_table_from_its_csv(results):
+    table = section(results).items[0]
+    assert (table.header, table.rows) == (
+        ("model", "method", "metric", "value"),
+        (("toy_model", "direct", "acc", "42.5"),),
+    )
+
+
+@pytest.mark.slow
 def test_tables_changed_since_track_are_refused(results, tmp_path):
     tables = tmp_path / "toy"
     shutil.copytree(results["tables"], tables)
-    (tables / "acc.tex").write_text(TABLE.replace("42.50", "43.00"))
+    (tables / "acc.csv").write_text(TABLE_CSV.replace("42.5", "43.0"))
     with pytest.raises(DataError, match="changed since `socialbench track` last ran"):
         read_section("meetingtom", tables, results["instances"], results["tracked"], store(results))
 
@@ -246,28 +269,28 @@ def test_cli_refuses_options_not_given_once_per_benchmark(results, tmp_path):
     assert out.exit_code != 0 and "once per --benchmark" in str(out.exception)
 
 
-def test_absent_pdflatex_is_a_config_error_naming_the_install_script(tmp_path):
-    with pytest.raises(ConfigError, match="scripts/install_tex.sh"):
-        build_pdf([fake_section()], tmp_path / "b.pdf", tmp_path / "b.tex", pdflatex="no-such-pdflatex-here")
+@pytest.mark.slow
+def test_unregistered_benchmark_is_refused(results):
+    with pytest.raises(ConfigError, match="not a registered benchmark"):
+        read_section("nosuchbench", results["tables"], results["instances"], results["tracked"], store(results))
 
 
 # ---- real PDFs -------------------------------------------------------------------------------------
 
 
 def pdf_text(pdf: Path) -> str:
-    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    """The PDF's text, whitespace runs made single spaces (line breaks fall anywhere)."""
+    return " ".join(" ".join(page.extract_text() for page in PdfReader(pdf).pages).split())
 
 
 @pytest.mark.slow
-@pytest.mark.tex
 def test_book_pdf_shows_the_table_figure_and_their_provenance(results, tmp_path):
-    tex_tools()
     out = CliRunner().invoke(app, book_args(results, tmp_path / "book.pdf"))
     assert out.exit_code == 0, out.output + repr(out.exception)
-    text = " ".join(pdf_text(tmp_path / "book.pdf").split())
+    text = pdf_text(tmp_path / "book.pdf")
     sec = section(results)
-    assert "Toy accuracy of the book fixture" in text and "toy_model direct 42.50" in text
-    assert "fig_acc.png" in text and "acc.md" not in text
+    assert "model method metric value" in text and "toy_model direct acc 42.5" in text
+    assert "fig_acc.png" in text and "acc.md" not in text and "acc.tex" not in text
     for part in (
         sec.pipeline_run.run_id,
         "c0ffee1234",
@@ -277,30 +300,33 @@ def test_book_pdf_shows_the_table_figure_and_their_provenance(results, tmp_path)
         *(r.run_id for r in sec.evaluation_runs),
     ):
         assert part in text
-    assert (tmp_path / "book.tex").is_file()
+    assert (tmp_path / "book.typ").is_file()
 
 
 @pytest.mark.slow
-@pytest.mark.tex
 def test_same_inputs_give_identical_pdf_bytes(results, tmp_path):
-    tex_tools()
     for name in ("a", "b"):
         out = CliRunner().invoke(app, book_args(results, tmp_path / name / "book.pdf"))
         assert out.exit_code == 0, out.output + repr(out.exception)
     assert (tmp_path / "a" / "book.pdf").read_bytes() == (tmp_path / "b" / "book.pdf").read_bytes()
 
 
-@pytest.mark.slow
-@pytest.mark.tex
-def test_latex_error_names_the_first_error_and_keeps_the_log(tmp_path):
-    tex_tools()
-    bad = Item("table", "bad.tex", "tables/bad.tex", latex="\\begin{table}\\nosuchmacro\\end{table}\n")
-    with pytest.raises(SocialbenchError, match=r"pdflatex failed on .*Undefined control sequence.*b\.pdflatex\.log"):
-        build_pdf([fake_section([bad])], tmp_path / "b.pdf", tmp_path / "b.tex")
-    assert (tmp_path / "b.pdflatex.log").is_file() and not (tmp_path / "b.pdf").exists()
+def test_pdf_carries_no_creation_date(tmp_path):
+    build_pdf([fake_section([table_item()])], tmp_path / "b.pdf", tmp_path / "b.typ")
+    info = PdfReader(tmp_path / "b.pdf").metadata
+    assert "/CreationDate" not in info and "/ModDate" not in info
+    assert b"CreateDate" not in (tmp_path / "b.pdf").read_bytes()
 
 
-@pytest.mark.slow
-def test_unregistered_benchmark_is_refused(results):
-    with pytest.raises(ConfigError, match="not a registered benchmark"):
-        read_section("nosuchbench", results["tables"], results["instances"], results["tracked"], store(results))
+def test_cells_with_markup_characters_print_verbatim(tmp_path):
+    build_pdf([fake_section([table_item([(TRICKY, "1")])])], tmp_path / "b.pdf", tmp_path / "b.typ")
+    assert TRICKY in pdf_text(tmp_path / "b.pdf")
+
+
+def test_typst_error_names_the_source_and_writes_no_pdf(tmp_path):
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"not a png")
+    item = Item("figure", "broken.png", "tables/broken.png", graphic=str(broken))
+    with pytest.raises(SocialbenchError, match=r"typst failed on .*b\.typ: "):
+        build_pdf([fake_section([item])], tmp_path / "b.pdf", tmp_path / "b.typ")
+    assert (tmp_path / "b.typ").is_file() and not (tmp_path / "b.pdf").exists()

@@ -1,62 +1,68 @@
-"""The results book: one PDF (LaTeX) of every table and figure the pipeline made, each with a footnote
-naming where it came from: the MLflow run that logged it, the git commit recorded on that run, the
-hash of the instances it was computed from and the command that made it.
+"""The results book: one PDF (Typst, compiled in-process by the ``typst`` wheel) of every table and
+figure the pipeline made, each with a footnote naming where it came from: the MLflow run that logged
+it, the git commit recorded on that run, the hash of the instances it was computed from and the
+command that made it.
 
-Assembly is pure (``render_book`` from ``Section``s); reading the results and the tracking store
-(``read_section``) and running pdflatex (``build_pdf``) are the I/O edges. The same inputs give the
-same bytes: the run ids come from the store by content key (the eval keys ``track`` writes and the
-hash of the tables folder), not by date, and pdfTeX is told to leave out dates and ids."""
+Assembly is pure (``render_book`` from ``Section``s, tables read from the tables stage's CSV files);
+reading the results and the tracking store (``read_section``) and compiling (``build_pdf``) are the
+I/O edges. The same inputs give the same bytes: the run ids come from the store by content key (the
+eval keys ``track`` writes and the hash of the tables folder), not by date; the document has no date
+(``date: none``, and a fixed timestamp besides), Typst derives the PDF's identifier from its content,
+and only the fonts inside the wheel are used, never the system's."""
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import io
 import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from socialbench.core.errors import ConfigError, DataError, SocialbenchError
+from socialbench.core.errors import ConfigError, DataError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_file
 
-#: pdfTeX's clock for the build (FORCE_SOURCE_DATE makes it apply); with \pdfinfoomitdate nothing
-#: dated reaches the PDF, so this only keeps \today and friends from reading the clock.
-SOURCE_DATE_EPOCH = "0"
-#: The files of a tables folder that go in the book: LaTeX tables and PNG figures (the .md/.csv/.pdf
-#: files beside them are other formats of the same items).
-TABLE_SUFFIX, FIGURE_SUFFIX = ".tex", ".png"
-_PDFLATEX = ("pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "book.tex")
-
-_ESCAPES = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "-": "-{}",
-}  # so "--" stays two hyphens (an option), not an en dash
+#: The creation time given to Typst (as SOURCE_DATE_EPOCH); with ``date: none`` nothing dated reaches
+#: the PDF, so this only keeps a ``datetime.today()`` from reading the clock.
+TIMESTAMP = 0
+#: The files of a tables folder that go in the book: CSV tables and PNG figures (the .md/.tex/.pdf
+#: files beside them are other formats of the same items; the .tex tables are for papers).
+TABLE_SUFFIX, FIGURE_SUFFIX = ".csv", ".png"
+#: The tallest a figure is set; a taller one is scaled down (a figure cannot break across pages).
+FIGURE_MAX_HEIGHT = "13cm"
+#: A table's text size, and the smallest it is shrunk to when the table is wider than the text.
+TABLE_TEXT_SIZE, TABLE_MIN_TEXT_SIZE = "7pt", "5pt"
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?|nan|inf|-inf")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def latex_escape(text: str) -> str:
-    """``text`` as LaTeX that prints it verbatim (the ten special characters escaped, and hyphens kept
-    from joining into dashes)."""
-    return "".join(_ESCAPES.get(ch, ch) for ch in text)
+def typst_string(text: str) -> str:
+    """``text`` as a Typst string literal: data never enters the source as markup, so no character
+    in a table cell or path can change how the book is set."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return '"' + _CONTROL.sub(lambda m: f"\\u{{{ord(m.group()):x}}}", out) + '"'
 
 
-def href(url: str, text: str) -> str:
-    """A link that also works inside another command's argument (a footnote), where hyperref needs
-    ``#`` and ``%`` escaped."""
-    if any(ch in url for ch in "\\{}"):
-        raise ConfigError(f"book: link {url!r} has a character LaTeX cannot carry in a link (\\, {{ or }})")
-    return r"\href{%s}{%s}" % (url.replace("#", r"\#").replace("%", r"\%"), text)
+def call(function: str, *args: str) -> str:
+    """A Typst function call from argument expressions."""
+    return f"{function}({', '.join(args)})"
+
+
+def mono(text: str) -> str:
+    return call("raw", typst_string(text))
+
+
+def link(url: str, body: str) -> str:
+    return call("link", typst_string(url), body)
+
+
+def join(*parts: str) -> str:
+    """A Typst code block joining its expressions (strings and content) into one piece of content."""
+    return "{" + "; ".join(parts) + "}"
 
 
 @dataclass(frozen=True)
@@ -72,13 +78,23 @@ class Run:
 @dataclass(frozen=True)
 class Item:
     """One table or figure: ``shown`` is its path as printed, ``artifact`` its artifact path in
-    ``pipeline_run``; a table has its LaTeX in ``latex``, a figure its file in ``graphic``."""
+    ``pipeline_run``; a table has its CSV header and rows, a figure its file in ``graphic``."""
 
     kind: str  # "table" or "figure"
     shown: str
     artifact: str
-    latex: str = ""
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
     graphic: str = ""
+
+
+@dataclass(frozen=True)
+class Script:
+    """What wrote a benchmark's tables: the command, its Snakemake rule and the Python module."""
+
+    command: str
+    rule: str
+    module: str
 
 
 @dataclass(frozen=True)
@@ -88,7 +104,7 @@ class Section:
     benchmark: str
     instances: str
     data_sha256: str
-    script: str
+    script: Script
     pipeline_run: Run
     evaluation_runs: tuple[Run, ...]
     items: tuple[Item, ...]
@@ -96,124 +112,187 @@ class Section:
 
 # ---- pure assembly -------------------------------------------------------------------------------
 
-_PREAMBLE = r"""\pdfinfoomitdate=1
-\pdftrailerid{}
-\pdfsuppressptexinfo=-1
-\documentclass[10pt]{article}
-\usepackage[margin=2cm]{geometry}
-\usepackage[T1]{fontenc}
-%% Times and Courier (texlive-fonts-recommended): scalable T1 fonts, so the text (underscores too) is real text
-\usepackage{mathptmx}
-\usepackage{courier}
-\usepackage{booktabs}
-\usepackage{graphicx}
-\usepackage{float}
-\usepackage[hidelinks]{hyperref}
-\hypersetup{pdftitle={%(title)s},pdfcreator={socialbench book}}
-\newsavebox{\sbtablebox}
-%% A table wider than the text is scaled down to fit; a narrower one is set as it is.
-\newcommand{\sbfittable}{\ifdim\wd\sbtablebox>\linewidth\resizebox{\linewidth}{!}{\usebox{\sbtablebox}}%%
-\else\usebox{\sbtablebox}\fi}
-\title{%(title)s}
-\date{}
-\begin{document}
-\maketitle
-\tableofcontents
+
+def parse_csv(text: str, where: str) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """A CSV file's header and rows; blank lines are skipped, a short row is padded with empty cells,
+    a row longer than the header is an error (its cells would land under the wrong columns)."""
+    lines = list(csv.reader(io.StringIO(text)))
+    if not lines or not lines[0]:
+        raise DataError(where, "CSV table has no header row")
+    header, width = tuple(lines[0]), len(lines[0])
+    rows = []
+    for n, row in enumerate(lines[1:], start=2):
+        if not row:  # a blank line holds no record
+            continue
+        if len(row) > width:
+            raise DataError(where, f"row has {len(row)} cells but the header {width}", record=f"line {n}")
+        rows.append(tuple(row) + ("",) * (width - len(row)))
+    return header, tuple(rows)
+
+
+def numeric_columns(header: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> list[bool]:
+    """Which columns hold only numbers (or nothing): those are right-aligned."""
+    return [
+        any(r[i] for r in rows) and all(not r[i] or _NUMBER.fullmatch(r[i].strip()) for r in rows)
+        for i in range(len(header))
+    ]
+
+
+_PREAMBLE = """#set document(title: %(title)s, author: (), date: none)
+#set page(paper: "a4", margin: 2cm, numbering: "1")
+#set text(font: "Libertinus Serif", size: 10pt)
+#set heading(numbering: "1.")
+#show link: set text(fill: rgb("#1a4d8f"))
+// A figure no taller than FIGURE_MAX_HEIGHT: as wide as the text unless that would make it taller.
+#let fitimage(path) = layout(size => {
+  let wide = image(path, width: size.width)
+  if measure(wide).height > %(max_height)s { image(path, height: %(max_height)s) } else { wide }
+})
+// A table in the booktabs style of the papers' .tex tables (rules above, below and under the header),
+// its header repeated on every page. A table wider than the text is set in smaller type, down to
+// %(min_size)s (so it still breaks across pages, which a scaled box would not); below that its auto
+// columns share the width and wrap at spaces.
+#let csvtable(header, rows, align) = layout(size => {
+  let tab(s) = {
+    set text(size: s)
+    table(
+      columns: header.len(),
+      align: align,
+      stroke: none,
+      inset: (x: 3pt, y: 2pt),
+      table.hline(stroke: 0.8pt),
+      table.header(..header.map(h => text(weight: "bold", h))),
+      table.hline(stroke: 0.5pt),
+      ..rows.flatten(),
+      table.hline(stroke: 0.8pt),
+    )
+  }
+  let natural = measure(tab(%(size)s)).width
+  tab(calc.max(%(min_size)s, calc.min(%(size)s, %(size)s * (size.width / natural))))
+})
+#align(center, text(size: 17pt, %(title)s))
+#outline(depth: 2)
 """
-
-_FLOAT_START = re.compile(r"\\begin\{(table|figure)\}(\[[^\]]*\])?")
-
-
-def fit_table(latex: str) -> str:
-    """A table file's LaTeX as the book sets it: its float pinned here (``[H]``, so it stays beside
-    its footnoted heading) and each tabular scaled down when wider than the text."""
-    latex = _FLOAT_START.sub(lambda m: r"\begin{%s}[H]" % m.group(1), latex)
-    latex = latex.replace(r"\begin{tabular}", r"\begin{lrbox}{\sbtablebox}\begin{tabular}")
-    return latex.replace(r"\end{tabular}", r"\end{tabular}\end{lrbox}\sbfittable{}")
 
 
 def footnote(section: Section, item: Item) -> str:
-    """Where an item came from: the MLflow run that logged it, the commit on that run, the data hash
-    and the command that made it."""
-    run = section.pipeline_run
-    link = href(run.url, r"\texttt{%s}" % latex_escape(run.run_id))
-    return (
-        r"MLflow run %s (%s), artifact \texttt{%s}; git commit \texttt{%s}; data \texttt{%s} sha256 \texttt{%s};"
-        r" made by %s."
-        % (
-            link,
-            latex_escape(run.name),
-            latex_escape(item.artifact),
-            latex_escape(run.git_commit),
-            latex_escape(section.instances),
-            section.data_sha256,
-            section.script,
-        )
+    """Where an item came from (a Typst footnote): the MLflow run that logged it, the commit on that
+    run, the data hash and the command that made it."""
+    run, script = section.pipeline_run, section.script
+    return call(
+        "footnote",
+        join(
+            '"MLflow run "',
+            link(run.url, mono(run.run_id)),
+            typst_string(f" ({run.name}), artifact "),
+            mono(item.artifact),
+            '"; git commit "',
+            mono(run.git_commit),
+            '"; data "',
+            mono(section.instances),
+            '" sha256 "',
+            mono(section.data_sha256),
+            '"; made by "',
+            made_by(script),
+            '"."',
+        ),
     )
 
 
+def made_by(script: Script) -> str:
+    return join(
+        mono(script.command), '" (Snakemake rule "', mono(script.rule), '", module "', mono(script.module), '")"'
+    )
+
+
+def render_table(item: Item) -> str:
+    """A CSV table as a call of the preamble's ``csvtable``: every cell a string literal."""
+    align = ", ".join("right" if num else "left" for num in numeric_columns(item.header, item.rows))
+    header = ", ".join(typst_string(h) for h in item.header)
+    rows = ", ".join("(" + ", ".join(typst_string(c) for c in row) + ",)" for row in item.rows)
+    return f"#csvtable(({header},), ({rows},), ({align},))"
+
+
 def render_section(section: Section) -> str:
+    run = section.pipeline_run
     out = [
-        r"\clearpage",
-        r"\section{%s}" % latex_escape(section.benchmark),
-        r"\begin{description}\raggedright",
-        r"\item[Instances] \texttt{%s}\\ sha256 \texttt{%s}" % (latex_escape(section.instances), section.data_sha256),
-        r"\item[Made by] %s" % section.script,
-        r"\item[Logged by] MLflow run %s (%s)\\ git commit \texttt{%s}"
-        % (
-            href(section.pipeline_run.url, r"\texttt{%s}" % latex_escape(section.pipeline_run.run_id)),
-            latex_escape(section.pipeline_run.name),
-            latex_escape(section.pipeline_run.git_commit),
-        ),
-        r"\item[Evaluation runs] (MLflow, one per model and method)",
-        r"\end{description}",
-        r"\begin{itemize}\small",
+        "#pagebreak(weak: true)",
+        f"#heading(level: 1, {typst_string(section.benchmark)})",
+        "#terms(",
+        "  "
+        + call(
+            "terms.item",
+            '"Instances"',
+            join(mono(section.instances), "linebreak()", '"sha256 "', mono(section.data_sha256)),
+        )
+        + ",",
+        "  " + call("terms.item", '"Made by"', made_by(section.script)) + ",",
+        "  "
+        + call(
+            "terms.item",
+            '"Logged by"',
+            join(
+                '"MLflow run "',
+                link(run.url, mono(run.run_id)),
+                typst_string(f" ({run.name})"),
+                "linebreak()",
+                '"git commit "',
+                mono(run.git_commit),
+            ),
+        )
+        + ",",
+        '  terms.item("Evaluation runs", "(MLflow, one per model and method)"),',
+        ")",
+        "#list(",
     ]
-    out += [
-        r"\item \texttt{%s}: %s" % (latex_escape(r.name), href(r.url, r"\texttt{%s}" % latex_escape(r.run_id)))
-        for r in section.evaluation_runs
-    ] or [r"\item none"]
-    out.append(r"\end{itemize}")
+    colon = typst_string(": ")
+    out += [f"  {join(mono(r.name), colon, link(r.url, mono(r.run_id)))}," for r in section.evaluation_runs] or [
+        '  "none",'
+    ]
+    out.append(")")
     for item in section.items:
-        out.append(r"\subsection*{%s}" % latex_escape(item.shown))
-        out.append(r"\addcontentsline{toc}{subsection}{%s}" % latex_escape(item.shown))
-        out.append(r"\noindent\textit{Source}\footnote{\raggedright %s}" % footnote(section, item))
+        out.append(f"#heading(level: 2, numbering: none, {typst_string(item.shown)})")
+        out.append(f"#emph[Source]#{footnote(section, item)}")
         if item.kind == "table":
-            out.append(fit_table(item.latex).rstrip("\n"))
+            out.append(render_table(item) if item.rows else "#emph[(no rows)]")
         else:
-            out += [
-                r"\begin{figure}[H]",
-                r"\centering",
-                r"\includegraphics[width=\linewidth,height=0.55\textheight,keepaspectratio]{%s}" % item.graphic,
-                r"\caption{\texttt{%s}}" % latex_escape(item.shown),
-                r"\end{figure}",
-            ]
+            out.append(f"#figure(fitimage({typst_string(item.graphic)}), caption: {mono(item.shown)}, kind: image)")
     return "\n".join(out) + "\n"
 
 
 def render_book(sections: list[Section], title: str = "socialbench results book") -> str:
-    """The whole book's LaTeX: a contents page, then one section per benchmark."""
-    body = "".join(render_section(s) for s in sections)
-    return _PREAMBLE % {"title": latex_escape(title)} + body + "\\end{document}\n"
+    """The whole book's Typst source: a contents page, then one section per benchmark."""
+    preamble = _PREAMBLE % {
+        "title": typst_string(title),
+        "max_height": FIGURE_MAX_HEIGHT,
+        "size": TABLE_TEXT_SIZE,
+        "min_size": TABLE_MIN_TEXT_SIZE,
+    }
+    return preamble + "".join(render_section(s) for s in sections)
 
 
 # ---- reading the results and the tracking store --------------------------------------------------
 
 
-def table_script(benchmark: str) -> str:
+def _module_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+def table_script(benchmark: str) -> Script:
     """The command (and Snakemake rule and module) that writes a benchmark's tables and figures."""
     from socialbench.core.benchmarks import get_benchmark
 
-    module = f"socialbench.{benchmark}.tables"  # a plug-in's tables module, where it has one
-    if importlib.util.find_spec(module) is None:
-        module = type(get_benchmark(benchmark)).__module__
-    return r"\texttt{%s} (Snakemake rule \texttt{%s}, module \texttt{%s})" % tuple(
-        latex_escape(s) for s in (f"socialbench tables --benchmark {benchmark}", f"{benchmark}_tables", module)
-    )
+    # a plug-in's tables module (report/tables.py in the layer layout, tables.py before it), where it has one
+    candidates = [f"socialbench.{benchmark}.report.tables", f"socialbench.{benchmark}.tables"]
+    module = next((m for m in candidates if _module_exists(m)), type(get_benchmark(benchmark)).__module__)
+    return Script(f"socialbench tables --benchmark {benchmark}", f"{benchmark}_tables", module)
 
 
 def book_files(tables_dir: Path) -> tuple[list[Path], list[Path]]:
-    """The LaTeX tables and PNG figures under a tables folder, each sorted by path."""
+    """The CSV tables and PNG figures under a tables folder, each sorted by path."""
     files = sorted(f for f in tables_dir.rglob("*") if f.is_file() and not f.name.startswith("."))
     return [f for f in files if f.suffix == TABLE_SUFFIX], [f for f in files if f.suffix == FIGURE_SUFFIX]
 
@@ -277,7 +356,12 @@ def read_section(benchmark: str, tables_dir: Path, instances: Path, tracked: Pat
     """A benchmark's section from its tables folder, instances file and track summary, with the runs
     that logged them looked up in the store. Any item or run that cannot be found is an error."""
     from socialbench.core.benchmarks import available_benchmarks
-    from socialbench.report.tracking import ARTIFACTS_KEY_TAG, EVAL_KEY_TAG, pipeline_artifact_files, pipeline_artifacts_key
+    from socialbench.report.tracking import (
+        ARTIFACTS_KEY_TAG,
+        EVAL_KEY_TAG,
+        pipeline_artifact_files,
+        pipeline_artifacts_key,
+    )
 
     if benchmark not in available_benchmarks():
         raise ConfigError(
@@ -312,7 +396,10 @@ def read_section(benchmark: str, tables_dir: Path, instances: Path, tracked: Pat
             )
         runs.append(run)
     folder = dict((str(p), f) for p, f in artifacts)
-    items = [Item("table", str(t), f"{folder[str(t)]}/{t.name}", latex=t.read_text(encoding="utf-8")) for t in tables]
+    items = [
+        Item("table", str(t), f"{folder[str(t)]}/{t.name}", *parse_csv(t.read_text(encoding="utf-8-sig"), str(t)))
+        for t in tables
+    ]
     items += [Item("figure", str(f), f"{folder[str(f)]}/{f.name}", graphic=str(f)) for f in figures]
     return Section(
         benchmark,
@@ -328,27 +415,25 @@ def read_section(benchmark: str, tables_dir: Path, instances: Path, tracked: Pat
 # ---- building the PDF ----------------------------------------------------------------------------
 
 
-def _first_error(log: str) -> str:
-    lines = log.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("!"):
-            return " ".join(x.strip() for x in lines[i : i + 2])
-    return "no error line in its log"
+def _typst():
+    try:
+        import typst
+    except ImportError as exc:
+        raise MissingDependency(
+            "book: the results book needs the typst package (pip install 'socialbench[book]')"
+        ) from exc
+    return typst
 
 
-def build_pdf(sections: list[Section], out: Path, tex_out: Path, pdflatex: str = "pdflatex") -> None:
-    """Write the book's LaTeX to ``tex_out`` and its PDF to ``out`` (pdflatex twice, for the contents
-    and footnote links, in a scratch folder holding copies of the figures)."""
+def build_pdf(sections: list[Section], out: Path, typ_out: Path) -> list[str]:
+    """Write the book's Typst source to ``typ_out`` and its PDF to ``out`` (compiled in a scratch
+    folder holding copies of the figures, with only the wheel's own fonts). Returns Typst's warnings."""
     from socialbench.core.io import write_bytes_atomic, write_text_atomic
 
-    exe = shutil.which(pdflatex)
-    if exe is None:
-        raise ConfigError(
-            f"book: {pdflatex} not found on PATH: the results book needs TeX (bash scripts/install_tex.sh installs it)"
-        )
+    typst = _typst()
     with tempfile.TemporaryDirectory(prefix="socialbench-book-") as tmp:
         build = Path(tmp)
-        # Figures are copied in under fixed names: the LaTeX (and so the PDF) never holds a path of this machine.
+        # Figures are copied in under fixed names: the source (and so the PDF) never holds a path of this machine.
         numbered, n = [], 0
         for s in sections:
             items = []
@@ -360,25 +445,14 @@ def build_pdf(sections: list[Section], out: Path, tex_out: Path, pdflatex: str =
                     item = replace(item, graphic=name)
                 items.append(item)
             numbered.append(replace(s, items=tuple(items)))
-        tex = render_book(numbered)
-        write_text_atomic(tex_out, tex)
-        (build / "book.tex").write_text(tex, encoding="utf-8")
-        env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH, "FORCE_SOURCE_DATE": "1"}
-        for _ in range(2):
-            done = subprocess.run(
-                [exe, *_PDFLATEX[1:]],
-                cwd=build,
-                env=env,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                stdin=subprocess.DEVNULL,
-            )
-            if done.returncode != 0:
-                log = (
-                    (build / "book.log").read_text(errors="replace") if (build / "book.log").is_file() else done.stdout
-                )
-                log_out = out.with_name(out.stem + ".pdflatex.log")
-                write_text_atomic(log_out, log)
-                raise SocialbenchError(f"book: pdflatex failed on {tex_out}: {_first_error(log)} (log: {log_out})")
-        write_bytes_atomic(out, (build / "book.pdf").read_bytes())
+        source = render_book(numbered)
+        write_text_atomic(typ_out, source)
+        (build / "book.typ").write_text(source, encoding="utf-8")
+        try:
+            compiler = typst.Compiler(build / "book.typ", root=build, ignore_system_fonts=True)
+            pdf, warnings = compiler.compile_with_warnings(format="pdf", timestamp=TIMESTAMP)
+        except typst.TypstError as exc:
+            hints = "".join(f"; hint: {h}" for h in exc.hints or ())
+            raise SocialbenchError(f"book: typst failed on {typ_out}: {exc.message}{hints}") from exc
+    write_bytes_atomic(out, pdf)
+    return [w.message for w in warnings]

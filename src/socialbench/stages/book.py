@@ -1,6 +1,6 @@
 """``socialbench book``: the results book (one PDF of every table and figure, each footnoted with its
-MLflow run, git commit, data hash and the command that made it). Needs pdflatex
-(scripts/install_tex.sh); the rest of the pipeline does not."""
+MLflow run, git commit, data hash and the command that made it). Typst compiles it in-process
+(the ``typst`` wheel, extra ``book``): no TeX, nothing from apt."""
 
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ def _benchmark_help() -> str:
 def book(
     benchmark: list[str] = Opt(..., help=_benchmark_help()),
     tables_dir: list[Path] = Opt(
-        ..., help="results/tables/<benchmark>: its .tex tables and .png figures go in the book"
+        ..., help="results/tables/<benchmark>: its .csv tables and .png figures go in the book"
     ),
     instances: list[Path] = Opt(..., help="the instances the tables were computed from (their sha256 is printed)"),
     tracked: list[Path] = Opt(
         ..., help="results/mlflow/<benchmark>.json, the track summary: its eval keys name the MLflow runs listed"
     ),
     out: Path = Opt(..., help="the PDF to write (results/book/book.pdf)"),
-    tex: Path | None = Opt(None, help="where its LaTeX goes (default: --out with .tex)"),
+    typ: Path | None = Opt(None, help="where its Typst source goes (default: --out with .typ)"),
     params: Path = Opt(
         Path("params.yaml"), help="the params file naming the tracking store (mlflow.tracking_uri) and experiment"
     ),
@@ -38,13 +38,12 @@ def book(
         "http://127.0.0.1:5000",
         help="address of the MLflow UI the run links point at (`socialbench ui` serves it there)",
     ),
-    pdflatex: str = Opt("pdflatex", help="the pdflatex program"),
 ) -> None:
     """Build the results book PDF from the tables and figures, linking the MLflow runs that logged them."""
-    from socialbench.report.book import Store, build_pdf, read_section
     from socialbench.core.config import load_params
     from socialbench.core.errors import ConfigError
     from socialbench.core.paths import check_io
+    from socialbench.report.book import Store, build_pdf, read_section
 
     counts = {len(benchmark), len(tables_dir), len(instances), len(tracked)}
     if len(counts) != 1:
@@ -55,15 +54,16 @@ def book(
         )
     if len(set(benchmark)) != len(benchmark):
         raise ConfigError(f"book: a --benchmark is given twice ({', '.join(benchmark)})")
-    tex = tex if tex is not None else out.with_suffix(".tex")
+    typ = typ if typ is not None else out.with_suffix(".typ")
     check_io(
         {"--params": params, "--tables-dir": tables_dir, "--instances": instances, "--tracked": tracked},
-        {"--out": out, "--tex": tex},
+        {"--out": out, "--typ": typ},
         folders=("--tables-dir",),
     )
     p = load_params(params)
     store = Store(p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], mlflow_url)
     sections = [read_section(b, t, i, s, store) for b, t, i, s in zip(benchmark, tables_dir, instances, tracked)]
-    build_pdf(sections, out, tex, pdflatex=pdflatex)
+    for warning in build_pdf(sections, out, typ):
+        typer.echo(f"book: typst warning: {warning}", err=True)
     n = sum(len(s.items) for s in sections)
     typer.echo(f"book: {n} table(s) and figure(s) of {len(sections)} benchmark(s) in {out}")
