@@ -1,0 +1,169 @@
+"""Code deps by folder, checked on the demo run: what each stage's command really imports is inside
+its declared code deps, and an edit reruns only the jobs that use the edited code, under Snakemake and
+under DVC alike (socialbench.stages.dvc_yaml; docs/dvc-and-snakemake.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from socialbench.stages import dvc_yaml
+
+pytestmark = pytest.mark.slow
+
+#: Runs a `socialbench ...` command line and writes the source files of every socialbench module it
+#: imported (argv[1]: where; the rest: the command's arguments).
+WRAPPER = """\
+import atexit, json, sys
+out, sys.argv = sys.argv[1], ["socialbench", *sys.argv[2:]]
+def dump():
+    files = sorted({m.__file__ for m in list(sys.modules.values())
+                    if (getattr(m, "__name__", "") or "").startswith("socialbench") and getattr(m, "__file__", None)})
+    with open(out, "w") as fh:
+        json.dump(files, fh)
+atexit.register(dump)
+from socialbench.cli import main
+main()
+"""
+NOT_CODE = ("errors.py",)  # exception classes cannot change an output
+
+
+def run(cmd, cwd, env, check=True):
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if check:
+        assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def shell_commands(work, env):
+    """{rule: its first job's shell command} from a forced dry run of the finished pipeline."""
+    out = run(["snakemake", "-n", "-p", "--forceall", "--cores", "1"], work, env).stdout
+    commands, rule = {}, None
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("rule ") and line.endswith(":"):
+            rule = line[5:-1]
+        elif rule and line.startswith("socialbench ") and rule not in commands:
+            commands[rule] = line
+    assert commands, out[-2000:]
+    return commands
+
+
+def expected_deps(rule, params):
+    from socialbench.report.layout import model_runs
+
+    bench, _, kind = rule.partition("_")
+    if kind.startswith("infer_"):
+        model = next(m for m in params["models"] if dvc_yaml.rule_name(f"{bench}_infer_{m}") == rule)
+        return dvc_yaml.code_deps("infer", bench, model_runs(params["models"], bench, params[bench]["methods"])[model])
+    return dvc_yaml.code_deps(kind if kind in dvc_yaml.KIND_ENTRIES else "data", bench)
+
+
+def covered(path: str, deps) -> bool:
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in deps)
+
+
+@pytest.fixture(scope="module")
+def imports_per_rule(pipeline_copy, tmp_path_factory):
+    """{rule: (the src/ files its command imported, its declared code deps)}, one job per rule, run
+    again in a copy of the finished demo pipeline."""
+    from socialbench.core.config import load_params
+
+    work, env = pipeline_copy
+    wrapper = tmp_path_factory.mktemp("wrapper") / "imports.py"
+    wrapper.write_text(WRAPPER)
+    params = load_params(work / "params.yaml")
+    src = Path(dvc_yaml.PKG)
+    result = {}
+    for rule, cmd in shell_commands(work, env).items():
+        dump = wrapper.parent / f"{rule}.json"
+        line = re.sub(r"^socialbench ", f"python {wrapper} {dump} ", cmd)
+        run(["bash", "-c", line], work, env)
+        files = [Path(f) for f in json.loads(dump.read_text())]
+        rel = sorted(f"src/socialbench/{f.relative_to(src).as_posix()}" for f in files if src in f.parents)
+        result[rule] = (rel, expected_deps(rule, params))
+    return result
+
+
+def test_every_stage_command_imports_only_code_inside_its_declared_deps(imports_per_rule):
+    missing = {
+        rule: [f for f in files if not covered(f, deps) and not f.endswith(NOT_CODE) and not f.endswith("__init__.py")]
+        for rule, (files, deps) in imports_per_rule.items()
+    }
+    assert not {r: m for r, m in missing.items() if m}, missing
+
+
+def test_an_inference_command_imports_no_report_viewer_book_or_data_building_code(imports_per_rule):
+    infer = {r: files for r, (files, _) in imports_per_rule.items() if "_infer_" in r}
+    assert infer
+    banned = re.compile(r"src/socialbench/(report/(viewer|book|tables|tracking)\.py|\w+/(report|build)/)")
+    assert not {r: [f for f in files if banned.match(f)] for r, files in infer.items() if any(map(banned.match, files))}
+
+
+# ---- what an edit reruns, under both tools ---------------------------------------------------------
+
+
+def dry_run_jobs(work, env) -> dict[str, str]:
+    """{rule: reason} of the jobs `snakemake -n` would run."""
+    out = run(["snakemake", "-n", "--cores", "1"], work, env).stdout
+    jobs, rule = {}, None
+    for line in out.splitlines():
+        if line.startswith("rule ") and line.endswith(":"):
+            rule = line[5:-1]
+        elif rule and line.strip().startswith("reason:"):
+            jobs.setdefault(rule, line.strip()[len("reason: ") :])
+    return jobs
+
+
+def dvc_changed_stages(work, env) -> set[str]:
+    out = run(["dvc", "status", "--json"], work, env).stdout
+    return set(json.loads(out or "{}"))
+
+
+def edit(path: Path) -> None:
+    text = path.read_text()
+    path.write_text(text + ("\n# an edit\n" if path.suffix == ".py" else "\n"))
+
+
+@pytest.mark.parametrize(
+    "edited",
+    [
+        "src/socialbench/report/viewer.py",
+        "src/socialbench/report/book.py",
+        "src/socialbench/moca/report/tables.py",
+        "src/socialbench/meetingtom/report/tables.py",
+    ],
+)
+def test_editing_a_report_module_reruns_no_inference_under_either_tool(edited, fresh_pipeline_copy):
+    work, env = fresh_pipeline_copy
+    edit(work / edited)
+    jobs = dry_run_jobs(work, env)
+    assert not [j for j in jobs if "_infer_" in j], jobs
+    assert not [s for s in dvc_changed_stages(work, env) if "_infer_" in s]
+
+
+def test_editing_a_data_building_module_makes_no_inference_stale_by_code(fresh_pipeline_copy):
+    work, env = fresh_pipeline_copy
+    edit(work / "src/socialbench/moca/build/prepare.py")
+    direct = {j for j, reason in dry_run_jobs(work, env).items() if reason.startswith("Code has changed") or "src/" in reason}
+    assert direct and not [j for j in direct if "_infer_" in j], direct
+    assert not [s for s in dvc_changed_stages(work, env) if "_infer_" in s]
+
+
+def test_editing_one_methods_template_reruns_only_the_models_that_run_it(fresh_pipeline_copy):
+    from socialbench.core.config import load_params
+    from socialbench.report.layout import model_runs
+
+    work, env = fresh_pipeline_copy
+    params = load_params(work / "params.yaml")
+    template = sorted((work / "src/socialbench/moca/templates/codar").iterdir())[0]
+    edit(template)
+    users = {m for m, runs in model_runs(params["models"], "moca", params["moca"]["methods"]).items() if "codar" in runs}
+    assert users
+    want_rules = {dvc_yaml.rule_name(f"moca_infer_{m}") for m in users}
+    assert {j for j in dry_run_jobs(work, env) if "_infer_" in j} == want_rules
+    assert {s for s in dvc_changed_stages(work, env) if "_infer_" in s} == {f"moca_infer_{m}" for m in users}
