@@ -181,7 +181,8 @@ def main() -> None:
     print("| concurrency | requests | wall (s) | req/s | max in flight | errors |\n|---|---|---|---|---|---|")
     for r in results["throughput"]:
         print(
-            f"| {r['concurrency']} | {r['requests']} | {r['wall_s']} | {r['req_per_s']} | {r['max_in_flight']} | {r['errors']} |"
+            f"| {r['concurrency']} | {r['requests']} | {r['wall_s']} | {r['req_per_s']} | {r['max_in_flight']} |"
+            f" {r['errors']} |"
         )
     print(f"\nspeedup {args.concurrency} vs 1: {results['speedup']}x (target >= 12x)\n")
     print("| demo run | wall (s) | requests to server | cache hits | cache misses |\n|---|---|---|---|---|")

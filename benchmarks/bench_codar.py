@@ -247,7 +247,8 @@ def main() -> None:
         f" run summary {m['method']}"
     )
     print(
-        f"warm rerun: {warm['server_calls']} server calls, {warm['cache_hits']} cache hits, wall {warm['wall_s']:.2f} s,"
+        f"warm rerun: {warm['server_calls']} server calls, {warm['cache_hits']} cache hits, wall"
+        f" {warm['wall_s']:.2f} s,"
         f" identical predictions and traces: {warm['identical']}"
     )
     if args.json:

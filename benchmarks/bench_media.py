@@ -42,6 +42,7 @@ from PIL import Image
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for tests.helpers
 
+from socialbench.core.tools import executable  # noqa: E402
 from socialbench.media.cache import FrameCache  # noqa: E402
 from socialbench.media.clips import Mosaic, build_mosaic, cut_views, label_font  # noqa: E402
 from socialbench.media.encode import EncodeSettings  # noqa: E402
@@ -49,7 +50,6 @@ from socialbench.media.probe import video_timeline  # noqa: E402
 from socialbench.media.run import tool_identity  # noqa: E402
 from socialbench.media.sampling import FrameSampling, fit_size, fps_indices, uniform_indices  # noqa: E402
 from socialbench.media.synth import read_index  # noqa: E402
-from socialbench.core.tools import executable  # noqa: E402
 from tests.helpers.media_synth import decode_all_frames, generate_indexed_video  # noqa: E402
 
 FF = executable("ffmpeg")
@@ -199,7 +199,8 @@ def reference_cut(views: list[Path], start: float, end: float, out: Path) -> Non
     for i in range(1, 5):
         graph.append(f"[{i}:v]split=2[c{i}][m{i}]")
         graph.append(
-            f"[m{i}]scale={pw}:{ph}:flags=bicubic+accurate_rnd+full_chroma_int,setsar=1,drawtext=fontfile={font}:text={'ABCD'[i - 1]}:fontsize={ph // 8}"
+            f"[m{i}]scale={pw}:{ph}:flags=bicubic+accurate_rnd+full_chroma_int,setsar=1"
+            f",drawtext=fontfile={font}:text={'ABCD'[i - 1]}:fontsize={ph // 8}"
             f":fontcolor=white:box=1:boxcolor=black:boxborderw={ph // 60}:x={ph // 40}:y={ph // 40}[p{i}]"
         )
     graph.append("[p1][p2][p3][p4]xstack=inputs=4:layout=0_0|w0_0|0_h0|w0_h0[mosaic]")
@@ -347,11 +348,14 @@ def main() -> None:
 
 def markdown(results: dict[str, dict], args: argparse.Namespace) -> str:
     rows = [
-        f"Clip: {args.seconds} s, {SIZE[0]}x{SIZE[1]}, {FPS} fps H.264 (x264 veryfast, crf 23, a keyframe every 50 or 250 frames); frames scaled to"
-        f" longest side {MAX_SIDE} (PNG); cut: {args.cut:g} s of 5 views, mosaic panels {PANEL[0]}x{PANEL[1]}, x264 veryfast"
+        f"Clip: {args.seconds} s, {SIZE[0]}x{SIZE[1]}, {FPS} fps H.264 (x264 veryfast, crf 23, a keyframe every 50"
+        " or 250 frames); frames scaled to"
+        f" longest side {MAX_SIDE} (PNG); cut: {args.cut:g} s of 5 views, mosaic panels {PANEL[0]}x{PANEL[1]}, x264"
+        " veryfast"
         f" crf 18 one thread. Median of {args.repeat} for (a), (b); one run for (c) and the naive variants.",
         "",
-        "| job | reference | ours (cold) | ours / reference | naive exact | naive / ours | naive seek | seek / ours | warm rerun | warm / cold |",
+        "| job | reference | ours (cold) | ours / reference | naive exact | naive / ours | naive seek | seek / ours"
+        " | warm rerun | warm / cold |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for key, r in results.items():

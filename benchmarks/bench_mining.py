@@ -69,9 +69,9 @@ def main() -> None:
         ref.append(timed(lambda: parse_only(files))[0])
         t, corpus = timed(lambda: parse_corpus(args.ami))
         parse.append(t)
-        t, result = timed(lambda: mine_corpus(corpus.meetings))
+        t, result = timed(lambda c=corpus: mine_corpus(c.meetings))
         mine.append(t)
-        t, events = timed(lambda: you_events(corpus.meetings))
+        t, events = timed(lambda c=corpus: you_events(c.meetings))
         you.append(t)
         counts = {
             "meetings": len(corpus.meetings),
@@ -87,7 +87,8 @@ def main() -> None:
     }
     total = med["parse"] + med["mine"]
     print(
-        f"AMI folder: {args.ami} ({counts['meetings']} meetings, {counts['xml_files']} XML files); median of {args.repeat}"
+        f"AMI folder: {args.ami} ({counts['meetings']} meetings, {counts['xml_files']} XML files); median of"
+        f" {args.repeat}"
     )
     print(f"kept candidates {counts['kept']}, rejected {counts['rejected']}, you events {counts['you_events']}\n")
     print("| job | wall (s) | ratio to reference |")

@@ -153,7 +153,8 @@ def markdown(rows: list[dict]) -> str:
         lines.append(
             f"| {r['scale']} | {r['models']} | {r['jobs']} | {r['stages']} | {r['cold_s']:.0f} s "
             f"| {r['smk_noop_s']:.2f} s ({r['smk_noop_s'] / r['smk_version_s']:.1f}x of {r['smk_version_s']:.2f} s) "
-            f"| {r['dvc_status_s']:.2f} s ({r['dvc_status_s'] / r['dvc_version_s']:.1f}x of {r['dvc_version_s']:.2f} s) "
+            f"| {r['dvc_status_s']:.2f} s ({r['dvc_status_s'] / r['dvc_version_s']:.1f}x of {r['dvc_version_s']:.2f}"
+            " s) "
             f"| {r['dvc_commit_s']:.1f} s | {r['lock_kb']:.0f} KB |"
         )
     return "\n".join(lines)

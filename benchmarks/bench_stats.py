@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from socialbench.report import stats
 from socialbench.moca.eval.scoring import FIELDS, score_scenario
+from socialbench.report import stats
 
 
 def timed(fn: Callable[[], object], repeat: int) -> float:

@@ -37,10 +37,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from socialbench.core.backend import ModelSpec, Response, create_backend  # noqa: E402
-from tests.helpers.demo_requests import (
-    DIRECT_TEMPLATES,  # noqa: E402
-    demo_requests,  # noqa: E402
-)
+from tests.helpers.demo_requests import DIRECT_TEMPLATES, demo_requests  # noqa: E402
 from tests.helpers.tiny_vlm import build_tiny_vlm  # noqa: E402
 
 
@@ -241,10 +238,12 @@ def main() -> int:
     print("\n| run | requests | errors | wall (s) | req/s | output tok/s |\n|---|---|---|---|---|---|")
     for r in results.get("runs", []):
         print(
-            f"| {r['run']} | {r['requests']} | {r['errors']} | {r['wall_s']} | {r['req_per_s']} | {r['output_tok_per_s']} |"
+            f"| {r['run']} | {r['requests']} | {r['errors']} | {r['wall_s']} | {r['req_per_s']} |"
+            f" {r['output_tok_per_s']} |"
         )
     print(
-        f"\nbatched vs unbatched greedy agreement (hf, {args.dtype}): {results.get('hf_batched_vs_unbatched_agreement')}"
+        f"\nbatched vs unbatched greedy agreement (hf, {args.dtype}):"
+        f" {results.get('hf_batched_vs_unbatched_agreement')}"
     )
     for name, passed in results["checks"].items():
         print(f"{'PASS' if passed else 'FAIL'}  {name}")
