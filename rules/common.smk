@@ -7,6 +7,7 @@
 import functools
 import os
 import sys
+from pathlib import Path as _Path
 
 from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class
 from socialbench.report import layout
@@ -153,8 +154,9 @@ CONDA_ENV = "../envs/socialbench.yaml"
 
 
 def stage_code(stage, runs=()):
-    """The code files of a stage: ``<benchmark>_<kind>`` (infer, score, tables, viewer, track) or any
-    other stage of a benchmark (its data stages)."""
+    """The code input of a stage's jobs: ``<benchmark>_<kind>`` (infer, score, tables, viewer, track)
+    or any other stage of a benchmark (its data stages). One stamp file that stands for the files
+    behind the stage's code deps (socialbench.stages.dvc_yaml.write_code_stamp)."""
     benchmark, _, kind = stage.partition("_")
     if benchmark not in BENCHMARKS:
         sys.exit(f"error: stage {stage}: no benchmark's name starts it (rules/<benchmark>.smk names its stages <benchmark>_...)")
@@ -163,4 +165,8 @@ def stage_code(stage, runs=()):
 
 @functools.cache
 def _stage_code(kind, benchmark, runs):
-    return dvc_yaml.code_files(dvc_yaml.code_deps(kind, benchmark, runs))
+    files = dvc_yaml.code_files(dvc_yaml.code_deps(kind, benchmark, runs))
+    name = "-".join([benchmark, kind, *sorted({dvc_yaml.method_of(r) for r in runs})])
+    stamp = os.path.join(dvc_yaml.STAMP_DIR, f"{name}.sha256")
+    dvc_yaml.write_code_stamp(_Path(stamp), files, _Path.cwd())
+    return stamp

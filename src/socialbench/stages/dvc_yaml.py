@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ast
 import io
+import json
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
@@ -63,16 +65,26 @@ def module_file(name: str) -> Path | None:
     return None
 
 
-def _imports(path: Path, module_level_only: bool) -> list[str]:
-    tree = ast.parse(path.read_text("utf-8"))
-    nodes = tree.body if module_level_only else ast.walk(tree)
+_FROM = re.compile(r"^([ \t]*)from[ \t]+(socialbench[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_IMPORT = re.compile(r"^([ \t]*)import[ \t]+(socialbench[\w.]*)", re.M)
+
+
+@cache
+def _imports(path: Path, module_level_only: bool) -> tuple[str, ...]:
+    """The socialbench modules a source file imports (and ``module.name`` for each imported name,
+    which may be a submodule). A line scan, not a parse: it runs each time Snakemake reads the
+    workflow, and an import line inside a docstring only adds a dep."""
+    text = path.read_text("utf-8")
     found: list[str] = []
-    for node in nodes:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "socialbench":
-            found += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            found += [a.name for a in node.names if a.name.split(".")[0] == "socialbench"]
-    return found
+    for indent, module, names in _FROM.findall(text):
+        if module_level_only and indent:
+            continue
+        found.append(module)
+        for name in re.split(r"[\s,()]+", names.split("#", 1)[0]):
+            if name and name.isidentifier():
+                found.append(f"{module}.{name}")
+    found += [module for indent, module in _IMPORT.findall(text) if not (module_level_only and indent)]
+    return tuple(found)
 
 
 @cache
@@ -232,31 +244,80 @@ def _is_generic(name: str, benchmarks: Iterable[str]) -> bool:
     return False
 
 
-def render(text: str, config: Mapping[str, Any], decls: Mapping[str, Mapping[str, Any]]) -> str:
-    """dvc.yaml's new text: the hand-written data stages (comments kept) with their code deps
-    rewritten, then the generated stages of every benchmark in ``decls``."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    yaml = YAML()
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    doc = yaml.load(text)
-    stages = doc["stages"]
+def _planned(stages: Mapping[str, Any], config: Mapping[str, Any], decls: Mapping[str, Mapping[str, Any]]):
+    """(data stage name -> its new deps, generated stages), from the current stages mapping."""
     benches = benchmark_packages()
-    for name in [n for n in stages if _is_generic(n, benches)]:
-        del stages[name]
+    deps: dict[str, list[Any]] = {}
     for name, stage in stages.items():
+        if _is_generic(name, benches):
+            continue
         benchmark = next((b for b in benches if name.startswith(b + "_")), None)
         if benchmark is None:
             raise ValueError(f"dvc.yaml stage {name}: no benchmark package src/socialbench/<name>/ matches its name")
         body = stage.get("do", stage)  # a foreach stage keeps its definition under `do`
         data = [d for d in body.get("deps") or [] if not str(d).startswith("src/")]
-        body["deps"] = CommentedSeq(data + code_deps("data", benchmark))
-    for benchmark, decl in decls.items():
-        for name, body in generic_stages(config, benchmark, decl).items():
-            stages[name] = CommentedMap(body)
+        deps[name] = data + code_deps("data", benchmark)
+    generated = {n: s for b, decl in decls.items() for n, s in generic_stages(config, b, decl).items()}
+    return deps, generated
+
+
+def render(text: str, config: Mapping[str, Any], decls: Mapping[str, Mapping[str, Any]]) -> str:
+    """dvc.yaml's new text: the hand-written data stages (comments kept) with their code deps
+    rewritten, then the generated stages of every benchmark in ``decls``. The same text when it is
+    current (checked on a plain parse first: the comment-keeping writer is slow)."""
+    import yaml as pyyaml
+
+    current = pyyaml.load(text, Loader=getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader))["stages"]
+    deps, generated = _planned(current, config, decls)
+    plain = {n: s for n, s in current.items() if n in deps}
+    if all(list(s.get("do", s).get("deps") or []) == deps[n] for n, s in plain.items()) and {
+        n: s for n, s in current.items() if n not in deps
+    } == json.loads(json.dumps(generated)):
+        if list(current)[len(plain) :] == list(generated):
+            return text
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    ryaml = YAML()
+    ryaml.preserve_quotes = True
+    ryaml.width = 4096
+    ryaml.indent(mapping=2, sequence=4, offset=2)
+    doc = ryaml.load(text)
+    stages = doc["stages"]
+    for name in [n for n in stages if n not in deps]:
+        del stages[name]
+    for name, stage in stages.items():
+        stage.get("do", stage)["deps"] = CommentedSeq(deps[name])
+    for name, body in generated.items():
+        stages[name] = CommentedMap(body)
     buf = io.StringIO()
-    yaml.dump(doc, buf)
+    ryaml.dump(doc, buf)
     return buf.getvalue()
+
+
+# ---- Snakemake's view of the code deps: one stamp file per stage ----------------------------------
+
+STAMP_DIR = ".snakemake/socialbench/code"
+
+
+def write_code_stamp(path: Path, files: Iterable[str], root: Path) -> None:
+    """A stamp standing for code files as one Snakemake input: it lists each file's sha256, and its
+    mtime is the newest file's when first written, or now when the list changes (a file edited,
+    added or removed), so Snakemake reruns a job exactly when one of its code files would have
+    made it. The DAG then checks one input per job instead of dozens of source files."""
+    import hashlib
+    import os
+
+    files = sorted(files)
+    text = "".join(f"{hashlib.sha256((root / f).read_bytes()).hexdigest()}  {f}\n" for f in files)
+    old = path.read_text("utf-8") if path.is_file() else None
+    if old == text:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, "utf-8")
+    os.replace(tmp, path)
+    if old is None:  # first written: as old as the newest code it stands for
+        newest = max(((root / f).stat().st_mtime for f in files), default=0.0)
+        os.utime(path, (newest, newest))
