@@ -43,8 +43,7 @@ def shell_commands(work, env):
     """{rule: its first job's shell command} from a forced dry run of the finished pipeline."""
     out = run(["snakemake", "-n", "-p", "--forceall", "--cores", "1"], work, env).stdout
     commands, rule = {}, None
-    lines = out.splitlines()
-    for i, line in enumerate(lines):
+    for line in out.splitlines():
         if line.startswith("rule ") and line.endswith(":"):
             rule = line[5:-1]
         elif rule and line.startswith("socialbench ") and rule not in commands:
@@ -68,16 +67,17 @@ def covered(path: str, deps) -> bool:
 
 
 @pytest.fixture(scope="module")
-def imports_per_rule(pipeline_copy, tmp_path_factory):
+def imports_per_rule(demo_pipeline, tmp_path_factory):
     """{rule: (the src/ files its command imported, its declared code deps)}, one job per rule, run
     again in a copy of the finished demo pipeline."""
     from socialbench.core.config import load_params
+    from tests.helpers.pipeline import copy_run
 
-    work, env = pipeline_copy
+    work, env, _ = copy_run(demo_pipeline, tmp_path_factory.mktemp("imports"))
     wrapper = tmp_path_factory.mktemp("wrapper") / "imports.py"
     wrapper.write_text(WRAPPER)
     params = load_params(work / "params.yaml")
-    src = Path(dvc_yaml.PKG)
+    src = work / "src" / "socialbench"
     result = {}
     for rule, cmd in shell_commands(work, env).items():
         dump = wrapper.parent / f"{rule}.json"
@@ -138,31 +138,35 @@ def edit(path: Path) -> None:
         "src/socialbench/meetingtom/report/tables.py",
     ],
 )
-def test_editing_a_report_module_reruns_no_inference_under_either_tool(edited, fresh_pipeline_copy):
-    work, env = fresh_pipeline_copy
+def test_editing_a_report_module_reruns_no_inference_under_either_tool(edited, demo_pipeline_copy):
+    work, env, _ = demo_pipeline_copy
     edit(work / edited)
     jobs = dry_run_jobs(work, env)
     assert not [j for j in jobs if "_infer_" in j], jobs
     assert not [s for s in dvc_changed_stages(work, env) if "_infer_" in s]
 
 
-def test_editing_a_data_building_module_makes_no_inference_stale_by_code(fresh_pipeline_copy):
-    work, env = fresh_pipeline_copy
+def test_editing_a_data_building_module_makes_no_inference_stale_by_code(demo_pipeline_copy):
+    work, env, _ = demo_pipeline_copy
     edit(work / "src/socialbench/moca/build/prepare.py")
-    direct = {j for j, reason in dry_run_jobs(work, env).items() if reason.startswith("Code has changed") or "src/" in reason}
+    direct = {
+        j for j, reason in dry_run_jobs(work, env).items() if reason.startswith("Code has changed") or "src/" in reason
+    }
     assert direct and not [j for j in direct if "_infer_" in j], direct
     assert not [s for s in dvc_changed_stages(work, env) if "_infer_" in s]
 
 
-def test_editing_one_methods_template_reruns_only_the_models_that_run_it(fresh_pipeline_copy):
+def test_editing_one_methods_template_reruns_only_the_models_that_run_it(demo_pipeline_copy):
     from socialbench.core.config import load_params
     from socialbench.report.layout import model_runs
 
-    work, env = fresh_pipeline_copy
+    work, env, _ = demo_pipeline_copy
     params = load_params(work / "params.yaml")
     template = sorted((work / "src/socialbench/moca/templates/codar").iterdir())[0]
     edit(template)
-    users = {m for m, runs in model_runs(params["models"], "moca", params["moca"]["methods"]).items() if "codar" in runs}
+    users = {
+        m for m, runs in model_runs(params["models"], "moca", params["moca"]["methods"]).items() if "codar" in runs
+    }
     assert users
     want_rules = {dvc_yaml.rule_name(f"moca_infer_{m}") for m in users}
     assert {j for j in dry_run_jobs(work, env) if "_infer_" in j} == want_rules

@@ -146,7 +146,9 @@ def test_dvc_yaml_is_what_reading_the_workflow_writes(tmp_path):
         ["snakemake", "-n", "--quiet", "--cores", "1"], cwd=tmp_path, env=ENV, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert (tmp_path / "dvc.yaml").read_text() == (REPO / "dvc.yaml").read_text(), "run `snakemake -n` and commit dvc.yaml"
+    assert (tmp_path / "dvc.yaml").read_text() == (REPO / "dvc.yaml").read_text(), (
+        "run `snakemake -n` and commit dvc.yaml"
+    )
 
 
 def test_a_valid_override_is_refused_because_the_stages_read_params_yaml(tmp_path):
