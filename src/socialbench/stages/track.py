@@ -33,7 +33,8 @@ def check_not_excluded(scores: list[Path], models: dict[str, Any], benchmark: st
         if (model, run) in why:
             raise DataError(
                 str(path),
-                f"params exclude {model}/{run} (models.{model}): {why[(model, run)]}; an excluded pair has no run to log",
+                f"params exclude {model}/{run} (models.{model}): {why[(model, run)]};"
+                " an excluded pair has no run to log",
             )
 
 
