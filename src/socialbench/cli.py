@@ -9,9 +9,10 @@ from __future__ import annotations
 import importlib
 import sys
 
-import click
+from typing import Any
+
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from socialbench.core.errors import SocialbenchError
 
@@ -67,8 +68,8 @@ def command_help() -> dict[str, str]:
     return out
 
 
-def load_command(name: str) -> click.Command | None:
-    """The click command ``name``, importing its module (and only it); None for an unknown name."""
+def load_command(name: str) -> Any:
+    """The (typer's click) command ``name``, importing its module (and only it); None for an unknown name."""
     if name in COMMANDS:
         module = importlib.import_module(COMMANDS[name][0])
         return typer.main.get_group(module.app).commands[name]
@@ -87,7 +88,7 @@ def load_command(name: str) -> click.Command | None:
     return None
 
 
-def _group(sub: typer.Typer, name: str) -> click.Command:
+def _group(sub: typer.Typer, name: str) -> TyperGroup:
     group = typer.main.get_group(sub)
     group.name = name
     return group
@@ -99,16 +100,16 @@ class LazyGroup(TyperGroup):
 
     _listing = False
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:
         return list(command_help())
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if self._listing:  # the root's help: a stub with the one-line help, nothing imported
             text = command_help().get(cmd_name)
-            return None if text is None else click.Command(cmd_name, help=text, short_help=text)
+            return None if text is None else TyperCommand(cmd_name, help=text, short_help=text)
         return load_command(cmd_name)
 
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
         try:
             super().format_help(ctx, formatter)
