@@ -116,7 +116,7 @@ def test_prepare_drops_bad_records_into_the_report(tmp_path):
         ],
     )
     assert res.exit_code == 0, res.output
-    assert [json.loads(l)["id"] for l in out.read_text().splitlines()] == ["ok"]
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["ok"]
     dropped = {d["id"]: d for d in map(json.loads, report.read_text().splitlines())}
     assert dropped["bad"]["problems"][0]["field"] == "label"
     assert dropped["nomedia"]["problems"][0]["field"] == "media" and dropped["nomedia"]["record"]["id"] == "nomedia"
@@ -957,8 +957,8 @@ def test_benchmark_and_method_options_list_their_choices():
 
 
 def test_moca_source_options_list_every_source():
-    from socialbench.moca.cli import SOURCES_HELP
     from socialbench.moca.build.sources import SOURCE_NAMES
+    from socialbench.moca.cli import SOURCES_HELP
 
     assert SOURCES_HELP == ", ".join(SOURCE_NAMES)
     found = [p for c, p in cli_options() if c.startswith("moca ") and p.name == "source"]

@@ -8,9 +8,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from socialbench.cli import app
 from socialbench.core.backend import Response
 from socialbench.core.cache import RequestCache, cache_key
-from socialbench.cli import app
 from socialbench.core.errors import SocialbenchError
 from tests.conftest import make_instance
 from tests.helpers.moca_requests import moca_request, write_png
