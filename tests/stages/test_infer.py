@@ -8,41 +8,14 @@ from typer.testing import CliRunner
 
 from socialbench.cli import app
 from socialbench.core.errors import SocialbenchError
-from tests.conftest import make_instance
-from tests.helpers.moca_requests import write_png
+from tests.stages.conftest import infer, method_args
 
 runner = CliRunner()
 METHODS = ("direct", "direct_constrained", "codar")
 
 
-@pytest.fixture
-def inputs(tmp_path):
-    """(instances, params) of a small MoCA run with the codar_script test double (every method, several rounds)."""
-    write_png(tmp_path / "img.png")
-    inst = tmp_path / "i.jsonl"
-    inst.write_text(
-        "".join(
-            json.dumps(make_instance(f"x-{i}", media=[str(tmp_path / "img.png")], text=f"Nice job, genius #{i}."))
-            + "\n"
-            for i in range(3)
-        )
-    )
-    params = tmp_path / "params.yaml"
-    params.write_text(
-        "seed: 3\nmodels:\n  r: {backend: codar_script, options: {reject_every: 2}}\n"
-        "  s: {backend: codar_script, exclude_methods: {codar: no second look}}\n"
-        "moca: {methods: [direct, direct_constrained, codar]}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
-    )
-    return inst, params
-
-
-def infer(inst, params, *args):
-    base = ["infer", "--benchmark", "moca", "--instances", str(inst), "--params", str(params), "--no-progress"]
-    return runner.invoke(app, [*base, *args])
-
-
 def test_several_methods_write_each_run_where_the_layout_puts_it(tmp_path, inputs):
-    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *_methods(METHODS))
+    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *method_args(METHODS))
     assert res.exit_code == 0, res.output
     for kind, ext in (("predictions", ".jsonl"), ("traces", ".jsonl"), ("runs", ".stats.json")):
         found = sorted(p.name for p in (tmp_path / "results" / kind / "moca" / "r").iterdir())
@@ -51,7 +24,7 @@ def test_several_methods_write_each_run_where_the_layout_puts_it(tmp_path, input
 
 def test_several_methods_in_one_process_write_the_bytes_of_single_runs(tmp_path, inputs):
     inst, params = inputs
-    res = infer(inst, params, "--model", "r", "--results-dir", str(tmp_path / "multi"), *_methods(METHODS))
+    res = infer(inst, params, "--model", "r", "--results-dir", str(tmp_path / "multi"), *method_args(METHODS))
     assert res.exit_code == 0, res.output
     for method in METHODS:
         one = tmp_path / "single" / method
@@ -104,13 +77,13 @@ def test_one_backend_serves_every_method_and_is_closed_once(tmp_path, inputs, mo
         return backend
 
     monkeypatch.setattr(backend_mod, "create_backend", counting)
-    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *_methods(METHODS))
+    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *method_args(METHODS))
     assert res.exit_code == 0, res.output
     assert made == [{"closed": 1}]
 
 
 def test_a_method_params_exclude_for_the_model_is_refused_before_anything_runs(tmp_path, inputs):
-    res = infer(*inputs, "--model", "s", "--results-dir", str(tmp_path / "results"), *_methods(METHODS))
+    res = infer(*inputs, "--model", "s", "--results-dir", str(tmp_path / "results"), *method_args(METHODS))
     assert isinstance(res.exception, SocialbenchError)
     assert "models.s" in str(res.exception) and "no second look" in str(res.exception)
     assert not (tmp_path / "results").exists()
@@ -121,7 +94,7 @@ def test_out_stats_and_trace_name_one_run_only(tmp_path, inputs):
         *inputs,
         "--model",
         "r",
-        *_methods(("direct", "codar")),
+        *method_args(("direct", "codar")),
         "--out",
         str(tmp_path / "p.jsonl"),
         "--stats",
@@ -137,7 +110,7 @@ def test_results_dir_with_out_is_refused(tmp_path, inputs):
 
 
 def test_a_method_given_twice_is_refused(tmp_path, inputs):
-    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *_methods(("direct", "direct")))
+    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *method_args(("direct", "direct")))
     assert isinstance(res.exception, SocialbenchError) and "twice" in str(res.exception)
 
 
@@ -145,7 +118,3 @@ def test_benchmark_has_no_default(tmp_path, inputs):
     inst, params = inputs
     res = runner.invoke(app, ["infer", "--instances", str(inst), "--params", str(params), "--model", "r"])
     assert res.exit_code == 2 and "--benchmark" in res.output
-
-
-def _methods(methods):
-    return [a for m in methods for a in ("--method", m)]
