@@ -3,7 +3,6 @@ results layout; each run's files the same bytes as a run of its own."""
 
 import json
 
-import pytest
 from typer.testing import CliRunner
 
 from socialbench.cli import app
