@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from socialbench.core.benchmarks import excluded
 from socialbench.core.errors import ConfigError
-from socialbench.report.layout import RUN_KINDS, exclusions, kind_dir, run_of, runs
+from socialbench.report.layout import RUN_KINDS, kind_dir, run_of, runs
 
 
 def stale_reason(
@@ -30,10 +31,8 @@ def stale_reason(
         return f"method {method} is not in params.yaml {benchmark}.methods"
     if runs({model: models[model]}, benchmark, [method]):
         return None
-    why = {r: reason for _, r, reason in exclusions({model: models[model]}, benchmark, [method])}
-    # not an exclusion of this benchmark's: params keep the model off it (its benchmarks:)
-    reason = why.get(method, f"it runs on {', '.join(models[model].get('benchmarks') or []) or 'no benchmark'} only")
-    return f"params exclude {model}/{method} (models.{model}): {reason}"
+    # the reason params give (exclusions() leaves out a model kept off the benchmark; a stale run is either)
+    return f"params exclude {model}/{method} (models.{model}): {excluded(dict(models[model]), benchmark, method)}"
 
 
 def stale_runs(
