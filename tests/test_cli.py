@@ -1,4 +1,5 @@
 import json
+import shutil
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -503,6 +504,32 @@ def test_track_score_file_without_its_predictions_file_is_an_error(tmp_path, mon
     assert_track_refused(
         tmp_path, res, str(tmp_path / "preds" / "a" / "direct.jsonl"), "predictions file", str(paths[0])
     )
+
+
+def exclude_b(tmp_path):
+    """Params of track_setup in which model b excludes direct (so b/direct has no run)."""
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        params.read_text().replace("b: {backend: prior,", "b: {backend: prior, exclude_methods: {direct: no such run},")
+    )
+    assert "exclude_methods" in params.read_text()
+
+
+def test_track_logs_the_runs_params_make_when_an_excluded_pair_has_no_files(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    exclude_b(tmp_path)
+    for kind in ("preds", "runs"):
+        shutil.rmtree(tmp_path / kind / "b")
+    res = runner.invoke(app, [*args, str(paths[0])])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "track.json").read_text())["evaluations"] == ["a/direct"]
+
+
+def test_track_refuses_the_score_file_of_a_pair_params_exclude(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    exclude_b(tmp_path)
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert_track_refused(tmp_path, res, str(paths[1]), "models.b", "no such run")
 
 
 # ---- prepare and infer: bad or empty inputs are one clear error; nothing dropped is lost ------------
