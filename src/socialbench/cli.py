@@ -108,6 +108,16 @@ class LazyGroup(TyperGroup):
             return None if text is None else TyperCommand(cmd_name, help=text, short_help=text)
         return load_command(cmd_name)
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        # typer suggests from the commands it holds, and this group holds none until one is loaded
+        if args and not args[0].startswith("-") and args[0] not in command_help():
+            from difflib import get_close_matches
+
+            matches = get_close_matches(args[0], self.list_commands(ctx))
+            if matches:
+                ctx.fail(f"No such command {args[0]!r}. Did you mean {', '.join(map(repr, matches))}?")
+        return super().resolve_command(ctx, args)
+
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
         try:

@@ -73,3 +73,21 @@ def test_an_infer_run_imports_nothing_inference_does_not_use(tmp_path, inputs):
 def test_the_command_list_imports_no_stage():
     code, modules = imported_by(["--help"])
     assert code == 0 and loaded(modules, ["socialbench.stages", "socialbench.moca.cli", "socialbench.media"]) == []
+
+
+def test_the_command_list_names_every_command():
+    from typer.testing import CliRunner
+
+    from socialbench.cli import COMMANDS, SUB_APPS, app
+
+    out = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    assert all(f" {name} " in out for name in [*COMMANDS, *SUB_APPS, "moca", "meetingtom"]), out
+
+
+def test_a_mistyped_command_is_answered_with_the_nearest_one():
+    from typer.testing import CliRunner
+
+    from socialbench.cli import app
+
+    res = CliRunner().invoke(app, ["infr"])
+    assert res.exit_code == 2 and "Did you mean 'infer'?" in res.output
