@@ -10,8 +10,9 @@ the registry (not tracking, tables, viewer or a benchmark's build and report cod
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -132,40 +133,59 @@ def infer_runs(
     if dev and not dev_insts:
         raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
     check_io({"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]})
-    commit = git_commit()
-    rc = RequestCache(cache or p["cache"]["path"])
-    backend = SharedBackend(spec)
+    job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, RequestCache(cache or p["cache"]["path"]))
+    job.commit = git_commit()
+    job.progress = progress and sys.stderr.isatty()
     try:
         for run in runs:
-            infer_one(
-                bench, benchmark, spec, run, p, insts, dev_insts, rc, backend, instances, dev, commit, progress, echo
-            )
+            infer_one(job, run, echo)
     finally:
-        backend.close()
-        rc.close()
+        job.backend.close()
+        job.cache.close()
 
 
-def infer_one(
-    bench, benchmark, spec, run: RunFiles, p, insts, dev_insts, rc, backend, instances, dev, commit, progress, echo
-):
+@dataclass
+class Job:
+    """What the runs of one (benchmark, model) job share: the inputs read once, one request cache and
+    one backend."""
+
+    bench: Any
+    benchmark: str
+    spec: Any
+    params: dict[str, Any]
+    instances: list[dict[str, Any]]
+    dev_instances: list[dict[str, Any]] | None
+    instances_path: Path
+    dev_path: Path | None
+    cache: Any
+    backend: SharedBackend = field(init=False)
+    commit: str = "unknown"
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        self.backend = SharedBackend(self.spec)
+
+
+def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
     """One (model, method) run with the job's cache and backend; its files written when it is a result."""
     from socialbench.core.io import write_json, write_jsonl
     from socialbench.core.provenance import infer_provenance
     from socialbench.core.runner import run_method
 
-    method, model = run.method, spec.name
+    bench, p, benchmark = job.bench, job.params, job.benchmark
+    method, model = run.method, job.spec.name
     settings = bench.method_settings(p.get(benchmark) or {}, method)
     records, traces, s = run_method(
         bench,
-        bench.method(method, spec, p["seed"], settings),
-        insts,
-        spec=spec,
-        cache=rc,
+        bench.method(method, job.spec, p["seed"], settings),
+        job.instances,
+        spec=job.spec,
+        cache=job.cache,
         seed=p["seed"],
-        dev_instances=dev_insts,
-        backend=backend,
-        progress=progress and sys.stderr.isatty(),
-        source=str(instances),
+        dev_instances=job.dev_instances,
+        backend=job.backend,
+        progress=job.progress,
+        source=str(job.instances_path),
         trace_pointer=trace_pointer(benchmark, model, method),
     )
     example = next(iter(s.error_examples.items()), None)
@@ -178,7 +198,7 @@ def infer_one(
     write_jsonl(run.out, records)
     if run.trace is not None:
         write_jsonl(run.trace, traces)
-    provenance = infer_provenance(bench, method, instances, dev, settings, commit=commit)
+    provenance = infer_provenance(bench, method, job.instances_path, job.dev_path, settings, commit=job.commit)
     write_json(run.stats, {**s.as_dict(), "provenance": provenance})
     echo(
         f"infer {model}/{method}: {s.requests} requests in {s.rounds} round(s), {s.cache_hits} cached,"
