@@ -1,4 +1,5 @@
 import json
+import shutil
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -67,7 +68,20 @@ def test_score_command_takes_a_taxonomy_file(tmp_path):
     tax.write_text("labels: {intent: [taunt]}\nmechanisms: {intent: [irony]}\n")
     out = tmp_path / "s.json"
     res = runner.invoke(
-        app, ["score", "--instances", str(inst), "--predictions", str(preds), "--out", str(out), "--taxonomy", str(tax)]
+        app,
+        [
+            "score",
+            "--benchmark",
+            "moca",
+            "--instances",
+            str(inst),
+            "--predictions",
+            str(preds),
+            "--out",
+            str(out),
+            "--taxonomy",
+            str(tax),
+        ],
     )
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["intent"]["holis"] == 100.0
@@ -88,10 +102,22 @@ def test_prepare_drops_bad_records_into_the_report(tmp_path):
     )
     out, report = tmp_path / "out.jsonl", tmp_path / "dropped.jsonl"
     res = runner.invoke(
-        app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)]
+        app,
+        [
+            "prepare",
+            "--benchmark",
+            "moca",
+            "--raw",
+            str(raw),
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+            *media_in(tmp_path),
+        ],
     )
     assert res.exit_code == 0, res.output
-    assert [json.loads(l)["id"] for l in out.read_text().splitlines()] == ["ok"]
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["ok"]
     dropped = {d["id"]: d for d in map(json.loads, report.read_text().splitlines())}
     assert dropped["bad"]["problems"][0]["field"] == "label"
     assert dropped["nomedia"]["problems"][0]["field"] == "media" and dropped["nomedia"]["record"]["id"] == "nomedia"
@@ -117,7 +143,18 @@ def test_main_turns_errors_into_exit_2_without_traceback(tmp_path, monkeypatch, 
     monkeypatch.setattr(
         sys,
         "argv",
-        ["socialbench", "score", "--instances", str(bad), "--predictions", str(bad), "--out", str(tmp_path / "s.json")],
+        [
+            "socialbench",
+            "score",
+            "--benchmark",
+            "moca",
+            "--instances",
+            str(bad),
+            "--predictions",
+            str(bad),
+            "--out",
+            str(tmp_path / "s.json"),
+        ],
     )
     with pytest.raises(SystemExit) as exc:
         main()
@@ -140,6 +177,8 @@ def test_main_names_a_path_that_cannot_be_read_or_written(tmp_path, monkeypatch,
         [
             "socialbench",
             "score",
+            "--benchmark",
+            "moca",
             "--instances",
             str(missing),
             "--predictions",
@@ -165,7 +204,7 @@ GOOD_PRED = {"subject": "the speaker", "target": "the player", "mechanism": "exp
 
 
 def score_args(inst, preds, out):
-    return ["score", "--instances", str(inst), "--predictions", str(preds), "--out", str(out)]
+    return ["score", "--benchmark", "moca", "--instances", str(inst), "--predictions", str(preds), "--out", str(out)]
 
 
 def test_score_duplicate_prediction_id_names_file_line_and_first_copy(tmp_path):
@@ -271,6 +310,8 @@ def score_file(tmp_path, model, content, method="direct"):
 def tables_args(tmp_path, *score_paths):
     return [
         "tables",
+        "--benchmark",
+        "moca",
         "--params",
         str(cli_params(tmp_path)),
         "--out-dir",
@@ -369,6 +410,8 @@ def track_setup(tmp_path, monkeypatch, scores=None):
     (tmp_path / "tables" / "intent.md").write_text("table\n")
     args = [
         "track",
+        "--benchmark",
+        "moca",
         "--params",
         str(cli_params(tmp_path)),
         "--instances",
@@ -463,6 +506,32 @@ def test_track_score_file_without_its_predictions_file_is_an_error(tmp_path, mon
     )
 
 
+def exclude_b(tmp_path):
+    """Params of track_setup in which model b excludes direct (so b/direct has no run)."""
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        params.read_text().replace("b: {backend: prior,", "b: {backend: prior, exclude_methods: {direct: no such run},")
+    )
+    assert "exclude_methods" in params.read_text()
+
+
+def test_track_logs_the_runs_params_make_when_an_excluded_pair_has_no_files(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    exclude_b(tmp_path)
+    for kind in ("preds", "runs"):
+        shutil.rmtree(tmp_path / kind / "b")
+    res = runner.invoke(app, [*args, str(paths[0])])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "track.json").read_text())["evaluations"] == ["a/direct"]
+
+
+def test_track_refuses_the_score_file_of_a_pair_params_exclude(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    exclude_b(tmp_path)
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert_track_refused(tmp_path, res, str(paths[1]), "models.b", "no such run")
+
+
 # ---- prepare and infer: bad or empty inputs are one clear error; nothing dropped is lost ------------
 
 
@@ -493,7 +562,17 @@ def test_prepare_on_an_empty_file_exits_2_naming_it(tmp_path, monkeypatch, capsy
     code, err = _main_error(
         monkeypatch,
         capsys,
-        ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"), "--report", str(tmp_path / "r.jsonl")],
+        [
+            "prepare",
+            "--benchmark",
+            "moca",
+            "--raw",
+            str(raw),
+            "--out",
+            str(tmp_path / "o.jsonl"),
+            "--report",
+            str(tmp_path / "r.jsonl"),
+        ],
     )
     assert code == 2 and f"error: {raw}: no records: the file is empty" in err and "Traceback" not in err
     assert not (tmp_path / "o.jsonl").exists()
@@ -512,7 +591,18 @@ def test_prepare_that_keeps_nothing_fails_after_writing_the_drop_report(tmp_path
     code, err = _main_error(
         monkeypatch,
         capsys,
-        ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)],
+        [
+            "prepare",
+            "--benchmark",
+            "moca",
+            "--raw",
+            str(raw),
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+            *media_in(tmp_path),
+        ],
     )
     assert code == 2 and "no record passed validation: all 2 were dropped" in err and str(report) in err
     assert not out.exists()
@@ -528,6 +618,8 @@ def test_prepare_with_an_unknown_on_invalid_value_lists_the_allowed_values(tmp_p
         capsys,
         [
             "prepare",
+            "--benchmark",
+            "moca",
             "--raw",
             str(raw),
             "--out",
@@ -552,7 +644,19 @@ def test_prepare_drops_an_unparsable_line_and_keeps_the_rest(tmp_path):
     )
     out, report = tmp_path / "o.jsonl", tmp_path / "r.jsonl"
     res = runner.invoke(
-        app, ["prepare", "--raw", str(raw), "--out", str(out), "--report", str(report), *media_in(tmp_path)]
+        app,
+        [
+            "prepare",
+            "--benchmark",
+            "moca",
+            "--raw",
+            str(raw),
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+            *media_in(tmp_path),
+        ],
     )
     assert res.exit_code == 0, res.output
     assert "kept 2, dropped 1" in res.output
@@ -570,7 +674,17 @@ def test_prepare_on_a_non_utf8_file_exits_2_naming_the_byte(tmp_path, monkeypatc
     code, err = _main_error(
         monkeypatch,
         capsys,
-        ["prepare", "--raw", str(raw), "--out", str(tmp_path / "o.jsonl"), "--report", str(tmp_path / "r.jsonl")],
+        [
+            "prepare",
+            "--benchmark",
+            "moca",
+            "--raw",
+            str(raw),
+            "--out",
+            str(tmp_path / "o.jsonl"),
+            "--report",
+            str(tmp_path / "r.jsonl"),
+        ],
     )
     assert code == 2 and err.strip() == f"error: {raw}: not UTF-8 text (byte 0xff at offset 0)"
 
@@ -578,6 +692,8 @@ def test_prepare_on_a_non_utf8_file_exits_2_naming_the_byte(tmp_path, monkeypatc
 def _infer_args(tmp_path, instances, *extra):
     return [
         "infer",
+        "--benchmark",
+        "moca",
         "--instances",
         str(instances),
         "--model",
@@ -667,6 +783,8 @@ def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
         app,
         [
             "infer",
+            "--benchmark",
+            "moca",
             "--instances",
             str(inst),
             "--model",
@@ -708,6 +826,8 @@ def test_infer_stops_when_every_call_failed_and_writes_nothing(tmp_path):
         app,
         [
             "infer",
+            "--benchmark",
+            "moca",
             "--instances",
             str(inst),
             "--model",
@@ -725,7 +845,7 @@ def test_infer_stops_when_every_call_failed_and_writes_nothing(tmp_path):
     assert not (tmp_path / "p.jsonl").exists() and not (tmp_path / "s.json").exists()
 
 
-def test_infer_of_a_method_excluded_in_params_calls_nothing_and_records_the_reason(tmp_path):
+def test_infer_of_a_method_excluded_in_params_is_refused_naming_the_model_and_reason(tmp_path):
     from tests.helpers.moca_requests import write_png
 
     write_png(tmp_path / "img.png")
@@ -739,26 +859,22 @@ def test_infer_of_a_method_excluded_in_params_calls_nothing_and_records_the_reas
         app,
         [
             "infer",
+            "--benchmark",
+            "moca",
             "--instances",
             str(inst),
             "--model",
             "r",
             "--params",
             str(params),
-            "--out",
-            str(tmp_path / "p.jsonl"),
-            "--stats",
-            str(tmp_path / "s.json"),
-            "--trace",
-            str(tmp_path / "t.jsonl"),
+            "--results-dir",
+            str(tmp_path / "results"),
         ],
     )
-    assert res.exit_code == 0, res.output
-    (rec,) = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
-    assert rec["error"] == "excluded in params (models.r): answers by chance only"
-    stats = json.loads((tmp_path / "s.json").read_text())
-    assert stats["excluded"] == "answers by chance only" and stats["requests"] == 0
-    assert not (tmp_path / "c.sqlite").exists()  # no cache opened, no call made
+    assert isinstance(res.exception, SocialbenchError), res.output
+    message = str(res.exception)
+    assert "models.r" in message and "answers by chance only" in message and "\n" not in message
+    assert not (tmp_path / "results").exists() and not (tmp_path / "c.sqlite").exists()  # nothing run or written
 
 
 def test_benchmarks_lists_each_registered_benchmark_with_its_methods():
@@ -784,6 +900,8 @@ def test_infer_gives_the_methods_the_answer_options_of_params(tmp_path):
         app,
         [
             "infer",
+            "--benchmark",
+            "moca",
             "--instances",
             str(inst),
             "--model",
@@ -833,14 +951,16 @@ def cli_options():
     """(command path, option) of every option of every `socialbench` command, sub-apps included."""
     import typer
 
-    def walk(cmd, path):
-        if hasattr(cmd, "commands"):
-            for name, sub in cmd.commands.items():
-                yield from walk(sub, [*path, name])
+    def walk(cmd, path, ctx):
+        if hasattr(cmd, "list_commands"):  # a group: the root loads each command's module when asked for it
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                yield from walk(sub, [*path, name], sub.context_class(sub, parent=ctx, info_name=name))
         else:
             yield from ((" ".join(path), p) for p in cmd.params if getattr(p, "param_type_name", "") == "option")
 
-    return list(walk(typer.main.get_command(app), []))
+    root = typer.main.get_command(app)
+    return list(walk(root, [], root.context_class(root)))
 
 
 def test_every_cli_option_has_help_text():
@@ -864,8 +984,8 @@ def test_benchmark_and_method_options_list_their_choices():
 
 
 def test_moca_source_options_list_every_source():
-    from socialbench.moca.cli import SOURCES_HELP
     from socialbench.moca.build.sources import SOURCE_NAMES
+    from socialbench.moca.cli import SOURCES_HELP
 
     assert SOURCES_HELP == ", ".join(SOURCE_NAMES)
     found = [p for c, p in cli_options() if c.startswith("moca ") and p.name == "source"]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.backends.scripted import ScriptedBackend
+from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.core.benchmarks import get_benchmark, register
 from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError, DataError
@@ -219,6 +219,56 @@ def test_bad_instance_stops_the_run_before_the_backend_starts(tmp_path, monkeypa
             ModelSpec(name="random", backend="random"),
             RequestCache(tmp_path / "c.sqlite"),
         )
+
+
+def test_a_backend_factory_gets_the_context_and_its_backend_is_left_open(tmp_path):
+    spec, backend = scripted(GOOD)
+    contexts, closed = [], []
+    backend.close = lambda: closed.append(True)
+
+    def factory(context):
+        contexts.append(context)
+        return backend
+
+    recs, _ = predict(instances(tmp_path, 2), spec, RequestCache(tmp_path / "c.sqlite"), factory, seed=4)
+    assert [c.seed for c in contexts] == [4] and closed == [] and len(recs) == 2
+
+
+def test_a_backend_factory_is_not_called_for_a_run_that_cannot_be_built(tmp_path):
+    def factory(context):
+        raise AssertionError("the backend must not start for a run that cannot be built")
+
+    with pytest.raises(DataError):
+        predict(
+            [make_instance("v", modality="video_text")],
+            ModelSpec(name="random", backend="random"),
+            RequestCache(tmp_path / "c.sqlite"),
+            factory,
+        )
+
+
+def test_a_shared_backend_run_counts_only_its_own_retries(tmp_path):
+    spec, backend = scripted(GOOD)
+    backend.retries, backend.attempts = 5, 7  # what earlier runs on the same backend counted
+    _, stats = predict(instances(tmp_path, 1), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert (stats.retries, stats.attempts) == (0, 0)
+
+
+def test_records_point_at_the_trace_file_the_caller_names(tmp_path):
+    spec, backend = scripted(GOOD)
+    bench = get_benchmark("moca")
+    records, _, _ = run_method(
+        bench,
+        bench.method("direct", spec, 1),
+        instances(tmp_path, 1),
+        spec=spec,
+        cache=RequestCache(tmp_path / "c.sqlite"),
+        seed=1,
+        backend=backend,
+        progress=False,
+        trace_pointer="results/traces/moca/scripted-model/direct.jsonl",
+    )
+    assert records[0]["request"]["trace"] == "results/traces/moca/scripted-model/direct.jsonl"
 
 
 def test_a_part_the_backend_cannot_take_fails_before_any_call(tmp_path, monkeypatch):

@@ -5,9 +5,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from socialbench.report.prune import prune_outputs, stale_lock_stages, stale_reason, stale_runs
 from socialbench.cli import app
 from socialbench.core.errors import ConfigError
+from socialbench.report.prune import prune_outputs, stale_lock_stages, stale_reason, stale_runs
 
 PARAMS = {"models": {"prior": {}, "human": {}}, "moca": {"methods": ["direct", "codar"]}}
 
@@ -22,19 +22,20 @@ def make_results(root, runs):
 
 def test_stale_reason_names_a_removed_model():
     assert (
-        stale_reason("random", "direct", ["prior"], ["direct"], "moca") == "model random is not in params.yaml models"
+        stale_reason("random", "direct", {"prior": {}}, ["direct"], "moca")
+        == "model random is not in params.yaml models"
     )
 
 
 def test_stale_reason_names_a_removed_method():
     assert (
-        stale_reason("prior", "codar", ["prior"], ["direct"], "moca")
+        stale_reason("prior", "codar", {"prior": {}}, ["direct"], "moca")
         == "method codar is not in params.yaml moca.methods"
     )
 
 
 def test_a_run_params_name_is_not_stale():
-    assert stale_reason("prior", "direct", ["prior"], ["direct"], "moca") is None
+    assert stale_reason("prior", "direct", {"prior": {}}, ["direct"], "moca") is None
 
 
 def test_stale_runs_reads_the_method_from_a_multi_dot_file_name():
@@ -42,9 +43,23 @@ def test_stale_runs_reads_the_method_from_a_multi_dot_file_name():
         ("runs/moca/prior/codar.stats.json", "prior", "codar.stats.json"),
         ("runs/moca/prior/direct.stats.json", "prior", "direct.stats.json"),
     ]
-    assert stale_runs(files, ["prior"], ["direct"], "moca") == [
+    assert stale_runs(files, {"prior": {}}, ["direct"], "moca") == [
         ("runs/moca/prior/codar.stats.json", "method codar is not in params.yaml moca.methods")
     ]
+
+
+def test_a_run_params_now_exclude_is_stale_with_the_reason():
+    models = {"prior": {"exclude_methods": {"codar": "no stages to run"}}}
+    assert (
+        stale_reason("prior", "codar", models, ["direct", "codar"], "moca")
+        == "params exclude prior/codar (models.prior): no stages to run"
+    )
+
+
+def test_a_run_of_a_model_params_keep_off_the_benchmark_is_stale():
+    models = {"human": {"benchmarks": ["meetingtom"]}}
+    reason = stale_reason("human", "direct", models, ["direct"], "moca")
+    assert reason == "params exclude human/direct (models.human): runs on meetingtom only (benchmarks in params)"
 
 
 def test_stale_lock_stages_are_the_locked_names_dvc_yaml_no_longer_defines():
@@ -71,6 +86,16 @@ def test_prune_outputs_without_archive_deletes_a_removed_methods_files(tmp_path)
     make_results(results, [("prior", "direct"), ("prior", "codar_wo_step2")])
     report = prune_outputs(results, "moca", PARAMS, None)
     assert {r["action"] for r in report} == {"deleted"} and len(report) == 3
+    assert sorted(p.name for p in (results / "scores/moca/prior").iterdir()) == ["direct.json"]
+
+
+def test_prune_outputs_archives_the_files_of_a_run_params_now_exclude(tmp_path):
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("prior", "codar")])
+    params = {**PARAMS, "models": {"prior": {"exclude_methods": {"codar": "no stages to run"}}, "human": {}}}
+    report = prune_outputs(results, "moca", params, tmp_path / "archive")
+    assert {r["reason"] for r in report} == {"params exclude prior/codar (models.prior): no stages to run"}
+    assert len(report) == 3 and (tmp_path / "archive/predictions/moca/prior/codar.jsonl").is_file()
     assert sorted(p.name for p in (results / "scores/moca/prior").iterdir()) == ["direct.json"]
 
 

@@ -8,9 +8,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from socialbench.cli import app
 from socialbench.core.backend import Response
 from socialbench.core.cache import RequestCache, cache_key
-from socialbench.cli import app
 from socialbench.core.errors import SocialbenchError
 from tests.conftest import make_instance
 from tests.helpers.moca_requests import moca_request, write_png
@@ -59,6 +59,8 @@ def test_dry_run_explains_which_requests_would_be_called(tmp_path, monkeypatch):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     infer = [
         "infer",
+        "--benchmark",
+        "moca",
         "--instances",
         "inst.jsonl",
         "--model",
@@ -72,7 +74,10 @@ def test_dry_run_explains_which_requests_would_be_called(tmp_path, monkeypatch):
     assert runner.invoke(app, infer).exit_code == 0
     write_png(tmp_path / "img.png", colour=(0, 0, 255))  # the shared image changes
     (tmp_path / "inst.jsonl").write_text("".join(json.dumps(i) + "\n" for i in insts[:2]))
-    result = runner.invoke(app, ["cache", "explain", "--model", "scripted-model", "--instances", "inst.jsonl"])
+    explain = ["cache", "explain", "--model", "scripted-model", "--instances", "inst.jsonl"]
+    refused = runner.invoke(app, explain)
+    assert isinstance(refused.exception, SocialbenchError) and "--benchmark" in str(refused.exception)
+    result = runner.invoke(app, [*explain, "--benchmark", "moca"])
     assert result.exit_code == 0, result.output
     assert "2 requests, 0 cached, 2 would be called" in result.output
     assert "misses by changed part: messages=2" in result.output and "image bytes changed" in result.output

@@ -22,6 +22,7 @@ import abc
 import importlib
 import importlib.metadata
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -230,18 +231,24 @@ class Benchmark(abc.ABC):
         return default_rows(instances, predictions, traces)
 
 
+#: The trace file (its pipeline path) of the run whose prediction records are being built: set by the
+#: runner from what the stage passes (the results layout is report/layout's, which core does not import).
+TRACE_POINTER: ContextVar[str | None] = ContextVar("socialbench_trace_pointer", default=None)
+
+
 def request_pointer(benchmark: str, model: str, method: str, instance_id: str, key: str | None) -> dict[str, Any]:
-    """Where a prediction's answering request is: the trace file (at its pipeline path), the line of
-    the instance and, in it, the call with this request-cache key (its response; the request itself
-    is in the request cache under the key). A pointer, so predictions stay small."""
-    return {"trace": f"results/traces/{benchmark}/{model}/{method}.jsonl", "id": instance_id, "key": key}
+    """Where a prediction's answering request is: the trace file (at its pipeline path, as the stage
+    running the method gave it; None outside a stage), the line of the instance and, in it, the call with
+    this request-cache key (its response; the request itself is in the request cache under the key). A
+    pointer, so predictions stay small."""
+    return {"trace": TRACE_POINTER.get(), "id": instance_id, "key": key}
 
 
 def excluded(entry: dict[str, Any], benchmark: str, method: str) -> str | None:
     """Why params exclude a (model, method) pair of a benchmark, or None: the model runs on other
     benchmarks only (``benchmarks:``), or only some runs of this one (``only_methods:``), or it excludes
-    the method (``exclude_methods:``). Such a pair
-    calls no model; its records say why, and the tables show the reason instead of a row."""
+    the method (``exclude_methods:``). Such a pair has no run at all (no job, no files); the tables show the
+    reason instead of a row."""
     only = entry.get("benchmarks")
     if only is not None and benchmark not in only:
         return f"runs on {', '.join(only) or 'no benchmark'} only (benchmarks in params)"

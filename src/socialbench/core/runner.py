@@ -10,7 +10,7 @@ traces are returned only when every instance has a final answer or a recorded er
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ from socialbench.core.backend import (
     check_requests,
     create_backend,
 )
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, InstanceInputError, Method
+from socialbench.core.benchmarks import TRACE_POINTER, Benchmark, Exchange, Final, InstanceInputError, Method
 from socialbench.core.cache import RequestCache, cache_key
 from socialbench.core.errors import DataError, SocialbenchError
 
@@ -48,7 +48,6 @@ class RunStats:
     attempts: int = 0  # API backends: HTTP attempts made
     truncated: int = 0  # answers cut at max_tokens (finish_reason "length")
     rounds: int = 0
-    excluded: str | None = None  # the reason, when params exclude this method for this model
     error_examples: dict[str, str] = field(default_factory=dict)
     #: Per stage: calls, input and output tokens, cost.
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -192,15 +191,20 @@ def run_method(
     cache: RequestCache,
     seed: int,
     dev_instances: list[dict[str, Any]] | None = None,
-    backend: Backend | None = None,
+    backend: Backend | Callable[[BackendContext], Backend] | None = None,
     progress: bool = True,
     source: str = "instances",
+    trace_pointer: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], RunStats]:
     """(prediction records sorted by id, per-instance traces sorted by id, run accounting).
 
     The first round is built before the backend starts, so an instance that cannot be run (a
     DataError naming ``source``, the instances file, the record and the field) stops the run before
-    any model loads, and a request with a part the backend cannot take fails before any call."""
+    any model loads, and a request with a part the backend cannot take fails before any call.
+
+    ``backend``: None creates one for this run and closes it after; a Backend, or a function giving
+    one for the context (called only once the first round is built), is the caller's to close, so
+    several methods share one loaded model. ``trace_pointer``: the trace file the records point at."""
     start = time.perf_counter()
     stats = RunStats()
     n = len(instances)
@@ -216,7 +220,12 @@ def run_method(
     dev_answers = benchmark.dev_answers(dev_instances) if dev_instances is not None else None
     context = BackendContext(seed=seed, dev_answers=dev_answers)
     owned = backend is None
-    backend = backend or create_backend(spec, context)
+    if backend is None:
+        backend = create_backend(spec, context)
+    elif not hasattr(backend, "complete_many"):  # a function giving the shared backend
+        backend = backend(context)
+    # A shared backend counts the retries of every run it served: this run's are the difference.
+    retries0, attempts0 = int(getattr(backend, "retries", 0)), int(getattr(backend, "attempts", 0))
     try:
         identity = backend.identity()
         stats.backend_identity = dict(identity)
@@ -250,15 +259,22 @@ def run_method(
                     finals[i] = out
                 else:
                     asks[i] = out
-        stats.retries = int(getattr(backend, "retries", 0))
-        stats.attempts = int(getattr(backend, "attempts", 0))
+        stats.retries = int(getattr(backend, "retries", 0)) - retries0
+        stats.attempts = int(getattr(backend, "attempts", 0)) - attempts0
     finally:
         if owned:
             backend.close()
     records, traces = [], []
+    token = TRACE_POINTER.set(trace_pointer)
+    try:
+        records = [
+            benchmark.prediction_record(inst, finals[i], model=spec.name, method=method.name)
+            for i, inst in enumerate(instances)
+        ]
+    finally:
+        TRACE_POINTER.reset(token)
     for i, inst in enumerate(instances):
         final = finals[i]
-        records.append(benchmark.prediction_record(inst, final, model=spec.name, method=method.name))
         traces.append(
             {
                 "id": inst["id"],

@@ -1,44 +1,49 @@
 """Removing a model or method is one params edit: the outputs of (model, method) runs that params no
-longer name are moved out of the pipeline's result folders (``prune-outputs``, run by each tables job),
-and the dvc.lock entries of stages that dvc.yaml no longer defines are dropped (``prune-lock``, run by
-the closing dvc_commit rule). DVC itself keeps a removed matrix item's lock entry forever, and the
-stages reading a whole results folder would see the stale files; both tools agree again afterwards.
+longer make (removed, or now excluded for the model) are moved out of the pipeline's result folders
+(``prune-outputs``, run by each tables job), and the dvc.lock entries of stages that dvc.yaml no
+longer defines are dropped (``prune-lock``, run by the closing dvc_commit rule). DVC itself keeps a
+removed matrix item's lock entry forever, and the stages reading a whole results folder would see the
+stale files; both tools agree again afterwards.
 
 Pure logic first (what is stale and why), I/O at the end."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from socialbench.core.benchmarks import excluded
 from socialbench.core.errors import ConfigError
-
-#: The per-run result folders: results/<kind>/<benchmark>/<model>/<method><ext>.
-RUN_KINDS = ("predictions", "traces", "runs", "scores", "viewer")
+from socialbench.report.layout import RUN_KINDS, kind_dir, run_of, runs
 
 
-def run_of(file_name: str) -> str:
-    """The method of a per-run file name (``codar.stats.json`` -> ``codar``): method names hold no dot."""
-    return file_name.split(".", 1)[0]
-
-
-def stale_reason(model: str, method: str, models: Iterable[str], methods: Iterable[str], benchmark: str) -> str | None:
-    """Why params no longer name the run (model, method) of a benchmark, or None when they do."""
-    if model not in set(models):
+def stale_reason(
+    model: str, method: str, models: Mapping[str, Mapping[str, Any]], methods: Iterable[str], benchmark: str
+) -> str | None:
+    """Why params no longer make the run (model, method) of a benchmark, or None when they do: the model
+    or method is gone, or params now exclude the pair (it has no run, so its old files are stale)."""
+    methods = list(methods)
+    if model not in models:
         return f"model {model} is not in params.yaml models"
-    if method not in set(methods):
+    if method not in methods:
         return f"method {method} is not in params.yaml {benchmark}.methods"
-    return None
+    if runs({model: models[model]}, benchmark, [method]):
+        return None
+    # the reason params give (exclusions() leaves out a model kept off the benchmark; a stale run is either)
+    return f"params exclude {model}/{method} (models.{model}): {excluded(dict(models[model]), benchmark, method)}"
 
 
 def stale_runs(
-    files: Iterable[tuple[str, str, str]], models: Iterable[str], methods: Iterable[str], benchmark: str
+    files: Iterable[tuple[str, str, str]],
+    models: Mapping[str, Mapping[str, Any]],
+    methods: Iterable[str],
+    benchmark: str,
 ) -> list[tuple[str, str]]:
-    """[(relative path, reason)] of the (relative path, model, file name) entries params no longer name,
+    """[(relative path, reason)] of the (relative path, model, file name) entries params no longer make,
     sorted by path (deterministic reports)."""
-    models, methods = list(models), list(methods)
+    methods = list(methods)
     out = []
     for rel, model, name in files:
         reason = stale_reason(model, run_of(name), models, methods, benchmark)
@@ -59,7 +64,7 @@ def stale_lock_stages(locked: Iterable[str], defined: Iterable[str]) -> list[str
 def _run_files(results: Path, benchmark: str) -> list[tuple[str, str, str]]:
     entries = []
     for kind in RUN_KINDS:
-        root = results / kind / benchmark
+        root = Path(kind_dir(kind, benchmark, results.as_posix()))
         if not root.is_dir():
             continue
         for model_dir in sorted(p for p in root.iterdir() if p.is_dir()):
@@ -70,7 +75,7 @@ def _run_files(results: Path, benchmark: str) -> list[tuple[str, str, str]]:
 
 def prune_outputs(results: Path, benchmark: str, p: dict[str, Any], archive: Path | None) -> list[dict[str, str]]:
     """Move (``archive`` given: to archive/<same relative path>, replacing an older copy) or delete the
-    per-run outputs of a benchmark whose (model, method) params no longer name; remove the model
+    per-run outputs of a benchmark whose (model, method) run params no longer make; remove the model
     folders left empty. Returns one report record per path: {path, reason, action}."""
     section = p.get(benchmark)
     if not isinstance(section, dict) or "methods" not in section:

@@ -3,7 +3,7 @@
 socialbench cache stats                       entries, tokens, latency and hits served, per model
 socialbench cache explain                     calls made again, newest first, with the key part that changed
 socialbench cache explain REQUEST_ID          the same for one request id
-socialbench cache explain --model M --instances data/processed/moca/test.jsonl
+socialbench cache explain --model M --benchmark moca --instances data/processed/moca/test.jsonl
                                               dry run: which requests of a run would miss, and why
 """
 
@@ -97,7 +97,9 @@ def explain(
         Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
     ),
     taxonomy: Path | None = Opt(None, help="MoCA taxonomy file, with --instances"),
-    benchmark: str = Opt("moca", help="benchmark of the instances, with --instances; one of: " + _BENCHMARKS),
+    benchmark: str | None = Opt(
+        None, help="benchmark of the instances, required with --instances; one of: " + _BENCHMARKS
+    ),
     limit: int = Opt(20, help="most requests to explain"),
 ) -> None:
     """Explain misses: the part of the key (model, messages, images, task, decoding) that changed.
@@ -111,6 +113,8 @@ def explain(
         if instances is not None:
             if model is None:
                 raise SocialbenchError("--instances needs --model")
+            if benchmark is None:
+                raise SocialbenchError("--instances needs --benchmark (the benchmark of the instances)")
             _dry_run(cache, model, instances, method, params, benchmark, taxonomy, request_id, limit)
             return
         if request_id is not None:

@@ -1,0 +1,44 @@
+"""What the stage commands share: their option help and the benchmark named by ``--benchmark``.
+
+Light on purpose (the core registry only): every stage module imports it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+Opt = typer.Option
+
+TAXONOMY_HELP = "MoCA: a taxonomy file (YAML/JSON) in place of the built-in one"
+
+
+def load_benchmark(name: str, taxonomy: Path | None = None):
+    """The benchmark plug-in named by --benchmark (ConfigError listing the registered ones)."""
+    from socialbench.core.benchmarks import get_benchmark
+
+    return get_benchmark(name, {"taxonomy": taxonomy})
+
+
+def _choices() -> tuple[str, str]:
+    """--benchmark's and --method's help, listing their choices (the registered benchmarks, each one's
+    methods); the plain wording if a plug-in cannot be loaded, so --help never fails."""
+    from socialbench.core.benchmarks import available_benchmarks, get_benchmark
+
+    try:
+        names = available_benchmarks()
+        methods = "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
+    except Exception:  # noqa: BLE001 (a broken plug-in is reported by the command that uses it)
+        return (
+            "benchmark (a registered plug-in; `socialbench benchmarks` lists them)",
+            "a method of the benchmark (`socialbench benchmarks` lists them)",
+        )
+    return f"benchmark, one of: {', '.join(names)}", f"a method of the benchmark, one of ({methods})"
+
+
+BENCH_HELP, METHOD_HELP = _choices()
+
+
+def stage_app(help: str) -> typer.Typer:
+    """The typer app of one stage module (its commands are mounted on ``socialbench`` by name)."""
+    return typer.Typer(add_completion=False, pretty_exceptions_enable=False, help=help)

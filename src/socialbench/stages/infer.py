@@ -1,0 +1,282 @@
+"""``socialbench infer``: run one model with one or more methods over the instances, in one process.
+
+The pipeline runs one job per (benchmark, model): every method of the model in turn, with one backend
+(one loaded model, one event loop) and one request cache, and each run's files where the results
+layout puts them (``--results-dir``). ``--out``/``--stats``/``--trace`` name one run's files instead.
+
+Imports only what inference uses: the core, the backends, the results layout and the benchmark through
+the registry (not tracking, tables, viewer or a benchmark's build and report code)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from socialbench.core.errors import ConfigError, SocialbenchError
+from socialbench.stages.common import BENCH_HELP, METHOD_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app
+
+app = stage_app("Run a model over the instances.")
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """Where one (model, method) run's files go."""
+
+    method: str
+    out: Path
+    stats: Path
+    trace: Path | None = None
+
+
+def layout_runs(benchmark: str, model: str, methods: list[str], results_dir: Path) -> list[RunFiles]:
+    """Each method's files under ``results_dir`` as the results layout places them."""
+    from socialbench.report.layout import run_path
+
+    def at(kind: str, method: str) -> Path:
+        return Path(run_path(kind, benchmark, model, method, root=str(results_dir)))
+
+    return [RunFiles(m, at("predictions", m), at("runs", m), at("traces", m)) for m in methods]
+
+
+def trace_pointer(benchmark: str, model: str, method: str) -> str:
+    """The trace file a prediction points at: its path in the pipeline's results (wherever this run's
+    files are written), so predictions have the same bytes however they were made."""
+    from socialbench.report.layout import run_path
+
+    return run_path("traces", benchmark, model, method)
+
+
+def check_runnable(entry: dict, params: Path, model: str, benchmark: str, methods: list[str]) -> None:
+    """Refuse a method params exclude for the model: such a pair has no run (no files, no job)."""
+    from socialbench.core.benchmarks import excluded
+
+    if len(set(methods)) != len(methods):
+        raise ConfigError(f"infer: a --method is given twice ({', '.join(methods)})")
+    for method in methods:
+        reason = excluded(entry, benchmark, method)
+        if reason is not None:
+            raise ConfigError(
+                f"{params}: models.{model}: {benchmark} method {method} is excluded in params ({reason});"
+                " an excluded pair has no run"
+            )
+
+
+class SharedBackend:
+    """One backend for every method of the job: created when the first run needs it (after that run's
+    first round is built, so bad instances fail before a model loads), closed once at the end."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.backend = None
+
+    def __call__(self, context):
+        if self.backend is None:
+            from socialbench.core.backend import create_backend
+
+            self.backend = create_backend(self.spec, context)
+        return self.backend
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None
+
+
+def infer_runs(
+    benchmark: str,
+    model: str,
+    runs: list[RunFiles],
+    *,
+    instances: Path,
+    params: Path,
+    dev: Path | None = None,
+    taxonomy: Path | None = None,
+    cache: Path | None = None,
+    progress: bool = False,
+    echo=typer.echo,
+) -> None:
+    """Run ``model`` with each run's method over the instances and write each run's predictions,
+    traces and stats (with its provenance) as it finishes. Every input is checked before any run."""
+    from socialbench.core.backend import ModelSpec
+    from socialbench.core.cache import RequestCache
+    from socialbench.core.config import load_params
+    from socialbench.core.errors import DataError
+    from socialbench.core.paths import check_io
+    from socialbench.core.provenance import git_commit
+
+    check_io(
+        {"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
+        {
+            "--out": [r.out for r in runs],
+            "--stats": [r.stats for r in runs],
+            "--trace": [r.trace for r in runs if r.trace is not None],
+            "--cache": cache,
+        },
+    )
+    bench = load_benchmark(benchmark, taxonomy)
+    methods = [r.method for r in runs]
+    for method in methods:
+        bench.method_class(method)  # an unknown method is refused before anything is read
+    p = load_params(params)
+    if model not in p["models"]:
+        raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
+    check_runnable(p["models"][model], params, model, benchmark, methods)
+    spec = ModelSpec.from_params(model, p["models"][model])
+    insts = bench.load_instances(instances)
+    if not insts:
+        raise DataError(str(instances), "no records: the file is empty (or holds only blank lines); nothing to run")
+    dev_insts = bench.load_instances(dev) if dev else None
+    if dev and not dev_insts:
+        raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
+    check_io({"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]})
+    job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, RequestCache(cache or p["cache"]["path"]))
+    job.commit = git_commit()
+    job.progress = progress and sys.stderr.isatty()
+    try:
+        for run in runs:
+            infer_one(job, run, echo)
+    finally:
+        job.backend.close()
+        job.cache.close()
+
+
+@dataclass
+class Job:
+    """What the runs of one (benchmark, model) job share: the inputs read once, one request cache and
+    one backend."""
+
+    bench: Any
+    benchmark: str
+    spec: Any
+    params: dict[str, Any]
+    instances: list[dict[str, Any]]
+    dev_instances: list[dict[str, Any]] | None
+    instances_path: Path
+    dev_path: Path | None
+    cache: Any
+    backend: SharedBackend = field(init=False)
+    commit: str = "unknown"
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        self.backend = SharedBackend(self.spec)
+
+
+def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
+    """One (model, method) run with the job's cache and backend; its files written when it is a result."""
+    from socialbench.core.io import write_json, write_jsonl
+    from socialbench.core.provenance import infer_provenance
+    from socialbench.core.runner import run_method
+
+    bench, p, benchmark = job.bench, job.params, job.benchmark
+    method, model = run.method, job.spec.name
+    settings = bench.method_settings(p.get(benchmark) or {}, method)
+    records, traces, s = run_method(
+        bench,
+        bench.method(method, job.spec, p["seed"], settings),
+        job.instances,
+        spec=job.spec,
+        cache=job.cache,
+        seed=p["seed"],
+        dev_instances=job.dev_instances,
+        backend=job.backend,
+        progress=job.progress,
+        source=str(job.instances_path),
+        trace_pointer=trace_pointer(benchmark, model, method),
+    )
+    example = next(iter(s.error_examples.items()), None)
+    if s.requests and s.errors == s.requests:
+        # Not a result: the server, key or model is wrong. A table row of zeros would look like one.
+        raise SocialbenchError(
+            f"models.{model}: all {s.requests} calls failed (e.g. {example[0]}: {example[1]});"
+            " nothing written. Check the server, key and model id, then run again"
+        )
+    write_jsonl(run.out, records)
+    if run.trace is not None:
+        write_jsonl(run.trace, traces)
+    provenance = infer_provenance(bench, method, job.instances_path, job.dev_path, settings, commit=job.commit)
+    write_json(run.stats, {**s.as_dict(), "provenance": provenance})
+    echo(
+        f"infer {model}/{method}: {s.requests} requests in {s.rounds} round(s), {s.cache_hits} cached,"
+        f" {s.cache_misses} called, {s.errors} errors, {s.truncated} truncated"
+    )
+    if s.errors:
+        echo(
+            f"infer: warning: {s.errors} calls failed after their retries (e.g. {example[0]}: {example[1]}); they are"
+            f" scored incorrect. Retry only them with `snakemake --forcerun {benchmark}_infer` (the rest is cached)",
+            err=True,
+        )
+
+
+def plan_runs(
+    benchmark: str,
+    model: str,
+    methods: list[str],
+    results_dir: Path | None,
+    out: Path | None,
+    stats: Path | None,
+    trace: Path | None,
+) -> list[RunFiles]:
+    """The runs the options ask for: every method under ``--results-dir``, or the one method's
+    ``--out``/``--stats``/``--trace``; ConfigError for any other mix."""
+    if results_dir is not None:
+        if out is not None or stats is not None or trace is not None:
+            raise ConfigError("infer: --results-dir places every run's files; give it without --out, --stats, --trace")
+        return layout_runs(benchmark, model, methods, results_dir)
+    if len(methods) != 1:
+        raise ConfigError(
+            f"infer: {len(methods)} --method given with --out/--stats: one run's files; give --results-dir for several"
+        )
+    if out is None or stats is None:
+        raise ConfigError("infer: give --results-dir, or --out and --stats (and optionally --trace) of one run")
+    return [RunFiles(methods[0], out, stats, trace)]
+
+
+@app.command("infer")
+def infer(
+    instances: Path = Opt(..., help="processed instances (JSON lines)"),
+    model: str = Opt(..., help="model name (a key of models: in params)"),
+    benchmark: str = Opt(..., help=BENCH_HELP),
+    method: list[str] = Opt(
+        ["direct"], help=f"{METHOD_HELP}; repeat to run several in one process (with --results-dir)"
+    ),
+    results_dir: Path | None = Opt(
+        None,
+        help="results root: each method's predictions, traces and stats go to"
+        " <kind>/<benchmark>/<model>/<method> under it (in place of --out, --stats, --trace)",
+    ),
+    out: Path | None = Opt(None, help="prediction records (JSON lines) of the one --method"),
+    stats: Path | None = Opt(
+        None, help="run accounting (JSON) of the one --method: calls, cache hits, tokens, cost, provenance"
+    ),
+    trace: Path | None = Opt(
+        None,
+        help="per-instance traces (JSON lines) of the one --method: every call's stage, cache key, text, tokens,"
+        " finish reason",
+    ),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
+    ),
+    dev: Path | None = Opt(None, help="dev split (the prior backend's statistics)"),
+    taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
+    cache: Path | None = Opt(None, help="request cache (default: cache.path in params)"),
+    progress: bool = Opt(True, help="show a progress bar"),
+) -> None:
+    """Run one model with one or more methods over the instances (one backend for all); every call
+    goes through the request cache."""
+    runs = plan_runs(benchmark, model, list(method), results_dir, out, stats, trace)
+    infer_runs(
+        benchmark,
+        model,
+        runs,
+        instances=instances,
+        params=params,
+        dev=dev,
+        taxonomy=taxonomy,
+        cache=cache,
+        progress=progress,
+    )

@@ -1,0 +1,155 @@
+"""``socialbench score``: score runs' predictions with the benchmark's metrics, one score file per run.
+
+``--results-dir DIR --run MODEL/METHOD ...`` scores every run of a benchmark in one process, reading
+and writing where the results layout places the files; ``--predictions``/``--out`` score one file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from socialbench.core.errors import ConfigError
+from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app
+
+app = stage_app("Score predictions.")
+
+
+def parse_run(run: str) -> tuple[str, str]:
+    """(model, method) of a ``--run MODEL/METHOD``."""
+    model, sep, method = run.partition("/")
+    if not sep or not model or not method or "/" in method:
+        raise ConfigError(f"--run {run!r}: must be MODEL/METHOD (a model of params and one of its methods)")
+    return model, method
+
+
+def layout_pairs(kind: str, benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path]]:
+    """(predictions file, ``kind`` file) of each ``--run`` under ``results_dir``, as the layout places them."""
+    from socialbench.report.layout import run_path
+
+    pairs = [parse_run(r) for r in runs]
+    if len(set(pairs)) != len(pairs):
+        raise ConfigError(f"a --run is given twice ({', '.join(runs)})")
+    root = str(results_dir)
+    return [
+        (Path(run_path("predictions", benchmark, m, r, root)), Path(run_path(kind, benchmark, m, r, root)))
+        for m, r in pairs
+    ]
+
+
+def one_run(preds: list[dict], lines: list[int], source: str, model: str | None, method: str | None) -> None:
+    """Every prediction record is of one model and one method (``--model``/``--method`` when given,
+    else the first record's): records of another run mixed into a file would be scored as this
+    one's. DataError naming the file, line and field."""
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import brief
+
+    if not preds:
+        return
+    for key, wanted in (("model", model), ("method", method)):
+        expected = wanted if wanted is not None else preds[0].get(key)
+        whose = (
+            f"--{key} {wanted}"
+            if wanted is not None
+            else f"line {lines[0]}'s {brief(expected if expected is not None else 'none')}"
+        )
+        for rec, line in zip(preds, lines):
+            if rec.get(key) != expected:
+                got = brief(rec[key]) if key in rec else "none"
+                raise DataError(
+                    source,
+                    f"a record of {key} {got}, not {whose}: a predictions file holds one run's"
+                    " records (score them separately)",
+                    record=f"line {line}",
+                    field=key,
+                )
+
+
+def score_file(
+    bench, insts: list[dict], instances: Path, predictions: Path, out: Path, model: str | None, method: str | None, echo
+) -> None:
+    """Score one run's predictions file into ``out``, with warnings for instances left unanswered and
+    records with an error."""
+    from socialbench.core.io import brief, first_bad_line, read_jsonl_lines, write_json
+
+    parsed = read_jsonl_lines(predictions)
+    first_bad_line(predictions, parsed)
+    preds = [jl.record for jl in parsed]
+    lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
+    one_run(preds, lines, str(predictions), model, method)
+    result = bench.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+    ids = {p.get("id") for p in preds}
+    missing = [g["id"] for g in insts if g["id"] not in ids]
+    if missing:
+        echo(
+            f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
+            f" (scored incorrect and invalid), e.g. {missing[0]}",
+            err=True,
+        )
+    failed = [p for p in preds if p.get("error")]
+    if failed:
+        echo(
+            f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"
+            f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}",
+            err=True,
+        )
+    write_json(out, result)
+    echo(f"score: {out}")
+
+
+def score_runs(
+    benchmark: str,
+    instances: Path,
+    runs: list[tuple[Path, Path, str | None, str | None]],
+    taxonomy: Path | None = None,
+    echo=typer.echo,
+) -> None:
+    """Score each (predictions, out, model, method) run against the instances, read once."""
+    from socialbench.core.errors import DataError
+    from socialbench.core.paths import check_io
+
+    check_io(
+        {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy},
+        {"--out": [r[1] for r in runs]},
+    )
+    bench = load_benchmark(benchmark, taxonomy)
+    insts = bench.load_instances(instances)
+    if not insts:
+        raise DataError(str(instances), "no instances (the file is empty): nothing to score")
+    for predictions, out, model, method in runs:
+        score_file(bench, insts, instances, predictions, out, model, method, echo)
+
+
+@app.command("score")
+def score(
+    instances: Path = Opt(..., help="the processed instances the predictions were made for (JSON lines)"),
+    benchmark: str = Opt(..., help=BENCH_HELP),
+    results_dir: Path | None = Opt(
+        None,
+        help="results root: each --run's prediction records written by infer are read from, and its scores"
+        " written to, <kind>/<benchmark>/<model>/<method> under it",
+    ),
+    run: list[str] = Opt([], help="MODEL/METHOD, a run to score under --results-dir (repeat for each)"),
+    predictions: Path | None = Opt(None, help="prediction records written by infer (JSON lines), of one run"),
+    out: Path | None = Opt(None, help="scores (JSON) of --predictions: {group: {metric: value, n}}"),
+    taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
+    model: str | None = Opt(None, help="the model every record must be of (default: the first record's)"),
+    method: str | None = Opt(None, help="the method every record must be of (default: the first record's)"),
+) -> None:
+    """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario). Instances
+    without a prediction are scored incorrect and invalid (a line on stderr says how many), and so
+    are records whose `error` is set. Every record must be of one model and method."""
+    if results_dir is not None:
+        if predictions is not None or out is not None or model is not None or method is not None:
+            raise ConfigError("score: --results-dir and --run name the runs; give them without --predictions, --out")
+        if not run:
+            raise ConfigError("score: --results-dir needs at least one --run MODEL/METHOD")
+        pairs = layout_pairs("scores", benchmark, run, results_dir)
+        runs = [(p, o, *parse_run(r)) for (p, o), r in zip(pairs, run)]
+    else:
+        if run:
+            raise ConfigError("score: --run names a run under --results-dir; give --results-dir with it")
+        if predictions is None or out is None:
+            raise ConfigError("score: give --predictions and --out, or --results-dir and --run MODEL/METHOD")
+        runs = [(predictions, out, model, method)]
+    score_runs(benchmark, instances, runs, taxonomy)

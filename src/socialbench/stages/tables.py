@@ -1,0 +1,89 @@
+"""``socialbench tables``: a benchmark's result tables, figures and headline metrics from its score files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
+
+app = stage_app("Render the result tables.")
+
+
+def render_tables(
+    benchmark: str,
+    scores: list[Path],
+    out_dir: Path,
+    headline: Path,
+    params: Path,
+    instances: Path | None = None,
+    predictions_dir: Path | None = None,
+) -> int:
+    """Write the tables and figures into ``out_dir`` and the headline metrics (one file, and one per
+    run beside it); the number of table and figure files."""
+    from socialbench.core.config import load_params
+    from socialbench.core.errors import ConfigError, DataError
+    from socialbench.core.io import read_jsonl, write_bytes_atomic, write_json, write_text_atomic
+    from socialbench.core.paths import check_io
+    from socialbench.report.results import read_score_files, write_run_metrics
+
+    check_io(
+        {"SCORES": scores, "--params": params, "--instances": instances, "--predictions-dir": predictions_dir},
+        {"--out-dir": out_dir, "--headline": headline},
+        folders=("--out-dir", "--predictions-dir"),
+    )
+    bench = load_benchmark(benchmark)
+    p = load_params(params)
+    if (instances is None) != (predictions_dir is None):
+        raise ConfigError("tables: --instances and --predictions-dir go together (per-instance statistics need both)")
+    # Every score file is read and checked, and every output rendered, before anything is written:
+    # a bad input never leaves a partial set of tables.
+    loaded = read_score_files(bench, scores, p, params)
+    per_instance = {}
+    if instances is not None and bench.tables_per_instance:
+        preds = {}
+        for model, method in loaded:
+            path = predictions_dir / model / f"{method}.jsonl"
+            if not path.is_file():
+                raise DataError(
+                    str(path), f"predictions of {model}/{method} not found (--predictions-dir {predictions_dir})"
+                )
+            preds[(model, method)] = (str(path), read_jsonl(path))
+        per_instance = {"instances": bench.load_instances(instances), "predictions": preds}
+    files, head = bench.tables(loaded, p, **per_instance)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        if isinstance(content, bytes):  # a figure
+            write_bytes_atomic(out_dir / name, content)
+        else:
+            write_text_atomic(out_dir / name, content)
+    write_json(headline, head)
+    # `dvc metrics show`: one file, so one row, per (model, method) in <headline without .json>/
+    write_run_metrics(headline.with_suffix(""), head)
+    return len(files)
+
+
+@app.command("tables")
+def tables(
+    scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
+    out_dir: Path = Opt(..., help="tables go here (MoCA: <scenario>.md/.csv/.tex and all.md)"),
+    headline: Path = Opt(
+        ...,
+        help="headline metrics JSON of every run; one file per run goes in the folder of the"
+        " same name without .json (<model>/<method>.json: `dvc metrics show` rows)",
+    ),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
+    ),
+    benchmark: str = Opt(..., help=BENCH_HELP),
+    instances: Path | None = Opt(
+        None,
+        help="the scored instances; with --predictions-dir, per-instance statistics"
+        " (MoCA: 95% bootstrap intervals, paired tests)",
+    ),
+    predictions_dir: Path | None = Opt(None, help="results/predictions/<benchmark> (with --instances)"),
+) -> None:
+    """Render the benchmark's result tables (and figures) and the headline metrics file."""
+    n = render_tables(benchmark, scores, out_dir, headline, params, instances, predictions_dir)
+    typer.echo(f"tables: {n} file(s) in {out_dir}")

@@ -1,0 +1,240 @@
+"""``socialbench track``: log one MLflow run per (benchmark, model, method) under a parent run.
+
+The runs are the score files given, each a run params make (report/layout): a pair params exclude has
+no files and no run to log. What each run was made with is infer's record in its stats file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
+
+app = stage_app("Log the runs to MLflow.")
+
+
+def run_file(folder: Path, kind: str, model: str, run: str) -> Path:
+    """A run's file of ``kind`` in that kind's benchmark folder (``results/<kind>/<benchmark>``)."""
+    from socialbench.report.layout import RUN_KINDS
+
+    return folder / model / f"{run}{RUN_KINDS[kind]}"
+
+
+def check_not_excluded(scores: list[Path], models: dict[str, Any], benchmark: str) -> None:
+    """A score file of a pair params exclude is refused: such a pair has no run (another pipeline's file?)."""
+    from socialbench.core.errors import DataError
+    from socialbench.report.layout import exclusions, run_of
+
+    named = [(path, path.parent.name, run_of(path.name)) for path in scores]
+    why = {(m, r): reason for m, r, reason in exclusions(models, benchmark, sorted({r for _, _, r in named}))}
+    for path, model, run in named:
+        if (model, run) in why:
+            raise DataError(
+                str(path),
+                f"params exclude {model}/{run} (models.{model}): {why[(model, run)]};"
+                " an excluded pair has no run to log",
+            )
+
+
+def evaluation(
+    benchmark: str,
+    model: str,
+    method: str,
+    p: dict[str, Any],
+    score_path: Path,
+    pred: Path,
+    stats_path: Path,
+    run_stats: dict[str, Any],
+    made: dict[str, Any],
+    data_hash: str,
+    scores: dict[str, Any],
+    artifacts: list[tuple[Path, str]],
+    commit: str,
+) -> dict[str, Any]:
+    """What one run logs: its params, content hashes, provenance (as when the predictions were made),
+    scores, accounting and artifacts."""
+    from socialbench.core.hashing import sha256_file, sha256_json
+
+    entry = p["models"][model]
+    identity = run_stats.get("backend_identity") or {}
+    return {
+        "benchmark": benchmark,
+        "model": model,
+        "method": method,
+        "params": {
+            "model": model,
+            "backend": entry.get("backend"),
+            "method": method,
+            "seed": p["seed"],
+            "model_id": identity.get("model_id", entry.get("model_id")),
+            "model_revision": entry.get("revision") or identity.get("revision"),
+            "model_config_sha256": sha256_json(entry),
+            "backend_identity_sha256": sha256_json(identity) if identity else None,
+        },
+        # As they were when the predictions were made (infer's record), not as they are now.
+        "content": {
+            "dataset_sha256": data_hash,
+            "dev_sha256": made["dev_sha256"],
+            # the benchmark's own record (MoCA: prompt_template_sha256, taxonomy_sha256)
+            **{k: v for k, v in made.items() if k.endswith("_sha256") and k not in ("instances_sha256", "dev_sha256")},
+            "predictions_sha256": sha256_file(pred),
+            "scores_sha256": sha256_file(score_path),
+        },
+        "provenance": {
+            "git_commit": commit,
+            "infer_git_commit": made["git_commit"],
+            **{f"version.{k}": v for k, v in sorted(made["versions"].items())},
+        },
+        "scores": scores,
+        "stats": run_stats,
+        "category": entry.get("category"),
+        # logged under <benchmark>/<model>/<method>/ with names that say what they are
+        "artifacts": artifacts,
+    }
+
+
+def track_runs(
+    benchmark: str,
+    scores: list[Path],
+    instances: Path,
+    predictions_dir: Path,
+    stats_dir: Path,
+    tables_dir: Path,
+    out: Path,
+    params: Path,
+    traces_dir: Path | None = None,
+    viewer_dir: Path | None = None,
+) -> dict[str, list]:
+    """Check every input, then log the evaluations and write the summary ``out``; MLflow's summary
+    (new and existing runs)."""
+    from socialbench.core.config import load_params
+    from socialbench.core.errors import DataError
+    from socialbench.core.hashing import sha256_file
+    from socialbench.core.io import write_json
+    from socialbench.core.paths import check_io
+    from socialbench.core.provenance import git_commit, made_with
+    from socialbench.report.layout import run_of
+    from socialbench.report.results import read_score_files
+    from socialbench.report.tracking import eval_key, log_evaluations, parse_stats, pipeline_artifact_files
+
+    check_io(
+        {
+            "SCORES": scores,
+            "--instances": instances,
+            "--params": params,
+            "--predictions-dir": predictions_dir,
+            "--stats-dir": stats_dir,
+            "--tables-dir": tables_dir,
+            "--traces-dir": traces_dir,
+            "--viewer-dir": viewer_dir,
+        },
+        {"--out": out},
+        folders=("--predictions-dir", "--stats-dir", "--tables-dir", "--traces-dir", "--viewer-dir"),
+    )
+    bench = load_benchmark(benchmark)
+    p = load_params(params)
+    # Every input is found, read and checked before MLflow is touched: a bad one stops the command
+    # with its name and nothing logged, never a half-logged run.
+    if not instances.is_file():
+        raise DataError(str(instances), "instances file not found (--instances)")
+    if not tables_dir.is_dir():
+        raise DataError(str(tables_dir), "tables folder not found (--tables-dir; socialbench tables writes it)")
+    tables = sorted(t for t in tables_dir.glob("*.*") if t.is_file())
+    if not tables:
+        raise DataError(
+            str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)"
+        )
+    loaded = read_score_files(bench, scores, p, params)
+    check_not_excluded(scores, p["models"], benchmark)
+    data_hash = sha256_file(instances)
+    commit = git_commit()
+    evaluations = []
+    for path in scores:
+        model, method = path.parent.name, run_of(path.name)
+        pred = run_file(predictions_dir, "predictions", model, method)
+        stats_path = run_file(stats_dir, "runs", model, method)
+        if not pred.is_file():
+            raise DataError(str(pred), f"predictions file of {path} not found (--predictions-dir {predictions_dir})")
+        if not stats_path.is_file():
+            raise DataError(
+                str(stats_path), f"run accounting of {path} not found (--stats-dir {stats_dir}; infer writes it)"
+            )
+        run_stats = parse_stats(stats_path.read_bytes(), str(stats_path))
+        trace = run_file(traces_dir, "traces", model, method) if traces_dir is not None else None
+        if trace is not None and not trace.is_file():
+            raise DataError(str(trace), f"trace file of {path} not found (--traces-dir {traces_dir}; infer writes it)")
+        page = run_file(viewer_dir, "viewer", model, method) if viewer_dir is not None else None
+        if page is not None and not page.is_file():
+            raise DataError(
+                str(page), f"viewer page of {path} not found (--viewer-dir {viewer_dir}; socialbench viewer writes it)"
+            )
+        made = made_with(run_stats, stats_path, data_hash, instances)
+        artifacts = [
+            (pred, "predictions.jsonl"),
+            (path, "scores.json"),
+            (stats_path, "run_accounting.json"),
+            *([(trace, "traces.jsonl")] if trace else []),
+            *([(page, "viewer.html")] if page else []),
+            *[(t, f"tables/{t.name}") for t in tables],
+        ]
+        evaluations.append(
+            evaluation(
+                benchmark,
+                model,
+                method,
+                p,
+                path,
+                pred,
+                stats_path,
+                run_stats,
+                made,
+                data_hash,
+                loaded[(model, method)],
+                artifacts,
+                commit,
+            )
+        )
+    # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
+    summary = log_evaluations(
+        evaluations,
+        p["mlflow"]["tracking_uri"],
+        p["mlflow"]["experiment"],
+        Path("mlartifacts"),
+        artifacts=pipeline_artifact_files(tables_dir),
+    )
+    write_json(
+        out,
+        {
+            "evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
+            "keys": sorted(eval_key(e) for e in evaluations),
+        },
+    )
+    return summary
+
+
+@app.command("track")
+def track(
+    scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
+    instances: Path = Opt(..., help="the scored instances (their hash is recorded)"),
+    predictions_dir: Path = Opt(..., help="results/predictions/<bench>"),
+    stats_dir: Path = Opt(..., help="results/runs/<bench> (run accounting written by infer)"),
+    tables_dir: Path = Opt(..., help="results/tables/<bench>"),
+    out: Path = Opt(..., help="summary of logged runs (JSON)"),
+    traces_dir: Path | None = Opt(
+        None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"
+    ),
+    viewer_dir: Path | None = Opt(
+        None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"
+    ),
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
+    ),
+    benchmark: str = Opt(..., help=BENCH_HELP),
+) -> None:
+    """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
+    summary = track_runs(
+        benchmark, scores, instances, predictions_dir, stats_dir, tables_dir, out, params, traces_dir, viewer_dir
+    )
+    typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")

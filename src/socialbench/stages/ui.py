@@ -1,0 +1,39 @@
+"""``socialbench ui``: the MLflow UI on this repository's tracking store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from socialbench.stages.common import Opt, stage_app
+
+app = stage_app("Open the MLflow UI.")
+
+
+def ui_command(tracking_uri: str, host: str, port: int) -> list[str]:
+    return ["mlflow", "ui", "--backend-store-uri", tracking_uri, "--host", host, "--port", str(port)]
+
+
+@app.command("ui")
+def ui(
+    params: Path = Opt(
+        Path("params.yaml"), help="the params file naming the tracking store (mlflow.tracking_uri) and experiment"
+    ),
+    port: int = Opt(5000, help="port of the UI on HOST"),
+    host: str = Opt("127.0.0.1", help="address to serve the UI on (127.0.0.1: this machine only)"),
+) -> None:
+    """Open the MLflow UI on this repository's tracking store (telemetry off); prints the address of
+    the experiment's runs table, where the UI lands."""
+    from socialbench.core.config import load_params
+    from socialbench.report.tracking import runs_page_url
+
+    p = load_params(params)
+    os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+    os.environ["DO_NOT_TRACK"] = "true"
+    url = runs_page_url(p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], f"http://{host}:{port}")
+    cmd = ui_command(p["mlflow"]["tracking_uri"], host, port)
+    typer.echo(" ".join(cmd))
+    typer.echo(f"runs: {url}")
+    os.execvp(cmd[0], cmd)

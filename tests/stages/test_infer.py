@@ -1,0 +1,119 @@
+"""socialbench infer (src/socialbench/stages/infer.py): several methods in one process, one backend, the
+results layout; each run's files the same bytes as a run of its own."""
+
+import json
+
+from typer.testing import CliRunner
+
+from socialbench.cli import app
+from socialbench.core.errors import SocialbenchError
+from tests.stages.conftest import infer, method_args
+
+runner = CliRunner()
+METHODS = ("direct", "direct_constrained", "codar")
+
+
+def test_several_methods_write_each_run_where_the_layout_puts_it(tmp_path, inputs):
+    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *method_args(METHODS))
+    assert res.exit_code == 0, res.output
+    for kind, ext in (("predictions", ".jsonl"), ("traces", ".jsonl"), ("runs", ".stats.json")):
+        found = sorted(p.name for p in (tmp_path / "results" / kind / "moca" / "r").iterdir())
+        assert found == sorted(f"{m}{ext}" for m in METHODS), kind
+
+
+def test_several_methods_in_one_process_write_the_bytes_of_single_runs(tmp_path, inputs):
+    inst, params = inputs
+    res = infer(inst, params, "--model", "r", "--results-dir", str(tmp_path / "multi"), *method_args(METHODS))
+    assert res.exit_code == 0, res.output
+    for method in METHODS:
+        one = tmp_path / "single" / method
+        one.mkdir(parents=True)
+        res = infer(
+            inst,
+            params,
+            "--model",
+            "r",
+            "--method",
+            method,
+            "--out",
+            str(one / "p.jsonl"),
+            "--trace",
+            str(one / "t.jsonl"),
+            "--stats",
+            str(one / "s.json"),
+            "--cache",
+            str(one / "fresh.sqlite"),  # a cold cache: the single run calls the backend itself
+        )
+        assert res.exit_code == 0, res.output
+        multi = tmp_path / "multi"
+        assert (one / "p.jsonl").read_bytes() == (multi / "predictions" / "moca" / "r" / f"{method}.jsonl").read_bytes()
+        assert (one / "t.jsonl").read_bytes() == (multi / "traces" / "moca" / "r" / f"{method}.jsonl").read_bytes()
+
+
+def test_predictions_point_at_the_pipeline_trace_path_wherever_the_files_go(tmp_path, inputs):
+    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "elsewhere"), "--method", "direct")
+    assert res.exit_code == 0, res.output
+    rec = json.loads((tmp_path / "elsewhere/predictions/moca/r/direct.jsonl").read_text().splitlines()[0])
+    assert rec["request"]["trace"] == "results/traces/moca/r/direct.jsonl"
+
+
+def test_one_backend_serves_every_method_and_is_closed_once(tmp_path, inputs, monkeypatch):
+    import socialbench.core.backend as backend_mod
+
+    made = []
+    real = backend_mod.create_backend
+
+    def counting(spec, context):
+        backend = real(spec, context)
+        close = backend.close
+        made.append({"closed": 0})
+
+        def counted_close():
+            made[-1]["closed"] += 1
+            close()
+
+        backend.close = counted_close
+        return backend
+
+    monkeypatch.setattr(backend_mod, "create_backend", counting)
+    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *method_args(METHODS))
+    assert res.exit_code == 0, res.output
+    assert made == [{"closed": 1}]
+
+
+def test_a_method_params_exclude_for_the_model_is_refused_before_anything_runs(tmp_path, inputs):
+    res = infer(*inputs, "--model", "s", "--results-dir", str(tmp_path / "results"), *method_args(METHODS))
+    assert isinstance(res.exception, SocialbenchError)
+    assert "models.s" in str(res.exception) and "no second look" in str(res.exception)
+    assert not (tmp_path / "results").exists()
+
+
+def test_out_stats_and_trace_name_one_run_only(tmp_path, inputs):
+    res = infer(
+        *inputs,
+        "--model",
+        "r",
+        *method_args(("direct", "codar")),
+        "--out",
+        str(tmp_path / "p.jsonl"),
+        "--stats",
+        str(tmp_path / "s.json"),
+    )
+    assert isinstance(res.exception, SocialbenchError) and "--results-dir" in str(res.exception)
+    assert not (tmp_path / "p.jsonl").exists()
+
+
+def test_results_dir_with_out_is_refused(tmp_path, inputs):
+    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), "--out", str(tmp_path / "p.jsonl"))
+    assert isinstance(res.exception, SocialbenchError) and "--out" in str(res.exception)
+
+
+def test_a_method_given_twice_is_refused(tmp_path, inputs):
+    res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *method_args(("direct", "direct")))
+    assert isinstance(res.exception, SocialbenchError) and "twice" in str(res.exception)
+
+
+def test_benchmark_has_no_default(tmp_path, inputs):
+    inst, params = inputs
+    res = runner.invoke(app, ["infer", "--instances", str(inst), "--params", str(params), "--model", "r"])
+    assert res.exit_code == 2 and "--benchmark" in res.output
