@@ -140,6 +140,8 @@ def instances_line(line: str) -> str:
 def infer(instances="data/bad.jsonl", *extra) -> list[str]:
     return [
         "infer",
+        "--benchmark",
+        "moca",
         "--instances",
         instances,
         "--model",
@@ -153,18 +155,51 @@ def infer(instances="data/bad.jsonl", *extra) -> list[str]:
 
 
 def score(predictions="results/p.jsonl", instances="data/i.jsonl", *extra, out="results/s.json") -> list[str]:
-    return ["score", "--instances", instances, "--predictions", predictions, "--out", out, *extra]
+    return [
+        "score",
+        "--benchmark",
+        "moca",
+        "--instances",
+        instances,
+        "--predictions",
+        predictions,
+        "--out",
+        out,
+        *extra,
+    ]
 
 
 def prepare(raw="data/bad.jsonl", *extra, out="data/o.jsonl", report="results/r.jsonl") -> list[str]:
-    return ["prepare", "--raw", raw, "--out", out, "--report", report, "--on-invalid", "fail", *extra]
+    return [
+        "prepare",
+        "--benchmark",
+        "moca",
+        "--raw",
+        raw,
+        "--out",
+        out,
+        "--report",
+        report,
+        "--on-invalid",
+        "fail",
+        *extra,
+    ]
 
 
 SCORE_FILE = "results/scores/moca/random/direct.json"
 
 
 def tables(*scores: str) -> list[str]:
-    return ["tables", *(scores or (SCORE_FILE,)), "--out-dir", "results/t", "--headline", "results/h.json"]
+    return [
+        "tables",
+        "--benchmark",
+        "moca",
+        *(scores or (SCORE_FILE,)),
+        "--out-dir",
+        "results/t",
+        "--headline",
+        "results/h.json",
+    ]
 
 
 def frames(inp="data/v.jsonl", out="data/pv.jsonl", *extra) -> list[str]:
@@ -271,6 +306,8 @@ def dead_server(root: Path) -> list[str]:
     write("data/many.jsonl", jsonl([make_instance(f"n{k}", media=["data/raw/img.png"]) for k in range(12)]))
     return [
         "infer",
+        "--benchmark",
+        "moca",
         "--instances",
         "data/many.jsonl",
         "--model",
@@ -527,7 +564,9 @@ CASES = [
     Case(
         "params-broken-for-demo",
         "params YAML",
-        bad_params("seed: [\n", lambda: ["demo", "--params", "bad.yaml", "--out-dir", "data/demo"]),
+        bad_params(
+            "seed: [\n", lambda: ["demo", "--benchmark", "moca", "--params", "bad.yaml", "--out-dir", "data/demo"]
+        ),
         "bad.yaml: not valid YAML",
     ),
     Case(
@@ -620,6 +659,8 @@ CASES = [
         run_with(
             [
                 "infer",
+                "--benchmark",
+                "moca",
                 "--instances",
                 "data/i.jsonl",
                 "--model",
@@ -638,6 +679,8 @@ CASES = [
         run_with(
             [
                 "infer",
+                "--benchmark",
+                "moca",
                 "--instances",
                 "data/i.jsonl",
                 "--model",
@@ -668,6 +711,8 @@ CASES = [
         run_with(
             [
                 "infer",
+                "--benchmark",
+                "moca",
                 "--instances",
                 "data/i.jsonl",
                 "--dev",
@@ -698,7 +743,7 @@ CASES = [
     Case(
         "tables-headline-is-a-score-file",
         "output overwrites input",
-        run_with(["tables", SCORE_FILE, "--out-dir", "results/t", "--headline", SCORE_FILE]),
+        run_with(["tables", "--benchmark", "moca", SCORE_FILE, "--out-dir", "results/t", "--headline", SCORE_FILE]),
         "--headline is the same file as SCORES",
     ),
     Case(
@@ -707,6 +752,8 @@ CASES = [
         run_with(
             [
                 "track",
+                "--benchmark",
+                "moca",
                 SCORE_FILE,
                 "--instances",
                 "data/i.jsonl",
@@ -758,13 +805,15 @@ CASES = [
     Case(
         "tables-out-dir-is-a-file",
         "output path",
-        run_with(["tables", SCORE_FILE, "--out-dir", "data/i.jsonl", "--headline", "results/h.json"]),
+        run_with(
+            ["tables", "--benchmark", "moca", SCORE_FILE, "--out-dir", "data/i.jsonl", "--headline", "results/h.json"]
+        ),
         "data/i.jsonl: is a file, but --out-dir takes a folder",
     ),
     Case(
         "demo-out-dir-under-a-file",
         "output path",
-        run_with(["demo", "--out-dir", "params.yaml/demo"]),
+        run_with(["demo", "--benchmark", "moca", "--out-dir", "params.yaml/demo"]),
         "params.yaml is a file, not a folder (--out-dir)",
     ),
     # -- media outside the repository's data folders, or shorter than asked ----------------------------------

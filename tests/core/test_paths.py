@@ -220,7 +220,20 @@ def test_a_command_writing_to_a_full_disk_exits_2_with_one_line_and_leaves_no_te
     (small_disk / "scores").mkdir()
     fill(small_disk)
     monkeypatch.setattr(
-        sys, "argv", ["socialbench", "score", "--instances", str(inst), "--predictions", str(preds), "--out", str(out)]
+        sys,
+        "argv",
+        [
+            "socialbench",
+            "score",
+            "--benchmark",
+            "moca",
+            "--instances",
+            str(inst),
+            "--predictions",
+            str(preds),
+            "--out",
+            str(out),
+        ],
     )
     with pytest.raises(SystemExit) as exc:
         main()

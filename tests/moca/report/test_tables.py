@@ -519,6 +519,8 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
     )
     args = [
         "tables",
+        "--benchmark",
+        "moca",
         "--params",
         str(tmp_path / "params.yaml"),
         "--out-dir",

@@ -149,6 +149,8 @@ def make_run(tmp_path, monkeypatch, n=6):
         app,
         [
             "infer",
+            "--benchmark",
+            "moca",
             "--instances",
             "test.jsonl",
             "--model",
