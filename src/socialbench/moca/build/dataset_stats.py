@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from socialbench.moca.build.annotation import TUPLE_FIELDS
-from socialbench.moca.eval.scoring import percent
+from socialbench.moca.normalize import percent
 from socialbench.moca.taxonomy import Taxonomy
 
 MODALITY_NAMES = {"image_text": "image-text", "video_text": "video-text"}

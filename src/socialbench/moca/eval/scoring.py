@@ -14,13 +14,12 @@ score file).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from socialbench.core.errors import DataError
 from socialbench.core.io import is_number, parse_json_object  # noqa: F401  (score files are read through here)
+from socialbench.moca.normalize import normalize, percent
 
 FIELDS = ("label", "subject", "target", "mechanism")
 METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
@@ -28,21 +27,6 @@ METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", 
 NULLABLE_METRICS = ("faith", "c_sem_dyad")
 #: Counts beside the percentages: N_s, and how many of the N_s had media that failed at evaluation time.
 COUNTS = ("n", "media_errors")
-_SEP = re.compile(r"[\s_\-]+")
-
-
-def normalize(value: Any) -> str | None:
-    """Lowercase; hyphens and underscores to spaces; repeated separators collapsed; ends trimmed."""
-    if value is None:
-        return None
-    return _SEP.sub(" ", str(value).lower()).strip()
-
-
-def percent(numerator: int, denominator: int) -> float | None:
-    if denominator == 0:
-        return None
-    q = (Decimal(100) * numerator / Decimal(denominator)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    return float(q)
 
 
 def field_matches(gold: dict[str, Any], pred: dict[str, Any] | None, valid: dict[str, set[str]]) -> dict[str, bool]:
