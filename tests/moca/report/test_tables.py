@@ -1,6 +1,7 @@
 import pytest
 
 from socialbench.core.errors import DataError
+from socialbench.moca.eval.scoring import STATS
 from socialbench.moca.report.tables import build_rows, excluded_note, to_csv, to_latex, to_markdown
 
 SC = {
@@ -265,15 +266,15 @@ def test_every_interval_point_equals_its_table_value_exactly():
 
 
 def test_intervals_come_from_the_cells_own_seeded_bootstrap():
-    from socialbench.report import stats
     from socialbench.moca.report.tables import correctness
+    from socialbench.report import stats
 
     inst = make_instances()
     runs = codar_runs(inst)
     files, _ = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
     labels, mechanisms = bench().taxonomy.as_sets()
     cell = correctness(inst, runs[("b", "direct")], labels, mechanisms)["stance"]
-    ci = stats.bootstrap_ci(cell, n_resamples=1000, seed=stats.cell_seed(7, "b", "direct", "stance"))
+    ci = stats.bootstrap_ci(cell, n_resamples=1000, seed=stats.cell_seed(7, "b", "direct", "stance"), defs=STATS)
     row = next(
         r
         for r in read_csv(files["stance.ci.csv"])
@@ -541,8 +542,8 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
 
 
 def test_the_faith_test_is_the_paired_bootstrap_of_the_pair_on_its_own_seed():
-    from socialbench.report import stats
     from socialbench.moca.report.tables import correctness
+    from socialbench.report import stats
 
     inst = make_instances()
     runs = codar_runs(inst)
@@ -550,7 +551,12 @@ def test_the_faith_test_is_the_paired_bootstrap_of_the_pair_on_its_own_seed():
     labels, mechanisms = bench().taxonomy.as_sets()
     a, b = (correctness(inst, runs[k], labels, mechanisms)["stance"] for k in (("b", "codar"), ("b", "direct")))
     want = stats.paired_bootstrap_test(
-        a, b, "faith", n_resamples=1000, seed=stats.cell_seed(7, "b", "codar", "vs", "b", "direct", "stance", "paired")
+        a,
+        b,
+        "faith",
+        n_resamples=1000,
+        seed=stats.cell_seed(7, "b", "codar", "vs", "b", "direct", "stance", "paired"),
+        defs=STATS,
     )
     got = next(
         r for r in read_csv(files["tests.csv"]) if (r["model"], r["scenario"], r["metric"]) == ("b", "stance", "faith")

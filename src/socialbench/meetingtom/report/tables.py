@@ -41,11 +41,14 @@ from typing import Any
 
 from socialbench.core.benchmarks import excluded
 from socialbench.core.errors import DataError
+from socialbench.report.stats import MetricSet
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
 SOURCES = ("demo", "ami")
 RESAMPLES = 2000
 LEVEL = 0.95
+#: Accuracy as the statistics compute it: one correctness column, its mean.
+ACCURACY = MetricSet(columns=("correct",), metrics={"accuracy": ("correct", None)})
 BASE = "no_prompt"
 METHOD_LABELS = {"no_prompt": "No Prompt", "naive_cot": "Naive-CoT", "task_cot": "Task-CoT", "ecot": "ECoT"}
 PROMPTING = ("no_prompt", "naive_cot", "task_cot", "ecot")
@@ -109,21 +112,17 @@ def accuracy_ci(correct: int, n: int, seed: int, key: tuple[str, ...]) -> tuple[
 
     if n == 0:  # nothing scored (Task 1 in a contextual-prior run): no interval
         return None, None
-    outcome = np.zeros((n, 4), dtype=bool)
+    outcome = np.zeros((n, 1), dtype=bool)
     outcome[:correct] = True
-    ci = bootstrap_ci(outcome, n_resamples=RESAMPLES, seed=cell_seed(seed, *key), level=LEVEL)
-    return ci.intervals["label"].low, ci.intervals["label"].high
+    ci = bootstrap_ci(outcome, defs=ACCURACY, n_resamples=RESAMPLES, seed=cell_seed(seed, *key), level=LEVEL)
+    return ci.intervals["accuracy"].low, ci.intervals["accuracy"].high
 
 
 def _weights(n: int, seed: int, key: tuple[str, ...]):
     """(B, n): how often each instance is drawn in each resample, drawn as stats.bootstrap_ci draws."""
-    import numpy as np
+    from socialbench.report.stats import cell_seed, resample_counts
 
-    from socialbench.report.stats import cell_seed
-
-    idx = np.random.default_rng(cell_seed(seed, *key)).integers(0, n, size=(RESAMPLES, n))
-    flat = (idx + (np.arange(RESAMPLES) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=RESAMPLES * n).reshape(RESAMPLES, n).astype(np.float64)
+    return resample_counts(n, RESAMPLES, cell_seed(seed, *key))
 
 
 def conditional_ci(

@@ -20,9 +20,30 @@ from typing import Any
 from socialbench.core.errors import DataError
 from socialbench.core.io import is_number, parse_json_object  # noqa: F401  (score files are read through here)
 from socialbench.moca.normalize import normalize, percent
+from socialbench.report.stats import MetricSet
 
 FIELDS = ("label", "subject", "target", "mechanism")
 METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
+#: The same metrics for the statistics (``socialbench.report.stats``): per-instance correctness in
+#: FIELDS order; Dyad, Faith's numerator and Holis are conjunctions of fields.
+STATS = MetricSet(
+    columns=FIELDS,
+    derived={
+        "dyad": ("subject", "target"),
+        "label_mech": ("label", "mechanism"),
+        "holis": ("label", "subject", "target", "mechanism"),
+    },
+    metrics={
+        "label": ("label", None),
+        "subject": ("subject", None),
+        "target": ("target", None),
+        "mechanism": ("mechanism", None),
+        "dyad": ("dyad", None),
+        "faith": ("label_mech", "label"),
+        "holis": ("holis", None),
+        "c_sem_dyad": ("holis", "dyad"),
+    },
+)
 # Metrics with a denominator other than N_s, so null (0/0) is a legitimate value; the others never are.
 NULLABLE_METRICS = ("faith", "c_sem_dyad")
 #: Counts beside the percentages: N_s, and how many of the N_s had media that failed at evaluation time.

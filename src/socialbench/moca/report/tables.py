@@ -13,6 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
+from socialbench.moca.eval.scoring import STATS
 
 COLUMNS = (
     ("Lab", "label"),
@@ -285,7 +286,7 @@ def correctness(
     source: str = "predictions",
 ) -> dict[str, Any]:
     """{scenario: (N_s, 5) bool matrix}: c_{i,k} of label, subject, target, mechanism (the order of
-    ``socialbench.report.stats.FIELDS``) and invalid, per instance in the instances' order, by the scorer's
+    ``scoring.STATS``'s columns) and invalid, per instance in the instances' order, by the scorer's
     own functions and rules (``moca.scoring.score``); ``correctness_cells`` checks that their counts
     give the score file's numbers, so a scorer changed without this function is an error, not a
     silent difference."""
@@ -389,7 +390,7 @@ def paired_comparisons(
     )
 
     seed = cell_seed(settings.seed, *a, "vs", *b, scenario, "paired")
-    r = resample_metrics([ca, cb], n_resamples=settings.resamples, seed=seed)
+    r = resample_metrics([ca, cb], defs=STATS, n_resamples=settings.resamples, seed=seed)
     out = []
     for metric in metrics:
         delta = deltas.get(metric)
@@ -397,9 +398,13 @@ def paired_comparisons(
         if delta is not None:
             low, high, _ = percentile_interval(r[metric][0] - r[metric][1], LEVEL)  # NaN (left out): a ratio undefined
             if PAIRED_TESTS[metric] == "mcnemar_exact":
-                p, a_only, b_only = mcnemar_exact(per_instance(ca, metric), per_instance(cb, metric))
+                p, a_only, b_only = mcnemar_exact(
+                    per_instance(ca, metric, defs=STATS), per_instance(cb, metric, defs=STATS)
+                )
             else:
-                p = paired_bootstrap_test(ca, cb, metric, n_resamples=settings.resamples, seed=seed, level=LEVEL).pvalue
+                p = paired_bootstrap_test(
+                    ca, cb, metric, defs=STATS, n_resamples=settings.resamples, seed=seed, level=LEVEL
+                ).pvalue
         out.append(
             Comparison(
                 table,
@@ -669,7 +674,9 @@ class PaperTables:
             return {}
         from socialbench.report.stats import bootstrap_cells
 
-        return bootstrap_cells(self.cells, n_resamples=self.settings.resamples, seed=self.settings.seed, level=LEVEL)
+        return bootstrap_cells(
+            self.cells, defs=STATS, n_resamples=self.settings.resamples, seed=self.settings.seed, level=LEVEL
+        )
 
     def _compare(self, table: str, a: tuple[str, str], b: tuple[str, str], metrics) -> list[Comparison]:
         out = []
@@ -723,7 +730,7 @@ class PaperTables:
         from socialbench.report.stats import cell_seed, resample_metrics
 
         return resample_metrics(
-            systems, n_resamples=self.settings.resamples, seed=cell_seed(self.settings.seed, *parts)
+            systems, defs=STATS, n_resamples=self.settings.resamples, seed=cell_seed(self.settings.seed, *parts)
         )
 
     def _interval(self, value: float | None, values, **kw: Any) -> Num:
