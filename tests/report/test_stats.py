@@ -69,7 +69,7 @@ def test_ratio_metric_interval_matches_scipy_paired_percentile_bootstrap():
     label, mech = m[:, 0].astype(float), m[:, 3].astype(float)
     ref = sps.bootstrap(
         (label, label * mech),
-        lambda l, lm, axis: 100 * lm.sum(axis=axis) / l.sum(axis=axis),
+        lambda lab, lm, axis: 100 * lm.sum(axis=axis) / lab.sum(axis=axis),
         paired=True,
         n_resamples=20000,
         method="percentile",

@@ -50,6 +50,9 @@ def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: 
 
 class MocaBenchmark(Benchmark):
     name = "moca"
+    #: The scripted test double of CoDAR's stages (``backend: codar_script``): no model, for tests and
+    #: the demo's pipeline check.
+    backends = {"codar_script": ("socialbench.moca.eval.testing", "CodarScriptBackend")}
 
     @cached_property
     def taxonomy(self):

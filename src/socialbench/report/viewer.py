@@ -734,6 +734,9 @@ def build_page(
         if v < 1:
             raise SocialbenchError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
     run = read_run(bench, instances, predictions, traces)
-    rows = check_rows(bench.viewer_rows(run.instances, run.predictions, run.traces), run.instances, bench.name)
+    rows = bench.viewer_rows(run.instances, run.predictions, run.traces)
+    if rows is None:
+        rows = default_rows(run.instances, run.predictions, run.traces)
+    rows = check_rows(rows, run.instances, bench.name)
     problems = embed_media(rows, media_root, thumb_px, frame_px, max_frames)
     return Page(render_page(run, rows, problems), len(rows), problems)
