@@ -119,6 +119,8 @@ class Benchmark(abc.ABC):
     #: Backends the benchmark contributes to the backend registry (``core.backend``), e.g. a scripted
     #: test double of its methods: {backend name: (module, class)}, imported only when a model uses one.
     backends: ClassVar[dict[str, tuple[str, str]]] = {}
+    #: Why a metric may be undefined (null in a score file), by metric name: tracking logs it beside the NaN.
+    undefined_reasons: ClassVar[dict[str, str]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None):
         #: Benchmark-specific command options (e.g. a taxonomy file), None when unset.
@@ -217,6 +219,11 @@ class Benchmark(abc.ABC):
         the scores of every (model, method); with ``tables_per_instance``, also the instances and each
         pair's ``(source, prediction records)``, when the command has them."""
         raise SocialbenchError(f"benchmark {self.name!r} has no tables")
+
+    def group_size(self, metrics: dict[str, Any]) -> int:
+        """How many instances a score file's group stands for (its ``n`` unless the benchmark says
+        otherwise): every run must cover the same groups with the same sizes to share a table."""
+        return metrics["n"]
 
     def provenance(self, method: str) -> dict[str, Any]:
         """What its predictions depend on besides the data files and the code (hashes of prompts,

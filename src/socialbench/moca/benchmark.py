@@ -53,6 +53,10 @@ class MocaBenchmark(Benchmark):
     #: The scripted test double of CoDAR's stages (``backend: codar_script``): no model, for tests and
     #: the demo's pipeline check.
     backends = {"codar_script": ("socialbench.moca.eval.testing", "CodarScriptBackend")}
+    undefined_reasons = {
+        "faith": "no label correct: Faith's denominator (correct labels) is 0",
+        "c_sem_dyad": "Dyad is 0: C_sem|dyad's denominator is 0",
+    }
 
     @cached_property
     def taxonomy(self):
