@@ -193,7 +193,7 @@ class MocaBenchmark(Benchmark):
             PaperTables,
             TableSettings,
             correctness_cells,
-            excluded_note,
+            exclusions_markdown,
             paper_figures,
             row_name,
             to_csv,
@@ -202,14 +202,13 @@ class MocaBenchmark(Benchmark):
         )
 
         categories = {m: e["category"] for m, e in params["models"].items()}
-        # pairs params exclude have score files (all invalid: nothing was run) but no row
+        # pairs params exclude have no score files; one given anyway gets no row
         scores = {
             (m, meth): sc
             for (m, meth), sc in scores.items()
             if excluded(params["models"].get(m, {}), self.name, meth) is None
         }
         section = params.get(self.name) or {}
-        note = excluded_note(params["models"], section.get("methods", []))
         settings = TableSettings.from_params(params, self.name)
         cells = None
         if instances is not None and predictions is not None:
@@ -223,7 +222,7 @@ class MocaBenchmark(Benchmark):
             n = next((sc[s]["n"] for sc in scores.values() if s in sc), None)
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
             anns = paper.annotations(s)
-            md = to_markdown(s, rows, n, media, anns) + note + paper.scenario_notes(s)
+            md = to_markdown(s, rows, n, media, anns) + paper.scenario_notes(s)
             md_all.append(md)
             files[f"{s}.md"] = md
             files[f"{s}.csv"] = to_csv(rows)
@@ -233,7 +232,11 @@ class MocaBenchmark(Benchmark):
         files.update(grids)
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables
-        files["all.md"] = "\n".join(md_all + [overall_markdown(scores, categories)] + grids_md)
+        # and the pairs params exclude, once, at the end
+        excluded_md = exclusions_markdown(params["models"], section.get("methods", []))
+        files["all.md"] = "\n".join(
+            md_all + [overall_markdown(scores, categories)] + grids_md + [excluded_md] * bool(excluded_md)
+        )
         headline = {
             f"{m}.{meth}": {
                 **{s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc},

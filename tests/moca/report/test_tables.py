@@ -2,7 +2,7 @@ import pytest
 
 from socialbench.core.errors import DataError
 from socialbench.moca.eval.scoring import STATS
-from socialbench.moca.report.tables import build_rows, excluded_note, to_csv, to_latex, to_markdown
+from socialbench.moca.report.tables import build_rows, exclusions_markdown, to_csv, to_latex, to_markdown
 
 SC = {
     "label": 10.0,
@@ -48,13 +48,19 @@ def test_a_pipe_in_a_category_does_not_add_a_markdown_column():
     assert "R&D \\| lab" in row and row.replace("\\|", "").count("|") == len(COLUMNS) + 3
 
 
-def test_excluded_methods_are_named_with_their_reason_under_the_tables():
+def test_excluded_methods_are_named_with_their_reason_once():
     models = {"random": {"exclude_methods": {"codar": "a chance row cannot follow a chain"}}, "m": {}}
-    assert "random + codar: not run (a chance row cannot follow a chain)" in excluded_note(models, ["direct", "codar"])
-    assert excluded_note(models, ["direct"]) == ""
+    md = exclusions_markdown(models, ["direct", "codar"])
+    assert "random + codar: not run (a chance row cannot follow a chain)" in md
+    assert exclusions_markdown(models, ["direct"]) == ""
 
 
-def test_a_pair_excluded_in_params_has_no_row_and_no_headline_but_its_reason_under_the_table():
+def test_a_model_kept_off_the_benchmark_is_not_listed_as_excluded():
+    models = {"t": {"benchmarks": ["meetingtom"]}, "m": {}}
+    assert exclusions_markdown(models, ["direct"]) == ""
+
+
+def test_a_pair_excluded_in_params_has_no_row_and_no_headline_and_its_reason_once_in_all_md():
     from socialbench.core.benchmarks import get_benchmark
 
     params = {
@@ -64,10 +70,9 @@ def test_a_pair_excluded_in_params_has_no_row_and_no_headline_but_its_reason_und
         },
         "moca": {"methods": ["direct"]},
     }
-    files, headline = get_benchmark("moca").tables(
-        {("a", "direct"): {"intent": SC}, ("r", "direct"): {"intent": SC}}, params
-    )
-    assert "| r |" not in files["intent.md"] and "r: not run (chance only)" in files["intent.md"]
+    files, headline = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}}, params)
+    assert "| r |" not in files["intent.md"] and "not run" not in files["intent.md"]
+    assert files["all.md"].count("r: not run (chance only)") == 1
     assert set(headline) == {"a.direct"}
 
 

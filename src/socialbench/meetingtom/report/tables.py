@@ -384,14 +384,15 @@ def method_label(method: str, ablations: Mapping[str, Any]) -> str:
 
 
 def excluded_notes(models: Mapping[str, Any], methods: Sequence[str]) -> list[str]:
-    """One note per model that skips runs: all of them with one reason in one sentence."""
+    """One note per model that skips runs: all of them with one reason in one sentence. A model params
+    keep off MeetingToM (``benchmarks:``) is no exclusion and is not named."""
+    from socialbench.report.layout import exclusions
+
+    by_model: dict[str, dict[str, list[str]]] = {}
+    for m, meth, reason in exclusions(models, "meetingtom", sorted(methods)):
+        by_model.setdefault(m, {}).setdefault(reason, []).append(meth)
     out = []
-    for m, entry in models.items():
-        reasons: dict[str, list[str]] = {}
-        for meth in sorted(methods):
-            reason = excluded(entry, "meetingtom", meth)
-            if reason:
-                reasons.setdefault(reason, []).append(meth)
+    for m, reasons in by_model.items():
         for reason, skipped in reasons.items():
             what = "on MeetingToM" if len(skipped) == len(methods) else f"with {', '.join(skipped)}"
             out.append(f"{m} is not run {what}: {reason}")
@@ -497,7 +498,8 @@ def all_runs_table(ctx: Context) -> Table:
         ]
 
     sections, notes = ctx.sections(rows)
-    return Table("all_runs", "Every run scored", sections, notes + ctx.f1_note())
+    # the pairs params exclude, listed once for the benchmark: here, not under every table
+    return Table("all_runs", "Every run scored", sections, notes + ctx.f1_note() + ctx.excluded_notes)
 
 
 def build_tables(ctx: Context) -> list[Table]:
@@ -528,8 +530,6 @@ def build_tables(ctx: Context) -> list[Table]:
         )
     )
     out += [by_name["table_view"], by_name["table_ingestion"], all_runs_table(ctx)]
-    for t in out:
-        t.notes += ctx.excluded_notes
     return out
 
 

@@ -161,14 +161,16 @@ def to_latex(
     return "\n".join(out) + "\n"
 
 
-def excluded_note(models: dict[str, dict[str, Any]], methods: list[str]) -> str:
-    """A note under each table naming the (model, method) pairs params excludes, with their reasons
-    (empty when none is excluded)."""
-    from socialbench.core.benchmarks import excluded
+def exclusions_markdown(models: dict[str, dict[str, Any]], methods: list[str]) -> str:
+    """all.md's one section naming the (model, method) pairs params exclude, with their reasons (empty
+    when none is); a model params keep off MoCA (``benchmarks:``) is no exclusion and is not named."""
+    from socialbench.report.layout import exclusions
 
-    pairs = [(m, meth, excluded(e, "moca", meth)) for m, e in models.items() for meth in methods]
-    lines = [f"- {_md_cell(row_name(m, meth))}: not run ({_md_cell(reason)})" for m, meth, reason in pairs if reason]
-    return "\nExcluded in params:\n" + "\n".join(lines) + "\n" if lines else ""
+    lines = [
+        f"- {_md_cell(row_name(m, meth))}: not run ({_md_cell(reason)})"
+        for m, meth, reason in exclusions(models, "moca", methods)
+    ]
+    return "### Excluded in params\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 # ==== the paper's Tables 2-7 and Figures 6 and 9 from the pipeline's own predictions ==============
