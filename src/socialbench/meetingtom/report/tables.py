@@ -32,8 +32,6 @@ its interval computed; without them its interval is left out with a note.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -41,7 +39,9 @@ from typing import Any
 
 from socialbench.core.benchmarks import excluded
 from socialbench.core.errors import DataError
+from socialbench.report import tables as rt
 from socialbench.report.stats import MetricSet
+from socialbench.report.tables import tex_escape
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
 SOURCES = ("demo", "ami")
@@ -172,30 +172,6 @@ def macro_f1_ci(
 
 
 # ---- formatting helpers -------------------------------------------------------------------------
-def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|")
-
-
-def _tex(text: Any) -> str:
-    """Text safe in LaTeX (special characters escaped one by one)."""
-    special = {
-        "\\": "\\textbackslash{}",
-        "&": "\\&",
-        "%": "\\%",
-        "_": "\\_",
-        "#": "\\#",
-        "$": "\\$",
-        "{": "\\{",
-        "}": "\\}",
-        "~": "\\textasciitilde{}",
-        "^": "\\textasciicircum{}",
-        "↑": "$\\uparrow$",
-        "↓": "$\\downarrow$",
-        "±": "$\\pm$",
-    }
-    return "".join(special.get(ch, ch) for ch in str(text))
-
-
 def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
@@ -538,7 +514,7 @@ def _cell_text(c: Cell | None, latex: bool = False) -> str:
     if c is None:
         return "--" if latex else "-"
     if c.text is not None:
-        return _tex(c.text) if latex else c.text
+        return tex_escape(c.text) if latex else c.text
     s = _fmt(c.value)
     if c.has_delta:
         s += f" ({arrow(c.delta, latex)})" if c.delta is not None else " (-)"
@@ -553,59 +529,34 @@ def _header(section: Section, col: tuple[str, str, str]) -> str:
     return f"{col[2]} (n={section.n[col[0]]})"
 
 
-def to_markdown(t: Table) -> str:
-    lines = [f"# {t.title}", "", "Cells: value [95% bootstrap interval]; invalid answers count as wrong.", ""]
-    for s in t.sections:
-        lines += [
-            f"## {SOURCE_TITLES[s.source]}",
-            "",
-            "| category | model | setting | " + " | ".join(_md(_header(s, c)) for c in s.columns) + " |",
-            "|---|---|---|" + "---:|" * len(s.columns),
-        ]
-        for r in s.rows:
-            lines.append(
-                f"| {_md(r.category)} | {_md(r.model)} | {_md(r.setting)} | "
-                + " | ".join(_md(_cell_text(r.cells.get((c[0], c[1])))) for c in s.columns)
-                + " |"
-            )
-        if not [r for r in s.rows if r.category != "chance"]:
-            lines += ["", "(no runs)"]
-        for n in s.notes:
-            lines += ["", f"Note: {n}"]
-        lines.append("")
-    for n in t.notes:
-        lines += [f"Note: {n}", ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+CSV_COLUMNS = (
+    "source",
+    "category",
+    "model",
+    "method",
+    "setting",
+    "task",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_total",
+    "delta",
+    "note",
+)
 
 
-def to_csv(t: Table) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(
-        [
-            "source",
-            "category",
-            "model",
-            "method",
-            "setting",
-            "task",
-            "metric",
-            "value",
-            "ci_low",
-            "ci_high",
-            "n",
-            "n_total",
-            "delta",
-            "note",
-        ]
-    )
+def _csv_rows(t: Table) -> list[list[Any]]:
+    """The long format: one line per cell (source, row, task and metric, value and interval)."""
+    out = []
     for s in t.sections:
         for r in s.rows:
             for task, metric, _ in s.columns:
                 c = r.cells.get((task, metric))
                 if c is None:
                     continue
-                w.writerow(
+                out.append(
                     [
                         s.source,
                         r.category,
@@ -623,35 +574,59 @@ def to_csv(t: Table) -> str:
                         c.text or "",
                     ]
                 )
-    return buf.getvalue()
+    return out
+
+
+def as_table(t: Table) -> rt.Table:
+    """The table in the shared model (socialbench.report.tables): one block per source, the chance
+    row under a rule, notes as paragraphs."""
+    blocks = []
+    for s in t.sections:
+        rows = [
+            rt.Row(
+                [r.category, r.model, r.setting]
+                + [
+                    rt.Text(_cell_text(c), tex=_cell_text(c, latex=True))
+                    for c in (r.cells.get((col[0], col[1])) for col in s.columns)
+                ],
+                rule_before=r.category == "chance",
+            )
+            for r in s.rows
+        ]
+        blocks.append(
+            rt.Block(
+                [rt.Text(h.lower(), md=h.lower(), tex=h) for h in ("Category", "Model", "Setting")]
+                + [_header(s, c) for c in s.columns],
+                rows,
+                keys=3,
+                title=SOURCE_TITLES[s.source],
+                notes=list(s.notes),
+                empty=None if [r for r in s.rows if r.category != "chance"] else "(no runs)",
+                align="lll" + "c" * len(s.columns),
+            )
+        )
+    return rt.Table(
+        t.title,
+        blocks,
+        level=1,
+        caption=t.title,
+        intro=["Cells: value [95% bootstrap interval]; invalid answers count as wrong."],
+        notes=list(t.notes),
+        layout="sections",
+        csv=(CSV_COLUMNS, _csv_rows(t)),
+    )
+
+
+def to_markdown(t: Table) -> str:
+    return rt.to_markdown(as_table(t))
+
+
+def to_csv(t: Table) -> str:
+    return rt.to_csv(as_table(t))
 
 
 def to_latex(t: Table) -> str:
-    lines = ["\\begin{table}[t]", "\\centering", f"\\caption{{{_tex(t.title)}}}"]
-    for s in t.sections:
-        lines += [
-            f"\\begin{{tabular}}{{lll{'c' * len(s.columns)}}}",
-            "\\toprule",
-            f"\\multicolumn{{{3 + len(s.columns)}}}{{l}}{{{_tex(SOURCE_TITLES[s.source])}}} \\\\",
-            "\\midrule",
-            " & ".join(["Category", "Model", "Setting"] + [_tex(_header(s, c)) for c in s.columns]) + " \\\\",
-            "\\midrule",
-        ]
-        for r in s.rows:
-            if r.category == "chance":
-                lines.append("\\midrule")
-            lines.append(
-                " & ".join(
-                    [_tex(r.category), _tex(r.model), _tex(r.setting)]
-                    + [_cell_text(r.cells.get((c[0], c[1])), latex=True) for c in s.columns]
-                )
-                + " \\\\"
-            )
-        lines += ["\\bottomrule", "\\end{tabular}", "\\par\\medskip"]
-        lines += [f"\\par\\footnotesize {_tex(n)}" for n in s.notes]
-    lines += [f"\\par\\footnotesize {_tex(n)}" for n in t.notes]
-    lines.append("\\end{table}")
-    return "\n".join(lines) + "\n"
+    return rt.to_latex(as_table(t))
 
 
 # ---- per-instance data ------------------------------------------------------------------------------
