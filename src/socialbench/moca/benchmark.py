@@ -26,26 +26,21 @@ def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
 def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
     """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
     from socialbench.moca.report.tables import COLUMNS, row_name
+    from socialbench.report.tables import Block, Row, Table, to_markdown
 
     scenarios = sorted({s for sc in scores.values() for s in sc})
     ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
     order = list(categories)
-    out = [
-        f"### Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)",
-        "",
-        "| Category | Model | " + " | ".join(h for h, _ in COLUMNS) + " |",
-        "|---|---|" + "---:|" * len(COLUMNS),
-    ]
+    rows = []
     for (m, meth), sc in sorted(
         scores.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else len(order), kv[0])
     ):
-        cells = [macro(sc, key) for _, key in COLUMNS]
-        out.append(
-            f"| {categories.get(m, '')} | {row_name(m, meth)} | "
-            + " | ".join("–" if v is None else f"{v:.2f}" for v in cells)
-            + " |"
+        values = [macro(sc, key) for _, key in COLUMNS]
+        rows.append(
+            Row([categories.get(m, ""), row_name(m, meth), *("–" if v is None else f"{v:.2f}" for v in values)])
         )
-    return "\n".join(out) + "\n"
+    title = f"Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)"
+    return to_markdown(Table(title, [Block(["Category", "Model", *(h for h, _ in COLUMNS)], rows, keys=2)]))
 
 
 class MocaBenchmark(Benchmark):

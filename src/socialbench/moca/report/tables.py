@@ -5,8 +5,6 @@ that a set of score files makes one coherent table)."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -769,40 +767,15 @@ class PaperTables:
         for cat, m, meth in self.rows(scenario):
             g.rows.append([cat, row_name(m, meth), *(self._num(m, meth, scenario, k) for k in CI_METRICS)])
         g.notes = self._ci_notes()
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(
-            [
-                "category",
-                "model",
-                "method",
-                "metric",
-                "value",
-                "low",
-                "high",
-                "undefined_resamples",
-                "n",
-                "resamples",
-                "level",
-            ]
-        )
+        columns = ["category", "model", "method", "metric", "value", "low", "high", "undefined_resamples", "n"]
+        columns += ["resamples", "level"]
+        rows = []
         for cat, m, meth in self.rows(scenario) if self.cells is not None else []:
             ci = self.cis[(m, meth, scenario)]
             for k in CI_METRICS:
-                w.writerow(
-                    [
-                        cat,
-                        m,
-                        meth,
-                        k,
-                        *("" if v is None else f"{v:.2f}" for v in ci[k]),
-                        ci.undefined[k],
-                        ci.n,
-                        ci.n_resamples,
-                        ci.level,
-                    ]
-                )
-        return grid_markdown(g, ci=True), buf.getvalue()
+                values = ("" if v is None else f"{v:.2f}" for v in ci[k])
+                rows.append([cat, m, meth, k, *values, ci.undefined[k], ci.n, ci.n_resamples, ci.level])
+        return grid_markdown(g, ci=True), csv_text(columns, rows)
 
     # -- Table 5 --
     def table5(self) -> tuple[Grid, Grid]:
@@ -993,48 +966,27 @@ class PaperTables:
 
     # -- files --
     def tests_csv(self) -> str:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(
+        columns = ["table", "scenario", "model", "method", "versus_model", "versus_method", "metric", "delta"]
+        columns += ["delta_low", "delta_high", "test", "a_only", "b_only", "p", "p_holm", "significant", "resamples"]
+        rows = [
             [
-                "table",
-                "scenario",
-                "model",
-                "method",
-                "versus_model",
-                "versus_method",
-                "metric",
-                "delta",
-                "delta_low",
-                "delta_high",
-                "test",
-                "a_only",
-                "b_only",
-                "p",
-                "p_holm",
-                "significant",
-                "resamples",
+                c.table,
+                c.scenario,
+                *c.a,
+                *c.b,
+                c.metric,
+                *("" if v is None else f"{v:.2f}" for v in (c.delta, c.low, c.high)),
+                c.test,
+                "" if c.a_only is None else c.a_only,
+                "" if c.b_only is None else c.b_only,
+                "" if c.p is None else f"{c.p:.6g}",
+                "" if c.p_holm is None else f"{c.p_holm:.6g}",
+                int(c.significant),
+                c.resamples,
             ]
-        )
-        for c in sorted(self.comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b)):
-            w.writerow(
-                [
-                    c.table,
-                    c.scenario,
-                    *c.a,
-                    *c.b,
-                    c.metric,
-                    *("" if v is None else f"{v:.2f}" for v in (c.delta, c.low, c.high)),
-                    c.test,
-                    "" if c.a_only is None else c.a_only,
-                    "" if c.b_only is None else c.b_only,
-                    "" if c.p is None else f"{c.p:.6g}",
-                    "" if c.p_holm is None else f"{c.p_holm:.6g}",
-                    int(c.significant),
-                    c.resamples,
-                ]
-            )
-        return buf.getvalue()
+            for c in sorted(self.comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b))
+        ]
+        return csv_text(columns, rows)
 
     def files(self) -> tuple[dict[str, str], list[str]]:
         """Tables 5-7 (md, csv, tex, ci.md, ci.csv) and tests.csv; and their Markdown, for all.md."""
