@@ -36,7 +36,7 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -64,8 +64,8 @@ INVALID = "invalid"
 INVALID_RATE = "invalid_rate"
 DEFAULT_RESAMPLES = 2000
 
-Correctness = Union[np.ndarray, Sequence[Sequence[bool]], Mapping[str, Any]]
-Seed = Union[int, np.random.SeedSequence, None]
+Correctness = np.ndarray | Sequence[Sequence[bool]] | Mapping[str, Any]
+Seed = int | np.random.SeedSequence | None
 
 
 @dataclass(frozen=True)
