@@ -48,3 +48,21 @@ ACCEPTS = {  # what each backend takes besides text (a video as frames needs onl
 @pytest.mark.parametrize("name", sorted(ACCEPTS))
 def test_each_backend_declares_the_parts_it_takes(name):
     assert get_backend_class(name).accepts == frozenset(ACCEPTS[name])
+
+
+def test_a_benchmark_contributed_backend_is_available_by_name():
+    from socialbench.core.backend import available_backends, get_backend_class
+    from socialbench.moca.eval.testing import CodarScriptBackend
+
+    assert "codar_script" in available_backends()
+    assert get_backend_class("codar_script") is CodarScriptBackend
+
+
+def test_a_backend_source_is_asked_on_a_miss(monkeypatch):
+    from socialbench.backends.scripted import ScriptedBackend
+    from socialbench.core import backend
+
+    monkeypatch.setattr(ScriptedBackend, "name", ScriptedBackend.name)  # the lookup names the class
+    monkeypatch.setattr(backend, "_SOURCES", [lambda: {"echo2": ("socialbench.backends.scripted", "ScriptedBackend")}])
+    monkeypatch.setattr(backend, "_BUILTIN", dict(backend._BUILTIN))
+    assert backend.get_backend_class("echo2").__name__ == "ScriptedBackend"

@@ -1,12 +1,10 @@
 import pytest
 
-from socialbench.core.errors import DataError
 from socialbench.media.transcript import (
     Utterance,
     WindowItem,
     Word,
     format_transcript,
-    parse_ami_words,
     speaker_letters,
     window_utterances,
     window_words,
@@ -88,31 +86,3 @@ def test_format_transcript_lists_time_speaker_and_text():
 def test_empty_or_negative_window_is_an_error():
     with pytest.raises(ValueError, match="empty or negative"):
         window_words(WORDS, 5.0, 5.0)
-
-
-AMI_XML = """<?xml version="1.0" encoding="ISO-8859-1" standalone="yes"?>
-<nite:root nite:id="ES2002a.A.words" xmlns:nite="http://nite.sourceforge.net/">
-   <w nite:id="ES2002a.A.words0" starttime="53.56" endtime="53.96">Okay</w>
-   <w nite:id="ES2002a.A.words1" starttime="53.96" endtime="53.96" punc="true">.</w>
-   <vocalsound nite:id="ES2002a.A.words2" starttime="55.0" endtime="55.4" type="laugh"/>
-   <w nite:id="ES2002a.A.words3" starttime="56.11" endtime="56.4">Right</w>
-   <w nite:id="ES2002a.A.words4">um</w>
-</nite:root>
-"""
-
-
-def test_ami_words_attach_punctuation_and_skip_non_words(tmp_path):
-    path = tmp_path / "ES2002a.A.words.xml"
-    path.write_text(AMI_XML, encoding="iso-8859-1")
-    assert parse_ami_words(path, "A") == [
-        Word("A", 53.56, 53.96, "Okay."),
-        Word("A", 56.11, 56.4, "Right"),
-        Word("A", 56.4, 56.4, "um"),  # no times: placed at the end of the word before
-    ]
-
-
-def test_unreadable_ami_file_names_the_file(tmp_path):
-    path = tmp_path / "broken.words.xml"
-    path.write_text("<nite:root>", encoding="utf-8")
-    with pytest.raises(DataError, match="broken.words.xml"):
-        parse_ami_words(path, "A")

@@ -42,8 +42,8 @@ def test_two_score_files_for_one_model_and_method_are_an_error():
         )
 
 
-def test_score_files_with_different_scenarios_are_an_error():
-    with pytest.raises(DataError, match="scenarios"):
+def test_score_files_with_different_groups_are_an_error():
+    with pytest.raises(DataError, match="groups"):
         collect_scores(
             [("a.json", "a", "direct", {"intent": SC}), ("b.json", "b", "direct", {"intent": SC, "stance": SC})],
             CATS,
@@ -51,14 +51,14 @@ def test_score_files_with_different_scenarios_are_an_error():
         )
 
 
-def test_score_files_with_different_n_for_a_scenario_are_an_error():
+def test_score_files_with_different_n_for_a_group_are_an_error():
     with pytest.raises(DataError) as exc:
         collect_scores(
             [("a.json", "a", "direct", {"intent": SC}), ("b.json", "b", "direct", {"intent": {**SC, "n": 5}})],
             CATS,
             "params.yaml",
         )
-    assert (exc.value.path, exc.value.record, exc.value.field) == ("b.json", "scenario 'intent'", "n")
+    assert (exc.value.path, exc.value.record, exc.value.field) == ("b.json", "group 'intent'", "n")
 
 
 # ---- one metrics file per run (dvc metrics show rows); added with issue 13 ----------------------------

@@ -12,8 +12,9 @@ from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from socialbench.report import stats
 from socialbench.moca.eval.scoring import FIELDS, score_scenario
+from socialbench.moca.eval.scoring import STATS as DEFS
+from socialbench.report import stats
 
 
 def cell(n: int, p: float = 0.6, seed: int = 0, invalid: bool = False) -> np.ndarray:
@@ -33,7 +34,7 @@ def test_points_equal_scoring_of_the_same_instances():
     m = cell(24, invalid=True, seed=4)
     rows = [({k: bool(m[i, j]) for j, k in enumerate(FIELDS)}, bool(m[i, 4])) for i in range(len(m))]
     expected = score_scenario(rows)
-    ci = stats.bootstrap_ci(m, n_resamples=1000, seed=1)
+    ci = stats.bootstrap_ci(m, n_resamples=1000, seed=1, defs=DEFS)
     assert {k: iv.point for k, iv in ci.items()} == {
         k: v for k, v in expected.items() if k not in ("n", "media_errors")
     }
@@ -42,12 +43,12 @@ def test_points_equal_scoring_of_the_same_instances():
 def test_dict_input_gives_the_same_result_as_the_matrix():
     m = cell(30, seed=5)
     as_dict = {k: m[:, j] for j, k in enumerate(FIELDS)}
-    assert stats.bootstrap_ci(as_dict, seed=2) == stats.bootstrap_ci(m, seed=2)
+    assert stats.bootstrap_ci(as_dict, seed=2, defs=DEFS) == stats.bootstrap_ci(m, seed=2, defs=DEFS)
 
 
 def test_mean_metric_interval_matches_scipy_percentile_bootstrap():
     m = cell(400, p=0.55, seed=6)
-    ours = stats.bootstrap_ci(m, n_resamples=20000, seed=7, decimals=None)["label"]
+    ours = stats.bootstrap_ci(m, n_resamples=20000, seed=7, decimals=None, defs=DEFS)["label"]
     ref = sps.bootstrap(
         (m[:, 0].astype(float),),
         lambda x, axis: 100 * np.mean(x, axis=axis),
@@ -64,11 +65,11 @@ def test_mean_metric_interval_matches_scipy_percentile_bootstrap():
 
 def test_ratio_metric_interval_matches_scipy_paired_percentile_bootstrap():
     m = cell(80, p=0.7, seed=9)  # ~56 labels correct: a zero denominator never happens in practice
-    ours = stats.bootstrap_ci(m, n_resamples=20000, seed=10, decimals=None)
+    ours = stats.bootstrap_ci(m, n_resamples=20000, seed=10, decimals=None, defs=DEFS)
     label, mech = m[:, 0].astype(float), m[:, 3].astype(float)
     ref = sps.bootstrap(
         (label, label * mech),
-        lambda l, lm, axis: 100 * lm.sum(axis=axis) / l.sum(axis=axis),
+        lambda lab, lm, axis: 100 * lm.sum(axis=axis) / lab.sum(axis=axis),
         paired=True,
         n_resamples=20000,
         method="percentile",
@@ -83,7 +84,7 @@ def test_ratio_metric_interval_matches_scipy_paired_percentile_bootstrap():
 def test_zero_denominator_resamples_are_counted_and_left_out_of_the_percentiles():
     # One label correct among three: (2/3)^3 of resamples have no correct label, so Faith is NaN there.
     m = np.array([[1, 1, 1, 1], [0, 1, 0, 1], [0, 0, 1, 0]], dtype=bool)
-    ci = stats.bootstrap_ci(m, n_resamples=2000, seed=12, decimals=None)
+    ci = stats.bootstrap_ci(m, n_resamples=2000, seed=12, decimals=None, defs=DEFS)
     idx = np.random.default_rng(12).integers(0, 3, size=(2000, 3))  # the documented resampling
     label, lm = m[idx, 0].sum(axis=1), (m[idx, 0] & m[idx, 3]).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -94,27 +95,27 @@ def test_zero_denominator_resamples_are_counted_and_left_out_of_the_percentiles(
 
 def test_ratio_undefined_on_the_full_data_has_no_interval():
     m = np.array([[0, 1, 1, 1], [0, 0, 1, 1]], dtype=bool)  # no label correct
-    ci = stats.bootstrap_ci(m, n_resamples=1000, seed=0)
+    ci = stats.bootstrap_ci(m, n_resamples=1000, seed=0, defs=DEFS)
     assert ci["faith"] == stats.Interval(None, None, None)
     assert ci.undefined["faith"] == 1000
 
 
 def test_all_correct_gives_degenerate_intervals_at_100():
-    ci = stats.bootstrap_ci(np.ones((12, 4), dtype=bool), n_resamples=1000, seed=0)
+    ci = stats.bootstrap_ci(np.ones((12, 4), dtype=bool), n_resamples=1000, seed=0, defs=DEFS)
     assert all(iv == (100.0, 100.0, 100.0) for iv in ci.values())
     assert set(ci.undefined.values()) == {0}
 
 
 def test_none_correct_gives_zero_intervals_and_undefined_ratios():
-    ci = stats.bootstrap_ci(np.zeros((12, 4), dtype=bool), n_resamples=1000, seed=0)
-    assert {k: iv for k, iv in ci.items() if k not in stats.RATIO_METRICS} == {
+    ci = stats.bootstrap_ci(np.zeros((12, 4), dtype=bool), n_resamples=1000, seed=0, defs=DEFS)
+    assert {k: iv for k, iv in ci.items() if k not in DEFS.ratios} == {
         k: (0.0, 0.0, 0.0) for k in ("label", "subject", "target", "mechanism", "dyad", "holis")
     }
     assert ci["faith"] == ci["c_sem_dyad"] == (None, None, None)
 
 
 def test_single_instance_interval_collapses_to_the_point():
-    ci = stats.bootstrap_ci(np.array([[1, 0, 1, 1]], dtype=bool), n_resamples=1000, seed=0)
+    ci = stats.bootstrap_ci(np.array([[1, 0, 1, 1]], dtype=bool), n_resamples=1000, seed=0, defs=DEFS)
     assert ci["label"] == (100.0, 100.0, 100.0)
     assert ci["subject"] == (0.0, 0.0, 0.0)
     assert ci["c_sem_dyad"] == (None, None, None)
@@ -122,15 +123,15 @@ def test_single_instance_interval_collapses_to_the_point():
 
 def test_same_seed_gives_identical_bytes():
     m = cell(24, seed=13)
-    a = json.dumps(stats.bootstrap_ci(m, seed=99).as_dict(), sort_keys=True)
-    b = json.dumps(stats.bootstrap_ci(m.copy(), seed=99).as_dict(), sort_keys=True)
+    a = json.dumps(stats.bootstrap_ci(m, seed=99, defs=DEFS).as_dict(), sort_keys=True)
+    b = json.dumps(stats.bootstrap_ci(m.copy(), seed=99, defs=DEFS).as_dict(), sort_keys=True)
     assert a == b
 
 
 def test_different_seed_gives_different_intervals():
     m = cell(24, seed=13)
-    a = stats.bootstrap_ci(m, seed=1, decimals=None)
-    b = stats.bootstrap_ci(m, seed=2, decimals=None)
+    a = stats.bootstrap_ci(m, seed=1, decimals=None, defs=DEFS)
+    b = stats.bootstrap_ci(m, seed=2, decimals=None, defs=DEFS)
     assert [a[k].point for k in a] == [b[k].point for k in b]
     assert [(a[k].low, a[k].high) for k in a] != [(b[k].low, b[k].high) for k in b]
 
@@ -138,9 +139,11 @@ def test_different_seed_gives_different_intervals():
 def test_cells_use_their_own_key_derived_seed_whatever_else_is_scored():
     cells = {("m1", "direct", s): cell(24, seed=i) for i, s in enumerate(("affection", "intent", "stance"))}
     key = ("m1", "direct", "intent")
-    together = stats.bootstrap_cells(cells, seed=20240611)
-    alone = stats.bootstrap_cells({key: cells[key]}, seed=20240611)
-    assert together[key] == alone[key] == stats.bootstrap_ci(cells[key], seed=stats.cell_seed(20240611, *key))
+    together = stats.bootstrap_cells(cells, seed=20240611, defs=DEFS)
+    alone = stats.bootstrap_cells({key: cells[key]}, seed=20240611, defs=DEFS)
+    assert (
+        together[key] == alone[key] == stats.bootstrap_ci(cells[key], seed=stats.cell_seed(20240611, *key), defs=DEFS)
+    )
 
 
 def test_cell_seed_is_stable_and_key_dependent():
@@ -152,15 +155,15 @@ def test_cell_seed_is_stable_and_key_dependent():
 @pytest.mark.parametrize("bad", [np.zeros((0, 4), bool), np.zeros((5, 3), bool), np.full((4, 4), 2), {"label": [True]}])
 def test_malformed_correctness_is_rejected(bad):
     with pytest.raises(ValueError):
-        stats.bootstrap_ci(bad)
+        stats.bootstrap_ci(bad, defs=DEFS)
 
 
 def test_per_instance_dyad_and_holis_follow_the_paper():
     m = np.array([[1, 1, 1, 1], [0, 1, 1, 1], [1, 1, 0, 1], [1, 1, 1, 0]], dtype=bool)
-    assert stats.per_instance(m, "dyad").tolist() == [True, True, False, True]
-    assert stats.per_instance(m, "holis").tolist() == [True, False, False, False]
+    assert stats.per_instance(m, "dyad", defs=DEFS).tolist() == [True, True, False, True]
+    assert stats.per_instance(m, "holis", defs=DEFS).tolist() == [True, False, False, False]
     with pytest.raises(ValueError):
-        stats.per_instance(m, "faith")
+        stats.per_instance(m, "faith", defs=DEFS)
 
 
 # ----------------------------------------------------------------------------- McNemar
@@ -227,13 +230,13 @@ def test_holm_of_no_pvalues_is_empty():
 
 def test_paired_bootstrap_of_identical_systems_has_p_one():
     m = cell(24, seed=14)
-    t = stats.paired_bootstrap_test(m, m, "faith", n_resamples=1000, seed=0)
+    t = stats.paired_bootstrap_test(m, m, "faith", n_resamples=1000, seed=0, defs=DEFS)
     assert (t.diff, t.pvalue) == (0.0, 1.0)
 
 
 def test_paired_bootstrap_pvalue_is_the_documented_shift_formula():
     a, b = cell(15, p=0.6, seed=15), cell(15, p=0.5, seed=16)
-    t = stats.paired_bootstrap_test(a, b, "faith", n_resamples=1000, seed=17, decimals=None)
+    t = stats.paired_bootstrap_test(a, b, "faith", n_resamples=1000, seed=17, decimals=None, defs=DEFS)
     idx = np.random.default_rng(17).integers(0, 15, size=(1000, 15))
 
     def faith(m, rows):
@@ -254,14 +257,14 @@ def test_paired_bootstrap_detects_a_clearly_better_system():
     a = np.ones((60, 4), dtype=bool)
     b = a.copy()
     b[:, 3] = rng.random(60) < 0.4  # mechanism mostly wrong: Faith about 40 vs 100
-    t = stats.paired_bootstrap_test(a, b, "faith", n_resamples=2000, seed=0)
+    t = stats.paired_bootstrap_test(a, b, "faith", n_resamples=2000, seed=0, defs=DEFS)
     assert t.pvalue < 0.01 and t.low > 0
 
 
 def test_paired_bootstrap_is_antisymmetric_in_its_systems():
     a, b = cell(24, seed=19), cell(24, seed=20)
-    ab = stats.paired_bootstrap_test(a, b, "faith", seed=3, decimals=None)
-    ba = stats.paired_bootstrap_test(b, a, "faith", seed=3, decimals=None)
+    ab = stats.paired_bootstrap_test(a, b, "faith", seed=3, decimals=None, defs=DEFS)
+    ba = stats.paired_bootstrap_test(b, a, "faith", seed=3, decimals=None, defs=DEFS)
     assert (ab.diff, ab.pvalue) == (-ba.diff, ba.pvalue)
 
 
@@ -269,15 +272,49 @@ def test_paired_bootstrap_with_undefined_observed_faith_is_none():
     a = cell(10, seed=21)
     b = a.copy()
     b[:, 0] = False
-    t = stats.paired_bootstrap_test(a, b, "faith", n_resamples=1000, seed=0)
+    t = stats.paired_bootstrap_test(a, b, "faith", n_resamples=1000, seed=0, defs=DEFS)
     assert (t.diff, t.low, t.high, t.pvalue) == (None, None, None, None)
 
 
 def test_paired_bootstrap_same_seed_same_result():
     a, b = cell(24, seed=22), cell(24, seed=23)
-    assert stats.paired_bootstrap_test(a, b, seed=5) == stats.paired_bootstrap_test(a, b, seed=5)
+    assert stats.paired_bootstrap_test(a, b, "faith", seed=5, defs=DEFS) == stats.paired_bootstrap_test(
+        a, b, "faith", seed=5, defs=DEFS
+    )
 
 
 def test_paired_bootstrap_rejects_different_instance_counts():
     with pytest.raises(ValueError):
-        stats.paired_bootstrap_test(cell(10), cell(11))
+        stats.paired_bootstrap_test(cell(10), cell(11), "faith", defs=DEFS)
+
+
+# ----------------------------------------------------------------------------- metric sets
+
+
+ACCURACY = stats.MetricSet(columns=("correct",), metrics={"accuracy": ("correct", None)})
+
+
+def test_a_one_column_set_gives_the_mean_and_its_interval():
+    m = np.array([[True], [False], [True], [True]])
+    ci = stats.bootstrap_ci(m, defs=ACCURACY, n_resamples=200, seed=0)
+    assert list(ci) == ["accuracy"] and ci["accuracy"].point == 75.0
+
+
+def test_a_ratio_is_undefined_when_its_denominator_count_is_zero():
+    defs = stats.MetricSet(columns=("a", "b"), derived={"ab": ("a", "b")}, metrics={"r": ("ab", "a")})
+    assert stats.metric_counts(np.zeros((3, 2), dtype=bool), defs=defs) == {"r": (0, 0)}
+    assert defs.ratios == ("r",)
+
+
+def test_a_metric_naming_an_unknown_indicator_is_refused():
+    with pytest.raises(ValueError, match="metric 'm'"):
+        stats.MetricSet(columns=("a",), metrics={"m": ("b", None)})
+
+
+def test_resample_counts_are_the_draws_of_bootstrap_ci():
+    m = np.array([[True], [False], [False], [True], [True]])
+    w = stats.resample_counts(5, 100, 3)
+    values = 100 * (w @ m[:, 0].astype(float)) / 5
+    low, high, _ = stats.percentile_interval(values)
+    ci = stats.bootstrap_ci(m, defs=ACCURACY, n_resamples=100, seed=3)
+    assert (low, high) == (ci["accuracy"].low, ci["accuracy"].high)

@@ -142,9 +142,7 @@ def test_a_non_numeric_metric_fails_before_any_run_starts(tmp_path, store):
     uri, arts = store
     good, bad = evaluation(tmp_path, "a"), evaluation(tmp_path, "b")
     bad["scores"]["intent"]["dyad"] = "high"
-    with pytest.raises(
-        SocialbenchError, match=r"moca/b/direct scores, scenario 'intent', field 'dyad': must be a number"
-    ):
+    with pytest.raises(SocialbenchError, match=r"moca/b/direct scores, group 'intent', field 'dyad': must be a number"):
         log_evaluations([good, bad], uri, "exp", arts)
     assert runs_of(uri) == []
     bad["scores"]["intent"]["dyad"] = 4.17

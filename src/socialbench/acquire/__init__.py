@@ -1,6 +1,5 @@
-"""Raw-source acquisition: verified, resumable downloads (``socialbench.acquire.download``), safe
-archive extraction (``socialbench.acquire.archive``), and the AMI corpus's official download layout
-(``socialbench.meetingtom.build.acquire``).
+"""Raw-source acquisition: verified, resumable downloads (``socialbench.acquire.download``) and safe
+archive extraction (``socialbench.acquire.archive``); each benchmark knows its own sources' layout.
 
 The ``download`` function is deliberately not re-exported here: it would shadow the
 ``socialbench.acquire.download`` module (and break ``mock.patch`` targets inside it). Import it as

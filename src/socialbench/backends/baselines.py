@@ -63,8 +63,8 @@ def majority(values: list[str], order: list[str]) -> str:
 
 
 class PriorBackend(RandomBackend):
-    """Per group (MoCA: scenario), the most frequent dev-split answer of each field the benchmark
-    gives priors for (MoCA: mechanism, label); seeded chance for the other fields (slots)."""
+    """Per group of instances, the most frequent dev-split answer of each field the benchmark gives
+    priors for (fields over a fixed set of classes); seeded chance for the other fields (slots)."""
 
     def __init__(self, spec, context=None):
         super().__init__(spec, context)
@@ -99,8 +99,8 @@ class PriorBackend(RandomBackend):
         for c in choices:
             values = [o["value"] for o in c["options"]]
             # Fields the dev split gives priors for, by majority (ties to the first option);
-            # the rest (MoCA's slot ids, which differ per instance) by seeded chance. An option's
-            # ``key`` is its class when its value is only a position (MeetingToM's shuffled letters).
+            # the rest (slot ids, which differ per instance) by seeded chance. An option's ``key`` is
+            # its class when its value is only a position (options shuffled behind letters).
             keys = [str(o.get("key", o["value"])) for o in c["options"]]
             answer[c["field"]] = (
                 values[keys.index(majority(seen[c["field"]], keys))] if c["field"] in seen else rng.choice(values)

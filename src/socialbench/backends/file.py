@@ -1,11 +1,11 @@
 """Recorded answers (e.g. human annotators') replayed as a model: the ``file`` backend.
 
 ``options.path`` names a JSON-lines file of answers in the prediction format, one record per
-instance keyed by ``id`` (MoCA: ``{"id", "mechanism", "label", "subject", "target", ...}``, subject
-and target as the option text, as prediction records hold them). A request is answered with the
-JSON object a model would give: one key per field of the request's ``choices``, each value the
-recorded one mapped onto the option it names (MoCA's subject/target text onto its slot id, so the
-benchmark's parser and scorer treat the answers exactly as a model's).
+instance keyed by ``id`` (``{"id", <field>: <value>, ...}``, a field whose options are slots given as
+the option text, as prediction records hold them). A request is answered with the JSON object a model
+would give: one key per field of the request's ``choices``, each value the recorded one mapped onto
+the option it names (an option's text onto its slot id, so the benchmark's parser and scorer treat
+the answers exactly as a model's).
 
 What it cannot answer is an error response (recorded, scored invalid, never an exception):
 
@@ -33,7 +33,7 @@ from socialbench.core.io import first_bad_line, read_jsonl_lines
 
 _SEP = re.compile(r"[\s_\-]+")
 #: The finish reason of a request whose instance the file has no answer for (the recording did not
-#: cover it: MeetingToM leaves such instances out of scoring; MoCA scores them invalid).
+#: cover it: a benchmark leaves such instances out of scoring or scores them invalid, as it decides).
 NO_RECORD = "no_record"
 
 

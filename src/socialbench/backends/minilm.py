@@ -5,11 +5,11 @@ transformers from the package folder: nothing is downloaded. Sentences are embed
 trained (mean pooling over the token states, then L2 normalisation), and the answer is chosen by
 cosine similarity:
 
-* the query is the task's ``query`` (MoCA: the instance text, plus the transcript when there is one);
-* each field of the task's ``choices`` gets the option whose text is most similar to the query
-  (MoCA: "<name>: <criterion>" for mechanisms and labels, the slot's description for subject and
-  target, so a slot named in the text scores highest); a field with ``distinct_from`` (MoCA's
-  target) is chosen among the options whose text differs from that field's choice, when there is one.
+* the query is the task's ``query`` (e.g. the instance text, plus the transcript when there is one);
+* each field of the task's ``choices`` gets the option whose text is most similar to the query (the
+  benchmark writes that text: a class's name and definition, a slot's description, so a slot named in
+  the text scores highest); a field with ``distinct_from`` is chosen among the options whose text
+  differs from that field's choice, when there is one.
 
 It reads the structured ``task`` of the request (not the rendered prose) and ignores media; a
 request without choices gets an error response.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import concurrent.futures as cf
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -336,7 +336,6 @@ _BUILTIN: dict[str, tuple[str, str, str | None]] = {
     "prior": ("socialbench.backends.baselines", "PriorBackend", None),
     "scripted": ("socialbench.backends.scripted", "ScriptedBackend", None),
     "file": ("socialbench.backends.file", "FileBackend", None),
-    "codar_script": ("socialbench.backends.codar_script", "CodarScriptBackend", None),
     "hf": ("socialbench.backends.hf", "HFBackend", "hf"),
     "vllm": ("socialbench.backends.vllm_backend", "VllmBackend", "vllm"),
     "openai_compat": ("socialbench.backends.openai_compat", "OpenAICompatBackend", "openai"),
@@ -344,6 +343,23 @@ _BUILTIN: dict[str, tuple[str, str, str | None]] = {
     "minilm": ("socialbench.backends.minilm", "MiniLMBackend", "minilm"),
 }
 _REGISTERED: dict[str, type[Backend]] = {}
+#: Where more backends come from: callables giving {name: (module, class)}, asked on a miss. The
+#: benchmark registry (``core.benchmarks``) adds one for the backends benchmarks contribute (their
+#: ``Benchmark.backends``), so a test double lives with its benchmark and this module names none.
+_SOURCES: list[Callable[[], Mapping[str, tuple[str, str]]]] = []
+
+
+def add_source(source: Callable[[], Mapping[str, tuple[str, str]]]) -> None:
+    """Ask ``source`` for {name: (module, class)} when a backend name is not registered otherwise."""
+    if source not in _SOURCES:
+        _SOURCES.append(source)
+
+
+def _contributed() -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    for source in _SOURCES:
+        out.update(source())
+    return out
 
 
 def register(name: str, module: str | None = None, cls_name: str | None = None, extra: str | None = None):
@@ -364,14 +380,17 @@ def register(name: str, module: str | None = None, cls_name: str | None = None, 
 
 
 def available_backends() -> list[str]:
-    return sorted(set(_BUILTIN) | set(_REGISTERED))
+    return sorted(set(_BUILTIN) | set(_REGISTERED) | set(_contributed()))
 
 
 def get_backend_class(name: str) -> type[Backend]:
     if name in _REGISTERED:
         return _REGISTERED[name]
     if name not in _BUILTIN:
-        raise ConfigError(f"unknown backend {name!r}; available: {', '.join(available_backends())}")
+        contributed = _contributed()
+        if name not in contributed:
+            raise ConfigError(f"unknown backend {name!r}; available: {', '.join(available_backends())}")
+        _BUILTIN[name] = (*contributed[name], None)
     module, cls_name, extra = _BUILTIN[name]
     try:
         mod = importlib.import_module(module)

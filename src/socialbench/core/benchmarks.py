@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
-from socialbench.core.backend import ModelSpec, Request, Response
+from socialbench.core.backend import ModelSpec, Request, Response, add_source
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_bytes
 
@@ -112,14 +112,19 @@ class Benchmark(abc.ABC):
 
     #: The benchmark's name: its package, its params section and its folder under data/ and results/.
     name: ClassVar[str] = ""
-    #: The package that holds it (``socialbench.moca``); set by the registry.
+    #: The package that holds it (``socialbench.<name>``); set by the registry.
     package: ClassVar[str] = ""
-    #: Whether a run's name may be a variant of a method rather than a module (MeetingToM's
+    #: Whether a run's name may be a variant of a method rather than a module (e.g.
     #: ``<method>__<ablation>``): its per-method stages then depend on all its methods and templates.
     run_variants: ClassVar[bool] = False
+    #: Backends the benchmark contributes to the backend registry (``core.backend``), e.g. a scripted
+    #: test double of its methods: {backend name: (module, class)}, imported only when a model uses one.
+    backends: ClassVar[dict[str, tuple[str, str]]] = {}
+    #: Why a metric may be undefined (null in a score file), by metric name: tracking logs it beside the NaN.
+    undefined_reasons: ClassVar[dict[str, str]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None):
-        #: Benchmark-specific command options (e.g. MoCA's ``taxonomy`` file), None when unset.
+        #: Benchmark-specific command options (e.g. a taxonomy file), None when unset.
         self.options = {k: v for k, v in (options or {}).items() if v is not None}
 
     @classmethod
@@ -161,7 +166,7 @@ class Benchmark(abc.ABC):
 
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
         """What ``method`` gets as ``Method.settings`` from the benchmark's params section:
-        ``method_options.<method>``; a benchmark may add benchmark-wide options (MoCA: ``answer``)."""
+        ``method_options.<method>``; a benchmark may add benchmark-wide options (e.g. how answers are parsed)."""
         return dict((section.get("method_options") or {}).get(method) or {})
 
     def method(self, name: str, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None) -> Method:
@@ -216,6 +221,11 @@ class Benchmark(abc.ABC):
         pair's ``(source, prediction records)``, when the command has them."""
         raise SocialbenchError(f"benchmark {self.name!r} has no tables")
 
+    def group_size(self, metrics: dict[str, Any]) -> int:
+        """How many instances a score file's group stands for (its ``n`` unless the benchmark says
+        otherwise): every run must cover the same groups with the same sizes to share a table."""
+        return metrics["n"]
+
     def provenance(self, method: str) -> dict[str, Any]:
         """What its predictions depend on besides the data files and the code (hashes of prompts,
         taxonomies...), recorded by infer and logged by track. ``prompt_template_sha256`` at least."""
@@ -223,12 +233,11 @@ class Benchmark(abc.ABC):
 
     def viewer_rows(
         self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, Any]] | None:
         """What the trace viewer shows of each instance (one row each; keys in ``viewer.ROW_KEYS``);
-        predictions and traces by id. Default: fields the prediction shares with the instance."""
-        from socialbench.report.viewer import default_rows
-
-        return default_rows(instances, predictions, traces)
+        predictions and traces by id. Default None: the viewer's own rows (``report.viewer.default_rows``:
+        fields the prediction shares with the instance)."""
+        return None
 
 
 #: The trace file (its pipeline path) of the run whose prediction records are being built: set by the
@@ -306,3 +315,18 @@ def get_benchmark_class(name: str) -> type[Benchmark]:
 
 def get_benchmark(name: str, options: dict[str, Any] | None = None) -> Benchmark:
     return get_benchmark_class(name)(options)
+
+
+def benchmark_backends() -> dict[str, tuple[str, str]]:
+    """The backends every available benchmark contributes ({name: (module, class)}); a benchmark whose
+    package cannot be imported (a missing optional dependency) contributes none."""
+    out: dict[str, tuple[str, str]] = {}
+    for name in available_benchmarks():
+        try:
+            out.update(get_benchmark_class(name).backends)
+        except MissingDependency:
+            continue
+    return out
+
+
+add_source(benchmark_backends)

@@ -167,7 +167,7 @@ def _benchmark_sections(sections: dict[str, Any], where) -> tuple[dict[str, Any]
         for err in sorted(
             jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path)
         ):
-            err.path.appendleft(name)  # name the section: "moca.demo.n_test: ..."
+            err.path.appendleft(name)  # name the section: "<benchmark>.demo.n_test: ..."
             problems.append(_describe(err) + where(_error_paths(err)))
         out[name] = data
     return out, problems

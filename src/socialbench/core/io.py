@@ -299,7 +299,7 @@ def is_number(v: Any) -> bool:
 
 def parse_json_object(data: bytes, source: str, what: str) -> dict[str, Any]:
     """The JSON object in a file's bytes (UTF-8, strict: see :func:`parse_json`); anything else is a
-    DataError naming ``source`` (``what`` says what the object holds, e.g. ``{scenario: metrics}``).
+    DataError naming ``source`` (``what`` says what the object holds, e.g. ``{group: metrics}``).
     Score and stats files are read through here."""
     p = parse_json(decode_utf8(data, source))
     if p.decode_msg is not None:

@@ -3,8 +3,8 @@
 Every frame of a generated video shows a band along its bottom edge split into ``BITS`` equal
 cells; cell ``b`` is white when bit ``b`` of the frame number is set and black otherwise. The band
 survives lossy compression and scaling, so tests (and the benchmark's spot checks) can decode any
-extracted frame, cut clip or mosaic panel back to the source frame number. The demo data generator
-(:mod:`socialbench.moca.build.demo`) paints the band with Pillow (:func:`draw_index`); tests and
+extracted frame, cut clip or mosaic panel back to the source frame number. A benchmark's demo data
+generator paints the band with Pillow (:func:`draw_index`); tests and
 benchmarks render it with ffmpeg (``generate_indexed_video`` in tests/helpers/media_synth.py). This
 module holds the layout, the painting and the decoding.
 """

@@ -1,5 +1,5 @@
 """Transcript windowing: the words or utterances of a time window, with speaker letters and
-times relative to the window start. Pure functions, except :func:`parse_ami_words` (reads XML).
+times relative to the window start. Pure functions (a benchmark reads its corpus's word files itself).
 
 Rules (docs/media.md):
 
@@ -10,18 +10,14 @@ Rules (docs/media.md):
   utterances wholly inside the window, ``rule="midpoint"`` applies the word rule;
 * times are seconds after the window start, rounded to the millisecond;
 * speakers become letters through ``speakers`` (id -> letter); without it the ids are used as
-  they are (AMI speakers already are letters A-D, matching the mosaic labels).
+  they are (a corpus whose speakers already are letters A-D matches the mosaic labels).
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
-
-from socialbench.core.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -152,40 +148,3 @@ def words_to_utterances(items: Sequence[WindowItem], max_gap: float = 1.0) -> li
 def format_transcript(items: Sequence[WindowItem]) -> str:
     """One line per item: ``[start-end] A: text`` (seconds after the window start)."""
     return "\n".join(f"[{i.start:.2f}-{i.end:.2f}] {i.speaker}: {i.text}" for i in items)
-
-
-def parse_ami_words(path: str | Path, speaker: str) -> list[Word]:
-    """Words of one AMI ``<meeting>.<letter>.words.xml`` file (NITE XML).
-
-    ``<w>`` elements are words; a ``punc="true"`` word is attached to the word before it; other
-    elements (vocal sounds, disfluency markers, gaps) are not words. A word without times takes
-    the end of the word before it (or the start of the next one), so none is dropped.
-    """
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as exc:
-        raise DataError(str(path), f"not a readable AMI words file: {exc}") from exc
-    raw: list[list] = []  # [start, end, text]
-    for el in root.iter():
-        if el.tag.rsplit("}", 1)[-1] != "w":
-            continue
-        text = (el.text or "").strip()
-        if not text:
-            continue
-        try:
-            start = float(el.attrib["starttime"]) if "starttime" in el.attrib else None
-            end = float(el.attrib["endtime"]) if "endtime" in el.attrib else None
-        except ValueError as exc:
-            raise DataError(str(path), f"bad time on word {text!r}: {exc}") from exc
-        if el.attrib.get("punc") == "true" and raw:
-            raw[-1][2] += text
-            continue
-        raw.append([start, end, text])
-    for i, r in enumerate(raw):
-        if r[0] is None:
-            prev_end = raw[i - 1][1] if i > 0 else None
-            nxt = next((x[0] for x in raw[i + 1 :] if x[0] is not None), None)
-            r[0] = prev_end if prev_end is not None else (nxt if nxt is not None else 0.0)
-        if r[1] is None or r[1] < r[0]:
-            r[1] = r[0]
-    return [Word(speaker, r[0], r[1], r[2]) for r in raw]

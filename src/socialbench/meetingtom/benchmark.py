@@ -27,6 +27,18 @@ def split_run(name: str) -> tuple[str, str | None]:
 class MeetingToMBenchmark(Benchmark):
     name = "meetingtom"
     run_variants = True
+    undefined_reasons = {
+        "macro_f1": "Macro-F1 is reported for MeetingToM Task 1 and Task 3.1 only (MeetingToM 4.1)",
+        "accuracy": (
+            "no instance counts (n = 0): MeetingToM Task 3.2 is scored only where the paired Task 3.1 answer is"
+            " correct, and none was; Task 1 is not evaluated with contextual priors (MeetingToM Table 4)"
+        ),
+    }
+
+    def group_size(self, metrics: dict[str, Any]) -> int:
+        """``n_total`` where a group has it: Task 3.2's ``n`` is the run's own conditional denominator
+        (instances whose Task 3.1 answer was right), so runs differ in it on the same instances."""
+        return metrics.get("n_total", metrics["n"])
 
     # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[str]]:

@@ -26,30 +26,32 @@ def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
 def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
     """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
     from socialbench.moca.report.tables import COLUMNS, row_name
+    from socialbench.report.tables import Block, Row, Table, to_markdown
 
     scenarios = sorted({s for sc in scores.values() for s in sc})
     ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
     order = list(categories)
-    out = [
-        f"### Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)",
-        "",
-        "| Category | Model | " + " | ".join(h for h, _ in COLUMNS) + " |",
-        "|---|---|" + "---:|" * len(COLUMNS),
-    ]
+    rows = []
     for (m, meth), sc in sorted(
         scores.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else len(order), kv[0])
     ):
-        cells = [macro(sc, key) for _, key in COLUMNS]
-        out.append(
-            f"| {categories.get(m, '')} | {row_name(m, meth)} | "
-            + " | ".join("–" if v is None else f"{v:.2f}" for v in cells)
-            + " |"
+        values = [macro(sc, key) for _, key in COLUMNS]
+        rows.append(
+            Row([categories.get(m, ""), row_name(m, meth), *("–" if v is None else f"{v:.2f}" for v in values)])
         )
-    return "\n".join(out) + "\n"
+    title = f"Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)"
+    return to_markdown(Table(title, [Block(["Category", "Model", *(h for h, _ in COLUMNS)], rows, keys=2)]))
 
 
 class MocaBenchmark(Benchmark):
     name = "moca"
+    #: The scripted test double of CoDAR's stages (``backend: codar_script``): no model, for tests and
+    #: the demo's pipeline check.
+    backends = {"codar_script": ("socialbench.moca.eval.testing", "CodarScriptBackend")}
+    undefined_reasons = {
+        "faith": "no label correct: Faith's denominator (correct labels) is 0",
+        "c_sem_dyad": "Dyad is 0: C_sem|dyad's denominator is 0",
+    }
 
     @cached_property
     def taxonomy(self):
@@ -186,7 +188,7 @@ class MocaBenchmark(Benchmark):
             PaperTables,
             TableSettings,
             correctness_cells,
-            excluded_note,
+            exclusions_markdown,
             paper_figures,
             row_name,
             to_csv,
@@ -195,14 +197,13 @@ class MocaBenchmark(Benchmark):
         )
 
         categories = {m: e["category"] for m, e in params["models"].items()}
-        # pairs params exclude have score files (all invalid: nothing was run) but no row
+        # pairs params exclude have no score files; one given anyway gets no row
         scores = {
             (m, meth): sc
             for (m, meth), sc in scores.items()
             if excluded(params["models"].get(m, {}), self.name, meth) is None
         }
         section = params.get(self.name) or {}
-        note = excluded_note(params["models"], section.get("methods", []))
         settings = TableSettings.from_params(params, self.name)
         cells = None
         if instances is not None and predictions is not None:
@@ -216,7 +217,7 @@ class MocaBenchmark(Benchmark):
             n = next((sc[s]["n"] for sc in scores.values() if s in sc), None)
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
             anns = paper.annotations(s)
-            md = to_markdown(s, rows, n, media, anns) + note + paper.scenario_notes(s)
+            md = to_markdown(s, rows, n, media, anns) + paper.scenario_notes(s)
             md_all.append(md)
             files[f"{s}.md"] = md
             files[f"{s}.csv"] = to_csv(rows)
@@ -226,7 +227,11 @@ class MocaBenchmark(Benchmark):
         files.update(grids)
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables
-        files["all.md"] = "\n".join(md_all + [overall_markdown(scores, categories)] + grids_md)
+        # and the pairs params exclude, once, at the end
+        excluded_md = exclusions_markdown(params["models"], section.get("methods", []))
+        files["all.md"] = "\n".join(
+            md_all + [overall_markdown(scores, categories)] + grids_md + [excluded_md] * bool(excluded_md)
+        )
         headline = {
             f"{m}.{meth}": {
                 **{s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc},

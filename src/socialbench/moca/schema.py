@@ -17,8 +17,8 @@ import pandas as pd
 import pandera.pandas as pa
 
 from socialbench.core.errors import DataError
-from socialbench.core.io import first_bad_line, read_jsonl_lines
-from socialbench.moca.eval.scoring import is_number, normalize
+from socialbench.core.io import first_bad_line, is_number, read_jsonl_lines
+from socialbench.moca.normalize import normalize
 from socialbench.moca.taxonomy import Taxonomy
 
 FIELDS = (

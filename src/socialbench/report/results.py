@@ -4,6 +4,7 @@ by one by their benchmark and together here. Generic over benchmarks: a score fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +22,23 @@ def read_score_files(
         if not path.is_file():
             raise DataError(str(path), "score file not found")
         entries.append((str(path), path.parent.name, path.stem, benchmark.parse_scores(path.read_bytes(), str(path))))
-    return collect_scores(entries, {m: e["category"] for m, e in p["models"].items()}, str(params))
+    return collect_scores(
+        entries, {m: e["category"] for m, e in p["models"].items()}, str(params), group_size=benchmark.group_size
+    )
 
 
 def collect_scores(
-    entries: list[tuple[str, str, str, dict[str, dict[str, Any]]]], categories: dict[str, str], params_source: str
+    entries: list[tuple[str, str, str, dict[str, dict[str, Any]]]],
+    categories: dict[str, str],
+    params_source: str,
+    group_size: Callable[[dict[str, Any]], int] | None = None,
 ) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
     """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model
     must be one of ``categories`` (the models in params), each (model, method) must come once (a second
-    file would replace the first row), and every file must cover the same scenarios with the same N
-    (the tables compare models on the same instances; a model missing from a scenario would silently
-    lose its row)."""
+    file would replace the first row), and every file must cover the same groups with the same sizes
+    (``group_size``, the benchmark's, default each group's ``n``: the tables compare models on the same
+    instances; a model missing from a group would silently lose its row)."""
+    size = group_size or (lambda m: m["n"])
     out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     first_source: dict[tuple[str, str], str] = {}
     ref: tuple[str, dict[str, Any]] | None = None
@@ -46,19 +53,18 @@ def collect_scores(
             raise DataError(
                 source, f"a second score file for {model}/{method} (the first is {first_source[(model, method)]})"
             )
-        # n_total where a group has it (MeetingToM Task 3.2: n is the run's own conditional denominator)
-        ns = {s: m.get("n_total", m["n"]) for s, m in sc.items()}
+        ns = {s: size(m) for s, m in sc.items()}
         if ref is None:
             ref = (source, ns)
         elif set(ns) != set(ref[1]):
-            raise DataError(source, f"scenarios {sorted(ns)} differ from {sorted(ref[1])} in {ref[0]}")
+            raise DataError(source, f"groups {sorted(ns)} differ from {sorted(ref[1])} in {ref[0]}")
         else:
             for s in sorted(ns):
                 if ns[s] != ref[1][s]:
                     raise DataError(
                         source,
                         f"n = {ns[s]} differs from n = {ref[1][s]} in {ref[0]} (scored on other instances?)",
-                        record=f"scenario {s!r}",
+                        record=f"group {s!r}",
                         field="n",
                     )
         out[(model, method)] = sc

@@ -1,14 +1,15 @@
 """Statistics beyond the paper (issue 9, point 9): pure functions on per-instance correctness, no I/O.
 
-Input of a cell (one model x method x scenario): per-instance correctness ``c_{i,k}`` of the MoCA
-fields, either a boolean matrix of shape ``(n_instances, 4)`` with columns in ``FIELDS`` order
-(label, subject, target, mechanism), optionally a fifth column ``invalid`` (the instance had a
-missing, unparsable or invalid field), or a dict ``{field: boolean array}`` with the same keys.
-The metrics are those of ``socialbench.moca.eval.scoring`` (MoCA section 3.3), in percent:
+A benchmark passes its metrics in (a :class:`MetricSet`): each metric is a count over the instances
+of a per-instance 0/1 indicator, divided by N (a mean) or by the count of another indicator (a ratio,
+undefined, ``None``, when that count is 0). Indicators are the correctness columns the benchmark
+gives per instance, and conjunctions of them (``derived``: an instance counts when all its columns are
+true). Results are in percent.
 
-* label, subject, target, mechanism, dyad, holis (and invalid_rate): count / N_s;
-* faith = #(label and mechanism) / #label, c_sem_dyad = #holis / #dyad: ratio metrics, undefined
-  (``None``) when the denominator is 0.
+Input of a cell (one model x method x group): a boolean matrix of shape ``(n_instances, columns)`` in
+the set's column order, optionally with one more column ``invalid`` (the instance's answer was
+missing, unparsable or invalid; it adds the metric ``invalid_rate``), or a dict ``{column: boolean
+array}`` with the same keys.
 
 Functions:
 
@@ -18,12 +19,13 @@ Functions:
   ``bootstrap_cells`` does many cells, each with its own seed derived from the master seed and the
   cell's key (``cell_seed``), so a cell's interval does not depend on which other cells are scored.
 * ``mcnemar_exact``: exact McNemar test on paired per-instance correctness.
-* ``paired_bootstrap_test``: two systems on the same instances, a metric's difference (made for
-  Faith, any metric works), instances resampled jointly, two-sided p-value by the shift method.
+* ``paired_bootstrap_test``: two systems on the same instances, a metric's difference (any metric,
+  ratio metrics included), instances resampled jointly, two-sided p-value by the shift method.
 * ``holm``: Holm-Bonferroni adjusted p-values and reject flags.
 
 Randomness: numpy ``Generator`` (PCG64) seeded with the given seed; the same inputs and seed give
-bit-identical results. See docs/decisions.md, "Statistics (beyond the paper)".
+bit-identical results (``resample_counts`` is the one place resamples are drawn). See
+docs/decisions.md, "Statistics (beyond the paper)".
 """
 
 from __future__ import annotations
@@ -31,24 +33,19 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 import numpy as np
 
-#: The per-instance correctness columns, in MoCA's order (section 3.3: label, subject, target,
-#: mechanism). Kept here, not imported from the MoCA package: the core never imports a benchmark.
-FIELDS = ("label", "subject", "target", "mechanism")
-
 __all__ = [
-    "FIELDS",
-    "RATIO_METRICS",
     "CellCI",
     "Holm",
     "Interval",
     "McNemar",
+    "MetricSet",
     "PairedTest",
     "bootstrap_ci",
     "bootstrap_cells",
@@ -59,27 +56,60 @@ __all__ = [
     "paired_bootstrap_test",
     "per_instance",
     "percentile_interval",
+    "resample_counts",
     "resample_metrics",
 ]
 
 INVALID = "invalid"
-# Metric -> (numerator column, denominator column or None for N_s), columns of ``_indicators``.
-_DEFS: dict[str, tuple[str, str | None]] = {
-    "label": ("label", None),
-    "subject": ("subject", None),
-    "target": ("target", None),
-    "mechanism": ("mechanism", None),
-    "dyad": ("dyad", None),
-    "faith": ("label_mech", "label"),
-    "holis": ("holis", None),
-    "c_sem_dyad": ("holis", "dyad"),
-    "invalid_rate": (INVALID, None),
-}
-RATIO_METRICS = ("faith", "c_sem_dyad")
+INVALID_RATE = "invalid_rate"
 DEFAULT_RESAMPLES = 2000
 
-Correctness = Union[np.ndarray, Sequence[Sequence[bool]], Mapping[str, Any]]
-Seed = Union[int, np.random.SeedSequence, None]
+Correctness = np.ndarray | Sequence[Sequence[bool]] | Mapping[str, Any]
+Seed = int | np.random.SeedSequence | None
+
+
+@dataclass(frozen=True)
+class MetricSet:
+    """A benchmark's metrics over per-instance correctness.
+
+    ``columns``: the correctness columns a cell gives per instance, in matrix order. ``derived``:
+    more indicators, each the conjunction (all true) of the columns it names. ``metrics``: metric ->
+    (numerator indicator, denominator indicator or ``None`` for N), in output order; a metric with a
+    denominator is a ratio, undefined when its denominator's count is 0. ``invalid_rate`` (the optional
+    ``invalid`` column over N) comes last when the cell has that column.
+    """
+
+    columns: tuple[str, ...]
+    metrics: Mapping[str, tuple[str, str | None]]
+    derived: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.columns or len(set(self.columns)) != len(self.columns) or INVALID in self.columns:
+            raise ValueError(f"columns must be distinct names other than {INVALID!r}, got {self.columns!r}")
+        for name, parts in self.derived.items():
+            if name in self.columns or not parts or set(parts) - set(self.columns):
+                raise ValueError(f"derived indicator {name!r}: must be a new name over columns {self.columns!r}")
+        known = {*self.columns, *self.derived}
+        for metric, (num, den) in self.metrics.items():
+            if metric == INVALID_RATE or num not in known or (den is not None and den not in known):
+                raise ValueError(f"metric {metric!r}: numerator and denominator must be among {sorted(known)}")
+
+    @property
+    def ratios(self) -> tuple[str, ...]:
+        """The metrics with a denominator other than N (undefined when it is 0)."""
+        return tuple(m for m, (_, den) in self.metrics.items() if den is not None)
+
+    def definition(self, metric: str) -> tuple[str, str | None]:
+        """(numerator, denominator) indicators of ``metric`` (``invalid_rate`` included)."""
+        if metric == INVALID_RATE:
+            return INVALID, None
+        if metric not in self.metrics:
+            raise ValueError(f"unknown metric {metric!r} (one of {', '.join([*self.metrics, INVALID_RATE])})")
+        return self.metrics[metric]
+
+    def names(self, has_invalid: bool) -> list[str]:
+        """The metrics a cell gets, in order."""
+        return [*self.metrics, *([INVALID_RATE] if has_invalid else [])]
 
 
 class Interval(NamedTuple):
@@ -147,77 +177,68 @@ class Holm(NamedTuple):
 # --------------------------------------------------------------------------- input
 
 
-def _as_matrix(correct: Correctness) -> tuple[np.ndarray, bool]:
-    """(n, 4 or 5) bool matrix in FIELDS (+ invalid) order, and whether the invalid column is there."""
+def _as_matrix(correct: Correctness, defs: MetricSet) -> tuple[np.ndarray, bool]:
+    """(n, columns [+ 1]) bool matrix in the set's column (+ invalid) order, and whether the invalid
+    column is there."""
+    cols_ = defs.columns
     if isinstance(correct, Mapping):
-        missing = [k for k in FIELDS if k not in correct]
-        unknown = sorted(set(correct) - {*FIELDS, INVALID})
+        missing = [k for k in cols_ if k not in correct]
+        unknown = sorted(set(correct) - {*cols_, INVALID})
         if missing or unknown:
             raise ValueError(
-                f"correctness dict needs keys {', '.join(FIELDS)} (optionally {INVALID}); "
+                f"correctness dict needs keys {', '.join(cols_)} (optionally {INVALID}); "
                 f"missing: {missing}, unknown: {unknown}"
             )
-        keys = [*FIELDS, INVALID] if INVALID in correct else list(FIELDS)
+        keys = [*cols_, INVALID] if INVALID in correct else list(cols_)
         cols = [np.asarray(correct[k]) for k in keys]
         if any(c.ndim != 1 for c in cols) or len({c.shape[0] for c in cols}) != 1:
             raise ValueError("correctness dict values must be 1-D arrays of one length")
         arr = np.stack(cols, axis=1)
     else:
         arr = np.asarray(correct)
-        if arr.ndim != 2 or arr.shape[1] not in (len(FIELDS), len(FIELDS) + 1):
-            raise ValueError(f"correctness matrix must have shape (n_instances, 4 or 5), got {arr.shape}")
+        if arr.ndim != 2 or arr.shape[1] not in (len(cols_), len(cols_) + 1):
+            raise ValueError(
+                f"correctness matrix must have shape (n_instances, {len(cols_)} or {len(cols_) + 1}), got {arr.shape}"
+            )
     if arr.dtype != bool:
         if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
             raise ValueError("correctness must be boolean (or 0/1 integers)")
         arr = arr.astype(bool)
     if arr.shape[0] == 0:
         raise ValueError("no instances (a cell needs at least one)")
-    return arr, arr.shape[1] == len(FIELDS) + 1
+    return arr, arr.shape[1] == len(cols_) + 1
 
 
-def _indicators(m: np.ndarray, has_invalid: bool) -> tuple[list[str], np.ndarray]:
+def _indicators(m: np.ndarray, has_invalid: bool, defs: MetricSet) -> tuple[list[str], np.ndarray]:
     """Per-instance 0/1 columns every metric is a sum (or ratio of sums) of."""
-    label, subject, target, mech = (m[:, k] for k in range(4))
-    dyad = subject & target
-    cols = {
-        "label": label,
-        "subject": subject,
-        "target": target,
-        "mechanism": mech,
-        "dyad": dyad,
-        "label_mech": label & mech,
-        "holis": dyad & label & mech,
-    }
+    cols = {name: m[:, k] for k, name in enumerate(defs.columns)}
+    for name, parts in defs.derived.items():
+        cols[name] = np.logical_and.reduce([cols[p] for p in parts])
     if has_invalid:
-        cols[INVALID] = m[:, 4]
+        cols[INVALID] = m[:, len(defs.columns)]
     return list(cols), np.stack(list(cols.values()), axis=1).astype(np.float64)
 
 
-def _metrics(has_invalid: bool) -> list[str]:
-    return [k for k in _DEFS if has_invalid or k != "invalid_rate"]
+def per_instance(correct: Correctness, metric: str, *, defs: MetricSet) -> np.ndarray:
+    """Per-instance correctness for a metric that is a mean over instances (not a ratio, not
+    invalid_rate): the input of ``mcnemar_exact``. Ratio metrics have none."""
+    m, has_invalid = _as_matrix(correct, defs)
+    names, ind = _indicators(m, has_invalid, defs)
+    means = [k for k, (_, den) in defs.metrics.items() if den is None]
+    if metric not in means:
+        raise ValueError(f"no per-instance correctness for {metric!r} (one of {', '.join(means)})")
+    return ind[:, names.index(defs.metrics[metric][0])].astype(bool)
 
 
-def per_instance(correct: Correctness, metric: str) -> np.ndarray:
-    """Per-instance correctness for a metric that is a mean over instances (label, subject, target,
-    mechanism, dyad, holis): the input of ``mcnemar_exact``. Ratio metrics have none."""
-    m, has_invalid = _as_matrix(correct)
-    names, ind = _indicators(m, has_invalid)
-    if metric not in _DEFS or _DEFS[metric][1] is not None or metric == "invalid_rate":
-        raise ValueError(
-            f"no per-instance correctness for {metric!r} (one of label, subject, target, mechanism, dyad, holis)"
-        )
-    return ind[:, names.index(_DEFS[metric][0])].astype(bool)
-
-
-def metric_counts(correct: Correctness) -> dict[str, tuple[int, int]]:
+def metric_counts(correct: Correctness, *, defs: MetricSet) -> dict[str, tuple[int, int]]:
     """metric -> (numerator, denominator) over all instances (the point estimates' counts)."""
-    m, has_invalid = _as_matrix(correct)
-    names, ind = _indicators(m, has_invalid)
+    m, has_invalid = _as_matrix(correct, defs)
+    names, ind = _indicators(m, has_invalid, defs)
     sums = ind.sum(axis=0)
     n = m.shape[0]
     out = {}
-    for metric in _metrics(has_invalid):
-        num, den = _DEFS[metric]
+    for metric in defs.names(has_invalid):
+        num, den = defs.definition(metric)
         out[metric] = (int(sums[names.index(num)]), n if den is None else int(sums[names.index(den)]))
     return out
 
@@ -235,7 +256,7 @@ def _round(x: float | Fraction | None, decimals: int | None) -> float | None:
 
 
 def _point(num: int, den: int, decimals: int | None) -> float | None:
-    """Exact percentage num/den (as ``scoring.percent`` with decimals=2), None when den is 0."""
+    """Exact percentage num/den (rounded half-up), None when den is 0."""
     return None if den == 0 else _round(Fraction(100 * num, den), decimals)
 
 
@@ -246,9 +267,14 @@ def _check_common(n_resamples: int, level: float) -> None:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
 
 
-def _resample_counts(rng: np.random.Generator, n: int, n_resamples: int) -> np.ndarray:
+def resample_counts(n: int, n_resamples: int, seed: Seed) -> np.ndarray:
     """(n_resamples, n) float matrix: how often each instance is drawn in each resample (n draws
-    with replacement, ``rng.integers``)."""
+    with replacement, ``default_rng(seed).integers``): the resamples every function here uses, for
+    statistics a MetricSet cannot express (a Macro-F1), drawn the same way."""
+    return _resample_counts(np.random.default_rng(seed), n, n_resamples)
+
+
+def _resample_counts(rng: np.random.Generator, n: int, n_resamples: int) -> np.ndarray:
     idx = rng.integers(0, n, size=(n_resamples, n))
     flat = (idx + (np.arange(n_resamples) * n)[:, None]).ravel()
     return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
@@ -280,6 +306,7 @@ def _nan_to_none(x: float, decimals: int | None) -> float | None:
 def bootstrap_ci(
     correct: Correctness,
     *,
+    defs: MetricSet,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: Seed = 0,
     level: float = 0.95,
@@ -291,22 +318,22 @@ def bootstrap_ci(
     ``default_rng(seed).integers``); every metric is recomputed on it (ratio metrics as ratio of
     the resample's sums, NaN when its denominator is 0). The interval is the (1-level)/2 and
     (1+level)/2 percentiles (numpy linear interpolation) of the defined resample values. Points
-    are the exact percentages of ``scoring.score_scenario``; all values are rounded half-up to
+    are the exact percentages num/den; all values are rounded half-up to
     ``decimals`` (``None``: unrounded floats). A metric undefined on the full data has
     ``Interval(None, None, None)``.
     """
     _check_common(n_resamples, level)
-    m, has_invalid = _as_matrix(correct)
+    m, has_invalid = _as_matrix(correct, defs)
     n = m.shape[0]
-    names, ind = _indicators(m, has_invalid)
-    counts = metric_counts(m)
+    names, ind = _indicators(m, has_invalid, defs)
+    counts = metric_counts(m, defs=defs)
     rng = np.random.default_rng(seed)
     sums = _resample_counts(rng, n, n_resamples) @ ind  # (B, columns), exact integers
-    metrics = _metrics(has_invalid)
+    metrics = defs.names(has_invalid)
     values = np.empty((n_resamples, len(metrics)))
     with np.errstate(invalid="ignore", divide="ignore"):
         for j, metric in enumerate(metrics):
-            num, den = _DEFS[metric]
+            num, den = defs.definition(metric)
             numer = sums[:, names.index(num)]
             values[:, j] = (
                 100 * numer / n
@@ -327,7 +354,7 @@ def bootstrap_ci(
 
 def cell_seed(seed: int, *parts: Any) -> int:
     """A cell's bootstrap seed from the master seed and the cell's key, e.g.
-    ``cell_seed(20240611, "gpt-4o", "direct", "intent")``: the first 8 bytes of
+    ``cell_seed(20240611, "gpt-4o", "direct", "group-a")``: the first 8 bytes of
     sha256("{seed}:{part}:...:bootstrap"), so it does not depend on Python's hash or on other cells."""
     text = ":".join([str(seed), *(str(p) for p in parts), "bootstrap"])
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
@@ -336,24 +363,25 @@ def cell_seed(seed: int, *parts: Any) -> int:
 def bootstrap_cells(
     cells: Mapping[Hashable, Correctness],
     *,
+    defs: MetricSet,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     level: float = 0.95,
     decimals: int | None = 2,
 ) -> dict[Hashable, CellCI]:
     """``bootstrap_ci`` for each cell, keyed as ``cells``; cell ``key`` (a tuple such as (model,
-    method, scenario), or a single value) is resampled with ``cell_seed(seed, *key)``."""
+    method, group), or a single value) is resampled with ``cell_seed(seed, *key)``."""
     out = {}
     for key, correct in cells.items():
         parts = key if isinstance(key, tuple) else (key,)
         out[key] = bootstrap_ci(
-            correct, n_resamples=n_resamples, seed=cell_seed(seed, *parts), level=level, decimals=decimals
+            correct, defs=defs, n_resamples=n_resamples, seed=cell_seed(seed, *parts), level=level, decimals=decimals
         )
     return out
 
 
 def resample_metrics(
-    systems: Sequence[Correctness], *, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
+    systems: Sequence[Correctness], *, defs: MetricSet, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
 ) -> dict[str, np.ndarray]:
     """Every metric of several systems recomputed on the same resamples of their common instances:
     ``{metric: (len(systems), n_resamples) array}`` in percent (unrounded), NaN where a ratio's
@@ -364,22 +392,22 @@ def resample_metrics(
     _check_common(n_resamples, 0.5)
     if not systems:
         raise ValueError("no systems (resample_metrics needs at least one)")
-    parsed = [_as_matrix(c) for c in systems]
+    parsed = [_as_matrix(c, defs) for c in systems]
     n = parsed[0][0].shape[0]
     if any(m.shape[0] != n for m, _ in parsed):
         raise ValueError(
             f"systems must cover the same instances, got {sorted({m.shape[0] for m, _ in parsed})} instances"
         )
     has_invalid = all(inv for _, inv in parsed)
-    metrics = _metrics(has_invalid)
+    metrics = defs.names(has_invalid)
     w = _resample_counts(np.random.default_rng(seed), n, n_resamples)
     out = {metric: np.empty((len(systems), n_resamples)) for metric in metrics}
     with np.errstate(invalid="ignore", divide="ignore"):
         for k, (m, inv) in enumerate(parsed):
-            names, ind = _indicators(m, inv)
+            names, ind = _indicators(m, inv, defs)
             sums = w @ ind
             for metric in metrics:
-                numer, denom = _ratio_parts(names, sums, metric, n)
+                numer, denom = _ratio_parts(names, sums, defs.definition(metric), n)
                 out[metric][k] = np.where(denom > 0, 100 * numer / denom, np.nan)
     return out
 
@@ -420,8 +448,10 @@ def mcnemar_exact(a: Any, b: Any) -> McNemar:
     return McNemar(float(min(Fraction(1), 2 * tail)), a_only, b_only)
 
 
-def _ratio_parts(names: list[str], sums: np.ndarray, metric: str, n: int) -> tuple[np.ndarray, np.ndarray]:
-    num, den = _DEFS[metric]
+def _ratio_parts(
+    names: list[str], sums: np.ndarray, definition: tuple[str, str | None], n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    num, den = definition
     numer = sums[..., names.index(num)]
     denom = np.full_like(numer, n) if den is None else sums[..., names.index(den)]
     return numer, denom
@@ -430,8 +460,9 @@ def _ratio_parts(names: list[str], sums: np.ndarray, metric: str, n: int) -> tup
 def paired_bootstrap_test(
     a: Correctness,
     b: Correctness,
-    metric: str = "faith",
+    metric: str,
     *,
+    defs: MetricSet,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: Seed = 0,
     level: float = 0.95,
@@ -453,19 +484,18 @@ def paired_bootstrap_test(
     undefined.
     """
     _check_common(n_resamples, level)
-    if metric not in _DEFS:
-        raise ValueError(f"unknown metric {metric!r} (one of {', '.join(_DEFS)})")
-    ma, inv_a = _as_matrix(a)
-    mb, inv_b = _as_matrix(b)
+    definition = defs.definition(metric)
+    ma, inv_a = _as_matrix(a, defs)
+    mb, inv_b = _as_matrix(b, defs)
     if ma.shape[0] != mb.shape[0]:
         raise ValueError(f"a and b must cover the same instances, got {ma.shape[0]} and {mb.shape[0]}")
-    if metric == "invalid_rate" and not (inv_a and inv_b):
+    if metric == INVALID_RATE and not (inv_a and inv_b):
         raise ValueError("invalid_rate needs the invalid column in both a and b")
     n = ma.shape[0]
-    names, ind_a = _indicators(ma, inv_a)
-    names_b, ind_b = _indicators(mb, inv_b)
-    pa, qa = _ratio_parts(names, ind_a.sum(axis=0), metric, n)
-    pb, qb = _ratio_parts(names_b, ind_b.sum(axis=0), metric, n)
+    names, ind_a = _indicators(ma, inv_a, defs)
+    names_b, ind_b = _indicators(mb, inv_b, defs)
+    pa, qa = _ratio_parts(names, ind_a.sum(axis=0), definition, n)
+    pb, qb = _ratio_parts(names_b, ind_b.sum(axis=0), definition, n)
     pa, qa, pb, qb = (int(v) for v in (pa, qa, pb, qb))
     if qa == 0 or qb == 0:
         return PairedTest(None, None, None, None, int(n_resamples), int(n_resamples))
@@ -474,8 +504,8 @@ def paired_bootstrap_test(
     rng = np.random.default_rng(seed)
     w = _resample_counts(rng, n, n_resamples)
     sa, sb = w @ ind_a, w @ ind_b
-    ra, da = _ratio_parts(names, sa, metric, n)
-    rb, db = _ratio_parts(names_b, sb, metric, n)
+    ra, da = _ratio_parts(names, sa, definition, n)
+    rb, db = _ratio_parts(names_b, sb, definition, n)
     ok = (da > 0) & (db > 0)
     ra, da, rb, db = (v[ok].astype(np.int64) for v in (ra, da, rb, db))
     undefined = int(n_resamples - ok.sum())

@@ -18,6 +18,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,16 +56,6 @@ LOG_LAYOUT = 2
 #: The experiment tag the MLflow UI reads to open an experiment on its runs table (not the GenAI overview).
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
-#: Why a metric is undefined (null in the score file), by metric name; logged as NaN with this in a tag.
-UNDEFINED_REASONS = {
-    "faith": "no label correct: Faith's denominator (correct labels) is 0",
-    "c_sem_dyad": "Dyad is 0: C_sem|dyad's denominator is 0",
-    "macro_f1": "Macro-F1 is reported for MeetingToM Task 1 and Task 3.1 only (MeetingToM 4.1)",
-    "accuracy": (
-        "no instance counts (n = 0): MeetingToM Task 3.2 is scored only where the paired Task 3.1 answer is correct,"
-        " and none was; Task 1 is not evaluated with contextual priors (MeetingToM Table 4)"
-    ),
-}
 #: The tag holding an undefined metric's reason: ``undefined.<metric>``.
 UNDEFINED_TAG = "undefined."
 #: The parent run's tag: the content hash of its own artifacts (tables, figures).
@@ -108,32 +99,43 @@ def parse_stats(data: bytes, source: str) -> dict[str, Any]:
 
 
 def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> dict[str, float | None]:
-    """{"scenario.metric": value}; a null metric stays None (undefined), anything else but a number is an error."""
+    """{"group.metric": value}; a null metric stays None (undefined), anything else but a number is an error."""
     out: dict[str, float | None] = {}
     if not isinstance(scores, dict):
-        raise SocialbenchError(f"{what}: must be {{scenario: metrics}}, got {scores!r}")
-    for scenario, metrics in scores.items():
+        raise SocialbenchError(f"{what}: must be {{group: metrics}}, got {scores!r}")
+    for group, metrics in scores.items():
         if not isinstance(metrics, dict):
-            raise SocialbenchError(f"{what}, scenario {scenario!r}: must be an object of metrics, got {metrics!r}")
+            raise SocialbenchError(f"{what}, group {group!r}: must be an object of metrics, got {metrics!r}")
         for k, v in metrics.items():
             if v is None:
-                out[f"{scenario}.{k}"] = None
+                out[f"{group}.{k}"] = None
                 continue
             if not is_number(v):
-                raise SocialbenchError(f"{what}, scenario {scenario!r}, field {k!r}: must be a number, got {v!r}")
-            out[f"{scenario}.{k}"] = float(v)
+                raise SocialbenchError(f"{what}, group {group!r}, field {k!r}: must be a number, got {v!r}")
+            out[f"{group}.{k}"] = float(v)
     return out
 
 
-def undefined_reason(metric: str) -> str:
-    """Why ``<scenario>.<metric>`` has no value (see UNDEFINED_REASONS)."""
-    return UNDEFINED_REASONS.get(metric.rsplit(".", 1)[-1], "undefined in the score file (null)")
+def undefined_reason(metric: str, reasons: Mapping[str, str] | None = None) -> str:
+    """Why ``<group>.<metric>`` has no value: the benchmark's reason for the metric
+    (``Benchmark.undefined_reasons``), else a generic one."""
+    return (reasons or {}).get(metric.rsplit(".", 1)[-1], "undefined in the score file (null)")
+
+
+def benchmark_reasons(benchmark: str) -> dict[str, str]:
+    """The benchmark's reasons for undefined metrics; none for a benchmark the registry does not know."""
+    from socialbench.core.benchmarks import get_benchmark_class
+
+    try:
+        return dict(get_benchmark_class(benchmark).undefined_reasons)
+    except SocialbenchError:
+        return {}
 
 
 def artifact_entries(ev: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(file, artifact folder, name) of each artifact of an evaluation: everything goes under
     ``<benchmark>/<model>/<method>/``; an entry given as (path, name) is logged under that name (a
-    path alone keeps its file name), a name with a folder (``tables/intent.md``) in that subfolder."""
+    path alone keeps its file name), a name with a folder (``tables/<group>.md``) in that subfolder."""
     base = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
     out = []
     for a in ev["artifacts"]:
@@ -156,7 +158,7 @@ def align_metrics(prepared: list[dict[str, Any]]) -> None:
                 continue
             if pr["metrics"].get(m) is None:
                 reason = (
-                    undefined_reason(m)
+                    undefined_reason(m, benchmark_reasons(pr["tags"]["benchmark"]))
                     if m in pr["metrics"]
                     else "not reported by this run (another run of the benchmark reports it)"
                 )
@@ -172,7 +174,7 @@ def parent_run_name(
     evaluations: list[dict[str, Any]], n_new: int, n_unchanged: int, commit: str, when: datetime
 ) -> str:
     """A parent run's name that tells invocations apart in the runs table: UTC time, short commit,
-    benchmark(s) and what changed, e.g. ``2026-11-30 07:31Z 1a2b3c4 moca: 3 new, 5 unchanged``."""
+    benchmark(s) and what changed, e.g. ``2026-11-30 07:31Z 1a2b3c4 bench: 3 new, 5 unchanged``."""
     benchmarks = ",".join(sorted({e["benchmark"] for e in evaluations})) or "pipeline"
     short = (commit or "unknown")[:7] + ("-dirty" if commit.endswith("-dirty") else "")
     changed = f"{n_new} new, {n_unchanged} unchanged" if n_new else f"tables changed, {n_unchanged} unchanged"
@@ -199,7 +201,8 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
         "category": category,
         "socialbench.kind": "evaluation",
     }
-    tags.update({UNDEFINED_TAG + m: undefined_reason(m) for m, v in metrics.items() if v is None})
+    reasons = benchmark_reasons(ev["benchmark"])
+    tags.update({UNDEFINED_TAG + m: undefined_reason(m, reasons) for m, v in metrics.items() if v is None})
     return {
         "name": name,
         "tags": tags,
@@ -359,7 +362,7 @@ def log_evaluations(
 ) -> dict[str, Any]:
     """Log each evaluation as a child run unless a run with its key exists. Each evaluation dict:
     benchmark, model, method, params (dict), content (dict of hashes), provenance (dict),
-    scores ({scenario: metrics}), stats (accounting dict), artifacts (list of paths).
+    scores ({group: metrics}), stats (accounting dict), artifacts (list of paths).
 
     ``artifacts``: files of the whole pipeline (tables, figures) as (path, artifact folder) pairs,
     logged in the parent run. A parent run is made when an evaluation is new or when these files

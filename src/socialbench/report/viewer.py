@@ -2,7 +2,7 @@
 no server, like inspect_ai's log viewer. Per instance it shows the image or the sampled frames, the
 text, gold and predicted fields (wrong ones marked), the error, every model call of the method and
 what a multi-stage method keeps (its ``trace``: stage outputs, revisions, checker verdicts), with
-filters by group (MoCA: scenario), correctness, error, wrong field and checker verdict.
+filters by group, correctness, error, wrong field and checker verdict.
 
 The page is self-contained, so it works as an MLflow artifact and offline: images are embedded as
 downscaled JPEG thumbnails (``data:`` URIs, Pillow), the style and the filter script are inline, and
@@ -306,7 +306,7 @@ def embed_media(
 # ---- verdicts of a multi-stage method's trace -----------------------------------------------------
 def verdicts(trace: Any) -> list[dict[str, Any]]:
     """The checker verdicts of a method's trace, in order: the items of its top-level ``verdicts``
-    list when it has one (CoDAR keeps them there, and again in its checker stages' outputs), else
+    list when it has one (a method may keep them there, and again in its checker stages' outputs), else
     every object whose ``status`` is ACCEPTED or REJECTED, wherever it is nested; each with its
     ``breakpoint`` when given."""
     if isinstance(trace, dict) and isinstance(trace.get("verdicts"), list):
@@ -605,7 +605,7 @@ ol.tree{margin:2px 0;padding-left:20px}#empty{color:#6b7785;padding:20px}#notice
 """.strip()
 
 # The filters: each select matches a data- attribute of the rows (wrong field and checker verdict
-# are token lists); the search matches the row's text. The URL hash holds the state (#group=intent&
+# are token lists); the search matches the row's text. The URL hash holds the state (#group=g1&
 # correct=wrong; expand=1 opens every row's calls and trace), so a link or a bookmark opens the page filtered.
 JS = """
 (function(){
@@ -734,6 +734,9 @@ def build_page(
         if v < 1:
             raise SocialbenchError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
     run = read_run(bench, instances, predictions, traces)
-    rows = check_rows(bench.viewer_rows(run.instances, run.predictions, run.traces), run.instances, bench.name)
+    rows = bench.viewer_rows(run.instances, run.predictions, run.traces)
+    if rows is None:
+        rows = default_rows(run.instances, run.predictions, run.traces)
+    rows = check_rows(rows, run.instances, bench.name)
     problems = embed_media(rows, media_root, thumb_px, frame_px, max_frames)
     return Page(render_page(run, rows, problems), len(rows), problems)

@@ -301,5 +301,10 @@ def test_runs_with_different_task3_2_denominators_are_tabled_together():
     insts = list(clip(0, "A")) + list(clip(1, "B"))
     a = score(insts, [pred("0-31", "B"), pred("1-31", "B")], source="a")
     b = score(insts, [pred("0-31", "B")], source="b")
-    got = collect_scores([("a.json", "m", "x", a), ("b.json", "m", "y", b)], {"m": "baseline"}, "params.yaml")
+    from socialbench.core.benchmarks import get_benchmark
+
+    size = get_benchmark("meetingtom").group_size
+    got = collect_scores(
+        [("a.json", "m", "x", a), ("b.json", "m", "y", b)], {"m": "baseline"}, "params.yaml", group_size=size
+    )
     assert (got[("m", "x")]["task3_2/demo"]["n"], got[("m", "y")]["task3_2/demo"]["n"]) == (2, 1)

@@ -194,8 +194,16 @@ def test_an_excluded_pair_is_a_note_not_a_row():
     p["models"]["gem"]["exclude_methods"] = {"naive_cot": "no reasoning budget"}
     files, head = tables(SCORES, p)
     assert "Naive-CoT" not in files["table3_prompting.md"].split("Note:")[0]
-    assert "Note: gem is not run with naive_cot: no reasoning budget" in files["table3_prompting.md"]
+    assert "not run" not in files["table3_prompting.md"]
+    assert "Note: gem is not run with naive_cot: no reasoning budget" in files["all_runs.md"]
     assert "gem.naive_cot" not in head
+
+
+def test_a_model_kept_off_meetingtom_is_not_named_as_excluded():
+    p = params()
+    p["models"]["gem"]["benchmarks"] = ["moca"]
+    files, _ = tables({k: v for k, v in SCORES.items() if k[0] != "gem"}, p)
+    assert not any("gem is not run" in text for text in files.values() if isinstance(text, str))
 
 
 def test_without_per_instance_data_macro_f1_has_no_interval_and_a_note(out):

@@ -1,7 +1,8 @@
 import pytest
 
 from socialbench.core.errors import DataError
-from socialbench.moca.report.tables import build_rows, excluded_note, to_csv, to_latex, to_markdown
+from socialbench.moca.eval.scoring import STATS
+from socialbench.moca.report.tables import build_rows, exclusions_markdown, to_csv, to_latex, to_markdown
 
 SC = {
     "label": 10.0,
@@ -47,13 +48,19 @@ def test_a_pipe_in_a_category_does_not_add_a_markdown_column():
     assert "R&D \\| lab" in row and row.replace("\\|", "").count("|") == len(COLUMNS) + 3
 
 
-def test_excluded_methods_are_named_with_their_reason_under_the_tables():
+def test_excluded_methods_are_named_with_their_reason_once():
     models = {"random": {"exclude_methods": {"codar": "a chance row cannot follow a chain"}}, "m": {}}
-    assert "random + codar: not run (a chance row cannot follow a chain)" in excluded_note(models, ["direct", "codar"])
-    assert excluded_note(models, ["direct"]) == ""
+    md = exclusions_markdown(models, ["direct", "codar"])
+    assert "random + codar: not run (a chance row cannot follow a chain)" in md
+    assert exclusions_markdown(models, ["direct"]) == ""
 
 
-def test_a_pair_excluded_in_params_has_no_row_and_no_headline_but_its_reason_under_the_table():
+def test_a_model_kept_off_the_benchmark_is_not_listed_as_excluded():
+    models = {"t": {"benchmarks": ["meetingtom"]}, "m": {}}
+    assert exclusions_markdown(models, ["direct"]) == ""
+
+
+def test_a_pair_excluded_in_params_has_no_row_and_no_headline_and_its_reason_once_in_all_md():
     from socialbench.core.benchmarks import get_benchmark
 
     params = {
@@ -63,10 +70,9 @@ def test_a_pair_excluded_in_params_has_no_row_and_no_headline_but_its_reason_und
         },
         "moca": {"methods": ["direct"]},
     }
-    files, headline = get_benchmark("moca").tables(
-        {("a", "direct"): {"intent": SC}, ("r", "direct"): {"intent": SC}}, params
-    )
-    assert "| r |" not in files["intent.md"] and "r: not run (chance only)" in files["intent.md"]
+    files, headline = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}}, params)
+    assert "| r |" not in files["intent.md"] and "not run" not in files["intent.md"]
+    assert files["all.md"].count("r: not run (chance only)") == 1
     assert set(headline) == {"a.direct"}
 
 
@@ -265,15 +271,15 @@ def test_every_interval_point_equals_its_table_value_exactly():
 
 
 def test_intervals_come_from_the_cells_own_seeded_bootstrap():
-    from socialbench.report import stats
     from socialbench.moca.report.tables import correctness
+    from socialbench.report import stats
 
     inst = make_instances()
     runs = codar_runs(inst)
     files, _ = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
     labels, mechanisms = bench().taxonomy.as_sets()
     cell = correctness(inst, runs[("b", "direct")], labels, mechanisms)["stance"]
-    ci = stats.bootstrap_ci(cell, n_resamples=1000, seed=stats.cell_seed(7, "b", "direct", "stance"))
+    ci = stats.bootstrap_ci(cell, n_resamples=1000, seed=stats.cell_seed(7, "b", "direct", "stance"), defs=STATS)
     row = next(
         r
         for r in read_csv(files["stance.ci.csv"])
@@ -543,8 +549,8 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
 
 
 def test_the_faith_test_is_the_paired_bootstrap_of_the_pair_on_its_own_seed():
-    from socialbench.report import stats
     from socialbench.moca.report.tables import correctness
+    from socialbench.report import stats
 
     inst = make_instances()
     runs = codar_runs(inst)
@@ -552,7 +558,12 @@ def test_the_faith_test_is_the_paired_bootstrap_of_the_pair_on_its_own_seed():
     labels, mechanisms = bench().taxonomy.as_sets()
     a, b = (correctness(inst, runs[k], labels, mechanisms)["stance"] for k in (("b", "codar"), ("b", "direct")))
     want = stats.paired_bootstrap_test(
-        a, b, "faith", n_resamples=1000, seed=stats.cell_seed(7, "b", "codar", "vs", "b", "direct", "stance", "paired")
+        a,
+        b,
+        "faith",
+        n_resamples=1000,
+        seed=stats.cell_seed(7, "b", "codar", "vs", "b", "direct", "stance", "paired"),
+        defs=STATS,
     )
     got = next(
         r for r in read_csv(files["tests.csv"]) if (r["model"], r["scenario"], r["metric"]) == ("b", "stance", "faith")

@@ -12,7 +12,6 @@ or software version in the PNG/PDF (as ``socialbench.moca.report.figures``). The
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any
 
@@ -117,14 +116,15 @@ def _draw(dist: dict[str, dict[str, dict[str, int]]]):
 
 
 def data_csv(dist: dict[str, dict[str, dict[str, int]]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["task", "value", "source", "count"])
-    for task, per_value in dist.items():
-        for value, per_source in per_value.items():
-            for src in sorted(per_source):
-                w.writerow([task, value, src, per_source[src]])
-    return buf.getvalue()
+    from socialbench.report.tables import csv_text
+
+    rows = (
+        [task, value, src, per_source[src]]
+        for task, per_value in dist.items()
+        for value, per_source in per_value.items()
+        for src in sorted(per_source)
+    )
+    return csv_text(["task", "value", "source", "count"], rows)
 
 
 def label_distribution(instances: list[dict[str, Any]]) -> dict[str, str | bytes]:

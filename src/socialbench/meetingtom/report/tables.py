@@ -32,8 +32,6 @@ its interval computed; without them its interval is left out with a note.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -41,11 +39,16 @@ from typing import Any
 
 from socialbench.core.benchmarks import excluded
 from socialbench.core.errors import DataError
+from socialbench.report import tables as rt
+from socialbench.report.stats import MetricSet
+from socialbench.report.tables import tex_escape
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
 SOURCES = ("demo", "ami")
 RESAMPLES = 2000
 LEVEL = 0.95
+#: Accuracy as the statistics compute it: one correctness column, its mean.
+ACCURACY = MetricSet(columns=("correct",), metrics={"accuracy": ("correct", None)})
 BASE = "no_prompt"
 METHOD_LABELS = {"no_prompt": "No Prompt", "naive_cot": "Naive-CoT", "task_cot": "Task-CoT", "ecot": "ECoT"}
 PROMPTING = ("no_prompt", "naive_cot", "task_cot", "ecot")
@@ -109,21 +112,17 @@ def accuracy_ci(correct: int, n: int, seed: int, key: tuple[str, ...]) -> tuple[
 
     if n == 0:  # nothing scored (Task 1 in a contextual-prior run): no interval
         return None, None
-    outcome = np.zeros((n, 4), dtype=bool)
+    outcome = np.zeros((n, 1), dtype=bool)
     outcome[:correct] = True
-    ci = bootstrap_ci(outcome, n_resamples=RESAMPLES, seed=cell_seed(seed, *key), level=LEVEL)
-    return ci.intervals["label"].low, ci.intervals["label"].high
+    ci = bootstrap_ci(outcome, defs=ACCURACY, n_resamples=RESAMPLES, seed=cell_seed(seed, *key), level=LEVEL)
+    return ci.intervals["accuracy"].low, ci.intervals["accuracy"].high
 
 
 def _weights(n: int, seed: int, key: tuple[str, ...]):
     """(B, n): how often each instance is drawn in each resample, drawn as stats.bootstrap_ci draws."""
-    import numpy as np
+    from socialbench.report.stats import cell_seed, resample_counts
 
-    from socialbench.report.stats import cell_seed
-
-    idx = np.random.default_rng(cell_seed(seed, *key)).integers(0, n, size=(RESAMPLES, n))
-    flat = (idx + (np.arange(RESAMPLES) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=RESAMPLES * n).reshape(RESAMPLES, n).astype(np.float64)
+    return resample_counts(n, RESAMPLES, cell_seed(seed, *key))
 
 
 def conditional_ci(
@@ -173,30 +172,6 @@ def macro_f1_ci(
 
 
 # ---- formatting helpers -------------------------------------------------------------------------
-def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|")
-
-
-def _tex(text: Any) -> str:
-    """Text safe in LaTeX (special characters escaped one by one)."""
-    special = {
-        "\\": "\\textbackslash{}",
-        "&": "\\&",
-        "%": "\\%",
-        "_": "\\_",
-        "#": "\\#",
-        "$": "\\$",
-        "{": "\\{",
-        "}": "\\}",
-        "~": "\\textasciitilde{}",
-        "^": "\\textasciicircum{}",
-        "↑": "$\\uparrow$",
-        "↓": "$\\downarrow$",
-        "±": "$\\pm$",
-    }
-    return "".join(special.get(ch, ch) for ch in str(text))
-
-
 def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
@@ -385,14 +360,15 @@ def method_label(method: str, ablations: Mapping[str, Any]) -> str:
 
 
 def excluded_notes(models: Mapping[str, Any], methods: Sequence[str]) -> list[str]:
-    """One note per model that skips runs: all of them with one reason in one sentence."""
+    """One note per model that skips runs: all of them with one reason in one sentence. A model params
+    keep off MeetingToM (``benchmarks:``) is no exclusion and is not named."""
+    from socialbench.report.layout import exclusions
+
+    by_model: dict[str, dict[str, list[str]]] = {}
+    for m, meth, reason in exclusions(models, "meetingtom", sorted(methods)):
+        by_model.setdefault(m, {}).setdefault(reason, []).append(meth)
     out = []
-    for m, entry in models.items():
-        reasons: dict[str, list[str]] = {}
-        for meth in sorted(methods):
-            reason = excluded(entry, "meetingtom", meth)
-            if reason:
-                reasons.setdefault(reason, []).append(meth)
+    for m, reasons in by_model.items():
         for reason, skipped in reasons.items():
             what = "on MeetingToM" if len(skipped) == len(methods) else f"with {', '.join(skipped)}"
             out.append(f"{m} is not run {what}: {reason}")
@@ -498,7 +474,8 @@ def all_runs_table(ctx: Context) -> Table:
         ]
 
     sections, notes = ctx.sections(rows)
-    return Table("all_runs", "Every run scored", sections, notes + ctx.f1_note())
+    # the pairs params exclude, listed once for the benchmark: here, not under every table
+    return Table("all_runs", "Every run scored", sections, notes + ctx.f1_note() + ctx.excluded_notes)
 
 
 def build_tables(ctx: Context) -> list[Table]:
@@ -529,8 +506,6 @@ def build_tables(ctx: Context) -> list[Table]:
         )
     )
     out += [by_name["table_view"], by_name["table_ingestion"], all_runs_table(ctx)]
-    for t in out:
-        t.notes += ctx.excluded_notes
     return out
 
 
@@ -539,7 +514,7 @@ def _cell_text(c: Cell | None, latex: bool = False) -> str:
     if c is None:
         return "--" if latex else "-"
     if c.text is not None:
-        return _tex(c.text) if latex else c.text
+        return tex_escape(c.text) if latex else c.text
     s = _fmt(c.value)
     if c.has_delta:
         s += f" ({arrow(c.delta, latex)})" if c.delta is not None else " (-)"
@@ -554,59 +529,34 @@ def _header(section: Section, col: tuple[str, str, str]) -> str:
     return f"{col[2]} (n={section.n[col[0]]})"
 
 
-def to_markdown(t: Table) -> str:
-    lines = [f"# {t.title}", "", "Cells: value [95% bootstrap interval]; invalid answers count as wrong.", ""]
-    for s in t.sections:
-        lines += [
-            f"## {SOURCE_TITLES[s.source]}",
-            "",
-            "| category | model | setting | " + " | ".join(_md(_header(s, c)) for c in s.columns) + " |",
-            "|---|---|---|" + "---:|" * len(s.columns),
-        ]
-        for r in s.rows:
-            lines.append(
-                f"| {_md(r.category)} | {_md(r.model)} | {_md(r.setting)} | "
-                + " | ".join(_md(_cell_text(r.cells.get((c[0], c[1])))) for c in s.columns)
-                + " |"
-            )
-        if not [r for r in s.rows if r.category != "chance"]:
-            lines += ["", "(no runs)"]
-        for n in s.notes:
-            lines += ["", f"Note: {n}"]
-        lines.append("")
-    for n in t.notes:
-        lines += [f"Note: {n}", ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+CSV_COLUMNS = (
+    "source",
+    "category",
+    "model",
+    "method",
+    "setting",
+    "task",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_total",
+    "delta",
+    "note",
+)
 
 
-def to_csv(t: Table) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(
-        [
-            "source",
-            "category",
-            "model",
-            "method",
-            "setting",
-            "task",
-            "metric",
-            "value",
-            "ci_low",
-            "ci_high",
-            "n",
-            "n_total",
-            "delta",
-            "note",
-        ]
-    )
+def _csv_rows(t: Table) -> list[list[Any]]:
+    """The long format: one line per cell (source, row, task and metric, value and interval)."""
+    out = []
     for s in t.sections:
         for r in s.rows:
             for task, metric, _ in s.columns:
                 c = r.cells.get((task, metric))
                 if c is None:
                     continue
-                w.writerow(
+                out.append(
                     [
                         s.source,
                         r.category,
@@ -624,35 +574,59 @@ def to_csv(t: Table) -> str:
                         c.text or "",
                     ]
                 )
-    return buf.getvalue()
+    return out
+
+
+def as_table(t: Table) -> rt.Table:
+    """The table in the shared model (socialbench.report.tables): one block per source, the chance
+    row under a rule, notes as paragraphs."""
+    blocks = []
+    for s in t.sections:
+        rows = [
+            rt.Row(
+                [r.category, r.model, r.setting]
+                + [
+                    rt.Text(_cell_text(c), tex=_cell_text(c, latex=True))
+                    for c in (r.cells.get((col[0], col[1])) for col in s.columns)
+                ],
+                rule_before=r.category == "chance",
+            )
+            for r in s.rows
+        ]
+        blocks.append(
+            rt.Block(
+                [rt.Text(h.lower(), md=h.lower(), tex=h) for h in ("Category", "Model", "Setting")]
+                + [_header(s, c) for c in s.columns],
+                rows,
+                keys=3,
+                title=SOURCE_TITLES[s.source],
+                notes=list(s.notes),
+                empty=None if [r for r in s.rows if r.category != "chance"] else "(no runs)",
+                align="lll" + "c" * len(s.columns),
+            )
+        )
+    return rt.Table(
+        t.title,
+        blocks,
+        level=1,
+        caption=t.title,
+        intro=["Cells: value [95% bootstrap interval]; invalid answers count as wrong."],
+        notes=list(t.notes),
+        layout="sections",
+        csv=(CSV_COLUMNS, _csv_rows(t)),
+    )
+
+
+def to_markdown(t: Table) -> str:
+    return rt.to_markdown(as_table(t))
+
+
+def to_csv(t: Table) -> str:
+    return rt.to_csv(as_table(t))
 
 
 def to_latex(t: Table) -> str:
-    lines = ["\\begin{table}[t]", "\\centering", f"\\caption{{{_tex(t.title)}}}"]
-    for s in t.sections:
-        lines += [
-            f"\\begin{{tabular}}{{lll{'c' * len(s.columns)}}}",
-            "\\toprule",
-            f"\\multicolumn{{{3 + len(s.columns)}}}{{l}}{{{_tex(SOURCE_TITLES[s.source])}}} \\\\",
-            "\\midrule",
-            " & ".join(["Category", "Model", "Setting"] + [_tex(_header(s, c)) for c in s.columns]) + " \\\\",
-            "\\midrule",
-        ]
-        for r in s.rows:
-            if r.category == "chance":
-                lines.append("\\midrule")
-            lines.append(
-                " & ".join(
-                    [_tex(r.category), _tex(r.model), _tex(r.setting)]
-                    + [_cell_text(r.cells.get((c[0], c[1])), latex=True) for c in s.columns]
-                )
-                + " \\\\"
-            )
-        lines += ["\\bottomrule", "\\end{tabular}", "\\par\\medskip"]
-        lines += [f"\\par\\footnotesize {_tex(n)}" for n in s.notes]
-    lines += [f"\\par\\footnotesize {_tex(n)}" for n in t.notes]
-    lines.append("\\end{table}")
-    return "\n".join(lines) + "\n"
+    return rt.to_latex(as_table(t))
 
 
 # ---- per-instance data ------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
-from socialbench.moca.eval.scoring import normalize
+from socialbench.moca.normalize import normalize
 from socialbench.moca.taxonomy import Taxonomy
 
 TUPLE_FIELDS = ("scenario", "domain", "culture", "subject", "target", "mechanism", "label")

@@ -11,14 +11,15 @@ software tag, so the same instances give the same bytes (with the same matplotli
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from socialbench.moca.build.annotation import TUPLE_FIELDS
-from socialbench.moca.eval.scoring import percent
+from socialbench.moca.normalize import percent
 from socialbench.moca.taxonomy import Taxonomy
+from socialbench.report.tables import Block, Row, Table, Text, render, tex_escape, to_latex
 
 MODALITY_NAMES = {"image_text": "image-text", "video_text": "video-text"}
 
@@ -90,50 +91,37 @@ def table1_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, int, float | N
     return rows
 
 
-def _md_table(head: Sequence[str], rows: Sequence[Sequence[Any]], right: int) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * (len(head) - right) + "---:|" * right]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def _csv(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(head)
-    w.writerows(rows)
-    return buf.getvalue()
-
-
-def _tex_escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$")):
-        s = s.replace(a, b)
-    return s
-
-
-def _tex(head: Sequence[str], rows: Sequence[Sequence[Any]], caption: str, label: str, align: str) -> str:
-    lines = [
-        r"\begin{table}[t]",
-        r"\centering",
-        rf"\caption{{{caption}}}",
-        rf"\label{{{label}}}",
-        rf"\begin{{tabular}}{{{align}}}",
-        r"\toprule",
-        " & ".join(_tex_escape(h) for h in head) + r" \\",
-        r"\midrule",
-    ]
-    lines += [" & ".join(_tex_escape(str(c)) for c in r) + r" \\" for r in rows]
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+def _render(
+    title: str,
+    head: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    right: int,
+    caption: str,
+    label: str,
+    align: str,
+    notes: Sequence[str] = (),
+) -> dict[str, str]:
+    """The table in md, csv and tex (socialbench.report.tables): ``right`` value columns; the LaTeX
+    caption is given as LaTeX (it holds the notes there)."""
+    block = Block(list(head), [Row(list(r)) for r in rows], keys=len(head) - right, notes=list(notes), align=align)
+    table = Table(title, [block], caption=Text(caption, tex=caption), label=label)
+    out = render(table)
+    out["tex"] = to_latex(Table(title, [replace(block, notes=[])], caption=table.caption, label=label))
+    return out
 
 
 def table1(stats: Mapping[str, Any]) -> dict[str, str]:
     head = ("Group", "Category", "Count", "%")
     rows = [(g, c, k, _fmt(p)) for g, c, k, p in table1_rows(stats)]
-    return {
-        "md": "### General statistics of the benchmark (Table 1 style)\n\n" + _md_table(head, rows, 2),
-        "csv": _csv(head, rows),
-        "tex": _tex(head, rows, "General statistics of the benchmark.", "tab:moca-stats", "llrr"),
-    }
+    return _render(
+        "General statistics of the benchmark (Table 1 style)",
+        head,
+        rows,
+        2,
+        "General statistics of the benchmark.",
+        "tab:moca-stats",
+        "llrr",
+    )
 
 
 # ---- Table 11: structural and modality composition ----------------------------------------------
@@ -149,15 +137,16 @@ def table11(stats: Mapping[str, Any]) -> dict[str, str]:
     vid = sum(r["video_text"] for r in stats["composition"])
     rows.append(("All", img, vid, stats["instances"], _fmt(100.0 if stats["instances"] else None)))
     note = f"Field values: {stats['field_values']} ({len(TUPLE_FIELDS)} fields x {stats['instances']} instances)."
-    return {
-        "md": "### Structural and modality composition (Table 11 style)\n\n"
-        + _md_table(head, rows, 4)
-        + "\n"
-        + note
-        + "\n",
-        "csv": _csv(head, rows),
-        "tex": _tex(head, rows, "Structural and modality composition. " + note, "tab:moca-composition", "lrrrr"),
-    }
+    return _render(
+        "Structural and modality composition (Table 11 style)",
+        head,
+        rows,
+        4,
+        "Structural and modality composition. " + tex_escape(note),
+        "tab:moca-composition",
+        "lrrrr",
+        [note],
+    )
 
 
 # ---- Label composition per scenario (Figure 3's outer ring) --------------------------------------
@@ -169,11 +158,15 @@ def labels_table(stats: Mapping[str, Any]) -> dict[str, str]:
         (r["scenario"].title(), r["label"], r["count"], _fmt(r["percent_of_scenario"]), _fmt(r["percent_of_all"]))
         for r in stats["labels"]
     ]
-    return {
-        "md": "### Label composition per scenario (Figure 3 style)\n\n" + _md_table(head, rows, 3),
-        "csv": _csv(head, rows),
-        "tex": _tex(head, rows, "Label composition per scenario.", "tab:moca-labels", "llrrr"),
-    }
+    return _render(
+        "Label composition per scenario (Figure 3 style)",
+        head,
+        rows,
+        3,
+        "Label composition per scenario.",
+        "tab:moca-labels",
+        "llrrr",
+    )
 
 
 def figure_png(stats: Mapping[str, Any], dpi: int = 150) -> bytes:

@@ -13,12 +13,9 @@ from __future__ import annotations
 import json
 import re
 
-from socialbench.moca.eval.prompts import ANSWER_KEYS
-from socialbench.moca.eval.scoring import normalize
+from socialbench.moca.eval.prompts import ANSWER_KEYS, CODE_FENCE
+from socialbench.moca.normalize import normalize
 
-#: What to do with a code fence around the JSON answer: ``strict`` (unparsable, as the paper's strict
-#: JSON object) or ``tolerate`` (one enclosing fence removed).
-CODE_FENCE = ("strict", "tolerate")
 # One fence around everything: an opening ``` with an optional info word (json) on its own line, the
 # body, and a closing ``` on its own line. A fence inside the body (a second block) does not match.
 _FENCE = re.compile(r"\A```[A-Za-z0-9_+-]*[ \t]*\r?\n(?P<body>(?:(?!```).)*?)\r?\n?```\Z", re.S)

@@ -25,6 +25,10 @@ from socialbench.core.hashing import sha256_file
 from socialbench.moca.taxonomy import Taxonomy
 
 ANSWER_KEYS = ("mechanism", "label", "subject", "target")
+#: What to do with a code fence around the JSON answer: ``strict`` (unparsable, as the paper's strict
+#: JSON object) or ``tolerate`` (one enclosing fence removed). Here, not in parsing (which imports
+#: this module), so that the two do not import each other.
+CODE_FENCE = ("strict", "tolerate")
 
 
 class MediaUnavailable(InstanceInputError):
@@ -256,7 +260,6 @@ def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
     schema defaults filled), as keyword arguments of ``MocaBenchmark.final_answer``. A value outside
     the allowed ones is a ConfigError naming the param."""
     from socialbench.core.errors import ConfigError
-    from socialbench.moca.eval.parsing import CODE_FENCE
 
     answer = dict(settings.get("answer") or {})
     fence = answer.pop("code_fence", "strict")

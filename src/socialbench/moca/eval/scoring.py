@@ -14,35 +14,40 @@ score file).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from socialbench.core.errors import DataError
 from socialbench.core.io import is_number, parse_json_object  # noqa: F401  (score files are read through here)
+from socialbench.moca.normalize import normalize, percent
+from socialbench.report.stats import MetricSet
 
 FIELDS = ("label", "subject", "target", "mechanism")
 METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
+#: The same metrics for the statistics (``socialbench.report.stats``): per-instance correctness in
+#: FIELDS order; Dyad, Faith's numerator and Holis are conjunctions of fields.
+STATS = MetricSet(
+    columns=FIELDS,
+    derived={
+        "dyad": ("subject", "target"),
+        "label_mech": ("label", "mechanism"),
+        "holis": ("label", "subject", "target", "mechanism"),
+    },
+    metrics={
+        "label": ("label", None),
+        "subject": ("subject", None),
+        "target": ("target", None),
+        "mechanism": ("mechanism", None),
+        "dyad": ("dyad", None),
+        "faith": ("label_mech", "label"),
+        "holis": ("holis", None),
+        "c_sem_dyad": ("holis", "dyad"),
+    },
+)
 # Metrics with a denominator other than N_s, so null (0/0) is a legitimate value; the others never are.
 NULLABLE_METRICS = ("faith", "c_sem_dyad")
 #: Counts beside the percentages: N_s, and how many of the N_s had media that failed at evaluation time.
 COUNTS = ("n", "media_errors")
-_SEP = re.compile(r"[\s_\-]+")
-
-
-def normalize(value: Any) -> str | None:
-    """Lowercase; hyphens and underscores to spaces; repeated separators collapsed; ends trimmed."""
-    if value is None:
-        return None
-    return _SEP.sub(" ", str(value).lower()).strip()
-
-
-def percent(numerator: int, denominator: int) -> float | None:
-    if denominator == 0:
-        return None
-    q = (Decimal(100) * numerator / Decimal(denominator)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    return float(q)
 
 
 def field_matches(gold: dict[str, Any], pred: dict[str, Any] | None, valid: dict[str, set[str]]) -> dict[str, bool]:

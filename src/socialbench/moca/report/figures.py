@@ -13,7 +13,6 @@ figure is also written as CSV (``fig6.csv``, ``fig9.csv``), which DVC renders wi
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Sequence
 from typing import Any
@@ -165,9 +164,12 @@ def _draw_gain_profiles(panels, metrics, note):
 
 def data_csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     """A figure's data in long format for ``dvc plots`` (a ``bar`` label per row, values with two decimals)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(columns)
-    for r in rows:
-        w.writerow(["" if r.get(c) is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else r[c]) for c in columns])
-    return buf.getvalue()
+    from socialbench.report.tables import csv_text
+
+    return csv_text(
+        columns,
+        (
+            ["" if r.get(c) is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else r[c]) for c in columns]
+            for r in rows
+        ),
+    )

@@ -5,14 +5,17 @@ that a set of score files makes one coherent table)."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
+from socialbench.moca.eval.scoring import STATS
+from socialbench.report.tables import Block, Table, Text, csv_text, grouped, md_escape, tex_escape
+from socialbench.report.tables import to_csv as render_csv
+from socialbench.report.tables import to_latex as render_latex
+from socialbench.report.tables import to_markdown as render_markdown
 
 COLUMNS = (
     ("Lab", "label"),
@@ -53,9 +56,7 @@ def _fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.2f}"
 
 
-def _md_cell(s: str) -> str:
-    """A table cell: a `|` would start a new column, a line break would end the row."""
-    return " ".join(str(s).replace("\\", "\\\\").replace("|", "\\|").split())
+_md_cell = md_escape
 
 
 def n_note(n: int | None, rows, media_errors: dict[str, int] | None) -> str:
@@ -74,100 +75,73 @@ def n_note(n: int | None, rows, media_errors: dict[str, int] | None) -> str:
     return f"N = {n} per row; {k} of them had media that failed at evaluation time (kept, scored invalid)."
 
 
-def to_markdown(
+def _tex_note(note: str) -> str:
+    """A change beside a value: +3.12, with $^{*}$ for a significant test (±0.00: no change)."""
+    return tex_escape(note).replace("*", "$^{*}$")
+
+
+def scenario_table(
     scenario: str,
     rows,
     n: int | None = None,
     media_errors: dict[str, int] | None = None,
     annotations: dict[str, list[str | None]] | None = None,
-) -> str:
-    """``annotations``: row name -> per column, a note printed beside the value (a change: "+3.12*")."""
-    head = "| Category | Model | " + " | ".join(c for c, _ in COLUMNS) + " |"
-    sep = "|---|---|" + "---:|" * len(COLUMNS)
-    lines = [f"### {scenario.capitalize()}" + (f" (N = {n})" if n is not None else ""), "", head, sep]
+) -> Table:
+    """A scenario's table (the paper's Tables 2-4) in the shared model. ``annotations``: row name ->
+    per column, a note printed beside the value (a change: "+3.12*")."""
+    cells = []
     for cat, name, vals in rows:
         anns = (annotations or {}).get(name) or [None] * len(vals)
-        lines.append(
-            f"| {_md_cell(cat)} | {_md_cell(name)} | "
-            + " | ".join(
-                _fmt(v) + (f" ({_md_cell(a)})".replace("*", "\\*") if a and v is not None else "")
+        cells.append(
+            [cat, name]
+            + [
+                Text(
+                    _fmt(v),
+                    md=_fmt(v) + (f" ({_md_cell(a)})".replace("*", "\\*") if a and v is not None else ""),
+                    tex="--" if v is None else f"{v:.2f}" + (f" ({_tex_note(a)})" if a else ""),
+                    csv="" if v is None else f"{v:.2f}",
+                )
                 for v, a in zip(vals, anns)
-            )
-            + " |"
+            ]
         )
     note = n_note(n, rows, media_errors)
-    if note:
-        lines += ["", note]
-    return "\n".join(lines) + "\n"
+    caption = rf"Performance (accuracy, \%) in the {scenario.capitalize()} scenario."
+    block = Block(
+        [Text("Category", csv="category"), Text("Model", csv="model"), *(h for h, _ in COLUMNS)],
+        grouped(cells),
+        keys=2,
+        notes=[note] if note else [],
+    )
+    return Table(
+        f"{scenario.capitalize()}" + (f" (N = {n})" if n is not None else ""),
+        [block],
+        caption=Text(caption, tex=caption),
+        label=f"tab:moca-{scenario}",
+    )
+
+
+def to_markdown(scenario: str, rows, n=None, media_errors=None, annotations=None) -> str:
+    return render_markdown(scenario_table(scenario, rows, n, media_errors, annotations))
 
 
 def to_csv(rows) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["category", "model", *[c for c, _ in COLUMNS]])
-    for cat, name, vals in rows:
-        w.writerow([cat, name, *["" if v is None else f"{v:.2f}" for v in vals]])
-    return buf.getvalue()
+    return render_csv(scenario_table("", rows))
 
 
-def _tex_escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$")):
-        s = s.replace(a, b)
-    return s
+def to_latex(scenario: str, rows, n=None, media_errors=None, annotations=None) -> str:
+    return render_latex(scenario_table(scenario, rows, n, media_errors, annotations))
 
 
-def _tex_note(note: str) -> str:
-    """A change beside a value: +3.12, with $^{*}$ for a significant test (±0.00: no change)."""
-    return _tex_escape(note).replace("±", r"$\pm$").replace("*", "$^{*}$")
+def exclusions_markdown(models: dict[str, dict[str, Any]], methods: list[str]) -> str:
+    """all.md's one section naming the (model, method) pairs params exclude, with their reasons (empty
+    when none is); a model params keep off MoCA (``benchmarks:``) is no exclusion and is not named."""
+    from socialbench.report.layout import exclusions
 
-
-def to_latex(
-    scenario: str,
-    rows,
-    n: int | None = None,
-    media_errors: dict[str, int] | None = None,
-    annotations: dict[str, list[str | None]] | None = None,
-) -> str:
-    cols = "ll" + "r" * len(COLUMNS)
-    out = [
-        r"\begin{table}[t]",
-        r"\centering",
-        rf"\caption{{Performance (accuracy, \%) in the {scenario.capitalize()} scenario.}}",
-        rf"\label{{tab:moca-{scenario}}}",
-        rf"\begin{{tabular}}{{{cols}}}",
-        r"\toprule",
-        "Category & Model & " + " & ".join(c for c, _ in COLUMNS) + r" \\",
-        r"\midrule",
+    lines = [
+        f"- {_md_cell(row_name(m, meth))}: not run ({_md_cell(reason)})"
+        for m, meth, reason in exclusions(models, "moca", methods)
     ]
-    last = None
-    for cat, name, vals in rows:
-        if last is not None and cat != last:
-            out.append(r"\midrule")
-        anns = (annotations or {}).get(name) or [None] * len(vals)
-        out.append(
-            f"{_tex_escape(cat) if cat != last else ''} & {_tex_escape(name)} & "
-            + " & ".join(
-                "--" if v is None else f"{v:.2f}" + (f" ({_tex_note(a)})" if a else "") for v, a in zip(vals, anns)
-            )
-            + r" \\"
-        )
-        last = cat
-    out += [r"\bottomrule", r"\end{tabular}"]
-    note = n_note(n, rows, media_errors)
-    if note:
-        out.append(rf"\par\smallskip{{\footnotesize {_tex_escape(note)}}}")
-    out.append(r"\end{table}")
-    return "\n".join(out) + "\n"
-
-
-def excluded_note(models: dict[str, dict[str, Any]], methods: list[str]) -> str:
-    """A note under each table naming the (model, method) pairs params excludes, with their reasons
-    (empty when none is excluded)."""
-    from socialbench.core.benchmarks import excluded
-
-    pairs = [(m, meth, excluded(e, "moca", meth)) for m, e in models.items() for meth in methods]
-    lines = [f"- {_md_cell(row_name(m, meth))}: not run ({_md_cell(reason)})" for m, meth, reason in pairs if reason]
-    return "\nExcluded in params:\n" + "\n".join(lines) + "\n" if lines else ""
+    return "### Excluded in params\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 # ==== the paper's Tables 2-7 and Figures 6 and 9 from the pipeline's own predictions ==============
@@ -285,7 +259,7 @@ def correctness(
     source: str = "predictions",
 ) -> dict[str, Any]:
     """{scenario: (N_s, 5) bool matrix}: c_{i,k} of label, subject, target, mechanism (the order of
-    ``socialbench.report.stats.FIELDS``) and invalid, per instance in the instances' order, by the scorer's
+    ``scoring.STATS``'s columns) and invalid, per instance in the instances' order, by the scorer's
     own functions and rules (``moca.scoring.score``); ``correctness_cells`` checks that their counts
     give the score file's numbers, so a scorer changed without this function is an error, not a
     silent difference."""
@@ -389,7 +363,7 @@ def paired_comparisons(
     )
 
     seed = cell_seed(settings.seed, *a, "vs", *b, scenario, "paired")
-    r = resample_metrics([ca, cb], n_resamples=settings.resamples, seed=seed)
+    r = resample_metrics([ca, cb], defs=STATS, n_resamples=settings.resamples, seed=seed)
     out = []
     for metric in metrics:
         delta = deltas.get(metric)
@@ -397,9 +371,13 @@ def paired_comparisons(
         if delta is not None:
             low, high, _ = percentile_interval(r[metric][0] - r[metric][1], LEVEL)  # NaN (left out): a ratio undefined
             if PAIRED_TESTS[metric] == "mcnemar_exact":
-                p, a_only, b_only = mcnemar_exact(per_instance(ca, metric), per_instance(cb, metric))
+                p, a_only, b_only = mcnemar_exact(
+                    per_instance(ca, metric, defs=STATS), per_instance(cb, metric, defs=STATS)
+                )
             else:
-                p = paired_bootstrap_test(ca, cb, metric, n_resamples=settings.resamples, seed=seed, level=LEVEL).pvalue
+                p = paired_bootstrap_test(
+                    ca, cb, metric, defs=STATS, n_resamples=settings.resamples, seed=seed, level=LEVEL
+                ).pvalue
         out.append(
             Comparison(
                 table,
@@ -488,89 +466,71 @@ class Grid:
     notes: list[str] = field(default_factory=list)
 
 
-def grid_markdown(g: Grid, ci: bool = False) -> str:
-    lines = [g.title, ""]
-    if g.rows:
-        lines += [
-            "| " + " | ".join(_md_cell(c) for c in g.columns) + " |",
-            "|" + "---|" * g.nkeys + "---:|" * (len(g.columns) - g.nkeys),
-        ]
-        for row in g.rows:
-            cells = [_md_cell(c) for c in row[: g.nkeys]]
-            cells += [_ci_text(c) if ci else _num_text(c, "\\*") for c in row[g.nkeys :]]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
-    lines += [_md_cell(n).replace("*", "\\*") for n in g.notes]
-    return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def grid_csv(g: Grid) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(g.columns)
-    for row in g.rows:
-        w.writerow([*row[: g.nkeys], *("" if c.value is None else f"{c.value:.2f}" for c in row[g.nkeys :])])
-    return buf.getvalue()
-
-
-def grid_ci_csv(g: Grid) -> str:
-    """Long format: the row's keys, the column, the value and its 95% interval."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*g.columns[: g.nkeys], "column", "value", "low", "high", "undefined_resamples"])
-    for row in g.rows:
-        for head, c in zip(g.columns[g.nkeys :], row[g.nkeys :]):
-            w.writerow(
-                [
-                    *row[: g.nkeys],
-                    head,
-                    *("" if v is None else f"{v:.2f}" for v in (c.value, c.low, c.high)),
-                    c.undefined if c.has_ci else "",
-                ]
-            )
-    return buf.getvalue()
-
-
 _TEX_STAR = "$^{*}$"
 
 
 def _tex_text(s: str) -> str:
-    """Escaped text with the tables' symbols in math mode (Δ, C_sem|dyad, ±)."""
-    return (
-        _tex_escape(s)
-        .replace("C\\_sem|dyad", r"$C_{\mathrm{sem}\mid\mathrm{dyad}}$")
-        .replace("Δ", r"$\Delta$")
-        .replace("±", r"$\pm$")
+    """Escaped text with C_sem|dyad in math mode (the escaper sets Δ and ± in math mode already)."""
+    return tex_escape(s).replace("C\\_sem|dyad", r"$C_{\mathrm{sem}\mid\mathrm{dyad}}$")
+
+
+def _moca_text(s: str) -> Text:
+    """Text with the tables' symbols: stars escaped in Markdown, C_sem|dyad in LaTeX math."""
+    return Text(s, md=_md_cell(s).replace("*", "\\*"), tex=_tex_text(s))
+
+
+def grid_table(g: Grid, ci: bool = False) -> Table:
+    """A grid in the shared model: number cells as their text (with intervals when ``ci``)."""
+
+    def num(c: Num) -> Text:
+        return Text(
+            _ci_text(c) if ci else _num_text(c, "*"),
+            md=_ci_text(c) if ci else _num_text(c, "\\*"),
+            tex="--" if c.value is None else _tex_text(_num_text(c, "*")).replace("*", _TEX_STAR),
+            csv="" if c.value is None else f"{c.value:.2f}",
+        )
+
+    rows = grouped([*row[: g.nkeys], *(num(c) for c in row[g.nkeys :])] for row in g.rows)
+    block = Block(
+        [Text(c, tex=_tex_text(c)) for c in g.columns],
+        rows,
+        keys=g.nkeys,
+        notes=[_moca_text(n) for n in g.notes],
+        header_when_empty=False,
     )
+    level = len(g.title) - len(g.title.lstrip("#"))
+    title = g.title[level:].lstrip(" ")
+    caption = Text(g.caption, tex=_tex_text(g.caption))
+    return Table(title, [block], level=level, caption=caption, label=f"tab:moca-{g.name}")
+
+
+def grid_markdown(g: Grid, ci: bool = False) -> str:
+    return render_markdown(grid_table(g, ci))
+
+
+def grid_csv(g: Grid) -> str:
+    return render_csv(grid_table(g))
 
 
 def grid_latex(g: Grid) -> str:
-    ncols = len(g.columns)
-    out = [
-        r"\begin{table}[t]",
-        r"\centering",
-        rf"\caption{{{_tex_text(g.caption)}}}",
-        rf"\label{{tab:moca-{g.name}}}",
-        rf"\begin{{tabular}}{{{'l' * g.nkeys + 'r' * (ncols - g.nkeys)}}}",
-        r"\toprule",
-        " & ".join(_tex_text(c) for c in g.columns) + r" \\",
-        r"\midrule",
-    ]
-    last = None
-    for row in g.rows:
-        if last is not None and row[0] != last:
-            out.append(r"\midrule")
-        cells = [_tex_escape(str(c)) if i or c != last else "" for i, c in enumerate(row[: g.nkeys])]
-        cells += [
-            "--" if c.value is None else _tex_text(_num_text(c, "*")).replace("*", _TEX_STAR) for c in row[g.nkeys :]
-        ]
-        out.append(" & ".join(cells) + r" \\")
-        last = row[0]
-    out += [r"\bottomrule", r"\end{tabular}"]
-    for n in g.notes:
-        out.append(rf"\par\smallskip{{\footnotesize {_tex_text(n)}}}")
-    out.append(r"\end{table}")
-    return "\n".join(out) + "\n"
+    return render_latex(grid_table(g))
+
+
+def grid_ci_csv(g: Grid) -> str:
+    """Long format: the row's keys, the column, the value and its 95% interval."""
+    return csv_text(
+        [*g.columns[: g.nkeys], "column", "value", "low", "high", "undefined_resamples"],
+        (
+            [
+                *row[: g.nkeys],
+                head,
+                *("" if v is None else f"{v:.2f}" for v in (c.value, c.low, c.high)),
+                c.undefined if c.has_ci else "",
+            ]
+            for row in g.rows
+            for head, c in zip(g.columns[g.nkeys :], row[g.nkeys :])
+        ),
+    )
 
 
 # ---- everything the tables stage adds -------------------------------------------------------------
@@ -669,7 +629,9 @@ class PaperTables:
             return {}
         from socialbench.report.stats import bootstrap_cells
 
-        return bootstrap_cells(self.cells, n_resamples=self.settings.resamples, seed=self.settings.seed, level=LEVEL)
+        return bootstrap_cells(
+            self.cells, defs=STATS, n_resamples=self.settings.resamples, seed=self.settings.seed, level=LEVEL
+        )
 
     def _compare(self, table: str, a: tuple[str, str], b: tuple[str, str], metrics) -> list[Comparison]:
         out = []
@@ -723,7 +685,7 @@ class PaperTables:
         from socialbench.report.stats import cell_seed, resample_metrics
 
         return resample_metrics(
-            systems, n_resamples=self.settings.resamples, seed=cell_seed(self.settings.seed, *parts)
+            systems, defs=STATS, n_resamples=self.settings.resamples, seed=cell_seed(self.settings.seed, *parts)
         )
 
     def _interval(self, value: float | None, values, **kw: Any) -> Num:
@@ -805,40 +767,15 @@ class PaperTables:
         for cat, m, meth in self.rows(scenario):
             g.rows.append([cat, row_name(m, meth), *(self._num(m, meth, scenario, k) for k in CI_METRICS)])
         g.notes = self._ci_notes()
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(
-            [
-                "category",
-                "model",
-                "method",
-                "metric",
-                "value",
-                "low",
-                "high",
-                "undefined_resamples",
-                "n",
-                "resamples",
-                "level",
-            ]
-        )
+        columns = ["category", "model", "method", "metric", "value", "low", "high", "undefined_resamples", "n"]
+        columns += ["resamples", "level"]
+        rows = []
         for cat, m, meth in self.rows(scenario) if self.cells is not None else []:
             ci = self.cis[(m, meth, scenario)]
             for k in CI_METRICS:
-                w.writerow(
-                    [
-                        cat,
-                        m,
-                        meth,
-                        k,
-                        *("" if v is None else f"{v:.2f}" for v in ci[k]),
-                        ci.undefined[k],
-                        ci.n,
-                        ci.n_resamples,
-                        ci.level,
-                    ]
-                )
-        return grid_markdown(g, ci=True), buf.getvalue()
+                values = ("" if v is None else f"{v:.2f}" for v in ci[k])
+                rows.append([cat, m, meth, k, *values, ci.undefined[k], ci.n, ci.n_resamples, ci.level])
+        return grid_markdown(g, ci=True), csv_text(columns, rows)
 
     # -- Table 5 --
     def table5(self) -> tuple[Grid, Grid]:
@@ -1029,48 +966,27 @@ class PaperTables:
 
     # -- files --
     def tests_csv(self) -> str:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(
+        columns = ["table", "scenario", "model", "method", "versus_model", "versus_method", "metric", "delta"]
+        columns += ["delta_low", "delta_high", "test", "a_only", "b_only", "p", "p_holm", "significant", "resamples"]
+        rows = [
             [
-                "table",
-                "scenario",
-                "model",
-                "method",
-                "versus_model",
-                "versus_method",
-                "metric",
-                "delta",
-                "delta_low",
-                "delta_high",
-                "test",
-                "a_only",
-                "b_only",
-                "p",
-                "p_holm",
-                "significant",
-                "resamples",
+                c.table,
+                c.scenario,
+                *c.a,
+                *c.b,
+                c.metric,
+                *("" if v is None else f"{v:.2f}" for v in (c.delta, c.low, c.high)),
+                c.test,
+                "" if c.a_only is None else c.a_only,
+                "" if c.b_only is None else c.b_only,
+                "" if c.p is None else f"{c.p:.6g}",
+                "" if c.p_holm is None else f"{c.p_holm:.6g}",
+                int(c.significant),
+                c.resamples,
             ]
-        )
-        for c in sorted(self.comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b)):
-            w.writerow(
-                [
-                    c.table,
-                    c.scenario,
-                    *c.a,
-                    *c.b,
-                    c.metric,
-                    *("" if v is None else f"{v:.2f}" for v in (c.delta, c.low, c.high)),
-                    c.test,
-                    "" if c.a_only is None else c.a_only,
-                    "" if c.b_only is None else c.b_only,
-                    "" if c.p is None else f"{c.p:.6g}",
-                    "" if c.p_holm is None else f"{c.p_holm:.6g}",
-                    int(c.significant),
-                    c.resamples,
-                ]
-            )
-        return buf.getvalue()
+            for c in sorted(self.comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b))
+        ]
+        return csv_text(columns, rows)
 
     def files(self) -> tuple[dict[str, str], list[str]]:
         """Tables 5-7 (md, csv, tex, ci.md, ci.csv) and tests.csv; and their Markdown, for all.md."""

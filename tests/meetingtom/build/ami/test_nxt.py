@@ -4,7 +4,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from socialbench.media.transcript import parse_ami_words
+from socialbench.core.errors import DataError
+from socialbench.media.transcript import Word
 from socialbench.meetingtom.build.ami.nxt import (
     list_meetings,
     parse_corpus,
@@ -12,6 +13,7 @@ from socialbench.meetingtom.build.ami.nxt import (
     parse_meeting,
     parse_ontology,
     transcript_words,
+    words_file,
     words_text,
 )
 from tests.meetingtom.tiny_ami import MEETING
@@ -61,10 +63,10 @@ def test_words_text_attaches_punctuation_and_skips_sounds(tiny_meeting):
     assert words_text(tiny_meeting.words["A"][:9]) == "Hi, can you check this?"
 
 
-def test_transcript_words_match_the_media_parser(ami_dir, tiny_meeting):
-    # The transcript windows of the media stage read the same words: both readers must agree.
+def test_a_words_file_read_alone_gives_the_words_of_the_meeting(ami_dir, tiny_meeting):
+    # The transcript windows read words through either path: both must agree.
     ours = [w for w in transcript_words(tiny_meeting) if w.speaker == "A"]
-    assert ours == parse_ami_words(ami_dir / f"words/{MEETING}.A.words.xml", "A")
+    assert ours == words_file(ami_dir / f"words/{MEETING}.A.words.xml", "A")
 
 
 def test_participants_come_from_meetings_xml(tiny_meeting):
@@ -165,3 +167,31 @@ def test_missing_folder_is_a_data_error(tmp_path):
 
     with pytest.raises(DataError, match="not a folder"):
         parse_meeting(tmp_path / "nope", MEETING)
+
+
+AMI_XML = """<?xml version="1.0" encoding="ISO-8859-1" standalone="yes"?>
+<nite:root nite:id="ES2002a.A.words" xmlns:nite="http://nite.sourceforge.net/">
+   <w nite:id="ES2002a.A.words0" starttime="53.56" endtime="53.96">Okay</w>
+   <w nite:id="ES2002a.A.words1" starttime="53.96" endtime="53.96" punc="true">.</w>
+   <vocalsound nite:id="ES2002a.A.words2" starttime="55.0" endtime="55.4" type="laugh"/>
+   <w nite:id="ES2002a.A.words3" starttime="56.11" endtime="56.4">Right</w>
+   <w nite:id="ES2002a.A.words4">um</w>
+</nite:root>
+"""
+
+
+def test_a_words_file_attaches_punctuation_and_skip_non_words(tmp_path):
+    path = tmp_path / "ES2002a.A.words.xml"
+    path.write_text(AMI_XML, encoding="iso-8859-1")
+    assert words_file(path, "A") == [
+        Word("A", 53.56, 53.96, "Okay."),
+        Word("A", 56.11, 56.4, "Right"),
+        Word("A", 56.4, 56.4, "um"),  # no times: placed at the end of the word before
+    ]
+
+
+def test_an_unreadable_words_file_names_the_file(tmp_path):
+    path = tmp_path / "broken.words.xml"
+    path.write_text("<nite:root>", encoding="utf-8")
+    with pytest.raises(DataError, match="broken.words.xml"):
+        words_file(path, "A")

@@ -6,8 +6,7 @@ from collections import Counter
 
 import pytest
 
-from socialbench.media.transcript import parse_ami_words
-from socialbench.meetingtom.build.ami.nxt import list_meetings, transcript_words
+from socialbench.meetingtom.build.ami.nxt import list_meetings, transcript_words, words_file
 
 pytestmark = pytest.mark.shared
 
@@ -141,5 +140,5 @@ def test_transcript_words_agree_with_the_media_parser(real_ami, real_corpus):
     for m in (m for m in real_corpus.meetings if m.id in ("ES2002a", "ES2008a", "IS1003b", "TS3005a")):
         ours = transcript_words(m)
         for x in m.words:
-            theirs = parse_ami_words(real_ami / f"words/{m.id}.{x}.words.xml", x)
+            theirs = words_file(real_ami / f"words/{m.id}.{x}.words.xml", x)
             assert [w for w in ours if w.speaker == x] == theirs, (m.id, x)

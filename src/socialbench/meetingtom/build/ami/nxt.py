@@ -335,19 +335,34 @@ def words_text(tokens: Iterable[Token]) -> str:
 
 def transcript_words(meeting: Meeting) -> list[TranscriptWord]:
     """The meeting's words as :class:`socialbench.media.transcript.Word` (punctuation attached to
-    the word before it, as ``parse_ami_words`` does), for the transcript-window functions."""
+    the word before it), for the transcript-window functions."""
     out = []
     for speaker in sorted(meeting.words):
-        words: list[list] = []
-        for t in meeting.words[speaker]:
-            if t.kind != "w" or not t.text:
-                continue
-            if t.punc and words:
-                words[-1][2] += t.text
-            else:
-                words.append([t.start, t.end, t.text])
-        out += [TranscriptWord(speaker, s, e, text) for s, e, text in words]
+        out += _transcript(meeting.words[speaker], speaker)
     return out
+
+
+def _transcript(tokens: Iterable[Token], speaker: str) -> list[TranscriptWord]:
+    words: list[list] = []
+    for t in tokens:
+        if t.kind != "w" or not t.text:
+            continue
+        if t.punc and words:
+            words[-1][2] += t.text
+        else:
+            words.append([t.start, t.end, t.text])
+    return [TranscriptWord(speaker, s, e, text) for s, e, text in words]
+
+
+def words_file(path: str | Path, speaker: str) -> list[TranscriptWord]:
+    """The transcript words of one ``<meeting>.<letter>.words.xml`` file read on its own (no corpus
+    around it), parsed as :func:`parse_words` parses it inside a meeting; its problems are not reported."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise DataError(str(path), f"not a readable words file: {exc}") from exc
+    tokens, _ = parse_words(root, meeting=Path(path).name.split(".", 1)[0], speaker=speaker, file=str(path))
+    return _transcript(tokens, speaker)
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from socialbench.core.backend import Message, ModelSpec, Request, create_backend
-from socialbench.backends.codar_script import parse_request_id, pick_answer
 from socialbench.core.errors import ConfigError
+from socialbench.moca.eval.testing import parse_request_id, pick_answer
 
 CHOICES = [
     {"field": "mechanism", "options": [{"value": "m1", "text": ""}, {"value": "m2", "text": ""}]},

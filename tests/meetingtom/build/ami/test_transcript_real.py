@@ -1,17 +1,18 @@
 """Transcript windowing on real AMI word timings from ../shared (skipped when it is absent)."""
 
-from socialbench.media.transcript import format_transcript, parse_ami_words, window_words, words_to_utterances
+from socialbench.media.transcript import format_transcript, window_words, words_to_utterances
+from socialbench.meetingtom.build.ami.nxt import words_file
 
 
 def ami_meeting_words(shared_dir, meeting="ES2002a"):
     words = []
     for letter in "ABCD":
-        words += parse_ami_words(shared_dir / f"data/ami/words/{meeting}.{letter}.words.xml", letter)
+        words += words_file(shared_dir / f"data/ami/words/{meeting}.{letter}.words.xml", letter)
     return words
 
 
 def test_real_ami_words_parse_with_times_and_punctuation_attached(shared_dir):
-    words = parse_ami_words(shared_dir / "data/ami/words/ES2002a.A.words.xml", "A")
+    words = words_file(shared_dir / "data/ami/words/ES2002a.A.words.xml", "A")
     assert len(words) > 100
     first = words[0]
     assert (first.text, first.start, first.speaker) == ("Hi,", 77.44, "A")  # "," joined to "Hi"

@@ -1,0 +1,25 @@
+"""How MoCA compares answer strings and prints percentages: shared by data building (schema, annotation,
+dataset statistics) and evaluation (parsing, scoring), so neither has to import the other."""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+_SEP = re.compile(r"[\s_\-]+")
+
+
+def normalize(value: Any) -> str | None:
+    """Lowercase; hyphens and underscores to spaces; repeated separators collapsed; ends trimmed."""
+    if value is None:
+        return None
+    return _SEP.sub(" ", str(value).lower()).strip()
+
+
+def percent(numerator: int, denominator: int) -> float | None:
+    """100 * numerator / denominator, two decimals rounded half-up; None when the denominator is 0."""
+    if denominator == 0:
+        return None
+    q = (Decimal(100) * numerator / Decimal(denominator)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return float(q)

@@ -1,0 +1,222 @@
+"""One table model, rendered to Markdown, CSV and LaTeX: every benchmark's tables and the dataset
+statistics are built as :class:`Table` values and written by :func:`to_markdown`, :func:`to_csv` and
+:func:`to_latex`, so there is one escaper per format and one layout of each file.
+
+A table has a title, blocks (a block is one grid of rows under its column heads, with an optional
+heading: a section of the table) and notes. Cells are plain values, escaped per format, or
+:class:`Text` with a format's own rendering where it differs (a LaTeX symbol, an escaped Markdown
+star, a number the CSV writes bare). Two layouts: ``compact`` (notes right under the grid, LaTeX
+``\\smallskip``) and ``sections`` (each note a paragraph of its own, "Note: " in Markdown).
+
+Pure functions: values in, text out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: LaTeX's special characters in text, each replaced by its escaped form.
+TEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+#: Symbols the tables print that LaTeX sets in math mode.
+TEX_SYMBOLS = {"±": r"$\pm$", "Δ": r"$\Delta$", "↑": r"$\uparrow$", "↓": r"$\downarrow$"}
+LAYOUTS = ("compact", "sections")
+
+
+def tex_escape(text: Any) -> str:
+    """Text safe in LaTeX: the special characters escaped, the tables' symbols in math mode (one
+    character at a time, so nothing is escaped twice)."""
+    return "".join(TEX_SPECIAL.get(ch) or TEX_SYMBOLS.get(ch) or ch for ch in str(text))
+
+
+def md_escape(text: Any) -> str:
+    """A Markdown table cell: a `|` would start a new column, a line break would end the row."""
+    return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split())
+
+
+@dataclass(frozen=True)
+class Text:
+    """A cell or note whose rendering differs by format: ``plain`` is escaped for each format unless
+    that format's own text is given (``md``, ``tex``: written as they are; ``csv``: the CSV value)."""
+
+    plain: str
+    md: str | None = None
+    tex: str | None = None
+    csv: str | None = None
+
+
+Cell = Text | str | int | float
+
+
+def _plain(c: Cell) -> str:
+    return c.plain if isinstance(c, Text) else str(c)
+
+
+def md_text(c: Cell) -> str:
+    return c.md if isinstance(c, Text) and c.md is not None else md_escape(_plain(c))
+
+
+def tex_text(c: Cell) -> str:
+    return c.tex if isinstance(c, Text) and c.tex is not None else tex_escape(_plain(c))
+
+
+def csv_value(c: Cell) -> Any:
+    if isinstance(c, Text):
+        return c.plain if c.csv is None else c.csv
+    return c
+
+
+@dataclass
+class Row:
+    """One row; ``rule_before``: a LaTeX rule above it (a new group of rows starts)."""
+
+    cells: list[Cell]
+    rule_before: bool = False
+
+
+@dataclass
+class Block:
+    """One grid: ``keys`` leading text columns (left-aligned), then value columns (right-aligned).
+    ``title``: the block's heading (a section); ``empty``: a Markdown line after the grid (e.g. "(no
+    runs)"); ``header_when_empty``: whether a grid without rows still prints its column heads;
+    ``align``: the LaTeX column spec when it is not the default."""
+
+    columns: list[Cell]
+    rows: list[Row] = field(default_factory=list)
+    keys: int = 1
+    title: str | None = None
+    notes: list[Cell] = field(default_factory=list)
+    empty: str | None = None
+    header_when_empty: bool = True
+    align: str | None = None
+
+
+@dataclass
+class Table:
+    """A table: its Markdown heading (``title`` at ``level``), LaTeX caption and label, ``intro``
+    lines under the heading (Markdown), its blocks and notes. ``csv``: (columns, rows) when the table's
+    CSV is a long format of its own rather than its cells."""
+
+    title: str
+    blocks: list[Block]
+    level: int = 3
+    caption: Cell | None = None
+    label: str | None = None
+    intro: list[str] = field(default_factory=list)
+    notes: list[Cell] = field(default_factory=list)
+    layout: str = "compact"
+    csv: tuple[Sequence[Any], Iterable[Sequence[Any]]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"table layout must be one of {LAYOUTS}, got {self.layout!r}")
+
+
+def grouped(rows: Iterable[Sequence[Cell]]) -> list[Row]:
+    """Rows grouped by their first cell, as the paper prints them: a rule where it changes, and in
+    LaTeX the first cell left blank where it repeats the row above."""
+    out: list[Row] = []
+    last: str | None = None
+    for cells in rows:
+        first = _plain(cells[0])
+        head: Cell = cells[0] if first != last else Text(first, md=md_text(cells[0]), tex="", csv=csv_value(cells[0]))
+        out.append(Row([head, *cells[1:]], rule_before=last is not None and first != last))
+        last = first
+    return out
+
+
+def to_markdown(t: Table) -> str:
+    sections = t.layout == "sections"
+    lines = ["#" * t.level + " " + t.title, ""]
+    for line in t.intro:
+        lines += [line, ""]
+    for b in t.blocks:
+        if b.title is not None:
+            lines += ["#" * (t.level + 1) + " " + b.title, ""]
+        grid = bool(b.rows) or b.header_when_empty
+        if grid:
+            lines += [
+                "| " + " | ".join(md_text(c) for c in b.columns) + " |",
+                "|" + "---|" * b.keys + "---:|" * (len(b.columns) - b.keys),
+            ]
+            lines += ["| " + " | ".join(md_text(c) for c in r.cells) + " |" for r in b.rows]
+        if b.empty is not None:
+            lines += ["", b.empty]
+        if sections:
+            for n in b.notes:
+                lines += ["", "Note: " + md_text(n)]
+            lines.append("")
+        else:
+            if grid:
+                lines.append("")
+            lines += [md_text(n) for n in b.notes]
+    for n in t.notes:
+        lines += ["Note: " + md_text(n), ""] if sections else [md_text(n)]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def csv_text(columns: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
+    """CSV with ``\\n`` line ends (the one CSV writer of the tables)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def to_csv(t: Table) -> str:
+    """The table's own long format when it has one, else its first block's column heads and every
+    block's rows (each cell's CSV value)."""
+    if t.csv is not None:
+        return csv_text(*t.csv)
+    columns = [csv_value(c) for c in t.blocks[0].columns] if t.blocks else []
+    return csv_text(columns, ([csv_value(c) for c in r.cells] for b in t.blocks for r in b.rows))
+
+
+def to_latex(t: Table) -> str:
+    sections = t.layout == "sections"
+
+    def note(n: Cell) -> str:
+        return rf"\par\footnotesize {tex_text(n)}" if sections else rf"\par\smallskip{{\footnotesize {tex_text(n)}}}"
+
+    out = [r"\begin{table}[t]", r"\centering"]
+    if t.caption is not None:
+        out.append(rf"\caption{{{tex_text(t.caption)}}}")
+    if t.label is not None:
+        out.append(rf"\label{{{t.label}}}")
+    for b in t.blocks:
+        ncols = len(b.columns)
+        out += [rf"\begin{{tabular}}{{{b.align or 'l' * b.keys + 'r' * (ncols - b.keys)}}}", r"\toprule"]
+        if b.title is not None:
+            out += [rf"\multicolumn{{{ncols}}}{{l}}{{{tex_escape(b.title)}}} \\", r"\midrule"]
+        out += [" & ".join(tex_text(c) for c in b.columns) + r" \\", r"\midrule"]
+        for r in b.rows:
+            if r.rule_before:
+                out.append(r"\midrule")
+            out.append(" & ".join(tex_text(c) for c in r.cells) + r" \\")
+        out += [r"\bottomrule", r"\end{tabular}"]
+        if sections:
+            out.append(r"\par\medskip")
+        out += [note(n) for n in b.notes]
+    out += [note(n) for n in t.notes]
+    out.append(r"\end{table}")
+    return "\n".join(out) + "\n"
+
+
+def render(t: Table) -> dict[str, str]:
+    """{"md", "csv", "tex"}: the table in each format."""
+    return {"md": to_markdown(t), "csv": to_csv(t), "tex": to_latex(t)}
