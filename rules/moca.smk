@@ -70,7 +70,8 @@ rule moca_frames:
         index=f"{FRAME_CACHE}/index.json",  # the frame cache's entries; the folder itself persists
     params:
         # the media settings MoCA's step reads (a change reruns it; the same keys as its DVC stage)
-        media={k: config["media"][k] for k in ("on_error", "moca_frames", "frame_max_side", "image_format")},
+        media={k: config["media"][k] for k in ("on_error", "frame_max_side", "image_format")},
+        frames=config["moca"]["frames"],
         io=media_io_pairs,
         frames_dir=lambda wildcards, output: os.path.dirname(output.index),  # the cache holds its index
     log:

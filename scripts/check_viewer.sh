@@ -88,7 +88,7 @@ socialbench infer --benchmark moca --instances test.jsonl --model random --metho
 # else the fixture, saying why), codar (CoDAR or fail), fixture.
 MODE=${VIEWER_CHECK_MULTI:-auto}
 MULTI=""
-if [ "$MODE" != fixture ] && python -c "import socialbench.moca.methods.codar, socialbench.backends.codar_script" 2>/dev/null; then
+if [ "$MODE" != fixture ] && python -c "import socialbench.moca.methods.codar, socialbench.moca.eval.testing" 2>/dev/null; then
     if socialbench infer --benchmark moca --instances test.jsonl --model codar-script --method codar --params params.yaml \
         --cache requests.sqlite --out multi.jsonl --stats multi.stats.json --trace multi.trace.jsonl --no-progress \
         >multi.log 2>&1; then

@@ -43,7 +43,8 @@ def jsonl(records) -> str:
 
 
 PARAMS = """seed: 1
-media: {moca_frames: 2, frame_max_side: 64}
+moca: {frames: 2}
+media: {frame_max_side: 64}
 cache: {path: .cache/requests.sqlite}
 mlflow: {tracking_uri: "sqlite:///mlflow.db"}
 models:
@@ -573,7 +574,7 @@ CASES = [
         "params-broken-for-media",
         "params YAML",
         bad_params(
-            "media: {moca_frames: 2}\nmedia: {}\n",
+            "media: {frame_max_side: 64}\nmedia: {}\n",
             lambda: frames("data/v.jsonl", "data/pv.jsonl", "--params", "bad.yaml"),
         ),
         "duplicate key 'media'",

@@ -207,14 +207,11 @@ KNOWLEDGE = re.compile(
     r"|[\"'](label|target)[\"']",
     re.IGNORECASE,
 )
-#: Lines still allowed, by file: files owned by other changes, and the frame count params still keep
-#: under ``media:`` until it moves to the benchmark's section (a params.yaml and Snakemake change).
+#: Lines still allowed, by file: files owned by other changes.
 KNOWLEDGE_EXEMPT: dict[str, re.Pattern[str]] = {
     "core/runner.py": re.compile(r"CoDAR's revisions"),
     "report/layout.py": re.compile(r"codar\.stats\.json"),
     "report/prune.py": re.compile(r"codar\.stats\.json"),
-    "media/settings.py": re.compile(r"moca_frames"),
-    "core/schemas/params.schema.json": re.compile(r"moca_frames|MoCA video-text"),
 }
 
 

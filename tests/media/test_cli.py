@@ -24,7 +24,7 @@ def workdir(tmp_path, clip_mp4, monkeypatch):
     (tmp_path / "media" / "empty.mp4").write_bytes(b"")
     # the fixture's media live in media/, not data/: allowed in params (media.allowed_roots)
     (tmp_path / "params.yaml").write_text(
-        "media:\n  moca_frames: 4\n  frame_max_side: 64\n  allowed_roots: [media]\n", "utf-8"
+        "moca:\n  frames: 4\nmedia:\n  frame_max_side: 64\n  allowed_roots: [media]\n", "utf-8"
     )
     interim = tmp_path / "data" / "interim" / "moca"
     interim.mkdir(parents=True)

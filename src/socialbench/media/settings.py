@@ -15,7 +15,6 @@ class MediaSettings:
     """The ``media:`` section of params.yaml (defaults match the schema)."""
 
     on_error: str = "skip"
-    moca_frames: int = 8
     frame_max_side: int | None = 448
     image_format: str = "png"
     meeting_fps: float = 0.5

@@ -78,7 +78,7 @@ def frames(
 ) -> None:
     """Add sampled frames (path, sha256, index, timestamp) to MoCA video-text instances.
 
-    media.moca_frames uniform frames per clip, one decoding pass per clip, through the frame cache.
+    moca.frames uniform frames per clip, one decoding pass per clip, through the frame cache.
     Bad media is skipped or stops the run (media.on_error) and is always listed in the media report.
     """
     from socialbench.core.config import load_params
@@ -108,7 +108,7 @@ def frames(
     policy = on_error or settings.on_error
     if policy not in ("skip", "fail"):
         raise SocialbenchError(f"--on-error must be skip or fail, got {policy!r}")
-    sampling = moca_sampling(settings)
+    sampling = moca_sampling(settings, load_params(params)["moca"]["frames"])
     cache = FrameCache(frames_dir)
     rep = MediaReport(settings={"on_error": policy, **{f"sampling.{k}": v for k, v in sampling.key().items()}})
     results = []

@@ -1,6 +1,6 @@
 """MoCA media step: sampled frames for every video-text instance.
 
-Reads ``data/interim/moca/<split>.jsonl`` (validated instances), samples ``media.moca_frames``
+Reads ``data/interim/moca/<split>.jsonl`` (validated instances), samples ``moca.frames``
 uniform frames per clip through the frame cache, and writes ``data/processed/moca/<split>.jsonl``:
 the same records, with ``frames`` = ``[{path, sha256, index, timestamp}, ...]`` (temporal order)
 added to video-text ones. Image-text records pass through unchanged. An instance whose media is
@@ -31,11 +31,10 @@ log = logging.getLogger(__name__)
 KEPT = "kept as media error"
 
 
-def moca_sampling(settings: MediaSettings) -> FrameSampling:
-    """MoCA's frame sampling: ``media.moca_frames`` frames uniformly in temporal order (MoCA 6.1)."""
-    return FrameSampling.uniform(
-        settings.moca_frames, max_side=settings.frame_max_side, image_format=settings.image_format
-    )
+def moca_sampling(settings: MediaSettings, frames: int) -> FrameSampling:
+    """MoCA's frame sampling: ``moca.frames`` frames uniformly in temporal order (MoCA 6.1), at the
+    frame size and format of the ``media:`` section."""
+    return FrameSampling.uniform(frames, max_side=settings.frame_max_side, image_format=settings.image_format)
 
 
 def attach_frames(
