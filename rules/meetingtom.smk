@@ -11,9 +11,9 @@
 # everything after them).
 
 from socialbench.meetingtom.build.release import mirror_state as _mt_mirror_state
-from socialbench.meetingtom.settings import DEMO_MIRROR as MT_DEMO_MIRROR
-from socialbench.meetingtom.settings import SOURCES as MT_SOURCES
-from socialbench.meetingtom.settings import source_settings as _mt_source
+from socialbench.meetingtom.spec.settings import DEMO_MIRROR as MT_DEMO_MIRROR
+from socialbench.meetingtom.spec.settings import SOURCES as MT_SOURCES
+from socialbench.meetingtom.spec.settings import source_settings as _mt_source
 from socialbench.meetingtom.report.tables import output_files as _mt_table_files
 
 MT = config["meetingtom"]

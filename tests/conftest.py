@@ -29,7 +29,7 @@ def shared_dir() -> Path:
 
 @pytest.fixture
 def taxonomy():
-    from socialbench.moca.taxonomy import load_taxonomy
+    from socialbench.moca.spec.taxonomy import load_taxonomy
 
     return load_taxonomy()
 

@@ -116,7 +116,7 @@ def test_the_package_has_both_kinds_of_layers():
 def test_import_reader_sees_imports_inside_functions():
     # prompts imports ConfigError only inside answer_settings
     assert "socialbench.core.errors" in imports("socialbench.moca.eval.prompts")
-    assert "socialbench.moca.taxonomy" in imports("socialbench.moca.eval.prompts")
+    assert "socialbench.moca.spec.taxonomy" in imports("socialbench.moca.eval.prompts")
 
 
 @pytest.fixture

@@ -74,10 +74,16 @@ def method_entries(deps):
     return [d for d in deps if "/methods/" in d or "/templates/" in d]
 
 
+GENERIC = ("_infer_", "_score", "_tables", "_track")
+
+
 @pytest.mark.parametrize("stage", sorted(dvc_stages()))
 def test_a_dvc_stage_has_about_ten_code_deps_besides_its_methods(stage):
+    # inference, scoring, tables and tracking: ten at most; a data stage also takes the acquisition
+    # and media layers and the root commands that build data (MoCA's: fourteen)
     deps = code_deps(stage)
-    assert 0 < len(deps) - len(method_entries(deps)) <= 12, deps
+    limit = 10 if any(g in stage for g in GENERIC) else 14
+    assert 0 < len(deps) - len(method_entries(deps)) <= limit, deps
 
 
 @pytest.mark.parametrize("stage", sorted(dvc_stages()))

@@ -13,7 +13,7 @@ from socialbench.core.benchmarks import get_benchmark
 from socialbench.core.hashing import sha256_file
 from socialbench.moca.build.demo import DemoConfig, draw_image, make_record, video_frames
 from socialbench.moca.eval.prompts import build_direct_request
-from socialbench.moca.taxonomy import load_taxonomy
+from socialbench.moca.spec.taxonomy import load_taxonomy
 
 DIRECT_TEMPLATES = tuple(get_benchmark("moca").template("direct", n) for n in ("system.txt", "user.txt"))
 

@@ -81,7 +81,7 @@ def source_for(mirror, name: str = "demo", **over):
     """A SourceSettings reading ``mirror`` (the demo archive name unless ``url`` is given)."""
     import dataclasses
 
-    from socialbench.meetingtom.settings import source_settings
+    from socialbench.meetingtom.spec.settings import source_settings
 
     base = source_settings(
         mt_params({"demo": {"corpus": list(DEMO_MEETINGS), "meetings": list(DEMO_MEETINGS)}}), "demo"

@@ -154,7 +154,7 @@ def staged(tmp_path, monkeypatch, demo_mirror, ami_dir):
     """A work folder with the demo mirror where the pipeline expects it and a params file."""
     import shutil
 
-    from socialbench.meetingtom.settings import DEMO_MIRROR
+    from socialbench.meetingtom.spec.settings import DEMO_MIRROR
 
     monkeypatch.chdir(tmp_path)
     shutil.copytree(demo_mirror, tmp_path / DEMO_MIRROR)
@@ -350,7 +350,7 @@ def consolidate(*sources):
 
 def test_instances_writes_the_items_their_sheet_and_the_agreement_subset(staged):
     from socialbench.meetingtom.build.instances import load_instances
-    from socialbench.meetingtom.questions import ANNOTATED
+    from socialbench.meetingtom.spec.questions import ANNOTATED
 
     prepare(staged, "ami")
     items = load_instances("inst/ami/items.jsonl", items=True)
@@ -375,7 +375,7 @@ def test_annotate_export_writes_the_sheet_the_instances_stage_wrote(staged):
 
 def test_the_round_trip_makes_valid_task_files_for_all_five_tasks(staged):
     from socialbench.meetingtom.build.instances import load_instances
-    from socialbench.meetingtom.questions import TASKS
+    from socialbench.meetingtom.spec.questions import TASKS
 
     prepare(staged, "demo", "ami")
     for s in ("demo", "ami"):
@@ -425,7 +425,7 @@ def test_a_pseudo_consensus_clip_gets_a_task32_instance_of_the_same_clip(staged,
 
 
 def test_agreement_has_fleiss_kappa_per_annotated_task(staged):
-    from socialbench.meetingtom.questions import ANNOTATED
+    from socialbench.meetingtom.spec.questions import ANNOTATED
 
     prepare(staged, "demo")
     simulate(staged, "demo")
@@ -607,7 +607,7 @@ def test_consolidate_refuses_unpaired_source_and_gold_folders(staged):
 
 
 def test_consolidate_writes_an_empty_file_for_a_task_without_instances(staged):
-    from socialbench.meetingtom.questions import TASKS
+    from socialbench.meetingtom.spec.questions import TASKS
 
     prepare(staged, "ami")
     import_without_sheets("ami")

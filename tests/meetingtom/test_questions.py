@@ -1,10 +1,10 @@
-"""The five subtasks' question templates and option vocabularies (socialbench.meetingtom.questions)."""
+"""The five subtasks' question templates and option vocabularies (socialbench.meetingtom.spec.questions)."""
 
 import re
 
 import pytest
 
-from socialbench.meetingtom.questions import (
+from socialbench.meetingtom.spec.questions import (
     ANNOTATED,
     ATTITUDES,
     CONSENSUS,

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from socialbench.core.errors import DataError
-from socialbench.moca.schema import canonical_gold, load_instances, record_problems
+from socialbench.moca.spec.schema import canonical_gold, load_instances, record_problems
 from tests.conftest import make_instance
 
 
@@ -69,7 +69,7 @@ def test_broken_json_line_is_named(tmp_path, taxonomy):
 
 
 # ---- readable reasons, duplicates, frames ---------------------------------------------------------
-from socialbench.moca.schema import all_problems  # noqa: E402
+from socialbench.moca.spec.schema import all_problems  # noqa: E402
 
 HEX = "ab" * 32
 

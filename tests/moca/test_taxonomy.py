@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 from socialbench.core.errors import DataError
-from socialbench.moca.taxonomy import apply_rules, load_taxonomy, parse_taxonomy, taxonomy_hash
+from socialbench.moca.spec.taxonomy import apply_rules, load_taxonomy, parse_taxonomy, taxonomy_hash
 
-RULES = resources.files("socialbench.moca.taxonomy").joinpath("moca_rules.yaml")
+RULES = resources.files("socialbench.moca.spec.taxonomy").joinpath("moca_rules.yaml")
 
 
 def test_labels_are_the_papers(taxonomy):

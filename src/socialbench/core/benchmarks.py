@@ -129,12 +129,14 @@ class Benchmark(abc.ABC):
 
     @classmethod
     def params_schema(cls) -> dict[str, Any]:
-        """The JSON schema of its params section (``<package>/params.schema.json``; defaults filled
-        at load); a benchmark without one takes an empty section."""
+        """The JSON schema of its params section (``<package>/spec/params.schema.json``, or
+        ``<package>/params.schema.json``; defaults filled at load); a benchmark without one takes an
+        empty section."""
         import json
 
-        f = resources.files(cls.package).joinpath("params.schema.json")
-        if not f.is_file():
+        root = resources.files(cls.package)
+        f = next((c for c in (root / "spec" / "params.schema.json", root / "params.schema.json") if c.is_file()), None)
+        if f is None:
             return {"type": "object", "additionalProperties": False, "properties": {}}
         return json.loads(f.read_text("utf-8"))
 

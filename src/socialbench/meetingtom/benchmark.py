@@ -101,7 +101,7 @@ class MeetingToMBenchmark(Benchmark):
         """The option letter(s) parsed from the answering call (strict JSON; meetingtom.parsing);
         ``marked``: after the reasoning's ``Final answer:`` line, the reasoning kept."""
         from socialbench.meetingtom.eval.parsing import parse_final
-        from socialbench.meetingtom.questions import MULTI
+        from socialbench.meetingtom.spec.questions import MULTI
 
         resp = ex.response
         if resp.finish_reason == "no_record":  # recorded answers (a human evaluation) that do not cover it

@@ -116,7 +116,7 @@ def _logging() -> None:
 
 def _params(path: Path) -> dict:
     from socialbench.core.config import load_params
-    from socialbench.meetingtom.settings import section
+    from socialbench.meetingtom.spec.settings import section
 
     p = load_params(path)
     section(p)
@@ -124,7 +124,7 @@ def _params(path: Path) -> dict:
 
 
 def _source(p: dict, name: str):
-    from socialbench.meetingtom.settings import source_settings
+    from socialbench.meetingtom.spec.settings import source_settings
 
     return source_settings(p, name)
 
@@ -446,7 +446,7 @@ def annotate_human_cmd(
     """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance
     of the source with its gold answer at a set rate (the records say so). The real human row comes
     from people's answers in the same format, named by a model of the file backend."""
-    from socialbench.meetingtom.settings import SOURCES
+    from socialbench.meetingtom.spec.settings import SOURCES
     from socialbench.core.paths import check_io
 
     if source not in SOURCES:
@@ -580,7 +580,7 @@ def consolidate_cmd(
     )
     from socialbench.core.io import write_jsonl
     from socialbench.meetingtom.build.instances import TASK, load_instances
-    from socialbench.meetingtom.questions import TASKS
+    from socialbench.meetingtom.spec.questions import TASKS
 
     insts = []
     for d, g in zip(source_dir, gold_dir):

@@ -55,7 +55,7 @@ class MocaBenchmark(Benchmark):
 
     @cached_property
     def taxonomy(self):
-        from socialbench.moca.taxonomy import load_taxonomy
+        from socialbench.moca.spec.taxonomy import load_taxonomy
 
         return load_taxonomy(self.options.get("taxonomy"))
 
@@ -71,7 +71,7 @@ class MocaBenchmark(Benchmark):
         return prepare_file(raw, self.taxonomy, on_invalid, media_roots=self.options.get("media_roots"))
 
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
-        from socialbench.moca.schema import load_instances
+        from socialbench.moca.spec.schema import load_instances
 
         return load_instances(path, self.taxonomy)
 
@@ -242,7 +242,7 @@ class MocaBenchmark(Benchmark):
         return files, headline
 
     def provenance(self, method: str) -> dict[str, Any]:
-        from socialbench.moca.taxonomy import taxonomy_hash
+        from socialbench.moca.spec.taxonomy import taxonomy_hash
 
         return {"prompt_template_sha256": self.prompt_hash(method), "taxonomy_sha256": taxonomy_hash(self.taxonomy)}
 

@@ -369,7 +369,7 @@ app.add_typer(annotate_app, name="annotate")
 
 
 def _taxonomy(path: Path | None):
-    from socialbench.moca.taxonomy import load_taxonomy
+    from socialbench.moca.spec.taxonomy import load_taxonomy
 
     return load_taxonomy(path)
 
@@ -502,7 +502,7 @@ def stats_cmd(
     """Dataset statistics in the style of Tables 1 and 11 and Figure 3."""
     from socialbench.core.io import write_json, write_text_atomic
     from socialbench.moca.build.dataset_stats import compute, figure_png, labels_table, table1, table11
-    from socialbench.moca.schema import load_instances
+    from socialbench.moca.spec.schema import load_instances
 
     tax = _taxonomy(taxonomy)
     records = [r for p in instances for r in load_instances(p, tax)]

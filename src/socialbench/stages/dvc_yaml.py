@@ -35,7 +35,7 @@ REPO = PKG.parents[1]
 #: Layer folders a stage depends on as a whole.
 LAYER_FOLDERS = ("core", "backends", "media", "acquire")
 #: A benchmark's folders a stage depends on as a whole.
-BENCH_FOLDERS = ("build", "eval", "report", "taxonomy")
+BENCH_FOLDERS = ("spec", "build", "eval", "report")
 #: What each generic stage kind runs, besides the root CLI and the benchmark's top-level modules:
 #: its stage modules and the benchmark folders it uses (imports inside a benchmark's plug-in class
 #: are hooks for every stage, so they are not followed; the folders stand for them).
@@ -107,11 +107,11 @@ def _closure(entries: tuple[str, ...]) -> frozenset[Path]:
     return frozenset(seen)
 
 
-def _entry(path: Path) -> str | None:
-    """The dep entry that covers a source file: its layer or benchmark folder, else the file itself;
-    None for an empty package marker."""
+def _entry(path: Path, whole: tuple[str, ...] = LAYER_FOLDERS) -> str | None:
+    """The dep entry that covers a source file: its layer folder (of ``whole``) or benchmark folder,
+    else the file itself; None for an empty package marker."""
     parts = path.relative_to(PKG).parts
-    if parts[0] in LAYER_FOLDERS:
+    if parts[0] in whole:
         return f"src/socialbench/{parts[0]}"
     if len(parts) >= 3 and parts[0] in benchmark_packages() and parts[1] in BENCH_FOLDERS:
         return f"src/socialbench/{parts[0]}/{parts[1]}"
@@ -150,12 +150,14 @@ def code_deps(kind: str, benchmark: str, runs: Iterable[str] = ()) -> list[str]:
         ]
     methods = sorted({method_of(r) for r in runs})
     entries += [f"socialbench.{benchmark}.methods.{m}" for m in methods]
-    deps = {e for p in _closure(tuple(entries)) if (e := _entry(p)) is not None}
+    # the stages that render results use most of report/: the folder (an edit to the viewer or the
+    # book reruns them, never inference, scoring or data building, which take report/ file by file)
+    whole = LAYER_FOLDERS + (("report",) if kind in ("tables", "viewer", "track") else ())
+    deps = {e for p in _closure(tuple(entries)) if (e := _entry(p, whole)) is not None}
     deps |= {f"src/socialbench/{benchmark}/{folder}" for folder in folders if (PKG / benchmark / folder).is_dir()}
     if kind == "infer":  # a model's backend is imported by name from params: the providers folder
         deps.add("src/socialbench/backends")
-    if (PKG / benchmark / "params.schema.json").is_file():
-        deps.add(f"src/socialbench/{benchmark}/params.schema.json")
+    deps.add(f"src/socialbench/{benchmark}/spec")  # its schema, settings and vocabularies: every stage reads them
     for m in methods:
         if (PKG / benchmark / "templates" / m).is_dir():
             deps.add(f"src/socialbench/{benchmark}/templates/{m}")

@@ -18,7 +18,7 @@ from socialbench.meetingtom.build.demo import (
     release_files,
     zip_bytes,
 )
-from socialbench.meetingtom.settings import DEMO_ARCHIVE
+from socialbench.meetingtom.spec.settings import DEMO_ARCHIVE
 
 CFG = DemoConfig(seed=7, corpus=("ES9000a",), seconds=110, fps=4, size=(96, 72), sample_rate=8000)
 

@@ -19,7 +19,7 @@ from socialbench.meetingtom.build.instances import (
     reply_of,
     shuffled_options,
 )
-from socialbench.meetingtom.questions import CONSENSUS, STATES
+from socialbench.meetingtom.spec.questions import CONSENSUS, STATES
 
 M = "IS1001a"
 ACT_B = f"{M}.B.dialog-act.x.3"  # B's "Could you check it?", addressed to D

@@ -10,7 +10,7 @@ from socialbench.acquire.download import ChecksumMismatch
 from socialbench.core.errors import DataError
 from socialbench.core.hashing import sha256_file
 from socialbench.meetingtom.build.release import acquire_release, fetch_meeting_media, mirror_state, read_source
-from socialbench.meetingtom.settings import DEMO_ARCHIVE
+from socialbench.meetingtom.spec.settings import DEMO_ARCHIVE
 from tests.acquire.server import FileServer
 from tests.meetingtom.conftest import source_for
 

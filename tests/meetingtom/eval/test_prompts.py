@@ -20,7 +20,7 @@ from socialbench.meetingtom.eval.prompts import (
     settings_of,
     strip_markers,
 )
-from socialbench.meetingtom.questions import label_of
+from socialbench.meetingtom.spec.questions import label_of
 
 SPEC = ModelSpec(name="m", backend="random", max_tokens=64)
 BENCH = get_benchmark("meetingtom")

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from socialbench.moca.build.demo import DemoConfig, encode_video, generate, make_record, video_frames
-from socialbench.moca.schema import load_instances
+from socialbench.moca.spec.schema import load_instances
 
 
 def tree_hash(root: Path) -> str:

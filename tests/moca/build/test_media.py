@@ -95,7 +95,7 @@ def test_a_marked_instance_loads_and_is_answered_without_a_call(repo, taxonomy, 
     from socialbench.core.backend import ModelSpec
     from socialbench.core.benchmarks import Final, get_benchmark
     from socialbench.core.io import write_jsonl
-    from socialbench.moca.schema import load_instances
+    from socialbench.moca.spec.schema import load_instances
 
     out, _ = run(repo, [video("v2", "media/empty.mp4")])
     write_jsonl(tmp_path / "processed.jsonl", out)

@@ -40,7 +40,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
-from socialbench.meetingtom.settings import DEMO_ARCHIVE
+from socialbench.meetingtom.spec.settings import DEMO_ARCHIVE
 
 LETTERS = ("A", "B", "C", "D")
 ROLES = ("PM", "ME", "UI", "ID")

@@ -2,7 +2,7 @@
 
 Every instance is a multiple-choice question about one mined clip (non-overlapping within its
 meeting and task family, B.1): a fixed question template with only its task variables filled in
-(B.2, :mod:`socialbench.meetingtom.questions`), options shuffled with ``"{seed}:{id}:options"``
+(B.2, :mod:`socialbench.meetingtom.spec.questions`), options shuffled with ``"{seed}:{id}:options"``
 and labelled A, B, C..., the answer a label (Task 3.2: the sorted labels of every dissenter).
 
 * Task 2.1 (addressee): a ``you`` window whose anchor is a ``you`` event; its gold comes straight
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
-from socialbench.meetingtom.questions import (
+from socialbench.meetingtom.spec.questions import (
     ANNOTATED,
     LABELS,
     MULTI,

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
-from socialbench.meetingtom.settings import SourceSettings, mirror_path
+from socialbench.meetingtom.spec.settings import SourceSettings, mirror_path
 
 log = logging.getLogger(__name__)
 

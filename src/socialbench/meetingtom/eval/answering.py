@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from socialbench.core.backend import Request
 from socialbench.core.benchmarks import Exchange, Final, InstanceInputError, Method
-from socialbench.meetingtom.questions import TASKS
+from socialbench.meetingtom.spec.questions import TASKS
 
 #: Why Task 1 has no score with contextual priors (paper Table 4: "Task 1 is not evaluated in this setting").
 NOT_EVALUATED_PRIORS = "Task 1 is not evaluated with contextual priors (MeetingToM Table 4, n=0)"

@@ -33,7 +33,7 @@ from typing import Any
 from socialbench.core.backend import Decoding, ImagePart, Message, Request, VideoPart
 from socialbench.core.benchmarks import InstanceInputError
 from socialbench.core.errors import ConfigError
-from socialbench.meetingtom.questions import MULTI, TITLES, answer_format
+from socialbench.meetingtom.spec.questions import MULTI, TITLES, answer_format
 
 VIEWS = ("mosaic", "global", "closeup")
 INGESTION = ("auto", "native", "frames")

@@ -1,7 +1,7 @@
 """The annotation round-trip of MoCA (section 4.1, appendix B.2-B.3): the candidate pool goes out to
 annotator sheets under a 7-field codebook, comes back with independent annotations, a reviewer's
 field-level cross-check and an arbiter's decisions, and leaves as the final benchmark in the
-instance schema (``socialbench.moca.schema``).
+instance schema (``socialbench.moca.spec.schema``).
 
 Sheets are CSV (UTF-8; a byte-order mark from a spreadsheet export is accepted):
 
@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
-from socialbench.moca.normalize import normalize
-from socialbench.moca.taxonomy import Taxonomy
+from socialbench.moca.spec.normalize import normalize
+from socialbench.moca.spec.taxonomy import Taxonomy
 
 TUPLE_FIELDS = ("scenario", "domain", "culture", "subject", "target", "mechanism", "label")
 OPTION_FIELDS = ("subject_options", "target_options")
@@ -560,7 +560,7 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
     """The final instances (sorted by id) and, for every other candidate of the pool, why it is not
     in the benchmark: ``not_annotated``, ``unresolved_dispute``, ``rejected`` (arbiter),
     ``discarded`` (a discard proposal the arbiter did not overturn), ``final_validation``."""
-    from socialbench.moca.schema import all_problems
+    from socialbench.moca.spec.schema import all_problems
 
     versions = versions_of(returned)
     disputes = find_disputes(versions, returned.evidence_rejected, tax)

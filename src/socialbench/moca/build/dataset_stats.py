@@ -17,8 +17,8 @@ from dataclasses import replace
 from typing import Any
 
 from socialbench.moca.build.annotation import TUPLE_FIELDS
-from socialbench.moca.normalize import percent
-from socialbench.moca.taxonomy import Taxonomy
+from socialbench.moca.spec.normalize import percent
+from socialbench.moca.spec.taxonomy import Taxonomy
 from socialbench.report.tables import Block, Row, Table, Text, render, tex_escape, to_latex
 
 MODALITY_NAMES = {"image_text": "image-text", "video_text": "video-text"}

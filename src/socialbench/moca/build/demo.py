@@ -16,7 +16,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from socialbench.moca.taxonomy import Taxonomy
+from socialbench.moca.spec.taxonomy import Taxonomy
 
 PEOPLE = [
     "the speaker",

@@ -10,8 +10,8 @@ from typing import Any
 
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.io import JsonLine, first_bad_line, read_jsonl_lines
-from socialbench.moca.schema import EMPTY, all_problems, canonical_gold, record_name
-from socialbench.moca.taxonomy import Taxonomy
+from socialbench.moca.spec.schema import EMPTY, all_problems, canonical_gold, record_name
+from socialbench.moca.spec.taxonomy import Taxonomy
 
 ON_INVALID = ("drop", "fail")
 RAW_LIMIT = 200  # characters of an unparsable line kept in the drop report

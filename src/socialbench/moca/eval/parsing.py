@@ -14,7 +14,7 @@ import json
 import re
 
 from socialbench.moca.eval.prompts import ANSWER_KEYS, CODE_FENCE
-from socialbench.moca.normalize import normalize
+from socialbench.moca.spec.normalize import normalize
 
 # One fence around everything: an opening ``` with an optional info word (json) on its own line, the
 # body, and a closing ``` on its own line. A fence inside the body (a second block) does not match.

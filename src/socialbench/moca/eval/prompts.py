@@ -22,7 +22,7 @@ from typing import Any
 from socialbench.core.backend import Decoding, ImagePart, Message, ModelSpec, Request
 from socialbench.core.benchmarks import Exchange, Final, InstanceInputError, Method
 from socialbench.core.hashing import sha256_file
-from socialbench.moca.taxonomy import Taxonomy
+from socialbench.moca.spec.taxonomy import Taxonomy
 
 ANSWER_KEYS = ("mechanism", "label", "subject", "target")
 #: What to do with a code fence around the JSON answer: ``strict`` (unparsable, as the paper's strict

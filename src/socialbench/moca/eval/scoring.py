@@ -19,7 +19,7 @@ from typing import Any
 
 from socialbench.core.errors import DataError
 from socialbench.core.io import is_number, parse_json_object  # noqa: F401  (score files are read through here)
-from socialbench.moca.normalize import normalize, percent
+from socialbench.moca.spec.normalize import normalize, percent
 from socialbench.report.stats import MetricSet
 
 FIELDS = ("label", "subject", "target", "mechanism")

@@ -277,16 +277,16 @@ def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
 def _builtin(name: str) -> Any:
     from socialbench.core.io import load_yaml
 
-    data = resources.files("socialbench.moca.taxonomy").joinpath(name).read_bytes()
-    return load_yaml(data, f"socialbench/moca/taxonomy/{name}", error=DataError)
+    data = resources.files("socialbench.moca.spec.taxonomy").joinpath(name).read_bytes()
+    return load_yaml(data, f"socialbench/moca/spec/taxonomy/{name}", error=DataError)
 
 
 def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     """The built-in MoCA taxonomy (moca.yaml joined with the rules of moca_rules.yaml), or a YAML/JSON
     file given by the user (criteria and boundaries, if any, inline in its options)."""
     if path is None:
-        tax = parse_taxonomy(_builtin("moca.yaml"), "socialbench/moca/taxonomy/moca.yaml")
-        return apply_rules(tax, _builtin(RULES_FILE), f"socialbench/moca/taxonomy/{RULES_FILE}")
+        tax = parse_taxonomy(_builtin("moca.yaml"), "socialbench/moca/spec/taxonomy/moca.yaml")
+        return apply_rules(tax, _builtin(RULES_FILE), f"socialbench/moca/spec/taxonomy/{RULES_FILE}")
     # The strict readers (socialbench.core.io): no aliases, duplicate keys, tags or NaN; line and column named.
     from socialbench.core.io import decode_utf8, load_yaml, loads_strict, read_file_bytes
 

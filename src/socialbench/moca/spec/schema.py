@@ -18,8 +18,8 @@ import pandera.pandas as pa
 
 from socialbench.core.errors import DataError
 from socialbench.core.io import first_bad_line, is_number, read_jsonl_lines
-from socialbench.moca.normalize import normalize
-from socialbench.moca.taxonomy import Taxonomy
+from socialbench.moca.spec.normalize import normalize
+from socialbench.moca.spec.taxonomy import Taxonomy
 
 FIELDS = (
     "id",
