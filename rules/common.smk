@@ -133,13 +133,11 @@ def model_files(model):
     return [path] if isinstance(path, str) else []
 
 
-def method_settings(benchmark, method):
-    """The benchmark section's settings of a method (method_options.<method>, and MoCA's answer
-    parsing): a rule param, so changing them reruns that method's jobs only."""
-    section = config[benchmark]
-    if BENCH_CLASSES[benchmark].run_variants:  # a run may be <method>__<ablation>: the settings it gets
-        return {"options": BENCH_CLASSES[benchmark]().method_settings(section, method), "answer": section.get("answer")}
-    return {"options": (section.get("method_options") or {}).get(method, {}), "answer": section.get("answer")}
+def method_settings(benchmark, run):
+    """What a run gets from the benchmark's params section (method_options.<method>, a variant run's
+    ablation over them, benchmark-wide options such as MoCA's answer parsing): a rule param, so
+    changing them reruns the jobs of the models that make that run only."""
+    return BENCH_CLASSES[benchmark]().method_settings(config[benchmark], run)
 
 
 # Every rule runs in this environment under `--sdm conda`; by default, in the active venv.

@@ -10,10 +10,10 @@ from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError
-from socialbench.meetingtom.benchmark import split_run, value_of_answer
-from socialbench.meetingtom.methods.no_prompt import NoPromptMethod
-from socialbench.meetingtom.eval.scoring import score
 from socialbench.core.runner import run_method
+from socialbench.meetingtom.benchmark import split_run, value_of_answer
+from socialbench.meetingtom.eval.scoring import score
+from socialbench.meetingtom.methods.no_prompt import NoPromptMethod
 from tests.meetingtom.eval.test_prompts import MARKERS, make
 
 #: A params section like params.yaml's (copied, so the tests do not read params.yaml).
@@ -86,9 +86,13 @@ def test_a_run_name_splits_into_method_and_ablation(name, parts):
     assert split_run(name) == parts
 
 
-def test_an_ablation_runs_class_is_the_methods_under_the_runs_name(bench):
-    cls = bench.method_class("no_prompt__prior_role")
-    assert cls.name == "no_prompt__prior_role" and issubclass(cls, NoPromptMethod)
+def test_an_ablation_run_is_the_methods_own_class_under_the_runs_name(bench):
+    # no class is made at run time: the run is an instance of the method's class, named after the run
+    from socialbench.core.backend import ModelSpec
+
+    run = bench.method("no_prompt__prior_role", ModelSpec(name="m", backend="random"), seed=1)
+    assert type(run) is NoPromptMethod and bench.method_class("no_prompt__prior_role") is NoPromptMethod
+    assert run.name == "no_prompt__prior_role" and NoPromptMethod.name == "no_prompt"
 
 
 def test_an_ablation_run_keeps_its_methods_prompt_hash(bench):

@@ -62,8 +62,10 @@ class Method(abc.ABC):
     A method must be deterministic given the instance and the responses (the runner replays
     finished rounds from the request cache when a killed run resumes)."""
 
-    #: The method's name (``<benchmark>.methods`` in params); set by the registry.
-    name: ClassVar[str] = ""
+    #: The run's name: the method's module name (set on the class by the registry), or on an
+    #: instance of a variant run ``<method>__<variant>`` that run's name (request ids and records
+    #: carry it; the templates stay the method's).
+    name: str = ""
     #: Template files under ``templates/<name>/`` whose content is the method's prompt hash.
     templates: ClassVar[tuple[str, ...]] = ()
 
@@ -104,6 +106,12 @@ class InstanceInputError(SocialbenchError):
         super().__init__(f"field {field!r}: {message}")
 
 
+def split_run(name: str) -> tuple[str, str | None]:
+    """``<method>__<variant>`` -> (method, variant); a plain method name -> (name, None)."""
+    base, sep, variant = name.partition("__")
+    return base, (variant if sep else None)
+
+
 # ---- benchmarks -------------------------------------------------------------------------------
 class Benchmark(abc.ABC):
     """Base class of all benchmarks. :meth:`score` is the one abstract method; a benchmark also
@@ -114,9 +122,6 @@ class Benchmark(abc.ABC):
     name: ClassVar[str] = ""
     #: The package that holds it (``socialbench.<name>``); set by the registry.
     package: ClassVar[str] = ""
-    #: Whether a run's name may be a variant of a method rather than a module (e.g.
-    #: ``<method>__<ablation>``): its per-method stages then depend on all its methods and templates.
-    run_variants: ClassVar[bool] = False
     #: Backends the benchmark contributes to the backend registry (``core.backend``), e.g. a scripted
     #: test double of its methods: {backend name: (module, class)}, imported only when a model uses one.
     backends: ClassVar[dict[str, tuple[str, str]]] = {}
@@ -159,22 +164,40 @@ class Benchmark(abc.ABC):
         return sorted(p.stem for p in d.glob("*.py") if not p.stem.startswith("_")) if d.is_dir() else []
 
     def method_class(self, name: str) -> type[Method]:
-        if name not in self.method_names():
+        """The class of a run: the method module ``methods/<method>.py`` of ``<method>`` or of a
+        variant run ``<method>__<variant>`` (one class per module; a variant is settings, not a class)."""
+        base, _ = split_run(name)
+        if base not in self.method_names():
             known = ", ".join(self.method_names()) or "none"
-            raise ConfigError(f"benchmark {self.name}: unknown method {name!r}; known methods: {known}")
-        cls = importlib.import_module(f"{self.package}.methods.{name}").METHOD
-        cls.name = name
+            raise ConfigError(f"benchmark {self.name}: unknown method {base!r}; known methods: {known}")
+        cls = importlib.import_module(f"{self.package}.methods.{base}").METHOD
+        cls.name = base
         return cls
 
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
-        """What ``method`` gets as ``Method.settings`` from the benchmark's params section:
-        ``method_options.<method>``; a benchmark may add benchmark-wide options (e.g. how answers are parsed)."""
-        return dict((section.get("method_options") or {}).get(method) or {})
+        """What run ``method`` gets as ``Method.settings`` from the benchmark's params section:
+        ``method_options.<method>``, and for a variant run ``<method>__<variant>`` the entry
+        ``ablations.<variant>`` over it; a benchmark may add benchmark-wide options (e.g. how answers
+        are parsed)."""
+        base, variant = split_run(method)
+        settings = dict((section.get("method_options") or {}).get(base) or {})
+        if variant is not None:
+            ablations = section.get("ablations") or {}
+            if variant not in ablations:
+                raise ConfigError(
+                    f"{self.name}: run {method!r} names the ablation {variant!r}, which {self.name}.ablations does not"
+                    f" define (defined: {', '.join(sorted(ablations)) or 'none'})"
+                )
+            settings.update(ablations[variant])  # its table and label too: methods ignore them
+        return settings
 
     def method(self, name: str, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None) -> Method:
-        return self.method_class(name)(self, spec, seed, settings)
+        instance = self.method_class(name)(self, spec, seed, settings)
+        instance.name = name  # a variant run keeps its own name (its request ids, its records)
+        return instance
 
     def template(self, method: str, name: str) -> str:
+        method = split_run(method)[0]  # a variant run reads its method's templates
         try:
             return resources.files(self.package).joinpath(f"templates/{method}/{name}").read_text("utf-8")
         except FileNotFoundError as exc:

@@ -1,7 +1,8 @@
 """MeetingToM as a benchmark plug-in: instances of the five subtasks, answers, scoring, tables
 and what predictions depend on. A run named ``<method>__<ablation>`` is the method with the
-ablation ``meetingtom.ablations.<ablation>`` applied (its settings over the method's). The data stages (demo release, acquisition, mining, clips, instances)
-are ``socialbench meetingtom ...`` commands (cli.py); docs/meetingtom.md describes the pipeline.
+ablation ``meetingtom.ablations.<ablation>`` applied (core's variant runs: its settings over the
+method's). The data stages (demo release, acquisition, mining, clips, instances) are
+``socialbench meetingtom ...`` commands (cli.py); docs/meetingtom.md describes the pipeline.
 
 Imports stay inside the methods: the registry imports this module to read the class."""
 
@@ -11,22 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method
-from socialbench.core.errors import ConfigError
-
-#: Separates a method from its ablation in a run's name (``no_prompt__modality_video``).
-ABLATION_SEP = "__"
-
-
-def split_run(name: str) -> tuple[str, str | None]:
-    """``(method, ablation or None)`` of a run name."""
-    method, sep, ablation = name.partition(ABLATION_SEP)
-    return method, (ablation if sep else None)
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, split_run
 
 
 class MeetingToMBenchmark(Benchmark):
     name = "meetingtom"
-    run_variants = True
     undefined_reasons = {
         "macro_f1": "Macro-F1 is reported for MeetingToM Task 1 and Task 3.1 only (MeetingToM 4.1)",
         "accuracy": (
@@ -62,33 +52,13 @@ class MeetingToMBenchmark(Benchmark):
             if isinstance(i.get("gold"), str)
         ]
 
-    # ---- methods and their ablations -----------------------------------------------------------
-    def method_class(self, name: str) -> type[Method]:
-        base, ablation = split_run(name)
-        cls = super().method_class(base)
-        if ablation is None:
-            return cls
-        # The ablation run: the method's class under the run's name (its templates stay the method's).
-        return type(f"{cls.__name__}_{ablation}", (cls,), {"name": name, "__module__": cls.__module__})
-
+    # ---- methods and their ablations (runs <method>__<ablation>: core's variant runs) ----------
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
         """``method_options.<method>`` with the ablation's entry over it, and the marker list."""
-        base, ablation = split_run(method)
-        settings = dict((section.get("method_options") or {}).get(base) or {})
-        if ablation is not None:
-            ablations = section.get("ablations") or {}
-            if ablation not in ablations:
-                raise ConfigError(
-                    f"meetingtom: run {method!r} names the ablation {ablation!r}, which meetingtom.ablations does not"
-                    f" define (defined: {', '.join(sorted(ablations)) or 'none'})"
-                )
-            settings.update(ablations[ablation])
+        settings = super().method_settings(section, method)
         if settings.get("remove_markers"):
             settings["markers"] = list(section.get("discourse_markers") or [])
         return settings
-
-    def template(self, method: str, name: str) -> str:
-        return super().template(split_run(method)[0], name)
 
     def provenance(self, method: str) -> dict[str, Any]:
         """The prompt hash, and which method and ablation the run is (MLflow params: the runs

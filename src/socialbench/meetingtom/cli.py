@@ -446,8 +446,8 @@ def annotate_human_cmd(
     """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance
     of the source with its gold answer at a set rate (the records say so). The real human row comes
     from people's answers in the same format, named by a model of the file backend."""
-    from socialbench.meetingtom.spec.settings import SOURCES
     from socialbench.core.paths import check_io
+    from socialbench.meetingtom.spec.settings import SOURCES
 
     if source not in SOURCES:
         raise ConfigError(f"meetingtom annotate human --source: must be one of {', '.join(SOURCES)}, got {source!r}")

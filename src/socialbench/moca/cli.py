@@ -83,11 +83,11 @@ def frames(
     """
     from socialbench.core.config import load_params
     from socialbench.core.io import read_jsonl, write_jsonl
+    from socialbench.core.paths import MediaRoots, check_io
     from socialbench.media.cache import FrameCache
     from socialbench.media.errors import MediaError
     from socialbench.media.report import MediaReport
     from socialbench.moca.build.media import KEPT, attach_frames, moca_sampling
-    from socialbench.core.paths import MediaRoots, check_io
 
     _logging()
     if len(inputs) != len(outputs):
