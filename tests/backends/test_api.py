@@ -111,8 +111,8 @@ def api_spec(backend_name: str, base_url: str, **options):
 
 @pytest.mark.parametrize("backend_name", ["openai_compat", "anthropic"])
 def test_a_dead_server_stops_the_run_after_five_attempts_in_a_row(backend_name, tmp_path):
-    from socialbench.core.backend import create_backend
     from socialbench.backends.retry import StopRun
+    from socialbench.core.backend import create_backend
     from socialbench.core.cache import RequestCache
     from tests.helpers.moca_requests import moca_request, run_through_cache
 
@@ -134,8 +134,8 @@ def test_with_the_default_retry_settings_a_dead_server_holds_a_run_up_for_second
 
 
 def test_a_refused_key_stops_the_run_and_says_to_check_it(monkeypatch, tmp_path):
-    from socialbench.core.backend import create_backend
     from socialbench.backends.retry import StopRun
+    from socialbench.core.backend import create_backend
     from socialbench.core.cache import RequestCache
     from tests.helpers.loopback import LoopbackServer
     from tests.helpers.moca_requests import moca_request, run_through_cache

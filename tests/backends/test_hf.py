@@ -215,8 +215,8 @@ def test_it_takes_images_and_frames_only_and_refuses_audio_before_loading(tiny_m
 
 
 def test_view_labels_are_text_before_their_images(frames):
-    from socialbench.core.backend import VideoPart
     from socialbench.backends.hf import chat_messages
+    from socialbench.core.backend import VideoPart
 
     labelled = dataclasses.replace(frames[0], view="Closeup A")
     video = VideoPart(frames=tuple(frames[1:]), view="Corner")

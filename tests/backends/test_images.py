@@ -39,8 +39,8 @@ def test_large_image_is_scaled_to_the_longest_side(tmp_path):
     "content, why", [(b"", "the file is empty"), (bytes(range(256)) * 4, "not an image format Pillow can read")]
 )
 def test_undecodable_image_error_names_the_file(tmp_path, content, why):
-    from socialbench.core.backend import ImagePart
     from socialbench.backends.images import ImageUnreadable
+    from socialbench.core.backend import ImagePart
 
     path = tmp_path / "broken.png"
     path.write_bytes(content)
@@ -53,8 +53,8 @@ def test_undecodable_image_error_names_the_file(tmp_path, content, why):
 
 
 def test_truncated_pixel_data_error_names_the_file(tmp_path):
-    from socialbench.core.backend import ImagePart
     from socialbench.backends.images import ImageUnreadable
+    from socialbench.core.backend import ImagePart
 
     write_png(tmp_path / "full.png", size=(64, 64))
     raw = (tmp_path / "full.png").read_bytes()

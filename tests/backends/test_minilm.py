@@ -8,8 +8,8 @@ import json
 import pytest
 import torch
 
-from socialbench.core.backend import ModelSpec, create_backend
 from socialbench.backends.minilm import RULE_VERSION, MiniLMEncoder, package_model_path
+from socialbench.core.backend import ModelSpec, create_backend
 from tests.helpers.moca_requests import moca_request
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.backends.vllm_backend import ServerFailed
+from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.core.errors import MissingDependency
 from tests.helpers.loopback import LoopbackServer
 from tests.helpers.moca_requests import answer_schema, moca_request, write_clip, write_png, write_wav

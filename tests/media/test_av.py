@@ -9,6 +9,7 @@ from PIL import Image
 
 from socialbench.core.errors import SocialbenchError
 from socialbench.core.hashing import sha256_file
+from socialbench.core.tools import executable
 from socialbench.media import errors as E
 from socialbench.media import frames as frames_module
 from socialbench.media import probe as probe_module
@@ -19,7 +20,6 @@ from socialbench.media.frames import extract_frames
 from socialbench.media.probe import probe, video_timeline
 from socialbench.media.sampling import fps_indices, plan_segments, uniform_indices
 from socialbench.media.synth import read_index
-from socialbench.core.tools import executable
 from tests.helpers.media_synth import decode_all_frames, generate_indexed_video
 from tests.media.conftest import CLIP_FPS, CLIP_FRAMES, image_index, video_indices
 

@@ -10,10 +10,10 @@ from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError
-from socialbench.meetingtom.benchmark import split_run, value_of_answer
-from socialbench.meetingtom.methods.no_prompt import NoPromptMethod
-from socialbench.meetingtom.eval.scoring import score
 from socialbench.core.runner import run_method
+from socialbench.meetingtom.benchmark import split_run, value_of_answer
+from socialbench.meetingtom.eval.scoring import score
+from socialbench.meetingtom.methods.no_prompt import NoPromptMethod
 from tests.meetingtom.eval.test_prompts import MARKERS, make
 
 #: A params section like params.yaml's (copied, so the tests do not read params.yaml).

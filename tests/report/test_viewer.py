@@ -252,8 +252,8 @@ def test_rows_with_an_unknown_key_are_refused():
 
 
 def test_the_viewer_command_writes_the_page(tmp_path):
-    from socialbench.core.benchmarks import register
     from socialbench.cli import app
+    from socialbench.core.benchmarks import register
 
     register(ToyBenchmark)
     inst, pred, trace = toy_run(tmp_path)
@@ -529,8 +529,8 @@ def test_a_codar_like_row_shows_the_last_verdict_and_not_accepted_in_its_header(
 
 
 def test_the_viewer_command_refuses_an_out_that_is_one_of_its_inputs(tmp_path):
-    from socialbench.core.benchmarks import register
     from socialbench.cli import app
+    from socialbench.core.benchmarks import register
 
     register(ToyBenchmark)
     inst, pred, trace = toy_run(tmp_path)

@@ -41,9 +41,9 @@ from typing import Any, ClassVar
 import anthropic
 
 from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback, sdk_env_hidden
-from socialbench.core.backend import BackendContext, ImagePart, Message, ModelSpec, Request, Response
 from socialbench.backends.images import content_blocks, encode_for_api
 from socialbench.backends.retry import MalformedResponse
+from socialbench.core.backend import BackendContext, ImagePart, Message, ModelSpec, Request, Response
 from socialbench.core.errors import ConfigError
 
 JSON_MODES = ("output_format", "tool", "none")

@@ -37,9 +37,9 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from socialbench.core.backend import Backend, BackendContext, ModelSpec, Request, Response, check_requests
 from socialbench.backends.images import ImageChanged
 from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, StopRun, call_with_retries, classify
+from socialbench.core.backend import Backend, BackendContext, ModelSpec, Request, Response, check_requests
 from socialbench.core.errors import ConfigError
 from socialbench.core.secrets import bad_env_name, holds_secret
 

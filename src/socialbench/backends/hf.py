@@ -43,9 +43,9 @@ import huggingface_hub
 import torch
 import transformers
 
-from socialbench.core.backend import Backend, BackendContext, Decoding, ModelSpec, Request, Response, check_requests
 from socialbench.backends.images import ImageChanged, content_blocks, load_pil
 from socialbench.backends.revision import resolve_revision
+from socialbench.core.backend import Backend, BackendContext, Decoding, ModelSpec, Request, Response, check_requests
 from socialbench.core.errors import ConfigError
 
 log = logging.getLogger("socialbench.backends")

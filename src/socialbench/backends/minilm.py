@@ -30,8 +30,8 @@ from typing import Any
 import torch
 import transformers
 
-from socialbench.core.backend import Backend, BackendContext, ModelSpec, Request, Response
 from socialbench.backends.baselines import ALL_MEDIA, choices_of, no_choices
+from socialbench.core.backend import Backend, BackendContext, ModelSpec, Request, Response
 from socialbench.core.errors import ConfigError, MissingDependency
 from socialbench.core.hashing import folder_fingerprint
 

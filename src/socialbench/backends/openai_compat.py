@@ -35,6 +35,8 @@ from typing import Any, ClassVar
 import openai
 
 from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback, sdk_env_hidden
+from socialbench.backends.images import content_blocks, encode_audio, encode_for_api
+from socialbench.backends.retry import MalformedResponse
 from socialbench.core.backend import (
     AudioPart,
     BackendContext,
@@ -45,8 +47,6 @@ from socialbench.core.backend import (
     Response,
     VideoPart,
 )
-from socialbench.backends.images import content_blocks, encode_audio, encode_for_api
-from socialbench.backends.retry import MalformedResponse
 from socialbench.core.errors import ConfigError
 
 JSON_MODES = ("json_schema", "json_object", "none")

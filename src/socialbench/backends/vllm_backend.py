@@ -51,10 +51,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from socialbench.core.backend import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
 from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
 from socialbench.backends.revision import resolve_revision as _resolve
+from socialbench.core.backend import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
 
 log = logging.getLogger("socialbench.backends")

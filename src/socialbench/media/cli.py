@@ -57,16 +57,14 @@ def frames_cmd(
     video: Path = Arg(..., help="video file"),
     count: int | None = Opt(None, help="N uniformly spaced frames (N >= 1)"),
     fps: str | None = Opt(None, help="frames per second of video time, > 0, e.g. 0.5 or 30000/1001"),
-    max_side: int | None = Opt(
-        None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"
-    ),
+    max_side: int | None = Opt(None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"),
     frames_dir: Path = Opt(Path("data/interim/frames"), help="content-addressed frame cache"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its media section)"),
 ) -> None:
     """Sample frames of one video through the cache; print its manifest (index, timestamp, file)."""
+    from socialbench.core.paths import check_io
     from socialbench.media.cache import MANIFEST, FrameCache
     from socialbench.media.sampling import FrameSampling, SamplingError, to_fraction
-    from socialbench.core.paths import check_io
 
     check_io({"VIDEO": video, "--params": params}, {"--frames-dir": frames_dir}, folders=("--frames-dir",))
     if (count is None) == (fps is None):
@@ -112,9 +110,9 @@ def cut_cmd(
     """Cut [start, end) from every view with identical timestamps (and the 2x2 mosaic).
 
     Each view must be a different file with a different file name (the clips are named after them)."""
+    from socialbench.core.paths import check_io
     from socialbench.media.clips import Mosaic, check_cut_paths, check_mosaic_positions, cut_views
     from socialbench.media.encode import EncodeSettings
-    from socialbench.core.paths import check_io
 
     check_io({"VIEWS": views, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     _finite("--start", start)
@@ -178,8 +176,8 @@ def audio_cmd(
     end: float | None = Opt(None, help="window end, seconds (exclusive)"),
 ) -> None:
     """Extract mono 16 kHz WAV audio, optionally of a window."""
-    from socialbench.media.clips import extract_audio
     from socialbench.core.paths import check_io
+    from socialbench.media.clips import extract_audio
 
     check_io({"SOURCE": source}, {"OUTPUT": output})
     _finite("--start", start)

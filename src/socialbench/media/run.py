@@ -17,9 +17,9 @@ from functools import cache
 from pathlib import Path
 
 from socialbench.core.hashing import sha256_file
+from socialbench.core.tools import executable
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
-from socialbench.core.tools import executable
 
 # Flags that keep version strings and other run-dependent bytes out of outputs.
 _BITEXACT = {"fflags": "+bitexact", "flags": "+bitexact", "map_metadata": "-1"}

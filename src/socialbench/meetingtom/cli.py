@@ -446,8 +446,8 @@ def annotate_human_cmd(
     """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance
     of the source with its gold answer at a set rate (the records say so). The real human row comes
     from people's answers in the same format, named by a model of the file backend."""
-    from socialbench.meetingtom.spec.settings import SOURCES
     from socialbench.core.paths import check_io
+    from socialbench.meetingtom.spec.settings import SOURCES
 
     if source not in SOURCES:
         raise ConfigError(f"meetingtom annotate human --source: must be one of {', '.join(SOURCES)}, got {source!r}")
@@ -480,9 +480,7 @@ def annotate_import_cmd(
     adjudicator: Path | None = Opt(
         None, help="the adjudicator's sheet (CSV): the agreement subset and the disagreements"
     ),
-    note: str | None = Opt(
-        None, help="without sheets: why this source has no annotations (written to agreement.json)"
-    ),
+    note: str | None = Opt(None, help="without sheets: why this source has no annotations (written to agreement.json)"),
 ) -> None:
     """Majority vote of two annotators and an adjudicator (B.3): the gold (validated with pandera),
     the labelled instances, the discarded items with their reasons, Fleiss' kappa per task on the

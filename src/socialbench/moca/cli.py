@@ -83,11 +83,11 @@ def frames(
     """
     from socialbench.core.config import load_params
     from socialbench.core.io import read_jsonl, write_jsonl
+    from socialbench.core.paths import MediaRoots, check_io
     from socialbench.media.cache import FrameCache
     from socialbench.media.errors import MediaError
     from socialbench.media.report import MediaReport
     from socialbench.moca.build.media import KEPT, attach_frames, moca_sampling
-    from socialbench.core.paths import MediaRoots, check_io
 
     _logging()
     if len(inputs) != len(outputs):
@@ -271,9 +271,7 @@ def candidates_cmd(
     root: Path = Opt(..., help="the source's folder (as acquired)"),
     out: Path = Opt(..., help="normalized candidate records, JSON lines"),
     params: Path | None = Opt(None, help="params file (moca.sources.<source>: splits, encoding, columns, include)"),
-    split: list[str] | None = Opt(
-        None, "--split", help="source split to read (repeatable; default: params, else all)"
-    ),
+    split: list[str] | None = Opt(None, "--split", help="source split to read (repeatable; default: params, else all)"),
 ) -> None:
     """Read a source's files into normalized candidate records (validated with the candidate schema)."""
     from socialbench.core.io import write_jsonl

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.meetingtom.build import acquire as ami
 from socialbench.core.errors import ConfigError, DataError
+from socialbench.meetingtom.build import acquire as ami
 
 FAST = {"backoff": 0.0, "timeout": 5.0}
 

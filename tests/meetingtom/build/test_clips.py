@@ -17,8 +17,8 @@ from socialbench.meetingtom.build.demo import COLOURS, plan_meeting
 
 def decoded(path: Path) -> np.ndarray:
     """Every frame of a video as RGB (the test's own full decode, no seeking)."""
-    from socialbench.media.probe import probe
     from socialbench.core.tools import executable
+    from socialbench.media.probe import probe
 
     info = probe(path)
     w, h = info.display_size

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from socialbench.cli import app
 from socialbench.core.errors import DataError
 from socialbench.moca.build.annotation import Version, compare, final_problems, find_disputes, options
-from socialbench.moca.spec.schema import load_instances
 from socialbench.moca.build.sources.base import candidate
+from socialbench.moca.spec.schema import load_instances
 
 runner = CliRunner()
 

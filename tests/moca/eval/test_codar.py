@@ -12,11 +12,11 @@ from socialbench.core.benchmarks import Exchange, get_benchmark
 from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError, DataError, SocialbenchError
 from socialbench.core.io import jsonl_text
+from socialbench.core.runner import run_method
 from socialbench.moca.eval.codar import CODAR, STAGES, StageOutputError, Variant, parse_stage, stage_schema
 from socialbench.moca.eval.prompts import answer_schema, build_direct_request, slot_maps
 from socialbench.moca.eval.retrieval import NO_EVIDENCE, JsonlRetriever, build_retriever, retrieve
 from socialbench.moca.eval.scoring import score
-from socialbench.core.runner import run_method
 from tests.conftest import make_instance
 
 WO_STEP2 = Variant(("observer", "conflict", "decoder", "checker"))

@@ -655,9 +655,9 @@ def wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
 def generate(out_dir: str | Path, cfg: DemoConfig) -> dict[str, list[str]]:
     """Write the demo mirror into ``out_dir`` (official layout); return ``{"meetings": [...],
     "files": [relative paths]}``. The same config gives the same bytes."""
-    from socialbench.meetingtom.build.acquire import VIDEO_VIEWS, media_relpath
     from socialbench.core.hashing import sha256_bytes
     from socialbench.media.encode import EncodeSettings, encode_rgb_frames
+    from socialbench.meetingtom.build.acquire import VIDEO_VIEWS, media_relpath
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -81,11 +81,11 @@ def acquire_release(
 ) -> dict[str, Any]:
     """Put the source's annotations release in place (see the module doc); write and return
     ``<out_dir>/source.json``. ``out_dir`` is relative to ``root`` (the repository) or absolute."""
-    from socialbench.meetingtom.build.acquire import fetch_annotations
     from socialbench.acquire.archive import extract
     from socialbench.acquire.download import redact_url
     from socialbench.core.hashing import sha256_file, sha256_json
     from socialbench.core.io import write_json
+    from socialbench.meetingtom.build.acquire import fetch_annotations
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -168,9 +168,9 @@ def fetch_meeting_media(
     write ``<dest_root>/amicorpus/<meeting>/fetched.json``; return it. Files from a local mirror are
     verified against the mirror's own bytes (a changed mirror file is copied again); a file already
     downloaded from the host is kept (the host publishes no checksums)."""
-    from socialbench.meetingtom.build.acquire import MIRROR_BASE_URL, fetch_media, media_relpath, media_sources
     from socialbench.core.hashing import sha256_file
     from socialbench.core.io import write_json
+    from socialbench.meetingtom.build.acquire import MIRROR_BASE_URL, fetch_media, media_relpath, media_sources
 
     dest_root = Path(dest_root)
     folder = dest_root / "amicorpus" / meeting
