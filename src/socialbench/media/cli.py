@@ -19,7 +19,9 @@ media_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    help="Media tools: probe, frames, clips, mosaic, audio (a benchmark's media step is `socialbench <benchmark> ...`).",
+    help=(
+        "Media tools: probe, frames, clips, mosaic, audio (a benchmark's media step is `socialbench <benchmark> ...`)."
+    ),
 )
 Opt = typer.Option
 Arg = typer.Argument

@@ -183,7 +183,10 @@ def frames_problem(value: Any) -> str | None:
             if not isinstance(index, int) or isinstance(index, bool) or index < 0:
                 return f"frame {k}: index: expected an integer >= 0, got {describe(index)}"
         if previous is not None and stamp < previous:
-            return f"frame {k}: timestamp {stamp} is before the previous frame's ({previous}); frames must be in temporal order"
+            return (
+                f"frame {k}: timestamp {stamp} is before the previous"
+                f" frame's ({previous}); frames must be in temporal order"
+            )
         previous = stamp
     return None
 
