@@ -1,7 +1,8 @@
 """MeetingToM as a benchmark plug-in: instances of the five subtasks, answers, scoring, tables
 and what predictions depend on. A run named ``<method>__<ablation>`` is the method with the
 ablation ``meetingtom.ablations.<ablation>`` applied (its settings over the method's). The data
-stages (demo release, acquisition, mining, clips, instances) are ``socialbench meetingtom ...`` commands (cli.py); docs/meetingtom.md describes the pipeline.
+stages (demo release, acquisition, mining, clips, instances) are ``socialbench meetingtom ...``
+commands (cli.py); docs/meetingtom.md describes the pipeline.
 
 Imports stay inside the methods: the registry imports this module to read the class."""
 
