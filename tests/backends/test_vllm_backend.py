@@ -43,7 +43,7 @@ def spec_for(tmp_path, **options):
 
 
 def logged_args(log_path: Path) -> dict:
-    line = next(l for l in log_path.read_text().splitlines() if l.startswith("FAKE_VLLM_ARGS "))
+    line = next(line for line in log_path.read_text().splitlines() if line.startswith("FAKE_VLLM_ARGS "))
     return json.loads(line.removeprefix("FAKE_VLLM_ARGS "))
 
 

@@ -18,6 +18,7 @@ from socialbench.core.backend import ImagePart, ModelSpec, Response, create_back
 from socialbench.core.cache import RequestCache, cache_key, diff_parts
 from socialbench.core.errors import DataError
 from socialbench.core.hashing import sha256_file
+from tests.core.test_paths import fill
 from tests.helpers.loopback import Fault, LoopbackServer
 from tests.helpers.moca_requests import moca_request, run_through_cache, write_png
 from tests.helpers.resume_worker import backend_and_requests
@@ -219,9 +220,9 @@ def write_old_cache(path):
     """A cache file as an older socialbench wrote it (no hit-count columns), holding entry k1."""
     conn = sqlite3.connect(path)
     conn.executescript(
-        "CREATE TABLE calls (key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, request_id TEXT NOT NULL,"
-        " key_parts TEXT NOT NULL, text TEXT, input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL"
-        " DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);"
+        "CREATE TABLE calls (key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL,"
+        " request_id TEXT NOT NULL, key_parts TEXT NOT NULL, text TEXT, input_tokens INTEGER NOT NULL DEFAULT 0,"
+        " output_tokens INTEGER NOT NULL DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);"
         "INSERT INTO calls VALUES ('k1', 'b', 'm', 'r', '{}', 'kept', 1, 1, 0.1, 0);"
     )
     conn.commit()
@@ -488,7 +489,6 @@ def test_a_changed_audio_or_video_file_is_explained_as_such(cache, tmp_path):
 
 
 # ---- a full disk: the cache stays usable and a rerun continues (issue 12, point 3) -------------------
-from tests.core.test_paths import fill, mount_disk, small_disk  # noqa: E402,F401  (tmpfs disks the tests mount)
 
 
 @pytest.fixture

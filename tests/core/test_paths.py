@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import uuid
 from pathlib import Path
 
 import pytest
@@ -12,34 +10,6 @@ import pytest
 from socialbench.core.errors import ConfigError
 from socialbench.core.io import write_text_atomic
 from socialbench.core.paths import DiskFull, MediaRoots, check_io
-
-
-@pytest.fixture
-def mount_disk(tmp_path):
-    """mount_disk(size): a tmpfs of ``size`` (e.g. "64k") mounted for the test and unmounted after:
-    a disk that really fills up. Skips where mounting is not permitted (needs root)."""
-    mounted = []
-
-    def mount(size: str) -> Path:
-        folder = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
-        folder.mkdir()
-        proc = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True, text=True
-        )
-        if proc.returncode != 0:
-            pytest.skip(f"cannot mount a small tmpfs here (needs root): {proc.stderr.strip() or proc.returncode}")
-        mounted.append(folder)
-        return folder
-
-    yield mount
-    for folder in mounted:
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
-
-
-@pytest.fixture
-def small_disk(mount_disk):
-    """A 64 KiB disk."""
-    return mount_disk("64k")
 
 
 def fill(folder: Path) -> Path:
@@ -102,8 +72,8 @@ def test_an_output_path_under_a_file_names_that_file(tmp_path):
     with pytest.raises(ConfigError) as exc:
         check_io({}, {"--out": tmp_path / "notes.txt" / "deeper" / "o.json"})
     assert (
-        str(exc.value)
-        == f"{tmp_path / 'notes.txt' / 'deeper' / 'o.json'}: cannot be created: {tmp_path / 'notes.txt'} is a file, not a folder (--out)"
+        str(exc.value) == f"{tmp_path / 'notes.txt' / 'deeper' / 'o.json'}: cannot be created: "
+        f"{tmp_path / 'notes.txt'} is a file, not a folder (--out)"
     )
 
 

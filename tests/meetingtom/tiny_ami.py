@@ -151,9 +151,8 @@ TOPICS = (
 
 def segment(letter: str, n: int, a: int, b: int, start: float, end: float) -> str:
     return (
-        f'   <segment nite:id="{MEETING}.sync.{letter}{n}" channel="0" transcriber_start="{start}" transcriber_end="{end}">\n'
-        + child(words_ref(letter, a, b))
-        + "   </segment>\n"
+        f'   <segment nite:id="{MEETING}.sync.{letter}{n}" channel="0"'
+        f' transcriber_start="{start}" transcriber_end="{end}">\n' + child(words_ref(letter, a, b)) + "   </segment>\n"
     )
 
 
@@ -171,27 +170,34 @@ ROLE = (
 
 ONTOLOGIES = {
     "da-types.xml": '<da-type nite:id="cmrda" name="da-type" {ns}>\n <da-type nite:id="ami_daclass_0" name="minor">\n'
-    '  <da-type nite:id="ami_da_1" name="bck" gloss="Backchannel"/>\n  <da-type nite:id="ami_da_2" name="stl" gloss="Stall"/>\n'
-    '  <da-type nite:id="ami_da_3" name="fra" gloss="Fragment"/>\n </da-type>\n <da-type nite:id="ami_daclass_1" name="task">\n'
-    '  <da-type nite:id="ami_da_4" name="inf" gloss="Inform"/>\n  <da-type nite:id="ami_da_6" name="sug" gloss="Suggest"/>\n'
+    '  <da-type nite:id="ami_da_1" name="bck" gloss="Backchannel"/>\n'
+    '  <da-type nite:id="ami_da_2" name="stl" gloss="Stall"/>\n'
+    '  <da-type nite:id="ami_da_3" name="fra" gloss="Fragment"/>\n'
+    ' </da-type>\n <da-type nite:id="ami_daclass_1" name="task">\n'
+    '  <da-type nite:id="ami_da_4" name="inf" gloss="Inform"/>\n'
+    '  <da-type nite:id="ami_da_6" name="sug" gloss="Suggest"/>\n'
     '  <da-type nite:id="ami_da_9" name="ass" gloss="Assess"/>\n </da-type>\n</da-type>\n',
     "ap-types.xml": '<ap-type nite:id="apt_0" name="ap-type-root" {ns}>\n <ap-type nite:id="apt_1" name="POS"/>\n'
     ' <ap-type nite:id="apt_2" name="NEG"/>\n</ap-type>\n',
     "you-types.xml": '<you-type nite:id="you_0" name="you-root" {ns}>\n <you-type nite:id="you_1" name="DEICTIC">\n'
     '  <you-type nite:id="you_11" name="SINGULAR"/>\n  <you-type nite:id="you_12" name="PLURAL"/>\n </you-type>\n'
     ' <you-type nite:id="you_2" name="GENERIC"/>\n <you-type nite:id="you_3" name="DISCOURSE"/>\n</you-type>\n',
-    "default-topics.xml": '<topicname nite:id="top.0" name="te" {ns}>\n <topicname nite:id="top.11" name="opening"/>\n</topicname>\n',
+    "default-topics.xml": (
+        '<topicname nite:id="top.0" name="te" {ns}>\n <topicname nite:id="top.11" name="opening"/>\n</topicname>\n'
+    ),
 }
 
 
 def meetings_xml(letters: str = "ABC", duration: str = "120") -> str:
     speakers = "".join(
-        f'      <speaker nite:id="{MEETING}_{i}" channel="{i}" nxt_agent="{x}" camera="Closeup{i + 1}" global_name="P00{i}" role="{r}"/>\n'
+        f'      <speaker nite:id="{MEETING}_{i}" channel="{i}" nxt_agent="{x}"'
+        f' camera="Closeup{i + 1}" global_name="P00{i}" role="{r}"/>\n'
         for i, (x, r) in enumerate(zip(letters, ["PM", "ME", "UI", "ID"]))
     )
     return root(
         "meet.00",
-        f'   <meeting nite:id="meet_9" type="scenario" observation="{MEETING}" duration="{duration}">\n{speakers}   </meeting>\n',
+        f'   <meeting nite:id="meet_9" type="scenario" observation="{MEETING}"'
+        f' duration="{duration}">\n{speakers}   </meeting>\n',
     )
 
 

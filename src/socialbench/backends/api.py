@@ -214,7 +214,8 @@ class APIBackend(Backend):
         }[failure.kind]
         raise StopRun(
             self.redact(
-                f"models.{self.spec.name}: stopped after {self._streak} failed attempt{'s' * (self._streak != 1)} in a row"
+                f"models.{self.spec.name}: stopped after {self._streak}"
+                f" failed attempt{'s' * (self._streak != 1)} in a row"
                 f" at {where} ({failure.reason}): {hint} Calls finished before are in the cache;"
                 " rerun when it is fixed"
             )

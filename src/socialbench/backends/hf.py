@@ -172,7 +172,8 @@ class HFBackend(Backend):
             return
         if local.exists():
             raise ConfigError(
-                f"{where}: {model_id!r} is a file; give the model's folder (with config.json) or a Hugging Face model id"
+                f"{where}: {model_id!r} is a file; give the model's"
+                " folder (with config.json) or a Hugging Face model id"
             )
         offline = self.offline()
         looks_like_path = model_id.startswith(("/", ".", "~")) or "\\" in model_id or model_id.count("/") > 1

@@ -136,7 +136,8 @@ class VllmServer:
             code = self.proc.poll()
             if code is not None:
                 raise ServerFailed(
-                    f"vllm serve exited with code {code} before becoming healthy; log {self.log_path}:\n{_tail(self.log_path)}"
+                    f"vllm serve exited with code {code} before becoming"
+                    f" healthy; log {self.log_path}:\n{_tail(self.log_path)}"
                 )
             if self.healthy():
                 log.info("vllm server up on port %d (log %s)", self.port, self.log_path)

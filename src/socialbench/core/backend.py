@@ -319,7 +319,8 @@ class Backend(abc.ABC):
         return None
 
     def close(self) -> None:
-        """Release processes, servers or GPU memory held by the backend."""
+        """Release processes, servers or GPU memory held by the backend (a no-op hook unless overridden)."""
+        return None
 
     def __enter__(self) -> Backend:
         return self

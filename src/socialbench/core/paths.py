@@ -18,11 +18,11 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from socialbench.core.errors import ConfigError, SocialbenchError
 
-PathArg = Union[str, Path, None, Sequence[str | Path | None]]
+PathArg = str | Path | None | Sequence[str | Path | None]
 
 
 class DiskFull(SocialbenchError):

@@ -19,7 +19,9 @@ media_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    help="Media tools: probe, frames, clips, mosaic, audio (a benchmark's media step is `socialbench <benchmark> ...`).",
+    help=(
+        "Media tools: probe, frames, clips, mosaic, audio (a benchmark's media step is `socialbench <benchmark> ...`)."
+    ),
 )
 Opt = typer.Option
 Arg = typer.Argument
@@ -57,9 +59,7 @@ def frames_cmd(
     video: Path = Arg(..., help="video file"),
     count: int | None = Opt(None, help="N uniformly spaced frames (N >= 1)"),
     fps: str | None = Opt(None, help="frames per second of video time, > 0, e.g. 0.5 or 30000/1001"),
-    max_side: int | None = Opt(
-        None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"
-    ),
+    max_side: int | None = Opt(None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"),
     frames_dir: Path = Opt(Path("data/interim/frames"), help="content-addressed frame cache"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its media section)"),
 ) -> None:

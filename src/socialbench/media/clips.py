@@ -166,7 +166,8 @@ def check_cut_paths(views: Sequence[str | Path], outputs: Sequence[str | Path] |
         for a, what_a in outs[:j]:
             if a.resolve() == b.resolve():
                 raise SocialbenchError(
-                    f"{b}: {what_a} and {what_b} would both be written to this file; give the views different file names"
+                    f"{b}: {what_a} and {what_b} would both be written"
+                    " to this file; give the views different file names"
                 )
         for src in srcs:
             if src.resolve() == b.resolve() or _same_file(src, b):

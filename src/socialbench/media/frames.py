@@ -147,7 +147,8 @@ def _extract_segments(
             raise MediaError(
                 timeline.path,
                 E.DECODE_MISMATCH,
-                f"frame {i} should be at {float(timeline.times[i]):.6f} s but the decoder returned one at {float(got):.6f} s",
+                f"frame {i} should be at {float(timeline.times[i]):.6f}"
+                f" s but the decoder returned one at {float(got):.6f} s",
             )
     frames: list[ExtractedFrame] = []
     for j, seg in enumerate(segments):

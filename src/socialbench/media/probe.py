@@ -317,7 +317,10 @@ def require_video(info: MediaInfo) -> StreamInfo:
             detail = f"no video stream, only a still picture attached as cover art (streams: {_stream_kinds(info)})"
         else:
             size = f" {v.width}x{v.height}" if v.width and v.height else ""
-            detail = f"a still image ({v.codec_name}{size}, read by ffprobe's {info.format_name} demuxer), not a video container"
+            detail = (
+                f"a still image ({v.codec_name}{size}, read by ffprobe's"
+                f" {info.format_name} demuxer), not a video container"
+            )
         raise MediaError(info.path, E.NO_VIDEO, detail)
     return info.video
 

@@ -70,7 +70,8 @@ def you_events_cmd(
     write_jsonl(out, [e.as_dict() for e in events])
     _write_problems(problems, corpus)
     typer.echo(
-        f"you-events: {len(events)} events from {len(corpus.meetings)} meetings -> {out}; problems: {_problem_summary(corpus)}"
+        f"you-events: {len(events)} events from {len(corpus.meetings)}"
+        f" meetings -> {out}; problems: {_problem_summary(corpus)}"
     )
 
 
@@ -132,7 +133,8 @@ def _source(p: dict, name: str):
 def _meeting_of(source, meeting: str) -> None:
     if meeting not in source.meetings:
         raise ConfigError(
-            f"meetingtom.{source.name}.meetings: {meeting} is not listed (listed: {', '.join(source.meetings) or 'none'})"
+            f"meetingtom.{source.name}.meetings: {meeting} is not"
+            f" listed (listed: {', '.join(source.meetings) or 'none'})"
         )
 
 
@@ -211,7 +213,8 @@ def extract_cmd(
     write_meeting(out_dir, files)
     c = files["meeting.json"]["counts"]
     typer.echo(
-        f"extract {source}/{meeting}: {c['you_events']} you events, {c['candidates']} candidates, {c['rejected']} rejected,"
+        f"extract {source}/{meeting}: {c['you_events']} you events,"
+        f" {c['candidates']} candidates, {c['rejected']} rejected,"
         f" {c['problems']} problems -> {out_dir}"
     )
 
@@ -349,7 +352,8 @@ def instances_cmd(
     else:
         typer.echo(
             f"instances {source}: {len(insts)} Task 2.1 instance(s), {len(items)} item(s) to annotate"
-            f" ({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'}), {len(report)} report entr(ies) -> {out_dir}"
+            f" ({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'}),"
+            f" {len(report)} report entr(ies) -> {out_dir}"
         )
 
 
@@ -425,7 +429,8 @@ def annotate_simulate_cmd(
     for name, text in zip(SIMULATED_FILES, texts):
         write_text(out_dir / name, text)
     typer.echo(
-        f"annotate simulate: {len(recs)} item(s), {', '.join(SIMULATED_FILES)} -> {out_dir} (simulated annotators, a test double)"
+        f"annotate simulate: {len(recs)} item(s), {', '.join(SIMULATED_FILES)}"
+        f" -> {out_dir} (simulated annotators, a test double)"
     )
 
 
@@ -434,7 +439,10 @@ def annotate_human_cmd(
     instances: Path = Opt(..., help="the test instances (data/processed/meetingtom/test.jsonl)"),
     source: str = Opt(
         "demo",
-        help="demo | ami: answer this source's instances only (default demo: a simulated evaluation of the embedded data)",
+        help=(
+            "demo | ami: answer this source's instances only (default"
+            " demo: a simulated evaluation of the embedded data)"
+        ),
     ),
     out: Path = Opt(
         ..., help="the recorded answers (JSON lines, one per instance id) the file backend replays as the human row"
@@ -480,9 +488,7 @@ def annotate_import_cmd(
     adjudicator: Path | None = Opt(
         None, help="the adjudicator's sheet (CSV): the agreement subset and the disagreements"
     ),
-    note: str | None = Opt(
-        None, help="without sheets: why this source has no annotations (written to agreement.json)"
-    ),
+    note: str | None = Opt(None, help="without sheets: why this source has no annotations (written to agreement.json)"),
 ) -> None:
     """Majority vote of two annotators and an adjudicator (B.3): the gold (validated with pandera),
     the labelled instances, the discarded items with their reasons, Fleiss' kappa per task on the
@@ -571,7 +577,8 @@ def consolidate_cmd(
 
     if len(gold_dir) != len(source_dir):
         raise ConfigError(
-            f"meetingtom consolidate: give one --gold-dir per --source-dir ({len(source_dir)} source(s), {len(gold_dir)} gold folder(s))"
+            "meetingtom consolidate: give one --gold-dir per --source-dir"
+            f" ({len(source_dir)} source(s), {len(gold_dir)} gold folder(s))"
         )
     check_io(
         {"--source-dir": source_dir, "--gold-dir": gold_dir},

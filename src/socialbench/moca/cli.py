@@ -67,7 +67,9 @@ def frames(
     root: Path = Opt(Path("."), help="repository root; instance media paths are relative to it"),
     prune: bool = Opt(
         False,
-        help="afterwards, remove frame-cache entries these instances do not use (and what killed runs left in its .tmp/)",
+        help=(
+            "afterwards, remove frame-cache entries these instances do not use (and what killed runs left in its .tmp/)"
+        ),
     ),
     index: Path | None = Opt(
         None,
@@ -271,9 +273,7 @@ def candidates_cmd(
     root: Path = Opt(..., help="the source's folder (as acquired)"),
     out: Path = Opt(..., help="normalized candidate records, JSON lines"),
     params: Path | None = Opt(None, help="params file (moca.sources.<source>: splits, encoding, columns, include)"),
-    split: list[str] | None = Opt(
-        None, "--split", help="source split to read (repeatable; default: params, else all)"
-    ),
+    split: list[str] | None = Opt(None, "--split", help="source split to read (repeatable; default: params, else all)"),
 ) -> None:
     """Read a source's files into normalized candidate records (validated with the candidate schema)."""
     from socialbench.core.io import write_jsonl
@@ -317,7 +317,8 @@ def preprocess_cmd(
         _log_counts(rows, "preprocess", params, settings.__dict__)
     total = rows[-1]
     typer.echo(
-        f"moca preprocess: {total['pool']} candidate(s), {total['kept']} kept, {len(result.removed)} removed (see {report})"
+        f"moca preprocess: {total['pool']} candidate(s), {total['kept']}"
+        f" kept, {len(result.removed)} removed (see {report})"
     )
 
 
@@ -355,7 +356,8 @@ def unimodal_cmd(
     if mlflow:
         _log_counts(rows, "unimodal", params, settings.__dict__)
     typer.echo(
-        f"moca unimodal: {len(pool)} candidate(s), {len(result.kept)} kept, {len(result.removed)} removed (see {report})"
+        f"moca unimodal: {len(pool)} candidate(s), {len(result.kept)}"
+        f" kept, {len(result.removed)} removed (see {report})"
     )
 
 
@@ -443,7 +445,8 @@ def annotate_review(
     for who, rows in sorted(sheets.items()):
         write_text_atomic(out_dir / f"{who}.csv", to_csv(REVIEW_COLUMNS, rows))
     typer.echo(
-        f"moca annotate review: {sum(len(r) for r in sheets.values())} annotation(s) to {len(sheets)} reviewer(s) in {out_dir}"
+        f"moca annotate review: {sum(len(r) for r in sheets.values())}"
+        f" annotation(s) to {len(sheets)} reviewer(s) in {out_dir}"
     )
 
 

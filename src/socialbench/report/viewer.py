@@ -411,7 +411,10 @@ def media_html(m: dict[str, Any]) -> str:
             f'<figure class="{cls}"><img src="{esc(m["src"])}" width="{m["width"]}" height="{m["height"]}"'
             f' alt="{title}" title="{title}"><figcaption>{cap}</figcaption>{warn}</figure>'
         )
-    return f'<figure class="missing" title="{title}"><div class="ph">{esc(m["kind"])} not shown</div><figcaption>{cap}</figcaption>{warn}</figure>'
+    return (
+        f'<figure class="missing" title="{title}"><div class="ph">{esc(m["kind"])}'
+        f" not shown</div><figcaption>{cap}</figcaption>{warn}</figure>"
+    )
 
 
 def fields_html(fields: list[dict[str, Any]]) -> str:
@@ -462,7 +465,8 @@ def calls_html(calls: list[dict[str, Any]]) -> str:
         bad = " bad" if c.get("error") or c.get("finish_reason") not in (None, "stop") else ""
         parts.append(
             f'<div class="call{bad}"><div class="call-head"><strong>{esc(stage or "call")}</strong>{again}'
-            f' <span class="muted">{" · ".join(facts)}</span> <code class="muted">{esc(c.get("request_id") or "")}</code></div>'
+            f' <span class="muted">{" · ".join(facts)}</span>'
+            f' <code class="muted">{esc(c.get("request_id") or "")}</code></div>'
             f'{err}<pre class="txt">{esc(c.get("text") or "")}</pre></div>'
         )
     rounds = len({c.get("round") for c in calls})
@@ -564,7 +568,10 @@ def row_html(row: dict[str, Any], trace_rec: dict[str, Any] | None) -> str:
         f' data-correct="{correct}" data-error="{"yes" if row.get("error") else "no"}"'
         f' data-wrong="{esc(" ".join(wrong))}" data-verdict="{esc(" ".join(tokens))}"'
     )
-    return f'<article class="row {correct}" {attrs}><header>{" ".join(head)}</header><div class="body">{body}</div></article>\n'
+    return (
+        f'<article class="row {correct}" {attrs}><header>{" ".join(head)}</header>'
+        f'<div class="body">{body}</div></article>\n'
+    )
 
 
 def select_html(name: str, label: str, options: Iterable[tuple[str, str]]) -> str:
@@ -573,33 +580,46 @@ def select_html(name: str, label: str, options: Iterable[tuple[str, str]]) -> st
 
 
 CSS = """
-*{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232a;background:#f4f5f7}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232a;background:#f4f5f7}
 header.top{background:#1f2a37;color:#fff;padding:12px 20px}header.top h1{font-size:18px;margin:0 0 4px}
-header.top .sum{color:#cfd8e3}header.top details{color:#cfd8e3;font-size:12px}header.top details>summary{color:#cfd8e3}header.top code{color:#fff}
-nav.filters{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #d8dde3;padding:8px 20px;display:flex;flex-wrap:wrap;gap:14px;align-items:center}
+header.top .sum{color:#cfd8e3}header.top details{color:#cfd8e3;font-size:12px}header.top details>summary{color:#cfd8e3}
+header.top code{color:#fff}
+nav.filters{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #d8dde3;padding:8px 20px;
+  display:flex;flex-wrap:wrap;gap:14px;align-items:center}
 nav.filters select,nav.filters input{font:inherit;padding:2px 4px}#count{margin-left:auto;color:#555}
 main{padding:12px 20px}[hidden]{display:none!important}
 article.row{background:#fff;border:1px solid #d8dde3;border-left:5px solid #9aa5b1;border-radius:4px;margin:0 0 12px}
 article.row.correct{border-left-color:#2e7d32}article.row.wrong{border-left-color:#c62828}
-article.row>header{padding:6px 10px;border-bottom:1px solid #eceff2;display:flex;flex-wrap:wrap;gap:6px;align-items:center}
+article.row>header{padding:6px 10px;border-bottom:1px solid #eceff2;
+  display:flex;flex-wrap:wrap;gap:6px;align-items:center}
 .rid{font-weight:600;font-family:ui-monospace,monospace}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;background:#e3e8ef;color:#334}
-.badge.ok{background:#dff3e0;color:#1b5e20}.badge.bad{background:#fde2e1;color:#b71c1c}.badge.group{background:#e3ecfa;color:#1a4a8a}
+.badge.ok{background:#dff3e0;color:#1b5e20}.badge.bad{background:#fde2e1;color:#b71c1c}
+.badge.group{background:#e3ecfa;color:#1a4a8a}
 .body{display:grid;grid-template-columns:minmax(180px,300px) 1fr;gap:12px;padding:10px}
 .media{display:flex;flex-wrap:wrap;gap:6px;align-content:flex-start}
-figure{margin:0;font-size:11px;color:#555;max-width:100%}figure.frame{width:calc(50% - 3px)}figure img{display:block;max-width:100%;height:auto;border:1px solid #ccd}
-figure.missing .ph{width:160px;height:90px;display:flex;align-items:center;justify-content:center;background:#eee;border:1px dashed #aaa;color:#777}
+figure{margin:0;font-size:11px;color:#555;max-width:100%}figure.frame{width:calc(50% - 3px)}
+figure img{display:block;max-width:100%;height:auto;border:1px solid #ccd}
+figure.missing .ph{width:160px;height:90px;display:flex;align-items:center;justify-content:center;
+  background:#eee;border:1px dashed #aaa;color:#777}
 .warn{color:#b26a00}.err{color:#b71c1c;margin:4px 0}.muted{color:#6b7785}.none{color:#9aa5b1}
-pre.txt{white-space:pre-wrap;word-break:break-word;margin:0;font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:#f7f8fa;padding:4px 6px;border-radius:3px}
+pre.txt{white-space:pre-wrap;word-break:break-word;margin:0;font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;
+  background:#f7f8fa;padding:4px 6px;border-radius:3px}
 dl.texts{margin:0 0 8px}dl.texts dt,dl.meta dt{font-size:12px;color:#6b7785}dl.texts dd{margin:0 0 6px}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:0 10px;font-size:12px;margin:6px 0}dl.meta dd{margin:0}
-table.fields{border-collapse:collapse;margin:4px 0 6px;min-width:60%}table.fields th,table.fields td{border:1px solid #e1e5ea;padding:3px 8px;text-align:left;vertical-align:top}
-table.fields thead th{background:#f4f6f8;font-size:12px}td.pred.wrong{background:#fdecea}td.pred.right{background:#edf7ee}
-.mark.ok{color:#2e7d32;font-weight:700}.mark.bad{color:#c62828;font-weight:700}.note,.opts{font-size:11.5px;color:#6b7785}
+table.fields{border-collapse:collapse;margin:4px 0 6px;min-width:60%}
+table.fields th,table.fields td{border:1px solid #e1e5ea;padding:3px 8px;text-align:left;vertical-align:top}
+table.fields thead th{background:#f4f6f8;font-size:12px}td.pred.wrong{background:#fdecea}
+td.pred.right{background:#edf7ee}
+.mark.ok{color:#2e7d32;font-weight:700}.mark.bad{color:#c62828;font-weight:700}
+.note,.opts{font-size:11.5px;color:#6b7785}
 details{margin:6px 0}details>summary{cursor:pointer;color:#1a4a8a}
-.call{border:1px solid #e1e5ea;border-radius:3px;margin:4px 0;padding:4px 6px}.call.bad{border-color:#f0b4b0}.call-head{margin-bottom:3px}
+.call{border:1px solid #e1e5ea;border-radius:3px;margin:4px 0;padding:4px 6px}.call.bad{border-color:#f0b4b0}
+.call-head{margin-bottom:3px}
 details.stage{border-left:3px solid #9fb3d1;padding-left:8px}
-dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:2px 0}dl.kv dt{color:#6b7785;font-size:12px}dl.kv dd{margin:0}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:2px 0}
+dl.kv dt{color:#6b7785;font-size:12px}dl.kv dd{margin:0}
 ol.tree{margin:2px 0;padding-left:20px}#empty{color:#6b7785;padding:20px}#notice{color:#b26a00}
 @media (max-width:700px){.body{grid-template-columns:1fr}}
 """.strip()
@@ -628,7 +648,8 @@ function apply(save){
   document.getElementById("shown").textContent=String(shown);
   document.getElementById("empty").hidden=shown>0;
   if(save){
-    var p=new URLSearchParams();F.forEach(function(n){if(v[n]){p.set(n,v[n]);}});if(text){p.set("q",text);}if(ex.checked){p.set("expand","1");}
+    var p=new URLSearchParams();F.forEach(function(n){if(v[n]){p.set(n,v[n]);}});if(text){p.set("q",text);}
+    if(ex.checked){p.set("expand","1");}
     var h=p.toString();
     try{history.replaceState(null,"",h?"#"+h:location.pathname+location.search);}catch(e){location.hash=h;}
   }

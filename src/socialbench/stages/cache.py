@@ -63,7 +63,8 @@ def stats(
     typer.echo(f"{s['path']}: {s['entries']} entries, {s['size_bytes'] / 1e6:.1f} MB, {s['hits_served']} hits served")
     if s["models"]:
         typer.echo(
-            f"{'model':24} {'backend':14} {'entries':>8} {'in tok':>10} {'out tok':>9} {'latency s':>10} {'hits':>7}  last call"
+            f"{'model':24} {'backend':14} {'entries':>8} {'in tok':>10}"
+            f" {'out tok':>9} {'latency s':>10} {'hits':>7}  last call"
         )
     for m in s["models"]:
         typer.echo(
@@ -175,7 +176,8 @@ def _dry_run(
     explanations = [cache.explain_miss(identity, r, model) for r in requests]
     misses = [e for e in explanations if not e.hit]
     typer.echo(
-        f"{model}/{method}: {len(requests)} requests, {len(requests) - len(misses)} cached, {len(misses)} would be called"
+        f"{model}/{method}: {len(requests)} requests,"
+        f" {len(requests) - len(misses)} cached, {len(misses)} would be called"
     )
     by_part: dict[str, int] = {}
     for e in misses:

@@ -70,7 +70,10 @@ def test_a_list_is_no_single_choice_answer():
 
 
 # ---- reasoning responses: the "Final answer:" line ---------------------------------------------------
-COT = 'B says "you" while looking at C.\nFinal answer: {"answer": "A"} is tempting, but\nC replies at once.\nFinal answer: {"answer": "C"}'
+COT = (
+    'B says "you" while looking at C.\nFinal answer: {"answer": "A"}'
+    ' is tempting, but\nC replies at once.\nFinal answer: {"answer": "C"}'
+)
 
 
 def test_the_answer_is_after_the_last_final_answer_line_and_the_text_before_is_the_reasoning():

@@ -82,7 +82,8 @@ def test_a_task3_2_final_line_gives_the_sorted_dissenters_and_their_letters():
         ("task2_1", '1. The "you": read participant B\'s utterance'),
         (
             "task2_2",
-            "2. The addressee's verbal response: agreement, objection, acknowledgement, hedging or hesitation from participant D.",
+            "2. The addressee's verbal response: agreement, objection,"
+            " acknowledgement, hedging or hesitation from participant D.",
         ),
         ("task3_2", "5. Choose every participant who is a dissenter."),
     ],

@@ -88,7 +88,8 @@ def test_every_table_is_written_in_three_formats(out):
 def test_table1_has_human_rows_first_a_chance_row_and_the_paper_columns(out):
     demo = section(out[0]["table1_overall.md"], "demo meetings")
     assert (
-        "| category | model | setting | T1 Acc (n=10) | T1 Macro-F1 (n=10) | T2.1 Acc (n=20) | T2.2 Acc (n=8) | T3.1 Acc (n=12)"
+        "| category | model | setting | T1 Acc (n=10) | T1 Macro-F1"
+        " (n=10) | T2.1 Acc (n=20) | T2.2 Acc (n=8) | T3.1 Acc (n=12)"
         " | T3.1 Macro-F1 (n=12) | T3.2 Acc (n=5) |"
     ) in demo
     rows = [line.split(" | ")[1] for line in demo.splitlines() if line.startswith("| ") and "---" not in line][1:]

@@ -124,9 +124,7 @@ def test_a_video_instance_without_exactly_one_video_is_reported(repo):
 
 
 def test_settings_come_from_the_media_section_of_params():
-    s = MediaSettings.from_params(
-        {"media": {"on_error": "fail", "frame_max_side": None, "image_format": "jpg"}}
-    )
+    s = MediaSettings.from_params({"media": {"on_error": "fail", "frame_max_side": None, "image_format": "jpg"}})
     assert moca_sampling(s, 6) == FrameSampling.uniform(6, max_side=None, image_format="jpg")
     assert s.meeting_sampling().fps == FrameSampling.at_fps("1/2").fps
     with pytest.raises(ValueError, match="on_error"):

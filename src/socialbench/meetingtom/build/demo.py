@@ -370,7 +370,8 @@ def meetings_xml(scripts: list[MeetingScript]) -> str:
     body = ""
     for n, s in enumerate(scripts, 1):
         body += (
-            f'   <meeting nite:id="meet_demo_{n}" type="scenario" observation="{s.meeting}" name="socialbench demo meeting"'
+            f'   <meeting nite:id="meet_demo_{n}" type="scenario"'
+            f' observation="{s.meeting}" name="socialbench demo meeting"'
             f' duration="{s.seconds:g}" visibility="seen">\n'
         )
         for i, p in enumerate(s.participants):
@@ -410,7 +411,8 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
                 + "   </dact>\n"
             )
             segs += (
-                f'   <segment nite:id="{m}.sync.{x}{a.n}" channel="{LETTERS.index(x)}" transcriber_start="{max(0.0, a.start - 0.1):.3f}"'
+                f'   <segment nite:id="{m}.sync.{x}{a.n}" channel="{LETTERS.index(x)}"'
+                f' transcriber_start="{max(0.0, a.start - 0.1):.3f}"'
                 f' transcriber_end="{a.end + 0.1:.3f}">\n' + _child(_ref(m, x, a.first, a.last)) + "   </segment>\n"
             )
             for idx, kind in a.yous:
@@ -474,7 +476,10 @@ def _roles_xml(script: MeetingScript, letter: str) -> str:
         f'    <role endtime="{e:.3f}" starttime="{s:.3f}" type="{kind}" nite:id="tim_{m}_{letter}.role.{i}"/>\n'
         for i, (s, e, kind) in enumerate((sp for sp in spans if sp[1] > sp[0]), 1)
     )
-    return f'<?xml version="1.0" encoding="UTF-8"?>\n<nite:root {NS} nite:id="tim_{m}_{letter}.nite:root.1">\n{body}</nite:root>\n'
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<nite:root {NS}'
+        f' nite:id="tim_{m}_{letter}.nite:root.1">\n{body}</nite:root>\n'
+    )
 
 
 def release_files(scripts: list[MeetingScript]) -> dict[str, str]:

@@ -2,7 +2,8 @@
 ``you`` events (Task 2.1's gold), the mined candidates of every task and the rejected ones with
 their reasons, the parse problems, the transcript words and the participants (letter -> close-up
 camera), and the annotation layers the questions and the contextual-prior ablation read
-(dialogue acts, adjacency pairs, topics: construction metadata, never model input by default, B.4). Written by ``socialbench meetingtom extract`` into ``data/interim/meetingtom/<source>/<meeting>/``.
+(dialogue acts, adjacency pairs, topics: construction metadata, never model input by default, B.4).
+Written by ``socialbench meetingtom extract`` into ``data/interim/meetingtom/<source>/<meeting>/``.
 
 Nothing is dropped silently: every you-usage or decision that is no candidate is in
 ``rejected.jsonl`` with its reason, every annotation defect in ``problems.jsonl``. A meeting of a

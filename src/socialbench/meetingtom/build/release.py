@@ -110,7 +110,10 @@ def acquire_release(
         info.update(
             mode="absent",
             present=False,
-            note=f"AMI mirror {source.mirror} not found: no real-data instances; the pipeline runs the demo meetings only",
+            note=(
+                f"AMI mirror {source.mirror} not found: no real-data"
+                " instances; the pipeline runs the demo meetings only"
+            ),
         )
         log.warning("meetingtom: %s", info["note"])
     elif mirror is not None and not (mirror / source.archive_name).is_file() and (mirror / MEETINGS_XML).is_file():

@@ -43,7 +43,9 @@ PRIORS = ("role", "phase", "dialogue_act")
 ABLATION_META = ("table", "label")
 SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors")
 VIEW_TEXT = {
-    "mosaic": "the 2x2 mosaic of the four participants' close-up views, each panel labelled with the participant's letter",
+    "mosaic": (
+        "the 2x2 mosaic of the four participants' close-up views, each panel labelled with the participant's letter"
+    ),
     "global": "the room view (all participants)",
     "closeup": "the close-up view of participant {subject}",
 }
@@ -55,7 +57,8 @@ def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     unknown = sorted(set(s) - set(SETTINGS))
     if unknown:
         raise ConfigError(
-            f"meetingtom.method_options / ablations: unknown setting(s) {', '.join(unknown)} (known: {', '.join(SETTINGS)})"
+            "meetingtom.method_options / ablations: unknown setting(s)"
+            f" {', '.join(unknown)} (known: {', '.join(SETTINGS)})"
         )
     out = {
         "modality": s.get("modality"),
@@ -110,7 +113,8 @@ def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoP
     if video is None:
         raise InstanceInputError(
             "media",
-            f"no {key} video in the clip (view {view!r}); videos: {', '.join(sorted(media.get('videos') or {})) or 'none'}",
+            f"no {key} video in the clip (view {view!r}); videos:"
+            f" {', '.join(sorted(media.get('videos') or {})) or 'none'}",
         )
     label = "mosaic A-D" if view == "mosaic" else ("Corner" if view == "global" else f"Closeup {subject_of(instance)}")
     frames = tuple(
@@ -172,7 +176,8 @@ def render_context(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
     if "role" in s["priors"]:
         roles = ", ".join(f"{x}: {r or 'unknown'}" for x, r in sorted((ctx.get("roles") or {}).items()))
         out.append(
-            f"Participant roles (PM project manager, ME marketing expert, UI user-interface designer, ID industrial designer): {roles}"
+            "Participant roles (PM project manager, ME marketing expert,"
+            f" UI user-interface designer, ID industrial designer): {roles}"
         )
     if "phase" in s["priors"]:
         out.append(f"Meeting phase: {ctx.get('phase') or 'unknown'}")

@@ -331,7 +331,8 @@ class Context:
             )
             if "task3_2" in tasks:
                 snotes.append(
-                    "T3.2 Acc counts only the instances whose paired Task 3.1 answer is correct (n per cell; MeetingToM 4.1)."
+                    "T3.2 Acc counts only the instances whose paired Task"
+                    " 3.1 answer is correct (n per cell; MeetingToM 4.1)."
                 )
             out.append(Section(src, cols, tasks, make_rows(src, cols), snotes))
         return out, notes

@@ -72,7 +72,8 @@ QUESTIONS = {
         "participant $speaker's statement?"
     ),
     "task3_1": Template(
-        "In this meeting clip ($duration s long), the group reaches a decision between $moment_start s and $moment_end s."
+        "In this meeting clip ($duration s long), the group reaches"
+        " a decision between $moment_start s and $moment_end s."
         "\nIs this a genuine consensus, a pseudo-consensus or no consensus?"
     ),
     "task3_2": Template(

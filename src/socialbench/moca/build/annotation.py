@@ -83,7 +83,9 @@ def codebook(tax: Taxonomy) -> dict[str, Any]:
             "target": "Toward whom or what it is directed (the direction matters: subject -> target).",
             "mechanism": "How the implicit meaning is realized; one of the scenario's mechanisms.",
             "label": "The latent social state; one of the scenario's labels.",
-            "subject_options": f"{N_OPTIONS} candidate subjects separated by '{OPTION_SEP}', the gold subject among them.",
+            "subject_options": (
+                f"{N_OPTIONS} candidate subjects separated by '{OPTION_SEP}', the gold subject among them."
+            ),
             "target_options": f"{N_OPTIONS} candidate targets separated by '{OPTION_SEP}', the gold target among them.",
             "evidence": "The cues in the text, image or video that support the tuple (required).",
             "rationale": "Why this tuple (optional, read by the reviewer and arbiter).",

@@ -531,7 +531,7 @@ def count_table(
     rows = []
     for src in [*sources, "total"]:
 
-        def mine(source: str) -> bool:
+        def mine(source: str, src: str = src) -> bool:
             return src == "total" or source == src
 
         row: dict[str, Any] = {"source": src, "pool": sum(1 for s in pool_ids.values() if mine(s))}

@@ -183,7 +183,10 @@ def frames_problem(value: Any) -> str | None:
             if not isinstance(index, int) or isinstance(index, bool) or index < 0:
                 return f"frame {k}: index: expected an integer >= 0, got {describe(index)}"
         if previous is not None and stamp < previous:
-            return f"frame {k}: timestamp {stamp} is before the previous frame's ({previous}); frames must be in temporal order"
+            return (
+                f"frame {k}: timestamp {stamp} is before the previous"
+                f" frame's ({previous}); frames must be in temporal order"
+            )
         previous = stamp
     return None
 
@@ -255,8 +258,8 @@ def all_problems(
 ) -> list[list[tuple[str, str]]]:
     """For each record, its (field, problem) pairs: missing fields, the pandera schema, the optional
     ``frames`` and ``media_error``, then cross-field checks (gold within the options and within the
-    scenario's taxonomy, after normalization), and duplicate ids. ``lines`` (the records' line numbers in their file) lets a
-    duplicate name the other copy's line; without it, record positions (from 1) are named."""
+    scenario's taxonomy, after normalization), and duplicate ids. ``lines`` (the records' line numbers
+    in their file) lets a duplicate name the other copy's line; without it, record positions (from 1) are named."""
     result: list[list[tuple[str, str]]] = [[] for _ in records]
     complete = []
     for i, rec in enumerate(records):

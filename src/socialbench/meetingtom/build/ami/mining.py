@@ -62,7 +62,8 @@ class WindowRule:
     def __post_init__(self) -> None:
         if not (0 < self.min_s <= self.preferred_s <= self.max_s):
             raise ConfigError(
-                f"window lengths need 0 < min_s <= preferred_s <= max_s, got {self.min_s}, {self.preferred_s}, {self.max_s}"
+                "window lengths need 0 < min_s <= preferred_s <= max_s,"
+                f" got {self.min_s}, {self.preferred_s}, {self.max_s}"
             )
         if self.before_s < 0 or self.after_s < 0:
             raise ConfigError(

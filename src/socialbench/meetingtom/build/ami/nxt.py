@@ -643,7 +643,8 @@ def _addressee(ctx: _Ctx, value: str | None, file: str, nid: str, known: set[str
             file,
             nid,
             "unknown_addressee",
-            f"addressee {value!r} names {', '.join(unknown)}, not a speaker of the meeting ({', '.join(sorted(known))})",
+            f"addressee {value!r} names {', '.join(unknown)}, not a"
+            f" speaker of the meeting ({', '.join(sorted(known))})",
         )
     return letters
 

@@ -28,7 +28,9 @@ SOURCE = Source(
     name=NAME,
     title="Instagram captions (Kaggle: Instagram images with captions)",
     modality="image_text",
-    citation="Instagram captions (MoCA section 4.1 names no release; Kaggle prithvijaunjale/instagram-images-with-captions)",
+    citation=(
+        "Instagram captions (MoCA section 4.1 names no release; Kaggle prithvijaunjale/instagram-images-with-captions)"
+    ),
     homepage="https://www.kaggle.com/datasets/prithvijaunjale/instagram-images-with-captions",
     license="as stated on the Kaggle page (login required)",
     files=(RemoteFile("captions_csv.csv", None, split="all"), RemoteFile("img", None, kind="media", folder=True)),

@@ -176,7 +176,8 @@ def table_rows(
     if missing:
         raise DataError(
             source,
-            f"missing column(s) {', '.join(repr(c) for c in missing)}; the header has {', '.join(repr(h) for h in header)}",
+            f"missing column(s) {', '.join(repr(c) for c in missing)};"
+            f" the header has {', '.join(repr(h) for h in header)}",
             record="line 1 (header)",
             field=missing[0],
         )

@@ -76,7 +76,9 @@ SOURCE = Source(
     name=NAME,
     title="RedCaps (Desai et al., 2021)",
     modality="image_text",
-    citation="Desai et al. 2021, RedCaps: Web-curated image-text data created by the people, for the people, NeurIPS D&B",
+    citation=(
+        "Desai et al. 2021, RedCaps: Web-curated image-text data created by the people, for the people, NeurIPS D&B"
+    ),
     homepage="https://redcaps.xyz/",
     license="CC BY 4.0 (annotations) and the Reddit API terms of use",
     files=(

@@ -157,7 +157,8 @@ def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
         if not isinstance(scen, dict) or not scen:
             raise DataError(
                 path,
-                f"expected a mapping {{scenario: {{labels, mechanisms, question}}}} with at least one scenario, got {_type(scen)}",
+                "expected a mapping {scenario: {labels, mechanisms, question}}"
+                f" with at least one scenario, got {_type(scen)}",
                 field="scenarios",
             )
         _scenario_names(scen, path, "scenarios")
