@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The test command: set up, then run the test suite (extra arguments go to pytest).
+# The test command: set up, lint and format check (ruff, config in pyproject.toml), then run the
+# test suite (extra arguments go to pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
+ruff check .
+ruff format --check .
 exec python -m pytest "$@"
