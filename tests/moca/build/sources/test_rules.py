@@ -26,7 +26,9 @@ def dvc_snippet() -> str:
 
 
 def scratch_copy(tmp: Path) -> Path:
-    repo_copy(tmp, REPO, skip=("data/", "results/", "mlflow"))
+    # No dvc.lock: it records the demo's outputs, none of which are here, and every DVC command
+    # would parse it (the first `dvc repro` below writes the lock of the stages it runs).
+    repo_copy(tmp, REPO, skip=("data/", "results/", "mlflow", "dvc.lock"))
     snakefile = (tmp / "Snakefile").read_text()
     if "moca_sources.smk" not in snakefile:
         (tmp / "Snakefile").write_text(
