@@ -27,6 +27,23 @@ def shared_dir() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def demo_pipeline(tmp_path_factory):
+    """The whole demo pipeline, run once per test session in a fresh copy of the repository:
+    (work dir, env, output). Read it only; a test that changes the tree takes ``demo_pipeline_copy``."""
+    from tests.helpers.pipeline import build_demo_pipeline
+
+    return build_demo_pipeline(tmp_path_factory.mktemp("pipeline"))
+
+
+@pytest.fixture
+def demo_pipeline_copy(demo_pipeline, tmp_path):
+    """This test's own copy of the finished demo run (nothing in it is out of date), to change freely."""
+    from tests.helpers.pipeline import copy_run
+
+    return copy_run(demo_pipeline, tmp_path)
+
+
 @pytest.fixture
 def taxonomy():
     from socialbench.moca.spec.taxonomy import load_taxonomy

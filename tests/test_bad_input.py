@@ -94,7 +94,7 @@ def ws(tmp_path, monkeypatch, clip) -> Path:
 def snapshot(root: Path) -> dict[str, str]:
     """Every file and folder under ``root`` (hidden ones too), with each file's content hash."""
     out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         rel = os.path.relpath(dirpath, root)
         out[rel + "/"] = "dir"
         for name in filenames:
@@ -947,16 +947,9 @@ def test_the_suite_is_counted_by_class_in_the_docs():
 @pytest.fixture(scope="module")
 def workflow_copy(tmp_path_factory) -> Path:
     """The repository's tracked and new files (no data, results or caches) in a scratch folder."""
-    dest = tmp_path_factory.mktemp("workflow")
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.split()
-    for f in files:
-        if f.startswith(("data/", "results/")) or not (REPO / f).is_file():
-            continue
-        (dest / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(REPO / f, dest / f)
-    return dest
+    from tests.helpers.pipeline import repo_copy
+
+    return repo_copy(tmp_path_factory.mktemp("workflow"), REPO, skip=("data/", "results/"))
 
 
 BROKEN_PARAMS = {
@@ -972,7 +965,9 @@ BROKEN_PARAMS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BROKEN_PARAMS))
-def test_snakemake_and_check_params_give_the_same_line_for_a_broken_params_file(name, workflow_copy):
+def test_snakemake_and_check_params_give_the_same_line_for_a_broken_params_file(
+    name, workflow_copy, capsys, monkeypatch
+):
     data = BROKEN_PARAMS[name]
     (workflow_copy / "params.yaml").write_bytes(data.encode() if isinstance(data, str) else data)
     env = {
@@ -983,8 +978,9 @@ def test_snakemake_and_check_params_give_the_same_line_for_a_broken_params_file(
     smk = subprocess.run(
         ["snakemake", "-n", "--cores", "1"], cwd=workflow_copy, env=env, capture_output=True, text=True
     )
-    check = subprocess.run(["socialbench", "check-params"], cwd=workflow_copy, env=env, capture_output=True, text=True)
-    assert smk.returncode != 0 and check.returncode == 2
-    (line,) = check.stderr.splitlines()
+    monkeypatch.chdir(workflow_copy)  # `socialbench check-params` there, in this process
+    code, err = run_main(["check-params"], capsys, monkeypatch)
+    assert smk.returncode != 0 and code == 2
+    (line,) = err.splitlines()
     assert line.startswith("error: params.yaml: ") and line in smk.stderr.splitlines(), smk.stderr
     assert "Traceback" not in smk.stderr and "Config file is not valid" not in smk.stderr

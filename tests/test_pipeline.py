@@ -1,55 +1,28 @@
-"""End to end: the whole Snakemake pipeline on the embedded demo, in a fresh copy of the repo."""
+"""End to end: the whole Snakemake pipeline on the embedded demo, in a fresh copy of the repo (built once
+per test session: tests/conftest.py's ``demo_pipeline``; a test that changes the tree works in its own copy)."""
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.pipeline import run
+
 pytestmark = pytest.mark.slow
 
 
-def run(cmd, cwd, env):
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc.stdout + proc.stderr
+@pytest.fixture
+def pipeline_run(demo_pipeline):
+    """The session's one demo run (tests/conftest.py), read only."""
+    return demo_pipeline
 
 
-@pytest.fixture(scope="module")
-def pipeline_run(tmp_path_factory):
-    repo = Path(__file__).resolve().parents[1]
-    work = tmp_path_factory.mktemp("clone") / "repo"
-    # A fresh copy of what git would check out (tracked and untracked-but-not-ignored files).
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout.split()
-    for f in files:
-        src = repo / f
-        if src.is_file():
-            dst = work / f
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
-    if (repo.parent / "shared").is_dir():
-        # ../shared beside the copy too, as beside the repository: the real-data run (MeetingToM on
-        # ../shared/data/ami) is part of the default pipeline and of the committed dvc.lock.
-        (work.parent / "shared").symlink_to((repo.parent / "shared").resolve())
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "MLFLOW_DISABLE_TELEMETRY": "true",
-        "DVC_NO_ANALYTICS": "1",
-    }
-    for cmd in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
-    ):
-        run(cmd, work, env)
-    out = run(["snakemake", "--cores", "2"], work, env)
-    return work, env, out
+@pytest.fixture
+def own_run(demo_pipeline_copy):
+    """A copy of the finished run for a test that changes params, code or outputs."""
+    return demo_pipeline_copy
 
 
 def test_tables_for_every_scenario_with_every_model(pipeline_run):
@@ -103,6 +76,12 @@ def test_second_snakemake_has_nothing_to_do(pipeline_run):
     assert "Nothing to be done" in out
 
 
+def test_a_copy_of_the_run_has_nothing_to_do(own_run):
+    # What the tests that change the tree rely on: their copy reruns only what they change.
+    work, env, _ = own_run
+    assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2"], work, env)
+
+
 def test_outputs_match_the_committed_dvc_lock(pipeline_run):
     # The run ends with `dvc commit`; it leaves dvc.lock untouched only if every output is
     # byte-identical to what the committed lock records (determinism) and the lock is current.
@@ -126,32 +105,29 @@ def test_headline_metrics_cover_every_model(pipeline_run):
     assert set(head["random.direct"]) == {"affection", "intent", "stance", "overall"}  # overall: macro over scenarios
 
 
-def test_params_change_of_one_model_dirties_only_that_models_stages(pipeline_run):
-    work, env, _ = pipeline_run
+def test_params_change_of_one_model_dirties_only_that_models_stages(own_run):
+    import yaml
+
+    work, env, _ = own_run
     params_path = work / "params.yaml"
-    original = params_path.read_text()
-    try:
-        import yaml
-
-        p = yaml.safe_load(original)
-        p["models"]["prior"]["max_tokens"] = 999
-        params_path.write_text(yaml.safe_dump(p, sort_keys=False))
-        out = run(["dvc", "status", "--json"], work, env)
-        changed = set(json.loads(out[out.index("{") :]))
-        infer_stages = {s for s in changed if s.startswith("moca_infer@")}
-        assert infer_stages == {f"moca_infer@prior-{m}" for m in p["moca"]["methods"]}, changed  # that model's only
-    finally:
-        params_path.write_text(original)
+    p = yaml.safe_load(params_path.read_text())
+    p["models"]["prior"]["max_tokens"] = 999
+    params_path.write_text(yaml.safe_dump(p, sort_keys=False))
+    out = run(["dvc", "status", "--json"], work, env)
+    changed = set(json.loads(out[out.index("{") :]))
+    infer_stages = {s for s in changed if s.startswith("moca_infer@")}
+    assert infer_stages == {f"moca_infer@prior-{m}" for m in p["moca"]["methods"]}, changed  # that model's only
 
 
-def test_snakemake_rerun_creates_no_new_mlflow_runs(pipeline_run):
-    work, env, _ = pipeline_run
+def test_snakemake_rerun_creates_no_new_mlflow_runs(own_run):
+    work, env, _ = own_run
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(f"sqlite:///{work}/mlflow.db")
     exp = client.get_experiment_by_name("socialbench")
     before = len(client.search_runs([exp.experiment_id]))
-    run(["snakemake", "--cores", "2", "--forcerun", "moca_track"], work, env)
+    # the track output as the target: the forced track job alone, not the closing `dvc commit` it would trigger
+    run(["snakemake", "results/mlflow/moca.json", "--cores", "2", "--forcerun", "moca_track"], work, env)
     assert len(client.search_runs([exp.experiment_id])) == before
 
 
@@ -226,44 +202,34 @@ def toy_dvc_stages(stages):
     }
 
 
-def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_the_shared_stages(pipeline_run):
+def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_the_shared_stages(own_run):
     # One package, one params section, one rules file and its own DVC stages: neither tool reruns
     # anything of MoCA, and the shared infer/score/tables/track rules run the new benchmark.
     import yaml
 
-    work, env, _ = pipeline_run
-    env = {**env, "PYTHONPATH": str(work / "src")}  # the copy's packages, toybench included
-    saved = {name: (work / name).read_text() for name in ("params.yaml", "dvc.yaml")}
+    work, env, _ = own_run  # env: the copy's packages first, toybench included
     shutil.copytree(Path(__file__).parent / "helpers" / "toybench", work / "src/socialbench/toybench")
     (work / "rules/toybench.smk").write_text(TOY_RULES)
-    try:
-        (work / "params.yaml").write_text(saved["params.yaml"] + "\ntoybench:\n  methods: [direct]\n  n: 6\n")
-        dvc = yaml.safe_load(saved["dvc.yaml"])
-        dvc["stages"].update(toy_dvc_stages(dvc["stages"]))
-        (work / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
-        out = run(["dvc", "status", "--json"], work, env)
-        changed = set(json.loads(out[out.index("{") :]))
-        assert changed and all(s.startswith("toybench_") for s in changed), changed
-        dry = run(["snakemake", "-n", "--cores", "2"], work, env)
-        jobs = [line.split()[0] for line in dry.split("Job stats:", 1)[1].splitlines()[3:] if line.split()[:1]]
-        assert {"toybench_data", "toybench_infer", "toybench_score", "toybench_tables", "toybench_track"} <= set(jobs)
-        assert not [j for j in jobs if j.startswith("moca_")], dry
-        run(["snakemake", "--cores", "2", "results/mlflow/toybench.json"], work, env)
-        table = (work / "results/tables/toybench/accuracy.md").read_text()
-        assert all(f"| {m} | direct |" in table for m in ("random", "prior", "minilm"))
-        assert "Nothing to be done" in run(
-            ["snakemake", "-n", "--cores", "2", "results/mlflow/toybench.json"], work, env
-        )
-    finally:
-        for name, text in saved.items():
-            (work / name).write_text(text)
-        shutil.rmtree(work / "src/socialbench/toybench")
-        (work / "rules/toybench.smk").unlink()
+    (work / "params.yaml").write_text((work / "params.yaml").read_text() + "\ntoybench:\n  methods: [direct]\n  n: 6\n")
+    dvc = yaml.safe_load((work / "dvc.yaml").read_text())
+    dvc["stages"].update(toy_dvc_stages(dvc["stages"]))
+    (work / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
+    out = run(["dvc", "status", "--json"], work, env)
+    changed = set(json.loads(out[out.index("{") :]))
+    assert changed and all(s.startswith("toybench_") for s in changed), changed
+    dry = run(["snakemake", "-n", "--cores", "2"], work, env)
+    jobs = [line.split()[0] for line in dry.split("Job stats:", 1)[1].splitlines()[3:] if line.split()[:1]]
+    assert {"toybench_data", "toybench_infer", "toybench_score", "toybench_tables", "toybench_track"} <= set(jobs)
+    assert not [j for j in jobs if j.startswith("moca_")], dry
+    run(["snakemake", "--cores", "2", "results/mlflow/toybench.json"], work, env)
+    table = (work / "results/tables/toybench/accuracy.md").read_text()
+    assert all(f"| {m} | direct |" in table for m in ("random", "prior", "minilm"))
+    assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2", "results/mlflow/toybench.json"], work, env)
 
 
-def test_snakemake_report_holds_the_tables_figures_metrics_and_reports(pipeline_run):
+def test_snakemake_report_holds_the_tables_figures_metrics_and_reports(own_run):
     # The report embeds each flagged file with its category and caption: one HTML file records the run.
-    work, env, _ = pipeline_run
+    work, env, _ = own_run
     run(["snakemake", "--report", "results/report.html"], work, env)
     html = (work / "results/report.html").read_text(encoding="utf-8")
     for needle in (
@@ -296,38 +262,26 @@ def test_dvc_metrics_show_prints_one_row_per_benchmark_model_and_method(pipeline
     assert set(expected) <= set(rows), rows
 
 
-def test_removing_a_model_from_params_archives_its_outputs_and_drops_its_lock_stages(pipeline_run):
-    # Last in this module: it reruns the end of the pipeline twice (without, then with the model again).
+def test_removing_a_model_from_params_archives_its_outputs_and_drops_its_lock_stages(own_run):
     import yaml
 
-    work, env, _ = pipeline_run
-    saved = {name: (work / name).read_text() for name in ("params.yaml", "dvc.lock")}
-    p = yaml.safe_load(saved["params.yaml"])
+    work, env, _ = own_run
+    p = yaml.safe_load((work / "params.yaml").read_text())
     del p["models"]["random"]
-    try:
-        (work / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
-        run(["snakemake", "--cores", "2"], work, env)
-        assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2"], work, env)
-        status = run(["dvc", "status", "--json"], work, env)
-        assert json.loads(status[status.index("{") :]) == {}, status
-        locked = yaml.safe_load((work / "dvc.lock").read_text())["stages"]
-        assert not [s for s in locked if "@random-" in s]
-        assert not any(
-            (work / "results" / kind / b / "random").exists()
-            for kind in ("predictions", "traces", "runs", "scores", "viewer")
-            for b in ("moca", "meetingtom")
-        )
-        assert (work / "results/archive/scores/moca/random/direct.json").is_file()
-        assert "| random |" not in (work / "results/tables/moca/affection.md").read_text()
-        assert not [
-            key for key in json.loads((work / "results/metrics/moca.json").read_text()) if key.startswith("random.")
-        ]
-    finally:
-        # The archived files back (same bytes: a rerun would log new calls in the traces), then the tables.
-        (work / "params.yaml").write_text(saved["params.yaml"])
-        for kind in ("predictions", "traces", "runs", "scores", "viewer"):
-            if (work / "results/archive" / kind).is_dir():
-                shutil.copytree(work / "results/archive" / kind, work / "results" / kind, dirs_exist_ok=True)
-        shutil.rmtree(work / "results/archive", ignore_errors=True)
-        run(["snakemake", "--cores", "2"], work, env)
-        (work / "dvc.lock").write_text(saved["dvc.lock"])
+    (work / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+    run(["snakemake", "--cores", "2"], work, env)
+    assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2"], work, env)
+    status = run(["dvc", "status", "--json"], work, env)
+    assert json.loads(status[status.index("{") :]) == {}, status
+    locked = yaml.safe_load((work / "dvc.lock").read_text())["stages"]
+    assert not [s for s in locked if "@random-" in s]
+    assert not any(
+        (work / "results" / kind / b / "random").exists()
+        for kind in ("predictions", "traces", "runs", "scores", "viewer")
+        for b in ("moca", "meetingtom")
+    )
+    assert (work / "results/archive/scores/moca/random/direct.json").is_file()
+    assert "| random |" not in (work / "results/tables/moca/affection.md").read_text()
+    assert not [
+        key for key in json.loads((work / "results/metrics/moca.json").read_text()) if key.startswith("random.")
+    ]

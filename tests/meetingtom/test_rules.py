@@ -3,27 +3,18 @@
 date, and a meeting added to params reruns only that meeting's jobs under both tools."""
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.helpers.pipeline import git_snapshot, pipeline_env, repo_copy, run
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_AMI = REPO.parent / "shared" / "data" / "ami"
 TARGET = "results/mlflow/meetingtom.json"
-
-
-def run(cmd, cwd, env, ok=True):
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    if ok:
-        assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc.stdout + proc.stderr
 
 
 def edit_params(work: Path, change, models=None) -> None:
@@ -50,21 +41,12 @@ def dry_jobs(work, env) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
-    work = tmp_path_factory.mktemp("mt-rules") / "repo"
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.split()
-    for f in files:
-        if (REPO / f).is_file():
-            (work / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / f, work / f)
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "PYTHONPATH": str(work / "src"),
-        "MLFLOW_DISABLE_TELEMETRY": "true",
-        "DVC_NO_ANALYTICS": "1",
-    }
+    # Its own run, not a copy of the session's demo run (tests/conftest.py): the smaller demo changes
+    # every MeetingToM demo job, and the new-meeting test needs a meeting that the default run built.
+    # No committed dvc.lock: it records the default params' outputs, not this run's, and `dvc commit`
+    # below rewrites the whole lock once per stage (minutes with every stage of the default run in it).
+    work = repo_copy(tmp_path_factory.mktemp("mt-rules") / "repo", skip=("dvc.lock",))
+    env = pipeline_env(work)
 
     def smaller(mt):
         mt["demo"].update(
@@ -79,12 +61,7 @@ def pipeline(tmp_path_factory):
 
     # two baselines and the human row (MiniLM runs in tests/test_pipeline.py's default pipeline)
     edit_params(work, smaller, models=("random", "prior", "human-meetingtom"))
-    for cmd in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
-    ):
-        run(cmd, work, env)
+    git_snapshot(work, env)
     out = run(["snakemake", "--cores", "2", TARGET], work, env)
     run(["dvc", "commit", "--force", "--no-relink", "--quiet", *meetingtom_stages(work, env)], work, env)
     return work, env, out

@@ -36,12 +36,32 @@ def evaluation(tmp_path, model="m", holis=10.0):
 
 @pytest.fixture
 def store(tmp_path):
+    """No store yet: the first log_evaluations builds it (schema migrations: seconds)."""
+    return f"sqlite:///{tmp_path}/mlflow.db", tmp_path / "artifacts"
+
+
+@pytest.fixture(scope="session")
+def empty_store_file(tmp_path_factory):
+    """A store as log_evaluations builds it (migrated, no experiment yet), built once per session."""
+    from socialbench.report.tracking import _create_sqlite_store
+
+    db = tmp_path_factory.mktemp("empty-store") / "mlflow.db"
+    _create_sqlite_store(f"sqlite:///{db}", db)
+    return db
+
+
+@pytest.fixture
+def built_store(tmp_path, empty_store_file):
+    """``store`` with the empty store already in place (a copy), for the tests that are not about building it."""
+    import shutil
+
+    shutil.copyfile(empty_store_file, tmp_path / "mlflow.db")
     return f"sqlite:///{tmp_path}/mlflow.db", tmp_path / "artifacts"
 
 
 @pytest.mark.slow
-def test_children_under_one_parent_and_unchanged_rerun_logs_nothing(tmp_path, store):
-    uri, arts = store
+def test_children_under_one_parent_and_unchanged_rerun_logs_nothing(tmp_path, built_store):
+    uri, arts = built_store
     evs = [evaluation(tmp_path, "a"), evaluation(tmp_path, "b")]
     first = log_evaluations(evs, uri, "exp", arts)
     assert len(first["new"]) == 2 and first["parent"]
@@ -61,8 +81,8 @@ def test_children_under_one_parent_and_unchanged_rerun_logs_nothing(tmp_path, st
 
 
 @pytest.mark.slow
-def test_changed_result_logs_only_that_evaluation(tmp_path, store):
-    uri, arts = store
+def test_changed_result_logs_only_that_evaluation(tmp_path, built_store):
+    uri, arts = built_store
     log_evaluations([evaluation(tmp_path, "a"), evaluation(tmp_path, "b")], uri, "exp", arts)
     out = log_evaluations([evaluation(tmp_path, "a"), evaluation(tmp_path, "b", holis=20.0)], uri, "exp", arts)
     assert len(out["new"]) == 1 and len(out["existing"]) == 1
@@ -96,12 +116,12 @@ def runs_of(uri, experiment="exp"):
 
 
 @pytest.mark.slow
-def test_a_failed_run_with_the_eval_key_does_not_block_a_rerun(tmp_path, store):
+def test_a_failed_run_with_the_eval_key_does_not_block_a_rerun(tmp_path, built_store):
     # A run that crashed after it got the key tag (as older versions tagged first) is not "logged".
     import mlflow
     from mlflow.tracking import MlflowClient
 
-    uri, arts = store
+    uri, arts = built_store
     ev = evaluation(tmp_path, "a")
     client = MlflowClient(uri)
     exp_id = client.create_experiment("exp", artifact_location=arts.resolve().as_uri())
@@ -116,10 +136,10 @@ def test_a_failed_run_with_the_eval_key_does_not_block_a_rerun(tmp_path, store):
 
 
 @pytest.mark.slow
-def test_a_run_that_crashes_half_way_is_logged_again_by_the_rerun(tmp_path, store, monkeypatch):
+def test_a_run_that_crashes_half_way_is_logged_again_by_the_rerun(tmp_path, built_store, monkeypatch):
     import mlflow
 
-    uri, arts = store
+    uri, arts = built_store
     ev = evaluation(tmp_path, "a")
 
     def broken(*args, **kwargs):
@@ -138,8 +158,8 @@ def test_a_run_that_crashes_half_way_is_logged_again_by_the_rerun(tmp_path, stor
 
 
 @pytest.mark.slow
-def test_a_non_numeric_metric_fails_before_any_run_starts(tmp_path, store):
-    uri, arts = store
+def test_a_non_numeric_metric_fails_before_any_run_starts(tmp_path, built_store):
+    uri, arts = built_store
     good, bad = evaluation(tmp_path, "a"), evaluation(tmp_path, "b")
     bad["scores"]["intent"]["dyad"] = "high"
     with pytest.raises(SocialbenchError, match=r"moca/b/direct scores, group 'intent', field 'dyad': must be a number"):
@@ -150,8 +170,8 @@ def test_a_non_numeric_metric_fails_before_any_run_starts(tmp_path, store):
 
 
 @pytest.mark.slow
-def test_a_missing_artifact_fails_before_any_run_starts(tmp_path, store):
-    uri, arts = store
+def test_a_missing_artifact_fails_before_any_run_starts(tmp_path, built_store):
+    uri, arts = built_store
     ev = evaluation(tmp_path, "a")
     ev["artifacts"].append(tmp_path / "gone.json")
     with pytest.raises(SocialbenchError, match="gone.json not found"):
@@ -259,8 +279,8 @@ def test_a_store_that_cannot_be_opened_is_one_line_naming_it_and_moving_it_aside
 
 
 @pytest.mark.slow
-def test_runs_a_killed_track_left_running_are_marked_killed_by_the_next(tmp_path, store):
-    uri, arts = store
+def test_runs_a_killed_track_left_running_are_marked_killed_by_the_next(tmp_path, built_store):
+    uri, arts = built_store
     ev = evaluation(tmp_path, "a")
     killed("log_artifact", uri, arts, [ev])
     left = runs_of(uri)
@@ -285,8 +305,8 @@ def test_a_methods_run_summary_and_stage_use_are_logged_as_numbers(tmp_path):
 
 
 @pytest.mark.slow
-def test_tables_and_figures_are_artifacts_of_the_parent_run_and_an_unchanged_rerun_logs_nothing(tmp_path, store):
-    uri, arts = store
+def test_tables_and_figures_are_artifacts_of_the_parent_run_and_an_unchanged_rerun_logs_nothing(tmp_path, built_store):
+    uri, arts = built_store
     (tmp_path / "tables" / "figures").mkdir(parents=True)
     table, figure = tmp_path / "tables" / "intent.md", tmp_path / "tables" / "figures" / "fig9.png"
     table.write_text("| a |\n")
@@ -301,8 +321,8 @@ def test_tables_and_figures_are_artifacts_of_the_parent_run_and_an_unchanged_rer
 
 
 @pytest.mark.slow
-def test_changed_tables_get_a_new_parent_run_even_when_every_evaluation_is_unchanged(tmp_path, store):
-    uri, arts = store
+def test_changed_tables_get_a_new_parent_run_even_when_every_evaluation_is_unchanged(tmp_path, built_store):
+    uri, arts = built_store
     table = tmp_path / "intent.md"
     table.write_text("old\n")
     log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts, artifacts=[(table, "tables")])
@@ -386,10 +406,10 @@ def test_eval_key_includes_the_log_layout(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_logged_run_has_named_artifacts_nan_metrics_and_the_experiment_opens_on_runs(tmp_path, store):
+def test_a_logged_run_has_named_artifacts_nan_metrics_and_the_experiment_opens_on_runs(tmp_path, built_store):
     from mlflow.tracking import MlflowClient
 
-    uri, arts = store
+    uri, arts = built_store
     ev = evaluation(tmp_path, "a")
     ev["artifacts"] = [(ev["artifacts"][0], "scores.json")]
     out = log_evaluations([ev], uri, "exp", arts)
@@ -406,10 +426,10 @@ def test_a_logged_run_has_named_artifacts_nan_metrics_and_the_experiment_opens_o
 
 
 @pytest.mark.slow
-def test_an_experiment_made_without_the_kind_tag_gets_it(tmp_path, store):
+def test_an_experiment_made_without_the_kind_tag_gets_it(tmp_path, built_store):
     from mlflow.tracking import MlflowClient
 
-    uri, arts = store
+    uri, arts = built_store
     log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)
     client = MlflowClient(uri)
     exp_id = client.get_experiment_by_name("exp").experiment_id

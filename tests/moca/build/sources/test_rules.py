@@ -4,13 +4,14 @@ changed threshold reruns the filtering, never an acquisition, under Snakemake an
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.helpers.pipeline import repo_copy
 
 REPO = Path(__file__).resolve().parents[4]
 BIN = Path(sys.executable).parent
@@ -25,14 +26,9 @@ def dvc_snippet() -> str:
 
 
 def scratch_copy(tmp: Path) -> Path:
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.split("\n")
-    for f in filter(None, files):
-        src = REPO / f
-        if src.is_file() and not f.startswith(("data/", "results/", "mlflow")):
-            (tmp / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, tmp / f)
+    # No dvc.lock: it records the demo's outputs, none of which are here, and every DVC command
+    # would parse it (the first `dvc repro` below writes the lock of the stages it runs).
+    repo_copy(tmp, REPO, skip=("data/", "results/", "mlflow", "dvc.lock"))
     snakefile = (tmp / "Snakefile").read_text()
     if "moca_sources.smk" not in snakefile:
         (tmp / "Snakefile").write_text(

@@ -1,0 +1,115 @@
+"""The demo pipeline in a scratch copy of the repository, for the end-to-end tests.
+
+A full Snakemake run of the demo takes minutes, so the test session builds it once (the
+``demo_pipeline`` fixture in tests/conftest.py) and a test that changes the tree works in a copy of
+the finished run (``copy_run``): every output, Snakemake's metadata, the DVC cache, the MLflow store
+and the request cache come along with their mtimes, so nothing in the copy is out of date.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class PipelineRun(NamedTuple):
+    """A repository copy (``work``), the environment its commands run with, and what the run printed."""
+
+    work: Path
+    env: dict[str, str]
+    out: str
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str], ok: bool = True) -> str:
+    """Run a command; its stdout and stderr together. ``ok``: fail the test when it fails."""
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if ok:
+        assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout + proc.stderr
+
+
+def pipeline_env(work: Path) -> dict[str, str]:
+    """The copy's own packages first (its code is what DVC and Snakemake track), this venv's tools."""
+    return {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(work / "src"),
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "DVC_NO_ANALYTICS": "1",
+    }
+
+
+def link_shared(work: Path, repo: Path = REPO) -> None:
+    """../shared beside the copy, as beside the repository: the real-data run (MeetingToM on
+    ../shared/data/ami) is part of the default pipeline and of the committed dvc.lock."""
+    shared = repo.parent / "shared"
+    if shared.is_dir() and not (work.parent / "shared").exists():
+        (work.parent / "shared").symlink_to(shared.resolve())
+
+
+def repo_copy(work: Path, repo: Path = REPO, skip: tuple[str, ...] = ()) -> Path:
+    """What git would check out (tracked and untracked-but-not-ignored files) at ``work``, less the
+    paths starting with one of ``skip``; mtimes kept."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=repo, capture_output=True, check=True
+    ).stdout.decode()
+    for f in filter(None, listed.split("\0")):
+        src = repo / f
+        if src.is_file() and not f.startswith(skip):
+            (work / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, work / f)
+    return work
+
+
+def git_snapshot(work: Path, env: dict[str, str]) -> None:
+    """A git repository with everything committed (the DVC stages record the commit; `git diff` checks dvc.lock)."""
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
+    ):
+        run(cmd, work, env)
+
+
+def build_demo_pipeline(parent: Path) -> PipelineRun:
+    """The whole demo pipeline (`snakemake --cores 2`) in a fresh copy of the repository at parent/repo."""
+    work = repo_copy(parent / "repo")
+    link_shared(work)
+    env = pipeline_env(work)
+    git_snapshot(work, env)
+    return PipelineRun(work, env, run(["snakemake", "--cores", "2"], work, env))
+
+
+def _rebase_mlflow_artifacts(db: Path, old: Path, new: Path) -> None:
+    """MLflow stores absolute artifact locations: point the copy's store at the copy's mlartifacts/,
+    so a run logged in the copy never writes into the original."""
+    old_uri, new_uri = old.resolve().as_uri(), new.resolve().as_uri()
+    con = sqlite3.connect(db)
+    try:
+        with con:
+            con.execute(
+                "UPDATE experiments SET artifact_location = replace(artifact_location, ?, ?)", (old_uri, new_uri)
+            )
+            con.execute("UPDATE runs SET artifact_uri = replace(artifact_uri, ?, ?)", (old_uri, new_uri))
+    finally:
+        con.close()
+
+
+def copy_run(base: PipelineRun, parent: Path) -> PipelineRun:
+    """A copy of a finished run at parent/repo that is as up to date as the original: the whole tree
+    (.git, .snakemake/ metadata, .dvc/cache, mlflow.db, .cache/) with mtimes (copy2) and links as
+    links. DVC's state database is keyed by inode, so the copy's first `dvc status` rehashes."""
+    work = parent / "repo"
+    shutil.copytree(base.work, work, symlinks=True)
+    if (base.work.parent / "shared").is_symlink():
+        (parent / "shared").symlink_to(os.readlink(base.work.parent / "shared"))
+    if (work / "mlflow.db").is_file():
+        _rebase_mlflow_artifacts(work / "mlflow.db", base.work, work)
+    return PipelineRun(work, {**base.env, "PYTHONPATH": str(work / "src")}, base.out)
