@@ -115,8 +115,9 @@ def test_params_change_of_one_model_dirties_only_that_models_stages(own_run):
     params_path.write_text(yaml.safe_dump(p, sort_keys=False))
     out = run(["dvc", "status", "--json"], work, env)
     changed = set(json.loads(out[out.index("{") :]))
-    infer_stages = {s for s in changed if s.startswith("moca_infer@")}
-    assert infer_stages == {f"moca_infer@prior-{m}" for m in p["moca"]["methods"]}, changed  # that model's only
+    infer_stages = {s for s in changed if "_infer_" in s}
+    # that model's inference stages only: one per benchmark it runs on, all its methods in it
+    assert infer_stages == {"moca_infer_prior", "meetingtom_infer_prior"}, changed
 
 
 def test_snakemake_rerun_creates_no_new_mlflow_runs(own_run):
@@ -133,6 +134,8 @@ def test_snakemake_rerun_creates_no_new_mlflow_runs(own_run):
 
 TOY_RULES = """# toybench (test-only): its data stage; the shared stages come from rules/infer.smk and the rest.
 rule toybench_data:
+    input:
+        code=stage_code("toybench_data"),
     output:
         test="data/processed/toybench/test.jsonl",
         dev="data/processed/toybench/dev.jsonl",
@@ -147,59 +150,16 @@ BENCH["toybench"] = {
     "dev": "data/processed/toybench/dev.jsonl",
     "tables": ["accuracy.md"],
     "outputs": {"data": ["data/processed/toybench/test.jsonl", "data/processed/toybench/dev.jsonl"]},
+    "dvc": {"data": ["data/processed/toybench"], "infer_params": [], "tables_params": ["seed", "models", "toybench"]},
 }
 """
-
-
-def toy_dvc_stages(stages):
-    """toybench's own DVC stages, as a benchmark adds them: the core list (the same in every
-    stage) plus its own package."""
-    core = [
-        d for d in stages["moca_tables"]["deps"] if d.startswith("src/") and not d.startswith("src/socialbench/moca")
-    ]
-    code = core + ["src/socialbench/toybench"]
-    matrix = {"model": "${models}", "method": "${toybench.methods}"}
-    snk = "snakemake --quiet rules --cores 1 "
-    return {
-        "toybench_data": {
-            "cmd": snk + "data/processed/toybench/test.jsonl",
-            "deps": code,
-            "params": ["toybench.n"],
-            "outs": ["data/processed/toybench"],
-        },
-        "toybench_infer": {
-            "matrix": matrix,
-            "cmd": snk + "results/predictions/toybench/${item.model}/${item.method}.jsonl",
-            "deps": ["data/processed/toybench", *code],
-            "params": ["seed", "models.${item.model}"],
-            "outs": [
-                "results/predictions/toybench/${item.model}/${item.method}.jsonl",
-                "results/traces/toybench/${item.model}/${item.method}.jsonl",
-            ],
-        },
-        "toybench_score": {
-            "matrix": matrix,
-            "cmd": snk + "results/scores/toybench/${item.model}/${item.method}.json",
-            "deps": [
-                "data/processed/toybench",
-                "results/predictions/toybench/${item.model}/${item.method}.jsonl",
-                *code,
-            ],
-            "outs": ["results/scores/toybench/${item.model}/${item.method}.json"],
-        },
-        "toybench_tables": {
-            "cmd": snk + "results/metrics/toybench.json",
-            "deps": ["results/scores/toybench", *code],
-            "params": ["models", "toybench.methods"],
-            "outs": ["results/tables/toybench"],
-        },
-        "toybench_track": {
-            "cmd": snk + "results/mlflow/toybench.json",
-            "deps": ["results/scores/toybench", *code],
-            "params": ["mlflow"],
-            "outs": [{"results/mlflow/toybench.json": {"cache": False}}],
-        },
-    }
+#: toybench's one hand-written DVC stage (its data); its code deps and its generic stages are written
+#: into dvc.yaml when Snakemake reads the workflow.
+TOY_DATA_STAGE = {
+    "cmd": "snakemake --quiet rules --cores 1 data/processed/toybench/test.jsonl data/processed/toybench/dev.jsonl",
+    "params": ["toybench.n"],
+    "outs": ["data/processed/toybench"],
+}
 
 
 def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_the_shared_stages(own_run):
@@ -212,18 +172,23 @@ def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_
     (work / "rules/toybench.smk").write_text(TOY_RULES)
     (work / "params.yaml").write_text((work / "params.yaml").read_text() + "\ntoybench:\n  methods: [direct]\n  n: 6\n")
     dvc = yaml.safe_load((work / "dvc.yaml").read_text())
-    dvc["stages"].update(toy_dvc_stages(dvc["stages"]))
+    dvc["stages"]["toybench_data"] = TOY_DATA_STAGE
     (work / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
+    dry = run(["snakemake", "-n", "--cores", "2"], work, env)  # reading the workflow writes dvc.yaml
+    stages = yaml.safe_load((work / "dvc.yaml").read_text())["stages"]
+    toy_models = {"random", "prior", "minilm"}  # the others run on other benchmarks only
+    assert {f"toybench_infer_{m}" for m in toy_models} | {"toybench_score", "toybench_tables"} <= set(stages)
+    assert "src/socialbench/toybench/benchmark.py" in stages["toybench_data"]["deps"]
     out = run(["dvc", "status", "--json"], work, env)
     changed = set(json.loads(out[out.index("{") :]))
     assert changed and all(s.startswith("toybench_") for s in changed), changed
-    dry = run(["snakemake", "-n", "--cores", "2"], work, env)
     jobs = [line.split()[0] for line in dry.split("Job stats:", 1)[1].splitlines()[3:] if line.split()[:1]]
-    assert {"toybench_data", "toybench_infer", "toybench_score", "toybench_tables", "toybench_track"} <= set(jobs)
+    want = {"toybench_data", "toybench_score", "toybench_tables", "toybench_track"}
+    assert want | {f"toybench_infer_{m}" for m in toy_models} <= set(jobs), jobs
     assert not [j for j in jobs if j.startswith("moca_")], dry
     run(["snakemake", "--cores", "2", "results/mlflow/toybench.json"], work, env)
     table = (work / "results/tables/toybench/accuracy.md").read_text()
-    assert all(f"| {m} | direct |" in table for m in ("random", "prior", "minilm"))
+    assert all(f"| {m} | direct |" in table for m in toy_models)
     assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2", "results/mlflow/toybench.json"], work, env)
 
 

@@ -41,13 +41,14 @@ def run(cmd, cwd, env, check=True):
 
 def shell_commands(work, env):
     """{rule: its first job's shell command} from a forced dry run of the finished pipeline."""
-    out = run(["snakemake", "-n", "-p", "--forceall", "--cores", "1"], work, env).stdout
+    proc = run(["snakemake", "-n", "-p", "--forceall", "--cores", "1"], work, env)
+    out = proc.stdout + proc.stderr
     commands, rule = {}, None
     for line in out.splitlines():
         if line.startswith("rule ") and line.endswith(":"):
             rule = line[5:-1]
-        elif rule and line.startswith("socialbench ") and rule not in commands:
-            commands[rule] = line
+        elif rule and line.startswith("Shell command: socialbench ") and rule not in commands:
+            commands[rule] = line.removeprefix("Shell command: ")
     assert commands, out[-2000:]
     return commands
 
@@ -109,7 +110,8 @@ def test_an_inference_command_imports_no_report_viewer_book_or_data_building_cod
 
 def dry_run_jobs(work, env) -> dict[str, str]:
     """{rule: reason} of the jobs `snakemake -n` would run."""
-    out = run(["snakemake", "-n", "--cores", "1"], work, env).stdout
+    proc = run(["snakemake", "-n", "--cores", "1"], work, env)
+    out = proc.stdout + proc.stderr
     jobs, rule = {}, None
     for line in out.splitlines():
         if line.startswith("rule ") and line.endswith(":"):

@@ -157,7 +157,8 @@ def code_deps(kind: str, benchmark: str, runs: Iterable[str] = ()) -> list[str]:
     deps |= {f"src/socialbench/{benchmark}/{folder}" for folder in folders if (PKG / benchmark / folder).is_dir()}
     if kind == "infer":  # a model's backend is imported by name from params: the providers folder
         deps.add("src/socialbench/backends")
-    deps.add(f"src/socialbench/{benchmark}/spec")  # its schema, settings and vocabularies: every stage reads them
+    if (PKG / benchmark / "spec").is_dir():  # its schema, settings and vocabularies: every stage reads them
+        deps.add(f"src/socialbench/{benchmark}/spec")
     for m in methods:
         if (PKG / benchmark / "templates" / m).is_dir():
             deps.add(f"src/socialbench/{benchmark}/templates/{m}")
