@@ -38,7 +38,7 @@ class MeetingToMBenchmark(Benchmark):
         return generate(out_dir, DemoConfig.from_params(params))
 
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
-        from socialbench.meetingtom.build.instances import load_instances
+        from socialbench.meetingtom.spec.instances import load_instances
 
         return load_instances(path)
 
