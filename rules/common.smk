@@ -89,7 +89,12 @@ def runs(benchmark):
 
 def result_files(kind, benchmark):
     """results/<kind>/<benchmark>/<model>/<run><ext> for every run of the benchmark."""
-    return layout.run_files(kind, benchmark, runs(benchmark))
+    return list(_result_files(kind, benchmark))
+
+
+@functools.cache  # asked for by several rules per benchmark while the workflow is read
+def _result_files(kind, benchmark):
+    return tuple(layout.run_files(kind, benchmark, runs(benchmark)))
 
 
 def run_args(benchmark):

@@ -19,6 +19,7 @@ See docs/architecture.md for the data contracts and how to add either.
 from __future__ import annotations
 
 import abc
+import functools
 import importlib
 import importlib.metadata
 from collections.abc import Sequence
@@ -309,6 +310,7 @@ def _builtin_names() -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and p.joinpath("benchmark.py").is_file())
 
 
+@functools.cache  # installed distributions do not change within a process; the scan is slow
 def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 

@@ -7,6 +7,7 @@ layout. Pure functions of names and params: no I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
@@ -38,6 +39,7 @@ def run_path(kind: str, benchmark: str, model: str, run: str, root: str = DEFAUL
     return f"{kind_dir(kind, benchmark, root)}/{model}/{run}{_kind(kind)}"
 
 
+@functools.cache  # the rules ask for thousands of paths when Snakemake reads the workflow
 def kind_dir(kind: str, benchmark: str, root: str = DEFAULT_ROOT) -> str:
     """The folder of one kind of a benchmark: ``results/<kind>/<benchmark>``."""
     _kind(kind)
