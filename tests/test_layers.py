@@ -207,12 +207,6 @@ KNOWLEDGE = re.compile(
     r"|[\"'](label|target)[\"']",
     re.IGNORECASE,
 )
-#: Lines still allowed, by file: files owned by other changes.
-KNOWLEDGE_EXEMPT: dict[str, re.Pattern[str]] = {
-    "core/runner.py": re.compile(r"CoDAR's revisions"),
-    "report/layout.py": re.compile(r"codar\.stats\.json"),
-    "report/prune.py": re.compile(r"codar\.stats\.json"),
-}
 
 
 def shared_files() -> list[Path]:
@@ -225,11 +219,10 @@ def shared_files() -> list[Path]:
 @pytest.mark.parametrize("path", shared_files(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_shared_layers_hold_no_benchmark_knowledge(path):
     rel = str(path.relative_to(PACKAGE))
-    allowed = KNOWLEDGE_EXEMPT.get(rel)
     hits = [
         f"{rel}:{n}: {line.strip()}"
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if KNOWLEDGE.search(line) and not (allowed and allowed.search(line))
+        if KNOWLEDGE.search(line)
     ]
     assert not hits, "\n".join(hits)
 

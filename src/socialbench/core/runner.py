@@ -54,7 +54,7 @@ class RunStats:
     #: What the backend's answers depend on besides the request (its cache-key identity: backend,
     #: model id, revision or weights hash, decoding options), recorded with the run.
     backend_identity: dict[str, Any] = field(default_factory=dict)
-    #: The method's own run summary (``Method.summary``: e.g. CoDAR's revisions and acceptance).
+    #: The method's own run summary (``Method.summary``: e.g. a multi-stage method's revisions).
     method: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def model_dir(kind: str, benchmark: str, model: str, root: str = DEFAULT_ROOT) -
 
 
 def run_of(file_name: str) -> str:
-    """The run of a per-run file name (``codar.stats.json`` -> ``codar``): run names hold no dot."""
+    """The run of a per-run file name (``chain.stats.json`` -> ``chain``): run names hold no dot."""
     return file_name.split(".", 1)[0]
 
 
