@@ -349,7 +349,7 @@ def consolidate(*sources):
 
 
 def test_instances_writes_the_items_their_sheet_and_the_agreement_subset(staged):
-    from socialbench.meetingtom.build.instances import load_instances
+    from socialbench.meetingtom.spec.instances import load_instances
     from socialbench.meetingtom.spec.questions import ANNOTATED
 
     prepare(staged, "ami")
@@ -374,7 +374,7 @@ def test_annotate_export_writes_the_sheet_the_instances_stage_wrote(staged):
 
 
 def test_the_round_trip_makes_valid_task_files_for_all_five_tasks(staged):
-    from socialbench.meetingtom.build.instances import load_instances
+    from socialbench.meetingtom.spec.instances import load_instances
     from socialbench.meetingtom.spec.questions import TASKS
 
     prepare(staged, "demo", "ami")

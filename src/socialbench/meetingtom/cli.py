@@ -386,7 +386,7 @@ def annotate_export_cmd(
     check_io({"--items": items}, {"--out": out})
     from socialbench.core.io import write_text_atomic as write_text
     from socialbench.meetingtom.build.annotation import export_sheet
-    from socialbench.meetingtom.build.instances import load_instances
+    from socialbench.meetingtom.spec.instances import load_instances
 
     recs = load_instances(items, items=True)
     write_text(out, export_sheet(recs))
@@ -410,7 +410,7 @@ def annotate_simulate_cmd(
     check_io({"--items": items, "--sheet": sheet, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     from socialbench.core.io import write_text_atomic as write_text
     from socialbench.meetingtom.build.annotation import read_sheet, simulate_sheets
-    from socialbench.meetingtom.build.instances import load_instances
+    from socialbench.meetingtom.spec.instances import load_instances
 
     p = _params(params)
     recs = load_instances(items, items=True)
@@ -462,7 +462,7 @@ def annotate_human_cmd(
     check_io({"--instances": instances, "--params": params}, {"--out": out})
     from socialbench.core.io import write_jsonl
     from socialbench.meetingtom.build.annotation import simulate_human
-    from socialbench.meetingtom.build.instances import load_instances
+    from socialbench.meetingtom.spec.instances import load_instances
 
     p = _params(params)
     recs = [i for i in load_instances(instances) if i["source"] == source]
@@ -515,7 +515,7 @@ def annotate_import_cmd(
     from socialbench.core.errors import DataError
     from socialbench.core.io import write_json, write_jsonl
     from socialbench.meetingtom.build.annotation import adjudicate, agreement, apply_gold, read_sheet, validate_gold
-    from socialbench.meetingtom.build.instances import load_instances
+    from socialbench.meetingtom.spec.instances import load_instances
 
     try:
         drawn = json.loads(subset.read_text("utf-8"))
@@ -586,7 +586,7 @@ def consolidate_cmd(
         folders=("--source-dir", "--gold-dir", "--out-dir"),
     )
     from socialbench.core.io import write_jsonl
-    from socialbench.meetingtom.build.instances import TASK, load_instances
+    from socialbench.meetingtom.spec.instances import TASK, load_instances
     from socialbench.meetingtom.spec.questions import TASKS
 
     insts = []

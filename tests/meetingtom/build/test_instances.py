@@ -10,15 +10,14 @@ from socialbench.core.errors import DataError
 from socialbench.meetingtom.build.instances import (
     build_source,
     build_task21,
-    check_instance,
     context_of,
     item_task1,
     item_task22,
     items_task3,
-    load_instances,
     reply_of,
     shuffled_options,
 )
+from socialbench.meetingtom.spec.instances import check_instance, load_instances
 from socialbench.meetingtom.spec.questions import CONSENSUS, STATES
 
 M = "IS1001a"

@@ -34,14 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from socialbench.meetingtom.spec.instances import (  # noqa: F401  (the contract; re-exported for the build commands)
-    MODALITIES,
-    REQUIRED,
-    REQUIRED_2_1,
-    TASK,
-    check_instance,
-    load_instances,
-)
+from socialbench.meetingtom.spec.instances import MODALITIES, TASK
 from socialbench.meetingtom.spec.questions import (
     participant_options,
     question,
@@ -493,7 +486,3 @@ def build_source(
         sorted(items, key=lambda i: i["id"]),
         sorted(report, key=lambda r: (r["meeting"], r["id"])),
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Validation (what load_instances checks)
