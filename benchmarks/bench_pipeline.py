@@ -77,9 +77,12 @@ def git_commit(dest: Path) -> None:
 
 
 def paper_params(params: dict) -> dict:
-    """The demo's params at paper scale: 15 models, MoCA's five methods, every MeetingToM run."""
+    """The demo's params at paper scale: 15 models, MoCA's five runs (its methods and CoDAR's ablations),
+    every MeetingToM run."""
     out = json.loads(json.dumps(params))
-    codar = [m for m in out["moca"]["methods"] if m.startswith("codar")]
+    moca = out["moca"]
+    moca["methods"] = [m for m in moca["methods"] if "__" not in m] + [f"codar__{a}" for a in moca["ablations"]]
+    codar = [m for m in moca["methods"] if m.split("__")[0] == "codar"]
     free_text = "answers multiple choice only, not CoDAR's free-text stages"
     models: dict[str, dict] = {}
     for i in range(6):

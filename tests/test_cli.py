@@ -802,7 +802,7 @@ def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
     made = stats["provenance"]
     assert made["instances_sha256"] == sha256_file(inst) and made["prompt_template_sha256"] == get_benchmark(
         "moca"
-    ).prompt_hash("direct")
+    ).prompt_hash("direct", {"answer": {"code_fence": "strict"}})
     assert made["versions"]["python"] and made["git_commit"] and stats["backend_identity"]["backend"] == "random"
 
 

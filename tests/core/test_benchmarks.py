@@ -32,17 +32,30 @@ def test_the_prompt_hash_of_direct_covers_its_template_files_in_order():
 
     bench = get_benchmark("moca")
     texts = [bench.template("direct", n) for n in ("system.txt", "user.txt")]
-    assert bench.prompt_hash("direct") == sha256_bytes("\0".join(texts).encode("utf-8"))
+    assert bench.prompt_hash("direct", {}) == sha256_bytes("\0".join(texts).encode("utf-8"))
 
 
 def test_a_template_edit_changes_the_prompt_hash(tmp_path, monkeypatch):
     register(ToyBenchmark)
     bench = get_benchmark("toybench")
-    before = bench.prompt_hash("chain")
+    before = bench.prompt_hash("chain", {})
     original = bench.template
     monkeypatch.setattr(bench, "template", lambda m, n: original(m, n) + (" edited" if n == "check.txt" else ""))
-    assert bench.prompt_hash("chain") != before
-    assert bench.prompt_hash("direct") == ToyBenchmark().prompt_hash("direct")
+    assert bench.prompt_hash("chain", {}) != before
+    assert bench.prompt_hash("direct", {}) == ToyBenchmark().prompt_hash("direct", {})
+
+
+def test_a_variant_run_reads_its_own_template_files_and_its_methods_for_the_rest():
+    bench = ToyBenchmark()
+    assert "leniently" in bench.template("chain__lenient", "check.txt")
+    assert bench.template("chain__lenient", "notes.txt") == bench.template("chain", "notes.txt")
+    assert bench.template("chain__strict", "check.txt") == bench.template("chain", "check.txt")
+
+
+def test_a_variant_runs_prompt_hash_covers_the_files_it_reads():
+    bench = ToyBenchmark()
+    assert bench.prompt_hash("chain__lenient", {}) != bench.prompt_hash("chain", {})
+    assert bench.prompt_hash("chain__strict", {}) == bench.prompt_hash("chain", {})
 
 
 def test_a_benchmarks_params_section_is_validated_against_its_own_schema():

@@ -97,7 +97,9 @@ def test_an_ablation_run_is_the_methods_own_class_under_the_runs_name(bench):
 
 def test_an_ablation_run_keeps_its_methods_prompt_hash(bench):
     assert (
-        bench.prompt_hash("no_prompt__prior_role") == bench.prompt_hash("no_prompt") != bench.prompt_hash("naive_cot")
+        bench.prompt_hash("no_prompt__prior_role", bench.method_settings(SECTION, "no_prompt__prior_role"))
+        == bench.prompt_hash("no_prompt", {})
+        != bench.prompt_hash("naive_cot", {})
     )
 
 
@@ -131,10 +133,10 @@ def test_removing_markers_brings_the_marker_list(bench):
     "name,expected", [("no_prompt__prior_role", ("no_prompt", "prior_role")), ("ecot", ("ecot", "none"))]
 )
 def test_provenance_names_the_prompt_hash_the_prompting_method_and_the_ablation(bench, name, expected):
-    prov = bench.provenance(name)
+    prov = bench.provenance(name, bench.method_settings(SECTION, name))
     assert set(prov) == {"prompt_template_sha256", "prompting", "ablation"}
     assert (prov["prompting"], prov["ablation"]) == expected and prov["prompt_template_sha256"] == bench.prompt_hash(
-        expected[0]
+        expected[0], {}
     )
 
 

@@ -13,6 +13,11 @@ the instance and the exchanges of the rounds so far and returns the next round's
 :class:`Final` answer. The core runner (``socialbench.core.runner``) drives every method the same way.
 Its prompt templates are files under ``socialbench/<benchmark>/templates/<method>/``.
 
+A **variant run** ``<method>__<variant>`` is the method with the settings of its params entry
+``<benchmark>.ablations.<variant>`` over the method's own (an ablation): no module and no class of
+its own. Its template files are the method's, except those in ``templates/<method>/<variant>/``,
+which replace the method's files of the same name.
+
 See docs/architecture.md for the data contracts and how to add either.
 """
 
@@ -65,16 +70,26 @@ class Method(abc.ABC):
 
     #: The run's name: the method's module name (set on the class by the registry), or on an
     #: instance of a variant run ``<method>__<variant>`` that run's name (request ids and records
-    #: carry it; the templates stay the method's).
+    #: carry it; :meth:`Benchmark.template` reads the variant's own template files by it).
     name: str = ""
     #: Template files under ``templates/<name>/`` whose content is the method's prompt hash.
     templates: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, benchmark: Benchmark, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        spec: ModelSpec,
+        seed: int,
+        settings: dict[str, Any] | None = None,
+        *,
+        run: str | None = None,
+    ):
         self.benchmark = benchmark
         self.spec = spec
         self.seed = seed
         self.settings = dict(settings or {})
+        if run is not None:  # known from the start: a method that checks its settings names the run
+            self.name = run
 
     @abc.abstractmethod
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
@@ -92,9 +107,17 @@ class Method(abc.ABC):
         return self.benchmark.template(self.name, name)
 
     @classmethod
-    def prompt_hash(cls, benchmark: Benchmark) -> str:
-        """sha256 over the method's template files, in their declared order (MLflow records it)."""
-        return sha256_bytes("\0".join(benchmark.template(cls.name, n) for n in cls.templates).encode("utf-8"))
+    def template_files(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+        """The template files a run with these settings reads, in order: ``templates``, unless the
+        settings choose among them (e.g. the stages a chain runs)."""
+        return cls.templates
+
+    @classmethod
+    def prompt_hash(cls, benchmark: Benchmark, run: str, settings: dict[str, Any]) -> str:
+        """sha256 over the files run ``run`` reads (a variant's own where it has them), in order
+        (MLflow records it)."""
+        texts = (benchmark.template(run, n) for n in cls.template_files(settings))
+        return sha256_bytes("\0".join(texts).encode("utf-8"))
 
 
 class InstanceInputError(SocialbenchError):
@@ -193,22 +216,35 @@ class Benchmark(abc.ABC):
         return settings
 
     def method(self, name: str, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None) -> Method:
-        instance = self.method_class(name)(self, spec, seed, settings)
-        instance.name = name  # a variant run keeps its own name (its request ids, its records)
-        return instance
+        # a variant run keeps its own name (its request ids, its records, its template files)
+        return self.method_class(name)(self, spec, seed, settings, run=name)
+
+    def template_folder(self, run: str, name: str) -> str:
+        """Where run ``run`` reads template ``name``, relative to the package: a variant run's own
+        file ``templates/<method>/<variant>/<name>`` when there is one, else the method's
+        ``templates/<method>/<name>``."""
+        base, variant = split_run(run)
+        if (
+            variant is not None
+            and resources.files(self.package).joinpath(f"templates/{base}/{variant}/{name}").is_file()
+        ):
+            return f"templates/{base}/{variant}"
+        return f"templates/{base}"
 
     def template(self, method: str, name: str) -> str:
-        method = split_run(method)[0]  # a variant run reads its method's templates
+        folder = self.template_folder(method, name)
         try:
-            return resources.files(self.package).joinpath(f"templates/{method}/{name}").read_text("utf-8")
+            return resources.files(self.package).joinpath(f"{folder}/{name}").read_text("utf-8")
         except FileNotFoundError as exc:
             raise ConfigError(
                 f"benchmark {self.name}: method {method}: template {name} not found"
-                f" (expected in {self.package.replace('.', '/')}/templates/{method}/)"
+                f" (expected in {self.package.replace('.', '/')}/{folder}/)"
             ) from exc
 
-    def prompt_hash(self, method: str) -> str:
-        return self.method_class(method).prompt_hash(self)
+    def prompt_hash(self, method: str, settings: dict[str, Any]) -> str:
+        """The prompt hash of run ``method`` with its settings (``method_settings``): they may choose
+        which template files it reads."""
+        return self.method_class(method).prompt_hash(self, method, settings)
 
     # ---- scoring, tables, tracking ------------------------------------------------------------
     @abc.abstractmethod
@@ -252,10 +288,11 @@ class Benchmark(abc.ABC):
         otherwise): every run must cover the same groups with the same sizes to share a table."""
         return metrics["n"]
 
-    def provenance(self, method: str) -> dict[str, Any]:
-        """What its predictions depend on besides the data files and the code (hashes of prompts,
-        taxonomies...), recorded by infer and logged by track. ``prompt_template_sha256`` at least."""
-        return {"prompt_template_sha256": self.prompt_hash(method)}
+    def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """What the predictions of run ``method`` with its settings depend on besides the data files
+        and the code (hashes of prompts, taxonomies...), recorded by infer and logged by track.
+        ``prompt_template_sha256`` at least."""
+        return {"prompt_template_sha256": self.prompt_hash(method, settings)}
 
     def viewer_rows(
         self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]

@@ -71,7 +71,7 @@ def infer_provenance(
     benchmark's own record (prompt templates, taxonomy...), the method's settings, the input files,
     code commit and package versions. ``commit``: HEAD's, when the caller has it already."""
     return {
-        **bench.provenance(method),
+        **bench.provenance(method, settings or {}),
         "method_settings_sha256": sha256_json(settings or {}),
         "instances_sha256": sha256_file(instances),
         "dev_sha256": sha256_file(dev) if dev else None,

@@ -60,11 +60,15 @@ class MeetingToMBenchmark(Benchmark):
             settings["markers"] = list(section.get("discourse_markers") or [])
         return settings
 
-    def provenance(self, method: str) -> dict[str, Any]:
+    def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         """The prompt hash, and which method and ablation the run is (MLflow params: the runs
         table groups by them)."""
         base, ablation = split_run(method)
-        return {"prompt_template_sha256": self.prompt_hash(method), "prompting": base, "ablation": ablation or "none"}
+        return {
+            "prompt_template_sha256": self.prompt_hash(method, settings),
+            "prompting": base,
+            "ablation": ablation or "none",
+        }
 
     # ---- answers ------------------------------------------------------------------------------
     def final_answer(self, instance: dict[str, Any], ex: Exchange, *, marked: bool = False) -> Final:

@@ -241,10 +241,13 @@ class MocaBenchmark(Benchmark):
         }
         return files, headline
 
-    def provenance(self, method: str) -> dict[str, Any]:
+    def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         from socialbench.moca.spec.taxonomy import taxonomy_hash
 
-        return {"prompt_template_sha256": self.prompt_hash(method), "taxonomy_sha256": taxonomy_hash(self.taxonomy)}
+        return {
+            "prompt_template_sha256": self.prompt_hash(method, settings),
+            "taxonomy_sha256": taxonomy_hash(self.taxonomy),
+        }
 
     def viewer_rows(
         self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]

@@ -1,5 +1,5 @@
-"""CoDAR (socialbench.moca.eval.codar and the codar* methods) on the real runner, driven by the
-codar_script test double (a stage-aware scripted backend, not a model)."""
+"""CoDAR (socialbench.moca.eval.codar, the codar method and its ablation runs codar__<ablation>) on
+the real runner, driven by the codar_script test double (a stage-aware scripted backend, not a model)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,21 @@ from socialbench.moca.eval.scoring import score
 from tests.conftest import make_instance
 
 WO_STEP2 = Variant(("observer", "conflict", "decoder", "checker"))
+#: Table 5's ablations as params.yaml declares them (moca.ablations).
+ABLATIONS = {
+    "wo_step2": {"table": "table5", "label": "w/o Step 2", "stages": ["observer", "conflict", "decoder", "checker"]},
+    "wo_steps34": {
+        "table": "table5",
+        "label": "w/o Step 3&4",
+        "stages": ["observer", "query", "context", "decoder", "checker"],
+    },
+    "wo_step5": {
+        "table": "table5",
+        "label": "w/o Step 5",
+        "stages": ["observer", "query", "context", "conflict", "decoder"],
+    },
+}
+SECTION = {"method_options": {"codar": {"revision_rounds": 1}}, "ablations": ABLATIONS}
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -37,7 +52,8 @@ def insts(tmp_path):
 
 
 def run(insts, tmp_path, method="codar", settings=None, cache=None, **options):
-    """(records, traces, stats, backend calls, requests by id) of one run with the codar_script double."""
+    """(records, traces, stats, backend calls, requests by id) of one run with the codar_script double;
+    an ablation run gets its entry of ``ABLATIONS`` (``settings`` over it)."""
     spec = ModelSpec(name="script", backend="codar_script", options={"reject_every": 0, **options})
     backend = create_backend(spec)
     seen = {}
@@ -50,6 +66,8 @@ def run(insts, tmp_path, method="codar", settings=None, cache=None, **options):
     backend.complete = recording
     bench = get_benchmark("moca")
     cache = cache or RequestCache(tmp_path / f"{method}.sqlite")
+    if "__" in method:
+        settings = {**bench.method_settings(SECTION, method), **(settings or {})}
     records, traces, stats = run_method(
         bench,
         bench.method(method, spec, 7, settings),
@@ -315,13 +333,13 @@ def test_a_video_instance_without_frames_stops_the_run_naming_the_field(tmp_path
         run([inst], tmp_path)
 
 
-# ---- ablations (Table 5) ---------------------------------------------------------------------------
+# ---- ablations (Table 5): variant runs codar__<ablation> --------------------------------------------
 @pytest.mark.parametrize(
     "method, stages",
     [
-        ("codar_wo_step2", ["observer", "conflict", "decoder", "checker"]),
-        ("codar_wo_steps34", ["observer", "query", "context", "decoder", "checker"]),
-        ("codar_wo_step5", ["observer", "query", "context", "conflict", "decoder"]),
+        ("codar__wo_step2", ["observer", "conflict", "decoder", "checker"]),
+        ("codar__wo_steps34", ["observer", "query", "context", "decoder", "checker"]),
+        ("codar__wo_step5", ["observer", "query", "context", "conflict", "decoder"]),
     ],
 )
 def test_each_ablation_runs_its_stages_in_order(insts, tmp_path, method, stages):
@@ -329,73 +347,123 @@ def test_each_ablation_runs_its_stages_in_order(insts, tmp_path, method, stages)
     assert calls == [f"i0/{method}/{s}" for s in stages] and records[0]["error"] is None
 
 
+def test_params_declares_table_5s_ablations_with_the_papers_stages():
+    from socialbench.core.config import load_params
+
+    moca = load_params("params.yaml")["moca"]
+    assert moca["ablations"] == ABLATIONS
+    assert [m for m in moca["methods"] if "__" in m] == [f"codar__{a}" for a in ABLATIONS]
+
+
 def test_without_step_2_no_stage_sees_a_social_context(insts, tmp_path):
-    *_, seen = run(insts[:1], tmp_path, method="codar_wo_step2")
+    *_, seen = run(insts[:1], tmp_path, method="codar__wo_step2")
     assert all("fact:" not in user_text(r) and "Social query" not in user_text(r) for r in seen.values())
 
 
 def test_without_step_2_the_checker_may_not_return_to_stage_2(insts, tmp_path):
-    *_, seen = run(insts[:1], tmp_path, method="codar_wo_step2")
-    assert seen["i0/codar_wo_step2/checker"].task["breakpoints"] == [1, 3, 4]
+    *_, seen = run(insts[:1], tmp_path, method="codar__wo_step2")
+    assert seen["i0/codar__wo_step2/checker"].task["breakpoints"] == [1, 3, 4]
     with pytest.raises(StageOutputError, match=r"one of \[1, 3, 4\]"):
         parse_stage("checker", '{"status": "REJECTED", "breakpoint": 2, "refine": "x"}', WO_STEP2)
 
 
 def test_without_steps_3_and_4_the_answer_has_the_direct_keys_and_no_conflict(insts, tmp_path):
-    records, *_, seen = run(insts[:1], tmp_path, method="codar_wo_steps34")
+    records, *_, seen = run(insts[:1], tmp_path, method="codar__wo_steps34")
     assert list(json.loads(records[0]["raw"])) == ["mechanism", "label", "subject", "target"]
-    assert "the_conflict" not in user_text(seen["i0/codar_wo_steps34/decoder"])
+    assert "the_conflict" not in user_text(seen["i0/codar__wo_steps34/decoder"])
 
 
 def test_without_steps_3_and_4_a_rejection_at_4_reruns_the_answering_stage(insts, tmp_path):
-    *_, calls, _ = run(insts[:1], tmp_path, method="codar_wo_steps34", reject_every=1, breakpoint=4)
+    *_, calls, _ = run(insts[:1], tmp_path, method="codar__wo_steps34", reject_every=1, breakpoint=4)
     assert calls_of(calls, "i0")[-2:] == ["decoder.rev1", "checker.rev1"]
 
 
 def test_without_step_5_nothing_is_checked_or_revised(insts, tmp_path):
-    records, traces, stats, *_ = run(insts[:1], tmp_path, method="codar_wo_step5", invalid_values=["i0"])
+    records, traces, stats, *_ = run(insts[:1], tmp_path, method="codar__wo_step5", invalid_values=["i0"])
     assert traces[0]["trace"]["verdicts"] == [] and traces[0]["trace"]["accepted"] is None
     assert records[0]["mechanism"] is None and "acceptance_rate" not in stats.method
 
 
-def test_an_ablation_reads_its_own_templates_and_codars_for_the_rest(insts, tmp_path):
+def test_an_ablation_reads_its_own_templates_and_codars_for_the_rest():
     bench = get_benchmark("moca")
-    spec = ModelSpec(name="script", backend="codar_script")
-    wo2 = bench.method("codar_wo_step2", spec, 7)
-    assert wo2.template("conflict.user.txt") != bench.template("codar", "conflict.user.txt")
-    assert wo2.template("observer.system.txt") == bench.template("codar", "observer.system.txt")
+    assert bench.template("codar__wo_step2", "conflict.user.txt") != bench.template("codar", "conflict.user.txt")
+    assert bench.template("codar__wo_step2", "observer.system.txt") == bench.template("codar", "observer.system.txt")
 
 
-def test_an_ablation_without_a_checker_refuses_revision_rounds(insts, tmp_path):
-    with pytest.raises(
-        ConfigError, match=r"moca.method_options.codar_wo_step5: unknown or inapplicable key\(s\) \['revision_rounds'\]"
-    ):
-        run(insts[:1], tmp_path, method="codar_wo_step5", settings={"revision_rounds": 1})
+def test_an_ablation_inherits_codars_options_and_ignores_those_of_stages_it_leaves_out(insts, tmp_path):
+    *_, traces, _, _, _ = run(insts[:1], tmp_path, method="codar__wo_step5", settings={"revision_rounds": 2})
+    assert traces[0]["trace"]["revision_rounds"] == 0
+
+
+@pytest.mark.parametrize(
+    "stages, problem",
+    [
+        (["observer", "conflict", "checker"], "decoder cannot be left out"),
+        (["observer", "query", "conflict", "decoder"], "query and context"),
+        (["observer", "decoder", "conflict"], "in that order"),
+    ],
+)
+def test_an_ablation_with_an_impossible_chain_is_refused_naming_its_stages(insts, tmp_path, stages, problem):
+    with pytest.raises(ConfigError, match=rf"moca.ablations.wo_step5.stages: .*{problem}"):
+        run(insts[:1], tmp_path, method="codar__wo_step5", settings={"stages": stages})
+
+
+def test_params_refuse_an_ablation_naming_a_stage_that_does_not_exist():
+    from socialbench.core.config import validate_params
+
+    bad = {"x": {"table": "table5", "label": "x", "stages": ["observer", "dreamer", "decoder"]}}
+    with pytest.raises(ConfigError, match=r"moca.ablations.x.stages.1: 'dreamer' is not one of"):
+        validate_params({"models": {"r": {"backend": "random"}}, "moca": {"ablations": bad}})
+
+
+def test_params_refuse_an_unknown_key_in_an_ablation():
+    from socialbench.core.config import validate_params
+
+    bad = {"x": {"table": "table5", "label": "x", "stages": ["observer", "decoder"], "rounds": 2}}
+    with pytest.raises(ConfigError, match=r"moca.ablations.x: .*'rounds' was unexpected"):
+        validate_params({"models": {"r": {"backend": "random"}}, "moca": {"ablations": bad}})
 
 
 # ---- prompt hash --------------------------------------------------------------------------------------
+def prompt_hashes(bench, runs=("codar", "codar__wo_step5", "codar__wo_step2")):
+    return {r: bench.prompt_hash(r, bench.method_settings(SECTION, r)) for r in runs}
+
+
 def test_the_prompt_hash_covers_every_template_it_uses(monkeypatch):
     bench = get_benchmark("moca")
-    before = {m: bench.prompt_hash(m) for m in ("codar", "codar_wo_step5", "codar_wo_step2")}
+    before = prompt_hashes(bench)
     real = type(bench).template
-
-    def edited(self, method, name):
-        text = real(self, method, name)
-        return text + " (edited)" if (method, name) == ("codar", "observer.system.txt") else text
-
-    monkeypatch.setattr(type(bench), "template", edited)
-    after = {m: bench.prompt_hash(m) for m in before}
+    monkeypatch.setattr(
+        type(bench), "template", lambda self, m, n: real(self, m, n) + ("!" if n == "observer.system.txt" else "")
+    )
+    after = prompt_hashes(bench)
     assert all(before[m] != after[m] for m in before)  # every variant runs the observer
 
 
 def test_an_ablations_prompt_hash_ignores_templates_it_does_not_use(monkeypatch):
     bench = get_benchmark("moca")
-    before = bench.prompt_hash("codar_wo_step5")
+    before = prompt_hashes(bench)
     real = type(bench).template
     monkeypatch.setattr(
         type(bench), "template", lambda self, m, n: real(self, m, n) + ("!" if n == "checker.system.txt" else "")
     )
-    assert bench.prompt_hash("codar_wo_step5") == before and bench.prompt_hash("codar") != before
+    after = prompt_hashes(bench)
+    assert after["codar__wo_step5"] == before["codar__wo_step5"] and after["codar"] != before["codar"]
+
+
+def test_an_ablations_prompt_hash_covers_its_own_template_files(monkeypatch):
+    bench = get_benchmark("moca")
+    before = prompt_hashes(bench)
+    real = type(bench).template
+    own = "templates/codar/wo_step2"
+    monkeypatch.setattr(
+        type(bench),
+        "template",
+        lambda self, m, n: real(self, m, n) + ("!" if self.template_folder(m, n) == own else ""),
+    )
+    after = prompt_hashes(bench)
+    assert after["codar__wo_step2"] != before["codar__wo_step2"]
+    assert after["codar"] == before["codar"] and after["codar__wo_step5"] == before["codar__wo_step5"]
 
 
 # ---- settings ---------------------------------------------------------------------------------------
@@ -406,7 +474,7 @@ def test_an_ablations_prompt_hash_ignores_templates_it_does_not_use(monkeypatch)
         ({"revision_rounds": True}, "revision_rounds: expected a whole number >= 0"),
         ({"revision_rounds": 9}, "could take more than the runner's 64 rounds"),
         ({"max_tokens": 0}, "max_tokens: expected a whole number >= 1"),
-        ({"rounds": 2}, "unknown or inapplicable key(s) ['rounds']"),
+        ({"rounds": 2}, "unknown key(s) ['rounds']"),
         ({"retriever": {"kind": "google"}}, "retriever.kind: unknown retriever kind 'google'"),
         ({"decoding": "guided"}, "decoding: 'guided' is not one of json_object, json_schema, constrained"),
     ],

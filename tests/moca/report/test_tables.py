@@ -151,6 +151,22 @@ def answers(instances: list[dict], model: str, method: str, right) -> list[dict]
     return out
 
 
+#: CoDAR's ablations as params.yaml declares them (Table 5's rows and labels come from here).
+ABLATIONS = {
+    "wo_step2": {"table": "table5", "label": "w/o Step 2", "stages": ["observer", "conflict", "decoder", "checker"]},
+    "wo_steps34": {
+        "table": "table5",
+        "label": "w/o Step 3&4",
+        "stages": ["observer", "query", "context", "decoder", "checker"],
+    },
+    "wo_step5": {
+        "table": "table5",
+        "label": "w/o Step 5",
+        "stages": ["observer", "query", "context", "conflict", "decoder"],
+    },
+}
+
+
 def run_tables(
     instances,
     runs: dict[tuple[str, str], list[dict]],
@@ -158,13 +174,14 @@ def run_tables(
     tables: dict | None = None,
     methods=("direct",),
     per_instance: bool = True,
+    ablations=ABLATIONS,
 ):
     b = bench()
     scores = {k: b.score(instances, recs, source=f"{k[0]}/{k[1]}.jsonl") for k, recs in runs.items()}
     params = {
         "seed": 7,
         "models": models,
-        "moca": {"methods": list(methods), "tables": {"resamples": 1000, **(tables or {})}},
+        "moca": {"methods": list(methods), "ablations": ablations, "tables": {"resamples": 1000, **(tables or {})}},
     }
     preds = {k: (f"{k[0]}/{k[1]}.jsonl", recs) for k, recs in runs.items()} if per_instance else None
     files, _ = b.tables(scores, params, instances if per_instance else None, preds)
@@ -395,26 +412,34 @@ def test_table5_gives_atomic_average_and_changes_against_full_codar():
     inst = make_instances()
     runs = {
         ("a", "codar"): answers(inst, "a", "codar", lambda k, f: k < 20),
-        ("a", "codar_wo_step5"): answers(
-            inst, "a", "codar_wo_step5", lambda k, f: k < 10 or (f == "subject" and k < 30)
+        ("a", "codar__wo_step5"): answers(
+            inst, "a", "codar__wo_step5", lambda k, f: k < 10 or (f == "subject" and k < 30)
         ),
     }
-    files, scores = run_tables(inst, runs, {"a": {"category": "x"}}, methods=("codar", "codar_wo_step5"))
+    files, scores = run_tables(inst, runs, {"a": {"category": "x"}}, methods=("codar", "codar__wo_step5"))
     rows = read_csv(files["table5.csv"])
     full = next(r for r in rows if r["Scenario"] == "intent" and r["Variant"] == "CoDAR")
     ablated = next(r for r in rows if r["Scenario"] == "intent" and r["Variant"] == "w/o Step 5")
-    s = scores[("a", "codar_wo_step5")]["intent"]
+    s = scores[("a", "codar__wo_step5")]["intent"]
     atomic = round((s["label"] + s["subject"] + s["target"] + s["mechanism"]) / 4, 2)
     assert float(ablated["Atomic Avg."]) == atomic and float(full["Holis"]) == scores[("a", "codar")]["intent"]["holis"]
     assert "| intent | a | w/o Step 5 | 50.00 (-16.67) |" in files["table5.md"]
-    assert "Not run: codar_wo_step2, codar_wo_steps34 (add to moca.methods)." in files["table5.md"]
+    assert "Not run: codar__wo_step2, codar__wo_steps34 (add to moca.methods)." in files["table5.md"]
+
+
+def test_table5_takes_its_rows_and_labels_from_the_ablations_in_params():
+    inst = make_instances(4)
+    runs = {(m, meth): answers(inst, m, meth, lambda k, f: True) for m in ("a",) for meth in ("codar", "codar__x")}
+    ablations = {"x": {"table": "table5", "label": "no checker", "stages": ["observer", "decoder"]}}
+    files, _ = run_tables(inst, runs, {"a": {"category": "x"}}, methods=("codar", "codar__x"), ablations=ablations)
+    assert [r["Variant"] for r in read_csv(files["table5.csv"]) if r["Scenario"] == "intent"] == ["CoDAR", "no checker"]
 
 
 def test_table5_without_ablation_runs_says_which_methods_to_add():
     inst = make_instances(4)
     files, _ = run_tables(inst, {("a", "direct"): answers(inst, "a", "direct", lambda k, f: True)}, MODELS)
     assert (
-        "add codar and its ablations (codar_wo_step2, codar_wo_steps34, codar_wo_step5) to moca.methods"
+        "add codar and its ablations (codar__wo_step2, codar__wo_steps34, codar__wo_step5) to moca.methods"
         in files["table5.md"]
     )
     assert read_csv(files["table5.csv"]) == [] and files["table5.csv"].startswith(

@@ -1,5 +1,6 @@
 """CoDAR, Conflict-Driven Abductive Reasoning (MoCA section 5, appendices C.2-C.3 and D.2), as a
-multi-round method on the generic runner, and its ablations (Table 5) as variants of the same chain.
+multi-round method on the generic runner, and its ablations (Table 5) as variant runs of the same
+chain (``codar__<ablation>``: params ``moca.ablations.<ablation>`` names the stages it runs).
 
 Six role-conditioned stages, one call each, pass structured intermediate representations (strict
 JSON objects with fixed keys): observer -> query (-> the retrieval step, not a model call) -> context
@@ -24,9 +25,8 @@ from string import Template
 from typing import Any, ClassVar
 
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method, split_run
 from socialbench.core.errors import ConfigError, SocialbenchError
-from socialbench.core.hashing import sha256_bytes
 from socialbench.moca.eval.prompts import (
     ANSWER_KEYS,
     MediaUnavailable,
@@ -82,11 +82,18 @@ DECODINGS = ("json_object", "json_schema", "constrained")
 
 @dataclass(frozen=True)
 class Variant:
-    """Which stages a CoDAR method runs (the full chain or a Table 5 ablation) and what its
+    """Which stages a CoDAR run executes (the full chain or a Table 5 ablation) and what its
     answering stage (``decoder``) returns."""
 
     stages: tuple[str, ...]
     decoder_keys: tuple[str, ...] = DECODER_KEYS
+
+    @classmethod
+    def of(cls, stages: Sequence[str]) -> Variant:
+        """The variant that runs ``stages`` (checked by :func:`stage_variant`). Its decoder reasons
+        abductively (Step 4: counterfactual cost, conflict utility) about the conflict Step 3 finds;
+        without the conflict stage it answers the direct prompt's four fields (Table 5's "w/o Step 3&4")."""
+        return cls(tuple(stages), DECODER_KEYS if "conflict" in stages else ANSWER_KEYS)
 
     def keys(self, stage: str) -> tuple[str, ...]:
         return self.decoder_keys if stage == "decoder" else CHAIN_KEYS[stage]
@@ -263,25 +270,50 @@ def compact(obj: Any) -> str:
 
 
 # ---- settings -------------------------------------------------------------------------------------
-def parse_settings(name: str, variant: Variant, settings: dict[str, Any]) -> dict[str, Any]:
-    """The method's ``moca.method_options.<name>``: revision_rounds (default 1), retriever (default
-    none: model prior), max_tokens (default: the model's), decoding (default json_object); and
-    ``answer`` (params ``moca.answer``, shared by every MoCA method). A bad or unknown key is a
-    ConfigError naming it."""
+#: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
+SETTINGS = frozenset({"stages", "revision_rounds", "retriever", "max_tokens", "decoding"})
+TABLE_KEYS = frozenset({"table", "label"})
+
+
+def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
+    """The variant run ``name`` executes: every stage, or its setting ``stages`` (an ablation's, params
+    ``moca.ablations.<ablation>.stages``) in the chain's order, the observer (it sees the media) and
+    the decoder (it answers) among them, query and context (Step 2) both or neither."""
+    stages = settings.get("stages")
+    if stages is None:
+        return CODAR
+    base, ablation = split_run(name)
+    where = f"moca.ablations.{ablation}.stages" if ablation else f"moca.method_options.{base}.stages"
+    if not isinstance(stages, list) or stages != [s for s in STAGES if s in stages]:
+        raise ConfigError(f"{where}: expected stages of {', '.join(STAGES)}, each once, in that order; got {stages!r}")
+    missing = [s for s in ("observer", "decoder") if s not in stages]
+    if missing:
+        raise ConfigError(
+            f"{where}: {' and '.join(missing)} cannot be left out (the observer sees, the decoder answers)"
+        )
+    if ("query" in stages) != ("context" in stages):
+        raise ConfigError(f"{where}: query and context (Step 2) run together or not at all")
+    return Variant.of(stages)
+
+
+def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings of run ``name`` (params ``moca.method_options.codar``, and a variant run's
+    ``moca.ablations.<ablation>`` over them): stages (default all: :func:`stage_variant`),
+    revision_rounds (default 1), retriever (default none: model prior), max_tokens (default: the
+    model's), decoding (default json_object); and ``answer`` (params ``moca.answer``, shared by every
+    MoCA method). A bad or unknown key is a ConfigError naming it. A setting of a stage the run leaves
+    out (the checker's revision_rounds, the query's retriever, which an ablation inherits from the full
+    chain's options) has no effect."""
     from socialbench.core.runner import MAX_ROUNDS
 
-    where = f"moca.method_options.{name}"
-    settings = dict(settings)
+    where = f"moca.method_options.{split_run(name)[0]}"
+    variant = stage_variant(name, settings)
+    settings = {k: v for k, v in settings.items() if k not in TABLE_KEYS}
     answer = answer_settings(settings)
     settings.pop("answer", None)
-    known = (
-        {"max_tokens", "decoding"}
-        | ({"revision_rounds"} if variant.checks else set())
-        | ({"retriever"} if "query" in variant.stages else set())
-    )
-    unknown = sorted(set(settings) - known)
+    unknown = sorted(set(settings) - SETTINGS)
     if unknown:
-        raise ConfigError(f"{where}: unknown or inapplicable key(s) {unknown}; {name} takes {sorted(known)}")
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; CoDAR takes {sorted(SETTINGS)}")
     rounds = settings.get("revision_rounds", 1)
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
         raise ConfigError(f"{where}.revision_rounds: expected a whole number >= 0, got {rounds!r}")
@@ -297,27 +329,37 @@ def parse_settings(name: str, variant: Variant, settings: dict[str, Any]) -> dic
     decoding = settings.get("decoding", "json_object")
     if decoding not in DECODINGS:
         raise ConfigError(f"{where}.decoding: {decoding!r} is not one of {', '.join(DECODINGS)}")
+    retriever = build_retriever(settings.get("retriever"), f"{where}.retriever") if "query" in variant.stages else None
     return {
+        "variant": variant,
         "revision_rounds": rounds if variant.checks else 0,
         "max_tokens": max_tokens,
         "decoding": decoding,
         "code_fence": answer["code_fence"],
-        "retriever": build_retriever(settings.get("retriever"), f"{where}.retriever"),
+        "retriever": retriever,
     }
 
 
 # ---- the method -------------------------------------------------------------------------------------
 class CodarMethod(Method):
-    """The full chain. Ablations subclass it with another :class:`Variant`; their template files
-    named in ``own_templates`` are read from ``templates/<name>/``, the others from ``templates/codar/``."""
+    """The chain. A Table 5 ablation is a variant run ``codar__<ablation>``: its settings name the
+    stages it runs (``stages``); it reads its own template files from ``templates/codar/<ablation>/``
+    and the others from ``templates/codar/`` (``Benchmark.template``)."""
 
-    variant: ClassVar[Variant] = CODAR
-    own_templates: ClassVar[frozenset[str]] = frozenset()
     templates: ClassVar[tuple[str, ...]] = CODAR.templates()
 
-    def __init__(self, benchmark: Benchmark, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None):
-        super().__init__(benchmark, spec, seed, settings)
-        opts = parse_settings(self.name, self.variant, self.settings)
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        spec: ModelSpec,
+        seed: int,
+        settings: dict[str, Any] | None = None,
+        *,
+        run: str | None = None,
+    ):
+        super().__init__(benchmark, spec, seed, settings, run=run)
+        opts = parse_settings(self.name, self.settings)
+        self.variant: Variant = opts["variant"]
         self.revision_rounds: int = opts["revision_rounds"]
         self.max_tokens: int = opts["max_tokens"] or spec.max_tokens
         self.decoding: str = opts["decoding"]
@@ -327,21 +369,12 @@ class CodarMethod(Method):
         self._chains: dict[str, Chain] = {}
         self._retrievals: dict[tuple[str, int, str], Retrieval] = {}
 
-    # ---- templates and their hash ------------------------------------------------------------
+    # ---- the template files of its stages ------------------------------------------------------
     @classmethod
-    def template_folder(cls, file: str) -> str:
-        return cls.name if file in cls.own_templates else "codar"
-
-    def template(self, name: str) -> str:
-        return self.benchmark.template(self.template_folder(name), name)
-
-    @classmethod
-    def prompt_hash(cls, benchmark: Benchmark) -> str:
-        """sha256 over every template file the method uses, wherever it lives (the options' criteria
-        and boundary rules are the taxonomy's, in its own hash)."""
-        return sha256_bytes(
-            "\0".join(benchmark.template(cls.template_folder(n), n) for n in cls.templates).encode("utf-8")
-        )
+    def template_files(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+        """The files of the stages the run executes (its prompt hash covers them; the options'
+        criteria and boundary rules are the taxonomy's, in its own hash)."""
+        return stage_variant(cls.name, settings).templates()
 
     # ---- the runner's interface --------------------------------------------------------------
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
@@ -486,7 +519,7 @@ class Chain:
         return values
 
     def _file(self, name: str) -> tuple[str, str]:
-        return self.m.template(name), f"{self.m.template_folder(name)}/{name}"
+        return self.m.template(name), f"{self.m.benchmark.template_folder(self.m.name, name)}/{name}"
 
     def _rendered(self, name: str, values: dict[str, str]) -> str:
         text, where = self._file(name)

@@ -152,8 +152,8 @@ def exclusions_markdown(models: dict[str, dict[str, Any]], methods: list[str]) -
 
 DIRECT = "direct"
 CODAR = "codar"
-#: Table 5's variants after full CoDAR: method name -> the paper's row label.
-ABLATIONS = (("codar_wo_step2", "w/o Step 2"), ("codar_wo_steps34", "w/o Step 3&4"), ("codar_wo_step5", "w/o Step 5"))
+#: The ``table`` of the ablations (params ``moca.ablations``) that are Table 5's rows after full CoDAR.
+TABLE5 = "table5"
 #: The paired test of two systems on the same instances, per metric (Faith is a ratio: no per-instance correctness).
 PAIRED_TESTS = {
     "label": "mcnemar_exact",
@@ -196,6 +196,8 @@ class TableSettings:
     resamples: int = 2000
     alpha: float = 0.05
     seed: int = 0
+    #: Table 5's variant runs after full CoDAR, in params order: (run ``codar__<ablation>``, row label).
+    ablations: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_params(cls, params: dict[str, Any], section: str = "moca") -> TableSettings:
@@ -221,6 +223,11 @@ class TableSettings:
             resamples=int(t.get("resamples", 2000)),
             alpha=float(t.get("alpha", 0.05)),
             seed=int(params.get("seed", 0)),
+            ablations=tuple(
+                (f"{CODAR}__{name}", entry["label"])
+                for name, entry in ((params.get(section) or {}).get("ablations") or {}).items()
+                if entry.get("table") == TABLE5
+            ),
         )
 
 
@@ -617,7 +624,9 @@ class PaperTables:
         return [
             m
             for m in self.models
-            if m != self.settings.human and self.has(m, CODAR) and any(self.has(m, a) for a, _ in ABLATIONS)
+            if m != self.settings.human
+            and self.has(m, CODAR)
+            and any(self.has(m, a) for a, _ in self.settings.ablations)
         ]
 
     def scaling_ready(self) -> bool:
@@ -651,7 +660,7 @@ class PaperTables:
         for m, meth in self.backbone_pairs():
             out += self._compare(TABLES_2_4, (m, meth), (m, DIRECT), PAIRED_TESTS)
         for m in self.ablation_backbones():
-            for meth, _ in ABLATIONS:
+            for meth, _ in self.settings.ablations:
                 if self.has(m, meth):
                     out += self._compare("5", (m, meth), (m, CODAR), ("dyad", "faith", "holis"))
         if self.scaling_ready():
@@ -795,7 +804,7 @@ class PaperTables:
         for s in self.scenarios:
             for m in backbones:
                 full_atomic = mean(self.value(m, CODAR, s, k) for k in atomic_keys)
-                for meth, label in [(CODAR, "CoDAR"), *ABLATIONS]:
+                for meth, label in [(CODAR, "CoDAR"), *self.settings.ablations]:
                     if not self.has(m, meth) or s not in self.scores[(m, meth)]:
                         continue
                     ablated = meth != CODAR
@@ -811,12 +820,12 @@ class PaperTables:
                     g.rows.append(row)
                     ci.rows.append(crow)
         if not backbones:
+            runs = ", ".join(a for a, _ in self.settings.ablations) or "none defined: see moca.ablations"
             g.notes.append(
-                "No rows: no model has codar and ablation runs; add codar and its ablations"
-                f" ({', '.join(a for a, _ in ABLATIONS)}) to moca.methods."
+                f"No rows: no model has codar and ablation runs; add codar and its ablations ({runs}) to moca.methods."
             )
         else:
-            missing = [a for a, _ in ABLATIONS if not any(self.has(m, a) for m in backbones)]
+            missing = [a for a, _ in self.settings.ablations if not any(self.has(m, a) for m in backbones)]
             if missing:
                 g.notes.append(f"Not run: {', '.join(missing)} (add to moca.methods).")
             g.notes.append(
