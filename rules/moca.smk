@@ -100,7 +100,7 @@ BENCH["moca"] = {
     # keys of inference (besides seed and the model's entry) and of the tables
     "dvc": {
         "data": ["data/processed/moca"],
-        "infer_params": ["moca.answer", "moca.method_options"],
+        "infer_params": ["moca.answer", "moca.method_options", "moca.ablations"],
         "tables_params": ["seed", "models", "moca"],
     },
 }
