@@ -202,6 +202,7 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.report.tables import (
             PaperTables,
             TableSettings,
+            answer_counts,
             correctness_cells,
             exclusions_markdown,
             paper_figures,
@@ -220,11 +221,16 @@ class MocaBenchmark(Benchmark):
         }
         section = params.get(self.name) or {}
         settings = TableSettings.from_params(params, self.name)
-        cells = None
+        cells = answers = None
         if instances is not None and predictions is not None:
             labels, mechanisms = self.taxonomy.as_sets()
             cells = correctness_cells(instances, predictions, labels, mechanisms, scores)
-        paper = PaperTables(scores, categories, section.get("methods", []), settings, cells)
+            answers = {
+                (m, meth, s): c
+                for (m, meth) in scores
+                for s, c in answer_counts(instances, predictions[(m, meth)][1], labels, mechanisms).items()
+            }
+        paper = PaperTables(scores, categories, section.get("methods", []), settings, cells, answers)
         files: dict[str, str | bytes] = {}
         md_all = []
         for s in paper.scenarios:

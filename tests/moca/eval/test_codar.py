@@ -289,7 +289,7 @@ def test_with_params_retries_an_unparsable_stage_output_is_retried_with_a_note(i
 
 def test_an_answer_that_a_retry_saved_counts_as_repaired(insts, tmp_path):
     records, _, stats, *_ = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=["i0/codar/context"])
-    assert records[0]["format"] == {"retries": 1, "repairs": ["retry"], "ignored_keys": []}
+    assert records[0]["format"] == {"retries": 1, "repairs": ["retry"], "ignored_keys": [], "last_tuple_kept": None}
     assert (stats.method["answers_repaired"], stats.method["repaired_retry"]) == (1.0, 1.0)
 
 
@@ -699,6 +699,7 @@ def test_with_params_retries_an_unparsable_direct_answer_is_asked_again_with_the
         "retries": 1,
         "repairs": ["retry"],
         "ignored_keys": [],
+        "last_tuple_kept": None,
     }
     assert (stats.method["format_retries"], stats.method["answers_repaired"]) == (1.0, 1.0)
 
@@ -721,5 +722,7 @@ def test_a_direct_answer_with_an_extra_key_keeps_its_four_fields(insts, taxonomy
 
 def test_the_direct_record_and_summary_carry_the_answer_format(insts, tmp_path):
     records, _, stats, *_ = run(insts, tmp_path, method="direct")
-    assert all(r["format"] == {"retries": 0, "repairs": [], "ignored_keys": []} for r in records)
+    assert all(
+        r["format"] == {"retries": 0, "repairs": [], "ignored_keys": [], "last_tuple_kept": None} for r in records
+    )
     assert stats.method["answers_repaired"] == 0.0 and stats.method["invalid_rate"] == 0.0

@@ -418,9 +418,6 @@ class CodarMethod(Method):
         n = len(finals)
         traces = [f.trace or {} for f in finals]
         out: dict[str, float] = answer_summary(finals)
-        kept = [t.get("last_tuple_kept") for t in traces]
-        out["last_tuple_kept"] = float(sum(1 for k in kept if k))
-        out["checker_unparsable"] = float(sum(1 for k in kept if k and k["stage"] == "checker"))
         if self.variant.checks:
             out["invalid_tuple_rejections"] = float(
                 sum(1 for t in traces for v in t.get("verdicts", []) if v.get("by") == "rule")
@@ -716,7 +713,12 @@ class Chain:
                 "request_key": ex.key,
                 "inputs": self._inputs(),
                 "finish_reason": ex.response.finish_reason,
-                "format": answer_format(self.trace["retries"], self.repairs, self.ignored_keys),
+                "format": answer_format(
+                    self.trace["retries"],
+                    self.repairs,
+                    self.ignored_keys,
+                    (self.trace.get("last_tuple_kept") or {}).get("stage"),
+                ),
             },
             error=None,
             trace=self.trace,

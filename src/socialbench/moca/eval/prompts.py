@@ -317,13 +317,20 @@ def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
 REPAIRS = ("retry", "code_fence", "invalid_tuple")
 
 
-def answer_format(retries: int = 0, repairs=(), ignored_keys=()) -> dict[str, Any]:
+def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept: str | None = None) -> dict[str, Any]:
     """A record's ``format``: the format retries made for it, the repairs that changed its answer
-    (REPAIRS, sorted, once each) and the keys beyond the contract that were dropped."""
+    (REPAIRS, sorted, once each), the keys beyond the contract that were dropped, and (CoDAR) the
+    stage whose failure left the decoder's last tuple as the answer (``checker``: its verdict could
+    not be read)."""
     unknown = set(repairs) - set(REPAIRS)
     if unknown:
         raise ValueError(f"unknown repair(s) {sorted(unknown)}; known: {', '.join(REPAIRS)}")
-    return {"retries": retries, "repairs": sorted(set(repairs)), "ignored_keys": sorted(set(ignored_keys))}
+    return {
+        "retries": retries,
+        "repairs": sorted(set(repairs)),
+        "ignored_keys": sorted(set(ignored_keys)),
+        "last_tuple_kept": last_tuple_kept,
+    }
 
 
 def answer_summary(finals: list[Final]) -> dict[str, float]:
@@ -338,6 +345,8 @@ def answer_summary(finals: list[Final]) -> dict[str, float]:
         **{f"repaired_{r}": float(sum(r in fm["repairs"] for fm in formats)) for r in REPAIRS},
         "answers_with_ignored_keys": float(sum(bool(fm["ignored_keys"]) for fm in formats)),
         "answer_errors": float(sum(1 for f in finals if f.error)),
+        "last_tuple_kept": float(sum(1 for fm in formats if fm.get("last_tuple_kept"))),
+        "checker_unparsable": float(sum(1 for fm in formats if fm.get("last_tuple_kept") == "checker")),
         # percent of instances with any missing, unparsable or invalid field (the scores' invalid_rate)
         "invalid_rate": round(100 * sum(bool(f.error or f.fields.get("field_errors")) for f in finals) / len(finals), 2)
         if finals
