@@ -726,3 +726,20 @@ def test_the_direct_record_and_summary_carry_the_answer_format(insts, tmp_path):
         r["format"] == {"retries": 0, "repairs": [], "ignored_keys": [], "last_tuple_kept": None} for r in records
     )
     assert stats.method["answers_repaired"] == 0.0 and stats.method["invalid_rate"] == 0.0
+
+
+def test_with_invalid_tuple_checker_a_scenario_invalid_tuple_goes_to_the_checker_like_any_other(insts, tmp_path):
+    records, traces, _, calls, _ = run(
+        insts[:1], tmp_path, settings={"invalid_tuple": "checker"}, invalid_values=["i0"]
+    )
+    assert calls_of(calls, "i0") == list(STAGES) and traces[0]["trace"]["verdicts"][0]["by"] == "checker"
+    assert records[0]["mechanism"] is None and records[0]["format"]["repairs"] == []
+
+
+def test_an_unknown_invalid_tuple_setting_is_a_config_error():
+    with pytest.raises(
+        ConfigError, match="moca.method_options.codar.invalid_tuple: 'model' is not one of rule, checker"
+    ):
+        get_benchmark("moca").method(
+            "codar", ModelSpec(name="m", backend="codar_script"), 1, {"invalid_tuple": "model"}
+        )

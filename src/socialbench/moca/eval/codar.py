@@ -84,6 +84,10 @@ INSTANCE_PLACEHOLDERS = frozenset(
 #: How stage answers are decoded (setting ``decoding``): the paper's JSON mode (default), each stage's
 #: schema with free values, or the schema with the allowed values as enums (a variant, as direct_constrained).
 DECODINGS = ("json_object", "json_schema", "constrained")
+#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule``
+#: (default: a rule-made REJECTED with breakpoint 4, no checker call; the check C.3 states, made
+#: deterministic) or ``checker`` (the tuple goes to the checker like any other, which may accept it).
+INVALID_TUPLE = ("rule", "checker")
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ class Variant:
             files += ["revision.txt", "previous_check.txt", "invalid_tuple.txt"]
         return tuple(files)
 
-    def rounds_at_most(self, revision_rounds: int, retries: int = 1) -> int:
+    def rounds_at_most(self, revision_rounds: int, retries: int = 0) -> int:
         """Model rounds an instance can take: every stage of every pass retried ``retries`` times."""
         return (1 + retries) * len(self.stages) * (revision_rounds + 1 if self.checks else 1)
 
@@ -288,7 +292,8 @@ def compact(obj: Any) -> str:
 
 # ---- settings -------------------------------------------------------------------------------------
 def parse_settings(name: str, variant: Variant, settings: dict[str, Any]) -> dict[str, Any]:
-    """The method's ``moca.method_options.<name>``: revision_rounds (default 1), retriever (default
+    """The method's ``moca.method_options.<name>``: revision_rounds (default 1), invalid_tuple (default
+    rule; with a checker), retriever (default
     none: model prior), max_tokens (default: the model's), decoding (default json_object); and
     ``answer`` (params ``moca.answer``, the answer-format policy shared by every MoCA method: retries,
     extra_keys, code_fence). A bad or unknown key is a ConfigError naming it."""
@@ -300,7 +305,7 @@ def parse_settings(name: str, variant: Variant, settings: dict[str, Any]) -> dic
     settings.pop("answer", None)
     known = (
         {"max_tokens", "decoding"}
-        | ({"revision_rounds"} if variant.checks else set())
+        | ({"revision_rounds", "invalid_tuple"} if variant.checks else set())
         | ({"retriever"} if "query" in variant.stages else set())
     )
     unknown = sorted(set(settings) - known)
@@ -319,11 +324,15 @@ def parse_settings(name: str, variant: Variant, settings: dict[str, Any]) -> dic
     max_tokens = settings.get("max_tokens")
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
         raise ConfigError(f"{where}.max_tokens: expected a whole number >= 1 or null, got {max_tokens!r}")
+    invalid_tuple = settings.get("invalid_tuple", "rule")
+    if invalid_tuple not in INVALID_TUPLE:
+        raise ConfigError(f"{where}.invalid_tuple: {invalid_tuple!r} is not one of {', '.join(INVALID_TUPLE)}")
     decoding = settings.get("decoding", "json_object")
     if decoding not in DECODINGS:
         raise ConfigError(f"{where}.decoding: {decoding!r} is not one of {', '.join(DECODINGS)}")
     return {
         "revision_rounds": rounds if variant.checks else 0,
+        "invalid_tuple": invalid_tuple,
         "max_tokens": max_tokens,
         "decoding": decoding,
         "code_fence": answer["code_fence"],
@@ -346,6 +355,7 @@ class CodarMethod(Method):
         super().__init__(benchmark, spec, seed, settings)
         opts = parse_settings(self.name, self.variant, self.settings)
         self.revision_rounds: int = opts["revision_rounds"]
+        self.invalid_tuple: str = opts["invalid_tuple"]
         self.max_tokens: int = opts["max_tokens"] or spec.max_tokens
         self.decoding: str = opts["decoding"]
         self.code_fence: str = opts["code_fence"]
@@ -472,6 +482,7 @@ class Chain:
             "stages_run": list(self.v.stages),
             "revision_rounds": method.revision_rounds,
             "decoding": method.decoding,
+            "invalid_tuple": method.invalid_tuple if self.v.checks else None,
             "stages": [],
             "verdicts": [],
             "retrieval": [],
@@ -634,7 +645,7 @@ class Chain:
             self.trace["retrieval"].append({"pass": self.pass_no, **self.retrieved.as_trace()})
         elif stage == "decoder":
             fields, problems = self.resolve()
-            if problems and self.v.checks:
+            if problems and self.v.checks and self.m.invalid_tuple == "rule":
                 self.rejected_tuples.append(fields)
                 # A scenario-invalid tuple returns to Stage 4 (C.3); that needs no model to see.
                 refine = self._rendered(
