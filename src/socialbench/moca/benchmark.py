@@ -88,37 +88,49 @@ class MocaBenchmark(Benchmark):
         answer is parsed, e.g. ``code_fence``), which every MoCA method reads from ``settings["answer"]``."""
         return {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
 
-    def final_answer(self, instance: dict[str, Any], ex: Exchange, seed: int, *, code_fence: str = "strict") -> Final:
-        """The four fields parsed from the answering call (appendix D.1's JSON; strict unless
-        ``code_fence="tolerate"``, see moca.parsing), mapped back from slot ids, with the call's
-        bookkeeping."""
-        from socialbench.moca.eval.parsing import parse_answer
-        from socialbench.moca.eval.prompts import slot_maps
+    def final_answer(
+        self,
+        instance: dict[str, Any],
+        ex: Exchange,
+        seed: int,
+        *,
+        code_fence: str = "strict",
+        extra_keys: str = "ignore",
+    ) -> Final:
+        """The four fields parsed from the answering call (appendix D.1's JSON, read field by field;
+        ``code_fence`` and ``extra_keys`` are params ``moca.answer``, see moca.eval.parsing), mapped
+        back from slot ids, with the call's bookkeeping. ``error`` is set only when the answer as a
+        whole could not be used (the call failed, or a format failure); ``format`` says what the
+        answer-format policy did (``repairs``: what changed the answer; ``ignored_keys``)."""
+        from socialbench.moca.eval.parsing import read_answer
+        from socialbench.moca.eval.prompts import answer_format, slot_maps
 
         s = instance["scenario"]
         maps = slot_maps(instance, seed)
         resp = ex.response
-        fields, field_errors, record_error = parse_answer(
-            resp.text, self.taxonomy.mechanism_names(s), self.taxonomy.label_names(s), maps, code_fence
+        a = read_answer(
+            resp.text, self.taxonomy.mechanism_names(s), self.taxonomy.label_names(s), maps, code_fence, extra_keys
         )
+        record_error = a.record_error
         if resp.truncated and record_error:
             record_error = f"answer truncated at max_tokens: {record_error}"
         return Final(
             fields={
                 "raw": resp.text,
-                **fields,
-                "field_errors": field_errors,
+                **a.fields,
+                "field_errors": a.field_errors,
                 "slots": maps,
                 "request_key": ex.key,
                 "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp} for p in ex.request.images()],
                 "finish_reason": resp.finish_reason,
+                "format": answer_format(repairs=["code_fence"] * a.fence_removed, ignored_keys=a.extra_keys),
             },
             error=resp.error or record_error,
         )
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
         from socialbench.core.benchmarks import request_pointer
-        from socialbench.moca.eval.prompts import ANSWER_KEYS
+        from socialbench.moca.eval.prompts import ANSWER_KEYS, answer_format
 
         f = final.fields
         record = {
@@ -139,6 +151,9 @@ class MocaBenchmark(Benchmark):
             "finish_reason": f.get("finish_reason"),
             # media that could not be shown: answered without a call, scored invalid, counted
             "media_error": f.get("media_error"),
+            # what the answer-format policy (params moca.answer) did: retries made, repairs that
+            # changed the answer, keys beyond the contract that were dropped
+            "format": f.get("format") or answer_format(),
             # for error analysis from this one file: the gold answer, and where the request is
             "gold": {k: instance.get(k) for k in ("subject", "target", "mechanism", "label")},
             "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key")),
@@ -187,6 +202,7 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.report.tables import (
             PaperTables,
             TableSettings,
+            answer_counts,
             correctness_cells,
             exclusions_markdown,
             paper_figures,
@@ -205,11 +221,16 @@ class MocaBenchmark(Benchmark):
         }
         section = params.get(self.name) or {}
         settings = TableSettings.from_params(params, self.name)
-        cells = None
+        cells = answers = None
         if instances is not None and predictions is not None:
             labels, mechanisms = self.taxonomy.as_sets()
             cells = correctness_cells(instances, predictions, labels, mechanisms, scores)
-        paper = PaperTables(scores, categories, section.get("methods", []), settings, cells)
+            answers = {
+                (m, meth, s): c
+                for (m, meth) in scores
+                for s, c in answer_counts(instances, predictions[(m, meth)][1], labels, mechanisms).items()
+            }
+        paper = PaperTables(scores, categories, section.get("methods", []), settings, cells, answers)
         files: dict[str, str | bytes] = {}
         md_all = []
         for s in paper.scenarios:

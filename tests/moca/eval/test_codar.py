@@ -13,7 +13,15 @@ from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError, DataError, SocialbenchError
 from socialbench.core.io import jsonl_text
 from socialbench.core.runner import run_method
-from socialbench.moca.eval.codar import CODAR, STAGES, StageOutputError, Variant, parse_stage, stage_schema
+from socialbench.moca.eval.codar import (
+    CODAR,
+    STAGES,
+    StageOutputError,
+    Variant,
+    parse_stage,
+    read_stage,
+    stage_schema,
+)
 from socialbench.moca.eval.prompts import answer_schema, build_direct_request, slot_maps
 from socialbench.moca.eval.retrieval import NO_EVIDENCE, JsonlRetriever, build_retriever, retrieve
 from socialbench.moca.eval.scoring import score
@@ -266,6 +274,12 @@ def test_a_scenario_invalid_decoder_answer_returns_to_the_decoder_without_callin
     assert "[Revision]" in user_text(seen["i0/codar/decoder.rev1"]) and records[0]["field_errors"] == {}
 
 
+def test_an_invalid_tuple_that_the_rule_sent_back_and_the_decoder_changed_counts_as_repaired(insts, tmp_path):
+    records, _, stats, *_ = run(insts[:1], tmp_path, invalid_values=["i0"])
+    assert records[0]["format"]["repairs"] == ["invalid_tuple"]
+    assert (stats.method["repaired_invalid_tuple"], stats.method["invalid_tuple_rejections"]) == (1.0, 1.0)
+
+
 def test_a_scenario_invalid_answer_never_revised_is_scored_invalid_field_by_field(insts, tmp_path):
     records, *_ = run(insts[:1], tmp_path, settings={"revision_rounds": 0}, invalid_values=["i0"])
     assert records[0]["mechanism"] is None and "invalid for scenario" in records[0]["field_errors"]["mechanism"]
@@ -273,28 +287,60 @@ def test_a_scenario_invalid_answer_never_revised_is_scored_invalid_field_by_fiel
 
 
 # ---- unparsable outputs and failed calls -------------------------------------------------------------
-def test_an_unparsable_stage_output_is_retried_once_with_a_note(insts, tmp_path):
-    records, traces, stats, calls, seen = run(insts[:1], tmp_path, unparsable=["i0/codar/context"])
+RETRY_ONCE = {"answer": {"retries": 1}}
+
+
+def test_by_default_an_unparsable_stage_output_is_not_retried_as_the_paper_asks_once(insts, tmp_path):
+    records, _, stats, calls, _ = run(insts[:1], tmp_path, unparsable=["i0/codar/context"])
+    assert calls_of(calls, "i0") == ["observer", "query", "context"]
+    assert records[0]["error"] == "codar stage context: unparsable: not JSON (Expecting value at char 0)"
+    assert stats.method["format_retries"] == 0.0 and stats.method["answer_errors"] == 1.0
+
+
+def test_with_params_retries_an_unparsable_stage_output_is_retried_with_a_note(insts, tmp_path):
+    records, traces, stats, calls, seen = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=["i0/codar/context"])
     assert calls_of(calls, "i0") == ["observer", "query", "context", "context.retry1", "conflict", "decoder", "checker"]
     first, retry = user_text(seen["i0/codar/context"]), user_text(seen["i0/codar/context.retry1"])
     assert retry.startswith(first) and "[Format]" in retry and "not JSON" in retry
-    assert records[0]["error"] is None and stats.method["retries"] == 1.0
+    assert records[0]["error"] is None and stats.method["format_retries"] == 1.0
 
 
-def test_a_stage_output_unparsable_twice_is_the_instances_error_scored_invalid(insts, tmp_path):
-    records, traces, *_ = run(insts[:1], tmp_path, unparsable=["i0/codar/decoder", "i0/codar/decoder.retry1"])
+def test_an_answer_that_a_retry_saved_counts_as_repaired(insts, tmp_path):
+    records, _, stats, *_ = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=["i0/codar/context"])
+    assert records[0]["format"] == {"retries": 1, "repairs": ["retry"], "ignored_keys": [], "last_tuple_kept": None}
+    assert (stats.method["answers_repaired"], stats.method["repaired_retry"]) == (1.0, 1.0)
+
+
+def test_a_stage_output_unparsable_after_its_retries_is_the_instances_error_scored_invalid(insts, tmp_path):
+    unparsable = ["i0/codar/decoder", "i0/codar/decoder.retry1"]
+    records, traces, *_ = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=unparsable)
     r = records[0]
-    assert r["error"].startswith("codar stage decoder: unparsable after one retry: not JSON")
+    assert r["error"].startswith("codar stage decoder: unparsable after 1 retry: not JSON")
     assert (r["mechanism"], r["label"], r["subject"], r["target"]) == (None, None, None, None)
     assert r["field_errors"] == {k: r["error"] for k in ("mechanism", "label", "subject", "target")}
     assert traces[0]["trace"]["error_stage"] == "decoder"
     assert score(insts[:1], records, *get_benchmark("moca").taxonomy.as_sets())["intent"]["invalid_rate"] == 100.0
 
 
-def test_a_checker_unparsable_twice_is_an_error_even_after_a_valid_decoder_answer(insts, tmp_path):
-    records, traces, *_ = run(insts[:1], tmp_path, unparsable=["i0/codar/checker", "i0/codar/checker.retry1"])
-    assert records[0]["error"].startswith("codar stage checker:") and records[0]["mechanism"] is None
-    assert any(e["stage"] == "decoder" and e["output"] for e in traces[0]["trace"]["stages"])  # kept in the trace
+def test_an_unparsable_checker_verdict_does_not_void_the_decoders_valid_tuple(insts, tmp_path):
+    records, traces, stats, *_ = run(insts[:1], tmp_path, unparsable=["i0/codar/checker"])
+    decoder = next(e["output"] for e in traces[0]["trace"]["stages"] if e["stage"] == "decoder")
+    r = records[0]
+    assert r["error"] is None and r["field_errors"] == {} and json.loads(r["raw"]) == decoder
+    assert traces[0]["trace"]["last_tuple_kept"]["stage"] == "checker" and traces[0]["trace"]["accepted"] is None
+
+
+def test_the_run_summary_counts_the_unparsable_checker_verdicts(insts, tmp_path):
+    *_, stats, _, _ = run(insts, tmp_path, unparsable=["i0/codar/checker", "i2/codar/checker"])
+    assert (stats.method["checker_unparsable"], stats.method["last_tuple_kept"]) == (2.0, 2.0)
+
+
+def test_a_failed_stage_in_a_revision_pass_keeps_the_last_tuple(insts, tmp_path):
+    records, traces, stats, *_ = run(
+        insts[:1], tmp_path, reject_every=1, breakpoint=1, fail_ids=["i0/codar/observer.rev1"]
+    )
+    assert records[0]["error"] is None and records[0]["mechanism"] is not None
+    assert traces[0]["trace"]["last_tuple_kept"]["stage"] == "observer" and stats.method["checker_unparsable"] == 0.0
 
 
 def test_a_failed_call_is_the_instances_error_without_a_retry_and_the_others_go_on(insts, tmp_path):
@@ -472,7 +518,7 @@ def test_an_ablations_prompt_hash_covers_its_own_template_files(monkeypatch):
     [
         ({"revision_rounds": -1}, "revision_rounds: expected a whole number >= 0"),
         ({"revision_rounds": True}, "revision_rounds: expected a whole number >= 0"),
-        ({"revision_rounds": 9}, "could take more than the runner's 64 rounds"),
+        ({"revision_rounds": 10}, "could take more than the runner's 64 rounds"),
         ({"max_tokens": 0}, "max_tokens: expected a whole number >= 1"),
         ({"rounds": 2}, "unknown key(s) ['rounds']"),
         ({"retriever": {"kind": "google"}}, "retriever.kind: unknown retriever kind 'google'"),
@@ -605,6 +651,36 @@ def test_a_decoder_answer_with_values_outside_the_candidate_sets_still_parses():
     assert parse_stage("decoder", text)["subject"] == "nobody"  # a scenario-invalid tuple, not a format error
 
 
+def test_a_decoder_answer_missing_an_answer_field_parses_and_the_field_is_none():
+    text = json.dumps(
+        {"counterfactual_cost": "c", "conflict_utility": "u", "subject": "s", "target": "t", "label": "l"}
+    )
+    assert parse_stage("decoder", text)["mechanism"] is None  # scored invalid field by field, as the direct answer
+
+
+def test_a_decoder_answer_missing_a_reasoning_key_is_a_format_failure():
+    text = json.dumps({"conflict_utility": "u", "subject": "s", "target": "t", "mechanism": "m", "label": "l"})
+    with pytest.raises(StageOutputError, match=r"missing key\(s\) \['counterfactual_cost'\]"):
+        parse_stage("decoder", text)
+
+
+def test_extra_keys_in_a_stage_answer_are_dropped_by_default_and_noted():
+    parsed, notes = read_stage("observer", '{"explicit_perception": "A man smiles.", "why": "x"}')
+    assert parsed == {"explicit_perception": "A man smiles."} and notes["ignored_keys"] == ["why"]
+
+
+def test_extra_keys_in_a_stage_answer_are_a_format_failure_when_params_say_invalid():
+    with pytest.raises(StageOutputError, match=r"unexpected key\(s\) \['why'\] \(params moca.answer.extra_keys"):
+        parse_stage("observer", '{"explicit_perception": "A man smiles.", "why": "x"}', CODAR, "strict", "invalid")
+
+
+def test_the_answer_policy_reaches_codar_from_params_moca_answer():
+    method = get_benchmark("moca").method(
+        "codar", ModelSpec(name="m", backend="codar_script"), 1, {"answer": {"retries": 2, "extra_keys": "invalid"}}
+    )
+    assert (method.retries, method.extra_keys, method.code_fence) == (2, "invalid", "strict")
+
+
 def test_stage_schemas_list_allowed_values_only_when_constrained(taxonomy):
     direct = answer_schema("intent", taxonomy, slot_maps(make_instance(), 1))
     dec = stage_schema("decoder", CODAR, direct, constrained=True)
@@ -637,10 +713,21 @@ def test_rounds_go_out_together_across_instances(insts, tmp_path):
 
 
 def test_the_run_summary_gives_revisions_acceptance_and_retries(insts, tmp_path):
-    *_, stats, _, _ = run(insts, tmp_path, never_accept=["i0"], breakpoint=4, unparsable=["i1/codar/query"])
+    *_, stats, _, _ = run(
+        insts, tmp_path, settings=RETRY_ONCE, never_accept=["i0"], breakpoint=4, unparsable=["i1/codar/query"]
+    )
     assert stats.method == {
-        "retries": 1.0,
-        "stage_errors": 0.0,
+        "format_retries": 1.0,
+        "answers_repaired": 1.0,
+        "repaired_retry": 1.0,
+        "repaired_code_fence": 0.0,
+        "repaired_invalid_tuple": 0.0,
+        "answers_with_ignored_keys": 0.0,
+        "answer_errors": 0.0,
+        "invalid_rate": 0.0,
+        "last_tuple_kept": 0.0,
+        "checker_unparsable": 0.0,
+        "invalid_tuple_rejections": 0.0,
         "revisions_mean": round(1 / 3, 4),
         "acceptance_rate": round(2 / 3, 4),
         "not_accepted": 1.0,
@@ -659,3 +746,68 @@ def test_a_replay_that_does_not_match_the_chain_is_an_error_not_a_wrong_answer(i
     stray = Exchange(request.__class__("i0/codar/query", request.messages, request.task), Response(text="{}"), "k")
     with pytest.raises(SocialbenchError, match="replay out of step: expected i0/codar/observer"):
         method.step(insts[0], [[stray]])
+
+
+# ---- the answer-format policy, the same for the direct methods --------------------------------------------
+@pytest.mark.parametrize("method", ["direct", "direct_constrained"])
+def test_by_default_an_unparsable_direct_answer_is_not_retried(insts, tmp_path, method):
+    records, _, stats, calls, _ = run(insts[:1], tmp_path, method=method, unparsable=[f"i0/{method}/answer"])
+    assert calls == [f"i0/{method}/answer"] and records[0]["error"].startswith("unparsable")
+    assert stats.method["answer_errors"] == 1.0 and stats.method["invalid_rate"] == 100.0
+
+
+def test_with_params_retries_an_unparsable_direct_answer_is_asked_again_with_the_note(insts, tmp_path):
+    records, _, stats, calls, seen = run(
+        insts[:1], tmp_path, method="direct", settings=RETRY_ONCE, unparsable=["i0/direct/answer"]
+    )
+    assert calls == ["i0/direct/answer", "i0/direct/answer.retry1"]
+    first, retry = user_text(seen["i0/direct/answer"]), user_text(seen["i0/direct/answer.retry1"])
+    assert retry.startswith(first) and "[Format]" in retry and "unparsable" in retry
+    assert records[0]["error"] is None and records[0]["format"] == {
+        "retries": 1,
+        "repairs": ["retry"],
+        "ignored_keys": [],
+        "last_tuple_kept": None,
+    }
+    assert (stats.method["format_retries"], stats.method["answers_repaired"]) == (1.0, 1.0)
+
+
+def test_a_direct_answer_with_an_extra_key_keeps_its_four_fields(insts, taxonomy):
+    bench = get_benchmark("moca")
+    request, maps = build_direct_request(
+        insts[0], taxonomy, ModelSpec(name="m", backend="codar_script"), 7, ("$scenario", "$text")
+    )
+    answer = {"mechanism": taxonomy.mechanism_names("intent")[0], "label": taxonomy.label_names("intent")[0]}
+    answer |= {"subject": "subject0", "target": "target1", "why": "because"}
+    final = bench.final_answer(insts[0], Exchange(request, Response(text=json.dumps(answer)), "k"), 7)
+    assert (
+        final.error is None
+        and final.fields["field_errors"] == {}
+        and final.fields["subject"] == maps["subject"]["subject0"]
+    )
+    assert final.fields["format"]["ignored_keys"] == ["why"]
+
+
+def test_the_direct_record_and_summary_carry_the_answer_format(insts, tmp_path):
+    records, _, stats, *_ = run(insts, tmp_path, method="direct")
+    assert all(
+        r["format"] == {"retries": 0, "repairs": [], "ignored_keys": [], "last_tuple_kept": None} for r in records
+    )
+    assert stats.method["answers_repaired"] == 0.0 and stats.method["invalid_rate"] == 0.0
+
+
+def test_with_invalid_tuple_checker_a_scenario_invalid_tuple_goes_to_the_checker_like_any_other(insts, tmp_path):
+    records, traces, _, calls, _ = run(
+        insts[:1], tmp_path, settings={"invalid_tuple": "checker"}, invalid_values=["i0"]
+    )
+    assert calls_of(calls, "i0") == list(STAGES) and traces[0]["trace"]["verdicts"][0]["by"] == "checker"
+    assert records[0]["mechanism"] is None and records[0]["format"]["repairs"] == []
+
+
+def test_an_unknown_invalid_tuple_setting_is_a_config_error():
+    with pytest.raises(
+        ConfigError, match="moca.method_options.codar.invalid_tuple: 'model' is not one of rule, checker"
+    ):
+        get_benchmark("moca").method(
+            "codar", ModelSpec(name="m", backend="codar_script"), 1, {"invalid_tuple": "model"}
+        )

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from socialbench.moca.eval.parsing import parse_answer
+from socialbench.moca.eval.parsing import parse_answer, read_answer
 
 MAPS = {
     "subject": {"subject0": "the coach", "subject1": "the speaker"},
@@ -63,7 +63,7 @@ def test_descriptive_text_instead_of_slot_id_is_rejected():
     assert fields["subject"] is None and "invalid slot id" in errors["subject"]
 
 
-def test_extra_keys_are_reported_without_invalidating_fields():
+def test_extra_keys_are_dropped_by_default_and_every_field_is_kept():
     fields, errors, rec = parse(
         json.dumps(
             {
@@ -75,7 +75,34 @@ def test_extra_keys_are_reported_without_invalidating_fields():
             }
         )
     )
-    assert errors == {} and "unexpected keys" in rec and fields["target"] == "the crowd"
+    assert errors == {} and rec is None and fields["target"] == "the crowd"
+
+
+WITH_EXTRA = json.dumps(
+    {"mechanism": "expressive aggression", "label": "mock", "subject": "subject0", "target": "target1", "why": "x"}
+)
+
+
+def test_the_dropped_extra_keys_are_noted():
+    assert read_answer(WITH_EXTRA, MECHS, LABELS, MAPS).extra_keys == ("why",)
+
+
+def test_extra_keys_make_the_whole_answer_a_format_failure_when_params_say_invalid():
+    fields, errors, rec = parse_answer(WITH_EXTRA, MECHS, LABELS, MAPS, extra_keys="invalid")
+    assert all(v is None for v in fields.values()) and len(errors) == 4
+    assert rec.startswith("unexpected keys ['why']") and "moca.answer.extra_keys" in rec
+
+
+def test_one_bad_value_keeps_the_other_fields():
+    fields, errors, rec = parse(
+        json.dumps({"mechanism": "expressive aggression", "label": 3, "subject": "subject0", "target": "target1"})
+    )
+    assert rec is None and set(errors) == {"label"} and fields["mechanism"] == "expressive aggression"
+
+
+def test_a_removed_code_fence_is_noted_as_a_repair():
+    assert read_answer("```json\n" + ANSWER + "\n```", MECHS, LABELS, MAPS, code_fence="tolerate").fence_removed
+    assert not read_answer(ANSWER, MECHS, LABELS, MAPS, code_fence="tolerate").fence_removed
 
 
 def test_no_response_is_recorded():

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from socialbench.core.backend import ModelSpec
@@ -154,13 +156,27 @@ def test_direct_methods_answer_unavailable_media_without_a_call(tmp_path, method
     assert out.fields["slots"] == slot_maps(inst, 5)
 
 
-def test_answer_settings_default_to_strict_and_refuse_unknown_values():
-    assert answer_settings({}) == answer_settings({"answer": {}}) == {"code_fence": "strict"}
-    assert answer_settings({"answer": {"code_fence": "tolerate"}}) == {"code_fence": "tolerate"}
+def test_answer_settings_default_to_the_papers_policy_and_refuse_unknown_values():
+    paper = {"code_fence": "strict", "extra_keys": "ignore", "retries": 0}
+    assert answer_settings({}) == answer_settings({"answer": {}}) == paper
+    assert answer_settings({"answer": {"code_fence": "tolerate"}}) == {**paper, "code_fence": "tolerate"}
     with pytest.raises(ConfigError, match="moca.answer.code_fence: 'lenient' is not one of strict, tolerate"):
         answer_settings({"answer": {"code_fence": "lenient"}})
     with pytest.raises(ConfigError, match="moca.answer: unknown option"):
         answer_settings({"answer": {"fences": "strict"}})
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        ({"retries": -1}, "moca.answer.retries: expected a whole number from 0 to 3"),
+        ({"retries": True}, "moca.answer.retries: expected a whole number from 0 to 3"),
+        ({"extra_keys": "drop"}, "moca.answer.extra_keys: 'drop' is not one of ignore, invalid"),
+    ],
+)
+def test_a_bad_answer_policy_is_a_config_error_naming_the_param(answer, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        answer_settings({"answer": answer})
 
 
 def test_a_bad_answer_setting_stops_the_method_before_its_first_call(image_instance):

@@ -1,3 +1,5 @@
+import math
+
 import pytest
 
 from socialbench.core.errors import DataError
@@ -229,22 +231,81 @@ def test_direct_rows_come_before_their_methods_and_the_csv_keeps_plain_numbers()
     assert read_csv(files["intent.csv"])[1]["Lab"] == "80.00"
 
 
-def test_the_paired_tests_equal_statsmodels_and_holm_runs_over_each_metric_of_tables_2_to_4():
+# Written here from the definitions, independently of socialbench.report.stats.
+def exact_mcnemar(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar: the binomial test of a_only among the discordant pairs at 1/2."""
+    n, k = a_only + b_only, min(a_only, b_only)
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+
+
+def holm_adjusted(pvalues: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in input order."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    out, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        out[i] = running
+    return out
+
+
+def test_each_mcnemar_p_value_is_the_exact_test_of_its_discordant_counts():
+    inst = make_instances()
+    files, _ = run_tables(inst, codar_runs(inst), MODELS, methods=("direct", "codar"))
+    tests = [r for r in read_csv(files["tests.csv"]) if r["test"] == "mcnemar_exact" and r["p"]]
+    assert tests and all(
+        float(r["p"]) == pytest.approx(exact_mcnemar(int(r["a_only"]), int(r["b_only"])), rel=1e-5) for r in tests
+    )
+
+
+def test_holm_runs_over_one_family_per_compared_pair_of_rows_all_its_scenarios_and_metrics():
+    inst = make_instances()
+    files, _ = run_tables(inst, codar_runs(inst), MODELS, methods=("direct", "codar"))
+    tests = [r for r in read_csv(files["tests.csv"]) if r["table"] == "2-4" and r["p"]]
+    for model in ("a", "b"):
+        family = [r for r in tests if r["model"] == model]
+        # both scenarios and every metric with a p-value (Faith has none where it is undefined): one family
+        assert {r["scenario"] for r in family} == {"intent", "stance"} and len(family) >= 2 * 6
+        assert {r["holm_family"] for r in family} == {f"table 2-4: {model} + codar vs {model}"}
+        assert {r["holm_family_size"] for r in family} == {str(len(family))}
+        expected = holm_adjusted([float(r["p"]) for r in family])
+        assert [float(r["p_holm"]) for r in family] == pytest.approx(expected, rel=1e-5)
+
+
+def test_a_rows_stars_do_not_depend_on_which_other_rows_were_run():
+    inst = make_instances()
+    runs = codar_runs(inst)
+    both, _ = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
+    only_a, _ = run_tables(
+        inst, {k: v for k, v in runs.items() if k[0] == "a"}, {"a": MODELS["a"]}, methods=("direct", "codar")
+    )
+
+    def of_a(files):
+        keep = ("scenario", "metric", "p", "p_holm", "significant")
+        return [{k: r[k] for k in keep} for r in read_csv(files["tests.csv"]) if r["model"] == "a"]
+
+    assert of_a(both) == of_a(only_a)
+
+
+def test_the_paired_tests_equal_statsmodels():
     from statsmodels.stats.contingency_tables import mcnemar
-    from statsmodels.stats.multitest import multipletests
 
     inst = make_instances()
     files, _ = run_tables(inst, codar_runs(inst), MODELS, methods=("direct", "codar"))
     tests = [r for r in read_csv(files["tests.csv"]) if r["table"] == "2-4"]
-    label = [r for r in tests if r["metric"] == "label"]
-    assert len(label) == 4  # two pairs x two scenarios: one family
-    a = next(r for r in label if r["model"] == "a" and r["scenario"] == "intent")
+    a = next(r for r in tests if (r["model"], r["scenario"], r["metric"]) == ("a", "intent", "label"))
     # a+codar right on 24, a wrong on all 30: 24 instances right in a+codar only
     assert (a["a_only"], a["b_only"]) == ("24", "0")
     assert float(a["p"]) == pytest.approx(mcnemar([[0, 24], [0, 6]], exact=True).pvalue, rel=1e-6)
-    _, adjusted, _, _ = multipletests([float(r["p"]) for r in label], alpha=0.05, method="holm")
-    assert [float(r["p_holm"]) for r in label] == pytest.approx(list(adjusted), rel=1e-5)
     assert {r["test"] for r in tests if r["metric"] == "faith"} == {"paired_bootstrap"}
+
+
+def test_the_tables_notes_name_the_holm_family():
+    inst = make_instances()
+    files, _ = run_tables(inst, codar_runs(inst), MODELS, methods=("direct", "codar"))
+    assert "one family per compared pair of rows (a row against the same model's direct row)" in files["intent.md"]
 
 
 def test_a_mark_appears_exactly_where_the_holm_adjusted_test_is_significant():
@@ -606,3 +667,32 @@ def test_a_failed_record_counts_as_no_answer_in_the_intervals_as_in_the_scores()
     files, scores = run_tables(inst, {("a", "direct"): recs}, MODELS)
     row = next(r for r in read_csv(files["intent.ci.csv"]) if r["metric"] == "label")
     assert float(row["value"]) == scores[("a", "direct")]["intent"]["label"] == 90.0
+
+
+def test_answers_csv_counts_invalid_output_and_repairs_per_run_and_scenario():
+    inst = make_instances()
+    runs = codar_runs(inst)
+    for k, rec in enumerate(runs[("a", "codar")]):
+        rec["format"] = {
+            "retries": 1,
+            "repairs": ["retry"] if k < 3 else [],
+            "ignored_keys": [],
+            "last_tuple_kept": None,
+        }
+    files, _ = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
+    rows = {(r["model"], r["method"], r["scenario"]): r for r in read_csv(files["answers.csv"])}
+    a = rows[("a", "codar", "intent")]
+    assert (a["repaired"], a["retry"], a["code_fence"], a["invalid_tuple"]) == ("3", "3", "0", "0")
+    assert rows[("a", "direct", "intent")]["repaired"] == "0" and set(rows) == {
+        (m, meth, s) for m in ("a", "b") for meth in ("direct", "codar") for s in ("intent", "stance")
+    }
+
+
+def test_the_scenario_notes_give_each_rows_invalid_rate_and_repaired_answers():
+    inst = make_instances()
+    runs = codar_runs(inst)
+    for rec in runs[("a", "codar")][:2]:
+        rec["format"] = {"retries": 0, "repairs": ["invalid_tuple"], "ignored_keys": [], "last_tuple_kept": None}
+    files, scores = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
+    inv = scores[("a", "codar")]["intent"]["invalid_rate"]
+    assert f"a + codar {inv:.2f} / 2 (invalid tuple 2)" in files["intent.md"]

@@ -6,9 +6,13 @@ Six role-conditioned stages, one call each, pass structured intermediate represe
 JSON objects with fixed keys): observer -> query (-> the retrieval step, not a model call) -> context
 -> conflict -> decoder -> checker. The checker's REJECTED names a breakpoint in the paper's stage
 numbers (1 observer, 2 query + context, 3 conflict, 4 decoder); the chain re-enters there, keeps the
-components before it, and reruns the rest, for at most ``revision_rounds`` rounds. A stage output
-that does not meet its contract is asked for once more (same request plus a note, request id
-``....retry1``), then becomes the instance's error. Decisions where the paper is silent:
+components before it, and reruns the rest, for at most ``revision_rounds`` rounds. Every stage
+answer is read under the answer-format policy of every MoCA method (params ``moca.answer``): a stage
+output that does not meet its contract is asked for again ``retries`` times (default 0, as the
+paper; same request plus a note, request id ``....retry<k>``), then becomes the instance's error,
+unless the decoder has already answered: then its last tuple is the answer (a checker verdict that
+cannot be read never voids a valid tuple; the trace and the run summary count it). The decoder's four
+answer fields are read one by one, as the direct answer's. Decisions where the paper is silent:
 docs/codar-prompts.md.
 
 The chain's state is a pure function of the exchanges (methods must be deterministic given the
@@ -31,8 +35,10 @@ from socialbench.moca.eval.prompts import (
     ANSWER_KEYS,
     MediaUnavailable,
     answer_choices,
+    answer_format,
     answer_schema,
     answer_settings,
+    answer_summary,
     media_error_answer,
     options_block,
     slot_maps,
@@ -78,6 +84,10 @@ INSTANCE_PLACEHOLDERS = frozenset(
 #: How stage answers are decoded (setting ``decoding``): the paper's JSON mode (default), each stage's
 #: schema with free values, or the schema with the allowed values as enums (a variant, as direct_constrained).
 DECODINGS = ("json_object", "json_schema", "constrained")
+#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule``
+#: (default: a rule-made REJECTED with breakpoint 4, no checker call; the check C.3 states, made
+#: deterministic) or ``checker`` (the tuple goes to the checker like any other, which may accept it).
+INVALID_TUPLE = ("rule", "checker")
 
 
 @dataclass(frozen=True)
@@ -117,9 +127,9 @@ class Variant:
             files += ["revision.txt", "previous_check.txt", "invalid_tuple.txt"]
         return tuple(files)
 
-    def rounds_at_most(self, revision_rounds: int) -> int:
-        """Model rounds an instance can take: every stage of every pass retried once."""
-        return 2 * len(self.stages) * (revision_rounds + 1 if self.checks else 1)
+    def rounds_at_most(self, revision_rounds: int, retries: int = 0) -> int:
+        """Model rounds an instance can take: every stage of every pass retried ``retries`` times."""
+        return (1 + retries) * len(self.stages) * (revision_rounds + 1 if self.checks else 1)
 
 
 CODAR = Variant(STAGES)
@@ -175,17 +185,23 @@ def _checker(obj: dict[str, Any], breakpoints: tuple[int, ...]) -> dict[str, Any
     return {"status": status, "breakpoint": bp, "refine": refine}
 
 
-def parse_stage(stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict") -> dict[str, Any]:
-    """A stage's answer: one strict JSON object with exactly the stage's keys and well-typed values
-    (the decoder's four answer fields must be strings; whether they lie in the candidate sets is
-    checked separately, as a scenario-invalid tuple, not as a format error). ``code_fence`` is params
-    ``moca.answer.code_fence``, as for the direct answer: ``tolerate`` removes one enclosing fence."""
+def read_stage(
+    stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A stage's answer and what the answer-format policy did to it (``fence_removed``,
+    ``ignored_keys``). The answer is one strict JSON object with the stage's keys and well-typed values.
+    ``code_fence`` and ``extra_keys`` are params ``moca.answer``, as for the direct answer: ``tolerate``
+    removes one enclosing fence; keys beyond the stage's are dropped (``ignore``) or a format failure
+    (``invalid``). The decoder's four answer fields are read field by field, as the direct answer's: a
+    missing or ill-typed one is kept as it is (None when missing) and, like a value outside the
+    candidate sets, resolved as invalid later (a scenario-invalid tuple, not a format error)."""
     from socialbench.moca.eval.parsing import unfence
 
     if text is None:
         raise StageOutputError("no text in the response")
     body = text.strip()
-    if code_fence == "tolerate" and unfence(body) is not None:
+    fence_removed = code_fence == "tolerate" and unfence(body) is not None
+    if fence_removed:
         body = unfence(body).strip()
     try:
         obj = json.loads(body)
@@ -199,25 +215,37 @@ def parse_stage(stage: str, text: str | None, variant: Variant = CODAR, code_fen
     if not isinstance(obj, dict):
         raise StageOutputError(f"a JSON {type(obj).__name__}, not an object")
     keys = variant.keys(stage)
-    missing = [k for k in keys if k not in obj]
+    per_field = ANSWER_KEYS if stage == "decoder" else ()
+    missing = [k for k in keys if k not in obj and k not in per_field]
     extra = sorted(set(obj) - set(keys))
-    if missing or extra:
-        raise StageOutputError(
-            "; ".join(
-                ([f"missing key(s) {missing}"] if missing else []) + ([f"unexpected key(s) {extra}"] if extra else [])
+    if missing or (extra and extra_keys == "invalid"):
+        problems = [f"missing key(s) {missing}"] if missing else []
+        if extra:
+            problems.append(
+                f"unexpected key(s) {extra}"
+                + (" (params moca.answer.extra_keys: invalid)" if extra_keys == "invalid" else "")
             )
-        )
+        raise StageOutputError("; ".join(problems))
+    notes = {"fence_removed": fence_removed, "ignored_keys": extra}
     if stage == "query":
         _query(obj)
         return {
             "entities": [{"name": e["name"], "route": e["route"]} for e in obj["entities"]],
             "questions": list(obj["questions"]),
-        }
+        }, notes
     if stage == "checker":
-        return _checker(obj, variant.breakpoints)
+        return _checker(obj, variant.breakpoints), notes
     for k in keys:
-        _text(obj, k)
-    return {k: obj[k] for k in keys}
+        if k not in per_field:
+            _text(obj, k)
+    return {k: obj.get(k) for k in keys}, notes
+
+
+def parse_stage(
+    stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
+) -> dict[str, Any]:
+    """A stage's answer (:func:`read_stage` without the notes)."""
+    return read_stage(stage, text, variant, code_fence, extra_keys)[0]
 
 
 # ---- stage schemas ----------------------------------------------------------------------------
@@ -271,7 +299,7 @@ def compact(obj: Any) -> str:
 
 # ---- settings -------------------------------------------------------------------------------------
 #: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
-SETTINGS = frozenset({"stages", "revision_rounds", "retriever", "max_tokens", "decoding"})
+SETTINGS = frozenset({"stages", "revision_rounds", "invalid_tuple", "retriever", "max_tokens", "decoding"})
 TABLE_KEYS = frozenset({"table", "label"})
 
 
@@ -299,9 +327,10 @@ def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
 def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The settings of run ``name`` (params ``moca.method_options.codar``, and a variant run's
     ``moca.ablations.<ablation>`` over them): stages (default all: :func:`stage_variant`),
-    revision_rounds (default 1), retriever (default none: model prior), max_tokens (default: the
+    revision_rounds (default 1), invalid_tuple (default rule: a scenario-invalid tuple gets a rule-made
+    REJECTED), retriever (default none: model prior), max_tokens (default: the
     model's), decoding (default json_object); and ``answer`` (params ``moca.answer``, shared by every
-    MoCA method). A bad or unknown key is a ConfigError naming it. A setting of a stage the run leaves
+    MoCA method: retries, extra_keys, code_fence). A bad or unknown key is a ConfigError naming it. A setting of a stage the run leaves
     out (the checker's revision_rounds, the query's retriever, which an ablation inherits from the full
     chain's options) has no effect."""
     from socialbench.core.runner import MAX_ROUNDS
@@ -317,15 +346,19 @@ def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     rounds = settings.get("revision_rounds", 1)
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
         raise ConfigError(f"{where}.revision_rounds: expected a whole number >= 0, got {rounds!r}")
-    if variant.rounds_at_most(rounds) > MAX_ROUNDS:
-        most = MAX_ROUNDS // (2 * len(variant.stages)) - 1
+    retries = answer["retries"]
+    if variant.rounds_at_most(rounds, retries) > MAX_ROUNDS:
+        most = MAX_ROUNDS // ((1 + retries) * len(variant.stages)) - 1
         raise ConfigError(
             f"{where}.revision_rounds: {rounds} could take more than the runner's {MAX_ROUNDS} rounds"
-            f" per instance; at most {most}"
+            f" per instance with moca.answer.retries {retries}; at most {most}"
         )
     max_tokens = settings.get("max_tokens")
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
         raise ConfigError(f"{where}.max_tokens: expected a whole number >= 1 or null, got {max_tokens!r}")
+    invalid_tuple = settings.get("invalid_tuple", "rule")
+    if invalid_tuple not in INVALID_TUPLE:
+        raise ConfigError(f"{where}.invalid_tuple: {invalid_tuple!r} is not one of {', '.join(INVALID_TUPLE)}")
     decoding = settings.get("decoding", "json_object")
     if decoding not in DECODINGS:
         raise ConfigError(f"{where}.decoding: {decoding!r} is not one of {', '.join(DECODINGS)}")
@@ -333,9 +366,12 @@ def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     return {
         "variant": variant,
         "revision_rounds": rounds if variant.checks else 0,
+        "invalid_tuple": invalid_tuple,
         "max_tokens": max_tokens,
         "decoding": decoding,
         "code_fence": answer["code_fence"],
+        "extra_keys": answer["extra_keys"],
+        "retries": retries,
         "retriever": retriever,
     }
 
@@ -361,9 +397,12 @@ class CodarMethod(Method):
         opts = parse_settings(self.name, self.settings)
         self.variant: Variant = opts["variant"]
         self.revision_rounds: int = opts["revision_rounds"]
+        self.invalid_tuple: str = opts["invalid_tuple"]
         self.max_tokens: int = opts["max_tokens"] or spec.max_tokens
         self.decoding: str = opts["decoding"]
         self.code_fence: str = opts["code_fence"]
+        self.extra_keys: str = opts["extra_keys"]
+        self.retries: int = opts["retries"]
         self.retriever = opts["retriever"]
         self._images: dict[str, list[Any]] = {}
         self._chains: dict[str, Chain] = {}
@@ -415,13 +454,17 @@ class CodarMethod(Method):
         return [chain.request()]
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
+        """The answer-format numbers every MoCA method reports (``answer_summary``), and the chain's:
+        revisions, acceptance, the scenario-invalid tuples the rule sent back to the decoder, and the
+        instances whose answer is the decoder's last tuple because a later stage failed
+        (``last_tuple_kept``; ``checker_unparsable``: the checker's verdict could not be read)."""
         n = len(finals)
         traces = [f.trace or {} for f in finals]
-        out: dict[str, float] = {
-            "retries": float(sum(t.get("retries", 0) for t in traces)),
-            "stage_errors": float(sum(1 for f in finals if f.error)),
-        }
+        out: dict[str, float] = answer_summary(finals)
         if self.variant.checks:
+            out["invalid_tuple_rejections"] = float(
+                sum(1 for t in traces for v in t.get("verdicts", []) if v.get("by") == "rule")
+            )
             out["revisions_mean"] = round(sum(t.get("revisions", 0) for t in traces) / n, 4) if n else 0.0
             out["acceptance_rate"] = round(sum(t.get("accepted") is True for t in traces) / n, 4) if n else 0.0
             out["not_accepted"] = float(sum(t.get("accepted") is False for t in traces))
@@ -461,11 +504,18 @@ class Chain:
         self.last_check: dict[str, Any] | None = None
         self.retrieved: Retrieval | None = None
         self.keys: list[str] = []  # cache keys of the exchanges fed so far, in order
+        # what the answer-format policy did: repairs that the answer depends on, keys dropped, and
+        # the scenario-invalid tuples the rule sent back (to tell whether the final one differs)
+        self.repairs: set[str] = set()
+        self.ignored_keys: set[str] = set()
+        self.rejected_tuples: list[dict[str, Any]] = []
+        self.retry_baselines: list[dict[str, Any]] = []
         self.trace: dict[str, Any] = {
             "method": method.name,
             "stages_run": list(self.v.stages),
             "revision_rounds": method.revision_rounds,
             "decoding": method.decoding,
+            "invalid_tuple": method.invalid_tuple if self.v.checks else None,
             "stages": [],
             "verdicts": [],
             "retrieval": [],
@@ -512,7 +562,8 @@ class Chain:
             if stage == "query":
                 values["social_query"] = compact(out)
             elif stage != "checker":
-                values.update(out)
+                # the decoder's answer fields are read one by one: one may be missing or not a string
+                values.update({k: v if isinstance(v, str) else "" if v is None else compact(v) for k, v in out.items()})
         if self.retrieved is not None:
             values["retrieved_evidence"] = self.retrieved.rendered()
         values["revision"] = self.revision.get(self.stage, "")
@@ -591,16 +642,30 @@ class Chain:
             entry["error"] = f"call failed: {resp.error}"
             return self.fail(stage, entry["error"], ex)
         try:
-            parsed = parse_stage(stage, resp.text, self.v, self.m.code_fence)
+            parsed, notes = read_stage(stage, resp.text, self.v, self.m.code_fence, self.m.extra_keys)
         except StageOutputError as exc:
             reason = str(exc) + (" (the answer was cut at max_tokens)" if resp.truncated else "")
             entry["error"] = reason
-            if self.attempt == 1:
-                self.attempt, self.retry_reason = 2, reason
+            if self.attempt <= self.m.retries:
+                self.attempt, self.retry_reason = self.attempt + 1, reason
                 self.trace["retries"] += 1
                 return None
-            return self.fail(stage, f"unparsable after one retry: {reason}", ex)
+            tried = self.attempt - 1
+            after = f" after {tried} {'retry' if tried == 1 else 'retries'}" if tried else ""
+            return self.fail(stage, f"unparsable{after}: {reason}", ex)
         entry["output"] = parsed
+        if self.attempt > 1:
+            # without the retry the instance would have failed, or (once the decoder has answered)
+            # kept the tuple it had then: the retry changed the answer only if the final one differs
+            if "decoder" in self.exchanges:
+                self.retry_baselines.append(self.resolve()[0])
+            else:
+                self.repairs.add("retry")
+        if notes["fence_removed"]:
+            self.repairs.add("code_fence")
+        if notes["ignored_keys"]:
+            entry["ignored_keys"] = notes["ignored_keys"]
+            self.ignored_keys.update(f"{stage}.{k}" for k in notes["ignored_keys"])
         self.attempt, self.retry_reason = 1, None
         self.outputs[stage], self.exchanges[stage] = parsed, ex
         self.todo.pop(0)
@@ -612,8 +677,9 @@ class Chain:
                 return self.fail(stage, entry["error"], ex)
             self.trace["retrieval"].append({"pass": self.pass_no, **self.retrieved.as_trace()})
         elif stage == "decoder":
-            _, problems = self.resolve()
-            if problems and self.v.checks:
+            fields, problems = self.resolve()
+            if problems and self.v.checks and self.m.invalid_tuple == "rule":
+                self.rejected_tuples.append(fields)
                 # A scenario-invalid tuple returns to Stage 4 (C.3); that needs no model to see.
                 refine = self._rendered(
                     "invalid_tuple.txt", {"problems": "; ".join(f"{k}: {v}" for k, v in problems.items())}
@@ -659,7 +725,10 @@ class Chain:
         out = self.outputs["decoder"]
         s = self.inst["scenario"]
         fields, problems, _ = parse_answer(
-            compact({k: out[k] for k in ANSWER_KEYS}), self.tax.mechanism_names(s), self.tax.label_names(s), self.maps
+            compact({k: out[k] for k in ANSWER_KEYS if out.get(k) is not None}),
+            self.tax.mechanism_names(s),
+            self.tax.label_names(s),
+            self.maps,
         )
         return fields, problems
 
@@ -671,6 +740,10 @@ class Chain:
         ex = self.exchanges["decoder"]
         fields, problems = self.resolve()
         self.trace.update(accepted=accepted, final_pass=self.pass_no)
+        if self.rejected_tuples and fields != self.rejected_tuples[0]:
+            self.repairs.add("invalid_tuple")
+        if any(fields != b for b in self.retry_baselines):
+            self.repairs.add("retry")
         if accepted is False:
             self.trace["not_accepted"] = (
                 f"no ACCEPTED within {self.m.revision_rounds} revision round(s): the output is the last decoder answer"
@@ -684,13 +757,25 @@ class Chain:
                 "request_key": ex.key,
                 "inputs": self._inputs(),
                 "finish_reason": ex.response.finish_reason,
+                "format": answer_format(
+                    self.trace["retries"],
+                    self.repairs,
+                    self.ignored_keys,
+                    (self.trace.get("last_tuple_kept") or {}).get("stage"),
+                ),
             },
             error=None,
             trace=self.trace,
         )
 
     def fail(self, stage: str, reason: str, ex: Exchange) -> Final:
-        """The instance's error (scored invalid): no answer fields, the failing call's bookkeeping."""
+        """The instance's error (scored invalid): no answer fields, the failing call's bookkeeping.
+        Once the decoder has answered, a later failure (the checker's verdict unreadable, a stage of a
+        revision pass failing) does not void its tuple: the last one is the answer, field by field,
+        and the trace says why (``last_tuple_kept``)."""
+        if "decoder" in self.exchanges:
+            self.trace["last_tuple_kept"] = {"stage": stage, "pass": self.pass_no, "reason": reason}
+            return self.finish(accepted=None)
         self.trace.update(accepted=None, error_stage=stage, final_pass=self.pass_no)
         return Final(
             fields={
@@ -699,6 +784,7 @@ class Chain:
                 "request_key": ex.key,
                 "inputs": self._inputs(),
                 "finish_reason": ex.response.finish_reason,
+                "format": answer_format(self.trace["retries"], (), self.ignored_keys),
             },
             error=f"{self.m.name} stage {stage}: {reason}",
             trace=self.trace,

@@ -4,16 +4,20 @@ Strict by default: the raw text, stripped of surrounding whitespace, must be one
 "Return only a strict JSON object"; the paper decodes in JSON mode). With ``code_fence="tolerate"``
 (params ``moca.answer.code_fence``) one Markdown code fence enclosing the whole answer (```` ```json ````
 or a bare ```` ``` ````) is removed first; anything else around the object still makes it unparsable.
-Every field is resolved independently; a missing, unparsable or scenario-invalid field becomes None
-with its reason in ``field_errors`` and scores as incorrect. Nothing is dropped.
+Every field is resolved independently (section 3.3 scores per field); a missing, unparsable or
+scenario-invalid field becomes None with its reason in ``field_errors`` and scores as incorrect, and
+the others keep their values. Keys beyond the four are dropped (``extra_keys="ignore"``, the default)
+or make the whole answer a format failure (``extra_keys="invalid"``; params ``moca.answer.extra_keys``).
+Nothing is dropped from N.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
-from socialbench.moca.eval.prompts import ANSWER_KEYS, CODE_FENCE
+from socialbench.moca.eval.prompts import ANSWER_KEYS, CODE_FENCE, EXTRA_KEYS
 from socialbench.moca.spec.normalize import normalize
 
 # One fence around everything: an opening ``` with an optional info word (json) on its own line, the
@@ -27,26 +31,44 @@ def unfence(text: str) -> str | None:
     return m.group("body") if m else None
 
 
-def parse_answer(
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """An answer read field by field. ``record_error`` is set only when the answer as a whole cannot
+    be used (no response, not one JSON object, or extra keys under ``extra_keys="invalid"``): a format
+    failure, which a format retry (params ``moca.answer.retries``) may ask again about. ``fence_removed``:
+    the JSON was inside a code fence that ``code_fence="tolerate"`` removed (a repair);
+    ``extra_keys``: keys beyond the four, dropped under ``extra_keys="ignore"``."""
+
+    fields: dict[str, str | None]
+    field_errors: dict[str, str]
+    record_error: str | None
+    fence_removed: bool = False
+    extra_keys: tuple[str, ...] = ()
+
+
+def read_answer(
     raw: str | None,
     scenario_mechanisms: list[str],
     scenario_labels: list[str],
     maps: dict[str, dict[str, str]],
     code_fence: str = "strict",
-) -> tuple[dict[str, str | None], dict[str, str], str | None]:
-    """Return (fields, field_errors, record_error).
-
-    ``fields`` maps mechanism/label to the canonical taxonomy name and subject/target to the
-    option text behind the answered slot id (None where invalid)."""
+    extra_keys: str = "ignore",
+) -> ParsedAnswer:
+    """The answer's four fields, each resolved on its own: mechanism/label to the canonical taxonomy
+    name, subject/target to the option text behind the answered slot id (None where invalid)."""
     if code_fence not in CODE_FENCE:
         raise ValueError(f"code_fence must be one of {CODE_FENCE}, got {code_fence!r}")
+    if extra_keys not in EXTRA_KEYS:
+        raise ValueError(f"extra_keys must be one of {EXTRA_KEYS}, got {extra_keys!r}")
     fields: dict[str, str | None] = {k: None for k in ANSWER_KEYS}
     if raw is None:
-        return fields, {k: "no response" for k in ANSWER_KEYS}, "no response"
+        return ParsedAnswer(fields, {k: "no response" for k in ANSWER_KEYS}, "no response")
     text = raw.strip()
+    fence_removed = False
     if code_fence == "tolerate":
         body = unfence(text)
-        text = body.strip() if body is not None else text
+        if body is not None:
+            text, fence_removed = body.strip(), True
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -55,12 +77,18 @@ def parse_answer(
             if (code_fence == "strict" and unfence(text) is not None)
             else ""
         )
-        return fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: {exc.msg} at char {exc.pos}{hint}"
+        return ParsedAnswer(
+            fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: {exc.msg} at char {exc.pos}{hint}"
+        )
     if not isinstance(obj, dict):
-        return fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: JSON {type(obj).__name__}, not an object"
+        return ParsedAnswer(
+            fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: JSON {type(obj).__name__}, not an object"
+        )
+    extra = tuple(sorted(set(obj) - set(ANSWER_KEYS)))
+    if extra and extra_keys == "invalid":
+        problem = f"unexpected keys {list(extra)} (params moca.answer.extra_keys: invalid)"
+        return ParsedAnswer(fields, {k: problem for k in ANSWER_KEYS}, problem, fence_removed, extra)
     errors: dict[str, str] = {}
-    extra = sorted(set(obj) - set(ANSWER_KEYS))
-    record_error = f"unexpected keys {extra}" if extra else None
     allowed = {"mechanism": scenario_mechanisms, "label": scenario_labels}
     for key in ANSWER_KEYS:
         if key not in obj:
@@ -80,4 +108,17 @@ def parse_answer(
             errors[key] = problem
         else:
             fields[key] = hit
-    return fields, errors, record_error
+    return ParsedAnswer(fields, errors, None, fence_removed, extra)
+
+
+def parse_answer(
+    raw: str | None,
+    scenario_mechanisms: list[str],
+    scenario_labels: list[str],
+    maps: dict[str, dict[str, str]],
+    code_fence: str = "strict",
+    extra_keys: str = "ignore",
+) -> tuple[dict[str, str | None], dict[str, str], str | None]:
+    """(fields, field_errors, record_error) of :func:`read_answer`."""
+    a = read_answer(raw, scenario_mechanisms, scenario_labels, maps, code_fence, extra_keys)
+    return a.fields, a.field_errors, a.record_error

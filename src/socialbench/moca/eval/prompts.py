@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from string import Template
 from typing import Any
 
@@ -29,6 +30,11 @@ ANSWER_KEYS = ("mechanism", "label", "subject", "target")
 #: JSON object) or ``tolerate`` (one enclosing fence removed). Here, not in parsing (which imports
 #: this module), so that the two do not import each other.
 CODE_FENCE = ("strict", "tolerate")
+#: What to do with keys beyond an answer's contract: ``ignore`` (dropped, noted; every field is scored
+#: on its own, the paper's per-field rule) or ``invalid`` (the whole answer is a format failure).
+EXTRA_KEYS = ("ignore", "invalid")
+#: The most format retries per call params may ask for (each one is a model call).
+MAX_FORMAT_RETRIES = 3
 
 
 class MediaUnavailable(InstanceInputError):
@@ -233,38 +239,117 @@ def direct_step(
     method: Method, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], *, constrained: bool
 ) -> list[Request] | Final:
     """``Method.step`` of the direct methods (``direct``, ``direct_constrained``): one answering call,
-    or the media-error answer with no call; then the parsed answer (``method.settings["answer"]``,
-    e.g. ``code_fence``, from params ``moca.answer``)."""
+    or the media-error answer with no call; then the parsed answer. The answer-format policy is
+    ``method.settings["answer"]`` (params ``moca.answer``): an answer that fails as a whole (not one
+    JSON object, or extra keys under ``extra_keys: invalid``) is asked for again, the same request plus
+    the retry note (``retry.txt``, request id ``.../answer.retry<k>``), at most ``retries`` times
+    (default 0, the paper's single pass)."""
     options = answer_settings(method.settings)  # checked before the first call, not after it
-    if not rounds:
+
+    def request(note: str | None = None) -> Request:
         templates = (method.template("system.txt"), method.template("user.txt"))
+        req, _ = build_direct_request(
+            instance,
+            method.benchmark.taxonomy,
+            method.spec,
+            method.seed,
+            templates,
+            method=method.name,
+            constrained=constrained,
+        )
+        if note is None:
+            return req
+        system, user = req.messages
+        *media, text = user.content
+        user = replace(user, content=(*media, text + "\n" + note))
+        return replace(req, request_id=f"{req.request_id}.retry{len(rounds)}", messages=(system, user))
+
+    if not rounds:
         try:
-            request, _ = build_direct_request(
-                instance,
-                method.benchmark.taxonomy,
-                method.spec,
-                method.seed,
-                templates,
-                method=method.name,
-                constrained=constrained,
-            )
+            return [request()]
         except MediaUnavailable as exc:
             return media_error_answer(instance, exc.message, method.seed)
-        return [request]
-    (ex,) = rounds[0]
-    return method.benchmark.final_answer(instance, ex, method.seed, **options)
+    (ex,) = rounds[-1]
+    final = method.benchmark.final_answer(
+        instance, ex, method.seed, code_fence=options["code_fence"], extra_keys=options["extra_keys"]
+    )
+    retries = len(rounds) - 1
+    if final.error and ex.response.error is None and retries < options["retries"]:
+        note = Template(method.template("retry.txt")).substitute(reason=final.error).rstrip()
+        return [request(note)]
+    fmt = final.fields["format"]
+    repairs = fmt["repairs"] + (["retry"] if retries and not final.error else [])
+    final.fields["format"] = answer_format(retries, repairs, fmt["ignored_keys"])
+    return final
 
 
 def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """The answer-parsing options a method gets in ``settings["answer"]`` (params ``moca.answer``,
-    schema defaults filled), as keyword arguments of ``MocaBenchmark.final_answer``. A value outside
-    the allowed ones is a ConfigError naming the param."""
+    """The answer-format policy a method gets in ``settings["answer"]`` (params ``moca.answer``, the same
+    for every MoCA method, CoDAR's stages included; schema defaults filled): ``retries`` (format retries
+    per call, default 0: the paper asks once and scores what comes back), ``extra_keys`` (``ignore``:
+    keys beyond the contract are dropped and every field is scored on its own, as section 3.3 scores
+    per field; ``invalid``: an answer with one is a format failure) and ``code_fence`` (``strict`` or
+    ``tolerate``). A value outside the allowed ones is a ConfigError naming the param."""
     from socialbench.core.errors import ConfigError
 
     answer = dict(settings.get("answer") or {})
     fence = answer.pop("code_fence", "strict")
     if fence not in CODE_FENCE:
         raise ConfigError(f"moca.answer.code_fence: {fence!r} is not one of {', '.join(CODE_FENCE)}")
+    extra = answer.pop("extra_keys", "ignore")
+    if extra not in EXTRA_KEYS:
+        raise ConfigError(f"moca.answer.extra_keys: {extra!r} is not one of {', '.join(EXTRA_KEYS)}")
+    retries = answer.pop("retries", 0)
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_FORMAT_RETRIES:
+        raise ConfigError(
+            f"moca.answer.retries: expected a whole number from 0 to {MAX_FORMAT_RETRIES}, got {retries!r}"
+        )
     if answer:
-        raise ConfigError(f"moca.answer: unknown option(s) {', '.join(sorted(answer))} (known: code_fence)")
-    return {"code_fence": fence}
+        raise ConfigError(
+            f"moca.answer: unknown option(s) {', '.join(sorted(answer))} (known: code_fence, extra_keys, retries)"
+        )
+    return {"code_fence": fence, "extra_keys": extra, "retries": retries}
+
+
+#: What changed an answer (``format.repairs`` of a record): a format retry whose answer was used,
+#: a code fence removed (``code_fence: tolerate``), a scenario-invalid tuple that CoDAR's rule sent
+#: back to its decoder. Counted per run (``Method.summary``) and in the tables' answers.csv.
+REPAIRS = ("retry", "code_fence", "invalid_tuple")
+
+
+def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept: str | None = None) -> dict[str, Any]:
+    """A record's ``format``: the format retries made for it, the repairs that changed its answer
+    (REPAIRS, sorted, once each), the keys beyond the contract that were dropped, and (CoDAR) the
+    stage whose failure left the decoder's last tuple as the answer (``checker``: its verdict could
+    not be read)."""
+    unknown = set(repairs) - set(REPAIRS)
+    if unknown:
+        raise ValueError(f"unknown repair(s) {sorted(unknown)}; known: {', '.join(REPAIRS)}")
+    return {
+        "retries": retries,
+        "repairs": sorted(set(repairs)),
+        "ignored_keys": sorted(set(ignored_keys)),
+        "last_tuple_kept": last_tuple_kept,
+    }
+
+
+def answer_summary(finals: list[Final]) -> dict[str, float]:
+    """The answer-format numbers of a run (``Method.summary``, the same for every MoCA method):
+    ``format_retries`` (retry calls made), ``answers_repaired`` (answers a retry or repair changed)
+    and one count per repair (``repaired_<repair>``), ``answers_with_ignored_keys`` and
+    ``answer_errors`` (instances with no usable answer: a failed call, a format failure, media)."""
+    formats = [f.fields.get("format") or answer_format() for f in finals]
+    out = {
+        "format_retries": float(sum(fm["retries"] for fm in formats)),
+        "answers_repaired": float(sum(bool(fm["repairs"]) for fm in formats)),
+        **{f"repaired_{r}": float(sum(r in fm["repairs"] for fm in formats)) for r in REPAIRS},
+        "answers_with_ignored_keys": float(sum(bool(fm["ignored_keys"]) for fm in formats)),
+        "answer_errors": float(sum(1 for f in finals if f.error)),
+        "last_tuple_kept": float(sum(1 for fm in formats if fm.get("last_tuple_kept"))),
+        "checker_unparsable": float(sum(1 for fm in formats if fm.get("last_tuple_kept") == "checker")),
+        # percent of instances with any missing, unparsable or invalid field (the scores' invalid_rate)
+        "invalid_rate": round(100 * sum(bool(f.error or f.fields.get("field_errors")) for f in finals) / len(finals), 2)
+        if finals
+        else 0.0,
+    }
+    return out

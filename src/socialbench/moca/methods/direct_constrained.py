@@ -11,14 +11,17 @@ from typing import Any
 
 from socialbench.core.backend import Request
 from socialbench.core.benchmarks import Exchange, Final, Method
-from socialbench.moca.eval.prompts import direct_step
+from socialbench.moca.eval.prompts import answer_summary, direct_step
 
 
 class DirectConstrainedMethod(Method):
-    templates = ("system.txt", "user.txt")
+    templates = ("system.txt", "user.txt", "retry.txt")
 
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
         return direct_step(self, instance, rounds, constrained=True)
+
+    def summary(self, finals: list[Final]) -> dict[str, float]:
+        return answer_summary(finals)
 
 
 METHOD = DirectConstrainedMethod

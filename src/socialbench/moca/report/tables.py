@@ -173,6 +173,12 @@ HEADER = {
 }
 LEVEL = 0.95
 TABLES_2_4 = "2-4"
+#: Holm's family in each table (``with_holm``): one per compared pair of rows.
+FAMILY = {
+    TABLES_2_4: "a row against the same model's direct row",
+    "5": "an ablation run against full CoDAR with the same backbone",
+    "6": "the larger model against the smaller",
+}
 
 
 def output_files(scenarios) -> list[str]:
@@ -182,7 +188,7 @@ def output_files(scenarios) -> list[str]:
     figs = [
         f"figures/{name}.{ext}" for name in [*(f"fig6_{s}" for s in scenarios), "fig9_gains"] for ext in ("png", "pdf")
     ]
-    return [*per, *grids, "tests.csv", "all.md", *figs, "figures/fig6.csv", "figures/fig9.csv"]
+    return [*per, *grids, "tests.csv", "answers.csv", "all.md", *figs, "figures/fig6.csv", "figures/fig9.csv"]
 
 
 # ---- settings ------------------------------------------------------------------------------------
@@ -327,7 +333,7 @@ class Comparison:
     """A paired test of row ``a`` (model, method) against row ``b`` on one metric of one scenario.
     ``delta`` is the table's (a - b of the printed values); ``low``/``high`` the paired bootstrap
     interval of the difference; ``p`` exact McNemar (Faith: paired bootstrap), ``p_holm`` Holm-adjusted
-    within its family (one table, one metric)."""
+    within its family (one table, one pair of rows: every scenario and metric of that pair)."""
 
     table: str
     scenario: str
@@ -407,22 +413,99 @@ def paired_comparisons(
 
 
 def with_holm(comparisons: list[Comparison], alpha: float) -> list[Comparison]:
-    """Holm-Bonferroni within each family (one table, one metric: every pair in every scenario of
-    it); a comparison without a p-value (an undefined ratio) is in no family."""
+    """Holm-Bonferroni within each family: one compared pair of rows in one table (a CoDAR row
+    against its backbone's direct row in Tables 2-4, an ablation against full CoDAR in Table 5, the
+    larger model against the smaller in Table 6), over all of that pair's scenario x metric tests. A
+    star then never depends on which other rows were run. A comparison without a p-value (an
+    undefined ratio) is in no family."""
     from dataclasses import replace
 
     from socialbench.report.stats import holm
 
     out = list(comparisons)
-    families: dict[tuple[str, str], list[int]] = {}
+    families: dict[tuple[str, tuple[str, str], tuple[str, str]], list[int]] = {}
     for i, c in enumerate(out):
         if c.p is not None:
-            families.setdefault((c.table, c.metric), []).append(i)
+            families.setdefault((c.table, c.a, c.b), []).append(i)
     for idx in families.values():
         h = holm([out[i].p for i in idx], alpha)
         for i, adj, rej in zip(idx, h.adjusted, h.reject):
             out[i] = replace(out[i], p_holm=float(adj), significant=bool(rej))
     return out
+
+
+def holm_family(c: Comparison) -> str:
+    """The name of a comparison's Holm family (tests.csv): table, then the pair of rows."""
+    return f"table {c.table}: {row_name(*c.a)} vs {row_name(*c.b)}"
+
+
+# ---- answer format: invalid output and repairs per run ------------------------------------------
+ANSWER_COUNTS = ("n", "invalid", "answer_errors", "repaired", "retry", "code_fence", "invalid_tuple", "ignored_keys")
+ANSWER_COUNTS += ("last_tuple_kept", "checker_unparsable")
+
+
+def answer_counts(
+    instances: list[dict[str, Any]], records: list[dict[str, Any]], labels, mechanisms
+) -> dict[str, dict[str, int]]:
+    """{scenario: counts} of one run: N, the instances scored invalid (any field missing, unparsable or
+    invalid, as the scorer counts them), those with no usable answer (``error``), the answers a retry or
+    repair changed (``repaired``, and per repair), those with keys dropped under ``extra_keys: ignore``,
+    and those whose answer is the decoder's last tuple because a later stage failed (the checker's
+    verdict unreadable: ``checker_unparsable``). Read from the records' ``format`` (params moca.answer)."""
+    from socialbench.moca.eval.scoring import instance_valid_sets, is_invalid
+
+    by_id = {r.get("id"): r for r in records}
+    out: dict[str, dict[str, int]] = {}
+    for gold in instances:
+        s = gold["scenario"]
+        c = out.setdefault(s, dict.fromkeys(ANSWER_COUNTS, 0))
+        pred = by_id.get(gold["id"])
+        valid = instance_valid_sets(gold, labels.get(s, []), mechanisms.get(s, []))
+        answer = None if pred is not None and pred.get("error") else pred
+        fmt = (pred or {}).get("format") or {}
+        repairs = fmt.get("repairs") or []
+        kept = fmt.get("last_tuple_kept")
+        c["n"] += 1
+        c["invalid"] += is_invalid(answer, valid)
+        c["answer_errors"] += pred is None or bool(pred.get("error"))
+        c["repaired"] += bool(repairs)
+        for r in ("retry", "code_fence", "invalid_tuple"):
+            c[r] += r in repairs
+        c["ignored_keys"] += bool(fmt.get("ignored_keys"))
+        c["last_tuple_kept"] += bool(kept)
+        c["checker_unparsable"] += kept == "checker"
+    return out
+
+
+def answers_note(rows: list[tuple[str, str, str]], scores, answers, scenario: str) -> str:
+    """The line under a scenario table: per row, the invalid rate (%) and how many answers a format
+    retry or repair changed, so a gain that is format repair shows as such."""
+    parts = []
+    for _, m, meth in rows:
+        inv = (scores.get((m, meth), {}).get(scenario) or {}).get("invalid_rate")
+        text = f"{row_name(m, meth)} {_fmt(inv)}"
+        c = (answers or {}).get((m, meth, scenario))
+        if c is not None:
+            kinds = [f"{k.replace('_', ' ')} {c[k]}" for k in ("retry", "code_fence", "invalid_tuple") if c[k]]
+            text += f" / {c['repaired']}" + (f" ({', '.join(kinds)})" if kinds else "")
+            if c["checker_unparsable"]:
+                text += f", checker unreadable {c['checker_unparsable']}"
+        parts.append(text)
+    how = "invalid % / answers a format retry or repair changed" if answers is not None else "invalid %"
+    tail = (
+        "; answers.csv has every count (params moca.answer: the same policy for every method)."
+        if answers is not None
+        else "; repairs unknown without --instances and --predictions-dir."
+    )
+    return f"Answer format per row ({how}): " + "; ".join(parts) + tail
+
+
+def answers_csv(answers: dict[tuple[str, str, str], dict[str, int]]) -> str:
+    """answers.csv: one row per run and scenario with its invalid-output and repair counts."""
+    return csv_text(
+        ["model", "method", "scenario", *ANSWER_COUNTS],
+        [[m, meth, s, *(c[k] for k in ANSWER_COUNTS)] for (m, meth, s), c in sorted(answers.items())],
+    )
 
 
 # ---- generic grids (Tables 5-7 and the companions) -------------------------------------------------
@@ -553,8 +636,10 @@ class PaperTables:
         methods: list[str],
         settings: TableSettings,
         cells: dict[tuple[str, str, str], Any] | None = None,
+        answers: dict[tuple[str, str, str], dict[str, int]] | None = None,
     ):
         self.scores = scores
+        self.answers = answers
         self.categories = categories
         self.models = list(categories)
         self.methods = [DIRECT, *(m for m in methods if m != DIRECT)]
@@ -720,8 +805,9 @@ class PaperTables:
             return "No paired tests: the tables stage ran without --instances and --predictions-dir."
         where = "Tables 2-4" if table == TABLES_2_4 else f"Table {table}"
         return (
-            f"*: {what} significant at {self.settings.alpha:g} after Holm's correction over the comparisons of"
-            f" that metric in {where}; tests.csv has every p-value."
+            f"*: {what} significant at {self.settings.alpha:g} after Holm's correction within one family per"
+            f" compared pair of rows ({FAMILY[table]}): all of that pair's scenario x metric tests in {where},"
+            " whatever other rows were run; tests.csv has every p-value and its family."
         )
 
     # -- Tables 2-4 --
@@ -757,6 +843,7 @@ class PaperTables:
                 "(+x / -x): change over the same model's direct row (its backbone), in points. "
                 + self._tests_note(TABLES_2_4, "paired test (exact McNemar; paired bootstrap for Faith)")
             )
+        lines.append(answers_note(self.rows(scenario), self.scores, self.answers, scenario))
         lines.append(
             f"95% bootstrap intervals of every cell: {scenario}.ci.md."
             if self.cells is not None
@@ -978,6 +1065,11 @@ class PaperTables:
     def tests_csv(self) -> str:
         columns = ["table", "scenario", "model", "method", "versus_model", "versus_method", "metric", "delta"]
         columns += ["delta_low", "delta_high", "test", "a_only", "b_only", "p", "p_holm", "significant", "resamples"]
+        columns += ["holm_family", "holm_family_size"]
+        sizes: dict[str, int] = {}
+        for c in self.comparisons:
+            if c.p is not None:
+                sizes[holm_family(c)] = sizes.get(holm_family(c), 0) + 1
         rows = [
             [
                 c.table,
@@ -993,6 +1085,8 @@ class PaperTables:
                 "" if c.p_holm is None else f"{c.p_holm:.6g}",
                 int(c.significant),
                 c.resamples,
+                holm_family(c) if c.p is not None else "",
+                sizes.get(holm_family(c), 0) if c.p is not None else "",
             ]
             for c in sorted(self.comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b))
         ]
@@ -1009,6 +1103,7 @@ class PaperTables:
             out[f"{g.name}.ci.csv"] = grid_ci_csv(ci)
             md.append(out[f"{g.name}.md"])
         out["tests.csv"] = self.tests_csv()
+        out["answers.csv"] = answers_csv(self.answers or {})
         return out, md
 
     # -- figure data --
