@@ -31,7 +31,7 @@ def test_the_prompt_hash_of_direct_covers_its_template_files_in_order():
     from socialbench.core.hashing import sha256_bytes
 
     bench = get_benchmark("moca")
-    texts = [bench.template("direct", n) for n in ("system.txt", "user.txt")]
+    texts = [bench.template("direct", n) for n in ("system.txt", "user.txt", "retry.txt")]
     assert bench.prompt_hash("direct", {}) == sha256_bytes("\0".join(texts).encode("utf-8"))
 
 
