@@ -38,7 +38,7 @@ def test_the_request_is_not_json_mode(name):
 @pytest.mark.parametrize("name", REASONING)
 def test_the_request_asks_for_a_final_answer_line(name):
     req = first_request(name, make())
-    assert 'give the final line "Final answer: " followed by {"answer": "<letter>"}' in req.messages[1].text()
+    assert 'give the final line "Final answer: " followed by {"answer": "<number>"}' in req.messages[1].text()
     assert req.request_id.endswith(f"/{name}/answer")
 
 

@@ -314,8 +314,9 @@ def adjudicate(
 
 
 # ---- gold validation (pandera) ---------------------------------------------------------------------------
-_LABEL_RE = r"[A-Z]"
-_SET_RE = r"[A-Z](;[A-Z])*"
+_LABEL_RE = r"[1-9]"  # option labels are numbers (spec.questions.LABELS)
+_SET_RE = r"[1-9](;[1-9])*"
+_PARTICIPANTS_RE = r"[A-Z](;[A-Z])*"  # task3_2 values: participant letters
 _GOLD_TYPES = {
     "item_id": str,
     "task": str,
@@ -356,15 +357,17 @@ def gold_schema():
             checks=[
                 pa.Check(
                     lambda df: ~multi(df) | (df["label"].str.fullmatch(_SET_RE) & _sorted_distinct(df["label"])),
-                    name="task3_2 label: sorted distinct option letters joined by ';'",
+                    name="task3_2 label: sorted distinct option labels joined by ';'",
                     element_wise=False,
                 ),
                 pa.Check(
-                    lambda df: ~multi(df) | (df["value"].str.fullmatch(_SET_RE) & _sorted_distinct(df["value"])),
+                    lambda df: (
+                        ~multi(df) | (df["value"].str.fullmatch(_PARTICIPANTS_RE) & _sorted_distinct(df["value"]))
+                    ),
                     name="task3_2 value: sorted distinct participant letters joined by ';'",
                     element_wise=False,
                 ),
-                pa.Check(lambda df: multi(df) | df["label"].str.fullmatch(_LABEL_RE), name="label: one option letter"),
+                pa.Check(lambda df: multi(df) | df["label"].str.fullmatch(_LABEL_RE), name="label: one option label"),
                 pa.Check(
                     lambda df: (
                         ((df["agreement"] == "majority") & (df["votes"] == 2))

@@ -6,7 +6,9 @@ utterance, the addressee candidates, the consensus moment) are filled into the p
 paper's own wording was lost with its appendix G; the wording here is ours (docs/decisions.md,
 "MeetingToM questions"). An option is ``{"label", "value", "text"}``: ``value`` is what files hold
 (a state key, an attitude, a consensus kind, a participant letter), ``text`` what the model and the
-annotators read; labels A, B, C... follow a per-instance seeded shuffle.
+annotators read; labels 1, 2, 3... follow a per-instance seeded shuffle. Labels are numbers, never
+letters: participants are called A-D, so a lettered option list ("A. Participant D") invites the
+model to answer a participant's letter for an option's, a confusion that is wrong but valid.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ TASKS = ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
 ANNOTATED = ("task1", "task2_2", "task3_1", "task3_2")
 #: Tasks whose answer is a set of options (every dissenter), not one option.
 MULTI = ("task3_2",)
-LABELS = "ABCDEFGH"
+#: Option labels: numbers, so no label is ever a participant's name (A-D; test_questions checks it).
+LABELS = ("1", "2", "3", "4", "5", "6", "7", "8")
 
 TITLES = {
     "task1": "Task 1: subject-level mental state",
@@ -127,5 +130,5 @@ def value_of(options: Sequence[Mapping[str, str]], label: str) -> str | None:
 def answer_format(task: str) -> str:
     """The strict JSON answer the templates ask for (the invalid-output rule: meetingtom.parsing)."""
     if task in MULTI:
-        return '{"answer": ["<letter>", ...]} (the letters of every option that applies, at least one)'
-    return '{"answer": "<letter>"} (the letter of exactly one option)'
+        return '{"answer": ["<number>", ...]} (the numbers of every option that applies, at least one)'
+    return '{"answer": "<number>"} (the number of exactly one option)'
