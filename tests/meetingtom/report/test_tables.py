@@ -312,3 +312,13 @@ def test_a_human_category_with_a_qualifier_still_comes_first_and_uncovered_cells
     rows = [line for line in demo.splitlines() if line.startswith("| ") and "uniform guess" not in line][1:]
     assert rows[0].startswith("| human (simulated demo annotator) | people |")
     assert "| people | No Prompt | n=0, not evaluated |" in ami
+
+
+def test_a_change_is_computed_from_the_unrounded_accuracies():
+    # 2/3 - 1/3 = 33.333...: 33.33, where the printed 66.67 - 33.33 would give 33.34.
+    base = run(t21=1)
+    base["task2_1/demo"] = m("task2_1", 1, 3)
+    cot = run(t21=2)
+    cot["task2_1/demo"] = m("task2_1", 2, 3)
+    files, _ = tables({("gem", "no_prompt"): base, ("gem", "naive_cot"): cot}, params())
+    assert "66.67 (↑33.33)" in files["table3_prompting.md"]

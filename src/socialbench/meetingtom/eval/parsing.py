@@ -26,7 +26,10 @@ from typing import Any
 MARKER = re.compile(r"^\s*\**\s*final\s+answer\s*\**\s*:\s*\**\s*", re.IGNORECASE | re.MULTILINE)
 
 
-def _letters(value: Any, labels: Sequence[str], multi: bool) -> tuple[Any, str | None]:
+def normalize(value: Any, labels: Sequence[str], *, multi: bool = False) -> tuple[Any, str | None]:
+    """``(answer, problem)``: the ``answer`` value of a response (or of a prediction record) as the
+    option label it names (``multi``: the sorted labels), or None with the reason. The scorer applies
+    the same rule to prediction files, so parsed and unparsed predictions score alike."""
     if multi:
         chosen = [value] if isinstance(value, str) else value
         if not isinstance(chosen, list) or not all(isinstance(x, str) for x in chosen):
@@ -64,7 +67,7 @@ def parse_choice(raw: str | None, labels: Sequence[str], *, multi: bool = False)
     note = f"keys besides answer: {extra}" if extra else None
     if "answer" not in obj:
         return None, "missing answer", note
-    answer, error = _letters(obj["answer"], labels, multi)
+    answer, error = normalize(obj["answer"], labels, multi=multi)
     return answer, error, note
 
 

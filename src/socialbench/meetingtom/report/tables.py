@@ -35,10 +35,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
 from typing import Any
 
 from socialbench.core.benchmarks import excluded
 from socialbench.core.errors import DataError
+from socialbench.meetingtom.eval.scoring import macro_f1
 from socialbench.report import tables as rt
 from socialbench.report.stats import MetricSet
 from socialbench.report.tables import tex_escape
@@ -176,11 +178,16 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
-def difference(a: float | None, b: float | None) -> float | None:
-    """a - b of two printed two-decimal values, exactly."""
-    if a is None or b is None:
+def difference(a: Cell, b: Cell) -> float | None:
+    """``a - b`` rounded half-up to two decimals, from the unrounded values (``exact``: accuracy from
+    the counts, Macro-F1 when each instance's answer is given), so a change is never the difference
+    of two roundings; a cell without its exact value falls back to the printed two-decimal value."""
+    if a.value is None or b.value is None:
         return None
-    d = Decimal(repr(float(a))) - Decimal(repr(float(b)))
+    if a.exact is not None and b.exact is not None:
+        d = Decimal((a.exact - b.exact).numerator) / Decimal((a.exact - b.exact).denominator)
+    else:
+        d = Decimal(repr(float(a.value))) - Decimal(repr(float(b.value)))
     return float(d.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
@@ -203,6 +210,7 @@ class Cell:
     delta: float | None = None
     has_delta: bool = False
     text: str | None = None  # a cell that is a note ("n=0, not evaluated")
+    exact: Fraction | None = None  # the unrounded percentage, for changes (``difference``)
 
 
 @dataclass
@@ -274,15 +282,18 @@ class Context:
         ):  # the run evaluates none of them (recorded answers that do not cover them)
             return Cell(text=NOT_EVALUATED)
         if metric == "macro_f1":
-            low = high = None
+            low = high = exact = None
             if self.values is not None and (model, method, g) in self.values and m["macro_f1"] is not None:
-                low, high = macro_f1_ci(*self.values[(model, method, g)], self.seed, (model, method, g, "macro_f1"))
-            return Cell(m["macro_f1"], low, high)
+                gold, pred = self.values[(model, method, g)]
+                low, high = macro_f1_ci(gold, pred, self.seed, (model, method, g, "macro_f1"))
+                exact = 100 * macro_f1(gold, pred)
+            return Cell(m["macro_f1"], low, high, exact=exact)
+        exact = 100 * Fraction(m["correct"], m["n"]) if m["n"] else None
         if task == "task3_2":
             low, high = conditional_ci(m["correct"], m["n"], m["n_total"], self.seed, (model, method, g))
-            return Cell(m["accuracy"], low, high, n=m["n"])
+            return Cell(m["accuracy"], low, high, n=m["n"], exact=exact)
         low, high = accuracy_ci(m["correct"], m["n"], self.seed, (model, method, g))
-        return Cell(m["accuracy"], low, high)
+        return Cell(m["accuracy"], low, high, exact=exact)
 
     def row(self, model: str, method: str, setting: str, source: str, columns, base: str | None = None) -> Row:
         r = Row(self.categories.get(model, ""), model, method, setting)
@@ -293,7 +304,7 @@ class Context:
             if base is not None:
                 b = self.cell(model, base, task, metric, source) if (model, base) in self.scores else None
                 c.has_delta = b is not None
-                c.delta = difference(c.value, b.value) if b is not None else None
+                c.delta = difference(c, b) if b is not None else None
             r.cells[(task, metric)] = c
         return r
 
