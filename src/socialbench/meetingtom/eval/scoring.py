@@ -19,7 +19,8 @@ Metrics per (task, source) group (``task1/demo``, ``task2_1/ami``...), every gro
   options; Task 3.2 guesses uniformly among the 2^k - 1 non-empty subsets (1/(2^k - 1)), over all
   its instances (the guess of the dissenters, given that 3.1 was answered).
 * ``invalid``: instances with no usable answer (no prediction, an error, an answer the parser's rule
-  rejects: a label no option has, an empty or repeated Task 3.2 selection), over all ``n_total`` instances; ``invalid_rate`` = invalid / n_total. Such an answer is wrong.
+  rejects: a label no option has, an empty or repeated Task 3.2 selection), over all ``n_total``
+  instances; ``invalid_rate`` = invalid / n_total. Such an answer is wrong.
 
 Percentages are rounded half-up to two decimals (``percent``).
 """
