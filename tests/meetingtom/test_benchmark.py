@@ -268,7 +268,7 @@ def test_the_minilm_baseline_picks_the_participant_whose_words_match_the_questio
 def test_an_invalid_answer_is_recorded_and_scored_wrong(bench, tmp_path):
     insts = task21(2)
     records, traces, _ = run(bench, "scripted", insts, tmp_path, {"default": "I think it is B."})
-    assert all(r["answer"] is None and r["error"].startswith("unparsable") for r in records)
+    assert all(r["answer"] is None and r["error"].startswith("no answer object") for r in records)
     assert traces[0]["calls"][0]["text"] == "I think it is B."
     s = score(insts, records, source="p")["task2_1/ami"]
     assert (s["correct"], s["invalid"]) == (0, 2)

@@ -176,6 +176,7 @@ def test_no_settings_is_the_instances_modality_and_no_ablation():
         "remove_markers": False,
         "markers": [],
         "priors": [],
+        "answer_form": "json",
     }
 
 

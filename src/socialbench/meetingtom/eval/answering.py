@@ -21,7 +21,7 @@ class AnsweringMethod(Method):
     """One call per instance; subclasses set the class attributes only."""
 
     templates: ClassVar[tuple[str, ...]] = ("system.txt", "user.txt")
-    #: The response reasons first and ends with ``Final answer: {...}`` (else it is the object only).
+    #: The response reasons before its answer (the ``answer_form`` setting says in which form).
     reasons: ClassVar[bool] = False
     #: One guidance template per task (``<task>.txt``), filled with the task's variables (Task-CoT).
     task_guidance: ClassVar[bool] = False
@@ -41,9 +41,7 @@ class AnsweringMethod(Method):
                 self.template(f"{instance['task']}.txt") if self.task_guidance else None,
             )
             try:
-                return [
-                    build_request(instance, templates, self.spec, self.settings, self.name, json_mode=not self.reasons)
-                ]
+                return [build_request(instance, templates, self.spec, self.settings, self.name, reasons=self.reasons)]
             except InstanceInputError as exc:
                 return self.benchmark.no_call_answer(instance, exc.message)
         (ex,) = rounds[0]

@@ -15,6 +15,11 @@ Settings (params ``meetingtom.method_options.<method>``, overridden by an ablati
   only) or ``frames`` (the frames only, as the paper's GPT-5 setup);
 * ``remove_markers``: drop the discourse markers listed in ``meetingtom.discourse_markers``
   (``markers``) from the transcript (paper Table 5); a line left empty is dropped;
+* ``answer_form``: how the reasoning methods (CoT, ECoT) give their answer: ``json`` (default: one
+  JSON object, the reasoning under ``reasoning`` first, then ``answer``, asked for in JSON mode as
+  No Prompt's is) or ``final_line`` (prose reasoning ending in a ``Final answer: {...}`` line, no
+  JSON mode). No Prompt always answers with the object only. Either way one parser reads the answer
+  (meetingtom.eval.parsing);
 * ``priors``: any of ``role``, ``phase``, ``dialogue_act``: the AMI annotations added to the prompt
   in the contextual-prior ablation (paper Table 4); Task 1 takes none (the paper does not evaluate
   Task 1 with priors, n = 0: such instances are answered without a call and left out of scoring).
@@ -33,7 +38,7 @@ from typing import Any
 from socialbench.core.backend import Decoding, ImagePart, Message, Request, VideoPart
 from socialbench.core.benchmarks import InstanceInputError
 from socialbench.core.errors import ConfigError
-from socialbench.meetingtom.spec.questions import MULTI, TITLES, answer_format
+from socialbench.meetingtom.spec.questions import MULTI, TITLES, answer_format, answer_rule
 
 VIEWS = ("mosaic", "global", "closeup")
 INGESTION = ("auto", "native", "frames")
@@ -41,7 +46,15 @@ MODALITIES = ("utterances", "video", "both")
 PRIORS = ("role", "phase", "dialogue_act")
 #: Keys an ablation entry may carry besides settings: which table it belongs to and its row label.
 ABLATION_META = ("table", "label")
-SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors")
+ANSWER_FORMS = ("json", "final_line")
+SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors", "answer_form")
+#: The system prompt's sentence on the answer's form (the reasoning methods' ``$answer_system``).
+ANSWER_SYSTEM = {
+    "json": 'Your response is one JSON object: your reasoning under the key "reasoning" first, then your answer'
+    ' under the key "answer".',
+    "final_line": "End your response with one final line of the form\n"
+    'Final answer: <JSON object with the key "answer">',
+}
 VIEW_TEXT = {
     "mosaic": (
         "the 2x2 mosaic of the four participants' close-up views, each panel labelled with the participant's letter"
@@ -67,8 +80,14 @@ def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
         "remove_markers": bool(s.get("remove_markers", False)),
         "markers": list(s.get("markers") or []),
         "priors": list(s.get("priors") or []),
+        "answer_form": s.get("answer_form", "json"),
     }
-    for key, known in (("modality", MODALITIES), ("view", VIEWS), ("ingestion", INGESTION)):
+    for key, known in (
+        ("modality", MODALITIES),
+        ("view", VIEWS),
+        ("ingestion", INGESTION),
+        ("answer_form", ANSWER_FORMS),
+    ):
         if out[key] is not None and out[key] not in known:
             raise ConfigError(
                 f"meetingtom.method_options / ablations: {key} must be one of {', '.join(known)}, got {out[key]!r}"
@@ -245,13 +264,15 @@ def build_request(
     settings: Mapping[str, Any] | None,
     method: str,
     *,
-    json_mode: bool = True,
+    reasons: bool = False,
 ) -> Request:
     """The request of one instance: ``templates`` = (system, user, task guidance or None) with
     ``$``-placeholders; the video part when the modality has video, the transcript when it has
-    utterances. ``json_mode``: ask the backend for a JSON object (the No Prompt method; the
-    reasoning methods write prose before their final line)."""
+    utterances. ``reasons``: a reasoning method, whose answer form is the ``answer_form`` setting;
+    JSON mode is asked for whenever the response is to be one JSON object (No Prompt, and the
+    reasoning methods in the ``json`` form)."""
     s = settings_of(settings)
+    form = s["answer_form"] if reasons else "json"
     modality = modality_of(instance, s)
     parts: list[Any] = []
     if modality in ("video", "both"):
@@ -273,11 +294,15 @@ def build_request(
         context=render_context(instance, s),
         options=options,
         answer_format=answer_format(instance["task"]),
+        answer_rule=answer_rule(instance["task"], form),
         guidance=guidance(instance, task_guidance),
     )
     return Request(
         request_id=f"{instance['id']}/{method}/answer",
-        messages=(Message("system", (Template(system).substitute(),)), Message("user", (*parts, text))),
+        messages=(
+            Message("system", (Template(system).substitute(answer_system=ANSWER_SYSTEM[form]),)),
+            Message("user", (*parts, text)),
+        ),
         task=answer_task(instance, method, s),
-        decoding=Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=json_mode),
+        decoding=Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=form == "json"),
     )

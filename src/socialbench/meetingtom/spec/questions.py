@@ -132,3 +132,12 @@ def answer_format(task: str) -> str:
     if task in MULTI:
         return '{"answer": ["<number>", ...]} (the numbers of every option that applies, at least one)'
     return '{"answer": "<number>"} (the number of exactly one option)'
+
+
+def answer_rule(task: str, form: str) -> str:
+    """The reasoning methods' closing instruction (``$answer_rule``) in answer form ``form``:
+    ``json`` (reasoning and answer in one JSON object) or ``final_line`` (a ``Final answer:`` line)."""
+    if form == "final_line":
+        return f'Then give the final line "Final answer: " followed by {answer_format(task)}.'
+    fmt = answer_format(task).replace('{"answer"', '{"reasoning": "<your reasoning>", "answer"', 1)
+    return f"Give your reasoning and then your answer as one JSON object and nothing else: {fmt}."
