@@ -322,3 +322,15 @@ def test_a_change_is_computed_from_the_unrounded_accuracies():
     cot["task2_1/demo"] = m("task2_1", 2, 3)
     files, _ = tables({("gem", "no_prompt"): base, ("gem", "naive_cot"): cot}, params())
     assert "66.67 (↑33.33)" in files["table3_prompting.md"]
+
+
+@pytest.mark.parametrize("name", ["table3_prompting", "table6_prompting_additional"])
+def test_prompting_tables_end_with_the_invalid_rate_over_all_the_sources_instances(name):
+    scores = {k: {g: dict(m) for g, m in v.items()} for k, v in SCORES.items()}
+    model = "gem" if name == "table3_prompting" else "random"
+    method = "naive_cot" if model == "gem" else "task_cot"
+    scores[(model, method)]["task2_1/demo"]["invalid"] = 3  # 3 of the 55 demo instances
+    md = tables(scores, params())[0][f"{name}.md"]
+    assert "Invalid % (n=55) |" in md
+    row = next(line for line in md.splitlines() if f"| {model} |" in line and "No Prompt" not in line)
+    assert row.endswith("| 5.45 |")

@@ -14,6 +14,7 @@ Tables (each ``<name>.md/.csv/.tex``, one section per source: demo meetings, AMI
 * ``table3_prompting`` (models of ``meetingtom.tables.prompting_models``) and
   ``table6_prompting_additional`` (every other model with a prompting run): No Prompt, Naive-CoT,
   Task-CoT, ECoT, each CoT cell with its signed change from the model's No Prompt (↑/↓).
+  Both end with the run's invalid-answer rate (``Invalid %``, over every task's instances).
 * ``all_runs``: every run scored, whatever table it belongs to (nothing scored goes unshown).
 
 Columns: T1 Acc, T1 Macro-F1, T2.1 Acc, T2.2 Acc, T3.1 Acc, T3.1 Macro-F1, T3.2 Acc (conditional on
@@ -64,6 +65,9 @@ COLUMNS = (
     ("task3_1", "macro_f1", "T3.1 Macro-F1"),
     ("task3_2", "accuracy", "T3.2 Acc"),
 )
+#: Tables 3 and 6's last column: the run's share of invalid answers over all its instances of the source
+#: (every task), so a prompting method's score is read beside how often its answer could not be read.
+INVALID_COLUMN = ("all", "invalid_rate", "Invalid %")
 TASK_NAMES = {
     "task1": "Task 1",
     "task2_1": "Task 2.1",
@@ -272,7 +276,19 @@ class Context:
         cat = self.categories.get(model, "")
         return (0 if cat.startswith("human") else 1, cats.index(cat) if cat in cats else len(cats), model)
 
+    def invalid_cell(self, model: str, method: str, source: str) -> Cell | None:
+        """The run's invalid answers over all its instances of ``source`` (every task), in percent."""
+        groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.split("/", 1)[1] == source]
+        total = sum(m["n_total"] for m in groups)
+        if not total:
+            return None
+        exact = 100 * Fraction(sum(m["invalid"] for m in groups), total)
+        value = float(Decimal(exact.numerator) / Decimal(exact.denominator))
+        return Cell(float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), exact=exact)
+
     def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Cell | None:
+        if metric == "invalid_rate":
+            return self.invalid_cell(model, method, source)
         g = f"{task}/{source}"
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
@@ -301,7 +317,7 @@ class Context:
             c = self.cell(model, method, task, metric, source)
             if c is None:
                 continue
-            if base is not None:
+            if base is not None and metric != "invalid_rate":  # a change only for scores
                 b = self.cell(model, base, task, metric, source) if (model, base) in self.scores else None
                 c.has_delta = b is not None
                 c.delta = difference(c, b) if b is not None else None
@@ -317,8 +333,9 @@ class Context:
                 r.cells[(task, metric)] = Cell(m["chance"]) if metric == "accuracy" else Cell(text="-")
         return r
 
-    def sections(self, make_rows) -> tuple[list[Section], list[str]]:
-        """A section per source with instances; notes for absent sources and tasks."""
+    def sections(self, make_rows, extra: Sequence[tuple[str, str, str]] = ()) -> tuple[list[Section], list[str]]:
+        """A section per source with instances; notes for absent sources and tasks. ``extra``: columns
+        after the tasks' (the invalid rate, over every task: its n is all the source's instances)."""
         out, notes = [], []
         for src in SOURCES:
             tasks: dict[str, int] = {}
@@ -345,6 +362,9 @@ class Context:
                     "T3.2 Acc counts only the instances whose paired Task"
                     " 3.1 answer is correct (n per cell; MeetingToM 4.1)."
                 )
+            if extra:
+                cols = cols + list(extra)
+                tasks = {**tasks, INVALID_COLUMN[0]: sum(tasks.values())}
             out.append(Section(src, cols, tasks, make_rows(src, cols), snotes))
         return out, notes
 
@@ -417,10 +437,14 @@ def prompting_table(ctx: Context, name: str, title: str, models: list[str], miss
                     out.append(ctx.row(m, meth, METHOD_LABELS[meth], src, cols, base=None if meth == BASE else BASE))
         return out
 
-    sections, notes = ctx.sections(rows)
+    sections, notes = ctx.sections(rows, extra=[INVALID_COLUMN])
     if not models:
         notes.insert(0, missing_note)
     notes.append("CoT rows: the score and its change from the same model's No Prompt (↑ improvement, ↓ degradation).")
+    notes.append(
+        "Invalid %: answers that could not be read (one answer rule for every method, scored wrong), over all"
+        " the run's instances of the source."
+    )
     return Table(name, title, sections, notes + ctx.f1_note())
 
 
