@@ -164,13 +164,15 @@ def test_the_role_run_shows_the_roles(bench):
 
 def test_the_phase_run_shows_the_phase(bench):
     assert (
-        "Meeting phase: opening" in first_request(bench, "no_prompt__prior_phase", make("task3_1")).messages[1].text()
+        "decision or closing): opening"
+        in first_request(bench, "no_prompt__prior_phase", make("task3_1")).messages[1].text()
     )
 
 
 def test_the_dialogue_act_run_marks_the_lines(bench):
     assert (
-        "] B (inf): Um, so uh we go" in first_request(bench, "no_prompt__prior_dialogue_act", make()).messages[1].text()
+        "] B (inform): Um, so uh we go"
+        in first_request(bench, "no_prompt__prior_dialogue_act", make()).messages[1].text()
     )
 
 

@@ -10,8 +10,10 @@ from socialbench.meetingtom.spec.questions import (
     CONSENSUS,
     STATES,
     TASKS,
+    act_words,
     answer_format,
     label_of,
+    meeting_stage,
     participant_options,
     question,
     shuffled,
@@ -135,3 +137,26 @@ def test_no_option_label_is_a_participant_name(people):
         labels = {o["label"] for o in participant_options(people, 7, iid)}
         labels |= {o["label"] for t in ("task1", "task2_2", "task3_1") for o in vocabulary_options(t, 7, iid)}
         assert labels.isdisjoint(people)
+
+
+@pytest.mark.parametrize(
+    "topic,position,stage",
+    [
+        ("opening", 0.9, "opening"),
+        ("closing", 0.2, "closing"),
+        ("marketing expert presentation", 0.5, "presentation"),
+        ("discussion", 0.3, "discussion"),
+        ("costing", 0.8, "decision"),
+        ("evaluation of prototype(s)", None, "discussion"),
+        (None, 0.05, "opening"),
+        (None, 0.95, "closing"),
+        (None, 0.7, "decision"),
+        (None, None, None),
+    ],
+)
+def test_the_meeting_stage_comes_from_the_topic_and_the_position(topic, position, stage):
+    assert meeting_stage(topic, position) == stage
+
+
+def test_dialogue_acts_are_shown_in_words():
+    assert [act_words(c) for c in ("el.inf", "bck", None, "new")] == ["elicit inform", "backchannel", "no act", "new"]

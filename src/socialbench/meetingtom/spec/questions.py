@@ -141,3 +141,69 @@ def answer_rule(task: str, form: str) -> str:
         return f'Then give the final line "Final answer: " followed by {answer_format(task)}.'
     fmt = answer_format(task).replace('{"answer"', '{"reasoning": "<your reasoning>", "answer"', 1)
     return f"Give your reasoning and then your answer as one JSON object and nothing else: {fmt}."
+
+
+# ---- the contextual priors in words (paper 4.2, Table 4) ----------------------------------------------
+#: The meeting stages the phase prior names (paper: "the current meeting stage").
+STAGES = ("opening", "presentation", "discussion", "decision", "closing")
+#: AMI topic types (ontologies/default-topics.xml) that are a stage of their own; every other typed
+#: topic (discussion, evaluation, costing, requirements, chitchat, the sub-topics...) is discussion.
+TOPIC_STAGES = {
+    "opening": "opening",
+    "closing": "closing",
+    "agenda/equipment issues": "opening",
+    "project specs and roles of participants": "presentation",
+    "interface specialist presentation": "presentation",
+    "marketing expert presentation": "presentation",
+    "industrial designer presentation": "presentation",
+    "presentation of prototype(s)": "presentation",
+}
+#: Where in the meeting (share of its length) discussion counts as the decision stage: the AMI
+#: scenario meetings close their discussion by deciding, so discussion in the last part is decision.
+DECISION_FROM = 2 / 3
+#: Without a typed topic: the first and last tenth of the meeting are its opening and closing.
+EDGE = 0.1
+
+
+def meeting_stage(topic: str | None, position: float | None) -> str | None:
+    """The stage of a clip from its AMI topic type and its position in the meeting (the clip
+    midpoint as a share of the meeting's length, None when unknown): a topic of its own stage
+    (:data:`TOPIC_STAGES`) is that stage; other topics are discussion, decision from
+    :data:`DECISION_FROM` of the meeting on; without a topic the position alone says (opening and
+    closing the first and last :data:`EDGE`); None with neither."""
+    if topic in TOPIC_STAGES:
+        return TOPIC_STAGES[topic]
+    if position is None:
+        return "discussion" if topic else None
+    if topic is None and position < EDGE:
+        return "opening"
+    if topic is None and position >= 1 - EDGE:
+        return "closing"
+    return "decision" if position >= DECISION_FROM else "discussion"
+
+
+#: AMI dialogue-act codes in words (the glosses of ontologies/da-types.xml), as the prior shows them.
+DIALOGUE_ACTS = {
+    "bck": "backchannel",
+    "stl": "stall",
+    "fra": "fragment",
+    "inf": "inform",
+    "sug": "suggest",
+    "ass": "assess",
+    "el.inf": "elicit inform",
+    "el.sug": "elicit offer or suggestion",
+    "el.ass": "elicit assessment",
+    "el.und": "elicit comment on understanding",
+    "off": "offer",
+    "und": "comment about understanding",
+    "be.pos": "be positive",
+    "be.neg": "be negative",
+    "oth": "other",
+}
+
+
+def act_words(code: str | None) -> str:
+    """A dialogue act as words (an unknown code shown as it is; none: "no act")."""
+    if code is None:
+        return "no act"
+    return DIALOGUE_ACTS.get(code, code)
