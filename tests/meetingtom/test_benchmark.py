@@ -202,16 +202,21 @@ def test_a_default_run_records_no_not_evaluated(bench, tmp_path):
     assert "not_evaluated" not in records[0]
 
 
-def test_the_video_only_run_of_an_instance_without_a_clip_makes_no_call_and_is_invalid(bench, tmp_path):
-    backend = scripted({"default": '{"answer": "A"}'})
-    records, _, _ = run(
-        bench, "scripted", [make(clip=None)], tmp_path, name="no_prompt__modality_video", backend_obj=backend
-    )
-    assert (
-        backend.calls == []
-        and records[0]["answer"] is None
-        and records[0]["error"].startswith("media: no mosaic video")
-    )
+def test_the_video_only_run_on_a_source_without_media_makes_no_call_and_is_not_evaluated(bench, tmp_path):
+    backend = scripted({"default": '{"answer": "1"}'})
+    inst = make(clip=None)  # an utterances-only source (the real corpus as shared: no video)
+    records, _, _ = run(bench, "scripted", [inst], tmp_path, name="no_prompt__modality_video", backend_obj=backend)
+    assert backend.calls == [] and records[0]["answer"] is None and records[0]["error"] is None
+    assert records[0]["not_evaluated"] == "not evaluated: no video in this source"
+    s = score([inst], records, source="p")["task2_1/ami"]
+    assert (s["n"], s["n_total"], s["invalid"], s["accuracy"]) == (0, 1, 0, None)
+
+
+def test_the_video_only_run_of_an_instance_whose_clip_failed_makes_no_call_and_is_invalid(bench, tmp_path):
+    backend = scripted({"default": '{"answer": "1"}'})
+    inst = make(modality="both", clip=None, clip_problem="window_beyond_end")
+    records, _, _ = run(bench, "scripted", [inst], tmp_path, name="no_prompt__modality_video", backend_obj=backend)
+    assert backend.calls == [] and records[0]["answer"] is None and records[0]["error"].startswith("media:")
 
 
 def test_a_reasoning_runs_record_and_trace_keep_the_reasoning(bench, tmp_path):

@@ -15,6 +15,8 @@ from socialbench.meetingtom.spec.questions import TASKS
 
 #: Why Task 1 has no score with contextual priors (paper Table 4: "Task 1 is not evaluated in this setting").
 NOT_EVALUATED_PRIORS = "Task 1 is not evaluated with contextual priors (MeetingToM Table 4, n=0)"
+#: Why a run with video has no score on a source without media (the real corpus as shared: no video).
+NOT_EVALUATED_NO_VIDEO = "not evaluated: no video in this source"
 
 
 class AnsweringMethod(Method):
@@ -33,6 +35,9 @@ class AnsweringMethod(Method):
         if not rounds:
             if instance["task"] == "task1" and s["priors"]:
                 return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_PRIORS)
+            if modality_of(instance, s) != "utterances" and instance["modality"] == "utterances":
+                # the source has no media (its instances are utterances only): nothing to show, no call
+                return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_NO_VIDEO)
             if modality_of(instance, s) != "utterances" and instance.get("media_error"):
                 return self.benchmark.no_call_answer(instance, instance["media_error"])
             templates = (

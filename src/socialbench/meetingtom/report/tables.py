@@ -100,6 +100,9 @@ FIGURE_FILES = (
     "figures/figure4.csv",
 )
 NOT_EVALUATED = "n=0, not evaluated"
+NO_VIDEO = "not evaluated: no video in this source"
+#: Where each source's gold comes from, as its rows say (the real corpus: AMI's own addressee layer).
+GOLD = {"ami": "gold: AMI addressee annotations, not the paper's human annotation"}
 
 
 def output_files(with_figures: bool = True) -> list[str]:
@@ -276,6 +279,29 @@ class Context:
         cat = self.categories.get(model, "")
         return (0 if cat.startswith("human") else 1, cats.index(cat) if cat in cats else len(cats), model)
 
+    def source_modality(self, source: str) -> str | None:
+        """What the source's instances give the model (params ``meetingtom.<source>.modality``)."""
+        return (self.section.get(source) or {}).get("modality")
+
+    def run_modality(self, method: str, source: str) -> str | None:
+        """The modality a run shows: its ablation's (or method options'), else the source's own."""
+        base, abl = split_method(method)
+        own = (self.section.get("method_options") or {}).get(base) or {}
+        return (
+            ((self.ablations.get(abl) or {}) if abl else {}).get("modality")
+            or own.get("modality")
+            or (self.source_modality(source))
+        )
+
+    def needs_video(self, method: str) -> bool:
+        return self.run_modality(method, "") in ("video", "both")
+
+    def source_setting(self, source: str) -> str:
+        """What a source's base rows use, for the real corpus (``""`` for the demo)."""
+        if source not in GOLD:
+            return ""
+        return f" ({self.source_modality(source) or 'the source modality'}; {GOLD[source]})"
+
     def invalid_cell(self, model: str, method: str, source: str) -> Cell | None:
         """The run's invalid answers over all its instances of ``source`` (every task), in percent."""
         groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.split("/", 1)[1] == source]
@@ -293,6 +319,8 @@ class Context:
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
             return None
+        if m["n"] == 0 and self.needs_video(method) and self.source_modality(source) == "utterances":
+            return Cell(text=NO_VIDEO)  # a video run on a source without media: no call was made
         if (
             m["n"] == 0 and task != "task3_2"
         ):  # the run evaluates none of them (recorded answers that do not cover them)
@@ -412,7 +440,8 @@ def table1(ctx: Context) -> Table:
     models = sorted({m for m, meth in ctx.scores if meth == BASE}, key=ctx.order)
 
     def rows(src, cols):
-        return [ctx.row(m, BASE, METHOD_LABELS[BASE], src, cols) for m in models] + [ctx.chance_row(src, cols)]
+        label = METHOD_LABELS[BASE] + ctx.source_setting(src)
+        return [ctx.row(m, BASE, label, src, cols) for m in models] + [ctx.chance_row(src, cols)]
 
     sections, notes = ctx.sections(rows)
     if not models:
@@ -467,6 +496,8 @@ def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: b
                 elif kind == "modality" and base == BASE:  # the base run shows the source's own modality
                     label = f"{label} ({(ctx.section.get(src) or {}).get('modality', 'the source modality')})"
                 out.append(ctx.row(m, base, label, src, cols))
+            if kind == "modality" and ctx.run_modality(meth, src) == ctx.run_modality(base, src):
+                continue  # the same input as the base row above (e.g. utterances only on the real corpus)
             r = ctx.row(m, meth, method_label(meth, ctx.ablations), src, cols, base=base if with_delta else None)
             if kind == "priors":
                 for task, metric, _ in cols:
@@ -489,6 +520,11 @@ def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: b
                 f"No runs for this table: add an ablation with `table: {kind}` under meetingtom.ablations and"
                 f" its run `{BASE}__<ablation>` to meetingtom.methods in params.yaml.",
             )
+    if kind == "modality":
+        notes.append(
+            "A run with the source's own modality is its base row, shown once; a run with video on a source without"
+            " media makes no call and reads 'not evaluated: no video in this source'."
+        )
     if kind == "priors":
         notes.append(
             "As in the paper's Table 4, Task 1 is not evaluated with contextual priors (n=0): its cells of the"

@@ -109,3 +109,17 @@ def test_real_events_of_one_meeting_match_an_independent_reading(real_ami, real_
                 expected.add(f"IS1001a.{x}.words{w}")
     m = next(m for m in real_corpus.meetings if m.id == "IS1001a")
     assert {e.word_id for e in you_events(m)} == expected
+
+
+def test_the_real_task2_1_run_covers_every_shared_meeting_with_you_usages_and_words(real_ami):
+    """params' ami.meetings is every meeting of the shared corpus that has the layers Task 2.1 needs
+    ("you" usages, the words, the dialogue acts with their addressees), so the real run's intervals are as narrow as
+    the corpus allows (issue 19, point 7)."""
+    import yaml
+
+    def meetings(layer):
+        return {f.name.split(".", 1)[0] for f in (real_ami / layer).glob("*.xml")}
+
+    needed = meetings("youUsages") & meetings("words") & meetings("dialogueActs")
+    listed = yaml.safe_load(open("params.yaml"))["meetingtom"]["ami"]["meetings"]
+    assert set(listed) == needed and len(listed) == len(set(listed))
