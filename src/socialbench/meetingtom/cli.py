@@ -326,7 +326,7 @@ def instances_cmd(
     # The agreement subset (paper 3.3), drawn before annotation: the adjudicator labels these items
     # independently too, and Fleiss' kappa is computed on them.
     write_json(
-        out_dir / "agreement_subset.json", agreement_subset(items, p["seed"], mt["annotation"]["agreement_fraction"])
+        out_dir / "agreement_subset.json", agreement_subset(items, p["seed"], mt["annotation"]["agreement_items"])
     )
     write_jsonl(out_dir / "you_events.jsonl", [e for m in meetings for e in m["you_events.jsonl"]])
     write_jsonl(out_dir / "candidates.jsonl", [c for m in meetings for c in m["candidates.jsonl"]])
@@ -423,7 +423,7 @@ def annotate_simulate_cmd(
         recs,
         p["seed"],
         accuracy=ann["simulated"]["accuracy"],
-        agreement_fraction=ann["agreement_fraction"],
+        agreement_items=ann["agreement_items"],
         source=str(items),
     )
     for name, text in zip(SIMULATED_FILES, texts):

@@ -305,13 +305,13 @@ def test_agreement_with_a_subset_ignores_other_items_and_lists_its_unlabelled_on
     assert got["kappa"] == pytest.approx(ann.fleiss_kappa([[3, 0], [0, 3]]))
 
 
-def test_the_agreement_subset_is_a_seeded_fraction_of_each_task_rounded_half_up():
+def test_the_agreement_subset_is_a_seeded_fixed_number_of_each_tasks_items_or_all_of_fewer():
     items = [item(f"a{k}", "task1", T1[:2]) for k in range(5)] + [
         item(f"b{k}", "task2_2", ["positive", "negative"]) for k in range(3)
     ]
-    chosen = ann.agreement_subset(items, seed=1, fraction=0.5)
-    assert (sum(i.startswith("a") for i in chosen), sum(i.startswith("b") for i in chosen)) == (3, 2)
-    assert chosen == sorted(chosen) == ann.agreement_subset(list(reversed(items)), seed=1, fraction=0.5)
+    chosen = ann.agreement_subset(items, seed=1, size=4)
+    assert (sum(i.startswith("a") for i in chosen), sum(i.startswith("b") for i in chosen)) == (4, 3)
+    assert chosen == sorted(chosen) == ann.agreement_subset(list(reversed(items)), seed=1, size=4)
 
 
 def test_agreement_is_on_values_not_shuffled_letters():
@@ -523,12 +523,12 @@ def test_an_items_simulated_labels_do_not_depend_on_the_other_items():
 
 def test_simulated_sheets_say_they_are_a_test_double_and_round_trip_to_gold():
     items = demo_items()
-    s1, s2, s3 = ann.simulate_sheets(items, seed=11, accuracy=0.8, agreement_fraction=0.5)
+    s1, s2, s3 = ann.simulate_sheets(items, seed=11, accuracy=0.8, agreement_items=6)
     assert all(r["notes"] == ann.SIMULATED_NOTE for r in csv.DictReader(io.StringIO(s1)))
     idx = by_id(items)
     a1, a2, adj = (ann.read_sheet(s, name, idx) for s, name in ((s1, "a1"), (s2, "a2"), (s3, "adj")))
     # The adjudicator labels every disagreement and the agreement subset, nothing else.
-    subset = set(ann.agreement_subset(items, seed=11, fraction=0.5))
+    subset = set(ann.agreement_subset(items, seed=11, size=6))
     assert {i for i in idx if adj[i] is not None} == subset | {i for i in idx if a1[i] != a2[i]}
     gold, dropped = ann.adjudicate(items, a1, a2, adj)
     ann.validate_gold(gold, "gold")
