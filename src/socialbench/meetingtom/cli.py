@@ -291,6 +291,7 @@ def instances_cmd(
     )
     from socialbench.core.io import read_jsonl, write_json, write_jsonl
     from socialbench.core.io import write_text_atomic as write_text
+    from socialbench.meetingtom.build.ami.you_events import layer_agreement_records
     from socialbench.meetingtom.build.annotation import agreement_subset, export_sheet
     from socialbench.meetingtom.build.extract import read_meeting
     from socialbench.meetingtom.build.instances import build_source
@@ -345,6 +346,14 @@ def instances_cmd(
             "instances": {"task2_1": {s: sum(i["split"] == s for i in insts) for s in ("test", "dev")}},
             "items": dict(sorted(counts.items())),
             "not_instances": len(report),
+            # Task 2.1's gold joins two AMI layers (you-usages, dialogue-act addressees): how they agree
+            # is reported where the paper reports its human annotation's kappa (MeetingToM 3.3).
+            "task2_1_gold": {
+                "from": "AMI you-usages (singular you) x dialogue-act addressee layer",
+                "layer_agreement": layer_agreement_records(
+                    c for m in meetings for c in (*m["candidates.jsonl"], *m["rejected.jsonl"])
+                ),
+            },
         },
     )
     if note:

@@ -161,3 +161,15 @@ def test_the_real_task2_1_golds_layers_agree_as_reported_in_the_docs(real_corpus
     cands = [c for m in real_corpus.meetings if m.id in listed for c in you_candidates(m)]
     got = layer_agreement(cands)
     assert (got["n"], got["agreement"], got["kappa"]) == (328, 75.0, 0.4812)
+
+
+def test_the_agreement_from_the_mined_records_is_the_agreement_from_the_corpus(real_corpus):
+    """The instances stage reports it from the mined candidates (source.json): the same figures."""
+    from socialbench.meetingtom.build.ami.mining import mine_you
+    from socialbench.meetingtom.build.ami.you_events import layer_agreement, layer_agreement_records
+
+    meetings = [m for m in real_corpus.meetings if m.id in ("IS1001b", "IS1003b", "ES2002c")]
+    records = [c.as_dict() for m in meetings for r in [mine_you(m)] for c in (*r.accepted, *r.rejected)]
+    cands = [c for m in meetings for c in you_candidates(m)]
+    assert layer_agreement_records(records) == layer_agreement(cands)
+    assert layer_agreement_records(records)["n"] > 0
