@@ -175,7 +175,7 @@ rule meetingtom_instances:
         source=lambda wildcards: {k: MT[wildcards.source][k] for k in ("meetings", "modality")},
         dev=MT["dev_meetings"],
         task2_1=MT["task2_1"],
-        fraction=MT["annotation"]["agreement_fraction"],
+        agreement_items=MT["annotation"]["agreement_items"],
         gap=MT["clips"]["utterance_gap_s"],
     log:
         "logs/data/meetingtom_{source}_instances.log",
@@ -199,7 +199,7 @@ rule meetingtom_simulated_annotators:
     params:
         seed=config["seed"],
         simulated=MT["annotation"]["simulated"],
-        fraction=MT["annotation"]["agreement_fraction"],
+        agreement_items=MT["annotation"]["agreement_items"],
     log:
         "logs/data/meetingtom_{source}_annotators.log",
     wildcard_constraints:

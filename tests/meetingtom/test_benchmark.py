@@ -166,13 +166,15 @@ def test_the_role_run_shows_the_roles(bench):
 
 def test_the_phase_run_shows_the_phase(bench):
     assert (
-        "Meeting phase: opening" in first_request(bench, "no_prompt__prior_phase", make("task3_1")).messages[1].text()
+        "decision or closing): opening"
+        in first_request(bench, "no_prompt__prior_phase", make("task3_1")).messages[1].text()
     )
 
 
 def test_the_dialogue_act_run_marks_the_lines(bench):
     assert (
-        "] B (inf): Um, so uh we go" in first_request(bench, "no_prompt__prior_dialogue_act", make()).messages[1].text()
+        "] B (inform): Um, so uh we go"
+        in first_request(bench, "no_prompt__prior_dialogue_act", make()).messages[1].text()
     )
 
 
@@ -202,16 +204,21 @@ def test_a_default_run_records_no_not_evaluated(bench, tmp_path):
     assert "not_evaluated" not in records[0]
 
 
-def test_the_video_only_run_of_an_instance_without_a_clip_makes_no_call_and_is_invalid(bench, tmp_path):
-    backend = scripted({"default": '{"answer": "A"}'})
-    records, _, _ = run(
-        bench, "scripted", [make(clip=None)], tmp_path, name="no_prompt__modality_video", backend_obj=backend
-    )
-    assert (
-        backend.calls == []
-        and records[0]["answer"] is None
-        and records[0]["error"].startswith("media: no mosaic video")
-    )
+def test_the_video_only_run_on_a_source_without_media_makes_no_call_and_is_not_evaluated(bench, tmp_path):
+    backend = scripted({"default": '{"answer": "1"}'})
+    inst = make(clip=None)  # an utterances-only source (the real corpus as shared: no video)
+    records, _, _ = run(bench, "scripted", [inst], tmp_path, name="no_prompt__modality_video", backend_obj=backend)
+    assert backend.calls == [] and records[0]["answer"] is None and records[0]["error"] is None
+    assert records[0]["not_evaluated"] == "not evaluated: no video in this source"
+    s = score([inst], records, source="p")["task2_1/ami"]
+    assert (s["n"], s["n_total"], s["invalid"], s["accuracy"]) == (0, 1, 0, None)
+
+
+def test_the_video_only_run_of_an_instance_whose_clip_failed_makes_no_call_and_is_invalid(bench, tmp_path):
+    backend = scripted({"default": '{"answer": "1"}'})
+    inst = make(modality="both", clip=None, clip_problem="window_beyond_end")
+    records, _, _ = run(bench, "scripted", [inst], tmp_path, name="no_prompt__modality_video", backend_obj=backend)
+    assert backend.calls == [] and records[0]["answer"] is None and records[0]["error"].startswith("media:")
 
 
 def test_a_reasoning_runs_record_and_trace_keep_the_reasoning(bench, tmp_path):
@@ -270,7 +277,7 @@ def test_the_minilm_baseline_picks_the_participant_whose_words_match_the_questio
 def test_an_invalid_answer_is_recorded_and_scored_wrong(bench, tmp_path):
     insts = task21(2)
     records, traces, _ = run(bench, "scripted", insts, tmp_path, {"default": "I think it is B."})
-    assert all(r["answer"] is None and r["error"].startswith("unparsable") for r in records)
+    assert all(r["answer"] is None and r["error"].startswith("no answer object") for r in records)
     assert traces[0]["calls"][0]["text"] == "I think it is B."
     s = score(insts, records, source="p")["task2_1/ami"]
     assert (s["correct"], s["invalid"]) == (0, 2)

@@ -367,6 +367,14 @@ def test_instances_writes_the_items_their_sheet_and_the_agreement_subset(staged)
     }
 
 
+def test_instances_reports_how_the_two_ami_layers_of_the_task2_1_gold_agree(staged):
+    prepare(staged, "ami")
+    gold = json.loads(Path("inst/ami/source.json").read_text())["task2_1_gold"]
+    assert "dialogue-act addressee" in gold["from"]
+    assert set(gold["layer_agreement"]) == {"n", "table", "agreement", "kappa", "meetings"}
+    assert gold["layer_agreement"]["n"] >= 1
+
+
 def test_annotate_export_writes_the_sheet_the_instances_stage_wrote(staged):
     prepare(staged, "ami")
     invoke("annotate", "export", "--items", "inst/ami/items.jsonl", "--out", "sheet.csv")

@@ -10,8 +10,10 @@ from socialbench.meetingtom.spec.questions import (
     CONSENSUS,
     STATES,
     TASKS,
+    act_words,
     answer_format,
     label_of,
+    meeting_stage,
     participant_options,
     question,
     shuffled,
@@ -60,9 +62,9 @@ def test_task22_has_four_attitudes_and_task31_three_consensus_kinds():
 
 
 @pytest.mark.parametrize("task,vocab", [("task1", STATES), ("task2_2", ATTITUDES), ("task3_1", CONSENSUS)])
-def test_vocabulary_options_show_name_colon_definition_under_letter_labels(task, vocab):
+def test_vocabulary_options_show_name_colon_definition_under_number_labels(task, vocab):
     opts = vocabulary_options(task, 7, "x-1")
-    assert [o["label"] for o in opts] == list("ABCDEFG"[: len(vocab)])
+    assert [o["label"] for o in opts] == [str(k + 1) for k in range(len(vocab))]
     assert sorted(o["value"] for o in opts) == sorted(vocab)
     assert all(o["text"] == f"{vocab[o['value']][0]}: {vocab[o['value']][1]}" for o in opts)
 
@@ -86,7 +88,7 @@ def test_participant_options_carry_the_letter_as_value_and_participant():
     opts = participant_options(["D", "A", "C", "B"], 7, "x-1", exclude=["B"])
     assert sorted(o["value"] for o in opts) == ["A", "C", "D"]
     assert all(o["participant"] == o["value"] and o["text"] == f"Participant {o['value']}" for o in opts)
-    assert [o["label"] for o in opts] == ["A", "B", "C"]
+    assert [o["label"] for o in opts] == ["1", "2", "3"]
 
 
 def test_label_of_and_value_of_translate_between_labels_and_values():
@@ -121,7 +123,40 @@ def test_a_missing_task_variable_is_an_error_not_a_blank():
         question("task1", {"duration": 5.0})
 
 
-def test_the_multi_select_task_asks_for_a_list_of_letters():
-    assert re.search(r'\{"answer": \["<letter>"', answer_format("task3_2"))
+def test_the_multi_select_task_asks_for_a_list_of_numbers():
+    assert re.search(r'\{"answer": \["<number>"', answer_format("task3_2"))
     for task in ("task1", "task2_1", "task2_2", "task3_1"):
-        assert answer_format(task).startswith('{"answer": "<letter>"}')
+        assert answer_format(task).startswith('{"answer": "<number>"}')
+
+
+@pytest.mark.parametrize("people", ["ABCD", "ABCDEFGH"])
+def test_no_option_label_is_a_participant_name(people):
+    """A participant's letter is never an option label, so answering "Participant B" by its letter
+    cannot be read as another option (issue 19, point 6)."""
+    for iid in ("x-1", "x-2", "ami-task2_1-IS1001b.A.you.12"):
+        labels = {o["label"] for o in participant_options(people, 7, iid)}
+        labels |= {o["label"] for t in ("task1", "task2_2", "task3_1") for o in vocabulary_options(t, 7, iid)}
+        assert labels.isdisjoint(people)
+
+
+@pytest.mark.parametrize(
+    "topic,position,stage",
+    [
+        ("opening", 0.9, "opening"),
+        ("closing", 0.2, "closing"),
+        ("marketing expert presentation", 0.5, "presentation"),
+        ("discussion", 0.3, "discussion"),
+        ("costing", 0.8, "decision"),
+        ("evaluation of prototype(s)", None, "discussion"),
+        (None, 0.05, "opening"),
+        (None, 0.95, "closing"),
+        (None, 0.7, "decision"),
+        (None, None, None),
+    ],
+)
+def test_the_meeting_stage_comes_from_the_topic_and_the_position(topic, position, stage):
+    assert meeting_stage(topic, position) == stage
+
+
+def test_dialogue_acts_are_shown_in_words():
+    assert [act_words(c) for c in ("el.inf", "bck", None, "new")] == ["elicit inform", "backchannel", "no act", "new"]

@@ -72,8 +72,8 @@ class MeetingToMBenchmark(Benchmark):
 
     # ---- answers ------------------------------------------------------------------------------
     def final_answer(self, instance: dict[str, Any], ex: Exchange, *, marked: bool = False) -> Final:
-        """The option letter(s) parsed from the answering call (strict JSON; meetingtom.parsing);
-        ``marked``: after the reasoning's ``Final answer:`` line, the reasoning kept."""
+        """The option label(s) parsed from the answering call (one rule for every method:
+        meetingtom.eval.parsing); ``marked``: a reasoning method, its reasoning kept in the trace."""
         from socialbench.meetingtom.eval.parsing import parse_final
         from socialbench.meetingtom.spec.questions import MULTI
 
@@ -81,7 +81,7 @@ class MeetingToMBenchmark(Benchmark):
         if resp.finish_reason == "no_record":  # recorded answers (a human evaluation) that do not cover it
             return self.not_evaluated_answer(instance, f"not covered by the recorded answers: {resp.error}")
         labels = [o["label"] for o in instance["options"]]
-        parsed = parse_final(resp.text, labels, multi=instance["task"] in MULTI, marked=marked)
+        parsed = parse_final(resp.text, labels, multi=instance["task"] in MULTI)
         error = parsed["error"]
         if resp.truncated and error:
             error = f"answer truncated at max_tokens: {error}"

@@ -291,6 +291,7 @@ def instances_cmd(
     )
     from socialbench.core.io import read_jsonl, write_json, write_jsonl
     from socialbench.core.io import write_text_atomic as write_text
+    from socialbench.meetingtom.build.ami.you_events import layer_agreement_records
     from socialbench.meetingtom.build.annotation import agreement_subset, export_sheet
     from socialbench.meetingtom.build.extract import read_meeting
     from socialbench.meetingtom.build.instances import build_source
@@ -326,7 +327,7 @@ def instances_cmd(
     # The agreement subset (paper 3.3), drawn before annotation: the adjudicator labels these items
     # independently too, and Fleiss' kappa is computed on them.
     write_json(
-        out_dir / "agreement_subset.json", agreement_subset(items, p["seed"], mt["annotation"]["agreement_fraction"])
+        out_dir / "agreement_subset.json", agreement_subset(items, p["seed"], mt["annotation"]["agreement_items"])
     )
     write_jsonl(out_dir / "you_events.jsonl", [e for m in meetings for e in m["you_events.jsonl"]])
     write_jsonl(out_dir / "candidates.jsonl", [c for m in meetings for c in m["candidates.jsonl"]])
@@ -345,6 +346,14 @@ def instances_cmd(
             "instances": {"task2_1": {s: sum(i["split"] == s for i in insts) for s in ("test", "dev")}},
             "items": dict(sorted(counts.items())),
             "not_instances": len(report),
+            # Task 2.1's gold joins two AMI layers (you-usages, dialogue-act addressees): how they agree
+            # is reported where the paper reports its human annotation's kappa (MeetingToM 3.3).
+            "task2_1_gold": {
+                "from": "AMI you-usages (singular you) x dialogue-act addressee layer",
+                "layer_agreement": layer_agreement_records(
+                    c for m in meetings for c in (*m["candidates.jsonl"], *m["rejected.jsonl"])
+                ),
+            },
         },
     )
     if note:
@@ -423,7 +432,7 @@ def annotate_simulate_cmd(
         recs,
         p["seed"],
         accuracy=ann["simulated"]["accuracy"],
-        agreement_fraction=ann["agreement_fraction"],
+        agreement_items=ann["agreement_items"],
         source=str(items),
     )
     for name, text in zip(SIMULATED_FILES, texts):

@@ -26,7 +26,7 @@ T31 = ["no_consensus", "pseudo_consensus", "genuine_consensus"]  # shuffled: A n
 def item(iid, task, values, clip_id=None, source="demo", meta=None, media=None, question="Which one?"):
     """An item record as spec.md has it (no answer/gold). task3_2 values are participant letters."""
     options = [
-        {"label": "ABCDEFGH"[k], "value": v, "text": f"Participant {v}" if task == "task3_2" else v.replace("_", " ")}
+        {"label": str(k + 1), "value": v, "text": f"Participant {v}" if task == "task3_2" else v.replace("_", " ")}
         for k, v in enumerate(values)
     ]
     if task == "task3_2":
@@ -82,7 +82,7 @@ def test_export_has_one_row_per_item_sorted_with_clip_paths_and_rendered_options
     assert [r["item_id"] for r in rows] == ["a", "b"]
     assert rows[1]["clips"] == "clips/x/closeup_A.mp4;clips/x/mosaic.mp4" and rows[0]["clips"] == ""
     assert (rows[1]["meeting"], rows[1]["clip_start"], rows[1]["clip_end"]) == ("ES9000a", "1.500", "51.500")
-    assert rows[0]["options"] == "A. active engagement | B. supportive endorsement"
+    assert rows[0]["options"] == "1. active engagement | 2. supportive endorsement"
     assert rows[0]["answer"] == rows[0]["notes"] == ""
 
 
@@ -93,37 +93,37 @@ def test_awkward_question_text_round_trips_through_the_csv():
     rows = list(csv.DictReader(io.StringIO(text)))
     assert rows[0]["question"] == awkward
     assert ann.read_sheet(text, "s.csv", by_id([it])) == {"x": None}  # untouched: blank answer
-    rows[0]["answer"] = "b"
+    rows[0]["answer"] = "2"
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=ann.SHEET_COLUMNS)
     w.writeheader()
     w.writerows(rows)
-    assert ann.read_sheet(out.getvalue(), "s.csv", by_id([it])) == {"x": "B"}
+    assert ann.read_sheet(out.getvalue(), "s.csv", by_id([it])) == {"x": "2"}
 
 
 def test_task3_2_answers_are_sorted_label_sets_or_none():
     c31, c32 = clip(1)
     items = by_id([c31, c32, clip(2)[1]])
-    got = ann.read_sheet(sheet([[c32["id"], "task3_2", " d ; B"], ["demo-c2-32", "task3_2", "None"]]), "s.csv", items)
-    assert got == {c32["id"]: ("B", "D"), "demo-c2-32": ()}
+    got = ann.read_sheet(sheet([[c32["id"], "task3_2", " 4 ; 2"], ["demo-c2-32", "task3_2", "None"]]), "s.csv", items)
+    assert got == {c32["id"]: ("2", "4"), "demo-c2-32": ()}
 
 
 @pytest.mark.parametrize(
     "text,line,field,match",
     [
-        (sheet([["i1", "task1", "A"]], header=("item_id", "task")), "line 1", "answer", "missing column 'answer'"),
+        (sheet([["i1", "task1", "1"]], header=("item_id", "task")), "line 1", "answer", "missing column 'answer'"),
         (
-            sheet([["i1", "task1", "A"], ["i2", "task1", ""], ["i1", "task1", "B"]]),
+            sheet([["i1", "task1", "1"], ["i2", "task1", ""], ["i1", "task1", "2"]]),
             "line 4",
             "item_id",
             "duplicate item id 'i1'",
         ),
-        (sheet([["i1", "task1", "A"], ["nope", "task1", "A"]]), "line 3", "item_id", "unknown item id 'nope'"),
+        (sheet([["i1", "task1", "1"], ["nope", "task1", "1"]]), "line 3", "item_id", "unknown item id 'nope'"),
         (sheet([["i1", "task1", "Z"]]), "line 2", "answer", "not an option label"),
-        (sheet([["i1", "task1", "A;B"]]), "line 2", "answer", "not an option label"),
-        (sheet([["i1", "task2_2", "A"]]), "line 2", "task", "but item 'i1' is task1"),
-        (sheet([["c", "task3_2", "A;A"]]), "line 2", "answer", "distinct option labels"),
-        (sheet([["c", "task3_2", "A;E"]]), "line 2", "answer", "E is not an option label"),
+        (sheet([["i1", "task1", "1;2"]]), "line 2", "answer", "not an option label"),
+        (sheet([["i1", "task2_2", "1"]]), "line 2", "task", "but item 'i1' is task1"),
+        (sheet([["c", "task3_2", "1;1"]]), "line 2", "answer", "distinct option labels"),
+        (sheet([["c", "task3_2", "1;5"]]), "line 2", "answer", "5 is not an option label"),
     ],
 )
 def test_a_bad_sheet_names_file_row_and_column(text, line, field, match):
@@ -135,13 +135,13 @@ def test_a_bad_sheet_names_file_row_and_column(text, line, field, match):
 
 def test_a_spreadsheets_byte_order_mark_is_ignored():
     items = by_id([item("i1", "task1", T1[:3])])
-    assert ann.read_sheet("\ufeff" + sheet([["i1", "task1", "c"]]), "s.csv", items) == {"i1": "C"}
+    assert ann.read_sheet("\ufeff" + sheet([["i1", "task1", "3"]]), "s.csv", items) == {"i1": "3"}
 
 
 def test_the_row_number_is_where_a_multi_line_row_starts():
     items = by_id([item("i1", "task1", T1[:3]), item("i2", "task1", T1[:3])])
     text = sheet(
-        [["i1", "task1", "A", "two\nlines"], ["i2", "task1", "Q", ""]], header=("item_id", "task", "answer", "notes")
+        [["i1", "task1", "1", "two\nlines"], ["i2", "task1", "Q", ""]], header=("item_id", "task", "answer", "notes")
     )
     with pytest.raises(DataError, match="record line 4"):
         ann.read_sheet(text, "s.csv", items)
@@ -154,32 +154,32 @@ def vote(a1, a2, adj, task="task1", values=T1[:3]):
 
 
 def test_agreeing_annotators_give_a_unanimous_gold_with_its_value():
-    gold, dropped = vote("B", "B", None)
+    gold, dropped = vote("2", "2", None)
     assert dropped == []
     assert gold == [
         {
             "item_id": "i",
             "task": "task1",
             "source": "demo",
-            "label": "B",
+            "label": "2",
             "value": "supportive_endorsement",
             "agreement": "unanimous",
             "votes": 2,
             "adjudicated": False,
         }
     ]
-    assert vote("B", "B", "B")[0][0]["votes"] == 3
+    assert vote("2", "2", "2")[0][0]["votes"] == 3
 
 
 def test_an_adjudicator_disagreeing_with_agreeing_annotators_makes_it_a_majority():
-    (g,), _ = vote("B", "B", "C")
-    assert (g["label"], g["agreement"], g["votes"], g["adjudicated"]) == ("B", "majority", 2, False)
+    (g,), _ = vote("2", "2", "3")
+    assert (g["label"], g["agreement"], g["votes"], g["adjudicated"]) == ("2", "majority", 2, False)
 
 
 def test_a_disagreement_is_settled_two_of_three_by_the_adjudicator():
-    (g,), _ = vote("A", "C", "C")
+    (g,), _ = vote("1", "3", "3")
     assert (g["label"], g["value"], g["agreement"], g["votes"], g["adjudicated"]) == (
-        "C",
+        "3",
         "focused_listening",
         "majority",
         2,
@@ -188,18 +188,18 @@ def test_a_disagreement_is_settled_two_of_three_by_the_adjudicator():
 
 
 def test_three_different_labels_are_discarded_as_no_majority():
-    gold, (d,) = vote("A", "B", "C")
+    gold, (d,) = vote("1", "2", "3")
     assert gold == [] and d["reason"] == "no_majority"
-    assert d["labels"] == {"annotator_1": "A", "annotator_2": "B", "adjudicator": "C"}
+    assert d["labels"] == {"annotator_1": "1", "annotator_2": "2", "adjudicator": "3"}
 
 
 def test_a_disagreement_the_adjudicator_left_blank_is_discarded_as_not_adjudicated():
-    gold, (d,) = vote("A", "B", None)
+    gold, (d,) = vote("1", "2", None)
     assert gold == [] and (d["reason"], d["labels"]["adjudicator"]) == ("not_adjudicated", None)
 
 
 def test_an_item_a_primary_annotator_left_blank_is_discarded_as_not_labelled():
-    gold, (d,) = vote(None, "B", "B")
+    gold, (d,) = vote(None, "2", "2")
     assert gold == [] and d["reason"] == "not_labelled" and "annotator_1" in d["detail"]
 
 
@@ -214,13 +214,13 @@ def consensus(g31, a32, b32, adj32=None, n=1):
 
 
 def test_task3_2_labels_compare_as_sets_and_gold_values_are_participant_letters():
-    gold, dropped = consensus("B", ("A", "C"), ("C", "A"))  # 3.1 gold B = pseudo_consensus
+    gold, dropped = consensus("2", ("1", "3"), ("3", "1"))  # 3.1 gold 2 = pseudo_consensus
     g32 = next(g for g in gold if g["task"] == "task3_2")
-    assert dropped == [] and (g32["label"], g32["value"], g32["agreement"]) == ("A;C", "C;D", "unanimous")
+    assert dropped == [] and (g32["label"], g32["value"], g32["agreement"]) == ("1;3", "C;D", "unanimous")
 
 
 def test_task3_2_is_not_applicable_unless_its_clips_task3_1_gold_is_pseudo_consensus():
-    gold, (d,) = consensus("C", ("A",), ("A",))  # C = genuine_consensus
+    gold, (d,) = consensus("3", ("1",), ("1",))  # 3 = genuine_consensus
     assert [g["task"] for g in gold] == ["task3_1"]
     assert (d["task"], d["reason"]) == ("task3_2", "not_applicable") and "genuine_consensus" in d["detail"]
 
@@ -228,7 +228,7 @@ def test_task3_2_is_not_applicable_unless_its_clips_task3_1_gold_is_pseudo_conse
 def test_task3_2_is_not_applicable_when_its_task3_1_item_was_discarded():
     c31, c32 = clip(1)
     gold, dropped = ann.adjudicate(
-        [c31, c32], {c31["id"]: "A", c32["id"]: ("A",)}, {c31["id"]: "B", c32["id"]: ("A",)}, {}
+        [c31, c32], {c31["id"]: "1", c32["id"]: ("1",)}, {c31["id"]: "2", c32["id"]: ("1",)}, {}
     )
     assert gold == [] and [(d["task"], d["reason"]) for d in dropped] == [
         ("task3_1", "not_adjudicated"),
@@ -237,14 +237,14 @@ def test_task3_2_is_not_applicable_when_its_task3_1_item_was_discarded():
 
 
 def test_task3_2_with_a_majority_for_nobody_is_discarded_as_no_dissenter():
-    gold, (d,) = consensus("B", (), (), None)
+    gold, (d,) = consensus("2", (), (), None)
     assert d["reason"] == "no_dissenter" and d["labels"]["annotator_1"] == "none"
 
 
 def test_task3_2_pairs_with_the_task3_1_item_of_the_same_source():
     demo31, demo32 = clip(1, source="demo")
     ami31, _ = clip(1, source="ami")
-    a = {demo31["id"]: "C", ami31["id"]: "B", demo32["id"]: ("A",)}  # demo clip genuine, the ami clip c1 pseudo
+    a = {demo31["id"]: "3", ami31["id"]: "2", demo32["id"]: ("1",)}  # demo clip genuine, the ami clip c1 pseudo
     _, dropped = ann.adjudicate([demo31, ami31, demo32], a, a, {})
     assert [(d["item_id"], d["reason"]) for d in dropped] == [(demo32["id"], "not_applicable")]
 
@@ -286,9 +286,9 @@ def test_fleiss_kappa_refuses_rows_with_different_rater_counts():
 
 def test_agreement_uses_only_the_items_all_three_labelled():
     items = [item(f"i{k}", "task1", T1[:3]) for k in range(4)]
-    a1 = {"i0": "A", "i1": "B", "i2": "A", "i3": "C"}
-    a2 = {"i0": "A", "i1": "B", "i2": "B", "i3": "A"}
-    adj = {"i0": "A", "i1": "C", "i2": "B"}  # i3 left blank: not in the subset
+    a1 = {"i0": "1", "i1": "2", "i2": "1", "i3": "3"}
+    a2 = {"i0": "1", "i1": "2", "i2": "2", "i3": "1"}
+    adj = {"i0": "1", "i1": "3", "i2": "2"}  # i3 left blank: not in the subset
     got = ann.agreement(items, a1, a2, adj)["task1"]
     table = [[3, 0, 0], [0, 2, 1], [1, 2, 0]]  # i0..i2 over A, B, C (values in option order)
     assert (got["n_items"], got["raters"]) == (3, 3)
@@ -298,38 +298,38 @@ def test_agreement_uses_only_the_items_all_three_labelled():
 
 def test_agreement_with_a_subset_ignores_other_items_and_lists_its_unlabelled_ones():
     items = [item(f"i{k}", "task1", T1[:3]) for k in range(4)]
-    full = {"i0": "A", "i1": "B", "i2": "A", "i3": "C"}
-    adj = {"i0": "A", "i1": "B", "i3": "B"}  # i3 was labelled for a disagreement, not for the subset
+    full = {"i0": "1", "i1": "2", "i2": "1", "i3": "3"}
+    adj = {"i0": "1", "i1": "2", "i3": "2"}  # i3 was labelled for a disagreement, not for the subset
     got = ann.agreement(items, full, full, adj, subset=["i0", "i1", "i2"])["task1"]
     assert (got["n_items"], got["missing"], got["subset"]) == (2, ["i2"], "agreement subset")
     assert got["kappa"] == pytest.approx(ann.fleiss_kappa([[3, 0], [0, 3]]))
 
 
-def test_the_agreement_subset_is_a_seeded_fraction_of_each_task_rounded_half_up():
+def test_the_agreement_subset_is_a_seeded_fixed_number_of_each_tasks_items_or_all_of_fewer():
     items = [item(f"a{k}", "task1", T1[:2]) for k in range(5)] + [
         item(f"b{k}", "task2_2", ["positive", "negative"]) for k in range(3)
     ]
-    chosen = ann.agreement_subset(items, seed=1, fraction=0.5)
-    assert (sum(i.startswith("a") for i in chosen), sum(i.startswith("b") for i in chosen)) == (3, 2)
-    assert chosen == sorted(chosen) == ann.agreement_subset(list(reversed(items)), seed=1, fraction=0.5)
+    chosen = ann.agreement_subset(items, seed=1, size=4)
+    assert (sum(i.startswith("a") for i in chosen), sum(i.startswith("b") for i in chosen)) == (4, 3)
+    assert chosen == sorted(chosen) == ann.agreement_subset(list(reversed(items)), seed=1, size=4)
 
 
 def test_agreement_is_on_values_not_shuffled_letters():
     items = [item("i0", "task1", T1[:2]), item("i1", "task1", list(reversed(T1[:2])))]
     # Everybody says active_engagement: letter A on i0, letter B on i1. One category: undefined.
-    got = ann.agreement(items, {"i0": "A", "i1": "B"}, {"i0": "A", "i1": "B"}, {"i0": "A", "i1": "B"})["task1"]
+    got = ann.agreement(items, {"i0": "1", "i1": "2"}, {"i0": "1", "i1": "2"}, {"i0": "1", "i1": "2"})["task1"]
     assert got["kappa"] is None and "active_engagement" in got["note"]
 
 
 def test_agreement_is_undefined_with_fewer_than_two_items():
-    got = ann.agreement([item("i0", "task1", T1[:2])], {"i0": "A"}, {"i0": "B"}, {"i0": "A"})["task1"]
+    got = ann.agreement([item("i0", "task1", T1[:2])], {"i0": "1"}, {"i0": "2"}, {"i0": "1"})["task1"]
     assert got["kappa"] is None and got["n_items"] == 1 and "fewer than 2" in got["note"]
 
 
 def test_task3_2_agreement_categories_are_participant_sets():
     (_, c1), (_, c2) = clip(1), clip(2)
-    a = {c1["id"]: ("A", "C"), c2["id"]: ()}
-    b = {c1["id"]: ("A",), c2["id"]: ()}
+    a = {c1["id"]: ("1", "3"), c2["id"]: ()}
+    b = {c1["id"]: ("1",), c2["id"]: ()}
     got = ann.agreement([c1, c2], a, b, a)["task3_2"]
     assert got["categories"] == ["C", "C;D", "none"]
     assert got["kappa"] == pytest.approx(ann.fleiss_kappa([[1, 2, 0], [0, 0, 3]]))
@@ -337,8 +337,8 @@ def test_task3_2_agreement_categories_are_participant_sets():
 
 # ---- gold schema ---------------------------------------------------------------------------------------------
 def good_gold():
-    gold, _ = consensus("B", ("A", "C"), ("A", "C"), ("A",))
-    return gold + vote("A", "C", "C")[0]
+    gold, _ = consensus("2", ("1", "3"), ("1", "3"), ("1",))
+    return gold + vote("1", "3", "3")[0]
 
 
 def test_the_schema_accepts_the_gold_adjudicate_makes():
@@ -356,7 +356,7 @@ def test_the_schema_accepts_the_gold_adjudicate_makes():
         (lambda g: g.append(dict(g[0])), "demo-c1-31 (#4)", "item_id", "duplicate item id"),
         (lambda g: g[2].update(votes=1), "i", "votes", "in_range"),
         (lambda g: g[2].update(agreement="maybe"), "i", "agreement", "isin"),
-        (lambda g: g[1].update(label="C;A"), "demo-c1-32", "label", "sorted distinct option letters"),
+        (lambda g: g[1].update(label="3;1"), "demo-c1-32", "label", "sorted distinct option labels"),
         (lambda g: g[2].update(label=""), "i", "label", "str_length"),
         (lambda g: g[2].update(votes="2"), "i", "votes", "not int"),
         (lambda g: g[2].pop("adjudicated"), "i", "adjudicated", "missing field"),
@@ -380,15 +380,15 @@ def test_apply_gold_adds_answer_and_gold_to_copies_of_the_kept_items():
     gold = good_gold()
     out = ann.apply_gold([c31, c32, lone], gold)
     assert [(o["id"], o["answer"], o["gold"]) for o in out] == [
-        (c31["id"], "B", "pseudo_consensus"),
-        (c32["id"], ["A", "C"], ["C", "D"]),
-        ("i", "C", "focused_listening"),
+        (c31["id"], "2", "pseudo_consensus"),
+        (c32["id"], ["1", "3"], ["C", "D"]),
+        ("i", "3", "focused_listening"),
     ]
     assert "answer" not in c31 and out[0]["options"] is not c31["options"]
 
 
 def test_apply_gold_refuses_a_value_that_is_not_what_the_label_means():
-    gold = vote("A", "A", None)[0]
+    gold = vote("1", "1", None)[0]
     gold[0]["value"] = "hesitation"
     with pytest.raises(DataError, match="field 'value'"):
         ann.apply_gold([item("i", "task1", T1[:3])], gold, "gold.jsonl")
@@ -425,7 +425,7 @@ def test_the_proxy_labels_task1_from_role_and_act(meta, value):
     [
         ([], "no_consensus", "none"),
         (["B", "C", "D"], "genuine_consensus", "none"),
-        (["B"], "pseudo_consensus", "A;C"),
+        (["B"], "pseudo_consensus", "1;3"),
     ],
 )
 def test_the_proxy_labels_consensus_and_dissenters_from_who_agrees(agreeing, state, dissenters):
@@ -437,7 +437,7 @@ def test_the_proxy_labels_consensus_and_dissenters_from_who_agrees(agreeing, sta
         "responses": [],
     }
     c31, c32 = clip(1, meta=meta)  # task3_2 labels: A=C, B=A, C=D, D=B; proposer A -> dissenters C, D = labels A, C
-    assert T31["ABC".index(ann.proxy_label(c31))] == state
+    assert T31["123".index(ann.proxy_label(c31))] == state
     assert ann.proxy_label(c32) == dissenters
 
 
@@ -448,9 +448,9 @@ def test_the_proxy_labels_task2_2_from_the_reply_pair():
         ["neutral", "negative", "positive", "uncertain"],
         meta={"meeting": "m", "reply": {"act": "x", "pair_type": "NEG"}},
     )
-    assert ann.proxy_label(it) == "B"
+    assert ann.proxy_label(it) == "2"
     it["meta"]["reply"] = None
-    assert ann.proxy_label(it) == "A"
+    assert ann.proxy_label(it) == "1"
 
 
 def test_the_proxy_names_the_item_whose_meta_it_cannot_read():
@@ -523,12 +523,12 @@ def test_an_items_simulated_labels_do_not_depend_on_the_other_items():
 
 def test_simulated_sheets_say_they_are_a_test_double_and_round_trip_to_gold():
     items = demo_items()
-    s1, s2, s3 = ann.simulate_sheets(items, seed=11, accuracy=0.8, agreement_fraction=0.5)
+    s1, s2, s3 = ann.simulate_sheets(items, seed=11, accuracy=0.8, agreement_items=6)
     assert all(r["notes"] == ann.SIMULATED_NOTE for r in csv.DictReader(io.StringIO(s1)))
     idx = by_id(items)
     a1, a2, adj = (ann.read_sheet(s, name, idx) for s, name in ((s1, "a1"), (s2, "a2"), (s3, "adj")))
     # The adjudicator labels every disagreement and the agreement subset, nothing else.
-    subset = set(ann.agreement_subset(items, seed=11, fraction=0.5))
+    subset = set(ann.agreement_subset(items, seed=11, size=6))
     assert {i for i in idx if adj[i] is not None} == subset | {i for i in idx if a1[i] != a2[i]}
     gold, dropped = ann.adjudicate(items, a1, a2, adj)
     ann.validate_gold(gold, "gold")
@@ -546,19 +546,19 @@ def test_the_simulated_human_gives_the_gold_at_its_rate_and_is_seeded_per_instan
         {
             "id": f"i{k}",
             "task": "task2_2",
-            "answer": "B",
+            "answer": "2",
             "options": [{"label": x, "value": x.lower(), "text": x} for x in "ABCD"],
         }
         for k in range(200)
     ]
     answers = simulate_human(insts, seed=3, accuracy=0.8)
-    right = sum(a["answer"] == "B" for a in answers)
+    right = sum(a["answer"] == "2" for a in answers)
     assert 140 <= right <= 180 and all(a["note"] == SIMULATED_HUMAN_NOTE for a in answers)
     by_id = {a["id"]: a for a in answers}
     assert all(
         by_id[a["id"]] == a for a in simulate_human(insts[:5], seed=3, accuracy=0.8)
     )  # never depends on the other instances
-    assert all(a["answer"] == "B" for a in simulate_human(insts, seed=3, accuracy=1.0))
+    assert all(a["answer"] == "2" for a in simulate_human(insts, seed=3, accuracy=1.0))
 
 
 def test_the_simulated_human_answers_task32_with_a_list_of_letters():
@@ -567,7 +567,7 @@ def test_the_simulated_human_answers_task32_with_a_list_of_letters():
     inst = {
         "id": "x",
         "task": "task3_2",
-        "answer": ["A", "C"],
+        "answer": ["1", "3"],
         "options": [{"label": x, "value": x, "participant": x, "text": x} for x in "ABCD"],
     }
-    assert simulate_human([inst], seed=1, accuracy=1.0)[0]["answer"] == ["A", "C"]
+    assert simulate_human([inst], seed=1, accuracy=1.0)[0]["answer"] == ["1", "3"]

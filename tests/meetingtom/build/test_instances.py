@@ -119,7 +119,7 @@ def source(meetings, **kw):
 
 def test_the_options_are_the_other_participants_shuffled_per_instance():
     a = shuffled_options("ABCD", "B", "x-1", 7, False)
-    assert sorted(o["participant"] for o in a) == ["A", "C", "D"] and [o["label"] for o in a] == ["A", "B", "C"]
+    assert sorted(o["participant"] for o in a) == ["A", "C", "D"] and [o["label"] for o in a] == ["1", "2", "3"]
     assert a == shuffled_options("ABCD", "B", "x-1", 7, False)
     orders = {tuple(o["participant"] for o in shuffled_options("ABCD", "B", f"x-{k}", 7, False)) for k in range(20)}
     assert len(orders) > 1  # each instance has its own order
@@ -165,7 +165,13 @@ def test_ami_annotations_stay_in_meta():
 
 def test_a_task21_instance_built_with_its_meeting_gets_the_contextual_priors():
     assert make(meeting=meeting_records())["context"]["roles"] == ROLES
-    assert make()["context"] == {"roles": {}, "phase": None, "acts": [None, None]}  # words alone: no priors
+    assert make()["context"] == {
+        "roles": {},
+        "phase": None,
+        "topic": None,
+        "position": None,
+        "acts": [None, None],
+    }  # words alone: no priors
 
 
 def test_a_video_modality_without_a_clip_is_kept_with_a_media_error():
@@ -279,15 +285,22 @@ def test_an_items_option_order_is_reproducible_and_seeded():
 # ---- contextual priors -----------------------------------------------------------------------------------
 
 
-def test_the_phase_is_the_innermost_topic_holding_the_clip_midpoint():
-    assert (
-        context_of(meeting_records(), 100.0, 150.0, [])["phase"] == "interface specialist presentation"
-    )  # midpoint 125: in t2 inside t1
+def test_the_topic_is_the_innermost_topic_holding_the_clip_midpoint_and_the_phase_its_stage():
+    ctx = context_of(meeting_records(), 100.0, 150.0, [])  # midpoint 125: in t2 inside t1
+    assert (ctx["topic"], ctx["phase"]) == ("interface specialist presentation", "presentation")
     assert context_of(meeting_records(), 200.0, 250.0, [])["phase"] == "opening"
 
 
-def test_a_clip_whose_midpoint_is_in_no_topic_has_no_phase():
+def test_a_clip_whose_midpoint_is_in_no_topic_has_no_phase_without_the_meetings_span():
     assert context_of(meeting_records(), 400.0, 450.0, [])["phase"] is None
+
+
+def test_the_position_is_the_midpoints_share_of_the_meeting():
+    records = meeting_records()
+    records["meeting.json"] = {**records["meeting.json"], "start": 0.0, "end": 1000.0}
+    ctx = context_of(records, 400.0, 450.0, [])
+    assert (ctx["position"], ctx["phase"]) == (0.425, "discussion")
+    assert context_of(records, 960.0, 980.0, [])["phase"] == "closing"
 
 
 def test_each_transcript_line_gets_its_speakers_most_overlapping_act():

@@ -176,6 +176,8 @@ def test_no_settings_is_the_instances_modality_and_no_ablation():
         "remove_markers": False,
         "markers": [],
         "priors": [],
+        "answer_form": "json",
+        "audio": True,
     }
 
 
@@ -230,7 +232,10 @@ def test_removing_markers_drops_a_line_left_empty_and_keeps_the_times():
 
 def test_the_dialogue_act_prior_marks_each_line_with_its_act():
     text = render_transcript(make(), settings_of({"priors": ["dialogue_act"]}))
-    assert text.splitlines()[:2] == ["[20.00-21.45] B (inf): Um, so uh we go", "[24.00-24.25] D (bck): Uh."]
+    assert text.splitlines()[:2] == [
+        "[20.00-21.45] B (inform): Um, so uh we go",
+        "[24.00-24.25] D (backchannel): Uh.",
+    ]
 
 
 def test_without_priors_there_is_no_context_block():
@@ -244,7 +249,8 @@ def test_the_role_prior_lists_every_participants_role_and_nothing_else():
 
 def test_the_phase_prior_names_the_meeting_phase():
     block = render_context(make(), settings_of({"priors": ["phase"]}))
-    assert "Meeting phase: opening" in block and "roles" not in block
+    assert "Meeting phase (opening, presentation, discussion, decision or closing): opening" in block
+    assert "roles" not in block
 
 
 # ---- the request -----------------------------------------------------------------------------------
@@ -392,3 +398,37 @@ def test_the_baselines_words_have_the_markers_removed_in_that_ablation():
 
 def test_task3_2_asks_the_baselines_for_several_options():
     assert answer_task(make("task3_2"), "no_prompt")["multi"] and not answer_task(make("task3_1"), "no_prompt")["multi"]
+
+
+# ---- the ablations change what the paper changes ------------------------------------------------------
+def test_the_no_markers_ablation_strips_the_quoted_utterance_in_the_question_too():
+    inst = make()
+    inst = {**inst, "utterance": "Um, could you uh check it?"}
+    inst["question"] = inst["question"].replace('"Could you check it?"', '"Um, could you uh check it?"')
+    text = user_text(request(inst, {"remove_markers": True, "markers": MARKERS}))
+    assert '"could you check it?"' in text and "uh check" not in text
+    assert '"Um, could you uh check it?"' in user_text(request(inst))
+
+
+AUDIO = {**CLIP, "audio": {"path": "audio.wav", "sha256": "f" * 64}}
+
+
+def test_a_video_modality_gives_the_audio_track_to_a_backend_that_takes_audio():
+    spec = ModelSpec(name="m", backend="scripted", max_tokens=64)
+    req = build_request(make(modality="both", clip=AUDIO), TEMPLATES, spec, None, "no_prompt")
+    assert [p.kind for p in req.media()] == ["video", "audio"] and "with the clip's audio" in user_text(req)
+
+
+def test_no_audio_part_for_a_backend_without_audio_or_with_audio_off():
+    spec = ModelSpec(name="m", backend="scripted", max_tokens=64)
+    off = build_request(make(modality="both", clip=AUDIO), TEMPLATES, spec, {"audio": False}, "no_prompt")
+    unknown = build_request(
+        make(modality="both", clip=AUDIO), TEMPLATES, ModelSpec(name="m", backend="nope"), None, "x"
+    )
+    assert [p.kind for p in off.media()] == ["video"] == [p.kind for p in unknown.media()]
+
+
+def test_utterances_only_gives_no_audio():
+    spec = ModelSpec(name="m", backend="scripted", max_tokens=64)
+    req = build_request(make(modality="both", clip=AUDIO), TEMPLATES, spec, {"modality": "utterances"}, "no_prompt")
+    assert req.media() == []

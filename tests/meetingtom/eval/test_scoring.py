@@ -308,3 +308,42 @@ def test_runs_with_different_task3_2_denominators_are_tabled_together():
         [("a.json", "m", "x", a), ("b.json", "m", "y", b)], {"m": "baseline"}, "params.yaml", group_size=size
     )
     assert (got[("m", "x")]["task3_2/demo"]["n"], got[("m", "y")]["task3_2/demo"]["n"]) == (2, 1)
+
+
+# ---- parity with the parser: a prediction file written without it scores the same ---------------------------
+@pytest.mark.parametrize("answer", [[], ["D", "D"], ["D", "Z"]])
+def test_a_task3_2_answer_the_parser_rejects_is_invalid_in_a_prediction_file(answer):
+    insts = list(clip(0, "A"))  # participant A is label D
+    s = score(insts, [pred("0-31", "B"), pred("0-32", answer)], source="p")["task3_2/demo"]
+    assert (s["invalid"], s["correct"]) == (1, 0)
+
+
+def test_labels_in_a_prediction_file_are_read_with_the_parsers_case_and_spaces():
+    insts = list(clip(0, "A")) + [inst(9)]
+    preds = [pred("0-31", " b"), pred("0-32", ["d "]), pred(9, "a")]
+    s = score(insts, preds, source="p")
+    assert [s[g]["correct"] for g in ("task2_1/demo", "task3_1/demo", "task3_2/demo")] == [1, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "task,raw,stored",
+    [
+        ("task3_2", '{"answer": ["d", "D"]}', ["D", "D"]),
+        ("task3_2", '{"answer": []}', []),
+        ("task3_2", '{"answer": [" d"]}', [" d"]),
+        ("task2_1", '{"answer": " a "}', " a "),
+        ("task2_1", '{"answer": "Q"}', "Q"),
+    ],
+)
+def test_a_parsed_answer_and_the_raw_one_in_a_file_score_alike(task, raw, stored):
+    from socialbench.meetingtom.eval.parsing import parse_final
+
+    insts = list(clip(0, "A")) + [inst(9)]
+    pid, target = ("0-32", insts[1]) if task == "task3_2" else (9, insts[2])
+    parsed = parse_final(raw, [o["label"] for o in target["options"]], multi=task == "task3_2")
+    via_parser = pred(pid, parsed["answer"], parsed["error"])
+    via_file = pred(pid, stored)
+    group = f"{task}/demo"
+    a = score(insts, [pred("0-31", "B"), via_parser], source="p")[group]
+    b = score(insts, [pred("0-31", "B"), via_file], source="p")[group]
+    assert (a["correct"], a["invalid"]) == (b["correct"], b["invalid"])

@@ -1,6 +1,7 @@
-"""The reasoning methods (socialbench.meetingtom.methods.naive_cot, task_cot, ecot): one call that
-is not JSON mode, the answer from the last "Final answer:" line, the reasoning kept in the answer's
-fields and its trace; Task-CoT adds the task's guidance with its participants filled in."""
+"""The reasoning methods (socialbench.meetingtom.methods.naive_cot, task_cot, ecot): one call, in
+JSON mode with the reasoning and the answer in one object (or, with ``answer_form: final_line``,
+prose ending in a "Final answer:" line, not JSON mode), the reasoning kept in the answer's fields
+and its trace; Task-CoT adds the task's guidance with its participants filled in."""
 
 import json
 
@@ -31,15 +32,27 @@ def answered(name, inst, text):
 
 
 @pytest.mark.parametrize("name", REASONING)
-def test_the_request_is_not_json_mode(name):
-    assert not first_request(name, make()).decoding.json_object
+def test_the_request_is_json_mode_asking_for_reasoning_then_answer(name):
+    req = first_request(name, make())
+    assert req.decoding.json_object and req.request_id.endswith(f"/{name}/answer")
+    assert '{"reasoning": "<your reasoning>", "answer": "<number>"}' in req.messages[1].text()
+    assert 'your reasoning under the key "reasoning" first' in req.messages[0].text()
 
 
 @pytest.mark.parametrize("name", REASONING)
-def test_the_request_asks_for_a_final_answer_line(name):
-    req = first_request(name, make())
-    assert 'give the final line "Final answer: " followed by {"answer": "<letter>"}' in req.messages[1].text()
-    assert req.request_id.endswith(f"/{name}/answer")
+def test_the_final_line_form_is_not_json_mode_and_asks_for_a_final_answer_line(name):
+    (req,) = method(name, {"answer_form": "final_line"}).step(make(), [])
+    assert not req.decoding.json_object
+    assert 'give the final line "Final answer: " followed by {"answer": "<number>"}' in req.messages[1].text()
+    assert "Final answer: <JSON object" in req.messages[0].text() and "$" not in req.messages[0].text()
+
+
+@pytest.mark.parametrize("name", REASONING)
+def test_a_json_answer_keeps_its_reasoning(name):
+    inst = make("task3_1")
+    final = answered(name, inst, json.dumps({"reasoning": "C frowns.", "answer": inst["answer"]}))
+    assert final.error is None and final.fields["answer"] == inst["answer"]
+    assert final.fields["reasoning"] == "C frowns." and final.trace == {"reasoning": "C frowns."}
 
 
 @pytest.mark.parametrize("name", REASONING)
@@ -64,7 +77,7 @@ def test_a_bare_answer_object_without_the_marker_is_accepted(name):
 @pytest.mark.parametrize("name", REASONING)
 def test_prose_without_the_marker_is_invalid_saying_the_line_is_missing(name):
     final = answered(name, make(), "D is looked at, so the answer is D.")
-    assert final.fields["answer"] is None and final.error.startswith("no 'Final answer:' line")
+    assert final.fields["answer"] is None and final.error.startswith("no answer object and no 'Final answer:' line")
 
 
 def test_a_task3_2_final_line_gives_the_sorted_dissenters_and_their_letters():

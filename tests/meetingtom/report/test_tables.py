@@ -311,4 +311,50 @@ def test_a_human_category_with_a_qualifier_still_comes_first_and_uncovered_cells
     demo, ami = section(md, "demo meetings"), section(md, "AMI meetings")
     rows = [line for line in demo.splitlines() if line.startswith("| ") and "uniform guess" not in line][1:]
     assert rows[0].startswith("| human (simulated demo annotator) | people |")
-    assert "| people | No Prompt | n=0, not evaluated |" in ami
+    assert "| people | No Prompt (utterances; gold: AMI addressee annotations," in ami
+    assert "| n=0, not evaluated |" in ami
+
+
+def test_a_change_is_computed_from_the_unrounded_accuracies():
+    # 2/3 - 1/3 = 33.333...: 33.33, where the printed 66.67 - 33.33 would give 33.34.
+    base = run(t21=1)
+    base["task2_1/demo"] = m("task2_1", 1, 3)
+    cot = run(t21=2)
+    cot["task2_1/demo"] = m("task2_1", 2, 3)
+    files, _ = tables({("gem", "no_prompt"): base, ("gem", "naive_cot"): cot}, params())
+    assert "66.67 (↑33.33)" in files["table3_prompting.md"]
+
+
+@pytest.mark.parametrize("name", ["table3_prompting", "table6_prompting_additional"])
+def test_prompting_tables_end_with_the_invalid_rate_over_all_the_sources_instances(name):
+    scores = {k: {g: dict(m) for g, m in v.items()} for k, v in SCORES.items()}
+    model = "gem" if name == "table3_prompting" else "random"
+    method = "naive_cot" if model == "gem" else "task_cot"
+    scores[(model, method)]["task2_1/demo"]["invalid"] = 3  # 3 of the 55 demo instances
+    md = tables(scores, params())[0][f"{name}.md"]
+    assert "Invalid % (n=55) |" in md
+    row = next(line for line in md.splitlines() if f"| {model} |" in line and "No Prompt" not in line)
+    assert row.endswith("| 5.45 |")
+
+
+def test_a_video_run_on_the_real_corpus_reads_not_evaluated_and_its_utterances_run_is_not_shown_twice():
+    p = params(methods=["no_prompt", "no_prompt__modality_video", "no_prompt__modality_utterances"])
+    p["meetingtom"]["ami"] = {**p["meetingtom"].get("ami", {}), "modality": "utterances"}
+    no_video = run(ami=0)
+    no_video["task2_1/ami"] = dict(no_video["task2_1/ami"], n=0, correct=0, accuracy=None)
+    scores = {
+        ("gem", "no_prompt"): run(ami=30),
+        ("gem", "no_prompt__modality_video"): no_video,
+        ("gem", "no_prompt__modality_utterances"): run(ami=30),
+    }
+    ami = section(tables(scores, p)[0]["table2_modality.md"], "AMI meetings")
+    assert "| video only | not evaluated: no video in this source |" in ami
+    assert "utterances only" not in ami and ami.count("| gem |") == 2
+
+
+def test_table1s_real_corpus_rows_name_their_modality_and_gold():
+    p = params()
+    p["meetingtom"]["ami"] = {**p["meetingtom"].get("ami", {}), "modality": "utterances"}
+    md = tables(SCORES, p)[0]["table1_overall.md"]
+    assert "| gem | No Prompt (utterances; gold: AMI addressee annotations" in section(md, "AMI meetings")
+    assert "| gem | No Prompt |" in section(md, "demo meetings")

@@ -314,8 +314,9 @@ def adjudicate(
 
 
 # ---- gold validation (pandera) ---------------------------------------------------------------------------
-_LABEL_RE = r"[A-Z]"
-_SET_RE = r"[A-Z](;[A-Z])*"
+_LABEL_RE = r"[1-9]"  # option labels are numbers (spec.questions.LABELS)
+_SET_RE = r"[1-9](;[1-9])*"
+_PARTICIPANTS_RE = r"[A-Z](;[A-Z])*"  # task3_2 values: participant letters
 _GOLD_TYPES = {
     "item_id": str,
     "task": str,
@@ -356,15 +357,17 @@ def gold_schema():
             checks=[
                 pa.Check(
                     lambda df: ~multi(df) | (df["label"].str.fullmatch(_SET_RE) & _sorted_distinct(df["label"])),
-                    name="task3_2 label: sorted distinct option letters joined by ';'",
+                    name="task3_2 label: sorted distinct option labels joined by ';'",
                     element_wise=False,
                 ),
                 pa.Check(
-                    lambda df: ~multi(df) | (df["value"].str.fullmatch(_SET_RE) & _sorted_distinct(df["value"])),
+                    lambda df: (
+                        ~multi(df) | (df["value"].str.fullmatch(_PARTICIPANTS_RE) & _sorted_distinct(df["value"]))
+                    ),
                     name="task3_2 value: sorted distinct participant letters joined by ';'",
                     element_wise=False,
                 ),
-                pa.Check(lambda df: multi(df) | df["label"].str.fullmatch(_LABEL_RE), name="label: one option letter"),
+                pa.Check(lambda df: multi(df) | df["label"].str.fullmatch(_LABEL_RE), name="label: one option label"),
                 pa.Check(
                     lambda df: (
                         ((df["agreement"] == "majority") & (df["votes"] == 2))
@@ -470,15 +473,16 @@ def _category(item: Mapping[str, Any], answer: str | tuple[str, ...]) -> str:
     return _option_values(item, [answer])[0]
 
 
-def agreement_subset(items: Sequence[Mapping[str, Any]], seed: int, fraction: float) -> list[str]:
-    """The agreement subset drawn before annotation: ``fraction`` of each task's items (half rounded
-    up), a seeded sample of its sorted ids; returned sorted. All three annotators label these."""
-    if not 0 <= fraction <= 1:
-        raise ValueError(f"the agreement fraction lies in [0, 1], got {fraction}")
+def agreement_subset(items: Sequence[Mapping[str, Any]], seed: int, size: int) -> list[str]:
+    """The agreement subset drawn before annotation: ``size`` items of each task (paper 3.3: "an
+    agreement subset of 200 instances per task"; a task with fewer items gives all of them), a
+    seeded sample of its sorted ids; returned sorted. All three annotators label these."""
+    if size < 0:
+        raise ValueError(f"the agreement subset size is a count >= 0, got {size}")
     chosen: list[str] = []
     for task in sorted({it["task"] for it in items}):
         ids = sorted(str(it["id"]) for it in items if it["task"] == task)
-        chosen += random.Random(f"{seed}|agreement_subset|{task}").sample(ids, int(fraction * len(ids) + 0.5))
+        chosen += random.Random(f"{seed}|agreement_subset|{task}").sample(ids, min(size, len(ids)))
     return sorted(chosen)
 
 
@@ -668,19 +672,19 @@ def simulate_sheets(
     items: Sequence[Mapping[str, Any]],
     seed: int,
     accuracy: float = 0.85,
-    agreement_fraction: float = 0.5,
+    agreement_items: int = 200,
     source: str = "items",
 ) -> tuple[str, str, str]:
     """Filled-in sheets of two SIMULATED annotators and a SIMULATED adjudicator (a test double for the
     people of paper 3.3; every row's ``notes`` says so). Each gives :func:`proxy_label` with
     probability ``accuracy``, else another answer. The adjudicator labels the agreement subset
-    (:func:`agreement_subset` with the same seed and ``agreement_fraction``) and every item
+    (:func:`agreement_subset` with the same seed and ``agreement_items``) and every item
     the two annotators disagree on; the rest is blank. Same items and seed -> same bytes."""
-    if not 0 <= accuracy <= 1 or not 0 <= agreement_fraction <= 1:
-        raise ValueError("accuracy and agreement_fraction lie in [0, 1]")
+    if not 0 <= accuracy <= 1 or agreement_items < 0:
+        raise ValueError("accuracy lies in [0, 1] and agreement_items is a count >= 0")
     a1 = {str(it["id"]): _simulated(it, seed, "annotator_1", accuracy, source) for it in items}
     a2 = {str(it["id"]): _simulated(it, seed, "annotator_2", accuracy, source) for it in items}
-    subset = set(agreement_subset(items, seed, agreement_fraction))
+    subset = set(agreement_subset(items, seed, agreement_items))
     adj = {
         str(it["id"]): _simulated(it, seed, "adjudicator", accuracy, source)
         for it in items

@@ -66,9 +66,13 @@ def context_of(
     meeting: Mapping[str, Any], start: float, end: float, turns: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """The contextual priors of a clip (paper 4.2, Table 4; AMI annotations, shown to a model only
-    in that ablation): each participant's role, the meeting phase (the type of the innermost topic
-    segment with a type holding the clip's midpoint; None without one) and the dialogue act of each transcript
-    line (the act of its speaker that overlaps it most; None when no act does)."""
+    in that ablation): each participant's role; the meeting phase as a stage (``phase``: opening,
+    presentation, discussion, decision, closing; spec.questions.meeting_stage) from ``topic``, the
+    type of the innermost topic segment with a type holding the clip's midpoint (None without one),
+    and ``position``, the midpoint's share of the meeting's span (None when unknown); and the dialogue
+    act of each transcript line (the act of its speaker that overlaps it most; None when no act does)."""
+    from socialbench.meetingtom.spec.questions import meeting_stage
+
     info = meeting["meeting.json"]
     roles = {x: p.get("role") for x, p in sorted((info.get("participants") or {}).items())}
     mid = start + (end - start) / 2
@@ -77,7 +81,9 @@ def context_of(
         for t in meeting.get("topics.jsonl", [])
         if t.get("type") and t.get("start") is not None and t["start"] <= mid < t["end"]
     ]
-    phase = min(topics, key=lambda t: (t["end"] - t["start"], t["id"]))["type"] if topics else None
+    topic = min(topics, key=lambda t: (t["end"] - t["start"], t["id"]))["type"] if topics else None
+    m0, m1 = info.get("start"), info.get("end")
+    position = round(min(1.0, max(0.0, (mid - m0) / (m1 - m0))), 4) if m0 is not None and m1 and m1 > m0 else None
     acts = meeting.get("acts.jsonl", [])
     line_acts = []
     for t in turns:
@@ -88,7 +94,13 @@ def context_of(
             default=None,
         )
         line_acts.append(best["type"] if best else None)
-    return {"roles": roles, "phase": phase, "acts": line_acts}
+    return {
+        "roles": roles,
+        "phase": meeting_stage(topic, position),
+        "topic": topic,
+        "position": position,
+        "acts": line_acts,
+    }
 
 
 def _base(

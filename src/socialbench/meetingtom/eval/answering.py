@@ -15,13 +15,15 @@ from socialbench.meetingtom.spec.questions import TASKS
 
 #: Why Task 1 has no score with contextual priors (paper Table 4: "Task 1 is not evaluated in this setting").
 NOT_EVALUATED_PRIORS = "Task 1 is not evaluated with contextual priors (MeetingToM Table 4, n=0)"
+#: Why a run with video has no score on a source without media (the real corpus as shared: no video).
+NOT_EVALUATED_NO_VIDEO = "not evaluated: no video in this source"
 
 
 class AnsweringMethod(Method):
     """One call per instance; subclasses set the class attributes only."""
 
     templates: ClassVar[tuple[str, ...]] = ("system.txt", "user.txt")
-    #: The response reasons first and ends with ``Final answer: {...}`` (else it is the object only).
+    #: The response reasons before its answer (the ``answer_form`` setting says in which form).
     reasons: ClassVar[bool] = False
     #: One guidance template per task (``<task>.txt``), filled with the task's variables (Task-CoT).
     task_guidance: ClassVar[bool] = False
@@ -33,6 +35,9 @@ class AnsweringMethod(Method):
         if not rounds:
             if instance["task"] == "task1" and s["priors"]:
                 return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_PRIORS)
+            if modality_of(instance, s) != "utterances" and instance["modality"] == "utterances":
+                # the source has no media (its instances are utterances only): nothing to show, no call
+                return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_NO_VIDEO)
             if modality_of(instance, s) != "utterances" and instance.get("media_error"):
                 return self.benchmark.no_call_answer(instance, instance["media_error"])
             templates = (
@@ -41,9 +46,7 @@ class AnsweringMethod(Method):
                 self.template(f"{instance['task']}.txt") if self.task_guidance else None,
             )
             try:
-                return [
-                    build_request(instance, templates, self.spec, self.settings, self.name, json_mode=not self.reasons)
-                ]
+                return [build_request(instance, templates, self.spec, self.settings, self.name, reasons=self.reasons)]
             except InstanceInputError as exc:
                 return self.benchmark.no_call_answer(instance, exc.message)
         (ex,) = rounds[0]

@@ -1,71 +1,104 @@
 """Parsing a model's answer to a MeetingToM multiple-choice question (pure, no I/O).
 
-The invalid-output rule (docs/decisions.md, "MeetingToM pipeline"): the answer must be one JSON
-object with a key ``answer`` whose value names options by letter. For a single-choice task the
-value is a string that, stripped and upper-cased, is one of the instance's option letters; for a
-multi-select task (Task 3.2) it is a non-empty list of distinct option letters (a single letter
-string is taken as a list of one). Anything else is invalid: no response, prose or a code fence
-around the object, a JSON value that is not an object, no ``answer``, a non-string, a letter that
-is no option, the option's text instead of its letter, an empty or repeated selection. An invalid
-answer is scored incorrect and counted in ``invalid_rate``. Other keys beside ``answer`` are
-noted, not held against it.
+One rule for every prompting method (docs/decisions.md, "MeetingToM answer rule"), so a method's
+score never depends on how strictly its own output form is read:
 
-Where the answer sits (``marked``): the No Prompt method's whole response must be the object; the
-reasoning methods (CoT, ECoT) reason first and end with a line ``Final answer: {...}``: the object
-after the last such marker is the answer and the text before it the reasoning (kept in the trace).
-A reasoning response without the marker is accepted only when it is the bare object.
+1. The answer object: the whole response, read as one JSON object. Tolerated around it: surrounding
+   whitespace, a Markdown code fence (```json ... ```), one trailing period, and single-quoted
+   (Python-literal) JSON. Its ``answer`` names the option(s); a ``reasoning`` string beside it is the
+   reasoning (the CoT methods' JSON form); any other key is noted, not held against it.
+2. Else the last ``Final answer:`` line (a line starting with it, case-insensitive, bold allowed):
+   what follows it is read as in 1, or as the bare label(s) (``Final answer: 2``, ``2.``, ``1, 3``);
+   the text before the marker is the reasoning.
+3. Else (prose, or nothing) the answer is invalid.
+
+The ``answer`` value (:func:`normalize`, also the scorer's rule for prediction files): for a
+single-choice task one label, a string (case and spaces ignored) or a whole number; for a
+multi-select task (Task 3.2) a non-empty list of distinct labels (a single label is a list of one).
+Anything else is invalid: a label no option has, the option's text instead of its label, an empty or
+repeated selection, a non-label value. An invalid answer is scored incorrect and counted in
+``invalid_rate``.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
 MARKER = re.compile(r"^\s*\**\s*final\s+answer\s*\**\s*:\s*\**\s*", re.IGNORECASE | re.MULTILINE)
+FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
+#: Bare labels after a ``Final answer:`` marker: one label, or several separated by commas,
+#: semicolons or "and" (each a number or a single letter), with an optional trailing period.
+BARE = re.compile(r"^\s*(\w)(?:\s*(?:,|;|\band\b)\s*(\w))*\s*\.?\s*$", re.IGNORECASE)
 
 
-def _letters(value: Any, labels: Sequence[str], multi: bool) -> tuple[Any, str | None]:
+def _label(x: Any) -> str | None:
+    """A label as the answer may give it: a string (stripped, upper-cased) or a whole number."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int):
+        return str(x)
+    return x.strip().upper() if isinstance(x, str) else None
+
+
+def normalize(value: Any, labels: Sequence[str], *, multi: bool = False) -> tuple[Any, str | None]:
+    """``(answer, problem)``: the ``answer`` value of a response (or of a prediction record) as the
+    option label it names (``multi``: the sorted labels), or None with the reason. The scorer applies
+    the same rule to prediction files, so parsed and unparsed predictions score alike."""
+    shown = ", ".join(labels)
     if multi:
-        chosen = [value] if isinstance(value, str) else value
-        if not isinstance(chosen, list) or not all(isinstance(x, str) for x in chosen):
-            return None, f"answer is not a list of letters: {value!r}"
-        norm = [x.strip().upper() for x in chosen]
+        chosen = value if isinstance(value, list) else [value]
+        norm = [_label(x) for x in chosen]
+        if any(x is None for x in norm):
+            return None, f"answer is not a list of option labels: {value!r}"
         if not norm:
             return None, "answer selects no option (at least one is needed)"
         if len(set(norm)) != len(norm):
             return None, f"answer repeats an option: {value!r}"
         bad = [x for x in norm if x not in labels]
         if bad:
-            return None, f"answer {bad[0]!r} is not an option letter ({', '.join(labels)})"
+            return None, f"answer {bad[0]!r} is not an option label ({shown})"
         return sorted(norm), None
-    if not isinstance(value, str):
-        return None, f"answer is not a string: {value!r}"
-    label = value.strip().upper()
+    label = _label(value)
+    if label is None:
+        return None, f"answer is not an option label: {value!r}"
     if label not in labels:
-        return None, f"answer {value!r} is not an option letter ({', '.join(labels)})"
+        return None, f"answer {value!r} is not an option label ({shown})"
     return label, None
 
 
-def parse_choice(raw: str | None, labels: Sequence[str], *, multi: bool = False) -> tuple[Any, str | None, str | None]:
-    """``(answer, error, note)``: the chosen letter (``multi``: the sorted letters) or None with
-    the reason; ``note`` names keys other than ``answer``."""
-    if raw is None:
-        return None, "no response", None
-    text = raw.strip()
+def _object(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object ``text`` holds (fence, trailing period and single quotes tolerated), or None
+    with why not."""
+    t = text.strip()
+    fenced = FENCE.match(t)
+    if fenced:
+        t = fenced.group(1).strip()
+    if t.endswith("."):
+        t = t[:-1].rstrip()
     try:
-        obj = json.loads(text)
+        obj = json.loads(t)
     except json.JSONDecodeError as exc:
-        return None, f"unparsable: {exc.msg} at char {exc.pos} (the answer must be a JSON object only)", None
+        try:
+            obj = ast.literal_eval(t)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None, f"unparsable: {exc.msg} at char {exc.pos}"
     if not isinstance(obj, dict):
-        return None, f"unparsable: JSON {type(obj).__name__}, not an object", None
-    extra = sorted(k for k in obj if k != "answer")
+        return None, f"unparsable: JSON {type(obj).__name__}, not an object"
+    return obj, ""
+
+
+def _from_object(obj: dict[str, Any], labels: Sequence[str], multi: bool) -> dict[str, Any]:
+    extra = sorted(str(k) for k in obj if k not in ("answer", "reasoning"))
     note = f"keys besides answer: {extra}" if extra else None
+    reasoning = obj.get("reasoning") if isinstance(obj.get("reasoning"), str) else None
     if "answer" not in obj:
-        return None, "missing answer", note
-    answer, error = _letters(obj["answer"], labels, multi)
-    return answer, error, note
+        return {"answer": None, "error": "missing answer", "note": note, "reasoning": reasoning}
+    answer, error = normalize(obj["answer"], labels, multi=multi)
+    return {"answer": answer, "error": error, "note": note, "reasoning": reasoning}
 
 
 def split_reasoning(raw: str | None) -> tuple[str | None, str | None]:
@@ -80,11 +113,40 @@ def split_reasoning(raw: str | None) -> tuple[str | None, str | None]:
     return raw[: last.start()].strip(), raw[last.end() :]
 
 
-def parse_final(raw: str | None, labels: Sequence[str], *, multi: bool = False, marked: bool = False) -> dict[str, Any]:
-    """The answer of a response: ``{"answer", "error", "note", "reasoning"}``. ``marked``: the
-    response reasons first and ends with a ``Final answer:`` line (module doc)."""
-    reasoning, final = split_reasoning(raw) if marked else (None, raw)
-    answer, error, note = parse_choice(final, labels, multi=multi)
-    if marked and reasoning is None and error is not None and raw is not None:
-        error = f"no 'Final answer:' line, and the response is not the bare answer object ({error})"
-    return {"answer": answer, "error": error, "note": note, "reasoning": reasoning}
+def parse_final(raw: str | None, labels: Sequence[str], *, multi: bool = False) -> dict[str, Any]:
+    """The answer of a response: ``{"answer", "error", "note", "reasoning"}`` (module doc: the same
+    rule whatever the method)."""
+    if raw is None:
+        return {"answer": None, "error": "no response", "note": None, "reasoning": None}
+    obj, why = _object(raw)
+    if obj is not None:
+        return _from_object(obj, labels, multi)
+    reasoning, final = split_reasoning(raw)
+    if reasoning is None or final is None:
+        return {
+            "answer": None,
+            "error": f"no answer object and no 'Final answer:' line ({why})",
+            "note": None,
+            "reasoning": None,
+        }
+    obj, why = _object(final)
+    if obj is not None:
+        out = _from_object(obj, labels, multi)
+        return {**out, "reasoning": out["reasoning"] or reasoning}
+    bare = BARE.match(final)
+    if bare:
+        found = [x for x in re.split(r"\s*(?:,|;|\band\b)\s*", final.strip().rstrip(".").strip()) if x]
+        answer, error = normalize(found if multi else found[0] if len(found) == 1 else found, labels, multi=multi)
+        return {"answer": answer, "error": error, "note": None, "reasoning": reasoning}
+    return {
+        "answer": None,
+        "error": f"the 'Final answer:' line is no answer ({why})",
+        "note": None,
+        "reasoning": reasoning,
+    }
+
+
+def parse_choice(raw: str | None, labels: Sequence[str], *, multi: bool = False) -> tuple[Any, str | None, str | None]:
+    """``(answer, error, note)`` of a response (:func:`parse_final` without the reasoning)."""
+    out = parse_final(raw, labels, multi=multi)
+    return out["answer"], out["error"], out["note"]

@@ -14,7 +14,16 @@ Settings (params ``meetingtom.method_options.<method>``, overridden by an ablati
   backend that takes video reads the file, one that takes images the frames), ``native`` (the file
   only) or ``frames`` (the frames only, as the paper's GPT-5 setup);
 * ``remove_markers``: drop the discourse markers listed in ``meetingtom.discourse_markers``
-  (``markers``) from the transcript (paper Table 5); a line left empty is dropped;
+  (``markers``) from the transcript and from the utterance the question quotes (paper Table 5); a
+  line left empty is dropped;
+* ``audio``: with a modality that shows the video, give the clip's audio track too (an audio part)
+  to a backend that takes audio (default true: the paper cuts "video views, audio, and transcript"
+  together; false: the video alone);
+* ``answer_form``: how the reasoning methods (CoT, ECoT) give their answer: ``json`` (default: one
+  JSON object, the reasoning under ``reasoning`` first, then ``answer``, asked for in JSON mode as
+  No Prompt's is) or ``final_line`` (prose reasoning ending in a ``Final answer: {...}`` line, no
+  JSON mode). No Prompt always answers with the object only. Either way one parser reads the answer
+  (meetingtom.eval.parsing);
 * ``priors``: any of ``role``, ``phase``, ``dialogue_act``: the AMI annotations added to the prompt
   in the contextual-prior ablation (paper Table 4); Task 1 takes none (the paper does not evaluate
   Task 1 with priors, n = 0: such instances are answered without a call and left out of scoring).
@@ -30,10 +39,10 @@ from collections.abc import Mapping, Sequence
 from string import Template
 from typing import Any
 
-from socialbench.core.backend import Decoding, ImagePart, Message, Request, VideoPart
+from socialbench.core.backend import AudioPart, Decoding, ImagePart, Message, Request, VideoPart
 from socialbench.core.benchmarks import InstanceInputError
 from socialbench.core.errors import ConfigError
-from socialbench.meetingtom.spec.questions import MULTI, TITLES, answer_format
+from socialbench.meetingtom.spec.questions import MULTI, TITLES, act_words, answer_format, answer_rule
 
 VIEWS = ("mosaic", "global", "closeup")
 INGESTION = ("auto", "native", "frames")
@@ -41,7 +50,15 @@ MODALITIES = ("utterances", "video", "both")
 PRIORS = ("role", "phase", "dialogue_act")
 #: Keys an ablation entry may carry besides settings: which table it belongs to and its row label.
 ABLATION_META = ("table", "label")
-SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors")
+ANSWER_FORMS = ("json", "final_line")
+SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors", "answer_form", "audio")
+#: The system prompt's sentence on the answer's form (the reasoning methods' ``$answer_system``).
+ANSWER_SYSTEM = {
+    "json": 'Your response is one JSON object: your reasoning under the key "reasoning" first, then your answer'
+    ' under the key "answer".',
+    "final_line": "End your response with one final line of the form\n"
+    'Final answer: <JSON object with the key "answer">',
+}
 VIEW_TEXT = {
     "mosaic": (
         "the 2x2 mosaic of the four participants' close-up views, each panel labelled with the participant's letter"
@@ -67,8 +84,15 @@ def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
         "remove_markers": bool(s.get("remove_markers", False)),
         "markers": list(s.get("markers") or []),
         "priors": list(s.get("priors") or []),
+        "answer_form": s.get("answer_form", "json"),
+        "audio": bool(s.get("audio", True)),
     }
-    for key, known in (("modality", MODALITIES), ("view", VIEWS), ("ingestion", INGESTION)):
+    for key, known in (
+        ("modality", MODALITIES),
+        ("view", VIEWS),
+        ("ingestion", INGESTION),
+        ("answer_form", ANSWER_FORMS),
+    ):
         if out[key] is not None and out[key] not in known:
             raise ConfigError(
                 f"meetingtom.method_options / ablations: {key} must be one of {', '.join(known)}, got {out[key]!r}"
@@ -129,6 +153,26 @@ def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoP
     return VideoPart(path=video["path"], sha256=video["sha256"], frames=frames, fps=media.get("fps"), view=label)
 
 
+def takes_audio(spec) -> bool:
+    """Whether the model's backend takes audio input (its class's ``accepts``); False when the
+    backend cannot be looked up (an unknown name is reported where the backend is created)."""
+    from socialbench.core.backend import get_backend_class
+
+    try:
+        return "audio" in get_backend_class(spec.backend).accepts
+    except Exception:  # noqa: BLE001 - any failure to look it up means: no audio
+        return False
+
+
+def audio_part(instance: Mapping[str, Any], spec) -> AudioPart | None:
+    """The clip's audio track as a part, for a backend that takes audio; None otherwise or when the
+    clip has none."""
+    audio = (instance.get("media") or {}).get("audio")
+    if not audio or not takes_audio(spec):
+        return None
+    return AudioPart(path=audio["path"], sha256=audio["sha256"])
+
+
 # ---- the transcript and its ablations ----------------------------------------------------------
 
 
@@ -155,6 +199,16 @@ def transcript_lines(instance: Mapping[str, Any], s: Mapping[str, Any]) -> list[
     return out
 
 
+def render_question(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
+    """The question as shown: in the no-markers ablation, the quoted utterance of Task 2 (the one
+    place the question holds the participants' words) without its markers too."""
+    q = instance["question"]
+    utterance = instance.get("utterance") or (instance.get("variables") or {}).get("utterance")
+    if not (s["remove_markers"] and utterance):
+        return q
+    return q.replace(f'"{utterance}"', f'"{strip_markers(utterance, s["markers"])}"')
+
+
 def render_transcript(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
     lines = transcript_lines(instance, s)
     if not (s["remove_markers"] or "dialogue_act" in s["priors"]):
@@ -162,7 +216,7 @@ def render_transcript(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
     show_act = "dialogue_act" in s["priors"] and instance["task"] != "task1"
     rendered = [
         f"[{t['start']:.2f}-{t['end']:.2f}] {t['speaker']}"
-        + (f" ({t['act'] or 'no act'})" if show_act else "")
+        + (f" ({act_words(t['act'])})" if show_act else "")
         + f": {t['text']}"
         for t in lines
     ]
@@ -180,9 +234,11 @@ def render_context(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
             f" UI user-interface designer, ID industrial designer): {roles}"
         )
     if "phase" in s["priors"]:
-        out.append(f"Meeting phase: {ctx.get('phase') or 'unknown'}")
+        out.append(
+            f"Meeting phase (opening, presentation, discussion, decision or closing): {ctx.get('phase') or 'unknown'}"
+        )
     if "dialogue_act" in s["priors"]:
-        out.append("Each transcript line is marked with its AMI dialogue act in parentheses.")
+        out.append("Each transcript line is marked with its dialogue act (what the utterance does) in parentheses.")
     return ("\nContext (annotations of the AMI corpus):\n" + "\n".join(out) + "\n") if out else ""
 
 
@@ -208,7 +264,7 @@ def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] |
     utterance = instance.get("utterance")
     if utterance and s["remove_markers"]:
         utterance = strip_markers(utterance, s["markers"])
-    query = utterance if with_words and utterance else instance["question"]
+    query = utterance if with_words and utterance else render_question(instance, s)
     return {
         "benchmark": "meetingtom",
         "method": method,
@@ -245,13 +301,15 @@ def build_request(
     settings: Mapping[str, Any] | None,
     method: str,
     *,
-    json_mode: bool = True,
+    reasons: bool = False,
 ) -> Request:
     """The request of one instance: ``templates`` = (system, user, task guidance or None) with
     ``$``-placeholders; the video part when the modality has video, the transcript when it has
-    utterances. ``json_mode``: ask the backend for a JSON object (the No Prompt method; the
-    reasoning methods write prose before their final line)."""
+    utterances. ``reasons``: a reasoning method, whose answer form is the ``answer_form`` setting;
+    JSON mode is asked for whenever the response is to be one JSON object (No Prompt, and the
+    reasoning methods in the ``json`` form)."""
     s = settings_of(settings)
+    form = s["answer_form"] if reasons else "json"
     modality = modality_of(instance, s)
     parts: list[Any] = []
     if modality in ("video", "both"):
@@ -259,7 +317,14 @@ def build_request(
             raise InstanceInputError("media", instance["media_error"])
         view = view_of(instance, s)
         parts.append(video_part(instance, view, s["ingestion"]))
-        visual = VIEW_TEXT[view].format(subject=subject_of(instance)) + " (given with this message)"
+        audio = audio_part(instance, spec) if s["audio"] else None
+        if audio is not None:
+            parts.append(audio)
+        visual = (
+            VIEW_TEXT[view].format(subject=subject_of(instance))
+            + (", with the clip's audio" if audio is not None else "")
+            + " (given with this message)"
+        )
     else:
         visual = "(not given)"
     transcript = render_transcript(instance, s) if modality in ("utterances", "both") else "(not given)"
@@ -267,17 +332,21 @@ def build_request(
     system, user, task_guidance = (list(templates) + [None])[:3]
     text = Template(user).substitute(
         title=f"Task: {TITLES[instance['task']].split(': ', 1)[1]}.",
-        question=instance["question"],
+        question=render_question(instance, s),
         visual=visual,
         transcript=transcript,
         context=render_context(instance, s),
         options=options,
         answer_format=answer_format(instance["task"]),
+        answer_rule=answer_rule(instance["task"], form),
         guidance=guidance(instance, task_guidance),
     )
     return Request(
         request_id=f"{instance['id']}/{method}/answer",
-        messages=(Message("system", (Template(system).substitute(),)), Message("user", (*parts, text))),
+        messages=(
+            Message("system", (Template(system).substitute(answer_system=ANSWER_SYSTEM[form]),)),
+            Message("user", (*parts, text)),
+        ),
         task=answer_task(instance, method, s),
-        decoding=Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=json_mode),
+        decoding=Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=form == "json"),
     )

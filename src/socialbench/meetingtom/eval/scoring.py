@@ -18,8 +18,9 @@ Metrics per (task, source) group (``task1/demo``, ``task2_1/ami``...), every gro
 * ``chance``: expected accuracy of uniform guessing, the mean over the group's instances of 1/k for k
   options; Task 3.2 guesses uniformly among the 2^k - 1 non-empty subsets (1/(2^k - 1)), over all
   its instances (the guess of the dissenters, given that 3.1 was answered).
-* ``invalid``: instances with no usable answer (no prediction, an error, a label no option has),
-  over all ``n_total`` instances; ``invalid_rate`` = invalid / n_total. Such an answer is wrong.
+* ``invalid``: instances with no usable answer (no prediction, an error, an answer the parser's rule
+  rejects: a label no option has, an empty or repeated Task 3.2 selection), over all ``n_total``
+  instances; ``invalid_rate`` = invalid / n_total. Such an answer is wrong.
 
 Percentages are rounded half-up to two decimals (``percent``).
 """
@@ -142,13 +143,20 @@ def _gold(inst: dict[str, Any], values: dict[str, str], instances_source: str) -
 
 
 def _predicted(inst: dict[str, Any], pred: dict[str, Any] | None, values: dict[str, str]) -> Any:
-    """The predicted value(s), None when invalid (no record, an error, a label no option has)."""
+    """The predicted value(s), None when invalid (no record, an error, an answer the parser would
+    reject). The answer goes through the parser's own rule (``parsing.normalize``: case and spaces,
+    no empty or repeated selection, only option labels), so a prediction file written without the
+    parser scores as the parsed one would."""
+    from socialbench.meetingtom.eval.parsing import normalize
+
     if pred is None or pred.get("error") or pred.get("answer") is None:
         return None  # as MoCA's scorer: a record with an error is no answer
-    answer = pred["answer"]
+    answer, problem = normalize(pred["answer"], list(values), multi=inst["task"] == MULTI_TASK)
+    if problem is not None:
+        return None
     if inst["task"] == MULTI_TASK:
-        return tuple(sorted({values[a] for a in answer})) if all(a in values for a in answer) else None
-    return values.get(answer)
+        return tuple(sorted(values[a] for a in answer))
+    return values[answer]
 
 
 def outcomes(

@@ -14,6 +14,7 @@ Tables (each ``<name>.md/.csv/.tex``, one section per source: demo meetings, AMI
 * ``table3_prompting`` (models of ``meetingtom.tables.prompting_models``) and
   ``table6_prompting_additional`` (every other model with a prompting run): No Prompt, Naive-CoT,
   Task-CoT, ECoT, each CoT cell with its signed change from the model's No Prompt (↑/↓).
+  Both end with the run's invalid-answer rate (``Invalid %``, over every task's instances).
 * ``all_runs``: every run scored, whatever table it belongs to (nothing scored goes unshown).
 
 Columns: T1 Acc, T1 Macro-F1, T2.1 Acc, T2.2 Acc, T3.1 Acc, T3.1 Macro-F1, T3.2 Acc (conditional on
@@ -35,10 +36,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
 from typing import Any
 
 from socialbench.core.benchmarks import excluded
 from socialbench.core.errors import DataError
+from socialbench.meetingtom.eval.scoring import macro_f1
 from socialbench.report import tables as rt
 from socialbench.report.stats import MetricSet
 from socialbench.report.tables import tex_escape
@@ -62,6 +65,9 @@ COLUMNS = (
     ("task3_1", "macro_f1", "T3.1 Macro-F1"),
     ("task3_2", "accuracy", "T3.2 Acc"),
 )
+#: Tables 3 and 6's last column: the run's share of invalid answers over all its instances of the source
+#: (every task), so a prompting method's score is read beside how often its answer could not be read.
+INVALID_COLUMN = ("all", "invalid_rate", "Invalid %")
 TASK_NAMES = {
     "task1": "Task 1",
     "task2_1": "Task 2.1",
@@ -94,6 +100,9 @@ FIGURE_FILES = (
     "figures/figure4.csv",
 )
 NOT_EVALUATED = "n=0, not evaluated"
+NO_VIDEO = "not evaluated: no video in this source"
+#: Where each source's gold comes from, as its rows say (the real corpus: AMI's own addressee layer).
+GOLD = {"ami": "gold: AMI addressee annotations, not the paper's human annotation"}
 
 
 def output_files(with_figures: bool = True) -> list[str]:
@@ -176,11 +185,16 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
-def difference(a: float | None, b: float | None) -> float | None:
-    """a - b of two printed two-decimal values, exactly."""
-    if a is None or b is None:
+def difference(a: Cell, b: Cell) -> float | None:
+    """``a - b`` rounded half-up to two decimals, from the unrounded values (``exact``: accuracy from
+    the counts, Macro-F1 when each instance's answer is given), so a change is never the difference
+    of two roundings; a cell without its exact value falls back to the printed two-decimal value."""
+    if a.value is None or b.value is None:
         return None
-    d = Decimal(repr(float(a))) - Decimal(repr(float(b)))
+    if a.exact is not None and b.exact is not None:
+        d = Decimal((a.exact - b.exact).numerator) / Decimal((a.exact - b.exact).denominator)
+    else:
+        d = Decimal(repr(float(a.value))) - Decimal(repr(float(b.value)))
     return float(d.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
@@ -203,6 +217,7 @@ class Cell:
     delta: float | None = None
     has_delta: bool = False
     text: str | None = None  # a cell that is a note ("n=0, not evaluated")
+    exact: Fraction | None = None  # the unrounded percentage, for changes (``difference``)
 
 
 @dataclass
@@ -264,25 +279,65 @@ class Context:
         cat = self.categories.get(model, "")
         return (0 if cat.startswith("human") else 1, cats.index(cat) if cat in cats else len(cats), model)
 
+    def source_modality(self, source: str) -> str | None:
+        """What the source's instances give the model (params ``meetingtom.<source>.modality``)."""
+        return (self.section.get(source) or {}).get("modality")
+
+    def run_modality(self, method: str, source: str) -> str | None:
+        """The modality a run shows: its ablation's (or method options'), else the source's own."""
+        base, abl = split_method(method)
+        own = (self.section.get("method_options") or {}).get(base) or {}
+        return (
+            ((self.ablations.get(abl) or {}) if abl else {}).get("modality")
+            or own.get("modality")
+            or (self.source_modality(source))
+        )
+
+    def needs_video(self, method: str) -> bool:
+        return self.run_modality(method, "") in ("video", "both")
+
+    def source_setting(self, source: str) -> str:
+        """What a source's base rows use, for the real corpus (``""`` for the demo)."""
+        if source not in GOLD:
+            return ""
+        return f" ({self.source_modality(source) or 'the source modality'}; {GOLD[source]})"
+
+    def invalid_cell(self, model: str, method: str, source: str) -> Cell | None:
+        """The run's invalid answers over all its instances of ``source`` (every task), in percent."""
+        groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.split("/", 1)[1] == source]
+        total = sum(m["n_total"] for m in groups)
+        if not total:
+            return None
+        exact = 100 * Fraction(sum(m["invalid"] for m in groups), total)
+        value = float(Decimal(exact.numerator) / Decimal(exact.denominator))
+        return Cell(float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), exact=exact)
+
     def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Cell | None:
+        if metric == "invalid_rate":
+            return self.invalid_cell(model, method, source)
         g = f"{task}/{source}"
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
             return None
+        if m["n"] == 0 and self.needs_video(method) and self.source_modality(source) == "utterances":
+            return Cell(text=NO_VIDEO)  # a video run on a source without media: no call was made
         if (
             m["n"] == 0 and task != "task3_2"
         ):  # the run evaluates none of them (recorded answers that do not cover them)
             return Cell(text=NOT_EVALUATED)
         if metric == "macro_f1":
-            low = high = None
+            low = high = exact = None
             if self.values is not None and (model, method, g) in self.values and m["macro_f1"] is not None:
-                low, high = macro_f1_ci(*self.values[(model, method, g)], self.seed, (model, method, g, "macro_f1"))
-            return Cell(m["macro_f1"], low, high)
+                gold, pred = self.values[(model, method, g)]
+                low, high = macro_f1_ci(gold, pred, self.seed, (model, method, g, "macro_f1"))
+                exact = 100 * macro_f1(gold, pred)
+            return Cell(m["macro_f1"], low, high, exact=exact)
+        exact = 100 * Fraction(m["correct"], m["n"]) if m["n"] else None
         if task == "task3_2":
             low, high = conditional_ci(m["correct"], m["n"], m["n_total"], self.seed, (model, method, g))
-            return Cell(m["accuracy"], low, high, n=m["n"])
+            return Cell(m["accuracy"], low, high, n=m["n"], exact=exact)
         low, high = accuracy_ci(m["correct"], m["n"], self.seed, (model, method, g))
-        return Cell(m["accuracy"], low, high)
+        return Cell(m["accuracy"], low, high, exact=exact)
 
     def row(self, model: str, method: str, setting: str, source: str, columns, base: str | None = None) -> Row:
         r = Row(self.categories.get(model, ""), model, method, setting)
@@ -290,10 +345,10 @@ class Context:
             c = self.cell(model, method, task, metric, source)
             if c is None:
                 continue
-            if base is not None:
+            if base is not None and metric != "invalid_rate":  # a change only for scores
                 b = self.cell(model, base, task, metric, source) if (model, base) in self.scores else None
                 c.has_delta = b is not None
-                c.delta = difference(c.value, b.value) if b is not None else None
+                c.delta = difference(c, b) if b is not None else None
             r.cells[(task, metric)] = c
         return r
 
@@ -306,8 +361,9 @@ class Context:
                 r.cells[(task, metric)] = Cell(m["chance"]) if metric == "accuracy" else Cell(text="-")
         return r
 
-    def sections(self, make_rows) -> tuple[list[Section], list[str]]:
-        """A section per source with instances; notes for absent sources and tasks."""
+    def sections(self, make_rows, extra: Sequence[tuple[str, str, str]] = ()) -> tuple[list[Section], list[str]]:
+        """A section per source with instances; notes for absent sources and tasks. ``extra``: columns
+        after the tasks' (the invalid rate, over every task: its n is all the source's instances)."""
         out, notes = [], []
         for src in SOURCES:
             tasks: dict[str, int] = {}
@@ -334,6 +390,9 @@ class Context:
                     "T3.2 Acc counts only the instances whose paired Task"
                     " 3.1 answer is correct (n per cell; MeetingToM 4.1)."
                 )
+            if extra:
+                cols = cols + list(extra)
+                tasks = {**tasks, INVALID_COLUMN[0]: sum(tasks.values())}
             out.append(Section(src, cols, tasks, make_rows(src, cols), snotes))
         return out, notes
 
@@ -381,7 +440,8 @@ def table1(ctx: Context) -> Table:
     models = sorted({m for m, meth in ctx.scores if meth == BASE}, key=ctx.order)
 
     def rows(src, cols):
-        return [ctx.row(m, BASE, METHOD_LABELS[BASE], src, cols) for m in models] + [ctx.chance_row(src, cols)]
+        label = METHOD_LABELS[BASE] + ctx.source_setting(src)
+        return [ctx.row(m, BASE, label, src, cols) for m in models] + [ctx.chance_row(src, cols)]
 
     sections, notes = ctx.sections(rows)
     if not models:
@@ -406,10 +466,14 @@ def prompting_table(ctx: Context, name: str, title: str, models: list[str], miss
                     out.append(ctx.row(m, meth, METHOD_LABELS[meth], src, cols, base=None if meth == BASE else BASE))
         return out
 
-    sections, notes = ctx.sections(rows)
+    sections, notes = ctx.sections(rows, extra=[INVALID_COLUMN])
     if not models:
         notes.insert(0, missing_note)
     notes.append("CoT rows: the score and its change from the same model's No Prompt (↑ improvement, ↓ degradation).")
+    notes.append(
+        "Invalid %: answers that could not be read (one answer rule for every method, scored wrong), over all"
+        " the run's instances of the source."
+    )
     return Table(name, title, sections, notes + ctx.f1_note())
 
 
@@ -432,6 +496,8 @@ def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: b
                 elif kind == "modality" and base == BASE:  # the base run shows the source's own modality
                     label = f"{label} ({(ctx.section.get(src) or {}).get('modality', 'the source modality')})"
                 out.append(ctx.row(m, base, label, src, cols))
+            if kind == "modality" and ctx.run_modality(meth, src) == ctx.run_modality(base, src):
+                continue  # the same input as the base row above (e.g. utterances only on the real corpus)
             r = ctx.row(m, meth, method_label(meth, ctx.ablations), src, cols, base=base if with_delta else None)
             if kind == "priors":
                 for task, metric, _ in cols:
@@ -454,6 +520,11 @@ def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: b
                 f"No runs for this table: add an ablation with `table: {kind}` under meetingtom.ablations and"
                 f" its run `{BASE}__<ablation>` to meetingtom.methods in params.yaml.",
             )
+    if kind == "modality":
+        notes.append(
+            "A run with the source's own modality is its base row, shown once; a run with video on a source without"
+            " media makes no call and reads 'not evaluated: no video in this source'."
+        )
     if kind == "priors":
         notes.append(
             "As in the paper's Table 4, Task 1 is not evaluated with contextual priors (n=0): its cells of the"

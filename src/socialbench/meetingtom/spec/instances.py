@@ -40,7 +40,10 @@ def _check_options(rec: Mapping[str, Any], path: str, rid: str) -> list[str]:
         labels.append(o["label"])
     if len(labels) < 2 or len(set(labels)) != len(labels) or any(x not in LABELS for x in labels):
         raise DataError(
-            path, f"needs at least two options with distinct letter labels, got {labels}", record=rid, field="options"
+            path,
+            f"needs at least two options with distinct option labels (1-8), got {labels}",
+            record=rid,
+            field="options",
         )
     return labels
 

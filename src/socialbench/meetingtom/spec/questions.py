@@ -6,7 +6,9 @@ utterance, the addressee candidates, the consensus moment) are filled into the p
 paper's own wording was lost with its appendix G; the wording here is ours (docs/decisions.md,
 "MeetingToM questions"). An option is ``{"label", "value", "text"}``: ``value`` is what files hold
 (a state key, an attitude, a consensus kind, a participant letter), ``text`` what the model and the
-annotators read; labels A, B, C... follow a per-instance seeded shuffle.
+annotators read; labels 1, 2, 3... follow a per-instance seeded shuffle. Labels are numbers, never
+letters: participants are called A-D, so a lettered option list ("A. Participant D") invites the
+model to answer a participant's letter for an option's, a confusion that is wrong but valid.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ TASKS = ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
 ANNOTATED = ("task1", "task2_2", "task3_1", "task3_2")
 #: Tasks whose answer is a set of options (every dissenter), not one option.
 MULTI = ("task3_2",)
-LABELS = "ABCDEFGH"
+#: Option labels: numbers, so no label is ever a participant's name (A-D; test_questions checks it).
+LABELS = ("1", "2", "3", "4", "5", "6", "7", "8")
 
 TITLES = {
     "task1": "Task 1: subject-level mental state",
@@ -127,5 +130,80 @@ def value_of(options: Sequence[Mapping[str, str]], label: str) -> str | None:
 def answer_format(task: str) -> str:
     """The strict JSON answer the templates ask for (the invalid-output rule: meetingtom.parsing)."""
     if task in MULTI:
-        return '{"answer": ["<letter>", ...]} (the letters of every option that applies, at least one)'
-    return '{"answer": "<letter>"} (the letter of exactly one option)'
+        return '{"answer": ["<number>", ...]} (the numbers of every option that applies, at least one)'
+    return '{"answer": "<number>"} (the number of exactly one option)'
+
+
+def answer_rule(task: str, form: str) -> str:
+    """The reasoning methods' closing instruction (``$answer_rule``) in answer form ``form``:
+    ``json`` (reasoning and answer in one JSON object) or ``final_line`` (a ``Final answer:`` line)."""
+    if form == "final_line":
+        return f'Then give the final line "Final answer: " followed by {answer_format(task)}.'
+    fmt = answer_format(task).replace('{"answer"', '{"reasoning": "<your reasoning>", "answer"', 1)
+    return f"Give your reasoning and then your answer as one JSON object and nothing else: {fmt}."
+
+
+# ---- the contextual priors in words (paper 4.2, Table 4) ----------------------------------------------
+#: The meeting stages the phase prior names (paper: "the current meeting stage").
+STAGES = ("opening", "presentation", "discussion", "decision", "closing")
+#: AMI topic types (ontologies/default-topics.xml) that are a stage of their own; every other typed
+#: topic (discussion, evaluation, costing, requirements, chitchat, the sub-topics...) is discussion.
+TOPIC_STAGES = {
+    "opening": "opening",
+    "closing": "closing",
+    "agenda/equipment issues": "opening",
+    "project specs and roles of participants": "presentation",
+    "interface specialist presentation": "presentation",
+    "marketing expert presentation": "presentation",
+    "industrial designer presentation": "presentation",
+    "presentation of prototype(s)": "presentation",
+}
+#: Where in the meeting (share of its length) discussion counts as the decision stage: the AMI
+#: scenario meetings close their discussion by deciding, so discussion in the last part is decision.
+DECISION_FROM = 2 / 3
+#: Without a typed topic: the first and last tenth of the meeting are its opening and closing.
+EDGE = 0.1
+
+
+def meeting_stage(topic: str | None, position: float | None) -> str | None:
+    """The stage of a clip from its AMI topic type and its position in the meeting (the clip
+    midpoint as a share of the meeting's length, None when unknown): a topic of its own stage
+    (:data:`TOPIC_STAGES`) is that stage; other topics are discussion, decision from
+    :data:`DECISION_FROM` of the meeting on; without a topic the position alone says (opening and
+    closing the first and last :data:`EDGE`); None with neither."""
+    if topic in TOPIC_STAGES:
+        return TOPIC_STAGES[topic]
+    if position is None:
+        return "discussion" if topic else None
+    if topic is None and position < EDGE:
+        return "opening"
+    if topic is None and position >= 1 - EDGE:
+        return "closing"
+    return "decision" if position >= DECISION_FROM else "discussion"
+
+
+#: AMI dialogue-act codes in words (the glosses of ontologies/da-types.xml), as the prior shows them.
+DIALOGUE_ACTS = {
+    "bck": "backchannel",
+    "stl": "stall",
+    "fra": "fragment",
+    "inf": "inform",
+    "sug": "suggest",
+    "ass": "assess",
+    "el.inf": "elicit inform",
+    "el.sug": "elicit offer or suggestion",
+    "el.ass": "elicit assessment",
+    "el.und": "elicit comment on understanding",
+    "off": "offer",
+    "und": "comment about understanding",
+    "be.pos": "be positive",
+    "be.neg": "be negative",
+    "oth": "other",
+}
+
+
+def act_words(code: str | None) -> str:
+    """A dialogue act as words (an unknown code shown as it is; none: "no act")."""
+    if code is None:
+        return "no act"
+    return DIALOGUE_ACTS.get(code, code)

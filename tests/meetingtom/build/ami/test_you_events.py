@@ -109,3 +109,67 @@ def test_real_events_of_one_meeting_match_an_independent_reading(real_ami, real_
                 expected.add(f"IS1001a.{x}.words{w}")
     m = next(m for m in real_corpus.meetings if m.id == "IS1001a")
     assert {e.word_id for e in you_events(m)} == expected
+
+
+def test_the_real_task2_1_run_covers_every_shared_meeting_with_you_usages_and_words(real_ami):
+    """params' ami.meetings is every meeting of the shared corpus that has the layers Task 2.1 needs
+    ("you" usages, the words, the dialogue acts with their addressees), so the real run's intervals are as narrow as
+    the corpus allows (issue 19, point 7)."""
+    import yaml
+
+    def meetings(layer):
+        return {f.name.split(".", 1)[0] for f in (real_ami / layer).glob("*.xml")}
+
+    needed = meetings("youUsages") & meetings("words") & meetings("dialogueActs")
+    listed = yaml.safe_load(open("params.yaml"))["meetingtom"]["ami"]["meetings"]
+    assert set(listed) == needed and len(listed) == len(set(listed))
+
+
+def _cand(meeting, type_id, addressee, in_act=True):
+    from types import SimpleNamespace
+
+    from socialbench.meetingtom.build.ami.you_events import YouCandidate
+
+    act = SimpleNamespace(addressee=addressee) if in_act else None
+    return YouCandidate(meeting, SimpleNamespace(type_id=type_id), act, None, None)
+
+
+def test_layer_agreement_crosses_the_you_number_with_the_acts_addressees():
+    from socialbench.meetingtom.build.ami.you_events import layer_agreement
+
+    cands = [
+        _cand("m", "you_11", ("B",)),  # singular, one addressee: agree
+        _cand("m", "you_11", None),  # singular, group: disagree
+        _cand("m", "you_121", ("A", "C")),  # plural, several: agree
+        _cand("m", "you_12", ("D",)),  # plural, one: disagree
+        _cand("m", "you_2", ("B",)),  # generic: not counted
+        _cand("m", "you_11", ("B",), in_act=False),  # outside any act: not counted
+        _cand("unannotated", "you_11", None),  # a meeting whose acts name no addressee: not counted
+    ]
+    got = layer_agreement(cands)
+    assert got["n"] == 4 and got["agreement"] == 50.0 and got["kappa"] == 0.0 and got["meetings"] == ["m"]
+    assert got["table"] == {"singular": {"one": 1, "group": 1}, "plural": {"one": 1, "group": 1}}
+
+
+def test_the_real_task2_1_golds_layers_agree_as_reported_in_the_docs(real_corpus):
+    """docs/meetingtom.md reports these figures for the shared meetings (issue 19, point 10)."""
+    import yaml
+
+    from socialbench.meetingtom.build.ami.you_events import layer_agreement
+
+    listed = set(yaml.safe_load(open("params.yaml"))["meetingtom"]["ami"]["meetings"])
+    cands = [c for m in real_corpus.meetings if m.id in listed for c in you_candidates(m)]
+    got = layer_agreement(cands)
+    assert (got["n"], got["agreement"], got["kappa"]) == (328, 75.0, 0.4812)
+
+
+def test_the_agreement_from_the_mined_records_is_the_agreement_from_the_corpus(real_corpus):
+    """The instances stage reports it from the mined candidates (source.json): the same figures."""
+    from socialbench.meetingtom.build.ami.mining import mine_you
+    from socialbench.meetingtom.build.ami.you_events import layer_agreement, layer_agreement_records
+
+    meetings = [m for m in real_corpus.meetings if m.id in ("IS1001b", "IS1003b", "ES2002c")]
+    records = [c.as_dict() for m in meetings for r in [mine_you(m)] for c in (*r.accepted, *r.rejected)]
+    cands = [c for m in meetings for c in you_candidates(m)]
+    assert layer_agreement_records(records) == layer_agreement(cands)
+    assert layer_agreement_records(records)["n"] > 0

@@ -434,6 +434,7 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
             "you_type": u.type_id,
             "unsure": u.unsure,
             "act": act.id if act else None,
+            "act_addressee": list(act.addressee) if act is not None and act.addressee is not None else None,
         }
         base = Candidate("you", f"you:{u.id}", meeting.id, u.id, u.start, u.end, None, None, None, info)
         if yc.reason is not None:

@@ -95,3 +95,61 @@ def you_events(meetings: Meeting | Iterable[Meeting], *, you_type: str = YOU_SIN
     meetings = [meetings] if isinstance(meetings, Meeting) else meetings
     events = [e for m in meetings for c in you_candidates(m, you_type=you_type) if (e := c.event()) is not None]
     return sorted(events, key=lambda e: (e.meeting, e.start, e.word_id))
+
+
+#: The you-usages layer's deictic types: singular, and plural with its two sub-types.
+YOU_PLURAL = ("you_12", "you_121", "you_122")
+
+
+def layer_agreement(candidates: Iterable[YouCandidate], *, you_type: str = YOU_SINGULAR) -> dict:
+    """How the two AMI layers the real Task 2.1 gold joins agree (the paper's gold is a human
+    annotation with its own kappa; ours is these layers, so their agreement is what can be reported).
+    Over the deictic you-usages (singular ``you_type`` or plural) that lie in a dialogue act of a
+    meeting whose acts carry addressees: the you layer says one person or several; the act's
+    addressee attribute says one participant (``one``) or not (``group``: none named, or several).
+    Returns the 2x2 counts, the share of agreeing usages (singular with one addressee, plural with
+    the group) and Cohen's kappa (None when undefined)."""
+    return _agreement(
+        ((c.meeting, c.usage.type_id, c.act is not None, c.act.addressee if c.act else None) for c in candidates),
+        you_type,
+    )
+
+
+def layer_agreement_records(records: Iterable[dict], *, you_type: str = YOU_SINGULAR) -> dict:
+    """:func:`layer_agreement` from the mined ``you`` candidates as written (kept and rejected: every
+    you-usage once; their ``info`` has ``you_type``, ``act`` and ``act_addressee``)."""
+    rows = []
+    for r in records:
+        if r.get("task") != "you":
+            continue
+        info = r.get("info") or {}
+        addressee = info.get("act_addressee")
+        rows.append((r["meeting"], info.get("you_type"), info.get("act") is not None, addressee))
+    return _agreement(rows, you_type)
+
+
+def _agreement(rows: Iterable[tuple], you_type: str) -> dict:
+    rows = list(rows)
+    annotated = {m for m, _, in_act, addressee in rows if in_act and addressee is not None}
+    table = {"singular": {"one": 0, "group": 0}, "plural": {"one": 0, "group": 0}}
+    for meeting, type_id, in_act, addressee in rows:
+        kind = "singular" if type_id == you_type else "plural" if type_id in YOU_PLURAL else None
+        if kind is None or not in_act or meeting not in annotated:
+            continue
+        table[kind]["one" if addressee is not None and len(addressee) == 1 else "group"] += 1
+    n = sum(v for row in table.values() for v in row.values())
+    agree = table["singular"]["one"] + table["plural"]["group"]
+    kappa = None
+    if n:
+        p_o = agree / n
+        rows_p = {k: sum(table[k].values()) / n for k in table}
+        cols = {c: sum(table[k][c] for k in table) / n for c in ("one", "group")}
+        p_e = rows_p["singular"] * cols["one"] + rows_p["plural"] * cols["group"]
+        kappa = None if p_e == 1 else round((p_o - p_e) / (1 - p_e), 4)
+    return {
+        "n": n,
+        "table": table,
+        "agreement": round(100 * agree / n, 2) if n else None,
+        "kappa": kappa,
+        "meetings": sorted(annotated),
+    }
