@@ -184,8 +184,9 @@ def _check(archive: Path, entries: list[Entry], limits: ArchiveLimits) -> list[M
     """Members from (name, type-reason, is_dir, size) entries; raises UnsafeArchive on the first bad one."""
     if len(entries) > limits.max_members:
         raise ArchiveTooLarge(
-            str(archive), entries[limits.max_members][0], f"is member {limits.max_members + 1}, beyond"
-            f" acquire.archive.max_members ({limits.max_members})"
+            str(archive),
+            entries[limits.max_members][0],
+            f"is member {limits.max_members + 1}, beyond acquire.archive.max_members ({limits.max_members})",
         )
     root = os.path.normpath(os.path.abspath("/__dest__"))
     size = archive.stat().st_size
