@@ -57,9 +57,11 @@ def probe_cmd(
 @media_app.command("frames")
 def frames_cmd(
     video: Path = Arg(..., help="video file"),
-    count: int | None = Opt(None, help="N uniformly spaced frames (N >= 1)"),
+    count: int | None = Opt(None, min=1, help="N uniformly spaced frames (N >= 1)"),
     fps: str | None = Opt(None, help="frames per second of video time, > 0, e.g. 0.5 or 30000/1001"),
-    max_side: int | None = Opt(None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"),
+    max_side: int | None = Opt(
+        None, min=2, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"
+    ),
     frames_dir: Path = Opt(Path("data/interim/frames"), help="content-addressed frame cache"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its media section)"),
 ) -> None:
@@ -98,8 +100,8 @@ def frames_cmd(
 @media_app.command("cut")
 def cut_cmd(
     views: list[Path] = Arg(..., help="synchronized views of one recording"),
-    start: float = Opt(..., help="window start, seconds"),
-    end: float = Opt(..., help="window end, seconds (exclusive)"),
+    start: float = Opt(..., min=0, help="window start, seconds"),
+    end: float = Opt(..., min=0, help="window end, seconds (exclusive)"),
     out_dir: Path = Opt(..., help="clips go here as <view file name>.mp4, with clip.json (and mosaic.mp4)"),
     mosaic: str | None = Opt(
         None,
@@ -174,8 +176,8 @@ def _mosaic_positions(text: str, n_views: int) -> list[int]:
 def audio_cmd(
     source: Path = Arg(..., help="media file with an audio stream"),
     output: Path = Arg(..., help="WAV file to write (mono, 16 kHz, 16-bit)"),
-    start: float | None = Opt(None, help="window start, seconds"),
-    end: float | None = Opt(None, help="window end, seconds (exclusive)"),
+    start: float | None = Opt(None, min=0, help="window start, seconds"),
+    end: float | None = Opt(None, min=0, help="window end, seconds (exclusive)"),
 ) -> None:
     """Extract mono 16 kHz WAV audio, optionally of a window."""
     from socialbench.core.paths import check_io
