@@ -153,15 +153,12 @@ def acquire_release(
 
 def read_source(release_dir: str | Path) -> dict[str, Any]:
     """``source.json`` of a release folder (what the per-meeting stages read first)."""
-    import json
+    from socialbench.core.io import parse_json_object, read_file_bytes
 
     path = Path(release_dir) / SOURCE_FILE
-    if not path.is_file():
+    if not path.exists():
         raise DataError(str(path), "no source record: run the release stage (socialbench meetingtom release) first")
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except ValueError as exc:
-        raise DataError(str(path), f"not JSON ({exc})") from None
+    return parse_json_object(read_file_bytes(path), str(path), "(a source record)")
 
 
 def fetch_meeting_media(
