@@ -153,7 +153,13 @@ def release_cmd(
     from socialbench.meetingtom.build.release import acquire_release
 
     _logging()
-    info = acquire_release(_source(_params(params), source), out, downloads)
+    from socialbench.acquire.archive import ArchiveLimits
+    from socialbench.acquire.download import TrustStore
+
+    p = _params(params)
+    info = acquire_release(
+        _source(p, source), out, downloads, trust=TrustStore(), limits=ArchiveLimits.from_params(p)
+    )  # sources.lock at the repository root, where the pipeline runs
     typer.echo(
         f"release {source}: {info['mode']}, {info['files'] or 0} annotation files"
         + (f"; note: {info['note']}" if info["note"] else "")

@@ -261,7 +261,9 @@ def acquire_cmd(
 
     _logging()
     options = _source_options(source, params, mode, mirror, media, split)
-    manifest = acquire(get_source(source), root, options)
+    from socialbench.acquire.download import TrustStore
+
+    manifest = acquire(get_source(source), root, options, trust=TrustStore())  # sources.lock, here
     typer.echo(
         f"moca acquire {source}: {len(manifest['files'])} file(s) under {root} ({options.mode}); {root / MANIFEST}"
     )
