@@ -514,6 +514,10 @@ def annotate_import_cmd(
         {"--out-dir": out_dir},
         folders=("--out-dir",),
     )
+    if sheets:  # one sheet in two roles would make a perfect, meaningless agreement
+        from socialbench.core.sheets import distinct_sheets
+
+        distinct_sheets([("--annotator", sheets[0]), ("--annotator", sheets[1]), ("--adjudicator", adjudicator)])
 
     from socialbench.core.errors import DataError
     from socialbench.core.io import decode_utf8, parse_json, read_file_bytes, write_json, write_jsonl
@@ -536,10 +540,6 @@ def annotate_import_cmd(
         if iid in listed:
             raise DataError(str(subset), f"{iid!r} is listed twice", record=f"entry {k}")
         listed.add(iid)
-    if sheets:
-        from socialbench.core.sheets import distinct_sheets
-
-        distinct_sheets([("--annotator", sheets[0]), ("--annotator", sheets[1]), ("--adjudicator", adjudicator)])
     out_dir.mkdir(parents=True, exist_ok=True)
     if not sheets:
         reason = note or "no annotation sheets configured for this source"
