@@ -934,13 +934,20 @@ def test_a_secret_in_params_is_named_but_never_shown(ws, capsys, monkeypatch):
     assert "sk-do-not-print" not in err
 
 
+def all_cases() -> list[Case]:
+    """CASES and every later section's ``<NAME>_CASES`` list (each run by its own parametrized test)."""
+    return [c for name, cases in globals().items() if name == "CASES" or name.endswith("_CASES") for c in cases]
+
+
 def test_the_suite_is_counted_by_class_in_the_docs():
     from collections import Counter
 
     doc = (REPO / "docs" / "bad-input.md").read_text("utf-8")
-    for kind, n in Counter(c.kind for c in CASES).items():
+    cases = all_cases()
+    assert len({c.id for c in cases}) == len(cases)
+    for kind, n in Counter(c.kind for c in cases).items():
         assert f"| {kind} | {n} |" in doc, f"docs/bad-input.md: the row of {kind!r} should say {n}"
-    assert f"| total | {len(CASES)} |" in doc
+    assert f"| total | {len(cases)} |" in doc
 
 
 # ---- snakemake and check-params agree on a broken params.yaml (issue 12, point 6) -------------------------
@@ -984,3 +991,207 @@ def test_snakemake_and_check_params_give_the_same_line_for_a_broken_params_file(
     (line,) = err.splitlines()
     assert line.startswith("error: params.yaml: ") and line in smk.stderr.splitlines(), smk.stderr
     assert "Traceback" not in smk.stderr and "Config file is not valid" not in smk.stderr
+
+
+# ---- issue 20: params that name nothing, repositories, option values, recorded answers, meeting files ------
+# (points 5-9). The docs' table counts them with CASES (every module-level ``*_CASES`` list is counted).
+def check(text: str):
+    """check-params on a params file of the small repository's models plus ``text``."""
+    return bad_params("seed: 1\nmodels: {random: {backend: random}}\n" + text)
+
+
+def broken_dvc_repo(root: Path) -> list[str]:
+    write("r/.dvc/config", "")
+    write("r/dvc.lock", "stages: [\n")
+    return ["prune-lock", "--repo", "r"]
+
+
+def file_backend_on_a_folder(root: Path) -> list[str]:
+    write("human.yaml", PARAMS + "  human: {backend: file, options: {path: data}}\n")
+    return infer("data/i.jsonl", "--params", "human.yaml")[:6] + ["human", *infer()[7:], "--params", "human.yaml"]
+
+
+def truncated_meeting(root: Path) -> list[str]:
+    write("meet/meeting.json", '{"meeting": "ES2002a", "start": 0.')
+    write("meet/fetched.json", "{}")
+    write("mt.yaml", PARAMS + "meetingtom: {}\n")
+    return [
+        "meetingtom",
+        "clips",
+        "--meeting-dir",
+        "meet",
+        "--fetched",
+        "meet/fetched.json",
+        "--out-dir",
+        "results/c",
+        "--params",
+        "mt.yaml",
+    ]
+
+
+def annotation_import(*sheets: str, subset: str = "[]", linked: bool = False):
+    def setup(root: Path) -> list[str]:
+        write("sheets/a1.csv", "item_id,task,answer\n")
+        write("sheets/adj.csv", "item_id,task,answer\n")
+        write("sheets/subset.json", subset)
+        if linked:  # a second name for the first annotator's sheet
+            os.link("sheets/a1.csv", "sheets/a2.csv")
+        else:
+            write("sheets/a2.csv", "item_id,task,answer\n")
+        args = [
+            "meetingtom",
+            "annotate",
+            "import",
+            "--items",
+            "data/i.jsonl",
+            "--subset",
+            "sheets/subset.json",
+            "--out-dir",
+            "results/gold",
+        ]
+        for s in sheets:
+            args += ["--annotator", s]
+        return [*args, "--adjudicator", "sheets/adj.csv"]
+
+    return setup
+
+
+ISSUE20_CASES = [
+    # -- params name only what exists (point 5): check-params and every command's load say the same line --
+    Case(
+        "params-unknown-method",
+        "params names",
+        check("moca: {methods: [direkt]}\n"),
+        "moca.methods.0: 'direkt' names no method of moca (known: codar",
+    ),
+    Case(
+        "params-unknown-ablation",
+        "params names",
+        check("meetingtom: {methods: [no_prompt__nope]}\n"),
+        "meetingtom.methods.0: 'no_prompt__nope' names the ablation 'nope', which meetingtom.ablations does not",
+    ),
+    Case(
+        "params-unknown-view",
+        "params names",
+        check("meetingtom: {method_options: {no_prompt: {view: side}}}\n"),
+        "meetingtom.method_options.no_prompt: view must be one of mosaic, global, closeup, got 'side'",
+    ),
+    Case(
+        "params-meeting-not-in-the-corpus",
+        "params names",
+        check("meetingtom: {demo: {meetings: [ES9000z]}}\n"),
+        "meetingtom.demo.meetings: ES9000z is not a meeting of the demo release",
+    ),
+    Case(
+        "params-unknown-mining-key",
+        "params names",
+        check("meetingtom: {mining: {yuo: {}}}\n"),
+        "meetingtom.mining: unknown key(s) yuo (known: state, you, consensus)",
+    ),
+    Case(
+        "params-negative-window",
+        "params names",
+        check("meetingtom: {mining: {state: {window_s: -5}}}\n"),
+        "meetingtom.mining.state.window_s: must be a finite number >= 0, got -5",
+    ),
+    Case(
+        "params-tracking-uri-mlflow-cannot-use",
+        "params names",
+        check("mlflow: {tracking_uri: 'sqlite://mlflow.db'}\n"),
+        "mlflow.tracking_uri: 'sqlite://mlflow.db': a sqlite store is sqlite:///<relative path>",
+    ),
+    Case(
+        "params-model-on-no-benchmark",
+        "params names",
+        bad_params("models: {random: {backend: random, benchmarks: [moka]}}\n"),
+        "models.random.benchmarks.0: 'moka' is no benchmark",
+    ),
+    Case(
+        "params-unknown-method-for-infer",
+        "params names",
+        bad_params(
+            PARAMS.replace("moca: {frames: 2}", "moca: {frames: 2, methods: [direkt]}"),
+            lambda: infer("data/i.jsonl", "--params", "bad.yaml"),
+        ),
+        "bad.yaml is invalid: moca.methods.0: 'direkt' names no method of moca",
+    ),
+    # -- a repository that is not one (point 7) ----------------------------------------------------------------
+    Case(
+        "prune-lock-not-a-dvc-repository",
+        "repository",
+        run_with(["prune-lock", "--repo", "data"]),
+        "data: not a DVC repository (no .dvc folder",
+    ),
+    Case("prune-lock-no-such-folder", "repository", run_with(["prune-lock", "--repo", "nothere"]), "nothere: no such"),
+    Case("prune-lock-broken-lock", "repository", broken_dvc_repo, "r/dvc.lock: not valid YAML: line 2"),
+    # -- option values out of range, unknown options: one line, not a usage box (point 7) -----------------------
+    Case(
+        "cache-explain-negative-limit",
+        "option value",
+        run_with(["cache", "explain", "--instances", "data/i.jsonl", "--model", "random", "--limit", "-1"]),
+        "socialbench cache explain: Invalid value for '--limit'",
+    ),
+    Case(
+        "ui-port-out-of-range",
+        "option value",
+        run_with(["ui", "--port", "70000"]),
+        "socialbench ui: Invalid value for '--port'",
+    ),
+    Case(
+        "frames-zero-count",
+        "option value",
+        run_with(["media", "frames", "data/raw/clip.mp4", "--count", "0"]),
+        "socialbench media frames: Invalid value for '--count'",
+    ),
+    Case(
+        "cut-negative-start",
+        "option value",
+        run_with(["media", "cut", "data/raw/clip.mp4", "--start", "-1", "--end", "1", "--out-dir", "results/cut"]),
+        "socialbench media cut: Invalid value for '--start'",
+    ),
+    Case(
+        "score-unknown-option",
+        "option value",
+        run_with(["score", "--benchmark", "moca", "--nope"]),
+        "socialbench score: No such option: --nope",
+    ),
+    Case(
+        "benchmarks-extra-argument",
+        "option value",
+        run_with(["benchmarks", "moca"]),
+        "socialbench benchmarks: Got unexpected extra argument",
+    ),
+    # -- the file backend's answers file (point 7) ---------------------------------------------------------------
+    Case(
+        "infer-file-backend-on-a-folder",
+        "recorded answers",
+        file_backend_on_a_folder,
+        "data: is a folder, not a file (models.human.options.path takes the answers file)",
+        cache=True,
+    ),
+    # -- a meeting's files and the annotation import (points 6, 7) -------------------------------------------------
+    Case("meetingtom-truncated-meeting-json", "meeting files", truncated_meeting, "meet/meeting.json: not valid JSON"),
+    Case(
+        "meetingtom-one-sheet-as-two-annotators",
+        "meeting files",
+        annotation_import("sheets/a1.csv", "sheets/a2.csv", linked=True),
+        "sheets/a2.csv: --annotator is the same file as --annotator sheets/a1.csv: one sheet given twice",
+    ),
+    Case(
+        "meetingtom-annotator-sheet-is-the-adjudicators",
+        "meeting files",
+        annotation_import("sheets/a1.csv", "sheets/adj.csv"),
+        "sheets/adj.csv: --adjudicator is the same file as --annotator sheets/adj.csv",
+    ),
+    Case(
+        "meetingtom-truncated-subset",
+        "meeting files",
+        annotation_import("sheets/a1.csv", "sheets/a2.csv", subset='["a", '),
+        "sheets/subset.json: not valid JSON",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", ISSUE20_CASES, ids=[c.id for c in ISSUE20_CASES])
+def test_issue_20_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch):
+    test_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch)
