@@ -1183,6 +1183,51 @@ ISSUE20_CASES = [
         annotation_import("sheets/a1.csv", "sheets/adj.csv"),
         "sheets/adj.csv: --adjudicator is the same file as --annotator sheets/adj.csv",
     ),
+    # -- commands the suite had no case for: a name or file that is not there -----------------------------------
+    Case(
+        "prune-outputs-unknown-benchmark",
+        "names",
+        run_with(["prune-outputs", "--benchmark", "mocha"]),
+        "unknown benchmark 'mocha'; available: meetingtom, moca",
+    ),
+    Case(
+        "moca-acquire-unknown-source",
+        "names",
+        run_with(["moca", "acquire", "--source", "nope", "--root", "data/raw/nope"]),
+        "unknown MoCA source 'nope'; known: mustard",
+    ),
+    Case(
+        "meetingtom-consolidate-gold-per-source",
+        "names",
+        run_with(
+            [
+                "meetingtom",
+                "consolidate",
+                "--source-dir",
+                "data",
+                "--source-dir",
+                "results",
+                "--gold-dir",
+                "data",
+                "--out-dir",
+                "results/mt",
+            ]
+        ),
+        "give one --gold-dir per --source-dir (2 source(s), 1 gold folder(s))",
+    ),
+    Case("probe-missing-media", "names", run_with(["media", "probe", "data/raw/nothere.mp4"]), "nothere.mp4: missing"),
+    Case(
+        "meetingtom-mine-no-annotations",
+        "names",
+        run_with(["meetingtom", "mine", "--ami", "nothere", "--out", "results/m.jsonl", "--report", "results/r.jsonl"]),
+        "nothere: not a folder (expected the AMI manual annotations",
+    ),
+    Case(
+        "meetingtom-export-missing-items",
+        "names",
+        run_with(["meetingtom", "annotate", "export", "--items", "data/nothere.jsonl", "--out", "results/s.csv"]),
+        "data/nothere.jsonl: file not found",
+    ),
     Case(
         "meetingtom-truncated-subset",
         "meeting files",
