@@ -1229,6 +1229,78 @@ ISSUE20_CASES = [
         "data/nothere.jsonl: file not found",
     ),
     Case(
+        "moca-candidates-unknown-source",
+        "names",
+        run_with(["moca", "candidates", "--source", "nope", "--root", "data", "--out", "results/c.jsonl"]),
+        "unknown MoCA source 'nope'",
+    ),
+    Case(
+        "moca-stats-missing-instances",
+        "names",
+        run_with(["moca", "stats", "--instances", "data/nothere.jsonl", "--out-dir", "results/st"]),
+        "data/nothere.jsonl: file not found",
+    ),
+    Case(
+        "meetingtom-extract-meeting-not-listed",
+        "names",
+        bad_params(
+            PARAMS + "meetingtom: {}\n",
+            lambda: [
+                "meetingtom",
+                "extract",
+                "--source",
+                "demo",
+                "--meeting",
+                "ES9999z",
+                "--release",
+                "data",
+                "--out-dir",
+                "results/m",
+                "--params",
+                "bad.yaml",
+            ],
+        ),
+        "meetingtom.demo.meetings: ES9999z is not listed (listed: ES9000a, ES9000b, ES9000c)",
+    ),
+    Case(
+        "viewer-zero-frames",
+        "option value",
+        run_with(
+            [
+                "viewer",
+                "--instances",
+                "data/v.jsonl",
+                "--benchmark",
+                "moca",
+                "--predictions",
+                "results/p.jsonl",
+                "--out",
+                "results/v.html",
+                "--max-frames",
+                "0",
+            ]
+        ),
+        "socialbench viewer: Invalid value for '--max-frames'",
+    ),
+    Case(
+        "viewer-missing-instances",
+        "names",
+        run_with(
+            [
+                "viewer",
+                "--instances",
+                "data/nothere.jsonl",
+                "--benchmark",
+                "moca",
+                "--predictions",
+                "results/p.jsonl",
+                "--out",
+                "results/v.html",
+            ]
+        ),
+        "data/nothere.jsonl: file not found",
+    ),
+    Case(
         "meetingtom-truncated-subset",
         "meeting files",
         annotation_import("sheets/a1.csv", "sheets/a2.csv", subset='["a", '),
