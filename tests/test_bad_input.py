@@ -1141,7 +1141,7 @@ ISSUE20_CASES = [
         "frames-zero-count",
         "option value",
         run_with(["media", "frames", "data/raw/clip.mp4", "--count", "0"]),
-        "socialbench media frames: Invalid value for '--count'",
+        "--count must be >= 1, got 0",
     ),
     Case(
         "cut-negative-start",

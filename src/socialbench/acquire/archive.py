@@ -66,7 +66,7 @@ class ArchiveLimits:
 
     ``max_ratio`` is extracted bytes over the archive's own size; it applies only beyond
     ``ratio_floor`` extracted bytes, so a small archive of text (which compresses well) passes.
-    Real sources stay far below: the AMI annotations release is about 20:1, media archives about 1:1;
+    Real sources stay far below: an archive of annotation XML is about 20:1, of media about 1:1;
     a zip of zeros is about 1000:1."""
 
     max_bytes: int = 200 * 1024**3

@@ -57,11 +57,9 @@ def probe_cmd(
 @media_app.command("frames")
 def frames_cmd(
     video: Path = Arg(..., help="video file"),
-    count: int | None = Opt(None, min=1, help="N uniformly spaced frames (N >= 1)"),
+    count: int | None = Opt(None, help="N uniformly spaced frames (N >= 1)"),
     fps: str | None = Opt(None, help="frames per second of video time, > 0, e.g. 0.5 or 30000/1001"),
-    max_side: int | None = Opt(
-        None, min=2, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"
-    ),
+    max_side: int | None = Opt(None, help="longest side of the frames in pixels, >= 2 (default: media.frame_max_side)"),
     frames_dir: Path = Opt(Path("data/interim/frames"), help="content-addressed frame cache"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its media section)"),
 ) -> None:
