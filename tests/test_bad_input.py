@@ -1029,6 +1029,16 @@ def truncated_meeting(root: Path) -> list[str]:
     ]
 
 
+def mt_params(argv: list[str]):
+    """``socialbench meetingtom ARGV --params mt.yaml`` with a params file that has a meetingtom section."""
+
+    def setup(root: Path) -> list[str]:
+        write("mt.yaml", PARAMS + "meetingtom: {}\n")
+        return ["meetingtom", *argv, "--params", "mt.yaml"]
+
+    return setup
+
+
 def annotation_import(*sheets: str, subset: str = "[]", linked: bool = False):
     def setup(root: Path) -> list[str]:
         write("sheets/a1.csv", "item_id,task,answer\n")
@@ -1215,16 +1225,21 @@ ISSUE20_CASES = [
         ),
         "give one --gold-dir per --source-dir (2 source(s), 1 gold folder(s))",
     ),
-    Case("probe-missing-media", "names", run_with(["media", "probe", "data/raw/nothere.mp4"]), "nothere.mp4: missing"),
+    Case(
+        "probe-missing-media",
+        "missing input",
+        run_with(["media", "probe", "data/raw/nothere.mp4"]),
+        "nothere.mp4: missing",
+    ),
     Case(
         "meetingtom-mine-no-annotations",
-        "names",
+        "missing input",
         run_with(["meetingtom", "mine", "--ami", "nothere", "--out", "results/m.jsonl", "--report", "results/r.jsonl"]),
         "nothere: not a folder (expected the AMI manual annotations",
     ),
     Case(
         "meetingtom-export-missing-items",
-        "names",
+        "missing input",
         run_with(["meetingtom", "annotate", "export", "--items", "data/nothere.jsonl", "--out", "results/s.csv"]),
         "data/nothere.jsonl: file not found",
     ),
@@ -1236,7 +1251,7 @@ ISSUE20_CASES = [
     ),
     Case(
         "moca-stats-missing-instances",
-        "names",
+        "missing input",
         run_with(["moca", "stats", "--instances", "data/nothere.jsonl", "--out-dir", "results/st"]),
         "data/nothere.jsonl: file not found",
     ),
@@ -1284,7 +1299,7 @@ ISSUE20_CASES = [
     ),
     Case(
         "viewer-missing-instances",
-        "names",
+        "missing input",
         run_with(
             [
                 "viewer",
@@ -1300,6 +1315,318 @@ ISSUE20_CASES = [
         ),
         "data/nothere.jsonl: file not found",
     ),
+    # -- point 9: every command gets cases (a name, file or value that is not there) --------------------------
+    *[
+        Case(cid, kind, mt_params(argv), says)
+        for cid, kind, argv, says in [
+            (
+                "meetingtom-release-unknown-source",
+                "names",
+                ["release", "--source", "nope", "--out", "results/rel", "--downloads", "results/dl"],
+                "unknown MeetingToM source 'nope'; known: demo, ami",
+            ),
+            (
+                "meetingtom-release-out-is-params",
+                "output overwrites input",
+                ["release", "--source", "demo", "--out", "mt.yaml", "--downloads", "results/dl"],
+                "mt.yaml: --out is the same file as --params",
+            ),
+            (
+                "meetingtom-media-meeting-not-listed",
+                "names",
+                ["media", "--source", "demo", "--meeting", "ES9999z", "--dest-root", "results/med"],
+                "meetingtom.demo.meetings: ES9999z is not listed",
+            ),
+            (
+                "meetingtom-media-unknown-source",
+                "names",
+                ["media", "--source", "nope", "--meeting", "ES2002a", "--dest-root", "results/med"],
+                "unknown MeetingToM source 'nope'",
+            ),
+            (
+                "meetingtom-instances-unknown-source",
+                "names",
+                [
+                    "instances",
+                    "--source",
+                    "nope",
+                    "--release",
+                    "data",
+                    "--meetings-dir",
+                    "data",
+                    "--clips-dir",
+                    "data",
+                    "--out-dir",
+                    "results/o",
+                ],
+                "unknown MeetingToM source",
+            ),
+            (
+                "meetingtom-instances-no-release",
+                "missing input",
+                [
+                    "instances",
+                    "--source",
+                    "demo",
+                    "--release",
+                    "nothere",
+                    "--meetings-dir",
+                    "data",
+                    "--clips-dir",
+                    "data",
+                    "--out-dir",
+                    "results/o",
+                ],
+                "nothere/source.json: no source record",
+            ),
+            (
+                "meetingtom-simulate-missing-items",
+                "missing input",
+                [
+                    "annotate",
+                    "simulate",
+                    "--items",
+                    "data/nothere.jsonl",
+                    "--sheet",
+                    "data/i.jsonl",
+                    "--out-dir",
+                    "results/o",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "meetingtom-human-unknown-source",
+                "names",
+                ["annotate", "human", "--instances", "data/i.jsonl", "--source", "nope", "--out", "results/h.jsonl"],
+                "--source: must be one of demo, ami, got 'nope'",
+            ),
+            (
+                "meetingtom-human-missing-instances",
+                "missing input",
+                ["annotate", "human", "--instances", "data/nothere.jsonl", "--out", "results/h.jsonl"],
+                "data/nothere.jsonl: file not found",
+            ),
+        ]
+    ],
+    *[
+        Case(cid, kind, run_with(argv), says)
+        for cid, kind, argv, says in [
+            ("moca-sources-unknown-source", "names", ["moca", "sources", "extra"], "unknown MoCA source 'extra'"),
+            (
+                "moca-preprocess-missing-input",
+                "missing input",
+                [
+                    "moca",
+                    "preprocess",
+                    "--input",
+                    "data/nothere.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-preprocess-not-candidates",
+                "missing input",
+                [
+                    "moca",
+                    "preprocess",
+                    "--input",
+                    "results/p.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "field 'source': missing",
+            ),
+            (
+                "moca-unimodal-missing-input",
+                "missing input",
+                [
+                    "moca",
+                    "unimodal",
+                    "--input",
+                    "data/nothere.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-unimodal-not-candidates",
+                "missing input",
+                [
+                    "moca",
+                    "unimodal",
+                    "--input",
+                    "results/p.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "field 'source': missing",
+            ),
+            (
+                "moca-export-missing-pool",
+                "missing input",
+                [
+                    "moca",
+                    "annotate",
+                    "export",
+                    "--pool",
+                    "data/nothere.jsonl",
+                    "--out-dir",
+                    "results/o",
+                    "--annotator",
+                    "a",
+                    "--annotator",
+                    "b",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-export-zero-per-item",
+                "option value",
+                [
+                    "moca",
+                    "annotate",
+                    "export",
+                    "--pool",
+                    "data/i.jsonl",
+                    "--out-dir",
+                    "results/o",
+                    "--annotator",
+                    "a",
+                    "--per-item",
+                    "0",
+                ],
+                "socialbench moca annotate export: Invalid value for '--per-item'",
+            ),
+            (
+                "moca-review-missing-pool",
+                "missing input",
+                [
+                    "moca",
+                    "annotate",
+                    "review",
+                    "--pool",
+                    "data/nothere.jsonl",
+                    "--annotations",
+                    "data/i.jsonl",
+                    "--reviewer",
+                    "r",
+                    "--out-dir",
+                    "results/o",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-arbitration-missing-pool",
+                "missing input",
+                [
+                    "moca",
+                    "annotate",
+                    "arbitration",
+                    "--pool",
+                    "data/nothere.jsonl",
+                    "--annotations",
+                    "data/i.jsonl",
+                    "--out",
+                    "results/a.csv",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-build-missing-pool",
+                "missing input",
+                [
+                    "moca",
+                    "annotate",
+                    "build",
+                    "--pool",
+                    "data/nothere.jsonl",
+                    "--annotations",
+                    "data/i.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "benchmarks-unknown-option",
+                "option value",
+                ["benchmarks", "--bogus"],
+                "socialbench benchmarks: No such option: --bogus",
+            ),
+            ("ui-port-zero", "option value", ["ui", "--port", "0"], "socialbench ui: Invalid value for '--port'"),
+            ("ui-missing-params", "missing input", ["ui", "--params", "nothere.yaml"], "nothere.yaml: file not found"),
+            ("demo-unknown-benchmark", "names", ["demo", "--benchmark", "mocha"], "unknown benchmark 'mocha'"),
+            (
+                "audio-missing-source",
+                "missing input",
+                ["media", "audio", "data/nothere.mp4", "results/a.wav"],
+                "data/nothere.mp4: missing_file: no such file",
+            ),
+            (
+                "probe-not-media",
+                "missing input",
+                ["media", "probe", "params.yaml"],
+                "params.yaml: unknown_container: ffprobe recognises no media container",
+            ),
+            (
+                "track-no-scores",
+                "option value",
+                [
+                    "track",
+                    "--benchmark",
+                    "moca",
+                    "--instances",
+                    "data/i.jsonl",
+                    "--predictions-dir",
+                    "results",
+                    "--stats-dir",
+                    "results",
+                    "--tables-dir",
+                    "results",
+                    "--out",
+                    "results/t.json",
+                ],
+                "socialbench track: Missing argument 'scores'",
+            ),
+            (
+                "book-no-tracking-store",
+                "missing input",
+                [
+                    "book",
+                    "--benchmark",
+                    "moca",
+                    "--tables-dir",
+                    "nothere",
+                    "--instances",
+                    "data/i.jsonl",
+                    "--tracked",
+                    "results/t.json",
+                    "--out",
+                    "results/b.pdf",
+                ],
+                "nothere",
+            ),
+            (
+                "prune-outputs-missing-params",
+                "missing input",
+                ["prune-outputs", "--benchmark", "moca", "--params", "nothere.yaml"],
+                "nothere.yaml: file not found",
+            ),
+        ]
+    ],
     Case(
         "meetingtom-truncated-subset",
         "meeting files",
