@@ -1617,7 +1617,7 @@ ISSUE20_CASES = [
                     "--out",
                     "results/b.pdf",
                 ],
-                "nothere",
+                "mlflow.db: MLflow tracking store not found",
             ),
             (
                 "prune-outputs-missing-params",
