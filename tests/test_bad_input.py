@@ -1639,3 +1639,55 @@ ISSUE20_CASES = [
 @pytest.mark.parametrize("case", ISSUE20_CASES, ids=[c.id for c in ISSUE20_CASES])
 def test_issue_20_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch):
     test_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch)
+
+
+#: Commands whose other cases were fewer than three: a required option or argument left out, and an
+#: option the command does not have. One line naming the command, exit 2, nothing written (point 9).
+MISSING, BOGUS = "missing", "bogus"
+COMMAND_LINE = {
+    "cache stats": (BOGUS,),
+    "media audio": (MISSING,),
+    "media frames": (MISSING, BOGUS),
+    "media probe": (MISSING,),
+    "meetingtom annotate export": (MISSING, BOGUS),
+    "meetingtom annotate simulate": (MISSING, BOGUS),
+    "meetingtom annotate human": (MISSING,),
+    "meetingtom clips": (MISSING, BOGUS),
+    "meetingtom consolidate": (MISSING, BOGUS),
+    "meetingtom extract": (MISSING, BOGUS),
+    "meetingtom mine": (MISSING, BOGUS),
+    "meetingtom you-events": (MISSING, BOGUS),
+    "meetingtom release": (MISSING,),
+    "meetingtom media": (MISSING,),
+    "meetingtom instances": (MISSING,),
+    "moca acquire": (MISSING, BOGUS),
+    "moca candidates": (MISSING, BOGUS),
+    "moca sources": (BOGUS,),
+    "moca preprocess": (MISSING,),
+    "moca unimodal": (MISSING,),
+    "moca stats": (MISSING, BOGUS),
+    "moca annotate export": (MISSING,),
+    "moca annotate review": (MISSING, BOGUS),
+    "moca annotate arbitration": (MISSING, BOGUS),
+    "moca annotate build": (MISSING, BOGUS),
+    "prune-outputs": (MISSING,),
+    "track": (BOGUS,),
+    "book": (MISSING, BOGUS),
+    "benchmarks": (BOGUS + "-short",),
+}
+COMMAND_LINE_CASES = [
+    Case(
+        f"{command.replace(' ', '-')}-{how}",
+        "command line",
+        run_with(command.split() + {MISSING: [], BOGUS: ["--bogus"], BOGUS + "-short": ["-x"]}[how]),
+        f"socialbench {command}: "
+        + {MISSING: "Missing", BOGUS: "No such option: --bogus", BOGUS + "-short": "No such option: -x"}[how],
+    )
+    for command, hows in COMMAND_LINE.items()
+    for how in hows
+]
+
+
+@pytest.mark.parametrize("case", COMMAND_LINE_CASES, ids=[c.id for c in COMMAND_LINE_CASES])
+def test_a_command_line_mistake_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch):
+    test_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch)
