@@ -1646,6 +1646,9 @@ def test_issue_20_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, caps
 MISSING, BOGUS = "missing", "bogus"
 COMMAND_LINE = {
     "cache stats": (BOGUS,),
+    "cache explain": (BOGUS,),
+    "media cut": (MISSING,),
+    "viewer": (MISSING,),
     "media audio": (MISSING,),
     "media frames": (MISSING, BOGUS),
     "media probe": (MISSING,),
@@ -1662,7 +1665,7 @@ COMMAND_LINE = {
     "meetingtom instances": (MISSING,),
     "moca acquire": (MISSING, BOGUS),
     "moca candidates": (MISSING, BOGUS),
-    "moca sources": (BOGUS,),
+    "moca sources": (BOGUS, BOGUS + "-short"),
     "moca preprocess": (MISSING,),
     "moca unimodal": (MISSING,),
     "moca stats": (MISSING, BOGUS),
