@@ -261,9 +261,12 @@ def acquire_cmd(
 
     _logging()
     options = _source_options(source, params, mode, mirror, media, split)
+    from socialbench.acquire.archive import ArchiveLimits
     from socialbench.acquire.download import TrustStore
+    from socialbench.core.config import load_params
 
-    manifest = acquire(get_source(source), root, options, trust=TrustStore())  # sources.lock, here
+    limits = ArchiveLimits.from_params(load_params(params)) if params is not None else None
+    manifest = acquire(get_source(source), root, options, limits=limits, trust=TrustStore())  # sources.lock, here
     typer.echo(
         f"moca acquire {source}: {len(manifest['files'])} file(s) under {root} ({options.mode}); {root / MANIFEST}"
     )
