@@ -1694,3 +1694,26 @@ COMMAND_LINE_CASES = [
 @pytest.mark.parametrize("case", COMMAND_LINE_CASES, ids=[c.id for c in COMMAND_LINE_CASES])
 def test_a_command_line_mistake_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch):
     test_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch)
+
+
+@pytest.mark.slow
+def test_snakemake_and_check_params_give_the_same_line_for_params_that_name_nothing(workflow_copy, capsys, monkeypatch):
+    """Point 5: a params value that names nothing (here a method) stops Snakemake's own load with
+    check-params's line, and no traceback."""
+    good = (REPO / "params.yaml").read_text("utf-8")
+    assert "  methods: [direct," in good
+    (workflow_copy / "params.yaml").write_text(good.replace("  methods: [direct,", "  methods: [direkt, direct,", 1))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(workflow_copy / "src"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    smk = subprocess.run(
+        ["snakemake", "-n", "--cores", "1"], cwd=workflow_copy, env=env, capture_output=True, text=True
+    )
+    monkeypatch.chdir(workflow_copy)
+    code, err = run_main(["check-params"], capsys, monkeypatch)
+    (line,) = err.splitlines()
+    assert smk.returncode != 0 and code == 2
+    assert "moca.methods.0: 'direkt' names no method of moca" in line and line in smk.stderr.splitlines()
+    assert "Traceback" not in smk.stderr
