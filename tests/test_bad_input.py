@@ -934,13 +934,20 @@ def test_a_secret_in_params_is_named_but_never_shown(ws, capsys, monkeypatch):
     assert "sk-do-not-print" not in err
 
 
+def all_cases() -> list[Case]:
+    """CASES and every later section's ``<NAME>_CASES`` list (each run by its own parametrized test)."""
+    return [c for name, cases in globals().items() if name == "CASES" or name.endswith("_CASES") for c in cases]
+
+
 def test_the_suite_is_counted_by_class_in_the_docs():
     from collections import Counter
 
     doc = (REPO / "docs" / "bad-input.md").read_text("utf-8")
-    for kind, n in Counter(c.kind for c in CASES).items():
+    cases = all_cases()
+    assert len({c.id for c in cases}) == len(cases)
+    for kind, n in Counter(c.kind for c in cases).items():
         assert f"| {kind} | {n} |" in doc, f"docs/bad-input.md: the row of {kind!r} should say {n}"
-    assert f"| total | {len(CASES)} |" in doc
+    assert f"| total | {len(cases)} |" in doc
 
 
 # ---- snakemake and check-params agree on a broken params.yaml (issue 12, point 6) -------------------------
@@ -984,3 +991,729 @@ def test_snakemake_and_check_params_give_the_same_line_for_a_broken_params_file(
     (line,) = err.splitlines()
     assert line.startswith("error: params.yaml: ") and line in smk.stderr.splitlines(), smk.stderr
     assert "Traceback" not in smk.stderr and "Config file is not valid" not in smk.stderr
+
+
+# ---- issue 20: params that name nothing, repositories, option values, recorded answers, meeting files ------
+# (points 5-9). The docs' table counts them with CASES (every module-level ``*_CASES`` list is counted).
+def check(text: str):
+    """check-params on a params file of the small repository's models plus ``text``."""
+    return bad_params("seed: 1\nmodels: {random: {backend: random}}\n" + text)
+
+
+def broken_dvc_repo(root: Path) -> list[str]:
+    write("r/.dvc/config", "")
+    write("r/dvc.lock", "stages: [\n")
+    return ["prune-lock", "--repo", "r"]
+
+
+def file_backend_on_a_folder(root: Path) -> list[str]:
+    write("human.yaml", PARAMS + "  human: {backend: file, options: {path: data}}\n")
+    return infer("data/i.jsonl", "--params", "human.yaml")[:6] + ["human", *infer()[7:], "--params", "human.yaml"]
+
+
+def truncated_meeting(root: Path) -> list[str]:
+    write("meet/meeting.json", '{"meeting": "ES2002a", "start": 0.')
+    write("meet/fetched.json", "{}")
+    write("mt.yaml", PARAMS + "meetingtom: {}\n")
+    return [
+        "meetingtom",
+        "clips",
+        "--meeting-dir",
+        "meet",
+        "--fetched",
+        "meet/fetched.json",
+        "--out-dir",
+        "results/c",
+        "--params",
+        "mt.yaml",
+    ]
+
+
+def mt_params(argv: list[str]):
+    """``socialbench meetingtom ARGV --params mt.yaml`` with a params file that has a meetingtom section."""
+
+    def setup(root: Path) -> list[str]:
+        write("mt.yaml", PARAMS + "meetingtom: {}\n")
+        return ["meetingtom", *argv, "--params", "mt.yaml"]
+
+    return setup
+
+
+def annotation_import(*sheets: str, subset: str = "[]", linked: bool = False):
+    def setup(root: Path) -> list[str]:
+        write("sheets/a1.csv", "item_id,task,answer\n")
+        write("sheets/adj.csv", "item_id,task,answer\n")
+        write("sheets/subset.json", subset)
+        if linked:  # a second name for the first annotator's sheet
+            os.link("sheets/a1.csv", "sheets/a2.csv")
+        else:
+            write("sheets/a2.csv", "item_id,task,answer\n")
+        args = [
+            "meetingtom",
+            "annotate",
+            "import",
+            "--items",
+            "data/i.jsonl",
+            "--subset",
+            "sheets/subset.json",
+            "--out-dir",
+            "results/gold",
+        ]
+        for s in sheets:
+            args += ["--annotator", s]
+        return [*args, "--adjudicator", "sheets/adj.csv"]
+
+    return setup
+
+
+ISSUE20_CASES = [
+    # -- params name only what exists (point 5): check-params and every command's load say the same line --
+    Case(
+        "params-unknown-method",
+        "params names",
+        check("moca: {methods: [direkt]}\n"),
+        "moca.methods.0: 'direkt' names no method of moca (known: codar",
+    ),
+    Case(
+        "params-unknown-ablation",
+        "params names",
+        check("meetingtom: {methods: [no_prompt__nope]}\n"),
+        "meetingtom.methods.0: 'no_prompt__nope' names the ablation 'nope', which meetingtom.ablations does not",
+    ),
+    Case(
+        "params-unknown-view",
+        "params names",
+        check("meetingtom: {method_options: {no_prompt: {view: side}}}\n"),
+        "meetingtom.method_options.no_prompt: view must be one of mosaic, global, closeup, got 'side'",
+    ),
+    Case(
+        "params-meeting-not-in-the-corpus",
+        "params names",
+        check("meetingtom: {demo: {meetings: [ES9000z]}}\n"),
+        "meetingtom.demo.meetings: ES9000z is not a meeting of the demo release",
+    ),
+    Case(
+        "params-unknown-mining-key",
+        "params names",
+        check("meetingtom: {mining: {yuo: {}}}\n"),
+        "meetingtom.mining: unknown key(s) yuo (known: state, you, consensus)",
+    ),
+    Case(
+        "params-negative-window",
+        "params names",
+        check("meetingtom: {mining: {state: {window_s: -5}}}\n"),
+        "meetingtom.mining.state.window_s: must be a finite number >= 0, got -5",
+    ),
+    Case(
+        "params-tracking-uri-mlflow-cannot-use",
+        "params names",
+        check("mlflow: {tracking_uri: 'sqlite://mlflow.db'}\n"),
+        "mlflow.tracking_uri: 'sqlite://mlflow.db': a sqlite store is sqlite:///<relative path>",
+    ),
+    Case(
+        "params-model-on-no-benchmark",
+        "params names",
+        bad_params("models: {random: {backend: random, benchmarks: [moka]}}\n"),
+        "models.random.benchmarks.0: 'moka' is no benchmark",
+    ),
+    Case(
+        "params-unknown-method-for-infer",
+        "params names",
+        bad_params(
+            PARAMS.replace("moca: {frames: 2}", "moca: {frames: 2, methods: [direkt]}"),
+            lambda: infer("data/i.jsonl", "--params", "bad.yaml"),
+        ),
+        "bad.yaml is invalid: moca.methods.0: 'direkt' names no method of moca",
+    ),
+    # -- a repository that is not one (point 7) ----------------------------------------------------------------
+    Case(
+        "prune-lock-not-a-dvc-repository",
+        "repository",
+        run_with(["prune-lock", "--repo", "data"]),
+        "data: not a DVC repository (no .dvc folder",
+    ),
+    Case("prune-lock-no-such-folder", "repository", run_with(["prune-lock", "--repo", "nothere"]), "nothere: no such"),
+    Case("prune-lock-broken-lock", "repository", broken_dvc_repo, "r/dvc.lock: not valid YAML: line 2"),
+    # -- option values out of range, unknown options: one line, not a usage box (point 7) -----------------------
+    Case(
+        "cache-explain-negative-limit",
+        "option value",
+        run_with(["cache", "explain", "--instances", "data/i.jsonl", "--model", "random", "--limit", "-1"]),
+        "socialbench cache explain: Invalid value for '--limit'",
+    ),
+    Case(
+        "ui-port-out-of-range",
+        "option value",
+        run_with(["ui", "--port", "70000"]),
+        "socialbench ui: Invalid value for '--port'",
+    ),
+    Case(
+        "frames-zero-count",
+        "option value",
+        run_with(["media", "frames", "data/raw/clip.mp4", "--count", "0"]),
+        "--count must be >= 1, got 0",
+    ),
+    Case(
+        "cut-negative-start",
+        "option value",
+        run_with(["media", "cut", "data/raw/clip.mp4", "--start", "-1", "--end", "1", "--out-dir", "results/cut"]),
+        "socialbench media cut: Invalid value for '--start'",
+    ),
+    Case(
+        "score-unknown-option",
+        "option value",
+        run_with(["score", "--benchmark", "moca", "--nope"]),
+        "socialbench score: No such option: --nope",
+    ),
+    Case(
+        "benchmarks-extra-argument",
+        "option value",
+        run_with(["benchmarks", "moca"]),
+        "socialbench benchmarks: Got unexpected extra argument",
+    ),
+    # -- the file backend's answers file (point 7) ---------------------------------------------------------------
+    Case(
+        "infer-file-backend-on-a-folder",
+        "recorded answers",
+        file_backend_on_a_folder,
+        "data: is a folder, not a file (models.human.options.path takes the answers file)",
+        cache=True,
+    ),
+    # -- a meeting's files and the annotation import (points 6, 7) -------------------------------------------------
+    Case("meetingtom-truncated-meeting-json", "meeting files", truncated_meeting, "meet/meeting.json: not valid JSON"),
+    Case(
+        "meetingtom-one-sheet-as-two-annotators",
+        "meeting files",
+        annotation_import("sheets/a1.csv", "sheets/a2.csv", linked=True),
+        "sheets/a2.csv: --annotator is the same file as --annotator sheets/a1.csv: one sheet given twice",
+    ),
+    Case(
+        "meetingtom-annotator-sheet-is-the-adjudicators",
+        "meeting files",
+        annotation_import("sheets/a1.csv", "sheets/adj.csv"),
+        "sheets/adj.csv: --adjudicator is the same file as --annotator sheets/adj.csv",
+    ),
+    # -- commands the suite had no case for: a name or file that is not there -----------------------------------
+    Case(
+        "prune-outputs-unknown-benchmark",
+        "names",
+        run_with(["prune-outputs", "--benchmark", "mocha"]),
+        "unknown benchmark 'mocha'; available: meetingtom, moca",
+    ),
+    Case(
+        "moca-acquire-unknown-source",
+        "names",
+        run_with(["moca", "acquire", "--source", "nope", "--root", "data/raw/nope"]),
+        "unknown MoCA source 'nope'; known: mustard",
+    ),
+    Case(
+        "meetingtom-consolidate-gold-per-source",
+        "names",
+        run_with(
+            [
+                "meetingtom",
+                "consolidate",
+                "--source-dir",
+                "data",
+                "--source-dir",
+                "results",
+                "--gold-dir",
+                "data",
+                "--out-dir",
+                "results/mt",
+            ]
+        ),
+        "give one --gold-dir per --source-dir (2 source(s), 1 gold folder(s))",
+    ),
+    Case(
+        "probe-missing-media",
+        "missing input",
+        run_with(["media", "probe", "data/raw/nothere.mp4"]),
+        "nothere.mp4: missing",
+    ),
+    Case(
+        "meetingtom-mine-no-annotations",
+        "missing input",
+        run_with(["meetingtom", "mine", "--ami", "nothere", "--out", "results/m.jsonl", "--report", "results/r.jsonl"]),
+        "nothere: not a folder (expected the AMI manual annotations",
+    ),
+    Case(
+        "meetingtom-export-missing-items",
+        "missing input",
+        run_with(["meetingtom", "annotate", "export", "--items", "data/nothere.jsonl", "--out", "results/s.csv"]),
+        "data/nothere.jsonl: file not found",
+    ),
+    Case(
+        "moca-candidates-unknown-source",
+        "names",
+        run_with(["moca", "candidates", "--source", "nope", "--root", "data", "--out", "results/c.jsonl"]),
+        "unknown MoCA source 'nope'",
+    ),
+    Case(
+        "moca-stats-missing-instances",
+        "missing input",
+        run_with(["moca", "stats", "--instances", "data/nothere.jsonl", "--out-dir", "results/st"]),
+        "data/nothere.jsonl: file not found",
+    ),
+    Case(
+        "meetingtom-extract-meeting-not-listed",
+        "names",
+        bad_params(
+            PARAMS + "meetingtom: {}\n",
+            lambda: [
+                "meetingtom",
+                "extract",
+                "--source",
+                "demo",
+                "--meeting",
+                "ES9999z",
+                "--release",
+                "data",
+                "--out-dir",
+                "results/m",
+                "--params",
+                "bad.yaml",
+            ],
+        ),
+        "meetingtom.demo.meetings: ES9999z is not listed (listed: ES9000a, ES9000b, ES9000c)",
+    ),
+    Case(
+        "viewer-zero-frames",
+        "option value",
+        run_with(
+            [
+                "viewer",
+                "--instances",
+                "data/v.jsonl",
+                "--benchmark",
+                "moca",
+                "--predictions",
+                "results/p.jsonl",
+                "--out",
+                "results/v.html",
+                "--max-frames",
+                "0",
+            ]
+        ),
+        "socialbench viewer: Invalid value for '--max-frames'",
+    ),
+    Case(
+        "viewer-missing-instances",
+        "missing input",
+        run_with(
+            [
+                "viewer",
+                "--instances",
+                "data/nothere.jsonl",
+                "--benchmark",
+                "moca",
+                "--predictions",
+                "results/p.jsonl",
+                "--out",
+                "results/v.html",
+            ]
+        ),
+        "data/nothere.jsonl: file not found",
+    ),
+    # -- point 9: every command gets cases (a name, file or value that is not there) --------------------------
+    *[
+        Case(cid, kind, mt_params(argv), says)
+        for cid, kind, argv, says in [
+            (
+                "meetingtom-release-unknown-source",
+                "names",
+                ["release", "--source", "nope", "--out", "results/rel", "--downloads", "results/dl"],
+                "unknown MeetingToM source 'nope'; known: demo, ami",
+            ),
+            (
+                "meetingtom-release-out-is-params",
+                "output overwrites input",
+                ["release", "--source", "demo", "--out", "mt.yaml", "--downloads", "results/dl"],
+                "mt.yaml: --out is the same file as --params",
+            ),
+            (
+                "meetingtom-media-meeting-not-listed",
+                "names",
+                ["media", "--source", "demo", "--meeting", "ES9999z", "--dest-root", "results/med"],
+                "meetingtom.demo.meetings: ES9999z is not listed",
+            ),
+            (
+                "meetingtom-media-unknown-source",
+                "names",
+                ["media", "--source", "nope", "--meeting", "ES2002a", "--dest-root", "results/med"],
+                "unknown MeetingToM source 'nope'",
+            ),
+            (
+                "meetingtom-instances-unknown-source",
+                "names",
+                [
+                    "instances",
+                    "--source",
+                    "nope",
+                    "--release",
+                    "data",
+                    "--meetings-dir",
+                    "data",
+                    "--clips-dir",
+                    "data",
+                    "--out-dir",
+                    "results/o",
+                ],
+                "unknown MeetingToM source",
+            ),
+            (
+                "meetingtom-instances-no-release",
+                "missing input",
+                [
+                    "instances",
+                    "--source",
+                    "demo",
+                    "--release",
+                    "nothere",
+                    "--meetings-dir",
+                    "data",
+                    "--clips-dir",
+                    "data",
+                    "--out-dir",
+                    "results/o",
+                ],
+                "nothere/source.json: no source record",
+            ),
+            (
+                "meetingtom-simulate-missing-items",
+                "missing input",
+                [
+                    "annotate",
+                    "simulate",
+                    "--items",
+                    "data/nothere.jsonl",
+                    "--sheet",
+                    "data/i.jsonl",
+                    "--out-dir",
+                    "results/o",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "meetingtom-human-unknown-source",
+                "names",
+                ["annotate", "human", "--instances", "data/i.jsonl", "--source", "nope", "--out", "results/h.jsonl"],
+                "--source: must be one of demo, ami, got 'nope'",
+            ),
+            (
+                "meetingtom-human-missing-instances",
+                "missing input",
+                ["annotate", "human", "--instances", "data/nothere.jsonl", "--out", "results/h.jsonl"],
+                "data/nothere.jsonl: file not found",
+            ),
+        ]
+    ],
+    *[
+        Case(cid, kind, run_with(argv), says)
+        for cid, kind, argv, says in [
+            ("moca-sources-unknown-source", "names", ["moca", "sources", "extra"], "unknown MoCA source 'extra'"),
+            (
+                "moca-preprocess-missing-input",
+                "missing input",
+                [
+                    "moca",
+                    "preprocess",
+                    "--input",
+                    "data/nothere.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-preprocess-not-candidates",
+                "missing input",
+                [
+                    "moca",
+                    "preprocess",
+                    "--input",
+                    "results/p.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "field 'source': missing",
+            ),
+            (
+                "moca-unimodal-missing-input",
+                "missing input",
+                [
+                    "moca",
+                    "unimodal",
+                    "--input",
+                    "data/nothere.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-unimodal-not-candidates",
+                "missing input",
+                [
+                    "moca",
+                    "unimodal",
+                    "--input",
+                    "results/p.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "field 'source': missing",
+            ),
+            (
+                "moca-export-missing-pool",
+                "missing input",
+                [
+                    "moca",
+                    "annotate",
+                    "export",
+                    "--pool",
+                    "data/nothere.jsonl",
+                    "--out-dir",
+                    "results/o",
+                    "--annotator",
+                    "a",
+                    "--annotator",
+                    "b",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-export-zero-per-item",
+                "option value",
+                [
+                    "moca",
+                    "annotate",
+                    "export",
+                    "--pool",
+                    "data/i.jsonl",
+                    "--out-dir",
+                    "results/o",
+                    "--annotator",
+                    "a",
+                    "--per-item",
+                    "0",
+                ],
+                "socialbench moca annotate export: Invalid value for '--per-item'",
+            ),
+            (
+                "moca-review-missing-pool",
+                "missing input",
+                [
+                    "moca",
+                    "annotate",
+                    "review",
+                    "--pool",
+                    "data/nothere.jsonl",
+                    "--annotations",
+                    "data/i.jsonl",
+                    "--reviewer",
+                    "r",
+                    "--out-dir",
+                    "results/o",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-arbitration-missing-pool",
+                "missing input",
+                [
+                    "moca",
+                    "annotate",
+                    "arbitration",
+                    "--pool",
+                    "data/nothere.jsonl",
+                    "--annotations",
+                    "data/i.jsonl",
+                    "--out",
+                    "results/a.csv",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "moca-build-missing-pool",
+                "missing input",
+                [
+                    "moca",
+                    "annotate",
+                    "build",
+                    "--pool",
+                    "data/nothere.jsonl",
+                    "--annotations",
+                    "data/i.jsonl",
+                    "--out",
+                    "results/o.jsonl",
+                    "--report",
+                    "results/r.jsonl",
+                ],
+                "data/nothere.jsonl: file not found",
+            ),
+            (
+                "benchmarks-unknown-option",
+                "option value",
+                ["benchmarks", "--bogus"],
+                "socialbench benchmarks: No such option: --bogus",
+            ),
+            ("ui-port-zero", "option value", ["ui", "--port", "0"], "socialbench ui: Invalid value for '--port'"),
+            ("ui-missing-params", "missing input", ["ui", "--params", "nothere.yaml"], "nothere.yaml: file not found"),
+            ("demo-unknown-benchmark", "names", ["demo", "--benchmark", "mocha"], "unknown benchmark 'mocha'"),
+            (
+                "audio-missing-source",
+                "missing input",
+                ["media", "audio", "data/nothere.mp4", "results/a.wav"],
+                "data/nothere.mp4: missing_file: no such file",
+            ),
+            (
+                "probe-not-media",
+                "missing input",
+                ["media", "probe", "params.yaml"],
+                "params.yaml: unknown_container: ffprobe recognises no media container",
+            ),
+            (
+                "track-no-scores",
+                "option value",
+                [
+                    "track",
+                    "--benchmark",
+                    "moca",
+                    "--instances",
+                    "data/i.jsonl",
+                    "--predictions-dir",
+                    "results",
+                    "--stats-dir",
+                    "results",
+                    "--tables-dir",
+                    "results",
+                    "--out",
+                    "results/t.json",
+                ],
+                "socialbench track: Missing argument 'scores'",
+            ),
+            (
+                "book-no-tracking-store",
+                "missing input",
+                [
+                    "book",
+                    "--benchmark",
+                    "moca",
+                    "--tables-dir",
+                    "nothere",
+                    "--instances",
+                    "data/i.jsonl",
+                    "--tracked",
+                    "results/t.json",
+                    "--out",
+                    "results/b.pdf",
+                ],
+                "mlflow.db: MLflow tracking store not found",
+            ),
+            (
+                "prune-outputs-missing-params",
+                "missing input",
+                ["prune-outputs", "--benchmark", "moca", "--params", "nothere.yaml"],
+                "nothere.yaml: file not found",
+            ),
+        ]
+    ],
+    Case(
+        "meetingtom-truncated-subset",
+        "meeting files",
+        annotation_import("sheets/a1.csv", "sheets/a2.csv", subset='["a", '),
+        "sheets/subset.json: not valid JSON",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", ISSUE20_CASES, ids=[c.id for c in ISSUE20_CASES])
+def test_issue_20_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch):
+    test_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch)
+
+
+#: Commands whose other cases were fewer than three: a required option or argument left out, and an
+#: option the command does not have. One line naming the command, exit 2, nothing written (point 9).
+MISSING, BOGUS = "missing", "bogus"
+COMMAND_LINE = {
+    "cache stats": (BOGUS,),
+    "cache explain": (BOGUS,),
+    "media cut": (MISSING,),
+    "viewer": (MISSING,),
+    "media audio": (MISSING,),
+    "media frames": (MISSING, BOGUS),
+    "media probe": (MISSING,),
+    "meetingtom annotate export": (MISSING, BOGUS),
+    "meetingtom annotate simulate": (MISSING, BOGUS),
+    "meetingtom annotate human": (MISSING,),
+    "meetingtom clips": (MISSING, BOGUS),
+    "meetingtom consolidate": (MISSING, BOGUS),
+    "meetingtom extract": (MISSING, BOGUS),
+    "meetingtom mine": (MISSING, BOGUS),
+    "meetingtom you-events": (MISSING, BOGUS),
+    "meetingtom release": (MISSING,),
+    "meetingtom media": (MISSING,),
+    "meetingtom instances": (MISSING,),
+    "moca acquire": (MISSING, BOGUS),
+    "moca candidates": (MISSING, BOGUS),
+    "moca sources": (BOGUS, BOGUS + "-short"),
+    "moca preprocess": (MISSING,),
+    "moca unimodal": (MISSING,),
+    "moca stats": (MISSING, BOGUS),
+    "moca annotate export": (MISSING,),
+    "moca annotate review": (MISSING, BOGUS),
+    "moca annotate arbitration": (MISSING, BOGUS),
+    "moca annotate build": (MISSING, BOGUS),
+    "prune-outputs": (MISSING,),
+    "track": (BOGUS,),
+    "book": (MISSING, BOGUS),
+    "benchmarks": (BOGUS + "-short",),
+}
+COMMAND_LINE_CASES = [
+    Case(
+        f"{command.replace(' ', '-')}-{how}",
+        "command line",
+        run_with(command.split() + {MISSING: [], BOGUS: ["--bogus"], BOGUS + "-short": ["-x"]}[how]),
+        f"socialbench {command}: "
+        + {MISSING: "Missing", BOGUS: "No such option: --bogus", BOGUS + "-short": "No such option: -x"}[how],
+    )
+    for command, hows in COMMAND_LINE.items()
+    for how in hows
+]
+
+
+@pytest.mark.parametrize("case", COMMAND_LINE_CASES, ids=[c.id for c in COMMAND_LINE_CASES])
+def test_a_command_line_mistake_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch):
+    test_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws, capsys, monkeypatch)
+
+
+@pytest.mark.slow
+def test_snakemake_and_check_params_give_the_same_line_for_params_that_name_nothing(workflow_copy, capsys, monkeypatch):
+    """Point 5: a params value that names nothing (here a method) stops Snakemake's own load with
+    check-params's line, and no traceback."""
+    good = (REPO / "params.yaml").read_text("utf-8")
+    assert "  methods: [direct," in good
+    (workflow_copy / "params.yaml").write_text(good.replace("  methods: [direct,", "  methods: [direkt, direct,", 1))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(workflow_copy / "src"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    smk = subprocess.run(
+        ["snakemake", "-n", "--cores", "1"], cwd=workflow_copy, env=env, capture_output=True, text=True
+    )
+    monkeypatch.chdir(workflow_copy)
+    code, err = run_main(["check-params"], capsys, monkeypatch)
+    (line,) = err.splitlines()
+    assert smk.returncode != 0 and code == 2
+    assert "moca.methods.0: 'direkt' names no method of moca" in line and line in smk.stderr.splitlines()
+    assert "Traceback" not in smk.stderr

@@ -140,9 +140,33 @@ def _root() -> None:
     """socialbench: MoCA and MeetingToM pipelines."""
 
 
+#: click's usage error (typer vendors click; BadParameter is public, its base is not).
+UsageError = typer.BadParameter.__mro__[1]
+
+
+def _usage_line(exc: Exception) -> str:
+    """A command-line mistake as the one line every bad input gets: the command, then click's words
+    (which name the option and the value)."""
+    names, ctx = [], getattr(exc, "ctx", None)
+    while ctx is not None and ctx.parent is not None:  # the root's name is however it was started
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return f"{' '.join(['socialbench', *reversed(names)])}: {exc.format_message()} (see --help)"
+
+
 def main() -> None:
+    from socialbench.core.io import one_line
+
     try:
-        app()
+        # Not standalone: click's usage errors (a bad or out-of-range value, an unknown option) come
+        # here and are one line, as every bad input is, not a usage box.
+        code = app(standalone_mode=False)
+    except UsageError as exc:
+        typer.echo(f"error: {one_line(_usage_line(exc))}", err=True)
+        sys.exit(2)
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        sys.exit(1)
     except SocialbenchError as exc:
         from socialbench.core.io import one_line
 
@@ -161,6 +185,8 @@ def main() -> None:
         where = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
         typer.echo(f"error: {where}: {exc.strerror or exc}", err=True)
         sys.exit(2)
+    if isinstance(code, int) and code:  # a command's typer.Exit(code)
+        sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -206,7 +206,7 @@ def test_interrupted_extraction_leaves_dest_absent(tmp_path, monkeypatch):
     dest = tmp_path / "out"
     calls = []
 
-    def interrupted_copy(src, dst):
+    def interrupted_copy(src, dst, budget):
         calls.append(1)
         if len(calls) == 2:
             raise KeyboardInterrupt
@@ -252,3 +252,86 @@ def test_leftovers_of_a_killed_extraction_are_removed_next_time(tmp_path):
     extract(path, tmp_path / "out")
     assert not leftover.exists()
     assert tree(tmp_path / "out") == GOOD
+
+
+# --- bombs, duplicated names, a tar cut short (issue 20, point 2)
+
+TIGHT = archive_mod.ArchiveLimits(max_bytes=10 * 1024**2, max_ratio=50, ratio_floor=1024**2)
+
+
+def zeros_zip(path: Path, mb: int = 4) -> Path:
+    """A real (small) decompression bomb: a few MB of zeros deflate to a few KB."""
+    return make_zip(path, {"zeros.bin": bytes(mb * 1024**2)})
+
+
+def test_a_zip_of_zeros_beyond_the_ratio_is_refused_and_nothing_is_left(tmp_path):
+    path = zeros_zip(tmp_path / "bomb.zip")
+    with pytest.raises(archive_mod.ArchiveTooLarge, match=r"'zeros.bin'.*acquire.archive.max_ratio"):
+        extract(path, tmp_path / "out", limits=TIGHT)
+    assert_nothing_written(tmp_path, tmp_path / "out")
+
+
+def test_an_archive_beyond_the_total_bytes_is_refused(tmp_path):
+    path = make_zip(tmp_path / "big.zip", {"a.bin": bytes(300_000), "b.bin": bytes(300_000)}, stored=True)
+    limits = archive_mod.ArchiveLimits(max_bytes=500_000)
+    with pytest.raises(archive_mod.ArchiveTooLarge, match=r"'b.bin'.*more than 500000 bytes"):
+        extract(path, tmp_path / "out", limits=limits)
+    assert_nothing_written(tmp_path, tmp_path / "out")
+
+
+def test_an_archive_of_more_members_than_allowed_is_refused(tmp_path):
+    path = make_tar(tmp_path / "many.tar.gz", {f"f{k}.txt": b"x" for k in range(5)})
+    with pytest.raises(archive_mod.ArchiveTooLarge, match=r"'f3.txt' is member 4, beyond.*max_members \(3\)"):
+        extract(path, tmp_path / "out", limits=archive_mod.ArchiveLimits(max_members=3))
+    assert_nothing_written(tmp_path, tmp_path / "out")
+
+
+def test_the_bytes_written_are_counted_even_when_the_declared_sizes_say_nothing(tmp_path, monkeypatch):
+    path = zeros_zip(tmp_path / "bomb.zip")
+    declared = archive_mod._zip_entries
+    monkeypatch.setattr(archive_mod, "_zip_entries", lambda zf: [(*e[:3], 0) for e in declared(zf)])
+    with pytest.raises(archive_mod.ArchiveTooLarge, match="decompression bomb"):
+        extract(path, tmp_path / "out", limits=TIGHT)
+    assert_nothing_written(tmp_path, tmp_path / "out")
+
+
+def test_text_that_compresses_well_passes_under_the_ratio_floor(tmp_path):
+    path = make_zip(tmp_path / "text.zip", {"words.xml": b"<w>ok</w>\n" * 50_000})
+    assert tree(extract(path, tmp_path / "out"))["words.xml"].startswith(b"<w>ok</w>")
+
+
+def test_params_set_the_limits_and_keep_the_defaults_of_what_they_omit():
+    limits = archive_mod.ArchiveLimits.from_params({"acquire": {"archive": {"max_members": 7}}})
+    assert limits.max_members == 7 and limits.max_ratio == archive_mod.ArchiveLimits().max_ratio
+
+
+def test_a_zip_with_a_name_twice_is_refused(tmp_path):
+    path = tmp_path / "dup.zip"
+    with pytest.warns(UserWarning), zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("labels.csv", b"gold")
+        zf.writestr("labels.csv", b"forged")
+    with pytest.raises(UnsafeArchive, match=r"'labels.csv' is in the archive twice"):
+        extract(path, tmp_path / "out")
+    assert_nothing_written(tmp_path, tmp_path / "out")
+
+
+def test_a_tar_with_a_name_twice_under_another_spelling_is_refused(tmp_path):
+    path = make_tar(tmp_path / "dup.tar", {"a/x.txt": b"1"}, [tar_info("./a//x.txt", b"2")], mode="w")
+    with pytest.raises(UnsafeArchive, match="in the archive twice"):
+        check_archive(path)
+
+
+@pytest.mark.parametrize("mode", ["w", "w:gz"])
+def test_a_tar_cut_at_a_block_boundary_is_refused(tmp_path, mode):
+    whole = make_tar(tmp_path / "whole.tar", {"a.txt": b"x" * 1000, "b.txt": b"y" * 10}, mode="w").read_bytes()
+    cut = whole[: 512 + 1024]  # a.txt's header and data: a valid-looking archive of one member
+    path = tmp_path / ("cut.tar" if mode == "w" else "cut.tar.gz")
+    if mode == "w":
+        path.write_bytes(cut)
+    else:
+        import gzip
+
+        path.write_bytes(gzip.compress(cut))
+    with pytest.raises(UnsafeArchive, match="ends without its end-of-archive block"):
+        extract(path, tmp_path / "out")
+    assert_nothing_written(tmp_path, tmp_path / "out")

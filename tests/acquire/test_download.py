@@ -245,3 +245,43 @@ def test_malformed_checksum_is_refused_before_fetching(server, payload, tmp_path
     with pytest.raises(SocialbenchError, match="not 64 hexadecimal digits"):
         download(url, tmp_path / "f.bin", sha256="abc")
     assert server.requests == []
+
+
+# ---- trust on first use (issue 20, point 2) -----------------------------------------------------------
+def test_an_unpinned_download_is_recorded_on_first_use_and_checked_later(server, payload, tmp_path):
+    trust = dl.TrustStore(tmp_path / "sources.lock")
+    url = server.add("/f.bin", payload)
+    assert dl.verification(url, None, trust) == "first use"
+    download(url, tmp_path / "f.bin", trust=trust, **FAST)
+    assert trust.recorded(url) == sha(payload) and dl.verification(url, None, trust) == "recorded"
+    server.add("/f.bin", payload[::-1])  # the file changed upstream
+    with pytest.raises(ChecksumMismatch, match=r"recorded on first use in .*sources.lock: the file changed since"):
+        download(url, tmp_path / "again.bin", trust=trust, **FAST)
+    assert not (tmp_path / "again.bin").exists()
+
+
+def test_a_changed_mirror_file_is_refused_against_its_recorded_hash(tmp_path):
+    trust = dl.TrustStore(tmp_path / "sources.lock")
+    src = tmp_path / "mirror.bin"
+    src.write_bytes(b"first")
+    copy_local(src, tmp_path / "a.bin", trust=trust)
+    src.write_bytes(b"second")
+    with pytest.raises(ChecksumMismatch, match="recorded on first use"):
+        copy_local(src, tmp_path / "b.bin", trust=trust)
+
+
+def test_credentials_and_query_strings_never_reach_the_lock_file(tmp_path):
+    key = dl.TrustStore.key("https://user:secret@host/a.zip?token=abc")
+    assert "secret" not in key and "abc" not in key and key.startswith("https://host/a.zip?sha256:")
+
+
+def test_a_pinned_hash_needs_no_record_and_a_file_without_either_says_none(tmp_path):
+    trust = dl.TrustStore(tmp_path / "sources.lock")
+    assert dl.verification("https://h/a.zip", "0" * 64, trust) == "pinned"
+    assert dl.verification("https://h/a.zip", None, None) == "none"
+
+
+def test_a_lock_file_that_is_not_a_mapping_of_hashes_is_named(tmp_path):
+    (tmp_path / "sources.lock").write_text('{"https://h/a.zip": "nope"}')
+    with pytest.raises(DataError, match=r"sources.lock, field 'https://h/a.zip': not a sha256"):
+        dl.TrustStore(tmp_path / "sources.lock").recorded("https://h/a.zip")

@@ -175,3 +175,69 @@ def test_a_model_name_yaml_reads_as_a_number_boolean_or_null_is_refused(name):
 def test_a_dot_in_a_model_name_is_refused_because_dvc_reads_it_as_nesting():
     with pytest.raises(ConfigError, match=r"'qwen2\.5' may hold only letters, digits"):
         validate_params({"models": {"qwen2.5": {"backend": "random"}}})
+
+
+# ---- params name only what exists (issue 20, point 5) ---------------------------------------------
+def _with(**sections) -> dict:
+    return {"models": {"r": {"backend": "random"}}, **sections}
+
+
+@pytest.mark.parametrize(
+    ("sections", "says"),
+    [
+        ({"moca": {"methods": ["direkt"]}}, r"moca\.methods\.0: 'direkt' names no method of moca \(known: .*direct"),
+        ({"meetingtom": {"methods": ["no_prompt__nope"]}}, r"names the ablation 'nope', which meetingtom\.ablations"),
+        ({"moca": {"method_options": {"cdar": {}}}}, r"moca\.method_options\.cdar: names no method of moca"),
+        ({"meetingtom": {"method_options": {"no_prompt": {"view": "side"}}}}, r"no_prompt: view must be one of"),
+        ({"meetingtom": {"method_options": {"ecot": {"modalty": "video"}}}}, r"ecot: unknown setting\(s\) modalty"),
+        ({"meetingtom": {"demo": {"meetings": ["ES9000z"]}}}, r"demo\.meetings: ES9000z is not a meeting of the demo"),
+        ({"meetingtom": {"dev_meetings": ["IS1009d"]}}, r"dev_meetings: IS1009d is a meeting of no source"),
+        ({"meetingtom": {"mining": {"yuo": {}}}}, r"meetingtom\.mining: unknown key\(s\) yuo"),
+        (
+            {"meetingtom": {"mining": {"state": {"window_s": -5}}}},
+            r"mining\.state\.window_s: must be a finite number >= 0",
+        ),
+        ({"meetingtom": {"mining": {"you": {"window": {"min_s": 90}}}}}, r"mining\.you\.window: window lengths need"),
+    ],
+)
+def test_a_benchmark_section_that_names_nothing_is_refused_naming_the_key(sections, says):
+    with pytest.raises(ConfigError, match=says):
+        validate_params(_with(**sections))
+
+
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        ({"benchmarks": ["moka"]}, r"models\.r\.benchmarks\.0: 'moka' is no benchmark"),
+        ({"only_methods": {"moka": ["direct"]}}, r"models\.r\.only_methods\.moka: is no benchmark"),
+        ({"only_methods": {"moca": ["drect"]}}, r"models\.r\.only_methods\.moca\.0: 'drect' names no method of moca"),
+        ({"exclude_methods": {"cota": "why"}}, r"models\.r\.exclude_methods\.cota: names no method of any benchmark"),
+    ],
+)
+def test_a_model_that_names_a_benchmark_or_method_that_is_not_there_is_refused(model, says):
+    with pytest.raises(ConfigError, match=says):
+        validate_params({"models": {"r": {"backend": "random", **model}}})
+
+
+@pytest.mark.parametrize(
+    "uri", ["sqlite://mlflow.db", "postgres://host/db", "mlflow.db:5000/x", "http://", "ftp://host/store"]
+)
+def test_a_tracking_uri_mlflow_cannot_use_is_refused_at_load(uri):
+    with pytest.raises(ConfigError, match=r"mlflow\.tracking_uri: "):
+        validate_params(_with(mlflow={"tracking_uri": uri}))
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "sqlite:///mlflow.db",
+        "sqlite:////tmp/m.db",
+        "mlruns",
+        "file:///tmp/mlruns",
+        "http://127.0.0.1:5000",
+        "postgresql+psycopg2://u@h/db",
+        "databricks",
+    ],
+)
+def test_tracking_uris_mlflow_opens_are_accepted(uri):
+    assert validate_params(_with(mlflow={"tracking_uri": uri}))["mlflow"]["tracking_uri"] == uri

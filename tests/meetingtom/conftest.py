@@ -84,7 +84,8 @@ def source_for(mirror, name: str = "demo", **over):
     from socialbench.meetingtom.spec.settings import source_settings
 
     base = source_settings(
-        mt_params({"demo": {"corpus": list(DEMO_MEETINGS), "meetings": list(DEMO_MEETINGS)}}), "demo"
+        mt_params({"demo": {"corpus": list(DEMO_MEETINGS), "meetings": list(DEMO_MEETINGS)}, "dev_meetings": []}),
+        "demo",
     )
     return dataclasses.replace(base, name=name, mirror=None if mirror is None else str(mirror), **over)
 

@@ -486,7 +486,7 @@ def test_simulating_on_a_sheet_of_other_items_is_refused(staged):
             str(staged),
         ],
     )
-    assert res.exit_code != 0 and "the sheet's rows are not the items" in str(res.exception)
+    assert res.exit_code != 0 and "the sheet's rows must be the exported items" in str(res.exception)
 
 
 def test_import_without_sheets_writes_empty_gold_and_the_note(staged):

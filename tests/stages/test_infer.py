@@ -117,3 +117,46 @@ def test_benchmark_has_no_default(tmp_path, inputs):
     inst, params = inputs
     res = runner.invoke(app, ["infer", "--instances", str(inst), "--params", str(params), "--model", "r"])
     assert res.exit_code == 2 and "--benchmark" in res.output
+
+
+def test_recorded_answers_that_cover_part_of_the_instances_say_how_many_are_not_evaluated_and_why(tmp_path, inputs):
+    inst, params = inputs
+    answers = tmp_path / "human.jsonl"
+    answers.write_text(
+        json.dumps(
+            {
+                "id": "x-0",
+                "subject": "the speaker",
+                "target": "the player",
+                "label": "mock",
+                "mechanism": "expressive aggression",
+            }
+        )
+        + "\n"
+    )
+    params.write_text(
+        f"seed: 3\nmodels:\n  human: {{backend: file, options: {{path: {answers}}}}}\n"
+        f"cache: {{path: {tmp_path / 'c.sqlite'}}}\n"
+    )
+    out = tmp_path / "p.jsonl"
+    res = infer(inst, params, "--model", "human", "--out", str(out), "--stats", str(tmp_path / "s.json"))
+    assert res.exit_code == 0, res.output
+    assert "2 of 3 instances not evaluated: the recorded answers of models.human hold no record" in res.output
+    assert "Retry" not in res.output and "0 errors" in res.output
+    scored = runner.invoke(
+        app,
+        [
+            "score",
+            "--benchmark",
+            "moca",
+            "--instances",
+            str(inst),
+            "--predictions",
+            str(out),
+            "--out",
+            str(tmp_path / "sc.json"),
+        ],
+    )
+    assert scored.exit_code == 0, scored.output
+    assert "2 of 3 instances not evaluated" in scored.output and "hold no record for them (no_record" in scored.output
+    assert "have `error` set" not in scored.output

@@ -5,6 +5,14 @@ Every member is checked before anything is written: an absolute path, a ``..`` c
 that would resolve outside the destination, or a file that another member needs as a folder refuses
 the WHOLE archive with a :class:`UnsafeArchive` naming the archive and the member. Only regular files
 and folders are ever created (the files' contents are streamed by this module, not by ``extractall``).
+Two members with the same path (a zip or tar may hold a name twice; the later one would silently
+win) and a tar that ends without its end-of-archive block (a download cut at a 512-byte boundary,
+which ``tarfile`` reads as a shorter, valid archive) are refused the same way.
+
+A decompression bomb is refused by :class:`ArchiveLimits` (total extracted bytes, the ratio of
+extracted bytes to the archive's size, the member count): the member count and the sizes the
+archive declares are checked first, and the bytes actually written are counted while extracting
+(declared sizes can lie), so extraction stops at the limit, not after it.
 
 The archive is extracted into a hidden temporary sibling of ``dest``
 (``.<name>.extract-XXXX``) that is renamed into place only once every member is written, so an
@@ -32,9 +40,10 @@ from socialbench.core.errors import DataError, SocialbenchError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Member", "UnsafeArchive", "check_archive", "extract"]
+__all__ = ["ArchiveLimits", "ArchiveTooLarge", "Member", "UnsafeArchive", "check_archive", "extract"]
 
 _COPY_CHUNK = 1 << 20
+_TAR_BLOCK = 512
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -47,6 +56,48 @@ class UnsafeArchive(DataError):
         super().__init__(archive, f"member {member!r} {reason}; refusing the whole archive, nothing was extracted")
 
 
+class ArchiveTooLarge(UnsafeArchive):
+    """An archive that would extract beyond :class:`ArchiveLimits` (a decompression bomb)."""
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """Bounds on what one archive may extract to (params ``acquire.archive``; these are the defaults).
+
+    ``max_ratio`` is extracted bytes over the archive's own size; it applies only beyond
+    ``ratio_floor`` extracted bytes, so a small archive of text (which compresses well) passes.
+    Real sources stay far below: an archive of annotation XML is about 20:1, of media about 1:1;
+    a zip of zeros is about 1000:1."""
+
+    max_bytes: int = 200 * 1024**3
+    max_ratio: float = 200.0
+    max_members: int = 200_000
+    ratio_floor: int = 16 * 1024**2
+
+    def __post_init__(self) -> None:
+        if self.max_bytes < 1 or self.max_ratio < 1 or self.max_members < 1 or self.ratio_floor < 0:
+            raise SocialbenchError(
+                "archive limits: max_bytes, max_ratio and max_members must be >= 1, ratio_floor >= 0"
+            )
+
+    @classmethod
+    def from_params(cls, params: dict | None) -> ArchiveLimits:
+        """The limits params ``acquire.archive`` sets (absent keys keep their defaults)."""
+        section = ((params or {}).get("acquire") or {}).get("archive") or {}
+        return cls(**{k: v for k, v in section.items() if k in cls.__dataclass_fields__})
+
+    def exceeded(self, extracted: int, archive_size: int) -> str | None:
+        """Why ``extracted`` bytes from an archive of ``archive_size`` bytes is too much, or None."""
+        if extracted > self.max_bytes:
+            return f"extracts to more than {self.max_bytes} bytes (acquire.archive.max_bytes)"
+        if extracted > self.ratio_floor and extracted > self.max_ratio * max(archive_size, 1):
+            return (
+                f"extracts to more than {self.max_ratio:g} times the archive's {archive_size} bytes"
+                " (acquire.archive.max_ratio): a decompression bomb?"
+            )
+        return None
+
+
 @dataclass(frozen=True)
 class Member:
     """A checked member: its normalised relative path parts and whether it is a folder."""
@@ -54,6 +105,7 @@ class Member:
     name: str  # as stored in the archive
     parts: tuple[str, ...]
     is_dir: bool
+    size: int = 0  # as declared by the archive (checked against the bytes read while extracting)
 
     @property
     def relpath(self) -> str:
@@ -125,22 +177,39 @@ def _kind(archive: Path) -> str:
     raise DataError(str(archive), "not a zip or tar(.gz/.bz2/.xz) archive")
 
 
-def _check(archive: Path, entries: list[tuple[str, str | None, bool]]) -> list[Member]:
-    """Members from (name, type-reason, is_dir) triples; raises UnsafeArchive on the first bad one."""
+Entry = tuple[str, str | None, bool, int]  # name, why its type is unsafe (or None), is_dir, declared size
+
+
+def _check(archive: Path, entries: list[Entry], limits: ArchiveLimits) -> list[Member]:
+    """Members from (name, type-reason, is_dir, size) entries; raises UnsafeArchive on the first bad one."""
+    if len(entries) > limits.max_members:
+        raise ArchiveTooLarge(
+            str(archive),
+            entries[limits.max_members][0],
+            f"is member {limits.max_members + 1}, beyond acquire.archive.max_members ({limits.max_members})",
+        )
     root = os.path.normpath(os.path.abspath("/__dest__"))
+    size = archive.stat().st_size
+    declared = 0
     members: list[Member] = []
     files: dict[tuple[str, ...], str] = {}
     dirs: dict[tuple[str, ...], str] = {}
-    for name, type_reason, is_dir in entries:
+    for name, type_reason, is_dir, member_size in entries:
         reason = _path_reason(name) or type_reason
         parts = _parts(name)
         if reason is None and not parts and not is_dir:
             reason = "names no file"
         if reason is None and not _inside(root, parts):
             reason = "resolves outside the destination"
+        if reason is None and not is_dir and parts in files:
+            reason = f"is in the archive twice (as {files[parts]!r} before): which one is meant?"
         if reason is not None:
             raise UnsafeArchive(str(archive), name, reason)
-        members.append(Member(name, parts, is_dir))
+        declared += 0 if is_dir else member_size
+        too_much = limits.exceeded(declared, size)
+        if too_much is not None:
+            raise ArchiveTooLarge(str(archive), name, f"makes the archive one that {too_much}")
+        members.append(Member(name, parts, is_dir, 0 if is_dir else member_size))
         if is_dir:
             if parts:
                 dirs.setdefault(parts, name)
@@ -154,44 +223,58 @@ def _check(archive: Path, entries: list[tuple[str, str | None, bool]]) -> list[M
     return members
 
 
-def _zip_entries(zf: zipfile.ZipFile) -> list[tuple[str, str | None, bool]]:
-    return [(i.filename, _zip_reason(i), i.is_dir()) for i in zf.infolist()]
+def _zip_entries(zf: zipfile.ZipFile) -> list[Entry]:
+    return [(i.filename, _zip_reason(i), i.is_dir(), i.file_size) for i in zf.infolist()]
 
 
-def _tar_entries(tf: tarfile.TarFile) -> list[tuple[str, str | None, bool]]:
-    return [(m.name, _tar_reason(m), m.isdir()) for m in tf.getmembers()]
+def _tar_entries(archive: Path, tf: tarfile.TarFile) -> list[Entry]:
+    infos = tf.getmembers()
+    # tarfile stops quietly where the data ends; a whole archive ends with a zero block, read (and
+    # so consumed) by the header read that ended the listing. Without it the file was cut short.
+    if tf.fileobj.tell() - tf.offset != _TAR_BLOCK:
+        last = infos[-1].name if infos else "(none)"
+        raise UnsafeArchive(
+            str(archive), last, "is the last one read, and the tar ends without its end-of-archive block (cut short?)"
+        )
+    return [(m.name, _tar_reason(m), m.isdir(), m.size) for m in infos]
 
 
-def check_archive(archive: str | os.PathLike[str]) -> list[Member]:
+def check_archive(archive: str | os.PathLike[str], limits: ArchiveLimits | None = None) -> list[Member]:
     """The archive's members, checked (see the module docstring); writes nothing."""
     archive = Path(archive)
+    limits = limits or ArchiveLimits()
     kind = _kind(archive)
     try:
         if kind == "zip":
             with zipfile.ZipFile(archive) as zf:
-                return _check(archive, _zip_entries(zf))
+                return _check(archive, _zip_entries(zf), limits)
         with tarfile.open(archive, "r:*") as tf:
-            return _check(archive, _tar_entries(tf))
+            return _check(archive, _tar_entries(archive, tf), limits)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
         raise DataError(str(archive), f"unreadable archive: {exc}") from None
 
 
-def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
-    shutil.copyfileobj(src, dst, _COPY_CHUNK)
+def _copy(src: IO[bytes], dst: IO[bytes], budget: Callable[[int], None]) -> None:
+    """Copy in chunks, telling ``budget`` each chunk's size before writing it (it raises to stop)."""
+    while chunk := src.read(_COPY_CHUNK):
+        budget(len(chunk))
+        dst.write(chunk)
 
 
-def _streams(archive: Path, kind: str) -> Iterator[tuple[Member, Callable[[], IO[bytes]] | None]]:
+def _streams(
+    archive: Path, kind: str, limits: ArchiveLimits
+) -> Iterator[tuple[Member, Callable[[], IO[bytes]] | None]]:
     """Each checked member with a function opening its content (None for a folder)."""
     if kind == "zip":
         with zipfile.ZipFile(archive) as zf:
             infos = zf.infolist()
-            members = _check(archive, _zip_entries(zf))
+            members = _check(archive, _zip_entries(zf), limits)
             for info, member in zip(infos, members):
                 yield member, (None if member.is_dir else (lambda info=info: zf.open(info)))
         return
     with tarfile.open(archive, "r:*") as tf:
         infos = tf.getmembers()
-        members = _check(archive, _tar_entries(tf))
+        members = _check(archive, _tar_entries(archive, tf), limits)
         for info, member in zip(infos, members):
             yield member, (None if member.is_dir else (lambda info=info: tf.extractfile(info)))
 
@@ -204,15 +287,23 @@ def _prune_leftovers(dest: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-def extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *, replace: bool = False) -> Path:
+def extract(
+    archive: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    replace: bool = False,
+    limits: ArchiveLimits | None = None,
+) -> Path:
     """Extract ``archive`` (zip, tar, tar.gz, tar.bz2, tar.xz) into the folder ``dest`` and return it.
 
     ``dest`` must not exist unless ``replace=True`` (then the old folder is swapped out only after the
-    new one is complete). Raises :class:`UnsafeArchive` for an unsafe member (nothing written) and
+    new one is complete). Raises :class:`UnsafeArchive` for an unsafe member or an archive beyond
+    ``limits`` (default :class:`ArchiveLimits`; nothing left at ``dest``) and
     :class:`~socialbench.core.errors.DataError` for an unreadable archive or a failed extraction (``dest``
     left as it was)."""
     archive = Path(archive)
     dest = Path(dest)
+    limits = limits or ArchiveLimits()
     kind = _kind(archive)
     if dest.exists() and not replace:
         raise SocialbenchError(f"{dest}: already exists; not extracting {archive} over it (replace=True swaps it)")
@@ -220,13 +311,23 @@ def extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *, re
     _prune_leftovers(dest)
 
     # Check everything before creating anything.
-    check_archive(archive)
+    check_archive(archive, limits)
 
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.extract-", dir=dest.parent))
+    archive_size = archive.stat().st_size
     current = None
     count = 0
+    written = 0
+
+    def budget(n: int) -> None:
+        nonlocal written
+        written += n
+        too_much = limits.exceeded(written, archive_size)
+        if too_much is not None:
+            raise ArchiveTooLarge(str(archive), current or "", f"makes the archive one that {too_much}")
+
     try:
-        with contextlib.closing(_streams(archive, kind)) as streams:
+        with contextlib.closing(_streams(archive, kind, limits)) as streams:
             for member, opener in streams:
                 current = member.name
                 target = tmp.joinpath(*member.parts)
@@ -235,7 +336,7 @@ def extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *, re
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with opener() as src, open(target, "wb") as dst:
-                    _copy(src, dst)
+                    _copy(src, dst, budget)
                 count += 1
         current = None
         if dest.exists():

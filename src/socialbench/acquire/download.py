@@ -13,6 +13,13 @@ with the same checksum check and atomic rename. Credentials in a URL (``https://
 are sent as HTTP basic auth, never to another host after a redirect, and never logged or shown in an
 error: messages name the URL with its user info and query string masked.
 
+**Trust on first use.** A file without a pinned sha256 is hashed when first fetched and the hash
+recorded in a :class:`TrustStore` (a JSON lock file, ``sources.lock`` at the repository root by
+default, keyed by the URL without credentials or the mirror path); every later use is checked against
+it like a pinned hash, so a file that changes upstream is refused (:class:`ChecksumMismatch`) instead
+of silently used. :func:`verification` says which check a file gets (``pinned``, ``recorded``,
+``first use`` or ``none``), for the sources' reports.
+
 Concurrent downloads of the same ``dest`` are not supported (one pipeline rule owns each file).
 """
 
@@ -41,6 +48,8 @@ log = logging.getLogger(__name__)
 __all__ = [
     "ChecksumMismatch",
     "DownloadError",
+    "TrustStore",
+    "verification",
     "copy_local",
     "download",
     "is_local",
@@ -71,13 +80,78 @@ class DownloadError(SocialbenchError):
 class ChecksumMismatch(DataError):
     """The fetched bytes do not have the expected sha256 (nothing was left at the destination)."""
 
-    def __init__(self, source: str, expected: str, actual: str):
+    def __init__(self, source: str, expected: str, actual: str, recorded_in: str | None = None):
         self.expected = expected
         self.actual = actual
+        origin = f" (recorded on first use in {recorded_in}: the file changed since)" if recorded_in else ""
         super().__init__(
             source,
-            f"sha256 mismatch: expected {expected}, got {actual}; the download was discarded",
+            f"sha256 mismatch: expected {expected}{origin}, got {actual}; the download was discarded",
         )
+
+
+DEFAULT_TRUST_FILE = "sources.lock"
+
+
+class TrustStore:
+    """sha256 of unpinned source files, recorded on first use and checked on every later use (a lock
+    file: commit it with the code, delete an entry to accept a changed file)."""
+
+    def __init__(self, path: str | os.PathLike[str] = DEFAULT_TRUST_FILE):
+        self.path = Path(path)
+
+    @staticmethod
+    def key(source: str | os.PathLike[str]) -> str:
+        """A file's key: its mirror path as given, or its URL without credentials (a query string, which
+        may hold a token, only as a hash)."""
+        if is_local(source):
+            return f"file:{local_path(source)}"
+        clean, _ = _split_credentials(str(source))
+        parts = urllib.parse.urlsplit(clean)
+        bare = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        return bare + (f"?sha256:{hashlib.sha256(parts.query.encode()).hexdigest()[:16]}" if parts.query else "")
+
+    def _load(self) -> dict[str, str]:
+        if not self.path.exists():
+            return {}
+        from socialbench.core.io import parse_json_object, read_file_bytes
+
+        data = parse_json_object(read_file_bytes(self.path), str(self.path), "{source: sha256}")
+        for k, v in data.items():
+            if not isinstance(v, str) or not _HEX64.fullmatch(v):
+                raise DataError(str(self.path), f"not a sha256 (64 hexadecimal digits): {v!r}", field=k)
+        return data
+
+    def recorded(self, source: str | os.PathLike[str]) -> str | None:
+        return self._load().get(self.key(source))
+
+    def record(self, source: str | os.PathLike[str], sha256: str) -> None:
+        import json
+
+        from socialbench.core.io import write_text_atomic
+
+        data = self._load()
+        data[self.key(source)] = sha256
+        write_text_atomic(self.path, json.dumps(dict(sorted(data.items())), indent=2) + "\n")
+        log.info("%s: sha256 %s recorded on first use in %s", redact_url(str(source)), sha256, self.path)
+
+
+def verification(source: str | os.PathLike[str], sha256: str | None, trust: TrustStore | None) -> str:
+    """How a file fetched now is checked: ``pinned`` (a sha256 given), ``recorded`` (against the hash
+    recorded on its first use), ``first use`` (hashed and recorded now), ``none`` (no trust store)."""
+    if sha256 is not None:
+        return "pinned"
+    if trust is None:
+        return "none"
+    return "recorded" if trust.recorded(source) is not None else "first use"
+
+
+def _trusted(source, sha256: str | None, trust: TrustStore | None) -> tuple[str | None, str | None]:
+    """(the sha256 to check, the trust file it comes from when recorded)."""
+    if sha256 is not None or trust is None:
+        return sha256, None
+    recorded = trust.recorded(source)
+    return recorded, (str(trust.path) if recorded else None)
 
 
 class _Retryable(Exception):
@@ -199,12 +273,14 @@ def _already_there(dest: Path, sha256: str | None, chunk_size: int, shown: str) 
     return False
 
 
-def _verify_and_place(part: Path, dest: Path, sha256: str | None, shown: str, chunk_size: int) -> None:
+def _verify_and_place(
+    part: Path, dest: Path, sha256: str | None, shown: str, chunk_size: int, recorded_in: str | None = None
+) -> None:
     if sha256 is not None:
         actual = _sha256_file(part, chunk_size)
         if actual != sha256:
             _unlink(part)
-            raise ChecksumMismatch(shown, sha256, actual)
+            raise ChecksumMismatch(shown, sha256, actual, recorded_in)
     _fsync(part)
     os.replace(part, dest)
 
@@ -219,15 +295,21 @@ def copy_local(
     *,
     sha256: str | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    trust: TrustStore | None = None,
 ) -> Path:
-    """Copy a file from a local mirror (path or ``file://`` URL) to ``dest``, verified and atomic.
+    """Copy a file from a local mirror (path or ``file://`` URL) to ``dest``, verified and atomic
+    (against ``sha256``, else the hash ``trust`` recorded on its first use, which it records now).
 
     A missing source is a :class:`~socialbench.core.errors.DataError` naming it."""
     src = local_path(source)
     dest = Path(dest)
     sha256 = _normalise_sha256(sha256)
+    pinned = sha256
+    sha256, recorded_in = _trusted(source, sha256, trust)
     shown = str(src)
     if _already_there(dest, sha256, chunk_size, shown):
+        if trust is not None and sha256 is None:
+            trust.record(source, _sha256_file(dest, chunk_size))
         return dest
     if not src.is_file():
         what = "is not a file" if src.exists() else "does not exist"
@@ -237,10 +319,12 @@ def copy_local(
     try:
         with open(src, "rb") as fin, open(part, "wb") as fout:
             shutil.copyfileobj(fin, fout, chunk_size)
-        _verify_and_place(part, dest, sha256, shown, chunk_size)
+        _verify_and_place(part, dest, sha256, shown, chunk_size, recorded_in)
     except BaseException:
         _unlink(part)
         raise
+    if trust is not None and pinned is None and recorded_in is None:
+        trust.record(source, _sha256_file(dest, chunk_size))
     log.info("copied %s -> %s", src, dest)
     return dest
 
@@ -368,6 +452,7 @@ def _download_http(
     timeout: float,
     chunk_size: int,
     backoff: float,
+    recorded_in: str | None = None,
 ) -> None:
     clean, auth = _split_credentials(url)
     shown = redact_url(url)
@@ -402,7 +487,7 @@ def _download_http(
                 _sleep(delay)
             continue
         try:
-            _verify_and_place(part, dest, sha256, shown, chunk_size)
+            _verify_and_place(part, dest, sha256, shown, chunk_size, recorded_in)
         except ChecksumMismatch:
             if resumed_from_old and not fresh_retry_done:
                 # The kept bytes may come from another version of the file: one clean try.
@@ -425,10 +510,13 @@ def download(
     timeout: float = DEFAULT_TIMEOUT,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     backoff: float = DEFAULT_BACKOFF,
+    trust: TrustStore | None = None,
 ) -> Path:
     """Fetch ``url`` to ``dest`` (see the module docstring) and return ``dest``.
 
-    ``sha256``: the expected hex digest (``sha256:`` prefix allowed), or None to skip the check.
+    ``sha256``: the expected hex digest (``sha256:`` prefix allowed), or None: then the hash ``trust``
+    recorded on the file's first use is checked (and recorded now, on a first use); without ``trust``
+    the file is not verified.
     ``retries``: transient failures in a row tolerated before giving up (progress resets the count).
     ``timeout``: seconds for connecting and for each read. ``backoff``: first delay in seconds,
     doubled per failure in a row, capped at 60 s (a server's Retry-After is honoured up to the cap).
@@ -441,15 +529,18 @@ def download(
     if retries < 0 or timeout <= 0 or chunk_size <= 0 or backoff < 0:
         raise SocialbenchError("download: retries and backoff must be >= 0, timeout and chunk_size > 0")
     if is_local(url):
-        return copy_local(url, dest, sha256=sha256, chunk_size=chunk_size)
+        return copy_local(url, dest, sha256=sha256, chunk_size=chunk_size, trust=trust)
     url = str(url)
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     shown = redact_url(url)
     if scheme not in ("http", "https"):
         raise DownloadError(f"{shown}: unsupported URL scheme {scheme!r} (http, https, file or a local path)")
-    if _already_there(dest, sha256, chunk_size, shown):
-        return dest
-    if sha256 is None:
-        log.info("%s: no sha256 given; the download is not verified", shown)
-    _download_http(url, dest, sha256, retries, timeout, chunk_size, backoff)
+    pinned = sha256
+    sha256, recorded_in = _trusted(url, sha256, trust)
+    if not _already_there(dest, sha256, chunk_size, shown):
+        if sha256 is None and trust is None:
+            log.info("%s: no sha256 given; the download is not verified", shown)
+        _download_http(url, dest, sha256, retries, timeout, chunk_size, backoff, recorded_in)
+    if trust is not None and pinned is None and recorded_in is None:
+        trust.record(url, _sha256_file(dest, chunk_size))
     return dest

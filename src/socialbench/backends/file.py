@@ -104,6 +104,8 @@ class FileBackend(Backend):
                 f"models.{spec.name}.options: unknown option(s) {unknown} (the file backend takes path, method)"
             )
         self.path = Path(path)
+        if self.path.is_dir():
+            raise DataError(path, f"is a folder, not a file (models.{spec.name}.options.path takes the answers file)")
         if not self.path.is_file():
             raise DataError(path, f"answers file of models.{spec.name} not found (options.path)")
         self.method = str(opts.get("method", "direct"))

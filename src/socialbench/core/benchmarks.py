@@ -215,6 +215,28 @@ class Benchmark(abc.ABC):
             settings.update(ablations[variant])  # its table and label too: methods ignore them
         return settings
 
+    def params_problems(self, section: dict[str, Any]) -> list[str]:
+        """What in the benchmark's params section (schema-valid, defaults filled) names nothing, each as
+        ``<key>: <why>`` (key relative to the section): a run of ``methods`` whose method is no module
+        of ``methods/`` or whose variant no entry of ``ablations``, a ``method_options`` key that is no
+        method. A benchmark adds its own (closed lists, cross references) by extending this."""
+        known = self.method_names()
+        ablations = section.get("ablations") or {}
+        problems = []
+        for i, run in enumerate(section.get("methods") or []):
+            base, variant = split_run(run)
+            if base not in known:
+                problems.append(f"methods.{i}: {run!r} names no method of {self.name} (known: {', '.join(known)})")
+            elif variant is not None and variant not in ablations:
+                problems.append(
+                    f"methods.{i}: {run!r} names the ablation {variant!r}, which {self.name}.ablations does not"
+                    f" define (defined: {', '.join(sorted(ablations)) or 'none'})"
+                )
+        for name in section.get("method_options") or {}:
+            if name not in known:
+                problems.append(f"method_options.{name}: names no method of {self.name} (known: {', '.join(known)})")
+        return problems
+
     def method(self, name: str, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None) -> Method:
         # a variant run keeps its own name (its request ids, its records, its template files)
         return self.method_class(name)(self, spec, seed, settings, run=name)

@@ -139,6 +139,8 @@ def validate_params(
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     problems = [_describe(e) + where(_error_paths(e)) for e in errors]
     sections, section_problems = _benchmark_sections(benchmark_sections, where)
+    if not problems:
+        problems = _core_problems(data, sections, where)
     if problems or section_problems:
         # One line (every error of a command is): the problems separated by "; ", in key order.
         raise ConfigError(f"{source} is invalid: {'; '.join(problems + section_problems)}")
@@ -170,7 +172,74 @@ def _benchmark_sections(sections: dict[str, Any], where) -> tuple[dict[str, Any]
             err.path.appendleft(name)  # name the section: "<benchmark>.demo.n_test: ..."
             problems.append(_describe(err) + where(_error_paths(err)))
         out[name] = data
+        if not any(p.startswith(f"{name}.") or p.startswith(f"{name}:") for p in problems):
+            # Names are checked once the section's shape is right (a run list that is not a list names nothing).
+            bench = get_benchmark_class(name)()
+            problems += [f"{name}.{p}" + where([[name]]) for p in bench.params_problems(data)]
     return out, problems
+
+
+#: Tracking-store schemes MLflow opens (``+driver`` variants of the database ones too).
+_TRACKING_SCHEMES = ("file", "sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "uc")
+
+
+def tracking_uri_problem(uri: str) -> str | None:
+    """Why MLflow cannot use ``uri`` as its tracking store, or None. Checked at load, so a typo stops the
+    run before anything is computed (MLflow would say so only at the tracking stage, at the end)."""
+    import re
+    import urllib.parse
+
+    if re.match(r"^[A-Za-z]:[\\/]", uri) or "://" not in uri and ":" not in uri:
+        return None  # a local folder (a file store)
+    scheme = urllib.parse.urlsplit(uri).scheme.lower()
+    if scheme.split("+", 1)[0] not in _TRACKING_SCHEMES:
+        return f"{uri!r}: MLflow has no tracking store for the scheme {scheme!r} (sqlite:///<file>, a folder, http(s)://...)"
+    if scheme == "sqlite" and not uri.startswith("sqlite:///"):
+        return f"{uri!r}: a sqlite store is sqlite:///<relative path> or sqlite:////<absolute path>"
+    if scheme in ("http", "https") and not urllib.parse.urlsplit(uri).netloc:
+        return f"{uri!r}: names no server"
+    return None
+
+
+def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> list[str]:
+    """Core keys that name nothing: a tracking URI MLflow cannot use; a model's ``benchmarks``,
+    ``only_methods`` or ``exclude_methods`` naming a benchmark or run that is not there."""
+    from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class, split_run
+
+    problems = []
+    uri_problem = tracking_uri_problem(data["mlflow"]["tracking_uri"])
+    if uri_problem:
+        problems.append(f"mlflow.tracking_uri: {uri_problem}" + where([["mlflow", "tracking_uri"]]))
+    benchmarks = available_benchmarks()
+    methods = {b: get_benchmark_class(b)().method_names() for b in benchmarks}
+    every_method = sorted({m for names in methods.values() for m in names})
+    for name, entry in data["models"].items():
+        for i, b in enumerate(entry.get("benchmarks") or []):
+            if b not in benchmarks:
+                problems.append(
+                    f"models.{name}.benchmarks.{i}: {b!r} is no benchmark (known: {', '.join(benchmarks)})"
+                    + where([["models", name, "benchmarks"]])
+                )
+        for b, runs in (entry.get("only_methods") or {}).items():
+            if b not in benchmarks:
+                problems.append(
+                    f"models.{name}.only_methods.{b}: is no benchmark (known: {', '.join(benchmarks)})"
+                    + where([["models", name, "only_methods", b]])
+                )
+                continue
+            for i, run in enumerate(runs):
+                if split_run(run)[0] not in methods[b]:
+                    problems.append(
+                        f"models.{name}.only_methods.{b}.{i}: {run!r} names no method of {b}"
+                        f" (known: {', '.join(methods[b])})" + where([["models", name, "only_methods", b]])
+                    )
+        for run in entry.get("exclude_methods") or {}:
+            if split_run(run)[0] not in every_method:
+                problems.append(
+                    f"models.{name}.exclude_methods.{run}: names no method of any benchmark"
+                    f" (known: {', '.join(every_method)})" + where([["models", name, "exclude_methods", run]])
+                )
+    return problems
 
 
 def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:

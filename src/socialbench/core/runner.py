@@ -49,6 +49,10 @@ class RunStats:
     truncated: int = 0  # answers cut at max_tokens (finish_reason "length")
     rounds: int = 0
     error_examples: dict[str, str] = field(default_factory=dict)
+    #: Calls recorded answers could not answer because they hold no record of the instance (finish
+    #: reason ``no_record``): not errors (a retry cannot help), the instance is not evaluated.
+    no_record: int = 0
+    no_record_examples: list[str] = field(default_factory=list)
     #: Per stage: calls, input and output tokens, cost.
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: What the backend's answers depend on besides the request (its cache-key identity: backend,
@@ -130,7 +134,11 @@ def run_requests(
 
 
 def _account(stats: RunStats, spec: ModelSpec, request: Request, resp: Response, instance_id: str) -> None:
-    if resp.error:
+    if resp.finish_reason == "no_record":
+        stats.no_record += 1
+        if len(stats.no_record_examples) < 5:
+            stats.no_record_examples.append(instance_id)
+    elif resp.error:
         stats.errors += 1
         if len(stats.error_examples) < 5:
             stats.error_examples.setdefault(instance_id, resp.error)

@@ -98,8 +98,8 @@ def frames_cmd(
 @media_app.command("cut")
 def cut_cmd(
     views: list[Path] = Arg(..., help="synchronized views of one recording"),
-    start: float = Opt(..., help="window start, seconds"),
-    end: float = Opt(..., help="window end, seconds (exclusive)"),
+    start: float = Opt(..., min=0, help="window start, seconds"),
+    end: float = Opt(..., min=0, help="window end, seconds (exclusive)"),
     out_dir: Path = Opt(..., help="clips go here as <view file name>.mp4, with clip.json (and mosaic.mp4)"),
     mosaic: str | None = Opt(
         None,
@@ -174,8 +174,8 @@ def _mosaic_positions(text: str, n_views: int) -> list[int]:
 def audio_cmd(
     source: Path = Arg(..., help="media file with an audio stream"),
     output: Path = Arg(..., help="WAV file to write (mono, 16 kHz, 16-bit)"),
-    start: float | None = Opt(None, help="window start, seconds"),
-    end: float | None = Opt(None, help="window end, seconds (exclusive)"),
+    start: float | None = Opt(None, min=0, help="window start, seconds"),
+    end: float | None = Opt(None, min=0, help="window end, seconds (exclusive)"),
 ) -> None:
     """Extract mono 16 kHz WAV audio, optionally of a window."""
     from socialbench.core.paths import check_io

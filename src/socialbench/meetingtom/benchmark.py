@@ -60,6 +60,43 @@ class MeetingToMBenchmark(Benchmark):
             settings["markers"] = list(section.get("discourse_markers") or [])
         return settings
 
+    def params_problems(self, section: dict[str, Any]) -> list[str]:
+        """Core's checks, and: each method's options against the closed lists of settings and values
+        (``eval.prompts.settings_of``), the meetings against the corpus they refer to (``demo.meetings``
+        within ``demo.corpus``, ``dev_meetings`` within a source's meetings), ``mining`` against the
+        mining thresholds (unknown keys, negative windows)."""
+        from socialbench.core.errors import ConfigError
+        from socialbench.meetingtom.build.ami.mining import MiningParams
+        from socialbench.meetingtom.eval.prompts import settings_of
+
+        problems = super().params_problems(section)
+        markers = list(section.get("discourse_markers") or [])
+        for where, entries in (
+            ("method_options", section.get("method_options")),
+            ("ablations", section.get("ablations")),
+        ):
+            for name, entry in (entries or {}).items():
+                try:
+                    settings_of({**entry, "markers": markers} if entry.get("remove_markers") else entry)
+                except ConfigError as exc:
+                    problems.append(f"{where}.{name}: {str(exc).split(': ', 1)[-1]}")
+        demo, ami = section.get("demo") or {}, section.get("ami") or {}
+        corpus = demo.get("corpus") or []
+        for m in demo.get("meetings") or []:
+            if m not in corpus:
+                problems.append(
+                    f"demo.meetings: {m} is not a meeting of the demo release (demo.corpus: {', '.join(corpus)})"
+                )
+        known = [*corpus, *(ami.get("meetings") or [])]
+        for m in section.get("dev_meetings") or []:
+            if m not in known:
+                problems.append(f"dev_meetings: {m} is a meeting of no source (demo.corpus, ami.meetings)")
+        try:
+            MiningParams.from_mapping(section.get("mining"))
+        except ConfigError as exc:
+            problems.append(str(exc))
+        return problems
+
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         """The prompt hash, and which method and ablation the run is (MLflow params: the runs
         table groups by them)."""

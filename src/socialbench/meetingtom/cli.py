@@ -153,7 +153,13 @@ def release_cmd(
     from socialbench.meetingtom.build.release import acquire_release
 
     _logging()
-    info = acquire_release(_source(_params(params), source), out, downloads)
+    from socialbench.acquire.archive import ArchiveLimits
+    from socialbench.acquire.download import TrustStore
+
+    p = _params(params)
+    info = acquire_release(
+        _source(p, source), out, downloads, trust=TrustStore(), limits=ArchiveLimits.from_params(p)
+    )  # sources.lock at the repository root, where the pipeline runs
     typer.echo(
         f"release {source}: {info['mode']}, {info['files'] or 0} annotation files"
         + (f"; note: {info['note']}" if info["note"] else "")
@@ -236,7 +242,6 @@ def clips_cmd(
         {"--out-dir": out_dir},
         folders=("--meeting-dir", "--out-dir"),
     )
-    import json
 
     from socialbench.media.settings import MediaSettings
     from socialbench.meetingtom.build.clips import make_clips
@@ -245,10 +250,11 @@ def clips_cmd(
     _logging()
     p = _params(params)
     m = read_meeting(meeting_dir)
-    try:
-        rec = json.loads(fetched.read_text("utf-8"))
-    except FileNotFoundError:
-        raise SocialbenchError(f"{fetched}: not found (socialbench meetingtom media writes it)") from None
+    if not fetched.exists():
+        raise SocialbenchError(f"{fetched}: not found (socialbench meetingtom media writes it)")
+    from socialbench.core.io import parse_json_object, read_file_bytes
+
+    rec = parse_json_object(read_file_bytes(fetched), str(fetched), "(the fetched media)")
     summary = make_clips(
         m["meeting.json"],
         m["candidates.jsonl"],
@@ -424,9 +430,7 @@ def annotate_simulate_cmd(
     p = _params(params)
     recs = load_instances(items, items=True)
     by_id = {r["id"]: r for r in recs}
-    exported = read_sheet(_sheet_text(sheet), str(sheet), by_id)
-    if set(exported) != set(by_id):
-        raise SocialbenchError(f"{sheet}: the sheet's rows are not the items of {items}; export the sheet again")
+    read_sheet(_sheet_text(sheet), str(sheet), by_id, complete=True)  # its rows are the items, each once
     ann = p["meetingtom"]["annotation"]
     texts = simulate_sheets(
         recs,
@@ -519,20 +523,32 @@ def annotate_import_cmd(
         {"--out-dir": out_dir},
         folders=("--out-dir",),
     )
-    import json
+    if sheets:  # one sheet in two roles would make a perfect, meaningless agreement
+        from socialbench.core.sheets import distinct_sheets
+
+        distinct_sheets([("--annotator", sheets[0]), ("--annotator", sheets[1]), ("--adjudicator", adjudicator)])
 
     from socialbench.core.errors import DataError
-    from socialbench.core.io import write_json, write_jsonl
+    from socialbench.core.io import decode_utf8, parse_json, read_file_bytes, write_json, write_jsonl
     from socialbench.meetingtom.build.annotation import adjudicate, agreement, apply_gold, read_sheet, validate_gold
     from socialbench.meetingtom.spec.instances import load_instances
 
-    try:
-        drawn = json.loads(subset.read_text("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(str(subset), f"not a JSON list of item ids ({exc})") from None
+    parsed = parse_json(decode_utf8(read_file_bytes(subset), str(subset)))
+    if parsed.decode_msg is not None or parsed.problem is not None:
+        why = parsed.problem or f"not valid JSON: {parsed.decode_msg} (line {parsed.line}, column {parsed.column})"
+        raise DataError(str(subset), f"{why}; expected a JSON list of item ids")
+    drawn = parsed.value
     if not isinstance(drawn, list) or not all(isinstance(x, str) for x in drawn):
         raise DataError(str(subset), f"must be a JSON list of item ids, got {type(drawn).__name__}")
     recs = load_instances(items, items=True)
+    item_ids = {r["id"] for r in recs}
+    listed: set[str] = set()
+    for k, iid in enumerate(drawn):  # an id that is no item leaves the kappa computed on nothing
+        if iid not in item_ids:
+            raise DataError(str(subset), f"{iid!r} is not an item of {items}", record=f"entry {k}")
+        if iid in listed:
+            raise DataError(str(subset), f"{iid!r} is listed twice", record=f"entry {k}")
+        listed.add(iid)
     out_dir.mkdir(parents=True, exist_ok=True)
     if not sheets:
         reason = note or "no annotation sheets configured for this source"
@@ -549,8 +565,8 @@ def annotate_import_cmd(
         typer.echo(f"annotate import: no sheets ({reason}); {len(recs)} item(s) not annotated -> {out_dir}")
         return
     by_id = {r["id"]: r for r in recs}
-    a1, a2 = (read_sheet(_sheet_text(s), str(s), by_id) for s in sheets)
-    adj = read_sheet(_sheet_text(adjudicator), str(adjudicator), by_id)
+    a1, a2 = (read_sheet(_sheet_text(s), str(s), by_id, complete=True) for s in sheets)
+    adj = read_sheet(_sheet_text(adjudicator), str(adjudicator), by_id, complete=True)
     gold, discarded = adjudicate(recs, a1, a2, adj)
     validate_gold(gold, str(out_dir / "gold.jsonl"))
     labelled = apply_gold(recs, gold)

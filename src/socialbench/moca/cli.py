@@ -261,7 +261,12 @@ def acquire_cmd(
 
     _logging()
     options = _source_options(source, params, mode, mirror, media, split)
-    manifest = acquire(get_source(source), root, options)
+    from socialbench.acquire.archive import ArchiveLimits
+    from socialbench.acquire.download import TrustStore
+    from socialbench.core.config import load_params
+
+    limits = ArchiveLimits.from_params(load_params(params)) if params is not None else None
+    manifest = acquire(get_source(source), root, options, limits=limits, trust=TrustStore())  # sources.lock, here
     typer.echo(
         f"moca acquire {source}: {len(manifest['files'])} file(s) under {root} ({options.mode}); {root / MANIFEST}"
     )
@@ -393,8 +398,8 @@ def annotate_export(
     pool: Path = Opt(..., help="the filtered candidate pool (JSON lines)"),
     out_dir: Path = Opt(..., help="folder for codebook.md/.json, assignment.csv and sheets/<annotator>.csv"),
     annotator: list[str] = Opt(..., "--annotator", help="annotator name (repeatable)"),
-    per_item: int = Opt(1, help="independent annotations per candidate"),
-    seed: int = Opt(0, help="seed of the assignment"),
+    per_item: int = Opt(1, min=1, help="independent annotations per candidate"),
+    seed: int = Opt(0, min=0, help="seed of the assignment"),
     taxonomy: Path | None = Opt(None, help="taxonomy file (default: the packaged one)"),
 ) -> None:
     """Export the candidate pool to annotator sheets with the 7-field codebook."""
@@ -434,7 +439,7 @@ def annotate_review(
     annotations: list[Path] = Opt(..., "--annotations", help="returned annotator sheets (repeatable)"),
     reviewer: list[str] = Opt(..., "--reviewer", help="reviewer name (repeatable)"),
     out_dir: Path = Opt(..., help="folder for review sheets <reviewer>.csv"),
-    seed: int = Opt(0, help="seed of the assignment"),
+    seed: int = Opt(0, min=0, help="seed of the assignment"),
 ) -> None:
     """Export the field-level cross-check sheets (each annotation to a reviewer who did not make it)."""
     from socialbench.core.io import write_text_atomic

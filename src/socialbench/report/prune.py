@@ -101,22 +101,47 @@ def prune_outputs(results: Path, benchmark: str, p: dict[str, Any], archive: Pat
 
 def prune_lock(repo_root: Path) -> list[str]:
     """Drop the dvc.lock entries of stages dvc.yaml no longer defines; the file is rewritten with DVC's
-    own YAML writer (nothing else changes). Returns the dropped stage names."""
+    own YAML writer (nothing else changes). Returns the dropped stage names.
+
+    A ``repo_root`` that is no DVC repository (absent, a file, no ``.dvc`` folder, not in git), or
+    whose dvc.lock or dvc.yaml DVC cannot read, is a one-line DataError naming the path: nothing is
+    changed."""
+    from socialbench.core.errors import DataError
+
+    if not repo_root.is_dir():
+        raise DataError(str(repo_root), "not a folder" if repo_root.exists() else "no such folder (--repo)")
+    if not (repo_root / ".dvc").is_dir():
+        raise DataError(str(repo_root), "not a DVC repository (no .dvc folder; `dvc init` makes one)")
+    lock = repo_root / "dvc.lock"
+    if not lock.exists():
+        return []
+    locked = _locked_stages(lock)
+    from dvc.exceptions import DvcException
     from dvc.repo import Repo
     from dvc.utils.serialize import modify_yaml
 
-    lock = repo_root / "dvc.lock"
-    if not lock.is_file():
-        return []
-    with Repo(str(repo_root)) as repo:
-        defined = [stage.name for stage in repo.index.stages if hasattr(stage, "cmd")]
-    import yaml
-
-    dropped = stale_lock_stages(
-        list((yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages") or {}), defined
-    )
+    try:
+        with Repo(str(repo_root)) as repo:
+            defined = [stage.name for stage in repo.index.stages if hasattr(stage, "cmd")]
+    except DvcException as exc:  # SCMError (no git), a broken dvc.yaml, ...: DVC's own words, one line
+        raise DataError(str(repo_root), f"DVC cannot read this repository: {exc}") from None
+    dropped = stale_lock_stages(locked, defined)
     if dropped:  # an unchanged lock is left as it is, byte for byte
         with modify_yaml(str(lock)) as data:
             for name in dropped:
                 del data["stages"][name]
     return dropped
+
+
+def _locked_stages(lock: Path) -> list[str]:
+    """The stage names of a dvc.lock (read strictly: the file is rewritten afterwards)."""
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import load_yaml_file
+
+    data = load_yaml_file(lock, error=DataError)
+    if data is None:
+        return []
+    stages = data.get("stages") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(stages, (dict, type(None))):
+        raise DataError(str(lock), "not a dvc.lock: expected a mapping with a 'stages' mapping")
+    return list(stages or {})

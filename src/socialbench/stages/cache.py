@@ -101,7 +101,7 @@ def explain(
     benchmark: str | None = Opt(
         None, help="benchmark of the instances, required with --instances; one of: " + _BENCHMARKS
     ),
-    limit: int = Opt(20, help="most requests to explain"),
+    limit: int = Opt(20, min=1, help="most requests to explain (at least 1)"),
 ) -> None:
     """Explain misses: the part of the key (model, messages, images, task, decoding) that changed.
 

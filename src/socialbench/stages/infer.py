@@ -204,6 +204,13 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
         f"infer {model}/{method}: {s.requests} requests in {s.rounds} round(s), {s.cache_hits} cached,"
         f" {s.cache_misses} called, {s.errors} errors, {s.truncated} truncated"
     )
+    if s.no_record:
+        echo(
+            f"infer: warning: {s.no_record} of {len(job.instances)} instances not evaluated: the recorded answers of"
+            f" models.{model} hold no record for them (no_record; e.g. {s.no_record_examples[0]}). A rerun gives the"
+            " same; add their answers to the file to evaluate them",
+            err=True,
+        )
     if s.errors:
         echo(
             f"infer: warning: {s.errors} calls failed after their retries (e.g. {example[0]}: {example[1]}); they are"

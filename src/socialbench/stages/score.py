@@ -86,7 +86,21 @@ def score_file(
             f" (scored incorrect and invalid), e.g. {missing[0]}",
             err=True,
         )
-    failed = [p for p in preds if p.get("error")]
+    left_out = [p for p in preds if p.get("not_evaluated")]
+    if left_out:
+        echo(
+            f"score: {len(left_out)} of {len(insts)} instances not evaluated in {predictions} (left out of the"
+            f" scores), e.g. {left_out[0].get('id')}: {brief(left_out[0]['not_evaluated'], 120)}",
+            err=True,
+        )
+    no_record = [p for p in preds if p.get("finish_reason") == "no_record" and not p.get("not_evaluated")]
+    if no_record:
+        echo(
+            f"score: {len(no_record)} of {len(insts)} instances not evaluated in {predictions}: the recorded answers"
+            f" hold no record for them (no_record; scored invalid), e.g. {no_record[0].get('id')}",
+            err=True,
+        )
+    failed = [p for p in preds if p.get("error") and p.get("finish_reason") != "no_record"]
     if failed:
         echo(
             f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"

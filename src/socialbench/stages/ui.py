@@ -21,7 +21,7 @@ def ui(
     params: Path = Opt(
         Path("params.yaml"), help="the params file naming the tracking store (mlflow.tracking_uri) and experiment"
     ),
-    port: int = Opt(5000, help="port of the UI on HOST"),
+    port: int = Opt(5000, min=1, max=65535, help="port of the UI on HOST"),
     host: str = Opt("127.0.0.1", help="address to serve the UI on (127.0.0.1: this machine only)"),
 ) -> None:
     """Open the MLflow UI on this repository's tracking store (telemetry off); prints the address of

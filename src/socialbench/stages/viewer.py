@@ -92,9 +92,9 @@ def viewer(
     traces: Path | None = Opt(None, help="the run's traces (JSON lines): calls and what the method keeps"),
     taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
     media_root: Path = Opt(Path("."), help="relative media paths of the instances are read under this folder"),
-    thumb_px: int = Opt(256, help="longest side of embedded images (pixels)"),
-    frame_px: int = Opt(160, help="longest side of embedded video frames (pixels)"),
-    max_frames: int = Opt(8, help="frames shown per video instance (evenly spread)"),
+    thumb_px: int = Opt(256, min=16, help="longest side of embedded images (pixels)"),
+    frame_px: int = Opt(160, min=16, help="longest side of embedded video frames (pixels)"),
+    max_frames: int = Opt(8, min=1, help="frames shown per video instance (evenly spread)"),
 ) -> None:
     """Write one self-contained HTML page of a run: per instance its media, text, gold and predicted
     fields (wrong ones marked), calls and method trace, with filters (no server needed)."""

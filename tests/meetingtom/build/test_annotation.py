@@ -111,7 +111,12 @@ def test_task3_2_answers_are_sorted_label_sets_or_none():
 @pytest.mark.parametrize(
     "text,line,field,match",
     [
-        (sheet([["i1", "task1", "1"]], header=("item_id", "task")), "line 1", "answer", "missing column 'answer'"),
+        (
+            sheet([["i1", "task1", "1"]], header=("item_id", "task")),
+            "line 1 (header)",
+            "answer",
+            r"missing column\(s\) 'answer'",
+        ),
         (
             sheet([["i1", "task1", "1"], ["i2", "task1", ""], ["i1", "task1", "2"]]),
             "line 4",

@@ -209,9 +209,9 @@ def fetch_annotations(
     source = annotations_source(url=url, mirror=mirror)
     if mirror is not None:
         _require_mirror([source], mirror)
-    if sha256 is None:
+    if sha256 is None and download_options.get("trust") is None:
         log.warning(
-            "AMI annotations archive %s: no sha256 pinned; using it unverified (pin ANNOTATIONS_SHA256)",
+            "AMI annotations archive %s: no sha256 pinned or recorded; using it unverified (pin ANNOTATIONS_SHA256)",
             redact_url(source.url),
         )
     root = Path(dest_root)

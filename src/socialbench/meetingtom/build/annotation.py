@@ -138,48 +138,23 @@ def _parse_answer(raw: str, item: Mapping[str, Any], where: tuple[str, str]) -> 
 
 
 def read_sheet(
-    text: str, source: str, items_by_id: Mapping[str, Mapping[str, Any]]
+    text: str, source: str, items_by_id: Mapping[str, Mapping[str, Any]], *, complete: bool = False
 ) -> dict[str, str | tuple[str, ...] | None]:
     """A filled-in sheet's answers: ``{item_id: answer}`` for every row, where the answer is an
     option label (``"B"``), for task3_2 a sorted tuple of labels (``()`` for ``none``), or ``None``
-    when left blank. Labels are case-insensitive and stripped. Strict: a missing column, an unknown
-    or duplicate item id, a task that is not the item's and an answer that is no option label of its
-    item raise :class:`DataError` naming ``source``, the row (``line N``, where the row starts) and
+    when left blank. Labels are case-insensitive and stripped. Strict (``socialbench.core.sheets``):
+    a missing or duplicated column, an unknown or duplicate item id, a task that is not the item's, an
+    answer that is no option label of its item and (``complete``) an item without a row raise
+    :class:`DataError` naming ``source``, the row (``line N``, where the row starts in the file) and
     the column. Extra columns are allowed (an annotator's own)."""
-    text = text[1:] if text.startswith("\ufeff") else text  # a spreadsheet's UTF-8 byte-order mark
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise DataError(source, "empty sheet: no header row", record="line 1") from None
-    except csv.Error as exc:
-        raise DataError(source, f"unreadable CSV: {exc}", record="line 1") from None
-    missing = [c for c in READ_COLUMNS if c not in header]
-    if missing:
-        raise DataError(
-            source,
-            f"missing column {missing[0]!r} (the header has {', '.join(map(repr, header))})",
-            record="line 1",
-            field=missing[0],
-        )
-    col = {name: header.index(name) for name in READ_COLUMNS}
+    from socialbench.core.sheets import csv_rows, rows_match
+
+    _, rows = csv_rows(text, source, READ_COLUMNS, exact=False)
     answers: dict[str, str | tuple[str, ...] | None] = {}
     first_line: dict[str, int] = {}
-    line = reader.line_num + 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raise DataError(source, f"unreadable CSV: {exc}", record=f"line {line}") from None
-        where, start, line = f"line {line}", line, reader.line_num + 1
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) > len(header):
-            raise DataError(source, f"{len(row)} cells, the header has {len(header)} columns", record=where)
-        cells = row + [""] * (len(header) - len(row))
-        iid = cells[col["item_id"]].strip()
+    for line, cells in rows:
+        where = f"line {line}"
+        iid = cells["item_id"].strip()
         if not iid:
             raise DataError(source, "empty item id", record=where, field="item_id")
         if iid in first_line:
@@ -189,12 +164,14 @@ def read_sheet(
         if iid not in items_by_id:
             raise DataError(source, f"unknown item id {iid!r}: not in the items", record=where, field="item_id")
         item = items_by_id[iid]
-        if cells[col["task"]].strip() != item["task"]:
+        if cells["task"].strip() != item["task"]:
             raise DataError(
-                source, f"task {cells[col['task']]!r} but item {iid!r} is {item['task']}", record=where, field="task"
+                source, f"task {cells['task']!r} but item {iid!r} is {item['task']}", record=where, field="task"
             )
-        first_line[iid] = start
-        answers[iid] = _parse_answer(cells[col["answer"]], item, (source, where))
+        first_line[iid] = line
+        answers[iid] = _parse_answer(cells["answer"], item, (source, where))
+    if complete:
+        rows_match(source, first_line, items_by_id)
     return answers
 
 

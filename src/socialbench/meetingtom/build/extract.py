@@ -138,16 +138,15 @@ def write_meeting(out_dir: str | Path, files: Mapping[str, list | dict]) -> None
 
 
 def read_meeting(folder: str | Path) -> dict[str, Any]:
-    """A meeting folder written by :func:`write_meeting`, read back (a missing file is a DataError)."""
-    import json
-
-    from socialbench.core.io import read_jsonl
+    """A meeting folder written by :func:`write_meeting`, read back (a missing, truncated or
+    non-JSON file is a one-line DataError naming it)."""
+    from socialbench.core.io import parse_json_object, read_file_bytes, read_jsonl
 
     folder = Path(folder)
     path = folder / MEETING_FILE
     if not path.is_file():
         raise DataError(str(path), "no meeting record: run socialbench meetingtom extract for this meeting first")
-    out: dict[str, Any] = {MEETING_FILE: json.loads(path.read_text("utf-8"))}
+    out: dict[str, Any] = {MEETING_FILE: parse_json_object(read_file_bytes(path), str(path), "(a meeting record)")}
     for name in FILES:
         out[name] = read_jsonl(folder / name)
     return out

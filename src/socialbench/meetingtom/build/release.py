@@ -77,15 +77,23 @@ def file_manifest(folder: Path) -> dict[str, str]:
 
 
 def acquire_release(
-    source: SourceSettings, out_dir: str | Path, downloads: str | Path, *, root: str | Path = "."
+    source: SourceSettings,
+    out_dir: str | Path,
+    downloads: str | Path,
+    *,
+    root: str | Path = ".",
+    trust: Any = None,
+    limits: Any = None,
 ) -> dict[str, Any]:
     """Put the source's annotations release in place (see the module doc); write and return
-    ``<out_dir>/source.json``. ``out_dir`` is relative to ``root`` (the repository) or absolute."""
+    ``<out_dir>/source.json``. ``out_dir`` is relative to ``root`` (the repository) or absolute.
+    ``trust`` (a :class:`socialbench.acquire.download.TrustStore`) records an unpinned archive's hash
+    on first use and checks it later; ``limits`` bound the extraction (default ArchiveLimits)."""
     from socialbench.acquire.archive import extract
-    from socialbench.acquire.download import redact_url
+    from socialbench.acquire.download import redact_url, verification
     from socialbench.core.hashing import sha256_file, sha256_json
     from socialbench.core.io import write_json
-    from socialbench.meetingtom.build.acquire import fetch_annotations
+    from socialbench.meetingtom.build.acquire import annotations_source, fetch_annotations
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -134,9 +142,10 @@ def acquire_release(
                 f" release ({MEETINGS_XML})",
             )
         sha = expected_sha256(source, mirror)
-        archive = fetch_annotations(downloads, url=source.url, sha256=sha, mirror=mirror, unpack=False)
+        how = verification(annotations_source(url=source.url, mirror=mirror).url, sha, trust)
+        archive = fetch_annotations(downloads, url=source.url, sha256=sha, mirror=mirror, unpack=False, trust=trust)
         folder = out / "annotations"
-        extract(archive, folder, replace=True)
+        extract(archive, folder, replace=True, limits=limits)
         manifest = file_manifest(folder)
         info.update(
             mode="mirror-archive" if mirror is not None else "download",
@@ -145,7 +154,13 @@ def acquire_release(
             annotations=folder.as_posix(),
             files=len(manifest),
             annotations_sha256=sha256_json(manifest),
-            note=None if sha else "archive checksum not pinned: used unverified",
+            verified=how,
+            note={
+                "pinned": None,
+                "recorded": "archive checksum not pinned: checked against the hash recorded on its first use",
+                "first use": "archive checksum not pinned: its hash is recorded now (trust on first use)",
+                "none": "archive checksum neither pinned nor recorded: used unverified",
+            }[how],
         )
     write_json(out / SOURCE_FILE, info)
     return info
@@ -153,15 +168,12 @@ def acquire_release(
 
 def read_source(release_dir: str | Path) -> dict[str, Any]:
     """``source.json`` of a release folder (what the per-meeting stages read first)."""
-    import json
+    from socialbench.core.io import parse_json_object, read_file_bytes
 
     path = Path(release_dir) / SOURCE_FILE
-    if not path.is_file():
+    if not path.exists():
         raise DataError(str(path), "no source record: run the release stage (socialbench meetingtom release) first")
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except ValueError as exc:
-        raise DataError(str(path), f"not JSON ({exc})") from None
+    return parse_json_object(read_file_bytes(path), str(path), "(a source record)")
 
 
 def fetch_meeting_media(

@@ -403,48 +403,59 @@ def _known(cid: str, pool_ids: set[str], path: str, line: int) -> None:
 
 
 def read_annotations(paths: Sequence[str | Path], pool_ids: set[str], into: Returned) -> None:
+    """Each returned annotator sheet's versions into ``into``; errors name the sheet, the line where the
+    row starts and the column. One sheet given twice is refused (``core.sheets.distinct_sheets``)."""
+    from socialbench.core.sheets import distinct_sheets
+
+    distinct_sheets(("--annotations", p) for p in paths)
     for path in paths:
         for line, row in read_sheet(path, ("id", "annotator") + ANNOTATION_FIELDS):
             cid, who = row["id"], row["annotator"]
             _known(cid, pool_ids, str(path), line)
             if not who:
-                raise DataError(str(path), "empty: who annotated this row?", record=cid, field="annotator")
+                raise DataError(str(path), f"empty: who annotated {cid!r}?", record=f"line {line}", field="annotator")
             if not row["discard_reason"] and not any(row[f] for f in TUPLE_FIELDS):
                 continue  # not annotated yet: reported as such when the benchmark is built
             versions = into.annotations.setdefault(cid, [])
             if any(v.who == who for v in versions):
                 raise DataError(
-                    str(path), f"annotator {who!r} annotated this candidate twice", record=cid, field="annotator"
+                    str(path), f"annotator {who!r} annotated {cid!r} twice", record=f"line {line}", field="annotator"
                 )
             versions.append(Version(who, "annotator", {f: row[f] for f in ANNOTATION_FIELDS}, f"{path}:{line}"))
 
 
 def read_reviews(paths: Sequence[str | Path], pool_ids: set[str], into: Returned) -> None:
+    from socialbench.core.sheets import distinct_sheets
+
+    distinct_sheets(("--reviews", p) for p in paths)
     for path in paths:
         for line, row in read_sheet(path, ("id", "annotator", "reviewer", "evidence_supported") + REVIEWED_FIELDS):
             cid = row["id"]
             _known(cid, pool_ids, str(path), line)
             if cid in into.reviews:
-                raise DataError(str(path), "reviewed twice", record=cid, field="id")
+                raise DataError(str(path), f"{cid!r} reviewed twice", record=f"line {line}", field="id")
             annotations = into.annotations.get(cid, [])
             primary = next((v for v in annotations if v.who == row["annotator"]), None)
             if primary is None:
                 raise DataError(
                     str(path),
-                    f"no annotation by {row['annotator']!r} was returned for this candidate",
-                    record=cid,
+                    f"no annotation by {row['annotator']!r} was returned for {cid!r}",
+                    record=f"line {line}",
                     field="annotator",
                 )
             if not row["reviewer"] or row["reviewer"] == row["annotator"]:
                 raise DataError(
-                    str(path), "the reviewer must be named and must not be the annotator", record=cid, field="reviewer"
+                    str(path),
+                    "the reviewer must be named and must not be the annotator",
+                    record=f"line {line}",
+                    field="reviewer",
                 )
             supported = row["evidence_supported"].lower()
             if supported not in ("yes", "no", ""):
                 raise DataError(
                     str(path),
                     f"expected yes or no, got {row['evidence_supported']!r}",
-                    record=cid,
+                    record=f"line {line}",
                     field="evidence_supported",
                 )
             into.reviews[cid] = reviewed(primary, row, row["reviewer"], f"{path}:{line}")
@@ -466,13 +477,13 @@ def read_decisions(path: str | Path | None, pool_ids: set[str], into: Returned) 
             raise DataError(
                 str(path),
                 f"expected one of {', '.join(DECISIONS)}, got {row['decision']!r}",
-                record=cid,
+                record=f"line {line}",
                 field="decision",
             )
         if decision == "reject" and not row["reason"]:
-            raise DataError(str(path), "a rejection needs its reason", record=cid, field="reason")
+            raise DataError(str(path), "a rejection needs its reason", record=f"line {line}", field="reason")
         if cid in into.decisions:
-            raise DataError(str(path), "decided twice", record=cid, field="id")
+            raise DataError(str(path), f"{cid!r} decided twice", record=f"line {line}", field="id")
         fields = {f: row[f] for f in TUPLE_FIELDS + OPTION_FIELDS + ("evidence",)}
         into.decisions[cid] = (
             decision,

@@ -169,10 +169,15 @@ def _build(cls, data: Mapping[str, Any], where: str, base=None):
                 or (isinstance(current, int) and not isinstance(value, int))
             ):
                 raise ConfigError(f"{where}.{name}: expected a number, got {value!r}")
+            if value < 0 or value != value or value in (float("inf"), float("-inf")):
+                raise ConfigError(f"{where}.{name}: must be a finite number >= 0, got {value!r}")
             kwargs[name] = type(current)(value)
         else:
             kwargs[name] = value
-    return dataclasses.replace(base, **kwargs)
+    try:
+        return dataclasses.replace(base, **kwargs)
+    except ConfigError as exc:  # a rule across keys (a window's min <= preferred <= max): name the section
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 # --------------------------------------------------------------------------------------------

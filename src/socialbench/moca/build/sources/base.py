@@ -309,7 +309,7 @@ def _manifest_entry(root: Path, f: RemoteFile, path: Path) -> dict[str, Any]:
     return entry
 
 
-def _unpack(root: Path, f: RemoteFile, archive: Path) -> None:
+def _unpack(root: Path, f: RemoteFile, archive: Path, limits: Any = None) -> None:
     """Extract an archive into ``<root>/<extract_to>``, again only when its bytes changed (the hash it
     was extracted from is kept in ``<root>/.<extract_to>.sha256``)."""
     from socialbench.acquire.archive import extract
@@ -319,7 +319,7 @@ def _unpack(root: Path, f: RemoteFile, archive: Path) -> None:
     digest = sha256_file(archive)
     if folder.is_dir() and stamp.is_file() and stamp.read_text().strip() == digest:
         return
-    extract(archive, folder, replace=True)
+    extract(archive, folder, replace=True, limits=limits)
     tmp = stamp.with_name(stamp.name + ".tmp")
     tmp.write_text(digest + "\n")
     os.replace(tmp, stamp)
@@ -330,11 +330,18 @@ def _missing_manual(source: Source, f: RemoteFile, dest: Path, why: str) -> Manu
 
 
 def acquire(
-    source: Source, root: str | os.PathLike[str], options: SourceOptions, **download_options: Any
+    source: Source,
+    root: str | os.PathLike[str],
+    options: SourceOptions,
+    *,
+    limits: Any = None,
+    **download_options: Any,
 ) -> dict[str, Any]:
     """Put the source's selected files under ``root`` (see the module docstring) and write the
-    manifest; returns it. Download options (retries, timeout, ...) go to ``download``."""
-    from socialbench.acquire.download import copy_local, download
+    manifest; returns it. Download options (retries, timeout, ``trust``: the store of hashes recorded
+    on first use, ...) go to ``download``; each manifest entry says how its file was verified.
+    ``limits`` (:class:`socialbench.acquire.archive.ArchiveLimits`) bound what an archive extracts to."""
+    from socialbench.acquire.download import copy_local, download, verification
     from socialbench.core.io import write_text_atomic
 
     root = Path(root)
@@ -356,6 +363,7 @@ def acquire(
                 f" are named as under the source root ({', '.join(f.relpath for f in files)})",
             )
     entries = []
+    verified: dict[str, str] = {}
     for f in files:
         dest = _dest(root, f.relpath)
         if options.mode == "mirror":
@@ -365,7 +373,8 @@ def acquire(
                     copy_local(p, dest / p.relative_to(src))
                 entries.append(_manifest_entry(root, f, dest))
                 continue
-            copy_local(src, dest, sha256=f.sha256)
+            verified[f.relpath] = verification(src, f.sha256, download_options.get("trust"))
+            copy_local(src, dest, sha256=f.sha256, trust=download_options.get("trust"))
         elif options.mode == "manual" or f.url is None:
             unpacked = _dest(root, f.extract_to) if f.extract_to else None
             if f.folder or (unpacked is not None and not dest.is_file() and unpacked.is_dir()):
@@ -387,12 +396,15 @@ def acquire(
 
                 raise ChecksumMismatch(str(dest), f.sha256, sha256_file(dest))
         else:
-            if f.sha256 is None:
-                log.warning("%s %s: no sha256 pinned; using it unverified", source.name, f.relpath)
+            verified[f.relpath] = verification(f.url, f.sha256, download_options.get("trust"))
+            if verified[f.relpath] == "none":
+                log.warning("%s %s: no sha256 pinned or recorded; using it unverified", source.name, f.relpath)
             download(f.url, dest, sha256=f.sha256, **download_options)
         if f.extract_to:
-            _unpack(root, f, dest)
-        entries.append(_manifest_entry(root, f, dest))
+            _unpack(root, f, dest, limits)
+        entries.append(
+            {**_manifest_entry(root, f, dest), "verified": verified.get(f.relpath, "pinned" if f.sha256 else "none")}
+        )
     manifest = {"source": source.name, "mode": options.mode, "files": sorted(entries, key=lambda e: e["relpath"])}
     write_text_atomic(root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest

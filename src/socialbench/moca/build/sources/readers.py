@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import io
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -162,41 +161,12 @@ def jsonl_records(text: str, source: str) -> Iterator[tuple[int, Any]]:
 def table_rows(
     text: str, source: str, required: Sequence[str], delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL
 ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(header, [(line, row)]) of a CSV/TSV text with a header line. Missing required columns name
-    the header line and the first missing column; a row with another number of fields names its line."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting, strict=True)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise DataError(source, "empty file: expected a header line") from None
-    except csv.Error as exc:
-        raise DataError(source, f"unreadable header: {exc}", record="line 1 (header)") from exc
-    header = [h.strip() for h in header]
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise DataError(
-            source,
-            f"missing column(s) {', '.join(repr(c) for c in missing)};"
-            f" the header has {', '.join(repr(h) for h in header)}",
-            record="line 1 (header)",
-            field=missing[0],
-        )
-    rows = []
-    try:
-        for fields in reader:
-            line = reader.line_num
-            if not fields or all(not f.strip() for f in fields):
-                continue
-            if len(fields) != len(header):
-                raise DataError(
-                    source,
-                    f"expected {len(header)} fields ({delimiter!r}-separated), got {len(fields)}",
-                    record=f"line {line}",
-                )
-            rows.append((line, dict(zip(header, fields))))
-    except csv.Error as exc:
-        raise DataError(source, f"malformed row: {exc}", record=f"line {reader.line_num}") from exc
-    return header, rows
+    """(header, [(line, row)]) of a CSV/TSV text with a header line (``socialbench.core.sheets.csv_rows``,
+    the reader every sheet goes through): a missing or duplicated column names the header line and the
+    column; a row with another number of fields names the line where it starts."""
+    from socialbench.core.sheets import csv_rows
+
+    return csv_rows(text, source, required, delimiter=delimiter, quoting=quoting)
 
 
 def require_fields(value: Any, fields: Sequence[str], source: str, record: str) -> dict[str, Any]:

@@ -1,0 +1,125 @@
+"""Sheets (CSV/TSV tables people fill in, or sources ship): the one reader every import uses, so each
+refuses the same mistakes the same way, naming the file, the line (where the row starts in the file,
+as the CSV reader counts lines, so a cell holding a line break does not shift it) and the column.
+
+* :func:`csv_rows`: a header line (a column named twice is refused: which one is meant?), then rows;
+  a row of more cells than the header, or of another width where ``exact`` widths are asked, is
+  refused.
+* :func:`distinct_sheets`: one file given in two roles (two annotators, an annotator and the
+  adjudicator) is refused: agreement computed on it would be perfect and meaningless.
+* :func:`rows_match`: the rows of a sheet are the items it was exported for, each once (a sheet of
+  another export, or one that lost or gained rows, is refused, naming the first one that differs).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from socialbench.core.errors import DataError
+
+__all__ = ["csv_rows", "distinct_sheets", "rows_match"]
+
+
+def csv_rows(
+    text: str,
+    source: str,
+    required: Sequence[str] = (),
+    *,
+    delimiter: str = ",",
+    quoting: int = csv.QUOTE_MINIMAL,
+    exact: bool = True,
+) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """(header, [(line, row)]) of a CSV text with a header line; blank rows are skipped. A row with
+    fewer cells than the header is padded with empty cells unless ``exact``. DataError naming
+    ``source``, the line and the column for a missing or duplicated column, a row of the wrong width
+    or a malformed quote."""
+    text = text[1:] if text.startswith("\ufeff") else text  # a spreadsheet's UTF-8 byte-order mark
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting, strict=True)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise DataError(source, "empty file: expected a header line") from None
+    except csv.Error as exc:
+        raise DataError(source, f"unreadable header: {exc}", record="line 1 (header)") from None
+    seen: set[str] = set()
+    for h in header:
+        if h and h in seen:
+            raise DataError(
+                source,
+                f"the column {h!r} is in the header twice: which one is meant?",
+                record="line 1 (header)",
+                field=h,
+            )
+        seen.add(h)
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise DataError(
+            source,
+            f"missing column(s) {', '.join(repr(c) for c in missing)};"
+            f" the header has {', '.join(repr(h) for h in header)}",
+            record="line 1 (header)",
+            field=missing[0],
+        )
+    rows = []
+    start = reader.line_num + 1
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise DataError(source, f"malformed row: {exc}", record=f"line {start}") from None
+        line, start = start, reader.line_num + 1
+        if not fields or all(not f.strip() for f in fields):
+            continue
+        if len(fields) > len(header) or (exact and len(fields) != len(header)):
+            raise DataError(
+                source,
+                f"expected {len(header)} fields ({delimiter!r}-separated), got {len(fields)}",
+                record=f"line {line}",
+            )
+        rows.append((line, dict(zip(header, fields + [""] * (len(header) - len(fields))))))
+    return header, rows
+
+
+def distinct_sheets(sheets: Iterable[tuple[str, str | os.PathLike[str]]]) -> None:
+    """Refuse one sheet given in two roles: ``sheets`` are (role, path) pairs, e.g. ("--annotator", a).
+    The same file (by path, symlink or hard link) in two roles is a DataError naming both roles and
+    paths. Two files of the same bytes are allowed: two annotators who agree on every item write them.
+    Files that do not exist are left to the reader."""
+    seen: dict[tuple[int, int], tuple[str, Path]] = {}
+    for role, path in sheets:
+        p = Path(path)
+        if not p.is_file():
+            continue
+        st = p.stat()
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            first_role, first = seen[key]
+            raise DataError(
+                str(p),
+                f"{role} is the same file as {first_role} {first}: one sheet given twice (each role needs its own)",
+            )
+        seen[key] = (role, p)
+
+
+def rows_match(source: str, rows: Mapping[str, int], items: Iterable[str], what: str = "the exported items") -> None:
+    """The sheet's rows ({item id: line}) are exactly ``items``: a row of another item names its line,
+    an item without a row is named with how many are missing."""
+    expected = list(items)
+    wanted = set(expected)
+    for iid, line in rows.items():
+        if iid not in wanted:
+            raise DataError(source, f"{iid!r} is not one of {what}", record=f"line {line}", field="item_id")
+    absent = [i for i in expected if i not in rows]
+    if absent:
+        more = f" ({len(absent)} of {len(expected)} items have none)" if len(absent) > 1 else ""
+        raise DataError(
+            source,
+            f"no row for item {absent[0]!r}{more}: the sheet's rows must be {what} (export the sheet again?)",
+            field="item_id",
+        )
