@@ -1,14 +1,17 @@
-"""The paper's figures from the tables' numbers (matplotlib, Agg; pure: data in, bytes out).
+"""The paper's figures from the tables' numbers (matplotlib, Agg; pure: data in, bytes out). Which
+rows each figure draws is chosen in ``socialbench.moca.report.paper_figures``.
 
-* Figure 6 style, one per scenario: every model's direct row on the seven metrics (grouped bars with
-  95% bootstrap intervals as error bars) against the human reference (a black line per metric).
+* Figure 6 style, one per scenario: models' direct rows on the seven metrics (grouped bars with 95%
+  bootstrap intervals as error bars) against the human reference (a black line per metric), in one
+  panel (``metric_comparison``, also Figure 7) or one panel per group of baselines (``metric_panels``,
+  also Figure 6d with the scenarios in place of the metrics).
 * Figure 9 style: CoDAR's gain profile per scenario, each backbone's change in Dyad, Faith and Holis
   (bars with the paired bootstrap interval of the change) and their mean.
 
 Each figure comes as PNG and PDF with the same bytes for the same numbers: the style is reset to
 matplotlib's defaults (no matplotlibrc of the user), and the files carry no timestamp or software
 version (PNG ``Software``, PDF ``CreationDate``/``Producer``/``Creator`` unset). The data behind each
-figure is also written as CSV (``fig6.csv``, ``fig9.csv``), which DVC renders with its templates.
+figure is also written as CSV (``fig6.csv``, ``fig7.csv``, ``fig9.csv``), which DVC renders with its templates.
 """
 
 from __future__ import annotations
