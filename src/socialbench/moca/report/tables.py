@@ -204,9 +204,9 @@ TABLES_2_4 = "2-4"
 
 def output_files(scenarios) -> list[str]:
     """Every file ``MocaBenchmark.tables`` writes for these scenarios (the pipeline's outputs)."""
-    per = [f"{s}.{ext}" for s in scenarios for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
     from socialbench.moca.report.figures import output_files as figure_files
 
+    per = [f"{s}.{ext}" for s in scenarios for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
     grids = [f"table{t}.{ext}" for t in (5, 6, 7) for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
     return [*per, *grids, "tests.csv", "all.md", *figure_files(scenarios)]
 
