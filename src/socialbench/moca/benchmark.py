@@ -197,15 +197,15 @@ class MocaBenchmark(Benchmark):
         predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
     ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
         """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
-        5-7, Figures 6 and 9, and, given the instances and predictions, a 95% bootstrap interval for
+        5-7, Figures 6, 7 and 9, and, given the instances and predictions, a 95% bootstrap interval for
         every cell and paired tests (socialbench.moca.report.tables)."""
+        from socialbench.moca.report.paper_figures import paper_figures
         from socialbench.moca.report.tables import (
             PaperTables,
             TableSettings,
             answer_counts,
             correctness_cells,
             exclusions_markdown,
-            paper_figures,
             row_name,
             to_csv,
             to_latex,
@@ -247,11 +247,15 @@ class MocaBenchmark(Benchmark):
         grids, grids_md = paper.files()
         files.update(grids)
         files.update(paper_figures(paper))
-        # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables
-        # and the pairs params exclude, once, at the end
+        # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables,
+        # Figure 9's means and the pairs params exclude, once, at the end
         excluded_md = exclusions_markdown(params["models"], section.get("methods", []))
         files["all.md"] = "\n".join(
-            md_all + [overall_markdown(scores, categories)] + grids_md + [excluded_md] * bool(excluded_md)
+            md_all
+            + [overall_markdown(scores, categories)]
+            + grids_md
+            + [str(files["figures/fig9_means.md"])]
+            + [excluded_md] * bool(excluded_md)
         )
         headline = {
             f"{m}.{meth}": {

@@ -91,3 +91,16 @@ def test_another_process_draws_the_same_bytes():
 
     here = fig6()
     assert out == hashlib.sha256(here["png"] + here["pdf"]).hexdigest()
+
+
+def test_panels_of_groups_give_the_same_bytes_for_the_same_numbers_and_differ_from_one_panel():
+    panels = [("open-weight", BARS[:1]), ("proprietary", BARS[1:])]
+    drawn = figures.metric_panels("Intent (N = 24)", METRICS, panels, HUMAN)
+    assert drawn == figures.metric_panels("Intent (N = 24)", METRICS, panels, HUMAN)
+    assert drawn["png"] != figures.metric_panels("Intent (N = 24)", METRICS, [("all", BARS)], HUMAN)["png"]
+
+
+def test_figure9_draws_the_means_it_is_given():
+    metrics = ["Dyad", "Faith", "Holis"]
+    given = figures.gain_profiles(GAINS, metrics, means=[[30.0, 18.9, 3.5], [-1.0, None, 2.0]])
+    assert given["png"] != figures.gain_profiles(GAINS, metrics)["png"]

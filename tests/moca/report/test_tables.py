@@ -217,10 +217,10 @@ def test_a_codar_row_shows_its_signed_change_over_its_backbone_with_the_test_mar
     files, _ = run_tables(inst, codar_runs(inst), MODELS, methods=("direct", "codar"))
     row = md_row(files["intent.md"], "a + codar")
     # Lab: 80.00 against 0.00 on 30 instances, 24 discordant pairs: McNemar p ~ 1e-7, significant after Holm
-    assert row[2] == "80.00 (+80.00\\*)"
-    assert md_row(files["intent.md"], "b + codar")[2] == "50.00 (±0.00)"
+    assert row[2] == "**80.00** (+80.00\\*)"  # bold: the best Lab of its category
+    assert md_row(files["intent.md"], "b + codar")[2] == "**50.00** (±0.00)"  # tied with b: both marked
     assert md_row(files["intent.md"], "a")[2] == "0.00"  # the backbone row itself has no change
-    assert "(+80.00$^{*}$)" in files["intent.tex"]
+    assert r"\textbf{80.00} (+80.00$^{*}$)" in files["intent.tex"]
 
 
 def test_direct_rows_come_before_their_methods_and_the_csv_keeps_plain_numbers():
@@ -385,7 +385,7 @@ def test_predictions_that_no_longer_give_the_score_file_are_an_error_naming_it()
 def test_without_per_instance_data_the_tables_come_out_and_say_there_are_no_intervals_or_tests():
     inst = make_instances()
     files, _ = run_tables(inst, codar_runs(inst), MODELS, methods=("direct", "codar"), per_instance=False)
-    assert md_row(files["intent.md"], "a + codar")[2] == "80.00 (+80.00)"
+    assert md_row(files["intent.md"], "a + codar")[2] == "**80.00** (+80.00)"
     assert "No paired tests: the tables stage ran without --instances and --predictions-dir" in files["intent.md"]
     assert "No intervals" in files["intent.ci.md"] and len(read_csv(files["intent.ci.csv"])) == 0
 

@@ -5,7 +5,6 @@ that a set of score files makes one coherent table)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -80,6 +79,29 @@ def _tex_note(note: str) -> str:
     return tex_escape(note).replace("*", "$^{*}$")
 
 
+def best_in_category(rows) -> set[tuple[str, int]]:
+    """(row name, column index) of the best value of each column within each category, ties all
+    marked, as the paper's Tables 2-4 mark them (green there, bold here); a category of one row is
+    not marked (its values are best only trivially: the human row is such a one)."""
+    by_cat: dict[str, list[tuple[str, list[float | None]]]] = {}
+    for cat, name, vals in rows:
+        by_cat.setdefault(cat, []).append((name, vals))
+    best = set()
+    for members in by_cat.values():
+        if len(members) < 2:
+            continue
+        for j in range(len(members[0][1])):
+            values = [vals[j] for _, vals in members if vals[j] is not None]
+            if values:
+                top = max(values)
+                best |= {(name, j) for name, vals in members if vals[j] == top}
+    return best
+
+
+def _marked(text: str, best: bool, fmt: str) -> str:
+    return text if not best else (f"**{text}**" if fmt == "md" else f"\\textbf{{{text}}}")
+
+
 def scenario_table(
     scenario: str,
     rows,
@@ -88,8 +110,10 @@ def scenario_table(
     annotations: dict[str, list[str | None]] | None = None,
 ) -> Table:
     """A scenario's table (the paper's Tables 2-4) in the shared model. ``annotations``: row name ->
-    per column, a note printed beside the value (a change: "+3.12*")."""
+    per column, a note printed beside the value (a change: "+3.12*"). The best value of each column
+    within a category is bold in Markdown and LaTeX (``best_in_category``); the CSV keeps plain numbers."""
     cells = []
+    best = best_in_category(rows)
     for cat, name, vals in rows:
         anns = (annotations or {}).get(name) or [None] * len(vals)
         cells.append(
@@ -97,11 +121,14 @@ def scenario_table(
             + [
                 Text(
                     _fmt(v),
-                    md=_fmt(v) + (f" ({_md_cell(a)})".replace("*", "\\*") if a and v is not None else ""),
-                    tex="--" if v is None else f"{v:.2f}" + (f" ({_tex_note(a)})" if a else ""),
+                    md=_marked(_fmt(v), (name, j) in best, "md")
+                    + (f" ({_md_cell(a)})".replace("*", "\\*") if a and v is not None else ""),
+                    tex="--"
+                    if v is None
+                    else _marked(f"{v:.2f}", (name, j) in best, "tex") + (f" ({_tex_note(a)})" if a else ""),
                     csv="" if v is None else f"{v:.2f}",
                 )
-                for v, a in zip(vals, anns)
+                for j, (v, a) in enumerate(zip(vals, anns))
             ]
         )
     note = n_note(n, rows, media_errors)
@@ -110,7 +137,7 @@ def scenario_table(
         [Text("Category", csv="category"), Text("Model", csv="model"), *(h for h, _ in COLUMNS)],
         grouped(cells),
         keys=2,
-        notes=[note] if note else [],
+        notes=["Bold: the best value of each column within its category."] * bool(best) + ([note] if note else []),
     )
     return Table(
         f"{scenario.capitalize()}" + (f" (N = {n})" if n is not None else ""),
@@ -144,11 +171,11 @@ def exclusions_markdown(models: dict[str, dict[str, Any]], methods: list[str]) -
     return "### Excluded in params\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 
-# ==== the paper's Tables 2-7 and Figures 6 and 9 from the pipeline's own predictions ==============
+# ==== the paper's Tables 2-7 from the pipeline's own predictions ====================================
 # Tables 2-4 keep the renderers above (plus per-column annotations: a CoDAR row's signed change over
 # its backbone and the paired test's mark); Tables 5-7 and every companion (95% bootstrap intervals,
-# paired tests) are ``Grid``s rendered below. Everything here is pure: numbers in, text out
-# (figures: socialbench.moca.report.figures). Decisions: docs/decisions.md, "Tables and figures".
+# paired tests) are ``Grid``s rendered below. Everything here is pure: numbers in, text out (the
+# figures' data: socialbench.moca.report.paper_figures). Decisions: docs/decisions.md, "Tables and figures".
 
 DIRECT = "direct"
 CODAR = "codar"
@@ -183,12 +210,11 @@ FAMILY = {
 
 def output_files(scenarios) -> list[str]:
     """Every file ``MocaBenchmark.tables`` writes for these scenarios (the pipeline's outputs)."""
+    from socialbench.moca.report.figures import output_files as figure_files
+
     per = [f"{s}.{ext}" for s in scenarios for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
     grids = [f"table{t}.{ext}" for t in (5, 6, 7) for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
-    figs = [
-        f"figures/{name}.{ext}" for name in [*(f"fig6_{s}" for s in scenarios), "fig9_gains"] for ext in ("png", "pdf")
-    ]
-    return [*per, *grids, "tests.csv", "answers.csv", "all.md", *figs, "figures/fig6.csv", "figures/fig9.csv"]
+    return [*per, *grids, "tests.csv", "answers.csv", "all.md", *figure_files(scenarios)]
 
 
 # ---- settings ------------------------------------------------------------------------------------
@@ -204,6 +230,12 @@ class TableSettings:
     seed: int = 0
     #: Table 5's variant runs after full CoDAR, in params order: (run ``codar__<ablation>``, row label).
     ablations: tuple[tuple[str, str], ...] = ()
+    #: Figure 6's plotted baselines as (group, models), one panel per group (the paper: open-weight,
+    #: proprietary); empty: every direct row but the human's, in one panel.
+    figure6: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Figure 7's models (the paper: the affect-specialized ones and the strongest proprietary one) and scenario.
+    figure7: tuple[str, ...] = ()
+    figure7_scenario: str = "affection"
 
     @classmethod
     def from_params(cls, params: dict[str, Any], section: str = "moca") -> TableSettings:
@@ -211,7 +243,15 @@ class TableSettings:
         models = params.get("models") or {}
         known = ", ".join(models) or "none"
         human, scaling, backbones = t.get("human"), t.get("scaling"), list(t.get("backbones") or [])
-        for key, names in (("human", [human] if human else []), ("scaling", scaling or []), ("backbones", backbones)):
+        groups = {g: list(ms) for g, ms in (t.get("figure6") or {}).items()}
+        fig7 = t.get("figure7") or {}
+        named = [("human", [human] if human else []), ("scaling", scaling or []), ("backbones", backbones)]
+        named += [(f"figure6.{g}", ms) for g, ms in groups.items()] + [("figure7.models", fig7.get("models") or [])]
+        plotted = [m for ms in groups.values() for m in ms]
+        twice = sorted({m for m in plotted if plotted.count(m) > 1})
+        if twice:
+            raise ConfigError(f"{section}.tables.figure6: {', '.join(twice)} in more than one group (one panel each)")
+        for key, names in named:
             for name in names:
                 if name not in models:
                     raise ConfigError(f"{section}.tables.{key}: {name!r} is not a model under models: (known: {known})")
@@ -234,6 +274,9 @@ class TableSettings:
                 for name, entry in ((params.get(section) or {}).get("ablations") or {}).items()
                 if entry.get("table") == TABLE5
             ),
+            figure6=tuple((g, tuple(ms)) for g, ms in groups.items()),
+            figure7=tuple(fig7.get("models") or ()),
+            figure7_scenario=str(fig7.get("scenario", "affection")),
         )
 
 
@@ -659,6 +702,11 @@ class PaperTables:
     def value(self, model: str, method: str, scenario: str, metric: str) -> float | None:
         return self.scores.get((model, method), {}).get(scenario, {}).get(metric)
 
+    @property
+    def ablation_runs(self) -> set[str]:
+        """The runs of ``moca.ablations`` (``codar__<ablation>``): Table 5's rows only."""
+        return {run for run, _ in self.settings.ablations}
+
     def has(self, model: str, method: str) -> bool:
         return (model, method) in self.scores
 
@@ -668,10 +716,14 @@ class PaperTables:
     def rows(self, scenario: str) -> list[tuple[str, str, str]]:
         """(category, model, method) of a scenario table: the human model's rows first, then by
         category (order of first appearance in params), model (params order), method (direct first,
-        then params order)."""
+        then params order). Ablation runs are Table 5's rows, not these tables'."""
         h = self.settings.human
         keys = sorted(
-            (k for k, sc in self.scores.items() if scenario in sc and k[0] in self.categories),
+            (
+                k
+                for k, sc in self.scores.items()
+                if scenario in sc and k[0] in self.categories and k[1] not in self.ablation_runs
+            ),
             key=lambda k: (self.models.index(k[0]), self._method_rank(k[1])),
         )
         cats: list[str] = []
@@ -691,12 +743,15 @@ class PaperTables:
 
     def backbone_pairs(self) -> list[tuple[str, str]]:
         """(model, method) rows compared with their backbone (model, direct): every non-direct row of
-        a model that has a direct row, the human's excepted."""
+        a model that has a direct row, the human's and the ablation runs (Table 5's) excepted."""
         return [
             (m, meth)
             for m in self.models
             if m != self.settings.human and self.has(m, DIRECT)
-            for meth in sorted((k[1] for k in self.scores if k[0] == m and k[1] != DIRECT), key=self._method_rank)
+            for meth in sorted(
+                (k[1] for k in self.scores if k[0] == m and k[1] != DIRECT and k[1] not in self.ablation_runs),
+                key=self._method_rank,
+            )
         ]
 
     def codar_backbones(self) -> list[str]:
@@ -1106,98 +1161,6 @@ class PaperTables:
         out["answers.csv"] = answers_csv(self.answers or {})
         return out, md
 
-    # -- figure data --
-    def figure6_bars(self, scenario: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        """Each direct row but the human's ({label, values, lows, highs} over COLUMNS), and the human's."""
-        keys = [key for _, key in COLUMNS]
-        bars = []
-        for _, m, meth in self.rows(scenario):
-            if meth == DIRECT and m != self.settings.human:
-                cells = [self._num(m, meth, scenario, k) for k in keys]
-                bars.append(
-                    {
-                        "label": m,
-                        "values": [c.value for c in cells],
-                        "lows": [c.low for c in cells],
-                        "highs": [c.high for c in cells],
-                    }
-                )
-        human = None
-        if self.human and scenario in self.scores[(self.human, DIRECT)]:
-            human = {
-                "label": _human_label(self.human),
-                "values": [self.value(self.human, DIRECT, scenario, k) for k in keys],
-            }
-        return bars, human
-
-    def figure9_bars(self, scenario: str) -> list[dict[str, Any]]:
-        """Each backbone's CoDAR gain on Dyad, Faith and Holis, with the paired bootstrap interval."""
-        bars = []
-        for b in self.codar_backbones():
-            cs = [self.comparison(TABLES_2_4, (b, CODAR), scenario, key) for key in GAIN_METRICS]
-            bars.append(
-                {
-                    "label": b,
-                    "values": [
-                        difference(self.value(b, CODAR, scenario, k), self.value(b, DIRECT, scenario, k))
-                        for k in GAIN_METRICS
-                    ],
-                    "lows": [c.low if c else None for c in cs],
-                    "highs": [c.high if c else None for c in cs],
-                }
-            )
-        return bars
-
 
 def _human_label(model: str) -> str:
     return model if "human" in model.lower() else f"{model} (human)"
-
-
-#: Figure 9's metrics (the paper's gain profile).
-GAIN_METRICS = ("dyad", "faith", "holis")
-
-
-def _figure_rows(
-    bar: dict[str, Any], scenario: str, metrics: Sequence[str], value_key: str, who: str
-) -> list[dict[str, Any]]:
-    lows, highs = bar.get("lows") or [None] * len(metrics), bar.get("highs") or [None] * len(metrics)
-    return [
-        {
-            "bar": f"{scenario} | {m} | {bar['label']}",
-            value_key: v,
-            "low": lo,
-            "high": hi,
-            "scenario": scenario,
-            "metric": m,
-            who: bar["label"],
-        }
-        for m, v, lo, hi in zip(metrics, bar["values"], lows, highs)
-    ]
-
-
-def paper_figures(paper: PaperTables) -> dict[str, str | bytes]:
-    """Figure 6 (one per scenario) and Figure 9, PNG and PDF, with their data as CSV (``dvc plots``)."""
-    from socialbench.moca.report import figures
-
-    out: dict[str, str | bytes] = {}
-    metrics = [head for head, _ in COLUMNS]
-    gains = [HEADER[k] for k in GAIN_METRICS]
-    rows6, rows9 = [], []
-    for s in paper.scenarios:
-        bars, human = paper.figure6_bars(s)
-        n = next((sc[s]["n"] for sc in paper.scores.values() if s in sc), None)
-        note = None if human is not None else "no human reference: name the human model in moca.tables.human"
-        for ext, data in figures.metric_comparison(s, metrics, bars, human, n, note).items():
-            out[f"figures/fig6_{s}.{ext}"] = data
-        for bar in bars + ([human] if human else []):
-            rows6 += _figure_rows(bar, s, metrics, "value", "model")
-    panels = [(s, paper.figure9_bars(s)) for s in paper.scenarios]
-    note = None if any(bars for _, bars in panels) else "No CoDAR rows: add codar to moca.methods"
-    for ext, data in figures.gain_profiles(panels, gains, note).items():
-        out[f"figures/fig9_gains.{ext}"] = data
-    for s, bars in panels:
-        for bar in bars:
-            rows9 += _figure_rows(bar, s, gains, "gain", "backbone")
-    out["figures/fig6.csv"] = figures.data_csv(rows6, ["bar", "value", "low", "high", "scenario", "metric", "model"])
-    out["figures/fig9.csv"] = figures.data_csv(rows9, ["bar", "gain", "low", "high", "scenario", "metric", "backbone"])
-    return out
