@@ -405,8 +405,8 @@ def test_a_methods_run_summary_goes_into_the_run_accounting(tmp_path, monkeypatc
 
 
 def test_a_method_without_a_summary_leaves_it_empty(tmp_path):
-    spec, backend = scripted(GOOD)
-    _, stats = predict(instances(tmp_path, 1), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    spec, backend = scripted('{"answer": "red"}')
+    _, _, stats = toy("direct", spec, RequestCache(tmp_path / "c.sqlite"), backend)
     assert stats.method == {}
 
 
