@@ -153,12 +153,12 @@ def code_deps(kind: str, benchmark: str, runs: Iterable[str] = ()) -> list[str]:
     # the stages that render results use most of report/: the folder (an edit to the viewer or the
     # book reruns them, never inference, scoring or data building, which take report/ file by file)
     whole = LAYER_FOLDERS + (("report",) if kind in ("tables", "viewer", "track") else ())
-    closure = _closure(tuple(entries))
-    deps = {e for p in closure if (e := _entry(p, whole)) is not None}
+    deps = {e for p in _closure(tuple(entries)) if (e := _entry(p, whole)) is not None}
     deps |= {f"src/socialbench/{benchmark}/{folder}" for folder in folders if (PKG / benchmark / folder).is_dir()}
     if kind == "infer":  # a model's backend is imported by name from params: the providers folder
         deps.add("src/socialbench/backends")
-        if PKG / "core" / "retrieval.py" in closure:  # so is a retriever, where the benchmark retrieves
+        # so is a retriever, where one of the runs' methods retrieves (core.retrieval): the providers folder
+        if PKG / "core" / "retrieval.py" in _closure(tuple(f"socialbench.{benchmark}.methods.{m}" for m in methods)):
             deps.add("src/socialbench/retrievers")
     if (PKG / benchmark / "spec").is_dir():  # its schema, settings and vocabularies: every stage reads them
         deps.add(f"src/socialbench/{benchmark}/spec")
