@@ -228,3 +228,17 @@ def test_infer_without_the_web_search_key_stops_before_any_run(tmp_path, monkeyp
     )
     assert res.exit_code != 0 and "BRAVE_SEARCH_API_KEY" in str(res.exception)
     assert not (tmp_path / "results").exists() and not (tmp_path / "c.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ('"a true genius at work" (about the referee)', ["the referee", "a true genius at work"]),
+        ('"whatever, next topic" #justsaying', ["#justsaying", "whatever, next topic"]),
+    ],
+)
+def test_the_doubles_text_entities_are_the_hashtag_or_person_then_the_quote(text, names):
+    from socialbench.moca.eval.testing import text_entities
+
+    got = text_entities(f"Text: {text}\nExplicit perception: x", "hybrid")
+    assert [e["name"] for e in got] == names and [e["route"] for e in got] == ["hybrid", "model_prior"]
