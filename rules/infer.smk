@@ -13,6 +13,8 @@ for _b in BENCHMARKS:
                 instances=BENCH[_b]["instances"],
                 dev=BENCH[_b]["dev"],
                 model_files=model_files(_model),
+                # what else the benchmark says this model's runs read (MoCA: the retriever's corpus)
+                extra=BENCH[_b].get("infer_inputs", lambda runs: [])(_runs),
                 code=stage_code(f"{_b}_infer", _runs),
             output:
                 predictions=layout.run_files("predictions", _b, [(_model, r) for r in _runs]),

@@ -83,9 +83,31 @@ rule moca_frames:
         " --report {output.report} --report-md {output.report_md} --params params.yaml > {log} 2>&1"
 
 
+# CoDAR's Step 2 retriever reads a local corpus folder (moca.retrieval, retriever bm25): it is an input
+# of the inference jobs whose runs retrieve (their settings hold moca.retrieval), so a changed corpus
+# reruns them (Snakemake: its files; DVC: the folder).
+_MOCA_RETRIEVAL = config["moca"].get("retrieval") or {}
+_MOCA_CORPUS = (
+    [(_MOCA_RETRIEVAL.get("options") or {})["corpus"]]
+    if _MOCA_RETRIEVAL.get("retriever") == "bm25" and (_MOCA_RETRIEVAL.get("options") or {}).get("corpus")
+    else []
+)
+
+
+def moca_corpus(runs, files=False):
+    """The retriever's corpus folder (or its files) when one of ``runs`` retrieves, else nothing."""
+    if not any("retrieval" in method_settings("moca", r) for r in runs):
+        return []
+    if not files:
+        return list(_MOCA_CORPUS)
+    return sorted(p.as_posix() for c in _MOCA_CORPUS for p in _Path(c).rglob("*") if p.is_file())
+
+
 BENCH["moca"] = {
     "instances": "data/processed/moca/test.jsonl",
     "dev": "data/processed/moca/dev.jsonl",
+    # more files a model's inference job reads, given its runs (the retriever's corpus)
+    "infer_inputs": lambda runs: moca_corpus(runs, files=True),
     "tables": moca_table_files(MOCA_SCENARIOS),  # tables, intervals, tests, figures/
     "outputs": {
         "raw": expand("data/raw/moca_demo/{split}.jsonl", split=MOCA_SPLITS) + ["data/raw/moca_demo/human.jsonl"],
@@ -100,7 +122,8 @@ BENCH["moca"] = {
     # keys of inference (besides seed and the model's entry) and of the tables
     "dvc": {
         "data": ["data/processed/moca"],
-        "infer_params": ["moca.answer", "moca.method_options", "moca.ablations"],
+        "infer_deps": moca_corpus,
+        "infer_params": ["moca.answer", "moca.method_options", "moca.ablations", "moca.retrieval"],
         "tables_params": ["seed", "models", "moca"],
     },
 }

@@ -14,10 +14,17 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "socialbench"
 #: The generic layers; anything else at the top of the package with a benchmark.py is a benchmark.
-SHARED = ("core", "backends", "media", "acquire", "report")
+SHARED = ("core", "backends", "retrievers", "media", "acquire", "report")
 ENTRY = ("stages", "cli", "__main__")
 #: What each generic layer may import besides itself.
-ALLOWED = {"core": set(), "backends": {"core"}, "media": {"core"}, "acquire": {"core"}, "report": {"core"}}
+ALLOWED = {
+    "core": set(),
+    "backends": {"core"},
+    "retrievers": {"core"},
+    "media": {"core"},
+    "acquire": {"core"},
+    "report": {"core"},
+}
 #: Inside a benchmark: the sub-folders each sub-folder must not import (the top-level modules are
 #: schema/settings/taxonomy/...; benchmark.py and cli.py compose everything and are exempt).
 FORBIDDEN_INSIDE = {

@@ -28,7 +28,9 @@ def inputs(tmp_path):
     params.write_text(
         "seed: 3\nmodels:\n  r: {backend: codar_script, options: {reject_every: 2}}\n"
         "  s: {backend: codar_script, exclude_methods: {codar: no second look}}\n"
-        "moca: {methods: [direct, direct_constrained, codar]}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
+        # no retriever: the params default (the paper's web search) needs a key
+        "moca: {methods: [direct, direct_constrained, codar], retrieval: {retriever: none}}\n"
+        "cache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
     )
     return inst, params
 

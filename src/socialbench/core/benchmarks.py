@@ -74,6 +74,10 @@ class Method(abc.ABC):
     name: str = ""
     #: Template files under ``templates/<name>/`` whose content is the method's prompt hash.
     templates: ClassVar[tuple[str, ...]] = ()
+    #: The run's request cache, set by the runner before the first step: a method that looks things up
+    #: besides its model calls (a retriever, ``core.retrieval.cached_search``) stores them there, so a
+    #: resumed run repeats none. None when the method is stepped without the runner.
+    cache: Any = None
 
     def __init__(
         self,

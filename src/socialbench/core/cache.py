@@ -2,7 +2,8 @@
 
 The key is sha256 over the backend identity (backend, model id, revision, backend extras), the fully
 rendered messages with the content hash of every image, frame, clip or audio file, the structured task
-and the decoding parameters. Each entry keeps the answer with its finish reason, so an answer cut at
+and the decoding parameters. A retriever's searches are stored here too (``core.retrieval``: keyed by
+the retriever's identity, the query and k). Each entry keeps the answer with its finish reason, so an answer cut at
 max_tokens replayed from the cache is still marked truncated. Each finished call is committed at once,
 so a killed run loses only the calls that were in flight. The cache lives outside DVC outs: DVC
 deleting a stage's outputs costs no calls.
@@ -281,6 +282,20 @@ class RequestCache:
         with self._write() as conn:
             self._insert(conn, key, identity, request, response, model)
             conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self._owner()))
+
+    def put_record(
+        self, key: str, parts: dict[str, Any], text: str, *, backend: str, model: str, request_id: str
+    ) -> None:
+        """Store an answer that is no model call (a retriever's search, ``core.retrieval``) under
+        ``key``, with the named ``parts`` of its key; read back with :meth:`get`."""
+        if self.readonly:
+            raise RuntimeError(f"{self.path}: the request cache was opened read-only")
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO calls(key, backend, model, request_id, key_parts, text, input_tokens,"
+                " output_tokens, latency_s, created_at, finish_reason) VALUES (?,?,?,?,?,?,0,0,0,?,NULL)",
+                (key, backend, model, request_id, canonical_json(parts), text, time.time()),
+            )
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

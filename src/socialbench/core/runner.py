@@ -219,6 +219,7 @@ def run_method(
     rounds: list[list[list[Exchange]]] = [[] for _ in range(n)]
     finals: dict[int, Final] = {}
     asks: dict[int, list[Request]] = {}
+    method.cache = cache
     for i, inst in enumerate(instances):
         out = _step(method, inst, [], source)
         if isinstance(out, Final):

@@ -85,8 +85,12 @@ class MocaBenchmark(Benchmark):
     # ---- answers ------------------------------------------------------------------------------
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
         """``method_options.<method>`` plus the benchmark-wide answer options (``answer``: how the JSON
-        answer is parsed, e.g. ``code_fence``), which every MoCA method reads from ``settings["answer"]``."""
-        return {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
+        answer is parsed, e.g. ``code_fence``), which every MoCA method reads from ``settings["answer"]``,
+        and for a method that retrieves (CoDAR's Step 2) ``retrieval`` (params ``moca.retrieval``)."""
+        settings = {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
+        if "retrieval" in section and getattr(self.method_class(method), "reads_retrieval", False):
+            settings["retrieval"] = dict(section["retrieval"] or {})
+        return settings
 
     def final_answer(
         self,

@@ -157,6 +157,9 @@ def code_deps(kind: str, benchmark: str, runs: Iterable[str] = ()) -> list[str]:
     deps |= {f"src/socialbench/{benchmark}/{folder}" for folder in folders if (PKG / benchmark / folder).is_dir()}
     if kind == "infer":  # a model's backend is imported by name from params: the providers folder
         deps.add("src/socialbench/backends")
+        # so is a retriever, where one of the runs' methods retrieves (core.retrieval): the providers folder
+        if PKG / "core" / "retrieval.py" in _closure(tuple(f"socialbench.{benchmark}.methods.{m}" for m in methods)):
+            deps.add("src/socialbench/retrievers")
     if (PKG / benchmark / "spec").is_dir():  # its schema, settings and vocabularies: every stage reads them
         deps.add(f"src/socialbench/{benchmark}/spec")
     for m in methods:
@@ -194,7 +197,8 @@ def rule_name(stage: str) -> str:
 def generic_stages(config: Mapping[str, Any], benchmark: str, decl: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The generic stages of a benchmark. ``decl`` is what its rules file declares (BENCH[b]['dvc']):
     ``data`` (the instances and dev paths inference reads), ``infer_params`` and ``tables_params``
-    (params keys), and ``plots``/``metrics`` as needed."""
+    (params keys), ``infer_deps`` (a function of a model's runs giving more paths its inference reads,
+    e.g. a retriever's corpus folder), and ``plots``/``metrics`` as needed."""
     section = config[benchmark]
     per_model = layout.model_runs(config["models"], benchmark, section["methods"])
     stages: dict[str, dict[str, Any]] = {}
@@ -203,7 +207,12 @@ def generic_stages(config: Mapping[str, Any], benchmark: str, decl: Mapping[str,
         path = (config["models"][model].get("options") or {}).get("path")
         stages[name] = {
             "cmd": f"snakemake --quiet rules --cores 1 {rule_name(name)}",
-            "deps": [*decl["data"], *([path] if isinstance(path, str) else []), *code_deps("infer", benchmark, runs)],
+            "deps": [
+                *decl["data"],
+                *([path] if isinstance(path, str) else []),
+                *decl.get("infer_deps", lambda runs: [])(runs),
+                *code_deps("infer", benchmark, runs),
+            ],
             "params": ["seed", f"models.{model}", *decl["infer_params"]],
             "outs": [layout.run_path(k, benchmark, model, r) for k in ("predictions", "traces") for r in runs],
         }

@@ -133,6 +133,8 @@ def infer_runs(
     if dev and not dev_insts:
         raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
     check_io({"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]})
+    for method in methods:  # each run's settings checked (a retriever's key or corpus too) before any call
+        bench.method(method, spec, p["seed"], bench.method_settings(p.get(benchmark) or {}, method))
     job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, RequestCache(cache or p["cache"]["path"]))
     job.commit = git_commit()
     job.progress = progress and sys.stderr.isatty()

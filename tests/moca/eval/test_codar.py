@@ -23,7 +23,7 @@ from socialbench.moca.eval.codar import (
     stage_schema,
 )
 from socialbench.moca.eval.prompts import answer_schema, build_direct_request, slot_maps
-from socialbench.moca.eval.retrieval import NO_EVIDENCE, JsonlRetriever, build_retriever, retrieve
+from socialbench.moca.eval.retrieval import NO_EVIDENCE
 from socialbench.moca.eval.scoring import score
 from tests.conftest import make_instance
 
@@ -521,7 +521,7 @@ def test_an_ablations_prompt_hash_covers_its_own_template_files(monkeypatch):
         ({"revision_rounds": 10}, "could take more than the runner's 64 rounds"),
         ({"max_tokens": 0}, "max_tokens: expected a whole number >= 1"),
         ({"rounds": 2}, "unknown key(s) ['rounds']"),
-        ({"retriever": {"kind": "google"}}, "retriever.kind: unknown retriever kind 'google'"),
+        ({"retriever": "bm25"}, "unknown key(s) ['retriever']; CoDAR takes"),
         ({"decoding": "guided"}, "decoding: 'guided' is not one of json_object, json_schema, constrained"),
     ],
 )
@@ -545,46 +545,6 @@ def test_without_a_retriever_a_web_search_route_is_answered_from_model_prior_and
         {"name": "entity of i0", "route": "web_search"}
     ]
     assert f"Retrieved evidence: {NO_EVIDENCE}" in user_text(seen["i0/codar/context"])
-
-
-def test_a_configured_retriever_puts_its_evidence_into_the_context_prompt(insts, tmp_path):
-    ev = tmp_path / "evidence.jsonl"
-    ev.write_text(
-        json.dumps({"entity": "Entity of I0", "text": "It is a scripted entity.", "source": "local note"}) + "\n"
-    )
-    settings = {"retriever": {"kind": "jsonl", "path": str(ev)}}
-    _, traces, _, _, seen = run(insts[:1], tmp_path, settings=settings, route="hybrid")
-    assert "- [Entity of I0] It is a scripted entity. (source: local note)" in user_text(seen["i0/codar/context"])
-    r = traces[0]["trace"]["retrieval"][0]
-    assert r["status"] == "retrieved" and r["retriever"]["kind"] == "jsonl" and len(r["evidence"]) == 1
-
-
-def test_model_prior_entities_are_never_looked_up(tmp_path):
-    ev = tmp_path / "evidence.jsonl"
-    ev.write_text(json.dumps({"entity": "x", "text": "t", "source": "s"}) + "\n")
-    result = retrieve(
-        {"entities": [{"name": "x", "route": "model_prior"}], "questions": ["a", "b"]}, JsonlRetriever(ev)
-    )
-    assert result.status == "all_model_prior" and result.rendered() == NO_EVIDENCE
-
-
-def test_a_retriever_that_finds_nothing_says_so(tmp_path):
-    ev = tmp_path / "evidence.jsonl"
-    ev.write_text(json.dumps({"entity": "x", "text": "t", "source": "s"}) + "\n")
-    result = retrieve({"entities": [{"name": "y", "route": "web_search"}], "questions": ["a", "b"]}, JsonlRetriever(ev))
-    assert result.status == "nothing_found" and result.rendered() == NO_EVIDENCE
-
-
-def test_a_bad_evidence_file_names_file_record_and_field(tmp_path):
-    ev = tmp_path / "evidence.jsonl"
-    ev.write_text(json.dumps({"entity": "x", "text": "", "source": "s"}) + "\n")
-    with pytest.raises(DataError, match=r"evidence.jsonl, record line 1, field 'text': must be a non-empty string"):
-        build_retriever({"kind": "jsonl", "path": str(ev)}, "moca.method_options.codar.retriever")
-
-
-def test_an_import_retriever_must_be_a_retriever_subclass():
-    with pytest.raises(ConfigError, match="is not a socialbench.moca.eval.retrieval.Retriever subclass"):
-        build_retriever({"kind": "import", "class": "json:JSONDecoder"}, "x.retriever")
 
 
 # ---- stage parsing (pure) ------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from socialbench.moca.eval.prompts import (
     visual_description,
     visual_parts,
 )
-from socialbench.moca.eval.retrieval import ROUTES, Retrieval, RetrievalError, build_retriever, retrieve
+from socialbench.moca.eval.retrieval import ROUTES, Retrieval, RetrievalError, RetrievalSettings, retrieve
 
 STAGES = ("observer", "query", "context", "conflict", "decoder", "checker")
 #: The checker's breakpoint (the paper's stage number, C.3) -> the stages it re-enters.
@@ -299,7 +299,7 @@ def compact(obj: Any) -> str:
 
 # ---- settings -------------------------------------------------------------------------------------
 #: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
-SETTINGS = frozenset({"stages", "revision_rounds", "invalid_tuple", "retriever", "max_tokens", "decoding"})
+SETTINGS = frozenset({"stages", "revision_rounds", "invalid_tuple", "max_tokens", "decoding"})
 TABLE_KEYS = frozenset({"table", "label"})
 
 
@@ -328,11 +328,12 @@ def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The settings of run ``name`` (params ``moca.method_options.codar``, and a variant run's
     ``moca.ablations.<ablation>`` over them): stages (default all: :func:`stage_variant`),
     revision_rounds (default 1), invalid_tuple (default rule: a scenario-invalid tuple gets a rule-made
-    REJECTED), retriever (default none: model prior), max_tokens (default: the
-    model's), decoding (default json_object); and ``answer`` (params ``moca.answer``, shared by every
-    MoCA method: retries, extra_keys, code_fence). A bad or unknown key is a ConfigError naming it. A setting of a stage the run leaves
-    out (the checker's revision_rounds, the query's retriever, which an ablation inherits from the full
-    chain's options) has no effect."""
+    REJECTED), max_tokens (default: the model's), decoding (default json_object); ``answer`` (params
+    ``moca.answer``, shared by every MoCA method: retries, extra_keys, code_fence) and ``retrieval``
+    (params ``moca.retrieval``: Step 2's retriever; absent: none, model prior only). A bad or unknown
+    key is a ConfigError naming it. A setting of a stage the run leaves out (the checker's
+    revision_rounds, Step 2's retrieval, which an ablation inherits from the full chain's options) has
+    no effect."""
     from socialbench.core.runner import MAX_ROUNDS
 
     where = f"moca.method_options.{split_run(name)[0]}"
@@ -340,9 +341,11 @@ def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     settings = {k: v for k, v in settings.items() if k not in TABLE_KEYS}
     answer = answer_settings(settings)
     settings.pop("answer", None)
+    retrieval = RetrievalSettings.parse(settings.pop("retrieval", None))
     unknown = sorted(set(settings) - SETTINGS)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {unknown}; CoDAR takes {sorted(SETTINGS)}")
+        hint = " (Step 2's retriever is params moca.retrieval)" if "retriever" in unknown else ""
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; CoDAR takes {sorted(SETTINGS)}{hint}")
     rounds = settings.get("revision_rounds", 1)
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
         raise ConfigError(f"{where}.revision_rounds: expected a whole number >= 0, got {rounds!r}")
@@ -362,7 +365,8 @@ def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     decoding = settings.get("decoding", "json_object")
     if decoding not in DECODINGS:
         raise ConfigError(f"{where}.decoding: {decoding!r} is not one of {', '.join(DECODINGS)}")
-    retriever = build_retriever(settings.get("retriever"), f"{where}.retriever") if "query" in variant.stages else None
+    # made once, before any call: a missing key or corpus stops the run here
+    retriever = retrieval.create() if "query" in variant.stages else None
     return {
         "variant": variant,
         "revision_rounds": rounds if variant.checks else 0,
@@ -373,6 +377,7 @@ def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
         "extra_keys": answer["extra_keys"],
         "retries": retries,
         "retriever": retriever,
+        "retrieval_k": retrieval.k,
     }
 
 
@@ -383,6 +388,8 @@ class CodarMethod(Method):
     and the others from ``templates/codar/`` (``Benchmark.template``)."""
 
     templates: ClassVar[tuple[str, ...]] = CODAR.templates()
+    #: Its settings include params ``moca.retrieval`` (``MocaBenchmark.method_settings``).
+    reads_retrieval: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -404,6 +411,7 @@ class CodarMethod(Method):
         self.extra_keys: str = opts["extra_keys"]
         self.retries: int = opts["retries"]
         self.retriever = opts["retriever"]
+        self.retrieval_k: int = opts["retrieval_k"]
         self._images: dict[str, list[Any]] = {}
         self._chains: dict[str, Chain] = {}
         self._retrievals: dict[tuple[str, int, str], Retrieval] = {}
@@ -478,10 +486,11 @@ class CodarMethod(Method):
         return self._images[iid]
 
     def retrieval(self, iid: str, pass_no: int, social_query: dict[str, Any]) -> Retrieval:
-        # Memoised: the chain is replayed on every step, the retriever must run once per query.
+        # Memoised: the chain is replayed on every step, the retriever must run once per query (and
+        # through the request cache: a resumed run repeats no search).
         key = (iid, pass_no, compact(social_query))
         if key not in self._retrievals:
-            self._retrievals[key] = retrieve(social_query, self.retriever)
+            self._retrievals[key] = retrieve(social_query, self.retriever, self.retrieval_k, self.cache)
         return self._retrievals[key]
 
 

@@ -1,43 +1,106 @@
 """CoDAR's retrieval step (MoCA 5.2, D.2 Stage 2): between the Query Formulator and the Context
-Synthesizer, the entities the query routed to ``web_search`` or ``hybrid`` are looked up by a
-configured retriever; ``model_prior`` entities are answered from the model's own knowledge.
+Synthesizer, the entities the query routed to ``web_search`` or ``hybrid`` are looked up with the
+retriever params ``moca.retrieval`` selects (a ``core.retrieval`` plug-in: ``bm25`` over a local corpus
+folder, ``web`` for the Brave Search API, or ``none``); ``model_prior`` entities are answered from the
+model's own knowledge and never looked up.
 
-The paper names no search engine, so none is built in. Without a configured retriever every entity is
-answered from the model prior and the trace says which routes were asked for and that nothing was
-retrieved; an invented search result is never produced. A retriever is a :class:`Retriever` subclass:
+One search per looked-up entity and retrieval question: the query is the question, preceded by the
+entity's name unless the question already names it (the paper's questions are the "retrieval
+questions", the routes are per entity). Every search goes through the request cache
+(``core.retrieval.cached_search``). The trace keeps, per query, what came back (``retrieved``); the
+Context Synthesizer gets the passages, each once, in query order (``$retrieved_evidence``).
 
-- ``{kind: jsonl, path: FILE}``: a local evidence file (:class:`JsonlRetriever`, pre-fetched evidence,
-  deterministic);
-- ``{kind: import, class: "package.module:ClassName", options: {...}}``: any subclass, e.g. a web
-  search client (it reads its keys from the environment itself).
+With ``none`` every entity is answered from the model prior and the trace says which routes were
+asked for and that nothing was retrieved; an invented search result is never produced.
 
-Pure logic (routing, rendering) is in functions; the only I/O is the retriever's own.
+Pure logic (settings, queries, rendering) is in functions; the only I/O is the retriever's own.
 """
 
 from __future__ import annotations
 
-import abc
-import importlib
-import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from socialbench.core.errors import ConfigError, DataError, SocialbenchError
-from socialbench.core.hashing import sha256_file
+from socialbench.core.errors import ConfigError
+from socialbench.core.retrieval import NONE, RetrievalError, Retriever, cached_search, create_retriever
+from socialbench.core.secrets import holds_secret
 
 ROUTES = ("model_prior", "web_search", "hybrid")
+#: The routes whose entities are looked up.
+LOOKED_UP = ("web_search", "hybrid")
 #: What the Context Synthesizer reads when nothing was retrieved (templates/codar/README.md).
 NO_EVIDENCE = "none: answer from model prior"
+#: params ``moca.retrieval``: the keys and their defaults (the schema's; the paper searches the web).
+DEFAULTS: dict[str, Any] = {"retriever": "web", "k": 3, "options": {}}
+WHERE = "moca.retrieval"
+
+__all__ = ["NO_EVIDENCE", "ROUTES", "Retrieval", "RetrievalError", "RetrievalSettings", "retrieve"]
 
 
-class RetrievalError(SocialbenchError):
-    """A retriever failed for one instance (the instance's error, the run goes on)."""
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """params ``moca.retrieval``: which retriever (``none``, or a registered name), passages per query
+    (``k``) and the retriever's own options."""
+
+    retriever: str = NONE
+    k: int = 3
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, config: Any, where: str = WHERE) -> RetrievalSettings:
+        """The settings of a ``moca.retrieval`` block; None (a method built without params): ``none``."""
+        if config is None:
+            return cls()
+        if not isinstance(config, dict):
+            raise ConfigError(f"{where}: expected a mapping (retriever, k, options), got {config!r}")
+        unknown = sorted(set(config) - set(DEFAULTS))
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {unknown}; it takes {sorted(DEFAULTS)}")
+        c = {**DEFAULTS, **config}
+        if not isinstance(c["retriever"], str) or not c["retriever"]:
+            raise ConfigError(f"{where}.retriever: expected a retriever name (none, bm25, web), got {c['retriever']!r}")
+        k = c["k"]
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 20:
+            raise ConfigError(f"{where}.k: expected a whole number from 1 to 20, got {k!r}")
+        if not isinstance(c["options"] or {}, dict):
+            raise ConfigError(f"{where}.options: expected a mapping, got {c['options']!r}")
+        secret = [k for k, v in (c["options"] or {}).items() if holds_secret(str(k), v)]
+        if secret:
+            raise ConfigError(
+                f"{where}.options.{secret[0]}: looks like a secret; secrets are never written into params (they"
+                " would end up in git, DVC and MLflow): put it in an environment variable and name that"
+                " variable in options.api_key_env"
+            )
+        return cls(c["retriever"], k, dict(c["options"] or {}))
+
+    def create(self, where: str = WHERE) -> Retriever | None:
+        return create_retriever(self.retriever, self.options, where)
+
+
+@dataclass(frozen=True)
+class Query:
+    entity: str
+    route: str
+    question: str
+    text: str
+
+
+def queries(social_query: dict[str, Any]) -> list[Query]:
+    """The searches of a parsed social query: one per looked-up entity and question, in order (pure)."""
+    out = []
+    for e in social_query["entities"]:
+        if e["route"] not in LOOKED_UP:
+            continue
+        for q in social_query["questions"]:
+            text = q if e["name"].casefold() in q.casefold() else f"{e['name']}: {q}"
+            out.append(Query(e["name"], e["route"], q, text))
+    return out
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """One retrieved item: what it is about (the entity), the text found and where it came from."""
+    """One retrieved passage as the Context Synthesizer sees it: the entity it was looked up for, its
+    text and where it comes from."""
 
     entity: str
     text: str
@@ -45,109 +108,19 @@ class Evidence:
     question: str | None = None
 
 
-class Retriever(abc.ABC):
-    """Looks up background for one entity routed to ``web_search`` or ``hybrid``."""
-
-    kind: ClassVar[str] = ""
-
-    @abc.abstractmethod
-    def retrieve(self, entity: str, route: str, questions: list[str]) -> list[Evidence]:
-        """Evidence about ``entity`` (possibly none). Raise :class:`RetrievalError` on failure."""
-
-    def identity(self) -> dict[str, Any]:
-        """What its answers depend on (recorded in the trace)."""
-        return {"kind": self.kind}
-
-
-def normalize_entity(name: str) -> str:
-    return re.sub(r"\s+", " ", name).strip().casefold()
-
-
-class JsonlRetriever(Retriever):
-    """A local evidence file: JSON lines ``{"entity", "text", "source"[, "question"]}``. An entity is
-    matched by its name, case-insensitively with whitespace collapsed; items come back in file order."""
-
-    kind = "jsonl"
-
-    def __init__(self, path: str | Path):
-        from socialbench.core.io import read_jsonl_lines
-
-        self.path = Path(path)
-        self._items: dict[str, list[Evidence]] = {}
-        for jl in read_jsonl_lines(self.path):
-            if jl.record is None:
-                raise DataError(str(self.path), jl.problem or "not a JSON object", record=f"line {jl.line}")
-            rec = jl.record
-            for key in ("entity", "text", "source"):
-                if not isinstance(rec.get(key), str) or not rec[key].strip():
-                    raise DataError(str(self.path), "must be a non-empty string", record=f"line {jl.line}", field=key)
-            question = rec.get("question")
-            if question is not None and not isinstance(question, str):
-                raise DataError(
-                    str(self.path), "must be a string or absent", record=f"line {jl.line}", field="question"
-                )
-            unknown = sorted(set(rec) - {"entity", "text", "source", "question"})
-            if unknown:
-                raise DataError(str(self.path), f"unknown key(s) {unknown}", record=f"line {jl.line}")
-            ev = Evidence(entity=rec["entity"], text=rec["text"], source=rec["source"], question=question)
-            self._items.setdefault(normalize_entity(rec["entity"]), []).append(ev)
-        self._sha256 = sha256_file(self.path)
-
-    def retrieve(self, entity: str, route: str, questions: list[str]) -> list[Evidence]:
-        return list(self._items.get(normalize_entity(entity), []))
-
-    def identity(self) -> dict[str, Any]:
-        return {"kind": self.kind, "path": str(self.path), "sha256": self._sha256}
-
-
-def build_retriever(config: Any, where: str) -> Retriever | None:
-    """The retriever a method's ``retriever`` setting names (None: no retriever, model prior only).
-    ``where`` is the setting's params path, named in errors."""
-    if config is None:
-        return None
-    if not isinstance(config, dict) or "kind" not in config:
-        raise ConfigError(f"{where}: expected null or a mapping with kind (jsonl or import), got {config!r}")
-    kind = config["kind"]
-    if kind == "jsonl":
-        extra = sorted(set(config) - {"kind", "path"})
-        if extra or not isinstance(config.get("path"), str):
-            raise ConfigError(
-                f"{where}: kind jsonl takes exactly one more key, path (a file of JSON lines)"
-                + (f"; unknown: {extra}" if extra else "")
-            )
-        return JsonlRetriever(config["path"])
-    if kind == "import":
-        extra = sorted(set(config) - {"kind", "class", "options"})
-        target = config.get("class")
-        if extra or not isinstance(target, str) or ":" not in target:
-            raise ConfigError(
-                f"{where}: kind import takes class ('package.module:ClassName') and options"
-                + (f"; unknown: {extra}" if extra else "")
-            )
-        module, _, name = target.partition(":")
-        try:
-            cls = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"{where}.class: cannot import {target}: {exc}") from exc
-        if not (isinstance(cls, type) and issubclass(cls, Retriever)):
-            raise ConfigError(f"{where}.class: {target} is not a socialbench.moca.eval.retrieval.Retriever subclass")
-        options = config.get("options") or {}
-        if not isinstance(options, dict):
-            raise ConfigError(f"{where}.options: expected a mapping, got {options!r}")
-        return cls(**options)
-    raise ConfigError(f"{where}.kind: unknown retriever kind {kind!r}; known: jsonl, import")
-
-
 @dataclass
 class Retrieval:
     """What the retrieval step did for one social query (kept in the trace)."""
 
     requested: list[dict[str, str]]  # the query's entities with the route each asked for
-    route: str  # what was used: "model_prior" or "retriever:<kind>"
+    route: str  # what was used: "model_prior" or "retriever:<name>"
     status: str  # all_model_prior | no_retriever | retrieved | nothing_found
     note: str
     evidence: list[Evidence] = field(default_factory=list)
     retriever: dict[str, Any] | None = None
+    #: Per search: {entity, route, question, query, k, passages}; None without a retriever (the trace
+    #: then has no ``retrieved`` key, as before retrievers existed).
+    retrieved: list[dict[str, Any]] | None = None
 
     def rendered(self) -> str:
         """``$retrieved_evidence``: one item per line with its entity and source, or NO_EVIDENCE."""
@@ -158,14 +131,17 @@ class Retrieval:
     def as_trace(self) -> dict[str, Any]:
         d = asdict(self)
         d["evidence"] = [{k: v for k, v in asdict(e).items() if v is not None} for e in self.evidence]
+        if self.retrieved is None:
+            del d["retrieved"]
         return d
 
 
-def retrieve(social_query: dict[str, Any], retriever: Retriever | None) -> Retrieval:
-    """Run the retrieval step for a parsed social query (``{"entities": [{name, route}], ...}``)."""
+def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int = 3, cache: Any = None) -> Retrieval:
+    """Run the retrieval step for a parsed social query (``{"entities": [{name, route}], "questions"}``).
+    A failed search is a :class:`RetrievalError` (the instance's error)."""
     requested = [{"name": e["name"], "route": e["route"]} for e in social_query["entities"]]
-    wanted = [e for e in requested if e["route"] != "model_prior"]
-    if not wanted:
+    wanted = [e for e in requested if e["route"] in LOOKED_UP]
+    if retriever is None and not wanted:
         return Retrieval(
             requested, "model_prior", "all_model_prior", "every entity was routed to model_prior: nothing to retrieve"
         )
@@ -177,18 +153,46 @@ def retrieve(social_query: dict[str, Any], retriever: Retriever | None) -> Retri
             "no_retriever",
             f"no retriever configured: {names} answered from model prior, nothing retrieved",
         )
+    identity = retriever.identity()
+    if not wanted:
+        return Retrieval(
+            requested,
+            "model_prior",
+            "all_model_prior",
+            "every entity was routed to model_prior: nothing to retrieve",
+            retriever=identity,
+            retrieved=[],
+        )
     evidence: list[Evidence] = []
-    for e in wanted:
+    seen: set[str] = set()
+    retrieved: list[dict[str, Any]] = []
+    for q in queries(social_query):
         try:
-            evidence.extend(retriever.retrieve(e["name"], e["route"], list(social_query["questions"])))
-        except RetrievalError:
+            result = cached_search(retriever, q.text, k, cache)
+        except RetrievalError as exc:
+            raise RetrievalError(f"retriever {retriever.name} failed for {q.entity!r}: {exc}") from exc
+        except (ConfigError, KeyboardInterrupt):
             raise
-        except Exception as exc:  # a retriever's own failure (network, parsing) is this instance's error
-            raise RetrievalError(f"retriever {retriever.kind} failed for {e['name']!r}: {exc}") from exc
+        except Exception as exc:  # a provider's own failure (network, parsing) is this instance's error
+            raise RetrievalError(f"retriever {retriever.name} failed for {q.entity!r}: {exc}") from exc
+        retrieved.append(
+            {
+                "entity": q.entity,
+                "route": q.route,
+                "question": q.question,
+                "query": q.text,
+                "k": k,
+                "passages": [p.as_dict() for p in result.passages],
+            }
+        )
+        for p in result.passages:
+            if p.doc_id not in seen:
+                seen.add(p.doc_id)
+                evidence.append(Evidence(q.entity, p.text, p.doc_id, q.question))
     status = "retrieved" if evidence else "nothing_found"
     note = (
-        f"{len(evidence)} item(s) retrieved for {names}"
+        f"{len(evidence)} passage(s) retrieved by {retriever.name} for {names}"
         if evidence
-        else f"the retriever found nothing for {names}: answered from model prior"
+        else f"the retriever {retriever.name} found nothing for {names}: answered from model prior"
     )
-    return Retrieval(requested, f"retriever:{retriever.kind}", status, note, evidence, retriever.identity())
+    return Retrieval(requested, f"retriever:{retriever.name}", status, note, evidence, identity, retrieved)

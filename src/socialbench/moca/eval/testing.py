@@ -23,7 +23,11 @@ Options (``models.<name>.options``):
                  make the retry fail as well)
   invalid_values instance ids whose decoder answers a mechanism outside the candidate set on its
                  first pass
-  route          the retrieval route the query stage gives its one entity (default model_prior)
+  route          the retrieval route the query stage gives its (first) entity (default model_prior)
+  entities       id (default): the query stage names one entity, "entity of <instance id>"; text: it
+                 names what the request's "Text:" line holds, the hashtag or else the "(about ...)"
+                 person (with ``route``) and the quoted remark (model_prior), so a retriever over a
+                 corpus about the demo's hashtags and people finds something (the demo's codar-check)
   fail_ids       request ids answered with a call error (a transient failure: not in the identity)
 Every call is recorded in ``calls`` (request ids, in order) so tests can assert the exact sequence.
 """
@@ -39,7 +43,17 @@ from typing import Any, ClassVar
 from socialbench.core.backend import Backend, ModelSpec, Request, Response
 from socialbench.core.errors import ConfigError
 
-OPTIONS = ("reject_every", "breakpoint", "never_accept", "unparsable", "invalid_values", "route", "fail_ids")
+OPTIONS = (
+    "reject_every",
+    "breakpoint",
+    "never_accept",
+    "unparsable",
+    "invalid_values",
+    "route",
+    "entities",
+    "fail_ids",
+)
+_TEXT_LINE = re.compile(r"^Text: (?P<text>.*)$", re.MULTILINE)
 _RID = re.compile(r"^(?P<iid>.+)/(?P<method>[^/]+)/(?P<stage>[a-z_]+)(?:\.rev(?P<rev>\d+))?(?:\.retry(?P<retry>\d+))?$")
 
 
@@ -66,16 +80,46 @@ def pick_answer(task: dict[str, Any], iid: str, shift: int = 0) -> dict[str, str
     return out
 
 
+def text_entities(prompt: str, route: str) -> list[dict[str, str]]:
+    """Option ``entities: text``: what the prompt's "Text:" line names (pure): its hashtag, else the
+    person it is "(about ...)", routed ``route``; its quoted remark, routed model_prior."""
+    m = _TEXT_LINE.search(prompt)
+    text = m["text"] if m else ""
+    out = []
+    named = re.search(r"#\w+", text) or re.search(r"\(about ([^)]+)\)", text)
+    if named:
+        out.append({"name": named[1] if named.re.groups else named[0], "route": route})
+    quoted = re.search(r'"([^"]+)"', text)
+    if quoted:
+        out.append({"name": quoted[1], "route": "model_prior"})
+    return out
+
+
 def stage_answer(
-    task: dict[str, Any], iid: str, pass_no: int, options: dict[str, Any], keys: list[str] | None = None
+    task: dict[str, Any],
+    iid: str,
+    pass_no: int,
+    options: dict[str, Any],
+    keys: list[str] | None = None,
+    prompt: str = "",
 ) -> dict[str, Any] | None:
     """The canned answer of one stage (None for an unknown stage). ``keys``: the answering stage's
     keys in order (``task["keys"]``, else the request schema's properties), when known; its free-text
-    keys get canned text."""
+    keys get canned text. ``prompt``: the request's text (option ``entities: text`` reads it)."""
     stage = task.get("stage")
     tag = f"{iid}, pass {pass_no}"
     if stage == "observer":
         return {"explicit_perception": f"Scripted caption of {tag}: a person, a caption, no interpretation."}
+    if stage == "query" and options.get("entities") == "text":
+        entities = text_entities(prompt, options.get("route", "model_prior"))
+        if entities:
+            return {
+                "entities": entities,
+                "questions": [
+                    f"Which background knowledge explains {entities[0]['name']}?",
+                    "Which social norms usually apply in such a setting?",
+                ],
+            }
     if stage == "query":
         return {
             "entities": [{"name": f"entity of {iid}", "route": options.get("route", "model_prior")}],
@@ -135,6 +179,8 @@ class CodarScriptBackend(Backend):
             raise ConfigError(f"models.{spec.name}.options.reject_every: expected a whole number >= 0, got {every!r}")
         if opts.get("route", "model_prior") not in ("model_prior", "web_search", "hybrid"):
             raise ConfigError(f"models.{spec.name}.options.route: one of model_prior, web_search, hybrid")
+        if opts.get("entities", "id") not in ("id", "text"):
+            raise ConfigError(f"models.{spec.name}.options.entities: one of id, text")
         for key in ("never_accept", "unparsable", "invalid_values", "fail_ids"):
             if not isinstance(opts.get(key, []), list):
                 raise ConfigError(f"models.{spec.name}.options.{key}: expected a list of ids")
@@ -159,7 +205,7 @@ class CodarScriptBackend(Backend):
             return Response(text=text, input_tokens=n_in, output_tokens=len(text) // 4, finish_reason="stop")
         iid, pass_no = parse_request_id(request.request_id)
         keys = list(request.task.get("keys") or ((request.decoding.json_schema or {}).get("properties") or {}))
-        answer = stage_answer(request.task, iid, pass_no, self.options, keys)
+        answer = stage_answer(request.task, iid, pass_no, self.options, keys, text_in)
         if answer is None:
             return Response(
                 text=None,

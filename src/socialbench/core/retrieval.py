@@ -1,0 +1,171 @@
+"""The retriever plug-in kind: one base class, one abstract method, a registry by name.
+
+A retriever answers a text query with passages (``search(query, k) -> [Passage]``); what a method
+asks for, and how it uses what comes back, is the method's. Providers live in
+``socialbench.retrievers`` and are imported only when used, so one provider's optional dependency
+never burdens another. Every search goes through the request cache (:func:`cached_search`), keyed by
+the retriever's identity (its name, a hash of its settings and of its corpus) with the query and
+``k``, so a resumed run repeats no lookup. Secrets (an API key) are read from the environment by the
+provider itself and are never part of its identity, its settings hash or the cache.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+import json
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
+from socialbench.core.hashing import canonical_json, sha256_bytes, sha256_json
+
+if TYPE_CHECKING:
+    from socialbench.core.cache import RequestCache
+
+
+class RetrievalError(SocialbenchError):
+    """A search that failed (network, the provider's answer): the caller decides what it costs."""
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One retrieved passage: a stable id within the retriever's corpus (a file and paragraph, a
+    URL), its text, and optionally a title, where it comes from and the retriever's score."""
+
+    doc_id: str
+    text: str
+    title: str | None = None
+    source: str | None = None
+    score: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Passage:
+        return cls(**{k: d.get(k) for k in ("doc_id", "text", "title", "source", "score")})
+
+
+class Retriever(abc.ABC):
+    """Base class of all retrievers. Subclasses implement :meth:`search` and nothing else is required.
+
+    ``options`` are the provider's settings from params (a ConfigError names ``where`` for a bad one);
+    secrets are never among them."""
+
+    #: Name under which the retriever is registered (set by the registry).
+    name: ClassVar[str] = ""
+
+    def __init__(self, options: dict[str, Any] | None = None, where: str = "retrieval"):
+        self.options = dict(options or {})
+        self.where = where
+
+    @abc.abstractmethod
+    def search(self, query: str, k: int) -> list[Passage]:
+        """At most ``k`` passages for ``query``, best first, deterministic for a fixed corpus. Raise
+        :class:`RetrievalError` for a failed search."""
+
+    # ---- optional hooks, with working defaults ------------------------------------------------
+    def corpus_sha256(self) -> str | None:
+        """A hash of what it searches when that is local (None: a live service)."""
+        return None
+
+    def identity(self) -> dict[str, Any]:
+        """What, besides the query and k, decides its answers: part of every cache key. The settings
+        enter as a hash (they hold no secret: params refuse them)."""
+        return {
+            "retriever": self.name,
+            "config_sha256": sha256_json(self.options),
+            "corpus_sha256": self.corpus_sha256(),
+        }
+
+    def close(self) -> None:
+        return None
+
+
+# ---- registry ---------------------------------------------------------------------------------
+# name -> (module, class, extra to install), imported only when used.
+_BUILTIN: dict[str, tuple[str, str, str | None]] = {
+    "bm25": ("socialbench.retrievers.bm25", "BM25Retriever", "retrieval"),
+    "web": ("socialbench.retrievers.web", "BraveSearchRetriever", None),
+}
+#: The name that selects no retriever (a method answers from the model's own knowledge).
+NONE = "none"
+
+
+def register(name: str, module: str, cls_name: str, extra: str | None = None) -> None:
+    """Register a retriever lazily, by import path: ``register("mine", "pkg.mod", "MineRetriever")``."""
+    _BUILTIN[name] = (module, cls_name, extra)
+
+
+def available_retrievers() -> list[str]:
+    return sorted(_BUILTIN)
+
+
+def get_retriever_class(name: str, where: str = "retrieval.retriever") -> type[Retriever]:
+    if name not in _BUILTIN:
+        raise ConfigError(
+            f"{where}: unknown retriever {name!r}; available: {', '.join([NONE, *available_retrievers()])}"
+        )
+    module, cls_name, extra = _BUILTIN[name]
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        hint = f"pip install 'socialbench[{extra}]'" if extra else "reinstall socialbench"
+        raise MissingDependency(
+            f"retriever {name!r} needs a package that is not installed ({exc.name or exc}); install it with: {hint}"
+        ) from exc
+    cls = getattr(mod, cls_name)
+    if not (isinstance(cls, type) and issubclass(cls, Retriever)):
+        raise ConfigError(f"{where}: {module}:{cls_name} is not a socialbench.core.retrieval.Retriever subclass")
+    cls.name = name
+    return cls
+
+
+def create_retriever(name: str, options: dict[str, Any] | None = None, where: str = "retrieval") -> Retriever | None:
+    """The retriever ``name`` with its options (None for ``none``)."""
+    if name == NONE:
+        return None
+    return get_retriever_class(name, f"{where}.retriever")(options, where)
+
+
+# ---- cached search --------------------------------------------------------------------------------
+def search_key_parts(identity: dict[str, Any], query: str, k: int) -> dict[str, Any]:
+    return {"identity": identity, "query": query, "k": int(k)}
+
+
+def search_key(identity: dict[str, Any], query: str, k: int) -> str:
+    return sha256_bytes(canonical_json(search_key_parts(identity, query, k)).encode("utf-8"))
+
+
+@dataclass
+class SearchResult:
+    query: str
+    k: int
+    passages: list[Passage]
+    key: str
+    cached: bool
+
+
+def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache | None) -> SearchResult:
+    """``retriever.search(query, k)`` through the request cache: a stored answer is replayed, a new
+    one stored at once (a failed search is not stored, so a rerun tries it again). Without a cache
+    the search is made every time."""
+    identity = retriever.identity()
+    key = search_key(identity, query, k)
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit.text is not None:
+            return SearchResult(query, k, [Passage.from_dict(d) for d in json.loads(hit.text)], key, True)
+    passages = list(retriever.search(query, k))[:k]
+    if cache is not None:
+        text = json.dumps([p.as_dict() for p in passages], ensure_ascii=False, sort_keys=True)
+        cache.put_record(
+            key,
+            search_key_parts(identity, query, k),
+            text,
+            backend=f"retriever:{retriever.name}",
+            model=f"retriever:{retriever.name}",
+            request_id=f"search/{retriever.name}",
+        )
+    return SearchResult(query, k, passages, key, False)

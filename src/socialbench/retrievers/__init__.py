@@ -1,0 +1,1 @@
+"""Retriever providers (``core.retrieval.Retriever`` subclasses), registered by name in ``core.retrieval``."""

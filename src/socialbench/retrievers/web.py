@@ -1,0 +1,166 @@
+"""``web``: a web-search client for the Brave Search API (``GET /res/v1/web/search``), standard library
+only.
+
+The API key is read from the environment variable ``options.api_key_env`` (default
+``BRAVE_SEARCH_API_KEY``) when the retriever is made, never from params; a missing key is a ConfigError
+before any call. The key is sent only in the ``X-Subscription-Token`` header of requests to the host of
+``options.base_url`` (https, or http to a loopback address for tests); redirects are not followed, so it
+never reaches another host. It is no part of the identity, the cache or any message.
+
+Options: ``api_key_env``, ``base_url`` (default the API's endpoint), ``country``, ``search_lang``,
+``safesearch`` (``off``, ``moderate``, ``strict``), ``timeout_s`` (default 30), ``max_retries`` (429,
+5xx and network errors; default 3; the wait is the answer's ``Retry-After``, else 1, 2, 4... s, at most
+60). A web search is not deterministic: the request cache keeps each answer, so a rerun replays it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from socialbench.core.errors import ConfigError
+from socialbench.core.hashing import sha256_json
+from socialbench.core.retrieval import Passage, RetrievalError, Retriever
+from socialbench.core.secrets import ENV_NAME
+
+BASE_URL = "https://api.search.brave.com/res/v1/web/search"
+DEFAULT_KEY_ENV = "BRAVE_SEARCH_API_KEY"
+OPTIONS = {"api_key_env", "base_url", "country", "search_lang", "safesearch", "timeout_s", "max_retries"}
+#: Options that change what comes back (the rest change how it is fetched): the identity's settings hash.
+RESULT_OPTIONS = ("base_url", "country", "search_lang", "safesearch")
+#: The API's most results per request.
+MAX_COUNT = 20
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+_TAG = re.compile(r"<[^>]+>")
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect would carry the key's header to wherever it points: refused (an HTTPError)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201
+        return None
+
+
+def passages_of(body: dict[str, Any], k: int) -> list[Passage]:
+    """The web results of a search answer as passages, in the API's order (pure)."""
+    results = ((body.get("web") or {}).get("results")) or []
+    out: list[Passage] = []
+    for r in results:
+        if not isinstance(r, dict) or not isinstance(r.get("url"), str):
+            continue
+        text = " ".join(html.unescape(_TAG.sub("", str(r.get("description") or ""))).split())
+        if not text:
+            continue
+        title = html.unescape(_TAG.sub("", str(r.get("title") or ""))).strip() or None
+        out.append(Passage(doc_id=r["url"], text=text, title=title, source=r["url"]))
+    return out[:k]
+
+
+def _error_detail(raw: bytes) -> str:
+    try:
+        err = json.loads(raw.decode("utf-8")).get("error") or {}
+        return str(err.get("detail") or err.get("code") or "")[:200]
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return ""
+
+
+class BraveSearchRetriever(Retriever):
+    """The Brave Search API's web results (see the module docstring)."""
+
+    def __init__(self, options: dict[str, Any] | None = None, where: str = "retrieval"):
+        super().__init__(options, where)
+        unknown = sorted(set(self.options) - OPTIONS)
+        if unknown:
+            raise ConfigError(f"{where}.options: unknown key(s) {unknown}; web takes {sorted(OPTIONS)}")
+        env = self.options.get("api_key_env", DEFAULT_KEY_ENV)
+        if not isinstance(env, str) or not ENV_NAME.match(env):
+            raise ConfigError(f"{where}.options.api_key_env: must be the NAME of an environment variable, got a value")
+        self.base_url = str(self.options.get("base_url", BASE_URL))
+        url = urllib.parse.urlsplit(self.base_url)
+        self.host = url.hostname or ""
+        if not (url.scheme == "https" or (url.scheme == "http" and self.host in LOOPBACK)) or not self.host:
+            raise ConfigError(
+                f"{where}.options.base_url: {self.base_url!r} must be an https URL (http only to a loopback address)"
+            )
+        if self.options.get("safesearch", "moderate") not in ("off", "moderate", "strict"):
+            raise ConfigError(f"{where}.options.safesearch: one of off, moderate, strict")
+        self.timeout_s = float(self.options.get("timeout_s", 30))
+        self.max_retries = int(self.options.get("max_retries", 3))
+        key = os.environ.get(env, "")
+        if not key.strip():
+            raise ConfigError(
+                f"{where}: retriever web needs a Brave Search API key in the environment variable {env} (unset or"
+                " empty); keys come from the environment only"
+            )
+        self._key = key.strip()
+        self._opener = urllib.request.build_opener(_NoRedirect())
+        self.attempts = 0
+
+    def __repr__(self) -> str:  # never the key
+        return f"BraveSearchRetriever(base_url={self.base_url!r})"
+
+    def identity(self) -> dict[str, Any]:
+        config = {k: self.options[k] for k in RESULT_OPTIONS if k in self.options}
+        return {"retriever": self.name, "config_sha256": sha256_json(config), "corpus_sha256": None}
+
+    def _url(self, query: str, k: int) -> str:
+        params: dict[str, Any] = {"q": query, "count": max(1, min(int(k), MAX_COUNT)), "text_decorations": "false"}
+        for opt in ("country", "search_lang", "safesearch"):
+            if opt in self.options:
+                params[opt] = self.options[opt]
+        return f"{self.base_url}?{urllib.parse.urlencode(params)}"
+
+    def search(self, query: str, k: int) -> list[Passage]:
+        if k < 1 or not query.strip():
+            return []
+        url = self._url(query, k)
+        request = urllib.request.Request(
+            url, headers={"Accept": "application/json", "X-Subscription-Token": self._key}, method="GET"
+        )
+        if urllib.parse.urlsplit(request.full_url).hostname != self.host:  # pragma: no cover (defensive)
+            raise RetrievalError(f"web search: refusing to send the key to another host than {self.host}")
+        for attempt in range(self.max_retries + 1):
+            self.attempts += 1
+            wait = min(60.0, 2.0**attempt)
+            try:
+                with self._opener.open(request, timeout=self.timeout_s) as resp:
+                    raw = resp.read()
+                break
+            except urllib.error.HTTPError as exc:
+                detail = _error_detail(exc.read() or b"")
+                if exc.code in (401, 403):
+                    raise ConfigError(
+                        f"{self.where}: the Brave Search API key was refused by {self.host} (HTTP {exc.code}"
+                        + (f": {detail}" if detail else "")
+                        + ")"
+                    ) from None
+                if 300 <= exc.code < 400:
+                    raise RetrievalError(
+                        f"web search: {self.host} answered a redirect (HTTP {exc.code}), which is not followed"
+                    ) from None
+                if exc.code != 429 and exc.code < 500 or attempt == self.max_retries:
+                    raise RetrievalError(
+                        f"web search: HTTP {exc.code} from {self.host}" + (f": {detail}" if detail else "")
+                    ) from None
+                after = exc.headers.get("Retry-After") if exc.headers else None
+                if after and after.strip().replace(".", "", 1).isdigit():
+                    wait = min(60.0, float(after))
+            except (urllib.error.URLError, TimeoutError, OSError) as exc:
+                if attempt == self.max_retries:
+                    reason = getattr(exc, "reason", exc)
+                    raise RetrievalError(f"web search: {self.host} could not be reached ({reason})") from None
+            time.sleep(wait)
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            raise RetrievalError(f"web search: the answer of {self.host} is not JSON") from None
+        if not isinstance(body, dict):
+            raise RetrievalError(f"web search: the answer of {self.host} is not a JSON object")
+        return passages_of(body, k)
