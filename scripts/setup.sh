@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EXTRAS="${SOCIALBENCH_EXTRAS:-demo,test}"
+UV_VERSION=0.13.9
 PYTHON="${PYTHON:-}"
 if [ -z "$PYTHON" ]; then
   for candidate in python3.11 python3.12 python3; do
@@ -26,8 +27,19 @@ stamp=".venv/.socialbench-install"
 want="$(cat pyproject.toml requirements/constraints.txt | sha256sum | cut -d' ' -f1) $EXTRAS"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing pinned dependencies (extras: $EXTRAS)"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check \
-    -c requirements/constraints.txt -e ".[${EXTRAS}]"
+  # uv (from PyPI, into the venv) installs the same pins in parallel, about 4x faster than pip; it
+  # gets pip's own configuration (find-links, constraints, index URLs: e.g. a machine's local CPU
+  # wheels) so both resolve alike. Pip does it when uv cannot.
+  if .venv/bin/python -m pip install --quiet --disable-pip-version-check "uv==${UV_VERSION}" 2>/dev/null \
+    && mapfile -t pip_cfg < <(.venv/bin/python scripts/pip_config_for_uv.py) \
+    && .venv/bin/uv pip install --python .venv/bin/python --quiet --index-strategy unsafe-best-match "${pip_cfg[@]}" \
+      -c requirements/constraints.txt -e ".[${EXTRAS}]"; then
+    :
+  else
+    echo "setup: uv unavailable or failed; installing with pip"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check \
+      -c requirements/constraints.txt -e ".[${EXTRAS}]"
+  fi
   echo "$want" > "$stamp"
 fi
 

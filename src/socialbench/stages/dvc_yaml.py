@@ -53,10 +53,12 @@ GENERIC_KINDS = ("infer", "score", "tables", "track")
 # ---- code deps (pure, over the package's source) -----------------------------------------------
 
 
-def benchmark_packages() -> list[str]:
-    return sorted(p.name for p in PKG.iterdir() if (p / "benchmark.py").is_file())
+@cache
+def benchmark_packages() -> tuple[str, ...]:
+    return tuple(sorted(p.name for p in PKG.iterdir() if (p / "benchmark.py").is_file()))
 
 
+@cache
 def module_file(name: str) -> Path | None:
     rel = Path(*name.split(".")[1:])
     for cand in (PKG / rel / "__init__.py", (PKG / rel).with_suffix(".py")):
@@ -120,6 +122,7 @@ def _entry(path: Path, whole: tuple[str, ...] = LAYER_FOLDERS) -> str | None:
     return path.relative_to(REPO).as_posix()
 
 
+@cache
 def _has_code(path: Path) -> bool:
     tree = ast.parse(path.read_text("utf-8"))
     return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in tree.body)
@@ -170,16 +173,18 @@ def code_deps(kind: str, benchmark: str, runs: Iterable[str] = ()) -> list[str]:
 
 def code_files(deps: Iterable[str]) -> list[str]:
     """The files behind code deps (folders expanded, bytecode left out): Snakemake rule inputs."""
-    out: list[str] = []
-    for dep in deps:
-        path = REPO / dep
-        if path.is_dir():
-            out += sorted(
-                f.relative_to(REPO).as_posix() for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts
-            )
-        elif path.is_file():
-            out.append(dep)
-    return out
+    return [f for dep in deps for f in _dep_files(dep)]
+
+
+@cache
+def _dep_files(dep: str) -> tuple[str, ...]:
+    # cached: the workflow asks for the same folders once per stage (the tree does not change meanwhile)
+    path = REPO / dep
+    if path.is_dir():
+        return tuple(
+            sorted(f.relative_to(REPO).as_posix() for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+        )
+    return (dep,) if path.is_file() else ()
 
 
 # ---- the generic stages (pure: params and the benchmark's declarations in) ---------------------
@@ -313,16 +318,23 @@ def render(text: str, config: Mapping[str, Any], decls: Mapping[str, Mapping[str
 STAMP_DIR = ".snakemake/socialbench/code"
 
 
+@cache
+def _file_sha256(path: Path) -> str:
+    # cached: one workflow read writes a dozen stamps over mostly the same files
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def write_code_stamp(path: Path, files: Iterable[str], root: Path) -> None:
     """A stamp standing for code files as one Snakemake input: it lists each file's sha256, and its
     mtime is the newest file's when first written, or now when the list changes (a file edited,
     added or removed), so Snakemake reruns a job exactly when one of its code files would have
     made it. The DAG then checks one input per job instead of dozens of source files."""
-    import hashlib
     import os
 
     files = sorted(files)
-    text = "".join(f"{hashlib.sha256((root / f).read_bytes()).hexdigest()}  {f}\n" for f in files)
+    text = "".join(f"{_file_sha256(root / f)}  {f}\n" for f in files)
     old = path.read_text("utf-8") if path.is_file() else None
     if old == text:
         return
