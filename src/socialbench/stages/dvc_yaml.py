@@ -181,9 +181,8 @@ def _dep_files(dep: str) -> tuple[str, ...]:
     # cached: the workflow asks for the same folders once per stage (the tree does not change meanwhile)
     path = REPO / dep
     if path.is_dir():
-        return tuple(
-            sorted(f.relative_to(REPO).as_posix() for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
-        )
+        files = (f for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+        return tuple(sorted(f.relative_to(REPO).as_posix() for f in files))
     return (dep,) if path.is_file() else ()
 
 
