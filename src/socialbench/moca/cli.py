@@ -256,9 +256,11 @@ def acquire_cmd(
 ) -> None:
     """Put a source's files under ROOT (download, mirror copy or manual check; verified, atomic) and
     write ROOT/.manifest.json."""
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.sources import get_source
     from socialbench.moca.build.sources.base import MANIFEST, acquire
 
+    check_io({"--params": params, "--mirror": mirror}, {"--root": root}, folders=("--mirror", "--root"))
     _logging()
     options = _source_options(source, params, mode, mirror, media, split)
     manifest = acquire(get_source(source), root, options)
@@ -277,8 +279,10 @@ def candidates_cmd(
 ) -> None:
     """Read a source's files into normalized candidate records (validated with the candidate schema)."""
     from socialbench.core.io import write_jsonl
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.sources import read_source
 
+    check_io({"--root": root, "--params": params}, {"--out": out}, folders=("--root",))
     options = _source_options(source, params, None, None, None, split)
     records = read_source(source, root, options)
     write_jsonl(out, records)
@@ -301,8 +305,19 @@ def preprocess_cmd(
     """Preprocessing (appendix B.1): clean texts, check media, remove duplicates; every removed
     record goes to REPORT with its reason."""
     from socialbench.core.io import write_jsonl
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
 
+    check_io(
+        {"--input": inputs, "--params": params},
+        {
+            "--out": out,
+            "--report": report,
+            "--counts-md": counts_md,
+            "--counts-csv": counts_csv,
+            "--counts-json": counts_json,
+        },
+    )
     _logging()
     settings = PreprocessParams.from_mapping(_moca_section(params).get("preprocess"))
     pool = _read_pool(inputs, candidates=True)
@@ -337,9 +352,20 @@ def unimodal_cmd(
 ) -> None:
     """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
     from socialbench.core.io import write_jsonl
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.preprocess import count_table
     from socialbench.moca.build.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
 
+    check_io(
+        {"--input": input, "--params": params},
+        {
+            "--out": out,
+            "--report": report,
+            "--counts-md": counts_md,
+            "--counts-csv": counts_csv,
+            "--counts-json": counts_json,
+        },
+    )
     settings = UnimodalParams.from_mapping(_moca_section(params).get("unimodal"))
     pool = _read_pool([input])
     result = unimodal_filter(pool, settings)
@@ -401,6 +427,7 @@ def annotate_export(
     import json
 
     from socialbench.core.io import write_text_atomic
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.annotation import (
         ANNOTATOR_COLUMNS,
         annotator_sheets,
@@ -410,6 +437,7 @@ def annotate_export(
         to_csv,
     )
 
+    check_io({"--pool": pool, "--taxonomy": taxonomy}, {"--out-dir": out_dir}, folders=("--out-dir",))
     tax = _taxonomy(taxonomy)
     records = _read_pool([pool])
     assignment = assign([r["id"] for r in records], annotator, per_item, seed)
@@ -438,8 +466,10 @@ def annotate_review(
 ) -> None:
     """Export the field-level cross-check sheets (each annotation to a reviewer who did not make it)."""
     from socialbench.core.io import write_text_atomic
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.annotation import REVIEW_COLUMNS, review_sheets, to_csv
 
+    check_io({"--pool": pool, "--annotations": annotations}, {"--out-dir": out_dir}, folders=("--out-dir",))
     records, returned = _returned(pool, annotations, [], None)
     sheets = review_sheets(records, returned, reviewer, seed)
     for who, rows in sorted(sheets.items()):
@@ -461,8 +491,12 @@ def annotate_arbitration(
     """Export the disputed candidates (structural disagreements, invalid choices, discard proposals,
     unsupported evidence) for the arbiter."""
     from socialbench.core.io import write_text_atomic
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.annotation import ARBITRATION_COLUMNS, arbitration_rows, to_csv
 
+    check_io(
+        {"--pool": pool, "--annotations": annotations, "--reviews": reviews, "--taxonomy": taxonomy}, {"--out": out}
+    )
     records, returned = _returned(pool, annotations, reviews, None)
     rows = arbitration_rows(records, returned, _taxonomy(taxonomy))
     write_text_atomic(out, to_csv(ARBITRATION_COLUMNS, rows))
@@ -482,8 +516,19 @@ def annotate_build(
 ) -> None:
     """Apply the decisions, validate every tuple (B.2 step 4) and write the final instances."""
     from socialbench.core.io import write_json, write_jsonl
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.annotation import build_benchmark
 
+    check_io(
+        {
+            "--pool": pool,
+            "--annotations": annotations,
+            "--reviews": reviews,
+            "--arbitration": arbitration,
+            "--taxonomy": taxonomy,
+        },
+        {"--out": out, "--report": report, "--agreement": agreement},
+    )
     records, returned = _returned(pool, annotations, reviews, arbitration)
     result = build_benchmark(records, returned, _taxonomy(taxonomy))
     write_jsonl(out, result.instances)
@@ -503,19 +548,18 @@ def stats_cmd(
     taxonomy: Path | None = Opt(None, help="taxonomy file"),
 ) -> None:
     """Dataset statistics in the style of Tables 1 and 11 and Figure 3."""
-    from socialbench.core.io import write_json, write_text_atomic
+    from socialbench.core.io import write_bytes_atomic, write_json, write_text_atomic
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.dataset_stats import compute, figure_png, labels_table, table1, table11
     from socialbench.moca.spec.schema import load_instances
 
+    check_io({"--instances": instances, "--taxonomy": taxonomy}, {"--out-dir": out_dir}, folders=("--out-dir",))
     tax = _taxonomy(taxonomy)
     records = [r for p in instances for r in load_instances(p, tax)]
     stats = compute(records, tax)
     for name, tables in (("table1", table1(stats)), ("table11", table11(stats)), ("labels", labels_table(stats))):
         for ext, text in tables.items():
             write_text_atomic(out_dir / f"{name}.{ext}", text)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / "figure3.png.tmp"
-    tmp.write_bytes(figure_png(stats))
-    tmp.replace(out_dir / "figure3.png")
+    write_bytes_atomic(out_dir / "figure3.png", figure_png(stats))
     write_json(out_dir / "stats.json", stats)
     typer.echo(f"moca stats: {stats['instances']} instance(s) -> {out_dir}")
