@@ -183,6 +183,23 @@ def _linked_input(folder: Path, ins: Sequence[_Input]) -> tuple[Path, _Input] | 
     return None
 
 
+def _overlap_message(target: Path, what: str, how: str, inp: _Input) -> str:
+    if how == "is the same file as":
+        return (
+            f"{target}: {what} is the same file as {inp.option} {inp.path}; an output never overwrites an input"
+            f" {_NOTHING}"
+        )
+    if how == "lies inside":
+        return (
+            f"{target}: {what} lies inside {inp.option} {inp.path}, a folder the command reads;"
+            f" an output never writes into an input {_NOTHING}"
+        )
+    return (
+        f"{target}: {what} holds {inp.option} {inp.path}; a folder the command writes into never"
+        f" holds one of its inputs {_NOTHING}"
+    )
+
+
 def check_io(
     inputs: Mapping[str, PathArg],
     outputs: Mapping[str, PathArg],
@@ -209,27 +226,18 @@ def check_io(
             raise ConfigError(f"{path}: {special_problem(kind)} ({option})")
     checked = [_input(option, path, folders) for option, path in ins]
     for j, (option, path) in enumerate(outs):
-        targets = [Path(r) for r in receives[option]] if option in receives else [path]
-        for target in targets:
+        # the output itself, then (for a folder given ``receives``) each path it will receive
+        targets = [(path, True)] + ([(Path(r), False) for r in receives[option]] if option in receives else [])
+        for target, whole in targets:
             for inp in checked:
-                how = _overlap(target, inp)
-                if how is None:
-                    continue
-                what = option if target == path else f"{option} (its {target})"
-                if how == "is the same file as":
+                if whole and option in receives:  # a folder holding inputs by design: only never one of them
+                    how = "is the same file as" if _same(target, inp.path) else None
+                else:
+                    how = _overlap(target, inp)
+                if how is not None:
                     raise ConfigError(
-                        f"{target}: {what} is the same file as {inp.option} {inp.path}; an output never"
-                        f" overwrites an input {_NOTHING}"
+                        _overlap_message(target, option if whole else f"{option} (its {target})", how, inp)
                     )
-                if how == "lies inside":
-                    raise ConfigError(
-                        f"{target}: {what} lies inside {inp.option} {inp.path}, a folder the command reads;"
-                        f" an output never writes into an input {_NOTHING}"
-                    )
-                raise ConfigError(
-                    f"{target}: {what} holds {inp.option} {inp.path}; a folder the command writes into never"
-                    f" holds one of its inputs {_NOTHING}"
-                )
         for other_option, other in outs[:j]:
             if _same(path, other):
                 what = f"{option} twice" if option == other_option else f"{other_option} and {option}"
