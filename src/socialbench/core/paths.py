@@ -226,6 +226,11 @@ def check_io(
             raise ConfigError(f"{path}: {special_problem(kind)} ({option})")
     checked = [_input(option, path, folders) for option, path in ins]
     for j, (option, path) in enumerate(outs):
+        if option in folders:
+            if path.exists() and not path.is_dir():
+                raise ConfigError(f"{path}: is a file, but {option} takes a folder")
+        elif path.is_dir():
+            raise ConfigError(f"{path}: is a folder; {option} takes the path of a file")
         # the output itself, then (for a folder given ``receives``) each path it will receive
         targets = [(path, True)] + ([(Path(r), False) for r in receives[option]] if option in receives else [])
         for target, whole in targets:
@@ -242,19 +247,14 @@ def check_io(
             if _same(path, other):
                 what = f"{option} twice" if option == other_option else f"{other_option} and {option}"
                 raise ConfigError(f"{path}: {what} name the same file; give each output its own path {_NOTHING}")
-        if option in folders:
-            if path.exists() and not path.is_dir():
-                raise ConfigError(f"{path}: is a file, but {option} takes a folder")
-            if path.is_dir() and option not in receives:
-                linked = _linked_input(path, checked)
-                if linked is not None:
-                    entry, inp = linked
-                    raise ConfigError(
-                        f"{entry}: a link in {option} leads to {inp.option} {inp.path}; writing there would"
-                        f" change the input {_NOTHING}"
-                    )
-        elif path.is_dir():
-            raise ConfigError(f"{path}: is a folder; {option} takes the path of a file")
+        if option in folders and option not in receives and path.is_dir():
+            linked = _linked_input(path, checked)
+            if linked is not None:
+                entry, inp = linked
+                raise ConfigError(
+                    f"{entry}: a link in {option} leads to {inp.option} {inp.path}; writing there would"
+                    f" change the input {_NOTHING}"
+                )
         blocker = _blocking_file(path)
         if blocker is not None:
             raise ConfigError(f"{path}: cannot be created: {blocker} is a file, not a folder ({option})")
