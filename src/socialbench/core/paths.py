@@ -278,11 +278,12 @@ def resolve_inside(
     field: str | None = None,
     what: str = "path",
 ) -> Path:
-    """Where a path named inside data (an image id, a season folder, a media path) leads: ``name``
-    relative to ``root`` (an absolute one taken as it is), symlinks and ``..`` followed. A path that
-    leaves ``root`` (through ``..``, as an absolute path elsewhere, or through a symlink) is a
-    DataError naming ``source``, the record and the field; so is an empty name or one with a NUL.
-    The one resolver every reader of such paths uses."""
+    """The path a name inside data (an image id, a season folder, a media path) stands for: ``name``
+    relative to ``root`` (an absolute one taken as it is), ``..`` folded, as named (symlinks kept, so
+    records stay the same wherever the data lies). A path that leaves ``root`` (through ``..``, as
+    an absolute path elsewhere, or through a symlink) is a DataError naming ``source``, the record
+    and the field; so is an empty name or one with a NUL. The one resolver every reader of such
+    paths uses."""
     text = str(name)
     if not text or "\x00" in text:
         raise DataError(source, f"{what} {text!r} is not a path", record=record, field=field)
@@ -300,7 +301,7 @@ def resolve_inside(
             record=record,
             field=field,
         )
-    return real
+    return lexical if p.is_absolute() else Path(os.path.normpath(root_path / p))
 
 
 # ---- deleting and archiving ---------------------------------------------------------------------------
