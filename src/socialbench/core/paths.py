@@ -372,6 +372,12 @@ class MediaRoots:
         folders = [root / f for f in DEFAULT_MEDIA_FOLDERS] + [root / Path(r).expanduser() for r in extra]
         return cls(root=root, allowed=tuple(f.resolve() for f in folders), extra=extra)
 
+    @classmethod
+    def only(cls, root: str | Path) -> MediaRoots:
+        """Media relative to ``root`` and only under it."""
+        root = Path(root).resolve()
+        return cls(root=root, allowed=(root,))
+
     def resolve(self, media: str | Path) -> Path:
         """Where a media path leads: relative to ``root``, symlinks and ``..`` followed."""
         p = Path(media)
@@ -385,6 +391,8 @@ class MediaRoots:
         p = Path(media)
         lexical = Path(os.path.normpath(p if p.is_absolute() else self.root / p))
         how = "through a symlink " if any(lexical == a or a in lexical.parents for a in self.allowed) else ""
+        if self.allowed == (self.root,):
+            return f"{media} leads {how}to {target}, outside {self.root}; refused so that no other file is read"
         allowed = f"{self.root / 'data'}" + (f" or media.allowed_roots ({', '.join(self.extra)})" if self.extra else "")
         return (
             f"{media} leads {how}to {target}, outside the repository's data folder {allowed}; refused so that"
