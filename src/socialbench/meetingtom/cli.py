@@ -236,8 +236,8 @@ def clips_cmd(
         {"--out-dir": out_dir},
         folders=("--meeting-dir", "--out-dir"),
     )
-    import json
 
+    from socialbench.core.io import loads_strict, read_file_text
     from socialbench.media.settings import MediaSettings
     from socialbench.meetingtom.build.clips import make_clips
     from socialbench.meetingtom.build.extract import read_meeting
@@ -245,10 +245,9 @@ def clips_cmd(
     _logging()
     p = _params(params)
     m = read_meeting(meeting_dir)
-    try:
-        rec = json.loads(fetched.read_text("utf-8"))
-    except FileNotFoundError:
-        raise SocialbenchError(f"{fetched}: not found (socialbench meetingtom media writes it)") from None
+    if not fetched.exists():
+        raise SocialbenchError(f"{fetched}: not found (socialbench meetingtom media writes it)")
+    rec = loads_strict(read_file_text(fetched), str(fetched))
     summary = make_clips(
         m["meeting.json"],
         m["candidates.jsonl"],
@@ -258,6 +257,7 @@ def clips_cmd(
         tasks=p["meetingtom"]["clips"]["tasks"],
         settings=MediaSettings.from_params(p),
         utterance_gap=p["meetingtom"]["clips"]["utterance_gap_s"],
+        source=str(fetched),
     )
     typer.echo(
         f"clips {m['meeting.json']['meeting']}: {summary['clips']} clip(s), {summary['failed']} failed"
