@@ -231,6 +231,9 @@ def check_io(
                 raise ConfigError(f"{path}: is a file, but {option} takes a folder")
         elif path.is_dir():
             raise ConfigError(f"{path}: is a folder; {option} takes the path of a file")
+        kind = special_file(path)
+        if kind is not None:  # a FIFO would block the writer (the request cache opens its file in place)
+            raise ConfigError(f"{path}: is {kind}, not a file ({option} takes the path of a file) {_NOTHING}")
         # the output itself, then (for a folder given ``receives``) each path it will receive
         targets = [(path, True)] + ([(Path(r), False) for r in receives[option]] if option in receives else [])
         for target, whole in targets:

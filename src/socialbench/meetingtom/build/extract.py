@@ -139,15 +139,13 @@ def write_meeting(out_dir: str | Path, files: Mapping[str, list | dict]) -> None
 
 def read_meeting(folder: str | Path) -> dict[str, Any]:
     """A meeting folder written by :func:`write_meeting`, read back (a missing file is a DataError)."""
-    import json
-
-    from socialbench.core.io import read_jsonl
+    from socialbench.core.io import loads_strict, read_file_text, read_jsonl
 
     folder = Path(folder)
     path = folder / MEETING_FILE
     if not path.is_file():
         raise DataError(str(path), "no meeting record: run socialbench meetingtom extract for this meeting first")
-    out: dict[str, Any] = {MEETING_FILE: json.loads(path.read_text("utf-8"))}
+    out: dict[str, Any] = {MEETING_FILE: loads_strict(read_file_text(path), str(path))}
     for name in FILES:
         out[name] = read_jsonl(folder / name)
     return out
