@@ -52,7 +52,7 @@ def probe_cmd(
     from socialbench.core.paths import check_io
     from socialbench.media.probe import probe
 
-    check_io({"PATH": path}, {})  # a folder, FIFO or device is refused before ffprobe opens it
+    check_io({"PATH": path}, {}, folders=("PATH",))  # a FIFO or device is refused before ffprobe opens it
 
     typer.echo(json.dumps(probe(path, count_frames=count_frames).to_dict(), indent=2, sort_keys=True))
 
