@@ -1074,6 +1074,14 @@ FS_CASES = [
         "results/scores: --out-dir holds SCORES results/scores/moca/random/direct.json",
     ),
     Case(
+        "tables-headline-folder-holds-the-scores",
+        "output destroys input",
+        run_with(
+            ["tables", "--benchmark", "moca", SCORE_FILE, "--out-dir", "results/t", "--headline", "results/scores.json"]
+        ),
+        "results/scores: --headline (its per-run folder) holds SCORES",
+    ),
+    Case(
         "frames-dir-holds-the-video",
         "output destroys input",
         run_with(frames_cmd(frames_dir="data/raw")),

@@ -89,12 +89,11 @@ def run_metrics_files(headline: dict[str, Any]) -> dict[str, Any]:
 def write_run_metrics(folder: Path, headline: dict[str, Any]) -> list[Path]:
     """Rewrite ``folder`` whole with :func:`run_metrics_files` (a run no longer in the headline leaves
     no file, so no row). Returns the files written."""
-    import shutil
-
     from socialbench.core.io import write_json
+    from socialbench.core.paths import remove_inside
 
-    if folder.is_dir():
-        shutil.rmtree(folder)
+    if folder.is_symlink() or folder.is_dir():
+        remove_inside(folder, folder.parent)  # a link goes as a link, never followed
     written = []
     for rel, metrics in sorted(run_metrics_files(headline).items()):
         path = folder / rel
