@@ -292,7 +292,7 @@ def resolve_inside(
         raise DataError(source, f"{what} {text!r} is not a path", record=record, field=field)
     root_path = Path(root)
     root_real = root_path.resolve()
-    p = Path(text).expanduser() if text.startswith("~") else Path(text)
+    p = Path(text)  # taken as written: data never expands ``~`` or variables
     lexical = Path(os.path.normpath(p if p.is_absolute() else root_real / p))
     real = lexical.resolve() if p.is_absolute() else (root_real / p).resolve()
     how = _escape((root_real, Path(os.path.abspath(root_path))), root_real, lexical, real)
