@@ -1179,6 +1179,24 @@ FS_CASES = [
         linked_source,
         "field 'img': image path img/a.png leads through a symlink to",
     ),
+    Case(
+        "annotate-export-annotator-name-dotdot",
+        "path leaves its root",
+        run_with(
+            [
+                "moca",
+                "annotate",
+                "export",
+                "--pool",
+                "data/i.jsonl",
+                "--out-dir",
+                "results/ann",
+                "--annotator",
+                "../../x",
+            ]
+        ),
+        "--annotator: sheet ../../x.csv leads to",
+    ),
     # -- a FIFO, device or socket where a file is expected: refused before it is opened ----------------------
     Case(
         "infer-instances-fifo",

@@ -427,7 +427,7 @@ def annotate_export(
     import json
 
     from socialbench.core.io import write_text_atomic
-    from socialbench.core.paths import check_io
+    from socialbench.core.paths import check_io, resolve_inside
     from socialbench.moca.build.annotation import (
         ANNOTATOR_COLUMNS,
         annotator_sheets,
@@ -438,6 +438,7 @@ def annotate_export(
     )
 
     check_io({"--pool": pool, "--taxonomy": taxonomy}, {"--out-dir": out_dir}, folders=("--out-dir",))
+    sheets = {who: resolve_inside(out_dir / "sheets", f"{who}.csv", "--annotator", what="sheet") for who in annotator}
     tax = _taxonomy(taxonomy)
     records = _read_pool([pool])
     assignment = assign([r["id"] for r in records], annotator, per_item, seed)
@@ -450,7 +451,7 @@ def annotate_export(
         ),
     )
     for who, rows in sorted(annotator_sheets(records, assignment).items()):
-        write_text_atomic(out_dir / "sheets" / f"{who}.csv", to_csv(ANNOTATOR_COLUMNS, rows))
+        write_text_atomic(sheets[who], to_csv(ANNOTATOR_COLUMNS, rows))
     typer.echo(
         f"moca annotate export: {len(records)} candidate(s) x {per_item} to {len(annotator)} annotator(s) in {out_dir}"
     )
@@ -466,14 +467,15 @@ def annotate_review(
 ) -> None:
     """Export the field-level cross-check sheets (each annotation to a reviewer who did not make it)."""
     from socialbench.core.io import write_text_atomic
-    from socialbench.core.paths import check_io
+    from socialbench.core.paths import check_io, resolve_inside
     from socialbench.moca.build.annotation import REVIEW_COLUMNS, review_sheets, to_csv
 
     check_io({"--pool": pool, "--annotations": annotations}, {"--out-dir": out_dir}, folders=("--out-dir",))
+    sheet_of = {who: resolve_inside(out_dir, f"{who}.csv", "--reviewer", what="sheet") for who in reviewer}
     records, returned = _returned(pool, annotations, [], None)
     sheets = review_sheets(records, returned, reviewer, seed)
     for who, rows in sorted(sheets.items()):
-        write_text_atomic(out_dir / f"{who}.csv", to_csv(REVIEW_COLUMNS, rows))
+        write_text_atomic(sheet_of[who], to_csv(REVIEW_COLUMNS, rows))
     typer.echo(
         f"moca annotate review: {sum(len(r) for r in sheets.values())}"
         f" annotation(s) to {len(sheets)} reviewer(s) in {out_dir}"
