@@ -1717,3 +1717,282 @@ def test_snakemake_and_check_params_give_the_same_line_for_params_that_name_noth
     assert smk.returncode != 0 and code == 2
     assert "moca.methods.0: 'direkt' names no method of moca" in line and line in smk.stderr.splitlines()
     assert "Traceback" not in smk.stderr
+
+
+# ---- issue 20, points 1, 3 and 4: nothing destroyed, paths named in data, special files ------------------------
+# Appended as one section: the cases run through the same assertions (exit 2, one line naming what is at
+# fault, nothing in the repository changed). A case with a FIFO runs the command in a subprocess with a
+# timeout, so that a broken check fails the test instead of hanging the suite; its snapshot never opens
+# a special file.
+
+
+def snapshot_special(root: Path) -> dict[str, str]:
+    """:func:`snapshot`, with FIFOs, devices and sockets recorded by kind, never opened."""
+    out = {}
+    for dirpath, _dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        out[rel + "/"] = "dir"
+        for name in filenames:
+            p = Path(dirpath) / name
+            if p.is_symlink():
+                out[os.path.join(rel, name)] = "link"
+            elif not p.is_file():
+                out[os.path.join(rel, name)] = f"special {p.lstat().st_mode:o}"
+            else:
+                out[os.path.join(rel, name)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def fifo(path: str):
+    def prep(root: Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(path)
+
+    return prep
+
+
+def source_file(name: str, text: str, argv_source: str, root_dir: str = "data/src", split: str | None = None):
+    """A MoCA source's file under ``root_dir``, and `moca candidates` reading it."""
+
+    def setup(root: Path) -> list[str]:
+        write(f"{root_dir}/{name}", text)
+        return [
+            "moca",
+            "candidates",
+            "--source",
+            argv_source,
+            "--root",
+            root_dir,
+            "--out",
+            "results/c.jsonl",
+            *(["--split", split] if split else []),
+        ]
+
+    return setup
+
+
+def linked_source(root: Path) -> list[str]:
+    write("data/src/train.jsonl", '{"id": 1, "img": "img/a.png", "text": "t"}\n')
+    Path("data/src/img").symlink_to(root / "results")  # the image folder leads out of the source's root
+    return ["moca", "candidates", "--source", "hateful_memes", "--root", "data/src", "--out", "results/c.jsonl"]
+
+
+def stale_linked_model(root: Path) -> list[str]:
+    """A model params no longer name whose folder in the results tree is a link to data/: pruning it
+    must not delete the files the link leads to."""
+    write("data/kept/direct.jsonl", "{}\n")
+    Path("results/predictions/moca").mkdir(parents=True)
+    Path("results/predictions/moca/gone").symlink_to(root / "data" / "kept")
+    return ["prune-outputs", "--benchmark", "moca", "--params", "params.yaml", "--results", "results"]
+
+
+def frames_cmd(video: str = "data/raw/clip.mp4", frames_dir: str = "results/fr") -> list[str]:
+    return ["media", "frames", video, "--count", "2", "--frames-dir", frames_dir]
+
+
+def linked_frames_dir(root: Path) -> list[str]:
+    Path("results/fr").mkdir()
+    Path("results/fr/x.mp4").symlink_to(root / "data" / "raw" / "clip.mp4")
+    return frames_cmd()
+
+
+FS_CASES = [
+    # -- an output that would destroy an input: be it, hold it or lie inside it; deletion inside the results --
+    Case(
+        "tables-out-dir-holds-a-score-file",
+        "output destroys input",
+        run_with(
+            ["tables", "--benchmark", "moca", SCORE_FILE, "--out-dir", "results/scores", "--headline", "results/h.json"]
+        ),
+        "results/scores: --out-dir holds SCORES results/scores/moca/random/direct.json",
+    ),
+    Case(
+        "tables-headline-folder-holds-the-scores",
+        "output destroys input",
+        run_with(
+            ["tables", "--benchmark", "moca", SCORE_FILE, "--out-dir", "results/t", "--headline", "results/scores.json"]
+        ),
+        "results/scores: --headline (its per-run folder) holds SCORES",
+    ),
+    Case(
+        "frames-dir-holds-the-video",
+        "output destroys input",
+        run_with(frames_cmd(frames_dir="data/raw")),
+        "data/raw: --frames-dir holds VIDEO data/raw/clip.mp4",
+    ),
+    Case(
+        "track-out-inside-predictions-dir",
+        "output destroys input",
+        run_with(
+            [
+                "track",
+                "--benchmark",
+                "moca",
+                SCORE_FILE,
+                "--instances",
+                "data/i.jsonl",
+                "--predictions-dir",
+                "results",
+                "--stats-dir",
+                "results",
+                "--tables-dir",
+                "results/tables",
+                "--out",
+                "results/summary.json",
+            ]
+        ),
+        "results/summary.json: --out lies inside --predictions-dir results, a folder the command reads",
+    ),
+    Case(
+        "candidates-out-inside-root",
+        "output destroys input",
+        run_with(["moca", "candidates", "--source", "mmsd2", "--root", "data", "--out", "data/c.jsonl"]),
+        "data/c.jsonl: --out lies inside --root data",
+    ),
+    Case(
+        "preprocess-out-is-input",
+        "output destroys input",
+        run_with(["moca", "preprocess", "--input", "data/i.jsonl", "--out", "data/i.jsonl", "--report", "r.jsonl"]),
+        "data/i.jsonl: --out is the same file as --input",
+    ),
+    Case(
+        "stats-out-dir-holds-instances",
+        "output destroys input",
+        run_with(["moca", "stats", "--instances", "data/i.jsonl", "--out-dir", "data"]),
+        "data: --out-dir holds --instances data/i.jsonl",
+    ),
+    Case(
+        "frames-dir-link-to-the-video",
+        "output destroys input",
+        linked_frames_dir,
+        "results/fr/x.mp4: a link in --frames-dir leads to VIDEO data/raw/clip.mp4",
+    ),
+    Case(
+        "prune-archive-holds-the-results",
+        "output destroys input",
+        run_with(["prune-outputs", "--benchmark", "moca", "--results", "results", "--archive", "results/predictions"]),
+        "--archive holds --results (predictions) results/predictions/moca",
+    ),
+    Case(
+        "prune-stale-model-linked-out-of-results",
+        "output destroys input",
+        stale_linked_model,
+        "results/predictions/moca/gone/direct.jsonl: leads to",
+    ),
+    # -- a path named inside data that leaves its declared root ----------------------------------------------
+    Case(
+        "candidates-image-path-dotdot",
+        "path leaves its root",
+        source_file("train.jsonl", '{"id": 1, "img": "../../params.yaml", "text": "t"}\n', "hateful_memes"),
+        "data/src/train.jsonl, record 1, field 'img': image path ../../params.yaml leads to",
+    ),
+    Case(
+        "candidates-image-id-dotdot",
+        "path leaves its root",
+        source_file("valid.json", '[{"image_id": "../../../params", "text": "t", "label": 0}]', "mmsd2", split="valid"),
+        "data/src/valid.json, record 1, field 'image_id': image ../../../params.jpg leads to",
+    ),
+    Case(
+        "candidates-season-dotdot",
+        "path leaves its root",
+        source_file("dev.tsv", "season\tepisode\tclip\ttext\tlabel\n..\t..\tx\thi\tjoke\n", "mintrec", split="dev"),
+        "data/src/dev.tsv, record line 2, field 'season, episode, clip': clip ../../x.mp4 leads to",
+    ),
+    Case(
+        "candidates-absolute-media",
+        "path leaves its root",
+        source_file(
+            "supplementary.csv", "id,modality,text,media,label\ns1,image_text,hi,/etc/hostname,mock\n", "supplementary"
+        ),
+        "record s1, field 'media': media path /etc/hostname leads to /etc/hostname, outside data/src",
+    ),
+    Case(
+        "candidates-image-through-a-symlink",
+        "path leaves its root",
+        linked_source,
+        "field 'img': image path img/a.png leads through a symlink to",
+    ),
+    Case(
+        "annotate-export-annotator-name-dotdot",
+        "path leaves its root",
+        run_with(
+            [
+                "moca",
+                "annotate",
+                "export",
+                "--pool",
+                "data/i.jsonl",
+                "--out-dir",
+                "results/ann",
+                "--annotator",
+                "../../x",
+            ]
+        ),
+        "--annotator: sheet ../../x.csv leads to",
+    ),
+    # -- a FIFO, device or socket where a file is expected: refused before it is opened ----------------------
+    Case(
+        "infer-instances-fifo",
+        "special file",
+        run_with(infer("data/f.jsonl"), fifo("data/f.jsonl")),
+        "data/f.jsonl: is a FIFO (named pipe), not a file; refused before opening it",
+    ),
+    Case(
+        "score-predictions-device",
+        "special file",
+        run_with(score("/dev/null")),
+        "/dev/null: is a character device, not a file; refused before opening it",
+    ),
+    Case(
+        "score-out-fifo",
+        "special file",
+        run_with(score(out="results/f.json"), fifo("results/f.json")),
+        "results/f.json: is a FIFO (named pipe), not a file (--out takes the path of a file)",
+    ),
+    Case(
+        "check-params-fifo",
+        "special file",
+        run_with(["check-params", "--params", "p.yaml"], fifo("p.yaml")),
+        "p.yaml: is a FIFO (named pipe), not a file",
+    ),
+    Case(
+        "cache-stats-fifo",
+        "special file",
+        run_with(["cache", "stats", "--path", "c.sqlite"], fifo("c.sqlite")),
+        "c.sqlite: is a FIFO (named pipe), not a request cache file",
+    ),
+    Case(
+        "probe-fifo",
+        "special file",
+        run_with(["media", "probe", "data/raw/f.mp4"], fifo("data/raw/f.mp4")),
+        "data/raw/f.mp4: is a FIFO (named pipe), not a file",
+    ),
+    Case(
+        "candidates-source-file-fifo",
+        "special file",
+        run_with(
+            ["moca", "candidates", "--source", "mmsd2", "--root", "data/src", "--split", "valid", "--out", "c.jsonl"],
+            fifo("data/src/valid.json"),
+        ),
+        "data/src/valid.json: is a FIFO (named pipe), not a file",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", FS_CASES, ids=[c.id for c in FS_CASES])
+def test_an_output_never_destroys_an_input_and_special_files_are_refused(case, ws, capsys, monkeypatch):
+    argv = case.setup(ws)
+    before = snapshot_special(ws)
+    if case.kind == "special file":  # a broken check would hang: a subprocess with a timeout
+        proc = subprocess.run(
+            [sys.executable, "-m", "socialbench", *argv], cwd=ws, capture_output=True, text=True, timeout=120
+        )
+        code, err = proc.returncode, proc.stderr
+    else:
+        code, err = run_main(argv, capsys, monkeypatch)
+    lines = err.splitlines()
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert len(lines[0]) <= MESSAGE_LIMIT + len("error: ")
+    assert case.says in lines[0], lines[0]
+    assert snapshot_special(ws) == before

@@ -88,7 +88,9 @@ def test_a_folder_given_as_an_input_file_says_so(tmp_path):
 
 
 def test_folder_options_take_folders_and_refuse_a_file(tmp_path):
-    check_io({"--tables-dir": tmp_path}, {"--out-dir": tmp_path / "new"}, folders=("--tables-dir", "--out-dir"))
+    check_io(
+        {"--tables-dir": tmp_path / "tables"}, {"--out-dir": tmp_path / "new"}, folders=("--tables-dir", "--out-dir")
+    )
     (tmp_path / "f").write_text("x")
     with pytest.raises(ConfigError, match="is a file, but --out-dir takes a folder"):
         check_io({}, {"--out-dir": tmp_path / "f"}, folders=("--out-dir",))

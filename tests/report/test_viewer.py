@@ -562,3 +562,43 @@ def test_predictions_that_name_no_run_are_titled_by_the_results_layout(tmp_path)
     root = parse(build_page(ToyBenchmark(), inst, pred, None).html)
     assert root.find_all("title")[0].text == "toybench · mymodel · direct"
     assert all(r.attrs["data-correct"] == "wrong" and r.attrs["data-error"] == "yes" for r in rows_of(root))
+
+
+def test_media_outside_the_media_root_are_marked_and_never_read(tmp_path):
+    (tmp_path / "root").mkdir()
+    (tmp_path / "secret.png").write_bytes(png_bytes())
+    (tmp_path / "root" / "link.png").symlink_to(tmp_path / "secret.png")
+    rows = [
+        {
+            "id": "x",
+            "media": [
+                {"kind": "image", "path": "../secret.png"},
+                {"kind": "image", "path": str(tmp_path / "secret.png")},
+                {"kind": "image", "path": "link.png"},
+            ],
+        }
+    ]
+    problems = embed_media(rows, tmp_path / "root")
+    assert len(problems) == 3 and all("src" not in m and "not embedded" in m["problem"] for m in rows[0]["media"])
+    assert "through a symlink" in rows[0]["media"][2]["problem"]
+
+
+def test_a_fifo_as_media_is_marked_without_opening_it(tmp_path):
+    import os
+    import signal
+
+    def hung(*_):
+        raise TimeoutError("embed_media opened the FIFO and waited for a writer")
+
+    os.mkfifo(tmp_path / "f.png")
+    rows = [{"id": "x", "media": [{"kind": "image", "path": "f.png"}]}]
+    old = signal.signal(signal.SIGALRM, hung)  # a broken check fails the test instead of hanging the suite
+    signal.alarm(20)
+    try:
+        problems = embed_media(rows, tmp_path)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert problems == [
+        "x: f.png: is a FIFO (named pipe), not a media file; refused before opening it (reading it could wait forever)"
+    ]

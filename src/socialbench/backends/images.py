@@ -76,8 +76,13 @@ def verify_image_file(path: str | Path) -> None:
     reads all of its scan data), so the check stays cheap. Raises ImageUnreadable naming the file."""
     from PIL import Image
 
-    with open(path, "rb") as fh:
-        data = fh.read()
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import read_file_bytes
+
+    try:
+        data = read_file_bytes(path, "image")  # a FIFO or device is refused, never opened
+    except DataError as exc:
+        raise ImageUnreadable(str(exc)) from None
     try:
         with Image.open(io.BytesIO(data)) as img:
             img.verify()
@@ -110,8 +115,9 @@ def read_checked(part: _FilePart) -> bytes:
     ``part.sha256``."""
     if not part.path or not part.sha256:
         raise ValueError(f"a {getattr(part, 'kind', 'media')} part without a file (path and sha256) cannot be read")
-    with open(part.path, "rb") as fh:
-        data = fh.read()
+    from socialbench.core.io import read_file_bytes
+
+    data = read_file_bytes(part.path, "media file")  # a FIFO or device is refused, never opened
     actual = sha256_bytes(data)
     if actual != part.sha256:
         raise ImageChanged(

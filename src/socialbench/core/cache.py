@@ -37,6 +37,7 @@ from filelock import FileLock
 from socialbench.core.backend import Request, Response
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.hashing import canonical_json, sha256_bytes
+from socialbench.core.paths import refuse_special
 
 log = logging.getLogger("socialbench.core.cache")
 
@@ -196,6 +197,7 @@ class RequestCache:
             raise DataError(str(p), "no such file: no request cache here (a run creates it with its first model call)")
         if p.is_dir():
             raise DataError(str(p), "is a folder, not a request cache file")
+        refuse_special(p, "request cache file")
         with open(p, "rb") as fh:
             head = fh.read(len(_SQLITE_MAGIC))
         if not head:

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from socialbench.core.paths import refuse_special
+
 _CHUNK = 1 << 20
 
 
@@ -16,6 +18,7 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: str | Path) -> str:
+    refuse_special(path)  # a FIFO would never end
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
@@ -62,6 +65,7 @@ _SAMPLE = 1024 * 1024
 
 def _large_file_digest(path: Path, size: int) -> str:
     h = hashlib.sha256(f"size:{size}\0".encode())
+    refuse_special(path)
     with open(path, "rb") as fh:
         h.update(fh.read(_SAMPLE))
         fh.seek(max(0, size - _SAMPLE))

@@ -17,15 +17,16 @@ import math
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
 from socialbench.core.errors import ConfigError, DataError
-from socialbench.core.paths import DiskFull, is_disk_full
+from socialbench.core.paths import DiskFull, is_disk_full, refuse_special, special_kind, special_problem
 
 #: Deepest nesting of objects and lists a record or config may have (real records use 3-4 levels).
 MAX_DEPTH = 64
@@ -93,17 +94,42 @@ def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:
 
 
 # ---- reading bytes -----------------------------------------------------------------------------
-def read_file_bytes(path: str | Path, what: str = "file") -> bytes:
-    """A file's bytes; missing, a folder or unreadable is a DataError naming it."""
+def open_for_reading(path: str | Path, what: str = "file") -> BinaryIO:
+    """``path`` opened for reading bytes, refused first when it is a folder, a FIFO, a device or a
+    socket (:func:`~socialbench.core.paths.refuse_special`; looked at again after opening, without
+    blocking, in case it was swapped meanwhile); missing or unreadable is a DataError naming it.
+    Every reader of a data file opens it through here (or :func:`read_file_bytes`)."""
     path = Path(path)
     if path.is_dir():
         raise DataError(str(path), f"is a folder, not a {what}")
+    refuse_special(path, what)
     try:
-        return path.read_bytes()
+        # O_NONBLOCK: a FIFO put in place after the check opens at once instead of waiting for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError as exc:
         raise DataError(str(path), f"{what} not found" if what != "file" else "file not found") from exc
     except OSError as exc:
         raise DataError(str(path), f"cannot read it: {exc.strerror or exc}") from exc
+    kind = special_kind(os.fstat(fd).st_mode)
+    if kind is not None or stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DataError(str(path), special_problem(kind, what) if kind else f"is a folder, not a {what}")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_file_bytes(path: str | Path, what: str = "file") -> bytes:
+    """A file's bytes; missing, a folder, a FIFO, device or socket, or unreadable is a DataError naming it."""
+    with open_for_reading(path, what) as fh:
+        try:
+            return fh.read()
+        except OSError as exc:
+            raise DataError(str(path), f"cannot read it: {exc.strerror or exc}") from exc
+
+
+def read_file_text(path: str | Path, what: str = "file") -> str:
+    """A file's UTF-8 text, read through :func:`read_file_bytes`; bytes that are not UTF-8 are a DataError."""
+    return decode_utf8(read_file_bytes(path, what), str(path))
 
 
 def decode_utf8(data: bytes, source: str) -> str:
@@ -118,7 +144,7 @@ def decode_utf8(data: bytes, source: str) -> str:
 
 def _read_text(path: Path) -> str:
     """The file's text; a missing file, a folder or bytes that are not UTF-8 are a DataError naming it."""
-    return decode_utf8(read_file_bytes(path), str(path))
+    return read_file_text(path)
 
 
 # ---- strict JSON --------------------------------------------------------------------------------

@@ -1,8 +1,16 @@
 """Where a command may write and what it may read, checked before it reads anything.
 
-* :func:`check_io`: no output resolves to one of the command's inputs (a symlink, ``..`` or a hard
-  link included), no two outputs to each other, an output is not an existing folder and can be
-  created (no file where a folder of its path must be); an input given as a file is not a folder.
+* :func:`check_io` (every command that writes calls it first): no output is, holds or lies inside one
+  of the command's inputs (a symlink, ``..`` or a hard link included; for an output folder, every
+  file it will receive, and no link already in it leads to an input), no two outputs are one file,
+  an output is not an existing folder and can be created (no file where a folder of its path must
+  be); an input given as a file is not a folder, and no input is a FIFO, device or socket.
+* :func:`resolve_inside`: where a path named inside data (an image id, a media path) leads, refused
+  when ``..``, an absolute path or a symlink takes it out of its declared root.
+* :func:`special_file` / :func:`refuse_special`: a FIFO, device or socket where a file is expected,
+  found without opening it (opening a FIFO waits for a writer: a hang).
+* :func:`remove_inside` / :func:`move_inside`: deletion and archiving that only touch paths inside a
+  root after resolving symlinks; a symlink is removed as a link, never followed.
 * :class:`MediaRoots`: a media path of an instance resolves (symlinks and ``..`` followed) inside
   the repository's data folder or a root allow-listed in params (``media.allowed_roots``).
 * :class:`DiskFull`: no space left where a file is written; the writers of :mod:`socialbench.core.io`
@@ -15,12 +23,14 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.errors import ConfigError, SocialbenchError
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
 
 PathArg = str | Path | None | Sequence[str | Path | None]
 
@@ -38,7 +48,45 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
+# ---- special files ----------------------------------------------------------------------------------
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file of this ``st_mode`` is when it is no regular file or folder, else None."""
+    return next((name for test, name in _SPECIAL if test(mode)), None)
+
+
+def special_file(path: str | Path) -> str | None:
+    """What ``path`` is (symlinks followed) when it is a FIFO, device or socket, else None (a missing
+    path too). Looked at with ``stat`` only: opening a FIFO waits for a writer, a hang."""
+    try:
+        return special_kind(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return None
+
+
+def special_problem(kind: str, what: str = "file") -> str:
+    return f"is {kind}, not a {what}; refused before opening it (reading it could wait forever)"
+
+
+def refuse_special(path: str | Path, what: str = "file") -> None:
+    """DataError naming ``path`` when it is a FIFO, device or socket where a ``what`` is expected."""
+    kind = special_file(path)
+    if kind is not None:
+        raise DataError(str(path), special_problem(kind, what))
+
+
 # ---- inputs and outputs of one command ------------------------------------------------------------
+#: Most entries of an existing output folder looked at for links to an input (a frames folder holds thousands).
+MAX_WALK = 100_000
+
+
 def _named(paths: Mapping[str, PathArg]) -> list[tuple[str, Path]]:
     """(option, path) pairs; an option with several paths gives one pair each, None ones left out."""
     out = []
@@ -59,6 +107,11 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+def within(path: Path, root: Path) -> bool:
+    """Whether ``path`` is ``root`` or lies under it (both as given: resolve them first)."""
+    return path == root or root in path.parents
+
+
 def _blocking_file(path: Path) -> Path | None:
     """The nearest existing ancestor of ``path`` when it is not a folder (a file where a folder must be)."""
     for parent in path.parents:  # as given (relative to the working folder when relative)
@@ -67,36 +120,236 @@ def _blocking_file(path: Path) -> Path | None:
     return None
 
 
-def check_io(inputs: Mapping[str, PathArg], outputs: Mapping[str, PathArg], folders: Sequence[str] = ()) -> None:
-    """Refuse, before anything is read, a command whose outputs would overwrite one of its inputs or
-    each other, or could not be written. ``inputs`` and ``outputs`` map option names (``--raw``) to
-    a path, a list of paths, or None (not given); ``folders`` names the options (of either) whose
-    path is a folder (``--out-dir``). ConfigError naming the options and the path."""
+_NOTHING = "(nothing was read or written)"
+
+
+@dataclass(frozen=True)
+class _Input:
+    option: str
+    path: Path
+    real: Path  # symlinks and ``..`` followed
+    folder: bool  # a folder the command reads (anything under it is an input)
+    inode: tuple[int, int] | None  # (device, inode) of an existing input file, for hard links
+
+
+def _input(option: str, path: Path, folders: Sequence[str]) -> _Input:
+    folder = option in folders or path.is_dir()
+    inode = None
+    if not folder:
+        try:
+            st = os.stat(path)
+            inode = (st.st_dev, st.st_ino)
+        except OSError:
+            pass
+    return _Input(option, path, path.resolve(), folder, inode)
+
+
+def _overlap(target: Path, inp: _Input) -> str | None:
+    """How a path an output writes (``target``) meets an input: the same file, inside an input folder,
+    or a folder holding the input; else None."""
+    if _same(target, inp.path):
+        return "is the same file as"
+    real = target.resolve()
+    if inp.folder and within(real, inp.real):
+        return "lies inside"
+    if within(inp.real, real):
+        return "holds"
+    return None
+
+
+def _linked_input(folder: Path, ins: Sequence[_Input]) -> tuple[Path, _Input] | None:
+    """A link already in an output folder that leads to (or into) an input, or a hard link to an input
+    file: writing through it would change the input. Symlinks are not followed in the walk."""
+    files = {i.inode: i for i in ins if i.inode is not None}
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            seen += 1
+            if seen > MAX_WALK:
+                return None
+            entry = Path(dirpath) / name
+            if entry.is_symlink():
+                real = entry.resolve()
+                for inp in ins:
+                    if real == inp.real or (inp.folder and within(real, inp.real)) or within(inp.real, real):
+                        return entry, inp
+            elif name in filenames and files:
+                try:
+                    st = entry.lstat()
+                except OSError:
+                    continue
+                if st.st_nlink > 1 and (st.st_dev, st.st_ino) in files:
+                    return entry, files[(st.st_dev, st.st_ino)]
+    return None
+
+
+def _overlap_message(target: Path, what: str, how: str, inp: _Input) -> str:
+    if how == "is the same file as":
+        return (
+            f"{target}: {what} is the same file as {inp.option} {inp.path}; an output never overwrites an input"
+            f" {_NOTHING}"
+        )
+    if how == "lies inside":
+        return (
+            f"{target}: {what} lies inside {inp.option} {inp.path}, a folder the command reads;"
+            f" an output never writes into an input {_NOTHING}"
+        )
+    return (
+        f"{target}: {what} holds {inp.option} {inp.path}; a folder the command writes into never"
+        f" holds one of its inputs {_NOTHING}"
+    )
+
+
+def check_io(
+    inputs: Mapping[str, PathArg],
+    outputs: Mapping[str, PathArg],
+    folders: Sequence[str] = (),
+    receives: Mapping[str, Sequence[str | Path]] | None = None,
+) -> None:
+    """Refuse, before anything is read, a command that could destroy one of its inputs or could not
+    write its outputs. ``inputs`` and ``outputs`` map option names (``--raw``) to a path, a list of
+    paths, or None (not given); ``folders`` names the options (of either) whose path is a folder
+    (``--out-dir``). An output folder is checked as a whole (it may not hold an input) unless
+    ``receives`` lists the paths it will receive (a folder that also holds the command's inputs, as
+    consolidate's): then each of those is checked. Refused, with a ConfigError naming the options
+    and the path: an output that is an input (symlinks, ``..``, hard links), lies inside an input
+    folder, or is (or will receive) a folder holding an input; a link already in an output folder
+    leading to an input; two outputs on one file; an output that is an existing folder, or whose
+    path runs through a file; a folder, FIFO, device or socket given as an input file."""
     ins, outs = _named(inputs), _named(outputs)
+    receives = receives or {}
     for option, path in ins:
         if option not in folders and path.is_dir():
             raise ConfigError(f"{path}: is a folder, not a file ({option} takes a file)")
+        kind = special_file(path)
+        if kind is not None:
+            raise ConfigError(f"{path}: {special_problem(kind)} ({option})")
+    checked = [_input(option, path, folders) for option, path in ins]
     for j, (option, path) in enumerate(outs):
-        for in_option, in_path in ins:
-            if _same(path, in_path):
-                raise ConfigError(
-                    f"{path}: {option} is the same file as {in_option} {in_path}; an output never"
-                    " overwrites an input (nothing was read or written)"
-                )
-        for other_option, other in outs[:j]:
-            if _same(path, other):
-                what = f"{option} twice" if option == other_option else f"{other_option} and {option}"
-                raise ConfigError(
-                    f"{path}: {what} name the same file; give each output its own path (nothing was read or written)"
-                )
         if option in folders:
             if path.exists() and not path.is_dir():
                 raise ConfigError(f"{path}: is a file, but {option} takes a folder")
         elif path.is_dir():
             raise ConfigError(f"{path}: is a folder; {option} takes the path of a file")
+        kind = special_file(path)
+        if kind is not None:  # a FIFO would block the writer (the request cache opens its file in place)
+            raise ConfigError(f"{path}: is {kind}, not a file ({option} takes the path of a file) {_NOTHING}")
+        # the output itself, then (for a folder given ``receives``) each path it will receive
+        targets = [(path, True)] + ([(Path(r), False) for r in receives[option]] if option in receives else [])
+        for target, whole in targets:
+            for inp in checked:
+                if whole and option in receives:  # a folder holding inputs by design: only never one of them
+                    how = "is the same file as" if _same(target, inp.path) else None
+                else:
+                    how = _overlap(target, inp)
+                if how is not None:
+                    raise ConfigError(
+                        _overlap_message(target, option if whole else f"{option} (its {target})", how, inp)
+                    )
+        for other_option, other in outs[:j]:
+            if _same(path, other):
+                what = f"{option} twice" if option == other_option else f"{other_option} and {option}"
+                raise ConfigError(f"{path}: {what} name the same file; give each output its own path {_NOTHING}")
+        if option in folders and option not in receives and path.is_dir():
+            linked = _linked_input(path, checked)
+            if linked is not None:
+                entry, inp = linked
+                raise ConfigError(
+                    f"{entry}: a link in {option} leads to {inp.option} {inp.path}; writing there would"
+                    f" change the input {_NOTHING}"
+                )
         blocker = _blocking_file(path)
         if blocker is not None:
             raise ConfigError(f"{path}: cannot be created: {blocker} is a file, not a folder ({option})")
+
+
+# ---- paths named inside data ------------------------------------------------------------------------
+def _escape(roots: Sequence[Path], root_real: Path, lexical: Path, real: Path) -> str | None:
+    """How a path leaves its root: lexically (``..`` or an absolute path elsewhere) or through a symlink."""
+    if not any(within(lexical, r) for r in roots):
+        return "leads"
+    if not within(real, root_real):
+        return "leads through a symlink"
+    return None
+
+
+def resolve_inside(
+    root: str | Path,
+    name: str | Path,
+    source: str,
+    record: str | None = None,
+    field: str | None = None,
+    what: str = "path",
+) -> Path:
+    """The path a name inside data (an image id, a season folder, a media path) stands for: ``name``
+    relative to ``root`` (an absolute one taken as it is), ``..`` folded, as named (symlinks kept, so
+    records stay the same wherever the data lies). A path that leaves ``root`` (through ``..``, as
+    an absolute path elsewhere, or through a symlink) is a DataError naming ``source``, the record
+    and the field; so is an empty name or one with a NUL. The one resolver every reader of such
+    paths uses."""
+    text = str(name)
+    if not text or "\x00" in text:
+        raise DataError(source, f"{what} {text!r} is not a path", record=record, field=field)
+    root_path = Path(root)
+    root_real = root_path.resolve()
+    p = Path(text)  # taken as written: data never expands ``~`` or variables
+    lexical = Path(os.path.normpath(p if p.is_absolute() else root_real / p))
+    real = lexical.resolve() if p.is_absolute() else (root_real / p).resolve()
+    how = _escape((root_real, Path(os.path.abspath(root_path))), root_real, lexical, real)
+    if how is not None:
+        shown = text if len(text) <= 80 else text[:79] + "…"
+        raise DataError(
+            source,
+            f"{what} {shown} {how} to {real}, outside {root_path}; refused so that no other file is read",
+            record=record,
+            field=field,
+        )
+    return lexical if p.is_absolute() else Path(os.path.normpath(root_path / p))
+
+
+# ---- deleting and archiving ---------------------------------------------------------------------------
+def inside_root(path: Path, root: Path, doing: str) -> Path:
+    """``path`` with its folder resolved (the last part kept: a link stays a link) when it lies inside
+    the resolved ``root``; else a SocialbenchError saying nothing was ``doing``."""
+    root_real = root.resolve()
+    placed = path.parent.resolve() / path.name
+    if path.name in ("", ".", "..") or not within(placed, root_real) or placed == root_real:
+        raise SocialbenchError(f"{path}: leads to {placed}, not inside {root} ({root_real}); nothing was {doing}")
+    return placed
+
+
+def remove_inside(path: str | Path, root: str | Path, missing_ok: bool = False) -> None:
+    """Delete ``path`` (a file, a folder with its content, or a symlink, removed as a link and never
+    followed) only when it lies inside ``root`` after resolving the symlinks of its folder."""
+    placed = inside_root(Path(path), Path(root), "deleted")
+    if missing_ok and not placed.is_symlink() and not placed.exists():
+        return
+    if placed.is_symlink() or not placed.is_dir():
+        placed.unlink()
+    else:
+        shutil.rmtree(placed)  # rmtree removes links inside as links
+
+
+def move_inside(src: str | Path, dst: str | Path, root: str | Path, dst_root: str | Path) -> None:
+    """Move ``src`` (inside ``root``) to ``dst`` (inside ``dst_root``), replacing an older ``dst``; a
+    symlink moves as a link. Moving a path onto itself is an error, not a success."""
+    s = inside_root(Path(src), Path(root), "moved")
+    d = inside_root(Path(dst), Path(dst_root), "moved")
+    if s == d or within(d, s) or (d.exists() and _same(s, d)):
+        raise SocialbenchError(f"{src}: moving it to {dst} would move it onto itself; nothing was moved")
+    if d.is_symlink() or (d.exists() and not d.is_dir()):
+        d.unlink()
+    elif d.is_dir():
+        shutil.rmtree(d)
+    d.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(s, d) if _same_device(s.parent, d.parent) else shutil.move(str(s), str(d))
+
+
+def _same_device(a: Path, b: Path) -> bool:
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return False
 
 
 # ---- media roots ------------------------------------------------------------------------------------
@@ -122,6 +375,12 @@ class MediaRoots:
         folders = [root / f for f in DEFAULT_MEDIA_FOLDERS] + [root / Path(r).expanduser() for r in extra]
         return cls(root=root, allowed=tuple(f.resolve() for f in folders), extra=extra)
 
+    @classmethod
+    def only(cls, root: str | Path) -> MediaRoots:
+        """Media relative to ``root`` and only under it."""
+        root = Path(root).resolve()
+        return cls(root=root, allowed=(root,))
+
     def resolve(self, media: str | Path) -> Path:
         """Where a media path leads: relative to ``root``, symlinks and ``..`` followed."""
         p = Path(media)
@@ -135,6 +394,8 @@ class MediaRoots:
         p = Path(media)
         lexical = Path(os.path.normpath(p if p.is_absolute() else self.root / p))
         how = "through a symlink " if any(lexical == a or a in lexical.parents for a in self.allowed) else ""
+        if self.allowed == (self.root,):
+            return f"{media} leads {how}to {target}, outside {self.root}; refused so that no other file is read"
         allowed = f"{self.root / 'data'}" + (f" or media.allowed_roots ({', '.join(self.extra)})" if self.extra else "")
         return (
             f"{media} leads {how}to {target}, outside the repository's data folder {allowed}; refused so that"

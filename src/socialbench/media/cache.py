@@ -40,6 +40,7 @@ from filelock import FileLock, Timeout
 from socialbench.core.errors import SocialbenchError
 from socialbench.core.hashing import sha256_file, sha256_json
 from socialbench.core.io import write_text_atomic
+from socialbench.core.paths import remove_inside
 from socialbench.media.frames import extract_frames
 from socialbench.media.probe import check_file, is_still_image, video_timeline
 from socialbench.media.run import ffmpeg_version, tool_identity
@@ -215,8 +216,8 @@ class FrameCache:
         removed = 0
         for key in self.keys():
             if key not in keep:
-                shutil.rmtree(self._folder(key))
-                self._lock_path(key).unlink(missing_ok=True)
+                remove_inside(self._folder(key), self.root)  # a linked entry goes as a link, never followed
+                remove_inside(self._lock_path(key), self.root, missing_ok=True)
                 removed += 1
         for shard in sorted(p for p in self.root.glob("??") if p.is_dir() and not p.name.startswith(".")):
             if not any(shard.iterdir()):
@@ -243,16 +244,16 @@ class FrameCache:
             if path.is_dir() and not path.is_symlink():
                 lock = self._lock_path(stem)
                 if not lock.exists():  # nobody ever locked this key here: nothing to wait for
-                    shutil.rmtree(path, ignore_errors=True)
+                    remove_inside(path, tmp_dir, missing_ok=True)
                 else:
                     try:
                         with FileLock(str(lock), timeout=0):
-                            shutil.rmtree(path, ignore_errors=True)
+                            remove_inside(path, tmp_dir, missing_ok=True)
                     except Timeout:
                         log.info("frame cache: %s is being extracted by another process; leaving %s", stem, path)
                         continue
             else:
-                path.unlink(missing_ok=True)
+                remove_inside(path, tmp_dir, missing_ok=True)
             log.info("frame cache: removed %s, left by a process that is gone", path)
             removed.append(path.name)
         return removed

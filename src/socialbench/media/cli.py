@@ -49,7 +49,10 @@ def probe_cmd(
     count_frames: bool = Opt(False, help="count video packets even when the container gives a frame count"),
 ) -> None:
     """Print duration, fps, frame count, streams and rotation of a media file as JSON."""
+    from socialbench.core.paths import check_io
     from socialbench.media.probe import probe
+
+    check_io({"PATH": path}, {}, folders=("PATH",))  # a FIFO or device is refused before ffprobe opens it
 
     typer.echo(json.dumps(probe(path, count_frames=count_frames).to_dict(), indent=2, sort_keys=True))
 

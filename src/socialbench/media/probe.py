@@ -18,6 +18,7 @@ from typing import Any
 
 from ffmpeg._utils import convert_kwargs_to_cmd_line_args
 
+from socialbench.core.paths import special_file, special_problem
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
 from socialbench.media.run import _clean, _failure, _ffprobe, _last_lines
@@ -36,6 +37,9 @@ def check_file(path: str | Path) -> Path:
     if not p.is_file():
         if p.is_dir():
             raise MediaError(str(path), E.MISSING, "it is a folder, not a media file")
+        kind = special_file(p)
+        if kind is not None:  # found without opening it (a FIFO would block ffprobe)
+            raise MediaError(str(path), E.MISSING, special_problem(kind, "media file"))
         if p.exists():
             raise MediaError(str(path), E.MISSING, "not a regular file (a device, pipe or socket)")
         raise MediaError(str(path), E.MISSING, "no such file")

@@ -264,6 +264,7 @@ def clips_cmd(
         tasks=p["meetingtom"]["clips"]["tasks"],
         settings=MediaSettings.from_params(p),
         utterance_gap=p["meetingtom"]["clips"]["utterance_gap_s"],
+        source=str(fetched),
     )
     typer.echo(
         f"clips {m['meeting.json']['meeting']}: {summary['clips']} clip(s), {summary['failed']} failed"
@@ -605,14 +606,17 @@ def consolidate_cmd(
             "meetingtom consolidate: give one --gold-dir per --source-dir"
             f" ({len(source_dir)} source(s), {len(gold_dir)} gold folder(s))"
         )
+    from socialbench.meetingtom.spec.instances import TASK, load_instances
+    from socialbench.meetingtom.spec.questions import TASKS
+
+    # the out-dir holds the sources' folders (data/processed/meetingtom/<source>): what it receives is checked
     check_io(
         {"--source-dir": source_dir, "--gold-dir": gold_dir},
         {"--out-dir": out_dir},
         folders=("--source-dir", "--gold-dir", "--out-dir"),
+        receives={"--out-dir": [out_dir / "test.jsonl", out_dir / "dev.jsonl", out_dir / "tasks"]},
     )
     from socialbench.core.io import write_jsonl
-    from socialbench.meetingtom.spec.instances import TASK, load_instances
-    from socialbench.meetingtom.spec.questions import TASKS
 
     insts = []
     for d, g in zip(source_dir, gold_dir):

@@ -256,9 +256,11 @@ def acquire_cmd(
 ) -> None:
     """Put a source's files under ROOT (download, mirror copy or manual check; verified, atomic) and
     write ROOT/.manifest.json."""
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.sources import get_source
     from socialbench.moca.build.sources.base import MANIFEST, acquire
 
+    check_io({"--params": params, "--mirror": mirror}, {"--root": root}, folders=("--mirror", "--root"))
     _logging()
     options = _source_options(source, params, mode, mirror, media, split)
     from socialbench.acquire.archive import ArchiveLimits
@@ -282,8 +284,10 @@ def candidates_cmd(
 ) -> None:
     """Read a source's files into normalized candidate records (validated with the candidate schema)."""
     from socialbench.core.io import write_jsonl
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.sources import read_source
 
+    check_io({"--root": root, "--params": params}, {"--out": out}, folders=("--root",))
     options = _source_options(source, params, None, None, None, split)
     records = read_source(source, root, options)
     write_jsonl(out, records)
@@ -306,8 +310,19 @@ def preprocess_cmd(
     """Preprocessing (appendix B.1): clean texts, check media, remove duplicates; every removed
     record goes to REPORT with its reason."""
     from socialbench.core.io import write_jsonl
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
 
+    check_io(
+        {"--input": inputs, "--params": params},
+        {
+            "--out": out,
+            "--report": report,
+            "--counts-md": counts_md,
+            "--counts-csv": counts_csv,
+            "--counts-json": counts_json,
+        },
+    )
     _logging()
     settings = PreprocessParams.from_mapping(_moca_section(params).get("preprocess"))
     pool = _read_pool(inputs, candidates=True)
@@ -342,9 +357,20 @@ def unimodal_cmd(
 ) -> None:
     """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
     from socialbench.core.io import write_jsonl
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.preprocess import count_table
     from socialbench.moca.build.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
 
+    check_io(
+        {"--input": input, "--params": params},
+        {
+            "--out": out,
+            "--report": report,
+            "--counts-md": counts_md,
+            "--counts-csv": counts_csv,
+            "--counts-json": counts_json,
+        },
+    )
     settings = UnimodalParams.from_mapping(_moca_section(params).get("unimodal"))
     pool = _read_pool([input])
     result = unimodal_filter(pool, settings)
@@ -406,6 +432,7 @@ def annotate_export(
     import json
 
     from socialbench.core.io import write_text_atomic
+    from socialbench.core.paths import check_io, resolve_inside
     from socialbench.moca.build.annotation import (
         ANNOTATOR_COLUMNS,
         annotator_sheets,
@@ -415,6 +442,8 @@ def annotate_export(
         to_csv,
     )
 
+    check_io({"--pool": pool, "--taxonomy": taxonomy}, {"--out-dir": out_dir}, folders=("--out-dir",))
+    sheets = {who: resolve_inside(out_dir / "sheets", f"{who}.csv", "--annotator", what="sheet") for who in annotator}
     tax = _taxonomy(taxonomy)
     records = _read_pool([pool])
     assignment = assign([r["id"] for r in records], annotator, per_item, seed)
@@ -427,7 +456,7 @@ def annotate_export(
         ),
     )
     for who, rows in sorted(annotator_sheets(records, assignment).items()):
-        write_text_atomic(out_dir / "sheets" / f"{who}.csv", to_csv(ANNOTATOR_COLUMNS, rows))
+        write_text_atomic(sheets[who], to_csv(ANNOTATOR_COLUMNS, rows))
     typer.echo(
         f"moca annotate export: {len(records)} candidate(s) x {per_item} to {len(annotator)} annotator(s) in {out_dir}"
     )
@@ -443,12 +472,15 @@ def annotate_review(
 ) -> None:
     """Export the field-level cross-check sheets (each annotation to a reviewer who did not make it)."""
     from socialbench.core.io import write_text_atomic
+    from socialbench.core.paths import check_io, resolve_inside
     from socialbench.moca.build.annotation import REVIEW_COLUMNS, review_sheets, to_csv
 
+    check_io({"--pool": pool, "--annotations": annotations}, {"--out-dir": out_dir}, folders=("--out-dir",))
+    sheet_of = {who: resolve_inside(out_dir, f"{who}.csv", "--reviewer", what="sheet") for who in reviewer}
     records, returned = _returned(pool, annotations, [], None)
     sheets = review_sheets(records, returned, reviewer, seed)
     for who, rows in sorted(sheets.items()):
-        write_text_atomic(out_dir / f"{who}.csv", to_csv(REVIEW_COLUMNS, rows))
+        write_text_atomic(sheet_of[who], to_csv(REVIEW_COLUMNS, rows))
     typer.echo(
         f"moca annotate review: {sum(len(r) for r in sheets.values())}"
         f" annotation(s) to {len(sheets)} reviewer(s) in {out_dir}"
@@ -466,8 +498,12 @@ def annotate_arbitration(
     """Export the disputed candidates (structural disagreements, invalid choices, discard proposals,
     unsupported evidence) for the arbiter."""
     from socialbench.core.io import write_text_atomic
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.annotation import ARBITRATION_COLUMNS, arbitration_rows, to_csv
 
+    check_io(
+        {"--pool": pool, "--annotations": annotations, "--reviews": reviews, "--taxonomy": taxonomy}, {"--out": out}
+    )
     records, returned = _returned(pool, annotations, reviews, None)
     rows = arbitration_rows(records, returned, _taxonomy(taxonomy))
     write_text_atomic(out, to_csv(ARBITRATION_COLUMNS, rows))
@@ -487,8 +523,19 @@ def annotate_build(
 ) -> None:
     """Apply the decisions, validate every tuple (B.2 step 4) and write the final instances."""
     from socialbench.core.io import write_json, write_jsonl
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.annotation import build_benchmark
 
+    check_io(
+        {
+            "--pool": pool,
+            "--annotations": annotations,
+            "--reviews": reviews,
+            "--arbitration": arbitration,
+            "--taxonomy": taxonomy,
+        },
+        {"--out": out, "--report": report, "--agreement": agreement},
+    )
     records, returned = _returned(pool, annotations, reviews, arbitration)
     result = build_benchmark(records, returned, _taxonomy(taxonomy))
     write_jsonl(out, result.instances)
@@ -508,19 +555,18 @@ def stats_cmd(
     taxonomy: Path | None = Opt(None, help="taxonomy file"),
 ) -> None:
     """Dataset statistics in the style of Tables 1 and 11 and Figure 3."""
-    from socialbench.core.io import write_json, write_text_atomic
+    from socialbench.core.io import write_bytes_atomic, write_json, write_text_atomic
+    from socialbench.core.paths import check_io
     from socialbench.moca.build.dataset_stats import compute, figure_png, labels_table, table1, table11
     from socialbench.moca.spec.schema import load_instances
 
+    check_io({"--instances": instances, "--taxonomy": taxonomy}, {"--out-dir": out_dir}, folders=("--out-dir",))
     tax = _taxonomy(taxonomy)
     records = [r for p in instances for r in load_instances(p, tax)]
     stats = compute(records, tax)
     for name, tables in (("table1", table1(stats)), ("table11", table11(stats)), ("labels", labels_table(stats))):
         for ext, text in tables.items():
             write_text_atomic(out_dir / f"{name}.{ext}", text)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / "figure3.png.tmp"
-    tmp.write_bytes(figure_png(stats))
-    tmp.replace(out_dir / "figure3.png")
+    write_bytes_atomic(out_dir / "figure3.png", figure_png(stats))
     write_json(out_dir / "stats.json", stats)
     typer.echo(f"moca stats: {stats['instances']} instance(s) -> {out_dir}")

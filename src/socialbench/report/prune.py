@@ -9,13 +9,13 @@ Pure logic first (what is stale and why), I/O at the end."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from socialbench.core.benchmarks import excluded
 from socialbench.core.errors import ConfigError
+from socialbench.core.paths import inside_root, move_inside, refuse_special, remove_inside, within
 from socialbench.report.layout import RUN_KINDS, kind_dir, run_of, runs
 
 
@@ -81,21 +81,25 @@ def prune_outputs(results: Path, benchmark: str, p: dict[str, Any], archive: Pat
     if not isinstance(section, dict) or "methods" not in section:
         raise ConfigError(f"prune-outputs: params has no {benchmark}.methods (is {benchmark} a benchmark section?)")
     report = []
-    for rel, reason in stale_runs(_run_files(results, benchmark), p["models"], section["methods"], benchmark):
+    stale = stale_runs(_run_files(results, benchmark), p["models"], section["methods"], benchmark)
+    for rel, _ in stale:  # every path checked before the first is touched
+        inside_root(results / rel, results, "deleted or moved")
+        if archive is not None:
+            inside_root(archive / rel, archive, "deleted or moved")
+    for rel, reason in stale:
         src = results / rel
+        # Only paths inside the results tree (after resolving the links of their folders) are touched,
+        # and a link is removed or moved as a link: a linked model folder never leads the pruning elsewhere.
         if archive is not None:
             dst = archive / rel
-            if dst.is_dir():
-                shutil.rmtree(dst)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(src), str(dst))
+            move_inside(src, dst, results, archive)
             action = f"moved to {dst.as_posix()}"
         else:
-            shutil.rmtree(src) if src.is_dir() else src.unlink()
+            remove_inside(src, results)
             action = "deleted"
         report.append({"path": (results / rel).as_posix(), "reason": reason, "action": action})
-        if not any(src.parent.iterdir()):
-            src.parent.rmdir()
+        if not src.parent.is_symlink() and src.parent.is_dir() and not any(src.parent.iterdir()):
+            remove_inside(src.parent, results)
     return report
 
 
@@ -115,6 +119,9 @@ def prune_lock(repo_root: Path) -> list[str]:
     lock = repo_root / "dvc.lock"
     if not lock.exists():
         return []
+    if not within(lock.resolve(), repo_root.resolve()):  # rewritten in place: never a file elsewhere
+        raise ConfigError(f"{lock}: leads to {lock.resolve()}, outside the repository {repo_root}; nothing was changed")
+    refuse_special(lock, "dvc.lock file")
     locked = _locked_stages(lock)
     from dvc.exceptions import DvcException
     from dvc.repo import Repo

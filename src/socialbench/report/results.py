@@ -10,6 +10,7 @@ from typing import Any
 
 from socialbench.core.benchmarks import Benchmark
 from socialbench.core.errors import DataError
+from socialbench.core.io import read_file_bytes
 
 
 def read_score_files(
@@ -19,9 +20,8 @@ def read_score_files(
     (``parse_scores``) and all checked together (:func:`collect_scores`)."""
     entries = []
     for path in scores:
-        if not path.is_file():
-            raise DataError(str(path), "score file not found")
-        entries.append((str(path), path.parent.name, path.stem, benchmark.parse_scores(path.read_bytes(), str(path))))
+        data = read_file_bytes(path, "score file")  # missing, a folder or a FIFO: a DataError naming it
+        entries.append((str(path), path.parent.name, path.stem, benchmark.parse_scores(data, str(path))))
     return collect_scores(
         entries, {m: e["category"] for m, e in p["models"].items()}, str(params), group_size=benchmark.group_size
     )
@@ -89,12 +89,11 @@ def run_metrics_files(headline: dict[str, Any]) -> dict[str, Any]:
 def write_run_metrics(folder: Path, headline: dict[str, Any]) -> list[Path]:
     """Rewrite ``folder`` whole with :func:`run_metrics_files` (a run no longer in the headline leaves
     no file, so no row). Returns the files written."""
-    import shutil
-
     from socialbench.core.io import write_json
+    from socialbench.core.paths import remove_inside
 
-    if folder.is_dir():
-        shutil.rmtree(folder)
+    if folder.is_symlink() or folder.is_dir():
+        remove_inside(folder, folder.parent)  # a link goes as a link, never followed
     written = []
     for rel, metrics in sorted(run_metrics_files(headline).items()):
         path = folder / rel

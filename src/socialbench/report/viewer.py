@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.io import read_file_bytes
+from socialbench.core.paths import MediaRoots
 
 #: Longest side of an embedded image, of an embedded video frame (pixels), and frames shown per instance.
 THUMB_PX = 256
@@ -262,10 +264,14 @@ def embed_media(
     thumb_px: int = THUMB_PX,
     frame_px: int = FRAME_PX,
     max_frames: int = MAX_FRAMES,
+    roots: MediaRoots | None = None,
 ) -> list[str]:
     """Give every media item of the rows its thumbnail (``src``, ``width``, ``height``) or the reason it
     has none (``problem``); a frame whose bytes differ from its recorded sha256 is shown with a warning.
-    Relative paths are read under ``root``. Returns one line per problem (the page marks each too)."""
+    Relative paths are read under ``root``; only media that lead (symlinks and ``..`` followed) into
+    ``roots`` (default: ``root`` itself) are read, any other is marked, not embedded. Returns one line
+    per problem (the page marks each too)."""
+    roots = roots if roots is not None else MediaRoots.only(root)
     problems: list[str] = []
     done: dict[tuple[str, int], tuple[str, int, int, str] | str] = {}  # (uri, w, h, sha256) or the problem
     for row in rows:
@@ -284,11 +290,15 @@ def embed_media(
             px = frame_px if m["kind"] == "frame" else thumb_px
             key = (str(path), px)
             if key not in done:
+                outside = roots.problem(m["path"])
                 try:
-                    data = path.read_bytes()
+                    if outside is not None:
+                        raise ValueError(f"not embedded: {outside.split(';')[0]}")
+                    data = read_file_bytes(path, "media file")  # a FIFO or device is refused, never opened
                     done[key] = (*thumbnail(data, px), hashlib.sha256(data).hexdigest())
-                except FileNotFoundError:
-                    done[key] = "file not found"
+                except DataError as exc:
+                    why = str(exc)[len(exc.path) + 2 :]
+                    done[key] = "file not found" if why.endswith(" not found") else why
                 except (OSError, ValueError) as exc:
                     done[key] = str(exc) if isinstance(exc, ValueError) else f"cannot be read ({exc.strerror or exc})"
             got = done[key]
@@ -749,6 +759,7 @@ def build_page(
     thumb_px: int = THUMB_PX,
     frame_px: int = FRAME_PX,
     max_frames: int = MAX_FRAMES,
+    media_roots: MediaRoots | None = None,
 ) -> Page:
     """Read a run, let the benchmark say what each row shows, embed the media and render the page."""
     for name, v in (("thumb_px", thumb_px), ("frame_px", frame_px), ("max_frames", max_frames)):
@@ -759,5 +770,5 @@ def build_page(
     if rows is None:
         rows = default_rows(run.instances, run.predictions, run.traces)
     rows = check_rows(rows, run.instances, bench.name)
-    problems = embed_media(rows, media_root, thumb_px, frame_px, max_frames)
+    problems = embed_media(rows, media_root, thumb_px, frame_px, max_frames, media_roots)
     return Page(render_page(run, rows, problems), len(rows), problems)

@@ -18,8 +18,17 @@ def prune_run_outputs(
     of what was pruned to ``report``. The records."""
     from socialbench.core.config import load_params
     from socialbench.core.io import jsonl_text
+    from socialbench.core.paths import check_io
+    from socialbench.report.layout import RUN_KINDS, kind_dir
     from socialbench.report.prune import prune_outputs
 
+    # the folders pruned are inputs: the archive and the report may be neither in them nor hold them
+    kinds = {f"--results ({kind})": Path(kind_dir(kind, benchmark, results.as_posix())) for kind in RUN_KINDS}
+    check_io(
+        {"--params": params, **kinds},
+        {"--archive": archive, "--report": report},
+        folders=(*kinds, "--archive"),
+    )
     load_benchmark(benchmark)  # an unknown benchmark is a ConfigError listing the registered ones
     pruned = prune_outputs(results, benchmark, load_params(params), archive)
     if pruned and report is not None:

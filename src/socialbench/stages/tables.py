@@ -30,8 +30,9 @@ def render_tables(
 
     check_io(
         {"SCORES": scores, "--params": params, "--instances": instances, "--predictions-dir": predictions_dir},
-        {"--out-dir": out_dir, "--headline": headline},
-        folders=("--out-dir", "--predictions-dir"),
+        # the per-run metrics folder beside the headline is rewritten whole: an output folder too
+        {"--out-dir": out_dir, "--headline": headline, "--headline (its per-run folder)": headline.with_suffix("")},
+        folders=("--out-dir", "--predictions-dir", "--headline (its per-run folder)"),
     )
     bench = load_benchmark(benchmark)
     p = load_params(params)

@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from socialbench.core.io import read_file_bytes
 from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("Log the runs to MLflow.")
@@ -161,7 +162,7 @@ def track_runs(
             raise DataError(
                 str(stats_path), f"run accounting of {path} not found (--stats-dir {stats_dir}; infer writes it)"
             )
-        run_stats = parse_stats(stats_path.read_bytes(), str(stats_path))
+        run_stats = parse_stats(read_file_bytes(stats_path), str(stats_path))
         trace = run_file(traces_dir, "traces", model, method) if traces_dir is not None else None
         if trace is not None and not trace.is_file():
             raise DataError(str(trace), f"trace file of {path} not found (--traces-dir {traces_dir}; infer writes it)")

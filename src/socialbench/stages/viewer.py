@@ -40,10 +40,13 @@ def write_pages(
     frame_px: int = 160,
     max_frames: int = 8,
     echo=typer.echo,
+    params: Path | None = None,
 ) -> None:
-    """Write the page of each (predictions, traces, page) run."""
+    """Write the page of each (predictions, traces, page) run. Only media under the media roots of
+    ``media_root`` (its data folders and ``media.allowed_roots`` of ``params``) are embedded."""
+    from socialbench.core.config import load_params
     from socialbench.core.io import write_text_atomic
-    from socialbench.core.paths import check_io
+    from socialbench.core.paths import MediaRoots, check_io
     from socialbench.report.viewer import build_page
 
     check_io(
@@ -52,9 +55,11 @@ def write_pages(
             "--predictions": [r[0] for r in runs],
             "--traces": [r[1] for r in runs if r[1] is not None],
             "--taxonomy": taxonomy,
+            "--params": params,
         },
         {"--out": [r[2] for r in runs]},
     )
+    roots = MediaRoots.from_params(load_params(params) if params is not None else None, media_root)
     bench = load_benchmark(benchmark, taxonomy)
     for predictions, traces, out in runs:
         page = build_page(
@@ -66,6 +71,7 @@ def write_pages(
             thumb_px=thumb_px,
             frame_px=frame_px,
             max_frames=max_frames,
+            media_roots=roots,
         )
         write_text_atomic(out, page.html)
         echo(f"viewer: {page.rows} instances in {out} ({len(page.html.encode('utf-8')) // 1024} KiB)")
@@ -91,7 +97,12 @@ def viewer(
     out: Path | None = Opt(None, help="the page (HTML; results/viewer/<benchmark>/<model>/<method>.html)"),
     traces: Path | None = Opt(None, help="the run's traces (JSON lines): calls and what the method keeps"),
     taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
-    media_root: Path = Opt(Path("."), help="relative media paths of the instances are read under this folder"),
+    media_root: Path = Opt(
+        Path("."),
+        help="the repository root: relative media paths are read under it, and only media in its data folders"
+        " (or media.allowed_roots of --params) are embedded",
+    ),
+    params: Path | None = Opt(None, help="params file whose media.allowed_roots admit more media folders"),
     thumb_px: int = Opt(256, min=16, help="longest side of embedded images (pixels)"),
     frame_px: int = Opt(160, min=16, help="longest side of embedded video frames (pixels)"),
     max_frames: int = Opt(8, min=1, help="frames shown per video instance (evenly spread)"),
@@ -112,4 +123,4 @@ def viewer(
         if predictions is None or out is None:
             raise ConfigError("viewer: give --predictions and --out, or --results-dir and --run MODEL/METHOD")
         runs = [(predictions, traces, out)]
-    write_pages(benchmark, instances, runs, taxonomy, media_root, thumb_px, frame_px, max_frames)
+    write_pages(benchmark, instances, runs, taxonomy, media_root, thumb_px, frame_px, max_frames, params=params)

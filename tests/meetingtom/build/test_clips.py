@@ -193,3 +193,26 @@ def test_a_meeting_without_videos_gets_no_clips_and_says_why(tmp_path, demo_extr
 def test_the_demo_scripts_close_up_letters_match_the_clip_names(demo_cfg):
     s = plan_meeting("ES9000a", demo_cfg)
     assert {p.letter for p in s.participants} == set("ABCD")
+
+
+def test_a_view_path_leaving_the_fetched_root_is_refused_before_any_clip(tmp_path, demo_extract):
+    from socialbench.core.errors import DataError
+
+    (tmp_path / "media").mkdir()
+    fetched = {"root": str(tmp_path / "media"), "views": {"Corner": {"path": "../outside.avi"}}}
+    m = demo_extract
+    with pytest.raises(
+        DataError, match=r"^f.json, record views of corner, field 'path': video ../outside.avi leads to"
+    ):
+        make_clips(
+            m["meeting.json"],
+            m["candidates.jsonl"],
+            m["words.jsonl"],
+            fetched,
+            tmp_path / "clips",
+            tasks=["you"],
+            settings=MediaSettings(),
+            root=tmp_path,
+            source="f.json",
+        )
+    assert not list((tmp_path / "clips").glob("*/"))

@@ -136,12 +136,12 @@ def make_run(tmp_path, monkeypatch, n=6):
     from socialbench.cli import app
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "media").mkdir()
+    (tmp_path / "data" / "media").mkdir(parents=True)
     insts = []
     for k, s in enumerate(["affection", "intent", "stance"] * (n // 3)):
-        Image.new("RGB", (400, 300), (40 * k, 90, 160)).save(tmp_path / "media" / f"{k}.png")
+        Image.new("RGB", (400, 300), (40 * k, 90, 160)).save(tmp_path / "data" / "media" / f"{k}.png")
         insts.append(
-            make_instance(f"run-{k}", scenario=s, media=[f"media/{k}.png"], text=f'<i>case {k}</i> & "quotes"')
+            make_instance(f"run-{k}", scenario=s, media=[f"data/media/{k}.png"], text=f'<i>case {k}</i> & "quotes"')
         )
     (tmp_path / "test.jsonl").write_text("".join(json.dumps(i) + "\n" for i in insts))
     (tmp_path / "params.yaml").write_text("seed: 3\nmodels:\n  random: {backend: random, category: baseline}\n")
@@ -235,8 +235,8 @@ def test_the_same_run_gives_the_same_page_bytes(tmp_path, monkeypatch):
 
 def test_a_missing_image_is_warned_on_stderr_and_marked_in_its_row(tmp_path, monkeypatch):
     make_run(tmp_path, monkeypatch)
-    (tmp_path / "media" / "2.png").unlink()
+    (tmp_path / "data" / "media" / "2.png").unlink()
     res = viewer()
-    assert "1 media file(s) not shown" in res.stderr and "run-2: media/2.png: file not found" in res.stderr
+    assert "1 media file(s) not shown" in res.stderr and "run-2: data/media/2.png: file not found" in res.stderr
     (art,) = [a for a in rows_of(parse((tmp_path / "page.html").read_text("utf-8"))) if a.attrs["data-id"] == "run-2"]
     assert art.find_all("figure", "missing") and "file not found" in art.text

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import math
-import shutil
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -109,11 +108,13 @@ def make_clips(
     settings,
     utterance_gap: float = 1.0,
     root: str | Path = ".",
+    source: str = "fetched.json",
 ) -> dict[str, Any]:
     """Cut every clip of one meeting into ``out_dir`` and write its records (module doc); returns
     the summary. ``settings`` is the media section (:class:`socialbench.media.settings.MediaSettings`)."""
     from socialbench.core.hashing import sha256_file
     from socialbench.core.io import write_json
+    from socialbench.core.paths import remove_inside, resolve_inside
     from socialbench.media.cache import FrameCache
     from socialbench.media.clips import Mosaic, cut_views, extract_audio
     from socialbench.media.encode import EncodeSettings
@@ -134,7 +135,16 @@ def make_clips(
     sampling = settings.meeting_sampling()
     encode = EncodeSettings(preset=settings.clip_preset, crf=settings.clip_crf)
     names = [n for n, _ in plan["videos"]]
-    sources = [media_root / rel for _, rel in plan["videos"]]
+    # the views' paths are data (``source``): each must lead into the fetched root, never elsewhere
+    sources = [
+        resolve_inside(media_root, rel, source, record=f"views of {name}", field="path", what="video")
+        for name, rel in plan["videos"]
+    ]
+    audio_path = (
+        resolve_inside(media_root, plan["audio"], source, record="views of audio", field="path", what="audio")
+        if plan["audio"]
+        else None
+    )
     for c in todo:
         folder = out / clip_dir_name(c["id"])
         outputs = [folder / f"{n}.mp4" for n in names]
@@ -161,8 +171,8 @@ def make_clips(
                 max_skew_frames=settings.max_view_skew_frames,
             )
             audio = None
-            if plan["audio"]:
-                extract_audio(media_root / plan["audio"], folder / "audio.wav", start=c["start"], end=c["end"])
+            if audio_path is not None:
+                extract_audio(audio_path, folder / "audio.wav", start=c["start"], end=c["end"])
                 audio = folder / "audio.wav"
             files = {n: o for n, o in zip(names, outputs)}
             if mosaic is not None:
@@ -180,7 +190,7 @@ def make_clips(
                     "action": "failed" if settings.on_error == "fail" else "no clip",
                 }
             )
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_inside(folder, out, missing_ok=True)  # inside the clips folder only; a link goes as a link
             if settings.on_error == "fail":
                 _finish(out, records, problems, note, cache)
                 raise
@@ -222,13 +232,14 @@ def _rel(p: Path, root: Path) -> str:
 
 def _finish(out: Path, records: list, problems: list, note: str | None, cache) -> dict[str, Any]:
     from socialbench.core.io import write_json, write_jsonl
+    from socialbench.core.paths import remove_inside
 
     write_jsonl(out / CLIPS_FILE, sorted(records, key=lambda r: r["id"]))
     write_jsonl(out / REPORT_FILE, sorted(problems, key=lambda r: r["id"]))
     # The cache's locks and temporary folders are bookkeeping, not data: the folder DVC versions
     # holds the frames alone, so the same clips give the same bytes.
     for name in (".locks", ".tmp"):
-        shutil.rmtree(cache.root / name, ignore_errors=True)
+        remove_inside(cache.root / name, out, missing_ok=True)
     summary = {"clips": len(records), "failed": len(problems), "note": note}
     write_json(out / SUMMARY_FILE, summary)
     return summary

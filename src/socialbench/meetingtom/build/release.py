@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.io import read_file_text
 from socialbench.meetingtom.spec.settings import SourceSettings, mirror_path
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ def expected_sha256(source: SourceSettings, mirror: Path | None) -> str | None:
     if mirror is not None:
         side = mirror / f"{source.archive_name}.sha256"
         if side.is_file():
-            text = side.read_text("utf-8").split()
+            text = read_file_text(side).split()
             if not text or len(text[0]) != 64:
                 raise DataError(str(side), "not a sha256 file (expected '<64 hex digits>  <name>')")
             return text[0].lower()

@@ -27,6 +27,7 @@ def media_problems(rec: dict[str, Any], media_roots: Any = None) -> list[tuple[s
     :class:`socialbench.core.paths.MediaRoots`; not read at all), is missing, or, for an image-text
     instance, is not a decodable image (a video, an empty or damaged file)."""
     from socialbench.backends.images import ImageUnreadable, verify_image_file
+    from socialbench.core.paths import special_file, special_problem
 
     problems = []
     for m in rec["media"]:
@@ -36,6 +37,8 @@ def media_problems(rec: dict[str, Any], media_roots: Any = None) -> list[tuple[s
             problems.append(("media", outside))
         elif path.is_dir():
             problems.append(("media", f"{m} is a folder, not a file"))
+        elif special_file(path):
+            problems.append(("media", f"{m} {special_problem(special_file(path) or '', 'media file')}"))
         elif not path.is_file():
             problems.append(("media", f"file not found: {m}"))
         elif rec["modality"] == "image_text":

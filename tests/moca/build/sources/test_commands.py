@@ -116,7 +116,7 @@ def test_a_truncated_source_file_stops_the_command_with_one_line_naming_file_and
             "--split",
             "valid",
             "--out",
-            str(tmp_path / "c.jsonl"),
+            str(tmp_path.parent / f"{tmp_path.name}-c.jsonl"),  # outside the source's folder, which is read
         ],
         capture_output=True,
         text=True,
@@ -127,7 +127,7 @@ def test_a_truncated_source_file_stops_the_command_with_one_line_naming_file_and
     assert len(lines) == 1 and lines[0].startswith(
         f"error: {tmp_path / 'valid.json'}, record 2, after record 1: invalid JSON"
     )
-    assert not (tmp_path / "c.jsonl").exists()
+    assert not (tmp_path.parent / f"{tmp_path.name}-c.jsonl").exists()
 
 
 @pytest.mark.slow

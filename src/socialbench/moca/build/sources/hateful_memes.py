@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.paths import resolve_inside
 from socialbench.moca.build.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.build.sources.readers import decode, expect_str, jsonl_records, read_bytes, require_fields
 
@@ -32,8 +33,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
             if not native or isinstance(rec["id"], bool):
                 raise DataError(shown, f"expected an id, got {rec['id']!r}", record=f"line {line}", field="id")
             img = expect_str(rec["img"], shown, native, "img", allow_empty=False)
-            if img.startswith("/") or ".." in img.replace("\\", "/").split("/"):
-                raise DataError(shown, f"expected a path inside the release, got {img!r}", record=native, field="img")
+            media = resolve_inside(root, img, shown, record=native, field="img", what="image path")
             labels = {"hateful": bool(rec["label"])} if rec.get("label") in (0, 1) else {}
             out.append(
                 candidate(
@@ -42,7 +42,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
                     split=split,
                     modality="image_text",
                     text=expect_str(rec["text"], shown, native, "text"),
-                    media=[str(root / img)],
+                    media=[str(media)],
                     source_labels=labels,
                     origin_file=name,
                     origin_record=f"line {line}",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.paths import resolve_inside
 from socialbench.moca.build.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.build.sources.readers import (
     decode,
@@ -56,7 +57,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
                     split=split,
                     modality="image_text",
                     text=title,
-                    media=[str(root / IMAGES / fname)],
+                    media=[str(resolve_inside(root / IMAGES, fname, shown, post, "img_fname", "image file"))],
                     media_urls=[url] if url.strip() else [],
                     image_description=captions,
                     source_labels={

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.paths import resolve_inside
 from socialbench.moca.build.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.build.sources.readers import decode, read_bytes, table_rows
 
@@ -28,11 +29,13 @@ SPLITS = {
 }
 
 
-def clip_path(root: Path, season: str, episode: str, clip: str) -> Path:
+def clip_path(root: Path, season: str, episode: str, clip: str, source: str = "", record: str | None = None) -> Path:
     """The clip's file: the release's ``raw_data/S05/E16/329.mp4`` layout, or a flat
-    ``raw_data/S05_E16_329.mp4`` if that is what is there."""
-    nested = root / "raw_data" / season / episode / f"{clip}.mp4"
-    flat = root / "raw_data" / f"{season}_{episode}_{clip}.mp4"
+    ``raw_data/S05_E16_329.mp4`` if that is what is there; either inside ``raw_data/``
+    (:func:`~socialbench.core.paths.resolve_inside`: a season of ``..`` is refused)."""
+    clips, shown = root / "raw_data", source or str(root)
+    nested = resolve_inside(clips, f"{season}/{episode}/{clip}.mp4", shown, record, "season, episode, clip", "clip")
+    flat = resolve_inside(clips, f"{season}_{episode}_{clip}.mp4", shown, record, "season, episode, clip", "clip")
     return flat if not nested.exists() and flat.exists() else nested
 
 
@@ -58,7 +61,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
                     split=split,
                     modality="video_text",
                     text=row["text"],
-                    media=[str(clip_path(root, season, episode, clip))],
+                    media=[str(clip_path(root, season, episode, clip, shown, f"line {line}"))],
                     source_labels={"intent": row["label"].strip()},
                     metadata={"season": season, "episode": episode, "clip": clip},
                     origin_file=f"{split}.tsv",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.paths import resolve_inside
 from socialbench.moca.build.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.build.sources.readers import decode, expect_str, json_records, read_bytes, require_fields
 
@@ -46,7 +47,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
                     split=split,
                     modality="image_text",
                     text=text,
-                    media=[str(root / IMAGES / f"{image_id}.jpg")],
+                    media=[str(resolve_inside(root / IMAGES, f"{image_id}.jpg", shown, where, "image_id", "image"))],
                     source_labels={"sarcasm": bool(rec["label"])},
                     origin_file=f"{split}.json",
                     origin_record=where,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.paths import resolve_inside
 from socialbench.moca.build.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.build.sources.readers import (
     decode,
@@ -64,7 +65,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
             )
         if not isinstance(rec["sarcasm"], bool):
             raise DataError(shown, f"expected true or false, got {rec['sarcasm']!r}", record=key, field="sarcasm")
-        clip = clips.get(key, root / VIDEOS / UTTERANCE_DIR / f"{key}.mp4")
+        clip = clips.get(key) or resolve_inside(root / VIDEOS, f"{UTTERANCE_DIR}/{key}.mp4", shown, key, None, "clip")
         context_clip = clips.get(f"{key}_c")
         out.append(
             candidate(

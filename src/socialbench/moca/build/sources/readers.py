@@ -35,16 +35,11 @@ def check_encoding(encoding: str) -> str:
 
 
 def read_bytes(path: str | Path) -> bytes:
-    """The file's bytes; a missing file or a folder is a DataError naming it."""
-    p = Path(path)
-    if p.is_dir():
-        raise DataError(str(path), "is a folder, not a file")
-    try:
-        return p.read_bytes()
-    except FileNotFoundError as exc:
-        raise DataError(str(path), "file not found") from exc
-    except OSError as exc:
-        raise DataError(str(path), f"cannot read it: {exc.strerror or exc}") from exc
+    """The file's bytes; a missing file, a folder, a FIFO, device or socket is a DataError naming it
+    (:func:`socialbench.core.io.read_file_bytes`)."""
+    from socialbench.core.io import read_file_bytes
+
+    return read_file_bytes(path)
 
 
 def _line_col(data: bytes | str, offset: int) -> tuple[int, int]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.paths import resolve_inside
 from socialbench.moca.build.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.build.sources.readers import decode, expect_str, json_records, read_bytes, require_fields
 
@@ -61,7 +62,13 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
                         modality="image_text",
                         text=expect_str(text, shown, native, "raw_caption"),
                         speaker=rec.get("author") if isinstance(rec.get("author"), str) else None,
-                        media=[str(root / "images" / subreddit / f"{native}.jpg")],
+                        media=[
+                            str(
+                                resolve_inside(
+                                    root / "images", f"{subreddit}/{native}.jpg", shown, native, "image_id", "image"
+                                )
+                            )
+                        ],
                         media_urls=[url] if url else [],
                         source_labels={"subreddit": subreddit, "score": rec.get("score")},
                         metadata={"permalink": rec.get("permalink"), "created_utc": rec.get("created_utc")},

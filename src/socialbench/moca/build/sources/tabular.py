@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.paths import resolve_inside
 from socialbench.moca.build.sources.base import MODALITIES, candidate
 from socialbench.moca.build.sources.readers import decode, read_bytes, table_rows
 
@@ -26,10 +27,11 @@ def column_map(name: str, defaults: Mapping[str, str], override: Mapping[str, st
     return {**defaults, **override}
 
 
-def media_file(root: Path, value: str) -> Path:
-    """The media path a cell names, relative to the root; a name without a suffix (some Instagram
-    copies list ``img/insta123``) is the first existing image file with that stem, else ``.jpg``."""
-    p = root / value
+def media_file(root: Path, value: str, source: str = "", record: str | None = None, field: str | None = None) -> Path:
+    """The media path a cell names, relative to the root (refused when it leads out of it:
+    :func:`~socialbench.core.paths.resolve_inside`); a name without a suffix (some Instagram copies
+    list ``img/insta123``) is the first existing image file with that stem, else ``.jpg``."""
+    p = resolve_inside(root, value, source or str(root), record=record, field=field, what="media path")
     if p.suffix:
         return p
     for suffix in IMAGE_SUFFIXES:
@@ -82,7 +84,7 @@ def read_table(
                 split=split,
                 modality=kind,
                 text=row[columns["text"]],
-                media=[] if url else [str(media_file(root, media))],
+                media=[] if url else [str(media_file(root, media, shown, native, columns["media"]))],
                 media_urls=[media] if url else [],
                 source_labels={k: v for k, v in sorted(row.items()) if k not in used},
                 origin_file=relpath,
