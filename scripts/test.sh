@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The test command: set up, lint and format check (ruff, config in pyproject.toml), then run the
-# test suite (extra arguments go to pytest).
+# test suite (extra arguments go to pytest) on one pytest-xdist worker per core, at most four: a
+# module's tests, and the tests of the session's demo run, stay on one worker (tests/conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
 ruff check .
 ruff format --check .
-exec python -m pytest "$@"
+exec python -m pytest -n auto --maxprocesses 4 --dist loadgroup "$@"

@@ -15,6 +15,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def pytest_collection_modifyitems(config, items):
+    """For pytest-xdist (the test command runs two workers, `--dist loadgroup`): a module's tests stay
+    on one worker, so its module-scoped fixtures are built once; every test of the session's demo run
+    goes to one worker, so the run is built once."""
+    for item in items:
+        group = "demo_pipeline" if "demo_pipeline" in item.fixturenames else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT
