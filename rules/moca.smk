@@ -94,20 +94,19 @@ _MOCA_CORPUS = (
 )
 
 
-def moca_corpus(runs, files=False):
-    """The retriever's corpus folder (or its files) when one of ``runs`` retrieves, else nothing."""
-    if not any("retrieval" in method_settings("moca", r) for r in runs):
-        return []
-    if not files:
-        return list(_MOCA_CORPUS)
-    return sorted(p.as_posix() for c in _MOCA_CORPUS for p in _Path(c).rglob("*") if p.is_file())
+# The retriever's corpus folder (or its files) when one of a model's runs retrieves, else nothing.
+_moca_retrieves = lambda runs: any("retrieval" in method_settings("moca", r) for r in runs)  # noqa: E731
+_moca_corpus = lambda runs: list(_MOCA_CORPUS) if _moca_retrieves(runs) else []  # noqa: E731
+_moca_corpus_files = lambda runs: sorted(  # noqa: E731
+    p.as_posix() for c in _moca_corpus(runs) for p in _Path(c).rglob("*") if p.is_file()
+)
 
 
 BENCH["moca"] = {
     "instances": "data/processed/moca/test.jsonl",
     "dev": "data/processed/moca/dev.jsonl",
     # more files a model's inference job reads, given its runs (the retriever's corpus)
-    "infer_inputs": lambda runs: moca_corpus(runs, files=True),
+    "infer_inputs": _moca_corpus_files,
     "tables": moca_table_files(MOCA_SCENARIOS),  # tables, intervals, tests, figures/
     "outputs": {
         "raw": expand("data/raw/moca_demo/{split}.jsonl", split=MOCA_SPLITS) + ["data/raw/moca_demo/human.jsonl"],
@@ -122,7 +121,7 @@ BENCH["moca"] = {
     # keys of inference (besides seed and the model's entry) and of the tables
     "dvc": {
         "data": ["data/processed/moca"],
-        "infer_deps": moca_corpus,
+        "infer_deps": _moca_corpus,
         "infer_params": ["moca.answer", "moca.method_options", "moca.ablations", "moca.retrieval"],
         "tables_params": ["seed", "models", "moca"],
     },

@@ -1329,7 +1329,7 @@ ISSUE20_CASES = [
                 "meetingtom-release-out-is-params",
                 "output overwrites input",
                 ["release", "--source", "demo", "--out", "mt.yaml", "--downloads", "results/dl"],
-                "mt.yaml: --out is the same file as --params",
+                "mt.yaml: is a file, but --out takes a folder",
             ),
             (
                 "meetingtom-media-meeting-not-listed",

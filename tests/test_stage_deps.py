@@ -92,8 +92,9 @@ def imports_per_rule(demo_pipeline, tmp_path_factory):
 
 def plugin_class(path: str) -> bool:
     # The registry reads every benchmark's plug-in class when params are validated (its params
-    # section's schema, the backends it contributes): a class whose imports stay in its methods.
-    return re.fullmatch(r"src/socialbench/\w+/benchmark\.py", path) is not None
+    # section's schema, the backends it contributes, its params checks): a class whose imports stay
+    # in its methods, and the contracts in its spec/ that its params checks read.
+    return re.fullmatch(r"src/socialbench/\w+/(benchmark\.py|spec/\w+\.py)", path) is not None
 
 
 def test_every_stage_command_imports_only_code_inside_its_declared_deps(imports_per_rule):

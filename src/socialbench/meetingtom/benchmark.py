@@ -66,8 +66,8 @@ class MeetingToMBenchmark(Benchmark):
         within ``demo.corpus``, ``dev_meetings`` within a source's meetings), ``mining`` against the
         mining thresholds (unknown keys, negative windows)."""
         from socialbench.core.errors import ConfigError
-        from socialbench.meetingtom.build.ami.mining import MiningParams
-        from socialbench.meetingtom.eval.prompts import settings_of
+        from socialbench.meetingtom.spec.methods import settings_of
+        from socialbench.meetingtom.spec.mining import MiningParams
 
         problems = super().params_problems(section)
         markers = list(section.get("discourse_markers") or [])

@@ -41,17 +41,18 @@ from typing import Any
 
 from socialbench.core.backend import AudioPart, Decoding, ImagePart, Message, Request, VideoPart
 from socialbench.core.benchmarks import InstanceInputError
-from socialbench.core.errors import ConfigError
+from socialbench.meetingtom.spec.methods import (  # noqa: F401 (the method settings contract, re-exported)
+    ABLATION_META,
+    ANSWER_FORMS,
+    INGESTION,
+    MODALITIES,
+    PRIORS,
+    SETTINGS,
+    VIEWS,
+    settings_of,
+)
 from socialbench.meetingtom.spec.questions import MULTI, TITLES, act_words, answer_format, answer_rule
 
-VIEWS = ("mosaic", "global", "closeup")
-INGESTION = ("auto", "native", "frames")
-MODALITIES = ("utterances", "video", "both")
-PRIORS = ("role", "phase", "dialogue_act")
-#: Keys an ablation entry may carry besides settings: which table it belongs to and its row label.
-ABLATION_META = ("table", "label")
-ANSWER_FORMS = ("json", "final_line")
-SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors", "answer_form", "audio")
 #: The system prompt's sentence on the answer's form (the reasoning methods' ``$answer_system``).
 ANSWER_SYSTEM = {
     "json": 'Your response is one JSON object: your reasoning under the key "reasoning" first, then your answer'
@@ -66,45 +67,6 @@ VIEW_TEXT = {
     "global": "the room view (all participants)",
     "closeup": "the close-up view of participant {subject}",
 }
-
-
-def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The method settings with defaults; an unknown key or value is a ConfigError naming it."""
-    s = {k: v for k, v in dict(settings or {}).items() if k not in ABLATION_META}
-    unknown = sorted(set(s) - set(SETTINGS))
-    if unknown:
-        raise ConfigError(
-            "meetingtom.method_options / ablations: unknown setting(s)"
-            f" {', '.join(unknown)} (known: {', '.join(SETTINGS)})"
-        )
-    out = {
-        "modality": s.get("modality"),
-        "view": s.get("view"),
-        "ingestion": s.get("ingestion", "auto"),
-        "remove_markers": bool(s.get("remove_markers", False)),
-        "markers": list(s.get("markers") or []),
-        "priors": list(s.get("priors") or []),
-        "answer_form": s.get("answer_form", "json"),
-        "audio": bool(s.get("audio", True)),
-    }
-    for key, known in (
-        ("modality", MODALITIES),
-        ("view", VIEWS),
-        ("ingestion", INGESTION),
-        ("answer_form", ANSWER_FORMS),
-    ):
-        if out[key] is not None and out[key] not in known:
-            raise ConfigError(
-                f"meetingtom.method_options / ablations: {key} must be one of {', '.join(known)}, got {out[key]!r}"
-            )
-    bad = [p for p in out["priors"] if p not in PRIORS]
-    if bad:
-        raise ConfigError(
-            f"meetingtom.ablations: unknown prior(s) {', '.join(map(str, bad))} (known: {', '.join(PRIORS)})"
-        )
-    if out["remove_markers"] and not out["markers"]:
-        raise ConfigError("meetingtom: remove_markers needs the marker list (meetingtom.discourse_markers)")
-    return out
 
 
 def modality_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:

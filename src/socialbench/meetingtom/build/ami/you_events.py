@@ -15,8 +15,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from socialbench.meetingtom.build.ami.nxt import DialogueAct, Meeting, YouUsage
-
-YOU_SINGULAR = "you_11"
+from socialbench.meetingtom.spec.mining import YOU_SINGULAR  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)
