@@ -14,6 +14,12 @@ needs the same key waits for the answer instead of calling again, and takes the 
 claimant died (same host: the process is gone; another host: the claim is older than
 :data:`CLAIM_TTL_S`). A cache that fills up (no space left) stays usable: the call being stored is
 lost, every earlier one is kept, and the run stops with :class:`CacheFull`.
+
+Stores: :class:`RequestCache` (SQLite, the default: one file on a local disk) implements the operations
+the runner needs (:class:`CacheStore`); ``core.cache_pg.PostgresRequestCache`` keeps the same tables in
+PostgreSQL for many nodes (SQLite in WAL mode is unsafe on network file systems).
+``core.cache_pg.open_request_cache`` picks it when ``SOCIALBENCH_CACHE_URL`` holds a ``postgresql://`` URL (from the
+environment only: the URL may hold a password, so it is never a param).
 """
 
 from __future__ import annotations
@@ -149,7 +155,41 @@ _REQUIRED_COLUMNS = {
 }
 
 
-class RequestCache:
+class CacheStore:
+    """What the runner needs of a request cache: read an answer, store one (or a non-call record),
+    make the missing calls once across every process sharing the store, release claims, close."""
+
+    hits: int
+    misses: int
+
+    def get(self, key: str) -> Response | None:
+        raise NotImplementedError
+
+    def put(self, key: str, identity: dict[str, Any], request: Request, response: Response, model: str) -> None:
+        raise NotImplementedError
+
+    def put_record(
+        self, key: str, parts: dict[str, Any], text: str, *, backend: str, model: str, request_id: str
+    ) -> None:
+        raise NotImplementedError
+
+    def share_calls(
+        self,
+        keys: Sequence[str],
+        call: Callable[[list[int]], None],
+        on_shared: Callable[[int, Response], None],
+        poll_s: float = CLAIM_POLL_S,
+    ) -> None:
+        raise NotImplementedError
+
+    def release(self, keys: Sequence[str]) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class RequestCache(CacheStore):
     """Thread-safe sqlite cache; one connection per thread, WAL so readers never block writers.
 
     ``RequestCache.open_readonly(path)`` only reads (``socialbench cache``): it creates, converts and
@@ -467,14 +507,16 @@ class RequestCache:
             }
             for r in rows
         ]
-        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
             "path": str(self.path),
-            "size_bytes": size,
+            "size_bytes": self._size_bytes(),
             "entries": sum(m["entries"] for m in models),
             "hits_served": sum(m["hits_served"] for m in models),
             "models": models,
         }
+
+    def _size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
 
     def entries_for(self, model: str | None, request_id: str) -> list[dict[str, Any]]:
         """Stored entries of one request id (under one model, or any), newest first."""
