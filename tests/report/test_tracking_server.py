@@ -59,6 +59,18 @@ def test_the_params_schema_refuses_a_password_in_the_tracking_uri():
         jsonschema.validate("postgresql://u:hunter2@db/mlflow", prop)
 
 
+def test_params_with_a_password_in_the_tracking_uri_fail_to_load_without_echoing_it(tmp_path):
+    from socialbench.core.config import load_params
+
+    text = (REPO / "params.yaml").read_text()
+    assert "tracking_uri: sqlite:///mlflow.db" in text
+    bad = tmp_path / "params.yaml"
+    bad.write_text(text.replace("tracking_uri: sqlite:///mlflow.db", "tracking_uri: postgresql://u:hunter2@db/m"))
+    with pytest.raises(ConfigError, match="mlflow.tracking_uri: holds a password") as err:
+        load_params(bad)
+    assert "hunter2" not in str(err.value)
+
+
 # ---- one server per module ------------------------------------------------------------------------------
 def _free_port() -> int:
     with socket.socket() as s:
