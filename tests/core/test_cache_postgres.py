@@ -145,6 +145,31 @@ def test_two_processes_sharing_the_postgresql_store_make_each_call_once(pg_cache
 
 
 @pytest.mark.postgres
+def test_a_claim_made_while_another_writer_is_claiming_the_same_key_sees_its_claim(pg_cache, pg_url):
+    other = PostgresRequestCache(pg_url)
+    claimant = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # the other pipeline
+    try:
+        conn = other._conn()
+        conn.execute("BEGIN IMMEDIATE")  # the other pipeline is claiming "k" right now, not yet committed
+        conn.execute(
+            "INSERT INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (?,?,?,?,NULL,?)",
+            ("k", f"other:{claimant.pid}", socket.gethostname(), claimant.pid, time.time()),
+        )
+        got = {}
+        here = threading.Thread(target=lambda: got.update(result=pg_cache._claim(["k"])))
+        here.start()
+        time.sleep(0.5)
+        conn.execute("COMMIT")
+        here.join(10)
+    finally:
+        claimant.kill()
+        claimant.wait()
+        other.close()
+    mine, stored, theirs = got["result"]
+    assert mine == set() and set(theirs) == {"k"}  # it waited for the claim to commit, then left the call to it
+
+
+@pytest.mark.postgres
 def test_a_call_in_flight_in_another_pipeline_is_waited_for_not_made_again(pg_cache, pg_url):
     spec = ModelSpec(name="m", backend="openai_compat", model_id="served", options={"base_url": "http://127.0.0.1:9"})
     backend = create_backend(spec)  # nothing listens there: a call made here would fail
