@@ -107,7 +107,11 @@ def server(tmp_path_factory):
             time.sleep(0.5)
     yield url, cluster.password, root / "server.log"
     os.killpg(proc.pid, 15)
-    proc.wait(30)
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:  # its workers wait for idle keep-alive connections: not worth waiting for
+        os.killpg(proc.pid, 9)
+        proc.wait(10)
     log.close()
 
 
@@ -130,6 +134,7 @@ def _log_in_clone(url, clone, models, barrier, results):
 
 
 @pytest.mark.postgres
+@pytest.mark.slow  # one MLflow server per module: its start migrates the schema (a minute)
 def test_two_pipelines_logging_at_once_lose_and_duplicate_nothing(server, tmp_path):
     url, *_ = server
     ctx = multiprocessing.get_context("spawn")
@@ -154,6 +159,7 @@ def test_two_pipelines_logging_at_once_lose_and_duplicate_nothing(server, tmp_pa
 
 
 @pytest.mark.postgres
+@pytest.mark.slow  # one MLflow server per module: its start migrates the schema (a minute)
 def test_recovery_marks_killed_only_this_hosts_runs_whose_process_is_gone(server, tmp_path):
     url, *_ = server
     from mlflow.tracking import MlflowClient
@@ -177,6 +183,7 @@ def test_recovery_marks_killed_only_this_hosts_runs_whose_process_is_gone(server
 
 
 @pytest.mark.postgres
+@pytest.mark.slow  # one MLflow server per module: its start migrates the schema (a minute)
 def test_the_store_password_reaches_no_run_and_no_server_log(server, tmp_path, monkeypatch):
     url, password, log = server
     monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
