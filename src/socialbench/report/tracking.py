@@ -27,7 +27,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -439,6 +439,26 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
         client.delete_registered_model(name)
 
 
+@contextmanager
+def _tracking_uri_set(uri: str) -> Iterator[None]:
+    """MLflow's fluent API on ``uri`` for a while. ``mlflow.set_tracking_uri`` also sets
+    MLFLOW_TRACKING_URI in the environment, which :func:`resolve_tracking_uri` reads first: both are
+    put back, so a later command in the same process reads its own params again."""
+    import mlflow
+    from mlflow.tracking._tracking_service import utils
+
+    old_env, old_uri = os.environ.get(TRACKING_URI_ENV), utils._tracking_uri
+    mlflow.set_tracking_uri(uri)
+    try:
+        yield
+    finally:
+        utils._tracking_uri = old_uri
+        if old_env is None:
+            os.environ.pop(TRACKING_URI_ENV, None)
+        else:
+            os.environ[TRACKING_URI_ENV] = old_env
+
+
 def is_shared_store(tracking_uri: str) -> bool:
     """Whether a store may have writers on other hosts: a tracking server or a database server
     (``postgresql://``...); not a sqlite file or a local folder."""
@@ -509,10 +529,10 @@ def log_evaluations(
     db = _sqlite_path(tracking_uri)
     server = tracking_uri.startswith(("http://", "https://"))
     pipeline_run = os.environ.get("SOCIALBENCH_PIPELINE_RUN") or uuid.uuid4().hex
-    with store_lock(tracking_uri, db, experiment):
+    with store_lock(tracking_uri, db, experiment), ExitStack() as stack:
         if db is not None and (not db.exists() or db.stat().st_size == 0):
             _create_sqlite_store(tracking_uri, db)
-        mlflow.set_tracking_uri(tracking_uri)
+        stack.enter_context(_tracking_uri_set(tracking_uri))
         client, exp = _open_store(tracking_uri, db, experiment)
         if exp is None:
             # A server keeps artifacts in its own store (--artifacts-destination), shared by every
