@@ -197,6 +197,19 @@ def test_a_call_in_flight_in_another_pipeline_is_waited_for_not_made_again(pg_ca
 
 
 @pytest.mark.postgres
+def test_closing_the_store_closes_the_connection_of_every_thread(pg_url):
+    c = PostgresRequestCache(pg_url)
+    workers = [threading.Thread(target=c.get, args=("k",)) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    opened = list(c._opened)
+    c.close()
+    assert len(opened) == 4 and all(conn._conn.closed for conn in opened)
+
+
+@pytest.mark.postgres
 def test_the_postgresql_store_is_chosen_by_the_environment_and_named_without_its_password(pg_url, tmp_path):
     c = open_request_cache(tmp_path / "c.sqlite", environ={CACHE_URL_ENV: pg_url})
     assert isinstance(c, PostgresRequestCache) and not (tmp_path / "c.sqlite").exists()

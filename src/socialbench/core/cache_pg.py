@@ -127,6 +127,8 @@ class PostgresRequestCache(RequestCache):
         self.misses = 0
         self._columns = None
         self._token = secrets.token_hex(6)
+        self._opened: list[_Connection] = []  # every thread's connection, all closed by close()
+        self._opened_lock = threading.Lock()
         conn = self._conn()
         try:
             conn.execute("BEGIN")
@@ -149,7 +151,18 @@ class PostgresRequestCache(RequestCache):
                 # psycopg's message names host and user, never the password.
                 raise DataError(self.path, f"cannot connect to the request cache store ({exc})") from exc
             conn = self._local.conn = _Connection(raw)
+            with self._opened_lock:
+                self._opened.append(conn)
         return conn
+
+    def close(self) -> None:
+        """Close every thread's connection (the runner's worker threads each opened one): a server
+        shared by many nodes has a bounded number of connections."""
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
+        self._local = threading.local()
 
     def _size_bytes(self) -> int:
         row = (
