@@ -197,6 +197,31 @@ def test_a_call_in_flight_in_another_pipeline_is_waited_for_not_made_again(pg_ca
 
 
 @pytest.mark.postgres
+def test_claims_are_renewed_while_their_calls_are_made(pg_cache):
+    pg_cache.heartbeat_s = 0.1
+    seen = []
+
+    def slow_call(indices):  # a call that outlives several heartbeats
+        first = pg_cache._conn().execute("SELECT claimed_at FROM claims WHERE key = 'k'").fetchone()[0]
+        time.sleep(0.5)
+        seen.append((first, pg_cache._conn().execute("SELECT claimed_at FROM claims WHERE key = 'k'").fetchone()[0]))
+
+    pg_cache.share_calls(["k"], slow_call, lambda i, r: None)
+    assert seen and seen[0][1] > seen[0][0]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("age_s, taken_over", [(30, False), (PostgresRequestCache.claim_ttl_s + 30, True)])
+def test_another_nodes_claim_is_taken_over_only_once_its_heartbeat_is_stale(pg_cache, age_s, taken_over):
+    pg_cache._conn().execute(
+        "INSERT INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (?,?,?,?,NULL,?)",
+        ("k", "node2:1:x", "node2", 1, time.time() - age_s),
+    )
+    mine, _, theirs = pg_cache._claim(["k"])
+    assert (mine == {"k"}) is taken_over and (set(theirs) == {"k"}) is not taken_over
+
+
+@pytest.mark.postgres
 def test_closing_the_store_closes_the_connection_of_every_thread(pg_url):
     c = PostgresRequestCache(pg_url)
     workers = [threading.Thread(target=c.get, args=("k",)) for _ in range(3)]

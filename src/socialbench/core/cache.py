@@ -108,11 +108,11 @@ def _process_started(pid: int) -> str | None:
     return fields[19] if fields and len(fields) > 19 else None
 
 
-def _alive(host: str, pid: int, started: str | None, claimed_at: float, now: float) -> bool:
+def _alive(host: str, pid: int, started: str | None, claimed_at: float, now: float, ttl_s: float = CLAIM_TTL_S) -> bool:
     """Whether a claimant may still be making its calls. Claims are shared across processes: one of
     this process (an earlier run in it that stopped) is stale."""
     if host != socket.gethostname():
-        return now - claimed_at < CLAIM_TTL_S
+        return now - claimed_at < ttl_s
     if pid == os.getpid():
         return False
     try:
@@ -194,6 +194,9 @@ class RequestCache(CacheStore):
 
     ``RequestCache.open_readonly(path)`` only reads (``socialbench cache``): it creates, converts and
     locks nothing, and refuses a path that is not a request cache."""
+
+    #: Another host's claim is taken over when older than this (its process cannot be asked).
+    claim_ttl_s = CLAIM_TTL_S
 
     def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
@@ -402,7 +405,7 @@ class RequestCache(CacheStore):
                 row = conn.execute(
                     "SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = ?", (key,)
                 ).fetchone()
-                if row is not None and row[0] != me and _alive(row[1], row[2], row[3], row[4], now):
+                if row is not None and row[0] != me and _alive(row[1], row[2], row[3], row[4], now, self.claim_ttl_s):
                     theirs[key] = row[0]
                     continue
                 if row is not None and row[0] != me:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from socialbench.core.cache import RequestCache
+from socialbench.core.cache import CLAIM_POLL_S, RequestCache
 from socialbench.core.errors import DataError, SocialbenchError
 
 #: The advisory lock key of the cache's writers (any constant shared by every process of the store).
@@ -114,7 +115,14 @@ class PostgresRequestCache(RequestCache):
     """The request cache in a PostgreSQL database (``postgresql://user:password@host:port/db``).
 
     One connection per thread, in autocommit mode with explicit transactions for writes, as the
-    SQLite store. The database and its user must exist; the tables are created on first use."""
+    SQLite store. The database and its user must exist; the tables are created on first use.
+
+    Nodes cannot see each other's processes, so a claim lives by its heartbeat: while this process
+    makes its calls it renews its claims every :attr:`heartbeat_s`, and another node takes a claim
+    over once it is older than :attr:`claim_ttl_s` (its node died or lost the database)."""
+
+    claim_ttl_s = 300.0
+    heartbeat_s = 60.0
 
     def __init__(self, url: str):
         import secrets
@@ -129,6 +137,7 @@ class PostgresRequestCache(RequestCache):
         self._token = secrets.token_hex(6)
         self._opened: list[_Connection] = []  # every thread's connection, all closed by close()
         self._opened_lock = threading.Lock()
+        self._beat: _Connection | None = None
         conn = self._conn()
         try:
             conn.execute("BEGIN")
@@ -140,20 +149,31 @@ class PostgresRequestCache(RequestCache):
             self.close()
             raise DataError(self.path, f"the request cache tables cannot be created ({exc})") from exc
 
+    def _connect(self) -> _Connection:
+        import psycopg
+
+        try:
+            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=30)
+        except psycopg.Error as exc:
+            # psycopg's message names host and user, never the password.
+            raise DataError(self.path, f"cannot connect to the request cache store ({exc})") from exc
+        conn = _Connection(raw)
+        with self._opened_lock:
+            self._opened.append(conn)
+        return conn
+
     def _conn(self) -> Any:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            import psycopg
-
-            try:
-                raw = psycopg.connect(self.url, autocommit=True, connect_timeout=30)
-            except psycopg.Error as exc:
-                # psycopg's message names host and user, never the password.
-                raise DataError(self.path, f"cannot connect to the request cache store ({exc})") from exc
-            conn = self._local.conn = _Connection(raw)
-            with self._opened_lock:
-                self._opened.append(conn)
+            conn = self._local.conn = self._connect()
         return conn
+
+    def _heartbeat_conn(self) -> _Connection:
+        """The connection the heartbeats use: one for the cache's life (each share_calls starts a new
+        heartbeat thread, and a connection per thread would pile up until close)."""
+        if self._beat is None:
+            self._beat = self._connect()
+        return self._beat
 
     def close(self) -> None:
         """Close every thread's connection (the runner's worker threads each opened one): a server
@@ -163,6 +183,25 @@ class PostgresRequestCache(RequestCache):
         for conn in opened:
             conn.close()
         self._local = threading.local()
+        self._beat = None
+
+    def share_calls(self, keys, call, on_shared, poll_s=CLAIM_POLL_S) -> None:  # type: ignore[override]
+        """As :meth:`RequestCache.share_calls`, with this process's claims renewed while it calls."""
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(self.heartbeat_s):
+                self._heartbeat_conn().execute(
+                    "UPDATE claims SET claimed_at = ? WHERE owner = ?", (time.time(), self._owner())
+                )
+
+        beating = threading.Thread(target=beat, name="cache-claims-heartbeat", daemon=True)
+        beating.start()
+        try:
+            super().share_calls(keys, call, on_shared, poll_s)
+        finally:
+            stop.set()
+            beating.join()
 
     def _size_bytes(self) -> int:
         row = (
