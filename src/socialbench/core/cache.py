@@ -14,6 +14,12 @@ needs the same key waits for the answer instead of calling again, and takes the 
 claimant died (same host: the process is gone; another host: the claim is older than
 :data:`CLAIM_TTL_S`). A cache that fills up (no space left) stays usable: the call being stored is
 lost, every earlier one is kept, and the run stops with :class:`CacheFull`.
+
+Stores: :class:`RequestCache` (SQLite, the default: one file on a local disk) implements the operations
+the runner needs (:class:`CacheStore`); ``core.cache_pg.PostgresRequestCache`` keeps the same tables in
+PostgreSQL for many nodes (SQLite in WAL mode is unsafe on network file systems).
+``core.cache_pg.open_request_cache`` picks it when ``SOCIALBENCH_CACHE_URL`` holds a ``postgresql://`` URL (from the
+environment only: the URL may hold a password, so it is never a param).
 """
 
 from __future__ import annotations
@@ -102,11 +108,11 @@ def _process_started(pid: int) -> str | None:
     return fields[19] if fields and len(fields) > 19 else None
 
 
-def _alive(host: str, pid: int, started: str | None, claimed_at: float, now: float) -> bool:
+def _alive(host: str, pid: int, started: str | None, claimed_at: float, now: float, ttl_s: float = CLAIM_TTL_S) -> bool:
     """Whether a claimant may still be making its calls. Claims are shared across processes: one of
     this process (an earlier run in it that stopped) is stale."""
     if host != socket.gethostname():
-        return now - claimed_at < CLAIM_TTL_S
+        return now - claimed_at < ttl_s
     if pid == os.getpid():
         return False
     try:
@@ -149,11 +155,48 @@ _REQUIRED_COLUMNS = {
 }
 
 
-class RequestCache:
+class CacheStore:
+    """What the runner needs of a request cache: read an answer, store one (or a non-call record),
+    make the missing calls once across every process sharing the store, release claims, close."""
+
+    hits: int
+    misses: int
+
+    def get(self, key: str) -> Response | None:
+        raise NotImplementedError
+
+    def put(self, key: str, identity: dict[str, Any], request: Request, response: Response, model: str) -> None:
+        raise NotImplementedError
+
+    def put_record(
+        self, key: str, parts: dict[str, Any], text: str, *, backend: str, model: str, request_id: str
+    ) -> None:
+        raise NotImplementedError
+
+    def share_calls(
+        self,
+        keys: Sequence[str],
+        call: Callable[[list[int]], None],
+        on_shared: Callable[[int, Response], None],
+        poll_s: float = CLAIM_POLL_S,
+    ) -> None:
+        raise NotImplementedError
+
+    def release(self, keys: Sequence[str]) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class RequestCache(CacheStore):
     """Thread-safe sqlite cache; one connection per thread, WAL so readers never block writers.
 
     ``RequestCache.open_readonly(path)`` only reads (``socialbench cache``): it creates, converts and
     locks nothing, and refuses a path that is not a request cache."""
+
+    #: Another host's claim is taken over when older than this (its process cannot be asked).
+    claim_ttl_s = CLAIM_TTL_S
 
     def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
@@ -362,7 +405,7 @@ class RequestCache:
                 row = conn.execute(
                     "SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = ?", (key,)
                 ).fetchone()
-                if row is not None and row[0] != me and _alive(row[1], row[2], row[3], row[4], now):
+                if row is not None and row[0] != me and _alive(row[1], row[2], row[3], row[4], now, self.claim_ttl_s):
                     theirs[key] = row[0]
                     continue
                 if row is not None and row[0] != me:
@@ -467,14 +510,16 @@ class RequestCache:
             }
             for r in rows
         ]
-        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
             "path": str(self.path),
-            "size_bytes": size,
+            "size_bytes": self._size_bytes(),
             "entries": sum(m["entries"] for m in models),
             "hits_served": sum(m["hits_served"] for m in models),
             "models": models,
         }
+
+    def _size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
 
     def entries_for(self, model: str | None, request_id: str) -> list[dict[str, Any]]:
         """Stored entries of one request id (under one model, or any), newest first."""

@@ -60,6 +60,12 @@ def _describe(err: jsonschema.ValidationError) -> str:
             f"models: the name {err.instance!r} may hold only letters, digits, '_' and '-' and start with a"
             " letter or digit (it names folders, and DVC reads a '.' in models.<name> as a nesting)"
         )
+    if err.validator == "not" and list(err.absolute_path) == ["mlflow", "tracking_uri"]:
+        # Never echo the value: it holds a password.
+        return (
+            "mlflow.tracking_uri: holds a password; params are tracked by git and DVC, so give a store with"
+            " a password in the environment (MLFLOW_TRACKING_URI) instead"
+        )
     return f"{path}: {err.message}"
 
 

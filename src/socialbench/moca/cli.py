@@ -226,11 +226,12 @@ def _read_pool(
 def _log_counts(rows, stage: str, params: Path | None, settings: dict) -> None:
     from socialbench.core.config import load_params
     from socialbench.moca.build.preprocess import log_counts_mlflow
+    from socialbench.report.tracking import resolve_tracking_uri
 
     if params is None:
         raise SocialbenchError("--mlflow needs --params (its mlflow section names the store and the experiment)")
     tracking = load_params(params)["mlflow"]
-    log_counts_mlflow(rows, stage, tracking["tracking_uri"], settings, tracking["experiment"])
+    log_counts_mlflow(rows, stage, resolve_tracking_uri(tracking), settings, tracking["experiment"])
 
 
 @app.command("sources")

@@ -8,21 +8,33 @@ evaluation from the next attempt.
 
 A new sqlite store is built in a temporary file beside it and renamed into place, so a track killed
 while MLflow creates the schema leaves no half-built store; runs a killed track left RUNNING are
-marked KILLED by the next one."""
+marked KILLED by the next one.
+
+A shared tracking server (``MLFLOW_TRACKING_URI=http://...``, docs/scale-out.md) works the same way:
+the URI comes from the environment, never from params (it may hold a password); writers on every host
+are serialised by a lock the server itself holds (:func:`server_lock`: a registered model created
+and deleted atomically), so two pipelines logging at once neither lose nor duplicate a run; every run
+carries its host and process (:data:`HOST_TAG`, :data:`PROCESS_TAG`) and the pipeline run it belongs
+to (:data:`PIPELINE_TAG`), so recovery marks KILLED only runs this host started whose process is gone
+(in a local sqlite store: every run left RUNNING, as its file lock rules out a live writer)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
-from collections.abc import Mapping
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
-from socialbench.core.errors import SocialbenchError
+from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.core.hashing import sha256_file, sha256_json
 from socialbench.core.io import is_number, parse_json_object
 
@@ -37,6 +49,80 @@ EXPERIMENT_KIND = "custom_model_development"
 UNDEFINED_TAG = "undefined."
 #: The parent run's tag: the content hash of its own artifacts (tables, figures).
 ARTIFACTS_KEY_TAG = "socialbench.artifacts_key"
+#: Every run's tags: the host that started it, its process (``pid:start``), and the pipeline run
+#: (``SOCIALBENCH_PIPELINE_RUN``, else one id per track) it belongs to.
+HOST_TAG = "socialbench.host"
+PROCESS_TAG = "socialbench.process"
+PIPELINE_TAG = "socialbench.pipeline_run"
+#: The environment variable that overrides params' ``mlflow.tracking_uri`` (MLflow's own name).
+TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
+#: A server lock held by a process on another host is taken over when older than this.
+LOCK_TTL_S = 3600.0
+
+
+def has_password(uri: str) -> bool:
+    """Whether a URI carries a password (``scheme://user:password@host``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(uri).password is not None
+    except ValueError:
+        return False
+
+
+def masked_uri(uri: str) -> str:
+    """The URI with its password (if any) replaced by ``***``, for messages."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not has_password(uri):
+        return uri
+    parts = urlsplit(uri)
+    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
+    """The tracking store to use: ``MLFLOW_TRACKING_URI`` from the environment when set, else the
+    params' ``mlflow.tracking_uri`` (the local sqlite store by default). A password in params is
+    refused: params are tracked by git and DVC."""
+    env = os.environ if environ is None else environ
+    from_env = (env.get(TRACKING_URI_ENV) or "").strip()
+    if from_env:
+        return from_env
+    uri = str(mlflow_params["tracking_uri"])
+    if has_password(uri):
+        raise ConfigError(
+            f"params mlflow.tracking_uri: holds a password ({masked_uri(uri)}); params are tracked by git and"
+            f" DVC, so give a store with a password in the environment ({TRACKING_URI_ENV}) instead"
+        )
+    return uri
+
+
+def process_id(pid: int | None = None) -> str:
+    """This process as ``pid:start`` (start: clock ticks since boot), so a reused pid is not taken for it."""
+    from socialbench.core.cache import _process_started
+
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}:{_process_started(pid) or ''}"
+
+
+def process_gone(process: str, host: str, now_s: float, started_s: float) -> bool:
+    """Whether the process of a run (its host and ``pid:start`` tags) can no longer be writing it. Only
+    this host's processes can be asked; another host's never count as gone here."""
+    from socialbench.core.cache import _alive
+
+    if host != socket.gethostname():
+        return False
+    pid, _, start = process.partition(":")
+    if not pid.isdigit():
+        return True  # no process recorded (a run made before the tag): nobody on this host owns it
+    if int(pid) == os.getpid():
+        return False  # this process: its own runs are live
+    return not _alive(host, int(pid), start or None, started_s, now_s)
+
+
+def run_tags(pipeline_run: str) -> dict[str, str]:
+    return {HOST_TAG: socket.gethostname(), PROCESS_TAG: process_id(), PIPELINE_TAG: pipeline_run}
 
 
 def eval_key(evaluation: dict[str, Any]) -> str:
@@ -283,12 +369,114 @@ def _open_store(tracking_uri: str, db: Path | None, experiment: str) -> tuple[An
         ) from e
 
 
-def _mark_abandoned_runs_killed(client: Any, exp_id: str) -> None:
-    """Runs of the experiment still RUNNING were left by a track that was killed: the store's lock
-    rules out a live writer. Mark them KILLED, so they do not show as running forever."""
-    while runs := client.search_runs([exp_id], filter_string="attributes.status = 'RUNNING'", max_results=1000):
-        for run in runs:
-            client.set_terminated(run.info.run_id, status="KILLED")
+def _mark_abandoned_runs_killed(client: Any, exp_id: str, local: bool) -> list[str]:
+    """Mark KILLED the runs a killed track left RUNNING, so they do not show as running forever. In a
+    local sqlite store the store's file lock rules out a live writer: every RUNNING run is abandoned.
+    In a shared store only runs this host started whose process is gone are: another host's runs,
+    and this host's live ones, are left alone. The run ids marked."""
+    marked: list[str] = []
+    host = socket.gethostname()
+    query = "attributes.status = 'RUNNING'" + ("" if local else f" and tags.`{HOST_TAG}` = '{host}'")
+    token = None
+    while True:
+        page = client.search_runs([exp_id], filter_string=query, max_results=1000, page_token=token)
+        now = time.time()
+        for run in page:
+            tags = run.data.tags
+            if local or process_gone(tags.get(PROCESS_TAG, ""), tags.get(HOST_TAG, ""), now, run.info.start_time / 1e3):
+                client.set_terminated(run.info.run_id, status="KILLED")
+                marked.append(run.info.run_id)
+        token = getattr(page, "token", None)
+        if not token:
+            return marked
+
+
+@contextmanager
+def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: float = 0.5) -> Iterator[None]:
+    """Serialise the writers of one experiment on a shared tracking server, across hosts: the lock is
+    a registered model named after the experiment, which the server creates for one caller only and
+    deletes for good. A holder on this host whose process is gone, or one on another host older than
+    :data:`LOCK_TTL_S`, is taken over (its track was killed)."""
+    from mlflow.exceptions import MlflowException
+
+    name = f"socialbench-lock.{experiment}"
+    host, me = socket.gethostname(), process_id()
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            client.create_registered_model(name, tags={HOST_TAG: host, PROCESS_TAG: me, "since": str(time.time())})
+            break
+        except MlflowException as exc:
+            if "ALREADY_EXISTS" not in str(exc.error_code):
+                raise
+        try:
+            held = client.get_registered_model(name)
+        except MlflowException:
+            continue  # released meanwhile
+        tags = held.tags or {}
+        since = float(tags.get("since") or 0)
+        other_host = tags.get(HOST_TAG) != host
+        stale = (
+            (time.time() - since > LOCK_TTL_S)
+            if other_host
+            else process_gone(tags.get(PROCESS_TAG, ""), host, time.time(), since)
+        )
+        if stale:
+            try:
+                client.delete_registered_model(name)
+            except MlflowException:
+                pass
+            continue
+        if time.monotonic() > deadline:
+            raise SocialbenchError(
+                f"MLflow experiment {experiment!r}: another track ({tags.get(HOST_TAG)} process"
+                f" {tags.get(PROCESS_TAG)}) has held the tracking server's lock for {timeout_s:.0f} s"
+            )
+        time.sleep(poll_s)
+    try:
+        yield
+    finally:
+        client.delete_registered_model(name)
+
+
+@contextmanager
+def _tracking_uri_set(uri: str) -> Iterator[None]:
+    """MLflow's fluent API on ``uri`` for a while. ``mlflow.set_tracking_uri`` also sets
+    MLFLOW_TRACKING_URI in the environment, which :func:`resolve_tracking_uri` reads first: both are
+    put back, so a later command in the same process reads its own params again."""
+    import mlflow
+    from mlflow.tracking._tracking_service import utils
+
+    old_env, old_uri = os.environ.get(TRACKING_URI_ENV), utils._tracking_uri
+    mlflow.set_tracking_uri(uri)
+    try:
+        yield
+    finally:
+        utils._tracking_uri = old_uri
+        if old_env is None:
+            os.environ.pop(TRACKING_URI_ENV, None)
+        else:
+            os.environ[TRACKING_URI_ENV] = old_env
+
+
+def is_shared_store(tracking_uri: str) -> bool:
+    """Whether a store may have writers on other hosts: a tracking server or a database server
+    (``postgresql://``...); not a sqlite file or a local folder."""
+    return "://" in tracking_uri and not tracking_uri.startswith(("sqlite:", "file:"))
+
+
+@contextmanager
+def store_lock(tracking_uri: str, db: Path | None, experiment: str) -> Iterator[None]:
+    """The writers' lock: a file lock beside a sqlite store (or in the working folder for a local
+    folder store), the server's own lock for a shared store."""
+    if is_shared_store(tracking_uri):
+        from mlflow.tracking import MlflowClient
+
+        with server_lock(MlflowClient(tracking_uri), experiment):
+            yield
+        return
+    with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
+        yield
 
 
 def pipeline_artifact_files(tables_dir: Path) -> list[tuple[Path, str]]:
@@ -339,22 +527,23 @@ def log_evaluations(
     artifacts_key = pipeline_artifacts_key(parent_files)
 
     db = _sqlite_path(tracking_uri)
-    with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
+    server = tracking_uri.startswith(("http://", "https://"))
+    pipeline_run = os.environ.get("SOCIALBENCH_PIPELINE_RUN") or uuid.uuid4().hex
+    with store_lock(tracking_uri, db, experiment), ExitStack() as stack:
         if db is not None and (not db.exists() or db.stat().st_size == 0):
             _create_sqlite_store(tracking_uri, db)
-        mlflow.set_tracking_uri(tracking_uri)
+        stack.enter_context(_tracking_uri_set(tracking_uri))
         client, exp = _open_store(tracking_uri, db, experiment)
         if exp is None:
-            exp_id = client.create_experiment(
-                experiment,
-                artifact_location=Path(artifact_root).resolve().as_uri(),
-                tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
-            )
+            # A server keeps artifacts in its own store (--artifacts-destination), shared by every
+            # host; a local store keeps them in a folder beside it.
+            where = {} if server else {"artifact_location": Path(artifact_root).resolve().as_uri()}
+            exp_id = client.create_experiment(experiment, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}, **where)
         else:
             exp_id = exp.experiment_id
             if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:  # a store made before the tag, or by hand
                 client.set_experiment_tag(exp_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
-        _mark_abandoned_runs_killed(client, exp_id)
+        _mark_abandoned_runs_killed(client, exp_id, local=not is_shared_store(tracking_uri))
         new, existing = [], []
         for ev, pr in zip(evaluations, prepared):
             key = eval_key(ev)
@@ -380,13 +569,13 @@ def log_evaluations(
         run_name = parent_run_name(evaluations, len(new), len(existing), commit, datetime.now(UTC))
         with mlflow.start_run(experiment_id=exp_id, run_name=run_name) as parent:
             summary["parent"] = parent.info.run_id
-            mlflow.set_tags({"socialbench.kind": "pipeline", "git_commit": commit})
+            mlflow.set_tags({"socialbench.kind": "pipeline", "git_commit": commit, **run_tags(pipeline_run)})
             mlflow.log_params({"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)})
             for path, folder in parent_files:
                 mlflow.log_artifact(path, artifact_path=folder or None)
             for key, _, prep, _ in new:
                 with mlflow.start_run(experiment_id=exp_id, run_name=prep["name"], nested=True) as child:
-                    mlflow.set_tags(prep["tags"])
+                    mlflow.set_tags({**prep["tags"], **run_tags(pipeline_run)})
                     mlflow.log_params(prep["params"])
                     mlflow.log_metrics(_finite(prep["metrics"]))
                     mlflow.log_metrics(_finite(prep["stats"]))

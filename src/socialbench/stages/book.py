@@ -61,7 +61,9 @@ def book(
         folders=("--tables-dir",),
     )
     p = load_params(params)
-    store = Store(p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], mlflow_url)
+    from socialbench.report.tracking import resolve_tracking_uri
+
+    store = Store(resolve_tracking_uri(p["mlflow"]), p["mlflow"]["experiment"], mlflow_url)
     sections = [read_section(b, t, i, s, store) for b, t, i, s in zip(benchmark, tables_dir, instances, tracked)]
     for warning in build_pdf(sections, out, typ):
         typer.echo(f"book: typst warning: {warning}", err=True)

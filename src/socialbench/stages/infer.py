@@ -103,6 +103,7 @@ def infer_runs(
     traces and stats (with its provenance) as it finishes. Every input is checked before any run."""
     from socialbench.core.backend import ModelSpec
     from socialbench.core.cache import RequestCache
+    from socialbench.core.cache_pg import open_request_cache
     from socialbench.core.config import load_params
     from socialbench.core.errors import DataError
     from socialbench.core.paths import check_io
@@ -135,7 +136,9 @@ def infer_runs(
     check_io({"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]})
     for method in methods:  # each run's settings checked (a retriever's key or corpus too) before any call
         bench.method(method, spec, p["seed"], bench.method_settings(p.get(benchmark) or {}, method))
-    job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, RequestCache(cache or p["cache"]["path"]))
+    # --cache names a file; else SOCIALBENCH_CACHE_URL (a shared PostgreSQL store), else cache.path in params.
+    store = RequestCache(cache) if cache else open_request_cache(p["cache"]["path"])
+    job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, store)
     job.commit = git_commit()
     job.progress = progress and sys.stderr.isatty()
     try:

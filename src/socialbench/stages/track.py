@@ -118,7 +118,13 @@ def track_runs(
     from socialbench.core.provenance import git_commit, made_with
     from socialbench.report.layout import run_of
     from socialbench.report.results import read_score_files
-    from socialbench.report.tracking import eval_key, log_evaluations, parse_stats, pipeline_artifact_files
+    from socialbench.report.tracking import (
+        eval_key,
+        log_evaluations,
+        parse_stats,
+        pipeline_artifact_files,
+        resolve_tracking_uri,
+    )
 
     check_io(
         {
@@ -200,7 +206,7 @@ def track_runs(
     # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
     summary = log_evaluations(
         evaluations,
-        p["mlflow"]["tracking_uri"],
+        resolve_tracking_uri(p["mlflow"]),  # MLFLOW_TRACKING_URI wins: a server's URI may hold a password
         p["mlflow"]["experiment"],
         Path("mlartifacts"),
         artifacts=pipeline_artifact_files(tables_dir),

@@ -27,13 +27,19 @@ def ui(
     """Open the MLflow UI on this repository's tracking store (telemetry off); prints the address of
     the experiment's runs table, where the UI lands."""
     from socialbench.core.config import load_params
-    from socialbench.report.tracking import runs_page_url
+    from socialbench.report.tracking import is_shared_store, masked_uri, resolve_tracking_uri, runs_page_url
 
     p = load_params(params)
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
     os.environ["DO_NOT_TRACK"] = "true"
-    url = runs_page_url(p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"], f"http://{host}:{port}")
-    cmd = ui_command(p["mlflow"]["tracking_uri"], host, port)
-    typer.echo(" ".join(cmd))
+    uri = resolve_tracking_uri(p["mlflow"])
+    if uri.startswith(("http://", "https://")):  # a tracking server serves its own UI
+        typer.echo(f"runs: {masked_uri(runs_page_url(uri, p['mlflow']['experiment'], uri))}")
+        return
+    if is_shared_store(uri):
+        typer.echo(f"ui: serving {masked_uri(uri)}")  # the command line below would show its password
+    url = runs_page_url(uri, p["mlflow"]["experiment"], f"http://{host}:{port}")
+    cmd = ui_command(uri, host, port)
+    typer.echo(" ".join(masked_uri(c) for c in cmd))
     typer.echo(f"runs: {url}")
     os.execvp(cmd[0], cmd)

@@ -1,0 +1,234 @@
+"""The request cache in PostgreSQL (``psycopg``), for many nodes sharing one cache.
+
+SQLite in WAL mode needs shared memory between its processes, which a network file system does not
+give, so a cluster keeps the cache in PostgreSQL instead. The tables, the keys and the claims of calls
+in flight are those of the SQLite store (:class:`~socialbench.core.cache.RequestCache`, whose logic
+this class reuses): only the connection differs. Writers are serialised by a transaction-scoped
+advisory lock, as SQLite's ``BEGIN IMMEDIATE`` serialises them, so two pipelines claiming the same
+key at once see each other's claim and one waits for the other's answer.
+
+The URL comes from the environment (:data:`CACHE_URL_ENV`; :func:`open_request_cache` picks the store) and may hold a
+password: everything this module shows names the store by its URL with the password masked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from socialbench.core.cache import CLAIM_POLL_S, RequestCache
+from socialbench.core.errors import DataError, SocialbenchError
+
+#: The advisory lock key of the cache's writers (any constant shared by every process of the store).
+_WRITE_LOCK = 0x50C1A1BE
+#: The advisory lock key of creating the tables (CREATE TABLE IF NOT EXISTS races between sessions).
+_SCHEMA_LOCK = 0x50C1A1BF
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    key_parts TEXT NOT NULL,
+    text TEXT,
+    input_tokens BIGINT NOT NULL DEFAULT 0,
+    output_tokens BIGINT NOT NULL DEFAULT 0,
+    latency_s DOUBLE PRECISION NOT NULL DEFAULT 0,
+    created_at DOUBLE PRECISION NOT NULL,
+    hit_count BIGINT NOT NULL DEFAULT 0,
+    last_hit_at DOUBLE PRECISION,
+    finish_reason TEXT
+);
+CREATE INDEX IF NOT EXISTS calls_request ON calls(model, request_id);
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid BIGINT NOT NULL,
+    pid_started TEXT,
+    claimed_at DOUBLE PRECISION NOT NULL
+);
+"""
+
+_UPSERT = re.compile(r"^\s*INSERT OR REPLACE INTO (\w+)\(([^)]*)\)(.*)$", re.S)
+
+
+def masked_url(url: str) -> str:
+    """The URL with its password replaced by ``***`` (for messages and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def translate(sql: str) -> str:
+    """SQLite's dialect as :class:`RequestCache` writes it -> PostgreSQL's: ``?`` placeholders become
+    ``%s``, ``INSERT OR REPLACE`` an upsert on the table's key, ``BEGIN IMMEDIATE`` a transaction that
+    takes the writers' advisory lock first."""
+    if sql.strip() == "BEGIN IMMEDIATE":
+        return "BEGIN"
+    m = _UPSERT.match(sql)
+    if m:
+        table, cols, rest = m.groups()
+        names = [c.strip() for c in cols.split(",")]
+        updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in names if c != "key")
+        sql = f"INSERT INTO {table}({cols}){rest} ON CONFLICT (key) DO UPDATE SET {updates}"
+    return sql.replace("?", "%s")
+
+
+class _Connection:
+    """A psycopg connection that speaks the few sqlite3 calls :class:`RequestCache` makes."""
+
+    def __init__(self, conn: Any):
+        self._conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        begin = sql.strip() == "BEGIN IMMEDIATE"
+        cur = self._conn.execute(translate(sql), tuple(args) or None)
+        if begin:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+        return cur
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self._conn.cursor() as cur:
+            cur.executemany(translate(sql), [tuple(r) for r in rows])
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self._conn.info.transaction_status != TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class PostgresRequestCache(RequestCache):
+    """The request cache in a PostgreSQL database (``postgresql://user:password@host:port/db``).
+
+    One connection per thread, in autocommit mode with explicit transactions for writes, as the
+    SQLite store. The database and its user must exist; the tables are created on first use.
+
+    Nodes cannot see each other's processes, so a claim lives by its heartbeat: while this process
+    makes its calls it renews its claims every :attr:`heartbeat_s`, and another node takes a claim
+    over once it is older than :attr:`claim_ttl_s` (its node died or lost the database)."""
+
+    claim_ttl_s = 300.0
+    heartbeat_s = 60.0
+
+    def __init__(self, url: str):
+        import secrets
+
+        self.url = url
+        self.path = masked_url(url)  # type: ignore[assignment]  # what messages name; never the password
+        self.readonly = False
+        self._local = threading.local()
+        self.hits = 0
+        self.misses = 0
+        self._columns = None
+        self._token = secrets.token_hex(6)
+        self._opened: list[_Connection] = []  # every thread's connection, all closed by close()
+        self._opened_lock = threading.Lock()
+        self._beat: _Connection | None = None
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN")
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            for stmt in filter(str.strip, _SCHEMA.split(";")):
+                conn.execute(stmt)
+            conn.execute("COMMIT")
+        except Exception as exc:
+            self.close()
+            raise DataError(self.path, f"the request cache tables cannot be created ({exc})") from exc
+
+    def _connect(self) -> _Connection:
+        import psycopg
+
+        try:
+            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=30)
+        except psycopg.Error as exc:
+            # psycopg's message names host and user, never the password.
+            raise DataError(self.path, f"cannot connect to the request cache store ({exc})") from exc
+        conn = _Connection(raw)
+        with self._opened_lock:
+            self._opened.append(conn)
+        return conn
+
+    def _conn(self) -> Any:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    def _heartbeat_conn(self) -> _Connection:
+        """The connection the heartbeats use: one for the cache's life (each share_calls starts a new
+        heartbeat thread, and a connection per thread would pile up until close)."""
+        if self._beat is None:
+            self._beat = self._connect()
+        return self._beat
+
+    def close(self) -> None:
+        """Close every thread's connection (the runner's worker threads each opened one): a server
+        shared by many nodes has a bounded number of connections."""
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
+        self._local = threading.local()
+        self._beat = None
+
+    def share_calls(self, keys, call, on_shared, poll_s=CLAIM_POLL_S) -> None:  # type: ignore[override]
+        """As :meth:`RequestCache.share_calls`, with this process's claims renewed while it calls."""
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(self.heartbeat_s):
+                self._heartbeat_conn().execute(
+                    "UPDATE claims SET claimed_at = ? WHERE owner = ?", (time.time(), self._owner())
+                )
+
+        beating = threading.Thread(target=beat, name="cache-claims-heartbeat", daemon=True)
+        beating.start()
+        try:
+            super().share_calls(keys, call, on_shared, poll_s)
+        finally:
+            stop.set()
+            beating.join()
+
+    def _size_bytes(self) -> int:
+        row = (
+            self._conn().execute("SELECT pg_total_relation_size('calls') + pg_total_relation_size('claims')").fetchone()
+        )
+        return int(row[0] or 0)
+
+
+#: The environment variable naming a shared cache store (``postgresql://user:pw@host/db``); never a param.
+CACHE_URL_ENV = "SOCIALBENCH_CACHE_URL"
+
+
+def cache_store_url(environ: dict[str, str] | None = None) -> str | None:
+    """The shared store's URL from the environment; None (the SQLite file of the params) when unset.
+    A URL of an unknown kind is an error naming the variable (its value may hold a password)."""
+    url = (os.environ if environ is None else environ).get(CACHE_URL_ENV, "").strip()
+    if not url:
+        return None
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise SocialbenchError(f"{CACHE_URL_ENV}: must be a postgresql:// URL (or unset for the SQLite file in params)")
+    return url
+
+
+def open_request_cache(path: str | Path, environ: dict[str, str] | None = None) -> RequestCache:
+    """The request cache a run uses: the PostgreSQL store named by :data:`CACHE_URL_ENV` when set,
+    else the SQLite file at ``path`` (the default)."""
+    url = cache_store_url(environ)
+    if url is None:
+        return RequestCache(path)
+    return PostgresRequestCache(url)
