@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 source scripts/env.sh
 if ! command -v chromium >/dev/null; then
-    apt-get install -y chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }
+    apt-get -o DPkg::Lock::Timeout=600 install -y chromium >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y chromium >/dev/null; }
 fi
 WORK=$(mktemp -d /tmp/check_mlflow_ui.XXXXXX)
 OUT=${OUT:-$WORK/shots}

@@ -10,7 +10,7 @@ report=${1:-results/report.html}
 shot=${2:-results/report.png}
 
 if ! command -v chromium >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium >/dev/null
 fi
 
 snakemake --report "$report" --quiet all >/dev/null

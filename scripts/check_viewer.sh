@@ -22,8 +22,8 @@ fail() { echo "check_viewer: FAIL: $*" >&2; exit 1; }
 if ! command -v chromium >/dev/null 2>&1; then
     [ "$(id -u)" = 0 ] || fail "chromium is not installed and installing it needs root: sudo apt-get install chromium"
     echo "check_viewer: installing chromium (Debian package)"
-    apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core >/dev/null
+    apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends chromium fonts-dejavu-core >/dev/null
 fi
 
 WORK=${VIEWER_CHECK_DIR:-$(mktemp -d /tmp/check_viewer.XXXXXX)}

@@ -3,7 +3,7 @@
 # (docs/scale-out.md) and their tests. Debian's `postgresql` package; the cluster runs as the
 # `postgres` user in a folder of its own, so nothing of the system's clusters is touched.
 #
-#   scripts/pg_services.sh install                  apt-get install postgresql (root; does nothing when present)
+#   scripts/pg_services.sh install                  apt-get -o DPkg::Lock::Timeout=600 install postgresql (root; does nothing when present)
 #   scripts/pg_services.sh start DIR PORT DB USER   initdb DIR (once), start (unless running) on 127.0.0.1:PORT, create DB owned by USER
 #   scripts/pg_services.sh stop DIR                 stop the cluster in DIR
 #
@@ -29,8 +29,8 @@ install)
     if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then exit 0; fi
     [[ $(id -u) == 0 ]] || { echo "pg_services: installing postgresql needs root" >&2; exit 2; }
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends postgresql >/dev/null
     ;;
 start)
     dir=${2:?DIR} port=${3:?PORT} db=${4:?DB} user=${5:?USER}

@@ -15,12 +15,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+#: Markers of tests that install and start a real service (PostgreSQL, Slurm, sshd) themselves.
+SERVICE_MARKERS = ("postgres", "slurm", "ssh")
+
+
 def pytest_collection_modifyitems(config, items):
     """For pytest-xdist (the test command runs two workers, `--dist loadgroup`): a module's tests stay
     on one worker, so its module-scoped fixtures are built once; every test of the session's demo run
-    goes to one worker, so the run is built once."""
+    goes to one worker, so the run is built once; the tests of real services share one worker."""
     for item in items:
-        group = "demo_pipeline" if "demo_pipeline" in item.fixturenames else item.module.__name__
+        if any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
+            group = "services"  # they install Debian packages: one apt-get at a time
+        elif "demo_pipeline" in item.fixturenames:
+            group = "demo_pipeline"
+        else:
+            group = item.module.__name__
         item.add_marker(pytest.mark.xdist_group(group))
 
 
