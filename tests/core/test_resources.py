@@ -18,6 +18,13 @@ def test_vllm_model_without_tensor_parallelism_asks_for_one_gpu():
     assert model_gpus({"backend": "vllm"}) == 1
 
 
+def test_vllm_model_on_a_server_the_user_runs_asks_for_no_gpu():
+    assert (
+        model_gpus({"backend": "vllm", "options": {"base_url": "http://gpu-node:8000/v1", "tensor_parallel_size": 4}})
+        == 0
+    )
+
+
 def test_hf_model_on_cpu_asks_for_no_gpu():
     assert model_gpus({"backend": "hf", "options": {"device": "cpu"}}) == 0
 

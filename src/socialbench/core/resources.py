@@ -4,8 +4,8 @@ Snakemake passes these to its executor (``profiles/slurm``: mem_mb, runtime in m
 gpu); a local run ignores them, so they change no output and rerun no job (resources are no rerun
 trigger). An inference job's GPUs follow its model: a ``vllm`` model gets
 ``options.tensor_parallel_size`` of them (its server shards the model over that many GPUs, so the
-Slurm request and the server agree), an ``hf`` model one unless it runs on the CPU; any other backend
-(an API, a baseline) none."""
+Slurm request and the server agree; none with ``options.base_url``, a server the job does not
+start), an ``hf`` model one unless it runs on the CPU, any other backend (an API, a baseline) none."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ def model_gpus(model: dict[str, Any] | None) -> int:
     options = model.get("options") or {}
     backend = model.get("backend")
     if backend == "vllm":
+        if options.get("base_url"):
+            return 0  # a server the user runs elsewhere: the job starts none
         # the server's --tensor-parallel-size (socialbench.backends.vllm_backend): one GPU per shard
         return int(options.get("tensor_parallel_size", 1) or 1)
     if backend == "hf":
