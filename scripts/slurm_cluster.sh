@@ -7,6 +7,8 @@
 #   scripts/slurm_cluster.sh stop     stop the three daemons this script started
 #   scripts/slurm_cluster.sh status   sinfo
 #
+# Exit status 3: slurm-wlm and munge are not installed and apt-get cannot install them.
+#
 # Deliberately minimal: no cgroups (proctrack/linuxproc, task/none), no slurmdbd (it needs a MySQL
 # server), so `sacct` has no accounting database; finished jobs are written by jobcomp/filetxt to
 # $SLURM_TEST_DIR/jobcomp.log (one line per job: JobId, Name, JobState, ...), which the test reads.
@@ -25,10 +27,11 @@ die() { echo "slurm_cluster: $*" >&2; exit 1; }
 
 install_packages() {
     command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null && return
-    command -v apt-get >/dev/null || die "apt-get not found (Debian/Ubuntu only)"
+    command -v apt-get >/dev/null || { echo "slurm_cluster: apt-get not found (Debian/Ubuntu only)" >&2; exit 3; }
     export DEBIAN_FRONTEND=noninteractive
     apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null \
-        || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null; }
+        || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null; } \
+        || { echo "slurm_cluster: apt-get could not install slurm-wlm and munge (no package mirror?)" >&2; exit 3; }
 }
 
 HEADER="# Written by socialbench scripts/slurm_cluster.sh"

@@ -51,6 +51,8 @@ def slurm_cluster(tmp_path_factory):
     state = tmp_path_factory.mktemp("slurm")
     env = {**os.environ, "SLURM_TEST_DIR": str(state)}
     proc = subprocess.run(["bash", str(SCRIPT), "start"], env=env, capture_output=True, text=True, timeout=900)
+    if proc.returncode == 3:  # the script's "cannot install" status
+        pytest.skip(proc.stderr.strip())
     assert proc.returncode == 0, f"slurm_cluster.sh start failed:\n{proc.stdout}\n{proc.stderr}"
     yield state
     subprocess.run(["bash", str(SCRIPT), "stop"], env=env, capture_output=True, text=True, timeout=60)
