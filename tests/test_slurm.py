@@ -94,6 +94,10 @@ def _completed_in_slurm(state: Path) -> set[str]:
     return {line.split("|")[0] for line in proc.stdout.splitlines() if line.endswith("|COMPLETED")}
 
 
+def _files(work: Path, folder: str) -> dict[Path, bytes]:
+    return {p.relative_to(work): p.read_bytes() for p in (work / folder).rglob("*") if p.is_file()}
+
+
 def test_every_non_local_job_ran_through_slurm(slurm_run, slurm_cluster):
     work, out = slurm_run
     submitted = _submitted(out)
@@ -107,8 +111,8 @@ def test_every_non_local_job_ran_through_slurm(slurm_run, slurm_cluster):
 def test_slurm_run_outputs_are_byte_identical_to_the_local_run(slurm_run, demo_pipeline):
     work, _ = slurm_run
     for folder in COMPARED:
-        local = {p.relative_to(demo_pipeline.work): p.read_bytes() for p in (demo_pipeline.work / folder).rglob("*")}
-        remote = {p.relative_to(work): p.read_bytes() for p in (work / folder).rglob("*")}
-        assert local.keys() == remote.keys(), folder
+        local = _files(demo_pipeline.work, folder)
+        remote = _files(work, folder)
+        assert local and local.keys() == remote.keys(), folder
         differ = [str(p) for p in local if local[p] != remote[p]]
         assert not differ, f"differ from the local run: {differ}"
