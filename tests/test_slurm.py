@@ -4,8 +4,8 @@ scripts/slurm_cluster.sh installs slurm-wlm and munge with apt-get (once) and st
 slurmd on localhost; the pipeline then runs with ``--profile profiles/slurm`` in a fresh copy of the
 repository. Every job Snakemake did not run itself (its localrules) must have gone through Slurm and
 completed there, and the predictions and scores must be byte-identical to the session's local run
-(``demo_pipeline``). Root only; about 5 minutes on 2 CPUs (plus the local demo run when no other test
-built it). Skip with ``-m "not slurm"``.
+(``demo_pipeline``). Root only; about 7 minutes on 2 busy CPUs (plus the local demo run when no
+other test built it). Skip with ``-m "not slurm"``.
 
 The test cluster has no slurmdbd (it needs a MySQL server), so plain ``sacct`` has no database: Slurm
 writes each finished job to a job completion log (jobcomp/filetxt), which ``sacct -c`` reads, and
