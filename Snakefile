@@ -36,6 +36,11 @@ include: "rules/book.smk"  # the results book: optional, not in rule all
 include: "rules/dvc.smk"  # dvc.yaml rewritten when stale; per-benchmark targets
 
 
+# Light jobs run in Snakemake's own process under a cluster executor (profiles/slurm, docs/scale-out.md);
+# the heavy ones (media, inference, data preparation) are submitted with params `resources`.
+workflow.localrules(*local_rules())  # names built at load: the directive takes literal names only
+
+
 rule all:
     default_target: True
     input:

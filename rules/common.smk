@@ -173,3 +173,23 @@ def _stage_code(kind, benchmark, runs):
     stamp = os.path.join(dvc_yaml.STAMP_DIR, f"{name}.sha256")
     dvc_yaml.write_code_stamp(_Path(stamp), files, _Path.cwd())
     return stamp
+
+
+# ---- cluster ------------------------------------------------------------------------------------
+from socialbench.core.resources import job_resources as _job_resources
+
+
+def job_resources(kind, model=None):
+    """What a job asks a cluster executor for (params `resources`; socialbench.core.resources). A local
+    run ignores them; they are no rerun trigger, so changing them reruns nothing."""
+    return _job_resources(config["resources"], kind, model, config["models"].get(model) if model else None)
+
+
+def local_rules():
+    """Rules that run in Snakemake's own process under a cluster executor (profiles/slurm): the per-
+    benchmark score, tables, viewer and track jobs (seconds; track writes the one MLflow store), the
+    closing dvc commit and the per-benchmark targets. Each rules file names its own light data rules."""
+    names = ["all", "dvc_commit", "book"]
+    for b in BENCHMARKS:
+        names += [b, f"{b}_score", f"{b}_tables", f"{b}_viewer", f"{b}_track"]
+    return names

@@ -36,6 +36,9 @@ for _b in BENCHMARKS:
             resources:
                 # `snakemake --resources model_slots=1` runs one model at a time (GPU or API quota).
                 model_slots=1,
+                # what the job asks a cluster for (params `resources`; GPUs from the model's
+                # tensor-parallel size): read by profiles/slurm, ignored by a local run
+                **job_resources("infer", _model),
             shell:
                 "socialbench infer --benchmark {params.benchmark} --instances {input.instances} --dev {input.dev}"
                 " --model {params.model_name} --params params.yaml --results-dir results {params.method_args}"

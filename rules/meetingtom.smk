@@ -16,6 +16,19 @@ from socialbench.meetingtom.spec.settings import SOURCES as MT_SOURCES
 from socialbench.meetingtom.spec.settings import source_settings as _mt_source
 from socialbench.meetingtom.report.tables import output_files as _mt_table_files
 
+# Under a cluster executor (profiles/slurm) the light jobs (demo files, annotation and media fetches, which
+# may need the internet, and the per-source merges) run in Snakemake's own process.
+localrules:
+    meetingtom_demo_data,
+    meetingtom_release,
+    meetingtom_media,
+    meetingtom_instances,
+    meetingtom_simulated_annotators,
+    meetingtom_gold,
+    meetingtom_demo_human,
+    meetingtom_consolidate,
+
+
 MT = config["meetingtom"]
 MT_MEETINGS = {s: list(MT[s]["meetings"]) for s in MT_SOURCES}
 MT_TASKS = ["task1", "task2_1", "task2_2", "task3_1", "task3_2"]
@@ -130,6 +143,8 @@ rule meetingtom_extract:
         mining=MT["mining"],
     log:
         "logs/data/meetingtom_{source}_{meeting}_extract.log",
+    resources:
+        **job_resources("default"),
     conda:
         CONDA_ENV
     shell:
@@ -153,6 +168,8 @@ rule meetingtom_clips:
         clips=MT["clips"],
     log:
         "logs/media/meetingtom_{source}_{meeting}_clips.log",
+    resources:
+        **job_resources("media"),
     conda:
         CONDA_ENV
     shell:

@@ -7,6 +7,11 @@ from socialbench.moca.report.tables import output_files as moca_table_files  # e
 FRAME_CACHE = "data/interim/frames"
 
 
+# Under a cluster executor (profiles/slurm) the light jobs run in Snakemake's own process.
+localrules:
+    moca_demo_data,
+
+
 # ---- raw source: the embedded demo is generated, deterministically from the seed; data/raw is
 # never edited by later stages.
 rule moca_demo_data:
@@ -40,6 +45,8 @@ rule moca_prepare:
                       category="reports", subcategory="dropped records", labels={"report": "MoCA prepare {split}"}),
     log:
         "logs/prepare/moca_{split}.log",
+    resources:
+        **job_resources("default"),
     conda:
         CONDA_ENV
     shell:
@@ -76,6 +83,8 @@ rule moca_frames:
         frames_dir=lambda wildcards, output: os.path.dirname(output.index),  # the cache holds its index
     log:
         "logs/media/moca_frames.log",
+    resources:
+        **job_resources("media"),
     conda:
         CONDA_ENV
     shell:

@@ -27,6 +27,11 @@ for _pool, _members in MOCA_POOLS.items():
 
 if MOCA_SOURCES:
 
+    # Under a cluster executor (profiles/slurm) downloads run in Snakemake's own process (compute
+    # nodes often have no internet).
+    localrules:
+        moca_source_acquire,
+
     rule moca_source_acquire:
         wildcard_constraints:
             source="|".join(MOCA_SOURCES),
@@ -57,6 +62,8 @@ if MOCA_SOURCES:
             root=lambda wildcards: f"{MOCA_SOURCES_RAW}/{wildcards.source}",
         log:
             "logs/moca_sources/candidates_{source}.log",
+        resources:
+            **job_resources("default"),
         conda:
             CONDA_ENV
         shell:
@@ -85,6 +92,8 @@ if MOCA_POOLS:
             inputs=lambda wildcards, input: " ".join(f"--input {f}" for f in input.candidates),
         log:
             "logs/moca_sources/preprocess_{pool}.log",
+        resources:
+            **job_resources("media"),
         conda:
             CONDA_ENV
         shell:
@@ -108,6 +117,8 @@ if MOCA_POOLS:
             settings=config["moca"]["unimodal"],
         log:
             "logs/moca_sources/unimodal_{pool}.log",
+        resources:
+            **job_resources("media"),
         conda:
             CONDA_ENV
         shell:

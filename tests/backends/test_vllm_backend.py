@@ -255,3 +255,17 @@ def test_a_server_the_user_runs_is_not_pinned_from_the_local_cache(tmp_path, mon
     fake_hub_cache(tmp_path, monkeypatch, "local-org/tiny-vlm", "6" * 40)
     backend = create_backend(unpinned(tmp_path, "local-org/tiny-vlm", base_url="http://127.0.0.1:9/v1"))
     assert backend.identity()["revision"] is None
+
+
+def test_slurm_gpu_request_matches_the_servers_tensor_parallel_size(tmp_path):
+    # profiles/slurm asks for the GPUs params' `resources` gives an infer job: as many as the shards
+    # the owned `vllm serve` is started with, so the server fits its allocation exactly
+    from socialbench.core.config import validate_params
+    from socialbench.core.resources import job_resources
+
+    spec = spec_for(tmp_path, tensor_parallel_size=4)
+    cmd = create_backend(spec).server_command(8123)
+    shards = int(cmd[cmd.index("--tensor-parallel-size") + 1])
+    resources = validate_params({"models": {"m": {"backend": "random"}}})["resources"]
+    entry = {"backend": "vllm", "options": spec.options}
+    assert job_resources(resources, "infer", spec.name, entry)["gpu"] == shards == 4

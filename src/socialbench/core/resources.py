@@ -1,0 +1,53 @@
+"""What a job asks a cluster for, from params (``resources`` and the model entry).
+
+Snakemake passes these to its executor (``profiles/slurm``: mem_mb, runtime in minutes, cpus_per_task,
+gpu); a local run ignores them, so they change no output and rerun no job (resources are no rerun
+trigger). An inference job's GPUs follow its model: a ``vllm`` model gets
+``options.tensor_parallel_size`` of them (its server shards the model over that many GPUs, so the
+Slurm request and the server agree; none with ``options.base_url``, a server the job does not
+start), an ``hf`` model one unless it runs on the CPU, any other backend (an API, a baseline) none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Kinds of job with their own entry under ``resources`` (anything else uses ``default``).
+KINDS = ("default", "media", "infer")
+
+#: Backends that run the model in the job itself (on the job's GPUs).
+GPU_BACKENDS = ("vllm", "hf")
+
+
+def model_gpus(model: dict[str, Any] | None) -> int:
+    """GPUs an inference job of this model entry needs (0 for APIs and baselines)."""
+    if not model:
+        return 0
+    options = model.get("options") or {}
+    backend = model.get("backend")
+    if backend == "vllm":
+        if options.get("base_url"):
+            return 0  # a server the user runs elsewhere: the job starts none
+        # the server's --tensor-parallel-size (socialbench.backends.vllm_backend): one GPU per shard
+        return int(options.get("tensor_parallel_size", 1) or 1)
+    if backend == "hf":
+        return 0 if str(options.get("device", "auto")).startswith(("cpu", "mps")) else 1
+    return 0
+
+
+def job_resources(
+    resources: dict[str, Any], kind: str, model_name: str | None = None, model: dict[str, Any] | None = None
+) -> dict[str, int]:
+    """The resources of one job: ``resources.default`` under ``resources.<kind>`` (media, infer), for an
+    infer job the model's GPUs and then ``resources.models.<model_name>``. ``gpu`` only when above 0,
+    so a CPU job asks for no GPU. ``resources`` is the validated params section (defaults filled)."""
+    if kind not in KINDS:
+        raise ValueError(f"resources: unknown kind of job {kind!r} (one of {', '.join(KINDS)})")
+    out = dict(resources.get("default") or {})
+    if kind != "default":
+        out.update(resources.get(kind) or {})
+    if kind == "infer":
+        out["gpu"] = model_gpus(model)
+        out.update((resources.get("models") or {}).get(model_name or "", {}))
+    if not out.get("gpu"):
+        out.pop("gpu", None)
+    return {k: int(v) for k, v in out.items()}

@@ -1,0 +1,60 @@
+import pytest
+
+from socialbench.core.resources import job_resources, model_gpus
+
+SECTION = {
+    "default": {"mem_mb": 2000, "runtime": 60, "cpus_per_task": 1},
+    "media": {"mem_mb": 4000, "runtime": 120},
+    "infer": {"mem_mb": 16000, "runtime": 720, "cpus_per_task": 4},
+    "models": {"big": {"mem_mb": 64000, "gpu": 8}},
+}
+
+
+def test_vllm_model_asks_for_one_gpu_per_tensor_parallel_shard():
+    assert model_gpus({"backend": "vllm", "options": {"tensor_parallel_size": 4}}) == 4
+
+
+def test_vllm_model_without_tensor_parallelism_asks_for_one_gpu():
+    assert model_gpus({"backend": "vllm"}) == 1
+
+
+def test_vllm_model_on_a_server_the_user_runs_asks_for_no_gpu():
+    assert (
+        model_gpus({"backend": "vllm", "options": {"base_url": "http://gpu-node:8000/v1", "tensor_parallel_size": 4}})
+        == 0
+    )
+
+
+def test_hf_model_on_cpu_asks_for_no_gpu():
+    assert model_gpus({"backend": "hf", "options": {"device": "cpu"}}) == 0
+
+
+def test_hf_model_on_auto_device_asks_for_one_gpu():
+    assert model_gpus({"backend": "hf", "options": {}}) == 1
+
+
+def test_api_and_baseline_models_ask_for_no_gpu():
+    assert model_gpus({"backend": "anthropic"}) == 0 and model_gpus({"backend": "random"}) == 0
+
+
+def test_media_job_takes_default_under_its_own_entry():
+    assert job_resources(SECTION, "media") == {"mem_mb": 4000, "runtime": 120, "cpus_per_task": 1}
+
+
+def test_infer_job_of_a_cpu_model_has_no_gpu_key():
+    assert "gpu" not in job_resources(SECTION, "infer", "random", {"backend": "random"})
+
+
+def test_infer_job_gets_its_models_gpus():
+    res = job_resources(SECTION, "infer", "q", {"backend": "vllm", "options": {"tensor_parallel_size": 2}})
+    assert res == {"mem_mb": 16000, "runtime": 720, "cpus_per_task": 4, "gpu": 2}
+
+
+def test_per_model_entry_overrides_infer_and_model_gpus():
+    res = job_resources(SECTION, "infer", "big", {"backend": "vllm", "options": {"tensor_parallel_size": 2}})
+    assert res["mem_mb"] == 64000 and res["gpu"] == 8 and res["runtime"] == 720
+
+
+def test_unknown_kind_is_refused():
+    with pytest.raises(ValueError, match="unknown kind"):
+        job_resources(SECTION, "gpu-heavy")
