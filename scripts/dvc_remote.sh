@@ -5,9 +5,11 @@
 #       records.dvc <- the outputs no DVC stage declares (scripts/dvc_records.py), hashed into the
 #       cache without touching the files, then `dvc push`. Commit dvc.lock and records.dvc after it.
 #   scripts/dvc_remote.sh pull [dvc pull options]
-#       `dvc pull`, then `snakemake --touch`: DVC writes the files in no particular order, so their
-#       mtimes would make Snakemake rerun jobs; touching the outputs in the DAG's order (nothing runs)
-#       leaves `snakemake -n` with nothing to do. `dvc status` is content-based and needs no touch.
+#       `dvc pull`, then `snakemake --touch --forceall`: DVC writes the files in no particular order,
+#       so their mtimes would make Snakemake rerun jobs; touching every output in the DAG's order
+#       (nothing runs) leaves `snakemake -n` with nothing to do, and records Snakemake's metadata for
+#       every job, so a later params edit reruns its jobs. Only right after a pull: a touch would also
+#       hide a real change. `dvc status` is content-based and needs no touch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +23,12 @@ case $cmd in
     ;;
   pull)
     dvc pull "$@"
-    snakemake --touch --cores 1 --quiet rules >/dev/null
+    # Twice: with Snakemake 9.27 the first pass leaves the jobs of the download/release rules without
+    # metadata (`snakemake -n` warns "missing provenance/metadata", and their params could not trigger
+    # a rerun); the second pass records it. Each pass takes seconds and runs nothing.
+    for _ in 1 2; do
+      log=$(snakemake --touch --forceall --cores 1 --quiet rules 2>&1) || { echo "$log" >&2; exit 1; }
+    done
     ;;
   *)
     echo "usage: $0 push|pull [dvc options]" >&2
