@@ -29,8 +29,8 @@ install_packages() {
     command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null && return
     command -v apt-get >/dev/null || { echo "slurm_cluster: apt-get not found (Debian/Ubuntu only)" >&2; exit 3; }
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null \
-        || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null; } \
+    apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends slurm-wlm munge >/dev/null \
+        || { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends slurm-wlm munge >/dev/null; } \
         || { echo "slurm_cluster: apt-get could not install slurm-wlm and munge (no package mirror?)" >&2; exit 3; }
 }
 

@@ -22,8 +22,8 @@ install_sshd() {
   command -v apt-get >/dev/null || { echo "sshd_loopback: /usr/sbin/sshd absent and no apt-get" >&2; exit 3; }
   # The package's own sshd service is not started where no init system runs (containers); this script
   # never starts, enables or edits it.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null \
-    || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends openssh-server >/dev/null \
+    || { apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
       --no-install-recommends openssh-server >/dev/null; }
 }
 

@@ -85,6 +85,7 @@ def sshd(tmp_path_factory):
 
 
 @pytest.mark.ssh
+@pytest.mark.scaleout
 def test_loopback_sshd_accepts_the_generated_client_key(sshd):
     state, _ = sshd
     proc = subprocess.run(
@@ -118,7 +119,13 @@ def _ssh_home(base: Path, sshd_state) -> Path:
     return home
 
 
-@pytest.fixture(scope="module", params=["local", pytest.param("ssh", marks=pytest.mark.ssh)])
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("local", marks=pytest.mark.scaleout),
+        pytest.param("ssh", marks=[pytest.mark.ssh, pytest.mark.scaleout]),
+    ],
+)
 def pulled(request, demo_pipeline, tmp_path_factory) -> PipelineRun:
     """A fresh git clone of a finished run, its data pulled from a remote it was pushed to."""
     kind = request.param

@@ -24,7 +24,7 @@ import pytest
 
 from tests.helpers.pipeline import REPO, git_snapshot, link_shared, pipeline_env, repo_copy, run
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.scaleout]
 
 SCRIPT = REPO / "scripts" / "slurm_cluster.sh"
 COMPARED = ("results/predictions", "results/scores")
