@@ -33,6 +33,14 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group(group))
 
 
+@pytest.fixture(autouse=True)
+def no_shared_store_from_an_earlier_test(monkeypatch):
+    """MLflow's set_tracking_uri also sets MLFLOW_TRACKING_URI, which the commands read before params
+    (docs/scale-out.md): each test starts without one an earlier test in this process left."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("SOCIALBENCH_CACHE_URL", raising=False)
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT

@@ -35,10 +35,15 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], ok: bool = True) -> str:
     return proc.stdout + proc.stderr
 
 
+#: Shared stores a test process may have pointed at (MLflow sets MLFLOW_TRACKING_URI in the environment
+#: when a test logs): a pipeline copy uses its own params' stores, as on a fresh machine.
+STORE_VARIABLES = ("MLFLOW_TRACKING_URI", "SOCIALBENCH_CACHE_URL")
+
+
 def pipeline_env(work: Path) -> dict[str, str]:
     """The copy's own packages first (its code is what DVC and Snakemake track), this venv's tools."""
     return {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in STORE_VARIABLES},
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "PYTHONPATH": str(work / "src"),
         "MLFLOW_DISABLE_TELEMETRY": "true",
