@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import abc
 import concurrent.futures as cf
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from socialbench.core.errors import ConfigError, MissingDependency
+from socialbench.core.errors import ConfigError
+from socialbench.core.plugins import Entry, load_plugin
 
 
 def _keyed(value: dict[str, Any]) -> dict[str, Any]:
@@ -332,7 +332,7 @@ class Backend(abc.ABC):
 # ---- registry ---------------------------------------------------------------------------------
 # name -> (module, class, extra to install). Modules are imported only when the backend is used,
 # so the optional dependencies of one backend never burden another.
-_BUILTIN: dict[str, tuple[str, str, str | None]] = {
+_BUILTIN: dict[str, Entry] = {
     "random": ("socialbench.backends.baselines", "RandomBackend", None),
     "prior": ("socialbench.backends.baselines", "PriorBackend", None),
     "scripted": ("socialbench.backends.scripted", "ScriptedBackend", None),
@@ -392,15 +392,7 @@ def get_backend_class(name: str) -> type[Backend]:
         if name not in contributed:
             raise ConfigError(f"unknown backend {name!r}; available: {', '.join(available_backends())}")
         _BUILTIN[name] = (*contributed[name], None)
-    module, cls_name, extra = _BUILTIN[name]
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        hint = f"pip install 'socialbench[{extra}]'" if extra else "reinstall socialbench"
-        raise MissingDependency(
-            f"backend {name!r} needs a package that is not installed ({exc.name or exc}); install it with: {hint}"
-        ) from exc
-    cls = getattr(mod, cls_name)
+    cls = load_plugin("backend", name, _BUILTIN[name])
     cls.name = name
     return cls
 

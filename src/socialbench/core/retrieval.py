@@ -12,13 +12,13 @@ provider itself and are never part of its identity, its settings hash or the cac
 from __future__ import annotations
 
 import abc
-import importlib
 import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
+from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.core.hashing import canonical_json, sha256_bytes, sha256_json
+from socialbench.core.plugins import Entry, load_plugin
 
 if TYPE_CHECKING:
     from socialbench.core.cache import RequestCache
@@ -85,7 +85,7 @@ class Retriever(abc.ABC):
 
 # ---- registry ---------------------------------------------------------------------------------
 # name -> (module, class, extra to install), imported only when used.
-_BUILTIN: dict[str, tuple[str, str, str | None]] = {
+_BUILTIN: dict[str, Entry] = {
     "bm25": ("socialbench.retrievers.bm25", "BM25Retriever", "retrieval"),
     "web": ("socialbench.retrievers.web", "BraveSearchRetriever", None),
 }
@@ -107,15 +107,8 @@ def get_retriever_class(name: str, where: str = "retrieval.retriever") -> type[R
         raise ConfigError(
             f"{where}: unknown retriever {name!r}; available: {', '.join([NONE, *available_retrievers()])}"
         )
-    module, cls_name, extra = _BUILTIN[name]
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        hint = f"pip install 'socialbench[{extra}]'" if extra else "reinstall socialbench"
-        raise MissingDependency(
-            f"retriever {name!r} needs a package that is not installed ({exc.name or exc}); install it with: {hint}"
-        ) from exc
-    cls = getattr(mod, cls_name)
+    module, cls_name, _ = _BUILTIN[name]
+    cls = load_plugin("retriever", name, _BUILTIN[name])
     if not (isinstance(cls, type) and issubclass(cls, Retriever)):
         raise ConfigError(f"{where}: {module}:{cls_name} is not a socialbench.core.retrieval.Retriever subclass")
     cls.name = name
