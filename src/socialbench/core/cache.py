@@ -47,29 +47,56 @@ from socialbench.core.paths import refuse_special
 
 log = logging.getLogger("socialbench.core.cache")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS calls (
-    key TEXT PRIMARY KEY,
-    backend TEXT NOT NULL,
-    model TEXT NOT NULL,
-    request_id TEXT NOT NULL,
-    key_parts TEXT NOT NULL,
-    text TEXT,
-    input_tokens INTEGER NOT NULL DEFAULT 0,
-    output_tokens INTEGER NOT NULL DEFAULT 0,
-    latency_s REAL NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS calls_request ON calls(model, request_id);
-CREATE TABLE IF NOT EXISTS claims (
-    key TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    pid_started TEXT,
-    claimed_at REAL NOT NULL
-);
-"""
+#: The tables of every store, one definition: (column, type, constraint) with a neutral type (``text``,
+#: ``int``, ``real``) that each dialect names (:data:`SQLITE_TYPES`, ``core.cache_pg.POSTGRES_TYPES``).
+_CALLS_FIRST = (
+    ("key", "text", "PRIMARY KEY"),
+    ("backend", "text", "NOT NULL"),
+    ("model", "text", "NOT NULL"),
+    ("request_id", "text", "NOT NULL"),
+    ("key_parts", "text", "NOT NULL"),
+    ("text", "text", ""),
+    ("input_tokens", "int", "NOT NULL DEFAULT 0"),
+    ("output_tokens", "int", "NOT NULL DEFAULT 0"),
+    ("latency_s", "real", "NOT NULL DEFAULT 0"),
+    ("created_at", "real", "NOT NULL"),
+)
+#: Columns added after the first schema: a new store has them, an older SQLite file gains them in place
+#: (:func:`_migrate`; entries stored before ``finish_reason`` read back as None: the backend did not say).
+_CALLS_ADDED = (
+    ("hit_count", "int", "NOT NULL DEFAULT 0"),
+    ("last_hit_at", "real", ""),
+    ("finish_reason", "text", ""),
+)
+_CLAIMS = (
+    ("key", "text", "PRIMARY KEY"),
+    ("owner", "text", "NOT NULL"),
+    ("host", "text", "NOT NULL"),
+    ("pid", "int", "NOT NULL"),
+    ("pid_started", "text", ""),
+    ("claimed_at", "real", "NOT NULL"),
+)
+SQLITE_TYPES = {"text": "TEXT", "int": "INTEGER", "real": "REAL"}
+
+
+def _column(column: tuple[str, str, str], types: dict[str, str]) -> str:
+    name, kind, constraint = column
+    return " ".join(p for p in (name, types[kind], constraint) if p)
+
+
+def schema_statements(types: dict[str, str]) -> list[str]:
+    """The statements that create the cache's tables where missing, in a dialect's column ``types``."""
+
+    def table(name: str, columns: Sequence[tuple[str, str, str]]) -> str:
+        body = ",\n".join(f"    {_column(c, types)}" for c in columns)
+        return f"CREATE TABLE IF NOT EXISTS {name} (\n{body}\n)"
+
+    return [
+        table("calls", (*_CALLS_FIRST, *_CALLS_ADDED)),
+        "CREATE INDEX IF NOT EXISTS calls_request ON calls(model, request_id)",
+        table("claims", _CLAIMS),
+    ]
+
 
 #: A claim made on another host is taken over when older than this (its process cannot be asked).
 CLAIM_TTL_S = 3600.0
@@ -139,20 +166,9 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-# Columns every request cache has had since the first schema (hit_count/last_hit_at and finish_reason
-# came later: _migrate adds them; a cache opened read-only is read without them).
-_REQUIRED_COLUMNS = {
-    "key",
-    "backend",
-    "model",
-    "request_id",
-    "key_parts",
-    "text",
-    "input_tokens",
-    "output_tokens",
-    "latency_s",
-    "created_at",
-}
+# Columns every request cache has had since the first schema (the added ones: _migrate adds them; a cache
+# opened read-only is read without them).
+_REQUIRED_COLUMNS = {name for name, _, _ in _CALLS_FIRST}
 
 
 class CacheStore:
@@ -199,13 +215,7 @@ class RequestCache(CacheStore):
     claim_ttl_s = CLAIM_TTL_S
 
     def __init__(self, path: str | Path, *, readonly: bool = False):
-        self.path = Path(path)
-        self.readonly = readonly
-        self._local = threading.local()
-        self.hits = 0
-        self.misses = 0
-        self._columns: set[str] | None = None  # known only when opened read-only (else migrated)
-        self._token = secrets.token_hex(6)  # this cache object's part of its claims' owner
+        self._init_state(Path(path), readonly)
         if readonly:
             self._check_readonly()
             return
@@ -216,7 +226,8 @@ class RequestCache(CacheStore):
         with FileLock(f"{self.path}.lock", timeout=300):
             try:
                 conn = self._conn()
-                conn.executescript(_SCHEMA)
+                for statement in schema_statements(SQLITE_TYPES):
+                    conn.execute(statement)
                 _migrate(conn)
             except sqlite3.DatabaseError as exc:
                 self.close()
@@ -227,6 +238,16 @@ class RequestCache(CacheStore):
                     f"the request cache cannot be opened ({exc}); it only saves model calls,"
                     " so move it aside (the next run starts a new one and repeats the calls)",
                 ) from exc
+
+    def _init_state(self, path: Any, readonly: bool) -> None:
+        """What every store starts with (``path``: what messages name the store by)."""
+        self.path = path
+        self.readonly = readonly
+        self._local = threading.local()
+        self.hits = 0
+        self.misses = 0
+        self._columns: set[str] | None = None  # known only when opened read-only (else migrated)
+        self._token = secrets.token_hex(6)  # this cache object's part of its claims' owner
 
     @classmethod
     def open_readonly(cls, path: str | Path) -> RequestCache:
@@ -568,12 +589,9 @@ class RequestCache(CacheStore):
 def _migrate(conn: sqlite3.Connection) -> None:
     """Columns added after the first schema; old cache files gain them in place."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
-    if "hit_count" not in have:
-        conn.execute("ALTER TABLE calls ADD COLUMN hit_count INTEGER NOT NULL DEFAULT 0")
-    if "last_hit_at" not in have:
-        conn.execute("ALTER TABLE calls ADD COLUMN last_hit_at REAL")
-    if "finish_reason" not in have:  # entries stored before it read back as None (the backend did not say)
-        conn.execute("ALTER TABLE calls ADD COLUMN finish_reason TEXT")
+    for column in _CALLS_ADDED:
+        if column[0] not in have:
+            conn.execute(f"ALTER TABLE calls ADD COLUMN {_column(column, SQLITE_TYPES)}")
 
 
 # ---- explaining misses ------------------------------------------------------------------------

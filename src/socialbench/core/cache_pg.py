@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from socialbench.core.cache import CLAIM_POLL_S, RequestCache
+from socialbench.core.cache import CLAIM_POLL_S, RequestCache, schema_statements
 from socialbench.core.errors import DataError, SocialbenchError
 
 #: The advisory lock key of the cache's writers (any constant shared by every process of the store).
@@ -30,32 +30,8 @@ _WRITE_LOCK = 0x50C1A1BE
 #: The advisory lock key of creating the tables (CREATE TABLE IF NOT EXISTS races between sessions).
 _SCHEMA_LOCK = 0x50C1A1BF
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS calls (
-    key TEXT PRIMARY KEY,
-    backend TEXT NOT NULL,
-    model TEXT NOT NULL,
-    request_id TEXT NOT NULL,
-    key_parts TEXT NOT NULL,
-    text TEXT,
-    input_tokens BIGINT NOT NULL DEFAULT 0,
-    output_tokens BIGINT NOT NULL DEFAULT 0,
-    latency_s DOUBLE PRECISION NOT NULL DEFAULT 0,
-    created_at DOUBLE PRECISION NOT NULL,
-    hit_count BIGINT NOT NULL DEFAULT 0,
-    last_hit_at DOUBLE PRECISION,
-    finish_reason TEXT
-);
-CREATE INDEX IF NOT EXISTS calls_request ON calls(model, request_id);
-CREATE TABLE IF NOT EXISTS claims (
-    key TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid BIGINT NOT NULL,
-    pid_started TEXT,
-    claimed_at DOUBLE PRECISION NOT NULL
-);
-"""
+#: The dialect's names of the cache's column types (the tables are ``core.cache.schema_statements``).
+POSTGRES_TYPES = {"text": "TEXT", "int": "BIGINT", "real": "DOUBLE PRECISION"}
 
 _UPSERT = re.compile(r"^\s*INSERT OR REPLACE INTO (\w+)\(([^)]*)\)(.*)$", re.S)
 
@@ -125,16 +101,8 @@ class PostgresRequestCache(RequestCache):
     heartbeat_s = 60.0
 
     def __init__(self, url: str):
-        import secrets
-
         self.url = url
-        self.path = masked_url(url)  # type: ignore[assignment]  # what messages name; never the password
-        self.readonly = False
-        self._local = threading.local()
-        self.hits = 0
-        self.misses = 0
-        self._columns = None
-        self._token = secrets.token_hex(6)
+        self._init_state(masked_url(url), readonly=False)  # messages name the store, never its password
         self._opened: list[_Connection] = []  # every thread's connection, all closed by close()
         self._opened_lock = threading.Lock()
         self._beat: _Connection | None = None
@@ -142,8 +110,8 @@ class PostgresRequestCache(RequestCache):
         try:
             conn.execute("BEGIN")
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for stmt in filter(str.strip, _SCHEMA.split(";")):
-                conn.execute(stmt)
+            for statement in schema_statements(POSTGRES_TYPES):
+                conn.execute(statement)
             conn.execute("COMMIT")
         except Exception as exc:
             self.close()
