@@ -35,8 +35,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def no_shared_store_from_an_earlier_test(monkeypatch):
-    """MLflow's set_tracking_uri also sets MLFLOW_TRACKING_URI, which the commands read before params
-    (docs/scale-out.md): each test starts without one an earlier test in this process left."""
+    """The commands read MLFLOW_TRACKING_URI and SOCIALBENCH_CACHE_URL before params (docs/scale-out.md);
+    socialbench never sets them (tracking uses an explicit client), but the shell running the tests may:
+    each test starts without them."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.delenv("SOCIALBENCH_CACHE_URL", raising=False)
 

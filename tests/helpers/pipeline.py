@@ -35,8 +35,8 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], ok: bool = True) -> str:
     return proc.stdout + proc.stderr
 
 
-#: Shared stores a test process may have pointed at (MLflow sets MLFLOW_TRACKING_URI in the environment
-#: when a test logs): a pipeline copy uses its own params' stores, as on a fresh machine.
+#: Shared stores the environment of the tests may name: a pipeline copy uses its own params' stores,
+#: as on a fresh machine.
 STORE_VARIABLES = ("MLFLOW_TRACKING_URI", "SOCIALBENCH_CACHE_URL")
 
 

@@ -1,4 +1,5 @@
 import math
+import os
 from datetime import UTC
 
 import pytest
@@ -81,6 +82,35 @@ def test_children_under_one_parent_and_unchanged_rerun_logs_nothing(tmp_path, bu
 
 
 @pytest.mark.slow
+def test_logging_sets_no_tracking_uri_in_the_process_not_even_while_it_logs(tmp_path, built_store, monkeypatch):
+    # Another thread of the process (a parallel job, a server) would read it meanwhile.
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    uri, arts = built_store
+    before, seen = mlflow.get_tracking_uri(), []
+    log_artifact = MlflowClient.log_artifact
+
+    def watched(self, *args, **kwargs):
+        seen.append((os.environ.get("MLFLOW_TRACKING_URI"), mlflow.get_tracking_uri()))
+        return log_artifact(self, *args, **kwargs)
+
+    monkeypatch.setattr(MlflowClient, "log_artifact", watched)
+    assert len(log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)["new"]) == 1
+    assert seen and set(seen) == {(None, before)}
+    assert "MLFLOW_TRACKING_URI" not in os.environ and mlflow.get_tracking_uri() == before
+
+
+@pytest.mark.slow
+def test_runs_carry_the_context_tags_mlflow_start_run_gives(tmp_path, built_store):
+    uri, arts = built_store
+    out = log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)
+    (child,) = [r for r in runs_of(uri) if r.info.run_id in out["new"]]
+    assert {"mlflow.user", "mlflow.source.name", "mlflow.source.type"} <= set(child.data.tags)
+    assert child.data.tags["mlflow.runName"] == child.info.run_name and child.info.status == "FINISHED"
+
+
+@pytest.mark.slow
 def test_changed_result_logs_only_that_evaluation(tmp_path, built_store):
     uri, arts = built_store
     log_evaluations([evaluation(tmp_path, "a"), evaluation(tmp_path, "b")], uri, "exp", arts)
@@ -118,7 +148,6 @@ def runs_of(uri, experiment="exp"):
 @pytest.mark.slow
 def test_a_failed_run_with_the_eval_key_does_not_block_a_rerun(tmp_path, built_store):
     # A run that crashed after it got the key tag (as older versions tagged first) is not "logged".
-    import mlflow
     from mlflow.tracking import MlflowClient
 
     uri, arts = built_store
@@ -128,7 +157,6 @@ def test_a_failed_run_with_the_eval_key_does_not_block_a_rerun(tmp_path, built_s
     failed = client.create_run(exp_id, tags={EVAL_KEY_TAG: eval_key(ev)})
     client.set_terminated(failed.info.run_id, status="FAILED")
     killed = client.create_run(exp_id, tags={EVAL_KEY_TAG: eval_key(ev)})  # never ended: left RUNNING
-    mlflow.set_tracking_uri(uri)
     out = log_evaluations([ev], uri, "exp", arts)
     assert len(out["new"]) == 1 and out["existing"] == []
     assert out["new"][0] not in (failed.info.run_id, killed.info.run_id)
@@ -137,7 +165,7 @@ def test_a_failed_run_with_the_eval_key_does_not_block_a_rerun(tmp_path, built_s
 
 @pytest.mark.slow
 def test_a_run_that_crashes_half_way_is_logged_again_by_the_rerun(tmp_path, built_store, monkeypatch):
-    import mlflow
+    from mlflow.tracking import MlflowClient
 
     uri, arts = built_store
     ev = evaluation(tmp_path, "a")
@@ -146,7 +174,7 @@ def test_a_run_that_crashes_half_way_is_logged_again_by_the_rerun(tmp_path, buil
         raise OSError("disk full")
 
     with monkeypatch.context() as m:
-        m.setattr(mlflow, "log_artifact", broken)
+        m.setattr(MlflowClient, "log_artifact", broken)
         with pytest.raises(OSError, match="disk full"):
             log_evaluations([ev], uri, "exp", arts)
     crashed = [r for r in runs_of(uri) if r.data.tags.get("model") == "a"]
@@ -224,10 +252,10 @@ if sys.argv[1] == "mlflow":  # MLflow builds the store in place, as track did be
     from mlflow.tracking import MlflowClient
     MlflowClient(sys.argv[2])
 else:
-    import mlflow
+    from mlflow.tracking import MlflowClient
     from socialbench.report.tracking import log_evaluations
     if sys.argv[1] == "log_artifact":
-        mlflow.log_artifact = die
+        MlflowClient.log_artifact = die
     log_evaluations(json.loads(sys.argv[3]), sys.argv[2], "exp", sys.argv[4])
 """
 

@@ -320,9 +320,9 @@ class Store:
         os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
         from mlflow.tracking import MlflowClient
 
-        from socialbench.report.tracking import _sqlite_path
+        from socialbench.report.tracking import sqlite_store_path
 
-        db = _sqlite_path(tracking_uri)
+        db = sqlite_store_path(tracking_uri)
         if db is not None and not db.is_file():
             raise DataError(
                 str(db),

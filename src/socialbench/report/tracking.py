@@ -27,7 +27,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -265,11 +265,9 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _log_named_artifacts(entries: list[tuple[str, str, str]]) -> None:
+def _log_named_artifacts(client: Any, run_id: str, entries: list[tuple[str, str, str]]) -> None:
     """Log each file under its folder and name; a file whose name differs is linked (or copied) to
     that name in a temporary folder first, as MLflow logs a file under its own name."""
-    import mlflow
-
     with tempfile.TemporaryDirectory(prefix="socialbench-artifacts-") as tmp:
         for k, (path, folder, name) in enumerate(entries):
             src = Path(path)
@@ -281,13 +279,13 @@ def _log_named_artifacts(entries: list[tuple[str, str, str]]) -> None:
                 except OSError:
                     shutil.copyfile(src, dst)
                 src = dst
-            mlflow.log_artifact(str(src), artifact_path=folder)
+            client.log_artifact(run_id, str(src), artifact_path=folder)
 
 
 def runs_page_url(tracking_uri: str, experiment: str, base_url: str) -> str:
     """The UI address of the experiment's runs table (``<base>/#/experiments/<id>/runs``), tagging the
     experiment so the UI opens it on its runs; the base address when the store or experiment is absent."""
-    db = _sqlite_path(tracking_uri)
+    db = sqlite_store_path(tracking_uri)
     if db is not None and not db.is_file():
         return base_url
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -304,7 +302,7 @@ def runs_page_url(tracking_uri: str, experiment: str, base_url: str) -> str:
     )
 
 
-def _sqlite_path(tracking_uri: str) -> Path | None:
+def sqlite_store_path(tracking_uri: str) -> Path | None:
     """The database file of a ``sqlite:///<path>`` tracking URI; None for other stores and in-memory."""
     if not tracking_uri.startswith("sqlite:///"):
         return None
@@ -346,6 +344,16 @@ def _create_sqlite_store(tracking_uri: str, db: Path) -> None:
         os.fsync(f.fileno())
     os.replace(tmp, db)
     _dispose_engine(tracking_uri)  # a connection cached before the rename would see the old file
+
+
+def open_tracking_store(tracking_uri: str, experiment: str) -> tuple[Any, Any]:
+    """A client on the store (a sqlite store that is missing or empty is built first) and the
+    experiment (None if absent). Call it under the store's lock (:func:`store_lock`), as a new sqlite
+    store is built in place of any other."""
+    db = sqlite_store_path(tracking_uri)
+    if db is not None and (not db.exists() or db.stat().st_size == 0):
+        _create_sqlite_store(tracking_uri, db)
+    return _open_store(tracking_uri, db, experiment)
 
 
 def _open_store(tracking_uri: str, db: Path | None, experiment: str) -> tuple[Any, Any]:
@@ -440,23 +448,42 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
 
 
 @contextmanager
-def _tracking_uri_set(uri: str) -> Iterator[None]:
-    """MLflow's fluent API on ``uri`` for a while. ``mlflow.set_tracking_uri`` also sets
-    MLFLOW_TRACKING_URI in the environment, which :func:`resolve_tracking_uri` reads first: both are
-    put back, so a later command in the same process reads its own params again."""
-    import mlflow
-    from mlflow.tracking._tracking_service import utils
+def _run(
+    client: Any, exp_id: str, run_name: str, tags: Mapping[str, str], parent_id: str | None = None
+) -> Iterator[str]:
+    """A run in the client's store, made as ``mlflow.start_run`` makes one (its context tags: user,
+    source...; a child names its parent) but with no global state: MLflow's fluent API would need
+    ``mlflow.set_tracking_uri``, which sets MLFLOW_TRACKING_URI for everything later in the process.
+    Ended FINISHED, or FAILED when the block raises. Yields the run id."""
+    from mlflow.tracking.context.registry import resolve_tags
+    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
-    old_env, old_uri = os.environ.get(TRACKING_URI_ENV), utils._tracking_uri
-    mlflow.set_tracking_uri(uri)
+    given = dict(tags)
+    if parent_id is not None:
+        given[MLFLOW_PARENT_RUN_ID] = parent_id
+    given[MLFLOW_RUN_NAME] = run_name
+    run_id = client.create_run(exp_id, tags=resolve_tags(given), run_name=run_name).info.run_id
+    status = "FAILED"
     try:
-        yield
+        yield run_id
+        status = "FINISHED"
     finally:
-        utils._tracking_uri = old_uri
-        if old_env is None:
-            os.environ.pop(TRACKING_URI_ENV, None)
-        else:
-            os.environ[TRACKING_URI_ENV] = old_env
+        client.set_terminated(run_id, status=status)
+
+
+def _log_params(client: Any, run_id: str, params: Mapping[str, Any]) -> None:
+    """As ``mlflow.log_params``: each value as its string, in one batch."""
+    from mlflow.entities import Param
+
+    client.log_batch(run_id, params=[Param(k, str(v)) for k, v in params.items()])
+
+
+def _log_metrics(client: Any, run_id: str, metrics: Mapping[str, float]) -> None:
+    """As ``mlflow.log_metrics``: at step 0, stamped now, in one batch."""
+    from mlflow.entities import Metric
+
+    now_ms = int(time.time() * 1000)
+    client.log_batch(run_id, metrics=[Metric(k, v, now_ms, 0) for k, v in metrics.items()])
 
 
 def is_shared_store(tracking_uri: str) -> bool:
@@ -511,7 +538,6 @@ def log_evaluations(
     differ from every finished parent run's (their content hash is its tag), so changed tables
     are logged even when every evaluation is unchanged, and an unchanged rerun logs nothing."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow
 
     # Every evaluation is checked (metrics numbers, artifacts present) before MLflow is touched.
     prepared = [_prepare(ev) for ev in evaluations]
@@ -526,14 +552,11 @@ def log_evaluations(
         raise SocialbenchError(f"pipeline artifact {missing[0]} not found")
     artifacts_key = pipeline_artifacts_key(parent_files)
 
-    db = _sqlite_path(tracking_uri)
+    db = sqlite_store_path(tracking_uri)
     server = tracking_uri.startswith(("http://", "https://"))
     pipeline_run = os.environ.get("SOCIALBENCH_PIPELINE_RUN") or uuid.uuid4().hex
-    with store_lock(tracking_uri, db, experiment), ExitStack() as stack:
-        if db is not None and (not db.exists() or db.stat().st_size == 0):
-            _create_sqlite_store(tracking_uri, db)
-        stack.enter_context(_tracking_uri_set(tracking_uri))
-        client, exp = _open_store(tracking_uri, db, experiment)
+    with store_lock(tracking_uri, db, experiment):
+        client, exp = open_tracking_store(tracking_uri, experiment)
         if exp is None:
             # A server keeps artifacts in its own store (--artifacts-destination), shared by every
             # host; a local store keeps them in a folder beside it.
@@ -567,22 +590,21 @@ def log_evaluations(
             return summary
         commit = (new or existing or [(None, {"provenance": {}})])[0][1]["provenance"].get("git_commit", "")
         run_name = parent_run_name(evaluations, len(new), len(existing), commit, datetime.now(UTC))
-        with mlflow.start_run(experiment_id=exp_id, run_name=run_name) as parent:
-            summary["parent"] = parent.info.run_id
-            mlflow.set_tags({"socialbench.kind": "pipeline", "git_commit": commit, **run_tags(pipeline_run)})
-            mlflow.log_params({"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)})
+        parent_tags = {"socialbench.kind": "pipeline", "git_commit": commit, **run_tags(pipeline_run)}
+        with _run(client, exp_id, run_name, parent_tags) as parent:
+            summary["parent"] = parent
+            _log_params(client, parent, {"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)})
             for path, folder in parent_files:
-                mlflow.log_artifact(path, artifact_path=folder or None)
+                client.log_artifact(parent, path, artifact_path=folder or None)
             for key, _, prep, _ in new:
-                with mlflow.start_run(experiment_id=exp_id, run_name=prep["name"], nested=True) as child:
-                    mlflow.set_tags({**prep["tags"], **run_tags(pipeline_run)})
-                    mlflow.log_params(prep["params"])
-                    mlflow.log_metrics(_finite(prep["metrics"]))
-                    mlflow.log_metrics(_finite(prep["stats"]))
-                    _log_named_artifacts(prep["artifacts"])
+                with _run(client, exp_id, prep["name"], {**prep["tags"], **run_tags(pipeline_run)}, parent) as child:
+                    _log_params(client, child, prep["params"])
+                    _log_metrics(client, child, _finite(prep["metrics"]))
+                    _log_metrics(client, child, _finite(prep["stats"]))
+                    _log_named_artifacts(client, child, prep["artifacts"])
                     # Last: until here a crash leaves a run without the key, which blocks nothing.
-                    mlflow.set_tag(EVAL_KEY_TAG, key)
-                    summary["new"].append(child.info.run_id)
+                    client.set_tag(child, EVAL_KEY_TAG, key)
+                    summary["new"].append(child)
             if parent_files:
-                mlflow.set_tag(ARTIFACTS_KEY_TAG, artifacts_key)  # last, as the children's keys
+                client.set_tag(parent, ARTIFACTS_KEY_TAG, artifacts_key)  # last, as the children's keys
         return summary

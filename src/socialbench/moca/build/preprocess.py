@@ -581,15 +581,13 @@ def log_counts_mlflow(
     from mlflow.entities import Metric, Param
 
     from socialbench.core.hashing import sha256_json
-    from socialbench.report.tracking import _create_sqlite_store, _open_store, _sqlite_path
+    from socialbench.report.tracking import open_tracking_store, sqlite_store_path
 
     plain = {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()}
     key = sha256_json({"stage": stage, "rows": [dict(r) for r in rows], "settings": plain})
-    db = _sqlite_path(tracking_uri)
+    db = sqlite_store_path(tracking_uri)
     with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
-        if db is not None and (not db.exists() or db.stat().st_size == 0):
-            _create_sqlite_store(tracking_uri, db)
-        client, exp = _open_store(tracking_uri, db, experiment)
+        client, exp = open_tracking_store(tracking_uri, experiment)
         exp_id = (
             exp.experiment_id
             if exp is not None
