@@ -2,7 +2,7 @@
 
 import pytest
 
-from socialbench.core.benchmarks import available_benchmarks, get_benchmark, register
+from socialbench.core.benchmarks import available_benchmarks, get_benchmark, register, settings_sources
 from socialbench.core.errors import ConfigError
 from tests.helpers.toybench.benchmark import ToyBenchmark
 
@@ -72,3 +72,8 @@ def test_only_methods_excludes_a_models_other_runs_of_that_benchmark_with_the_re
     assert excluded(entry, "meetingtom", "no_prompt") is None
     assert excluded(entry, "meetingtom", "naive_cot") == "runs no_prompt only on meetingtom (only_methods in params)"
     assert excluded(entry, "moca", "direct") is None  # another benchmark is not restricted
+
+
+def test_a_variant_runs_settings_come_from_its_method_options_then_its_ablation():
+    assert settings_sources("codar") == [("method_options", "codar")]
+    assert settings_sources("codar__wo_step2") == [("method_options", "codar"), ("ablations", "wo_step2")]

@@ -140,6 +140,15 @@ def split_run(name: str) -> tuple[str, str | None]:
     return base, (variant if sep else None)
 
 
+def settings_sources(run: str) -> list[tuple[str, str]]:
+    """Where the settings of run ``run`` come from in its benchmark's params section, in the order they
+    apply: ``("method_options", <method>)``, and for a variant run ``<method>__<variant>``
+    ``("ablations", <variant>)`` over it (:meth:`Benchmark.method_settings`; a method names a setting's
+    params key by them)."""
+    base, variant = split_run(run)
+    return [("method_options", base), *([("ablations", variant)] if variant is not None else [])]
+
+
 # ---- benchmarks -------------------------------------------------------------------------------
 class Benchmark(abc.ABC):
     """Base class of all benchmarks. :meth:`score` is the one abstract method; a benchmark also
@@ -207,16 +216,15 @@ class Benchmark(abc.ABC):
         ``method_options.<method>``, and for a variant run ``<method>__<variant>`` the entry
         ``ablations.<variant>`` over it; a benchmark may add benchmark-wide options (e.g. how answers
         are parsed)."""
-        base, variant = split_run(method)
-        settings = dict((section.get("method_options") or {}).get(base) or {})
-        if variant is not None:
-            ablations = section.get("ablations") or {}
-            if variant not in ablations:
+        settings: dict[str, Any] = {}
+        for kind, name in settings_sources(method):
+            entries = section.get(kind) or {}
+            if kind == "ablations" and name not in entries:
                 raise ConfigError(
-                    f"{self.name}: run {method!r} names the ablation {variant!r}, which {self.name}.ablations does not"
-                    f" define (defined: {', '.join(sorted(ablations)) or 'none'})"
+                    f"{self.name}: run {method!r} names the ablation {name!r}, which {self.name}.ablations does not"
+                    f" define (defined: {', '.join(sorted(entries)) or 'none'})"
                 )
-            settings.update(ablations[variant])  # its table and label too: methods ignore them
+            settings.update(entries.get(name) or {})  # an ablation's table and label too: methods ignore them
         return settings
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:

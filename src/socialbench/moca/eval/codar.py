@@ -29,7 +29,7 @@ from string import Template
 from typing import Any, ClassVar
 
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method, split_run
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method, settings_sources
 from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.moca.eval.prompts import (
     ANSWER_KEYS,
@@ -310,8 +310,8 @@ def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
     stages = settings.get("stages")
     if stages is None:
         return CODAR
-    base, ablation = split_run(name)
-    where = f"moca.ablations.{ablation}.stages" if ablation else f"moca.method_options.{base}.stages"
+    kind, entry = settings_sources(name)[-1]  # a variant run's stages are its ablation's
+    where = f"moca.{kind}.{entry}.stages"
     if not isinstance(stages, list) or stages != [s for s in STAGES if s in stages]:
         raise ConfigError(f"{where}: expected stages of {', '.join(STAGES)}, each once, in that order; got {stages!r}")
     missing = [s for s in ("observer", "decoder") if s not in stages]
@@ -336,7 +336,8 @@ def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     no effect."""
     from socialbench.core.runner import MAX_ROUNDS
 
-    where = f"moca.method_options.{split_run(name)[0]}"
+    kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
+    where = f"moca.{kind}.{entry}"
     variant = stage_variant(name, settings)
     settings = {k: v for k, v in settings.items() if k not in TABLE_KEYS}
     answer = answer_settings(settings)
