@@ -26,34 +26,22 @@ from socialbench.moca.eval.prompts import answer_schema, build_direct_request, s
 from socialbench.moca.eval.retrieval import NO_EVIDENCE
 from socialbench.moca.eval.scoring import score
 from tests.conftest import make_instance
+from tests.moca.conftest import ABLATIONS, run_with_double
 
 WO_STEP2 = Variant(("observer", "conflict", "decoder", "checker"))
-#: Table 5's ablations as params.yaml declares them (moca.ablations).
-ABLATIONS = {
-    "wo_step2": {"table": "table5", "label": "w/o Step 2", "stages": ["observer", "conflict", "decoder", "checker"]},
-    "wo_steps34": {
-        "table": "table5",
-        "label": "w/o Step 3&4",
-        "stages": ["observer", "query", "context", "decoder", "checker"],
-    },
-    "wo_step5": {
-        "table": "table5",
-        "label": "w/o Step 5",
-        "stages": ["observer", "query", "context", "conflict", "decoder"],
-    },
-}
 SECTION = {"method_options": {"codar": {"revision_rounds": 1}}, "ablations": ABLATIONS}
 
 
 # ---- helpers ------------------------------------------------------------------------------------
 @pytest.fixture
-def insts(tmp_path):
-    img = tmp_path / "img.png"
-    img.write_bytes(b"\x89PNG image bytes")
+def insts(image_file):
     # distinct texts: the double's answers depend on the instance id, the cache key on the content
     return [
         make_instance(
-            f"i{k}", scenario=("intent", "affection", "stance")[k % 3], media=[str(img)], text=f"Nice job, genius #{k}."
+            f"i{k}",
+            scenario=("intent", "affection", "stance")[k % 3],
+            media=[str(image_file)],
+            text=f"Nice job, genius #{k}.",
         )
         for k in range(3)
     ]
@@ -62,31 +50,10 @@ def insts(tmp_path):
 def run(insts, tmp_path, method="codar", settings=None, cache=None, **options):
     """(records, traces, stats, backend calls, requests by id) of one run with the codar_script double;
     an ablation run gets its entry of ``ABLATIONS`` (``settings`` over it)."""
-    spec = ModelSpec(name="script", backend="codar_script", options={"reject_every": 0, **options})
-    backend = create_backend(spec)
-    seen = {}
-    complete = backend.complete
-
-    def recording(request):
-        seen[request.request_id] = request
-        return complete(request)
-
-    backend.complete = recording
-    bench = get_benchmark("moca")
-    cache = cache or RequestCache(tmp_path / f"{method}.sqlite")
     if "__" in method:
-        settings = {**bench.method_settings(SECTION, method), **(settings or {})}
-    records, traces, stats = run_method(
-        bench,
-        bench.method(method, spec, 7, settings),
-        insts,
-        spec=spec,
-        cache=cache,
-        seed=7,
-        backend=backend,
-        progress=False,
-    )
-    return records, traces, stats, backend.calls, seen
+        settings = {**get_benchmark("moca").method_settings(SECTION, method), **(settings or {})}
+    cache = cache or RequestCache(tmp_path / f"{method}.sqlite")
+    return run_with_double(insts, method, cache, settings, {"reject_every": 0, **options})
 
 
 def calls_of(calls, iid):

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.core.backend import ModelSpec, create_backend
+from socialbench.core.backend import ModelSpec
 from socialbench.core.benchmarks import get_benchmark
 from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError
 from socialbench.core.io import jsonl_text
-from socialbench.core.runner import run_method
 from socialbench.moca.eval.retrieval import NO_EVIDENCE, RetrievalSettings, queries
 from tests.conftest import make_instance
+from tests.moca.conftest import IMAGE_BYTES, run_with_double
 
 pytest.importorskip("bm25s")
 REPO = Path(__file__).resolve().parents[3]
@@ -34,41 +34,24 @@ def corpus(tmp_path):
 
 
 @pytest.fixture
-def insts(tmp_path):
-    img = tmp_path / "img.png"
-    img.write_bytes(b"\x89PNG image bytes")
+def insts(image_file):
     return [
-        make_instance("i0", scenario="intent", media=[str(img)], text='"a true genius at work" (about the referee)'),
-        make_instance("i1", scenario="stance", media=[str(img)], text='"sure, if you say so" #noted'),
+        make_instance(
+            "i0", scenario="intent", media=[str(image_file)], text='"a true genius at work" (about the referee)'
+        ),
+        make_instance("i1", scenario="stance", media=[str(image_file)], text='"sure, if you say so" #noted'),
     ]
 
 
 def run(insts, tmp_path, retrieval=None, cache=None, **options):
     """(traces, requests by id, backend calls) of one codar run with the double (its query names the
     text's hashtag or person, routed ``route``, and its quote, routed model_prior)."""
-    spec = ModelSpec(name="script", backend="codar_script", options={"reject_every": 0, "entities": "text", **options})
-    backend = create_backend(spec)
-    seen = {}
-    complete = backend.complete
-
-    def recording(request):
-        seen[request.request_id] = request
-        return complete(request)
-
-    backend.complete = recording
-    bench = get_benchmark("moca")
     settings = {} if retrieval is None else {"retrieval": retrieval}
-    _, traces, _ = run_method(
-        bench,
-        bench.method("codar", spec, 7, settings),
-        insts,
-        spec=spec,
-        cache=cache or RequestCache(tmp_path / "c.sqlite"),
-        seed=7,
-        backend=backend,
-        progress=False,
+    cache = cache or RequestCache(tmp_path / "c.sqlite")
+    _, traces, _, calls, seen = run_with_double(
+        insts, "codar", cache, settings, {"reject_every": 0, "entities": "text", **options}
     )
-    return traces, seen, backend.calls
+    return traces, seen, calls
 
 
 def bm25(corpus, k=2):
@@ -215,7 +198,7 @@ def test_infer_without_the_web_search_key_stops_before_any_run(tmp_path, monkeyp
     monkeypatch.delenv("BRAVE_SEARCH_API_KEY", raising=False)
     inst = tmp_path / "i.jsonl"
     inst.write_text(json.dumps(make_instance("x-0", media=[str(tmp_path / "img.png")])) + "\n")
-    (tmp_path / "img.png").write_bytes(b"\x89PNG image bytes")
+    (tmp_path / "img.png").write_bytes(IMAGE_BYTES)
     params = tmp_path / "params.yaml"
     params.write_text(
         "seed: 3\nmodels:\n  r: {backend: codar_script}\nmoca: {methods: [direct, codar]}\n"

@@ -114,6 +114,7 @@ import numpy as np  # noqa: E402
 
 from socialbench.core.errors import ConfigError  # noqa: E402
 from tests.conftest import make_instance  # noqa: E402
+from tests.moca.conftest import ABLATIONS  # noqa: E402
 
 SCENARIOS = ("intent", "stance")
 
@@ -151,22 +152,6 @@ def answers(instances: list[dict], model: str, method: str, right) -> list[dict]
         rec.update({f: inst[f] if right(k, f) else wrong(inst, f) for f in ("label", "subject", "target", "mechanism")})
         out.append(rec)
     return out
-
-
-#: CoDAR's ablations as params.yaml declares them (Table 5's rows and labels come from here).
-ABLATIONS = {
-    "wo_step2": {"table": "table5", "label": "w/o Step 2", "stages": ["observer", "conflict", "decoder", "checker"]},
-    "wo_steps34": {
-        "table": "table5",
-        "label": "w/o Step 3&4",
-        "stages": ["observer", "query", "context", "decoder", "checker"],
-    },
-    "wo_step5": {
-        "table": "table5",
-        "label": "w/o Step 5",
-        "stages": ["observer", "query", "context", "conflict", "decoder"],
-    },
-}
 
 
 def run_tables(
