@@ -15,7 +15,7 @@ image limit, dtype, seed and extra arguments, so only jobs that would start the 
   stops the server, unless servers are kept (:data:`KEEP_ENV`, set by the Snakefile for a local
   run): then the pipeline's ``onsuccess``/``onerror`` hook (:func:`stop_servers`, or
   ``socialbench serve stop``) stops every idle one at its end, so a model whose jobs run one after
-  another (``model_slots=1``, or its MoCA then its MeetingToM job) loads once per pipeline.
+  another (``model_slots=1``, or its jobs on two benchmarks) loads once per pipeline.
 - **The owner waits.** Under a cluster scheduler the server runs on its starter's allocation (its
   GPUs) and ends with that job, so the owner, when done, waits for the other users to leave before it
   stops the server and exits (its job keeps the allocation the server is using).
@@ -44,12 +44,9 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from socialbench.core.cache import _process_started
-
-if TYPE_CHECKING:
-    from socialbench.backends.vllm_backend import VllmServer
 
 log = logging.getLogger("socialbench.backends")
 
@@ -60,6 +57,19 @@ DIR_ENV = "SOCIALBENCH_SERVER_DIR"
 KEEP_ENV = "SOCIALBENCH_KEEP_SERVERS"
 
 _TRUE = {"1", "yes", "true", "on"}
+
+
+class VllmServer(Protocol):
+    """What the registry needs of a server process (``vllm_backend.VllmServer``)."""
+
+    command: list[str]
+    port: int
+    log_path: Path
+    proc: Any
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
