@@ -218,6 +218,16 @@ class PostgresRequestCache(RequestCache):
             stop.set()
             beating.join()
 
+    def stats(self) -> dict[str, Any]:
+        """As the SQLite store's; PostgreSQL sums BIGINT columns to NUMERIC (``Decimal``), made ints here."""
+        s = super().stats()
+        for m in s["models"]:
+            for k in ("entries", "input_tokens", "output_tokens", "hits_served"):
+                m[k] = int(m[k])
+        s["entries"] = sum(m["entries"] for m in s["models"])
+        s["hits_served"] = sum(m["hits_served"] for m in s["models"])
+        return s
+
     def _size_bytes(self) -> int:
         row = (
             self._conn().execute("SELECT pg_total_relation_size('calls') + pg_total_relation_size('claims')").fetchone()
