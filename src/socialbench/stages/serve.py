@@ -27,7 +27,9 @@ def list_servers(
 ) -> None:
     """The servers recorded on this node, with the jobs using each."""
     from socialbench.backends.vllm_servers import SharedServers
+    from socialbench.core.paths import check_io
 
+    check_io({"--dir": directory}, {}, folders=["--dir"])
     records = SharedServers(directory).records()
     if as_json:
         typer.echo(json.dumps(records, indent=2, sort_keys=True))
@@ -49,7 +51,9 @@ def stop(
 ) -> None:
     """Stop this node's idle servers (a pipeline stops its own at its end)."""
     from socialbench.backends.vllm_servers import SharedServers
+    from socialbench.core.paths import check_io
 
+    check_io({"--dir": directory}, {}, folders=["--dir"])  # its records are removed, nothing else written
     stopped = SharedServers(directory).stop(force=force)
     for r in stopped:
         typer.echo(f"stopped {r.get('model') or r['key']} (port {r['port']}, pid {r['pid']})")
