@@ -182,7 +182,9 @@ from socialbench.core.resources import job_resources as _job_resources
 def job_resources(kind, model=None):
     """What a job asks a cluster executor for (params `resources`; socialbench.core.resources). A local
     run ignores them; they are no rerun trigger, so changing them reruns nothing."""
-    return _job_resources(config["resources"], kind, model, config["models"].get(model) if model else None)
+    return _job_resources(
+        config["resources"], kind, model, config["models"].get(model) if model else None, os.environ
+    )
 
 
 def local_rules():

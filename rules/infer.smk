@@ -43,3 +43,23 @@ for _b in BENCHMARKS:
                 "socialbench infer --benchmark {params.benchmark} --instances {input.instances} --dev {input.dev}"
                 " --model {params.model_name} --params params.yaml --results-dir results {params.method_args}"
                 " > {log} 2>&1"
+
+
+# One `vllm serve` per open-weight model on a node, shared by that model's jobs
+# (socialbench.backends.vllm_servers). A local run keeps each server between its model's jobs (its
+# MoCA and MeetingToM jobs load it once) and stops the idle ones here at the end; under a cluster
+# executor each server ends with the last job using it (the hooks run on the submitting host).
+from socialbench.backends import vllm_servers as _vllm_servers
+
+
+onstart:
+    if workflow.local_exec and workflow.is_main_process:
+        os.environ.setdefault(_vllm_servers.KEEP_ENV, "1")
+
+
+onsuccess:
+    _vllm_servers.stop_servers(started_in=os.getcwd())
+
+
+onerror:
+    _vllm_servers.stop_servers(started_in=os.getcwd())

@@ -45,6 +45,7 @@ SUB_APPS: dict[str, tuple[str, str, str]] = {
     "book": ("socialbench.stages.book", "book", "Build the results book PDF from the tables and figures."),
     "cache": ("socialbench.stages.cache", "cache_app", "Inspect the request cache."),
     "media": ("socialbench.media.cli", "media_app", "Media tools: probe, frames, clips, mosaic, audio."),
+    "serve": ("socialbench.stages.serve", "serve_app", "The node's shared model servers: list, stop."),
 }
 
 

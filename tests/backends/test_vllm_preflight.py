@@ -88,3 +88,13 @@ def test_a_request_without_the_answer_schema_fails_the_guided_json_check(demo):
     backend = backend_for(model_dir, json_mode="json_object")
     report = backend.preflight(requests[:1])
     assert report.checks["guided JSON schema"] is False
+
+
+def test_the_tensor_parallel_command_the_shared_server_starts_with_parses(demo):
+    # The command the node's registry starts (backends.vllm_servers) is the backend's own: with the
+    # tensor-parallel size that the Slurm job's GPU request follows (core.resources).
+    model_dir, _, requests = demo
+    backend = backend_for(model_dir, tensor_parallel_size=2)
+    assert "--tensor-parallel-size" in backend.server.command
+    report = backend.preflight(requests[:1])
+    assert report.checks["serve arguments parse"] is True, report.problems

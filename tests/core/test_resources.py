@@ -1,6 +1,6 @@
 import pytest
 
-from socialbench.core.resources import job_resources, model_gpus
+from socialbench.core.resources import external_server_url, job_resources, model_gpus, server_url_env
 
 SECTION = {
     "default": {"mem_mb": 2000, "runtime": 60, "cpus_per_task": 1},
@@ -58,3 +58,20 @@ def test_per_model_entry_overrides_infer_and_model_gpus():
 def test_unknown_kind_is_refused():
     with pytest.raises(ValueError, match="unknown kind"):
         job_resources(SECTION, "gpu-heavy")
+
+
+def test_a_server_url_in_the_environment_means_the_job_asks_for_no_gpu():
+    model = {"backend": "vllm", "options": {"tensor_parallel_size": 4}}
+    env = {"SOCIALBENCH_SERVER_URL_QWEN3_VL_32B": "http://gpu-node:8000/v1"}
+    assert "gpu" not in job_resources(SECTION, "infer", "qwen3-vl-32b", model, env)
+    assert job_resources(SECTION, "infer", "qwen3-vl-32b", model, {})["gpu"] == 4
+
+
+def test_the_environment_names_a_models_server_by_its_name_in_capitals():
+    assert server_url_env("qwen3-vl-32b") == "SOCIALBENCH_SERVER_URL_QWEN3_VL_32B"
+
+
+def test_the_environments_server_url_wins_over_the_params_base_url():
+    model = {"backend": "vllm", "options": {"base_url": "http://a:1/v1"}}
+    assert external_server_url("m", model, {"SOCIALBENCH_SERVER_URL_M": "http://b:2/v1"}) == "http://b:2/v1"
+    assert external_server_url("m", model, {}) == "http://a:1/v1"

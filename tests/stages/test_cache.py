@@ -109,3 +109,74 @@ def test_stats_of_a_closed_cache_leave_no_wal_shm_or_lock_files(tmp_path):
     result = runner.invoke(app, ["cache", "stats", "--path", str(tmp_path / "c.sqlite")])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite"]
+
+
+# ---- the shared PostgreSQL store (SOCIALBENCH_CACHE_URL) ---------------------------------------------
+STORE_URL = "postgresql://cache:s3cret@db.example:5432/cache"
+
+
+def test_the_store_named_by_the_environment_is_inspected_instead_of_the_params_file(tmp_path, monkeypatch):
+    from socialbench.core.cache_pg import PostgresRequestCache
+
+    filled_cache(tmp_path / "stand-in.sqlite").close()  # stands in for the PostgreSQL store
+    opened = []
+    monkeypatch.setattr(
+        PostgresRequestCache,
+        "open_readonly",
+        classmethod(lambda cls, url: opened.append(url) or RequestCache.open_readonly(tmp_path / "stand-in.sqlite")),
+    )
+    monkeypatch.setenv("SOCIALBENCH_CACHE_URL", STORE_URL)
+    monkeypatch.chdir(tmp_path)  # no params.yaml: the default file would not exist
+    result = runner.invoke(app, ["cache", "stats", "--json"])
+    assert result.exit_code == 0, result.output
+    assert opened == [STORE_URL] and json.loads(result.output)["entries"] == 2
+
+
+def test_path_names_a_sqlite_file_even_with_a_store_in_the_environment(tmp_path, monkeypatch):
+    filled_cache(tmp_path / "c.sqlite").close()
+    monkeypatch.setenv("SOCIALBENCH_CACHE_URL", STORE_URL)  # unreachable: opening it would fail
+    result = runner.invoke(app, ["cache", "stats", "--path", str(tmp_path / "c.sqlite"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["path"] == str(tmp_path / "c.sqlite")
+
+
+@pytest.fixture(scope="module")
+def pg_cluster():
+    from tests.helpers.postgres import postgres_cluster
+
+    return postgres_cluster()
+
+
+@pytest.mark.postgres
+def test_stats_and_explain_read_the_postgresql_store_and_never_show_its_password(pg_cluster, monkeypatch):
+    from socialbench.core.cache_pg import PostgresRequestCache
+
+    url = pg_cluster.url("inspect_tests")
+    cache = PostgresRequestCache(url)
+    cache._conn().execute("TRUNCATE calls, claims")
+    for i in range(2):
+        req = moca_request(i)
+        cache.put(cache_key(IDENTITY, req), IDENTITY, req, Response(text="x", input_tokens=7, output_tokens=2), "qwen")
+    newer = {**IDENTITY, "revision": "r2"}
+    cache.put(cache_key(newer, moca_request(0)), newer, moca_request(0), Response(text="y"), "qwen")
+    cache.close()
+    monkeypatch.setenv("SOCIALBENCH_CACHE_URL", url)
+    stats = runner.invoke(app, ["cache", "stats", "--json"])
+    explain = runner.invoke(app, ["cache", "explain"])
+    assert stats.exit_code == 0 and explain.exit_code == 0, stats.output + explain.output
+    assert json.loads(stats.output)["entries"] == 3 and json.loads(stats.output)["models"][0]["input_tokens"] == 14
+    assert "inst-0000/direct/answer: miss: changed identity" in explain.output
+    assert pg_cluster.password not in stats.output + explain.output
+
+
+@pytest.mark.postgres
+def test_inspecting_a_database_without_a_cache_says_so_and_creates_no_table(pg_cluster, monkeypatch):
+    import psycopg
+
+    url = pg_cluster.url("inspect_empty")
+    monkeypatch.setenv("SOCIALBENCH_CACHE_URL", url)
+    result = runner.invoke(app, ["cache", "stats"])
+    assert result.exit_code != 0 and "no request cache here yet" in str(result.exception)
+    assert pg_cluster.password not in str(result.exception)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('calls')").fetchone()[0] is None

@@ -1,10 +1,13 @@
 """``vllm``: an open-weight model served by ``vllm serve``, spoken to through ``openai_compat``.
 
-By default the backend starts and owns the server: ``vllm serve <model_id>`` on a free loopback port
-with the tensor-parallel size, maximum model length and per-prompt image limit from params, its
-output kept in a log file; it waits for ``/health``, and shuts the process group down on
-:meth:`close` (and at interpreter exit). With ``options.base_url`` it uses a server the user already
-runs and starts nothing. Answers are constrained to the answer schema by vLLM's guided decoding
+By default the pipeline runs the server: ``vllm serve <model_id>`` on a free loopback port with the
+tensor-parallel size, maximum model length and per-prompt image limit from params, its output kept in
+a log file. It is one server per model on a node, shared by every job of that model there
+(:mod:`socialbench.backends.vllm_servers`): the first job that has a call to make starts it and waits
+for ``/health``, later ones attach to it, and the last one to close stops it (a local pipeline keeps
+it until its end). With a running server named by ``options.base_url`` or the environment's
+``SOCIALBENCH_SERVER_URL_<MODEL>`` (:func:`socialbench.core.resources.server_url_env`) it starts nothing.
+Answers are constrained to the answer schema by vLLM's guided decoding
 (``response_format: json_schema``); ``Decoding.json_object`` asks for ``{"type": "json_object"}``.
 Decoding fields, finish reasons and the image/audio parts are those of ``openai_compat``.
 
@@ -22,7 +25,7 @@ the identity's revision (the cache key) and, for a hub commit, the ``--revision`
 started with, so answers and key agree. A server the user runs (``base_url``) is taken as it is.
 
 Options (``models.<name>.options``), besides those of ``openai_compat``:
-  base_url              use this running server instead of starting one
+  base_url              use this running server instead of starting one (SOCIALBENCH_SERVER_URL_<MODEL> wins)
   executable            command that starts the server (default: ``vllm``); a string or a list
   tensor_parallel_size  --tensor-parallel-size (default 1)
   max_model_len         --max-model-len (default: the model's)
@@ -54,8 +57,10 @@ from typing import Any, ClassVar
 from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
 from socialbench.backends.revision import resolve_revision as _resolve
+from socialbench.backends.vllm_servers import Lease, SharedServers
 from socialbench.core.backend import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
+from socialbench.core.resources import external_server_url
 
 log = logging.getLogger("socialbench.backends")
 
@@ -182,12 +187,15 @@ class VllmBackend(OpenAICompatBackend):
         options = dict(spec.options or {})
         if not spec.model_id:
             raise ConfigError(f"models.{spec.name}.model_id is required (a Hugging Face id or a local path)")
-        self.external = bool(options.get("base_url"))
+        external_url = external_server_url(spec.name, {"options": options}, os.environ)
+        self.external = bool(external_url)
         self.server: VllmServer | None = None
+        self.lease: Lease | None = None
+        self.servers = SharedServers()
         self._revision: str | None = None
         self._resolved = False
         port = None if self.external else int(options.get("port") or free_port())
-        base_url = options.get("base_url") or f"http://127.0.0.1:{port}/v1"
+        base_url = external_url or f"http://127.0.0.1:{port}/v1"
         super().__init__(spec, context, base_url=base_url)
         self.served_model = spec.name if not self.external else (options.get("served_model_name") or spec.model_id)
         if not self.external:
@@ -274,9 +282,12 @@ class VllmBackend(OpenAICompatBackend):
         return preflight(self.server.command, [self._prepare(r) for r in requests], ids)
 
     def start(self) -> None:
-        """Start the owned server (once) and wait until it is healthy."""
-        if self.server is not None and self.server.proc is None:
-            self.server.start()
+        """Attach to the node's server of this model, or start it and wait until it is healthy (once)."""
+        if self.server is not None and self.lease is None:
+            self.lease = self.servers.acquire(self.server, self.spec.name)
+            if self.lease.port != self.server.port:  # a server another job started, on its own port
+                self.base_url = f"http://127.0.0.1:{self.lease.port}/v1"
+                self._client = None
 
     def video_block(self, part: VideoPart) -> dict[str, Any]:
         return {"type": "video_url", "video_url": {"url": encode_video(part).data_url()}}
@@ -289,5 +300,6 @@ class VllmBackend(OpenAICompatBackend):
 
     def close(self) -> None:
         super().close()  # the API client first, then the server it talks to
-        if self.server is not None:
-            self.server.stop()
+        lease, self.lease = self.lease, None
+        if lease is not None:
+            self.servers.release(lease)

@@ -100,13 +100,16 @@ class PostgresRequestCache(RequestCache):
     claim_ttl_s = 300.0
     heartbeat_s = 60.0
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, *, readonly: bool = False):
         self.url = url
-        self._init_state(masked_url(url), readonly=False)  # messages name the store, never its password
+        self._init_state(masked_url(url), readonly=readonly)  # messages name the store, never its password
         self._opened: list[_Connection] = []  # every thread's connection, all closed by close()
         self._opened_lock = threading.Lock()
         self._beat: _Connection | None = None
         conn = self._conn()
+        if readonly:
+            self._check_readonly_store(conn)
+            return
         try:
             conn.execute("BEGIN")
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
@@ -117,6 +120,16 @@ class PostgresRequestCache(RequestCache):
             self.close()
             raise DataError(self.path, f"the request cache tables cannot be created ({exc})") from exc
 
+    @classmethod
+    def open_readonly(cls, url: str) -> PostgresRequestCache:  # type: ignore[override]
+        """The store opened for inspection (``socialbench cache``): read-only sessions, no table created."""
+        return cls(url, readonly=True)
+
+    def _check_readonly_store(self, conn: _Connection) -> None:
+        if conn.execute("SELECT to_regclass('calls')").fetchone()[0] is None:
+            self.close()
+            raise DataError(self.path, "no request cache here yet (a run creates it with its first model call)")
+
     def _connect(self) -> _Connection:
         import psycopg
 
@@ -125,6 +138,8 @@ class PostgresRequestCache(RequestCache):
         except psycopg.Error as exc:
             # psycopg's message names host and user, never the password.
             raise DataError(self.path, f"cannot connect to the request cache store ({exc})") from exc
+        if self.readonly:  # inspection: the server refuses any write of this session
+            raw.execute("SET default_transaction_read_only = on")
         conn = _Connection(raw)
         with self._opened_lock:
             self._opened.append(conn)
@@ -170,6 +185,16 @@ class PostgresRequestCache(RequestCache):
         finally:
             stop.set()
             beating.join()
+
+    def stats(self) -> dict[str, Any]:
+        """As the SQLite store's; PostgreSQL sums BIGINT columns to NUMERIC (``Decimal``), made ints here."""
+        s = super().stats()
+        for m in s["models"]:
+            for k in ("entries", "input_tokens", "output_tokens", "hits_served"):
+                m[k] = int(m[k])
+        s["entries"] = sum(m["entries"] for m in s["models"])
+        s["hits_served"] = sum(m["hits_served"] for m in s["models"])
+        return s
 
     def _size_bytes(self) -> int:
         row = (

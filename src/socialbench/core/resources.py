@@ -4,12 +4,18 @@ Snakemake passes these to its executor (``profiles/slurm``: mem_mb, runtime in m
 gpu); a local run ignores them, so they change no output and rerun no job (resources are no rerun
 trigger). An inference job's GPUs follow its model: a ``vllm`` model gets
 ``options.tensor_parallel_size`` of them (its server shards the model over that many GPUs, so the
-Slurm request and the server agree; none with ``options.base_url``, a server the job does not
-start), an ``hf`` model one unless it runs on the CPU, any other backend (an API, a baseline) none."""
+Slurm request and the server agree; none with a server the job does not start: ``options.base_url``
+or the environment's :func:`server_url_env`), an ``hf`` model one unless it runs on the CPU, any
+other backend (an API, a baseline) none."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
+
+#: ``SOCIALBENCH_SERVER_URL_<MODEL>``: a running server for one model, named outside the tracked params.
+SERVER_URL_ENV_PREFIX = "SOCIALBENCH_SERVER_URL_"
 
 #: Kinds of job with their own entry under ``resources`` (anything else uses ``default``).
 KINDS = ("default", "media", "infer")
@@ -18,14 +24,30 @@ KINDS = ("default", "media", "infer")
 GPU_BACKENDS = ("vllm", "hf")
 
 
-def model_gpus(model: dict[str, Any] | None) -> int:
+def server_url_env(model_name: str) -> str:
+    """The variable naming a running server for a model: ``qwen3-vl-32b`` -> ``SOCIALBENCH_SERVER_URL_QWEN3_VL_32B``."""
+    return SERVER_URL_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", model_name).upper()
+
+
+def external_server_url(
+    model_name: str | None, model: dict[str, Any] | None, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """The running server a model's jobs use instead of starting one: the environment's
+    :func:`server_url_env` (a site setting, e.g. in the Slurm profile's shell) over ``options.base_url``."""
+    url = (environ or {}).get(server_url_env(model_name), "").strip() if model_name else ""
+    return url or ((model or {}).get("options") or {}).get("base_url") or None
+
+
+def model_gpus(
+    model: dict[str, Any] | None, model_name: str | None = None, environ: Mapping[str, str] | None = None
+) -> int:
     """GPUs an inference job of this model entry needs (0 for APIs and baselines)."""
     if not model:
         return 0
     options = model.get("options") or {}
     backend = model.get("backend")
     if backend == "vllm":
-        if options.get("base_url"):
+        if external_server_url(model_name, model, environ):
             return 0  # a server the user runs elsewhere: the job starts none
         # the server's --tensor-parallel-size (socialbench.backends.vllm_backend): one GPU per shard
         return int(options.get("tensor_parallel_size", 1) or 1)
@@ -35,18 +57,23 @@ def model_gpus(model: dict[str, Any] | None) -> int:
 
 
 def job_resources(
-    resources: dict[str, Any], kind: str, model_name: str | None = None, model: dict[str, Any] | None = None
+    resources: dict[str, Any],
+    kind: str,
+    model_name: str | None = None,
+    model: dict[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> dict[str, int]:
     """The resources of one job: ``resources.default`` under ``resources.<kind>`` (media, infer), for an
     infer job the model's GPUs and then ``resources.models.<model_name>``. ``gpu`` only when above 0,
-    so a CPU job asks for no GPU. ``resources`` is the validated params section (defaults filled)."""
+    so a CPU job asks for no GPU. ``resources`` is the validated params section (defaults filled);
+    ``environ`` (the Snakefile passes its own) may name a running server for the model."""
     if kind not in KINDS:
         raise ValueError(f"resources: unknown kind of job {kind!r} (one of {', '.join(KINDS)})")
     out = dict(resources.get("default") or {})
     if kind != "default":
         out.update(resources.get(kind) or {})
     if kind == "infer":
-        out["gpu"] = model_gpus(model)
+        out["gpu"] = model_gpus(model, model_name, environ)
         out.update((resources.get("models") or {}).get(model_name or "", {}))
     if not out.get("gpu"):
         out.pop("gpu", None)

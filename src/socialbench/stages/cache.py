@@ -5,6 +5,10 @@ socialbench cache explain                     calls made again, newest first, wi
 socialbench cache explain REQUEST_ID          the same for one request id
 socialbench cache explain --model M --benchmark moca --instances data/processed/moca/test.jsonl
                                               dry run: which requests of a run would miss, and why
+
+The store inspected is the run's: the PostgreSQL store named by ``SOCIALBENCH_CACHE_URL`` when it is
+set (opened with read-only sessions), else the SQLite file of ``cache.path``; ``--path FILE`` always
+names a SQLite file. Both stores answer the same inspection methods (:class:`Inspectable`).
 """
 
 from __future__ import annotations
@@ -12,11 +16,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any, Protocol
 
 import typer
 
-from socialbench.core.cache import RequestCache
+from socialbench.core.backend import Request
+from socialbench.core.cache import MissExplanation, RequestCache
 from socialbench.core.errors import SocialbenchError
+
+_PATH_HELP = "SQLite cache file (default: the store of SOCIALBENCH_CACHE_URL if set, else cache.path in params)"
 
 cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Inspect the request cache.")
 
@@ -33,8 +41,32 @@ def _cache_path(path: Path | None, params: Path) -> Path:
     return Path(".cache/socialbench/requests.sqlite")
 
 
-def _open(path: Path | None, params: Path) -> RequestCache:
-    """The cache, opened read-only: inspecting it creates, converts and locks nothing."""
+class Inspectable(Protocol):
+    """What the inspection commands read of a cache store (the SQLite and the PostgreSQL store both
+    have it: ``core.cache.RequestCache``, ``core.cache_pg.PostgresRequestCache``)."""
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def entries_for(self, model: str | None, request_id: str) -> list[dict[str, Any]]: ...
+
+    def recomputed(self, model: str | None = None, limit: int = 20) -> list[tuple[str, str]]: ...
+
+    def explain_miss(self, identity: dict[str, Any], request: Request, model: str) -> MissExplanation: ...
+
+    def explain_stored(self, model: str, request_id: str) -> MissExplanation | None: ...
+
+    def close(self) -> None: ...
+
+
+def _open(path: Path | None, params: Path, environ: dict[str, str] | None = None) -> Inspectable:
+    """The run's cache store, opened read-only: inspecting it creates, converts and locks nothing.
+    ``SOCIALBENCH_CACHE_URL`` (a shared PostgreSQL store) unless ``--path`` names a file."""
+    if path is None:
+        from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
+
+        url = cache_store_url(environ)
+        if url is not None:
+            return PostgresRequestCache.open_readonly(url)
     p = _cache_path(path, params)
     if not p.exists():
         raise SocialbenchError(f"{p}: no request cache here yet (it is created by the first run)")
@@ -47,7 +79,7 @@ def _when(ts: float | None) -> str:
 
 @cache_app.command("stats")
 def stats(
-    path: Path | None = Opt(None, help="cache file (default: cache.path in params)"),
+    path: Path | None = Opt(None, help=_PATH_HELP),
     params: Path = Opt(Path("params.yaml"), help="params file naming the cache"),
     as_json: bool = Opt(False, "--json", help="print JSON"),
 ) -> None:
@@ -93,7 +125,7 @@ def explain(
     model: str | None = Opt(None, help="model name (a key of models: in params)"),
     instances: Path | None = Opt(None, help="dry run: build this run's requests from these instances"),
     method: str = Opt("direct", help="method, with --instances; one of the benchmark's (" + _METHODS + ")"),
-    path: Path | None = Opt(None, help="cache file (default: cache.path in params)"),
+    path: Path | None = Opt(None, help=_PATH_HELP),
     params: Path = Opt(
         Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
     ),
@@ -141,7 +173,7 @@ def explain(
 
 
 def _dry_run(
-    cache: RequestCache,
+    cache: Inspectable,
     model: str,
     instances: Path,
     method: str,
