@@ -19,6 +19,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 SERVICE_MARKERS = ("postgres", "slurm", "ssh")
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """For pytest-xdist (the test command runs two workers, `--dist loadgroup`): a module's tests stay
     on one worker, so its module-scoped fixtures are built once; every test of the session's demo run

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -15,20 +16,6 @@ from socialbench.stages import dvc_yaml
 
 pytestmark = pytest.mark.slow
 
-#: Runs a `socialbench ...` command line and writes the source files of every socialbench module it
-#: imported (argv[1]: where; the rest: the command's arguments).
-WRAPPER = """\
-import atexit, json, sys
-out, sys.argv = sys.argv[1], ["socialbench", *sys.argv[2:]]
-def dump():
-    files = sorted({m.__file__ for m in list(sys.modules.values())
-                    if (getattr(m, "__name__", "") or "").startswith("socialbench") and getattr(m, "__file__", None)})
-    with open(out, "w") as fh:
-        json.dump(files, fh)
-atexit.register(dump)
-from socialbench.cli import main
-main()
-"""
 NOT_CODE = ("errors.py",)  # exception classes cannot change an output
 
 
@@ -39,16 +26,22 @@ def run(cmd, cwd, env, check=True):
     return proc
 
 
-def shell_commands(work, env):
-    """{rule: its first job's shell command} from a forced dry run of the finished pipeline."""
+#: Where a job's shell command ends and its redirections or the next command begin.
+SHELL_END = re.compile(r"\s(?:\d?>>?|&>|;|&&|\|\|?)\s")
+
+
+def job_commands(work, env) -> dict[tuple[str, ...], str]:
+    """{the arguments of a job's `socialbench` command: its rule} for every job of the pipeline, from a
+    forced dry run of the finished pipeline."""
     proc = run(["snakemake", "-n", "-p", "--forceall", "--cores", "1"], work, env)
     out = proc.stdout + proc.stderr
     commands, rule = {}, None
     for line in out.splitlines():
-        if line.startswith("rule ") and line.endswith(":"):
-            rule = line[5:-1]
-        elif rule and line.startswith("Shell command: socialbench ") and rule not in commands:
-            commands[rule] = line.removeprefix("Shell command: ")
+        if line.startswith(("rule ", "localrule ")) and line.endswith(":"):
+            rule = line.split(" ", 1)[1][:-1]
+        elif rule and line.startswith("Shell command: socialbench "):
+            command = SHELL_END.split(line.removeprefix("Shell command: socialbench "), 1)[0]
+            commands[tuple(shlex.split(command))] = rule
     assert commands, out[-2000:]
     return commands
 
@@ -68,26 +61,28 @@ def covered(path: str, deps) -> bool:
 
 
 @pytest.fixture(scope="module")
-def imports_per_rule(demo_pipeline, tmp_path_factory):
-    """{rule: (the src/ files its command imported, its declared code deps)}, one job per rule, run
-    again in a copy of the finished demo pipeline."""
+def imports_per_rule(demo_pipeline):
+    """{rule: (the src/ files its jobs' commands imported, its declared code deps)}, from the import
+    traces the session's demo build recorded (tests/helpers/import_trace/)."""
     from socialbench.core.config import load_params
-    from tests.helpers.pipeline import copy_run
+    from tests.helpers.pipeline import import_traces
 
-    work, env, _ = copy_run(demo_pipeline, tmp_path_factory.mktemp("imports"))
-    wrapper = tmp_path_factory.mktemp("wrapper") / "imports.py"
-    wrapper.write_text(WRAPPER)
+    work, env, _ = demo_pipeline
+    commands = job_commands(work, env)
     params = load_params(work / "params.yaml")
     src = work / "src" / "socialbench"
-    result = {}
-    for rule, cmd in shell_commands(work, env).items():
-        dump = wrapper.parent / f"{rule}.json"
-        line = re.sub(r"^socialbench ", f"python {wrapper} {dump} ", cmd)
-        run(["bash", "-c", line], work, env)
-        files = [Path(f) for f in json.loads(dump.read_text())]
-        rel = sorted(f"src/socialbench/{f.relative_to(src).as_posix()}" for f in files if src in f.parents)
-        result[rule] = (rel, expected_deps(rule, params))
-    return result
+    files: dict[str, set[str]] = {}
+    for trace in import_traces(demo_pipeline).glob("*.json"):
+        record = json.loads(trace.read_text())
+        rule = commands.get(tuple(record["argv"]))
+        if rule is None:
+            continue  # a command run inside another (none today) or by a test, not a job of the pipeline
+        imported = {Path(f) for f in record["files"]}
+        files.setdefault(rule, set()).update(
+            f"src/socialbench/{f.relative_to(src).as_posix()}" for f in imported if src in f.parents
+        )
+    assert set(files) == set(commands.values()), "a rule whose jobs left no import trace"
+    return {rule: (sorted(f), expected_deps(rule, params)) for rule, f in files.items()}
 
 
 def plugin_class(path: str) -> bool:

@@ -83,13 +83,31 @@ def git_snapshot(work: Path, env: dict[str, str]) -> None:
         run(cmd, work, env)
 
 
+#: The test-only start-up hook that records what each `socialbench` command imported.
+IMPORT_TRACE_HOOK = Path(__file__).resolve().parent / "import_trace"
+
+
+def import_traces(run: PipelineRun) -> Path:
+    """The folder of the build's import traces (tests/helpers/import_trace/sitecustomize.py): one
+    JSON file per `socialbench` command the build ran, with its arguments and imported source files."""
+    return run.work.parent / "import-traces"
+
+
 def build_demo_pipeline(parent: Path) -> PipelineRun:
-    """The whole demo pipeline (`snakemake --cores 2`) in a fresh copy of the repository at parent/repo."""
+    """The whole demo pipeline (`snakemake --cores 2`) in a fresh copy of the repository at parent/repo,
+    each command's imports recorded on the way (``import_traces``); the returned env records none."""
     work = repo_copy(parent / "repo")
     link_shared(work)
     env = pipeline_env(work)
     git_snapshot(work, env)
-    return PipelineRun(work, env, run(["snakemake", "--cores", "2"], work, env))
+    traces = parent / "import-traces"
+    traces.mkdir()
+    traced = {
+        **env,
+        "PYTHONPATH": f"{IMPORT_TRACE_HOOK}{os.pathsep}{env['PYTHONPATH']}",
+        "SOCIALBENCH_IMPORT_TRACE": str(traces),
+    }
+    return PipelineRun(work, env, run(["snakemake", "--cores", "2"], work, traced))
 
 
 def _rebase_mlflow_artifacts(db: Path, old: Path, new: Path) -> None:

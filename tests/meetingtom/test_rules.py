@@ -1,6 +1,6 @@
-"""rules/meetingtom.smk and MeetingToM's DVC stages, run for real on a fresh copy of the repository
-(a smaller demo so it stays quick): Snakemake builds every MeetingToM output, DVC then sees them up to
-date, and a meeting added to params reruns only that meeting's jobs under both tools."""
+"""rules/meetingtom.smk and MeetingToM's DVC stages, on the session's demo run (tests/conftest.py;
+its no-op reruns under both tools are in tests/test_pipeline.py): Snakemake builds every MeetingToM
+output, and a meeting added to params reruns only that meeting's jobs under both tools."""
 
 import json
 from pathlib import Path
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers.pipeline import git_snapshot, pipeline_env, repo_copy, run
+from tests.helpers.pipeline import pipeline_env, repo_copy, run
 
 pytestmark = pytest.mark.slow
 
@@ -17,11 +17,9 @@ SHARED_AMI = REPO.parent / "shared" / "data" / "ami"
 TARGET = "results/mlflow/meetingtom.json"
 
 
-def edit_params(work: Path, change, models=None) -> None:
+def edit_params(work: Path, change) -> None:
     p = yaml.safe_load((work / "params.yaml").read_text())
     change(p["meetingtom"])
-    if models is not None:
-        p["models"] = {m: e for m, e in p["models"].items() if m in models}
     (work / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
 
 
@@ -39,66 +37,42 @@ def dry_jobs(work, env) -> dict[str, int]:
     return {r[0]: int(r[1]) for r in rows if len(r) == 2 and r[1].isdigit() and r[0] != "total"}
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory):
-    # Its own run, not a copy of the session's demo run (tests/conftest.py): the smaller demo changes
-    # every MeetingToM demo job, and the new-meeting test needs a meeting that the default run built.
-    # No committed dvc.lock: it records the default params' outputs, not this run's, and `dvc commit`
-    # below rewrites the whole lock once per stage (minutes with every stage of the default run in it).
-    work = repo_copy(tmp_path_factory.mktemp("mt-rules") / "repo", skip=("dvc.lock",))
-    env = pipeline_env(work)
+def meetingtom_models(work: Path) -> list[str]:
+    from socialbench.core.config import load_params
+    from socialbench.report.layout import model_runs
 
-    def smaller(mt):
-        mt["demo"].update(
-            corpus=["ES9000a", "ES9000c"], meetings=["ES9000a", "ES9000c"], fps=4, size=[96, 72], sample_rate=8000
-        )
-        mt["ami"].update(meetings=["IS1001a"], mirror=str(SHARED_AMI) if SHARED_AMI.is_dir() else "../no-such-mirror")
-        mt["clips"]["tasks"] = ["you"]
-        mt["methods"] = [
-            "no_prompt",
-            "no_prompt__prior_role",
-        ]  # a method and an ablation run (CoT: tests/meetingtom/methods)
-
-    # two baselines and the human row (MiniLM runs in tests/test_pipeline.py's default pipeline)
-    edit_params(work, smaller, models=("random", "prior", "human-meetingtom"))
-    git_snapshot(work, env)
-    out = run(["snakemake", "--cores", "2", TARGET], work, env)
-    run(["dvc", "commit", "--force", "--no-relink", "--quiet", *meetingtom_stages(work, env)], work, env)
-    return work, env, out
+    params = load_params(work / "params.yaml")
+    return sorted(model_runs(params["models"], "meetingtom", params["meetingtom"]["methods"]))
 
 
-def test_the_run_makes_the_task_table_for_every_model(pipeline):
-    work, _, _ = pipeline
+def test_the_run_makes_the_task_table_for_every_model(demo_pipeline):
+    # The session's demo run (tests/conftest.py): read only.
+    work = demo_pipeline.work
     md = (work / "results/tables/meetingtom/table1_overall.md").read_text()
-    for model in yaml.safe_load((work / "params.yaml").read_text())["models"]:
+    for model in meetingtom_models(work):
         assert f"| {model} | No Prompt |" in md
     demo, _, ami = md.partition("## AMI meetings")
-    assert "T2.1 Acc (n=2)" in demo  # ES9000a's two you windows; ES9000c is the dev meeting
+    test = [json.loads(x) for x in (work / "data/processed/meetingtom/test.jsonl").read_text().splitlines()]
+    you_windows = [i for i in test if i["task"] == "task2_1"]
+    demo_you = sum(i["meta"]["meeting"].startswith("ES9") for i in you_windows)
+    assert demo_you and f"T2.1 Acc (n={demo_you})" in demo
     assert "T1 Acc (n=" in demo and "T3.1 Acc (n=" in demo  # the annotated tasks, from the simulated annotators
     if SHARED_AMI.is_dir():
-        assert "T2.1 Acc (n=7)" in ami  # IS1001a's seven you windows
+        assert f"T2.1 Acc (n={len(you_windows) - demo_you})" in ami  # the AMI meetings' you windows
     else:
-        assert "No instances from the AMI meetings" in md
+        assert "No instances from the AMI meetings" in ami
 
 
-def test_an_absent_mirror_is_said_when_the_workflow_is_read(pipeline):
-    _, _, out = pipeline
-    assert ("AMI mirror ../no-such-mirror not found" in out) != SHARED_AMI.is_dir()
+def test_an_absent_mirror_is_said_when_the_workflow_is_read(tmp_path):
+    # Reading the workflow is enough: a copy of the sources, no run.
+    work = repo_copy(tmp_path / "repo", skip=("data/", "results/", "dvc.lock"))
+    edit_params(work, lambda mt: mt["ami"].update(mirror="../no-such-mirror"))
+    out = run(["snakemake", "-n", "--cores", "1", TARGET], work, pipeline_env(work))
+    assert "AMI mirror ../no-such-mirror not found" in out
 
 
-def test_a_second_snakemake_has_nothing_to_do(pipeline):
-    work, env, _ = pipeline
-    assert dry_jobs(work, env) == {}
-
-
-def test_dvc_sees_every_meetingtom_stage_up_to_date(pipeline):
-    work, env, _ = pipeline
-    out = run(["dvc", "status", "--json", *meetingtom_stages(work, env)], work, env)
-    assert json.loads(out[out.index("{") :]) == {}
-
-
-def test_the_instances_consolidate_into_task_files_and_splits(pipeline):
-    work, _, _ = pipeline
+def test_the_instances_consolidate_into_task_files_and_splits(demo_pipeline):
+    work = demo_pipeline.work
     test = (work / "data/processed/meetingtom/test.jsonl").read_text().splitlines()
     by_task = {
         t: (work / f"data/processed/meetingtom/tasks/{t}.jsonl").read_text().splitlines()
@@ -115,13 +89,14 @@ def test_the_instances_consolidate_into_task_files_and_splits(pipeline):
     assert {i["meta"]["meeting"] for i in dev} == {"ES9000c"}
 
 
-def test_a_new_meeting_reruns_only_its_own_jobs_under_both_tools(pipeline):
-    work, env, _ = pipeline
+@pytest.mark.shared
+def test_a_new_meeting_reruns_only_its_own_jobs_under_both_tools(shared_dir, demo_pipeline_copy):
+    work, env, _ = demo_pipeline_copy
     original = (work / "params.yaml").read_text()
     try:
-        edit_params(work, lambda mt: mt["ami"]["meetings"].append("IS1001b"))
+        edit_params(work, lambda mt: mt["ami"]["meetings"].append("IS1001d"))  # in the mirror, not in the demo
         out = run(["dvc", "status", "--json", *meetingtom_stages(work, env)], work, env)
-        assert set(json.loads(out[out.index("{") :])) == {"meetingtom_ami_meeting@IS1001b", "meetingtom_ami_instances"}
+        assert set(json.loads(out[out.index("{") :])) == {"meetingtom_ami_meeting@IS1001d", "meetingtom_ami_instances"}
         jobs = dry_jobs(work, env)
         assert {r: jobs.get(r) for r in ("meetingtom_media", "meetingtom_extract", "meetingtom_clips")} == {
             "meetingtom_media": 1,
