@@ -177,13 +177,11 @@ def _rule_commands() -> list[tuple[str, str]]:
 
 
 def _takes_params(words: list[str]) -> bool:
-    import click
-
     from socialbench.cli import load_command
 
     cmd = load_command(words[0])
     for w in words[1:]:
-        if not isinstance(cmd, click.Group) or w not in cmd.commands:
+        if w not in (getattr(cmd, "commands", None) or {}):  # a group's subcommand (typer's own click)
             break
         cmd = cmd.commands[w]
     return any("--params" in getattr(p, "opts", ()) for p in cmd.params)
