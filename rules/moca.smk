@@ -51,7 +51,7 @@ rule moca_prepare:
         CONDA_ENV
     shell:
         "socialbench prepare --benchmark moca --raw {input.raw} --out {output.instances}"
-        " --report {output.report} > {log} 2>&1"
+        " --report {output.report} --params params.yaml > {log} 2>&1"
 
 
 # ---- media (docs/media.md): sampled frames for video-text instances. Frames go into the

@@ -23,5 +23,6 @@ for _b in BENCHMARKS:
         conda:
             CONDA_ENV
         shell:
-            "socialbench viewer --benchmark {params.benchmark} --instances {input.instances} --results-dir results"
+            "socialbench viewer --benchmark {params.benchmark} --params params.yaml --instances {input.instances}"
+            " --results-dir results"
             " {params.runs} > {log} 2>&1"

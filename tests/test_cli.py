@@ -778,7 +778,10 @@ def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
     write_png(tmp_path / "img.png")
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[str(tmp_path / "img.png")])])
     params = tmp_path / "params.yaml"
-    params.write_text("seed: 0\nmodels:\n  r: {backend: random}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n")
+    params.write_text(
+        "seed: 0\nmodels:\n  r: {backend: random}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
+        "media: {allowed_roots: [" + str(tmp_path) + "]}\n"
+    )
     res = runner.invoke(
         app,
         [
@@ -819,7 +822,8 @@ def test_infer_stops_when_every_call_failed_and_writes_nothing(tmp_path):
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[str(tmp_path / "img.png")])])
     params = tmp_path / "params.yaml"
     params.write_text(
-        "seed: 0\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\nmodels:\n  down:\n    backend: openai_compat\n"
+        "seed: 0\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\nmedia: {allowed_roots: [" + str(tmp_path) + "]}\n"
+        "models:\n  down:\n    backend: openai_compat\n"
         f"    model_id: m\n    options: {{base_url: 'http://127.0.0.1:{port}/v1', max_retries: 0, timeout: 2}}\n"
     )
     res = runner.invoke(
@@ -894,6 +898,7 @@ def test_infer_gives_the_methods_the_answer_options_of_params(tmp_path):
     params = tmp_path / "params.yaml"
     params.write_text(
         "seed: 0\nmoca: {answer: {code_fence: tolerate}}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
+        "media: {allowed_roots: [" + str(tmp_path) + "]}\n"
         "models:\n  s: {backend: scripted, options: {default: " + json.dumps("```json\n" + answer + "\n```") + "}}\n"
     )
     res = runner.invoke(
@@ -924,7 +929,12 @@ def test_infer_gives_the_methods_the_answer_options_of_params(tmp_path):
 
 def test_infer_records_carry_the_gold_answer_and_a_pointer_to_the_request(tmp_path, repo_root):
     inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[_png(tmp_path / "img.png")])])
-    res = runner.invoke(app, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml")))
+    import yaml
+
+    params = yaml.safe_load((repo_root / "params.yaml").read_text())
+    params["media"] = {**(params.get("media") or {}), "allowed_roots": [str(tmp_path)]}  # the image is not under data/
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    res = runner.invoke(app, _infer_args(tmp_path, inst, "--params", str(tmp_path / "params.yaml")))
     assert res.exit_code == 0, res.output
     record = json.loads((tmp_path / "p.jsonl").read_text().splitlines()[0])
     gold = json.loads(inst.read_text())

@@ -162,3 +162,39 @@ def test_a_valid_override_is_refused_because_the_stages_read_params_yaml(tmp_pat
     proc = snakemake("-n", "--config", "seed=5")
     assert proc.returncode != 0
     assert "error: --config: overrides are not supported" in proc.stderr and "edit params.yaml" in proc.stderr
+
+
+def _rule_commands() -> list[tuple[str, str]]:
+    """(rules file, shell line) of every `socialbench ...` a rule runs (adjacent string literals joined)."""
+    import re
+
+    out = []
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        for block in re.findall(r"shell:\s*\n((?:[ \t]*(?:f?\"[^\n]*\"|#[^\n]*)[ \t]*\n)+)", smk.read_text("utf-8")):
+            line = "".join(re.findall(r"\"((?:[^\"\\]|\\.)*)\"", block))
+            out += [(smk.name, cmd) for cmd in re.findall(r"socialbench [^;&|]*", line)]
+    return out
+
+
+def _takes_params(words: list[str]) -> bool:
+    from socialbench.cli import load_command
+
+    cmd = load_command(words[0])
+    for w in words[1:]:
+        if w not in (getattr(cmd, "commands", None) or {}):  # a group's subcommand (typer's own click)
+            break
+        cmd = cmd.commands[w]
+    return any("--params" in getattr(p, "opts", ()) for p in cmd.params)
+
+
+def test_every_rule_passes_params_to_a_command_that_takes_them():
+    """A stage that reads params (media roots, models, settings) reads the pipeline's params.yaml, not
+    its own defaults: every rule that runs such a command gives it --params params.yaml."""
+    found = _rule_commands()
+    assert any("socialbench viewer" in cmd for _, cmd in found)
+    missing = [
+        f"{smk}: {cmd[:60]}"
+        for smk, cmd in found
+        if _takes_params(cmd.split()[1:]) and "--params params.yaml" not in cmd
+    ]
+    assert not missing

@@ -285,3 +285,43 @@ def test_a_lock_file_that_is_not_a_mapping_of_hashes_is_named(tmp_path):
     (tmp_path / "sources.lock").write_text('{"https://h/a.zip": "nope"}')
     with pytest.raises(DataError, match=r"sources.lock, field 'https://h/a.zip': not a sha256"):
         dl.TrustStore(tmp_path / "sources.lock").recorded("https://h/a.zip")
+
+
+# ---- a .part file that is a link is replaced, never written through (issue 20) ------------------------
+def test_a_download_never_writes_through_a_part_file_that_is_a_link(server, payload, tmp_path):
+    url = server.add("/f.bin", payload)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"keep me")
+    dest = tmp_path / "d" / "f.bin"
+    dest.parent.mkdir()
+    part_of(dest).symlink_to(victim)
+    download(url, dest, sha256=sha(payload), **FAST)
+    assert victim.read_bytes() == b"keep me"
+    assert dest.read_bytes() == payload and not dest.is_symlink()
+
+
+def test_a_mirror_copy_never_writes_through_a_part_file_that_is_a_link(tmp_path, payload):
+    mirror = tmp_path / "mirror.bin"
+    mirror.write_bytes(payload)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"keep me")
+    dest = tmp_path / "d" / "f.bin"
+    dest.parent.mkdir()
+    part_of(dest).symlink_to(victim)
+    copy_local(mirror, dest, sha256=sha(payload))
+    assert victim.read_bytes() == b"keep me" and dest.read_bytes() == payload
+
+
+def test_a_link_put_in_place_of_the_part_file_after_the_check_is_refused(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"keep me")
+    (tmp_path / "f.bin.part").symlink_to(victim)
+    with pytest.raises(DownloadError, match=r"f\.bin\.part: is a symbolic link"):
+        dl._open_part(tmp_path / "f.bin.part", "ab")
+    assert victim.read_bytes() == b"keep me"
+
+
+def test_a_part_path_that_is_a_folder_is_refused(tmp_path):
+    (tmp_path / "f.bin.part").mkdir()
+    with pytest.raises(DownloadError, match=r"f\.bin\.part: exists and is not a file"):
+        dl._part_path(tmp_path / "f.bin")

@@ -124,9 +124,9 @@ def test_options_that_only_resemble_secrets_are_accepted():
             }
         },
         {"extra_body": {"prompt_cache_key": "socialbench-moca"}},
-        {"use_auth_token": True},
+        {"extra_body": {"use_auth_token": True}},
         {"api_key_env": None},
-        {"keyframe_interval": 2, "max_tokens_param": "max_tokens", "extra_env": {"HF_HOME": "/tmp/hf"}},
+        {"max_tokens_param": "max_tokens", "extra_body": {"keyframe_interval": 2, "extra_env": {"HF_HOME": "/tmp/hf"}}},
         {"extra_body": {"chat_template_kwargs": {"eos_token": "<|im_end|>"}}},
     ],
 )
@@ -198,6 +198,27 @@ def _with(**sections) -> dict:
             r"mining\.state\.window_s: must be a finite number >= 0",
         ),
         ({"meetingtom": {"mining": {"you": {"window": {"min_s": 90}}}}}, r"mining\.you\.window: window lengths need"),
+        (
+            {"moca": {"method_options": {"direct": {"stages": []}}}},
+            r"moca\.method_options\.direct: .*'stages' was unexp",
+        ),
+        (
+            {"moca": {"method_options": {"codar": {"revison_rounds": 2}}}},
+            r"moca\.method_options\.codar: .*'revison_rounds'",
+        ),
+        (
+            {"moca": {"method_options": {"codar": {"revision_rounds": "2"}}}},
+            r"codar\.revision_rounds: '2' is not of type",
+        ),
+        ({"moca": {"method_options": {"codar": {"decoding": "xml"}}}}, r"codar\.decoding: 'xml' is not one of"),
+        (
+            {"moca": {"methods": ["codar"], "method_options": {"codar": {"stages": ["decoder", "observer"]}}}},
+            r"moca\.method_options\.codar\.stages: expected stages of .* in that order",
+        ),
+        (
+            {"moca": {"methods": ["direct"], "method_options": {"codar": {"revision_rounds": 40}}}},
+            r"moca\.method_options\.codar\.revision_rounds: 40 could take more than the runner's",
+        ),
     ],
 )
 def test_a_benchmark_section_that_names_nothing_is_refused_naming_the_key(sections, says):
@@ -241,3 +262,57 @@ def test_a_tracking_uri_mlflow_cannot_use_is_refused_at_load(uri):
 )
 def test_tracking_uris_mlflow_opens_are_accepted(uri):
     assert validate_params(_with(mlflow={"tracking_uri": uri}))["mlflow"]["tracking_uri"] == uri
+
+
+# ---- a backend's options, checked at load against the schema declared with the backend ---------------
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        (
+            {"backend": "hf", "model_id": "x", "options": {"devise": "cpu"}},
+            r"models\.r\.options: unknown option\(s\) devise \(backend hf takes: .*device",
+        ),
+        (
+            {"backend": "hf", "model_id": "x", "options": {"dtype": "f8"}},
+            r"models\.r\.options\.dtype: 'f8' is not one of",
+        ),
+        (
+            {"backend": "vllm", "model_id": "x", "options": {"tensor_parallel_size": 0}},
+            r"models\.r\.options\.tensor_parallel_size: 0 is less than the minimum of 1",
+        ),
+        (
+            {"backend": "openai_compat", "options": {"base_url": "http://127.0.0.1:1/v1", "timeout": "soon"}},
+            r"models\.r\.options\.timeout: 'soon' is not of type 'number'",
+        ),
+        ({"backend": "random", "options": {"seed": 1}}, r"models\.r\.options: unknown option\(s\) seed .*takes: none"),
+        ({"backend": "file", "options": {}}, r"models\.r\.options: 'path' is a required property"),
+        ({"backend": "codar_script", "options": {"route": "web"}}, r"models\.r\.options\.route: 'web' is not one of"),
+    ],
+)
+def test_a_backend_option_its_backend_does_not_take_is_refused_at_load_naming_the_key(model, says):
+    with pytest.raises(ConfigError, match=says):
+        validate_params({"models": {"r": model}})
+
+
+def test_every_registered_backend_declares_its_options_schema():
+    from socialbench.core.backend import available_backends, backend_options_schema
+
+    missing = [name for name in available_backends() if backend_options_schema(name) is None]
+    assert not missing
+
+
+def test_a_backend_options_schema_is_read_without_importing_the_backend_module():
+    import sys
+
+    from socialbench.core.backend import backend_options_schema
+
+    before = "socialbench.backends.hf" in sys.modules
+    assert "device" in backend_options_schema("hf")["properties"]
+    assert ("socialbench.backends.hf" in sys.modules) == before
+
+
+def test_vllm_takes_every_option_of_openai_compat():
+    from socialbench.core.backend import backend_options_schema
+
+    vllm, openai = (set(backend_options_schema(n)["properties"]) for n in ("vllm", "openai_compat"))
+    assert openai <= vllm

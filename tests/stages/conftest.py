@@ -31,6 +31,7 @@ def inputs(tmp_path):
         # no retriever: the params default (the paper's web search) needs a key
         "moca: {methods: [direct, direct_constrained, codar], retrieval: {retriever: none}}\n"
         "cache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
+        "media: {allowed_roots: [" + str(tmp_path) + "]}\n"  # the image lies outside the repository's data
     )
     return inst, params
 

@@ -55,6 +55,7 @@ def test_dry_run_explains_which_requests_would_be_called(tmp_path, monkeypatch):
     params = {
         "models": {"scripted-model": {"backend": "scripted", "options": {"default": GOOD}}},
         "cache": {"path": str(tmp_path / "c.sqlite")},
+        "media": {"allowed_roots": [str(tmp_path)]},
     }
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     infer = [

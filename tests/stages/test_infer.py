@@ -136,7 +136,7 @@ def test_recorded_answers_that_cover_part_of_the_instances_say_how_many_are_not_
     )
     params.write_text(
         f"seed: 3\nmodels:\n  human: {{backend: file, options: {{path: {answers}}}}}\n"
-        f"cache: {{path: {tmp_path / 'c.sqlite'}}}\n"
+        f"cache: {{path: {tmp_path / 'c.sqlite'}}}\nmedia: {{allowed_roots: [{tmp_path}]}}\n"
     )
     out = tmp_path / "p.jsonl"
     res = infer(inst, params, "--model", "human", "--out", str(out), "--stats", str(tmp_path / "s.json"))
@@ -160,3 +160,18 @@ def test_recorded_answers_that_cover_part_of_the_instances_say_how_many_are_not_
     assert scored.exit_code == 0, scored.output
     assert "2 of 3 instances not evaluated" in scored.output and "hold no record for them (no_record" in scored.output
     assert "have `error` set" not in scored.output
+
+
+def test_an_instance_whose_media_leads_outside_the_media_roots_is_refused_naming_the_record(tmp_path, inputs):
+    inst, params = inputs
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere.png"
+    outside.write_bytes((tmp_path / "img.png").read_bytes())
+    (tmp_path / "link.png").symlink_to(outside)
+    records = [json.loads(line) for line in inst.read_text().splitlines()]
+    records[1]["media"] = [str(tmp_path / "link.png")]
+    inst.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "p.jsonl"
+    res = infer(inst, params, "--model", "r", "--method", "direct", "--out", str(out), "--stats", str(tmp_path / "s"))
+    assert res.exit_code == 1
+    assert "record x-1, field 'media'" in str(res.exception) and "through a symlink" in str(res.exception)
+    assert not out.exists()

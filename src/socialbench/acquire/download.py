@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import email.utils
+import errno
 import hashlib
 import http.client
 import logging
@@ -241,7 +242,29 @@ def _normalise_sha256(sha256: str | None) -> str | None:
 
 
 def _part_path(dest: Path) -> Path:
-    return dest.with_name(dest.name + ".part")
+    """``dest.part``, never a link: a link there (left by anyone) is removed, so a download never writes
+    through it into the file it leads to (its bytes are no partial download either); anything else that
+    is not a plain file (a folder, a FIFO) is refused."""
+    part = dest.with_name(dest.name + ".part")
+    if part.is_symlink():
+        log.warning("%s is a symbolic link; removed, not written through", part)
+        part.unlink()
+    elif part.exists() and not part.is_file():
+        raise DownloadError(f"{part}: exists and is not a file (where the partial download of {dest.name} goes)")
+    return part
+
+
+def _open_part(part: Path, mode: str):
+    """``part`` opened for writing (``wb``) or appending (``ab``) without following a link: one put
+    there after :func:`_part_path` looked is refused, not written through."""
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if mode == "ab" else os.O_TRUNC)
+    try:
+        fd = os.open(part, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DownloadError(f"{part}: is a symbolic link; a download never writes through one") from None
+        raise
+    return os.fdopen(fd, mode)
 
 
 def _unlink(path: Path) -> None:
@@ -317,7 +340,7 @@ def copy_local(
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = _part_path(dest)
     try:
-        with open(src, "rb") as fin, open(part, "wb") as fout:
+        with open(src, "rb") as fin, _open_part(part, "wb") as fout:
             shutil.copyfileobj(fin, fout, chunk_size)
         _verify_and_place(part, dest, sha256, shown, chunk_size, recorded_in)
     except BaseException:
@@ -427,7 +450,7 @@ def _fetch_once(
             raise DownloadError(f"{shown}: unexpected HTTP status {status}")
 
         written = offset
-        with open(part, mode) as fh:
+        with _open_part(part, mode) as fh:
             while True:
                 try:
                     chunk = resp.read(chunk_size)

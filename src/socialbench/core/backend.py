@@ -397,6 +397,30 @@ def get_backend_class(name: str) -> type[Backend]:
     return cls
 
 
+def backend_options_schema(name: str) -> dict[str, Any] | None:
+    """The JSON schema of the options (``models.<name>.options``) backend ``name`` takes, or None when
+    it declares none (its options are then not checked at load). A backend declares them beside its
+    module, in ``<module>.options.json`` (``{class name: schema}``), read without importing the module:
+    checking params loads no SDK or weights, and works where a backend's extra is not installed. A
+    class registered with :func:`register` as a decorator may carry them as ``options_schema``."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    if name in _REGISTERED:
+        return getattr(_REGISTERED[name], "options_schema", None)
+    module, cls_name = (_BUILTIN[name][:2]) if name in _BUILTIN else _contributed().get(name, (None, None))
+    if module is None:
+        return None
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        return None
+    path = Path(spec.origin).with_suffix(".options.json")
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text("utf-8")).get(cls_name)
+
+
 def create_backend(spec: ModelSpec, context: BackendContext | None = None) -> Backend:
     return get_backend_class(spec.backend)(spec, context)
 

@@ -160,7 +160,35 @@ def validate_params(
                 f"{source}: models.{name}.backend: unknown backend {entry['backend']!r};"
                 f" available: {', '.join(available_backends())}{where([['models', name, 'backend']])}"
             )
+    problems = [p + where([["models", name, "options"]]) for name, p in _options_problems(data["models"])]
+    if problems:
+        raise ConfigError(f"{source} is invalid: {'; '.join(problems)}")
     return data
+
+
+def _options_problems(models: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(model, problem)`` for each value of ``models.<name>.options`` its backend's options schema
+    (declared with the backend: ``core.backend.backend_options_schema``) refuses: unknown keys, wrong
+    types, values outside their range."""
+    from socialbench.core.backend import backend_options_schema
+
+    out = []
+    for name, entry in models.items():
+        schema = backend_options_schema(entry["backend"])
+        if schema is None:
+            continue
+        validator = jsonschema.Draft202012Validator(schema)
+        for err in sorted(validator.iter_errors(entry.get("options") or {}), key=lambda e: list(e.absolute_path)):
+            key = ".".join(str(p) for p in ["models", name, "options", *err.absolute_path])
+            if err.validator == "additionalProperties" and not err.absolute_path:
+                known = ", ".join(sorted(schema.get("properties", {}))) or "none"
+                extra = sorted(set(err.instance) - set(schema.get("properties", {})))
+                out.append(
+                    (name, f"{key}: unknown option(s) {', '.join(extra)} (backend {entry['backend']} takes: {known})")
+                )
+            else:
+                out.append((name, f"{key}: {err.message}"))
+    return out
 
 
 def _benchmark_sections(sections: dict[str, Any], where) -> tuple[dict[str, Any], list[str]]:

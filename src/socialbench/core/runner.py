@@ -28,6 +28,7 @@ from socialbench.core.backend import (
 from socialbench.core.benchmarks import TRACE_POINTER, Benchmark, Exchange, Final, InstanceInputError, Method
 from socialbench.core.cache import RequestCache, cache_key
 from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.paths import MediaRoots
 
 #: A method that has not answered after this many rounds is stopped (a bug, not a slow model).
 MAX_ROUNDS = 64
@@ -173,7 +174,26 @@ def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
     }
 
 
-def _step(method: Method, inst: dict[str, Any], rounds: list[list[Exchange]], source: str) -> list[Request] | Final:
+def media_outside(requests: Sequence[Request], roots: MediaRoots) -> str | None:
+    """Why a media file one of ``requests`` names may not be read (it leads outside ``roots`` through
+    ``..``, as an absolute path or through a link), or None: the media paths inside instances
+    resolved with the one media resolver (``core.paths.MediaRoots``) before any file is sent."""
+    for request in requests:
+        for part in request.media():
+            for path in [getattr(part, "path", None), *(f.path for f in getattr(part, "frames", ()))]:
+                why = roots.problem(path) if path else None
+                if why:
+                    return why
+    return None
+
+
+def _step(
+    method: Method,
+    inst: dict[str, Any],
+    rounds: list[list[Exchange]],
+    source: str,
+    roots: MediaRoots | None = None,
+) -> list[Request] | Final:
     try:
         out = method.step(inst, rounds)
     except InstanceInputError as exc:
@@ -187,6 +207,9 @@ def _step(method: Method, inst: dict[str, Any], rounds: list[list[Exchange]], so
         raise SocialbenchError(
             f"method {method.name}: instance {inst.get('id')}: duplicate request ids in one round: {ids}"
         )
+    why = media_outside(out, roots) if roots is not None else None
+    if why:
+        raise DataError(source, why, record=str(inst.get("id")), field="media")
     return out
 
 
@@ -203,6 +226,7 @@ def run_method(
     progress: bool = True,
     source: str = "instances",
     trace_pointer: str | None = None,
+    media_roots: MediaRoots | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], RunStats]:
     """(prediction records sorted by id, per-instance traces sorted by id, run accounting).
 
@@ -212,7 +236,9 @@ def run_method(
 
     ``backend``: None creates one for this run and closes it after; a Backend, or a function giving
     one for the context (called only once the first round is built), is the caller's to close, so
-    several methods share one loaded model. ``trace_pointer``: the trace file the records point at."""
+    several methods share one loaded model. ``trace_pointer``: the trace file the records point at.
+    ``media_roots``: where the requests' media files may lie; a request naming one elsewhere stops the
+    run (a DataError naming the record) before anything is sent."""
     start = time.perf_counter()
     stats = RunStats()
     n = len(instances)
@@ -221,7 +247,7 @@ def run_method(
     asks: dict[int, list[Request]] = {}
     method.cache = cache
     for i, inst in enumerate(instances):
-        out = _step(method, inst, [], source)
+        out = _step(method, inst, [], source, media_roots)
         if isinstance(out, Final):
             finals[i] = out
         else:
@@ -263,7 +289,7 @@ def run_method(
             asks = {}
             for i, exchanges in got.items():
                 rounds[i].append(exchanges)
-                out = _step(method, instances[i], rounds[i], source)
+                out = _step(method, instances[i], rounds[i], source, media_roots)
                 if isinstance(out, Final):
                     finals[i] = out
                 else:

@@ -421,9 +421,11 @@ def annotate_simulate_cmd(
     """Simulated annotators for the demo: a TEST DOUBLE for the human annotators of B.3 (each sheet
     says so in its notes column), filling the exported sheet from rules over the items' AMI
     metadata with seeded disagreement, so the round-trip (majority vote, kappa) runs end to end."""
-    from socialbench.core.paths import check_io
+    from socialbench.core.paths import check_io, resolve_inside
 
     check_io({"--items": items, "--sheet": sheet, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
+    # each sheet inside --out-dir (a link named like a sheet that leads elsewhere is refused), before any work
+    targets = [resolve_inside(out_dir, name, "--out-dir", what="sheet") for name in SIMULATED_FILES]
     from socialbench.core.io import write_text_atomic as write_text
     from socialbench.meetingtom.build.annotation import read_sheet, simulate_sheets
     from socialbench.meetingtom.spec.instances import load_instances
@@ -440,8 +442,8 @@ def annotate_simulate_cmd(
         agreement_items=ann["agreement_items"],
         source=str(items),
     )
-    for name, text in zip(SIMULATED_FILES, texts):
-        write_text(out_dir / name, text)
+    for target, text in zip(targets, texts):
+        write_text(target, text)
     typer.echo(
         f"annotate simulate: {len(recs)} item(s), {', '.join(SIMULATED_FILES)}"
         f" -> {out_dir} (simulated annotators, a test double)"

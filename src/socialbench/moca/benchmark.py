@@ -92,6 +92,30 @@ class MocaBenchmark(Benchmark):
             settings["retrieval"] = dict(section["retrieval"] or {})
         return settings
 
+    def params_problems(self, section: dict[str, Any]) -> list[str]:
+        """Core's checks, and each method's settings as the method reads them (the schema checks their
+        keys and types; this the rest, e.g. CoDAR's stage order and rounds): ``method_options.<method>``
+        and every run of ``methods`` (an ablation over its method's options), without making a
+        retriever or reading any file."""
+        from socialbench.core.errors import ConfigError
+
+        problems = super().params_problems(section)
+        if problems:
+            return problems
+        known = set(self.method_names())
+        runs = dict.fromkeys([*(k for k in section.get("method_options") or {} if k in known), *section.get("methods")])
+        for run in runs:
+            check = getattr(self.method_class(run), "check_settings", None)
+            if check is None:
+                continue  # a method that reads no settings: the schema's closed list of keys is its check
+            try:
+                check(run, self.method_settings(section, run))
+            except ConfigError as exc:
+                message = str(exc).removeprefix("moca.")
+                if message not in problems:  # an ablation's run repeats its method's problem
+                    problems.append(message)
+        return problems
+
     def final_answer(
         self,
         instance: dict[str, Any],

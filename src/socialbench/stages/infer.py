@@ -174,6 +174,7 @@ class Job:
 def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
     """One (model, method) run with the job's cache and backend; its files written when it is a result."""
     from socialbench.core.io import write_json, write_jsonl
+    from socialbench.core.paths import MediaRoots
     from socialbench.core.provenance import infer_provenance
     from socialbench.core.runner import run_method
 
@@ -192,6 +193,7 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
         progress=job.progress,
         source=str(job.instances_path),
         trace_pointer=trace_pointer(benchmark, model, method),
+        media_roots=MediaRoots.from_params(p),
     )
     example = next(iter(s.error_examples.items()), None)
     if s.requests and s.errors == s.requests:

@@ -324,7 +324,7 @@ def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
     return Variant.of(stages)
 
 
-def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
+def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: bool = True) -> dict[str, Any]:
     """The settings of run ``name`` (params ``moca.method_options.codar``, and a variant run's
     ``moca.ablations.<ablation>`` over them): stages (default all: :func:`stage_variant`),
     revision_rounds (default 1), invalid_tuple (default rule: a scenario-invalid tuple gets a rule-made
@@ -333,7 +333,7 @@ def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     (params ``moca.retrieval``: Step 2's retriever; absent: none, model prior only). A bad or unknown
     key is a ConfigError naming it. A setting of a stage the run leaves out (the checker's
     revision_rounds, Step 2's retrieval, which an ablation inherits from the full chain's options) has
-    no effect."""
+    no effect. ``create_retriever`` False: checked only (params load), no retriever made."""
     from socialbench.core.runner import MAX_ROUNDS
 
     kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
@@ -367,7 +367,7 @@ def parse_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     if decoding not in DECODINGS:
         raise ConfigError(f"{where}.decoding: {decoding!r} is not one of {', '.join(DECODINGS)}")
     # made once, before any call: a missing key or corpus stops the run here
-    retriever = retrieval.create() if "query" in variant.stages else None
+    retriever = retrieval.create() if create_retriever and "query" in variant.stages else None
     return {
         "variant": variant,
         "revision_rounds": rounds if variant.checks else 0,
@@ -391,6 +391,12 @@ class CodarMethod(Method):
     templates: ClassVar[tuple[str, ...]] = CODAR.templates()
     #: Its settings include params ``moca.retrieval`` (``MocaBenchmark.method_settings``).
     reads_retrieval: ClassVar[bool] = True
+
+    @classmethod
+    def check_settings(cls, run: str, settings: dict[str, Any]) -> None:
+        """Raise a ConfigError naming the param when run ``run``'s settings are bad (params load: no
+        retriever is made)."""
+        parse_settings(run, settings, create_retriever=False)
 
     def __init__(
         self,

@@ -10,6 +10,7 @@ no network). Each record is keyed by its utterance id (``1_60``) and holds ``utt
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +35,16 @@ UTTERANCE_DIR = "mmsd_raw_data/utterances_final"
 
 
 def _clip_index(folder: Path) -> dict[str, Path]:
-    """Clip id -> path of every .mp4 under ``folder``; an utterance clip (``utterances_final``) wins
-    over a context clip of the same name."""
+    """Clip id -> path (relative to ``folder``) of every .mp4 under ``folder``; an utterance clip
+    (``utterances_final``) wins over a context clip of the same name. Linked folders are not walked
+    into, and each clip a record uses is resolved inside ``folder`` when it is used (:func:`read`), so a
+    link that leaves the folder is refused naming the record."""
     index: dict[str, Path] = {}
     if folder.is_dir():
-        for p in sorted(folder.rglob("*.mp4")):
-            if p.stem not in index or "utterances_final" in p.parts:
-                index[p.stem] = p
+        found = sorted(Path(top, n) for top, _, files in os.walk(folder, followlinks=False) for n in files)
+        for p in found:
+            if p.suffix == ".mp4" and (p.stem not in index or "utterances_final" in p.parts):
+                index[p.stem] = p.relative_to(folder)
     return index
 
 
@@ -65,8 +69,10 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
             )
         if not isinstance(rec["sarcasm"], bool):
             raise DataError(shown, f"expected true or false, got {rec['sarcasm']!r}", record=key, field="sarcasm")
-        clip = clips.get(key) or resolve_inside(root / VIDEOS, f"{UTTERANCE_DIR}/{key}.mp4", shown, key, None, "clip")
+        clip = resolve_inside(root / VIDEOS, clips.get(key) or f"{UTTERANCE_DIR}/{key}.mp4", shown, key, None, "clip")
         context_clip = clips.get(f"{key}_c")
+        if context_clip is not None:
+            context_clip = resolve_inside(root / VIDEOS, context_clip, shown, key, None, "context clip")
         out.append(
             candidate(
                 NAME,
