@@ -371,10 +371,10 @@ def markdown(slurm: dict[str, Any] | None, stores: list[dict[str, Any]] | None, 
         lines += [
             "| executor | wall | x local | jobs | submitted to Slurm | run by Snakemake itself | COMPLETED in Slurm |",
             "|---|---:|---:|---:|---:|---:|---:|",
-            f"| local (`--cores 2`) | {slurm['local_s']:.0f} s | 1.0x | {slurm['local_jobs']} | - | "
+            f"| local (`--cores 2`) | {slurm['local_s']:.0f} s | 1.00x | {slurm['local_jobs']} | - | "
             f"{slurm['local_jobs']} | - |",
             f"| Slurm (`--profile profiles/slurm`) | {slurm['slurm_s']:.0f} s | "
-            f"**{slurm['slurm_s'] / slurm['local_s']:.1f}x** | {slurm['slurm_jobs']} | {slurm['submitted']} | "
+            f"**{slurm['slurm_s'] / slurm['local_s']:.2f}x** | {slurm['slurm_jobs']} | {slurm['submitted']} | "
             f"{slurm['ran_locally']} | {slurm['completed_in_slurm']} |",
             "",
             f"Predictions and scores byte-identical between the two runs: {'yes' if slurm['identical'] else 'NO'}. "
