@@ -23,7 +23,10 @@ SERVICE_MARKERS = ("postgres", "slurm", "ssh")
 def pytest_collection_modifyitems(config, items):
     """For pytest-xdist (the test command runs two workers, `--dist loadgroup`): a module's tests stay
     on one worker, so its module-scoped fixtures are built once; every test of the session's demo run
-    goes to one worker, so the run is built once; the tests of real services share one worker."""
+    goes to one worker, so the run is built once; the tests of real services share one worker.
+    Groups holding slow tests come first (the demo run's first of all): xdist hands out groups in
+    this order, and a long group handed out last would leave the other worker idle at the end."""
+    groups = {}
     for item in items:
         if any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
             group = "services"  # they install Debian packages: one apt-get at a time
@@ -31,7 +34,11 @@ def pytest_collection_modifyitems(config, items):
             group = "demo_pipeline"
         else:
             group = item.module.__name__
+        groups[item] = group
         item.add_marker(pytest.mark.xdist_group(group))
+    slow = {g for item, g in groups.items() if item.get_closest_marker("slow")}
+    rank = {g: (0 if g == "demo_pipeline" else 1 if g in slow else 2) for g in set(groups.values())}
+    items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (rank[groups[e[1]]], e[0]))]
 
 
 @pytest.fixture(autouse=True)

@@ -961,8 +961,9 @@ def test_a_secret_in_params_is_named_but_never_shown(ws, capsys, monkeypatch):
 
 
 def all_cases() -> list[Case]:
-    """Every case of the suite: the table of the first hardening, issue 20's and the command-line ones."""
-    return [*CASES, *ISSUE20_CASES, *COMMAND_LINE_CASES]
+    """Every case of the suite: the table of the first hardening, issue 20's, the command-line ones and
+    the server registry's."""
+    return [*CASES, *ISSUE20_CASES, *COMMAND_LINE_CASES, *SERVER_CASES]
 
 
 def test_the_suite_is_counted_by_class_in_the_docs():
@@ -2159,6 +2160,51 @@ def test_snakemake_and_check_params_give_the_same_line_for_params_that_name_noth
     assert smk.returncode != 0 and code == 2
     assert "moca.methods.0: 'direkt' names no method of moca" in line and line in smk.stderr.splitlines()
     assert "Traceback" not in smk.stderr
+
+
+# ---- serve: the node's registry of shared model servers ------------------------------------------------
+def server_record(text: str):
+    return lambda root: write("reg/abc.json", text) and None
+
+
+SERVER_CASES = [
+    Case(
+        "serve-list-dir-is-a-file",
+        "server registry",
+        run_with(["serve", "list", "--dir", "reg"], lambda root: write("reg", "x") and None),
+        "reg: is a file, not a folder of server records (--dir takes a folder)",
+    ),
+    Case(
+        "serve-list-record-cut-short",
+        "server registry",
+        run_with(["serve", "list", "--dir", "reg"], server_record('{"pid": 1, "port"')),
+        "reg/abc.json: is not a server record (cut short, or not a JSON object)",
+    ),
+    Case(
+        "serve-list-fifo-dir",
+        "special file",
+        run_with(["serve", "list", "--dir", "reg"], fifo("reg")),
+        "reg: is a FIFO (named pipe)",
+    ),
+    Case(
+        "serve-stop-pid-not-a-number",
+        "server registry",
+        run_with(["serve", "stop", "--dir", "reg"], server_record('{"key": "abc", "pid": "x", "port": 5}')),
+        "reg/abc.json, field 'pid': expected int, got 'x'",
+    ),
+    Case(
+        "serve-stop-dir-is-a-file",
+        "server registry",
+        run_with(["serve", "stop", "--dir", "reg"], lambda root: write("reg", "x") and None),
+        "reg: is a file, not a folder of server records",
+    ),
+    Case(
+        "serve-stop-record-not-an-object",
+        "server registry",
+        run_with(["serve", "stop", "--force", "--dir", "reg"], server_record("[1, 2]")),
+        "reg/abc.json: is not a server record (cut short, or not a JSON object)",
+    ),
+]
 
 
 # ---- the one runner over every case -----------------------------------------------------------------------

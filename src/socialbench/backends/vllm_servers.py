@@ -197,10 +197,28 @@ class SharedServers:
             (self.dir / f"{key}.json").unlink()
 
     def records(self) -> list[dict[str, Any]]:
-        """Every recorded server of the node, its dead users dropped from the listing."""
+        """Every recorded server of the node, its dead users dropped from the listing. A record that is
+        not one (cut short, or a field of the wrong kind) is a DataError naming its file and field: it
+        cannot be stopped for the user, who removes it once its server is known to be gone."""
+        from socialbench.core.errors import DataError
+
+        if self.dir.exists() and not self.dir.is_dir():
+            raise DataError(str(self.dir), "is a file, not a folder of server records (--dir takes a folder)")
         out = []
         for path in sorted(self.dir.glob("*.json")) if self.dir.is_dir() else []:
             rec = self._read(path.stem)
+            if not isinstance(rec, dict):
+                raise DataError(
+                    str(path),
+                    "is not a server record (cut short, or not a JSON object); remove it once its server is gone",
+                )
+            for name, kind in (("key", str), ("pid", int), ("port", int)):
+                if not isinstance(rec.get(name), kind) or isinstance(rec.get(name), bool):
+                    raise DataError(
+                        str(path),
+                        f"expected {kind.__name__}, got {rec.get(name)!r}; remove it once its server is gone",
+                        field=name,
+                    )
             if rec:
                 rec["users"] = [u for u in rec.get("users", []) if _alive(u)]
                 rec["running"] = _alive(f"{rec['pid']}:{rec.get('pid_started') or ''}") and not _zombie(rec["pid"])

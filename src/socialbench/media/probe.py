@@ -10,7 +10,9 @@ Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a p
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -48,10 +50,26 @@ def check_file(path: str | Path) -> Path:
     return p
 
 
+#: Answers of ffprobe in this process, by command line and the file's identity and change times: a
+#: meeting's clips probe the same source views once per clip (about a third of the clip step's
+#: ffmpeg processes), and a rewritten file gets new times, so it is probed again.
+_PROBED: OrderedDict[tuple[Any, ...], tuple[bytes, str]] = OrderedDict()
+_PROBED_MAX = 256
+
+
 def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
     """ffprobe -show_format -show_streams (+kwargs) as JSON, with its stderr (warnings)."""
     args = [_ffprobe(), "-v", "error", "-show_format", "-show_streams", "-of", "json"]
     args += convert_kwargs_to_cmd_line_args(kwargs) + [str(path)]
+    try:
+        st = os.stat(path)
+        key: tuple[Any, ...] | None = (*args, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _PROBED:
+        _PROBED.move_to_end(key)
+        out, err = _PROBED[key]
+        return json.loads(out.decode("utf-8")), err
     proc = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL)
     err = proc.stderr.decode("utf-8", "replace")
     if proc.returncode < 0:
@@ -60,7 +78,12 @@ def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
         )
     if proc.returncode != 0:
         raise _classify_probe_failure(path, err)
-    return json.loads(proc.stdout.decode("utf-8")), err
+    data = json.loads(proc.stdout.decode("utf-8"))
+    if key is not None:
+        _PROBED[key] = (proc.stdout, err)
+        if len(_PROBED) > _PROBED_MAX:
+            _PROBED.popitem(last=False)
+    return data, err
 
 
 def _classify_probe_failure(path: Path, stderr: str) -> MediaError:

@@ -15,9 +15,10 @@ Rules (docs/media.md):
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -148,3 +149,39 @@ def words_to_utterances(items: Sequence[WindowItem], max_gap: float = 1.0) -> li
 def format_transcript(items: Sequence[WindowItem]) -> str:
     """One line per item: ``[start-end] A: text`` (seconds after the window start)."""
     return "\n".join(f"[{i.start:.2f}-{i.end:.2f}] {i.speaker}: {i.text}" for i in items)
+
+
+class SpanIndex:
+    """The items of a timeline (mappings with ``start`` and ``end`` seconds) that may meet a window,
+    found by bisection instead of a scan: a meeting has thousands of words and acts, and thousands of
+    windows ask. ``near(a, b)`` is a superset of the items that overlap ``[a, b]``, in their original
+    order, for the caller's exact rule (midpoint, overlap) to pick from."""
+
+    def __init__(self, items: Sequence[Mapping[str, Any]]):
+        self.items = items
+        self._order = sorted(range(len(items)), key=lambda i: items[i]["start"])
+        self._starts = [items[i]["start"] for i in self._order]
+        self._longest = max((it["end"] - it["start"] for it in items), default=0.0)
+
+    def near(self, a: float, b: float) -> list[Mapping[str, Any]]:
+        """Items starting in ``[a - longest, b]``: every item that overlaps ``[a, b]`` (or has its
+        midpoint there) starts in it."""
+        lo = bisect_left(self._starts, a - self._longest)
+        hi = bisect_left(self._starts, b)
+        while hi < len(self._starts) and self._starts[hi] == b:
+            hi += 1
+        return [self.items[i] for i in sorted(self._order[lo:hi])]
+
+
+_INDEXES: dict[int, SpanIndex] = {}
+
+
+def span_index(items: Sequence[Mapping[str, Any]]) -> SpanIndex:
+    """The ``SpanIndex`` of ``items``, built once per sequence object (a few kept: one per meeting in
+    turn)."""
+    index = _INDEXES.get(id(items))
+    if index is None or index.items is not items:
+        if len(_INDEXES) >= 8:
+            _INDEXES.clear()
+        index = _INDEXES[id(items)] = SpanIndex(items)
+    return index

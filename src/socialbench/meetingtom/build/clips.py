@@ -68,10 +68,11 @@ def view_plan(participants: Mapping[str, Mapping[str, Any]], fetched: Mapping[st
 def transcript_window(words: Sequence[Mapping[str, Any]], start: float, end: float, gap: float) -> dict[str, Any]:
     """The transcript of ``[start, end)``: words by midpoint, joined into lines per speaker (at most
     ``gap`` s apart), times relative to ``start`` (socialbench.media.transcript)."""
-    from socialbench.media.transcript import Word, format_transcript, window_words, words_to_utterances
+    from socialbench.media.transcript import Word, format_transcript, span_index, window_words, words_to_utterances
 
+    near = span_index(words).near(start, end)  # the meeting's words that may have their midpoint inside
     items = words_to_utterances(
-        window_words([Word(w["speaker"], w["start"], w["end"], w["text"]) for w in words], start, end), gap
+        window_words([Word(w["speaker"], w["start"], w["end"], w["text"]) for w in near], start, end), gap
     )
     return {
         "start": start,

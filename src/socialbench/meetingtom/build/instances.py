@@ -71,6 +71,7 @@ def context_of(
     type of the innermost topic segment with a type holding the clip's midpoint (None without one),
     and ``position``, the midpoint's share of the meeting's span (None when unknown); and the dialogue
     act of each transcript line (the act of its speaker that overlaps it most; None when no act does)."""
+    from socialbench.media.transcript import span_index
     from socialbench.meetingtom.spec.questions import meeting_stage
 
     info = meeting["meeting.json"]
@@ -84,12 +85,16 @@ def context_of(
     topic = min(topics, key=lambda t: (t["end"] - t["start"], t["id"]))["type"] if topics else None
     m0, m1 = info.get("start"), info.get("end")
     position = round(min(1.0, max(0.0, (mid - m0) / (m1 - m0))), 4) if m0 is not None and m1 and m1 > m0 else None
-    acts = meeting.get("acts.jsonl", [])
+    acts = span_index(meeting.get("acts.jsonl", []))
     line_acts = []
     for t in turns:
         t0, t1 = start + t["start"], start + t["end"]
         best = max(
-            (a for a in acts if a["speaker"] == t["speaker"] and _overlap(a["start"], a["end"], t0, t1) > 0),
+            (
+                a
+                for a in acts.near(t0, t1)
+                if a["speaker"] == t["speaker"] and _overlap(a["start"], a["end"], t0, t1) > 0
+            ),
             key=lambda a: (_overlap(a["start"], a["end"], t0, t1), a["id"]),
             default=None,
         )
