@@ -21,3 +21,10 @@ def test_loading_params_imports_no_moca_method_or_evaluation_module():
 
 def test_the_settings_checks_name_methods_of_moca():
     assert set(SETTINGS_CHECKS) | READS_RETRIEVAL <= set(get_benchmark("moca").method_names())
+
+
+def test_no_retrieval_block_means_core_retrievals_none():
+    from socialbench.core.retrieval import NONE
+    from socialbench.moca.spec.methods import RetrievalSettings
+
+    assert RetrievalSettings.parse(None).retriever == NONE

@@ -43,7 +43,7 @@ from socialbench.moca.eval.prompts import (
     visual_description,
     visual_parts,
 )
-from socialbench.moca.eval.retrieval import ROUTES, Retrieval, RetrievalError, retrieve
+from socialbench.moca.eval.retrieval import ROUTES, Retrieval, RetrievalError, make_retriever, retrieve
 from socialbench.moca.spec.methods import (  # noqa: F401 (the chain's settings and stages, re-exported)
     BREAKPOINT_STAGES,
     CHAIN_KEYS,
@@ -249,7 +249,7 @@ def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: boo
     opts = codar_settings(name, settings)
     retrieval = opts.pop("retrieval")
     # made once, before any call: a missing key or corpus stops the run here
-    retriever = retrieval.create() if create_retriever and "query" in opts["variant"].stages else None
+    retriever = make_retriever(retrieval) if create_retriever and "query" in opts["variant"].stages else None
     return {**opts, "retriever": retriever, "retrieval_k": retrieval.k}
 
 

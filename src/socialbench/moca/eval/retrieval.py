@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from socialbench.core.errors import ConfigError
-from socialbench.core.retrieval import RetrievalError, Retriever, cached_search
+from socialbench.core.retrieval import RetrievalError, Retriever, cached_search, create_retriever
 from socialbench.moca.spec.methods import DEFAULTS, WHERE, RetrievalSettings  # noqa: F401 (re-exported)
 
 ROUTES = ("model_prior", "web_search", "hybrid")
@@ -31,7 +31,12 @@ LOOKED_UP = ("web_search", "hybrid")
 #: What the Context Synthesizer reads when nothing was retrieved (templates/codar/README.md).
 NO_EVIDENCE = "none: answer from model prior"
 
-__all__ = ["NO_EVIDENCE", "ROUTES", "Retrieval", "RetrievalError", "RetrievalSettings", "retrieve"]
+__all__ = ["NO_EVIDENCE", "ROUTES", "Retrieval", "RetrievalError", "RetrievalSettings", "make_retriever", "retrieve"]
+
+
+def make_retriever(settings: RetrievalSettings, where: str = WHERE) -> Retriever | None:
+    """The retriever params ``moca.retrieval`` select (None for ``none``)."""
+    return create_retriever(settings.retriever, settings.options, where)
 
 
 @dataclass(frozen=True)

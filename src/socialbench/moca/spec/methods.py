@@ -12,7 +12,6 @@ from typing import Any
 
 from socialbench.core.benchmarks import settings_sources
 from socialbench.core.errors import ConfigError
-from socialbench.core.retrieval import NONE
 from socialbench.core.secrets import holds_secret
 
 # ---- the answer-format policy of every method (params moca.answer) ------------------------------
@@ -62,9 +61,11 @@ WHERE = "moca.retrieval"
 @dataclass(frozen=True)
 class RetrievalSettings:
     """params ``moca.retrieval``: which retriever (``none``, or a registered name), passages per query
-    (``k``) and the retriever's own options."""
+    (``k``) and the retriever's own options. The retriever is made in moca.eval.retrieval
+    (:func:`~socialbench.moca.eval.retrieval.make_retriever`): a stage's code deps follow its imports, and
+    only a run that retrieves depends on the retrievers."""
 
-    retriever: str = NONE
+    retriever: str = "none"  # core.retrieval.NONE; not imported: the retrievers are no dep of a direct run
     k: int = 3
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -94,13 +95,6 @@ class RetrievalSettings:
                 " variable in options.api_key_env"
             )
         return cls(c["retriever"], k, dict(c["options"] or {}))
-
-    def create(self, where: str = WHERE) -> Any:
-        """The retriever (a ``core.retrieval.Retriever``, None for ``none``); imported here, when a run
-        makes one, not when params load."""
-        from socialbench.core.retrieval import create_retriever
-
-        return create_retriever(self.retriever, self.options, where)
 
 
 # ---- CoDAR's chain (MoCA section 5, appendix C.3) -------------------------------------------------
