@@ -121,9 +121,9 @@ def test_the_package_has_both_kinds_of_layers():
 
 
 def test_import_reader_sees_imports_inside_functions():
-    # prompts imports ConfigError only inside answer_settings
-    assert "socialbench.core.errors" in imports("socialbench.moca.eval.prompts")
-    assert "socialbench.moca.spec.taxonomy" in imports("socialbench.moca.eval.prompts")
+    # spec.methods imports the runner only inside codar_settings (its MAX_ROUNDS), the registry at the top
+    assert "socialbench.core.runner" in imports("socialbench.moca.spec.methods")
+    assert "socialbench.core.benchmarks" in imports("socialbench.moca.spec.methods")
 
 
 @pytest.fixture

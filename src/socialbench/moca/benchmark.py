@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, excluded
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, excluded, split_run
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
@@ -87,8 +87,10 @@ class MocaBenchmark(Benchmark):
         """``method_options.<method>`` plus the benchmark-wide answer options (``answer``: how the JSON
         answer is parsed, e.g. ``code_fence``), which every MoCA method reads from ``settings["answer"]``,
         and for a method that retrieves (CoDAR's Step 2) ``retrieval`` (params ``moca.retrieval``)."""
+        from socialbench.moca.spec.methods import READS_RETRIEVAL
+
         settings = {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
-        if "retrieval" in section and getattr(self.method_class(method), "reads_retrieval", False):
+        if "retrieval" in section and split_run(method)[0] in READS_RETRIEVAL:
             settings["retrieval"] = dict(section["retrieval"] or {})
         return settings
 
@@ -96,8 +98,10 @@ class MocaBenchmark(Benchmark):
         """Core's checks, and each method's settings as the method reads them (the schema checks their
         keys and types; this the rest, e.g. CoDAR's stage order and rounds): ``method_options.<method>``
         and every run of ``methods`` (an ablation over its method's options), without making a
-        retriever or reading any file."""
+        retriever or reading any file. The checks are spec's (``spec.methods.SETTINGS_CHECKS``), so
+        loading params imports no method or evaluation code."""
         from socialbench.core.errors import ConfigError
+        from socialbench.moca.spec.methods import SETTINGS_CHECKS
 
         problems = super().params_problems(section)
         if problems:
@@ -105,7 +109,7 @@ class MocaBenchmark(Benchmark):
         known = set(self.method_names())
         runs = dict.fromkeys([*(k for k in section.get("method_options") or {} if k in known), *section.get("methods")])
         for run in runs:
-            check = getattr(self.method_class(run), "check_settings", None)
+            check = SETTINGS_CHECKS.get(split_run(run)[0])
             if check is None:
                 continue  # a method that reads no settings: the schema's closed list of keys is its check
             try:

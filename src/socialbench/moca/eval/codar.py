@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from string import Template
 from typing import Any, ClassVar
 
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method, settings_sources
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method
 from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.moca.eval.prompts import (
     ANSWER_KEYS,
@@ -37,7 +36,6 @@ from socialbench.moca.eval.prompts import (
     answer_choices,
     answer_format,
     answer_schema,
-    answer_settings,
     answer_summary,
     media_error_answer,
     options_block,
@@ -45,25 +43,23 @@ from socialbench.moca.eval.prompts import (
     visual_description,
     visual_parts,
 )
-from socialbench.moca.eval.retrieval import ROUTES, Retrieval, RetrievalError, RetrievalSettings, retrieve
+from socialbench.moca.eval.retrieval import ROUTES, Retrieval, RetrievalError, make_retriever, retrieve
+from socialbench.moca.spec.methods import (  # noqa: F401 (the chain's settings and stages, re-exported)
+    BREAKPOINT_STAGES,
+    CHAIN_KEYS,
+    CODAR,
+    DECODER_KEYS,
+    DECODINGS,
+    INVALID_TUPLE,
+    SETTINGS,
+    STAGES,
+    TABLE_KEYS,
+    Variant,
+    codar_settings,
+    stage_variant,
+)
 
-STAGES = ("observer", "query", "context", "conflict", "decoder", "checker")
-#: The checker's breakpoint (the paper's stage number, C.3) -> the stages it re-enters.
-BREAKPOINT_STAGES: dict[int, tuple[str, ...]] = {
-    1: ("observer",),
-    2: ("query", "context"),
-    3: ("conflict",),
-    4: ("decoder",),
-}
 ACCEPTED, REJECTED = "ACCEPTED", "REJECTED"
-CHAIN_KEYS: dict[str, tuple[str, ...]] = {
-    "observer": ("explicit_perception",),
-    "query": ("entities", "questions"),
-    "context": ("fact", "connection", "social_norm", "uncertainty"),
-    "conflict": ("context_expectation", "explicit_reality", "the_conflict", "abductive_question"),
-    "checker": ("status", "breakpoint", "refine"),
-}
-DECODER_KEYS = ("counterfactual_cost", "conflict_utility", "subject", "target", "mechanism", "label")
 #: Placeholders filled from the instance (the rest come from earlier stages; those go into the trace).
 INSTANCE_PLACEHOLDERS = frozenset(
     {
@@ -81,58 +77,6 @@ INSTANCE_PLACEHOLDERS = frozenset(
         "target_slots",
     }
 )
-#: How stage answers are decoded (setting ``decoding``): the paper's JSON mode (default), each stage's
-#: schema with free values, or the schema with the allowed values as enums (a variant, as direct_constrained).
-DECODINGS = ("json_object", "json_schema", "constrained")
-#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule``
-#: (default: a rule-made REJECTED with breakpoint 4, no checker call; the check C.3 states, made
-#: deterministic) or ``checker`` (the tuple goes to the checker like any other, which may accept it).
-INVALID_TUPLE = ("rule", "checker")
-
-
-@dataclass(frozen=True)
-class Variant:
-    """Which stages a CoDAR run executes (the full chain or a Table 5 ablation) and what its
-    answering stage (``decoder``) returns."""
-
-    stages: tuple[str, ...]
-    decoder_keys: tuple[str, ...] = DECODER_KEYS
-
-    @classmethod
-    def of(cls, stages: Sequence[str]) -> Variant:
-        """The variant that runs ``stages`` (checked by :func:`stage_variant`). Its decoder reasons
-        abductively (Step 4: counterfactual cost, conflict utility) about the conflict Step 3 finds;
-        without the conflict stage it answers the direct prompt's four fields (Table 5's "w/o Step 3&4")."""
-        return cls(tuple(stages), DECODER_KEYS if "conflict" in stages else ANSWER_KEYS)
-
-    def keys(self, stage: str) -> tuple[str, ...]:
-        return self.decoder_keys if stage == "decoder" else CHAIN_KEYS[stage]
-
-    @property
-    def checks(self) -> bool:
-        return "checker" in self.stages
-
-    @property
-    def breakpoints(self) -> tuple[int, ...]:
-        return tuple(b for b, sts in BREAKPOINT_STAGES.items() if any(s in self.stages for s in sts))
-
-    def rerun_from(self, breakpoint: int) -> list[str]:
-        """The stages a REJECTED with this breakpoint reruns: its own and every later one."""
-        first = min(self.stages.index(s) for s in BREAKPOINT_STAGES[breakpoint] if s in self.stages)
-        return list(self.stages[first:])
-
-    def templates(self) -> tuple[str, ...]:
-        files = [f"{s}.{part}.txt" for s in self.stages for part in ("system", "user")] + ["retry.txt"]
-        if self.checks:
-            files += ["revision.txt", "previous_check.txt", "invalid_tuple.txt"]
-        return tuple(files)
-
-    def rounds_at_most(self, revision_rounds: int, retries: int = 0) -> int:
-        """Model rounds an instance can take: every stage of every pass retried ``retries`` times."""
-        return (1 + retries) * len(self.stages) * (revision_rounds + 1 if self.checks else 1)
-
-
-CODAR = Variant(STAGES)
 
 
 # ---- parsing each stage's JSON (pure) -----------------------------------------------------------
@@ -298,88 +242,15 @@ def compact(obj: Any) -> str:
 
 
 # ---- settings -------------------------------------------------------------------------------------
-#: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
-SETTINGS = frozenset({"stages", "revision_rounds", "invalid_tuple", "max_tokens", "decoding"})
-TABLE_KEYS = frozenset({"table", "label"})
-
-
-def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
-    """The variant run ``name`` executes: every stage, or its setting ``stages`` (an ablation's, params
-    ``moca.ablations.<ablation>.stages``) in the chain's order, the observer (it sees the media) and
-    the decoder (it answers) among them, query and context (Step 2) both or neither."""
-    stages = settings.get("stages")
-    if stages is None:
-        return CODAR
-    kind, entry = settings_sources(name)[-1]  # a variant run's stages are its ablation's
-    where = f"moca.{kind}.{entry}.stages"
-    if not isinstance(stages, list) or stages != [s for s in STAGES if s in stages]:
-        raise ConfigError(f"{where}: expected stages of {', '.join(STAGES)}, each once, in that order; got {stages!r}")
-    missing = [s for s in ("observer", "decoder") if s not in stages]
-    if missing:
-        raise ConfigError(
-            f"{where}: {' and '.join(missing)} cannot be left out (the observer sees, the decoder answers)"
-        )
-    if ("query" in stages) != ("context" in stages):
-        raise ConfigError(f"{where}: query and context (Step 2) run together or not at all")
-    return Variant.of(stages)
-
-
 def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: bool = True) -> dict[str, Any]:
-    """The settings of run ``name`` (params ``moca.method_options.codar``, and a variant run's
-    ``moca.ablations.<ablation>`` over them): stages (default all: :func:`stage_variant`),
-    revision_rounds (default 1), invalid_tuple (default rule: a scenario-invalid tuple gets a rule-made
-    REJECTED), max_tokens (default: the model's), decoding (default json_object); ``answer`` (params
-    ``moca.answer``, shared by every MoCA method: retries, extra_keys, code_fence) and ``retrieval``
-    (params ``moca.retrieval``: Step 2's retriever; absent: none, model prior only). A bad or unknown
-    key is a ConfigError naming it. A setting of a stage the run leaves out (the checker's
-    revision_rounds, Step 2's retrieval, which an ablation inherits from the full chain's options) has
-    no effect. ``create_retriever`` False: checked only (params load), no retriever made."""
-    from socialbench.core.runner import MAX_ROUNDS
-
-    kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
-    where = f"moca.{kind}.{entry}"
-    variant = stage_variant(name, settings)
-    settings = {k: v for k, v in settings.items() if k not in TABLE_KEYS}
-    answer = answer_settings(settings)
-    settings.pop("answer", None)
-    retrieval = RetrievalSettings.parse(settings.pop("retrieval", None))
-    unknown = sorted(set(settings) - SETTINGS)
-    if unknown:
-        hint = " (Step 2's retriever is params moca.retrieval)" if "retriever" in unknown else ""
-        raise ConfigError(f"{where}: unknown key(s) {unknown}; CoDAR takes {sorted(SETTINGS)}{hint}")
-    rounds = settings.get("revision_rounds", 1)
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
-        raise ConfigError(f"{where}.revision_rounds: expected a whole number >= 0, got {rounds!r}")
-    retries = answer["retries"]
-    if variant.rounds_at_most(rounds, retries) > MAX_ROUNDS:
-        most = MAX_ROUNDS // ((1 + retries) * len(variant.stages)) - 1
-        raise ConfigError(
-            f"{where}.revision_rounds: {rounds} could take more than the runner's {MAX_ROUNDS} rounds"
-            f" per instance with moca.answer.retries {retries}; at most {most}"
-        )
-    max_tokens = settings.get("max_tokens")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
-        raise ConfigError(f"{where}.max_tokens: expected a whole number >= 1 or null, got {max_tokens!r}")
-    invalid_tuple = settings.get("invalid_tuple", "rule")
-    if invalid_tuple not in INVALID_TUPLE:
-        raise ConfigError(f"{where}.invalid_tuple: {invalid_tuple!r} is not one of {', '.join(INVALID_TUPLE)}")
-    decoding = settings.get("decoding", "json_object")
-    if decoding not in DECODINGS:
-        raise ConfigError(f"{where}.decoding: {decoding!r} is not one of {', '.join(DECODINGS)}")
+    """The settings of run ``name``, checked (:func:`socialbench.moca.spec.methods.codar_settings`), and
+    Step 2's retriever (``retriever``; ``retrieval_k`` passages per query). ``create_retriever`` False:
+    checked only (params load), no retriever made."""
+    opts = codar_settings(name, settings)
+    retrieval = opts.pop("retrieval")
     # made once, before any call: a missing key or corpus stops the run here
-    retriever = retrieval.create() if create_retriever and "query" in variant.stages else None
-    return {
-        "variant": variant,
-        "revision_rounds": rounds if variant.checks else 0,
-        "invalid_tuple": invalid_tuple,
-        "max_tokens": max_tokens,
-        "decoding": decoding,
-        "code_fence": answer["code_fence"],
-        "extra_keys": answer["extra_keys"],
-        "retries": retries,
-        "retriever": retriever,
-        "retrieval_k": retrieval.k,
-    }
+    retriever = make_retriever(retrieval) if create_retriever and "query" in opts["variant"].stages else None
+    return {**opts, "retriever": retriever, "retrieval_k": retrieval.k}
 
 
 # ---- the method -------------------------------------------------------------------------------------
@@ -389,14 +260,6 @@ class CodarMethod(Method):
     and the others from ``templates/codar/`` (``Benchmark.template``)."""
 
     templates: ClassVar[tuple[str, ...]] = CODAR.templates()
-    #: Its settings include params ``moca.retrieval`` (``MocaBenchmark.method_settings``).
-    reads_retrieval: ClassVar[bool] = True
-
-    @classmethod
-    def check_settings(cls, run: str, settings: dict[str, Any]) -> None:
-        """Raise a ConfigError naming the param when run ``run``'s settings are bad (params load: no
-        retriever is made)."""
-        parse_settings(run, settings, create_retriever=False)
 
     def __init__(
         self,

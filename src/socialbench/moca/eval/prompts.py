@@ -23,18 +23,14 @@ from typing import Any
 from socialbench.core.backend import Decoding, ImagePart, Message, ModelSpec, Request
 from socialbench.core.benchmarks import Exchange, Final, InstanceInputError, Method
 from socialbench.core.hashing import sha256_file
+from socialbench.moca.spec.methods import (  # noqa: F401 (the answer-format policy, re-exported)
+    ANSWER_KEYS,
+    CODE_FENCE,
+    EXTRA_KEYS,
+    MAX_FORMAT_RETRIES,
+    answer_settings,
+)
 from socialbench.moca.spec.taxonomy import Taxonomy
-
-ANSWER_KEYS = ("mechanism", "label", "subject", "target")
-#: What to do with a code fence around the JSON answer: ``strict`` (unparsable, as the paper's strict
-#: JSON object) or ``tolerate`` (one enclosing fence removed). Here, not in parsing (which imports
-#: this module), so that the two do not import each other.
-CODE_FENCE = ("strict", "tolerate")
-#: What to do with keys beyond an answer's contract: ``ignore`` (dropped, noted; every field is scored
-#: on its own, the paper's per-field rule) or ``invalid`` (the whole answer is a format failure).
-EXTRA_KEYS = ("ignore", "invalid")
-#: The most format retries per call params may ask for (each one is a model call).
-MAX_FORMAT_RETRIES = 3
 
 
 class MediaUnavailable(InstanceInputError):
@@ -281,34 +277,6 @@ def direct_step(
     repairs = fmt["repairs"] + (["retry"] if retries and not final.error else [])
     final.fields["format"] = answer_format(retries, repairs, fmt["ignored_keys"])
     return final
-
-
-def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """The answer-format policy a method gets in ``settings["answer"]`` (params ``moca.answer``, the same
-    for every MoCA method, CoDAR's stages included; schema defaults filled): ``retries`` (format retries
-    per call, default 0: the paper asks once and scores what comes back), ``extra_keys`` (``ignore``:
-    keys beyond the contract are dropped and every field is scored on its own, as section 3.3 scores
-    per field; ``invalid``: an answer with one is a format failure) and ``code_fence`` (``strict`` or
-    ``tolerate``). A value outside the allowed ones is a ConfigError naming the param."""
-    from socialbench.core.errors import ConfigError
-
-    answer = dict(settings.get("answer") or {})
-    fence = answer.pop("code_fence", "strict")
-    if fence not in CODE_FENCE:
-        raise ConfigError(f"moca.answer.code_fence: {fence!r} is not one of {', '.join(CODE_FENCE)}")
-    extra = answer.pop("extra_keys", "ignore")
-    if extra not in EXTRA_KEYS:
-        raise ConfigError(f"moca.answer.extra_keys: {extra!r} is not one of {', '.join(EXTRA_KEYS)}")
-    retries = answer.pop("retries", 0)
-    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_FORMAT_RETRIES:
-        raise ConfigError(
-            f"moca.answer.retries: expected a whole number from 0 to {MAX_FORMAT_RETRIES}, got {retries!r}"
-        )
-    if answer:
-        raise ConfigError(
-            f"moca.answer: unknown option(s) {', '.join(sorted(answer))} (known: code_fence, extra_keys, retries)"
-        )
-    return {"code_fence": fence, "extra_keys": extra, "retries": retries}
 
 
 #: What changed an answer (``format.repairs`` of a record): a format retry whose answer was used,

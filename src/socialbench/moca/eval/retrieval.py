@@ -22,59 +22,21 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from socialbench.core.errors import ConfigError
-from socialbench.core.retrieval import NONE, RetrievalError, Retriever, cached_search, create_retriever
-from socialbench.core.secrets import holds_secret
+from socialbench.core.retrieval import RetrievalError, Retriever, cached_search, create_retriever
+from socialbench.moca.spec.methods import DEFAULTS, WHERE, RetrievalSettings  # noqa: F401 (re-exported)
 
 ROUTES = ("model_prior", "web_search", "hybrid")
 #: The routes whose entities are looked up.
 LOOKED_UP = ("web_search", "hybrid")
 #: What the Context Synthesizer reads when nothing was retrieved (templates/codar/README.md).
 NO_EVIDENCE = "none: answer from model prior"
-#: params ``moca.retrieval``: the keys and their defaults (the schema's; the paper searches the web).
-DEFAULTS: dict[str, Any] = {"retriever": "web", "k": 3, "options": {}}
-WHERE = "moca.retrieval"
 
-__all__ = ["NO_EVIDENCE", "ROUTES", "Retrieval", "RetrievalError", "RetrievalSettings", "retrieve"]
+__all__ = ["NO_EVIDENCE", "ROUTES", "Retrieval", "RetrievalError", "RetrievalSettings", "make_retriever", "retrieve"]
 
 
-@dataclass(frozen=True)
-class RetrievalSettings:
-    """params ``moca.retrieval``: which retriever (``none``, or a registered name), passages per query
-    (``k``) and the retriever's own options."""
-
-    retriever: str = NONE
-    k: int = 3
-    options: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, config: Any, where: str = WHERE) -> RetrievalSettings:
-        """The settings of a ``moca.retrieval`` block; None (a method built without params): ``none``."""
-        if config is None:
-            return cls()
-        if not isinstance(config, dict):
-            raise ConfigError(f"{where}: expected a mapping (retriever, k, options), got {config!r}")
-        unknown = sorted(set(config) - set(DEFAULTS))
-        if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {unknown}; it takes {sorted(DEFAULTS)}")
-        c = {**DEFAULTS, **config}
-        if not isinstance(c["retriever"], str) or not c["retriever"]:
-            raise ConfigError(f"{where}.retriever: expected a retriever name (none, bm25, web), got {c['retriever']!r}")
-        k = c["k"]
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 20:
-            raise ConfigError(f"{where}.k: expected a whole number from 1 to 20, got {k!r}")
-        if not isinstance(c["options"] or {}, dict):
-            raise ConfigError(f"{where}.options: expected a mapping, got {c['options']!r}")
-        secret = [k for k, v in (c["options"] or {}).items() if holds_secret(str(k), v)]
-        if secret:
-            raise ConfigError(
-                f"{where}.options.{secret[0]}: looks like a secret; secrets are never written into params (they"
-                " would end up in git, DVC and MLflow): put it in an environment variable and name that"
-                " variable in options.api_key_env"
-            )
-        return cls(c["retriever"], k, dict(c["options"] or {}))
-
-    def create(self, where: str = WHERE) -> Retriever | None:
-        return create_retriever(self.retriever, self.options, where)
+def make_retriever(settings: RetrievalSettings, where: str = WHERE) -> Retriever | None:
+    """The retriever params ``moca.retrieval`` select (None for ``none``)."""
+    return create_retriever(settings.retriever, settings.options, where)
 
 
 @dataclass(frozen=True)
