@@ -41,6 +41,18 @@ def pytest_collection_modifyitems(config, items):
     items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (rank[groups[e[1]]], e[0]))]
 
 
+def pytest_collection_finish(session):
+    """On an xdist worker under `--dist loadgroup`, every test must carry its group (pytest-xdist adds
+    it to the test's id): pytest 9.2 drops it, and then xdist spreads a group over the workers and each
+    builds the session's demo run again (pyproject.toml pins pytest below 9.2). Stop rather than run
+    the suite twice as slow."""
+    if getattr(session.config.option, "loadgroup", False) and any("@" not in i.nodeid for i in session.items):
+        raise pytest.UsageError(
+            "pytest-xdist's loadgroup did not tag the tests with their xdist_group (pytest 9.2 or later?):"
+            " install the pinned pytest (bash scripts/setup.sh)"
+        )
+
+
 @pytest.fixture(autouse=True)
 def no_shared_store_from_an_earlier_test(monkeypatch):
     """The commands read MLFLOW_TRACKING_URI and SOCIALBENCH_CACHE_URL before params (docs/scale-out.md);
