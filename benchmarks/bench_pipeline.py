@@ -42,6 +42,14 @@ MARK_BEGIN = "<!-- bench_pipeline:begin -->"
 MARK_END = "<!-- bench_pipeline:end -->"
 
 
+def replace_marked(path: Path, begin: str, end: str, table: str) -> None:
+    """Put ``table`` between the markers ``begin`` and ``end`` of ``path`` (a benchmark's section of
+    docs/benchmarks.md), leaving the rest of the file as it is."""
+    text = path.read_text()
+    a, b = text.index(begin) + len(begin), text.index(end)
+    path.write_text(text[:a] + "\n" + table + "\n" + text[b:])
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
@@ -183,9 +191,7 @@ def main(argv: list[str]) -> int:
     table = markdown(rows)
     print(table)
     if args.markdown:
-        text = args.markdown.read_text()
-        a, b = text.index(MARK_BEGIN) + len(MARK_BEGIN), text.index(MARK_END)
-        args.markdown.write_text(text[:a] + "\n" + table + "\n" + text[b:])
+        replace_marked(args.markdown, MARK_BEGIN, MARK_END, table)
     return 0
 
 

@@ -433,9 +433,9 @@ def main(argv: list[str]) -> int:
     if args.json:
         args.json.write_text(json.dumps({"slurm": slurm, "stores": stores, "started": started.isoformat()}, indent=2))
     if args.markdown:
-        text = args.markdown.read_text()
-        a, b = text.index(MARK_BEGIN) + len(MARK_BEGIN), text.index(MARK_END)
-        args.markdown.write_text(text[:a] + "\n" + table + "\n" + text[b:])
+        from bench_pipeline import replace_marked  # its sibling script (benchmarks/ is on sys.path)
+
+        replace_marked(args.markdown, MARK_BEGIN, MARK_END, table)
     return 0
 
 

@@ -26,6 +26,12 @@ EXTRA_KEYS = ("ignore", "invalid")
 MAX_FORMAT_RETRIES = 3
 
 
+def _one_of(key: str, value: Any, allowed: tuple[str, ...]) -> None:
+    """A ConfigError naming params ``key`` when ``value`` is none of ``allowed``."""
+    if value not in allowed:
+        raise ConfigError(f"{key}: {value!r} is not one of {', '.join(allowed)}")
+
+
 def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """The answer-format policy a method gets in ``settings["answer"]`` (params ``moca.answer``, the same
     for every MoCA method, CoDAR's stages included; schema defaults filled): ``retries`` (format retries
@@ -35,11 +41,9 @@ def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
     ``tolerate``). A value outside the allowed ones is a ConfigError naming the param."""
     answer = dict(settings.get("answer") or {})
     fence = answer.pop("code_fence", "strict")
-    if fence not in CODE_FENCE:
-        raise ConfigError(f"moca.answer.code_fence: {fence!r} is not one of {', '.join(CODE_FENCE)}")
+    _one_of("moca.answer.code_fence", fence, CODE_FENCE)
     extra = answer.pop("extra_keys", "ignore")
-    if extra not in EXTRA_KEYS:
-        raise ConfigError(f"moca.answer.extra_keys: {extra!r} is not one of {', '.join(EXTRA_KEYS)}")
+    _one_of("moca.answer.extra_keys", extra, EXTRA_KEYS)
     retries = answer.pop("retries", 0)
     if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_FORMAT_RETRIES:
         raise ConfigError(
@@ -230,11 +234,9 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
         raise ConfigError(f"{where}.max_tokens: expected a whole number >= 1 or null, got {max_tokens!r}")
     invalid_tuple = settings.get("invalid_tuple", "rule")
-    if invalid_tuple not in INVALID_TUPLE:
-        raise ConfigError(f"{where}.invalid_tuple: {invalid_tuple!r} is not one of {', '.join(INVALID_TUPLE)}")
+    _one_of(f"{where}.invalid_tuple", invalid_tuple, INVALID_TUPLE)
     decoding = settings.get("decoding", "json_object")
-    if decoding not in DECODINGS:
-        raise ConfigError(f"{where}.decoding: {decoding!r} is not one of {', '.join(DECODINGS)}")
+    _one_of(f"{where}.decoding", decoding, DECODINGS)
     return {
         "variant": variant,
         "revision_rounds": rounds if variant.checks else 0,
