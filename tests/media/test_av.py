@@ -125,7 +125,8 @@ def test_all_frames_come_from_one_ffmpeg_process(clip_mp4, tmp_path, monkeypatch
     assert started == ["ffmpeg"]
 
 
-def test_seeking_to_keyframes_gives_the_same_bytes_as_decoding_from_the_start(clip_mp4, tmp_path):
+def test_seeking_to_keyframes_gives_the_same_bytes_as_decoding_from_the_start(clip_mp4, tmp_path, monkeypatch):
+    monkeypatch.setattr(frames_module, "SEEK_COST_PIXELS", 1)  # seek over any gap, however short
     tl = video_timeline(clip_mp4)
     assert tl.keyframes[:3] == (0, 12, 24)
     assert len(plan_segments([3, 40], tl.keyframes)) == 2  # frames 4..35 need not be decoded
@@ -136,6 +137,7 @@ def test_seeking_to_keyframes_gives_the_same_bytes_as_decoding_from_the_start(cl
 
 
 def test_a_seek_that_lands_elsewhere_falls_back_to_decoding_from_the_start(clip_mp4, tmp_path, monkeypatch):
+    monkeypatch.setattr(frames_module, "SEEK_COST_PIXELS", 1)
     tl = video_timeline(clip_mp4)
     calls = []
     real = frames_module._extract_segments
@@ -149,6 +151,22 @@ def test_a_seek_that_lands_elsewhere_falls_back_to_decoding_from_the_start(clip_
     monkeypatch.setattr(frames_module, "_extract_segments", first_call_misses)
     frames = extract_frames(tl, [3, 40], tmp_path)
     assert [len(c) for c in calls] == [2, 1] and calls[1][0].first == 0
+    assert [image_index(f.file) for f in frames] == [3, 40]
+
+
+def test_a_small_video_is_decoded_through_a_short_gap_instead_of_opening_another_input(clip_mp4, tmp_path, monkeypatch):
+    tl = video_timeline(clip_mp4)
+    assert frames_module.seek_cost(tl) > 40 - 24  # 160x120: seeking to 40's keyframe saves too little
+    calls = []
+    real = frames_module._extract_segments
+
+    def recording(timeline, segments, *args):
+        calls.append(segments)
+        return real(timeline, segments, *args)
+
+    monkeypatch.setattr(frames_module, "_extract_segments", recording)
+    frames = extract_frames(tl, [3, 40], tmp_path)
+    assert [len(c) for c in calls] == [1]
     assert [image_index(f.file) for f in frames] == [3, 40]
 
 

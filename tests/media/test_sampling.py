@@ -128,6 +128,17 @@ def test_a_target_whose_keyframe_is_already_decoded_extends_the_segment():
     assert plan_segments([55, 60], keyframes=[0, 50]) == [Segment(50, 60, (55, 60))]
 
 
+def test_a_gap_shorter_than_the_seek_cost_is_decoded_through():
+    # seeking to 50 would skip 39 frames after 10: not worth an input that costs 40 frames
+    assert plan_segments([10, 60], keyframes=[0, 50], seek_cost=40) == [Segment(0, 60, (10, 60))]
+    assert plan_segments([10, 60], keyframes=[0, 50], seek_cost=39) == [Segment(0, 10, (10,)), Segment(50, 60, (60,))]
+
+
+def test_a_negative_seek_cost_is_rejected():
+    with pytest.raises(ValueError):
+        plan_segments([10], keyframes=[0], seek_cost=-1)
+
+
 def test_without_keyframe_information_everything_is_decoded_from_the_start():
     assert plan_segments([5, 30, 70], keyframes=[]) == [Segment(0, 70, (5, 30, 70))]
 

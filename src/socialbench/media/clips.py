@@ -207,8 +207,10 @@ def cut_views(
     infos = check_views(views, s, e, max_skew_frames)
     # Window times count from each view's video start; -ss counts from its container start.
     # Each view's video stream by its index ("[0:<index>]"): the one MediaInfo.video chose, not cover art.
+    # One decoding thread per view and one filter thread: the same frames, and on short clips the
+    # threads cost more to start and hand over than they save (the encoders are single-threaded too).
     inputs = [
-        ffmpeg.input(str(v), ss=ffmpeg_seconds(s + info.seek_offset), t=ffmpeg_seconds(e - s))[
+        ffmpeg.input(str(v), threads=1, ss=ffmpeg_seconds(s + info.seek_offset), t=ffmpeg_seconds(e - s))[
             str(require_video(info).index)
         ]
         for v, info in zip(views, infos)
@@ -259,7 +261,7 @@ def cut_views(
         mosaic_size = (2 * pw, 2 * ph)
     args = (
         ffmpeg.merge_outputs(*outs)
-        .global_args(*_GLOBAL, "-loglevel", "error")
+        .global_args(*_GLOBAL, "-loglevel", "error", "-filter_complex_threads", "1")
         .compile(cmd=_ffmpeg(), overwrite_output=True)
     )
     _run(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)")

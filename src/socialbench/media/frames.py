@@ -52,6 +52,17 @@ def _select_expr(indices: Sequence[int]) -> str:
 
 
 MAX_SEGMENTS = 32  # inputs one extraction may open (each seeks to a keyframe)
+# Opening one more input (demuxer, decoder, seek) costs about as much CPU as decoding this many
+# pixels (measured with the bundled ffmpeg: ~10 ms an input; ~0.1 ms a 160x120 frame): a small
+# video is decoded on through short gaps instead of seeking over them, a large one seeks.
+SEEK_COST_PIXELS = 2_000_000
+
+
+def seek_cost(timeline: VideoTimeline) -> int:
+    """Frames of this video that cost as much to decode as one more input (at least 1)."""
+    video = timeline.info.video
+    pixels = (video.width or 0) * (video.height or 0) if video is not None else 0
+    return max(1, SEEK_COST_PIXELS // pixels) if pixels else 1
 
 
 def extract_frames(
@@ -67,14 +78,14 @@ def extract_frames(
     ``<index:06d>.<ext>``, from one decoding pass of one ffmpeg process.
 
     The pass decodes each needed stretch once, in order: with ``seek`` (default) it starts at the
-    keyframe before each group of wanted frames and skips stretches that hold none
-    (:func:`~socialbench.media.sampling.plan_segments`; one input per stretch, all in the same
-    process); without, it decodes from the first frame. ``select`` keeps the chosen frame numbers
-    and ``showinfo`` reports the decoder's timestamp of every kept frame, which must equal the
-    timeline's time for that index. If a seek lands anywhere else, the frames are taken again
-    without seeking; if that also disagrees, a DECODE_MISMATCH names the file. Frames are
-    upright (rotation applied), scaled so the longest side is at most ``max_side``, bit-exact;
-    the bytes do not depend on ``seek``.
+    keyframe before each group of wanted frames and skips stretches that hold none when they are
+    longer than opening one more input costs (:func:`~socialbench.media.sampling.plan_segments`,
+    :func:`seek_cost`; one input per stretch, all in the same process); without, it decodes from the
+    first frame. ``select`` keeps the chosen frame numbers and ``showinfo`` reports the decoder's
+    timestamp of every kept frame, which must equal the timeline's time for that index. If a seek
+    lands anywhere else, the frames are taken again without seeking; if that also disagrees, a
+    DECODE_MISMATCH names the file. Frames are upright (rotation applied), scaled so the longest
+    side is at most ``max_side``, bit-exact; the bytes do not depend on ``seek``.
     """
     idx = list(indices)
     if not idx:
@@ -84,7 +95,7 @@ def extract_frames(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if seek:
-        segments = plan_segments(idx, timeline.keyframes, MAX_SEGMENTS)
+        segments = plan_segments(idx, timeline.keyframes, MAX_SEGMENTS, seek_cost(timeline))
         try:
             return _extract_segments(timeline, segments, out, max_side, image_format)
         except MediaError as err:
@@ -111,7 +122,9 @@ def _extract_segments(
         nxt = abs_time[seg.last + 1] if seg.last + 1 < timeline.frame_count else timeline.origin + timeline.end
         start = abs_time[seg.first] - timeline.file_start
         stop = (abs_time[seg.last] + nxt) / 2 - timeline.file_start
-        opts = {"t": ffmpeg_seconds(stop - max(start, Fraction(0)))}
+        # one decoding thread per input: the frames are the same, and threads cost more to start
+        # than these short stretches take to decode
+        opts = {"threads": 1, "t": ffmpeg_seconds(stop - max(start, Fraction(0)))}
         if seg.first > 0:
             opts["ss"] = ffmpeg_seconds(max(start, Fraction(0)))
         stream = (

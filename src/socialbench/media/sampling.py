@@ -198,25 +198,30 @@ class Segment:
         return self.last - self.first + 1
 
 
-def plan_segments(targets: Sequence[int], keyframes: Sequence[int], max_segments: int = 24) -> list[Segment]:
+def plan_segments(
+    targets: Sequence[int], keyframes: Sequence[int], max_segments: int = 24, seek_cost: int = 0
+) -> list[Segment]:
     """Split the decoding of ``targets`` (ascending frame indices) into segments that each start
     at a keyframe, so stretches holding no target are skipped instead of decoded.
 
-    A target starts a new segment when its keyframe lies after the last target of the current
-    segment (seeking then decodes fewer frames than decoding on); otherwise decoding simply goes
-    on. Frames before the first keyframe can only be reached from frame 0. With more than
-    ``max_segments`` segments, the two closest neighbours are merged until it fits.
+    A target starts a new segment when seeking to its keyframe skips more than ``seek_cost``
+    frames after the last target of the current segment (a segment is one more input for ffmpeg
+    to open, which costs about as much as decoding ``seek_cost`` frames); otherwise decoding
+    simply goes on. Frames before the first keyframe can only be reached from frame 0. With more
+    than ``max_segments`` segments, the two closest neighbours are merged until it fits.
     """
     if not targets:
         raise ValueError("no target frames")
     if max_segments < 1:
         raise ValueError("max_segments must be >= 1")
+    if seek_cost < 0:
+        raise ValueError("seek_cost must be >= 0")
     kfs = sorted(k for k in set(keyframes) if k >= 0)
     segs: list[list[int]] = []  # [first, last, *targets]
     for t in targets:
         pos = bisect.bisect_right(kfs, t) - 1
         kf = kfs[pos] if pos >= 0 else 0
-        if segs and kf <= segs[-1][1]:
+        if segs and kf - segs[-1][1] <= seek_cost:
             segs[-1][1] = t
             segs[-1].append(t)
         else:

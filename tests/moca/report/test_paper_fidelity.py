@@ -25,6 +25,8 @@ from tests.moca.report.test_tables import (
     run_tables,
 )
 
+pytestmark = pytest.mark.usefixtures("figures_drawn_not_rasterized")
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -152,7 +154,7 @@ def test_a_model_in_two_figure6_groups_is_a_config_error():
 
 
 # ---- figures ---------------------------------------------------------------------------------------
-def test_figure6_draws_one_panel_per_declared_group_and_keeps_its_data():
+def test_figure6_draws_one_panel_per_declared_group_and_keeps_its_data(rasterized_figures):
     inst = make_instances(8)
     runs = codar_runs(inst)
     one, _ = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
@@ -183,7 +185,7 @@ def test_figure7_draws_params_models_in_params_scenario():
     assert {(r["model"], r["scenario"]) for r in rows} == {("b", "stance")} and len(rows) == 7
 
 
-def test_figure7_without_models_is_drawn_empty_with_its_data_empty():
+def test_figure7_without_models_is_drawn_empty_with_its_data_empty(rasterized_figures):
     inst = make_instances(4)
     files, _ = run_tables(inst, {("a", "direct"): answers(inst, "a", "direct", lambda k, f: True)}, MODELS)
     assert files["figures/fig7.png"].startswith(b"\x89PNG") and read_csv(files["figures/fig7.csv"]) == []

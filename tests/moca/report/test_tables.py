@@ -6,6 +6,8 @@ from socialbench.core.errors import DataError
 from socialbench.moca.eval.scoring import STATS
 from socialbench.moca.report.tables import build_rows, exclusions_markdown, to_csv, to_latex, to_markdown
 
+pytestmark = pytest.mark.usefixtures("figures_drawn_not_rasterized")
+
 SC = {
     "label": 10.0,
     "subject": 20.0,
@@ -574,7 +576,9 @@ def test_figure9_data_holds_each_backbones_gain_with_its_paired_interval():
     assert np.isclose(float(g["gain"]), 40.0)
 
 
-def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_intervals_and_figures(tmp_path):
+def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_intervals_and_figures(
+    tmp_path, rasterized_figures
+):
     from typer.testing import CliRunner
 
     from socialbench.cli import app
