@@ -29,6 +29,8 @@ for _b in BENCHMARKS:
                 runs={r: method_settings(_b, r) for r in _runs},
                 method_args=" ".join(f"--method {r}" for r in _runs),
                 seed=config["seed"],
+            priority:
+                BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
             log:
                 f"logs/infer/{_b}_{_model}.log",
             conda:

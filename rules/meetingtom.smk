@@ -69,10 +69,17 @@ wildcard_constraints:
 _mt_mirror_input = lambda wildcards: {"mirror": MT_DEMO_MIRROR} if wildcards.source == "demo" else {}  # noqa: E731
 _mt_state = lambda wildcards: MT_AMI_STATE if wildcards.source == "ami" else None  # noqa: E731
 
+# MeetingToM's chain (demo release -> per-meeting clips -> instances -> inference -> tables -> track)
+# is the pipeline's longest path, and its clips are its heaviest jobs: when jobs of both benchmarks
+# are ready, Snakemake starts these first (`priority`) and fills the other cores with the other
+# benchmark's short jobs. The shared stages take the same priority from BENCH["meetingtom"].
+MT_PRIORITY = 1
+
 
 # ---- raw source: the embedded demo release, generated deterministically from the seed; it is a
 # local mirror (annotations zip with its .sha256, amicorpus/<meeting>/video|audio/...), never edited.
 rule meetingtom_demo_data:
+    priority: MT_PRIORITY
     input:
         code=stage_code("meetingtom_demo_data"),
     output:
@@ -92,6 +99,7 @@ rule meetingtom_demo_data:
 # and extracted safely, an unpacked mirror read in place, or a note that the mirror is absent).
 # Archives are fetched into data/raw/meetingtom/<source>/downloads (kept between runs, not versioned).
 rule meetingtom_release:
+    priority: MT_PRIORITY
     input:
         unpack(_mt_mirror_input),
         code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_release"),
@@ -113,6 +121,7 @@ rule meetingtom_release:
 # fetched.json inside the meeting's folder, which persists (DVC: persist), so files already there are
 # not fetched again; a file changed in a local mirror is copied again (checked by sha256).
 rule meetingtom_media:
+    priority: MT_PRIORITY
     input:
         unpack(_mt_mirror_input),
         code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
@@ -134,6 +143,7 @@ rule meetingtom_media:
 # ---- per meeting: you events (Task 2.1's gold), mined candidates of the three tasks (thresholds:
 # meetingtom.mining), rejected candidates with their reasons, parse problems, transcript words.
 rule meetingtom_extract:
+    priority: MT_PRIORITY
     input:
         release="data/raw/meetingtom/{source}/release",
         code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
@@ -156,6 +166,7 @@ rule meetingtom_extract:
 # Corner, close-ups by participant letter, the 2x2 mosaic, audio and transcript cut with the same
 # timestamps, frames at media.meeting_fps; clips that cannot be made are in its report.jsonl.
 rule meetingtom_clips:
+    priority: MT_PRIORITY
     input:
         meeting="data/interim/meetingtom/{source}/{meeting}",
         fetched="data/raw/meetingtom/{source}/amicorpus/{meeting}/fetched.json",
@@ -180,6 +191,7 @@ rule meetingtom_clips:
 # ---- per source: Task 2.1 instances of its meetings (both splits), the source's you events and
 # candidates in one file each, and the report of candidates that made no instance.
 rule meetingtom_instances:
+    priority: MT_PRIORITY
     input:
         release="data/raw/meetingtom/{source}/release",
         meetings=lambda wildcards: expand("data/interim/meetingtom/{{source}}/{meeting}", meeting=MT_MEETINGS[wildcards.source]),
@@ -208,6 +220,7 @@ rule meetingtom_instances:
 # every sheet), filling the exported sheet from rules over the items' AMI metadata with seeded
 # disagreement. Real sheets are raw data a researcher brings (meetingtom.annotation.<source>).
 rule meetingtom_simulated_annotators:
+    priority: MT_PRIORITY
     input:
         instances="data/processed/meetingtom/{source}",
         code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_annotators"),
@@ -233,6 +246,7 @@ rule meetingtom_simulated_annotators:
 # agreement subset, the gold validated with pandera, and the labelled instances of Tasks 1, 2.2, 3.1
 # and 3.2. A source without sheets gets empty outputs that say so.
 rule meetingtom_gold:
+    priority: MT_PRIORITY
     input:
         instances="data/processed/meetingtom/{source}",
         sheets=lambda wildcards: list(MT_SHEETS[wildcards.source]),
@@ -256,6 +270,7 @@ rule meetingtom_gold:
 # the file backend of model human-meetingtom replays it). Real human answers are raw data a researcher
 # brings, in the same format.
 rule meetingtom_demo_human:
+    priority: MT_PRIORITY
     input:
         test="data/processed/meetingtom/test.jsonl",
         code=stage_code("meetingtom_demo_human"),
@@ -275,6 +290,7 @@ rule meetingtom_demo_human:
 
 # ---- the task files (B.5: one JSON-lines file per task) and the splits the shared stages read.
 rule meetingtom_consolidate:
+    priority: MT_PRIORITY
     input:
         sources=expand("data/processed/meetingtom/{source}", source=MT_SOURCES),
         gold=expand("data/processed/meetingtom/gold/{source}", source=MT_SOURCES),
@@ -294,6 +310,7 @@ rule meetingtom_consolidate:
 
 
 BENCH["meetingtom"] = {
+    "priority": MT_PRIORITY,
     "instances": "data/processed/meetingtom/test.jsonl",
     "dev": "data/processed/meetingtom/dev.jsonl",
     "tables": _mt_table_files(),

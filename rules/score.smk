@@ -15,6 +15,8 @@ for _b in BENCHMARKS:
         params:
             benchmark=_b,
             runs=run_args(_b),
+        priority:
+            BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
         log:
             f"logs/score/{_b}.log",
         conda:

@@ -47,6 +47,8 @@ for _b in BENCHMARKS:
             settings=(config.get(_b) or {}).get("tables"),
             ablations=(config.get(_b) or {}).get("ablations"),  # their labels and tables (MeetingToM)
             seed=config["seed"],
+        priority:
+            BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
         log:
             f"logs/tables/{_b}.log",
         conda:

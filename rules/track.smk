@@ -19,6 +19,8 @@ for _b in BENCHMARKS:
             summary=f"results/mlflow/{_b}.json",
         params:
             benchmark=_b,
+        priority:
+            BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
         log:
             f"logs/track/{_b}.log",
         conda:

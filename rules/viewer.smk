@@ -18,6 +18,8 @@ for _b in BENCHMARKS:
         params:
             benchmark=_b,
             runs=run_args(_b),
+        priority:
+            BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
         log:
             f"logs/viewer/{_b}.log",
         conda:
