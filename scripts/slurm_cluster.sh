@@ -4,7 +4,8 @@
 #
 #   scripts/slurm_cluster.sh start    install slurm-wlm and munge (apt-get, once), write the config,
 #                                     start munged, slurmctld and slurmd, wait until the node is idle
-#   scripts/slurm_cluster.sh stop     stop the three daemons this script started
+#   scripts/slurm_cluster.sh stop     stop the three daemons this script started and remove the
+#                                     slurm.conf it wrote (see stop())
 #   scripts/slurm_cluster.sh status   sinfo
 #
 # Exit status 3: slurm-wlm and munge are not installed and apt-get cannot install them.
@@ -102,6 +103,12 @@ stop() {
             kill "$(cat "$pidfile")"
         fi
     done
+    # Our slurm.conf goes too: with it and no slurmctld answering, every `scontrol` waits out its 10-s
+    # timeout, and the Slurm executor plugin runs `scontrol show config` at each Snakemake start
+    # (docs/scale-out.md). Without it, scontrol fails at once and Snakemake starts as fast as before.
+    if [ -f "$CONF_DIR/slurm.conf" ] && head -1 "$CONF_DIR/slurm.conf" | grep -qF "$HEADER"; then
+        rm -f "$CONF_DIR/slurm.conf"
+    fi
     echo "slurm_cluster: stopped"
 }
 

@@ -3,8 +3,9 @@
 # test suite (extra arguments go to pytest) on one pytest-xdist worker per core, at most four: a
 # module's tests, and the tests of the session's demo run, stay on one worker, slow groups handed out
 # first, in collection order (tests/conftest.py; hence --no-loadscope-reorder).
-# The scale-out end-to-end runs (marked scaleout: the demo on a one-node Slurm cluster, about 10 min,
-# and DVC remotes over SSH and a local path, about 13 min; root and apt-get) are left out by default:
+# The Slurm test (tests/test_slurm.py: the demo on a one-node Slurm cluster, root and apt-get; about
+# 4 min here on the service tests' worker) is in it. The DVC-remote round trips (marked scaleout: push,
+# clone, pull over SSH and to a local path, about 9 min) are left out by default:
 # `bash scripts/test.sh -m scaleout` runs them (a later -m replaces the default one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
