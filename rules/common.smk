@@ -29,7 +29,7 @@ def _config_sources():
     def raw(path):
         try:
             with open(path, encoding="utf-8") as fh:
-                return yaml.safe_load(fh) or {}
+                return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
         except (OSError, yaml.YAMLError):
             return {}
 
