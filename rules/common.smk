@@ -187,6 +187,12 @@ def job_resources(kind, model=None):
     )
 
 
+def bench_priority(benchmark):
+    """Snakemake priority of a benchmark's jobs in the shared stages: what the benchmark declares
+    (BENCH[b]["priority"]; rules/meetingtom.smk starts its longest chain first), else 0."""
+    return BENCH[benchmark].get("priority", 0)
+
+
 def local_rules():
     """Rules that run in Snakemake's own process under a cluster executor (profiles/slurm): the per-
     benchmark score, tables, viewer and track jobs (seconds; track writes the one MLflow store), the

@@ -30,7 +30,7 @@ for _b in BENCHMARKS:
                 method_args=" ".join(f"--method {r}" for r in _runs),
                 seed=config["seed"],
             priority:
-                BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
+                bench_priority(_b)
             log:
                 f"logs/infer/{_b}_{_model}.log",
             conda:

@@ -16,7 +16,7 @@ for _b in BENCHMARKS:
             benchmark=_b,
             runs=run_args(_b),
         priority:
-            BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
+            bench_priority(_b)
         log:
             f"logs/score/{_b}.log",
         conda:

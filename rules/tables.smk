@@ -48,7 +48,7 @@ for _b in BENCHMARKS:
             ablations=(config.get(_b) or {}).get("ablations"),  # their labels and tables (MeetingToM)
             seed=config["seed"],
         priority:
-            BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
+            bench_priority(_b)
         log:
             f"logs/tables/{_b}.log",
         conda:

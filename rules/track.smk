@@ -20,7 +20,7 @@ for _b in BENCHMARKS:
         params:
             benchmark=_b,
         priority:
-            BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
+            bench_priority(_b)
         log:
             f"logs/track/{_b}.log",
         conda:

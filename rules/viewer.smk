@@ -19,7 +19,7 @@ for _b in BENCHMARKS:
             benchmark=_b,
             runs=run_args(_b),
         priority:
-            BENCH[_b].get("priority", 0)  # rules/meetingtom.smk: MT_PRIORITY
+            bench_priority(_b)
         log:
             f"logs/viewer/{_b}.log",
         conda:

@@ -129,7 +129,7 @@ def test_a_target_whose_keyframe_is_already_decoded_extends_the_segment():
 
 
 def test_a_gap_shorter_than_the_seek_cost_is_decoded_through():
-    # seeking to 50 would skip 39 frames after 10: not worth an input that costs 40 frames
+    # 50 lies 40 frames after 10: seeking pays only when the input costs fewer than 40 frames
     assert plan_segments([10, 60], keyframes=[0, 50], seek_cost=40) == [Segment(0, 60, (10, 60))]
     assert plan_segments([10, 60], keyframes=[0, 50], seek_cost=39) == [Segment(0, 10, (10,)), Segment(50, 60, (60,))]
 

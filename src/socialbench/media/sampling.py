@@ -204,10 +204,10 @@ def plan_segments(
     """Split the decoding of ``targets`` (ascending frame indices) into segments that each start
     at a keyframe, so stretches holding no target are skipped instead of decoded.
 
-    A target starts a new segment when seeking to its keyframe skips more than ``seek_cost``
-    frames after the last target of the current segment (a segment is one more input for ffmpeg
-    to open, which costs about as much as decoding ``seek_cost`` frames); otherwise decoding
-    simply goes on. Frames before the first keyframe can only be reached from frame 0. With more
+    A target starts a new segment when its keyframe lies more than ``seek_cost`` frames after the
+    last target of the current segment (a segment is one more input for ffmpeg to open, which costs
+    about as much as decoding ``seek_cost`` frames; 0: whenever seeking skips any frame); otherwise
+    decoding simply goes on. Frames before the first keyframe can only be reached from frame 0. With more
     than ``max_segments`` segments, the two closest neighbours are merged until it fits.
     """
     if not targets:
