@@ -405,6 +405,17 @@ def test_encode_rgb_frames_round_trips_frame_indices(tmp_path):
     assert [read_index(f) for f in decoded] == list(range(12))
 
 
+def test_an_encoder_that_fails_is_named_with_the_output_and_ffmpegs_reason(tmp_path):
+    from socialbench.media.encode import EncodeSettings, encode_rgb_frames
+
+    with pytest.raises(MediaError) as exc:
+        encode_rgb_frames(
+            bytes(16 * 16 * 3), tmp_path / "c.mp4", size=(16, 16), fps=6, encode=EncodeSettings(codec="no_such_codec")
+        )
+    assert_problem(exc, E.FFMPEG_FAILED, tmp_path / "c.mp4")
+    assert "no_such_codec" in str(exc.value)
+
+
 # -- still images, folders, views that cannot be cut together ------------------------------------
 
 

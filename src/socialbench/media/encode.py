@@ -5,6 +5,7 @@ RGB frames into a video file (:func:`encode_rgb_frames`, used by the demo data g
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,11 +74,15 @@ def encode_rgb_frames(
         .global_args(*_GLOBAL, "-loglevel", "error")
         .compile(cmd=_ffmpeg(), overwrite_output=True)
     )
-    proc = subprocess.run(args, input=raw, capture_output=True)
-    if proc.returncode != 0:
-        raise MediaError(
-            str(path),
-            E.FFMPEG_FAILED,
-            f"ffmpeg {_failure(proc.returncode)} while encoding frames: {_last_lines(proc.stderr)}",
-        )
+    # stderr goes to a file, not a pipe: with stdin the only pipe, ``run`` writes the frames in one
+    # call instead of polling in 4 KB steps (the poll loop cost more than the encode).
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.run(args, input=raw, stdout=subprocess.DEVNULL, stderr=err)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise MediaError(
+                str(path),
+                E.FFMPEG_FAILED,
+                f"ffmpeg {_failure(proc.returncode)} while encoding frames: {_last_lines(err.read())}",
+            )
     return Path(path)

@@ -28,11 +28,14 @@ and ``amicorpus/<meeting>/video|audio/...``.
 
 from __future__ import annotations
 
+import functools
 import io
 import random
 import wave
 import zipfile
+from collections import deque
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -562,39 +565,49 @@ def _gaze_dx(viewer: str, target: str) -> int:
 
 
 def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list[_FrameState] | None = None) -> bytes:
-    """Raw RGB24 frames of one view (``Corner`` or ``Closeup1``-``4``) of the meeting."""
+    """Raw RGB24 frames of one view (``Corner`` or ``Closeup1``-``4``) of the meeting.
+
+    A frame is its scene (drawn once per distinct speaking/gaze state, as the scenes repeat) above
+    the frame-index band, which ``draw_index`` paints over entirely."""
     from PIL import Image, ImageDraw
 
-    from socialbench.media.synth import band_height, draw_index
+    from socialbench.media.synth import band_height
 
     w, h = cfg.size
     states = states if states is not None else frame_states(script, cfg.fps)
-    band = band_height(h)
-    scene_h = h - band
-    out = bytearray()
+    scene_h = h - band_height(h)
+    scene_bytes = w * scene_h * 3
+    scenes: dict[Any, bytes] = {}
+    out: list[bytes] = []
     if view == "Corner":
         base = Image.new("RGB", (w, h), (70, 70, 80))
         d = ImageDraw.Draw(base)
         d.ellipse([w * 0.3, scene_h * 0.3, w * 0.7, scene_h * 0.68], fill=(150, 120, 90))
         seat = {x: (int(w * sx), int(scene_h * sy)) for x, (sx, sy) in SEATS.items()}
         r = max(4, min(w, h) // 14)
-        for i, st in enumerate(states):
+
+        def corner(addressed: tuple[str, str] | None, speaking: frozenset[str]) -> bytes:
             img = base.copy()
             d = ImageDraw.Draw(img)
-            if st.addressed:
-                d.line([seat[st.addressed[0]], seat[st.addressed[1]]], fill=(255, 255, 255), width=2)
+            if addressed:
+                d.line([seat[addressed[0]], seat[addressed[1]]], fill=(255, 255, 255), width=2)
             for x in LETTERS:
                 cx, cy = seat[x]
-                grow = 2 if x in st.speaking else 0
+                grow = 2 if x in speaking else 0
                 d.ellipse(
                     [cx - r - grow, cy - r - grow, cx + r + grow, cy + r + grow],
                     fill=COLOURS[x],
-                    outline=(255, 255, 255) if x in st.speaking else None,
+                    outline=(255, 255, 255) if x in speaking else None,
                     width=2,
                 )
-            draw_index(d, w, h, i)
-            out += img.tobytes()
-        return bytes(out)
+            return img.tobytes()[:scene_bytes]
+
+        for i, st in enumerate(states):
+            key = (st.addressed, st.speaking)
+            if key not in scenes:
+                scenes[key] = corner(*key)
+            out += (scenes[key], _index_band(w, h, i))
+        return b"".join(out)
     letter = script.letter_of_camera(view)
     colour = COLOURS[letter]
     base = Image.new("RGB", (w, h), tuple(c // 3 + 40 for c in colour))
@@ -604,22 +617,41 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
     ex, ey, er = int(fr * 0.4), cy - int(fr * 0.25), max(3, fr // 5)
     for sx in (-1, 1):
         d.ellipse([cx + sx * ex - er, ey - er, cx + sx * ex + er, ey + er], fill=(255, 255, 255))
-    for i, st in enumerate(states):
+
+    def closeup(dx: int, mouth_h: int) -> bytes:
         img = base.copy()
         d = ImageDraw.Draw(img)
-        dx = _gaze_dx(letter, st.looking[letter]) * max(1, er // 2)
         pr = max(1, er // 2)
         for sx in (-1, 1):
             px = cx + sx * ex + dx
             d.ellipse([px - pr, ey - pr, px + pr, ey + pr], fill=(20, 20, 20))
-        mouth_h = max(2, fr // 4) if letter in st.speaking and i % 3 != 2 else 1
         d.rectangle(
             [cx - fr // 3, cy + fr // 2 - mouth_h // 2, cx + fr // 3, cy + fr // 2 + mouth_h // 2 + 1],
             fill=(60, 20, 20),
         )
-        draw_index(d, w, h, i)
-        out += img.tobytes()
-    return bytes(out)
+        return img.tobytes()[:scene_bytes]
+
+    for i, st in enumerate(states):
+        dx = _gaze_dx(letter, st.looking[letter]) * max(1, er // 2)
+        mouth_h = max(2, fr // 4) if letter in st.speaking and i % 3 != 2 else 1
+        key = (dx, mouth_h)
+        if key not in scenes:
+            scenes[key] = closeup(*key)
+        out += (scenes[key], _index_band(w, h, i))
+    return b"".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _index_band(w: int, h: int, index: int) -> bytes:
+    """RGB24 rows of the band ``draw_index`` paints at the bottom of a ``w`` x ``h`` frame (its cells
+    cover the band, so the band does not depend on what lies beneath)."""
+    from PIL import Image, ImageDraw
+
+    from socialbench.media.synth import band_height, draw_index
+
+    img = Image.new("RGB", (w, h))
+    draw_index(ImageDraw.Draw(img), w, h, index)
+    return img.tobytes()[w * (h - band_height(h)) * 3 :]
 
 
 def audio_samples(script: MeetingScript, cfg: DemoConfig) -> np.ndarray:
@@ -676,14 +708,23 @@ def generate(out_dir: str | Path, cfg: DemoConfig) -> dict[str, list[str]]:
     # (x264's ultrafast has none): AVI stores no presentation times, and with B-frames the media
     # stage's cuts and frames of an AVI land two frames early (reported in docs/meetingtom.md).
     enc = EncodeSettings(preset="ultrafast", keyframe_interval_s=1.0)
-    for s in scripts:
-        states = frame_states(s, cfg.fps)
-        for view in VIDEO_VIEWS:
-            rel = media_relpath(s.meeting, view)
-            encode_rgb_frames(video_frames(s, view, cfg, states), out / rel, size=cfg.size, fps=cfg.fps, encode=enc)
+    # Each view is encoded (by ffmpeg, one thread) while the next one is drawn; at most two raw
+    # videos wait in memory.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending: deque[Future] = deque()
+        for s in scripts:
+            states = frame_states(s, cfg.fps)
+            for view in VIDEO_VIEWS:
+                rel = media_relpath(s.meeting, view)
+                raw = video_frames(s, view, cfg, states)
+                if len(pending) > 1:
+                    pending.popleft().result()
+                pending.append(pool.submit(encode_rgb_frames, raw, out / rel, size=cfg.size, fps=cfg.fps, encode=enc))
+                written.append(rel)
+            rel = media_relpath(s.meeting, "Mix-Headset")
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_bytes(wav_bytes(audio_samples(s, cfg), cfg.sample_rate))
             written.append(rel)
-        rel = media_relpath(s.meeting, "Mix-Headset")
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        (out / rel).write_bytes(wav_bytes(audio_samples(s, cfg), cfg.sample_rate))
-        written.append(rel)
+        for job in pending:
+            job.result()
     return {"meetings": list(cfg.corpus), "files": written}
