@@ -73,6 +73,10 @@ def fresh_copy(dest: Path) -> None:
             shutil.copy2(REPO / f, dest / f)
     if (REPO.parent / "shared").is_dir() and not (dest.parent / "shared").exists():
         (dest.parent / "shared").symlink_to((REPO.parent / "shared").resolve())
+    # the package's bytecode, as scripts/setup.sh writes it in a checkout (the run is "after set-up")
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "src/socialbench"], cwd=dest, check=True, capture_output=True
+    )
 
 
 def git_commit(dest: Path) -> None:

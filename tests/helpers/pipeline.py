@@ -61,7 +61,9 @@ def link_shared(work: Path, repo: Path = REPO) -> None:
 
 def repo_copy(work: Path, repo: Path = REPO, skip: tuple[str, ...] = ()) -> Path:
     """What git would check out (tracked and untracked-but-not-ignored files) at ``work``, less the
-    paths starting with one of ``skip``; mtimes kept."""
+    paths starting with one of ``skip``; mtimes kept. Its package's bytecode is written, as
+    scripts/setup.sh writes a checkout's: with PYTHONDONTWRITEBYTECODE set (CI machines set it), every
+    command in the copy would otherwise compile the modules it imports again."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=repo, capture_output=True, check=True
     ).stdout.decode()
@@ -70,6 +72,10 @@ def repo_copy(work: Path, repo: Path = REPO, skip: tuple[str, ...] = ()) -> Path
         if src.is_file() and not f.startswith(skip):
             (work / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, work / f)
+    if (work / "src" / "socialbench").is_dir():
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", "src/socialbench"], cwd=work, check=True, capture_output=True
+        )
     return work
 
 
