@@ -29,13 +29,13 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing pinned dependencies (extras: $EXTRAS)"
   # uv (from PyPI, into the venv) installs the same pins in parallel, about 4x faster than pip; it
   # gets pip's own configuration (find-links, constraints, index URLs: e.g. a machine's local CPU
-  # wheels) so both resolve alike. Pip does it when uv cannot. Both write the bytecode at install
-  # (pip by default, uv with --compile-bytecode): where PYTHONDONTWRITEBYTECODE is set, Python never
-  # writes it later, and every process would compile Snakemake, DVC, MLflow, pandas and torch from
-  # source again (about 3 s more for `import mlflow`; the test command took 1.6x as long).
+  # wheels) so both resolve alike. Pip does it when uv cannot. uv writes no bytecode at install:
+  # compiling all of site-packages takes 40 s here, while a run imports a fraction of it; Python
+  # writes the bytecode of what is imported, once (scripts/env.sh lets it where the machine's
+  # PYTHONDONTWRITEBYTECODE forbids it).
   if .venv/bin/python -m pip install --quiet --disable-pip-version-check "uv==${UV_VERSION}" 2>/dev/null \
     && mapfile -t pip_cfg < <(.venv/bin/python scripts/pip_config_for_uv.py) \
-    && .venv/bin/uv pip install --python .venv/bin/python --quiet --compile-bytecode \
+    && .venv/bin/uv pip install --python .venv/bin/python --quiet \
       --index-strategy unsafe-best-match "${pip_cfg[@]}" -c requirements/constraints.txt -e ".[${EXTRAS}]"; then
     :
   else
