@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,11 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+# the tests' copy of the repository: git's files, the package's bytecode (as after set-up), ../shared beside it
+from tests.helpers.pipeline import git_snapshot, link_shared, repo_copy  # noqa: E402
+
 MARK_BEGIN = "<!-- bench_pipeline:begin -->"
 MARK_END = "<!-- bench_pipeline:end -->"
 
@@ -61,31 +65,6 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
 
 def median_time(cmd: list[str], cwd: Path, env: dict[str, str], repeat: int) -> float:
     return statistics.median(timed(cmd, cwd, env)[0] for _ in range(repeat))
-
-
-def fresh_copy(dest: Path) -> None:
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.split()
-    for f in files:
-        if (REPO / f).is_file():
-            (dest / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / f, dest / f)
-    if (REPO.parent / "shared").is_dir() and not (dest.parent / "shared").exists():
-        (dest.parent / "shared").symlink_to((REPO.parent / "shared").resolve())
-    # the package's bytecode, as scripts/setup.sh writes it in a checkout (the run is "after set-up")
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "src/socialbench"], cwd=dest, check=True, capture_output=True
-    )
-
-
-def git_commit(dest: Path) -> None:
-    for cmd in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "bench"],
-    ):
-        subprocess.run(cmd, cwd=dest, check=True, capture_output=True)
 
 
 def paper_params(params: dict) -> dict:
@@ -128,12 +107,13 @@ def paper_params(params: dict) -> dict:
 def measure(scale: str, root: Path, env: dict[str, str], repeat: int) -> dict:
     work = root / scale / "repo"
     work.mkdir(parents=True)
-    fresh_copy(work)
+    repo_copy(work)
+    link_shared(work)
     if scale == "paper":
         params = yaml.safe_load((work / "params.yaml").read_text())
         (work / "params.yaml").write_text(yaml.safe_dump(paper_params(params), sort_keys=False))
         timed(["snakemake", "-n", "--quiet", "--cores", "1"], work, env)  # writes its dvc.yaml
-    git_commit(work)
+    git_snapshot(work, env)
     _, dry = timed(["snakemake", "-n", "--cores", "2"], work, env)
     jobs = next((int(line.split()[1]) for line in dry.splitlines() if line.startswith("total")), 0)
     cold, _ = timed(["snakemake", "--cores", "2"], work, env)

@@ -62,8 +62,8 @@ def link_shared(work: Path, repo: Path = REPO) -> None:
 def repo_copy(work: Path, repo: Path = REPO, skip: tuple[str, ...] = ()) -> Path:
     """What git would check out (tracked and untracked-but-not-ignored files) at ``work``, less the
     paths starting with one of ``skip``; mtimes kept. Its package's bytecode is written, as
-    scripts/setup.sh writes a checkout's: with PYTHONDONTWRITEBYTECODE set (CI machines set it), every
-    command in the copy would otherwise compile the modules it imports again."""
+    scripts/setup.sh writes a checkout's, so commands in the copy start as in a checkout (and where
+    PYTHONDONTWRITEBYTECODE is set, a run outside the test scripts, they do not each compile it again)."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=repo, capture_output=True, check=True
     ).stdout.decode()

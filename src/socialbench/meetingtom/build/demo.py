@@ -33,7 +33,6 @@ import io
 import random
 import wave
 import zipfile
-from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -708,23 +707,22 @@ def generate(out_dir: str | Path, cfg: DemoConfig) -> dict[str, list[str]]:
     # (x264's ultrafast has none): AVI stores no presentation times, and with B-frames the media
     # stage's cuts and frames of an AVI land two frames early (reported in docs/meetingtom.md).
     enc = EncodeSettings(preset="ultrafast", keyframe_interval_s=1.0)
-    # Each view is encoded (by ffmpeg, one thread) while the next one is drawn; at most two raw
-    # videos wait in memory.
+    # Each view is encoded (by ffmpeg, one thread) while the next one is drawn.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending: deque[Future] = deque()
+        encoding: Future | None = None
         for s in scripts:
             states = frame_states(s, cfg.fps)
             for view in VIDEO_VIEWS:
                 rel = media_relpath(s.meeting, view)
                 raw = video_frames(s, view, cfg, states)
-                if len(pending) > 1:
-                    pending.popleft().result()
-                pending.append(pool.submit(encode_rgb_frames, raw, out / rel, size=cfg.size, fps=cfg.fps, encode=enc))
+                if encoding is not None:
+                    encoding.result()
+                encoding = pool.submit(encode_rgb_frames, raw, out / rel, size=cfg.size, fps=cfg.fps, encode=enc)
                 written.append(rel)
             rel = media_relpath(s.meeting, "Mix-Headset")
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             (out / rel).write_bytes(wav_bytes(audio_samples(s, cfg), cfg.sample_rate))
             written.append(rel)
-        for job in pending:
-            job.result()
+        if encoding is not None:
+            encoding.result()
     return {"meetings": list(cfg.corpus), "files": written}
