@@ -31,6 +31,10 @@ localrules:
 
 MT = config["meetingtom"]
 MT_MEETINGS = {s: list(MT[s]["meetings"]) for s in MT_SOURCES}
+# The sources whose params request views (meetingtom.<source>.views): only their meetings have media
+# and clips jobs. A source without views (the real AMI meetings by default: the shared mirror has no
+# media) is read from its annotations alone, so it has no per-meeting job that would write nothing.
+MT_MEDIA_SOURCES = [s for s in MT_SOURCES if MT[s]["views"]]
 MT_TASKS = ["task1", "task2_1", "task2_2", "task3_1", "task3_2"]
 # The annotation round-trip per source (meetingtom.annotation.<source>): simulated annotators (the
 # demo's test double), sheets named in params, or none (only Task 2.1, gold from the you events).
@@ -57,6 +61,23 @@ if MT["ami"]["mirror"] is not None and not MT_AMI_STATE["present"]:
         f"meetingtom: AMI mirror {MT['ami']['mirror']} not found: no real-data instances; the pipeline runs the"
         " demo meetings only (the tables say so)\n"
     )
+
+
+# dvc.yaml's per-meeting stage of a source lists its media and clips folders exactly when the source
+# has views (they are written by hand there, as the annotation sheets are): a mismatch stops here.
+with open("dvc.yaml", encoding="utf-8") as _fh:
+    _mt_dvc_text = _fh.read()
+for _s in MT_SOURCES:
+    _clips_out = f"data/processed/meetingtom/clips/{_s}/${{item.meeting}}"
+    if (_s in MT_MEDIA_SOURCES) != (_clips_out in _mt_dvc_text):
+        _fix = (f"add data/raw/meetingtom/{_s}/amicorpus/${{item.meeting}} (persist) and {_clips_out} to its outs,"
+                f" data/processed/meetingtom/clips/{_s} to meetingtom_{_s}_instances' deps and the media targets to its cmd"
+                if _s in MT_MEDIA_SOURCES else
+                f"remove its media and clips outs ({_clips_out}) and targets, and the clips folder from meetingtom_{_s}_instances' deps")
+        sys.exit(
+            f"error: dvc.yaml, stage meetingtom_{_s}_meeting: meetingtom.{_s}.views is "
+            f"{'set' if _s in MT_MEDIA_SOURCES else 'empty'}, so {_fix} (docs/meetingtom.md, Stages)"
+        )
 
 
 wildcard_constraints:
@@ -133,6 +154,8 @@ rule meetingtom_media:
         state=_mt_state,
     log:
         "logs/data/meetingtom_{source}_{meeting}_media.log",
+    wildcard_constraints:
+        source="|".join(MT_MEDIA_SOURCES) or "(?!)",  # a source without views has no media job
     conda:
         CONDA_ENV
     shell:
@@ -179,6 +202,8 @@ rule meetingtom_clips:
         clips=MT["clips"],
     log:
         "logs/media/meetingtom_{source}_{meeting}_clips.log",
+    wildcard_constraints:
+        source="|".join(MT_MEDIA_SOURCES) or "(?!)",  # a source without views has no clips job
     resources:
         **job_resources("media"),
     conda:
@@ -195,7 +220,8 @@ rule meetingtom_instances:
     input:
         release="data/raw/meetingtom/{source}/release",
         meetings=lambda wildcards: expand("data/interim/meetingtom/{{source}}/{meeting}", meeting=MT_MEETINGS[wildcards.source]),
-        clips=lambda wildcards: expand("data/processed/meetingtom/clips/{{source}}/{meeting}", meeting=MT_MEETINGS[wildcards.source]),
+        clips=lambda wildcards: [f"data/processed/meetingtom/clips/{wildcards.source}/{m}" for m in MT_MEETINGS[wildcards.source]]
+        if wildcards.source in MT_MEDIA_SOURCES else [],
         code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_instances"),
     output:
         instances=directory("data/processed/meetingtom/{source}"),
@@ -206,13 +232,15 @@ rule meetingtom_instances:
         task2_1=MT["task2_1"],
         agreement_items=MT["annotation"]["agreement_items"],
         gap=MT["clips"]["utterance_gap_s"],
+        clips_dir=lambda wildcards: f"--clips-dir data/processed/meetingtom/clips/{wildcards.source}"
+        if wildcards.source in MT_MEDIA_SOURCES else "",
     log:
         "logs/data/meetingtom_{source}_instances.log",
     conda:
         CONDA_ENV
     shell:
         "socialbench meetingtom instances --source {wildcards.source} --release {input.release}"
-        " --meetings-dir data/interim/meetingtom/{wildcards.source} --clips-dir data/processed/meetingtom/clips/{wildcards.source}"
+        " --meetings-dir data/interim/meetingtom/{wildcards.source} {params.clips_dir}"
         " --out-dir {output.instances} --params params.yaml > {log} 2>&1"
 
 
@@ -317,9 +345,9 @@ BENCH["meetingtom"] = {
     "outputs": {
         "demo": MT_DEMO_MIRROR,
         "releases": expand("data/raw/meetingtom/{source}/release", source=MT_SOURCES),
-        "media": [f"data/raw/meetingtom/{s}/amicorpus/{m}/fetched.json" for s in MT_SOURCES for m in MT_MEETINGS[s]],
+        "media": [f"data/raw/meetingtom/{s}/amicorpus/{m}/fetched.json" for s in MT_MEDIA_SOURCES for m in MT_MEETINGS[s]],
         "meetings": [f"data/interim/meetingtom/{s}/{m}" for s in MT_SOURCES for m in MT_MEETINGS[s]],
-        "clips": [f"data/processed/meetingtom/clips/{s}/{m}" for s in MT_SOURCES for m in MT_MEETINGS[s]],
+        "clips": [f"data/processed/meetingtom/clips/{s}/{m}" for s in MT_MEDIA_SOURCES for m in MT_MEETINGS[s]],
         "sources": expand("data/processed/meetingtom/{source}", source=MT_SOURCES),
         "annotators": [f"data/raw/meetingtom/{s}/annotations/{f}" for s in MT_SIMULATED for f in MT_SIM_FILES],
         "gold": expand("data/processed/meetingtom/gold/{source}", source=MT_SOURCES),

@@ -274,6 +274,27 @@ def test_the_stages_run_from_release_to_the_task_files(staged):
     )
 
 
+def test_instances_of_a_source_without_views_need_no_clips_folder(staged):
+    # A source whose params request no views has no media or clips jobs (rules/meetingtom.smk): its
+    # instances are the same bytes as with the empty clips folders the clips stage writes for it.
+    p = ["--params", staged]
+    invoke("release", "--source", "ami", "--out", "rel/ami", "--downloads", "dl/ami", *p)
+    invoke("media", "--source", "ami", "--meeting", MEETING, "--dest-root", "raw/ami", *p)
+    invoke(
+        "extract", "--source", "ami", "--meeting", MEETING, "--release", "rel/ami", "--out-dir", f"mt/ami/{MEETING}", *p
+    )
+    fetched = f"raw/ami/amicorpus/{MEETING}/fetched.json"
+    assert "0 clip(s)" in invoke(
+        "clips", "--meeting-dir", f"mt/ami/{MEETING}", "--fetched", fetched, "--out-dir", f"clips/ami/{MEETING}", *p
+    )
+    common = ["--source", "ami", "--release", "rel/ami", "--meetings-dir", "mt/ami", *p]
+    invoke("instances", *common, "--clips-dir", "clips/ami", "--out-dir", "with_clips")
+    invoke("instances", *common, "--out-dir", "without_clips")
+    files = sorted(f.name for f in Path("with_clips").iterdir())
+    assert files and files == sorted(f.name for f in Path("without_clips").iterdir())
+    assert all((Path("with_clips") / f).read_bytes() == (Path("without_clips") / f).read_bytes() for f in files)
+
+
 # ---- the annotation round-trip (no media: the items' clips are media errors, which the sheets allow) ------
 def prepare(params, *sources):
     """release, extract and instances of each source (demo: ES9000a; ami: the tiny meeting)."""

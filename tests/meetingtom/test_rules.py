@@ -71,6 +71,23 @@ def test_an_absent_mirror_is_said_when_the_workflow_is_read(tmp_path):
     assert "AMI mirror ../no-such-mirror not found" in out
 
 
+def test_only_the_meetings_of_a_source_with_views_get_media_and_clips_jobs(tmp_path):
+    # Reading the workflow is enough: a copy of the sources, no run.
+    work = repo_copy(tmp_path / "repo", skip=("data/", "results/", "dvc.lock"))
+    jobs = dry_jobs(work, pipeline_env(work))
+    p = yaml.safe_load((work / "params.yaml").read_text())["meetingtom"]
+    assert p["demo"]["views"] and not p["ami"]["views"]
+    assert jobs["meetingtom_media"] == jobs["meetingtom_clips"] == len(p["demo"]["meetings"])
+    assert jobs["meetingtom_extract"] == len(p["demo"]["meetings"]) + len(p["ami"]["meetings"])
+
+
+def test_views_for_a_source_whose_dvc_stage_lacks_its_clips_stop_the_workflow_naming_the_stage(tmp_path):
+    work = repo_copy(tmp_path / "repo", skip=("data/", "results/", "dvc.lock"))
+    edit_params(work, lambda mt: mt["ami"].update(views=["Corner"]))
+    out = run(["snakemake", "-n", "--cores", "1", TARGET], work, pipeline_env(work), ok=False)
+    assert "error: dvc.yaml, stage meetingtom_ami_meeting: meetingtom.ami.views is set" in out
+
+
 def test_the_instances_consolidate_into_task_files_and_splits(demo_pipeline):
     work = demo_pipeline.work
     test = (work / "data/processed/meetingtom/test.jsonl").read_text().splitlines()
@@ -98,10 +115,11 @@ def test_a_new_meeting_reruns_only_its_own_jobs_under_both_tools(shared_dir, dem
         out = run(["dvc", "status", "--json", *meetingtom_stages(work, env)], work, env)
         assert set(json.loads(out[out.index("{") :])) == {"meetingtom_ami_meeting@IS1001d", "meetingtom_ami_instances"}
         jobs = dry_jobs(work, env)
+        # the real meetings have no views (meetingtom.ami.views), so no media or clips job
         assert {r: jobs.get(r) for r in ("meetingtom_media", "meetingtom_extract", "meetingtom_clips")} == {
-            "meetingtom_media": 1,
+            "meetingtom_media": None,
             "meetingtom_extract": 1,
-            "meetingtom_clips": 1,
+            "meetingtom_clips": None,
         }
         assert "meetingtom_demo_data" not in jobs and "meetingtom_release" not in jobs
         assert not [j for j in jobs if j.startswith("moca_")]

@@ -278,7 +278,10 @@ def instances_cmd(
     source: str = Opt(..., help="demo | ami"),
     release: Path = Opt(..., help="the source's release folder"),
     meetings_dir: Path = Opt(..., help="folder of the per-meeting folders written by `extract` (<dir>/<meeting>/)"),
-    clips_dir: Path = Opt(..., help="folder of the per-meeting clips folders (<dir>/<meeting>/)"),
+    clips_dir: Path | None = Opt(
+        None,
+        help="folder of the per-meeting clips folders (<dir>/<meeting>/); none for a source without views",
+    ),
     out_dir: Path = Opt(
         ...,
         help="the source's instance folder: task2_1.jsonl, items.jsonl, sheet.csv, you_events.jsonl,"
@@ -308,14 +311,10 @@ def instances_cmd(
     src = _source(p, source)
     info = read_source(release)
     meetings = [read_meeting(meetings_dir / m) for m in src.meetings]
-    clips = {
-        m: read_jsonl(clips_dir / m / "clips.jsonl") for m in src.meetings if (clips_dir / m / "clips.jsonl").is_file()
-    }
-    reports = {
-        m: read_jsonl(clips_dir / m / "report.jsonl")
-        for m in src.meetings
-        if (clips_dir / m / "report.jsonl").is_file()
-    }
+    # a source without views has no clips: its instances are kept without media (the report says so)
+    clip_dirs = {m: clips_dir / m for m in src.meetings} if clips_dir is not None else {}
+    clips = {m: read_jsonl(d / "clips.jsonl") for m, d in clip_dirs.items() if (d / "clips.jsonl").is_file()}
+    reports = {m: read_jsonl(d / "report.jsonl") for m, d in clip_dirs.items() if (d / "report.jsonl").is_file()}
     mt = p["meetingtom"]
     insts, items, report = build_source(
         meetings,

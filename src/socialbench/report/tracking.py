@@ -486,6 +486,15 @@ def _log_metrics(client: Any, run_id: str, metrics: Mapping[str, float]) -> None
     client.log_batch(run_id, metrics=[Metric(k, v, now_ms, 0) for k, v in metrics.items()])
 
 
+def _import_mlflow(sqlite: bool) -> None:
+    """Import MLflow's client (and, for a sqlite store, its database store) before taking the store's
+    lock: the imports take seconds, and two benchmarks' track jobs would otherwise take turns at them."""
+    import mlflow.tracking  # noqa: F401
+
+    if sqlite:
+        import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+
+
 def is_shared_store(tracking_uri: str) -> bool:
     """Whether a store may have writers on other hosts: a tracking server or a database server
     (``postgresql://``...); not a sqlite file or a local folder."""
@@ -555,6 +564,7 @@ def log_evaluations(
     db = sqlite_store_path(tracking_uri)
     server = tracking_uri.startswith(("http://", "https://"))
     pipeline_run = os.environ.get("SOCIALBENCH_PIPELINE_RUN") or uuid.uuid4().hex
+    _import_mlflow(db is not None)
     with store_lock(tracking_uri, db, experiment):
         client, exp = open_tracking_store(tracking_uri, experiment)
         if exp is None:
