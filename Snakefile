@@ -45,6 +45,8 @@ rule all:
     default_target: True
     input:
         # Every output, intermediate ones too, so a deleted one is rebuilt (model calls come from
-        # the request cache, frames from the frame cache).
+        # the request cache, frames from the frame cache). The score, viewer and per-run metrics
+        # outputs are folders: deleting one rebuilds it; a file deleted inside one is seen by
+        # `dvc status` (scores, metrics), and `snakemake --forcerun <benchmark>_score` rebuilds it.
         outputs=all_outputs(),
         versioned="results/dvc-committed.txt",

@@ -102,19 +102,27 @@ def run_args(benchmark):
     return " ".join(f"--run {m}/{r}" for m, r in runs(benchmark))
 
 
+def run_folder(kind, benchmark):
+    """results/<kind>/<benchmark>: the folder output of a per-benchmark job that writes one file per run
+    (score, viewer, the tables' per-run metrics). One output, not one per run: Snakemake keeps a
+    metadata record per output, each listing the job's inputs, so per-run outputs of jobs that read
+    every run cost every later start time that grows with the square of the runs."""
+    return layout.kind_dir(kind, benchmark)
+
+
 def generic_outputs(benchmark):
     """The outputs of the generic stages (infer, score, tables, viewer, track) of a benchmark."""
     return {
         "predictions": result_files("predictions", benchmark),
         "traces": result_files("traces", benchmark),
         "stats": result_files("runs", benchmark),
-        "scores": result_files("scores", benchmark),
+        "scores": run_folder("scores", benchmark),
         "tables": [f"results/tables/{benchmark}/{name}" for name in BENCH[benchmark]["tables"]],
         "headline": f"results/metrics/{benchmark}.json",
-        # one file per run the tables score: a `dvc metrics show` row each
-        "run_metrics": result_files("metrics", benchmark),
+        # one file per run the tables score in it: a `dvc metrics show` row each
+        "run_metrics": run_folder("metrics", benchmark),
         "tracked": f"results/mlflow/{benchmark}.json",
-        "viewer": result_files("viewer", benchmark),
+        "viewer": run_folder("viewer", benchmark),
     }
 
 

@@ -93,14 +93,18 @@ _mt_state = lambda wildcards: MT_AMI_STATE if wildcards.source == "ami" else Non
 # MeetingToM's chain (demo release -> per-meeting clips -> instances -> inference -> tables -> track)
 # is the pipeline's longest path, and its clips are its heaviest jobs: when jobs of both benchmarks
 # are ready, Snakemake starts these first (`priority`) and fills the other cores with the other
-# benchmark's short jobs. The shared stages take the same priority from BENCH["meetingtom"].
+# benchmark's short jobs. The shared stages take the same priority from BENCH["meetingtom"]. Within
+# the chain, the jobs of a source with views (its clips) come before those of a source without, which
+# only have to be done by the time the clips are: otherwise Snakemake may start nine real meetings'
+# extractions before the third demo meeting's, and its clips late.
 MT_PRIORITY = 1
+_mt_priority = lambda wildcards: MT_PRIORITY + (wildcards.source in MT_MEDIA_SOURCES)  # noqa: E731
 
 
 # ---- raw source: the embedded demo release, generated deterministically from the seed; it is a
 # local mirror (annotations zip with its .sha256, amicorpus/<meeting>/video|audio/...), never edited.
 rule meetingtom_demo_data:
-    priority: MT_PRIORITY
+    priority: MT_PRIORITY + bool(MT_MEDIA_SOURCES)
     input:
         code=stage_code("meetingtom_demo_data"),
     output:
@@ -120,7 +124,7 @@ rule meetingtom_demo_data:
 # and extracted safely, an unpacked mirror read in place, or a note that the mirror is absent).
 # Archives are fetched into data/raw/meetingtom/<source>/downloads (kept between runs, not versioned).
 rule meetingtom_release:
-    priority: MT_PRIORITY
+    priority: _mt_priority
     input:
         unpack(_mt_mirror_input),
         code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_release"),
@@ -142,7 +146,7 @@ rule meetingtom_release:
 # fetched.json inside the meeting's folder, which persists (DVC: persist), so files already there are
 # not fetched again; a file changed in a local mirror is copied again (checked by sha256).
 rule meetingtom_media:
-    priority: MT_PRIORITY
+    priority: _mt_priority
     input:
         unpack(_mt_mirror_input),
         code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
@@ -166,7 +170,7 @@ rule meetingtom_media:
 # ---- per meeting: you events (Task 2.1's gold), mined candidates of the three tasks (thresholds:
 # meetingtom.mining), rejected candidates with their reasons, parse problems, transcript words.
 rule meetingtom_extract:
-    priority: MT_PRIORITY
+    priority: _mt_priority
     input:
         release="data/raw/meetingtom/{source}/release",
         code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
@@ -189,7 +193,7 @@ rule meetingtom_extract:
 # Corner, close-ups by participant letter, the 2x2 mosaic, audio and transcript cut with the same
 # timestamps, frames at media.meeting_fps; clips that cannot be made are in its report.jsonl.
 rule meetingtom_clips:
-    priority: MT_PRIORITY
+    priority: _mt_priority
     input:
         meeting="data/interim/meetingtom/{source}/{meeting}",
         fetched="data/raw/meetingtom/{source}/amicorpus/{meeting}/fetched.json",
@@ -216,7 +220,7 @@ rule meetingtom_clips:
 # ---- per source: Task 2.1 instances of its meetings (both splits), the source's you events and
 # candidates in one file each, and the report of candidates that made no instance.
 rule meetingtom_instances:
-    priority: MT_PRIORITY
+    priority: _mt_priority
     input:
         release="data/raw/meetingtom/{source}/release",
         meetings=lambda wildcards: expand("data/interim/meetingtom/{{source}}/{meeting}", meeting=MT_MEETINGS[wildcards.source]),

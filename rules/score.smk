@@ -1,5 +1,6 @@
 # Scoring with each benchmark's metrics (MoCA section 3.3; MeetingToM 4.1): one job per benchmark
-# scores every run (milliseconds each), one score file per run.
+# scores every run (milliseconds each) into results/scores/<benchmark>/<model>/<run>.json; its output
+# is that folder (common.smk, run_folder), which Snakemake empties before the job.
 
 for _b in BENCHMARKS:
 
@@ -11,7 +12,7 @@ for _b in BENCHMARKS:
             predictions=result_files("predictions", _b),
             code=stage_code(f"{_b}_score"),
         output:
-            scores=result_files("scores", _b),
+            scores=directory(generic_outputs(_b)["scores"]),
         params:
             benchmark=_b,
             runs=run_args(_b),

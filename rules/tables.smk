@@ -28,7 +28,7 @@ for _b in BENCHMARKS:
         name:
             f"{_b}_tables"
         input:
-            scores=result_files("scores", _b),
+            scores=generic_outputs(_b)["scores"],
             # per-instance statistics (intervals, paired tests) for a benchmark that takes them
             instances=BENCH[_b]["instances"],
             predictions=result_files("predictions", _b),
@@ -37,7 +37,7 @@ for _b in BENCHMARKS:
             tables=report_tables(_b, generic_outputs(_b)["tables"]),
             headline=report(generic_outputs(_b)["headline"], caption="../report/headline.rst", category=_b,
                             subcategory="headline metrics", labels={"benchmark": _b, "file": "headline metrics"}),
-            run_metrics=generic_outputs(_b)["run_metrics"],  # written by `tables` beside the headline
+            run_metrics=directory(generic_outputs(_b)["run_metrics"]),  # written by `tables` beside the headline
         params:
             benchmark=_b,
             out_dir=lambda wildcards, output: os.path.dirname(output.tables[0]),  # they all go in one folder
@@ -47,6 +47,7 @@ for _b in BENCHMARKS:
             settings=(config.get(_b) or {}).get("tables"),
             ablations=(config.get(_b) or {}).get("ablations"),  # their labels and tables (MeetingToM)
             seed=config["seed"],
+            score_files=" ".join(result_files("scores", _b)),
         priority:
             bench_priority(_b)
         log:
@@ -55,9 +56,13 @@ for _b in BENCHMARKS:
             CONDA_ENV
         shell:
             # Runs params no longer name (a model or method removed) are moved to results/archive/ first,
-            # so no folder a later stage or DVC reads holds them (docs/dvc-and-snakemake.md).
+            # so no folder a later stage or DVC reads holds them (docs/dvc-and-snakemake.md): the infer
+            # jobs' files. Their score, page and metrics files are gone already: those folders are the
+            # score, viewer and tables jobs' outputs, which Snakemake empties before each job (and the
+            # viewer job may be emptying its folder right now).
             "socialbench prune-outputs --benchmark {params.benchmark} --params params.yaml --results results"
+            " --kind predictions --kind traces --kind runs"
             " --archive results/archive --report results/archive/pruned.jsonl > {log} 2>&1 && "
             "socialbench tables --benchmark {params.benchmark} --params params.yaml --out-dir {params.out_dir}"
             " --headline {output.headline} --instances {input.instances}"
-            " --predictions-dir results/predictions/{params.benchmark} {input.scores} >> {log} 2>&1"
+            " --predictions-dir results/predictions/{params.benchmark} {params.score_files} >> {log} 2>&1"

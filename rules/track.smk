@@ -7,10 +7,10 @@ for _b in BENCHMARKS:
         name:
             f"{_b}_track"
         input:
-            scores=result_files("scores", _b),
+            scores=generic_outputs(_b)["scores"],
             predictions=result_files("predictions", _b),
             traces=result_files("traces", _b),
-            viewer=result_files("viewer", _b),
+            viewer=generic_outputs(_b)["viewer"],
             stats=result_files("runs", _b),
             instances=BENCH[_b]["instances"],
             tables=generic_outputs(_b)["tables"],
@@ -19,6 +19,7 @@ for _b in BENCHMARKS:
             summary=f"results/mlflow/{_b}.json",
         params:
             benchmark=_b,
+            score_files=" ".join(result_files("scores", _b)),
         priority:
             bench_priority(_b)
         log:
@@ -30,4 +31,4 @@ for _b in BENCHMARKS:
             " --predictions-dir results/predictions/{params.benchmark} --stats-dir results/runs/{params.benchmark}"
             " --traces-dir results/traces/{params.benchmark} --viewer-dir results/viewer/{params.benchmark}"
             " --tables-dir results/tables/{params.benchmark}"
-            " --out {output.summary} {input.scores} > {log} 2>&1"
+            " --out {output.summary} {params.score_files} > {log} 2>&1"

@@ -14,7 +14,7 @@ for _b in BENCHMARKS:
             traces=result_files("traces", _b),
             code=stage_code(f"{_b}_viewer"),
         output:
-            pages=result_files("viewer", _b),
+            pages=directory(generic_outputs(_b)["viewer"]),  # one page per run in it
         params:
             benchmark=_b,
             runs=run_args(_b),

@@ -245,7 +245,9 @@ def test_removing_a_model_from_params_archives_its_outputs_and_drops_its_lock_st
         for kind in ("predictions", "traces", "runs", "scores", "viewer")
         for b in ("moca", "meetingtom")
     )
-    assert (work / "results/archive/scores/moca/random/direct.json").is_file()
+    # its model calls are archived; its scores, pages and metrics went with the folders their jobs rewrote
+    assert (work / "results/archive/predictions/moca/random/direct.jsonl").is_file()
+    assert not (work / "results/archive/scores/moca/random").exists()
     assert "| random |" not in (work / "results/tables/moca/affection.md").read_text()
     assert not [
         key for key in json.loads((work / "results/metrics/moca.json").read_text()) if key.startswith("random.")

@@ -125,3 +125,22 @@ def test_prune_outputs_command_appends_its_report_with_reasons(tmp_path, repo_ro
     assert res.exit_code == 0, res.output
     records = [json.loads(line) for line in report.read_text().splitlines()]
     assert {r["reason"] for r in records} == {"model gone is not in params.yaml models"} and len(records) == 3
+
+
+def test_prune_outputs_of_some_kinds_leaves_the_other_folders_alone(tmp_path):
+    # The pipeline prunes the infer jobs' folders only: the score, viewer and metrics folders are jobs'
+    # folder outputs that Snakemake empties itself, possibly while the tables job prunes.
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("gone", "direct")])
+    report = prune_outputs(results, "moca", PARAMS, tmp_path / "archive", kinds=("predictions", "runs"))
+    assert sorted(r["path"] for r in report) == [
+        f"{results.as_posix()}/predictions/moca/gone/direct.jsonl",
+        f"{results.as_posix()}/runs/moca/gone/direct.stats.json",
+    ]
+    assert (results / "scores/moca/gone/direct.json").is_file()
+
+
+def test_prune_outputs_command_refuses_an_unknown_kind_naming_it(tmp_path, repo_root):
+    args = ["prune-outputs", "--benchmark", "moca", "--params", str(repo_root / "params.yaml")]
+    res = CliRunner().invoke(app, [*args, "--results", str(tmp_path / "results"), "--kind", "pages"])
+    assert isinstance(res.exception, ConfigError) and "--kind pages is no result kind" in str(res.exception)

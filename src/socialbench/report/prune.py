@@ -1,9 +1,9 @@
 """Removing a model or method is one params edit: the outputs of (model, method) runs that params no
 longer make (removed, or now excluded for the model) are moved out of the pipeline's result folders
-(``prune-outputs``, run by each tables job), and the dvc.lock entries of stages that dvc.yaml no
-longer defines are dropped (``prune-lock``, run by the closing dvc_commit rule). DVC itself keeps a
-removed matrix item's lock entry forever, and the stages reading a whole results folder would see the
-stale files; both tools agree again afterwards.
+(``prune-outputs``, run by each tables job for the infer jobs' folders), and the dvc.lock entries of
+stages that dvc.yaml no longer defines are dropped (``prune-lock``, run by the closing dvc_commit
+rule). DVC itself keeps a removed matrix item's lock entry forever, and the stages reading a whole
+results folder would see the stale files; both tools agree again afterwards.
 
 Pure logic first (what is stale and why), I/O at the end."""
 
@@ -61,9 +61,9 @@ def stale_lock_stages(locked: Iterable[str], defined: Iterable[str]) -> list[str
 # ---- I/O --------------------------------------------------------------------------------------
 
 
-def _run_files(results: Path, benchmark: str) -> list[tuple[str, str, str]]:
+def _run_files(results: Path, benchmark: str, kinds: Iterable[str]) -> list[tuple[str, str, str]]:
     entries = []
-    for kind in RUN_KINDS:
+    for kind in kinds:
         root = Path(kind_dir(kind, benchmark, results.as_posix()))
         if not root.is_dir():
             continue
@@ -73,15 +73,18 @@ def _run_files(results: Path, benchmark: str) -> list[tuple[str, str, str]]:
     return entries
 
 
-def prune_outputs(results: Path, benchmark: str, p: dict[str, Any], archive: Path | None) -> list[dict[str, str]]:
+def prune_outputs(
+    results: Path, benchmark: str, p: dict[str, Any], archive: Path | None, kinds: Iterable[str] = RUN_KINDS
+) -> list[dict[str, str]]:
     """Move (``archive`` given: to archive/<same relative path>, replacing an older copy) or delete the
-    per-run outputs of a benchmark whose (model, method) run params no longer make; remove the model
-    folders left empty. Returns one report record per path: {path, reason, action}."""
+    per-run outputs of a benchmark whose (model, method) run params no longer make, in the folders of
+    ``kinds`` (default: every kind); remove the model folders left empty. Returns one report record per
+    path: {path, reason, action}."""
     section = p.get(benchmark)
     if not isinstance(section, dict) or "methods" not in section:
         raise ConfigError(f"prune-outputs: params has no {benchmark}.methods (is {benchmark} a benchmark section?)")
     report = []
-    stale = stale_runs(_run_files(results, benchmark), p["models"], section["methods"], benchmark)
+    stale = stale_runs(_run_files(results, benchmark, kinds), p["models"], section["methods"], benchmark)
     for rel, _ in stale:  # every path checked before the first is touched
         inside_root(results / rel, results, "deleted or moved")
         if archive is not None:

@@ -12,25 +12,36 @@ app = stage_app("Prune stale outputs and dvc.lock entries.")
 
 
 def prune_run_outputs(
-    benchmark: str, params: Path, results: Path, archive: Path | None, report: Path | None
+    benchmark: str,
+    params: Path,
+    results: Path,
+    archive: Path | None,
+    report: Path | None,
+    kinds: list[str] | None = None,
 ) -> list[dict[str, str]]:
-    """Remove (or archive) the benchmark's per-run outputs params no longer make; append the records
-    of what was pruned to ``report``. The records."""
+    """Remove (or archive) the benchmark's per-run outputs params no longer make, in the folders of
+    ``kinds`` (default: every kind of the results layout); append the records of what was pruned to
+    ``report``. The records."""
     from socialbench.core.config import load_params
+    from socialbench.core.errors import ConfigError
     from socialbench.core.io import jsonl_text
     from socialbench.core.paths import check_io
     from socialbench.report.layout import RUN_KINDS, kind_dir
     from socialbench.report.prune import prune_outputs
 
+    unknown = [k for k in kinds or () if k not in RUN_KINDS]
+    if unknown:
+        raise ConfigError(f"prune-outputs: --kind {unknown[0]} is no result kind; one of {', '.join(RUN_KINDS)}")
+    kinds = list(dict.fromkeys(kinds or RUN_KINDS))
     # the folders pruned are inputs: the archive and the report may be neither in them nor hold them
-    kinds = {f"--results ({kind})": Path(kind_dir(kind, benchmark, results.as_posix())) for kind in RUN_KINDS}
+    folders = {f"--results ({kind})": Path(kind_dir(kind, benchmark, results.as_posix())) for kind in kinds}
     check_io(
-        {"--params": params, **kinds},
+        {"--params": params, **folders},
         {"--archive": archive, "--report": report},
-        folders=(*kinds, "--archive"),
+        folders=(*folders, "--archive"),
     )
     load_benchmark(benchmark)  # an unknown benchmark is a ConfigError listing the registered ones
-    pruned = prune_outputs(results, benchmark, load_params(params), archive)
+    pruned = prune_outputs(results, benchmark, load_params(params), archive, kinds)
     if pruned and report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         with report.open("a", encoding="utf-8") as fh:
@@ -45,14 +56,20 @@ def prune_outputs(
     results: Path = Opt(Path("results"), help="the results root holding <kind>/<benchmark>/<model>/<method>.*"),
     archive: Path | None = Opt(None, help="move stale outputs here (same relative paths) instead of deleting them"),
     report: Path | None = Opt(None, help="append one JSON line per pruned path (path, reason, action) here"),
+    kind: list[str] = Opt(
+        [],
+        help="a result kind whose folder is pruned (repeat for each; default: every kind): predictions, traces,"
+        " runs, scores, viewer, metrics",
+    ),
 ) -> None:
     """Remove (or archive) the per-run outputs of models and methods params no longer name, or now exclude."""
     from socialbench.report.layout import RUN_KINDS
 
-    pruned = prune_run_outputs(benchmark, params, results, archive, report)
+    pruned = prune_run_outputs(benchmark, params, results, archive, report, kind)
+    kinds = ",".join(dict.fromkeys(kind or RUN_KINDS))
     for rec in pruned:
         typer.echo(f"prune-outputs: {rec['path']}: {rec['reason']} ({rec['action']})")
-    typer.echo(f"prune-outputs: {len(pruned)} stale path(s) of {benchmark} in {results}/{{{','.join(RUN_KINDS)}}}")
+    typer.echo(f"prune-outputs: {len(pruned)} stale path(s) of {benchmark} in {results}/{{{kinds}}}")
 
 
 @app.command("prune-lock")
