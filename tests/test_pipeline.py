@@ -225,6 +225,8 @@ def test_dvc_metrics_show_prints_one_row_per_benchmark_model_and_method(pipeline
         if not excluded(e, b, meth)
     ]
     assert set(expected) <= set(rows), rows
+    # the metrics folders are Snakemake folder outputs: its marker file in them is no row (.dvcignore)
+    assert all(r.endswith(".json") for r in rows), rows
 
 
 def test_removing_a_model_from_params_archives_its_outputs_and_drops_its_lock_stages(own_run):
