@@ -107,9 +107,10 @@ def test_every_non_local_job_ran_through_slurm(slurm_run, slurm_cluster):
     assert not missing, f"Slurm has no completed record of jobs {sorted(missing)}"
 
 
-def test_slurm_run_outputs_are_byte_identical_to_what_the_committed_lock_records(slurm_run):
+def test_slurm_run_outputs_are_byte_identical_to_what_the_committed_lock_records(shared_dir, slurm_run):
     # The run ends with `dvc commit`: dvc.lock stays as committed only if every output (predictions,
     # scores, tables, data) has the md5 the lock records, which the local run is held to as well.
+    # The committed lock is built with ../shared beside the repository, hence shared_dir.
     work, _ = slurm_run
     proc = subprocess.run(
         ["git", "diff", "--stat", "--exit-code", "dvc.lock"], cwd=work, capture_output=True, text=True
