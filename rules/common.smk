@@ -102,27 +102,23 @@ def run_args(benchmark):
     return " ".join(f"--run {m}/{r}" for m, r in runs(benchmark))
 
 
-def run_folder(kind, benchmark):
-    """results/<kind>/<benchmark>: the folder output of a per-benchmark job that writes one file per run
-    (score, viewer, the tables' per-run metrics). One output, not one per run: Snakemake keeps a
-    metadata record per output, each listing the job's inputs, so per-run outputs of jobs that read
-    every run cost every later start time that grows with the square of the runs."""
-    return layout.kind_dir(kind, benchmark)
-
-
 def generic_outputs(benchmark):
-    """The outputs of the generic stages (infer, score, tables, viewer, track) of a benchmark."""
+    """The outputs of the generic stages (infer, score, tables, viewer, track) of a benchmark. The
+    per-benchmark jobs that write one file per run (score, viewer, the tables' per-run metrics) have
+    one folder output, results/<kind>/<benchmark>, not one per run: Snakemake keeps a metadata record
+    per output, each listing the job's inputs, so per-run outputs of jobs that read every run cost
+    every later start time that grows with the square of the runs."""
     return {
         "predictions": result_files("predictions", benchmark),
         "traces": result_files("traces", benchmark),
         "stats": result_files("runs", benchmark),
-        "scores": run_folder("scores", benchmark),
+        "scores": layout.kind_dir("scores", benchmark),
         "tables": [f"results/tables/{benchmark}/{name}" for name in BENCH[benchmark]["tables"]],
         "headline": f"results/metrics/{benchmark}.json",
         # one file per run the tables score in it: a `dvc metrics show` row each
-        "run_metrics": run_folder("metrics", benchmark),
+        "run_metrics": layout.kind_dir("metrics", benchmark),
         "tracked": f"results/mlflow/{benchmark}.json",
-        "viewer": run_folder("viewer", benchmark),
+        "viewer": layout.kind_dir("viewer", benchmark),
     }
 
 

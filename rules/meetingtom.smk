@@ -69,14 +69,12 @@ with open("dvc.yaml", encoding="utf-8") as _fh:
     _mt_dvc_text = _fh.read()
 for _s in MT_SOURCES:
     _clips_out = f"data/processed/meetingtom/clips/{_s}/${{item.meeting}}"
-    if (_s in MT_MEDIA_SOURCES) != (_clips_out in _mt_dvc_text):
-        _fix = (f"add data/raw/meetingtom/{_s}/amicorpus/${{item.meeting}} (persist) and {_clips_out} to its outs,"
-                f" data/processed/meetingtom/clips/{_s} to meetingtom_{_s}_instances' deps and the media targets to its cmd"
-                if _s in MT_MEDIA_SOURCES else
-                f"remove its media and clips outs ({_clips_out}) and targets, and the clips folder from meetingtom_{_s}_instances' deps")
+    _views = _s in MT_MEDIA_SOURCES
+    if _views != (_clips_out in _mt_dvc_text):
         sys.exit(
             f"error: dvc.yaml, stage meetingtom_{_s}_meeting: meetingtom.{_s}.views is "
-            f"{'set' if _s in MT_MEDIA_SOURCES else 'empty'}, so {_fix} (docs/meetingtom.md, Stages)"
+            f"{'set' if _views else 'empty'}, so its outs {'need' if _views else 'must not list'} {_clips_out}"
+            f" and the media folder, and meetingtom_{_s}_instances' deps the clips folder (docs/meetingtom.md, Stages)"
         )
 
 

@@ -1,6 +1,6 @@
 # Scoring with each benchmark's metrics (MoCA section 3.3; MeetingToM 4.1): one job per benchmark
 # scores every run (milliseconds each) into results/scores/<benchmark>/<model>/<run>.json; its output
-# is that folder (common.smk, run_folder), which Snakemake empties before the job.
+# is that folder (common.smk, generic_outputs), which Snakemake empties before the job.
 
 for _b in BENCHMARKS:
 
