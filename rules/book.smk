@@ -13,7 +13,7 @@ rule book:
         instances=[BENCH[b]["instances"] for b in BENCHMARKS],
         # track's summaries: their eval keys name the runs listed; rewritten when what track logs changed
         tracked=[generic_outputs(b)["tracked"] for b in BENCHMARKS],
-        code=["src/socialbench/report/book.py", "src/socialbench/stages/book.py", "src/socialbench/report/tracking.py"],
+        code=["src/socialbench/results/book.py", "src/socialbench/stages/book.py", "src/socialbench/results/tracking.py"],
     output:
         pdf="results/book/book.pdf",
         typ="results/book/book.typ",

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path as _Path
 
 from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class
-from socialbench.report import layout
+from socialbench.results import layout
 from socialbench.stages import dvc_yaml
 from socialbench.core.config import validate_params
 from socialbench.core.errors import ConfigError
@@ -77,7 +77,7 @@ def methods(benchmark):
 
 
 def model_runs(benchmark):
-    """{model: [run, ...]}: the runs each model makes on the benchmark (socialbench.report.layout);
+    """{model: [run, ...]}: the runs each model makes on the benchmark (socialbench.results.layout);
     a pair params exclude has no job, no file and no DVC stage, and a model with no run no job."""
     return layout.model_runs(config["models"], benchmark, methods(benchmark))
 

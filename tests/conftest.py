@@ -93,7 +93,7 @@ def demo_pipeline_copy(demo_pipeline, tmp_path):
 
 @pytest.fixture
 def taxonomy():
-    from socialbench.moca.spec.taxonomy import load_taxonomy
+    from socialbench.moca.schema.taxonomy import load_taxonomy
 
     return load_taxonomy()
 

@@ -327,7 +327,7 @@ def test_tables_writes_every_scenario_from_good_score_files(tmp_path):
     b = score_file(tmp_path, "b", {"intent": metrics(20.0), "stance": metrics()})
     res = runner.invoke(app, tables_args(tmp_path, a, b))
     assert res.exit_code == 0, res.output
-    from socialbench.moca.report.tables import output_files
+    from socialbench.moca.results.tables import output_files
 
     assert {p.name for p in (tmp_path / "tables").iterdir()} == {
         f.split("/")[0] for f in output_files(["intent", "stance"])
@@ -994,8 +994,8 @@ def test_benchmark_and_method_options_list_their_choices():
 
 
 def test_moca_source_options_list_every_source():
-    from socialbench.moca.build.sources import SOURCE_NAMES
     from socialbench.moca.cli import SOURCES_HELP
+    from socialbench.moca.dataset.sources import SOURCE_NAMES
 
     assert SOURCES_HELP == ", ".join(SOURCE_NAMES)
     found = [p for c, p in cli_options() if c.startswith("moca ") and p.name == "source"]

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from socialbench.meetingtom.eval.prompts import SETTINGS as MEETINGTOM_METHOD_SETTINGS
-from socialbench.moca.eval.codar import SETTINGS as CODAR_SETTINGS
+from socialbench.moca.methods.codar import SETTINGS as CODAR_SETTINGS
 
 REPO = Path(__file__).resolve().parents[1]
 DECISIONS = REPO / "docs" / "decisions.md"
@@ -14,8 +14,8 @@ SECTION = "## Departures from the papers"
 COLUMNS = ["benchmark", "topic", "paper says", "we do", "why", "param to switch"]
 SCHEMAS = {
     "core": REPO / "src/socialbench/core/schemas/params.schema.json",
-    "moca": REPO / "src/socialbench/moca/spec/params.schema.json",
-    "meetingtom": REPO / "src/socialbench/meetingtom/spec/params.schema.json",
+    "moca": REPO / "src/socialbench/moca/schema/params.schema.json",
+    "meetingtom": REPO / "src/socialbench/meetingtom/schema/params.schema.json",
 }
 # method_options.<m> is a free-form object in the schemas (each method checks its own settings), so a key
 # under it is checked against the settings the benchmark's methods accept.

@@ -14,7 +14,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "socialbench"
 #: The generic layers; anything else at the top of the package with a benchmark.py is a benchmark.
-SHARED = ("core", "backends", "retrievers", "media", "acquire", "report")
+SHARED = ("core", "backends", "retrievers", "media", "acquire", "results")
 ENTRY = ("stages", "cli", "__main__")
 #: What each generic layer may import besides itself.
 ALLOWED = {
@@ -23,16 +23,16 @@ ALLOWED = {
     "retrievers": {"core"},
     "media": {"core"},
     "acquire": {"core"},
-    "report": {"core"},
+    "results": {"core"},
 }
 #: Inside a benchmark: the sub-folders each sub-folder must not import (the top-level modules are
 #: schema/settings/taxonomy/...; benchmark.py and cli.py compose everything and are exempt).
 FORBIDDEN_INSIDE = {
-    "build": {"eval", "report", "methods"},
-    "eval": {"build", "report", "methods"},
-    "methods": {"build", "report"},
-    "report": {"build", "methods"},
-    "top": {"build", "eval", "report", "methods"},
+    "dataset": {"eval", "results", "methods"},
+    "eval": {"dataset", "results", "methods"},
+    "methods": {"dataset", "results"},
+    "results": {"dataset", "methods"},
+    "top": {"dataset", "eval", "results", "methods"},
 }
 COMPOSERS = {"benchmark", "cli"}
 
@@ -122,8 +122,8 @@ def test_the_package_has_both_kinds_of_layers():
 
 def test_import_reader_sees_imports_inside_functions():
     # spec.methods imports the runner only inside codar_settings (its MAX_ROUNDS), the registry at the top
-    assert "socialbench.core.runner" in imports("socialbench.moca.spec.methods")
-    assert "socialbench.core.benchmarks" in imports("socialbench.moca.spec.methods")
+    assert "socialbench.core.runner" in imports("socialbench.moca.schema.methods")
+    assert "socialbench.core.benchmarks" in imports("socialbench.moca.schema.methods")
 
 
 @pytest.fixture
@@ -160,8 +160,8 @@ def test_module_imports_only_what_its_layer_allows(module):
 
 
 def test_layer_rules_reject_a_core_module_importing_report():
-    assert violation("socialbench.core.runner", "socialbench.report.stats")
-    assert violation("socialbench.moca.build.prepare", "socialbench.moca.eval.scoring")
+    assert violation("socialbench.core.runner", "socialbench.results.stats")
+    assert violation("socialbench.moca.dataset.prepare", "socialbench.moca.eval.scoring")
     assert violation("socialbench.cli", "socialbench.moca.benchmark")
     assert violation("socialbench.moca.methods.direct", "socialbench.moca.eval.prompts") is None
 

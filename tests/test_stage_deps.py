@@ -47,7 +47,7 @@ def job_commands(work, env) -> dict[tuple[str, ...], str]:
 
 
 def expected_deps(rule, params):
-    from socialbench.report.layout import model_runs
+    from socialbench.results.layout import model_runs
 
     bench, _, kind = rule.partition("_")
     if kind.startswith("infer_"):
@@ -88,8 +88,8 @@ def imports_per_rule(demo_pipeline):
 def plugin_class(path: str) -> bool:
     # The registry reads every benchmark's plug-in class when params are validated (its params
     # section's schema, the backends it contributes, its params checks): a class whose imports stay
-    # in its methods, and the contracts in its spec/ that its params checks read.
-    return re.fullmatch(r"src/socialbench/\w+/(benchmark\.py|spec/\w+\.py)", path) is not None
+    # in its methods, and the contracts in its schema/ that its params checks read.
+    return re.fullmatch(r"src/socialbench/\w+/(benchmark\.py|schema/\w+\.py)", path) is not None
 
 
 def test_every_stage_command_imports_only_code_inside_its_declared_deps(imports_per_rule):
@@ -104,10 +104,10 @@ def test_every_stage_command_imports_only_code_inside_its_declared_deps(imports_
     assert not {r: m for r, m in missing.items() if m}, missing
 
 
-def test_an_inference_command_imports_no_report_viewer_book_or_data_building_code(imports_per_rule):
+def test_an_inference_command_imports_no_viewer_book_tables_or_data_building_code(imports_per_rule):
     infer = {r: files for r, (files, _) in imports_per_rule.items() if "_infer_" in r}
     assert infer
-    banned = re.compile(r"src/socialbench/(report/(viewer|book|tables|tracking)\.py|\w+/(report|build)/)")
+    banned = re.compile(r"src/socialbench/(results/(viewer|book|tables|tracking)\.py|\w+/(results|dataset)/)")
     assert not {r: [f for f in files if banned.match(f)] for r, files in infer.items() if any(map(banned.match, files))}
 
 
@@ -140,10 +140,10 @@ def edit(path: Path) -> None:
 @pytest.mark.parametrize(
     "edited",
     [
-        "src/socialbench/report/viewer.py",
-        "src/socialbench/report/book.py",
-        "src/socialbench/moca/report/tables.py",
-        "src/socialbench/meetingtom/report/tables.py",
+        "src/socialbench/results/viewer.py",
+        "src/socialbench/results/book.py",
+        "src/socialbench/moca/results/tables.py",
+        "src/socialbench/meetingtom/results/tables.py",
     ],
 )
 def test_editing_a_report_module_reruns_no_inference_under_either_tool(edited, demo_pipeline_copy):
@@ -156,7 +156,7 @@ def test_editing_a_report_module_reruns_no_inference_under_either_tool(edited, d
 
 def test_editing_a_data_building_module_makes_no_inference_stale_by_code(demo_pipeline_copy):
     work, env, _ = demo_pipeline_copy
-    edit(work / "src/socialbench/moca/build/prepare.py")
+    edit(work / "src/socialbench/moca/dataset/prepare.py")
     # the jobs whose own code input changed (not those downstream of a job that will run)
     direct = {j for j, reason in dry_run_jobs(work, env).items() if dvc_yaml.STAMP_DIR in reason}
     assert direct and not [j for j in direct if "_infer_" in j], direct
@@ -165,7 +165,7 @@ def test_editing_a_data_building_module_makes_no_inference_stale_by_code(demo_pi
 
 def test_editing_one_methods_template_reruns_only_the_models_that_run_it(demo_pipeline_copy):
     from socialbench.core.config import load_params
-    from socialbench.report.layout import model_runs
+    from socialbench.results.layout import model_runs
 
     work, env, _ = demo_pipeline_copy
     params = load_params(work / "params.yaml")

@@ -102,10 +102,10 @@ INFER_STAGES = sorted(s for s in dvc_stages() if "_infer_" in s)
 def test_inference_and_scoring_depend_on_no_report_book_viewer_or_data_building_code(stage):
     bench = benchmark_of(stage)
     banned = (
-        "src/socialbench/report/viewer.py",
-        "src/socialbench/report/book.py",
-        "src/socialbench/report/tables.py",
-        "src/socialbench/report/tracking.py",
+        "src/socialbench/results/viewer.py",
+        "src/socialbench/results/book.py",
+        "src/socialbench/results/tables.py",
+        "src/socialbench/results/tracking.py",
         "src/socialbench/stages/book.py",
         f"src/socialbench/{bench}/report",
         f"src/socialbench/{bench}/build",
@@ -116,7 +116,7 @@ def test_inference_and_scoring_depend_on_no_report_book_viewer_or_data_building_
 @pytest.mark.parametrize("stage", INFER_STAGES)
 def test_an_infer_stage_depends_on_the_methods_of_its_model_only(stage):
     from socialbench.core.config import load_params
-    from socialbench.report.layout import model_runs
+    from socialbench.results.layout import model_runs
 
     bench = benchmark_of(stage)
     params = load_params(REPO / "params.yaml")

@@ -1,5 +1,5 @@
 """The embedded demo's test instances and their D.1 direct requests, built in process without ffmpeg
-(video clips become sampled PNG frames), for the GPU check (benchmarks/gpu_check.py) and the vLLM
+(video clips become sampled PNG frames), for the GPU check (perf/gpu_check.py) and the vLLM
 preflight tests. Needs only Pillow and PyYAML besides socialbench's own modules."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import yaml
 from socialbench.core.backend import ModelSpec, Request
 from socialbench.core.benchmarks import get_benchmark
 from socialbench.core.hashing import sha256_file
-from socialbench.moca.build.demo import DemoConfig, draw_image, make_record, video_frames
+from socialbench.moca.dataset.demo import DemoConfig, draw_image, make_record, video_frames
 from socialbench.moca.eval.prompts import build_direct_request
-from socialbench.moca.spec.taxonomy import load_taxonomy
+from socialbench.moca.schema.taxonomy import load_taxonomy
 
 DIRECT_TEMPLATES = tuple(get_benchmark("moca").template("direct", n) for n in ("system.txt", "user.txt"))
 

@@ -8,7 +8,7 @@ malformed bodies; or answer normally with a scripted finish reason (OpenAI ``fin
 Anthropic ``stop_reason``) or an OpenAI refusal. Answers are built from the request's JSON schema
 (the first enum value of each property), so they are valid answers.
 
-Also used by benchmarks/bench_backends.py and the vLLM stand-in executable (fake_vllm_serve.py).
+Also used by perf/bench_backends.py and the vLLM stand-in executable (fake_vllm_serve.py).
 """
 
 from __future__ import annotations

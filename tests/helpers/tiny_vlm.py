@@ -5,7 +5,7 @@ tokenizer trained here on a small corpus, a chat template, and the LLaVA process
 transformers checkpoint folder. The ``hf`` backend loads it through ``AutoProcessor`` and
 ``AutoModelForImageTextToText`` exactly as it loads a real model. Its outputs are random text.
 
-Used by tests/backends/test_hf.py and benchmarks/gpu_check.sh.
+Used by tests/backends/test_hf.py and perf/gpu_check.sh.
 """
 
 from __future__ import annotations

@@ -18,14 +18,14 @@ def ami_dir(tmp_path) -> Path:
 
 @pytest.fixture
 def tiny_meeting(ami_dir):
-    from socialbench.meetingtom.build.ami.nxt import parse_meeting
+    from socialbench.meetingtom.dataset.ami.nxt import parse_meeting
 
     return parse_meeting(ami_dir, MEETING)
 
 
 @lru_cache(maxsize=1)
 def _parsed(path: str):
-    from socialbench.meetingtom.build.ami.nxt import parse_corpus
+    from socialbench.meetingtom.dataset.ami.nxt import parse_corpus
 
     return parse_corpus(path)
 
@@ -63,14 +63,14 @@ def mt_params(meetingtom: dict | None = None, seed: int = 7, **core) -> dict:
 
 @pytest.fixture(scope="session")
 def demo_cfg():
-    from socialbench.meetingtom.build.demo import DemoConfig
+    from socialbench.meetingtom.dataset.demo import DemoConfig
 
     return DemoConfig(seed=7, corpus=DEMO_MEETINGS, seconds=110, fps=4, size=(96, 72), sample_rate=8000)
 
 
 @pytest.fixture(scope="session")
 def demo_mirror(tmp_path_factory, demo_cfg) -> Path:
-    from socialbench.meetingtom.build.demo import generate
+    from socialbench.meetingtom.dataset.demo import generate
 
     out = tmp_path_factory.mktemp("mt-demo") / "mirror"
     generate(out, demo_cfg)
@@ -81,7 +81,7 @@ def source_for(mirror, name: str = "demo", **over):
     """A SourceSettings reading ``mirror`` (the demo archive name unless ``url`` is given)."""
     import dataclasses
 
-    from socialbench.meetingtom.spec.settings import source_settings
+    from socialbench.meetingtom.schema.settings import source_settings
 
     base = source_settings(
         mt_params({"demo": {"corpus": list(DEMO_MEETINGS), "meetings": list(DEMO_MEETINGS)}, "dev_meetings": []}),
@@ -92,7 +92,7 @@ def source_for(mirror, name: str = "demo", **over):
 
 @pytest.fixture(scope="session")
 def demo_release(tmp_path_factory, demo_mirror) -> dict:
-    from socialbench.meetingtom.build.release import acquire_release
+    from socialbench.meetingtom.dataset.release import acquire_release
 
     work = tmp_path_factory.mktemp("mt-release")
     return acquire_release(source_for(demo_mirror), work / "release", work / "downloads")
@@ -100,8 +100,8 @@ def demo_release(tmp_path_factory, demo_mirror) -> dict:
 
 @pytest.fixture(scope="session")
 def demo_extract(demo_release) -> dict:
-    """ES9000a's extraction records (socialbench.meetingtom.build.extract)."""
-    from socialbench.meetingtom.build.extract import extract_meeting
+    """ES9000a's extraction records (socialbench.meetingtom.dataset.extract)."""
+    from socialbench.meetingtom.dataset.extract import extract_meeting
 
     return extract_meeting(demo_release["annotations"], "ES9000a", "demo", {})
 
@@ -111,8 +111,8 @@ def demo_clips(tmp_path_factory, demo_mirror, demo_extract) -> dict:
     """ES9000a's media fetched and its you windows cut into clips: {"fetched", "summary", "out", "records"}."""
     from socialbench.core.io import read_jsonl
     from socialbench.media.settings import MediaSettings
-    from socialbench.meetingtom.build.clips import make_clips
-    from socialbench.meetingtom.build.release import fetch_meeting_media
+    from socialbench.meetingtom.dataset.clips import make_clips
+    from socialbench.meetingtom.dataset.release import fetch_meeting_media
 
     work = tmp_path_factory.mktemp("mt-clips")
     fetched = fetch_meeting_media(source_for(demo_mirror), "ES9000a", work / "raw")

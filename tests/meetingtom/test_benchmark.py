@@ -266,8 +266,8 @@ def test_the_prior_baseline_answers_the_dev_splits_most_frequent_value(bench, tm
 @pytest.mark.slow  # loads the real MiniLM weights (a few seconds)
 def test_the_minilm_baseline_picks_the_participant_whose_words_match_the_question(bench, tmp_path):
     # D answers the question with its own words; A and C say nothing
-    from socialbench.meetingtom.build.instances import build_task21
-    from tests.meetingtom.build.test_instances import CAND, EVENT, WORDS
+    from socialbench.meetingtom.dataset.instances import build_task21
+    from tests.meetingtom.dataset.test_instances import CAND, EVENT, WORDS
 
     inst = build_task21(CAND, EVENT, "ABCD", WORDS, None, source="ami", split="test", modality="utterances", seed=7)
     records, _, stats = run(bench, "minilm", [inst], tmp_path)

@@ -116,7 +116,7 @@ def test_mine_output_is_byte_identical_on_a_rerun(ami_dir, tmp_path):
 
 @pytest.mark.shared
 def test_you_events_on_the_real_annotations_match_the_function(real_ami, real_corpus, tmp_path):
-    from socialbench.meetingtom.build.ami.you_events import you_events
+    from socialbench.meetingtom.dataset.ami.you_events import you_events
 
     out = tmp_path / "you.jsonl"
     some = ("IS1001a", "IS1003b")
@@ -154,7 +154,7 @@ def staged(tmp_path, monkeypatch, demo_mirror, ami_dir):
     """A work folder with the demo mirror where the pipeline expects it and a params file."""
     import shutil
 
-    from socialbench.meetingtom.spec.settings import DEMO_MIRROR
+    from socialbench.meetingtom.schema.settings import DEMO_MIRROR
 
     monkeypatch.chdir(tmp_path)
     shutil.copytree(demo_mirror, tmp_path / DEMO_MIRROR)
@@ -370,8 +370,8 @@ def consolidate(*sources):
 
 
 def test_instances_writes_the_items_their_sheet_and_the_agreement_subset(staged):
-    from socialbench.meetingtom.spec.instances import load_instances
-    from socialbench.meetingtom.spec.questions import ANNOTATED
+    from socialbench.meetingtom.schema.instances import load_instances
+    from socialbench.meetingtom.schema.questions import ANNOTATED
 
     prepare(staged, "ami")
     items = load_instances("inst/ami/items.jsonl", items=True)
@@ -403,8 +403,8 @@ def test_annotate_export_writes_the_sheet_the_instances_stage_wrote(staged):
 
 
 def test_the_round_trip_makes_valid_task_files_for_all_five_tasks(staged):
-    from socialbench.meetingtom.spec.instances import load_instances
-    from socialbench.meetingtom.spec.questions import TASKS
+    from socialbench.meetingtom.schema.instances import load_instances
+    from socialbench.meetingtom.schema.questions import TASKS
 
     prepare(staged, "demo", "ami")
     for s in ("demo", "ami"):
@@ -454,7 +454,7 @@ def test_a_pseudo_consensus_clip_gets_a_task32_instance_of_the_same_clip(staged,
 
 
 def test_agreement_has_fleiss_kappa_per_annotated_task(staged):
-    from socialbench.meetingtom.spec.questions import ANNOTATED
+    from socialbench.meetingtom.schema.questions import ANNOTATED
 
     prepare(staged, "demo")
     simulate(staged, "demo")
@@ -636,7 +636,7 @@ def test_consolidate_refuses_unpaired_source_and_gold_folders(staged):
 
 
 def test_consolidate_writes_an_empty_file_for_a_task_without_instances(staged):
-    from socialbench.meetingtom.spec.questions import TASKS
+    from socialbench.meetingtom.schema.questions import TASKS
 
     prepare(staged, "ami")
     import_without_sheets("ami")

@@ -1,10 +1,10 @@
-"""The five subtasks' question templates and option vocabularies (socialbench.meetingtom.spec.questions)."""
+"""The five subtasks' question templates and option vocabularies (socialbench.meetingtom.schema.questions)."""
 
 import re
 
 import pytest
 
-from socialbench.meetingtom.spec.questions import (
+from socialbench.meetingtom.schema.questions import (
     ANNOTATED,
     ATTITUDES,
     CONSENSUS,

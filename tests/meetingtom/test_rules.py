@@ -39,7 +39,7 @@ def dry_jobs(work, env) -> dict[str, int]:
 
 def meetingtom_models(work: Path) -> list[str]:
     from socialbench.core.config import load_params
-    from socialbench.report.layout import model_runs
+    from socialbench.results.layout import model_runs
 
     params = load_params(work / "params.yaml")
     return sorted(model_runs(params["models"], "meetingtom", params["meetingtom"]["methods"]))

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from socialbench.core.benchmarks import get_benchmark
-from socialbench.moca.spec.methods import READS_RETRIEVAL, SETTINGS_CHECKS
+from socialbench.moca.schema.methods import READS_RETRIEVAL, SETTINGS_CHECKS
 
 
 def test_loading_params_imports_no_moca_method_or_evaluation_module():
@@ -25,6 +25,6 @@ def test_the_settings_checks_name_methods_of_moca():
 
 def test_no_retrieval_block_means_core_retrievals_none():
     from socialbench.core.retrieval import NONE
-    from socialbench.moca.spec.methods import RetrievalSettings
+    from socialbench.moca.schema.methods import RetrievalSettings
 
     assert RetrievalSettings.parse(None).retriever == NONE

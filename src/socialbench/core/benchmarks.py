@@ -177,7 +177,9 @@ class Benchmark(abc.ABC):
         import json
 
         root = resources.files(cls.package)
-        f = next((c for c in (root / "spec" / "params.schema.json", root / "params.schema.json") if c.is_file()), None)
+        f = next(
+            (c for c in (root / "schema" / "params.schema.json", root / "params.schema.json") if c.is_file()), None
+        )
         if f is None:
             return {"type": "object", "additionalProperties": False, "properties": {}}
         return json.loads(f.read_text("utf-8"))
@@ -338,7 +340,7 @@ class Benchmark(abc.ABC):
 
 
 #: The trace file (its pipeline path) of the run whose prediction records are being built: set by the
-#: runner from what the stage passes (the results layout is report/layout's, which core does not import).
+#: runner from what the stage passes (the results layout is results/layout's, which core does not import).
 TRACE_POINTER: ContextVar[str | None] = ContextVar("socialbench_trace_pointer", default=None)
 
 

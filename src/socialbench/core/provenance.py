@@ -1,7 +1,7 @@
 """What a run's predictions were made with (code commit, package versions, input hashes), recorded by
 infer in each stats file when the predictions are made and checked by track when they are logged.
 
-In core so that infer records it without importing the tracking code (report/tracking.py, MLflow):
+In core so that infer records it without importing the tracking code (results/tracking.py, MLflow):
 each stage depends only on what it uses."""
 
 from __future__ import annotations

@@ -33,12 +33,12 @@ class MeetingToMBenchmark(Benchmark):
     # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[str]]:
         """The demo release, written as a local mirror in the official AMI layout."""
-        from socialbench.meetingtom.build.demo import DemoConfig, generate
+        from socialbench.meetingtom.dataset.demo import DemoConfig, generate
 
         return generate(out_dir, DemoConfig.from_params(params))
 
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
-        from socialbench.meetingtom.spec.instances import load_instances
+        from socialbench.meetingtom.schema.instances import load_instances
 
         return load_instances(path)
 
@@ -66,8 +66,8 @@ class MeetingToMBenchmark(Benchmark):
         within ``demo.corpus``, ``dev_meetings`` within a source's meetings), ``mining`` against the
         mining thresholds (unknown keys, negative windows)."""
         from socialbench.core.errors import ConfigError
-        from socialbench.meetingtom.spec.methods import settings_of
-        from socialbench.meetingtom.spec.mining import MiningParams
+        from socialbench.meetingtom.schema.methods import settings_of
+        from socialbench.meetingtom.schema.mining import MiningParams
 
         problems = super().params_problems(section)
         markers = list(section.get("discourse_markers") or [])
@@ -112,7 +112,7 @@ class MeetingToMBenchmark(Benchmark):
         """The option label(s) parsed from the answering call (one rule for every method:
         meetingtom.eval.parsing); ``marked``: a reasoning method, its reasoning kept in the trace."""
         from socialbench.meetingtom.eval.parsing import parse_final
-        from socialbench.meetingtom.spec.questions import MULTI
+        from socialbench.meetingtom.schema.questions import MULTI
 
         resp = ex.response
         if resp.finish_reason == "no_record":  # recorded answers (a human evaluation) that do not cover it
@@ -229,7 +229,7 @@ class MeetingToMBenchmark(Benchmark):
         instances: list[dict[str, Any]] | None = None,
         predictions: dict | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        from socialbench.meetingtom.report.tables import tables
+        from socialbench.meetingtom.results.tables import tables
 
         return tables(scores, params, instances, predictions)
 

@@ -32,7 +32,7 @@ Opt = typer.Option
 
 
 def _corpus(ami: Path, meetings: list[str] | None, strict: bool):
-    from socialbench.meetingtom.build.ami.nxt import parse_corpus
+    from socialbench.meetingtom.dataset.ami.nxt import parse_corpus
 
     return parse_corpus(ami, meetings or None, strict=strict)
 
@@ -63,7 +63,7 @@ def you_events_cmd(
 
     check_io({"--ami": ami}, {"--out": out, "--problems": problems}, folders=("--ami",))
     from socialbench.core.io import write_jsonl
-    from socialbench.meetingtom.build.ami.you_events import you_events
+    from socialbench.meetingtom.dataset.ami.you_events import you_events
 
     corpus = _corpus(ami, meeting, strict)
     events = you_events(corpus.meetings)
@@ -90,7 +90,7 @@ def mine_cmd(
 
     check_io({"--ami": ami}, {"--out": out, "--report": report, "--problems": problems}, folders=("--ami",))
     from socialbench.core.io import write_jsonl
-    from socialbench.meetingtom.build.ami.mining import TASKS, mine_corpus
+    from socialbench.meetingtom.dataset.ami.mining import TASKS, mine_corpus
 
     tasks = tuple(task) if task else TASKS
     unknown = sorted(set(tasks) - set(TASKS))
@@ -117,7 +117,7 @@ def _logging() -> None:
 
 def _params(path: Path) -> dict:
     from socialbench.core.config import load_params
-    from socialbench.meetingtom.spec.settings import section
+    from socialbench.meetingtom.schema.settings import section
 
     p = load_params(path)
     section(p)
@@ -125,7 +125,7 @@ def _params(path: Path) -> dict:
 
 
 def _source(p: dict, name: str):
-    from socialbench.meetingtom.spec.settings import source_settings
+    from socialbench.meetingtom.schema.settings import source_settings
 
     return source_settings(p, name)
 
@@ -150,7 +150,7 @@ def release_cmd(
     from socialbench.core.paths import check_io
 
     check_io({"--params": params}, {"--out": out, "--downloads": downloads}, folders=("--out", "--downloads"))
-    from socialbench.meetingtom.build.release import acquire_release
+    from socialbench.meetingtom.dataset.release import acquire_release
 
     _logging()
     from socialbench.acquire.archive import ArchiveLimits
@@ -178,7 +178,7 @@ def media_cmd(
     from socialbench.core.paths import check_io
 
     check_io({"--params": params}, {"--dest-root": dest_root}, folders=("--dest-root",))
-    from socialbench.meetingtom.build.release import fetch_meeting_media
+    from socialbench.meetingtom.dataset.release import fetch_meeting_media
 
     _logging()
     src = _source(_params(params), source)
@@ -204,8 +204,8 @@ def extract_cmd(
     from socialbench.core.paths import check_io
 
     check_io({"--release": release, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--out-dir"))
-    from socialbench.meetingtom.build.extract import absent_meeting, extract_meeting, write_meeting
-    from socialbench.meetingtom.build.release import read_source
+    from socialbench.meetingtom.dataset.extract import absent_meeting, extract_meeting, write_meeting
+    from socialbench.meetingtom.dataset.release import read_source
 
     _logging()
     p = _params(params)
@@ -244,8 +244,8 @@ def clips_cmd(
     )
 
     from socialbench.media.settings import MediaSettings
-    from socialbench.meetingtom.build.clips import make_clips
-    from socialbench.meetingtom.build.extract import read_meeting
+    from socialbench.meetingtom.dataset.clips import make_clips
+    from socialbench.meetingtom.dataset.extract import read_meeting
 
     _logging()
     p = _params(params)
@@ -301,11 +301,11 @@ def instances_cmd(
     )
     from socialbench.core.io import read_jsonl, write_json, write_jsonl
     from socialbench.core.io import write_text_atomic as write_text
-    from socialbench.meetingtom.build.ami.you_events import layer_agreement_records
-    from socialbench.meetingtom.build.annotation import agreement_subset, export_sheet
-    from socialbench.meetingtom.build.extract import read_meeting
-    from socialbench.meetingtom.build.instances import build_source
-    from socialbench.meetingtom.build.release import read_source
+    from socialbench.meetingtom.dataset.ami.you_events import layer_agreement_records
+    from socialbench.meetingtom.dataset.annotation import agreement_subset, export_sheet
+    from socialbench.meetingtom.dataset.extract import read_meeting
+    from socialbench.meetingtom.dataset.instances import build_source
+    from socialbench.meetingtom.dataset.release import read_source
 
     p = _params(params)
     src = _source(p, source)
@@ -400,8 +400,8 @@ def annotate_export_cmd(
 
     check_io({"--items": items}, {"--out": out})
     from socialbench.core.io import write_text_atomic as write_text
-    from socialbench.meetingtom.build.annotation import export_sheet
-    from socialbench.meetingtom.spec.instances import load_instances
+    from socialbench.meetingtom.dataset.annotation import export_sheet
+    from socialbench.meetingtom.schema.instances import load_instances
 
     recs = load_instances(items, items=True)
     write_text(out, export_sheet(recs))
@@ -426,8 +426,8 @@ def annotate_simulate_cmd(
     # each sheet inside --out-dir (a link named like a sheet that leads elsewhere is refused), before any work
     targets = [resolve_inside(out_dir, name, "--out-dir", what="sheet") for name in SIMULATED_FILES]
     from socialbench.core.io import write_text_atomic as write_text
-    from socialbench.meetingtom.build.annotation import read_sheet, simulate_sheets
-    from socialbench.meetingtom.spec.instances import load_instances
+    from socialbench.meetingtom.dataset.annotation import read_sheet, simulate_sheets
+    from socialbench.meetingtom.schema.instances import load_instances
 
     p = _params(params)
     recs = load_instances(items, items=True)
@@ -470,14 +470,14 @@ def annotate_human_cmd(
     of the source with its gold answer at a set rate (the records say so). The real human row comes
     from people's answers in the same format, named by a model of the file backend."""
     from socialbench.core.paths import check_io
-    from socialbench.meetingtom.spec.settings import SOURCES
+    from socialbench.meetingtom.schema.settings import SOURCES
 
     if source not in SOURCES:
         raise ConfigError(f"meetingtom annotate human --source: must be one of {', '.join(SOURCES)}, got {source!r}")
     check_io({"--instances": instances, "--params": params}, {"--out": out})
     from socialbench.core.io import write_jsonl
-    from socialbench.meetingtom.build.annotation import simulate_human
-    from socialbench.meetingtom.spec.instances import load_instances
+    from socialbench.meetingtom.dataset.annotation import simulate_human
+    from socialbench.meetingtom.schema.instances import load_instances
 
     p = _params(params)
     recs = [i for i in load_instances(instances) if i["source"] == source]
@@ -532,8 +532,8 @@ def annotate_import_cmd(
 
     from socialbench.core.errors import DataError
     from socialbench.core.io import decode_utf8, parse_json, read_file_bytes, write_json, write_jsonl
-    from socialbench.meetingtom.build.annotation import adjudicate, agreement, apply_gold, read_sheet, validate_gold
-    from socialbench.meetingtom.spec.instances import load_instances
+    from socialbench.meetingtom.dataset.annotation import adjudicate, agreement, apply_gold, read_sheet, validate_gold
+    from socialbench.meetingtom.schema.instances import load_instances
 
     parsed = parse_json(decode_utf8(read_file_bytes(subset), str(subset)))
     if parsed.decode_msg is not None or parsed.problem is not None:
@@ -607,8 +607,8 @@ def consolidate_cmd(
             "meetingtom consolidate: give one --gold-dir per --source-dir"
             f" ({len(source_dir)} source(s), {len(gold_dir)} gold folder(s))"
         )
-    from socialbench.meetingtom.spec.instances import TASK, load_instances
-    from socialbench.meetingtom.spec.questions import TASKS
+    from socialbench.meetingtom.schema.instances import TASK, load_instances
+    from socialbench.meetingtom.schema.questions import TASKS
 
     # the out-dir holds the sources' folders (data/processed/meetingtom/<source>): what it receives is checked
     check_io(

@@ -25,8 +25,8 @@ def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
 
 def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
     """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
-    from socialbench.moca.report.tables import COLUMNS, row_name
-    from socialbench.report.tables import Block, Row, Table, to_markdown
+    from socialbench.moca.results.tables import COLUMNS, row_name
+    from socialbench.results.tables import Block, Row, Table, to_markdown
 
     scenarios = sorted({s for sc in scores.values() for s in sc})
     ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
@@ -55,23 +55,23 @@ class MocaBenchmark(Benchmark):
 
     @cached_property
     def taxonomy(self):
-        from socialbench.moca.spec.taxonomy import load_taxonomy
+        from socialbench.moca.schema.taxonomy import load_taxonomy
 
         return load_taxonomy(self.options.get("taxonomy"))
 
     # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[dict[str, Any]]]:
-        from socialbench.moca.build.demo import DemoConfig, generate
+        from socialbench.moca.dataset.demo import DemoConfig, generate
 
         return generate(out_dir, DemoConfig.from_params(params), self.taxonomy)
 
     def prepare(self, raw: Path, on_invalid: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        from socialbench.moca.build.prepare import prepare_file
+        from socialbench.moca.dataset.prepare import prepare_file
 
         return prepare_file(raw, self.taxonomy, on_invalid, media_roots=self.options.get("media_roots"))
 
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
-        from socialbench.moca.spec.schema import load_instances
+        from socialbench.moca.schema.instances import load_instances
 
         return load_instances(path, self.taxonomy)
 
@@ -87,7 +87,7 @@ class MocaBenchmark(Benchmark):
         """``method_options.<method>`` plus the benchmark-wide answer options (``answer``: how the JSON
         answer is parsed, e.g. ``code_fence``), which every MoCA method reads from ``settings["answer"]``,
         and for a method that retrieves (CoDAR's Step 2) ``retrieval`` (params ``moca.retrieval``)."""
-        from socialbench.moca.spec.methods import READS_RETRIEVAL
+        from socialbench.moca.schema.methods import READS_RETRIEVAL
 
         settings = {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
         if "retrieval" in section and split_run(method)[0] in READS_RETRIEVAL:
@@ -101,7 +101,7 @@ class MocaBenchmark(Benchmark):
         retriever or reading any file. The checks are spec's (``spec.methods.SETTINGS_CHECKS``), so
         loading params imports no method or evaluation code."""
         from socialbench.core.errors import ConfigError
-        from socialbench.moca.spec.methods import SETTINGS_CHECKS
+        from socialbench.moca.schema.methods import SETTINGS_CHECKS
 
         problems = super().params_problems(section)
         if problems:
@@ -230,9 +230,9 @@ class MocaBenchmark(Benchmark):
     ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
         """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
         5-7, Figures 6, 7 and 9, and, given the instances and predictions, a 95% bootstrap interval for
-        every cell and paired tests (socialbench.moca.report.tables)."""
-        from socialbench.moca.report.paper_figures import paper_figures
-        from socialbench.moca.report.tables import (
+        every cell and paired tests (socialbench.moca.results.tables)."""
+        from socialbench.moca.results.paper_figures import paper_figures
+        from socialbench.moca.results.tables import (
             PaperTables,
             TableSettings,
             answer_counts,
@@ -299,7 +299,7 @@ class MocaBenchmark(Benchmark):
         return files, headline
 
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
-        from socialbench.moca.spec.taxonomy import taxonomy_hash
+        from socialbench.moca.schema.taxonomy import taxonomy_hash
 
         return {
             "prompt_template_sha256": self.prompt_hash(method, settings),
@@ -309,7 +309,7 @@ class MocaBenchmark(Benchmark):
     def viewer_rows(
         self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        from socialbench.moca.report.viewer import rows
+        from socialbench.moca.results.viewer import rows
 
         labels, mechanisms = self.taxonomy.as_sets()
         return rows(instances, predictions, traces, labels, mechanisms)

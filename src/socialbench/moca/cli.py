@@ -89,7 +89,7 @@ def frames(
     from socialbench.media.cache import FrameCache
     from socialbench.media.errors import MediaError
     from socialbench.media.report import MediaReport
-    from socialbench.moca.build.media import KEPT, attach_frames, moca_sampling
+    from socialbench.moca.dataset.media import KEPT, attach_frames, moca_sampling
 
     _logging()
     if len(inputs) != len(outputs):
@@ -165,7 +165,7 @@ def _source_options(
     media: bool | None,
     splits: list[str] | None,
 ):
-    from socialbench.moca.build.sources import SourceOptions, get_source
+    from socialbench.moca.dataset.sources import SourceOptions, get_source
 
     get_source(name)  # an unknown name is an error before params are read
     raw = dict(_moca_section(params).get("sources", {}).get(name) or {})
@@ -182,7 +182,7 @@ def _source_options(
 
 def _write_counts(rows, title: str, md: Path | None, csv_path: Path | None, json_path: Path | None) -> None:
     from socialbench.core.io import write_json, write_text_atomic
-    from socialbench.moca.build.preprocess import counts_csv, counts_markdown
+    from socialbench.moca.dataset.preprocess import counts_csv, counts_markdown
 
     if md is not None:
         write_text_atomic(md, counts_markdown(rows, title))
@@ -202,7 +202,7 @@ def _read_pool(
     each file must pass the candidate schema; else each record needs the ``required`` fields."""
     from socialbench.core.errors import DataError
     from socialbench.core.io import read_jsonl
-    from socialbench.moca.build.sources.base import validate_candidates
+    from socialbench.moca.dataset.sources.base import validate_candidates
 
     out, seen = [], {}
     for path in paths:
@@ -225,8 +225,8 @@ def _read_pool(
 
 def _log_counts(rows, stage: str, params: Path | None, settings: dict) -> None:
     from socialbench.core.config import load_params
-    from socialbench.moca.build.preprocess import log_counts_mlflow
-    from socialbench.report.tracking import resolve_tracking_uri
+    from socialbench.moca.dataset.preprocess import log_counts_mlflow
+    from socialbench.results.tracking import resolve_tracking_uri
 
     if params is None:
         raise SocialbenchError("--mlflow needs --params (its mlflow section names the store and the experiment)")
@@ -238,8 +238,8 @@ def _log_counts(rows, stage: str, params: Path | None, settings: dict) -> None:
 def sources_cmd(name: str | None = typer.Argument(None, help="one source (default: all)")) -> None:
     """List MoCA's raw sources: official locations, pinned hashes, and the manual steps where a
     download needs a login or a licence acceptance."""
-    from socialbench.moca.build.sources import SOURCE_NAMES, get_source
-    from socialbench.moca.build.sources.base import describe
+    from socialbench.moca.dataset.sources import SOURCE_NAMES, get_source
+    from socialbench.moca.dataset.sources.base import describe
 
     for n in [name] if name else SOURCE_NAMES:
         typer.echo(describe(get_source(n)) + "\n")
@@ -258,8 +258,8 @@ def acquire_cmd(
     """Put a source's files under ROOT (download, mirror copy or manual check; verified, atomic) and
     write ROOT/.manifest.json."""
     from socialbench.core.paths import check_io
-    from socialbench.moca.build.sources import get_source
-    from socialbench.moca.build.sources.base import MANIFEST, acquire
+    from socialbench.moca.dataset.sources import get_source
+    from socialbench.moca.dataset.sources.base import MANIFEST, acquire
 
     check_io({"--params": params, "--mirror": mirror}, {"--root": root}, folders=("--mirror", "--root"))
     _logging()
@@ -286,7 +286,7 @@ def candidates_cmd(
     """Read a source's files into normalized candidate records (validated with the candidate schema)."""
     from socialbench.core.io import write_jsonl
     from socialbench.core.paths import check_io
-    from socialbench.moca.build.sources import read_source
+    from socialbench.moca.dataset.sources import read_source
 
     check_io({"--root": root, "--params": params}, {"--out": out}, folders=("--root",))
     options = _source_options(source, params, None, None, None, split)
@@ -312,7 +312,7 @@ def preprocess_cmd(
     record goes to REPORT with its reason."""
     from socialbench.core.io import write_jsonl
     from socialbench.core.paths import check_io
-    from socialbench.moca.build.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
+    from socialbench.moca.dataset.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
 
     check_io(
         {"--input": inputs, "--params": params},
@@ -359,8 +359,8 @@ def unimodal_cmd(
     """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
     from socialbench.core.io import write_jsonl
     from socialbench.core.paths import check_io
-    from socialbench.moca.build.preprocess import count_table
-    from socialbench.moca.build.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
+    from socialbench.moca.dataset.preprocess import count_table
+    from socialbench.moca.dataset.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
 
     check_io(
         {"--input": input, "--params": params},
@@ -403,13 +403,13 @@ app.add_typer(annotate_app, name="annotate")
 
 
 def _taxonomy(path: Path | None):
-    from socialbench.moca.spec.taxonomy import load_taxonomy
+    from socialbench.moca.schema.taxonomy import load_taxonomy
 
     return load_taxonomy(path)
 
 
 def _returned(pool_path: Path, annotations: list[Path], reviews: list[Path], arbitration: Path | None):
-    from socialbench.moca.build.annotation import Returned, read_annotations, read_decisions, read_reviews
+    from socialbench.moca.dataset.annotation import Returned, read_annotations, read_decisions, read_reviews
 
     pool = _read_pool([pool_path])
     ids = {r["id"] for r in pool}
@@ -434,7 +434,7 @@ def annotate_export(
 
     from socialbench.core.io import write_text_atomic
     from socialbench.core.paths import check_io, resolve_inside
-    from socialbench.moca.build.annotation import (
+    from socialbench.moca.dataset.annotation import (
         ANNOTATOR_COLUMNS,
         annotator_sheets,
         assign,
@@ -474,7 +474,7 @@ def annotate_review(
     """Export the field-level cross-check sheets (each annotation to a reviewer who did not make it)."""
     from socialbench.core.io import write_text_atomic
     from socialbench.core.paths import check_io, resolve_inside
-    from socialbench.moca.build.annotation import REVIEW_COLUMNS, review_sheets, to_csv
+    from socialbench.moca.dataset.annotation import REVIEW_COLUMNS, review_sheets, to_csv
 
     check_io({"--pool": pool, "--annotations": annotations}, {"--out-dir": out_dir}, folders=("--out-dir",))
     sheet_of = {who: resolve_inside(out_dir, f"{who}.csv", "--reviewer", what="sheet") for who in reviewer}
@@ -500,7 +500,7 @@ def annotate_arbitration(
     unsupported evidence) for the arbiter."""
     from socialbench.core.io import write_text_atomic
     from socialbench.core.paths import check_io
-    from socialbench.moca.build.annotation import ARBITRATION_COLUMNS, arbitration_rows, to_csv
+    from socialbench.moca.dataset.annotation import ARBITRATION_COLUMNS, arbitration_rows, to_csv
 
     check_io(
         {"--pool": pool, "--annotations": annotations, "--reviews": reviews, "--taxonomy": taxonomy}, {"--out": out}
@@ -525,7 +525,7 @@ def annotate_build(
     """Apply the decisions, validate every tuple (B.2 step 4) and write the final instances."""
     from socialbench.core.io import write_json, write_jsonl
     from socialbench.core.paths import check_io
-    from socialbench.moca.build.annotation import build_benchmark
+    from socialbench.moca.dataset.annotation import build_benchmark
 
     check_io(
         {
@@ -558,8 +558,8 @@ def stats_cmd(
     """Dataset statistics in the style of Tables 1 and 11 and Figure 3."""
     from socialbench.core.io import write_bytes_atomic, write_json, write_text_atomic
     from socialbench.core.paths import check_io
-    from socialbench.moca.build.dataset_stats import compute, figure_png, labels_table, table1, table11
-    from socialbench.moca.spec.schema import load_instances
+    from socialbench.moca.dataset.dataset_stats import compute, figure_png, labels_table, table1, table11
+    from socialbench.moca.schema.instances import load_instances
 
     check_io({"--instances": instances, "--taxonomy": taxonomy}, {"--out-dir": out_dir}, folders=("--out-dir",))
     tax = _taxonomy(taxonomy)

@@ -43,7 +43,7 @@ def book(
     from socialbench.core.config import load_params
     from socialbench.core.errors import ConfigError
     from socialbench.core.paths import check_io
-    from socialbench.report.book import Store, build_pdf, read_section
+    from socialbench.results.book import Store, build_pdf, read_section
 
     counts = {len(benchmark), len(tables_dir), len(instances), len(tracked)}
     if len(counts) != 1:
@@ -61,7 +61,7 @@ def book(
         folders=("--tables-dir",),
     )
     p = load_params(params)
-    from socialbench.report.tracking import resolve_tracking_uri
+    from socialbench.results.tracking import resolve_tracking_uri
 
     store = Store(resolve_tracking_uri(p["mlflow"]), p["mlflow"]["experiment"], mlflow_url)
     sections = [read_section(b, t, i, s, store) for b, t, i, s in zip(benchmark, tables_dir, instances, tracked)]

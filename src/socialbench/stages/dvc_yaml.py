@@ -6,8 +6,8 @@
   the benchmark (pairs params exclude make no stage), and one ``<benchmark>_score``,
   ``<benchmark>_tables`` and ``<benchmark>_track`` stage per benchmark.
 - Code deps are folders, not files: a stage depends on the layer folders its code imports (core/,
-  backends/, media/, acquire/, a benchmark's build/, eval/ or report/), on single modules elsewhere
-  (cli.py, the stage's own module under stages/, report/*.py, a benchmark's top-level modules), and
+  backends/, media/, acquire/, a benchmark's dataset/, eval/ or results/), on single modules elsewhere
+  (cli.py, the stage's own module under stages/, results/*.py, a benchmark's top-level modules), and
   an infer stage on the modules and templates of the methods its model runs only. So an edit to the
   viewer, the book or a table renderer reruns no inference, and an edit to one method's template
   reruns only the models that run that method.
@@ -28,24 +28,24 @@ from pathlib import Path
 from typing import Any
 
 import socialbench
-from socialbench.report import layout
+from socialbench.results import layout
 
 PKG = Path(socialbench.__file__).resolve().parent
 REPO = PKG.parents[1]
 #: Layer folders a stage depends on as a whole.
 LAYER_FOLDERS = ("core", "backends", "media", "acquire")
 #: A benchmark's folders a stage depends on as a whole.
-BENCH_FOLDERS = ("spec", "build", "eval", "report")
+BENCH_FOLDERS = ("schema", "dataset", "eval", "results")
 #: What each generic stage kind runs, besides the root CLI and the benchmark's top-level modules:
 #: its stage modules and the benchmark folders it uses (imports inside a benchmark's plug-in class
 #: are hooks for every stage, so they are not followed; the folders stand for them).
 KIND_ENTRIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "data": (("stages.demo", "stages.prepare", "{b}.cli"), ("build",)),
+    "data": (("stages.demo", "stages.prepare", "{b}.cli"), ("dataset",)),
     "infer": (("stages.infer",), ("eval",)),
     "score": (("stages.score",), ("eval",)),
-    "tables": (("stages.tables", "stages.prune"), ("eval", "report")),
-    "viewer": (("stages.viewer",), ("eval", "report")),
-    "track": (("stages.track",), ("eval", "report")),
+    "tables": (("stages.tables", "stages.prune"), ("eval", "results")),
+    "viewer": (("stages.viewer",), ("eval", "results")),
+    "track": (("stages.track",), ("eval", "results")),
 }
 GENERIC_KINDS = ("infer", "score", "tables", "track")
 
@@ -154,8 +154,8 @@ def code_deps(kind: str, benchmark: str, runs: Iterable[str] = ()) -> list[str]:
     methods = sorted({method_of(r) for r in runs})
     entries += [f"socialbench.{benchmark}.methods.{m}" for m in methods]
     # the stages that render results use most of report/: the folder (an edit to the viewer or the
-    # book reruns them, never inference, scoring or data building, which take report/ file by file)
-    whole = LAYER_FOLDERS + (("report",) if kind in ("tables", "viewer", "track") else ())
+    # book reruns them, never inference, scoring or data building, which take results/ file by file)
+    whole = LAYER_FOLDERS + (("results",) if kind in ("tables", "viewer", "track") else ())
     deps = {e for p in _closure(tuple(entries)) if (e := _entry(p, whole)) is not None}
     deps |= {f"src/socialbench/{benchmark}/{folder}" for folder in folders if (PKG / benchmark / folder).is_dir()}
     if kind == "infer":  # a model's backend is imported by name from params: the providers folder
@@ -163,8 +163,8 @@ def code_deps(kind: str, benchmark: str, runs: Iterable[str] = ()) -> list[str]:
         # so is a retriever, where one of the runs' methods retrieves (core.retrieval): the providers folder
         if PKG / "core" / "retrieval.py" in _closure(tuple(f"socialbench.{benchmark}.methods.{m}" for m in methods)):
             deps.add("src/socialbench/retrievers")
-    if (PKG / benchmark / "spec").is_dir():  # its schema, settings and vocabularies: every stage reads them
-        deps.add(f"src/socialbench/{benchmark}/spec")
+    if (PKG / benchmark / "schema").is_dir():  # its schema, settings and vocabularies: every stage reads them
+        deps.add(f"src/socialbench/{benchmark}/schema")
     for m in methods:
         if (PKG / benchmark / "templates" / m).is_dir():
             deps.add(f"src/socialbench/{benchmark}/templates/{m}")

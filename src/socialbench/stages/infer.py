@@ -34,7 +34,7 @@ class RunFiles:
 
 def layout_runs(benchmark: str, model: str, methods: list[str], results_dir: Path) -> list[RunFiles]:
     """Each method's files under ``results_dir`` as the results layout places them."""
-    from socialbench.report.layout import run_path
+    from socialbench.results.layout import run_path
 
     def at(kind: str, method: str) -> Path:
         return Path(run_path(kind, benchmark, model, method, root=str(results_dir)))
@@ -45,7 +45,7 @@ def layout_runs(benchmark: str, model: str, methods: list[str], results_dir: Pat
 def trace_pointer(benchmark: str, model: str, method: str) -> str:
     """The trace file a prediction points at: its path in the pipeline's results (wherever this run's
     files are written), so predictions have the same bytes however they were made."""
-    from socialbench.report.layout import run_path
+    from socialbench.results.layout import run_path
 
     return run_path("traces", benchmark, model, method)
 

@@ -26,8 +26,8 @@ def prune_run_outputs(
     from socialbench.core.errors import ConfigError
     from socialbench.core.io import jsonl_text
     from socialbench.core.paths import check_io
-    from socialbench.report.layout import RUN_KINDS, kind_dir
-    from socialbench.report.prune import prune_outputs
+    from socialbench.results.layout import RUN_KINDS, kind_dir
+    from socialbench.results.prune import prune_outputs
 
     unknown = [k for k in kinds or () if k not in RUN_KINDS]
     if unknown:
@@ -63,7 +63,7 @@ def prune_outputs(
     ),
 ) -> None:
     """Remove (or archive) the per-run outputs of models and methods params no longer name, or now exclude."""
-    from socialbench.report.layout import RUN_KINDS
+    from socialbench.results.layout import RUN_KINDS
 
     pruned = prune_run_outputs(benchmark, params, results, archive, report, kind)
     kinds = ",".join(dict.fromkeys(kind or RUN_KINDS))
@@ -77,7 +77,7 @@ def prune_lock(
     repo: Path = Opt(Path("."), help="the DVC repository whose dvc.lock is pruned"),
 ) -> None:
     """Drop the dvc.lock entries of stages dvc.yaml no longer defines (a model or method removed from params)."""
-    from socialbench.report.prune import prune_lock as prune
+    from socialbench.results.prune import prune_lock as prune
 
     dropped = prune(repo)
     for name in dropped:

@@ -25,7 +25,7 @@ def parse_run(run: str) -> tuple[str, str]:
 
 def layout_pairs(kind: str, benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path]]:
     """(predictions file, ``kind`` file) of each ``--run`` under ``results_dir``, as the layout places them."""
-    from socialbench.report.layout import run_path
+    from socialbench.results.layout import run_path
 
     pairs = [parse_run(r) for r in runs]
     if len(set(pairs)) != len(pairs):

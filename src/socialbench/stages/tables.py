@@ -26,7 +26,7 @@ def render_tables(
     from socialbench.core.errors import ConfigError, DataError
     from socialbench.core.io import read_jsonl, write_bytes_atomic, write_json, write_text_atomic
     from socialbench.core.paths import check_io
-    from socialbench.report.results import read_score_files, write_run_metrics
+    from socialbench.results.scores import read_score_files, write_run_metrics
 
     check_io(
         {"SCORES": scores, "--params": params, "--instances": instances, "--predictions-dir": predictions_dir},

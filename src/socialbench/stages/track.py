@@ -1,6 +1,6 @@
 """``socialbench track``: log one MLflow run per (benchmark, model, method) under a parent run.
 
-The runs are the score files given, each a run params make (report/layout): a pair params exclude has
+The runs are the score files given, each a run params make (results/layout): a pair params exclude has
 no files and no run to log. What each run was made with is infer's record in its stats file."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ app = stage_app("Log the runs to MLflow.")
 
 def run_file(folder: Path, kind: str, model: str, run: str) -> Path:
     """A run's file of ``kind`` in that kind's benchmark folder (``results/<kind>/<benchmark>``)."""
-    from socialbench.report.layout import RUN_KINDS
+    from socialbench.results.layout import RUN_KINDS
 
     return folder / model / f"{run}{RUN_KINDS[kind]}"
 
@@ -26,7 +26,7 @@ def run_file(folder: Path, kind: str, model: str, run: str) -> Path:
 def check_not_excluded(scores: list[Path], models: dict[str, Any], benchmark: str) -> None:
     """A score file of a pair params exclude is refused: such a pair has no run (another pipeline's file?)."""
     from socialbench.core.errors import DataError
-    from socialbench.report.layout import exclusions, run_of
+    from socialbench.results.layout import exclusions, run_of
 
     named = [(path, path.parent.name, run_of(path.name)) for path in scores]
     why = {(m, r): reason for m, r, reason in exclusions(models, benchmark, sorted({r for _, _, r in named}))}
@@ -116,9 +116,9 @@ def track_runs(
     from socialbench.core.io import write_json
     from socialbench.core.paths import check_io
     from socialbench.core.provenance import git_commit, made_with
-    from socialbench.report.layout import run_of
-    from socialbench.report.results import read_score_files
-    from socialbench.report.tracking import (
+    from socialbench.results.layout import run_of
+    from socialbench.results.scores import read_score_files
+    from socialbench.results.tracking import (
         eval_key,
         log_evaluations,
         parse_stats,

@@ -27,7 +27,7 @@ def ui(
     """Open the MLflow UI on this repository's tracking store (telemetry off); prints the address of
     the experiment's runs table, where the UI lands."""
     from socialbench.core.config import load_params
-    from socialbench.report.tracking import is_shared_store, masked_uri, resolve_tracking_uri, runs_page_url
+    from socialbench.results.tracking import is_shared_store, masked_uri, resolve_tracking_uri, runs_page_url
 
     p = load_params(params)
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"

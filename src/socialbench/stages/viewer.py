@@ -17,7 +17,7 @@ app = stage_app("Write the trace viewer pages.")
 
 def layout_runs(benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path | None, Path]]:
     """(predictions, traces, page) of each ``--run MODEL/METHOD`` under ``results_dir``."""
-    from socialbench.report.layout import run_path
+    from socialbench.results.layout import run_path
     from socialbench.stages.score import parse_run
 
     pairs = [parse_run(r) for r in runs]
@@ -47,7 +47,7 @@ def write_pages(
     from socialbench.core.config import load_params
     from socialbench.core.io import write_text_atomic
     from socialbench.core.paths import MediaRoots, check_io
-    from socialbench.report.viewer import build_page
+    from socialbench.results.viewer import build_page
 
     check_io(
         {

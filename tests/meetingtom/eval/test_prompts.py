@@ -20,7 +20,7 @@ from socialbench.meetingtom.eval.prompts import (
     settings_of,
     strip_markers,
 )
-from socialbench.meetingtom.spec.questions import label_of
+from socialbench.meetingtom.schema.questions import label_of
 
 SPEC = ModelSpec(name="m", backend="random", max_tokens=64)
 BENCH = get_benchmark("meetingtom")
@@ -108,7 +108,7 @@ CLIP = {
 
 def make(task="task2_1", modality="utterances", clip=CLIP, *, k=1, gold=None, split="test", clip_problem=None):
     """A labelled instance of ``task`` (the k-th of its kind: its own id and option order)."""
-    from socialbench.meetingtom.build.instances import build_task21, item_task1, item_task22, items_task3
+    from socialbench.meetingtom.dataset.instances import build_task21, item_task1, item_task22, items_task3
 
     gold = GOLD[task] if gold is None else gold
     kw = dict(source="ami", split=split, modality=modality, seed=7, clip_problem=clip_problem)

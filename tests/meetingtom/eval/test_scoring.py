@@ -296,7 +296,7 @@ def test_a_malformed_score_file_is_refused(bad, match):
 
 
 def test_runs_with_different_task3_2_denominators_are_tabled_together():
-    from socialbench.report.results import collect_scores
+    from socialbench.results.scores import collect_scores
 
     insts = list(clip(0, "A")) + list(clip(1, "B"))
     a = score(insts, [pred("0-31", "B"), pred("1-31", "B")], source="a")

@@ -9,7 +9,7 @@ import pytest
 
 from socialbench.core.backend import ModelSpec, Response
 from socialbench.core.benchmarks import Exchange, Final, get_benchmark
-from socialbench.meetingtom.spec.questions import TASKS
+from socialbench.meetingtom.schema.questions import TASKS
 from tests.meetingtom.eval.test_prompts import make
 
 SPEC = ModelSpec(name="m", backend="scripted")

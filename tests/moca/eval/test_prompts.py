@@ -61,7 +61,7 @@ def test_options_block_without_boundaries_gives_criteria_only(taxonomy):
 
 
 def test_options_without_criteria_are_listed_by_name():
-    from socialbench.moca.spec.taxonomy import Option
+    from socialbench.moca.schema.taxonomy import Option
 
     assert options_block((Option("x", ""), Option("y", "", boundary="not x"))) == "- x\n- y: Boundary: not x"
 

@@ -246,7 +246,7 @@ def test_score_file_that_is_not_utf8_is_an_error_naming_it():
 
 def test_one_finite_number_check_serves_scores_stats_and_frame_timestamps():
     from socialbench.moca.eval.scoring import is_number
-    from socialbench.moca.spec import schema
+    from socialbench.moca.schema import instances as schema
 
     assert [is_number(v) for v in (0, 2.5, -1, True, float("nan"), float("inf"), "1", None)] == [
         True,

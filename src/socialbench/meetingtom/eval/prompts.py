@@ -41,7 +41,7 @@ from typing import Any
 
 from socialbench.core.backend import AudioPart, Decoding, ImagePart, Message, Request, VideoPart
 from socialbench.core.benchmarks import InstanceInputError
-from socialbench.meetingtom.spec.methods import (  # noqa: F401 (the method settings contract, re-exported)
+from socialbench.meetingtom.schema.methods import (  # noqa: F401 (the method settings contract, re-exported)
     ABLATION_META,
     ANSWER_FORMS,
     INGESTION,
@@ -51,7 +51,7 @@ from socialbench.meetingtom.spec.methods import (  # noqa: F401 (the method sett
     VIEWS,
     settings_of,
 )
-from socialbench.meetingtom.spec.questions import MULTI, TITLES, act_words, answer_format, answer_rule
+from socialbench.meetingtom.schema.questions import MULTI, TITLES, act_words, answer_format, answer_rule
 
 #: The system prompt's sentence on the answer's form (the reasoning methods' ``$answer_system``).
 ANSWER_SYSTEM = {

@@ -1,1 +1,57 @@
-"""MeetingToM methods: one module per method, each with ``METHOD`` (see socialbench.core.benchmarks)."""
+"""The one-call answering methods of MeetingToM (paper 4.2, G.1): No Prompt, Naive-CoT, Task-CoT
+and ECoT differ only in their templates and in where the answer sits (the whole response, or the
+``Final answer:`` line after the reasoning). Each is a module under ``methods/`` that subclasses
+:class:`AnsweringMethod`; the templates are ``templates/<method>/system.txt`` and ``user.txt``, plus
+one guidance file per task for Task-CoT."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from socialbench.core.backend import Request
+from socialbench.core.benchmarks import Exchange, Final, InstanceInputError, Method
+from socialbench.meetingtom.schema.questions import TASKS
+
+#: Why Task 1 has no score with contextual priors (paper Table 4: "Task 1 is not evaluated in this setting").
+NOT_EVALUATED_PRIORS = "Task 1 is not evaluated with contextual priors (MeetingToM Table 4, n=0)"
+#: Why a run with video has no score on a source without media (the real corpus as shared: no video).
+NOT_EVALUATED_NO_VIDEO = "not evaluated: no video in this source"
+
+
+class AnsweringMethod(Method):
+    """One call per instance; subclasses set the class attributes only."""
+
+    templates: ClassVar[tuple[str, ...]] = ("system.txt", "user.txt")
+    #: The response reasons before its answer (the ``answer_form`` setting says in which form).
+    reasons: ClassVar[bool] = False
+    #: One guidance template per task (``<task>.txt``), filled with the task's variables (Task-CoT).
+    task_guidance: ClassVar[bool] = False
+
+    def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
+        from socialbench.meetingtom.eval.prompts import build_request, modality_of, settings_of
+
+        s = settings_of(self.settings)  # a bad setting stops the run before any call
+        if not rounds:
+            if instance["task"] == "task1" and s["priors"]:
+                return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_PRIORS)
+            if modality_of(instance, s) != "utterances" and instance["modality"] == "utterances":
+                # the source has no media (its instances are utterances only): nothing to show, no call
+                return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_NO_VIDEO)
+            if modality_of(instance, s) != "utterances" and instance.get("media_error"):
+                return self.benchmark.no_call_answer(instance, instance["media_error"])
+            templates = (
+                self.template("system.txt"),
+                self.template("user.txt"),
+                self.template(f"{instance['task']}.txt") if self.task_guidance else None,
+            )
+            try:
+                return [build_request(instance, templates, self.spec, self.settings, self.name, reasons=self.reasons)]
+            except InstanceInputError as exc:
+                return self.benchmark.no_call_answer(instance, exc.message)
+        (ex,) = rounds[0]
+        return self.benchmark.final_answer(instance, ex, marked=self.reasons)
+
+
+def guidance_templates() -> tuple[str, ...]:
+    return tuple(f"{t}.txt" for t in TASKS)

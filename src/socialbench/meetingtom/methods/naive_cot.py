@@ -1,7 +1,7 @@
 """Naive-CoT (MeetingToM 4.2): generic step-by-step reasoning, then a ``Final answer:`` line; the
 reasoning is kept in the prediction and the trace."""
 
-from socialbench.meetingtom.eval.answering import AnsweringMethod
+from socialbench.meetingtom.methods import AnsweringMethod
 
 
 class NaiveCoTMethod(AnsweringMethod):

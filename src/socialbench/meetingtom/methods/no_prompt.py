@@ -2,7 +2,7 @@
 answer's JSON object only (JSON mode). An instance whose clip is missing where the modality needs
 video is answered without a call (scored invalid)."""
 
-from socialbench.meetingtom.eval.answering import AnsweringMethod
+from socialbench.meetingtom.methods import AnsweringMethod
 
 
 class NoPromptMethod(AnsweringMethod):

@@ -1,7 +1,7 @@
 """Task-CoT (MeetingToM 4.2, "task-aligned CoT"): reasoning steps specific to the task's level
 (subject, dyadic, group), one guidance template per task, then a ``Final answer:`` line."""
 
-from socialbench.meetingtom.eval.answering import AnsweringMethod, guidance_templates
+from socialbench.meetingtom.methods import AnsweringMethod, guidance_templates
 
 
 class TaskCoTMethod(AnsweringMethod):

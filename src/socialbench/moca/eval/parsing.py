@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from socialbench.moca.eval.prompts import ANSWER_KEYS, CODE_FENCE, EXTRA_KEYS
-from socialbench.moca.spec.normalize import normalize
+from socialbench.moca.schema.normalize import normalize
 
 # One fence around everything: an opening ``` with an optional info word (json) on its own line, the
 # body, and a closing ``` on its own line. A fence inside the body (a second block) does not match.

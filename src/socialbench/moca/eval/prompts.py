@@ -15,22 +15,20 @@ model call (:func:`media_error_answer`, scored invalid), so an evaluation never 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from dataclasses import replace
 from string import Template
 from typing import Any
 
 from socialbench.core.backend import Decoding, ImagePart, Message, ModelSpec, Request
-from socialbench.core.benchmarks import Exchange, Final, InstanceInputError, Method
+from socialbench.core.benchmarks import Final, InstanceInputError
 from socialbench.core.hashing import sha256_file
-from socialbench.moca.spec.methods import (  # noqa: F401 (the answer-format policy, re-exported)
+from socialbench.moca.schema.methods import (  # noqa: F401 (the answer-format policy, re-exported)
     ANSWER_KEYS,
     CODE_FENCE,
     EXTRA_KEYS,
     MAX_FORMAT_RETRIES,
     answer_settings,
 )
-from socialbench.moca.spec.taxonomy import Taxonomy
+from socialbench.moca.schema.taxonomy import Taxonomy
 
 
 class MediaUnavailable(InstanceInputError):
@@ -229,54 +227,6 @@ def media_error_answer(instance: dict[str, Any], problem: str, seed: int) -> Fin
         },
         error=f"media: {problem}",
     )
-
-
-def direct_step(
-    method: Method, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], *, constrained: bool
-) -> list[Request] | Final:
-    """``Method.step`` of the direct methods (``direct``, ``direct_constrained``): one answering call,
-    or the media-error answer with no call; then the parsed answer. The answer-format policy is
-    ``method.settings["answer"]`` (params ``moca.answer``): an answer that fails as a whole (not one
-    JSON object, or extra keys under ``extra_keys: invalid``) is asked for again, the same request plus
-    the retry note (``retry.txt``, request id ``.../answer.retry<k>``), at most ``retries`` times
-    (default 0, the paper's single pass)."""
-    options = answer_settings(method.settings)  # checked before the first call, not after it
-
-    def request(note: str | None = None) -> Request:
-        templates = (method.template("system.txt"), method.template("user.txt"))
-        req, _ = build_direct_request(
-            instance,
-            method.benchmark.taxonomy,
-            method.spec,
-            method.seed,
-            templates,
-            method=method.name,
-            constrained=constrained,
-        )
-        if note is None:
-            return req
-        system, user = req.messages
-        *media, text = user.content
-        user = replace(user, content=(*media, text + "\n" + note))
-        return replace(req, request_id=f"{req.request_id}.retry{len(rounds)}", messages=(system, user))
-
-    if not rounds:
-        try:
-            return [request()]
-        except MediaUnavailable as exc:
-            return media_error_answer(instance, exc.message, method.seed)
-    (ex,) = rounds[-1]
-    final = method.benchmark.final_answer(
-        instance, ex, method.seed, code_fence=options["code_fence"], extra_keys=options["extra_keys"]
-    )
-    retries = len(rounds) - 1
-    if final.error and ex.response.error is None and retries < options["retries"]:
-        note = Template(method.template("retry.txt")).substitute(reason=final.error).rstrip()
-        return [request(note)]
-    fmt = final.fields["format"]
-    repairs = fmt["repairs"] + (["retry"] if retries and not final.error else [])
-    final.fields["format"] = answer_format(retries, repairs, fmt["ignored_keys"])
-    return final
 
 
 #: What changed an answer (``format.repairs`` of a record): a format retry whose answer was used,

@@ -23,7 +23,7 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError
 from socialbench.core.retrieval import RetrievalError, Retriever, cached_search, create_retriever
-from socialbench.moca.spec.methods import DEFAULTS, WHERE, RetrievalSettings  # noqa: F401 (re-exported)
+from socialbench.moca.schema.methods import DEFAULTS, WHERE, RetrievalSettings  # noqa: F401 (re-exported)
 
 ROUTES = ("model_prior", "web_search", "hybrid")
 #: The routes whose entities are looked up.

@@ -19,12 +19,12 @@ from typing import Any
 
 from socialbench.core.errors import DataError
 from socialbench.core.io import is_number, parse_json_object  # noqa: F401  (score files are read through here)
-from socialbench.moca.spec.normalize import normalize, percent
-from socialbench.report.stats import MetricSet
+from socialbench.moca.schema.normalize import normalize, percent
+from socialbench.results.stats import MetricSet
 
 FIELDS = ("label", "subject", "target", "mechanism")
 METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
-#: The same metrics for the statistics (``socialbench.report.stats``): per-instance correctness in
+#: The same metrics for the statistics (``socialbench.results.stats``): per-instance correctness in
 #: FIELDS order; Dyad, Faith's numerator and Holis are conjunctions of fields.
 STATS = MetricSet(
     columns=FIELDS,

@@ -7,18 +7,71 @@ it changed. An instance whose media cannot be shown is answered without a call (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import replace
+from string import Template
+from typing import Any, ClassVar
 
 from socialbench.core.backend import Request
 from socialbench.core.benchmarks import Exchange, Final, Method
-from socialbench.moca.eval.prompts import answer_summary, direct_step
+from socialbench.moca.eval.prompts import (
+    MediaUnavailable,
+    answer_format,
+    answer_settings,
+    answer_summary,
+    build_direct_request,
+    media_error_answer,
+)
 
 
 class DirectMethod(Method):
     templates = ("system.txt", "user.txt", "retry.txt")
+    #: The answer schema lists the allowed values as enums (the ``direct_constrained`` variant).
+    constrained: ClassVar[bool] = False
 
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
-        return direct_step(self, instance, rounds, constrained=False)
+        """One answering call,
+        or the media-error answer with no call; then the parsed answer. The answer-format policy is
+        ``self.settings["answer"]`` (params ``moca.answer``): an answer that fails as a whole (not one
+        JSON object, or extra keys under ``extra_keys: invalid``) is asked for again, the same request plus
+        the retry note (``retry.txt``, request id ``.../answer.retry<k>``), at most ``retries`` times
+        (default 0, the paper's single pass)."""
+        options = answer_settings(self.settings)  # checked before the first call, not after it
+
+        def request(note: str | None = None) -> Request:
+            templates = (self.template("system.txt"), self.template("user.txt"))
+            req, _ = build_direct_request(
+                instance,
+                self.benchmark.taxonomy,
+                self.spec,
+                self.seed,
+                templates,
+                method=self.name,
+                constrained=self.constrained,
+            )
+            if note is None:
+                return req
+            system, user = req.messages
+            *media, text = user.content
+            user = replace(user, content=(*media, text + "\n" + note))
+            return replace(req, request_id=f"{req.request_id}.retry{len(rounds)}", messages=(system, user))
+
+        if not rounds:
+            try:
+                return [request()]
+            except MediaUnavailable as exc:
+                return media_error_answer(instance, exc.message, self.seed)
+        (ex,) = rounds[-1]
+        final = self.benchmark.final_answer(
+            instance, ex, self.seed, code_fence=options["code_fence"], extra_keys=options["extra_keys"]
+        )
+        retries = len(rounds) - 1
+        if final.error and ex.response.error is None and retries < options["retries"]:
+            note = Template(self.template("retry.txt")).substitute(reason=final.error).rstrip()
+            return [request(note)]
+        fmt = final.fields["format"]
+        repairs = fmt["repairs"] + (["retry"] if retries and not final.error else [])
+        final.fields["format"] = answer_format(retries, repairs, fmt["ignored_keys"])
+        return final
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
         return answer_summary(finals)

@@ -6,22 +6,11 @@ checks they are the same), so the two differ in decoding only."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from socialbench.core.backend import Request
-from socialbench.core.benchmarks import Exchange, Final, Method
-from socialbench.moca.eval.prompts import answer_summary, direct_step
+from socialbench.moca.methods.direct import DirectMethod
 
 
-class DirectConstrainedMethod(Method):
-    templates = ("system.txt", "user.txt", "retry.txt")
-
-    def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
-        return direct_step(self, instance, rounds, constrained=True)
-
-    def summary(self, finals: list[Final]) -> dict[str, float]:
-        return answer_summary(finals)
+class DirectConstrainedMethod(DirectMethod):
+    constrained = True
 
 
 METHOD = DirectConstrainedMethod

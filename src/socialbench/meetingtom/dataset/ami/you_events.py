@@ -1,0 +1,154 @@
+"""``you`` events: singular deictic "you" whose addressee the dialogue-act layer names.
+
+An event is a word of the you-usages layer with type ``you_11`` (``you-types.xml``: SINGULAR, a
+child of DEICTIC, "deictic referential") that lies inside a dialogue act of the same speaker whose
+``addressee`` attribute names exactly one participant. The addressee is that participant's speaker
+letter (``nxt_agent``, A-D), the same letter system as ``speaker`` and the words files.
+
+:func:`you_candidates` keeps every you-usage with the reason it is not an event (the Task 2 miner
+reports them); :func:`you_events` keeps the events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+
+from socialbench.meetingtom.dataset.ami.nxt import DialogueAct, Meeting, YouUsage
+from socialbench.meetingtom.schema.mining import YOU_SINGULAR  # noqa: F401 (re-exported)
+
+
+@dataclass(frozen=True)
+class YouEvent:
+    meeting: str
+    speaker: str
+    word_id: str
+    start: float
+    end: float
+    addressee: str  # a speaker letter (A-D), never the speaker's own
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class YouCandidate:
+    """A you-usage, the dialogue act it lies in (if any), and either its single addressee or why it
+    has none (``reason`` is None exactly for events)."""
+
+    meeting: str
+    usage: YouUsage
+    act: DialogueAct | None
+    addressee: str | None
+    reason: str | None  # a code: not_singular, outside_act, no_addressee, several_addressees, ...
+    detail: str | None = None  # the reason in words, with the ids concerned
+
+    def event(self) -> YouEvent | None:
+        if self.reason is not None or self.addressee is None:
+            return None
+        u = self.usage
+        return YouEvent(self.meeting, u.speaker, u.word_id, u.start, u.end, self.addressee)
+
+
+def _act_of(usage: YouUsage, acts: list[DialogueAct]) -> DialogueAct | None:
+    """The first act (by start) of the usage's speaker that contains its word."""
+    return next((a for a in acts if a.contains(usage.speaker, usage.index)), None)
+
+
+def you_candidates(meeting: Meeting, *, you_type: str = YOU_SINGULAR) -> list[YouCandidate]:
+    """Every you-usage of the meeting, by start time, with its addressee or why it has none."""
+    acts_by_speaker: dict[str, list[DialogueAct]] = {}
+    for a in meeting.dialogue_acts:
+        acts_by_speaker.setdefault(a.speaker, []).append(a)
+    participants = set(meeting.participants) or set(meeting.speakers)
+    out = []
+    for u in meeting.you_usages:
+        act = _act_of(u, acts_by_speaker.get(u.speaker, []))
+        addressee, reason, detail = None, None, None
+        if u.type_id != you_type:
+            reason, detail = (
+                "not_singular",
+                f"you type {u.type or 'unknown'} ({u.type_id or 'no type'}) is not {you_type}",
+            )
+        elif act is None:
+            reason, detail = "outside_act", f"word {u.word_id} lies in no dialogue act of speaker {u.speaker}"
+        elif act.addressee is None:
+            reason, detail = "no_addressee", f"dialogue act {act.id} has no addressee attribute"
+        elif len(act.addressee) != 1:
+            reason, detail = (
+                "several_addressees",
+                f"dialogue act {act.id} names {len(act.addressee)} addressees ({','.join(act.addressee)})",
+            )
+        elif act.addressee[0] == u.speaker:
+            reason, detail = "self_addressed", f"dialogue act {act.id} names its own speaker {u.speaker} as addressee"
+        elif act.addressee[0] not in participants:
+            reason, detail = "unknown_addressee", f"addressee {act.addressee[0]} is not a participant of {meeting.id}"
+        else:
+            addressee = act.addressee[0]
+        out.append(YouCandidate(meeting.id, u, act, addressee, reason, detail))
+    return out
+
+
+def you_events(meetings: Meeting | Iterable[Meeting], *, you_type: str = YOU_SINGULAR) -> list[YouEvent]:
+    """The ``you`` events of one meeting or many, sorted by meeting, start time and word id."""
+    meetings = [meetings] if isinstance(meetings, Meeting) else meetings
+    events = [e for m in meetings for c in you_candidates(m, you_type=you_type) if (e := c.event()) is not None]
+    return sorted(events, key=lambda e: (e.meeting, e.start, e.word_id))
+
+
+#: The you-usages layer's deictic types: singular, and plural with its two sub-types.
+YOU_PLURAL = ("you_12", "you_121", "you_122")
+
+
+def layer_agreement(candidates: Iterable[YouCandidate], *, you_type: str = YOU_SINGULAR) -> dict:
+    """How the two AMI layers the real Task 2.1 gold joins agree (the paper's gold is a human
+    annotation with its own kappa; ours is these layers, so their agreement is what can be reported).
+    Over the deictic you-usages (singular ``you_type`` or plural) that lie in a dialogue act of a
+    meeting whose acts carry addressees: the you layer says one person or several; the act's
+    addressee attribute says one participant (``one``) or not (``group``: none named, or several).
+    Returns the 2x2 counts, the share of agreeing usages (singular with one addressee, plural with
+    the group) and Cohen's kappa (None when undefined)."""
+    return _agreement(
+        ((c.meeting, c.usage.type_id, c.act is not None, c.act.addressee if c.act else None) for c in candidates),
+        you_type,
+    )
+
+
+def layer_agreement_records(records: Iterable[dict], *, you_type: str = YOU_SINGULAR) -> dict:
+    """:func:`layer_agreement` from the mined ``you`` candidates as written (kept and rejected: every
+    you-usage once; their ``info`` has ``you_type``, ``act`` and ``act_addressee``)."""
+    rows = []
+    for r in records:
+        if r.get("task") != "you":
+            continue
+        info = r.get("info") or {}
+        addressee = info.get("act_addressee")
+        rows.append((r["meeting"], info.get("you_type"), info.get("act") is not None, addressee))
+    return _agreement(rows, you_type)
+
+
+def _agreement(rows: Iterable[tuple], you_type: str) -> dict:
+    rows = list(rows)
+    annotated = {m for m, _, in_act, addressee in rows if in_act and addressee is not None}
+    table = {"singular": {"one": 0, "group": 0}, "plural": {"one": 0, "group": 0}}
+    for meeting, type_id, in_act, addressee in rows:
+        kind = "singular" if type_id == you_type else "plural" if type_id in YOU_PLURAL else None
+        if kind is None or not in_act or meeting not in annotated:
+            continue
+        table[kind]["one" if addressee is not None and len(addressee) == 1 else "group"] += 1
+    n = sum(v for row in table.values() for v in row.values())
+    agree = table["singular"]["one"] + table["plural"]["group"]
+    kappa = None
+    if n:
+        p_o = agree / n
+        rows_p = {k: sum(table[k].values()) / n for k in table}
+        cols = {c: sum(table[k][c] for k in table) / n for c in ("one", "group")}
+        p_e = rows_p["singular"] * cols["one"] + rows_p["plural"] * cols["group"]
+        kappa = None if p_e == 1 else round((p_o - p_e) / (1 - p_e), 4)
+    return {
+        "n": n,
+        "table": table,
+        "agreement": round(100 * agree / n, 2) if n else None,
+        "kappa": kappa,
+        "meetings": sorted(annotated),
+    }

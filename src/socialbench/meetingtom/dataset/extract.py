@@ -1,0 +1,152 @@
+"""Per meeting, what the later stages need from its NXT annotations, in plain JSON lines: the
+``you`` events (Task 2.1's gold), the mined candidates of every task and the rejected ones with
+their reasons, the parse problems, the transcript words and the participants (letter -> close-up
+camera), and the annotation layers the questions and the contextual-prior ablation read
+(dialogue acts, adjacency pairs, topics: construction metadata, never model input by default, B.4).
+Written by ``socialbench meetingtom extract`` into ``data/interim/meetingtom/<source>/<meeting>/``.
+
+Nothing is dropped silently: every you-usage or decision that is no candidate is in
+``rejected.jsonl`` with its reason, every annotation defect in ``problems.jsonl``. A meeting of a
+source whose release is absent gets empty files and a note in ``meeting.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from socialbench.core.errors import DataError
+
+FILES = (
+    "you_events.jsonl",
+    "candidates.jsonl",
+    "rejected.jsonl",
+    "problems.jsonl",
+    "words.jsonl",
+    "acts.jsonl",
+    "pairs.jsonl",
+    "topics.jsonl",
+)
+MEETING_FILE = "meeting.json"
+
+
+def meeting_record(meeting, source: str, counts: Mapping[str, Any]) -> dict[str, Any]:
+    """``meeting.json``: the participants (letter -> close-up camera, role, person; construction
+    metadata, never model input), the meeting's span, the layers read and the counts written."""
+    return {
+        "meeting": meeting.id,
+        "source": source,
+        "start": meeting.start,
+        "end": meeting.end,
+        "participants": {
+            x: {"camera": p.camera, "role": p.role, "participant": p.participant}
+            for x, p in sorted(meeting.participants.items())
+        },
+        "speakers": list(meeting.speakers),
+        "layers": sorted(meeting.layers),
+        "counts": dict(counts),
+        "note": None,
+    }
+
+
+def word_records(meeting) -> list[dict[str, Any]]:
+    """The transcript words (punctuation attached), by speaker then time, as JSON records."""
+    from socialbench.meetingtom.dataset.ami.nxt import transcript_words
+
+    return [{"speaker": w.speaker, "start": w.start, "end": w.end, "text": w.text} for w in transcript_words(meeting)]
+
+
+def context_records(meeting) -> dict[str, list[dict[str, Any]]]:
+    """Dialogue acts (speaker, times, type, addressee), adjacency pairs (type, source and target
+    acts) and topics (times, type) as JSON records: what Task 2.2's attitude cue and the
+    contextual priors (dialogue act, meeting phase) are built from."""
+    return {
+        "acts.jsonl": [
+            {
+                "id": a.id,
+                "speaker": a.speaker,
+                "start": a.start,
+                "end": a.end,
+                "type": a.type,
+                "addressee": list(a.addressee) if a.addressee is not None else None,
+            }
+            for a in meeting.dialogue_acts
+        ],
+        "pairs.jsonl": [
+            {"id": p.id, "type": p.type, "source": p.source, "target": p.target} for p in meeting.adjacency_pairs
+        ],
+        "topics.jsonl": [
+            {"id": t.id, "parent": t.parent, "start": t.start, "end": t.end, "type": t.type} for t in meeting.topics
+        ],
+    }
+
+
+def extract_meeting(
+    annotations: str | Path, meeting_id: str, source: str, mining: Mapping[str, Any] | None
+) -> dict[str, list | dict]:
+    """Every file of one meeting's folder, as records (``meeting.json`` under ``"meeting"``)."""
+    from socialbench.meetingtom.dataset.ami.mining import MiningParams, mine_meeting
+    from socialbench.meetingtom.dataset.ami.nxt import parse_corpus
+    from socialbench.meetingtom.dataset.ami.you_events import you_events
+
+    params = MiningParams.from_mapping(mining)
+    corpus = parse_corpus(annotations, [meeting_id])
+    (meeting,) = corpus.meetings
+    events = [e.as_dict() for e in you_events(meeting)]
+    result = mine_meeting(meeting, params)
+    out = {
+        "you_events.jsonl": events,
+        "candidates.jsonl": [c.as_dict() for c in result.accepted],
+        "rejected.jsonl": [c.as_dict() for c in result.rejected],
+        # corpus-wide problems (ontologies, meetings.xml) too: they can affect this meeting
+        "problems.jsonl": [p.as_dict() for p in corpus.problems],
+        "words.jsonl": word_records(meeting),
+        **context_records(meeting),
+    }
+    counts = {name.split(".")[0]: len(recs) for name, recs in out.items()}
+    out[MEETING_FILE] = meeting_record(meeting, source, counts)
+    return out
+
+
+def absent_meeting(meeting_id: str, source: str, note: str) -> dict[str, list | dict]:
+    out: dict[str, list | dict] = {name: [] for name in FILES}
+    out[MEETING_FILE] = {
+        "meeting": meeting_id,
+        "source": source,
+        "start": None,
+        "end": None,
+        "participants": {},
+        "speakers": [],
+        "layers": [],
+        "counts": {n.split(".")[0]: 0 for n in FILES},
+        "note": note,
+    }
+    return out
+
+
+def write_meeting(out_dir: str | Path, files: Mapping[str, list | dict]) -> None:
+    from socialbench.core.io import write_json, write_jsonl
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, recs in files.items():
+        if name.endswith(".jsonl"):
+            write_jsonl(out / name, recs)
+        else:
+            write_json(out / name, recs)
+
+
+def read_meeting(folder: str | Path) -> dict[str, Any]:
+    """A meeting folder written by :func:`write_meeting`, read back (a missing, truncated or
+    non-JSON file is a one-line DataError naming it)."""
+    from socialbench.core.io import parse_json_object, read_file_bytes, read_jsonl
+
+    folder = Path(folder)
+    path = folder / MEETING_FILE
+    if not path.is_file():
+        raise DataError(str(path), "no meeting record: run socialbench meetingtom extract for this meeting first")
+    out: dict[str, Any] = {MEETING_FILE: parse_json_object(read_file_bytes(path), str(path), "(a meeting record)")}
+    for name in FILES:
+        out[name] = read_jsonl(folder / name)
+    return out

@@ -1,0 +1,505 @@
+"""MeetingToM instances of the five subtasks (paper 3.2) and the instance files.
+
+Every instance is a multiple-choice question about one mined clip (non-overlapping within its
+meeting and task family, B.1): a fixed question template with only its task variables filled in
+(B.2, :mod:`socialbench.meetingtom.schema.questions`), options shuffled with ``"{seed}:{id}:options"``
+and labelled A, B, C..., the answer a label (Task 3.2: the sorted labels of every dissenter).
+
+* Task 2.1 (addressee): a ``you`` window whose anchor is a ``you`` event; its gold comes straight
+  from the events file (AMI's dialogue-act ``addressee`` of a singular deictic "you").
+* Task 1 (``state`` windows, 5 s, one target), Task 2.2 (the ``you`` windows again: the addressee's
+  attitude) and Tasks 3.1/3.2 (``consensus`` windows; every such clip has a 3.1 and a 3.2 item) are
+  built as *items* without answers; their gold comes from the annotation round-trip (B.3,
+  :mod:`socialbench.meetingtom.dataset.annotation`), which turns the kept items into instances.
+
+What goes to the model (B.4) is only: the transcript window (speaker letters and words, times from
+the clip start), the question, the options and, per the source's ``modality``, the clip (files and
+0.5 FPS frames). AMI annotations used to build the instance live under ``meta``; the contextual
+priors (roles, meeting phase, dialogue acts) under ``context``, shown only in that ablation.
+
+Files (``socialbench meetingtom instances`` / ``annotate`` / ``consolidate``):
+
+* ``data/processed/meetingtom/<source>/task2_1.jsonl`` (both splits), ``items.jsonl`` (the items to
+  annotate), ``sheet.csv`` (the annotation sheet exported from them), ``you_events.jsonl``,
+  ``candidates.jsonl``, ``report.jsonl`` (candidates that are no instance, with the reason) and
+  ``source.json`` (counts; for an absent mirror, the note);
+* ``data/processed/meetingtom/<source>/gold/``: the adjudicated gold and the labelled instances;
+* ``data/processed/meetingtom/tasks/<task>.jsonl``: every source's test instances of a task (B.5's
+  task files); ``test.jsonl`` and ``dev.jsonl``: every task's instances of each split, what the
+  shared stages read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from socialbench.meetingtom.schema.instances import MODALITIES, TASK
+from socialbench.meetingtom.schema.questions import (
+    participant_options,
+    question,
+    vocabulary_options,
+)
+
+
+def shuffled_options(
+    participants: Sequence[str], speaker: str, iid: str, seed: int, include_speaker: bool
+) -> list[dict[str, str]]:
+    """Task 2.1's candidate addressees: letters A, B... over the participants (the speaker only
+    with ``include_speaker``), shuffled with the instance's own seed."""
+    return participant_options(participants, seed, iid, exclude=() if include_speaker else (speaker,))
+
+
+def instance_id(source: str, anchor: str, task: str = TASK) -> str:
+    return f"{source}-{task}-{anchor}"
+
+
+# --------------------------------------------------------------------------------------------
+# What every task's instance shares: the clip, its transcript, the media, the contextual priors
+
+
+def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
+    return max(0.0, min(a1, b1) - max(a0, b0))
+
+
+def context_of(
+    meeting: Mapping[str, Any], start: float, end: float, turns: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The contextual priors of a clip (paper 4.2, Table 4; AMI annotations, shown to a model only
+    in that ablation): each participant's role; the meeting phase as a stage (``phase``: opening,
+    presentation, discussion, decision, closing; spec.questions.meeting_stage) from ``topic``, the
+    type of the innermost topic segment with a type holding the clip's midpoint (None without one),
+    and ``position``, the midpoint's share of the meeting's span (None when unknown); and the dialogue
+    act of each transcript line (the act of its speaker that overlaps it most; None when no act does)."""
+    from socialbench.media.transcript import span_index
+    from socialbench.meetingtom.schema.questions import meeting_stage
+
+    info = meeting["meeting.json"]
+    roles = {x: p.get("role") for x, p in sorted((info.get("participants") or {}).items())}
+    mid = start + (end - start) / 2
+    topics = [
+        t
+        for t in meeting.get("topics.jsonl", [])
+        if t.get("type") and t.get("start") is not None and t["start"] <= mid < t["end"]
+    ]
+    topic = min(topics, key=lambda t: (t["end"] - t["start"], t["id"]))["type"] if topics else None
+    m0, m1 = info.get("start"), info.get("end")
+    position = round(min(1.0, max(0.0, (mid - m0) / (m1 - m0))), 4) if m0 is not None and m1 and m1 > m0 else None
+    acts = span_index(meeting.get("acts.jsonl", []))
+    line_acts = []
+    for t in turns:
+        t0, t1 = start + t["start"], start + t["end"]
+        best = max(
+            (
+                a
+                for a in acts.near(t0, t1)
+                if a["speaker"] == t["speaker"] and _overlap(a["start"], a["end"], t0, t1) > 0
+            ),
+            key=lambda a: (_overlap(a["start"], a["end"], t0, t1), a["id"]),
+            default=None,
+        )
+        line_acts.append(best["type"] if best else None)
+    return {
+        "roles": roles,
+        "phase": meeting_stage(topic, position),
+        "topic": topic,
+        "position": position,
+        "acts": line_acts,
+    }
+
+
+def _base(
+    meeting: Mapping[str, Any],
+    cand: Mapping[str, Any],
+    task: str,
+    iid: str,
+    clip: Mapping[str, Any] | None,
+    *,
+    source: str,
+    split: str,
+    modality: str,
+    utterance_gap: float,
+    clip_problem: str | None,
+) -> dict[str, Any]:
+    from socialbench.meetingtom.dataset.clips import transcript_window
+
+    if modality not in MODALITIES:
+        raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
+    start, end = cand["start"], cand["end"]
+    window = transcript_window(meeting["words.jsonl"], start, end, utterance_gap)
+    inst: dict[str, Any] = {
+        "id": iid,
+        "task": task,
+        "source": source,
+        "split": split,
+        "modality": modality,
+        "clip_id": cand["id"],
+        "duration": round(end - start, 3),
+        "transcript": window["text"],
+        "turns": window["items"],
+        "media": None,
+        "media_error": None,
+        "context": context_of(meeting, start, end, window["items"]),
+    }
+    if clip is not None:
+        inst["media"] = {
+            "videos": clip["videos"],
+            "audio": clip.get("audio"),
+            "frames": clip["frames"],
+            "fps": clip.get("fps"),
+        }
+    elif modality != "utterances":
+        inst["media_error"] = f"no clip for this window ({clip_problem or 'the meeting has no video'})"
+    return inst
+
+
+# --------------------------------------------------------------------------------------------
+# Task 2.1 (gold from the you events)
+
+
+def build_task21(
+    candidate: Mapping[str, Any],
+    event: Mapping[str, Any],
+    participants: Sequence[str],
+    words: Sequence[Mapping[str, Any]],
+    clip: Mapping[str, Any] | None,
+    *,
+    source: str,
+    split: str,
+    modality: str,
+    seed: int,
+    include_speaker: bool = False,
+    utterance_gap: float = 1.0,
+    clip_problem: str | None = None,
+    meeting: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One Task 2.1 instance (pure). ``clip`` is the candidate's clip record (None: no clip; then
+    a modality that needs video marks the instance ``media_error``: it is answered without a model
+    call and scored invalid, so N never shrinks silently). ``meeting``: the meeting's records
+    (for the contextual priors; without it, the words alone)."""
+    iid = instance_id(source, candidate["anchor"])
+    meeting = meeting or {"meeting.json": {"participants": {}}, "words.jsonl": words}
+    inst = _base(
+        meeting,
+        candidate,
+        TASK,
+        iid,
+        clip,
+        source=source,
+        split=split,
+        modality=modality,
+        utterance_gap=utterance_gap,
+        clip_problem=clip_problem,
+    )
+    options = shuffled_options(participants, event["speaker"], iid, seed, include_speaker)
+    answer = next((o["label"] for o in options if o["participant"] == event["addressee"]), None)
+    if answer is None:
+        raise ValueError(
+            f"{iid}: the addressee {event['addressee']} is not among the options {[o['participant'] for o in options]}"
+        )
+    variables = {
+        "duration": inst["duration"],
+        "speaker": event["speaker"],
+        "you_time": round(event["start"] - candidate["start"], 3),
+        "utterance": candidate["info"].get("utterance") or "",
+    }
+    inst.update(
+        {
+            "question": question(TASK, variables),
+            "variables": variables,
+            "options": options,
+            "answer": answer,
+            "gold": event["addressee"],
+            "speaker": event["speaker"],
+            "utterance": variables["utterance"],
+            "you_time": variables["you_time"],
+            "addressee": event["addressee"],
+            "meta": {
+                "meeting": candidate["meeting"],
+                "anchor": candidate["anchor"],
+                "word_id": event["word_id"],
+                "act": candidate["info"].get("act"),
+                "candidate": candidate["id"],
+                "window": [candidate["start"], candidate["end"]],
+            },
+        }
+    )
+    return inst
+
+
+# --------------------------------------------------------------------------------------------
+# Items of the annotated tasks (Task 1, 2.2, 3.1, 3.2): no answer until the annotation round-trip
+
+
+def item_task1(
+    meeting: Mapping[str, Any],
+    cand: Mapping[str, Any],
+    clip,
+    *,
+    source: str,
+    split: str,
+    modality: str,
+    seed: int,
+    utterance_gap: float = 1.0,
+    clip_problem: str | None = None,
+) -> dict[str, Any]:
+    """Task 1: the mental state of the window's target participant (5 s, their close-up by default)."""
+    iid = instance_id(source, f"{cand['anchor']}:{cand['target']}", "task1")
+    inst = _base(
+        meeting,
+        cand,
+        "task1",
+        iid,
+        clip,
+        source=source,
+        split=split,
+        modality=modality,
+        utterance_gap=utterance_gap,
+        clip_problem=clip_problem,
+    )
+    info = cand["info"]
+    variables = {"duration": inst["duration"], "target": cand["target"]}
+    inst.update(
+        {
+            "question": question("task1", variables),
+            "variables": variables,
+            "target": cand["target"],
+            "options": vocabulary_options("task1", seed, iid),
+            "meta": {
+                "meeting": cand["meeting"],
+                "candidate": cand["id"],
+                "target": cand["target"],
+                "role": info.get("role"),
+                "act_type": info.get("act_type"),
+                "basis": info.get("basis"),
+                "speech_s": info.get("speech_s") or {},
+                "addressed": info.get("basis") == "addressed",
+                "window": [cand["start"], cand["end"]],
+            },
+        }
+    )
+    return inst
+
+
+def reply_of(meeting: Mapping[str, Any], act_id: str | None, addressee: str) -> dict[str, Any] | None:
+    """The addressee's reply to the act: the first adjacency pair from the act to an act of the
+    addressee (its type: POS, NEG, UNC, PART, ELA), or None."""
+    acts = {a["id"]: a for a in meeting.get("acts.jsonl", [])}
+    for p in meeting.get("pairs.jsonl", []):
+        target = acts.get(p.get("target"))
+        if p.get("source") == act_id and target is not None and target["speaker"] == addressee:
+            return {"act": target["id"], "pair_type": p.get("type")}
+    return None
+
+
+def item_task22(
+    meeting: Mapping[str, Any],
+    cand: Mapping[str, Any],
+    event: Mapping[str, Any],
+    clip,
+    *,
+    source: str,
+    split: str,
+    modality: str,
+    seed: int,
+    utterance_gap: float = 1.0,
+    clip_problem: str | None = None,
+) -> dict[str, Any]:
+    """Task 2.2: the addressee's attitude toward the speaker's statement (the Task 2.1 window)."""
+    iid = instance_id(source, cand["anchor"], "task2_2")
+    inst = _base(
+        meeting,
+        cand,
+        "task2_2",
+        iid,
+        clip,
+        source=source,
+        split=split,
+        modality=modality,
+        utterance_gap=utterance_gap,
+        clip_problem=clip_problem,
+    )
+    variables = {
+        "duration": inst["duration"],
+        "speaker": event["speaker"],
+        "addressee": event["addressee"],
+        "you_time": round(event["start"] - cand["start"], 3),
+        "utterance": cand["info"].get("utterance") or "",
+    }
+    act = cand["info"].get("act")
+    inst.update(
+        {
+            "question": question("task2_2", variables),
+            "variables": variables,
+            "speaker": event["speaker"],
+            "addressee": event["addressee"],
+            "options": vocabulary_options("task2_2", seed, iid),
+            "meta": {
+                "meeting": cand["meeting"],
+                "candidate": cand["id"],
+                "speaker": event["speaker"],
+                "addressee": event["addressee"],
+                "act": act,
+                "reply": reply_of(meeting, act, event["addressee"]),
+                "window": [cand["start"], cand["end"]],
+            },
+        }
+    )
+    return inst
+
+
+def items_task3(
+    meeting: Mapping[str, Any],
+    cand: Mapping[str, Any],
+    participants: Sequence[str],
+    clip,
+    *,
+    source: str,
+    split: str,
+    modality: str,
+    seed: int,
+    utterance_gap: float = 1.0,
+    clip_problem: str | None = None,
+) -> list[dict[str, Any]]:
+    """Task 3.1 (consensus kind) and Task 3.2 (dissenters) items of one decision window; the 3.2
+    item becomes an instance only where the clip's 3.1 gold is pseudo-consensus (annotation)."""
+    info = cand["info"]
+    start = cand["start"]
+    moment = {
+        "moment_start": round(info.get("decision_start", cand["anchor_start"]) - start, 1),
+        "moment_end": round(info.get("decision_end", cand["anchor_end"]) - start, 1),
+    }
+    meta = {
+        "meeting": cand["meeting"],
+        "candidate": cand["id"],
+        "decision": cand["anchor"],
+        "participants": sorted(participants),
+        "proposers": sorted({r["proposer"] for r in info.get("proposal_responses", [])}),
+        "agreeing": sorted(info.get("agreeing", [])),
+        "responses": [{"responder": r["responder"], "type": r.get("type")} for r in info.get("proposal_responses", [])],
+        "window": [cand["start"], cand["end"]],
+    }
+    out = []
+    for task in ("task3_1", "task3_2"):
+        iid = instance_id(source, cand["anchor"], task)
+        inst = _base(
+            meeting,
+            cand,
+            task,
+            iid,
+            clip,
+            source=source,
+            split=split,
+            modality=modality,
+            utterance_gap=utterance_gap,
+            clip_problem=clip_problem,
+        )
+        variables = {"duration": inst["duration"], **moment}
+        options = (
+            vocabulary_options(task, seed, iid) if task == "task3_1" else participant_options(participants, seed, iid)
+        )
+        inst.update(
+            {"question": question(task, variables), "variables": variables, "options": options, "meta": dict(meta)}
+        )
+        out.append(inst)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# One source
+
+
+def build_source(
+    meetings: Sequence[Mapping[str, Any]],
+    clips: Mapping[str, Sequence[Mapping[str, Any]]],
+    clip_reports: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    source: str,
+    modality: str,
+    seed: int,
+    dev_meetings: Sequence[str],
+    include_speaker: bool = False,
+    utterance_gap: float = 1.0,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(task2_1 instances, items of the annotated tasks, report)`` of one source; the report lists
+    every candidate that makes no instance or item, and every instance kept without its media.
+
+    ``meetings``: per meeting, the records of :func:`socialbench.meetingtom.dataset.extract.read_meeting`;
+    ``clips`` / ``clip_reports``: per meeting, its ``clips.jsonl`` / ``report.jsonl`` records."""
+    instances: list[dict[str, Any]] = []
+    items: list[dict[str, Any]] = []
+    report: list[dict[str, Any]] = []
+    for m in meetings:
+        info = m["meeting.json"]
+        mid = info["meeting"]
+        events = {(e["meeting"], e["word_id"]): e for e in m["you_events.jsonl"]}
+        participants = sorted(info["participants"]) or list(info["speakers"])
+        clip_by_id = {c["id"]: c for c in clips.get(mid, [])}
+        problem_by_id = {p["id"]: f"{p['problem']}: {p['detail']}" for p in clip_reports.get(mid, [])}
+        split = "dev" if mid in dev_meetings else "test"
+        for cand in m["candidates.jsonl"]:
+            kw = dict(
+                source=source,
+                split=split,
+                modality=modality,
+                seed=seed,
+                utterance_gap=utterance_gap,
+                clip_problem=problem_by_id.get(cand["id"]),
+            )
+            clip = clip_by_id.get(cand["id"])
+            if cand["task"] == "state":
+                made = [item_task1(m, cand, clip, **kw)]
+            elif cand["task"] == "consensus":
+                made = items_task3(m, cand, participants, clip, **kw)
+            elif cand["task"] == "you":
+                event = events.get((mid, cand["info"].get("word_id")))
+                if event is None:
+                    report.append(
+                        {
+                            "id": cand["id"],
+                            "meeting": mid,
+                            "reason": "no_event",
+                            "detail": f"word {cand['info'].get('word_id')} is not among the meeting's you events",
+                        }
+                    )
+                    continue
+                made = [
+                    build_task21(
+                        cand,
+                        event,
+                        participants,
+                        m["words.jsonl"],
+                        clip,
+                        include_speaker=include_speaker,
+                        meeting=m,
+                        **kw,
+                    ),
+                    item_task22(m, cand, event, clip, **kw),
+                ]
+            else:
+                report.append(
+                    {
+                        "id": cand["id"],
+                        "meeting": mid,
+                        "reason": "unknown_task",
+                        "detail": f"candidate task {cand['task']!r}",
+                    }
+                )
+                continue
+            for inst in made:
+                (instances if inst["task"] == TASK else items).append(inst)
+                if inst["media_error"]:
+                    report.append(
+                        {
+                            "id": inst["id"],
+                            "meeting": mid,
+                            "reason": "media_error",
+                            "detail": inst["media_error"],
+                            "action": "kept, answered without a model call and scored invalid",
+                        }
+                    )
+    return (
+        sorted(instances, key=lambda i: i["id"]),
+        sorted(items, key=lambda i: i["id"]),
+        sorted(report, key=lambda r: (r["meeting"], r["id"])),
+    )

@@ -1,0 +1,138 @@
+"""MeetingToM's Figure 4 (label distribution per task) from the instances' gold values (matplotlib,
+Agg; pure: instances in, bytes out).
+
+One panel per task with instances: the count of each gold value, a bar per source side by side.
+Task 3.2's gold is a set of dissenters, so its panel counts the number of dissenters (1, 2, ...).
+Values are in the task's option order (``TASK_VALUES``), other values after them, sorted.
+
+Same bytes for the same instances: matplotlib's default style (no user matplotlibrc), no timestamp
+or software version in the PNG/PDF (as ``socialbench.moca.results.figures``). The counts are also written as
+``figures/figure4.csv``.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+_DPI = 150
+_PNG_META = {"Software": None}
+_PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
+TASK_VALUES = {
+    "task1": [
+        "active_engagement",
+        "supportive_endorsement",
+        "focused_listening",
+        "cognitive_conflict",
+        "confused_bewilderment",
+        "hesitation",
+        "disengaged_withdrawal",
+    ],
+    "task2_1": ["A", "B", "C", "D"],
+    "task2_2": ["positive", "negative", "neutral", "uncertain"],
+    "task3_1": ["genuine_consensus", "pseudo_consensus", "no_consensus"],
+}
+TASK_TITLES = {
+    "task1": "Task 1: mental state",
+    "task2_1": "Task 2.1: addressee",
+    "task2_2": "Task 2.2: attitude",
+    "task3_1": "Task 3.1: consensus",
+    "task3_2": "Task 3.2: number of dissenters",
+}
+SOURCES = ("demo", "ami")
+
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
+
+
+def _render(draw, *args: Any) -> dict[str, bytes]:
+    """PNG and PDF bytes, drawn under matplotlib's default style (a user's matplotlibrc must not
+    change the bytes) and saved without timestamps or versions."""
+    import matplotlib
+    import matplotlib.style
+
+    with matplotlib.rc_context(), matplotlib.style.context("default"):
+        matplotlib.rcParams.update({"svg.hashsalt": "socialbench", "pdf.compression": 6, "font.size": 8})
+        fig = draw(*args)
+        out = {}
+        for fmt, meta in (("png", _PNG_META), ("pdf", _PDF_META)):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, metadata=meta, dpi=_DPI)
+            out[fmt] = buf.getvalue()
+        return out
+
+
+def gold_value(instance: dict[str, Any]) -> str:
+    """The value a Figure 4 bar counts: the gold option's value (Task 3.2: how many dissenters)."""
+    from socialbench.meetingtom.eval.scoring import MULTI_TASK, option_value
+
+    values = {o["label"]: option_value(o) for o in instance["options"]}
+    if instance["task"] == MULTI_TASK:
+        return str(len(set(instance["answer"])))
+    return values[instance["answer"]]
+
+
+def distribution(instances: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """{task: {value: {source: count}}}, tasks in the paper's order, values in option order."""
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for inst in instances:
+        per = counts.setdefault(inst["task"], {}).setdefault(gold_value(inst), {})
+        per[inst["source"]] = per.get(inst["source"], 0) + 1
+    out = {}
+    for task in sorted(counts, key=lambda t: (list(TASK_TITLES).index(t) if t in TASK_TITLES else len(TASK_TITLES), t)):
+        known = TASK_VALUES.get(task, [])
+        order = [v for v in known if v in counts[task]] + sorted(v for v in counts[task] if v not in known)
+        out[task] = {v: counts[task][v] for v in order}
+    return out
+
+
+def _draw(dist: dict[str, dict[str, dict[str, int]]]):
+    from matplotlib.ticker import MaxNLocator
+
+    tasks = list(dist) or ["none"]
+    fig = _figure(3.2 * len(tasks), 3.0)
+    axes = fig.subplots(1, len(tasks), squeeze=False)[0]
+    if not dist:
+        axes[0].text(0.5, 0.5, "no instances", ha="center", va="center")
+        axes[0].set_axis_off()
+        return fig
+    sources = [s for s in SOURCES if any(s in per for d in dist.values() for per in d.values())]
+    width = 0.8 / max(1, len(sources))
+    for ax, task in zip(axes, tasks):
+        values = list(dist[task])
+        for k, src in enumerate(sources):
+            xs = [i + (k - (len(sources) - 1) / 2) * width for i in range(len(values))]
+            ax.bar(xs, [dist[task][v].get(src, 0) for v in values], width, label=src)
+        ax.set_xticks(range(len(values)))
+        ax.set_xticklabels([v.replace("_", "\n") for v in values], fontsize=6)
+        ax.set_title(TASK_TITLES.get(task, task))
+        ax.set_ylabel("instances")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[0].legend(title="source", fontsize=6)
+    return fig
+
+
+def data_csv(dist: dict[str, dict[str, dict[str, int]]]) -> str:
+    from socialbench.results.tables import csv_text
+
+    rows = (
+        [task, value, src, per_source[src]]
+        for task, per_value in dist.items()
+        for value, per_source in per_value.items()
+        for src in sorted(per_source)
+    )
+    return csv_text(["task", "value", "source", "count"], rows)
+
+
+def label_distribution(instances: list[dict[str, Any]]) -> dict[str, str | bytes]:
+    """``figures/figure4_label_distribution.{png,pdf}`` and ``figures/figure4.csv``."""
+    dist = distribution(instances)
+    rendered = _render(_draw, dist)
+    return {
+        "figures/figure4_label_distribution.png": rendered["png"],
+        "figures/figure4_label_distribution.pdf": rendered["pdf"],
+        "figures/figure4.csv": data_csv(dist),
+    }

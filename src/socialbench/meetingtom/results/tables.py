@@ -1,0 +1,777 @@
+"""MeetingToM result tables in the style of the paper's Tables 1-6 (Markdown, CSV, LaTeX), Figure 4,
+and the headline metrics. Pure functions: scores (and optionally instances and predictions) in,
+``{file name: text or bytes}`` out.
+
+Tables (each ``<name>.md/.csv/.tex``, one section per source: demo meetings, AMI meetings):
+
+* ``table1_overall``: every model's ``no_prompt`` run, human rows first, then the other categories in
+  the order of params' models, and a chance row (uniform guessing over each instance's options).
+* ``table2_modality``, ``table4_priors``, ``table5_markers``, ``table_view``, ``table_ingestion``:
+  the runs ``<method>__<ablation>`` whose ablation (``meetingtom.ablations``) names that table, under
+  their base run (``No Prompt``, or the base method's label). Priors and markers rows show the signed
+  change from the base run; modality, view and ingestion are alternative inputs, shown side by side.
+  Table 4's Task 1 cells of prior rows read "n=0, not evaluated", as in the paper.
+* ``table3_prompting`` (models of ``meetingtom.tables.prompting_models``) and
+  ``table6_prompting_additional`` (every other model with a prompting run): No Prompt, Naive-CoT,
+  Task-CoT, ECoT, each CoT cell with its signed change from the model's No Prompt (↑/↓).
+  Both end with the run's invalid-answer rate (``Invalid %``, over every task's instances).
+* ``all_runs``: every run scored, whatever table it belongs to (nothing scored goes unshown).
+
+Columns: T1 Acc, T1 Macro-F1, T2.1 Acc, T2.2 Acc, T3.1 Acc, T3.1 Macro-F1, T3.2 Acc (conditional on
+a correct 3.1, with its denominator n). A task without instances in a source is left out of that
+source's section with a note; a source without instances gets a note instead of a section; a table
+without runs is still written, with a note naming the params entry that adds them.
+
+Intervals (every accuracy and Macro-F1 cell): 95% instance-level percentile bootstrap, B = 2000,
+seed ``stats.cell_seed(seed, model, method, group[, metric])``, as in the MoCA statistics.
+Accuracy is a mean of exchangeable 0/1 outcomes and Task 3.2's conditional accuracy a ratio of two
+sums of them (correct / eligible, over all 3.2 instances resampled), so both come from the score
+file's counts. Macro-F1 needs each instance's gold and predicted value: with ``instances`` and
+``predictions`` given, each run is rescored (a score file that no longer matches is a DataError) and
+its interval computed; without them its interval is left out with a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from typing import Any
+
+from socialbench.core.benchmarks import excluded
+from socialbench.core.errors import DataError
+from socialbench.meetingtom.eval.scoring import macro_f1
+from socialbench.results import tables as rt
+from socialbench.results.stats import MetricSet
+from socialbench.results.tables import tex_escape
+
+SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
+SOURCES = ("demo", "ami")
+RESAMPLES = 2000
+LEVEL = 0.95
+#: Accuracy as the statistics compute it: one correctness column, its mean.
+ACCURACY = MetricSet(columns=("correct",), metrics={"accuracy": ("correct", None)})
+BASE = "no_prompt"
+METHOD_LABELS = {"no_prompt": "No Prompt", "naive_cot": "Naive-CoT", "task_cot": "Task-CoT", "ecot": "ECoT"}
+PROMPTING = ("no_prompt", "naive_cot", "task_cot", "ecot")
+#: (task, metric, header) of every column, in the paper's order.
+COLUMNS = (
+    ("task1", "accuracy", "T1 Acc"),
+    ("task1", "macro_f1", "T1 Macro-F1"),
+    ("task2_1", "accuracy", "T2.1 Acc"),
+    ("task2_2", "accuracy", "T2.2 Acc"),
+    ("task3_1", "accuracy", "T3.1 Acc"),
+    ("task3_1", "macro_f1", "T3.1 Macro-F1"),
+    ("task3_2", "accuracy", "T3.2 Acc"),
+)
+#: Tables 3 and 6's last column: the run's share of invalid answers over all its instances of the source
+#: (every task), so a prompting method's score is read beside how often its answer could not be read.
+INVALID_COLUMN = ("all", "invalid_rate", "Invalid %")
+TASK_NAMES = {
+    "task1": "Task 1",
+    "task2_1": "Task 2.1",
+    "task2_2": "Task 2.2",
+    "task3_1": "Task 3.1",
+    "task3_2": "Task 3.2",
+}
+#: name, title, ablation table key (None: not an ablation table), whether rows show a change from the base run
+ABLATION_TABLES = (
+    ("table2_modality", "Table 2: ablation of input modalities", "modality", False),
+    ("table4_priors", "Table 4: contextual priors", "priors", True),
+    ("table5_markers", "Table 5: discourse-marker ablation", "markers", True),
+    ("table_view", "Views: camera view ablation", "view", False),
+    ("table_ingestion", "Video ingestion: native video or sampled frames", "ingestion", False),
+)
+TABLE_NAMES = (
+    "table1_overall",
+    "table2_modality",
+    "table3_prompting",
+    "table4_priors",
+    "table5_markers",
+    "table6_prompting_additional",
+    "table_view",
+    "table_ingestion",
+    "all_runs",
+)
+FIGURE_FILES = (
+    "figures/figure4_label_distribution.png",
+    "figures/figure4_label_distribution.pdf",
+    "figures/figure4.csv",
+)
+NOT_EVALUATED = "n=0, not evaluated"
+NO_VIDEO = "not evaluated: no video in this source"
+#: Where each source's gold comes from, as its rows say (the real corpus: AMI's own addressee layer).
+GOLD = {"ami": "gold: AMI addressee annotations, not the paper's human annotation"}
+
+
+def output_files(with_figures: bool = True) -> list[str]:
+    """Every file ``tables`` writes (the figure's only when it is given the instances)."""
+    return [f"{t}.{ext}" for t in TABLE_NAMES for ext in ("md", "csv", "tex")] + (
+        list(FIGURE_FILES) if with_figures else []
+    )
+
+
+# ---- intervals ------------------------------------------------------------------------------------
+def accuracy_ci(correct: int, n: int, seed: int, key: tuple[str, ...]) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of ``correct`` of ``n`` (stats.bootstrap_ci on the counts)."""
+    import numpy as np
+
+    from socialbench.results.stats import bootstrap_ci, cell_seed
+
+    if n == 0:  # nothing scored (Task 1 in a contextual-prior run): no interval
+        return None, None
+    outcome = np.zeros((n, 1), dtype=bool)
+    outcome[:correct] = True
+    ci = bootstrap_ci(outcome, defs=ACCURACY, n_resamples=RESAMPLES, seed=cell_seed(seed, *key), level=LEVEL)
+    return ci.intervals["accuracy"].low, ci.intervals["accuracy"].high
+
+
+def _weights(n: int, seed: int, key: tuple[str, ...]):
+    """(B, n): how often each instance is drawn in each resample, drawn as stats.bootstrap_ci draws."""
+    from socialbench.results.stats import cell_seed, resample_counts
+
+    return resample_counts(n, RESAMPLES, cell_seed(seed, *key))
+
+
+def conditional_ci(
+    correct: int, n: int, n_total: int, seed: int, key: tuple[str, ...]
+) -> tuple[float | None, float | None]:
+    """Task 3.2's interval: all ``n_total`` instances resampled, accuracy = correct / eligible per
+    resample (``n`` eligible, the first ``correct`` of them right); resamples without an eligible
+    instance are left out. None when n = 0."""
+    import numpy as np
+
+    from socialbench.results.stats import percentile_interval
+
+    if n == 0:
+        return None, None
+    eligible = np.zeros(n_total)
+    eligible[:n] = 1
+    right = np.zeros(n_total)
+    right[:correct] = 1
+    w = _weights(n_total, seed, key)
+    den, num = w @ eligible, w @ right
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(den > 0, 100 * num / den, np.nan)
+    low, high, _ = percentile_interval(values, LEVEL)
+    return low, high
+
+
+def macro_f1_ci(
+    gold: Sequence[Any], pred: Sequence[Any], seed: int, key: tuple[str, ...]
+) -> tuple[float | None, float | None]:
+    """Macro-F1's interval: instances resampled, Macro-F1 recomputed on each resample over the classes
+    present in it (as ``scoring.macro_f1``: gold values and valid predictions; None = invalid)."""
+    import numpy as np
+
+    from socialbench.results.stats import percentile_interval
+
+    classes = sorted(set(gold) | {p for p in pred if p is not None})
+    t = np.array([[g == c for c in classes] for g in gold], dtype=np.float64)
+    p = np.array([[q == c for c in classes] for q in pred], dtype=np.float64)
+    w = _weights(len(gold), seed, key)
+    tp, n_pred, n_true = w @ (t * p), w @ p, w @ t
+    den = n_pred + n_true
+    present = den > 0
+    f1 = np.where(present, 2 * tp / np.where(present, den, 1), 0.0)
+    values = 100 * f1.sum(axis=1) / present.sum(axis=1)
+    low, high, _ = percentile_interval(values, LEVEL)
+    return low, high
+
+
+# ---- formatting helpers -------------------------------------------------------------------------
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def difference(a: Cell, b: Cell) -> float | None:
+    """``a - b`` rounded half-up to two decimals, from the unrounded values (``exact``: accuracy from
+    the counts, Macro-F1 when each instance's answer is given), so a change is never the difference
+    of two roundings; a cell without its exact value falls back to the printed two-decimal value."""
+    if a.value is None or b.value is None:
+        return None
+    if a.exact is not None and b.exact is not None:
+        d = Decimal((a.exact - b.exact).numerator) / Decimal((a.exact - b.exact).denominator)
+    else:
+        d = Decimal(repr(float(a.value))) - Decimal(repr(float(b.value)))
+    return float(d.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def arrow(delta: float, latex: bool = False) -> str:
+    """A change as the paper prints it: ↑2.30 / ↓0.50 (no change: ±0.00)."""
+    if delta == 0:
+        return "$\\pm$0.00" if latex else "±0.00"
+    up = delta > 0
+    sym = ("$\\uparrow$" if up else "$\\downarrow$") if latex else ("↑" if up else "↓")
+    return f"{sym}{abs(delta):.2f}"
+
+
+# ---- the table model ------------------------------------------------------------------------------
+@dataclass
+class Cell:
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int | None = None  # Task 3.2: the conditional denominator
+    delta: float | None = None
+    has_delta: bool = False
+    text: str | None = None  # a cell that is a note ("n=0, not evaluated")
+    exact: Fraction | None = None  # the unrounded percentage, for changes (``difference``)
+
+
+@dataclass
+class Row:
+    category: str
+    model: str
+    method: str
+    setting: str
+    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+
+
+@dataclass
+class Section:
+    source: str
+    columns: list[tuple[str, str, str]]
+    n: dict[str, int]  # task -> instances of the source
+    rows: list[Row]
+    notes: list[str]
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    sections: list[Section]
+    notes: list[str]
+
+
+class Context:
+    """What every table is built from: the runs kept (excluded pairs dropped), params, and per-instance
+    gold/predicted values for Macro-F1 intervals when given."""
+
+    def __init__(
+        self,
+        scores: Mapping[tuple[str, str], Mapping[str, Any]],
+        params: Mapping[str, Any],
+        values: Mapping[tuple[str, str, str], tuple[list[Any], list[Any]]] | None,
+    ):
+        self.params = params
+        self.models = params.get("models") or {}
+        self.categories = {m: e.get("category", "") for m, e in self.models.items()}
+        self.section = params.get("meetingtom") or {}
+        self.methods = list(self.section.get("methods") or [])
+        self.ablations = self.section.get("ablations") or {}
+        self.prompting_models = list((self.section.get("tables") or {}).get("prompting_models") or [])
+        self.seed = int(params.get("seed", 0))
+        self.scores = {
+            k: sc for k, sc in scores.items() if excluded(self.models.get(k[0], {}), "meetingtom", k[1]) is None
+        }
+        self.all_scores = scores
+        self.values = values
+        self.groups = sorted({g for sc in scores.values() for g in sc})
+        self.excluded_notes = excluded_notes(self.models, self.methods)
+
+    def order(self, model: str) -> tuple[int, int, str]:
+        """Human rows first (categories starting with "human"), then the categories as params' models
+        introduce them."""
+        cats = list(dict.fromkeys(self.categories.values()))
+        cat = self.categories.get(model, "")
+        return (0 if cat.startswith("human") else 1, cats.index(cat) if cat in cats else len(cats), model)
+
+    def source_modality(self, source: str) -> str | None:
+        """What the source's instances give the model (params ``meetingtom.<source>.modality``)."""
+        return (self.section.get(source) or {}).get("modality")
+
+    def run_modality(self, method: str, source: str) -> str | None:
+        """The modality a run shows: its ablation's (or method options'), else the source's own."""
+        base, abl = split_method(method)
+        own = (self.section.get("method_options") or {}).get(base) or {}
+        return (
+            ((self.ablations.get(abl) or {}) if abl else {}).get("modality")
+            or own.get("modality")
+            or (self.source_modality(source))
+        )
+
+    def needs_video(self, method: str) -> bool:
+        return self.run_modality(method, "") in ("video", "both")
+
+    def source_setting(self, source: str) -> str:
+        """What a source's base rows use, for the real corpus (``""`` for the demo)."""
+        if source not in GOLD:
+            return ""
+        return f" ({self.source_modality(source) or 'the source modality'}; {GOLD[source]})"
+
+    def invalid_cell(self, model: str, method: str, source: str) -> Cell | None:
+        """The run's invalid answers over all its instances of ``source`` (every task), in percent."""
+        groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.split("/", 1)[1] == source]
+        total = sum(m["n_total"] for m in groups)
+        if not total:
+            return None
+        exact = 100 * Fraction(sum(m["invalid"] for m in groups), total)
+        value = float(Decimal(exact.numerator) / Decimal(exact.denominator))
+        return Cell(float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), exact=exact)
+
+    def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Cell | None:
+        if metric == "invalid_rate":
+            return self.invalid_cell(model, method, source)
+        g = f"{task}/{source}"
+        m = (self.scores.get((model, method)) or {}).get(g)
+        if m is None:
+            return None
+        if m["n"] == 0 and self.needs_video(method) and self.source_modality(source) == "utterances":
+            return Cell(text=NO_VIDEO)  # a video run on a source without media: no call was made
+        if (
+            m["n"] == 0 and task != "task3_2"
+        ):  # the run evaluates none of them (recorded answers that do not cover them)
+            return Cell(text=NOT_EVALUATED)
+        if metric == "macro_f1":
+            low = high = exact = None
+            if self.values is not None and (model, method, g) in self.values and m["macro_f1"] is not None:
+                gold, pred = self.values[(model, method, g)]
+                low, high = macro_f1_ci(gold, pred, self.seed, (model, method, g, "macro_f1"))
+                exact = 100 * macro_f1(gold, pred)
+            return Cell(m["macro_f1"], low, high, exact=exact)
+        exact = 100 * Fraction(m["correct"], m["n"]) if m["n"] else None
+        if task == "task3_2":
+            low, high = conditional_ci(m["correct"], m["n"], m["n_total"], self.seed, (model, method, g))
+            return Cell(m["accuracy"], low, high, n=m["n"], exact=exact)
+        low, high = accuracy_ci(m["correct"], m["n"], self.seed, (model, method, g))
+        return Cell(m["accuracy"], low, high, exact=exact)
+
+    def row(self, model: str, method: str, setting: str, source: str, columns, base: str | None = None) -> Row:
+        r = Row(self.categories.get(model, ""), model, method, setting)
+        for task, metric, _ in columns:
+            c = self.cell(model, method, task, metric, source)
+            if c is None:
+                continue
+            if base is not None and metric != "invalid_rate":  # a change only for scores
+                b = self.cell(model, base, task, metric, source) if (model, base) in self.scores else None
+                c.has_delta = b is not None
+                c.delta = difference(c, b) if b is not None else None
+            r.cells[(task, metric)] = c
+        return r
+
+    def chance_row(self, source: str, columns) -> Row:
+        r = Row("chance", "uniform guess", "", "")
+        any_sc = next(iter(self.all_scores.values()), {})
+        for task, metric, _ in columns:
+            m = any_sc.get(f"{task}/{source}")
+            if m is not None:
+                r.cells[(task, metric)] = Cell(m["chance"]) if metric == "accuracy" else Cell(text="-")
+        return r
+
+    def sections(self, make_rows, extra: Sequence[tuple[str, str, str]] = ()) -> tuple[list[Section], list[str]]:
+        """A section per source with instances; notes for absent sources and tasks. ``extra``: columns
+        after the tasks' (the invalid rate, over every task: its n is all the source's instances)."""
+        out, notes = [], []
+        for src in SOURCES:
+            tasks: dict[str, int] = {}
+            for g in self.groups:
+                task, s = g.split("/", 1)
+                if s == src:
+                    tasks[task] = next(sc[g]["n_total"] for sc in self.all_scores.values() if g in sc)
+            if not tasks:
+                where = (self.section.get("ami") or {}).get("mirror") if src == "ami" else "the demo release"
+                notes.append(
+                    f"No instances from the {SOURCE_TITLES[src]}: the source ({where}) was absent or gave none when"
+                    f" the data stages ran (see data/processed/meetingtom/{src}/source.json)."
+                )
+                continue
+            cols = [c for c in COLUMNS if c[0] in tasks]
+            missing = [TASK_NAMES[t] for t in TASK_NAMES if t not in tasks]
+            snotes = (
+                [f"No {', '.join(missing)} instances from the {SOURCE_TITLES[src]}: those columns are left out."]
+                if missing
+                else []
+            )
+            if "task3_2" in tasks:
+                snotes.append(
+                    "T3.2 Acc counts only the instances whose paired Task"
+                    " 3.1 answer is correct (n per cell; MeetingToM 4.1)."
+                )
+            if extra:
+                cols = cols + list(extra)
+                tasks = {**tasks, INVALID_COLUMN[0]: sum(tasks.values())}
+            out.append(Section(src, cols, tasks, make_rows(src, cols), snotes))
+        return out, notes
+
+    def f1_note(self) -> list[str]:
+        if self.values is None:
+            return [
+                "Macro-F1 intervals need each instance's answer: run `socialbench tables` with --instances and"
+                " --predictions-dir (Macro-F1 cells show no interval here)."
+            ]
+        return []
+
+
+def split_method(method: str) -> tuple[str, str | None]:
+    base, sep, ablation = method.partition("__")
+    return base, (ablation if sep else None)
+
+
+def method_label(method: str, ablations: Mapping[str, Any]) -> str:
+    base, abl = split_method(method)
+    label = METHOD_LABELS.get(base, base)
+    if abl is None:
+        return label
+    alabel = (ablations.get(abl) or {}).get("label", abl)
+    return alabel if base == BASE else f"{label}, {alabel}"
+
+
+def excluded_notes(models: Mapping[str, Any], methods: Sequence[str]) -> list[str]:
+    """One note per model that skips runs: all of them with one reason in one sentence. A model params
+    keep off MeetingToM (``benchmarks:``) is no exclusion and is not named."""
+    from socialbench.results.layout import exclusions
+
+    by_model: dict[str, dict[str, list[str]]] = {}
+    for m, meth, reason in exclusions(models, "meetingtom", sorted(methods)):
+        by_model.setdefault(m, {}).setdefault(reason, []).append(meth)
+    out = []
+    for m, reasons in by_model.items():
+        for reason, skipped in reasons.items():
+            what = "on MeetingToM" if len(skipped) == len(methods) else f"with {', '.join(skipped)}"
+            out.append(f"{m} is not run {what}: {reason}")
+    return out
+
+
+# ---- the tables -----------------------------------------------------------------------------------
+def table1(ctx: Context) -> Table:
+    models = sorted({m for m, meth in ctx.scores if meth == BASE}, key=ctx.order)
+
+    def rows(src, cols):
+        label = METHOD_LABELS[BASE] + ctx.source_setting(src)
+        return [ctx.row(m, BASE, label, src, cols) for m in models] + [ctx.chance_row(src, cols)]
+
+    sections, notes = ctx.sections(rows)
+    if not models:
+        notes.insert(
+            0, f"No `{BASE}` run scored: add `{BASE}` to meetingtom.methods in params.yaml for this table's rows."
+        )
+    notes.append(
+        "Chance: expected accuracy of uniform guessing over each instance's options (Task 3.2: over the non-empty"
+        " subsets of its participants); no Macro-F1 is given for it."
+    )
+    return Table(
+        "table1_overall", "Table 1: overall performance (accuracy and Macro-F1, %)", sections, notes + ctx.f1_note()
+    )
+
+
+def prompting_table(ctx: Context, name: str, title: str, models: list[str], missing_note: str) -> Table:
+    def rows(src, cols):
+        out = []
+        for m in models:
+            for meth in PROMPTING:
+                if (m, meth) in ctx.scores:
+                    out.append(ctx.row(m, meth, METHOD_LABELS[meth], src, cols, base=None if meth == BASE else BASE))
+        return out
+
+    sections, notes = ctx.sections(rows, extra=[INVALID_COLUMN])
+    if not models:
+        notes.insert(0, missing_note)
+    notes.append("CoT rows: the score and its change from the same model's No Prompt (↑ improvement, ↓ degradation).")
+    notes.append(
+        "Invalid %: answers that could not be read (one answer rule for every method, scored wrong), over all"
+        " the run's instances of the source."
+    )
+    return Table(name, title, sections, notes + ctx.f1_note())
+
+
+def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: bool) -> Table:
+    names = [a for a, e in ctx.ablations.items() if (e or {}).get("table") == kind]
+    runs = sorted(
+        {(m, meth) for m, meth in ctx.scores if split_method(meth)[1] in names},
+        key=lambda k: (ctx.order(k[0]), split_method(k[1])[0], names.index(split_method(k[1])[1])),
+    )
+
+    def rows(src, cols):
+        out, seen = [], set()
+        for m, meth in runs:
+            base = split_method(meth)[0]
+            if (m, base) not in seen and (m, base) in ctx.scores:
+                seen.add((m, base))
+                label = method_label(base, ctx.ablations)
+                if kind == "priors" and base == BASE:
+                    label = "none"
+                elif kind == "modality" and base == BASE:  # the base run shows the source's own modality
+                    label = f"{label} ({(ctx.section.get(src) or {}).get('modality', 'the source modality')})"
+                out.append(ctx.row(m, base, label, src, cols))
+            if kind == "modality" and ctx.run_modality(meth, src) == ctx.run_modality(base, src):
+                continue  # the same input as the base row above (e.g. utterances only on the real corpus)
+            r = ctx.row(m, meth, method_label(meth, ctx.ablations), src, cols, base=base if with_delta else None)
+            if kind == "priors":
+                for task, metric, _ in cols:
+                    if task == "task1":
+                        r.cells[(task, metric)] = Cell(text=NOT_EVALUATED)
+            out.append(r)
+        return out
+
+    sections, notes = ctx.sections(rows)
+    if not runs:
+        if names:
+            notes.insert(
+                0,
+                f"No runs for this table: add {', '.join(f'`{BASE}__{a}`' for a in names)} to meetingtom.methods"
+                " in params.yaml.",
+            )
+        else:
+            notes.insert(
+                0,
+                f"No runs for this table: add an ablation with `table: {kind}` under meetingtom.ablations and"
+                f" its run `{BASE}__<ablation>` to meetingtom.methods in params.yaml.",
+            )
+    if kind == "modality":
+        notes.append(
+            "A run with the source's own modality is its base row, shown once; a run with video on a source without"
+            " media makes no call and reads 'not evaluated: no video in this source'."
+        )
+    if kind == "priors":
+        notes.append(
+            "As in the paper's Table 4, Task 1 is not evaluated with contextual priors (n=0): its cells of the"
+            " prior rows are not filled, whatever the run answered."
+        )
+    if with_delta:
+        notes.append(
+            "Ablation rows: the score and its change from the run without the ablation (↑ improvement, ↓ degradation)."
+        )
+    return Table(name, title, sections, notes + ctx.f1_note())
+
+
+def all_runs_table(ctx: Context) -> Table:
+    runs = sorted(ctx.scores, key=lambda k: (ctx.order(k[0]), k[1]))
+
+    def rows(src, cols):
+        return [ctx.row(m, meth, method_label(meth, ctx.ablations), src, cols) for m, meth in runs] + [
+            ctx.chance_row(src, cols)
+        ]
+
+    sections, notes = ctx.sections(rows)
+    # the pairs params exclude, listed once for the benchmark: here, not under every table
+    return Table("all_runs", "Every run scored", sections, notes + ctx.f1_note() + ctx.excluded_notes)
+
+
+def build_tables(ctx: Context) -> list[Table]:
+    prompting = [m for m in ctx.prompting_models]
+    others = sorted({m for m, meth in ctx.scores if meth in PROMPTING[1:] and m not in prompting}, key=ctx.order)
+    out = [table1(ctx)]
+    by_name = {}
+    for name, title, kind, delta in ABLATION_TABLES:
+        by_name[name] = ablation_table(ctx, name, title, kind, delta)
+    out.append(by_name["table2_modality"])
+    out.append(
+        prompting_table(
+            ctx,
+            "table3_prompting",
+            "Table 3: prompting strategies",
+            prompting,
+            "No models for this table: list them under meetingtom.tables.prompting_models in params.yaml.",
+        )
+    )
+    out += [by_name["table4_priors"], by_name["table5_markers"]]
+    out.append(
+        prompting_table(
+            ctx,
+            "table6_prompting_additional",
+            "Table 6: prompting strategies, additional models",
+            others,
+            "No other model has a prompting run (naive_cot, task_cot, ecot in meetingtom.methods).",
+        )
+    )
+    out += [by_name["table_view"], by_name["table_ingestion"], all_runs_table(ctx)]
+    return out
+
+
+# ---- rendering ----------------------------------------------------------------------------------
+def _cell_text(c: Cell | None, latex: bool = False) -> str:
+    if c is None:
+        return "--" if latex else "-"
+    if c.text is not None:
+        return tex_escape(c.text) if latex else c.text
+    s = _fmt(c.value)
+    if c.has_delta:
+        s += f" ({arrow(c.delta, latex)})" if c.delta is not None else " (-)"
+    if c.low is not None:
+        s += f" {{\\scriptsize [{_fmt(c.low)}, {_fmt(c.high)}]}}" if latex else f" [{_fmt(c.low)}, {_fmt(c.high)}]"
+    if c.n is not None:
+        s += f" (n={c.n})"
+    return s
+
+
+def _header(section: Section, col: tuple[str, str, str]) -> str:
+    return f"{col[2]} (n={section.n[col[0]]})"
+
+
+CSV_COLUMNS = (
+    "source",
+    "category",
+    "model",
+    "method",
+    "setting",
+    "task",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_total",
+    "delta",
+    "note",
+)
+
+
+def _csv_rows(t: Table) -> list[list[Any]]:
+    """The long format: one line per cell (source, row, task and metric, value and interval)."""
+    out = []
+    for s in t.sections:
+        for r in s.rows:
+            for task, metric, _ in s.columns:
+                c = r.cells.get((task, metric))
+                if c is None:
+                    continue
+                out.append(
+                    [
+                        s.source,
+                        r.category,
+                        r.model,
+                        r.method,
+                        r.setting,
+                        task,
+                        metric,
+                        "" if c.value is None else c.value,
+                        "" if c.low is None else c.low,
+                        "" if c.high is None else c.high,
+                        c.n if c.n is not None else ("" if c.text else s.n[task]),
+                        s.n[task],
+                        "" if c.delta is None else c.delta,
+                        c.text or "",
+                    ]
+                )
+    return out
+
+
+def as_table(t: Table) -> rt.Table:
+    """The table in the shared model (socialbench.results.tables): one block per source, the chance
+    row under a rule, notes as paragraphs."""
+    blocks = []
+    for s in t.sections:
+        rows = [
+            rt.Row(
+                [r.category, r.model, r.setting]
+                + [
+                    rt.Text(_cell_text(c), tex=_cell_text(c, latex=True))
+                    for c in (r.cells.get((col[0], col[1])) for col in s.columns)
+                ],
+                rule_before=r.category == "chance",
+            )
+            for r in s.rows
+        ]
+        blocks.append(
+            rt.Block(
+                [rt.Text(h.lower(), md=h.lower(), tex=h) for h in ("Category", "Model", "Setting")]
+                + [_header(s, c) for c in s.columns],
+                rows,
+                keys=3,
+                title=SOURCE_TITLES[s.source],
+                notes=list(s.notes),
+                empty=None if [r for r in s.rows if r.category != "chance"] else "(no runs)",
+                align="lll" + "c" * len(s.columns),
+            )
+        )
+    return rt.Table(
+        t.title,
+        blocks,
+        level=1,
+        caption=t.title,
+        intro=["Cells: value [95% bootstrap interval]; invalid answers count as wrong."],
+        notes=list(t.notes),
+        layout="sections",
+        csv=(CSV_COLUMNS, _csv_rows(t)),
+    )
+
+
+def to_markdown(t: Table) -> str:
+    return rt.to_markdown(as_table(t))
+
+
+def to_csv(t: Table) -> str:
+    return rt.to_csv(as_table(t))
+
+
+def to_latex(t: Table) -> str:
+    return rt.to_latex(as_table(t))
+
+
+# ---- per-instance data ------------------------------------------------------------------------------
+def instance_values(
+    instances: list[dict[str, Any]],
+    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    scores: Mapping[tuple[str, str], Mapping[str, Any]],
+) -> dict[tuple[str, str, str], tuple[list[Any], list[Any]]]:
+    """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups, each run
+    rescored and checked against its score file (stale scores are a DataError)."""
+    from socialbench.meetingtom.eval.scoring import F1_TASKS, outcomes, score_outcomes
+
+    out = {}
+    for (model, method), sc in sorted(scores.items()):
+        if (model, method) not in predictions:
+            raise DataError(f"{model}/{method}", "no predictions given for this score file (--predictions-dir)")
+        source, records = predictions[(model, method)]
+        scored = outcomes(instances, records, source=source)
+        now = score_outcomes(scored)
+        for g in sorted(set(now) | set(sc)):
+            for key in sorted(set(now.get(g) or {}) | set(sc.get(g) or {})):
+                was, got = (sc.get(g) or {}).get(key), (now.get(g) or {}).get(key)
+                if was != got:
+                    raise DataError(
+                        source,
+                        f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}: the"
+                        " scores are stale or come from other instances (rerun socialbench score)",
+                        record=f"group {g!r}",
+                        field=key,
+                    )
+        for o in scored:
+            if o.group.split("/", 1)[0] in F1_TASKS:
+                gold, pred = out.setdefault((model, method, o.group), ([], []))
+                gold.append(o.gold)
+                pred.append(o.pred)
+    return out
+
+
+def tables(
+    scores: Mapping[tuple[str, str], Mapping[str, Any]],
+    params: Mapping[str, Any],
+    instances: list[dict[str, Any]] | None = None,
+    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+) -> tuple[dict[str, str | bytes], dict[str, Any]]:
+    """``({file name: text or bytes}, headline)``: the tables of ``TABLE_NAMES`` in three formats,
+    Figure 4 when ``instances`` are given, and the headline ``{"<model>.<method>": {group: {"accuracy",
+    "macro_f1" (Tasks 1 and 3.1)}}}`` of every run kept."""
+    from socialbench.meetingtom.eval.scoring import F1_TASKS
+
+    ctx0 = Context(scores, params, None)
+    values = (
+        instance_values(instances, predictions, ctx0.scores)
+        if instances is not None and predictions is not None
+        else None
+    )
+    ctx = Context(scores, params, values)
+    files: dict[str, str | bytes] = {}
+    for t in build_tables(ctx):
+        files[f"{t.name}.md"] = to_markdown(t)
+        files[f"{t.name}.csv"] = to_csv(t)
+        files[f"{t.name}.tex"] = to_latex(t)
+    if instances is not None:
+        from socialbench.meetingtom.results.figures import label_distribution
+
+        files.update(label_distribution(instances))
+    headline = {
+        f"{m}.{meth}": {
+            g: {
+                "accuracy": sc[g]["accuracy"],
+                **({"macro_f1": sc[g]["macro_f1"]} if g.split("/", 1)[0] in F1_TASKS else {}),
+            }
+            for g in sorted(sc)
+        }
+        for (m, meth), sc in sorted(ctx.scores.items())
+    }
+    return files, headline

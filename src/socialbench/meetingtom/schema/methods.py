@@ -1,0 +1,59 @@
+"""The settings a MeetingToM method run takes (``meetingtom.method_options.<method>``, an ablation's
+``meetingtom.ablations.<name>`` over them): closed lists of keys and values, checked when params load
+and when a method starts. A contract of the benchmark (schema/), so checking params imports no
+prompting or data-building code."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from socialbench.core.errors import ConfigError
+
+VIEWS = ("mosaic", "global", "closeup")
+INGESTION = ("auto", "native", "frames")
+MODALITIES = ("utterances", "video", "both")
+PRIORS = ("role", "phase", "dialogue_act")
+#: Keys an ablation entry may carry besides settings: which table it belongs to and its row label.
+ABLATION_META = ("table", "label")
+ANSWER_FORMS = ("json", "final_line")
+SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors", "answer_form", "audio")
+
+
+def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The method settings with defaults; an unknown key or value is a ConfigError naming it."""
+    s = {k: v for k, v in dict(settings or {}).items() if k not in ABLATION_META}
+    unknown = sorted(set(s) - set(SETTINGS))
+    if unknown:
+        raise ConfigError(
+            "meetingtom.method_options / ablations: unknown setting(s)"
+            f" {', '.join(unknown)} (known: {', '.join(SETTINGS)})"
+        )
+    out = {
+        "modality": s.get("modality"),
+        "view": s.get("view"),
+        "ingestion": s.get("ingestion", "auto"),
+        "remove_markers": bool(s.get("remove_markers", False)),
+        "markers": list(s.get("markers") or []),
+        "priors": list(s.get("priors") or []),
+        "answer_form": s.get("answer_form", "json"),
+        "audio": bool(s.get("audio", True)),
+    }
+    for key, known in (
+        ("modality", MODALITIES),
+        ("view", VIEWS),
+        ("ingestion", INGESTION),
+        ("answer_form", ANSWER_FORMS),
+    ):
+        if out[key] is not None and out[key] not in known:
+            raise ConfigError(
+                f"meetingtom.method_options / ablations: {key} must be one of {', '.join(known)}, got {out[key]!r}"
+            )
+    bad = [p for p in out["priors"] if p not in PRIORS]
+    if bad:
+        raise ConfigError(
+            f"meetingtom.ablations: unknown prior(s) {', '.join(map(str, bad))} (known: {', '.join(PRIORS)})"
+        )
+    if out["remove_markers"] and not out["markers"]:
+        raise ConfigError("meetingtom: remove_markers needs the marker list (meetingtom.discourse_markers)")
+    return out

@@ -1,0 +1,45 @@
+"""Instagram captions: the paper adds "Instagram captions" to the image-text sources without naming a
+release. The default here is the Kaggle dataset "Instagram images with captions"
+(prithvijaunjale/instagram-images-with-captions): a Kaggle login is needed, so it is manual. Its
+``captions_csv.csv`` has the columns ``Sr No``, ``Image File`` (a path under the dataset folder,
+without a suffix in some copies) and ``Caption``, as its page describes them (not verified here:
+map other names in params, or point the source at another caption collection in the same shape)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions
+from socialbench.moca.dataset.sources.tabular import column_map, read_table
+
+NAME = "instagram"
+DEFAULT_COLUMNS = {"id": "Sr No", "text": "Caption", "media": "Image File"}
+
+
+def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
+    cols = column_map(NAME, DEFAULT_COLUMNS, options.columns)
+    return read_table(
+        NAME, root, "captions_csv.csv", split="all", modality="image_text", columns=cols, encoding=options.encoding
+    )
+
+
+SOURCE = Source(
+    name=NAME,
+    title="Instagram captions (Kaggle: Instagram images with captions)",
+    modality="image_text",
+    citation=(
+        "Instagram captions (MoCA section 4.1 names no release; Kaggle prithvijaunjale/instagram-images-with-captions)"
+    ),
+    homepage="https://www.kaggle.com/datasets/prithvijaunjale/instagram-images-with-captions",
+    license="as stated on the Kaggle page (login required)",
+    files=(RemoteFile("captions_csv.csv", None, split="all"), RemoteFile("img", None, kind="media", folder=True)),
+    manual=(
+        "Sign in to Kaggle, download https://www.kaggle.com/datasets/prithvijaunjale/instagram-images-with-captions"
+        " (or `kaggle datasets download prithvijaunjale/instagram-images-with-captions` with your own API token),"
+        " unzip it, and put captions_csv.csv at <root>/captions_csv.csv and the images so that each `Image File`"
+        " value resolves under <root> (e.g. <root>/img/insta1.jpg). Other caption collections work too: same"
+        " file name, columns mapped in params (moca.sources.instagram.columns)."
+    ),
+    read=read,
+)

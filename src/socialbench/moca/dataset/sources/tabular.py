@@ -1,0 +1,94 @@
+"""Sources read from a CSV table the user puts under the source root: one row per candidate, with an
+id, a text and a media file column (names mapped through ``columns`` in params); every other column
+is kept as a source label. MultiMET, Instagram captions and the supplementary collected data use it:
+their releases are not public direct downloads, and their column names vary by copy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.paths import resolve_inside
+from socialbench.moca.dataset.sources.base import MODALITIES, candidate
+from socialbench.moca.dataset.sources.readers import decode, read_bytes, table_rows
+
+ROLES = ("id", "text", "media")  # the columns every table needs; `modality` is optional
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
+
+
+def column_map(name: str, defaults: Mapping[str, str], override: Mapping[str, str]) -> dict[str, str]:
+    unknown = sorted(set(override) - set(ROLES) - {"modality"})
+    if unknown:
+        raise ConfigError(
+            f"moca.sources.{name}.columns: unknown role(s) {', '.join(unknown)} (roles: {', '.join(ROLES)}, modality)"
+        )
+    return {**defaults, **override}
+
+
+def media_file(root: Path, value: str, source: str = "", record: str | None = None, field: str | None = None) -> Path:
+    """The media path a cell names, relative to the root (refused when it leads out of it:
+    :func:`~socialbench.core.paths.resolve_inside`); a name without a suffix (some Instagram copies
+    list ``img/insta123``) is the first existing image file with that stem, else ``.jpg``."""
+    p = resolve_inside(root, value, source or str(root), record=record, field=field, what="media path")
+    if p.suffix:
+        return p
+    for suffix in IMAGE_SUFFIXES:
+        if p.with_suffix(suffix).is_file():
+            return p.with_suffix(suffix)
+    return p.with_suffix(".jpg")
+
+
+def read_table(
+    name: str,
+    root: Path,
+    relpath: str,
+    *,
+    split: str,
+    modality: str | None,
+    columns: Mapping[str, str],
+    encoding: str = "utf-8",
+) -> list[dict[str, Any]]:
+    """Candidates of one table. ``modality`` None: every row says it in the ``modality`` column."""
+    path = root / relpath
+    shown = str(path)
+    required = [columns[r] for r in ROLES] + ([columns["modality"]] if modality is None else [])
+    _, rows = table_rows(decode(read_bytes(path), shown, encoding), shown, required)
+    used = set(required)
+    out = []
+    for line, row in rows:
+        native = row[columns["id"]].strip()
+        if not native or any(c.isspace() for c in native):
+            raise DataError(
+                shown, f"expected an id without spaces, got {native!r}", record=f"line {line}", field=columns["id"]
+            )
+        media = row[columns["media"]].strip()
+        if not media:
+            raise DataError(
+                shown, "empty: every candidate needs its image or video", record=native, field=columns["media"]
+            )
+        kind = modality or row[columns["modality"]].strip()
+        if kind not in MODALITIES:
+            raise DataError(
+                shown,
+                f"expected one of {', '.join(MODALITIES)}, got {kind!r}",
+                record=native,
+                field=columns.get("modality", "modality"),
+            )
+        url = media.lower().startswith(("http://", "https://"))
+        out.append(
+            candidate(
+                name,
+                native,
+                split=split,
+                modality=kind,
+                text=row[columns["text"]],
+                media=[] if url else [str(media_file(root, media, shown, native, columns["media"]))],
+                media_urls=[media] if url else [],
+                source_labels={k: v for k, v in sorted(row.items()) if k not in used},
+                origin_file=relpath,
+                origin_record=f"line {line}",
+            )
+        )
+    return out

@@ -1,0 +1,208 @@
+"""Unimodal consistency filtering (appendix B.1.1; the appendix gives only the heading, so the
+definition is ours: docs/moca-sources.md).
+
+A candidate passes when each modality, read on its own, is usable as what the benchmark needs, and
+when neither modality alone already states the social meaning the annotation has to recover:
+
+* the text is an utterance (``text_min_words`` to ``text_max_words`` words; hashtags count as words,
+  emojis do not) of natural language (letters make at least ``text_min_letter_ratio`` of its
+  non-space characters other than emojis and symbols);
+* the text carries no explicit cue that names the meaning (``explicit_cues``, e.g. ``#sarcasm``,
+  ``/s``): such a cue answers the question by itself, which is why MMSD2.0 removed them;
+* the text does not merely restate the picture: when the source describes the image
+  (``image_description``, e.g. MemeCap's literal captions), at most ``restatement_max_overlap`` of
+  the text's content words may occur in the description (checked for texts with at least
+  ``restatement_min_words`` content words);
+* the image is at least ``image_min_side`` pixels on its shorter side; the clip lasts
+  ``video_min_seconds`` to ``video_max_seconds``. Media that preprocessing could not decode (not
+  downloaded, kept with ``missing_media: keep``) are not judged: the record is flagged
+  ``visual_unchecked``.
+
+Checks run in that order; the first that fails removes the record, into the filter report.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from socialbench.core.errors import ConfigError
+from socialbench.moca.dataset.preprocess import FilterResult, removal
+
+STAGE = "unimodal"
+REASONS = (
+    "text_too_short",
+    "text_too_long",
+    "text_not_language",
+    "explicit_cue",
+    "text_restates_image",
+    "image_too_small",
+    "video_too_short",
+    "video_too_long",
+)
+FLAGS = ("visual_unchecked",)
+
+DEFAULT_CUES = (
+    "#sarcasm",
+    "#sarcastic",
+    "#irony",
+    "#ironic",
+    "#not",
+    "#jk",
+    "#joke",
+    "#joking",
+    "#kidding",
+    "#satire",
+    "#sarcasmo",
+    "/s",
+    "/sarcasm",
+    "/j",
+)
+
+# Function words left out of the restatement overlap (they say nothing about what is depicted).
+STOPWORDS = frozenset(
+    """
+a an the and or but if of to in on at by for with from as is are was were be been being am do does did
+have has had it its it's this that these those there here i me my we our you your he him his she her they
+them their what which who whom when where why how not no so too very just than then can will would should
+could may might must shall up down out over under again more most some any all each both few such only own
+same s t don now into about after before while because until against between through during above below off
+""".split()
+)
+
+_WORD = re.compile(r"#?[^\W_]+(?:['’][^\W_]+)*")
+_HASH_GAP = re.compile(r"#\s+(?=\w)")  # tokenized sources write "# tag"
+
+
+@dataclass(frozen=True)
+class UnimodalParams:
+    """``moca.unimodal`` in params.yaml."""
+
+    text_min_words: int = 3
+    text_max_words: int = 120
+    text_min_letter_ratio: float = 0.6
+    explicit_cues: tuple[str, ...] = DEFAULT_CUES
+    restatement_max_overlap: float = 0.8
+    restatement_min_words: int = 3
+    image_min_side: int = 64
+    video_min_seconds: float = 0.5
+    video_max_seconds: float = 60.0
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any] | None) -> UnimodalParams:
+        raw = dict(raw or {})
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ConfigError(f"moca.unimodal: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        if "explicit_cues" in raw:
+            raw["explicit_cues"] = tuple(str(c).lower() for c in raw["explicit_cues"])
+        p = cls(**raw)
+        if p.text_min_words > p.text_max_words:
+            raise ConfigError("moca.unimodal: text_min_words must not exceed text_max_words")
+        if p.video_min_seconds > p.video_max_seconds:
+            raise ConfigError("moca.unimodal: video_min_seconds must not exceed video_max_seconds")
+        for name in ("text_min_letter_ratio", "restatement_max_overlap"):
+            if not 0 <= getattr(p, name) <= 1:
+                raise ConfigError(f"moca.unimodal.{name}: {getattr(p, name)} is not in [0, 1]")
+        return p
+
+
+def words(text: str) -> list[str]:
+    """Words and hashtags (``# tag`` joined to ``#tag``), lowercased; emojis and punctuation are not words."""
+    return [w.lower() for w in _WORD.findall(_HASH_GAP.sub("#", text))]
+
+
+def letter_ratio(text: str) -> float:
+    """Letters among the non-space characters that are not symbols (emojis, ©, ...)."""
+    counted = [ch for ch in text if not ch.isspace() and not unicodedata.category(ch).startswith("S")]
+    if not counted:
+        return 0.0
+    return sum(1 for ch in counted if ch.isalpha()) / len(counted)
+
+
+def explicit_cue(text: str, cues: Sequence[str]) -> str | None:
+    """The first cue of ``cues`` that occurs in the text as a whole token (case-insensitive)."""
+    tokens = set(_HASH_GAP.sub("#", text).lower().split())
+    tokens |= {t.strip(".,!?;:\"'()[]") for t in tokens}
+    for cue in cues:
+        if cue.lower() in tokens:
+            return cue
+    return None
+
+
+def content_words(text: str) -> set[str]:
+    return {w.lstrip("#") for w in words(text) if len(w.lstrip("#")) > 1 and w.lstrip("#") not in STOPWORDS}
+
+
+def restatement(text: str, descriptions: Sequence[str]) -> tuple[float, int]:
+    """(share of the text's content words found in the image descriptions, number of content words)."""
+    mine = content_words(text)
+    if not mine or not descriptions:
+        return 0.0, len(mine)
+    theirs = set().union(*(content_words(d) for d in descriptions))
+    return len(mine & theirs) / len(mine), len(mine)
+
+
+def unimodal_problem(rec: Mapping[str, Any], p: UnimodalParams) -> tuple[str, str] | None:
+    """The first failed check of the module docstring as (reason, detail), or None."""
+    text = rec["text"]
+    n = len(words(text))
+    if n < p.text_min_words:
+        return "text_too_short", f"{n} word(s) < text_min_words {p.text_min_words}: {text[:80]!r}"
+    if n > p.text_max_words:
+        return "text_too_long", f"{n} words > text_max_words {p.text_max_words}"
+    ratio = letter_ratio(text)
+    if ratio < p.text_min_letter_ratio:
+        return (
+            "text_not_language",
+            f"letters are {ratio:.2f} of the characters < text_min_letter_ratio {p.text_min_letter_ratio}",
+        )
+    cue = explicit_cue(text, p.explicit_cues)
+    if cue is not None:
+        return "explicit_cue", f"the text names its meaning with {cue!r}"
+    overlap, nwords = restatement(text, rec.get("image_description", []))
+    if nwords >= p.restatement_min_words and overlap > p.restatement_max_overlap:
+        return "text_restates_image", (
+            f"{overlap:.2f} of the text's {nwords} content words are in the image description"
+            f" > restatement_max_overlap {p.restatement_max_overlap}"
+        )
+    for m in rec.get("media_info", []):
+        if m.get("kind") == "image" and m.get("width") and m.get("height"):
+            side = min(m["width"], m["height"])
+            if side < p.image_min_side:
+                return (
+                    "image_too_small",
+                    f"{m['path']}: {m['width']}x{m['height']}, shorter side < image_min_side {p.image_min_side}",
+                )
+        if m.get("kind") == "video" and m.get("duration") is not None:
+            if m["duration"] < p.video_min_seconds:
+                return (
+                    "video_too_short",
+                    f"{m['path']}: {m['duration']:.2f} s < video_min_seconds {p.video_min_seconds}",
+                )
+            if m["duration"] > p.video_max_seconds:
+                return "video_too_long", f"{m['path']}: {m['duration']:.2f} s > video_max_seconds {p.video_max_seconds}"
+    return None
+
+
+def unimodal_filter(records: Sequence[Mapping[str, Any]], params: UnimodalParams) -> FilterResult:
+    """Kept records (in input order, flagged ``visual_unchecked`` when their media were not decoded)
+    and removed ones with their reason."""
+    result = FilterResult()
+    for rec in records:
+        problem = unimodal_problem(rec, params)
+        if problem is not None:
+            result.removed.append(removal(rec, STAGE, problem[0], problem[1]))
+            continue
+        new = dict(rec)
+        flags = dict(rec.get("flags", {}))
+        if not rec.get("media_info"):
+            flags["visual_unchecked"] = True
+        new["flags"] = flags
+        result.kept.append(new)
+    result.removed.sort(key=lambda e: e["id"])
+    return result

@@ -1,0 +1,228 @@
+"""The paper's figures from the tables' numbers (matplotlib, Agg; pure: data in, bytes out). Which
+rows each figure draws is chosen in ``socialbench.moca.results.paper_figures``.
+
+* Figure 6 style, one per scenario: models' direct rows on the seven metrics (grouped bars with 95%
+  bootstrap intervals as error bars) against the human reference (a black line per metric), in one
+  panel (``metric_comparison``, also Figure 7) or one panel per group of baselines (``metric_panels``,
+  also Figure 6d with the scenarios in place of the metrics).
+* Figure 9 style: CoDAR's gain profile per scenario, each backbone's change in Dyad, Faith and Holis
+  (bars with the paired bootstrap interval of the change) and their mean.
+
+Each figure comes as PNG and PDF with the same bytes for the same numbers: the style is reset to
+matplotlib's defaults (no matplotlibrc of the user), and the files carry no timestamp or software
+version (PNG ``Software``, PDF ``CreationDate``/``Producer``/``Creator`` unset). The data behind each
+figure is also written as CSV (``fig6.csv``, ``fig7.csv``, ``fig9.csv``), which DVC renders with its templates.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+_DPI = 150
+_PNG_META = {"Software": None}
+_PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
+
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
+
+
+def _save(fig) -> dict[str, bytes]:
+    """PNG and PDF bytes of a figure, without timestamps or versions."""
+    out = {}
+    for fmt, meta in (("png", _PNG_META), ("pdf", _PDF_META)):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, metadata=meta, dpi=_DPI)
+        out[fmt] = buf.getvalue()
+    return out
+
+
+def _render(draw, *args: Any) -> dict[str, bytes]:
+    """Draw under matplotlib's default style (a user's matplotlibrc must not change the bytes)."""
+    import matplotlib
+    import matplotlib.style
+
+    with matplotlib.rc_context(), matplotlib.style.context("default"):
+        matplotlib.rcParams.update({"svg.hashsalt": "socialbench", "pdf.compression": 6, "font.size": 8})
+        return _save(draw(*args))
+
+
+def _errors(values: Sequence[float | None], lows: Sequence[float | None], highs: Sequence[float | None]):
+    """matplotlib's asymmetric yerr, zero where a bound is unknown."""
+    below = [0.0 if v is None or lo is None else max(0.0, v - lo) for v, lo in zip(values, lows)]
+    above = [0.0 if v is None or hi is None else max(0.0, hi - v) for v, hi in zip(values, highs)]
+    return [below, above]
+
+
+def _nan(values: Sequence[float | None]) -> list[float]:
+    return [float("nan") if v is None else float(v) for v in values]
+
+
+def metric_comparison(
+    scenario: str,
+    metrics: Sequence[str],
+    bars: list[dict[str, Any]],
+    human: dict[str, Any] | None,
+    n: int | None = None,
+    note: str | None = None,
+) -> dict[str, bytes]:
+    """Figure 6 style for one scenario: ``bars`` ({label, values, lows?, highs?} over ``metrics``),
+    the ``human`` reference ({label, values}) as a black line over each metric's group."""
+    return _render(_draw_metric_comparison, scenario, list(metrics), bars, human, n, note)
+
+
+def metric_panels(
+    title: str,
+    metrics: Sequence[str],
+    panels: list[tuple[str, list[dict[str, Any]]]],
+    human: dict[str, Any] | None,
+    note: str | None = None,
+) -> dict[str, bytes]:
+    """Figure 6 with the paper's groups of baselines: one panel per group (open-weight, proprietary)
+    side by side on one scale, each with the human reference; Figure 6d is this over the scenarios
+    (``metrics`` are then the scenarios)."""
+    return _render(_draw_metric_panels, title, list(metrics), panels, human, note)
+
+
+def _draw_bars(ax, metrics, bars, human, first_colour: int = 0) -> None:
+    """Grouped bars with their intervals and the human line over each group of ``ax``."""
+    k = max(1, len(bars))
+    width = 0.8 / k
+    colours = [f"C{(first_colour + i) % 10}" for i in range(k)]
+    for i, bar in enumerate(bars):
+        x = [j - 0.4 + width * (i + 0.5) for j in range(len(metrics))]
+        values = bar["values"]
+        yerr = _errors(values, bar.get("lows") or [None] * len(values), bar.get("highs") or [None] * len(values))
+        ax.bar(
+            x,
+            [0 if v is None else v for v in values],
+            width,
+            yerr=yerr,
+            capsize=1.5,
+            label=bar["label"],
+            color=colours[i],
+            error_kw={"elinewidth": 0.6, "capthick": 0.6},
+        )
+        _mark_undefined(ax, x, values)
+    if human is not None:
+        for j, v in enumerate(human["values"]):
+            if v is not None:
+                ax.hlines(
+                    v, j - 0.45, j + 0.45, colors="black", linewidth=1.6, label=human["label"] if j == 0 else None
+                )
+    ax.set_xticks(range(len(metrics)), metrics)
+    ax.set_ylim(0, 102)  # a human line at 100 stays visible
+
+
+def _draw_metric_comparison(scenario, metrics, bars, human, n, note):
+    fig = _figure(7.2, 3.4)
+    ax = fig.add_subplot()
+    _draw_bars(ax, metrics, bars, human)
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title(f"{scenario.capitalize()}" + (f" (N = {n})" if n else "") + (f"\n{note}" if note else ""))
+    if bars or human is not None:
+        k = max(1, len(bars))
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=min(5, k + (human is not None)), frameon=False)
+    return fig
+
+
+def _draw_metric_panels(title, metrics, panels, human, note):
+    fig = _figure(7.2 if len(panels) < 3 else 3.6 * len(panels), 3.6)
+    axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
+    first = 0
+    for ax, (name, bars) in zip(axes, panels):
+        _draw_bars(ax, metrics, bars, human, first)
+        first += len(bars)  # a model keeps its own colour across the panels
+        ax.set_title(name)
+        if bars or human is not None:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
+    axes[0].set_ylabel("accuracy (%)")
+    fig.suptitle(title + (f"\n{note}" if note else ""))
+    return fig
+
+
+def _mark_undefined(ax, x: Sequence[float], values: Sequence[float | None]) -> None:
+    """An undefined value (a ratio with denominator 0) is labelled, not drawn as a zero."""
+    for xi, v in zip(x, values):
+        if v is None:
+            ax.text(xi, 0.5, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
+
+
+def gain_profiles(
+    panels: list[tuple[str, list[dict[str, Any]]]],
+    metrics: Sequence[str],
+    note: str | None = None,
+    means: list[list[float | None]] | None = None,
+) -> dict[str, bytes]:
+    """Figure 9 style: one panel per scenario, each backbone's gain ({label, values, lows?, highs?}
+    over ``metrics``) as bars, their mean as a black diamond (``means``, per panel over ``metrics``:
+    the numbers the tables write; None: the plain mean of the bars)."""
+    return _render(_draw_gain_profiles, panels, list(metrics), note, means)
+
+
+def _draw_gain_profiles(panels, metrics, note, given_means):
+    fig = _figure(7.2, 2.8)
+    axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
+    for p, (ax, (scenario, bars)) in enumerate(zip(axes, panels)):
+        k = max(1, len(bars))
+        width = 0.8 / k
+        for i, bar in enumerate(bars):
+            x = [j - 0.4 + width * (i + 0.5) for j in range(len(metrics))]
+            values = bar["values"]
+            yerr = _errors(values, bar.get("lows") or [None] * len(values), bar.get("highs") or [None] * len(values))
+            ax.bar(
+                x,
+                [0 if v is None else v for v in values],
+                width,
+                yerr=yerr,
+                capsize=1.5,
+                color=f"C{i % 10}",
+                label=bar["label"],
+                error_kw={"elinewidth": 0.6, "capthick": 0.6},
+            )
+            _mark_undefined(ax, x, values)
+        if bars:
+            means = (
+                given_means[p]
+                if given_means is not None
+                else [
+                    None if any(b["values"][j] is None for b in bars) else sum(b["values"][j] for b in bars) / len(bars)
+                    for j in range(len(metrics))
+                ]
+            )
+            ax.plot(range(len(metrics)), _nan(means), "D", color="black", markersize=4, label="mean", zorder=3)
+        ax.axhline(0, color="grey", linewidth=0.6)
+        ax.set_xticks(range(len(metrics)), metrics)
+        ax.set_title(scenario.capitalize())
+    axes[0].set_ylabel("CoDAR gain (points)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(6, len(handles)), frameon=False)
+    if note:
+        fig.suptitle(note)
+    return fig
+
+
+def output_files(scenarios: Sequence[str]) -> list[str]:
+    """The figure files of the tables stage (``figures/`` of the tables folder): Figure 6a-c per
+    scenario, 6d, 7 and 9, PNG and PDF, and the numbers behind them."""
+    names = [*(f"fig6_{s}" for s in scenarios), "fig6d_holis", "fig7", "fig9_gains"]
+    data = ["fig6.csv", "fig7.csv", "fig9.csv", "fig9_means.md", "fig9_means.csv"]
+    return [f"figures/{n}.{ext}" for n in names for ext in ("png", "pdf")] + [f"figures/{d}" for d in data]
+
+
+def data_csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A figure's data in long format for ``dvc plots`` (a ``bar`` label per row, values with two decimals)."""
+    from socialbench.results.tables import csv_text
+
+    return csv_text(
+        columns,
+        (
+            ["" if r.get(c) is None else (f"{r[c]:.2f}" if isinstance(r[c], float) else r[c]) for c in columns]
+            for r in rows
+        ),
+    )

@@ -1,0 +1,252 @@
+"""The paper's Figures 6, 7 and 9 from the tables' numbers (``PaperTables``): which rows each figure
+draws, chosen in params (``moca.tables``: ``figure6``, ``figure7``, ``backbones``), and the numbers
+behind each figure as CSV (``dvc plots``) and, for Figure 9's means, as a table. Pure: numbers in,
+bytes and text out; the drawing is ``socialbench.moca.results.figures``.
+
+* Figure 6a-c (``fig6_<scenario>``): the plotted baselines' direct rows on the seven metrics against
+  the human reference, one panel per group of ``moca.tables.figure6`` (the paper: open-weight and
+  proprietary); 6d (``fig6d_holis``): their Holis across the scenarios.
+* Figure 7 (``fig7``): the models of ``moca.tables.figure7`` in its scenario (the paper: the
+  affect-specialized models against the strongest proprietary one, in Affection).
+* Figure 9 (``fig9_gains``): each backbone's CoDAR gain on Dyad, Faith and Holis per scenario, with
+  the paired interval, and their mean, also written as numbers (``fig9_means.{md,csv}``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from socialbench.moca.results import figures
+from socialbench.moca.results.tables import (
+    CODAR,
+    COLUMNS,
+    DIRECT,
+    HEADER,
+    TABLES_2_4,
+    Grid,
+    Num,
+    PaperTables,
+    _human_label,
+    difference,
+    grid_csv,
+    grid_markdown,
+    mean,
+)
+
+#: Figure 9's metrics (the paper's gain profile).
+GAIN_METRICS = ("dyad", "faith", "holis")
+#: Figure 6d's metric (the paper: Holistic Alignment across the scenarios).
+FIG6D_METRIC = "holis"
+DATA_COLUMNS = ["bar", "value", "low", "high", "scenario", "metric", "model"]
+
+
+# ---- rows drawn ------------------------------------------------------------------------------------
+def bar(paper: PaperTables, model: str, scenario: str, keys: Sequence[str], label: str | None = None) -> dict[str, Any]:
+    """A direct row's values over ``keys`` with their 95% intervals: {label, values, lows, highs}."""
+    cells = [paper._num(model, DIRECT, scenario, k) for k in keys]
+    return {
+        "label": label or model,
+        "values": [c.value for c in cells],
+        "lows": [c.low for c in cells],
+        "highs": [c.high for c in cells],
+    }
+
+
+def human_reference(paper: PaperTables, scenarios: Sequence[str], key: str | None = None) -> dict[str, Any] | None:
+    """The human row ({label, values}): over COLUMNS in one scenario, or over ``scenarios`` on ``key``."""
+    if paper.human is None:
+        return None
+    sc = paper.scores[(paper.human, DIRECT)]
+    if key is None:
+        if scenarios[0] not in sc:
+            return None
+        values = [paper.value(paper.human, DIRECT, scenarios[0], k) for _, k in COLUMNS]
+    else:
+        values = [paper.value(paper.human, DIRECT, s, key) for s in scenarios]
+    return {"label": _human_label(paper.human), "values": values}
+
+
+def figure6_groups(paper: PaperTables) -> list[tuple[str | None, list[str]]]:
+    """(group, models) of Figure 6: params' groups, or one unnamed group of every direct row but the human's."""
+    if paper.settings.figure6:
+        return [(g, list(ms)) for g, ms in paper.settings.figure6]
+    seen: list[str] = []
+    for s in paper.scenarios:
+        seen += [m for _, m, meth in paper.rows(s) if meth == DIRECT and m != paper.settings.human and m not in seen]
+    return [(None, seen)]
+
+
+def _not_run(paper: PaperTables, models: Sequence[str], entry: str) -> str | None:
+    missing = [m for m in models if not paper.has(m, DIRECT)]
+    return f"no direct row: {', '.join(missing)} ({entry})" if missing else None
+
+
+def _notes(*parts: str | None) -> str | None:
+    return "; ".join(p for p in parts if p) or None
+
+
+# ---- the figures -------------------------------------------------------------------------------------
+def figure6(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, Any]]]:
+    """Figures 6a-c (one per scenario) and 6d, and the rows of fig6.csv."""
+    out: dict[str, str | bytes] = {}
+    rows: list[dict[str, Any]] = []
+    metrics = [head for head, _ in COLUMNS]
+    keys = [key for _, key in COLUMNS]
+    groups = figure6_groups(paper)
+    declared = bool(paper.settings.figure6)
+    missing = _not_run(paper, [m for _, ms in groups for m in ms], "moca.tables.figure6") if declared else None
+    no_human = None if paper.human else "no human reference: name the human model in moca.tables.human"
+    for s in paper.scenarios:
+        panels = [
+            (g, [bar(paper, m, s, keys) for m in ms if s in paper.scores.get((m, DIRECT), {})]) for g, ms in groups
+        ]
+        human = human_reference(paper, [s])
+        n = next((sc[s]["n"] for sc in paper.scores.values() if s in sc), None)
+        if declared:
+            title = s.capitalize() + (f" (N = {n})" if n else "")
+            drawn = figures.metric_panels(title, metrics, panels, human, _notes(no_human, missing))
+        else:  # one panel: the figure as before params named groups
+            drawn = figures.metric_comparison(s, metrics, panels[0][1], human, n, no_human)
+        for ext, data in drawn.items():
+            out[f"figures/fig6_{s}.{ext}"] = data
+        for _, bars in panels:
+            for b in bars:
+                rows += _data_rows(b, s, metrics, "value", "model")
+        if human:
+            rows += _data_rows(human, s, metrics, "value", "model")
+    # 6d: the same models' Holis across the scenarios (the paper: the gap is widest in Stance)
+    names = [s.capitalize() for s in paper.scenarios]
+    panels = [(g or "", [{"label": m, **_across(paper, m)} for m in ms if paper.has(m, DIRECT)]) for g, ms in groups]
+    human = human_reference(paper, paper.scenarios, FIG6D_METRIC) if paper.scenarios else None
+    title = f"{HEADER[FIG6D_METRIC]} across the scenarios"
+    note = _notes(no_human, missing, None if paper.scenarios else "no scores")
+    for ext, data in figures.metric_panels(title, names, panels, human, note).items():
+        out[f"figures/fig6d_holis.{ext}"] = data
+    return out, rows
+
+
+def _across(paper: PaperTables, model: str) -> dict[str, Any]:
+    """A model's Figure 6d values: its direct row's Holis in each scenario with the intervals."""
+    cells = [paper._num(model, DIRECT, s, FIG6D_METRIC) for s in paper.scenarios]
+    return {"values": [c.value for c in cells], "lows": [c.low for c in cells], "highs": [c.high for c in cells]}
+
+
+def figure7(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, Any]]]:
+    """Figure 7: params' models in params' scenario, seven metrics, with the human reference."""
+    s = paper.settings.figure7_scenario
+    metrics = [head for head, _ in COLUMNS]
+    keys = [key for _, key in COLUMNS]
+    models = list(paper.settings.figure7)
+    bars = [bar(paper, m, s, keys) for m in models if s in paper.scores.get((m, DIRECT), {})]
+    human = human_reference(paper, [s])
+    n = next((sc[s]["n"] for sc in paper.scores.values() if s in sc), None)
+    note = _notes(
+        None if models else "no models: name them in moca.tables.figure7.models",
+        _not_run(paper, models, "moca.tables.figure7.models"),
+    )
+    out = {
+        f"figures/fig7.{ext}": data for ext, data in figures.metric_comparison(s, metrics, bars, human, n, note).items()
+    }
+    rows = [r for b in bars + ([human] if human else []) for r in _data_rows(b, s, metrics, "value", "model")]
+    return out, rows
+
+
+def figure9_bars(paper: PaperTables, scenario: str) -> list[dict[str, Any]]:
+    """Each backbone's CoDAR gain on Dyad, Faith and Holis, with the paired bootstrap interval."""
+    bars = []
+    for b in paper.codar_backbones():
+        cs = [paper.comparison(TABLES_2_4, (b, CODAR), scenario, key) for key in GAIN_METRICS]
+        bars.append(
+            {
+                "label": b,
+                "values": [gain(paper, b, scenario, k) for k in GAIN_METRICS],
+                "lows": [c.low if c else None for c in cs],
+                "highs": [c.high if c else None for c in cs],
+            }
+        )
+    return bars
+
+
+def gain(paper: PaperTables, backbone: str, scenario: str, key: str) -> float | None:
+    """CoDAR minus direct of the printed values (the tables' change)."""
+    return difference(paper.value(backbone, CODAR, scenario, key), paper.value(backbone, DIRECT, scenario, key))
+
+
+def figure9_means(paper: PaperTables) -> Grid:
+    """The means Figure 9 draws, per scenario over the backbones, and over every (backbone, scenario)
+    pair (the paper's "overall mean gains" of its 12 matched comparisons); half-up to two decimals of
+    the printed changes; undefined ("–") when one of them is (Faith 0/0 in a row)."""
+    backbones = paper.codar_backbones()
+    cols = ["Scenario", *(f"Δ{HEADER[k]}" for k in GAIN_METRICS)]
+    g = Grid(
+        "fig9_means",
+        "### Figure 9: mean CoDAR gain over the backbones (points)",
+        "Mean CoDAR gain over the backbones, in points (the diamonds of Figure 9).",
+        cols,
+        1,
+    )
+    for s in paper.scenarios:
+        g.rows.append([s, *(Num(mean(gain(paper, b, s, k) for b in backbones), signed=True) for k in GAIN_METRICS)])
+    if backbones and paper.scenarios:
+        pairs = [(b, s) for s in paper.scenarios for b in backbones]
+        g.rows.append(
+            [
+                f"all ({len(pairs)} pairs)",
+                *(Num(mean(gain(paper, b, s, k) for b, s in pairs), signed=True) for k in GAIN_METRICS),
+            ]
+        )
+        how = "moca.tables.backbones" if paper.settings.backbones else "every model with a direct and a codar row"
+        g.notes.append(f"Backbones: {', '.join(backbones)} ({how}).")
+    else:
+        g.rows.clear()
+        g.notes.append("No rows: no backbone has both a direct and a codar row; add codar to moca.methods.")
+    return g
+
+
+def figure9(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, Any]]]:
+    gains = [HEADER[k] for k in GAIN_METRICS]
+    panels = [(s, figure9_bars(paper, s)) for s in paper.scenarios]
+    means_grid = figure9_means(paper)
+    by_scenario = {row[0]: [c.value for c in row[1:]] for row in means_grid.rows}
+    means = [by_scenario.get(s, [None] * len(gains)) for s, _ in panels]
+    note = None if any(bars for _, bars in panels) else "No CoDAR rows: add codar to moca.methods"
+    out: dict[str, str | bytes] = {
+        f"figures/fig9_gains.{ext}": data for ext, data in figures.gain_profiles(panels, gains, note, means).items()
+    }
+    out["figures/fig9_means.md"] = grid_markdown(means_grid)
+    out["figures/fig9_means.csv"] = grid_csv(means_grid)
+    rows = [r for s, bars in panels for b in bars for r in _data_rows(b, s, gains, "gain", "backbone")]
+    return out, rows
+
+
+def _data_rows(b: dict[str, Any], scenario: str, metrics: Sequence[str], value_key: str, who: str) -> list[dict]:
+    lows, highs = b.get("lows") or [None] * len(metrics), b.get("highs") or [None] * len(metrics)
+    return [
+        {
+            "bar": f"{scenario} | {m} | {b['label']}",
+            value_key: v,
+            "low": lo,
+            "high": hi,
+            "scenario": scenario,
+            "metric": m,
+            who: b["label"],
+        }
+        for m, v, lo, hi in zip(metrics, b["values"], lows, highs)
+    ]
+
+
+def paper_figures(paper: PaperTables) -> dict[str, str | bytes]:
+    """Figures 6a-d, 7 and 9, PNG and PDF, with their data as CSV (``dvc plots``) and Figure 9's means
+    as a table (``fig9_means.{md,csv}``); ``figures.output_files`` lists them."""
+    out: dict[str, str | bytes] = {}
+    fig6, rows6 = figure6(paper)
+    fig7, rows7 = figure7(paper)
+    fig9, rows9 = figure9(paper)
+    out.update(fig6)
+    out.update(fig7)
+    out.update(fig9)
+    out["figures/fig6.csv"] = figures.data_csv(rows6, DATA_COLUMNS)
+    out["figures/fig7.csv"] = figures.data_csv(rows7, DATA_COLUMNS)
+    out["figures/fig9.csv"] = figures.data_csv(rows9, ["bar", "gain", "low", "high", "scenario", "metric", "backbone"])
+    return out

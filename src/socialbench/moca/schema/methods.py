@@ -1,0 +1,259 @@
+"""The settings a MoCA method run takes, checked when params load and when a method starts: the
+answer-format policy every method reads (params ``moca.answer``), CoDAR's retriever (``moca.retrieval``)
+and CoDAR's own settings (``moca.method_options.codar``, an ablation's ``moca.ablations.<name>`` over
+them), with the chain's stages and the keys each stage answers. A contract of the benchmark (schema/),
+so checking params imports no prompting, parsing or method code; moca.eval re-exports these names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from socialbench.core.benchmarks import settings_sources
+from socialbench.core.errors import ConfigError
+from socialbench.core.secrets import holds_secret
+
+# ---- the answer-format policy of every method (params moca.answer) ------------------------------
+ANSWER_KEYS = ("mechanism", "label", "subject", "target")
+#: What to do with a code fence around the JSON answer: ``strict`` (unparsable, as the paper's strict
+#: JSON object) or ``tolerate`` (one enclosing fence removed).
+CODE_FENCE = ("strict", "tolerate")
+#: What to do with keys beyond an answer's contract: ``ignore`` (dropped, noted; every field is scored
+#: on its own, the paper's per-field rule) or ``invalid`` (the whole answer is a format failure).
+EXTRA_KEYS = ("ignore", "invalid")
+#: The most format retries per call params may ask for (each one is a model call).
+MAX_FORMAT_RETRIES = 3
+
+
+def _one_of(key: str, value: Any, allowed: tuple[str, ...]) -> None:
+    """A ConfigError naming params ``key`` when ``value`` is none of ``allowed``."""
+    if value not in allowed:
+        raise ConfigError(f"{key}: {value!r} is not one of {', '.join(allowed)}")
+
+
+def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The answer-format policy a method gets in ``settings["answer"]`` (params ``moca.answer``, the same
+    for every MoCA method, CoDAR's stages included; schema defaults filled): ``retries`` (format retries
+    per call, default 0: the paper asks once and scores what comes back), ``extra_keys`` (``ignore``:
+    keys beyond the contract are dropped and every field is scored on its own, as section 3.3 scores
+    per field; ``invalid``: an answer with one is a format failure) and ``code_fence`` (``strict`` or
+    ``tolerate``). A value outside the allowed ones is a ConfigError naming the param."""
+    answer = dict(settings.get("answer") or {})
+    fence = answer.pop("code_fence", "strict")
+    _one_of("moca.answer.code_fence", fence, CODE_FENCE)
+    extra = answer.pop("extra_keys", "ignore")
+    _one_of("moca.answer.extra_keys", extra, EXTRA_KEYS)
+    retries = answer.pop("retries", 0)
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_FORMAT_RETRIES:
+        raise ConfigError(
+            f"moca.answer.retries: expected a whole number from 0 to {MAX_FORMAT_RETRIES}, got {retries!r}"
+        )
+    if answer:
+        raise ConfigError(
+            f"moca.answer: unknown option(s) {', '.join(sorted(answer))} (known: code_fence, extra_keys, retries)"
+        )
+    return {"code_fence": fence, "extra_keys": extra, "retries": retries}
+
+
+# ---- CoDAR's retriever (params moca.retrieval) ---------------------------------------------------
+#: params ``moca.retrieval``: the keys and their defaults (the schema's; the paper searches the web).
+DEFAULTS: dict[str, Any] = {"retriever": "web", "k": 3, "options": {}}
+WHERE = "moca.retrieval"
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """params ``moca.retrieval``: which retriever (``none``, or a registered name), passages per query
+    (``k``) and the retriever's own options. The retriever is made in moca.eval.retrieval
+    (:func:`~socialbench.moca.eval.retrieval.make_retriever`): a stage's code deps follow its imports, and
+    only a run that retrieves depends on the retrievers."""
+
+    retriever: str = "none"  # core.retrieval.NONE; not imported: the retrievers are no dep of a direct run
+    k: int = 3
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, config: Any, where: str = WHERE) -> RetrievalSettings:
+        """The settings of a ``moca.retrieval`` block; None (a method built without params): ``none``."""
+        if config is None:
+            return cls()
+        if not isinstance(config, dict):
+            raise ConfigError(f"{where}: expected a mapping (retriever, k, options), got {config!r}")
+        unknown = sorted(set(config) - set(DEFAULTS))
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {unknown}; it takes {sorted(DEFAULTS)}")
+        c = {**DEFAULTS, **config}
+        if not isinstance(c["retriever"], str) or not c["retriever"]:
+            raise ConfigError(f"{where}.retriever: expected a retriever name (none, bm25, web), got {c['retriever']!r}")
+        k = c["k"]
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 20:
+            raise ConfigError(f"{where}.k: expected a whole number from 1 to 20, got {k!r}")
+        if not isinstance(c["options"] or {}, dict):
+            raise ConfigError(f"{where}.options: expected a mapping, got {c['options']!r}")
+        secret = [k for k, v in (c["options"] or {}).items() if holds_secret(str(k), v)]
+        if secret:
+            raise ConfigError(
+                f"{where}.options.{secret[0]}: looks like a secret; secrets are never written into params (they"
+                " would end up in git, DVC and MLflow): put it in an environment variable and name that"
+                " variable in options.api_key_env"
+            )
+        return cls(c["retriever"], k, dict(c["options"] or {}))
+
+
+# ---- CoDAR's chain (MoCA section 5, appendix C.3) -------------------------------------------------
+STAGES = ("observer", "query", "context", "conflict", "decoder", "checker")
+#: The checker's breakpoint (the paper's stage number, C.3) -> the stages it re-enters.
+BREAKPOINT_STAGES: dict[int, tuple[str, ...]] = {
+    1: ("observer",),
+    2: ("query", "context"),
+    3: ("conflict",),
+    4: ("decoder",),
+}
+CHAIN_KEYS: dict[str, tuple[str, ...]] = {
+    "observer": ("explicit_perception",),
+    "query": ("entities", "questions"),
+    "context": ("fact", "connection", "social_norm", "uncertainty"),
+    "conflict": ("context_expectation", "explicit_reality", "the_conflict", "abductive_question"),
+    "checker": ("status", "breakpoint", "refine"),
+}
+DECODER_KEYS = ("counterfactual_cost", "conflict_utility", "subject", "target", "mechanism", "label")
+#: How stage answers are decoded (setting ``decoding``): the paper's JSON mode (default), each stage's
+#: schema with free values, or the schema with the allowed values as enums (a variant, as direct_constrained).
+DECODINGS = ("json_object", "json_schema", "constrained")
+#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule``
+#: (default: a rule-made REJECTED with breakpoint 4, no checker call; the check C.3 states, made
+#: deterministic) or ``checker`` (the tuple goes to the checker like any other, which may accept it).
+INVALID_TUPLE = ("rule", "checker")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which stages a CoDAR run executes (the full chain or a Table 5 ablation) and what its
+    answering stage (``decoder``) returns."""
+
+    stages: tuple[str, ...]
+    decoder_keys: tuple[str, ...] = DECODER_KEYS
+
+    @classmethod
+    def of(cls, stages: Sequence[str]) -> Variant:
+        """The variant that runs ``stages`` (checked by :func:`stage_variant`). Its decoder reasons
+        abductively (Step 4: counterfactual cost, conflict utility) about the conflict Step 3 finds;
+        without the conflict stage it answers the direct prompt's four fields (Table 5's "w/o Step 3&4")."""
+        return cls(tuple(stages), DECODER_KEYS if "conflict" in stages else ANSWER_KEYS)
+
+    def keys(self, stage: str) -> tuple[str, ...]:
+        return self.decoder_keys if stage == "decoder" else CHAIN_KEYS[stage]
+
+    @property
+    def checks(self) -> bool:
+        return "checker" in self.stages
+
+    @property
+    def breakpoints(self) -> tuple[int, ...]:
+        return tuple(b for b, sts in BREAKPOINT_STAGES.items() if any(s in self.stages for s in sts))
+
+    def rerun_from(self, breakpoint: int) -> list[str]:
+        """The stages a REJECTED with this breakpoint reruns: its own and every later one."""
+        first = min(self.stages.index(s) for s in BREAKPOINT_STAGES[breakpoint] if s in self.stages)
+        return list(self.stages[first:])
+
+    def templates(self) -> tuple[str, ...]:
+        files = [f"{s}.{part}.txt" for s in self.stages for part in ("system", "user")] + ["retry.txt"]
+        if self.checks:
+            files += ["revision.txt", "previous_check.txt", "invalid_tuple.txt"]
+        return tuple(files)
+
+    def rounds_at_most(self, revision_rounds: int, retries: int = 0) -> int:
+        """Model rounds an instance can take: every stage of every pass retried ``retries`` times."""
+        return (1 + retries) * len(self.stages) * (revision_rounds + 1 if self.checks else 1)
+
+
+CODAR = Variant(STAGES)
+
+#: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
+SETTINGS = frozenset({"stages", "revision_rounds", "invalid_tuple", "max_tokens", "decoding"})
+TABLE_KEYS = frozenset({"table", "label"})
+
+
+def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
+    """The variant run ``name`` executes: every stage, or its setting ``stages`` (an ablation's, params
+    ``moca.ablations.<ablation>.stages``) in the chain's order, the observer (it sees the media) and
+    the decoder (it answers) among them, query and context (Step 2) both or neither."""
+    stages = settings.get("stages")
+    if stages is None:
+        return CODAR
+    kind, entry = settings_sources(name)[-1]  # a variant run's stages are its ablation's
+    where = f"moca.{kind}.{entry}.stages"
+    if not isinstance(stages, list) or stages != [s for s in STAGES if s in stages]:
+        raise ConfigError(f"{where}: expected stages of {', '.join(STAGES)}, each once, in that order; got {stages!r}")
+    missing = [s for s in ("observer", "decoder") if s not in stages]
+    if missing:
+        raise ConfigError(
+            f"{where}: {' and '.join(missing)} cannot be left out (the observer sees, the decoder answers)"
+        )
+    if ("query" in stages) != ("context" in stages):
+        raise ConfigError(f"{where}: query and context (Step 2) run together or not at all")
+    return Variant.of(stages)
+
+
+def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings of CoDAR run ``name`` (params ``moca.method_options.codar``, and a variant run's
+    ``moca.ablations.<ablation>`` over them), checked, with their defaults: stages (default all:
+    :func:`stage_variant`), revision_rounds (default 1), invalid_tuple (default rule: a scenario-invalid
+    tuple gets a rule-made REJECTED), max_tokens (default: the model's), decoding (default json_object);
+    ``answer`` (params ``moca.answer``, shared by every MoCA method: retries, extra_keys, code_fence) and
+    ``retrieval`` (params ``moca.retrieval``: Step 2's retriever settings; absent: none, model prior
+    only; no retriever is made here). A bad or unknown key is a ConfigError naming it. A setting of a
+    stage the run leaves out (the checker's revision_rounds, Step 2's retrieval, which an ablation
+    inherits from the full chain's options) has no effect."""
+    from socialbench.core.runner import MAX_ROUNDS  # the runner's imports: only when a run checks its rounds
+
+    kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
+    where = f"moca.{kind}.{entry}"
+    variant = stage_variant(name, settings)
+    settings = {k: v for k, v in settings.items() if k not in TABLE_KEYS}
+    answer = answer_settings(settings)
+    settings.pop("answer", None)
+    retrieval = RetrievalSettings.parse(settings.pop("retrieval", None))
+    unknown = sorted(set(settings) - SETTINGS)
+    if unknown:
+        hint = " (Step 2's retriever is params moca.retrieval)" if "retriever" in unknown else ""
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; CoDAR takes {sorted(SETTINGS)}{hint}")
+    rounds = settings.get("revision_rounds", 1)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
+        raise ConfigError(f"{where}.revision_rounds: expected a whole number >= 0, got {rounds!r}")
+    retries = answer["retries"]
+    if variant.rounds_at_most(rounds, retries) > MAX_ROUNDS:
+        most = MAX_ROUNDS // ((1 + retries) * len(variant.stages)) - 1
+        raise ConfigError(
+            f"{where}.revision_rounds: {rounds} could take more than the runner's {MAX_ROUNDS} rounds"
+            f" per instance with moca.answer.retries {retries}; at most {most}"
+        )
+    max_tokens = settings.get("max_tokens")
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise ConfigError(f"{where}.max_tokens: expected a whole number >= 1 or null, got {max_tokens!r}")
+    invalid_tuple = settings.get("invalid_tuple", "rule")
+    _one_of(f"{where}.invalid_tuple", invalid_tuple, INVALID_TUPLE)
+    decoding = settings.get("decoding", "json_object")
+    _one_of(f"{where}.decoding", decoding, DECODINGS)
+    return {
+        "variant": variant,
+        "revision_rounds": rounds if variant.checks else 0,
+        "invalid_tuple": invalid_tuple,
+        "max_tokens": max_tokens,
+        "decoding": decoding,
+        "code_fence": answer["code_fence"],
+        "extra_keys": answer["extra_keys"],
+        "retries": retries,
+        "retrieval": retrieval,
+    }
+
+
+# ---- by method ---------------------------------------------------------------------------------------
+#: The check of each method's settings at params load, by method name (a variant run's method: core's
+#: ``split_run``); raises a ConfigError naming the param. A method not listed reads no settings of its
+#: own: the schema's closed list of keys is its check.
+SETTINGS_CHECKS: dict[str, Callable[[str, dict[str, Any]], Any]] = {"codar": codar_settings}
+#: The methods whose settings include params ``moca.retrieval`` (``MocaBenchmark.method_settings``).
+READS_RETRIEVAL = frozenset({"codar"})

@@ -1,0 +1,317 @@
+"""The MoCA taxonomy and a loader for replacements given with --taxonomy.
+
+The built-in taxonomy is two data files, each the one home of what it holds: ``moca.yaml`` names the
+output space (scenarios, their labels and mechanisms in order, each scenario's question, domains and
+cultures) and ``moca_rules.yaml`` gives every option its decision criterion, its boundary rule and
+whether the paper names it (appendix D.1: "Every option is supplied with its decision criterion and
+boundary rule"). :func:`load_taxonomy` joins them and refuses an option that one file has and the
+other lacks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from socialbench.core.errors import DataError
+
+SCENARIOS = ("affection", "intent", "stance")
+
+
+OPTION_SOURCES = ("paper", "completion")
+RULES_FILE = "moca_rules.yaml"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One mechanism or label of a scenario. ``source``: ``paper`` when the paper names the option for
+    this scenario, ``completion`` when it was added to complete the lost Table 9 (docs/decisions.md).
+    ``criterion`` says when to choose it, ``boundary`` how to tell it from its neighbours;
+    ``rule_source`` says where those two texts come from (``written here`` for moca_rules.yaml)."""
+
+    name: str
+    criterion: str
+    source: str = "paper"
+    boundary: str = ""
+    rule_source: str = ""
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    labels: dict[str, tuple[Option, ...]]
+    mechanisms: dict[str, tuple[Option, ...]]
+    domains: tuple[str, ...] = ()
+    cultures: tuple[str, ...] = ()
+    questions: dict[str, str] | None = None
+
+    @property
+    def scenarios(self) -> tuple[str, ...]:
+        return tuple(self.labels)
+
+    def label_names(self, scenario: str) -> list[str]:
+        return [o.name for o in self.labels[scenario]]
+
+    def mechanism_names(self, scenario: str) -> list[str]:
+        return [o.name for o in self.mechanisms[scenario]]
+
+    def as_sets(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        return (
+            {s: self.label_names(s) for s in self.labels},
+            {s: self.mechanism_names(s) for s in self.mechanisms},
+        )
+
+
+def _type(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, (dict, list)) and not value:
+        return "an empty mapping" if isinstance(value, dict) else "an empty list"
+    return {
+        dict: "a mapping",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
+
+
+def _name(value: Any, path: str, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise DataError(path, f"an option name must be a non-empty string, got {_type(value)} {value!r}", field=where)
+    return value
+
+
+def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
+    """Options of one scenario: a list of names (the --taxonomy override format) or a mapping
+    ``{name: {criterion, boundary, source}}``. At least one, no name twice."""
+    if isinstance(raw, list):  # plain list of names (the --taxonomy override format)
+        out = [Option(name=_name(n, path, f"{where}[{i}]"), criterion="") for i, n in enumerate(raw)]
+    elif isinstance(raw, dict):
+        out = []
+        for name, spec in raw.items():
+            _name(name, path, where)
+            spec = {} if spec is None else spec
+            if not isinstance(spec, dict):
+                raise DataError(
+                    path,
+                    f"an option must map to {{criterion, boundary, source}}, got {_type(spec)}",
+                    field=f"{where}.{name}",
+                )
+            for key in ("criterion", "boundary", "source"):
+                if key in spec and not isinstance(spec[key], str):
+                    raise DataError(path, f"expected a string, got {_type(spec[key])}", field=f"{where}.{name}.{key}")
+            out.append(
+                Option(
+                    name=name,
+                    criterion=_text(spec.get("criterion", "")),
+                    source=spec.get("source", "paper"),
+                    boundary=_text(spec.get("boundary", "")),
+                )
+            )
+    elif raw is None:
+        raise DataError(path, "missing: expected a list of names or a mapping of options", field=where)
+    else:
+        raise DataError(path, f"expected a list of names or a mapping of options, got {_type(raw)}", field=where)
+    if not out:
+        raise DataError(path, "no options: a scenario needs at least one", field=where)
+    seen: set[str] = set()
+    for opt in out:
+        if opt.name in seen:
+            raise DataError(path, f"option {opt.name!r} is listed twice", field=where)
+        seen.add(opt.name)
+    return tuple(out)
+
+
+def _text(value: str) -> str:
+    """One line: a rule is shown to models as one line per option (YAML folding can leave breaks)."""
+    return " ".join(value.split())
+
+
+def _scenario_names(mapping: dict[Any, Any], path: str, where: str) -> None:
+    for s in mapping:
+        if not isinstance(s, str) or not s.strip():
+            raise DataError(path, f"a scenario name must be a non-empty string, got {_type(s)} {s!r}", field=where)
+
+
+def _names(data: dict[str, Any], key: str, path: str) -> tuple[str, ...]:
+    raw = data.get(key)
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise DataError(path, f"expected a list of names, got {_type(raw)}", field=key)
+    return tuple(_name(v, path, f"{key}[{i}]") for i, v in enumerate(raw))
+
+
+def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
+    """Accepts the built-in layout (``scenarios: {s: {labels, mechanisms}}``) or the override layout
+    ``{labels: {scenario: [...]}, mechanisms: {scenario: [...]}}``. A wrong shape is a DataError
+    naming the file and the field."""
+    if not isinstance(data, dict):
+        raise DataError(
+            path, f"the top level must be a mapping (scenarios, or labels and mechanisms), got {_type(data)}"
+        )
+    if "scenarios" in data:
+        scen = data["scenarios"]
+        if not isinstance(scen, dict) or not scen:
+            raise DataError(
+                path,
+                "expected a mapping {scenario: {labels, mechanisms, question}}"
+                f" with at least one scenario, got {_type(scen)}",
+                field="scenarios",
+            )
+        _scenario_names(scen, path, "scenarios")
+        labels, mechs, questions = {}, {}, {}
+        for s, v in scen.items():
+            if not isinstance(v, dict):
+                raise DataError(
+                    path,
+                    f"expected a mapping with labels and mechanisms (and a question), got {_type(v)}",
+                    field=f"scenarios.{s}",
+                )
+            labels[s] = _options(v.get("labels"), path, f"scenarios.{s}.labels")
+            mechs[s] = _options(v.get("mechanisms"), path, f"scenarios.{s}.mechanisms")
+            question = v.get("question", "")
+            if not isinstance(question, str):
+                raise DataError(path, f"expected a string, got {_type(question)}", field=f"scenarios.{s}.question")
+            questions[s] = question
+    else:
+        for key in ("labels", "mechanisms"):
+            if not isinstance(data.get(key), dict) or not data[key]:
+                raise DataError(
+                    path,
+                    f"expected a mapping {{scenario: [names]}} with at least one scenario, got {_type(data.get(key))}"
+                    " (or give the built-in layout: scenarios: {scenario: {labels, mechanisms}})",
+                    field=key,
+                )
+            _scenario_names(data[key], path, key)
+        labels = {s: _options(v, path, f"labels.{s}") for s, v in data["labels"].items()}
+        mechs = {s: _options(v, path, f"mechanisms.{s}") for s, v in data["mechanisms"].items()}
+        questions = None
+        if set(labels) != set(mechs):
+            raise DataError(path, f"scenarios differ between labels {sorted(labels)} and mechanisms {sorted(mechs)}")
+    return Taxonomy(
+        labels=labels,
+        mechanisms=mechs,
+        domains=_names(data, "domains", path),
+        cultures=_names(data, "cultures", path),
+        questions=questions,
+    )
+
+
+def _rule_text(rule: dict[str, Any], key: str, path: str, where: str) -> str:
+    value = rule.get(key)
+    if not isinstance(value, str) or not value.strip():
+        got = "missing" if key not in rule else f"got {_type(value)} {value!r}"
+        raise DataError(path, f"expected a non-empty string ({got})", field=f"{where}.{key}")
+    return _text(value)
+
+
+def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
+    """``tax`` with every option's criterion, boundary rule and source taken from a rules file
+    (moca_rules.yaml's layout: ``scenarios: {s: {mechanisms: {name: {criterion, boundary, source,
+    named_in_paper}}, labels: {...}}}``). Every option needs exactly one rule and every rule an
+    option; an option that already has a criterion or boundary is refused, so each text has one home."""
+    if not isinstance(data, dict) or not isinstance(data.get("scenarios"), dict):
+        raise DataError(
+            path,
+            f"expected a mapping with scenarios: {{scenario: {{mechanisms, labels}}}}, got {_type(data)}",
+            field="scenarios",
+        )
+    rules = data["scenarios"]
+    extra = sorted(set(map(str, rules)) - set(tax.scenarios))
+    if extra:
+        raise DataError(
+            path, f"rules for scenario(s) the taxonomy does not have: {', '.join(extra)}", field="scenarios"
+        )
+    joined: dict[str, dict[str, tuple[Option, ...]]] = {"mechanisms": {}, "labels": {}}
+    for s in tax.scenarios:
+        for kind, options in (("mechanisms", tax.mechanisms[s]), ("labels", tax.labels[s])):
+            where = f"scenarios.{s}.{kind}"
+            given = (rules.get(s) or {}).get(kind) if isinstance(rules.get(s), dict) else None
+            if not isinstance(given, dict):
+                raise DataError(
+                    path, f"expected a mapping {{option: rule}} for every {kind[:-1]}, got {_type(given)}", field=where
+                )
+            unknown = sorted(set(map(str, given)) - {o.name for o in options})
+            if unknown:
+                raise DataError(
+                    path, f"rule(s) for {kind} the taxonomy does not have: {', '.join(map(repr, unknown))}", field=where
+                )
+            out = []
+            for opt in options:
+                if opt.criterion or opt.boundary:
+                    raise DataError(
+                        path,
+                        "the taxonomy already gives this option a criterion or boundary; each text must have one home",
+                        field=f"{where}.{opt.name}",
+                    )
+                rule = given.get(opt.name)
+                if not isinstance(rule, dict):
+                    got = "missing" if opt.name not in given else f"got {_type(rule)}"
+                    raise DataError(
+                        path,
+                        f"every option needs a rule {{criterion, boundary, source, named_in_paper}} ({got})",
+                        field=f"{where}.{opt.name}",
+                    )
+                named = rule.get("named_in_paper")
+                if not isinstance(named, bool):
+                    raise DataError(
+                        path,
+                        f"expected true or false, got {_type(named)} {named!r}",
+                        field=f"{where}.{opt.name}.named_in_paper",
+                    )
+                out.append(
+                    Option(
+                        name=opt.name,
+                        criterion=_rule_text(rule, "criterion", path, f"{where}.{opt.name}"),
+                        source="paper" if named else "completion",
+                        boundary=_rule_text(rule, "boundary", path, f"{where}.{opt.name}"),
+                        rule_source=_rule_text(rule, "source", path, f"{where}.{opt.name}"),
+                    )
+                )
+            joined[kind][s] = tuple(out)
+    return replace(tax, mechanisms=joined["mechanisms"], labels=joined["labels"])
+
+
+def _builtin(name: str) -> Any:
+    from socialbench.core.io import load_yaml
+
+    data = resources.files("socialbench.moca.schema.taxonomy").joinpath(name).read_bytes()
+    return load_yaml(data, f"socialbench/moca/schema/taxonomy/{name}", error=DataError)
+
+
+def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
+    """The built-in MoCA taxonomy (moca.yaml joined with the rules of moca_rules.yaml), or a YAML/JSON
+    file given by the user (criteria and boundaries, if any, inline in its options)."""
+    if path is None:
+        tax = parse_taxonomy(_builtin("moca.yaml"), "socialbench/moca/schema/taxonomy/moca.yaml")
+        return apply_rules(tax, _builtin(RULES_FILE), f"socialbench/moca/schema/taxonomy/{RULES_FILE}")
+    # The strict readers (socialbench.core.io): no aliases, duplicate keys, tags or NaN; line and column named.
+    from socialbench.core.io import decode_utf8, load_yaml, loads_strict, read_file_bytes
+
+    path = Path(path)
+    raw = read_file_bytes(path, "taxonomy file")
+    if path.suffix == ".json":
+        data = loads_strict(decode_utf8(raw, str(path)), str(path))
+    else:
+        data = load_yaml(raw, str(path), error=DataError)
+    return parse_taxonomy(data, str(path))
+
+
+def taxonomy_hash(tax: Taxonomy) -> str:
+    """sha256 over everything of the taxonomy that reaches a prompt or the scorer: option names in
+    order, their criteria, boundary rules and sources, and the scenario questions."""
+    from socialbench.core.hashing import sha256_json
+
+    def options(v: tuple[Option, ...]) -> list[list[str]]:
+        return [[o.name, o.criterion, o.boundary, o.source, o.rule_source] for o in v]
+
+    return sha256_json(
+        {
+            "labels": {s: options(v) for s, v in tax.labels.items()},
+            "mechanisms": {s: options(v) for s, v in tax.mechanisms.items()},
+            "questions": tax.questions or {},
+        }
+    )

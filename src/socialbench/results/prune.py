@@ -1,0 +1,157 @@
+"""Removing a model or method is one params edit: the outputs of (model, method) runs that params no
+longer make (removed, or now excluded for the model) are moved out of the pipeline's result folders
+(``prune-outputs``, run by each tables job for the infer jobs' folders), and the dvc.lock entries of
+stages that dvc.yaml no longer defines are dropped (``prune-lock``, run by the closing dvc_commit
+rule). DVC itself keeps a removed matrix item's lock entry forever, and the stages reading a whole
+results folder would see the stale files; both tools agree again afterwards.
+
+Pure logic first (what is stale and why), I/O at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from socialbench.core.benchmarks import excluded
+from socialbench.core.errors import ConfigError
+from socialbench.core.paths import inside_root, move_inside, refuse_special, remove_inside, within
+from socialbench.results.layout import RUN_KINDS, kind_dir, run_of, runs
+
+
+def stale_reason(
+    model: str, method: str, models: Mapping[str, Mapping[str, Any]], methods: Iterable[str], benchmark: str
+) -> str | None:
+    """Why params no longer make the run (model, method) of a benchmark, or None when they do: the model
+    or method is gone, or params now exclude the pair (it has no run, so its old files are stale)."""
+    methods = list(methods)
+    if model not in models:
+        return f"model {model} is not in params.yaml models"
+    if method not in methods:
+        return f"method {method} is not in params.yaml {benchmark}.methods"
+    if runs({model: models[model]}, benchmark, [method]):
+        return None
+    # the reason params give (exclusions() leaves out a model kept off the benchmark; a stale run is either)
+    return f"params exclude {model}/{method} (models.{model}): {excluded(dict(models[model]), benchmark, method)}"
+
+
+def stale_runs(
+    files: Iterable[tuple[str, str, str]],
+    models: Mapping[str, Mapping[str, Any]],
+    methods: Iterable[str],
+    benchmark: str,
+) -> list[tuple[str, str]]:
+    """[(relative path, reason)] of the (relative path, model, file name) entries params no longer make,
+    sorted by path (deterministic reports)."""
+    methods = list(methods)
+    out = []
+    for rel, model, name in files:
+        reason = stale_reason(model, run_of(name), models, methods, benchmark)
+        if reason is not None:
+            out.append((rel, reason))
+    return sorted(out)
+
+
+def stale_lock_stages(locked: Iterable[str], defined: Iterable[str]) -> list[str]:
+    """Stage names in dvc.lock that dvc.yaml (its matrix and foreach items expanded) no longer defines."""
+    live = set(defined)
+    return sorted(name for name in locked if name not in live)
+
+
+# ---- I/O --------------------------------------------------------------------------------------
+
+
+def _run_files(results: Path, benchmark: str, kinds: Iterable[str]) -> list[tuple[str, str, str]]:
+    entries = []
+    for kind in kinds:
+        root = Path(kind_dir(kind, benchmark, results.as_posix()))
+        if not root.is_dir():
+            continue
+        for model_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+            for f in sorted(model_dir.iterdir()):
+                entries.append((f.relative_to(results).as_posix(), model_dir.name, f.name))
+    return entries
+
+
+def prune_outputs(
+    results: Path, benchmark: str, p: dict[str, Any], archive: Path | None, kinds: Iterable[str] = RUN_KINDS
+) -> list[dict[str, str]]:
+    """Move (``archive`` given: to archive/<same relative path>, replacing an older copy) or delete the
+    per-run outputs of a benchmark whose (model, method) run params no longer make, in the folders of
+    ``kinds`` (default: every kind); remove the model folders left empty. Returns one report record per
+    path: {path, reason, action}."""
+    section = p.get(benchmark)
+    if not isinstance(section, dict) or "methods" not in section:
+        raise ConfigError(f"prune-outputs: params has no {benchmark}.methods (is {benchmark} a benchmark section?)")
+    report = []
+    stale = stale_runs(_run_files(results, benchmark, kinds), p["models"], section["methods"], benchmark)
+    for rel, _ in stale:  # every path checked before the first is touched
+        inside_root(results / rel, results, "deleted or moved")
+        if archive is not None:
+            inside_root(archive / rel, archive, "deleted or moved")
+    for rel, reason in stale:
+        src = results / rel
+        # Only paths inside the results tree (after resolving the links of their folders) are touched,
+        # and a link is removed or moved as a link: a linked model folder never leads the pruning elsewhere.
+        if archive is not None:
+            dst = archive / rel
+            move_inside(src, dst, results, archive)
+            action = f"moved to {dst.as_posix()}"
+        else:
+            remove_inside(src, results)
+            action = "deleted"
+        report.append({"path": (results / rel).as_posix(), "reason": reason, "action": action})
+        if not src.parent.is_symlink() and src.parent.is_dir() and not any(src.parent.iterdir()):
+            remove_inside(src.parent, results)
+    return report
+
+
+def prune_lock(repo_root: Path) -> list[str]:
+    """Drop the dvc.lock entries of stages dvc.yaml no longer defines; the file is rewritten with DVC's
+    own YAML writer (nothing else changes). Returns the dropped stage names.
+
+    A ``repo_root`` that is no DVC repository (absent, a file, no ``.dvc`` folder, not in git), or
+    whose dvc.lock or dvc.yaml DVC cannot read, is a one-line DataError naming the path: nothing is
+    changed."""
+    from socialbench.core.errors import DataError
+
+    if not repo_root.is_dir():
+        raise DataError(str(repo_root), "not a folder" if repo_root.exists() else "no such folder (--repo)")
+    if not (repo_root / ".dvc").is_dir():
+        raise DataError(str(repo_root), "not a DVC repository (no .dvc folder; `dvc init` makes one)")
+    lock = repo_root / "dvc.lock"
+    if not lock.exists():
+        return []
+    if not within(lock.resolve(), repo_root.resolve()):  # rewritten in place: never a file elsewhere
+        raise ConfigError(f"{lock}: leads to {lock.resolve()}, outside the repository {repo_root}; nothing was changed")
+    refuse_special(lock, "dvc.lock file")
+    locked = _locked_stages(lock)
+    from dvc.exceptions import DvcException
+    from dvc.repo import Repo
+    from dvc.utils.serialize import modify_yaml
+
+    try:
+        with Repo(str(repo_root)) as repo:
+            defined = [stage.name for stage in repo.index.stages if hasattr(stage, "cmd")]
+    except DvcException as exc:  # SCMError (no git), a broken dvc.yaml, ...: DVC's own words, one line
+        raise DataError(str(repo_root), f"DVC cannot read this repository: {exc}") from None
+    dropped = stale_lock_stages(locked, defined)
+    if dropped:  # an unchanged lock is left as it is, byte for byte
+        with modify_yaml(str(lock)) as data:
+            for name in dropped:
+                del data["stages"][name]
+    return dropped
+
+
+def _locked_stages(lock: Path) -> list[str]:
+    """The stage names of a dvc.lock (read strictly: the file is rewritten afterwards)."""
+    from socialbench.core.errors import DataError
+    from socialbench.core.io import load_yaml_file
+
+    data = load_yaml_file(lock, error=DataError)
+    if data is None:
+        return []
+    stages = data.get("stages") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(stages, (dict, type(None))):
+        raise DataError(str(lock), "not a dvc.lock: expected a mapping with a 'stages' mapping")
+    return list(stages or {})

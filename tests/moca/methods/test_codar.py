@@ -1,0 +1,740 @@
+"""CoDAR (socialbench.moca.methods.codar, the codar method and its ablation runs codar__<ablation>) on
+the real runner, driven by the codar_script test double (a stage-aware scripted backend, not a model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from socialbench.core.backend import ModelSpec, Response, create_backend
+from socialbench.core.benchmarks import Exchange, get_benchmark
+from socialbench.core.cache import RequestCache
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
+from socialbench.core.io import jsonl_text
+from socialbench.core.runner import run_method
+from socialbench.moca.eval.prompts import answer_schema, build_direct_request, slot_maps
+from socialbench.moca.eval.retrieval import NO_EVIDENCE
+from socialbench.moca.eval.scoring import score
+from socialbench.moca.methods.codar import (
+    CODAR,
+    STAGES,
+    StageOutputError,
+    Variant,
+    parse_stage,
+    read_stage,
+    stage_schema,
+)
+from tests.conftest import make_instance
+from tests.moca.conftest import ABLATIONS, run_with_double
+
+WO_STEP2 = Variant(("observer", "conflict", "decoder", "checker"))
+SECTION = {"method_options": {"codar": {"revision_rounds": 1}}, "ablations": ABLATIONS}
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+@pytest.fixture
+def insts(image_file):
+    # distinct texts: the double's answers depend on the instance id, the cache key on the content
+    return [
+        make_instance(
+            f"i{k}",
+            scenario=("intent", "affection", "stance")[k % 3],
+            media=[str(image_file)],
+            text=f"Nice job, genius #{k}.",
+        )
+        for k in range(3)
+    ]
+
+
+def run(insts, tmp_path, method="codar", settings=None, cache=None, **options):
+    """(records, traces, stats, backend calls, requests by id) of one run with the codar_script double;
+    an ablation run gets its entry of ``ABLATIONS`` (``settings`` over it)."""
+    if "__" in method:
+        settings = {**get_benchmark("moca").method_settings(SECTION, method), **(settings or {})}
+    cache = cache or RequestCache(tmp_path / f"{method}.sqlite")
+    return run_with_double(insts, method, cache, settings, {"reject_every": 0, **options})
+
+
+def calls_of(calls, iid):
+    return [c.split("/", 2)[2] for c in calls if c.startswith(f"{iid}/")]
+
+
+def user_text(request):
+    return request.messages[1].text()
+
+
+# ---- the chain, stage by stage -------------------------------------------------------------------
+def test_an_accepted_instance_makes_exactly_the_six_stage_calls_in_order(insts, tmp_path):
+    *_, calls, _ = run(insts[:1], tmp_path)
+    assert calls == [f"i0/codar/{s}" for s in STAGES]
+
+
+def test_each_stage_request_names_benchmark_method_and_stage(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    for s in STAGES:
+        task = seen[f"i0/codar/{s}"].task
+        assert (task["benchmark"], task["method"], task["stage"]) == ("moca", "codar", s)
+
+
+def test_only_the_decoder_request_carries_the_direct_prompts_choices(insts, tmp_path, taxonomy):
+    *_, seen = run(insts[:1], tmp_path)
+    direct, _ = build_direct_request(
+        insts[0], taxonomy, ModelSpec(name="script", backend="codar_script"), 7, ("$scenario", "$text")
+    )
+    assert seen["i0/codar/decoder"].task["choices"] == direct.task["choices"]
+    assert all("choices" not in seen[f"i0/codar/{s}"].task for s in STAGES if s != "decoder")
+
+
+def test_only_the_observer_sees_the_image(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    assert [len(seen[f"i0/codar/{s}"].images()) for s in STAGES] == [1, 0, 0, 0, 0, 0]
+
+
+def test_each_stage_gets_the_previous_stages_parsed_outputs(insts, tmp_path):
+    _, traces, *_ = run(insts[:1], tmp_path)
+    outputs = {e["stage"]: e["output"] for e in traces[0]["trace"]["stages"]}
+    inputs = {e["stage"]: e["inputs"] for e in traces[0]["trace"]["stages"]}
+    assert inputs["conflict"]["fact"] == outputs["context"]["fact"]
+    assert inputs["decoder"]["the_conflict"] == outputs["conflict"]["the_conflict"]
+    assert inputs["checker"]["label"] == outputs["decoder"]["label"]
+    assert json.loads(inputs["context"]["social_query"]) == outputs["query"]
+
+
+def test_the_scenario_and_slots_first_appear_in_the_decoder(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    for s in ("observer", "query", "context", "conflict"):
+        text = "".join(m.text() for m in seen[f"i0/codar/{s}"].messages)
+        assert "subject0" not in text and "expressive aggression" not in text
+    assert "subject0" in user_text(seen["i0/codar/decoder"])
+
+
+def test_the_decoder_and_checker_show_every_option_with_its_boundary_rule(insts, tmp_path, taxonomy):
+    *_, seen = run(insts[:1], tmp_path)
+    for stage in ("decoder", "checker"):
+        system = seen[f"i0/codar/{stage}"].messages[0].text()
+        for o in taxonomy.mechanisms["intent"] + taxonomy.labels["intent"]:
+            assert f"- {o.name}: {o.criterion} Boundary: {o.boundary}" in system.splitlines()
+
+
+def test_stage_requests_use_the_papers_json_mode_at_temperature_0_by_default(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    assert all(
+        r.decoding.json_object and r.decoding.json_schema is None and r.decoding.temperature == 0.0
+        for r in seen.values()
+    )
+
+
+def test_constrained_decoding_sends_each_stages_schema_with_the_allowed_values(insts, tmp_path, taxonomy):
+    *_, seen = run(insts[:1], tmp_path, settings={"decoding": "constrained"})
+    schema = seen["i0/codar/decoder"].decoding.json_schema
+    assert schema["required"] == list(CODAR.decoder_keys)
+    assert schema["properties"]["label"]["enum"] == taxonomy.label_names("intent")
+
+
+def test_media_that_cannot_be_shown_is_answered_without_a_call_and_scored_invalid(insts, tmp_path):
+    inst = {**insts[0], "media": [str(tmp_path / "gone.png")]}
+    records, _, _, calls, _ = run([inst], tmp_path)
+    assert calls == [] and records[0]["error"].startswith("media: image file not found")
+
+
+def test_the_final_answer_has_the_direct_methods_record_fields_and_scores(insts, tmp_path):
+    records, *_ = run(insts, tmp_path)
+    direct, *_ = run(insts, tmp_path, method="direct")  # the double answers the direct prompt too
+    assert all(set(r) == set(d) and r["error"] is None and r["field_errors"] == {} for r, d in zip(records, direct))
+    r = records[0]
+    assert r["subject"] == r["slots"]["subject"][json.loads(r["raw"])["subject"]]
+    bench = get_benchmark("moca")
+    assert score(insts, records, *bench.taxonomy.as_sets())["intent"]["invalid_rate"] == 0.0
+
+
+def test_the_final_record_points_at_the_decoder_call_and_the_observers_image(insts, tmp_path):
+    records, traces, *_ = run(insts[:1], tmp_path)
+    decoder_call = next(c for c in traces[0]["calls"] if c["stage"] == "decoder")
+    assert records[0]["request_key"] == decoder_call["key"] and records[0]["raw"] == decoder_call["text"]
+    assert [i["sha256"] for i in records[0]["inputs"]] != [] and records[0]["finish_reason"] == "stop"
+
+
+def test_the_trace_records_every_stage_verdict_and_acceptance(insts, tmp_path):
+    _, traces, *_ = run(insts[:1], tmp_path)
+    t = traces[0]["trace"]
+    assert [e["stage"] for e in t["stages"]] == list(STAGES)
+    assert t["verdicts"] == [{"pass": 0, "status": "ACCEPTED", "breakpoint": None, "refine": "", "by": "checker"}]
+    assert (t["accepted"], t["revisions"], t["retries"]) == (True, 0, 0)
+
+
+# ---- revision -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("bp, rerun", [(1, STAGES), (2, STAGES[1:]), (3, STAGES[3:]), (4, STAGES[4:])])
+def test_a_rejection_reenters_its_breakpoint_stage_and_reruns_only_the_later_ones(insts, tmp_path, bp, rerun):
+    _, traces, _, calls, _ = run(insts[:1], tmp_path, reject_every=1, breakpoint=bp)
+    expected = list(STAGES) + [f"{s}.rev1" for s in rerun]
+    assert calls_of(calls, "i0") == expected  # the model calls
+    assert [e["request_id"].split("/")[-1] for e in traces[0]["trace"]["stages"]] == expected  # and the chain's steps
+
+
+def test_a_revision_keeps_the_components_before_the_breakpoint(insts, tmp_path):
+    _, traces, *_ = run(insts[:1], tmp_path, reject_every=1, breakpoint=3)
+    t = traces[0]["trace"]["stages"]
+    first = {e["stage"]: e for e in t if e["pass"] == 0}
+    conflict_rev = next(e for e in t if e["stage"] == "conflict" and e["pass"] == 1)
+    assert conflict_rev["inputs"]["explicit_perception"] == first["observer"]["output"]["explicit_perception"]
+    assert conflict_rev["inputs"]["fact"] == first["context"]["output"]["fact"]
+
+
+def test_the_reentered_stage_gets_the_checkers_note_and_its_previous_output(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, reject_every=1, breakpoint=3)
+    text = user_text(seen["i0/codar/conflict.rev1"])
+    assert "[Revision]" in text and "Checker note: Scripted note for stage 3 (i0, pass 0)." in text
+    assert '"the_conflict": "Scripted cue departs from the scripted expectation."' in text
+
+
+def test_stages_after_the_reentered_one_rerun_without_a_revision_block(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, reject_every=1, breakpoint=3)
+    assert "[Revision]" not in user_text(seen["i0/codar/decoder.rev1"])
+    assert "[Previous check]" in user_text(seen["i0/codar/checker.rev1"])
+
+
+def test_breakpoint_2_reruns_both_query_and_context_with_the_note_and_retrieval_again(insts, tmp_path):
+    _, traces, _, _, seen = run(insts[:1], tmp_path, reject_every=1, breakpoint=2)
+    assert all("[Revision]" in user_text(seen[f"i0/codar/{s}.rev1"]) for s in ("query", "context"))
+    assert [r["pass"] for r in traces[0]["trace"]["retrieval"]] == [0, 1]
+
+
+def test_an_accepted_revision_is_the_output_and_counts_one_revision(insts, tmp_path):
+    records, traces, stats, _, _ = run(insts[:1], tmp_path, reject_every=1, breakpoint=4)
+    t = traces[0]["trace"]
+    assert [v["status"] for v in t["verdicts"]] == ["REJECTED", "ACCEPTED"] and t["accepted"] is True
+    assert records[0]["request_key"] == next(
+        c["key"] for c in traces[0]["calls"] if c["request_id"] == "i0/codar/decoder.rev1"
+    )
+    assert stats.method["revisions_mean"] == 1.0 and stats.method["acceptance_rate"] == 1.0
+
+
+def test_never_accepted_outputs_the_last_decoder_answer_and_says_so(insts, tmp_path):
+    records, traces, *_ = run(insts[:1], tmp_path, never_accept=["i0"], breakpoint=4)
+    t = traces[0]["trace"]
+    last_decoder = [c for c in traces[0]["calls"] if c["stage"] == "decoder"][-1]
+    assert t["accepted"] is False and "last decoder answer" in t["not_accepted"]
+    assert records[0]["raw"] == last_decoder["text"] and records[0]["error"] is None
+
+
+def test_revision_rounds_bound_the_number_of_checker_passes(insts, tmp_path):
+    *_, calls, _ = run(insts[:1], tmp_path, settings={"revision_rounds": 3}, never_accept=["i0"], breakpoint=4)
+    assert [c for c in calls_of(calls, "i0") if c.startswith("checker")] == [
+        "checker",
+        "checker.rev1",
+        "checker.rev2",
+        "checker.rev3",
+    ]
+
+
+def test_revision_rounds_zero_never_revises(insts, tmp_path):
+    _, traces, _, calls, _ = run(insts[:1], tmp_path, settings={"revision_rounds": 0}, reject_every=1)
+    assert calls_of(calls, "i0") == list(STAGES) and traces[0]["trace"]["accepted"] is False
+
+
+def test_a_scenario_invalid_decoder_answer_returns_to_the_decoder_without_calling_the_checker(insts, tmp_path):
+    records, traces, _, calls, seen = run(insts[:1], tmp_path, invalid_values=["i0"])
+    assert calls_of(calls, "i0") == list(STAGES[:-1]) + ["decoder.rev1", "checker.rev1"]
+    verdict = traces[0]["trace"]["verdicts"][0]
+    assert (verdict["by"], verdict["breakpoint"]) == ("rule", 4) and "not a mechanism" in verdict["refine"]
+    assert "[Revision]" in user_text(seen["i0/codar/decoder.rev1"]) and records[0]["field_errors"] == {}
+
+
+def test_an_invalid_tuple_that_the_rule_sent_back_and_the_decoder_changed_counts_as_repaired(insts, tmp_path):
+    records, _, stats, *_ = run(insts[:1], tmp_path, invalid_values=["i0"])
+    assert records[0]["format"]["repairs"] == ["invalid_tuple"]
+    assert (stats.method["repaired_invalid_tuple"], stats.method["invalid_tuple_rejections"]) == (1.0, 1.0)
+
+
+def test_a_scenario_invalid_answer_never_revised_is_scored_invalid_field_by_field(insts, tmp_path):
+    records, *_ = run(insts[:1], tmp_path, settings={"revision_rounds": 0}, invalid_values=["i0"])
+    assert records[0]["mechanism"] is None and "invalid for scenario" in records[0]["field_errors"]["mechanism"]
+    assert records[0]["label"] is not None
+
+
+# ---- unparsable outputs and failed calls -------------------------------------------------------------
+RETRY_ONCE = {"answer": {"retries": 1}}
+
+
+def test_by_default_an_unparsable_stage_output_is_not_retried_as_the_paper_asks_once(insts, tmp_path):
+    records, _, stats, calls, _ = run(insts[:1], tmp_path, unparsable=["i0/codar/context"])
+    assert calls_of(calls, "i0") == ["observer", "query", "context"]
+    assert records[0]["error"] == "codar stage context: unparsable: not JSON (Expecting value at char 0)"
+    assert stats.method["format_retries"] == 0.0 and stats.method["answer_errors"] == 1.0
+
+
+def test_with_params_retries_an_unparsable_stage_output_is_retried_with_a_note(insts, tmp_path):
+    records, traces, stats, calls, seen = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=["i0/codar/context"])
+    assert calls_of(calls, "i0") == ["observer", "query", "context", "context.retry1", "conflict", "decoder", "checker"]
+    first, retry = user_text(seen["i0/codar/context"]), user_text(seen["i0/codar/context.retry1"])
+    assert retry.startswith(first) and "[Format]" in retry and "not JSON" in retry
+    assert records[0]["error"] is None and stats.method["format_retries"] == 1.0
+
+
+def test_an_answer_that_a_retry_saved_counts_as_repaired(insts, tmp_path):
+    records, _, stats, *_ = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=["i0/codar/context"])
+    assert records[0]["format"] == {"retries": 1, "repairs": ["retry"], "ignored_keys": [], "last_tuple_kept": None}
+    assert (stats.method["answers_repaired"], stats.method["repaired_retry"]) == (1.0, 1.0)
+
+
+def test_a_stage_output_unparsable_after_its_retries_is_the_instances_error_scored_invalid(insts, tmp_path):
+    unparsable = ["i0/codar/decoder", "i0/codar/decoder.retry1"]
+    records, traces, *_ = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=unparsable)
+    r = records[0]
+    assert r["error"].startswith("codar stage decoder: unparsable after 1 retry: not JSON")
+    assert (r["mechanism"], r["label"], r["subject"], r["target"]) == (None, None, None, None)
+    assert r["field_errors"] == {k: r["error"] for k in ("mechanism", "label", "subject", "target")}
+    assert traces[0]["trace"]["error_stage"] == "decoder"
+    assert score(insts[:1], records, *get_benchmark("moca").taxonomy.as_sets())["intent"]["invalid_rate"] == 100.0
+
+
+def test_an_unparsable_checker_verdict_does_not_void_the_decoders_valid_tuple(insts, tmp_path):
+    records, traces, stats, *_ = run(insts[:1], tmp_path, unparsable=["i0/codar/checker"])
+    decoder = next(e["output"] for e in traces[0]["trace"]["stages"] if e["stage"] == "decoder")
+    r = records[0]
+    assert r["error"] is None and r["field_errors"] == {} and json.loads(r["raw"]) == decoder
+    assert traces[0]["trace"]["last_tuple_kept"]["stage"] == "checker" and traces[0]["trace"]["accepted"] is None
+
+
+def test_the_run_summary_counts_the_unparsable_checker_verdicts(insts, tmp_path):
+    *_, stats, _, _ = run(insts, tmp_path, unparsable=["i0/codar/checker", "i2/codar/checker"])
+    assert (stats.method["checker_unparsable"], stats.method["last_tuple_kept"]) == (2.0, 2.0)
+
+
+def test_a_failed_stage_in_a_revision_pass_keeps_the_last_tuple(insts, tmp_path):
+    records, traces, stats, *_ = run(
+        insts[:1], tmp_path, reject_every=1, breakpoint=1, fail_ids=["i0/codar/observer.rev1"]
+    )
+    assert records[0]["error"] is None and records[0]["mechanism"] is not None
+    assert traces[0]["trace"]["last_tuple_kept"]["stage"] == "observer" and stats.method["checker_unparsable"] == 0.0
+
+
+def test_a_failed_call_is_the_instances_error_without_a_retry_and_the_others_go_on(insts, tmp_path):
+    records, _, _, calls, _ = run(insts[:2], tmp_path, fail_ids=["i0/codar/query"])
+    assert (
+        calls_of(calls, "i0") == ["observer", "query"]
+        and records[0]["error"] == "codar stage query: call failed: scripted failure"
+    )
+    assert records[1]["error"] is None
+
+
+def test_a_chance_baseline_answers_the_first_free_text_stage_with_an_error_not_a_crash(insts, tmp_path):
+    spec = ModelSpec(name="random", backend="random")
+    bench = get_benchmark("moca")
+    records, *_ = run_method(
+        bench,
+        bench.method("codar", spec, 7),
+        insts[:1],
+        spec=spec,
+        cache=RequestCache(tmp_path / "r.sqlite"),
+        seed=7,
+        progress=False,
+    )
+    assert records[0]["error"].startswith("codar stage observer: call failed")
+
+
+def test_a_baseline_can_answer_the_decoder_request_from_its_choices(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    resp = create_backend(ModelSpec(name="random", backend="random")).complete(seen["i0/codar/decoder"])
+    assert resp.error is None and set(json.loads(resp.text)) == {"mechanism", "label", "subject", "target"}
+
+
+def test_a_video_instance_without_frames_stops_the_run_naming_the_field(tmp_path):
+    inst = make_instance("v0", modality="video_text", media=["clip.mp4"])
+    with pytest.raises(DataError, match="v0.*frames"):
+        run([inst], tmp_path)
+
+
+# ---- ablations (Table 5): variant runs codar__<ablation> --------------------------------------------
+@pytest.mark.parametrize(
+    "method, stages",
+    [
+        ("codar__wo_step2", ["observer", "conflict", "decoder", "checker"]),
+        ("codar__wo_steps34", ["observer", "query", "context", "decoder", "checker"]),
+        ("codar__wo_step5", ["observer", "query", "context", "conflict", "decoder"]),
+    ],
+)
+def test_each_ablation_runs_its_stages_in_order(insts, tmp_path, method, stages):
+    records, *_, calls, _ = run(insts[:1], tmp_path, method=method)
+    assert calls == [f"i0/{method}/{s}" for s in stages] and records[0]["error"] is None
+
+
+def test_params_declares_table_5s_ablations_with_the_papers_stages():
+    from socialbench.core.config import load_params
+
+    moca = load_params("params.yaml")["moca"]
+    assert moca["ablations"] == ABLATIONS
+    assert [m for m in moca["methods"] if "__" in m] == [f"codar__{a}" for a in ABLATIONS]
+
+
+def test_without_step_2_no_stage_sees_a_social_context(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, method="codar__wo_step2")
+    assert all("fact:" not in user_text(r) and "Social query" not in user_text(r) for r in seen.values())
+
+
+def test_without_step_2_the_checker_may_not_return_to_stage_2(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, method="codar__wo_step2")
+    assert seen["i0/codar__wo_step2/checker"].task["breakpoints"] == [1, 3, 4]
+    with pytest.raises(StageOutputError, match=r"one of \[1, 3, 4\]"):
+        parse_stage("checker", '{"status": "REJECTED", "breakpoint": 2, "refine": "x"}', WO_STEP2)
+
+
+def test_without_steps_3_and_4_the_answer_has_the_direct_keys_and_no_conflict(insts, tmp_path):
+    records, *_, seen = run(insts[:1], tmp_path, method="codar__wo_steps34")
+    assert list(json.loads(records[0]["raw"])) == ["mechanism", "label", "subject", "target"]
+    assert "the_conflict" not in user_text(seen["i0/codar__wo_steps34/decoder"])
+
+
+def test_without_steps_3_and_4_a_rejection_at_4_reruns_the_answering_stage(insts, tmp_path):
+    *_, calls, _ = run(insts[:1], tmp_path, method="codar__wo_steps34", reject_every=1, breakpoint=4)
+    assert calls_of(calls, "i0")[-2:] == ["decoder.rev1", "checker.rev1"]
+
+
+def test_without_step_5_nothing_is_checked_or_revised(insts, tmp_path):
+    records, traces, stats, *_ = run(insts[:1], tmp_path, method="codar__wo_step5", invalid_values=["i0"])
+    assert traces[0]["trace"]["verdicts"] == [] and traces[0]["trace"]["accepted"] is None
+    assert records[0]["mechanism"] is None and "acceptance_rate" not in stats.method
+
+
+def test_an_ablation_reads_its_own_templates_and_codars_for_the_rest():
+    bench = get_benchmark("moca")
+    assert bench.template("codar__wo_step2", "conflict.user.txt") != bench.template("codar", "conflict.user.txt")
+    assert bench.template("codar__wo_step2", "observer.system.txt") == bench.template("codar", "observer.system.txt")
+
+
+def test_an_ablation_inherits_codars_options_and_ignores_those_of_stages_it_leaves_out(insts, tmp_path):
+    *_, traces, _, _, _ = run(insts[:1], tmp_path, method="codar__wo_step5", settings={"revision_rounds": 2})
+    assert traces[0]["trace"]["revision_rounds"] == 0
+
+
+@pytest.mark.parametrize(
+    "stages, problem",
+    [
+        (["observer", "conflict", "checker"], "decoder cannot be left out"),
+        (["observer", "query", "conflict", "decoder"], "query and context"),
+        (["observer", "decoder", "conflict"], "in that order"),
+    ],
+)
+def test_an_ablation_with_an_impossible_chain_is_refused_naming_its_stages(insts, tmp_path, stages, problem):
+    with pytest.raises(ConfigError, match=rf"moca.ablations.wo_step5.stages: .*{problem}"):
+        run(insts[:1], tmp_path, method="codar__wo_step5", settings={"stages": stages})
+
+
+def test_params_refuse_an_ablation_naming_a_stage_that_does_not_exist():
+    from socialbench.core.config import validate_params
+
+    bad = {"x": {"table": "table5", "label": "x", "stages": ["observer", "dreamer", "decoder"]}}
+    with pytest.raises(ConfigError, match=r"moca.ablations.x.stages.1: 'dreamer' is not one of"):
+        validate_params({"models": {"r": {"backend": "random"}}, "moca": {"ablations": bad}})
+
+
+def test_params_refuse_an_unknown_key_in_an_ablation():
+    from socialbench.core.config import validate_params
+
+    bad = {"x": {"table": "table5", "label": "x", "stages": ["observer", "decoder"], "rounds": 2}}
+    with pytest.raises(ConfigError, match=r"moca.ablations.x: .*'rounds' was unexpected"):
+        validate_params({"models": {"r": {"backend": "random"}}, "moca": {"ablations": bad}})
+
+
+# ---- prompt hash --------------------------------------------------------------------------------------
+def prompt_hashes(bench, runs=("codar", "codar__wo_step5", "codar__wo_step2")):
+    return {r: bench.prompt_hash(r, bench.method_settings(SECTION, r)) for r in runs}
+
+
+def test_the_prompt_hash_covers_every_template_it_uses(monkeypatch):
+    bench = get_benchmark("moca")
+    before = prompt_hashes(bench)
+    real = type(bench).template
+    monkeypatch.setattr(
+        type(bench), "template", lambda self, m, n: real(self, m, n) + ("!" if n == "observer.system.txt" else "")
+    )
+    after = prompt_hashes(bench)
+    assert all(before[m] != after[m] for m in before)  # every variant runs the observer
+
+
+def test_an_ablations_prompt_hash_ignores_templates_it_does_not_use(monkeypatch):
+    bench = get_benchmark("moca")
+    before = prompt_hashes(bench)
+    real = type(bench).template
+    monkeypatch.setattr(
+        type(bench), "template", lambda self, m, n: real(self, m, n) + ("!" if n == "checker.system.txt" else "")
+    )
+    after = prompt_hashes(bench)
+    assert after["codar__wo_step5"] == before["codar__wo_step5"] and after["codar"] != before["codar"]
+
+
+def test_an_ablations_prompt_hash_covers_its_own_template_files(monkeypatch):
+    bench = get_benchmark("moca")
+    before = prompt_hashes(bench)
+    real = type(bench).template
+    own = "templates/codar/wo_step2"
+    monkeypatch.setattr(
+        type(bench),
+        "template",
+        lambda self, m, n: real(self, m, n) + ("!" if self.template_folder(m, n) == own else ""),
+    )
+    after = prompt_hashes(bench)
+    assert after["codar__wo_step2"] != before["codar__wo_step2"]
+    assert after["codar"] == before["codar"] and after["codar__wo_step5"] == before["codar__wo_step5"]
+
+
+# ---- settings ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "settings, words",
+    [
+        ({"revision_rounds": -1}, "revision_rounds: expected a whole number >= 0"),
+        ({"revision_rounds": True}, "revision_rounds: expected a whole number >= 0"),
+        ({"revision_rounds": 10}, "could take more than the runner's 64 rounds"),
+        ({"max_tokens": 0}, "max_tokens: expected a whole number >= 1"),
+        ({"rounds": 2}, "unknown key(s) ['rounds']"),
+        ({"retriever": "bm25"}, "unknown key(s) ['retriever']; CoDAR takes"),
+        ({"decoding": "guided"}, "decoding: 'guided' is not one of json_object, json_schema, constrained"),
+    ],
+)
+def test_bad_settings_are_a_config_error_naming_the_key(settings, words):
+    with pytest.raises(ConfigError, match="moca.method_options.codar") as err:
+        get_benchmark("moca").method("codar", ModelSpec(name="m", backend="codar_script"), 1, settings)
+    assert words in str(err.value)
+
+
+def test_max_tokens_setting_applies_to_every_stage(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, settings={"max_tokens": 2048})
+    assert {r.decoding.max_tokens for r in seen.values()} == {2048}
+
+
+# ---- retrieval ----------------------------------------------------------------------------------------
+def test_without_a_retriever_a_web_search_route_is_answered_from_model_prior_and_the_trace_says_so(insts, tmp_path):
+    _, traces, _, _, seen = run(insts[:1], tmp_path, route="web_search")
+    r = traces[0]["trace"]["retrieval"][0]
+    assert (r["status"], r["route"], r["evidence"]) == ("no_retriever", "model_prior", [])
+    assert "no retriever configured" in r["note"] and r["requested"] == [
+        {"name": "entity of i0", "route": "web_search"}
+    ]
+    assert f"Retrieved evidence: {NO_EVIDENCE}" in user_text(seen["i0/codar/context"])
+
+
+# ---- stage parsing (pure) ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "stage, text, words",
+    [
+        ("observer", "Here you go: {}", "not JSON"),
+        ("observer", "[1]", "a JSON list, not an object"),
+        ("observer", '{"explicit_perception": ""}', "explicit_perception: empty"),
+        ("observer", '{"caption": "x"}', "missing key(s) ['explicit_perception']; unexpected key(s) ['caption']"),
+        (
+            "query",
+            '{"entities": [{"name": "x", "route": "google"}], "questions": ["a", "b"]}',
+            "route: 'google' is not one of",
+        ),
+        ("query", '{"entities": [], "questions": ["a"]}', "two or three questions"),
+        (
+            "context",
+            '{"fact": "a", "connection": "b", "social_norm": 3, "uncertainty": "d"}',
+            "social_norm: expected a string",
+        ),
+        ("checker", '{"status": "MAYBE", "breakpoint": null, "refine": ""}', "neither ACCEPTED nor REJECTED"),
+        ("checker", '{"status": "ACCEPTED", "breakpoint": 2, "refine": ""}', "must be null with ACCEPTED"),
+        ("checker", '{"status": "REJECTED", "breakpoint": true, "refine": "x"}', "REJECTED needs one of"),
+        ("checker", '{"status": "REJECTED", "breakpoint": 3, "refine": " "}', "REJECTED needs a note"),
+    ],
+)
+def test_a_stage_output_off_its_contract_is_refused_with_the_reason(stage, text, words):
+    with pytest.raises(StageOutputError) as err:
+        parse_stage(stage, text)
+    assert words in str(err.value)
+
+
+def test_a_fenced_stage_answer_is_unparsable_unless_params_tolerate_one_fence():
+    fenced = '```json\n{"explicit_perception": "A man smiles."}\n```'
+    with pytest.raises(StageOutputError, match="code_fence: tolerate accepts one"):
+        parse_stage("observer", fenced)
+    assert parse_stage("observer", fenced, CODAR, "tolerate") == {"explicit_perception": "A man smiles."}
+
+
+def test_the_code_fence_param_reaches_every_stage(insts, tmp_path):
+    bench = get_benchmark("moca")
+    method = bench.method(
+        "codar", ModelSpec(name="m", backend="codar_script"), 1, {"answer": {"code_fence": "tolerate"}}
+    )
+    assert method.code_fence == "tolerate"
+
+
+def test_the_checker_status_is_read_case_insensitively():
+    assert parse_stage("checker", '{"status": "accepted", "breakpoint": null, "refine": ""}')["status"] == "ACCEPTED"
+
+
+def test_a_decoder_answer_with_values_outside_the_candidate_sets_still_parses():
+    text = json.dumps(
+        {
+            "counterfactual_cost": "c",
+            "conflict_utility": "u",
+            "subject": "nobody",
+            "target": "t",
+            "mechanism": "m",
+            "label": "l",
+        }
+    )
+    assert parse_stage("decoder", text)["subject"] == "nobody"  # a scenario-invalid tuple, not a format error
+
+
+def test_a_decoder_answer_missing_an_answer_field_parses_and_the_field_is_none():
+    text = json.dumps(
+        {"counterfactual_cost": "c", "conflict_utility": "u", "subject": "s", "target": "t", "label": "l"}
+    )
+    assert parse_stage("decoder", text)["mechanism"] is None  # scored invalid field by field, as the direct answer
+
+
+def test_a_decoder_answer_missing_a_reasoning_key_is_a_format_failure():
+    text = json.dumps({"conflict_utility": "u", "subject": "s", "target": "t", "mechanism": "m", "label": "l"})
+    with pytest.raises(StageOutputError, match=r"missing key\(s\) \['counterfactual_cost'\]"):
+        parse_stage("decoder", text)
+
+
+def test_extra_keys_in_a_stage_answer_are_dropped_by_default_and_noted():
+    parsed, notes = read_stage("observer", '{"explicit_perception": "A man smiles.", "why": "x"}')
+    assert parsed == {"explicit_perception": "A man smiles."} and notes["ignored_keys"] == ["why"]
+
+
+def test_extra_keys_in_a_stage_answer_are_a_format_failure_when_params_say_invalid():
+    with pytest.raises(StageOutputError, match=r"unexpected key\(s\) \['why'\] \(params moca.answer.extra_keys"):
+        parse_stage("observer", '{"explicit_perception": "A man smiles.", "why": "x"}', CODAR, "strict", "invalid")
+
+
+def test_the_answer_policy_reaches_codar_from_params_moca_answer():
+    method = get_benchmark("moca").method(
+        "codar", ModelSpec(name="m", backend="codar_script"), 1, {"answer": {"retries": 2, "extra_keys": "invalid"}}
+    )
+    assert (method.retries, method.extra_keys, method.code_fence) == (2, "invalid", "strict")
+
+
+def test_stage_schemas_list_allowed_values_only_when_constrained(taxonomy):
+    direct = answer_schema("intent", taxonomy, slot_maps(make_instance(), 1))
+    dec = stage_schema("decoder", CODAR, direct, constrained=True)
+    assert dec["required"] == list(CODAR.decoder_keys) and dec["properties"]["label"] == direct["properties"]["label"]
+    assert stage_schema("decoder", CODAR, direct, constrained=False)["properties"]["label"] == {"type": "string"}
+    assert "enum" in stage_schema("checker", CODAR, direct, constrained=True)["properties"]["status"]
+    assert "enum" not in stage_schema("checker", CODAR, direct, constrained=False)["properties"]["status"]
+
+
+# ---- runs as a whole ------------------------------------------------------------------------------------
+def test_two_runs_write_the_same_bytes(insts, tmp_path):
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+    a = run(insts, tmp_path / "a", reject_every=2, unparsable=["i1/codar/query"])
+    b = run(insts, tmp_path / "b", reject_every=2, unparsable=["i1/codar/query"])
+    assert jsonl_text(a[0]) == jsonl_text(b[0]) and jsonl_text(a[1]) == jsonl_text(b[1])
+
+
+def test_a_warm_rerun_makes_no_call_and_gives_the_same_records(insts, tmp_path):
+    cache = RequestCache(tmp_path / "c.sqlite")
+    first = run(insts, tmp_path, cache=cache, reject_every=1, unparsable=["i2/codar/observer"])
+    second = run(insts, tmp_path, cache=cache, reject_every=1, unparsable=["i2/codar/observer"])
+    assert first[3] != [] and second[3] == [] and second[2].cache_misses == 0
+    assert jsonl_text(first[0]) == jsonl_text(second[0])
+
+
+def test_rounds_go_out_together_across_instances(insts, tmp_path):
+    *_, stats, calls, _ = run(insts, tmp_path)
+    assert stats.rounds == len(STAGES) and calls[:3] == ["i0/codar/observer", "i1/codar/observer", "i2/codar/observer"]
+
+
+def test_the_run_summary_gives_revisions_acceptance_and_retries(insts, tmp_path):
+    *_, stats, _, _ = run(
+        insts, tmp_path, settings=RETRY_ONCE, never_accept=["i0"], breakpoint=4, unparsable=["i1/codar/query"]
+    )
+    assert stats.method == {
+        "format_retries": 1.0,
+        "answers_repaired": 1.0,
+        "repaired_retry": 1.0,
+        "repaired_code_fence": 0.0,
+        "repaired_invalid_tuple": 0.0,
+        "answers_with_ignored_keys": 0.0,
+        "answer_errors": 0.0,
+        "invalid_rate": 0.0,
+        "last_tuple_kept": 0.0,
+        "checker_unparsable": 0.0,
+        "invalid_tuple_rejections": 0.0,
+        "revisions_mean": round(1 / 3, 4),
+        "acceptance_rate": round(2 / 3, 4),
+        "not_accepted": 1.0,
+    }
+
+
+def test_per_stage_calls_and_tokens_are_accounted(insts, tmp_path):
+    *_, stats, _, _ = run(insts, tmp_path)
+    assert set(stats.stages) == set(STAGES)
+    assert all(s["calls"] == 3 and s["input_tokens"] > 0 and s["output_tokens"] > 0 for s in stats.stages.values())
+
+
+def test_a_replay_that_does_not_match_the_chain_is_an_error_not_a_wrong_answer(insts):
+    method = get_benchmark("moca").method("codar", ModelSpec(name="m", backend="codar_script"), 1)
+    (request,) = method.step(insts[0], [])
+    stray = Exchange(request.__class__("i0/codar/query", request.messages, request.task), Response(text="{}"), "k")
+    with pytest.raises(SocialbenchError, match="replay out of step: expected i0/codar/observer"):
+        method.step(insts[0], [[stray]])
+
+
+# ---- the answer-format policy, the same for the direct methods --------------------------------------------
+@pytest.mark.parametrize("method", ["direct", "direct_constrained"])
+def test_by_default_an_unparsable_direct_answer_is_not_retried(insts, tmp_path, method):
+    records, _, stats, calls, _ = run(insts[:1], tmp_path, method=method, unparsable=[f"i0/{method}/answer"])
+    assert calls == [f"i0/{method}/answer"] and records[0]["error"].startswith("unparsable")
+    assert stats.method["answer_errors"] == 1.0 and stats.method["invalid_rate"] == 100.0
+
+
+def test_with_params_retries_an_unparsable_direct_answer_is_asked_again_with_the_note(insts, tmp_path):
+    records, _, stats, calls, seen = run(
+        insts[:1], tmp_path, method="direct", settings=RETRY_ONCE, unparsable=["i0/direct/answer"]
+    )
+    assert calls == ["i0/direct/answer", "i0/direct/answer.retry1"]
+    first, retry = user_text(seen["i0/direct/answer"]), user_text(seen["i0/direct/answer.retry1"])
+    assert retry.startswith(first) and "[Format]" in retry and "unparsable" in retry
+    assert records[0]["error"] is None and records[0]["format"] == {
+        "retries": 1,
+        "repairs": ["retry"],
+        "ignored_keys": [],
+        "last_tuple_kept": None,
+    }
+    assert (stats.method["format_retries"], stats.method["answers_repaired"]) == (1.0, 1.0)
+
+
+def test_a_direct_answer_with_an_extra_key_keeps_its_four_fields(insts, taxonomy):
+    bench = get_benchmark("moca")
+    request, maps = build_direct_request(
+        insts[0], taxonomy, ModelSpec(name="m", backend="codar_script"), 7, ("$scenario", "$text")
+    )
+    answer = {"mechanism": taxonomy.mechanism_names("intent")[0], "label": taxonomy.label_names("intent")[0]}
+    answer |= {"subject": "subject0", "target": "target1", "why": "because"}
+    final = bench.final_answer(insts[0], Exchange(request, Response(text=json.dumps(answer)), "k"), 7)
+    assert (
+        final.error is None
+        and final.fields["field_errors"] == {}
+        and final.fields["subject"] == maps["subject"]["subject0"]
+    )
+    assert final.fields["format"]["ignored_keys"] == ["why"]
+
+
+def test_the_direct_record_and_summary_carry_the_answer_format(insts, tmp_path):
+    records, _, stats, *_ = run(insts, tmp_path, method="direct")
+    assert all(
+        r["format"] == {"retries": 0, "repairs": [], "ignored_keys": [], "last_tuple_kept": None} for r in records
+    )
+    assert stats.method["answers_repaired"] == 0.0 and stats.method["invalid_rate"] == 0.0
+
+
+def test_with_invalid_tuple_checker_a_scenario_invalid_tuple_goes_to_the_checker_like_any_other(insts, tmp_path):
+    records, traces, _, calls, _ = run(
+        insts[:1], tmp_path, settings={"invalid_tuple": "checker"}, invalid_values=["i0"]
+    )
+    assert calls_of(calls, "i0") == list(STAGES) and traces[0]["trace"]["verdicts"][0]["by"] == "checker"
+    assert records[0]["mechanism"] is None and records[0]["format"]["repairs"] == []
+
+
+def test_an_unknown_invalid_tuple_setting_is_a_config_error():
+    with pytest.raises(
+        ConfigError, match="moca.method_options.codar.invalid_tuple: 'model' is not one of rule, checker"
+    ):
+        get_benchmark("moca").method(
+            "codar", ModelSpec(name="m", backend="codar_script"), 1, {"invalid_tuple": "model"}
+        )

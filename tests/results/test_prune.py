@@ -1,0 +1,146 @@
+"""Pruning the outputs and dvc.lock stages of runs params no longer name (src/socialbench/results/prune.py)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from socialbench.cli import app
+from socialbench.core.errors import ConfigError
+from socialbench.results.prune import prune_outputs, stale_lock_stages, stale_reason, stale_runs
+
+PARAMS = {"models": {"prior": {}, "human": {}}, "moca": {"methods": ["direct", "codar"]}}
+
+
+def make_results(root, runs):
+    for kind, ext in (("predictions", ".jsonl"), ("scores", ".json"), ("runs", ".stats.json")):
+        for model, method in runs:
+            path = root / kind / "moca" / model / f"{method}{ext}"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{model}/{method}")
+
+
+def test_stale_reason_names_a_removed_model():
+    assert (
+        stale_reason("random", "direct", {"prior": {}}, ["direct"], "moca")
+        == "model random is not in params.yaml models"
+    )
+
+
+def test_stale_reason_names_a_removed_method():
+    assert (
+        stale_reason("prior", "codar", {"prior": {}}, ["direct"], "moca")
+        == "method codar is not in params.yaml moca.methods"
+    )
+
+
+def test_a_run_params_name_is_not_stale():
+    assert stale_reason("prior", "direct", {"prior": {}}, ["direct"], "moca") is None
+
+
+def test_stale_runs_reads_the_method_from_a_multi_dot_file_name():
+    files = [
+        ("runs/moca/prior/codar.stats.json", "prior", "codar.stats.json"),
+        ("runs/moca/prior/direct.stats.json", "prior", "direct.stats.json"),
+    ]
+    assert stale_runs(files, {"prior": {}}, ["direct"], "moca") == [
+        ("runs/moca/prior/codar.stats.json", "method codar is not in params.yaml moca.methods")
+    ]
+
+
+def test_a_run_params_now_exclude_is_stale_with_the_reason():
+    models = {"prior": {"exclude_methods": {"codar": "no stages to run"}}}
+    assert (
+        stale_reason("prior", "codar", models, ["direct", "codar"], "moca")
+        == "params exclude prior/codar (models.prior): no stages to run"
+    )
+
+
+def test_a_run_of_a_model_params_keep_off_the_benchmark_is_stale():
+    models = {"human": {"benchmarks": ["meetingtom"]}}
+    reason = stale_reason("human", "direct", models, ["direct"], "moca")
+    assert reason == "params exclude human/direct (models.human): runs on meetingtom only (benchmarks in params)"
+
+
+def test_stale_lock_stages_are_the_locked_names_dvc_yaml_no_longer_defines():
+    assert stale_lock_stages(["moca_infer@random-direct", "moca_tables"], ["moca_tables"]) == [
+        "moca_infer@random-direct"
+    ]
+
+
+def test_prune_outputs_archives_a_removed_models_files_and_keeps_the_others(tmp_path):
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("random", "direct")])
+    report = prune_outputs(results, "moca", PARAMS, tmp_path / "archive")
+    assert sorted(r["path"] for r in report) == sorted(
+        f"{results.as_posix()}/{k}/moca/random/direct{e}"
+        for k, e in (("predictions", ".jsonl"), ("scores", ".json"), ("runs", ".stats.json"))
+    )
+    assert not (results / "scores/moca/random").exists()  # the emptied model folder goes too
+    assert (tmp_path / "archive/scores/moca/random/direct.json").read_text() == "random/direct"
+    assert (results / "scores/moca/prior/direct.json").is_file()
+
+
+def test_prune_outputs_without_archive_deletes_a_removed_methods_files(tmp_path):
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("prior", "codar_wo_step2")])
+    report = prune_outputs(results, "moca", PARAMS, None)
+    assert {r["action"] for r in report} == {"deleted"} and len(report) == 3
+    assert sorted(p.name for p in (results / "scores/moca/prior").iterdir()) == ["direct.json"]
+
+
+def test_prune_outputs_archives_the_files_of_a_run_params_now_exclude(tmp_path):
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("prior", "codar")])
+    params = {**PARAMS, "models": {"prior": {"exclude_methods": {"codar": "no stages to run"}}, "human": {}}}
+    report = prune_outputs(results, "moca", params, tmp_path / "archive")
+    assert {r["reason"] for r in report} == {"params exclude prior/codar (models.prior): no stages to run"}
+    assert len(report) == 3 and (tmp_path / "archive/predictions/moca/prior/codar.jsonl").is_file()
+    assert sorted(p.name for p in (results / "scores/moca/prior").iterdir()) == ["direct.json"]
+
+
+def test_prune_outputs_refuses_params_without_the_benchmark_section(tmp_path):
+    with pytest.raises(ConfigError, match="no meetingtom.methods"):
+        prune_outputs(tmp_path, "meetingtom", PARAMS, None)
+
+
+def test_prune_outputs_command_appends_its_report_with_reasons(tmp_path, repo_root):
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("gone", "direct")])
+    report = tmp_path / "pruned.jsonl"
+    res = CliRunner().invoke(
+        app,
+        [
+            "prune-outputs",
+            "--benchmark",
+            "moca",
+            "--params",
+            str(repo_root / "params.yaml"),
+            "--results",
+            str(results),
+            "--report",
+            str(report),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    records = [json.loads(line) for line in report.read_text().splitlines()]
+    assert {r["reason"] for r in records} == {"model gone is not in params.yaml models"} and len(records) == 3
+
+
+def test_prune_outputs_of_some_kinds_leaves_the_other_folders_alone(tmp_path):
+    # The pipeline prunes the infer jobs' folders only: the score, viewer and metrics folders are jobs'
+    # folder outputs that Snakemake empties itself, possibly while the tables job prunes.
+    results = tmp_path / "results"
+    make_results(results, [("prior", "direct"), ("gone", "direct")])
+    report = prune_outputs(results, "moca", PARAMS, tmp_path / "archive", kinds=("predictions", "runs"))
+    assert sorted(r["path"] for r in report) == [
+        f"{results.as_posix()}/predictions/moca/gone/direct.jsonl",
+        f"{results.as_posix()}/runs/moca/gone/direct.stats.json",
+    ]
+    assert (results / "scores/moca/gone/direct.json").is_file()
+
+
+def test_prune_outputs_command_refuses_an_unknown_kind_naming_it(tmp_path, repo_root):
+    args = ["prune-outputs", "--benchmark", "moca", "--params", str(repo_root / "params.yaml")]
+    res = CliRunner().invoke(app, [*args, "--results", str(tmp_path / "results"), "--kind", "pages"])
+    assert isinstance(res.exception, ConfigError) and "--kind pages is no result kind" in str(res.exception)
