@@ -286,7 +286,7 @@ def table_script(benchmark: str) -> Script:
     from socialbench.core.benchmarks import get_benchmark
 
     # a plug-in's tables module (results/tables.py in the layer layout, tables.py before it), where it has one
-    candidates = [f"socialbench.{benchmark}.report.tables", f"socialbench.{benchmark}.tables"]
+    candidates = [f"socialbench.{benchmark}.results.tables", f"socialbench.{benchmark}.tables"]
     module = next((m for m in candidates if _module_exists(m)), type(get_benchmark(benchmark)).__module__)
     return Script(f"socialbench tables --benchmark {benchmark}", f"{benchmark}_tables", module)
 
