@@ -52,7 +52,7 @@ def meeting_record(meeting, source: str, counts: Mapping[str, Any]) -> dict[str,
 
 def word_records(meeting) -> list[dict[str, Any]]:
     """The transcript words (punctuation attached), by speaker then time, as JSON records."""
-    from socialbench.meetingtom.dataset.ami.nxt import transcript_words
+    from socialbench.meetingtom.dataset.ami.records import transcript_words
 
     return [{"speaker": w.speaker, "start": w.start, "end": w.end, "text": w.text} for w in transcript_words(meeting)]
 

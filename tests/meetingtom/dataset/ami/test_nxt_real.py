@@ -6,7 +6,8 @@ from collections import Counter
 
 import pytest
 
-from socialbench.meetingtom.dataset.ami.nxt import list_meetings, transcript_words, words_file
+from socialbench.meetingtom.dataset.ami.nxt import list_meetings, words_file
+from socialbench.meetingtom.dataset.ami.records import transcript_words
 
 pytestmark = pytest.mark.shared
 

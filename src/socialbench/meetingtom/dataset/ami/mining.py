@@ -37,7 +37,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from socialbench.core.errors import ConfigError
-from socialbench.meetingtom.dataset.ami.nxt import DialogueAct, Meeting, gc_paused
+from socialbench.meetingtom.dataset.ami.nxt import gc_paused
+from socialbench.meetingtom.dataset.ami.records import DialogueAct, Meeting
 from socialbench.meetingtom.dataset.ami.you_events import you_candidates
 from socialbench.meetingtom.schema.mining import (  # noqa: F401 (the thresholds' contract, re-exported)
     AGREEMENT_WORDS,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from socialbench.meetingtom.dataset.ami.nxt import DialogueAct, Meeting, YouUsage
+from socialbench.meetingtom.dataset.ami.records import DialogueAct, Meeting, YouUsage
 from socialbench.meetingtom.schema.mining import YOU_SINGULAR  # noqa: F401 (re-exported)
 
 
