@@ -95,7 +95,9 @@ def _generation_group(decoding: Decoding) -> Decoding:
     number). A greedy decoding ignores top_p and seed."""
     import dataclasses
 
-    group = dataclasses.replace(decoding, json_schema=None, json_object=False, sample=0, stop=tuple(decoding.stop))
+    group = dataclasses.replace(
+        decoding, json_schema=None, json_object=False, json_keys=None, sample=0, stop=tuple(decoding.stop)
+    )
     if group.temperature <= 0:
         group = dataclasses.replace(group, top_p=None, seed=None)
     return group
