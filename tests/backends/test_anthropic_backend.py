@@ -3,6 +3,7 @@ official Anthropic SDK client pointed at it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -165,12 +166,82 @@ def test_send_temperature_sends_temperature_and_top_p(server, monkeypatch):
     assert second["temperature"] == 0.0 and "top_p" not in second and "stop_sequences" not in second
 
 
-def test_json_object_has_no_anthropic_counterpart_and_adds_nothing(server, monkeypatch):
+KEY_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["mechanism", "label", "subject", "target"],
+    "properties": {k: {"type": "string"} for k in ("mechanism", "label", "subject", "target")},
+}
+
+
+def test_json_mode_sends_the_answers_key_schema_as_structured_output(server, monkeypatch):
     req = moca_request(0, json_schema=None, json_object=True)
-    backend_for(server, monkeypatch).complete(req)
+    backend = backend_for(server, monkeypatch)
+    backend.complete(req)
     body = server.completions()[0].body
-    assert "output_config" not in body and "tools" not in body
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": KEY_SCHEMA}}
     assert body["system"] == req.messages[0].text()  # no JSON instruction added
+    assert backend.constraint(req) == "key_schema"
+
+
+def test_json_mode_in_tool_mode_forces_the_one_tool_with_the_key_schema(server, monkeypatch):
+    req = moca_request(0, json_schema=None, json_object=True)
+    resp = backend_for(server, monkeypatch, json_mode="tool").complete(req)
+    body = server.completions()[0].body
+    assert body["tools"][0]["input_schema"] == KEY_SCHEMA and "output_config" not in body
+    assert body["tool_choice"] == {"type": "tool", "name": body["tools"][0]["name"]}
+    assert set(json.loads(resp.text)) == {"mechanism", "label", "subject", "target"}
+
+
+def test_the_methods_json_keys_with_their_value_types_make_the_key_schema_without_enums(server, monkeypatch):
+    keys = {"reasoning": {"type": "string"}, "answer": {"type": "array", "items": {"type": "string", "enum": ["1"]}}}
+    backend_for(server, monkeypatch).complete(moca_request(0, json_schema=None, json_object=True, json_keys=keys))
+    schema = server.completions()[0].body["output_config"]["format"]["schema"]
+    assert schema["required"] == ["reasoning", "answer"] and schema["additionalProperties"] is False
+    assert schema["properties"]["answer"] == {"type": "array", "items": {"type": "string"}}  # values free
+
+
+def test_json_mode_for_a_request_naming_no_keys_sends_nothing_and_records_none(server, monkeypatch):
+    req = moca_request(0, json_schema=None, json_object=True)
+    req = dataclasses.replace(req, task={"benchmark": "x", "stage": "answer"})
+    backend = backend_for(server, monkeypatch)
+    backend.complete(req)
+    assert "output_config" not in server.completions()[0].body and backend.constraint(req) == "none"
+
+
+def test_json_mode_none_sends_no_constraint_for_either_kind(server, monkeypatch):
+    backend = backend_for(server, monkeypatch, json_mode="none")
+    for req in (moca_request(0), moca_request(1, json_schema=None, json_object=True)):
+        backend.complete(req)
+        assert backend.constraint(req) == "none"
+    assert not any({"output_config", "tools"} & set(r.body) for r in server.completions())
+
+
+def test_the_constraint_sent_is_named_per_request_kind(server, monkeypatch):
+    backend = backend_for(server, monkeypatch)
+    assert backend.constraint(moca_request(0)) == "json_schema"
+    assert backend.constraint(moca_request(0, json_schema=None)) == "none"
+    assert backend.temperature_sent() is False  # the pinned API version takes no temperature
+    assert backend_for(server, monkeypatch, send_temperature=True).temperature_sent() is True
+
+
+def test_the_identity_says_json_mode_is_sent_as_the_key_schema(server, monkeypatch):
+    assert backend_for(server, monkeypatch).identity()["json_object"] == "key_schema"
+    assert "json_object" not in backend_for(server, monkeypatch, json_mode="none").identity()
+
+
+def test_thinking_blocks_go_before_the_answer_in_think_tags(server, monkeypatch):
+    server.scripted.append(Fault(reasoning='maybe {"subject": "subject1"}', text='{"subject": "subject0"}'))
+    resp = backend_for(server, monkeypatch).complete(moca_request(0))
+    assert resp.text == '<think>maybe {"subject": "subject1"}</think>{"subject": "subject0"}'
+    assert resp.finish_reason == "stop"
+
+
+def test_a_message_of_thinking_only_is_an_answer_with_no_text_not_a_fault(server, monkeypatch):
+    server.scripted.append(Fault(reasoning="still thinking", no_content=True, finish_reason="max_tokens"))
+    resp = backend_for(server, monkeypatch, max_retries=0).complete(moca_request(0))
+    assert resp.error is None and resp.text == "<think>still thinking</think>" and resp.truncated
+    assert len(server.completions()) == 1  # not retried as a malformed message
 
 
 @pytest.mark.parametrize(

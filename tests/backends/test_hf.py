@@ -279,6 +279,15 @@ def test_generate_arguments_follow_the_decoding(backend):
     assert "stop_strings" not in sampled
 
 
+def test_json_mode_requests_with_their_keys_batch_with_the_others_and_record_no_constraint(backend):
+    from socialbench.backends.hf import _generation_group
+
+    keyed = moca_request(0, json_schema=None, json_object=True, json_keys={"answer": {"type": "string"}})
+    assert _generation_group(keyed.decoding) == _generation_group(moca_request(1).decoding)
+    assert hash(_generation_group(keyed.decoding)) is not None
+    assert backend.constraint(keyed) == "none" and backend.temperature_sent() is True
+
+
 def test_stop_strings_end_generation_and_are_cut_from_the_answer(backend, frames):
     stops = ("e", "a", " ", "o")
     resp = backend.complete(moca_request(0, frames[:1], max_tokens=16, stop=stops))

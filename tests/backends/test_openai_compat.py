@@ -243,6 +243,55 @@ def test_json_object_without_a_schema_asks_for_json_mode(server, monkeypatch):
     assert first["response_format"] == {"type": "json_object"} and "response_format" not in second
 
 
+def test_the_constraint_sent_is_named_per_json_mode(server, monkeypatch):
+    schema, mode = moca_request(0), moca_request(0, json_schema=None, json_object=True)
+    sent = {
+        m: (
+            backend_for(server, monkeypatch, json_mode=m).constraint(schema),
+            backend_for(server, monkeypatch, json_mode=m).constraint(mode),
+        )
+        for m in ("json_schema", "json_object", "key_schema", "none")
+    }
+    assert sent == {
+        "json_schema": ("json_schema", "json_object"),
+        "json_object": ("json_object", "json_object"),
+        "key_schema": ("json_schema", "key_schema"),
+        "none": ("none", "none"),
+    }
+    assert backend_for(server, monkeypatch).constraint(moca_request(0, json_schema=None)) == "none"
+
+
+def test_json_mode_key_schema_sends_the_answers_keys_with_free_values(server, monkeypatch):
+    backend_for(server, monkeypatch, json_mode="key_schema").complete(
+        moca_request(0, json_schema=None, json_object=True)
+    )
+    fmt = server.completions()[0].body["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    schema = fmt["json_schema"]["schema"]
+    assert schema["required"] == ["mechanism", "label", "subject", "target"]
+    assert schema["additionalProperties"] is False
+    assert all(v == {"type": "string"} for v in schema["properties"].values())
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_the_servers_reasoning_field_goes_before_the_answer_in_think_tags(server, monkeypatch, field):
+    server.scripted.append(Fault(reasoning='try {"label": "x"}', reasoning_field=field, text='{"label": "y"}'))
+    resp = backend_for(server, monkeypatch).complete(moca_request(0))
+    assert resp.text == '<think>try {"label": "x"}</think>{"label": "y"}' and resp.finish_reason == "stop"
+
+
+def test_reasoning_with_null_content_is_an_empty_answer_not_a_fault(server, monkeypatch):
+    server.scripted.append(Fault(reasoning="still thinking", no_content=True, finish_reason="length"))
+    resp = backend_for(server, monkeypatch, max_retries=0).complete(moca_request(0))
+    assert resp.error is None and resp.text == "<think>still thinking</think>" and resp.truncated
+    assert len(server.completions()) == 1
+
+
+def test_the_temperature_sent_follows_send_temperature(server, monkeypatch):
+    assert backend_for(server, monkeypatch).temperature_sent() is True
+    assert backend_for(server, monkeypatch, send_temperature=False).temperature_sent() is False
+
+
 @pytest.mark.parametrize(
     "wire,expected",
     [

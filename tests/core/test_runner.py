@@ -19,6 +19,7 @@ from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.runner import run_method
 from tests.conftest import make_instance
 from tests.helpers.loopback import Fault, LoopbackServer
+from tests.helpers.moca_requests import write_png
 from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
 
 REPO = Path(__file__).resolve().parents[2]
@@ -419,3 +420,79 @@ def test_a_trace_has_the_same_bytes_whether_its_calls_were_made_or_replayed_from
     _, second = scripted('{"answer": "red"}')
     _, replayed, stats = toy("chain", spec, cache, second)
     assert stats.cache_hits == stats.requests and jsonl_text(made) == jsonl_text(replayed)
+
+
+# ---- reasoning models and what was sent ---------------------------------------------------------------
+WRONG = json.dumps({"mechanism": "mock", "label": "mock", "subject": "subject3", "target": "target1"})
+
+
+def test_a_json_object_inside_the_reasoning_is_never_the_answer(tmp_path):
+    raw = f"<think>First guess: {WRONG}. No, the coach speaks.</think>\n{GOOD}"
+    spec, backend = scripted(raw)
+    recs, stats = predict(instances(tmp_path, 1), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert recs[0]["error"] is None and recs[0]["subject"] == recs[0]["slots"]["subject"]["subject0"]
+    assert recs[0]["mechanism"] == "expressive aggression"
+    assert (stats.reasoning, stats.reasoning_only, stats.truncated) == (1, 0, 0)
+
+
+def test_the_trace_keeps_the_reasoning_and_the_cache_the_raw_text(tmp_path):
+    raw = f"<think>thinking {WRONG}</think>{GOOD}"
+    cache = RequestCache(tmp_path / "c.sqlite")
+    spec, backend = scripted(raw)
+    bench = get_benchmark("moca")
+    _, traces, _ = run_method(
+        bench,
+        bench.method("direct", spec, 1),
+        instances(tmp_path, 1),
+        spec=spec,
+        cache=cache,
+        seed=1,
+        backend=backend,
+        progress=False,
+    )
+    (call,) = traces[0]["calls"]
+    assert (call["text"], call["reasoning"]) == (GOOD, f"thinking {WRONG}")
+    assert cache.get(call["key"]).text == raw
+
+
+def test_a_response_that_is_all_reasoning_is_a_truncated_answer(tmp_path):
+    spec, backend = scripted(f"<think>still weighing {WRONG}")
+    recs, stats = predict(instances(tmp_path, 1), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert recs[0]["finish_reason"] == "length" and recs[0]["error"].startswith("answer truncated at max_tokens")
+    assert recs[0]["subject"] is None
+    assert (stats.truncated, stats.reasoning, stats.reasoning_only) == (1, 1, 1)
+
+
+def test_every_stage_of_a_chain_gets_its_answer_without_the_reasoning(tmp_path):
+    spec, backend = scripted('<think>{"answer": "blue"}</think>{"answer": "red"}')
+    records, traces, stats = toy("chain", spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert records[0]["answer"] == "red" and stats.reasoning == stats.requests
+    assert all(c["reasoning"] == '{"answer": "blue"}' for c in traces[0]["calls"])
+
+
+def test_a_call_without_reasoning_has_no_reasoning_in_its_trace(tmp_path):
+    spec, backend = scripted('{"answer": "blue"}')
+    _, traces, stats = toy("direct", spec, RequestCache(tmp_path / "c.sqlite"), backend, n=1)
+    assert "reasoning" not in traces[0]["calls"][0] and stats.reasoning == 0
+
+
+def test_the_run_records_what_each_request_was_constrained_with(tmp_path):
+    spec, backend = scripted(GOOD)
+    _, stats = predict(instances(tmp_path, 2), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert stats.constraints == {"none": 2} and stats.temperature_sent is None
+    assert stats.as_dict()["constraints"] == {"none": 2}
+
+
+def test_json_mode_on_the_anthropic_backend_is_sent_and_recorded_as_the_key_schema(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPBACK_ANTHROPIC_KEY", "sk-ant-loopback-runner")
+    with LoopbackServer("anthropic", api_key="sk-ant-loopback-runner") as server:
+        options = {"base_url": server.url, "api_key_env": "LOOPBACK_ANTHROPIC_KEY", "timeout": 5}
+        spec = ModelSpec(name="claude", backend="anthropic", model_id="claude-test-1", options=options)
+        png = write_png(tmp_path / "frame.png")
+        insts = [make_instance(f"i{k}", media=[png.path]) for k in range(2)]
+        _, stats = predict(insts, spec, RequestCache(tmp_path / "c.sqlite"))
+        bodies = [r.body for r in server.completions()]
+    assert len(bodies) == 2 and stats.constraints == {"key_schema": 2} and stats.temperature_sent is False
+    schema = bodies[0]["output_config"]["format"]["schema"]
+    assert schema["required"] == ["mechanism", "label", "subject", "target"]
+    assert all("enum" not in v for v in schema["properties"].values())

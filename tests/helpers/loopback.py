@@ -35,6 +35,10 @@ class Fault:
     wrong_shape: bool = False  # 200 with JSON that lacks the response's fields
     finish_reason: str | None = None  # answer normally, with this finish_reason / stop_reason
     refusal: str | None = None  # OpenAI: answer with this refusal and no content
+    text: str | None = None  # answer with this text instead of the schema's answer
+    reasoning: str | None = None  # OpenAI: the message's reasoning field; Anthropic: a thinking block first
+    reasoning_field: str = "reasoning_content"  # OpenAI: its name (vLLM >= 0.10: "reasoning")
+    no_content: bool = False  # OpenAI: content null; Anthropic: no text block (a reasoning model cut short)
 
 
 @dataclass
@@ -167,7 +171,12 @@ class LoopbackServer:
             schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
             answer = schema_answer(schema)
             text = json.dumps(answer) if isinstance(answer, dict) else answer
+            text = fault.text if fault and fault.text is not None else text
             message: dict[str, Any] = {"role": "assistant", "content": text}
+            if fault and fault.reasoning is not None:
+                message[fault.reasoning_field] = fault.reasoning
+            if fault and fault.no_content:
+                message["content"], text = None, ""
             if fault and fault.refusal:
                 message = {"role": "assistant", "content": None, "refusal": fault.refusal}
                 text = ""
@@ -194,8 +203,11 @@ class LoopbackServer:
                 schema = ((body.get("output_config") or {}).get("format") or {}).get("schema")
                 answer = schema_answer(schema)
                 text = json.dumps(answer) if isinstance(answer, dict) else answer
-                content = [{"type": "text", "text": text}]
+                text = fault.text if fault and fault.text is not None else text
+                content = [] if fault and fault.no_content else [{"type": "text", "text": text}]
                 stop = "end_turn"
+            if fault and fault.reasoning is not None:
+                content.insert(0, {"type": "thinking", "thinking": fault.reasoning, "signature": "loopback"})
             doc = {
                 "id": "msg_loopback",
                 "type": "message",

@@ -233,6 +233,15 @@ def test_a_reasoning_runs_record_and_trace_keep_the_reasoning(bench, tmp_path):
     assert traces[0]["trace"] == {"reasoning": "D frowns."} and traces[0]["calls"][0]["text"] == raw
 
 
+def test_a_reasoning_models_think_block_is_taken_out_before_the_answer_is_read(bench, tmp_path):
+    inst = make("task2_2")
+    wrong = next(o["label"] for o in inst["options"] if o["label"] != inst["answer"])
+    raw = f'<think>{{"answer": "{wrong}"}}?</think>{{"reasoning": "D frowns.", "answer": "{inst["answer"]}"}}'
+    records, traces, stats = run(bench, "scripted", [inst], tmp_path, {"default": raw}, name="ecot")
+    assert records[0]["answer"] == inst["answer"] and stats.reasoning == 1
+    assert traces[0]["calls"][0]["reasoning"] == f'{{"answer": "{wrong}"}}?'
+
+
 def test_the_record_holds_the_gold_label_and_value_for_error_analysis(bench, tmp_path):
     inst = make("task3_2")
     records, _, _ = run(bench, "scripted", [inst], tmp_path, {"default": '{"answer": ["A"]}'})

@@ -332,6 +332,24 @@ def test_a_methods_run_summary_and_stage_use_are_logged_as_numbers(tmp_path):
     assert stats["stage.checker.calls"] == 4.0 and stats["stage.checker.cost_usd"] == 0.25
 
 
+def test_what_each_request_was_constrained_with_and_the_temperature_are_logged_as_numbers(tmp_path):
+    from socialbench.results.tracking import _prepare
+
+    ev = evaluation(tmp_path)
+    ev["stats"] = {**ev["stats"], "constraints": {"key_schema": 72}, "temperature_sent": False, "reasoning": 3}
+    stats = _prepare(ev)["stats"]
+    assert stats["constraint.key_schema"] == 72.0 and stats["temperature_sent"] == 0.0 and stats["reasoning"] == 3.0
+
+
+def test_a_run_with_no_model_logs_no_temperature(tmp_path):
+    from socialbench.results.tracking import _prepare
+
+    ev = evaluation(tmp_path)
+    ev["stats"] = {**ev["stats"], "constraints": {"none": 2}, "temperature_sent": None}
+    stats = _prepare(ev)["stats"]
+    assert "temperature_sent" not in stats and stats["constraint.none"] == 2.0
+
+
 @pytest.mark.slow
 def test_tables_and_figures_are_artifacts_of_the_parent_run_and_an_unchanged_rerun_logs_nothing(tmp_path, built_store):
     uri, arts = built_store

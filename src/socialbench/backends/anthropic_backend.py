@@ -6,10 +6,19 @@ input and no native video, so a request with an audio part or a video given only
 before any call (:func:`~socialbench.core.backend.check_requests`).
 
 JSON output uses structured outputs (``output_config.format`` of type ``json_schema``, the default
-``json_mode: output_format``) or a forced tool call whose input is the answer (``json_mode: tool``).
-The API has no JSON object mode: ``Decoding.json_object`` without a schema sends nothing (no
-instruction is added to the prompt). Rate limits (429), overloaded (529) and server errors are retried
-with backoff, honouring ``Retry-After`` (see retry.py); the SDK's own retries are off.
+``json_mode: output_format``, the pinned SDK's own parameter) or a forced tool call whose input is the
+answer (``json_mode: tool``: one tool, ``tool_choice`` that tool, its ``tool_use`` input read back as
+the answer's JSON text). The API has schemas but no JSON-object mode, so ``Decoding.json_object``
+without a schema (JSON mode, the papers' setting) sends the answer's key schema
+(:func:`~socialbench.core.backend.key_schema`: the answer's keys, all required, no others, values
+free: their types, no enums) the same way; a request that names no keys sends nothing. What was sent
+is recorded per run (:meth:`AnthropicBackend.constraint`: ``json_schema``, ``key_schema`` or ``none``).
+Rate limits (429), overloaded (529) and server errors are retried with backoff, honouring
+``Retry-After`` (see retry.py); the SDK's own retries are off.
+
+Thinking blocks (a model that returns its reasoning) go before the answer in ``<think>`` tags; the
+runner keeps them in the trace and takes them out before the answer is parsed
+(:func:`~socialbench.core.backend.without_reasoning`).
 
 Decoding: ``max_tokens``; ``stop`` as ``stop_sequences``. The SDK (2.x) speaks API version 2026-10-21,
 which has no sampling parameters at all (a ``temperature`` or ``top_p`` field is rejected with HTTP
@@ -43,7 +52,16 @@ import anthropic
 from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback, sdk_env_hidden
 from socialbench.backends.images import content_blocks, encode_for_api
 from socialbench.backends.retry import MalformedResponse
-from socialbench.core.backend import BackendContext, ImagePart, Message, ModelSpec, Request, Response
+from socialbench.core.backend import (
+    BackendContext,
+    ImagePart,
+    Message,
+    ModelSpec,
+    Request,
+    Response,
+    key_schema,
+    think_wrapped,
+)
 from socialbench.core.errors import ConfigError
 
 JSON_MODES = ("output_format", "tool", "none")
@@ -87,9 +105,33 @@ class AnthropicBackend(APIBackend):
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
         ident["json_mode"] = self.json_mode
+        if self.json_mode != "none":
+            # JSON mode became the key schema (it sent nothing before): answers made without it are
+            # not reused for requests that now carry it
+            ident["json_object"] = "key_schema"
         if self.send_temperature:
             ident["send_temperature"] = True
         return ident
+
+    def answer_schema(self, request: Request) -> tuple[dict[str, Any] | None, str]:
+        """(the schema sent for the answer's form, its kind in ``core.backend.CONSTRAINTS``): the
+        request's schema; for JSON mode without one, the key schema; nothing under ``json_mode: none``
+        or for a request that names no keys."""
+        if self.json_mode == "none":
+            return None, "none"
+        if request.json_schema is not None:
+            return request.json_schema, "json_schema"
+        if request.decoding.json_object:
+            schema = key_schema(request)
+            if schema is not None:
+                return schema, "key_schema"
+        return None, "none"
+
+    def constraint(self, request: Request) -> str:
+        return self.answer_schema(request)[1]
+
+    def temperature_sent(self) -> bool:
+        return self.send_temperature
 
     def _secrets(self) -> list[str]:
         return [self._api_key] if self._api_key else []
@@ -120,14 +162,15 @@ class AnthropicBackend(APIBackend):
         body: dict[str, Any] = {"model": self.spec.model_id, "max_tokens": request.max_tokens, "messages": messages}
         if system:
             body["system"] = system
-        if request.json_schema is not None and self.json_mode == "output_format":
-            body["output_config"] = {"format": {"type": "json_schema", "schema": request.json_schema}}
-        elif request.json_schema is not None and self.json_mode == "tool":
+        schema, _ = self.answer_schema(request)
+        if schema is not None and self.json_mode == "output_format":
+            body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        elif schema is not None and self.json_mode == "tool":
             body["tools"] = [
                 {
                     "name": ANSWER_TOOL,
-                    "description": "Record the final answer as the four required fields.",
-                    "input_schema": request.json_schema,
+                    "description": "Record the final answer: one field per required key.",
+                    "input_schema": schema,
                 }
             ]
             body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
@@ -151,11 +194,14 @@ class AnthropicBackend(APIBackend):
                 if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == ANSWER_TOOL:
                     text = json.dumps(getattr(block, "input", None), ensure_ascii=False)
                     break
+        thinking = [getattr(b, "thinking", "") for b in blocks if getattr(b, "type", None) == "thinking"]
+        reasoning = "\n\n".join(t for t in thinking if isinstance(t, str) and t)
         if text is None:
             texts = [getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text"]
-            if not texts and getattr(message, "stop_reason", None) != "refusal":
+            if not texts and not thinking and getattr(message, "stop_reason", None) != "refusal":
                 raise MalformedResponse("the message has no text block")
             text = "".join(t for t in texts if isinstance(t, str))
+        text = think_wrapped(reasoning, text)  # all thinking and no text: a truncated answer, not a fault
         usage = getattr(message, "usage", None)
         if usage is None:
             raise MalformedResponse("the message has no usage")

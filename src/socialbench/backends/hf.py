@@ -10,7 +10,9 @@ Decoding is greedy (``do_sample=False``) unless a request asks for a temperature
 samples with ``top_p`` when the request sets one, seeded with the request's ``seed`` (else the run's).
 ``stop`` strings end generation (``stop_strings``); the answer is cut before the stop string, as the
 OpenAI-compatible servers do. There is no JSON mode at all: neither ``json_schema`` nor
-``json_object`` constrains the output (as in the paper, an unparsable answer is scored incorrect).
+``json_object`` constrains the output (as in the paper, an unparsable answer is scored incorrect;
+recorded per run as the constraint ``none``). Reasoning in ``<think>`` tags is taken out of the answer
+by the runner, as for every backend.
 ``finish_reason``: ``length`` when the answer reached ``max_tokens`` without end-of-sequence or a stop
 string, else ``stop``; ``error`` for a request that failed.
 
@@ -93,7 +95,9 @@ def _generation_group(decoding: Decoding) -> Decoding:
     number). A greedy decoding ignores top_p and seed."""
     import dataclasses
 
-    group = dataclasses.replace(decoding, json_schema=None, json_object=False, sample=0, stop=tuple(decoding.stop))
+    group = dataclasses.replace(
+        decoding, json_schema=None, json_object=False, json_keys=None, sample=0, stop=tuple(decoding.stop)
+    )
     if group.temperature <= 0:
         group = dataclasses.replace(group, top_p=None, seed=None)
     return group
@@ -120,6 +124,9 @@ class HFBackend(Backend):
         self.model: Any = None
         self._revision: str | None = None
         self._resolved = False
+
+    def temperature_sent(self) -> bool:
+        return True  # greedy at 0, sampling above it
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()

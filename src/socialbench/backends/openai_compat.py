@@ -8,9 +8,16 @@ preceded by a text block ``[view]``. Native video is not part of the OpenAI API 
 Decoding: ``max_tokens`` (or ``max_completion_tokens``), ``temperature`` and ``top_p`` (both only with
 ``send_temperature``), ``stop``, ``seed``. The answer schema goes as ``response_format`` of type
 ``json_schema`` (vLLM and SGLang turn it into guided decoding); ``Decoding.json_object`` without a
-schema asks for ``{"type": "json_object"}`` (JSON mode). ``finish_reason`` is the first choice's
-(``stop``, ``length``, ``content_filter``; tool calls count as ``stop``), ``refusal`` when the model
-refused.
+schema asks for ``{"type": "json_object"}`` (JSON mode). For a server that has schemas but no
+JSON-object mode, ``json_mode: key_schema`` sends JSON mode as the answer's key schema instead
+(:func:`~socialbench.core.backend.key_schema`: keys fixed, values free). What was sent is recorded per
+run (:meth:`OpenAICompatBackend.constraint`). ``finish_reason`` is the first choice's (``stop``,
+``length``, ``content_filter``; tool calls count as ``stop``), ``refusal`` when the model refused.
+
+Reasoning the server returns apart from the answer (``reasoning_content``, or ``reasoning`` in newer
+vLLM, of a reasoning parser) goes before the answer in ``<think>`` tags; the runner keeps it in the
+trace and takes it out before the answer is parsed. A message with reasoning and no content is a
+truncated answer, not a server fault.
 
 The key is read from the environment variable named by ``options.api_key_env``; without it,
 ``OPENAI_API_KEY`` is read only when ``base_url`` is https://api.openai.com (a key is never sent to
@@ -20,7 +27,7 @@ Options (``models.<name>.options``):
   base_url          server root, e.g. http://127.0.0.1:8000/v1 (required)
   api_key_env       environment variable holding the key (default: OPENAI_API_KEY, for api.openai.com only)
   max_consecutive_failures   stop the run after this many attempts in a row found no usable server (default 5)
-  json_mode         json_schema (default) | json_object | none
+  json_mode         json_schema (default) | json_object | key_schema | none
   max_tokens_param  max_tokens (default; vllm: max_completion_tokens) | max_completion_tokens
   send_temperature  send the request's temperature and top_p (default true; reasoning models reject them)
   extra_body        extra request fields (e.g. {top_k: 1}); part of the cache key
@@ -46,10 +53,15 @@ from socialbench.core.backend import (
     Request,
     Response,
     VideoPart,
+    key_schema,
+    think_wrapped,
 )
 from socialbench.core.errors import ConfigError
 
-JSON_MODES = ("json_schema", "json_object", "none")
+JSON_MODES = ("json_schema", "json_object", "key_schema", "none")
+#: Where a server returns a reasoning parser's output beside the answer (vLLM: ``reasoning_content``,
+#: ``reasoning`` from 0.10 on; other OpenAI-compatible servers: either).
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 #: The API's finish reasons as socialbench's (see base.FINISH_REASONS); others are None (unknown).
 FINISH_REASON_MAP = {
@@ -100,6 +112,26 @@ class OpenAICompatBackend(APIBackend):
         if not self.send_temperature:
             ident["send_temperature"] = False
         return ident
+
+    def response_format(self, request: Request) -> tuple[dict[str, Any] | None, str]:
+        """(the ``response_format`` sent, its kind in ``core.backend.CONSTRAINTS``)."""
+        decoding = request.decoding
+        if self.json_mode == "none" or (decoding.json_schema is None and not decoding.json_object):
+            return None, "none"
+        schema, kind = decoding.json_schema, "json_schema"
+        if schema is None and self.json_mode == "key_schema":
+            schema, kind = key_schema(request), "key_schema"
+        if schema is not None and self.json_mode in ("json_schema", "key_schema"):
+            return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}, kind
+        if self.json_mode == "key_schema":
+            return None, "none"  # a server without JSON-object mode, and a request that names no keys
+        return {"type": "json_object"}, "json_object"
+
+    def constraint(self, request: Request) -> str:
+        return self.response_format(request)[1]
+
+    def temperature_sent(self) -> bool:
+        return self.send_temperature
 
     def _secrets(self) -> list[str]:
         return [self._api_key] if self._api_key else []
@@ -155,13 +187,9 @@ class OpenAICompatBackend(APIBackend):
             body["stop"] = list(decoding.stop)
         if decoding.seed is not None:
             body["seed"] = decoding.seed
-        if decoding.json_schema is not None and self.json_mode == "json_schema":
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "answer", "schema": decoding.json_schema, "strict": True},
-            }
-        elif (decoding.json_schema is not None or decoding.json_object) and self.json_mode != "none":
-            body["response_format"] = {"type": "json_object"}
+        response_format, _ = self.response_format(request)
+        if response_format is not None:
+            body["response_format"] = response_format
         if self.extra_body:
             body["extra_body"] = self.extra_body
         return body
@@ -175,11 +203,15 @@ class OpenAICompatBackend(APIBackend):
         text = getattr(message, "content", None)
         refusal = getattr(message, "refusal", None)
         refused = isinstance(refusal, str) and bool(refusal)
+        reasoning = next(
+            (r for r in (getattr(message, f, None) for f in REASONING_FIELDS) if isinstance(r, str) and r), None
+        )
         if not isinstance(text, str):
-            if refused:
-                text = ""  # a refusal is an answer (scored incorrect), not a server fault
+            if refused or reasoning:
+                text = ""  # a refusal is an answer (scored incorrect); all reasoning, a truncated one
             else:
                 raise MalformedResponse("the first choice has no message content")
+        text = think_wrapped(reasoning, text)
         usage = getattr(completion, "usage", None)
         return Response(
             text=text,

@@ -9,7 +9,9 @@ it until its end). With a running server named by ``options.base_url`` or the en
 ``SOCIALBENCH_SERVER_URL_<MODEL>`` (:func:`socialbench.core.resources.server_url_env`) it starts nothing.
 Answers are constrained to the answer schema by vLLM's guided decoding
 (``response_format: json_schema``); ``Decoding.json_object`` asks for ``{"type": "json_object"}``.
-Decoding fields, finish reasons and the image/audio parts are those of ``openai_compat``.
+Decoding fields, finish reasons, the image/audio parts and the reasoning a ``--reasoning-parser``
+returns apart (``reasoning_content``/``reasoning``, kept in the trace, never parsed as the answer) are
+those of ``openai_compat``.
 
 Parts it takes (``accepts``): images; video, natively as a ``video_url`` content part whose URL is a
 ``data:video/mp4;base64,...`` URL of the clip file (vLLM's OpenAI server takes it for video-capable

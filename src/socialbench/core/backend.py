@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import concurrent.futures as cf
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -116,7 +117,13 @@ class Decoding:
     ``json_schema`` constrains the answer to a schema (guided decoding where the backend has it);
     ``json_object`` asks for a JSON object without constraining its values (JSON mode).
     ``sample`` numbers repeated samples of the same request (0 = the first), so each has its own
-    cache entry."""
+    cache entry.
+
+    ``json_keys``: JSON mode's keys, in answer order, each with the type of its value (a JSON schema
+    without enums), for the backends whose API has schemas but no JSON-object mode: they send them as
+    the key schema (:func:`key_schema`: keys fixed, values free). It is the one field left out of the
+    key: it restates the keys the prompt asks for (the messages are in the key), and a backend that
+    sends it says so in its identity (part of every key)."""
 
     max_tokens: int = 256
     temperature: float = 0.0
@@ -126,6 +133,7 @@ class Decoding:
     sample: int = 0
     json_schema: dict[str, Any] | None = None
     json_object: bool = False
+    json_keys: dict[str, dict[str, Any]] | None = None
 
     def key(self) -> dict[str, Any]:
         key = {"max_tokens": self.max_tokens, "temperature": self.temperature, "json_schema": self.json_schema}
@@ -194,6 +202,48 @@ class Request:
         return out
 
 
+#: What a backend sent to constrain an answer's form, as recorded per run (``RunStats.constraints``):
+#: nothing; JSON-object mode; the key schema (JSON mode on an API with schemas but no JSON-object mode:
+#: keys fixed, values free); the request's own schema.
+CONSTRAINTS = ("none", "json_object", "key_schema", "json_schema")
+
+#: Value constraints a key schema leaves out: JSON mode fixes the keys and the value types, not values.
+_VALUE_CONSTRAINTS = frozenset(
+    {"enum", "const", "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum", "pattern"}
+)
+
+
+def _free(schema: Any) -> Any:
+    """``schema`` without value constraints (:data:`_VALUE_CONSTRAINTS`), at every depth."""
+    if isinstance(schema, dict):
+        return {k: _free(v) for k, v in schema.items() if k not in _VALUE_CONSTRAINTS}
+    if isinstance(schema, list):
+        return [_free(v) for v in schema]
+    return schema
+
+
+def answer_keys(request: Request) -> dict[str, dict[str, Any]] | None:
+    """The keys JSON mode asks for, each with its value's type: the method's ``Decoding.json_keys``;
+    else the task's ``keys`` (the answer's keys in order), else the fields of its ``choices``, with
+    string values; None when the request names none."""
+    if request.decoding.json_keys:
+        return {k: _free(v) for k, v in request.decoding.json_keys.items()}
+    keys = request.task.get("keys") or [c.get("field") for c in request.task.get("choices") or []]
+    if keys and all(isinstance(k, str) and k for k in keys):
+        return {k: {"type": "string"} for k in keys}
+    return None
+
+
+def key_schema(request: Request) -> dict[str, Any] | None:
+    """JSON mode as a schema, for an API that has schemas but no JSON-object mode: an object with
+    exactly the answer's keys (:func:`answer_keys`), all required, no others, values free (their
+    types, no enums: this is not the constrained variant). None when the request names no keys."""
+    keys = answer_keys(request)
+    if not keys:
+        return None
+    return {"type": "object", "additionalProperties": False, "required": list(keys), "properties": keys}
+
+
 #: Why generation stopped. ``length``: cut at max_tokens (the answer is truncated); ``error``: the
 #: call failed; ``stop``: the model finished (or hit a stop string); ``no_record``: recorded answers
 #: (the file backend) do not cover the instance; None: the backend does not say.
@@ -209,10 +259,71 @@ class Response:
     error: str | None = None  # set when the call failed for good; text is then None
     cached: bool = False
     finish_reason: str | None = None
+    #: A reasoning model's reasoning, taken out of ``text`` by :func:`split_reasoning` before the
+    #: answer is parsed (None: the response had none).
+    reasoning: str | None = None
 
     @property
     def truncated(self) -> bool:
         return self.finish_reason == "length"
+
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+def think_wrapped(reasoning: str | None, text: str) -> str:
+    """A backend's answer with the reasoning its API returns apart (OpenAI-compatible
+    ``reasoning_content``, Anthropic thinking blocks) put before it in ``<think>`` tags: the cache
+    keeps one text per call, and :func:`split_reasoning` takes it out again like inline reasoning."""
+    return f"{THINK_OPEN}{reasoning}{THINK_CLOSE}{text}" if reasoning else text
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """(answer, reasoning) of a response text: every ``<think>...</think>`` block is reasoning, as is
+    the text before a first ``</think>`` with no opening tag (a chat template that opens the block in
+    the prompt) and everything after an opening tag never closed (cut while reasoning). The answer is
+    the rest, stripped; reasoning None when the text has no reasoning tags (the text is then returned
+    unchanged)."""
+    if THINK_OPEN not in text and THINK_CLOSE not in text:
+        return text, None
+    reasoning: list[str] = []
+    answer: list[str] = []
+    rest = text
+    close = rest.find(THINK_CLOSE)
+    opened = rest.find(THINK_OPEN)
+    if close >= 0 and (opened < 0 or close < opened):
+        reasoning.append(rest[:close])
+        rest = rest[close + len(THINK_CLOSE) :]
+    while True:
+        opened = rest.find(THINK_OPEN)
+        if opened < 0:
+            answer.append(rest)
+            break
+        answer.append(rest[:opened])
+        rest = rest[opened + len(THINK_OPEN) :]
+        close = rest.find(THINK_CLOSE)
+        if close < 0:
+            reasoning.append(rest)
+            break
+        reasoning.append(rest[:close])
+        rest = rest[close + len(THINK_CLOSE) :]
+    return "".join(answer).strip(), "\n\n".join(p.strip() for p in reasoning if p.strip())
+
+
+def without_reasoning(response: Response) -> Response:
+    """``response`` with its reasoning taken out of the text (:func:`split_reasoning`) into
+    ``reasoning``, as every method sees it: a JSON object inside the reasoning is never the answer. A
+    response that is all reasoning and no answer is a truncated answer (finish reason ``length``) unless
+    it was refused or filtered. A response without reasoning tags is returned as it is."""
+    if response.text is None:
+        return response
+    answer, reasoning = split_reasoning(response.text)
+    if reasoning is None:
+        return response
+    finish = response.finish_reason
+    if not answer and finish not in ("refusal", "content_filter"):
+        finish = "length"
+    return dataclasses.replace(response, text=answer, reasoning=reasoning, finish_reason=finish)
 
 
 @dataclass(frozen=True)
@@ -303,6 +414,17 @@ class Backend(abc.ABC):
             futures = {pool.submit(self.complete, req): i for i, req in enumerate(requests)}
             for fut in cf.as_completed(futures):
                 on_result(futures[fut], fut.result())
+
+    def constraint(self, request: Request) -> str:
+        """What this backend sends to constrain the answer's form of ``request``, one of
+        :data:`CONSTRAINTS` (recorded per run). Default: ``none`` (nothing is sent: baselines,
+        recorded answers, and backends without JSON mode)."""
+        return "none"
+
+    def temperature_sent(self) -> bool | None:
+        """Whether the request's temperature reaches the model (False: the API takes none and the model
+        decodes with its own setting; None: no model decodes, as for baselines and recorded answers)."""
+        return None
 
     def cannot_take(self, part: MediaPart) -> str | None:
         """Why this backend cannot take ``part`` (None when it can)."""

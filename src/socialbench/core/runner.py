@@ -24,6 +24,7 @@ from socialbench.core.backend import (
     Response,
     check_requests,
     create_backend,
+    without_reasoning,
 )
 from socialbench.core.benchmarks import TRACE_POINTER, Benchmark, Exchange, Final, InstanceInputError, Method
 from socialbench.core.cache import RequestCache, cache_key
@@ -47,7 +48,16 @@ class RunStats:
     cost_usd: float = 0.0
     retries: int = 0  # API backends: retried attempts (429, 5xx, overloaded, timeouts)
     attempts: int = 0  # API backends: HTTP attempts made
-    truncated: int = 0  # answers cut at max_tokens (finish_reason "length")
+    truncated: int = 0  # answers cut at max_tokens (finish_reason "length"), all-reasoning ones included
+    #: Responses with reasoning (``<think>`` blocks, a server's reasoning content), kept in the trace and
+    #: removed before the answer is parsed; ``reasoning_only``: of them, those with no answer after it
+    #: (counted in ``truncated`` too).
+    reasoning: int = 0
+    reasoning_only: int = 0
+    #: Requests by what the backend sent to constrain the answer's form (``core.backend.CONSTRAINTS``).
+    constraints: dict[str, int] = field(default_factory=dict)
+    #: Whether the requests' temperature reached the model (False: the API takes none; None: no model).
+    temperature_sent: bool | None = None
     rounds: int = 0
     error_examples: dict[str, str] = field(default_factory=dict)
     #: Calls recorded answers could not answer because they hold no record of the instance (finish
@@ -134,7 +144,13 @@ def run_requests(
     return out, keys
 
 
-def _account(stats: RunStats, spec: ModelSpec, request: Request, resp: Response, instance_id: str) -> None:
+def _account(
+    stats: RunStats, spec: ModelSpec, request: Request, resp: Response, instance_id: str, constraint: str = "none"
+) -> None:
+    stats.constraints[constraint] = stats.constraints.get(constraint, 0) + 1
+    if resp.reasoning is not None:
+        stats.reasoning += 1
+        stats.reasoning_only += not resp.text
     if resp.finish_reason == "no_record":
         stats.no_record += 1
         if len(stats.no_record_examples) < 5:
@@ -167,6 +183,8 @@ def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
         "request_id": ex.request.request_id,
         "key": ex.key,
         "text": r.text,
+        # only when there was reasoning: a trace without any keeps its bytes
+        **({"reasoning": r.reasoning} if r.reasoning is not None else {}),
         "input_tokens": r.input_tokens,
         "output_tokens": r.output_tokens,
         "finish_reason": r.finish_reason,
@@ -264,6 +282,7 @@ def run_method(
     try:
         identity = backend.identity()
         stats.backend_identity = dict(identity)
+        stats.temperature_sent = backend.temperature_sent() if hasattr(backend, "temperature_sent") else None
         while asks:
             if stats.rounds >= MAX_ROUNDS:
                 for i in asks:
@@ -283,8 +302,11 @@ def run_method(
             )
             got: dict[int, list[Exchange]] = {}
             for (i, req), resp, key in zip(flat, responses, keys):
+                # the cache keeps the raw text; every method gets the answer without the reasoning
+                resp = without_reasoning(resp)
                 got.setdefault(i, []).append(Exchange(req, resp, key))
-                _account(stats, spec, req, resp, str(instances[i].get("id")))
+                sent = backend.constraint(req) if hasattr(backend, "constraint") else "none"
+                _account(stats, spec, req, resp, str(instances[i].get("id")), sent)
             stats.rounds += 1
             asks = {}
             for i, exchanges in got.items():

@@ -260,6 +260,18 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
             },
             # the method's own summary (Method.summary: revisions, acceptance...)
             **{f"method.{k}": float(v) for k, v in sorted((ev["stats"].get("method") or {}).items()) if is_number(v)},
+            # requests by what the backend sent to constrain the answer's form (none, json_object, key_schema...)
+            **{
+                f"constraint.{k}": float(v)
+                for k, v in sorted((ev["stats"].get("constraints") or {}).items())
+                if is_number(v)
+            },
+            # whether the temperature reached the model (0: the API takes none); absent for baselines
+            **(
+                {"temperature_sent": float(ev["stats"]["temperature_sent"])}
+                if isinstance(ev["stats"].get("temperature_sent"), bool)
+                else {}
+            ),
         },
         "artifacts": artifact_entries(ev),
     }

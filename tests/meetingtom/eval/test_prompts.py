@@ -264,6 +264,18 @@ def test_utterances_only_is_json_mode_text_with_the_transcript_and_the_options()
     assert 'participant B says "you" at 32.3 s' in text and req.decoding.json_object and req.decoding.temperature == 0
 
 
+def test_json_mode_names_the_answer_key_and_a_reasoning_method_its_reasoning_first():
+    label = {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    assert request(make()).decoding.json_keys == {"answer": label}
+    cot = build_request(make("task3_2"), TEMPLATES, SPEC, None, "naive_cot", reasons=True)
+    assert cot.decoding.json_keys == {"reasoning": {"type": "string"}, "answer": {"type": "array", "items": label}}
+
+
+def test_the_final_line_form_asks_for_no_json_mode_and_names_no_keys():
+    req = build_request(make(), TEMPLATES, SPEC, {"answer_form": "final_line"}, "naive_cot", reasons=True)
+    assert not req.decoding.json_object and req.decoding.json_keys is None
+
+
 def test_no_ami_annotation_reaches_the_model():
     text = json.dumps(request(make(modality="both")).key())
     for leak in ("dialog-act", "words7", "meta", "ami_da", '"a4"'):

@@ -73,6 +73,11 @@ def test_direct_decodes_greedily_in_json_mode_without_an_enum_schema(image_insta
     assert req.request_id == "a/direct/answer" and req.task["method"] == "direct"
 
 
+def test_directs_json_mode_names_the_four_keys_with_free_string_values(image_instance, taxonomy):
+    req, _ = build_direct_request(image_instance, taxonomy, SPEC, seed=3)
+    assert req.decoding.json_keys == {k: {"type": "string"} for k in ("mechanism", "label", "subject", "target")}
+
+
 def test_constrained_variant_sends_the_enum_schema_with_the_same_messages(image_instance, taxonomy):
     free, _ = build_direct_request(image_instance, taxonomy, SPEC, seed=3)
     req, maps = build_direct_request(

@@ -125,6 +125,14 @@ def test_stage_requests_use_the_papers_json_mode_at_temperature_0_by_default(ins
     )
 
 
+def test_json_mode_names_each_stages_keys_with_their_types_and_no_enums(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    query = seen["i0/codar/query"].decoding.json_keys
+    assert list(query) == ["entities", "questions"] and query["entities"]["type"] == "array"
+    decoder = seen["i0/codar/decoder"].decoding.json_keys
+    assert list(decoder) == list(CODAR.decoder_keys) and all("enum" not in v for v in decoder.values())
+
+
 def test_constrained_decoding_sends_each_stages_schema_with_the_allowed_values(insts, tmp_path, taxonomy):
     *_, seen = run(insts[:1], tmp_path, settings={"decoding": "constrained"})
     schema = seen["i0/codar/decoder"].decoding.json_schema

@@ -244,6 +244,18 @@ def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] |
     }
 
 
+#: An option label as an answer may give it: the number as a string (what the prompt asks) or a number.
+LABEL_VALUE: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+
+
+def json_keys(task: str, reasons: bool) -> dict[str, dict[str, Any]]:
+    """JSON mode's keys and value types, for backends that send JSON mode as a key schema: the
+    reasoning methods' ``reasoning`` then ``answer`` (No Prompt: ``answer`` alone); the answer one label,
+    or a list of labels for a multi-select task. Values free: no enum of the options."""
+    answer = {"type": "array", "items": LABEL_VALUE} if task in MULTI else LABEL_VALUE
+    return {**({"reasoning": {"type": "string"}} if reasons else {}), "answer": answer}
+
+
 def guidance(instance: Mapping[str, Any], template: str | None) -> str:
     if template is None:
         return ""
@@ -310,5 +322,10 @@ def build_request(
             Message("user", (*parts, text)),
         ),
         task=answer_task(instance, method, s),
-        decoding=Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=form == "json"),
+        decoding=Decoding(
+            max_tokens=spec.max_tokens,
+            temperature=0.0,
+            json_object=form == "json",
+            json_keys=json_keys(instance["task"], reasons) if form == "json" else None,
+        ),
     )

@@ -197,7 +197,9 @@ def build_direct_request(
     if constrained:
         decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_schema=answer_schema(scenario, tax, maps))
     else:
-        decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=True)
+        # JSON mode; its keys, for backends that send it as a key schema (values free strings)
+        keys = {k: {"type": "string"} for k in ANSWER_KEYS}
+        decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=True, json_keys=keys)
     request = Request(
         request_id=f"{instance['id']}/{method}/answer",
         messages=(

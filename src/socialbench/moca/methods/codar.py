@@ -484,7 +484,9 @@ class Chain:
         if stage == "checker":
             task["breakpoints"] = list(self.v.breakpoints)
         if self.m.decoding == "json_object":
-            decoding = Decoding(max_tokens=self.m.max_tokens, temperature=0.0, json_object=True)
+            # JSON mode; the stage's keys and value types, for backends that send it as a key schema
+            keys = stage_schema(stage, self.v, {}, constrained=False)["properties"]
+            decoding = Decoding(max_tokens=self.m.max_tokens, temperature=0.0, json_object=True, json_keys=keys)
         else:
             direct = answer_schema(self.inst["scenario"], self.tax, self.maps)
             schema = stage_schema(stage, self.v, direct, constrained=self.m.decoding == "constrained")

@@ -1,0 +1,109 @@
+"""core.backend: JSON mode's key schema and a reasoning model's reasoning taken out of its answer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from socialbench.core.backend import Response, answer_keys, key_schema, split_reasoning, without_reasoning
+from tests.helpers.moca_requests import moca_request
+
+FOUR = ["mechanism", "label", "subject", "target"]
+
+
+def json_mode(**decoding):
+    return moca_request(0, json_schema=None, json_object=True, **decoding)
+
+
+# ---- JSON mode as a key schema ------------------------------------------------------------------
+def test_the_key_schema_fixes_the_keys_and_leaves_the_values_free():
+    schema = key_schema(json_mode())
+    assert schema == {
+        "type": "object",
+        "additionalProperties": False,
+        "required": FOUR,
+        "properties": {k: {"type": "string"} for k in FOUR},
+    }
+
+
+def test_the_methods_json_keys_come_first_with_their_types_and_in_their_order():
+    keys = {"reasoning": {"type": "string"}, "answer": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}
+    assert list(answer_keys(json_mode(json_keys=keys))) == ["reasoning", "answer"]
+    assert answer_keys(json_mode(json_keys=keys))["answer"] == keys["answer"]
+
+
+def test_value_constraints_are_left_out_of_the_key_schema_at_every_depth():
+    keys = {
+        "route": {"type": "string", "enum": ["a", "b"]},
+        "items": {"type": "array", "minItems": 2, "maxItems": 3, "items": {"type": "string", "enum": ["x"]}},
+    }
+    assert answer_keys(json_mode(json_keys=keys)) == {
+        "route": {"type": "string"},
+        "items": {"type": "array", "items": {"type": "string"}},
+    }
+
+
+def test_without_json_keys_the_tasks_keys_give_the_keys():
+    req = dataclasses.replace(json_mode(), task={"stage": "observer", "keys": ["caption", "cues"]})
+    assert key_schema(req)["required"] == ["caption", "cues"]
+
+
+def test_a_request_naming_no_keys_has_no_key_schema():
+    assert key_schema(dataclasses.replace(json_mode(), task={"stage": "answer"})) is None
+
+
+def test_json_keys_leave_the_cache_key_unchanged():
+    keys = {k: {"type": "string"} for k in FOUR}
+    assert json_mode(json_keys=keys).key() == json_mode().key()
+
+
+# ---- reasoning --------------------------------------------------------------------------------------
+ANSWER = '{"subject": "subject1"}'
+
+
+@pytest.mark.parametrize(
+    "text,answer,reasoning",
+    [
+        (f'<think>maybe {{"subject": "subject3"}} no</think>{ANSWER}', ANSWER, 'maybe {"subject": "subject3"} no'),
+        (f"<think>a</think>\n\n{ANSWER}\n", ANSWER, "a"),
+        (f"reasoned in an opened block</think>{ANSWER}", ANSWER, "reasoned in an opened block"),
+        (f"<think>one</think>{ANSWER}<think>two</think>", ANSWER, "one\n\ntwo"),
+        ("<think>cut while reason", "", "cut while reason"),
+        (f"<think></think>{ANSWER}", ANSWER, ""),
+    ],
+    ids=["inline", "whitespace", "opened-in-prompt", "two-blocks", "unclosed", "empty-block"],
+)
+def test_reasoning_blocks_are_split_from_the_answer(text, answer, reasoning):
+    assert split_reasoning(text) == (answer, reasoning)
+
+
+def test_a_text_without_reasoning_tags_is_returned_unchanged():
+    text = f"  {ANSWER}\n"
+    assert split_reasoning(text) == (text, None)
+
+
+def test_a_response_without_reasoning_is_the_same_response():
+    resp = Response(text=ANSWER, finish_reason="stop")
+    assert without_reasoning(resp) is resp
+
+
+def test_the_reasoning_moves_to_its_field_and_the_answer_stays():
+    resp = without_reasoning(Response(text=f"<think>{{}}</think>{ANSWER}", output_tokens=9, finish_reason="stop"))
+    assert (resp.text, resp.reasoning, resp.finish_reason, resp.output_tokens) == (ANSWER, "{}", "stop", 9)
+
+
+@pytest.mark.parametrize("finish", ["stop", None, "length"])
+def test_all_reasoning_and_no_answer_is_a_truncated_answer(finish):
+    resp = without_reasoning(Response(text='<think>{"subject": "subject3"}</think>\n', finish_reason=finish))
+    assert resp.text == "" and resp.truncated
+
+
+def test_a_refusal_with_reasoning_stays_a_refusal():
+    resp = without_reasoning(Response(text="<think>no</think>", finish_reason="refusal"))
+    assert resp.finish_reason == "refusal" and resp.reasoning == "no"
+
+
+def test_a_failed_call_is_left_as_it_is():
+    resp = Response(text=None, error="boom", finish_reason="error")
+    assert without_reasoning(resp) is resp
