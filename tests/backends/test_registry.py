@@ -63,6 +63,6 @@ def test_a_backend_source_is_asked_on_a_miss(monkeypatch):
     from socialbench.core import backend
 
     monkeypatch.setattr(ScriptedBackend, "name", ScriptedBackend.name)  # the lookup names the class
-    monkeypatch.setattr(backend, "_SOURCES", [lambda: {"echo2": ("socialbench.backends.scripted", "ScriptedBackend")}])
-    monkeypatch.setattr(backend, "_BUILTIN", dict(backend._BUILTIN))
+    monkeypatch.setattr(backend.BACKENDS, "sources", [])
+    backend.add_source(lambda: {"echo2": ("socialbench.backends.scripted", "ScriptedBackend")})
     assert backend.get_backend_class("echo2").__name__ == "ScriptedBackend"

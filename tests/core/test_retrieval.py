@@ -37,13 +37,15 @@ def test_none_selects_no_retriever():
 
 
 def test_a_retriever_whose_package_is_missing_names_the_extra_to_install(monkeypatch):
-    monkeypatch.setitem(retrieval._BUILTIN, "ghost", ("socialbench_no_such_module.ghost", "Ghost", "retrieval"))
+    monkeypatch.setitem(
+        retrieval.RETRIEVERS.entries, "ghost", ("socialbench_no_such_module.ghost", "Ghost", "retrieval")
+    )
     with pytest.raises(MissingDependency, match=r"pip install 'socialbench\[retrieval\]'"):
         get_retriever_class("ghost")
 
 
 def test_a_registered_class_that_is_no_retriever_is_refused(monkeypatch):
-    monkeypatch.setitem(retrieval._BUILTIN, "json", ("json", "JSONDecoder", None))
+    monkeypatch.setitem(retrieval.RETRIEVERS.entries, "json", ("json", "JSONDecoder", None))
     with pytest.raises(ConfigError, match="is not a socialbench.core.retrieval.Retriever subclass"):
         get_retriever_class("json")
 

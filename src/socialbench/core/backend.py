@@ -10,12 +10,13 @@ from __future__ import annotations
 import abc
 import concurrent.futures as cf
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from socialbench.core.errors import ConfigError
-from socialbench.core.plugins import Entry, load_plugin
+from socialbench.core.plugins import Entry, Registry
 
 
 def _keyed(value: dict[str, Any]) -> dict[str, Any]:
@@ -454,35 +455,34 @@ class Backend(abc.ABC):
 # ---- registry ---------------------------------------------------------------------------------
 # name -> (module, class, extra to install). Modules are imported only when the backend is used,
 # so the optional dependencies of one backend never burden another.
-_BUILTIN: dict[str, Entry] = {
-    "random": ("socialbench.backends.baselines", "RandomBackend", None),
-    "prior": ("socialbench.backends.baselines", "PriorBackend", None),
-    "scripted": ("socialbench.backends.scripted", "ScriptedBackend", None),
-    "file": ("socialbench.backends.file", "FileBackend", None),
-    "hf": ("socialbench.backends.hf", "HFBackend", "hf"),
-    "vllm": ("socialbench.backends.vllm_backend", "VllmBackend", "vllm"),
-    "openai_compat": ("socialbench.backends.openai_compat", "OpenAICompatBackend", "openai"),
-    "anthropic": ("socialbench.backends.anthropic_backend", "AnthropicBackend", "anthropic"),
-    "minilm": ("socialbench.backends.minilm", "MiniLMBackend", "minilm"),
-}
-_REGISTERED: dict[str, type[Backend]] = {}
-#: Where more backends come from: callables giving {name: (module, class)}, asked on a miss. The
-#: benchmark registry (``core.benchmarks``) adds one for the backends benchmarks contribute (their
-#: ``Benchmark.backends``), so a test double lives with its benchmark and this module names none.
-_SOURCES: list[Callable[[], Mapping[str, tuple[str, str]]]] = []
+#: The backend registry (``core.plugins.Registry``): ``backend:`` in params names an entry.
+BACKENDS: Registry[Backend] = Registry(
+    "backend",
+    Backend,
+    {
+        "random": ("socialbench.backends.baselines", "RandomBackend", None),
+        "prior": ("socialbench.backends.baselines", "PriorBackend", None),
+        "scripted": ("socialbench.backends.scripted", "ScriptedBackend", None),
+        "file": ("socialbench.backends.file", "FileBackend", None),
+        "hf": ("socialbench.backends.hf", "HFBackend", "hf"),
+        "vllm": ("socialbench.backends.vllm_backend", "VllmBackend", "vllm"),
+        "openai_compat": ("socialbench.backends.openai_compat", "OpenAICompatBackend", "openai"),
+        "anthropic": ("socialbench.backends.anthropic_backend", "AnthropicBackend", "anthropic"),
+        "minilm": ("socialbench.backends.minilm", "MiniLMBackend", "minilm"),
+    },
+)
 
 
 def add_source(source: Callable[[], Mapping[str, tuple[str, str]]]) -> None:
-    """Ask ``source`` for {name: (module, class)} when a backend name is not registered otherwise."""
-    if source not in _SOURCES:
-        _SOURCES.append(source)
+    """Ask ``source`` for {name: (module, class)} when a backend name is not registered otherwise. The
+    benchmark registry (``core.benchmarks``) adds one for the backends benchmarks contribute (their
+    ``Benchmark.backends``), so a test double lives with its benchmark and this module names none."""
+    BACKENDS.add_source(_no_extra(source))
 
 
-def _contributed() -> dict[str, tuple[str, str]]:
-    out: dict[str, tuple[str, str]] = {}
-    for source in _SOURCES:
-        out.update(source())
-    return out
+@functools.cache  # one wrapper per source, so adding the same source twice adds it once
+def _no_extra(source: Callable[[], Mapping[str, tuple[str, str]]]) -> Callable[[], dict[str, Entry]]:
+    return lambda: {name: (module, cls, None) for name, (module, cls) in source().items()}
 
 
 def register(name: str, module: str | None = None, cls_name: str | None = None, extra: str | None = None):
@@ -491,32 +491,22 @@ def register(name: str, module: str | None = None, cls_name: str | None = None, 
     if module is not None:
         if cls_name is None:
             raise ValueError("register(name, module, cls_name): cls_name is required with module")
-        _BUILTIN[name] = (module, cls_name, extra)
+        BACKENDS.add(name, module, cls_name, extra)
         return None
 
     def deco(cls: type[Backend]) -> type[Backend]:
         cls.name = name
-        _REGISTERED[name] = cls
-        return cls
+        return BACKENDS.add_class(name, cls)
 
     return deco
 
 
 def available_backends() -> list[str]:
-    return sorted(set(_BUILTIN) | set(_REGISTERED) | set(_contributed()))
+    return BACKENDS.names()
 
 
 def get_backend_class(name: str) -> type[Backend]:
-    if name in _REGISTERED:
-        return _REGISTERED[name]
-    if name not in _BUILTIN:
-        contributed = _contributed()
-        if name not in contributed:
-            raise ConfigError(f"unknown backend {name!r}; available: {', '.join(available_backends())}")
-        _BUILTIN[name] = (*contributed[name], None)
-    cls = load_plugin("backend", name, _BUILTIN[name])
-    cls.name = name
-    return cls
+    return BACKENDS.get(name)
 
 
 def backend_options_schema(name: str) -> dict[str, Any] | None:
@@ -529,11 +519,12 @@ def backend_options_schema(name: str) -> dict[str, Any] | None:
     import json
     from pathlib import Path
 
-    if name in _REGISTERED:
-        return getattr(_REGISTERED[name], "options_schema", None)
-    module, cls_name = (_BUILTIN[name][:2]) if name in _BUILTIN else _contributed().get(name, (None, None))
-    if module is None:
+    if name in BACKENDS.classes:
+        return getattr(BACKENDS.classes[name], "options_schema", None)
+    entry = BACKENDS.entry(name)
+    if entry is None:
         return None
+    module, cls_name, _ = entry
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin:
         return None

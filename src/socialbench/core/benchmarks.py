@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 from socialbench.core.backend import ModelSpec, Request, Response, add_source
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_bytes
+from socialbench.core.plugins import Entry, Registry
 
 ENTRY_POINT_GROUP = "socialbench.benchmarks"
 
@@ -151,9 +152,9 @@ def settings_sources(run: str) -> list[tuple[str, str]]:
 
 # ---- benchmarks -------------------------------------------------------------------------------
 class Benchmark(abc.ABC):
-    """Base class of all benchmarks. :meth:`score` is the one abstract method; a benchmark also
-    overrides :meth:`load_instances` and, for tables and tracking, :meth:`tables` and
-    :meth:`provenance` (their defaults say what is missing)."""
+    """Base class of all benchmarks. Every benchmark provides :meth:`load_instances`, :meth:`score`,
+    :meth:`parse_scores` and :meth:`tables` (abstract: a benchmark missing one fails when the class is
+    instantiated, not in the middle of a run); the other hooks have working defaults."""
 
     #: The benchmark's name: its package, its params section and its folder under data/ and results/.
     name: ClassVar[str] = ""
@@ -185,9 +186,9 @@ class Benchmark(abc.ABC):
         return json.loads(f.read_text("utf-8"))
 
     # ---- instances ----------------------------------------------------------------------------
+    @abc.abstractmethod
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
         """Validated instances from a JSON-lines file (a DataError naming file, record and field)."""
-        raise SocialbenchError(f"benchmark {self.name!r} does not load instances")
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``[{"group", "answers": {field: value}}]`` of the dev split, for the prior baseline: the
@@ -198,9 +199,24 @@ class Benchmark(abc.ABC):
     def methods_dir(self) -> Path:
         return Path(str(resources.files(self.package).joinpath("methods")))
 
+    def methods(self) -> Registry[Method]:
+        """The benchmark's method registry: one entry per module ``methods/<method>.py`` (its ``METHOD``),
+        found on disk, imported when first used."""
+        registry = _METHODS.get(self.package)
+        if registry is None:
+            registry = _METHODS[self.package] = Registry("method", Method)
+            package, folder = self.package, self.methods_dir()
+            registry.add_source(
+                lambda: {
+                    p.stem: (f"{package}.methods.{p.stem}", "METHOD", None)
+                    for p in (folder.glob("*.py") if folder.is_dir() else ())
+                    if not p.stem.startswith("_")
+                }
+            )
+        return registry
+
     def method_names(self) -> list[str]:
-        d = self.methods_dir()
-        return sorted(p.stem for p in d.glob("*.py") if not p.stem.startswith("_")) if d.is_dir() else []
+        return self.methods().names()
 
     def method_class(self, name: str) -> type[Method]:
         """The class of a run: the method module ``methods/<method>.py`` of ``<method>`` or of a
@@ -209,9 +225,7 @@ class Benchmark(abc.ABC):
         if base not in self.method_names():
             known = ", ".join(self.method_names()) or "none"
             raise ConfigError(f"benchmark {self.name}: unknown method {base!r}; known methods: {known}")
-        cls = importlib.import_module(f"{self.package}.methods.{base}").METHOD
-        cls.name = base
-        return cls
+        return self.methods().get(base)
 
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
         """What run ``method`` gets as ``Method.settings`` from the benchmark's params section:
@@ -299,14 +313,15 @@ class Benchmark(abc.ABC):
         """The prediction record of one instance (one JSON line in results/predictions/...)."""
         return {"id": instance["id"], "model": model, "method": method, **final.fields, "error": final.error}
 
+    @abc.abstractmethod
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         """A score file read back and checked (tables and tracking read them)."""
-        raise SocialbenchError(f"benchmark {self.name!r} does not read score files")
 
     #: Whether :meth:`tables` takes per-instance data (``instances``, ``predictions``) when the tables
     #: command is given ``--instances`` and ``--predictions-dir`` (intervals, paired tests).
     tables_per_instance: ClassVar[bool] = False
 
+    @abc.abstractmethod
     def tables(
         self,
         scores: dict[tuple[str, str], dict[str, Any]],
@@ -317,7 +332,6 @@ class Benchmark(abc.ABC):
         """``({file name: text, or bytes for a figure; names may hold a folder}, headline metrics)`` from
         the scores of every (model, method); with ``tables_per_instance``, also the instances and each
         pair's ``(source, prediction records)``, when the command has them."""
-        raise SocialbenchError(f"benchmark {self.name!r} has no tables")
 
     def group_size(self, metrics: dict[str, Any]) -> int:
         """How many instances a score file's group stands for (its ``n`` unless the benchmark says
@@ -367,15 +381,8 @@ def excluded(entry: dict[str, Any], benchmark: str, method: str) -> str | None:
 
 
 # ---- registry ---------------------------------------------------------------------------------
-_REGISTERED: dict[str, type[Benchmark]] = {}
-
-
-def register(cls: type[Benchmark]) -> type[Benchmark]:
-    """Register a benchmark class directly (tests, notebooks); packages are found without it."""
-    _REGISTERED[cls.name] = cls
-    if not cls.package:
-        cls.package = cls.__module__.rsplit(".", 1)[0]
-    return cls
+#: Method registries, one per benchmark package (``Benchmark.methods``).
+_METHODS: dict[str, Registry[Method]] = {}
 
 
 def _builtin_names() -> list[str]:
@@ -388,26 +395,32 @@ def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def _packaged() -> dict[str, Entry]:
+    """The benchmarks found without registering: installed plug-ins (entry points) and the packages of
+    socialbench with a ``benchmark.py`` (their ``BENCHMARK``)."""
+    out: dict[str, Entry] = {name: (ep.module, ep.attr, "demo") for name, ep in _entry_points().items()}
+    out.update({name: (f"socialbench.{name}.benchmark", "BENCHMARK", "demo") for name in _builtin_names()})
+    return out
+
+
+#: The benchmark registry (``core.plugins.Registry``): a params section names an entry.
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark", Benchmark)
+BENCHMARKS.add_source(_packaged)
+
+
+def register(cls: type[Benchmark]) -> type[Benchmark]:
+    """Register a benchmark class directly (tests, notebooks); packages are found without it."""
+    if not cls.package:
+        cls.package = cls.__module__.rsplit(".", 1)[0]
+    return BENCHMARKS.add_class(cls.name, cls)
+
+
 def available_benchmarks() -> list[str]:
-    return sorted(set(_builtin_names()) | set(_entry_points()) | set(_REGISTERED))
+    return BENCHMARKS.names()
 
 
 def get_benchmark_class(name: str) -> type[Benchmark]:
-    if name in _REGISTERED:
-        return _REGISTERED[name]
-    try:
-        if name in _builtin_names():
-            cls = importlib.import_module(f"socialbench.{name}.benchmark").BENCHMARK
-        elif name in _entry_points():
-            cls = _entry_points()[name].load()
-        else:
-            raise ConfigError(f"unknown benchmark {name!r}; available: {', '.join(available_benchmarks()) or 'none'}")
-    except ImportError as exc:
-        raise MissingDependency(
-            f"benchmark {name!r} needs a package that is not installed ({exc.name or exc});"
-            " install it with: pip install -e '.[demo]'"
-        ) from exc
-    cls.name = name
+    cls = BENCHMARKS.get(name)
     if not cls.package:
         cls.package = cls.__module__.rsplit(".", 1)[0]
     return cls

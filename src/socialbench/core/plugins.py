@@ -1,18 +1,29 @@
-"""Plug-ins imported only when used: the one lookup behind the backend and retriever registries.
+"""The one registry type behind every kind of plug-in: backends, retrievers, benchmarks and a
+benchmark's methods.
 
-A registry maps a name to ``(module, class, extra)``; the module is imported on first use, so one
+A :class:`Registry` maps a name to a class. An entry is either a class registered directly (a
+decorator, a test) or an :data:`Entry` ``(module, class, extra)`` imported only when first used, so one
 provider's optional dependency never burdens another, and a failed import names the extra to install.
+Names a registry does not hold itself can come from *sources* (callables giving ``{name: Entry}``),
+asked on a miss: the benchmarks contribute backends this way, and the benchmark and method registries
+find packages and modules on disk this way.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
+from typing import Generic, TypeVar
 
-from socialbench.core.errors import MissingDependency
+from socialbench.core.errors import ConfigError, MissingDependency
 
-#: One registry entry: the module to import, the class in it, and the package extra that installs its
-#: dependencies (None: nothing beyond socialbench itself).
+#: One lazy entry: the module to import, the class (or attribute) in it, and the package extra that
+#: installs its dependencies (None: nothing beyond socialbench itself).
 Entry = tuple[str, str, str | None]
+#: Where more names come from: asked on a miss, giving ``{name: Entry}``.
+Source = Callable[[], Mapping[str, Entry]]
+
+T = TypeVar("T")
 
 
 def install_hint(extra: str | None) -> str:
@@ -32,3 +43,68 @@ def load_plugin(kind: str, name: str, entry: Entry) -> type:
             f" install it with: {install_hint(extra)}"
         ) from exc
     return getattr(mod, cls_name)
+
+
+class Registry(Generic[T]):
+    """Plug-ins of one ``kind`` (``"backend"``, ``"retriever"``...), each a subclass of ``base``.
+
+    :meth:`get` returns the class and sets its ``name`` to the name it was asked by; an unknown name
+    is a :class:`ConfigError` listing the known ones, a class that is not a ``base`` another.
+    """
+
+    def __init__(self, kind: str, base: type[T], entries: Mapping[str, Entry] | None = None):
+        self.kind = kind
+        self.base = base
+        self.entries: dict[str, Entry] = dict(entries or {})
+        self.classes: dict[str, type[T]] = {}
+        self.sources: list[Source] = []
+
+    # ---- registering ---------------------------------------------------------------------------
+    def add(self, name: str, module: str, cls_name: str, extra: str | None = None) -> None:
+        """Register ``name`` lazily, by import path."""
+        self.entries[name] = (module, cls_name, extra)
+
+    def add_class(self, name: str, cls: type[T]) -> type[T]:
+        """Register a class directly (usable as the body of a decorator)."""
+        self.classes[name] = cls
+        return cls
+
+    def add_source(self, source: Source) -> None:
+        """Ask ``source`` for more names when a name is not registered otherwise."""
+        if source not in self.sources:
+            self.sources.append(source)
+
+    # ---- looking up ----------------------------------------------------------------------------
+    def contributed(self) -> dict[str, Entry]:
+        out: dict[str, Entry] = {}
+        for source in self.sources:
+            out.update(source())
+        return out
+
+    def names(self) -> list[str]:
+        return sorted(set(self.entries) | set(self.classes) | set(self.contributed()))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.classes or name in self.entries or name in self.contributed())
+
+    def entry(self, name: str) -> Entry | None:
+        """The lazy entry of ``name`` (None for a class registered directly, or an unknown name)."""
+        if name in self.entries:
+            return self.entries[name]
+        return self.contributed().get(name)
+
+    def unknown(self, name: str) -> ConfigError:
+        return ConfigError(f"unknown {self.kind} {name!r}; available: {', '.join(self.names()) or 'none'}")
+
+    def get(self, name: str) -> type[T]:
+        if name in self.classes:
+            return self.classes[name]
+        entry = self.entry(name)
+        if entry is None:
+            raise self.unknown(name)
+        cls = load_plugin(self.kind, name, entry)
+        if not (isinstance(cls, type) and issubclass(cls, self.base)):
+            base = f"{self.base.__module__}.{self.base.__qualname__}"
+            raise ConfigError(f"{self.kind} {name!r}: {entry[0]}:{entry[1]} is not a {base} subclass")
+        cls.name = name  # type: ignore[attr-defined]
+        return cls

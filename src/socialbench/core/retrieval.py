@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.core.hashing import canonical_json, sha256_bytes, sha256_json
-from socialbench.core.plugins import Entry, load_plugin
+from socialbench.core.plugins import Registry
 
 if TYPE_CHECKING:
     from socialbench.core.cache import RequestCache
@@ -84,35 +84,37 @@ class Retriever(abc.ABC):
 
 
 # ---- registry ---------------------------------------------------------------------------------
-# name -> (module, class, extra to install), imported only when used.
-_BUILTIN: dict[str, Entry] = {
-    "bm25": ("socialbench.retrievers.bm25", "BM25Retriever", "retrieval"),
-    "web": ("socialbench.retrievers.web", "BraveSearchRetriever", None),
-}
+#: The retriever registry (``core.plugins.Registry``): ``retrieval.retriever`` in params names an entry.
+RETRIEVERS: Registry[Retriever] = Registry(
+    "retriever",
+    Retriever,
+    {
+        "bm25": ("socialbench.retrievers.bm25", "BM25Retriever", "retrieval"),
+        "web": ("socialbench.retrievers.web", "BraveSearchRetriever", None),
+    },
+)
 #: The name that selects no retriever (a method answers from the model's own knowledge).
 NONE = "none"
 
 
 def register(name: str, module: str, cls_name: str, extra: str | None = None) -> None:
     """Register a retriever lazily, by import path: ``register("mine", "pkg.mod", "MineRetriever")``."""
-    _BUILTIN[name] = (module, cls_name, extra)
+    RETRIEVERS.add(name, module, cls_name, extra)
 
 
 def available_retrievers() -> list[str]:
-    return sorted(_BUILTIN)
+    return RETRIEVERS.names()
 
 
 def get_retriever_class(name: str, where: str = "retrieval.retriever") -> type[Retriever]:
-    if name not in _BUILTIN:
+    if name not in RETRIEVERS:
         raise ConfigError(
             f"{where}: unknown retriever {name!r}; available: {', '.join([NONE, *available_retrievers()])}"
         )
-    module, cls_name, _ = _BUILTIN[name]
-    cls = load_plugin("retriever", name, _BUILTIN[name])
-    if not (isinstance(cls, type) and issubclass(cls, Retriever)):
-        raise ConfigError(f"{where}: {module}:{cls_name} is not a socialbench.core.retrieval.Retriever subclass")
-    cls.name = name
-    return cls
+    try:
+        return RETRIEVERS.get(name)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def create_retriever(name: str, options: dict[str, Any] | None = None, where: str = "retrieval") -> Retriever | None:
