@@ -16,7 +16,7 @@ from typing import Any
 import typer
 
 from socialbench.core.errors import ConfigError, SocialbenchError
-from socialbench.stages.common import Opt, load_benchmark, stage_app
+from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("Plan a run: calls, cached calls, tokens, cost and wall time, before any call.")
 
@@ -221,7 +221,7 @@ def plan_runs(
 @app.command("plan")
 def plan(
     params: Path = Opt(Path("params.yaml"), help="the params file (models, runs, prices, plan budgets)"),
-    benchmark: list[str] = Opt([], help="plan only this benchmark (repeatable; default: every one params define)"),
+    benchmark: list[str] = Opt([], help=f"plan only this {BENCH_HELP} (repeatable; default: every one params define)"),
     model: list[str] = Opt([], help="plan only this model (repeatable)"),
     run: list[str] = Opt([], help="plan only this run, e.g. codar (repeatable)"),
     instances: list[str] = Opt(
