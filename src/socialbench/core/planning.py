@@ -6,7 +6,7 @@ no model called) and looked up in the request cache; while every call of a round
 answers are fed back and the next round is built (a replay, as a resumed run makes it), so the cached
 calls of a multi-round method are counted exactly too and a finished run plans 0 new calls. From the
 first round that is not stored on, the method's :meth:`Method.call_bounds` bounds what is left: exact
-for a single-call method, fewest-most for a chain (CoDAR: its stages, up to every stage of every
+for a single-call method, fewest-most for a chain (its stages once, up to every stage of every
 revision pass). An instance answered without a call (media that cannot be shown) makes none.
 
 Input tokens. A stored call counts what its backend reported. A new call counts its rendered messages
