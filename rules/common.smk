@@ -201,7 +201,7 @@ def local_rules():
     """Rules that run in Snakemake's own process under a cluster executor (profiles/slurm): the per-
     benchmark score, tables, viewer and track jobs (seconds; track writes the one MLflow store), the
     closing dvc commit and the per-benchmark targets. Each rules file names its own light data rules."""
-    names = ["all", "dvc_commit", "book"]
+    names = ["all", "dvc_commit", "book", "plan"]
     for b in BENCHMARKS:
         names += [b, f"{b}_score", f"{b}_tables", f"{b}_viewer", f"{b}_track"]
     return names

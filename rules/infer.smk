@@ -29,6 +29,8 @@ for _b in BENCHMARKS:
                 runs={r: method_settings(_b, r) for r in _runs},
                 method_args=" ".join(f"--method {r}" for r in _runs),
                 seed=config["seed"],
+                # a subset run (params <benchmark>.subset) answers a sample: changing it reruns the job
+                subset=config[_b].get("subset"),
             priority:
                 bench_priority(_b)
             log:

@@ -360,7 +360,7 @@ BENCH["meetingtom"] = {
     # what its generated DVC stages read (socialbench.stages.dvc_yaml)
     "dvc": {
         "data": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"],
-        "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers"],
+        "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers", "meetingtom.subset"],
         "tables_params": [
             "seed",
             "models",

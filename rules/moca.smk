@@ -131,7 +131,7 @@ BENCH["moca"] = {
     "dvc": {
         "data": ["data/processed/moca"],
         "infer_deps": _moca_corpus,
-        "infer_params": ["moca.answer", "moca.method_options", "moca.ablations", "moca.retrieval"],
+        "infer_params": ["moca.answer", "moca.method_options", "moca.ablations", "moca.retrieval", "moca.subset"],
         "tables_params": ["seed", "models", "moca"],
     },
 }

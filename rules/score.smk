@@ -16,6 +16,7 @@ for _b in BENCHMARKS:
         params:
             benchmark=_b,
             runs=run_args(_b),
+            subset=config[_b].get("subset"),  # a subset run's scores cover its sample (--params)
         priority:
             bench_priority(_b)
         log:
@@ -23,5 +24,6 @@ for _b in BENCHMARKS:
         conda:
             CONDA_ENV
         shell:
-            "socialbench score --benchmark {params.benchmark} --instances {input.instances} --results-dir results"
+            "socialbench score --benchmark {params.benchmark} --instances {input.instances} --params params.yaml"
+            " --results-dir results"
             " {params.runs} > {log} 2>&1"

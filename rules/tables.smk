@@ -47,6 +47,7 @@ for _b in BENCHMARKS:
             settings=(config.get(_b) or {}).get("tables"),
             ablations=(config.get(_b) or {}).get("ablations"),  # their labels and tables (MeetingToM)
             seed=config["seed"],
+            subset=config[_b].get("subset"),  # a subset run's tables say so under each table
             score_files=" ".join(result_files("scores", _b)),
         priority:
             bench_priority(_b)

@@ -2086,6 +2086,37 @@ ISSUE20_CASES = [
         ),
         "data/src/valid.json: is a FIFO (named pipe), not a file",
     ),
+    # -- socialbench plan (issue 32): the keys params do not define, the instances it needs; a price's shape
+    Case(
+        "plan-unknown-model",
+        "params names",
+        run_with(["plan", "--instances", "moca=data/i.jsonl", "--model", "nope"]),
+        "plan: models.nope: no such model in params (known: random)",
+    ),
+    Case(
+        "plan-unknown-run",
+        "params names",
+        run_with(["plan", "--instances", "moca=data/i.jsonl", "--run", "codar_x"]),
+        "plan: --run codar_x: no <benchmark>.methods in params names it",
+    ),
+    Case(
+        "plan-unknown-benchmark",
+        "params names",
+        run_with(["plan", "--instances", "mocha=data/i.jsonl"]),
+        "plan: --instances 'mocha=data/i.jsonl': 'mocha' is no benchmark of params",
+    ),
+    Case(
+        "plan-no-processed-instances",
+        "missing input",
+        run_with(["plan"]),
+        "data/processed/moca/test.jsonl: no processed instances of moca",
+    ),
+    Case(
+        "check-params-price-shape",
+        "params values",
+        bad_params(PARAMS.replace("random: {backend: random}", "random: {backend: random, price: 3.0}")),
+        "models.random.price: 3.0 is not of type 'object', 'null'",
+    ),
 ]
 
 

@@ -24,6 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "benchmarks": ("socialbench.stages.params", "List the registered benchmarks with their methods."),
     "demo": ("socialbench.stages.demo", "Generate a benchmark's embedded demo data (deterministic from the seed)."),
     "prepare": ("socialbench.stages.prepare", "Validate raw instances; keep good ones, report the rest."),
+    "plan": (
+        "socialbench.stages.plan",
+        "Plan a run: calls, cached calls, tokens, cost and wall time, before any call.",
+    ),
     "infer": ("socialbench.stages.infer", "Run one model with one or more methods over the instances."),
     "score": ("socialbench.stages.score", "Score predictions with the benchmark's metrics."),
     "tables": (

@@ -343,6 +343,9 @@ class ModelSpec:
     batch_size: int = 1
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0
+    #: USD per million tokens, ``{"input": x, "output": y}``; None: unknown (not free). The older
+    #: ``price_in_per_mtok``/``price_out_per_mtok`` (0 unless set) count where it is None.
+    price: dict[str, float] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     #: Methods this model is not run with, each with its reason (shown in the tables).
     exclude_methods: dict[str, str] = field(default_factory=dict)
@@ -350,6 +353,15 @@ class ModelSpec:
     benchmarks: list[str] | None = None
     #: Per benchmark, the only runs it makes (recorded answers of one method); the others are excluded.
     only_methods: dict[str, list[str]] = field(default_factory=dict)
+
+    def price_per_mtok(self) -> tuple[float, float] | None:
+        """(input, output) USD per million tokens, or None when params give no price: ``price``, else
+        the older keys when either is set (non-zero)."""
+        if self.price is not None:
+            return float(self.price["input"]), float(self.price["output"])
+        if self.price_in_per_mtok or self.price_out_per_mtok:
+            return float(self.price_in_per_mtok), float(self.price_out_per_mtok)
+        return None
 
     @classmethod
     def from_params(cls, name: str, entry: dict[str, Any]) -> ModelSpec:

@@ -38,6 +38,7 @@ from socialbench.core.backend import ModelSpec, Request, Response, add_source
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_bytes
 from socialbench.core.plugins import Entry, Registry
+from socialbench.core.subset import SubsetInfo
 
 ENTRY_POINT_GROUP = "socialbench.benchmarks"
 
@@ -101,6 +102,13 @@ class Method(abc.ABC):
         """The next round's requests for ``instance`` given the rounds so far (empty at first), or
         its :class:`Final` answer. An instance that cannot become a request (its media missing) is
         an :class:`InstanceInputError`."""
+
+    def call_bounds(self, instance: dict[str, Any], first: Sequence[Request]) -> tuple[int, int]:
+        """The fewest and the most calls an instance whose first round is ``first`` makes in all, when
+        its calls succeed (``socialbench plan`` bounds a run with it before any call). Default: the first
+        round is the only one (a single-call method). A method that may make more rounds (format
+        retries, a chain, revisions) says how many calls they take at most."""
+        return len(first), len(first)
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
         """Numbers about the whole run that only the method knows (revisions, acceptance...); the
@@ -185,7 +193,30 @@ class Benchmark(abc.ABC):
             return {"type": "object", "additionalProperties": False, "properties": {}}
         return json.loads(f.read_text("utf-8"))
 
+    #: What a subset (params ``<benchmark>.subset``) is stratified by, as the note under its tables
+    #: names it ("" : no strata, a simple random sample).
+    subset_by: ClassVar[str] = ""
+
     # ---- instances ----------------------------------------------------------------------------
+    def subset_stratum(self, instance: dict[str, Any]) -> str:
+        """The stratum of an instance in a subset (``core.subset``); default: one stratum."""
+        return ""
+
+    def subset(
+        self, section: dict[str, Any], instances: list[dict[str, Any]], seed: int
+    ) -> tuple[list[dict[str, Any]], SubsetInfo | None]:
+        """The instances a run answers: all of them, or the subset params ``<benchmark>.subset``
+        (``{n, seed}``; seed null: the master ``seed``) asks for, with what it is (None: no subset)."""
+        from socialbench.core.subset import stratified_subset
+
+        spec = section.get("subset")
+        if not spec:
+            return instances, None
+        s = spec.get("seed")
+        return stratified_subset(
+            instances, int(spec["n"]), int(seed if s is None else s), self.subset_stratum, self.subset_by
+        )
+
     @abc.abstractmethod
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
         """Validated instances from a JSON-lines file (a DataError naming file, record and field)."""

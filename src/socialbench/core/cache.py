@@ -114,6 +114,12 @@ class CacheFull(SocialbenchError):
         )
 
 
+class ReplayMiss(BaseException):  # noqa: N818 (a signal, not an error)
+    """A replay from the cache (``socialbench plan``: the cache read, no call made) reached something
+    the cache does not hold. A BaseException, like KeyboardInterrupt: a method's catch-all for a
+    provider's own failures must not turn it into the instance's error."""
+
+
 def _is_full(exc: BaseException) -> bool:
     text = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and ("full" in text or "disk i/o" in text)

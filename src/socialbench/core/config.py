@@ -248,6 +248,11 @@ def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> lis
     methods = {b: get_benchmark_class(b)().method_names() for b in benchmarks}
     every_method = sorted({m for names in methods.values() for m in names})
     for name, entry in data["models"].items():
+        if entry.get("price") is not None and (entry.get("price_in_per_mtok") or entry.get("price_out_per_mtok")):
+            problems.append(
+                f"models.{name}.price: give the price once: price, or the older price_in_per_mtok and"
+                " price_out_per_mtok" + where([["models", name, "price"]])
+            )
         for i, b in enumerate(entry.get("benchmarks") or []):
             if b not in benchmarks:
                 problems.append(

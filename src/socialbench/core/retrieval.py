@@ -152,6 +152,10 @@ def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache 
         hit = cache.get(key)
         if hit is not None and hit.text is not None:
             return SearchResult(query, k, [Passage.from_dict(d) for d in json.loads(hit.text)], key, True)
+        if getattr(cache, "replay_only", False):  # a plan replays stored searches and makes none
+            from socialbench.core.cache import ReplayMiss
+
+            raise ReplayMiss(f"search {key[:12]} is not in the request cache")
     passages = list(retriever.search(query, k))[:k]
     if cache is not None:
         text = json.dumps([p.as_dict() for p in passages], ensure_ascii=False, sort_keys=True)

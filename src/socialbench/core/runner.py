@@ -83,7 +83,9 @@ class RunStats:
 
 
 def estimate_cost(spec: ModelSpec, input_tokens: int, output_tokens: int) -> float:
-    return (input_tokens * spec.price_in_per_mtok + output_tokens * spec.price_out_per_mtok) / 1e6
+    # run accounting: a model without a price counts 0 here (socialbench plan says "unknown")
+    price_in, price_out = spec.price_per_mtok() or (0.0, 0.0)
+    return (input_tokens * price_in + output_tokens * price_out) / 1e6
 
 
 def stage_of(request: Request) -> str:

@@ -37,6 +37,11 @@ class MeetingToMBenchmark(Benchmark):
 
         return generate(out_dir, DemoConfig.from_params(params))
 
+    subset_by = "task"  # a subset (params meetingtom.subset) keeps each task's share
+
+    def subset_stratum(self, instance: dict[str, Any]) -> str:
+        return str(instance["task"])
+
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
         from socialbench.meetingtom.schema.instances import load_instances
 

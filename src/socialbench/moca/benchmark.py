@@ -70,6 +70,11 @@ class MocaBenchmark(Benchmark):
 
         return prepare_file(raw, self.taxonomy, on_invalid, media_roots=self.options.get("media_roots"))
 
+    subset_by = "scenario"  # a subset (params moca.subset) keeps each scenario's share
+
+    def subset_stratum(self, instance: dict[str, Any]) -> str:
+        return str(instance["scenario"])
+
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
         from socialbench.moca.schema.instances import load_instances
 

@@ -42,3 +42,16 @@ BENCH_HELP, METHOD_HELP = _choices()
 def stage_app(help: str) -> typer.Typer:
     """The typer app of one stage module (its commands are mounted on ``socialbench`` by name)."""
     return typer.Typer(add_completion=False, pretty_exceptions_enable=False, help=help)
+
+
+def subset_instances(bench, instances: list, params: dict, source: str, echo=typer.echo):
+    """``(instances, SubsetInfo | None)``: the instances a run answers, params ``<benchmark>.subset``
+    applied (``core.subset``). A subset not smaller than the data says so and keeps every instance."""
+    chosen, info = bench.subset(params.get(bench.name) or {}, instances, params["seed"])
+    if info is not None and info.whole and info.n > info.total:
+        echo(
+            f"{bench.name}.subset: n={info.n} is larger than the data ({info.total} instances in {source}):"
+            " every instance runs",
+            err=True,
+        )
+    return chosen, info

@@ -17,7 +17,15 @@ from typing import Any
 import typer
 
 from socialbench.core.errors import ConfigError, SocialbenchError
-from socialbench.stages.common import BENCH_HELP, METHOD_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app
+from socialbench.stages.common import (
+    BENCH_HELP,
+    METHOD_HELP,
+    TAXONOMY_HELP,
+    Opt,
+    load_benchmark,
+    stage_app,
+    subset_instances,
+)
 
 app = stage_app("Run a model over the instances.")
 
@@ -130,6 +138,7 @@ def infer_runs(
     insts = bench.load_instances(instances)
     if not insts:
         raise DataError(str(instances), "no records: the file is empty (or holds only blank lines); nothing to run")
+    insts, subset = subset_instances(bench, insts, p, str(instances))  # params <benchmark>.subset
     dev_insts = bench.load_instances(dev) if dev else None
     if dev and not dev_insts:
         raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
@@ -138,7 +147,7 @@ def infer_runs(
         bench.method(method, spec, p["seed"], bench.method_settings(p.get(benchmark) or {}, method))
     # --cache names a file; else SOCIALBENCH_CACHE_URL (a shared PostgreSQL store), else cache.path in params.
     store = RequestCache(cache) if cache else open_request_cache(p["cache"]["path"])
-    job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, store)
+    job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, store, subset)
     job.commit = git_commit()
     job.progress = progress and sys.stderr.isatty()
     try:
@@ -163,6 +172,8 @@ class Job:
     instances_path: Path
     dev_path: Path | None
     cache: Any
+    #: The subset the runs answer (params ``<benchmark>.subset``; ``core.subset.SubsetInfo``), None: all.
+    subset: Any = None
     backend: SharedBackend = field(init=False)
     commit: str = "unknown"
     progress: bool = False
@@ -206,7 +217,9 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
     if run.trace is not None:
         write_jsonl(run.trace, traces)
     provenance = infer_provenance(bench, method, job.instances_path, job.dev_path, settings, commit=job.commit)
-    write_json(run.stats, {**s.as_dict(), "provenance": provenance})
+    # a subset run says so in its stats (tracking logs it): absent for a full run, so its bytes stay
+    subset = {"subset": job.subset.as_dict()} if job.subset is not None else {}
+    write_json(run.stats, {**s.as_dict(), "provenance": provenance, **subset})
     echo(
         f"infer {model}/{method}: {s.requests} requests in {s.rounds} round(s), {s.cache_hits} cached,"
         f" {s.cache_misses} called, {s.errors} errors, {s.truncated} truncated"

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from socialbench.core.errors import ConfigError
-from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app
+from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app, subset_instances
 
 app = stage_app("Score predictions.")
 
@@ -117,19 +117,25 @@ def score_runs(
     runs: list[tuple[Path, Path, str | None, str | None]],
     taxonomy: Path | None = None,
     echo=typer.echo,
+    params: Path | None = None,
 ) -> None:
-    """Score each (predictions, out, model, method) run against the instances, read once."""
+    """Score each (predictions, out, model, method) run against the instances, read once; with
+    ``params``, those of its ``<benchmark>.subset`` (the instances a subset run answered)."""
     from socialbench.core.errors import DataError
     from socialbench.core.paths import check_io
 
     check_io(
-        {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy},
+        {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy, "--params": params},
         {"--out": [r[1] for r in runs]},
     )
     bench = load_benchmark(benchmark, taxonomy)
     insts = bench.load_instances(instances)
     if not insts:
         raise DataError(str(instances), "no instances (the file is empty): nothing to score")
+    if params is not None:
+        from socialbench.core.config import load_params
+
+        insts, _ = subset_instances(bench, insts, load_params(params), str(instances), echo)
     for predictions, out, model, method in runs:
         score_file(bench, insts, instances, predictions, out, model, method, echo)
 
@@ -149,6 +155,9 @@ def score(
     taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
     model: str | None = Opt(None, help="the model every record must be of (default: the first record's)"),
     method: str | None = Opt(None, help="the method every record must be of (default: the first record's)"),
+    params: Path | None = Opt(
+        None, help="params file: with a <benchmark>.subset, score the instances of that subset (as infer ran them)"
+    ),
 ) -> None:
     """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario). Instances
     without a prediction are scored incorrect and invalid (a line on stderr says how many), and so
@@ -166,4 +175,4 @@ def score(
         if predictions is None or out is None:
             raise ConfigError("score: give --predictions and --out, or --results-dir and --run MODEL/METHOD")
         runs = [(predictions, out, model, method)]
-    score_runs(benchmark, instances, runs, taxonomy)
+    score_runs(benchmark, instances, runs, taxonomy, params=params)

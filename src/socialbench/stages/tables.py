@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
+from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app, subset_instances
 
 app = stage_app("Render the result tables.")
 
@@ -51,8 +51,11 @@ def render_tables(
                     str(path), f"predictions of {model}/{method} not found (--predictions-dir {predictions_dir})"
                 )
             preds[(model, method)] = (str(path), read_jsonl(path))
-        per_instance = {"instances": bench.load_instances(instances), "predictions": preds}
+        insts, _ = subset_instances(bench, bench.load_instances(instances), p, str(instances))
+        per_instance = {"instances": insts, "predictions": preds}
     files, head = bench.tables(loaded, p, **per_instance)
+    _, subset = bench.subset(p.get(benchmark) or {}, [], p["seed"])  # the note needs n and seed only
+    files = with_subset_note(files, subset)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
         if isinstance(content, bytes):  # a figure
@@ -63,6 +66,35 @@ def render_tables(
     # `dvc metrics show`: one file, so one row, per (model, method) in <headline without .json>/
     write_run_metrics(headline.with_suffix(""), head)
     return len(files)
+
+
+def with_subset_note(files: dict[str, str | bytes], subset) -> dict[str, str | bytes]:
+    """Every Markdown and LaTeX table of a subset run (params ``<benchmark>.subset``) with a last line
+    saying so (``SubsetInfo.note``), so no subset number passes for a full-run one; unchanged without
+    a subset. (Here, after the benchmark renders its tables, so every table gets it whatever builds
+    it; CSV files stay plain data: the run's MLflow params and stats say it.)"""
+    if subset is None:
+        return files
+    from socialbench.results.tables import md_escape, tex_escape
+
+    note = subset_note(subset)
+    out: dict[str, str | bytes] = {}
+    for name, content in files.items():
+        if isinstance(content, str) and name.endswith(".md"):
+            content = content.rstrip("\n") + f"\n\n{md_escape(note)}\n"
+        elif isinstance(content, str) and name.endswith(".tex"):
+            content = content.rstrip("\n") + f"\n\\par\\footnotesize {tex_escape(note)}\n"
+        out[name] = content
+    return out
+
+
+def subset_note(subset) -> str:
+    """The note of a subset known from params only (the data's size is the run's, in its stats)."""
+    by = f", stratified by {subset.by}" if subset.by else ""
+    return (
+        f"Subset run (params subset n={subset.n}, seed {subset.seed}{by}): at most {subset.n} instances;"
+        " these are not full-run numbers."
+    )
 
 
 @app.command("tables")

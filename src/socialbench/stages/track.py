@@ -39,6 +39,12 @@ def check_not_excluded(scores: list[Path], models: dict[str, Any], benchmark: st
             )
 
 
+def subset_param(subset: dict[str, Any]) -> str:
+    """A subset run's MLflow param: what ran of the data (its stats' ``subset``)."""
+    by = f", stratified by {subset['by']}" if subset.get("by") else ""
+    return f"{subset['taken']} of {subset['total']} instances (n={subset['n']}, seed {subset['seed']}{by})"
+
+
 def evaluation(
     benchmark: str,
     model: str,
@@ -73,6 +79,8 @@ def evaluation(
             "model_revision": entry.get("revision") or identity.get("revision"),
             "model_config_sha256": sha256_json(entry),
             "backend_identity_sha256": sha256_json(identity) if identity else None,
+            # a subset run (params <benchmark>.subset) is logged as one: n, seed, instances taken of all
+            **({"subset": subset_param(run_stats["subset"])} if run_stats.get("subset") else {}),
         },
         # As they were when the predictions were made (infer's record), not as they are now.
         "content": {

@@ -331,6 +331,12 @@ class CodarMethod(Method):
         self._chains[iid] = chain
         return [chain.request()]
 
+    def call_bounds(self, instance: dict[str, Any], first: Sequence[Request]) -> tuple[int, int]:
+        """Fewest: each stage once (accepted at the first pass); most: every stage of every revision
+        pass retried ``retries`` times (``Variant.rounds_at_most``). A stage that fails for good ends
+        the chain earlier (fewer calls: the instance's error)."""
+        return len(self.variant.stages), self.variant.rounds_at_most(self.revision_rounds, self.retries)
+
     def summary(self, finals: list[Final]) -> dict[str, float]:
         """The answer-format numbers every MoCA method reports (``answer_summary``), and the chain's:
         revisions, acceptance, the scenario-invalid tuples the rule sent back to the decoder, and the

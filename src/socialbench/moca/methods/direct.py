@@ -73,6 +73,10 @@ class DirectMethod(Method):
         final.fields["format"] = answer_format(retries, repairs, fmt["ignored_keys"])
         return final
 
+    def call_bounds(self, instance: dict[str, Any], first: Sequence[Request]) -> tuple[int, int]:
+        """One call, and at most ``retries`` more for an answer that fails as a whole."""
+        return 1, 1 + answer_settings(self.settings)["retries"]
+
     def summary(self, finals: list[Final]) -> dict[str, float]:
         return answer_summary(finals)
 

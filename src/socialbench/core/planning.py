@@ -1,0 +1,406 @@
+"""What a run will cost before it is made (``socialbench plan``): calls, calls already in the request
+cache, input and output tokens, USD and wall time, per (benchmark, model, run). docs/plan.md.
+
+Calls. Each instance's first round is built as the runner builds it (``Method.step(instance, [])``,
+no model called) and looked up in the request cache; while every call of a round is stored, the stored
+answers are fed back and the next round is built (a replay, as a resumed run makes it), so the cached
+calls of a multi-round method are counted exactly too and a finished run plans 0 new calls. From the
+first round that is not stored on, the method's :meth:`Method.call_bounds` bounds what is left: exact
+for a single-call method, fewest-most for a chain (its stages once, up to every stage of every
+revision pass). An instance answered without a call (media that cannot be shown) makes none.
+
+Input tokens. A stored call counts what its backend reported. A new call counts its rendered messages
+with the model's tokenizer where params point at one available offline (``TokenCounter.label`` says
+which), else ``ceil(chars / 4)``; each image or frame adds :func:`image_tokens` (``ceil(side/28)^2``,
+28-pixel patches: 256 at the default 448 side). Once the run has stored calls, the estimate of the new
+ones is scaled by stored / estimated tokens of the stored ones (``calibrated``). Calls beyond the known
+round (a chain's later stages) count the mean of the instance's known requests.
+
+Output tokens. A stored call counts what it returned; a new call its ``max_tokens`` (an upper
+bound), or, once the run has stored calls, their mean.
+
+Cost: new calls' tokens at ``models.<m>.price`` (USD per million input and output tokens); None
+(unknown) without a price. Wall time: new calls x seconds per call / concurrency, the seconds per
+call measured from the model's stored calls (else params ``plan.latency_s``; None without either).
+
+Pure: the stage passes a lookup (request -> stored (key, response) or None) and a token counter."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from socialbench.core.backend import Request, Response, VideoPart
+from socialbench.core.benchmarks import Exchange, Final, Method
+from socialbench.core.cache import ReplayMiss
+
+#: A method still asking after this many replayed rounds is left there (the runner stops it too).
+MAX_REPLAY_ROUNDS = 64
+#: Side of the square patch one image token stands for (Qwen2-VL-style merged patches; GPT-4o's and
+#: Claude's counts at 448 px come within a few percent of it).
+IMAGE_PATCH = 28
+
+Lookup = Callable[[Request], "tuple[str, Response] | None"]
+
+
+def image_tokens(side: int) -> int:
+    """Estimated tokens of one image or frame sent at ``side`` pixels (its longest side)."""
+    return math.ceil(side / IMAGE_PATCH) ** 2
+
+
+def chars_tokens(text: str) -> int:
+    """The documented estimate where no tokenizer is at hand: one token per four characters."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """Counts a request's input tokens: text by ``count``, each image or frame as ``per_image``, a
+    native video (a file, no frames) as ``video_frames`` images. ``label`` says which estimate."""
+
+    count: Callable[[str], int] = chars_tokens
+    per_image: int = image_tokens(448)
+    video_frames: int = 8
+    label: str = "chars/4"
+
+    def __call__(self, request: Request) -> int:
+        text = "\n".join(m.text() for m in request.messages)
+        native = sum(1 for p in request.media() if isinstance(p, VideoPart) and not p.frames)
+        return self.count(text) + (len(request.images()) + native * self.video_frames) * self.per_image
+
+    def describe(self) -> str:
+        return f"{self.label} + {self.per_image} per image"
+
+
+class ReplayCache:
+    """What a method sees as its run's cache while a plan replays it (``Method.cache``): stored
+    entries read through ``get``; a search not stored stops the replay (:class:`ReplayMiss`) rather
+    than being made (``core.retrieval.cached_search``), and nothing is written."""
+
+    replay_only = True
+
+    def __init__(self, get: Callable[[str], Response | None]):
+        self._get = get
+
+    def get(self, key: str) -> Response | None:
+        return self._get(key)
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        raise ReplayMiss("a plan stores nothing")
+
+    def put_record(self, *args: Any, **kwargs: Any) -> None:
+        raise ReplayMiss("a plan stores nothing")
+
+
+@dataclass
+class InstancePlan:
+    """One instance: its calls (fewest, most), those stored, the stored calls' tokens (reported, and
+    as estimated: for calibration); the new calls whose requests are known (``known``: built, not
+    stored) with their estimates, and how many more there are beyond them (fewest, most: a chain's
+    later stages) with the estimate of each (the mean of the instance's known requests)."""
+
+    calls_min: int = 0
+    calls_max: int = 0
+    cached: int = 0
+    cached_input: int = 0
+    cached_output: int = 0
+    cached_estimate: int = 0
+    known: int = 0
+    known_input: int = 0
+    known_output: int = 0
+    more_min: int = 0
+    more_max: int = 0
+    more_input_each: float = 0.0
+    more_output_each: int = 0
+
+    @property
+    def new_min(self) -> int:
+        return self.known + self.more_min
+
+    @property
+    def new_max(self) -> int:
+        return self.known + self.more_max
+
+
+def plan_instance(method: Method, instance: dict[str, Any], lookup: Lookup, counter: TokenCounter) -> InstancePlan:
+    """Replay ``instance`` from the cache as far as it is stored, then bound the rest."""
+    out = method.step(instance, [])
+    plan = InstancePlan()
+    if isinstance(out, Final):
+        return plan
+    lo, hi = method.call_bounds(instance, out)
+    estimates: list[int] = []  # of every request built so far (the mean prices calls not yet built)
+    budgets: list[int] = []  # their max_tokens
+    rounds: list[list[Exchange]] = []
+    missing: list[Request] = []
+    while True:
+        exchanges = []
+        missing = []
+        for request in out:
+            est = counter(request)
+            estimates.append(est)
+            budgets.append(request.max_tokens)
+            hit = lookup(request)
+            if hit is None:
+                missing.append(request)
+                plan.known_input += est
+                plan.known_output += request.max_tokens
+                continue
+            key, response = hit
+            plan.cached += 1
+            plan.cached_input += response.input_tokens
+            plan.cached_output += response.output_tokens
+            plan.cached_estimate += est
+            exchanges.append(Exchange(request, response, key))
+        if missing or len(rounds) >= MAX_REPLAY_ROUNDS:
+            break
+        rounds.append(exchanges)
+        try:
+            out = method.step(instance, rounds)
+        except ReplayMiss:  # the next round needs a search the cache does not hold: its requests unknown
+            break
+        if isinstance(out, Final):  # every call stored: the run makes no new one
+            plan.calls_min = plan.calls_max = plan.cached
+            return plan
+    plan.known = len(missing)
+    new_min = max(lo - plan.cached, plan.known, 1)
+    new_max = max(hi - plan.cached, new_min)
+    plan.more_min, plan.more_max = new_min - plan.known, new_max - plan.known
+    plan.more_input_each = sum(estimates) / len(estimates)
+    plan.more_output_each = max(budgets)
+    plan.calls_min = plan.cached + new_min
+    plan.calls_max = plan.cached + new_max
+    return plan
+
+
+@dataclass
+class RunPlan:
+    """One (benchmark, model, run): see the module docstring for what each number counts.
+    ``input_tokens``/``output_tokens`` cover every call of the run at its most calls (the stored ones
+    as reported); ``new_*`` the calls still to make; ``cost_usd`` and ``wall_s`` the new calls."""
+
+    benchmark: str
+    model: str
+    run: str
+    instances: int
+    calls_min: int
+    calls_max: int
+    cached: int
+    new_calls_min: int
+    new_calls_max: int
+    input_tokens_min: int
+    input_tokens: int
+    output_tokens: int
+    new_input_tokens: int
+    new_output_tokens: int
+    cost_usd: float | None
+    wall_s: float | None
+    token_estimate: str
+    calibrated: bool
+    cache_match: str
+    latency_s: float | None
+    concurrency: int
+    price: dict[str, float] | None
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_plan(
+    benchmark: str,
+    model: str,
+    run: str,
+    plans: Sequence[InstancePlan],
+    *,
+    counter_label: str,
+    cache_match: str,
+    price: tuple[float, float] | None,
+    latency_s: float | None,
+    concurrency: int,
+) -> RunPlan:
+    """The instances' plans summed into the run's row."""
+    cached = sum(p.cached for p in plans)
+    cached_in = sum(p.cached_input for p in plans)
+    cached_out = sum(p.cached_output for p in plans)
+    cached_est = sum(p.cached_estimate for p in plans)
+    new_min = sum(p.new_min for p in plans)
+    new_max = sum(p.new_max for p in plans)
+    known_in = sum(p.known_input for p in plans)
+    if cached:
+        # Calibrated by the run's own stored calls (a backend that counts differently, or reads no
+        # prompt): a built request's estimate scaled by stored / estimated tokens of the stored ones,
+        # a call not yet built (a chain's later stage) and every output at the stored mean per call.
+        scale = cached_in / cached_est if cached_est else 1.0
+        known = known_in * scale
+        more_each = [cached_in / cached] * len(plans)
+        out_each = cached_out / cached
+        new_out = out_each * new_max
+    else:
+        known = float(known_in)
+        more_each = [p.more_input_each for p in plans]
+        new_out = sum(p.known_output + p.more_max * p.more_output_each for p in plans)
+    new_in_max = round(known + sum(p.more_max * e for p, e in zip(plans, more_each)))
+    new_in_min = round(known + sum(p.more_min * e for p, e in zip(plans, more_each)))
+    new_out = round(new_out)
+    if new_max == 0:
+        cost: float | None = 0.0  # nothing to pay, priced or not
+    else:
+        cost = None if price is None else round((new_in_max * price[0] + new_out * price[1]) / 1e6, 6)
+    if new_max == 0:
+        wall: float | None = 0.0
+    elif latency_s is None:
+        wall = None
+    else:
+        wall = round(new_max * latency_s / max(1, concurrency), 1)
+    label = "cache" if new_max == 0 else counter_label + (f", scaled by {cached} stored calls" if cached else "")
+    return RunPlan(
+        benchmark=benchmark,
+        model=model,
+        run=run,
+        instances=len(plans),
+        calls_min=sum(p.calls_min for p in plans),
+        calls_max=sum(p.calls_max for p in plans),
+        cached=cached,
+        new_calls_min=new_min,
+        new_calls_max=new_max,
+        input_tokens_min=cached_in + new_in_min,
+        input_tokens=cached_in + new_in_max,
+        output_tokens=cached_out + new_out,
+        new_input_tokens=new_in_max,
+        new_output_tokens=new_out,
+        cost_usd=cost,
+        wall_s=wall,
+        token_estimate=label,
+        calibrated=bool(cached),
+        cache_match=cache_match,
+        latency_s=None if latency_s is None else round(latency_s, 3),
+        concurrency=concurrency,
+        price=None if price is None else {"input": price[0], "output": price[1]},
+    )
+
+
+@dataclass
+class Budget:
+    """params ``plan``: limits on all new calls together and on one run's (None: no limit)."""
+
+    usd: float | None = None
+    calls: int | None = None
+    run_usd: float | None = None
+    run_calls: int | None = None
+
+    @classmethod
+    def from_params(cls, section: dict[str, Any] | None) -> Budget:
+        s = section or {}
+        return cls(s.get("budget_usd"), s.get("budget_calls"), s.get("run_budget_usd"), s.get("run_budget_calls"))
+
+
+def _over(what: str, calls: int, cost: float | None, max_calls: int | None, max_usd: float | None) -> list[str]:
+    out = []
+    if max_calls is not None and calls > max_calls:
+        out.append(f"{what}: up to {calls} new calls exceed the budget of {max_calls} calls")
+    if max_usd is not None:
+        if cost is None:
+            out.append(f"{what}: the cost is unknown (no price in params), so the budget of ${max_usd:g} is unchecked")
+        elif cost > max_usd:
+            out.append(f"{what}: up to ${cost:.2f} exceeds the budget of ${max_usd:g}")
+    return out
+
+
+@dataclass
+class Totals:
+    runs: int
+    calls_min: int
+    calls_max: int
+    cached: int
+    new_calls_min: int
+    new_calls_max: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    cost_unknown_runs: int
+    wall_s: float | None
+    wall_unknown_runs: int
+
+
+def totals(rows: Sequence[RunPlan]) -> Totals:
+    """Every row summed; cost and wall time count the rows that know theirs (and say how many do not).
+    Wall time adds up: the pipeline's jobs may run side by side, so it is an upper bound."""
+    costs = [r.cost_usd for r in rows if r.cost_usd is not None]
+    walls = [r.wall_s for r in rows if r.wall_s is not None]
+    return Totals(
+        runs=len(rows),
+        calls_min=sum(r.calls_min for r in rows),
+        calls_max=sum(r.calls_max for r in rows),
+        cached=sum(r.cached for r in rows),
+        new_calls_min=sum(r.new_calls_min for r in rows),
+        new_calls_max=sum(r.new_calls_max for r in rows),
+        input_tokens=sum(r.input_tokens for r in rows),
+        output_tokens=sum(r.output_tokens for r in rows),
+        cost_usd=round(sum(costs), 6) if costs else None,
+        cost_unknown_runs=len(rows) - len(costs),
+        wall_s=round(sum(walls), 1) if walls else None,
+        wall_unknown_runs=len(rows) - len(walls),
+    )
+
+
+def budget_warnings(rows: Sequence[RunPlan], budget: Budget) -> list[str]:
+    """What exceeds a budget: each run against the run budget (also kept on its row), all together
+    against the plan's. A USD budget over a cost that is unknown says so."""
+    out = []
+    for r in rows:
+        if r.new_calls_max == 0:
+            continue
+        mine = _over(f"{r.benchmark}/{r.model}/{r.run}", r.new_calls_max, r.cost_usd, budget.run_calls, budget.run_usd)
+        r.warnings.extend(mine)
+        out += mine
+    t = totals(rows)
+    cost = None if t.cost_unknown_runs else (t.cost_usd or 0.0)
+    out += _over("all runs", t.new_calls_max, cost, budget.calls, budget.usd)
+    return out
+
+
+def _num(value: float | int | None, digits: int = 0) -> str:
+    if value is None:
+        return "unknown"
+    return f"{value:,.{digits}f}"
+
+
+def _range(lo: int, hi: int) -> str:
+    return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+
+
+def to_markdown(rows: Sequence[RunPlan], warnings: Sequence[str], notes: Sequence[str] = ()) -> str:
+    """The plan as a Markdown table, its totals, notes and warnings."""
+    lines = [
+        "# Plan",
+        "",
+        "| benchmark | model | run | instances | calls | cached | new calls | input tokens | output tokens"
+        " | cost USD | wall s | tokens from |",
+        "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.benchmark} | {r.model} | {r.run} | {r.instances:,} | {_range(r.calls_min, r.calls_max)}"
+            f" | {r.cached:,} | {_range(r.new_calls_min, r.new_calls_max)} | {r.input_tokens:,}"
+            f" | {r.output_tokens:,} | {_num(r.cost_usd, 2)} | {_num(r.wall_s)} | {r.token_estimate} |"
+        )
+    t = totals(rows)
+    cost = _num(t.cost_usd, 2) + (f" (+ {t.cost_unknown_runs} runs unknown)" if t.cost_unknown_runs else "")
+    wall = _num(t.wall_s) + (f" (+ {t.wall_unknown_runs} runs unknown)" if t.wall_unknown_runs else "")
+    lines.append(
+        f"| **all** | | | | {_range(t.calls_min, t.calls_max)} | {t.cached:,}"
+        f" | {_range(t.new_calls_min, t.new_calls_max)} | {t.input_tokens:,} | {t.output_tokens:,}"
+        f" | {cost} | {wall} | |"
+    )
+    lines += [
+        "",
+        "Calls: exact for a single-call method, fewest-most for a multi-call one; tokens and cost at the most"
+        " calls (cost and wall time: new calls only). docs/plan.md says how each is estimated.",
+    ]
+    lines += [f"\n{n}" for n in notes]
+    if warnings:
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in warnings]
+    return "\n".join(lines) + "\n"

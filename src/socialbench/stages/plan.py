@@ -1,0 +1,271 @@
+"""``socialbench plan``: before a run, what it will take, per benchmark, model and run params define:
+calls (exact, or fewest-most for a multi-call method), calls already in the request cache, input and
+output tokens, USD and wall time; warnings where params ``plan`` budgets are exceeded. Nothing is
+called and nothing written but ``--out``/``--md``. How each number is estimated: docs/plan.md and
+``socialbench.core.planning``.
+
+The instances are the processed ones inference reads (``data/processed/<benchmark>/test.jsonl`` unless
+``--instances <benchmark>=PATH``), with params ``<benchmark>.subset`` applied as inference applies it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from socialbench.core.errors import ConfigError, SocialbenchError
+from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
+
+app = stage_app("Plan a run: calls, cached calls, tokens, cost and wall time, before any call.")
+
+
+def default_split(benchmark: str, split: str) -> Path:
+    """Where the pipeline puts a benchmark's processed split (rules/<benchmark>.smk)."""
+    return Path("data/processed") / benchmark / f"{split}.jsonl"
+
+
+def parse_pairs(values: list[str], option: str, known: list[str]) -> dict[str, Path]:
+    """``<benchmark>=PATH`` options -> {benchmark: path}; a malformed one or an unknown benchmark is
+    refused naming it."""
+    out = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise ConfigError(f"plan: {option} {value!r}: expected <benchmark>=PATH")
+        if name not in known:
+            raise ConfigError(
+                f"plan: {option} {value!r}: {name!r} is no benchmark of params (params define: {', '.join(known)})"
+            )
+        out[name] = Path(path)
+    return out
+
+
+def check_filters(p: dict[str, Any], benchmarks: list[str], want_b, want_m, want_r) -> None:
+    """A --benchmark, --model or --run that params do not define is refused with its key."""
+    for b in want_b:
+        if b not in benchmarks:
+            raise ConfigError(
+                f"plan: --benchmark {b}: params define no section {b!r} (they define: {', '.join(benchmarks)})"
+            )
+    for m in want_m:
+        if m not in p["models"]:
+            raise ConfigError(f"plan: models.{m}: no such model in params (known: {', '.join(p['models'])})")
+    every = sorted({r for b in benchmarks for r in p[b]["methods"]})
+    for r in want_r:
+        if r not in every:
+            raise ConfigError(f"plan: --run {r}: no <benchmark>.methods in params names it (runs: {', '.join(every)})")
+
+
+def open_cache(path: Path | None, p: dict[str, Any]):
+    """The run's request cache, read only (None: there is none yet, nothing is cached): the PostgreSQL
+    store of SOCIALBENCH_CACHE_URL unless ``--cache`` names a file, else the SQLite file."""
+    from socialbench.core.cache import RequestCache
+
+    if path is None:
+        from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
+
+        url = cache_store_url(None)
+        if url is not None:
+            return PostgresRequestCache.open_readonly(url)
+        path = Path(p["cache"]["path"])
+    return RequestCache.open_readonly(path) if path.exists() else None
+
+
+def token_counter(spec):
+    """The model's tokenizer where params point at one available offline (``options.model_path`` or
+    ``model_id``: a local folder, or a hub id in the local Hugging Face cache); else chars/4. Images
+    at the model's ``image_size``, a native video as ``max_frames`` images."""
+    from socialbench.core.planning import TokenCounter, chars_tokens, image_tokens
+
+    base = {"per_image": image_tokens(spec.image_size), "video_frames": spec.max_frames}
+    where = (spec.options or {}).get("model_path") or spec.model_id
+    if where and spec.backend in ("hf", "vllm", "minilm") or where and Path(str(where)).is_dir():
+        try:
+            from transformers import AutoTokenizer
+
+            tok = AutoTokenizer.from_pretrained(str(where), local_files_only=True)
+        except Exception:  # noqa: BLE001 (none offline, or no tokenizer there: the documented estimate)
+            return TokenCounter(chars_tokens, label="chars/4", **base)
+        return TokenCounter(
+            lambda text: len(tok(text, add_special_tokens=False)["input_ids"]), label=f"tokenizer {where}", **base
+        )
+    return TokenCounter(chars_tokens, label="chars/4", **base)
+
+
+def model_latency(store, model: str, fallback: float | None) -> float | None:
+    """Seconds per call: the mean latency of the model's stored calls, else params ``plan.latency_s``."""
+    if store is not None:
+        for m in store.stats()["models"]:
+            if m["model"] == model and m["entries"] and m["latency_s"]:
+                return m["latency_s"] / m["entries"]
+    return fallback
+
+
+def lookup_for(store, identity: dict[str, Any] | None, model: str):
+    """request -> (key, stored response) or None. With the backend's identity, by the exact cache key;
+    without (the backend cannot be made here: no API key, a missing package), by model and request id
+    (the newest stored entry), an approximation the row says it used."""
+    from socialbench.core.cache import cache_key
+
+    if store is None:
+        return lambda request: None
+
+    def by_key(request):
+        key = cache_key(identity, request)
+        resp = store.get(key)
+        return None if resp is None else (key, resp)
+
+    def by_id(request):
+        entries = store.entries_for(model, request.request_id)
+        if not entries:
+            return None
+        key = entries[0]["key"]
+        resp = store.get(key)
+        return None if resp is None else (key, resp)
+
+    return by_key if identity is not None else by_id
+
+
+def backend_identity(spec, seed: int, dev_answers) -> tuple[dict[str, Any] | None, str | None]:
+    """(the backend's cache-key identity, None) without loading a model, or (None, why not)."""
+    from socialbench.core.backend import BackendContext, create_backend
+
+    try:
+        backend = create_backend(spec, BackendContext(seed=seed, dev_answers=dev_answers))
+        try:
+            return backend.identity(), None
+        finally:
+            backend.close()
+    except (SocialbenchError, ImportError, OSError) as exc:
+        return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def plan_runs(
+    params: Path,
+    *,
+    benchmarks: list[str] | None = None,
+    models: list[str] | None = None,
+    runs: list[str] | None = None,
+    instances: dict[str, Path] | None = None,
+    dev: dict[str, Path] | None = None,
+    cache: Path | None = None,
+) -> tuple[list[Any], list[str], list[str]]:
+    """(rows, budget warnings, notes) for every benchmark, model and run params define (or those
+    named). Nothing is called."""
+    from socialbench.core.backend import ModelSpec
+    from socialbench.core.benchmarks import available_benchmarks
+    from socialbench.core.config import load_params
+    from socialbench.core.errors import DataError
+    from socialbench.core.planning import Budget, ReplayCache, budget_warnings, plan_instance, run_plan
+    from socialbench.results.layout import model_runs
+
+    p = load_params(params)
+    defined = [b for b in available_benchmarks() if b in p]
+    check_filters(p, defined, benchmarks or [], models or [], runs or [])
+    instances, dev = instances or {}, dev or {}
+    store = open_cache(cache, p)
+    rows, notes = [], []
+    try:
+        for b in defined:
+            if benchmarks and b not in benchmarks:
+                continue
+            bench = load_benchmark(b)
+            section = p[b]
+            path = instances.get(b, default_split(b, "test"))
+            if not path.is_file():
+                raise DataError(str(path), f"no processed instances of {b}: build them first (`snakemake plan` does)")
+            insts, info = bench.subset(section, bench.load_instances(path), p["seed"])
+            if info is not None:
+                notes.append(f"{b}: {info.note()}")
+            dev_path = dev.get(b, default_split(b, "dev"))
+            dev_answers = bench.dev_answers(bench.load_instances(dev_path)) if dev_path.is_file() else None
+            for model, model_run_names in model_runs(p["models"], b, section["methods"]).items():
+                if models and model not in models:
+                    continue
+                spec = ModelSpec.from_params(model, p["models"][model])
+                identity, why = backend_identity(spec, p["seed"], dev_answers)
+                if why:
+                    notes.append(
+                        f"{b}/{model}: cache looked up by request id (the backend's identity is unknown: {why})"
+                    )
+                lookup = lookup_for(store, identity, model)
+                counter = token_counter(spec)
+                latency = model_latency(store, model, p["plan"]["latency_s"])
+                for run in model_run_names:
+                    if runs and run not in runs:
+                        continue
+                    method = bench.method(run, spec, p["seed"], bench.method_settings(section, run))
+                    method.cache = ReplayCache(store.get if store is not None else (lambda key: None))
+                    plans = [plan_instance(method, inst, lookup, counter) for inst in insts]
+                    rows.append(
+                        run_plan(
+                            b,
+                            model,
+                            run,
+                            plans,
+                            counter_label=counter.describe(),
+                            cache_match="none" if store is None else ("key" if identity is not None else "request_id"),
+                            price=spec.price_per_mtok(),
+                            latency_s=latency,
+                            concurrency=max(spec.concurrency, spec.batch_size),
+                        )
+                    )
+    finally:
+        if store is not None:
+            store.close()
+    return rows, budget_warnings(rows, Budget.from_params(p["plan"])), notes
+
+
+@app.command("plan")
+def plan(
+    params: Path = Opt(Path("params.yaml"), help="the params file (models, runs, prices, plan budgets)"),
+    benchmark: list[str] = Opt([], help=f"plan only this {BENCH_HELP} (repeatable; default: every one params define)"),
+    model: list[str] = Opt([], help="plan only this model (repeatable)"),
+    run: list[str] = Opt([], help="plan only this run, e.g. codar (repeatable)"),
+    instances: list[str] = Opt(
+        [],
+        help="<benchmark>=PATH: its instances (default data/processed/<benchmark>/test.jsonl)",
+    ),
+    dev: list[str] = Opt([], help="<benchmark>=PATH: its dev split (default data/processed/<benchmark>/dev.jsonl)"),
+    cache: Path | None = Opt(
+        None,
+        help="request cache file (default: the run's store: SOCIALBENCH_CACHE_URL, else cache.path)",
+    ),
+    as_json: bool = Opt(False, "--json", help="print the rows as a JSON list instead of the table"),
+    out: Path | None = Opt(None, help="also write the rows here (JSON list)"),
+    md: Path | None = Opt(None, help="also write the table here (Markdown)"),
+) -> None:
+    """Plan a run: calls, cached calls, tokens, cost and wall time per benchmark, model and run."""
+    from socialbench.core.config import load_params
+    from socialbench.core.io import write_text_atomic
+    from socialbench.core.paths import check_io
+    from socialbench.core.planning import to_markdown
+
+    check_io({"--params": params, "--cache": cache}, {"--out": out, "--md": md})
+    defined = [b for b in _benchmarks_of(load_params(params))]
+    rows, warnings, notes = plan_runs(
+        params,
+        benchmarks=list(benchmark),
+        models=list(model),
+        runs=list(run),
+        instances=parse_pairs(list(instances), "--instances", defined),
+        dev=parse_pairs(list(dev), "--dev", defined),
+        cache=cache,
+    )
+    data = json.dumps([r.as_dict() for r in rows], indent=2, sort_keys=True) + "\n"
+    text = to_markdown(rows, warnings, notes)
+    if out is not None:
+        write_text_atomic(out, data)
+    if md is not None:
+        write_text_atomic(md, text)
+    typer.echo(data if as_json else text, nl=False)
+    for w in warnings:
+        typer.echo(f"plan: warning: {w}", err=True)
+
+
+def _benchmarks_of(p: dict[str, Any]) -> list[str]:
+    from socialbench.core.benchmarks import available_benchmarks
+
+    return [b for b in available_benchmarks() if b in p]
