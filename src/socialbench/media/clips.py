@@ -9,7 +9,8 @@ Cuts re-encode (libx264, single-threaded, bit-exact container flags) instead of 
 stream copy can only start at a keyframe, so each view would start at a different time up to a
 GOP (often 10 s) early, which breaks "identical timestamps" and one-frame accuracy. Re-encoding with
 input seeking (``-ss`` before ``-i``, accurate seek) decodes from the preceding keyframe and keeps
-exactly the frames with ``start <= t < end`` in every view.
+exactly the frames with ``start <= t < end`` in every view. AVI views, which store no presentation
+times, are cut by frame index instead (:func:`_counted_input`).
 
 Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a problem code.
 """
