@@ -18,7 +18,7 @@ import ffmpeg
 
 from socialbench.media.encode import EncodeSettings
 from socialbench.media.probe import probe, require_video
-from socialbench.media.run import _BITEXACT, _GLOBAL, _ffmpeg, _run
+from socialbench.media.run import BITEXACT, GLOBAL_ARGS, ffmpeg_path, run_ffmpeg
 from socialbench.media.sampling import ffmpeg_seconds, to_fraction
 from socialbench.media.synth import BITS, band_height, bit_cells
 
@@ -73,19 +73,19 @@ def generate_indexed_video(
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     args = (
         ffmpeg.output(*streams, str(path), **opts)
-        .global_args(*_GLOBAL, "-loglevel", "error")
-        .compile(cmd=_ffmpeg(), overwrite_output=True)
+        .global_args(*GLOBAL_ARGS, "-loglevel", "error")
+        .compile(cmd=ffmpeg_path(), overwrite_output=True)
     )
-    _run(args, path, "generating a test video")
+    run_ffmpeg(args, path, "generating a test video")
     if rotation is not None:
         rotated = Path(path).with_name(Path(path).stem + ".rot" + Path(path).suffix)
         args = (
             ffmpeg.input(str(path), display_rotation=rotation)
-            .output(str(rotated), c="copy", **_BITEXACT)
-            .global_args(*_GLOBAL, "-loglevel", "error")
-            .compile(cmd=_ffmpeg(), overwrite_output=True)
+            .output(str(rotated), c="copy", **BITEXACT)
+            .global_args(*GLOBAL_ARGS, "-loglevel", "error")
+            .compile(cmd=ffmpeg_path(), overwrite_output=True)
         )
-        _run(args, path, "setting display rotation")
+        run_ffmpeg(args, path, "setting display rotation")
         os.replace(rotated, path)
     return Path(path)
 
@@ -99,8 +99,8 @@ def decode_all_frames(path: str | Path, size: tuple[int, int] | None = None) -> 
     args = (
         ffmpeg.input(str(path))[str(require_video(info).index)]
         .output("pipe:", f="rawvideo", pix_fmt="rgb24", s=f"{w}x{h}", fps_mode="passthrough")
-        .global_args(*_GLOBAL, "-loglevel", "error")
-        .compile(cmd=_ffmpeg())
+        .global_args(*GLOBAL_ARGS, "-loglevel", "error")
+        .compile(cmd=ffmpeg_path())
     )
-    proc = _run(args, path, "decoding frames")
+    proc = run_ffmpeg(args, path, "decoding frames")
     return np.frombuffer(proc.stdout, np.uint8).reshape(-1, h, w, 3)

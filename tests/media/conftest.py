@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from socialbench.media.encode import EncodeSettings
 from socialbench.media.synth import read_index
 from tests.helpers.media_synth import decode_all_frames, generate_indexed_video
 
@@ -53,6 +54,37 @@ def five_views(media_dir) -> list[Path]:
         generate_indexed_video(media_dir / f"view{i}.mp4", frames=60, fps=25, background=bg, gop=25, audio=(i == 0))
         for i, bg in enumerate(backgrounds)
     ]
+
+
+# x264's default preset and CRF: B-frames (x264 "medium": 3, pyramid), the case AVI cannot time.
+X264_DEFAULT = EncodeSettings(preset="medium", crf=23, keyframe_interval_s=None)
+AVI_FRAMES = 400  # 16 s at 25 fps
+AVI_FPS = 25
+
+
+@pytest.fixture(scope="session")
+def bframes_avis(media_dir) -> list[Path]:
+    """Five views of one 'recording' in AVI (which stores no presentation times), 16 s at 25 fps,
+    160x120, encoded at x264's default preset (B-frames) with a keyframe every 100 frames; the
+    corner view moves, the four close-ups are flat red, green, blue and yellow."""
+    backgrounds = ["testsrc2", "red", "green", "blue", "yellow"]
+    return [
+        generate_indexed_video(
+            media_dir / f"bframes{i}.avi", frames=AVI_FRAMES, fps=AVI_FPS, background=bg, encode=X264_DEFAULT, gop=100
+        )
+        for i, bg in enumerate(backgrounds)
+    ]
+
+
+@pytest.fixture(scope="session")
+def ultrafast_avi(media_dir) -> Path:
+    """AVI as the MeetingToM demo encodes it: x264 ultrafast (no B-frames), 10 fps, a keyframe a second."""
+    return generate_indexed_video(
+        media_dir / "ultrafast.avi",
+        frames=300,
+        fps=10,
+        encode=EncodeSettings(preset="ultrafast", keyframe_interval_s=1.0),
+    )
 
 
 def image_index(path: Path) -> int:

@@ -21,7 +21,7 @@ from socialbench.media.probe import probe, video_timeline
 from socialbench.media.sampling import fps_indices, plan_segments, uniform_indices
 from socialbench.media.synth import read_index
 from tests.helpers.media_synth import decode_all_frames, generate_indexed_video
-from tests.media.conftest import CLIP_FPS, CLIP_FRAMES, image_index, video_indices
+from tests.media.conftest import AVI_FPS, AVI_FRAMES, CLIP_FPS, CLIP_FRAMES, image_index, video_indices
 
 # -- probing -------------------------------------------------------------------------------------
 
@@ -579,3 +579,106 @@ def test_mosaic_positions_must_be_four_different_views_in_range(five_views, tmp_
     mosaic = Mosaic(output=tmp_path / "m.mp4", views=positions)  # type: ignore[arg-type]
     with pytest.raises(SocialbenchError, match=message):
         cut_views(five_views[1:], 0.0, 1.0, None, mosaic=mosaic)
+
+
+# -- AVI: no presentation times, B-frames ----------------------------------------------------------
+
+
+def test_an_avi_timeline_comes_from_decoding_times_and_knows_the_decoder_delay(bframes_avis):
+    tl = video_timeline(bframes_avis[0])
+    assert tl.dts_only and tl.reorder_delay == 2  # x264's default preset: the decoder holds 2 frames back
+    assert tl.times == tuple(Fraction(k, AVI_FPS) for k in range(AVI_FRAMES))
+    assert {0, 100, 200, 300} <= set(tl.keyframes)
+    assert tl.decoder_time(10) == Fraction(12, AVI_FPS)  # ffmpeg stamps frame 10 with packet 12's time
+
+
+AVI_TARGETS = [0, 1, 40, 98, 99, 100, 101, 102, 250, 299, 300, 398, 399]
+
+
+def test_frames_of_an_avi_with_b_frames_are_exactly_the_frames_asked_for(bframes_avis, tmp_path, monkeypatch):
+    monkeypatch.setattr(frames_module, "SEEK_COST_PIXELS", 1)  # seek to every keyframe it can
+    tl = video_timeline(bframes_avis[0])
+    assert len(plan_segments(AVI_TARGETS, tl.keyframes)) >= 4
+    frames = extract_frames(tl, AVI_TARGETS, tmp_path)
+    assert [image_index(f.file) for f in frames] == AVI_TARGETS
+    assert [f.time for f in frames] == [Fraction(i, AVI_FPS) for i in AVI_TARGETS]
+
+
+def test_frames_of_an_avi_with_b_frames_are_the_same_bytes_with_and_without_seeking(
+    bframes_avis, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(frames_module, "SEEK_COST_PIXELS", 1)
+    tl = video_timeline(bframes_avis[0])
+    sought = extract_frames(tl, AVI_TARGETS, tmp_path / "seek")
+    decoded = extract_frames(tl, AVI_TARGETS, tmp_path / "full", seek=False)
+    assert [image_index(f.file) for f in decoded] == AVI_TARGETS
+    assert [sha256_file(f.file) for f in sought] == [sha256_file(f.file) for f in decoded]
+
+
+def test_fps_frames_of_an_avi_with_b_frames_fall_on_the_sampling_times(bframes_avis, tmp_path):
+    tl = video_timeline(bframes_avis[0])
+    indices = fps_indices(tl.times, tl.end, Fraction(1, 2))
+    assert indices == list(range(0, AVI_FRAMES, 50))
+    assert [image_index(f.file) for f in extract_frames(tl, indices, tmp_path)] == indices
+
+
+def test_an_avi_frame_seek_that_lands_on_another_keyframe_falls_back_to_decoding_from_the_start(
+    bframes_avis, tmp_path, monkeypatch, caplog
+):
+    monkeypatch.setattr(frames_module, "SEEK_COST_PIXELS", 1)
+    # without ffmpeg's back-off added, its seek lands on the keyframe before the one wanted
+    monkeypatch.setattr(frames_module, "DTS_SEEK_BACKOFF", Fraction(0))
+    tl = video_timeline(bframes_avis[0])
+    frames = extract_frames(tl, [5, 201, 305], tmp_path)
+    assert [image_index(f.file) for f in frames] == [5, 201, 305]
+    assert "decoding from the start instead" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "first", "last"),
+    [
+        (10, 15, 250, 374),  # the window the known issue named: it started 2 frames early
+        (0, 1, 0, 24),  # from the first frame
+        (Fraction(401, 100), Fraction(9, 2), 101, 112),  # just after a keyframe, between two frames
+        (Fraction(1199, 100), 16, 300, 399),  # from a keyframe to the end
+    ],
+)
+def test_cut_of_an_avi_with_b_frames_keeps_exactly_the_frames_of_the_window(
+    bframes_avis, tmp_path, start, end, first, last
+):
+    result = cut_views(bframes_avis[:1], start, end, [tmp_path / "v0.mp4"])
+    assert video_indices(tmp_path / "v0.mp4") == list(range(first, last + 1))
+    assert result.views[0]["frames"] == last - first + 1
+
+
+def test_cut_of_avi_views_with_b_frames_and_their_mosaic_are_in_sync(bframes_avis, tmp_path):
+    outputs = [tmp_path / f"v{i}.mp4" for i in range(5)]
+    cut_views(bframes_avis, 10, 15, outputs, mosaic=Mosaic(tmp_path / "mosaic.mp4", views=(1, 2, 3, 4)))
+    for out in outputs:
+        assert video_indices(out) == list(range(250, 375))
+    for k, frame in enumerate(decode_all_frames(tmp_path / "mosaic.mp4")):
+        for r, c in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            assert read_index(frame[r * 120 : (r + 1) * 120, c * 160 : (c + 1) * 160]) == 250 + k
+
+
+def test_a_cut_clip_of_an_avi_starts_at_time_zero_with_the_frame_interval(bframes_avis, tmp_path):
+    cut_views(bframes_avis[:1], 10, 15, [tmp_path / "v0.mp4"])
+    times = video_timeline(tmp_path / "v0.mp4").times
+    assert times[:3] == (0, Fraction(1, AVI_FPS), Fraction(2, AVI_FPS)) and len(times) == 125
+
+
+def test_an_avi_cut_whose_seek_lands_on_another_keyframe_is_decoded_from_the_start(
+    bframes_avis, tmp_path, monkeypatch, caplog
+):
+    monkeypatch.setattr(frames_module, "DTS_SEEK_BACKOFF", Fraction(0))
+    cut_views(bframes_avis[:1], 10, 15, [tmp_path / "v0.mp4"])
+    assert video_indices(tmp_path / "v0.mp4") == list(range(250, 375))
+    assert "decoding did not start at frame 250" in caplog.text
+
+
+def test_cut_of_an_avi_without_b_frames_between_two_frames_keeps_exactly_the_frames_of_the_window(
+    ultrafast_avi, tmp_path
+):
+    assert video_timeline(ultrafast_avi).reorder_delay == 0
+    cut_views([ultrafast_avi], Fraction(1005, 100), Fraction(1505, 100), [tmp_path / "v.mp4"])
+    assert video_indices(tmp_path / "v.mp4") == list(range(101, 151))

@@ -9,16 +9,20 @@ Cuts re-encode (libx264, single-threaded, bit-exact container flags) instead of 
 stream copy can only start at a keyframe, so each view would start at a different time up to a
 GOP (often 10 s) early, which breaks "identical timestamps" and one-frame accuracy. Re-encoding with
 input seeking (``-ss`` before ``-i``, accurate seek) decodes from the preceding keyframe and keeps
-exactly the frames with ``start <= t < end`` in every view.
+exactly the frames with ``start <= t < end`` in every view. AVI views, which store no presentation
+times, are cut by frame index instead (:func:`_counted_input`).
 
 Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a problem code.
 """
 
 from __future__ import annotations
 
+import bisect
 import importlib.util
+import logging
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -31,9 +35,12 @@ from socialbench.core.errors import SocialbenchError
 from socialbench.media import errors as E
 from socialbench.media.encode import EncodeSettings
 from socialbench.media.errors import MediaError
-from socialbench.media.probe import MediaInfo, probe, require_video
-from socialbench.media.run import _BITEXACT, _GLOBAL, _ffmpeg, _run
+from socialbench.media.frames import seek_time
+from socialbench.media.probe import MediaInfo, VideoTimeline, probe, require_video, video_timeline
+from socialbench.media.run import BITEXACT, GLOBAL_ARGS, ffmpeg_path, run_ffmpeg
 from socialbench.media.sampling import ffmpeg_seconds, to_fraction
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -205,16 +212,89 @@ def cut_views(
     check_cut_paths(views, outputs, mosaic)
     s, e = to_fraction(start), to_fraction(end)
     infos = check_views(views, s, e, max_skew_frames)
+    # AVI stores no presentation times: its views are cut by frame index (:func:`_counted_input`).
+    timelines = [_counting_timeline(v, info) for v, info in zip(views, infos)]
+    try:
+        return _cut(views, infos, timelines, s, e, outputs, mosaic, encode, seek=True)
+    except MediaError as err:
+        if err.problem != E.DECODE_MISMATCH or not err.detail.startswith(_LANDED_ELSEWHERE):
+            raise
+        log.warning("%s: seeking gave other frames (%s); decoding from the start instead", err.path, err.detail)
+    return _cut(views, infos, timelines, s, e, outputs, mosaic, encode, seek=False)
+
+
+def _counting_timeline(view: str | Path, info: MediaInfo) -> VideoTimeline | None:
+    """The frame timeline of a view whose packets carry no presentation times (AVI), else None.
+    Only AVI is listed (one demux-only pass): other containers keep their presentation times, and
+    listing the packets of a long MP4 for every clip would cost time for nothing."""
+    if "avi" not in info.format_name.split(","):
+        return None
+    timeline = video_timeline(view)
+    return timeline if timeline.dts_only else None
+
+
+_LANDED_ELSEWHERE = "decoding did not start at frame"
+
+
+def _counted_input(
+    view: str | Path, timeline: VideoTimeline, start: Fraction, end: Fraction, seek: bool
+) -> tuple[Any, int, int, Fraction]:
+    """The frames ``start <= t < end`` of a video without presentation times, by frame index.
+
+    ffmpeg's accurate seek drops the frames whose decoder timestamp is before ``-ss``; an AVI has no
+    presentation times, so with B-frames those timestamps are guesses (the decoding time of a later
+    packet) and a cut started one to three frames early. Instead decoding starts exactly at the
+    keyframe before the first frame (:func:`~socialbench.media.frames.seek_time`, ``-noaccurate_seek``),
+    ``trim`` keeps the frames by their count from there, and ``setpts`` gives them the times of the
+    timeline, relative to ``start`` as an ordinary cut does. Returns the stream, the first and end
+    frame indices, and the decoder timestamp the first kept frame must have (checked by the caller
+    from ``showinfo``). Without ``seek`` decoding starts at the first frame (always exact; slower).
+    """
+    lo = bisect.bisect_left(timeline.times, start)
+    hi = bisect.bisect_left(timeline.times, end)
+    pos = bisect.bisect_right(timeline.keyframes, lo) - 1
+    key = timeline.keyframes[pos] if seek and pos >= 0 else 0
+    opts: dict[str, Any] = {"threads": 1}
+    ss = Fraction(0)
+    if key > 0:
+        ss = Fraction(ffmpeg_seconds(seek_time(timeline, key)))
+        opts.update({"noaccurate_seek": None, "ss": ffmpeg_seconds(ss)})
+    # What ffmpeg subtracts from the timestamps: -ss plus the container start, in whole ticks of
+    # the stream's time base (rounded to nearest, as av_rescale_q does).
+    shift = math.floor((ss + timeline.file_start) / timeline.time_base + Fraction(1, 2)) * timeline.time_base
+    # A bound on reading (frames past it are trimmed anyway): the decoder's timestamps run late by
+    # its delay, and one second more is left for the frames it holds back.
+    last = timeline.decoder_time(max(hi - 1, lo)) + timeline.origin - shift
+    opts["t"] = ffmpeg_seconds(max(last, Fraction(0)) + 1)
+    ticks = round((timeline.times[lo] - start) / timeline.time_base) if lo < timeline.frame_count else 0
+    stream = (
+        ffmpeg.input(str(view), **opts)[str(require_video(timeline.info).index)]
+        .filter("trim", start_frame=lo - key, end_frame=hi - key)
+        .filter("showinfo", checksum=0)
+        .filter("setpts", f"PTS-STARTPTS+{ticks}")
+    )
+    first = timeline.decoder_time(lo) + timeline.origin - shift if lo < hi else None
+    return stream, lo, hi, first
+
+
+def _cut(views, infos, timelines, s, e, outputs, mosaic, encode, *, seek: bool) -> CutResult:
     # Window times count from each view's video start; -ss counts from its container start.
     # Each view's video stream by its index ("[0:<index>]"): the one MediaInfo.video chose, not cover art.
     # One decoding thread per view and one filter thread: the same frames, and on short clips the
     # threads cost more to start and hand over than they save (the encoders are single-threaded too).
-    inputs = [
-        ffmpeg.input(str(v), threads=1, ss=ffmpeg_seconds(s + info.seek_offset), t=ffmpeg_seconds(e - s))[
-            str(require_video(info).index)
-        ]
-        for v, info in zip(views, infos)
-    ]
+    inputs = []
+    counted: list[tuple[str, int, int, Fraction | None]] = []  # view, first and end frame, first timestamp
+    for v, info, timeline in zip(views, infos, timelines):
+        if timeline is not None:
+            stream, lo, hi, first = _counted_input(v, timeline, s, e, seek)
+            inputs.append(stream)
+            counted.append((str(v), lo, hi, first))
+            continue
+        inputs.append(
+            ffmpeg.input(str(v), threads=1, ss=ffmpeg_seconds(s + info.seek_offset), t=ffmpeg_seconds(e - s))[
+                str(require_video(info).index)
+            ]
+        )
     n_uses = [int(outputs is not None) + (mosaic.views.count(i) if mosaic else 0) for i in range(len(views))]
     branches: list[list[Any]] = []
     for stream, uses in zip(inputs, n_uses):
@@ -259,19 +339,54 @@ def cut_views(
         Path(mosaic.output).parent.mkdir(parents=True, exist_ok=True)
         outs.append(ffmpeg.output(grid, str(mosaic.output), **encode.output_args()))
         mosaic_size = (2 * pw, 2 * ph)
+    loglevel = "info" if counted else "error"  # showinfo reports at "info"
     args = (
         ffmpeg.merge_outputs(*outs)
-        .global_args(*_GLOBAL, "-loglevel", "error", "-filter_complex_threads", "1")
-        .compile(cmd=_ffmpeg(), overwrite_output=True)
+        .global_args(*GLOBAL_ARGS, "-loglevel", loglevel, "-filter_complex_threads", "1")
+        .compile(cmd=ffmpeg_path(), overwrite_output=True)
     )
-    _run(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)")
+    proc = run_ffmpeg(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)")
     written = [Path(p) for p in (outputs or [])] + ([Path(mosaic.output)] if mosaic is not None else [])
     try:
+        if counted:
+            _check_counted(counted, proc.stderr.decode("utf-8", "replace"), check_start=seek)
         return _checked_cut(views, infos, s, e, outputs, mosaic, mosaic_size, encode)
     except BaseException:
         for path in written:  # a short or mismatched clip is never left behind as if it were whole
             path.unlink(missing_ok=True)
         raise
+
+
+_SHOWINFO_LINE = re.compile(
+    r"\[Parsed_showinfo_(\d+) @ [^\]]*\]\s*n:\s*(\d+)\s+pts:\s*(-?\d+)\s+pts_time:\s*(-?[\d.]+)"
+)
+
+
+def _check_counted(counted: list[tuple[str, int, int, Fraction | None]], log_text: str, *, check_start: bool) -> None:
+    """Each view cut by frame index got exactly its frames (``showinfo`` after ``trim``, one filter
+    instance per view in the order of the views) and, when it was decoded from a keyframe after a
+    seek, its first kept frame has the decoder timestamp of the frame wanted: otherwise decoding
+    started elsewhere (DECODE_MISMATCH, "decoding did not start at frame ...")."""
+    seen: dict[int, list[tuple[int, Fraction]]] = {}
+    for m in _SHOWINFO_LINE.finditer(log_text):
+        seen.setdefault(int(m.group(1)), []).append((int(m.group(2)), Fraction(m.group(4))))
+    instances = [seen[k] for k in sorted(seen)]
+    expected = [c for c in counted if c[2] > c[1]]
+    if len(instances) != len(expected):
+        raise MediaError(
+            counted[0][0], E.DECODE_MISMATCH, f"{len(expected)} views cut by frame index, {len(instances)} reported"
+        )
+    for (view, lo, hi, first), frames in zip(expected, instances):
+        if len(frames) != hi - lo:
+            raise MediaError(view, E.DECODE_MISMATCH, f"the cut should hold frames {lo}-{hi - 1}, it got {len(frames)}")
+        # showinfo prints pts_time with 6 decimals: half a millisecond tells frames apart
+        if check_start and first is not None and abs(frames[0][1] - first) > Fraction(1, 2000):
+            raise MediaError(
+                view,
+                E.DECODE_MISMATCH,
+                f"{_LANDED_ELSEWHERE} {lo}: its first frame came at {float(frames[0][1]):.6f} s,"
+                f" not {float(first):.6f} s",
+            )
 
 
 def _expected_frames(info: MediaInfo, start: Fraction, end: Fraction) -> int | None:
@@ -398,10 +513,10 @@ def extract_audio(
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     args = (
         ffmpeg.input(str(source), **in_opts)
-        .audio.output(str(output), f="wav", ac=1, ar=sample_rate, **{"c:a": "pcm_s16le"}, **_BITEXACT)
-        .global_args(*_GLOBAL, "-loglevel", "error")
-        .compile(cmd=_ffmpeg(), overwrite_output=True)
+        .audio.output(str(output), f="wav", ac=1, ar=sample_rate, **{"c:a": "pcm_s16le"}, **BITEXACT)
+        .global_args(*GLOBAL_ARGS, "-loglevel", "error")
+        .compile(cmd=ffmpeg_path(), overwrite_output=True)
     )
-    _run(args, source, "extracting audio")
+    run_ffmpeg(args, source, "extracting audio")
     out = probe(output)
     return AudioResult(path=str(output), sample_rate=sample_rate, channels=1, duration=out.duration)

@@ -14,7 +14,7 @@ import ffmpeg
 
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
-from socialbench.media.run import _BITEXACT, _GLOBAL, _failure, _ffmpeg, _last_lines
+from socialbench.media.run import BITEXACT, GLOBAL_ARGS, describe_exit, ffmpeg_path, last_lines
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class EncodeSettings:
             "threads": self.threads,
             "fps_mode": "passthrough",
             "movflags": "+faststart",
-            **_BITEXACT,
+            **BITEXACT,
         }
         if self.keyframe_interval_s:
             args["force_key_frames"] = f"expr:gte(t,n_forced*{self.keyframe_interval_s:g})"
@@ -71,8 +71,8 @@ def encode_rgb_frames(
     args = (
         ffmpeg.input("pipe:", f="rawvideo", pix_fmt="rgb24", s=f"{w}x{h}", framerate=fps)
         .output(str(path), **opts)
-        .global_args(*_GLOBAL, "-loglevel", "error")
-        .compile(cmd=_ffmpeg(), overwrite_output=True)
+        .global_args(*GLOBAL_ARGS, "-loglevel", "error")
+        .compile(cmd=ffmpeg_path(), overwrite_output=True)
     )
     # stderr goes to a file, not a pipe: with stdin the only pipe, ``run`` writes the frames in one
     # call instead of polling in 4 KB steps (the poll loop cost more than the encode).
@@ -83,6 +83,6 @@ def encode_rgb_frames(
             raise MediaError(
                 str(path),
                 E.FFMPEG_FAILED,
-                f"ffmpeg {_failure(proc.returncode)} while encoding frames: {_last_lines(err.read())}",
+                f"ffmpeg {describe_exit(proc.returncode)} while encoding frames: {last_lines(err.read())}",
             )
     return Path(path)

@@ -21,7 +21,7 @@ import ffmpeg
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
 from socialbench.media.probe import VideoTimeline
-from socialbench.media.run import _BITEXACT, _GLOBAL, _ffmpeg, _run
+from socialbench.media.run import BITEXACT, GLOBAL_ARGS, ffmpeg_path, run_ffmpeg
 from socialbench.media.sampling import Segment, ffmpeg_seconds, fit_size, plan_segments
 
 log = logging.getLogger(__name__)
@@ -107,6 +107,26 @@ def extract_frames(
     return _extract_segments(timeline, [Segment(0, idx[-1], tuple(idx))], out, max_side, image_format)
 
 
+def seek_time(timeline: VideoTimeline, keyframe: int) -> Fraction:
+    """The ``-ss`` (seconds on ffmpeg's clock, from the container start) that makes ffmpeg start
+    decoding at ``keyframe`` of a ``dts_only`` video, used with ``-noaccurate_seek`` (nothing is
+    dropped after the seek: the frames are counted from the keyframe on).
+
+    ffmpeg seeks the demuxer to the last keyframe at or before its target, and for a stream with
+    B-frames in a container that seeks by decoding time (AVI) it moves the target back by
+    :data:`DTS_SEEK_BACKOFF` first. The target is therefore that much after the keyframe, plus half
+    the gap to the next frame, so rounding cannot land on a neighbour."""
+    times = timeline.times
+    nxt = times[keyframe + 1] if keyframe + 1 < timeline.frame_count else timeline.end
+    backoff = DTS_SEEK_BACKOFF if timeline.reorder_delay > 0 else Fraction(0)
+    return timeline.origin + (times[keyframe] + nxt) / 2 + backoff - timeline.file_start
+
+
+# ffmpeg 6.0 (fftools/ffmpeg_opt.c, open_input_file): "seek_timestamp -= 3*AV_TIME_BASE / 23" when a
+# stream has a decoding delay and the format does not seek by presentation time.
+DTS_SEEK_BACKOFF = Fraction(3 * 1_000_000 // 23, 1_000_000)
+
+
 def _extract_segments(
     timeline: VideoTimeline, segments: list[Segment], out: Path, max_side: int | None, image_format: str
 ) -> list[ExtractedFrame]:
@@ -118,15 +138,24 @@ def _extract_segments(
     abs_time = [timeline.origin + t for t in timeline.times]  # on the file's clock, as -copyts keeps it
     outputs = []
     for j, seg in enumerate(segments):
-        # The window runs from the segment's keyframe to half a frame past its last target.
-        nxt = abs_time[seg.last + 1] if seg.last + 1 < timeline.frame_count else timeline.origin + timeline.end
-        start = abs_time[seg.first] - timeline.file_start
-        stop = (abs_time[seg.last] + nxt) / 2 - timeline.file_start
-        # one decoding thread per input: the frames are the same, and threads cost more to start
-        # than these short stretches take to decode
-        opts = {"threads": 1, "t": ffmpeg_seconds(stop - max(start, Fraction(0)))}
-        if seg.first > 0:
-            opts["ss"] = ffmpeg_seconds(max(start, Fraction(0)))
+        out_opts: dict[str, Any] = {}
+        if timeline.dts_only:
+            # No presentation times: start exactly at the keyframe (verified below by the decoder's
+            # timestamps) and count decoded frames; the output stops after its last target.
+            opts: dict[str, Any] = {"threads": 1}
+            if seg.first > 0:
+                opts = {"threads": 1, "noaccurate_seek": None, "ss": ffmpeg_seconds(seek_time(timeline, seg.first))}
+            out_opts["frames:v"] = len(seg.targets)
+        else:
+            # The window runs from the segment's keyframe to half a frame past its last target.
+            nxt = abs_time[seg.last + 1] if seg.last + 1 < timeline.frame_count else timeline.origin + timeline.end
+            start = abs_time[seg.first] - timeline.file_start
+            stop = (abs_time[seg.last] + nxt) / 2 - timeline.file_start
+            # one decoding thread per input: the frames are the same, and threads cost more to start
+            # than these short stretches take to decode
+            opts = {"threads": 1, "t": ffmpeg_seconds(stop - max(start, Fraction(0)))}
+            if seg.first > 0:
+                opts["ss"] = ffmpeg_seconds(max(start, Fraction(0)))
         stream = (
             ffmpeg.input(timeline.path, **opts)[str(video_index)]  # "[0:<index>]", not the first "[0:v]"
             .filter("select", _select_expr([i - seg.first for i in seg.targets]))
@@ -137,14 +166,16 @@ def _extract_segments(
         )
         pattern = out / f"tmp-{j:03d}-%06d.{image_format}"
         outputs.append(
-            stream.output(str(pattern), f="image2", start_number=0, fps_mode="passthrough", **codec, **_BITEXACT)
+            stream.output(
+                str(pattern), f="image2", start_number=0, fps_mode="passthrough", **out_opts, **codec, **BITEXACT
+            )
         )
     args = (
         ffmpeg.merge_outputs(*outputs)
-        .global_args(*_GLOBAL, "-loglevel", "info", "-filter_threads", "1", "-copyts")
-        .compile(cmd=_ffmpeg(), overwrite_output=True)
+        .global_args(*GLOBAL_ARGS, "-loglevel", "info", "-filter_threads", "1", "-copyts")
+        .compile(cmd=ffmpeg_path(), overwrite_output=True)
     )
-    proc = _run(args, timeline.path, "extracting frames")
+    proc = run_ffmpeg(args, timeline.path, "extracting frames")
     log_text = proc.stderr.decode("utf-8", "replace")
     tb_match = _SHOWINFO_TB.search(log_text)
     reported = sorted(int(m.group(2)) for m in _SHOWINFO_FRAME.finditer(log_text))
@@ -154,14 +185,18 @@ def _extract_segments(
             timeline.path, E.DECODE_MISMATCH, f"asked the decoder for {len(wanted)} frames, it returned {len(reported)}"
         )
     filter_tb = Fraction(int(tb_match.group(1)), int(tb_match.group(2)))
-    for i, pts in zip(wanted, reported):
+    # Decoding a video without presentation times from its first frame, the n-th decoded frame is
+    # frame n whatever the decoder's guessed timestamps say; after a seek, those timestamps show
+    # where decoding started.
+    counted = timeline.dts_only and segments == [Segment(0, segments[0].last, segments[0].targets)]
+    for i, pts in zip(wanted, [] if counted else reported):
         got = pts * filter_tb - timeline.origin
-        if abs(got - timeline.times[i]) > _TIME_TOLERANCE:
+        expected = timeline.decoder_time(i)
+        if abs(got - expected) > _TIME_TOLERANCE:
             raise MediaError(
                 timeline.path,
                 E.DECODE_MISMATCH,
-                f"frame {i} should be at {float(timeline.times[i]):.6f}"
-                f" s but the decoder returned one at {float(got):.6f} s",
+                f"frame {i} should be at {float(expected):.6f} s but the decoder returned one at {float(got):.6f} s",
             )
     frames: list[ExtractedFrame] = []
     for j, seg in enumerate(segments):

@@ -23,7 +23,7 @@ from ffmpeg._utils import convert_kwargs_to_cmd_line_args
 from socialbench.core.paths import special_file, special_problem
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
-from socialbench.media.run import _clean, _failure, _ffprobe, _last_lines
+from socialbench.media.run import clean_log_line, describe_exit, ffprobe_path, last_lines
 
 # ffprobe/ffmpeg messages that mean the data stops before the file says it does.
 _TRUNCATION_MARKERS = ("File ended prematurely", "partial file", "Truncating packet", "truncated")
@@ -59,7 +59,7 @@ _PROBED_MAX = 256
 
 def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
     """ffprobe -show_format -show_streams (+kwargs) as JSON, with its stderr (warnings)."""
-    args = [_ffprobe(), "-v", "error", "-show_format", "-show_streams", "-of", "json"]
+    args = [ffprobe_path(), "-v", "error", "-show_format", "-show_streams", "-of", "json"]
     args += convert_kwargs_to_cmd_line_args(kwargs) + [str(path)]
     try:
         st = os.stat(path)
@@ -74,7 +74,9 @@ def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
     err = proc.stderr.decode("utf-8", "replace")
     if proc.returncode < 0:
         raise MediaError(
-            str(path), E.FFMPEG_FAILED, f"ffprobe {_failure(proc.returncode)} reading it: {_last_lines(proc.stderr)}"
+            str(path),
+            E.FFMPEG_FAILED,
+            f"ffprobe {describe_exit(proc.returncode)} reading it: {last_lines(proc.stderr)}",
         )
     if proc.returncode != 0:
         raise _classify_probe_failure(path, err)
@@ -97,14 +99,14 @@ def _classify_probe_failure(path: Path, stderr: str) -> MediaError:
         )
     if "Invalid data found when processing input" in stderr or "moov atom not found" in stderr:
         return MediaError(str(path), E.UNKNOWN_CONTAINER, "ffprobe recognises no media container or stream in it")
-    return MediaError(str(path), E.FFMPEG_FAILED, f"ffprobe failed: {_last_lines(stderr.encode(), 1)}")
+    return MediaError(str(path), E.FFMPEG_FAILED, f"ffprobe failed: {last_lines(stderr.encode(), 1)}")
 
 
 def _check_truncation(path: Path, stderr: str) -> None:
     for marker in _TRUNCATION_MARKERS:
         if marker in stderr:
             line = next((ln for ln in stderr.splitlines() if marker in ln), marker)
-            raise MediaError(str(path), E.TRUNCATED, f"the data ends early ({_clean(line)})")
+            raise MediaError(str(path), E.TRUNCATED, f"the data ends early ({clean_log_line(line)})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,10 +375,35 @@ class VideoTimeline:
     time_base: Fraction
     keyframes: tuple[int, ...] = ()  # display indices of frames decoding can start from
     file_start: Fraction = Fraction(0)  # the container's start time (ffmpeg's -ss counts from it)
+    # The packets carry decoding times only (AVI stores no presentation times): ``times`` are the
+    # decoding times in order, which are the display times of a constant-rate stream, but the
+    # decoder's own timestamps are guesses, so frames are told apart by counting decoded frames.
+    dts_only: bool = False
+    reorder_delay: int = 0  # frames the decoder holds back before output (B-frames; ffprobe has_b_frames)
 
     @property
     def frame_count(self) -> int:
         return len(self.times)
+
+    def decoder_time(self, i: int) -> Fraction:
+        """The timestamp ffmpeg's decoder gives frame ``i`` (seconds after the stream start).
+
+        With presentation times that is ``times[i]``. Without (``dts_only``), the decoder stamps
+        each frame with the decoding time of the packet it was handed when the frame came out,
+        ``reorder_delay`` packets later (measured with the bundled ffmpeg: x264 at its default
+        preset is 2 frames late, MPEG-4 Part 2 with B-frames 1), extrapolated past the last packet."""
+        j = i + (self.reorder_delay if self.dts_only else 0)
+        n = len(self.times)
+        if j < n:
+            return self.times[j]
+        step = self.end - self.times[-1]
+        return self.times[-1] + (j - n + 1) * step
+
+
+#: Timelines built in this process, by path and the file's identity and change times: a meeting's
+#: clips are cut from the same long AVI views, whose packet lists take longer to read than to list.
+_TIMELINES: OrderedDict[tuple[Any, ...], VideoTimeline] = OrderedDict()
+_TIMELINES_MAX = 32
 
 
 def video_timeline(path: str | Path) -> VideoTimeline:
@@ -386,6 +413,23 @@ def video_timeline(path: str | Path) -> VideoTimeline:
     announces more frames than it holds is reported as truncated.
     """
     p = check_file(path)
+    try:
+        st = os.stat(p)
+        key: tuple[Any, ...] | None = (str(p), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _TIMELINES:
+        _TIMELINES.move_to_end(key)
+        return _TIMELINES[key]
+    timeline = _video_timeline(p)
+    if key is not None:
+        _TIMELINES[key] = timeline
+        if len(_TIMELINES) > _TIMELINES_MAX:
+            _TIMELINES.popitem(last=False)
+    return timeline
+
+
+def _video_timeline(p: Path) -> VideoTimeline:
     # All video streams, so that cover art before the video does not stand in for it; the packets
     # of the stream MediaInfo.video chose are the frames.
     data, err = _ffprobe_json(p, select_streams="v", show_entries="packet=stream_index,pts,dts,duration,flags")
@@ -405,12 +449,14 @@ def video_timeline(path: str | Path) -> VideoTimeline:
     durations: list[int] = []
     key: list[bool] = []
     missing = 0
+    no_pts = 0
     for pkt in packets:
         flags = pkt.get("flags", "")
         if "D" in flags:
             continue
         t = _num(pkt.get("pts"), int)
         if t is None:
+            no_pts += 1
             t = _num(pkt.get("dts"), int)
         if t is None:
             missing += 1
@@ -460,4 +506,6 @@ def video_timeline(path: str | Path) -> VideoTimeline:
         time_base=tb,
         keyframes=tuple(keyframes),
         file_start=file_start,
+        dts_only=no_pts > 0,
+        reorder_delay=_num(raw.get("has_b_frames"), int) or 0,
     )

@@ -3,7 +3,10 @@
 
 The command lines themselves are built (through ffmpeg-python) by :mod:`~socialbench.media.probe`,
 :mod:`~socialbench.media.frames`, :mod:`~socialbench.media.encode` and
-:mod:`~socialbench.media.clips`; this module's ``_``-prefixed names are shared by them only.
+:mod:`~socialbench.media.clips` (and the test generators in tests/helpers/media_synth.py) with
+the public names here: :data:`BITEXACT`, :data:`GLOBAL_ARGS`, :func:`ffmpeg_path`,
+:func:`ffprobe_path`, :func:`run_ffmpeg`, :func:`describe_exit`, :func:`last_lines` and
+:func:`clean_log_line`.
 """
 
 from __future__ import annotations
@@ -21,30 +24,39 @@ from socialbench.core.tools import executable
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
 
-# Flags that keep version strings and other run-dependent bytes out of outputs.
-_BITEXACT = {"fflags": "+bitexact", "flags": "+bitexact", "map_metadata": "-1"}
-_GLOBAL = ("-hide_banner", "-nostdin", "-nostats")
+#: Output options (ffmpeg-python keyword arguments) that keep version strings, metadata and other
+#: run-dependent bytes out of a written file, so the same input gives the same bytes.
+BITEXACT = {"fflags": "+bitexact", "flags": "+bitexact", "map_metadata": "-1"}
+#: Global options of every ffmpeg command line: no banner, never read stdin, no progress lines.
+GLOBAL_ARGS = ("-hide_banner", "-nostdin", "-nostats")
 
 
-def _ffmpeg() -> str:
+def ffmpeg_path() -> str:
+    """The ffmpeg executable (the pinned static build, :func:`socialbench.core.tools.executable`)."""
     return executable("ffmpeg")
 
 
-def _ffprobe() -> str:
+def ffprobe_path() -> str:
+    """The ffprobe executable of the same build as :func:`ffmpeg_path`."""
     return executable("ffprobe")
 
 
-def _run(args: list[str], path: str | Path, what: str) -> subprocess.CompletedProcess[bytes]:
-    """Run an ffmpeg command line; a failure becomes a MediaError naming ``path``."""
+def run_ffmpeg(args: list[str], path: str | Path, what: str) -> subprocess.CompletedProcess[bytes]:
+    """Run an ffmpeg command line (stdout and stderr captured, no stdin); a non-zero exit becomes a
+    MediaError (``ffmpeg_failed``) naming ``path``, what was being done and ffmpeg's last messages."""
     proc = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         raise MediaError(
-            str(path), E.FFMPEG_FAILED, f"ffmpeg {_failure(proc.returncode)} while {what}: {_last_lines(proc.stderr)}"
+            str(path),
+            E.FFMPEG_FAILED,
+            f"ffmpeg {describe_exit(proc.returncode)} while {what}: {last_lines(proc.stderr)}",
         )
     return proc
 
 
-def _failure(returncode: int) -> str:
+def describe_exit(returncode: int) -> str:
+    """How a process ended, for messages: "failed (exit status N)", or "crashed (SIGSEGV)" for a
+    signal (a negative ``returncode``)."""
     if returncode < 0:
         try:
             return f"crashed ({signal.Signals(-returncode).name})"
@@ -56,21 +68,23 @@ def _failure(returncode: int) -> str:
 _LOG_PREFIX = re.compile(r"\[[^\]]*@ 0x[0-9a-fA-F]+\]\s*")
 
 
-def _clean(line: str) -> str:
+def clean_log_line(line: str) -> str:
     """An ffmpeg log line without its "[demuxer @ 0x55d...]" prefix (a memory address would make
     reports differ from run to run)."""
     return _LOG_PREFIX.sub("", line).strip()
 
 
-def _last_lines(stderr: bytes, n: int = 3) -> str:
-    lines = [_clean(ln) for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+def last_lines(stderr: bytes, n: int = 3) -> str:
+    """The last ``n`` non-empty lines of an ffmpeg/ffprobe stderr, cleaned (:func:`clean_log_line`)
+    and joined with " | ", or "no message"."""
+    lines = [clean_log_line(ln) for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     return " | ".join(lines[-n:]) or "no message"
 
 
 @cache
 def ffmpeg_version() -> str:
     """First line of ``ffmpeg -version`` (recorded in manifests; not used as the cache key)."""
-    out = subprocess.run([_ffmpeg(), "-version"], capture_output=True, check=True).stdout
+    out = subprocess.run([ffmpeg_path(), "-version"], capture_output=True, check=True).stdout
     return out.decode("utf-8", "replace").splitlines()[0].strip()
 
 
@@ -81,7 +95,7 @@ def tool_identity(memo_dir: str | Path | None = None) -> str:
     ``memo_dir/tool-ids.json`` by the binary's real path, size and modification time; a cache hit
     then starts no process and reads no binary.
     """
-    binary = Path(_ffmpeg()).resolve()
+    binary = Path(ffmpeg_path()).resolve()
     st = binary.stat()
     stamp = f"{binary}|{st.st_size}|{st.st_mtime_ns}"
     memo: dict[str, str] = {}

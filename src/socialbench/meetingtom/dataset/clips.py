@@ -87,9 +87,8 @@ def transcript_window(words: Sequence[Mapping[str, Any]], start: float, end: flo
 def frame_aligned(start: float, end: float, fps) -> tuple[Fraction, Fraction]:
     """The window moved onto the video's frame grid: ``ceil(t * fps) / fps`` for both ends. It holds
     the same frames as ``[start, end)`` (a frame at time ``k / fps`` lies in one iff it lies in the
-    other), and cutting at frame times avoids an off-by-one of the cuts of AVI files (the AMI
-    format): there ffmpeg keeps the frame on screen at a start between two frames
-    (docs/meetingtom.md, "Known issues")."""
+    other), so the clip's first frame is at time 0 and ``video_window`` records frame times. (The
+    media stage cuts AVI views, which have no presentation times, by frame index: exact either way.)"""
     rate = to_fraction(fps)
     return (Fraction(math.ceil(to_fraction(start) * rate)) / rate, Fraction(math.ceil(to_fraction(end) * rate)) / rate)
 
