@@ -21,6 +21,7 @@ from socialbench.moca.methods.codar import (
     STAGES,
     StageOutputError,
     Variant,
+    normalize_route,
     parse_stage,
     read_stage,
     stage_schema,
@@ -354,6 +355,154 @@ def test_a_video_instance_without_frames_stops_the_run_naming_the_field(tmp_path
         run([inst], tmp_path)
 
 
+# ---- intermediate representations read tolerantly (C.2), the decoder as the direct answer (D.1) -------------
+def test_an_observer_caption_in_prose_goes_on_as_text_and_the_instance_is_answered(insts, tmp_path):
+    records, traces, stats, _, seen = run(insts[:1], tmp_path, unparsable=["i0/codar/observer"])
+    t = traces[0]["trace"]
+    assert records[0]["error"] is None and records[0]["field_errors"] == {}
+    assert "Explicit perception: Sure! Here is my analysis, not as JSON." in user_text(seen["i0/codar/query"])
+    assert t["unstructured"] == [{"stage": "observer", "pass": 0, "reason": "not JSON (Expecting value at char 0)"}]
+    assert t["stages"][0]["output"] == "Sure! Here is my analysis, not as JSON." and t["stages"][0]["unstructured"]
+    assert (stats.method["unstructured_outputs"], stats.method["instances_with_unstructured"]) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("stage", ["context", "conflict"])
+def test_a_context_or_conflict_in_prose_goes_on_as_text(insts, tmp_path, stage):
+    records, traces, *_ = run(insts[:1], tmp_path, unparsable=[f"i0/codar/{stage}"])
+    assert records[0]["error"] is None and [u["stage"] for u in traces[0]["trace"]["unstructured"]] == [stage]
+
+
+def test_a_query_in_prose_goes_on_as_text_and_nothing_is_looked_up(insts, tmp_path):
+    records, traces, _, _, seen = run(insts[:1], tmp_path, unparsable=["i0/codar/query"])
+    assert records[0]["error"] is None
+    assert traces[0]["trace"]["retrieval"][0]["status"] == "unstructured_query"
+    assert "Social query: Sure! Here is my analysis, not as JSON." in user_text(seen["i0/codar/context"])
+
+
+@pytest.mark.parametrize(
+    "spelled, route",
+    [
+        ("web_search", "web_search"),
+        ("web search", "web_search"),
+        ("web-search", "web_search"),
+        ("Web Search", "web_search"),
+        (" Model Prior ", "model_prior"),
+        ("HYBRID", "hybrid"),
+        ("google", None),
+        (None, None),
+    ],
+)
+def test_route_names_are_normalized(spelled, route):
+    assert normalize_route(spelled) == route
+
+
+def test_an_unknown_route_falls_back_to_model_prior_and_is_counted():
+    text = json.dumps(
+        {"entities": [{"name": "x", "route": "Web Search"}, {"name": "y", "route": "google"}], "questions": ["q"]}
+    )
+    parsed, notes = read_stage("query", text)
+    assert parsed["entities"] == [{"name": "x", "route": "web_search"}, {"name": "y", "route": "model_prior"}]
+    assert notes["unknown_routes"] == [{"name": "y", "route": "google"}]
+
+
+def test_a_decoder_answer_without_its_substeps_is_scored_and_the_omission_counted(insts, tmp_path):
+    records, traces, stats, *_ = run(insts[:1], tmp_path, malformed_rate=1.0)  # every intermediate call broken
+    assert records[0]["error"] is None and records[0]["field_errors"] == {}
+    assert traces[0]["trace"]["substeps_missing"] == [{"pass": 0, "keys": ["counterfactual_cost", "conflict_utility"]}]
+    assert stats.method["substeps_missing"] == 1.0 and stats.method["unknown_routes"] >= 0.0
+
+
+def test_the_decoder_answer_is_read_under_the_direct_answers_policy(insts, tmp_path):
+    records, *_ = run(insts[:1], tmp_path, settings={"answer": {"extra_keys": "invalid"}}, malformed_rate=0.0)
+    assert records[0]["error"] is None  # the substeps are the decoder's own keys, not extra ones
+
+
+def test_a_checker_verdict_in_prose_keeps_the_decoders_tuple(insts, tmp_path):
+    records, traces, *_ = run(insts[:1], tmp_path, unparsable=["i0/codar/checker"])
+    assert records[0]["error"] is None and traces[0]["trace"]["last_tuple_kept"]["stage"] == "checker"
+
+
+def _no_answer(records):
+    return sum(1 for r in records if r["error"])
+
+
+@pytest.fixture
+def many(image_file):
+    return [
+        make_instance(
+            f"m{k}", scenario=("intent", "affection", "stance")[k % 3], media=[str(image_file)], text=f"T {k}."
+        )
+        for k in range(24)
+    ]
+
+
+def test_with_only_intermediate_stages_malformed_codar_answers_as_often_as_direct(many, tmp_path):
+    codar, _, stats, *_ = run(many, tmp_path, malformed_rate=0.3, reject_every=3)
+    direct, *_ = run(many, tmp_path, method="direct", malformed_rate=0.3)
+    assert stats.method["unstructured_outputs"] > 0  # the double did break them
+    assert _no_answer(codar) == _no_answer(direct) == 0
+
+
+def test_with_every_call_malformed_at_one_rate_codar_answers_no_less_often_than_direct(many, tmp_path):
+    opts = {"malformed_rate": 0.3, "malformed_calls": "all"}
+    codar, *_ = run(many, tmp_path, reject_every=3, **opts)
+    direct, *_ = run(many, tmp_path, method="direct", **opts)
+    assert 0 < _no_answer(direct) and _no_answer(codar) <= _no_answer(direct)
+
+
+# ---- what each stage sees (D.2 [Input]) ------------------------------------------------------------------
+def test_by_default_each_stage_sees_what_d2_lists(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    text = {s: user_text(seen[f"i0/codar/{s}"]) for s in STAGES}
+    assert "Text:" in text["observer"] and all("Text:" not in text[s] for s in STAGES[1:])
+    assert "Explicit perception:" in text["query"] and "Social query:" in text["context"]
+    assert "Social context:" in text["conflict"]
+    assert "Conflict analysis:" in text["decoder"] and "Subject slots:" in text["decoder"]
+    assert "Explicit perception:" not in text["decoder"] and "Social context:" not in text["decoder"]
+    checker = text["checker"]
+    assert all(h in checker for h in ("Explicit perception:", "Social context:", "The conflict:", "Decoded answer:"))
+    assert all(
+        h not in checker for h in ("Social query:", "Retrieved evidence:", "Conflict analysis:", "counterfactual_cost")
+    )
+
+
+def test_the_checker_sees_each_slot_id_with_its_candidate(insts, tmp_path):
+    records, _, _, _, seen = run(insts[:1], tmp_path)
+    answer = json.loads(records[0]["raw"])
+    assert f"subject: {answer['subject']} ({records[0]['subject']})" in user_text(seen["i0/codar/checker"])
+
+
+@pytest.mark.parametrize(
+    "extra, stage, heading",
+    [
+        ("text", "query", "Text: Nice job, genius #0."),
+        ("text", "checker", "Text: Nice job, genius #0."),
+        ("decoder_chain", "decoder", "Explicit perception:"),
+        ("decoder_chain", "decoder", "Social context:"),
+        ("checker_chain", "checker", "Conflict analysis:"),
+        ("checker_chain", "checker", "counterfactual_cost:"),
+        ("checker_chain", "checker", "Retrieved evidence:"),
+    ],
+)
+def test_each_extra_input_adds_what_it_names(insts, tmp_path, extra, stage, heading):
+    *_, seen = run(insts[:1], tmp_path, settings={"extra_inputs": [extra]})
+    assert heading in user_text(seen[f"i0/codar/{stage}"])
+
+
+def test_an_input_block_a_stage_does_not_see_leaves_no_empty_line(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    assert all("\n\n" not in user_text(r) for r in seen.values())
+
+
+# ---- the scenario-invalid rule and the revision rounds (C.3) ----------------------------------------------
+@pytest.mark.parametrize("rounds, decoder_calls", [(0, 1), (1, 2), (2, 3)])
+def test_the_invalid_tuple_rule_uses_one_of_the_revision_rounds(insts, tmp_path, rounds, decoder_calls):
+    *_, calls, _ = run(
+        insts[:1], tmp_path, settings={"revision_rounds": rounds}, invalid_values=["i0"], never_accept=["i0"]
+    )
+    assert len([c for c in calls_of(calls, "i0") if c.startswith("decoder")]) == decoder_calls
+
+
 # ---- ablations (Table 5): variant runs codar__<ablation> --------------------------------------------
 @pytest.mark.parametrize(
     "method, stages",
@@ -533,7 +682,11 @@ def test_without_a_retriever_a_web_search_route_is_answered_from_model_prior_and
         ("observer", '{"explicit_perception": ""}', "explicit_perception: empty"),
         ("observer", '{"caption": "x"}', "missing key(s) ['explicit_perception']; unexpected key(s) ['caption']"),
         ("query", '{"entities": "x", "questions": ["a"]}', "entities: expected a list"),
-        ("query", '{"entities": [{"route": "hybrid"}], "questions": ["a"]}', "expected an object with a non-empty name"),
+        (
+            "query",
+            '{"entities": [{"route": "hybrid"}], "questions": ["a"]}',
+            "expected an object with a non-empty name",
+        ),
         ("query", '{"entities": [], "questions": "a"}', "questions: expected a list of strings"),
         (
             "context",
