@@ -2,18 +2,18 @@
 multi-round method on the generic runner, and its ablations (Table 5) as variant runs of the same
 chain (``codar__<ablation>``: params ``moca.ablations.<ablation>`` names the stages it runs).
 
-Six role-conditioned stages, one call each, pass structured intermediate representations (strict
-JSON objects with fixed keys): observer -> query (-> the retrieval step, not a model call) -> context
--> conflict -> decoder -> checker. The checker's REJECTED names a breakpoint in the paper's stage
-numbers (1 observer, 2 query + context, 3 conflict, 4 decoder); the chain re-enters there, keeps the
-components before it, and reruns the rest, for at most ``revision_rounds`` rounds. Every stage
-answer is read under the answer-format policy of every MoCA method (params ``moca.answer``): a stage
-output that does not meet its contract is asked for again ``retries`` times (default 0, as the
-paper; same request plus a note, request id ``....retry<k>``), then becomes the instance's error,
-unless the decoder has already answered: then its last tuple is the answer (a checker verdict that
-cannot be read never voids a valid tuple; the trace and the run summary count it). The decoder's four
-answer fields are read one by one, as the direct answer's. Decisions where the paper is silent:
-docs/codar-prompts.md.
+Six role-conditioned stages, one call each, pass intermediate representations (JSON objects with
+fixed keys): observer -> query (-> the retrieval step, not a model call) -> context -> conflict ->
+decoder -> checker. Each stage sees what D.2's [Input] lists; the setting ``extra_inputs`` names what
+more a stage may see. The checker's REJECTED names a breakpoint in the paper's stage numbers (1
+observer, 2 query + context, 3 conflict, 4 decoder); the chain re-enters there, keeps the components
+before it, and reruns the rest, for at most ``revision_rounds`` rounds (a scenario-invalid tuple's
+rule-made REJECTED uses one). Every answer is read under the answer-format policy of every MoCA method
+(params ``moca.answer``; ``retries`` format retries first, default 0): an intermediate answer (Stages
+1-3) that is not its structure goes on to the next stage as text (C.2), never voiding the instance;
+the decoder's is read by the direct answer's parser and scored on its four fields (its substeps kept,
+counted when missing); a checker verdict that cannot be read keeps the decoder's tuple. Decisions
+where the paper is silent: docs/codar-prompts.md.
 
 The chain's state is a pure function of the exchanges (methods must be deterministic given the
 responses, so a killed run resumes from the request cache): each step continues the state built from
