@@ -147,3 +147,17 @@ def test_an_unfenced_answer_parses_the_same_either_way():
 def test_an_unknown_code_fence_setting_is_refused():
     with pytest.raises(ValueError, match="code_fence"):
         parse_answer(ANSWER, MECHS, LABELS, MAPS, code_fence="loose")
+
+
+# ---- keys a contract has besides the four (CoDAR's decoder substeps) ---------------------------------
+DECODED = {"counterfactual_cost": "c", "mechanism": "mock", "label": "mock", "subject": "subject0", "target": "x"}
+
+
+def test_unscored_keys_are_kept_apart_and_are_not_extra_keys():
+    a = read_answer(json.dumps(DECODED), MECHS, LABELS, MAPS, extra_keys="invalid", unscored=("counterfactual_cost",))
+    assert a.record_error is None and a.extra_keys == () and a.unscored == {"counterfactual_cost": "c"}
+
+
+def test_the_answered_values_are_kept_as_given_beside_their_resolution():
+    a = read_answer(json.dumps(DECODED), MECHS, LABELS, MAPS, unscored=("counterfactual_cost",))
+    assert a.values["target"] == "x" and a.fields["target"] is None and a.field_errors["target"].startswith("invalid")

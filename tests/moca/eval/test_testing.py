@@ -154,3 +154,36 @@ def test_bad_options_are_a_config_error_naming_them(options, words):
     with pytest.raises(ConfigError) as err:
         backend(**options)
     assert words in str(err.value)
+
+
+# ---- malformed outputs at a rate (option malformed_rate) ------------------------------------------------
+def test_a_malformed_rate_of_one_breaks_every_intermediate_stage_but_not_the_direct_answer():
+    b = backend(malformed_rate=1.0)
+    assert b.complete(request("observer")).text.startswith("Sure! ")
+    assert json.loads(b.complete(request("answer", rid="x1/direct/answer", choices=CHOICES)).text)
+
+
+def test_under_intermediate_breakage_the_decoder_leaves_out_only_its_substeps():
+    text = backend(malformed_rate=1.0).complete(request("decoder", choices=CHOICES, keys=DECODER_KEYS)).text
+    assert set(json.loads(text)) == {"mechanism", "label", "subject", "target"}
+
+
+def test_with_malformed_calls_all_the_answering_calls_are_prose():
+    b = backend(malformed_rate=1.0, malformed_calls="all")
+    assert b.complete(request("answer", rid="x1/direct/answer", choices=CHOICES)).text.startswith("I would say")
+
+
+def test_an_instances_first_answering_call_is_one_draw_for_direct_and_codar():
+    from socialbench.moca.eval.testing import is_malformed
+
+    draws = [
+        (is_malformed(f"i{k}/direct/answer", "answer", 0.3), is_malformed(f"i{k}/codar/decoder", "decoder", 0.3))
+        for k in range(40)
+    ]
+    assert all(a == b for a, b in draws) and 0 < sum(a for a, _ in draws) < 40
+
+
+@pytest.mark.parametrize("options", [{"malformed_rate": 1.5}, {"malformed_rate": True}, {"malformed_calls": "some"}])
+def test_bad_malformed_options_are_a_config_error(options):
+    with pytest.raises(ConfigError, match="malformed"):
+        backend(**options)

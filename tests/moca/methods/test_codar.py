@@ -21,6 +21,7 @@ from socialbench.moca.methods.codar import (
     STAGES,
     StageOutputError,
     Variant,
+    normalize_route,
     parse_stage,
     read_stage,
     stage_schema,
@@ -95,10 +96,10 @@ def test_each_stage_gets_the_previous_stages_parsed_outputs(insts, tmp_path):
     _, traces, *_ = run(insts[:1], tmp_path)
     outputs = {e["stage"]: e["output"] for e in traces[0]["trace"]["stages"]}
     inputs = {e["stage"]: e["inputs"] for e in traces[0]["trace"]["stages"]}
-    assert inputs["conflict"]["fact"] == outputs["context"]["fact"]
-    assert inputs["decoder"]["the_conflict"] == outputs["conflict"]["the_conflict"]
-    assert inputs["checker"]["label"] == outputs["decoder"]["label"]
-    assert json.loads(inputs["context"]["social_query"]) == outputs["query"]
+    assert inputs["conflict"]["social_context"] == outputs["context"]
+    assert inputs["decoder"]["conflict"] == outputs["conflict"]
+    assert inputs["checker"]["decoded"]["label"] == outputs["decoder"]["label"]
+    assert inputs["context"]["social_query"] == outputs["query"]
 
 
 def test_the_scenario_and_slots_first_appear_in_the_decoder(insts, tmp_path):
@@ -109,12 +110,20 @@ def test_the_scenario_and_slots_first_appear_in_the_decoder(insts, tmp_path):
     assert "subject0" in user_text(seen["i0/codar/decoder"])
 
 
-def test_the_decoder_and_checker_show_every_option_with_its_boundary_rule(insts, tmp_path, taxonomy):
+def test_the_decoder_shows_every_option_with_its_boundary_rule(insts, tmp_path, taxonomy):
     *_, seen = run(insts[:1], tmp_path)
-    for stage in ("decoder", "checker"):
-        system = seen[f"i0/codar/{stage}"].messages[0].text()
-        for o in taxonomy.mechanisms["intent"] + taxonomy.labels["intent"]:
-            assert f"- {o.name}: {o.criterion} Boundary: {o.boundary}" in system.splitlines()
+    system = seen["i0/codar/decoder"].messages[0].text()
+    for o in taxonomy.mechanisms["intent"] + taxonomy.labels["intent"]:
+        assert f"- {o.name}: {o.criterion} Boundary: {o.boundary}" in system.splitlines()
+
+
+def test_the_checker_shows_the_candidate_sets_only_with_extra_input_checker_candidates(insts, tmp_path, taxonomy):
+    *_, plain = run(insts[:1], tmp_path / "a")
+    *_, extra = run(insts[:1], tmp_path / "b", settings={"extra_inputs": ["checker_candidates"]})
+    line = "- {0.name}: {0.criterion} Boundary: {0.boundary}".format(taxonomy.mechanisms["intent"][0])
+    assert line not in plain["i0/codar/checker"].messages[0].text()
+    assert line in extra["i0/codar/checker"].messages[0].text().splitlines()
+    assert "Subject slots:" in user_text(extra["i0/codar/checker"])
 
 
 def test_stage_requests_use_the_papers_json_mode_at_temperature_0_by_default(insts, tmp_path):
@@ -186,7 +195,7 @@ def test_a_revision_keeps_the_components_before_the_breakpoint(insts, tmp_path):
     first = {e["stage"]: e for e in t if e["pass"] == 0}
     conflict_rev = next(e for e in t if e["stage"] == "conflict" and e["pass"] == 1)
     assert conflict_rev["inputs"]["explicit_perception"] == first["observer"]["output"]["explicit_perception"]
-    assert conflict_rev["inputs"]["fact"] == first["context"]["output"]["fact"]
+    assert conflict_rev["inputs"]["social_context"] == first["context"]["output"]
 
 
 def test_the_reentered_stage_gets_the_checkers_note_and_its_previous_output(insts, tmp_path):
@@ -266,9 +275,9 @@ RETRY_ONCE = {"answer": {"retries": 1}}
 
 
 def test_by_default_an_unparsable_stage_output_is_not_retried_as_the_paper_asks_once(insts, tmp_path):
-    records, _, stats, calls, _ = run(insts[:1], tmp_path, unparsable=["i0/codar/context"])
-    assert calls_of(calls, "i0") == ["observer", "query", "context"]
-    assert records[0]["error"] == "codar stage context: unparsable: not JSON (Expecting value at char 0)"
+    records, _, stats, calls, _ = run(insts[:1], tmp_path, unparsable=["i0/codar/decoder"])
+    assert calls_of(calls, "i0") == ["observer", "query", "context", "conflict", "decoder"]
+    assert records[0]["error"] == "codar stage decoder: unparsable: Expecting value at char 0"
     assert stats.method["format_retries"] == 0.0 and stats.method["answer_errors"] == 1.0
 
 
@@ -281,7 +290,7 @@ def test_with_params_retries_an_unparsable_stage_output_is_retried_with_a_note(i
 
 
 def test_an_answer_that_a_retry_saved_counts_as_repaired(insts, tmp_path):
-    records, _, stats, *_ = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=["i0/codar/context"])
+    records, _, stats, *_ = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=["i0/codar/decoder"])
     assert records[0]["format"] == {"retries": 1, "repairs": ["retry"], "ignored_keys": [], "last_tuple_kept": None}
     assert (stats.method["answers_repaired"], stats.method["repaired_retry"]) == (1.0, 1.0)
 
@@ -290,7 +299,7 @@ def test_a_stage_output_unparsable_after_its_retries_is_the_instances_error_scor
     unparsable = ["i0/codar/decoder", "i0/codar/decoder.retry1"]
     records, traces, *_ = run(insts[:1], tmp_path, settings=RETRY_ONCE, unparsable=unparsable)
     r = records[0]
-    assert r["error"].startswith("codar stage decoder: unparsable after 1 retry: not JSON")
+    assert r["error"] == "codar stage decoder: unparsable after 1 retry: Expecting value at char 0"
     assert (r["mechanism"], r["label"], r["subject"], r["target"]) == (None, None, None, None)
     assert r["field_errors"] == {k: r["error"] for k in ("mechanism", "label", "subject", "target")}
     assert traces[0]["trace"]["error_stage"] == "decoder"
@@ -354,6 +363,154 @@ def test_a_video_instance_without_frames_stops_the_run_naming_the_field(tmp_path
         run([inst], tmp_path)
 
 
+# ---- intermediate representations read tolerantly (C.2), the decoder as the direct answer (D.1) -------------
+def test_an_observer_caption_in_prose_goes_on_as_text_and_the_instance_is_answered(insts, tmp_path):
+    records, traces, stats, _, seen = run(insts[:1], tmp_path, unparsable=["i0/codar/observer"])
+    t = traces[0]["trace"]
+    assert records[0]["error"] is None and records[0]["field_errors"] == {}
+    assert "Explicit perception: Sure! Here is my analysis, not as JSON." in user_text(seen["i0/codar/query"])
+    assert t["unstructured"] == [{"stage": "observer", "pass": 0, "reason": "not JSON (Expecting value at char 0)"}]
+    assert t["stages"][0]["output"] == "Sure! Here is my analysis, not as JSON." and t["stages"][0]["unstructured"]
+    assert (stats.method["unstructured_outputs"], stats.method["instances_with_unstructured"]) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("stage", ["context", "conflict"])
+def test_a_context_or_conflict_in_prose_goes_on_as_text(insts, tmp_path, stage):
+    records, traces, *_ = run(insts[:1], tmp_path, unparsable=[f"i0/codar/{stage}"])
+    assert records[0]["error"] is None and [u["stage"] for u in traces[0]["trace"]["unstructured"]] == [stage]
+
+
+def test_a_query_in_prose_goes_on_as_text_and_nothing_is_looked_up(insts, tmp_path):
+    records, traces, _, _, seen = run(insts[:1], tmp_path, unparsable=["i0/codar/query"])
+    assert records[0]["error"] is None
+    assert traces[0]["trace"]["retrieval"][0]["status"] == "unstructured_query"
+    assert "Social query: Sure! Here is my analysis, not as JSON." in user_text(seen["i0/codar/context"])
+
+
+@pytest.mark.parametrize(
+    "spelled, route",
+    [
+        ("web_search", "web_search"),
+        ("web search", "web_search"),
+        ("web-search", "web_search"),
+        ("Web Search", "web_search"),
+        (" Model Prior ", "model_prior"),
+        ("HYBRID", "hybrid"),
+        ("google", None),
+        (None, None),
+    ],
+)
+def test_route_names_are_normalized(spelled, route):
+    assert normalize_route(spelled) == route
+
+
+def test_an_unknown_route_falls_back_to_model_prior_and_is_counted():
+    text = json.dumps(
+        {"entities": [{"name": "x", "route": "Web Search"}, {"name": "y", "route": "google"}], "questions": ["q"]}
+    )
+    parsed, notes = read_stage("query", text)
+    assert parsed["entities"] == [{"name": "x", "route": "web_search"}, {"name": "y", "route": "model_prior"}]
+    assert notes["unknown_routes"] == [{"name": "y", "route": "google"}]
+
+
+def test_a_decoder_answer_without_its_substeps_is_scored_and_the_omission_counted(insts, tmp_path):
+    records, traces, stats, *_ = run(insts[:1], tmp_path, malformed_rate=1.0)  # every intermediate call broken
+    assert records[0]["error"] is None and records[0]["field_errors"] == {}
+    assert traces[0]["trace"]["substeps_missing"] == [{"pass": 0, "keys": ["counterfactual_cost", "conflict_utility"]}]
+    assert stats.method["substeps_missing"] == 1.0 and stats.method["unknown_routes"] >= 0.0
+
+
+def test_the_decoder_answer_is_read_under_the_direct_answers_policy(insts, tmp_path):
+    records, *_ = run(insts[:1], tmp_path, settings={"answer": {"extra_keys": "invalid"}}, malformed_rate=0.0)
+    assert records[0]["error"] is None  # the substeps are the decoder's own keys, not extra ones
+
+
+def test_a_checker_verdict_in_prose_keeps_the_decoders_tuple(insts, tmp_path):
+    records, traces, *_ = run(insts[:1], tmp_path, unparsable=["i0/codar/checker"])
+    assert records[0]["error"] is None and traces[0]["trace"]["last_tuple_kept"]["stage"] == "checker"
+
+
+def _no_answer(records):
+    return sum(1 for r in records if r["error"])
+
+
+@pytest.fixture
+def many(image_file):
+    return [
+        make_instance(
+            f"m{k}", scenario=("intent", "affection", "stance")[k % 3], media=[str(image_file)], text=f"T {k}."
+        )
+        for k in range(24)
+    ]
+
+
+def test_with_only_intermediate_stages_malformed_codar_answers_as_often_as_direct(many, tmp_path):
+    codar, _, stats, *_ = run(many, tmp_path, malformed_rate=0.3, reject_every=3)
+    direct, *_ = run(many, tmp_path, method="direct", malformed_rate=0.3)
+    assert stats.method["unstructured_outputs"] > 0  # the double did break them
+    assert _no_answer(codar) == _no_answer(direct) == 0
+
+
+def test_with_every_call_malformed_at_one_rate_codar_answers_no_less_often_than_direct(many, tmp_path):
+    opts = {"malformed_rate": 0.3, "malformed_calls": "all"}
+    codar, *_ = run(many, tmp_path, reject_every=3, **opts)
+    direct, *_ = run(many, tmp_path, method="direct", **opts)
+    assert 0 < _no_answer(direct) and _no_answer(codar) <= _no_answer(direct)
+
+
+# ---- what each stage sees (D.2 [Input]) ------------------------------------------------------------------
+def test_by_default_each_stage_sees_what_d2_lists(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    text = {s: user_text(seen[f"i0/codar/{s}"]) for s in STAGES}
+    assert "Text:" in text["observer"] and all("Text:" not in text[s] for s in STAGES[1:])
+    assert "Explicit perception:" in text["query"] and "Social query:" in text["context"]
+    assert "Social context:" in text["conflict"]
+    assert "Conflict analysis:" in text["decoder"] and "Subject slots:" in text["decoder"]
+    assert "Explicit perception:" not in text["decoder"] and "Social context:" not in text["decoder"]
+    checker = text["checker"]
+    assert all(h in checker for h in ("Explicit perception:", "Social context:", "The conflict:", "Decoded answer:"))
+    assert all(
+        h not in checker for h in ("Social query:", "Retrieved evidence:", "Conflict analysis:", "counterfactual_cost")
+    )
+
+
+def test_the_checker_sees_each_slot_id_with_its_candidate(insts, tmp_path):
+    records, _, _, _, seen = run(insts[:1], tmp_path)
+    answer = json.loads(records[0]["raw"])
+    assert f"subject: {answer['subject']} ({records[0]['subject']})" in user_text(seen["i0/codar/checker"])
+
+
+@pytest.mark.parametrize(
+    "extra, stage, heading",
+    [
+        ("text", "query", "Text: Nice job, genius #0."),
+        ("text", "checker", "Text: Nice job, genius #0."),
+        ("decoder_chain", "decoder", "Explicit perception:"),
+        ("decoder_chain", "decoder", "Social context:"),
+        ("checker_chain", "checker", "Conflict analysis:"),
+        ("checker_chain", "checker", "counterfactual_cost:"),
+        ("checker_chain", "checker", "Retrieved evidence:"),
+    ],
+)
+def test_each_extra_input_adds_what_it_names(insts, tmp_path, extra, stage, heading):
+    *_, seen = run(insts[:1], tmp_path, settings={"extra_inputs": [extra]})
+    assert heading in user_text(seen[f"i0/codar/{stage}"])
+
+
+def test_an_input_block_a_stage_does_not_see_leaves_no_empty_line(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path)
+    assert all("\n\n" not in user_text(r) for r in seen.values())
+
+
+# ---- the scenario-invalid rule and the revision rounds (C.3) ----------------------------------------------
+@pytest.mark.parametrize("rounds, decoder_calls", [(0, 1), (1, 2), (2, 3)])
+def test_the_invalid_tuple_rule_uses_one_of_the_revision_rounds(insts, tmp_path, rounds, decoder_calls):
+    *_, calls, _ = run(
+        insts[:1], tmp_path, settings={"revision_rounds": rounds}, invalid_values=["i0"], never_accept=["i0"]
+    )
+    assert len([c for c in calls_of(calls, "i0") if c.startswith("decoder")]) == decoder_calls
+
+
 # ---- ablations (Table 5): variant runs codar__<ablation> --------------------------------------------
 @pytest.mark.parametrize(
     "method, stages",
@@ -407,7 +564,7 @@ def test_without_step_5_nothing_is_checked_or_revised(insts, tmp_path):
 
 def test_an_ablation_reads_its_own_templates_and_codars_for_the_rest():
     bench = get_benchmark("moca")
-    assert bench.template("codar__wo_step2", "conflict.user.txt") != bench.template("codar", "conflict.user.txt")
+    assert bench.template("codar__wo_step2", "conflict.system.txt") != bench.template("codar", "conflict.system.txt")
     assert bench.template("codar__wo_step2", "observer.system.txt") == bench.template("codar", "observer.system.txt")
 
 
@@ -498,6 +655,8 @@ def test_an_ablations_prompt_hash_covers_its_own_template_files(monkeypatch):
         ({"rounds": 2}, "unknown key(s) ['rounds']"),
         ({"retriever": "bm25"}, "unknown key(s) ['retriever']; CoDAR takes"),
         ({"decoding": "guided"}, "decoding: 'guided' is not one of json_object, json_schema, constrained"),
+        ({"extra_inputs": ["everything"]}, "extra_inputs: 'everything' is not one of text, decoder_chain"),
+        ({"extra_inputs": "text"}, "extra_inputs: expected a list of distinct names"),
     ],
 )
 def test_bad_settings_are_a_config_error_naming_the_key(settings, words):
@@ -530,12 +689,13 @@ def test_without_a_retriever_a_web_search_route_is_answered_from_model_prior_and
         ("observer", "[1]", "a JSON list, not an object"),
         ("observer", '{"explicit_perception": ""}', "explicit_perception: empty"),
         ("observer", '{"caption": "x"}', "missing key(s) ['explicit_perception']; unexpected key(s) ['caption']"),
+        ("query", '{"entities": "x", "questions": ["a"]}', "entities: expected a list"),
         (
             "query",
-            '{"entities": [{"name": "x", "route": "google"}], "questions": ["a", "b"]}',
-            "route: 'google' is not one of",
+            '{"entities": [{"route": "hybrid"}], "questions": ["a"]}',
+            "expected an object with a non-empty name",
         ),
-        ("query", '{"entities": [], "questions": ["a"]}', "two or three questions"),
+        ("query", '{"entities": [], "questions": "a"}', "questions: expected a list of strings"),
         (
             "context",
             '{"fact": "a", "connection": "b", "social_norm": 3, "uncertainty": "d"}',
@@ -572,31 +732,9 @@ def test_the_checker_status_is_read_case_insensitively():
     assert parse_stage("checker", '{"status": "accepted", "breakpoint": null, "refine": ""}')["status"] == "ACCEPTED"
 
 
-def test_a_decoder_answer_with_values_outside_the_candidate_sets_still_parses():
-    text = json.dumps(
-        {
-            "counterfactual_cost": "c",
-            "conflict_utility": "u",
-            "subject": "nobody",
-            "target": "t",
-            "mechanism": "m",
-            "label": "l",
-        }
-    )
-    assert parse_stage("decoder", text)["subject"] == "nobody"  # a scenario-invalid tuple, not a format error
-
-
-def test_a_decoder_answer_missing_an_answer_field_parses_and_the_field_is_none():
-    text = json.dumps(
-        {"counterfactual_cost": "c", "conflict_utility": "u", "subject": "s", "target": "t", "label": "l"}
-    )
-    assert parse_stage("decoder", text)["mechanism"] is None  # scored invalid field by field, as the direct answer
-
-
-def test_a_decoder_answer_missing_a_reasoning_key_is_a_format_failure():
-    text = json.dumps({"conflict_utility": "u", "subject": "s", "target": "t", "mechanism": "m", "label": "l"})
-    with pytest.raises(StageOutputError, match=r"missing key\(s\) \['counterfactual_cost'\]"):
-        parse_stage("decoder", text)
+def test_the_decoder_is_not_read_as_a_stage_structure_but_by_the_direct_answers_parser():
+    with pytest.raises(ValueError, match="read_answer"):
+        read_stage("decoder", "{}")
 
 
 def test_extra_keys_in_a_stage_answer_are_dropped_by_default_and_noted():
@@ -649,7 +787,7 @@ def test_rounds_go_out_together_across_instances(insts, tmp_path):
 
 def test_the_run_summary_gives_revisions_acceptance_and_retries(insts, tmp_path):
     *_, stats, _, _ = run(
-        insts, tmp_path, settings=RETRY_ONCE, never_accept=["i0"], breakpoint=4, unparsable=["i1/codar/query"]
+        insts, tmp_path, settings=RETRY_ONCE, never_accept=["i0"], breakpoint=4, unparsable=["i1/codar/decoder"]
     )
     assert stats.method == {
         "format_retries": 1.0,
@@ -662,6 +800,10 @@ def test_the_run_summary_gives_revisions_acceptance_and_retries(insts, tmp_path)
         "invalid_rate": 0.0,
         "last_tuple_kept": 0.0,
         "checker_unparsable": 0.0,
+        "unstructured_outputs": 0.0,
+        "instances_with_unstructured": 0.0,
+        "unknown_routes": 0.0,
+        "substeps_missing": 0.0,
         "invalid_tuple_rejections": 0.0,
         "revisions_mean": round(1 / 3, 4),
         "acceptance_rate": round(2 / 3, 4),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from socialbench.moca.eval.prompts import ANSWER_KEYS, CODE_FENCE, EXTRA_KEYS
 from socialbench.moca.schema.normalize import normalize
@@ -44,6 +44,10 @@ class ParsedAnswer:
     record_error: str | None
     fence_removed: bool = False
     extra_keys: tuple[str, ...] = ()
+    #: The four keys' values as answered (before resolution; only the keys present).
+    values: dict[str, object] = field(default_factory=dict)
+    #: The ``unscored`` keys present (CoDAR's decoder substeps): kept, never scored.
+    unscored: dict[str, object] = field(default_factory=dict)
 
 
 def read_answer(
@@ -53,9 +57,12 @@ def read_answer(
     maps: dict[str, dict[str, str]],
     code_fence: str = "strict",
     extra_keys: str = "ignore",
+    unscored: tuple[str, ...] = (),
 ) -> ParsedAnswer:
     """The answer's four fields, each resolved on its own: mechanism/label to the canonical taxonomy
-    name, subject/target to the option text behind the answered slot id (None where invalid)."""
+    name, subject/target to the option text behind the answered slot id (None where invalid).
+    ``unscored``: keys the answer's contract has besides the four (CoDAR's decoder substeps), kept in
+    ``unscored`` when present, neither extra keys nor scored; the direct answer has none."""
     if code_fence not in CODE_FENCE:
         raise ValueError(f"code_fence must be one of {CODE_FENCE}, got {code_fence!r}")
     if extra_keys not in EXTRA_KEYS:
@@ -84,10 +91,12 @@ def read_answer(
         return ParsedAnswer(
             fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: JSON {type(obj).__name__}, not an object"
         )
-    extra = tuple(sorted(set(obj) - set(ANSWER_KEYS)))
+    extra = tuple(sorted(set(obj) - set(ANSWER_KEYS) - set(unscored)))
+    values = {k: obj[k] for k in ANSWER_KEYS if k in obj}
+    kept = {k: obj[k] for k in unscored if k in obj}
     if extra and extra_keys == "invalid":
         problem = f"unexpected keys {list(extra)} (params moca.answer.extra_keys: invalid)"
-        return ParsedAnswer(fields, {k: problem for k in ANSWER_KEYS}, problem, fence_removed, extra)
+        return ParsedAnswer(fields, {k: problem for k in ANSWER_KEYS}, problem, fence_removed, extra, values, kept)
     errors: dict[str, str] = {}
     allowed = {"mechanism": scenario_mechanisms, "label": scenario_labels}
     for key in ANSWER_KEYS:
@@ -108,7 +117,7 @@ def read_answer(
             errors[key] = problem
         else:
             fields[key] = hit
-    return ParsedAnswer(fields, errors, None, fence_removed, extra)
+    return ParsedAnswer(fields, errors, None, fence_removed, extra, values, kept)
 
 
 def parse_answer(

@@ -31,7 +31,16 @@ LOOKED_UP = ("web_search", "hybrid")
 #: What the Context Synthesizer reads when nothing was retrieved (templates/codar/README.md).
 NO_EVIDENCE = "none: answer from model prior"
 
-__all__ = ["NO_EVIDENCE", "ROUTES", "Retrieval", "RetrievalError", "RetrievalSettings", "make_retriever", "retrieve"]
+__all__ = [
+    "NO_EVIDENCE",
+    "ROUTES",
+    "Retrieval",
+    "RetrievalError",
+    "RetrievalSettings",
+    "make_retriever",
+    "retrieve",
+    "unread_query",
+]
 
 
 def make_retriever(settings: RetrievalSettings, where: str = WHERE) -> Retriever | None:
@@ -76,7 +85,7 @@ class Retrieval:
 
     requested: list[dict[str, str]]  # the query's entities with the route each asked for
     route: str  # what was used: "model_prior" or "retriever:<name>"
-    status: str  # all_model_prior | no_retriever | retrieved | nothing_found
+    status: str  # all_model_prior | no_retriever | retrieved | nothing_found | unstructured_query
     note: str
     evidence: list[Evidence] = field(default_factory=list)
     retriever: dict[str, Any] | None = None
@@ -96,6 +105,19 @@ class Retrieval:
         if self.retrieved is None:
             del d["retrieved"]
         return d
+
+
+def unread_query(retriever: Retriever | None) -> Retrieval:
+    """The retrieval step for a social query that could not be read as entities and questions (it
+    went on to the Context Synthesizer as text): nothing to look up, answered from model prior."""
+    return Retrieval(
+        [],
+        "model_prior",
+        "unstructured_query",
+        "the social query could not be read as entities and routes: nothing looked up, answered from model prior",
+        retriever=retriever.identity() if retriever is not None else None,
+        retrieved=[] if retriever is not None else None,
+    )
 
 
 def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int = 3, cache: Any = None) -> Retrieval:

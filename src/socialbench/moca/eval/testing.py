@@ -29,6 +29,15 @@ Options (``models.<name>.options``):
                  person (with ``route``) and the quoted remark (model_prior), so a retriever over a
                  corpus about the demo's hashtags and people finds something (the demo's codar-check)
   fail_ids       request ids answered with a call error (a transient failure: not in the identity)
+  malformed_rate share of calls (0 to 1, default 0) answered off their format, picked by a hash of the
+                 instance, stage, pass and retry: the observer, context, conflict and checker in
+                 prose, the query in prose or with its routes spelled otherwise ("Web Search",
+                 "web-search") and one unknown route; the answering call (the direct answer, CoDAR's
+                 decoder) as below. An instance's first answering call is picked alike for the direct
+                 method and CoDAR's decoder, so the two methods are compared on the same instances
+  malformed_calls intermediate (default): the answering calls keep their format, CoDAR's decoder
+                 only leaves out its substeps (cost, utility); all: the answering calls are prose too
+                 (unparsable)
 Every call is recorded in ``calls`` (request ids, in order) so tests can assert the exact sequence.
 """
 
@@ -52,8 +61,12 @@ OPTIONS = (
     "route",
     "entities",
     "fail_ids",
+    "malformed_rate",
+    "malformed_calls",
 )
-_TEXT_LINE = re.compile(r"^Text: (?P<text>.*)$", re.MULTILINE)
+# the instance text: the prompt's "Text:" line, or (a stage that sees only the explicit perception) the
+# on-screen text the scripted caption records
+_TEXT_LINE = re.compile(r"^(?:Text: |Explicit perception: .*?On-screen text: )(?P<text>.*)$", re.MULTILINE)
 _RID = re.compile(r"^(?P<iid>.+)/(?P<method>[^/]+)/(?P<stage>[a-z_]+)(?:\.rev(?P<rev>\d+))?(?:\.retry(?P<retry>\d+))?$")
 
 
@@ -109,7 +122,9 @@ def stage_answer(
     stage = task.get("stage")
     tag = f"{iid}, pass {pass_no}"
     if stage == "observer":
-        return {"explicit_perception": f"Scripted caption of {tag}: a person, a caption, no interpretation."}
+        m = _TEXT_LINE.search(prompt)
+        seen = f" On-screen text: {m['text']}" if m else ""
+        return {"explicit_perception": f"Scripted caption of {tag}: a person, a caption, no interpretation.{seen}"}
     if stage == "query" and options.get("entities") == "text":
         entities = text_entities(prompt, options.get("route", "model_prior"))
         if entities:
@@ -160,6 +175,43 @@ def stage_answer(
     return None
 
 
+_ROUTE_SPELLINGS = ("Web Search", "web search", "web-search", "Model Prior", "HYBRID")
+
+
+def is_malformed(request_id: str, stage: str, rate: float) -> bool:
+    """Whether the double answers this call off its format (option ``malformed_rate``; pure). An
+    instance's first answering call (the direct ``answer``, CoDAR's pass-0 ``decoder``) is one draw."""
+    if rate <= 0:
+        return False
+    m = _RID.match(request_id)
+    iid, rev, retry = (m["iid"], m["rev"] or "0", m["retry"] or "0") if m else (request_id, "0", "0")
+    role = "answer" if stage in ("answer", "decoder") and rev == "0" else stage
+    return _hash(iid, role, rev, retry, "malformed") % 10_000 < round(rate * 10_000)
+
+
+def malformed_answer(stage: str, answer: dict[str, Any], calls: str, iid: str) -> str:
+    """The text of a call answered off its format (pure): prose for a stage's structure, a query whose
+    routes are spelled otherwise (and one unknown), the decoder without its substeps."""
+    if stage in ("answer", "decoder") and calls == "all":
+        return "I would say " + ", ".join(f"the {k} is {v}" for k, v in answer.items() if k in ANSWER_FIELDS) + "."
+    if stage == "answer":
+        return json.dumps(answer, ensure_ascii=False)
+    if stage == "decoder":
+        return json.dumps({k: v for k, v in answer.items() if k in ANSWER_FIELDS}, ensure_ascii=False)
+    if stage == "query" and _hash(iid, "spelling") % 2:
+        spelled = [
+            {"name": e["name"], "route": _ROUTE_SPELLINGS[_hash(iid, e["name"]) % len(_ROUTE_SPELLINGS)]}
+            for e in answer["entities"]
+        ]
+        return json.dumps({**answer, "entities": [*spelled, {"name": "a search", "route": "google"}]})
+    if stage == "observer":
+        return "Sure! " + answer["explicit_perception"]
+    return "Here is my analysis. " + " ".join(f"{k.replace('_', ' ').capitalize()}: {v}." for k, v in answer.items())
+
+
+ANSWER_FIELDS = ("mechanism", "label", "subject", "target")
+
+
 class CodarScriptBackend(Backend):
     """TEST DOUBLE (see the module docstring)."""
 
@@ -181,6 +233,11 @@ class CodarScriptBackend(Backend):
             raise ConfigError(f"models.{spec.name}.options.route: one of model_prior, web_search, hybrid")
         if opts.get("entities", "id") not in ("id", "text"):
             raise ConfigError(f"models.{spec.name}.options.entities: one of id, text")
+        rate = opts.get("malformed_rate", 0)
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            raise ConfigError(f"models.{spec.name}.options.malformed_rate: expected a number from 0 to 1, got {rate!r}")
+        if opts.get("malformed_calls", "intermediate") not in ("intermediate", "all"):
+            raise ConfigError(f"models.{spec.name}.options.malformed_calls: one of intermediate, all")
         for key in ("never_accept", "unparsable", "invalid_values", "fail_ids"):
             if not isinstance(opts.get(key, []), list):
                 raise ConfigError(f"models.{spec.name}.options.{key}: expected a list of ids")
@@ -212,5 +269,9 @@ class CodarScriptBackend(Backend):
                 error=f"codar_script: no canned answer for stage {request.task.get('stage')!r}",
                 finish_reason="error",
             )
-        text = json.dumps(answer, ensure_ascii=False)
+        stage = str(request.task.get("stage"))
+        if is_malformed(request.request_id, stage, float(self.options.get("malformed_rate", 0))):
+            text = malformed_answer(stage, answer, self.options.get("malformed_calls", "intermediate"), iid)
+        else:
+            text = json.dumps(answer, ensure_ascii=False)
         return Response(text=text, input_tokens=n_in, output_tokens=len(text) // 4 + 1, finish_reason="stop")

@@ -2,18 +2,18 @@
 multi-round method on the generic runner, and its ablations (Table 5) as variant runs of the same
 chain (``codar__<ablation>``: params ``moca.ablations.<ablation>`` names the stages it runs).
 
-Six role-conditioned stages, one call each, pass structured intermediate representations (strict
-JSON objects with fixed keys): observer -> query (-> the retrieval step, not a model call) -> context
--> conflict -> decoder -> checker. The checker's REJECTED names a breakpoint in the paper's stage
-numbers (1 observer, 2 query + context, 3 conflict, 4 decoder); the chain re-enters there, keeps the
-components before it, and reruns the rest, for at most ``revision_rounds`` rounds. Every stage
-answer is read under the answer-format policy of every MoCA method (params ``moca.answer``): a stage
-output that does not meet its contract is asked for again ``retries`` times (default 0, as the
-paper; same request plus a note, request id ``....retry<k>``), then becomes the instance's error,
-unless the decoder has already answered: then its last tuple is the answer (a checker verdict that
-cannot be read never voids a valid tuple; the trace and the run summary count it). The decoder's four
-answer fields are read one by one, as the direct answer's. Decisions where the paper is silent:
-docs/codar-prompts.md.
+Six role-conditioned stages, one call each, pass intermediate representations (JSON objects with
+fixed keys): observer -> query (-> the retrieval step, not a model call) -> context -> conflict ->
+decoder -> checker. Each stage sees what D.2's [Input] lists; the setting ``extra_inputs`` names what
+more a stage may see. The checker's REJECTED names a breakpoint in the paper's stage numbers (1
+observer, 2 query + context, 3 conflict, 4 decoder); the chain re-enters there, keeps the components
+before it, and reruns the rest, for at most ``revision_rounds`` rounds (a scenario-invalid tuple's
+rule-made REJECTED uses one). Every answer is read under the answer-format policy of every MoCA method
+(params ``moca.answer``; ``retries`` format retries first, default 0): an intermediate answer (Stages
+1-3) that is not its structure goes on to the next stage as text (C.2), never voiding the instance;
+the decoder's is read by the direct answer's parser and scored on its four fields (its substeps kept,
+counted when missing); a checker verdict that cannot be read keeps the decoder's tuple. Decisions
+where the paper is silent: docs/codar-prompts.md.
 
 The chain's state is a pure function of the exchanges (methods must be deterministic given the
 responses, so a killed run resumes from the request cache): each step continues the state built from
@@ -23,6 +23,7 @@ the same earlier exchanges, or replays them from the start when they differ.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from string import Template
 from typing import Any, ClassVar
@@ -30,8 +31,8 @@ from typing import Any, ClassVar
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
 from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method
 from socialbench.core.errors import ConfigError, SocialbenchError
+from socialbench.moca.eval.parsing import ParsedAnswer, read_answer, unfence
 from socialbench.moca.eval.prompts import (
-    ANSWER_KEYS,
     MediaUnavailable,
     answer_choices,
     answer_format,
@@ -43,13 +44,21 @@ from socialbench.moca.eval.prompts import (
     visual_description,
     visual_parts,
 )
-from socialbench.moca.eval.retrieval import ROUTES, Retrieval, RetrievalError, make_retriever, retrieve
+from socialbench.moca.eval.retrieval import (
+    ROUTES,
+    Retrieval,
+    RetrievalError,
+    make_retriever,
+    retrieve,
+    unread_query,
+)
 from socialbench.moca.schema.methods import (  # noqa: F401 (the chain's settings and stages, re-exported)
     BREAKPOINT_STAGES,
     CHAIN_KEYS,
     CODAR,
     DECODER_KEYS,
     DECODINGS,
+    INTERMEDIATE_STAGES,
     INVALID_TUPLE,
     SETTINGS,
     STAGES,
@@ -60,22 +69,41 @@ from socialbench.moca.schema.methods import (  # noqa: F401 (the chain's setting
 )
 
 ACCEPTED, REJECTED = "ACCEPTED", "REJECTED"
-#: Placeholders filled from the instance (the rest come from earlier stages; those go into the trace).
-INSTANCE_PLACEHOLDERS = frozenset(
-    {
-        "modality_name",
-        "text",
-        "visual",
-        "audio",
-        "scenario",
-        "scenario_question",
-        "mechanism_options",
-        "label_options",
-        "subject_slot_ids",
-        "target_slot_ids",
-        "subject_slots",
-        "target_slots",
-    }
+#: The decoder's answer fields in the order of its output (D.2 Stage 4: Subject, Target, Mechanism, Label).
+ANSWER_ORDER = ("subject", "target", "mechanism", "label")
+
+#: What each stage sees by default: D.2's [Input] lists (the observer's text, visual and audio are its
+#: own template's). Block names: ``perception`` (Stage 1), ``social_query`` and ``evidence`` (Stage 2a and
+#: its retrieval), ``social_context`` (2b), ``conflict`` (the four Stage-3 sections), ``the_conflict``,
+#: ``slots`` (the subject and target candidates), ``decoded`` (the tuple), ``substeps`` (its cost and
+#: utility), ``candidates`` (the checker's candidate sets), ``text`` (the instance text).
+PAPER_INPUTS: dict[str, frozenset[str]] = {
+    "query": frozenset({"perception"}),
+    # the retrieved evidence is the social query's answer (5.2: "The resulting evidence is synthesized")
+    "context": frozenset({"social_query", "evidence", "perception"}),
+    "conflict": frozenset({"perception", "social_context"}),
+    "decoder": frozenset({"conflict", "slots"}),
+    "checker": frozenset({"perception", "social_context", "the_conflict", "decoded"}),
+}
+#: What each named extra input (setting ``extra_inputs``) adds, by stage.
+EXTRA_SHOWS: dict[str, dict[str, frozenset[str]]] = {
+    "text": {s: frozenset({"text"}) for s in ("query", "context", "conflict", "decoder", "checker")},
+    "decoder_chain": {"decoder": frozenset({"perception", "social_query", "social_context"})},
+    "checker_chain": {"checker": frozenset({"social_query", "evidence", "conflict", "substeps"})},
+    "checker_candidates": {"checker": frozenset({"slots", "candidates"})},
+}
+#: The template placeholders of the input blocks (each on a line of its own; an empty block drops its line).
+BLOCKS = (
+    "in_text",
+    "in_perception",
+    "in_social_query",
+    "in_evidence",
+    "in_social_context",
+    "in_conflict",
+    "in_the_conflict",
+    "in_slots",
+    "in_decoded",
+    "candidate_sets",
 )
 
 
@@ -93,22 +121,33 @@ def _text(obj: dict[str, Any], key: str, empty_ok: bool = False) -> str:
     return value
 
 
-def _query(obj: dict[str, Any]) -> None:
+def normalize_route(value: Any) -> str | None:
+    """A route as the chain names it (``web_search``, ``Web Search``, ``web-search`` and ``web search``
+    are one route), or None when it is none of ROUTES (pure)."""
+    if not isinstance(value, str):
+        return None
+    key = re.sub(r"[\s_\-]+", "_", value.strip().casefold())
+    return key if key in ROUTES else None
+
+
+def _query(obj: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The social query (routes normalized; an unknown or missing route is model_prior) and the
+    entities whose route fell back."""
     entities, questions = obj["entities"], obj["questions"]
     if not isinstance(entities, list):
         raise StageOutputError(f"entities: expected a list, got {type(entities).__name__}")
+    out, unknown = [], []
     for i, e in enumerate(entities):
-        if not isinstance(e, dict) or set(e) != {"name", "route"}:
-            raise StageOutputError(f"entities[{i}]: expected an object with exactly name and route")
-        if not isinstance(e["name"], str) or not e["name"].strip():
-            raise StageOutputError(f"entities[{i}].name: expected a non-empty string")
-        if e["route"] not in ROUTES:
-            raise StageOutputError(f"entities[{i}].route: {e['route']!r} is not one of {', '.join(ROUTES)}")
-    if not isinstance(questions, list) or not 2 <= len(questions) <= 3:
-        raise StageOutputError("questions: expected a list of two or three questions")
-    for i, q in enumerate(questions):
-        if not isinstance(q, str) or not q.strip():
-            raise StageOutputError(f"questions[{i}]: expected a non-empty string")
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not e["name"].strip():
+            raise StageOutputError(f"entities[{i}]: expected an object with a non-empty name")
+        route = normalize_route(e.get("route"))
+        if route is None:
+            unknown.append({"name": e["name"], "route": e.get("route")})
+            route = "model_prior"
+        out.append({"name": e["name"], "route": route})
+    if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+        raise StageOutputError("questions: expected a list of strings")
+    return {"entities": out, "questions": [q for q in questions if q.strip()]}, unknown
 
 
 def _checker(obj: dict[str, Any], breakpoints: tuple[int, ...]) -> dict[str, Any]:
@@ -132,15 +171,15 @@ def _checker(obj: dict[str, Any], breakpoints: tuple[int, ...]) -> dict[str, Any
 def read_stage(
     stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A stage's answer and what the answer-format policy did to it (``fence_removed``,
-    ``ignored_keys``). The answer is one strict JSON object with the stage's keys and well-typed values.
-    ``code_fence`` and ``extra_keys`` are params ``moca.answer``, as for the direct answer: ``tolerate``
-    removes one enclosing fence; keys beyond the stage's are dropped (``ignore``) or a format failure
-    (``invalid``). The decoder's four answer fields are read field by field, as the direct answer's: a
-    missing or ill-typed one is kept as it is (None when missing) and, like a value outside the
-    candidate sets, resolved as invalid later (a scenario-invalid tuple, not a format error)."""
-    from socialbench.moca.eval.parsing import unfence
-
+    """The structure of an intermediate stage's or the checker's answer, and what the reading did
+    (``fence_removed``, ``ignored_keys``, and the query's ``unknown_routes``). The answer is one JSON
+    object with the stage's keys and well-typed values; ``code_fence`` and ``extra_keys`` are params
+    ``moca.answer``, as for the direct answer. Query routes are normalized, an unknown one is
+    model_prior (noted). A StageOutputError says why the answer is not its structure: the chain then
+    passes an intermediate stage's answer on as text (:meth:`Chain.feed`). The decoder's answer is read
+    by the direct answer's parser (``moca.eval.parsing.read_answer``), not here."""
+    if stage == "decoder":
+        raise ValueError("the decoder's answer is read by moca.eval.parsing.read_answer, as the direct answer")
     if text is None:
         raise StageOutputError("no text in the response")
     body = text.strip()
@@ -159,8 +198,7 @@ def read_stage(
     if not isinstance(obj, dict):
         raise StageOutputError(f"a JSON {type(obj).__name__}, not an object")
     keys = variant.keys(stage)
-    per_field = ANSWER_KEYS if stage == "decoder" else ()
-    missing = [k for k in keys if k not in obj and k not in per_field]
+    missing = [k for k in keys if k not in obj]
     extra = sorted(set(obj) - set(keys))
     if missing or (extra and extra_keys == "invalid"):
         problems = [f"missing key(s) {missing}"] if missing else []
@@ -170,19 +208,15 @@ def read_stage(
                 + (" (params moca.answer.extra_keys: invalid)" if extra_keys == "invalid" else "")
             )
         raise StageOutputError("; ".join(problems))
-    notes = {"fence_removed": fence_removed, "ignored_keys": extra}
+    notes: dict[str, Any] = {"fence_removed": fence_removed, "ignored_keys": extra, "unknown_routes": []}
     if stage == "query":
-        _query(obj)
-        return {
-            "entities": [{"name": e["name"], "route": e["route"]} for e in obj["entities"]],
-            "questions": list(obj["questions"]),
-        }, notes
+        parsed, notes["unknown_routes"] = _query(obj)
+        return parsed, notes
     if stage == "checker":
         return _checker(obj, variant.breakpoints), notes
     for k in keys:
-        if k not in per_field:
-            _text(obj, k)
-    return {k: obj.get(k) for k in keys}, notes
+        _text(obj, k)
+    return {k: obj[k] for k in keys}, notes
 
 
 def parse_stage(
@@ -228,7 +262,19 @@ def stage_schema(stage: str, variant: Variant, direct_schema: dict[str, Any], co
     return _object({k: string for k in variant.keys(stage)})
 
 
+_LONE = re.compile(r"^\$(?:(\w+)|\{(\w+)\})$")
+
+
 def _render(text: str, values: dict[str, str], where: str) -> str:
+    """The template filled in; a line that holds only a placeholder whose value is empty (an input
+    block the stage does not see, an empty ``$revision``) is left out."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        m = _LONE.match(line.strip())
+        if m and values.get(m[1] or m[2]) == "":
+            continue
+        lines.append(line)
+    text = "".join(lines)
     try:
         return Template(text).substitute(values)
     except KeyError as exc:
@@ -239,6 +285,11 @@ def _render(text: str, values: dict[str, str], where: str) -> str:
 
 def compact(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
+
+
+def _shown(value: Any) -> str:
+    """A field's value in a prompt: a string as it is, nothing for a missing one, else compact JSON."""
+    return value if isinstance(value, str) else "" if value is None else compact(value)
 
 
 # ---- settings -------------------------------------------------------------------------------------
@@ -277,6 +328,7 @@ class CodarMethod(Method):
         self.invalid_tuple: str = opts["invalid_tuple"]
         self.max_tokens: int = opts["max_tokens"] or spec.max_tokens
         self.decoding: str = opts["decoding"]
+        self.extra_inputs: frozenset[str] = opts["extra_inputs"]
         self.code_fence: str = opts["code_fence"]
         self.extra_keys: str = opts["extra_keys"]
         self.retries: int = opts["retries"]
@@ -341,10 +393,18 @@ class CodarMethod(Method):
         """The answer-format numbers every MoCA method reports (``answer_summary``), and the chain's:
         revisions, acceptance, the scenario-invalid tuples the rule sent back to the decoder, and the
         instances whose answer is the decoder's last tuple because a later stage failed
-        (``last_tuple_kept``; ``checker_unparsable``: the checker's verdict could not be read)."""
+        (``last_tuple_kept``; ``checker_unparsable``: the checker's verdict could not be read); how
+        intermediate representations were read: ``unstructured_outputs`` (stage answers passed on as
+        text), ``instances_with_unstructured``, ``unknown_routes`` (entities whose route fell back to
+        model_prior), ``substeps_missing`` (decoder answers without their cost or utility)."""
         n = len(finals)
         traces = [f.trace or {} for f in finals]
         out: dict[str, float] = answer_summary(finals)
+        out["unstructured_outputs"] = float(sum(len(t.get("unstructured", [])) for t in traces))
+        out["instances_with_unstructured"] = float(sum(bool(t.get("unstructured")) for t in traces))
+        out["unknown_routes"] = float(sum(len(t.get("unknown_routes", [])) for t in traces))
+        if self.variant.substeps:
+            out["substeps_missing"] = float(sum(len(t.get("substeps_missing", [])) for t in traces))
         if self.variant.checks:
             out["invalid_tuple_rejections"] = float(
                 sum(1 for t in traces for v in t.get("verdicts", []) if v.get("by") == "rule")
@@ -383,7 +443,9 @@ class Chain:
         self.attempt = 1
         self.retry_reason: str | None = None
         self.pass_no = 0
-        self.outputs: dict[str, dict[str, Any]] = {}
+        # a stage's parsed answer, or (an intermediate stage's answer that is not its structure) its text
+        self.outputs: dict[str, dict[str, Any] | str] = {}
+        self.answer: ParsedAnswer | None = None  # the decoder's last answer, read as the direct answer
         self.exchanges: dict[str, Exchange] = {}
         self.revision: dict[str, str] = {}
         self.last_check: dict[str, Any] | None = None
@@ -400,10 +462,14 @@ class Chain:
             "stages_run": list(self.v.stages),
             "revision_rounds": method.revision_rounds,
             "decoding": method.decoding,
+            "extra_inputs": sorted(method.extra_inputs),
             "invalid_tuple": method.invalid_tuple if self.v.checks else None,
             "stages": [],
             "verdicts": [],
             "retrieval": [],
+            "unstructured": [],
+            "unknown_routes": [],
+            "substeps_missing": [],
             "retries": 0,
             "revisions": 0,
             "accepted": None,
@@ -426,6 +492,74 @@ class Chain:
             rid += f".retry{self.attempt - 1}"
         return rid
 
+    def shown(self, stage: str) -> frozenset[str]:
+        """The input blocks ``stage`` sees: D.2's [Input] list, and what the run's ``extra_inputs`` add.
+        Without the conflict stage (Table 5's w/o Step 3&4) the decoder sees what Stage 3 would have."""
+        out = set(PAPER_INPUTS.get(stage, ()))
+        if stage == "decoder" and "conflict" not in self.v.stages:
+            out |= {"perception", "social_context"}
+        for name in self.m.extra_inputs:
+            out |= EXTRA_SHOWS[name].get(stage, frozenset())
+        if "conflict" in out:
+            out.discard("the_conflict")  # the whole analysis holds it
+        return frozenset(out)
+
+    def shown_output(self, stage: str) -> str:
+        """A stage's output as a later prompt shows it whole: compact JSON, or the text it was given as."""
+        out = self.outputs[stage]
+        return out if isinstance(out, str) else compact(out)
+
+    def _sections(self, stage: str) -> str:
+        """A representation of named sections, one ``key: value`` line each, or its text."""
+        out = self.outputs[stage]
+        if isinstance(out, str):
+            return out
+        return "\n".join(f"{k}: {_shown(v)}" for k, v in out.items())
+
+    def _decoded(self, with_substeps: bool) -> str:
+        """The decoder's tuple as the checker sees it: each slot id with the candidate behind it."""
+        out = self.outputs["decoder"]
+        lines = [f"{k}: {_shown(out.get(k))}" for k in self.v.substeps] if with_substeps else []
+        for k in ANSWER_ORDER:
+            value = out.get(k)
+            shown = _shown(value)
+            if k in self.maps and isinstance(value, str):
+                option = {s.lower(): t for s, t in self.maps[k].items()}.get(value.strip().lower())
+                shown += f" ({option})" if option is not None else ""
+            lines.append(f"{k}: {shown}")
+        return "\n".join(lines)
+
+    def blocks(self, stage: str) -> dict[str, str]:
+        """The input blocks of ``stage``'s prompts, each with its heading; empty when not shown."""
+        shown, o, out = self.shown(stage), self.outputs, dict.fromkeys(BLOCKS, "")
+        if "text" in shown:
+            out["in_text"] = f"Text: {self.inst['text']}"
+        if "perception" in shown and "observer" in o:
+            obs = o["observer"]
+            perception = obs if isinstance(obs, str) else obs["explicit_perception"]
+            out["in_perception"] = f"Explicit perception: {perception}"
+        if "social_query" in shown and "query" in o:
+            out["in_social_query"] = f"Social query: {self.shown_output('query')}"
+        if "evidence" in shown and self.retrieved is not None:
+            out["in_evidence"] = f"Retrieved evidence: {self.retrieved.rendered()}"
+        if "social_context" in shown and "context" in o:
+            out["in_social_context"] = "Social context:\n" + self._sections("context")
+        if "conflict" in shown and "conflict" in o:
+            out["in_conflict"] = "Conflict analysis:\n" + self._sections("conflict")
+        if "the_conflict" in shown and "conflict" in o:
+            c = o["conflict"]
+            out["in_the_conflict"] = "The conflict: " + (c if isinstance(c, str) else c["the_conflict"])
+        if "slots" in shown:
+            out["in_slots"] = (
+                "Subject slots:\n"
+                + "\n".join(f"{k}: {v}" for k, v in self.maps["subject"].items())
+                + "\nTarget slots:\n"
+                + "\n".join(f"{k}: {v}" for k, v in self.maps["target"].items())
+            )
+        if "decoded" in shown and "decoder" in o:
+            out["in_decoded"] = "Decoded answer:\n" + self._decoded("substeps" in shown)
+        return out
+
     def values(self) -> dict[str, str]:
         inst, s = self.inst, self.inst["scenario"]
         video = inst["modality"] == "video_text"
@@ -440,18 +574,12 @@ class Chain:
             "label_options": options_block(self.tax.labels[s]),
             "subject_slot_ids": ", ".join(self.maps["subject"]),
             "target_slot_ids": ", ".join(self.maps["target"]),
-            "subject_slots": "\n".join(f"{k}: {v}" for k, v in self.maps["subject"].items()),
-            "target_slots": "\n".join(f"{k}: {v}" for k, v in self.maps["target"].items()),
+            **self.blocks(self.stage),
+            "revision": self.revision.get(self.stage, ""),
         }
-        for stage, out in self.outputs.items():
-            if stage == "query":
-                values["social_query"] = compact(out)
-            elif stage != "checker":
-                # the decoder's answer fields are read one by one: one may be missing or not a string
-                values.update({k: v if isinstance(v, str) else "" if v is None else compact(v) for k, v in out.items()})
-        if self.retrieved is not None:
-            values["retrieved_evidence"] = self.retrieved.rendered()
-        values["revision"] = self.revision.get(self.stage, "")
+        if "candidates" in self.shown(self.stage):
+            # ends with a blank line: the block stands between two sections of the system prompt
+            values["candidate_sets"] = self._rendered("checker_candidates.txt", values).rstrip() + "\n"
         return values
 
     def _file(self, name: str) -> tuple[str, str]:
@@ -461,15 +589,32 @@ class Chain:
         text, where = self._file(name)
         return _render(text, values, where)
 
-    def stage_inputs(self) -> dict[str, str]:
-        """What this stage got from earlier stages (and its revision block): kept in the trace."""
-        text, _ = self._file(f"{self.stage}.user.txt")
-        values = self.values()
-        return {
-            k: values[k]
-            for k in Template(text).get_identifiers()
-            if k not in INSTANCE_PLACEHOLDERS and k in values and values[k]
-        }
+    def stage_inputs(self) -> dict[str, Any]:
+        """What this stage got from earlier stages (as parsed, or the text an unstructured one was
+        passed on as) and its revision block: kept in the trace. The instance's own text, media and
+        options are in the instance."""
+        shown, o = self.shown(self.stage), self.outputs
+        got: dict[str, Any] = {}
+        if "perception" in shown and "observer" in o:
+            obs = o["observer"]
+            got["explicit_perception"] = obs if isinstance(obs, str) else obs["explicit_perception"]
+        if "social_query" in shown and "query" in o:
+            got["social_query"] = o["query"]
+        if "evidence" in shown and self.retrieved is not None:
+            got["retrieved_evidence"] = self.retrieved.rendered()
+        if "social_context" in shown and "context" in o:
+            got["social_context"] = o["context"]
+        if "conflict" in shown and "conflict" in o:
+            got["conflict"] = o["conflict"]
+        if "the_conflict" in shown and "conflict" in o:
+            c = o["conflict"]
+            got["the_conflict"] = c if isinstance(c, str) else c["the_conflict"]
+        if "decoded" in shown and "decoder" in o:
+            keys = (*self.v.substeps, *ANSWER_ORDER) if "substeps" in shown else ANSWER_ORDER
+            got["decoded"] = {k: o["decoder"][k] for k in keys if k in o["decoder"]}
+        if self.revision.get(self.stage):
+            got["revision"] = self.revision[self.stage]
+        return got
 
     def request(self) -> Request:
         stage, values = self.stage, self.values()
@@ -528,50 +673,51 @@ class Chain:
         if resp.error:
             entry["error"] = f"call failed: {resp.error}"
             return self.fail(stage, entry["error"], ex)
+        if stage == "decoder":
+            return self.feed_decoder(ex, entry)
         try:
             parsed, notes = read_stage(stage, resp.text, self.v, self.m.code_fence, self.m.extra_keys)
         except StageOutputError as exc:
             reason = str(exc) + (" (the answer was cut at max_tokens)" if resp.truncated else "")
-            entry["error"] = reason
             if self.attempt <= self.m.retries:
-                self.attempt, self.retry_reason = self.attempt + 1, reason
-                self.trace["retries"] += 1
-                return None
-            tried = self.attempt - 1
-            after = f" after {tried} {'retry' if tried == 1 else 'retries'}" if tried else ""
-            return self.fail(stage, f"unparsable{after}: {reason}", ex)
+                entry["error"] = reason
+                return self.retry(reason)
+            if stage not in INTERMEDIATE_STAGES:  # the checker: its verdict must be read
+                entry["error"] = reason
+                tried = self.attempt - 1
+                after = f" after {tried} {'retry' if tried == 1 else 'retries'}" if tried else ""
+                return self.fail(stage, f"unparsable{after}: {reason}", ex)
+            # C.2: the stages pass their representations on; one that is not its structure goes on
+            # as text, never voiding the instance (traced and counted)
+            parsed, notes = (resp.text or "").strip(), {}
+            entry["unstructured"] = reason
+            self.trace["unstructured"].append({"stage": stage, "pass": self.pass_no, "reason": reason})
         entry["output"] = parsed
-        if self.attempt > 1:
-            # without the retry the instance would have failed, or (once the decoder has answered)
-            # kept the tuple it had then: the retry changed the answer only if the final one differs
-            if "decoder" in self.exchanges:
-                self.retry_baselines.append(self.resolve()[0])
-            else:
-                self.repairs.add("retry")
-        if notes["fence_removed"]:
+        if self.attempt > 1 and stage == "checker":
+            # without the retry the decoder's tuple then was kept: the retry changed the answer only
+            # if the final one differs
+            self.retry_baselines.append(self.resolve()[0])
+        if notes.get("fence_removed"):
             self.repairs.add("code_fence")
-        if notes["ignored_keys"]:
+        if notes.get("ignored_keys"):
             entry["ignored_keys"] = notes["ignored_keys"]
             self.ignored_keys.update(f"{stage}.{k}" for k in notes["ignored_keys"])
+        if notes.get("unknown_routes"):
+            entry["unknown_routes"] = notes["unknown_routes"]
+            self.trace["unknown_routes"] += [{"pass": self.pass_no, **e} for e in notes["unknown_routes"]]
         self.attempt, self.retry_reason = 1, None
         self.outputs[stage], self.exchanges[stage] = parsed, ex
         self.todo.pop(0)
         if stage == "query":
-            try:
-                self.retrieved = self.m.retrieval(self.inst["id"], self.pass_no, parsed)
-            except RetrievalError as exc:
-                entry["error"] = f"retrieval failed: {exc}"
-                return self.fail(stage, entry["error"], ex)
+            if isinstance(parsed, str):
+                self.retrieved = unread_query(self.m.retriever)
+            else:
+                try:
+                    self.retrieved = self.m.retrieval(self.inst["id"], self.pass_no, parsed)
+                except RetrievalError as exc:
+                    entry["error"] = f"retrieval failed: {exc}"
+                    return self.fail(stage, entry["error"], ex)
             self.trace["retrieval"].append({"pass": self.pass_no, **self.retrieved.as_trace()})
-        elif stage == "decoder":
-            fields, problems = self.resolve()
-            if problems and self.v.checks and self.m.invalid_tuple == "rule":
-                self.rejected_tuples.append(fields)
-                # A scenario-invalid tuple returns to Stage 4 (C.3); that needs no model to see.
-                refine = self._rendered(
-                    "invalid_tuple.txt", {"problems": "; ".join(f"{k}: {v}" for k, v in problems.items())}
-                ).strip()
-                return self.rejected({"status": REJECTED, "breakpoint": 4, "refine": refine, "by": "rule"})
         elif stage == "checker":
             if parsed["status"] == ACCEPTED:
                 self.trace["verdicts"].append({"pass": self.pass_no, **parsed, "by": "checker"})
@@ -579,6 +725,66 @@ class Chain:
             out = self.rejected({**parsed, "by": "checker"})
             self.last_check = parsed
             return out
+        return None
+
+    def retry(self, reason: str) -> None:
+        self.attempt, self.retry_reason = self.attempt + 1, reason
+        self.trace["retries"] += 1
+        return None
+
+    def feed_decoder(self, ex: Exchange, entry: dict[str, Any]) -> Final | None:
+        """Stage 4's answer, scored on its four fields alone: read by the direct answer's parser under
+        the same ``moca.answer`` policy. The substeps (i)-(ii) are kept when present, counted when not."""
+        resp, s = ex.response, self.inst["scenario"]
+        a = read_answer(
+            resp.text,
+            self.tax.mechanism_names(s),
+            self.tax.label_names(s),
+            self.maps,
+            self.m.code_fence,
+            self.m.extra_keys,
+            unscored=self.v.substeps,
+        )
+        if a.record_error:
+            reason = a.record_error.removeprefix("unparsable: ")
+            reason += " (the answer was cut at max_tokens)" if resp.truncated else ""
+            entry["error"] = reason
+            if self.attempt <= self.m.retries:
+                return self.retry(reason)
+            tried = self.attempt - 1
+            after = f" after {tried} {'retry' if tried == 1 else 'retries'}" if tried else ""
+            return self.fail("decoder", f"unparsable{after}: {reason}", ex)
+        answered = {**a.unscored, **a.values}
+        entry["output"] = {k: answered[k] for k in self.v.decoder_keys if k in answered}
+        missing = [k for k in self.v.substeps if not (isinstance(a.unscored.get(k), str) and a.unscored[k].strip())]
+        if missing:
+            entry["substeps_missing"] = missing
+            self.trace["substeps_missing"].append({"pass": self.pass_no, "keys": missing})
+        if self.attempt > 1:
+            # without the retry the instance would have failed, or (a decoder answer of an earlier
+            # pass) kept that tuple: the retry changed the answer only if the final one differs
+            if self.answer is not None:
+                self.retry_baselines.append(self.resolve()[0])
+            else:
+                self.repairs.add("retry")
+        if a.fence_removed:
+            self.repairs.add("code_fence")
+        if a.extra_keys:
+            entry["ignored_keys"] = list(a.extra_keys)
+            self.ignored_keys.update(f"decoder.{k}" for k in a.extra_keys)
+        self.attempt, self.retry_reason = 1, None
+        self.answer = a
+        self.outputs["decoder"], self.exchanges["decoder"] = entry["output"], ex
+        self.todo.pop(0)
+        fields, problems = self.resolve()
+        if problems and self.v.checks and self.m.invalid_tuple == "rule":
+            self.rejected_tuples.append(fields)
+            # A scenario-invalid tuple returns to Stage 4 (C.3); that needs no model to see. It uses
+            # one of the revision rounds, like the checker's REJECTED.
+            refine = self._rendered(
+                "invalid_tuple.txt", {"problems": "; ".join(f"{k}: {v}" for k, v in problems.items())}
+            ).strip()
+            return self.rejected({"status": REJECTED, "breakpoint": 4, "refine": refine, "by": "rule"})
         if not self.todo:
             return self.finish(accepted=None)  # no checker in this variant
         return None
@@ -595,7 +801,7 @@ class Chain:
         for s in BREAKPOINT_STAGES[bp]:
             if s in self.v.stages:
                 self.revision[s] = self._rendered(
-                    "revision.txt", {"refine": verdict["refine"], "previous": compact(self.outputs[s])}
+                    "revision.txt", {"refine": verdict["refine"], "previous": self.shown_output(s)}
                 ).rstrip()
         previous = verdict if verdict["by"] == "checker" else self.last_check
         if previous is not None:
@@ -607,17 +813,8 @@ class Chain:
     def resolve(self) -> tuple[dict[str, Any], dict[str, str]]:
         """The decoder's four fields resolved as the direct answer's are (normalized names, slot ids
         mapped to option text), and the problems of those that are not valid."""
-        from socialbench.moca.eval.parsing import parse_answer
-
-        out = self.outputs["decoder"]
-        s = self.inst["scenario"]
-        fields, problems, _ = parse_answer(
-            compact({k: out[k] for k in ANSWER_KEYS if out.get(k) is not None}),
-            self.tax.mechanism_names(s),
-            self.tax.label_names(s),
-            self.maps,
-        )
-        return fields, problems
+        assert self.answer is not None
+        return dict(self.answer.fields), dict(self.answer.field_errors)
 
     def _inputs(self) -> list[dict[str, Any]]:
         ex = self.exchanges.get("observer")

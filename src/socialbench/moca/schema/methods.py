@@ -121,6 +121,19 @@ DECODER_KEYS = ("counterfactual_cost", "conflict_utility", "subject", "target", 
 #: How stage answers are decoded (setting ``decoding``): the paper's JSON mode (default), each stage's
 #: schema with free values, or the schema with the allowed values as enums (a variant, as direct_constrained).
 DECODINGS = ("json_object", "json_schema", "constrained")
+#: The decoder's substeps (i) and (ii): asked for and kept in the trace, never scored (D.2's Stage 4
+#: output is the four fields); an answer without them is counted, not refused.
+SUBSTEP_KEYS = ("counterfactual_cost", "conflict_utility")
+#: The stages whose output is an intermediate representation (C.2): read tolerantly, one that cannot be
+#: read as its structure goes on to the next stage as text (never voids the instance).
+INTERMEDIATE_STAGES = ("observer", "query", "context", "conflict")
+#: What a stage sees beyond D.2's [Input] lists (setting ``extra_inputs``, default none: the paper's):
+#: ``text`` the instance text in every stage after the observer; ``decoder_chain`` the decoder also the
+#: explicit perception, the social query and the social context (5.3: "Using x, c and C"); ``checker_chain``
+#: the checker also the social query, the retrieved evidence, the whole conflict analysis and the
+#: decoder's cost and utility; ``checker_candidates`` the checker also the candidate sets (criteria,
+#: boundary rules) and the slot mappings.
+EXTRA_INPUTS = ("text", "decoder_chain", "checker_chain", "checker_candidates")
 #: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule``
 #: (default: a rule-made REJECTED with breakpoint 4, no checker call; the check C.3 states, made
 #: deterministic) or ``checker`` (the tuple goes to the checker like any other, which may accept it).
@@ -142,6 +155,11 @@ class Variant:
         without the conflict stage it answers the direct prompt's four fields (Table 5's "w/o Step 3&4")."""
         return cls(tuple(stages), DECODER_KEYS if "conflict" in stages else ANSWER_KEYS)
 
+    @property
+    def substeps(self) -> tuple[str, ...]:
+        """The decoder's substep keys (none without the conflict stage)."""
+        return tuple(k for k in self.decoder_keys if k in SUBSTEP_KEYS)
+
     def keys(self, stage: str) -> tuple[str, ...]:
         return self.decoder_keys if stage == "decoder" else CHAIN_KEYS[stage]
 
@@ -161,7 +179,7 @@ class Variant:
     def templates(self) -> tuple[str, ...]:
         files = [f"{s}.{part}.txt" for s in self.stages for part in ("system", "user")] + ["retry.txt"]
         if self.checks:
-            files += ["revision.txt", "previous_check.txt", "invalid_tuple.txt"]
+            files += ["revision.txt", "previous_check.txt", "invalid_tuple.txt", "checker_candidates.txt"]
         return tuple(files)
 
     def rounds_at_most(self, revision_rounds: int, retries: int = 0) -> int:
@@ -172,7 +190,15 @@ class Variant:
 CODAR = Variant(STAGES)
 
 #: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
-SETTINGS = frozenset({"stages", "revision_rounds", "invalid_tuple", "max_tokens", "decoding"})
+SETTINGS = frozenset({"stages", "revision_rounds", "invalid_tuple", "max_tokens", "decoding", "extra_inputs"})
+#: The defaults of CoDAR's settings (those the schema leaves to the method; ``stages``: all six).
+CODAR_DEFAULTS: dict[str, Any] = {
+    "revision_rounds": 1,
+    "invalid_tuple": "rule",
+    "max_tokens": None,
+    "decoding": "json_object",
+    "extra_inputs": [],
+}
 TABLE_KEYS = frozenset({"table", "label"})
 
 
@@ -201,7 +227,8 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The settings of CoDAR run ``name`` (params ``moca.method_options.codar``, and a variant run's
     ``moca.ablations.<ablation>`` over them), checked, with their defaults: stages (default all:
     :func:`stage_variant`), revision_rounds (default 1), invalid_tuple (default rule: a scenario-invalid
-    tuple gets a rule-made REJECTED), max_tokens (default: the model's), decoding (default json_object);
+    tuple gets a rule-made REJECTED, using one of the revision rounds), max_tokens (default: the model's),
+    decoding (default json_object), extra_inputs (default none: every stage sees what D.2's [Input] lists);
     ``answer`` (params ``moca.answer``, shared by every MoCA method: retries, extra_keys, code_fence) and
     ``retrieval`` (params ``moca.retrieval``: Step 2's retriever settings; absent: none, model prior
     only; no retriever is made here). A bad or unknown key is a ConfigError naming it. A setting of a
@@ -220,7 +247,7 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         hint = " (Step 2's retriever is params moca.retrieval)" if "retriever" in unknown else ""
         raise ConfigError(f"{where}: unknown key(s) {unknown}; CoDAR takes {sorted(SETTINGS)}{hint}")
-    rounds = settings.get("revision_rounds", 1)
+    rounds = settings.get("revision_rounds", CODAR_DEFAULTS["revision_rounds"])
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
         raise ConfigError(f"{where}.revision_rounds: expected a whole number >= 0, got {rounds!r}")
     retries = answer["retries"]
@@ -233,16 +260,22 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     max_tokens = settings.get("max_tokens")
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
         raise ConfigError(f"{where}.max_tokens: expected a whole number >= 1 or null, got {max_tokens!r}")
-    invalid_tuple = settings.get("invalid_tuple", "rule")
+    invalid_tuple = settings.get("invalid_tuple", CODAR_DEFAULTS["invalid_tuple"])
     _one_of(f"{where}.invalid_tuple", invalid_tuple, INVALID_TUPLE)
-    decoding = settings.get("decoding", "json_object")
+    decoding = settings.get("decoding", CODAR_DEFAULTS["decoding"])
     _one_of(f"{where}.decoding", decoding, DECODINGS)
+    extra = settings.get("extra_inputs", CODAR_DEFAULTS["extra_inputs"])
+    if not isinstance(extra, list) or len(set(map(str, extra))) != len(extra):
+        raise ConfigError(f"{where}.extra_inputs: expected a list of distinct names of {', '.join(EXTRA_INPUTS)}")
+    for name in extra:
+        _one_of(f"{where}.extra_inputs", name, EXTRA_INPUTS)
     return {
         "variant": variant,
         "revision_rounds": rounds if variant.checks else 0,
         "invalid_tuple": invalid_tuple,
         "max_tokens": max_tokens,
         "decoding": decoding,
+        "extra_inputs": frozenset(extra),
         "code_fence": answer["code_fence"],
         "extra_keys": answer["extra_keys"],
         "retries": retries,
