@@ -100,10 +100,10 @@ def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str,
 
 def process_id(pid: int | None = None) -> str:
     """This process as ``pid:start`` (start: clock ticks since boot), so a reused pid is not taken for it."""
-    from socialbench.core.cache import _process_started
+    from socialbench.core.processes import process_started
 
     pid = os.getpid() if pid is None else pid
-    return f"{pid}:{_process_started(pid) or ''}"
+    return f"{pid}:{process_started(pid) or ''}"
 
 
 def process_gone(process: str, host: str, now_s: float, started_s: float) -> bool:
