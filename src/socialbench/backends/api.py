@@ -77,6 +77,30 @@ SDK_ENV = (
 )
 _ENV_LOCK = threading.Lock()
 
+#: Request headers that carry a credential: never sent to a host other than the configured one (a
+#: redirect to another host arrives without them; httpx itself drops only Authorization).
+CREDENTIAL_HEADERS = (
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "x-subscription-token",
+    "cookie",
+)
+
+
+def credential_guard(base_url: str) -> dict[str, list[Callable[..., Any]]]:
+    """httpx ``event_hooks`` for an SDK client of ``base_url``: every request (each redirect too) to
+    another host leaves without :data:`CREDENTIAL_HEADERS`."""
+    host = (urlsplit(str(base_url)).hostname or "").lower()
+
+    async def strip(request: Any) -> None:
+        if (request.url.host or "").lower() != host:
+            for name in CREDENTIAL_HEADERS:
+                request.headers.pop(name, None)
+
+    return {"request": [strip]}
+
 
 @contextmanager
 def sdk_env_hidden(hide: bool = True) -> Iterator[None]:
