@@ -247,7 +247,7 @@ def record_problem(record: object, stem: str) -> tuple[str | None, str] | None:
         )
     refusal = signal_refusal(record["pid"])
     if refusal is not None:
-        return "pid", f"refused: {refusal}; nothing was signalled, remove the file"
+        return "pid", f"refused: pid {refusal}; nothing was signalled, remove the file"
     users = record.get("users", [])
     if not isinstance(users, list) or not all(isinstance(u, str) for u in users):
         return "users", "expected a list of 'pid:start' strings; remove it once its server is gone"
