@@ -963,7 +963,7 @@ def test_a_secret_in_params_is_named_but_never_shown(ws, capsys, monkeypatch):
 def all_cases() -> list[Case]:
     """Every case of the suite: the table of the first hardening, issue 20's, the command-line ones and
     the server registry's."""
-    return [*CASES, *ISSUE20_CASES, *COMMAND_LINE_CASES, *SERVER_CASES]
+    return [*CASES, *ISSUE20_CASES, *COMMAND_LINE_CASES, *SERVER_CASES, *PROCESS_CASES, *SECRET_CASES]
 
 
 def test_the_suite_is_counted_by_class_in_the_docs():
@@ -2234,6 +2234,97 @@ SERVER_CASES = [
         "server registry",
         run_with(["serve", "stop", "--force", "--dir", "reg"], server_record("[1, 2]")),
         "reg/abc.json: is not a server record (cut short, or not a JSON object)",
+    ),
+]
+
+
+# ---- issue 33, class 1: process control (only a proven server is signalled; docs/security.md) --------------
+def record_with(**fields):
+    """A registry record of key ``abc`` with ``fields`` over a well-formed stand-in."""
+
+    def prep(root: Path) -> None:
+        record = {"key": "abc", "pid": 4242, "pid_started": "1", "port": 5, "command": ["vllm", "serve", "m"]}
+        write("reg/abc.json", json.dumps({**record, **{k: v() if callable(v) else v for k, v in fields.items()}}))
+
+    return prep
+
+
+PROCESS_CASES = [
+    Case(
+        "serve-stop-pid-zero",
+        "process control",
+        run_with(["serve", "stop", "--force", "--dir", "reg"], record_with(pid=0)),
+        "reg/abc.json, field 'pid': refused: pid 0 is no process a record may name",
+    ),
+    Case(
+        "serve-stop-pid-minus-one",
+        "process control",
+        run_with(["serve", "stop", "--dir", "reg"], record_with(pid=-1)),
+        "reg/abc.json, field 'pid': refused: pid -1 is no process a record may name",
+    ),
+    Case(
+        "serve-stop-pid-impossible",
+        "process control",
+        run_with(["serve", "stop", "--dir", "reg"], record_with(pid=2**40)),
+        "field 'pid': refused: pid 1099511627776 is above this host's largest process id",
+    ),
+    Case(
+        "serve-stop-pid-is-the-caller",
+        "process control",
+        run_with(["serve", "stop", "--force", "--dir", "reg"], record_with(pid=os.getpid)),
+        "is this process; nothing was signalled",
+    ),
+    Case(
+        "serve-stop-pid-is-the-callers-group",
+        "process control",
+        run_with(["serve", "stop", "--force", "--dir", "reg"], record_with(pid=os.getpgrp)),
+        "is in this process's own process group",
+    ),
+    Case(
+        "serve-stop-key-is-a-path",
+        "process control",
+        run_with(["serve", "stop", "--force", "--dir", "reg"], record_with(key="../escape")),
+        "reg/abc.json, field 'key': '../escape' is not this record's file name 'abc' (record keys are names",
+    ),
+    Case(
+        "serve-list-pid-zero",
+        "process control",
+        run_with(["serve", "list", "--dir", "reg"], record_with(pid=0)),
+        "reg/abc.json, field 'pid': refused",
+    ),
+]
+
+
+# ---- issue 33, class 2: secrets (no credential of a URL shown; a key only to its host) ----------------------
+SECRET_CASES = [
+    Case(
+        "params-tracking-uri-query-password",
+        "secrets",
+        run_with(
+            ["check-params", "--params", "bad.yaml"],
+            lambda root: (
+                write("bad.yaml", PARAMS.replace("sqlite:///mlflow.db", "postgresql://db/m?password=s3cr3t")) and None
+            ),
+        ),
+        "mlflow.tracking_uri: holds a password",
+    ),
+    Case(
+        "infer-brave-key-to-another-host",
+        "secrets",
+        run_with(
+            [*infer("data/i.jsonl"), "--method", "codar", "--params", "web.yaml"],
+            lambda root: (
+                write(
+                    "web.yaml",
+                    PARAMS.replace(
+                        "moca: {frames: 2}",
+                        'moca: {frames: 2, retrieval: {retriever: web, options: {base_url: "https://gw.example/s"}}}',
+                    ),
+                )
+                and None
+            ),
+        ),
+        "gw.example is not the Brave Search API, and the key of BRAVE_SEARCH_API_KEY goes only there",
     ),
 ]
 

@@ -10,21 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.core.cache import _process_started
+from socialbench.core.processes import process_started
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def plant(registry: Path, key: str, started_in: Path, users: list[str]) -> subprocess.Popen:
-    """A stand-in server process (its own session, as vllm serve is started) and its record."""
-    proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    """A stand-in server process (TEST DOUBLE tests/helpers/fake_vllm_serve.py, in its own session, as
+    vllm serve is started) and its record: only a model server's command line is ever stopped."""
+    from socialbench.backends.vllm_backend import free_port
+
+    port = free_port()
+    command = [sys.executable, str(REPO / "tests" / "helpers" / "fake_vllm_serve.py"), "serve", key]
+    command += ["--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     record = {
         "key": key,
         "model": key,
         "pid": proc.pid,
-        "pid_started": _process_started(proc.pid),
-        "port": 1,
-        "command": [],
+        "pid_started": process_started(proc.pid),
+        "port": port,
+        "command": command,
         "started_in": str(started_in),
         "users": users,
     }
@@ -43,7 +49,7 @@ def test_a_finished_pipeline_stops_its_idle_servers_and_leaves_those_in_use(tmp_
         shutil.copytree(REPO / folder, work / folder)
     (work / "src").symlink_to(REPO / "src")
     idle = plant(registry, "idle", work, [])
-    in_use = plant(registry, "in-use", work, [f"{os.getpid()}:{_process_started(os.getpid())}:t"])
+    in_use = plant(registry, "in-use", work, [f"{os.getpid()}:{process_started(os.getpid())}:t"])
     try:
         env = {
             **os.environ,

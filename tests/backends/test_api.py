@@ -263,3 +263,81 @@ def test_the_provider_rule_is_a_pure_function_of_the_options_and_the_url():
         key_env_for({"api_key_env": "OPENAI_API_KEY"}, "OPENAI_API_KEY", "http://127.0.0.1:8000/v1") == "OPENAI_API_KEY"
     )
     assert key_env_for({}, "VLLM_API_KEY", "https://gpu-box.example/v1") == "VLLM_API_KEY"  # vLLM's own variable
+
+
+# ---- a redirect to another host carries no credential (issue 33, class 2) --------------------------------
+class _Recorder:
+    """TEST DOUBLE: two loopback HTTP servers; the first answers every request with a 307 redirect to the
+    second under another host name (localhost instead of 127.0.0.1), which records the headers it got."""
+
+    def __enter__(self):
+        import http.server
+        import threading
+
+        got: list[dict[str, str]] = []
+        self.got = got
+
+        class Target(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                got.append({k.lower(): v for k, v in self.headers.items()})
+                self.send_response(500)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.target = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Target)
+        port = self.target.server_address[1]
+
+        class Redirect(Target):
+            def do_POST(self):  # noqa: N802
+                self.send_response(307)
+                self.send_header("Location", f"http://localhost:{port}{self.path}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+        for server in (self.target, self.origin):
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.origin.server_address[1]}/v1"
+        return self
+
+    def __exit__(self, *exc):
+        for server in (self.target, self.origin):
+            server.shutdown()
+            server.server_close()
+
+
+@pytest.mark.parametrize("backend_name", ["openai_compat", "anthropic"])
+def test_a_redirect_to_another_host_carries_no_key(backend_name, monkeypatch):
+    from socialbench.core.backend import ModelSpec, create_backend
+    from tests.helpers.moca_requests import moca_request
+
+    monkeypatch.setenv("SB_TEST_KEY", "sentinel-api-key")
+    with _Recorder() as servers:
+        options = {"base_url": servers.url, "api_key_env": "SB_TEST_KEY", "max_retries": 0, "timeout": 5}
+        backend = create_backend(ModelSpec(name="m", backend=backend_name, model_id="x", options=options))
+        try:
+            response = backend.complete(moca_request(0))
+        finally:
+            backend.close()
+    assert response.error and servers.got, "the redirect was followed to the other host"
+    assert not any("sentinel-api-key" in value for headers in servers.got for value in headers.values())
+
+
+def test_the_credential_guard_strips_credential_headers_from_a_request_to_another_host_only():
+    import asyncio
+
+    import httpx
+
+    from socialbench.backends.api import credential_guard
+
+    (strip,) = credential_guard("https://gateway.example/v1")["request"]
+    headers = {"x-api-key": "k", "Authorization": "Bearer k", "Cookie": "c", "accept": "application/json"}
+    away = httpx.Request("POST", "https://elsewhere.example/v1/messages", headers=headers)
+    home = httpx.Request("POST", "https://gateway.example/v1/messages", headers=headers)
+    for request in (away, home):
+        asyncio.run(strip(request))
+    assert not {"x-api-key", "authorization", "cookie"} & set(away.headers) and away.headers["accept"]
+    assert home.headers["x-api-key"] == "k" and home.headers["authorization"] == "Bearer k"

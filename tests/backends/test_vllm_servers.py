@@ -187,3 +187,140 @@ def test_a_job_in_another_process_attaches_to_the_running_server(tmp_path):
         assert starts(tmp_path / "vllm.log") == 1 and len(SharedServers().records()[0]["users"]) == 1
     finally:
         first.close()
+
+
+# ---- what is signalled: only a process proven to be the server a record names (issue 33, class 1) -------
+def plant(registry: Path, proc: subprocess.Popen | None, key: str = "abc", **fields) -> Path:
+    """A hand-written (or stale) record naming ``proc``: by default with its true start time and a model
+    server's command line that ``proc`` does not run."""
+    from socialbench.core.processes import process_started
+
+    registry.mkdir(parents=True, exist_ok=True)
+    record = {
+        "key": key,
+        "model": key,
+        "pid": proc.pid if proc else 0,
+        "pid_started": process_started(proc.pid) if proc else None,
+        "port": 5,
+        "command": ["vllm", "serve", "m", "--port", "5"],
+        "users": [],
+        **fields,
+    }
+    path = registry / f"{key}.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+@pytest.fixture
+def bystander():
+    """An unrelated process in its own session, as a server is started (TEST DOUBLE: sleep)."""
+    proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def stop_output(*extra: str):
+    done = CliRunner().invoke(app, ["serve", "stop", *extra])
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+def test_a_record_naming_an_unrelated_process_is_removed_as_stale_and_the_process_is_not_signalled(registry, bystander):
+    path = plant(registry, bystander)
+    out = stop_output("--force")
+    assert "removed the stale record" in out and "runs another command than the recorded server's" in out
+    assert "nothing was signalled" in out and "stopped abc" not in out
+    time.sleep(0.2)
+    assert bystander.poll() is None and not path.exists()
+
+
+def test_a_record_whose_command_is_the_process_but_no_model_server_is_stale(registry, bystander):
+    plant(registry, bystander, command=["sleep", "600"])
+    assert "the recorded command is not a model server's" in stop_output("--force")
+    assert bystander.poll() is None
+
+
+def test_a_record_whose_pid_was_reused_is_stale(registry, bystander):
+    plant(registry, bystander, pid_started="1")
+    assert "another process has the pid now" in stop_output()
+    assert bystander.poll() is None
+
+
+def test_a_record_without_a_start_time_is_never_acted_on(registry, bystander):
+    plant(registry, bystander, pid_started=None)
+    assert "holds no start time" in stop_output("--force")
+    assert bystander.poll() is None
+
+
+def test_a_record_whose_process_is_gone_is_reported_and_removed(registry):
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    path = plant(registry, gone, pid_started="1")
+    assert f"no process with pid {gone.pid} runs" in stop_output()
+    assert not path.exists()
+
+
+def test_serve_list_shows_a_stale_record_as_stale_and_keeps_it(registry, bystander):
+    path = plant(registry, bystander)
+    listed = CliRunner().invoke(app, ["serve", "list"])
+    assert listed.exit_code == 0 and "(stale: pid" in listed.output and path.exists()
+
+
+@pytest.mark.parametrize("pid", [0, -1, 1, 2**40])
+def test_a_record_naming_a_pid_no_record_may_name_is_refused_and_nothing_is_signalled(registry, pid):
+    from socialbench.core.errors import DataError
+
+    path = plant(registry, None, pid=pid)
+    with pytest.raises(DataError, match="field 'pid': refused"):
+        SharedServers().stop(force=True)
+    assert path.exists()  # the user removes it, having read why
+
+
+def test_a_record_naming_this_process_or_its_group_is_refused(registry):
+    from socialbench.core.errors import DataError
+
+    for pid in (os.getpid(), os.getpgrp()):
+        plant(registry, None, pid=pid)
+        with pytest.raises(DataError, match="own process group|is this process"):
+            SharedServers().stop(force=True)
+
+
+def test_a_record_key_that_is_a_path_is_refused_and_no_lock_is_written_outside(registry):
+    from socialbench.core.errors import DataError, SocialbenchError
+
+    plant(registry, None, key="abc", pid=4242, **{})
+    record = json.loads((registry / "abc.json").read_text())
+    record["key"] = "../escape"
+    (registry / "abc.json").write_text(json.dumps(record))
+    with pytest.raises(DataError, match="record keys are names, never paths"):
+        SharedServers().stop(force=True)
+    with pytest.raises(SocialbenchError, match="no server record key"):
+        with SharedServers()._locked("../escape"):
+            pass
+    assert not (registry.parent / "escape.lock").exists() and not list(registry.parent.glob("*.lock"))
+
+
+def test_files_of_the_folder_that_are_not_records_are_named_and_left_alone(registry, tmp_path):
+    registry.mkdir()
+    (registry / "notes.txt").write_text("mine")
+    (registry / "a.b.json").write_text("{}")
+    (registry / "sub").mkdir()
+    (registry / "link.json").symlink_to(tmp_path / "elsewhere.json")
+    before = sorted(p.name for p in registry.iterdir())
+    for command in (["serve", "list"], ["serve", "stop", "--force"]):
+        done = CliRunner().invoke(app, command)
+        assert done.exit_code == 0, done.output
+        assert "not server records, left alone: a.b.json, link.json, notes.txt, sub/" in done.output
+    assert sorted(p.name for p in registry.iterdir()) == before and (registry / "notes.txt").read_text() == "mine"
+
+
+def test_a_stale_record_is_replaced_by_a_started_server_without_signalling_its_process(tmp_path, registry, bystander):
+    backend = create_backend(spec_for(tmp_path))
+    key = server_key(backend.server.command, backend.server.port)
+    plant(registry, bystander, key=key)
+    try:
+        answer_all(backend)
+        assert backend.lease.owner and bystander.poll() is None
+    finally:
+        backend.close()

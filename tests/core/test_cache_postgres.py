@@ -53,7 +53,7 @@ def test_insert_or_replace_becomes_an_upsert_on_the_key():
 
 
 def test_the_password_is_masked_in_the_name_of_the_store():
-    assert masked_url("postgresql://u:hunter2@db:5432/c") == "postgresql://u:***@db:5432/c"
+    assert masked_url("postgresql://u:hunter2@db:5432/c") == "postgresql://***@db:5432/c"
 
 
 def test_no_url_in_the_environment_keeps_the_sqlite_file(tmp_path):

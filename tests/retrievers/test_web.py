@@ -106,3 +106,24 @@ def test_the_key_variables_name_does_not_change_the_identity(key, monkeypatch):
         a = web(server.url)
         b = create_retriever("web", {"api_key_env": "SB_OTHER_KEY", "base_url": server.url, "max_retries": 2})
     assert a.identity() == b.identity()
+
+
+def test_the_brave_key_is_not_sent_to_another_host_unless_params_name_its_variable(monkeypatch):
+    monkeypatch.setenv("BRAVE_SEARCH_API_KEY", "sentinel-brave-key")
+    with pytest.raises(ConfigError, match="127.0.0.1 is not the Brave Search API") as exc:
+        create_retriever("web", {"base_url": "http://127.0.0.1:9/search"}, "moca.retrieval")
+    assert "moca.retrieval.options.api_key_env" in str(exc.value) and "sentinel" not in str(exc.value)
+    named = create_retriever("web", {"base_url": "http://127.0.0.1:9/s", "api_key_env": "BRAVE_SEARCH_API_KEY"})
+    assert named.host == "127.0.0.1"  # params name both the host and the variable: the user's choice
+    assert create_retriever("web", {}).host == "api.search.brave.com"
+
+
+def test_a_base_url_with_credentials_is_never_shown(monkeypatch):
+    monkeypatch.setenv(ENV, "k")
+    with pytest.raises(ConfigError) as exc:
+        create_retriever("web", {"api_key_env": ENV, "base_url": "ftp://u:sentinel-pw@h/s?token=sentinel-tok"})
+    assert "sentinel" not in str(exc.value)
+    retriever = create_retriever(
+        "web", {"api_key_env": ENV, "base_url": "https://u:sentinel-pw@h/s?token=sentinel-tok"}
+    )
+    assert "sentinel" not in repr(retriever)

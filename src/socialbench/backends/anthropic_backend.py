@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 
 import anthropic
 
-from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback, sdk_env_hidden
+from socialbench.backends.api import APIBackend, api_key_from_env, credential_guard, is_loopback, sdk_env_hidden
 from socialbench.backends.images import content_blocks, encode_for_api
 from socialbench.backends.retry import MalformedResponse
 from socialbench.core.backend import (
@@ -144,6 +144,10 @@ class AnthropicBackend(APIBackend):
             "timeout": self.timeout_s,
             "max_retries": 0,
             "base_url": self.base_url or DEFAULT_BASE_URL,
+            # a redirect to another host carries no key (httpx keeps x-api-key across hosts)
+            "http_client": anthropic.DefaultAsyncHttpxClient(
+                event_hooks=credential_guard(self.base_url or DEFAULT_BASE_URL)
+            ),
         }
         with sdk_env_hidden(self._hide_sdk_env()):  # no ANTHROPIC_* credential or header for another server
             return anthropic.AsyncAnthropic(**kwargs)

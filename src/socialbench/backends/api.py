@@ -41,7 +41,7 @@ from socialbench.backends.images import ImageChanged
 from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, StopRun, call_with_retries, classify
 from socialbench.core.backend import Backend, BackendContext, ModelSpec, Request, Response, check_requests
 from socialbench.core.errors import ConfigError
-from socialbench.core.secrets import bad_env_name, holds_secret
+from socialbench.core.secrets import bad_env_name, holds_secret, redact_text, redact_url
 
 log = logging.getLogger("socialbench.backends")
 
@@ -76,6 +76,30 @@ SDK_ENV = (
     "ANTHROPIC_WEBHOOK_SIGNING_KEY",
 )
 _ENV_LOCK = threading.Lock()
+
+#: Request headers that carry a credential: never sent to a host other than the configured one (a
+#: redirect to another host arrives without them; httpx itself drops only Authorization).
+CREDENTIAL_HEADERS = (
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "x-subscription-token",
+    "cookie",
+)
+
+
+def credential_guard(base_url: str) -> dict[str, list[Callable[..., Any]]]:
+    """httpx ``event_hooks`` for an SDK client of ``base_url``: every request (each redirect too) to
+    another host leaves without :data:`CREDENTIAL_HEADERS`."""
+    host = (urlsplit(str(base_url)).hostname or "").lower()
+
+    async def strip(request: Any) -> None:
+        if (request.url.host or "").lower() != host:
+            for name in CREDENTIAL_HEADERS:
+                request.headers.pop(name, None)
+
+    return {"request": [strip]}
 
 
 @contextmanager
@@ -206,7 +230,7 @@ class APIBackend(Backend):
         self._streak += 1
         if self._streak < self.fail_after:
             return
-        where = self.base_url or "the provider's API"
+        where = redact_url(self.base_url) if self.base_url else "the provider's API"
         hint = {
             "connection": "is the server running, and is base_url right?",
             "auth": f"check the key (models.{self.spec.name}.options.api_key_env).",
@@ -228,10 +252,12 @@ class APIBackend(Backend):
         return ident
 
     def redact(self, text: str) -> str:
+        """``text`` as it may reach a message, a log, a trace or a prediction: the key replaced, and every
+        URL in it redacted (a server URL's ``user:password@`` or ``?token=``)."""
         for secret in self._secrets():
             if secret:
                 text = text.replace(secret, "***")
-        return text
+        return redact_text(text)
 
     def complete(self, request: Request) -> Response:
         out: list[Response] = []

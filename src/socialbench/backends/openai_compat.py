@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 import openai
 
-from socialbench.backends.api import APIBackend, api_key_from_env, is_loopback, sdk_env_hidden
+from socialbench.backends.api import APIBackend, api_key_from_env, credential_guard, is_loopback, sdk_env_hidden
 from socialbench.backends.images import content_blocks, encode_audio, encode_for_api
 from socialbench.backends.retry import MalformedResponse
 from socialbench.core.backend import (
@@ -143,6 +143,8 @@ class OpenAICompatBackend(APIBackend):
                 api_key=self._api_key or "EMPTY",  # loopback servers ignore it; the SDK wants a value
                 timeout=self.timeout_s,
                 max_retries=0,  # retry.py is the one retry policy
+                # a redirect to another host carries no key (the SDK's own client follows redirects)
+                http_client=openai.DefaultAsyncHttpxClient(event_hooks=credential_guard(self.base_url)),
             )
 
     # ---- request and response -------------------------------------------------------------------

@@ -22,6 +22,16 @@ image limit, dtype, seed and extra arguments, so only jobs that would start the 
 
 Users are recorded as ``pid:start time`` on this host, so a user that died without releasing (killed
 job) is dropped at the next attach or release, and a reused pid is not taken for it.
+
+**What is signalled** (docs/security.md, "Process control"). A record is a file anyone with the
+folder can write, so it is evidence, not an order: a server's process group is signalled only when
+:func:`stale_reason` proves, at that moment, that the record's pid is the server this project started
+(the same start time, the command line of a model server, its own process group). A record naming
+pid 1 or below, a pid this host cannot have, the caller or the caller's process group is refused
+(:func:`socialbench.core.processes.signal_refusal`); any other record that fails the proof is stale:
+reported and removed, its pid never signalled. Record keys are names (:data:`KEY`), never paths, and
+files of the folder that are not records are listed (:meth:`SharedServers.foreign_files`) and left
+alone.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 import signal
 import socket
@@ -46,7 +57,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from socialbench.core.cache import _process_started
+from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.processes import (
+    is_zombie,
+    pid_max,
+    process_cmdline,
+    process_group,
+    process_started,
+    signal_refusal,
+)
 
 log = logging.getLogger("socialbench.backends")
 
@@ -57,6 +76,13 @@ DIR_ENV = "SOCIALBENCH_SERVER_DIR"
 KEEP_ENV = "SOCIALBENCH_KEEP_SERVERS"
 
 _TRUE = {"1", "yes", "true", "on"}
+#: What a record's key looks like: a name (:func:`server_key` makes 16 hex digits), never a path.
+KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+#: The files of a record ``<key>``: the record, its lock, the record being rewritten.
+RECORD_SUFFIXES = (".json", ".lock", ".json.tmp")
+#: The prefix vLLM gives its processes' titles (setproctitle rewrites /proc/<pid>/cmdline), so a vLLM
+#: server whose title replaced its command line is still recognised (its pid and start time must match).
+VLLM_TITLE = "VLLM::"
 
 
 class VllmServer(Protocol):
@@ -96,20 +122,81 @@ def server_key(command: list[str], port: int) -> str:
 def _user() -> str:
     """One use of a server: ``pid:start time:token`` (a process may hold several, one per backend)."""
     pid = os.getpid()
-    return f"{pid}:{_process_started(pid) or ''}:{secrets.token_hex(4)}"
+    return f"{pid}:{process_started(pid) or ''}:{secrets.token_hex(4)}"
 
 
-def _alive(user: str) -> bool:
-    """Whether the process of a ``pid:start[:token]`` of this host still runs (not a reused pid)."""
-    pid, started = ([*user.split(":"), ""])[:2]
+def _alive(user: object) -> bool:
+    """Whether the process of a ``pid:start[:token]`` of this host still runs (not a reused pid). An
+    entry that names no possible pid is no live user."""
+    pid_text, started = ([*str(user).split(":"), ""])[:2]
     try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
+        pid = int(pid_text)
+    except ValueError:
         return False
-    except (PermissionError, ValueError):
+    if pid <= 0 or pid > pid_max():
+        return False
+    now = process_started(pid)
+    if now is None:
+        if os.path.isdir("/proc"):
+            return False  # Linux: no such process
+        try:  # no /proc: whether the pid is in use at all
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
         return True
-    now = _process_started(int(pid))
-    return not started or now is None or now == started
+    return not started or now == started
+
+
+def is_server_command(command: object, port: object) -> bool:
+    """Whether a recorded command line is a model server's: ``EXECUTABLE... serve MODEL ... --port PORT``
+    (what ``VllmBackend.server_command`` builds)."""
+    if not isinstance(command, list) or len(command) < 3 or not all(isinstance(a, str) for a in command):
+        return False
+    has_port = any(command[i] == "--port" and command[i + 1] == str(port) for i in range(len(command) - 1))
+    return "serve" in command[1:-1] and has_port
+
+
+def runs_command(actual: list[str] | None, command: list[str]) -> bool:
+    """Whether a process's command line is ``command``: its arguments the same, its executable the same
+    file name (a script's interpreter comes first: ``python .../vllm serve ...``)."""
+    if not actual or not command:
+        return False
+    tail = command[1:]
+    if len(actual) <= len(tail) or actual[len(actual) - len(tail) :] != tail:
+        return False
+    head = actual[: len(actual) - len(tail)]
+    return os.path.basename(command[0]) in {os.path.basename(a) for a in head}
+
+
+def stale_reason(record: Mapping[str, Any]) -> str | None:
+    """None when the record's process is provably the server this project started, checked now: a pid
+    that may be signalled, the recorded start time, the command line of a model server (the recorded
+    one, or vLLM's own process title) and its own process group (the server's session, which is what is
+    signalled). Otherwise why the record is stale (its process gone, or something else)."""
+    pid = record.get("pid")
+    refusal = signal_refusal(pid)
+    if refusal is not None:
+        return f"pid {refusal}"
+    assert isinstance(pid, int)
+    now = process_started(pid)
+    if now is None or is_zombie(pid):
+        return f"no process with pid {pid} runs"
+    started = record.get("pid_started")
+    if not started:
+        return f"the record holds no start time for pid {pid}, so it cannot be proven to be the server"
+    if str(started) != now:
+        return f"pid {pid} started at tick {now}, not {started}: another process has the pid now"
+    command = record.get("command")
+    if not is_server_command(command, record.get("port")):
+        return "the recorded command is not a model server's (EXECUTABLE serve MODEL ... --port PORT)"
+    actual = process_cmdline(pid)
+    if not (runs_command(actual, command) or (actual and actual[0].startswith(VLLM_TITLE))):  # type: ignore[arg-type]
+        return f"pid {pid} runs another command than the recorded server's"
+    if process_group(pid) != pid:
+        return f"pid {pid} does not lead its own process group, as a started server does"
+    return None
 
 
 def healthy(port: int) -> bool:
@@ -120,29 +207,51 @@ def healthy(port: int) -> bool:
         return False
 
 
-def stop_process_group(pid: int, started: str | None, grace_s: float = 30.0) -> None:
-    """End a server that is not (or no longer) this process's child: SIGTERM to its process group
-    (vLLM's workers too), SIGKILL after ``grace_s``. Nothing when the pid is gone or reused."""
-    if not _alive(f"{pid}:{started or ''}"):
-        return
+def stop_recorded(record: Mapping[str, Any], grace_s: float = 30.0) -> str | None:
+    """End a recorded server that is not (or no longer) this process's child: SIGTERM to its process
+    group (vLLM's workers too), SIGKILL after ``grace_s``, each only while :func:`stale_reason` proves
+    it is the server. Returns None when it was signalled (or ended meanwhile), else why the record is
+    stale (nothing was signalled)."""
+    reason = stale_reason(record)
+    if reason is not None:
+        return reason
+    pid, started = int(record["pid"]), str(record["pid_started"])
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
-        if not _alive(f"{pid}:{started or ''}") or _zombie(pid):
-            return
+        if process_started(pid) != started or is_zombie(pid):
+            return None
         time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
+    if stale_reason(record) is None:  # proven again: the pid could have been reused meanwhile
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    return None
 
 
-def _zombie(pid: int) -> bool:
-    from socialbench.core.cache import _proc_stat
-
-    fields = _proc_stat(pid)
-    return bool(fields) and fields[0] == "Z"
+def record_problem(record: object, stem: str) -> tuple[str | None, str] | None:
+    """What makes a parsed record file ``<stem>.json`` no record (field or None, message), None when it
+    is one. A pid that no record may name is refused here (see :func:`signal_refusal`)."""
+    if not isinstance(record, dict):
+        return None, "is not a server record (cut short, or not a JSON object); remove it once its server is gone"
+    for name, kind in (("key", str), ("pid", int), ("port", int)):
+        value = record.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return name, f"expected {kind.__name__}, got {value!r}; remove it once its server is gone"
+    if not KEY.match(record["key"]) or record["key"] != stem:
+        return "key", (
+            f"{record['key'][:80]!r} is not this record's file name {stem!r} (record keys are names, never paths);"
+            " remove the file"
+        )
+    refusal = signal_refusal(record["pid"])
+    if refusal is not None:
+        return "pid", f"refused: pid {refusal}; nothing was signalled, remove the file"
+    users = record.get("users", [])
+    if not isinstance(users, list) or not all(isinstance(u, str) for u in users):
+        return "users", "expected a list of 'pid:start' strings; remove it once its server is gone"
+    return None
 
 
 @dataclass
@@ -173,6 +282,8 @@ class SharedServers:
     # ---- records -------------------------------------------------------------------------------
     @contextlib.contextmanager
     def _locked(self, key: str) -> Iterator[None]:
+        if not isinstance(key, str) or not KEY.match(key):  # a key is a file name in self.dir, never a path
+            raise SocialbenchError(f"{self.dir}: {str(key)[:80]!r} is no server record key (a name, never a path)")
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         with open(self.dir / f"{key}.lock", "a+") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
@@ -196,33 +307,44 @@ class SharedServers:
         with contextlib.suppress(FileNotFoundError):
             (self.dir / f"{key}.json").unlink()
 
-    def records(self) -> list[dict[str, Any]]:
-        """Every recorded server of the node, its dead users dropped from the listing. A record that is
-        not one (cut short, or a field of the wrong kind) is a DataError naming its file and field: it
-        cannot be stopped for the user, who removes it once its server is known to be gone."""
-        from socialbench.core.errors import DataError
+    def _record_paths(self) -> list[Path]:
+        """The record files of the folder: regular files ``<key>.json`` (a link or folder is none)."""
+        if not self.dir.is_dir():
+            return []
+        return [p for p in sorted(self.dir.glob("*.json")) if KEY.match(p.stem) and p.is_file() and not p.is_symlink()]
 
+    def foreign_files(self) -> list[str]:
+        """Names in the folder that are no record, lock or record being written: listed, left alone."""
+        if not self.dir.is_dir():
+            return []
+        out = []
+        for path in sorted(self.dir.iterdir()):
+            name = path.name
+            stem = next((name[: -len(s)] for s in RECORD_SUFFIXES if name.endswith(s)), None)
+            if stem is None or not KEY.match(stem) or path.is_symlink() or not path.is_file():
+                out.append(name + ("/" if path.is_dir() and not path.is_symlink() else ""))
+        return out
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every recorded server of the node, its dead users dropped from the listing, ``running`` (its
+        process provably the server) and ``stale`` (why not, or None). A record that is not one (cut
+        short, a field of the wrong kind, a key that is not its file name, a pid no record may name) is a
+        DataError naming its file and field: it is never acted on, the user removes it."""
         if self.dir.exists() and not self.dir.is_dir():
             raise DataError(str(self.dir), "is a file, not a folder of server records (--dir takes a folder)")
         out = []
-        for path in sorted(self.dir.glob("*.json")) if self.dir.is_dir() else []:
-            rec = self._read(path.stem)
-            if not isinstance(rec, dict):
-                raise DataError(
-                    str(path),
-                    "is not a server record (cut short, or not a JSON object); remove it once its server is gone",
-                )
-            for name, kind in (("key", str), ("pid", int), ("port", int)):
-                if not isinstance(rec.get(name), kind) or isinstance(rec.get(name), bool):
-                    raise DataError(
-                        str(path),
-                        f"expected {kind.__name__}, got {rec.get(name)!r}; remove it once its server is gone",
-                        field=name,
-                    )
-            if rec:
-                rec["users"] = [u for u in rec.get("users", []) if _alive(u)]
-                rec["running"] = _alive(f"{rec['pid']}:{rec.get('pid_started') or ''}") and not _zombie(rec["pid"])
-                out.append(rec)
+        for path in self._record_paths():
+            try:
+                rec = json.loads(path.read_text("utf-8"))
+            except (OSError, ValueError):
+                rec = None
+            problem = record_problem(rec, path.stem)
+            if problem is not None:
+                raise DataError(str(path), problem[1], field=problem[0])
+            rec["users"] = [u for u in rec.get("users", []) if _alive(u)]
+            rec["stale"] = stale_reason(rec)
+            rec["running"] = rec["stale"] is None
+            out.append(rec)
         return out
 
     # ---- attach, start, release ----------------------------------------------------------------
@@ -231,9 +353,14 @@ class SharedServers:
         key = server_key(server.command, server.port)
         with self._locked(key):
             rec = self._read(key)
-            if rec is not None:
-                pid, started = rec["pid"], rec.get("pid_started")
-                if _alive(f"{pid}:{started or ''}") and not _zombie(pid) and healthy(rec["port"]):
+            problem = record_problem(rec, key) if rec is not None else None
+            if rec is not None and problem is not None:
+                log.warning("server record %s: %s; replaced, nothing signalled", self.dir / f"{key}.json", problem[1])
+                self._drop(key)
+            elif rec is not None:
+                pid = rec["pid"]
+                stale = stale_reason(rec)
+                if stale is None and healthy(rec["port"]):
                     user = _user()
                     rec["users"] = [u for u in rec.get("users", []) if _alive(u)] + [user]
                     self._write(key, rec)
@@ -245,7 +372,10 @@ class SharedServers:
                         rec.get("log_path"),
                     )
                     return self._leased(Lease(key, int(rec["port"]), owner=False, user=user))
-                stop_process_group(pid, started, grace_s=10.0)  # a stale record: hung or gone
+                if stale is None:  # the server, provably, but it does not answer: hung
+                    stop_recorded(rec, grace_s=10.0)
+                else:
+                    log.warning("server record %s is stale (%s): removed, nothing signalled", key, stale)
                 self._drop(key)
             server.start()  # under the lock: a second job waits for this one instead of starting its own
             assert server.proc is not None
@@ -257,7 +387,7 @@ class SharedServers:
                     "key": key,
                     "model": model,
                     "pid": server.proc.pid,
-                    "pid_started": _process_started(server.proc.pid),
+                    "pid_started": process_started(server.proc.pid),
                     "port": server.port,
                     "host": socket.gethostname(),
                     "command": server.command,
@@ -304,32 +434,62 @@ class SharedServers:
                     return
             time.sleep(self.poll_s)
 
-    def _stop(self, lease: Lease | None, rec: dict[str, Any]) -> None:
+    def _stop(self, lease: Lease | None, rec: dict[str, Any]) -> str | None:
+        """Stop the record's server and remove the record; None, or why the record was stale (its pid
+        was not signalled)."""
+        stale = None
         if lease is not None and lease.server is not None and lease.server.proc is not None:
             lease.server.stop()  # our child: stopped and reaped
         else:
-            stop_process_group(int(rec["pid"]), rec.get("pid_started"))
+            stale = stop_recorded(rec)
         self._drop(rec["key"])
-        log.info("vllm server for %s on port %s stopped", rec.get("model") or rec["key"], rec["port"])
+        name = rec.get("model") or rec["key"]
+        if stale is None:
+            log.info("vllm server for %s on port %s stopped", name, rec["port"])
+        else:
+            log.warning("server record %s is stale (%s): removed, nothing signalled", name, stale)
+        return stale
 
-    def stop(self, *, force: bool = False, started_in: str | None = None) -> list[dict[str, Any]]:
+    def stop(self, *, force: bool = False, started_in: str | None = None) -> StopResult:
         """Stop the node's idle servers (``force``: those in use too; ``started_in``: only those started
-        from this working tree). Returns the records of those stopped."""
-        stopped = []
+        from this working tree), and remove stale records without signalling anything. Returns what was
+        stopped and what was removed as stale."""
+        result = StopResult()
         for rec in self.records():
             if started_in is not None and rec.get("started_in") != started_in:
                 continue
             with self._locked(rec["key"]):
                 current = self._read(rec["key"])
-                if current is None or current.get("pid") != rec["pid"]:
+                if current is None or current.get("pid") != rec["pid"] or record_problem(current, rec["key"]):
+                    continue  # replaced meanwhile
+                stale = stale_reason(current)
+                if stale is None and not force and any(_alive(u) for u in current.get("users", [])):
                     continue
-                if not force and any(_alive(u) for u in current.get("users", [])):
-                    continue
-                self._stop(None, current)
-                stopped.append(current)
-        return stopped
+                if stale is None:
+                    stale = self._stop(None, current)
+                else:
+                    self._drop(current["key"])
+                    log.warning("server record %s is stale (%s): removed, nothing signalled", current["key"], stale)
+                if stale is None:
+                    result.stopped.append(current)
+                else:
+                    result.stale.append((current, stale))
+        return result
+
+
+@dataclass
+class StopResult:
+    """What :meth:`SharedServers.stop` did: servers stopped, and stale records removed (with why)."""
+
+    stopped: list[dict[str, Any]] = field(default_factory=list)
+    stale: list[tuple[dict[str, Any], str]] = field(default_factory=list)
 
 
 def stop_servers(*, force: bool = False, started_in: str | None = None, directory: Path | None = None) -> int:
-    """The pipeline's end (Snakefile ``onsuccess``/``onerror``): stop this node's idle servers; how many."""
-    return len(SharedServers(directory).stop(force=force, started_in=started_in))
+    """The pipeline's end (Snakefile ``onsuccess``/``onerror``): stop this node's idle servers; how many.
+    A record that is not one is logged and left: the pipeline's own result stands."""
+    try:
+        return len(SharedServers(directory).stop(force=force, started_in=started_in).stopped)
+    except SocialbenchError as exc:
+        log.warning("shared model servers not stopped: %s", exc)
+        return 0

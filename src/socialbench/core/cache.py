@@ -44,6 +44,8 @@ from socialbench.core.backend import Request, Response
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.hashing import canonical_json, sha256_bytes
 from socialbench.core.paths import refuse_special
+from socialbench.core.processes import proc_stat as _proc_stat
+from socialbench.core.processes import process_started as _process_started
 
 log = logging.getLogger("socialbench.core.cache")
 
@@ -123,22 +125,6 @@ class ReplayMiss(BaseException):  # noqa: N818 (a signal, not an error)
 def _is_full(exc: BaseException) -> bool:
     text = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and ("full" in text or "disk i/o" in text)
-
-
-def _proc_stat(pid: int) -> list[str] | None:
-    """Fields 3.. of /proc/<pid>/stat (Linux; state first), None where unknown."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].decode().split()
-    except (OSError, IndexError, UnicodeDecodeError):
-        return None
-
-
-def _process_started(pid: int) -> str | None:
-    """When a process started (Linux: clock ticks since boot, /proc/<pid>/stat field 22), so a
-    reused pid is not taken for the claimant; None where unknown."""
-    fields = _proc_stat(pid)
-    return fields[19] if fields and len(fields) > 19 else None
 
 
 def _alive(host: str, pid: int, started: str | None, claimed_at: float, now: float, ttl_s: float = CLAIM_TTL_S) -> bool:

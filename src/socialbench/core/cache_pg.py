@@ -20,10 +20,10 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from socialbench.core.cache import CLAIM_POLL_S, RequestCache, schema_statements
 from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.secrets import redact_url
 
 #: The advisory lock key of the cache's writers (any constant shared by every process of the store).
 _WRITE_LOCK = 0x50C1A1BE
@@ -37,12 +37,9 @@ _UPSERT = re.compile(r"^\s*INSERT OR REPLACE INTO (\w+)\(([^)]*)\)(.*)$", re.S)
 
 
 def masked_url(url: str) -> str:
-    """The URL with its password replaced by ``***`` (for messages and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL as messages and logs show it: user info and secret query parameters (``?password=``)
+    replaced by ``***`` (:func:`socialbench.core.secrets.redact_url`)."""
+    return redact_url(url)
 
 
 def translate(sql: str) -> str:

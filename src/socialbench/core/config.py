@@ -223,15 +223,19 @@ def tracking_uri_problem(uri: str) -> str | None:
     import re
     import urllib.parse
 
+    from socialbench.core.secrets import redact_url
+
+    shown = repr(redact_url(uri))  # a message never shows a credential of the URI
+
     if re.match(r"^[A-Za-z]:[\\/]", uri) or "://" not in uri and ":" not in uri:
         return None  # a local folder (a file store)
     scheme = urllib.parse.urlsplit(uri).scheme.lower()
     if scheme.split("+", 1)[0] not in _TRACKING_SCHEMES:
-        return f"{uri!r}: MLflow has no tracking store for the scheme {scheme!r} (sqlite:///<file>, a folder, http(s)://...)"
+        return f"{shown}: MLflow has no tracking store for the scheme {scheme!r} (sqlite:///<file>, a folder, http(s)://...)"
     if scheme == "sqlite" and not uri.startswith("sqlite:///"):
-        return f"{uri!r}: a sqlite store is sqlite:///<relative path> or sqlite:////<absolute path>"
+        return f"{shown}: a sqlite store is sqlite:///<relative path> or sqlite:////<absolute path>"
     if scheme in ("http", "https") and not urllib.parse.urlsplit(uri).netloc:
-        return f"{uri!r}: names no server"
+        return f"{shown}: names no server"
     return None
 
 

@@ -45,8 +45,11 @@ def brief(text: Any, limit: int = _QUOTE_LIMIT) -> str:
 
 
 def one_line(message: Any, limit: int = MESSAGE_LIMIT) -> str:
-    """An error message as one line of at most ``limit`` characters (line breaks become "; ")."""
-    text = "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    """An error message as one line of at most ``limit`` characters (line breaks become "; "), every URL
+    in it redacted (a password or token in a URL is never shown: core.secrets.redact_text)."""
+    from socialbench.core.secrets import redact_text
+
+    text = "; ".join(part.strip() for part in redact_text(str(message)).splitlines() if part.strip())
     if len(text) <= limit:
         return text
     return text[: limit - 40].rstrip() + f"… ({len(text) - limit + 40} more characters)"

@@ -135,3 +135,66 @@ def secret_fields(value: Any, where: str, model: str) -> list[str]:
         for i, v in enumerate(value):
             found += secret_fields(v, f"{where}[{i}]", model)
     return found
+
+
+# ---- URLs: what of them may be shown ---------------------------------------------------------------
+#: A query (or fragment) parameter whose name holds one of these is a credential (``password``,
+#: ``sslpassword``, ``access_token``, ``api_key``, ``X-Amz-Signature``...): its value is never shown.
+SECRET_PARAM_PARTS = ("pass", "pwd", "token", "secret", "key", "auth", "signature", "credential", "sig")
+#: A URL in free text (an exception's message): a scheme, ``://``, then up to white space or a quote.
+URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+_PARAM = re.compile(r"(^|[&;])([^=&;]*)=([^&;]*)")
+REDACTED = "***"
+
+
+def is_secret_param(name: str) -> bool:
+    """Whether a URL's query parameter called ``name`` holds a credential (see :data:`SECRET_PARAM_PARTS`)."""
+    lowered = name.lower()
+    return any(part in lowered for part in SECRET_PARAM_PARTS)
+
+
+def _redact_params(text: str) -> str:
+    return _PARAM.sub(lambda m: f"{m[1]}{m[2]}={REDACTED}" if is_secret_param(m[2]) else m[0], text)
+
+
+def redact_url(url: str) -> str:
+    """``url`` as it may be shown (a message, a log, MLflow, a trace, a stats file, a table): its user
+    info (``user:password@``) and the values of query and fragment parameters that name a password,
+    token, secret or key replaced by ``***``; the rest as it was. Pure."""
+    text = str(url)
+    scheme_end = text.find("://")
+    if scheme_end < 0:
+        return _redact_params(text) if "=" in text and "?" not in text else _redact_query(text)
+    start = scheme_end + 3
+    end = len(text)
+    for sep in "/?#":
+        at = text.find(sep, start)
+        if at >= 0:
+            end = min(end, at)
+    netloc = text[start:end]
+    if "@" in netloc:
+        netloc = REDACTED + "@" + netloc.rsplit("@", 1)[1]
+    return text[:start] + netloc + _redact_query(text[end:])
+
+
+def _redact_query(rest: str) -> str:
+    """The path, query and fragment of a URL with secret parameters redacted."""
+    path, sep, query = rest.partition("?")
+    if not sep:
+        path, hsep, fragment = rest.partition("#")
+        return path + (hsep + _redact_params(fragment) if hsep else "")
+    query, hsep, fragment = query.partition("#")
+    return path + "?" + _redact_params(query) + (hsep + _redact_params(fragment) if hsep else "")
+
+
+def url_has_secret(url: str) -> bool:
+    """Whether ``url`` carries a credential that :func:`redact_url` would hide."""
+    return redact_url(url) != str(url)
+
+
+def redact_text(text: str) -> str:
+    """Free text (an error message, a log line) with every URL in it redacted (:func:`redact_url`)."""
+    text = str(text)
+    if "://" not in text:
+        return text
+    return URL_IN_TEXT.sub(lambda m: redact_url(m[0]), text)

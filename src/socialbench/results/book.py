@@ -25,6 +25,7 @@ from pathlib import Path
 
 from socialbench.core.errors import ConfigError, DataError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_file
+from socialbench.core.secrets import redact_url
 
 #: The creation time given to Typst (as SOURCE_DATE_EPOCH); with ``date: none`` nothing dated reaches
 #: the PDF, so this only keeps a ``datetime.today()`` from reading the clock.
@@ -332,8 +333,11 @@ class Store:
         self.client = MlflowClient(tracking_uri)
         exp = self.client.get_experiment_by_name(experiment)
         if exp is None:
-            raise DataError(tracking_uri, f"no MLflow experiment {experiment!r} (mlflow.experiment in params)")
-        self.exp_id, self.base_url, self.uri = exp.experiment_id, base_url, tracking_uri
+            raise DataError(
+                redact_url(tracking_uri), f"no MLflow experiment {experiment!r} (mlflow.experiment in params)"
+            )
+        # The store as messages name it: its credentials never shown.
+        self.exp_id, self.base_url, self.uri = exp.experiment_id, base_url, redact_url(tracking_uri)
 
     def run_with_tag(self, tag: str, value: str) -> Run | None:
         """The earliest FINISHED run with the tag (the first to log that content; a stable choice)."""

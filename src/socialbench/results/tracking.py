@@ -61,24 +61,18 @@ LOCK_TTL_S = 3600.0
 
 
 def has_password(uri: str) -> bool:
-    """Whether a URI carries a password (``scheme://user:password@host``)."""
-    from urllib.parse import urlsplit
+    """Whether a URI carries a credential: a password in its user info (``scheme://user:password@host``)
+    or a query parameter naming a password, token, secret or key (``?password=``)."""
+    from socialbench.core.secrets import url_has_secret
 
-    try:
-        return urlsplit(uri).password is not None
-    except ValueError:
-        return False
+    return url_has_secret(uri)
 
 
 def masked_uri(uri: str) -> str:
-    """The URI with its password (if any) replaced by ``***``, for messages."""
-    from urllib.parse import urlsplit, urlunsplit
+    """The URI as it may be shown (messages, logs, MLflow): its credentials replaced by ``***``."""
+    from socialbench.core.secrets import redact_url
 
-    if not has_password(uri):
-        return uri
-    parts = urlsplit(uri)
-    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    return redact_url(uri)
 
 
 def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
@@ -100,10 +94,10 @@ def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str,
 
 def process_id(pid: int | None = None) -> str:
     """This process as ``pid:start`` (start: clock ticks since boot), so a reused pid is not taken for it."""
-    from socialbench.core.cache import _process_started
+    from socialbench.core.processes import process_started
 
     pid = os.getpid() if pid is None else pid
-    return f"{pid}:{_process_started(pid) or ''}"
+    return f"{pid}:{process_started(pid) or ''}"
 
 
 def process_gone(process: str, host: str, now_s: float, started_s: float) -> bool:

@@ -5,7 +5,10 @@ The API key is read from the environment variable ``options.api_key_env`` (defau
 ``BRAVE_SEARCH_API_KEY``) when the retriever is made, never from params; a missing key is a ConfigError
 before any call. The key is sent only in the ``X-Subscription-Token`` header of requests to the host of
 ``options.base_url`` (https, or http to a loopback address for tests); redirects are not followed, so it
-never reaches another host. It is no part of the identity, the cache or any message.
+never reaches another host. It is no part of the identity, the cache or any message. The key of
+``BRAVE_SEARCH_API_KEY`` belongs to the Brave Search API (:data:`KEY_HOSTS`): a ``base_url`` on another
+host gets a key only from a variable that params name for it (``options.api_key_env``), so a gateway
+or a test server never receives the user's Brave key unasked (docs/security.md, "Secrets").
 
 Options: ``api_key_env``, ``base_url`` (default the API's endpoint), ``country``, ``search_lang``,
 ``safesearch`` (``off``, ``moderate``, ``strict``), ``timeout_s`` (default 30), ``max_retries`` (429,
@@ -28,7 +31,7 @@ from typing import Any
 from socialbench.core.errors import ConfigError
 from socialbench.core.hashing import sha256_json
 from socialbench.core.retrieval import Passage, RetrievalError, Retriever
-from socialbench.core.secrets import ENV_NAME
+from socialbench.core.secrets import ENV_NAME, redact_url
 
 BASE_URL = "https://api.search.brave.com/res/v1/web/search"
 DEFAULT_KEY_ENV = "BRAVE_SEARCH_API_KEY"
@@ -38,6 +41,8 @@ RESULT_OPTIONS = ("base_url", "country", "search_lang", "safesearch")
 #: The API's most results per request.
 MAX_COUNT = 20
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+#: A key variable's own hosts: its key goes elsewhere only when params name the variable for that host.
+KEY_HOSTS = {DEFAULT_KEY_ENV: ("api.search.brave.com",)}
 _TAG = re.compile(r"<[^>]+>")
 
 
@@ -87,7 +92,14 @@ class BraveSearchRetriever(Retriever):
         self.host = url.hostname or ""
         if not (url.scheme == "https" or (url.scheme == "http" and self.host in LOOPBACK)) or not self.host:
             raise ConfigError(
-                f"{where}.options.base_url: {self.base_url!r} must be an https URL (http only to a loopback address)"
+                f"{where}.options.base_url: {redact_url(self.base_url)!r} must be an https URL (http only to a"
+                " loopback address)"
+            )
+        if "api_key_env" not in self.options and self.host.lower() not in KEY_HOSTS[DEFAULT_KEY_ENV]:
+            raise ConfigError(
+                f"{where}.options.base_url: {self.host} is not the Brave Search API, and the key of {DEFAULT_KEY_ENV}"
+                f" goes only there; name the variable that holds the key for {self.host} in"
+                f" {where}.options.api_key_env"
             )
         if self.options.get("safesearch", "moderate") not in ("off", "moderate", "strict"):
             raise ConfigError(f"{where}.options.safesearch: one of off, moderate, strict")
@@ -104,7 +116,7 @@ class BraveSearchRetriever(Retriever):
         self.attempts = 0
 
     def __repr__(self) -> str:  # never the key
-        return f"BraveSearchRetriever(base_url={self.base_url!r})"
+        return f"BraveSearchRetriever(base_url={redact_url(self.base_url)!r})"
 
     def identity(self) -> dict[str, Any]:
         config = {k: self.options[k] for k in RESULT_OPTIONS if k in self.options}

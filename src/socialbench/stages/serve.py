@@ -3,6 +3,12 @@
 socialbench serve list            the servers recorded on this node: model, port, pid, jobs using it
 socialbench serve stop            stop the idle ones (no live job uses them); --force: all of them
 
+Only a process proven to be the server a record names is signalled (same pid and start time, a model
+server's command line, its own process group; docs/security.md, "Process control"). A stale record
+(its process gone, or another one now) is reported and removed, nothing signalled; a record naming a
+pid no record may name (1 or below, this process or its group, beyond the host's pids) is refused.
+Files of the folder that are not records are named and left alone.
+
 A local pipeline keeps each model's server until its end and then stops it itself (the Snakefile's
 ``onsuccess``/``onerror``); ``stop`` is for a pipeline that was killed before it could.
 """
@@ -30,14 +36,16 @@ def list_servers(
     from socialbench.core.paths import check_io
 
     check_io({"--dir": directory}, {}, folders=["--dir"])
-    records = SharedServers(directory).records()
+    servers = SharedServers(directory)
+    records = servers.records()
+    _note_foreign(servers)
     if as_json:
         typer.echo(json.dumps(records, indent=2, sort_keys=True))
         return
     if not records:
         typer.echo("no shared model server on this node")
     for r in records:
-        state = "running" if r["running"] else "gone"
+        state = "running" if r["running"] else f"stale: {r['stale']}"
         typer.echo(
             f"{r.get('model') or r['key']}: port {r['port']}, pid {r['pid']} ({state}),"
             f" {len(r['users'])} job(s) using it, log {r.get('log_path')}"
@@ -54,8 +62,20 @@ def stop(
     from socialbench.core.paths import check_io
 
     check_io({"--dir": directory}, {}, folders=["--dir"])  # its records are removed, nothing else written
-    stopped = SharedServers(directory).stop(force=force)
-    for r in stopped:
+    servers = SharedServers(directory)
+    done = servers.stop(force=force)
+    _note_foreign(servers)
+    for r in done.stopped:
         typer.echo(f"stopped {r.get('model') or r['key']} (port {r['port']}, pid {r['pid']})")
-    if not stopped:
+    for r, why in done.stale:
+        typer.echo(f"removed the stale record {servers.dir / (r['key'] + '.json')}: {why}; nothing was signalled")
+    if not done.stopped:
         typer.echo("no idle shared model server to stop")
+
+
+def _note_foreign(servers) -> None:
+    """Name the files of the folder that are not server records (they are left alone)."""
+    foreign = servers.foreign_files()
+    if foreign:
+        shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
+        typer.echo(f"note: {servers.dir}: not server records, left alone: {shown}", err=True)

@@ -1,0 +1,47 @@
+"""URLs as they may be shown (core.secrets.redact_url, redact_text): no credential of a URL reaches a
+message, a log, MLflow, a trace, a stats file or a table."""
+
+from __future__ import annotations
+
+import pytest
+
+from socialbench.core.io import one_line
+from socialbench.core.secrets import redact_text, redact_url, url_has_secret
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://u:hunter2@db:5432/c", "postgresql://***@db:5432/c"),
+        ("http://token@host/v1", "http://***@host/v1"),
+        (
+            "postgresql+psycopg://db/c?sslmode=require&password=hunter2",
+            "postgresql+psycopg://db/c?sslmode=require&password=***",
+        ),
+        ("https://h/s?q=1&api_key=k1&X-Amz-Signature=s", "https://h/s?q=1&api_key=***&X-Amz-Signature=***"),
+        ("https://h/cb#access_token=t1&state=x", "https://h/cb#access_token=***&state=x"),
+        ("http://u:p@h:1/v1?Token=t#frag", "http://***@h:1/v1?Token=***#frag"),
+    ],
+)
+def test_user_info_and_secret_parameters_are_redacted(url, shown):
+    assert redact_url(url) == shown and url_has_secret(url)
+
+
+@pytest.mark.parametrize(
+    "url", ["sqlite:///mlflow.db", "http://127.0.0.1:8000/v1", "https://h/search?q=key+words&count=5", "mlruns"]
+)
+def test_a_url_without_credentials_is_shown_as_it_is(url):
+    assert redact_url(url) == url and not url_has_secret(url)
+
+
+def test_a_url_that_urllib_cannot_parse_is_still_redacted():
+    assert redact_url("postgresql://u:pw@db:notaport/c") == "postgresql://***@db:notaport/c"
+
+
+def test_every_url_in_free_text_is_redacted():
+    text = "connecting to http://a:b@h/v1 failed; then postgresql://db?password=p1 refused"
+    assert redact_text(text) == "connecting to http://***@h/v1 failed; then postgresql://db?password=*** refused"
+
+
+def test_every_error_line_is_redacted():
+    assert "hunter2" not in one_line("cannot reach https://u:hunter2@h/x\nsee the log")
