@@ -23,6 +23,29 @@ def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
     return mean(sc.get(metric) for sc in scores.values())
 
 
+def tables_5_to_7(paper: Any) -> tuple[dict[str, str], list[str]]:
+    """Tables 5-7 (md, csv, tex, ci.md, ci.csv), tests.csv and answers.csv of a ``PaperTables``; and
+    the tables' Markdown, for all.md. Here, where the modules of the paper's tables meet."""
+    from socialbench.moca.results.ablations import table5
+    from socialbench.moca.results.answers import answers_csv
+    from socialbench.moca.results.completion import table7
+    from socialbench.moca.results.grids import grid_ci_csv, grid_csv, grid_latex, grid_markdown
+    from socialbench.moca.results.scaling import table6
+    from socialbench.moca.results.significance import tests_csv
+
+    out, md = {}, []
+    for g, ci in (table5(paper), table6(paper), table7(paper)):
+        out[f"{g.name}.md"] = grid_markdown(g)
+        out[f"{g.name}.csv"] = grid_csv(g)
+        out[f"{g.name}.tex"] = grid_latex(g)
+        out[f"{g.name}.ci.md"] = grid_markdown(ci)
+        out[f"{g.name}.ci.csv"] = grid_ci_csv(ci)
+        md.append(out[f"{g.name}.md"])
+    out["tests.csv"] = tests_csv(paper.comparisons)
+    out["answers.csv"] = answers_csv(paper.answers or {})
+    return out, md
+
+
 def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
     """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
     from socialbench.moca.results.tables import COLUMNS, row_name
@@ -271,7 +294,7 @@ class MocaBenchmark(Benchmark):
             files[f"{s}.csv"] = to_csv(rows)
             files[f"{s}.tex"] = to_latex(s, rows, n, media, changes, row_n)
             files[f"{s}.ci.md"], files[f"{s}.ci.csv"] = paper.scenario_ci(s)
-        grids, grids_md = paper.files()
+        grids, grids_md = tables_5_to_7(paper)
         files.update(grids)
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables,

@@ -89,7 +89,7 @@ class NumStyle:
         return f"{'↑' if d > 0 else '↓'}{abs(d):.2f}"
 
 
-#: MoCA's tables (the paper's Tables 2-7): "–" for a missing value, +x / -x changes.
+#: The default style: "–" for a missing value, +x / -x changes.
 SIGNED = NumStyle()
 
 

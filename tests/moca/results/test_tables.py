@@ -336,7 +336,7 @@ def test_every_interval_point_equals_its_table_value_exactly():
 
 
 def test_intervals_come_from_the_cells_own_seeded_bootstrap():
-    from socialbench.moca.results.tables import correctness
+    from socialbench.moca.results.correctness import correctness
     from socialbench.results import stats
 
     inst = make_instances()
@@ -624,7 +624,7 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
 
 
 def test_the_faith_test_is_the_paired_bootstrap_of_the_pair_on_its_own_seed():
-    from socialbench.moca.results.tables import correctness
+    from socialbench.moca.results.correctness import correctness
     from socialbench.results import stats
 
     inst = make_instances()

@@ -1,15 +1,16 @@
 """Everything the tables stage adds to the scores: the paper's Tables 2-7, their 95% intervals and
 paired tests, from the pipeline's own predictions. :class:`PaperTables` holds the rows, the intervals
-and the tests; Tables 5-7 are built in their own modules (``ablations``, ``scaling``, ``completion``)
-from it. Pure: numbers in, text out (the figures' data: socialbench.moca.results.paper_figures)."""
+and the tests; Tables 5-7 are built from it in their own modules (``ablations``, ``scaling``,
+``completion``); ``MocaBenchmark.tables`` writes them all. Pure: numbers in, text out (the figures'
+data: socialbench.moca.results.paper_figures)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from socialbench.moca.eval.scoring import STATS
-from socialbench.moca.results.answers import answers_csv, answers_note
-from socialbench.moca.results.grids import Grid, grid_ci_csv, grid_csv, grid_latex, grid_markdown
+from socialbench.moca.results.answers import answers_note
+from socialbench.moca.results.grids import Grid, grid_markdown
 from socialbench.moca.results.settings import TableSettings
 from socialbench.moca.results.significance import (
     FAMILY,
@@ -17,7 +18,6 @@ from socialbench.moca.results.significance import (
     TABLES_2_4,
     Comparison,
     paired_comparisons,
-    tests_csv,
     with_holm,
 )
 from socialbench.moca.results.tables import CI_METRICS, CODAR, COLUMNS, DIRECT, HEADER, LEVEL, row_name
@@ -284,20 +284,3 @@ class PaperTables:
         return grid_markdown(g), csv_text(columns, rows)
 
     # -- files --
-    def files(self) -> tuple[dict[str, str], list[str]]:
-        """Tables 5-7 (md, csv, tex, ci.md, ci.csv) and tests.csv; and their Markdown, for all.md."""
-        out, md = {}, []
-        from socialbench.moca.results.ablations import table5
-        from socialbench.moca.results.completion import table7
-        from socialbench.moca.results.scaling import table6
-
-        for g, ci in (table5(self), table6(self), table7(self)):
-            out[f"{g.name}.md"] = grid_markdown(g)
-            out[f"{g.name}.csv"] = grid_csv(g)
-            out[f"{g.name}.tex"] = grid_latex(g)
-            out[f"{g.name}.ci.md"] = grid_markdown(ci)
-            out[f"{g.name}.ci.csv"] = grid_ci_csv(ci)
-            md.append(out[f"{g.name}.md"])
-        out["tests.csv"] = tests_csv(self.comparisons)
-        out["answers.csv"] = answers_csv(self.answers or {})
-        return out, md
