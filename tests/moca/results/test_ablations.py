@@ -50,3 +50,18 @@ def test_table5_without_ablation_runs_says_which_methods_to_add():
     assert read_csv(files["table5.csv"]) == [] and files["table5.csv"].startswith(
         "Scenario,Backbone,Variant,Atomic Avg."
     )
+
+
+def test_table5_has_the_answer_format_line_of_tables_2_to_4_per_row():
+    inst = make_instances(10)
+    runs = {
+        ("a", "codar"): answers(inst, "a", "codar", lambda k, f: k < 6),
+        ("a", "codar__wo_step5"): answers(inst, "a", "codar__wo_step5", lambda k, f: k < 4),
+    }
+    for rec in runs[("a", "codar__wo_step5")][:2]:
+        rec["format"] = {"retries": 1, "repairs": ["retry"], "ignored_keys": [], "last_tuple_kept": None}
+    files, _ = run_tables(inst, runs, {"a": {"category": "x"}}, methods=("codar", "codar__wo_step5"))
+    line = next(x for x in files["table5.md"].splitlines() if x.startswith("Answer format per row"))
+    assert "a CoDAR (intent) 0.00 / 0; a w/o Step 5 (intent) 0.00 / 2 (retry 2);" in line
+    assert line.endswith("answers.csv has every count (params moca.answer: the same policy for every method).")
+    assert r"\footnotesize Answer format per row" in files["table5.tex"]

@@ -40,3 +40,12 @@ def test_the_scenario_notes_give_each_rows_invalid_rate_and_repaired_answers():
     files, scores = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
     inv = scores[("a", "codar")]["intent"]["invalid_rate"]
     assert f"a + codar {inv:.2f} / 2 (invalid tuple 2)" in files["intent.md"]
+
+
+def test_a_run_with_failures_says_how_many_of_its_n_failed():
+    inst = make_instances(10)
+    runs = codar_runs(inst)
+    runs[("b", "direct")][0] = {**runs[("b", "direct")][0], "error": "answer truncated at max_tokens"}
+    files, _ = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
+    assert ", 1 of N = 10 failed (scored invalid);" in files["intent.md"]
+    assert "failed (scored invalid)" not in files["stance.md"]

@@ -215,3 +215,12 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
     out = tmp_path / "t"
     assert (out / "figures" / "fig9_gains.png").read_bytes().startswith(b"\x89PNG")
     assert len(read_csv((out / "intent.ci.csv").read_text())) == 4 * 9 and read_csv((out / "tests.csv").read_text())
+
+
+def test_a_row_on_fewer_instances_than_the_table_prints_its_own_n():
+    rows = build_rows(
+        {("a", "direct"): {"intent": SC}, ("b", "direct"): {"intent": SC}}, {"a": "x", "b": "x"}, "intent"
+    )
+    md = to_markdown("intent", rows, 4, {"a": 0, "b": 0}, row_n={"a": 4, "b": 3})
+    assert "N = 4 per row (but b: N = 3); no instance had media that failed at evaluation time." in md
+    assert "(but" not in to_markdown("intent", rows, 4, {"a": 0, "b": 0}, row_n={"a": 4, "b": 4})
