@@ -72,3 +72,56 @@ def test_a_format_override_is_written_as_given():
 def test_an_unknown_layout_is_refused():
     with pytest.raises(ValueError, match="layout"):
         Table("T", [], layout="wide")
+
+
+# ---- the number cell ---------------------------------------------------------------------------------
+from socialbench.results.tables import SIGNED, Num, NumStyle  # noqa: E402
+
+ARROWS = NumStyle(missing="-", tex_missing=None, change="arrow")
+
+
+def test_a_number_with_its_change_and_mark_in_each_format():
+    t = Num(80.0, delta=3.125, mark=True, best=True).render(SIGNED)
+    assert (t.plain, t.md, t.tex, t.csv) == (
+        "80.00 (+3.12*)",
+        "**80.00** (+3.12\\*)",
+        r"\textbf{80.00} (+3.12$^{*}$)",
+        "80.00",
+    )
+
+
+def test_the_arrow_style_writes_changes_as_arrows_and_no_change_as_plus_minus():
+    assert Num(60.0, delta=-5.0).render(ARROWS).md == "60.00 (↓5.00)"
+    assert Num(60.0, delta=0.0).render(ARROWS).tex == r"60.00 ($\pm$0.00)"
+
+
+def test_an_interval_and_the_n_a_cell_stands_on_follow_the_value():
+    c = Num(50.0, low=30.0, high=70.0, has_ci=True, n=15)
+    assert c.render(ARROWS).md == "50.00 [30.00, 70.00] (n=15)"
+    assert c.render(ARROWS).tex == r"50.00 {\scriptsize [30.00, 70.00]} (n=15)"
+
+
+def test_an_interval_counts_its_undefined_resamples_and_a_missing_bound():
+    assert Num(50.0, low=None, high=70.0, has_ci=True, undefined=3).render().md == "50.00 [–, 70.00] (3 undef.)"
+
+
+def test_a_missing_value_is_the_styles_mark_and_an_empty_csv_cell():
+    t = Num(None, delta=None).render(SIGNED)
+    assert (t.plain, t.tex, t.csv) == ("–", "--", "")
+    assert Num(None, n=0).render(ARROWS).md == "- (n=0)"
+    assert Num(50.0, has_delta=True).render(ARROWS).md == "50.00 (-)"  # a base row without this value
+
+
+def test_a_text_cell_is_escaped_per_format():
+    t = Num(text="n=0, 100% not evaluated")
+    assert to_latex(Table("t", [Block(["a"], [Row([t])])])).count(r"100\% not evaluated") == 1
+
+
+def test_a_table_writes_its_numbers_in_its_style():
+    t = Table("t", [Block(["m", "v"], [Row(["x", Num(1.0, delta=2.0)])])], style=ARROWS)
+    assert "| x | 1.00 (↑2.00) |" in to_markdown(t) and to_csv(t).splitlines()[1] == "x,1.00"
+
+
+def test_a_style_takes_only_its_two_kinds_of_change():
+    with pytest.raises(ValueError, match="change must be"):
+        NumStyle(change="percent")

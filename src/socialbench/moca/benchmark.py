@@ -15,12 +15,35 @@ from socialbench.core.benchmarks import Benchmark, Exchange, Final, excluded, sp
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
-    """The unweighted mean of a metric over the scenarios (the overall score), to 2 decimals; None
+    """The unweighted mean of a metric over the scenarios (the overall score), to 2 decimals half-up
+    (``socialbench.results.numbers``, as every table value); None
     when a scenario's value is undefined (a mean of fewer scenarios would not compare across models)."""
-    values = [sc.get(metric) for sc in scores.values()]
-    if not values or any(v is None for v in values):
-        return None
-    return round(sum(values) / len(values), 2)
+    from socialbench.results.numbers import mean
+
+    return mean(sc.get(metric) for sc in scores.values())
+
+
+def tables_5_to_7(paper: Any) -> tuple[dict[str, str], list[str]]:
+    """Tables 5-7 (md, csv, tex, ci.md, ci.csv), tests.csv and answers.csv of a ``PaperTables``; and
+    the tables' Markdown, for all.md. Here, where the modules of the paper's tables meet."""
+    from socialbench.moca.results.ablations import table5
+    from socialbench.moca.results.answers import answers_csv
+    from socialbench.moca.results.completion import table7
+    from socialbench.moca.results.grids import grid_ci_csv, grid_csv, grid_latex, grid_markdown
+    from socialbench.moca.results.scaling import table6
+    from socialbench.moca.results.significance import tests_csv
+
+    out, md = {}, []
+    for g, ci in (table5(paper), table6(paper), table7(paper)):
+        out[f"{g.name}.md"] = grid_markdown(g)
+        out[f"{g.name}.csv"] = grid_csv(g)
+        out[f"{g.name}.tex"] = grid_latex(g)
+        out[f"{g.name}.ci.md"] = grid_markdown(ci)
+        out[f"{g.name}.ci.csv"] = grid_ci_csv(ci)
+        md.append(out[f"{g.name}.md"])
+    out["tests.csv"] = tests_csv(paper.comparisons)
+    out["answers.csv"] = answers_csv(paper.answers or {})
+    return out, md
 
 
 def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
@@ -236,18 +259,12 @@ class MocaBenchmark(Benchmark):
         """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
         5-7, Figures 6, 7 and 9, and, given the instances and predictions, a 95% bootstrap interval for
         every cell and paired tests (socialbench.moca.results.tables)."""
+        from socialbench.moca.results.answers import answer_counts
+        from socialbench.moca.results.correctness import correctness_cells
+        from socialbench.moca.results.paper import PaperTables
         from socialbench.moca.results.paper_figures import paper_figures
-        from socialbench.moca.results.tables import (
-            PaperTables,
-            TableSettings,
-            answer_counts,
-            correctness_cells,
-            exclusions_markdown,
-            row_name,
-            to_csv,
-            to_latex,
-            to_markdown,
-        )
+        from socialbench.moca.results.settings import TableSettings
+        from socialbench.moca.results.tables import exclusions_markdown, row_name, to_csv, to_latex, to_markdown
 
         categories = {m: e["category"] for m, e in params["models"].items()}
         # pairs params exclude have no score files; one given anyway gets no row
@@ -272,16 +289,17 @@ class MocaBenchmark(Benchmark):
         md_all = []
         for s in paper.scenarios:
             rows = paper.named_rows(s)
-            n = next((sc[s]["n"] for sc in scores.values() if s in sc), None)
+            row_n = {row_name(m, meth): sc[s]["n"] for (m, meth), sc in scores.items() if s in sc}
+            n = max(row_n.values(), default=None)  # the table's N; a row on fewer instances prints its own
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
-            anns = paper.annotations(s)
-            md = to_markdown(s, rows, n, media, anns) + paper.scenario_notes(s)
+            changes = paper.changes(s)
+            md = to_markdown(s, rows, n, media, changes, row_n) + paper.scenario_notes(s)
             md_all.append(md)
             files[f"{s}.md"] = md
             files[f"{s}.csv"] = to_csv(rows)
-            files[f"{s}.tex"] = to_latex(s, rows, n, media, anns)
+            files[f"{s}.tex"] = to_latex(s, rows, n, media, changes, row_n)
             files[f"{s}.ci.md"], files[f"{s}.ci.csv"] = paper.scenario_ci(s)
-        grids, grids_md = paper.files()
+        grids, grids_md = tables_5_to_7(paper)
         files.update(grids)
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables,

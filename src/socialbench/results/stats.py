@@ -34,11 +34,12 @@ import hashlib
 import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from socialbench.results.numbers import half_up
 
 __all__ = [
     "CellCI",
@@ -249,10 +250,7 @@ def metric_counts(correct: Correctness, *, defs: MetricSet) -> dict[str, tuple[i
 def _round(x: float | Fraction | None, decimals: int | None) -> float | None:
     if x is None:
         return None
-    if decimals is None:
-        return float(x)
-    d = Decimal(x.numerator) / Decimal(x.denominator) if isinstance(x, Fraction) else Decimal(repr(float(x)))
-    return float(d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+    return float(x) if decimals is None else half_up(x, decimals)
 
 
 def _point(num: int, den: int, decimals: int | None) -> float | None:

@@ -3,9 +3,11 @@ statistics are built as :class:`Table` values and written by :func:`to_markdown`
 :func:`to_latex`, so there is one escaper per format and one layout of each file.
 
 A table has a title, blocks (a block is one grid of rows under its column heads, with an optional
-heading: a section of the table) and notes. Cells are plain values, escaped per format, or
+heading: a section of the table) and notes. Cells are plain values, escaped per format,
 :class:`Text` with a format's own rendering where it differs (a LaTeX symbol, an escaped Markdown
-star, a number the CSV writes bare). Two layouts: ``compact`` (notes right under the grid, LaTeX
+star, a number the CSV writes bare), or :class:`Num`, a number with what is printed beside it (its
+change, a test's mark, its interval, the N it stands on), written the table's way (:class:`NumStyle`:
+each benchmark prints as its paper does). Two layouts: ``compact`` (notes right under the grid, LaTeX
 ``\\smallskip``) and ``sections`` (each note a paragraph of its own, "Note: " in Markdown).
 
 Pure functions: values in, text out.
@@ -16,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: LaTeX's special characters in text, each replaced by its escaped form.
@@ -59,22 +61,122 @@ class Text:
     csv: str | None = None
 
 
-Cell = Text | str | int | float
+@dataclass(frozen=True)
+class NumStyle:
+    """How a table writes its numbers (each paper's own way). ``missing``: a value that is not there
+    (Markdown, and LaTeX unless ``tex_missing``); ``change``: ``"signed"`` (+3.12 / -0.50) or
+    ``"arrow"`` (↑3.12 / ↓0.50); no change is ±0.00 either way."""
+
+    missing: str = "–"
+    tex_missing: str | None = "--"
+    change: str = "signed"
+
+    def __post_init__(self) -> None:
+        if self.change not in ("signed", "arrow"):
+            raise ValueError(f"change must be 'signed' or 'arrow', got {self.change!r}")
+
+    def number(self, v: float | None) -> str:
+        return self.missing if v is None else f"{v:.2f}"
+
+    def changed(self, d: float | None) -> str:
+        """A change as the table prints it: +3.12 / ↑3.12, ±0.00 for none."""
+        if d is None:
+            return self.missing
+        if d == 0:
+            return "±0.00"
+        if self.change == "signed":
+            return f"{d:+.2f}"
+        return f"{'↑' if d > 0 else '↓'}{abs(d):.2f}"
+
+
+#: The default style: "–" for a missing value, +x / -x changes.
+SIGNED = NumStyle()
+
+
+@dataclass(frozen=True)
+class Num:
+    """A number cell, in percent or points, and what the table prints beside it, in this order:
+
+    ``value`` (``signed``: the value is itself a change, +x / -x; ``best``: bold, the best of its
+    column), ``delta`` (its change from a base row, in parentheses; ``has_delta`` without one prints
+    the missing mark there), ``mark`` (a significant test: a star), the interval ``[low, high]`` when
+    ``has_ci`` (``undefined``: resamples where it was undefined, left out of the percentiles), and ``n``
+    when the value stands on its own N. ``text``: a cell that is a note instead of a number.
+    ``exact``: the unrounded value, for changes computed from it (never printed). The CSV writes the
+    bare value."""
+
+    value: float | None = None
+    delta: float | None = None
+    has_delta: bool = False
+    mark: bool = False
+    signed: bool = False
+    best: bool = False
+    low: float | None = None
+    high: float | None = None
+    undefined: int = 0
+    has_ci: bool = False
+    n: int | None = None
+    text: str | None = None
+    exact: Any = None
+
+    def with_ci(self, low: float | None, high: float | None, undefined: int = 0) -> Num:
+        return replace(self, low=low, high=high, undefined=undefined, has_ci=True)
+
+    def render(self, style: NumStyle = SIGNED) -> Text:
+        """The cell's text in each format."""
+        if self.text is not None:
+            return Text(self.text, csv="")
+        v = style.changed(self.value) if self.signed else style.number(self.value)
+        if self.value is None and not (self.has_delta or self.n is not None):
+            return Text(v, tex=style.tex_missing, csv="")
+        change = ""
+        if self.value is not None and self.delta is not None:
+            change = f" ({style.changed(self.delta)}{'*' * self.mark})"
+        elif self.has_delta:
+            change = f" ({style.missing})"
+        elif self.value is not None and self.mark:
+            change = "*"
+        interval = tex_interval = ""
+        if self.has_ci and self.value is not None:
+            bounds = f"[{style.number(self.low)}, {style.number(self.high)}]"
+            undef = f" ({self.undefined} undef.)" if self.undefined else ""
+            interval, tex_interval = f" {bounds}{undef}", rf" {{\scriptsize {bounds}}}{undef}"
+        n = "" if self.n is None else f" (n={self.n})"
+        return Text(
+            v + change + interval + n,
+            md=(f"**{v}**" if self.best else v) + change.replace("*", "\\*") + interval + n,
+            tex=(rf"\textbf{{{v}}}" if self.best else tex_escape(v))
+            + tex_escape(change).replace("*", "$^{*}$")
+            + tex_interval
+            + n,
+            csv="" if self.value is None else f"{self.value:.2f}",
+        )
+
+
+Cell = Text | Num | str | int | float
+
+
+def _text(c: Cell, style: NumStyle = SIGNED) -> Cell:
+    return c.render(style) if isinstance(c, Num) else c
 
 
 def _plain(c: Cell) -> str:
+    c = _text(c)
     return c.plain if isinstance(c, Text) else str(c)
 
 
-def md_text(c: Cell) -> str:
+def md_text(c: Cell, style: NumStyle = SIGNED) -> str:
+    c = _text(c, style)
     return c.md if isinstance(c, Text) and c.md is not None else md_escape(_plain(c))
 
 
-def tex_text(c: Cell) -> str:
+def tex_text(c: Cell, style: NumStyle = SIGNED) -> str:
+    c = _text(c, style)
     return c.tex if isinstance(c, Text) and c.tex is not None else tex_escape(_plain(c))
 
 
-def csv_value(c: Cell) -> Any:
+def csv_value(c: Cell, style: NumStyle = SIGNED) -> Any:
+    c = _text(c, style)
     if isinstance(c, Text):
         return c.plain if c.csv is None else c.csv
     return c
@@ -109,7 +211,8 @@ class Block:
 class Table:
     """A table: its Markdown heading (``title`` at ``level``), LaTeX caption and label, ``intro``
     lines under the heading (Markdown), its blocks and notes. ``csv``: (columns, rows) when the table's
-    CSV is a long format of its own rather than its cells."""
+    CSV is a long format of its own rather than its cells; ``style``: how its :class:`Num` cells are
+    written."""
 
     title: str
     blocks: list[Block]
@@ -120,6 +223,7 @@ class Table:
     notes: list[Cell] = field(default_factory=list)
     layout: str = "compact"
     csv: tuple[Sequence[Any], Iterable[Sequence[Any]]] | None = None
+    style: NumStyle = SIGNED
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
@@ -153,7 +257,7 @@ def to_markdown(t: Table) -> str:
                 "| " + " | ".join(md_text(c) for c in b.columns) + " |",
                 "|" + "---|" * b.keys + "---:|" * (len(b.columns) - b.keys),
             ]
-            lines += ["| " + " | ".join(md_text(c) for c in r.cells) + " |" for r in b.rows]
+            lines += ["| " + " | ".join(md_text(c, t.style) for c in r.cells) + " |" for r in b.rows]
         if b.empty is not None:
             lines += ["", b.empty]
         if sections:
@@ -184,7 +288,7 @@ def to_csv(t: Table) -> str:
     if t.csv is not None:
         return csv_text(*t.csv)
     columns = [csv_value(c) for c in t.blocks[0].columns] if t.blocks else []
-    return csv_text(columns, ([csv_value(c) for c in r.cells] for b in t.blocks for r in b.rows))
+    return csv_text(columns, ([csv_value(c, t.style) for c in r.cells] for b in t.blocks for r in b.rows))
 
 
 def to_latex(t: Table) -> str:
@@ -207,7 +311,7 @@ def to_latex(t: Table) -> str:
         for r in b.rows:
             if r.rule_before:
                 out.append(r"\midrule")
-            out.append(" & ".join(tex_text(c) for c in r.cells) + r" \\")
+            out.append(" & ".join(tex_text(c, t.style) for c in r.cells) + r" \\")
         out += [r"\bottomrule", r"\end{tabular}"]
         if sections:
             out.append(r"\par\medskip")

@@ -5,7 +5,8 @@ import pytest
 
 from socialbench.core.errors import DataError
 from socialbench.meetingtom.eval.scoring import score
-from socialbench.meetingtom.results.tables import accuracy_ci, conditional_ci, macro_f1_ci, output_files, tables
+from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci
+from socialbench.meetingtom.results.tables import output_files, tables
 from tests.meetingtom.conftest import mt_params
 
 F1 = ("task1", "task3_1")
@@ -212,28 +213,6 @@ def test_without_per_instance_data_macro_f1_has_no_interval_and_a_note(out):
     assert "| 10.00 |" in md and "Macro-F1 intervals need each instance's answer" in md
 
 
-# ---- intervals --------------------------------------------------------------------------------------
-def test_an_interval_contains_its_point_and_is_the_same_every_time():
-    lo, hi = accuracy_ci(18, 60, 7, ("m", "direct", "g"))
-    assert lo < 30.0 < hi and (lo, hi) == accuracy_ci(18, 60, 7, ("m", "direct", "g"))
-
-
-def test_the_conditional_interval_is_undefined_without_a_counted_instance():
-    assert conditional_ci(0, 0, 5, 7, ("m", "x", "task3_2/demo")) == (None, None)
-    lo, hi = conditional_ci(6, 10, 30, 7, ("m", "x", "task3_2/demo"))
-    assert lo < 60.0 < hi
-
-
-def test_the_macro_f1_interval_brackets_its_point_and_is_deterministic():
-    from socialbench.meetingtom.eval.scoring import macro_f1
-
-    gold = ["a"] * 20 + ["b"] * 10 + ["c"] * 5
-    pred = ["a"] * 15 + ["b"] * 5 + ["b"] * 6 + ["a"] * 4 + ["c", None, "a", "c", "b"]
-    point = float(100 * macro_f1(gold, pred))
-    lo, hi = macro_f1_ci(gold, pred, 7, ("m", "x", "task1/demo", "macro_f1"))
-    assert lo < point < hi and (lo, hi) == macro_f1_ci(gold, pred, 7, ("m", "x", "task1/demo", "macro_f1"))
-
-
 # ---- with per-instance data ---------------------------------------------------------------------------
 VALUES = ["active_engagement", "focused_listening", "hesitation"]
 
@@ -358,3 +337,18 @@ def test_table1s_real_corpus_rows_name_their_modality_and_gold():
     md = tables(SCORES, p)[0]["table1_overall.md"]
     assert "| gem | No Prompt (utterances; gold: AMI addressee annotations" in section(md, "AMI meetings")
     assert "| gem | No Prompt |" in section(md, "demo meetings")
+
+
+def test_a_row_answered_on_a_subset_prints_its_own_n_and_the_csv_gives_it():
+    scores = {k: {g: dict(v) for g, v in sc.items()} for k, sc in SCORES.items()}
+    scores[("people", "no_prompt")]["task2_1/demo"].update(n=15, correct=12, accuracy=80.0)  # 5 not evaluated
+    files = tables(scores, params())[0]
+    demo = section(files["table1_overall.md"], "demo meetings")
+    people = next(line for line in demo.splitlines() if "| people |" in line)
+    assert "| 80.00 [" in people and "] (n=15) |" in people and people.count("(n=15)") == 1
+    gem = next(line for line in demo.splitlines() if "| gem |" in line)
+    assert "(n=20)" not in gem  # a row on the column's n prints none
+    row = next(
+        r for r in files["table1_overall.csv"].splitlines() if ",people,no_prompt," in r and ",task2_1,accuracy," in r
+    )
+    assert row.split(",")[10:12] == ["15", "20"]

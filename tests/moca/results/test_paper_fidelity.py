@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from socialbench.core.errors import ConfigError
-from socialbench.moca.results.tables import TableSettings, best_in_category
+from socialbench.moca.results.settings import TableSettings
+from socialbench.moca.results.tables import best_in_category
 from tests.moca.results.test_tables import (
     MODELS,
     SCENARIOS,

@@ -30,11 +30,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.results.numbers import half_up
 
 TASKS = ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
 F1_TASKS = ("task1", "task3_1")
@@ -44,8 +44,8 @@ METRICS = ("accuracy", "chance", "correct", "invalid", "invalid_rate", "n", "n_t
 
 
 def percent(value: Fraction) -> float:
-    d = Decimal(value.numerator * 100) / Decimal(value.denominator)
-    return float(d.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    """100 * value, rounded half-up to two decimals (``socialbench.results.numbers``)."""
+    return half_up(100 * value)
 
 
 def group_of(instance: dict[str, Any]) -> str:

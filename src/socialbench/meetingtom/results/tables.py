@@ -22,36 +22,32 @@ a correct 3.1, with its denominator n). A task without instances in a source is 
 source's section with a note; a source without instances gets a note instead of a section; a table
 without runs is still written, with a note naming the params entry that adds them.
 
-Intervals (every accuracy and Macro-F1 cell): 95% instance-level percentile bootstrap, B = 2000,
-seed ``stats.cell_seed(seed, model, method, group[, metric])``, as in the MoCA statistics.
-Accuracy is a mean of exchangeable 0/1 outcomes and Task 3.2's conditional accuracy a ratio of two
-sums of them (correct / eligible, over all 3.2 instances resampled), so both come from the score
-file's counts. Macro-F1 needs each instance's gold and predicted value: with ``instances`` and
-``predictions`` given, each run is rescored (a score file that no longer matches is a DataError) and
-its interval computed; without them its interval is left out with a note.
+Intervals (every accuracy and Macro-F1 cell): 95% instance-level percentile bootstrap, from the
+shared statistics (``socialbench.meetingtom.results.intervals``). A cell computed on fewer instances
+than its column's n (a human row answered on a subset, the rest not evaluated) prints its own n.
+Cells are the shared number cell (``socialbench.results.tables.Num``), written in the paper's way
+(``STYLE``: "-" for a missing value, ↑/↓ changes) and rounded by the one rule
+(``socialbench.results.numbers``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 from socialbench.core.benchmarks import excluded
-from socialbench.core.errors import DataError
 from socialbench.meetingtom.eval.scoring import macro_f1
+from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, macro_f1_ci
+from socialbench.results import numbers
 from socialbench.results import tables as rt
-from socialbench.results.stats import MetricSet
-from socialbench.results.tables import tex_escape
+from socialbench.results.tables import Num, NumStyle
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
 SOURCES = ("demo", "ami")
-RESAMPLES = 2000
-LEVEL = 0.95
-#: Accuracy as the statistics compute it: one correctness column, its mean.
-ACCURACY = MetricSet(columns=("correct",), metrics={"accuracy": ("correct", None)})
+#: How the tables write numbers, as the paper's: "-" for a missing value, ↑2.30 / ↓0.50 for a change.
+STYLE = NumStyle(missing="-", tex_missing=None, change="arrow")
 BASE = "no_prompt"
 METHOD_LABELS = {"no_prompt": "No Prompt", "naive_cot": "Naive-CoT", "task_cot": "Task-CoT", "ecot": "ECoT"}
 PROMPTING = ("no_prompt", "naive_cot", "task_cot", "ecot")
@@ -112,121 +108,26 @@ def output_files(with_figures: bool = True) -> list[str]:
     )
 
 
-# ---- intervals ------------------------------------------------------------------------------------
-def accuracy_ci(correct: int, n: int, seed: int, key: tuple[str, ...]) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of ``correct`` of ``n`` (stats.bootstrap_ci on the counts)."""
-    import numpy as np
-
-    from socialbench.results.stats import bootstrap_ci, cell_seed
-
-    if n == 0:  # nothing scored (Task 1 in a contextual-prior run): no interval
-        return None, None
-    outcome = np.zeros((n, 1), dtype=bool)
-    outcome[:correct] = True
-    ci = bootstrap_ci(outcome, defs=ACCURACY, n_resamples=RESAMPLES, seed=cell_seed(seed, *key), level=LEVEL)
-    return ci.intervals["accuracy"].low, ci.intervals["accuracy"].high
-
-
-def _weights(n: int, seed: int, key: tuple[str, ...]):
-    """(B, n): how often each instance is drawn in each resample, drawn as stats.bootstrap_ci draws."""
-    from socialbench.results.stats import cell_seed, resample_counts
-
-    return resample_counts(n, RESAMPLES, cell_seed(seed, *key))
-
-
-def conditional_ci(
-    correct: int, n: int, n_total: int, seed: int, key: tuple[str, ...]
-) -> tuple[float | None, float | None]:
-    """Task 3.2's interval: all ``n_total`` instances resampled, accuracy = correct / eligible per
-    resample (``n`` eligible, the first ``correct`` of them right); resamples without an eligible
-    instance are left out. None when n = 0."""
-    import numpy as np
-
-    from socialbench.results.stats import percentile_interval
-
-    if n == 0:
-        return None, None
-    eligible = np.zeros(n_total)
-    eligible[:n] = 1
-    right = np.zeros(n_total)
-    right[:correct] = 1
-    w = _weights(n_total, seed, key)
-    den, num = w @ eligible, w @ right
-    with np.errstate(invalid="ignore", divide="ignore"):
-        values = np.where(den > 0, 100 * num / den, np.nan)
-    low, high, _ = percentile_interval(values, LEVEL)
-    return low, high
-
-
-def macro_f1_ci(
-    gold: Sequence[Any], pred: Sequence[Any], seed: int, key: tuple[str, ...]
-) -> tuple[float | None, float | None]:
-    """Macro-F1's interval: instances resampled, Macro-F1 recomputed on each resample over the classes
-    present in it (as ``scoring.macro_f1``: gold values and valid predictions; None = invalid)."""
-    import numpy as np
-
-    from socialbench.results.stats import percentile_interval
-
-    classes = sorted(set(gold) | {p for p in pred if p is not None})
-    t = np.array([[g == c for c in classes] for g in gold], dtype=np.float64)
-    p = np.array([[q == c for c in classes] for q in pred], dtype=np.float64)
-    w = _weights(len(gold), seed, key)
-    tp, n_pred, n_true = w @ (t * p), w @ p, w @ t
-    den = n_pred + n_true
-    present = den > 0
-    f1 = np.where(present, 2 * tp / np.where(present, den, 1), 0.0)
-    values = 100 * f1.sum(axis=1) / present.sum(axis=1)
-    low, high, _ = percentile_interval(values, LEVEL)
-    return low, high
-
-
-# ---- formatting helpers -------------------------------------------------------------------------
-def _fmt(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}"
-
-
-def difference(a: Cell, b: Cell) -> float | None:
+# ---- changes ---------------------------------------------------------------------------------------
+def difference(a: Num, b: Num) -> float | None:
     """``a - b`` rounded half-up to two decimals, from the unrounded values (``exact``: accuracy from
     the counts, Macro-F1 when each instance's answer is given), so a change is never the difference
     of two roundings; a cell without its exact value falls back to the printed two-decimal value."""
     if a.value is None or b.value is None:
         return None
     if a.exact is not None and b.exact is not None:
-        d = Decimal((a.exact - b.exact).numerator) / Decimal((a.exact - b.exact).denominator)
-    else:
-        d = Decimal(repr(float(a.value))) - Decimal(repr(float(b.value)))
-    return float(d.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
-def arrow(delta: float, latex: bool = False) -> str:
-    """A change as the paper prints it: ↑2.30 / ↓0.50 (no change: ±0.00)."""
-    if delta == 0:
-        return "$\\pm$0.00" if latex else "±0.00"
-    up = delta > 0
-    sym = ("$\\uparrow$" if up else "$\\downarrow$") if latex else ("↑" if up else "↓")
-    return f"{sym}{abs(delta):.2f}"
+        return numbers.difference(a.exact, b.exact)
+    return numbers.difference(a.value, b.value)
 
 
 # ---- the table model ------------------------------------------------------------------------------
-@dataclass
-class Cell:
-    value: float | None = None
-    low: float | None = None
-    high: float | None = None
-    n: int | None = None  # Task 3.2: the conditional denominator
-    delta: float | None = None
-    has_delta: bool = False
-    text: str | None = None  # a cell that is a note ("n=0, not evaluated")
-    exact: Fraction | None = None  # the unrounded percentage, for changes (``difference``)
-
-
 @dataclass
 class Row:
     category: str
     model: str
     method: str
     setting: str
-    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    cells: dict[tuple[str, str], Num] = field(default_factory=dict)
 
 
 @dataclass
@@ -302,17 +203,16 @@ class Context:
             return ""
         return f" ({self.source_modality(source) or 'the source modality'}; {GOLD[source]})"
 
-    def invalid_cell(self, model: str, method: str, source: str) -> Cell | None:
+    def invalid_cell(self, model: str, method: str, source: str) -> Num | None:
         """The run's invalid answers over all its instances of ``source`` (every task), in percent."""
         groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.split("/", 1)[1] == source]
         total = sum(m["n_total"] for m in groups)
         if not total:
             return None
         exact = 100 * Fraction(sum(m["invalid"] for m in groups), total)
-        value = float(Decimal(exact.numerator) / Decimal(exact.denominator))
-        return Cell(float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), exact=exact)
+        return Num(numbers.half_up(exact), exact=exact)
 
-    def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Cell | None:
+    def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Num | None:
         if metric == "invalid_rate":
             return self.invalid_cell(model, method, source)
         g = f"{task}/{source}"
@@ -320,24 +220,27 @@ class Context:
         if m is None:
             return None
         if m["n"] == 0 and self.needs_video(method) and self.source_modality(source) == "utterances":
-            return Cell(text=NO_VIDEO)  # a video run on a source without media: no call was made
+            return Num(text=NO_VIDEO)  # a video run on a source without media: no call was made
         if (
             m["n"] == 0 and task != "task3_2"
         ):  # the run evaluates none of them (recorded answers that do not cover them)
-            return Cell(text=NOT_EVALUATED)
+            return Num(text=NOT_EVALUATED)
+        # a row on fewer instances than the column's (the rest not evaluated: a human row answered on a
+        # subset) prints its own n; Task 3.2 prints its conditional n always
+        own_n = m["n"] if m["n"] < m["n_total"] else None
         if metric == "macro_f1":
             low = high = exact = None
             if self.values is not None and (model, method, g) in self.values and m["macro_f1"] is not None:
                 gold, pred = self.values[(model, method, g)]
                 low, high = macro_f1_ci(gold, pred, self.seed, (model, method, g, "macro_f1"))
                 exact = 100 * macro_f1(gold, pred)
-            return Cell(m["macro_f1"], low, high, exact=exact)
+            return Num(m["macro_f1"], low=low, high=high, has_ci=low is not None, exact=exact, n=own_n)
         exact = 100 * Fraction(m["correct"], m["n"]) if m["n"] else None
         if task == "task3_2":
             low, high = conditional_ci(m["correct"], m["n"], m["n_total"], self.seed, (model, method, g))
-            return Cell(m["accuracy"], low, high, n=m["n"], exact=exact)
+            return Num(m["accuracy"], low=low, high=high, has_ci=low is not None, n=m["n"], exact=exact)
         low, high = accuracy_ci(m["correct"], m["n"], self.seed, (model, method, g))
-        return Cell(m["accuracy"], low, high, exact=exact)
+        return Num(m["accuracy"], low=low, high=high, has_ci=low is not None, exact=exact, n=own_n)
 
     def row(self, model: str, method: str, setting: str, source: str, columns, base: str | None = None) -> Row:
         r = Row(self.categories.get(model, ""), model, method, setting)
@@ -347,8 +250,7 @@ class Context:
                 continue
             if base is not None and metric != "invalid_rate":  # a change only for scores
                 b = self.cell(model, base, task, metric, source) if (model, base) in self.scores else None
-                c.has_delta = b is not None
-                c.delta = difference(c, b) if b is not None else None
+                c = replace(c, has_delta=b is not None, delta=difference(c, b) if b is not None else None)
             r.cells[(task, metric)] = c
         return r
 
@@ -358,7 +260,7 @@ class Context:
         for task, metric, _ in columns:
             m = any_sc.get(f"{task}/{source}")
             if m is not None:
-                r.cells[(task, metric)] = Cell(m["chance"]) if metric == "accuracy" else Cell(text="-")
+                r.cells[(task, metric)] = Num(m["chance"]) if metric == "accuracy" else Num(text="-")
         return r
 
     def sections(self, make_rows, extra: Sequence[tuple[str, str, str]] = ()) -> tuple[list[Section], list[str]]:
@@ -502,7 +404,7 @@ def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: b
             if kind == "priors":
                 for task, metric, _ in cols:
                     if task == "task1":
-                        r.cells[(task, metric)] = Cell(text=NOT_EVALUATED)
+                        r.cells[(task, metric)] = Num(text=NOT_EVALUATED)
             out.append(r)
         return out
 
@@ -582,19 +484,9 @@ def build_tables(ctx: Context) -> list[Table]:
 
 
 # ---- rendering ----------------------------------------------------------------------------------
-def _cell_text(c: Cell | None, latex: bool = False) -> str:
-    if c is None:
-        return "--" if latex else "-"
-    if c.text is not None:
-        return tex_escape(c.text) if latex else c.text
-    s = _fmt(c.value)
-    if c.has_delta:
-        s += f" ({arrow(c.delta, latex)})" if c.delta is not None else " (-)"
-    if c.low is not None:
-        s += f" {{\\scriptsize [{_fmt(c.low)}, {_fmt(c.high)}]}}" if latex else f" [{_fmt(c.low)}, {_fmt(c.high)}]"
-    if c.n is not None:
-        s += f" (n={c.n})"
-    return s
+def _cell(c: Num | None) -> rt.Cell:
+    """A cell as the shared model writes it; no cell at all (a run without that group) is "-" ("--")."""
+    return rt.Text("-", tex="--") if c is None else c
 
 
 def _header(section: Section, col: tuple[str, str, str]) -> str:
@@ -656,11 +548,7 @@ def as_table(t: Table) -> rt.Table:
     for s in t.sections:
         rows = [
             rt.Row(
-                [r.category, r.model, r.setting]
-                + [
-                    rt.Text(_cell_text(c), tex=_cell_text(c, latex=True))
-                    for c in (r.cells.get((col[0], col[1])) for col in s.columns)
-                ],
+                [r.category, r.model, r.setting] + [_cell(r.cells.get((col[0], col[1]))) for col in s.columns],
                 rule_before=r.category == "chance",
             )
             for r in s.rows
@@ -686,6 +574,7 @@ def as_table(t: Table) -> rt.Table:
         notes=list(t.notes),
         layout="sections",
         csv=(CSV_COLUMNS, _csv_rows(t)),
+        style=STYLE,
     )
 
 
@@ -701,42 +590,6 @@ def to_latex(t: Table) -> str:
     return rt.to_latex(as_table(t))
 
 
-# ---- per-instance data ------------------------------------------------------------------------------
-def instance_values(
-    instances: list[dict[str, Any]],
-    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
-    scores: Mapping[tuple[str, str], Mapping[str, Any]],
-) -> dict[tuple[str, str, str], tuple[list[Any], list[Any]]]:
-    """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups, each run
-    rescored and checked against its score file (stale scores are a DataError)."""
-    from socialbench.meetingtom.eval.scoring import F1_TASKS, outcomes, score_outcomes
-
-    out = {}
-    for (model, method), sc in sorted(scores.items()):
-        if (model, method) not in predictions:
-            raise DataError(f"{model}/{method}", "no predictions given for this score file (--predictions-dir)")
-        source, records = predictions[(model, method)]
-        scored = outcomes(instances, records, source=source)
-        now = score_outcomes(scored)
-        for g in sorted(set(now) | set(sc)):
-            for key in sorted(set(now.get(g) or {}) | set(sc.get(g) or {})):
-                was, got = (sc.get(g) or {}).get(key), (now.get(g) or {}).get(key)
-                if was != got:
-                    raise DataError(
-                        source,
-                        f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}: the"
-                        " scores are stale or come from other instances (rerun socialbench score)",
-                        record=f"group {g!r}",
-                        field=key,
-                    )
-        for o in scored:
-            if o.group.split("/", 1)[0] in F1_TASKS:
-                gold, pred = out.setdefault((model, method, o.group), ([], []))
-                gold.append(o.gold)
-                pred.append(o.pred)
-    return out
-
-
 def tables(
     scores: Mapping[tuple[str, str], Mapping[str, Any]],
     params: Mapping[str, Any],
@@ -747,6 +600,7 @@ def tables(
     Figure 4 when ``instances`` are given, and the headline ``{"<model>.<method>": {group: {"accuracy",
     "macro_f1" (Tasks 1 and 3.1)}}}`` of every run kept."""
     from socialbench.meetingtom.eval.scoring import F1_TASKS
+    from socialbench.meetingtom.results.intervals import instance_values
 
     ctx0 = Context(scores, params, None)
     values = (

@@ -18,21 +18,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from socialbench.moca.results import figures
-from socialbench.moca.results.tables import (
-    CODAR,
-    COLUMNS,
-    DIRECT,
-    HEADER,
-    TABLES_2_4,
-    Grid,
-    Num,
-    PaperTables,
-    _human_label,
-    difference,
-    grid_csv,
-    grid_markdown,
-    mean,
-)
+from socialbench.moca.results.completion import human_label
+from socialbench.moca.results.grids import Grid, grid_csv, grid_markdown
+from socialbench.moca.results.paper import PaperTables
+from socialbench.moca.results.significance import TABLES_2_4
+from socialbench.moca.results.tables import CODAR, COLUMNS, DIRECT, HEADER
+from socialbench.results.numbers import difference, mean
+from socialbench.results.tables import Num
 
 #: Figure 9's metrics (the paper's gain profile).
 GAIN_METRICS = ("dyad", "faith", "holis")
@@ -44,7 +36,7 @@ DATA_COLUMNS = ["bar", "value", "low", "high", "scenario", "metric", "model"]
 # ---- rows drawn ------------------------------------------------------------------------------------
 def bar(paper: PaperTables, model: str, scenario: str, keys: Sequence[str], label: str | None = None) -> dict[str, Any]:
     """A direct row's values over ``keys`` with their 95% intervals: {label, values, lows, highs}."""
-    cells = [paper._num(model, DIRECT, scenario, k) for k in keys]
+    cells = [paper.cell(model, DIRECT, scenario, k) for k in keys]
     return {
         "label": label or model,
         "values": [c.value for c in cells],
@@ -64,7 +56,7 @@ def human_reference(paper: PaperTables, scenarios: Sequence[str], key: str | Non
         values = [paper.value(paper.human, DIRECT, scenarios[0], k) for _, k in COLUMNS]
     else:
         values = [paper.value(paper.human, DIRECT, s, key) for s in scenarios]
-    return {"label": _human_label(paper.human), "values": values}
+    return {"label": human_label(paper.human), "values": values}
 
 
 def figure6_groups(paper: PaperTables) -> list[tuple[str | None, list[str]]]:
@@ -128,7 +120,7 @@ def figure6(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, 
 
 def _across(paper: PaperTables, model: str) -> dict[str, Any]:
     """A model's Figure 6d values: its direct row's Holis in each scenario with the intervals."""
-    cells = [paper._num(model, DIRECT, s, FIG6D_METRIC) for s in paper.scenarios]
+    cells = [paper.cell(model, DIRECT, s, FIG6D_METRIC) for s in paper.scenarios]
     return {"values": [c.value for c in cells], "lows": [c.low for c in cells], "highs": [c.high for c in cells]}
 
 

@@ -4,8 +4,9 @@ dataset statistics) and evaluation (parsing, scoring), so neither has to import 
 from __future__ import annotations
 
 import re
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
+
+from socialbench.results.numbers import percent as _percent
 
 _SEP = re.compile(r"[\s_\-]+")
 
@@ -18,8 +19,6 @@ def normalize(value: Any) -> str | None:
 
 
 def percent(numerator: int, denominator: int) -> float | None:
-    """100 * numerator / denominator, two decimals rounded half-up; None when the denominator is 0."""
-    if denominator == 0:
-        return None
-    q = (Decimal(100) * numerator / Decimal(denominator)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    return float(q)
+    """100 * numerator / denominator, two decimals rounded half-up (the one rule:
+    ``socialbench.results.numbers``); None when the denominator is 0."""
+    return _percent(numerator, denominator)

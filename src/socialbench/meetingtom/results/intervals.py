@@ -1,0 +1,117 @@
+"""MeetingToM's 95% intervals, from the shared statistics (``socialbench.results.stats``): every
+accuracy and Macro-F1 cell's instance-level percentile bootstrap, B = 2000, seeded
+``stats.cell_seed(seed, model, method, group[, metric])`` as in the MoCA statistics.
+
+Accuracy is a mean of exchangeable 0/1 outcomes and Task 3.2's conditional accuracy a ratio of two sums
+of them (correct / eligible, over all 3.2 instances resampled), so both are ``stats.bootstrap_ci``
+metrics of outcome columns rebuilt from the score file's counts. Macro-F1 is no mean or ratio of
+per-instance indicators: it is recomputed on the same resamples (``stats.resample_counts``) and its
+interval taken by ``stats.percentile_interval``. Its per-instance gold and predicted values come from
+``instance_values``, which rescored each run and checks it against its score file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from socialbench.core.errors import DataError
+from socialbench.results.stats import MetricSet
+
+RESAMPLES = 2000
+LEVEL = 0.95
+#: Accuracy as the statistics compute it: one correctness column, its mean.
+ACCURACY = MetricSet(columns=("correct",), metrics={"accuracy": ("correct", None)})
+#: Task 3.2's conditional accuracy: correct over eligible (a correct paired 3.1), a ratio of sums.
+CONDITIONAL = MetricSet(columns=("eligible", "correct"), metrics={"accuracy": ("correct", "eligible")})
+
+
+def _outcomes(rows: Sequence[tuple[int, int]], n: int):
+    """(n, columns) booleans: column k true for the first ``count`` instances of each ``(k, count)``."""
+    import numpy as np
+
+    out = np.zeros((n, len(rows)), dtype=bool)
+    for k, count in rows:
+        out[:count, k] = True
+    return out
+
+
+def _bootstrap(outcome, defs: MetricSet, seed: int, key: tuple[str, ...]) -> tuple[float | None, float | None]:
+    from socialbench.results.stats import bootstrap_ci, cell_seed
+
+    ci = bootstrap_ci(outcome, defs=defs, n_resamples=RESAMPLES, seed=cell_seed(seed, *key), level=LEVEL)
+    return ci.intervals["accuracy"].low, ci.intervals["accuracy"].high
+
+
+def accuracy_ci(correct: int, n: int, seed: int, key: tuple[str, ...]) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of ``correct`` of ``n`` (stats.bootstrap_ci on the counts)."""
+    if n == 0:  # nothing scored (Task 1 in a contextual-prior run): no interval
+        return None, None
+    return _bootstrap(_outcomes([(0, correct)], n), ACCURACY, seed, key)
+
+
+def conditional_ci(
+    correct: int, n: int, n_total: int, seed: int, key: tuple[str, ...]
+) -> tuple[float | None, float | None]:
+    """Task 3.2's interval: all ``n_total`` instances resampled, accuracy = correct / eligible per
+    resample (``n`` eligible, the first ``correct`` of them right); resamples without an eligible
+    instance are left out (stats.bootstrap_ci's ratio metric). None when n = 0."""
+    if n == 0:
+        return None, None
+    return _bootstrap(_outcomes([(0, n), (1, correct)], n_total), CONDITIONAL, seed, key)
+
+
+def macro_f1_ci(
+    gold: Sequence[Any], pred: Sequence[Any], seed: int, key: tuple[str, ...]
+) -> tuple[float | None, float | None]:
+    """Macro-F1's interval: instances resampled, Macro-F1 recomputed on each resample over the classes
+    present in it (as ``scoring.macro_f1``: gold values and valid predictions; None = invalid)."""
+    import numpy as np
+
+    from socialbench.results.stats import cell_seed, percentile_interval, resample_counts
+
+    classes = sorted(set(gold) | {p for p in pred if p is not None})
+    t = np.array([[g == c for c in classes] for g in gold], dtype=np.float64)
+    p = np.array([[q == c for c in classes] for q in pred], dtype=np.float64)
+    w = resample_counts(len(gold), RESAMPLES, cell_seed(seed, *key))  # the draws of stats.bootstrap_ci
+    tp, n_pred, n_true = w @ (t * p), w @ p, w @ t
+    den = n_pred + n_true
+    present = den > 0
+    f1 = np.where(present, 2 * tp / np.where(present, den, 1), 0.0)
+    values = 100 * f1.sum(axis=1) / present.sum(axis=1)
+    low, high, _ = percentile_interval(values, LEVEL)
+    return low, high
+
+
+def instance_values(
+    instances: list[dict[str, Any]],
+    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    scores: Mapping[tuple[str, str], Mapping[str, Any]],
+) -> dict[tuple[str, str, str], tuple[list[Any], list[Any]]]:
+    """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups, each run
+    rescored and checked against its score file (stale scores are a DataError)."""
+    from socialbench.meetingtom.eval.scoring import F1_TASKS, outcomes, score_outcomes
+
+    out = {}
+    for (model, method), sc in sorted(scores.items()):
+        if (model, method) not in predictions:
+            raise DataError(f"{model}/{method}", "no predictions given for this score file (--predictions-dir)")
+        source, records = predictions[(model, method)]
+        scored = outcomes(instances, records, source=source)
+        now = score_outcomes(scored)
+        for g in sorted(set(now) | set(sc)):
+            for key in sorted(set(now.get(g) or {}) | set(sc.get(g) or {})):
+                was, got = (sc.get(g) or {}).get(key), (now.get(g) or {}).get(key)
+                if was != got:
+                    raise DataError(
+                        source,
+                        f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}: the"
+                        " scores are stale or come from other instances (rerun socialbench score)",
+                        record=f"group {g!r}",
+                        field=key,
+                    )
+        for o in scored:
+            if o.group.split("/", 1)[0] in F1_TASKS:
+                gold, pred = out.setdefault((model, method, o.group), ([], []))
+                gold.append(o.gold)
+                pred.append(o.pred)
+    return out

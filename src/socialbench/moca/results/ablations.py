@@ -1,0 +1,77 @@
+"""Table 5: the ablation of CoDAR's steps (params ``moca.ablations`` with ``table: table5``), each
+variant's Atomic Avg., Dyad, Faith and Holis against full CoDAR with the same backbone, with the paired
+tests, the answer-format line and the 95% intervals."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from socialbench.moca.results.answers import answers_note
+from socialbench.moca.results.grids import Grid
+from socialbench.moca.results.tables import CODAR, HEADER
+from socialbench.results.numbers import difference, mean
+from socialbench.results.tables import Num
+
+if TYPE_CHECKING:
+    from socialbench.moca.results.paper import PaperTables
+
+
+def table5(paper: PaperTables) -> tuple[Grid, Grid]:
+    cols = ["Scenario", "Backbone", "Variant", HEADER["atomic"], "Dyad", "Faith", "Holis"]
+    g = Grid(
+        "table5",
+        "### Table 5: Ablation of CoDAR's steps",
+        "Ablation of CoDAR's steps. Atomic Avg. is the mean of Lab, Subj, Tgt and Mech; (+x / -x): change"
+        " over full CoDAR with the same backbone.",
+        list(cols),
+        3,
+    )
+    ci = Grid("table5.ci", "### Table 5: 95% bootstrap intervals", "", list(cols), 3)
+    backbones = paper.ablation_backbones()
+    atomic_keys = ("label", "subject", "target", "mechanism")
+    answer_rows = []  # (row label, model, method, scenario) of the answer-format line, as Tables 2-4 have
+    for s in paper.scenarios:
+        for m in backbones:
+            full_atomic = mean(paper.value(m, CODAR, s, k) for k in atomic_keys)
+            for meth, label in [(CODAR, "CoDAR"), *paper.settings.ablations]:
+                if not paper.has(m, meth) or s not in paper.scores[(m, meth)]:
+                    continue
+                ablated = meth != CODAR
+                atomic = mean(paper.value(m, meth, s, k) for k in atomic_keys)
+                row = [s, m, label, Num(atomic, difference(atomic, full_atomic) if ablated else None)]
+                crow = [s, m, label, atomic_ci(paper, m, meth, s, atomic)]
+                for key in ("dyad", "faith", "holis"):
+                    d = difference(paper.value(m, meth, s, key), paper.value(m, CODAR, s, key)) if ablated else None
+                    row.append(
+                        Num(paper.value(m, meth, s, key), d, mark=ablated and paper.significant("5", (m, meth), s, key))
+                    )
+                    crow.append(paper.cell(m, meth, s, key))
+                g.rows.append(row)
+                ci.rows.append(crow)
+                answer_rows.append((f"{m} {label} ({s})", m, meth, s))
+    if not backbones:
+        runs = ", ".join(a for a, _ in paper.settings.ablations) or "none defined: see moca.ablations"
+        g.notes.append(
+            f"No rows: no model has codar and ablation runs; add codar and its ablations ({runs}) to moca.methods."
+        )
+    else:
+        missing = [a for a, _ in paper.settings.ablations if not any(paper.has(m, a) for m in backbones)]
+        if missing:
+            g.notes.append(f"Not run: {', '.join(missing)} (add to moca.methods).")
+        g.notes.append(
+            paper.tests_note(
+                "5",
+                "paired test against full CoDAR (exact McNemar; paired bootstrap for Faith; Atomic Avg. is not tested)",
+            )
+        )
+        g.notes.append(answers_note(answer_rows, paper.scores, paper.answers))
+    ci.notes = paper.ci_notes() if backbones else list(g.notes)
+    return g, ci
+
+
+def atomic_ci(paper: PaperTables, model: str, method: str, scenario: str, atomic: float | None) -> Num:
+    cell = None if paper.cells is None else paper.cells.get((model, method, scenario))
+    if cell is None:
+        return Num(atomic)
+    r = paper.resampled([cell], model, method, scenario)  # the cell's own seed: its intervals' resamples
+    return paper.interval(atomic, (r["label"][0] + r["subject"][0] + r["target"][0] + r["mechanism"][0]) / 4)

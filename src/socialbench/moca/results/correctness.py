@@ -1,0 +1,70 @@
+"""Per-instance correctness of every table cell (the input of the intervals and paired tests), read
+from the predictions by the scorer's own functions and checked against the score files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from socialbench.core.errors import DataError
+
+
+def correctness(
+    instances: list[dict[str, Any]],
+    records: list[dict[str, Any]],
+    labels: dict[str, list[str]],
+    mechanisms: dict[str, list[str]],
+    source: str = "predictions",
+) -> dict[str, Any]:
+    """{scenario: (N_s, 5) bool matrix}: c_{i,k} of label, subject, target, mechanism (the order of
+    ``scoring.STATS``'s columns) and invalid, per instance in the instances' order, by the scorer's
+    own functions and rules (``moca.scoring.score``); ``correctness_cells`` checks that their counts
+    give the score file's numbers, so a scorer changed without this function is an error, not a
+    silent difference."""
+    import numpy as np
+
+    from socialbench.moca.eval.scoring import FIELDS, check_predictions, field_matches, instance_valid_sets, is_invalid
+
+    by_id = check_predictions(instances, records, source)
+    rows: dict[str, list[list[bool]]] = {}
+    for gold in instances:
+        s = gold["scenario"]
+        valid = instance_valid_sets(gold, labels.get(s, []), mechanisms.get(s, []))
+        pred = by_id.get(gold["id"])
+        answer = None if pred is not None and pred.get("error") else pred  # as score(): a failed record is no answer
+        c = field_matches(gold, answer, valid)
+        rows.setdefault(s, []).append([c[k] for k in FIELDS] + [is_invalid(answer, valid)])
+    return {s: np.array(r, dtype=bool).reshape(len(r), len(FIELDS) + 1) for s, r in sorted(rows.items())}
+
+
+def correctness_cells(
+    instances,
+    predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    labels,
+    mechanisms,
+    scores: dict[tuple[str, str], dict[str, Any]],
+) -> dict[tuple[str, str, str], Any]:
+    """{(model, method, scenario): correctness matrix} for every pair of ``scores``, each checked
+    against its score file: predictions that no longer give the file's numbers (scored before they
+    changed, or on other instances) are a DataError naming the file, scenario and metric."""
+    from socialbench.moca.eval.scoring import METRICS, score
+
+    out = {}
+    for (model, method), sc in sorted(scores.items()):
+        if (model, method) not in predictions:
+            raise DataError(f"{model}/{method}", "no predictions given for this score file (--predictions-dir)")
+        source, records = predictions[(model, method)]
+        now = score(instances, records, labels, mechanisms, source=source)
+        for s in sorted(set(now) | set(sc)):
+            for key in (*METRICS, "n"):
+                was, got = (sc.get(s) or {}).get(key), (now.get(s) or {}).get(key)
+                if was != got:
+                    raise DataError(
+                        source,
+                        f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}:"
+                        " the scores are stale or come from other instances (rerun socialbench score)",
+                        record=f"scenario {s!r}",
+                        field=key,
+                    )
+        for s, m in correctness(instances, records, labels, mechanisms, source).items():
+            out[(model, method, s)] = m
+    return out

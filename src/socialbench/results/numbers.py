@@ -1,0 +1,54 @@
+"""The one rounding rule of every printed number: half-up to two decimals (``half_up``), and the exact
+arithmetic on those numbers that the tables print (``percent``, ``difference``, ``mean``).
+
+Scores, intervals and tables of every benchmark round here, so a value that is a tie (12.345) goes the
+same way wherever it is printed. An exact value (a ``Fraction``, a ``Decimal``) is rounded as it is; a
+float is taken as it prints (its shortest repr), which is the value a reader sees and recomputes from.
+Pure functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+Number = float | int | Fraction | Decimal
+
+
+def _decimal(x: Number) -> Decimal:
+    if isinstance(x, Fraction):
+        # Decimal's division is correctly rounded to 28 digits: the same for any form of the fraction
+        return Decimal(x.numerator) / Decimal(x.denominator)
+    if isinstance(x, Decimal):
+        return x
+    return Decimal(repr(float(x)))
+
+
+def half_up(x: Number, decimals: int = 2) -> float:
+    """``x`` rounded half-up to ``decimals`` (12.345 -> 12.35, -0.125 -> -0.13)."""
+    return float(_decimal(x).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def percent(numerator: int, denominator: int, decimals: int = 2) -> float | None:
+    """100 * numerator / denominator, exactly, rounded half-up; None when the denominator is 0."""
+    return None if denominator == 0 else half_up(Fraction(100 * numerator, denominator), decimals)
+
+
+def difference(a: Number | None, b: Number | None) -> float | None:
+    """a - b rounded half-up: exact for exact values (a change from the unrounded scores), else of the
+    printed two-decimal values (what a reader computes from the table); None when either is None."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return half_up(a - b)
+    return half_up(_decimal(a) - _decimal(b))
+
+
+def mean(values: Iterable[Number | None]) -> float | None:
+    """The mean of printed values, rounded half-up; None when one is None or none is given (a mean of
+    fewer values would not compare with the others)."""
+    values = list(values)
+    if not values or any(v is None for v in values):
+        return None
+    return half_up(sum((_decimal(v) for v in values), Decimal(0)) / len(values))

@@ -1,0 +1,37 @@
+"""MeetingToM's intervals (socialbench.meetingtom.results.intervals), from the shared statistics."""
+
+import numpy as np
+
+from socialbench.meetingtom.results.intervals import RESAMPLES, accuracy_ci, conditional_ci, macro_f1_ci
+
+
+def test_an_interval_contains_its_point_and_is_the_same_every_time():
+    lo, hi = accuracy_ci(18, 60, 7, ("m", "direct", "g"))
+    assert lo < 30.0 < hi and (lo, hi) == accuracy_ci(18, 60, 7, ("m", "direct", "g"))
+
+
+def test_the_conditional_interval_is_undefined_without_a_counted_instance():
+    assert conditional_ci(0, 0, 5, 7, ("m", "x", "task3_2/demo")) == (None, None)
+    lo, hi = conditional_ci(6, 10, 30, 7, ("m", "x", "task3_2/demo"))
+    assert lo < 60.0 < hi
+
+
+def test_the_macro_f1_interval_brackets_its_point_and_is_deterministic():
+    from socialbench.meetingtom.eval.scoring import macro_f1
+
+    gold = ["a"] * 20 + ["b"] * 10 + ["c"] * 5
+    pred = ["a"] * 15 + ["b"] * 5 + ["b"] * 6 + ["a"] * 4 + ["c", None, "a", "c", "b"]
+    point = float(100 * macro_f1(gold, pred))
+    lo, hi = macro_f1_ci(gold, pred, 7, ("m", "x", "task1/demo", "macro_f1"))
+    assert lo < point < hi and (lo, hi) == macro_f1_ci(gold, pred, 7, ("m", "x", "task1/demo", "macro_f1"))
+
+
+def test_the_conditional_interval_is_the_ratio_of_resampled_counts_on_the_cells_seed():
+    # written here from the definition: all 30 instances resampled, correct / eligible per resample
+    from socialbench.results.stats import cell_seed
+
+    idx = np.random.default_rng(cell_seed(7, "m", "x", "task3_2/demo")).integers(0, 30, size=(RESAMPLES, 30))
+    eligible, right = (idx < 10).sum(axis=1), (idx < 6).sum(axis=1)
+    ratios = 100 * right[eligible > 0] / eligible[eligible > 0]
+    lo, hi = np.percentile(ratios, [2.5, 97.5])
+    assert conditional_ci(6, 10, 30, 7, ("m", "x", "task3_2/demo")) == (round(lo, 2), round(hi, 2))
