@@ -6,6 +6,7 @@
 
 import functools
 import os
+import re
 import sys
 from pathlib import Path as _Path
 
@@ -153,30 +154,82 @@ def method_settings(benchmark, run):
 CONDA_ENV = "../envs/socialbench.yaml"
 
 
-# ---- code inputs ------------------------------------------------------------------------------
-# Snakemake reruns a job when its inputs change, but package source is no input of a shell rule.
-# Rules therefore take as inputs the files behind their DVC stage's code deps (folders by layer,
-# socialbench.stages.dvc_yaml, which also writes them into dvc.yaml), so a code change reruns the
-# same jobs under both tools and the closing `dvc commit` never records outputs older code built.
+# ---- stages: each declared once -----------------------------------------------------------------
+# A DVC stage is declared once, beside its rules, with `stage(...)` (the fields:
+# socialbench.stages.dvc_yaml): the rules it runs, what it reads (data, params keys) and writes. From
+# the declaration come the DVC stage in dvc.yaml (rules/dvc.smk), each rule's rerun triggers
+# (stage_params: the values of the params keys it reads) and each rule's code input (stage_code: the
+# files behind the modules its shell command imports, computed). A name or key may hold the rule's
+# wildcards ({source}), resolved per job.
+
+#: name -> declaration, in the order declared (dvc.yaml's order).
+STAGES = {}
 
 
-def stage_code(stage, runs=()):
-    """The code input of a stage's jobs: ``<benchmark>_<kind>`` (infer, score, tables, viewer, track)
-    or any other stage of a benchmark (its data stages). One stamp file that stands for the files
-    behind the stage's code deps (socialbench.stages.dvc_yaml.write_code_stamp)."""
-    benchmark, _, kind = stage.partition("_")
-    if benchmark not in BENCHMARKS:
-        sys.exit(f"error: stage {stage}: no benchmark's name starts it (rules/<benchmark>.smk names its stages <benchmark>_...)")
-    return _stage_code(kind if kind in dvc_yaml.KIND_ENTRIES else "data", benchmark, tuple(runs))
+def stage(name, *, benchmark, rules, comment=None, **fields):
+    if name in STAGES:
+        sys.exit(f"error: stage {name} is declared twice (rules/*.smk)")
+    STAGES[name] = {"benchmark": benchmark, "rules": list(rules), "comment": comment, **fields}
+
+
+def _per_job(template, make):
+    # a name with wildcards: a function of the job's wildcards (Snakemake calls it per job)
+    if "{" not in template:
+        return make(template)
+    return lambda wildcards: make(template.format(**dict(wildcards.items())))
+
+
+def _declared(name):
+    if name not in STAGES:
+        sys.exit(f"error: stage {name} is not declared (stage(...) in rules/*.smk)")
+    return STAGES[name]
+
+
+def stage_params(name, rule):
+    """A rule's rerun triggers: {params key: value} of the keys its stage's declaration says it reads
+    (a key holding DVC's ${item.x} or ${key} takes the job's wildcard of that name)."""
+
+    def make(stage_name):
+        keys = dvc_yaml.params_keys(_declared(stage_name), rule)
+        if not any("${" in k for k in keys):
+            return {k: dvc_yaml.lookup(config, k) for k in keys}
+        return lambda wildcards: {
+            k: dvc_yaml.lookup(config, re.sub(r"\$\{(?:item\.)?(\w+)\}", lambda m: _wildcard(wildcards, m.group(1)), k))
+            for k in keys
+        }
+
+    return _per_job(name, make)
+
+
+def _wildcard(wildcards, name):
+    # DVC's foreach names its item ${key}; the rule's wildcard is its only one
+    values = dict(wildcards.items())
+    return values[name] if name in values else next(iter(values.values()))
+
+
+def stage_code(name):
+    """A rule's code input: one stamp file standing for the files behind its stage's code deps (the
+    modules its rules' commands import: socialbench.stages.dvc_yaml.code_deps), written with a
+    sha256 per file (write_code_stamp). Resolved when the DAG is built, once every rule is defined."""
+    return lambda wildcards: _stage_code(name.format(**dict(wildcards.items())))
 
 
 @functools.cache
-def _stage_code(kind, benchmark, runs):
-    files = dvc_yaml.code_files(dvc_yaml.code_deps(kind, benchmark, runs))
-    name = "-".join([benchmark, kind, *sorted({dvc_yaml.method_of(r) for r in runs})])
+def _stage_code(name):
+    decl = _declared(name)
+    files = dvc_yaml.code_files(stage_code_deps(name))
     stamp = os.path.join(dvc_yaml.STAMP_DIR, f"{name}.sha256")
     dvc_yaml.write_code_stamp(_Path(stamp), files, _Path.cwd())
     return stamp
+
+
+@functools.cache
+def stage_code_deps(name):
+    return dvc_yaml.stage_code_deps(_declared(name), _rule_shells())
+
+
+def _rule_shells():
+    return {r.name: r.shellcmd for r in workflow.rules if r.shellcmd}
 
 
 # ---- cluster ------------------------------------------------------------------------------------

@@ -5,6 +5,18 @@
 
 for _b in BENCHMARKS:
     for _model, _runs in model_runs(_b).items():
+        # Snakemake's triggers are finer than the DVC stage's params keys: the model's entry and the
+        # settings of the methods it runs only (method_settings), so editing one method's settings
+        # reruns, under Snakemake, only the models that run it.
+        stage(
+            dvc_yaml.infer_stage_name(_b, _model),
+            benchmark=_b,
+            rules=[dvc_yaml.rule_name(dvc_yaml.infer_stage_name(_b, _model))],
+            runs=_runs,
+            deps=[*BENCH[_b]["dvc"]["data"], *model_files(_model), *BENCH[_b]["dvc"].get("infer_deps", lambda runs: [])(_runs)],
+            params=["seed", f"models.{_model}", *BENCH[_b]["dvc"]["infer_params"]],
+            outs=[layout.run_path(k, _b, _model, r) for k in ("predictions", "traces") for r in _runs],
+        )
 
         rule:
             name:
@@ -15,7 +27,7 @@ for _b in BENCHMARKS:
                 model_files=model_files(_model),
                 # what else the benchmark says this model's runs read (MoCA: the retriever's corpus)
                 extra=BENCH[_b].get("infer_inputs", lambda runs: [])(_runs),
-                code=stage_code(f"{_b}_infer", _runs),
+                code=stage_code(dvc_yaml.infer_stage_name(_b, _model)),
             output:
                 predictions=layout.run_files("predictions", _b, [(_model, r) for r in _runs]),
                 traces=layout.run_files("traces", _b, [(_model, r) for r in _runs]),

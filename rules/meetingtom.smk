@@ -63,21 +63,6 @@ if MT["ami"]["mirror"] is not None and not MT_AMI_STATE["present"]:
     )
 
 
-# dvc.yaml's per-meeting stage of a source lists its media and clips folders exactly when the source
-# has views (they are written by hand there, as the annotation sheets are): a mismatch stops here.
-with open("dvc.yaml", encoding="utf-8") as _fh:
-    _mt_dvc_text = _fh.read()
-for _s in MT_SOURCES:
-    _clips_out = f"data/processed/meetingtom/clips/{_s}/${{item.meeting}}"
-    _views = _s in MT_MEDIA_SOURCES
-    if _views != (_clips_out in _mt_dvc_text):
-        sys.exit(
-            f"error: dvc.yaml, stage meetingtom_{_s}_meeting: meetingtom.{_s}.views is "
-            f"{'set' if _views else 'empty'}, so its outs {'need' if _views else 'must not list'} {_clips_out}"
-            f" and the media folder, and meetingtom_{_s}_instances' deps the clips folder (docs/meetingtom.md, Stages)"
-        )
-
-
 wildcard_constraints:
     source="demo|ami",
     meeting="[A-Z]{2}[0-9]{4}[a-z]?",
@@ -101,6 +86,19 @@ _mt_priority = lambda wildcards: MT_PRIORITY + (wildcards.source in MT_MEDIA_SOU
 
 # ---- raw source: the embedded demo release, generated deterministically from the seed; it is a
 # local mirror (annotations zip with its .sha256, amicorpus/<meeting>/video|audio/...), never edited.
+MT_MEDIA_KEYS = ["on_error", "meeting_fps", "frame_max_side", "image_format", "clip_preset", "clip_crf",
+                 "max_view_skew_frames", "mosaic_panel", "label_font"]
+
+stage(
+    "meetingtom_demo_data",
+    benchmark="meetingtom",
+    rules=["meetingtom_demo_data"],
+    targets=[MT_DEMO_MIRROR],
+    params=["seed", *(f"meetingtom.demo.{k}" for k in ("corpus", "seconds", "fps", "size", "sample_rate"))],
+    outs=[MT_DEMO_MIRROR],
+)
+
+
 rule meetingtom_demo_data:
     priority: MT_PRIORITY + bool(MT_MEDIA_SOURCES)
     input:
@@ -108,8 +106,7 @@ rule meetingtom_demo_data:
     output:
         mirror=directory(MT_DEMO_MIRROR),
     params:
-        seed=config["seed"],
-        demo={k: MT["demo"][k] for k in ("corpus", "seconds", "fps", "size", "sample_rate")},
+        triggers=stage_params("meetingtom_demo_data", "meetingtom_demo_data"),
     log:
         "logs/data/meetingtom_demo.log",
     conda:
@@ -121,15 +118,30 @@ rule meetingtom_demo_data:
 # ---- acquisition: a source's manual-annotations release (archive fetched with its checksum checked
 # and extracted safely, an unpacked mirror read in place, or a note that the mirror is absent).
 # Archives are fetched into data/raw/meetingtom/<source>/downloads (kept between runs, not versioned).
+for _s in MT_SOURCES:
+    stage(
+        f"meetingtom_{_s}_release",
+        benchmark="meetingtom",
+        rules=["meetingtom_release"],
+        targets=[f"data/raw/meetingtom/{_s}/release"],
+        deps=[MT_DEMO_MIRROR] if _s == "demo" else [],
+        params=[f"meetingtom.{_s}.{k}" for k in ("mirror", "url", "sha256")],
+        outs=[f"data/raw/meetingtom/{_s}/release"],
+        comment=None if _s == "demo" else (
+            "The mirror is outside the repository and may be absent, so it is no dep: after it appears or\n"
+            "changes, `snakemake` reruns this stage (its rule has the mirror's state as a param)."),
+    )
+
+
 rule meetingtom_release:
     priority: _mt_priority
     input:
         unpack(_mt_mirror_input),
-        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_release"),
+        code=stage_code("meetingtom_{source}_release"),
     output:
         release=directory("data/raw/meetingtom/{source}/release"),
     params:
-        source=lambda wildcards: {k: MT[wildcards.source].get(k) for k in ("mirror", "url", "sha256")},
+        triggers=stage_params("meetingtom_{source}_release", "meetingtom_release"),
         state=_mt_state,
     log:
         "logs/data/meetingtom_{source}_release.log",
@@ -143,16 +155,40 @@ rule meetingtom_release:
 # ---- per meeting: its views (Corner, Closeup1-4, Mix-Headset) in the official layout. The output is
 # fetched.json inside the meeting's folder, which persists (DVC: persist), so files already there are
 # not fetched again; a file changed in a local mirror is copied again (checked by sha256).
+for _s in MT_SOURCES:
+    _views = _s in MT_MEDIA_SOURCES  # a source without views: extraction only
+    stage(
+        f"meetingtom_{_s}_meeting",
+        benchmark="meetingtom",
+        rules=["meetingtom_media", "meetingtom_extract", "meetingtom_clips"] if _views else ["meetingtom_extract"],
+        matrix={"meeting": f"${{meetingtom.{_s}.meetings}}"},
+        targets=([f"data/raw/meetingtom/{_s}/amicorpus/${{item.meeting}}/fetched.json"] if _views else [])
+        + [f"data/interim/meetingtom/{_s}/${{item.meeting}}"]
+        + ([f"data/processed/meetingtom/clips/{_s}/${{item.meeting}}"] if _views else []),
+        deps=([MT_DEMO_MIRROR] if _s == "demo" and _views else []) + [f"data/raw/meetingtom/{_s}/release"],
+        params={
+            "meetingtom_media": [f"meetingtom.{_s}.views", f"meetingtom.{_s}.media_url"],
+            "meetingtom_extract": ["meetingtom.mining"],
+            "meetingtom_clips": ["meetingtom.clips", *(f"media.{k}" for k in MT_MEDIA_KEYS)],
+        },
+        outs=([{f"data/raw/meetingtom/{_s}/amicorpus/${{item.meeting}}": {"persist": True}}] if _views else [])
+        + [f"data/interim/meetingtom/{_s}/${{item.meeting}}"]
+        + ([f"data/processed/meetingtom/clips/{_s}/${{item.meeting}}"] if _views else []),
+        comment=f"Per meeting of meetingtom.{_s}.meetings: "
+        + ("media (kept between runs: persist), extraction, clips." if _views else
+           f"extraction (meetingtom.{_s}.views is empty: no media or clips jobs)."),
+    )
+
+
 rule meetingtom_media:
     priority: _mt_priority
     input:
         unpack(_mt_mirror_input),
-        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
+        code=stage_code("meetingtom_{source}_meeting"),
     output:
         fetched="data/raw/meetingtom/{source}/amicorpus/{meeting}/fetched.json",
     params:
-        views=lambda wildcards: MT[wildcards.source]["views"],
-        media_url=lambda wildcards: MT[wildcards.source].get("media_url"),
+        triggers=stage_params("meetingtom_{source}_meeting", "meetingtom_media"),
         state=_mt_state,
     log:
         "logs/data/meetingtom_{source}_{meeting}_media.log",
@@ -171,11 +207,11 @@ rule meetingtom_extract:
     priority: _mt_priority
     input:
         release="data/raw/meetingtom/{source}/release",
-        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
+        code=stage_code("meetingtom_{source}_meeting"),
     output:
         meeting=directory("data/interim/meetingtom/{source}/{meeting}"),
     params:
-        mining=MT["mining"],
+        triggers=stage_params("meetingtom_{source}_meeting", "meetingtom_extract"),
     log:
         "logs/data/meetingtom_{source}_{meeting}_extract.log",
     resources:
@@ -195,13 +231,11 @@ rule meetingtom_clips:
     input:
         meeting="data/interim/meetingtom/{source}/{meeting}",
         fetched="data/raw/meetingtom/{source}/amicorpus/{meeting}/fetched.json",
-        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_meeting"),
+        code=stage_code("meetingtom_{source}_meeting"),
     output:
         clips=directory("data/processed/meetingtom/clips/{source}/{meeting}"),
     params:
-        media={k: config["media"][k] for k in ("on_error", "meeting_fps", "frame_max_side", "image_format", "clip_preset",
-                                                "clip_crf", "max_view_skew_frames", "mosaic_panel", "label_font")},
-        clips=MT["clips"],
+        triggers=stage_params("meetingtom_{source}_meeting", "meetingtom_clips"),
     log:
         "logs/media/meetingtom_{source}_{meeting}_clips.log",
     wildcard_constraints:
@@ -217,6 +251,20 @@ rule meetingtom_clips:
 
 # ---- per source: Task 2.1 instances of its meetings (both splits), the source's you events and
 # candidates in one file each, and the report of candidates that made no instance.
+for _s in MT_SOURCES:
+    stage(
+        f"meetingtom_{_s}_instances",
+        benchmark="meetingtom",
+        rules=["meetingtom_instances"],
+        targets=[f"data/processed/meetingtom/{_s}"],
+        deps=[f"data/raw/meetingtom/{_s}/release", f"data/interim/meetingtom/{_s}"]
+        + ([f"data/processed/meetingtom/clips/{_s}"] if _s in MT_MEDIA_SOURCES else []),
+        params=["seed", f"meetingtom.{_s}.meetings", f"meetingtom.{_s}.modality", "meetingtom.dev_meetings",
+                "meetingtom.task2_1", "meetingtom.annotation.agreement_items", "meetingtom.clips.utterance_gap_s"],
+        outs=[f"data/processed/meetingtom/{_s}"],
+    )
+
+
 rule meetingtom_instances:
     priority: _mt_priority
     input:
@@ -224,16 +272,11 @@ rule meetingtom_instances:
         meetings=lambda wildcards: expand("data/interim/meetingtom/{{source}}/{meeting}", meeting=MT_MEETINGS[wildcards.source]),
         clips=lambda wildcards: [f"data/processed/meetingtom/clips/{wildcards.source}/{m}" for m in MT_MEETINGS[wildcards.source]]
         if wildcards.source in MT_MEDIA_SOURCES else [],
-        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_instances"),
+        code=stage_code("meetingtom_{source}_instances"),
     output:
         instances=directory("data/processed/meetingtom/{source}"),
     params:
-        seed=config["seed"],
-        source=lambda wildcards: {k: MT[wildcards.source][k] for k in ("meetings", "modality")},
-        dev=MT["dev_meetings"],
-        task2_1=MT["task2_1"],
-        agreement_items=MT["annotation"]["agreement_items"],
-        gap=MT["clips"]["utterance_gap_s"],
+        triggers=stage_params("meetingtom_{source}_instances", "meetingtom_instances"),
         clips_dir=lambda wildcards: f"--clips-dir data/processed/meetingtom/clips/{wildcards.source}"
         if wildcards.source in MT_MEDIA_SOURCES else "",
     log:
@@ -249,17 +292,29 @@ rule meetingtom_instances:
 # ---- the demo's annotators: simulated (a TEST DOUBLE for B.3's human annotators, labelled so in
 # every sheet), filling the exported sheet from rules over the items' AMI metadata with seeded
 # disagreement. Real sheets are raw data a researcher brings (meetingtom.annotation.<source>).
+for _s in MT_SIMULATED:
+    stage(
+        f"meetingtom_{_s}_annotators",
+        benchmark="meetingtom",
+        rules=["meetingtom_simulated_annotators"],
+        targets=[f"data/raw/meetingtom/{_s}/annotations/{MT_SIM_FILES[0]}"],
+        deps=[f"data/processed/meetingtom/{_s}"],
+        params=["seed", "meetingtom.annotation.simulated", "meetingtom.annotation.agreement_items"],
+        outs=[f"data/raw/meetingtom/{_s}/annotations"],
+        comment="The annotation round-trip (B.3): the simulated annotators (a test double) fill the sheet\n"
+        "the instances stage exported; each source's import gives its gold, discarded items and kappa.",
+    )
+
+
 rule meetingtom_simulated_annotators:
     priority: MT_PRIORITY
     input:
         instances="data/processed/meetingtom/{source}",
-        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_annotators"),
+        code=stage_code("meetingtom_{source}_annotators"),
     output:
         sheets=expand("data/raw/meetingtom/{{source}}/annotations/{f}", f=MT_SIM_FILES),
     params:
-        seed=config["seed"],
-        simulated=MT["annotation"]["simulated"],
-        agreement_items=MT["annotation"]["agreement_items"],
+        triggers=stage_params("meetingtom_{source}_annotators", "meetingtom_simulated_annotators"),
     log:
         "logs/data/meetingtom_{source}_annotators.log",
     wildcard_constraints:
@@ -275,15 +330,29 @@ rule meetingtom_simulated_annotators:
 # adjudicator, items without a majority discarded (with the reason), Fleiss' kappa per task on the
 # agreement subset, the gold validated with pandera, and the labelled instances of Tasks 1, 2.2, 3.1
 # and 3.2. A source without sheets gets empty outputs that say so.
+for _s in MT_SOURCES:
+    stage(
+        f"meetingtom_{_s}_gold",
+        benchmark="meetingtom",
+        rules=["meetingtom_gold"],
+        targets=[f"data/processed/meetingtom/gold/{_s}"],
+        deps=[f"data/processed/meetingtom/{_s}"]
+        + ([f"data/raw/meetingtom/{_s}/annotations"] if _s in MT_SIMULATED else list(MT_SHEETS[_s])),
+        params=[f"meetingtom.annotation.{_s}"],
+        outs=[f"data/processed/meetingtom/gold/{_s}"],
+    )
+
+
 rule meetingtom_gold:
     priority: MT_PRIORITY
     input:
         instances="data/processed/meetingtom/{source}",
         sheets=lambda wildcards: list(MT_SHEETS[wildcards.source]),
-        code=lambda wildcards: stage_code(f"meetingtom_{wildcards.source}_gold"),
+        code=stage_code("meetingtom_{source}_gold"),
     output:
         gold=directory("data/processed/meetingtom/gold/{source}"),
     params:
+        triggers=stage_params("meetingtom_{source}_gold", "meetingtom_gold"),
         io=lambda wildcards, input: (
             " ".join(f"--annotator {x}" for x in input.sheets[:2]) + f" --adjudicator {input.sheets[2]}"
             if input.sheets else f"--note 'meetingtom.annotation.{wildcards.source} is null: no annotation sheets for this source'"),
@@ -299,6 +368,18 @@ rule meetingtom_gold:
 # ---- the demo's human row: a simulated human evaluation of the demo's test instances (a TEST DOUBLE;
 # the file backend of model human-meetingtom replays it). Real human answers are raw data a researcher
 # brings, in the same format.
+stage(
+    "meetingtom_demo_human",
+    benchmark="meetingtom",
+    rules=["meetingtom_demo_human"],
+    targets=["data/raw/meetingtom/demo/human.jsonl"],
+    deps=["data/processed/meetingtom/test.jsonl"],
+    params=["seed", "meetingtom.annotation.simulated.human_accuracy"],
+    outs=["data/raw/meetingtom/demo/human.jsonl"],
+    comment="The demo's human row: a simulated human evaluation (a test double) of the demo's test instances.",
+)
+
+
 rule meetingtom_demo_human:
     priority: MT_PRIORITY
     input:
@@ -307,8 +388,7 @@ rule meetingtom_demo_human:
     output:
         answers="data/raw/meetingtom/demo/human.jsonl",
     params:
-        seed=config["seed"],
-        accuracy=MT["annotation"]["simulated"]["human_accuracy"],
+        triggers=stage_params("meetingtom_demo_human", "meetingtom_demo_human"),
     log:
         "logs/data/meetingtom_demo_human.log",
     conda:
@@ -319,6 +399,16 @@ rule meetingtom_demo_human:
 
 
 # ---- the task files (B.5: one JSON-lines file per task) and the splits the shared stages read.
+stage(
+    "meetingtom_consolidate",
+    benchmark="meetingtom",
+    rules=["meetingtom_consolidate"],
+    targets=["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"],
+    deps=[f"data/processed/meetingtom/{s}" for s in MT_SOURCES] + [f"data/processed/meetingtom/gold/{s}" for s in MT_SOURCES],
+    outs=["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl", "data/processed/meetingtom/tasks"],
+)
+
+
 rule meetingtom_consolidate:
     priority: MT_PRIORITY
     input:
@@ -357,7 +447,7 @@ BENCH["meetingtom"] = {
         "consolidated": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"]
         + expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS),
     },
-    # what its generated DVC stages read (socialbench.stages.dvc_yaml)
+    # what its shared DVC stages read (rules/infer.smk, tables.smk)
     "dvc": {
         "data": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"],
         "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers", "meetingtom.subset"],

@@ -14,6 +14,16 @@ localrules:
 
 # ---- raw source: the embedded demo is generated, deterministically from the seed; data/raw is
 # never edited by later stages.
+stage(
+    "moca_demo_data",
+    benchmark="moca",
+    rules=["moca_demo_data"],
+    targets=["data/raw/moca_demo/test.jsonl", "data/raw/moca_demo/dev.jsonl"],
+    params=["seed", "moca.demo"],
+    outs=["data/raw/moca_demo"],
+)
+
+
 rule moca_demo_data:
     input:
         code=stage_code("moca_demo_data"),
@@ -23,8 +33,7 @@ rule moca_demo_data:
         human="data/raw/moca_demo/human.jsonl",  # a simulated annotator (the demo's human row)
         media=directory("data/raw/moca_demo/media"),
     params:
-        seed=config["seed"],
-        demo=config["moca"]["demo"],
+        triggers=stage_params("moca_demo_data", "moca_demo_data"),
     log:
         "logs/data/moca_demo.log",
     conda:
@@ -34,6 +43,16 @@ rule moca_demo_data:
 
 
 # ---- filtering: schema and taxonomy validation; bad records are dropped into a report with reasons.
+stage(
+    "moca_prepare",
+    benchmark="moca",
+    rules=["moca_prepare"],
+    targets=["data/interim/moca/test.jsonl", "data/interim/moca/dev.jsonl"],
+    deps=["data/raw/moca_demo"],
+    outs=["data/interim/moca", "results/reports/moca_prepare_test.jsonl", "results/reports/moca_prepare_dev.jsonl"],
+)
+
+
 rule moca_prepare:
     input:
         raw="data/raw/moca_demo/{split}.jsonl",
@@ -63,11 +82,30 @@ rule moca_prepare:
 # file is removed before the job): a deleted cache folder takes the index with it, so the job runs
 # again (re-extracting what is missing) instead of leaving instances that point at missing frames.
 # Bad media: media.on_error (skip | fail), always listed in results/reports/media.jsonl and media.md.
+stage(
+    "moca_frames",
+    benchmark="moca",
+    rules=["moca_frames"],
+    targets=["data/processed/moca/test.jsonl", "data/processed/moca/dev.jsonl", f"{FRAME_CACHE}/index.json"],
+    deps=["data/interim/moca", "data/raw/moca_demo/media"],
+    params=["media.on_error", "moca.frames", "media.frame_max_side", "media.image_format"],
+    outs=[
+        "data/processed/moca",
+        "results/reports/media.jsonl",
+        "results/reports/media.md",
+        # The content-addressed frame cache: versioned with the processed instances that name its
+        # files, and kept (persist) when the stage reruns, so unchanged clips are not decoded again;
+        # the stage prunes it to the entries the processed instances name.
+        {FRAME_CACHE: {"persist": True}},
+    ],
+)
+
+
 rule moca_frames:
     input:
         instances=expand("data/interim/moca/{split}.jsonl", split=MOCA_SPLITS),
         media="data/raw/moca_demo/media",
-        code=stage_code("moca_media"),
+        code=stage_code("moca_frames"),
     output:
         instances=expand("data/processed/moca/{split}.jsonl", split=MOCA_SPLITS),
         report=report("results/reports/media.jsonl", caption="../report/media.rst", category="reports",
@@ -76,9 +114,7 @@ rule moca_frames:
                          subcategory="media", labels={"report": "bad media (summary)"}),
         index=f"{FRAME_CACHE}/index.json",  # the frame cache's entries; the folder itself persists
     params:
-        # the media settings MoCA's step reads (a change reruns it; the same keys as its DVC stage)
-        media={k: config["media"][k] for k in ("on_error", "frame_max_side", "image_format")},
-        frames=config["moca"]["frames"],
+        triggers=stage_params("moca_frames", "moca_frames"),
         io=media_io_pairs,
         frames_dir=lambda wildcards, output: os.path.dirname(output.index),  # the cache holds its index
     log:
@@ -126,8 +162,8 @@ BENCH["moca"] = {
         "media_reports": ["results/reports/media.jsonl", "results/reports/media.md"],
         "frames_index": f"{FRAME_CACHE}/index.json",
     },
-    # what its generated DVC stages read (socialbench.stages.dvc_yaml): inference's data, the params
-    # keys of inference (besides seed and the model's entry) and of the tables
+    # what its shared DVC stages read (rules/infer.smk, tables.smk): inference's data, the params keys
+    # of inference (besides seed and the model's entry) and of the tables
     "dvc": {
         "data": ["data/processed/moca"],
         "infer_deps": _moca_corpus,

@@ -25,106 +25,152 @@ for _pool, _members in MOCA_POOLS.items():
                  " (a pool merges acquired sources: add an entry for each under moca.sources)")
 
 
-if MOCA_SOURCES:
+# Under a cluster executor (profiles/slurm) downloads run in Snakemake's own process (compute
+# nodes often have no internet).
+localrules:
+    moca_source_acquire,
 
-    # Under a cluster executor (profiles/slurm) downloads run in Snakemake's own process (compute
-    # nodes often have no internet).
-    localrules:
-        moca_source_acquire,
-
-    rule moca_source_acquire:
-        wildcard_constraints:
-            source="|".join(MOCA_SOURCES),
-        input:
-            code=stage_code("moca_source_acquire"),
-        output:
-            manifest=f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json",
-        params:
-            options=lambda wildcards: config["moca"]["sources"][wildcards.source],
-            root=lambda wildcards: f"{MOCA_SOURCES_RAW}/{wildcards.source}",
-        log:
-            "logs/moca_sources/acquire_{source}.log",
-        conda:
-            CONDA_ENV
-        shell:
-            "socialbench moca acquire --source {wildcards.source} --root {params.root} --params params.yaml > {log} 2>&1"
-
-    rule moca_source_candidates:
-        wildcard_constraints:
-            source="|".join(MOCA_SOURCES),
-        input:
-            manifest=f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json",
-            code=stage_code("moca_source_candidates"),
-        output:
-            candidates=f"{MOCA_SOURCES_INTERIM}/candidates/{{source}}.jsonl",
-        params:
-            options=lambda wildcards: config["moca"]["sources"][wildcards.source],
-            root=lambda wildcards: f"{MOCA_SOURCES_RAW}/{wildcards.source}",
-        log:
-            "logs/moca_sources/candidates_{source}.log",
-        resources:
-            **job_resources("default"),
-        conda:
-            CONDA_ENV
-        shell:
-            "socialbench moca candidates --source {wildcards.source} --root {params.root} --out {output.candidates}"
-            " --params params.yaml > {log} 2>&1"
+stage(
+    "moca_source_acquire",
+    benchmark="moca",
+    rules=["moca_source_acquire"],
+    matrix={"source": "${moca.sources}"},
+    targets=[f"{MOCA_SOURCES_RAW}/${{item.source}}/.manifest.json"],
+    params=["moca.sources.${item.source}"],
+    outs=[{f"{MOCA_SOURCES_RAW}/${{item.source}}": {"persist": True}}],
+)
 
 
-if MOCA_POOLS:
+rule moca_source_acquire:
+    wildcard_constraints:
+        source="|".join(MOCA_SOURCES) or "(?!)",  # no sources: no job
+    input:
+        code=stage_code("moca_source_acquire"),
+    output:
+        manifest=f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json",
+    params:
+        triggers=stage_params("moca_source_acquire", "moca_source_acquire"),
+        root=lambda wildcards: f"{MOCA_SOURCES_RAW}/{wildcards.source}",
+    log:
+        "logs/moca_sources/acquire_{source}.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench moca acquire --source {wildcards.source} --root {params.root} --params params.yaml > {log} 2>&1"
 
-    rule moca_preprocess:
-        wildcard_constraints:
-            pool="|".join(MOCA_POOLS),
-        input:
-            # in the pool's order (of duplicate candidates, the first is kept)
-            candidates=lambda wildcards: [f"{MOCA_SOURCES_INTERIM}/candidates/{s}.jsonl" for s in MOCA_POOLS[wildcards.pool]],
-            code=stage_code("moca_preprocess"),
-        output:
-            pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/preprocessed.jsonl",
-            report="results/reports/moca_sources/{pool}/preprocess.jsonl",
-            counts_md="results/reports/moca_sources/{pool}/preprocess.md",
-            counts_csv="results/reports/moca_sources/{pool}/preprocess.csv",
-            counts_json="results/metrics/moca_sources/{pool}_preprocess.json",
-        params:
-            settings=config["moca"]["preprocess"],
-            members=lambda wildcards: MOCA_POOLS[wildcards.pool],
-            inputs=lambda wildcards, input: " ".join(f"--input {f}" for f in input.candidates),
-        log:
-            "logs/moca_sources/preprocess_{pool}.log",
-        resources:
-            **job_resources("media"),
-        conda:
-            CONDA_ENV
-        shell:
-            "socialbench moca preprocess {params.inputs} --out {output.pool} --report {output.report}"
-            " --counts-md {output.counts_md} --counts-csv {output.counts_csv} --counts-json {output.counts_json}"
-            " --params params.yaml --mlflow > {log} 2>&1"
+stage(
+    "moca_source_candidates",
+    benchmark="moca",
+    rules=["moca_source_candidates"],
+    matrix={"source": "${moca.sources}"},
+    targets=[f"{MOCA_SOURCES_INTERIM}/candidates/${{item.source}}.jsonl"],
+    deps=[f"{MOCA_SOURCES_RAW}/${{item.source}}"],
+    params=["moca.sources.${item.source}"],
+    outs=[f"{MOCA_SOURCES_INTERIM}/candidates/${{item.source}}.jsonl"],
+)
 
-    rule moca_unimodal:
-        wildcard_constraints:
-            pool="|".join(MOCA_POOLS),
-        input:
-            pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/preprocessed.jsonl",
-            code=stage_code("moca_unimodal"),
-        output:
-            pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/filtered.jsonl",
-            report="results/reports/moca_sources/{pool}/unimodal.jsonl",
-            counts_md="results/reports/moca_sources/{pool}/unimodal.md",
-            counts_csv="results/reports/moca_sources/{pool}/unimodal.csv",
-            counts_json="results/metrics/moca_sources/{pool}_unimodal.json",
-        params:
-            settings=config["moca"]["unimodal"],
-        log:
-            "logs/moca_sources/unimodal_{pool}.log",
-        resources:
-            **job_resources("media"),
-        conda:
-            CONDA_ENV
-        shell:
-            "socialbench moca unimodal --input {input.pool} --out {output.pool} --report {output.report}"
-            " --counts-md {output.counts_md} --counts-csv {output.counts_csv} --counts-json {output.counts_json}"
-            " --params params.yaml --mlflow > {log} 2>&1"
+
+rule moca_source_candidates:
+    wildcard_constraints:
+        source="|".join(MOCA_SOURCES) or "(?!)",  # no sources: no job
+    input:
+        manifest=f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json",
+        code=stage_code("moca_source_candidates"),
+    output:
+        candidates=f"{MOCA_SOURCES_INTERIM}/candidates/{{source}}.jsonl",
+    params:
+        triggers=stage_params("moca_source_candidates", "moca_source_candidates"),
+        root=lambda wildcards: f"{MOCA_SOURCES_RAW}/{wildcards.source}",
+    log:
+        "logs/moca_sources/candidates_{source}.log",
+    resources:
+        **job_resources("default"),
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench moca candidates --source {wildcards.source} --root {params.root} --out {output.candidates}"
+        " --params params.yaml > {log} 2>&1"
+
+
+stage(
+    "moca_preprocess",
+    benchmark="moca",
+    rules=["moca_preprocess"],
+    foreach="${moca.pools}",
+    targets=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/preprocessed.jsonl"],
+    deps=[f"{MOCA_SOURCES_INTERIM}/candidates"],
+    params=["moca.pools.${key}", "moca.preprocess"],
+    outs=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/preprocessed.jsonl"]
+    + [f"results/reports/moca_sources/${{key}}/preprocess.{ext}" for ext in ("jsonl", "md", "csv")],
+    metrics=[{"results/metrics/moca_sources/${key}_preprocess.json": {"cache": False}}],
+)
+
+
+rule moca_preprocess:
+    wildcard_constraints:
+        pool="|".join(MOCA_POOLS) or "(?!)",  # no pools: no job
+    input:
+        # in the pool's order (of duplicate candidates, the first is kept)
+        candidates=lambda wildcards: [f"{MOCA_SOURCES_INTERIM}/candidates/{s}.jsonl" for s in MOCA_POOLS[wildcards.pool]],
+        code=stage_code("moca_preprocess"),
+    output:
+        pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/preprocessed.jsonl",
+        report="results/reports/moca_sources/{pool}/preprocess.jsonl",
+        counts_md="results/reports/moca_sources/{pool}/preprocess.md",
+        counts_csv="results/reports/moca_sources/{pool}/preprocess.csv",
+        counts_json="results/metrics/moca_sources/{pool}_preprocess.json",
+    params:
+        triggers=stage_params("moca_preprocess", "moca_preprocess"),
+        inputs=lambda wildcards, input: " ".join(f"--input {f}" for f in input.candidates),
+    log:
+        "logs/moca_sources/preprocess_{pool}.log",
+    resources:
+        **job_resources("media"),
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench moca preprocess {params.inputs} --out {output.pool} --report {output.report}"
+        " --counts-md {output.counts_md} --counts-csv {output.counts_csv} --counts-json {output.counts_json}"
+        " --params params.yaml --mlflow > {log} 2>&1"
+
+stage(
+    "moca_unimodal",
+    benchmark="moca",
+    rules=["moca_unimodal"],
+    foreach="${moca.pools}",
+    targets=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/filtered.jsonl"],
+    deps=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/preprocessed.jsonl"],
+    params=["moca.unimodal"],
+    outs=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/filtered.jsonl"]
+    + [f"results/reports/moca_sources/${{key}}/unimodal.{ext}" for ext in ("jsonl", "md", "csv")],
+    metrics=[{"results/metrics/moca_sources/${key}_unimodal.json": {"cache": False}}],
+)
+
+
+rule moca_unimodal:
+    wildcard_constraints:
+        pool="|".join(MOCA_POOLS) or "(?!)",  # no pools: no job
+    input:
+        pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/preprocessed.jsonl",
+        code=stage_code("moca_unimodal"),
+    output:
+        pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/filtered.jsonl",
+        report="results/reports/moca_sources/{pool}/unimodal.jsonl",
+        counts_md="results/reports/moca_sources/{pool}/unimodal.md",
+        counts_csv="results/reports/moca_sources/{pool}/unimodal.csv",
+        counts_json="results/metrics/moca_sources/{pool}_unimodal.json",
+    params:
+        triggers=stage_params("moca_unimodal", "moca_unimodal"),
+    log:
+        "logs/moca_sources/unimodal_{pool}.log",
+    resources:
+        **job_resources("media"),
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench moca unimodal --input {input.pool} --out {output.pool} --report {output.report}"
+        " --counts-md {output.counts_md} --counts-csv {output.counts_csv} --counts-json {output.counts_json}"
+        " --params params.yaml --mlflow > {log} 2>&1"
 
 
 if (MOCA_SOURCES or MOCA_POOLS) and "moca" in BENCH:

@@ -3,6 +3,13 @@
 # is that folder (common.smk, generic_outputs), which Snakemake empties before the job.
 
 for _b in BENCHMARKS:
+    stage(
+        f"{_b}_score",
+        benchmark=_b,
+        rules=[f"{_b}_score"],
+        deps=[*BENCH[_b]["dvc"]["data"][:1], layout.kind_dir("predictions", _b)],
+        outs=[layout.kind_dir("scores", _b)],
+    )
 
     rule:
         name:

@@ -23,6 +23,15 @@ def report_tables(benchmark, files):
 
 
 for _b in BENCHMARKS:
+    stage(
+        f"{_b}_tables",
+        benchmark=_b,
+        rules=[f"{_b}_tables"],
+        deps=[layout.kind_dir("scores", _b), *BENCH[_b]["dvc"]["data"][:1], layout.kind_dir("predictions", _b)],
+        params=BENCH[_b]["dvc"]["tables_params"],
+        outs=[f"results/tables/{_b}"],
+        metrics=[layout.kind_dir("metrics", _b)],  # one file per run: a row each in `dvc metrics show`
+    )
 
     rule:
         name:

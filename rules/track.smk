@@ -2,6 +2,15 @@
 # benchmark logs them all, behind a file lock, so parallel pipelines never contend for the store.
 
 for _b in BENCHMARKS:
+    stage(
+        f"{_b}_track",
+        benchmark=_b,
+        rules=[f"{_b}_track"],
+        deps=[*(layout.kind_dir(k, _b) for k in ("scores", "predictions", "traces")), f"results/tables/{_b}"],
+        params=["mlflow"],
+        # cached like every out, so `dvc pull` brings it back and a fresh clone has nothing to track
+        outs=[f"results/mlflow/{_b}.json"],
+    )
 
     rule:
         name:

@@ -4,6 +4,7 @@
 # predictions, traces) and logged to MLflow by the track stage; DVC does not version them.
 
 for _b in BENCHMARKS:
+    stage(f"{_b}_viewer", benchmark=_b, rules=[f"{_b}_viewer"], dvc=False)  # code input only: DVC keeps no pages
 
     rule:
         name:

@@ -135,12 +135,24 @@ def test_snakemake_rerun_creates_no_new_mlflow_runs(own_run):
 
 
 TOY_RULES = """# toybench (test-only): its data stage; the shared stages come from rules/infer.smk and the rest.
+stage(
+    "toybench_data",
+    benchmark="toybench",
+    rules=["toybench_data"],
+    targets=["data/processed/toybench/test.jsonl", "data/processed/toybench/dev.jsonl"],
+    params=["toybench.n"],
+    outs=["data/processed/toybench"],
+)
+
+
 rule toybench_data:
     input:
         code=stage_code("toybench_data"),
     output:
         test="data/processed/toybench/test.jsonl",
         dev="data/processed/toybench/dev.jsonl",
+    params:
+        triggers=stage_params("toybench_data", "toybench_data"),
     log:
         "logs/data/toybench.log",
     shell:
@@ -155,17 +167,10 @@ BENCH["toybench"] = {
     "dvc": {"data": ["data/processed/toybench"], "infer_params": [], "tables_params": ["seed", "models", "toybench"]},
 }
 """
-#: toybench's one hand-written DVC stage (its data); its code deps and its generic stages are written
-#: into dvc.yaml when Snakemake reads the workflow.
-TOY_DATA_STAGE = {
-    "cmd": "snakemake --quiet rules --cores 1 data/processed/toybench/test.jsonl data/processed/toybench/dev.jsonl",
-    "params": ["toybench.n"],
-    "outs": ["data/processed/toybench"],
-}
 
 
 def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_the_shared_stages(own_run):
-    # One package, one params section, one rules file and its own DVC stages: neither tool reruns
+    # One package, one params section, one rules file declaring its own stages: neither tool reruns
     # anything of MoCA, and the shared infer/score/tables/track rules run the new benchmark.
     import yaml
 
@@ -173,10 +178,7 @@ def test_a_second_benchmark_leaves_every_moca_stage_up_to_date_and_runs_through_
     shutil.copytree(Path(__file__).parent / "helpers" / "toybench", work / "src/socialbench/toybench")
     (work / "rules/toybench.smk").write_text(TOY_RULES)
     (work / "params.yaml").write_text((work / "params.yaml").read_text() + "\ntoybench:\n  methods: [direct]\n  n: 6\n")
-    dvc = yaml.safe_load((work / "dvc.yaml").read_text())
-    dvc["stages"]["toybench_data"] = TOY_DATA_STAGE
-    (work / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
-    dry = run(["snakemake", "-n", "--cores", "2"], work, env)  # reading the workflow writes dvc.yaml
+    dry = run(["snakemake", "-n", "--cores", "2"], work, env)  # reading the workflow writes dvc.yaml, its stages too
     stages = yaml.safe_load((work / "dvc.yaml").read_text())["stages"]
     toy_models = {"random", "prior", "minilm"}  # the others run on other benchmarks only
     assert {f"toybench_infer_{m}" for m in toy_models} | {"toybench_score", "toybench_tables"} <= set(stages)

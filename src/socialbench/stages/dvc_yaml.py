@@ -1,25 +1,20 @@
-"""dvc.yaml, written from the package layout and params so that DVC and Snakemake see the same jobs.
+"""dvc.yaml, written from the stage declarations so that DVC and Snakemake see the same jobs.
 
-- Each benchmark's data stages are written by hand in dvc.yaml (its rules file has the matching
-  rules); only their code deps are rewritten here.
-- The generic stages are generated: one ``<benchmark>_infer_<model>`` stage per model that runs on
-  the benchmark (pairs params exclude make no stage), and one ``<benchmark>_score``,
-  ``<benchmark>_tables`` and ``<benchmark>_track`` stage per benchmark.
-- Code deps are folders, not files: a stage depends on the layer folders its code imports (core/,
-  backends/, media/, acquire/, a benchmark's dataset/, eval/ or results/), on single modules elsewhere
-  (cli.py, the stage's own module under stages/, results/*.py, a benchmark's top-level modules), and
-  an infer stage on the modules and templates of the methods its model runs only. So an edit to the
-  viewer, the book or a table renderer reruns no inference, and an edit to one method's template
-  reruns only the models that run that method.
+Each stage is declared once, beside its rules (rules/*.smk): its rules, targets, data deps, params keys
+and outputs. From that declaration come the DVC stage (desc naming its rules, cmd, deps, params, outs)
+and each rule's rerun triggers (rules/common.smk: stage_params) and code input (stage_code). A stage's
+code deps are computed: the modules its rules' ``socialbench`` commands import (below), as folders for
+the layers and a benchmark's sub-folders, single modules elsewhere. So an edit to the viewer, the book
+or a table renderer reruns no inference, and an edit to one method's template reruns only the models
+that run that method.
 
-The rules file reads this at load (rules/dvc.smk): a stale dvc.yaml is rewritten there (not inside
-``dvc repro``, which sets DVC_STAGE), and rules take the same code deps as inputs.
+The rules read this at load (rules/dvc.smk): a stale dvc.yaml is rewritten there (not inside
+``dvc repro``, which sets DVC_STAGE).
 """
 
 from __future__ import annotations
 
 import ast
-import io
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -28,29 +23,28 @@ from pathlib import Path
 from typing import Any
 
 import socialbench
-from socialbench.results import layout
 
 PKG = Path(socialbench.__file__).resolve().parent
 REPO = PKG.parents[1]
-#: Layer folders a stage depends on as a whole.
-LAYER_FOLDERS = ("core", "backends", "media", "acquire")
-#: A benchmark's folders a stage depends on as a whole.
+#: Layer folders a stage depends on as a whole (when its command imports any module of one).
+LAYER_FOLDERS = ("core", "backends", "media", "acquire", "retrievers")
+#: A benchmark's sub-folders a stage depends on as a whole (when its command imports any module of one).
 BENCH_FOLDERS = ("schema", "dataset", "eval", "results")
-#: What each generic stage kind runs, besides the root CLI and the benchmark's top-level modules:
-#: its stage modules and the benchmark folders it uses (imports inside a benchmark's plug-in class
-#: are hooks for every stage, so they are not followed; the folders stand for them).
-KIND_ENTRIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "data": (("stages.demo", "stages.prepare", "{b}.cli"), ("dataset",)),
-    "infer": (("stages.infer",), ("eval",)),
-    "score": (("stages.score",), ("eval",)),
-    "tables": (("stages.tables", "stages.prune"), ("eval", "results")),
-    "viewer": (("stages.viewer",), ("eval", "results")),
-    "track": (("stages.track",), ("eval", "results")),
-}
-GENERIC_KINDS = ("infer", "score", "tables", "track")
 
 
-# ---- code deps (pure, over the package's source) -----------------------------------------------
+# ---- code deps: the modules a stage's commands import (pure, over the package's source) ----------
+#
+# A stage's code is what its commands import, followed statically from each command's entry module:
+# the root CLI mounts `socialbench <name>` from `socialbench.cli.COMMANDS`/`SUB_APPS`, or from a
+# benchmark's `cli.py` (`socialbench <benchmark> ...`). Two kinds of module hold code for many stages,
+# so only the parts a stage reaches are followed (ast, function by function):
+# - a benchmark's command module (`<b>/cli.py`): the command functions the stage runs, and the module's
+#   own functions they call;
+# - a benchmark's plug-in class (`<b>/benchmark.py`, loaded by name from `--benchmark`): the hooks the
+#   stage's code calls (an attribute of that name used in any module it reaches), and what they call.
+# Everything else is followed whole (imports at module level and inside functions). Plug-ins loaded by
+# name from params are added by rule: an infer stage takes its runs' method modules and templates, the
+# backends folder (a model's backend) and, where a run's method retrieves, the retrievers folder.
 
 
 @cache
@@ -69,14 +63,10 @@ def module_file(name: str) -> Path | None:
 
 _FROM = re.compile(r"^([ \t]*)from[ \t]+(socialbench[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORT = re.compile(r"^([ \t]*)import[ \t]+(socialbench[\w.]*)", re.M)
+_CALL = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
 
 
-@cache
-def _imports(path: Path, module_level_only: bool) -> tuple[str, ...]:
-    """The socialbench modules a source file imports (and ``module.name`` for each imported name,
-    which may be a submodule). A line scan, not a parse: it runs each time Snakemake reads the
-    workflow, and an import line inside a docstring only adds a dep."""
-    text = path.read_text("utf-8")
+def _scan_imports(text: str, module_level_only: bool) -> tuple[str, ...]:
     found: list[str] = []
     for indent, module, names in _FROM.findall(text):
         if module_level_only and indent:
@@ -90,30 +80,160 @@ def _imports(path: Path, module_level_only: bool) -> tuple[str, ...]:
 
 
 @cache
-def _closure(entries: tuple[str, ...]) -> frozenset[Path]:
-    """Source files reachable from the entry modules by static imports (module level and inside
-    functions); a benchmark's plug-in class (``<b>/benchmark.py``) is followed at module level only."""
-    seen: set[Path] = set()
-    todo = list(entries)
+def _imports(path: Path, module_level_only: bool = False) -> tuple[str, ...]:
+    """The socialbench modules a source file imports (and ``module.name`` for each imported name,
+    which may be a submodule). A line scan, not a parse: it runs each time Snakemake reads the
+    workflow, and an import line inside a docstring only adds a dep."""
+    return _scan_imports(path.read_text("utf-8"), module_level_only)
+
+
+@cache
+def _attrs(path: Path) -> frozenset[str]:
+    """Every ``.name(`` a source file calls: the hooks of a plug-in class it may call (a line scan)."""
+    return frozenset(_CALL.findall(path.read_text("utf-8")))
+
+
+@cache
+def _functions(path: Path) -> dict[str, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]]:
+    """{function or method name: (the socialbench modules it imports, the names it uses, the command
+    names it is registered under)} of a module that holds code for many stages (parsed once per read)."""
+    text = path.read_text("utf-8")
+    out: dict[str, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]] = {}
+    lines = text.splitlines(keepends=True)
+    tree = ast.parse(text)
+    top = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    methods = [
+        n
+        for cls in tree.body
+        if isinstance(cls, ast.ClassDef)
+        for n in cls.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    top_names, method_names = {n.name for n in top}, {n.name for n in methods}
+    for node in top + methods:
+        source = "".join(lines[node.lineno - 1 : node.end_lineno])
+        # what it calls in its own module: a function by name, a method or property through self/cls
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in top_names}
+        names |= {
+            n.attr
+            for n in ast.walk(node)
+            if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and n.value.id in ("self", "cls")
+            and n.attr in method_names
+        }
+        commands = []
+        for dec in node.decorator_list:  # @app.command("name") / @app.command()
+            if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "command":
+                arg = dec.args[0] if dec.args else None
+                commands.append(arg.value if isinstance(arg, ast.Constant) else node.name.replace("_", "-"))
+        old = out.get(node.name, ((), frozenset(), ()))
+        out[node.name] = (
+            old[0] + _scan_imports(source, False),
+            old[1] | frozenset(names),
+            old[2] + tuple(commands),
+        )
+    return out
+
+
+def command_entry(words: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:
+    """The module a ``socialbench <words...>`` command runs, and the command's name in it where the
+    module holds many commands (a benchmark's cli.py), else None (the module is followed whole)."""
+    from socialbench import cli
+
+    if not words:
+        raise ValueError("an empty socialbench command")
+    if words[0] in cli.COMMANDS:
+        return cli.COMMANDS[words[0]][0], None
+    if words[0] in cli.SUB_APPS:
+        return cli.SUB_APPS[words[0]][0], None
+    if words[0] in benchmark_packages() and (PKG / words[0] / "cli.py").is_file():
+        if len(words) < 2:
+            raise ValueError(f"socialbench {words[0]}: no subcommand")
+        return f"socialbench.{words[0]}.cli", (words[-1],)
+    raise ValueError(f"socialbench {' '.join(words)}: no such command (socialbench.cli)")
+
+
+_COMMAND = re.compile(r"(?:^|[\s;&|(])socialbench((?:[ \t]+[a-z][\w-]*)+)")
+
+
+def shell_commands(shell: str) -> list[tuple[str, ...]]:
+    """The ``socialbench`` commands a rule's shell line runs, as their words (up to the first option,
+    placeholder or redirection)."""
+    return [tuple(m.split()) for m in _COMMAND.findall(shell)]
+
+
+def _selected(path: Path, wanted: set[str]) -> tuple[set[str], set[str], set[str]]:
+    """Of a many-stage module: the functions reached from ``wanted`` (names, through the module's own
+    functions they use), their imports and the names they use."""
+    funcs = _functions(path)
+    chosen: set[str] = set()
+    todo = [w for w in wanted if w in funcs]
+    imports: set[str] = set()
+    names: set[str] = set()
     while todo:
         name = todo.pop()
-        path = module_file(name)
-        if path is None or path in seen:
+        if name in chosen:
             continue
-        seen.add(path)
-        parts = path.relative_to(PKG).parts
-        shallow = len(parts) == 2 and parts[1] == "benchmark.py"
-        # a package's __init__ runs on import of any of its modules
-        todo += [".".join(name.split(".")[:i]) for i in range(2, len(name.split(".")))]
-        todo += [m for m in _imports(path, shallow) if module_file(m) is not None]
-    return frozenset(seen)
+        chosen.add(name)
+        imp, used, _ = funcs[name]
+        imports |= set(imp)
+        names |= used
+        todo += [u for u in used if u in funcs and u not in chosen]
+    return chosen, imports, names
 
 
-def _entry(path: Path, whole: tuple[str, ...] = LAYER_FOLDERS) -> str | None:
-    """The dep entry that covers a source file: its layer folder (of ``whole``) or benchmark folder,
-    else the file itself; None for an empty package marker."""
+@cache
+def _closure(benchmark: str, commands: tuple[tuple[str, ...], ...], extra: tuple[str, ...] = ()) -> frozenset[Path]:
+    """Source files a stage's commands reach by static imports (module level and inside functions), a
+    benchmark's command module and plug-in class followed function by function (above). ``extra``:
+    more entry modules (the plug-ins params name)."""
+    plugin = PKG / benchmark / "benchmark.py"
+    partial: dict[Path, set[str]] = {plugin: set()}  # many-stage module -> the functions wanted
+    # the plug-in class is loaded by name (`--benchmark`, or the benchmark's own command): an entry
+    plain = ["socialbench.cli", f"socialbench.{benchmark}.benchmark", *extra]
+    for words in commands:
+        module, wanted = command_entry(words)
+        if wanted is None:
+            plain.append(module)
+        else:
+            path = module_file(module)
+            assert path is not None
+            partial.setdefault(path, set())
+            plain.append(module)
+            funcs = _functions(path)
+            partial[path] |= {f for f, (_, _, cmds) in funcs.items() if wanted[-1] in cmds}
+    while True:
+        seen: set[Path] = set()
+        todo = list(plain)
+        names: set[str] = set()
+        while todo:
+            name = todo.pop()
+            path = module_file(name)
+            if path is None or path in seen:
+                continue
+            seen.add(path)
+            # a package's __init__ runs on import of any of its modules
+            todo += [".".join(name.split(".")[:i]) for i in range(2, len(name.split(".")))]
+            if path in partial:
+                chosen, imported, used = _selected(path, partial[path])
+                todo += [m for m in (*_imports(path, True), *imported) if module_file(m) is not None]
+                names |= used
+            else:
+                todo += [m for m in _imports(path) if module_file(m) is not None]
+                names |= _attrs(path)
+        # the plug-in class: the hooks the code reached calls (a new hook may reach new code: again)
+        hooks = {n for n in names if n in _functions(plugin)}
+        if hooks <= partial[plugin]:
+            return frozenset(seen)
+        partial[plugin] |= hooks
+
+
+def _entry(path: Path) -> str | None:
+    """The dep entry that covers a source file: its layer folder or benchmark sub-folder, else the file
+    itself; None for an empty package marker."""
     parts = path.relative_to(PKG).parts
-    if parts[0] in whole:
+    if parts[0] in LAYER_FOLDERS:
         return f"src/socialbench/{parts[0]}"
     if len(parts) >= 3 and parts[0] in benchmark_packages() and parts[1] in BENCH_FOLDERS:
         return f"src/socialbench/{parts[0]}/{parts[1]}"
@@ -128,46 +248,28 @@ def _has_code(path: Path) -> bool:
     return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in tree.body)
 
 
-def _top_modules(benchmark: str) -> list[str]:
-    """A benchmark's contracts: its top-level modules (not cli.py, which only data stages run)."""
-    pkg = PKG / benchmark
-    return sorted(f"socialbench.{benchmark}.{p.stem}" for p in pkg.glob("*.py") if p.stem not in ("cli", "__init__"))
-
-
 def method_of(run: str) -> str:
     """A run is ``<method>`` or ``<method>__<ablation>``: the method module it runs."""
     return run.split("__", 1)[0]
 
 
-def code_deps(kind: str, benchmark: str, runs: Iterable[str] = ()) -> list[str]:
-    """The code deps of a stage of a benchmark: folders and single files, sorted."""
-    stage_modules, folders = KIND_ENTRIES[kind]
-    entries = ["socialbench.cli"] + [f"socialbench.{m.format(b=benchmark)}" for m in stage_modules]
-    entries += _top_modules(benchmark)
-    for folder in folders:
-        root = PKG / benchmark / folder
-        entries += [
-            "socialbench." + ".".join(f.relative_to(PKG).with_suffix("").parts)
-            for f in sorted(root.rglob("*.py"))
-            if "__pycache__" not in f.parts
-        ]
+def code_deps(benchmark: str, commands: Iterable[tuple[str, ...]], runs: Iterable[str] = ()) -> list[str]:
+    """The code deps of a stage of ``benchmark`` whose rules run ``commands`` (``socialbench`` words),
+    and, for inference, the plug-ins its ``runs`` load by name: folders and single files, sorted."""
+    commands = tuple(sorted(set(commands)))
     methods = sorted({method_of(r) for r in runs})
-    entries += [f"socialbench.{benchmark}.methods.{m}" for m in methods]
-    # the stages that render results use most of report/: the folder (an edit to the viewer or the
-    # book reruns them, never inference, scoring or data building, which take results/ file by file)
-    whole = LAYER_FOLDERS + (("results",) if kind in ("tables", "viewer", "track") else ())
-    deps = {e for p in _closure(tuple(entries)) if (e := _entry(p, whole)) is not None}
-    deps |= {f"src/socialbench/{benchmark}/{folder}" for folder in folders if (PKG / benchmark / folder).is_dir()}
-    if kind == "infer":  # a model's backend is imported by name from params: the providers folder
-        deps.add("src/socialbench/backends")
-        # so is a retriever, where one of the runs' methods retrieves (core.retrieval): the providers folder
-        if PKG / "core" / "retrieval.py" in _closure(tuple(f"socialbench.{benchmark}.methods.{m}" for m in methods)):
+    method_modules = tuple(f"socialbench.{benchmark}.methods.{m}" for m in methods)
+    deps = {e for p in _closure(benchmark, commands, method_modules) if (e := _entry(p)) is not None}
+    if methods:
+        deps.add("src/socialbench/backends")  # a model's backend: imported by name from params
+        # a retriever, where one of the runs' methods retrieves (core.retrieval): imported by name too
+        if PKG / "core" / "retrieval.py" in _closure(benchmark, (), method_modules):
             deps.add("src/socialbench/retrievers")
-    if (PKG / benchmark / "schema").is_dir():  # its schema, settings and vocabularies: every stage reads them
-        deps.add(f"src/socialbench/{benchmark}/schema")
-    for m in methods:
-        if (PKG / benchmark / "templates" / m).is_dir():
-            deps.add(f"src/socialbench/{benchmark}/templates/{m}")
+        deps |= {
+            f"src/socialbench/{benchmark}/templates/{m}"
+            for m in methods
+            if (PKG / benchmark / "templates" / m).is_dir()
+        }
     return sorted(deps)
 
 
@@ -186,7 +288,28 @@ def _dep_files(dep: str) -> tuple[str, ...]:
     return (dep,) if path.is_file() else ()
 
 
-# ---- the generic stages (pure: params and the benchmark's declarations in) ---------------------
+# ---- the stages: one declaration each, rendered into dvc.yaml (pure) -----------------------------
+#
+# A stage is declared once, beside its rules (rules/<benchmark>.smk, rules/<stage>.smk; the helper is
+# `stage` in rules/common.smk), as a mapping:
+#   benchmark  the benchmark it belongs to (its code deps are followed from that benchmark's plug-ins)
+#   rules      the Snakemake rules it runs (its `desc`; their shell commands give its code deps)
+#   targets    what its `snakemake` command builds (default: the rules, by name)
+#   deps       the data it reads (paths; DVC templating such as ${item.meeting} allowed)
+#   params     the params.yaml keys it reads: a list, or {rule: [keys]} where its rules read different
+#              keys (each rule's rerun triggers are its own keys; the DVC stage lists them all)
+#   outs       what it writes (a path, or {path: {persist: true, ...}})
+#   metrics    metrics files or folders; runs: an infer stage's runs (their methods are code deps)
+#   matrix / foreach   DVC's templating over a params key; comment: lines written above the stage
+#   dvc        False for a stage DVC does not version (its rules still get code inputs)
+
+HEADER = """\
+# GENERATED from the stage declarations in rules/*.smk by socialbench.stages.dvc_yaml (reading the
+# workflow rewrites it: `snakemake -n`); edit the declarations, not this file. Only `plots:` at the
+# end is written by hand and kept. DVC versions the data and caches model outputs; each stage wraps
+# Snakemake targets (Snakemake owns how a file is built, DVC owns which versions exist); its `desc`
+# names the rules it runs. See docs/dvc-and-snakemake.md.
+"""
 
 
 def infer_stage_name(benchmark: str, model: str) -> str:
@@ -198,119 +321,125 @@ def rule_name(stage: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in stage)
 
 
-def generic_stages(config: Mapping[str, Any], benchmark: str, decl: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The generic stages of a benchmark. ``decl`` is what its rules file declares (BENCH[b]['dvc']):
-    ``data`` (the instances and dev paths inference reads), ``infer_params`` and ``tables_params``
-    (params keys), ``infer_deps`` (a function of a model's runs giving more paths its inference reads,
-    e.g. a retriever's corpus folder), and ``plots``/``metrics`` as needed."""
-    section = config[benchmark]
-    per_model = layout.model_runs(config["models"], benchmark, section["methods"])
-    stages: dict[str, dict[str, Any]] = {}
-    for model, runs in per_model.items():
-        name = infer_stage_name(benchmark, model)
-        path = (config["models"][model].get("options") or {}).get("path")
-        stages[name] = {
-            "cmd": f"snakemake --quiet rules --cores 1 {rule_name(name)}",
-            "deps": [
-                *decl["data"],
-                *([path] if isinstance(path, str) else []),
-                *decl.get("infer_deps", lambda runs: [])(runs),
-                *code_deps("infer", benchmark, runs),
-            ],
-            "params": ["seed", f"models.{model}", *decl["infer_params"]],
-            "outs": [layout.run_path(k, benchmark, model, r) for k in ("predictions", "traces") for r in runs],
-        }
-    stages[f"{benchmark}_score"] = {
-        "cmd": f"snakemake --quiet rules --cores 1 {benchmark}_score",
-        "deps": [*decl["data"][:1], layout.kind_dir("predictions", benchmark), *code_deps("score", benchmark)],
-        "outs": [layout.kind_dir("scores", benchmark)],
+def params_keys(decl: Mapping[str, Any], rule: str | None = None) -> list[str]:
+    """The params keys a stage reads (all its rules'), or those one of its rules reads, in order."""
+    params = decl.get("params") or []
+    if isinstance(params, Mapping):
+        lists = [params.get(r) or [] for r in ([rule] if rule is not None else decl["rules"])]
+    else:
+        lists = [params]
+    return list(dict.fromkeys(k for keys in lists for k in keys))
+
+
+def lookup(config: Mapping[str, Any], key: str) -> Any:
+    """The value of a dotted params key (None where a level is absent)."""
+    value: Any = config
+    for part in key.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def has_key(raw: Mapping[str, Any], key: str) -> bool:
+    """Whether params.yaml itself holds a key (DVC reads the file, not the defaults filled in): a
+    templated key (${...}) is DVC's to resolve."""
+    if "${" in key:
+        return True
+    value: Any = raw
+    for part in key.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return False
+        value = value[part]
+    return True
+
+
+def stage_commands(decl: Mapping[str, Any], shells: Mapping[str, str]) -> tuple[tuple[str, ...], ...]:
+    """The socialbench commands a stage's rules run, from their shell lines (``shells``: rule -> line)."""
+    found: list[tuple[str, ...]] = []
+    for rule in decl["rules"]:
+        if rule not in shells:
+            raise ValueError(f"stage declaration: rule {rule} is not defined (rules/*.smk)")
+        found += shell_commands(shells[rule])
+    if not found:
+        raise ValueError(f"stage declaration: rules {', '.join(decl['rules'])} run no socialbench command")
+    return tuple(dict.fromkeys(found))
+
+
+def stage_code_deps(decl: Mapping[str, Any], shells: Mapping[str, str]) -> list[str]:
+    return code_deps(decl["benchmark"], stage_commands(decl, shells), decl.get("runs") or ())
+
+
+def dvc_stage(decl: Mapping[str, Any], raw_params: Mapping[str, Any], code: list[str]) -> dict[str, Any]:
+    """A declaration as a dvc.yaml stage: desc, cmd, deps (data, then code), params, outs, metrics."""
+    targets = decl.get("targets") or [rule_name(r) for r in decl["rules"]]
+    body: dict[str, Any] = {
+        "desc": "runs " + ", ".join(decl["rules"]),
+        "cmd": "snakemake --quiet rules --cores 1 " + " ".join(targets),
+        "deps": [*(decl.get("deps") or []), *code],
+        "params": [k for k in params_keys(decl) if has_key(raw_params, k)],
+        "outs": list(decl.get("outs") or []),
+        "metrics": list(decl.get("metrics") or []),
     }
-    stages[f"{benchmark}_tables"] = {
-        "cmd": f"snakemake --quiet rules --cores 1 {benchmark}_tables",
-        "deps": [
-            layout.kind_dir("scores", benchmark),
-            *decl["data"][:1],
-            layout.kind_dir("predictions", benchmark),
-            *code_deps("tables", benchmark),
-        ],
-        "params": list(decl["tables_params"]),
-        "outs": [f"results/tables/{benchmark}"],
-        # one file per run: a row each in `dvc metrics show`
-        "metrics": [layout.kind_dir("metrics", benchmark)],
-    }
-    stages[f"{benchmark}_track"] = {
-        "cmd": f"snakemake --quiet rules --cores 1 {benchmark}_track",
-        "deps": [
-            layout.kind_dir("scores", benchmark),
-            layout.kind_dir("predictions", benchmark),
-            layout.kind_dir("traces", benchmark),
-            f"results/tables/{benchmark}",
-            *code_deps("track", benchmark),
-        ],
-        "params": ["mlflow"],
-        # cached like every out, so `dvc pull` brings it back and a fresh clone has nothing to track
-        "outs": [f"results/mlflow/{benchmark}.json"],
-    }
-    return stages
+    body = {k: v for k, v in body.items() if v}
+    if decl.get("foreach"):
+        return {"foreach": decl["foreach"], "do": body}
+    if decl.get("matrix"):
+        return {"matrix": decl["matrix"], **body}
+    return body
 
 
-def _is_generic(name: str, benchmarks: Iterable[str]) -> bool:
-    for b in benchmarks:
-        if name in (f"{b}_infer", f"{b}_score", f"{b}_tables", f"{b}_track") or name.startswith(f"{b}_infer_"):
-            return True
-    return False
+_PLAIN = re.compile(r"[A-Za-z0-9_./$][^\n]*")
+_SPECIAL = re.compile(r"(?i)true|false|null|yes|no|on|off|~|[-+]?(\d[\d_]*)?\.?\d*(e[-+]?\d+)?")
 
 
-def _planned(stages: Mapping[str, Any], config: Mapping[str, Any], decls: Mapping[str, Mapping[str, Any]]):
-    """(data stage name -> its new deps, generated stages), from the current stages mapping."""
-    benches = benchmark_packages()
-    deps: dict[str, list[Any]] = {}
-    for name, stage in stages.items():
-        if _is_generic(name, benches):
-            continue
-        benchmark = next((b for b in benches if name.startswith(b + "_")), None)
-        if benchmark is None:
-            raise ValueError(f"dvc.yaml stage {name}: no benchmark package src/socialbench/<name>/ matches its name")
-        body = stage.get("do", stage)  # a foreach stage keeps its definition under `do`
-        data = [d for d in body.get("deps") or [] if not str(d).startswith("src/")]
-        deps[name] = data + code_deps("data", benchmark)
-    generated = {n: s for b, decl in decls.items() for n, s in generic_stages(config, b, decl).items()}
-    return deps, generated
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    text = str(value)
+    plain = (
+        _PLAIN.fullmatch(text)
+        and not _SPECIAL.fullmatch(text)
+        and ": " not in text
+        and " #" not in text
+        and not text.endswith((":", " "))
+    )
+    return text if plain else json.dumps(text)
 
 
-def render(text: str, config: Mapping[str, Any], decls: Mapping[str, Mapping[str, Any]]) -> str:
-    """dvc.yaml's new text: the hand-written data stages (comments kept) with their code deps
-    rewritten, then the generated stages of every benchmark in ``decls``. The same text when it is
-    current (checked on a plain parse first: the comment-keeping writer is slow)."""
-    import yaml as pyyaml
+def _emit(key: str, value: Any, indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    if isinstance(value, Mapping):
+        out.append(f"{pad}{_scalar(key)}:")
+        for k, v in value.items():
+            _emit(k, v, indent + 2, out)
+    elif isinstance(value, list):
+        out.append(f"{pad}{_scalar(key)}:")
+        for item in value:
+            if isinstance(item, Mapping):  # an out with options: {path: {persist: true}}
+                ((path, options),) = item.items()
+                out.append(f"{pad}  - {_scalar(path)}:")
+                for k, v in options.items():
+                    _emit(k, v, indent + 6, out)
+            else:
+                out.append(f"{pad}  - {_scalar(item)}")
+    else:
+        out.append(f"{pad}{_scalar(key)}: {_scalar(value)}")
 
-    current = pyyaml.load(text, Loader=getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader))["stages"]
-    deps, generated = _planned(current, config, decls)
-    plain = {n: s for n, s in current.items() if n in deps}
-    if all(list(s.get("do", s).get("deps") or []) == deps[n] for n, s in plain.items()) and {
-        n: s for n, s in current.items() if n not in deps
-    } == json.loads(json.dumps(generated)):
-        if list(current)[len(plain) :] == list(generated):
-            return text
 
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    ryaml = YAML()
-    ryaml.preserve_quotes = True
-    ryaml.width = 4096
-    ryaml.indent(mapping=2, sequence=4, offset=2)
-    doc = ryaml.load(text)
-    stages = doc["stages"]
-    for name in [n for n in stages if n not in deps]:
-        del stages[name]
-    for name, stage in stages.items():
-        stage.get("do", stage)["deps"] = CommentedSeq(deps[name])
-    for name, body in generated.items():
-        stages[name] = CommentedMap(body)
-    buf = io.StringIO()
-    ryaml.dump(doc, buf)
-    return buf.getvalue()
+def render(old_text: str, stages: Mapping[str, Mapping[str, Any]], comments: Mapping[str, str] | None = None) -> str:
+    """dvc.yaml's text: the header, every stage (``stages``: name -> dvc.yaml body, in order; each
+    declaration's comment above it), then the hand-written ``plots:`` section of ``old_text``, kept."""
+    out = [HEADER.rstrip("\n"), "stages:"]
+    for name, body in stages.items():
+        for line in ((comments or {}).get(name) or "").splitlines():
+            out.append(f"  # {line}".rstrip())
+        _emit(name, body, 2, out)
+    text = "\n".join(out) + "\n"
+    match = re.search(r"^plots:.*\Z", old_text, re.M | re.S)
+    return text + (match.group(0) if match else "")
 
 
 # ---- Snakemake's view of the code deps: one stamp file per stage ----------------------------------

@@ -1,0 +1,59 @@
+"""dvc.yaml from the stage declarations: computed code deps, per-rule params, the writer
+(socialbench.stages.dvc_yaml)."""
+
+import yaml
+
+from socialbench.stages import dvc_yaml
+
+
+def test_shell_commands_are_the_socialbench_words_before_the_first_option():
+    shell = "socialbench prune-outputs --benchmark {params.benchmark} > {log} && socialbench meetingtom annotate import"
+    assert dvc_yaml.shell_commands(shell) == [("prune-outputs",), ("meetingtom", "annotate", "import")]
+
+
+def test_a_benchmark_command_follows_only_the_command_function_it_runs():
+    frames = dvc_yaml.code_deps("moca", [("moca", "frames")])
+    acquire = dvc_yaml.code_deps("moca", [("moca", "acquire")])
+    assert "src/socialbench/media" in frames and "src/socialbench/acquire" not in frames
+    assert "src/socialbench/acquire" in acquire
+
+
+def test_inference_code_deps_hold_its_methods_and_no_results_rendering():
+    deps = dvc_yaml.code_deps("moca", [("infer",)], ["direct"])
+    assert "src/socialbench/moca/methods/direct.py" in deps and "src/socialbench/moca/templates/direct" in deps
+    assert "src/socialbench/backends" in deps  # a model's backend, loaded by name from params
+    assert not [d for d in deps if d.startswith(("src/socialbench/moca/results", "src/socialbench/results/tables"))]
+
+
+def test_a_plugin_hook_is_followed_only_where_the_stage_calls_it():
+    # stages/tables.py calls the benchmark's tables hook, which imports the benchmark's results/
+    assert "src/socialbench/moca/results" in dvc_yaml.code_deps("moca", [("tables",)])
+    assert "src/socialbench/moca/results" not in dvc_yaml.code_deps("moca", [("score",)])
+
+
+def test_each_rule_of_a_stage_takes_only_its_own_params_keys_and_the_stage_all():
+    decl = {"rules": ["a", "b"], "params": {"a": ["x", "y"], "b": ["y", "z"], "c": ["w"]}}
+    assert dvc_yaml.params_keys(decl, "a") == ["x", "y"]
+    assert dvc_yaml.params_keys(decl) == ["x", "y", "z"]
+
+
+def test_a_dvc_stage_lists_only_params_keys_params_yaml_holds():
+    decl = {"rules": ["r"], "params": ["seed", "m.absent", "m.${item.x}"], "outs": ["o"]}
+    body = dvc_yaml.dvc_stage(decl, {"seed": 1, "m": {}}, ["src/socialbench/core"])
+    assert body == {
+        "desc": "runs r",
+        "cmd": "snakemake --quiet rules --cores 1 r",
+        "deps": ["src/socialbench/core"],
+        "params": ["seed", "m.${item.x}"],
+        "outs": ["o"],
+    }
+
+
+def test_the_written_yaml_reads_back_as_the_stages_and_keeps_the_plots():
+    stages = {
+        "s": {"matrix": {"m": "${a.b}"}, "desc": "runs r", "cmd": "x: y", "outs": [{"d/${item.m}": {"persist": True}}]},
+        "t": {"foreach": "${p}", "do": {"cmd": "c", "params": ["true", "1.0"]}},
+    }
+    text = dvc_yaml.render("stages: {}\nplots:\n  - a.png\n", stages, {"s": "a comment"})
+    assert yaml.safe_load(text) == {"stages": stages, "plots": ["a.png"]}
+    assert "  # a comment\n  s:\n" in text
