@@ -18,6 +18,12 @@ A **variant run** ``<method>__<variant>`` is the method with the settings of its
 its own. Its template files are the method's, except those in ``templates/<method>/<variant>/``,
 which replace the method's files of the same name.
 
+An **order run** ``<run>__order<k>`` (k >= 1) is run ``<run>`` (a method or a variant run) asked again
+with its options shown in order ``k`` (params ``<benchmark>.robustness``: answer stability under option
+order, docs/decisions.md). Its settings are ``<run>``'s plus ``{"order": k}``; the benchmark decides what
+order ``k`` shows. Order 0 is the run itself, unchanged. Order runs make their own files, calls and MLflow
+runs like any run, but never enter the paper tables: only the stability tables read them.
+
 See docs/architecture.md for the data contracts and how to add either.
 """
 
@@ -27,6 +33,7 @@ import abc
 import functools
 import importlib
 import importlib.metadata
+import re
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -144,18 +151,57 @@ class InstanceInputError(SocialbenchError):
 
 
 def split_run(name: str) -> tuple[str, str | None]:
-    """``<method>__<variant>`` -> (method, variant); a plain method name -> (name, None)."""
+    """``<method>__<variant>`` -> (method, variant); a plain method name -> (name, None). An order
+    run's variant is everything after the method (``codar__wo_step2__order1`` -> ``wo_step2__order1``);
+    :func:`split_order` separates the order."""
     base, sep, variant = name.partition("__")
     return base, (variant if sep else None)
 
 
+#: The variant prefix of an order run (``<run>__order<k>``): a name no ablation may take.
+ORDER_PREFIX = "order"
+_ORDER_SUFFIX = re.compile(rf"^(?P<run>.+)__{ORDER_PREFIX}(?P<k>[1-9][0-9]*)$")
+ORDER_NAME = re.compile(rf"^{ORDER_PREFIX}[0-9]+$")
+
+
+def split_order(run: str) -> tuple[str, int]:
+    """``<run>__order<k>`` -> (``<run>``, k); any other run -> (run, 0): order 0 is the run itself."""
+    m = _ORDER_SUFFIX.match(run)
+    return (m["run"], int(m["k"])) if m else (run, 0)
+
+
+def order_run(run: str, k: int) -> str:
+    """The name of run ``run`` under option order ``k``: ``run`` itself for 0, else ``<run>__order<k>``."""
+    if k < 0:
+        raise ValueError(f"an option order is 0 or more, got {k}")
+    return run if k == 0 else f"{run}__{ORDER_PREFIX}{k}"
+
+
+def robustness_runs(section: dict[str, Any], model: str, runs: Sequence[str]) -> list[str]:
+    """The order runs model ``model`` makes on a benchmark besides its ``runs`` (the runs params give
+    it): for each run params ``robustness.methods`` name that it makes, orders 1..K-1
+    (``robustness.orders``), when ``robustness.models`` name the model; none without a
+    ``robustness`` section."""
+    spec = section.get("robustness") or None
+    if not spec or model not in (spec.get("models") or []):
+        return []
+    wanted = [r for r in spec.get("methods") or [] if r in runs]
+    return [order_run(r, k) for r in wanted for k in range(1, int(spec["orders"]))]
+
+
 def settings_sources(run: str) -> list[tuple[str, str]]:
     """Where the settings of run ``run`` come from in its benchmark's params section, in the order they
-    apply: ``("method_options", <method>)``, and for a variant run ``<method>__<variant>``
-    ``("ablations", <variant>)`` over it (:meth:`Benchmark.method_settings`; a method names a setting's
-    params key by them)."""
-    base, variant = split_run(run)
-    return [("method_options", base), *([("ablations", variant)] if variant is not None else [])]
+    apply: ``("method_options", <method>)``, for a variant run ``<method>__<variant>``
+    ``("ablations", <variant>)`` over it, and for an order run ``<run>__order<k>`` ``("robustness",
+    "order<k>")`` over ``<run>``'s (:meth:`Benchmark.method_settings`; a method names a setting's params
+    key by them)."""
+    inner, k = split_order(run)
+    base, variant = split_run(inner)
+    return [
+        ("method_options", base),
+        *([("ablations", variant)] if variant is not None else []),
+        *([("robustness", f"{ORDER_PREFIX}{k}")] if k else []),
+    ]
 
 
 # ---- benchmarks -------------------------------------------------------------------------------
@@ -260,11 +306,15 @@ class Benchmark(abc.ABC):
 
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
         """What run ``method`` gets as ``Method.settings`` from the benchmark's params section:
-        ``method_options.<method>``, and for a variant run ``<method>__<variant>`` the entry
-        ``ablations.<variant>`` over it; a benchmark may add benchmark-wide options (e.g. how answers
-        are parsed)."""
+        ``method_options.<method>``, for a variant run ``<method>__<variant>`` the entry
+        ``ablations.<variant>`` over it, and for an order run ``<run>__order<k>`` ``{"order": k}`` over
+        ``<run>``'s; a benchmark may add benchmark-wide options (e.g. how answers are parsed, what an
+        order reorders)."""
         settings: dict[str, Any] = {}
         for kind, name in settings_sources(method):
+            if kind == "robustness":
+                settings["order"] = split_order(method)[1]
+                continue
             entries = section.get(kind) or {}
             if kind == "ablations" and name not in entries:
                 raise ConfigError(
@@ -278,13 +328,25 @@ class Benchmark(abc.ABC):
         """What in the benchmark's params section (schema-valid, defaults filled) names nothing, each as
         ``<key>: <why>`` (key relative to the section): a run of ``methods`` whose method is no module
         of ``methods/`` or whose variant no entry of ``ablations``, a ``method_options`` key that is no
-        method. A benchmark adds its own (closed lists, cross references) by extending this."""
+        method, an ablation named like an order run's variant (``order<k>``), a ``robustness.methods``
+        entry that is no run of ``methods``. A benchmark adds its own (closed lists, cross references)
+        by extending this. (``robustness.models`` name models: checked with the models, core.config.)"""
         known = self.method_names()
         ablations = section.get("ablations") or {}
         problems = []
+        for name in ablations:
+            if ORDER_NAME.match(name):
+                problems.append(
+                    f"ablations.{name}: {ORDER_PREFIX}<k> names the option orders of robustness runs;"
+                    " rename the ablation"
+                )
         for i, run in enumerate(section.get("methods") or []):
             base, variant = split_run(run)
-            if base not in known:
+            if split_order(run)[1]:
+                problems.append(
+                    f"methods.{i}: {run!r} is an order run; ask for it with robustness (orders, models, methods)"
+                )
+            elif base not in known:
                 problems.append(f"methods.{i}: {run!r} names no method of {self.name} (known: {', '.join(known)})")
             elif variant is not None and variant not in ablations:
                 problems.append(
@@ -294,6 +356,14 @@ class Benchmark(abc.ABC):
         for name in section.get("method_options") or {}:
             if name not in known:
                 problems.append(f"method_options.{name}: names no method of {self.name} (known: {', '.join(known)})")
+        robustness = section.get("robustness") or {}
+        runs = list(section.get("methods") or [])
+        for i, run in enumerate(robustness.get("methods") or []):
+            if run not in runs:
+                problems.append(
+                    f"robustness.methods.{i}: {run!r} is no run of {self.name}.methods"
+                    f" ({', '.join(runs) or 'none'}): only a run that is made can be asked again in other orders"
+                )
         return problems
 
     def method(self, name: str, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None) -> Method:
@@ -303,8 +373,8 @@ class Benchmark(abc.ABC):
     def template_folder(self, run: str, name: str) -> str:
         """Where run ``run`` reads template ``name``, relative to the package: a variant run's own
         file ``templates/<method>/<variant>/<name>`` when there is one, else the method's
-        ``templates/<method>/<name>``."""
-        base, variant = split_run(run)
+        ``templates/<method>/<name>``. An order run reads the files of the run it reorders."""
+        base, variant = split_run(split_order(run)[0])
         if (
             variant is not None
             and resources.files(self.package).joinpath(f"templates/{base}/{variant}/{name}").is_file()
@@ -364,6 +434,17 @@ class Benchmark(abc.ABC):
         the scores of every (model, method); with ``tables_per_instance``, also the instances and each
         pair's ``(source, prediction records)``, when the command has them."""
 
+    def stability_tables(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        params: dict[str, Any],
+        instances: list[dict[str, Any]] | None = None,
+        predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+    ) -> dict[str, str | bytes]:
+        """``{file name: text}`` of the answer-stability tables (params ``<benchmark>.robustness``) from
+        every run, its order runs included, which :meth:`tables` never gets. Default: none."""
+        return {}
+
     def group_size(self, metrics: dict[str, Any]) -> int:
         """How many instances a score file's group stands for (its ``n`` unless the benchmark says
         otherwise): every run must cover the same groups with the same sizes to share a table."""
@@ -401,7 +482,8 @@ def excluded(entry: dict[str, Any], benchmark: str, method: str) -> str | None:
     """Why params exclude a (model, method) pair of a benchmark, or None: the model runs on other
     benchmarks only (``benchmarks:``), or only some runs of this one (``only_methods:``), or it excludes
     the method (``exclude_methods:``). Such a pair has no run at all (no job, no files); the tables show the
-    reason instead of a row."""
+    reason instead of a row. An order run (``<run>__order<k>``) is excluded when its run is."""
+    method = split_order(method)[0]
     only = entry.get("benchmarks")
     if only is not None and benchmark not in only:
         return f"runs on {', '.join(only) or 'no benchmark'} only (benchmarks in params)"

@@ -282,6 +282,14 @@ def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> lis
                     f"models.{name}.exclude_methods.{run}: names no method of any benchmark"
                     f" (known: {', '.join(every_method)})" + where([["models", name, "exclude_methods", run]])
                 )
+    # A benchmark's robustness section (its order runs) names models: each must be under models.
+    for b, section in sections.items():
+        for i, model in enumerate(((section or {}).get("robustness") or {}).get("models") or []):
+            if model not in data["models"]:
+                problems.append(
+                    f"{b}.robustness.models.{i}: {model!r} is no model under models"
+                    f" (known: {', '.join(data['models'])})" + where([[b, "robustness", "models"]])
+                )
     return problems
 
 

@@ -203,6 +203,8 @@ class MeetingToMBenchmark(Benchmark):
         }
         if f.get("not_evaluated"):
             rec["not_evaluated"] = f["not_evaluated"]
+        if f.get("order"):  # an order run's (params meetingtom.robustness): the order asked and shown
+            rec["order"] = f["order"]
         return rec
 
     # ---- scoring, tables, provenance -----------------------------------------------------------

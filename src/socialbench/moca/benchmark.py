@@ -120,6 +120,8 @@ class MocaBenchmark(Benchmark):
         settings = {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
         if "retrieval" in section and split_run(method)[0] in READS_RETRIEVAL:
             settings["retrieval"] = dict(section["retrieval"] or {})
+        if settings.get("order"):  # an order run: whether its order moves the mechanism and label lists too
+            settings["reorder_lists"] = bool((section.get("robustness") or {}).get("reorder_lists", False))
         return settings
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
@@ -156,17 +158,22 @@ class MocaBenchmark(Benchmark):
         *,
         code_fence: str = "strict",
         extra_keys: str = "ignore",
+        order: Any = None,
     ) -> Final:
         """The four fields parsed from the answering call (appendix D.1's JSON, read field by field;
         ``code_fence`` and ``extra_keys`` are params ``moca.answer``, see moca.eval.parsing), mapped
         back from slot ids, with the call's bookkeeping. ``error`` is set only when the answer as a
         whole could not be used (the call failed, or a format failure); ``format`` says what the
-        answer-format policy did (``repairs``: what changed the answer; ``ignored_keys``)."""
+        answer-format policy did (``repairs``: what changed the answer; ``ignored_keys``). ``order``: the
+        option order the request showed (``eval.prompts.Order``, an order run's; None: the paper's), whose
+        slots the answer is read with and which the record keeps."""
         from socialbench.moca.eval.parsing import read_answer
-        from socialbench.moca.eval.prompts import answer_format, slot_maps
+        from socialbench.moca.eval.prompts import Order, answer_format, slot_maps
 
         s = instance["scenario"]
-        maps = slot_maps(instance, seed)
+        order = order or Order()
+        maps = slot_maps(instance, seed, order.index)
+        shown = order.record(instance, self.taxonomy)
         resp = ex.response
         a = read_answer(
             resp.text, self.taxonomy.mechanism_names(s), self.taxonomy.label_names(s), maps, code_fence, extra_keys
@@ -180,6 +187,7 @@ class MocaBenchmark(Benchmark):
                 **a.fields,
                 "field_errors": a.field_errors,
                 "slots": maps,
+                **({"order": shown} if shown else {}),
                 "request_key": ex.key,
                 "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp} for p in ex.request.images()],
                 "finish_reason": resp.finish_reason,
@@ -206,6 +214,8 @@ class MocaBenchmark(Benchmark):
             if "field_errors" in f
             else {k: final.error for k in ANSWER_KEYS if final.error},
             "slots": f.get("slots"),
+            # an order run's (params moca.robustness): the order asked, the one shown, how many are distinct
+            **({"order": f["order"]} if f.get("order") else {}),
             "request_key": f.get("request_key"),
             "inputs": f.get("inputs", []),
             "finish_reason": f.get("finish_reason"),
@@ -320,6 +330,19 @@ class MocaBenchmark(Benchmark):
             for (m, meth), sc in sorted(scores.items())
         }
         return files, headline
+
+    def stability_tables(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        params: dict[str, Any],
+        instances: list[dict[str, Any]] | None = None,
+        predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+    ) -> dict[str, str | bytes]:
+        """stability.md/.csv/.tex: answer stability under option order (params ``moca.robustness``;
+        ``moca.results.stability``), from the order runs' predictions."""
+        from socialbench.moca.results.stability import stability_files
+
+        return dict(stability_files(instances, predictions, params, self.taxonomy))
 
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         from socialbench.moca.schema.taxonomy import taxonomy_hash

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from socialbench.core.benchmarks import excluded
+from socialbench.core.benchmarks import excluded, robustness_runs
 
 #: Per-run kinds and the extension of their files.
 RUN_KINDS: dict[str, str] = {
@@ -67,21 +67,34 @@ def parse_run_path(path: str, root: str = DEFAULT_ROOT) -> tuple[str, str, str, 
     return rest[0], rest[1], rest[2], run_of(rest[3])
 
 
-def model_runs(models: Mapping[str, Mapping[str, Any]], benchmark: str, methods: Iterable[str]) -> dict[str, list[str]]:
+def model_runs(
+    models: Mapping[str, Mapping[str, Any]],
+    benchmark: str,
+    methods: Iterable[str],
+    robustness: Mapping[str, Any] | None = None,
+) -> dict[str, list[str]]:
     """Per model (params order), the runs of a benchmark it makes: every method params name, less the
-    pairs params exclude. A model with no run on the benchmark is left out (it has no job at all)."""
+    pairs params exclude, then its order runs (``robustness``: the benchmark's ``robustness`` section,
+    ``core.benchmarks.robustness_runs``). A model with no run on the benchmark is left out (it has no
+    job at all)."""
     methods = list(methods)
+    section = {"robustness": robustness} if robustness else {}
     out: dict[str, list[str]] = {}
     for model, entry in models.items():
         runs = [m for m in methods if excluded(dict(entry), benchmark, m) is None]
         if runs:
-            out[model] = runs
+            out[model] = runs + robustness_runs(section, model, runs)
     return out
 
 
-def runs(models: Mapping[str, Mapping[str, Any]], benchmark: str, methods: Iterable[str]) -> list[tuple[str, str]]:
-    """(model, run) pairs of a benchmark that params do not exclude, in params order."""
-    return [(m, r) for m, rs in model_runs(models, benchmark, methods).items() for r in rs]
+def runs(
+    models: Mapping[str, Mapping[str, Any]],
+    benchmark: str,
+    methods: Iterable[str],
+    robustness: Mapping[str, Any] | None = None,
+) -> list[tuple[str, str]]:
+    """(model, run) pairs of a benchmark that params make (order runs included), in params order."""
+    return [(m, r) for m, rs in model_runs(models, benchmark, methods, robustness).items() for r in rs]
 
 
 def exclusions(

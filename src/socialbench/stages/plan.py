@@ -44,6 +44,8 @@ def parse_pairs(values: list[str], option: str, known: list[str]) -> dict[str, P
 
 def check_filters(p: dict[str, Any], benchmarks: list[str], want_b, want_m, want_r) -> None:
     """A --benchmark, --model or --run that params do not define is refused with its key."""
+    from socialbench.results.layout import runs as layout_runs
+
     for b in want_b:
         if b not in benchmarks:
             raise ConfigError(
@@ -52,7 +54,9 @@ def check_filters(p: dict[str, Any], benchmarks: list[str], want_b, want_m, want
     for m in want_m:
         if m not in p["models"]:
             raise ConfigError(f"plan: models.{m}: no such model in params (known: {', '.join(p['models'])})")
-    every = sorted({r for b in benchmarks for r in p[b]["methods"]})
+    every = sorted(
+        {r for b in benchmarks for _, r in layout_runs(p["models"], b, p[b]["methods"], p[b].get("robustness"))}
+    )
     for r in want_r:
         if r not in every:
             raise ConfigError(f"plan: --run {r}: no <benchmark>.methods in params names it (runs: {', '.join(every)})")
@@ -181,7 +185,9 @@ def plan_runs(
                 notes.append(f"{b}: {info.note()}")
             dev_path = dev.get(b, default_split(b, "dev"))
             dev_answers = bench.dev_answers(bench.load_instances(dev_path)) if dev_path.is_file() else None
-            for model, model_run_names in model_runs(p["models"], b, section["methods"]).items():
+            for model, model_run_names in model_runs(
+                p["models"], b, section["methods"], section.get("robustness")
+            ).items():
                 if models and model not in models:
                     continue
                 spec = ModelSpec.from_params(model, p["models"][model])

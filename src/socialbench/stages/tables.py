@@ -22,6 +22,7 @@ def render_tables(
 ) -> int:
     """Write the tables and figures into ``out_dir`` and the headline metrics (one file, and one per
     run beside it); the number of table and figure files."""
+    from socialbench.core.benchmarks import split_order
     from socialbench.core.config import load_params
     from socialbench.core.errors import ConfigError, DataError
     from socialbench.core.io import read_jsonl, write_bytes_atomic, write_json, write_text_atomic
@@ -53,7 +54,18 @@ def render_tables(
             preds[(model, method)] = (str(path), read_jsonl(path))
         insts, _ = subset_instances(bench, bench.load_instances(instances), p, str(instances))
         per_instance = {"instances": insts, "predictions": preds}
-    files, head = bench.tables(loaded, p, **per_instance)
+    # The paper tables and the headline get the runs params make as the papers do; order runs
+    # (params robustness, ``<run>__order<k>``) only the stability tables, so no paper table changes.
+    paper = {key: sc for key, sc in loaded.items() if split_order(key[1])[1] == 0}
+    paper_instance = per_instance and {
+        **per_instance,
+        "predictions": {key: v for key, v in per_instance["predictions"].items() if key in paper},
+    }
+    files, head = bench.tables(paper, p, **paper_instance)
+    stability = bench.stability_tables(loaded, p, **per_instance)
+    if set(stability) & set(files):
+        raise ValueError(f"stability tables repeat the names of tables: {sorted(set(stability) & set(files))}")
+    files = {**files, **stability}
     _, subset = bench.subset(p.get(benchmark) or {}, [], p["seed"])  # the note needs n and seed only
     files = with_subset_note(files, subset)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -29,9 +29,20 @@ class AnsweringMethod(Method):
     task_guidance: ClassVar[bool] = False
 
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
-        from socialbench.meetingtom.eval.prompts import build_request, modality_of, settings_of
+        from socialbench.meetingtom.eval.prompts import settings_of
 
         s = settings_of(self.settings)  # a bad setting stops the run before any call
+        order = int(self.settings.get("order") or 0)  # an order run's (params meetingtom.robustness)
+        if order:
+            return self.ordered_step(instance, rounds, order)
+        return self.paper_step(instance, rounds, s, self.name)
+
+    def paper_step(
+        self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], s: dict[str, Any], asked_as: str
+    ) -> list[Request] | Final:
+        """The step of ``instance`` as it is given; its request carries run name ``asked_as``."""
+        from socialbench.meetingtom.eval.prompts import build_request, modality_of
+
         if not rounds:
             if instance["task"] == "task1" and s["priors"]:
                 return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_PRIORS)
@@ -46,11 +57,40 @@ class AnsweringMethod(Method):
                 self.template(f"{instance['task']}.txt") if self.task_guidance else None,
             )
             try:
-                return [build_request(instance, templates, self.spec, self.settings, self.name, reasons=self.reasons)]
+                return [build_request(instance, templates, self.spec, self.settings, asked_as, reasons=self.reasons)]
             except InstanceInputError as exc:
                 return self.benchmark.no_call_answer(instance, exc.message)
         (ex,) = rounds[0]
         return self.benchmark.final_answer(instance, ex, marked=self.reasons)
+
+    def ordered_step(
+        self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], k: int
+    ) -> list[Request] | Final:
+        """An order run's step: the instance asked with its options in order ``k``
+        (``rotated_options``), the answer mapped back to the instance's own labels, so it is scored as
+        any run's; the record keeps the order (``order``: asked, shown, distinct, the label answered).
+        An instance with fewer distinct orders than asked is shown the earlier order it repeats, as that
+        order's very request (the request cache answers it: no new call)."""
+        from socialbench.core.benchmarks import order_run, split_order
+        from socialbench.meetingtom.eval.prompts import settings_of
+        from socialbench.meetingtom.schema.questions import label_of, rotated_options
+
+        distinct = max(1, len(instance["options"]))
+        shown = k % distinct
+        view = {**instance, "options": rotated_options(instance["options"], shown)}
+        out = self.paper_step(view, rounds, settings_of(self.settings), order_run(split_order(self.name)[0], shown))
+        if not isinstance(out, Final):
+            return out
+        f = out.fields
+        answered = f.get("answer")
+        if answered is not None:  # back to the instance's own labels, through the options' values
+            values = {o["label"]: o["value"] for o in view["options"]}
+            if isinstance(answered, list):
+                f["answer"] = [label_of(instance["options"], values[a]) for a in answered]
+            else:
+                f["answer"] = label_of(instance["options"], values[answered])
+        f["order"] = {"index": k, "shown": shown, "distinct": distinct, "answer_shown": answered}
+        return out
 
 
 def guidance_templates() -> tuple[str, ...]:

@@ -16,13 +16,16 @@ MODALITIES = ("utterances", "video", "both")
 PRIORS = ("role", "phase", "dialogue_act")
 #: Keys an ablation entry may carry besides settings: which table it belongs to and its row label.
 ABLATION_META = ("table", "label")
+#: The setting of an order run (params meetingtom.robustness): which option order it shows
+#: (``schema.questions.rotated_options``), read by the answering methods, not a prompt setting.
+ORDER_KEY = "order"
 ANSWER_FORMS = ("json", "final_line")
 SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors", "answer_form", "audio")
 
 
 def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     """The method settings with defaults; an unknown key or value is a ConfigError naming it."""
-    s = {k: v for k, v in dict(settings or {}).items() if k not in ABLATION_META}
+    s = {k: v for k, v in dict(settings or {}).items() if k not in (*ABLATION_META, ORDER_KEY)}
     unknown = sorted(set(s) - set(SETTINGS))
     if unknown:
         raise ConfigError(

@@ -119,6 +119,18 @@ def participant_options(
     ]
 
 
+def rotated_options(options: Sequence[Mapping[str, Any]], k: int) -> list[dict[str, Any]]:
+    """Option order ``k`` of an instance (an order run's, params ``meetingtom.robustness``;
+    docs/decisions.md "Answer stability under option order"): the instance's seeded list rotated left
+    by k places (k modulo the number of options: an n-option item has n distinct orders) and numbered
+    1, 2, ... again. Order 0 is the list as it is: the paper's draw."""
+    if not options:
+        return []
+    k %= len(options)
+    moved = [*options[k:], *options[:k]]
+    return [{**o, "label": LABELS[i]} for i, o in enumerate(moved)]
+
+
 def label_of(options: Sequence[Mapping[str, str]], value: str) -> str | None:
     return next((o["label"] for o in options if o["value"] == value), None)
 

@@ -14,12 +14,14 @@ model call (:func:`media_error_answer`, scored invalid), so an evaluation never 
 
 from __future__ import annotations
 
+import math
 import random
+from dataclasses import dataclass
 from string import Template
 from typing import Any
 
 from socialbench.core.backend import Decoding, ImagePart, Message, ModelSpec, Request
-from socialbench.core.benchmarks import Final, InstanceInputError
+from socialbench.core.benchmarks import Final, InstanceInputError, order_run, split_order
 from socialbench.core.hashing import sha256_file
 from socialbench.moca.schema.methods import (  # noqa: F401 (the answer-format policy, re-exported)
     ANSWER_KEYS,
@@ -38,15 +40,74 @@ class MediaUnavailable(InstanceInputError):
     InstanceInputError (the run stops naming file, record and field)."""
 
 
-def slot_maps(instance: dict[str, Any], seed: int) -> dict[str, dict[str, str]]:
-    """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic."""
+def slot_maps(instance: dict[str, Any], seed: int, order: int = 0) -> dict[str, dict[str, str]]:
+    """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic.
+
+    ``order`` (an order run's, params ``moca.robustness``; docs/decisions.md "Answer stability under
+    option order"): 0 is the paper's draw, the seeded shuffle above; order k rotates each role's
+    shuffled list by k places (slot j shows what order 0 shows in slot (j + k) mod n), so over n orders
+    every candidate is shown in every slot once."""
     rng = random.Random(f"{seed}:{instance['id']}:slots")
     maps = {}
     for role in ("subject", "target"):
         options = list(instance[f"{role}_options"])
         rng.shuffle(options)
+        options = rotated(options, order)
         maps[role] = {f"{role}{k}": opt for k, opt in enumerate(options)}
     return maps
+
+
+def rotated(items: list[Any], k: int) -> list[Any]:
+    """``items`` rotated left by k places (k taken modulo their number; no items: none)."""
+    if not items:
+        return list(items)
+    k %= len(items)
+    return list(items[k:]) + list(items[:k])
+
+
+@dataclass(frozen=True)
+class Order:
+    """The option order a run shows (settings ``order`` and ``reorder_lists``: an order run of params
+    ``moca.robustness``): ``index`` 0 is the paper's; ``lists``: the mechanism and label lists are
+    rotated by the index too (not in the paper, which lists them in taxonomy order)."""
+
+    index: int = 0
+    lists: bool = False
+
+    @classmethod
+    def of(cls, settings: dict[str, Any] | None) -> Order:
+        s = settings or {}
+        return cls(int(s.get("order") or 0), bool(s.get("reorder_lists", False)))
+
+    def listed(self, options: list[Any]) -> list[Any]:
+        """A mechanism or label list as this order shows it."""
+        return rotated(list(options), self.index) if self.lists else list(options)
+
+    def distinct(self, instance: dict[str, Any], tax: Taxonomy) -> int:
+        """How many distinct orders the instance has: rotations repeat after the least common multiple
+        of the rotated lists' lengths (2 subject and 2 target candidates: 2 orders)."""
+        lengths = [len(instance["subject_options"]), len(instance["target_options"])]
+        if self.lists:
+            s = instance["scenario"]
+            lengths += [len(tax.mechanisms[s]), len(tax.labels[s])]
+        return math.lcm(*(max(1, n) for n in lengths))
+
+    def shown(self, instance: dict[str, Any], tax: Taxonomy) -> int:
+        """The order the instance is shown in: the index, or for an index beyond its distinct orders
+        the one it repeats (index mod distinct)."""
+        return self.index % self.distinct(instance, tax)
+
+    def asked_as(self, run: str, instance: dict[str, Any], tax: Taxonomy) -> str:
+        """The run name the instance's requests carry (request ids, the task's method): the run of the
+        order it is shown in. An instance with fewer distinct orders than asked shows an earlier one
+        again as that order's very request, which the request cache answers: no new call."""
+        return order_run(split_order(run)[0], self.shown(instance, tax))
+
+    def record(self, instance: dict[str, Any], tax: Taxonomy) -> dict[str, int] | None:
+        """A prediction record's ``order`` (None for order 0, whose records stay as they were)."""
+        if self.index == 0:
+            return None
+        return {"index": self.index, "shown": self.shown(instance, tax), "distinct": self.distinct(instance, tax)}
 
 
 def answer_schema(scenario: str, tax: Taxonomy, maps: dict[str, dict[str, str]]) -> dict[str, Any]:
@@ -124,9 +185,12 @@ def options_block(options, with_boundary: bool = True) -> str:
 _options_block = options_block  # the name CoDAR's first draft imported
 
 
-def answer_choices(instance: dict[str, Any], tax: Taxonomy, maps: dict[str, dict[str, str]]) -> dict[str, Any]:
+def answer_choices(
+    instance: dict[str, Any], tax: Taxonomy, maps: dict[str, dict[str, str]], order: Order = Order()
+) -> dict[str, Any]:
     """The generic structured view of a MoCA answer (``Request.task``): ``query`` and ``choices``
-    for the baselines that read no prose, ``prior_group`` for the prior."""
+    for the baselines that read no prose, ``prior_group`` for the prior; the mechanisms and labels in
+    the order the prompt lists them (``order``)."""
     scenario = instance["scenario"]
 
     def named(options) -> list[dict[str, str]]:
@@ -143,8 +207,8 @@ def answer_choices(instance: dict[str, Any], tax: Taxonomy, maps: dict[str, dict
         "prior_group": scenario,
         "query": query,
         "choices": [
-            {"field": "mechanism", "options": named(tax.mechanisms[scenario])},
-            {"field": "label", "options": named(tax.labels[scenario])},
+            {"field": "mechanism", "options": named(order.listed(tax.mechanisms[scenario]))},
+            {"field": "label", "options": named(order.listed(tax.labels[scenario]))},
             {"field": "subject", "options": slots("subject")},
             {"field": "target", "options": slots("target"), "distinct_from": "subject"},
         ],
@@ -167,23 +231,24 @@ def build_direct_request(
     *,
     method: str = "direct",
     constrained: bool = False,
+    order: Order = Order(),
 ) -> tuple[Request, dict[str, dict[str, str]]]:
     """The D.1 direct-inference request for one instance and its slot maps; ``templates`` are the
     (system, user) template texts. Temperature 0; JSON mode (``json_object``: keys asked for by the
     prompt, values free strings, so an invalid value stays possible and is scored as the paper
     scores it), or with ``constrained`` the answer schema whose enums list the allowed values (guided
     decoding; a variant, not the paper's setting). Raises :class:`MediaUnavailable` for media that
-    cannot be shown."""
+    cannot be shown. ``order``: the option order shown (an order run's; default the paper's)."""
     scenario = instance["scenario"]
-    maps = slot_maps(instance, seed)
+    maps = slot_maps(instance, seed, order.index)
     images = visual_parts(instance, spec)
     video = instance["modality"] == "video_text"
     system = Template(templates[0]).substitute(
         modality_name="video" if video else "image",
         scenario=scenario,
         scenario_question=(tax.questions or {}).get(scenario, ""),
-        mechanism_options=options_block(tax.mechanisms[scenario]),
-        label_options=options_block(tax.labels[scenario]),
+        mechanism_options=options_block(order.listed(tax.mechanisms[scenario])),
+        label_options=options_block(order.listed(tax.labels[scenario])),
         subject_slot_ids=", ".join(maps["subject"]),
         target_slot_ids=", ".join(maps["target"]),
     )
@@ -206,22 +271,26 @@ def build_direct_request(
             Message("system", (system,)),
             Message("user", tuple([*images, user_text])),
         ),
-        task={"benchmark": "moca", "method": method, "stage": "answer", **answer_choices(instance, tax, maps)},
+        task={"benchmark": "moca", "method": method, "stage": "answer", **answer_choices(instance, tax, maps, order)},
         decoding=decoding,
     )
     return request, maps
 
 
-def media_error_answer(instance: dict[str, Any], problem: str, seed: int) -> Final:
+def media_error_answer(
+    instance: dict[str, Any], problem: str, seed: int, order: int = 0, record: dict[str, int] | None = None
+) -> Final:
     """The answer of an instance whose media cannot be shown, made without a model call: every field
     None, ``error`` "media: <problem>" and ``media_error`` the problem (scored invalid, counted in the
-    scores' ``media_errors``). The slot maps are kept, as for any other answer."""
+    scores' ``media_errors``). The slot maps (of option order ``order``) are kept, as for any other
+    answer, and an order run's ``record`` (``Order.record``)."""
     return Final(
         fields={
             "raw": None,
             **{k: None for k in ANSWER_KEYS},
             "field_errors": {k: "media error, no model call" for k in ANSWER_KEYS},
-            "slots": slot_maps(instance, seed),
+            "slots": slot_maps(instance, seed, order),
+            **({"order": record} if record else {}),
             "request_key": None,
             "inputs": [],
             "finish_reason": None,

@@ -34,6 +34,7 @@ from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.moca.eval.parsing import ParsedAnswer, read_answer, unfence
 from socialbench.moca.eval.prompts import (
     MediaUnavailable,
+    Order,
     answer_choices,
     answer_format,
     answer_schema,
@@ -355,7 +356,9 @@ class CodarMethod(Method):
             except MediaUnavailable as exc:
                 del self._chains[iid]
                 # Media that cannot be shown: answered without a call, scored invalid (N never shrinks).
-                return media_error_answer(instance, exc.message, self.seed)
+                order = Order.of(self.settings)
+                tax = self.benchmark.taxonomy
+                return media_error_answer(instance, exc.message, self.seed, order.index, order.record(instance, tax))
         # The chain is a pure function of the exchanges: continue the one built from the rounds so
         # far when they are the same calls (the runner's normal course), else replay from the start.
         chain = self._chains.get(iid)
@@ -438,7 +441,10 @@ class Chain:
         self.v = method.variant
         self.inst = instance
         self.tax = method.benchmark.taxonomy
-        self.maps = slot_maps(instance, method.seed)
+        # an order run's option order (params moca.robustness); its requests carry the shown order's run
+        self.order = Order.of(method.settings)
+        self.asked_as = self.order.asked_as(method.name, instance, self.tax)
+        self.maps = slot_maps(instance, method.seed, self.order.index)
         self.todo: list[str] = list(self.v.stages)
         self.attempt = 1
         self.retry_reason: str | None = None
@@ -485,7 +491,7 @@ class Chain:
         return self.todo[0]
 
     def request_id(self) -> str:
-        rid = f"{self.inst['id']}/{self.m.name}/{self.stage}"
+        rid = f"{self.inst['id']}/{self.asked_as}/{self.stage}"
         if self.pass_no:
             rid += f".rev{self.pass_no}"
         if self.attempt > 1:
@@ -570,8 +576,8 @@ class Chain:
             "audio": inst.get("transcript") or "(none)",
             "scenario": s,
             "scenario_question": (self.tax.questions or {}).get(s, ""),
-            "mechanism_options": options_block(self.tax.mechanisms[s]),
-            "label_options": options_block(self.tax.labels[s]),
+            "mechanism_options": options_block(self.order.listed(self.tax.mechanisms[s])),
+            "label_options": options_block(self.order.listed(self.tax.labels[s])),
             "subject_slot_ids": ", ".join(self.maps["subject"]),
             "target_slot_ids": ", ".join(self.maps["target"]),
             **self.blocks(self.stage),
@@ -626,12 +632,12 @@ class Chain:
         # ``keys``: the answer's keys in order, the structured view for backends that read no prose
         task: dict[str, Any] = {
             "benchmark": "moca",
-            "method": self.m.name,
+            "method": self.asked_as,
             "stage": stage,
             "keys": list(self.v.keys(stage)),
         }
         if stage == "decoder":
-            task.update(answer_choices(self.inst, self.tax, self.maps))
+            task.update(answer_choices(self.inst, self.tax, self.maps, self.order))
         if stage == "checker":
             task["breakpoints"] = list(self.v.breakpoints)
         if self.m.decoding == "json_object":
@@ -838,6 +844,7 @@ class Chain:
                 **fields,
                 "field_errors": problems,
                 "slots": self.maps,
+                **self.order_field(),
                 "request_key": ex.key,
                 "inputs": self._inputs(),
                 "finish_reason": ex.response.finish_reason,
@@ -852,6 +859,11 @@ class Chain:
             trace=self.trace,
         )
 
+    def order_field(self) -> dict[str, Any]:
+        """An order run's ``order`` field (none for order 0, whose records stay as they were)."""
+        record = self.order.record(self.inst, self.tax)
+        return {"order": record} if record else {}
+
     def fail(self, stage: str, reason: str, ex: Exchange) -> Final:
         """The instance's error (scored invalid): no answer fields, the failing call's bookkeeping.
         Once the decoder has answered, a later failure (the checker's verdict unreadable, a stage of a
@@ -865,6 +877,7 @@ class Chain:
             fields={
                 "raw": ex.response.text if stage == "decoder" else None,
                 "slots": self.maps,
+                **self.order_field(),
                 "request_key": ex.key,
                 "inputs": self._inputs(),
                 "finish_reason": ex.response.finish_reason,

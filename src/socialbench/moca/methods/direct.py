@@ -15,6 +15,7 @@ from socialbench.core.backend import Request
 from socialbench.core.benchmarks import Exchange, Final, Method
 from socialbench.moca.eval.prompts import (
     MediaUnavailable,
+    Order,
     answer_format,
     answer_settings,
     answer_summary,
@@ -36,6 +37,7 @@ class DirectMethod(Method):
         the retry note (``retry.txt``, request id ``.../answer.retry<k>``), at most ``retries`` times
         (default 0, the paper's single pass)."""
         options = answer_settings(self.settings)  # checked before the first call, not after it
+        order = Order.of(self.settings)  # an order run's option order (params moca.robustness)
 
         def request(note: str | None = None) -> Request:
             templates = (self.template("system.txt"), self.template("user.txt"))
@@ -45,8 +47,9 @@ class DirectMethod(Method):
                 self.spec,
                 self.seed,
                 templates,
-                method=self.name,
+                method=order.asked_as(self.name, instance, self.benchmark.taxonomy),
                 constrained=self.constrained,
+                order=order,
             )
             if note is None:
                 return req
@@ -59,10 +62,12 @@ class DirectMethod(Method):
             try:
                 return [request()]
             except MediaUnavailable as exc:
-                return media_error_answer(instance, exc.message, self.seed)
+                return media_error_answer(
+                    instance, exc.message, self.seed, order.index, order.record(instance, self.benchmark.taxonomy)
+                )
         (ex,) = rounds[-1]
         final = self.benchmark.final_answer(
-            instance, ex, self.seed, code_fence=options["code_fence"], extra_keys=options["extra_keys"]
+            instance, ex, self.seed, code_fence=options["code_fence"], extra_keys=options["extra_keys"], order=order
         )
         retries = len(rounds) - 1
         if final.error and ex.response.error is None and retries < options["retries"]:

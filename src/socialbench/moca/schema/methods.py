@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from socialbench.core.benchmarks import settings_sources
+from socialbench.core.benchmarks import settings_sources, split_order
 from socialbench.core.errors import ConfigError
 from socialbench.core.secrets import holds_secret
 
@@ -200,6 +200,8 @@ CODAR_DEFAULTS: dict[str, Any] = {
     "extra_inputs": [],
 }
 TABLE_KEYS = frozenset({"table", "label"})
+#: Settings of an order run (params moca.robustness; eval.prompts.Order), read by every MoCA method alike.
+ORDER_KEYS = frozenset({"order", "reorder_lists"})
 
 
 def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
@@ -209,7 +211,7 @@ def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
     stages = settings.get("stages")
     if stages is None:
         return CODAR
-    kind, entry = settings_sources(name)[-1]  # a variant run's stages are its ablation's
+    kind, entry = settings_sources(split_order(name)[0])[-1]  # a variant run's stages are its ablation's
     where = f"moca.{kind}.{entry}.stages"
     if not isinstance(stages, list) or stages != [s for s in STAGES if s in stages]:
         raise ConfigError(f"{where}: expected stages of {', '.join(STAGES)}, each once, in that order; got {stages!r}")
@@ -239,7 +241,7 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
     where = f"moca.{kind}.{entry}"
     variant = stage_variant(name, settings)
-    settings = {k: v for k, v in settings.items() if k not in TABLE_KEYS}
+    settings = {k: v for k, v in settings.items() if k not in TABLE_KEYS | ORDER_KEYS}
     answer = answer_settings(settings)
     settings.pop("answer", None)
     retrieval = RetrievalSettings.parse(settings.pop("retrieval", None))

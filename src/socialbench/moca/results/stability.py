@@ -1,0 +1,168 @@
+"""MoCA's answer-stability table (beyond the paper; params ``moca.robustness``; docs/decisions.md,
+"Answer stability under option order"): per model and run that params ask again, Holis under each of
+the K option orders (order 0: the paper's draw, the run of Tables 2-4), the circular accuracy of each
+field and of Holis (right under every order), the agreement of the resolved answers and the gap
+between order 0 and circular Holis, with 95% bootstrap intervals, per scenario and over all of them.
+
+Per-instance correctness comes from the scorer's own functions (``results.correctness``), so a field
+counts here as it counts in Tables 2-4; an order's resolved answer is the record's four fields, mapped
+back from the slots it showed (None: no usable answer)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from socialbench.core.benchmarks import order_run
+from socialbench.core.errors import DataError
+from socialbench.moca.eval.prompts import Order
+from socialbench.moca.eval.scoring import FIELDS
+from socialbench.moca.results.correctness import correctness
+from socialbench.moca.schema.taxonomy import Taxonomy
+from socialbench.results.stability import Stability, render_stability, stability, stability_table
+from socialbench.results.tables import SIGNED
+
+NAME = "stability"
+#: The correctness columns of a stability cell: the four fields (Table 2-4 order) and Holis (all four).
+COLUMNS = (
+    ("subject", "Subject"),
+    ("target", "Target"),
+    ("mechanism", "Mechanism"),
+    ("label", "Label"),
+    ("holis", "Holis"),
+)
+ALL = "all"
+
+
+def output_files() -> list[str]:
+    """The files the stability table is written to (always: without params ``moca.robustness`` it
+    says there are no order runs)."""
+    return [f"{NAME}.{ext}" for ext in ("md", "csv", "tex")]
+
+
+def _matrix(instances, records, labels, mechanisms, source) -> tuple[list[str], list[str], Any]:
+    """(ids, scenarios, (N, 5) correctness in COLUMNS order) in the order ``correctness`` gives."""
+    import numpy as np
+
+    by_scenario: dict[str, list[str]] = {}
+    for inst in instances:
+        by_scenario.setdefault(inst["scenario"], []).append(inst["id"])
+    ids, scen, rows = [], [], []
+    for s, m in correctness(instances, records, labels, mechanisms, source).items():
+        cols = {f: m[:, FIELDS.index(f)] for f in FIELDS}
+        cols["holis"] = np.all(m[:, : len(FIELDS)], axis=1)
+        rows.append(np.stack([cols[c] for c, _ in COLUMNS], axis=1))
+        ids += by_scenario[s]
+        scen += [s] * len(by_scenario[s])
+    return ids, scen, np.concatenate(rows) if rows else np.zeros((0, len(COLUMNS)), dtype=bool)
+
+
+def resolved(record: dict[str, Any] | None) -> tuple[Any, ...] | None:
+    """An order's resolved answer: the four fields as scored (None: a record with an error)."""
+    if record is None or record.get("error"):
+        return None
+    return tuple(record.get(f) for f in ("subject", "target", "mechanism", "label"))
+
+
+def stability_cells(
+    instances: list[dict[str, Any]],
+    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    robustness: Mapping[str, Any],
+    tax: Taxonomy,
+    seed: int,
+) -> tuple[dict[tuple[str, str, str], Stability], list[str]]:
+    """{(model, run, scenario or "all"): Stability} for every (model, run) ``robustness`` asks for
+    whose order 0 is among ``predictions`` (a model that does not make the run has none), and the
+    scenarios. An order run missing beside its order 0 is a DataError naming it."""
+    import numpy as np
+
+    k_all = int(robustness["orders"])
+    order = Order(0, bool(robustness.get("reorder_lists", False)))
+    distinct = np.array([order.distinct(i, tax) for i in instances], dtype=int)
+    at = {i["id"]: n for n, i in enumerate(instances)}
+    labels, mechanisms = tax.as_sets()
+    cells: dict[tuple[str, str, str], Stability] = {}
+    scenarios: list[str] = []
+    for model in robustness.get("models") or []:
+        for run in robustness.get("methods") or []:
+            if (model, run) not in predictions:
+                continue
+            mats, answers = [], []
+            for k in range(k_all):
+                name = order_run(run, k)
+                if (model, name) not in predictions:
+                    raise DataError(
+                        f"{model}/{name}",
+                        f"no predictions of order {k} of {model}/{run} (params moca.robustness asks for"
+                        f" {k_all} orders): run inference for it first",
+                    )
+                source, records = predictions[(model, name)]
+                ids, scen, m = _matrix(instances, records, labels, mechanisms, source)
+                by_id = {r.get("id"): r for r in records}
+                mats.append(m)
+                answers.append([resolved(by_id.get(i)) for i in ids])
+            correct = np.stack(mats)
+            d = distinct[[at[i] for i in ids]]
+            scenarios = sorted(set(scen))
+            for s in [*scenarios, ALL]:
+                pick = [n for n, x in enumerate(scen) if s in (x, ALL)]
+                cells[(model, run, s)] = stability(
+                    correct[:, pick],
+                    [[a[n] for n in pick] for a in answers],
+                    d[pick],
+                    [c for c, _ in COLUMNS],
+                    "holis",
+                    seed=seed,
+                    key=(model, run, s, "stability"),
+                )
+    return cells, scenarios
+
+
+def stability_files(
+    instances: list[dict[str, Any]] | None,
+    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None,
+    params: dict[str, Any],
+    tax: Taxonomy,
+) -> dict[str, str]:
+    """stability.md/.csv/.tex: the table, or without params ``moca.robustness`` (or without the
+    per-instance data) an empty one saying why."""
+    robustness = (params.get("moca") or {}).get("robustness")
+    notes = [
+        "Beyond the paper (docs/decisions.md, 'Answer stability under option order'): no number here is"
+        " from the paper, and no order run enters Tables 2-7. Order 0 is the paper's draw (the run of"
+        " Tables 2-4); order k rotates the subject and target slots of that draw by k places"
+        + (" and the mechanism and label lists too" if robustness and robustness.get("reorder_lists") else "")
+        + ". Holis under each order: order 0, and the mean, min and max over the orders; circular: right"
+        " under every order; agreement: the same four answers under every order; gap: order 0 Holis -"
+        " circular Holis. 95% instance-level bootstrap intervals in brackets.",
+    ]
+    if not robustness or instances is None or predictions is None:
+        why = (
+            "params moca.robustness is null: no order runs."
+            if not robustness
+            else "The tables were not given the instances and predictions."
+        )
+        table = stability_table(
+            "Answer stability under option order",
+            {},
+            [(ALL, "All scenarios")],
+            COLUMNS,
+            "Holis",
+            style=SIGNED,
+            label="tab:stability",
+            notes=[why, *notes],
+            empty="(no order runs)",
+        )
+        return render_stability(NAME, table)
+    cells, scenarios = stability_cells(instances, predictions, robustness, tax, int(params["seed"]))
+    k_all = int(robustness["orders"])
+    fewer = max((st.fewer for (_, _, s), st in cells.items() if s == ALL), default=0)
+    if fewer:
+        notes.append(
+            f"{fewer} instance(s) have fewer than K = {k_all} distinct orders (as many as the least common"
+            " multiple of their rotated lists' lengths): they use their distinct ones."
+        )
+    title = f"Answer stability under option order (K = {k_all})"
+    groups = [(s, s) for s in scenarios] + [(ALL, "All scenarios")]
+    table = stability_table(title, cells, groups, COLUMNS, "Holis", style=SIGNED, label="tab:stability", notes=notes)
+    return render_stability(NAME, table)

@@ -1,0 +1,217 @@
+"""Answer stability under option order (params ``<benchmark>.robustness``; docs/decisions.md, "Answer
+stability under option order"): pure functions over each instance's correctness and answers under K
+option orders, no I/O.
+
+Input of a cell (one model x run): ``correct``, a boolean array ``(K, N, C)`` (order k, instance i,
+correctness column c, in the benchmark's column order), ``answers``, K lists of N resolved answers
+(hashable; None: no usable answer, itself an answer "none"), and ``distinct``, each instance's number of
+distinct orders (a 2-option item has 2). An instance with fewer distinct orders than K uses its distinct
+ones: under an order it repeats (k >= its count) it counts with the order it repeats (k mod its count).
+
+Statistics, in percent of the N instances: accuracy of a column under each order and its mean, min and
+max over the K orders; circular accuracy of each column (correct under every distinct order of the
+instance, VLMEvalKit's CircularEval); agreement (the resolved answer is the same under every distinct
+order); the gap between order 0's accuracy and the circular one. Points are exact percentages rounded
+half-up (``numbers``); 95% intervals are instance-level percentile bootstraps (``stats.resample_counts``,
+B resamples of the instances, every statistic recomputed on the same resamples, seeded per cell with
+``stats.cell_seed``), as the paper tables' intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from socialbench.results import numbers
+from socialbench.results.stats import DEFAULT_RESAMPLES, cell_seed, percentile_interval, resample_counts
+from socialbench.results.tables import Block, Num, NumStyle, Table, grouped, render
+
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One statistic of a cell, in percent (points: ``None`` when there is no instance)."""
+
+    point: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class Stability:
+    """A cell's statistics: ``orders`` the accuracy of the main column under each order (K values);
+    ``mean``, ``low_order``, ``high_order`` its mean, min and max over the orders; ``circular`` per
+    column; ``agreement``; ``gap`` = order 0 - circular of the main column (points); ``n`` instances,
+    ``fewer`` of which have fewer distinct orders than K."""
+
+    orders: list[Stat]
+    mean: Stat
+    low_order: Stat
+    high_order: Stat
+    circular: dict[str, Stat]
+    agreement: Stat
+    gap: Stat
+    n: int
+    fewer: int
+
+
+def effective(correct: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """``correct`` (K, N, C) with each instance's repeated orders (k >= its distinct count) replaced by
+    the orders they repeat (k mod the count)."""
+    k_all = correct.shape[0]
+    idx = np.arange(k_all)[:, None] % np.maximum(distinct, 1)[None, :]  # (K, N)
+    return np.take_along_axis(correct, idx[:, :, None], axis=0)
+
+
+def circular(correct: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """(N, C): correct under every distinct order of the instance (at most K of them)."""
+    return effective(correct, distinct).all(axis=0)
+
+
+def agreement(answers: Sequence[Sequence[Hashable]], distinct: np.ndarray) -> np.ndarray:
+    """(N,): the resolved answer is the same under every distinct order of the instance (no answer
+    counts as the answer "none")."""
+    k_all = len(answers)
+    n = len(answers[0]) if answers else 0
+    out = np.ones(n, dtype=bool)
+    for i in range(n):
+        seen = {_hashable(answers[k][i]) for k in range(min(k_all, max(int(distinct[i]), 1)))}
+        out[i] = len(seen) == 1
+    return out
+
+
+def _hashable(value: Any) -> Hashable:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+def _stat(count: int, n: int, resampled: np.ndarray) -> Stat:
+    low, high, _ = percentile_interval(resampled, LEVEL)
+    return Stat(numbers.percent(count, n), low, high)
+
+
+def _exact_stat(exact: Fraction | None, resampled: np.ndarray) -> Stat:
+    if exact is None:
+        return Stat(None, None, None)
+    low, high, _ = percentile_interval(resampled, LEVEL)
+    return Stat(numbers.half_up(exact), low, high)
+
+
+def stability(
+    correct: Any,
+    answers: Sequence[Sequence[Hashable]],
+    distinct: Any,
+    columns: Sequence[str],
+    main: str,
+    *,
+    seed: int,
+    key: Sequence[Any],
+    n_resamples: int = DEFAULT_RESAMPLES,
+) -> Stability:
+    """The statistics of one cell (module docstring); ``main`` is the column whose accuracy is given
+    under each order, summarised over the orders and compared with its circular accuracy. ``key``
+    (model, run, group...) seeds the cell's resamples with ``cell_seed(seed, *key)``."""
+    c = np.asarray(correct, dtype=bool)
+    d = np.asarray(distinct, dtype=int)
+    if c.ndim != 3 or c.shape[2] != len(columns):
+        raise ValueError(f"correctness must be (orders, instances, {len(columns)}), got {c.shape}")
+    k_all, n, _ = c.shape
+    if k_all < 2 or len(answers) != k_all or any(len(a) != n for a in answers) or d.shape != (n,):
+        raise ValueError("stability needs at least 2 orders, and K answers and one distinct count per instance")
+    j = list(columns).index(main)
+    eff = effective(c, d).astype(float)  # (K, N, C)
+    circ = eff.all(axis=0) if n else np.zeros((0, len(columns)), dtype=bool)
+    agree = agreement(answers, d).astype(float)
+    if n == 0:
+        none = Stat(None, None, None)
+        return Stability([none] * k_all, none, none, none, dict.fromkeys(columns, none), none, none, 0, 0)
+    w = resample_counts(n, n_resamples, cell_seed(seed, *key))  # (B, N)
+    per_order = 100 * (w @ eff[:, :, j].T) / n  # (B, K)
+    circ_r = 100 * (w @ circ.astype(float)) / n  # (B, C)
+    counts = eff[:, :, j].sum(axis=1).astype(int)  # (K,)
+    orders = [_stat(int(counts[k]), n, per_order[:, k]) for k in range(k_all)]
+    exact = [Fraction(100 * int(counts[k]), n) for k in range(k_all)]  # exact: rounded once, when printed
+    circ_counts = circ.sum(axis=0).astype(int)
+    return Stability(
+        orders=orders,
+        mean=_exact_stat(sum(exact) / k_all, per_order.mean(axis=1)),
+        low_order=_exact_stat(min(exact), per_order.min(axis=1)),
+        high_order=_exact_stat(max(exact), per_order.max(axis=1)),
+        circular={col: _stat(int(circ_counts[m]), n, circ_r[:, m]) for m, col in enumerate(columns)},
+        agreement=_stat(int(agree.sum()), n, 100 * (w @ agree) / n),
+        gap=_exact_stat(exact[0] - Fraction(100 * int(circ_counts[j]), n), per_order[:, 0] - circ_r[:, j]),
+        n=n,
+        fewer=int((d < k_all).sum()),
+    )
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def _num(s: Stat, *, signed: bool = False) -> Num:
+    return Num(s.point, signed=signed).with_ci(s.low, s.high)
+
+
+def stability_table(
+    title: str,
+    cells: dict[tuple[str, str, str], Stability],
+    groups: Sequence[tuple[str, str]],
+    columns: Sequence[tuple[str, str]],
+    main: str,
+    *,
+    style: NumStyle,
+    label: str,
+    notes: Sequence[str] = (),
+    empty: str = "(no runs)",
+) -> Table:
+    """The stability table: one block per group (``groups``: (key, heading)), one row per (model, run)
+    of ``cells`` (keyed (model, run, group); rows in that order) with N, ``main``'s accuracy under order
+    0, its mean, min and max over the orders, the circular accuracy of each of ``columns`` ((column,
+    heading)), the agreement and the gap (order 0 - circular of ``main``), each with its 95% interval."""
+    heads = [
+        "Model",
+        "Run",
+        "N",
+        f"{main} order 0",
+        f"{main} mean",
+        f"{main} min",
+        f"{main} max",
+        *(f"Circular {h}" for _, h in columns),
+        "Agreement",
+        "Gap (order 0 - circular)",
+    ]
+    blocks = []
+    for key, heading in groups:
+        rows = []
+        for (model, run, group), st in cells.items():
+            if group != key:
+                continue
+            rows.append(
+                [
+                    model,
+                    run,
+                    st.n,
+                    _num(st.orders[0]) if st.orders else Num(),
+                    _num(st.mean),
+                    _num(st.low_order),
+                    _num(st.high_order),
+                    *(_num(st.circular[c]) for c, _ in columns),
+                    _num(st.agreement),
+                    _num(st.gap, signed=True),
+                ]
+            )
+        blocks.append(Block(list(heads), grouped(rows), keys=2, title=heading, empty=None if rows else empty))
+    return Table(title, blocks, caption=title, label=label, notes=list(notes), layout="sections", style=style)
+
+
+def render_stability(name: str, table: Table) -> dict[str, str]:
+    """``{name.md, name.csv, name.tex}`` of a stability table."""
+    return {f"{name}.{ext}": text for ext, text in render(table).items()}
