@@ -15,6 +15,7 @@ from socialbench.meetingtom.schema.settings import DEMO_MIRROR as MT_DEMO_MIRROR
 from socialbench.meetingtom.schema.settings import SOURCES as MT_SOURCES
 from socialbench.meetingtom.schema.settings import source_settings as _mt_source
 from socialbench.meetingtom.results.tables import output_files as _mt_table_files
+from socialbench.meetingtom.results.stability import output_files as _mt_stability_files
 
 # Under a cluster executor (profiles/slurm) the light jobs (demo files, annotation and media fetches, which
 # may need the internet, and the per-source merges) run in Snakemake's own process.
@@ -433,7 +434,7 @@ BENCH["meetingtom"] = {
     "priority": MT_PRIORITY,
     "instances": "data/processed/meetingtom/test.jsonl",
     "dev": "data/processed/meetingtom/dev.jsonl",
-    "tables": _mt_table_files(),
+    "tables": _mt_table_files() + _mt_stability_files(),  # and the stability table (params meetingtom.robustness)
     "outputs": {
         "demo": MT_DEMO_MIRROR,
         "releases": expand("data/raw/meetingtom/{source}/release", source=MT_SOURCES),
@@ -450,12 +451,14 @@ BENCH["meetingtom"] = {
     # what its shared DVC stages read (rules/infer.smk, tables.smk)
     "dvc": {
         "data": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"],
-        "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers", "meetingtom.subset"],
+        "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers", "meetingtom.subset",
+                         "meetingtom.robustness"],
         "tables_params": [
             "seed",
             "models",
             "meetingtom.methods",
             "meetingtom.ablations",
+            "meetingtom.robustness",
             "meetingtom.tables",
             "meetingtom.ami.mirror",
         ],

@@ -4,6 +4,7 @@
 MOCA_SPLITS = ["test", "dev"]
 MOCA_SCENARIOS = ["affection", "intent", "stance"]
 from socialbench.moca.results.tables import output_files as moca_table_files  # every file the tables stage writes
+from socialbench.moca.results.stability import output_files as moca_stability_files  # and its stability table
 FRAME_CACHE = "data/interim/frames"
 
 
@@ -152,7 +153,8 @@ BENCH["moca"] = {
     "dev": "data/processed/moca/dev.jsonl",
     # more files a model's inference job reads, given its runs (the retriever's corpus)
     "infer_inputs": _moca_corpus_files,
-    "tables": moca_table_files(MOCA_SCENARIOS),  # tables, intervals, tests, figures/
+    # tables, intervals, tests, figures/, and the stability table (params moca.robustness)
+    "tables": moca_table_files(MOCA_SCENARIOS) + moca_stability_files(),
     "outputs": {
         "raw": expand("data/raw/moca_demo/{split}.jsonl", split=MOCA_SPLITS) + ["data/raw/moca_demo/human.jsonl"],
         "raw_media": "data/raw/moca_demo/media",
@@ -167,7 +169,9 @@ BENCH["moca"] = {
     "dvc": {
         "data": ["data/processed/moca"],
         "infer_deps": _moca_corpus,
-        "infer_params": ["moca.answer", "moca.method_options", "moca.ablations", "moca.retrieval", "moca.subset"],
+        "infer_params": [
+            "moca.answer", "moca.method_options", "moca.ablations", "moca.retrieval", "moca.subset", "moca.robustness",
+        ],
         "tables_params": ["seed", "models", "moca"],
     },
 }

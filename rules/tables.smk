@@ -55,6 +55,7 @@ for _b in BENCHMARKS:
             # what the tables compare (MoCA: moca.tables) and the seed of their bootstrap
             settings=(config.get(_b) or {}).get("tables"),
             ablations=(config.get(_b) or {}).get("ablations"),  # their labels and tables (MeetingToM)
+            robustness=(config.get(_b) or {}).get("robustness"),  # the stability table's orders and runs
             seed=config["seed"],
             subset=config[_b].get("subset"),  # a subset run's tables say so under each table
             score_files=" ".join(result_files("scores", _b)),

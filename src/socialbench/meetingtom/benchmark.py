@@ -240,6 +240,19 @@ class MeetingToMBenchmark(Benchmark):
 
         return tables(scores, params, instances, predictions)
 
+    def stability_tables(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        params: dict[str, Any],
+        instances: list[dict[str, Any]] | None = None,
+        predictions: dict | None = None,
+    ) -> dict[str, str | bytes]:
+        """stability.md/.csv/.tex: answer stability under option order (params
+        ``meetingtom.robustness``; ``results.stability``), from the order runs' predictions."""
+        from socialbench.meetingtom.results.stability import stability_files
+
+        return dict(stability_files(instances, predictions, params))
+
 
 def value_of_answer(instance: dict[str, Any], answer: Any) -> Any:
     """The option value(s) of an answer: a state, an attitude, a participant letter (Task 3.2: the

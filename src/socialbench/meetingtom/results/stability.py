@@ -1,0 +1,147 @@
+"""MeetingToM's answer-stability table (beyond the paper; params ``meetingtom.robustness``;
+docs/decisions.md, "Answer stability under option order"): per model and run that params ask again,
+accuracy under each of the K option orders (order 0: the paper's draw, the run of the MeetingToM
+tables), the circular accuracy (right under every order), the agreement of the resolved answers and the
+gap between order 0 and circular accuracy, with 95% bootstrap intervals, per task and source and over
+all of them.
+
+Per-instance outcomes come from the scorer (``eval.scoring.outcomes``). An instance counts when the run
+evaluates it (not Task 1 under contextual priors); it is right when its resolved value (a state, an
+attitude, a participant; Task 3.2: the set of participants) is the gold one. Task 3.2 counts here on
+every instance, not only where the paired Task 3.1 answer is right: the table asks whether an answer
+moves with the order, not the paper's conditional accuracy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from socialbench.core.benchmarks import order_run
+from socialbench.core.errors import DataError
+from socialbench.meetingtom.eval.scoring import group_of, outcomes
+from socialbench.meetingtom.schema.questions import TITLES
+from socialbench.results.stability import Stability, render_stability, stability, stability_table
+
+NAME = "stability"
+COLUMNS = (("correct", "accuracy"),)
+ALL = "all"
+
+
+def output_files() -> list[str]:
+    """The files the stability table is written to (always: without params ``meetingtom.robustness``
+    it says there are no order runs)."""
+    return [f"{NAME}.{ext}" for ext in ("md", "csv", "tex")]
+
+
+def stability_cells(
+    instances: list[dict[str, Any]],
+    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    robustness: Mapping[str, Any],
+    seed: int,
+) -> tuple[dict[tuple[str, str, str], Stability], list[str]]:
+    """{(model, run, group or "all"): Stability} for every (model, run) ``robustness`` asks for whose
+    order 0 is among ``predictions``, and the groups (``<task>/<source>``). An order run missing beside
+    its order 0 is a DataError naming it."""
+    import numpy as np
+
+    k_all = int(robustness["orders"])
+    cells: dict[tuple[str, str, str], Stability] = {}
+    groups = sorted({group_of(i) for i in instances})
+    for model in robustness.get("models") or []:
+        for run in robustness.get("methods") or []:
+            if (model, run) not in predictions:
+                continue
+            per_order = []
+            for k in range(k_all):
+                name = order_run(run, k)
+                if (model, name) not in predictions:
+                    raise DataError(
+                        f"{model}/{name}",
+                        f"no predictions of order {k} of {model}/{run} (params meetingtom.robustness asks for"
+                        f" {k_all} orders): run inference for it first",
+                    )
+                source, records = predictions[(model, name)]
+                per_order.append(outcomes(instances, records, source=source))
+            # an instance counts when every order evaluates it (a run's setting leaves the same ones out)
+            keep = [n for n in range(len(instances)) if all(o[n].evaluated for o in per_order)]
+            correct = np.array(
+                [[[o[n].pred is not None and o[n].pred == o[n].gold] for n in keep] for o in per_order], dtype=bool
+            ).reshape(k_all, len(keep), 1)
+            answers = [[o[n].pred for n in keep] for o in per_order]
+            distinct = np.array([max(1, len(instances[n]["options"])) for n in keep], dtype=int)
+            group = [group_of(instances[n]) for n in keep]
+            for g in [*groups, ALL]:
+                pick = [j for j, x in enumerate(group) if g in (x, ALL)]
+                cells[(model, run, g)] = stability(
+                    correct[:, pick],
+                    [[a[j] for j in pick] for a in answers],
+                    distinct[pick],
+                    ["correct"],
+                    "correct",
+                    seed=seed,
+                    key=(model, run, g, "stability"),
+                )
+    return cells, groups
+
+
+def heading(group: str) -> str:
+    task, _, source = group.partition("/")
+    return f"{TITLES.get(task, task)} ({source})"
+
+
+def stability_files(
+    instances: list[dict[str, Any]] | None,
+    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None,
+    params: Mapping[str, Any],
+) -> dict[str, str]:
+    """stability.md/.csv/.tex: the table, or without params ``meetingtom.robustness`` (or without the
+    per-instance data) an empty one saying why."""
+    from socialbench.meetingtom.results.tables import STYLE
+
+    robustness = (params.get("meetingtom") or {}).get("robustness")
+    notes = [
+        "Beyond the paper (docs/decisions.md, 'Answer stability under option order'): no number here is"
+        " from the paper, and no order run enters the MeetingToM tables. Order 0 is the paper's draw (the"
+        " run of the MeetingToM tables); order k rotates that draw's options by k places and numbers them"
+        " 1, 2, ... again. Accuracy under each order: order 0, and the mean, min and max over the orders;"
+        " circular: right under every order; agreement: the same answer under every order; gap: order 0 -"
+        " circular. Task 3.2 counts on every instance (not conditioned on Task 3.1). 95% instance-level"
+        " bootstrap intervals in brackets.",
+    ]
+    if not robustness or instances is None or predictions is None:
+        why = (
+            "params meetingtom.robustness is null: no order runs."
+            if not robustness
+            else "The tables were not given the instances and predictions."
+        )
+        table = stability_table(
+            "Answer stability under option order",
+            {},
+            [(ALL, "All tasks")],
+            COLUMNS,
+            "Accuracy",
+            style=STYLE,
+            label="tab:stability",
+            notes=[why, *notes],
+            empty="(no order runs)",
+        )
+        return render_stability(NAME, table)
+    cells, groups = stability_cells(instances, predictions, robustness, int(params["seed"]))
+    k_all = int(robustness["orders"])
+    fewer = max((st.fewer for (_, _, g), st in cells.items() if g == ALL), default=0)
+    if fewer:
+        notes.append(
+            f"{fewer} instance(s) have fewer than K = {k_all} options, so fewer distinct orders (an n-option"
+            " item has n): they use their distinct ones."
+        )
+    table = stability_table(
+        f"Answer stability under option order (K = {k_all})",
+        cells,
+        [(g, heading(g)) for g in groups] + [(ALL, "All tasks")],
+        COLUMNS,
+        "Accuracy",
+        style=STYLE,
+        label="tab:stability",
+        notes=notes,
+    )
+    return render_stability(NAME, table)
