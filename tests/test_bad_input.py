@@ -1265,6 +1265,24 @@ ISSUE20_CASES = [
         "meetingtom.methods.0: 'no_prompt__nope' names the ablation 'nope', which meetingtom.ablations does not",
     ),
     Case(
+        "params-robustness-fewer-than-two-orders",
+        "params names",
+        check("moca: {robustness: {orders: 1, models: [random], methods: [direct]}}\n"),
+        "moca.robustness.orders: 1 is less than the minimum of 2",
+    ),
+    Case(
+        "params-robustness-unknown-model",
+        "params names",
+        check("moca: {robustness: {orders: 3, models: [gpt], methods: [direct]}}\n"),
+        "moca.robustness.models.0: 'gpt' is no model under models (known: random)",
+    ),
+    Case(
+        "params-robustness-unknown-run",
+        "params names",
+        check("meetingtom: {robustness: {orders: 3, models: [random], methods: [ecot]}}\n"),
+        "meetingtom.robustness.methods.0: 'ecot' is no run of meetingtom.methods (no_prompt)",
+    ),
+    Case(
         "params-unknown-view",
         "params names",
         check("meetingtom: {method_options: {no_prompt: {view: side}}}\n"),

@@ -327,10 +327,11 @@ def test_tables_writes_every_scenario_from_good_score_files(tmp_path):
     b = score_file(tmp_path, "b", {"intent": metrics(20.0), "stance": metrics()})
     res = runner.invoke(app, tables_args(tmp_path, a, b))
     assert res.exit_code == 0, res.output
+    from socialbench.moca.results.stability import output_files as stability_files
     from socialbench.moca.results.tables import output_files
 
     assert {p.name for p in (tmp_path / "tables").iterdir()} == {
-        f.split("/")[0] for f in output_files(["intent", "stance"])
+        f.split("/")[0] for f in [*output_files(["intent", "stance"]), *stability_files()]
     }
     assert set(json.loads((tmp_path / "head.json").read_text())) == {"a.direct", "b.direct"}
 

@@ -1,5 +1,7 @@
 """The benchmark and method plug-in kinds: registry, methods, prompt hashes."""
 
+import re
+
 import pytest
 
 from socialbench.core.benchmarks import available_benchmarks, get_benchmark, register, settings_sources
@@ -77,3 +79,65 @@ def test_only_methods_excludes_a_models_other_runs_of_that_benchmark_with_the_re
 def test_a_variant_runs_settings_come_from_its_method_options_then_its_ablation():
     assert settings_sources("codar") == [("method_options", "codar")]
     assert settings_sources("codar__wo_step2") == [("method_options", "codar"), ("ablations", "wo_step2")]
+
+
+# ---- order runs: answer stability under option order (issue 34) -----------------------------------
+def test_an_order_run_is_its_run_with_the_order_index_and_order_0_is_the_run_itself():
+    from socialbench.core.benchmarks import order_run, split_order
+
+    assert order_run("direct", 0) == "direct"
+    assert order_run("codar__wo_step2", 2) == "codar__wo_step2__order2"
+    assert split_order("codar__wo_step2__order2") == ("codar__wo_step2", 2)
+    assert split_order("codar__wo_step2") == ("codar__wo_step2", 0)
+
+
+def test_an_order_runs_settings_are_its_runs_plus_its_order():
+    assert settings_sources("codar__wo_step2__order1") == [
+        ("method_options", "codar"),
+        ("ablations", "wo_step2"),
+        ("robustness", "order1"),
+    ]
+    section = {"method_options": {"chain": {"rounds": 2}}, "ablations": {"lenient": {"rounds": 1}}}
+    bench = ToyBenchmark()
+    assert bench.method_settings(section, "chain__lenient__order2") == {"rounds": 1, "order": 2}
+    assert "order" not in bench.method_settings(section, "chain__lenient")
+
+
+def test_an_order_run_reads_the_template_files_of_the_run_it_reorders():
+    bench = ToyBenchmark()
+    assert bench.template("chain__lenient__order1", "check.txt") == bench.template("chain__lenient", "check.txt")
+    assert bench.prompt_hash("chain__lenient__order1", {}) == bench.prompt_hash("chain__lenient", {})
+
+
+def test_robustness_asks_each_named_run_of_each_named_model_again_in_orders_1_to_k_minus_1():
+    from socialbench.core.benchmarks import robustness_runs
+
+    section = {"robustness": {"orders": 3, "models": ["a"], "methods": ["direct", "codar"]}}
+    assert robustness_runs(section, "a", ["direct"]) == ["direct__order1", "direct__order2"]
+    assert robustness_runs(section, "b", ["direct"]) == []  # not a named model
+    assert robustness_runs({"robustness": None}, "a", ["direct"]) == []
+
+
+def test_an_order_run_is_excluded_when_its_run_is():
+    from socialbench.core.benchmarks import excluded
+
+    entry = {"only_methods": {"meetingtom": ["no_prompt"]}, "exclude_methods": {"codar": "no free text"}}
+    assert excluded(entry, "meetingtom", "no_prompt__order1") is None
+    assert excluded(entry, "meetingtom", "ecot__order1") is not None
+    assert excluded(entry, "moca", "codar__order2") == "no free text"
+
+
+@pytest.mark.parametrize(
+    ("section", "says"),
+    [
+        ({"methods": ["direct__order1"]}, r"methods\.0: 'direct__order1' is an order run; ask for it with robustness"),
+        (
+            {"methods": ["direct"], "robustness": {"orders": 2, "models": ["r"], "methods": ["chain"]}},
+            r"robustness\.methods\.0: 'chain' is no run of toybench\.methods \(direct\)",
+        ),
+        ({"methods": ["direct"], "ablations": {"order2": {}}}, r"ablations\.order2: order<k> names the option orders"),
+    ],
+)
+def test_params_problems_name_an_order_run_asked_for_the_wrong_way(section, says):
+    problems = ToyBenchmark().params_problems(section)
+    assert any(re.search(says, p) for p in problems), problems

@@ -316,3 +316,33 @@ def test_vllm_takes_every_option_of_openai_compat():
 
     vllm, openai = (set(backend_options_schema(n)["properties"]) for n in ("vllm", "openai_compat"))
     assert openai <= vllm
+
+
+# ---- robustness: the order runs of answer stability under option order (issue 34) ----------------
+@pytest.mark.parametrize(
+    ("section", "says"),
+    [
+        (
+            {"moca": {"robustness": {"orders": 1, "models": ["r"], "methods": ["direct"]}}},
+            r"moca\.robustness\.orders: 1 is less than the minimum of 2",
+        ),
+        (
+            {"moca": {"robustness": {"orders": 3, "models": ["gpt"], "methods": ["direct"]}}},
+            r"moca\.robustness\.models\.0: 'gpt' is no model under models \(known: r\)",
+        ),
+        (
+            {"meetingtom": {"robustness": {"orders": 3, "models": ["r"], "methods": ["ecot"]}}},
+            r"meetingtom\.robustness\.methods\.0: 'ecot' is no run of meetingtom\.methods \(no_prompt\)",
+        ),
+        ({"meetingtom": {"methods": ["no_prompt__order1"]}}, r"meetingtom\.methods\.0: 'no_prompt__order1' is an order"),
+    ],
+)
+def test_a_robustness_section_naming_what_params_do_not_define_is_refused_naming_the_key(section, says):
+    with pytest.raises(ConfigError, match=says):
+        validate_params(_with(**section))
+
+
+def test_a_robustness_section_naming_defined_models_and_runs_is_valid():
+    p = validate_params(_with(moca={"robustness": {"orders": 3, "models": ["r"], "methods": ["direct"]}}))
+    assert p["moca"]["robustness"]["orders"] == 3
+    assert validate_params(_with(moca={}))["moca"]["robustness"] is None  # opt-in: none by default

@@ -160,3 +160,29 @@ def test_the_meeting_stage_comes_from_the_topic_and_the_position(topic, position
 
 def test_dialogue_acts_are_shown_in_words():
     assert [act_words(c) for c in ("el.inf", "bck", None, "new")] == ["elicit inform", "backchannel", "no act", "new"]
+
+
+# ---- option orders (params meetingtom.robustness, issue 34) ----------------------------------------
+def test_order_0_of_an_instances_options_is_its_own_list():
+    from socialbench.meetingtom.schema.questions import rotated_options, vocabulary_options
+
+    options = vocabulary_options("task1", 7, "i-1")
+    assert rotated_options(options, 0) == options
+
+
+def test_order_k_rotates_the_options_by_k_places_and_numbers_them_again():
+    from socialbench.meetingtom.schema.questions import rotated_options, vocabulary_options
+
+    options = vocabulary_options("task1", 7, "i-1")
+    got = rotated_options(options, 2)
+    assert [o["value"] for o in got] == [o["value"] for o in options[2:] + options[:2]]
+    assert [o["label"] for o in got] == [o["label"] for o in options]  # 1, 2, ... again
+    assert {o["value"]: o["text"] for o in got} == {o["value"]: o["text"] for o in options}
+
+
+def test_a_two_option_item_has_two_distinct_orders():
+    from socialbench.meetingtom.schema.questions import participant_options, rotated_options
+
+    two = participant_options(["A", "B"], 7, "i-2")
+    assert rotated_options(two, 2) == two
+    assert rotated_options(two, 3) == rotated_options(two, 1) != two

@@ -144,3 +144,13 @@ def test_prune_outputs_command_refuses_an_unknown_kind_naming_it(tmp_path, repo_
     args = ["prune-outputs", "--benchmark", "moca", "--params", str(repo_root / "params.yaml")]
     res = CliRunner().invoke(app, [*args, "--results", str(tmp_path / "results"), "--kind", "pages"])
     assert isinstance(res.exception, ConfigError) and "--kind pages is no result kind" in str(res.exception)
+
+
+def test_an_order_run_robustness_asks_for_is_not_stale_and_one_it_no_longer_asks_for_is():
+    robustness = {"orders": 2, "models": ["prior"], "methods": ["direct"]}
+    assert stale_reason("prior", "direct__order1", {"prior": {}}, ["direct"], "moca", robustness) is None
+    assert (
+        stale_reason("prior", "direct__order2", {"prior": {}}, ["direct"], "moca", robustness)
+        == "params moca.robustness no longer asks for prior/direct__order2"
+    )
+    assert stale_reason("prior", "direct__order1", {"prior": {}}, ["direct"], "moca", None) is not None

@@ -152,7 +152,7 @@ class InstanceInputError(SocialbenchError):
 
 def split_run(name: str) -> tuple[str, str | None]:
     """``<method>__<variant>`` -> (method, variant); a plain method name -> (name, None). An order
-    run's variant is everything after the method (``codar__wo_step2__order1`` -> ``wo_step2__order1``);
+    run's variant is everything after the method (``m__ablation__order1`` -> ``ablation__order1``);
     :func:`split_order` separates the order."""
     base, sep, variant = name.partition("__")
     return base, (variant if sep else None)

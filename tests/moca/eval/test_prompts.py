@@ -193,3 +193,74 @@ def test_the_benchmark_passes_params_answer_options_to_every_method():
     section = {"answer": {"code_fence": "tolerate"}, "method_options": {"direct": {"k": 1}}}
     assert BENCH.method_settings(section, "direct") == {"k": 1, "answer": {"code_fence": "tolerate"}}
     assert BENCH.method_settings(section, "direct_constrained") == {"answer": {"code_fence": "tolerate"}}
+
+
+# ---- option orders (params moca.robustness, issue 34) ----------------------------------------------
+def _paper_draw(inst, seed):
+    """The slot shuffle as the paper's protocol draws it (the code before order runs existed)."""
+    import random
+
+    rng = random.Random(f"{seed}:{inst['id']}:slots")
+    out = {}
+    for role in ("subject", "target"):
+        options = list(inst[f"{role}_options"])
+        rng.shuffle(options)
+        out[role] = {f"{role}{k}": o for k, o in enumerate(options)}
+    return out
+
+
+def test_order_0_is_exactly_the_papers_draw():
+    for k in range(10):
+        inst = make_instance(f"i{k}")
+        assert slot_maps(inst, 5) == slot_maps(inst, 5, 0) == _paper_draw(inst, 5)
+
+
+def test_order_k_rotates_each_roles_slots_by_k_places():
+    inst = make_instance("a")
+    base = [list(slot_maps(inst, 5)[r].values()) for r in ("subject", "target")]
+    for k in (1, 2, 3):
+        got = [list(slot_maps(inst, 5, k)[r].values()) for r in ("subject", "target")]
+        assert got == [b[k:] + b[:k] for b in base]
+    # over the 4 orders of 4 candidates, every candidate is shown in every slot once
+    shown = {slot_maps(inst, 5, k)["subject"]["subject0"] for k in range(4)}
+    assert shown == set(inst["subject_options"])
+
+
+def test_an_instance_has_as_many_distinct_orders_as_its_rotations_allow(taxonomy):
+    from socialbench.moca.eval.prompts import Order
+
+    two = make_instance("b", subject_options=["the speaker", "the coach"], target_options=["the player", "the crowd"])
+    assert Order(3).distinct(two, taxonomy) == 2
+    assert Order(3).shown(two, taxonomy) == 1  # order 3 of a 2-order item repeats order 1
+    assert slot_maps(two, 5, 3) == slot_maps(two, 5, 1)
+    assert Order(1).distinct(make_instance("c"), taxonomy) == 4
+    mixed = make_instance("d", subject_options=["the speaker", "the coach"])  # 2 subjects, 4 targets
+    assert Order(1).distinct(mixed, taxonomy) == 4
+
+
+def test_an_order_run_repeating_an_earlier_order_asks_that_orders_very_request(image_instance, taxonomy):
+    from socialbench.moca.eval.prompts import Order
+
+    two = {**image_instance, "subject_options": ["the speaker", "the coach"], "target_options": ["a", "b"]}
+    assert Order(2).asked_as("direct__order2", two, taxonomy) == "direct"
+    assert Order(3).asked_as("direct__order3", two, taxonomy) == "direct__order1"
+    again, _ = build_direct_request(two, taxonomy, SPEC, 3, method="direct", order=Order(2))
+    first, _ = build_direct_request(two, taxonomy, SPEC, 3, method="direct")
+    assert again == first
+
+
+def test_reorder_lists_rotates_the_mechanism_and_label_lists_too_and_is_off_by_default(image_instance, taxonomy):
+    from socialbench.moca.eval.prompts import Order
+
+    names = [o.name for o in taxonomy.mechanisms["intent"]]
+    slots_only, _ = build_direct_request(image_instance, taxonomy, SPEC, 3, order=Order(1))
+    lists, _ = build_direct_request(image_instance, taxonomy, SPEC, 3, order=Order(1, lists=True))
+
+    def listed(req):
+        mech = next(c for c in req.task["choices"] if c["field"] == "mechanism")
+        return [o["value"] for o in mech["options"]]
+
+    assert listed(slots_only) == names
+    assert listed(lists) == names[1:] + names[:1]
+    system = lists.messages[0].text()
+    assert system.index(f"- {names[1]}:") < system.index(f"- {names[0]}:")

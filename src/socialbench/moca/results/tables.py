@@ -174,6 +174,4 @@ def output_files(scenarios) -> list[str]:
 
     per = [f"{s}.{ext}" for s in scenarios for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
     grids = [f"table{t}.{ext}" for t in (5, 6, 7) for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
-    from socialbench.moca.results.stability import output_files as stability_files
-
-    return [*per, *grids, "tests.csv", "answers.csv", "all.md", *stability_files(), *figure_files(scenarios)]
+    return [*per, *grids, "tests.csv", "answers.csv", "all.md", *figure_files(scenarios)]

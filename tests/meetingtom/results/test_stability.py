@@ -1,0 +1,109 @@
+"""MeetingToM's answer-stability table (src/socialbench/meetingtom/results/stability.py) on order runs
+made by the real No Prompt method from two scripted test doubles: one answers by position (always
+option 1, whatever it is), one by content (the option whose value it wants, wherever it is listed).
+Neither is a model."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from socialbench.core.backend import ModelSpec, Response
+from socialbench.core.benchmarks import Exchange, get_benchmark, order_run
+from tests.meetingtom.eval.test_prompts import make
+
+BENCH = get_benchmark("meetingtom")
+SPEC = ModelSpec(name="double", backend="scripted")
+K = 3
+ROBUSTNESS = {"orders": K, "models": ["position", "content"], "methods": ["no_prompt"]}
+
+
+@pytest.fixture(scope="module")
+def instances():
+    return [make(task, k=k) for task in ("task1", "task2_2") for k in range(1, 7)]
+
+
+def gold_values(insts):
+    return {i["id"]: i["gold"] for i in insts}
+
+
+def position_double(request, gold) -> str:
+    """TEST DOUBLE: always option 1."""
+    return json.dumps({"answer": "1"})
+
+
+def content_double(request, gold) -> str:
+    """TEST DOUBLE: the option holding the value it wants (the gold one), wherever it is listed."""
+    iid = request.request_id.split("/", 1)[0]
+    (choice,) = request.task["choices"]
+    return json.dumps({"answer": next(o["value"] for o in choice["options"] if o["key"] == gold[iid])})
+
+
+def records(double, insts, run):
+    section = {"methods": ["no_prompt"], "robustness": ROBUSTNESS}
+    method = BENCH.method(run, SPEC, 7, BENCH.method_settings(section, run))
+    gold = gold_values(insts)
+    out = []
+    for inst in insts:
+        (req,) = method.step(inst, [])
+        final = method.step(inst, [[Exchange(req, Response(text=double(req, gold)), "k")]])
+        out.append(BENCH.prediction_record(inst, final, model="m", method=run))
+    return out
+
+
+def predictions(insts):
+    return {
+        (model, order_run("no_prompt", k)): (f"{model}.jsonl", records(double, insts, order_run("no_prompt", k)))
+        for model, double in (("position", position_double), ("content", content_double))
+        for k in range(K)
+    }
+
+
+PARAMS = {"seed": 7, "models": {}, "meetingtom": {"methods": ["no_prompt"], "robustness": ROBUSTNESS}}
+
+
+def all_tasks(files):
+    rows = list(csv.DictReader(io.StringIO(files["stability.csv"])))
+    return {r["Model"]: r for r in rows if r["N"] == "12"}
+
+
+def test_an_order_runs_answer_is_mapped_back_to_the_instances_own_labels(instances):
+    inst = instances[0]
+    (rec,) = records(position_double, [inst], "no_prompt__order1")
+    n = len(inst["options"])
+    assert rec["order"] == {"index": 1, "shown": 1, "distinct": n, "answer_shown": "1"}
+    # option 1 of order 1 is option 2 of the paper's list
+    assert (rec["answer"], rec["value"]) == ("2", inst["options"][1]["value"])
+    (plain,) = records(position_double, [inst], "no_prompt")
+    assert "order" not in plain and plain["answer"] == "1"
+
+
+def test_an_order_runs_request_shows_the_rotated_list_numbered_again(instances):
+    inst = instances[0]
+    method = BENCH.method("no_prompt__order2", SPEC, 7, {"order": 2})
+    (req,) = method.step(inst, [])
+    assert req.request_id == f"{inst['id']}/no_prompt__order2/answer"
+    assert f"1. {inst['options'][2]['text']}" in req.messages[1].text()
+
+
+def test_a_content_bound_model_is_stable_and_a_position_bound_one_is_not(instances):
+    files = BENCH.stability_tables({}, PARAMS, instances, predictions(instances))
+    rows = all_tasks(files)
+    assert rows["content"]["Accuracy order 0"] == rows["content"]["Circular accuracy"] == "100.00"
+    assert rows["content"]["Agreement"] == "100.00" and rows["content"]["Gap (order 0 - circular)"] == "0.00"
+    assert rows["position"]["Agreement"] == "0.00"  # option 1 is another option under each order
+    assert rows["position"]["Circular accuracy"] == "0.00"
+    order0 = sum(r["value"] == r["gold_value"] for r in records(position_double, instances, "no_prompt"))
+    assert order0 > 0
+    assert float(rows["position"]["Accuracy order 0"]) == round(100 * order0 / 12, 2)
+    assert float(rows["position"]["Gap (order 0 - circular)"]) == float(rows["position"]["Accuracy order 0"])
+    md = files["stability.md"]
+    assert "### All tasks" in md and "Task 1: subject-level mental state" in md
+
+
+def test_without_robustness_the_table_says_there_are_no_order_runs(instances):
+    files = BENCH.stability_tables({}, {"seed": 7, "models": {}, "meetingtom": {}}, instances, {})
+    assert "params meetingtom.robustness is null: no order runs." in files["stability.md"]

@@ -1,0 +1,147 @@
+"""MoCA's answer-stability table (src/socialbench/moca/results/stability.py) on order runs made by the
+real direct method from two scripted test doubles: one answers by position (the first slot and the
+first listed option, whatever they show), one by content (the same candidates and classes, wherever
+they are shown). Neither is a model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from socialbench.core.backend import ModelSpec, Response
+from socialbench.core.benchmarks import Exchange, get_benchmark, order_run
+from socialbench.core.errors import DataError
+from tests.conftest import make_instance
+from tests.moca.results.paper_runs import read_csv
+
+BENCH = get_benchmark("moca")
+SPEC = ModelSpec(name="double", backend="scripted")
+SEED = 11
+K = 3
+ROBUSTNESS = {"orders": K, "models": ["position", "content"], "methods": ["direct"]}
+
+
+#: The demo instances' gold classes per scenario (tests.conftest.make_instance).
+GOLD = {"intent": ("expressive aggression", "mock"), "stance": ("dominant detachment", "dismissive")}
+
+
+def by_content(request) -> dict[str, str]:
+    """The right candidates (by their text) and classes, wherever the request shows them."""
+    mechanism, label = GOLD[request.task["scenario"]]
+    answer = {"mechanism": mechanism, "label": label}
+    for c in request.task["choices"]:
+        want = {"subject": "the speaker", "target": "the player"}.get(c["field"])
+        if want:
+            answer[c["field"]] = next(o["value"] for o in c["options"] if o["text"] == want)
+    return answer
+
+
+def position_double(request) -> str:
+    """TEST DOUBLE: answers the subject by position (the first slot, whoever it shows), the rest by content."""
+    return json.dumps({**by_content(request), "subject": "subject0"})
+
+
+def content_double(request) -> str:
+    """TEST DOUBLE: answers by content only: the same answer under every order."""
+    return json.dumps(by_content(request))
+
+
+@pytest.fixture
+def instances(image_file):
+    return [make_instance(f"{s}-{i}", scenario=s, media=[str(image_file)]) for s in ("intent", "stance") for i in range(8)]
+
+
+def records(double, insts, run, robustness=ROBUSTNESS):
+    section = {"methods": ["direct"], "answer": {}, "robustness": robustness}
+    method = BENCH.method(run, SPEC, SEED, BENCH.method_settings(section, run))
+    out = []
+    for inst in insts:
+        (req,) = method.step(inst, [])
+        final = method.step(inst, [[Exchange(req, Response(text=double(req)), "k")]])
+        out.append(BENCH.prediction_record(inst, final, model="m", method=run))
+    return out
+
+
+def predictions(insts, robustness=ROBUSTNESS):
+    out = {}
+    for model, double in (("position", position_double), ("content", content_double)):
+        for k in range(int(robustness["orders"])):
+            run = order_run("direct", k)
+            out[(model, run)] = (f"{model}/{run}.jsonl", records(double, insts, run, robustness))
+    return out
+
+
+def params(robustness=ROBUSTNESS):
+    return {"seed": SEED, "models": {}, "moca": {"methods": ["direct"], "robustness": robustness}}
+
+
+def all_rows(files):
+    return {(r["Model"], r["Run"]): r for r in read_csv(files["stability.csv"]) if r["N"] == "16"}
+
+
+def test_an_order_run_answers_are_read_with_the_slots_it_showed_and_record_the_order(instances):
+    recs = records(position_double, instances, "direct__order1")
+    assert recs[0]["order"] == {"index": 1, "shown": 1, "distinct": 4}
+    assert recs[0]["subject"] == recs[0]["slots"]["subject"]["subject0"]
+    assert "order" not in records(position_double, instances, "direct")[0]  # order 0's records as they were
+
+
+def test_a_content_bound_answer_is_as_right_under_every_order_as_under_the_papers(instances):
+    files = BENCH.stability_tables({}, params(), instances, predictions(instances))
+    row = all_rows(files)[("content", "direct")]
+    assert row["Holis order 0"] == row["Holis min"] == row["Circular Holis"] == "100.00"
+    assert row["Agreement"] == "100.00"
+    assert row["Gap (order 0 - circular)"] == "0.00"
+
+
+def test_a_position_bound_answer_loses_its_order_0_accuracy_to_the_circular_count(instances):
+    files = BENCH.stability_tables({}, params(), instances, predictions(instances))
+    row = all_rows(files)[("position", "direct")]
+    # right where the paper's draw put the gold subject in slot 0; never in slot 0 under all 3 rotations
+    order0 = sum(r["subject"] == r["gold"]["subject"] for r in records(position_double, instances, "direct"))
+    assert float(row["Holis order 0"]) == 100 * order0 / 16 > 0
+    assert row["Circular Subject"] == row["Circular Holis"] == "0.00"
+    assert row["Circular Target"] == row["Circular Mechanism"] == "100.00"
+    assert float(row["Gap (order 0 - circular)"]) == float(row["Holis order 0"])
+    assert row["Agreement"] == "0.00"  # a different candidate in slot 0 under each order
+    md = files["stability.md"]
+    assert "### All scenarios" in md and "### intent" in md
+    assert "no number here is from the paper" in md
+
+
+def test_the_table_is_the_same_bytes_for_the_same_predictions_and_seed(instances):
+    preds = predictions(instances)
+    assert BENCH.stability_tables({}, params(), instances, preds) == BENCH.stability_tables(
+        {}, params(), instances, preds
+    )
+
+
+def test_items_with_fewer_distinct_orders_than_asked_use_their_distinct_ones_and_the_table_says_so(image_file):
+    two = [
+        make_instance(
+            f"intent-{i}",
+            media=[str(image_file)],
+            subject_options=["the speaker", "the coach"],
+            target_options=["the player", "the crowd"],
+        )
+        for i in range(4)
+    ]
+    robustness = {**ROBUSTNESS, "orders": 3}
+    recs = records(position_double, two, "direct__order2", robustness)
+    assert recs[0]["order"] == {"index": 2, "shown": 0, "distinct": 2}
+    md = BENCH.stability_tables({}, params(robustness), two, predictions(two, robustness))["stability.md"]
+    assert "4 instance(s) have fewer than K = 3 distinct orders" in md
+
+
+def test_without_robustness_the_table_says_there_are_no_order_runs(instances):
+    files = BENCH.stability_tables({}, {"seed": 1, "models": {}, "moca": {"robustness": None}}, instances, {})
+    assert set(files) == {"stability.md", "stability.csv", "stability.tex"}
+    assert "params moca.robustness is null: no order runs." in files["stability.md"]
+
+
+def test_an_order_run_missing_beside_its_order_0_is_an_error_naming_it(instances):
+    preds = predictions(instances)
+    del preds[("content", "direct__order2")]
+    with pytest.raises(DataError, match=r"content/direct__order2: no predictions of order 2 of content/direct"):
+        BENCH.stability_tables({}, params(), instances, preds)
