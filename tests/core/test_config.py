@@ -334,7 +334,10 @@ def test_vllm_takes_every_option_of_openai_compat():
             {"meetingtom": {"robustness": {"orders": 3, "models": ["r"], "methods": ["ecot"]}}},
             r"meetingtom\.robustness\.methods\.0: 'ecot' is no run of meetingtom\.methods \(no_prompt\)",
         ),
-        ({"meetingtom": {"methods": ["no_prompt__order1"]}}, r"meetingtom\.methods\.0: 'no_prompt__order1' is an order"),
+        (
+            {"meetingtom": {"methods": ["no_prompt__order1"]}},
+            r"meetingtom\.methods\.0: 'no_prompt__order1' is an order",
+        ),
     ],
 )
 def test_a_robustness_section_naming_what_params_do_not_define_is_refused_naming_the_key(section, says):

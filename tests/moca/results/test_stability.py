@@ -49,7 +49,8 @@ def content_double(request) -> str:
 
 @pytest.fixture
 def instances(image_file):
-    return [make_instance(f"{s}-{i}", scenario=s, media=[str(image_file)]) for s in ("intent", "stance") for i in range(8)]
+    media = [str(image_file)]
+    return [make_instance(f"{s}-{i}", scenario=s, media=media) for s in ("intent", "stance") for i in range(8)]
 
 
 def records(double, insts, run, robustness=ROBUSTNESS):
