@@ -212,3 +212,27 @@ def test_every_markdown_and_latex_table_of_a_subset_run_says_so():
     assert "not full-run numbers" in files["a.md"] and "not full-run numbers" in files["a.tex"]
     assert files["a.csv"] == "x\n" and files["f.png"] == b"."
     assert with_subset_note({"a.md": "| x |\n"}, None) == {"a.md": "| x |\n"}
+
+
+def test_order_runs_are_planned_made_through_the_request_cache_and_recorded_like_any_run(tmp_path, inputs):
+    inst, params = inputs
+    params.write_text(
+        params.read_text().replace(
+            "retrieval: {retriever: none}}",
+            "retrieval: {retriever: none}, robustness: {orders: 2, models: [r], methods: [direct]}}",
+        )
+    )
+    before = plan(inst, params)
+    assert ("r", "direct__order1") in before and ("s", "direct__order1") not in before
+    assert before[("r", "direct__order1")]["calls_max"] == before[("r", "direct")]["calls_max"]
+    res = infer(
+        inst, params, "--model", "r", "--results-dir", str(tmp_path / "res"), *method_args(["direct", "direct__order1"])
+    )
+    assert res.exit_code == 0, res.output
+    records = [
+        json.loads(x) for x in (tmp_path / "res/predictions/moca/r/direct__order1.jsonl").read_text().splitlines()
+    ]
+    assert [r["order"]["index"] for r in records] == [1, 1, 1]
+    assert stats(tmp_path / "res", "r", "direct__order1")["provenance"]["option_order"] == 1
+    after = plan(inst, params, "--model", "r", "--run", "direct__order1")
+    assert after[("r", "direct__order1")]["new_calls_max"] == 0

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, split_run
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, split_order, split_run
 
 
 class MeetingToMBenchmark(Benchmark):
@@ -104,12 +104,14 @@ class MeetingToMBenchmark(Benchmark):
 
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         """The prompt hash, and which method and ablation the run is (MLflow params: the runs
-        table groups by them)."""
-        base, ablation = split_run(method)
+        table groups by them); an order run (params ``meetingtom.robustness``) its option order too."""
+        inner, order = split_order(method)
+        base, ablation = split_run(inner)
         return {
             "prompt_template_sha256": self.prompt_hash(method, settings),
             "prompting": base,
             "ablation": ablation or "none",
+            **({"option_order": order} if order else {}),
         }
 
     # ---- answers ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, excluded, split_run
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, excluded, split_order, split_run
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
@@ -347,9 +347,11 @@ class MocaBenchmark(Benchmark):
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         from socialbench.moca.schema.taxonomy import taxonomy_hash
 
+        order = split_order(method)[1]  # an order run's (params moca.robustness), logged with it
         return {
             "prompt_template_sha256": self.prompt_hash(method, settings),
             "taxonomy_sha256": taxonomy_hash(self.taxonomy),
+            **({"option_order": order, "reorder_lists": bool(settings.get("reorder_lists"))} if order else {}),
         }
 
     def viewer_rows(
