@@ -240,3 +240,23 @@ def test_a_missing_image_is_warned_on_stderr_and_marked_in_its_row(tmp_path, mon
     assert "1 media file(s) not shown" in res.stderr and "run-2: data/media/2.png: file not found" in res.stderr
     (art,) = [a for a in rows_of(parse((tmp_path / "page.html").read_text("utf-8"))) if a.attrs["data-id"] == "run-2"]
     assert art.find_all("figure", "missing") and "file not found" in art.text
+
+
+# ---- order runs (params moca.robustness, issue 34) --------------------------------------------------
+def test_an_order_runs_row_names_its_order_and_the_slots_it_showed(taxonomy):
+    from socialbench.moca.eval.prompts import slot_maps
+
+    inst = make_instance("a")
+    slots = slot_maps(inst, 3, 1)
+    got = one_row(taxonomy, inst, pred_of(inst, slots=slots, order={"index": 1, "shown": 1, "distinct": 4}))
+    assert ["option order", "1 (4 distinct orders)"] in got["meta"]
+    shown = dict(got["texts"])["slots shown"]
+    assert shown.splitlines()[0].startswith(f"subject0: {slots['subject']['subject0']}; ")
+
+
+def test_a_repeated_order_says_which_order_it_was_shown_as_and_order_0_rows_are_unchanged(taxonomy):
+    inst = make_instance("a")
+    got = one_row(taxonomy, inst, pred_of(inst, slots={}, order={"index": 2, "shown": 0, "distinct": 2}))
+    assert ["option order", "2 (shown as order 0: 2 distinct orders)"] in got["meta"]
+    plain = one_row(taxonomy, inst, pred_of(inst))
+    assert all(k != "option order" for k, _ in plain["meta"]) and "slots shown" not in dict(plain["texts"])

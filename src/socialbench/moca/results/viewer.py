@@ -47,6 +47,19 @@ def field_note(name: str, pred: dict[str, Any] | None, valid: dict[str, set[str]
     return None
 
 
+def order_note(order: dict[str, Any]) -> str:
+    """An order run's order: ``2 (shown as order 0: 2 distinct orders)`` when the instance repeats one."""
+    shown = "" if order["shown"] == order["index"] else f"shown as order {order['shown']}: "
+    return f"{order['index']} ({shown}{order['distinct']} distinct orders)"
+
+
+def slots_text(slots: dict[str, dict[str, str]]) -> str:
+    """The slot ids and what they showed, role by role (``subject0: the coach; ...``)."""
+    return "\n".join(
+        "; ".join(f"{k}: {v}" for k, v in (slots.get(role) or {}).items()) for role in ("subject", "target")
+    )
+
+
 def row(inst: dict[str, Any], pred: dict[str, Any] | None, labels: list[str], mechanisms: list[str]) -> dict[str, Any]:
     valid = instance_valid_sets(inst, labels, mechanisms)
     correct = field_matches(inst, pred, valid)
@@ -78,6 +91,10 @@ def row(inst: dict[str, Any], pred: dict[str, Any] | None, labels: list[str], me
     ]
     if pred is not None:
         meta.append(["finish reason", pred.get("finish_reason")])
+    order = (pred or {}).get("order")
+    if order:  # an order run's page (params moca.robustness): the order asked and the slots it showed
+        meta.append(["option order", order_note(order)])
+        texts.append(["slots shown", slots_text(pred.get("slots") or {})])
     return {
         "id": inst["id"],
         "group": inst["scenario"],
