@@ -771,3 +771,10 @@ def test_a_database_error_while_storing_names_the_cache_and_the_entry(tmp_path):
         cache.put(key, IDENTITY, req, Response(text="x"), "m")
     cache.close()
     assert str(exc.value).startswith(f"{path}, record key {key[:12]}…: the request cache cannot be written (")
+
+
+def test_a_file_that_is_not_sqlite_opened_for_a_run_is_one_error_naming_it(tmp_path):
+    path = tmp_path / "c.sqlite"
+    path.write_text("not a database, but long enough to have a header of its own\n" * 4)
+    with pytest.raises(DataError, match=r"c.sqlite: the request cache cannot be opened \(file is not a database\)"):
+        RequestCache(path)

@@ -68,13 +68,13 @@ class RequestCache(CacheStore):
         if readonly:
             self._check_readonly()
             return
+        self._refuse_foreign_file()  # before the lock file beside it is made: a refusal changes nothing
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Processes opening a new cache at once (parallel Snakemake jobs) race to switch it to WAL and
         # create its tables, and SQLite answers the loser "database is locked" at once, without its
         # busy timeout. A file lock beside the database serialises the set-up; later use needs none.
         with FileLock(f"{self.path}.lock", timeout=300):
             try:
-                self._refuse_foreign_file()
                 conn = self._conn()
                 for statement in schema_statements(SQLITE_TYPES):
                     conn.execute(statement)
@@ -136,6 +136,8 @@ class RequestCache(CacheStore):
         probe = sqlite3.connect(self.path, isolation_level=None)
         try:
             have = {row[1] for row in probe.execute("PRAGMA table_info(calls)")}
+        except sqlite3.DatabaseError:
+            return  # not SQLite, or damaged: opening it says so, naming the file
         finally:
             probe.close()
         if have:
