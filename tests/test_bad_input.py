@@ -135,6 +135,8 @@ class Case:
     #: The command's own outputs (relative paths: a file, or a folder and all under it) that it may have
     #: begun before refusing (a download kept for the next try); nothing else may change.
     outputs: tuple[str, ...] = ()
+    #: Environment variables the command runs with (a store URL is read from the environment only).
+    env: tuple[tuple[str, str], ...] = ()
 
 
 def write(path: str, text: str | bytes) -> Path:
@@ -924,6 +926,8 @@ def run_case(case: Case, ws: Path, capsys, monkeypatch) -> None:
     holding no call)."""
     argv = case.setup(ws)
     before = snapshot(ws)
+    for name, value in case.env:
+        monkeypatch.setenv(name, value)
     if case.kind == "special file":  # a broken check would hang: a subprocess with a timeout
         proc = subprocess.run(
             [sys.executable, "-m", "socialbench", *argv], cwd=ws, capture_output=True, text=True, timeout=120
@@ -963,7 +967,15 @@ def test_a_secret_in_params_is_named_but_never_shown(ws, capsys, monkeypatch):
 def all_cases() -> list[Case]:
     """Every case of the suite: the table of the first hardening, issue 20's, the command-line ones and
     the server registry's."""
-    return [*CASES, *ISSUE20_CASES, *COMMAND_LINE_CASES, *SERVER_CASES, *PROCESS_CASES, *SECRET_CASES]
+    return [
+        *CASES,
+        *ISSUE20_CASES,
+        *COMMAND_LINE_CASES,
+        *SERVER_CASES,
+        *PROCESS_CASES,
+        *SECRET_CASES,
+        *CACHE_CORPUS_WRITE_CASES,
+    ]
 
 
 def test_the_suite_is_counted_by_class_in_the_docs():
@@ -2236,6 +2248,284 @@ SERVER_CASES = [
         "reg/abc.json: is not a server record (cut short, or not a JSON object)",
     ),
 ]
+
+
+# ---- issue 33, points 3, 4 and 6: write targets, what the retriever reads, a damaged cache --------------------
+# Classes: "write target" (3: an output that is a link, outside the repository, or an input), "read root"
+# (4: a corpus entry that is no regular file inside the corpus), "no traceback" (6: a damaged or foreign
+# cache, a store URL with a port that is no number, a dvc.lock of another shape, a script outside git).
+def stored_cache(path: str, n: int = 2, text: str = "x") -> None:
+    from socialbench.core.backend import Response
+    from socialbench.core.cache import RequestCache, cache_key
+    from tests.helpers.moca_requests import moca_request
+
+    cache = RequestCache(path)
+    for i in range(n):
+        req = moca_request(i)
+        identity = {"backend": "random", "model_id": "random"}
+        cache.put(cache_key(identity, req), identity, req, Response(text=text), "random")
+    cache.close()
+    Path(f"{path}.lock").unlink(missing_ok=True)
+
+
+def sql(path: str, statement: str) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+def damaged_page(root: Path) -> None:
+    stored_cache("c.sqlite", n=60, text="x" * 2000)
+    data = bytearray(Path("c.sqlite").read_bytes())
+    data[4096 * 5 : 4096 * 9] = b"\xff" * (4096 * 4)  # table pages, not the schema on page 1
+    Path("c.sqlite").write_bytes(bytes(data))
+
+
+def cache_edit(statement: str):
+    def prep(root: Path) -> None:
+        stored_cache("c.sqlite")
+        sql("c.sqlite", statement)
+
+    return prep
+
+
+def foreign_calls(path: str):
+    def prep(root: Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        sql(path, "CREATE TABLE calls (id INTEGER PRIMARY KEY, who TEXT)")
+
+    return prep
+
+
+CODAR_PARAMS = PARAMS.replace(
+    "moca: {frames: 2}",
+    "moca: {frames: 2, retrieval: {retriever: bm25, k: 2, options: {corpus: data/corpus}}}",
+)
+
+
+def corpus_with(prep: Callable[[Path], None]):
+    """A bm25 corpus of one good file, changed by ``prep``, and `infer --method codar` reading it."""
+
+    def setup(root: Path) -> list[str]:
+        write("params.yaml", CODAR_PARAMS)
+        write("data/corpus/good.md", "The referee enforces the rules of a match.\n")
+        prep(root)
+        return infer("data/i.jsonl", "--method", "codar")
+
+    return setup
+
+
+def outside_secret(root: Path) -> None:
+    write("../secret.txt", "sk-planted-secret\n")
+    Path("data/corpus/leak.txt").symlink_to(Path("../secret.txt").resolve())
+
+
+def link_out(link: str):
+    """``link`` made a symlink to a file outside the repository."""
+
+    def prep(root: Path) -> None:
+        write("../outside.txt", "keep\n")
+        Path(link).parent.mkdir(parents=True, exist_ok=True)
+        Path(link).symlink_to(Path("../outside.txt").resolve())
+
+    return prep
+
+
+CACHE_CORPUS_WRITE_CASES = [
+    Case(
+        "infer-out-a-link-out-of-the-repository",
+        "write target",
+        run_with(infer("data/i.jsonl"), link_out("results/o.jsonl")),
+        "results/o.jsonl: is a symlink (to ",
+    ),
+    Case(
+        "score-out-a-link-out-of-the-repository",
+        "write target",
+        run_with(score(), link_out("results/s.json")),
+        "results/s.json: is a symlink (to ",
+    ),
+    Case(
+        "infer-stats-a-dangling-link",
+        "write target",
+        run_with(infer("data/i.jsonl"), lambda root: Path("results/o.stats.json").symlink_to("/nonexistent/x")),
+        "results/o.stats.json: is a symlink (to /nonexistent/x)",
+    ),
+    Case(
+        "infer-corpus-link-out-of-the-corpus",
+        "read root",
+        corpus_with(outside_secret),
+        "data/corpus/leak.txt: links to ",
+    ),
+    Case(
+        "infer-corpus-fifo",
+        "special file",
+        corpus_with(fifo("data/corpus/pipe.txt")),
+        "data/corpus/pipe.txt: is a FIFO (named pipe), not a corpus file",
+    ),
+    Case(
+        "infer-corpus-is-a-file",
+        "read root",
+        corpus_with(lambda root: write("params.yaml", CODAR_PARAMS.replace("data/corpus", "data/corpus/good.md"))),
+        "data/corpus/good.md: is a file, not a folder",
+    ),
+    Case(
+        "infer-corpus-not-utf8",
+        "read root",
+        corpus_with(lambda root: write("data/corpus/latin1.txt", b"caf\xe9\n")),
+        "data/corpus/latin1.txt: not UTF-8 text (byte 0xe9 at offset 3)",
+    ),
+    Case(
+        "cache-stats-damaged-page",
+        "no traceback",
+        run_with(["cache", "stats", "--path", "c.sqlite"], damaged_page),
+        "c.sqlite: the request cache cannot be read (database disk image is malformed)",
+    ),
+    Case(
+        "cache-stats-blob-model",
+        "no traceback",
+        run_with(["cache", "stats", "--path", "c.sqlite"], cache_edit("UPDATE calls SET model = CAST(model AS BLOB)")),
+        "field 'model': holds a BLOB where the request cache keeps text",
+    ),
+    Case(
+        "cache-explain-key-parts-not-json",
+        "no traceback",
+        run_with(
+            ["cache", "explain", "inst-0000/direct/answer", "--path", "c.sqlite"],
+            cache_edit("UPDATE calls SET key_parts = '{cut'"),
+        ),
+        "field 'key_parts': is not JSON",
+    ),
+    Case(
+        "cache-explain-damaged-page",
+        "no traceback",
+        run_with(["cache", "explain", "--path", "c.sqlite"], damaged_page),
+        "c.sqlite: the request cache cannot be read (",
+    ),
+    Case(
+        "cache-stats-foreign-calls-table",
+        "no traceback",
+        run_with(["cache", "stats", "--path", "app.db"], foreign_calls("app.db")),
+        "app.db: is an SQLite database but not a request cache (its 'calls' table lacks",
+    ),
+    Case(
+        "infer-cache-a-foreign-calls-table",
+        "no traceback",
+        run_with(infer("data/i.jsonl"), foreign_calls(".cache/requests.sqlite")),
+        ".cache/requests.sqlite: is an SQLite database but not a request cache",
+    ),
+    Case(
+        "cache-stats-store-url-port-not-a-number",
+        "no traceback",
+        run_with(["cache", "stats"]),
+        "SOCIALBENCH_CACHE_URL: postgresql://***@db:54x2/c: its port '54x2' is not a number",
+        env=(("SOCIALBENCH_CACHE_URL", "postgresql://u:hunter2@db:54x2/c"),),
+    ),
+]
+
+
+# The DVC scripts: run as a user runs them (a subprocess, from the repository), by their own runner.
+DVC_LOCK = "schema: '2.0'\nstages:\n  s:\n    cmd: x\n    outs:\n    - path: results/tables\n"
+
+
+def dvc_repo(lock: str = DVC_LOCK, git: bool = True, prep: Callable[[Path], None] | None = None):
+    """The small repository as a git checkout with a dvc.lock, and scripts/dvc_records.py run in it."""
+
+    def setup(root: Path) -> list[str]:
+        write("dvc.lock", lock)
+        if git:
+            subprocess.run(["git", "init", "-q", str(root)], check=True)
+        if prep:
+            prep(root)
+        return [str(REPO / "scripts" / "dvc_records.py"), "--repo", "."]
+
+    return setup
+
+
+def with_args(setup: Callable[[Path], list[str]], *args: str):
+    return lambda root: [*setup(root), *args]
+
+
+SCRIPT_CASES = [
+    Case(
+        "dvc_records-out-is-the-lock",
+        "write target",
+        with_args(dvc_repo(), "--out", "dvc.lock"),
+        "dvc.lock: --out must name a .dvc file",
+    ),
+    Case(
+        "dvc_records-out-a-link-out-of-the-repository",
+        "write target",
+        dvc_repo(prep=link_out("records.dvc")),
+        "records.dvc: is a symlink (to ",
+    ),
+    Case(
+        "dvc_records-out-outside-the-repository",
+        "write target",
+        with_args(dvc_repo(), "--out", "../records.dvc"),
+        "records.dvc, outside ",
+    ),
+    Case(
+        "dvc_records-out-inside-a-tree-it-lists",
+        "write target",
+        with_args(dvc_repo(), "--out", "results/records.dvc"),
+        "lies inside results/",
+    ),
+    Case(
+        "dvc_records-outside-git",
+        "no traceback",
+        dvc_repo(git=False),
+        ": not a git checkout; scripts/dvc_records.py lists the outputs git does not track",
+    ),
+    Case(
+        "dvc_records-lock-stages-a-list",
+        "no traceback",
+        dvc_repo("stages: [1, 2]\n"),
+        "dvc.lock: not a dvc.lock (expected a mapping with a 'stages' mapping)",
+    ),
+    Case(
+        "dvc_records-lock-out-without-path",
+        "no traceback",
+        dvc_repo("stages:\n  s:\n    outs:\n    - {md5: abc}\n"),
+        "dvc.lock, stage s, outs[0]: expected a mapping with a 'path'",
+    ),
+    Case(
+        "dvc_records-lock-not-yaml",
+        "no traceback",
+        dvc_repo("stages: {s: [\n"),
+        "dvc.lock: ",
+    ),
+    Case(
+        "dvc_remote-outside-git",
+        "no traceback",
+        lambda root: shutil.copytree(REPO / "scripts", root / "scripts") and ["bash", "scripts/dvc_remote.sh", "push"],
+        ": not a git checkout; scripts/dvc_remote.sh shares a run of the repository",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SCRIPT_CASES, ids=[c.id for c in SCRIPT_CASES])
+def test_a_dvc_script_on_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws):
+    argv = case.setup(ws)
+    before = snapshot(ws)
+    command = argv if argv[0] == "bash" else [sys.executable, *argv]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run(command, cwd=ws, capture_output=True, text=True, timeout=120, env=env)
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert case.says in lines[0], lines[0]
+    assert snapshot(ws) == before
+    assert not (ws.parent / "records.dvc").exists()
+
+
+def test_the_script_cases_are_counted_by_class_in_the_docs():
+    from collections import Counter
+
+    doc = (REPO / "docs" / "bad-input.md").read_text("utf-8")
+    for kind, n in Counter(c.kind for c in SCRIPT_CASES).items():
+        assert f"| scripts: {kind} | {n} |" in doc, f"docs/bad-input.md: the scripts' row of {kind!r} should say {n}"
 
 
 # ---- issue 33, class 1: process control (only a proven server is signalled; docs/security.md) --------------

@@ -103,7 +103,7 @@ def process_id(pid: int | None = None) -> str:
 def process_gone(process: str, host: str, now_s: float, started_s: float) -> bool:
     """Whether the process of a run (its host and ``pid:start`` tags) can no longer be writing it. Only
     this host's processes can be asked; another host's never count as gone here."""
-    from socialbench.core.cache import _alive
+    from socialbench.core.cache import claimant_alive
 
     if host != socket.gethostname():
         return False
@@ -112,7 +112,7 @@ def process_gone(process: str, host: str, now_s: float, started_s: float) -> boo
         return True  # no process recorded (a run made before the tag): nobody on this host owns it
     if int(pid) == os.getpid():
         return False  # this process: its own runs are live
-    return not _alive(host, int(pid), start or None, started_s, now_s)
+    return not claimant_alive(host, int(pid), start or None, started_s, now_s)
 
 
 def run_tags(pipeline_run: str) -> dict[str, str]:
