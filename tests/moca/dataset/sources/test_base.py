@@ -11,7 +11,7 @@ import pytest
 from socialbench.acquire.archive import UnsafeArchive
 from socialbench.acquire.download import ChecksumMismatch
 from socialbench.core.errors import ConfigError, DataError
-from socialbench.moca.dataset.sources import SOURCE_NAMES, get_source, read_source
+from socialbench.moca.dataset.sources import get_source, read_source
 from socialbench.moca.dataset.sources.base import (
     MANIFEST,
     ManualStepRequired,
@@ -181,21 +181,6 @@ def test_mirror_mode_without_a_folder_is_refused():
 def test_an_unknown_split_is_refused_naming_the_known_ones():
     with pytest.raises(ConfigError, match=r"unknown split\(s\) validation \(this source has train, valid, test\)"):
         get_source("mmsd2").selected(SourceOptions(splits=("validation",)))
-
-
-@pytest.mark.parametrize("name", SOURCE_NAMES)
-def test_every_source_knows_where_its_files_live(name):
-    source = get_source(name)
-    assert source.homepage and source.citation and source.manual and source.files
-    for f in source.files:
-        assert f.url is None or f.url.startswith("https://"), f
-        if f.sha256 is not None:
-            assert len(f.sha256) == 64 and f.provenance, f  # a pinned hash says where it comes from
-
-
-def test_public_annotation_files_of_the_shared_sources_are_pinned():
-    for name in ("mustard", "mintrec", "mmsd2", "memecap"):
-        assert any(f.url and f.sha256 for f in get_source(name).files), name
 
 
 def candidate_records():

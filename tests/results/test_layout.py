@@ -1,0 +1,47 @@
+"""The results layout: ``<root>/<kind>/<benchmark>/<model>/<run><ext>``, and which runs params make."""
+
+import pytest
+
+from socialbench.results.layout import exclusions, kind_dir, model_runs, parse_run_path, run_files, run_of, run_path
+
+MODELS = {
+    "a": {},
+    "b": {"only_methods": {"moca": ["direct"]}},
+    "c": {"benchmarks": ["meetingtom"]},
+}
+
+
+def test_a_run_file_sits_under_kind_benchmark_and_model_with_its_kinds_extension():
+    assert run_path("runs", "moca", "m", "codar") == "results/runs/moca/m/codar.stats.json"
+    assert run_path("scores", "moca", "m", "direct", root="out") == "out/scores/moca/m/direct.json"
+    assert kind_dir("viewer", "meetingtom") == "results/viewer/meetingtom"
+
+
+def test_an_unknown_kind_is_refused_naming_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown result kind 'logs'; one of predictions, traces"):
+        run_path("logs", "moca", "m", "direct")
+
+
+def test_a_run_path_parses_back_to_its_parts():
+    path = run_path("runs", "moca", "m", "codar", root="out/r")
+    assert parse_run_path(path, root="out/r") == ("runs", "moca", "m", "codar")
+    assert run_of("codar.stats.json") == "codar"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["elsewhere/runs/moca/m/codar.stats.json", "results/runs/moca/codar.stats.json", "results/runs/moca/m/codar.json"],
+)
+def test_other_paths_are_no_run_files(path):
+    assert parse_run_path(path) is None
+
+
+def test_the_runs_of_a_model_are_its_methods_less_the_pairs_params_exclude():
+    assert model_runs(MODELS, "moca", ["direct", "codar"]) == {"a": ["direct", "codar"], "b": ["direct"]}
+    assert run_files("predictions", "moca", [("b", "direct")]) == ["results/predictions/moca/b/direct.jsonl"]
+
+
+def test_exclusions_name_the_reason_and_skip_models_kept_off_the_benchmark():
+    assert exclusions(MODELS, "moca", ["direct", "codar"]) == [
+        ("b", "codar", "runs direct only on moca (only_methods in params)")
+    ]
