@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 from socialbench.core.backend import ModelSpec, Request, Response, add_source
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_bytes
+from socialbench.core.traces import TraceSection
 
 ENTRY_POINT_GROUP = "socialbench.benchmarks"
 
@@ -100,6 +101,17 @@ class Method(abc.ABC):
         """The next round's requests for ``instance`` given the rounds so far (empty at first), or
         its :class:`Final` answer. An instance that cannot become a request (its media missing) is
         an :class:`InstanceInputError`."""
+
+    #: The label of the trace viewer's filter by the tags of :meth:`trace_section` (a run whose rows
+    #: have no tags has no such filter).
+    trace_filter: ClassVar[str] = "trace"
+
+    @classmethod
+    def trace_section(cls, trace: dict[str, Any]) -> TraceSection | None:
+        """How the trace viewer shows what this method keeps (``Final.trace``, non-empty): its blocks,
+        marks and filter tags (``socialbench.core.traces``). Default None: the trace drawn as a tree
+        of its JSON, no marks, no filter."""
+        return None
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
         """Numbers about the whole run that only the method knows (revisions, acceptance...); the
@@ -334,7 +346,7 @@ class Benchmark(abc.ABC):
         self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
     ) -> list[dict[str, Any]] | None:
         """What the trace viewer shows of each instance (one row each; keys in ``viewer.ROW_KEYS``);
-        predictions and traces by id. Default None: the viewer's own rows (``report.viewer.default_rows``:
+        predictions and traces by id. Default None: the viewer's own rows (``results.viewer.default_rows``:
         fields the prediction shares with the instance)."""
         return None
 

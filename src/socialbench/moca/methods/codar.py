@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
 from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method
 from socialbench.core.errors import ConfigError, SocialbenchError
+from socialbench.core.traces import TraceSection, staged_section
 from socialbench.moca.eval.prompts import (
     ANSWER_KEYS,
     MediaUnavailable,
@@ -330,6 +331,16 @@ class CodarMethod(Method):
                 return out
         self._chains[iid] = chain
         return [chain.request()]
+
+    trace_filter: ClassVar[str] = "checker"
+
+    @classmethod
+    def trace_section(cls, trace: dict[str, Any]) -> TraceSection:
+        """The viewer's section of a chain's trace: a block per stage pass, the verdicts of its own
+        ``verdicts`` list (the checker's and the rule's), and the checker filter (``not_accepted`` set,
+        else ``accepted``, decides accepted or not)."""
+        accepted = False if trace.get("not_accepted") else trace.get("accepted")
+        return staged_section(trace, trace.get("verdicts") or [], accepted if isinstance(accepted, bool) else None)
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
         """The answer-format numbers every MoCA method reports (``answer_summary``), and the chain's:
