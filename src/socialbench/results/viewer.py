@@ -31,6 +31,7 @@ from socialbench.results.viewer_html import esc, row_correct, row_html
 from socialbench.results.viewer_media import FRAME_PX, MAX_FRAMES, THUMB_PX, MediaStore, embed_media
 from socialbench.results.viewer_page import (
     PAGE_ROWS,
+    SHARD_ROWS,
     filters_html,
     index_entry,
     render_page,
@@ -277,10 +278,11 @@ def render_view(
     stem: str,
     media_href: str,
     trace_filter: str = "trace",
+    shard_rows: int = SHARD_ROWS,
 ) -> View:
     """The page of checked rows (their media already stored) named ``<stem>.html``, with its shards."""
     htmls = [row_html(r, run.traces.get(r["id"]), s) for r, s in zip(rows, sections)]
-    starts = shard_bounds([len(h.encode("utf-8")) for h in htmls])
+    starts = shard_bounds([len(h.encode("utf-8")) for h in htmls], shard_rows)
     ends = starts[1:] + [len(rows)]
     shard_of = [k for k, (a, b) in enumerate(zip(starts, ends)) for _ in range(a, b)]
     index_rows = [
@@ -330,10 +332,16 @@ def build_view(
     thumb_px: int = THUMB_PX,
     frame_px: int = FRAME_PX,
     max_frames: int = MAX_FRAMES,
+    shard_rows: int = SHARD_ROWS,
 ) -> View:
     """Read a run, let the benchmark say what each row shows and the method what its trace shows,
     store the media and render the page ``out`` with its shards."""
-    for name, v in (("thumb_px", thumb_px), ("frame_px", frame_px), ("max_frames", max_frames)):
+    for name, v in (
+        ("thumb_px", thumb_px),
+        ("frame_px", frame_px),
+        ("max_frames", max_frames),
+        ("shard_rows", shard_rows),
+    ):
         if v < 1:
             raise SocialbenchError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
     run = read_run(bench, instances, predictions, traces)
@@ -345,7 +353,7 @@ def build_view(
     problems = embed_media(rows, store, href, thumb_px, frame_px, max_frames)
     hook, label = trace_hook(bench, run.method)
     sections = trace_sections(run, rows, hook, str(traces))
-    return render_view(run, rows, sections, problems, Path(out).stem, href, label)
+    return render_view(run, rows, sections, problems, Path(out).stem, href, label, shard_rows)
 
 
 def write_view(view: View, out: Path) -> None:

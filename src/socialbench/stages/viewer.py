@@ -51,6 +51,7 @@ def write_pages(
     max_frames: int = 8,
     echo=typer.echo,
     params: Path | None = None,
+    shard_rows: int = 100,
 ) -> None:
     """Write the page and shards of each (predictions, traces, page) run, and their thumbnails once
     in ``media_dir``. Only media under the media roots of ``media_root`` (its data folders and
@@ -84,6 +85,7 @@ def write_pages(
             thumb_px=thumb_px,
             frame_px=frame_px,
             max_frames=max_frames,
+            shard_rows=shard_rows,
         )
         write_view(view, out)
         echo(
@@ -126,6 +128,7 @@ def viewer(
     thumb_px: int = Opt(256, min=16, help="longest side of embedded images (pixels)"),
     frame_px: int = Opt(160, min=16, help="longest side of embedded video frames (pixels)"),
     max_frames: int = Opt(8, min=1, help="frames shown per video instance (evenly spread)"),
+    shard_rows: int = Opt(100, min=1, help="instances per shard file (the page loads a shard as it needs its rows)"),
 ) -> None:
     """Write the HTML page of a run: per instance its media, text, gold and predicted fields (wrong
     ones marked), calls and method trace, with filters and search (no server needed)."""
@@ -145,4 +148,16 @@ def viewer(
             raise ConfigError("viewer: give --predictions and --out, or --results-dir and --run MODEL/METHOD")
         runs = [(predictions, traces, out)]
         media = media_dir if media_dir is not None else out.parent.parent / "media"
-    write_pages(benchmark, instances, runs, media, taxonomy, media_root, thumb_px, frame_px, max_frames, params=params)
+    write_pages(
+        benchmark,
+        instances,
+        runs,
+        media,
+        taxonomy,
+        media_root,
+        thumb_px,
+        frame_px,
+        max_frames,
+        params=params,
+        shard_rows=shard_rows,
+    )
