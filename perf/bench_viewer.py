@@ -26,6 +26,7 @@ Usage: python perf/bench_viewer.py [--n 3108] [--runs random/direct,codar-check/
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -89,10 +90,19 @@ def make_data(work: Path, n: int) -> list[dict]:
             rec["frames"] = []
             for j in range(8):
                 f = Image.new("RGB", (320, 180), colour)
-                ImageDraw.Draw(f).ellipse((20 + 30 * j, 40, 100 + 30 * j, 120), fill=(250, 220, (40 * j) % 256))
+                fd = ImageDraw.Draw(f)
+                fd.ellipse((20 + 30 * j, 40, 100 + 30 * j, 120), fill=(250, 220, (40 * j) % 256))
+                fd.text((8, 160), f"{iid} frame {j}", fill=(255, 255, 255))  # every frame its own bytes
                 p = media / f"{iid}-f{j}.jpg"
                 f.save(p, quality=85)
-                rec["frames"].append({"path": f"data/media/{p.name}", "index": 10 * j, "timestamp": 0.4 * j})
+                rec["frames"].append(
+                    {
+                        "path": f"data/media/{p.name}",
+                        "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+                        "index": 10 * j,
+                        "timestamp": 0.4 * j,
+                    }
+                )
         else:
             img = Image.new("RGB", (640, 480), colour)
             d = ImageDraw.Draw(img)

@@ -228,7 +228,7 @@ def trace_hook(bench, method: str) -> tuple[Callable[[dict[str, Any]], TraceSect
 
     try:
         cls = bench.method_class(method)
-    except (SocialbenchError, ImportError):
+    except (SocialbenchError, ImportError, ValueError):  # ValueError: a benchmark class without its package
         cls = Method
     return cls.trace_section, cls.trace_filter
 
