@@ -63,7 +63,7 @@ def make_data(work: Path, n: int) -> list[dict]:
     scale = n / sum(SCENARIOS.values())
     plan = [s for s, c in SCENARIOS.items() for _ in range(round(c * scale))][:n]
     plan += ["stance"] * (n - len(plan))
-    every = max(1, round(n / max(1, round(VIDEO * scale))))
+    videos = round(VIDEO * scale)
     recs = []
     for k, scenario in enumerate(plan):
         iid = f"paper-{k:05d}"
@@ -85,7 +85,7 @@ def make_data(work: Path, n: int) -> list[dict]:
             "mechanism": tax.mechanism_names(scenario)[k % 2],
             "label": tax.label_names(scenario)[k % 3],
         }
-        if k % every == every - 1 and sum(r["modality"] == "video_text" for r in recs) < round(VIDEO * scale):
+        if (k + 1) * videos // n > k * videos // n:  # evenly spread: exactly ``videos`` of them
             rec.update(modality="video_text", media=[f"data/media/{iid}.mp4"], transcript=f"A: case {k}.\nB: Sorry?")
             rec["frames"] = []
             for j in range(8):
@@ -283,6 +283,7 @@ def main(argv: list[str]) -> int:
     largest = max(pages, key=lambda p: folder_size(p.parent / f"{p.stem}.shards")[0])
     result = {
         "instances": args.n,
+        "video_text": sum(r["modality"] == "video_text" for r in recs),
         "runs": runs,
         "infer_s": {k: round(v, 1) for k, v in infer_s.items()},
         "viewer_s": round(viewer_s, 1),
