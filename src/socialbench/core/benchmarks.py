@@ -39,6 +39,7 @@ from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchE
 from socialbench.core.hashing import sha256_bytes
 from socialbench.core.plugins import Entry, Registry
 from socialbench.core.subset import SubsetInfo
+from socialbench.core.traces import TraceSection
 
 ENTRY_POINT_GROUP = "socialbench.benchmarks"
 
@@ -109,6 +110,17 @@ class Method(abc.ABC):
         round is the only one (a single-call method). A method that may make more rounds (format
         retries, a chain, revisions) says how many calls they take at most."""
         return len(first), len(first)
+
+    #: The label of the trace viewer's filter by the tags of :meth:`trace_section` (a run whose rows
+    #: have no tags has no such filter).
+    trace_filter: ClassVar[str] = "trace"
+
+    @classmethod
+    def trace_section(cls, trace: dict[str, Any]) -> TraceSection | None:
+        """How the trace viewer shows what this method keeps (``Final.trace``, non-empty): its blocks,
+        marks and filter tags (``socialbench.core.traces``). Default None: the trace drawn as a tree
+        of its JSON, no marks, no filter."""
+        return None
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
         """Numbers about the whole run that only the method knows (revisions, acceptance...); the
@@ -379,7 +391,7 @@ class Benchmark(abc.ABC):
         self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
     ) -> list[dict[str, Any]] | None:
         """What the trace viewer shows of each instance (one row each; keys in ``viewer.ROW_KEYS``);
-        predictions and traces by id. Default None: the viewer's own rows (``report.viewer.default_rows``:
+        predictions and traces by id. Default None: the viewer's own rows (``results.viewer.default_rows``:
         fields the prediction shares with the instance)."""
         return None
 

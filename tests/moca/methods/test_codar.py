@@ -17,6 +17,7 @@ from socialbench.moca.eval.prompts import build_direct_request
 from socialbench.moca.eval.retrieval import NO_EVIDENCE
 from socialbench.moca.eval.scoring import score
 from socialbench.moca.eval.stages import StageOutputError, parse_stage
+from socialbench.moca.methods.codar import CodarMethod
 from socialbench.moca.schema.methods import CODAR, STAGES, Variant
 from tests.conftest import make_instance
 from tests.moca.conftest import ABLATIONS, run_with_double
@@ -790,3 +791,96 @@ def test_an_unknown_invalid_tuple_setting_is_a_config_error():
         get_benchmark("moca").method(
             "codar", ModelSpec(name="m", backend="codar_script"), 1, {"invalid_tuple": "model"}
         )
+
+
+# ---- what the viewer shows of a chain's trace (CodarMethod.trace_section) ---------------------------
+# The shape CoDAR's trace has (socialbench/moca/methods/codar.py): stage passes with inputs, output, error;
+# the verdicts again in their own list (with the rule's verdict on an invalid tuple); `accepted`
+# and, when never accepted, `not_accepted` with the reason.
+CODAR_TRACE = {
+    "accepted": False,
+    "final_pass": 1,
+    "method": "codar",
+    "revision_rounds": 1,
+    "retries": 1,
+    "revisions": 1,
+    "not_accepted": "no ACCEPTED within 1 revision round(s): the output is the last decoder answer",
+    "retrieval": [{"pass": 0, "routes": ["model_prior"], "retrieved": False}],
+    "stages": [
+        {
+            "stage": "observer",
+            "pass": 0,
+            "attempt": 1,
+            "request_id": "x/codar/observer",
+            "inputs": {},
+            "output": {"caption": "c"},
+            "error": None,
+        },
+        {
+            "stage": "decoder",
+            "pass": 0,
+            "attempt": 1,
+            "request_id": "x/codar/decoder",
+            "inputs": {"The_Conflict": "praise vs failure"},
+            "output": None,
+            "error": "not one JSON object",
+        },
+        {
+            "stage": "decoder",
+            "pass": 0,
+            "attempt": 2,
+            "request_id": "x/codar/decoder.retry1",
+            "inputs": {"The_Conflict": "praise vs failure"},
+            "output": {"label": "mock"},
+            "error": None,
+        },
+        {
+            "stage": "checker",
+            "pass": 0,
+            "attempt": 1,
+            "request_id": "x/codar/checker",
+            "inputs": {},
+            "output": {"status": "REJECTED", "breakpoint": 1, "refine": "unsupported evidence"},
+            "error": None,
+        },
+        {
+            "stage": "observer",
+            "pass": 1,
+            "attempt": 1,
+            "request_id": "x/codar/observer.rev1",
+            "inputs": {"revision": "r"},
+            "output": {"caption": "c2"},
+            "error": None,
+        },
+        {
+            "stage": "decoder",
+            "pass": 1,
+            "attempt": 1,
+            "request_id": "x/codar/decoder.rev1",
+            "inputs": {},
+            "output": {"label": "nonsense"},
+            "error": None,
+        },
+    ],
+    "stages_run": ["observer", "decoder", "checker"],
+    "verdicts": [
+        {"pass": 0, "status": "REJECTED", "breakpoint": 1, "refine": "unsupported evidence", "by": "checker"},
+        {"pass": 1, "status": "REJECTED", "breakpoint": 4, "refine": "one value per field", "by": "rule"},
+    ],
+}
+
+
+def test_the_viewer_takes_codars_verdicts_from_its_own_list_not_the_copies_in_the_stages():
+    s = CodarMethod.trace_section(CODAR_TRACE)
+    assert s.title_marks == (("REJECTED → stage 1", "bad"), ("REJECTED → stage 4", "bad"))
+
+
+def test_a_chain_never_accepted_is_tagged_not_accepted_and_marked_in_the_rows_header():
+    s = CodarMethod.trace_section(CODAR_TRACE)
+    assert s.tags == ("revised", "not-accepted") and s.marks == (("REJECTED → stage 4", "bad"), ("not accepted", "bad"))
+    assert CodarMethod.trace_filter == "checker"
+
+
+def test_the_viewer_shows_each_of_codars_stage_passes_with_its_retries():
+    titles = [p.title for p in CodarMethod.trace_section(CODAR_TRACE).passes]
+    assert titles[:4] == ["observer · pass 0", "decoder · pass 0", "decoder · pass 0 · attempt 2", "checker · pass 0"]

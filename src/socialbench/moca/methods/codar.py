@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
 from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method
 from socialbench.core.errors import SocialbenchError
+from socialbench.core.traces import TraceSection, staged_section
 from socialbench.moca.eval.parsing import ParsedAnswer, read_answer
 from socialbench.moca.eval.prompts import (
     MediaUnavailable,
@@ -175,6 +176,16 @@ class CodarMethod(Method):
         pass retried ``retries`` times (``Variant.rounds_at_most``). A stage that fails for good ends
         the chain earlier (fewer calls: the instance's error)."""
         return len(self.variant.stages), self.variant.rounds_at_most(self.revision_rounds, self.retries)
+
+    trace_filter: ClassVar[str] = "checker"
+
+    @classmethod
+    def trace_section(cls, trace: dict[str, Any]) -> TraceSection:
+        """The viewer's section of a chain's trace: a block per stage pass, the verdicts of its own
+        ``verdicts`` list (the checker's and the rule's), and the checker filter (``not_accepted`` set,
+        else ``accepted``, decides accepted or not)."""
+        accepted = False if trace.get("not_accepted") else trace.get("accepted")
+        return staged_section(trace, trace.get("verdicts") or [], accepted if isinstance(accepted, bool) else None)
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
         """The answer-format numbers every MoCA method reports (``answer_summary``), and the chain's:
