@@ -134,6 +134,15 @@ class MocaBenchmark(Benchmark):
         problems = super().params_problems(section)
         if problems:
             return problems
+        # Step 2's retriever, whichever runs read it: a typo in its name or options fails here, not in
+        # the middle of a run (its schema is read from its declaration; no search client is imported).
+        from socialbench.core.retrieval import RETRIEVERS
+        from socialbench.moca.schema.methods import retriever_problem
+
+        retrieval = section.get("retrieval") or {}
+        problem = retriever_problem(RETRIEVERS, retrieval.get("retriever", "none"), retrieval.get("options") or {})
+        if problem:
+            problems.append(problem.removeprefix("moca."))
         known = set(self.method_names())
         runs = dict.fromkeys([*(k for k in section.get("method_options") or {} if k in known), *section.get("methods")])
         for run in runs:
