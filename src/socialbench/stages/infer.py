@@ -146,7 +146,11 @@ def infer_runs(
     for method in methods:  # each run's settings checked (a retriever's key or corpus too) before any call
         bench.method(method, spec, p["seed"], bench.method_settings(p.get(benchmark) or {}, method))
     # --cache names a file; else SOCIALBENCH_CACHE_URL (a shared PostgreSQL store), else cache.path in params.
-    store = RequestCache(cache) if cache else open_request_cache(p["cache"]["path"])
+    store = (
+        RequestCache(cache)
+        if cache
+        else open_request_cache(p["cache"]["path"], connect_timeout_s=p["waits"]["connect_s"])
+    )
     job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, store, subset)
     job.commit = git_commit()
     job.progress = progress and sys.stderr.isatty()
