@@ -313,6 +313,54 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: The placeholders CoDAR's templates are filled with: a stage's prompt values (the instance, the
+#: scenario's options, the input blocks, the revision), and the small templates' own (retry.txt: reason;
+#: revision.txt: refine, previous; previous_check.txt: previous; invalid_tuple.txt: problems).
+CODAR_PLACEHOLDERS = frozenset(
+    {
+        "modality_name",
+        "text",
+        "visual",
+        "audio",
+        "scenario",
+        "scenario_question",
+        "mechanism_options",
+        "label_options",
+        "subject_slot_ids",
+        "target_slot_ids",
+        "revision",
+        "in_text",
+        "in_perception",
+        "in_social_query",
+        "in_evidence",
+        "in_social_context",
+        "in_conflict",
+        "in_the_conflict",
+        "in_slots",
+        "in_decoded",
+        "candidate_sets",
+        "reason",
+        "refine",
+        "previous",
+        "problems",
+    }
+)
+
+
+def template_problem(text: str, where: str, placeholders: frozenset[str]) -> str | None:
+    """Why a template cannot be rendered, or None: filled with a dummy value for each of
+    ``placeholders``, a ``$name`` none of them names or a lone ``$`` fails as it would in a run (pure)."""
+    from string import Template
+
+    try:
+        Template(text).substitute(dict.fromkeys(placeholders, "x"))
+    except KeyError as exc:
+        return f"template {where}: placeholder ${exc.args[0]} has no value (known: {', '.join(sorted(placeholders))})"
+    except ValueError as exc:
+        return f"template {where}: {exc} (write a literal dollar sign as $$)"
+    return None
+
+
 # ---- by method ---------------------------------------------------------------------------------------
 #: The check of each method's settings at params load, by method name (a variant run's method: core's
 #: ``split_run``); raises a ConfigError naming the param. A method not listed reads no settings of its
