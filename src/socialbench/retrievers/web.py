@@ -201,12 +201,8 @@ class BraveSearchRetriever(Retriever):
                     raise RetrievalError(
                         f"web search: {self.host} answered a redirect (HTTP {exc.code}), which is not followed"
                     ) from None
-                if exc.code != 429 and exc.code < 500 or attempt == self.max_retries:
-                    raise RetrievalError(
-                        f"web search: HTTP {exc.code} from {self.host}" + (f": {detail}" if detail else "")
-                    ) from None
                 after = retry_after_s(exc.headers.get("Retry-After") if exc.headers else None)
-                if after is not None and after > self.max_wait_s:
+                if after is not None and after > self.max_wait_s and (exc.code == 429 or exc.code >= 500):
                     # The service says when it will answer again; a run that waits that long holds
                     # its jobs (and a cluster allocation) for nothing.
                     raise SearchesStopped(
@@ -214,6 +210,10 @@ class BraveSearchRetriever(Retriever):
                         f" (Retry-After), longer than {self.where}.options.max_wait_s ({self.max_wait_s:g} s):"
                         " the search quota is probably spent. Rerun later (searches finished before are in"
                         " the request cache), or raise max_wait_s to wait inside the run"
+                    ) from None
+                if exc.code != 429 and exc.code < 500 or attempt == self.max_retries:
+                    raise RetrievalError(
+                        f"web search: HTTP {exc.code} from {self.host}" + (f": {detail}" if detail else "")
                     ) from None
                 if after is not None:
                     wait = after
