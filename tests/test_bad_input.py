@@ -975,6 +975,8 @@ def all_cases() -> list[Case]:
         *PROCESS_CASES,
         *SECRET_CASES,
         *CACHE_CORPUS_WRITE_CASES,
+        *WAIT_CASES,
+        *PARAMS_KEY_CASES,
     ]
 
 
@@ -2615,6 +2617,161 @@ SECRET_CASES = [
             ),
         ),
         "gw.example is not the Brave Search API, and the key of BRAVE_SEARCH_API_KEY goes only there",
+    ),
+]
+
+
+# ---- issue 33, class 5: waits (every wait bounded by params; a closed port fails in seconds) ---------------
+def closed_port() -> int:
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def book_on(tracking_uri: str):
+    def setup(root: Path) -> list[str]:
+        write("book.yaml", PARAMS.replace("sqlite:///mlflow.db", tracking_uri))
+        write("results/mlflow.json", json.dumps({"keys": []}))
+        return [
+            "book",
+            "--benchmark",
+            "moca",
+            "--tables-dir",
+            "results/tables",
+            "--instances",
+            "data/i.jsonl",
+            "--tracked",
+            "results/mlflow.json",
+            "--params",
+            "book.yaml",
+            "--out",
+            "results/book.pdf",
+        ]
+
+    return setup
+
+
+def web_search_answering(fault, **options):
+    """infer CoDAR with a model whose entities are looked up by the web retriever at a loopback search
+    server (TEST DOUBLE, tests/helpers/brave_loopback.py) that answers every search with ``fault``."""
+
+    def setup(root: Path) -> list[str]:
+        from tests.helpers.brave_loopback import BraveServer
+
+        server = BraveServer(token="k", faults=[fault] * 100).__enter__()  # a daemon thread, for the case
+        os.environ["SB_BAD_INPUT_BRAVE_KEY"] = "k"
+        opts = {"api_key_env": "SB_BAD_INPUT_BRAVE_KEY", "base_url": server.url, "max_retries": 0, **options}
+        write(
+            "web.yaml",
+            PARAMS.replace(
+                "moca: {frames: 2}", f"moca: {{frames: 2, retrieval: {{retriever: web, options: {json.dumps(opts)}}}}}"
+            )
+            + "  w: {backend: codar_script, options: {entities: text, route: hybrid}}\n",
+        )
+        return [
+            "infer",
+            "--benchmark",
+            "moca",
+            "--instances",
+            "data/i.jsonl",
+            "--model",
+            "w",
+            "--method",
+            "codar",
+            "--params",
+            "web.yaml",
+            "--out",
+            "results/o.jsonl",
+            "--stats",
+            "results/o.stats.json",
+        ]
+
+    return setup
+
+
+def _fault(status: int, **headers: str):
+    from tests.helpers.brave_loopback import Fault
+
+    return Fault(status=status, headers=headers)
+
+
+WAIT_CASES = [
+    Case(
+        "book-tracking-server-closed-port",
+        "waits",
+        lambda root: book_on(f"http://127.0.0.1:{closed_port()}")(root),
+        "cannot connect to 127.0.0.1:",
+    ),
+    Case(
+        "book-postgresql-store-closed-port",
+        "waits",
+        lambda root: book_on(f"postgresql+psycopg://127.0.0.1:{closed_port()}/m")(root),
+        "MLflow tracking store postgresql+psycopg://127.0.0.1:",
+    ),
+    Case(
+        "infer-web-search-retry-after-3600",
+        "waits",
+        web_search_answering(_fault(429, **{"Retry-After": "3600"})),
+        "asks to wait 3600 s (Retry-After), longer than moca.retrieval.options.max_wait_s (60 s)",
+        outputs=(".cache",),  # the model's calls before the search stay cached, as before a dead server
+    ),
+    Case(
+        "infer-every-web-search-fails",
+        "waits",
+        web_search_answering(_fault(500), max_consecutive_failures=2),
+        "retriever web: stopped after 2 failed searches in a row",
+        outputs=(".cache",),
+    ),
+]
+
+
+# ---- issue 33, class 7: check-params knows every key -----------------------------------------------------
+def params_with(old: str, new: str, extra: str = ""):
+    return bad_params(PARAMS.replace(old, new) + extra)
+
+
+PARAMS_KEY_CASES = [
+    Case(
+        "check-params-retriever-option-typo",
+        "params keys",
+        params_with("moca: {frames: 2}", "moca: {frames: 2, retrieval: {retriever: bm25, options: {corpsu: c}}}"),
+        "moca.retrieval.options: unknown option(s) corpsu (retriever bm25 takes: b, corpus, k1)",
+    ),
+    Case(
+        "check-params-retriever-option-out-of-range",
+        "params keys",
+        params_with(
+            "moca: {frames: 2}", "moca: {frames: 2, retrieval: {retriever: bm25, options: {corpus: c, k1: -1}}}"
+        ),
+        "moca.retrieval.options.k1: -1 is less than the minimum of 0",
+    ),
+    Case(
+        "check-params-unknown-retriever",
+        "params keys",
+        params_with("moca: {frames: 2}", "moca: {frames: 2, retrieval: {retriever: google}}"),
+        "moca.retrieval.retriever: unknown retriever 'google'",
+    ),
+    Case(
+        "check-params-resources-of-no-model",
+        "params keys",
+        params_with("seed: 1", "seed: 1\nresources: {models: {ghost: {gpu: 1}}}"),
+        "resources.models.ghost: names no model of params",
+    ),
+    Case(
+        "check-params-gpu-below-tensor-parallel-size",
+        "params keys",
+        params_with(
+            "seed: 1",
+            "seed: 1\nresources: {models: {big: {gpu: 1}}}",
+            "  big: {backend: vllm, model_id: org/m, options: {tensor_parallel_size: 4}}\n",
+        ),
+        "resources.models.big.gpu: 1 is fewer than the 4 GPUs its vLLM server shards over",
+    ),
+    Case(
+        "check-params-two-models-one-server-variable",
+        "params keys",
+        params_with("seed: 1", "seed: 1", "  random_7b: {backend: random}\n  random-7b: {backend: random}\n"),
+        "its server variable SOCIALBENCH_SERVER_URL_RANDOM_7B is also models.random_7b's",
     ),
 ]
 

@@ -69,6 +69,23 @@ def test_a_url_that_is_not_postgresql_is_refused_without_echoing_it(tmp_path):
 
 
 # ---- the contract, in both stores -------------------------------------------------------------------
+def test_a_store_on_a_closed_port_fails_within_seconds_naming_it_redacted():
+    from socialbench.core.errors import DataError
+
+    with socket.socket() as s:  # a port nobody listens on: bound, then closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(DataError) as err:
+        PostgresRequestCache(f"postgresql://user:hunter2@127.0.0.1:{port}/db", connect_timeout_s=2)
+    assert time.monotonic() - started < 10
+    message = str(err.value)
+    assert message.startswith(
+        f"postgresql://***@127.0.0.1:{port}/db: cannot connect to the request cache store within 2 s"
+    )
+    assert "hunter2" not in message and "waits.connect_s" in message
+
+
 def test_a_stored_answer_is_read_back_with_its_counts_and_finish_reason(store):
     req = moca_request(0)
     key = cache_key(IDENTITY, req)

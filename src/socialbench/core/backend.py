@@ -527,23 +527,7 @@ def backend_options_schema(name: str) -> dict[str, Any] | None:
     module, in ``<module>.options.json`` (``{class name: schema}``), read without importing the module:
     checking params loads no SDK or weights, and works where a backend's extra is not installed. A
     class registered with :func:`register` as a decorator may carry them as ``options_schema``."""
-    import importlib.util
-    import json
-    from pathlib import Path
-
-    if name in BACKENDS.classes:
-        return getattr(BACKENDS.classes[name], "options_schema", None)
-    entry = BACKENDS.entry(name)
-    if entry is None:
-        return None
-    module, cls_name, _ = entry
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.origin:
-        return None
-    path = Path(spec.origin).with_suffix(".options.json")
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text("utf-8")).get(cls_name)
+    return BACKENDS.options_schema(name)
 
 
 def create_backend(spec: ModelSpec, context: BackendContext | None = None) -> Backend:

@@ -13,6 +13,7 @@ password: everything this module shows names the store by its URL with the passw
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
@@ -31,6 +32,9 @@ from socialbench.core.secrets import redact_url
 _WRITE_LOCK = 0x50C1A1BE
 #: The advisory lock key of creating the tables (CREATE TABLE IF NOT EXISTS races between sessions).
 _SCHEMA_LOCK = 0x50C1A1BF
+
+#: Seconds a connect to the store may take unless params say (``waits.connect_s``; docs/security.md, "Waits").
+CONNECT_TIMEOUT_S = 5.0
 
 #: The dialect's names of the cache's column types (the tables are ``core.cache_store.schema_statements``).
 POSTGRES_TYPES = {"text": "TEXT", "int": "BIGINT", "real": "DOUBLE PRECISION"}
@@ -113,8 +117,10 @@ class PostgresRequestCache(RequestCache):
     claim_ttl_s = 300.0
     heartbeat_s = 60.0
 
-    def __init__(self, url: str, *, readonly: bool = False):
+    def __init__(self, url: str, *, readonly: bool = False, connect_timeout_s: float = CONNECT_TIMEOUT_S):
         self.url = url
+        # libpq's connect_timeout is whole seconds (at least 2 where it is set at all)
+        self.connect_timeout_s = max(2, math.ceil(connect_timeout_s))
         self._init_state(masked_url(url), readonly=readonly)  # messages name the store, never its password
         self._opened: list[_Connection] = []  # every thread's connection, all closed by close()
         self._opened_lock = threading.Lock()
@@ -137,9 +143,9 @@ class PostgresRequestCache(RequestCache):
             raise DataError(self.path, f"the request cache tables cannot be created ({exc})") from exc
 
     @classmethod
-    def open_readonly(cls, url: str) -> PostgresRequestCache:  # type: ignore[override]
+    def open_readonly(cls, url: str, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> PostgresRequestCache:  # type: ignore[override]
         """The store opened for inspection (``socialbench cache``): read-only sessions, no table created."""
-        return cls(url, readonly=True)
+        return cls(url, readonly=True, connect_timeout_s=connect_timeout_s)
 
     def _calls_columns(self, conn: _Connection) -> set[str]:
         """The columns of the ``calls`` table the session sees (none: there is no such table)."""
@@ -175,10 +181,15 @@ class PostgresRequestCache(RequestCache):
         import psycopg
 
         try:
-            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=30)
+            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=self.connect_timeout_s)
         except psycopg.Error as exc:
             # psycopg's message names host and user, never the password.
-            raise DataError(self.path, f"cannot connect to the request cache store ({exc})") from exc
+            reason = " ".join(str(exc).split())
+            raise DataError(
+                self.path,
+                f"cannot connect to the request cache store within {self.connect_timeout_s} s ({reason});"
+                " is the server running? (the wait is waits.connect_s in params)",
+            ) from None
         if self.readonly:  # inspection: the server refuses any write of this session
             raw.execute("SET default_transaction_read_only = on")
         conn = _Connection(raw)
@@ -262,10 +273,13 @@ def cache_store_url(environ: dict[str, str] | None = None) -> str | None:
     return url
 
 
-def open_request_cache(path: str | Path, environ: dict[str, str] | None = None) -> RequestCache:
-    """The request cache a run uses: the PostgreSQL store named by :data:`CACHE_URL_ENV` when set,
-    else the SQLite file at ``path`` (the default)."""
+def open_request_cache(
+    path: str | Path, environ: dict[str, str] | None = None, connect_timeout_s: float = CONNECT_TIMEOUT_S
+) -> RequestCache:
+    """The request cache a run uses: the PostgreSQL store named by :data:`CACHE_URL_ENV` when set
+    (a connect bounded by ``connect_timeout_s``, params ``waits.connect_s``), else the SQLite file at
+    ``path`` (the default)."""
     url = cache_store_url(environ)
     if url is None:
         return RequestCache(path)
-    return PostgresRequestCache(url)
+    return PostgresRequestCache(url, connect_timeout_s=connect_timeout_s)

@@ -282,6 +282,42 @@ def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> lis
                     f"models.{name}.exclude_methods.{run}: names no method of any benchmark"
                     f" (known: {', '.join(every_method)})" + where([["models", name, "exclude_methods", run]])
                 )
+    problems += _resource_problems(data, where)
+    return problems
+
+
+def _resource_problems(data: dict[str, Any], where) -> list[str]:
+    """What a job's resources and a model's server would get wrong: ``resources.models`` naming a model
+    params lack, a vLLM model asked fewer GPUs than its server shards over (``tensor_parallel_size``),
+    two model names that share one ``SOCIALBENCH_SERVER_URL_<MODEL>`` variable (one server for both)."""
+    from socialbench.core.resources import model_gpus, server_url_env
+
+    problems = []
+    models = data["models"]
+    for name, res in (data.get("resources", {}).get("models") or {}).items():
+        if name not in models:
+            problems.append(
+                f"resources.models.{name}: names no model of params (models: {', '.join(models)})"
+                + where([["resources", "models", name]])
+            )
+            continue
+        gpus, entry = res.get("gpu"), models[name]
+        needed = model_gpus(entry, name, environ={})  # the params' own: a server named elsewhere starts none
+        if entry.get("backend") == "vllm" and gpus is not None and needed and gpus < needed:
+            problems.append(
+                f"resources.models.{name}.gpu: {gpus} is fewer than the {needed} GPUs its vLLM server shards over"
+                f" (models.{name}.options.tensor_parallel_size); give gpu: {needed}, or a running server in"
+                f" models.{name}.options.base_url" + where([["resources", "models", name, "gpu"]])
+            )
+    by_env: dict[str, str] = {}
+    for name in models:
+        env = server_url_env(name)
+        if env in by_env:
+            problems.append(
+                f"models.{name}: its server variable {env} is also models.{by_env[env]}'s (names that differ only"
+                " in case, '-' or '_' share one); rename one" + where([["models", name]])
+            )
+        by_env.setdefault(env, name)
     return problems
 
 

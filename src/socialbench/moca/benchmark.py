@@ -134,6 +134,15 @@ class MocaBenchmark(Benchmark):
         problems = super().params_problems(section)
         if problems:
             return problems
+        # Step 2's retriever, whichever runs read it: a typo in its name or options fails here, not in
+        # the middle of a run (its schema is read from its declaration; no search client is imported).
+        from socialbench.core.retrieval import RETRIEVERS
+        from socialbench.moca.schema.methods import retriever_problem
+
+        retrieval = section.get("retrieval") or {}
+        problem = retriever_problem(RETRIEVERS, retrieval.get("retriever", "none"), retrieval.get("options") or {})
+        if problem:
+            problems.append(problem.removeprefix("moca."))
         known = set(self.method_names())
         runs = dict.fromkeys([*(k for k in section.get("method_options") or {} if k in known), *section.get("methods")])
         for run in runs:
@@ -141,12 +150,35 @@ class MocaBenchmark(Benchmark):
             if check is None:
                 continue  # a method that reads no settings: the schema's closed list of keys is its check
             try:
-                check(run, self.method_settings(section, run))
+                checked = check(run, self.method_settings(section, run))
+                problems += self._template_problems(run, checked)
             except ConfigError as exc:
                 message = str(exc).removeprefix("moca.")
                 if message not in problems:  # an ablation's run repeats its method's problem
                     problems.append(message)
         return problems
+
+    def _template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
+        """Each template file a CoDAR run reads (an ablation's own where it has one), rendered with dummy
+        values: one that is missing, or names a placeholder the chain does not fill, fails here, naming
+        the run's key, not at its first call."""
+        from socialbench.core.errors import ConfigError
+        from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, template_problem
+
+        if "variant" not in checked:
+            return []
+        base, variant = split_run(run)
+        key = f"ablations.{variant}" if variant else f"method_options.{base}"
+        out = []
+        for name in checked["variant"].templates():
+            where = f"{self.template_folder(run, name)}/{name}"
+            try:
+                problem = template_problem(self.template(run, name), where, CODAR_PLACEHOLDERS)
+            except ConfigError as exc:  # not found
+                problem = str(exc)
+            if problem:
+                out.append(f"{key}: {problem}")
+        return out
 
     def final_answer(
         self,

@@ -61,9 +61,9 @@ def book(
         folders=("--tables-dir",),
     )
     p = load_params(params)
-    from socialbench.results.tracking import resolve_tracking_uri
+    from socialbench.results.tracking import tracking_store_uri
 
-    store = Store(resolve_tracking_uri(p["mlflow"]), p["mlflow"]["experiment"], mlflow_url)
+    store = Store(tracking_store_uri(p), p["mlflow"]["experiment"], mlflow_url)
     sections = [read_section(b, t, i, s, store) for b, t, i, s in zip(benchmark, tables_dir, instances, tracked)]
     for warning in build_pdf(sections, out, typ):
         typer.echo(f"book: typst warning: {warning}", err=True)

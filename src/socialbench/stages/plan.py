@@ -68,7 +68,7 @@ def open_cache(path: Path | None, p: dict[str, Any]):
 
         url = cache_store_url(None)
         if url is not None:
-            return PostgresRequestCache.open_readonly(url)
+            return PostgresRequestCache.open_readonly(url, p["waits"]["connect_s"])
         path = Path(p["cache"]["path"])
     return RequestCache.open_readonly(path) if path.exists() else None
 

@@ -131,7 +131,7 @@ def track_runs(
         log_evaluations,
         parse_stats,
         pipeline_artifact_files,
-        resolve_tracking_uri,
+        tracking_store_uri,
     )
 
     check_io(
@@ -214,7 +214,7 @@ def track_runs(
     # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
     summary = log_evaluations(
         evaluations,
-        resolve_tracking_uri(p["mlflow"]),  # MLFLOW_TRACKING_URI wins: a server's URI may hold a password
+        tracking_store_uri(p),  # MLFLOW_TRACKING_URI wins (a server's URI may hold a password); waits bounded
         p["mlflow"]["experiment"],
         Path("mlartifacts"),
         artifacts=pipeline_artifact_files(tables_dir),
