@@ -341,7 +341,7 @@ def acquire(
     manifest; returns it. Download options (retries, timeout, ``trust``: the store of hashes recorded
     on first use, ...) go to ``download``; each manifest entry says how its file was verified.
     ``limits`` (:class:`socialbench.acquire.archive.ArchiveLimits`) bound what an archive extracts to."""
-    from socialbench.acquire.download import copy_local, download, verification
+    from socialbench.acquire.download import copy_local, download, recorded_verification, verification
     from socialbench.core.io import write_text_atomic
 
     root = Path(root)
@@ -403,7 +403,11 @@ def acquire(
         if f.extract_to:
             _unpack(root, f, dest, limits)
         entries.append(
-            {**_manifest_entry(root, f, dest), "verified": verified.get(f.relpath, "pinned" if f.sha256 else "none")}
+            {
+                **_manifest_entry(root, f, dest),
+                # "first use" is logged, not written: the manifest is a versioned output (same inputs, same bytes)
+                "verified": recorded_verification(verified.get(f.relpath, "pinned" if f.sha256 else "none")),
+            }
         )
     manifest = {"source": source.name, "mode": options.mode, "files": sorted(entries, key=lambda e: e["relpath"])}
     write_text_atomic(root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
