@@ -975,6 +975,8 @@ def all_cases() -> list[Case]:
         *PROCESS_CASES,
         *SECRET_CASES,
         *CACHE_CORPUS_WRITE_CASES,
+        *READ_CASES,
+        *LEFTOVER_CASES,
         *WAIT_CASES,
         *PARAMS_KEY_CASES,
     ]
@@ -1807,7 +1809,7 @@ ISSUE20_CASES = [
                     "--benchmark",
                     "moca",
                     "--tables-dir",
-                    "nothere",
+                    "data/raw",  # its tables and figures are read (img.png) before the store is looked for
                     "--instances",
                     "data/i.jsonl",
                     "--tracked",
@@ -2621,6 +2623,163 @@ SECRET_CASES = [
 ]
 
 
+# ---- issue 33, class 4: what the book reads (regular files inside the tables folder, UTF-8; docs/security.md) ----
+def book_cmd(tables_dir: str = "results/bt") -> list[str]:
+    return [
+        "book",
+        "--benchmark",
+        "moca",
+        "--tables-dir",
+        tables_dir,
+        "--instances",
+        "data/i.jsonl",
+        "--tracked",
+        "results/t.json",
+        "--out",
+        "results/b.pdf",
+    ]
+
+
+def book_tables(**files: Callable[[Path, Path], None] | bytes):
+    """A tables folder results/bt with a good table and ``files`` (bytes, or a maker given the path and the
+    repository's root), and the book reading it."""
+
+    def setup(root: Path) -> list[str]:
+        write("results/bt/acc.csv", "model,value\nrandom,1\n")
+        for name, made in files.items():
+            path = Path("results/bt") / name
+            if isinstance(made, bytes):
+                write(str(path), made)
+            else:
+                made(path, root)
+        return book_cmd()
+
+    return setup
+
+
+def link_out_of_the_repository(path: Path, root: Path) -> None:
+    outside = root.parent / "outside.png"
+    outside.write_bytes(b"\x89PNG secret")
+    path.symlink_to(outside)
+
+
+READ_CASES = [
+    Case(
+        "book-figure-linked-from-outside",
+        "read root",
+        book_tables(**{"fig.png": link_out_of_the_repository}),
+        "results/bt/fig.png: is a link to",
+    ),
+    Case(
+        "book-latin1-table",
+        "read root",
+        book_tables(**{"t.csv": "model,value\ncaf\u00e9,1\n".encode("latin-1")}),
+        "results/bt/t.csv: not UTF-8 text (byte 0xe9 at offset 15, line 2)",
+    ),
+    Case(
+        "book-folder-link-in-tables",
+        "read root",
+        book_tables(**{"more": lambda path, root: path.symlink_to(root / "results" / "bt" / "..")}),
+        "results/bt/more: is a link to",
+    ),
+    Case(
+        "book-fifo-in-tables",
+        "special file",  # run in a subprocess with a timeout: a broken check would hang on the FIFO
+        book_tables(**{"pipe.csv": lambda path, root: os.mkfifo(path)}),
+        "results/bt/pipe.csv: is a FIFO (named pipe)",
+    ),
+]
+
+
+# ---- issue 33, class 8: versioned outputs depend on inputs only (no case of the table: the command succeeds) -----
+def test_moca_acquire_writes_the_same_manifest_on_first_use_and_after(ws, caplog, monkeypatch):
+    """An unpinned file (RedCaps' annotations archive) is trusted on first use: the manifest says
+    "recorded" on the first run and every later one (DVC sees no change); the first use is logged."""
+    import zipfile
+
+    from socialbench.cli import main
+
+    Path("mirror").mkdir()
+    with zipfile.ZipFile("mirror/redcaps_v1.0_annotations.zip", "w") as zf:
+        zf.writestr("annotations/pics_2020.json", '{"annotations": []}')
+    argv = ["moca", "acquire", "--source", "redcaps", "--root", "data/rc", "--mode", "mirror", "--mirror", "mirror"]
+    manifests, logs = [], []
+    for _ in range(2):
+        monkeypatch.setattr(sys, "argv", ["socialbench", *argv])
+        caplog.clear()
+        main()
+        logs.append(caplog.text)
+        manifests.append(Path("data/rc/.manifest.json").read_bytes())
+    assert manifests[0] == manifests[1] and b'"verified": "recorded"' in manifests[0]
+    assert "recorded on first use in sources.lock" in logs[0] and "recorded on first use" not in logs[1]
+
+
+# ---- issue 33, class 9: left from the earlier rounds ------------------------------------------------------------
+def track_with_store_under_a_file(root: Path) -> list[str]:
+    write("st.yaml", PARAMS.replace("sqlite:///mlflow.db", "sqlite:///data/i.jsonl/mlflow.db"))
+    return [
+        "track",
+        "--benchmark",
+        "moca",
+        SCORE_FILE,
+        "--instances",
+        "data/i.jsonl",
+        "--predictions-dir",
+        "results/predictions",
+        "--stats-dir",
+        "results/runs",
+        "--tables-dir",
+        "results/tables",
+        "--out",
+        "results/summary.json",
+        "--params",
+        "st.yaml",
+    ]
+
+
+def answers_of_other_instances(root: Path) -> list[str]:
+    write("answers.jsonl", json.dumps({"id": "elsewhere-0", "label": "mock"}) + "\n")
+    write("human.yaml", PARAMS + "  human: {backend: file, options: {path: answers.jsonl}}\n")
+    return infer("data/i.jsonl")[:6] + ["human", *infer()[7:], "--params", "human.yaml"]
+
+
+LEFTOVER_CASES = [
+    Case(
+        "track-store-under-a-file",
+        "leftovers",
+        track_with_store_under_a_file,
+        "data/i.jsonl/mlflow.db: the MLflow tracking store cannot be created there: data/i.jsonl is a file",
+    ),
+    Case(
+        "meetingtom-consolidate-source-twice",
+        "leftovers",
+        run_with(
+            ["meetingtom", "consolidate", *["--source-dir", "data", "--gold-dir", "results"] * 2, "--out-dir", "out"]
+        ),
+        "data: given as --source-dir twice (number 1 and 2); each source's folder once",
+    ),
+    Case(
+        "params-unknown-you-type",
+        "leftovers",
+        check("meetingtom: {mining: {you: {you_type: you_999}}}\n"),
+        "meetingtom.mining.you.you_type: 'you_999' is not one of the known values: you_1 (deictic)",
+    ),
+    Case(
+        "moca-acquire-manual-public-file",
+        "leftovers",
+        run_with(["moca", "acquire", "--source", "mmsd2", "--root", "data/mm", "--mode", "manual", "--split", "train"]),
+        "train.json is not under data/mm; put it there (it is at https://",
+    ),
+    Case(
+        "infer-recorded-answers-match-no-instance",
+        "leftovers",
+        answers_of_other_instances,
+        "answers.jsonl, field 'id': the recorded answers of models.human match none of the 3 instances of data/i.jsonl",
+        cache=True,
+    ),
+]
+
+
 # ---- issue 33, class 5: waits (every wait bounded by params; a closed port fails in seconds) ---------------
 def closed_port() -> int:
     with socket.socket() as s:  # a loopback port nobody listens on
@@ -2632,6 +2791,7 @@ def book_on(tracking_uri: str):
     def setup(root: Path) -> list[str]:
         write("book.yaml", PARAMS.replace("sqlite:///mlflow.db", tracking_uri))
         write("results/mlflow.json", json.dumps({"keys": []}))
+        write("results/tables/t.csv", "a,b\n1,2\n")  # the book reads its tables before the store
         return [
             "book",
             "--benchmark",

@@ -36,7 +36,6 @@ WITHOUT_TEST_MODULE = {
     "meetingtom/dataset/ami/records.py": "not yet moved: tested in tests/meetingtom/dataset/ami/test_nxt.py",
     "meetingtom/schema/instances.py": "not yet moved: tested in tests/meetingtom/dataset/test_instances.py",
     "meetingtom/schema/methods.py": "not yet moved: tested in tests/meetingtom/test_benchmark.py",
-    "meetingtom/schema/mining.py": "not yet moved: tested in tests/meetingtom/dataset/ami/test_mining.py",
     "meetingtom/schema/settings.py": "not yet moved: tested through tests/meetingtom/test_cli.py and dataset/",
 }
 

@@ -4,13 +4,14 @@ from datetime import UTC
 
 import pytest
 
-from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
 from socialbench.results.tracking import (
     EVAL_KEY_TAG,
     EXPERIMENT_KIND,
     EXPERIMENT_KIND_TAG,
     align_metrics,
     artifact_entries,
+    check_store_creatable,
     eval_key,
     log_evaluations,
     parent_run_name,
@@ -205,6 +206,24 @@ def test_a_missing_artifact_fails_before_any_run_starts(tmp_path, built_store):
     with pytest.raises(SocialbenchError, match="gone.json not found"):
         log_evaluations([ev], uri, "exp", arts)
     assert runs_of(uri) == []
+
+
+def test_a_store_whose_path_runs_through_a_file_is_named_before_anything_is_logged(tmp_path):
+    """Issue 33, class 9: not a bare "File exists" from the lock file's folder."""
+    (tmp_path / "hostname").write_text("h\n")
+    uri = f"sqlite:///{tmp_path}/hostname/mlflow.db"
+    with pytest.raises(
+        ConfigError,
+        match=rf"mlflow.db: the MLflow tracking store cannot be created there: "
+        rf"{tmp_path / 'hostname'} is a file, not a folder \(mlflow.tracking_uri",
+    ):
+        log_evaluations([evaluation(tmp_path)], uri, "exp", tmp_path / "artifacts")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hostname", "m.json"]
+
+
+def test_a_store_in_a_folder_still_to_be_made_or_not_sqlite_passes_the_check(tmp_path):
+    check_store_creatable(f"sqlite:///{tmp_path}/new/folder/mlflow.db")
+    check_store_creatable("http://127.0.0.1:5000")
 
 
 def test_parse_stats_reads_the_run_accounting():

@@ -162,6 +162,26 @@ def test_recorded_answers_that_cover_part_of_the_instances_say_how_many_are_not_
     assert "have `error` set" not in scored.output
 
 
+def test_recorded_answers_that_match_no_instance_are_an_error_and_nothing_is_written(tmp_path, inputs):
+    """Issue 33, class 9: with no instance answered, a warning and exit 0 would pass for a result."""
+    from socialbench.core.errors import DataError
+
+    inst, params = inputs
+    answers = tmp_path / "human.jsonl"
+    answers.write_text(json.dumps({"id": "other-split-0", "label": "mock"}) + "\n")
+    params.write_text(
+        f"seed: 3\nmodels:\n  human: {{backend: file, options: {{path: {answers}}}}}\n"
+        f"cache: {{path: {tmp_path / 'c.sqlite'}}}\nmedia: {{allowed_roots: [{tmp_path}]}}\n"
+    )
+    out = tmp_path / "p.jsonl"
+    res = infer(inst, params, "--model", "human", "--out", str(out), "--stats", str(tmp_path / "s.json"))
+    assert isinstance(res.exception, DataError), res.output
+    assert str(res.exception).startswith(
+        f"{answers}, field 'id': the recorded answers of models.human match none of the 3 instances of {inst}"
+    )
+    assert not out.exists() and not (tmp_path / "s.json").exists()
+
+
 def test_an_instance_whose_media_leads_outside_the_media_roots_is_refused_naming_the_record(tmp_path, inputs):
     inst, params = inputs
     outside = tmp_path.parent / f"{tmp_path.name}-elsewhere.png"

@@ -114,8 +114,9 @@ def within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _blocking_file(path: Path) -> Path | None:
-    """The nearest existing ancestor of ``path`` when it is not a folder (a file where a folder must be)."""
+def blocking_file(path: Path) -> Path | None:
+    """The nearest existing ancestor of ``path`` when it is not a folder (a file where a folder must be,
+    as ``/etc/hostname`` in ``/etc/hostname/x``): ``path`` cannot be created."""
     for parent in path.parents:  # as given (relative to the working folder when relative)
         if parent.exists():
             return None if parent.is_dir() else parent
@@ -263,7 +264,7 @@ def check_io(
                     f"{entry}: a link in {option} leads to {inp.option} {inp.path}; writing there would"
                     f" change the input {_NOTHING}"
                 )
-        blocker = _blocking_file(path)
+        blocker = blocking_file(path)
         if blocker is not None:
             raise ConfigError(f"{path}: cannot be created: {blocker} is a file, not a folder ({option})")
         if option not in folders and path.is_symlink():

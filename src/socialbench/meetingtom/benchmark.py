@@ -33,7 +33,8 @@ class MeetingToMBenchmark(Benchmark):
     # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[str]]:
         """The demo release, written as a local mirror in the official AMI layout."""
-        from socialbench.meetingtom.dataset.demo import DemoConfig, generate
+        from socialbench.meetingtom.dataset.demo import generate
+        from socialbench.meetingtom.dataset.demo_script import DemoConfig
 
         return generate(out_dir, DemoConfig.from_params(params))
 

@@ -383,6 +383,21 @@ def sqlite_store_path(tracking_uri: str) -> Path | None:
     return None if path in ("", ":memory:") else Path(path)
 
 
+def check_store_creatable(tracking_uri: str) -> None:
+    """A sqlite tracking store whose path runs through a file (``sqlite:////etc/hostname/mlflow.db``)
+    is a ConfigError naming the store and the file, before anything is logged (its lock file and
+    folder could not be created: a bare "File exists" otherwise)."""
+    from socialbench.core.paths import blocking_file
+
+    db = sqlite_store_path(tracking_uri)
+    blocker = blocking_file(db) if db is not None else None
+    if blocker is not None:
+        raise ConfigError(
+            f"{db}: the MLflow tracking store cannot be created there: {blocker} is a file, not a folder"
+            " (mlflow.tracking_uri, or MLFLOW_TRACKING_URI)"
+        )
+
+
 def _dispose_engine(db_uri: str, forget: bool = False) -> None:
     """Close the pooled connections MLflow keeps (one engine per URI, for the life of the process)
     to a sqlite file, so it is closed before it is renamed, and a store opened afterwards reads the
@@ -634,6 +649,7 @@ def log_evaluations(
         raise SocialbenchError(f"pipeline artifact {missing[0]} not found")
     artifacts_key = pipeline_artifacts_key(parent_files)
 
+    check_store_creatable(tracking_uri)
     db = sqlite_store_path(tracking_uri)
     server = tracking_uri.startswith(("http://", "https://"))
     pipeline_run = os.environ.get("SOCIALBENCH_PIPELINE_RUN") or uuid.uuid4().hex

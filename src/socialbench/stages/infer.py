@@ -224,6 +224,17 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
             f"{benchmark} {method}: all {s.searches} searches failed (e.g. {s.search_error_examples[0]});"
             " nothing written. Check the retriever's service and options, then run again"
         )
+    if s.no_record and s.no_record == s.requests:
+        # Recorded answers of other instances (another split, source or file): not a result either.
+        from socialbench.core.errors import DataError
+
+        raise DataError(
+            str((job.spec.options or {}).get("path") or f"models.{model}.options.path"),
+            f"the recorded answers of models.{model} match none of the {len(job.instances)} instances of"
+            f" {job.instances_path} (e.g. no record has id {s.no_record_examples[0]!r}); nothing written."
+            " Check that options.path holds the answers to these instances",
+            field="id",
+        )
     write_jsonl(run.out, records)
     if run.trace is not None:
         write_jsonl(run.trace, traces)

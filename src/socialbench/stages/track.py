@@ -127,10 +127,12 @@ def track_runs(
     from socialbench.results.layout import run_of
     from socialbench.results.scores import read_score_files
     from socialbench.results.tracking import (
+        check_store_creatable,
         eval_key,
         log_evaluations,
         parse_stats,
         pipeline_artifact_files,
+        resolve_tracking_uri,
         tracking_store_uri,
     )
 
@@ -150,6 +152,7 @@ def track_runs(
     )
     bench = load_benchmark(benchmark)
     p = load_params(params)
+    check_store_creatable(resolve_tracking_uri(p["mlflow"]))  # an output too: it must be creatable
     # Every input is found, read and checked before MLflow is touched: a bad one stops the command
     # with its name and nothing logged, never a half-logged run.
     if not instances.is_file():

@@ -146,6 +146,15 @@ def test_a_file_without_public_link_asks_for_the_manual_step(tmp_path):
     )
 
 
+def test_manual_mode_names_where_a_public_file_is_not_the_sources_media_steps(tmp_path):
+    """Issue 33, class 9: MMSD2.0's manual text is about its images; its JSON files have public links."""
+    with pytest.raises(ManualStepRequired) as err:
+        acquire(get_source("mmsd2"), tmp_path, SourceOptions(mode="manual", splits=("train",)))
+    msg = str(err.value)
+    assert "train.json is not under" in msg and "or acquire it with --mode download" in msg
+    assert "(it is at https://raw.githubusercontent.com/" in msg and "images" not in msg
+
+
 def test_manual_mode_accepts_files_put_there_by_hand(tmp_path):
     (tmp_path / "train.jsonl").write_text(
         '{"id": 42953, "img": "img/42953.png", "label": 0, "text": "its their character"}\n'
