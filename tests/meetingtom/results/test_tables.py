@@ -42,7 +42,7 @@ def run(t1=5, t21=10, t22=4, t31=6, t32=(2, 3), ami=None):
 
 def params(**meetingtom):
     p = mt_params()
-    p["models"]["people"] = {"backend": "human", "category": "human"}
+    p["models"]["people"] = {"backend": "file", "category": "human"}
     p["models"]["gem"] = {"backend": "random", "category": "proprietary"}
     p["meetingtom"].update(
         {

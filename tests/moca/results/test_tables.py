@@ -66,15 +66,15 @@ def test_a_pipe_in_a_category_does_not_add_a_markdown_column():
 
 
 def test_excluded_methods_are_named_with_their_reason_once():
-    models = {"random": {"exclude_methods": {"codar": "a chance row cannot follow a chain"}}, "m": {}}
-    md = exclusions_markdown(models, ["direct", "codar"])
+    params = {"models": {"random": {"exclude_methods": {"codar": "a chance row cannot follow a chain"}}, "m": {}}}
+    md = exclusions_markdown(params, ["direct", "codar"])
     assert "random + codar: not run (a chance row cannot follow a chain)" in md
-    assert exclusions_markdown(models, ["direct"]) == ""
+    assert exclusions_markdown(params, ["direct"]) == ""
 
 
 def test_a_model_kept_off_the_benchmark_is_not_listed_as_excluded():
-    models = {"t": {"benchmarks": ["meetingtom"]}, "m": {}}
-    assert exclusions_markdown(models, ["direct"]) == ""
+    params = {"models": {"t": {"benchmarks": ["meetingtom"]}, "m": {}}}
+    assert exclusions_markdown(params, ["direct"]) == ""
 
 
 def test_a_pair_excluded_in_params_has_no_row_and_no_headline_and_its_reason_once_in_all_md():
@@ -189,7 +189,7 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
         scores[-1].parent.mkdir(parents=True, exist_ok=True)
         scores[-1].write_text(json.dumps(bench().score(inst, recs, source=str(pred))))
     (tmp_path / "params.yaml").write_text(
-        "seed: 3\nmodels:\n  a: {backend: random, category: x}\n  b: {backend: random, category: y}\n"
+        "seed: 3\nmodels:\n  a: {backend: scripted, category: x}\n  b: {backend: scripted, category: y}\n"
         "moca: {methods: [direct, codar], tables: {resamples: 1000}}\n"
     )
     args = [
