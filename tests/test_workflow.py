@@ -74,8 +74,6 @@ def method_entries(deps):
     return [d for d in deps if "/methods/" in d or "/templates/" in d]
 
 
-
-
 @pytest.mark.parametrize("stage", sorted(dvc_stages()))
 def test_a_dvc_stage_names_the_rules_it_runs(stage):
     assert stage_body(stage)["desc"].startswith("runs ")

@@ -316,3 +316,18 @@ def test_vllm_takes_every_option_of_openai_compat():
 
     vllm, openai = (set(backend_options_schema(n)["properties"]) for n in ("vllm", "openai_compat"))
     assert openai <= vllm
+
+
+def test_a_model_declaring_a_modality_its_backend_cannot_carry_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"models\.c\.modalities: 'audio': backend anthropic cannot carry it"):
+        validate_params({"models": {"c": {"backend": "anthropic", "modalities": ["image", "audio"]}}})
+
+
+def test_an_unknown_modality_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"models\.v\.modalities\.0"):
+        validate_params({"models": {"v": {"backend": "vllm", "modalities": ["sound"]}}})
+
+
+def test_a_vllm_model_may_declare_audio():
+    p = validate_params({"models": {"omni": {"backend": "vllm", "modalities": ["image", "frames", "video", "audio"]}}})
+    assert p["models"]["omni"]["modalities"] == ["image", "frames", "video", "audio"]

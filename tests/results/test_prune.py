@@ -144,3 +144,10 @@ def test_prune_outputs_command_refuses_an_unknown_kind_naming_it(tmp_path, repo_
     args = ["prune-outputs", "--benchmark", "moca", "--params", str(repo_root / "params.yaml")]
     res = CliRunner().invoke(app, [*args, "--results", str(tmp_path / "results"), "--kind", "pages"])
     assert isinstance(res.exception, ConfigError) and "--kind pages is no result kind" in str(res.exception)
+
+
+def test_a_run_the_declarations_now_rule_out_is_stale_with_the_derived_reason():
+    params = {"models": {"prior": {"backend": "prior"}}, "moca": {"methods": ["direct", "codar"]}}
+    assert stale_reason("prior", "codar", params, ["direct", "codar"], "moca") == (
+        "params exclude prior/codar (models.prior): answers multiple choice only, not CoDAR's free-text stages"
+    )

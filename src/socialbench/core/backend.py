@@ -342,7 +342,7 @@ def carried_modalities(accepts: frozenset[str] | set[str]) -> frozenset[str]:
 
 
 def _taken(takes: frozenset[str]) -> str:
-    return "it takes " + (", ".join(m for m in MODALITIES if m in takes) or "text only")
+    return "it takes: " + (", ".join(m for m in MODALITIES if m in takes) or "text only")
 
 
 @dataclass(frozen=True)
@@ -479,10 +479,12 @@ class Backend(abc.ABC):
     @property
     def takes(self) -> frozenset[str]:
         """The modalities this model takes (:data:`MODALITIES`): its params entry's ``modalities``, else
-        its backend's default. A backend sends a part only in a modality the model takes."""
+        its backend's default; never more than the backend carries (``accepts``). A backend sends a part
+        only in a modality the model takes."""
+        carried = carried_modalities(self.accepts)
         if self.spec.modalities is not None:
-            return frozenset(self.spec.modalities)
-        return self.default_modalities if self.default_modalities is not None else carried_modalities(self.accepts)
+            return frozenset(self.spec.modalities) & carried
+        return carried if self.default_modalities is None else self.default_modalities & carried
 
     def cannot_take(self, part: MediaPart) -> str | None:
         """Why this model cannot take ``part`` (None when it can): the part's modality is not one it
@@ -497,11 +499,11 @@ class Backend(abc.ABC):
             if "video" in takes:
                 return "a video given only as frames needs a model that takes frames"
             if part.frames:
-                return f"video frames are not input it takes ({_taken(takes)})"
-            return f"video as a file (native ingestion) is not input it takes ({_taken(takes)}); give sampled frames"
+                return f"video frames are not supported ({_taken(takes)})"
+            return f"video as a file (native ingestion) is not supported ({_taken(takes)}); give sampled frames"
         modality = "frames" if isinstance(part, ImagePart) and part.timestamp is not None else part.kind
         if modality not in takes:
-            return f"{modality} input is not supported (it takes: {', '.join(sorted(takes)) or 'text only'})"
+            return f"{modality} input is not supported ({_taken(takes)})"
         return None
 
     def close(self) -> None:

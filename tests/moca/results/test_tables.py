@@ -224,3 +224,16 @@ def test_a_row_on_fewer_instances_than_the_table_prints_its_own_n():
     md = to_markdown("intent", rows, 4, {"a": 0, "b": 0}, row_n={"a": 4, "b": 3})
     assert "N = 4 per row (but b: N = 3); no instance had media that failed at evaluation time." in md
     assert "(but" not in to_markdown("intent", rows, 4, {"a": 0, "b": 0}, row_n={"a": 4, "b": 4})
+
+
+def test_a_scenario_table_notes_the_rows_whose_runs_sent_no_temperature():
+    from socialbench.core.benchmarks import get_benchmark
+
+    params = {
+        "models": {"c": {"backend": "anthropic", "category": "x"}, "a": {"backend": "random", "category": "x"}},
+        "moca": {"methods": ["direct"]},
+    }
+    files, _ = get_benchmark("moca").tables({("c", "direct"): {"intent": SC}, ("a", "direct"): {"intent": SC}}, params)
+    assert "No temperature sent: c (the anthropic API takes none)." in files["intent.md"]
+    alone, _ = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}}, params)
+    assert "temperature" not in alone["intent.md"]
