@@ -80,12 +80,12 @@ def methods(benchmark):
 def model_runs(benchmark):
     """{model: [run, ...]}: the runs each model makes on the benchmark (socialbench.results.layout);
     a pair params exclude has no job, no file and no DVC stage, and a model with no run no job."""
-    return layout.model_runs(config["models"], benchmark, methods(benchmark))
+    return layout.model_runs(config, benchmark, methods(benchmark))
 
 
 def runs(benchmark):
     """(model, run) pairs of the benchmark that params do not exclude."""
-    return layout.runs(config["models"], benchmark, methods(benchmark))
+    return layout.runs(config, benchmark, methods(benchmark))
 
 
 def result_files(kind, benchmark):

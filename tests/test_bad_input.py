@@ -2307,6 +2307,8 @@ def foreign_calls(path: str):
 CODAR_PARAMS = PARAMS.replace(
     "moca: {frames: 2}",
     "moca: {frames: 2, retrieval: {retriever: bm25, k: 2, options: {corpus: data/corpus}}}",
+).replace(  # a model that writes CoDAR's free text (a chance row is not run with CoDAR)
+    "random: {backend: random}", "random: {backend: codar_script}"
 )
 
 
@@ -2613,6 +2615,8 @@ SECRET_CASES = [
                     PARAMS.replace(
                         "moca: {frames: 2}",
                         'moca: {frames: 2, retrieval: {retriever: web, options: {base_url: "https://gw.example/s"}}}',
+                    ).replace(  # a model that writes CoDAR's free text (a chance row is not run with CoDAR)
+                        "random: {backend: random}", "random: {backend: codar_script}"
                     ),
                 )
                 and None

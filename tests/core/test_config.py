@@ -395,3 +395,18 @@ def test_every_shipped_codar_template_renders_with_the_placeholders_the_chain_fi
     folder = repo_root / "src/socialbench/moca/templates/codar"
     for path in folder.rglob("*.txt"):
         assert template_problem(path.read_text("utf-8"), str(path), CODAR_PLACEHOLDERS) is None
+
+
+def test_a_model_declaring_a_modality_its_backend_cannot_carry_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"models\.c\.modalities: 'audio': backend anthropic cannot carry it"):
+        validate_params({"models": {"c": {"backend": "anthropic", "modalities": ["image", "audio"]}}})
+
+
+def test_an_unknown_modality_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"models\.v\.modalities\.0"):
+        validate_params({"models": {"v": {"backend": "vllm", "modalities": ["sound"]}}})
+
+
+def test_a_vllm_model_may_declare_audio():
+    p = validate_params({"models": {"omni": {"backend": "vllm", "modalities": ["image", "frames", "video", "audio"]}}})
+    assert p["models"]["omni"]["modalities"] == ["image", "frames", "video", "audio"]

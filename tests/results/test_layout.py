@@ -2,12 +2,13 @@
 
 import pytest
 
+from socialbench.core.config import load_params
 from socialbench.results.layout import exclusions, kind_dir, model_runs, parse_run_path, run_files, run_of, run_path
 
 MODELS = {
-    "a": {},
-    "b": {"only_methods": {"moca": ["direct"]}},
-    "c": {"benchmarks": ["meetingtom"]},
+    "a": {"backend": "scripted"},
+    "b": {"backend": "scripted", "only_methods": {"moca": ["direct"]}},
+    "c": {"backend": "scripted", "benchmarks": ["meetingtom"]},
 }
 
 
@@ -37,11 +38,41 @@ def test_other_paths_are_no_run_files(path):
 
 
 def test_the_runs_of_a_model_are_its_methods_less_the_pairs_params_exclude():
-    assert model_runs(MODELS, "moca", ["direct", "codar"]) == {"a": ["direct", "codar"], "b": ["direct"]}
+    assert model_runs({"models": MODELS}, "moca", ["direct", "codar"]) == {"a": ["direct", "codar"], "b": ["direct"]}
     assert run_files("predictions", "moca", [("b", "direct")]) == ["results/predictions/moca/b/direct.jsonl"]
 
 
 def test_exclusions_name_the_reason_and_skip_models_kept_off_the_benchmark():
-    assert exclusions(MODELS, "moca", ["direct", "codar"]) == [
+    assert exclusions({"models": MODELS}, "moca", ["direct", "codar"]) == [
         ("b", "codar", "runs direct only on moca (only_methods in params)")
     ]
+
+
+CODAR_RUNS = ["codar", "codar__wo_step2", "codar__wo_steps34", "codar__wo_step5"]
+CHOICES_ONLY = "answers multiple choice only, not CoDAR's free-text stages"
+
+
+def test_the_demos_excluded_pairs_and_their_reasons_are_those_the_tables_printed_when_params_listed_them(
+    repo_root,
+):
+    p = load_params(repo_root / "params.yaml")
+    expected = [(m, r, CHOICES_ONLY) for m in ("random", "prior", "minilm") for r in CODAR_RUNS]
+    expected += [("human", r, "human answers are final answers only") for r in CODAR_RUNS]
+    assert exclusions(p, "moca", p["moca"]["methods"]) == expected
+
+
+def test_a_pair_the_declarations_rule_out_has_no_run():
+    p = {
+        "models": {"r": {"backend": "random"}, "s": {"backend": "codar_script"}},
+        "moca": {"methods": ["direct", "codar"], "ablations": {}},
+    }
+    assert model_runs(p, "moca", ["direct", "codar"]) == {"r": ["direct"], "s": ["direct", "codar"]}
+
+
+def test_a_model_params_keep_off_the_benchmark_is_no_exclusion_of_its():
+    p = {"models": {"h": {"backend": "file", "benchmarks": ["meetingtom"]}}, "moca": {"methods": ["codar"]}}
+    assert exclusions(p, "moca", ["codar"]) == [] and model_runs(p, "moca", ["codar"]) == {}
+
+
+def test_a_run_path_is_kind_benchmark_model_run():
+    assert run_path("scores", "moca", "m", "codar__wo_step2") == "results/scores/moca/m/codar__wo_step2.json"

@@ -152,7 +152,7 @@ def validate_params(
         raise ConfigError(f"{source} is invalid: {'; '.join(problems + section_problems)}")
     data.update(sections)
     # The backend of each model must be registered (checked here so the run stops before any work).
-    from socialbench.core.backend import available_backends
+    from socialbench.core.backend import available_backends, modality_problems
 
     for name, entry in data["models"].items():
         if entry["backend"] not in available_backends():
@@ -161,6 +161,11 @@ def validate_params(
                 f" available: {', '.join(available_backends())}{where([['models', name, 'backend']])}"
             )
     problems = [p + where([["models", name, "options"]]) for name, p in _options_problems(data["models"])]
+    problems += [
+        f"models.{name}.modalities: {p}" + where([["models", name, "modalities"]])
+        for name, entry in data["models"].items()
+        for p in modality_problems(entry)
+    ]
     if problems:
         raise ConfigError(f"{source} is invalid: {'; '.join(problems)}")
     return data

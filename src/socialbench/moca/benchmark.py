@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, excluded, split_run
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, Need, pair_excluded, split_run
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
@@ -121,6 +121,14 @@ class MocaBenchmark(Benchmark):
         if "retrieval" in section and split_run(method)[0] in READS_RETRIEVAL:
             settings["retrieval"] = dict(section["retrieval"] or {})
         return settings
+
+    #: What every MoCA run shows its model (MoCA 6.1): the images of image-text instances, the sampled
+    #: frames of video-text ones (speech as a transcript, text: C.1).
+    INSTANCE_NEEDS = (Need(("image",), "MoCA's images"), Need(("frames",), "MoCA's video frames"))
+
+    def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
+        """The method's needs (CoDAR: free text) and what MoCA's instances show (:attr:`INSTANCE_NEEDS`)."""
+        return (*super().run_needs(section, run), *self.INSTANCE_NEEDS)
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
         """Core's checks, and each method's settings as the method reads them (the schema checks their
@@ -297,13 +305,12 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.results.paper_figures import paper_figures
         from socialbench.moca.results.settings import TableSettings
         from socialbench.moca.results.tables import exclusions_markdown, row_name, to_csv, to_latex, to_markdown
+        from socialbench.results.tables import md_escape, temperature_note
 
         categories = {m: e["category"] for m, e in params["models"].items()}
         # pairs params exclude have no score files; one given anyway gets no row
         scores = {
-            (m, meth): sc
-            for (m, meth), sc in scores.items()
-            if excluded(params["models"].get(m, {}), self.name, meth) is None
+            (m, meth): sc for (m, meth), sc in scores.items() if pair_excluded(params, self.name, m, meth) is None
         }
         section = params.get(self.name) or {}
         settings = TableSettings.from_params(params, self.name)
@@ -326,6 +333,9 @@ class MocaBenchmark(Benchmark):
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
             changes = paper.changes(s)
             md = to_markdown(s, rows, n, media, changes, row_n) + paper.scenario_notes(s)
+            temperature = temperature_note(params["models"], {m for (m, _), sc in scores.items() if s in sc})
+            if temperature:  # rows whose runs sent no temperature (the run stats' temperature_sent)
+                md += md_escape(temperature) + "\n"
             md_all.append(md)
             files[f"{s}.md"] = md
             files[f"{s}.csv"] = to_csv(rows)
@@ -336,7 +346,7 @@ class MocaBenchmark(Benchmark):
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables,
         # Figure 9's means and the pairs params exclude, once, at the end
-        excluded_md = exclusions_markdown(params["models"], section.get("methods", []))
+        excluded_md = exclusions_markdown(params, section.get("methods", []))
         files["all.md"] = "\n".join(
             md_all
             + [overall_markdown(scores, categories)]

@@ -58,14 +58,15 @@ def trace_pointer(benchmark: str, model: str, method: str) -> str:
     return run_path("traces", benchmark, model, method)
 
 
-def check_runnable(entry: dict, params: Path, model: str, benchmark: str, methods: list[str]) -> None:
-    """Refuse a method params exclude for the model: such a pair has no run (no files, no job)."""
-    from socialbench.core.benchmarks import excluded
+def check_runnable(p: dict, params: Path, model: str, benchmark: str, methods: list[str]) -> None:
+    """Refuse a method params exclude for the model (by name, or because the model lacks what the run
+    needs): such a pair has no run (no files, no job)."""
+    from socialbench.core.benchmarks import pair_excluded
 
     if len(set(methods)) != len(methods):
         raise ConfigError(f"infer: a --method is given twice ({', '.join(methods)})")
     for method in methods:
-        reason = excluded(entry, benchmark, method)
+        reason = pair_excluded(p, benchmark, model, method)
         if reason is not None:
             raise ConfigError(
                 f"{params}: models.{model}: {benchmark} method {method} is excluded in params ({reason});"
@@ -133,7 +134,7 @@ def infer_runs(
     p = load_params(params)
     if model not in p["models"]:
         raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
-    check_runnable(p["models"][model], params, model, benchmark, methods)
+    check_runnable(p, params, model, benchmark, methods)
     spec = ModelSpec.from_params(model, p["models"][model])
     insts = bench.load_instances(instances)
     if not insts:

@@ -181,7 +181,7 @@ def plan_runs(
                 notes.append(f"{b}: {info.note()}")
             dev_path = dev.get(b, default_split(b, "dev"))
             dev_answers = bench.dev_answers(bench.load_instances(dev_path)) if dev_path.is_file() else None
-            for model, model_run_names in model_runs(p["models"], b, section["methods"]).items():
+            for model, model_run_names in model_runs(p, b, section["methods"]).items():
                 if models and model not in models:
                     continue
                 spec = ModelSpec.from_params(model, p["models"][model])

@@ -23,13 +23,13 @@ def run_file(folder: Path, kind: str, model: str, run: str) -> Path:
     return folder / model / f"{run}{RUN_KINDS[kind]}"
 
 
-def check_not_excluded(scores: list[Path], models: dict[str, Any], benchmark: str) -> None:
+def check_not_excluded(scores: list[Path], params: dict[str, Any], benchmark: str) -> None:
     """A score file of a pair params exclude is refused: such a pair has no run (another pipeline's file?)."""
     from socialbench.core.errors import DataError
     from socialbench.results.layout import exclusions, run_of
 
     named = [(path, path.parent.name, run_of(path.name)) for path in scores]
-    why = {(m, r): reason for m, r, reason in exclusions(models, benchmark, sorted({r for _, _, r in named}))}
+    why = {(m, r): reason for m, r, reason in exclusions(params, benchmark, sorted({r for _, _, r in named}))}
     for path, model, run in named:
         if (model, run) in why:
             raise DataError(
@@ -165,7 +165,7 @@ def track_runs(
             str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)"
         )
     loaded = read_score_files(bench, scores, p, params)
-    check_not_excluded(scores, p["models"], benchmark)
+    check_not_excluded(scores, p, benchmark)
     data_hash = sha256_file(instances)
     commit = git_commit()
     evaluations = []

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method
+from socialbench.core.benchmarks import FREE_TEXT, Benchmark, Exchange, Final, Method, Need
 from socialbench.core.errors import SocialbenchError
 from socialbench.core.traces import TraceSection, staged_section
 from socialbench.moca.eval.parsing import ParsedAnswer, read_answer
@@ -125,6 +125,12 @@ class CodarMethod(Method):
         self._images: dict[str, list[Any]] = {}
         self._chains: dict[str, Chain] = {}
         self._retrievals: dict[tuple[str, int, str], Retrieval] = {}
+
+    @classmethod
+    def needs(cls, settings: dict[str, Any]) -> tuple[Need, ...]:
+        """Its stages write free text (D.2: a caption, queries, context sections): a model that answers
+        choices only (a baseline, recorded answers) cannot follow the chain, ablated or not."""
+        return (Need((FREE_TEXT,), "CoDAR's free-text stages"),)
 
     # ---- the template files of its stages ------------------------------------------------------
     @classmethod
