@@ -77,21 +77,16 @@ def methods(benchmark):
     return list(config[benchmark]["methods"])
 
 
-def robustness(benchmark):
-    """The benchmark's robustness section (its order runs: `<run>__order<k>`), None when it has none."""
-    return config[benchmark].get("robustness")
-
-
 def model_runs(benchmark):
     """{model: [run, ...]}: the runs each model makes on the benchmark (socialbench.results.layout), its
     order runs (params <benchmark>.robustness) included; a pair params exclude has no job, no file and
     no DVC stage, and a model with no run no job."""
-    return layout.model_runs(config["models"], benchmark, methods(benchmark), robustness(benchmark))
+    return layout.model_runs(config, benchmark, methods(benchmark))
 
 
 def runs(benchmark):
     """(model, run) pairs of the benchmark that params make (order runs included)."""
-    return layout.runs(config["models"], benchmark, methods(benchmark), robustness(benchmark))
+    return layout.runs(config, benchmark, methods(benchmark))
 
 
 def result_files(kind, benchmark):

@@ -51,7 +51,7 @@ for _b in BENCHMARKS:
             benchmark=_b,
             out_dir=lambda wildcards, output: os.path.dirname(output.tables[0]),  # they all go in one folder
             categories={m: e["category"] for m, e in config["models"].items()},
-            excluded=layout.exclusions(config["models"], _b, methods(_b)),  # listed once per benchmark
+            excluded=layout.exclusions(config, _b, methods(_b)),  # listed once per benchmark
             # what the tables compare (MoCA: moca.tables) and the seed of their bootstrap
             settings=(config.get(_b) or {}).get("tables"),
             ablations=(config.get(_b) or {}).get("ablations"),  # their labels and tables (MeetingToM)

@@ -1,5 +1,6 @@
-# The trace viewer: one static page per run (benchmark, model, method), all of a benchmark's pages in
-# one job: what the model saw, said and got wrong, and each stage of a multi-stage method
+# The trace viewer: one static page per run (benchmark, model, method) with its rows in shard files
+# beside it and the benchmark's thumbnails once in media/, all of a benchmark's runs in one job and
+# one folder: what the model saw, said and got wrong, and each stage of a multi-stage method
 # (docs/architecture.md, "Trace viewer"). Pages are derived from versioned files (instances,
 # predictions, traces) and logged to MLflow by the track stage; DVC does not version them.
 
@@ -15,7 +16,7 @@ for _b in BENCHMARKS:
             traces=result_files("traces", _b),
             code=stage_code(f"{_b}_viewer"),
         output:
-            pages=directory(generic_outputs(_b)["viewer"]),  # one page per run in it
+            pages=directory(generic_outputs(_b)["viewer"]),  # per run a page and its shards; media/ shared
         params:
             benchmark=_b,
             runs=run_args(_b),

@@ -3,13 +3,19 @@
 # packages (installed with apt-get when absent; needs root). It makes a small run of its own (a few
 # MoCA-format instances with images, frames and one text full of markup, answered by the random
 # baseline, plus a multi-stage run: CoDAR on its scripted test double when this checkout has both,
-# else a hand-written multi-stage trace, named as a fixture in it), builds the pages, loads them in
-# Chromium with filters pre-selected through the URL hash, and checks the DOM after the page's
-# script ran: every row rendered, the filter hides exactly the rows it should, markup stayed text,
-# stage blocks and verdicts drawn. Also takes a screenshot (path printed). Exits non-zero on failure.
+# else a hand-written multi-stage trace of CoDAR's shape, named as a fixture in it), builds the pages
+# (out/<run>.html, their shards out/<run>.shards/, the thumbnails once in out/media/), opens them from
+# disk in Chromium with filters and a search pre-selected through the URL hash, and checks the DOM after
+# the page's script ran: every row drawn from its shard, the filter shows exactly the rows it should,
+# markup stayed text, every image is a stored thumbnail, stage blocks and verdicts drawn. Also takes
+# a screenshot (path printed). Exits non-zero on failure.
 #
 #   bash scripts/check_viewer.sh            # work folder: a fresh mktemp -d (printed)
 #   VIEWER_CHECK_DIR=/tmp/v bash scripts/check_viewer.sh
+#   VIEWER_CHECK_N=72 VIEWER_CHECK_SHARD_ROWS=16 bash scripts/check_viewer.sh   # more instances, several shards
+# (the first six instances are hand-made; more are drawn alike). The page draws the first page of
+# matching rows at once and the next as the reader scrolls: each load checks the rows drawn (the first
+# page of the expected ones, in order) and the count (every expected one, over all instances).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -35,47 +41,50 @@ echo "check_viewer: work folder $WORK"
 python - "$WORK" <<'EOF'
 """Six MoCA-format instances (two per scenario; one video-text with sampled frames; one whose text
 is markup) with images drawn here, and a params file with the random baseline."""
-import hashlib, json, sys
+import hashlib, json, os, sys
 from pathlib import Path
 from PIL import Image, ImageDraw
 from socialbench.moca.schema.taxonomy import load_taxonomy
 
 work = Path(sys.argv[1])
 tax = load_taxonomy()
-(work / "media").mkdir(exist_ok=True)
+(work / "data" / "media").mkdir(parents=True, exist_ok=True)  # the data folder: media there may be read
 colours = [(200, 80, 60), (60, 120, 200), (80, 160, 90), (180, 150, 40), (120, 80, 170), (90, 90, 90)]
 texts = ["\"what a lovely way to treat people\"", "<b>not bold</b> <script>document.title='pwned'</script> & <img src=x>",
          "\"sure, take your time\" #mondays", "\"I will decide when we are done\"", "\"whatever, next topic\"",
          "\"a true genius at work\""]
 recs = []
-for k, scenario in enumerate(["affection", "intent", "stance", "affection", "intent", "stance"]):
+n = int(os.environ.get("VIEWER_CHECK_N") or 6)
+for k in range(n):
+    scenario = ["affection", "intent", "stance"][k % 3]
     iid = f"check-{k:02d}"
-    img = Image.new("RGB", (320, 240), colours[k])
+    img = Image.new("RGB", (320, 240), colours[k % 6] if k < 6 else ((37 * k) % 256, (91 * k) % 256, (53 * k) % 256))
     d = ImageDraw.Draw(img)
     d.ellipse((40, 40, 120, 120), fill=(240, 240, 240))
     d.rectangle((180, 60, 280, 200), fill=(30, 30, 30))
     d.text((10, 215), iid, fill=(255, 255, 255))
-    rec = {"id": iid, "source": "check_viewer", "modality": "image_text", "text": texts[k], "transcript": None,
-           "media": [f"media/{iid}.png"], "scenario": scenario, "domain": "peer", "culture": "general context",
+    text = texts[k] if k < 6 else texts[k % 6 if k % 6 != 1 else 0].replace("\"", f"\"case {k}: ", 1)
+    rec = {"id": iid, "source": "check_viewer", "modality": "image_text", "text": text, "transcript": None,
+           "media": [f"data/media/{iid}.png"], "scenario": scenario, "domain": "peer", "culture": "general context",
            "subject_options": ["the speaker", "the coach", "the fan", "the referee"],
            "target_options": ["the player", "the crowd", "the team", "the press"],
            "subject": "the speaker", "target": "the player",
            "mechanism": tax.mechanism_names(scenario)[0], "label": tax.label_names(scenario)[k % 2]}
-    img.save(work / "media" / f"{iid}.png")
-    if k == 5:  # video-text: its sampled frames, as socialbench moca frames records them
-        rec.update(modality="video_text", media=[f"media/{iid}.mp4"], transcript="A: a true genius at work.\nB: Sorry?")
+    img.save(work / "data" / "media" / f"{iid}.png")
+    if k % 6 == 5:  # video-text: its sampled frames, as socialbench moca frames records them
+        rec.update(modality="video_text", media=[f"data/media/{iid}.mp4"], transcript="A: a true genius at work.\nB: Sorry?")
         rec["frames"] = []
         for j in range(4):
             f = Image.new("RGB", (160, 120), (60, 60 + 40 * j, 160))
             ImageDraw.Draw(f).ellipse((20 + 30 * j, 40, 60 + 30 * j, 80), fill=(250, 220, 0))
-            p = work / "media" / f"{iid}-f{j}.png"
+            p = work / "data" / "media" / f"{iid}-f{j}.png"
             f.save(p)
-            rec["frames"].append({"path": f"media/{p.name}", "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+            rec["frames"].append({"path": f"data/media/{p.name}", "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
                                   "index": 5 * j, "timestamp": 0.5 * j})
     recs.append(rec)
 (work / "test.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in recs))
 (work / "params.yaml").write_text(
-    "seed: 7\ncache: {path: requests.sqlite}\nmoca: {methods: [direct]}\n"
+    "seed: 7\ncache: {path: requests.sqlite}\nmoca: {methods: [direct], retrieval: {retriever: none}}\n"
     "models:\n  random: {backend: random, category: baseline}\n"
     "  codar-script: {backend: codar_script, category: pipeline check}\n")
 EOF
@@ -120,25 +129,36 @@ for r in recs[:2]:
     if r["id"] == recs[1]["id"]:
         passes = passes[:3]
     r["trace"] = {"note": "fixture written by scripts/check_viewer.sh", "stages": passes,
+                  "verdicts": [p["output"] for p in passes if p["stage"] == "checker"],
                   "not_accepted": r["id"] == recs[1]["id"], "revisions": 1}
+for r in recs:  # CoDAR's run: the page draws the trace as CoDAR's hook says
+    r["method"] = "codar"
+preds = [dict(json.loads(l), method="codar") for l in open("direct.jsonl")]
 open("multi.trace.jsonl", "w").write("".join(json.dumps(r, sort_keys=True) + "\n" for r in recs))
+open("multi.jsonl", "w").write("".join(json.dumps(r, sort_keys=True) + "\n" for r in preds))
 EOF
 fi
 echo "check_viewer: multi-stage run: $MULTI"
 
+SHARDS=()
+[ -n "${VIEWER_CHECK_SHARD_ROWS:-}" ] && SHARDS=(--shard-rows "$VIEWER_CHECK_SHARD_ROWS")
 for run in direct multi; do
-    socialbench viewer --benchmark moca --instances test.jsonl --predictions $run.jsonl --traces $run.trace.jsonl --out $run.html
+    socialbench viewer --benchmark moca --instances test.jsonl --predictions $run.jsonl --traces $run.trace.jsonl \
+        --out out/run/$run.html "${SHARDS[@]}"
 done
-socialbench viewer --benchmark moca --instances test.jsonl --predictions direct.jsonl --traces direct.trace.jsonl --out direct.again.html
-cmp -s direct.html direct.again.html || fail "two builds of the same page differ"
+socialbench viewer --benchmark moca --instances test.jsonl --predictions direct.jsonl --traces direct.trace.jsonl \
+    --out again/run/direct.html "${SHARDS[@]}"
+diff -r out/run/direct.shards again/run/direct.shards >/dev/null && cmp -s out/run/direct.html again/run/direct.html \
+    && diff -r out/media again/media >/dev/null || fail "two builds of the same page differ"
 
 # ---- in the browser ----------------------------------------------------------------------------
 chrome() {  # chrome <mode args...> <url>; one profile per call, dbus noise to a log
     chromium --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
-        --user-data-dir="$WORK/chrome-profile" --virtual-time-budget=5000 "$@" 2>>"$WORK/chromium.log"
+        --user-data-dir="$WORK/chrome-profile" --virtual-time-budget=10000 "$@" 2>>"$WORK/chromium.log"
 }
-dom() {  # dom <page> <hash> -> <page>.<n>.dom.html
-    chrome --dump-dom "file://$WORK/$1#$2" >"$WORK/dom.$3.html" || fail "chromium could not load $1#$2 (see $WORK/chromium.log)"
+dom() {  # dom <page> <hash> <name> -> dom.<name>.html
+    chrome --window-size=1280,900 --dump-dom "file://$WORK/out/run/$1#$2" >"$WORK/dom.$3.html" \
+        || fail "chromium could not load $1#$2 (see $WORK/chromium.log)"
 }
 dom direct.html "" all
 dom direct.html "correct=wrong" wrong
@@ -148,6 +168,7 @@ dom direct.html "group=nonsense" unknown
 dom multi.html "" multi
 dom multi.html "verdict=revised&expand=1" revised
 dom multi.html "error=yes" multierr
+dom direct.html "q=GENIUS" search
 
 python - "$WORK" "$MULTI" <<'EOF'
 """The DOM after the page's script ran, checked with the instances and predictions as the truth."""
@@ -204,39 +225,53 @@ def load(name):
     return d
 
 
-def visible(d):
+page = json.loads((work / "out/run/direct.html").read_text().split('id="sb-index">')[1].split("</script>")[0])
+P = page["page"]
+
+
+def visible(d):  # the rows drawn, checked to be the first page of what matches
     return [r["data-id"] for r in d.rows if "hidden" not in r]
 
 
+def first(ids):
+    return list(ids)[:P]
+
+
+check(len(page["starts"]) == len(list((work / "out/run/direct.shards").glob("*.js"))), "the index and the shards differ")
 wrong = {i["id"] for i in insts if not all(
     (preds[i["id"]].get(k) or "").lower() == i[k].lower() for k in ("subject", "target", "mechanism", "label"))}
 d = load("all")
-check(d.body.get("data-ready") == "1", "the page's script did not run")
-check([r["data-id"] for r in d.rows] == [i["id"] for i in insts], "rows are not one per instance in order")
-check(visible(d) == [i["id"] for i in insts], "without a filter every row should show")
+check(d.body.get("data-ready") == "1", "the page's script did not draw its first rows")
+check(visible(d) == first(i["id"] for i in insts), f"without a filter the first {P} instances should be drawn in order")
 check(d.text.get("shown", "").strip() == str(len(insts)), "the count does not say every row shows")
-check(sum(1 for t, _, _ in d.tags if t == "script") == 1, "markup in the text became a script element")
+scripts = [a for t, a, _ in d.tags if t == "script"]
+check(len([a for a in scripts if "src" not in a]) == 2, "markup in the text became a script element")
+need = sorted({f"direct.shards/{k:0{page['width']}d}.js" for k in {r[6] for r in page["rows"][:P]}})
+check(sorted(a["src"] for a in scripts if "src" in a) == need, "the first rows did not come from their shards alone")
 check(not any(t == "b" for t, _, _ in d.tags), "markup in the text became a <b> element (the page itself has none)")
 check("<b>not bold</b> <script>" in d.alltext, "the markup text is not shown as it is")
-check(sum(1 for t, a, _ in d.tags if t == "img") == len(insts) - 1 + 4, "images: one per image instance and four frames")
-check(all(a.get("src", "").startswith("data:image/jpeg;base64,") for t, a, _ in d.tags if t == "img"),
-      "an image is not embedded as a data: URI")
-check(not any(k in ("src", "href") and not v.startswith(("data:", "#")) for _, a, _ in d.tags for k, v in a.items()),
-      "the page links something outside itself")
+drawn = [i for i in insts if i["id"] in set(visible(d))]
+n_video = sum(1 for i in drawn if i["modality"] == "video_text")
+check(sum(1 for t, a, _ in d.tags if t == "img") == len(drawn) + 3 * n_video, "images: one per image instance and four frames")
+srcs = {a.get("src", "") for t, a, _ in d.tags if t == "img"}
+check(all(s.startswith("../media/") and s.endswith(".jpg") and (work / "out" / s[3:]).is_file() for s in srcs),
+      f"an image is not a stored thumbnail in out/media: {sorted(srcs)}")
+links = [v for _, a, _ in d.tags for k, v in a.items() if k in ("src", "href")]
+check(all(v.startswith(("../media/", "direct.shards/", "#")) for v in links), "the page links something outside its viewer folder")
 check("pwned" not in (work / "dom.all.html").read_text().split("<title>")[1].split("</title>")[0], "the markup ran")
 d = load("wrong")
-check(set(visible(d)) == wrong and len(visible(d)) == len(wrong), f"#correct=wrong shows {visible(d)}, expected {sorted(wrong)}")
+check(visible(d) == first(i["id"] for i in insts if i["id"] in wrong), f"#correct=wrong shows {visible(d)}, expected {sorted(wrong)}")
 check("f-correct" in d.ids and "f-group" in d.ids and "f-error" in d.ids, "a filter is missing")
 check(d.text.get("shown", "").strip() == str(len(wrong)), "the count does not match the rows shown")
 d = load("right")
 right = [i["id"] for i in insts if i["id"] not in wrong]
-check(visible(d) == right, f"#correct=correct shows {visible(d)}, expected {right}")
+check(visible(d) == first(right), f"#correct=correct shows {visible(d)}, expected {right}")
 check(("hidden" in d.ids.get("empty", {})) == bool(right), "the no-match message is not shown exactly when no row matches")
 d = load("intent")
 expect = [i["id"] for i in insts if i["scenario"] == "intent" and not preds[i["id"]].get("error")]
-check(visible(d) == expect, f"#group=intent&error=no shows {visible(d)}, expected {expect}")
+check(visible(d) == first(expect) and d.text.get("shown", "").strip() == str(len(expect)), f"#group=intent&error=no shows {visible(d)}, expected {expect}")
 d = load("unknown")
-check(len(visible(d)) == len(insts) and "group=nonsense" in d.text.get("notice", ""),
+check(visible(d) == first(i["id"] for i in insts) and "group=nonsense" in d.text.get("notice", ""),
       "an unknown filter value should be ignored and named")
 # the multi-stage page, against its own trace and prediction files
 traces = {r["id"]: r.get("trace") or {} for r in map(json.loads, open(work / "multi.trace.jsonl"))}
@@ -253,20 +288,32 @@ found = {i: statuses(t) for i, t in traces.items()}
 d = load("multi")
 check(all(r.get("data-verdict", "") == "" or found[r["data-id"]] for r in d.rows), "a verdict shown that the trace does not have")
 stages = sum(1 for t, a, _ in d.tags if t == "details" and "stage" in a.get("class", "").split())
-expect_stages = sum(len(t.get("stages") or []) for t in traces.values())
+expect_stages = sum(len(traces[i].get("stages") or []) for i in visible(d))
 check(stages == expect_stages and stages > 0, f"{stages} stage blocks drawn, the traces have {expect_stages}")
 html_text = (work / "dom.multi.html").read_text()
 check(not any(found.values()) or ("ACCEPTED" in html_text or "REJECTED" in html_text), "no checker verdict drawn")
 revised = [i["id"] for i in insts if "REJECTED" in found[i["id"]]]
 d = load("revised")
 if any(found.values()):
-    check(visible(d) == revised, f"#verdict=revised shows {visible(d)}, expected {revised}")
+    check(visible(d) == first(revised) and d.text.get("shown", "").strip() == str(len(revised)), f"#verdict=revised shows {visible(d)}, expected {revised}")
 else:  # a run without verdicts has no checker filter: the hash's value is ignored and named
-    check(len(visible(d)) == len(insts) and "verdict" in d.text.get("notice", ""), "an unusable verdict filter was not named")
+    check(visible(d) == first(i["id"] for i in insts) and "verdict" in d.text.get("notice", ""), "an unusable verdict filter was not named")
 traces_open = [a for t, a, _ in d.tags if t == "details" and "trace" in a.get("class", "").split()]
 check(traces_open and all("open" in a for a in traces_open), "expand=1 did not open the traces")
 d = load("multierr")
-check(visible(d) == errors, f"#error=yes shows {visible(d)}, expected {errors}")
+check(visible(d) == first(errors), f"#error=yes shows {visible(d)}, expected {errors}")
+d = load("search")
+expect = [i["id"] for i in insts if "genius" in (i["text"] + (i.get("transcript") or "")).lower()]
+check(expect and visible(d) == first(expect) and d.text.get("shown", "").strip() == str(len(expect)),
+      f"#q=GENIUS shows {visible(d)}, expected {expect}")
+from socialbench.results.viewer_page import read_shard_js
+import re
+refs = [m for run in ("direct", "multi") for f in sorted((work / "out/run" / f"{run}.shards").glob("*.js"))
+        for h in read_shard_js(f.read_text())[1] for m in re.findall(r'src="\.\./media/([^"]+)"', h)]
+stored = sorted(p.name for p in (work / "out" / "media").iterdir())
+multi_srcs = {a.get("src", "") for t, a, _ in load("multi").tags if t == "img"}
+check(set(refs) == set(stored) and len(refs) >= 2 * len(stored) and multi_srcs <= {f"../media/{n}" for n in stored},
+      f"the runs' thumbnails are not stored once ({len(stored)} files, {len(refs)} references in two runs)")
 if fixture:
     check(revised == [insts[0]["id"], insts[1]["id"]], f"the fixture's revised rows are {revised}")
     check("&lt;em&gt;" in html_text, "markup in a stage output was not kept as text")
@@ -275,11 +322,12 @@ print(f"check_viewer: multi-stage page: {stages} stage blocks, {sum(map(len, fou
 if problems:
     print("check_viewer: FAIL:\n  " + "\n  ".join(problems), file=sys.stderr)
     sys.exit(1)
-print(f"check_viewer: DOM checks passed ({len(insts)} rows; filters by hash: correct, group+error, verdict; unknown value named)")
+print(f"check_viewer: DOM checks passed ({len(insts)} rows; filters by hash: correct, group+error, verdict, search;"
+      f" unknown value named; {len(stored)} thumbnails stored once for both runs)")
 EOF
 
-chrome --screenshot="$WORK/direct.png" --window-size=1280,1400 "file://$WORK/direct.html#correct=wrong" >/dev/null
-chrome --screenshot="$WORK/multi.png" --window-size=1280,1400 "file://$WORK/multi.html#verdict=revised&expand=1" >/dev/null
+chrome --screenshot="$WORK/direct.png" --window-size=1280,1400 "file://$WORK/out/run/direct.html#correct=wrong" >/dev/null
+chrome --screenshot="$WORK/multi.png" --window-size=1280,1400 "file://$WORK/out/run/multi.html#verdict=revised&expand=1" >/dev/null
 python - "$WORK" <<'EOF'
 import sys
 from pathlib import Path

@@ -10,6 +10,11 @@ hand-kept `.dvc` file at the repository root; `dvc commit --force records.dvc` t
 (scripts/dvc_remote.sh push). The file is a snapshot taken at push time; the pipeline never writes it.
 
     python scripts/dvc_records.py [--repo .] [--out records.dvc]
+
+It writes only its ``.dvc`` file, inside the repository, never through a symlink and never onto what
+it reads (dvc.lock, the data and results trees), through the commands' own guard
+(``socialbench.core.paths.check_io``); run outside a git checkout, or on a dvc.lock of another shape,
+it says so in one line (exit 2) and writes nothing.
 """
 
 from __future__ import annotations
@@ -22,13 +27,44 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from socialbench.core.errors import SocialbenchError
+from socialbench.core.io import load_yaml_file, one_line, write_text_atomic
+from socialbench.core.paths import check_io
+
 # the trees a run writes; logs/ is left out (Snakemake never checks a log to decide a rerun)
 ROOTS = ("data", "results")
 
 
-def stage_outs(lock: dict) -> set[str]:
-    """Every output path dvc.lock records (its stages' outs, metrics and plots alike)."""
-    return {o["path"] for stage in lock.get("stages", {}).values() for o in stage.get("outs", [])}
+class LockShape(SocialbenchError):
+    """A dvc.lock that is not of the shape DVC writes (``stages: {name: {outs: [{path: ...}]}}``)."""
+
+
+def stage_outs(lock: object, source: str = "dvc.lock") -> set[str]:
+    """Every output path dvc.lock records (its stages' outs, metrics and plots alike); a lock of
+    another shape is a LockShape error naming ``source``, the stage and the entry."""
+    if lock is None:
+        return set()
+    if not isinstance(lock, dict) or not isinstance(lock.get("stages", {}), dict):
+        raise LockShape(f"{source}: not a dvc.lock (expected a mapping with a 'stages' mapping)")
+    paths = set()
+    for name, stage in lock.get("stages", {}).items():
+        outs = stage.get("outs", []) if isinstance(stage, dict) else None
+        if not isinstance(outs, list):
+            raise LockShape(f"{source}, stage {name}: not a stage of dvc.lock (expected a mapping with an 'outs' list)")
+        for n, out in enumerate(outs):
+            if not isinstance(out, dict) or not isinstance(out.get("path"), str) or not out["path"]:
+                raise LockShape(f"{source}, stage {name}, outs[{n}]: expected a mapping with a 'path'")
+            paths.add(out["path"])
+    return paths
+
+
+def git_toplevel(repo: Path) -> Path | None:
+    """The git checkout ``repo`` lies in, or None (no checkout, or no git)."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=repo, capture_output=True, text=True)
+    except OSError:
+        return None
+    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
 
 
 def uncovered(files: Iterable[str], outs: set[str]) -> list[str]:
@@ -64,24 +100,52 @@ def render(paths: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repo", type=Path, default=Path("."))
-    ap.add_argument("--out", default="records.dvc")
+    ap.add_argument("--out", default="records.dvc", help="the .dvc file to write, relative to --repo")
     args = ap.parse_args(argv)
-    repo = args.repo.resolve()
+    try:
+        paths = records(args.repo, args.out)
+    except SocialbenchError as exc:
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    print("\n".join(paths))
+    return 0
+
+
+def records(repo_arg: Path, out_arg: str) -> list[str]:
+    """Write the records file ``out_arg`` of the repository ``repo_arg``; the paths it lists."""
+    if not repo_arg.is_dir():
+        raise SocialbenchError(f"{repo_arg}: no such folder (--repo takes the repository)")
+    repo = repo_arg.resolve()
+    if git_toplevel(repo) is None:
+        raise SocialbenchError(
+            f"{repo}: not a git checkout; scripts/dvc_records.py lists the outputs git does not track,"
+            " so it runs in the repository (nothing was written)"
+        )
     lock_path = repo / "dvc.lock"
     if not lock_path.is_file():
-        print(f"error: {lock_path}: no dvc.lock (run the pipeline first)", file=sys.stderr)
-        return 2
-    outs = stage_outs(yaml.safe_load(lock_path.read_text("utf-8")) or {})
-    git = subprocess.run(["git", "ls-files", "-z", *ROOTS], cwd=repo, capture_output=True, check=True)
+        raise SocialbenchError(f"{lock_path}: no dvc.lock (run the pipeline first)")
+    out = repo / out_arg
+    if out.suffix != ".dvc":
+        raise SocialbenchError(f"{out}: --out must name a .dvc file (the records of the run; nothing was written)")
+    # What it reads: dvc.lock and the trees it lists. The output is none of them, no link, and in the repository.
+    check_io(
+        {"dvc.lock": lock_path, **{f"{root}/": repo / root for root in ROOTS}},
+        {"--out": out},
+        folders=tuple(f"{root}/" for root in ROOTS),
+        root=repo,
+    )
+    outs = stage_outs(load_yaml_file(lock_path, error=LockShape, what="dvc.lock"), str(lock_path))
+    git = subprocess.run(["git", "ls-files", "-z", *ROOTS], cwd=repo, capture_output=True)
+    if git.returncode != 0:
+        raise SocialbenchError(f"{repo}: git ls-files failed: {git.stderr.decode(errors='replace').strip()}")
     outs |= set(filter(None, git.stdout.decode().split("\0")))
     files = [
         p.relative_to(repo).as_posix() for root in ROOTS if (repo / root).is_dir() for p in (repo / root).rglob("*")
     ]
     # links are left out: DVC would store the target's bytes (data/raw/... links point into ../shared)
     paths = uncovered((f for f in files if (repo / f).is_file() and not (repo / f).is_symlink()), outs)
-    (repo / args.out).write_text(render(paths), "utf-8")
-    print("\n".join(paths))
-    return 0
+    write_text_atomic(out, render(paths))  # a new file renamed into place: never written through a link
+    return paths
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@
 #       hide a real change. `dvc status` is content-based and needs no touch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# DVC and records.dvc need the repository's git checkout: say so in one line rather than in DVC's words
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 \
+  || { echo "error: $(pwd): not a git checkout; $0 shares a run of the repository (nothing was done)" >&2; exit 2; }
 
 cmd=${1:-}
 shift || true

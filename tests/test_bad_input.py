@@ -135,6 +135,8 @@ class Case:
     #: The command's own outputs (relative paths: a file, or a folder and all under it) that it may have
     #: begun before refusing (a download kept for the next try); nothing else may change.
     outputs: tuple[str, ...] = ()
+    #: Environment variables the command runs with (a store URL is read from the environment only).
+    env: tuple[tuple[str, str], ...] = ()
 
 
 def write(path: str, text: str | bytes) -> Path:
@@ -924,6 +926,8 @@ def run_case(case: Case, ws: Path, capsys, monkeypatch) -> None:
     holding no call)."""
     argv = case.setup(ws)
     before = snapshot(ws)
+    for name, value in case.env:
+        monkeypatch.setenv(name, value)
     if case.kind == "special file":  # a broken check would hang: a subprocess with a timeout
         proc = subprocess.run(
             [sys.executable, "-m", "socialbench", *argv], cwd=ws, capture_output=True, text=True, timeout=120
@@ -963,7 +967,19 @@ def test_a_secret_in_params_is_named_but_never_shown(ws, capsys, monkeypatch):
 def all_cases() -> list[Case]:
     """Every case of the suite: the table of the first hardening, issue 20's, the command-line ones and
     the server registry's."""
-    return [*CASES, *ISSUE20_CASES, *COMMAND_LINE_CASES, *SERVER_CASES, *PROCESS_CASES, *SECRET_CASES]
+    return [
+        *CASES,
+        *ISSUE20_CASES,
+        *COMMAND_LINE_CASES,
+        *SERVER_CASES,
+        *PROCESS_CASES,
+        *SECRET_CASES,
+        *CACHE_CORPUS_WRITE_CASES,
+        *READ_CASES,
+        *LEFTOVER_CASES,
+        *WAIT_CASES,
+        *PARAMS_KEY_CASES,
+    ]
 
 
 def test_the_suite_is_counted_by_class_in_the_docs():
@@ -1811,7 +1827,7 @@ ISSUE20_CASES = [
                     "--benchmark",
                     "moca",
                     "--tables-dir",
-                    "nothere",
+                    "data/raw",  # its tables and figures are read (img.png) before the store is looked for
                     "--instances",
                     "data/i.jsonl",
                     "--tracked",
@@ -2256,6 +2272,286 @@ SERVER_CASES = [
 ]
 
 
+# ---- issue 33, points 3, 4 and 6: write targets, what the retriever reads, a damaged cache --------------------
+# Classes: "write target" (3: an output that is a link, outside the repository, or an input), "read root"
+# (4: a corpus entry that is no regular file inside the corpus), "no traceback" (6: a damaged or foreign
+# cache, a store URL with a port that is no number, a dvc.lock of another shape, a script outside git).
+def stored_cache(path: str, n: int = 2, text: str = "x") -> None:
+    from socialbench.core.backend import Response
+    from socialbench.core.cache import RequestCache, cache_key
+    from tests.helpers.moca_requests import moca_request
+
+    cache = RequestCache(path)
+    for i in range(n):
+        req = moca_request(i)
+        identity = {"backend": "random", "model_id": "random"}
+        cache.put(cache_key(identity, req), identity, req, Response(text=text), "random")
+    cache.close()
+    Path(f"{path}.lock").unlink(missing_ok=True)
+
+
+def sql(path: str, statement: str) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+def damaged_page(root: Path) -> None:
+    stored_cache("c.sqlite", n=60, text="x" * 2000)
+    data = bytearray(Path("c.sqlite").read_bytes())
+    data[4096 * 5 : 4096 * 9] = b"\xff" * (4096 * 4)  # table pages, not the schema on page 1
+    Path("c.sqlite").write_bytes(bytes(data))
+
+
+def cache_edit(statement: str):
+    def prep(root: Path) -> None:
+        stored_cache("c.sqlite")
+        sql("c.sqlite", statement)
+
+    return prep
+
+
+def foreign_calls(path: str):
+    def prep(root: Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        sql(path, "CREATE TABLE calls (id INTEGER PRIMARY KEY, who TEXT)")
+
+    return prep
+
+
+CODAR_PARAMS = PARAMS.replace(
+    "moca: {frames: 2}",
+    "moca: {frames: 2, retrieval: {retriever: bm25, k: 2, options: {corpus: data/corpus}}}",
+).replace(  # a model that writes CoDAR's free text (a chance row is not run with CoDAR)
+    "random: {backend: random}", "random: {backend: codar_script}"
+)
+
+
+def corpus_with(prep: Callable[[Path], None]):
+    """A bm25 corpus of one good file, changed by ``prep``, and `infer --method codar` reading it."""
+
+    def setup(root: Path) -> list[str]:
+        write("params.yaml", CODAR_PARAMS)
+        write("data/corpus/good.md", "The referee enforces the rules of a match.\n")
+        prep(root)
+        return infer("data/i.jsonl", "--method", "codar")
+
+    return setup
+
+
+def outside_secret(root: Path) -> None:
+    write("../secret.txt", "sk-planted-secret\n")
+    Path("data/corpus/leak.txt").symlink_to(Path("../secret.txt").resolve())
+
+
+def link_out(link: str):
+    """``link`` made a symlink to a file outside the repository."""
+
+    def prep(root: Path) -> None:
+        write("../outside.txt", "keep\n")
+        Path(link).parent.mkdir(parents=True, exist_ok=True)
+        Path(link).symlink_to(Path("../outside.txt").resolve())
+
+    return prep
+
+
+CACHE_CORPUS_WRITE_CASES = [
+    Case(
+        "infer-out-a-link-out-of-the-repository",
+        "write target",
+        run_with(infer("data/i.jsonl"), link_out("results/o.jsonl")),
+        "results/o.jsonl: is a symlink (to ",
+    ),
+    Case(
+        "score-out-a-link-out-of-the-repository",
+        "write target",
+        run_with(score(), link_out("results/s.json")),
+        "results/s.json: is a symlink (to ",
+    ),
+    Case(
+        "infer-stats-a-dangling-link",
+        "write target",
+        run_with(infer("data/i.jsonl"), lambda root: Path("results/o.stats.json").symlink_to("/nonexistent/x")),
+        "results/o.stats.json: is a symlink (to /nonexistent/x)",
+    ),
+    Case(
+        "infer-corpus-link-out-of-the-corpus",
+        "read root",
+        corpus_with(outside_secret),
+        "data/corpus/leak.txt: links to ",
+    ),
+    Case(
+        "infer-corpus-fifo",
+        "special file",
+        corpus_with(fifo("data/corpus/pipe.txt")),
+        "data/corpus/pipe.txt: is a FIFO (named pipe), not a corpus file",
+    ),
+    Case(
+        "infer-corpus-is-a-file",
+        "read root",
+        corpus_with(lambda root: write("params.yaml", CODAR_PARAMS.replace("data/corpus", "data/corpus/good.md"))),
+        "data/corpus/good.md: is a file, not a folder",
+    ),
+    Case(
+        "infer-corpus-not-utf8",
+        "read root",
+        corpus_with(lambda root: write("data/corpus/latin1.txt", b"caf\xe9\n")),
+        "data/corpus/latin1.txt: not UTF-8 text (byte 0xe9 at offset 3)",
+    ),
+    Case(
+        "cache-stats-damaged-page",
+        "no traceback",
+        run_with(["cache", "stats", "--path", "c.sqlite"], damaged_page),
+        "c.sqlite: the request cache cannot be read (database disk image is malformed)",
+    ),
+    Case(
+        "cache-stats-blob-model",
+        "no traceback",
+        run_with(["cache", "stats", "--path", "c.sqlite"], cache_edit("UPDATE calls SET model = CAST(model AS BLOB)")),
+        "field 'model': holds a BLOB where the request cache keeps text",
+    ),
+    Case(
+        "cache-explain-key-parts-not-json",
+        "no traceback",
+        run_with(
+            ["cache", "explain", "inst-0000/direct/answer", "--path", "c.sqlite"],
+            cache_edit("UPDATE calls SET key_parts = '{cut'"),
+        ),
+        "field 'key_parts': is not JSON",
+    ),
+    Case(
+        "cache-explain-damaged-page",
+        "no traceback",
+        run_with(["cache", "explain", "--path", "c.sqlite"], damaged_page),
+        "c.sqlite: the request cache cannot be read (",
+    ),
+    Case(
+        "cache-stats-foreign-calls-table",
+        "no traceback",
+        run_with(["cache", "stats", "--path", "app.db"], foreign_calls("app.db")),
+        "app.db: is an SQLite database but not a request cache (its 'calls' table lacks",
+    ),
+    Case(
+        "infer-cache-a-foreign-calls-table",
+        "no traceback",
+        run_with(infer("data/i.jsonl"), foreign_calls(".cache/requests.sqlite")),
+        ".cache/requests.sqlite: is an SQLite database but not a request cache",
+    ),
+    Case(
+        "cache-stats-store-url-port-not-a-number",
+        "no traceback",
+        run_with(["cache", "stats"]),
+        "SOCIALBENCH_CACHE_URL: postgresql://***@db:54x2/c: its port '54x2' is not a number",
+        env=(("SOCIALBENCH_CACHE_URL", "postgresql://u:hunter2@db:54x2/c"),),
+    ),
+]
+
+
+# The DVC scripts: run as a user runs them (a subprocess, from the repository), by their own runner.
+DVC_LOCK = "schema: '2.0'\nstages:\n  s:\n    cmd: x\n    outs:\n    - path: results/tables\n"
+
+
+def dvc_repo(lock: str = DVC_LOCK, git: bool = True, prep: Callable[[Path], None] | None = None):
+    """The small repository as a git checkout with a dvc.lock, and scripts/dvc_records.py run in it."""
+
+    def setup(root: Path) -> list[str]:
+        write("dvc.lock", lock)
+        if git:
+            subprocess.run(["git", "init", "-q", str(root)], check=True)
+        if prep:
+            prep(root)
+        return [str(REPO / "scripts" / "dvc_records.py"), "--repo", "."]
+
+    return setup
+
+
+def with_args(setup: Callable[[Path], list[str]], *args: str):
+    return lambda root: [*setup(root), *args]
+
+
+SCRIPT_CASES = [
+    Case(
+        "dvc_records-out-is-the-lock",
+        "write target",
+        with_args(dvc_repo(), "--out", "dvc.lock"),
+        "dvc.lock: --out must name a .dvc file",
+    ),
+    Case(
+        "dvc_records-out-a-link-out-of-the-repository",
+        "write target",
+        dvc_repo(prep=link_out("records.dvc")),
+        "records.dvc: is a symlink (to ",
+    ),
+    Case(
+        "dvc_records-out-outside-the-repository",
+        "write target",
+        with_args(dvc_repo(), "--out", "../records.dvc"),
+        "records.dvc, outside ",
+    ),
+    Case(
+        "dvc_records-out-inside-a-tree-it-lists",
+        "write target",
+        with_args(dvc_repo(), "--out", "results/records.dvc"),
+        "lies inside results/",
+    ),
+    Case(
+        "dvc_records-outside-git",
+        "no traceback",
+        dvc_repo(git=False),
+        ": not a git checkout; scripts/dvc_records.py lists the outputs git does not track",
+    ),
+    Case(
+        "dvc_records-lock-stages-a-list",
+        "no traceback",
+        dvc_repo("stages: [1, 2]\n"),
+        "dvc.lock: not a dvc.lock (expected a mapping with a 'stages' mapping)",
+    ),
+    Case(
+        "dvc_records-lock-out-without-path",
+        "no traceback",
+        dvc_repo("stages:\n  s:\n    outs:\n    - {md5: abc}\n"),
+        "dvc.lock, stage s, outs[0]: expected a mapping with a 'path'",
+    ),
+    Case(
+        "dvc_records-lock-not-yaml",
+        "no traceback",
+        dvc_repo("stages: {s: [\n"),
+        "dvc.lock: ",
+    ),
+    Case(
+        "dvc_remote-outside-git",
+        "no traceback",
+        lambda root: shutil.copytree(REPO / "scripts", root / "scripts") and ["bash", "scripts/dvc_remote.sh", "push"],
+        ": not a git checkout; scripts/dvc_remote.sh shares a run of the repository",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SCRIPT_CASES, ids=[c.id for c in SCRIPT_CASES])
+def test_a_dvc_script_on_bad_input_is_one_line_exit_2_and_writes_nothing(case, ws):
+    argv = case.setup(ws)
+    before = snapshot(ws)
+    command = argv if argv[0] == "bash" else [sys.executable, *argv]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run(command, cwd=ws, capture_output=True, text=True, timeout=120, env=env)
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert case.says in lines[0], lines[0]
+    assert snapshot(ws) == before
+    assert not (ws.parent / "records.dvc").exists()
+
+
+def test_the_script_cases_are_counted_by_class_in_the_docs():
+    from collections import Counter
+
+    doc = (REPO / "docs" / "bad-input.md").read_text("utf-8")
+    for kind, n in Counter(c.kind for c in SCRIPT_CASES).items():
+        assert f"| scripts: {kind} | {n} |" in doc, f"docs/bad-input.md: the scripts' row of {kind!r} should say {n}"
+
+
 # ---- issue 33, class 1: process control (only a proven server is signalled; docs/security.md) --------------
 def record_with(**fields):
     """A registry record of key ``abc`` with ``fields`` over a well-formed stand-in."""
@@ -2337,12 +2633,327 @@ SECRET_CASES = [
                     PARAMS.replace(
                         "moca: {frames: 2}",
                         'moca: {frames: 2, retrieval: {retriever: web, options: {base_url: "https://gw.example/s"}}}',
+                    ).replace(  # a model that writes CoDAR's free text (a chance row is not run with CoDAR)
+                        "random: {backend: random}", "random: {backend: codar_script}"
                     ),
                 )
                 and None
             ),
         ),
         "gw.example is not the Brave Search API, and the key of BRAVE_SEARCH_API_KEY goes only there",
+    ),
+]
+
+
+# ---- issue 33, class 4: what the book reads (regular files inside the tables folder, UTF-8; docs/security.md) ----
+def book_cmd(tables_dir: str = "results/bt") -> list[str]:
+    return [
+        "book",
+        "--benchmark",
+        "moca",
+        "--tables-dir",
+        tables_dir,
+        "--instances",
+        "data/i.jsonl",
+        "--tracked",
+        "results/t.json",
+        "--out",
+        "results/b.pdf",
+    ]
+
+
+def book_tables(**files: Callable[[Path, Path], None] | bytes):
+    """A tables folder results/bt with a good table and ``files`` (bytes, or a maker given the path and the
+    repository's root), and the book reading it."""
+
+    def setup(root: Path) -> list[str]:
+        write("results/bt/acc.csv", "model,value\nrandom,1\n")
+        for name, made in files.items():
+            path = Path("results/bt") / name
+            if isinstance(made, bytes):
+                write(str(path), made)
+            else:
+                made(path, root)
+        return book_cmd()
+
+    return setup
+
+
+def link_out_of_the_repository(path: Path, root: Path) -> None:
+    outside = root.parent / "outside.png"
+    outside.write_bytes(b"\x89PNG secret")
+    path.symlink_to(outside)
+
+
+READ_CASES = [
+    Case(
+        "book-figure-linked-from-outside",
+        "read root",
+        book_tables(**{"fig.png": link_out_of_the_repository}),
+        "results/bt/fig.png: is a link to",
+    ),
+    Case(
+        "book-latin1-table",
+        "read root",
+        book_tables(**{"t.csv": "model,value\ncaf\u00e9,1\n".encode("latin-1")}),
+        "results/bt/t.csv: not UTF-8 text (byte 0xe9 at offset 15, line 2)",
+    ),
+    Case(
+        "book-folder-link-in-tables",
+        "read root",
+        book_tables(**{"more": lambda path, root: path.symlink_to(root / "results" / "bt" / "..")}),
+        "results/bt/more: is a link to",
+    ),
+    Case(
+        "book-fifo-in-tables",
+        "special file",  # run in a subprocess with a timeout: a broken check would hang on the FIFO
+        book_tables(**{"pipe.csv": lambda path, root: os.mkfifo(path)}),
+        "results/bt/pipe.csv: is a FIFO (named pipe)",
+    ),
+]
+
+
+# ---- issue 33, class 8: versioned outputs depend on inputs only (no case of the table: the command succeeds) -----
+def test_moca_acquire_writes_the_same_manifest_on_first_use_and_after(ws, caplog, monkeypatch):
+    """An unpinned file (RedCaps' annotations archive) is trusted on first use: the manifest says
+    "recorded" on the first run and every later one (DVC sees no change); the first use is logged."""
+    import zipfile
+
+    from socialbench.cli import main
+
+    Path("mirror").mkdir()
+    with zipfile.ZipFile("mirror/redcaps_v1.0_annotations.zip", "w") as zf:
+        zf.writestr("annotations/pics_2020.json", '{"annotations": []}')
+    argv = ["moca", "acquire", "--source", "redcaps", "--root", "data/rc", "--mode", "mirror", "--mirror", "mirror"]
+    manifests, logs = [], []
+    for _ in range(2):
+        monkeypatch.setattr(sys, "argv", ["socialbench", *argv])
+        caplog.clear()
+        main()
+        logs.append(caplog.text)
+        manifests.append(Path("data/rc/.manifest.json").read_bytes())
+    assert manifests[0] == manifests[1] and b'"verified": "recorded"' in manifests[0]
+    assert "recorded on first use in sources.lock" in logs[0] and "recorded on first use" not in logs[1]
+
+
+# ---- issue 33, class 9: left from the earlier rounds ------------------------------------------------------------
+def track_with_store_under_a_file(root: Path) -> list[str]:
+    write("st.yaml", PARAMS.replace("sqlite:///mlflow.db", "sqlite:///data/i.jsonl/mlflow.db"))
+    return [
+        "track",
+        "--benchmark",
+        "moca",
+        SCORE_FILE,
+        "--instances",
+        "data/i.jsonl",
+        "--predictions-dir",
+        "results/predictions",
+        "--stats-dir",
+        "results/runs",
+        "--tables-dir",
+        "results/tables",
+        "--out",
+        "results/summary.json",
+        "--params",
+        "st.yaml",
+    ]
+
+
+def answers_of_other_instances(root: Path) -> list[str]:
+    write("answers.jsonl", json.dumps({"id": "elsewhere-0", "label": "mock"}) + "\n")
+    write("human.yaml", PARAMS + "  human: {backend: file, options: {path: answers.jsonl}}\n")
+    return infer("data/i.jsonl")[:6] + ["human", *infer()[7:], "--params", "human.yaml"]
+
+
+LEFTOVER_CASES = [
+    Case(
+        "track-store-under-a-file",
+        "leftovers",
+        track_with_store_under_a_file,
+        "data/i.jsonl/mlflow.db: the MLflow tracking store cannot be created there: data/i.jsonl is a file",
+    ),
+    Case(
+        "meetingtom-consolidate-source-twice",
+        "leftovers",
+        run_with(
+            ["meetingtom", "consolidate", *["--source-dir", "data", "--gold-dir", "results"] * 2, "--out-dir", "out"]
+        ),
+        "data: given as --source-dir twice (number 1 and 2); each source's folder once",
+    ),
+    Case(
+        "params-unknown-you-type",
+        "leftovers",
+        check("meetingtom: {mining: {you: {you_type: you_999}}}\n"),
+        "meetingtom.mining.you.you_type: 'you_999' is not one of the known values: you_1 (deictic)",
+    ),
+    Case(
+        "moca-acquire-manual-public-file",
+        "leftovers",
+        run_with(["moca", "acquire", "--source", "mmsd2", "--root", "data/mm", "--mode", "manual", "--split", "train"]),
+        "train.json is not under data/mm; put it there (it is at https://",
+    ),
+    Case(
+        "infer-recorded-answers-match-no-instance",
+        "leftovers",
+        answers_of_other_instances,
+        "answers.jsonl, field 'id': the recorded answers of models.human match none of the 3 instances of data/i.jsonl",
+        cache=True,
+    ),
+]
+
+
+# ---- issue 33, class 5: waits (every wait bounded by params; a closed port fails in seconds) ---------------
+def closed_port() -> int:
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def book_on(tracking_uri: str):
+    def setup(root: Path) -> list[str]:
+        write("book.yaml", PARAMS.replace("sqlite:///mlflow.db", tracking_uri))
+        write("results/mlflow.json", json.dumps({"keys": []}))
+        write("results/tables/t.csv", "a,b\n1,2\n")  # the book reads its tables before the store
+        return [
+            "book",
+            "--benchmark",
+            "moca",
+            "--tables-dir",
+            "results/tables",
+            "--instances",
+            "data/i.jsonl",
+            "--tracked",
+            "results/mlflow.json",
+            "--params",
+            "book.yaml",
+            "--out",
+            "results/book.pdf",
+        ]
+
+    return setup
+
+
+def web_search_answering(fault, **options):
+    """infer CoDAR with a model whose entities are looked up by the web retriever at a loopback search
+    server (TEST DOUBLE, tests/helpers/brave_loopback.py) that answers every search with ``fault``."""
+
+    def setup(root: Path) -> list[str]:
+        from tests.helpers.brave_loopback import BraveServer
+
+        server = BraveServer(token="k", faults=[fault] * 100).__enter__()  # a daemon thread, for the case
+        os.environ["SB_BAD_INPUT_BRAVE_KEY"] = "k"
+        opts = {"api_key_env": "SB_BAD_INPUT_BRAVE_KEY", "base_url": server.url, "max_retries": 0, **options}
+        write(
+            "web.yaml",
+            PARAMS.replace(
+                "moca: {frames: 2}", f"moca: {{frames: 2, retrieval: {{retriever: web, options: {json.dumps(opts)}}}}}"
+            )
+            + "  w: {backend: codar_script, options: {entities: text, route: hybrid}}\n",
+        )
+        return [
+            "infer",
+            "--benchmark",
+            "moca",
+            "--instances",
+            "data/i.jsonl",
+            "--model",
+            "w",
+            "--method",
+            "codar",
+            "--params",
+            "web.yaml",
+            "--out",
+            "results/o.jsonl",
+            "--stats",
+            "results/o.stats.json",
+        ]
+
+    return setup
+
+
+def _fault(status: int, **headers: str):
+    from tests.helpers.brave_loopback import Fault
+
+    return Fault(status=status, headers=headers)
+
+
+WAIT_CASES = [
+    Case(
+        "book-tracking-server-closed-port",
+        "waits",
+        lambda root: book_on(f"http://127.0.0.1:{closed_port()}")(root),
+        "cannot connect to 127.0.0.1:",
+    ),
+    Case(
+        "book-postgresql-store-closed-port",
+        "waits",
+        lambda root: book_on(f"postgresql+psycopg://127.0.0.1:{closed_port()}/m")(root),
+        "MLflow tracking store postgresql+psycopg://127.0.0.1:",
+    ),
+    Case(
+        "infer-web-search-retry-after-3600",
+        "waits",
+        web_search_answering(_fault(429, **{"Retry-After": "3600"})),
+        "asks to wait 3600 s (Retry-After), longer than moca.retrieval.options.max_wait_s (60 s)",
+        outputs=(".cache",),  # the model's calls before the search stay cached, as before a dead server
+    ),
+    Case(
+        "infer-every-web-search-fails",
+        "waits",
+        web_search_answering(_fault(500), max_consecutive_failures=2),
+        "retriever web: stopped after 2 failed searches in a row",
+        outputs=(".cache",),
+    ),
+]
+
+
+# ---- issue 33, class 7: check-params knows every key -----------------------------------------------------
+def params_with(old: str, new: str, extra: str = ""):
+    return bad_params(PARAMS.replace(old, new) + extra)
+
+
+PARAMS_KEY_CASES = [
+    Case(
+        "check-params-retriever-option-typo",
+        "params keys",
+        params_with("moca: {frames: 2}", "moca: {frames: 2, retrieval: {retriever: bm25, options: {corpsu: c}}}"),
+        "moca.retrieval.options: unknown option(s) corpsu (retriever bm25 takes: b, corpus, k1)",
+    ),
+    Case(
+        "check-params-retriever-option-out-of-range",
+        "params keys",
+        params_with(
+            "moca: {frames: 2}", "moca: {frames: 2, retrieval: {retriever: bm25, options: {corpus: c, k1: -1}}}"
+        ),
+        "moca.retrieval.options.k1: -1 is less than the minimum of 0",
+    ),
+    Case(
+        "check-params-unknown-retriever",
+        "params keys",
+        params_with("moca: {frames: 2}", "moca: {frames: 2, retrieval: {retriever: google}}"),
+        "moca.retrieval.retriever: unknown retriever 'google'",
+    ),
+    Case(
+        "check-params-resources-of-no-model",
+        "params keys",
+        params_with("seed: 1", "seed: 1\nresources: {models: {ghost: {gpu: 1}}}"),
+        "resources.models.ghost: names no model of params",
+    ),
+    Case(
+        "check-params-gpu-below-tensor-parallel-size",
+        "params keys",
+        params_with(
+            "seed: 1",
+            "seed: 1\nresources: {models: {big: {gpu: 1}}}",
+            "  big: {backend: vllm, model_id: org/m, options: {tensor_parallel_size: 4}}\n",
+        ),
+        "resources.models.big.gpu: 1 is fewer than the 4 GPUs its vLLM server shards over",
+    ),
+    Case(
+        "check-params-two-models-one-server-variable",
+        "params keys",
+        params_with("seed: 1", "seed: 1", "  random_7b: {backend: random}\n  random-7b: {backend: random}\n"),
+        "its server variable SOCIALBENCH_SERVER_URL_RANDOM_7B is also models.random_7b's",
     ),
 ]
 

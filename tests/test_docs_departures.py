@@ -11,8 +11,8 @@ from pathlib import Path
 import yaml
 
 from socialbench.meetingtom.eval.prompts import SETTINGS as MEETINGTOM_METHOD_SETTINGS
-from socialbench.moca.methods.codar import SETTINGS as CODAR_SETTINGS
 from socialbench.moca.schema.methods import CODAR_DEFAULTS
+from socialbench.moca.schema.methods import SETTINGS as CODAR_SETTINGS
 
 REPO = Path(__file__).resolve().parents[1]
 DECISIONS = REPO / "docs" / "decisions.md"

@@ -47,7 +47,7 @@ def test_one_mlflow_run_per_model_and_method_under_a_parent(pipeline_run):
     client = MlflowClient(f"sqlite:///{work}/mlflow.db")
     exp = client.get_experiment_by_name("socialbench")
     runs = client.search_runs([exp.experiment_id])
-    from socialbench.core.benchmarks import excluded
+    from socialbench.core.benchmarks import pair_excluded
 
     moca_parents = {
         r.info.run_id
@@ -62,9 +62,9 @@ def test_one_mlflow_run_per_model_and_method_under_a_parent(pipeline_run):
     assert len(moca_parents) == 1
     run_pairs = [
         (m, meth)
-        for m, e in params["models"].items()
+        for m in params["models"]
         for meth in params["moca"]["methods"]
-        if not excluded(e, "moca", meth)
+        if not pair_excluded(params, "moca", m, meth)
     ]
     assert sorted((r.data.tags["model"], r.data.tags["method"]) for r in children) == sorted(run_pairs)
     assert all(r.data.params.get("prompt_template_sha256") and r.data.params.get("dataset_sha256") for r in children)
@@ -219,14 +219,14 @@ def test_dvc_metrics_show_prints_one_row_per_benchmark_model_and_method(pipeline
     work, env, _ = pipeline_run
     p = yaml.safe_load((work / "params.yaml").read_text())
     rows = [line.split()[0] for line in run(["dvc", "metrics", "show"], work, env).splitlines()[1:] if line.strip()]
-    from socialbench.core.benchmarks import excluded
+    from socialbench.core.benchmarks import pair_excluded
 
     expected = [
         f"results/metrics/{b}/{m}/{meth}.json"
         for b in ("moca", "meetingtom")
-        for m, e in p["models"].items()
+        for m in p["models"]
         for meth in p[b]["methods"]
-        if not excluded(e, b, meth)
+        if not pair_excluded(p, b, m, meth)
     ]
     assert set(expected) <= set(rows), rows
     # the metrics folders are Snakemake folder outputs: its marker file in them is no row (.dvcignore)

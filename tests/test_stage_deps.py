@@ -174,9 +174,7 @@ def test_editing_one_methods_template_reruns_only_the_models_that_run_it(demo_pi
     params = load_params(work / "params.yaml")
     template = sorted((work / "src/socialbench/moca/templates/codar").iterdir())[0]
     edit(template)
-    users = {
-        m for m, runs in model_runs(params["models"], "moca", params["moca"]["methods"]).items() if "codar" in runs
-    }
+    users = {m for m, runs in model_runs(params, "moca", params["moca"]["methods"]).items() if "codar" in runs}
     assert users
     want_rules = {dvc_yaml.rule_name(f"moca_infer_{m}") for m in users}
     assert {j for j in dry_run_jobs(work, env) if "_infer_" in j} == want_rules

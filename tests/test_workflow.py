@@ -74,8 +74,6 @@ def method_entries(deps):
     return [d for d in deps if "/methods/" in d or "/templates/" in d]
 
 
-
-
 @pytest.mark.parametrize("stage", sorted(dvc_stages()))
 def test_a_dvc_stage_names_the_rules_it_runs(stage):
     assert stage_body(stage)["desc"].startswith("runs ")
@@ -123,22 +121,22 @@ def test_an_infer_stage_depends_on_the_methods_of_its_model_only(stage):
     bench = benchmark_of(stage)
     params = load_params(REPO / "params.yaml")
     model = next(m for m in params["models"] if stage == f"{bench}_infer_{m}")
-    methods = {r.split("__", 1)[0] for r in model_runs(params["models"], bench, params[bench]["methods"])[model]}
+    methods = {r.split("__", 1)[0] for r in model_runs(params, bench, params[bench]["methods"])[model]}
     # the methods package's __init__ runs on import of any method: a dep of every infer stage
     assert {Path(d).stem for d in method_entries(code_deps(stage))} - {"__init__"} == methods
 
 
 def test_a_pair_params_exclude_has_no_dvc_stage_and_no_output():
-    from socialbench.core.benchmarks import excluded
+    from socialbench.core.benchmarks import pair_excluded
     from socialbench.core.config import load_params
 
     params = load_params(REPO / "params.yaml")
     outs = {str(o) for s in dvc_stages().values() for o in s.get("outs", []) if isinstance(o, str)}
     for bench in ("moca", "meetingtom"):
-        for model, entry in params["models"].items():
+        for model in params["models"]:
             for method in params[bench]["methods"]:
                 path = f"results/predictions/{bench}/{model}/{method}.jsonl"
-                assert (path in outs) == (excluded(entry, bench, method) is None), path
+                assert (path in outs) == (pair_excluded(params, bench, model, method) is None), path
 
 
 @pytest.mark.slow

@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "socialbench.stages.tables",
         "Render the benchmark's result tables (and figures) and the headline metrics file.",
     ),
-    "viewer": ("socialbench.stages.viewer", "Write one self-contained HTML page per run."),
+    "viewer": ("socialbench.stages.viewer", "Write the trace viewer: a page per run, its shards, media once."),
     "track": ("socialbench.stages.track", "Log one MLflow run per (benchmark, model, method) under a parent run."),
     "prune-outputs": (
         "socialbench.stages.prune",

@@ -260,6 +260,17 @@ def test_an_unpinned_download_is_recorded_on_first_use_and_checked_later(server,
     assert not (tmp_path / "again.bin").exists()
 
 
+def test_a_first_use_is_recorded_as_recorded_and_logged_as_a_warning(server, payload, tmp_path, caplog):
+    """Issue 33, class 8: versioned outputs state the check as it stands after the run; the first use is logged."""
+    trust = dl.TrustStore(tmp_path / "sources.lock")
+    url = server.add("/f.bin", payload)
+    assert dl.recorded_verification(dl.verification(url, None, trust)) == "recorded"
+    download(url, tmp_path / "f.bin", trust=trust, **FAST)
+    assert dl.recorded_verification(dl.verification(url, None, trust)) == "recorded"
+    assert "no sha256 pinned; " + sha(payload) + " recorded on first use in" in caplog.text
+    assert [dl.recorded_verification(how) for how in ("pinned", "none")] == ["pinned", "none"]
+
+
 def test_a_changed_mirror_file_is_refused_against_its_recorded_hash(tmp_path):
     trust = dl.TrustStore(tmp_path / "sources.lock")
     src = tmp_path / "mirror.bin"

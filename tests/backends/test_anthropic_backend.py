@@ -125,7 +125,7 @@ def test_an_audio_part_is_refused_before_any_call_naming_model_request_and_part(
         )
     assert str(exc.value) == (
         "models.claude (backend anthropic): request inst-0001/direct/answer: part 2, audio: audio input is not"
-        " supported (it takes: image); nothing was called"
+        " supported (it takes: image, frames); nothing was called"
     )
     assert server.completions() == [] and got == []
 

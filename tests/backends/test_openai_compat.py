@@ -34,8 +34,15 @@ def backend_for(server, monkeypatch, **options):
         **options,
     }
     concurrency = opts.pop("concurrency", 4)
+    modalities = opts.pop("modalities", None)
     spec = ModelSpec(
-        name="m", backend="openai_compat", model_id="served-model", image_size=64, concurrency=concurrency, options=opts
+        name="m",
+        backend="openai_compat",
+        model_id="served-model",
+        image_size=64,
+        concurrency=concurrency,
+        options=opts,
+        modalities=modalities,
     )
     return create_backend(spec)
 
@@ -169,9 +176,10 @@ def test_it_takes_images_and_audio_but_no_native_video():
     assert OpenAICompatBackend.accepts == frozenset({"image", "audio"})
 
 
-def test_audio_goes_as_an_input_audio_part_with_its_bytes(server, monkeypatch, tmp_path):
+def test_audio_goes_as_an_input_audio_part_with_its_bytes_to_a_model_declaring_audio(server, monkeypatch, tmp_path):
     audio = write_wav(tmp_path / "a.wav")
-    resp = backend_for(server, monkeypatch).complete(moca_request(0, [audio]))
+    backend = backend_for(server, monkeypatch, modalities=["image", "frames", "audio"])
+    resp = backend.complete(moca_request(0, [audio]))
     rec = server.completions()[0]
     part = rec.body["messages"][1]["content"][0]
     assert part["type"] == "input_audio" and part["input_audio"]["format"] == "wav"

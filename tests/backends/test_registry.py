@@ -42,6 +42,7 @@ ACCEPTS = {  # what each backend takes besides text (a video as frames needs onl
     "random": {"image", "video", "audio"},
     "prior": {"image", "video", "audio"},
     "minilm": {"image", "video", "audio"},
+    "file": {"image", "video", "audio"},
 }
 
 
@@ -66,3 +67,51 @@ def test_a_backend_source_is_asked_on_a_miss(monkeypatch):
     monkeypatch.setattr(backend.BACKENDS, "sources", [])
     backend.add_source(lambda: {"echo2": ("socialbench.backends.scripted", "ScriptedBackend")})
     assert backend.get_backend_class("echo2").__name__ == "ScriptedBackend"
+
+
+# what each backend's models take when params declare no modalities (its declaration file)
+DEFAULT_MODALITIES = {
+    "openai_compat": {"image", "frames"},
+    "anthropic": {"image", "frames"},
+    "vllm": {"image", "frames", "video"},
+    "hf": {"image", "frames"},
+    "scripted": {"image", "frames", "video", "audio"},
+    "random": {"image", "frames", "video", "audio"},
+    "prior": {"image", "frames", "video", "audio"},
+    "minilm": {"image", "frames", "video", "audio"},
+    "file": {"image", "frames", "video", "audio"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULT_MODALITIES))
+def test_each_backend_declares_the_default_modalities_of_its_models(name):
+    from socialbench.core.backend import backend_declaration
+
+    assert backend_declaration(name).modalities == frozenset(DEFAULT_MODALITIES[name])
+
+
+def test_every_registered_backend_has_a_declaration_file_within_what_it_carries():
+    from socialbench.core.backend import BACKENDS, _declaration_file, backend_declaration, carried_modalities
+
+    for name in available_backends():
+        entry = BACKENDS.entry(name)
+        if entry is not None and entry[0].startswith("socialbench.backends."):
+            assert _declaration_file(entry[0], entry[1]) is not None, name
+        declared = backend_declaration(name)
+        assert declared.modalities <= carried_modalities(declared.accepts), name
+
+
+def test_the_class_takes_its_declaration_from_the_file():
+    from socialbench.backends.baselines import PriorBackend
+    from socialbench.backends.file import FileBackend
+
+    assert PriorBackend.choices_only == "answers multiple choice only"
+    assert FileBackend.default_modalities == frozenset({"image", "frames", "video", "audio"})
+
+
+def test_a_declaration_is_read_without_importing_the_backend_module():
+    from socialbench.core.backend import backend_declaration
+
+    before = "socialbench.backends.hf" in sys.modules
+    assert backend_declaration("hf").accepts == frozenset({"image"})
+    assert ("socialbench.backends.hf" in sys.modules) == before

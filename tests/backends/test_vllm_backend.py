@@ -21,7 +21,7 @@ from tests.helpers.moca_requests import answer_schema, moca_request, write_clip,
 STAND_IN = [sys.executable, str(Path(__file__).resolve().parents[1] / "helpers" / "fake_vllm_serve.py")]
 
 
-def spec_for(tmp_path, **options):
+def spec_for(tmp_path, modalities=None, **options):
     opts = {
         "executable": STAND_IN,
         "tensor_parallel_size": 2,
@@ -39,6 +39,7 @@ def spec_for(tmp_path, **options):
         max_frames=6,
         concurrency=4,
         options=opts,
+        modalities=modalities,
     )
 
 
@@ -151,12 +152,13 @@ def test_it_takes_images_native_video_and_audio():
     assert VllmBackend.accepts == frozenset({"image", "video", "audio"})
 
 
-def test_a_clip_goes_as_a_video_url_data_url_and_audio_as_input_audio(tmp_path):
+def test_a_clip_goes_as_a_video_url_data_url_and_audio_as_input_audio_to_a_model_declaring_audio(tmp_path):
     frames = [write_png(tmp_path / f"f{k}.png", timestamp=float(k)) for k in range(2)]
     clip = write_clip(tmp_path / "c.mp4", frames, view="Corner")  # file and frames: the file is sent
     audio = write_wav(tmp_path / "a.wav")
     with LoopbackServer("openai") as srv:
-        backend = create_backend(spec_for(tmp_path, base_url=srv.url))
+        omni = ["image", "frames", "video", "audio"]  # an audio-capable open-weight model declares audio
+        backend = create_backend(spec_for(tmp_path, modalities=omni, base_url=srv.url))
         resp = backend.complete(moca_request(0, [clip, audio]))
         rec = srv.completions()[0]
     content = rec.body["messages"][1]["content"]
@@ -166,6 +168,24 @@ def test_a_clip_goes_as_a_video_url_data_url_and_audio_as_input_audio(tmp_path):
     assert content[1]["video_url"]["url"].startswith("data:video/mp4;base64,")
     assert rec.video_sha256 == [clip.sha256] and rec.audio_sha256 == [audio.sha256] and rec.image_sha256 == []
     assert content[2]["input_audio"]["format"] == "wav" and resp.error is None and resp.finish_reason == "stop"
+
+
+def test_an_audio_part_is_refused_for_a_vllm_model_that_declares_no_audio(tmp_path):
+    from socialbench.core.errors import ConfigError
+
+    backend = create_backend(spec_for(tmp_path))  # the vllm default: image, frames, video
+    with pytest.raises(
+        ConfigError, match=r"part 1, audio: audio input is not supported \(it takes: image, frames, video\)"
+    ):
+        backend.complete_many([moca_request(0, [write_wav(tmp_path / "a.wav")])], lambda i, r: None)
+    assert backend.server.proc is None
+
+
+def test_a_clip_goes_as_its_frames_to_a_vllm_model_that_declares_no_native_video(tmp_path):
+    frames = [write_png(tmp_path / f"f{k}.png", timestamp=float(k)) for k in range(2)]
+    clip = write_clip(tmp_path / "c.mp4", frames, view="Corner")
+    body = create_backend(spec_for(tmp_path, modalities=["image", "frames"]))._prepare(moca_request(0, [clip]))
+    assert [b["type"] for b in body["messages"][1]["content"]] == ["text", "image_url", "image_url", "text"]
 
 
 def test_a_video_given_only_as_frames_goes_as_images(tmp_path):

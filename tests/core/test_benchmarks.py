@@ -141,3 +141,70 @@ def test_an_order_run_is_excluded_when_its_run_is():
 def test_params_problems_name_an_order_run_asked_for_the_wrong_way(section, says):
     problems = ToyBenchmark().params_problems(section)
     assert any(re.search(says, p) for p in problems), problems
+
+
+# ---- pairs that cannot run, derived from what the model takes and what the run needs ------------------
+def test_a_choices_only_backend_cannot_run_a_method_that_needs_free_text_and_says_why():
+    from socialbench.core.benchmarks import FREE_TEXT, Need, excluded
+
+    needs = [Need((FREE_TEXT,), "the chain's free-text stages")]
+    assert excluded({"backend": "prior"}, "moca", "chain", needs) == (
+        "answers multiple choice only, not the chain's free-text stages"
+    )
+    assert excluded({"backend": "scripted"}, "moca", "chain", needs) is None
+
+
+def test_a_model_lacking_every_modality_a_need_names_is_excluded_with_its_declaration():
+    from socialbench.core.benchmarks import Need, excluded
+
+    needs = [Need(("video",), "native video (ingestion: native)")]
+    assert excluded({"backend": "hf"}, "meetingtom", "r", needs) == (
+        "takes image, frames (the default of backend hf), not native video (ingestion: native)"
+    )
+    declared = {"backend": "vllm", "modalities": ["image"]}
+    assert excluded(declared, "meetingtom", "r", [Need(("video", "frames"), "the clip's video")]) == (
+        "takes image (modalities in params), not the clip's video"
+    )
+    assert excluded({"backend": "vllm"}, "meetingtom", "r", needs) is None
+
+
+def test_a_reason_params_give_wins_over_the_derived_one_and_covers_the_methods_variant_runs():
+    from socialbench.core.benchmarks import FREE_TEXT, Need, excluded
+
+    entry = {"backend": "file", "exclude_methods": {"codar": "human answers are final answers only"}}
+    needs = [Need((FREE_TEXT,), "CoDAR's free-text stages")]
+    assert excluded(entry, "moca", "codar__wo_step2", needs) == "human answers are final answers only"
+    assert excluded({**entry, "exclude_methods": {"codar__wo_step5": "x"}}, "moca", "codar__wo_step2") is None
+
+
+def repo_params(repo_root, **models):
+    from socialbench.core.config import load_params
+
+    p = load_params(repo_root / "params.yaml")
+    return {**p, "models": models}
+
+
+def test_the_demos_baselines_cannot_run_codar_with_the_reason_the_tables_printed_before(repo_root):
+    from socialbench.core.benchmarks import pair_excluded
+
+    p = repo_params(repo_root, random={"backend": "random"}, s={"backend": "codar_script"})
+    for run in ("codar", "codar__wo_step2", "codar__wo_steps34", "codar__wo_step5"):
+        assert pair_excluded(p, "moca", "random", run) == "answers multiple choice only, not CoDAR's free-text stages"
+        assert pair_excluded(p, "moca", "s", run) is None
+    assert pair_excluded(p, "moca", "random", "direct") is None
+
+
+def test_a_meetingtom_run_ingesting_native_video_is_not_run_for_a_model_without_video(repo_root):
+    from socialbench.core.benchmarks import pair_excluded
+
+    p = repo_params(repo_root, llava={"backend": "hf"}, qwen={"backend": "vllm"})
+    assert pair_excluded(p, "meetingtom", "llava", "no_prompt__ingest_native") == (
+        "takes image, frames (the default of backend hf), not native video (ingestion: native)"
+    )
+    assert pair_excluded(p, "meetingtom", "llava", "no_prompt") is None  # auto: the clip as frames
+    assert pair_excluded(p, "meetingtom", "qwen", "no_prompt__ingest_native") is None
+    text_only = {**p, "models": {"t": {"backend": "vllm", "modalities": []}}}
+    assert pair_excluded(text_only, "meetingtom", "t", "no_prompt__modality_utterances") is None
+    assert pair_excluded(text_only, "meetingtom", "t", "no_prompt") == (
+        "takes text only (modalities in params), not the clip's video"
+    )

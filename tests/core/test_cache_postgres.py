@@ -15,7 +15,7 @@ import pytest
 from socialbench.core.backend import ModelSpec, Response, create_backend
 from socialbench.core.cache import RequestCache, cache_key
 from socialbench.core.cache_pg import CACHE_URL_ENV, PostgresRequestCache, masked_url, open_request_cache, translate
-from socialbench.core.errors import SocialbenchError
+from socialbench.core.errors import DataError, SocialbenchError
 from tests.helpers.loopback import LoopbackServer
 from tests.helpers.moca_requests import moca_request, run_through_cache
 from tests.helpers.postgres import postgres_cluster
@@ -69,6 +69,23 @@ def test_a_url_that_is_not_postgresql_is_refused_without_echoing_it(tmp_path):
 
 
 # ---- the contract, in both stores -------------------------------------------------------------------
+def test_a_store_on_a_closed_port_fails_within_seconds_naming_it_redacted():
+    from socialbench.core.errors import DataError
+
+    with socket.socket() as s:  # a port nobody listens on: bound, then closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(DataError) as err:
+        PostgresRequestCache(f"postgresql://user:hunter2@127.0.0.1:{port}/db", connect_timeout_s=2)
+    assert time.monotonic() - started < 10
+    message = str(err.value)
+    assert message.startswith(
+        f"postgresql://***@127.0.0.1:{port}/db: cannot connect to the request cache store within 2 s"
+    )
+    assert "hunter2" not in message and "waits.connect_s" in message
+
+
 def test_a_stored_answer_is_read_back_with_its_counts_and_finish_reason(store):
     req = moca_request(0)
     key = cache_key(IDENTITY, req)
@@ -240,3 +257,56 @@ def test_the_postgresql_store_is_chosen_by_the_environment_and_named_without_its
     assert isinstance(c, PostgresRequestCache) and not (tmp_path / "c.sqlite").exists()
     assert postgres_cluster().password not in str(c.path) + str(c.stats())
     c.close()
+
+
+# ---- a URL or a database that is not a cache: one line naming it (issue 33, point 6) ----------------------
+def test_a_port_that_is_no_number_is_named_with_the_password_masked(tmp_path):
+    url = "postgresql://u:hunter2@db:54x2/c"
+    with pytest.raises(SocialbenchError) as err:
+        open_request_cache(tmp_path / "c.sqlite", environ={CACHE_URL_ENV: url})
+    assert (
+        str(err.value)
+        == f"{CACHE_URL_ENV}: postgresql://***@db:54x2/c: its port '54x2' is not a number from 1 to 65535"
+    )
+
+
+def test_a_url_without_a_database_is_refused(tmp_path):
+    with pytest.raises(SocialbenchError, match="names no database"):
+        open_request_cache(tmp_path / "c.sqlite", environ={CACHE_URL_ENV: "postgresql://u@db:5432"})
+
+
+def test_masking_never_fails_on_a_port_that_is_no_number():
+    assert masked_url("postgresql://u:pw@db:port/c") == "postgresql://***@db:port/c"
+
+
+@pytest.fixture
+def foreign_db(pg_url):
+    url = postgres_cluster().url("not_a_cache")
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS calls")
+        conn.execute("CREATE TABLE calls (id BIGINT PRIMARY KEY, who TEXT)")
+    return url
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("readonly", [False, True], ids=["run", "inspect"])
+def test_a_database_whose_calls_table_is_not_a_cache_is_refused_and_left_alone(foreign_db, readonly):
+    import psycopg
+
+    with pytest.raises(DataError, match=r"is a PostgreSQL database but not a request cache \(its 'calls' table lacks"):
+        PostgresRequestCache(foreign_db, readonly=readonly)
+    with psycopg.connect(foreign_db) as conn:
+        tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+    assert tables == {"calls"}  # no claims table created beside it
+
+
+@pytest.mark.postgres
+def test_the_postgresql_store_keeps_its_tables_check_and_reads_back(pg_cache):
+    req = moca_request(0)
+    key = cache_key(IDENTITY, req)
+    pg_cache.put(key, IDENTITY, req, Response(text="x"), "m")
+    ro = PostgresRequestCache.open_readonly(pg_cache.url)
+    assert ro.stats()["entries"] == 1 and ro.entries_for("m", req.request_id)[0]["key"] == key
+    ro.close()

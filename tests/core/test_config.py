@@ -349,3 +349,97 @@ def test_a_robustness_section_naming_defined_models_and_runs_is_valid():
     p = validate_params(_with(moca={"robustness": {"orders": 3, "models": ["r"], "methods": ["direct"]}}))
     assert p["moca"]["robustness"]["orders"] == 3
     assert validate_params(_with(moca={}))["moca"]["robustness"] is None  # opt-in: none by default
+
+
+# ---- check-params knows every key (issue 33, class 7): each fails at load, naming the key -------------
+
+
+def _bm25(**options) -> dict:
+    return {"moca": {"retrieval": {"retriever": "bm25", "options": {"corpus": "data/corpus/moca_demo", **options}}}}
+
+
+@pytest.mark.parametrize(
+    ("sections", "says"),
+    [
+        (
+            _bm25(corpsu="x"),
+            r"moca\.retrieval\.options: unknown option\(s\) corpsu \(retriever bm25 takes: b, corpus, k1\)",
+        ),
+        (_bm25(k1=-1), r"moca\.retrieval\.options\.k1: -1 is less than the minimum of 0"),
+        ({"moca": {"retrieval": {"retriever": "web", "options": {"max_wait_s": "1h"}}}}, r"options\.max_wait_s: '1h'"),
+        ({"moca": {"retrieval": {"retriever": "bm52"}}}, r"moca\.retrieval\.retriever: unknown retriever 'bm52'"),
+        ({"moca": {"retrieval": {"retriever": "none", "options": {"k1": 1}}}}, r"retriever none takes no options"),
+        ({"resources": {"models": {"ghost": {"gpu": 1}}}}, r"resources\.models\.ghost: names no model of params"),
+    ],
+)
+def test_a_key_check_params_did_not_know_is_refused_naming_it(sections, says):
+    with pytest.raises(ConfigError, match=says):
+        validate_params(_with(**sections))
+
+
+def test_a_vllm_model_asked_fewer_gpus_than_its_tensor_parallel_size_is_refused():
+    params = {
+        "models": {"big": {"backend": "vllm", "model_id": "org/m", "options": {"tensor_parallel_size": 4}}},
+        "resources": {"models": {"big": {"gpu": 1}}},
+    }
+    with pytest.raises(ConfigError, match=r"resources\.models\.big\.gpu: 1 is fewer than the 4 GPUs its vLLM server"):
+        validate_params(params)
+    params["models"]["big"]["options"]["base_url"] = "http://127.0.0.1:8000/v1"  # a running server: no GPUs here
+    validate_params(params)
+
+
+def test_two_model_names_sharing_one_server_variable_are_refused():
+    models = {"qwen-7b": {"backend": "random"}, "qwen_7b": {"backend": "random"}}
+    with pytest.raises(ConfigError, match=r"models\.qwen_7b: its server variable SOCIALBENCH_SERVER_URL_QWEN_7B is"):
+        validate_params({"models": models})
+
+
+def test_an_ablation_whose_template_cannot_render_is_refused_naming_it(monkeypatch):
+    from socialbench.moca.benchmark import MocaBenchmark
+
+    real = MocaBenchmark.template
+
+    def template(self, method, name):  # an ablation's own prompt with a typo in a placeholder
+        text = real(self, method, name)
+        return text + "\n$in_percepton\n" if method == "codar__wo_step5" and name == "decoder.user.txt" else text
+
+    monkeypatch.setattr(MocaBenchmark, "template", template)
+    ablation = {
+        "table": "table5",
+        "label": "w/o Step 5",
+        "stages": ["observer", "query", "context", "conflict", "decoder"],
+    }
+    section = {
+        "methods": ["codar", "codar__wo_step5"],
+        "retrieval": {"retriever": "none"},
+        "ablations": {"wo_step5": ablation},
+    }
+    with pytest.raises(
+        ConfigError,
+        match=r"moca\.ablations\.wo_step5: template templates/codar/decoder\.user\.txt:"
+        r" placeholder \$in_percepton has no value",
+    ):
+        validate_params(_with(moca=section))
+
+
+def test_every_shipped_codar_template_renders_with_the_placeholders_the_chain_fills(repo_root):
+    from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, template_problem
+
+    folder = repo_root / "src/socialbench/moca/templates/codar"
+    for path in folder.rglob("*.txt"):
+        assert template_problem(path.read_text("utf-8"), str(path), CODAR_PLACEHOLDERS) is None
+
+
+def test_a_model_declaring_a_modality_its_backend_cannot_carry_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"models\.c\.modalities: 'audio': backend anthropic cannot carry it"):
+        validate_params({"models": {"c": {"backend": "anthropic", "modalities": ["image", "audio"]}}})
+
+
+def test_an_unknown_modality_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"models\.v\.modalities\.0"):
+        validate_params({"models": {"v": {"backend": "vllm", "modalities": ["sound"]}}})
+
+
+def test_a_vllm_model_may_declare_audio():
+    p = validate_params({"models": {"omni": {"backend": "vllm", "modalities": ["image", "frames", "video", "audio"]}}})
+    assert p["models"]["omni"]["modalities"] == ["image", "frames", "video", "audio"]

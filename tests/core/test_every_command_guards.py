@@ -66,3 +66,35 @@ def test_every_command_that_writes_calls_the_guard():
 def test_the_check_finds_the_commands():
     found = {fn.name for m in MODULES for fn in _entry_points(m, ast.parse(m.read_text("utf-8")))}
     assert {"infer", "score", "frames", "consolidate_cmd", "prune_outputs", "stats_cmd", "audio_cmd", "book"} <= found
+
+
+#: Calls that write a file; a script that makes one checks its outputs with check_io first.
+WRITERS = {"write_text", "write_bytes", "write_text_atomic", "write_bytes_atomic", "write_json", "write_jsonl"}
+
+
+def _writes(tree: ast.Module) -> bool:
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call):
+            continue
+        name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+        if name in WRITERS:
+            return True
+        modes = [a for a in n.args[1:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if name == "open" and any(set(a.value) & set("wax+") for a in modes):
+            return True
+    return False
+
+
+def test_every_python_script_that_writes_calls_the_guard():
+    scripts = sorted((SRC.parents[1] / "scripts").glob("*.py"))
+    missing = []
+    for script in scripts:
+        tree = ast.parse(script.read_text("utf-8"))
+        if _writes(tree) and "check_io" not in _called_names(tree):
+            missing.append(script.name)
+    assert scripts and not missing, f"scripts that write without check_io: {missing}"
+
+
+def test_the_script_check_sees_a_write():
+    assert _writes(ast.parse("Path('x').write_text('y')")) and _writes(ast.parse("open('x', 'w')"))
+    assert not _writes(ast.parse("open('x')"))

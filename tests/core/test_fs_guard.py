@@ -228,3 +228,29 @@ def test_a_fifo_put_in_place_after_the_check_opens_without_blocking(tree):
 
 def test_regular_files_still_read(tree):
     assert read_jsonl(tree / "in" / "a.jsonl") == [{}]
+
+
+# ---- outputs never written through a link, and kept inside the folder a command owns (issue 33, point 3) ----
+def test_an_output_file_that_is_a_symlink_is_refused_and_its_target_kept(tree, tmp_path):
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep")
+    (tree / "out" / "o.jsonl").symlink_to(target)
+    with pytest.raises(ConfigError, match=r"o.jsonl: is a symlink \(to .*elsewhere.txt\); --out never writes through"):
+        check_io({"--in": tree / "in" / "a.jsonl"}, {"--out": tree / "out" / "o.jsonl"})
+    assert target.read_text() == "keep"
+
+
+def test_an_output_outside_the_folder_the_command_owns_is_refused(tree):
+    with pytest.raises(ConfigError, match=r"leads to .*/x.dvc, outside .*/out; --out writes only inside"):
+        check_io({}, {"--out": tree / "out" / ".." / "x.dvc"}, root=tree / "out")
+
+
+def test_an_output_that_leads_out_through_a_linked_folder_is_refused(tree, tmp_path_factory):
+    away = tmp_path_factory.mktemp("away")
+    (tree / "out" / "linked").symlink_to(away)
+    with pytest.raises(ConfigError, match="outside"):
+        check_io({}, {"--out": tree / "out" / "linked" / "x.dvc"}, root=tree / "out")
+
+
+def test_an_output_inside_the_owned_folder_passes(tree):
+    check_io({}, {"--out": tree / "out" / "x.dvc"}, root=tree / "out")

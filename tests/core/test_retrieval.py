@@ -85,3 +85,64 @@ def test_passages_keep_their_fields_through_the_cache(tmp_path):
     cache = RequestCache(tmp_path / "c.sqlite")
     cached_search(One(), "q", 1, cache)
     assert cached_search(One(), "q", 1, cache).passages == [Passage("a.md#1", "text", "T", "a.md", 0.5)]
+
+
+class Failing(Retriever):
+    """TEST DOUBLE: a search service that fails the searches named in ``fail`` (all when None)."""
+
+    name = "failing"
+
+    def __init__(self, fail=None, fail_after=3):
+        super().__init__({}, "moca.retrieval")
+        self.fail, self.fail_after = fail, fail_after
+
+    def search(self, query, k):
+        if self.fail is None or query in self.fail:
+            raise retrieval.RetrievalError(f"web search: search.test could not be reached ({query})")
+        return [Passage(doc_id="d", text=query)]
+
+
+def test_searches_are_counted_made_cached_and_failed(tmp_path):
+    from socialbench.core.runner import counting_searches
+
+    cache = RequestCache(tmp_path / "c.sqlite")
+    r = Failing(fail={"bad"})
+    with counting_searches() as counts:
+        cached_search(r, "good", 1, cache)
+        cached_search(r, "good", 1, cache)
+        with pytest.raises(retrieval.RetrievalError):
+            cached_search(r, "bad", 1, cache)
+    assert (counts.searches, counts.cached, counts.errors) == (3, 1, 1)
+    assert "search.test could not be reached (bad)" in counts.error_examples[0]
+
+
+def test_failed_searches_in_a_row_stop_the_run_in_one_line():
+    r = Failing(fail_after=3)
+    for query in ("a", "b"):
+        with pytest.raises(retrieval.RetrievalError):
+            cached_search(r, query, 1, None)
+    with pytest.raises(retrieval.SearchesStopped) as err:
+        cached_search(r, "c", 1, None)
+    assert not isinstance(err.value, retrieval.RetrievalError)  # no method takes it for one instance's error
+    message = str(err.value)
+    assert message.startswith("retriever failing: stopped after 3 failed searches in a row") and "\n" not in message
+
+
+def test_a_search_that_answers_resets_the_count_of_failures_in_a_row():
+    r = Failing(fail={"a", "b", "d", "e"}, fail_after=3)
+    for query in ("a", "b", "c", "d", "e"):
+        try:
+            cached_search(r, query, 1, None)
+        except retrieval.RetrievalError:
+            pass
+    assert r.failures_in_a_row == 2
+
+
+def test_retriever_options_schemas_are_read_without_importing_the_provider():
+    import sys
+
+    sys.modules.pop("socialbench.retrievers.web", None)
+    schema = retrieval.retriever_options_schema("web")
+    assert "max_wait_s" in schema["properties"] and schema["additionalProperties"] is False
+    assert "socialbench.retrievers.web" not in sys.modules
+    assert retrieval.retriever_options_schema("bm25")["required"] == ["corpus"]

@@ -94,3 +94,14 @@ def image_index(path: Path) -> int:
 
 def video_indices(path: Path) -> list[int]:
     return [read_index(frame) for frame in decode_all_frames(path)]
+
+
+def truncate(src: Path, dst: Path, fraction: float = 0.5) -> Path:
+    data = src.read_bytes()
+    dst.write_bytes(data[: int(len(data) * fraction)])
+    return dst
+
+
+def assert_problem(excinfo, problem: str, path: Path) -> None:
+    assert excinfo.value.problem == problem
+    assert str(path) in str(excinfo.value)

@@ -6,7 +6,7 @@ import pytest
 
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
-from socialbench.media.run import clean_log_line, describe_exit, ffmpeg_path, last_lines, run_ffmpeg
+from socialbench.media.run import clean_log_line, describe_exit, ffmpeg_failure, ffmpeg_path, last_lines, run_ffmpeg
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,3 +45,29 @@ def test_log_lines_lose_their_memory_addresses():
     assert clean_log_line("[mov,mp4 @ 0x55d2f00b1c40] moov atom not found ") == "moov atom not found"
     assert last_lines(b"a\n\n[h264 @ 0xdeadbeef] b\nc\nd\n", 2) == "c | d"
     assert last_lines(b"") == "no message"
+
+
+# ---- a full disk (issue 33, class 9): one line naming the output, even when ffmpeg exits 0 ----------------
+def test_a_full_disk_is_one_line_naming_the_output_file(tmp_path):
+    """/dev/full fails every write with ENOSPC, as a full disk does; ffmpeg still exits 0 here."""
+    from socialbench.core.paths import DiskFull
+
+    args = [ffmpeg_path(), "-hide_banner", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=d=1", "-f", "wav", "/dev/full"]
+    with pytest.raises(DiskFull) as info:
+        run_ffmpeg(args, "sine", "extracting audio", out="/dev/full")
+    assert str(info.value) == (
+        "/dev/full: no space left on the device; ffmpeg stopped while extracting audio, and nothing of it was kept"
+        " (free some space and run again)"
+    )
+
+
+def test_a_full_disk_removes_the_partial_output(tmp_path):
+    part = tmp_path / "a.wav"
+    part.write_bytes(b"RIFF")
+    error = ffmpeg_failure(1, b"[out#0/wav] Error writing trailer: No space left on device\n", "in.mp4", "x", out=part)
+    assert type(error).__name__ == "DiskFull" and error.path == str(part) and not part.exists()
+
+
+def test_a_failure_that_is_not_a_full_disk_stays_a_media_error_naming_the_input():
+    error = ffmpeg_failure(1, b"Invalid data found when processing input\n", "in.mp4", "reading it", out="o.wav")
+    assert isinstance(error, MediaError) and error.path == "in.mp4" and "Invalid data" in error.detail

@@ -63,7 +63,7 @@ def mt_params(meetingtom: dict | None = None, seed: int = 7, **core) -> dict:
 
 @pytest.fixture(scope="session")
 def demo_cfg():
-    from socialbench.meetingtom.dataset.demo import DemoConfig
+    from socialbench.meetingtom.dataset.demo_script import DemoConfig
 
     return DemoConfig(seed=7, corpus=DEMO_MEETINGS, seconds=110, fps=4, size=(96, 72), sample_rate=8000)
 

@@ -3,6 +3,7 @@ stages, the annotation round-trip (simulated annotators: a test double) and the 
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -633,6 +634,35 @@ def test_consolidate_refuses_unpaired_source_and_gold_folders(staged):
         "one --gold-dir per --source-dir (2 source(s), 1 gold folder(s))" in str(res.exception)
         and not Path("out").exists()
     )
+
+
+def test_consolidate_names_a_source_folder_given_twice(staged):
+    """Issue 33, class 9: the folder is named, not only an instance id."""
+    prepare(staged, "ami")
+    import_without_sheets("ami")
+    pairs = ["--source-dir", "inst/ami", "--gold-dir", "gold/ami"]
+    res = runner.invoke(meetingtom_app, ["consolidate", *pairs, *pairs, "--out-dir", "out"])
+    assert isinstance(res.exception, ConfigError) and not Path("out").exists()
+    assert str(res.exception) == "inst/ami: given as --source-dir twice (number 1 and 2); each source's folder once"
+
+
+def test_consolidate_names_both_files_of_an_instance_id_in_two_sources(staged):
+    prepare(staged, "ami")
+    import_without_sheets("ami")
+    shutil.copytree("inst/ami", "inst/copy")
+    shutil.copytree("gold/ami", "gold/copy")
+    res = runner.invoke(
+        meetingtom_app,
+        [
+            "consolidate",
+            *[x for s in ("ami", "copy") for x in ("--source-dir", f"inst/{s}", "--gold-dir", f"gold/{s}")],
+            "--out-dir",
+            "out",
+        ],
+    )
+    assert isinstance(res.exception, DataError) and not Path("out").exists()
+    assert "inst/copy/task2_1.jsonl, record" in str(res.exception)
+    assert "is also in inst/ami/task2_1.jsonl; each source's ids must differ" in str(res.exception)
 
 
 def test_consolidate_writes_an_empty_file_for_a_task_without_instances(staged):

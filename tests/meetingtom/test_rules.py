@@ -42,7 +42,7 @@ def meetingtom_models(work: Path) -> list[str]:
     from socialbench.results.layout import model_runs
 
     params = load_params(work / "params.yaml")
-    return sorted(model_runs(params["models"], "meetingtom", params["meetingtom"]["methods"]))
+    return sorted(model_runs(params, "meetingtom", params["meetingtom"]["methods"]))
 
 
 def test_the_run_makes_the_task_table_for_every_model(demo_pipeline):

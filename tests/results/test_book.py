@@ -4,6 +4,7 @@ socialbench.results.tracking logged, and real PDFs compiled by the typst wheel a
 
 import io
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 from socialbench.cli import app
 from socialbench.core.errors import ConfigError, DataError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_file
+from socialbench.results import book
 from socialbench.results.book import (
     Item,
     Run,
@@ -22,11 +24,14 @@ from socialbench.results.book import (
     Section,
     Store,
     build_pdf,
+    fit_table,
     footnote,
     numeric_columns,
     parse_csv,
+    read_items,
     read_section,
     render_book,
+    render_section,
     render_table,
     table_script,
     typst_string,
@@ -275,6 +280,104 @@ def test_unregistered_benchmark_is_refused(results):
         read_section("nosuchbench", results["tables"], results["instances"], results["tracked"], store(results))
 
 
+# ---- reading a tables folder: regular files inside it, UTF-8, size limits (issue 33, class 4) ----------
+
+
+def tables_folder(tmp_path: Path, csv_text: str | bytes = TABLE_CSV) -> Path:
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    (folder / "acc.csv").write_bytes(csv_text.encode() if isinstance(csv_text, str) else csv_text)
+    return folder
+
+
+def test_read_items_reads_tables_then_figures_with_their_artifact_paths(tmp_path):
+    folder = tables_folder(tmp_path)
+    (folder / "figures").mkdir()
+    (folder / "figures" / "f.png").write_bytes(png_bytes())
+    items = read_items(folder)
+    assert [(i.kind, i.artifact) for i in items] == [("table", "tables/acc.csv"), ("figure", "tables/figures/f.png")]
+    assert items[0].rows == (("toy_model", "direct", "acc", "42.5"),) and items[0].note == ""
+
+
+def test_a_figure_linked_from_outside_the_folder_is_refused_naming_the_link(tmp_path):
+    outside = tmp_path / "secret.png"
+    outside.write_bytes(png_bytes())
+    folder = tables_folder(tmp_path)
+    (folder / "fig.png").symlink_to(outside)
+    with pytest.raises(DataError, match=rf"{folder / 'fig.png'}: is a link to {outside}, outside the tables folder"):
+        read_items(folder)
+
+
+def test_a_link_to_a_file_inside_the_folder_is_read(tmp_path):
+    folder = tables_folder(tmp_path)
+    (folder / "same.csv").symlink_to(folder / "acc.csv")
+    assert [i.artifact for i in read_items(folder)] == ["tables/acc.csv", "tables/same.csv"]
+
+
+def test_a_link_to_a_folder_is_refused_naming_it(tmp_path):
+    folder = tables_folder(tmp_path)
+    (folder / "sub").mkdir()
+    (folder / "alias").symlink_to(folder / "sub")
+    with pytest.raises(DataError, match=r"alias: is a link to a folder .*; the book does not follow folder links"):
+        read_items(folder)
+
+
+def test_a_fifo_in_the_tables_folder_is_refused_naming_it(tmp_path):
+    folder = tables_folder(tmp_path)
+    os.mkfifo(folder / "pipe.csv")
+    with pytest.raises(DataError, match=r"pipe\.csv: is a FIFO \(named pipe\)"):
+        read_items(folder)
+
+
+def test_a_latin1_table_is_refused_naming_the_file_and_byte_offset(tmp_path):
+    folder = tables_folder(tmp_path, "model,value\ncaf\xe9,1\n".encode("latin-1"))
+    with pytest.raises(DataError, match=r"acc\.csv: not UTF-8 text \(byte 0xe9 at offset 15, line 2\)"):
+        read_items(folder)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_header(tmp_path):
+    folder = tables_folder(tmp_path, "\ufeff" + TABLE_CSV)
+    assert read_items(folder)[0].header[0] == "model"
+
+
+def test_a_30000_row_table_shows_its_first_rows_and_says_so(tmp_path):
+    rows = "".join(f"m{i},direct,acc,{i}\n" for i in range(30_000))
+    folder = tables_folder(tmp_path, "model,method,metric,value\n" + rows)
+    (table,) = read_items(folder)
+    assert len(table.rows) == book.TABLE_MAX_ROWS and table.rows[-1][0] == f"m{book.TABLE_MAX_ROWS - 1}"
+    assert table.note == (
+        f"Shown: the first 1,000 of its 30,000 rows (the book's size limits); the whole table is {folder / 'acc.csv'}."
+    )
+
+
+def test_fit_table_cuts_columns_and_long_cells_and_says_so():
+    header = tuple(f"c{i}" for i in range(50))
+    header, rows, note = fit_table(header, (("x" * 600,) * 50,), "t.csv")
+    assert len(header) == len(rows[0]) == book.TABLE_MAX_COLUMNS
+    assert rows[0][0] == "x" * (book.TABLE_MAX_CELL - 1) + "…"
+    assert (
+        note == "Shown: the first 40 of its 50 columns; 40 cell(s) cut to 500 characters (the book's size limits);"
+        " the whole table is t.csv."
+    )
+
+
+def test_fit_table_leaves_a_table_within_the_limits_as_it_is():
+    header, rows = ("m", "v"), (("a", "1"),)
+    assert fit_table(header, rows, "t.csv") == (header, rows, "")
+
+
+def test_a_table_file_beyond_the_byte_limit_is_refused_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(book, "TABLE_MAX_BYTES", 10)
+    folder = tables_folder(tmp_path)
+    with pytest.raises(DataError, match=r"acc\.csv: is 0\.0 MiB, more than the 0 MiB a book table may have"):
+        read_items(folder)
+
+
+def test_the_note_of_a_cut_table_is_set_under_it():
+    item = Item("table", "t.csv", "tables/t.csv", ("m",), (("a",),), note="Shown: the first 1 of its 2 rows")
+    assert '#par(emph("Shown: the first 1 of its 2 rows"))' in render_section(fake_section([item]))
+
+
 # ---- real PDFs -------------------------------------------------------------------------------------
 
 
@@ -330,3 +433,22 @@ def test_typst_error_names_the_source_and_writes_no_pdf(tmp_path):
     with pytest.raises(SocialbenchError, match=r"typst failed on .*b\.typ: "):
         build_pdf([fake_section([item])], tmp_path / "b.pdf", tmp_path / "b.typ")
     assert (tmp_path / "b.typ").is_file() and not (tmp_path / "b.pdf").exists()
+
+
+def test_the_book_on_a_tracking_server_at_a_closed_port_fails_within_seconds_naming_it_redacted(
+    results, tmp_path, monkeypatch
+):
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port nobody listens on: bound, then closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://user:hunter2@127.0.0.1:{port}")
+    started = time.monotonic()
+    out = CliRunner().invoke(app, book_args(results, tmp_path / "book.pdf"))
+    assert time.monotonic() - started < 10
+    assert isinstance(out.exception, ConfigError), out.output
+    message = str(out.exception)
+    assert f"MLflow tracking store http://***@127.0.0.1:{port}: cannot connect" in message
+    assert "hunter2" not in message and "\n" not in message

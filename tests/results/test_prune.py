@@ -22,20 +22,20 @@ def make_results(root, runs):
 
 def test_stale_reason_names_a_removed_model():
     assert (
-        stale_reason("random", "direct", {"prior": {}}, ["direct"], "moca")
+        stale_reason("random", "direct", {"models": {"prior": {}}}, ["direct"], "moca")
         == "model random is not in params.yaml models"
     )
 
 
 def test_stale_reason_names_a_removed_method():
     assert (
-        stale_reason("prior", "codar", {"prior": {}}, ["direct"], "moca")
+        stale_reason("prior", "codar", {"models": {"prior": {}}}, ["direct"], "moca")
         == "method codar is not in params.yaml moca.methods"
     )
 
 
 def test_a_run_params_name_is_not_stale():
-    assert stale_reason("prior", "direct", {"prior": {}}, ["direct"], "moca") is None
+    assert stale_reason("prior", "direct", {"models": {"prior": {}}}, ["direct"], "moca") is None
 
 
 def test_stale_runs_reads_the_method_from_a_multi_dot_file_name():
@@ -43,22 +43,22 @@ def test_stale_runs_reads_the_method_from_a_multi_dot_file_name():
         ("runs/moca/prior/codar.stats.json", "prior", "codar.stats.json"),
         ("runs/moca/prior/direct.stats.json", "prior", "direct.stats.json"),
     ]
-    assert stale_runs(files, {"prior": {}}, ["direct"], "moca") == [
+    assert stale_runs(files, {"models": {"prior": {}}}, ["direct"], "moca") == [
         ("runs/moca/prior/codar.stats.json", "method codar is not in params.yaml moca.methods")
     ]
 
 
 def test_a_run_params_now_exclude_is_stale_with_the_reason():
-    models = {"prior": {"exclude_methods": {"codar": "no stages to run"}}}
+    params = {"models": {"prior": {"exclude_methods": {"codar": "no stages to run"}}}}
     assert (
-        stale_reason("prior", "codar", models, ["direct", "codar"], "moca")
+        stale_reason("prior", "codar", params, ["direct", "codar"], "moca")
         == "params exclude prior/codar (models.prior): no stages to run"
     )
 
 
 def test_a_run_of_a_model_params_keep_off_the_benchmark_is_stale():
-    models = {"human": {"benchmarks": ["meetingtom"]}}
-    reason = stale_reason("human", "direct", models, ["direct"], "moca")
+    params = {"models": {"human": {"benchmarks": ["meetingtom"]}}}
+    reason = stale_reason("human", "direct", params, ["direct"], "moca")
     assert reason == "params exclude human/direct (models.human): runs on meetingtom only (benchmarks in params)"
 
 
@@ -147,10 +147,21 @@ def test_prune_outputs_command_refuses_an_unknown_kind_naming_it(tmp_path, repo_
 
 
 def test_an_order_run_robustness_asks_for_is_not_stale_and_one_it_no_longer_asks_for_is():
-    robustness = {"orders": 2, "models": ["prior"], "methods": ["direct"]}
-    assert stale_reason("prior", "direct__order1", {"prior": {}}, ["direct"], "moca", robustness) is None
+    params = {
+        "models": {"prior": {}},
+        "moca": {"methods": ["direct"], "robustness": {"orders": 2, "models": ["prior"], "methods": ["direct"]}},
+    }
+    assert stale_reason("prior", "direct__order1", params, ["direct"], "moca") is None
     assert (
-        stale_reason("prior", "direct__order2", {"prior": {}}, ["direct"], "moca", robustness)
+        stale_reason("prior", "direct__order2", params, ["direct"], "moca")
         == "params moca.robustness no longer asks for prior/direct__order2"
     )
-    assert stale_reason("prior", "direct__order1", {"prior": {}}, ["direct"], "moca", None) is not None
+    without = {"models": {"prior": {}}, "moca": {"methods": ["direct"]}}
+    assert stale_reason("prior", "direct__order1", without, ["direct"], "moca") is not None
+
+
+def test_a_run_the_declarations_now_rule_out_is_stale_with_the_derived_reason():
+    params = {"models": {"prior": {"backend": "prior"}}, "moca": {"methods": ["direct", "codar"]}}
+    assert stale_reason("prior", "codar", params, ["direct", "codar"], "moca") == (
+        "params exclude prior/codar (models.prior): answers multiple choice only, not CoDAR's free-text stages"
+    )

@@ -125,3 +125,20 @@ def test_a_table_writes_its_numbers_in_its_style():
 def test_a_style_takes_only_its_two_kinds_of_change():
     with pytest.raises(ValueError, match="change must be"):
         NumStyle(change="percent")
+
+
+# ---- the note on runs that sent no temperature (derived from params) -----------------------------------
+def test_the_temperature_note_names_the_models_whose_runs_send_none_and_why():
+    from socialbench.results.tables import temperature_note
+
+    models = {
+        "claude": {"backend": "anthropic"},
+        "gpt": {"backend": "openai_compat", "options": {"send_temperature": False}},
+        "qwen": {"backend": "vllm"},
+        "random": {"backend": "random"},
+    }
+    note = temperature_note(models, ["random", "qwen", "gpt", "claude"])
+    assert note.startswith(
+        "No temperature sent: claude (the anthropic API takes none); gpt (options.send_temperature: false)."
+    )
+    assert temperature_note(models, ["random", "qwen"]) is None

@@ -4,13 +4,14 @@ from datetime import UTC
 
 import pytest
 
-from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
 from socialbench.results.tracking import (
     EVAL_KEY_TAG,
     EXPERIMENT_KIND,
     EXPERIMENT_KIND_TAG,
     align_metrics,
     artifact_entries,
+    check_store_creatable,
     eval_key,
     log_evaluations,
     parent_run_name,
@@ -205,6 +206,24 @@ def test_a_missing_artifact_fails_before_any_run_starts(tmp_path, built_store):
     with pytest.raises(SocialbenchError, match="gone.json not found"):
         log_evaluations([ev], uri, "exp", arts)
     assert runs_of(uri) == []
+
+
+def test_a_store_whose_path_runs_through_a_file_is_named_before_anything_is_logged(tmp_path):
+    """Issue 33, class 9: not a bare "File exists" from the lock file's folder."""
+    (tmp_path / "hostname").write_text("h\n")
+    uri = f"sqlite:///{tmp_path}/hostname/mlflow.db"
+    with pytest.raises(
+        ConfigError,
+        match=rf"mlflow.db: the MLflow tracking store cannot be created there: "
+        rf"{tmp_path / 'hostname'} is a file, not a folder \(mlflow.tracking_uri",
+    ):
+        log_evaluations([evaluation(tmp_path)], uri, "exp", tmp_path / "artifacts")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hostname", "m.json"]
+
+
+def test_a_store_in_a_folder_still_to_be_made_or_not_sqlite_passes_the_check(tmp_path):
+    check_store_creatable(f"sqlite:///{tmp_path}/new/folder/mlflow.db")
+    check_store_creatable("http://127.0.0.1:5000")
 
 
 def test_parse_stats_reads_the_run_accounting():
@@ -486,3 +505,67 @@ def test_an_experiment_made_without_the_kind_tag_gets_it(tmp_path, built_store):
 
 def test_runs_page_url_without_a_store_is_the_base_address(tmp_path):
     assert runs_page_url(f"sqlite:///{tmp_path}/none.db", "exp", "http://127.0.0.1:5000") == "http://127.0.0.1:5000"
+
+
+# ---- waits: a closed port fails within seconds, naming the store redacted (docs/security.md, "Waits") --
+
+
+def closed_port() -> int:
+    """A port nobody listens on: bound, then closed."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("scheme", ["http", "postgresql+psycopg"])
+def test_a_tracking_store_on_a_closed_port_fails_within_seconds_naming_it_redacted(scheme, monkeypatch):
+    import time
+
+    from socialbench.core.errors import ConfigError
+    from socialbench.results.tracking import tracking_store_uri
+
+    uri = f"{scheme}://user:hunter2@127.0.0.1:{closed_port()}/db"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    started = time.monotonic()
+    with pytest.raises(ConfigError) as err:
+        tracking_store_uri({"mlflow": {"tracking_uri": "sqlite:///mlflow.db"}, "waits": {"connect_s": 2}})
+    assert time.monotonic() - started < 5
+    message = str(err.value)
+    assert message.startswith(f"MLflow tracking store {scheme}://***@127.0.0.1:") and "hunter2" not in message
+    assert "cannot connect to 127.0.0.1:" in message and "waits.connect_s" in message
+
+
+def test_mlflows_http_client_gets_the_timeout_and_retries_of_params(monkeypatch, tmp_path):
+    from socialbench.results.tracking import tracking_store_uri
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "7")
+    waits = {"connect_s": 5, "mlflow_http_timeout_s": 30, "mlflow_http_retries": 1}
+    tracking_store_uri({"mlflow": {"tracking_uri": f"sqlite:///{tmp_path}/m.db"}, "waits": waits})
+    assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "30" and os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "1"
+
+
+def test_a_postgresql_store_gets_a_connect_timeout_unless_it_names_one():
+    from socialbench.results.tracking import with_connect_timeout
+
+    assert with_connect_timeout("postgresql+psycopg://u@h/db", 4.2) == "postgresql+psycopg://u@h/db?connect_timeout=5"
+    assert with_connect_timeout("postgresql://u@h/db?connect_timeout=9", 4) == "postgresql://u@h/db?connect_timeout=9"
+    assert with_connect_timeout("http://h:5000", 4) == "http://h:5000"
+
+
+@pytest.mark.parametrize(
+    ("uri", "endpoint"),
+    [
+        ("http://h", ("h", 80)),
+        ("https://h:8443/x", ("h", 8443)),
+        ("postgresql+psycopg://u:p@db/x", ("db", 5432)),
+        ("sqlite:///mlflow.db", None),
+        ("mlruns", None),
+    ],
+)
+def test_store_endpoint_names_host_and_port_of_a_network_store(uri, endpoint):
+    from socialbench.results.tracking import store_endpoint
+
+    assert store_endpoint(uri) == endpoint

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -89,3 +90,72 @@ def test_a_bad_jsonl_passage_names_file_line_and_field(tmp_path):
 def test_an_unknown_option_is_a_config_error(corpus):
     with pytest.raises(ConfigError, match=r"unknown key\(s\) \['stemmer'\]"):
         bm25(corpus, stemmer="porter")
+
+
+# ---- only regular files inside the corpus folder, passages of a bounded size (issue 33, point 4) ----------
+def test_a_symlink_out_of_the_corpus_is_refused_by_name_and_its_text_never_read(corpus, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("sk-planted-secret\n")
+    (corpus / "leak.txt").symlink_to(secret)
+    with pytest.raises(DataError) as exc:
+        bm25(corpus)
+    message = str(exc.value)
+    assert message.startswith(f"{corpus / 'leak.txt'}: links to {secret}, outside the corpus folder; refused")
+    assert "sk-planted-secret" not in message
+
+
+def test_a_symlink_to_a_folder_outside_the_corpus_is_refused(corpus, tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (corpus / "more").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(DataError, match="more: links to .*elsewhere, outside the corpus folder"):
+        bm25(corpus)
+
+
+def test_a_dangling_symlink_in_the_corpus_is_named(corpus):
+    (corpus / "gone.md").symlink_to(corpus / "nowhere.md")
+    with pytest.raises(DataError, match=r"gone.md: is a symlink to nothing"):
+        bm25(corpus)
+
+
+def test_a_symlink_to_a_file_inside_the_corpus_is_read(corpus):
+    (corpus / "alias.txt").symlink_to(corpus / "tags.txt")
+    assert [p.doc_id for p in bm25(corpus).search("#mondaymood", 2)] == ["alias.txt#1", "tags.txt#1"]
+
+
+def test_a_fifo_in_the_corpus_is_reported_by_name_not_skipped(corpus):
+    os.mkfifo(corpus / "pipe.txt")
+    with pytest.raises(DataError, match=r"pipe.txt: is a FIFO \(named pipe\), not a corpus file"):
+        bm25(corpus)
+
+
+def test_a_corpus_that_is_a_file_says_so(corpus):
+    with pytest.raises(ConfigError, match=r"options.corpus: .*tags.txt: is a file, not a folder"):
+        bm25(corpus / "tags.txt")
+
+
+def test_a_corpus_file_that_is_not_utf8_names_the_file_and_byte_offset(corpus):
+    (corpus / "latin1.txt").write_bytes(b"caf\xe9 au lait\n")
+    with pytest.raises(DataError, match=r"latin1.txt: not UTF-8 text \(byte 0xe9 at offset 3\)"):
+        bm25(corpus)
+
+
+def test_a_two_megabyte_single_line_passage_is_split_and_the_split_logged(tmp_path, caplog):
+    from socialbench.retrievers.bm25 import MAX_PASSAGE_CHARS
+
+    (tmp_path / "huge.txt").write_text(" ".join(["word"] * 400_000) + " needle\n")  # 2 MB, one line
+    with caplog.at_level("WARNING", logger="socialbench.retrievers.bm25"):
+        r = bm25(tmp_path)
+    assert max(len(p.text) for p in r.passages) <= MAX_PASSAGE_CHARS and r.passages[0].doc_id == "huge.txt#1~1"
+    assert "huge.txt#1: 2000006 characters, split into 501 passages" in caplog.text
+    assert r.search("needle", 1)[0].text.endswith("needle") and r.identity()["max_passage_chars"] == MAX_PASSAGE_CHARS
+
+
+def test_a_corpus_with_no_long_passage_keeps_its_identity_without_the_limit(corpus):
+    assert set(bm25(corpus).identity()) == {"retriever", "config_sha256", "corpus_sha256"}
+
+
+def test_pieces_cut_at_spaces_and_cut_a_word_longer_than_the_limit():
+    from socialbench.retrievers.bm25 import _pieces
+
+    assert _pieces("aa bb cc", 5) == ["aa bb", "cc"]
+    assert _pieces("abcdefghij k", 4) == ["abcd", "efgh", "ij k"]

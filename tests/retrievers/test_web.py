@@ -4,12 +4,15 @@ speaking the API's protocol (tests/helpers/brave_loopback.py)."""
 from __future__ import annotations
 
 import logging
+import socket
+import time
 
 import pytest
 
 from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError
-from socialbench.core.retrieval import RetrievalError, cached_search, create_retriever
+from socialbench.core.retrieval import RetrievalError, SearchesStopped, cached_search, create_retriever
+from socialbench.retrievers.web import retry_after_s
 from tests.helpers.brave_loopback import BraveServer, Fault
 
 KEY = "test-brave-key-5f1c"
@@ -127,3 +130,59 @@ def test_a_base_url_with_credentials_is_never_shown(monkeypatch):
         "web", {"api_key_env": ENV, "base_url": "https://u:sentinel-pw@h/s?token=sentinel-tok"}
     )
     assert "sentinel" not in repr(retriever)
+
+
+def test_a_retry_after_longer_than_the_ceiling_stops_the_run_at_once_naming_host_and_advice(key):
+    faults = [Fault(status=429, headers={"Retry-After": "3600"})]
+    started = time.monotonic()
+    with BraveServer(token=KEY, faults=faults) as server:
+        with pytest.raises(SearchesStopped) as err:
+            web(server.url).search("q", 1)
+    assert time.monotonic() - started < 5 and len(server.requests) == 1
+    message = str(err.value)
+    assert "127.0.0.1 answered HTTP 429 and asks to wait 3600 s (Retry-After)" in message
+    assert "longer than retrieval.options.max_wait_s (60 s)" in message and "Rerun later" in message
+    assert "\n" not in message and KEY not in message
+
+
+def test_a_retry_after_within_the_ceiling_is_waited_for(key, monkeypatch):
+    waits = []
+    monkeypatch.setattr("socialbench.retrievers.web.time.sleep", waits.append)
+    faults = [Fault(status=429, headers={"Retry-After": "7"})]
+    with BraveServer(token=KEY, faults=faults) as server:
+        web(server.url, max_wait_s=10).search("q", 1)
+    assert waits == [7.0] and len(server.requests) == 2
+
+
+def test_the_backoff_is_capped_at_max_wait_s(key, monkeypatch):
+    waits = []
+    monkeypatch.setattr("socialbench.retrievers.web.time.sleep", waits.append)
+    faults = [Fault(status=500), Fault(status=500), Fault(status=500)]
+    with BraveServer(token=KEY, faults=faults) as server:
+        web(server.url, max_retries=3, max_wait_s=1.5).search("q", 1)
+    assert waits == [1.0, 1.5, 1.5]
+
+
+def test_retry_after_is_read_as_seconds_or_an_http_date():
+    assert retry_after_s("3600") == 3600.0 and retry_after_s(" 2.5 ") == 2.5
+    assert retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
+    assert retry_after_s("soon") is None and retry_after_s(None) is None
+
+
+def test_a_closed_port_fails_within_seconds_naming_the_host(key):
+    with socket.socket() as s:  # a port nobody listens on: bound, then closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(RetrievalError, match=r"web search: 127.0.0.1 could not be reached"):
+        web(f"http://127.0.0.1:{port}/res/v1/web/search", max_retries=1, max_wait_s=0.5, timeout_s=2).search("q", 1)
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("timeout_s", 0), ("max_retries", -1), ("max_wait_s", "a minute"), ("max_consecutive_failures", 0)],
+)
+def test_a_bad_waiting_option_is_a_config_error_naming_it(key, option, value):
+    with pytest.raises(ConfigError, match=rf"^moca.retrieval.options.{option}: expected"):
+        create_retriever("web", {"api_key_env": ENV, option: value}, "moca.retrieval")

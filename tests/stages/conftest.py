@@ -45,3 +45,20 @@ def infer(inst, params, *args):
 def method_args(methods):
     """``--method m`` for each method."""
     return [a for m in methods for a in ("--method", m)]
+
+
+RUNS = ("r/direct", "r/codar", "s/direct")
+
+
+@pytest.fixture
+def results(tmp_path, inputs):
+    """(instances, results root) holding the predictions and traces of RUNS."""
+    inst, params = inputs
+    for model, methods in (("r", ("direct", "codar")), ("s", ("direct",))):
+        res = infer(inst, params, "--model", model, "--results-dir", str(tmp_path / "results"), *method_args(methods))
+        assert res.exit_code == 0, res.output
+    return inst, tmp_path / "results"
+
+
+def run_args(runs):
+    return [a for r in runs for a in ("--run", r)]

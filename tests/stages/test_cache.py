@@ -181,3 +181,48 @@ def test_inspecting_a_database_without_a_cache_says_so_and_creates_no_table(pg_c
     assert pg_cluster.password not in str(result.exception)
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT to_regclass('calls')").fetchone()[0] is None
+
+
+# ---- entries of a model params do not have (issue 33, point 9) --------------------------------------------
+def _params_with(tmp_path, *models):
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"models": {m: {"backend": "random"} for m in models}}))
+    return params
+
+
+def test_stats_says_which_models_with_entries_are_not_in_params(tmp_path):
+    filled_cache(tmp_path / "c.sqlite").close()
+    params = _params_with(tmp_path, "llava")
+    args = ["cache", "stats", "--path", str(tmp_path / "c.sqlite"), "--params", str(params)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "(not in params)" in result.output and f"not in {params} (models:): qwen;" in result.output
+    as_json = json.loads(runner.invoke(app, [*args, "--json"]).output)
+    assert as_json["models"][0]["in_params"] is False
+
+
+def test_stats_marks_nothing_when_every_model_is_in_params(tmp_path):
+    filled_cache(tmp_path / "c.sqlite").close()
+    params = _params_with(tmp_path, "qwen")
+    result = runner.invoke(app, ["cache", "stats", "--path", str(tmp_path / "c.sqlite"), "--params", str(params)])
+    assert result.exit_code == 0 and "not in params" not in result.output
+
+
+def test_explain_says_a_recomputed_model_is_not_in_params(tmp_path):
+    cache = filled_cache(tmp_path / "c.sqlite")
+    req = moca_request(0)
+    newer = {**IDENTITY, "revision": "r2"}
+    cache.put(cache_key(newer, req), newer, req, Response(text="y"), "qwen")
+    cache.close()
+    params = _params_with(tmp_path, "llava")
+    result = runner.invoke(app, ["cache", "explain", "--path", str(tmp_path / "c.sqlite"), "--params", str(params)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].startswith(f"not in {params} (models:): qwen;")
+
+
+def test_explain_of_a_request_for_a_model_not_in_params_says_so(tmp_path):
+    filled_cache(tmp_path / "c.sqlite").close()
+    params = _params_with(tmp_path, "llava")
+    args = ["cache", "explain", "nope/direct/answer", "--model", "gone", "--path", str(tmp_path / "c.sqlite")]
+    result = runner.invoke(app, [*args, "--params", str(params)])
+    assert isinstance(result.exception, SocialbenchError) and f"(gone is not in {params})" in str(result.exception)

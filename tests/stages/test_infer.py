@@ -162,6 +162,26 @@ def test_recorded_answers_that_cover_part_of_the_instances_say_how_many_are_not_
     assert "have `error` set" not in scored.output
 
 
+def test_recorded_answers_that_match_no_instance_are_an_error_and_nothing_is_written(tmp_path, inputs):
+    """Issue 33, class 9: with no instance answered, a warning and exit 0 would pass for a result."""
+    from socialbench.core.errors import DataError
+
+    inst, params = inputs
+    answers = tmp_path / "human.jsonl"
+    answers.write_text(json.dumps({"id": "other-split-0", "label": "mock"}) + "\n")
+    params.write_text(
+        f"seed: 3\nmodels:\n  human: {{backend: file, options: {{path: {answers}}}}}\n"
+        f"cache: {{path: {tmp_path / 'c.sqlite'}}}\nmedia: {{allowed_roots: [{tmp_path}]}}\n"
+    )
+    out = tmp_path / "p.jsonl"
+    res = infer(inst, params, "--model", "human", "--out", str(out), "--stats", str(tmp_path / "s.json"))
+    assert isinstance(res.exception, DataError), res.output
+    assert str(res.exception).startswith(
+        f"{answers}, field 'id': the recorded answers of models.human match none of the 3 instances of {inst}"
+    )
+    assert not out.exists() and not (tmp_path / "s.json").exists()
+
+
 def test_an_instance_whose_media_leads_outside_the_media_roots_is_refused_naming_the_record(tmp_path, inputs):
     inst, params = inputs
     outside = tmp_path.parent / f"{tmp_path.name}-elsewhere.png"
@@ -174,4 +194,81 @@ def test_an_instance_whose_media_leads_outside_the_media_roots_is_refused_naming
     res = infer(inst, params, "--model", "r", "--method", "direct", "--out", str(out), "--stats", str(tmp_path / "s"))
     assert res.exit_code == 1
     assert "record x-1, field 'media'" in str(res.exception) and "through a symlink" in str(res.exception)
+    assert not out.exists()
+
+
+def _web_params(params, tmp_path, url, **options):
+    """The inputs' params with a CoDAR model that looks its entities up, over the web retriever at ``url``."""
+    opts = {"api_key_env": "SB_TEST_BRAVE_KEY", "base_url": url, "max_retries": 0, **options}
+    params.write_text(
+        "seed: 3\nmodels:\n  w: {backend: codar_script, options: {entities: text, route: hybrid}}\n"
+        f"moca: {{methods: [codar], retrieval: {{retriever: web, k: 1, options: {json.dumps(opts)}}}}}\n"
+        f"cache: {{path: {tmp_path / 'c.sqlite'}}}\nmedia: {{allowed_roots: [{tmp_path}]}}\n"
+    )
+
+
+def test_failed_searches_count_as_errors_in_the_stats_and_the_report(tmp_path, inputs, monkeypatch):
+    from tests.helpers.brave_loopback import BraveServer, Fault
+
+    monkeypatch.setenv("SB_TEST_BRAVE_KEY", "k")
+    inst, params = inputs
+    with BraveServer(token="k", faults=[Fault(status=500)]) as server:
+        _web_params(params, tmp_path, server.url)
+        res = infer(
+            inst,
+            params,
+            "--model",
+            "w",
+            "--method",
+            "codar",
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--stats",
+            str(tmp_path / "s.json"),
+        )
+    assert res.exit_code == 0, res.output
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["search_errors"] == 1 and stats["searches"] >= 2 and stats["errors"] >= 1
+    assert "1 failed" in res.output and "0 errors" not in res.output
+    assert "searches failed (e.g." in res.output and "HTTP 500 from 127.0.0.1" in res.output
+
+
+def test_every_search_failing_stops_the_run_and_writes_nothing(tmp_path, inputs, monkeypatch):
+    from tests.helpers.brave_loopback import BraveServer, Fault
+
+    monkeypatch.setenv("SB_TEST_BRAVE_KEY", "k")
+    inst, params = inputs
+    with BraveServer(token="k", faults=[Fault(status=500)] * 50) as server:
+        _web_params(params, tmp_path, server.url, max_consecutive_failures=2)
+        res = infer(
+            inst,
+            params,
+            "--model",
+            "w",
+            "--method",
+            "codar",
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--stats",
+            str(tmp_path / "s.json"),
+        )
+    assert isinstance(res.exception, SocialbenchError)  # the command line prints it as one line
+    message = str(res.exception)
+    assert message.startswith("retriever web: stopped after 2 failed searches in a row") and "\n" not in message
+    assert not (tmp_path / "p.jsonl").exists()
+
+
+def test_a_run_whose_searches_all_failed_writes_no_result(tmp_path, inputs, monkeypatch):
+    from tests.helpers.brave_loopback import BraveServer, Fault
+
+    monkeypatch.setenv("SB_TEST_BRAVE_KEY", "k")
+    inst, params = inputs
+    with BraveServer(token="k", faults=[Fault(status=500)] * 50) as server:
+        _web_params(params, tmp_path, server.url, max_consecutive_failures=100)
+        out = tmp_path / "p.jsonl"
+        res = infer(
+            inst, params, "--model", "w", "--method", "codar", "--out", str(out), "--stats", str(tmp_path / "s")
+        )
+    assert isinstance(res.exception, SocialbenchError)
+    assert str(res.exception).startswith("moca codar: all ") and "searches failed" in str(res.exception)
     assert not out.exists()

@@ -18,7 +18,8 @@ recorded in a :class:`TrustStore` (a JSON lock file, ``sources.lock`` at the rep
 default, keyed by the URL without credentials or the mirror path); every later use is checked against
 it like a pinned hash, so a file that changes upstream is refused (:class:`ChecksumMismatch`) instead
 of silently used. :func:`verification` says which check a file gets (``pinned``, ``recorded``,
-``first use`` or ``none``), for the sources' reports.
+``first use`` or ``none``), for the sources' reports; :func:`recorded_verification` what a versioned
+output records of it (``first use`` is logged, and recorded as ``recorded``).
 
 Concurrent downloads of the same ``dest`` are not supported (one pipeline rule owns each file).
 """
@@ -51,6 +52,7 @@ __all__ = [
     "DownloadError",
     "TrustStore",
     "verification",
+    "recorded_verification",
     "copy_local",
     "download",
     "is_local",
@@ -134,7 +136,14 @@ class TrustStore:
         data = self._load()
         data[self.key(source)] = sha256
         write_text_atomic(self.path, json.dumps(dict(sorted(data.items())), indent=2) + "\n")
-        log.info("%s: sha256 %s recorded on first use in %s", redact_url(str(source)), sha256, self.path)
+        # a warning, not info: it is the only record that this file was trusted unchecked (the
+        # versioned manifests say "recorded" either way), and info is not shown by default
+        log.warning(
+            "%s: no sha256 pinned; %s recorded on first use in %s (later uses are checked against it)",
+            redact_url(str(source)),
+            sha256,
+            self.path,
+        )
 
 
 def verification(source: str | os.PathLike[str], sha256: str | None, trust: TrustStore | None) -> str:
@@ -145,6 +154,14 @@ def verification(source: str | os.PathLike[str], sha256: str | None, trust: Trus
     if trust is None:
         return "none"
     return "recorded" if trust.recorded(source) is not None else "first use"
+
+
+def recorded_verification(how: str) -> str:
+    """A file's check as a versioned output (a manifest, a source record) states it: ``first use``
+    reads ``recorded``, since by the end of the run its hash is in the trust store either way. Which
+    of the two it was is history, not content: it is logged (:meth:`TrustStore.record`), so the same
+    inputs give the same bytes on the first run and every later one."""
+    return "recorded" if how == "first use" else how
 
 
 def _trusted(source, sha256: str | None, trust: TrustStore | None) -> tuple[str | None, str | None]:

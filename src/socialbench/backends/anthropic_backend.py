@@ -45,7 +45,7 @@ Options (``models.<name>.options``):
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 import anthropic
 
@@ -85,8 +85,8 @@ def finish_reason_of(stop_reason: Any) -> str | None:
 
 class AnthropicBackend(APIBackend):
     default_key_env = "ANTHROPIC_API_KEY"
-    #: Images only (a video as its frames): the Messages API takes no audio and no video clip.
-    accepts: ClassVar[frozenset[str]] = frozenset({"image"})
+    # accepts: images only (a video as its frames): the Messages API takes no audio and no video clip.
+    # Declared in anthropic_backend.declaration.json (core.backend.backend_declaration).
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)

@@ -15,9 +15,6 @@ from typing import Any
 
 from socialbench.core.backend import Backend, Request, Response
 
-#: They read only the task, so any media part is fine (it is ignored).
-ALL_MEDIA = frozenset({"image", "video", "audio"})
-
 
 def choices_of(request: Request) -> list[dict[str, Any]] | None:
     choices = (request.task or {}).get("choices")
@@ -39,7 +36,7 @@ def no_choices(backend: Backend, request: Request) -> Response:
 class RandomBackend(Backend):
     """Seeded uniform choice over each field's valid options: the chance row."""
 
-    accepts = ALL_MEDIA
+    # it reads only the task: takes every part, answers choices only (baselines.declaration.json)
 
     def _rng(self, request: Request) -> random.Random:
         return random.Random(f"{self.context.seed}:{self.spec.name}:{request.request_id}")

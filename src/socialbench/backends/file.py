@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from socialbench.core.backend import Backend, Request, Response
 from socialbench.core.errors import ConfigError, DataError
@@ -87,7 +87,7 @@ def map_to_option(value: Any, options: list[dict[str, Any]]) -> Any:
 
 
 class FileBackend(Backend):
-    accepts: ClassVar[frozenset[str]] = frozenset({"image", "video", "audio"})
+    # reads no media, answers choices only: declared in file.declaration.json
 
     def __init__(self, spec, context=None):
         super().__init__(spec, context)

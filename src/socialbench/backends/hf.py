@@ -39,7 +39,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import huggingface_hub
 import torch
@@ -104,8 +104,8 @@ def _generation_group(decoding: Decoding) -> Decoding:
 
 
 class HFBackend(Backend):
-    #: Images, and videos as their sampled frames (no native clip, no audio).
-    accepts: ClassVar[frozenset[str]] = frozenset({"image"})
+    # accepts: images, and videos as their sampled frames (no native clip, no audio); declared in
+    # hf.declaration.json (core.backend.backend_declaration).
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)

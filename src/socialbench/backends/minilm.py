@@ -30,7 +30,7 @@ from typing import Any
 import torch
 import transformers
 
-from socialbench.backends.baselines import ALL_MEDIA, choices_of, no_choices
+from socialbench.backends.baselines import choices_of, no_choices
 from socialbench.core.backend import Backend, BackendContext, ModelSpec, Request, Response
 from socialbench.core.errors import ConfigError, MissingDependency
 from socialbench.core.hashing import folder_fingerprint
@@ -86,7 +86,7 @@ class MiniLMEncoder:
 
 
 class MiniLMBackend(Backend):
-    accepts = ALL_MEDIA  # it reads only the task
+    # it reads only the task: takes every part, answers choices only (minilm.declaration.json)
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)

@@ -37,7 +37,7 @@ Options (``models.<name>.options``):
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import openai
 
@@ -82,8 +82,9 @@ def finish_reason_of(value: Any, refused: bool = False) -> str | None:
 class OpenAICompatBackend(APIBackend):
     default_key_env = "OPENAI_API_KEY"
     default_max_tokens_param = "max_tokens"
-    #: Images (a video as its frames) and audio (``input_audio``); native video: see ``vllm``.
-    accepts: ClassVar[frozenset[str]] = frozenset({"image", "audio"})
+    # accepts: images (a video as its frames) and audio (``input_audio``); native video: see ``vllm``. A
+    # model takes images and frames unless params declare its modalities (audio: a model that takes it).
+    # Declared in openai_compat.declaration.json (core.backend.backend_declaration).
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None, *, base_url: str | None = None):
         super().__init__(spec, context)
@@ -161,8 +162,10 @@ class OpenAICompatBackend(APIBackend):
         return content_blocks(
             message,
             self.image_block,
-            video=self.video_block if "video" in self.accepts else None,
-            audio=self.audio_block if "audio" in self.accepts else None,
+            # what the model takes (params modalities, else the backend's default): a video part with its
+            # file goes natively only to a model that takes video, as frames to any other
+            video=self.video_block if "video" in self.accepts and "video" in self.takes else None,
+            audio=self.audio_block if "audio" in self.accepts and "audio" in self.takes else None,
         )
 
     def messages_payload(self, request: Request) -> list[dict[str, Any]]:

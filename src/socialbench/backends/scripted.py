@@ -11,14 +11,14 @@ takes every kind of part.
 from __future__ import annotations
 
 import threading
-from typing import Any, ClassVar
+from typing import Any
 
 from socialbench.core.backend import FINISH_REASONS, Backend, Request, Response
 from socialbench.core.errors import ConfigError
 
 
 class ScriptedBackend(Backend):
-    accepts: ClassVar[frozenset[str]] = frozenset({"image", "video", "audio"})
+    # takes every part (it reads none): declared in scripted.declaration.json
 
     def __init__(self, spec, context=None):
         super().__init__(spec, context)

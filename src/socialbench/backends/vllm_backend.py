@@ -54,7 +54,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
@@ -182,8 +182,9 @@ class VllmBackend(OpenAICompatBackend):
 
     default_key_env = "VLLM_API_KEY"  # only needed for a non-loopback server started with --api-key
     default_max_tokens_param = "max_completion_tokens"  # vLLM 0.33 deprecates max_tokens
-    #: Images, native video clips (``video_url``) or their frames, and audio (``input_audio``).
-    accepts: ClassVar[frozenset[str]] = frozenset({"image", "video", "audio"})
+    # accepts: images, native video clips (``video_url``) or their frames, and audio (``input_audio``).
+    # A model takes images, frames and native video unless params declare its modalities (audio: an
+    # audio-capable model declares it). Declared in vllm_backend.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         options = dict(spec.options or {})

@@ -11,8 +11,10 @@ import abc
 import concurrent.futures as cf
 import dataclasses
 import functools
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from socialbench.core.errors import ConfigError
@@ -327,6 +329,22 @@ def without_reasoning(response: Response) -> Response:
     return dataclasses.replace(response, text=answer, reasoning=reasoning, finish_reason=finish)
 
 
+#: What a model may take besides text, as a params entry's ``modalities`` lists it: still images, a
+#: video's sampled frames, a video natively (the clip file), an audio track.
+MODALITIES = ("image", "frames", "video", "audio")
+#: The part kind a backend must carry (``Backend.accepts``) for a model to take each modality.
+CARRIER = {"image": "image", "frames": "image", "video": "video", "audio": "audio"}
+
+
+def carried_modalities(accepts: frozenset[str] | set[str]) -> frozenset[str]:
+    """Every modality the part kinds ``accepts`` carry (frames wherever images)."""
+    return frozenset(m for m in MODALITIES if CARRIER[m] in accepts)
+
+
+def _taken(takes: frozenset[str]) -> str:
+    return "it takes: " + (", ".join(m for m in MODALITIES if m in takes) or "text only")
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """One entry of ``models:`` in params.yaml."""
@@ -347,7 +365,11 @@ class ModelSpec:
     #: ``price_in_per_mtok``/``price_out_per_mtok`` (0 unless set) count where it is None.
     price: dict[str, float] | None = None
     options: dict[str, Any] = field(default_factory=dict)
-    #: Methods this model is not run with, each with its reason (shown in the tables).
+    #: The media it takes besides text (:data:`MODALITIES`); None: its backend's default
+    #: (:func:`model_modalities`).
+    modalities: list[str] | None = None
+    #: Methods this model is not run with, each with its reason (shown in the tables); a method's entry
+    #: covers its variant runs (``<method>__<variant>``) too.
     exclude_methods: dict[str, str] = field(default_factory=dict)
     #: The benchmarks it runs on (None: every one); on the others it is excluded.
     benchmarks: list[str] | None = None
@@ -387,10 +409,25 @@ class Backend(abc.ABC):
 
     #: Name under which the backend is registered (``backend:`` in params.yaml).
     name: ClassVar[str] = ""
-    #: The media kinds it can take besides text (``image``, ``video``: a native clip, ``audio``). A
-    #: video given as sampled frames needs only ``image``. :func:`check_requests` refuses a request
-    #: with a part the backend cannot take before any call.
+    #: The media kinds it can carry besides text (``image``, ``video``: a native clip, ``audio``). A
+    #: video given as sampled frames needs only ``image``. Which of them a model takes is the model's
+    #: (:attr:`takes`); :func:`check_requests` refuses a request with a part it does not take before any call.
+    #: A backend with a declaration file (:func:`backend_declaration`) gets this and the two below from it.
     accepts: ClassVar[frozenset[str]] = frozenset({"image"})
+    #: What a model of this backend takes when its params entry declares no ``modalities`` (None:
+    #: everything ``accepts`` carries, sampled frames wherever images, :func:`carried_modalities`).
+    default_modalities: ClassVar[frozenset[str] | None] = None
+    #: Why it answers only requests that list their answer's choices (a baseline, recorded answers), as
+    #: the tables print it; None: it writes free text. A run that needs free text is excluded for it.
+    choices_only: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = _declaration_file(cls.__module__, cls.__name__)
+        if declared is not None:  # the declaration file is the one place these are written
+            cls.accepts = frozenset(declared["accepts"])
+            cls.default_modalities = frozenset(declared["modalities"])
+            cls.choices_only = declared.get("choices_only")
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         self.spec = spec
@@ -439,18 +476,34 @@ class Backend(abc.ABC):
         decodes with its own setting; None: no model decodes, as for baselines and recorded answers)."""
         return None
 
+    @property
+    def takes(self) -> frozenset[str]:
+        """The modalities this model takes (:data:`MODALITIES`): its params entry's ``modalities``, else
+        its backend's default; never more than the backend carries (``accepts``). A backend sends a part
+        only in a modality the model takes."""
+        carried = carried_modalities(self.accepts)
+        if self.spec.modalities is not None:
+            return frozenset(self.spec.modalities) & carried
+        return carried if self.default_modalities is None else self.default_modalities & carried
+
     def cannot_take(self, part: MediaPart) -> str | None:
-        """Why this backend cannot take ``part`` (None when it can)."""
+        """Why this model cannot take ``part`` (None when it can): the part's modality is not one it
+        takes (:attr:`takes`). A video with its file and its frames goes natively to a model that takes
+        video, as frames to one that takes frames."""
+        takes = self.takes
         if isinstance(part, VideoPart):
-            if "video" in self.accepts and part.sha256:
+            if "video" in takes and part.sha256:
                 return None
-            if part.frames and "image" in self.accepts:
+            if part.frames and "frames" in takes:
                 return None
-            if "video" in self.accepts:
-                return "a video given only as frames needs a backend that takes images"
-            return "video as a file (native ingestion) is not supported; give sampled frames"
-        if part.kind not in self.accepts:
-            return f"{part.kind} input is not supported (it takes: {', '.join(sorted(self.accepts)) or 'text only'})"
+            if "video" in takes:
+                return "a video given only as frames needs a model that takes frames"
+            if part.frames:
+                return f"video frames are not supported ({_taken(takes)})"
+            return f"video as a file (native ingestion) is not supported ({_taken(takes)}); give sampled frames"
+        modality = "frames" if isinstance(part, ImagePart) and part.timestamp is not None else part.kind
+        if modality not in takes:
+            return f"{modality} input is not supported ({_taken(takes)})"
         return None
 
     def close(self) -> None:
@@ -527,23 +580,111 @@ def backend_options_schema(name: str) -> dict[str, Any] | None:
     module, in ``<module>.options.json`` (``{class name: schema}``), read without importing the module:
     checking params loads no SDK or weights, and works where a backend's extra is not installed. A
     class registered with :func:`register` as a decorator may carry them as ``options_schema``."""
-    import importlib.util
-    import json
-    from pathlib import Path
+    return BACKENDS.options_schema(name)
 
-    if name in BACKENDS.classes:
-        return getattr(BACKENDS.classes[name], "options_schema", None)
-    entry = BACKENDS.entry(name)
-    if entry is None:
+
+def _sidecar(module: str, suffix: str) -> Path | None:
+    """``<module file>.<suffix>`` beside a module, found without importing it (None: no such file)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
         return None
-    module, cls_name, _ = entry
-    spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin:
         return None
-    path = Path(spec.origin).with_suffix(".options.json")
-    if not path.is_file():
+    path = Path(spec.origin).with_suffix(suffix)
+    return path if path.is_file() else None
+
+
+@functools.cache
+def _declarations(module: str) -> dict[str, Any]:
+    path = _sidecar(module, ".declaration.json")
+    return json.loads(path.read_text("utf-8")) if path is not None else {}
+
+
+def _declaration_file(module: str, cls_name: str) -> dict[str, Any] | None:
+    return _declarations(module).get(cls_name)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What a backend declares about itself, read without importing it (:func:`backend_declaration`):
+    the part kinds it can carry, what a model of it takes by default, why it answers choices only (None:
+    it writes free text), and whether the request's temperature reaches the model (None: no model
+    decodes) unless the option ``temperature_option`` says otherwise."""
+
+    accepts: frozenset[str]
+    modalities: frozenset[str]
+    choices_only: str | None = None
+    temperature: bool | None = None
+    temperature_option: str | None = None
+
+
+def backend_declaration(name: str) -> Declaration:
+    """Backend ``name``'s declaration. A backend declares it beside its module, in
+    ``<module>.declaration.json`` (``{class name: {"accepts", "modalities", "choices_only"?,
+    "temperature"?: {"sent", "option"?}}}``), read without importing the module (deciding which pairs run
+    loads no SDK or weights); the class gets its ``accepts``, ``default_modalities`` and ``choices_only``
+    from the same file. A backend without one (a class registered directly, a test double) is imported and
+    its class attributes read. An unknown name is a ConfigError listing the known ones."""
+    if name not in BACKENDS.classes:
+        entry = BACKENDS.entry(name)
+        if entry is None:
+            get_backend_class(name)  # raises the registry's ConfigError naming the known backends
+        else:
+            declared = _declaration_file(entry[0], entry[1])
+            if declared is not None:
+                temperature = declared.get("temperature") or {}
+                return Declaration(
+                    accepts=frozenset(declared["accepts"]),
+                    modalities=frozenset(declared["modalities"]),
+                    choices_only=declared.get("choices_only"),
+                    temperature=temperature.get("sent"),
+                    temperature_option=temperature.get("option"),
+                )
+    cls = get_backend_class(name)
+    default = cls.default_modalities
+    return Declaration(
+        accepts=frozenset(cls.accepts),
+        modalities=default if default is not None else carried_modalities(cls.accepts),
+        choices_only=cls.choices_only,
+    )
+
+
+def model_modalities(entry: Mapping[str, Any]) -> tuple[frozenset[str], bool]:
+    """(modalities, declared) of a params ``models:`` entry: its ``modalities`` (declared True), else its
+    backend's default (declared False)."""
+    if entry.get("modalities") is not None:
+        return frozenset(entry["modalities"]), True
+    return backend_declaration(entry["backend"]).modalities, False
+
+
+def modality_problems(entry: Mapping[str, Any]) -> list[str]:
+    """Why a params entry's declared ``modalities`` cannot be: a modality its backend cannot carry."""
+    declared = entry.get("modalities")
+    if not declared:
+        return []
+    accepts = backend_declaration(entry["backend"]).accepts
+    return [
+        f"{m!r}: backend {entry['backend']} cannot carry it (it carries {', '.join(sorted(accepts)) or 'text only'})"
+        for m in declared
+        if CARRIER.get(m) not in accepts
+    ]
+
+
+def temperature_sent_of(entry: Mapping[str, Any]) -> bool | None:
+    """Whether a params entry's runs send the request's temperature, from its backend's declaration and
+    options (False: the API takes none and the model decodes at its own setting; None: no model decodes).
+    What ``Backend.temperature_sent`` says at run time (the run stats' ``temperature_sent``), from params."""
+    declared = backend_declaration(entry["backend"])
+    if declared.temperature is None:
         return None
-    return json.loads(path.read_text("utf-8")).get(cls_name)
+    option = declared.temperature_option
+    options = entry.get("options") or {}
+    if option and isinstance(options.get(option), bool):
+        return bool(options[option])
+    return declared.temperature
 
 
 def create_backend(spec: ModelSpec, context: BackendContext | None = None) -> Backend:

@@ -34,7 +34,7 @@ import functools
 import importlib
 import importlib.metadata
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib import resources
@@ -46,6 +46,7 @@ from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchE
 from socialbench.core.hashing import sha256_bytes
 from socialbench.core.plugins import Entry, Registry
 from socialbench.core.subset import SubsetInfo
+from socialbench.core.traces import TraceSection
 
 ENTRY_POINT_GROUP = "socialbench.benchmarks"
 
@@ -69,6 +70,20 @@ class Final:
     fields: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     trace: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a run needs of its model: one of the capabilities ``any_of`` (a modality of
+    ``core.backend.MODALITIES``, or :data:`FREE_TEXT`); ``what`` names what needs it in the tables' reason
+    (``"the chain's free-text stages"``, ``"native video (ingestion: native)"``)."""
+
+    any_of: tuple[str, ...]
+    what: str
+
+
+#: The capability of writing free text (every backend but those that answer choices only).
+FREE_TEXT = "free_text"
 
 
 class Method(abc.ABC):
@@ -110,12 +125,30 @@ class Method(abc.ABC):
         its :class:`Final` answer. An instance that cannot become a request (its media missing) is
         an :class:`InstanceInputError`."""
 
+    @classmethod
+    def needs(cls, settings: dict[str, Any]) -> tuple[Need, ...]:
+        """What a run with these settings needs of its model beyond text in and a JSON answer out (a
+        model that lacks one is not run with it: :func:`excluded`, the reason from both declarations).
+        Default: nothing more."""
+        return ()
+
     def call_bounds(self, instance: dict[str, Any], first: Sequence[Request]) -> tuple[int, int]:
         """The fewest and the most calls an instance whose first round is ``first`` makes in all, when
         its calls succeed (``socialbench plan`` bounds a run with it before any call). Default: the first
         round is the only one (a single-call method). A method that may make more rounds (format
         retries, a chain, revisions) says how many calls they take at most."""
         return len(first), len(first)
+
+    #: The label of the trace viewer's filter by the tags of :meth:`trace_section` (a run whose rows
+    #: have no tags has no such filter).
+    trace_filter: ClassVar[str] = "trace"
+
+    @classmethod
+    def trace_section(cls, trace: dict[str, Any]) -> TraceSection | None:
+        """How the trace viewer shows what this method keeps (``Final.trace``, non-empty): its blocks,
+        marks and filter tags (``socialbench.core.traces``). Default None: the trace drawn as a tree
+        of its JSON, no marks, no filter."""
+        return None
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
         """Numbers about the whole run that only the method knows (revisions, acceptance...); the
@@ -324,6 +357,12 @@ class Benchmark(abc.ABC):
             settings.update(entries.get(name) or {})  # an ablation's table and label too: methods ignore them
         return settings
 
+    def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
+        """What run ``run`` needs of its model (:class:`Need`), from the params section: its method's
+        :meth:`Method.needs` with the run's settings. A benchmark adds what its instances need (e.g.
+        images) by extending this."""
+        return self.methods().get(split_run(run)[0]).needs(self.method_settings(section, run))
+
     def params_problems(self, section: dict[str, Any]) -> list[str]:
         """What in the benchmark's params section (schema-valid, defaults filled) names nothing, each as
         ``<key>: <why>`` (key relative to the section): a run of ``methods`` whose method is no module
@@ -460,7 +499,7 @@ class Benchmark(abc.ABC):
         self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
     ) -> list[dict[str, Any]] | None:
         """What the trace viewer shows of each instance (one row each; keys in ``viewer.ROW_KEYS``);
-        predictions and traces by id. Default None: the viewer's own rows (``report.viewer.default_rows``:
+        predictions and traces by id. Default None: the viewer's own rows (``results.viewer.default_rows``:
         fields the prediction shares with the instance)."""
         return None
 
@@ -478,11 +517,13 @@ def request_pointer(benchmark: str, model: str, method: str, instance_id: str, k
     return {"trace": TRACE_POINTER.get(), "id": instance_id, "key": key}
 
 
-def excluded(entry: dict[str, Any], benchmark: str, method: str) -> str | None:
+def excluded(entry: Mapping[str, Any], benchmark: str, method: str, needs: Sequence[Need] = ()) -> str | None:
     """Why params exclude a (model, method) pair of a benchmark, or None: the model runs on other
     benchmarks only (``benchmarks:``), or only some runs of this one (``only_methods:``), or it excludes
-    the method (``exclude_methods:``). Such a pair has no run at all (no job, no files); the tables show the
-    reason instead of a row. An order run (``<run>__order<k>``) is excluded when its run is."""
+    the method (``exclude_methods:``, whose entry for a method covers its variant runs too), or it lacks
+    what the run ``needs`` (:func:`unmet`: derived from the model's and the run's declarations). Such a
+    pair has no run at all (no job, no files); the tables show the reason instead of a row. An order run
+    (``<run>__order<k>``) is excluded when its run is."""
     method = split_order(method)[0]
     only = entry.get("benchmarks")
     if only is not None and benchmark not in only:
@@ -490,7 +531,65 @@ def excluded(entry: dict[str, Any], benchmark: str, method: str) -> str | None:
     runs = (entry.get("only_methods") or {}).get(benchmark)
     if runs is not None and method not in runs:
         return f"runs {', '.join(runs) or 'nothing'} only on {benchmark} (only_methods in params)"
-    return (entry.get("exclude_methods") or {}).get(method)
+    exclude = entry.get("exclude_methods") or {}
+    reason = exclude.get(method) or exclude.get(split_run(method)[0])
+    return reason or unmet(entry, needs)
+
+
+def unmet(entry: Mapping[str, Any], needs: Sequence[Need]) -> str | None:
+    """Why the model of a params entry cannot give a run what it ``needs``, or None: the first need none
+    of whose capabilities the model has. Free text: its backend answers choices only (the backend's
+    declaration says why). A modality: the model's ``modalities`` (or its backend's default) lack it."""
+    from socialbench.core.backend import backend_declaration, model_modalities
+
+    if "backend" not in entry:  # not a loaded params entry (the schema requires a backend): nothing declared
+        return None
+    for need in needs:
+        if need.any_of == (FREE_TEXT,):
+            choices_only = backend_declaration(entry["backend"]).choices_only
+            if choices_only is None:
+                continue
+            return f"{choices_only}, not {need.what}"
+        takes, declared = model_modalities(entry)
+        if takes & set(need.any_of):
+            continue
+        source = "modalities in params" if declared else f"the default of backend {entry['backend']}"
+        shown = ", ".join(m for m in ("image", "frames", "video", "audio") if m in takes) or "text only"
+        return f"takes {shown} ({source}), not {need.what}"
+    return None
+
+
+@functools.cache
+def _run_needs(benchmark: str, section_json: str, run: str) -> tuple[Need, ...]:
+    import json
+
+    bench = get_benchmark_class(benchmark)()
+    section = json.loads(section_json)
+    run = split_order(run)[0]  # an order run needs what its run needs
+    base, variant = split_run(run)
+    if base not in bench.method_names() or (variant is not None and variant not in (section.get("ablations") or {})):
+        return ()  # a run params cannot make (a removed method or ablation) declares nothing
+    return bench.run_needs(section, run)
+
+
+def run_needs(params: Mapping[str, Any], benchmark: str, run: str) -> tuple[Need, ...]:
+    """What run ``run`` of ``benchmark`` needs of its model, from params (the benchmark's section);
+    nothing when params have no section for it."""
+    import json
+
+    section = params.get(benchmark)
+    if section is None:
+        return ()
+    return _run_needs(benchmark, json.dumps(section, sort_keys=True, default=str), run)
+
+
+def pair_excluded(params: Mapping[str, Any], benchmark: str, model: str, run: str) -> str | None:
+    """Why params exclude the pair (``model``, ``run``) of ``benchmark``, or None: :func:`excluded` with
+    the run's needs (:func:`run_needs`). A model params do not name has no declaration: it is not excluded."""
+    entry = (params.get("models") or {}).get(model)
+    if entry is None:
+        return None
+    return excluded(entry, benchmark, run, run_needs(params, benchmark, run))
 
 
 # ---- registry ---------------------------------------------------------------------------------

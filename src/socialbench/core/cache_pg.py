@@ -2,7 +2,7 @@
 
 SQLite in WAL mode needs shared memory between its processes, which a network file system does not
 give, so a cluster keeps the cache in PostgreSQL instead. The tables, the keys and the claims of calls
-in flight are those of the SQLite store (:class:`~socialbench.core.cache.RequestCache`, whose logic
+in flight are those of the SQLite store (:class:`~socialbench.core.cache_sqlite.RequestCache`, whose logic
 this class reuses): only the connection differs. Writers are serialised by a transaction-scoped
 advisory lock, as SQLite's ``BEGIN IMMEDIATE`` serialises them, so two pipelines claiming the same
 key at once see each other's claim and one waits for the other's answer.
@@ -13,6 +13,7 @@ password: everything this module shows names the store by its URL with the passw
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
@@ -20,8 +21,10 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from socialbench.core.cache import CLAIM_POLL_S, RequestCache, schema_statements
+from socialbench.core.cache_sqlite import RequestCache
+from socialbench.core.cache_store import CLAIM_POLL_S, schema_statements
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.secrets import redact_url
 
@@ -30,7 +33,10 @@ _WRITE_LOCK = 0x50C1A1BE
 #: The advisory lock key of creating the tables (CREATE TABLE IF NOT EXISTS races between sessions).
 _SCHEMA_LOCK = 0x50C1A1BF
 
-#: The dialect's names of the cache's column types (the tables are ``core.cache.schema_statements``).
+#: Seconds a connect to the store may take unless params say (``waits.connect_s``; docs/security.md, "Waits").
+CONNECT_TIMEOUT_S = 5.0
+
+#: The dialect's names of the cache's column types (the tables are ``core.cache_store.schema_statements``).
 POSTGRES_TYPES = {"text": "TEXT", "int": "BIGINT", "real": "DOUBLE PRECISION"}
 
 _UPSERT = re.compile(r"^\s*INSERT OR REPLACE INTO (\w+)\(([^)]*)\)(.*)$", re.S)
@@ -40,6 +46,20 @@ def masked_url(url: str) -> str:
     """The URL as messages and logs show it: user info and secret query parameters (``?password=``)
     replaced by ``***`` (:func:`socialbench.core.secrets.redact_url`)."""
     return redact_url(url)
+
+
+def url_problem(url: str) -> str | None:
+    """Why a ``postgresql://`` URL cannot name a store (a port that is no number or out of range, no
+    database), or None. Said before connecting: the driver's own error would be a traceback."""
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 (urllib checks the port when it is read)
+    except ValueError:
+        port = parts.netloc.rpartition("@")[2].rpartition(":")[2]
+        return f"its port {port!r} is not a number from 1 to 65535"
+    if not parts.path.strip("/"):
+        return "it names no database (postgresql://user:password@host:port/DATABASE)"
+    return None
 
 
 def translate(sql: str) -> str:
@@ -97,16 +117,21 @@ class PostgresRequestCache(RequestCache):
     claim_ttl_s = 300.0
     heartbeat_s = 60.0
 
-    def __init__(self, url: str, *, readonly: bool = False):
+    def __init__(self, url: str, *, readonly: bool = False, connect_timeout_s: float = CONNECT_TIMEOUT_S):
         self.url = url
+        # libpq's connect_timeout is whole seconds (at least 2 where it is set at all)
+        self.connect_timeout_s = max(2, math.ceil(connect_timeout_s))
         self._init_state(masked_url(url), readonly=readonly)  # messages name the store, never its password
         self._opened: list[_Connection] = []  # every thread's connection, all closed by close()
         self._opened_lock = threading.Lock()
         self._beat: _Connection | None = None
         conn = self._conn()
+        have = self._calls_columns(conn)
         if readonly:
-            self._check_readonly_store(conn)
+            self._check_readonly_store(have)
             return
+        if have:  # a database with another program's 'calls' table is never written to
+            self._refuse_foreign(have)
         try:
             conn.execute("BEGIN")
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
@@ -118,23 +143,53 @@ class PostgresRequestCache(RequestCache):
             raise DataError(self.path, f"the request cache tables cannot be created ({exc})") from exc
 
     @classmethod
-    def open_readonly(cls, url: str) -> PostgresRequestCache:  # type: ignore[override]
+    def open_readonly(cls, url: str, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> PostgresRequestCache:  # type: ignore[override]
         """The store opened for inspection (``socialbench cache``): read-only sessions, no table created."""
-        return cls(url, readonly=True)
+        return cls(url, readonly=True, connect_timeout_s=connect_timeout_s)
 
-    def _check_readonly_store(self, conn: _Connection) -> None:
-        if conn.execute("SELECT to_regclass('calls')").fetchone()[0] is None:
+    def _calls_columns(self, conn: _Connection) -> set[str]:
+        """The columns of the ``calls`` table the session sees (none: there is no such table)."""
+        try:
+            rows = conn.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('calls') AND attnum > 0"
+                " AND NOT attisdropped"
+            ).fetchall()
+        except self._database_errors() as exc:
+            self.close()
+            raise self._damaged(exc, "cannot be read") from exc
+        return {r[0] for r in rows}
+
+    def _check_readonly_store(self, have: set[str]) -> None:
+        if not have:
             self.close()
             raise DataError(self.path, "no request cache here yet (a run creates it with its first model call)")
+        self._refuse_foreign(have)
+        self._columns = have
+
+    _database_name = "a PostgreSQL database"
+
+    def _database_errors(self) -> tuple[type[BaseException], ...]:
+        import psycopg
+
+        return (psycopg.Error,)
+
+    def _check_records(self) -> None:
+        """Nothing to check: PostgreSQL keeps each column's declared type (the SQLite store checks)."""
+        return None
 
     def _connect(self) -> _Connection:
         import psycopg
 
         try:
-            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=30)
+            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=self.connect_timeout_s)
         except psycopg.Error as exc:
             # psycopg's message names host and user, never the password.
-            raise DataError(self.path, f"cannot connect to the request cache store ({exc})") from exc
+            reason = " ".join(str(exc).split())
+            raise DataError(
+                self.path,
+                f"cannot connect to the request cache store within {self.connect_timeout_s} s ({reason});"
+                " is the server running? (the wait is waits.connect_s in params)",
+            ) from None
         if self.readonly:  # inspection: the server refuses any write of this session
             raw.execute("SET default_transaction_read_only = on")
         conn = _Connection(raw)
@@ -212,13 +267,19 @@ def cache_store_url(environ: dict[str, str] | None = None) -> str | None:
         return None
     if not url.startswith(("postgresql://", "postgres://")):
         raise SocialbenchError(f"{CACHE_URL_ENV}: must be a postgresql:// URL (or unset for the SQLite file in params)")
+    problem = url_problem(url)
+    if problem is not None:
+        raise SocialbenchError(f"{CACHE_URL_ENV}: {masked_url(url)}: {problem}")
     return url
 
 
-def open_request_cache(path: str | Path, environ: dict[str, str] | None = None) -> RequestCache:
-    """The request cache a run uses: the PostgreSQL store named by :data:`CACHE_URL_ENV` when set,
-    else the SQLite file at ``path`` (the default)."""
+def open_request_cache(
+    path: str | Path, environ: dict[str, str] | None = None, connect_timeout_s: float = CONNECT_TIMEOUT_S
+) -> RequestCache:
+    """The request cache a run uses: the PostgreSQL store named by :data:`CACHE_URL_ENV` when set
+    (a connect bounded by ``connect_timeout_s``, params ``waits.connect_s``), else the SQLite file at
+    ``path`` (the default)."""
     url = cache_store_url(environ)
     if url is None:
         return RequestCache(path)
-    return PostgresRequestCache(url)
+    return PostgresRequestCache(url, connect_timeout_s=connect_timeout_s)

@@ -152,7 +152,7 @@ def validate_params(
         raise ConfigError(f"{source} is invalid: {'; '.join(problems + section_problems)}")
     data.update(sections)
     # The backend of each model must be registered (checked here so the run stops before any work).
-    from socialbench.core.backend import available_backends
+    from socialbench.core.backend import available_backends, modality_problems
 
     for name, entry in data["models"].items():
         if entry["backend"] not in available_backends():
@@ -161,6 +161,11 @@ def validate_params(
                 f" available: {', '.join(available_backends())}{where([['models', name, 'backend']])}"
             )
     problems = [p + where([["models", name, "options"]]) for name, p in _options_problems(data["models"])]
+    problems += [
+        f"models.{name}.modalities: {p}" + where([["models", name, "modalities"]])
+        for name, entry in data["models"].items()
+        for p in modality_problems(entry)
+    ]
     if problems:
         raise ConfigError(f"{source} is invalid: {'; '.join(problems)}")
     return data
@@ -290,6 +295,42 @@ def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> lis
                     f"{b}.robustness.models.{i}: {model!r} is no model under models"
                     f" (known: {', '.join(data['models'])})" + where([[b, "robustness", "models"]])
                 )
+    problems += _resource_problems(data, where)
+    return problems
+
+
+def _resource_problems(data: dict[str, Any], where) -> list[str]:
+    """What a job's resources and a model's server would get wrong: ``resources.models`` naming a model
+    params lack, a vLLM model asked fewer GPUs than its server shards over (``tensor_parallel_size``),
+    two model names that share one ``SOCIALBENCH_SERVER_URL_<MODEL>`` variable (one server for both)."""
+    from socialbench.core.resources import model_gpus, server_url_env
+
+    problems = []
+    models = data["models"]
+    for name, res in (data.get("resources", {}).get("models") or {}).items():
+        if name not in models:
+            problems.append(
+                f"resources.models.{name}: names no model of params (models: {', '.join(models)})"
+                + where([["resources", "models", name]])
+            )
+            continue
+        gpus, entry = res.get("gpu"), models[name]
+        needed = model_gpus(entry, name, environ={})  # the params' own: a server named elsewhere starts none
+        if entry.get("backend") == "vllm" and gpus is not None and needed and gpus < needed:
+            problems.append(
+                f"resources.models.{name}.gpu: {gpus} is fewer than the {needed} GPUs its vLLM server shards over"
+                f" (models.{name}.options.tensor_parallel_size); give gpu: {needed}, or a running server in"
+                f" models.{name}.options.base_url" + where([["resources", "models", name, "gpu"]])
+            )
+    by_env: dict[str, str] = {}
+    for name in models:
+        env = server_url_env(name)
+        if env in by_env:
+            problems.append(
+                f"models.{name}: its server variable {env} is also models.{by_env[env]}'s (names that differ only"
+                " in case, '-' or '_' share one); rename one" + where([["models", name]])
+            )
+        by_env.setdefault(env, name)
     return problems
 
 

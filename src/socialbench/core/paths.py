@@ -4,7 +4,9 @@
   of the command's inputs (a symlink, ``..`` or a hard link included; for an output folder, every
   file it will receive, and no link already in it leads to an input), no two outputs are one file,
   an output is not an existing folder and can be created (no file where a folder of its path must
-  be); an input given as a file is not a folder, and no input is a FIFO, device or socket.
+  be); an input given as a file is not a folder, and no input is a FIFO, device or socket; an output
+  file is not a symlink (writing through it would change the file it leads to), and, where the
+  command names the folder it owns (``root=``: a script's repository), no output leads out of it.
 * :func:`resolve_inside`: where a path named inside data (an image id, a media path) leads, refused
   when ``..``, an absolute path or a symlink takes it out of its declared root.
 * :func:`special_file` / :func:`refuse_special`: a FIFO, device or socket where a file is expected,
@@ -112,8 +114,9 @@ def within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _blocking_file(path: Path) -> Path | None:
-    """The nearest existing ancestor of ``path`` when it is not a folder (a file where a folder must be)."""
+def blocking_file(path: Path) -> Path | None:
+    """The nearest existing ancestor of ``path`` when it is not a folder (a file where a folder must be,
+    as ``/etc/hostname`` in ``/etc/hostname/x``): ``path`` cannot be created."""
     for parent in path.parents:  # as given (relative to the working folder when relative)
         if parent.exists():
             return None if parent.is_dir() else parent
@@ -205,6 +208,7 @@ def check_io(
     outputs: Mapping[str, PathArg],
     folders: Sequence[str] = (),
     receives: Mapping[str, Sequence[str | Path]] | None = None,
+    root: str | Path | None = None,
 ) -> None:
     """Refuse, before anything is read, a command that could destroy one of its inputs or could not
     write its outputs. ``inputs`` and ``outputs`` map option names (``--raw``) to a path, a list of
@@ -215,7 +219,9 @@ def check_io(
     and the path: an output that is an input (symlinks, ``..``, hard links), lies inside an input
     folder, or is (or will receive) a folder holding an input; a link already in an output folder
     leading to an input; two outputs on one file; an output that is an existing folder, or whose
-    path runs through a file; a folder, FIFO, device or socket given as an input file."""
+    path runs through a file; a folder, FIFO, device or socket given as an input file; an output file
+    that is a symlink; with ``root`` (the folder the command owns), an output that leads out of it
+    (through ``..``, an absolute path or a symlinked folder)."""
     ins, outs = _named(inputs), _named(outputs)
     receives = receives or {}
     for option, path in ins:
@@ -258,9 +264,21 @@ def check_io(
                     f"{entry}: a link in {option} leads to {inp.option} {inp.path}; writing there would"
                     f" change the input {_NOTHING}"
                 )
-        blocker = _blocking_file(path)
+        blocker = blocking_file(path)
         if blocker is not None:
             raise ConfigError(f"{path}: cannot be created: {blocker} is a file, not a folder ({option})")
+        if option not in folders and path.is_symlink():
+            raise ConfigError(
+                f"{path}: is a symlink (to {Path(os.readlink(path))}); {option} never writes through a link,"
+                f" which would change the file it leads to (remove the link, or name the file itself) {_NOTHING}"
+            )
+        if root is not None:
+            placed = path.parent.resolve() / path.name
+            if not within(placed, Path(root).resolve()):
+                raise ConfigError(
+                    f"{path}: leads to {placed}, outside {root}; {option} writes only inside the folder the"
+                    f" command owns {_NOTHING}"
+                )
 
 
 # ---- paths named inside data ------------------------------------------------------------------------

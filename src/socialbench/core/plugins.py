@@ -93,6 +93,32 @@ class Registry(Generic[T]):
             return self.entries[name]
         return self.contributed().get(name)
 
+    def options_schema(self, name: str) -> dict | None:
+        """The JSON schema of the options plug-in ``name`` takes, or None when it declares none: a class
+        registered directly may carry it as ``options_schema``; a lazy entry declares it beside its
+        module, in ``<module>.options.json`` (``{class name: schema}``), read without importing the
+        module (checking params loads no SDK, index or weights, and works where an extra is missing)."""
+        import importlib.util
+        import json
+        from pathlib import Path
+
+        if name in self.classes:
+            return getattr(self.classes[name], "options_schema", None)
+        entry = self.entry(name)
+        if entry is None:
+            return None
+        module, cls_name, _ = entry
+        try:
+            spec = importlib.util.find_spec(module)
+        except ImportError:  # its package is not importable: nothing declared that could be read
+            return None
+        if spec is None or not spec.origin:
+            return None
+        path = Path(spec.origin).with_suffix(".options.json")
+        if not path.is_file():
+            return None
+        return json.loads(path.read_text("utf-8")).get(cls_name)
+
     def unknown(self, name: str) -> ConfigError:
         return ConfigError(f"unknown {self.kind} {name!r}; available: {', '.join(self.names()) or 'none'}")
 

@@ -7,6 +7,12 @@ never burdens another. Every search goes through the request cache (:func:`cache
 the retriever's identity (its name, a hash of its settings and of its corpus) with the query and
 ``k``, so a resumed run repeats no lookup. Secrets (an API key) are read from the environment by the
 provider itself and are never part of its identity, its settings hash or the cache.
+
+A failed search is the instance's error (:class:`RetrievalError`), counted in the run's stats
+(``core.runner.SearchCounts``, gathered while a method runs). A search service that cannot be used
+stops the run as a dead model server does (:class:`SearchesStopped`, one line): after
+``Retriever.fail_after`` failed searches in a row, or at once when the provider is asked to wait
+longer than params allow (a ``Retry-After`` above its ceiling).
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ if TYPE_CHECKING:
 
 class RetrievalError(SocialbenchError):
     """A search that failed (network, the provider's answer): the caller decides what it costs."""
+
+
+class SearchesStopped(SocialbenchError):
+    """The search service cannot be used (every search in a row failed, or it asks for a longer wait
+    than params allow): the whole run stops now, as for a dead model server. Not a RetrievalError, so
+    no method takes it for one instance's error."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,11 @@ class Retriever(abc.ABC):
 
     #: Name under which the retriever is registered (set by the registry).
     name: ClassVar[str] = ""
+    #: Failed searches in a row after which the run stops (:class:`SearchesStopped`); a provider may
+    #: take it from its options (web: ``max_consecutive_failures``).
+    fail_after: int = 5
+    #: Failed searches in a row so far (any answer resets it).
+    failures_in_a_row: int = 0
 
     def __init__(self, options: dict[str, Any] | None = None, where: str = "retrieval"):
         self.options = dict(options or {})
@@ -106,6 +123,14 @@ def available_retrievers() -> list[str]:
     return RETRIEVERS.names()
 
 
+def retriever_options_schema(name: str) -> dict[str, Any] | None:
+    """The JSON schema of the options (``<section>.retrieval.options``) retriever ``name`` takes, or None
+    when it declares none. Declared beside the provider's module, in ``<module>.options.json``
+    (``{class name: schema}``, as a backend declares its options), and read without importing the
+    module, so checking params loads no search client or index."""
+    return RETRIEVERS.options_schema(name)
+
+
 def get_retriever_class(name: str, where: str = "retrieval.retriever") -> type[Retriever]:
     if name not in RETRIEVERS:
         raise ConfigError(
@@ -145,18 +170,43 @@ class SearchResult:
 def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache | None) -> SearchResult:
     """``retriever.search(query, k)`` through the request cache: a stored answer is replayed, a new
     one stored at once (a failed search is not stored, so a rerun tries it again). Without a cache
-    the search is made every time."""
+    the search is made every time.
+
+    Each search is counted (``core.runner.counting_searches``); a failed one as an error. After
+    ``retriever.fail_after`` failed searches in a row the run stops (:class:`SearchesStopped`)."""
+    from socialbench.core.runner import current_search_counts  # the run's counts (a new tally outside a run)
+
+    counts = current_search_counts()
     identity = retriever.identity()
     key = search_key(identity, query, k)
     if cache is not None:
         hit = cache.get(key)
         if hit is not None and hit.text is not None:
+            counts.searches += 1
+            counts.cached += 1
             return SearchResult(query, k, [Passage.from_dict(d) for d in json.loads(hit.text)], key, True)
         if getattr(cache, "replay_only", False):  # a plan replays stored searches and makes none
             from socialbench.core.cache import ReplayMiss
 
             raise ReplayMiss(f"search {key[:12]} is not in the request cache")
-    passages = list(retriever.search(query, k))[:k]
+    counts.searches += 1
+    try:
+        passages = list(retriever.search(query, k))[:k]
+    except Exception as exc:
+        counts.errors += 1
+        if len(counts.error_examples) < 5:
+            counts.error_examples.append(f"{query[:80]}: {exc}")
+        if isinstance(exc, (SearchesStopped, ConfigError)):
+            raise
+        retriever.failures_in_a_row += 1
+        if retriever.failures_in_a_row >= retriever.fail_after:
+            raise SearchesStopped(
+                f"retriever {retriever.name}: stopped after {retriever.failures_in_a_row} failed searches in a row"
+                f" (the last: {exc}); is the search service up and the retriever's options right? Searches"
+                " finished before are in the request cache; rerun when it is fixed"
+            ) from exc
+        raise
+    retriever.failures_in_a_row = 0
     if cache is not None:
         text = json.dumps([p.as_dict() for p in passages], ensure_ascii=False, sort_keys=True)
         cache.put_record(

@@ -10,7 +10,9 @@ traces are returned only when every instance has a final answer or a recorded er
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,10 +38,41 @@ MAX_ROUNDS = 64
 
 
 @dataclass
+class SearchCounts:
+    """The searches of a run: made or replayed from the cache, and failed (with a few messages)."""
+
+    searches: int = 0
+    cached: int = 0
+    errors: int = 0
+    error_examples: list[str] = field(default_factory=list)
+
+
+_COUNTS: ContextVar[SearchCounts | None] = ContextVar("socialbench_search_counts", default=None)
+
+
+def current_search_counts() -> SearchCounts:
+    """The tally of the run in progress (``core.retrieval.cached_search`` adds to it); a throwaway one
+    outside a run."""
+    return _COUNTS.get() or SearchCounts()
+
+
+@contextmanager
+def counting_searches() -> Iterator[SearchCounts]:
+    """Count every ``core.retrieval.cached_search`` made inside the block (the runner wraps a method's run)."""
+    counts = SearchCounts()
+    token = _COUNTS.set(counts)
+    try:
+        yield counts
+    finally:
+        _COUNTS.reset(token)
+
+
+@dataclass
 class RunStats:
     requests: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
+    #: Failed calls and failed searches (``search_errors`` of them): each one an instance scored invalid.
     errors: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -60,6 +93,12 @@ class RunStats:
     temperature_sent: bool | None = None
     rounds: int = 0
     error_examples: dict[str, str] = field(default_factory=dict)
+    #: A method's searches (``core.retrieval.cached_search``): made or replayed, of them from the
+    #: request cache, and failed (counted in ``errors`` too), with a few of their messages.
+    searches: int = 0
+    search_cache_hits: int = 0
+    search_errors: int = 0
+    search_error_examples: list[str] = field(default_factory=list)
     #: Calls recorded answers could not answer because they hold no record of the instance (finish
     #: reason ``no_record``): not errors (a retry cannot help), the instance is not evaluated.
     no_record: int = 0
@@ -265,64 +304,71 @@ def run_method(
     rounds: list[list[list[Exchange]]] = [[] for _ in range(n)]
     finals: dict[int, Final] = {}
     asks: dict[int, list[Request]] = {}
-    method.cache = cache
-    for i, inst in enumerate(instances):
-        out = _step(method, inst, [], source, media_roots)
-        if isinstance(out, Final):
-            finals[i] = out
-        else:
-            asks[i] = out
-    dev_answers = benchmark.dev_answers(dev_instances) if dev_instances is not None else None
-    context = BackendContext(seed=seed, dev_answers=dev_answers)
-    owned = backend is None
-    if backend is None:
-        backend = create_backend(spec, context)
-    elif not hasattr(backend, "complete_many"):  # a function giving the shared backend
-        backend = backend(context)
-    # A shared backend counts the retries of every run it served: this run's are the difference.
-    retries0, attempts0 = int(getattr(backend, "retries", 0)), int(getattr(backend, "attempts", 0))
+    searches = SearchCounts()
     try:
-        identity = backend.identity()
-        stats.backend_identity = dict(identity)
-        stats.temperature_sent = backend.temperature_sent() if hasattr(backend, "temperature_sent") else None
-        while asks:
-            if stats.rounds >= MAX_ROUNDS:
-                for i in asks:
-                    finals[i] = Final(error=f"method {method.name} did not answer within {MAX_ROUNDS} rounds")
-                break
-            flat = [(i, r) for i, reqs in asks.items() for r in reqs]
-            check_requests(backend, [r for _, r in flat])
-            responses, keys = run_requests(
-                backend,
-                [r for _, r in flat],
-                cache,
-                identity,
-                spec.name,
-                stats,
-                progress,
-                desc=f"{spec.name}/{method.name} round {stats.rounds + 1}",
-            )
-            got: dict[int, list[Exchange]] = {}
-            for (i, req), resp, key in zip(flat, responses, keys):
-                # the cache keeps the raw text; every method gets the answer without the reasoning
-                resp = without_reasoning(resp)
-                got.setdefault(i, []).append(Exchange(req, resp, key))
-                sent = backend.constraint(req) if hasattr(backend, "constraint") else "none"
-                _account(stats, spec, req, resp, str(instances[i].get("id")), sent)
-            stats.rounds += 1
-            asks = {}
-            for i, exchanges in got.items():
-                rounds[i].append(exchanges)
-                out = _step(method, instances[i], rounds[i], source, media_roots)
+        with counting_searches() as searches:  # the method's searches (a retriever's), counted
+            method.cache = cache
+            for i, inst in enumerate(instances):
+                out = _step(method, inst, [], source, media_roots)
                 if isinstance(out, Final):
                     finals[i] = out
                 else:
                     asks[i] = out
-        stats.retries = int(getattr(backend, "retries", 0)) - retries0
-        stats.attempts = int(getattr(backend, "attempts", 0)) - attempts0
+            dev_answers = benchmark.dev_answers(dev_instances) if dev_instances is not None else None
+            context = BackendContext(seed=seed, dev_answers=dev_answers)
+            owned = backend is None
+            if backend is None:
+                backend = create_backend(spec, context)
+            elif not hasattr(backend, "complete_many"):  # a function giving the shared backend
+                backend = backend(context)
+            # A shared backend counts the retries of every run it served: this run's are the difference.
+            retries0, attempts0 = int(getattr(backend, "retries", 0)), int(getattr(backend, "attempts", 0))
+            try:
+                identity = backend.identity()
+                stats.backend_identity = dict(identity)
+                stats.temperature_sent = backend.temperature_sent() if hasattr(backend, "temperature_sent") else None
+                while asks:
+                    if stats.rounds >= MAX_ROUNDS:
+                        for i in asks:
+                            finals[i] = Final(error=f"method {method.name} did not answer within {MAX_ROUNDS} rounds")
+                        break
+                    flat = [(i, r) for i, reqs in asks.items() for r in reqs]
+                    check_requests(backend, [r for _, r in flat])
+                    responses, keys = run_requests(
+                        backend,
+                        [r for _, r in flat],
+                        cache,
+                        identity,
+                        spec.name,
+                        stats,
+                        progress,
+                        desc=f"{spec.name}/{method.name} round {stats.rounds + 1}",
+                    )
+                    got: dict[int, list[Exchange]] = {}
+                    for (i, req), resp, key in zip(flat, responses, keys):
+                        # the cache keeps the raw text; every method gets the answer without the reasoning
+                        resp = without_reasoning(resp)
+                        got.setdefault(i, []).append(Exchange(req, resp, key))
+                        sent = backend.constraint(req) if hasattr(backend, "constraint") else "none"
+                        _account(stats, spec, req, resp, str(instances[i].get("id")), sent)
+                    stats.rounds += 1
+                    asks = {}
+                    for i, exchanges in got.items():
+                        rounds[i].append(exchanges)
+                        out = _step(method, instances[i], rounds[i], source, media_roots)
+                        if isinstance(out, Final):
+                            finals[i] = out
+                        else:
+                            asks[i] = out
+                stats.retries = int(getattr(backend, "retries", 0)) - retries0
+                stats.attempts = int(getattr(backend, "attempts", 0)) - attempts0
+            finally:
+                if owned:
+                    backend.close()
     finally:
-        if owned:
-            backend.close()
+        stats.searches, stats.search_cache_hits = searches.searches, searches.cached
+        stats.search_errors, stats.search_error_examples = searches.errors, searches.error_examples
+        stats.errors += searches.errors
     records, traces = [], []
     token = TRACE_POINTER.set(trace_pointer)
     try:

@@ -345,9 +345,11 @@ def _cut(views, infos, timelines, s, e, outputs, mosaic, encode, *, seek: bool) 
         .global_args(*GLOBAL_ARGS, "-loglevel", loglevel, "-filter_complex_threads", "1")
         .compile(cmd=ffmpeg_path(), overwrite_output=True)
     )
-    proc = run_ffmpeg(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)")
     written = [Path(p) for p in (outputs or [])] + ([Path(mosaic.output)] if mosaic is not None else [])
     try:
+        # a full disk names the first file written (all of them are removed below)
+        out = written[0] if written else None
+        proc = run_ffmpeg(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)", out=out)
         if counted:
             _check_counted(counted, proc.stderr.decode("utf-8", "replace"), check_start=seek)
         return _checked_cut(views, infos, s, e, outputs, mosaic, mosaic_size, encode)
@@ -517,6 +519,6 @@ def extract_audio(
         .global_args(*GLOBAL_ARGS, "-loglevel", "error")
         .compile(cmd=ffmpeg_path(), overwrite_output=True)
     )
-    run_ffmpeg(args, source, "extracting audio")
+    run_ffmpeg(args, source, "extracting audio", out=output)
     out = probe(output)
     return AudioResult(path=str(output), sample_rate=sample_rate, channels=1, duration=out.duration)

@@ -14,7 +14,7 @@ import ffmpeg
 
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
-from socialbench.media.run import BITEXACT, GLOBAL_ARGS, describe_exit, ffmpeg_path, last_lines
+from socialbench.media.run import BITEXACT, GLOBAL_ARGS, disk_full, ffmpeg_failure, ffmpeg_path
 
 
 @dataclass(frozen=True)
@@ -78,11 +78,8 @@ def encode_rgb_frames(
     # call instead of polling in 4 KB steps (the poll loop cost more than the encode).
     with tempfile.TemporaryFile() as err:
         proc = subprocess.run(args, input=raw, stdout=subprocess.DEVNULL, stderr=err)
-        if proc.returncode != 0:
-            err.seek(0)
-            raise MediaError(
-                str(path),
-                E.FFMPEG_FAILED,
-                f"ffmpeg {describe_exit(proc.returncode)} while encoding frames: {last_lines(err.read())}",
-            )
+        err.seek(0)
+        message = err.read()
+        if proc.returncode != 0 or disk_full(message):  # ffmpeg may exit 0 after a failed write
+            raise ffmpeg_failure(proc.returncode, message, path, "encoding frames", out=path)
     return Path(path)

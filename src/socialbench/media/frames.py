@@ -175,7 +175,7 @@ def _extract_segments(
         .global_args(*GLOBAL_ARGS, "-loglevel", "info", "-filter_threads", "1", "-copyts")
         .compile(cmd=ffmpeg_path(), overwrite_output=True)
     )
-    proc = run_ffmpeg(args, timeline.path, "extracting frames")
+    proc = run_ffmpeg(args, timeline.path, "extracting frames", out=out)
     log_text = proc.stderr.decode("utf-8", "replace")
     tb_match = _SHOWINFO_TB.search(log_text)
     reported = sorted(int(m.group(2)) for m in _SHOWINFO_FRAME.finditer(log_text))

@@ -5,7 +5,7 @@ The command lines themselves are built (through ffmpeg-python) by :mod:`~socialb
 :mod:`~socialbench.media.frames`, :mod:`~socialbench.media.encode` and
 :mod:`~socialbench.media.clips` (and the test generators in tests/helpers/media_synth.py) with
 the public names here: :data:`BITEXACT`, :data:`GLOBAL_ARGS`, :func:`ffmpeg_path`,
-:func:`ffprobe_path`, :func:`run_ffmpeg`, :func:`describe_exit`, :func:`last_lines` and
+:func:`ffprobe_path`, :func:`run_ffmpeg`, :func:`ffmpeg_failure`, :func:`describe_exit`, :func:`last_lines` and
 :func:`clean_log_line`.
 """
 
@@ -41,17 +41,44 @@ def ffprobe_path() -> str:
     return executable("ffprobe")
 
 
-def run_ffmpeg(args: list[str], path: str | Path, what: str) -> subprocess.CompletedProcess[bytes]:
-    """Run an ffmpeg command line (stdout and stderr captured, no stdin); a non-zero exit becomes a
-    MediaError (``ffmpeg_failed``) naming ``path``, what was being done and ffmpeg's last messages."""
+def run_ffmpeg(
+    args: list[str], path: str | Path, what: str, out: str | Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run an ffmpeg command line (stdout and stderr captured, no stdin); a non-zero exit becomes
+    :func:`ffmpeg_failure` (``path`` the input, ``out`` the file written when there is one)."""
     proc = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        raise MediaError(
-            str(path),
-            E.FFMPEG_FAILED,
-            f"ffmpeg {describe_exit(proc.returncode)} while {what}: {last_lines(proc.stderr)}",
-        )
+    if proc.returncode != 0 or disk_full(proc.stderr):  # ffmpeg may exit 0 after a failed write
+        raise ffmpeg_failure(proc.returncode, proc.stderr, path, what, out)
     return proc
+
+
+#: What ffmpeg prints (strerror of ENOSPC, EDQUOT) when the disk it writes to is full.
+_DISK_FULL = ("No space left on device", "Disk quota exceeded")
+
+
+def disk_full(stderr: bytes) -> bool:
+    """Whether ffmpeg's messages say the disk it wrote to is full (it can exit 0 even then, when the
+    failed write was the file's trailer)."""
+    text = stderr.decode("utf-8", "replace")
+    return any(marker in text for marker in _DISK_FULL)
+
+
+def ffmpeg_failure(
+    returncode: int, stderr: bytes, path: str | Path, what: str, out: str | Path | None = None
+) -> Exception:
+    """The error of a failed ffmpeg run: a full disk is a :class:`~socialbench.core.paths.DiskFull`
+    naming the output file ``out`` (its partial bytes removed), one line; anything else a MediaError
+    (``ffmpeg_failed``) naming ``path``, what was being done and ffmpeg's last messages."""
+    if disk_full(stderr):
+        from socialbench.core.paths import DiskFull
+
+        target = Path(out) if out is not None else Path(path)
+        if out is not None and Path(out).is_file():  # a cut-off file is never left as if it were whole
+            Path(out).unlink(missing_ok=True)
+        return DiskFull(target, f"ffmpeg stopped while {what}, and nothing of it was kept")
+    return MediaError(
+        str(path), E.FFMPEG_FAILED, f"ffmpeg {describe_exit(returncode)} while {what}: {last_lines(stderr)}"
+    )
 
 
 def describe_exit(returncode: int) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, split_order, split_run
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, Need, split_order, split_run
 
 
 class MeetingToMBenchmark(Benchmark):
@@ -33,7 +33,8 @@ class MeetingToMBenchmark(Benchmark):
     # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[str]]:
         """The demo release, written as a local mirror in the official AMI layout."""
-        from socialbench.meetingtom.dataset.demo import DemoConfig, generate
+        from socialbench.meetingtom.dataset.demo import generate
+        from socialbench.meetingtom.dataset.demo_script import DemoConfig
 
         return generate(out_dir, DemoConfig.from_params(params))
 
@@ -64,6 +65,28 @@ class MeetingToMBenchmark(Benchmark):
         if settings.get("remove_markers"):
             settings["markers"] = list(section.get("discourse_markers") or [])
         return settings
+
+    def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
+        """What a run needs of its model, from its settings (B.5): where its modality shows the video (its
+        own, else a source's: ``demo.modality``, ``ami.modality``), the clip natively (``ingestion:
+        native``), as frames (``frames``) or either (``auto``). The audio track is no need: it goes to a
+        model that takes audio, a model that does not gets the clip without it (and the transcript
+        wherever the modality shows utterances)."""
+        from socialbench.meetingtom.schema.methods import settings_of
+
+        s = settings_of(self.method_settings(section, run))
+        shown = (
+            [s["modality"]] if s["modality"] else [(section.get(src) or {}).get("modality") for src in ("demo", "ami")]
+        )
+        if not any(m in ("video", "both") for m in shown):
+            return ()
+        return (
+            {
+                "native": Need(("video",), "native video (ingestion: native)"),
+                "frames": Need(("frames",), "video frames (ingestion: frames)"),
+            }.get(s["ingestion"])
+            or Need(("video", "frames"), "the clip's video"),
+        )
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
         """Core's checks, and: each method's options against the closed lists of settings and values

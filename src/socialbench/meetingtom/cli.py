@@ -20,7 +20,7 @@ from pathlib import Path
 
 import typer
 
-from socialbench.core.errors import ConfigError, SocialbenchError
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
 
 meetingtom_app = typer.Typer(
     no_args_is_help=True,
@@ -610,6 +610,14 @@ def consolidate_cmd(
     from socialbench.meetingtom.schema.instances import TASK, load_instances
     from socialbench.meetingtom.schema.questions import TASKS
 
+    for option, folders in (("--source-dir", source_dir), ("--gold-dir", gold_dir)):
+        seen: dict[Path, int] = {}
+        for n, folder in enumerate(folders, start=1):
+            first = seen.setdefault(folder.resolve(), n)
+            if first != n:
+                raise ConfigError(
+                    f"{folder}: given as {option} twice (number {first} and {n}); each source's folder once"
+                )
     # the out-dir holds the sources' folders (data/processed/meetingtom/<source>): what it receives is checked
     check_io(
         {"--source-dir": source_dir, "--gold-dir": gold_dir},
@@ -619,14 +627,20 @@ def consolidate_cmd(
     )
     from socialbench.core.io import write_jsonl
 
-    insts = []
+    insts, origin = [], {}
     for d, g in zip(source_dir, gold_dir):
-        insts += load_instances(d / f"{TASK}.jsonl") + load_instances(g / "instances.jsonl")
+        for path in (d / f"{TASK}.jsonl", g / "instances.jsonl"):
+            for inst in load_instances(path):
+                if inst["id"] in origin:
+                    raise DataError(
+                        str(path),
+                        f"instance id {inst['id']} is also in {origin[inst['id']]}; each source's ids must differ",
+                        record=inst["id"],
+                        field="id",
+                    )
+                origin[inst["id"]] = path
+                insts.append(inst)
     insts.sort(key=lambda i: i["id"])
-    ids = [i["id"] for i in insts]
-    if len(set(ids)) != len(ids):
-        dup = next(x for x in ids if ids.count(x) > 1)
-        raise SocialbenchError(f"instance id {dup} comes from two sources; each source's ids must differ")
     for split in ("test", "dev"):
         write_jsonl(out_dir / f"{split}.jsonl", [i for i in insts if i["split"] == split])
     for task in TASKS:

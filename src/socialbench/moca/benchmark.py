@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, excluded, split_order, split_run
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, Need, pair_excluded, split_order, split_run
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
@@ -124,6 +124,14 @@ class MocaBenchmark(Benchmark):
             settings["reorder_lists"] = bool((section.get("robustness") or {}).get("reorder_lists", False))
         return settings
 
+    #: What every MoCA run shows its model (MoCA 6.1): the images of image-text instances, the sampled
+    #: frames of video-text ones (speech as a transcript, text: C.1).
+    INSTANCE_NEEDS = (Need(("image",), "MoCA's images"), Need(("frames",), "MoCA's video frames"))
+
+    def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
+        """The method's needs (CoDAR: free text) and what MoCA's instances show (:attr:`INSTANCE_NEEDS`)."""
+        return (*super().run_needs(section, run), *self.INSTANCE_NEEDS)
+
     def params_problems(self, section: dict[str, Any]) -> list[str]:
         """Core's checks, and each method's settings as the method reads them (the schema checks their
         keys and types; this the rest, e.g. CoDAR's stage order and rounds): ``method_options.<method>``
@@ -136,6 +144,15 @@ class MocaBenchmark(Benchmark):
         problems = super().params_problems(section)
         if problems:
             return problems
+        # Step 2's retriever, whichever runs read it: a typo in its name or options fails here, not in
+        # the middle of a run (its schema is read from its declaration; no search client is imported).
+        from socialbench.core.retrieval import RETRIEVERS
+        from socialbench.moca.schema.methods import retriever_problem
+
+        retrieval = section.get("retrieval") or {}
+        problem = retriever_problem(RETRIEVERS, retrieval.get("retriever", "none"), retrieval.get("options") or {})
+        if problem:
+            problems.append(problem.removeprefix("moca."))
         known = set(self.method_names())
         runs = dict.fromkeys([*(k for k in section.get("method_options") or {} if k in known), *section.get("methods")])
         for run in runs:
@@ -143,12 +160,35 @@ class MocaBenchmark(Benchmark):
             if check is None:
                 continue  # a method that reads no settings: the schema's closed list of keys is its check
             try:
-                check(run, self.method_settings(section, run))
+                checked = check(run, self.method_settings(section, run))
+                problems += self._template_problems(run, checked)
             except ConfigError as exc:
                 message = str(exc).removeprefix("moca.")
                 if message not in problems:  # an ablation's run repeats its method's problem
                     problems.append(message)
         return problems
+
+    def _template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
+        """Each template file a CoDAR run reads (an ablation's own where it has one), rendered with dummy
+        values: one that is missing, or names a placeholder the chain does not fill, fails here, naming
+        the run's key, not at its first call."""
+        from socialbench.core.errors import ConfigError
+        from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, template_problem
+
+        if "variant" not in checked:
+            return []
+        base, variant = split_run(run)
+        key = f"ablations.{variant}" if variant else f"method_options.{base}"
+        out = []
+        for name in checked["variant"].templates():
+            where = f"{self.template_folder(run, name)}/{name}"
+            try:
+                problem = template_problem(self.template(run, name), where, CODAR_PLACEHOLDERS)
+            except ConfigError as exc:  # not found
+                problem = str(exc)
+            if problem:
+                out.append(f"{key}: {problem}")
+        return out
 
     def final_answer(
         self,
@@ -275,13 +315,12 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.results.paper_figures import paper_figures
         from socialbench.moca.results.settings import TableSettings
         from socialbench.moca.results.tables import exclusions_markdown, row_name, to_csv, to_latex, to_markdown
+        from socialbench.results.tables import md_escape, temperature_note
 
         categories = {m: e["category"] for m, e in params["models"].items()}
         # pairs params exclude have no score files; one given anyway gets no row
         scores = {
-            (m, meth): sc
-            for (m, meth), sc in scores.items()
-            if excluded(params["models"].get(m, {}), self.name, meth) is None
+            (m, meth): sc for (m, meth), sc in scores.items() if pair_excluded(params, self.name, m, meth) is None
         }
         section = params.get(self.name) or {}
         settings = TableSettings.from_params(params, self.name)
@@ -304,6 +343,9 @@ class MocaBenchmark(Benchmark):
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
             changes = paper.changes(s)
             md = to_markdown(s, rows, n, media, changes, row_n) + paper.scenario_notes(s)
+            temperature = temperature_note(params["models"], {m for (m, _), sc in scores.items() if s in sc})
+            if temperature:  # rows whose runs sent no temperature (the run stats' temperature_sent)
+                md += md_escape(temperature) + "\n"
             md_all.append(md)
             files[f"{s}.md"] = md
             files[f"{s}.csv"] = to_csv(rows)
@@ -314,7 +356,7 @@ class MocaBenchmark(Benchmark):
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables,
         # Figure 9's means and the pairs params exclude, once, at the end
-        excluded_md = exclusions_markdown(params["models"], section.get("methods", []))
+        excluded_md = exclusions_markdown(params, section.get("methods", []))
         files["all.md"] = "\n".join(
             md_all
             + [overall_markdown(scores, categories)]

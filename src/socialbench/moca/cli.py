@@ -226,12 +226,12 @@ def _read_pool(
 def _log_counts(rows, stage: str, params: Path | None, settings: dict) -> None:
     from socialbench.core.config import load_params
     from socialbench.moca.dataset.preprocess import log_counts_mlflow
-    from socialbench.results.tracking import resolve_tracking_uri
+    from socialbench.results.tracking import tracking_store_uri
 
     if params is None:
         raise SocialbenchError("--mlflow needs --params (its mlflow section names the store and the experiment)")
-    tracking = load_params(params)["mlflow"]
-    log_counts_mlflow(rows, stage, resolve_tracking_uri(tracking), settings, tracking["experiment"])
+    p = load_params(params)
+    log_counts_mlflow(rows, stage, tracking_store_uri(p), settings, p["mlflow"]["experiment"])
 
 
 @app.command("sources")

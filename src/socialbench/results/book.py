@@ -25,6 +25,7 @@ from pathlib import Path
 
 from socialbench.core.errors import ConfigError, DataError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_file
+from socialbench.core.paths import special_file, special_problem, within
 from socialbench.core.secrets import redact_url
 
 #: The creation time given to Typst (as SOURCE_DATE_EPOCH); with ``date: none`` nothing dated reaches
@@ -37,6 +38,13 @@ TABLE_SUFFIX, FIGURE_SUFFIX = ".csv", ".png"
 FIGURE_MAX_HEIGHT = "13cm"
 #: A table's text size, and the smallest it is shrunk to when the table is wider than the text.
 TABLE_TEXT_SIZE, TABLE_MIN_TEXT_SIZE = "7pt", "5pt"
+#: The most of a table the book sets (docs/decisions.md, "Results book"): its first rows, its first
+#: columns, each cell's first characters; a note under the table says what was left out and names the
+#: file that holds it whole. Typst takes about a second per thousand rows, so an unbounded table
+#: (30,000 rows) would keep the book busy for minutes for pages nobody reads.
+TABLE_MAX_ROWS, TABLE_MAX_COLUMNS, TABLE_MAX_CELL = 1000, 40, 500
+#: The largest table file the book reads at all (larger is refused, naming it: a data dump, not a table).
+TABLE_MAX_BYTES = 32 * 2**20
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?|nan|inf|-inf")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -87,6 +95,7 @@ class Item:
     header: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
     graphic: str = ""
+    note: str = ""  # what of a table was left out (its size limits), set under it
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,30 @@ def parse_csv(text: str, where: str) -> tuple[tuple[str, ...], tuple[tuple[str, 
             raise DataError(where, f"row has {len(row)} cells but the header {width}", record=f"line {n}")
         rows.append(tuple(row) + ("",) * (width - len(row)))
     return header, tuple(rows)
+
+
+def fit_table(
+    header: tuple[str, ...], rows: tuple[tuple[str, ...], ...], where: str
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...], str]:
+    """A table cut to the book's limits (:data:`TABLE_MAX_ROWS`, :data:`TABLE_MAX_COLUMNS`,
+    :data:`TABLE_MAX_CELL`) and the note that says what was cut ("" when nothing was)."""
+
+    def cell(text: str) -> str:
+        return text if len(text) <= TABLE_MAX_CELL else text[: TABLE_MAX_CELL - 1] + "…"
+
+    cut = []
+    if len(rows) > TABLE_MAX_ROWS:
+        cut.append(f"the first {TABLE_MAX_ROWS:,} of its {len(rows):,} rows")
+    if len(header) > TABLE_MAX_COLUMNS:
+        cut.append(f"the first {TABLE_MAX_COLUMNS} of its {len(header)} columns")
+    long = sum(len(c) > TABLE_MAX_CELL for r in (header, *rows[:TABLE_MAX_ROWS]) for c in r[:TABLE_MAX_COLUMNS])
+    if long:
+        cut.append(f"{long:,} cell(s) cut to {TABLE_MAX_CELL} characters")
+    if not cut:
+        return header, rows, ""
+    header = tuple(cell(h) for h in header[:TABLE_MAX_COLUMNS])
+    rows = tuple(tuple(cell(c) for c in r[:TABLE_MAX_COLUMNS]) for r in rows[:TABLE_MAX_ROWS])
+    return header, rows, f"Shown: {'; '.join(cut)} (the book's size limits); the whole table is {where}."
 
 
 def numeric_columns(header: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> list[bool]:
@@ -256,6 +289,8 @@ def render_section(section: Section) -> str:
         out.append(f"#emph[Source]#{footnote(section, item)}")
         if item.kind == "table":
             out.append(render_table(item) if item.rows else "#emph[(no rows)]")
+            if item.note:
+                out.append(f"#par(emph({typst_string(item.note)}))")
         else:
             out.append(f"#figure(fitimage({typst_string(item.graphic)}), caption: {mono(item.shown)}, kind: image)")
     return "\n".join(out) + "\n"
@@ -292,17 +327,85 @@ def table_script(benchmark: str) -> Script:
     return Script(f"socialbench tables --benchmark {benchmark}", f"{benchmark}_tables", module)
 
 
+def folder_files(folder: Path) -> list[Path]:
+    """Every file under ``folder`` (sorted by path; names starting with "." left out), each a regular
+    file inside it: a symlink that leads out of the folder or to a folder, a FIFO, device or socket
+    is a DataError naming it (the book and track read every file of a tables folder: nothing else
+    may be read through it). Folder links are not followed."""
+    root = folder.resolve()
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(dirnames + filenames):
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                target = path.resolve()
+                if not within(target, root):
+                    raise DataError(
+                        str(path),
+                        f"is a link to {target}, outside the tables folder {folder}; the book reads only"
+                        " regular files inside it",
+                    )
+                if target.is_dir():
+                    raise DataError(
+                        str(path), f"is a link to a folder ({target}); the book does not follow folder links"
+                    )
+            if name in dirnames or name.startswith("."):
+                continue
+            kind = special_file(path)
+            if kind is not None:
+                raise DataError(str(path), f"{special_problem(kind)}; the book reads only regular files")
+            if not path.is_file():  # a dangling link
+                raise DataError(str(path), "is a link to nothing; the book reads only regular files")
+            found.append(path)
+    return sorted(found)
+
+
 def book_files(tables_dir: Path) -> tuple[list[Path], list[Path]]:
-    """The CSV tables and PNG figures under a tables folder, each sorted by path."""
-    files = sorted(f for f in tables_dir.rglob("*") if f.is_file() and not f.name.startswith("."))
+    """The CSV tables and PNG figures under a tables folder (:func:`folder_files`), each sorted by path."""
+    files = folder_files(tables_dir)
     return [f for f in files if f.suffix == TABLE_SUFFIX], [f for f in files if f.suffix == FIGURE_SUFFIX]
+
+
+def read_table(path: Path, shown: str, artifact: str) -> Item:
+    """A CSV table as a book item: read as UTF-8 (a byte that is not is an error naming its offset; a
+    leading byte-order mark is dropped), fit to the book's size limits (:func:`fit_table`)."""
+    from socialbench.core.io import read_file_text
+
+    size = path.stat().st_size
+    if size > TABLE_MAX_BYTES:
+        raise DataError(
+            str(path),
+            f"is {size / 2**20:.1f} MiB, more than the {TABLE_MAX_BYTES // 2**20} MiB a book table may have;"
+            " the book shows tables, not data files",
+        )
+    text = read_file_text(path, "table").removeprefix("\ufeff")
+    header, rows, note = fit_table(*parse_csv(text, str(path)), shown)
+    return Item("table", shown, artifact, header, rows, note=note)
+
+
+def read_items(tables_dir: Path) -> tuple[Item, ...]:
+    """A tables folder's tables and figures as book items (tables first, each kind by path), read
+    and checked before any tracking store is opened."""
+    from socialbench.results.tracking import pipeline_artifact_files
+
+    if not tables_dir.is_dir():
+        raise DataError(str(tables_dir), "tables folder not found (--tables-dir; `socialbench tables` writes it)")
+    tables, figures = book_files(tables_dir)
+    if not tables and not figures:
+        raise DataError(str(tables_dir), f"no {TABLE_SUFFIX} tables or {FIGURE_SUFFIX} figures for the book")
+    folder = {str(p): f for p, f in pipeline_artifact_files(tables_dir)}
+    items = [read_table(t, str(t), f"{folder[str(t)]}/{t.name}") for t in tables]
+    return tuple(items + [Item("figure", str(f), f"{folder[str(f)]}/{f.name}", graphic=str(f)) for f in figures])
 
 
 def read_eval_keys(tracked: Path) -> list[str]:
     """The eval keys a ``track`` summary (results/mlflow/<benchmark>.json) records."""
+    from socialbench.core.io import read_file_text
+
     try:
-        data = json.loads(tracked.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = json.loads(read_file_text(tracked, "track summary"))
+    except json.JSONDecodeError as exc:
         raise DataError(str(tracked), f"track summary cannot be read ({exc}); `socialbench track` writes it") from exc
     keys = data.get("keys") if isinstance(data, dict) else None
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
@@ -356,9 +459,17 @@ class Store:
         )
 
 
-def read_section(benchmark: str, tables_dir: Path, instances: Path, tracked: Path, store: Store) -> Section:
-    """A benchmark's section from its tables folder, instances file and track summary, with the runs
-    that logged them looked up in the store. Any item or run that cannot be found is an error."""
+def read_section(
+    benchmark: str,
+    tables_dir: Path,
+    instances: Path,
+    tracked: Path,
+    store: Store,
+    items: tuple[Item, ...] | None = None,
+) -> Section:
+    """A benchmark's section from its tables folder (``items``: as :func:`read_items` read it, else
+    read now), instances file and track summary, with the runs that logged them looked up in the
+    store. Any item or run that cannot be found is an error."""
     from socialbench.core.benchmarks import available_benchmarks
     from socialbench.results.tracking import (
         ARTIFACTS_KEY_TAG,
@@ -371,13 +482,9 @@ def read_section(benchmark: str, tables_dir: Path, instances: Path, tracked: Pat
         raise ConfigError(
             f"book: --benchmark {benchmark} is not a registered benchmark (one of: {', '.join(available_benchmarks())})"
         )
-    if not tables_dir.is_dir():
-        raise DataError(str(tables_dir), "tables folder not found (--tables-dir; `socialbench tables` writes it)")
     if not instances.is_file():
         raise DataError(str(instances), "instances file not found (--instances)")
-    tables, figures = book_files(tables_dir)
-    if not tables and not figures:
-        raise DataError(str(tables_dir), f"no {TABLE_SUFFIX} tables or {FIGURE_SUFFIX} figures for the book")
+    items = items if items is not None else read_items(tables_dir)
     artifacts = pipeline_artifact_files(tables_dir)
     key = pipeline_artifacts_key([(str(p), folder) for p, folder in artifacts])
     pipeline_run = store.run_with_tag(ARTIFACTS_KEY_TAG, key)
@@ -399,12 +506,6 @@ def read_section(benchmark: str, tables_dir: Path, instances: Path, tracked: Pat
                 field="keys",
             )
         runs.append(run)
-    folder = dict((str(p), f) for p, f in artifacts)
-    items = [
-        Item("table", str(t), f"{folder[str(t)]}/{t.name}", *parse_csv(t.read_text(encoding="utf-8-sig"), str(t)))
-        for t in tables
-    ]
-    items += [Item("figure", str(f), f"{folder[str(f)]}/{f.name}", graphic=str(f)) for f in figures]
     return Section(
         benchmark,
         str(instances),

@@ -1,8 +1,9 @@
 """The results layout, owned here alone: every per-run file is
-``<root>/<kind>/<benchmark>/<model>/<run><ext>``, and which runs exist is decided by params.
+``<root>/<kind>/<benchmark>/<model>/<run><ext>``, and which runs exist is decided by params (its
+``models:`` and the benchmark's section, whose runs declare what they need of a model).
 
 The rules (rules/common.smk), the stages and pruning all ask this module; nothing else spells the
-layout. Pure functions of names and params: no I/O.
+layout. Pure functions of names and params: no I/O but reading the declarations of backends and methods.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from socialbench.core.benchmarks import excluded, robustness_runs
+from socialbench.core.benchmarks import pair_excluded, robustness_runs
 
 #: Per-run kinds and the extension of their files.
 RUN_KINDS: dict[str, str] = {
@@ -67,48 +68,37 @@ def parse_run_path(path: str, root: str = DEFAULT_ROOT) -> tuple[str, str, str, 
     return rest[0], rest[1], rest[2], run_of(rest[3])
 
 
-def model_runs(
-    models: Mapping[str, Mapping[str, Any]],
-    benchmark: str,
-    methods: Iterable[str],
-    robustness: Mapping[str, Any] | None = None,
-) -> dict[str, list[str]]:
+def model_runs(params: Mapping[str, Any], benchmark: str, methods: Iterable[str]) -> dict[str, list[str]]:
     """Per model (params order), the runs of a benchmark it makes: every method params name, less the
-    pairs params exclude, then its order runs (``robustness``: the benchmark's ``robustness`` section,
+    pairs params exclude (``core.benchmarks.pair_excluded``: by name, or derived from what the model
+    takes and the run needs), then its order runs (params ``<benchmark>.robustness``,
     ``core.benchmarks.robustness_runs``). A model with no run on the benchmark is left out (it has no
     job at all)."""
     methods = list(methods)
-    section = {"robustness": robustness} if robustness else {}
+    section = params.get(benchmark) or {}
     out: dict[str, list[str]] = {}
-    for model, entry in models.items():
-        runs = [m for m in methods if excluded(dict(entry), benchmark, m) is None]
+    for model in params["models"]:
+        runs = [m for m in methods if pair_excluded(params, benchmark, model, m) is None]
         if runs:
             out[model] = runs + robustness_runs(section, model, runs)
     return out
 
 
-def runs(
-    models: Mapping[str, Mapping[str, Any]],
-    benchmark: str,
-    methods: Iterable[str],
-    robustness: Mapping[str, Any] | None = None,
-) -> list[tuple[str, str]]:
+def runs(params: Mapping[str, Any], benchmark: str, methods: Iterable[str]) -> list[tuple[str, str]]:
     """(model, run) pairs of a benchmark that params make (order runs included), in params order."""
-    return [(m, r) for m, rs in model_runs(models, benchmark, methods, robustness).items() for r in rs]
+    return [(m, r) for m, rs in model_runs(params, benchmark, methods).items() for r in rs]
 
 
-def exclusions(
-    models: Mapping[str, Mapping[str, Any]], benchmark: str, methods: Iterable[str]
-) -> list[tuple[str, str, str]]:
+def exclusions(params: Mapping[str, Any], benchmark: str, methods: Iterable[str]) -> list[tuple[str, str, str]]:
     """(model, run, reason) of the pairs params exclude on a benchmark, for a model that runs on it at
     all (a model params keep off the benchmark, ``benchmarks:``, is no exclusion of this benchmark's)."""
     methods = list(methods)
     out = []
-    for model, entry in models.items():
+    for model, entry in params["models"].items():
         only = entry.get("benchmarks")
         if only is not None and benchmark not in only:
             continue
-        out += [(model, m, r) for m in methods if (r := excluded(dict(entry), benchmark, m)) is not None]
+        out += [(model, m, r) for m in methods if (r := pair_excluded(params, benchmark, model, m)) is not None]
     return out
 
 

@@ -13,51 +13,46 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import excluded, split_order
+from socialbench.core.benchmarks import pair_excluded, split_order
 from socialbench.core.errors import ConfigError
 from socialbench.core.paths import inside_root, move_inside, refuse_special, remove_inside, within
-from socialbench.results.layout import RUN_KINDS, kind_dir, model_runs, run_of, runs
+from socialbench.results.layout import RUN_KINDS, kind_dir, model_runs, run_of
 
 
 def stale_reason(
-    model: str,
-    method: str,
-    models: Mapping[str, Mapping[str, Any]],
-    methods: Iterable[str],
-    benchmark: str,
-    robustness: Mapping[str, Any] | None = None,
+    model: str, method: str, params: Mapping[str, Any], methods: Iterable[str], benchmark: str
 ) -> str | None:
     """Why params no longer make the run (model, method) of a benchmark, or None when they do: the model
     or method is gone, or params now exclude the pair (it has no run, so its old files are stale). An
-    order run (``<run>__order<k>``) is made while ``robustness`` (the benchmark's section) asks for it."""
+    order run (``<run>__order<k>``) is made while its run is and params ``<benchmark>.robustness`` ask
+    for it."""
     methods = list(methods)
-    if model not in models:
+    if model not in params["models"]:
         return f"model {model} is not in params.yaml models"
-    if split_order(method)[1]:
-        if method in (model_runs({model: models[model]}, benchmark, methods, robustness).get(model) or []):
-            return None
-        return f"params {benchmark}.robustness no longer asks for {model}/{method}"
-    if method not in methods:
-        return f"method {method} is not in params.yaml {benchmark}.methods"
-    if runs({model: models[model]}, benchmark, [method]):
-        return None
+    base, order = split_order(method)
+    if base not in methods:
+        return f"method {base} is not in params.yaml {benchmark}.methods"
     # the reason params give (exclusions() leaves out a model kept off the benchmark; a stale run is either)
-    return f"params exclude {model}/{method} (models.{model}): {excluded(dict(models[model]), benchmark, method)}"
+    reason = pair_excluded(params, benchmark, model, method)
+    if reason is not None:
+        return f"params exclude {model}/{method} (models.{model}): {reason}"
+    if order and method not in (model_runs(params, benchmark, methods).get(model) or []):
+        return f"params {benchmark}.robustness no longer asks for {model}/{method}"
+    return None
 
 
 def stale_runs(
     files: Iterable[tuple[str, str, str]],
-    models: Mapping[str, Mapping[str, Any]],
+    params: Mapping[str, Any],
     methods: Iterable[str],
     benchmark: str,
-    robustness: Mapping[str, Any] | None = None,
 ) -> list[tuple[str, str]]:
     """[(relative path, reason)] of the (relative path, model, file name) entries params no longer make,
     sorted by path (deterministic reports)."""
     methods = list(methods)
     out = []
     for rel, model, name in files:
-        reason = stale_reason(model, run_of(name), models, methods, benchmark, robustness)
+        reason = stale_reason(model, run_of(name), params, methods, benchmark)
         if reason is not None:
             out.append((rel, reason))
     return sorted(out)
@@ -95,9 +90,7 @@ def prune_outputs(
     if not isinstance(section, dict) or "methods" not in section:
         raise ConfigError(f"prune-outputs: params has no {benchmark}.methods (is {benchmark} a benchmark section?)")
     report = []
-    stale = stale_runs(
-        _run_files(results, benchmark, kinds), p["models"], section["methods"], benchmark, section.get("robustness")
-    )
+    stale = stale_runs(_run_files(results, benchmark, kinds), p, section["methods"], benchmark)
     for rel, _ in stale:  # every path checked before the first is touched
         inside_root(results / rel, results, "deleted or moved")
         if archive is not None:

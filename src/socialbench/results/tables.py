@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -48,6 +48,30 @@ def tex_escape(text: Any) -> str:
 def md_escape(text: Any) -> str:
     """A Markdown table cell: a `|` would start a new column, a line break would end the row."""
     return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split())
+
+
+def temperature_note(models: Mapping[str, Mapping[str, Any]], shown: Iterable[str]) -> str | None:
+    """The note under a table with rows of models whose runs send no temperature (their backend's API takes
+    none, e.g. the pinned Anthropic SDK's; or ``options.send_temperature: false``), or None when every
+    shown model's runs send theirs or no model decodes. Derived from params (the backend's declaration and
+    options: ``core.backend.temperature_sent_of``), as the run stats' ``temperature_sent`` records it."""
+    from socialbench.core.backend import backend_declaration, temperature_sent_of
+
+    why = []
+    for name in sorted(set(shown)):
+        entry = models.get(name)
+        if entry is None or "backend" not in entry or temperature_sent_of(entry) is not False:
+            continue
+        option = backend_declaration(entry["backend"]).temperature_option
+        set_off = option is not None and (entry.get("options") or {}).get(option) is False
+        reason = f"options.{option}: false" if set_off else f"the {entry['backend']} API takes none"
+        why.append(f"{name} ({reason})")
+    if not why:
+        return None
+    return (
+        f"No temperature sent: {'; '.join(why)}. These models decode at their own default temperature, not at"
+        " the one the method asks for."
+    )
 
 
 @dataclass(frozen=True)

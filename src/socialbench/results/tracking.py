@@ -92,6 +92,73 @@ def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str,
     return uri
 
 
+#: Tracking stores behind a network connection, by scheme (before any ``+driver``): their default port.
+NETWORK_STORES = {"http": 80, "https": 443, "postgresql": 5432, "postgres": 5432, "mysql": 3306, "mssql": 1433}
+
+
+def store_endpoint(uri: str) -> tuple[str, int] | None:
+    """(host, port) a tracking store is reached at, or None for a local one (a file, sqlite) (pure)."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(uri)
+    default = NETWORK_STORES.get(parts.scheme.lower().split("+", 1)[0])
+    if default is None or not parts.hostname:
+        return None
+    try:
+        return parts.hostname, parts.port or default
+    except ValueError:  # a port that is not a number: MLflow's own message says so
+        return None
+
+
+def with_connect_timeout(uri: str, timeout_s: float) -> str:
+    """A PostgreSQL store's URI with libpq's ``connect_timeout`` (whole seconds) unless it sets one, so
+    MLflow's SQLAlchemy engine gives up on a server that does not answer (pure)."""
+    import math
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme.lower().split("+", 1)[0] not in ("postgresql", "postgres"):
+        return uri
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    if any(k == "connect_timeout" for k, _ in query):
+        return uri
+    query.append(("connect_timeout", str(max(1, math.ceil(timeout_s)))))
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
+
+
+def check_store_reachable(uri: str, timeout_s: float) -> None:
+    """A TCP connect to a network tracking store within ``timeout_s``: a closed port or a host that does
+    not answer is a one-line ConfigError naming the store (redacted), before MLflow's client, which
+    retries for minutes, opens it."""
+    endpoint = store_endpoint(uri)
+    if endpoint is None:
+        return
+    try:
+        socket.create_connection(endpoint, timeout=timeout_s).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise ConfigError(
+            f"MLflow tracking store {masked_uri(uri)}: cannot connect to {endpoint[0]}:{endpoint[1]} within"
+            f" {timeout_s:g} s ({reason}); is the server running, and is the URI right? (the wait is"
+            " waits.connect_s in params)"
+        ) from None
+
+
+def tracking_store_uri(params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
+    """The tracking store a command opens (:func:`resolve_tracking_uri`), its waits bounded by params
+    ``waits`` (docs/security.md, "Waits"): MLflow's HTTP client gets ``mlflow_http_timeout_s`` per request
+    and ``mlflow_http_retries`` retries, a PostgreSQL store libpq's ``connect_timeout``, and a network
+    store must accept a connection within ``connect_s`` before any client is made."""
+    uri = resolve_tracking_uri(params["mlflow"], environ)
+    waits = params.get("waits") or {}
+    connect_s = float(waits.get("connect_s", 5))
+    # MLflow reads these at each request (its own defaults retry for minutes); the process is a command's.
+    os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] = str(int(max(1, waits.get("mlflow_http_timeout_s", 60))))
+    os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = str(int(waits.get("mlflow_http_retries", 2)))
+    check_store_reachable(uri, connect_s)
+    return with_connect_timeout(uri, connect_s)
+
+
 def process_id(pid: int | None = None) -> str:
     """This process as ``pid:start`` (start: clock ticks since boot), so a reused pid is not taken for it."""
     from socialbench.core.processes import process_started
@@ -103,7 +170,7 @@ def process_id(pid: int | None = None) -> str:
 def process_gone(process: str, host: str, now_s: float, started_s: float) -> bool:
     """Whether the process of a run (its host and ``pid:start`` tags) can no longer be writing it. Only
     this host's processes can be asked; another host's never count as gone here."""
-    from socialbench.core.cache import _alive
+    from socialbench.core.cache import claimant_alive
 
     if host != socket.gethostname():
         return False
@@ -112,7 +179,7 @@ def process_gone(process: str, host: str, now_s: float, started_s: float) -> boo
         return True  # no process recorded (a run made before the tag): nobody on this host owns it
     if int(pid) == os.getpid():
         return False  # this process: its own runs are live
-    return not _alive(host, int(pid), start or None, started_s, now_s)
+    return not claimant_alive(host, int(pid), start or None, started_s, now_s)
 
 
 def run_tags(pipeline_run: str) -> dict[str, str]:
@@ -314,6 +381,21 @@ def sqlite_store_path(tracking_uri: str) -> Path | None:
         return None
     path = tracking_uri.removeprefix("sqlite:///").split("?", 1)[0]
     return None if path in ("", ":memory:") else Path(path)
+
+
+def check_store_creatable(tracking_uri: str) -> None:
+    """A sqlite tracking store whose path runs through a file (``sqlite:////etc/hostname/mlflow.db``)
+    is a ConfigError naming the store and the file, before anything is logged (its lock file and
+    folder could not be created: a bare "File exists" otherwise)."""
+    from socialbench.core.paths import blocking_file
+
+    db = sqlite_store_path(tracking_uri)
+    blocker = blocking_file(db) if db is not None else None
+    if blocker is not None:
+        raise ConfigError(
+            f"{db}: the MLflow tracking store cannot be created there: {blocker} is a file, not a folder"
+            " (mlflow.tracking_uri, or MLFLOW_TRACKING_URI)"
+        )
 
 
 def _dispose_engine(db_uri: str, forget: bool = False) -> None:
@@ -567,6 +649,7 @@ def log_evaluations(
         raise SocialbenchError(f"pipeline artifact {missing[0]} not found")
     artifacts_key = pipeline_artifacts_key(parent_files)
 
+    check_store_creatable(tracking_uri)
     db = sqlite_store_path(tracking_uri)
     server = tracking_uri.startswith(("http://", "https://"))
     pipeline_run = os.environ.get("SOCIALBENCH_PIPELINE_RUN") or uuid.uuid4().hex

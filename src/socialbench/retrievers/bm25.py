@@ -2,7 +2,13 @@
 ``retrieval``).
 
 The corpus is every ``.txt``, ``.md`` and ``.jsonl`` file under ``options.corpus``, read in the order
-of their relative paths. A text or Markdown file is split into passages at blank lines; a block that is
+of their relative paths (files with other suffixes are left out). Only regular files inside the folder
+are read: a symlink that leads out of it (or to nothing), and a FIFO, device or socket anywhere in it,
+is an error naming it, before anything is read (a link out of the corpus would put another file's
+text, a secret perhaps, into prompts, traces and the cache); a link to a folder is not followed. Every
+file is UTF-8, and one that is not is an error naming the file and the byte offset.
+
+A text or Markdown file is split into passages at blank lines; a block that is
 only a Markdown heading (``# Title``) is no passage but the title of the passages after it. A JSON-lines
 file holds one passage per line: ``{"text"[, "id", "title", "source"]}``. A passage's id is
 ``<relative path>#<n>`` (its number in the file, from 1) or ``<relative path>#<id>``.
@@ -11,27 +17,109 @@ The index is built in that order with fixed settings (lower-cased words of two o
 English stop words removed, no stemming; Lucene's BM25 with ``k1`` and ``b``), so the same corpus
 gives the same index. Results are sorted by score, ties broken by passage id; a passage that shares no
 word with the query is never returned.
+
+A passage longer than :data:`MAX_PASSAGE_CHARS` characters (after whitespace is folded) is split at
+word boundaries into pieces of at most that many (a longer word is cut), with ids ``<id>~1``,
+``<id>~2``, ...; each split is logged as a warning naming the passage, and the retriever's identity
+then carries the limit, so cached searches of a corpus split under another limit are not reused.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.hashing import sha256_file, sha256_json
+from socialbench.core.paths import special_file, special_problem, within
 from socialbench.core.retrieval import Passage, Retriever
+
+log = logging.getLogger("socialbench.retrievers.bm25")
 
 SUFFIXES = (".txt", ".md", ".jsonl")
 OPTIONS = {"corpus", "k1", "b"}
 JSONL_KEYS = {"text", "id", "title", "source"}
 #: A Markdown heading (``#`` to ``######``, then a space): "#tag text" is a hashtag, not a heading.
 HEADING = re.compile(r"^#{1,6}\s+(?P<title>\S.*)$")
+#: Longest passage, in characters: a longer one is split (module docstring). About 1,000 tokens, so k
+#: passages of a prompt stay far below a model's context however a corpus file is laid out.
+MAX_PASSAGE_CHARS = 4000
+
+
+def _outside(entry: Path, root: Path) -> DataError:
+    """The error for a link in the corpus that leads out of it (or to nothing)."""
+    target = entry.resolve()
+    how = f"links to {target}, outside the corpus folder" if target.exists() else "is a symlink to nothing"
+    return DataError(
+        str(entry),
+        f"{how}; refused so that no other file is read (copy the file into {root} instead)",
+    )
 
 
 def corpus_files(folder: Path) -> list[Path]:
-    return sorted((p for p in folder.rglob("*") if p.is_file() and p.suffix in SUFFIXES), key=lambda p: p.as_posix())
+    """The corpus files of ``folder``, sorted by relative path. Walked without following links: a link
+    is read only when it leads to a regular file inside the folder; a link out of it (or to nothing)
+    and a FIFO, device or socket are a DataError naming the entry (a FIFO would hang the reader)."""
+    root = folder.resolve()
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        for name in sorted(dirnames):
+            entry = here / name
+            if entry.is_symlink() and not within(entry.resolve(), root):
+                raise _outside(entry, folder)
+        for name in filenames:
+            entry = here / name
+            if entry.is_symlink() and not (entry.exists() and within(entry.resolve(), root)):
+                raise _outside(entry, folder)
+            kind = special_file(entry)
+            if kind is not None:
+                raise DataError(str(entry), special_problem(kind, "corpus file"))
+            if entry.suffix in SUFFIXES and entry.is_file():
+                out.append(entry)
+    return sorted(out, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def _pieces(text: str, limit: int) -> list[str]:
+    """``text`` (whitespace folded) cut at spaces into pieces of at most ``limit`` characters; a word
+    longer than ``limit`` is cut where the limit falls (pure)."""
+    pieces: list[str] = []
+    current = ""
+    for word in text.split(" "):
+        while len(word) > limit:
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(word[:limit])
+            word = word[limit:]
+        if current and len(current) + 1 + len(word) > limit:
+            pieces.append(current)
+            current = ""
+        current = f"{current} {word}" if current else word
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def split_long(passages: list[Passage], limit: int = MAX_PASSAGE_CHARS) -> tuple[list[Passage], list[str]]:
+    """The passages with each one longer than ``limit`` characters split (``<id>~1``, ``<id>~2``, ...),
+    and a line for each passage split (pure)."""
+    out: list[Passage] = []
+    notes: list[str] = []
+    for p in passages:
+        if len(p.text) <= limit:
+            out.append(p)
+            continue
+        pieces = _pieces(p.text, limit)
+        notes.append(
+            f"{p.doc_id}: {len(p.text)} characters, split into {len(pieces)} passages of at most {limit}"
+            " (retrievers.bm25.MAX_PASSAGE_CHARS)"
+        )
+        out += [Passage(f"{p.doc_id}~{i}", piece, p.title, p.source) for i, piece in enumerate(pieces, 1)]
+    return out, notes
 
 
 def text_passages(text: str, rel: str) -> list[Passage]:
@@ -103,7 +191,15 @@ class BM25Retriever(Retriever):
             raise ConfigError(f"{where}.options.corpus: the corpus folder is required (a path), got {corpus!r}")
         self.folder = Path(corpus)
         if not self.folder.is_dir():
-            raise ConfigError(f"{where}.options.corpus: {corpus}: no such folder")
+            kind = special_file(self.folder)
+            what = (
+                f"is {kind}, not the corpus folder"
+                if kind
+                else "is a file, not a folder (the corpus is a folder of .txt, .md and .jsonl files)"
+                if self.folder.exists()
+                else "no such folder"
+            )
+            raise ConfigError(f"{where}.options.corpus: {corpus}: {what}")
         for key, default in (("k1", 1.5), ("b", 0.75)):
             value = self.options.get(key, default)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
@@ -122,6 +218,9 @@ class BM25Retriever(Retriever):
                 self.passages += text_passages(decode_utf8(read_file_bytes(path, "corpus file"), str(path)), rel)
         if not self.passages:
             raise ConfigError(f"{where}.options.corpus: {corpus}: no passages in its {', '.join(SUFFIXES)} files")
+        self.passages, self.split_notes = split_long(self.passages)
+        for note in self.split_notes:
+            log.warning("%s: corpus passage %s", self.folder, note)
         ids = [p.doc_id for p in self.passages]
         if len(set(ids)) != len(ids):
             dup = sorted({i for i in ids if ids.count(i) > 1})[0]
@@ -141,7 +240,10 @@ class BM25Retriever(Retriever):
     def identity(self) -> dict[str, Any]:
         # The folder's content is in the corpus hash; where it lies is not (a moved corpus is the same).
         config = {k: v for k, v in self.options.items() if k != "corpus"}
-        return {"retriever": self.name, "config_sha256": sha256_json(config), "corpus_sha256": self._corpus_sha256}
+        identity = {"retriever": self.name, "config_sha256": sha256_json(config), "corpus_sha256": self._corpus_sha256}
+        if self.split_notes:  # only then: a corpus with no long passage keeps the identity it always had
+            identity["max_passage_chars"] = MAX_PASSAGE_CHARS
+        return identity
 
     def search(self, query: str, k: int) -> list[Passage]:
         tokens = _tokenize([query])[0]

@@ -10,14 +10,20 @@ never reaches another host. It is no part of the identity, the cache or any mess
 host gets a key only from a variable that params name for it (``options.api_key_env``), so a gateway
 or a test server never receives the user's Brave key unasked (docs/security.md, "Secrets").
 
-Options: ``api_key_env``, ``base_url`` (default the API's endpoint), ``country``, ``search_lang``,
-``safesearch`` (``off``, ``moderate``, ``strict``), ``timeout_s`` (default 30), ``max_retries`` (429,
-5xx and network errors; default 3; the wait is the answer's ``Retry-After``, else 1, 2, 4... s, at most
-60). A web search is not deterministic: the request cache keeps each answer, so a rerun replays it.
+Options (``web.options.json``, checked when params load): ``api_key_env``, ``base_url`` (default the
+API's endpoint), ``country``, ``search_lang``, ``safesearch`` (``off``, ``moderate``, ``strict``),
+``timeout_s`` (seconds per attempt, connect included; default 30), ``max_retries`` (429, 5xx and
+network errors; default 3), ``max_wait_s`` (the ceiling of one wait between attempts, default 60: the
+backoff is 1, 2, 4... s up to it, a ``Retry-After`` is honoured up to it, and a longer ``Retry-After``
+stops the run at once, naming the host: the quota is spent, and waiting an hour inside a run helps
+nobody) and ``max_consecutive_failures`` (failed searches in a row, after their retries, that stop the
+run as a dead model server stops it; default 5). A web search is not deterministic: the request cache
+keeps each answer, so a rerun replays it.
 """
 
 from __future__ import annotations
 
+import email.utils
 import html
 import json
 import os
@@ -30,12 +36,24 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError
 from socialbench.core.hashing import sha256_json
-from socialbench.core.retrieval import Passage, RetrievalError, Retriever
+from socialbench.core.retrieval import Passage, RetrievalError, Retriever, SearchesStopped
 from socialbench.core.secrets import ENV_NAME, redact_url
 
 BASE_URL = "https://api.search.brave.com/res/v1/web/search"
 DEFAULT_KEY_ENV = "BRAVE_SEARCH_API_KEY"
-OPTIONS = {"api_key_env", "base_url", "country", "search_lang", "safesearch", "timeout_s", "max_retries"}
+OPTIONS = {
+    "api_key_env",
+    "base_url",
+    "country",
+    "search_lang",
+    "safesearch",
+    "timeout_s",
+    "max_retries",
+    "max_wait_s",
+    "max_consecutive_failures",
+}
+#: The defaults of the waiting options (the ceilings of docs/security.md, "Waits").
+TIMEOUT_S, MAX_RETRIES, MAX_WAIT_S, FAIL_AFTER = 30.0, 3, 60.0, 5
 #: Options that change what comes back (the rest change how it is fetched): the identity's settings hash.
 RESULT_OPTIONS = ("base_url", "country", "search_lang", "safesearch")
 #: The API's most results per request.
@@ -66,6 +84,30 @@ def passages_of(body: dict[str, Any], k: int) -> list[Passage]:
         title = html.unescape(_TAG.sub("", str(r.get("title") or ""))).strip() or None
         out.append(Passage(doc_id=r["url"], text=text, title=title, source=r["url"]))
     return out[:k]
+
+
+def retry_after_s(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` asks for (a number of seconds or an HTTP date), or None (pure)."""
+    if not value or not value.strip():
+        return None
+    try:
+        return max(0.0, float(value.strip()))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _number(options: dict[str, Any], key: str, default: float, where: str, *, whole: bool, least: float) -> Any:
+    """Option ``key`` (or its default), a number >= ``least`` (a whole one when ``whole``)."""
+    value = options.get(key, default)
+    kind = "a whole number" if whole else "a number"
+    if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < least:
+        raise ConfigError(f"{where}.options.{key}: expected {kind} >= {least:g}, got {value!r}")
+    return value
 
 
 def _error_detail(raw: bytes) -> str:
@@ -103,8 +145,10 @@ class BraveSearchRetriever(Retriever):
             )
         if self.options.get("safesearch", "moderate") not in ("off", "moderate", "strict"):
             raise ConfigError(f"{where}.options.safesearch: one of off, moderate, strict")
-        self.timeout_s = float(self.options.get("timeout_s", 30))
-        self.max_retries = int(self.options.get("max_retries", 3))
+        self.timeout_s = float(_number(self.options, "timeout_s", TIMEOUT_S, where, whole=False, least=0.1))
+        self.max_retries = int(_number(self.options, "max_retries", MAX_RETRIES, where, whole=True, least=0))
+        self.max_wait_s = float(_number(self.options, "max_wait_s", MAX_WAIT_S, where, whole=False, least=0))
+        self.fail_after = int(_number(self.options, "max_consecutive_failures", FAIL_AFTER, where, whole=True, least=1))
         key = os.environ.get(env, "")
         if not key.strip():
             raise ConfigError(
@@ -140,7 +184,7 @@ class BraveSearchRetriever(Retriever):
             raise RetrievalError(f"web search: refusing to send the key to another host than {self.host}")
         for attempt in range(self.max_retries + 1):
             self.attempts += 1
-            wait = min(60.0, 2.0**attempt)
+            wait = min(self.max_wait_s, 2.0**attempt)
             try:
                 with self._opener.open(request, timeout=self.timeout_s) as resp:
                     raw = resp.read()
@@ -157,13 +201,22 @@ class BraveSearchRetriever(Retriever):
                     raise RetrievalError(
                         f"web search: {self.host} answered a redirect (HTTP {exc.code}), which is not followed"
                     ) from None
+                after = retry_after_s(exc.headers.get("Retry-After") if exc.headers else None)
+                if after is not None and after > self.max_wait_s and (exc.code == 429 or exc.code >= 500):
+                    # The service says when it will answer again; a run that waits that long holds
+                    # its jobs (and a cluster allocation) for nothing.
+                    raise SearchesStopped(
+                        f"web search: {self.host} answered HTTP {exc.code} and asks to wait {after:.0f} s"
+                        f" (Retry-After), longer than {self.where}.options.max_wait_s ({self.max_wait_s:g} s):"
+                        " the search quota is probably spent. Rerun later (searches finished before are in"
+                        " the request cache), or raise max_wait_s to wait inside the run"
+                    ) from None
                 if exc.code != 429 and exc.code < 500 or attempt == self.max_retries:
                     raise RetrievalError(
                         f"web search: HTTP {exc.code} from {self.host}" + (f": {detail}" if detail else "")
                     ) from None
-                after = exc.headers.get("Retry-After") if exc.headers else None
-                if after and after.strip().replace(".", "", 1).isdigit():
-                    wait = min(60.0, float(after))
+                if after is not None:
+                    wait = after
             except (urllib.error.URLError, TimeoutError, OSError) as exc:
                 if attempt == self.max_retries:
                     reason = getattr(exc, "reason", exc)

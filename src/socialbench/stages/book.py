@@ -43,7 +43,7 @@ def book(
     from socialbench.core.config import load_params
     from socialbench.core.errors import ConfigError
     from socialbench.core.paths import check_io
-    from socialbench.results.book import Store, build_pdf, read_section
+    from socialbench.results.book import Store, build_pdf, read_items, read_section
 
     counts = {len(benchmark), len(tables_dir), len(instances), len(tracked)}
     if len(counts) != 1:
@@ -61,11 +61,17 @@ def book(
         folders=("--tables-dir",),
     )
     p = load_params(params)
-    from socialbench.results.tracking import resolve_tracking_uri
+    # Every table and figure is read and checked before the tracking store is opened.
+    items = [read_items(t) for t in tables_dir]
+    from socialbench.results.tracking import tracking_store_uri
 
-    store = Store(resolve_tracking_uri(p["mlflow"]), p["mlflow"]["experiment"], mlflow_url)
-    sections = [read_section(b, t, i, s, store) for b, t, i, s in zip(benchmark, tables_dir, instances, tracked)]
+    store = Store(tracking_store_uri(p), p["mlflow"]["experiment"], mlflow_url)
+    sections = [
+        read_section(b, t, i, s, store, it) for b, t, i, s, it in zip(benchmark, tables_dir, instances, tracked, items)
+    ]
     for warning in build_pdf(sections, out, typ):
         typer.echo(f"book: typst warning: {warning}", err=True)
+    for item in (i for s in sections for i in s.items if i.note):
+        typer.echo(f"book: {item.shown}: {item.note}", err=True)
     n = sum(len(s.items) for s in sections)
     typer.echo(f"book: {n} table(s) and figure(s) of {len(sections)} benchmark(s) in {out}")

@@ -41,6 +41,32 @@ def _cache_path(path: Path | None, params: Path) -> Path:
     return Path(".cache/socialbench/requests.sqlite")
 
 
+#: The ``model`` of a record that is no model call (a retriever's search, ``core.retrieval``) starts so.
+_NOT_A_MODEL = "retriever:"
+
+
+def _params_models(params: Path) -> set[str] | None:
+    """The model names of the params file (None when there is none: nothing to compare with)."""
+    from socialbench.core.config import load_params
+
+    if not params.is_file():
+        return None
+    return set(load_params(params).get("models") or {})
+
+
+def _unknown(model: str, known: set[str] | None) -> bool:
+    """Whether cache entries of ``model`` belong to no model of params (renamed or removed: they are
+    used again only if a model of that name comes back)."""
+    return known is not None and not model.startswith(_NOT_A_MODEL) and model not in known
+
+
+def _unknown_note(models: list[str], params: Path) -> str:
+    return (
+        f"not in {params} (models:): {', '.join(models)}; their entries are used only by a model of that"
+        " name (renamed or removed from params?)"
+    )
+
+
 class Inspectable(Protocol):
     """What the inspection commands read of a cache store (the SQLite and the PostgreSQL store both
     have it: ``core.cache.RequestCache``, ``core.cache_pg.PostgresRequestCache``)."""
@@ -84,11 +110,16 @@ def stats(
     as_json: bool = Opt(False, "--json", help="print JSON"),
 ) -> None:
     """Entries, tokens, latency and cache hits served, in total and per model."""
+    known = _params_models(params)
     cache = _open(path, params)
     try:
         s = cache.stats()
     finally:
         cache.close()
+    if known is not None:
+        for m in s["models"]:
+            m["in_params"] = m["model"].startswith(_NOT_A_MODEL) or m["model"] in known
+    unknown = [m["model"] for m in s["models"] if _unknown(m["model"], known)]
     if as_json:
         typer.echo(json.dumps(s, indent=2, sort_keys=True))
         return
@@ -102,7 +133,10 @@ def stats(
         typer.echo(
             f"{m['model'][:24]:24} {m['backend'][:14]:14} {m['entries']:>8} {m['input_tokens']:>10} "
             f"{m['output_tokens']:>9} {m['latency_s']:>10.1f} {m['hits_served']:>7}  {_when(m['last_at'])}"
+            + ("  (not in params)" if _unknown(m["model"], known) else "")
         )
+    if unknown:
+        typer.echo(_unknown_note(unknown, params))
 
 
 def _listed() -> tuple[str, str]:
@@ -141,6 +175,7 @@ def explain(
     from socialbench.core.paths import check_io
 
     check_io({"--instances": instances, "--taxonomy": taxonomy}, {})  # a folder given as a file says so
+    known = _params_models(params)
     cache = _open(path, params)
     try:
         if instances is not None:
@@ -154,7 +189,9 @@ def explain(
             entries = cache.entries_for(model, request_id)
             if not entries:
                 raise SocialbenchError(
-                    f"no stored call with request id {request_id!r}" + (f" for {model}" if model else "")
+                    f"no stored call with request id {request_id!r}"
+                    + (f" for {model}" if model else "")
+                    + (f" ({model} is not in {params})" if model and _unknown(model, known) else "")
                 )
             pairs = sorted({(e["model"], request_id) for e in entries})
         else:
@@ -168,6 +205,9 @@ def explain(
                 typer.echo(f"{m} {rid}: one stored call, never recomputed")
             else:
                 typer.echo(exp.summary())
+        unknown = sorted({m for m, _ in pairs if _unknown(m, known)})
+        if unknown:
+            typer.echo(_unknown_note(unknown, params))
     finally:
         cache.close()
 

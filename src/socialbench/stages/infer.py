@@ -58,14 +58,15 @@ def trace_pointer(benchmark: str, model: str, method: str) -> str:
     return run_path("traces", benchmark, model, method)
 
 
-def check_runnable(entry: dict, params: Path, model: str, benchmark: str, methods: list[str]) -> None:
-    """Refuse a method params exclude for the model: such a pair has no run (no files, no job)."""
-    from socialbench.core.benchmarks import excluded
+def check_runnable(p: dict, params: Path, model: str, benchmark: str, methods: list[str]) -> None:
+    """Refuse a method params exclude for the model (by name, or because the model lacks what the run
+    needs): such a pair has no run (no files, no job)."""
+    from socialbench.core.benchmarks import pair_excluded
 
     if len(set(methods)) != len(methods):
         raise ConfigError(f"infer: a --method is given twice ({', '.join(methods)})")
     for method in methods:
-        reason = excluded(entry, benchmark, method)
+        reason = pair_excluded(p, benchmark, model, method)
         if reason is not None:
             raise ConfigError(
                 f"{params}: models.{model}: {benchmark} method {method} is excluded in params ({reason});"
@@ -133,7 +134,7 @@ def infer_runs(
     p = load_params(params)
     if model not in p["models"]:
         raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
-    check_runnable(p["models"][model], params, model, benchmark, methods)
+    check_runnable(p, params, model, benchmark, methods)
     spec = ModelSpec.from_params(model, p["models"][model])
     insts = bench.load_instances(instances)
     if not insts:
@@ -146,7 +147,11 @@ def infer_runs(
     for method in methods:  # each run's settings checked (a retriever's key or corpus too) before any call
         bench.method(method, spec, p["seed"], bench.method_settings(p.get(benchmark) or {}, method))
     # --cache names a file; else SOCIALBENCH_CACHE_URL (a shared PostgreSQL store), else cache.path in params.
-    store = RequestCache(cache) if cache else open_request_cache(p["cache"]["path"])
+    store = (
+        RequestCache(cache)
+        if cache
+        else open_request_cache(p["cache"]["path"], connect_timeout_s=p["waits"]["connect_s"])
+    )
     job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, store, subset)
     job.commit = git_commit()
     job.progress = progress and sys.stderr.isatty()
@@ -207,11 +212,29 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
         media_roots=MediaRoots.from_params(p),
     )
     example = next(iter(s.error_examples.items()), None)
-    if s.requests and s.errors == s.requests:
+    call_errors = s.errors - s.search_errors
+    if s.requests and call_errors == s.requests:
         # Not a result: the server, key or model is wrong. A table row of zeros would look like one.
         raise SocialbenchError(
             f"models.{model}: all {s.requests} calls failed (e.g. {example[0]}: {example[1]});"
             " nothing written. Check the server, key and model id, then run again"
+        )
+    if s.searches and s.search_errors == s.searches:
+        # The same for the searches: every looked-up entity failed, which no table should show as a result.
+        raise SocialbenchError(
+            f"{benchmark} {method}: all {s.searches} searches failed (e.g. {s.search_error_examples[0]});"
+            " nothing written. Check the retriever's service and options, then run again"
+        )
+    if s.no_record and s.no_record == s.requests:
+        # Recorded answers of other instances (another split, source or file): not a result either.
+        from socialbench.core.errors import DataError
+
+        raise DataError(
+            str((job.spec.options or {}).get("path") or f"models.{model}.options.path"),
+            f"the recorded answers of models.{model} match none of the {len(job.instances)} instances of"
+            f" {job.instances_path} (e.g. no record has id {s.no_record_examples[0]!r}); nothing written."
+            " Check that options.path holds the answers to these instances",
+            field="id",
         )
     write_jsonl(run.out, records)
     if run.trace is not None:
@@ -223,6 +246,7 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
     echo(
         f"infer {model}/{method}: {s.requests} requests in {s.rounds} round(s), {s.cache_hits} cached,"
         f" {s.cache_misses} called, {s.errors} errors, {s.truncated} truncated"
+        + (f"; {s.searches} searches, {s.search_cache_hits} cached, {s.search_errors} failed" if s.searches else "")
     )
     if s.no_record:
         echo(
@@ -231,10 +255,18 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
             " same; add their answers to the file to evaluate them",
             err=True,
         )
-    if s.errors:
+    if s.search_errors:
         echo(
-            f"infer: warning: {s.errors} calls failed after their retries (e.g. {example[0]}: {example[1]}); they are"
-            f" scored incorrect. Retry only them with `snakemake --forcerun {benchmark}_infer` (the rest is cached)",
+            f"infer: warning: {s.search_errors} of {s.searches} searches failed (e.g. {s.search_error_examples[0]});"
+            f" their instances are scored incorrect. Retry only them with `snakemake --forcerun {benchmark}_infer`"
+            " (the rest is cached)",
+            err=True,
+        )
+    if call_errors:
+        echo(
+            f"infer: warning: {call_errors} calls failed after their retries (e.g. {example[0]}: {example[1]});"
+            f" they are scored incorrect. Retry only them with `snakemake --forcerun {benchmark}_infer`"
+            " (the rest is cached)",
             err=True,
         )
 

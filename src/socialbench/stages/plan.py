@@ -54,9 +54,7 @@ def check_filters(p: dict[str, Any], benchmarks: list[str], want_b, want_m, want
     for m in want_m:
         if m not in p["models"]:
             raise ConfigError(f"plan: models.{m}: no such model in params (known: {', '.join(p['models'])})")
-    every = sorted(
-        {r for b in benchmarks for _, r in layout_runs(p["models"], b, p[b]["methods"], p[b].get("robustness"))}
-    )
+    every = sorted({r for b in benchmarks for _, r in layout_runs(p, b, p[b]["methods"])})  # order runs too
     for r in want_r:
         if r not in every:
             raise ConfigError(f"plan: --run {r}: no <benchmark>.methods in params names it (runs: {', '.join(every)})")
@@ -72,7 +70,7 @@ def open_cache(path: Path | None, p: dict[str, Any]):
 
         url = cache_store_url(None)
         if url is not None:
-            return PostgresRequestCache.open_readonly(url)
+            return PostgresRequestCache.open_readonly(url, p["waits"]["connect_s"])
         path = Path(p["cache"]["path"])
     return RequestCache.open_readonly(path) if path.exists() else None
 
@@ -185,9 +183,7 @@ def plan_runs(
                 notes.append(f"{b}: {info.note()}")
             dev_path = dev.get(b, default_split(b, "dev"))
             dev_answers = bench.dev_answers(bench.load_instances(dev_path)) if dev_path.is_file() else None
-            for model, model_run_names in model_runs(
-                p["models"], b, section["methods"], section.get("robustness")
-            ).items():
+            for model, model_run_names in model_runs(p, b, section["methods"]).items():
                 if models and model not in models:
                     continue
                 spec = ModelSpec.from_params(model, p["models"][model])

@@ -23,13 +23,13 @@ def run_file(folder: Path, kind: str, model: str, run: str) -> Path:
     return folder / model / f"{run}{RUN_KINDS[kind]}"
 
 
-def check_not_excluded(scores: list[Path], models: dict[str, Any], benchmark: str) -> None:
+def check_not_excluded(scores: list[Path], params: dict[str, Any], benchmark: str) -> None:
     """A score file of a pair params exclude is refused: such a pair has no run (another pipeline's file?)."""
     from socialbench.core.errors import DataError
     from socialbench.results.layout import exclusions, run_of
 
     named = [(path, path.parent.name, run_of(path.name)) for path in scores]
-    why = {(m, r): reason for m, r, reason in exclusions(models, benchmark, sorted({r for _, _, r in named}))}
+    why = {(m, r): reason for m, r, reason in exclusions(params, benchmark, sorted({r for _, _, r in named}))}
     for path, model, run in named:
         if (model, run) in why:
             raise DataError(
@@ -127,11 +127,13 @@ def track_runs(
     from socialbench.results.layout import run_of
     from socialbench.results.scores import read_score_files
     from socialbench.results.tracking import (
+        check_store_creatable,
         eval_key,
         log_evaluations,
         parse_stats,
         pipeline_artifact_files,
         resolve_tracking_uri,
+        tracking_store_uri,
     )
 
     check_io(
@@ -150,6 +152,7 @@ def track_runs(
     )
     bench = load_benchmark(benchmark)
     p = load_params(params)
+    check_store_creatable(resolve_tracking_uri(p["mlflow"]))  # an output too: it must be creatable
     # Every input is found, read and checked before MLflow is touched: a bad one stops the command
     # with its name and nothing logged, never a half-logged run.
     if not instances.is_file():
@@ -162,7 +165,7 @@ def track_runs(
             str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)"
         )
     loaded = read_score_files(bench, scores, p, params)
-    check_not_excluded(scores, p["models"], benchmark)
+    check_not_excluded(scores, p, benchmark)
     data_hash = sha256_file(instances)
     commit = git_commit()
     evaluations = []
@@ -214,7 +217,7 @@ def track_runs(
     # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
     summary = log_evaluations(
         evaluations,
-        resolve_tracking_uri(p["mlflow"]),  # MLFLOW_TRACKING_URI wins: a server's URI may hold a password
+        tracking_store_uri(p),  # MLFLOW_TRACKING_URI wins (a server's URI may hold a password); waits bounded
         p["mlflow"]["experiment"],
         Path("mlartifacts"),
         artifacts=pipeline_artifact_files(tables_dir),

@@ -27,12 +27,12 @@ def ui(
     """Open the MLflow UI on this repository's tracking store (telemetry off); prints the address of
     the experiment's runs table, where the UI lands."""
     from socialbench.core.config import load_params
-    from socialbench.results.tracking import is_shared_store, masked_uri, resolve_tracking_uri, runs_page_url
+    from socialbench.results.tracking import is_shared_store, masked_uri, runs_page_url, tracking_store_uri
 
     p = load_params(params)
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
     os.environ["DO_NOT_TRACK"] = "true"
-    uri = resolve_tracking_uri(p["mlflow"])
+    uri = tracking_store_uri(p)
     if uri.startswith(("http://", "https://")):  # a tracking server serves its own UI
         typer.echo(f"runs: {masked_uri(runs_page_url(uri, p['mlflow']['experiment'], uri))}")
         return

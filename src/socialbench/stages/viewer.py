@@ -1,7 +1,9 @@
-"""``socialbench viewer``: one self-contained HTML page per run (media, answers, calls, method trace).
+"""``socialbench viewer``: a static HTML page per run (media, answers, calls, method trace), with its
+instances in shard files beside it and the benchmark's thumbnails stored once in a media folder.
 
 ``--results-dir DIR --run MODEL/METHOD ...`` writes every run's page in one process, reading the run's
-predictions and traces and writing its page where the results layout places them."""
+predictions and traces and writing its page where the results layout places them
+(``<viewer>/<benchmark>/<model>/<run>.html``, media in ``<viewer>/<benchmark>/media``)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,14 @@ import typer
 from socialbench.core.errors import ConfigError
 from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app
 
-app = stage_app("Write the trace viewer pages.")
+app = stage_app("Write the trace viewer pages, their shards and media.")
+
+
+def layout_media(benchmark: str, results_dir: Path) -> Path:
+    """The benchmark's media folder in the results layout: ``<results>/viewer/<benchmark>/media``."""
+    from socialbench.results.layout import kind_dir
+
+    return Path(kind_dir("viewer", benchmark, str(results_dir))) / "media"
 
 
 def layout_runs(benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path | None, Path]]:
@@ -34,6 +43,7 @@ def write_pages(
     benchmark: str,
     instances: Path,
     runs: list[tuple[Path, Path | None, Path]],
+    media_dir: Path,
     taxonomy: Path | None = None,
     media_root: Path = Path("."),
     thumb_px: int = 256,
@@ -41,13 +51,15 @@ def write_pages(
     max_frames: int = 8,
     echo=typer.echo,
     params: Path | None = None,
+    shard_rows: int = 100,
 ) -> None:
-    """Write the page of each (predictions, traces, page) run. Only media under the media roots of
-    ``media_root`` (its data folders and ``media.allowed_roots`` of ``params``) are embedded."""
+    """Write the page and shards of each (predictions, traces, page) run, and their thumbnails once
+    in ``media_dir``. Only media under the media roots of ``media_root`` (its data folders and
+    ``media.allowed_roots`` of ``params``) are shown."""
     from socialbench.core.config import load_params
-    from socialbench.core.io import write_text_atomic
     from socialbench.core.paths import MediaRoots, check_io
-    from socialbench.results.viewer import build_page
+    from socialbench.results.viewer import build_view, write_view
+    from socialbench.results.viewer_media import MediaStore
 
     check_io(
         {
@@ -61,24 +73,29 @@ def write_pages(
     )
     roots = MediaRoots.from_params(load_params(params) if params is not None else None, media_root)
     bench = load_benchmark(benchmark, taxonomy)
+    store = MediaStore(media_dir, media_root, roots)  # one for all runs: each thumbnail made once
     for predictions, traces, out in runs:
-        page = build_page(
+        view = build_view(
             bench,
             instances,
             predictions,
             traces,
-            media_root=media_root,
+            out,
+            store,
             thumb_px=thumb_px,
             frame_px=frame_px,
             max_frames=max_frames,
-            media_roots=roots,
+            shard_rows=shard_rows,
         )
-        write_text_atomic(out, page.html)
-        echo(f"viewer: {page.rows} instances in {out} ({len(page.html.encode('utf-8')) // 1024} KiB)")
-        if page.problems:
+        write_view(view, out)
+        echo(
+            f"viewer: {view.rows} instances in {out} and {len(view.shards)} shard(s)"
+            f" ({view.size // 1024} KiB; media in {media_dir})"
+        )
+        if view.problems:
             echo(
-                f"viewer: warning: {len(page.problems)} media file(s) not shown or changed, marked in the page"
-                f" (e.g. {page.problems[0]})",
+                f"viewer: warning: {len(view.problems)} media file(s) not shown or changed, marked in the page"
+                f" (e.g. {view.problems[0]})",
                 err=True,
             )
 
@@ -95,6 +112,11 @@ def viewer(
     run: list[str] = Opt([], help="MODEL/METHOD, a run whose page to write under --results-dir (repeat for each)"),
     predictions: Path | None = Opt(None, help="the run's prediction records (JSON lines)"),
     out: Path | None = Opt(None, help="the page (HTML; results/viewer/<benchmark>/<model>/<method>.html)"),
+    media_dir: Path | None = Opt(
+        None,
+        help="the folder of the thumbnails, shared by the benchmark's runs (default: results/viewer/<benchmark>/media"
+        " with --results-dir, else media/ beside the folder of --out)",
+    ),
     traces: Path | None = Opt(None, help="the run's traces (JSON lines): calls and what the method keeps"),
     taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
     media_root: Path = Opt(
@@ -106,9 +128,10 @@ def viewer(
     thumb_px: int = Opt(256, min=16, help="longest side of embedded images (pixels)"),
     frame_px: int = Opt(160, min=16, help="longest side of embedded video frames (pixels)"),
     max_frames: int = Opt(8, min=1, help="frames shown per video instance (evenly spread)"),
+    shard_rows: int = Opt(100, min=1, help="instances per shard file (the page loads a shard as it needs its rows)"),
 ) -> None:
-    """Write one self-contained HTML page of a run: per instance its media, text, gold and predicted
-    fields (wrong ones marked), calls and method trace, with filters (no server needed)."""
+    """Write the HTML page of a run: per instance its media, text, gold and predicted fields (wrong
+    ones marked), calls and method trace, with filters and search (no server needed)."""
     if results_dir is not None:
         if predictions is not None or out is not None or traces is not None:
             raise ConfigError(
@@ -117,10 +140,24 @@ def viewer(
         if not run:
             raise ConfigError("viewer: --results-dir needs at least one --run MODEL/METHOD")
         runs = layout_runs(benchmark, run, results_dir)
+        media = media_dir if media_dir is not None else layout_media(benchmark, results_dir)
     else:
         if run:
             raise ConfigError("viewer: --run names a run under --results-dir; give --results-dir with it")
         if predictions is None or out is None:
             raise ConfigError("viewer: give --predictions and --out, or --results-dir and --run MODEL/METHOD")
         runs = [(predictions, traces, out)]
-    write_pages(benchmark, instances, runs, taxonomy, media_root, thumb_px, frame_px, max_frames, params=params)
+        media = media_dir if media_dir is not None else out.parent.parent / "media"
+    write_pages(
+        benchmark,
+        instances,
+        runs,
+        media,
+        taxonomy,
+        media_root,
+        thumb_px,
+        frame_px,
+        max_frames,
+        params=params,
+        shard_rows=shard_rows,
+    )

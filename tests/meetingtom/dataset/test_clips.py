@@ -12,7 +12,7 @@ import pytest
 from socialbench.media.errors import MediaError
 from socialbench.media.settings import MediaSettings
 from socialbench.meetingtom.dataset.clips import clip_dir_name, make_clips, transcript_window, view_plan
-from socialbench.meetingtom.dataset.demo import COLOURS, plan_meeting
+from socialbench.meetingtom.dataset.demo_script import COLOURS, plan_meeting
 
 
 def decoded(path: Path) -> np.ndarray:

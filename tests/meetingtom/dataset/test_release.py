@@ -127,3 +127,19 @@ def test_the_mirror_state_changes_when_the_mirror_appears(tmp_path):
     after = mirror_state(src)
     assert before == {"mirror": str(tmp_path / "m"), "present": False}
     assert after == {"mirror": str(tmp_path / "m"), "present": True, "files": 1, "bytes": 4}
+
+
+def test_an_unpinned_archive_gives_the_same_source_record_on_first_use_and_after(tmp_path, demo_mirror):
+    """Issue 33, class 8: whether the hash was recorded now or checked against an earlier record is
+    history (logged), not content: source.json is versioned and keeps its bytes."""
+    from socialbench.acquire.download import TrustStore
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    shutil.copy(demo_mirror / DEMO_ARCHIVE, mirror / DEMO_ARCHIVE)  # no .sha256 beside it: not pinned
+    trust = TrustStore(tmp_path / "sources.lock")
+    records = []
+    for _ in range(2):
+        info = acquire_release(source_for(mirror), tmp_path / "release", tmp_path / "downloads", trust=trust)
+        records.append((tmp_path / "release" / "source.json").read_bytes())
+    assert records[0] == records[1] and info["verified"] == "recorded"

@@ -440,6 +440,19 @@ def test_no_audio_part_for_a_backend_without_audio_or_with_audio_off():
     assert [p.kind for p in off.media()] == ["video"] == [p.kind for p in unknown.media()]
 
 
+def test_the_audio_track_goes_to_a_vllm_model_that_declares_audio():
+    omni = ModelSpec(name="omni", backend="vllm", max_tokens=64, modalities=["image", "frames", "video", "audio"])
+    req = build_request(make(modality="both", clip=AUDIO), TEMPLATES, omni, None, "no_prompt")
+    assert [p.kind for p in req.media()] == ["video", "audio"] and "with the clip's audio" in user_text(req)
+
+
+def test_a_model_that_declares_no_audio_gets_the_transcript_and_no_audio_part():
+    vl = ModelSpec(name="vl", backend="vllm", max_tokens=64)  # the vllm default: image, frames, video
+    req = build_request(make(modality="both", clip=AUDIO), TEMPLATES, vl, None, "no_prompt")
+    assert [p.kind for p in req.media()] == ["video"] and "with the clip's audio" not in user_text(req)
+    assert "Could you check it?" in user_text(req)  # speech as the transcript
+
+
 def test_utterances_only_gives_no_audio():
     spec = ModelSpec(name="m", backend="scripted", max_tokens=64)
     req = build_request(make(modality="both", clip=AUDIO), TEMPLATES, spec, {"modality": "utterances"}, "no_prompt")

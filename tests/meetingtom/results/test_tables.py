@@ -42,7 +42,7 @@ def run(t1=5, t21=10, t22=4, t31=6, t32=(2, 3), ami=None):
 
 def params(**meetingtom):
     p = mt_params()
-    p["models"]["people"] = {"backend": "human", "category": "human"}
+    p["models"]["people"] = {"backend": "file", "category": "human"}
     p["models"]["gem"] = {"backend": "random", "category": "proprietary"}
     p["meetingtom"].update(
         {
@@ -199,6 +199,31 @@ def test_an_excluded_pair_is_a_note_not_a_row():
     assert "not run" not in files["table3_prompting.md"]
     assert "Note: gem is not run with naive_cot: no reasoning budget" in files["all_runs.md"]
     assert "gem.naive_cot" not in head
+
+
+def test_a_pair_the_declarations_rule_out_is_a_note_with_the_derived_reason():
+    p = params()
+    p["models"]["gem"] = {"backend": "hf", "category": "proprietary"}
+    p["meetingtom"]["ablations"]["ingest_native"] = {
+        "table": "ingestion",
+        "label": "native video",
+        "ingestion": "native",
+    }
+    p["meetingtom"]["methods"].append("no_prompt__ingest_native")
+    files, head = tables(SCORES, p)
+    assert (
+        "Note: gem is not run with no_prompt__ingest_native: takes image, frames (the default of backend hf),"
+        " not native video (ingestion: native)"
+    ) in files["all_runs.md"]
+    assert "gem.no_prompt__ingest_native" not in head
+
+
+def test_all_runs_notes_the_models_whose_runs_sent_no_temperature():
+    p = params()
+    p["models"]["gem"] = {"backend": "anthropic", "category": "proprietary"}
+    files, _ = tables(SCORES, p)
+    assert "Note: No temperature sent: gem (the anthropic API takes none)." in files["all_runs.md"]
+    assert "temperature" not in tables(SCORES, params())[0]["all_runs.md"]
 
 
 def test_a_model_kept_off_meetingtom_is_not_named_as_excluded():

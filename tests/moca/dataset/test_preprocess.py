@@ -1,6 +1,7 @@
 """Preprocessing (B.1): text cleaning, media checks, duplicates, the filter report and its counts."""
 
 import json
+import os
 
 import pytest
 from PIL import Image, ImageDraw
@@ -118,6 +119,15 @@ def test_a_clip_that_is_not_a_video_is_corrupted_media_through_the_probe(tmp_pat
     path.write_bytes(b"\x00\x01 not a video" * 100)
     _, _, problem = check_media(cand("1", "text", media=[str(path)], modality="video_text"))
     assert problem.reason == "corrupted_media" and "clip.mp4" in problem.detail
+
+
+def test_a_fifo_as_media_is_reported_as_what_it_is_not_as_missing(tmp_path):
+    """Issue 33, class 9: the FIFO is there (not "not found") and is never opened (that would wait forever)."""
+    fifo = tmp_path / "a.png"
+    os.mkfifo(fifo)
+    _, _, problem = check_media(cand("1", "text", media=[str(fifo)]))
+    assert problem.reason == "corrupted_media"
+    assert problem.detail == f"{fifo} is a FIFO (named pipe), not a media file; it was not opened"
 
 
 def test_a_missing_file_with_a_url_is_missing_media_flagged_remote(tmp_path):

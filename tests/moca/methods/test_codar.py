@@ -13,19 +13,12 @@ from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError, DataError, SocialbenchError
 from socialbench.core.io import jsonl_text
 from socialbench.core.runner import run_method
-from socialbench.moca.eval.prompts import answer_schema, build_direct_request, slot_maps
+from socialbench.moca.eval.prompts import build_direct_request
 from socialbench.moca.eval.retrieval import NO_EVIDENCE
 from socialbench.moca.eval.scoring import score
-from socialbench.moca.methods.codar import (
-    CODAR,
-    STAGES,
-    StageOutputError,
-    Variant,
-    normalize_route,
-    parse_stage,
-    read_stage,
-    stage_schema,
-)
+from socialbench.moca.eval.stages import StageOutputError, parse_stage
+from socialbench.moca.methods.codar import CodarMethod
+from socialbench.moca.schema.methods import CODAR, STAGES, Variant
 from tests.conftest import make_instance
 from tests.moca.conftest import ABLATIONS, run_with_double
 
@@ -387,32 +380,6 @@ def test_a_query_in_prose_goes_on_as_text_and_nothing_is_looked_up(insts, tmp_pa
     assert "Social query: Sure! Here is my analysis, not as JSON." in user_text(seen["i0/codar/context"])
 
 
-@pytest.mark.parametrize(
-    "spelled, route",
-    [
-        ("web_search", "web_search"),
-        ("web search", "web_search"),
-        ("web-search", "web_search"),
-        ("Web Search", "web_search"),
-        (" Model Prior ", "model_prior"),
-        ("HYBRID", "hybrid"),
-        ("google", None),
-        (None, None),
-    ],
-)
-def test_route_names_are_normalized(spelled, route):
-    assert normalize_route(spelled) == route
-
-
-def test_an_unknown_route_falls_back_to_model_prior_and_is_counted():
-    text = json.dumps(
-        {"entities": [{"name": "x", "route": "Web Search"}, {"name": "y", "route": "google"}], "questions": ["q"]}
-    )
-    parsed, notes = read_stage("query", text)
-    assert parsed["entities"] == [{"name": "x", "route": "web_search"}, {"name": "y", "route": "model_prior"}]
-    assert notes["unknown_routes"] == [{"name": "y", "route": "google"}]
-
-
 def test_a_decoder_answer_without_its_substeps_is_scored_and_the_omission_counted(insts, tmp_path):
     records, traces, stats, *_ = run(insts[:1], tmp_path, malformed_rate=1.0)  # every intermediate call broken
     assert records[0]["error"] is None and records[0]["field_errors"] == {}
@@ -682,42 +649,6 @@ def test_without_a_retriever_a_web_search_route_is_answered_from_model_prior_and
 
 
 # ---- stage parsing (pure) ------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "stage, text, words",
-    [
-        ("observer", "Here you go: {}", "not JSON"),
-        ("observer", "[1]", "a JSON list, not an object"),
-        ("observer", '{"explicit_perception": ""}', "explicit_perception: empty"),
-        ("observer", '{"caption": "x"}', "missing key(s) ['explicit_perception']; unexpected key(s) ['caption']"),
-        ("query", '{"entities": "x", "questions": ["a"]}', "entities: expected a list"),
-        (
-            "query",
-            '{"entities": [{"route": "hybrid"}], "questions": ["a"]}',
-            "expected an object with a non-empty name",
-        ),
-        ("query", '{"entities": [], "questions": "a"}', "questions: expected a list of strings"),
-        (
-            "context",
-            '{"fact": "a", "connection": "b", "social_norm": 3, "uncertainty": "d"}',
-            "social_norm: expected a string",
-        ),
-        ("checker", '{"status": "MAYBE", "breakpoint": null, "refine": ""}', "neither ACCEPTED nor REJECTED"),
-        ("checker", '{"status": "ACCEPTED", "breakpoint": 2, "refine": ""}', "must be null with ACCEPTED"),
-        ("checker", '{"status": "REJECTED", "breakpoint": true, "refine": "x"}', "REJECTED needs one of"),
-        ("checker", '{"status": "REJECTED", "breakpoint": 3, "refine": " "}', "REJECTED needs a note"),
-    ],
-)
-def test_a_stage_output_off_its_contract_is_refused_with_the_reason(stage, text, words):
-    with pytest.raises(StageOutputError) as err:
-        parse_stage(stage, text)
-    assert words in str(err.value)
-
-
-def test_a_fenced_stage_answer_is_unparsable_unless_params_tolerate_one_fence():
-    fenced = '```json\n{"explicit_perception": "A man smiles."}\n```'
-    with pytest.raises(StageOutputError, match="code_fence: tolerate accepts one"):
-        parse_stage("observer", fenced)
-    assert parse_stage("observer", fenced, CODAR, "tolerate") == {"explicit_perception": "A man smiles."}
 
 
 def test_the_code_fence_param_reaches_every_stage(insts, tmp_path):
@@ -728,39 +659,11 @@ def test_the_code_fence_param_reaches_every_stage(insts, tmp_path):
     assert method.code_fence == "tolerate"
 
 
-def test_the_checker_status_is_read_case_insensitively():
-    assert parse_stage("checker", '{"status": "accepted", "breakpoint": null, "refine": ""}')["status"] == "ACCEPTED"
-
-
-def test_the_decoder_is_not_read_as_a_stage_structure_but_by_the_direct_answers_parser():
-    with pytest.raises(ValueError, match="read_answer"):
-        read_stage("decoder", "{}")
-
-
-def test_extra_keys_in_a_stage_answer_are_dropped_by_default_and_noted():
-    parsed, notes = read_stage("observer", '{"explicit_perception": "A man smiles.", "why": "x"}')
-    assert parsed == {"explicit_perception": "A man smiles."} and notes["ignored_keys"] == ["why"]
-
-
-def test_extra_keys_in_a_stage_answer_are_a_format_failure_when_params_say_invalid():
-    with pytest.raises(StageOutputError, match=r"unexpected key\(s\) \['why'\] \(params moca.answer.extra_keys"):
-        parse_stage("observer", '{"explicit_perception": "A man smiles.", "why": "x"}', CODAR, "strict", "invalid")
-
-
 def test_the_answer_policy_reaches_codar_from_params_moca_answer():
     method = get_benchmark("moca").method(
         "codar", ModelSpec(name="m", backend="codar_script"), 1, {"answer": {"retries": 2, "extra_keys": "invalid"}}
     )
     assert (method.retries, method.extra_keys, method.code_fence) == (2, "invalid", "strict")
-
-
-def test_stage_schemas_list_allowed_values_only_when_constrained(taxonomy):
-    direct = answer_schema("intent", taxonomy, slot_maps(make_instance(), 1))
-    dec = stage_schema("decoder", CODAR, direct, constrained=True)
-    assert dec["required"] == list(CODAR.decoder_keys) and dec["properties"]["label"] == direct["properties"]["label"]
-    assert stage_schema("decoder", CODAR, direct, constrained=False)["properties"]["label"] == {"type": "string"}
-    assert "enum" in stage_schema("checker", CODAR, direct, constrained=True)["properties"]["status"]
-    assert "enum" not in stage_schema("checker", CODAR, direct, constrained=False)["properties"]["status"]
 
 
 # ---- runs as a whole ------------------------------------------------------------------------------------
@@ -888,3 +791,96 @@ def test_an_unknown_invalid_tuple_setting_is_a_config_error():
         get_benchmark("moca").method(
             "codar", ModelSpec(name="m", backend="codar_script"), 1, {"invalid_tuple": "model"}
         )
+
+
+# ---- what the viewer shows of a chain's trace (CodarMethod.trace_section) ---------------------------
+# The shape CoDAR's trace has (socialbench/moca/methods/codar.py): stage passes with inputs, output, error;
+# the verdicts again in their own list (with the rule's verdict on an invalid tuple); `accepted`
+# and, when never accepted, `not_accepted` with the reason.
+CODAR_TRACE = {
+    "accepted": False,
+    "final_pass": 1,
+    "method": "codar",
+    "revision_rounds": 1,
+    "retries": 1,
+    "revisions": 1,
+    "not_accepted": "no ACCEPTED within 1 revision round(s): the output is the last decoder answer",
+    "retrieval": [{"pass": 0, "routes": ["model_prior"], "retrieved": False}],
+    "stages": [
+        {
+            "stage": "observer",
+            "pass": 0,
+            "attempt": 1,
+            "request_id": "x/codar/observer",
+            "inputs": {},
+            "output": {"caption": "c"},
+            "error": None,
+        },
+        {
+            "stage": "decoder",
+            "pass": 0,
+            "attempt": 1,
+            "request_id": "x/codar/decoder",
+            "inputs": {"The_Conflict": "praise vs failure"},
+            "output": None,
+            "error": "not one JSON object",
+        },
+        {
+            "stage": "decoder",
+            "pass": 0,
+            "attempt": 2,
+            "request_id": "x/codar/decoder.retry1",
+            "inputs": {"The_Conflict": "praise vs failure"},
+            "output": {"label": "mock"},
+            "error": None,
+        },
+        {
+            "stage": "checker",
+            "pass": 0,
+            "attempt": 1,
+            "request_id": "x/codar/checker",
+            "inputs": {},
+            "output": {"status": "REJECTED", "breakpoint": 1, "refine": "unsupported evidence"},
+            "error": None,
+        },
+        {
+            "stage": "observer",
+            "pass": 1,
+            "attempt": 1,
+            "request_id": "x/codar/observer.rev1",
+            "inputs": {"revision": "r"},
+            "output": {"caption": "c2"},
+            "error": None,
+        },
+        {
+            "stage": "decoder",
+            "pass": 1,
+            "attempt": 1,
+            "request_id": "x/codar/decoder.rev1",
+            "inputs": {},
+            "output": {"label": "nonsense"},
+            "error": None,
+        },
+    ],
+    "stages_run": ["observer", "decoder", "checker"],
+    "verdicts": [
+        {"pass": 0, "status": "REJECTED", "breakpoint": 1, "refine": "unsupported evidence", "by": "checker"},
+        {"pass": 1, "status": "REJECTED", "breakpoint": 4, "refine": "one value per field", "by": "rule"},
+    ],
+}
+
+
+def test_the_viewer_takes_codars_verdicts_from_its_own_list_not_the_copies_in_the_stages():
+    s = CodarMethod.trace_section(CODAR_TRACE)
+    assert s.title_marks == (("REJECTED → stage 1", "bad"), ("REJECTED → stage 4", "bad"))
+
+
+def test_a_chain_never_accepted_is_tagged_not_accepted_and_marked_in_the_rows_header():
+    s = CodarMethod.trace_section(CODAR_TRACE)
+    assert s.tags == ("revised", "not-accepted") and s.marks == (("REJECTED → stage 4", "bad"), ("not accepted", "bad"))
+    assert CodarMethod.trace_filter == "checker"
+
+
+def test_the_viewer_shows_each_of_codars_stage_passes_with_its_retries():
+    titles = [p.title for p in CodarMethod.trace_section(CODAR_TRACE).passes]
+    assert titles[:4] == ["observer · pass 0", "decoder · pass 0", "decoder · pass 0 · attempt 2", "checker · pass 0"]

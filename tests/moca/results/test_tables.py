@@ -66,15 +66,15 @@ def test_a_pipe_in_a_category_does_not_add_a_markdown_column():
 
 
 def test_excluded_methods_are_named_with_their_reason_once():
-    models = {"random": {"exclude_methods": {"codar": "a chance row cannot follow a chain"}}, "m": {}}
-    md = exclusions_markdown(models, ["direct", "codar"])
+    params = {"models": {"random": {"exclude_methods": {"codar": "a chance row cannot follow a chain"}}, "m": {}}}
+    md = exclusions_markdown(params, ["direct", "codar"])
     assert "random + codar: not run (a chance row cannot follow a chain)" in md
-    assert exclusions_markdown(models, ["direct"]) == ""
+    assert exclusions_markdown(params, ["direct"]) == ""
 
 
 def test_a_model_kept_off_the_benchmark_is_not_listed_as_excluded():
-    models = {"t": {"benchmarks": ["meetingtom"]}, "m": {}}
-    assert exclusions_markdown(models, ["direct"]) == ""
+    params = {"models": {"t": {"benchmarks": ["meetingtom"]}, "m": {}}}
+    assert exclusions_markdown(params, ["direct"]) == ""
 
 
 def test_a_pair_excluded_in_params_has_no_row_and_no_headline_and_its_reason_once_in_all_md():
@@ -189,7 +189,7 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
         scores[-1].parent.mkdir(parents=True, exist_ok=True)
         scores[-1].write_text(json.dumps(bench().score(inst, recs, source=str(pred))))
     (tmp_path / "params.yaml").write_text(
-        "seed: 3\nmodels:\n  a: {backend: random, category: x}\n  b: {backend: random, category: y}\n"
+        "seed: 3\nmodels:\n  a: {backend: scripted, category: x}\n  b: {backend: scripted, category: y}\n"
         "moca: {methods: [direct, codar], tables: {resamples: 1000}}\n"
     )
     args = [
@@ -224,3 +224,16 @@ def test_a_row_on_fewer_instances_than_the_table_prints_its_own_n():
     md = to_markdown("intent", rows, 4, {"a": 0, "b": 0}, row_n={"a": 4, "b": 3})
     assert "N = 4 per row (but b: N = 3); no instance had media that failed at evaluation time." in md
     assert "(but" not in to_markdown("intent", rows, 4, {"a": 0, "b": 0}, row_n={"a": 4, "b": 4})
+
+
+def test_a_scenario_table_notes_the_rows_whose_runs_sent_no_temperature():
+    from socialbench.core.benchmarks import get_benchmark
+
+    params = {
+        "models": {"c": {"backend": "anthropic", "category": "x"}, "a": {"backend": "random", "category": "x"}},
+        "moca": {"methods": ["direct"]},
+    }
+    files, _ = get_benchmark("moca").tables({("c", "direct"): {"intent": SC}, ("a", "direct"): {"intent": SC}}, params)
+    assert "No temperature sent: c (the anthropic API takes none)." in files["intent.md"]
+    alone, _ = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}}, params)
+    assert "temperature" not in alone["intent.md"]

@@ -1,4 +1,5 @@
-"""What the trace viewer shows of a MoCA instance (socialbench.moca.results.viewer) and a MoCA page end to end."""
+"""What the trace viewer shows of a MoCA instance (socialbench.moca.results.viewer) and a MoCA page end to
+end (its rows read from its shards, its thumbnails from the media folder)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typer.testing import CliRunner
 
 from socialbench.moca.results.viewer import VIEW_ORDER, row, rows
 from tests.conftest import make_instance
-from tests.results.test_viewer import parse, rows_of
+from tests.helpers.html_tree import parse, rows_of
+from tests.results.test_viewer import drawn_file
 
 
 def tax_sets(taxonomy):
@@ -172,7 +174,7 @@ def make_run(tmp_path, monkeypatch, n=6):
     return insts
 
 
-def viewer(out="page.html"):
+def viewer(out="viewer/run/page.html"):
     from socialbench.cli import app
 
     res = CliRunner().invoke(
@@ -202,7 +204,7 @@ def test_the_page_of_a_random_run_marks_exactly_the_fields_the_scorer_finds_wron
     viewer()
     preds = {p["id"]: p for p in map(json.loads, (tmp_path / "pred.jsonl").read_text().splitlines())}
     labels, mechs = tax_sets(taxonomy)
-    for inst, art in zip(insts, rows_of(parse((tmp_path / "page.html").read_text("utf-8")))):
+    for inst, art in zip(insts, rows_of(parse(drawn_file(tmp_path / "viewer/run/page.html")))):
         valid = instance_valid_sets(inst, labels[inst["scenario"]], mechs[inst["scenario"]])
         wrong = [k for k, ok in field_matches(inst, preds[inst["id"]], valid).items() if not ok]
         marked = [tr.attrs["data-field"] for tr in art.find_all("tr", "wrong")]
@@ -213,10 +215,11 @@ def test_the_page_of_a_random_run_marks_exactly_the_fields_the_scorer_finds_wron
 def test_the_page_of_a_run_embeds_each_image_shows_the_calls_and_escapes_the_text(tmp_path, monkeypatch):
     insts = make_run(tmp_path, monkeypatch)
     viewer()
-    root = parse((tmp_path / "page.html").read_text("utf-8"))
+    root = parse(drawn_file(tmp_path / "viewer/run/page.html"))
     arts = rows_of(root)
     imgs = [a.find_all("img") for a in arts]
-    assert all(len(i) == 1 and i[0].attrs["src"].startswith("data:image/jpeg;base64,") for i in imgs)
+    assert all(len(i) == 1 and (tmp_path / "viewer/run" / i[0].attrs["src"]).is_file() for i in imgs)
+    assert all(i[0].attrs["src"].startswith("../media/") for i in imgs) and len({i[0].attrs["src"] for i in imgs}) == 6
     assert all(len(a.find_all("div", "call")) == 1 for a in arts)
     assert root.find_all("i") == [] and '<i>case 0</i> & "quotes"' in arts[0].text
     groups = [
@@ -227,10 +230,13 @@ def test_the_page_of_a_run_embeds_each_image_shows_the_calls_and_escapes_the_tex
 
 def test_the_same_run_gives_the_same_page_bytes(tmp_path, monkeypatch):
     make_run(tmp_path, monkeypatch)
-    viewer("a.html")
-    viewer("b.html")
-    a, b = (tmp_path / "a.html").read_bytes(), (tmp_path / "b.html").read_bytes()
-    assert hashlib.sha256(a).hexdigest() == hashlib.sha256(b).hexdigest()
+    viewer("a/run/page.html")
+    viewer("b/run/page.html")
+
+    def digest(root):
+        return {p.relative_to(root): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
+
+    assert digest(tmp_path / "a") == digest(tmp_path / "b") and len(digest(tmp_path / "a")) == 8
 
 
 def test_a_missing_image_is_warned_on_stderr_and_marked_in_its_row(tmp_path, monkeypatch):
@@ -238,7 +244,7 @@ def test_a_missing_image_is_warned_on_stderr_and_marked_in_its_row(tmp_path, mon
     (tmp_path / "data" / "media" / "2.png").unlink()
     res = viewer()
     assert "1 media file(s) not shown" in res.stderr and "run-2: data/media/2.png: file not found" in res.stderr
-    (art,) = [a for a in rows_of(parse((tmp_path / "page.html").read_text("utf-8"))) if a.attrs["data-id"] == "run-2"]
+    (art,) = [a for a in rows_of(parse(drawn_file(tmp_path / "viewer/run/page.html"))) if a.attrs["data-id"] == "run-2"]
     assert art.find_all("figure", "missing") and "file not found" in art.text
 
 

@@ -91,7 +91,7 @@ def acquire_release(
     ``trust`` (a :class:`socialbench.acquire.download.TrustStore`) records an unpinned archive's hash
     on first use and checks it later; ``limits`` bound the extraction (default ArchiveLimits)."""
     from socialbench.acquire.archive import extract
-    from socialbench.acquire.download import redact_url, verification
+    from socialbench.acquire.download import recorded_verification, redact_url, verification
     from socialbench.core.hashing import sha256_file, sha256_json
     from socialbench.core.io import write_json
     from socialbench.meetingtom.dataset.acquire import annotations_source, fetch_annotations
@@ -143,7 +143,8 @@ def acquire_release(
                 f" release ({MEETINGS_XML})",
             )
         sha = expected_sha256(source, mirror)
-        how = verification(annotations_source(url=source.url, mirror=mirror).url, sha, trust)
+        # source.json is versioned: "first use" is logged (TrustStore.record), recorded as "recorded"
+        how = recorded_verification(verification(annotations_source(url=source.url, mirror=mirror).url, sha, trust))
         archive = fetch_annotations(downloads, url=source.url, sha256=sha, mirror=mirror, unpack=False, trust=trust)
         folder = out / "annotations"
         extract(archive, folder, replace=True, limits=limits)
@@ -158,8 +159,8 @@ def acquire_release(
             verified=how,
             note={
                 "pinned": None,
-                "recorded": "archive checksum not pinned: checked against the hash recorded on its first use",
-                "first use": "archive checksum not pinned: its hash is recorded now (trust on first use)",
+                "recorded": "archive checksum not pinned: its hash is the one recorded on its first use"
+                " (trust on first use; later uses are checked against it)",
                 "none": "archive checksum neither pinned nor recorded: used unverified",
             }[how],
         )

@@ -17,8 +17,8 @@ Settings (params ``meetingtom.method_options.<method>``, overridden by an ablati
   (``markers``) from the transcript and from the utterance the question quotes (paper Table 5); a
   line left empty is dropped;
 * ``audio``: with a modality that shows the video, give the clip's audio track too (an audio part)
-  to a backend that takes audio (default true: the paper cuts "video views, audio, and transcript"
-  together; false: the video alone);
+  to a model that takes audio (its params ``modalities``, else its backend's default; default true: the
+  paper cuts "video views, audio, and transcript" together; false: the video alone);
 * ``answer_form``: how the reasoning methods (CoT, ECoT) give their answer: ``json`` (default: one
   JSON object, the reasoning under ``reasoning`` first, then ``answer``, asked for in JSON mode as
   No Prompt's is) or ``final_line`` (prose reasoning ending in a ``Final answer: {...}`` line, no
@@ -116,19 +116,20 @@ def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoP
 
 
 def takes_audio(spec) -> bool:
-    """Whether the model's backend takes audio input (its class's ``accepts``); False when the
-    backend cannot be looked up (an unknown name is reported where the backend is created)."""
-    from socialbench.core.backend import get_backend_class
+    """Whether the model takes audio input: its params entry's ``modalities``, else its backend's
+    default (``core.backend.model_modalities``), whatever the backend; False when the backend cannot be
+    looked up (an unknown name is reported where the backend is created)."""
+    from socialbench.core.backend import model_modalities
 
     try:
-        return "audio" in get_backend_class(spec.backend).accepts
+        return "audio" in model_modalities({"backend": spec.backend, "modalities": spec.modalities})[0]
     except Exception:  # noqa: BLE001 - any failure to look it up means: no audio
         return False
 
 
 def audio_part(instance: Mapping[str, Any], spec) -> AudioPart | None:
-    """The clip's audio track as a part, for a backend that takes audio; None otherwise or when the
-    clip has none."""
+    """The clip's audio track as a part, for a model that takes audio; None otherwise (the model
+    hears the clip through the transcript, where the modality shows utterances) or when the clip has none."""
     audio = (instance.get("media") or {}).get("audio")
     if not audio or not takes_audio(spec):
         return None

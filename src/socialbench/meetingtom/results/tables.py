@@ -37,12 +37,12 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from socialbench.core.benchmarks import excluded
+from socialbench.core.benchmarks import pair_excluded
 from socialbench.meetingtom.eval.scoring import macro_f1
 from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, macro_f1_ci
 from socialbench.results import numbers
 from socialbench.results import tables as rt
-from socialbench.results.tables import Num, NumStyle
+from socialbench.results.tables import Num, NumStyle, temperature_note
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
 SOURCES = ("demo", "ami")
@@ -165,13 +165,11 @@ class Context:
         self.ablations = self.section.get("ablations") or {}
         self.prompting_models = list((self.section.get("tables") or {}).get("prompting_models") or [])
         self.seed = int(params.get("seed", 0))
-        self.scores = {
-            k: sc for k, sc in scores.items() if excluded(self.models.get(k[0], {}), "meetingtom", k[1]) is None
-        }
+        self.scores = {k: sc for k, sc in scores.items() if pair_excluded(params, "meetingtom", k[0], k[1]) is None}
         self.all_scores = scores
         self.values = values
         self.groups = sorted({g for sc in scores.values() for g in sc})
-        self.excluded_notes = excluded_notes(self.models, self.methods)
+        self.excluded_notes = excluded_notes(params, self.methods)
 
     def order(self, model: str) -> tuple[int, int, str]:
         """Human rows first (categories starting with "human"), then the categories as params' models
@@ -321,13 +319,13 @@ def method_label(method: str, ablations: Mapping[str, Any]) -> str:
     return alabel if base == BASE else f"{label}, {alabel}"
 
 
-def excluded_notes(models: Mapping[str, Any], methods: Sequence[str]) -> list[str]:
+def excluded_notes(params: Mapping[str, Any], methods: Sequence[str]) -> list[str]:
     """One note per model that skips runs: all of them with one reason in one sentence. A model params
     keep off MeetingToM (``benchmarks:``) is no exclusion and is not named."""
     from socialbench.results.layout import exclusions
 
     by_model: dict[str, dict[str, list[str]]] = {}
-    for m, meth, reason in exclusions(models, "meetingtom", sorted(methods)):
+    for m, meth, reason in exclusions(params, "meetingtom", sorted(methods)):
         by_model.setdefault(m, {}).setdefault(reason, []).append(meth)
     out = []
     for m, reasons in by_model.items():
@@ -448,8 +446,14 @@ def all_runs_table(ctx: Context) -> Table:
         ]
 
     sections, notes = ctx.sections(rows)
+    temperature = temperature_note(ctx.models, {m for m, _ in runs})
     # the pairs params exclude, listed once for the benchmark: here, not under every table
-    return Table("all_runs", "Every run scored", sections, notes + ctx.f1_note() + ctx.excluded_notes)
+    return Table(
+        "all_runs",
+        "Every run scored",
+        sections,
+        notes + ctx.f1_note() + [temperature] * bool(temperature) + ctx.excluded_notes,
+    )
 
 
 def build_tables(ctx: Context) -> list[Table]:

@@ -13,6 +13,17 @@ from socialbench.core.errors import ConfigError
 
 #: The AMI you-type of a singular, addressed "you" (the only one Task 2.1 asks about).
 YOU_SINGULAR = "you_11"
+#: The AMI you-types (ontologies/you-types.xml of the AMI release: its ids and glosses), the values
+#: ``you.you_type`` may take.
+YOU_TYPES = {
+    "you_1": "deictic",
+    "you_11": "singular",
+    "you_12": "plural",
+    "you_121": "collective",
+    "you_122": "distributive",
+    "you_2": "generic",
+    "you_3": "discourse marker",
+}
 
 
 @dataclass(frozen=True)
@@ -53,7 +64,7 @@ class StateParams:
 class YouParams:
     window: WindowRule = field(default_factory=WindowRule)
     max_anchor_s: float = 50.0
-    you_type: str = YOU_SINGULAR
+    you_type: str = field(default=YOU_SINGULAR, metadata={"choices": YOU_TYPES})
     skip_unsure: bool = False  # leave out usages the annotators marked unsure
 
 
@@ -140,6 +151,10 @@ def _build(cls, data: Mapping[str, Any], where: str, base=None):
                 raise ConfigError(f"{where}.{name}: must be a finite number >= 0, got {value!r}")
             kwargs[name] = type(current)(value)
         else:
+            choices = fields[name].metadata.get("choices")
+            if choices is not None and value not in choices:
+                known = ", ".join(f"{k} ({v})" for k, v in choices.items())
+                raise ConfigError(f"{where}.{name}: {value!r} is not one of the known values: {known}")
             kwargs[name] = value
     try:
         return dataclasses.replace(base, **kwargs)

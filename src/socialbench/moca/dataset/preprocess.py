@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError
+from socialbench.core.paths import special_file
 
 STAGE = "preprocess"
 #: Removal reasons of this stage, in step order (the count table's columns).
@@ -291,6 +292,8 @@ def check_media(rec: Mapping[str, Any]) -> tuple[list[MediaInfo], list[str], Med
                 return [], [], problem
         elif p.is_dir():
             return [], [], MediaProblem("corrupted_media", f"{m} is a folder, not a media file")
+        elif (kind := special_file(p)) is not None:  # there, but not a file: never opened (a FIFO would hang)
+            return [], [], MediaProblem("corrupted_media", f"{m} is {kind}, not a media file; it was not opened")
         else:
             missing.append(m)
     if not rec["media"] and not rec.get("media_urls"):

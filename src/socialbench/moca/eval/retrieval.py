@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from socialbench.core.errors import ConfigError
-from socialbench.core.retrieval import RetrievalError, Retriever, cached_search, create_retriever
+from socialbench.core.retrieval import RetrievalError, Retriever, SearchesStopped, cached_search, create_retriever
 from socialbench.moca.schema.methods import DEFAULTS, WHERE, RetrievalSettings  # noqa: F401 (re-exported)
 
 ROUTES = ("model_prior", "web_search", "hybrid")
@@ -122,7 +122,8 @@ def unread_query(retriever: Retriever | None) -> Retrieval:
 
 def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int = 3, cache: Any = None) -> Retrieval:
     """Run the retrieval step for a parsed social query (``{"entities": [{name, route}], "questions"}``).
-    A failed search is a :class:`RetrievalError` (the instance's error)."""
+    A failed search is a :class:`RetrievalError` (the instance's error); a search service that cannot
+    be used stops the run (``SearchesStopped``, as a ConfigError does)."""
     requested = [{"name": e["name"], "route": e["route"]} for e in social_query["entities"]]
     wanted = [e for e in requested if e["route"] in LOOKED_UP]
     if retriever is None and not wanted:
@@ -155,7 +156,7 @@ def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int =
             result = cached_search(retriever, q.text, k, cache)
         except RetrievalError as exc:
             raise RetrievalError(f"retriever {retriever.name} failed for {q.entity!r}: {exc}") from exc
-        except (ConfigError, KeyboardInterrupt):
+        except (ConfigError, SearchesStopped, KeyboardInterrupt):
             raise
         except Exception as exc:  # a provider's own failure (network, parsing) is this instance's error
             raise RetrievalError(f"retriever {retriever.name} failed for {q.entity!r}: {exc}") from exc

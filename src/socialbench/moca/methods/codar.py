@@ -22,16 +22,14 @@ the same earlier exchanges, or replays them from the start when they differ.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
-from string import Template
 from typing import Any, ClassVar
 
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Method
-from socialbench.core.errors import ConfigError, SocialbenchError
-from socialbench.moca.eval.parsing import ParsedAnswer, read_answer, unfence
+from socialbench.core.benchmarks import FREE_TEXT, Benchmark, Exchange, Final, Method, Need
+from socialbench.core.errors import SocialbenchError
+from socialbench.core.traces import TraceSection, staged_section
+from socialbench.moca.eval.parsing import ParsedAnswer, read_answer
 from socialbench.moca.eval.prompts import (
     MediaUnavailable,
     Order,
@@ -46,12 +44,25 @@ from socialbench.moca.eval.prompts import (
     visual_parts,
 )
 from socialbench.moca.eval.retrieval import (
-    ROUTES,
     Retrieval,
     RetrievalError,
     make_retriever,
     retrieve,
     unread_query,
+)
+from socialbench.moca.eval.stages import (
+    ACCEPTED,
+    ANSWER_ORDER,
+    BLOCKS,
+    EXTRA_SHOWS,
+    PAPER_INPUTS,
+    REJECTED,
+    StageOutputError,
+    _render,
+    _shown,
+    compact,
+    read_stage,
+    stage_schema,
 )
 from socialbench.moca.schema.methods import (  # noqa: F401 (the chain's settings and stages, re-exported)
     BREAKPOINT_STAGES,
@@ -68,229 +79,6 @@ from socialbench.moca.schema.methods import (  # noqa: F401 (the chain's setting
     codar_settings,
     stage_variant,
 )
-
-ACCEPTED, REJECTED = "ACCEPTED", "REJECTED"
-#: The decoder's answer fields in the order of its output (D.2 Stage 4: Subject, Target, Mechanism, Label).
-ANSWER_ORDER = ("subject", "target", "mechanism", "label")
-
-#: What each stage sees by default: D.2's [Input] lists (the observer's text, visual and audio are its
-#: own template's). Block names: ``perception`` (Stage 1), ``social_query`` and ``evidence`` (Stage 2a and
-#: its retrieval), ``social_context`` (2b), ``conflict`` (the four Stage-3 sections), ``the_conflict``,
-#: ``slots`` (the subject and target candidates), ``decoded`` (the tuple), ``substeps`` (its cost and
-#: utility), ``candidates`` (the checker's candidate sets), ``text`` (the instance text).
-PAPER_INPUTS: dict[str, frozenset[str]] = {
-    "query": frozenset({"perception"}),
-    # the retrieved evidence is the social query's answer (5.2: "The resulting evidence is synthesized")
-    "context": frozenset({"social_query", "evidence", "perception"}),
-    "conflict": frozenset({"perception", "social_context"}),
-    "decoder": frozenset({"conflict", "slots"}),
-    "checker": frozenset({"perception", "social_context", "the_conflict", "decoded"}),
-}
-#: What each named extra input (setting ``extra_inputs``) adds, by stage.
-EXTRA_SHOWS: dict[str, dict[str, frozenset[str]]] = {
-    "text": {s: frozenset({"text"}) for s in ("query", "context", "conflict", "decoder", "checker")},
-    "decoder_chain": {"decoder": frozenset({"perception", "social_query", "social_context"})},
-    "checker_chain": {"checker": frozenset({"social_query", "evidence", "conflict", "substeps"})},
-    "checker_candidates": {"checker": frozenset({"slots", "candidates"})},
-}
-#: The template placeholders of the input blocks (each on a line of its own; an empty block drops its line).
-BLOCKS = (
-    "in_text",
-    "in_perception",
-    "in_social_query",
-    "in_evidence",
-    "in_social_context",
-    "in_conflict",
-    "in_the_conflict",
-    "in_slots",
-    "in_decoded",
-    "candidate_sets",
-)
-
-
-# ---- parsing each stage's JSON (pure) -----------------------------------------------------------
-class StageOutputError(ValueError):
-    """A stage's answer that does not meet its contract (the reason, in one line)."""
-
-
-def _text(obj: dict[str, Any], key: str, empty_ok: bool = False) -> str:
-    value = obj[key]
-    if not isinstance(value, str):
-        raise StageOutputError(f"{key}: expected a string, got {type(value).__name__}")
-    if not empty_ok and not value.strip():
-        raise StageOutputError(f"{key}: empty")
-    return value
-
-
-def normalize_route(value: Any) -> str | None:
-    """A route as the chain names it (``web_search``, ``Web Search``, ``web-search`` and ``web search``
-    are one route), or None when it is none of ROUTES (pure)."""
-    if not isinstance(value, str):
-        return None
-    key = re.sub(r"[\s_\-]+", "_", value.strip().casefold())
-    return key if key in ROUTES else None
-
-
-def _query(obj: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The social query (routes normalized; an unknown or missing route is model_prior) and the
-    entities whose route fell back."""
-    entities, questions = obj["entities"], obj["questions"]
-    if not isinstance(entities, list):
-        raise StageOutputError(f"entities: expected a list, got {type(entities).__name__}")
-    out, unknown = [], []
-    for i, e in enumerate(entities):
-        if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not e["name"].strip():
-            raise StageOutputError(f"entities[{i}]: expected an object with a non-empty name")
-        route = normalize_route(e.get("route"))
-        if route is None:
-            unknown.append({"name": e["name"], "route": e.get("route")})
-            route = "model_prior"
-        out.append({"name": e["name"], "route": route})
-    if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
-        raise StageOutputError("questions: expected a list of strings")
-    return {"entities": out, "questions": [q for q in questions if q.strip()]}, unknown
-
-
-def _checker(obj: dict[str, Any], breakpoints: tuple[int, ...]) -> dict[str, Any]:
-    status = obj["status"]
-    if not isinstance(status, str) or status.strip().upper() not in (ACCEPTED, REJECTED):
-        raise StageOutputError(f"status: {status!r} is neither ACCEPTED nor REJECTED")
-    status = status.strip().upper()
-    bp = obj["breakpoint"]
-    refine = _text(obj, "refine", empty_ok=True)
-    if status == ACCEPTED:
-        if bp is not None:
-            raise StageOutputError(f"breakpoint: must be null with ACCEPTED, got {bp!r}")
-    else:
-        if isinstance(bp, bool) or not isinstance(bp, int) or bp not in breakpoints:
-            raise StageOutputError(f"breakpoint: REJECTED needs one of {list(breakpoints)}, got {bp!r}")
-        if not refine.strip():
-            raise StageOutputError("refine: REJECTED needs a note for the failed stage")
-    return {"status": status, "breakpoint": bp, "refine": refine}
-
-
-def read_stage(
-    stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The structure of an intermediate stage's or the checker's answer, and what the reading did
-    (``fence_removed``, ``ignored_keys``, and the query's ``unknown_routes``). The answer is one JSON
-    object with the stage's keys and well-typed values; ``code_fence`` and ``extra_keys`` are params
-    ``moca.answer``, as for the direct answer. Query routes are normalized, an unknown one is
-    model_prior (noted). A StageOutputError says why the answer is not its structure: the chain then
-    passes an intermediate stage's answer on as text (:meth:`Chain.feed`). The decoder's answer is read
-    by the direct answer's parser (``moca.eval.parsing.read_answer``), not here."""
-    if stage == "decoder":
-        raise ValueError("the decoder's answer is read by moca.eval.parsing.read_answer, as the direct answer")
-    if text is None:
-        raise StageOutputError("no text in the response")
-    body = text.strip()
-    fence_removed = code_fence == "tolerate" and unfence(body) is not None
-    if fence_removed:
-        body = unfence(body).strip()
-    try:
-        obj = json.loads(body)
-    except json.JSONDecodeError as exc:
-        fenced = (
-            " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)"
-            if (code_fence == "strict" and unfence(body) is not None)
-            else ""
-        )
-        raise StageOutputError(f"not JSON ({exc.msg} at char {exc.pos}){fenced}") from None
-    if not isinstance(obj, dict):
-        raise StageOutputError(f"a JSON {type(obj).__name__}, not an object")
-    keys = variant.keys(stage)
-    missing = [k for k in keys if k not in obj]
-    extra = sorted(set(obj) - set(keys))
-    if missing or (extra and extra_keys == "invalid"):
-        problems = [f"missing key(s) {missing}"] if missing else []
-        if extra:
-            problems.append(
-                f"unexpected key(s) {extra}"
-                + (" (params moca.answer.extra_keys: invalid)" if extra_keys == "invalid" else "")
-            )
-        raise StageOutputError("; ".join(problems))
-    notes: dict[str, Any] = {"fence_removed": fence_removed, "ignored_keys": extra, "unknown_routes": []}
-    if stage == "query":
-        parsed, notes["unknown_routes"] = _query(obj)
-        return parsed, notes
-    if stage == "checker":
-        return _checker(obj, variant.breakpoints), notes
-    for k in keys:
-        _text(obj, k)
-    return {k: obj[k] for k in keys}, notes
-
-
-def parse_stage(
-    stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
-) -> dict[str, Any]:
-    """A stage's answer (:func:`read_stage` without the notes)."""
-    return read_stage(stage, text, variant, code_fence, extra_keys)[0]
-
-
-# ---- stage schemas ----------------------------------------------------------------------------
-def _object(props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
-
-
-def stage_schema(stage: str, variant: Variant, direct_schema: dict[str, Any], constrained: bool) -> dict[str, Any]:
-    """A stage's JSON schema: its keys, all required, and their types. With ``constrained`` the
-    allowed values are enums too: the decoder's four fields as in the direct prompt's answer schema
-    (``direct_schema``), the chain's own route, status and breakpoint."""
-    string = {"type": "string"}
-
-    def enum(values: list[Any], base: dict[str, Any]) -> dict[str, Any]:
-        return {**base, "enum": values} if constrained else base
-
-    if stage == "query":
-        entity = _object({"name": string, "route": enum(list(ROUTES), string)})
-        return _object(
-            {
-                "entities": {"type": "array", "items": entity},
-                "questions": {"type": "array", "items": string, "minItems": 2, "maxItems": 3},
-            }
-        )
-    if stage == "checker":
-        return _object(
-            {
-                "status": enum([ACCEPTED, REJECTED], string),
-                "breakpoint": enum([None, *variant.breakpoints], {"type": ["integer", "null"]}),
-                "refine": string,
-            }
-        )
-    if stage == "decoder":
-        props = direct_schema["properties"] if constrained else {}
-        return _object({k: props.get(k, string) for k in variant.decoder_keys})
-    return _object({k: string for k in variant.keys(stage)})
-
-
-_LONE = re.compile(r"^\$(?:(\w+)|\{(\w+)\})$")
-
-
-def _render(text: str, values: dict[str, str], where: str) -> str:
-    """The template filled in; a line that holds only a placeholder whose value is empty (an input
-    block the stage does not see, an empty ``$revision``) is left out."""
-    lines = []
-    for line in text.splitlines(keepends=True):
-        m = _LONE.match(line.strip())
-        if m and values.get(m[1] or m[2]) == "":
-            continue
-        lines.append(line)
-    text = "".join(lines)
-    try:
-        return Template(text).substitute(values)
-    except KeyError as exc:
-        raise ConfigError(f"template {where}: placeholder ${exc.args[0]} has no value at this stage") from exc
-    except ValueError as exc:
-        raise ConfigError(f"template {where}: {exc} (write a literal dollar sign as $$)") from exc
-
-
-def compact(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False)
-
-
-def _shown(value: Any) -> str:
-    """A field's value in a prompt: a string as it is, nothing for a missing one, else compact JSON."""
-    return value if isinstance(value, str) else "" if value is None else compact(value)
 
 
 # ---- settings -------------------------------------------------------------------------------------
@@ -338,6 +126,12 @@ class CodarMethod(Method):
         self._images: dict[str, list[Any]] = {}
         self._chains: dict[str, Chain] = {}
         self._retrievals: dict[tuple[str, int, str], Retrieval] = {}
+
+    @classmethod
+    def needs(cls, settings: dict[str, Any]) -> tuple[Need, ...]:
+        """Its stages write free text (D.2: a caption, queries, context sections): a model that answers
+        choices only (a baseline, recorded answers) cannot follow the chain, ablated or not."""
+        return (Need((FREE_TEXT,), "CoDAR's free-text stages"),)
 
     # ---- the template files of its stages ------------------------------------------------------
     @classmethod
@@ -391,6 +185,16 @@ class CodarMethod(Method):
         pass retried ``retries`` times (``Variant.rounds_at_most``). A stage that fails for good ends
         the chain earlier (fewer calls: the instance's error)."""
         return len(self.variant.stages), self.variant.rounds_at_most(self.revision_rounds, self.retries)
+
+    trace_filter: ClassVar[str] = "checker"
+
+    @classmethod
+    def trace_section(cls, trace: dict[str, Any]) -> TraceSection:
+        """The viewer's section of a chain's trace: a block per stage pass, the verdicts of its own
+        ``verdicts`` list (the checker's and the rule's), and the checker filter (``not_accepted`` set,
+        else ``accepted``, decides accepted or not)."""
+        accepted = False if trace.get("not_accepted") else trace.get("accepted")
+        return staged_section(trace, trace.get("verdicts") or [], accepted if isinstance(accepted, bool) else None)
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
         """The answer-format numbers every MoCA method reports (``answer_summary``), and the chain's:

@@ -143,14 +143,15 @@ def to_latex(scenario: str, rows, n=None, media_errors=None, changes=None, row_n
     return render_latex(scenario_table(scenario, rows, n, media_errors, changes, row_n))
 
 
-def exclusions_markdown(models: dict[str, dict[str, Any]], methods: list[str]) -> str:
+def exclusions_markdown(params: dict[str, Any], methods: list[str]) -> str:
     """all.md's one section naming the (model, method) pairs params exclude, with their reasons (empty
-    when none is); a model params keep off MoCA (``benchmarks:``) is no exclusion and is not named."""
+    when none is): by name, or derived from what the model takes and the run needs. A model params keep
+    off MoCA (``benchmarks:``) is no exclusion and is not named."""
     from socialbench.results.layout import exclusions
 
     lines = [
         f"- {md_escape(row_name(m, meth))}: not run ({md_escape(reason)})"
-        for m, meth, reason in exclusions(models, "moca", methods)
+        for m, meth, reason in exclusions(params, "moca", methods)
     ]
     return "### Excluded in params\n\n" + "\n".join(lines) + "\n" if lines else ""
 

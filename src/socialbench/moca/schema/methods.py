@@ -98,7 +98,37 @@ class RetrievalSettings:
                 " would end up in git, DVC and MLflow): put it in an environment variable and name that"
                 " variable in options.api_key_env"
             )
+        # The retriever's name and options are checked against its declared schema when params load
+        # (MocaBenchmark.params_problems: retriever_problem), and by the retriever when it is made.
         return cls(c["retriever"], k, dict(c["options"] or {}))
+
+
+def retriever_problem(registry: Any, name: str, options: dict[str, Any], where: str = WHERE) -> str | None:
+    """Why ``<where>.retriever`` and ``<where>.options`` cannot be used, or None: a name ``registry``
+    (``core.retrieval.RETRIEVERS``, passed in: a run that retrieves nothing does not depend on the
+    retrievers) holds no retriever under, or options its options schema (``<module>.options.json``)
+    refuses: an unknown key (a typo), a wrong type, a value out of range. Nothing is imported or read."""
+    import jsonschema
+
+    if name == "none":  # core.retrieval.NONE
+        return None if not options else f"{where}.options: retriever none takes no options, got {sorted(options)}"
+    if name not in registry:
+        return f"{where}.retriever: unknown retriever {name!r}; available: {', '.join(['none', *registry.names()])}"
+    schema = registry.options_schema(name)
+    if schema is None:
+        return None
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(options), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    err = errors[0]
+    key = ".".join(str(p) for p in [f"{where}.options", *err.absolute_path])
+    known = ", ".join(sorted(schema.get("properties", {})))
+    if err.validator == "additionalProperties" and not err.absolute_path:
+        extra = sorted(set(err.instance) - set(schema.get("properties", {})))
+        return f"{key}: unknown option(s) {', '.join(extra)} (retriever {name} takes: {known})"
+    if err.validator == "required":
+        return f"{key}: {err.message} (retriever {name} takes: {known})"
+    return f"{key}: {err.message}"
 
 
 # ---- CoDAR's chain (MoCA section 5, appendix C.3) -------------------------------------------------
@@ -283,6 +313,54 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
         "retries": retries,
         "retrieval": retrieval,
     }
+
+
+#: The placeholders CoDAR's templates are filled with: a stage's prompt values (the instance, the
+#: scenario's options, the input blocks, the revision), and the small templates' own (retry.txt: reason;
+#: revision.txt: refine, previous; previous_check.txt: previous; invalid_tuple.txt: problems).
+CODAR_PLACEHOLDERS = frozenset(
+    {
+        "modality_name",
+        "text",
+        "visual",
+        "audio",
+        "scenario",
+        "scenario_question",
+        "mechanism_options",
+        "label_options",
+        "subject_slot_ids",
+        "target_slot_ids",
+        "revision",
+        "in_text",
+        "in_perception",
+        "in_social_query",
+        "in_evidence",
+        "in_social_context",
+        "in_conflict",
+        "in_the_conflict",
+        "in_slots",
+        "in_decoded",
+        "candidate_sets",
+        "reason",
+        "refine",
+        "previous",
+        "problems",
+    }
+)
+
+
+def template_problem(text: str, where: str, placeholders: frozenset[str]) -> str | None:
+    """Why a template cannot be rendered, or None: filled with a dummy value for each of
+    ``placeholders``, a ``$name`` none of them names or a lone ``$`` fails as it would in a run (pure)."""
+    from string import Template
+
+    try:
+        Template(text).substitute(dict.fromkeys(placeholders, "x"))
+    except KeyError as exc:
+        return f"template {where}: placeholder ${exc.args[0]} has no value (known: {', '.join(sorted(placeholders))})"
+    except ValueError as exc:
+        return f"template {where}: {exc} (write a literal dollar sign as $$)"
+    return None
 
 
 # ---- by method ---------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from socialbench.core.errors import ConfigError
 from socialbench.meetingtom.dataset.ami.mining import (
     Candidate,
     ConsensusParams,
-    MiningParams,
     SpeechTimeline,
     StateParams,
     WindowError,
@@ -84,11 +83,6 @@ def test_windows_always_contain_their_anchor_and_stay_inside_the_meeting():
         assert 50.0 - 1e-9 <= end - start <= 70.0 + 1e-9
 
 
-def test_window_rule_with_minimum_above_preferred_is_a_config_error():
-    with pytest.raises(ConfigError):
-        WindowRule(preferred_s=50, min_s=60, max_s=70)
-
-
 # --- select_non_overlapping
 
 
@@ -124,25 +118,6 @@ def test_speech_seconds_are_clipped_to_the_span(tiny_meeting):
 
 def test_speech_ignores_punctuation_and_vocal_sounds(tiny_meeting):
     assert SpeechTimeline(tiny_meeting).seconds("A", 11.9, 13.5) == 0.0  # laugh and marker only
-
-
-# --- params
-
-
-def test_params_from_mapping_override_only_what_they_name():
-    p = MiningParams.from_mapping({"consensus": {"window": {"preferred_s": 55}}, "state": {"min_speaker_speech_s": 2}})
-    assert p.consensus.window == WindowRule(preferred_s=55.0, before_s=5.0, after_s=5.0)
-    assert p.state.min_speaker_speech_s == 2.0 and p.you == YouParams()
-
-
-def test_params_with_an_unknown_key_are_a_config_error():
-    with pytest.raises(ConfigError, match="unknown key"):
-        MiningParams.from_mapping({"you": {"max_ancor_s": 3}})
-
-
-def test_params_with_a_wrong_kind_of_value_are_a_config_error():
-    with pytest.raises(ConfigError, match="list of strings"):
-        MiningParams.from_mapping({"consensus": {"proposal_act_types": "sug"}})
 
 
 # --- Task 1: state

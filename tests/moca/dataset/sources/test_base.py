@@ -11,7 +11,7 @@ import pytest
 from socialbench.acquire.archive import UnsafeArchive
 from socialbench.acquire.download import ChecksumMismatch
 from socialbench.core.errors import ConfigError, DataError
-from socialbench.moca.dataset.sources import SOURCE_NAMES, get_source, read_source
+from socialbench.moca.dataset.sources import get_source, read_source
 from socialbench.moca.dataset.sources.base import (
     MANIFEST,
     ManualStepRequired,
@@ -146,6 +146,15 @@ def test_a_file_without_public_link_asks_for_the_manual_step(tmp_path):
     )
 
 
+def test_manual_mode_names_where_a_public_file_is_not_the_sources_media_steps(tmp_path):
+    """Issue 33, class 9: MMSD2.0's manual text is about its images; its JSON files have public links."""
+    with pytest.raises(ManualStepRequired) as err:
+        acquire(get_source("mmsd2"), tmp_path, SourceOptions(mode="manual", splits=("train",)))
+    msg = str(err.value)
+    assert "train.json is not under" in msg and "or acquire it with --mode download" in msg
+    assert "(it is at https://raw.githubusercontent.com/" in msg and "images" not in msg
+
+
 def test_manual_mode_accepts_files_put_there_by_hand(tmp_path):
     (tmp_path / "train.jsonl").write_text(
         '{"id": 42953, "img": "img/42953.png", "label": 0, "text": "its their character"}\n'
@@ -181,21 +190,6 @@ def test_mirror_mode_without_a_folder_is_refused():
 def test_an_unknown_split_is_refused_naming_the_known_ones():
     with pytest.raises(ConfigError, match=r"unknown split\(s\) validation \(this source has train, valid, test\)"):
         get_source("mmsd2").selected(SourceOptions(splits=("validation",)))
-
-
-@pytest.mark.parametrize("name", SOURCE_NAMES)
-def test_every_source_knows_where_its_files_live(name):
-    source = get_source(name)
-    assert source.homepage and source.citation and source.manual and source.files
-    for f in source.files:
-        assert f.url is None or f.url.startswith("https://"), f
-        if f.sha256 is not None:
-            assert len(f.sha256) == 64 and f.provenance, f  # a pinned hash says where it comes from
-
-
-def test_public_annotation_files_of_the_shared_sources_are_pinned():
-    for name in ("mustard", "mintrec", "mmsd2", "memecap"):
-        assert any(f.url and f.sha256 for f in get_source(name).files), name
 
 
 def candidate_records():

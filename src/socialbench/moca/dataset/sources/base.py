@@ -341,7 +341,7 @@ def acquire(
     manifest; returns it. Download options (retries, timeout, ``trust``: the store of hashes recorded
     on first use, ...) go to ``download``; each manifest entry says how its file was verified.
     ``limits`` (:class:`socialbench.acquire.archive.ArchiveLimits`) bound what an archive extracts to."""
-    from socialbench.acquire.download import copy_local, download, verification
+    from socialbench.acquire.download import copy_local, download, recorded_verification, redact_url, verification
     from socialbench.core.io import write_text_atomic
 
     root = Path(root)
@@ -385,12 +385,16 @@ def acquire(
                 entries.append(_manifest_entry(root, f, folder))
                 continue
             if not dest.is_file():
-                why = (
-                    "mode manual: nothing is downloaded"
-                    if options.mode == "manual"
-                    else "this file has no public direct link"
+                if f.url is not None:  # a public file: the source's manual steps (often about media) do not apply
+                    raise ManualStepRequired(
+                        str(dest),
+                        f"mode manual: nothing is downloaded, and {f.relpath} is not under {root}; put it there"
+                        f" (it is at {redact_url(f.url)}), or acquire it with --mode download",
+                        record=f.relpath,
+                    )
+                raise _missing_manual(
+                    source, f, dest, f"this file has no public direct link, and {f.relpath} is not under {root}"
                 )
-                raise _missing_manual(source, f, dest, f"{why}, and {f.relpath} is not under {root}")
             if f.sha256 is not None and sha256_file(dest) != f.sha256:
                 from socialbench.acquire.download import ChecksumMismatch
 
@@ -403,7 +407,11 @@ def acquire(
         if f.extract_to:
             _unpack(root, f, dest, limits)
         entries.append(
-            {**_manifest_entry(root, f, dest), "verified": verified.get(f.relpath, "pinned" if f.sha256 else "none")}
+            {
+                **_manifest_entry(root, f, dest),
+                # "first use" is logged, not written: the manifest is a versioned output (same inputs, same bytes)
+                "verified": recorded_verification(verified.get(f.relpath, "pinned" if f.sha256 else "none")),
+            }
         )
     manifest = {"source": source.name, "mode": options.mode, "files": sorted(entries, key=lambda e: e["relpath"])}
     write_text_atomic(root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")

@@ -1,5 +1,4 @@
-"""Paths a source's files name, or its folder walk finds, resolve inside the source root (issue 20,
-point 3: core.paths.resolve_inside for every reader)."""
+"""The mustard reader: its documented file format read into candidates (files made here), and what it refuses."""
 
 import json
 import os
@@ -8,6 +7,35 @@ import pytest
 
 from socialbench.core.errors import DataError
 from socialbench.moca.dataset.sources import read_source
+
+
+def test_mustard_checks_that_context_and_speakers_pair_up(tmp_path):
+    (tmp_path / "sarcasm_data.json").write_text(
+        json.dumps(
+            {
+                "1_1": {
+                    "utterance": "Sure.",
+                    "speaker": "A",
+                    "context": ["x", "y"],
+                    "context_speakers": ["B"],
+                    "sarcasm": True,
+                }
+            }
+        )
+    )
+    with pytest.raises(
+        DataError, match=r"record 1_1, field 'context_speakers': 2 context utterances but 1 context speakers"
+    ):
+        read_source("mustard", tmp_path)
+
+
+def test_mustard_names_a_missing_field(tmp_path):
+    (tmp_path / "sarcasm_data.json").write_text(
+        json.dumps({"1_1": {"utterance": "Sure.", "speaker": "A", "context": [], "context_speakers": []}})
+    )
+    with pytest.raises(DataError, match=r"sarcasm_data.json, record 1_1, field 'sarcasm': missing"):
+        read_source("mustard", tmp_path)
+
 
 RECORD = {"utterance": "Sure.", "speaker": "A", "context": [], "context_speakers": [], "sarcasm": True}
 

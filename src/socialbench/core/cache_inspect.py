@@ -1,0 +1,207 @@
+"""Inspecting the request cache (``socialbench cache``): its stored records checked as they are read,
+and why a call was (or would be) made again: the parts of its key that differ from the nearest stored
+entry (:func:`nearest_explanation`, :class:`MissExplanation`).
+
+Pure functions over rows a store has read (``core.cache_sqlite``, ``core.cache_pg``): a record that is
+not what the cache writes (key parts that are not a JSON object, a BLOB where text belongs) is a
+DataError naming the store, the entry and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from socialbench.core.cache_store import record_name, sql_kind
+from socialbench.core.errors import DataError
+
+
+# ---- stored records, checked as read ----------------------------------------------------------------
+def _damaged(store: str, key: Any, name: str, problem: str) -> DataError:
+    return DataError(
+        store,
+        f"{problem}; the cache is damaged (move it aside: a new one repeats the calls)",
+        record=record_name(key),
+        field=name,
+    )
+
+
+def checked_entry(store: str, row: Sequence[Any]) -> dict[str, Any]:
+    """One stored entry (key, model, key_parts, created_at) as the inspection commands read it; a
+    key or model that is not text, key parts that are not a JSON object, or a time that is not a
+    number is a DataError naming the store and the entry."""
+    key, model, parts, created = row
+    for name, value in (("key", key), ("model", model), ("key_parts", parts)):
+        if not isinstance(value, str):
+            raise _damaged(store, key, name, f"holds {sql_kind(value)} where the request cache keeps text")
+    try:
+        decoded = json.loads(parts)
+    except (ValueError, RecursionError) as exc:
+        raise _damaged(store, key, "key_parts", f"is not JSON ({exc})") from exc
+    if not isinstance(decoded, dict):
+        raise _damaged(store, key, "key_parts", f"is JSON {type(decoded).__name__}, not an object")
+    if isinstance(created, bool) or not isinstance(created, (int, float)):
+        raise _damaged(store, key, "created_at", f"holds {sql_kind(created)} where the request cache keeps a time")
+    return {"key": key, "model": model, "key_parts": decoded, "created_at": created}
+
+
+def checked_model_row(store: str, row: Sequence[Any]) -> dict[str, Any]:
+    """One model's totals (model, backend, entries, input tokens, output tokens, latency, hits, first
+    and last call) as ``cache stats`` shows them; a model or backend that is not text, or a total that
+    is not a number, is a DataError naming the store and the model."""
+    model, backend = row[0], row[1]
+    for name, value in (("model", model), ("backend", backend)):
+        if not isinstance(value, str):
+            raise DataError(
+                store,
+                f"holds {sql_kind(value)} where the request cache keeps text; the cache is damaged"
+                " (move it aside: a new one repeats the calls)",
+                record=f"model {model!r}" if name == "backend" else None,
+                field=name,
+            )
+    names = ("entries", "input_tokens", "output_tokens", "latency_s", "hits_served", "first_at", "last_at")
+    values = dict(zip(names, row[2:]))
+    for name, value in values.items():
+        # numbers.Number: PostgreSQL sums BIGINT columns to Decimal
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Number)):
+            raise DataError(
+                store,
+                f"its {name} total is {sql_kind(value)}, not a number; the cache is damaged"
+                " (move it aside: a new one repeats the calls)",
+                record=f"model {model!r}",
+            )
+    return {
+        "model": model,
+        "backend": backend,
+        "entries": values["entries"],
+        "input_tokens": values["input_tokens"] or 0,
+        "output_tokens": values["output_tokens"] or 0,
+        "latency_s": round(values["latency_s"] or 0.0, 3),
+        "hits_served": values["hits_served"] or 0,
+        "first_at": values["first_at"],
+        "last_at": values["last_at"],
+    }
+
+
+# ---- explaining misses ------------------------------------------------------------------------
+PART_NAMES = {
+    "identity": "model identity (backend, model id, revision, backend settings)",
+    "messages": "rendered messages (prompt text or media)",
+    "task": "structured task",
+    "decoding": "decoding parameters",
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str  # e.g. "identity.revision", "messages[1].content[0].image_sha256", "decoding.max_tokens"
+    old: Any
+    new: Any
+
+    @property
+    def part(self) -> str:
+        return self.path.split(".", 1)[0].split("[", 1)[0]
+
+    def describe(self) -> str:
+        kind = next((k for k in ("image", "video", "audio") if self.path.endswith(f"{k}_sha256")), None)
+        if kind is not None and self.old is not _MISSING and self.new is not _MISSING:
+            what = f"{kind} bytes changed"
+        elif self.old is _MISSING:
+            what = "added"
+        elif self.new is _MISSING:
+            what = "removed"
+        else:
+            what = "changed"
+        return f"{self.path}: {what} ({_short(self.old)} -> {_short(self.new)})"
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_MISSING = _Missing()
+
+
+def _short(value: Any, width: int = 60) -> str:
+    if value is _MISSING:
+        return "<absent>"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+        return value[:12] + "…"  # a content hash
+    text = " ".join(str(text).split())
+    return json.dumps(text[: width - 1] + "…" if len(text) > width else text, ensure_ascii=False)
+
+
+def diff_parts(old: Any, new: Any, path: str = "") -> list[Change]:
+    """Leaf-level differences between two key_parts documents, with their paths."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[Change] = []
+        for k in sorted(set(old) | set(new)):
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in old:
+                out.append(Change(sub, _MISSING, new[k]))
+            elif k not in new:
+                out.append(Change(sub, old[k], _MISSING))
+            else:
+                out.extend(diff_parts(old[k], new[k], sub))
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        out = []
+        for i in range(max(len(old), len(new))):
+            sub = f"{path}[{i}]"
+            if i >= len(old):
+                out.append(Change(sub, _MISSING, new[i]))
+            elif i >= len(new):
+                out.append(Change(sub, old[i], _MISSING))
+            else:
+                out.extend(diff_parts(old[i], new[i], sub))
+        return out
+    return [] if old == new else [Change(path, old, new)]
+
+
+@dataclass
+class MissExplanation:
+    request_id: str
+    model: str
+    hit: bool
+    changes: list[Change] = field(default_factory=list)
+    compared_key: str | None = None  # the stored entry the request was compared with
+    other_models: list[str] = field(default_factory=list)
+
+    @property
+    def parts(self) -> list[str]:
+        """Top-level key parts that changed: identity, messages, task, decoding."""
+        return sorted({c.part for c in self.changes})
+
+    def summary(self) -> str:
+        if self.hit:
+            return f"{self.model} {self.request_id}: hit (stored under the same key)"
+        if self.compared_key is None:
+            where = f"; entries exist under model(s) {', '.join(self.other_models)}" if self.other_models else ""
+            return f"{self.model} {self.request_id}: miss: no stored call with this request id (new instance){where}"
+        lines = [
+            f"{self.model} {self.request_id}: miss: changed {', '.join(self.parts)}"
+            f" (vs entry {self.compared_key[:12]}…)"
+        ]
+        lines += [f"  {PART_NAMES.get(c.part, c.part)}: {c.describe()}" for c in self.changes[:20]]
+        if len(self.changes) > 20:
+            lines.append(f"  … and {len(self.changes) - 20} more")
+        return "\n".join(lines)
+
+
+def nearest_explanation(
+    request_id: str, model: str, parts: dict[str, Any], candidates: list[dict[str, Any]]
+) -> MissExplanation:
+    """Compare ``parts`` with each candidate entry (newest first) and keep the one with the fewest
+    differences (the newest on ties)."""
+    best: tuple[int, list[Change], str] | None = None
+    for entry in candidates:
+        changes = diff_parts(entry["key_parts"], parts)
+        if best is None or len(changes) < best[0]:
+            best = (len(changes), changes, entry["key"])
+    assert best is not None
+    return MissExplanation(request_id, model, hit=False, changes=best[1], compared_key=best[2])

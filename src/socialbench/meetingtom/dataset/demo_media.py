@@ -1,0 +1,201 @@
+"""The embedded demo release's media (pure: a meeting's script -> raw frames and samples), drawn
+from the scripts of :mod:`~socialbench.meetingtom.dataset.demo_script`.
+
+Five views (``Corner`` and ``Closeup1``-``4``) drawn with Pillow (``video_frames``; encoded bit-exact
+by :mod:`~socialbench.meetingtom.dataset.demo`), and a ``Mix-Headset`` WAV (``audio_samples``,
+``wav_bytes``: a tone per speaker while they speak). Everyone looks at the current speaker; the
+speaker of an addressed act looks at the addressee (the close-up pupils and a line in the Corner view
+show it), so a video model has the gaze cue of the paper's Task 2.1. Every frame carries its index
+in the bottom band (:mod:`socialbench.media.synth`).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import wave
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from socialbench.meetingtom.dataset.demo_script import (
+    COLOURS,
+    LETTERS,
+    SEATS,
+    TONES,
+    DemoConfig,
+    MeetingScript,
+    hash_text,
+)
+
+
+@dataclass(frozen=True)
+class _FrameState:
+    speaking: frozenset[str]
+    looking: Mapping[str, str]  # letter -> the letter they look at
+    addressed: tuple[str, str] | None  # (speaker, addressee) of the addressed act under way
+
+
+def _speech_intervals(script: MeetingScript) -> dict[str, list[tuple[float, float]]]:
+    return {
+        x: [(t.start, t.end) for t in script.tokens[x] if t.kind == "w" and not t.punc and t.end > t.start]
+        for x in LETTERS
+    }
+
+
+def frame_states(script: MeetingScript, fps: int) -> list[_FrameState]:
+    """Who speaks, who looks at whom, and which addressed act is under way, at each frame time."""
+    speech = _speech_intervals(script)
+    n = int(round(script.seconds * fps))
+    acts = [a for a in script.acts if a.type != "bck"]
+    out = []
+    last_speaker = script.participants[0].letter
+    for i in range(n):
+        t = i / fps
+        speaking = frozenset(x for x in LETTERS if any(s <= t < e for s, e in speech[x]))
+        current = next((a for a in acts if a.start <= t < a.end), None)
+        if current is not None:
+            last_speaker = current.speaker
+        addressed = None
+        if current is not None and current.addressee and len(current.addressee) == 1:
+            addressed = (current.speaker, current.addressee[0])
+        looking = {}
+        for x in LETTERS:
+            if addressed and x == addressed[0]:
+                looking[x] = addressed[1]
+            elif x == last_speaker:
+                looking[x] = LETTERS[(LETTERS.index(x) + 2) % 4]  # the speaker without an addressee looks ahead
+            else:
+                looking[x] = last_speaker
+        out.append(_FrameState(speaking, looking, addressed))
+    return out
+
+
+def _gaze_dx(viewer: str, target: str) -> int:
+    """Horizontal pupil offset of ``viewer`` looking at ``target`` from the seats around the table:
+    -1 left, 0 ahead, +1 right."""
+    d = (LETTERS.index(target) - LETTERS.index(viewer)) % 4
+    return {1: -1, 2: 0, 3: 1}.get(d, 0)
+
+
+def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list[_FrameState] | None = None) -> bytes:
+    """Raw RGB24 frames of one view (``Corner`` or ``Closeup1``-``4``) of the meeting.
+
+    A frame is its scene (drawn once per distinct speaking/gaze state, as the scenes repeat) above
+    the frame-index band, which ``draw_index`` paints over entirely."""
+    from PIL import Image, ImageDraw
+
+    from socialbench.media.synth import band_height
+
+    w, h = cfg.size
+    states = states if states is not None else frame_states(script, cfg.fps)
+    scene_h = h - band_height(h)
+    scene_bytes = w * scene_h * 3
+    scenes: dict[Any, bytes] = {}
+    out: list[bytes] = []
+    if view == "Corner":
+        base = Image.new("RGB", (w, h), (70, 70, 80))
+        d = ImageDraw.Draw(base)
+        d.ellipse([w * 0.3, scene_h * 0.3, w * 0.7, scene_h * 0.68], fill=(150, 120, 90))
+        seat = {x: (int(w * sx), int(scene_h * sy)) for x, (sx, sy) in SEATS.items()}
+        r = max(4, min(w, h) // 14)
+
+        def corner(addressed: tuple[str, str] | None, speaking: frozenset[str]) -> bytes:
+            img = base.copy()
+            d = ImageDraw.Draw(img)
+            if addressed:
+                d.line([seat[addressed[0]], seat[addressed[1]]], fill=(255, 255, 255), width=2)
+            for x in LETTERS:
+                cx, cy = seat[x]
+                grow = 2 if x in speaking else 0
+                d.ellipse(
+                    [cx - r - grow, cy - r - grow, cx + r + grow, cy + r + grow],
+                    fill=COLOURS[x],
+                    outline=(255, 255, 255) if x in speaking else None,
+                    width=2,
+                )
+            return img.tobytes()[:scene_bytes]
+
+        for i, st in enumerate(states):
+            key = (st.addressed, st.speaking)
+            if key not in scenes:
+                scenes[key] = corner(*key)
+            out += (scenes[key], _index_band(w, h, i))
+        return b"".join(out)
+    letter = script.letter_of_camera(view)
+    colour = COLOURS[letter]
+    base = Image.new("RGB", (w, h), tuple(c // 3 + 40 for c in colour))
+    d = ImageDraw.Draw(base)
+    cx, cy, fr = w // 2, scene_h // 2, int(min(w, scene_h) * 0.36)
+    d.ellipse([cx - fr, cy - fr, cx + fr, cy + fr], fill=colour)
+    ex, ey, er = int(fr * 0.4), cy - int(fr * 0.25), max(3, fr // 5)
+    for sx in (-1, 1):
+        d.ellipse([cx + sx * ex - er, ey - er, cx + sx * ex + er, ey + er], fill=(255, 255, 255))
+
+    def closeup(dx: int, mouth_h: int) -> bytes:
+        img = base.copy()
+        d = ImageDraw.Draw(img)
+        pr = max(1, er // 2)
+        for sx in (-1, 1):
+            px = cx + sx * ex + dx
+            d.ellipse([px - pr, ey - pr, px + pr, ey + pr], fill=(20, 20, 20))
+        d.rectangle(
+            [cx - fr // 3, cy + fr // 2 - mouth_h // 2, cx + fr // 3, cy + fr // 2 + mouth_h // 2 + 1],
+            fill=(60, 20, 20),
+        )
+        return img.tobytes()[:scene_bytes]
+
+    for i, st in enumerate(states):
+        dx = _gaze_dx(letter, st.looking[letter]) * max(1, er // 2)
+        mouth_h = max(2, fr // 4) if letter in st.speaking and i % 3 != 2 else 1
+        key = (dx, mouth_h)
+        if key not in scenes:
+            scenes[key] = closeup(*key)
+        out += (scenes[key], _index_band(w, h, i))
+    return b"".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _index_band(w: int, h: int, index: int) -> bytes:
+    """RGB24 rows of the band ``draw_index`` paints at the bottom of a ``w`` x ``h`` frame (its cells
+    cover the band, so the band does not depend on what lies beneath)."""
+    from PIL import Image, ImageDraw
+
+    from socialbench.media.synth import band_height, draw_index
+
+    img = Image.new("RGB", (w, h))
+    draw_index(ImageDraw.Draw(img), w, h, index)
+    return img.tobytes()[w * (h - band_height(h)) * 3 :]
+
+
+def audio_samples(script: MeetingScript, cfg: DemoConfig) -> np.ndarray:
+    """Mono int16 samples of the headset mix: each participant's tone while they speak, a noise
+    burst for a laugh (seeded), silence otherwise."""
+    sr = cfg.sample_rate
+    n = int(round(script.seconds * sr))
+    mix = np.zeros(n, dtype=np.float64)
+    rng = np.random.default_rng(hash_text(f"{cfg.seed}:{script.meeting}:audio"))
+    for x in LETTERS:
+        for t in script.tokens[x]:
+            a, b = int(round(t.start * sr)), min(n, int(round(t.end * sr)))
+            if b <= a:
+                continue
+            k = np.arange(b - a)
+            if t.kind == "w":
+                env = np.minimum(1.0, np.minimum(k, b - a - 1 - k) / (0.01 * sr))
+                mix[a:b] += 0.25 * env * np.sin(2 * np.pi * TONES[x] * k / sr)
+            elif t.kind == "vocalsound":
+                mix[a:b] += 0.1 * rng.standard_normal(b - a)
+    return np.clip(np.round(mix * 32767), -32768, 32767).astype("<i2")
+
+
+def wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as wf:
+        wf.setnchannels(1)
+        wf.setsampwidth(2)
+        wf.setframerate(sample_rate)
+        wf.writeframes(samples.astype("<i2").tobytes())
+    return buf.getvalue()

@@ -1,0 +1,280 @@
+"""A run's viewer page and its shards (pure): the page holds the header, the filters, the style, the
+script and the run's index (per instance: id, group, correctness, error, wrong fields, trace tags and
+its shard), so the filters cover every instance at once; the rows' HTML is in shard files beside it
+(``<run>.shards/NNN.js``), loaded by ``<script>`` elements as the reader scrolls, filters or searches.
+
+Why script files, not ``fetch()``: a page opened from disk (``file://``) may not fetch its neighbours,
+but it may run their scripts. Each shard calls ``socialbenchShard(k, data)`` with its rows' HTML, a
+JSON list gzipped and base64-encoded (deterministic: gzip without a time stamp), which the page
+unpacks with the browser's ``DecompressionStream``: row HTML compresses about tenfold, which keeps a
+benchmark's viewer smaller than its traces. docs/architecture.md, "Trace viewer", has the rest.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from socialbench.results.viewer_html import esc, select_html
+
+#: Rows per shard, and the most row HTML (bytes, before compression) one shard holds beyond its first row.
+SHARD_ROWS = 100
+SHARD_BYTES = 4_000_000
+#: Rows the page draws at a time (the first ones at once, the next as the reader scrolls near them).
+PAGE_ROWS = 40
+#: The shards' callback (global: a shard is a classic script).
+CALLBACK = "socialbenchShard"
+
+CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'self' 'unsafe-inline'"
+
+
+def shard_bounds(sizes: Sequence[int], rows: int = SHARD_ROWS, max_bytes: int = SHARD_BYTES) -> list[int]:
+    """The first row of each shard: consecutive rows, at most ``rows`` of them and, past the first,
+    at most ``max_bytes`` of HTML (a huge row gets a shard of its own)."""
+    starts: list[int] = []
+    count = size = 0
+    for i, n in enumerate(sizes):
+        if not starts or count >= rows or size + n > max_bytes:
+            starts.append(i)
+            count = size = 0
+        count += 1
+        size += n
+    return starts
+
+
+def shard_name(k: int, n: int) -> str:
+    """``000.js``: three digits, more when there are more than a thousand shards."""
+    return f"{k:0{max(3, len(str(n - 1)))}d}.js"
+
+
+def shard_js(k: int, rows_html: Sequence[str]) -> str:
+    """Shard ``k``: one call with its rows' HTML (JSON list, gzip without a time stamp, base64)."""
+    packed = gzip.compress(json.dumps(list(rows_html), ensure_ascii=False).encode("utf-8"), compresslevel=9, mtime=0)
+    return f'{CALLBACK}({k},"{base64.b64encode(packed).decode("ascii")}");\n'
+
+
+def read_shard_js(text: str) -> tuple[int, list[str]]:
+    """(k, rows' HTML) of a shard file's text (for checks and tests: what the page unpacks)."""
+    head, _, rest = text.strip().partition("(")
+    k, _, data = rest.rstrip(");").partition(",")
+    if head != CALLBACK:
+        raise ValueError(f"not a viewer shard (it calls {head!r}, not {CALLBACK})")
+    return int(k), json.loads(gzip.decompress(base64.b64decode(json.loads(data))).decode("utf-8"))
+
+
+def index_entry(row: dict[str, Any], correct: str, tags: Sequence[str], shard: int) -> list[Any]:
+    """``[id, group, correct, error yes|no, wrong fields, trace tags, shard]``: what the filters read."""
+    wrong = " ".join(f["name"] for f in row.get("fields") or [] if f.get("correct") is False)
+    group = "" if row.get("group") is None else str(row["group"])
+    return [row["id"], group, correct, "yes" if row.get("error") else "no", wrong, " ".join(tags), shard]
+
+
+def json_in_html(obj: Any) -> str:
+    """JSON for a ``<script type="application/json">`` block: no ``<`` or ``&`` that could end it."""
+    return (
+        json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+    )
+
+
+CSS = """
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232a;background:#f4f5f7}
+header.top{background:#1f2a37;color:#fff;padding:12px 20px}header.top h1{font-size:18px;margin:0 0 4px}
+header.top .sum{color:#cfd8e3}header.top details{color:#cfd8e3;font-size:12px}header.top details>summary{color:#cfd8e3}
+header.top code{color:#fff}
+nav.filters{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #d8dde3;padding:8px 20px;
+  display:flex;flex-wrap:wrap;gap:14px;align-items:center}
+nav.filters select,nav.filters input{font:inherit;padding:2px 4px}#count{margin-left:auto;color:#555}
+main{padding:12px 20px}[hidden]{display:none!important}
+article.row{background:#fff;border:1px solid #d8dde3;border-left:5px solid #9aa5b1;border-radius:4px;margin:0 0 12px}
+article.row.correct{border-left-color:#2e7d32}article.row.wrong{border-left-color:#c62828}
+article.row>header{padding:6px 10px;border-bottom:1px solid #eceff2;
+  display:flex;flex-wrap:wrap;gap:6px;align-items:center}
+.rid{font-weight:600;font-family:ui-monospace,monospace}
+.badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;background:#e3e8ef;color:#334}
+.badge.ok{background:#dff3e0;color:#1b5e20}.badge.bad{background:#fde2e1;color:#b71c1c}
+.badge.group{background:#e3ecfa;color:#1a4a8a}
+.body{display:grid;grid-template-columns:minmax(180px,300px) 1fr;gap:12px;padding:10px}
+.media{display:flex;flex-wrap:wrap;gap:6px;align-content:flex-start}
+figure{margin:0;font-size:11px;color:#555;max-width:100%}figure.frame{width:calc(50% - 3px)}
+figure img{display:block;max-width:100%;height:auto;border:1px solid #ccd}
+figure.missing .ph{width:160px;height:90px;display:flex;align-items:center;justify-content:center;
+  background:#eee;border:1px dashed #aaa;color:#777}
+.warn{color:#b26a00}.err{color:#b71c1c;margin:4px 0}.muted{color:#6b7785}.none{color:#9aa5b1}
+pre.txt{white-space:pre-wrap;word-break:break-word;margin:0;font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;
+  background:#f7f8fa;padding:4px 6px;border-radius:3px}
+dl.texts{margin:0 0 8px}dl.texts dt,dl.meta dt{font-size:12px;color:#6b7785}dl.texts dd{margin:0 0 6px}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:0 10px;font-size:12px;margin:6px 0}dl.meta dd{margin:0}
+table.fields{border-collapse:collapse;margin:4px 0 6px;min-width:60%}
+table.fields th,table.fields td{border:1px solid #e1e5ea;padding:3px 8px;text-align:left;vertical-align:top}
+table.fields thead th{background:#f4f6f8;font-size:12px}td.pred.wrong{background:#fdecea}
+td.pred.right{background:#edf7ee}
+.mark.ok{color:#2e7d32;font-weight:700}.mark.bad{color:#c62828;font-weight:700}
+.note,.opts{font-size:11.5px;color:#6b7785}
+details{margin:6px 0}details>summary{cursor:pointer;color:#1a4a8a}
+.call{border:1px solid #e1e5ea;border-radius:3px;margin:4px 0;padding:4px 6px}.call.bad{border-color:#f0b4b0}
+.call-head{margin-bottom:3px}
+details.stage{border-left:3px solid #9fb3d1;padding-left:8px}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:2px 0}
+dl.kv dt{color:#6b7785;font-size:12px}dl.kv dd{margin:0}
+ol.tree{margin:2px 0;padding-left:20px}#empty{color:#6b7785;padding:20px}#notice{color:#b26a00}
+#more{display:block;margin:8px auto;font:inherit}#searching{color:#6b7785}
+@media (max-width:700px){.body{grid-template-columns:1fr}}
+""".strip()
+
+# The filters read the index (every instance, at once); the search reads the rows' text, so it loads
+# every shard the first time it is used (the count says how far it got). Matching rows are drawn
+# PAGE at a time, in instance order: the first page at once, the next when the reader scrolls near
+# the end (or presses "show more"). The URL hash holds the state (#group=g1&correct=wrong; expand=1
+# opens every drawn row's calls and trace), so a link or a bookmark opens the page filtered.
+# <body data-ready="1" data-first-ms="..."> says when the first rows were drawn (the viewer checks).
+JS = """
+(function(){
+"use strict";
+var D=JSON.parse(document.getElementById("sb-index").textContent),R=D.rows,N=D.starts.length;
+var F=["group","correct","error","field","verdict"],parts={},asked={},waiting={},texts=[];
+var gen=0,matches=[],done=0,busy=false;
+function el(i){return document.getElementById(i);}
+var list=el("rows"),more=el("more"),q=el("f-q"),ex=el("f-expand");
+function pad(k){var s=String(k);while(s.length<D.width){s="0"+s;}return s+".js";}
+function unpack(b){var s=atob(b),u=new Uint8Array(s.length);for(var i=0;i<s.length;i++){u[i]=s.charCodeAt(i);}
+  return new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream("gzip"))).text();}
+var ENT={"&amp;":"&","&lt;":"<","&gt;":">","&quot;":"\\"","&#x27;":"'"};
+function plain(h){return h.replace(/<[^>]*>/g," ").replace(/&(amp|lt|gt|quot|#x27);/g,function(m){return ENT[m];})
+  .toLowerCase();}
+function fail(k,why){el("notice").textContent="could not load "+D.base+pad(k)+" ("+why+"): the page needs its "+
+  D.base+" folder beside it and the media folder "+D.media+"; open it from its viewer folder";}
+window.__CALLBACK__=function(k,b){unpack(b).then(function(t){var a=JSON.parse(t),s=D.starts[k];
+  for(var j=0;j<a.length;j++){texts[s+j]=plain(a[j]);}parts[k]=a;
+  var w=waiting[k]||[];delete waiting[k];w.forEach(function(f){f();});},function(e){fail(k,e);});};
+function need(k,cb){if(parts[k]){cb();return;}(waiting[k]=waiting[k]||[]).push(cb);if(asked[k]){return;}
+  asked[k]=1;var s=document.createElement("script");s.src=D.base+pad(k);
+  s.onerror=function(){fail(k,"file not found");};document.head.appendChild(s);}
+function html(i){var k=R[i][6];return parts[k][i-D.starts[k]];}
+function sel(n){return el("f-"+n);}
+function val(n){var e=sel(n);return e?e.value:"";}
+function has(l,t){return (" "+l+" ").indexOf(" "+t+" ")>=0;}
+function expand(){list.querySelectorAll("details.calls,details.trace").forEach(function(d){d.open=ex.checked;});}
+function ready(){if(!document.body.hasAttribute("data-ready")){
+  document.body.setAttribute("data-first-ms",String(Math.round(performance.now())));
+  document.body.setAttribute("data-ready","1");}}
+function near(){var r=more.getBoundingClientRect();return !more.hidden&&r.top<window.innerHeight+800;}
+function draw(my){
+  if(busy||my!==gen){return;}
+  if(done>=matches.length){more.hidden=true;ready();return;}
+  busy=true;var upto=Math.min(done+D.page,matches.length),ids=matches.slice(done,upto),ks={};
+  ids.forEach(function(i){ks[R[i][6]]=1;});var keys=Object.keys(ks),left=keys.length;
+  keys.forEach(function(k){need(+k,function(){if(--left>0){return;}busy=false;if(my!==gen){return;}
+    list.insertAdjacentHTML("beforeend",ids.map(html).join(""));done=upto;if(ex.checked){expand();}
+    more.hidden=done>=matches.length;ready();if(near()){draw(my);}});});
+}
+function apply(save){
+  var my=++gen,v={};busy=false;F.forEach(function(n){v[n]=val(n);});var text=q.value.trim().toLowerCase(),wait=0;
+  matches=[];
+  for(var i=0;i<R.length;i++){var r=R[i];
+    if((v.group&&r[1]!==v.group)||(v.correct&&r[2]!==v.correct)||(v.error&&r[3]!==v.error)
+      ||(v.field&&!has(r[4],v.field))||(v.verdict&&!has(r[5],v.verdict))){continue;}
+    if(text){if(texts[i]===undefined){wait++;continue;}if(texts[i].indexOf(text)<0){continue;}}
+    matches.push(i);}
+  list.innerHTML="";done=0;more.hidden=true;
+  el("shown").textContent=String(matches.length);
+  el("empty").hidden=matches.length>0||wait>0;
+  var todo=[];for(var k=0;k<N;k++){if(!parts[k]){todo.push(k);}}
+  el("searching").textContent=text&&wait?"searching: "+(N-todo.length)+" of "+N+" parts read":"";
+  if(text&&wait){var left=todo.length;todo.forEach(function(k){need(k,function(){left--;
+    if(my===gen){el("searching").textContent="searching: "+(N-left)+" of "+N+" parts read";}
+    if(left===0&&my===gen){apply(false);}});});}
+  if(save){var p=new URLSearchParams();F.forEach(function(n){if(v[n]){p.set(n,v[n]);}});if(text){p.set("q",text);}
+    if(ex.checked){p.set("expand","1");}var h=p.toString();
+    try{history.replaceState(null,"",h?"#"+h:location.pathname+location.search);}catch(e){location.hash=h;}}
+  if(matches.length===0&&!wait){ready();}
+  draw(my);
+}
+function fromHash(){
+  var p=new URLSearchParams(location.hash.replace(/^#/,""));var bad=[];
+  F.forEach(function(n){var e=sel(n);if(!e){if(p.get(n)){bad.push(n);}return;}var want=p.get(n)||"";e.value=want;
+    if(e.value!==want){bad.push(n+"="+want);e.value="";}});
+  q.value=p.get("q")||"";ex.checked=p.get("expand")==="1";
+  el("notice").textContent=bad.length?"ignored unknown filter: "+bad.join(", "):"";
+  apply(false);
+}
+F.forEach(function(n){var e=sel(n);if(e){e.addEventListener("change",function(){apply(true);});}});
+q.addEventListener("input",function(){apply(true);});
+ex.addEventListener("change",function(){expand();apply(true);});
+more.addEventListener("click",function(){draw(gen);});
+window.addEventListener("scroll",function(){if(near()){draw(gen);}},{passive:true});
+window.addEventListener("hashchange",fromHash);
+fromHash();
+})();
+""".strip().replace("__CALLBACK__", CALLBACK)
+
+
+def render_page(
+    title: str,
+    summary: str,
+    inputs: Sequence[tuple[str, str, str]],
+    problems: Sequence[str],
+    filters: Sequence[str],
+    index: dict[str, Any],
+) -> str:
+    """The page of a run: ``summary`` and ``filters`` are HTML already; ``index`` the rows' index
+    (``rows``, shard ``starts``, shard folder ``base``, ``width`` of shard names, ``media`` folder)."""
+    n = len(index["rows"])
+    ins = "".join(f"<li>{esc(w)}: <code>{esc(p)}</code> sha256 <code>{esc(h[:16])}</code></li>" for w, p, h in inputs)
+    probs = ""
+    if problems:
+        probs = (
+            f"<details><summary>{len(problems)} media file(s) not shown or changed (marked in their rows)</summary><ul>"
+            + "".join(f"<li>{esc(p)}</li>" for p in problems)
+            + "</ul></details>"
+        )
+    nav = [
+        *filters,
+        '<label>search <input id="f-q" type="search" placeholder="id, text, output"></label>',
+        '<label><input id="f-expand" type="checkbox"> open calls and traces</label>',
+        f'<span id="count">showing <strong id="shown">{n}</strong> of {n} <span id="searching"></span></span>',
+        '<span id="notice"></span>',
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{CSS}</style></head>\n<body>"
+        f'<header class="top"><h1>{esc(title)}</h1><div class="sum">{summary}</div>'
+        f"<details><summary>inputs</summary><ul>{ins}</ul></details>{probs}</header>\n"
+        f'<nav class="filters">{"".join(f for f in nav if f)}</nav>\n'
+        '<noscript><p class="muted">The page loads its instances with JavaScript.</p></noscript>\n'
+        '<main><div id="rows"></div><p id="empty" hidden>No instance matches the filters.</p>'
+        '<button id="more" type="button" hidden>show more</button></main>\n'
+        f'<script type="application/json" id="sb-index">{json_in_html(index)}</script>\n'
+        f"<script>{JS}</script></body></html>\n"
+    )
+
+
+def filters_html(
+    rows: Sequence[dict[str, Any]], index_rows: Sequence[list[Any]], group_label: str, trace_filter: str
+) -> list[str]:
+    """The selects: group, correctness, error, wrong field, and the method's trace filter when some
+    row has tags."""
+    groups = sorted({r[1] for r in index_rows if r[1]})
+    fields = list(dict.fromkeys(f["name"] for r in rows for f in r.get("fields") or []))
+    tags = sorted({t for r in index_rows for t in r[5].split()})
+    scored = sum(1 for r in index_rows if r[2] != "unknown")
+    return [
+        select_html("group", group_label, [(g, g) for g in groups]) if groups else "",
+        select_html(
+            "correct",
+            "correct",
+            [("correct", "all fields correct"), ("wrong", "some field wrong")]
+            + ([("unknown", "not scored")] if scored < len(index_rows) else []),
+        ),
+        select_html("error", "error", [("yes", "with an error"), ("no", "without an error")]),
+        select_html("field", "wrong field", [(f, f) for f in fields]) if fields else "",
+        select_html("verdict", trace_filter, [(t, t) for t in tags]) if tags else "",
+    ]
