@@ -100,6 +100,23 @@ def test_dvc_repro_is_up_to_date_after_the_main_job(pipeline_run):
     assert "Data and pipelines are up to date" in out, out
 
 
+def test_the_plan_after_the_demo_run_matches_every_runs_stats_and_plans_no_new_call(pipeline_run):
+    # Issue 32, point 3: planned calls equal each run's requests (single-call runs) or contain them
+    # (CoDAR), input tokens within 25 % of the stats, and 0 new calls once the run is done.
+    work, env, _ = pipeline_run
+    proc = subprocess.run(["socialbench", "plan", "--json"], cwd=work, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert rows
+    for r in rows:
+        stats = json.loads((work / f"results/runs/{r['benchmark']}/{r['model']}/{r['run']}.stats.json").read_text())
+        where = f"{r['benchmark']}/{r['model']}/{r['run']}"
+        assert r["new_calls_max"] == 0, where
+        assert r["calls_min"] <= stats["requests"] <= r["calls_max"], where
+        if stats["input_tokens"]:
+            assert abs(r["input_tokens"] - stats["input_tokens"]) <= 0.25 * stats["input_tokens"], where
+
+
 def test_headline_metrics_cover_every_model(pipeline_run):
     work, _, _ = pipeline_run
     head = json.loads((work / "results/metrics/moca.json").read_text())

@@ -82,9 +82,10 @@ def test_a_dvc_stage_names_the_rules_it_runs(stage):
 @pytest.mark.parametrize("stage", sorted(dvc_stages()))
 def test_a_dvc_stage_has_about_ten_code_deps_besides_its_methods(stage):
     # computed from the modules the stage's commands import: layers and a benchmark's sub-folders count
-    # once; the tables stage, which renders with most of results/, takes the most (fourteen)
+    # once; the tables stage, which renders with most of results/ file by file (the table model, its
+    # numbers, statistics, scores, layout, pruning, the stability table), takes the most (sixteen)
     deps = code_deps(stage)
-    assert 0 < len(deps) - len(method_entries(deps)) <= 14, deps
+    assert 0 < len(deps) - len(method_entries(deps)) <= 16, deps
 
 
 @pytest.mark.parametrize("stage", sorted(dvc_stages()))

@@ -161,6 +161,26 @@ def test_an_answer_between_failures_resets_the_count(tmp_path):
     assert sum(r.error is not None for r in out) == 8  # recorded as failed calls; the run went on
 
 
+@pytest.mark.parametrize("backend_name", ["openai_compat", "anthropic"])
+def test_a_retry_after_longer_than_the_cap_stops_the_run_at_once_naming_the_host_and_the_advice(backend_name, tmp_path):
+    from socialbench.backends.retry import StopRun
+    from socialbench.core.backend import create_backend
+    from socialbench.core.cache import RequestCache
+    from tests.helpers.loopback import Fault, LoopbackServer
+    from tests.helpers.moca_requests import moca_request, run_through_cache
+
+    api = "openai" if backend_name == "openai_compat" else "anthropic"
+    with LoopbackServer(api) as srv:
+        srv.scripted.extend([Fault(status=429, headers={"Retry-After": "3600"})] * 3)
+        backend = create_backend(api_spec(backend_name, srv.url, retry_after_cap_s=60))
+        with pytest.raises(StopRun) as exc:
+            run_through_cache(backend, [moca_request(i) for i in range(5)], RequestCache(tmp_path / "c.sqlite"))
+        assert len(srv.completions()) == 1  # no wait, no retry: the first answer says the server is busy for an hour
+    message = str(exc.value)
+    assert "asks to wait 3600 s (Retry-After" in message and srv.url.split("//")[1].split("/")[0] in message
+    assert "retry_after_cap_s (60 s): run again later" in message and "\n" not in message
+
+
 def test_the_bound_is_an_option_and_must_be_at_least_one():
     from socialbench.core.backend import create_backend
 

@@ -79,6 +79,12 @@ def test_an_instance_without_an_answer_is_an_error_response(tmp_path):
     assert resp.finish_reason == "no_record"  # a benchmark can tell "not covered" from a failed call
 
 
+def test_only_the_no_record_answer_is_given_without_a_call_for_the_planner(tmp_path):
+    backend = file_backend(write_answers(tmp_path / "h.jsonl", HUMAN))
+    assert backend.answer_without_call(moca_request(1)).finish_reason == "no_record"
+    assert backend.answer_without_call(moca_request(0)) is None  # a recorded answer goes through the cache
+
+
 def test_an_answer_without_an_asked_field_is_an_error_response(tmp_path):
     backend = file_backend(write_answers(tmp_path / "h.jsonl", {k: v for k, v in HUMAN.items() if k != "target"}))
     assert "has no field 'target'" in backend.complete(moca_request(0)).error

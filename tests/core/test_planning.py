@@ -78,6 +78,12 @@ def test_cached_rounds_are_replayed_and_a_finished_instance_plans_no_new_call():
     assert (p.calls_min, p.calls_max, p.cached, p.new_max, p.cached_input) == (3, 3, 3, 0, 21)
 
 
+def test_an_answer_the_backend_gives_without_a_call_is_a_call_of_the_run_but_never_a_new_one():
+    local = lambda r: Response(text=None, error="no record", finish_reason="no_record")  # noqa: E731
+    p = plan_instance(_method(Single), {"id": "a"}, _lookup({}), TokenCounter(), local)
+    assert (p.calls_min, p.calls_max, p.cached, p.local, p.new_min, p.new_max) == (1, 1, 0, 1, 0, 0)
+
+
 def test_a_partly_cached_chain_bounds_what_is_left():
     stored = {"a/m/s0": Response(text="ok", input_tokens=7, output_tokens=2)}
     p = plan_instance(_method(Chain), {"id": "a"}, _lookup(stored), TokenCounter())

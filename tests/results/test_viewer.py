@@ -472,6 +472,20 @@ def test_the_viewer_folder_has_the_same_bytes_when_built_again(tmp_path, monkeyp
     assert {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == first
 
 
+def test_a_pages_files_for_mlflow_are_the_page_its_shards_and_each_medium_its_rows_show_once(tmp_path, monkeypatch):
+    from socialbench.results.viewer import page_files
+
+    _, folder = demo_folder(tmp_path, monkeypatch, n=12, runs=("direct",))
+    files = page_files(folder / "m" / "direct.html")
+    names = [name for _, name in files]
+    assert names[0] == "viewer/direct.html"
+    shards = sorted(p.name for p in (folder / "m" / "direct.shards").iterdir())
+    assert [n for n in names if n.startswith("viewer/direct.shards/")] == [f"viewer/direct.shards/{s}" for s in shards]
+    media = [n for n in names if n.startswith("media/")]
+    assert sorted(media) == media and len(set(media)) == len(media) == len(list((folder / "media").iterdir()))
+    assert all(path.is_file() for path, _ in files)
+
+
 @pytest.mark.slow
 def test_the_projects_viewer_check_passes_in_chromium_at_demo_size(tmp_path):
     """scripts/check_viewer.sh at the demo's 72 instances in several shards (Chromium from disk)."""

@@ -224,6 +224,17 @@ class APIBackend(Backend):
         """Count attempts in a row that failed because the server cannot be used; raise StopRun at
         ``fail_after`` (any other outcome resets the count)."""
         failure = classify(exc) if exc is not None else None
+        if failure is not None and (failure.retry_after_s or 0) > self.policy.max_retry_after_s:
+            # A wait longer than params allow fails fast: the server will not answer within the run.
+            where = redact_url(self.base_url) if self.base_url else "the provider's API"
+            raise StopRun(
+                self.redact(
+                    f"models.{self.spec.name}: {where} asks to wait {failure.retry_after_s:.0f} s (Retry-After,"
+                    f" {failure.reason}), longer than models.{self.spec.name}.options.retry_after_cap_s"
+                    f" ({self.policy.max_retry_after_s:g} s): run again later, or raise the cap. Calls finished"
+                    " before are in the cache"
+                )
+            )
         if failure is None or failure.kind is None:
             self._streak = 0
             return

@@ -118,6 +118,12 @@ class FileBackend(Backend):
     def _error(self, message: str) -> Response:
         return Response(text=None, error=f"file backend ({self.path}): {message}", finish_reason="error")
 
+    def answer_without_call(self, request: Request) -> Response | None:
+        """Every answer is local (a file read); only the "no record" answer, which the request cache does
+        not store (it is an error), would be asked for again by every rerun."""
+        response = self.complete(request)
+        return response if response.finish_reason == NO_RECORD else None
+
     def complete(self, request: Request) -> Response:
         # request ids are "<instance id>/<method>/<stage>"; instance ids may hold "/"
         parts = request.request_id.rsplit("/", 2)

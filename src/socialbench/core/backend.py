@@ -506,6 +506,12 @@ class Backend(abc.ABC):
             return f"{modality} input is not supported ({_taken(takes)})"
         return None
 
+    def answer_without_call(self, request: Request) -> Response | None:
+        """An answer the backend gives without a model call (nothing to pay or wait for, and not stored
+        in the request cache), for ``socialbench plan``: e.g. recorded answers that hold no record for
+        the instance. None (the default): answering takes a call."""
+        return None
+
     def close(self) -> None:
         """Release processes, servers or GPU memory held by the backend (a no-op hook unless overridden)."""
         return None

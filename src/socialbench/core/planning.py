@@ -104,6 +104,9 @@ class InstancePlan:
     calls_min: int = 0
     calls_max: int = 0
     cached: int = 0
+    #: Requests the backend answers without a model call (``Backend.answer_without_call``: nothing to
+    #: pay or wait for, and not stored, e.g. recorded answers without a record for the instance).
+    local: int = 0
     cached_input: int = 0
     cached_output: int = 0
     cached_estimate: int = 0
@@ -124,8 +127,16 @@ class InstancePlan:
         return self.known + self.more_max
 
 
-def plan_instance(method: Method, instance: dict[str, Any], lookup: Lookup, counter: TokenCounter) -> InstancePlan:
-    """Replay ``instance`` from the cache as far as it is stored, then bound the rest."""
+def plan_instance(
+    method: Method,
+    instance: dict[str, Any],
+    lookup: Lookup,
+    counter: TokenCounter,
+    local: Callable[[Request], Response | None] | None = None,
+) -> InstancePlan:
+    """Replay ``instance`` from the cache as far as it is stored, then bound the rest. ``local``: the
+    backend's answers without a model call (``Backend.answer_without_call``), counted as calls of the
+    run (its stats count them as requests) but never as new calls."""
     out = method.step(instance, [])
     plan = InstancePlan()
     if isinstance(out, Final):
@@ -143,6 +154,10 @@ def plan_instance(method: Method, instance: dict[str, Any], lookup: Lookup, coun
             estimates.append(est)
             budgets.append(request.max_tokens)
             hit = lookup(request)
+            if hit is None and local is not None and (answer := local(request)) is not None:
+                plan.local += 1
+                exchanges.append(Exchange(request, answer, ""))
+                continue
             if hit is None:
                 missing.append(request)
                 plan.known_input += est
@@ -162,7 +177,7 @@ def plan_instance(method: Method, instance: dict[str, Any], lookup: Lookup, coun
         except ReplayMiss:  # the next round needs a search the cache does not hold: its requests unknown
             break
         if isinstance(out, Final):  # every call stored: the run makes no new one
-            plan.calls_min = plan.calls_max = plan.cached
+            plan.calls_min = plan.calls_max = plan.cached + plan.local
             return plan
     plan.known = len(missing)
     new_min = max(lo - plan.cached, plan.known, 1)
@@ -170,8 +185,8 @@ def plan_instance(method: Method, instance: dict[str, Any], lookup: Lookup, coun
     plan.more_min, plan.more_max = new_min - plan.known, new_max - plan.known
     plan.more_input_each = sum(estimates) / len(estimates)
     plan.more_output_each = max(budgets)
-    plan.calls_min = plan.cached + new_min
-    plan.calls_max = plan.cached + new_max
+    plan.calls_min = plan.cached + plan.local + new_min
+    plan.calls_max = plan.cached + plan.local + new_max
     return plan
 
 
@@ -188,6 +203,7 @@ class RunPlan:
     calls_min: int
     calls_max: int
     cached: int
+    local: int
     new_calls_min: int
     new_calls_max: int
     input_tokens_min: int
@@ -264,6 +280,7 @@ def run_plan(
         calls_min=sum(p.calls_min for p in plans),
         calls_max=sum(p.calls_max for p in plans),
         cached=cached,
+        local=sum(p.local for p in plans),
         new_calls_min=new_min,
         new_calls_max=new_max,
         input_tokens_min=cached_in + new_in_min,

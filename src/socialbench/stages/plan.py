@@ -130,18 +130,25 @@ def lookup_for(store, identity: dict[str, Any] | None, model: str):
     return by_key if identity is not None else by_id
 
 
-def backend_identity(spec, seed: int, dev_answers) -> tuple[dict[str, Any] | None, str | None]:
-    """(the backend's cache-key identity, None) without loading a model, or (None, why not)."""
-    from socialbench.core.backend import BackendContext, create_backend
+def backend_identity(spec, seed: int, dev_answers) -> tuple[dict[str, Any] | None, str | None, Any]:
+    """(the backend's cache-key identity, None, its answers without a model call) without loading a
+    model, or (None, why not, None). The answers are the backend's ``answer_without_call``, taken here
+    (the backend is closed before the plan replays anything)."""
+    from socialbench.core.backend import Backend, BackendContext, create_backend
 
     try:
         backend = create_backend(spec, BackendContext(seed=seed, dev_answers=dev_answers))
         try:
-            return backend.identity(), None
+            local = (
+                backend.answer_without_call
+                if type(backend).answer_without_call is not Backend.answer_without_call
+                else None
+            )
+            return backend.identity(), None, local
         finally:
             backend.close()
     except (SocialbenchError, ImportError, OSError) as exc:
-        return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, None
 
 
 def plan_runs(
@@ -187,7 +194,7 @@ def plan_runs(
                 if models and model not in models:
                     continue
                 spec = ModelSpec.from_params(model, p["models"][model])
-                identity, why = backend_identity(spec, p["seed"], dev_answers)
+                identity, why, local = backend_identity(spec, p["seed"], dev_answers)
                 if why:
                     notes.append(
                         f"{b}/{model}: cache looked up by request id (the backend's identity is unknown: {why})"
@@ -200,7 +207,7 @@ def plan_runs(
                         continue
                     method = bench.method(run, spec, p["seed"], bench.method_settings(section, run))
                     method.cache = ReplayCache(store.get if store is not None else (lambda key: None))
-                    plans = [plan_instance(method, inst, lookup, counter) for inst in insts]
+                    plans = [plan_instance(method, inst, lookup, counter, local) for inst in insts]
                     rows.append(
                         run_plan(
                             b,

@@ -150,6 +150,8 @@ def track_runs(
         {"--out": out},
         folders=("--predictions-dir", "--stats-dir", "--tables-dir", "--traces-dir", "--viewer-dir"),
     )
+    from socialbench.results.viewer import page_files
+
     bench = load_benchmark(benchmark)
     p = load_params(params)
     check_store_creatable(resolve_tracking_uri(p["mlflow"]))  # an output too: it must be creatable
@@ -194,7 +196,7 @@ def track_runs(
             (path, "scores.json"),
             (stats_path, "run_accounting.json"),
             *([(trace, "traces.jsonl")] if trace else []),
-            *([(page, "viewer.html")] if page else []),
+            *(page_files(page) if page else []),  # the page, its shards and the media its rows show
             *[(t, f"tables/{t.name}") for t in tables],
         ]
         evaluations.append(

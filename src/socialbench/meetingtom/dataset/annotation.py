@@ -444,7 +444,7 @@ def fleiss_kappa(table: Any) -> float:
 
 
 def _category(item: Mapping[str, Any], answer: str | tuple[str, ...]) -> str:
-    # Option letters are shuffled per item, so agreement is on what a label means (its value).
+    # Option labels are shuffled per item, so agreement is on what a label means (its value).
     if isinstance(answer, tuple):
         return ";".join(sorted(_option_values(item, answer))) or NONE_WORD
     return _option_values(item, [answer])[0]

@@ -3,7 +3,8 @@
 Every instance is a multiple-choice question about one mined clip (non-overlapping within its
 meeting and task family, B.1): a fixed question template with only its task variables filled in
 (B.2, :mod:`socialbench.meetingtom.schema.questions`), options shuffled with ``"{seed}:{id}:options"``
-and labelled A, B, C..., the answer a label (Task 3.2: the sorted labels of every dissenter).
+and labelled 1, 2, 3... (never letters: the participants are A-D), the answer a label (Task 3.2: the
+sorted labels of every dissenter).
 
 * Task 2.1 (addressee): a ``you`` window whose anchor is a ``you`` event; its gold comes straight
   from the events file (AMI's dialogue-act ``addressee`` of a singular deictic "you").

@@ -11,7 +11,7 @@ Metrics per (task, source) group (``task1/demo``, ``task2_1/ami``...), every gro
   and source) correctly. ``n`` is that count (the denominator), ``n_total`` all Task 3.2 instances;
   ``accuracy`` is null when ``n`` = 0. For every other task ``n`` = ``n_total``.
 * ``macro_f1`` (Tasks 1 and 3.1 only, null for the others): the unweighted mean of per-class F1 over
-  option VALUES (letters are shuffled per instance), over the classes that occur as a gold value or
+  option VALUES (labels are shuffled per instance), over the classes that occur as a gold value or
   as a valid prediction (scikit-learn's ``f1_score(average="macro", zero_division=0)`` with its
   default labels, the invalid answers left out of the label set); an invalid answer is a miss of its
   gold class.

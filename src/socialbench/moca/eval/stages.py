@@ -16,20 +16,10 @@ from socialbench.moca.eval.parsing import unfence
 from socialbench.moca.eval.retrieval import (
     ROUTES,
 )
-from socialbench.moca.schema.methods import (  # noqa: F401 (the chain's settings and stages, re-exported)
-    BREAKPOINT_STAGES,
-    CHAIN_KEYS,
+from socialbench.moca.schema.methods import (
     CODAR,
-    DECODER_KEYS,
-    DECODINGS,
-    INTERMEDIATE_STAGES,
-    INVALID_TUPLE,
-    SETTINGS,
-    STAGES,
-    TABLE_KEYS,
+    INPUT_BLOCKS,  # noqa: F401 (the chain's settings and stages, re-exported)
     Variant,
-    codar_settings,
-    stage_variant,
 )
 
 ACCEPTED, REJECTED = "ACCEPTED", "REJECTED"
@@ -57,18 +47,7 @@ EXTRA_SHOWS: dict[str, dict[str, frozenset[str]]] = {
     "checker_candidates": {"checker": frozenset({"slots", "candidates"})},
 }
 #: The template placeholders of the input blocks (each on a line of its own; an empty block drops its line).
-BLOCKS = (
-    "in_text",
-    "in_perception",
-    "in_social_query",
-    "in_evidence",
-    "in_social_context",
-    "in_conflict",
-    "in_the_conflict",
-    "in_slots",
-    "in_decoded",
-    "candidate_sets",
-)
+BLOCKS = INPUT_BLOCKS
 
 
 # ---- parsing each stage's JSON (pure) -----------------------------------------------------------

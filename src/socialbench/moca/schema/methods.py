@@ -318,6 +318,20 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
 #: The placeholders CoDAR's templates are filled with: a stage's prompt values (the instance, the
 #: scenario's options, the input blocks, the revision), and the small templates' own (retry.txt: reason;
 #: revision.txt: refine, previous; previous_check.txt: previous; invalid_tuple.txt: problems).
+#: The placeholders of CoDAR's input blocks (each on a line of its own; an empty block drops its line):
+#: what a stage sees (``moca.eval.stages``).
+INPUT_BLOCKS = (
+    "in_text",
+    "in_perception",
+    "in_social_query",
+    "in_evidence",
+    "in_social_context",
+    "in_conflict",
+    "in_the_conflict",
+    "in_slots",
+    "in_decoded",
+    "candidate_sets",
+)
 CODAR_PLACEHOLDERS = frozenset(
     {
         "modality_name",
@@ -331,16 +345,7 @@ CODAR_PLACEHOLDERS = frozenset(
         "subject_slot_ids",
         "target_slot_ids",
         "revision",
-        "in_text",
-        "in_perception",
-        "in_social_query",
-        "in_evidence",
-        "in_social_context",
-        "in_conflict",
-        "in_the_conflict",
-        "in_slots",
-        "in_decoded",
-        "candidate_sets",
+        *INPUT_BLOCKS,
         "reason",
         "refine",
         "previous",
