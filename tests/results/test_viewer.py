@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from socialbench.core.benchmarks import register
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.traces import staged_section
 from socialbench.results.viewer import View, build_view, check_rows, default_rows, write_view
@@ -338,6 +339,7 @@ def test_a_method_without_a_trace_section_has_its_trace_drawn_as_a_tree_and_no_t
 
 
 def test_a_methods_trace_section_draws_its_blocks_marks_and_filter(tmp_path, monkeypatch):
+    register(ToyBenchmark)  # its package (where its methods are) is set by registering, not by the class
     monkeypatch.setattr(Chain, "trace_filter", "check", raising=False)
     monkeypatch.setattr(
         Chain, "trace_section", classmethod(lambda cls, t: staged_section(t, t["verdicts"], None)), raising=False
@@ -354,6 +356,7 @@ def test_a_methods_trace_section_draws_its_blocks_marks_and_filter(tmp_path, mon
 
 
 def test_a_trace_the_methods_section_cannot_read_is_an_error_naming_the_record(tmp_path, monkeypatch):
+    register(ToyBenchmark)  # its package (where its methods are) is set by registering, not by the class
     monkeypatch.setattr(Chain, "trace_section", classmethod(lambda cls, t: t["absent"]), raising=False)
     inst, pred, trace = toy_run(tmp_path, trace={"x": 1})
     with pytest.raises(DataError, match=r"trace.jsonl.*id toy-test-000.*'trace'.*method chain cannot show"):
@@ -497,3 +500,40 @@ def test_the_projects_viewer_check_passes_in_chromium_at_demo_size(tmp_path):
         pytest.skip("Chromium is not installed")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "check_viewer: DOM checks passed (72 rows" in proc.stdout and "check_viewer: OK" in proc.stdout
+
+
+# ---- answers under each option order (params robustness, issue 34) ------------------------------------
+def order_preds(tmp_path, k, answers, method=None):
+    insts = make_instances(3)
+    recs = [
+        {"id": i["id"], "model": "m", "method": method or f"chain__order{k}", "answer": a, "raw": a}
+        for i, a in zip(insts, answers)
+    ]
+    return write_jsonl(tmp_path / f"chain__order{k}.jsonl", recs)
+
+
+def test_a_runs_page_shows_each_instances_answers_under_every_order_side_by_side(tmp_path):
+    inst, pred, trace = toy_run(tmp_path, answers=("red", "green", "blue"), errors=(None, None, None))
+    orders = [
+        (1, order_preds(tmp_path, 1, ("red", "blue", "blue"))),
+        (2, order_preds(tmp_path, 2, ("red", "red", "blue"))),
+    ]
+    arts = rows_of(parse(drawn(toy_view(tmp_path, inst, pred, trace, orders=orders))))
+    first, second = arts[0], arts[1]
+    table = second.find_all("table", "orders")[0]
+    assert [th.text for th in table.find_all("th")][:4] == ["field", "order 0", "order 1", "order 2"]
+    assert "answer changes with order" in second.text and "same answer under 3 orders" in first.text
+    cells = [td for td in table.find_all("td") if "pred" in td.classes]
+    assert ["wrong" in td.classes for td in cells[:3]] == [False, True, True]  # green, blue, red for gold green
+
+
+def test_a_page_without_order_runs_has_no_orders_table(tmp_path):
+    inst, pred, trace = toy_run(tmp_path)
+    assert not parse(drawn(toy_view(tmp_path, inst, pred, trace))).find_all("table", "orders")
+
+
+def test_order_predictions_of_another_run_are_an_error_naming_the_file(tmp_path):
+    inst, pred, trace = toy_run(tmp_path)
+    other = order_preds(tmp_path, 1, ("red", "red", "red"), method="direct__order1")
+    with pytest.raises(DataError, match=r"chain__order1\.jsonl.*'direct__order1' differs from 'chain__order1'"):
+        toy_view(tmp_path, inst, pred, trace, orders=[(1, other)])

@@ -59,3 +59,23 @@ def test_without_a_section_the_trace_is_a_tree_and_an_empty_trace_draws_nothing(
     root = parse(section_html({"stages": [{"stage": "a"}], "note": "<b>x</b>"}, None))
     assert root.find_all("details", "stage") == [] and root.find_all("b") == [] and "<b>x</b>" in root.text
     assert section_html({}, None) == "" and section_html(None, SECTION) == ""
+
+
+def test_answers_under_each_order_are_the_same_only_when_every_field_is():
+    from socialbench.results.viewer_html import same_answer
+
+    def order(k, label):
+        return {"order": k, "fields": [{"name": "label", "pred": label, "correct": None}], "correct": None}
+
+    assert same_answer([order(0, "joy"), order(1, "joy")])
+    assert not same_answer([order(0, "joy"), order(1, "anger")])
+
+
+def test_one_order_draws_no_orders_table_and_markup_in_an_answer_stays_text():
+    from socialbench.results.viewer_html import orders_html
+
+    one = [{"order": 0, "fields": [{"name": "a", "pred": "x", "correct": True}], "correct": True}]
+    assert orders_html(one) == "" and orders_html(None) == ""
+    two = one + [{"order": 1, "fields": [{"name": "a", "pred": "<b>y</b>", "correct": False}], "correct": False}]
+    html = orders_html(two)
+    assert "&lt;b&gt;y&lt;/b&gt;" in html and "<b>" not in html

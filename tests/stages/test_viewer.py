@@ -40,3 +40,14 @@ def test_viewer_results_dir_with_out_is_refused(tmp_path, results):
     args = ["viewer", "--benchmark", "moca", "--instances", str(inst), "--results-dir", str(root)]
     res = runner.invoke(app, [*args, "--run", "r/direct", "--out", str(tmp_path / "p.html")])
     assert isinstance(res.exception, SocialbenchError) and not (tmp_path / "p.html").exists()
+
+
+def test_a_runs_order_runs_are_found_among_the_runs_given_in_its_model_folder_by_order():
+    from pathlib import Path
+
+    from socialbench.stages.viewer import order_siblings
+
+    every = [Path(p) for p in ("r/m/direct.jsonl", "r/m/direct__order2.jsonl", "r/m/direct__order1.jsonl")]
+    every += [Path("r/n/direct__order1.jsonl"), Path("r/m/codar__order1.jsonl")]
+    assert order_siblings(Path("r/m/direct.jsonl"), every) == [(1, every[2]), (2, every[1])]
+    assert order_siblings(Path("r/m/direct__order1.jsonl"), every) == []  # an order run's page shows its own

@@ -44,8 +44,23 @@ from socialbench.results.viewer_page import (
 #: The keys a row may have (``id`` is required). ``texts``: ``[[label, text]]``; ``media``: ``[{kind:
 #: image|frame|video, path, caption?, sha256?}]``; ``fields``: ``[{name, gold, pred, correct: bool |
 #: None, note?, options?}]``; ``correct``: the whole instance (None: the benchmark cannot say);
-#: ``badges``: ``[[text, ok|bad|info]]``; ``meta``: ``[[label, value]]``; ``raw``: the model's answer text.
-ROW_KEYS = ("id", "group", "group_label", "texts", "media", "fields", "correct", "error", "badges", "meta", "raw")
+#: ``badges``: ``[[text, ok|bad|info]]``; ``meta``: ``[[label, value]]``; ``raw``: the model's answer text;
+#: ``orders``: ``[{order, fields: [{name, pred, correct}], correct, error}]``, the instance's answers under
+#: each option order (set by :func:`with_orders` on a run's page from its order runs, params ``robustness``).
+ROW_KEYS = (
+    "id",
+    "group",
+    "group_label",
+    "texts",
+    "media",
+    "fields",
+    "correct",
+    "error",
+    "badges",
+    "meta",
+    "raw",
+    "orders",
+)
 MEDIA_KINDS = ("image", "frame", "video")
 #: Prediction keys that are bookkeeping, not answers (the default rows compare the others with the instance).
 BOOKKEEPING = ("id", "model", "method", "error", "raw")
@@ -132,6 +147,20 @@ def check_trace_records(records: Sequence[dict[str, Any]], lines: Sequence[int],
             )
 
 
+def read_predictions(
+    predictions: Path, ids: set[str], instances_source: str, expected: tuple[str, str] | None = None
+) -> tuple[dict[str, dict[str, Any]], tuple[str, str] | None]:
+    """A run's prediction records by id, checked against the instance ids, and the (model, method) they
+    name (``expected``: the one they must name)."""
+    from socialbench.core.io import first_bad_line, read_jsonl_lines
+
+    parsed = read_jsonl_lines(predictions)
+    first_bad_line(predictions, parsed)
+    preds, plines = [jl.record for jl in parsed], [jl.line for jl in parsed]
+    by_id = index_by_id(preds, plines, str(predictions), ids, instances_source)
+    return by_id, run_identity(preds, plines, str(predictions), expected)
+
+
 def read_run(bench, instances: Path, predictions: Path, traces: Path | None) -> Run:
     """Read and cross-check a run's files: the instances through the benchmark (validated), the
     predictions and traces as the data contracts give them (docs/architecture.md)."""
@@ -142,11 +171,7 @@ def read_run(bench, instances: Path, predictions: Path, traces: Path | None) -> 
     if not insts:
         raise DataError(str(instances), "no instances (the file is empty): nothing to show")
     ids = {i["id"] for i in insts}
-    parsed = read_jsonl_lines(predictions)
-    first_bad_line(predictions, parsed)
-    preds, plines = [jl.record for jl in parsed], [jl.line for jl in parsed]
-    by_id = index_by_id(preds, plines, str(predictions), ids, str(instances))
-    identity = run_identity(preds, plines, str(predictions))
+    by_id, identity = read_predictions(predictions, ids, str(instances))
     trace_by_id: dict[str, dict[str, Any]] = {}
     inputs = [
         ("instances", str(instances), sha256_file(instances)),
@@ -219,6 +244,32 @@ def check_rows(rows: Any, instances: list[dict[str, Any]], benchmark: str) -> li
             + (f"no row for {missing[0]!r} ({len(missing)} missing)" if missing else f"row {extra[0]!r} is no instance")
         )
     return [by_id[i] for i in ids]
+
+
+def bench_rows(bench, run: Run, predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]):
+    """The benchmark's rows of a run's predictions (its own, else :func:`default_rows`), checked."""
+    rows = bench.viewer_rows(run.instances, predictions, traces)
+    if rows is None:
+        rows = default_rows(run.instances, predictions, traces)
+    return check_rows(rows, run.instances, bench.name)
+
+
+def with_orders(rows: list[dict[str, Any]], by_order: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """``rows`` (order 0: the run itself) with each instance's answers under every option order side by
+    side (``orders``: order 0's and those of ``by_order``, the checked rows of the run's order runs by
+    order index, ascending); the rows unchanged without order runs."""
+    if not by_order:
+        return rows
+    answers: dict[str, list[dict[str, Any]]] = {}
+    for k, order_rows in sorted({0: rows, **by_order}.items()):
+        for r in order_rows:
+            fields = [
+                {"name": f["name"], "pred": f.get("pred"), "correct": f.get("correct")} for f in r.get("fields") or []
+            ]
+            answers.setdefault(r["id"], []).append(
+                {"order": k, "fields": fields, "correct": r.get("correct"), "error": r.get("error")}
+            )
+    return [{**r, "orders": answers[r["id"]]} for r in rows]
 
 
 # ---- the method's trace section -------------------------------------------------------------------
@@ -334,9 +385,13 @@ def build_view(
     frame_px: int = FRAME_PX,
     max_frames: int = MAX_FRAMES,
     shard_rows: int = SHARD_ROWS,
+    orders: Sequence[tuple[int, Path]] = (),
 ) -> View:
     """Read a run, let the benchmark say what each row shows and the method what its trace shows,
-    store the media and render the page ``out`` with its shards."""
+    store the media and render the page ``out`` with its shards. ``orders``: (k, predictions) of the
+    run's order runs (``<run>__order<k>``), whose answers each row shows beside its own."""
+    from socialbench.core.benchmarks import order_run
+
     for name, v in (
         ("thumb_px", thumb_px),
         ("frame_px", frame_px),
@@ -346,10 +401,13 @@ def build_view(
         if v < 1:
             raise SocialbenchError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
     run = read_run(bench, instances, predictions, traces)
-    rows = bench.viewer_rows(run.instances, run.predictions, run.traces)
-    if rows is None:
-        rows = default_rows(run.instances, run.predictions, run.traces)
-    rows = check_rows(rows, run.instances, bench.name)
+    rows = bench_rows(bench, run, run.predictions, run.traces)
+    ids = {i["id"] for i in run.instances}
+    by_order = {}
+    for k, path in orders:
+        preds, _ = read_predictions(path, ids, str(instances), (run.model, order_run(run.method, k)))
+        by_order[k] = bench_rows(bench, run, preds, {})
+    rows = with_orders(rows, by_order)
     href = media_link(store.folder, out)
     problems = embed_media(rows, store, href, thumb_px, frame_px, max_frames)
     hook, label = trace_hook(bench, run.method)

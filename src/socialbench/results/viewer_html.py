@@ -97,6 +97,48 @@ def fields_html(fields: list[dict[str, Any]]) -> str:
     )
 
 
+def same_answer(orders: list[dict[str, Any]]) -> bool:
+    """Whether an instance's answer is the same under every option order (each field's prediction)."""
+    answers = {json.dumps([[f["name"], f.get("pred")] for f in o["fields"]], sort_keys=True) for o in orders}
+    return len(answers) == 1
+
+
+def orders_html(orders: list[dict[str, Any]] | None) -> str:
+    """The instance's answers under each option order side by side: a column per order, a row per field
+    (✓/✗ as in the fields table), the whole answer last."""
+    if not orders or len(orders) < 2:
+        return ""
+    names = list(dict.fromkeys(f["name"] for o in orders for f in o["fields"]))
+    marks = {
+        True: '<span class="mark ok" title="correct">✓</span> ',
+        False: '<span class="mark bad" title="wrong">✗</span> ',
+    }
+    rows = []
+    for name in names:
+        cells = []
+        for o in orders:
+            f = next((f for f in o["fields"] if f["name"] == name), None)
+            c = None if f is None else f.get("correct")
+            cls = {True: "right", False: "wrong"}.get(c, "unscored")
+            cells.append(
+                f'<td class="pred {cls}">{marks.get(c, "")}{value_html(None if f is None else f.get("pred"))}</td>'
+            )
+        rows.append(f"<tr><th>{esc(name)}</th>{''.join(cells)}</tr>")
+    whole = "".join(
+        f'<td class="pred { ({True: "right", False: "wrong"}.get(o.get("correct"), "unscored")) }">'
+        f"{marks.get(o.get('correct'), '')}{esc(row_correct(o))}"
+        + (f' <span class="err">error: {esc(o["error"])}</span>' if o.get("error") else "")
+        + "</td>"
+        for o in orders
+    )
+    rows.append(f"<tr><th>whole answer</th>{whole}</tr>")
+    head = "".join(f"<th>order {esc(o['order'])}</th>" for o in orders)
+    return (
+        '<table class="fields orders"><caption>answers under each option order</caption>'
+        f"<thead><tr><th>field</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
 def calls_html(calls: list[dict[str, Any]]) -> str:
     """Every call in order, with its round, stage and bookkeeping; a stage called again is marked as a
     rerun (a revision or a retry; its request id says which), so a chain's reruns read as such."""
@@ -163,6 +205,13 @@ def row_html(row: dict[str, Any], trace_rec: dict[str, Any] | None, section: Tra
     if row.get("error"):
         head.append(badge("error", "bad"))
     head += [badge(t, k) for t, k in row.get("badges") or []]
+    if len(row.get("orders") or []) > 1:  # answers under other option orders (params robustness)
+        n = len(row["orders"])
+        head.append(
+            badge(f"same answer under {n} orders", "ok")
+            if same_answer(row["orders"])
+            else badge("answer changes with order", "bad")
+        )
     head += [badge(t, k) for t, k in (section.marks if section is not None else ())]
     media = "".join(media_html(m) for m in row.get("media") or [])
     texts = "".join(f'<dt>{esc(k)}</dt><dd><pre class="txt">{esc(v)}</pre></dd>' for k, v in row.get("texts") or [])
@@ -178,6 +227,7 @@ def row_html(row: dict[str, Any], trace_rec: dict[str, Any] | None, section: Tra
         f'<div class="media">{media}</div><div class="content">'
         + (f'<dl class="texts">{texts}</dl>' if texts else "")
         + fields_html(row.get("fields") or [])
+        + orders_html(row.get("orders"))
         + err
         + (f'<dl class="meta">{meta}</dl>' if meta else "")
         + raw

@@ -39,6 +39,22 @@ def layout_runs(benchmark: str, runs: list[str], results_dir: Path) -> list[tupl
     ]
 
 
+def order_siblings(predictions: Path, every: list[Path]) -> list[tuple[int, Path]]:
+    """(k, predictions) of the order runs (``<run>__order<k>``, params robustness) among ``every`` of the
+    run whose predictions are ``predictions`` (same model folder), by k; none for an order run itself:
+    the run's page shows each instance's answers under every order."""
+    from socialbench.core.benchmarks import split_order
+
+    if split_order(predictions.stem)[1]:
+        return []
+    found = []
+    for p in every:
+        run, k = split_order(p.stem)
+        if k and run == predictions.stem and p.parent == predictions.parent:
+            found.append((k, p))
+    return sorted(found)
+
+
 def write_pages(
     benchmark: str,
     instances: Path,
@@ -75,6 +91,7 @@ def write_pages(
     bench = load_benchmark(benchmark, taxonomy)
     store = MediaStore(media_dir, media_root, roots)  # one for all runs: each thumbnail made once
     for predictions, traces, out in runs:
+        orders = order_siblings(predictions, [r[0] for r in runs])
         view = build_view(
             bench,
             instances,
@@ -86,6 +103,7 @@ def write_pages(
             frame_px=frame_px,
             max_frames=max_frames,
             shard_rows=shard_rows,
+            orders=orders,
         )
         write_view(view, out)
         echo(
