@@ -28,7 +28,6 @@ WITHOUT_TEST_MODULE = {
     "stages/params.py": "not yet moved: tested in tests/test_cli.py (benchmarks) and tests/core/test_config.py",
     "stages/prepare.py": "not yet moved: tested in tests/test_cli.py (prepare)",
     "stages/tables.py": "not yet moved: tested in tests/test_cli.py (tables) and tests/stages/test_plan.py",
-    "stages/prune.py": "not yet moved: tested in tests/results/test_prune.py",
     "moca/cli.py": "not yet moved: tested in tests/moca/dataset/sources/test_commands.py and tests/media/test_cli.py",
     "moca/benchmark.py": "not yet moved: tested through the stages (tests/test_cli.py, tests/stages/, tests/moca/)",
     "moca/methods/direct.py": "not yet moved: tested in tests/moca/eval/test_prompts.py and tests/stages/test_infer.py",
