@@ -16,7 +16,6 @@ TESTS = ROOT / "tests"
 #: exercised only end to end, or being reworked on another branch (the lead removes those on merging).
 WITHOUT_TEST_MODULE = {
     # being reworked on another branch
-    "core/cache_pg.py": "in flux on another branch (core/cache.py split); tested in tests/core/test_cache_postgres.py",
     "stages/book.py": "in flux on another branch (results/book.py)",
     "stages/ui.py": "in flux on another branch (results/tracking.py: the tracking URI it serves)",
     # exercised end to end only
