@@ -16,8 +16,6 @@ TESTS = ROOT / "tests"
 #: exercised only end to end, or being reworked on another branch (the lead removes those on merging).
 WITHOUT_TEST_MODULE = {
     # being reworked on another branch
-    "stages/book.py": "in flux on another branch (results/book.py)",
-    "stages/ui.py": "in flux on another branch (results/tracking.py: the tracking URI it serves)",
     # exercised end to end only
     "stages/demo.py": "a stage entry point over each benchmark's demo writer; run end to end by tests/test_pipeline.py",
     "stages/serve.py": "a stage entry point: tests/backends/test_vllm_servers.py, tests/test_bad_input.py (serve)",
