@@ -12,16 +12,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "socialbench"
 TESTS = ROOT / "tests"
 
-#: Modules without a test module of their own, each with why. Keep it short: a module here is either
-#: exercised only end to end, or being reworked on another branch (the lead removes those on merging).
+#: Modules without a test module of their own, each with why. Keep it short: a module here is a thin
+#: stage entry point exercised only end to end.
 WITHOUT_TEST_MODULE = {
-    # being reworked on another branch
-    # exercised end to end only
     "stages/demo.py": "a stage entry point over each benchmark's demo writer; run end to end by tests/test_pipeline.py",
     "stages/serve.py": "a stage entry point: tests/backends/test_vllm_servers.py, tests/test_bad_input.py (serve)",
-    "stages/common.py": "the stage commands' shared option help; exercised by every stage test",
-    # tested in another test module, not yet moved into the mirrored one (issue 30 item 8, open)
-    "meetingtom/dataset/ami/records.py": "not yet moved: tested in tests/meetingtom/dataset/ami/test_nxt.py",
 }
 
 
