@@ -1,6 +1,5 @@
 """Pruning the outputs and dvc.lock stages of runs params no longer name (src/socialbench/results/prune.py)."""
 
-
 import pytest
 
 from socialbench.core.errors import ConfigError
