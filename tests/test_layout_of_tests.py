@@ -12,30 +12,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "socialbench"
 TESTS = ROOT / "tests"
 
-#: Modules without a test module of their own, each with why. Keep it short: a module here is either
-#: exercised only end to end, or being reworked on another branch (the lead removes those on merging).
+#: Modules without a test module of their own, each with why. Keep it short: a module here is a thin
+#: stage entry point exercised only end to end.
 WITHOUT_TEST_MODULE = {
-    # being reworked on another branch
-    "core/cache_pg.py": "in flux on another branch (core/cache.py split); tested in tests/core/test_cache_postgres.py",
-    "stages/book.py": "in flux on another branch (results/book.py)",
-    "stages/track.py": "in flux on another branch (results/tracking.py); tested in tests/test_cli.py (track)",
-    "stages/ui.py": "in flux on another branch (results/tracking.py: the tracking URI it serves)",
-    # exercised end to end only
     "stages/demo.py": "a stage entry point over each benchmark's demo writer; run end to end by tests/test_pipeline.py",
     "stages/serve.py": "a stage entry point: tests/backends/test_vllm_servers.py, tests/test_bad_input.py (serve)",
-    "stages/common.py": "the stage commands' shared option help; exercised by every stage test",
-    # tested in another test module, not yet moved into the mirrored one (issue 30 item 8, open)
-    "stages/params.py": "not yet moved: tested in tests/test_cli.py (benchmarks) and tests/core/test_config.py",
-    "stages/prepare.py": "not yet moved: tested in tests/test_cli.py (prepare)",
-    "stages/prune.py": "not yet moved: tested in tests/results/test_prune.py",
-    "moca/cli.py": "not yet moved: tested in tests/moca/dataset/sources/test_commands.py and tests/media/test_cli.py",
-    "moca/benchmark.py": "not yet moved: tested through the stages (tests/test_cli.py, tests/stages/, tests/moca/)",
-    "moca/methods/direct.py": "not yet moved: tested in tests/moca/eval/test_prompts.py and tests/stages/test_infer.py",
-    "meetingtom/methods/__init__.py": "not yet moved: tested in tests/meetingtom/methods/test_cot.py",
-    "meetingtom/dataset/ami/records.py": "not yet moved: tested in tests/meetingtom/dataset/ami/test_nxt.py",
-    "meetingtom/schema/instances.py": "not yet moved: tested in tests/meetingtom/dataset/test_instances.py",
-    "meetingtom/schema/methods.py": "not yet moved: tested in tests/meetingtom/test_benchmark.py",
-    "meetingtom/schema/settings.py": "not yet moved: tested through tests/meetingtom/test_cli.py and dataset/",
 }
 
 

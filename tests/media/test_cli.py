@@ -1,17 +1,17 @@
+"""`socialbench media ...` (src/socialbench/media/cli.py): probe, frames, cut (clips and mosaic), audio.
+`socialbench moca frames` is tested in tests/moca/test_cli.py."""
+
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from socialbench.core.errors import ConfigError, DataError, SocialbenchError
+from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.media.cli import media_app
 from socialbench.media.errors import MediaError
-from socialbench.moca.cli import app as moca_app
-from tests.conftest import make_instance
+from tests.helpers.moca_frames import make_workdir
 
 runner = CliRunner()
 
@@ -19,150 +19,12 @@ runner = CliRunner()
 @pytest.fixture
 def workdir(tmp_path, clip_mp4, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "media").mkdir()
-    shutil.copyfile(clip_mp4, tmp_path / "media" / "good.mp4")
-    (tmp_path / "media" / "empty.mp4").write_bytes(b"")
-    # the fixture's media live in media/, not data/: allowed in params (media.allowed_roots)
-    (tmp_path / "params.yaml").write_text(
-        "moca:\n  frames: 4\nmedia:\n  frame_max_side: 64\n  allowed_roots: [media]\n", "utf-8"
-    )
-    interim = tmp_path / "data" / "interim" / "moca"
-    interim.mkdir(parents=True)
-    test = [
-        make_instance("i1", media=["media/pic.png"]),
-        make_instance("v1", modality="video_text", media=["media/good.mp4"], transcript="A: hi"),
-        make_instance("v2", modality="video_text", media=["media/empty.mp4"], transcript="A: hi"),
-    ]
-    (interim / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in test), "utf-8")
-    (interim / "dev.jsonl").write_text(json.dumps(make_instance("d1", media=["media/pic.png"])) + "\n", "utf-8")
-    return tmp_path
-
-
-ARGS = [
-    "frames",
-    "--input",
-    "data/interim/moca/test.jsonl",
-    "--output",
-    "data/processed/moca/test.jsonl",
-    "--input",
-    "data/interim/moca/dev.jsonl",
-    "--output",
-    "data/processed/moca/dev.jsonl",
-]
-
-
-def read(path):
-    return [json.loads(line) for line in open(path, encoding="utf-8")]
-
-
-def test_moca_frames_writes_processed_splits_and_the_media_report(workdir):
-    result = runner.invoke(moca_app, ARGS)
-    assert result.exit_code == 0, result.output
-    test = read("data/processed/moca/test.jsonl")
-    # An evaluation never shrinks N: the instance whose clip failed is kept, marked, scored invalid.
-    assert [r["id"] for r in test] == ["i1", "v1", "v2"]
-    assert len(test[1]["frames"]) == 4 and "frames" not in test[0]
-    assert "frames" not in test[2] and "zero_byte" in test[2]["media_error"]
-    assert [r["id"] for r in read("data/processed/moca/dev.jsonl")] == ["d1"]
-    (problem,) = read("results/reports/media.jsonl")
-    assert (problem["id"], problem["problem"]) == ("v2", "zero_byte")
-    assert "v2" in (workdir / "results/reports/media.md").read_text("utf-8")
-
-
-def test_moca_frames_rerun_gives_identical_bytes_from_the_cache(workdir):
-    runner.invoke(moca_app, ARGS)
-    first = {
-        p: (workdir / p).read_bytes()
-        for p in ("data/processed/moca/test.jsonl", "results/reports/media.jsonl", "results/reports/media.md")
-    }
-    result = runner.invoke(moca_app, ARGS)
-    assert "1 hit(s), 0 extracted" in result.output
-    assert all((workdir / p).read_bytes() == data for p, data in first.items())
-
-
-def test_moca_frames_with_fail_stops_naming_the_file_and_problem(workdir):
-    result = runner.invoke(moca_app, [*ARGS, "--on-error", "fail"])
-    assert result.exit_code != 0 and isinstance(result.exception, MediaError)
-    assert "media/empty.mp4" in str(result.exception) and "zero_byte" in str(result.exception)
-    assert not (workdir / "data/processed/moca/test.jsonl").exists()
-    assert read("results/reports/media.jsonl")[0]["action"] == "failed"
-
-
-def test_moca_frames_needs_one_output_per_input(workdir):
-    result = runner.invoke(moca_app, ARGS[:7])
-    assert result.exit_code != 0 and "one output per input" in str(result.exception)
-
-
-@pytest.mark.slow
-def test_socialbench_media_command_exits_non_zero_on_bad_media(workdir):
-    exe = shutil.which("socialbench", path=str(Path(sys.executable).parent))
-    proc = subprocess.run([exe, "moca", *ARGS, "--on-error", "fail"], capture_output=True, text=True)
-    assert proc.returncode != 0
-    assert "media/empty.mp4" in proc.stderr and "zero_byte" in proc.stderr
+    return make_workdir(tmp_path, clip_mp4)
 
 
 def test_probe_prints_json(clip_mp4):
     result = runner.invoke(media_app, ["probe", str(clip_mp4)])
     assert result.exit_code == 0 and json.loads(result.output)["frame_count"] == 50
-
-
-def test_prune_keeps_exactly_the_frames_the_instances_name(workdir):
-    assert runner.invoke(moca_app, ARGS).exit_code == 0
-    frames = workdir / "data" / "interim" / "frames"
-    stale = frames / "ab" / ("ab" + "0" * 62)
-    stale.mkdir(parents=True)
-    (stale / "manifest.json").write_text("{}", "utf-8")
-    result = runner.invoke(moca_app, [*ARGS, "--prune"])
-    assert result.exit_code == 0, result.output
-    assert not (frames / "ab").exists()
-    named = {Path(f["path"]).parent.name for r in read("data/processed/moca/test.jsonl") for f in r.get("frames", [])}
-    kept = {p.name for p in frames.glob("??/*") if p.is_dir()}
-    assert kept == named and len(kept) == 1
-
-
-INDEX_ARGS = [*ARGS, "--prune", "--index", "data/interim/frames/index.json"]
-
-
-def named_entries():
-    return sorted(
-        {
-            Path(f["path"]).parent.name
-            for split in ("test", "dev")
-            for r in read(f"data/processed/moca/{split}.jsonl")
-            for f in r.get("frames", [])
-        }
-    )
-
-
-def test_index_lists_exactly_the_entries_the_instances_name_in_the_same_bytes_on_rerun(workdir):
-    assert runner.invoke(moca_app, INDEX_ARGS).exit_code == 0
-    index = workdir / "data" / "interim" / "frames" / "index.json"
-    first = index.read_bytes()
-    stale = workdir / "data" / "interim" / "frames" / "ab" / ("ab" + "0" * 62)
-    stale.mkdir(parents=True)
-    (stale / "manifest.json").write_text("{}", "utf-8")
-    result = runner.invoke(moca_app, INDEX_ARGS)
-    assert result.exit_code == 0 and "1 hit(s), 0 extracted" in result.output
-    assert index.read_bytes() == first
-    assert json.loads(first) == {"entries": named_entries(), "format": 1, "frames": 4} and len(named_entries()) == 1
-
-
-def test_a_deleted_frame_cache_is_rebuilt_with_its_index(workdir):
-    assert runner.invoke(moca_app, INDEX_ARGS).exit_code == 0
-    frames = workdir / "data" / "interim" / "frames"
-    before = {
-        p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts
-    }
-    shutil.rmtree(frames)
-    result = runner.invoke(moca_app, INDEX_ARGS)
-    assert result.exit_code == 0 and "0 hit(s), 1 extracted" in result.output
-    after = {
-        p.relative_to(frames): p.read_bytes() for p in frames.rglob("*") if p.is_file() and ".locks" not in p.parts
-    }
-    assert after == before and Path("index.json") in after
-    assert all(
-        (workdir / f["path"]).is_file() for r in read("data/processed/moca/test.jsonl") for f in r.get("frames", [])
-    )
 
 
 @pytest.mark.parametrize(
@@ -273,22 +135,6 @@ def test_probe_of_a_folder_says_it_is_a_folder(workdir):
     assert str(result.exception) == "media: missing_file: it is a folder, not a media file"
 
 
-def test_moca_frames_reports_a_picture_given_as_the_video(workdir):
-    from PIL import Image
-
-    Image.new("RGB", (64, 48), (0, 0, 0)).save(workdir / "media" / "still.png")
-    (workdir / "data/interim/moca/test.jsonl").write_text(
-        json.dumps(make_instance("v9", modality="video_text", media=["media/still.png"], transcript="A: hi")) + "\n",
-        "utf-8",
-    )
-    result = runner.invoke(moca_app, ARGS)
-    assert result.exit_code == 0, result.output
-    (kept,) = read("data/processed/moca/test.jsonl")
-    assert kept["id"] == "v9" and "no_video_stream" in kept["media_error"]
-    (problem,) = read("results/reports/media.jsonl")
-    assert (problem["id"], problem["problem"]) == ("v9", "no_video_stream")
-
-
 # ---- issue 12: a short source is no clip; media outside the data folders is refused ------------------
 def half_of(src: Path, dst: Path) -> Path:
     data = src.read_bytes()
@@ -331,36 +177,3 @@ def test_audio_output_equal_to_its_source_is_refused_before_reading(workdir):
     result = runner.invoke(media_app, ["audio", "media/good.mp4", "media/../media/good.mp4"])
     assert isinstance(result.exception, ConfigError) and "OUTPUT is the same file as SOURCE" in str(result.exception)
     assert (workdir / "media" / "good.mp4").read_bytes() == before
-
-
-@pytest.mark.parametrize("escape", ["dotdot", "symlink", "absolute"])
-def test_moca_frames_refuses_media_leading_out_of_the_allowed_folders_naming_the_instance(
-    workdir, escape, tmp_path_factory
-):
-    import os
-
-    outside = tmp_path_factory.mktemp("outside") / "v.mp4"
-    shutil.copyfile(workdir / "media" / "good.mp4", outside)
-    (workdir / "media" / "link.mp4").symlink_to(outside)  # inside an allowed folder, leading out of it
-    path = {
-        "dotdot": "media/../" + os.path.relpath(outside, workdir),
-        "absolute": str(outside),
-        "symlink": "media/link.mp4",
-    }[escape]
-    rec = make_instance("vx", modality="video_text", media=[path], transcript="A: hi")
-    (workdir / "data" / "interim" / "moca" / "test.jsonl").write_text(json.dumps(rec) + "\n", "utf-8")
-    result = runner.invoke(moca_app, ARGS)
-    assert result.exit_code != 0 and isinstance(result.exception, DataError)
-    err = result.exception
-    assert (err.path, err.record, err.field) == ("data/interim/moca/test.jsonl", "vx", "media")
-    assert "outside the repository's data folder" in str(err) and ("symlink" in str(err)) == (escape == "symlink")
-    assert not (workdir / "data" / "processed").exists() and not (workdir / "results").exists()
-
-
-def test_moca_frames_refuses_an_output_that_is_its_input(workdir):
-    before = (workdir / "data" / "interim" / "moca" / "test.jsonl").read_bytes()
-    result = runner.invoke(
-        moca_app, ["frames", "--input", "data/interim/moca/test.jsonl", "--output", "data/interim/moca/test.jsonl"]
-    )
-    assert isinstance(result.exception, ConfigError) and "--output is the same file as --input" in str(result.exception)
-    assert (workdir / "data" / "interim" / "moca" / "test.jsonl").read_bytes() == before

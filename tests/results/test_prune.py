@@ -1,11 +1,7 @@
 """Pruning the outputs and dvc.lock stages of runs params no longer name (src/socialbench/results/prune.py)."""
 
-import json
-
 import pytest
-from typer.testing import CliRunner
 
-from socialbench.cli import app
 from socialbench.core.errors import ConfigError
 from socialbench.results.prune import prune_outputs, stale_lock_stages, stale_reason, stale_runs
 
@@ -104,29 +100,6 @@ def test_prune_outputs_refuses_params_without_the_benchmark_section(tmp_path):
         prune_outputs(tmp_path, "meetingtom", PARAMS, None)
 
 
-def test_prune_outputs_command_appends_its_report_with_reasons(tmp_path, repo_root):
-    results = tmp_path / "results"
-    make_results(results, [("prior", "direct"), ("gone", "direct")])
-    report = tmp_path / "pruned.jsonl"
-    res = CliRunner().invoke(
-        app,
-        [
-            "prune-outputs",
-            "--benchmark",
-            "moca",
-            "--params",
-            str(repo_root / "params.yaml"),
-            "--results",
-            str(results),
-            "--report",
-            str(report),
-        ],
-    )
-    assert res.exit_code == 0, res.output
-    records = [json.loads(line) for line in report.read_text().splitlines()]
-    assert {r["reason"] for r in records} == {"model gone is not in params.yaml models"} and len(records) == 3
-
-
 def test_prune_outputs_of_some_kinds_leaves_the_other_folders_alone(tmp_path):
     # The pipeline prunes the infer jobs' folders only: the score, viewer and metrics folders are jobs'
     # folder outputs that Snakemake empties itself, possibly while the tables job prunes.
@@ -138,12 +111,6 @@ def test_prune_outputs_of_some_kinds_leaves_the_other_folders_alone(tmp_path):
         f"{results.as_posix()}/runs/moca/gone/direct.stats.json",
     ]
     assert (results / "scores/moca/gone/direct.json").is_file()
-
-
-def test_prune_outputs_command_refuses_an_unknown_kind_naming_it(tmp_path, repo_root):
-    args = ["prune-outputs", "--benchmark", "moca", "--params", str(repo_root / "params.yaml")]
-    res = CliRunner().invoke(app, [*args, "--results", str(tmp_path / "results"), "--kind", "pages"])
-    assert isinstance(res.exception, ConfigError) and "--kind pages is no result kind" in str(res.exception)
 
 
 def test_an_order_run_robustness_asks_for_is_not_stale_and_one_it_no_longer_asks_for_is():

@@ -7,7 +7,8 @@ from typer.testing import CliRunner
 
 from socialbench.cli import app
 from socialbench.core.errors import SocialbenchError
-from tests.stages.conftest import infer, method_args
+from tests.conftest import make_instance
+from tests.stages.conftest import infer, main_error, method_args, png, write_jsonl
 
 runner = CliRunner()
 METHODS = ("direct", "direct_constrained", "codar")
@@ -84,8 +85,9 @@ def test_one_backend_serves_every_method_and_is_closed_once(tmp_path, inputs, mo
 def test_a_method_params_exclude_for_the_model_is_refused_before_anything_runs(tmp_path, inputs):
     res = infer(*inputs, "--model", "s", "--results-dir", str(tmp_path / "results"), *method_args(METHODS))
     assert isinstance(res.exception, SocialbenchError)
-    assert "models.s" in str(res.exception) and "no second look" in str(res.exception)
-    assert not (tmp_path / "results").exists()
+    message = str(res.exception)
+    assert "models.s" in message and "no second look" in message and "\n" not in message
+    assert not (tmp_path / "results").exists() and not (tmp_path / "c.sqlite").exists()  # nothing run or written
 
 
 def test_out_stats_and_trace_name_one_run_only(tmp_path, inputs):
@@ -272,3 +274,183 @@ def test_a_run_whose_searches_all_failed_writes_no_result(tmp_path, inputs, monk
     assert isinstance(res.exception, SocialbenchError)
     assert str(res.exception).startswith("moca codar: all ") and "searches failed" in str(res.exception)
     assert not out.exists()
+
+
+def _infer_args(tmp_path, instances, *extra):
+    return [
+        "infer",
+        "--benchmark",
+        "moca",
+        "--instances",
+        str(instances),
+        "--model",
+        "random",
+        "--out",
+        str(tmp_path / "p.jsonl"),
+        "--stats",
+        str(tmp_path / "s.json"),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        *extra,
+    ]
+
+
+def test_infer_with_an_unknown_method_lists_the_known_methods(tmp_path, monkeypatch, capsys, repo_root):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[png(tmp_path / "img.png")])])
+    code, err = main_error(
+        monkeypatch, capsys, _infer_args(tmp_path, inst, "--method", "cot", "--params", str(repo_root / "params.yaml"))
+    )
+    from socialbench.core.benchmarks import get_benchmark
+
+    known = ", ".join(get_benchmark("moca").method_names())
+    assert code == 2 and err.strip() == f"error: benchmark moca: unknown method 'cot'; known methods: {known}"
+
+
+def test_infer_on_an_empty_instances_file_exits_2(tmp_path, monkeypatch, capsys, repo_root):
+    inst = tmp_path / "i.jsonl"
+    inst.write_text("")
+    code, err = main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml")))
+    assert code == 2 and f"error: {inst}: no records" in err and not (tmp_path / "p.jsonl").exists()
+
+
+def test_infer_with_an_empty_dev_file_says_the_dev_file_has_no_records(tmp_path, monkeypatch, capsys, repo_root):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[png(tmp_path / "img.png")])])
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text("")
+    args = _infer_args(tmp_path, inst, "--dev", str(dev), "--params", str(repo_root / "params.yaml"))
+    args[args.index("random")] = "prior"
+    code, err = main_error(monkeypatch, capsys, args)
+    assert code == 2 and f"error: {dev}: the dev file has no records" in err and "(--dev)" not in err
+
+
+def test_infer_on_a_video_instance_without_frames_names_file_record_and_field(tmp_path, monkeypatch, capsys, repo_root):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("v", modality="video_text", transcript="A: hi")])
+    code, err = main_error(monkeypatch, capsys, _infer_args(tmp_path, inst, "--params", str(repo_root / "params.yaml")))
+    assert code == 2 and f"error: {inst}, record v, field 'frames': a video_text instance needs sampled frames" in err
+
+
+def test_infer_stats_record_what_the_run_was_made_with(tmp_path):
+    from socialbench.core.benchmarks import get_benchmark
+    from socialbench.core.hashing import sha256_file
+
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[png(tmp_path / "img.png")])])
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "seed: 0\nmodels:\n  r: {backend: random}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
+        "media: {allowed_roots: [" + str(tmp_path) + "]}\n"
+    )
+    res = runner.invoke(
+        app,
+        [
+            "infer",
+            "--benchmark",
+            "moca",
+            "--instances",
+            str(inst),
+            "--model",
+            "r",
+            "--params",
+            str(params),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--stats",
+            str(tmp_path / "s.json"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    stats = json.loads((tmp_path / "s.json").read_text())
+    made = stats["provenance"]
+    assert made["instances_sha256"] == sha256_file(inst) and made["prompt_template_sha256"] == get_benchmark(
+        "moca"
+    ).prompt_hash("direct", {"answer": {"code_fence": "strict"}})
+    assert made["versions"]["python"] and made["git_commit"] and stats["backend_identity"]["backend"] == "random"
+
+
+def test_infer_stops_when_every_call_failed_and_writes_nothing(tmp_path):
+    # A server that is down is no result: a row of zeros in the tables would look like one.
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[png(tmp_path / "img.png")])])
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "seed: 0\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\nmedia: {allowed_roots: [" + str(tmp_path) + "]}\n"
+        "models:\n  down:\n    backend: openai_compat\n"
+        f"    model_id: m\n    options: {{base_url: 'http://127.0.0.1:{port}/v1', max_retries: 0, timeout: 2}}\n"
+    )
+    res = runner.invoke(
+        app,
+        [
+            "infer",
+            "--benchmark",
+            "moca",
+            "--instances",
+            str(inst),
+            "--model",
+            "down",
+            "--params",
+            str(params),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--stats",
+            str(tmp_path / "s.json"),
+        ],
+    )
+    assert isinstance(res.exception, SocialbenchError), res.output
+    assert "models.down: all 1 calls failed" in str(res.exception)
+    assert not (tmp_path / "p.jsonl").exists() and not (tmp_path / "s.json").exists()
+
+
+def test_infer_gives_the_methods_the_answer_options_of_params(tmp_path):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[png(tmp_path / "img.png")])])
+    answer = json.dumps(
+        {"mechanism": "expressive aggression", "label": "mock", "subject": "subject0", "target": "target0"}
+    )
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "seed: 0\nmoca: {answer: {code_fence: tolerate}}\ncache: {path: " + str(tmp_path / "c.sqlite") + "}\n"
+        "media: {allowed_roots: [" + str(tmp_path) + "]}\n"
+        "models:\n  s: {backend: scripted, options: {default: " + json.dumps("```json\n" + answer + "\n```") + "}}\n"
+    )
+    res = runner.invoke(
+        app,
+        [
+            "infer",
+            "--benchmark",
+            "moca",
+            "--instances",
+            str(inst),
+            "--model",
+            "s",
+            "--params",
+            str(params),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--stats",
+            str(tmp_path / "s.json"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    (rec,) = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert rec["label"] == "mock" and rec["error"] is None  # the fence was tolerated, as params say
+
+
+def test_infer_records_carry_the_gold_answer_and_a_pointer_to_the_request(tmp_path, repo_root):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a", media=[png(tmp_path / "img.png")])])
+    import yaml
+
+    params = yaml.safe_load((repo_root / "params.yaml").read_text())
+    params["media"] = {**(params.get("media") or {}), "allowed_roots": [str(tmp_path)]}  # the image is not under data/
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    res = runner.invoke(app, _infer_args(tmp_path, inst, "--params", str(tmp_path / "params.yaml")))
+    assert res.exit_code == 0, res.output
+    record = json.loads((tmp_path / "p.jsonl").read_text().splitlines()[0])
+    gold = json.loads(inst.read_text())
+    assert record["gold"] == {k: gold[k] for k in ("subject", "target", "mechanism", "label")}
+    assert record["request"] == {
+        "trace": "results/traces/moca/random/direct.jsonl",
+        "id": "a",
+        "key": record["request_key"],
+    }

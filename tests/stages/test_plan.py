@@ -6,7 +6,6 @@ import json
 from typer.testing import CliRunner
 
 from socialbench.cli import app
-from socialbench.stages.tables import with_subset_note
 from tests.stages.conftest import infer, method_args
 
 runner = CliRunner()
@@ -202,16 +201,6 @@ def test_scores_of_a_subset_run_cover_its_sample_only(tmp_path, inputs):
     )
     assert res.exit_code == 0, res.output
     assert "no prediction" not in res.output
-
-
-def test_every_markdown_and_latex_table_of_a_subset_run_says_so():
-    from socialbench.core.subset import SubsetInfo
-
-    info = SubsetInfo(n=10, seed=1, total=0, taken=0, by="scenario")
-    files = with_subset_note({"a.md": "| x |\n", "a.tex": "\\begin{tabular}\n", "a.csv": "x\n", "f.png": b"."}, info)
-    assert "not full-run numbers" in files["a.md"] and "not full-run numbers" in files["a.tex"]
-    assert files["a.csv"] == "x\n" and files["f.png"] == b"."
-    assert with_subset_note({"a.md": "| x |\n"}, None) == {"a.md": "| x |\n"}
 
 
 def test_order_runs_are_planned_made_through_the_request_cache_and_recorded_like_any_run(tmp_path, inputs):

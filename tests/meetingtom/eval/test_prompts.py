@@ -1,6 +1,7 @@
-"""Rendering MeetingToM requests (socialbench.meetingtom.eval.prompts): the settings and their checks,
-the default view per task, the modality deciding the parts, the discourse-marker and
-contextual-prior ablations, and no AMI annotation reaching the model outside them (B.4).
+"""Rendering MeetingToM requests (socialbench.meetingtom.eval.prompts): the default view per task, the
+modality deciding the parts, the discourse-marker and contextual-prior ablations, and no AMI
+annotation reaching the model outside them (B.4). The settings are checked in
+tests/meetingtom/schema/test_methods.py.
 
 The builders at the top (one small meeting with roles, a topic and dialogue acts; an instance of
 any task, with a gold answer) are shared with the method and benchmark tests."""
@@ -11,7 +12,6 @@ import pytest
 
 from socialbench.core.backend import ModelSpec, VideoPart
 from socialbench.core.benchmarks import InstanceInputError, get_benchmark
-from socialbench.core.errors import ConfigError
 from socialbench.meetingtom.eval.prompts import (
     answer_task,
     build_request,
@@ -165,40 +165,6 @@ def request(inst, settings=None, templates=TEMPLATES):
 
 def user_text(req) -> str:
     return req.messages[1].text()
-
-
-# ---- settings --------------------------------------------------------------------------------------
-def test_no_settings_is_the_instances_modality_and_no_ablation():
-    assert settings_of(None) == {
-        "modality": None,
-        "view": None,
-        "ingestion": "auto",
-        "remove_markers": False,
-        "markers": [],
-        "priors": [],
-        "answer_form": "json",
-        "audio": True,
-    }
-
-
-def test_an_ablations_table_and_label_are_not_settings():
-    assert settings_of({"table": "priors", "label": "+ role", "priors": ["role"]})["priors"] == ["role"]
-
-
-@pytest.mark.parametrize(
-    "settings,match",
-    [
-        ({"zoom": 2}, "unknown setting"),
-        ({"view": "drone"}, "view must be one of"),
-        ({"modality": "smell"}, "modality must be one of"),
-        ({"ingestion": "telepathy"}, "ingestion must be one of"),
-        ({"priors": ["mood"]}, "unknown prior"),
-        ({"remove_markers": True}, "needs the marker list"),
-    ],
-)
-def test_a_bad_setting_is_a_config_error_naming_it(settings, match):
-    with pytest.raises(ConfigError, match=match):
-        settings_of(settings)
 
 
 # ---- discourse markers -----------------------------------------------------------------------------

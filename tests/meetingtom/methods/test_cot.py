@@ -122,26 +122,3 @@ def test_ecot_asks_about_the_participants_emotions():
 
 def test_task_cots_prompt_hash_covers_its_guidance_files():
     assert method("task_cot").templates == ("system.txt", "user.txt", *(f"{t}.txt" for t in TASKS))
-
-
-def test_task1_with_priors_is_not_evaluated_without_a_call():
-    final = method("task_cot", {"priors": ["role"]}).step(make("task1"), [])
-    assert (
-        isinstance(final, Final)
-        and final.error is None
-        and final.fields["not_evaluated"].startswith("Task 1 is not evaluated")
-    )
-
-
-def test_a_media_error_with_a_video_modality_is_invalid_without_a_call():
-    final = method("ecot", {"modality": "video"}).step(
-        make(modality="both", clip=None, clip_problem="window_beyond_end"), []
-    )
-    assert isinstance(final, Final) and final.error == "media: no clip for this window (window_beyond_end)"
-
-
-def test_a_media_error_does_not_stop_an_utterances_only_request():
-    (req,) = method("ecot", {"modality": "utterances"}).step(
-        make(modality="both", clip=None, clip_problem="window_beyond_end"), []
-    )
-    assert req.media() == []

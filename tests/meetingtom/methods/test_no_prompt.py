@@ -55,12 +55,6 @@ def test_a_truncated_invalid_answer_says_it_was_cut():
     assert final.error.startswith("answer truncated at max_tokens: no answer object")
 
 
-def test_an_instance_without_its_clip_is_answered_without_a_call():
-    final = method().step(make(modality="both", clip=None, clip_problem="window_beyond_end"), [])
-    assert isinstance(final, Final) and final.error.startswith("media: no clip for this window (window_beyond_end")
-    assert final.fields["answer"] is None and final.fields["raw"] is None
-
-
 def test_a_bad_setting_stops_before_any_call():
     with pytest.raises(ConfigError):
         method({"ingestion": "telepathy"}).step(make(), [])

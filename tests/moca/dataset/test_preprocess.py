@@ -340,3 +340,19 @@ def test_on_the_shared_files_the_outputs_are_byte_identical_on_a_rerun(shared_po
 def test_on_the_shared_files_without_media_every_record_is_removed_as_missing_media(shared_pool):
     result = preprocess(shared_pool, PreprocessParams())
     assert len(result.kept) == 0 and {e["reason"] for e in result.removed} == {"missing_media"}
+
+
+@pytest.mark.slow
+def test_counts_go_to_mlflow_once_per_content(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    from socialbench.moca.dataset.preprocess import log_counts_mlflow
+
+    rows = [{"source": "total", "pool": 3, **{r: 0 for r in REASONS}, "kept": 3}]
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    first = log_counts_mlflow(
+        rows, "preprocess", uri, {"near_duplicate_threshold": 0.8}, artifact_root=str(tmp_path / "art")
+    )
+    assert log_counts_mlflow(rows, "preprocess", uri, {"near_duplicate_threshold": 0.8}) == first
+    run = MlflowClient(uri).get_run(first)
+    assert run.data.metrics["total.kept"] == 3.0 and run.data.params["near_duplicate_threshold"] == "0.8"

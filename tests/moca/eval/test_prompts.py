@@ -3,7 +3,7 @@ import re
 import pytest
 
 from socialbench.core.backend import ModelSpec
-from socialbench.core.benchmarks import Final, InstanceInputError, get_benchmark
+from socialbench.core.benchmarks import InstanceInputError, get_benchmark
 from socialbench.core.errors import ConfigError
 from socialbench.moca.eval.prompts import (
     MediaUnavailable,
@@ -152,15 +152,6 @@ def test_an_instance_marked_by_the_media_stage_is_media_unavailable(taxonomy):
     assert exc.value.field == "media_error"
 
 
-@pytest.mark.parametrize("method", ["direct", "direct_constrained"])
-def test_direct_methods_answer_unavailable_media_without_a_call(tmp_path, method):
-    inst = make_instance("a", media=[str(tmp_path / "gone.png")])
-    out = BENCH.method(method, SPEC, 5).step(inst, [])
-    assert isinstance(out, Final) and out.error.startswith("media: image file not found")
-    assert out.fields["media_error"].startswith("image file not found") and out.fields["mechanism"] is None
-    assert out.fields["slots"] == slot_maps(inst, 5)
-
-
 def test_answer_settings_default_to_the_papers_policy_and_refuse_unknown_values():
     paper = {"code_fence": "strict", "extra_keys": "ignore", "retries": 0}
     assert answer_settings({}) == answer_settings({"answer": {}}) == paper
@@ -182,17 +173,6 @@ def test_answer_settings_default_to_the_papers_policy_and_refuse_unknown_values(
 def test_a_bad_answer_policy_is_a_config_error_naming_the_param(answer, words):
     with pytest.raises(ConfigError, match=re.escape(words)):
         answer_settings({"answer": answer})
-
-
-def test_a_bad_answer_setting_stops_the_method_before_its_first_call(image_instance):
-    with pytest.raises(ConfigError, match="code_fence"):
-        BENCH.method("direct", SPEC, 0, {"answer": {"code_fence": "lenient"}}).step(image_instance, [])
-
-
-def test_the_benchmark_passes_params_answer_options_to_every_method():
-    section = {"answer": {"code_fence": "tolerate"}, "method_options": {"direct": {"k": 1}}}
-    assert BENCH.method_settings(section, "direct") == {"k": 1, "answer": {"code_fence": "tolerate"}}
-    assert BENCH.method_settings(section, "direct_constrained") == {"answer": {"code_fence": "tolerate"}}
 
 
 # ---- option orders (params moca.robustness, issue 34) ----------------------------------------------

@@ -728,54 +728,6 @@ def test_a_replay_that_does_not_match_the_chain_is_an_error_not_a_wrong_answer(i
         method.step(insts[0], [[stray]])
 
 
-# ---- the answer-format policy, the same for the direct methods --------------------------------------------
-@pytest.mark.parametrize("method", ["direct", "direct_constrained"])
-def test_by_default_an_unparsable_direct_answer_is_not_retried(insts, tmp_path, method):
-    records, _, stats, calls, _ = run(insts[:1], tmp_path, method=method, unparsable=[f"i0/{method}/answer"])
-    assert calls == [f"i0/{method}/answer"] and records[0]["error"].startswith("unparsable")
-    assert stats.method["answer_errors"] == 1.0 and stats.method["invalid_rate"] == 100.0
-
-
-def test_with_params_retries_an_unparsable_direct_answer_is_asked_again_with_the_note(insts, tmp_path):
-    records, _, stats, calls, seen = run(
-        insts[:1], tmp_path, method="direct", settings=RETRY_ONCE, unparsable=["i0/direct/answer"]
-    )
-    assert calls == ["i0/direct/answer", "i0/direct/answer.retry1"]
-    first, retry = user_text(seen["i0/direct/answer"]), user_text(seen["i0/direct/answer.retry1"])
-    assert retry.startswith(first) and "[Format]" in retry and "unparsable" in retry
-    assert records[0]["error"] is None and records[0]["format"] == {
-        "retries": 1,
-        "repairs": ["retry"],
-        "ignored_keys": [],
-        "last_tuple_kept": None,
-    }
-    assert (stats.method["format_retries"], stats.method["answers_repaired"]) == (1.0, 1.0)
-
-
-def test_a_direct_answer_with_an_extra_key_keeps_its_four_fields(insts, taxonomy):
-    bench = get_benchmark("moca")
-    request, maps = build_direct_request(
-        insts[0], taxonomy, ModelSpec(name="m", backend="codar_script"), 7, ("$scenario", "$text")
-    )
-    answer = {"mechanism": taxonomy.mechanism_names("intent")[0], "label": taxonomy.label_names("intent")[0]}
-    answer |= {"subject": "subject0", "target": "target1", "why": "because"}
-    final = bench.final_answer(insts[0], Exchange(request, Response(text=json.dumps(answer)), "k"), 7)
-    assert (
-        final.error is None
-        and final.fields["field_errors"] == {}
-        and final.fields["subject"] == maps["subject"]["subject0"]
-    )
-    assert final.fields["format"]["ignored_keys"] == ["why"]
-
-
-def test_the_direct_record_and_summary_carry_the_answer_format(insts, tmp_path):
-    records, _, stats, *_ = run(insts, tmp_path, method="direct")
-    assert all(
-        r["format"] == {"retries": 0, "repairs": [], "ignored_keys": [], "last_tuple_kept": None} for r in records
-    )
-    assert stats.method["answers_repaired"] == 0.0 and stats.method["invalid_rate"] == 0.0
-
-
 def test_with_invalid_tuple_checker_a_scenario_invalid_tuple_goes_to_the_checker_like_any_other(insts, tmp_path):
     records, traces, _, calls, _ = run(
         insts[:1], tmp_path, settings={"invalid_tuple": "checker"}, invalid_values=["i0"]

@@ -1,5 +1,6 @@
-"""The request cache's stores: the same contract in SQLite (default) and PostgreSQL (many nodes), and
-two pipelines sharing the PostgreSQL store at once repeating no call, one in flight included."""
+"""The request cache's stores (src/socialbench/core/cache_pg.py chooses the store and implements the
+PostgreSQL one): the same contract in SQLite (default) and PostgreSQL (many nodes), and two pipelines
+sharing the PostgreSQL store at once repeating no call, one in flight included."""
 
 from __future__ import annotations
 

@@ -1,0 +1,91 @@
+"""MoCA as a registered benchmark (src/socialbench/moca/benchmark.py): the overall score, the settings
+each method gets, the answer read from the answering call and the prediction record made of it, the
+dev answers a prior baseline learns from. Its tables are tested in tests/moca/results/ and through
+``socialbench tables`` in tests/stages/test_tables.py."""
+
+import json
+
+from socialbench.core.backend import ModelSpec, Response
+from socialbench.core.benchmarks import Exchange, Final, Need, get_benchmark
+from socialbench.moca.benchmark import macro
+from socialbench.moca.eval.prompts import build_direct_request
+from tests.conftest import make_instance
+
+BENCH = get_benchmark("moca")
+SPEC = ModelSpec(name="m", backend="random")
+
+
+def exchange(instance, taxonomy, text, **response):
+    """The direct answering call of ``instance`` (seed 7) with a response of ``text``; and its slot maps."""
+    request, maps = build_direct_request(instance, taxonomy, SPEC, 7, ("$scenario", "$text"))
+    return Exchange(request, Response(text=text, **response), "k"), maps
+
+
+def answer(taxonomy, **extra):
+    """A valid intent answer in slot ids, as JSON."""
+    fields = {"mechanism": taxonomy.mechanism_names("intent")[0], "label": taxonomy.label_names("intent")[0]}
+    return json.dumps({**fields, "subject": "subject0", "target": "target1", **extra})
+
+
+def test_the_overall_score_is_the_unweighted_mean_over_the_scenarios_rounded_half_up():
+    scores = {"intent": {"holis": 10.0}, "stance": {"holis": 20.005}, "affection": {"holis": 30.0}}
+    assert macro(scores, "holis") == 20.0
+    assert macro({"intent": {"holis": 0.125}, "stance": {"holis": 0.125}}, "holis") == 0.13  # not 0.12
+
+
+def test_the_overall_score_is_undefined_when_one_scenarios_value_is():
+    assert macro({"intent": {"faith": 50.0}, "stance": {"faith": None}}, "faith") is None
+
+
+def test_the_benchmark_passes_params_answer_options_to_every_method():
+    section = {"answer": {"code_fence": "tolerate"}, "method_options": {"direct": {"k": 1}}}
+    assert BENCH.method_settings(section, "direct") == {"k": 1, "answer": {"code_fence": "tolerate"}}
+    assert BENCH.method_settings(section, "direct_constrained") == {"answer": {"code_fence": "tolerate"}}
+
+
+def test_only_a_method_that_retrieves_gets_the_retrieval_settings():
+    section = {"retrieval": {"retriever": "none"}}
+    assert BENCH.method_settings(section, "codar")["retrieval"] == {"retriever": "none"}
+    assert "retrieval" not in BENCH.method_settings(section, "direct")
+
+
+def test_every_run_needs_the_images_or_the_frames_of_mocas_instances():
+    needs = BENCH.run_needs({}, "direct")
+    assert Need(("image",), "MoCA's images") in needs and Need(("frames",), "MoCA's video frames") in needs
+
+
+def test_a_direct_answer_with_an_extra_key_keeps_its_four_fields(taxonomy, image_file):
+    inst = make_instance("i0", media=[str(image_file)])
+    ex, maps = exchange(inst, taxonomy, answer(taxonomy, why="because"))
+    final = BENCH.final_answer(inst, ex, 7)
+    assert final.error is None and final.fields["field_errors"] == {}
+    assert final.fields["subject"] == maps["subject"]["subject0"]
+    assert final.fields["format"]["ignored_keys"] == ["why"]
+
+
+def test_an_unusable_answer_cut_at_max_tokens_says_so(taxonomy, image_file):
+    inst = make_instance("i0", media=[str(image_file)])
+    ex, _ = exchange(inst, taxonomy, '{"mechanism": "', finish_reason="length")
+    assert BENCH.final_answer(inst, ex, 7).error.startswith("answer truncated at max_tokens: ")
+
+
+def test_a_failed_call_is_the_answers_error(taxonomy, image_file):
+    inst = make_instance("i0", media=[str(image_file)])
+    ex, _ = exchange(inst, taxonomy, None, error="server said no")
+    assert BENCH.final_answer(inst, ex, 7).error == "server said no"
+
+
+def test_the_record_of_a_method_that_stopped_before_answering_gives_each_field_its_error():
+    inst = make_instance("i0")
+    record = BENCH.prediction_record(inst, Final(error="all calls failed"), model="m", method="direct")
+    assert record["field_errors"] == {k: "all calls failed" for k in ("subject", "target", "mechanism", "label")}
+    assert record["mechanism"] is None and record["format"]["retries"] == 0
+    assert record["gold"] == {k: inst[k] for k in ("subject", "target", "mechanism", "label")}
+
+
+def test_dev_answers_give_the_mechanism_and_label_by_scenario_only():
+    dev = [make_instance("d0"), make_instance("d1", scenario="stance")]
+    assert BENCH.dev_answers(dev) == [
+        {"group": "intent", "answers": {"mechanism": dev[0]["mechanism"], "label": dev[0]["label"]}},
+        {"group": "stance", "answers": {"mechanism": dev[1]["mechanism"], "label": dev[1]["label"]}},
+    ]
