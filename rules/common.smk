@@ -259,3 +259,11 @@ def local_rules():
     for b in BENCHMARKS:
         names += [b, f"{b}_score", f"{b}_tables", f"{b}_viewer", f"{b}_track"]
     return names
+
+
+def plan_cache(wildcards):
+    """The request cache's files for `snakemake plan` (rules/plan.smk)."""
+    # The request cache (SQLite: its file and write-ahead log), when there is one, so a plan made
+    # before a run is made again after it (the cached calls changed); none before the first run.
+    path = config["cache"]["path"]
+    return [p for p in (path, f"{path}-wal") if os.path.exists(p)]

@@ -5,19 +5,12 @@
 # no model. Not an input of rule all and of no other job: it is asked for by name.
 
 
-def _plan_cache(wildcards):
-    # The request cache (SQLite: its file and write-ahead log), when there is one, so a plan made
-    # before a run is made again after it (the cached calls changed); none before the first run.
-    path = config["cache"]["path"]
-    return [p for p in (path, f"{path}-wal") if os.path.exists(p)]
-
-
 rule plan:
     input:
         instances=[BENCH[b]["instances"] for b in BENCHMARKS],
         dev=[BENCH[b]["dev"] for b in BENCHMARKS],
         params="params.yaml",  # models, prices, runs, subsets and budgets
-        cache=_plan_cache,
+        cache=plan_cache,
     output:
         json="results/plan/plan.json",
         md="results/plan/plan.md",

@@ -47,16 +47,23 @@ def job_commands(work, env) -> dict[tuple[str, ...], str]:
     return commands
 
 
-def expected_deps(rule, params):
-    """The code deps dvc.yaml declares for the DVC stage that runs ``rule``."""
+def expected_deps(rule, params, work=None):
+    """The code deps dvc.yaml declares for the DVC stage that runs ``rule``; for a rule whose stage DVC
+    does not version (the viewer: ``stage(..., dvc=False)``), the files behind its declared code deps,
+    as the code stamp of its Snakemake job lists them (``stages.dvc_yaml.write_code_stamp``)."""
     import yaml
+
+    from socialbench.stages.dvc_yaml import STAMP_DIR
 
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     for body in stages.values():
         body = body.get("do", body)
         if rule in body["desc"].removeprefix("runs ").split(", "):
             return [d for d in body["deps"] if str(d).startswith("src/")]
-    raise AssertionError(f"no DVC stage runs rule {rule}")
+    stamp = Path(work or REPO) / STAMP_DIR / f"{rule}.sha256"
+    if stamp.is_file():
+        return [line.split("  ", 1)[1] for line in stamp.read_text().splitlines()]
+    raise AssertionError(f"no DVC stage runs rule {rule}, and it has no code stamp at {stamp}")
 
 
 def covered(path: str, deps) -> bool:
@@ -85,7 +92,7 @@ def imports_per_rule(demo_pipeline):
             f"src/socialbench/{f.relative_to(src).as_posix()}" for f in imported if src in f.parents
         )
     assert set(files) == set(commands.values()), "a rule whose jobs left no import trace"
-    return {rule: (sorted(f), expected_deps(rule, params)) for rule, f in files.items()}
+    return {rule: (sorted(f), expected_deps(rule, params, work)) for rule, f in files.items()}
 
 
 def plugin_class(path: str) -> bool:

@@ -476,7 +476,7 @@ def test_the_viewer_folder_has_the_same_bytes_when_built_again(tmp_path, monkeyp
 
 
 def test_a_pages_files_for_mlflow_are_the_page_its_shards_and_each_medium_its_rows_show_once(tmp_path, monkeypatch):
-    from socialbench.results.viewer import page_files
+    from socialbench.results.viewer_page import page_files
 
     _, folder = demo_folder(tmp_path, monkeypatch, n=12, runs=("direct",))
     files = page_files(folder / "m" / "direct.html")

@@ -19,7 +19,6 @@ row dicts, see :data:`ROW_KEYS`); the calls and the trace of each row come from 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -428,30 +427,3 @@ def write_view(view: View, out: Path) -> None:
     for name, text in view.shards:
         write_text_atomic(folder / name, text)
     write_text_atomic(out, view.page)
-
-
-#: A stored medium as the rows link it (``<link>/<sha256>.<ext>``, the link ``../media`` in the layout).
-_MEDIA_REF = re.compile(r"([\w./-]*?)/?([0-9a-f]{64}\.[a-z0-9]+)\b")
-
-
-def page_files(page: Path) -> list[tuple[Path, str]]:
-    """Every file a run's viewer page needs, as (file, artifact path) pairs for MLflow: the page at
-    ``viewer/<run>.html``, its shards at ``viewer/<run>.shards/``, and each stored medium its rows show
-    at ``media/<sha256>.<ext>``, so the logged page opens as it does from the results folder (its rows
-    link ``../media``). Sorted, each medium once."""
-    from socialbench.results.viewer_page import read_shard_js
-
-    page = Path(page)
-    files = [(page, f"viewer/{page.name}")]
-    shards = page.parent / f"{page.stem}.shards"
-    media: dict[str, Path] = {}
-    for shard in sorted(shards.iterdir()) if shards.is_dir() else ():
-        files.append((shard, f"viewer/{shards.name}/{shard.name}"))
-        _, rows = read_shard_js(shard.read_text("utf-8"))
-        for row in rows:
-            for link, name in _MEDIA_REF.findall(row):
-                found = (page.parent / link / name) if link else (page.parent / name)
-                if found.is_file():
-                    media.setdefault(name, found)
-    files += [(media[name], f"media/{name}") for name in sorted(media)]
-    return files

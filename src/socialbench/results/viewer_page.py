@@ -15,7 +15,9 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from socialbench.results.viewer_html import esc, select_html
@@ -278,3 +280,28 @@ def filters_html(
         select_html("field", "wrong field", [(f, f) for f in fields]) if fields else "",
         select_html("verdict", trace_filter, [(t, t) for t in tags]) if tags else "",
     ]
+
+
+#: A stored medium as the rows link it (``<link>/<sha256>.<ext>``, the link ``../media`` in the layout).
+_MEDIA_REF = re.compile(r"([\w./-]*?)/?([0-9a-f]{64}\.[a-z0-9]+)\b")
+
+
+def page_files(page: Path) -> list[tuple[Path, str]]:
+    """Every file a run's viewer page needs, as (file, artifact path) pairs for MLflow: the page at
+    ``viewer/<run>.html``, its shards at ``viewer/<run>.shards/``, and each stored medium its rows show
+    at ``media/<sha256>.<ext>``, so the logged page opens as it does from the results folder (its rows
+    link ``../media``). Sorted, each medium once."""
+    page = Path(page)
+    files = [(page, f"viewer/{page.name}")]
+    shards = page.parent / f"{page.stem}.shards"
+    media: dict[str, Path] = {}
+    for shard in sorted(shards.iterdir()) if shards.is_dir() else ():
+        files.append((shard, f"viewer/{shards.name}/{shard.name}"))
+        _, rows = read_shard_js(shard.read_text("utf-8"))
+        for row in rows:
+            for link, name in _MEDIA_REF.findall(row):
+                found = (page.parent / link / name) if link else (page.parent / name)
+                if found.is_file():
+                    media.setdefault(name, found)
+    files += [(media[name], f"media/{name}") for name in sorted(media)]
+    return files

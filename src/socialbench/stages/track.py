@@ -150,7 +150,7 @@ def track_runs(
         {"--out": out},
         folders=("--predictions-dir", "--stats-dir", "--tables-dir", "--traces-dir", "--viewer-dir"),
     )
-    from socialbench.results.viewer import page_files
+    from socialbench.results.viewer_page import page_files
 
     bench = load_benchmark(benchmark)
     p = load_params(params)
