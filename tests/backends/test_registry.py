@@ -85,18 +85,20 @@ DEFAULT_MODALITIES = {
 
 @pytest.mark.parametrize("name", sorted(DEFAULT_MODALITIES))
 def test_each_backend_declares_the_default_modalities_of_its_models(name):
-    from socialbench.core.backend import backend_declaration
+    from socialbench.core.modalities import backend_declaration
 
     assert backend_declaration(name).modalities == frozenset(DEFAULT_MODALITIES[name])
 
 
 def test_every_registered_backend_has_a_declaration_file_within_what_it_carries():
-    from socialbench.core.backend import BACKENDS, _declaration_file, backend_declaration, carried_modalities
+    from socialbench.core.backend import BACKENDS, carried_modalities
+    from socialbench.core.modalities import backend_declaration
+    from socialbench.core.plugins import sidecar_json
 
     for name in available_backends():
         entry = BACKENDS.entry(name)
         if entry is not None and entry[0].startswith("socialbench.backends."):
-            assert _declaration_file(entry[0], entry[1]) is not None, name
+            assert sidecar_json(entry[0], ".declaration.json").get(entry[1]) is not None, name
         declared = backend_declaration(name)
         assert declared.modalities <= carried_modalities(declared.accepts), name
 
@@ -110,7 +112,7 @@ def test_the_class_takes_its_declaration_from_the_file():
 
 
 def test_a_declaration_is_read_without_importing_the_backend_module():
-    from socialbench.core.backend import backend_declaration
+    from socialbench.core.modalities import backend_declaration
 
     before = "socialbench.backends.hf" in sys.modules
     assert backend_declaration("hf").accepts == frozenset({"image"})

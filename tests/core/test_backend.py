@@ -110,14 +110,6 @@ def test_a_failed_call_is_left_as_it_is():
 
 
 # ---- modalities by model ---------------------------------------------------------------------------
-def test_a_model_takes_its_backends_default_modalities_when_params_declare_none():
-    from socialbench.core.backend import model_modalities
-
-    assert model_modalities({"backend": "vllm"}) == (frozenset({"image", "frames", "video"}), False)
-    assert model_modalities({"backend": "vllm", "modalities": ["image", "audio"]}) == (
-        frozenset({"image", "audio"}),
-        True,
-    )
 
 
 def test_a_backend_sends_only_what_its_model_takes_and_never_more_than_it_carries():
@@ -141,20 +133,3 @@ def test_a_clip_with_its_file_goes_as_frames_to_a_model_that_takes_no_native_vid
     neither = ScriptedBackend(ModelSpec(name="s", backend="scripted", modalities=["image"]))
     assert frames_only.cannot_take(clip) is None and native_only.cannot_take(clip) is None
     assert neither.cannot_take(clip) == "video frames are not supported (it takes: image)"
-
-
-@pytest.mark.parametrize(
-    ("entry", "sent"),
-    [
-        ({"backend": "anthropic"}, False),  # the pinned Anthropic API version takes no temperature
-        ({"backend": "anthropic", "options": {"send_temperature": True}}, True),
-        ({"backend": "openai_compat"}, True),
-        ({"backend": "openai_compat", "options": {"send_temperature": False}}, False),
-        ({"backend": "hf"}, True),
-        ({"backend": "random"}, None),  # no model decodes
-    ],
-)
-def test_whether_runs_send_a_temperature_is_derived_from_params(entry, sent):
-    from socialbench.core.backend import temperature_sent_of
-
-    assert temperature_sent_of(entry) is sent

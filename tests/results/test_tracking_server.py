@@ -17,14 +17,8 @@ from pathlib import Path
 import pytest
 
 from socialbench.core.errors import ConfigError
-from socialbench.results.tracking import (
-    EVAL_KEY_TAG,
-    HOST_TAG,
-    PROCESS_TAG,
-    eval_key,
-    log_evaluations,
-    resolve_tracking_uri,
-)
+from socialbench.results.tracking import EVAL_KEY_TAG, HOST_TAG, PROCESS_TAG, eval_key, log_evaluations
+from socialbench.results.tracking_uri import resolve_tracking_uri
 from tests.helpers.postgres import postgres_cluster
 from tests.results.test_tracking import evaluation
 

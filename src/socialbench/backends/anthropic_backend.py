@@ -86,7 +86,7 @@ def finish_reason_of(stop_reason: Any) -> str | None:
 class AnthropicBackend(APIBackend):
     default_key_env = "ANTHROPIC_API_KEY"
     # accepts: images only (a video as its frames): the Messages API takes no audio and no video clip.
-    # Declared in anthropic_backend.declaration.json (core.backend.backend_declaration).
+    # Declared in anthropic_backend.declaration.json (core.modalities.backend_declaration).
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)

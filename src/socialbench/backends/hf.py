@@ -105,7 +105,7 @@ def _generation_group(decoding: Decoding) -> Decoding:
 
 class HFBackend(Backend):
     # accepts: images, and videos as their sampled frames (no native clip, no audio); declared in
-    # hf.declaration.json (core.backend.backend_declaration).
+    # hf.declaration.json (core.modalities.backend_declaration).
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)

@@ -84,7 +84,7 @@ class OpenAICompatBackend(APIBackend):
     default_max_tokens_param = "max_tokens"
     # accepts: images (a video as its frames) and audio (``input_audio``); native video: see ``vllm``. A
     # model takes images and frames unless params declare its modalities (audio: a model that takes it).
-    # Declared in openai_compat.declaration.json (core.backend.backend_declaration).
+    # Declared in openai_compat.declaration.json (core.modalities.backend_declaration).
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None, *, base_url: str | None = None):
         super().__init__(spec, context)

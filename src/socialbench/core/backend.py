@@ -11,14 +11,12 @@ import abc
 import concurrent.futures as cf
 import dataclasses
 import functools
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 from socialbench.core.errors import ConfigError
-from socialbench.core.plugins import Entry, Registry
+from socialbench.core.plugins import Entry, Registry, sidecar_json
 
 
 def _keyed(value: dict[str, Any]) -> dict[str, Any]:
@@ -423,7 +421,7 @@ class Backend(abc.ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        declared = _declaration_file(cls.__module__, cls.__name__)
+        declared = sidecar_json(cls.__module__, ".declaration.json").get(cls.__name__)
         if declared is not None:  # the declaration file is the one place these are written
             cls.accepts = frozenset(declared["accepts"])
             cls.default_modalities = frozenset(declared["modalities"])
@@ -587,110 +585,6 @@ def backend_options_schema(name: str) -> dict[str, Any] | None:
     checking params loads no SDK or weights, and works where a backend's extra is not installed. A
     class registered with :func:`register` as a decorator may carry them as ``options_schema``."""
     return BACKENDS.options_schema(name)
-
-
-def _sidecar(module: str, suffix: str) -> Path | None:
-    """``<module file>.<suffix>`` beside a module, found without importing it (None: no such file)."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin:
-        return None
-    path = Path(spec.origin).with_suffix(suffix)
-    return path if path.is_file() else None
-
-
-@functools.cache
-def _declarations(module: str) -> dict[str, Any]:
-    path = _sidecar(module, ".declaration.json")
-    return json.loads(path.read_text("utf-8")) if path is not None else {}
-
-
-def _declaration_file(module: str, cls_name: str) -> dict[str, Any] | None:
-    return _declarations(module).get(cls_name)
-
-
-@dataclass(frozen=True)
-class Declaration:
-    """What a backend declares about itself, read without importing it (:func:`backend_declaration`):
-    the part kinds it can carry, what a model of it takes by default, why it answers choices only (None:
-    it writes free text), and whether the request's temperature reaches the model (None: no model
-    decodes) unless the option ``temperature_option`` says otherwise."""
-
-    accepts: frozenset[str]
-    modalities: frozenset[str]
-    choices_only: str | None = None
-    temperature: bool | None = None
-    temperature_option: str | None = None
-
-
-def backend_declaration(name: str) -> Declaration:
-    """Backend ``name``'s declaration. A backend declares it beside its module, in
-    ``<module>.declaration.json`` (``{class name: {"accepts", "modalities", "choices_only"?,
-    "temperature"?: {"sent", "option"?}}}``), read without importing the module (deciding which pairs run
-    loads no SDK or weights); the class gets its ``accepts``, ``default_modalities`` and ``choices_only``
-    from the same file. A backend without one (a class registered directly, a test double) is imported and
-    its class attributes read. An unknown name is a ConfigError listing the known ones."""
-    if name not in BACKENDS.classes:
-        entry = BACKENDS.entry(name)
-        if entry is None:
-            get_backend_class(name)  # raises the registry's ConfigError naming the known backends
-        else:
-            declared = _declaration_file(entry[0], entry[1])
-            if declared is not None:
-                temperature = declared.get("temperature") or {}
-                return Declaration(
-                    accepts=frozenset(declared["accepts"]),
-                    modalities=frozenset(declared["modalities"]),
-                    choices_only=declared.get("choices_only"),
-                    temperature=temperature.get("sent"),
-                    temperature_option=temperature.get("option"),
-                )
-    cls = get_backend_class(name)
-    default = cls.default_modalities
-    return Declaration(
-        accepts=frozenset(cls.accepts),
-        modalities=default if default is not None else carried_modalities(cls.accepts),
-        choices_only=cls.choices_only,
-    )
-
-
-def model_modalities(entry: Mapping[str, Any]) -> tuple[frozenset[str], bool]:
-    """(modalities, declared) of a params ``models:`` entry: its ``modalities`` (declared True), else its
-    backend's default (declared False)."""
-    if entry.get("modalities") is not None:
-        return frozenset(entry["modalities"]), True
-    return backend_declaration(entry["backend"]).modalities, False
-
-
-def modality_problems(entry: Mapping[str, Any]) -> list[str]:
-    """Why a params entry's declared ``modalities`` cannot be: a modality its backend cannot carry."""
-    declared = entry.get("modalities")
-    if not declared:
-        return []
-    accepts = backend_declaration(entry["backend"]).accepts
-    return [
-        f"{m!r}: backend {entry['backend']} cannot carry it (it carries {', '.join(sorted(accepts)) or 'text only'})"
-        for m in declared
-        if CARRIER.get(m) not in accepts
-    ]
-
-
-def temperature_sent_of(entry: Mapping[str, Any]) -> bool | None:
-    """Whether a params entry's runs send the request's temperature, from its backend's declaration and
-    options (False: the API takes none and the model decodes at its own setting; None: no model decodes).
-    What ``Backend.temperature_sent`` says at run time (the run stats' ``temperature_sent``), from params."""
-    declared = backend_declaration(entry["backend"])
-    if declared.temperature is None:
-        return None
-    option = declared.temperature_option
-    options = entry.get("options") or {}
-    if option and isinstance(options.get(option), bool):
-        return bool(options[option])
-    return declared.temperature
 
 
 def create_backend(spec: ModelSpec, context: BackendContext | None = None) -> Backend:

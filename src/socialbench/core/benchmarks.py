@@ -540,7 +540,7 @@ def unmet(entry: Mapping[str, Any], needs: Sequence[Need]) -> str | None:
     """Why the model of a params entry cannot give a run what it ``needs``, or None: the first need none
     of whose capabilities the model has. Free text: its backend answers choices only (the backend's
     declaration says why). A modality: the model's ``modalities`` (or its backend's default) lack it."""
-    from socialbench.core.backend import backend_declaration, model_modalities
+    from socialbench.core.modalities import backend_declaration, model_modalities
 
     if "backend" not in entry:  # not a loaded params entry (the schema requires a backend): nothing declared
         return None

@@ -152,7 +152,8 @@ def validate_params(
         raise ConfigError(f"{source} is invalid: {'; '.join(problems + section_problems)}")
     data.update(sections)
     # The backend of each model must be registered (checked here so the run stops before any work).
-    from socialbench.core.backend import available_backends, modality_problems
+    from socialbench.core.backend import available_backends
+    from socialbench.core.modalities import modality_problems
 
     for name, entry in data["models"].items():
         if entry["backend"] not in available_backends():

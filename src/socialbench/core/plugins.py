@@ -11,8 +11,11 @@ find packages and modules on disk this way.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Generic, TypeVar
 
 from socialbench.core.errors import ConfigError, MissingDependency
@@ -98,26 +101,13 @@ class Registry(Generic[T]):
         registered directly may carry it as ``options_schema``; a lazy entry declares it beside its
         module, in ``<module>.options.json`` (``{class name: schema}``), read without importing the
         module (checking params loads no SDK, index or weights, and works where an extra is missing)."""
-        import importlib.util
-        import json
-        from pathlib import Path
-
         if name in self.classes:
             return getattr(self.classes[name], "options_schema", None)
         entry = self.entry(name)
         if entry is None:
             return None
         module, cls_name, _ = entry
-        try:
-            spec = importlib.util.find_spec(module)
-        except ImportError:  # its package is not importable: nothing declared that could be read
-            return None
-        if spec is None or not spec.origin:
-            return None
-        path = Path(spec.origin).with_suffix(".options.json")
-        if not path.is_file():
-            return None
-        return json.loads(path.read_text("utf-8")).get(cls_name)
+        return sidecar_json(module, ".options.json").get(cls_name)
 
     def unknown(self, name: str) -> ConfigError:
         return ConfigError(f"unknown {self.kind} {name!r}; available: {', '.join(self.names()) or 'none'}")
@@ -134,3 +124,25 @@ class Registry(Generic[T]):
             raise ConfigError(f"{self.kind} {name!r}: {entry[0]}:{entry[1]} is not a {base} subclass")
         cls.name = name  # type: ignore[attr-defined]
         return cls
+
+
+def sidecar(module: str, suffix: str) -> Path | None:
+    """``<module file><suffix>`` beside a module (``hf.options.json`` beside ``hf.py``), found without
+    importing the module (None: no such file, or the module's package is not importable)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    path = Path(spec.origin).with_suffix(suffix)
+    return path if path.is_file() else None
+
+
+@functools.cache  # the files ship with the package: read once per process
+def sidecar_json(module: str, suffix: str) -> dict:
+    """The JSON object of a module's side file (``{class name: ...}``), empty when there is none."""
+    path = sidecar(module, suffix)
+    return json.loads(path.read_text("utf-8")) if path is not None else {}

@@ -226,7 +226,7 @@ def _read_pool(
 def _log_counts(rows, stage: str, params: Path | None, settings: dict) -> None:
     from socialbench.core.config import load_params
     from socialbench.moca.dataset.preprocess import log_counts_mlflow
-    from socialbench.results.tracking import tracking_store_uri
+    from socialbench.results.tracking_uri import tracking_store_uri
 
     if params is None:
         raise SocialbenchError("--mlflow needs --params (its mlflow section names the store and the experiment)")

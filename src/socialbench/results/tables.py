@@ -54,8 +54,8 @@ def temperature_note(models: Mapping[str, Mapping[str, Any]], shown: Iterable[st
     """The note under a table with rows of models whose runs send no temperature (their backend's API takes
     none, e.g. the pinned Anthropic SDK's; or ``options.send_temperature: false``), or None when every
     shown model's runs send theirs or no model decodes. Derived from params (the backend's declaration and
-    options: ``core.backend.temperature_sent_of``), as the run stats' ``temperature_sent`` records it."""
-    from socialbench.core.backend import backend_declaration, temperature_sent_of
+    options: ``core.modalities.temperature_sent_of``), as the run stats' ``temperature_sent`` records it."""
+    from socialbench.core.modalities import backend_declaration, temperature_sent_of
 
     why = []
     for name in sorted(set(shown)):

@@ -63,7 +63,7 @@ def book(
     p = load_params(params)
     # Every table and figure is read and checked before the tracking store is opened.
     items = [read_items(t) for t in tables_dir]
-    from socialbench.results.tracking import tracking_store_uri
+    from socialbench.results.tracking_uri import tracking_store_uri
 
     store = Store(tracking_store_uri(p), p["mlflow"]["experiment"], mlflow_url)
     sections = [

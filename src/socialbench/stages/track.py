@@ -132,9 +132,8 @@ def track_runs(
         log_evaluations,
         parse_stats,
         pipeline_artifact_files,
-        resolve_tracking_uri,
-        tracking_store_uri,
     )
+    from socialbench.results.tracking_uri import resolve_tracking_uri, tracking_store_uri
 
     check_io(
         {

@@ -27,7 +27,8 @@ def ui(
     """Open the MLflow UI on this repository's tracking store (telemetry off); prints the address of
     the experiment's runs table, where the UI lands."""
     from socialbench.core.config import load_params
-    from socialbench.results.tracking import is_shared_store, masked_uri, runs_page_url, tracking_store_uri
+    from socialbench.results.tracking import is_shared_store, runs_page_url
+    from socialbench.results.tracking_uri import masked_uri, tracking_store_uri
 
     p = load_params(params)
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"

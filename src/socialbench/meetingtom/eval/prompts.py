@@ -117,9 +117,9 @@ def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoP
 
 def takes_audio(spec) -> bool:
     """Whether the model takes audio input: its params entry's ``modalities``, else its backend's
-    default (``core.backend.model_modalities``), whatever the backend; False when the backend cannot be
+    default (``core.modalities.model_modalities``), whatever the backend; False when the backend cannot be
     looked up (an unknown name is reported where the backend is created)."""
-    from socialbench.core.backend import model_modalities
+    from socialbench.core.modalities import model_modalities
 
     try:
         return "audio" in model_modalities({"backend": spec.backend, "modalities": spec.modalities})[0]
