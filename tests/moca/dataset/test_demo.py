@@ -4,7 +4,15 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.moca.dataset.demo import DemoConfig, encode_video, generate, make_record, video_frames
+from socialbench.core.errors import ConfigError
+from socialbench.moca.dataset.demo import (
+    DemoConfig,
+    encode_video,
+    generate,
+    make_record,
+    scenario_plan,
+    video_frames,
+)
 from socialbench.moca.schema.instances import load_instances
 
 
@@ -76,3 +84,69 @@ def test_fault_injection_adds_one_bad_record_and_one_truncated_clip(tmp_path, ta
 
     with pytest.raises(MediaError, match="truncated|announces"):
         video_timeline(tmp_path / clip["media"][0])
+
+
+PAPER_COUNTS = (("affection", 936), ("intent", 1179), ("stance", 993))
+
+
+def test_scenario_counts_give_each_scenario_its_count(taxonomy):
+    cfg = DemoConfig(seed=1, n_test=3108, scenario_counts=PAPER_COUNTS)
+    plan = scenario_plan(cfg.scenario_counts)
+    recs = [make_record("test", i, cfg, taxonomy, plan) for i in range(cfg.n_test)]
+    assert Counter(r["scenario"] for r in recs) == dict(PAPER_COUNTS)
+
+
+def test_scenario_plan_keeps_the_proportions_in_every_prefix():
+    plan = scenario_plan(PAPER_COUNTS)
+    head = Counter(plan[:311])
+    assert {s: round(n * 311 / 3108) for s, n in PAPER_COUNTS} == pytest.approx(head, abs=1)
+
+
+def test_n_video_gives_exactly_that_many_video_text_instances(taxonomy):
+    cfg = DemoConfig(seed=1, n_test=311, n_video=88)
+    recs = [make_record("test", i, cfg, taxonomy) for i in range(cfg.n_test)]
+    assert sum(r["modality"] == "video_text" for r in recs) == 88
+    assert all(bool(r["transcript"]) == (r["modality"] == "video_text") for r in recs)
+
+
+def test_n_video_leaves_the_dev_split_and_the_other_fields_as_without_it(taxonomy):
+    plain, exact = DemoConfig(seed=1, n_test=30), DemoConfig(seed=1, n_test=30, n_video=10)
+    assert [make_record("dev", i, plain, taxonomy) for i in range(6)] == [
+        make_record("dev", i, exact, taxonomy) for i in range(6)
+    ]
+    keep = ("id", "scenario", "label", "mechanism", "subject", "target", "text", "domain", "culture")
+    for i in range(30):
+        a, b = make_record("test", i, plain, taxonomy), make_record("test", i, exact, taxonomy)
+        assert {k: a[k] for k in keep} == {k: b[k] for k in keep}
+
+
+def test_scenario_counts_that_do_not_sum_to_n_test_are_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"moca\.demo\.scenario_counts: they sum to 3108, but n_test is 72"):
+        DemoConfig(seed=1, n_test=72, scenario_counts=PAPER_COUNTS)
+
+
+def test_n_video_over_n_test_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"moca\.demo\.n_video: 80 is more than n_test \(72\)"):
+        DemoConfig(seed=1, n_test=72, n_video=80)
+
+
+def test_the_knobs_come_from_params():
+    params = {
+        "seed": 3,
+        "moca": {
+            "demo": {
+                "n_test": 3108,
+                "n_dev": 310,
+                "video_fraction": 0.33,
+                "image_size": 64,
+                "video_seconds": 1.0,
+                "video_fps": 5,
+                "video_size": [32, 32],
+                "faults": False,
+                "scenario_counts": dict(PAPER_COUNTS),
+                "n_video": 878,
+            }
+        },
+    }
+    cfg = DemoConfig.from_params(params)
+    assert (cfg.scenario_counts, cfg.n_video) == (PAPER_COUNTS, 878)

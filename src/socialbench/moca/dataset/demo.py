@@ -16,6 +16,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
+from socialbench.core.errors import ConfigError
 from socialbench.moca.schema.taxonomy import Taxonomy
 
 PEOPLE = [
@@ -90,6 +91,17 @@ class DemoConfig:
     video_fps: int = 10
     video_size: tuple[int, int] = (160, 120)
     faults: bool = False  # add one invalid record and one truncated clip to the test split
+    # Test instances per scenario (a paper's proportions); None: the scenarios in turn. Their sum is n_test.
+    scenario_counts: tuple[tuple[str, int], ...] | None = None
+    # Exactly this many video-text test instances, evenly spread; None: each with chance video_fraction.
+    n_video: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.scenario_counts is not None and sum(c for _, c in self.scenario_counts) != self.n_test:
+            total = sum(c for _, c in self.scenario_counts)
+            raise ConfigError(f"moca.demo.scenario_counts: they sum to {total}, but n_test is {self.n_test}")
+        if self.n_video is not None and self.n_video > self.n_test:
+            raise ConfigError(f"moca.demo.n_video: {self.n_video} is more than n_test ({self.n_test})")
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> DemoConfig:
@@ -104,6 +116,8 @@ class DemoConfig:
             video_fps=d["video_fps"],
             video_size=tuple(d["video_size"]),
             faults=d["faults"],
+            scenario_counts=tuple(d["scenario_counts"].items()) if d.get("scenario_counts") else None,
+            n_video=d.get("n_video"),
         )
 
 
@@ -117,18 +131,40 @@ def domain_tag(rng: random.Random) -> str:
     return rng.choice(["mondaymood", "justsaying", "noted", "reallife", "whatever", "dailylife"])
 
 
-def make_record(split: str, index: int, cfg: DemoConfig, tax: Taxonomy) -> dict[str, Any]:
-    """The annotation record of one demo instance (pure: no files written)."""
+def scenario_plan(counts: tuple[tuple[str, int], ...]) -> list[str]:
+    """The scenario of each test instance for ``counts`` ((scenario, n), ...): interleaved, so any
+    prefix of the split keeps about the same proportions (pure). The k-th instance of a scenario with
+    n instances sits at (k + 0.5) / n of the split; ties go in the order of ``counts``."""
+    slots = [((k + 0.5) / n, i, s) for i, (s, n) in enumerate(counts) for k in range(n)]
+    return [s for _, _, s in sorted(slots)]
+
+
+def is_video_slot(index: int, n_video: int, n: int) -> bool:
+    """Whether test instance ``index`` of ``n`` is one of ``n_video`` evenly spread video-text ones."""
+    return (index + 1) * n_video // n > index * n_video // n
+
+
+def make_record(
+    split: str, index: int, cfg: DemoConfig, tax: Taxonomy, plan: list[str] | None = None
+) -> dict[str, Any]:
+    """The annotation record of one demo instance (pure: no files written). ``plan``: the test
+    split's scenarios (:func:`scenario_plan`), when params give the scenario counts."""
     rng = random.Random(f"{cfg.seed}:{split}:{index}")
     scenarios = list(tax.scenarios)
-    scenario = scenarios[index % len(scenarios)]
+    test = split == "test"
+    if test and cfg.scenario_counts is not None:
+        scenario = (plan or scenario_plan(cfg.scenario_counts))[index]
+    else:
+        scenario = scenarios[index % len(scenarios)]
     label = _weighted(rng, tax.label_names(scenario))
     mechanism = _weighted(rng, tax.mechanism_names(scenario))
     people = rng.sample(PEOPLE, 8)
     subject_options, target_options = people[:4], people[4:]
     subject, target = rng.choice(subject_options), rng.choice(target_options)
     cue = rng.choice(CUES.get(label, ["..."]))
-    is_video = rng.random() < cfg.video_fraction
+    is_video = rng.random() < cfg.video_fraction  # drawn in any case: the draws after it stay the same
+    if test and cfg.n_video is not None:
+        is_video = is_video_slot(index, cfg.n_video, cfg.n_test)
     iid = f"demo-{split}-{index:04d}"
     ext = "mp4" if is_video else "png"
     # The subject is left implicit (the poster or speaker); the target is named only half the time,
@@ -215,8 +251,16 @@ def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, l
     media.mkdir(parents=True, exist_ok=True)
     splits = {"test": cfg.n_test, "dev": cfg.n_dev}
     result = {}
+    plan = None
+    if cfg.scenario_counts is not None:
+        unknown = [s for s, _ in cfg.scenario_counts if s not in tax.scenarios]
+        if unknown:
+            raise ConfigError(
+                f"moca.demo.scenario_counts: unknown scenario {unknown[0]!r} (known: {list(tax.scenarios)})"
+            )
+        plan = scenario_plan(cfg.scenario_counts)
     for split, n in splits.items():
-        recs = [make_record(split, i, cfg, tax) for i in range(n)]
+        recs = [make_record(split, i, cfg, tax, plan) for i in range(n)]
         for rec in recs:
             target = media / Path(rec["media"][0]).name
             if rec["modality"] == "image_text":

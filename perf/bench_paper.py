@@ -1,0 +1,389 @@
+"""The whole pipeline at the papers' sizes, side by side with the demo (issue 32.1; a benchmark, not a test).
+
+Generated data, scripted backends (no GPU, no API): what is measured is the pipeline's own cost at the
+papers' counts, not a model's.
+
+- MoCA: the paper's 3,108 test instances (936/1,179/993 affection/intent/stance; 878 video-text, the
+  rest image-text; ``moca.demo.scenario_counts`` and ``moca.demo.n_video``) and 310 dev instances, at
+  each fraction of ``--sizes`` (the counts scaled, the proportions kept).
+- MeetingToM: generated meetings of ``--seconds`` (275 s: five 55 s scenes, about 30 clips each, the
+  paper's 1,800 clips over 60 meetings), ``--meetings`` of them at each size. The paper's 60 do not fit
+  this machine's time: the figures are extrapolated linearly from the measured growth between sizes.
+- Models: the paper's 15 (bench_pipeline.paper_params: chance and prior baselines on both benchmarks,
+  CoDAR test doubles on MoCA) with every method and ablation params define (MoCA: 31 runs; MeetingToM:
+  16 runs per baseline), and then one model (the chance baseline) at the largest size, to see what
+  grows with the number of runs.
+
+Phases, each a cold or incremental `snakemake --cores 1` (one core: a shared machine):
+
+1. ``demo``: the demo's params, in a fresh copy of the repository;
+2. ``paper@<size>``: the paper's models at each size, one copy, each size after the one before (the
+   demo release is generated again for the new meeting list, so every meeting's jobs rerun);
+3. ``1-model@<largest>``: the same copy, one model: only the jobs that read the runs rerun.
+
+Every job Snakemake runs is a ``socialbench`` command; a shim first on PATH (in the benchmark's
+temporary folder only: the rules are not changed) runs the real command as its one child and records
+its wall time, CPU time and peak RSS (``wait4``'s ``ru_maxrss``: the largest process of the job, its
+ffmpeg children included). Reported per phase and stage: jobs, wall, CPU, peak RSS; the output sizes
+per folder; and per stage the cost per instance and how it grows with instances and with runs.
+
+Usage: python perf/bench_paper.py [--sizes 0.1,1.0] [--meetings 6,12] [--seconds 275] [--quick]
+       [--json OUT] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "perf"))
+
+from bench_pipeline import paper_params, replace_marked  # noqa: E402
+
+from tests.helpers.pipeline import git_snapshot, link_shared, pipeline_env, repo_copy  # noqa: E402
+
+#: The MoCA paper's test split (Table 1) and its dev split.
+MOCA_SCENARIOS = {"affection": 936, "intent": 1179, "stance": 993}
+MOCA_VIDEO = 878
+MOCA_DEV = 310
+#: MeetingToM's paper: 60 sessions, 1,800 clips (600 per task family).
+MT_MEETINGS, MT_CLIPS = 60, 1800
+
+SHIM = """#!{python}
+# bench_paper.py's measuring shim: runs the real socialbench as its one child, records the job.
+import json, os, sys, time
+real = {real!r}
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(real, [real] + sys.argv[1:])
+_, status, ru = os.wait4(pid, 0)
+rec = {{"argv": sys.argv[1:], "wall_s": time.perf_counter() - start, "cpu_s": ru.ru_utime + ru.ru_stime,
+        "maxrss_mb": ru.ru_maxrss / 1024, "rc": os.waitstatus_to_exitcode(status)}}
+with open(os.environ["BENCH_PAPER_LOG"], "a") as fh:
+    fh.write(json.dumps(rec) + "\\n")
+sys.exit(rec["rc"])
+"""
+
+
+def moca_counts(fraction: float) -> dict:
+    """moca.demo settings for ``fraction`` of the paper's MoCA: scenario counts, video count, dev size."""
+    counts = {s: max(1, round(n * fraction)) for s, n in MOCA_SCENARIOS.items()}
+    n = sum(counts.values())
+    return {
+        "n_test": n,
+        "scenario_counts": counts,
+        "n_video": round(MOCA_VIDEO * n / sum(MOCA_SCENARIOS.values())),
+        "n_dev": max(3, round(MOCA_DEV * fraction)),
+    }
+
+
+def meeting_ids(n: int) -> list[str]:
+    """ES9000a, ES9000b, ... (the demo's first three first, so the dev meeting ES9000c is among them)."""
+    return [f"ES9{k // 4:03d}{'abcd'[k % 4]}" for k in range(n)]
+
+
+def scaled_params(demo: dict, fraction: float, meetings: int, seconds: float, one_model: bool) -> dict:
+    out = paper_params(demo)
+    out["moca"]["demo"].update(moca_counts(fraction))
+    ids = meeting_ids(max(3, meetings))
+    out["meetingtom"]["demo"].update(corpus=ids, meetings=ids, seconds=seconds)
+    if one_model:
+        out["models"] = {"chance-1": out["models"]["chance-1"]}
+        out["meetingtom"]["tables"]["prompting_models"] = ["chance-1"]
+    return out
+
+
+def tree_size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def output_sizes(work: Path) -> dict[str, int]:
+    """Bytes per output folder: data/<kind>/<name>, results/<kind>/<benchmark> and the stores."""
+    sizes = {}
+    for top in ("data", "results"):
+        for kind in sorted((work / top).iterdir()) if (work / top).is_dir() else []:
+            if kind.is_dir() and not kind.is_symlink():
+                for sub in sorted(kind.iterdir()):
+                    if not sub.is_symlink():
+                        sizes[sub.relative_to(work).as_posix()] = tree_size(sub)
+    for store in (".snakemake", "mlflow.db", "mlartifacts", ".cache", ".dvc/cache", "dvc.lock"):
+        if (work / store).exists():
+            sizes[store] = tree_size(work / store)
+    return sizes
+
+
+def stage_of(argv: list[str]) -> str:
+    """A job's stage: the socialbench command (with its subcommand) and, where it names one, its benchmark."""
+    words = []
+    for a in argv[:2]:
+        if a.startswith("-"):
+            break
+        words.append(a)
+    if "--benchmark" in argv and argv.index("--benchmark") + 1 < len(argv):
+        words.append(argv[argv.index("--benchmark") + 1])
+    if "--meeting" in argv or "--meeting-dir" in argv:
+        words.append(PER_MEETING)
+    return " ".join(words) or "?"
+
+
+#: The mark of a MeetingToM stage with one job per meeting.
+PER_MEETING = "(per meeting)"
+#: Those stages, as a --json written before the mark named them.
+PER_MEETING_STAGES = {"meetingtom extract", "meetingtom media", "meetingtom clips"}
+
+
+def run_phase(name: str, work: Path, env: dict[str, str], log: Path) -> dict:
+    log.write_text("")
+    start = time.perf_counter()
+    proc = subprocess.run(["snakemake", "--cores", "1"], cwd=work, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"{name}: snakemake failed in {work}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    jobs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    stages: dict[str, dict] = defaultdict(
+        lambda: {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "max_job_s": 0.0, "rss_mb": 0.0}
+    )
+    for j in jobs:
+        s = stages[stage_of(j["argv"])]
+        s["jobs"] += 1
+        s["wall_s"] += j["wall_s"]
+        s["cpu_s"] += j["cpu_s"]
+        s["max_job_s"] = max(s["max_job_s"], j["wall_s"])
+        s["rss_mb"] = max(s["rss_mb"], j["maxrss_mb"])
+    top = max(jobs, key=lambda j: j["maxrss_mb"]) if jobs else None
+    return {
+        "phase": name,
+        "snakemake_wall_s": wall,
+        "jobs": len(jobs),
+        "stages": dict(sorted(stages.items())),
+        "peak_rss_mb": top["maxrss_mb"] if top else 0.0,
+        "peak_rss_job": " ".join(top["argv"][:6]) if top else None,
+        "sizes": output_sizes(work),
+        "job_log": jobs,
+        "counts": counts(work),
+    }
+
+
+def counts(work: Path) -> dict:
+    """What the phase ran on: MoCA's test instances by modality, MeetingToM's meetings, clips and
+    instances by task, and the runs per benchmark."""
+    from socialbench.core.config import load_params
+    from socialbench.results import layout
+
+    out: dict = {}
+    test = work / "data/processed/moca/test.jsonl"
+    if test.is_file():
+        recs = [json.loads(line) for line in test.read_text().splitlines() if line.strip()]
+        out["moca_test"] = len(recs)
+        out["moca_video"] = sum(r.get("modality") == "video_text" for r in recs)
+    clips = list((work / "data/processed/meetingtom/clips/demo").glob("*/clips.jsonl"))
+    by_task: dict[str, int] = defaultdict(int)
+    for c in clips:
+        for line in c.read_text().splitlines():
+            if line.strip():
+                by_task[json.loads(line).get("task", "?")] += 1
+    out["mt_meetings"] = len(clips)
+    out["mt_clips"] = dict(by_task)
+    params = load_params(work / "params.yaml")
+    for b in ("moca", "meetingtom"):
+        out[f"{b}_runs"] = len(layout.runs(params, b, params[b]["methods"]))
+    out["models"] = len(params["models"])
+    return out
+
+
+MARK_BEGIN = "<!-- bench_paper:begin -->"
+MARK_END = "<!-- bench_paper:end -->"
+
+
+def mb(n: float) -> str:
+    return f"{n / 1e6:.1f}" if n < 1e8 else f"{n / 1e6:.0f}"
+
+
+def growth(phases: list[dict]) -> list[str]:
+    """How each stage's CPU grows: with MoCA's instances and MeetingToM's meetings (the two paper
+    sizes), and with the runs (the paper's models against one, at the largest size); MeetingToM at the
+    paper's 60 meetings extrapolated linearly (per-meeting stages: CPU per job x jobs per meeting x 60;
+    the others: the line through the two sizes)."""
+    paper = [p for p in phases if p["phase"].startswith("paper@")]
+    one = next((p for p in phases if p["phase"].startswith("1-model@")), None)
+    if len(paper) < 2:
+        return []
+    a, b = paper[0], paper[-1]
+    lines = [
+        f"Growth per stage (CPU seconds; {a['phase']} -> {b['phase']}: MoCA"
+        f" x{b['counts']['moca_test'] / a['counts']['moca_test']:.1f}"
+        f" instances, MeetingToM x{b['counts']['mt_meetings'] / a['counts']['mt_meetings']:.1f} meetings"
+        + (
+            f"; runs at {b['phase']}: MoCA {b['counts']['moca_runs']} vs {one['counts']['moca_runs']}, MeetingToM"
+            f" {b['counts']['meetingtom_runs']} vs {one['counts']['meetingtom_runs']} with one model"
+            if one
+            else ""
+        )
+        + "; the demo release changes with the meeting list, so every meeting's jobs rerun):",
+        "",
+        f"| stage | CPU {a['phase']} | CPU {b['phase']} | growth | CPU per MoCA instance, ms "
+        f"| CPU {one['phase'] if one else '-'} "
+        "| MeetingToM at 60 meetings (extrapolated) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    total60 = 0.0
+    for st in sorted(set(a["stages"]) | set(b["stages"])):
+        ca = a["stages"].get(st, {}).get("cpu_s", 0.0)
+        cb = b["stages"].get(st, {}).get("cpu_s", 0.0)
+        per_inst = (
+            f"{1000 * cb / b['counts']['moca_test']:.2f}" if "moca" in st and b["counts"].get("moca_test") else ""
+        )
+        c1 = f"{one['stages'][st]['cpu_s']:.1f}" if one and st in one["stages"] else "-"
+        mt60 = ""
+        if "meetingtom" in st or "per meeting" in st:
+            if PER_MEETING in st or st in PER_MEETING_STAGES:  # the larger size reran every meeting's job
+                est = cb / b["counts"]["mt_meetings"] * MT_MEETINGS
+            else:
+                ma, mb_ = a["counts"]["mt_meetings"], b["counts"]["mt_meetings"]
+                # never below the larger size: a stage whose jobs shrank (the real AMI meetings' jobs ran
+                # only in the first phase) does not grow with the demo's meetings
+                slope = max(0.0, (cb - ca) / (mb_ - ma)) if mb_ != ma else 0.0
+                est = cb + slope * (MT_MEETINGS - mb_)
+            total60 += est
+            mt60 = f"{est:.0f} s"
+        ratio = f"{cb / ca:.1f}x" if ca else "-"
+        lines.append(f"| `{st}` | {ca:.1f} | {cb:.1f} | {ratio} | {per_inst} | {c1} | {mt60} |")
+    lines.append(f"| MeetingToM, all stages | | | | | | {total60:.0f} s ({total60 / 60:.0f} min) |")
+    return lines
+
+
+def markdown(phases: list[dict]) -> str:
+    """The figures of one run: phases, stages (wall, CPU, peak RSS) and output sizes, side by side."""
+    names = [p["phase"] for p in phases]
+    demo = next((p for p in phases if p["phase"] == "demo"), phases[0])
+    out = [
+        "| phase | models | MoCA test (video) / runs | MeetingToM meetings / clips (state, you, consensus) / runs "
+        "| jobs run | `snakemake --cores 1` | CPU of the jobs | peak RSS of a job (which) |",
+        "|---|---:|---|---|---:|---:|---:|---|",
+    ]
+    for p in phases:
+        c = p["counts"]
+        clips = c.get("mt_clips", {})
+        cpu = sum(s["cpu_s"] for s in p["stages"].values())
+        out.append(
+            f"| {p['phase']} | {c['models']} | {c.get('moca_test', 0)} ({c.get('moca_video', 0)}) / {c['moca_runs']} "
+            f"| {c['mt_meetings']} / {sum(clips.values())} ({clips.get('state', 0)}, {clips.get('you', 0)}, "
+            f"{clips.get('consensus', 0)}) / {c['meetingtom_runs']} | {p['jobs']} "
+            f"| {p['snakemake_wall_s']:.0f} s ({p['snakemake_wall_s'] / demo['snakemake_wall_s']:.1f}x demo) "
+            f"| {cpu:.0f} s | {p['peak_rss_mb']:.0f} MB (`{p['peak_rss_job']}`) |"
+        )
+    stages = sorted({s for p in phases for s in p["stages"]})
+    out += ["", "Per stage: wall / CPU seconds over its jobs (jobs), peak RSS of one job:", ""]
+    out.append("| stage | " + " | ".join(names) + " |")
+    out.append("|---|" + "---:|" * len(names))
+    for st in stages:
+        cells = []
+        for p in phases:
+            s = p["stages"].get(st)
+            cells.append(f"{s['wall_s']:.1f} / {s['cpu_s']:.1f} s ({s['jobs']}), {s['rss_mb']:.0f} MB" if s else "-")
+        out.append(f"| `{st}` | " + " | ".join(cells) + " |")
+    out += ["", *growth(phases)]
+    folders = sorted({f for p in phases for f in p["sizes"]})
+    out += ["", "Output sizes (MB) after each phase (a phase's copy holds what the phases before it left):", ""]
+    out.append("| folder | " + " | ".join(names) + " |")
+    out.append("|---|" + "---:|" * len(names))
+    for f in folders:
+        if max(p["sizes"].get(f, 0) for p in phases) < 100_000:
+            continue
+        out.append(f"| {f} | " + " | ".join(mb(p["sizes"][f]) if f in p["sizes"] else "-" for p in phases) + " |")
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="0.1,1.0", help="fractions of the MoCA paper's size, ascending")
+    ap.add_argument("--meetings", default="6,12", help="MeetingToM meetings at each size")
+    ap.add_argument("--seconds", type=float, default=275.0, help="length of each generated meeting")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 2%% and 5%%, 3 and 4 meetings of 110 s")
+    ap.add_argument("--no-demo", action="store_true", help="skip the demo phase")
+    ap.add_argument("--json", type=Path, help="write every phase's figures here")
+    ap.add_argument("--markdown", type=Path, help="replace the marked section of this file with the tables")
+    ap.add_argument("--from-json", type=Path, help="no run: the tables of an earlier run's --json")
+    ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    args = ap.parse_args(argv)
+    if args.from_json:
+        table = markdown(json.loads(args.from_json.read_text()))
+        print(table)
+        if args.markdown:
+            replace_marked(args.markdown, MARK_BEGIN, MARK_END, table)
+        return 0
+    if args.quick:
+        args.sizes, args.meetings, args.seconds = "0.02,0.05", "3,4", 110.0
+    sizes = [float(x) for x in args.sizes.split(",")]
+    meetings = [int(x) for x in args.meetings.split(",")]
+    if len(sizes) != len(meetings):
+        sys.exit("--sizes and --meetings need as many values")
+    root = Path(tempfile.mkdtemp(prefix="bench-paper-")) if args.keep is None else args.keep
+    root.mkdir(parents=True, exist_ok=True)
+    bindir, log = root / "bin", root / "jobs.jsonl"
+    bindir.mkdir(exist_ok=True)
+    real = shutil.which("socialbench", path=str(Path(sys.executable).parent)) or shutil.which("socialbench")
+    (bindir / "socialbench").write_text(SHIM.format(python=sys.executable, real=real))
+    (bindir / "socialbench").chmod(0o755)
+    phases = []
+
+    def emit(p: dict) -> None:
+        phases.append(p)
+        print(json.dumps({k: v for k, v in p.items() if k not in ("sizes", "job_log")}), flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(phases, indent=1))
+
+    try:
+        copies = (["demo"] if not args.no_demo else []) + ["paper"]
+        works = {}
+        for c in copies:
+            work = root / c / "repo"
+            work.mkdir(parents=True)
+            repo_copy(work)
+            link_shared(work)
+            works[c] = work
+        for c, work in works.items():
+            env = {**pipeline_env(work), "BENCH_PAPER_LOG": str(log)}
+            env["PATH"] = f"{bindir}{os.pathsep}{env['PATH']}"
+            demo = yaml.safe_load((work / "params.yaml").read_text())
+            if c == "demo":
+                git_snapshot(work, env)
+                emit(run_phase("demo", work, env, log))
+                continue
+            plan = [(f"paper@{s:g}", s, m, False) for s, m in zip(sizes, meetings)]
+            plan.append((f"1-model@{sizes[-1]:g}", sizes[-1], meetings[-1], True))
+            for name, s, m, one in plan:
+                params = scaled_params(demo, s, m, args.seconds, one)
+                # written out without YAML aliases (params.yaml refuses them)
+                (work / "params.yaml").write_text(yaml.safe_dump(json.loads(json.dumps(params)), sort_keys=False))
+                # its dvc.yaml written, then everything committed (the stages record the commit)
+                subprocess.run(["snakemake", "-n", "--quiet", "--cores", "1"], cwd=work, env=env, capture_output=True)
+                git_snapshot(work, env)
+                emit(run_phase(name, work, env, log))
+    finally:
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+    table = markdown(phases)
+    print(table)
+    if args.markdown:
+        replace_marked(args.markdown, MARK_BEGIN, MARK_END, table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
