@@ -27,6 +27,7 @@ for _b in BENCHMARKS:
         f"{_b}_tables",
         benchmark=_b,
         rules=[f"{_b}_tables"],
+        method_hooks=methods(_b),  # the runs' method classes it asks (needs: which pairs run)
         deps=[layout.kind_dir("scores", _b), *BENCH[_b]["dvc"]["data"][:1], layout.kind_dir("predictions", _b)],
         params=BENCH[_b]["dvc"]["tables_params"],
         outs=[f"results/tables/{_b}"],

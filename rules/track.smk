@@ -6,6 +6,7 @@ for _b in BENCHMARKS:
         f"{_b}_track",
         benchmark=_b,
         rules=[f"{_b}_track"],
+        method_hooks=methods(_b),  # the runs' method classes it asks (needs: which pairs run)
         deps=[*(layout.kind_dir(k, _b) for k in ("scores", "predictions", "traces")), f"results/tables/{_b}"],
         params=["mlflow"],
         # cached like every out, so `dvc pull` brings it back and a fresh clone has nothing to track

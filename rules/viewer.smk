@@ -5,7 +5,8 @@
 # predictions, traces) and logged to MLflow by the track stage; DVC does not version them.
 
 for _b in BENCHMARKS:
-    stage(f"{_b}_viewer", benchmark=_b, rules=[f"{_b}_viewer"], dvc=False)  # code input only: DVC keeps no pages
+    # code input only (DVC keeps no pages); the runs' method classes draw their trace sections
+    stage(f"{_b}_viewer", benchmark=_b, rules=[f"{_b}_viewer"], dvc=False, method_hooks=methods(_b))
 
     rule:
         name:

@@ -60,12 +60,11 @@ def test_one_mlflow_run_per_model_and_method_under_a_parent(pipeline_run):
     }
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") and r.data.tags.get("benchmark") == "moca"]
     assert len(moca_parents) == 1
-    run_pairs = [
-        (m, meth)
-        for m in params["models"]
-        for meth in params["moca"]["methods"]
-        if not pair_excluded(params, "moca", m, meth)
-    ]
+    from socialbench.results.layout import model_runs
+
+    # every run a model makes, its option-order runs (moca.robustness) included
+    run_pairs = [(m, run) for m, runs in model_runs(params, "moca", params["moca"]["methods"]).items() for run in runs]
+    assert run_pairs and all(not pair_excluded(params, "moca", m, r.split("__order")[0]) for m, r in run_pairs)
     assert sorted((r.data.tags["model"], r.data.tags["method"]) for r in children) == sorted(run_pairs)
     assert all(r.data.params.get("prompt_template_sha256") and r.data.params.get("dataset_sha256") for r in children)
 
@@ -256,6 +255,9 @@ def test_removing_a_model_from_params_archives_its_outputs_and_drops_its_lock_st
     work, env, _ = own_run
     p = yaml.safe_load((work / "params.yaml").read_text())
     del p["models"]["random"]
+    for b in ("moca", "meetingtom"):  # what names the model goes with it (check-params refuses a dangling name)
+        if (p[b].get("robustness") or {}).get("models"):
+            p[b]["robustness"]["models"] = [m for m in p[b]["robustness"]["models"] if m != "random"]
     (work / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     run(["snakemake", "--cores", "2"], work, env)
     assert "Nothing to be done" in run(["snakemake", "-n", "--cores", "2"], work, env)

@@ -253,13 +253,18 @@ def method_of(run: str) -> str:
     return run.split("__", 1)[0]
 
 
-def code_deps(benchmark: str, commands: Iterable[tuple[str, ...]], runs: Iterable[str] = ()) -> list[str]:
+def code_deps(
+    benchmark: str, commands: Iterable[tuple[str, ...]], runs: Iterable[str] = (), hooks: Iterable[str] = ()
+) -> list[str]:
     """The code deps of a stage of ``benchmark`` whose rules run ``commands`` (``socialbench`` words),
-    and, for inference, the plug-ins its ``runs`` load by name: folders and single files, sorted."""
+    and, for inference, the plug-ins its ``runs`` load by name: folders and single files, sorted.
+    ``hooks``: runs whose method classes the stage asks (``Method.needs``, ``trace_section``: the
+    tables, track and viewer stages), loaded by name from params too; their modules only."""
     commands = tuple(sorted(set(commands)))
     methods = sorted({method_of(r) for r in runs})
     method_modules = tuple(f"socialbench.{benchmark}.methods.{m}" for m in methods)
-    deps = {e for p in _closure(benchmark, commands, method_modules) if (e := _entry(p)) is not None}
+    hook_modules = tuple(f"socialbench.{benchmark}.methods.{m}" for m in sorted({method_of(r) for r in hooks}))
+    deps = {e for p in _closure(benchmark, commands, method_modules + hook_modules) if (e := _entry(p)) is not None}
     if methods:
         deps.add("src/socialbench/backends")  # a model's backend: imported by name from params
         # a retriever, where one of the runs' methods retrieves (core.retrieval): imported by name too
@@ -367,7 +372,9 @@ def stage_commands(decl: Mapping[str, Any], shells: Mapping[str, str]) -> tuple[
 
 
 def stage_code_deps(decl: Mapping[str, Any], shells: Mapping[str, str]) -> list[str]:
-    return code_deps(decl["benchmark"], stage_commands(decl, shells), decl.get("runs") or ())
+    return code_deps(
+        decl["benchmark"], stage_commands(decl, shells), decl.get("runs") or (), decl.get("method_hooks") or ()
+    )
 
 
 def dvc_stage(decl: Mapping[str, Any], raw_params: Mapping[str, Any], code: list[str]) -> dict[str, Any]:
