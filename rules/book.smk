@@ -5,6 +5,10 @@
 # it is rebuilt only when one of them changed (the run ids come from the store by those files'
 # content).
 
+# not versioned by DVC (the PDF is optional); its code input: what `socialbench book` imports. It runs
+# no one benchmark's code (benchmark=None): it reads every benchmark's tables folder.
+stage("book", benchmark=None, rules=["book"], dvc=False)
+
 
 rule book:
     input:
@@ -13,7 +17,7 @@ rule book:
         instances=[BENCH[b]["instances"] for b in BENCHMARKS],
         # track's summaries: their eval keys name the runs listed; rewritten when what track logs changed
         tracked=[generic_outputs(b)["tracked"] for b in BENCHMARKS],
-        code=["src/socialbench/results/book.py", "src/socialbench/stages/book.py", "src/socialbench/results/tracking.py"],
+        code=stage_code("book"),
     output:
         pdf="results/book/book.pdf",
         typ="results/book/book.typ",

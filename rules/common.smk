@@ -161,7 +161,7 @@ CONDA_ENV = "../envs/socialbench.yaml"
 # the declaration come the DVC stage in dvc.yaml (rules/dvc.smk), each rule's rerun triggers
 # (stage_params: the values of the params keys it reads) and each rule's code input (stage_code: the
 # files behind the modules its shell command imports, computed). A name or key may hold the rule's
-# wildcards ({source}), resolved per job.
+# wildcards ({source}), resolved per job. `benchmark=None`: a stage of no one benchmark (the book).
 
 #: name -> declaration, in the order declared (dvc.yaml's order).
 STAGES = {}

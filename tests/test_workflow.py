@@ -200,3 +200,15 @@ def test_every_rule_passes_params_to_a_command_that_takes_them():
         if _takes_params(cmd.split()[1:]) and "--params params.yaml" not in cmd
     ]
     assert not missing
+
+
+def test_every_rules_code_input_is_computed_from_its_stage_declaration():
+    """No rule lists its code by hand: each `code=` input is `stage_code(...)` (the files behind the
+    modules its command imports, socialbench.stages.dvc_yaml), so a moved or new module is never missed."""
+    import re
+
+    text = {smk.name: smk.read_text("utf-8") for smk in sorted((REPO / "rules").glob("*.smk"))}
+    inputs = [(name, v.strip()) for name, t in text.items() for v in re.findall(r"^\s*code=(.*)$", t, re.M)]
+    assert any(name == "book.smk" for name, _ in inputs)
+    assert not [(name, v) for name, v in inputs if not v.startswith("stage_code(")]
+    assert not [name for name, t in text.items() if re.search(r"[\"']src/socialbench/", t)]

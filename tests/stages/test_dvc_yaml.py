@@ -1,6 +1,7 @@
 """dvc.yaml from the stage declarations: computed code deps, per-rule params, the writer
 (socialbench.stages.dvc_yaml)."""
 
+import pytest
 import yaml
 
 from socialbench.stages import dvc_yaml
@@ -29,6 +30,21 @@ def test_a_plugin_hook_is_followed_only_where_the_stage_calls_it():
     # stages/tables.py calls the benchmark's tables hook, which imports the benchmark's results/
     assert "src/socialbench/moca/results" in dvc_yaml.code_deps("moca", [("tables",)])
     assert "src/socialbench/moca/results" not in dvc_yaml.code_deps("moca", [("score",)])
+
+
+def test_the_books_code_deps_are_what_its_command_imports_and_no_benchmarks_code():
+    # the book (a stage of no one benchmark: benchmark None) reads every benchmark's tables folder
+    deps = dvc_yaml.code_deps(None, [("book",)])
+    own = ("stages/book.py", "results/book.py", "results/tracking.py")
+    assert {f"src/socialbench/{f}" for f in own} <= set(deps)
+    assert "src/socialbench/core" in deps  # its command imports core: an edit there rebuilds the book
+    assert not [d for d in deps if d.startswith(tuple(f"src/socialbench/{b}/" for b in dvc_yaml.benchmark_packages()))]
+    assert "src/socialbench/results/tables.py" not in deps
+
+
+def test_a_stage_of_no_benchmark_takes_no_runs():
+    with pytest.raises(ValueError, match="one benchmark's stage"):
+        dvc_yaml.code_deps(None, [("book",)], ["direct"])
 
 
 def test_each_rule_of_a_stage_takes_only_its_own_params_keys_and_the_stage_all():

@@ -184,14 +184,18 @@ def _selected(path: Path, wanted: set[str]) -> tuple[set[str], set[str], set[str
 
 
 @cache
-def _closure(benchmark: str, commands: tuple[tuple[str, ...], ...], extra: tuple[str, ...] = ()) -> frozenset[Path]:
+def _closure(
+    benchmark: str | None, commands: tuple[tuple[str, ...], ...], extra: tuple[str, ...] = ()
+) -> frozenset[Path]:
     """Source files a stage's commands reach by static imports (module level and inside functions), a
     benchmark's command module and plug-in class followed function by function (above). ``extra``:
-    more entry modules (the plug-ins params name)."""
-    plugin = PKG / benchmark / "benchmark.py"
-    partial: dict[Path, set[str]] = {plugin: set()}  # many-stage module -> the functions wanted
+    more entry modules (the plug-ins params name). ``benchmark`` None: commands of no one benchmark
+    (the results book), whose code loads no benchmark's plug-in class."""
+    plugin = PKG / benchmark / "benchmark.py" if benchmark is not None else None
+    # many-stage module -> the functions wanted
+    partial: dict[Path, set[str]] = {plugin: set()} if plugin is not None else {}
     # the plug-in class is loaded by name (`--benchmark`, or the benchmark's own command): an entry
-    plain = ["socialbench.cli", f"socialbench.{benchmark}.benchmark", *extra]
+    plain = ["socialbench.cli", *([f"socialbench.{benchmark}.benchmark"] if benchmark is not None else []), *extra]
     for words in commands:
         module, wanted = command_entry(words)
         if wanted is None:
@@ -222,6 +226,8 @@ def _closure(benchmark: str, commands: tuple[tuple[str, ...], ...], extra: tuple
             else:
                 todo += [m for m in _imports(path) if module_file(m) is not None]
                 names |= _attrs(path)
+        if plugin is None:
+            return frozenset(seen)
         # the plug-in class: the hooks the code reached calls (a new hook may reach new code: again)
         hooks = {n for n in names if n in _functions(plugin)}
         if hooks <= partial[plugin]:
@@ -254,12 +260,16 @@ def method_of(run: str) -> str:
 
 
 def code_deps(
-    benchmark: str, commands: Iterable[tuple[str, ...]], runs: Iterable[str] = (), hooks: Iterable[str] = ()
+    benchmark: str | None, commands: Iterable[tuple[str, ...]], runs: Iterable[str] = (), hooks: Iterable[str] = ()
 ) -> list[str]:
     """The code deps of a stage of ``benchmark`` whose rules run ``commands`` (``socialbench`` words),
     and, for inference, the plug-ins its ``runs`` load by name: folders and single files, sorted.
     ``hooks``: runs whose method classes the stage asks (``Method.needs``, ``trace_section``: the
-    tables, track and viewer stages), loaded by name from params too; their modules only."""
+    tables, track and viewer stages), loaded by name from params too; their modules only.
+    ``benchmark`` None: a stage over every benchmark's results that runs no benchmark's code (the
+    results book); it takes no runs or hooks."""
+    if benchmark is None and (runs or hooks):
+        raise ValueError("code deps: runs and method hooks belong to one benchmark's stage")
     commands = tuple(sorted(set(commands)))
     methods = sorted({method_of(r) for r in runs})
     method_modules = tuple(f"socialbench.{benchmark}.methods.{m}" for m in methods)
@@ -297,7 +307,8 @@ def _dep_files(dep: str) -> tuple[str, ...]:
 #
 # A stage is declared once, beside its rules (rules/<benchmark>.smk, rules/<stage>.smk; the helper is
 # `stage` in rules/common.smk), as a mapping:
-#   benchmark  the benchmark it belongs to (its code deps are followed from that benchmark's plug-ins)
+#   benchmark  the benchmark it belongs to (its code deps are followed from that benchmark's plug-ins);
+#              None for a stage of no one benchmark (the results book)
 #   rules      the Snakemake rules it runs (its `desc`; their shell commands give its code deps)
 #   targets    what its `snakemake` command builds (default: the rules, by name)
 #   deps       the data it reads (paths; DVC templating such as ${item.meeting} allowed)
