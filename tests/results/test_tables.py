@@ -127,6 +127,35 @@ def test_a_style_takes_only_its_two_kinds_of_change():
         NumStyle(change="percent")
 
 
+# ---- keyed cells: a long-format CSV's lines ------------------------------------------------------------
+def test_keyed_cells_give_each_number_cell_with_its_block_row_and_column_keys():
+    from socialbench.results.tables import Num, keyed_cells
+
+    a, b, c = Num(1.0), Num(2.0), Num(text="not evaluated")
+    block = Block(["name", "x", "y"], [Row(["r1", a, b], key=("r1", "hidden")), Row(["r2", c, a], key=("r2",))])
+    block.key, block.column_keys = ("s",), [("x",), ("y",)]
+    assert list(keyed_cells(Table("T", [block]))) == [
+        (("s",), ("r1", "hidden"), ("x",), a),
+        (("s",), ("r1", "hidden"), ("y",), b),
+        (("s",), ("r2",), ("x",), c),
+        (("s",), ("r2",), ("y",), a),
+    ]
+
+
+def test_keyed_cells_leave_out_a_value_column_cell_that_is_no_number():
+    from socialbench.results.tables import Num, keyed_cells
+
+    block = Block(["name", "x", "y"], [Row(["r", Text("-", tex="--"), Num(3.0)], key=("r",))], column_keys=[(1,), (2,)])
+    assert [(col, cell.value) for _, _, col, cell in keyed_cells(Table("T", [block]))] == [((2,), 3.0)]
+
+
+def test_keyed_cells_refuse_a_block_whose_column_keys_do_not_match_its_value_columns():
+    from socialbench.results.tables import keyed_cells
+
+    with pytest.raises(ValueError, match="2 value columns but 1 column keys"):
+        list(keyed_cells(Table("T", [Block(["name", "x", "y"], [], column_keys=[("x",)])])))
+
+
 # ---- the note on runs that sent no temperature (derived from params) -----------------------------------
 def test_the_temperature_note_names_the_models_whose_runs_send_none_and_why():
     from socialbench.results.tables import temperature_note

@@ -8,7 +8,9 @@ heading: a section of the table) and notes. Cells are plain values, escaped per 
 star, a number the CSV writes bare), or :class:`Num`, a number with what is printed beside it (its
 change, a test's mark, its interval, the N it stands on), written the table's way (:class:`NumStyle`:
 each benchmark prints as its paper does). Two layouts: ``compact`` (notes right under the grid, LaTeX
-``\\smallskip``) and ``sections`` (each note a paragraph of its own, "Note: " in Markdown).
+``\\smallskip``) and ``sections`` (each note a paragraph of its own, "Note: " in Markdown). A table
+whose CSV is a long format (one line per number cell) keys its blocks, rows and value columns
+(:func:`keyed_cells`) and gives the lines as ``Table.csv``.
 
 Pure functions: values in, text out.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -208,10 +210,12 @@ def csv_value(c: Cell, style: NumStyle = SIGNED) -> Any:
 
 @dataclass
 class Row:
-    """One row; ``rule_before``: a LaTeX rule above it (a new group of rows starts)."""
+    """One row; ``rule_before``: a LaTeX rule above it (a new group of rows starts); ``key``: what
+    names the row in a long-format CSV (:func:`keyed_cells`), which may hold what the row does not show."""
 
     cells: list[Cell]
     rule_before: bool = False
+    key: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -219,7 +223,8 @@ class Block:
     """One grid: ``keys`` leading text columns (left-aligned), then value columns (right-aligned).
     ``title``: the block's heading (a section); ``empty``: a Markdown line after the grid (e.g. "(no
     runs)"); ``header_when_empty``: whether a grid without rows still prints its column heads;
-    ``align``: the LaTeX column spec when it is not the default."""
+    ``align``: the LaTeX column spec when it is not the default. ``key`` and ``column_keys`` (one per
+    value column): what names the block and each value column in a long-format CSV (:func:`keyed_cells`)."""
 
     columns: list[Cell]
     rows: list[Row] = field(default_factory=list)
@@ -229,6 +234,8 @@ class Block:
     empty: str | None = None
     header_when_empty: bool = True
     align: str | None = None
+    key: tuple[Any, ...] = ()
+    column_keys: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 @dataclass
@@ -265,6 +272,20 @@ def grouped(rows: Iterable[Sequence[Cell]]) -> list[Row]:
         out.append(Row([head, *cells[1:]], rule_before=last is not None and first != last))
         last = first
     return out
+
+
+def keyed_cells(t: Table) -> Iterator[tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], Num]]:
+    """Every number cell of a table with the keys that place it, for a long-format CSV (one line per
+    cell): ``(block key, row key, column key, cell)``, block by block, row by row, column by column.
+    A value column's cell that is no :class:`Num` (a mark for a value the row does not have) has no line."""
+    for b in t.blocks:
+        values = len(b.columns) - b.keys
+        if len(b.column_keys) != values:
+            raise ValueError(f"a block has {values} value columns but {len(b.column_keys)} column keys")
+        for r in b.rows:
+            for key, c in zip(b.column_keys, r.cells[b.keys :]):
+                if isinstance(c, Num):
+                    yield b.key, r.key, key, c
 
 
 def to_markdown(t: Table) -> str:
