@@ -25,15 +25,17 @@ without runs is still written, with a note naming the params entry that adds the
 Intervals (every accuracy and Macro-F1 cell): 95% instance-level percentile bootstrap, from the
 shared statistics (``socialbench.meetingtom.results.intervals``). A cell computed on fewer instances
 than its column's n (a human row answered on a subset, the rest not evaluated) prints its own n.
-Cells are the shared number cell (``socialbench.results.tables.Num``), written in the paper's way
-(``STYLE``: "-" for a missing value, ↑/↓ changes) and rounded by the one rule
-(``socialbench.results.numbers``).
+Tables are built in the shared table model (``socialbench.results.tables``): one block per source, each
+row keyed by its category, model, method and setting and each value column by its task, metric and n,
+so the CSV is the long format of those keys (one line per cell). Cells are the shared number cell
+(``Num``), written in the paper's way (``STYLE``: "-" for a missing value, ↑/↓ changes) and rounded
+by the one rule (``socialbench.results.numbers``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -120,31 +122,22 @@ def difference(a: Num, b: Num) -> float | None:
     return numbers.difference(a.value, b.value)
 
 
-# ---- the table model ------------------------------------------------------------------------------
-@dataclass
-class Row:
-    category: str
-    model: str
-    method: str
-    setting: str
-    cells: dict[tuple[str, str], Num] = field(default_factory=dict)
+# ---- the table model: the shared one (socialbench.results.tables) -------------------------------------
+# A table is an rt.Table of one block per source (key: the source; a value column's key: its task, metric
+# and n). A row shows its category, model and setting, then a cell per column (MISSING where the run has
+# no such group); its key adds the run's method, which the CSV names and the grid does not show.
+CHANCE = "chance"
+#: No cell at all (a run without that group): "-" ("--" in LaTeX), no CSV line.
+MISSING = rt.Text("-", tex="--")
+KEY_HEADS = tuple(rt.Text(h.lower(), md=h.lower(), tex=h) for h in ("Category", "Model", "Setting"))
+INTRO = "Cells: value [95% bootstrap interval]; invalid answers count as wrong."
 
 
-@dataclass
-class Section:
-    source: str
-    columns: list[tuple[str, str, str]]
-    n: dict[str, int]  # task -> instances of the source
-    rows: list[Row]
-    notes: list[str]
-
-
-@dataclass
-class Table:
-    name: str
-    title: str
-    sections: list[Section]
-    notes: list[str]
+def table_row(category: str, model: str, method: str, setting: str, cells: list[rt.Cell]) -> rt.Row:
+    """A row: its keys shown, then its cells; the chance row under a rule."""
+    return rt.Row(
+        [category, model, setting, *cells], rule_before=category == CHANCE, key=(category, model, method, setting)
+    )
 
 
 class Context:
@@ -240,30 +233,42 @@ class Context:
         low, high = accuracy_ci(m["correct"], m["n"], self.seed, (model, method, g))
         return Num(m["accuracy"], low=low, high=high, has_ci=low is not None, exact=exact, n=own_n)
 
-    def row(self, model: str, method: str, setting: str, source: str, columns, base: str | None = None) -> Row:
-        r = Row(self.categories.get(model, ""), model, method, setting)
+    def row(
+        self,
+        model: str,
+        method: str,
+        setting: str,
+        source: str,
+        columns,
+        base: str | None = None,
+        not_evaluated: Sequence[str] = (),
+    ) -> rt.Row:
+        """A run's row; ``base``: the run whose score each cell shows its change from; ``not_evaluated``:
+        tasks whose cells read "n=0, not evaluated", whatever the run answered (Table 4's Task 1)."""
+        cells: list[rt.Cell] = []
         for task, metric, _ in columns:
-            c = self.cell(model, method, task, metric, source)
-            if c is None:
+            if task in not_evaluated:
+                cells.append(Num(text=NOT_EVALUATED))
                 continue
-            if base is not None and metric != "invalid_rate":  # a change only for scores
+            c = self.cell(model, method, task, metric, source)
+            if c is not None and base is not None and metric != "invalid_rate":  # a change only for scores
                 b = self.cell(model, base, task, metric, source) if (model, base) in self.scores else None
                 c = replace(c, has_delta=b is not None, delta=difference(c, b) if b is not None else None)
-            r.cells[(task, metric)] = c
-        return r
+            cells.append(MISSING if c is None else c)
+        return table_row(self.categories.get(model, ""), model, method, setting, cells)
 
-    def chance_row(self, source: str, columns) -> Row:
-        r = Row("chance", "uniform guess", "", "")
+    def chance_row(self, source: str, columns) -> rt.Row:
         any_sc = next(iter(self.all_scores.values()), {})
+        cells: list[rt.Cell] = []
         for task, metric, _ in columns:
             m = any_sc.get(f"{task}/{source}")
-            if m is not None:
-                r.cells[(task, metric)] = Num(m["chance"]) if metric == "accuracy" else Num(text="-")
-        return r
+            cells.append(MISSING if m is None else Num(m["chance"]) if metric == "accuracy" else Num(text="-"))
+        return table_row(CHANCE, "uniform guess", "", "", cells)
 
-    def sections(self, make_rows, extra: Sequence[tuple[str, str, str]] = ()) -> tuple[list[Section], list[str]]:
-        """A section per source with instances; notes for absent sources and tasks. ``extra``: columns
-        after the tasks' (the invalid rate, over every task: its n is all the source's instances)."""
+    def sections(self, make_rows, extra: Sequence[tuple[str, str, str]] = ()) -> tuple[list[rt.Block], list[str]]:
+        """A block per source with instances (its notes under it); notes for absent sources and tasks.
+        ``extra``: columns after the tasks' (the invalid rate, over every task: its n is all the source's
+        instances)."""
         out, notes = [], []
         for src in SOURCES:
             tasks: dict[str, int] = {}
@@ -293,7 +298,20 @@ class Context:
             if extra:
                 cols = cols + list(extra)
                 tasks = {**tasks, INVALID_COLUMN[0]: sum(tasks.values())}
-            out.append(Section(src, cols, tasks, make_rows(src, cols), snotes))
+            rows = make_rows(src, cols)
+            out.append(
+                rt.Block(
+                    [*KEY_HEADS, *(f"{head} (n={tasks[task]})" for task, _, head in cols)],
+                    rows,
+                    keys=len(KEY_HEADS),
+                    title=SOURCE_TITLES[src],
+                    notes=snotes,
+                    empty=None if [r for r in rows if r.key[0] != CHANCE] else "(no runs)",
+                    align="lll" + "c" * len(cols),
+                    key=(src,),
+                    column_keys=[(task, metric, tasks[task]) for task, metric, _ in cols],
+                )
+            )
         return out, notes
 
     def f1_note(self) -> list[str]:
@@ -336,7 +354,7 @@ def excluded_notes(params: Mapping[str, Any], methods: Sequence[str]) -> list[st
 
 
 # ---- the tables -----------------------------------------------------------------------------------
-def table1(ctx: Context) -> Table:
+def table1(ctx: Context) -> rt.Table:
     models = sorted({m for m, meth in ctx.scores if meth == BASE}, key=ctx.order)
 
     def rows(src, cols):
@@ -352,12 +370,10 @@ def table1(ctx: Context) -> Table:
         "Chance: expected accuracy of uniform guessing over each instance's options (Task 3.2: over the non-empty"
         " subsets of its participants); no Macro-F1 is given for it."
     )
-    return Table(
-        "table1_overall", "Table 1: overall performance (accuracy and Macro-F1, %)", sections, notes + ctx.f1_note()
-    )
+    return table("Table 1: overall performance (accuracy and Macro-F1, %)", sections, notes + ctx.f1_note())
 
 
-def prompting_table(ctx: Context, name: str, title: str, models: list[str], missing_note: str) -> Table:
+def prompting_table(ctx: Context, title: str, models: list[str], missing_note: str) -> rt.Table:
     def rows(src, cols):
         out = []
         for m in models:
@@ -374,10 +390,10 @@ def prompting_table(ctx: Context, name: str, title: str, models: list[str], miss
         "Invalid %: answers that could not be read (one answer rule for every method, scored wrong), over all"
         " the run's instances of the source."
     )
-    return Table(name, title, sections, notes + ctx.f1_note())
+    return table(title, sections, notes + ctx.f1_note())
 
 
-def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: bool) -> Table:
+def ablation_table(ctx: Context, title: str, kind: str, with_delta: bool) -> rt.Table:
     names = [a for a, e in ctx.ablations.items() if (e or {}).get("table") == kind]
     runs = sorted(
         {(m, meth) for m, meth in ctx.scores if split_method(meth)[1] in names},
@@ -398,12 +414,11 @@ def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: b
                 out.append(ctx.row(m, base, label, src, cols))
             if kind == "modality" and ctx.run_modality(meth, src) == ctx.run_modality(base, src):
                 continue  # the same input as the base row above (e.g. utterances only on the real corpus)
-            r = ctx.row(m, meth, method_label(meth, ctx.ablations), src, cols, base=base if with_delta else None)
-            if kind == "priors":
-                for task, metric, _ in cols:
-                    if task == "task1":
-                        r.cells[(task, metric)] = Num(text=NOT_EVALUATED)
-            out.append(r)
+            label = method_label(meth, ctx.ablations)
+            not_evaluated = ("task1",) if kind == "priors" else ()
+            out.append(
+                ctx.row(m, meth, label, src, cols, base=base if with_delta else None, not_evaluated=not_evaluated)
+            )
         return out
 
     sections, notes = ctx.sections(rows)
@@ -434,10 +449,10 @@ def ablation_table(ctx: Context, name: str, title: str, kind: str, with_delta: b
         notes.append(
             "Ablation rows: the score and its change from the run without the ablation (↑ improvement, ↓ degradation)."
         )
-    return Table(name, title, sections, notes + ctx.f1_note())
+    return table(title, sections, notes + ctx.f1_note())
 
 
-def all_runs_table(ctx: Context) -> Table:
+def all_runs_table(ctx: Context) -> rt.Table:
     runs = sorted(ctx.scores, key=lambda k: (ctx.order(k[0]), k[1]))
 
     def rows(src, cols):
@@ -448,55 +463,39 @@ def all_runs_table(ctx: Context) -> Table:
     sections, notes = ctx.sections(rows)
     temperature = temperature_note(ctx.models, {m for m, _ in runs})
     # the pairs params exclude, listed once for the benchmark: here, not under every table
-    return Table(
-        "all_runs",
-        "Every run scored",
-        sections,
-        notes + ctx.f1_note() + [temperature] * bool(temperature) + ctx.excluded_notes,
+    return table(
+        "Every run scored", sections, notes + ctx.f1_note() + [temperature] * bool(temperature) + ctx.excluded_notes
     )
 
 
-def build_tables(ctx: Context) -> list[Table]:
+def build_tables(ctx: Context) -> dict[str, rt.Table]:
+    """{name: table} of ``TABLE_NAMES``, in that order."""
     prompting = [m for m in ctx.prompting_models]
     others = sorted({m for m, meth in ctx.scores if meth in PROMPTING[1:] and m not in prompting}, key=ctx.order)
-    out = [table1(ctx)]
-    by_name = {}
-    for name, title, kind, delta in ABLATION_TABLES:
-        by_name[name] = ablation_table(ctx, name, title, kind, delta)
-    out.append(by_name["table2_modality"])
-    out.append(
-        prompting_table(
-            ctx,
-            "table3_prompting",
-            "Table 3: prompting strategies",
-            prompting,
-            "No models for this table: list them under meetingtom.tables.prompting_models in params.yaml.",
-        )
+    out = {"table1_overall": table1(ctx)}
+    ablations = {name: ablation_table(ctx, title, kind, delta) for name, title, kind, delta in ABLATION_TABLES}
+    out["table2_modality"] = ablations["table2_modality"]
+    out["table3_prompting"] = prompting_table(
+        ctx,
+        "Table 3: prompting strategies",
+        prompting,
+        "No models for this table: list them under meetingtom.tables.prompting_models in params.yaml.",
     )
-    out += [by_name["table4_priors"], by_name["table5_markers"]]
-    out.append(
-        prompting_table(
-            ctx,
-            "table6_prompting_additional",
-            "Table 6: prompting strategies, additional models",
-            others,
-            "No other model has a prompting run (naive_cot, task_cot, ecot in meetingtom.methods).",
-        )
+    out["table4_priors"] = ablations["table4_priors"]
+    out["table5_markers"] = ablations["table5_markers"]
+    out["table6_prompting_additional"] = prompting_table(
+        ctx,
+        "Table 6: prompting strategies, additional models",
+        others,
+        "No other model has a prompting run (naive_cot, task_cot, ecot in meetingtom.methods).",
     )
-    out += [by_name["table_view"], by_name["table_ingestion"], all_runs_table(ctx)]
+    out["table_view"] = ablations["table_view"]
+    out["table_ingestion"] = ablations["table_ingestion"]
+    out["all_runs"] = all_runs_table(ctx)
     return out
 
 
-# ---- rendering ----------------------------------------------------------------------------------
-def _cell(c: Num | None) -> rt.Cell:
-    """A cell as the shared model writes it; no cell at all (a run without that group) is "-" ("--")."""
-    return rt.Text("-", tex="--") if c is None else c
-
-
-def _header(section: Section, col: tuple[str, str, str]) -> str:
-    return f"{col[2]} (n={section.n[col[0]]})"
-
-
+# ---- the table and its CSV ----------------------------------------------------------------------
 CSV_COLUMNS = (
     "source",
     "category",
@@ -515,83 +514,32 @@ CSV_COLUMNS = (
 )
 
 
-def _csv_rows(t: Table) -> list[list[Any]]:
-    """The long format: one line per cell (source, row, task and metric, value and interval)."""
-    out = []
-    for s in t.sections:
-        for r in s.rows:
-            for task, metric, _ in s.columns:
-                c = r.cells.get((task, metric))
-                if c is None:
-                    continue
-                out.append(
-                    [
-                        s.source,
-                        r.category,
-                        r.model,
-                        r.method,
-                        r.setting,
-                        task,
-                        metric,
-                        "" if c.value is None else c.value,
-                        "" if c.low is None else c.low,
-                        "" if c.high is None else c.high,
-                        c.n if c.n is not None else ("" if c.text else s.n[task]),
-                        s.n[task],
-                        "" if c.delta is None else c.delta,
-                        c.text or "",
-                    ]
-                )
-    return out
-
-
-def as_table(t: Table) -> rt.Table:
-    """The table in the shared model (socialbench.results.tables): one block per source, the chance
-    row under a rule, notes as paragraphs."""
-    blocks = []
-    for s in t.sections:
-        rows = [
-            rt.Row(
-                [r.category, r.model, r.setting] + [_cell(r.cells.get((col[0], col[1]))) for col in s.columns],
-                rule_before=r.category == "chance",
-            )
-            for r in s.rows
+def csv_lines(t: rt.Table) -> list[list[Any]]:
+    """The long format: one line per cell (source, row, task and metric, value and interval), from the
+    keys of its block, row and column (``rt.keyed_cells``)."""
+    return [
+        [
+            *source,
+            *row,
+            task,
+            metric,
+            "" if c.value is None else c.value,
+            "" if c.low is None else c.low,
+            "" if c.high is None else c.high,
+            c.n if c.n is not None else ("" if c.text else n_total),
+            n_total,
+            "" if c.delta is None else c.delta,
+            c.text or "",
         ]
-        blocks.append(
-            rt.Block(
-                [rt.Text(h.lower(), md=h.lower(), tex=h) for h in ("Category", "Model", "Setting")]
-                + [_header(s, c) for c in s.columns],
-                rows,
-                keys=3,
-                title=SOURCE_TITLES[s.source],
-                notes=list(s.notes),
-                empty=None if [r for r in s.rows if r.category != "chance"] else "(no runs)",
-                align="lll" + "c" * len(s.columns),
-            )
-        )
-    return rt.Table(
-        t.title,
-        blocks,
-        level=1,
-        caption=t.title,
-        intro=["Cells: value [95% bootstrap interval]; invalid answers count as wrong."],
-        notes=list(t.notes),
-        layout="sections",
-        csv=(CSV_COLUMNS, _csv_rows(t)),
-        style=STYLE,
-    )
+        for source, row, (task, metric, n_total), c in rt.keyed_cells(t)
+    ]
 
 
-def to_markdown(t: Table) -> str:
-    return rt.to_markdown(as_table(t))
-
-
-def to_csv(t: Table) -> str:
-    return rt.to_csv(as_table(t))
-
-
-def to_latex(t: Table) -> str:
-    return rt.to_latex(as_table(t))
+def table(title: str, blocks: list[rt.Block], notes: list[str]) -> rt.Table:
+    """A table of per-source blocks: the title as heading and caption, notes as paragraphs, the long
+    format as its CSV."""
+    t = rt.Table(title, blocks, level=1, caption=title, intro=[INTRO], notes=notes, layout="sections", style=STYLE)
+    return replace(t, csv=(CSV_COLUMNS, csv_lines(t)))
 
 
 def tables(
@@ -614,10 +562,8 @@ def tables(
     )
     ctx = Context(scores, params, values)
     files: dict[str, str | bytes] = {}
-    for t in build_tables(ctx):
-        files[f"{t.name}.md"] = to_markdown(t)
-        files[f"{t.name}.csv"] = to_csv(t)
-        files[f"{t.name}.tex"] = to_latex(t)
+    for name, t in build_tables(ctx).items():
+        files.update({f"{name}.{ext}": text for ext, text in rt.render(t).items()})
     if instances is not None:
         from socialbench.meetingtom.results.figures import label_distribution
 
