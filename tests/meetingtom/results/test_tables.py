@@ -152,6 +152,31 @@ def test_table4_reads_none_for_no_prompt_and_not_evaluated_for_task1_of_prior_ro
     assert "| proprietary | gem | + role | n=0, not evaluated | n=0, not evaluated | 60.00 (↑10.00) [" in demo
 
 
+def test_a_cell_a_run_has_no_group_for_reads_a_dash_and_has_no_csv_line():
+    scores = {
+        **SCORES,
+        ("gem", "naive_cot"): {g: v for g, v in SCORES[("gem", "naive_cot")].items() if g != "task2_2/demo"},
+    }
+    files = tables(scores, params())[0]
+    assert "| proprietary | gem | Naive-CoT | 60.00 (↑10.00) [" in files["table3_prompting.md"]
+    row = next(
+        line for line in files["table3_prompting.tex"].splitlines() if line.startswith("proprietary & gem & Naive-CoT")
+    )
+    assert row.split(" & ")[6] == "--"  # T2.2 Acc, after the three key columns and T1, T1 F1, T2.1
+    lines = [
+        line
+        for line in files["table3_prompting.csv"].splitlines()
+        if line.startswith("demo,proprietary,gem,naive_cot,")
+    ]
+    assert lines and not [line for line in lines if ",task2_2," in line]
+
+
+def test_the_csv_names_each_cell_by_its_run_task_and_metric_and_a_prior_rows_task1_by_its_note(out):
+    lines = out[0]["table4_priors.csv"].splitlines()
+    assert lines[0] == "source,category,model,method,setting,task,metric,value,ci_low,ci_high,n,n_total,delta,note"
+    assert 'demo,proprietary,gem,no_prompt__prior_role,+ role,task1,accuracy,,,,,10,,"n=0, not evaluated"' in lines
+
+
 def test_table2_lists_the_modality_ablation_under_its_base_run(out):
     demo = section(out[0]["table2_modality.md"], "demo meetings")
     # the base row names the source's own modality (params meetingtom.demo.modality)
