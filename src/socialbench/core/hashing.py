@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,22 @@ def folder_fingerprint(folder: str | Path) -> str:
         digest = sha256_file(f) if size <= FINGERPRINT_FULL_HASH_MAX else _large_file_digest(f, size)
         h.update(f"{rel.as_posix()}\0{digest}\n".encode())
     return "files:" + h.hexdigest()
+
+
+def module_source(name: str) -> str:
+    """The source text of module ``name`` as Python reads it, found by the import system (not by a
+    path): decoded, with universal newlines, so a checkout with CRLF line ends gives the same text.
+    A ValueError naming the module when it has no readable source (installed as bytecode only)."""
+    spec = importlib.util.find_spec(name)
+    get_source = getattr(spec.loader, "get_source", None) if spec is not None else None
+    source = get_source(name) if get_source is not None else None
+    if source is None:
+        raise ValueError(f"module {name}: no source to hash (installed without its .py files?)")
+    return source
+
+
+def module_sources_sha256(names: Sequence[str]) -> str:
+    """One hash over the source texts of modules ``names``, in the order given. Only the texts enter it,
+    not the modules' names or paths: the same code gives the same hash on every machine and in every
+    checkout, and any edit of one of the modules (a comment too) gives another."""
+    return sha256_json([sha256_bytes(module_source(name).encode("utf-8")) for name in names])
