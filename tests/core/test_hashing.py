@@ -12,6 +12,7 @@ import pytest
 from socialbench.core.hashing import (
     FINGERPRINT_FULL_HASH_MAX,
     canonical_json,
+    code_tokens,
     folder_fingerprint,
     module_sources_sha256,
     sha256_json,
@@ -95,11 +96,27 @@ def test_crlf_line_ends_hash_as_the_same_code(tmp_path, monkeypatch):
     assert module_sources_sha256(["unix_ends"]) == module_sources_sha256(["windows_ends"])
 
 
-def test_any_edit_of_a_module_changes_the_hash(tmp_path, monkeypatch):
+def test_an_edit_of_a_module_s_code_changes_the_hash(tmp_path, monkeypatch):
     modules(tmp_path, monkeypatch, edited=b"ANSWER = 1\n")
     before = module_sources_sha256(["edited"])
-    modules(tmp_path, monkeypatch, edited=b"ANSWER = 1  # a comment\n")
+    modules(tmp_path, monkeypatch, edited=b"ANSWER = 2\n")
     assert module_sources_sha256(["edited"]) != before
+
+
+def test_comments_docstrings_and_line_wrapping_do_not_change_the_hash(tmp_path, monkeypatch):
+    plain = b"def answer(a, b):\n    return a + b\n"
+    dressed = (
+        b'"""A module docstring."""\n\n# a comment\n\ndef answer(\n    a,\n    b,\n):\n'
+        b'    """What it answers."""\n    return a  +  b  # why\n'
+    )
+    modules(tmp_path, monkeypatch, plain=plain, dressed=dressed)
+    assert module_sources_sha256(["plain"]) != module_sources_sha256(["dressed"])  # a trailing comma is code
+    modules(tmp_path, monkeypatch, dressed=dressed.replace(b"    b,\n", b"    b\n"))
+    assert module_sources_sha256(["plain"]) == module_sources_sha256(["dressed"])
+
+
+def test_a_string_that_starts_an_expression_is_code_not_a_docstring():
+    assert code_tokens('x = 1\n"; ".join(y)\n') != code_tokens('x = 1\n", ".join(y)\n')
 
 
 def test_a_module_without_source_is_a_value_error_naming_it():

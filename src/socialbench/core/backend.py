@@ -546,7 +546,7 @@ def behaviour_modules(cls: type[Backend]) -> tuple[str, ...]:
 
 @functools.cache  # per process: hashing once is enough, the code a process runs does not change under it
 def behaviour_sha256(modules: tuple[str, ...]) -> str:
-    """The ``behaviour`` of an identity: one hash over the source texts of ``modules``
+    """The ``behaviour`` of an identity: one hash over the code of ``modules`` (comments and docstrings left out)
     (:func:`~socialbench.core.hashing.module_sources_sha256`: by content, never by path)."""
     return module_sources_sha256(modules)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import io
 import json
+import tokenize
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -102,8 +104,31 @@ def module_source(name: str) -> str:
     return source
 
 
+def code_tokens(source: str) -> str:
+    """The code of a module's ``source`` without what does not change what it does: comments, blank
+    lines, line wrapping inside brackets, spacing and docstrings (strings that are a statement of their
+    own). What is left is the tokens in order, one per line. A SyntaxError when the source is no Python."""
+    skipped = (tokenize.COMMENT, tokenize.NL, tokenize.ENDMARKER)
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in skipped]
+    starts = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+    kept: list[str] = []
+    i = 0
+    while i < len(tokens):
+        j = i
+        if i == 0 or tokens[i - 1].type in starts:  # a statement starts: is it strings only?
+            while j < len(tokens) and tokens[j].type == tokenize.STRING:
+                j += 1
+            if j > i and j < len(tokens) and tokens[j].type == tokenize.NEWLINE:
+                i = j + 1  # a docstring (or a bare string): no code
+                continue
+        kept.append(f"{tokenize.tok_name[tokens[i].type]} {tokens[i].string}")
+        i += 1
+    return "\n".join(kept)
+
+
 def module_sources_sha256(names: Sequence[str]) -> str:
-    """One hash over the source texts of modules ``names``, in the order given. Only the texts enter it,
-    not the modules' names or paths: the same code gives the same hash on every machine and in every
-    checkout, and any edit of one of the modules (a comment too) gives another."""
-    return sha256_json([sha256_bytes(module_source(name).encode("utf-8")) for name in names])
+    """One hash over the code of modules ``names`` (:func:`code_tokens`), in the order given. Only the
+    code enters it, not the modules' names or paths: the same code gives the same hash on every machine
+    and in every checkout; an edit of the code of one of the modules gives another, while a comment, a
+    docstring or a reformat does not (so editing those never changes a request key)."""
+    return sha256_json([sha256_bytes(code_tokens(module_source(name)).encode("utf-8")) for name in names])
