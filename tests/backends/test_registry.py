@@ -117,3 +117,13 @@ def test_a_declaration_is_read_without_importing_the_backend_module():
     before = "socialbench.backends.hf" in sys.modules
     assert backend_declaration("hf").accepts == frozenset({"image"})
     assert ("socialbench.backends.hf" in sys.modules) == before
+
+
+#: The backends that run no model: their own code decides their answers (test doubles, baselines,
+#: recorded answers), so its hash is in their identity. minilm runs a model (its rule is versioned by hand).
+ANSWERS_FROM_CODE = {"random", "prior", "scripted", "file", "codar_script"}
+
+
+@pytest.mark.parametrize("name", sorted(set(ACCEPTS) | {"codar_script"}))
+def test_exactly_the_backends_that_run_no_model_version_their_answers_by_their_code(name):
+    assert get_backend_class(name).answers_from_code == (name in ANSWERS_FROM_CODE)

@@ -133,3 +133,48 @@ def test_a_clip_with_its_file_goes_as_frames_to_a_model_that_takes_no_native_vid
     neither = ScriptedBackend(ModelSpec(name="s", backend="scripted", modalities=["image"]))
     assert frames_only.cannot_take(clip) is None and native_only.cannot_take(clip) is None
     assert neither.cannot_take(clip) == "video frames are not supported (it takes: image)"
+
+
+# ---- a backend whose code decides its answers: that code's hash is in its identity -------------------
+def test_a_backend_that_answers_from_code_carries_the_hash_of_its_module_in_its_identity(tmp_path, monkeypatch):
+    from socialbench.core.backend import ModelSpec
+    from socialbench.core.hashing import module_sources_sha256
+    from tests.helpers.versioned_double import MODULE, load_double
+
+    double = load_double(monkeypatch, tmp_path, "v1").VersionedDouble(ModelSpec(name="d", backend="versioned_double"))
+    assert double.identity()["behaviour"] == module_sources_sha256([MODULE])
+
+
+def test_a_new_version_of_a_doubles_code_changes_its_identity_and_the_same_code_keeps_it(tmp_path, monkeypatch):
+    from socialbench.core.backend import ModelSpec
+    from tests.helpers.versioned_double import load_double
+
+    spec = ModelSpec(name="d", backend="versioned_double")
+    first = load_double(monkeypatch, tmp_path, "old answer").VersionedDouble(spec).identity()
+    changed = load_double(monkeypatch, tmp_path, "new answer").VersionedDouble(spec).identity()
+    back = load_double(monkeypatch, tmp_path, "old answer").VersionedDouble(spec).identity()
+    assert changed["behaviour"] != first["behaviour"] and back == first
+
+
+def test_a_backend_that_calls_a_model_has_no_behaviour_in_its_identity():
+    from socialbench.core.backend import Backend, ModelSpec
+
+    class Model(Backend):  # a model's answers: its id and revision, not this code
+        name = "model"
+
+        def complete(self, request):
+            return Response(text="{}")
+
+    ident = Model(ModelSpec(name="m", backend="model", model_id="org/m", revision="r1")).identity()
+    assert ident == {"backend": "model", "model_id": "org/m", "revision": "r1"}
+
+
+def test_the_behaviour_covers_the_modules_of_a_double_its_bases_and_its_declared_helpers():
+    from socialbench.backends.scripted import ScriptedBackend
+    from socialbench.core.backend import behaviour_modules
+
+    class Variant(ScriptedBackend):  # a test's variant of a double, defined in this module
+        behaviour_modules = ("socialbench.backends.baselines",)
+
+    assert behaviour_modules(Variant) == (__name__, "socialbench.backends.scripted", "socialbench.backends.baselines")
+    assert behaviour_modules(ScriptedBackend) == ("socialbench.backends.scripted",)

@@ -1,5 +1,6 @@
-"""Content hashes: the model-folder fingerprint used as the revision of unpinned local models, and the
-canonical JSON that keys and hashes are taken over (plain JSON values only)."""
+"""Content hashes: the model-folder fingerprint used as the revision of unpinned local models, the
+canonical JSON that keys and hashes are taken over (plain JSON values only), and the hash of modules'
+source (a test double's behaviour)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.core.hashing import FINGERPRINT_FULL_HASH_MAX, canonical_json, folder_fingerprint, sha256_json
+from socialbench.core.hashing import (
+    FINGERPRINT_FULL_HASH_MAX,
+    canonical_json,
+    code_tokens,
+    folder_fingerprint,
+    module_sources_sha256,
+    sha256_json,
+)
 
 
 def model_folder(tmp_path, weights_size=1024):
@@ -66,3 +74,51 @@ def test_values_that_are_not_plain_json_are_refused_not_stringified(value, error
         canonical_json(value)
     with pytest.raises(error):
         sha256_json(value)
+
+
+# ---- the source of modules ------------------------------------------------------------------------
+def modules(tmp_path, monkeypatch, **sources: bytes) -> None:
+    """Modules ``name=source bytes`` in a folder on the import path (found, never imported)."""
+    folder = tmp_path / "mods"
+    folder.mkdir(exist_ok=True)
+    for name, source in sources.items():
+        (folder / f"{name}.py").write_bytes(source)
+    monkeypatch.syspath_prepend(str(folder))
+
+
+def test_the_same_code_in_modules_of_other_names_and_paths_has_the_same_hash(tmp_path, monkeypatch):
+    modules(tmp_path, monkeypatch, here_a=b"ANSWER = 1\n", here_b=b"ANSWER = 1\n")
+    assert module_sources_sha256(["here_a"]) == module_sources_sha256(["here_b"])
+
+
+def test_crlf_line_ends_hash_as_the_same_code(tmp_path, monkeypatch):
+    modules(tmp_path, monkeypatch, unix_ends=b"A = 1\nB = 2\n", windows_ends=b"A = 1\r\nB = 2\r\n")
+    assert module_sources_sha256(["unix_ends"]) == module_sources_sha256(["windows_ends"])
+
+
+def test_an_edit_of_a_module_s_code_changes_the_hash(tmp_path, monkeypatch):
+    modules(tmp_path, monkeypatch, edited=b"ANSWER = 1\n")
+    before = module_sources_sha256(["edited"])
+    modules(tmp_path, monkeypatch, edited=b"ANSWER = 2\n")
+    assert module_sources_sha256(["edited"]) != before
+
+
+def test_comments_docstrings_and_line_wrapping_do_not_change_the_hash(tmp_path, monkeypatch):
+    plain = b"def answer(a, b):\n    return a + b\n"
+    dressed = (
+        b'"""A module docstring."""\n\n# a comment\n\ndef answer(\n    a,\n    b,\n):\n'
+        b'    """What it answers."""\n    return a  +  b  # why\n'
+    )
+    modules(tmp_path, monkeypatch, plain=plain, dressed=dressed)
+    assert module_sources_sha256(["plain"]) != module_sources_sha256(["dressed"])  # a trailing comma is code
+    modules(tmp_path, monkeypatch, dressed=dressed.replace(b"    b,\n", b"    b\n"))
+    assert module_sources_sha256(["plain"]) == module_sources_sha256(["dressed"])
+
+
+def test_a_string_that_starts_an_expression_is_code_not_a_docstring():
+    assert code_tokens('x = 1\n"; ".join(y)\n') != code_tokens('x = 1\n", ".join(y)\n')
+
+
+def test_a_module_without_source_is_a_value_error_naming_it():
+    with pytest.raises(ValueError, match="module sys: no source to hash"):
+        module_sources_sha256(["sys"])  # built in: no .py file

@@ -112,6 +112,23 @@ def test_failed_call_is_recorded_scored_as_error_and_retried_next_run(tmp_path):
     assert again.calls == ["i1/direct/answer"]  # failures are not cached
 
 
+def test_a_cache_filled_by_an_older_version_of_a_test_double_is_not_replayed(tmp_path, monkeypatch):
+    from tests.helpers.versioned_double import load_double
+
+    cache = RequestCache(tmp_path / "c.sqlite")
+    insts = instances(tmp_path, 2)
+    spec = ModelSpec(name="double", backend="scripted")
+    other = GOOD.replace("expressive aggression", "humour")
+    predict(insts, spec, cache, load_double(monkeypatch, tmp_path, GOOD).VersionedDouble(spec))
+    same = load_double(monkeypatch, tmp_path, GOOD).VersionedDouble(spec)
+    predict(insts, spec, cache, same)
+    assert same.calls == []  # the same code: every answer from the cache
+    changed = load_double(monkeypatch, tmp_path, other).VersionedDouble(spec)
+    recs, stats = predict(insts, spec, cache, changed)
+    assert changed.calls == ["i0/direct/answer", "i1/direct/answer"] and stats.cache_hits == 0
+    assert [r["raw"] for r in recs] == [other, other]
+
+
 def test_changed_image_byte_is_a_cache_miss(tmp_path):
     cache = RequestCache(tmp_path / "c.sqlite")
     insts = instances(tmp_path, 1)

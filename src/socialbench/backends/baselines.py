@@ -37,6 +37,7 @@ class RandomBackend(Backend):
     """Seeded uniform choice over each field's valid options: the chance row."""
 
     # it reads only the task: takes every part, answers choices only (baselines.declaration.json)
+    answers_from_code = True  # no model: this module's code is its behaviour (in the identity)
 
     def _rng(self, request: Request) -> random.Random:
         return random.Random(f"{self.context.seed}:{self.spec.name}:{request.request_id}")

@@ -16,7 +16,8 @@ What it cannot answer is an error response (recorded, scored invalid, never an e
 
 A recorded value that names no option is passed on as it is, so the scorer counts it invalid (as it
 would a model's). It reads no media, so it takes every kind of part. Its identity holds the file's
-content hash: changed answers are new cache entries.
+content hash and the hash of this module's code: changed answers, or a changed mapping, are new cache
+entries.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ def map_to_option(value: Any, options: list[dict[str, Any]]) -> Any:
 
 class FileBackend(Backend):
     # reads no media, answers choices only: declared in file.declaration.json
+    # No model: the file and this module's code (how a record maps onto the options) decide its answers;
+    # both are in the identity (the file's sha256, the code's ``behaviour``).
+    answers_from_code = True
 
     def __init__(self, spec, context=None):
         super().__init__(spec, context)

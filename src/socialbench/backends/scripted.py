@@ -19,6 +19,7 @@ from socialbench.core.errors import ConfigError
 
 class ScriptedBackend(Backend):
     # takes every part (it reads none): declared in scripted.declaration.json
+    answers_from_code = True  # a test double: this module's code is its behaviour (in the identity)
 
     def __init__(self, spec, context=None):
         super().__init__(spec, context)

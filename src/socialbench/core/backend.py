@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from socialbench.core.errors import ConfigError
+from socialbench.core.hashing import module_sources_sha256
 from socialbench.core.plugins import Entry, Registry, sidecar_json
 
 
@@ -418,6 +419,15 @@ class Backend(abc.ABC):
     #: Why it answers only requests that list their answer's choices (a baseline, recorded answers), as
     #: the tables print it; None: it writes free text. A run that needs free text is excluded for it.
     choices_only: ClassVar[str | None] = None
+    #: True for a backend whose answers its own code decides, with no model (a test double, a baseline,
+    #: recorded answers): its identity then holds ``behaviour``, the hash of the source of the modules
+    #: that decide them (:func:`behaviour_modules`), so changed code is a cache miss, never old answers
+    #: replayed under the same key. False (the default) for a backend that calls a model: the model id,
+    #: revision and settings in its identity decide its answers, and its code may change without a miss.
+    answers_from_code: ClassVar[bool] = False
+    #: With ``answers_from_code``: modules besides those defining the class and its backend bases whose
+    #: code decides its answers (helpers it calls), by import name.
+    behaviour_modules: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -438,12 +448,16 @@ class Backend(abc.ABC):
 
     # ---- optional hooks, with working defaults ------------------------------------------------
     def identity(self) -> dict[str, Any]:
-        """What, besides the request, determines the output; part of every cache key."""
-        return {
+        """What, besides the request, determines the output; part of every cache key. A backend whose
+        code decides its answers (:attr:`answers_from_code`) adds that code's hash as ``behaviour``."""
+        ident: dict[str, Any] = {
             "backend": self.name,
             "model_id": self.spec.model_id or self.spec.name,
             "revision": self.spec.revision,
         }
+        if self.answers_from_code:
+            ident["behaviour"] = behaviour_sha256(behaviour_modules(type(self)))
+        return ident
 
     def complete_many(
         self,
@@ -519,6 +533,22 @@ class Backend(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def behaviour_modules(cls: type[Backend]) -> tuple[str, ...]:
+    """The modules whose code decides the answers of backend class ``cls`` (one with
+    ``answers_from_code``): those defining it and its backend bases (not this module), most derived
+    first, then its ``behaviour_modules``; each once. A subclass in another module (a test's variant of
+    a double) so brings its own code in without declaring anything."""
+    names = [c.__module__ for c in cls.__mro__ if isinstance(c, type) and issubclass(c, Backend) and c is not Backend]
+    return tuple(dict.fromkeys([*names, *cls.behaviour_modules]))
+
+
+@functools.cache  # per process: hashing once is enough, the code a process runs does not change under it
+def behaviour_sha256(modules: tuple[str, ...]) -> str:
+    """The ``behaviour`` of an identity: one hash over the code of ``modules`` (comments and docstrings left out)
+    (:func:`~socialbench.core.hashing.module_sources_sha256`: by content, never by path)."""
+    return module_sources_sha256(modules)
 
 
 # ---- registry ---------------------------------------------------------------------------------

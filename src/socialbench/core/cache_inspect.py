@@ -88,7 +88,7 @@ def checked_model_row(store: str, row: Sequence[Any]) -> dict[str, Any]:
 
 # ---- explaining misses ------------------------------------------------------------------------
 PART_NAMES = {
-    "identity": "model identity (backend, model id, revision, backend settings)",
+    "identity": "model identity (backend, model id, revision, backend settings, a no-model backend's code)",
     "messages": "rendered messages (prompt text or media)",
     "task": "structured task",
     "decoding": "decoding parameters",

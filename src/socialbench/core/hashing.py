@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import io
 import json
-from collections.abc import Iterable
+import tokenize
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +90,45 @@ def folder_fingerprint(folder: str | Path) -> str:
         digest = sha256_file(f) if size <= FINGERPRINT_FULL_HASH_MAX else _large_file_digest(f, size)
         h.update(f"{rel.as_posix()}\0{digest}\n".encode())
     return "files:" + h.hexdigest()
+
+
+def module_source(name: str) -> str:
+    """The source text of module ``name`` as Python reads it, found by the import system (not by a
+    path): decoded, with universal newlines, so a checkout with CRLF line ends gives the same text.
+    A ValueError naming the module when it has no readable source (installed as bytecode only)."""
+    spec = importlib.util.find_spec(name)
+    get_source = getattr(spec.loader, "get_source", None) if spec is not None else None
+    source = get_source(name) if get_source is not None else None
+    if source is None:
+        raise ValueError(f"module {name}: no source to hash (installed without its .py files?)")
+    return source
+
+
+def code_tokens(source: str) -> str:
+    """The code of a module's ``source`` without what does not change what it does: comments, blank
+    lines, line wrapping inside brackets, spacing and docstrings (strings that are a statement of their
+    own). What is left is the tokens in order, one per line. A SyntaxError when the source is no Python."""
+    skipped = (tokenize.COMMENT, tokenize.NL, tokenize.ENDMARKER)
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in skipped]
+    starts = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+    kept: list[str] = []
+    i = 0
+    while i < len(tokens):
+        j = i
+        if i == 0 or tokens[i - 1].type in starts:  # a statement starts: is it strings only?
+            while j < len(tokens) and tokens[j].type == tokenize.STRING:
+                j += 1
+            if j > i and j < len(tokens) and tokens[j].type == tokenize.NEWLINE:
+                i = j + 1  # a docstring (or a bare string): no code
+                continue
+        kept.append(f"{tokenize.tok_name[tokens[i].type]} {tokens[i].string}")
+        i += 1
+    return "\n".join(kept)
+
+
+def module_sources_sha256(names: Sequence[str]) -> str:
+    """One hash over the code of modules ``names`` (:func:`code_tokens`), in the order given. Only the
+    code enters it, not the modules' names or paths: the same code gives the same hash on every machine
+    and in every checkout; an edit of the code of one of the modules gives another, while a comment, a
+    docstring or a reformat does not (so editing those never changes a request key)."""
+    return sha256_json([sha256_bytes(code_tokens(module_source(name)).encode("utf-8")) for name in names])

@@ -136,6 +136,12 @@ def test_request_ids_give_instance_and_pass():
     assert parse_request_id("x1/codar/decoder") == ("x1", 0)
 
 
+def test_the_doubles_code_is_part_of_the_identity_so_a_changed_answer_is_never_replayed():
+    from socialbench.core.hashing import module_sources_sha256
+
+    assert backend().identity()["behaviour"] == module_sources_sha256(["socialbench.moca.eval.testing"])
+
+
 def test_the_script_is_part_of_the_identity_but_injected_failures_are_not():
     assert backend(reject_every=2).identity() != backend(reject_every=3).identity()
     assert backend(fail_ids=["x"]).identity() == backend().identity()
