@@ -113,6 +113,9 @@ def scaled_params(demo: dict, fraction: float, meetings: int, clips_per_task: in
     if one_model:
         out["models"] = {"chance-1": out["models"]["chance-1"]}
         out["meetingtom"]["tables"]["prompting_models"] = ["chance-1"]
+        for b in ("moca", "meetingtom"):  # the option-order runs of the models left
+            if out[b].get("robustness"):
+                out[b]["robustness"]["models"] = [m for m in out[b]["robustness"]["models"] if m in out["models"]]
     return out
 
 
