@@ -6,9 +6,11 @@ papers' counts, not a model's.
 - MoCA: the paper's 3,108 test instances (936/1,179/993 affection/intent/stance; 878 video-text, the
   rest image-text; ``moca.demo.scenario_counts`` and ``moca.demo.n_video``) and 310 dev instances, at
   each fraction of ``--sizes`` (the counts scaled, the proportions kept).
-- MeetingToM: generated meetings of ``--seconds`` (275 s: five 55 s scenes, about 30 clips each, the
-  paper's 1,800 clips over 60 meetings), ``--meetings`` of them at each size. The paper's 60 do not fit
-  this machine's time: the figures are extrapolated linearly from the measured growth between sizes.
+- MeetingToM: generated meetings with the paper's per-meeting counts (``meetingtom.demo.clips_per_task``
+  ``--clips-per-task`` = 10: ten lean 55 s scenes, 550 s, each mined into one state, one "you" and one
+  consensus window: 30 clips a meeting, 10 per task family, so 60 meetings are the paper's 1,800 clips,
+  600 per family), ``--meetings`` of them at each size. The paper's 60 do not fit this machine's time:
+  the figures at its 1,800 clips are extrapolated linearly from the measured growth between sizes.
 - Models: the paper's 15 (bench_pipeline.paper_params: chance and prior baselines on both benchmarks,
   CoDAR test doubles on MoCA) with every method and ablation params define (MoCA: 31 runs; MeetingToM:
   16 runs per baseline), and then one model (the chance baseline) at the largest size, to see what
@@ -27,7 +29,7 @@ its wall time, CPU time and peak RSS (``wait4``'s ``ru_maxrss``: the largest pro
 ffmpeg children included). Reported per phase and stage: jobs, wall, CPU, peak RSS; the output sizes
 per folder; and per stage the cost per instance and how it grows with instances and with runs.
 
-Usage: python perf/bench_paper.py [--sizes 0.1,1.0] [--meetings 6,12] [--seconds 275] [--quick]
+Usage: python perf/bench_paper.py [--sizes 0.1,1.0] [--meetings 6,12] [--clips-per-task 10] [--quick]
        [--json OUT] [--keep DIR]
 """
 
@@ -60,6 +62,8 @@ MOCA_VIDEO = 878
 MOCA_DEV = 310
 #: MeetingToM's paper: 60 sessions, 1,800 clips (600 per task family).
 MT_MEETINGS, MT_CLIPS = 60, 1800
+#: MeetingToM's task families (the clips' ``task``), in its tables' order.
+MT_FAMILIES = ("state", "you", "consensus")
 
 SHIM = """#!{python}
 # bench_paper.py's measuring shim: runs the real socialbench as its one child, records the job.
@@ -95,14 +99,23 @@ def meeting_ids(n: int) -> list[str]:
     return [f"ES9{k // 4:03d}{'abcd'[k % 4]}" for k in range(n)]
 
 
-def scaled_params(demo: dict, fraction: float, meetings: int, seconds: float, one_model: bool) -> dict:
+def scaled_params(demo: dict, fraction: float, meetings: int, clips_per_task: int, one_model: bool) -> dict:
+    """The paper's models at ``fraction`` of MoCA and ``meetings`` generated meetings, each with
+    ``clips_per_task`` clips of every MeetingToM task family (lean scenes of 55 s each)."""
+    from socialbench.meetingtom.dataset.demo_script import SCENE_S
+
     out = paper_params(demo)
     out["moca"]["demo"].update(moca_counts(fraction))
     ids = meeting_ids(max(3, meetings))
-    out["meetingtom"]["demo"].update(corpus=ids, meetings=ids, seconds=seconds)
+    out["meetingtom"]["demo"].update(
+        corpus=ids, meetings=ids, seconds=clips_per_task * SCENE_S, clips_per_task=clips_per_task
+    )
     if one_model:
         out["models"] = {"chance-1": out["models"]["chance-1"]}
         out["meetingtom"]["tables"]["prompting_models"] = ["chance-1"]
+        for b in ("moca", "meetingtom"):  # the option-order runs of the models left
+            if out[b].get("robustness"):
+                out[b]["robustness"]["models"] = [m for m in out[b]["robustness"]["models"] if m in out["models"]]
     return out
 
 
@@ -200,6 +213,7 @@ def counts(work: Path) -> dict:
     out["mt_meetings"] = len(clips)
     out["mt_clips"] = dict(by_task)
     params = load_params(work / "params.yaml")
+    out["mt_clips_per_task"] = (params["meetingtom"].get("demo") or {}).get("clips_per_task")
     for b in ("moca", "meetingtom"):
         out[f"{b}_runs"] = len(layout.runs(params, b, params[b]["methods"]))
     out["models"] = len(params["models"])
@@ -210,6 +224,26 @@ MARK_BEGIN = "<!-- bench_paper:begin -->"
 MARK_END = "<!-- bench_paper:end -->"
 
 
+def family_check(counts: dict) -> str:
+    """A phase's MeetingToM clips per task family against what the generator promises: ``clips_per_task``
+    per family and meeting (the paper's 10 at full size); one line, saying so where they differ."""
+    clips, n = counts.get("mt_clips", {}), counts.get("mt_meetings", 0)
+    per = ", ".join(f"{f} {clips.get(f, 0)}" for f in MT_FAMILIES)
+    k = counts.get("mt_clips_per_task")
+    if k is None or not n:
+        return f"MeetingToM clips per family: {per} ({n} meetings, the demo's scenes)"
+    ok = all(clips.get(f, 0) == k * n for f in MT_FAMILIES)
+    return f"MeetingToM clips per family: {per} ({n} meetings x {k}: " + (
+        "as generated)" if ok else f"NOT {k * n} each: mining overrides or failed clips?)"
+    )
+
+
+def paper_meetings(counts: dict) -> float:
+    """Meetings of this phase's kind that make the paper's 1,800 clips (60 at its 30 a meeting)."""
+    per_meeting = sum(counts.get("mt_clips", {}).values()) / counts["mt_meetings"] if counts.get("mt_meetings") else 0
+    return MT_CLIPS / per_meeting if per_meeting else MT_MEETINGS
+
+
 def mb(n: float) -> str:
     return f"{n / 1e6:.1f}" if n < 1e8 else f"{n / 1e6:.0f}"
 
@@ -217,13 +251,14 @@ def mb(n: float) -> str:
 def growth(phases: list[dict]) -> list[str]:
     """How each stage's CPU grows: with MoCA's instances and MeetingToM's meetings (the two paper
     sizes), and with the runs (the paper's models against one, at the largest size); MeetingToM at the
-    paper's 60 meetings extrapolated linearly (per-meeting stages: CPU per job x jobs per meeting x 60;
-    the others: the line through the two sizes)."""
+    paper's 1,800 clips extrapolated linearly in meetings (60 of the paper's 30 clips; per-meeting
+    stages: CPU per meeting x those meetings; the others: the line through the two sizes)."""
     paper = [p for p in phases if p["phase"].startswith("paper@")]
     one = next((p for p in phases if p["phase"].startswith("1-model@")), None)
     if len(paper) < 2:
         return []
     a, b = paper[0], paper[-1]
+    target = paper_meetings(b["counts"])
     lines = [
         f"Growth per stage (CPU seconds; {a['phase']} -> {b['phase']}: MoCA"
         f" x{b['counts']['moca_test'] / a['counts']['moca_test']:.1f}"
@@ -238,7 +273,7 @@ def growth(phases: list[dict]) -> list[str]:
         "",
         f"| stage | CPU {a['phase']} | CPU {b['phase']} | growth | CPU per MoCA instance, ms "
         f"| CPU {one['phase'] if one else '-'} "
-        "| MeetingToM at 60 meetings (extrapolated) |",
+        f"| MeetingToM at the paper's {MT_CLIPS:,} clips ({target:.0f} meetings, extrapolated) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     total60 = 0.0
@@ -252,13 +287,13 @@ def growth(phases: list[dict]) -> list[str]:
         mt60 = ""
         if "meetingtom" in st or "per meeting" in st:
             if PER_MEETING in st or st in PER_MEETING_STAGES:  # the larger size reran every meeting's job
-                est = cb / b["counts"]["mt_meetings"] * MT_MEETINGS
+                est = cb / b["counts"]["mt_meetings"] * target
             else:
                 ma, mb_ = a["counts"]["mt_meetings"], b["counts"]["mt_meetings"]
                 # never below the larger size: a stage whose jobs shrank (the real AMI meetings' jobs ran
                 # only in the first phase) does not grow with the demo's meetings
                 slope = max(0.0, (cb - ca) / (mb_ - ma)) if mb_ != ma else 0.0
-                est = cb + slope * (MT_MEETINGS - mb_)
+                est = cb + slope * (target - mb_)
             total60 += est
             mt60 = f"{est:.0f} s"
         ratio = f"{cb / ca:.1f}x" if ca else "-"
@@ -287,6 +322,7 @@ def markdown(phases: list[dict]) -> str:
             f"| {p['snakemake_wall_s']:.0f} s ({p['snakemake_wall_s'] / demo['snakemake_wall_s']:.1f}x demo) "
             f"| {cpu:.0f} s | {p['peak_rss_mb']:.0f} MB (`{p['peak_rss_job']}`) |"
         )
+    out += ["", *(f"- {p['phase']}: {family_check(p['counts'])}" for p in phases)]
     stages = sorted({s for p in phases for s in p["stages"]})
     out += ["", "Per stage: wall / CPU seconds over its jobs (jobs), peak RSS of one job:", ""]
     out.append("| stage | " + " | ".join(names) + " |")
@@ -313,8 +349,15 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="0.1,1.0", help="fractions of the MoCA paper's size, ascending")
     ap.add_argument("--meetings", default="6,12", help="MeetingToM meetings at each size")
-    ap.add_argument("--seconds", type=float, default=275.0, help="length of each generated meeting")
-    ap.add_argument("--quick", action="store_true", help="a smoke run: 2%% and 5%%, 3 and 4 meetings of 110 s")
+    ap.add_argument(
+        "--clips-per-task",
+        type=int,
+        default=10,
+        help="MeetingToM clips per task family per generated meeting (the paper's 10; meetings last 55 s each)",
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="a smoke run: 2%% and 5%%, 3 and 4 meetings of 2 clips per family"
+    )
     ap.add_argument("--no-demo", action="store_true", help="skip the demo phase")
     ap.add_argument("--json", type=Path, help="write every phase's figures here")
     ap.add_argument("--markdown", type=Path, help="replace the marked section of this file with the tables")
@@ -328,7 +371,7 @@ def main(argv: list[str]) -> int:
             replace_marked(args.markdown, MARK_BEGIN, MARK_END, table)
         return 0
     if args.quick:
-        args.sizes, args.meetings, args.seconds = "0.02,0.05", "3,4", 110.0
+        args.sizes, args.meetings, args.clips_per_task = "0.02,0.05", "3,4", 2
     sizes = [float(x) for x in args.sizes.split(",")]
     meetings = [int(x) for x in args.meetings.split(",")]
     if len(sizes) != len(meetings):
@@ -345,6 +388,7 @@ def main(argv: list[str]) -> int:
     def emit(p: dict) -> None:
         phases.append(p)
         print(json.dumps({k: v for k, v in p.items() if k not in ("sizes", "job_log")}), flush=True)
+        print(f"{p['phase']}: {family_check(p['counts'])}", flush=True)
         if args.json:
             args.json.write_text(json.dumps(phases, indent=1))
 
@@ -368,7 +412,7 @@ def main(argv: list[str]) -> int:
             plan = [(f"paper@{s:g}", s, m, False) for s, m in zip(sizes, meetings)]
             plan.append((f"1-model@{sizes[-1]:g}", sizes[-1], meetings[-1], True))
             for name, s, m, one in plan:
-                params = scaled_params(demo, s, m, args.seconds, one)
+                params = scaled_params(demo, s, m, args.clips_per_task, one)
                 # written out without YAML aliases (params.yaml refuses them)
                 (work / "params.yaml").write_text(yaml.safe_dump(json.loads(json.dumps(params)), sort_keys=False))
                 # its dvc.yaml written, then everything committed (the stages record the commit)

@@ -96,6 +96,18 @@ def paper_params(params: dict) -> dict:
             "options": {"reject_every": i + 2},
         }
     out["models"] = models
+    # Option-order runs (<b>.robustness) ask the demo's models: each becomes the first paper model of its
+    # backend (random -> chance-1, prior -> prior-1); one with no such model (minilm) is left out.
+    for b in ("moca", "meetingtom"):
+        rob = out[b].get("robustness")
+        if rob:
+            backend = {name: m["backend"] for name, m in params["models"].items()}
+            asked = [
+                next((n for n, m in models.items() if m["backend"] == backend.get(x)), None) for x in rob["models"]
+            ]
+            rob["models"] = [n for n in dict.fromkeys(asked) if n is not None]
+            if not rob["models"]:
+                out[b]["robustness"] = None
     mt = out["meetingtom"]
     prompting = [m for m in mt["methods"] if "__" not in m]
     mt["methods"] = prompting + [f"no_prompt__{a}" for a in mt["ablations"]]

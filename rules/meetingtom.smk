@@ -95,7 +95,10 @@ stage(
     benchmark="meetingtom",
     rules=["meetingtom_demo_data"],
     targets=[MT_DEMO_MIRROR],
-    params=["seed", *(f"meetingtom.demo.{k}" for k in ("corpus", "seconds", "fps", "size", "sample_rate"))],
+    params=[
+        "seed",
+        *(f"meetingtom.demo.{k}" for k in ("corpus", "seconds", "fps", "size", "sample_rate", "clips_per_task")),
+    ],
     outs=[MT_DEMO_MIRROR],
 )
 

@@ -192,6 +192,10 @@ def _with(**sections) -> dict:
         ({"meetingtom": {"method_options": {"ecot": {"modalty": "video"}}}}, r"ecot: unknown setting\(s\) modalty"),
         ({"meetingtom": {"demo": {"meetings": ["ES9000z"]}}}, r"demo\.meetings: ES9000z is not a meeting of the demo"),
         ({"meetingtom": {"dev_meetings": ["IS1009d"]}}, r"dev_meetings: IS1009d is a meeting of no source"),
+        (
+            {"meetingtom": {"demo": {"seconds": 275, "clips_per_task": 10}}},
+            r"meetingtom\.demo\.seconds: 275 does not fit demo\.clips_per_task 10 \(.*seconds must be 550\)",
+        ),
         ({"meetingtom": {"mining": {"yuo": {}}}}, r"meetingtom\.mining: unknown key\(s\) yuo"),
         (
             {"meetingtom": {"mining": {"state": {"window_s": -5}}}},

@@ -92,8 +92,10 @@ class MeetingToMBenchmark(Benchmark):
         """Core's checks, and: each method's options against the closed lists of settings and values
         (``eval.prompts.settings_of``), the meetings against the corpus they refer to (``demo.meetings``
         within ``demo.corpus``, ``dev_meetings`` within a source's meetings), ``mining`` against the
-        mining thresholds (unknown keys, negative windows)."""
+        mining thresholds (unknown keys, negative windows), ``demo.seconds`` against
+        ``demo.clips_per_task`` (N lean scenes last N x 55 s)."""
         from socialbench.core.errors import ConfigError
+        from socialbench.meetingtom.dataset.demo_script import clips_per_task_problem
         from socialbench.meetingtom.schema.methods import settings_of
         from socialbench.meetingtom.schema.mining import MiningParams
 
@@ -115,6 +117,10 @@ class MeetingToMBenchmark(Benchmark):
                 problems.append(
                     f"demo.meetings: {m} is not a meeting of the demo release (demo.corpus: {', '.join(corpus)})"
                 )
+        if "seconds" in demo and (
+            problem := clips_per_task_problem(float(demo["seconds"]), demo.get("clips_per_task"))
+        ):
+            problems.append(problem)
         known = [*corpus, *(ami.get("meetings") or [])]
         for m in section.get("dev_meetings") or []:
             if m not in known:

@@ -27,3 +27,16 @@ def test_audio_carries_each_speakers_tone_while_they_speak():
     seg = pcm[int(word.start * CFG.sample_rate) : int(word.end * CFG.sample_rate)].astype(float)
     freqs = np.fft.rfftfreq(len(seg), 1 / CFG.sample_rate)
     assert abs(freqs[np.argmax(np.abs(np.fft.rfft(seg)))] - TONES["C"]) < 10
+
+
+def test_a_frame_past_the_bands_4096_indexes_shows_its_index_modulo_4096():
+    # the paper-size benchmark's meetings (clips_per_task 10: 550 s at 10 fps) have 5,500 frames
+    from socialbench.media.synth import read_index
+    from socialbench.meetingtom.dataset.demo_media import video_frames
+
+    cfg = DemoConfig(seed=7, corpus=("ES9000a",), seconds=165, fps=25, size=(48, 36), clips_per_task=3)
+    raw = video_frames(plan_meeting("ES9000a", cfg), "Closeup1", cfg)
+    w, h = cfg.size
+    frames = np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
+    assert len(frames) == 165 * 25
+    assert [read_index(frames[i]) for i in (4095, 4096, 4100)] == [4095, 0, 4]

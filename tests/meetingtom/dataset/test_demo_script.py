@@ -87,3 +87,75 @@ def test_the_archive_is_stored_uncompressed_with_fixed_times_in_name_order():
     assert [i.filename for i in zf.infolist()] == ["a/c.xml", "b.txt"]
     assert {(i.compress_type, i.date_time) for i in zf.infolist()} == {(zipfile.ZIP_STORED, (1980, 1, 1, 0, 0, 0))}
     assert zip_bytes({"b.txt": "x", "a/c.xml": "y"}) == data
+
+
+# ---- clips_per_task: the paper's proportions (issue 32.1) -----------------------------------------
+def _mined_counts(tmp_path, cfg):
+    from collections import Counter
+
+    from socialbench.meetingtom.dataset.ami.mining import mine_meeting
+
+    corpus, _ = parsed(tmp_path, cfg)
+    return {m.id: dict(Counter(c.task for c in mine_meeting(m).accepted)) for m in corpus.meetings}
+
+
+def test_clips_per_task_gives_every_meeting_that_many_windows_of_each_task_family(tmp_path):
+    cfg = DemoConfig(seed=7, corpus=("ES9000a", "ES9000b"), seconds=3 * 55, clips_per_task=3)
+    assert _mined_counts(tmp_path, cfg) == {m: {"state": 3, "you": 3, "consensus": 3} for m in cfg.corpus}
+
+
+def test_ten_clips_per_task_are_the_papers_thirty_clips_a_meeting(tmp_path):
+    cfg = DemoConfig(seed=20240611, corpus=("ES9000a",), seconds=550, clips_per_task=10)
+    assert _mined_counts(tmp_path, cfg) == {"ES9000a": {"state": 10, "you": 10, "consensus": 10}}
+
+
+def test_the_demos_scenes_stay_when_clips_per_task_is_null(tmp_path):
+    assert _mined_counts(tmp_path, CFG) == {"ES9000a": {"state": 9, "you": 2, "consensus": 1}}
+
+
+def test_the_demo_releases_annotation_archive_keeps_its_bytes():
+    # params.yaml's demo (seed 20240611, ES9000a-c of 110 s): the archive the pipeline has always read,
+    # measured before clips_per_task existed; a change here changes every MeetingToM demo output
+    from socialbench.core.hashing import sha256_bytes
+
+    cfg = DemoConfig(seed=20240611, corpus=("ES9000a", "ES9000b", "ES9000c"), seconds=110)
+    archive = zip_bytes(release_files([plan_meeting(m, cfg) for m in cfg.corpus]))
+    assert sha256_bytes(archive) == "530fed986f51be81e8539712585b548bc47f933cbb7b45941de5fd33ac9cb9de"
+
+
+def test_clips_per_task_meetings_are_deterministic_and_differ_from_the_demos():
+    cfg = DemoConfig(seed=7, corpus=("ES9000a",), seconds=110, clips_per_task=2)
+    a = release_files([plan_meeting("ES9000a", cfg)])
+    assert a == release_files([plan_meeting("ES9000a", cfg)])
+    assert a != release_files([plan_meeting("ES9000a", CFG)])
+
+
+def test_a_length_that_does_not_fit_clips_per_task_is_refused_naming_both_keys():
+    import pytest
+
+    from socialbench.core.errors import ConfigError
+
+    params = {
+        "seed": 1,
+        "meetingtom": {
+            "demo": {
+                "corpus": ["ES9000a"],
+                "seconds": 275,
+                "fps": 4,
+                "size": [96, 72],
+                "sample_rate": 8000,
+                "clips_per_task": 10,
+            }
+        },
+    }
+    with pytest.raises(
+        ConfigError, match=r"meetingtom\.demo\.seconds: 275 does not fit demo\.clips_per_task 10 .* 550"
+    ):
+        DemoConfig.from_params(params)
+
+
+def test_clips_per_task_is_read_from_params_and_absent_means_the_demos_scenes():
+    d = {"corpus": ["ES9000a"], "seconds": 110, "fps": 4, "size": [96, 72], "sample_rate": 8000}
+    assert DemoConfig.from_params({"seed": 1, "meetingtom": {"demo": d}}).clips_per_task is None
+    cfg = DemoConfig.from_params({"seed": 1, "meetingtom": {"demo": {**d, "clips_per_task": 2}}})
+    assert cfg.clips_per_task == 2

@@ -6,7 +6,8 @@ by :mod:`~socialbench.meetingtom.dataset.demo`), and a ``Mix-Headset`` WAV (``au
 ``wav_bytes``: a tone per speaker while they speak). Everyone looks at the current speaker; the
 speaker of an addressed act looks at the addressee (the close-up pupils and a line in the Corner view
 show it), so a video model has the gaze cue of the paper's Task 2.1. Every frame carries its index
-in the bottom band (:mod:`socialbench.media.synth`).
+in the bottom band (:mod:`socialbench.media.synth`), modulo the band's 4,096 (409.6 s at 10 fps: a
+longer meeting, such as the paper-size benchmark's 550 s, starts counting again).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from socialbench.media.synth import BITS
 from socialbench.meetingtom.dataset.demo_script import (
     COLOURS,
     LETTERS,
@@ -122,7 +124,7 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
             key = (st.addressed, st.speaking)
             if key not in scenes:
                 scenes[key] = corner(*key)
-            out += (scenes[key], _index_band(w, h, i))
+            out += (scenes[key], _index_band(w, h, i % INDEX_SPAN))
         return b"".join(out)
     letter = script.letter_of_camera(view)
     colour = COLOURS[letter]
@@ -153,8 +155,12 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
         key = (dx, mouth_h)
         if key not in scenes:
             scenes[key] = closeup(*key)
-        out += (scenes[key], _index_band(w, h, i))
+        out += (scenes[key], _index_band(w, h, i % INDEX_SPAN))
     return b"".join(out)
+
+
+#: Frame indexes the band can show; a frame past them shows its index modulo this.
+INDEX_SPAN = 1 << BITS
 
 
 @functools.lru_cache(maxsize=4096)

@@ -14,6 +14,10 @@ What a meeting holds (``plan_meeting``, pure):
   to two people and one without an addressee (so the you-event rules have something to reject), a
   backchannel, a laugh, a disfluency marker; every second scene closes with a proposal and two
   agreements that form an AMI decision;
+* or, with ``clips_per_task`` N (``meetingtom.demo.clips_per_task``; the paper-size benchmark), N
+  lean scenes (``_paper_scene_turns``) that give each task family exactly one window under the
+  default mining thresholds: N state, N "you" and N consensus clips a meeting, the paper's 1:1:1
+  (600 per family over 60 meetings is N = 10);
 * NXT layers (``release_files``, ``zip_bytes``): words, segments, dialogue acts (with
   ``addressee``), adjacency pairs, you-usages, decisions, topics and participant roles, plus the
   ontologies and a ``meetings.xml`` entry; the archive is stored uncompressed with fixed timestamps,
@@ -29,6 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
+
+from socialbench.core.errors import ConfigError
 
 LETTERS = ("A", "B", "C", "D")
 ROLES = ("PM", "ME", "UI", "ID")
@@ -79,10 +85,17 @@ class DemoConfig:
     fps: int = 10
     size: tuple[int, int] = (160, 120)
     sample_rate: int = 16000
+    # None: the demo's scenes (about 4.4 state windows, one "you" window per scene, a consensus window
+    # every second scene); N: N lean scenes, one window of each task family each (module doc)
+    clips_per_task: int | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> DemoConfig:
         d = params["meetingtom"]["demo"]
+        per_task = d.get("clips_per_task")
+        problem = clips_per_task_problem(float(d["seconds"]), per_task)
+        if problem:
+            raise ConfigError(f"meetingtom.{problem}")
         return cls(
             seed=int(params["seed"]),
             corpus=tuple(d["corpus"]),
@@ -90,11 +103,28 @@ class DemoConfig:
             fps=int(d["fps"]),
             size=(int(d["size"][0]), int(d["size"][1])),
             sample_rate=int(d["sample_rate"]),
+            clips_per_task=None if per_task is None else int(per_task),
         )
 
     @property
     def frames(self) -> int:
         return int(round(self.seconds * self.fps))
+
+
+def clips_per_task_problem(seconds: float, clips_per_task: int | None) -> str | None:
+    """Why ``seconds`` and ``clips_per_task`` do not go together (None when they do): N lean scenes of
+    55 s make a meeting of N x 55 s, and a different length would hold another number of windows."""
+    if clips_per_task is None:
+        return None
+    if isinstance(clips_per_task, bool) or not isinstance(clips_per_task, int) or clips_per_task < 1:
+        return f"demo.clips_per_task: expected a whole number >= 1 or null, got {clips_per_task!r}"
+    want = clips_per_task * SCENE_S
+    if abs(seconds - want) > 1e-9:
+        return (
+            f"demo.seconds: {seconds:g} does not fit demo.clips_per_task {clips_per_task}"
+            f" (one {SCENE_S:g} s scene per clip of each task family: seconds must be {want:g})"
+        )
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,6 +245,35 @@ def y_call(rng: random.Random) -> str:
     return rng.choice(["And", "So", "Then,", "Right,"])
 
 
+def _paper_scene_turns(rng: random.Random, start: float) -> tuple[list[_Turn], dict[str, int]]:
+    """A lean scene (``clips_per_task``) that the default mining thresholds turn into exactly one
+    window of each task family: the addressed question (>= 8 words, so its asker speaks >= 1.5 s of
+    its 5 s state window) and, within those 5 s, a backchannel and the answer, whose state windows
+    overlap it and are dropped; then a proposal and two agreements of at most three words each (under
+    1.5 s of speech: no speaker window) that form the scene's decision. The "you" and consensus
+    windows (50 s) are centred mid-scene, 55 s apart: none overlaps its neighbour."""
+    x, y, z, w = rng.sample(LETTERS, 4)  # x asks y and proposes; z and w agree
+    task, echo = rng.choice(TASKS)
+    day = rng.choice(DAYS)
+    material = rng.choice(MATERIALS)
+    turns = [
+        _you_turn(
+            x,
+            rng.choice(["el.inf", "sug"]),
+            f"{y_call(rng)} could you {task} {day}?",
+            "singular",
+            (y,),
+            at=start + SCENE_S / 2 - 3.0,
+        ),
+        _Turn(w, "bck", ["Mm-hmm."]),
+        _Turn(y, "ass", _words(f"Yeah, I can {echo} {day}."), (x,)),
+        _Turn(x, "sug", _words(f"Let's use {material}.")),
+        _Turn(z, "ass", _words("Yeah, sounds good.")),
+        _Turn(w, "ass", _words("Okay, fine.")),
+    ]
+    return turns, {"ask": 0, "answer": 2, "proposal": 3, "agree1": 4, "agree2": 5}
+
+
 def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
     """The script of one demo meeting, from the seed and the meeting id (pure)."""
     rng = random.Random(f"{cfg.seed}:{meeting}:meetingtom-demo")
@@ -228,7 +287,10 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
     participants = [
         Participant(x, r, c, f"DEM{hash_text(meeting + x) % 900 + 100:03d}") for x, r, c in zip(LETTERS, roles, cameras)
     ]
-    n_scenes = max(1, int(cfg.seconds // SCENE_S))
+    problem = clips_per_task_problem(cfg.seconds, cfg.clips_per_task)
+    if problem:
+        raise ValueError(problem)
+    n_scenes = cfg.clips_per_task or max(1, int(cfg.seconds // SCENE_S))
     tokens: dict[str, list[DemoToken]] = {x: [] for x in LETTERS}
     acts: list[DemoAct] = []
     pairs: list[tuple[str, int, int]] = []
@@ -237,7 +299,10 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
     cursor = 0.0
     for k in range(n_scenes):
         scene_start = k * SCENE_S
-        turns, keys = _scene_turns(rng, k, scene_start, decide=k % 2 == 1 or n_scenes == 1)
+        if cfg.clips_per_task is None:
+            turns, keys = _scene_turns(rng, k, scene_start, decide=k % 2 == 1 or n_scenes == 1)
+        else:
+            turns, keys = _paper_scene_turns(rng, scene_start)
         first_act = len(acts)
         for turn in turns:
             start = round(max(cursor, turn.at if turn.at is not None else cursor), 3)
