@@ -95,9 +95,9 @@ class MeetingToMBenchmark(Benchmark):
         mining thresholds (unknown keys, negative windows), ``demo.seconds`` against
         ``demo.clips_per_task`` (N lean scenes last N x 55 s)."""
         from socialbench.core.errors import ConfigError
-        from socialbench.meetingtom.dataset.demo_script import clips_per_task_problem
         from socialbench.meetingtom.schema.methods import settings_of
         from socialbench.meetingtom.schema.mining import MiningParams
+        from socialbench.meetingtom.schema.settings import clips_per_task_problem
 
         problems = super().params_problems(section)
         markers = list(section.get("discourse_markers") or [])

@@ -35,10 +35,10 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from socialbench.core.errors import ConfigError
+from socialbench.meetingtom.schema.settings import SCENE_S, clips_per_task_problem
 
 LETTERS = ("A", "B", "C", "D")
 ROLES = ("PM", "ME", "UI", "ID")
-SCENE_S = 55.0
 WORD_S = 0.36  # length of a spoken word
 GAP_S = 0.5  # silence between turns
 HEAD = '<?xml version="1.0" encoding="ISO-8859-1" standalone="yes"?>\n'
@@ -109,22 +109,6 @@ class DemoConfig:
     @property
     def frames(self) -> int:
         return int(round(self.seconds * self.fps))
-
-
-def clips_per_task_problem(seconds: float, clips_per_task: int | None) -> str | None:
-    """Why ``seconds`` and ``clips_per_task`` do not go together (None when they do): N lean scenes of
-    55 s make a meeting of N x 55 s, and a different length would hold another number of windows."""
-    if clips_per_task is None:
-        return None
-    if isinstance(clips_per_task, bool) or not isinstance(clips_per_task, int) or clips_per_task < 1:
-        return f"demo.clips_per_task: expected a whole number >= 1 or null, got {clips_per_task!r}"
-    want = clips_per_task * SCENE_S
-    if abs(seconds - want) > 1e-9:
-        return (
-            f"demo.seconds: {seconds:g} does not fit demo.clips_per_task {clips_per_task}"
-            f" (one {SCENE_S:g} s scene per clip of each task family: seconds must be {want:g})"
-        )
-    return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -81,3 +81,23 @@ def mirror_path(source: SourceSettings, root: str | Path = ".") -> Path | None:
 
 def split_of(meeting: str, params: Mapping[str, Any]) -> str:
     return "dev" if meeting in section(params)["dev_meetings"] else "test"
+
+
+#: The demo generator's scene length (one mining window of each task family per scene, 55 s apart).
+SCENE_S = 55.0
+
+
+def clips_per_task_problem(seconds: float, clips_per_task: int | None) -> str | None:
+    """Why ``seconds`` and ``clips_per_task`` do not go together (None when they do): N lean scenes of
+    55 s make a meeting of N x 55 s, and a different length would hold another number of windows."""
+    if clips_per_task is None:
+        return None
+    if isinstance(clips_per_task, bool) or not isinstance(clips_per_task, int) or clips_per_task < 1:
+        return f"demo.clips_per_task: expected a whole number >= 1 or null, got {clips_per_task!r}"
+    want = clips_per_task * SCENE_S
+    if abs(seconds - want) > 1e-9:
+        return (
+            f"demo.seconds: {seconds:g} does not fit demo.clips_per_task {clips_per_task}"
+            f" (one {SCENE_S:g} s scene per clip of each task family: seconds must be {want:g})"
+        )
+    return None
