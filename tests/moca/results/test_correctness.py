@@ -30,7 +30,7 @@ def test_predictions_that_no_longer_give_the_score_file_are_an_error_naming_it()
         match=r"p\.jsonl, record scenario 'intent', field 'label': gives label = 100\.0 but the score"
         r" file of a/direct says 0\.0",
     ):
-        b.tables(scores, params, inst, {k: ("p.jsonl", recs) for k, recs in stale.items()})
+        b.tables(scores, params, inst, {k: b.run_summary(inst, recs, source="p.jsonl") for k, recs in stale.items()})
 
 
 def test_a_failed_record_counts_as_no_answer_in_the_intervals_as_in_the_scores():
