@@ -29,6 +29,11 @@ def test_a_registered_benchmark_brings_its_methods_from_its_package():
     assert get_benchmark("toybench").method_names() == ["chain", "direct"]
 
 
+def test_a_benchmark_without_its_own_run_summary_gets_each_runs_records_whole():
+    records = [{"id": "toy-test-000", "answer": "red"}]
+    assert ToyBenchmark().run_summary([], records, source="p.jsonl") == ("p.jsonl", records)
+
+
 def test_the_prompt_hash_of_direct_covers_its_template_files_in_order():
     from socialbench.core.hashing import sha256_bytes
 

@@ -4,7 +4,14 @@ agreement, the gap and their intervals from per-order correctness."""
 import numpy as np
 import pytest
 
-from socialbench.results.stability import agreement, circular, effective, stability, stability_table
+from socialbench.results.stability import (
+    agreement,
+    answer_codes,
+    circular,
+    effective,
+    stability,
+    stability_table,
+)
 from socialbench.results.tables import SIGNED, render
 
 
@@ -29,6 +36,19 @@ def test_an_instance_with_fewer_distinct_orders_uses_its_distinct_ones():
 def test_agreement_is_the_same_resolved_answer_under_every_order_with_none_as_an_answer():
     answers = [["x", None, "y"], ["x", None, "z"]]
     assert agreement(answers, np.array([2, 2, 2])).tolist() == [True, True, False]
+
+
+def test_answer_codes_are_equal_exactly_where_the_answers_are():
+    codes = answer_codes([("a", "b"), ["a", "b"], {"x": 1, "y": [2]}, {"y": [2], "x": 1}, ("a", "c"), None, None])
+    assert codes.dtype == np.dtype("S16") and codes.shape == (7,)
+    assert codes[0] == codes[1] and codes[2] == codes[3] and codes[5] == codes[6]  # tuples as lists, keys in any order
+    assert len({codes[0], codes[2], codes[4], codes[5]}) == 4  # different answers, None among them
+
+
+def test_a_cell_from_answer_codes_is_the_cell_from_the_answers():
+    answers = [[("s1", "l1"), None, ("s2", "l2")], [("s1", "l1"), None, ("s3", "l2")], [["s1", "l1"], None, None]]
+    correct = [[1, 0, 1], [1, 0, 0], [1, 0, 0]]
+    assert _cell(correct, [answer_codes(a) for a in answers], [3] * 3) == _cell(correct, answers, [3] * 3)
 
 
 def test_a_position_bound_model_loses_accuracy_to_the_circular_count_and_a_content_bound_one_does_not():

@@ -1,17 +1,21 @@
 """``socialbench tables`` (src/socialbench/stages/tables.py): the tables and headline from score files;
 a bad score file is one clear error and nothing is half-written; order runs (params robustness,
-``<run>__order<k>``) reach the stability tables only, never the paper tables or the headline."""
+``<run>__order<k>``) reach the stability tables only, never the paper tables or the headline; each
+run's predictions are read one at a time and reduced to the benchmark's run summary."""
 
+import gc
 import json
+import weakref
 
 import pytest
 
 from socialbench.cli import app
-from socialbench.core.benchmarks import register
+from socialbench.core.benchmarks import BENCHMARKS, register
 from socialbench.core.errors import SocialbenchError
+from socialbench.core.io import write_jsonl
 from socialbench.core.subset import SubsetInfo
 from socialbench.stages.tables import render_tables, with_subset_note
-from tests.helpers.toybench.benchmark import ToyBenchmark
+from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
 from tests.stages.conftest import cli_params, metrics, runner, score_file
 
 
@@ -127,3 +131,83 @@ def test_order_runs_leave_the_paper_tables_and_the_headline_byte_identical(tmp_p
     with_orders, head = _render(tmp_path, "with", [paper, *orders])
     assert with_orders == alone and b"order" not in with_orders
     assert head == head_alone == {"r.direct": 50.0}
+
+
+# ---- per-instance data: one run summary per run (issue 32) ----------------------------------------------
+class SummaryToy(ToyBenchmark):
+    """TEST DOUBLE: the toy benchmark with per-instance tables; a run's summary is its right/wrong flags.
+    Records what the stage gives it: each summary call's source, and a weak reference to its records."""
+
+    package = ToyBenchmark.__module__.rsplit(".", 1)[0]
+    tables_per_instance = True
+    calls: list[tuple[str, bool]] = []  # (source, whether the previous call's records were freed)
+    _last: weakref.ref | None = None
+
+    def run_summary(self, instances, records, *, source):
+        gc.collect()
+        SummaryToy.calls.append((source, SummaryToy._last is None or SummaryToy._last() is None))
+        SummaryToy._last = weakref.ref(records)
+        answers = {r["id"]: r.get("answer") for r in records}
+        return [answers.get(i["id"]) == i["answer"] for i in instances]
+
+    def tables(self, scores, params, instances=None, summaries=None):
+        files, head = super().tables(scores, params)
+        files["summaries.json"] = json.dumps({f"{m}/{r}": v for (m, r), v in sorted((summaries or {}).items())})
+        return files, head
+
+    def stability_tables(self, scores, params, instances=None, summaries=None):
+        return {"stability.json": json.dumps(sorted(f"{m}/{r}" for m, r in summaries or {}))}
+
+
+class _Records(list):
+    """A list that a weak reference can follow (plain lists cannot be weakly referenced)."""
+
+
+@pytest.fixture
+def summary_toy(tmp_path, monkeypatch):
+    """Runs r/direct (2 of 3 right), r/direct__order1 (none right) and r/direct__order2 (all right) of
+    three toy instances, with their instances and predictions files; SummaryToy in the registry."""
+    import socialbench.core.io as io
+
+    monkeypatch.setitem(BENCHMARKS.classes, "toybench", SummaryToy)
+    monkeypatch.setattr(SummaryToy, "calls", [])
+    monkeypatch.setattr(SummaryToy, "_last", None)
+    # the stage imports read_jsonl from core.io when it runs, so it reads weakly referenceable lists
+    monkeypatch.setattr(io, "read_jsonl", lambda path, _real=io.read_jsonl: _Records(_real(path)))
+    insts = make_instances(3)
+    write_jsonl(tmp_path / "test.jsonl", insts)
+    answers = {"direct": ["red", "green", "red"], "direct__order1": ["blue"] * 3, "direct__order2": None}
+    scores = []
+    for run, given in answers.items():
+        given = given or [i["answer"] for i in insts]
+        write_jsonl(
+            tmp_path / "preds" / "r" / f"{run}.jsonl", [{"id": i["id"], "answer": a} for i, a in zip(insts, given)]
+        )
+        right = sum(a == i["answer"] for i, a in zip(insts, given))
+        scores.append(_scores(tmp_path, run, round(100 * right / 3, 2)))
+    return scores
+
+
+def _render_per_instance(tmp_path, scores):
+    params = tmp_path / "params.yaml"
+    params.write_text("seed: 1\nmodels: {r: {backend: random, category: baseline}}\ntoybench: {methods: [direct]}\n")
+    out = tmp_path / "out" / "tables"
+    render_tables(
+        "toybench", scores, out, tmp_path / "out" / "headline.json", params, tmp_path / "test.jsonl", tmp_path / "preds"
+    )
+    return json.loads((out / "summaries.json").read_text()), json.loads((out / "stability.json").read_text())
+
+
+def test_the_tables_get_each_runs_summary_and_the_paper_tables_only_the_paper_runs(tmp_path, summary_toy):
+    summaries, stability = _render_per_instance(tmp_path, summary_toy)
+    assert summaries == {"r/direct": [True, True, False]}
+    assert stability == ["r/direct", "r/direct__order1", "r/direct__order2"]
+
+
+def test_each_runs_predictions_are_summarised_once_and_freed_before_the_next_run_is_read(tmp_path, summary_toy):
+    _render_per_instance(tmp_path, summary_toy)
+    sources = [source for source, _ in SummaryToy.calls]
+    assert sorted(sources) == sorted(
+        str(tmp_path / "preds" / "r" / f"{run}.jsonl") for run in ("direct", "direct__order1", "direct__order2")
+    )
+    assert all(freed for _, freed in SummaryToy.calls)  # no run's records outlive its summary

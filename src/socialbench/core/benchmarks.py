@@ -457,9 +457,18 @@ class Benchmark(abc.ABC):
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         """A score file read back and checked (tables and tracking read them)."""
 
-    #: Whether :meth:`tables` takes per-instance data (``instances``, ``predictions``) when the tables
-    #: command is given ``--instances`` and ``--predictions-dir`` (intervals, paired tests).
+    #: Whether :meth:`tables` takes per-instance data (``instances``, and a :meth:`run_summary` of each
+    #: run's predictions) when the tables command is given ``--instances`` and ``--predictions-dir``
+    #: (intervals, paired tests).
     tables_per_instance: ClassVar[bool] = False
+
+    def run_summary(self, instances: list[dict[str, Any]], records: list[dict[str, Any]], *, source: str) -> Any:
+        """What :meth:`tables` and :meth:`stability_tables` need of one run's prediction records (read
+        from ``source``), with ``tables_per_instance``. The tables command reads the runs one at a time
+        and keeps only this, so a summary of a few numbers per instance (correctness flags, answer codes)
+        keeps its memory flat in the number of runs; bad records are a DataError naming ``source``.
+        Default: ``(source, records)``, the records whole."""
+        return source, records
 
     @abc.abstractmethod
     def tables(
@@ -467,21 +476,22 @@ class Benchmark(abc.ABC):
         scores: dict[tuple[str, str], dict[str, Any]],
         params: dict[str, Any],
         instances: list[dict[str, Any]] | None = None,
-        predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+        summaries: dict[tuple[str, str], Any] | None = None,
     ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
         """``({file name: text, or bytes for a figure; names may hold a folder}, headline metrics)`` from
         the scores of every (model, method); with ``tables_per_instance``, also the instances and each
-        pair's ``(source, prediction records)``, when the command has them."""
+        pair's :meth:`run_summary`, when the command has them."""
 
     def stability_tables(
         self,
         scores: dict[tuple[str, str], dict[str, Any]],
         params: dict[str, Any],
         instances: list[dict[str, Any]] | None = None,
-        predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+        summaries: dict[tuple[str, str], Any] | None = None,
     ) -> dict[str, str | bytes]:
         """``{file name: text}`` of the answer-stability tables (params ``<benchmark>.robustness``) from
-        every run, its order runs included, which :meth:`tables` never gets. Default: none."""
+        every run, its order runs included, which :meth:`tables` never gets (their :meth:`run_summary`
+        with ``tables_per_instance``). Default: none."""
         return {}
 
     def group_size(self, metrics: dict[str, Any]) -> int:

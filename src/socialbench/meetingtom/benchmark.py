@@ -260,29 +260,35 @@ class MeetingToMBenchmark(Benchmark):
     #: Macro-F1's intervals, Task 3.2's conditional intervals and Figure 4 need per-instance data.
     tables_per_instance = True
 
+    def run_summary(self, instances: list[dict[str, Any]], records: list[dict[str, Any]], *, source: str) -> Any:
+        """The scores, and per instance the outcome's flags and answer code (``results.intervals.RunSummary``)."""
+        from socialbench.meetingtom.results.intervals import run_summary
+
+        return run_summary(instances, records, source)
+
     def tables(
         self,
         scores: dict[tuple[str, str], dict[str, Any]],
         params: dict[str, Any],
         instances: list[dict[str, Any]] | None = None,
-        predictions: dict | None = None,
+        summaries: dict | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         from socialbench.meetingtom.results.tables import tables
 
-        return tables(scores, params, instances, predictions)
+        return tables(scores, params, instances, summaries)
 
     def stability_tables(
         self,
         scores: dict[tuple[str, str], dict[str, Any]],
         params: dict[str, Any],
         instances: list[dict[str, Any]] | None = None,
-        predictions: dict | None = None,
+        summaries: dict | None = None,
     ) -> dict[str, str | bytes]:
         """stability.md/.csv/.tex: answer stability under option order (params
-        ``meetingtom.robustness``; ``results.stability``), from the order runs' predictions."""
+        ``meetingtom.robustness``; ``results.stability``), from the order runs' summaries (``run_summary``)."""
         from socialbench.meetingtom.results.stability import stability_files
 
-        return dict(stability_files(instances, predictions, params))
+        return dict(stability_files(instances, summaries, params))
 
 
 def value_of_answer(instance: dict[str, Any], answer: Any) -> Any:

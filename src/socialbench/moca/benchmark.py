@@ -299,17 +299,24 @@ class MocaBenchmark(Benchmark):
 
     tables_per_instance = True
 
+    def run_summary(self, instances: list[dict[str, Any]], records: list[dict[str, Any]], *, source: str) -> Any:
+        """Per instance, the correctness of each field and the resolved answer's code; per scenario, the
+        scores and answer counts (``moca.results.correctness.RunSummary``)."""
+        from socialbench.moca.results.correctness import run_summary
+
+        labels, mechanisms = self.taxonomy.as_sets()
+        return run_summary(instances, records, labels, mechanisms, source)
+
     def tables(
         self,
         scores: dict[tuple[str, str], dict[str, Any]],
         params: dict[str, Any],
         instances: list[dict[str, Any]] | None = None,
-        predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+        summaries: dict[tuple[str, str], Any] | None = None,
     ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
         """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
-        5-7, Figures 6, 7 and 9, and, given the instances and predictions, a 95% bootstrap interval for
-        every cell and paired tests (socialbench.moca.results.tables)."""
-        from socialbench.moca.results.answers import answer_counts
+        5-7, Figures 6, 7 and 9, and, given the instances and the runs' summaries (``run_summary``), a
+        95% bootstrap interval for every cell and paired tests (socialbench.moca.results.tables)."""
         from socialbench.moca.results.correctness import correctness_cells
         from socialbench.moca.results.paper import PaperTables
         from socialbench.moca.results.paper_figures import paper_figures
@@ -325,14 +332,9 @@ class MocaBenchmark(Benchmark):
         section = params.get(self.name) or {}
         settings = TableSettings.from_params(params, self.name)
         cells = answers = None
-        if instances is not None and predictions is not None:
-            labels, mechanisms = self.taxonomy.as_sets()
-            cells = correctness_cells(instances, predictions, labels, mechanisms, scores)
-            answers = {
-                (m, meth, s): c
-                for (m, meth) in scores
-                for s, c in answer_counts(instances, predictions[(m, meth)][1], labels, mechanisms).items()
-            }
+        if instances is not None and summaries is not None:
+            cells = correctness_cells(summaries, scores)
+            answers = {(m, meth, s): c for (m, meth) in scores for s, c in summaries[(m, meth)].answers.items()}
         paper = PaperTables(scores, categories, section.get("methods", []), settings, cells, answers)
         files: dict[str, str | bytes] = {}
         md_all = []
@@ -378,13 +380,13 @@ class MocaBenchmark(Benchmark):
         scores: dict[tuple[str, str], dict[str, Any]],
         params: dict[str, Any],
         instances: list[dict[str, Any]] | None = None,
-        predictions: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+        summaries: dict[tuple[str, str], Any] | None = None,
     ) -> dict[str, str | bytes]:
         """stability.md/.csv/.tex: answer stability under option order (params ``moca.robustness``;
-        ``moca.results.stability``), from the order runs' predictions."""
+        ``moca.results.stability``), from the order runs' summaries (``run_summary``)."""
         from socialbench.moca.results.stability import stability_files
 
-        return dict(stability_files(instances, predictions, params, self.taxonomy))
+        return dict(stability_files(instances, summaries, params, self.taxonomy))
 
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         from socialbench.moca.schema.taxonomy import taxonomy_hash

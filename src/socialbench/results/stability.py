@@ -19,7 +19,9 @@ B resamples of the instances, every statistic recomputed on the same resamples, 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import hashlib
+import json
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -83,6 +85,23 @@ def agreement(answers: Sequence[Sequence[Hashable]], distinct: np.ndarray) -> np
         seen = {_hashable(answers[k][i]) for k in range(min(k_all, max(int(distinct[i]), 1)))}
         out[i] = len(seen) == 1
     return out
+
+
+def answer_codes(answers: Iterable[Any]) -> np.ndarray:
+    """(N,) 16-byte codes of resolved answers (a BLAKE2b digest of each one's canonical JSON): what the
+    tables keep of a run's answers to compare them across orders (``agreement`` takes them as answers)
+    without keeping the answers, so their memory does not grow with an answer's size. Equal answers
+    (lists and tuples alike, dicts in any key order) give equal codes; two different ones the same code
+    with probability 2^-128."""
+    return np.array(
+        [
+            hashlib.blake2b(
+                json.dumps(a, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"), digest_size=16
+            ).digest()
+            for a in answers
+        ],
+        dtype="S16",
+    )
 
 
 def _hashable(value: Any) -> Hashable:

@@ -44,22 +44,25 @@ def render_tables(
     loaded = read_score_files(bench, scores, p, params)
     per_instance = {}
     if instances is not None and bench.tables_per_instance:
-        preds = {}
+        paths = {}
         for model, method in loaded:
             path = predictions_dir / model / f"{method}.jsonl"
             if not path.is_file():
                 raise DataError(
                     str(path), f"predictions of {model}/{method} not found (--predictions-dir {predictions_dir})"
                 )
-            preds[(model, method)] = (str(path), read_jsonl(path))
+            paths[(model, method)] = path
         insts, _ = subset_instances(bench, bench.load_instances(instances), p, str(instances))
-        per_instance = {"instances": insts, "predictions": preds}
+        # One run's records at a time, reduced to what the tables read before the next run is read:
+        # memory stays flat in the number of runs (issue 32; docs/benchmarks.md).
+        summaries = {key: bench.run_summary(insts, read_jsonl(path), source=str(path)) for key, path in paths.items()}
+        per_instance = {"instances": insts, "summaries": summaries}
     # The paper tables and the headline get the runs params make as the papers do; order runs
     # (params robustness, ``<run>__order<k>``) only the stability tables, so no paper table changes.
     paper = {key: sc for key, sc in loaded.items() if split_order(key[1])[1] == 0}
     paper_instance = per_instance and {
         **per_instance,
-        "predictions": {key: v for key, v in per_instance["predictions"].items() if key in paper},
+        "summaries": {key: v for key, v in per_instance["summaries"].items() if key in paper},
     }
     files, head = bench.tables(paper, p, **paper_instance)
     stability = bench.stability_tables(loaded, p, **per_instance)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from socialbench.meetingtom.results.intervals import RESAMPLES, accuracy_ci, conditional_ci, macro_f1_ci
+from socialbench.meetingtom.results.intervals import RESAMPLES, accuracy_ci, conditional_ci, macro_f1_ci, run_summary
 
 
 def test_an_interval_contains_its_point_and_is_the_same_every_time():
@@ -35,3 +35,25 @@ def test_the_conditional_interval_is_the_ratio_of_resampled_counts_on_the_cells_
     ratios = 100 * right[eligible > 0] / eligible[eligible > 0]
     lo, hi = np.percentile(ratios, [2.5, 97.5])
     assert conditional_ci(6, 10, 30, 7, ("m", "x", "task3_2/demo")) == (round(lo, 2), round(hi, 2))
+
+
+def test_a_run_summary_keeps_what_the_scorer_gives_of_the_whole_records():
+    from socialbench.meetingtom.eval.scoring import outcomes, score
+    from socialbench.results.stability import answer_codes
+    from tests.meetingtom.results.test_tables import instances, predictions
+
+    insts = instances()
+    source, recs = predictions()[("gem", "no_prompt")]
+    recs = [*recs[:-1], {**recs[-1], "error": "failed"}]  # one record without a usable answer
+    run = run_summary(insts, recs, source)
+    scored = outcomes(insts, recs, source=source)
+    assert run.source == source and run.scores == score(insts, recs, source=source)
+    assert run.f1 == {
+        "task1/demo": (
+            [o.gold for o in scored if o.group == "task1/demo"],
+            [o.pred for o in scored if o.group == "task1/demo"],
+        )
+    }
+    assert run.evaluated.tolist() == [o.evaluated for o in scored]
+    assert run.correct.tolist() == [o.correct for o in scored]
+    assert run.answers.tolist() == answer_codes(o.pred for o in scored).tolist()

@@ -55,8 +55,11 @@ def records(double, insts, run):
 
 
 def predictions(insts):
+    """Each order run's summary (``run_summary``), as the tables stage gives them."""
     return {
-        (model, order_run("no_prompt", k)): (f"{model}.jsonl", records(double, insts, order_run("no_prompt", k)))
+        (model, order_run("no_prompt", k)): BENCH.run_summary(
+            insts, records(double, insts, order_run("no_prompt", k)), source=f"{model}.jsonl"
+        )
         for model, double in (("position", position_double), ("content", content_double))
         for k in range(K)
     }

@@ -5,7 +5,7 @@ import pytest
 
 from socialbench.core.errors import DataError
 from socialbench.meetingtom.eval.scoring import score
-from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci
+from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, run_summary
 from socialbench.meetingtom.results.tables import output_files, tables
 from tests.meetingtom.conftest import mt_params
 
@@ -303,10 +303,15 @@ def predictions():
     }
 
 
+def summaries(insts, preds):
+    """Each run's summary (``run_summary``), as the tables stage gives them to ``tables``."""
+    return {key: run_summary(insts, records, source) for key, (source, records) in preds.items()}
+
+
 def test_with_per_instance_data_macro_f1_cells_get_intervals_and_figure4_is_written():
     insts, preds = instances(), predictions()
     scores = {("gem", "no_prompt"): score(insts, preds[("gem", "no_prompt")][1], source="gem.jsonl")}
-    files, _ = tables(scores, params(), insts, preds)
+    files, _ = tables(scores, params(), insts, summaries(insts, preds))
     f1 = scores[("gem", "no_prompt")]["task1/demo"]["macro_f1"]
     assert f"| {f1:.2f} [" in files["table1_overall.md"] and "Macro-F1 intervals need" not in files["table1_overall.md"]
     assert files["figures/figure4_label_distribution.png"].startswith(b"\x89PNG")
@@ -318,7 +323,7 @@ def test_stale_scores_are_refused_naming_the_predictions_and_metric():
     sc = score(insts, preds[("gem", "no_prompt")][1], source="gem.jsonl")
     sc["task2_1/demo"] = {**sc["task2_1/demo"], "correct": 0, "accuracy": 0.0}
     with pytest.raises(DataError, match="stale") as err:
-        tables({("gem", "no_prompt"): sc}, params(), insts, preds)
+        tables({("gem", "no_prompt"): sc}, params(), insts, summaries(insts, preds))
     assert "gem.jsonl" in str(err.value) and "group 'task2_1/demo'" in str(err.value) and "'accuracy'" in str(err.value)
 
 
@@ -326,7 +331,7 @@ def test_missing_predictions_for_a_score_file_are_named():
     insts, preds = instances(), predictions()
     sc = score(insts, preds[("gem", "no_prompt")][1], source="gem.jsonl")
     with pytest.raises(DataError, match="random/no_prompt.*no predictions given"):
-        tables({("gem", "no_prompt"): sc, ("random", "no_prompt"): sc}, params(), insts, preds)
+        tables({("gem", "no_prompt"): sc, ("random", "no_prompt"): sc}, params(), insts, summaries(insts, preds))
 
 
 def test_a_human_category_with_a_qualifier_still_comes_first_and_uncovered_cells_say_not_evaluated():

@@ -64,8 +64,12 @@ def run_tables(
         "models": models,
         "moca": {"methods": list(methods), "ablations": ablations, "tables": {"resamples": 1000, **(tables or {})}},
     }
-    preds = {k: (f"{k[0]}/{k[1]}.jsonl", recs) for k, recs in runs.items()} if per_instance else None
-    files, _ = b.tables(scores, params, instances if per_instance else None, preds)
+    summaries = (
+        {k: b.run_summary(instances, recs, source=f"{k[0]}/{k[1]}.jsonl") for k, recs in runs.items()}
+        if per_instance
+        else None
+    )
+    files, _ = b.tables(scores, params, instances if per_instance else None, summaries)
     return files, scores
 
 

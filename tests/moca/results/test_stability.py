@@ -65,11 +65,14 @@ def records(double, insts, run, robustness=ROBUSTNESS):
 
 
 def predictions(insts, robustness=ROBUSTNESS):
+    """Each order run's summary (``run_summary``), as the tables stage gives them."""
     out = {}
     for model, double in (("position", position_double), ("content", content_double)):
         for k in range(int(robustness["orders"])):
             run = order_run("direct", k)
-            out[(model, run)] = (f"{model}/{run}.jsonl", records(double, insts, run, robustness))
+            out[(model, run)] = BENCH.run_summary(
+                insts, records(double, insts, run, robustness), source=f"{model}/{run}.jsonl"
+            )
     return out
 
 

@@ -7,11 +7,13 @@ of them (correct / eligible, over all 3.2 instances resampled), so both are ``st
 metrics of outcome columns rebuilt from the score file's counts. Macro-F1 is no mean or ratio of
 per-instance indicators: it is recomputed on the same resamples (``stats.resample_counts``) and its
 interval taken by ``stats.percentile_interval``. Its per-instance gold and predicted values come from
-``instance_values``, which rescored each run and checks it against its score file."""
+each run's :class:`RunSummary` (the run rescored), checked against its score file by
+``instance_values``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from socialbench.core.errors import DataError
@@ -82,36 +84,68 @@ def macro_f1_ci(
     return low, high
 
 
+@dataclass(frozen=True)
+class RunSummary:
+    """What the tables keep of one run's prediction records (``MeetingToMBenchmark.run_summary``): the
+    scores, and per instance a few bytes (flags, an answer code; the Macro-F1 groups' values are the
+    instances' own option values), so the tables stage's memory does not grow with the number of runs."""
+
+    source: str  # the predictions file, named by errors
+    scores: dict[str, Any]  # the records scored again (``scoring.score_outcomes``): checked against the score file
+    f1: dict[str, tuple[list[Any], list[Any]]]  # {Macro-F1 group: (gold values, predicted values)}, instances' order
+    evaluated: Any  # (N,) bool: the run's setting evaluates the instance (``Outcome.evaluated``)
+    correct: Any  # (N,) bool: the predicted value is the gold one (``Outcome.correct``)
+    answers: Any  # (N,) codes of the predicted values (``results.stability.answer_codes``)
+
+
+def run_summary(instances: list[dict[str, Any]], records: list[dict[str, Any]], source: str) -> RunSummary:
+    """One run's records reduced to what the tables, their intervals and the stability table read of
+    them; bad records are a DataError naming ``source`` (the scorer's checks)."""
+    import numpy as np
+
+    from socialbench.meetingtom.eval.scoring import F1_TASKS, outcomes, score_outcomes
+    from socialbench.results.stability import answer_codes
+
+    scored = outcomes(instances, records, source=source)
+    f1: dict[str, tuple[list[Any], list[Any]]] = {}
+    for o in scored:
+        if o.group.split("/", 1)[0] in F1_TASKS:
+            gold, pred = f1.setdefault(o.group, ([], []))
+            gold.append(o.gold)
+            pred.append(o.pred)
+    return RunSummary(
+        source,
+        score_outcomes(scored),
+        f1,
+        np.array([o.evaluated for o in scored], dtype=bool),
+        np.array([o.correct for o in scored], dtype=bool),
+        answer_codes(o.pred for o in scored),
+    )
+
+
 def instance_values(
-    instances: list[dict[str, Any]],
-    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    summaries: Mapping[tuple[str, str], RunSummary],
     scores: Mapping[tuple[str, str], Mapping[str, Any]],
 ) -> dict[tuple[str, str, str], tuple[list[Any], list[Any]]]:
-    """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups, each run
-    rescored and checked against its score file (stale scores are a DataError)."""
-    from socialbench.meetingtom.eval.scoring import F1_TASKS, outcomes, score_outcomes
-
+    """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups, each run's
+    summary checked against its score file (stale scores are a DataError)."""
     out = {}
     for (model, method), sc in sorted(scores.items()):
-        if (model, method) not in predictions:
+        if (model, method) not in summaries:
             raise DataError(f"{model}/{method}", "no predictions given for this score file (--predictions-dir)")
-        source, records = predictions[(model, method)]
-        scored = outcomes(instances, records, source=source)
-        now = score_outcomes(scored)
+        run = summaries[(model, method)]
+        now = run.scores
         for g in sorted(set(now) | set(sc)):
             for key in sorted(set(now.get(g) or {}) | set(sc.get(g) or {})):
                 was, got = (sc.get(g) or {}).get(key), (now.get(g) or {}).get(key)
                 if was != got:
                     raise DataError(
-                        source,
+                        run.source,
                         f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}: the"
                         " scores are stale or come from other instances (rerun socialbench score)",
                         record=f"group {g!r}",
                         field=key,
                     )
-        for o in scored:
-            if o.group.split("/", 1)[0] in F1_TASKS:
-                gold, pred = out.setdefault((model, method, o.group), ([], []))
-                gold.append(o.gold)
-                pred.append(o.pred)
+        for g, values in run.f1.items():
+            out[(model, method, g)] = values
     return out

@@ -5,7 +5,8 @@ tables), the circular accuracy (right under every order), the agreement of the r
 gap between order 0 and circular accuracy, with 95% bootstrap intervals, per task and source and over
 all of them.
 
-Per-instance outcomes come from the scorer (``eval.scoring.outcomes``). An instance counts when the run
+Per-instance outcomes come from the scorer (``eval.scoring.outcomes``), kept in each run's summary
+(``results.intervals.RunSummary``). An instance counts when the run
 evaluates it (not Task 1 under contextual priors); it is right when its resolved value (a state, an
 attitude, a participant; Task 3.2: the set of participants) is the gold one. Task 3.2 counts here on
 every instance, not only where the paired Task 3.1 answer is right: the table asks whether an answer
@@ -18,7 +19,8 @@ from typing import Any
 
 from socialbench.core.benchmarks import order_run
 from socialbench.core.errors import DataError
-from socialbench.meetingtom.eval.scoring import group_of, outcomes
+from socialbench.meetingtom.eval.scoring import group_of
+from socialbench.meetingtom.results.intervals import RunSummary
 from socialbench.meetingtom.schema.questions import TITLES
 from socialbench.results.stability import Stability, render_stability, stability, stability_table
 
@@ -35,12 +37,12 @@ def output_files() -> list[str]:
 
 def stability_cells(
     instances: list[dict[str, Any]],
-    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    summaries: Mapping[tuple[str, str], RunSummary],
     robustness: Mapping[str, Any],
     seed: int,
 ) -> tuple[dict[tuple[str, str, str], Stability], list[str]]:
     """{(model, run, group or "all"): Stability} for every (model, run) ``robustness`` asks for whose
-    order 0 is among ``predictions``, and the groups (``<task>/<source>``). An order run missing beside
+    order 0 is among ``summaries``, and the groups (``<task>/<source>``). An order run missing beside
     its order 0 is a DataError naming it."""
     import numpy as np
 
@@ -49,32 +51,29 @@ def stability_cells(
     groups = sorted({group_of(i) for i in instances})
     for model in robustness.get("models") or []:
         for run in robustness.get("methods") or []:
-            if (model, run) not in predictions:
+            if (model, run) not in summaries:
                 continue
             per_order = []
             for k in range(k_all):
                 name = order_run(run, k)
-                if (model, name) not in predictions:
+                if (model, name) not in summaries:
                     raise DataError(
                         f"{model}/{name}",
                         f"no predictions of order {k} of {model}/{run} (params meetingtom.robustness asks for"
                         f" {k_all} orders): run inference for it first",
                     )
-                source, records = predictions[(model, name)]
-                per_order.append(outcomes(instances, records, source=source))
+                per_order.append(summaries[(model, name)])
             # an instance counts when every order evaluates it (a run's setting leaves the same ones out)
-            keep = [n for n in range(len(instances)) if all(o[n].evaluated for o in per_order)]
-            correct = np.array(
-                [[[o[n].pred is not None and o[n].pred == o[n].gold] for n in keep] for o in per_order], dtype=bool
-            ).reshape(k_all, len(keep), 1)
-            answers = [[o[n].pred for n in keep] for o in per_order]
+            keep = np.flatnonzero(np.logical_and.reduce([o.evaluated for o in per_order]))
+            correct = np.stack([o.correct[keep] for o in per_order]).reshape(k_all, len(keep), 1)
+            answers = [o.answers[keep] for o in per_order]
             distinct = np.array([max(1, len(instances[n]["options"])) for n in keep], dtype=int)
             group = [group_of(instances[n]) for n in keep]
             for g in [*groups, ALL]:
                 pick = [j for j, x in enumerate(group) if g in (x, ALL)]
                 cells[(model, run, g)] = stability(
                     correct[:, pick],
-                    [[a[j] for j in pick] for a in answers],
+                    [a[pick] for a in answers],
                     distinct[pick],
                     ["correct"],
                     "correct",
@@ -91,11 +90,11 @@ def heading(group: str) -> str:
 
 def stability_files(
     instances: list[dict[str, Any]] | None,
-    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None,
+    summaries: Mapping[tuple[str, str], RunSummary] | None,
     params: Mapping[str, Any],
 ) -> dict[str, str]:
     """stability.md/.csv/.tex: the table, or without params ``meetingtom.robustness`` (or without the
-    per-instance data) an empty one saying why."""
+    per-instance data: the runs' summaries) an empty one saying why."""
     from socialbench.meetingtom.results.tables import STYLE
 
     robustness = (params.get("meetingtom") or {}).get("robustness")
@@ -108,7 +107,7 @@ def stability_files(
         " circular. Task 3.2 counts on every instance (not conditioned on Task 3.1). 95% instance-level"
         " bootstrap intervals in brackets.",
     ]
-    if not robustness or instances is None or predictions is None:
+    if not robustness or instances is None or summaries is None:
         why = (
             "params meetingtom.robustness is null: no order runs."
             if not robustness
@@ -126,7 +125,7 @@ def stability_files(
             empty="(no order runs)",
         )
         return render_stability(NAME, table)
-    cells, groups = stability_cells(instances, predictions, robustness, int(params["seed"]))
+    cells, groups = stability_cells(instances, summaries, robustness, int(params["seed"]))
     k_all = int(robustness["orders"])
     fewer = max((st.fewer for (_, _, g), st in cells.items() if g == ALL), default=0)
     if fewer:

@@ -1,5 +1,5 @@
 """MeetingToM result tables in the style of the paper's Tables 1-6 (Markdown, CSV, LaTeX), Figure 4,
-and the headline metrics. Pure functions: scores (and optionally instances and predictions) in,
+and the headline metrics. Pure functions: scores (and optionally instances and the runs' summaries) in,
 ``{file name: text or bytes}`` out.
 
 Tables (each ``<name>.md/.csv/.tex``, one section per source: demo meetings, AMI meetings):
@@ -546,7 +546,7 @@ def tables(
     scores: Mapping[tuple[str, str], Mapping[str, Any]],
     params: Mapping[str, Any],
     instances: list[dict[str, Any]] | None = None,
-    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None = None,
+    summaries: Mapping[tuple[str, str], Any] | None = None,
 ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
     """``({file name: text or bytes}, headline)``: the tables of ``TABLE_NAMES`` in three formats,
     Figure 4 when ``instances`` are given, and the headline ``{"<model>.<method>": {group: {"accuracy",
@@ -555,11 +555,7 @@ def tables(
     from socialbench.meetingtom.results.intervals import instance_values
 
     ctx0 = Context(scores, params, None)
-    values = (
-        instance_values(instances, predictions, ctx0.scores)
-        if instances is not None and predictions is not None
-        else None
-    )
+    values = instance_values(summaries, ctx0.scores) if instances is not None and summaries is not None else None
     ctx = Context(scores, params, values)
     files: dict[str, str | bytes] = {}
     for name, t in build_tables(ctx).items():

@@ -6,7 +6,8 @@ between order 0 and circular Holis, with 95% bootstrap intervals, per scenario a
 
 Per-instance correctness comes from the scorer's own functions (``results.correctness``), so a field
 counts here as it counts in Tables 2-4; an order's resolved answer is the record's four fields, mapped
-back from the slots it showed (None: no usable answer)."""
+back from the slots it showed (None: no usable answer; ``results.correctness.resolved``). Both come
+from each run's summary (``results.correctness.RunSummary``: the answers as codes)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from socialbench.core.benchmarks import order_run
 from socialbench.core.errors import DataError
 from socialbench.moca.eval.prompts import Order
 from socialbench.moca.eval.scoring import FIELDS
-from socialbench.moca.results.correctness import correctness
+from socialbench.moca.results.correctness import RunSummary
 from socialbench.moca.schema.taxonomy import Taxonomy
 from socialbench.results.stability import Stability, render_stability, stability, stability_table
 from socialbench.results.tables import SIGNED
@@ -40,75 +41,65 @@ def output_files() -> list[str]:
     return [f"{NAME}.{ext}" for ext in ("md", "csv", "tex")]
 
 
-def _matrix(instances, records, labels, mechanisms, source) -> tuple[list[str], list[str], Any]:
-    """(ids, scenarios, (N, 5) correctness in COLUMNS order) in the order ``correctness`` gives."""
+def _matrix(instances, run: RunSummary) -> tuple[list[int], list[str], Any]:
+    """(positions in ``instances``, scenarios, (N, 5) correctness in COLUMNS order) in the order
+    ``correctness`` gives (the run summary's cells)."""
     import numpy as np
 
-    by_scenario: dict[str, list[str]] = {}
-    for inst in instances:
-        by_scenario.setdefault(inst["scenario"], []).append(inst["id"])
-    ids, scen, rows = [], [], []
-    for s, m in correctness(instances, records, labels, mechanisms, source).items():
+    by_scenario: dict[str, list[int]] = {}
+    for n, inst in enumerate(instances):
+        by_scenario.setdefault(inst["scenario"], []).append(n)
+    at, scen, rows = [], [], []
+    for s, m in run.cells.items():
         cols = {f: m[:, FIELDS.index(f)] for f in FIELDS}
         cols["holis"] = np.all(m[:, : len(FIELDS)], axis=1)
         rows.append(np.stack([cols[c] for c, _ in COLUMNS], axis=1))
-        ids += by_scenario[s]
+        at += by_scenario[s]
         scen += [s] * len(by_scenario[s])
-    return ids, scen, np.concatenate(rows) if rows else np.zeros((0, len(COLUMNS)), dtype=bool)
-
-
-def resolved(record: dict[str, Any] | None) -> tuple[Any, ...] | None:
-    """An order's resolved answer: the four fields as scored (None: a record with an error)."""
-    if record is None or record.get("error"):
-        return None
-    return tuple(record.get(f) for f in ("subject", "target", "mechanism", "label"))
+    return at, scen, np.concatenate(rows) if rows else np.zeros((0, len(COLUMNS)), dtype=bool)
 
 
 def stability_cells(
     instances: list[dict[str, Any]],
-    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+    summaries: Mapping[tuple[str, str], RunSummary],
     robustness: Mapping[str, Any],
     tax: Taxonomy,
     seed: int,
 ) -> tuple[dict[tuple[str, str, str], Stability], list[str]]:
     """{(model, run, scenario or "all"): Stability} for every (model, run) ``robustness`` asks for
-    whose order 0 is among ``predictions`` (a model that does not make the run has none), and the
+    whose order 0 is among ``summaries`` (a model that does not make the run has none), and the
     scenarios. An order run missing beside its order 0 is a DataError naming it."""
     import numpy as np
 
     k_all = int(robustness["orders"])
     order = Order(0, bool(robustness.get("reorder_lists", False)))
     distinct = np.array([order.distinct(i, tax) for i in instances], dtype=int)
-    at = {i["id"]: n for n, i in enumerate(instances)}
-    labels, mechanisms = tax.as_sets()
     cells: dict[tuple[str, str, str], Stability] = {}
     scenarios: list[str] = []
     for model in robustness.get("models") or []:
         for run in robustness.get("methods") or []:
-            if (model, run) not in predictions:
+            if (model, run) not in summaries:
                 continue
             mats, answers = [], []
             for k in range(k_all):
                 name = order_run(run, k)
-                if (model, name) not in predictions:
+                if (model, name) not in summaries:
                     raise DataError(
                         f"{model}/{name}",
                         f"no predictions of order {k} of {model}/{run} (params moca.robustness asks for"
                         f" {k_all} orders): run inference for it first",
                     )
-                source, records = predictions[(model, name)]
-                ids, scen, m = _matrix(instances, records, labels, mechanisms, source)
-                by_id = {r.get("id"): r for r in records}
+                at, scen, m = _matrix(instances, summaries[(model, name)])
                 mats.append(m)
-                answers.append([resolved(by_id.get(i)) for i in ids])
+                answers.append(summaries[(model, name)].resolved[at])
             correct = np.stack(mats)
-            d = distinct[[at[i] for i in ids]]
+            d = distinct[at]
             scenarios = sorted(set(scen))
             for s in [*scenarios, ALL]:
                 pick = [n for n, x in enumerate(scen) if s in (x, ALL)]
                 cells[(model, run, s)] = stability(
                     correct[:, pick],
-                    [[a[n] for n in pick] for a in answers],
+                    [a[pick] for a in answers],
                     d[pick],
                     [c for c, _ in COLUMNS],
                     "holis",
@@ -120,12 +111,12 @@ def stability_cells(
 
 def stability_files(
     instances: list[dict[str, Any]] | None,
-    predictions: Mapping[tuple[str, str], tuple[str, list[dict[str, Any]]]] | None,
+    summaries: Mapping[tuple[str, str], RunSummary] | None,
     params: dict[str, Any],
     tax: Taxonomy,
 ) -> dict[str, str]:
     """stability.md/.csv/.tex: the table, or without params ``moca.robustness`` (or without the
-    per-instance data) an empty one saying why."""
+    per-instance data: the runs' summaries) an empty one saying why."""
     robustness = (params.get("moca") or {}).get("robustness")
     notes = [
         "Beyond the paper (docs/decisions.md, 'Answer stability under option order'): no number here is"
@@ -136,7 +127,7 @@ def stability_files(
         " under every order; agreement: the same four answers under every order; gap: order 0 Holis -"
         " circular Holis. 95% instance-level bootstrap intervals in brackets.",
     ]
-    if not robustness or instances is None or predictions is None:
+    if not robustness or instances is None or summaries is None:
         why = (
             "params moca.robustness is null: no order runs."
             if not robustness
@@ -154,7 +145,7 @@ def stability_files(
             empty="(no order runs)",
         )
         return render_stability(NAME, table)
-    cells, scenarios = stability_cells(instances, predictions, robustness, tax, int(params["seed"]))
+    cells, scenarios = stability_cells(instances, summaries, robustness, tax, int(params["seed"]))
     k_all = int(robustness["orders"])
     fewer = max((st.fewer for (_, _, s), st in cells.items() if s == ALL), default=0)
     if fewer:
