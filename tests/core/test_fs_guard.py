@@ -292,13 +292,12 @@ def test_an_output_inside_the_checkout_passes_relative_or_absolute(checkout):
     check_io({}, {"--out": "results/s.json", "--report": checkout / "r.json"})
 
 
-def test_an_absolute_output_outside_the_checkout_is_refused_naming_option_path_workspace_and_advice(
-    checkout, tmp_path
-):
+def test_an_absolute_output_outside_the_checkout_is_refused_naming_option_path_workspace_and_advice(checkout, tmp_path):
     with pytest.raises(ConfigError) as exc:
         check_io({}, {"--out": tmp_path / "s.json"})
     message = str(exc.value)
-    assert message.startswith(f"{tmp_path / 's.json'}: leads to {tmp_path / 's.json'}, outside the workspace {checkout}")
+    out = tmp_path / "s.json"
+    assert message.startswith(f"{out}: leads to {out}, outside the workspace {checkout}")
     assert "(the git checkout holding the working folder); --out writes only inside it" in message
     assert "run the command from the folder you want to write into, or name a path inside the repository" in message
     assert not (tmp_path / "s.json").exists()
