@@ -138,14 +138,11 @@ class MeetingToMBenchmark(Benchmark):
         from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
         from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS
-        from socialbench.meetingtom.schema.questions import TASKS
 
         base, variant = split_run(split_order(run)[0])
         key = f"ablations.{variant}" if variant else f"method_options.{base}"
-        cls = self.method_class(run)
-        names = [*cls.template_files(settings), *(f"{t}.txt" for t in TASKS if getattr(cls, "task_guidance", False))]
         out = []
-        for name in names:
+        for name in dict.fromkeys(self.method_class(run).template_files(settings)):  # Task-CoT's: its guidance too
             where = f"{self.template_folder(run, name)}/{name}"
             try:
                 text = self.template(run, name)
