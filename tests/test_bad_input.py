@@ -54,8 +54,13 @@ models:
 
 @pytest.fixture
 def ws(tmp_path, monkeypatch, clip) -> Path:
+    """The small repository as the working folder: a command may write only inside it (pytest's
+    temporary folder, which tests/conftest.py allows, is no workspace here)."""
+    from socialbench.core import paths
+
     root = build_ws(tmp_path / "repo", clip)
     monkeypatch.chdir(root)
+    monkeypatch.setattr(paths, "extra_workspaces", ())
     return root
 
 
@@ -137,6 +142,9 @@ class Case:
     outputs: tuple[str, ...] = ()
     #: Environment variables the command runs with (a store URL is read from the environment only).
     env: tuple[tuple[str, str], ...] = ()
+    #: A test double installed for the run (in-process only), for a mistake outside the small repository:
+    #: a package template with a typo.
+    patch: Callable[[pytest.MonkeyPatch], None] | None = None
 
 
 def write(path: str, text: str | bytes) -> Path:
@@ -928,6 +936,8 @@ def run_case(case: Case, ws: Path, capsys, monkeypatch) -> None:
     before = snapshot(ws)
     for name, value in case.env:
         monkeypatch.setenv(name, value)
+    if case.patch is not None:
+        case.patch(monkeypatch)
     if case.kind == "special file":  # a broken check would hang: a subprocess with a timeout
         proc = subprocess.run(
             [sys.executable, "-m", "socialbench", *argv], cwd=ws, capture_output=True, text=True, timeout=120
@@ -2378,6 +2388,31 @@ CACHE_CORPUS_WRITE_CASES = [
         "results/o.stats.json: is a symlink (to /nonexistent/x)",
     ),
     Case(
+        "score-out-outside-the-repository",
+        "write target",
+        run_with(score(out="../s.json"), lambda root: subprocess.run(["git", "init", "-q", str(root)], check=True)),
+        "(the git checkout holding the working folder); --out writes only inside it: run the command from the"
+        " folder you want to write into, or name a path inside the repository",
+    ),
+    Case(
+        "infer-out-outside-the-working-folder",
+        "write target",
+        lambda root: [*infer("data/i.jsonl")[:-4], "--out", str(root.parent / "o.jsonl"), "--stats", "results/s.json"],
+        "o.jsonl, outside the workspace ",
+    ),
+    Case(
+        "tables-out-dir-dot-dot-out-of-a-linked-folder",
+        "write target",
+        run_with(
+            [*tables()[:-4], "--out-dir", "results/big/../t", "--headline", "results/h.json"],
+            lambda root: (
+                (root.parent / "disk" / "runs").mkdir(parents=True),
+                Path("results/big").symlink_to(root.parent / "disk" / "runs"),
+            ),
+        ),
+        "results/big/../t: leads through a symlink to ",
+    ),
+    Case(
         "infer-corpus-link-out-of-the-corpus",
         "read root",
         corpus_with(outside_secret),
@@ -2955,7 +2990,63 @@ PARAMS_KEY_CASES = [
         params_with("seed: 1", "seed: 1", "  random_7b: {backend: random}\n  random-7b: {backend: random}\n"),
         "its server variable SOCIALBENCH_SERVER_URL_RANDOM_7B is also models.random_7b's",
     ),
+    Case(
+        "check-params-meetingtom-ablation-template-cannot-render",
+        "params keys",
+        params_with(
+            "moca: {frames: 2}",
+            "moca: {frames: 2}\nmeetingtom: {methods: [no_prompt, no_prompt__no_markers], ablations:"
+            " {no_markers: {table: markers, label: no markers, remove_markers: true}}}",
+        ),
+        "meetingtom.ablations.no_markers: template templates/no_prompt/user.txt: placeholder $transcirpt has no value",
+        patch=lambda mp: template_typo(
+            mp, "socialbench.meetingtom.benchmark.MeetingToMBenchmark", "no_prompt__no_markers", "user.txt"
+        ),
+    ),
+    Case(
+        "check-params-codar-ablation-template-cannot-render",
+        "params keys",
+        params_with(
+            "moca: {frames: 2}",
+            "moca: {frames: 2, methods: [direct, codar__wo_step5], ablations: {wo_step5: {table: table5, label: w/o"
+            " Step 5, stages: [observer, query, context, conflict, decoder]}}}",
+        ),
+        "moca.ablations.wo_step5: template templates/codar/decoder.user.txt: placeholder $transcirpt has no value",
+        patch=lambda mp: template_typo(
+            mp, "socialbench.moca.benchmark.MocaBenchmark", "codar__wo_step5", "decoder.user.txt"
+        ),
+    ),
+    Case(
+        "check-params-modality-its-backend-cannot-carry",
+        "params values",
+        params_with("seed: 1", "seed: 1", "  c: {backend: anthropic, model_id: x, modalities: [image, audio]}\n"),
+        "models.c.modalities: 'audio': backend anthropic cannot carry it (it carries image)",
+    ),
+    Case(
+        "infer-model-without-a-modality-the-run-needs",
+        "params values",
+        run_with(
+            [*infer("data/i.jsonl")[:6], "blind", *infer("data/i.jsonl")[7:]],
+            lambda root: write("params.yaml", PARAMS + "  blind: {backend: random, modalities: []}\n"),
+        ),
+        "models.blind: moca method direct is excluded in params (takes text only (modalities in params), not",
+    ),
 ]
+
+
+def template_typo(monkeypatch, benchmark: str, run: str, name: str) -> None:
+    """``benchmark``'s (a class path) template ``name`` of run ``run`` read with an unknown placeholder."""
+    import importlib
+
+    module, cls_name = benchmark.rsplit(".", 1)
+    cls = getattr(importlib.import_module(module), cls_name)
+    real = cls.template
+
+    def template(self, method, file):
+        text = real(self, method, file)
+        return text + "\n$transcirpt\n" if (method, file) == (run, name) else text
+
+    monkeypatch.setattr(cls, "template", template)
 
 
 # ---- the one runner over every case -----------------------------------------------------------------------

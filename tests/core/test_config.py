@@ -427,7 +427,8 @@ def test_an_ablation_whose_template_cannot_render_is_refused_naming_it(monkeypat
 
 
 def test_every_shipped_codar_template_renders_with_the_placeholders_the_chain_fills(repo_root):
-    from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, template_problem
+    from socialbench.core.benchmarks import template_problem
+    from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS
 
     folder = repo_root / "src/socialbench/moca/templates/codar"
     for path in folder.rglob("*.txt"):

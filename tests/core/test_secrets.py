@@ -45,3 +45,9 @@ def test_every_url_in_free_text_is_redacted():
 
 def test_every_error_line_is_redacted():
     assert "hunter2" not in one_line("cannot reach https://u:hunter2@h/x\nsee the log")
+
+
+def test_a_whole_query_and_fragment_may_be_hidden_for_hosts_that_name_credentials_as_they_like():
+    assert redact_url("https://u:p@h/a.zip?exp=1&proof=abc#x", whole_query=True) == "https://***@h/a.zip?***#***"
+    assert redact_url("https://h/a.zip", whole_query=True) == "https://h/a.zip"
+    assert redact_url("https://h/a.zip?proof=abc") == "https://h/a.zip?proof=abc"  # a name that is no credential

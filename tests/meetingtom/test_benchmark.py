@@ -332,3 +332,82 @@ def test_an_instance_the_recorded_answers_do_not_cover_is_not_evaluated_not_wron
     assert "no answer for instance" in recs[uncovered["id"]]["not_evaluated"] and recs[uncovered["id"]]["error"] is None
     group = score([covered, uncovered], records, source="p")[f"task2_1/{covered['source']}"]
     assert (group["n"], group["n_total"], group["accuracy"], group["invalid"]) == (1, 2, 100.0, 0)
+
+
+# ---- check-params renders each run's templates (issue 33, class 7) ----------------------------------------
+def with_typo(monkeypatch, run: str, name: str, typo: str = "\n$transcirpt\n") -> None:
+    """Run ``run``'s template ``name`` read with ``typo`` added (a package template with a mistake)."""
+    from socialbench.meetingtom.benchmark import MeetingToMBenchmark
+
+    real = MeetingToMBenchmark.template
+
+    def template(self, method, file):
+        text = real(self, method, file)
+        return text + typo if method == run and file == name else text
+
+    monkeypatch.setattr(MeetingToMBenchmark, "template", template)
+
+
+def test_an_ablation_runs_template_that_cannot_render_is_refused_naming_the_ablation(monkeypatch):
+    from tests.meetingtom.conftest import mt_params
+
+    with_typo(monkeypatch, "no_prompt__no_markers", "user.txt")
+    with pytest.raises(
+        ConfigError,
+        match=r"meetingtom\.ablations\.no_markers: template templates/no_prompt/user\.txt:"
+        r" placeholder \$transcirpt has no value \(known: answer_format, ",
+    ):
+        mt_params({**SECTION, "methods": ["no_prompt", "no_prompt__no_markers"]})
+
+
+def test_a_methods_system_template_with_a_lone_dollar_is_refused_naming_the_method(monkeypatch):
+    from tests.meetingtom.conftest import mt_params
+
+    with_typo(monkeypatch, "ecot", "system.txt", "costs $ 5")
+    with pytest.raises(ConfigError, match=r"meetingtom\.method_options\.ecot: template templates/ecot/system\.txt: "):
+        mt_params({**SECTION, "methods": ["ecot"]})
+
+
+def test_a_missing_task_guidance_file_is_refused_naming_the_method(monkeypatch):
+    from socialbench.meetingtom.benchmark import MeetingToMBenchmark
+    from tests.meetingtom.conftest import mt_params
+
+    real = MeetingToMBenchmark.template
+
+    def template(self, method, name):
+        if name == "task3_2.txt":
+            raise ConfigError(f"benchmark meetingtom: method {method}: template {name} not found")
+        return real(self, method, name)
+
+    monkeypatch.setattr(MeetingToMBenchmark, "template", template)
+    with pytest.raises(ConfigError, match=r"meetingtom\.method_options\.task_cot: .*template task3_2\.txt not found"):
+        mt_params({**SECTION, "methods": ["task_cot"]})
+
+
+def test_a_run_not_in_methods_is_not_rendered(monkeypatch):
+    from tests.meetingtom.conftest import mt_params
+
+    with_typo(monkeypatch, "no_prompt__no_markers", "user.txt")
+    mt_params({**SECTION, "methods": ["no_prompt"]})
+
+
+def test_every_shipped_meetingtom_template_renders_with_the_placeholders_its_methods_fill(repo_root):
+    from socialbench.core.benchmarks import template_problem
+    from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS
+
+    for path in (repo_root / "src/socialbench/meetingtom/templates").rglob("*.txt"):
+        placeholders = TEMPLATE_PLACEHOLDERS.get(path.name)
+        if placeholders is not None:
+            assert template_problem(path.read_text("utf-8"), str(path), placeholders) is None
+
+
+def test_the_request_fills_every_placeholder_check_params_renders_with():
+    """A template naming every placeholder of TEMPLATE_PLACEHOLDERS renders in a real request: the
+    list check-params uses is no wider than what build_request fills."""
+    from socialbench.meetingtom.eval.prompts import build_request
+    from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS
+    from tests.meetingtom.eval.test_prompts import SPEC
+
+    system, user = (" ".join(f"${p}" for p in sorted(TEMPLATE_PLACEHOLDERS[f])) for f in ("system.txt", "user.txt"))
+    req = build_request(make(), (system, user, None), SPEC, {}, "no_prompt")
+    assert "$" not in req.messages[0].text() + req.messages[1].text()

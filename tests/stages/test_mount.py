@@ -45,10 +45,15 @@ print(json.dumps({"code": code, "modules": sorted(m for m in sys.modules if m.st
 """
 
 
-def imported_by(args):
-    """(exit code, the socialbench and mlflow modules imported) of ``socialbench ARGS`` in a fresh process."""
+def imported_by(args, cwd=None):
+    """(exit code, the socialbench and mlflow modules imported) of ``socialbench ARGS`` in a fresh process
+    (run from ``cwd``: a command writes only inside the folder it runs from, or its git checkout)."""
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps([str(a) for a in args])], capture_output=True, text=True, check=True
+        [sys.executable, "-c", PROBE, json.dumps([str(a) for a in args])],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     return result["code"], set(result["modules"])
@@ -68,7 +73,9 @@ def test_a_commands_help_imports_only_its_stage(command):
 def test_an_infer_run_imports_nothing_inference_does_not_use(tmp_path, inputs):
     inst, params = inputs
     args = ["infer", "--benchmark", "moca", "--instances", inst, "--params", params, "--model", "r", "--no-progress"]
-    code, modules = imported_by([*args, "--results-dir", tmp_path / "results", *method_args(["direct", "codar"])])
+    code, modules = imported_by(
+        [*args, "--results-dir", tmp_path / "results", *method_args(["direct", "codar"])], cwd=tmp_path
+    )
     assert code == 0 and (tmp_path / "results" / "predictions" / "moca" / "r" / "codar.jsonl").is_file()
     assert loaded(modules, NOT_INFER) == []
 

@@ -11,7 +11,7 @@ complete file is ever renamed there) is not downloaded again.
 ``url`` may also be a ``file://`` URL or a plain local path (a local mirror): the file is copied,
 with the same checksum check and atomic rename. Credentials in a URL (``https://user:pass@host/``)
 are sent as HTTP basic auth, never to another host after a redirect, and never logged or shown in an
-error: messages name the URL with its user info and query string masked.
+error: messages name the URL with its user info masked and its query and fragment hidden (:func:`redact_url`).
 
 **Trust on first use.** A file without a pinned sha256 is hashed when first fetched and the hash
 recorded in a :class:`TrustStore` (a JSON lock file, ``sources.lock`` at the repository root by
@@ -43,6 +43,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from socialbench.core import secrets
 from socialbench.core.errors import DataError, SocialbenchError
 
 log = logging.getLogger(__name__)
@@ -185,18 +186,12 @@ class _Retryable(Exception):
 
 
 def redact_url(url: str) -> str:
-    """The URL as it may be logged: user info and query string masked."""
-    try:
-        parts = urllib.parse.urlsplit(str(url))
-    except ValueError:
-        return "<unparseable URL>"
-    if not parts.scheme or parts.scheme == "file":
+    """The URL as it may be logged: the project's redaction (``core.secrets.redact_url``: user info
+    masked) with the query and fragment hidden whole, since a host names a presigned link's credentials
+    as it likes; a local path or ``file:`` URL (a mirror) as it is."""
+    if is_local(url):
         return str(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    query = "***" if parts.query else ""
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    return secrets.redact_url(str(url), whole_query=True)
 
 
 def is_local(source: str | os.PathLike[str]) -> bool:

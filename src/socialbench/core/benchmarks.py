@@ -237,6 +237,21 @@ def settings_sources(run: str) -> list[tuple[str, str]]:
     ]
 
 
+def template_problem(text: str, where: str, placeholders: frozenset[str]) -> str | None:
+    """Why a ``$``-template cannot be rendered, or None: filled with a dummy value for each of
+    ``placeholders``, a ``$name`` none of them names or a lone ``$`` fails as it would in a run (pure;
+    check-params renders each run's templates with it, naming the run's key)."""
+    from string import Template
+
+    try:
+        Template(text).substitute(dict.fromkeys(placeholders, "x"))
+    except KeyError as exc:
+        return f"template {where}: placeholder ${exc.args[0]} has no value (known: {', '.join(sorted(placeholders))})"
+    except ValueError as exc:
+        return f"template {where}: {exc} (write a literal dollar sign as $$)"
+    return None
+
+
 # ---- benchmarks -------------------------------------------------------------------------------
 class Benchmark(abc.ABC):
     """Base class of all benchmarks. Every benchmark provides :meth:`load_instances`, :meth:`score`,

@@ -157,12 +157,18 @@ def _redact_params(text: str) -> str:
     return _PARAM.sub(lambda m: f"{m[1]}{m[2]}={REDACTED}" if is_secret_param(m[2]) else m[0], text)
 
 
-def redact_url(url: str) -> str:
+def redact_url(url: str, *, whole_query: bool = False) -> str:
     """``url`` as it may be shown (a message, a log, MLflow, a trace, a stats file, a table): its user
     info (``user:password@``) and the values of query and fragment parameters that name a password,
-    token, secret or key replaced by ``***``; the rest as it was. Pure."""
+    token, secret or key replaced by ``***``; the rest as it was. ``whole_query``: the query and the
+    fragment hidden whole (``?***``, ``#***``), for URLs whose hosts choose their credentials' names (a
+    file download's presigned link). Pure."""
     text = str(url)
     scheme_end = text.find("://")
+    if whole_query:
+        text, hsep, _ = text.partition("#")
+        text, qsep, _ = text.partition("?")
+        return redact_url(text) + (qsep and qsep + REDACTED) + (hsep and hsep + REDACTED)
     if scheme_end < 0:
         return _redact_params(text) if "=" in text and "?" not in text else _redact_query(text)
     start = scheme_end + 3

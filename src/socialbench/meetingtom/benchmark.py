@@ -129,7 +129,40 @@ class MeetingToMBenchmark(Benchmark):
             MiningParams.from_mapping(section.get("mining"))
         except ConfigError as exc:
             problems.append(str(exc))
+        if not problems:  # every run's methods and settings are known: render what each reads
+            known = set(self.method_names())
+            runs = [*(k for k in section.get("method_options") or {} if k in known), *(section.get("methods") or [])]
+            for run in dict.fromkeys(runs):
+                problems += self._template_problems(run, self.method_settings(section, run))
         return problems
+
+    def _template_problems(self, run: str, settings: dict[str, Any]) -> list[str]:
+        """Each template file run ``run`` reads (an ablation's own where it has one: core's
+        ``template_folder``), rendered with dummy values for the placeholders the answering methods fill
+        (``schema.methods.TEMPLATE_PLACEHOLDERS``): one that is missing, not UTF-8, or names a placeholder
+        no method fills fails here, naming the run's key, not at its first call."""
+        from socialbench.core.benchmarks import template_problem
+        from socialbench.core.errors import ConfigError
+        from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS
+
+        base, variant = split_run(split_order(run)[0])
+        key = f"ablations.{variant}" if variant else f"method_options.{base}"
+        out = []
+        for name in dict.fromkeys(self.method_class(run).template_files(settings)):  # Task-CoT's: its guidance too
+            where = f"{self.template_folder(run, name)}/{name}"
+            try:
+                text = self.template(run, name)
+            except ConfigError as exc:  # not found
+                out.append(f"{key}: {exc}")
+                continue
+            except ValueError as exc:  # not UTF-8
+                out.append(f"{key}: template {where}: not UTF-8 text ({exc})")
+                continue
+            placeholders = TEMPLATE_PLACEHOLDERS.get(name)
+            problem = template_problem(text, where, placeholders) if placeholders is not None else None
+            if problem:
+                out.append(f"{key}: {problem}")
+        return out
 
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         """The prompt hash, and which method and ablation the run is (MLflow params: the runs

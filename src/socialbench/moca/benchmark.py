@@ -172,8 +172,9 @@ class MocaBenchmark(Benchmark):
         """Each template file a CoDAR run reads (an ablation's own where it has one), rendered with dummy
         values: one that is missing, or names a placeholder the chain does not fill, fails here, naming
         the run's key, not at its first call."""
+        from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
-        from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, template_problem
+        from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS
 
         if "variant" not in checked:
             return []

@@ -21,6 +21,25 @@ ABLATION_META = ("table", "label")
 ORDER_KEY = "order"
 ANSWER_FORMS = ("json", "final_line")
 SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors", "answer_form", "audio")
+#: The ``$``-placeholders the answering methods fill in each template file (``eval.prompts.build_request``),
+#: which check-params renders every run's templates with. A file not named here (Task-CoT's per-task
+#: guidance) is filled leniently (``safe_substitute``): it only has to exist and be UTF-8.
+TEMPLATE_PLACEHOLDERS: dict[str, frozenset[str]] = {
+    "system.txt": frozenset({"answer_system"}),
+    "user.txt": frozenset(
+        {
+            "title",
+            "question",
+            "visual",
+            "transcript",
+            "context",
+            "options",
+            "answer_format",
+            "answer_rule",
+            "guidance",
+        }
+    ),
+}
 
 
 def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -354,20 +354,6 @@ CODAR_PLACEHOLDERS = frozenset(
 )
 
 
-def template_problem(text: str, where: str, placeholders: frozenset[str]) -> str | None:
-    """Why a template cannot be rendered, or None: filled with a dummy value for each of
-    ``placeholders``, a ``$name`` none of them names or a lone ``$`` fails as it would in a run (pure)."""
-    from string import Template
-
-    try:
-        Template(text).substitute(dict.fromkeys(placeholders, "x"))
-    except KeyError as exc:
-        return f"template {where}: placeholder ${exc.args[0]} has no value (known: {', '.join(sorted(placeholders))})"
-    except ValueError as exc:
-        return f"template {where}: {exc} (write a literal dollar sign as $$)"
-    return None
-
-
 # ---- by method ---------------------------------------------------------------------------------------
 #: The check of each method's settings at params load, by method name (a variant run's method: core's
 #: ``split_run``); raises a ConfigError naming the param. A method not listed reads no settings of its
