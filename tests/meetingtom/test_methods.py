@@ -8,8 +8,7 @@ import pytest
 
 from socialbench.core.backend import ModelSpec
 from socialbench.core.benchmarks import Final, get_benchmark
-from socialbench.meetingtom.methods import NOT_EVALUATED_NO_VIDEO, guidance_templates
-from socialbench.meetingtom.schema.questions import TASKS
+from socialbench.meetingtom.methods import NOT_EVALUATED_NO_VIDEO
 from tests.meetingtom.eval.test_prompts import make
 
 SPEC = ModelSpec(name="m", backend="scripted")
@@ -48,7 +47,3 @@ def test_a_video_run_on_a_source_without_media_is_not_evaluated_without_a_call()
     final = method("no_prompt", {"modality": "video"}).step(make(modality="utterances", clip=None), [])
     assert isinstance(final, Final) and final.error is None
     assert final.fields["not_evaluated"] == NOT_EVALUATED_NO_VIDEO
-
-
-def test_the_guidance_templates_are_one_per_task():
-    assert guidance_templates() == tuple(f"{t}.txt" for t in TASKS)

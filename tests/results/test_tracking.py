@@ -508,3 +508,74 @@ def test_runs_page_url_without_a_store_is_the_base_address(tmp_path):
 
 
 # ---- waits: a closed port fails within seconds, naming the store redacted (docs/security.md, "Waits") --
+
+
+class _LockServer:
+    """A test double of the registered-model calls ``server_lock`` makes, answering as MLflow's server
+    does (MlflowException with its error code); ``lost_replies`` makes the first create or delete be
+    carried out and then answered with an error, as a 5xx that MLflow's client retries."""
+
+    def __init__(self, lost_replies: set[str]):
+        self.models: dict[str, dict] = {}
+        self.lost = set(lost_replies)
+
+    def _error(self, code: str):
+        from mlflow.exceptions import MlflowException
+        from mlflow.protos import databricks_pb2
+
+        return MlflowException("answered as a retried request is", error_code=getattr(databricks_pb2, code))
+
+    def create_registered_model(self, name, tags):
+        if name in self.models:
+            raise self._error("RESOURCE_ALREADY_EXISTS")
+        self.models[name] = dict(tags)
+        if "create" in self.lost:  # done, but its reply lost: the client's retry is what the caller sees
+            self.lost.discard("create")
+            raise self._error("RESOURCE_ALREADY_EXISTS")
+
+    def get_registered_model(self, name):
+        if name not in self.models:
+            raise self._error("RESOURCE_DOES_NOT_EXIST")
+        return type("Held", (), {"tags": self.models[name]})()
+
+    def delete_registered_model(self, name):
+        if name not in self.models:
+            raise self._error("RESOURCE_DOES_NOT_EXIST")
+        del self.models[name]
+        if "delete" in self.lost:
+            self.lost.discard("delete")
+            raise self._error("RESOURCE_DOES_NOT_EXIST")
+
+
+def test_a_lock_create_retried_after_it_was_done_is_this_process_s_own_lock():
+    from socialbench.results.tracking import server_lock
+
+    client = _LockServer({"create"})
+    with server_lock(client, "exp", timeout_s=1.0, poll_s=0.01):
+        assert "socialbench-lock.exp" in client.models
+    assert client.models == {}
+
+
+def test_a_lock_delete_retried_after_it_was_done_is_logged_not_raised(caplog):
+    from socialbench.results.tracking import server_lock
+
+    client = _LockServer({"delete"})
+    with server_lock(client, "exp", timeout_s=1.0, poll_s=0.01):
+        pass
+    assert client.models == {}
+    assert "already gone at release" in caplog.text
+
+
+def test_a_lock_held_by_another_live_process_of_this_host_is_waited_for_not_taken(tmp_path):
+    import socket
+
+    from socialbench.core.errors import SocialbenchError
+    from socialbench.results.tracking import HOST_TAG, PROCESS_TAG, process_id, server_lock
+
+    parent = process_id(os.getppid())  # alive for the whole test, and not this process
+    client = _LockServer(set())
+    client.models["socialbench-lock.exp"] = {HOST_TAG: socket.gethostname(), PROCESS_TAG: parent, "since": "1"}
+    with pytest.raises(SocialbenchError, match="has held the tracking server's lock"):
+        with server_lock(client, "exp", timeout_s=0.05, poll_s=0.01):
+            pass
+    assert client.models["socialbench-lock.exp"][PROCESS_TAG] == parent

@@ -133,22 +133,22 @@ class MeetingToMBenchmark(Benchmark):
             known = set(self.method_names())
             runs = [*(k for k in section.get("method_options") or {} if k in known), *(section.get("methods") or [])]
             for run in dict.fromkeys(runs):
-                problems += self._template_problems(run, self.method_settings(section, run))
+                problems += self._template_problems(run)
         return problems
 
-    def _template_problems(self, run: str, settings: dict[str, Any]) -> list[str]:
+    def _template_problems(self, run: str) -> list[str]:
         """Each template file run ``run`` reads (an ablation's own where it has one: core's
         ``template_folder``), rendered with dummy values for the placeholders the answering methods fill
         (``schema.methods.TEMPLATE_PLACEHOLDERS``): one that is missing, not UTF-8, or names a placeholder
         no method fills fails here, naming the run's key, not at its first call."""
         from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
-        from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS
+        from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS, method_templates
 
         base, variant = split_run(split_order(run)[0])
         key = f"ablations.{variant}" if variant else f"method_options.{base}"
         out = []
-        for name in dict.fromkeys(self.method_class(run).template_files(settings)):  # Task-CoT's: its guidance too
+        for name in method_templates(base):  # schema/, not the method's module: loading params imports no method
             where = f"{self.template_folder(run, name)}/{name}"
             try:
                 text = self.template(run, name)

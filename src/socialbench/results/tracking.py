@@ -20,6 +20,7 @@ to (:data:`PIPELINE_TAG`), so recovery marks KILLED only runs this host started 
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -37,6 +38,8 @@ from filelock import FileLock
 from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.core.hashing import sha256_file, sha256_json
 from socialbench.core.io import is_number, parse_json_object
+
+log = logging.getLogger(__name__)
 
 EVAL_KEY_TAG = "socialbench.eval_key"
 #: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store
@@ -391,7 +394,10 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
     """Serialise the writers of one experiment on a shared tracking server, across hosts: the lock is
     a registered model named after the experiment, which the server creates for one caller only and
     deletes for good. A holder on this host whose process is gone, or one on another host older than
-    :data:`LOCK_TTL_S`, is taken over (its track was killed)."""
+    :data:`LOCK_TTL_S`, is taken over (its track was killed). MLflow's client retries a request the
+    server answered with a 5xx, so a create or delete may reach the server twice: a lock that names
+    this very process is its own (a retried create), and a lock already gone at release (a retried
+    delete) is logged, not raised: the runs are written by then."""
     from mlflow.exceptions import MlflowException
 
     name = f"socialbench-lock.{experiment}"
@@ -409,6 +415,8 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
         except MlflowException:
             continue  # released meanwhile
         tags = held.tags or {}
+        if tags.get(HOST_TAG) == host and tags.get(PROCESS_TAG) == me:
+            break  # this process's own create, answered with an error and retried: the lock is held
         since = float(tags.get("since") or 0)
         other_host = tags.get(HOST_TAG) != host
         stale = (
@@ -431,7 +439,12 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
     try:
         yield
     finally:
-        client.delete_registered_model(name)
+        try:
+            client.delete_registered_model(name)
+        except MlflowException as exc:
+            if "RESOURCE_DOES_NOT_EXIST" not in str(exc.error_code):
+                raise
+            log.warning("MLflow experiment %r: the tracking server's lock was already gone at release", experiment)
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from socialbench.core.backend import Request
 from socialbench.core.benchmarks import Exchange, Final, InstanceInputError, Method
-from socialbench.meetingtom.schema.questions import TASKS
+from socialbench.meetingtom.schema.methods import BASE_TEMPLATES
 
 #: Why Task 1 has no score with contextual priors (paper Table 4: "Task 1 is not evaluated in this setting").
 NOT_EVALUATED_PRIORS = "Task 1 is not evaluated with contextual priors (MeetingToM Table 4, n=0)"
@@ -22,7 +22,7 @@ NOT_EVALUATED_NO_VIDEO = "not evaluated: no video in this source"
 class AnsweringMethod(Method):
     """One call per instance; subclasses set the class attributes only."""
 
-    templates: ClassVar[tuple[str, ...]] = ("system.txt", "user.txt")
+    templates: ClassVar[tuple[str, ...]] = BASE_TEMPLATES
     #: The response reasons before its answer (the ``answer_form`` setting says in which form).
     reasons: ClassVar[bool] = False
     #: One guidance template per task (``<task>.txt``), filled with the task's variables (Task-CoT).
@@ -91,7 +91,3 @@ class AnsweringMethod(Method):
                 f["answer"] = label_of(instance["options"], values[answered])
         f["order"] = {"index": k, "shown": shown, "distinct": distinct, "answer_shown": answered}
         return out
-
-
-def guidance_templates() -> tuple[str, ...]:
-    return tuple(f"{t}.txt" for t in TASKS)

@@ -21,6 +21,25 @@ ABLATION_META = ("table", "label")
 ORDER_KEY = "order"
 ANSWER_FORMS = ("json", "final_line")
 SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors", "answer_form", "audio")
+#: The template files each MeetingToM method reads, in order (``templates/<method>/``): a system and a
+#: user template, and Task-CoT one guidance file per task. Declared here, with the placeholders below,
+#: so check-params renders every run's templates without importing a method's code; the method
+#: classes take their ``templates`` from it.
+BASE_TEMPLATES: tuple[str, ...] = ("system.txt", "user.txt")
+
+
+def guidance_templates() -> tuple[str, ...]:
+    """Task-CoT's guidance files: ``<task>.txt`` for each task."""
+    from socialbench.meetingtom.schema.questions import TASKS
+
+    return tuple(f"{t}.txt" for t in TASKS)
+
+
+def method_templates(method: str) -> tuple[str, ...]:
+    """The template files method ``method`` (a base method's name) reads, in order."""
+    return (*BASE_TEMPLATES, *guidance_templates()) if method == "task_cot" else BASE_TEMPLATES
+
+
 #: The ``$``-placeholders the answering methods fill in each template file (``eval.prompts.build_request``),
 #: which check-params renders every run's templates with. A file not named here (Task-CoT's per-task
 #: guidance) is filled leniently (``safe_substitute``): it only has to exist and be UTF-8.
