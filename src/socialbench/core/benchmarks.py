@@ -622,9 +622,10 @@ def pair_excluded(params: Mapping[str, Any], benchmark: str, model: str, run: st
 _METHODS: dict[str, Registry[Method]] = {}
 
 
-def _builtin_names() -> list[str]:
+@functools.cache  # the package's folders do not change within a process; deciding pairs asks thousands of times
+def _builtin_names() -> tuple[str, ...]:
     root = resources.files("socialbench")
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and p.joinpath("benchmark.py").is_file())
+    return tuple(sorted(p.name for p in root.iterdir() if p.is_dir() and p.joinpath("benchmark.py").is_file()))
 
 
 @functools.cache  # installed distributions do not change within a process; the scan is slow
