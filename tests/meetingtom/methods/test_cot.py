@@ -116,8 +116,20 @@ def test_the_other_reasoning_methods_give_no_task_guidance(name):
     assert "1. Subject: find participant" not in first_request(name, make("task1")).messages[1].text()
 
 
-def test_ecot_asks_about_the_participants_emotions():
-    assert "what each participant involved appears to feel" in first_request("ecot", make()).messages[1].text()
+#: ECoT's five published steps (Li et al. 2024, after Goleman), in their order.
+ECOT_STEPS = (
+    "understanding the context",
+    "recognizing others' emotions",
+    "recognizing the subject's emotions",
+    "managing emotions",
+    "influencing others' emotions",
+)
+
+
+def test_ecot_asks_for_the_five_published_steps_in_their_order():
+    text = first_request("ecot", make()).messages[1].text()
+    at = [text.find(f"Step {k}, {step}:") for k, step in enumerate(ECOT_STEPS, 1)]
+    assert -1 not in at and at == sorted(at)
 
 
 def test_task_cots_prompt_hash_covers_its_guidance_files():

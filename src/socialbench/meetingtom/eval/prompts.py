@@ -14,8 +14,8 @@ Settings (params ``meetingtom.method_options.<method>``, overridden by an ablati
   backend that takes video reads the file, one that takes images the frames), ``native`` (the file
   only) or ``frames`` (the frames only, as the paper's GPT-5 setup);
 * ``remove_markers``: drop the discourse markers listed in ``meetingtom.discourse_markers``
-  (``markers``) from the transcript and from the utterance the question quotes (paper Table 5); a
-  line left empty is dropped;
+  (``markers``) from the transcript (paper Table 5); a line left empty is dropped. The question,
+  and the utterance it quotes, stay unchanged (the paper keeps "the task prompt unchanged");
 * ``audio``: with a modality that shows the video, give the clip's audio track too (an audio part)
   to a model that takes audio (its params ``modalities``, else its backend's default; default true: the
   paper cuts "video views, audio, and transcript" together; false: the video alone);
@@ -163,13 +163,10 @@ def transcript_lines(instance: Mapping[str, Any], s: Mapping[str, Any]) -> list[
 
 
 def render_question(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
-    """The question as shown: in the no-markers ablation, the quoted utterance of Task 2 (the one
-    place the question holds the participants' words) without its markers too."""
-    q = instance["question"]
-    utterance = instance.get("utterance") or (instance.get("variables") or {}).get("utterance")
-    if not (s["remove_markers"] and utterance):
-        return q
-    return q.replace(f'"{utterance}"', f'"{strip_markers(utterance, s["markers"])}"')
+    """The question as shown: the instance's, whatever the settings. The no-markers ablation strips
+    the transcript only, the task prompt stays as it is (paper 4.3: markers removed "while keeping the
+    visual input and task prompt unchanged"), so Task 2's quoted utterance keeps its markers."""
+    return instance["question"]
 
 
 def render_transcript(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
@@ -224,9 +221,7 @@ def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] |
             return o["text"]
         return f"{o['text']}: {' '.join(said.get(o['participant'], [])) or '(says nothing in the clip)'}"
 
-    utterance = instance.get("utterance")
-    if utterance and s["remove_markers"]:
-        utterance = strip_markers(utterance, s["markers"])
+    utterance = instance.get("utterance")  # the question's quoted utterance, as the question has it
     query = utterance if with_words and utterance else render_question(instance, s)
     return {
         "benchmark": "meetingtom",

@@ -1,5 +1,8 @@
-"""ECoT (MeetingToM 4.2, Emotional Chain-of-Thought [37]): reasoning about what the participants
-feel, why, and how it shapes what they do, then a ``Final answer:`` line."""
+"""ECoT (MeetingToM 4.2, Emotional Chain-of-Thought [37], Li et al. 2024): the five steps ECoT
+publishes after Goleman's emotional intelligence (understanding the context, recognizing others'
+emotions, recognizing one's own, managing them, influencing others'), read from an observer's side
+with the question's participant(s) as the subject, then the answer (docs/decisions.md, departures
+"ECoT prompt")."""
 
 from socialbench.meetingtom.methods import AnsweringMethod
 

@@ -75,9 +75,8 @@ QUESTIONS = {
         "participant $speaker's statement?"
     ),
     "task3_1": Template(
-        "In this meeting clip ($duration s long), the group reaches"
-        " a decision between $moment_start s and $moment_end s."
-        "\nIs this a genuine consensus, a pseudo-consensus or no consensus?"
+        "In this meeting clip ($duration s long), a proposal is put to the group between $moment_start s and"
+        " $moment_end s.\nDoes the group reach a genuine consensus, a pseudo-consensus or no consensus on it?"
     ),
     "task3_2": Template(
         "In this meeting clip ($duration s long), the group reaches a pseudo-consensus between $moment_start s and "
