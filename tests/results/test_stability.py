@@ -81,11 +81,41 @@ def test_fewer_than_two_orders_is_refused():
         _cell([[1, 1]], [["a", "b"]], [2, 2])
 
 
+def one_cell_table(st):
+    return stability_table(
+        "S",
+        {("m", "r", "all"): st},
+        [("all", "All")],
+        [("correct", "accuracy")],
+        "Accuracy",
+        style=SIGNED,
+        label="t",
+        group_columns=("task", "source"),
+        group_key=lambda g: (g, g),
+    )
+
+
 def test_the_table_prints_each_cell_with_its_interval_and_the_gap_signed():
     st = _cell([[1, 0], [0, 0]], [["a", "b"], ["c", "b"]], [2, 2])
-    table = stability_table(
-        "S", {("m", "r", "all"): st}, [("all", "All")], [("correct", "accuracy")], "Accuracy", style=SIGNED, label="t"
-    )
+    table = one_cell_table(st)
     md = render(table)["md"]
     row = next(line for line in md.splitlines() if line.startswith("| m |"))
     assert "| 2 | 50.00 [" in row and "+50.00 [" in row
+
+
+def test_the_csv_is_one_line_per_statistic_named_by_its_group_model_run_and_metric():
+    st = _cell([[1, 0], [0, 0]], [["a", "b"], ["c", "b"]], [2, 2])
+    lines = render(one_cell_table(st))["csv"].splitlines()
+    assert lines[0] == "task,source,model,run,metric,value,ci_low,ci_high,n"
+    metrics = [line.split(",")[4] for line in lines[1:]]
+    assert metrics == [
+        "accuracy_order_0",
+        "accuracy_order_1",
+        "accuracy_mean",
+        "accuracy_min",
+        "accuracy_max",
+        "circular_accuracy",
+        "agreement",
+        "gap",
+    ]
+    assert lines[1].startswith("all,all,m,r,accuracy_order_0,50.0,") and lines[1].endswith(",2")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -179,6 +179,60 @@ def _num(s: Stat, *, signed: bool = False) -> Num:
     return Num(s.point, signed=signed).with_ci(s.low, s.high)
 
 
+#: The long format's columns after a benchmark's group columns (task and source, or scenario): one line
+#: per statistic of a cell, as the paper tables' CSVs (value, its 95% interval, the n it stands on).
+CSV_COLUMNS = ("model", "run", "metric", "value", "ci_low", "ci_high", "n")
+
+
+def metric_name(heading: str) -> str:
+    """A column heading as a metric name of the long format ("Circular Holis": ``circular_holis``)."""
+    return "_".join(heading.lower().split())
+
+
+def cell_lines(st: Stability, columns: Sequence[tuple[str, str]], main: str) -> list[tuple[str, Stat]]:
+    """(metric, statistic) of one cell, in the long format's order: ``main`` under each order (every one
+    of the K, not only order 0 the grid shows), its mean, min and max, the circular accuracy of each
+    column, the agreement and the gap."""
+    m = metric_name(main)
+    return [
+        *((f"{m}_order_{k}", o) for k, o in enumerate(st.orders)),
+        (f"{m}_mean", st.mean),
+        (f"{m}_min", st.low_order),
+        (f"{m}_max", st.high_order),
+        *((metric_name(f"circular {h}"), st.circular[c]) for c, h in columns),
+        ("agreement", st.agreement),
+        ("gap", st.gap),
+    ]
+
+
+def csv_lines(
+    cells: dict[tuple[str, str, str], Stability],
+    groups: Sequence[tuple[str, str]],
+    columns: Sequence[tuple[str, str]],
+    main: str,
+    group_key: Callable[[str], Sequence[Any]],
+) -> list[list[Any]]:
+    """The long format: one line per statistic of each cell, group by group (``groups``' order), a
+    group named by ``group_key(group)`` (its task and source, or its scenario), then the model and run."""
+    out = []
+    for key, _ in groups:
+        for (model, run, group), st in cells.items():
+            if group != key:
+                continue
+            for metric, stat in cell_lines(st, columns, main):
+                out.append(
+                    [
+                        *group_key(group),
+                        model,
+                        run,
+                        metric,
+                        *("" if v is None else v for v in (stat.point, stat.low, stat.high)),
+                        st.n,
+                    ]
+                )
+    return out
+
+
 def stability_table(
     title: str,
     cells: dict[tuple[str, str, str], Stability],
@@ -188,13 +242,17 @@ def stability_table(
     *,
     style: NumStyle,
     label: str,
+    group_columns: Sequence[str],
+    group_key: Callable[[str], Sequence[Any]],
     notes: Sequence[str] = (),
     empty: str = "(no runs)",
 ) -> Table:
     """The stability table: one block per group (``groups``: (key, heading)), one row per (model, run)
     of ``cells`` (keyed (model, run, group); rows in that order) with N, ``main``'s accuracy under order
     0, its mean, min and max over the orders, the circular accuracy of each of ``columns`` ((column,
-    heading)), the agreement and the gap (order 0 - circular of ``main``), each with its 95% interval."""
+    heading)), the agreement and the gap (order 0 - circular of ``main``), each with its 95% interval.
+    Its CSV is the long format (``csv_lines``): ``group_columns`` (what ``group_key`` gives for a
+    group: task and source, or scenario), then ``CSV_COLUMNS``."""
     heads = [
         "Model",
         "Run",
@@ -228,7 +286,17 @@ def stability_table(
                 ]
             )
         blocks.append(Block(list(heads), grouped(rows), keys=2, title=heading, empty=None if rows else empty))
-    return Table(title, blocks, caption=title, label=label, notes=list(notes), layout="sections", style=style)
+    lines = csv_lines(cells, groups, columns, main, group_key)
+    return Table(
+        title,
+        blocks,
+        caption=title,
+        label=label,
+        notes=list(notes),
+        layout="sections",
+        style=style,
+        csv=((*group_columns, *CSV_COLUMNS), lines),
+    )
 
 
 def render_stability(name: str, table: Table) -> dict[str, str]:

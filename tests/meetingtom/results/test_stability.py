@@ -13,6 +13,7 @@ import pytest
 
 from socialbench.core.backend import ModelSpec, Response
 from socialbench.core.benchmarks import Exchange, get_benchmark, order_run
+from socialbench.meetingtom.eval.scoring import group_of
 from tests.meetingtom.eval.test_prompts import make
 
 BENCH = get_benchmark("meetingtom")
@@ -69,8 +70,13 @@ PARAMS = {"seed": 7, "models": {}, "meetingtom": {"methods": ["no_prompt"], "rob
 
 
 def all_tasks(files):
-    rows = list(csv.DictReader(io.StringIO(files["stability.csv"])))
-    return {r["Model"]: r for r in rows if r["N"] == "12"}
+    """{model: {metric: value}} of the all-tasks cells of the long CSV."""
+    out: dict[str, dict[str, str]] = {}
+    for r in csv.DictReader(io.StringIO(files["stability.csv"])):
+        if (r["task"], r["source"]) == ("all", "all"):
+            assert r["n"] == "12"
+            out.setdefault(r["model"], {})[r["metric"]] = r["value"]
+    return out
 
 
 def test_an_order_runs_answer_is_mapped_back_to_the_instances_own_labels(instances):
@@ -95,14 +101,14 @@ def test_an_order_runs_request_shows_the_rotated_list_numbered_again(instances):
 def test_a_content_bound_model_is_stable_and_a_position_bound_one_is_not(instances):
     files = BENCH.stability_tables({}, PARAMS, instances, predictions(instances))
     rows = all_tasks(files)
-    assert rows["content"]["Accuracy order 0"] == rows["content"]["Circular accuracy"] == "100.00"
-    assert rows["content"]["Agreement"] == "100.00" and rows["content"]["Gap (order 0 - circular)"] == "0.00"
-    assert rows["position"]["Agreement"] == "0.00"  # option 1 is another option under each order
-    assert rows["position"]["Circular accuracy"] == "0.00"
+    assert float(rows["content"]["accuracy_order_0"]) == float(rows["content"]["circular_accuracy"]) == 100
+    assert float(rows["content"]["agreement"]) == 100 and float(rows["content"]["gap"]) == 0
+    assert float(rows["position"]["agreement"]) == 0  # option 1 is another option under each order
+    assert float(rows["position"]["circular_accuracy"]) == 0
     order0 = sum(r["value"] == r["gold_value"] for r in records(position_double, instances, "no_prompt"))
     assert order0 > 0
-    assert float(rows["position"]["Accuracy order 0"]) == round(100 * order0 / 12, 2)
-    assert float(rows["position"]["Gap (order 0 - circular)"]) == float(rows["position"]["Accuracy order 0"])
+    assert float(rows["position"]["accuracy_order_0"]) == round(100 * order0 / 12, 2)
+    assert float(rows["position"]["gap"]) == float(rows["position"]["accuracy_order_0"])
     md = files["stability.md"]
     assert "### All tasks" in md and "Task 1: subject-level mental state" in md
 
@@ -110,3 +116,16 @@ def test_a_content_bound_model_is_stable_and_a_position_bound_one_is_not(instanc
 def test_without_robustness_the_table_says_there_are_no_order_runs(instances):
     files = BENCH.stability_tables({}, {"seed": 7, "models": {}, "meetingtom": {}}, instances, {})
     assert "params meetingtom.robustness is null: no order runs." in files["stability.md"]
+
+
+def test_the_csv_names_each_lines_task_source_and_metric_once(instances):
+    files = BENCH.stability_tables({}, PARAMS, instances, predictions(instances))
+    rows = list(csv.DictReader(io.StringIO(files["stability.csv"])))
+    assert list(rows[0]) == ["task", "source", "model", "run", "metric", "value", "ci_low", "ci_high", "n"]
+    keys = [(r["task"], r["source"], r["model"], r["run"], r["metric"]) for r in rows]
+    assert len(keys) == len(set(keys))
+    groups = {(r["task"], r["source"]) for r in rows}
+    assert ("all", "all") in groups and {g for g in groups if g != ("all", "all")} == {
+        tuple(group_of(i).split("/")) for i in instances
+    }
+    assert {f"accuracy_order_{k}" for k in range(K)} <= {r["metric"] for r in rows}

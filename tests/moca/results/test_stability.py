@@ -81,7 +81,13 @@ def params(robustness=ROBUSTNESS):
 
 
 def all_rows(files):
-    return {(r["Model"], r["Run"]): r for r in read_csv(files["stability.csv"]) if r["N"] == "16"}
+    """{(model, run): {metric: value}} of the all-scenarios cells of the long CSV."""
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for r in read_csv(files["stability.csv"]):
+        if r["scenario"] == "all":
+            assert r["n"] == "16"
+            out.setdefault((r["model"], r["run"]), {})[r["metric"]] = r["value"]
+    return out
 
 
 def test_an_order_run_answers_are_read_with_the_slots_it_showed_and_record_the_order(instances):
@@ -94,9 +100,9 @@ def test_an_order_run_answers_are_read_with_the_slots_it_showed_and_record_the_o
 def test_a_content_bound_answer_is_as_right_under_every_order_as_under_the_papers(instances):
     files = BENCH.stability_tables({}, params(), instances, predictions(instances))
     row = all_rows(files)[("content", "direct")]
-    assert row["Holis order 0"] == row["Holis min"] == row["Circular Holis"] == "100.00"
-    assert row["Agreement"] == "100.00"
-    assert row["Gap (order 0 - circular)"] == "0.00"
+    assert float(row["holis_order_0"]) == float(row["holis_min"]) == float(row["circular_holis"]) == 100
+    assert float(row["agreement"]) == 100
+    assert float(row["gap"]) == 0
 
 
 def test_a_position_bound_answer_loses_its_order_0_accuracy_to_the_circular_count(instances):
@@ -104,14 +110,21 @@ def test_a_position_bound_answer_loses_its_order_0_accuracy_to_the_circular_coun
     row = all_rows(files)[("position", "direct")]
     # right where the paper's draw put the gold subject in slot 0; never in slot 0 under all 3 rotations
     order0 = sum(r["subject"] == r["gold"]["subject"] for r in records(position_double, instances, "direct"))
-    assert float(row["Holis order 0"]) == 100 * order0 / 16 > 0
-    assert row["Circular Subject"] == row["Circular Holis"] == "0.00"
-    assert row["Circular Target"] == row["Circular Mechanism"] == "100.00"
-    assert float(row["Gap (order 0 - circular)"]) == float(row["Holis order 0"])
-    assert row["Agreement"] == "0.00"  # a different candidate in slot 0 under each order
+    assert float(row["holis_order_0"]) == 100 * order0 / 16 > 0
+    assert float(row["circular_subject"]) == float(row["circular_holis"]) == 0
+    assert float(row["circular_target"]) == float(row["circular_mechanism"]) == 100
+    assert float(row["gap"]) == float(row["holis_order_0"])
+    assert float(row["agreement"]) == 0  # a different candidate in slot 0 under each order
     md = files["stability.md"]
     assert "### All scenarios" in md and "### intent" in md
     assert "no number here is from the paper" in md
+
+
+def test_the_csv_names_each_lines_scenario_and_metric_once(instances):
+    rows = read_csv(BENCH.stability_tables({}, params(), instances, predictions(instances))["stability.csv"])
+    assert list(rows[0]) == ["scenario", "model", "run", "metric", "value", "ci_low", "ci_high", "n"]
+    keys = [(r["scenario"], r["model"], r["run"], r["metric"]) for r in rows]
+    assert len(keys) == len(set(keys)) and {r["scenario"] for r in rows} == {"all"} | {i["scenario"] for i in instances}
 
 
 def test_the_table_is_the_same_bytes_for_the_same_predictions_and_seed(instances):

@@ -3,7 +3,8 @@ docs/decisions.md, "Answer stability under option order"): per model and run tha
 accuracy under each of the K option orders (order 0: the paper's draw, the run of the MeetingToM
 tables), the circular accuracy (right under every order), the agreement of the resolved answers and the
 gap between order 0 and circular accuracy, with 95% bootstrap intervals, per task and source and over
-all of them.
+all of them. Its CSV is the long format (task, source, model, run, metric, value, interval, n; "all"
+for every task of every source), as the MeetingToM tables' CSVs.
 
 Per-instance outcomes come from the scorer (``eval.scoring.outcomes``), kept in each run's summary
 (``results.intervals.RunSummary``). An instance counts when the run
@@ -83,6 +84,17 @@ def stability_cells(
     return cells, groups
 
 
+#: The long-format CSV's columns that name a cell's group: its task and source ("all" for both: every task
+#: of every source).
+GROUP_COLUMNS = ("task", "source")
+
+
+def group_key(group: str) -> tuple[str, str]:
+    """(task, source) of a group (``<task>/<source>``, or ``all``)."""
+    task, _, source = group.partition("/")
+    return (task, source or ALL)
+
+
 def heading(group: str) -> str:
     task, _, source = group.partition("/")
     return f"{TITLES.get(task, task)} ({source})"
@@ -121,6 +133,8 @@ def stability_files(
             "Accuracy",
             style=STYLE,
             label="tab:stability",
+            group_columns=GROUP_COLUMNS,
+            group_key=group_key,
             notes=[why, *notes],
             empty="(no order runs)",
         )
@@ -141,6 +155,8 @@ def stability_files(
         "Accuracy",
         style=STYLE,
         label="tab:stability",
+        group_columns=GROUP_COLUMNS,
+        group_key=group_key,
         notes=notes,
     )
     return render_stability(NAME, table)

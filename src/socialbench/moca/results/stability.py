@@ -3,6 +3,8 @@
 the K option orders (order 0: the paper's draw, the run of Tables 2-4), the circular accuracy of each
 field and of Holis (right under every order), the agreement of the resolved answers and the gap
 between order 0 and circular Holis, with 95% bootstrap intervals, per scenario and over all of them.
+Its CSV is the long format (scenario, model, run, metric, value, interval, n; "all": every scenario),
+as the paper tables' long CSVs.
 
 Per-instance correctness comes from the scorer's own functions (``results.correctness``), so a field
 counts here as it counts in Tables 2-4; an order's resolved answer is the record's four fields, mapped
@@ -33,6 +35,12 @@ COLUMNS = (
     ("holis", "Holis"),
 )
 ALL = "all"
+#: The long-format CSV's column that names a cell's group: its scenario ("all": every scenario).
+GROUP_COLUMNS = ("scenario",)
+
+
+def group_key(group: str) -> tuple[str]:
+    return (group,)
 
 
 def output_files() -> list[str]:
@@ -141,6 +149,8 @@ def stability_files(
             "Holis",
             style=SIGNED,
             label="tab:stability",
+            group_columns=GROUP_COLUMNS,
+            group_key=group_key,
             notes=[why, *notes],
             empty="(no order runs)",
         )
@@ -155,5 +165,16 @@ def stability_files(
         )
     title = f"Answer stability under option order (K = {k_all})"
     groups = [(s, s) for s in scenarios] + [(ALL, "All scenarios")]
-    table = stability_table(title, cells, groups, COLUMNS, "Holis", style=SIGNED, label="tab:stability", notes=notes)
+    table = stability_table(
+        title,
+        cells,
+        groups,
+        COLUMNS,
+        "Holis",
+        style=SIGNED,
+        label="tab:stability",
+        group_columns=GROUP_COLUMNS,
+        group_key=group_key,
+        notes=notes,
+    )
     return render_stability(NAME, table)
