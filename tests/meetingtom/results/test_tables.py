@@ -112,10 +112,20 @@ def test_task3_2_cells_show_the_conditional_denominator(out):
 def test_a_source_with_one_task_has_those_columns_and_a_note(out):
     ami = section(out[0]["table1_overall.md"], "AMI meetings")
     assert "| category | model | setting | T2.1 Acc (n=60) |" in ami
-    assert (
-        "Note: No Task 1, Task 2.2, Task 3.1, Task 3.2 instances from the AMI meetings: those columns are left out."
-        in ami
-    )
+    assert "Note: No Task 1, Task 2.2, Task 3.1, Task 3.2 instances from the AMI meetings: " in ami
+
+
+def test_the_real_corpus_note_says_only_task2_1_has_gold_there_without_annotation_sheets(out):
+    ami = section(out[0]["table1_overall.md"], "AMI meetings")
+    assert "on the real corpus only Task 2.1 has gold (AMI's addressee annotations)" in ami
+    assert "params meetingtom.annotation.ami names none" in ami
+
+
+def test_with_annotation_sheets_the_real_corpus_note_only_says_the_columns_are_left_out():
+    p = params()
+    p["meetingtom"] = {**p["meetingtom"], "annotation": {"ami": {"sheets": "somewhere"}}}
+    ami = section(tables(SCORES, p)[0]["table1_overall.md"], "AMI meetings")
+    assert "Task 3.2 instances from the AMI meetings: those columns are left out." in ami
 
 
 def test_an_absent_source_gets_a_note_not_a_section():

@@ -285,11 +285,7 @@ class Context:
                 continue
             cols = [c for c in COLUMNS if c[0] in tasks]
             missing = [TASK_NAMES[t] for t in TASK_NAMES if t not in tasks]
-            snotes = (
-                [f"No {', '.join(missing)} instances from the {SOURCE_TITLES[src]}: those columns are left out."]
-                if missing
-                else []
-            )
+            snotes = [missing_note(src, missing, self.section)] if missing else []
             if "task3_2" in tasks:
                 snotes.append(
                     "T3.2 Acc counts only the instances whose paired Task"
@@ -321,6 +317,19 @@ class Context:
                 " --predictions-dir (Macro-F1 cells show no interval here)."
             ]
         return []
+
+
+def missing_note(src: str, missing: Sequence[str], section: Mapping[str, Any]) -> str:
+    """The note on the tasks a source has no instances of: on the real corpus without annotation sheets,
+    why (only Task 2.1 has gold there, from AMI's own addressee layers)."""
+    head = f"No {', '.join(missing)} instances from the {SOURCE_TITLES[src]}"
+    if src == "ami" and not (section.get("annotation") or {}).get("ami"):
+        return (
+            f"{head}: on the real corpus only Task 2.1 has gold (AMI's addressee annotations); the other tasks"
+            " need human annotation sheets, and params meetingtom.annotation.ami names none, so those columns"
+            " are left out."
+        )
+    return f"{head}: those columns are left out."
 
 
 def split_method(method: str) -> tuple[str, str | None]:
