@@ -2,8 +2,11 @@
 names as the switch is a key the params schemas define (a renamed or removed param breaks this test),
 and that every default it quotes (a backticked `<params key>: <value>`) is that key's default: the
 params schema's, the method's own (CoDAR's settings under method_options) or the value params.yaml
-sets (a changed default breaks this test)."""
+sets (a changed default breaks this test). The same for the prose sections (issue 40): every params
+key they quote (in full, or under its benchmark's section: `clips.tasks`) is one the schemas define,
+and every default they quote (a `<key>: <value>` span right after "default") is that key's default."""
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -68,6 +71,12 @@ def children(node: dict, segment: str) -> list[dict]:
     ]
     if isinstance(node.get("additionalProperties"), dict):
         found.append(node["additionalProperties"])
+    elif (
+        segment.startswith("<")
+        and node.get("type") == "object"
+        and not {"properties", "additionalProperties"} & set(node)
+    ):
+        found.append({})  # a free-form map checked elsewhere (a backend's options: <module>.options.json)
     return found
 
 
@@ -117,7 +126,12 @@ def test_every_param_key_of_the_departures_table_is_in_the_params_schemas():
 
 def test_key_check_follows_maps_refs_and_method_settings():
     schemas = load_schemas()
-    for key in ("models.<m>.max_tokens", "moca.tables.figure6", "moca.method_options.codar.invalid_tuple"):
+    for key in (
+        "models.<m>.max_tokens",
+        "moca.tables.figure6",
+        "moca.method_options.codar.invalid_tuple",
+        "models.<m>.options.<key>",
+    ):
         assert is_params_key(key, schemas), key
 
 
@@ -208,3 +222,130 @@ def test_the_default_check_refuses_a_value_that_is_no_default():
         ["MoCA", "tokens", "", "`models.<m>.max_tokens: 4096`", "", ""],
     ]
     assert [w[0] for w in wrong_defaults(rows, load_schemas(), params)] == ["frames", "rounds"]
+
+
+# ---- the prose sections: the option names and defaults they quote ------------------------------------
+SRC = REPO / "src" / "socialbench"
+#: A span that names a file (`mlflow.db`, `moca_rules.yaml`), not a params key.
+FILE_NAME = re.compile(r"\.(py|ya?ml|md|json|jsonl|csv|txt|tex|png|pdf|smk|html|db|lock|mp4|wav|avi|zip)$")
+#: A quoted default in prose: a `<key>: <value>` span right after "default" ("default: ", "defaults ").
+DEFAULT_BEFORE = re.compile(r"defaults?:?\s*$", re.IGNORECASE)
+BENCHMARKS = ("moca", "meetingtom")
+
+
+def code_spans(text: str) -> list[tuple[str, str]]:
+    """(the text before it, the span) of every Markdown code span, a span's whitespace runs as one space
+    (a span may wrap); a span opened by N backticks closes at the next run of exactly N."""
+    return [
+        (text[: m.start()], " ".join(m.group(2).split()))
+        for m in re.finditer(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", text, re.DOTALL)
+    ]
+
+
+def prose(text: str) -> str:
+    """docs/decisions.md without its departures table (the tests above check the table)."""
+    lines = text.splitlines()
+    at = lines.index(SECTION)
+    start = next(i for i in range(at, len(lines)) if lines[i].startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return "\n".join(lines[:start] + lines[end:])
+
+
+@functools.cache
+def defines(path: Path, name: str) -> bool:
+    """Whether a module file defines ``name`` (a function, class or module-level name) or is a package
+    holding a module of that name."""
+    if path.is_dir():
+        return (path / f"{name}.py").exists() or (path / name).is_dir()
+    text = path.read_text(encoding="utf-8")
+    return bool(re.search(rf"^\s*(?:async\s+def|def|class)\s+{name}\b|^{name}\s*[:=]", text, re.MULTILINE))
+
+
+@functools.cache
+def modules() -> list[tuple[tuple[str, ...], Path]]:
+    """(dotted parts under socialbench, path) of every module file and package of this package."""
+    files = [(p.relative_to(SRC).with_suffix("").parts, p) for p in SRC.rglob("*.py")]
+    packages = [(p.parent.relative_to(SRC).parts, p.parent) for p in SRC.rglob("__init__.py")]
+    return [(parts, path) for parts, path in files + packages if parts]
+
+
+def names_code(span: str) -> bool:
+    """Whether a dotted span names this package's code: a module (``meetingtom.schema.questions``, or the
+    tail of a module's path: ``tables``) or a name defined in one (``tables.output_files``)."""
+    segments = tuple(span.split("."))
+    for parts, path in modules():
+        for k in range(1, min(len(segments), len(parts)) + 1):
+            if parts[-k:] != segments[:k]:
+                continue
+            rest = segments[k:]
+            if not rest or (len(rest) == 1 and defines(path, rest[0])):
+                return True
+    return False
+
+
+def prose_keys(span: str, schemas: dict[str, dict], params: dict) -> list[str] | None:
+    """The full params keys a prose span may stand for (a key under a benchmark's section may be written
+    without the benchmark: `clips.tasks`), or None when the span names no params key (a value, a file,
+    this package's code)."""
+    key = m["key"] if (m := QUOTED_DEFAULT.match(span)) else span
+    if not KEY.match(key) or FILE_NAME.search(key) or names_code(key):
+        return None
+    top = set(params) | set(schemas["core"].get("properties", {}))
+    head = key.split(".")[0]
+    if head in top:
+        return [key]
+    homes = [b for b in BENCHMARKS if head in set(params.get(b) or {}) | set(schemas[b].get("properties", {}))]
+    return [f"{b}.{key}" for b in homes] or None
+
+
+def unknown_prose_keys(text: str, schemas: dict[str, dict], params: dict) -> list[str]:
+    """The prose spans that read as params keys but are none the schemas define."""
+    out = []
+    for _, span in code_spans(prose(text)):
+        keys = prose_keys(span, schemas, params)
+        if keys is not None and not any(is_params_key(k, schemas) for k in keys):
+            out.append(span)
+    return out
+
+
+def wrong_prose_defaults(text: str, schemas: dict[str, dict], params: dict) -> list[tuple[str, list]]:
+    """(span, the defaults it may be) of every default the prose quotes that is none of them."""
+    out = []
+    for before, span in code_spans(prose(text)):
+        m = QUOTED_DEFAULT.match(span)
+        if not m or not DEFAULT_BEFORE.search(before[-40:]):
+            continue
+        keys = prose_keys(span, schemas, params) or []
+        allowed = [d for k in keys if is_params_key(k, schemas) for d in known_defaults(k, schemas, params)]
+        if yaml.safe_load(m["value"]) not in allowed:
+            out.append((span, allowed))
+    return out
+
+
+def test_every_params_key_the_prose_quotes_is_in_the_params_schemas():
+    params = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
+    assert not unknown_prose_keys(DECISIONS.read_text(encoding="utf-8"), load_schemas(), params)
+
+
+def test_every_default_the_prose_quotes_is_the_params_default():
+    params = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
+    text = DECISIONS.read_text(encoding="utf-8")
+    assert [s for _, s in code_spans(prose(text)) if QUOTED_DEFAULT.match(s)], "the prose quotes no default"
+    assert not wrong_prose_defaults(text, load_schemas(), params)
+
+
+def test_the_prose_key_check_refuses_a_key_the_schemas_lack():
+    params = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
+    text = f"{SECTION}\n\n| a |\n|---|\n\nset `clips.taskz` or `meetingtom.clips.tasks`; see `tables.output_files`."
+    assert unknown_prose_keys(text, load_schemas(), params) == ["clips.taskz"]
+
+
+def test_the_prose_default_check_refuses_a_default_that_is_none():
+    params = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
+    text = (
+        f"{SECTION}\n\n| a |\n|---|\n\n(default: `meetingtom.clips.tasks: [you, consensus]`; default"
+        " `clips.utterance_gap_s: 1.0`); `task2_1.include_speaker: true` lists the speaker too."
+    )
+    assert [s for s, _ in wrong_prose_defaults(text, load_schemas(), params)] == [
+        "meetingtom.clips.tasks: [you, consensus]"
+    ]
