@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from socialbench.meetingtom.eval.prompts import SETTINGS as MEETINGTOM_METHOD_SETTINGS
+from socialbench.meetingtom.eval.prompts import settings_of as meetingtom_settings_of
 from socialbench.moca.schema.methods import CODAR_DEFAULTS
 from socialbench.moca.schema.methods import SETTINGS as CODAR_SETTINGS
 
@@ -32,8 +33,12 @@ METHOD_SETTINGS = {"moca": CODAR_SETTINGS, "meetingtom": frozenset(MEETINGTOM_ME
 KEY = re.compile(r"^[a-z_][a-z0-9_]*(\.([a-z_][a-z0-9_]*|<[^<>]+>))+$")
 #: A quoted default: `<params key>: <value>` in one backticked span (the value as YAML writes it).
 QUOTED_DEFAULT = re.compile(r"^(?P<key>[a-z_][a-z0-9_]*(?:\.(?:[a-z_][a-z0-9_]*|<[^<>]+>))+): (?P<value>.+)$")
-#: The defaults of method settings the schemas leave to the method, by benchmark (moca.method_options.codar).
-METHOD_DEFAULTS = {"moca": {"codar": CODAR_DEFAULTS}}
+#: The defaults of method settings the schemas leave to the method, by benchmark (moca.method_options.codar;
+#: every MeetingToM method takes the same settings, with the defaults ``settings_of`` gives).
+METHOD_DEFAULTS = {
+    "moca": {"codar": CODAR_DEFAULTS},
+    "meetingtom": dict.fromkeys(("no_prompt", "naive_cot", "task_cot", "ecot"), meetingtom_settings_of(None)),
+}
 PARAMS = REPO / "params.yaml"
 
 
