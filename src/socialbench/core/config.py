@@ -303,11 +303,17 @@ def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> lis
 def _resource_problems(data: dict[str, Any], where) -> list[str]:
     """What a job's resources and a model's server would get wrong: ``resources.models`` naming a model
     params lack, a vLLM model asked fewer GPUs than its server shards over (``tensor_parallel_size``),
-    two model names that share one ``SOCIALBENCH_SERVER_URL_<MODEL>`` variable (one server for both)."""
-    from socialbench.core.resources import model_gpus, server_url_env
+    two model names that share one ``SOCIALBENCH_SERVER_URL_<MODEL>`` variable (one server for both), a
+    model's ``options.base_url`` that is no server URL."""
+    from socialbench.core.resources import model_gpus, server_url_env, server_url_problem
 
     problems = []
     models = data["models"]
+    for name, entry in models.items():
+        base = (entry.get("options") or {}).get("base_url")
+        problem = server_url_problem(base) if isinstance(base, str) and base else None
+        if problem:
+            problems.append(f"models.{name}.options.base_url: {problem}" + where([["models", name, "options"]]))
     for name, res in (data.get("resources", {}).get("models") or {}).items():
         if name not in models:
             problems.append(
