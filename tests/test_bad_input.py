@@ -987,6 +987,7 @@ def all_cases() -> list[Case]:
         *LEFTOVER_CASES,
         *WAIT_CASES,
         *PARAMS_KEY_CASES,
+        *ISSUE38_CASES,
     ]
 
 
@@ -3036,6 +3037,36 @@ PARAMS_KEY_CASES = [
             mp, "socialbench.moca.benchmark.MocaBenchmark", "codar__wo_step5", "decoder.user.txt"
         ),
     ),
+    Case(  # issue 38: an ablation without templates of its own, whose stages change what a stage answers
+        "check-params-codar-ablation-templates-of-other-stages",
+        "params keys",
+        params_with(
+            "moca: {frames: 2}",
+            "moca: {frames: 2, methods: [direct, codar__wo_step3], ablations: {wo_step3: {table: table5, label: w/o"
+            " Step 3, stages: [observer, query, context, decoder, checker]}}}",
+        ),
+        "moca.ablations.wo_step3: the method's templates (templates/codar/) do not fit its stages: decoder.system.txt"
+        " asks for counterfactual_cost, conflict_utility",
+    ),
+    Case(
+        "infer-codar-ablation-templates-of-other-stages",
+        "params keys",
+        run_with(
+            [*infer("data/i.jsonl"), "--method", "codar__wo_step3"],
+            lambda root: (
+                write(
+                    "params.yaml",
+                    CODAR_PARAMS.replace(
+                        "moca: {frames: 2, retrieval: {retriever: bm25, k: 2, options: {corpus: data/corpus}}}",
+                        "moca: {frames: 2, retrieval: {retriever: none}, ablations: {wo_step3: {table: table5,"
+                        " label: w/o Step 3, stages: [observer, query, context, decoder, checker]}}}",
+                    ),
+                )
+                and None
+            ),
+        ),
+        "moca.ablations.wo_step3: the method's templates (templates/codar/) do not fit its stages",
+    ),
     Case(
         "check-params-modality-its-backend-cannot-carry",
         "params values",
@@ -3050,6 +3081,56 @@ PARAMS_KEY_CASES = [
             lambda root: write("params.yaml", PARAMS + "  blind: {backend: random, modalities: []}\n"),
         ),
         "models.blind: moca method direct is excluded in params (takes text only (modalities in params), not",
+    ),
+]
+
+
+# ---- issue 38: bad input that the workspace rule hid, or that reached no check of its own ------------------
+def with_model_v(argv: list[str]) -> list[str]:
+    return [("v" if a == "random" else a) for a in argv]
+
+
+ISSUE38_CASES = [
+    Case(
+        "book-tracking-uri-in-the-environment-ftp",
+        "no traceback",
+        book_on("sqlite:///mlflow.db"),
+        "MLFLOW_TRACKING_URI: 'ftp://h/store': MLflow has no tracking store for the scheme 'ftp'",
+        env=(("MLFLOW_TRACKING_URI", "ftp://h/store"),),
+    ),
+    Case(
+        "check-params-tracking-uri-a-file-store",
+        "params names",
+        params_with('mlflow: {tracking_uri: "sqlite:///mlflow.db"}', 'mlflow: {tracking_uri: "file:///tmp/mlruns"}'),
+        "mlflow.tracking_uri: 'file:///tmp/mlruns': names MLflow's file store (a folder, or file://), which MLflow"
+        " keeps in maintenance mode",
+    ),
+    Case(
+        "book-tracking-store-a-folder",
+        "unreadable file",
+        book_on("sqlite:///data"),
+        "data: names a folder, not an SQLite file (mlflow.tracking_uri, or MLFLOW_TRACKING_URI): name the database"
+        " file, e.g. sqlite:///data/mlflow.db",
+    ),
+    Case(
+        "infer-server-url-in-the-environment-not-a-url",
+        "dead server",
+        run_with(
+            [*with_model_v(infer("data/i.jsonl")), "--method", "direct"],
+            lambda root: write("params.yaml", PARAMS + "  v: {backend: vllm, model_id: org/m}\n") and None,
+        ),
+        "$SOCIALBENCH_SERVER_URL_V: 'not-a-url' is not a server URL (expected http://HOST:PORT/v1",
+        cache=True,
+        env=(("SOCIALBENCH_SERVER_URL_V", "not-a-url"),),
+    ),
+    Case(
+        "cache-explain-video-without-frames",
+        "media",
+        run_with(
+            ["cache", "explain", "--instances", "data/v.jsonl", "--model", "random", "--benchmark", "moca"],
+            lambda root: stored_cache(".cache/requests.sqlite"),
+        ),
+        "data/v.jsonl, record v0, field 'frames': a video_text instance needs sampled frames",
     ),
 ]
 
