@@ -62,17 +62,6 @@ def no_shared_store_from_an_earlier_test(monkeypatch):
     monkeypatch.delenv("SOCIALBENCH_CACHE_URL", raising=False)
 
 
-@pytest.fixture(autouse=True)
-def writes_allowed_in_pytests_temporary_folder(monkeypatch, tmp_path_factory):
-    """A command writes only inside its workspace (the git checkout holding the working folder;
-    docs/security.md, "Write targets"). In-process tests run from the repository and write to
-    ``tmp_path``: pytest's base temporary folder is added as one more workspace through the one seam
-    for it (``core.paths.extra_workspaces``), so a write anywhere else is still refused."""
-    from socialbench.core import paths
-
-    monkeypatch.setattr(paths, "extra_workspaces", (tmp_path_factory.getbasetemp(),))
-
-
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT

@@ -54,13 +54,11 @@ models:
 
 @pytest.fixture
 def ws(tmp_path, monkeypatch, clip) -> Path:
-    """The small repository as the working folder: a command may write only inside it (pytest's
-    temporary folder, which tests/conftest.py allows, is no workspace here)."""
-    from socialbench.core import paths
-
+    """The small repository (a git checkout: a ``.git`` folder) as the working folder, in a folder of
+    its own, so that a case may name an output beside it (``../o.jsonl``), as a user may."""
     root = build_ws(tmp_path / "repo", clip)
+    (root / ".git").mkdir()
     monkeypatch.chdir(root)
-    monkeypatch.setattr(paths, "extra_workspaces", ())
     return root
 
 
@@ -989,6 +987,7 @@ def all_cases() -> list[Case]:
         *LEFTOVER_CASES,
         *WAIT_CASES,
         *PARAMS_KEY_CASES,
+        *ISSUE38_CASES,
     ]
 
 
@@ -1119,19 +1118,23 @@ def tar_cut_at_a_block_boundary() -> bytes:
     return buf.getvalue()[:1024]
 
 
-def ami_release(archive: bytes, name: str = "ann.zip", *, pinned: bool = True, limits: str = "", lock=None):
+def ami_release(
+    archive: bytes, name: str = "ann.zip", *, pinned: bool = True, limits: str = "", lock=None, absolute=False
+):
     """``meetingtom release --source ami`` from a local mirror holding ``archive`` (params pin its sha256,
-    or not: then ``sources.lock`` may hold the hash recorded on its first use), with params
-    ``acquire.archive`` limits. The download folder and the release folder are the command's outputs."""
+    or not: then ``sources.lock`` may hold the hash recorded on its first use, under the mirror's
+    relative spelling), with params ``acquire.archive`` limits; ``absolute``: params spell the mirror
+    as an absolute path. The download folder and the release folder are the command's outputs."""
 
     def setup(root: Path) -> list[str]:
         write(f"data/ami/{name}", archive)
         sha = f"'{hashlib.sha256(archive).hexdigest()}'" if pinned else "null"
+        mirror = str(root / "data" / "ami") if absolute else "data/ami"
         write(
             "mt.yaml",
             PARAMS
             + (f"acquire: {{archive: {{{limits}}}}}\n" if limits else "")
-            + f"meetingtom: {{ami: {{mirror: data/ami, url: 'https://example.org/{name}', sha256: {sha}}}}}\n",
+            + f"meetingtom: {{ami: {{mirror: '{mirror}', url: 'https://example.org/{name}', sha256: {sha}}}}}\n",
         )
         if lock is not None:
             write("sources.lock", json.dumps({f"file:data/ami/{name}": lock}))
@@ -1944,6 +1947,13 @@ ISSUE20_CASES = [
         "sha256 mismatch: expected " + "0" * 64 + " (recorded on first use in sources.lock: the file changed since)",
         outputs=RELEASE_OUT,
     ),
+    Case(  # issue 38: the lock keys a mirror file by where it resolves, not by how params spell it
+        "meetingtom-release-tofu-mirror-spelled-absolute",
+        "archive",
+        ami_release(zip_of(("meetings.xml", b"<x/>")), pinned=False, lock="0" * 64, absolute=True),
+        "sha256 mismatch: expected " + "0" * 64 + " (recorded on first use in sources.lock: the file changed since)",
+        outputs=RELEASE_OUT,
+    ),
     Case(
         "meetingtom-annotate-simulate-sheet-links-out",
         "path leaves its root",
@@ -2273,6 +2283,21 @@ SERVER_CASES = [
         run_with(["serve", "stop", "--dir", "reg"], lambda root: write("reg", "x") and None),
         "reg: is a file, not a folder of server records",
     ),
+    Case(  # issue 38: other programs' JSON files are left alone, a refused record beside them still stops it
+        "serve-stop-refused-record-among-other-json-files",
+        "server registry",
+        run_with(
+            ["serve", "stop", "--dir", "results/mlflow"],
+            lambda root: (
+                (
+                    write("results/mlflow/moca.json", '{"new": [], "existing": [], "parent": null}'),
+                    write("results/mlflow/abc.json", '{"key": "abc", "pid": -1, "port": 5}'),
+                )
+                and None
+            ),
+        ),
+        "results/mlflow/abc.json, field 'pid': refused: pid -1",
+    ),
     Case(
         "serve-stop-record-not-an-object",
         "server registry",
@@ -2387,30 +2412,26 @@ CACHE_CORPUS_WRITE_CASES = [
         run_with(infer("data/i.jsonl"), lambda root: Path("results/o.stats.json").symlink_to("/nonexistent/x")),
         "results/o.stats.json: is a symlink (to /nonexistent/x)",
     ),
-    Case(
-        "score-out-outside-the-repository",
-        "write target",
-        run_with(score(out="../s.json"), lambda root: subprocess.run(["git", "init", "-q", str(root)], check=True)),
-        "(the git checkout holding the working folder); --out writes only inside it: run the command from the"
-        " folder you want to write into, or name a path inside the repository",
-    ),
-    Case(
-        "infer-out-outside-the-working-folder",
-        "write target",
-        lambda root: [*infer("data/i.jsonl")[:-4], "--out", str(root.parent / "o.jsonl"), "--stats", "results/s.json"],
-        "o.jsonl, outside the workspace ",
-    ),
-    Case(
-        "tables-out-dir-dot-dot-out-of-a-linked-folder",
+    Case(  # issue 38: an output beside the repository is the user's to name, but never one of the inputs
+        "score-out-beside-the-repository-is-its-predictions",
         "write target",
         run_with(
-            [*tables()[:-4], "--out-dir", "results/big/../t", "--headline", "results/h.json"],
-            lambda root: (
-                (root.parent / "disk" / "runs").mkdir(parents=True),
-                Path("results/big").symlink_to(root.parent / "disk" / "runs"),
-            ),
+            score(predictions=str(Path("../p.jsonl")), out="../sub/../p.jsonl"),
+            lambda root: shutil.copyfile("results/p.jsonl", "../p.jsonl") and None,
         ),
-        "results/big/../t: leads through a symlink to ",
+        "../sub/../p.jsonl: --out is the same file as --predictions ../p.jsonl; an output never overwrites an input",
+    ),
+    Case(
+        "infer-out-and-stats-beside-the-repository-share-a-file",
+        "write target",
+        lambda root: [*infer("data/i.jsonl")[:-4], "--out", str(root.parent / "o.jsonl"), "--stats", "../o.jsonl"],
+        "../o.jsonl: --out and --stats name the same file; give each output its own path",
+    ),
+    Case(
+        "tables-headline-beside-the-repository-a-link",
+        "write target",
+        run_with([*tables()[:-2], "--headline", "../h.json"], symlink("../h.json", "results/tables/all.md")),
+        "../h.json: is a symlink (to ",
     ),
     Case(
         "infer-corpus-link-out-of-the-corpus",
@@ -3016,6 +3037,36 @@ PARAMS_KEY_CASES = [
             mp, "socialbench.moca.benchmark.MocaBenchmark", "codar__wo_step5", "decoder.user.txt"
         ),
     ),
+    Case(  # issue 38: an ablation without templates of its own, whose stages change what a stage answers
+        "check-params-codar-ablation-templates-of-other-stages",
+        "params keys",
+        params_with(
+            "moca: {frames: 2}",
+            "moca: {frames: 2, methods: [direct, codar__wo_step3], ablations: {wo_step3: {table: table5, label: w/o"
+            " Step 3, stages: [observer, query, context, decoder, checker]}}}",
+        ),
+        "moca.ablations.wo_step3: the method's templates (templates/codar/) do not fit its stages: decoder.system.txt"
+        " asks for counterfactual_cost, conflict_utility",
+    ),
+    Case(
+        "infer-codar-ablation-templates-of-other-stages",
+        "params keys",
+        run_with(
+            [*infer("data/i.jsonl"), "--method", "codar__wo_step3"],
+            lambda root: (
+                write(
+                    "params.yaml",
+                    CODAR_PARAMS.replace(
+                        "moca: {frames: 2, retrieval: {retriever: bm25, k: 2, options: {corpus: data/corpus}}}",
+                        "moca: {frames: 2, retrieval: {retriever: none}, ablations: {wo_step3: {table: table5,"
+                        " label: w/o Step 3, stages: [observer, query, context, decoder, checker]}}}",
+                    ),
+                )
+                and None
+            ),
+        ),
+        "moca.ablations.wo_step3: the method's templates (templates/codar/) do not fit its stages",
+    ),
     Case(
         "check-params-modality-its-backend-cannot-carry",
         "params values",
@@ -3030,6 +3081,56 @@ PARAMS_KEY_CASES = [
             lambda root: write("params.yaml", PARAMS + "  blind: {backend: random, modalities: []}\n"),
         ),
         "models.blind: moca method direct is excluded in params (takes text only (modalities in params), not",
+    ),
+]
+
+
+# ---- issue 38: bad input that the workspace rule hid, or that reached no check of its own ------------------
+def with_model_v(argv: list[str]) -> list[str]:
+    return [("v" if a == "random" else a) for a in argv]
+
+
+ISSUE38_CASES = [
+    Case(
+        "book-tracking-uri-in-the-environment-ftp",
+        "no traceback",
+        book_on("sqlite:///mlflow.db"),
+        "MLFLOW_TRACKING_URI: 'ftp://h/store': MLflow has no tracking store for the scheme 'ftp'",
+        env=(("MLFLOW_TRACKING_URI", "ftp://h/store"),),
+    ),
+    Case(
+        "check-params-tracking-uri-a-file-store",
+        "params names",
+        params_with('mlflow: {tracking_uri: "sqlite:///mlflow.db"}', 'mlflow: {tracking_uri: "file:///tmp/mlruns"}'),
+        "mlflow.tracking_uri: 'file:///tmp/mlruns': names MLflow's file store (a folder, or file://), which MLflow"
+        " keeps in maintenance mode",
+    ),
+    Case(
+        "book-tracking-store-a-folder",
+        "unreadable file",
+        book_on("sqlite:///data"),
+        "data: names a folder, not an SQLite file (mlflow.tracking_uri, or MLFLOW_TRACKING_URI): name the database"
+        " file, e.g. sqlite:///data/mlflow.db",
+    ),
+    Case(
+        "infer-server-url-in-the-environment-not-a-url",
+        "dead server",
+        run_with(
+            [*with_model_v(infer("data/i.jsonl")), "--method", "direct"],
+            lambda root: write("params.yaml", PARAMS + "  v: {backend: vllm, model_id: org/m}\n") and None,
+        ),
+        "$SOCIALBENCH_SERVER_URL_V: 'not-a-url' is not a server URL (expected http://HOST:PORT/v1",
+        cache=True,
+        env=(("SOCIALBENCH_SERVER_URL_V", "not-a-url"),),
+    ),
+    Case(
+        "cache-explain-video-without-frames",
+        "media",
+        run_with(
+            ["cache", "explain", "--instances", "data/v.jsonl", "--model", "random", "--benchmark", "moca"],
+            lambda root: stored_cache(".cache/requests.sqlite"),
+        ),
+        "data/v.jsonl, record v0, field 'frames': a video_text instance needs sampled frames",
     ),
 ]
 
@@ -3093,3 +3194,41 @@ def test_every_command_has_at_least_three_cases(tmp_path, clip, monkeypatch):
         counts[max(matches, key=len)] += 1
     short = {" ".join(c): counts[c] for c in leaves if counts[c] < 3}
     assert not short
+
+
+# ---- issue 38: an output lies wherever its user names it ----------------------------------------------------
+def run_ok(argv: list[str], capsys, monkeypatch) -> str:
+    """``socialbench ARGV`` as the installed command runs it, expected to succeed; its stderr."""
+    from socialbench.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["socialbench", *argv])
+    capsys.readouterr()
+    main()
+    return capsys.readouterr().err
+
+
+def test_a_score_written_to_another_folder_by_absolute_path_is_written_there(ws, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "elsewhere" / "s.json"  # beside the checkout, as /tmp/s.json would be
+    run_ok(score(out=str(out)), capsys, monkeypatch)
+    assert json.loads(out.read_text())
+
+
+def test_predictions_written_beside_the_checkout_through_dot_dot_are_written_there(ws, capsys, monkeypatch):
+    run_ok(
+        [*infer("data/i.jsonl")[:-4], "--out", "../out/o.jsonl", "--stats", "../out/o.stats.json"], capsys, monkeypatch
+    )
+    assert len((ws.parent / "out" / "o.jsonl").read_text().splitlines()) == 3
+
+
+def test_frames_sampled_into_a_folder_outside_the_checkout_are_written_there(ws, tmp_path, capsys, monkeypatch):
+    run_ok(frames_cmd(frames_dir=str(tmp_path / "x" / "cache")), capsys, monkeypatch)
+    assert list((tmp_path / "x" / "cache").rglob("*.png")) or list((tmp_path / "x" / "cache").rglob("*.jpg"))
+
+
+def test_serve_stop_on_a_folder_of_other_json_files_names_them_and_changes_nothing(ws, capsys, monkeypatch):
+    write("results/mlflow/moca.json", '{"new": [], "existing": ["r1"], "parent": null}')
+    write("results/mlflow/meetingtom.json", "{}")
+    before = snapshot(ws)
+    err = run_ok(["serve", "stop", "--dir", "results/mlflow"], capsys, monkeypatch)
+    assert err.strip() == "note: results/mlflow: not server records, left alone: meetingtom.json, moca.json"
+    assert snapshot(ws) == before

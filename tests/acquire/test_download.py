@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import socket
 from pathlib import Path
@@ -297,6 +298,43 @@ def test_a_changed_mirror_file_is_refused_against_its_recorded_hash(tmp_path):
     src.write_bytes(b"second")
     with pytest.raises(ChecksumMismatch, match="recorded on first use"):
         copy_local(src, tmp_path / "b.bin", trust=trust)
+
+
+def test_a_changed_mirror_file_is_refused_however_its_path_is_spelled(tmp_path, monkeypatch):
+    """Issue 38: the lock keys a mirror file by where it resolves, so spelling it relatively after an
+    absolute first use (or through ``..``, or as a file:// URL) is no new first use."""
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "shared").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+    trust = dl.TrustStore("sources.lock")
+    src = tmp_path / "shared" / "ann.zip"
+    src.write_bytes(b"first")
+    copy_local(str(src), tmp_path / "a.bin", trust=trust)  # absolute: recorded
+    src.write_bytes(b"changed")
+    for spelling in ("../shared/ann.zip", "../repo/../shared/ann.zip", src.as_uri()):
+        with pytest.raises(ChecksumMismatch, match="recorded on first use"):
+            copy_local(spelling, tmp_path / "b.bin", trust=trust)
+    assert json.loads(Path("sources.lock").read_text()) == {"file:../shared/ann.zip": sha(b"first")}
+
+
+def test_an_entry_written_as_the_path_was_spelled_still_holds(tmp_path, monkeypatch):
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "ann.zip").write_bytes(b"changed")
+    (tmp_path / "repo").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+    Path("sources.lock").write_text(json.dumps({f"file:{tmp_path}/shared/ann.zip": sha(b"first")}))
+    with pytest.raises(ChecksumMismatch, match="recorded on first use"):
+        copy_local("../shared/ann.zip", tmp_path / "b.bin", trust=dl.TrustStore("sources.lock"))
+
+
+def test_two_entries_naming_one_file_with_different_hashes_are_refused(tmp_path, monkeypatch):
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "repo").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+    entries = {"file:../shared/ann.zip": "a" * 64, f"file:{tmp_path}/shared/ann.zip": "b" * 64}
+    Path("sources.lock").write_text(json.dumps(entries))
+    with pytest.raises(DataError, match=r"sources.lock, field .*names the file of '.*' again .* another sha256"):
+        dl.TrustStore("sources.lock").recorded("../shared/ann.zip")
 
 
 def test_credentials_and_query_strings_never_reach_the_lock_file(tmp_path):

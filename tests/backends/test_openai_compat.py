@@ -329,3 +329,10 @@ def test_a_failed_call_has_finish_reason_error(server, monkeypatch, tmp_path):
     write_png(tmp_path / "a.png", colour=(1, 2, 3))
     unprepared = backend_for(server, monkeypatch).complete(moca_request(1, [part]))
     assert failed.finish_reason == "error" and unprepared.finish_reason == "error" and unprepared.error
+
+
+def test_a_base_url_that_is_no_url_is_named_before_any_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    spec = ModelSpec(name="m", backend="openai_compat", model_id="x", options={"base_url": "localhost:8000"})
+    with pytest.raises(ConfigError, match=r"models\.m\.options\.base_url: 'localhost:8000' is not a server URL"):
+        create_backend(spec)

@@ -110,6 +110,16 @@ def test_server_the_user_runs_is_used_as_is(tmp_path):
     assert body["model"] == "qwen-served" and body["response_format"]["json_schema"]["schema"] == answer_schema()
 
 
+def test_a_server_url_in_the_environment_that_is_no_url_is_named_before_any_key(tmp_path, monkeypatch):
+    """Issue 38: not "$VLLM_API_KEY is not set" (a non-loopback URL needs a key), but the variable."""
+    from socialbench.core.errors import ConfigError
+
+    monkeypatch.setenv("SOCIALBENCH_SERVER_URL_QWEN_TEST", "not-a-url")
+    monkeypatch.delenv("VLLM_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match=r"^\$SOCIALBENCH_SERVER_URL_QWEN_TEST: 'not-a-url' is not a server URL"):
+        create_backend(spec_for(tmp_path))
+
+
 def test_missing_vllm_executable_gives_an_install_hint(tmp_path):
     with pytest.raises(MissingDependency, match=r"socialbench\[vllm\]"):
         create_backend(spec_for(tmp_path, executable="vllm-not-installed-here"))

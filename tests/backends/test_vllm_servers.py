@@ -315,6 +315,37 @@ def test_files_of_the_folder_that_are_not_records_are_named_and_left_alone(regis
     assert sorted(p.name for p in registry.iterdir()) == before and (registry / "notes.txt").read_text() == "mine"
 
 
+def test_json_files_of_another_program_in_the_folder_are_named_left_alone_and_the_stop_goes_on(registry, bystander):
+    registry.mkdir()
+    (registry / "moca.json").write_text('{"new": [], "existing": ["r1"], "parent": null}')  # results/mlflow's
+    (registry / "meetingtom.json").write_text("{}")
+    path = plant(registry, bystander)  # a stale record beside them
+    done = CliRunner().invoke(app, ["serve", "stop", "--force"])
+    assert done.exit_code == 0, done.output
+    assert "not server records, left alone: meetingtom.json, moca.json" in done.output
+    assert "removed the stale record" in done.output and not path.exists()
+    assert (registry / "moca.json").read_text() == '{"new": [], "existing": ["r1"], "parent": null}'
+    assert sorted(p.name for p in registry.iterdir() if not p.name.endswith(".lock")) == [
+        "meetingtom.json",
+        "moca.json",
+    ]
+
+
+def test_a_json_object_holding_any_record_field_is_a_record_and_checked():
+    from socialbench.backends.vllm_servers import is_foreign
+
+    assert is_foreign({"new": []}) and is_foreign({})
+    assert not is_foreign({"pid": 0}) and not is_foreign({"key": None}) and not is_foreign([1, 2])
+
+
+def test_a_refused_record_beside_foreign_json_files_still_stops_the_command(registry):
+    registry.mkdir()
+    (registry / "moca.json").write_text("{}")
+    plant(registry, None, pid=0)
+    done = CliRunner().invoke(app, ["serve", "stop"])
+    assert done.exit_code != 0 and "field 'pid': refused: pid 0" in str(done.exception)
+
+
 def test_a_stale_record_is_replaced_by_a_started_server_without_signalling_its_process(tmp_path, registry, bystander):
     backend = create_backend(spec_for(tmp_path))
     key = server_key(backend.server.command, backend.server.port)

@@ -257,8 +257,6 @@ def test_a_tracking_uri_mlflow_cannot_use_is_refused_at_load(uri):
     [
         "sqlite:///mlflow.db",
         "sqlite:////tmp/m.db",
-        "mlruns",
-        "file:///tmp/mlruns",
         "http://127.0.0.1:5000",
         "postgresql+psycopg2://u@h/db",
         "databricks",
@@ -266,6 +264,32 @@ def test_a_tracking_uri_mlflow_cannot_use_is_refused_at_load(uri):
 )
 def test_tracking_uris_mlflow_opens_are_accepted(uri):
     assert validate_params(_with(mlflow={"tracking_uri": uri}))["mlflow"]["tracking_uri"] == uri
+
+
+@pytest.mark.parametrize("uri", ["mlruns", "./mlruns", "file:///tmp/mlruns"])
+def test_a_file_store_in_params_is_refused_naming_maintenance_mode_and_the_way_out(uri):
+    """Issue 38: MLflow 3 refuses its file store (maintenance mode) unless MLFLOW_ALLOW_FILE_STORE is
+    set; params name a store every checkout can open."""
+    with pytest.raises(
+        ConfigError, match=r"mlflow\.tracking_uri: .*names MLflow's file store .*maintenance mode.*sqlite:///"
+    ):
+        validate_params(_with(mlflow={"tracking_uri": uri}))
+
+
+def test_a_file_store_is_a_problem_unless_the_environment_opts_in():
+    from socialbench.core.config import tracking_uri_problem
+
+    assert (
+        tracking_uri_problem("file:///tmp/mlruns")
+        and tracking_uri_problem("file:///tmp/mlruns", allow_file_store=True) is None
+    )
+
+
+@pytest.mark.parametrize("url", ["localhost:8000", "not-a-url", "http://", "http://h:x/v1"])
+def test_a_base_url_that_is_no_server_url_is_refused_at_load(url):
+    model = {"backend": "openai_compat", "model_id": "m", "options": {"base_url": url}}
+    with pytest.raises(ConfigError, match=r"models\.r\.options\.base_url: .*(not a server URL|names no host|port)"):
+        validate_params({"models": {"r": model}})
 
 
 # ---- a backend's options, checked at load against the schema declared with the backend ---------------

@@ -256,61 +256,49 @@ def test_an_output_inside_the_owned_folder_passes(tree):
     check_io({}, {"--out": tree / "out" / "x.dvc"}, root=tree / "out")
 
 
-# ---- every command writes only inside its workspace (issue 33, point 3; docs/security.md) ---------------
+# ---- an output lies wherever the user names it (issue 38, point 2; docs/security.md) --------------------
 @pytest.fixture
 def checkout(tmp_path, monkeypatch):
-    """A git checkout (a ``.git`` folder is all the lookup needs) as the working folder, with pytest's
-    temporary folder no extra workspace: only the checkout may be written."""
-    from socialbench.core import paths
-
+    """A git checkout (a ``.git`` folder) as the working folder, with a folder beside it."""
     (tmp_path / "repo" / ".git").mkdir(parents=True)
     (tmp_path / "repo" / "results").mkdir()
+    (tmp_path / "beside").mkdir()
     monkeypatch.chdir(tmp_path / "repo")
-    monkeypatch.setattr(paths, "extra_workspaces", ())
     return tmp_path / "repo"
 
 
-def test_the_workspace_is_the_checkout_holding_the_folder_a_worktrees_git_file_included(tmp_path):
-    from socialbench.core.paths import find_workspace
-
-    (tmp_path / "main" / ".git").mkdir(parents=True)
-    (tmp_path / "main" / "a" / "b").mkdir(parents=True)
-    (tmp_path / "wt" / "src").mkdir(parents=True)
-    (tmp_path / "wt" / ".git").write_text("gitdir: ../main/.git/worktrees/wt\n")
-    assert find_workspace(tmp_path / "main" / "a" / "b") == tmp_path / "main"
-    assert find_workspace(tmp_path / "wt" / "src") == tmp_path / "wt"
+def test_an_absolute_output_outside_the_checkout_passes(checkout, tmp_path):
+    check_io({"--predictions": "results/p.jsonl"}, {"--out": tmp_path / "beside" / "s.json"})
 
 
-def test_the_workspace_outside_any_checkout_is_the_working_folder(tmp_path):
-    from socialbench.core.paths import find_workspace
-
-    (tmp_path / "loose").mkdir()
-    assert find_workspace(tmp_path / "loose") == tmp_path / "loose"
+def test_an_output_beside_the_checkout_through_dot_dot_passes(checkout):
+    check_io({}, {"--out": "../beside/x.jsonl", "--out-dir": "../out"}, folders=("--out-dir",))
 
 
-def test_an_output_inside_the_checkout_passes_relative_or_absolute(checkout):
-    check_io({}, {"--out": "results/s.json", "--report": checkout / "r.json"})
+def test_an_output_outside_the_checkout_that_is_an_input_is_refused(checkout, tmp_path):
+    (tmp_path / "beside" / "p.jsonl").write_text("{}\n")
+    with pytest.raises(ConfigError, match=r"^\.\./beside/p\.jsonl: --out is the same file as --predictions"):
+        check_io({"--predictions": tmp_path / "beside" / "p.jsonl"}, {"--out": "../beside/p.jsonl"})
+    assert (tmp_path / "beside" / "p.jsonl").read_text() == "{}\n"
 
 
-def test_an_absolute_output_outside_the_checkout_is_refused_naming_option_path_workspace_and_advice(checkout, tmp_path):
-    with pytest.raises(ConfigError) as exc:
-        check_io({}, {"--out": tmp_path / "s.json"})
-    message = str(exc.value)
-    out = tmp_path / "s.json"
-    assert message.startswith(f"{out}: leads to {out}, outside the workspace {checkout}")
-    assert "(the git checkout holding the working folder); --out writes only inside it" in message
-    assert "run the command from the folder you want to write into, or name a path inside the repository" in message
-    assert not (tmp_path / "s.json").exists()
+def test_an_output_folder_outside_the_checkout_holding_an_input_is_refused(checkout, tmp_path):
+    (tmp_path / "beside" / "p.jsonl").write_text("{}\n")
+    with pytest.raises(ConfigError, match=r"--out-dir holds --predictions"):
+        check_io({"--predictions": tmp_path / "beside" / "p.jsonl"}, {"--out-dir": "../beside"}, folders=("--out-dir",))
 
 
-def test_an_output_through_dot_dot_out_of_the_checkout_is_refused(checkout):
-    with pytest.raises(ConfigError, match=r"^\.\./s\.json: leads to .*/s\.json, outside the workspace"):
-        check_io({}, {"--out": "../s.json"})
+def test_two_outputs_outside_the_checkout_on_one_file_are_refused(checkout, tmp_path):
+    with pytest.raises(ConfigError, match=r"--out and --stats name the same file"):
+        check_io({}, {"--out": "../beside/o.json", "--stats": tmp_path / "beside" / "o.json"})
 
 
-def test_an_output_folder_outside_the_checkout_is_refused(checkout, tmp_path):
-    with pytest.raises(ConfigError, match="--out-dir writes only inside it"):
-        check_io({}, {"--out-dir": tmp_path / "t"}, folders=("--out-dir",))
+def test_an_output_outside_the_checkout_that_is_a_symlink_is_refused(checkout, tmp_path):
+    (tmp_path / "beside" / "target.json").write_text("keep")
+    (tmp_path / "beside" / "s.json").symlink_to(tmp_path / "beside" / "target.json")
+    with pytest.raises(ConfigError, match=r"s\.json: is a symlink \(to .*target\.json\); --out never writes"):
+        check_io({}, {"--out": tmp_path / "beside" / "s.json"})
+    assert (tmp_path / "beside" / "target.json").read_text() == "keep"
 
 
 def test_an_output_in_a_results_folder_linked_to_another_disk_passes(checkout, tmp_path_factory):
@@ -320,49 +308,8 @@ def test_an_output_in_a_results_folder_linked_to_another_disk_passes(checkout, t
     check_io({}, {"--out-dir": "results/big"}, folders=("--out-dir",))
 
 
-def test_dot_dot_after_a_linked_folder_cannot_climb_out_of_its_target(checkout, tmp_path_factory):
-    disk = tmp_path_factory.mktemp("disk")
-    (disk / "runs" / "moca").mkdir(parents=True)
-    (checkout / "results" / "big").symlink_to(disk / "runs")
-    check_io({}, {"--out": "results/big/moca/../s.json"})  # lands in the link's target
-    with pytest.raises(ConfigError, match=rf"leads through a symlink to {disk}/s\.json, outside the workspace"):
-        check_io({}, {"--out": "results/big/../s.json"})  # the kernel puts it beside the target
-
-
-def test_an_output_named_through_another_path_to_the_checkout_passes(checkout, tmp_path):
-    (tmp_path / "alias").symlink_to(checkout)
-    check_io({}, {"--out": tmp_path / "alias" / "results" / "s.json"})
-
-
-def test_outside_any_checkout_only_the_working_folder_may_be_written(tmp_path, monkeypatch):
-    from socialbench.core import paths
-
-    (tmp_path / "loose").mkdir()
-    monkeypatch.chdir(tmp_path / "loose")
-    monkeypatch.setattr(paths, "extra_workspaces", ())
-    check_io({}, {"--out": "sub/s.json"})
-    with pytest.raises(ConfigError, match=r"the working folder, which is in no git checkout\); --out writes only"):
-        check_io({}, {"--out": "../s.json"})
-
-
-def test_a_folder_the_command_names_as_its_own_replaces_the_workspace(checkout, tmp_path):
+def test_a_folder_the_command_names_as_its_own_still_bounds_its_outputs(checkout, tmp_path):
     (tmp_path / "other").mkdir()
     check_io({}, {"--out": tmp_path / "other" / "x.dvc"}, root=tmp_path / "other")
     with pytest.raises(ConfigError, match="writes only inside the folder the command owns"):
         check_io({}, {"--out": checkout / "x.dvc"}, root=tmp_path / "other")
-
-
-def test_an_extra_workspace_widens_the_rule_only_by_its_folder(checkout, tmp_path_factory, monkeypatch):
-    from socialbench.core import paths
-
-    extra = tmp_path_factory.mktemp("extra")
-    monkeypatch.setattr(paths, "extra_workspaces", (extra,))
-    check_io({}, {"--out": extra / "s.json"})
-    with pytest.raises(ConfigError, match="outside the workspace"):
-        check_io({}, {"--out": extra.parent / "s.json"})
-
-
-def test_the_test_suite_still_refuses_a_write_outside_the_repository_and_its_temporary_folder(monkeypatch):
-    monkeypatch.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    with pytest.raises(ConfigError, match="/etc/socialbench-never.json: leads to /etc/socialbench-never.json, outside"):
-        check_io({}, {"--out": "/etc/socialbench-never.json"})

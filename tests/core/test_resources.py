@@ -75,3 +75,35 @@ def test_the_environments_server_url_wins_over_the_params_base_url():
     model = {"backend": "vllm", "options": {"base_url": "http://a:1/v1"}}
     assert external_server_url("m", model, {"SOCIALBENCH_SERVER_URL_M": "http://b:2/v1"}) == "http://b:2/v1"
     assert external_server_url("m", model, {}) == "http://a:1/v1"
+
+
+def test_the_server_url_comes_with_where_it_is_set():
+    from socialbench.core.resources import external_server
+
+    model = {"backend": "vllm", "options": {"base_url": "http://a:1/v1"}}
+    assert external_server("m", model, {"SOCIALBENCH_SERVER_URL_M": "x"}) == ("x", "$SOCIALBENCH_SERVER_URL_M")
+    assert external_server("m", model, {}) == ("http://a:1/v1", "models.m.options.base_url")
+    assert external_server("m", {}, {}) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("not-a-url", "'not-a-url' is not a server URL"),
+        ("ftp://h/v1", "is not a server URL"),
+        ("http:///v1", "names no host"),
+        ("http://h:x/v1", "its port is not a number"),
+        ("http://user:pw@h:x/v1", "'http://***@h:x/v1': its port"),
+    ],
+)
+def test_a_server_url_that_is_none_is_named_with_its_credentials_masked(url, says):
+    from socialbench.core.resources import server_url_problem
+
+    assert says in server_url_problem(url)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "https://h/v1", "http://[::1]:8000/v1"])
+def test_server_urls_pass(url):
+    from socialbench.core.resources import server_url_problem
+
+    assert server_url_problem(url) is None

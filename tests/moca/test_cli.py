@@ -126,12 +126,10 @@ def test_a_truncated_source_file_stops_the_command_with_one_line_naming_file_and
             "valid",
             "--out",
             str(tmp_path.parent / f"{tmp_path.name}-c.jsonl"),  # outside the source's folder, which is read
-            "--params",
-            str(REPO / "params.yaml"),
         ],
         capture_output=True,
         text=True,
-        cwd=tmp_path.parent,  # the folder the command writes into (a command writes only inside it)
+        cwd=REPO,
     )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()

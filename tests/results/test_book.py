@@ -262,6 +262,13 @@ def test_eval_key_missing_from_store_names_the_summary_and_key(results, tmp_path
         read_section("meetingtom", results["tables"], results["instances"], tracked, store(results))
 
 
+def test_a_tracking_store_that_names_a_folder_says_it_names_a_folder(tmp_path):
+    """Issue 38: not "tracking store not found" about a folder that exists."""
+    (tmp_path / "store").mkdir()
+    with pytest.raises(DataError, match=r"store: names a folder, not an SQLite file .*sqlite:///.*/store/mlflow\.db"):
+        Store(f"sqlite:///{tmp_path}/store", EXPERIMENT, "http://127.0.0.1:5000")
+
+
 def test_missing_tracking_store_is_refused_and_not_created(tmp_path):
     with pytest.raises(DataError, match="MLflow tracking store not found"):
         Store(f"sqlite:///{tmp_path}/mlflow.db", EXPERIMENT, "http://127.0.0.1:5000")

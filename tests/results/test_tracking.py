@@ -226,6 +226,15 @@ def test_a_store_in_a_folder_still_to_be_made_or_not_sqlite_passes_the_check(tmp
     check_store_creatable("http://127.0.0.1:5000")
 
 
+def test_a_store_that_names_a_folder_is_refused_before_anything_is_logged(tmp_path):
+    from socialbench.core.errors import ConfigError
+
+    (tmp_path / "store").mkdir()
+    with pytest.raises(ConfigError, match=r"store: names a folder, not an SQLite file"):
+        check_store_creatable(f"sqlite:///{tmp_path}/store")
+    assert list((tmp_path / "store").iterdir()) == []
+
+
 def test_parse_stats_reads_the_run_accounting():
     assert parse_stats(b'{"requests": 3, "cost_usd": 0.5}', "s.json") == {"requests": 3, "cost_usd": 0.5}
 

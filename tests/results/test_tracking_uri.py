@@ -63,3 +63,31 @@ def test_store_endpoint_names_host_and_port_of_a_network_store(uri, endpoint):
     from socialbench.results.tracking_uri import store_endpoint
 
     assert store_endpoint(uri) == endpoint
+
+
+@pytest.mark.parametrize(
+    ("uri", "says"),
+    [
+        ("ftp://h/store", "MLflow has no tracking store for the scheme 'ftp'"),
+        ("sqlite://x.db", "a sqlite store is sqlite:///"),
+        ("file:///tmp/mlruns", "names MLflow's file store"),
+    ],
+)
+def test_the_environments_tracking_uri_is_checked_as_params_is_naming_the_variable(uri, says, monkeypatch):
+    """Issue 38: MLFLOW_TRACKING_URI=ftp://... was a traceback of MLflow's."""
+    from socialbench.core.errors import ConfigError
+    from socialbench.results.tracking_uri import resolve_tracking_uri
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    with pytest.raises(ConfigError, match=r"^MLFLOW_TRACKING_URI: ") as err:
+        resolve_tracking_uri({"tracking_uri": "sqlite:///mlflow.db"})
+    assert says in str(err.value)
+
+
+def test_a_file_store_in_the_environment_is_taken_where_mlflows_opt_in_is_set(monkeypatch):
+    from socialbench.results.tracking_uri import resolve_tracking_uri
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "file:///tmp/mlruns")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    assert resolve_tracking_uri({"tracking_uri": "sqlite:///mlflow.db"}) == "file:///tmp/mlruns"

@@ -47,7 +47,7 @@ print(json.dumps({"code": code, "modules": sorted(m for m in sys.modules if m.st
 
 def imported_by(args, cwd=None):
     """(exit code, the socialbench and mlflow modules imported) of ``socialbench ARGS`` in a fresh process
-    (run from ``cwd``: a command writes only inside the folder it runs from, or its git checkout)."""
+    (run from ``cwd``, the folder its relative paths are read from)."""
     out = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps([str(a) for a in args])],
         capture_output=True,

@@ -15,7 +15,8 @@ error: messages name the URL with its user info masked and its query and fragmen
 
 **Trust on first use.** A file without a pinned sha256 is hashed when first fetched and the hash
 recorded in a :class:`TrustStore` (a JSON lock file, ``sources.lock`` at the repository root by
-default, keyed by the URL without credentials or the mirror path); every later use is checked against
+default, keyed by the URL without credentials, or by where a mirror file resolves, relative to the lock's
+folder, so no spelling of its path, relative or absolute, makes it a new first use); every later use is checked against
 it like a pinned hash, so a file that changes upstream is refused (:class:`ChecksumMismatch`) instead
 of silently used. :func:`verification` says which check a file gets (``pinned``, ``recorded``,
 ``first use`` or ``none``), for the sources' reports; :func:`recorded_verification` what a versioned
@@ -97,6 +98,16 @@ class ChecksumMismatch(DataError):
 DEFAULT_TRUST_FILE = "sources.lock"
 
 
+def _file_key(path: Path, base: str | os.PathLike[str] | None, *, relative_to_base: bool = False) -> str:
+    """``file:`` and where ``path`` resolves (symlinks and ``..`` followed; a relative ``path`` from the
+    working folder, or from ``base`` with ``relative_to_base``), written relative to ``base`` (resolved)
+    when given, so a lock committed beside the code names its mirror files as the repository sees them."""
+    if relative_to_base and base is not None and not path.is_absolute():
+        path = Path(base) / path
+    real = os.path.realpath(path)
+    return "file:" + (os.path.relpath(real, os.path.realpath(base)) if base is not None else real)
+
+
 class TrustStore:
     """sha256 of unpinned source files, recorded on first use and checked on every later use (a lock
     file: commit it with the code, delete an entry to accept a changed file)."""
@@ -105,29 +116,52 @@ class TrustStore:
         self.path = Path(path)
 
     @staticmethod
-    def key(source: str | os.PathLike[str]) -> str:
-        """A file's key: its mirror path as given, or its URL without credentials (a query string, which
-        may hold a token, only as a hash)."""
+    def key(source: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> str:
+        """A file's key: a mirror file by where it resolves (symlinks and ``..`` followed, relative to
+        ``base``, the lock file's folder, when given), so that every spelling of one file
+        (``../shared/x.zip``, ``/work/shared/x.zip``, ``file://...``) is one entry; a URL without
+        credentials (a query string, which may hold a token, only as a hash)."""
         if is_local(source):
-            return f"file:{local_path(source)}"
+            return _file_key(local_path(source), base)
         clean, _ = _split_credentials(str(source))
         parts = urllib.parse.urlsplit(clean)
         bare = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
         return bare + (f"?sha256:{hashlib.sha256(parts.query.encode()).hexdigest()[:16]}" if parts.query else "")
 
+    def _key(self, source: str | os.PathLike[str]) -> str:
+        return self.key(source, self.path.parent)
+
     def _load(self) -> dict[str, str]:
+        """The lock's entries, a mirror file's keyed as :meth:`key` keys it now (an entry written as
+        the path was spelled, by an older version, resolved from the lock's folder). Two entries that
+        name one file with different hashes are refused: which one holds is the user's to say."""
         if not self.path.exists():
             return {}
         from socialbench.core.io import parse_json_object, read_file_bytes
 
         data = parse_json_object(read_file_bytes(self.path), str(self.path), "{source: sha256}")
+        out: dict[str, str] = {}
+        spelled: dict[str, str] = {}
         for k, v in data.items():
             if not isinstance(v, str) or not _HEX64.fullmatch(v):
                 raise DataError(str(self.path), f"not a sha256 (64 hexadecimal digits): {v!r}", field=k)
-        return data
+            key = (
+                _file_key(Path(k[len("file:") :]), self.path.parent, relative_to_base=True)
+                if k.startswith("file:")
+                else k
+            )
+            if key in out and out[key] != v:
+                raise DataError(
+                    str(self.path),
+                    f"names the file of {spelled[key]!r} again ({key[len('file:') :]}) with another sha256;"
+                    " delete the entry that is wrong",
+                    field=k,
+                )
+            out[key], spelled[key] = v, k
+        return out
 
     def recorded(self, source: str | os.PathLike[str]) -> str | None:
-        return self._load().get(self.key(source))
+        return self._load().get(self._key(source))
 
     def record(self, source: str | os.PathLike[str], sha256: str) -> None:
         import json
@@ -135,7 +169,7 @@ class TrustStore:
         from socialbench.core.io import write_text_atomic
 
         data = self._load()
-        data[self.key(source)] = sha256
+        data[self._key(source)] = sha256
         write_text_atomic(self.path, json.dumps(dict(sorted(data.items())), indent=2) + "\n")
         # a warning, not info: it is the only record that this file was trusted unchecked (the
         # versioned manifests say "recorded" either way), and info is not shown by default

@@ -57,6 +57,7 @@ from socialbench.core.backend import (
     think_wrapped,
 )
 from socialbench.core.errors import ConfigError
+from socialbench.core.resources import server_url_problem
 
 JSON_MODES = ("json_schema", "json_object", "key_schema", "none")
 #: Where a server returns a reasoning parser's output beside the answer (vLLM: ``reasoning_content``,
@@ -92,6 +93,9 @@ class OpenAICompatBackend(APIBackend):
         self.base_url = base_url or options.get("base_url")
         if not self.base_url:
             raise ConfigError(f"{self.where}.base_url is required (the server's root, e.g. http://127.0.0.1:8000/v1)")
+        problem = server_url_problem(self.base_url) if base_url is None else None  # a subclass checks its own
+        if problem:
+            raise ConfigError(f"{self.where}.base_url: {problem}")
         self.json_mode = options.get("json_mode", "json_schema")
         if self.json_mode not in JSON_MODES:
             raise ConfigError(f"{self.where}.json_mode must be one of {', '.join(JSON_MODES)}")

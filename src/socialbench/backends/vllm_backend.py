@@ -62,7 +62,7 @@ from socialbench.backends.revision import resolve_revision as _resolve
 from socialbench.backends.vllm_servers import Lease, SharedServers
 from socialbench.core.backend import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
-from socialbench.core.resources import external_server_url
+from socialbench.core.resources import external_server, server_url_problem
 
 log = logging.getLogger("socialbench.backends")
 
@@ -190,7 +190,11 @@ class VllmBackend(OpenAICompatBackend):
         options = dict(spec.options or {})
         if not spec.model_id:
             raise ConfigError(f"models.{spec.name}.model_id is required (a Hugging Face id or a local path)")
-        external_url = external_server_url(spec.name, {"options": options}, os.environ)
+        found = external_server(spec.name, {"options": options}, os.environ)
+        external_url = found[0] if found else None
+        problem = server_url_problem(found[0]) if found else None
+        if found and problem:  # before the key: a URL that is none decides nothing about a key
+            raise ConfigError(f"{found[1]}: {problem}")
         self.external = bool(external_url)
         self.server: VllmServer | None = None
         self.lease: Lease | None = None

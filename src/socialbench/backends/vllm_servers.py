@@ -30,8 +30,9 @@ folder can write, so it is evidence, not an order: a server's process group is s
 pid 1 or below, a pid this host cannot have, the caller or the caller's process group is refused
 (:func:`socialbench.core.processes.signal_refusal`); any other record that fails the proof is stale:
 reported and removed, its pid never signalled. Record keys are names (:data:`KEY`), never paths, and
-files of the folder that are not records are listed (:meth:`SharedServers.foreign_files`) and left
-alone.
+files of the folder that are not records (other names, or JSON objects with none of a record's
+fields: another program's files in a folder given to ``--dir``) are listed
+(:meth:`SharedServers.foreign_files`) and left alone; a refused record stops the command (exit 2).
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ _TRUE = {"1", "yes", "true", "on"}
 KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 #: The files of a record ``<key>``: the record, its lock, the record being rewritten.
 RECORD_SUFFIXES = (".json", ".lock", ".json.tmp")
+#: The fields every record holds: a JSON object with none of them is another program's file (a folder
+#: such as results/mlflow given to ``--dir``), named and left alone, never a refused record.
+RECORD_FIELDS = ("key", "pid", "port")
 #: The prefix vLLM gives its processes' titles (setproctitle rewrites /proc/<pid>/cmdline), so a vLLM
 #: server whose title replaced its command line is still recognised (its pid and start time must match).
 VLLM_TITLE = "VLLM::"
@@ -231,6 +235,13 @@ def stop_recorded(record: Mapping[str, Any], grace_s: float = 30.0) -> str | Non
     return None
 
 
+def is_foreign(record: object) -> bool:
+    """Whether a parsed ``<name>.json`` is no server record at all: a JSON object holding none of
+    :data:`RECORD_FIELDS` (a summary, a config of another program). One holding any of them is a
+    record, checked by :func:`record_problem`; one that does not parse is refused (a record cut short)."""
+    return isinstance(record, dict) and not any(name in record for name in RECORD_FIELDS)
+
+
 def record_problem(record: object, stem: str) -> tuple[str | None, str] | None:
     """What makes a parsed record file ``<stem>.json`` no record (field or None, message), None when it
     is one. A pid that no record may name is refused here (see :func:`signal_refusal`)."""
@@ -313,8 +324,17 @@ class SharedServers:
             return []
         return [p for p in sorted(self.dir.glob("*.json")) if KEY.match(p.stem) and p.is_file() and not p.is_symlink()]
 
+    @staticmethod
+    def _load(path: Path) -> object:
+        """A record file parsed, or None when it cannot be read or parsed (cut short)."""
+        try:
+            return json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+
     def foreign_files(self) -> list[str]:
-        """Names in the folder that are no record, lock or record being written: listed, left alone."""
+        """Names in the folder that are no record, lock or record being written, and ``<name>.json``
+        files that are JSON objects of another program (:func:`is_foreign`): listed, left alone."""
         if not self.dir.is_dir():
             return []
         out = []
@@ -323,21 +343,23 @@ class SharedServers:
             stem = next((name[: -len(s)] for s in RECORD_SUFFIXES if name.endswith(s)), None)
             if stem is None or not KEY.match(stem) or path.is_symlink() or not path.is_file():
                 out.append(name + ("/" if path.is_dir() and not path.is_symlink() else ""))
+            elif name.endswith(".json") and not name.endswith(".json.tmp") and is_foreign(self._load(path)):
+                out.append(name)
         return out
 
     def records(self) -> list[dict[str, Any]]:
         """Every recorded server of the node, its dead users dropped from the listing, ``running`` (its
         process provably the server) and ``stale`` (why not, or None). A record that is not one (cut
         short, a field of the wrong kind, a key that is not its file name, a pid no record may name) is a
-        DataError naming its file and field: it is never acted on, the user removes it."""
+        DataError naming its file and field: it is never acted on, the user removes it. A JSON object
+        holding none of a record's fields is another program's file (:func:`is_foreign`): skipped."""
         if self.dir.exists() and not self.dir.is_dir():
             raise DataError(str(self.dir), "is a file, not a folder of server records (--dir takes a folder)")
         out = []
         for path in self._record_paths():
-            try:
-                rec = json.loads(path.read_text("utf-8"))
-            except (OSError, ValueError):
-                rec = None
+            rec = self._load(path)
+            if is_foreign(rec):
+                continue  # another program's JSON file: named by foreign_files, left alone
             problem = record_problem(rec, path.stem)
             if problem is not None:
                 raise DataError(str(path), problem[1], field=problem[0])

@@ -220,12 +220,22 @@ def _benchmark_sections(sections: dict[str, Any], where) -> tuple[dict[str, Any]
 
 
 #: Tracking-store schemes MLflow opens (``+driver`` variants of the database ones too).
-_TRACKING_SCHEMES = ("file", "sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "uc")
+_TRACKING_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "uc")
 
 
-def tracking_uri_problem(uri: str) -> str | None:
+#: What MLflow (3.x) says of its file store, and the way out.
+FILE_STORE_PROBLEM = (
+    "names MLflow's file store (a folder, or file://), which MLflow keeps in maintenance mode and refuses"
+    " to open; use a database store such as sqlite:///mlflow.db (`mlflow migrate-filestore` moves an"
+    " existing store's runs there)"
+)
+
+
+def tracking_uri_problem(uri: str, *, allow_file_store: bool = False) -> str | None:
     """Why MLflow cannot use ``uri`` as its tracking store, or None. Checked at load, so a typo stops the
-    run before anything is computed (MLflow would say so only at the tracking stage, at the end)."""
+    run before anything is computed (MLflow would say so only at the tracking stage, at the end). A file
+    store (a folder, ``file://``) is refused: MLflow 3 opens it only with ``MLFLOW_ALLOW_FILE_STORE=true``
+    in the environment (``allow_file_store``: the environment's URI, where that is set)."""
     import re
     import urllib.parse
 
@@ -233,11 +243,13 @@ def tracking_uri_problem(uri: str) -> str | None:
 
     shown = repr(redact_url(uri))  # a message never shows a credential of the URI
 
-    if re.match(r"^[A-Za-z]:[\\/]", uri) or "://" not in uri and ":" not in uri:
-        return None  # a local folder (a file store)
     scheme = urllib.parse.urlsplit(uri).scheme.lower()
+    if uri.lower() in ("databricks", "databricks-uc"):  # MLflow's names of a Databricks workspace's stores
+        return None
+    if re.match(r"^[A-Za-z]:[\\/]", uri) or "://" not in uri and ":" not in uri or scheme == "file":
+        return None if allow_file_store else f"{shown}: {FILE_STORE_PROBLEM}"
     if scheme.split("+", 1)[0] not in _TRACKING_SCHEMES:
-        return f"{shown}: MLflow has no tracking store for the scheme {scheme!r} (sqlite:///<file>, a folder, http(s)://...)"
+        return f"{shown}: MLflow has no tracking store for the scheme {scheme!r} (sqlite:///<file>, http(s)://..., postgresql://...)"
     if scheme == "sqlite" and not uri.startswith("sqlite:///"):
         return f"{shown}: a sqlite store is sqlite:///<relative path> or sqlite:////<absolute path>"
     if scheme in ("http", "https") and not urllib.parse.urlsplit(uri).netloc:
@@ -303,11 +315,17 @@ def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> lis
 def _resource_problems(data: dict[str, Any], where) -> list[str]:
     """What a job's resources and a model's server would get wrong: ``resources.models`` naming a model
     params lack, a vLLM model asked fewer GPUs than its server shards over (``tensor_parallel_size``),
-    two model names that share one ``SOCIALBENCH_SERVER_URL_<MODEL>`` variable (one server for both)."""
-    from socialbench.core.resources import model_gpus, server_url_env
+    two model names that share one ``SOCIALBENCH_SERVER_URL_<MODEL>`` variable (one server for both), a
+    model's ``options.base_url`` that is no server URL."""
+    from socialbench.core.resources import model_gpus, server_url_env, server_url_problem
 
     problems = []
     models = data["models"]
+    for name, entry in models.items():
+        base = (entry.get("options") or {}).get("base_url")
+        problem = server_url_problem(base) if isinstance(base, str) and base else None
+        if problem:
+            problems.append(f"models.{name}.options.base_url: {problem}" + where([["models", name, "options"]]))
     for name, res in (data.get("resources", {}).get("models") or {}).items():
         if name not in models:
             problems.append(

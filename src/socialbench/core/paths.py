@@ -5,9 +5,10 @@
   file it will receive, and no link already in it leads to an input), no two outputs are one file,
   an output is not an existing folder and can be created (no file where a folder of its path must
   be); an input given as a file is not a folder, and no input is a FIFO, device or socket; an output
-  file is not a symlink (writing through it would change the file it leads to), and no output leads
-  out of the folder the command owns: the :func:`workspace` (the git checkout holding the working
-  folder, else the working folder), or ``root=`` where the command names it (a script's repository).
+  file is not a symlink (writing through it would change the file it leads to), and, where the
+  command names the folder it owns (``root=``: a script's repository, whose files git tracks), no
+  output leads out of it. Where an output lies is otherwise the user's choice: a path named on the
+  command line or in params is written wherever the user can write (``/tmp/s.json``, ``../out``).
 * :func:`resolve_inside`: where a path named inside data (an image id, a media path) leads, refused
   when ``..``, an absolute path or a symlink takes it out of its declared root.
 * :func:`special_file` / :func:`refuse_special`: a FIFO, device or socket where a file is expected,
@@ -83,82 +84,6 @@ def refuse_special(path: str | Path, what: str = "file") -> None:
     kind = special_file(path)
     if kind is not None:
         raise DataError(str(path), special_problem(kind, what))
-
-
-# ---- the workspace: where a command may write -------------------------------------------------------
-#: Folders a command may also write into, beside its workspace. Empty in use: nothing but this seam
-#: widens the rule, and no option or environment variable sets it. The test suite adds pytest's base
-#: temporary folder (``tests/conftest.py``), so in-process tests run from the repository may write
-#: to ``tmp_path``; a write anywhere else is refused there too.
-extra_workspaces: tuple[Path, ...] = ()
-
-
-def find_workspace(start: str | Path) -> Path:
-    """The top level of the git checkout holding ``start``: the nearest folder, ``start`` or above,
-    holding a ``.git`` folder or file (a worktree's or a submodule's ``.git`` is a file); ``start``
-    itself when it is in no checkout. Found by looking, without running git."""
-    start = Path(start)
-    for folder in (start, *start.parents):
-        if os.path.lexists(folder / ".git"):
-            return folder
-    return start
-
-
-def workspace() -> Path:
-    """The folder a command writes into: :func:`find_workspace` of the working folder. Looked up at
-    each check (a few ``lstat`` calls), never cached: a ``git init`` or a ``chdir`` counts at once."""
-    try:
-        cwd = os.getcwd()
-    except OSError as exc:  # the working folder was removed under the process
-        raise ConfigError(f"the working folder cannot be read ({exc.strerror}); run the command from a folder") from exc
-    return find_workspace(cwd)
-
-
-def _linked_targets(lexical: Path, top: Path) -> list[Path]:
-    """Where the symlinked folders ``lexical`` runs through below ``top`` lead (the path as written,
-    ``..`` folded): a results tree linked to a larger disk."""
-    out, at = [], top
-    for part in lexical.relative_to(top).parts:
-        at = at / part
-        if at.is_symlink():
-            out.append(at.resolve())
-    return out
-
-
-def placement(path: str | Path) -> Path:
-    """Where a write to ``path`` lands: the kernel follows the links of its folders as it meets them,
-    then ``..`` (so ``linked/../x`` is beside the link's target); the last part is kept as named (a
-    link stays a link)."""
-    raw = Path(os.getcwd()) / path
-    if raw.name in ("", ".."):
-        return Path(os.path.realpath(raw))
-    return raw.parent.resolve() / raw.name
-
-
-def workspace_problem(path: str | Path, option: str) -> str | None:
-    """Why an output ``path`` may not be written by a command run from here, or None. Allowed: a path
-    that lands (:func:`placement`) inside the workspace or an :data:`extra_workspaces` folder; or a
-    path that, as written (made absolute from the working folder, ``..`` folded), lies inside one and
-    lands inside the target of a symlinked folder it runs through there (a results tree linked to a
-    larger disk), so ``..`` after a link cannot climb out of the link's target."""
-    top = workspace()
-    tops = [top, *(Path(os.path.abspath(e)) for e in extra_workspaces)]
-    placed = placement(path)
-    if any(within(placed, t.resolve()) for t in tops):
-        return None
-    lexical = Path(os.path.abspath(path))
-    base = next((t for t in tops if within(lexical, t)), None)
-    if base is not None and any(within(placed, target) for target in _linked_targets(lexical, base)):
-        return None
-    if os.path.lexists(top / ".git"):
-        where = f"the workspace {top} (the git checkout holding the working folder)"
-    else:
-        where = f"the workspace {top} (the working folder, which is in no git checkout)"
-    how = "leads" if base is None else "leads through a symlink"
-    return (
-        f"{path}: {how} to {placed}, outside {where}; {option} writes only inside it: run the command from"
-        f" the folder you want to write into, or name a path inside the repository {_NOTHING}"
-    )
 
 
 # ---- inputs and outputs of one command ------------------------------------------------------------
@@ -297,9 +222,9 @@ def check_io(
     folder, or is (or will receive) a folder holding an input; a link already in an output folder
     leading to an input; two outputs on one file; an output that is an existing folder, or whose
     path runs through a file; a folder, FIFO, device or socket given as an input file; an output file
-    that is a symlink; an output that leads out of the folder the command owns: ``root`` where given
-    (through ``..``, an absolute path or a symlinked folder), else the :func:`workspace`
-    (:func:`workspace_problem`: a symlinked folder inside it may lead elsewhere)."""
+    that is a symlink; with ``root`` (the folder the command owns: a script that rewrites files git
+    tracks), an output that leads out of it (through ``..``, an absolute path or a symlinked folder).
+    Without ``root`` an output may lie anywhere the user can write."""
     ins, outs = _named(inputs), _named(outputs)
     receives = receives or {}
     for option, path in ins:
@@ -357,10 +282,6 @@ def check_io(
                     f"{path}: leads to {placed}, outside {root}; {option} writes only inside the folder the"
                     f" command owns {_NOTHING}"
                 )
-        else:
-            problem = workspace_problem(path, option)
-            if problem is not None:
-                raise ConfigError(problem)
 
 
 # ---- paths named inside data ------------------------------------------------------------------------

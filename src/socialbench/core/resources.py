@@ -11,8 +11,11 @@ other backend (an API, a baseline) none."""
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
+
+from socialbench.core.secrets import redact_url
 
 #: ``SOCIALBENCH_SERVER_URL_<MODEL>``: a running server for one model, named outside the tracked params.
 SERVER_URL_ENV_PREFIX = "SOCIALBENCH_SERVER_URL_"
@@ -29,13 +32,48 @@ def server_url_env(model_name: str) -> str:
     return SERVER_URL_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", model_name).upper()
 
 
+def external_server(
+    model_name: str | None, model: dict[str, Any] | None, environ: Mapping[str, str] | None = None
+) -> tuple[str, str] | None:
+    """(url, where it is set) of the running server a model's jobs use instead of starting one: the
+    environment's :func:`server_url_env` (a site setting, e.g. in the Slurm profile's shell; where:
+    ``$SOCIALBENCH_SERVER_URL_<MODEL>``) over ``options.base_url`` (where: ``models.<name>.options.base_url``);
+    None when neither is set."""
+    env = server_url_env(model_name) if model_name else None
+    url = (environ or {}).get(env, "").strip() if env else ""
+    if url:
+        return url, f"${env}"
+    base = ((model or {}).get("options") or {}).get("base_url")
+    return (base, f"models.{model_name}.options.base_url") if base else None
+
+
 def external_server_url(
     model_name: str | None, model: dict[str, Any] | None, environ: Mapping[str, str] | None = None
 ) -> str | None:
-    """The running server a model's jobs use instead of starting one: the environment's
-    :func:`server_url_env` (a site setting, e.g. in the Slurm profile's shell) over ``options.base_url``."""
-    url = (environ or {}).get(server_url_env(model_name), "").strip() if model_name else ""
-    return url or ((model or {}).get("options") or {}).get("base_url") or None
+    """The URL of :func:`external_server`, or None."""
+    found = external_server(model_name, model, environ)
+    return found[0] if found else None
+
+
+def server_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot name a running server (``http(s)://HOST[:PORT]/...``), or None. Pure; the
+    message shows the URL with its credentials masked."""
+    shown = repr(redact_url(url))
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # a bracket left open
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https"):
+        return f"{shown} is not a server URL (expected http://HOST:PORT/v1 or https://...)"
+    if not parts.hostname:
+        return f"{shown} names no host (expected http://HOST:PORT/v1)"
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:  # not a number, or out of range
+        port_ok = False
+    if not port_ok:
+        return f"{shown}: its port is not a number from 1 to 65535"
+    return None
 
 
 def model_gpus(

@@ -170,25 +170,47 @@ class MocaBenchmark(Benchmark):
 
     def _template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
         """Each template file a CoDAR run reads (an ablation's own where it has one), rendered with dummy
-        values: one that is missing, or names a placeholder the chain does not fill, fails here, naming
-        the run's key, not at its first call."""
-        from socialbench.core.benchmarks import template_problem
+        values, and each stage's system template held to what the run reads of that stage (its answer's
+        keys, the checker's breakpoints: :func:`~socialbench.moca.schema.methods.answer_line_problem`): one
+        that is missing, names a placeholder the chain does not fill, or was written for other stages
+        (an ablation without its own templates where its stages change a stage's answer) fails here,
+        naming the run's key, not at its first call. CodarMethod runs the same check when it starts."""
+        return self.run_template_problems(run, checked)
+
+    def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
+        """See :meth:`_template_problems`; ``checked``: the run's settings as CoDAR checks them."""
+        from socialbench.core.benchmarks import split_order, template_problem
         from socialbench.core.errors import ConfigError
-        from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS
+        from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, answer_line_problem
 
         if "variant" not in checked:
             return []
-        base, variant = split_run(run)
+        base, variant = split_run(split_order(run)[0])
         key = f"ablations.{variant}" if variant else f"method_options.{base}"
-        out = []
+        own = f"templates/{base}/{variant}"
+        out, shared = [], []
         for name in checked["variant"].templates():
-            where = f"{self.template_folder(run, name)}/{name}"
+            folder = self.template_folder(run, name)
+            where = f"{folder}/{name}"
             try:
-                problem = template_problem(self.template(run, name), where, CODAR_PLACEHOLDERS)
+                text = self.template(run, name)
             except ConfigError as exc:  # not found
-                problem = str(exc)
+                out.append(f"{key}: {exc}")
+                continue
+            problem = template_problem(text, where, CODAR_PLACEHOLDERS)
             if problem:
                 out.append(f"{key}: {problem}")
+            fit = answer_line_problem(checked["variant"], name.removesuffix(".system.txt"), text)
+            if fit and name.endswith(".system.txt"):
+                if variant and folder != own:  # the method's file, written for its own stages
+                    shared.append(f"{name} {fit}")
+                else:
+                    out.append(f"{key}: template {where}: {fit}")
+        if shared:
+            out.append(
+                f"{key}: the method's templates (templates/{base}/) do not fit its stages: {'; '.join(shared)};"
+                f" write its own in src/socialbench/moca/{own}/ (docs/codar-prompts.md, Ablations)"
+            )
         return out
 
     def final_answer(

@@ -424,9 +424,12 @@ class Store:
         os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
         from mlflow.tracking import MlflowClient
 
-        from socialbench.results.tracking import sqlite_store_path
+        from socialbench.results.tracking import sqlite_store_path, sqlite_store_problem
 
         db = sqlite_store_path(tracking_uri)
+        problem = sqlite_store_problem(db) if db is not None else None
+        if problem:
+            raise DataError(str(db), problem)
         if db is not None and not db.is_file():
             raise DataError(
                 str(db),

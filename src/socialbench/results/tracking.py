@@ -292,12 +292,31 @@ def check_store_creatable(tracking_uri: str) -> None:
     from socialbench.core.paths import blocking_file
 
     db = sqlite_store_path(tracking_uri)
+    problem = sqlite_store_problem(db) if db is not None else None
+    if problem:
+        raise ConfigError(f"{db}: {problem}")
     blocker = blocking_file(db) if db is not None else None
     if blocker is not None:
         raise ConfigError(
             f"{db}: the MLflow tracking store cannot be created there: {blocker} is a file, not a folder"
             " (mlflow.tracking_uri, or MLFLOW_TRACKING_URI)"
         )
+
+
+def sqlite_store_problem(db: Path) -> str | None:
+    """Why the path of a ``sqlite:///`` store cannot be its database file, or None: a folder, a FIFO,
+    device or socket (an SQLite database is one file)."""
+    from socialbench.core.paths import special_file
+
+    if db.is_dir():
+        return (
+            "names a folder, not an SQLite file (mlflow.tracking_uri, or MLFLOW_TRACKING_URI): name the database"
+            f" file, e.g. sqlite:///{(db / 'mlflow.db').as_posix()}"
+        )
+    kind = special_file(db)
+    if kind is not None:
+        return f"is {kind}, not an SQLite file (mlflow.tracking_uri, or MLFLOW_TRACKING_URI)"
+    return None
 
 
 def _dispose_engine(db_uri: str, forget: bool = False) -> None:

@@ -13,6 +13,9 @@ from socialbench.core.errors import ConfigError
 
 #: The environment variable that overrides params' ``mlflow.tracking_uri`` (MLflow's own name).
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
+#: MLflow's own opt-in to its file store (in maintenance mode): a file store in the environment's URI is
+#: taken only with it set; params never name one (core.config.tracking_uri_problem).
+FILE_STORE_ENV = "MLFLOW_ALLOW_FILE_STORE"
 
 
 def has_password(uri: str) -> bool:
@@ -31,12 +34,20 @@ def masked_uri(uri: str) -> str:
 
 
 def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
-    """The tracking store to use: ``MLFLOW_TRACKING_URI`` from the environment when set, else the
-    params' ``mlflow.tracking_uri`` (the local sqlite store by default). A password in params is
-    refused: params are tracked by git and DVC."""
+    """The tracking store to use: ``MLFLOW_TRACKING_URI`` from the environment when set (a URI MLflow
+    cannot use is refused naming the variable, as params' is at load), else the params'
+    ``mlflow.tracking_uri`` (the local sqlite store by default). A password in params is refused:
+    params are tracked by git and DVC."""
     env = os.environ if environ is None else environ
     from_env = (env.get(TRACKING_URI_ENV) or "").strip()
-    if from_env:
+    if from_env:  # checked as params' is at load (core.config.tracking_uri_problem), naming the variable
+        from socialbench.core.config import tracking_uri_problem
+
+        allowed = (env.get(FILE_STORE_ENV) or "").strip().lower() in ("1", "true", "yes", "on")
+        problem = tracking_uri_problem(from_env, allow_file_store=allowed)
+        if problem:
+            opt_out = f"; or set {FILE_STORE_ENV}=true to open it anyway" if "file store" in problem else ""
+            raise ConfigError(f"{TRACKING_URI_ENV}: {problem}{opt_out}")
         return from_env
     uri = str(mlflow_params["tracking_uri"])
     if has_password(uri):

@@ -227,8 +227,9 @@ def _dry_run(
     misses (later rounds of a multi-stage method depend on the answers, so only round 1 is known
     before calling). No model is loaded and no call is made (API backends still need their key)."""
     from socialbench.core.backend import BackendContext, ModelSpec, create_backend
-    from socialbench.core.benchmarks import Final, get_benchmark
+    from socialbench.core.benchmarks import Final, InstanceInputError, get_benchmark
     from socialbench.core.config import load_params
+    from socialbench.core.errors import DataError
 
     p = load_params(params)
     if model not in p["models"]:
@@ -241,7 +242,12 @@ def _dry_run(
     finally:
         backend.close()
     meth = bench.method(method, spec, p["seed"])
-    steps = [meth.step(inst, []) for inst in bench.load_instances(instances)]
+    steps = []
+    for inst in bench.load_instances(instances):
+        try:
+            steps.append(meth.step(inst, []))
+        except InstanceInputError as exc:  # as the runner names it: the instances file, the record, the field
+            raise DataError(str(instances), exc.message, record=str(inst.get("id")), field=exc.field) from exc
     requests = [r for step in steps if not isinstance(step, Final) for r in step]
     if request_id is not None:
         requests = [r for r in requests if r.request_id == request_id]

@@ -535,6 +535,31 @@ def test_an_ablation_reads_its_own_templates_and_codars_for_the_rest():
     assert bench.template("codar__wo_step2", "observer.system.txt") == bench.template("codar", "observer.system.txt")
 
 
+WO_STEP3 = {"stages": ["observer", "query", "context", "decoder", "checker"], "retrieval": {"retriever": "none"}}
+
+
+def test_a_new_ablation_whose_stages_change_an_answer_without_templates_of_its_own_is_refused_naming_the_run():
+    """Issue 38: `infer --method codar__wo_step3` (no conflict stage, no templates/codar/wo_step3/) went
+    ahead with CoDAR's decoder prompt, which asks for Step 4's substeps about a conflict the run never has."""
+    with pytest.raises(ConfigError) as err:
+        get_benchmark("moca").method("codar__wo_step3", ModelSpec(name="m", backend="codar_script"), 1, WO_STEP3)
+    message = str(err.value)
+    assert message.startswith(
+        "moca.ablations.wo_step3: the method's templates (templates/codar/) do not fit its stages"
+    )
+    assert "decoder.system.txt asks for counterfactual_cost, conflict_utility" in message
+    assert "checker.system.txt offers breakpoint 3 (conflict)" in message and message.endswith("(run codar__wo_step3)")
+
+
+def test_a_template_that_cannot_render_at_run_time_names_the_run_and_its_params_key(insts, monkeypatch):
+    bench = get_benchmark("moca")
+    method = bench.method("codar__wo_step5", ModelSpec(name="m", backend="codar_script"), 1, ABLATIONS["wo_step5"])
+    real = type(bench).template
+    monkeypatch.setattr(type(bench), "template", lambda self, m, n: real(self, m, n) + "\n$nope\n")
+    with pytest.raises(ConfigError, match=r"^moca\.ablations\.wo_step5 \(run codar__wo_step5\): template .*\$nope"):
+        method.step(insts[0], [])
+
+
 def test_an_ablation_inherits_codars_options_and_ignores_those_of_stages_it_leaves_out(insts, tmp_path):
     *_, traces, _, _, _ = run(insts[:1], tmp_path, method="codar__wo_step5", settings={"revision_rounds": 2})
     assert traces[0]["trace"]["revision_rounds"] == 0

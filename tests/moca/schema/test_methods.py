@@ -28,3 +28,50 @@ def test_no_retrieval_block_means_core_retrievals_none():
     from socialbench.moca.schema.methods import RetrievalSettings
 
     assert RetrievalSettings.parse(None).retriever == NONE
+
+
+# ---- a stage's system template held to the run's stages (issue 38) ----------------------------------------
+def test_the_decoders_answer_line_must_ask_for_the_keys_the_run_reads():
+    from socialbench.moca.schema.methods import CODAR, Variant, answer_line_problem
+
+    six = (
+        '[Output] ...\n{"counterfactual_cost": "<i>", "conflict_utility": "<ii>", "subject": "<s>", "target": "<t>",'
+        ' "mechanism": "<m>", "label": "<l>"}\n'
+    )
+    without_conflict = Variant.of(("observer", "query", "context", "decoder", "checker"))
+    assert answer_line_problem(CODAR, "decoder", six) is None
+    assert answer_line_problem(without_conflict, "decoder", six) == (
+        "asks for counterfactual_cost, conflict_utility, which the run's decoder does not give"
+    )
+    four = '{"mechanism": "<m>", "label": "<l>", "subject": "<s>", "target": "<t>"}'
+    assert "does not ask for counterfactual_cost, conflict_utility" in answer_line_problem(CODAR, "decoder", four)
+
+
+def test_the_checker_may_not_offer_a_breakpoint_of_a_stage_the_run_leaves_out():
+    from socialbench.moca.schema.methods import Variant, answer_line_problem
+
+    line = '{"status": "ACCEPTED" | "REJECTED", "breakpoint": null | 1 | 2 | 3 | 4, "refine": "<r>"}'
+    without_step2 = Variant.of(("observer", "conflict", "decoder", "checker"))
+    assert answer_line_problem(without_step2, "checker", line) == (
+        "offers breakpoint 2 (query/context), a stage the run leaves out"
+    )
+    assert answer_line_problem(without_step2, "checker", line.replace(" | 2", "")) is None
+
+
+def test_only_the_outermost_keys_of_an_answer_line_count_and_a_template_without_one_is_not_checked():
+    from socialbench.moca.schema.methods import CODAR, answer_line_problem
+
+    query = '{"entities": [{"name": "<e>", "route": "model_prior"}], "questions": ["<q>"]}'
+    assert answer_line_problem(CODAR, "query", query) is None
+    assert answer_line_problem(CODAR, "decoder", "Answer in JSON.") is None
+
+
+def test_every_shipped_ablation_and_the_chain_fit_their_templates(repo_root):
+    from socialbench.core.benchmarks import get_benchmark
+    from socialbench.core.config import load_params
+    from socialbench.moca.methods.codar import parse_settings
+
+    bench, section = get_benchmark("moca"), load_params(repo_root / "params.yaml")["moca"]
+    for run in ["codar", *(f"codar__{a}" for a in section["ablations"])]:
+        checked = parse_settings(run, bench.method_settings(section, run), create_retriever=False)
+        assert bench.run_template_problems(run, checked) == [], run

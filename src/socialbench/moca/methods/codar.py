@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
-from socialbench.core.benchmarks import FREE_TEXT, Benchmark, Exchange, Final, Method, Need
-from socialbench.core.errors import SocialbenchError
+from socialbench.core.benchmarks import FREE_TEXT, Benchmark, Exchange, Final, Method, Need, split_order, split_run
+from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.core.traces import TraceSection, staged_section
 from socialbench.moca.eval.parsing import ParsedAnswer, read_answer
 from socialbench.moca.eval.prompts import (
@@ -111,6 +111,12 @@ class CodarMethod(Method):
         run: str | None = None,
     ):
         super().__init__(benchmark, spec, seed, settings, run=run)
+        # The templates it reads, held to its stages before anything is made or called (check-params does
+        # the same for the runs of params' methods; a run asked by name, `infer --method codar__<x>`, here).
+        check = getattr(benchmark, "run_template_problems", None)
+        problems = check(self.name, codar_settings(self.name, self.settings)) if check is not None else []
+        if problems:
+            raise ConfigError(f"moca.{problems[0]} (run {self.name})")
         opts = parse_settings(self.name, self.settings)
         self.variant: Variant = opts["variant"]
         self.revision_rounds: int = opts["revision_rounds"]
@@ -397,7 +403,12 @@ class Chain:
 
     def _rendered(self, name: str, values: dict[str, str]) -> str:
         text, where = self._file(name)
-        return _render(text, values, where)
+        try:
+            return _render(text, values, where)
+        except ConfigError as exc:  # name the run and its params key, not only the package file
+            base, variant = split_run(split_order(self.m.name)[0])
+            key = f"moca.ablations.{variant}" if variant else f"moca.method_options.{base}"
+            raise ConfigError(f"{key} (run {self.m.name}): {exc}") from exc
 
     def stage_inputs(self) -> dict[str, Any]:
         """What this stage got from earlier stages (as parsed, or the text an unstructured one was

@@ -6,6 +6,7 @@ so checking params imports no prompting, parsing or method code; moca.eval re-ex
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -218,6 +219,64 @@ class Variant:
 
 
 CODAR = Variant(STAGES)
+
+#: A stage's answer as its system template shows it ([Output]): a line that is one JSON object, its keys
+#: quoted; the checker's lists its breakpoints (``"breakpoint": null | 1 | 2 | 3 | 4``).
+_ANSWER_LINE = re.compile(r"^\{.*\}$")
+_ANSWER_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)"\s*:')
+_BREAKPOINTS = re.compile(r'"breakpoint"\s*:\s*null((?:\s*\|\s*\d+)*)')
+
+
+def _top_level_keys(line: str) -> list[str]:
+    """The keys of the outermost object of an answer line (which need not be JSON: ``"a" | "b"``), in
+    order; the keys of objects nested in it (the query's entities) left out."""
+    keys, depth, at = [], 0, 0
+    while at < len(line):
+        ch = line[at]
+        if ch == '"':
+            end = line.find('"', at + 1)
+            while end > 0 and line[end - 1] == "\\":
+                end = line.find('"', end + 1)
+            if end < 0:
+                break
+            found = _ANSWER_KEY.match(line, at) if depth == 1 else None
+            if found:
+                keys.append(found[1])
+            at = end + 1
+            continue
+        depth += 1 if ch in "{[" else -1 if ch in "}]" else 0
+        at += 1
+    return keys
+
+
+def answer_line_problem(variant: Variant, stage: str, text: str) -> str | None:
+    """Why ``stage``'s system template (``text``) does not fit a run of ``variant``, or None: the keys
+    its answer line ([Output], the last line that is one JSON object) asks for are not the keys the
+    run reads of that stage (without the conflict stage the decoder answers the four fields, not
+    Step 4's substeps), or the checker's breakpoints are not the run's (one names a stage the run leaves
+    out). An ablation whose stages change a stage's answer needs its own template of it; a template
+    with no answer line is not checked (pure)."""
+    lines = [line.strip() for line in text.splitlines() if _ANSWER_LINE.match(line.strip())]
+    if not lines:
+        return None
+    asked = _top_level_keys(lines[-1])
+    wanted = variant.keys(stage)
+    problems = []
+    extra = [k for k in asked if k not in wanted]
+    missing = [k for k in wanted if k not in asked]
+    if extra:
+        problems.append(f"asks for {', '.join(extra)}, which the run's {stage} does not give")
+    if missing:
+        problems.append(f"does not ask for {', '.join(missing)}, which the run's {stage} gives")
+    found = _BREAKPOINTS.search(lines[-1]) if stage == "checker" else None
+    if found:
+        offered = [int(n) for n in re.findall(r"\d+", found[1])]
+        left_out = [b for b in offered if b not in variant.breakpoints]
+        if left_out:
+            names = ", ".join(f"{b} ({'/'.join(BREAKPOINT_STAGES.get(b, ('no stage',)))})" for b in left_out)
+            problems.append(f"offers breakpoint {names}, a stage the run leaves out")
+    return "; ".join(problems) or None
+
 
 #: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
 SETTINGS = frozenset({"stages", "revision_rounds", "invalid_tuple", "max_tokens", "decoding", "extra_inputs"})
