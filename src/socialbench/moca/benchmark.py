@@ -26,7 +26,7 @@ def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
 def tables_5_to_7(paper: Any) -> tuple[dict[str, str], list[str]]:
     """Tables 5-7 (md, csv, tex, ci.md, ci.csv), tests.csv and answers.csv of a ``PaperTables``; and
     the tables' Markdown, for all.md. Here, where the modules of the paper's tables meet."""
-    from socialbench.moca.results.ablations import table5
+    from socialbench.moca.results.ablations import table5, table5_other_backbones
     from socialbench.moca.results.answers import answers_csv
     from socialbench.moca.results.completion import table7
     from socialbench.moca.results.grids import grid_ci_csv, grid_csv, grid_latex, grid_markdown
@@ -34,7 +34,7 @@ def tables_5_to_7(paper: Any) -> tuple[dict[str, str], list[str]]:
     from socialbench.moca.results.significance import tests_csv
 
     out, md = {}, []
-    for g, ci in (table5(paper), table6(paper), table7(paper)):
+    for g, ci in (table5(paper), table5_other_backbones(paper), table6(paper), table7(paper)):
         out[f"{g.name}.md"] = grid_markdown(g)
         out[f"{g.name}.csv"] = grid_csv(g)
         out[f"{g.name}.tex"] = grid_latex(g)
