@@ -3,7 +3,9 @@ official Anthropic SDK client pointed at it."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import io
 import json
 
 import pytest
@@ -266,3 +268,40 @@ def test_tool_mode_answer_finishes_with_stop_and_a_failure_with_error(server, mo
     assert backend_for(server, monkeypatch, json_mode="tool").complete(moca_request(0)).finish_reason == "stop"
     server.scripted.append(Fault(status=400))
     assert backend_for(server, monkeypatch).complete(moca_request(1)).finish_reason == "error"
+
+
+# ---- images as the source has them, within the API's documented limits (issue 40, point 1) ---------
+def source_size_backend(server, monkeypatch):
+    monkeypatch.setenv("LOOPBACK_ANTHROPIC_KEY", KEY)
+    opts = {"base_url": server.url, "api_key_env": "LOOPBACK_ANTHROPIC_KEY", "timeout": 5, "max_retries": 0}
+    return create_backend(ModelSpec(name="claude", backend="anthropic", model_id="claude-test-1", options=opts))
+
+
+def test_an_image_within_the_apis_limits_goes_as_the_source_has_it(server, monkeypatch, tmp_path):
+    part = write_png(tmp_path / "a.png", size=(900, 600))
+    backend = source_size_backend(server, monkeypatch)
+    backend.complete(moca_request(0, [part]))
+    assert server.completions()[0].image_sha256 == [part.sha256]
+    assert backend.images_sent(moca_request(0, [part])) == [[900, 600]]
+
+
+def test_an_image_beyond_the_apis_largest_side_is_scaled_to_it(server, monkeypatch, tmp_path):
+    part = write_png(tmp_path / "wide.png", size=(8400, 10))
+    backend = source_size_backend(server, monkeypatch)
+    backend.complete(moca_request(0, [part]))
+    data = server.completions()[0].body["messages"][0]["content"][0]["source"]["data"]
+    from PIL import Image
+
+    assert Image.open(io.BytesIO(base64.b64decode(data))).size == (8000, 10)
+    assert backend.images_sent(moca_request(0, [part])) == [[8000, 10]]
+
+
+def test_the_identity_names_the_image_limits_and_no_image_size(server, monkeypatch):
+    ident = source_size_backend(server, monkeypatch).identity()
+    assert ident["image_size"] is None
+    assert ident["image_limits"] == {
+        "max_side": 8000,
+        "many_images": 20,
+        "many_max_side": 2000,
+        "max_base64_bytes": 5 * 1024 * 1024,
+    }

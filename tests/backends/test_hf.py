@@ -304,3 +304,12 @@ def test_a_generation_failure_has_finish_reason_error(backend, frames, tmp_path)
     part = write_png(tmp_path / "x.png")
     write_png(tmp_path / "x.png", colour=(0, 0, 0))
     assert backend.complete(moca_request(0, [part], max_tokens=2)).finish_reason == "error"
+
+
+def test_the_sizes_handed_to_the_processor_are_reported_per_request(tiny_model, frames):
+    # no model load: the sizes come from the images and params image_size alone
+    assert backend_for(tiny_model).images_sent(moca_request(0, frames[:2])) == [[48, 36], [48, 36]]
+    spec = ModelSpec(
+        name="t", backend="hf", model_id=str(tiny_model), options={"device": "cpu", "local_files_only": True}
+    )
+    assert create_backend(spec).images_sent(moca_request(0, frames[:1])) == [[64, 48]]  # as the source has it

@@ -7,7 +7,17 @@ import io
 import pytest
 from PIL import Image
 
-from socialbench.backends.images import ImageChanged, encode_for_api, load_pil, read_checked
+from socialbench.backends.images import (
+    ImageChanged,
+    ImageLimits,
+    encode_for_api,
+    fitted_size,
+    images_sent,
+    load_pil,
+    read_checked,
+    sent_image_parts,
+)
+from socialbench.core.backend import Message, Request, VideoPart
 from socialbench.core.hashing import sha256_bytes
 from tests.helpers.moca_requests import write_png
 
@@ -96,3 +106,54 @@ def test_verify_decodes_jpeg_scan_data_so_a_cut_jpeg_is_refused(tmp_path):
     with pytest.raises(ImageUnreadable, match=r"cut\.jpg: cannot decode the image \(OSError: image file is truncated"):
         verify_image_file(tmp_path / "cut.jpg")
     assert ImageFile.LOAD_TRUNCATED_IMAGES is False
+
+
+# ---- as the source has it by default; scaled only to a documented limit (issue 40, point 1) --------
+def test_by_default_an_image_goes_as_the_source_has_it_however_large(tmp_path):
+    part = write_png(tmp_path / "a.png", size=(1200, 900))
+    enc = encode_for_api(part)
+    assert sha256_bytes(enc.data) == part.sha256 and enc.size == (1200, 900)
+
+
+def test_fitted_size_scales_the_longest_side_down_never_up():
+    assert fitted_size((1200, 900), 448) == (448, 336)
+    assert fitted_size((40, 30), 448) == (40, 30)
+    assert fitted_size((40, 30), None) == (40, 30)
+
+
+def test_a_limit_applies_its_many_image_side_only_above_its_image_count():
+    limits = ImageLimits(max_side=8000, many_images=20, many_max_side=2000)
+    assert limits.side(20) == 8000 and limits.side(21) == 2000
+    assert ImageLimits().side(100) is None
+
+
+def test_an_image_over_the_limits_side_is_scaled_to_it(tmp_path):
+    part = write_png(tmp_path / "a.png", size=(300, 100))
+    enc = encode_for_api(part, limits=ImageLimits(max_side=8000, many_images=2, many_max_side=150), n_images=3)
+    assert enc.size == (150, 50) and Image.open(io.BytesIO(enc.data)).size == (150, 50)
+    assert encode_for_api(part, limits=ImageLimits(max_side=8000, many_images=2, many_max_side=150)).size == (300, 100)
+
+
+def test_an_image_over_the_byte_limit_is_scaled_down_until_its_base64_fits(tmp_path):
+    path = tmp_path / "noise.png"
+    Image.frombytes("RGB", (200, 200), bytes((i * 7919) % 251 for i in range(200 * 200 * 3))).save(path)
+    from socialbench.core.backend import ImagePart
+    from socialbench.core.hashing import sha256_file
+
+    part = ImagePart(str(path), sha256_file(path))
+    most = len(path.read_bytes())  # its base64 (4/3 of it) is over
+    enc = encode_for_api(part, limits=ImageLimits(max_base64_bytes=most))
+    assert len(enc.base64()) <= most and max(enc.size) < 200
+    assert encode_for_api(part, limits=ImageLimits(max_base64_bytes=most)).data == enc.data  # deterministic
+
+
+def test_the_images_sent_follow_the_layout_frames_of_a_video_unless_it_goes_natively(tmp_path):
+    a = write_png(tmp_path / "a.png", size=(60, 40))
+    frames = tuple(write_png(tmp_path / f"f{k}.png", size=(30, 20), timestamp=float(k)) for k in range(2))
+    video = VideoPart(path=str(a.path), sha256=a.sha256, frames=frames)
+    req = Request("r", (Message("user", (a, "text", video)),), {})
+    assert sent_image_parts(req) == [a, *frames]
+    assert sent_image_parts(req, native_video=True) == [a]
+    sizes = images_sent(req, lambda p, n: encode_for_api(p).size)
+    assert sizes == [[60, 40], [30, 20], [30, 20]]
+    assert images_sent(Request("t", (Message("user", ("no image",)),), {}), lambda p, n: (0, 0)) is None

@@ -35,11 +35,12 @@ def backend_for(server, monkeypatch, **options):
     }
     concurrency = opts.pop("concurrency", 4)
     modalities = opts.pop("modalities", None)
+    image_size = opts.pop("image_size", 64)
     spec = ModelSpec(
         name="m",
         backend="openai_compat",
         model_id="served-model",
-        image_size=64,
+        image_size=image_size,
         concurrency=concurrency,
         options=opts,
         modalities=modalities,
@@ -75,6 +76,15 @@ def test_large_images_are_scaled_to_image_size(server, monkeypatch, tmp_path):
 
     data = base64.b64decode(content[0]["image_url"]["url"].split(",", 1)[1])
     assert Image.open(io.BytesIO(data)).size == (64, 32)
+
+
+def test_without_image_size_an_image_goes_as_the_source_has_it_and_its_size_is_reported(server, monkeypatch, tmp_path):
+    big = write_png(tmp_path / "big.png", size=(1500, 1000))
+    backend = backend_for(server, monkeypatch, image_size=None)
+    backend.complete(moca_request(0, [big]))
+    assert server.completions()[0].image_sha256 == [big.sha256]  # its own bytes: no 448 downscale
+    assert backend.images_sent(moca_request(0, [big])) == [[1500, 1000]]
+    assert backend.identity()["image_size"] is None and "image_limits" not in backend.identity()
 
 
 def test_the_key_comes_from_the_environment(server, monkeypatch):

@@ -119,3 +119,11 @@ def test_budgets_warn_per_run_and_for_all_runs():
     assert any("all runs: up to 18 new calls exceed the budget of 10" in w for w in warnings)
     assert any("cost is unknown" in w for w in warnings)
     assert row.warnings and "## Warnings" in to_markdown([row], warnings)
+
+
+def test_a_counter_with_image_sides_counts_each_image_at_its_own_side():
+    parts = (ImagePart("a.png", "a" * 64), ImagePart("b.png", "b" * 64))
+    req = Request("r", (Message("user", (*parts, "")),), {})
+    sides = {"a.png": 56, "b.png": 28}
+    counter = TokenCounter(count=lambda _t: 0, image_side=lambda p: sides[p.path])
+    assert counter(req) == 4 + 1  # ceil(56/28)^2 + ceil(28/28)^2

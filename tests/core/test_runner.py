@@ -513,3 +513,36 @@ def test_json_mode_on_the_anthropic_backend_is_sent_and_recorded_as_the_key_sche
     schema = bodies[0]["output_config"]["format"]["schema"]
     assert schema["required"] == ["mechanism", "label", "subject", "target"]
     assert all("enum" not in v for v in schema["properties"].values())
+
+
+def test_each_calls_trace_records_the_size_of_every_image_as_sent(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPBACK_ANTHROPIC_KEY", "sk-ant-loopback-runner")
+    with LoopbackServer("anthropic", api_key="sk-ant-loopback-runner") as server:
+        options = {"base_url": server.url, "api_key_env": "LOOPBACK_ANTHROPIC_KEY", "timeout": 5}
+        spec = ModelSpec(name="claude", backend="anthropic", model_id="claude-test-1", options=options)
+        png = write_png(tmp_path / "big.png", size=(1000, 700))
+        bench = get_benchmark("moca")
+        insts = [make_instance("i0", media=[png.path])]
+        kw = {"spec": spec, "cache": RequestCache(tmp_path / "c.sqlite"), "seed": 1, "progress": False}
+        _, first, _ = run_method(bench, bench.method("direct", spec, 1), insts, **kw)
+        _, replayed, _ = run_method(bench, bench.method("direct", spec, 1), insts, **kw)  # from the cache
+    assert first[0]["calls"][0]["images_sent"] == [[1000, 700]]  # as the source has it: no 448 downscale
+    assert replayed == first
+
+
+def test_a_backend_that_sends_no_pixels_records_no_image_sizes(tmp_path):
+    spec, backend = scripted(GOOD)
+    png = write_png(tmp_path / "a.png")
+    bench = get_benchmark("moca")
+    insts = [make_instance("i0", media=[png.path])]
+    _, traces, _ = run_method(
+        bench,
+        bench.method("direct", spec, 1),
+        insts,
+        spec=spec,
+        cache=RequestCache(tmp_path / "c.sqlite"),
+        seed=1,
+        backend=backend,
+        progress=False,
+    )
+    assert "images_sent" not in traces[0]["calls"][0]

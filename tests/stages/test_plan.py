@@ -225,3 +225,12 @@ def test_order_runs_are_planned_made_through_the_request_cache_and_recorded_like
     assert stats(tmp_path / "res", "r", "direct__order1")["provenance"]["option_order"] == 1
     after = plan(inst, params, "--model", "r", "--run", "direct__order1")
     assert after[("r", "direct__order1")]["new_calls_max"] == 0
+
+
+def test_an_image_is_planned_at_its_own_size_or_image_size_when_smaller(tmp_path):
+    from socialbench.stages.plan import image_side
+    from tests.helpers.moca_requests import write_png
+
+    part = write_png(tmp_path / "a.png", size=(1000, 500))
+    assert image_side(None)(part) == 1000
+    assert image_side(448)(part) == 448

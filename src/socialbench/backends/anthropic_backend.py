@@ -50,7 +50,7 @@ from typing import Any
 import anthropic
 
 from socialbench.backends.api import APIBackend, api_key_from_env, credential_guard, is_loopback, sdk_env_hidden
-from socialbench.backends.images import content_blocks, encode_for_api
+from socialbench.backends.images import ImageLimits, content_blocks, sent_image_parts
 from socialbench.backends.retry import MalformedResponse
 from socialbench.core.backend import (
     BackendContext,
@@ -83,8 +83,18 @@ def finish_reason_of(stop_reason: Any) -> str | None:
     return STOP_REASON_MAP.get(stop_reason) if isinstance(stop_reason, str) else None
 
 
+#: The Messages API's documented image limits (docs/backends.md, "Image sizes"; Anthropic's vision
+#: guide): at most 8000 x 8000 pixels, at most 2000 x 2000 in a request of more than 20 images, at most
+#: 5 MB per image (its base64 text). An image over them is scaled down to fit; the API scales anything
+#: beyond its own working size itself.
+ANTHROPIC_IMAGE_LIMITS = ImageLimits(
+    max_side=8000, many_images=20, many_max_side=2000, max_base64_bytes=5 * 1024 * 1024
+)
+
+
 class AnthropicBackend(APIBackend):
     default_key_env = "ANTHROPIC_API_KEY"
+    image_limits = ANTHROPIC_IMAGE_LIMITS
     # accepts: images only (a video as its frames): the Messages API takes no audio and no video clip.
     # Declared in anthropic_backend.declaration.json (core.modalities.backend_declaration).
 
@@ -153,16 +163,19 @@ class AnthropicBackend(APIBackend):
             return anthropic.AsyncAnthropic(**kwargs)
 
     # ---- request and response -------------------------------------------------------------------
-    def _content(self, message: Message) -> list[dict[str, Any]]:
+    def _content(self, message: Message, n_images: int = 1) -> list[dict[str, Any]]:
         def image_block(part: ImagePart) -> dict[str, Any]:
-            img = encode_for_api(part, self.spec.image_size)
+            img = self.encode_image(part, n_images)
             return {"type": "image", "source": {"type": "base64", "media_type": img.media_type, "data": img.base64()}}
 
         return content_blocks(message, image_block)
 
     def _prepare(self, request: Request) -> dict[str, Any]:
         system = "\n\n".join(m.text() for m in request.messages if m.role == "system")
-        messages = [{"role": m.role, "content": self._content(m)} for m in request.messages if m.role != "system"]
+        n_images = len(sent_image_parts(request))  # the many-image limit holds per request
+        messages = [
+            {"role": m.role, "content": self._content(m, n_images)} for m in request.messages if m.role != "system"
+        ]
         body: dict[str, Any] = {"model": self.spec.model_id, "max_tokens": request.max_tokens, "messages": messages}
         if system:
             body["system"] = system

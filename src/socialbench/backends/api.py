@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from socialbench.backends.images import ImageChanged
+from socialbench.backends.images import NO_LIMITS, EncodedImage, ImageChanged, ImageLimits, encode_for_api, images_sent
 from socialbench.backends.retry import Failure, GaveUp, RetryPolicy, StopRun, call_with_retries, classify
 from socialbench.core.backend import Backend, BackendContext, ModelSpec, Request, Response, check_requests
 from socialbench.core.errors import ConfigError
@@ -257,10 +257,38 @@ class APIBackend(Backend):
         )
 
     # ---- shared machinery -----------------------------------------------------------------------
+    #: The API's documented limits on one image (docs/backends.md): an image over them is scaled down
+    #: to fit; none by default (an image goes as the source has it).
+    image_limits: ClassVar[ImageLimits] = NO_LIMITS
+
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
-        ident["image_size"] = self.spec.image_size  # images are scaled to this before sending
+        ident["image_size"] = self.spec.image_size  # None: as the source has it; else scaled to this
+        if self.image_limits != NO_LIMITS:
+            ident["image_limits"] = self.image_limits.as_dict()
         return ident
+
+    def encode_image(self, part: Any, n_images: int = 1) -> EncodedImage:
+        """An image as this backend sends it in a request of ``n_images`` images: as the source has it,
+        scaled only to params ``image_size`` or the API's documented :attr:`image_limits`."""
+        return encode_for_api(part, self.spec.image_size, self.image_limits, n_images)
+
+    def native_video(self) -> bool:
+        """Whether a video part with its file goes as the clip (else as its sampled frames)."""
+        return "video" in self.accepts and "video" in self.takes
+
+    def images_sent(self, request: Request) -> list[list[int]] | None:
+        """[width, height] of each image the request sends, as :meth:`encode_image` sends it (memoized by
+        content hash: a trace rebuilt from the cache reads each image once)."""
+        sizes = self.__dict__.setdefault("_sent_sizes", {})
+
+        def size(part: Any, n_images: int) -> tuple[int, int]:
+            key = (part.sha256, n_images if self.image_limits.many_images is not None else 1)
+            if key not in sizes:
+                sizes[key] = self.encode_image(part, n_images).size
+            return sizes[key]
+
+        return images_sent(request, size, self.native_video())
 
     def redact(self, text: str) -> str:
         """``text`` as it may reach a message, a log, a trace or a prediction: the key replaced, and every

@@ -45,7 +45,7 @@ import huggingface_hub
 import torch
 import transformers
 
-from socialbench.backends.images import ImageChanged, content_blocks, load_pil
+from socialbench.backends.images import ImageChanged, content_blocks, images_sent, load_pil
 from socialbench.backends.revision import resolve_revision
 from socialbench.core.backend import Backend, BackendContext, Decoding, ModelSpec, Request, Response, check_requests
 from socialbench.core.errors import ConfigError
@@ -132,8 +132,20 @@ class HFBackend(Backend):
         ident = super().identity()
         ident["revision"] = self.spec.revision or self.resolved_revision()
         ident["dtype"] = self.dtype  # bf16 and fp32 greedy outputs differ
-        ident["image_size"] = self.spec.image_size
+        ident["image_size"] = self.spec.image_size  # None: as the source has it (the processor resizes)
         return ident
+
+    def images_sent(self, request: Request) -> list[list[int]] | None:
+        """[width, height] of each image handed to the model's processor (which may resize it itself,
+        as its configuration says): as the source has it, or scaled to params ``image_size``."""
+        sizes = self.__dict__.setdefault("_sent_sizes", {})
+
+        def size(part: Any, _n: int) -> tuple[int, int]:
+            if part.sha256 not in sizes:
+                sizes[part.sha256] = load_pil(part, self.spec.image_size).size
+            return sizes[part.sha256]
+
+        return images_sent(request, size)
 
     def resolved_revision(self) -> str | None:
         """What an unpinned model (no ``revision`` in params) is, without loading it: for a local

@@ -2,10 +2,14 @@
 hash in its cache key, and laying a message's parts out as wire-format content blocks.
 
 Every backend that sends pixels or samples goes through here, so what a model sees is exactly what the
-cache key names: the bytes are read once, their sha256 is compared with the part's ``sha256``, and an
-image larger than the model's ``image_size`` is scaled down deterministically (Pillow, LANCZOS, PNG
-out). The scaling side is part of each backend's identity, so changing it is a cache miss, never a
-stale hit. Video clips and audio files are sent as they are (no re-encoding).
+cache key names: the bytes are read once and their sha256 is compared with the part's ``sha256``. An
+image is sent as the source has it (MoCA 6.1, C.1: "the original caption and its paired image"): the
+file's own bytes when its format is one every API takes. It is scaled down deterministically (Pillow,
+LANCZOS, PNG out) only where a backend's documented limit requires it (:class:`ImageLimits`, e.g.
+Anthropic's largest side and size, docs/backends.md) or the model's params set ``image_size`` (a
+departure from the paper). The limits and ``image_size`` are part of each backend's identity, so
+changing them is a cache miss, never a stale hit. Each request's trace records the size of every image
+as sent (:func:`images_sent`). Video clips and audio files are sent as they are (no re-encoding).
 
 :func:`content_blocks` is the one layout of a message's parts: text blocks, a ``[view]`` label before
 each image or video that names its camera or panel (only when the part has a view, so a request
@@ -28,7 +32,7 @@ from socialbench.core.hashing import sha256_bytes
 if TYPE_CHECKING:  # pragma: no cover
     from PIL.Image import Image as PILImage
 
-    from socialbench.core.backend import AudioPart, ImagePart, Message, VideoPart
+    from socialbench.core.backend import AudioPart, ImagePart, Message, Request, VideoPart
 
 _MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 
@@ -97,6 +101,8 @@ def verify_image_file(path: str | Path) -> None:
 class EncodedImage:
     media_type: str
     data: bytes
+    #: (width, height) in pixels of the image as sent; None for a video or audio file.
+    size: tuple[int, int] | None = None
 
     def base64(self) -> str:
         return base64.b64encode(self.data).decode("ascii")
@@ -127,13 +133,52 @@ def read_checked(part: _FilePart) -> bytes:
     return data
 
 
+@dataclass(frozen=True)
+class ImageLimits:
+    """A backend's documented limits on one image it sends (docs/backends.md names each source):
+    ``max_side`` pixels on the longest side; above ``many_images`` images in one request,
+    ``many_max_side``; ``max_base64_bytes`` of the image's base64 text. None: no such limit."""
+
+    max_side: int | None = None
+    many_images: int | None = None
+    many_max_side: int | None = None
+    max_base64_bytes: int | None = None
+
+    def side(self, n_images: int) -> int | None:
+        """The largest side an image may have in a request of ``n_images`` images (None: any)."""
+        sides = [self.max_side]
+        if self.many_images is not None and n_images > self.many_images:
+            sides.append(self.many_max_side)
+        sides = [s for s in sides if s is not None]
+        return min(sides) if sides else None
+
+    def as_dict(self) -> dict[str, int]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+NO_LIMITS = ImageLimits()
+
+
+def fitted_size(size: tuple[int, int], max_side: int | None) -> tuple[int, int]:
+    """``size`` (width, height) scaled so that its longest side is at most ``max_side`` (never up; pure)."""
+    width, height = size
+    if max_side is None or max(width, height) <= max_side:
+        return width, height
+    scale = max_side / max(width, height)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def _smallest(*sides: int | None) -> int | None:
+    given = [s for s in sides if s is not None]
+    return min(given) if given else None
+
+
 def _scaled(img: PILImage, max_side: int | None) -> PILImage:
     from PIL import Image
 
-    if max_side is None or max(img.size) <= max_side:
+    size = fitted_size(img.size, max_side)
+    if size == img.size:
         return img
-    scale = max_side / max(img.size)
-    size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
     return img.resize(size, Image.Resampling.LANCZOS)
 
 
@@ -147,23 +192,72 @@ def load_pil(part: ImagePart, max_side: int | None = None) -> PILImage:
     return _scaled(img.convert("RGB"), max_side)
 
 
-def encode_for_api(part: ImagePart, max_side: int | None = None) -> EncodedImage:
-    """Bytes to send to an API: the original file when it is small enough and in a format every API
-    accepts, otherwise a deterministic PNG re-encoding of the (scaled) image."""
+def _base64_len(n_bytes: int) -> int:
+    return 4 * ((n_bytes + 2) // 3)
+
+
+#: Scaling steps an image over a byte limit gets at most (each by the square root of the overshoot).
+_MAX_SHRINKS = 8
+
+
+def encode_for_api(
+    part: ImagePart, max_side: int | None = None, limits: ImageLimits = NO_LIMITS, n_images: int = 1
+) -> EncodedImage:
+    """Bytes to send to an API, and the size sent: the original file when its format is one every API
+    accepts and it is within ``max_side`` (params ``image_size``; None: any) and the backend's
+    ``limits`` for a request of ``n_images`` images; otherwise a deterministic PNG re-encoding scaled to
+    fit them (over the byte limit: scaled further, by the square root of the overshoot, until within)."""
     raw = read_checked(part)
     img = _open(raw, part.path)
     fmt = img.format or ""
-    if fmt in _MEDIA_TYPES and (max_side is None or max(img.size) <= max_side):
-        return EncodedImage(_MEDIA_TYPES[fmt], raw)
+    side = _smallest(max_side, limits.side(n_images))
+    most = limits.max_base64_bytes
+    if (
+        fmt in _MEDIA_TYPES
+        and fitted_size(img.size, side) == img.size
+        and (most is None or _base64_len(len(raw)) <= most)
+    ):
+        return EncodedImage(_MEDIA_TYPES[fmt], raw, img.size)
     try:
         img.load()
     except Exception as exc:  # truncated or corrupt pixel data
         raise _unreadable(part.path, exc) from exc
     keeps_alpha = img.mode in ("RGBA", "LA") or (img.mode == "P" and "transparency" in img.info)
-    mode = "RGBA" if keeps_alpha else "RGB"
-    out = io.BytesIO()
-    _scaled(img.convert(mode), max_side).save(out, format="PNG", optimize=False)
-    return EncodedImage("image/png", out.getvalue())
+    img = img.convert("RGBA" if keeps_alpha else "RGB")
+    for _ in range(_MAX_SHRINKS + 1):
+        scaled = _scaled(img, side)
+        out = io.BytesIO()
+        scaled.save(out, format="PNG", optimize=False)
+        data = out.getvalue()
+        if most is None or _base64_len(len(data)) <= most:
+            return EncodedImage("image/png", data, scaled.size)
+        side = max(1, int(max(scaled.size) * (most / _base64_len(len(data))) ** 0.5 * 0.95))
+    raise ImageUnreadable(
+        f"{part.path}: cannot be brought under the backend's limit of {most} base64 bytes by scaling it down"
+    )
+
+
+def sent_image_parts(request: Request, native_video: bool = False) -> list[ImagePart]:
+    """The images a request sends, in order, as :func:`content_blocks` lays them out: its images and
+    the frames of each video it sends as frames (``native_video``: a video with its file goes as the
+    clip, its frames are not sent)."""
+    out: list[ImagePart] = []
+
+    def image(part: ImagePart) -> Block:
+        out.append(part)
+        return {}
+
+    for message in request.messages:
+        content_blocks(message, image, video=(lambda _p: {}) if native_video else None, audio=lambda _p: {})
+    return out
+
+
+def images_sent(request: Request, size: Callable[[ImagePart, int], tuple[int, int]], native_video: bool = False):
+    """The [width, height] of every image the request sends (:func:`sent_image_parts`), as ``size``
+    (part, images in the request) gives it: what a trace records per request. None for a request with
+    no image (its trace keeps its bytes)."""
+    parts = sent_image_parts(request, native_video)
+    return [list(size(p, len(parts))) for p in parts] or None
 
 
 _VIDEO_TYPES = {

@@ -42,7 +42,7 @@ from typing import Any
 import openai
 
 from socialbench.backends.api import APIBackend, api_key_from_env, credential_guard, is_loopback, sdk_env_hidden
-from socialbench.backends.images import content_blocks, encode_audio, encode_for_api
+from socialbench.backends.images import content_blocks, encode_audio
 from socialbench.backends.retry import MalformedResponse
 from socialbench.core.backend import (
     AudioPart,
@@ -154,7 +154,7 @@ class OpenAICompatBackend(APIBackend):
 
     # ---- request and response -------------------------------------------------------------------
     def image_block(self, part: ImagePart) -> dict[str, Any]:
-        return {"type": "image_url", "image_url": {"url": encode_for_api(part, self.spec.image_size).data_url()}}
+        return {"type": "image_url", "image_url": {"url": self.encode_image(part).data_url()}}
 
     def audio_block(self, part: AudioPart) -> dict[str, Any]:
         return {"type": "input_audio", "input_audio": {"data": encode_audio(part).base64(), "format": part.format}}

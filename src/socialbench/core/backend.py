@@ -354,7 +354,8 @@ class ModelSpec:
     model_id: str | None = None
     revision: str | None = None
     max_frames: int = 8
-    image_size: int = 448
+    #: Longest image side sent (scaled down, never up); None: as the source has it (MoCA 6.1, C.1).
+    image_size: int | None = None
     concurrency: int = 1
     max_tokens: int = 4096  # room for a thinking model's reasoning (a cut answer: finish_reason length)
     batch_size: int = 1
@@ -482,6 +483,12 @@ class Backend(abc.ABC):
         :data:`CONSTRAINTS` (recorded per run). Default: ``none`` (nothing is sent: baselines,
         recorded answers, and backends without JSON mode)."""
         return "none"
+
+    def images_sent(self, request: Request) -> list[list[int]] | None:
+        """The [width, height] of every image (or frame) the request sends to the model, in order, as
+        sent (scaled where a documented limit of the backend or params ``image_size`` requires it):
+        recorded in the request's trace. None: the backend sends no pixels (baselines, recorded answers)."""
+        return None
 
     def temperature_sent(self) -> bool | None:
         """Whether the request's temperature reaches the model (False: the API takes none and the model

@@ -54,11 +54,13 @@ ENTRY_POINT_GROUP = "socialbench.benchmarks"
 # ---- methods ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Exchange:
-    """One call of a round: the request, its response and its cache key."""
+    """One call of a round: the request, its response and its cache key; ``images_sent``: the
+    [width, height] of each image the backend sent with it (None: it sends no pixels)."""
 
     request: Request
     response: Response
     key: str
+    images_sent: list[list[int]] | None = None
 
 
 @dataclass

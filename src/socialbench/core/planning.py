@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from socialbench.core.backend import Request, Response, VideoPart
+from socialbench.core.backend import ImagePart, Request, Response, VideoPart
 from socialbench.core.benchmarks import Exchange, Final, Method
 from socialbench.core.cache import ReplayMiss
 
@@ -64,13 +64,24 @@ class TokenCounter:
     per_image: int = image_tokens(448)
     video_frames: int = 8
     label: str = "chars/4"
+    #: The longest side each image is sent at (its own size, or params ``image_size`` when smaller): each
+    #: image then counts :func:`image_tokens` of it, a native video's frames ``per_image``; None: every
+    #: image ``per_image``.
+    image_side: Callable[[ImagePart], int] | None = None
 
     def __call__(self, request: Request) -> int:
         text = "\n".join(m.text() for m in request.messages)
         native = sum(1 for p in request.media() if isinstance(p, VideoPart) and not p.frames)
-        return self.count(text) + (len(request.images()) + native * self.video_frames) * self.per_image
+        images = request.images()
+        if self.image_side is None:
+            pixels = len(images) * self.per_image
+        else:
+            pixels = sum(image_tokens(self.image_side(p)) for p in images)
+        return self.count(text) + pixels + native * self.video_frames * self.per_image
 
     def describe(self) -> str:
+        if self.image_side is not None:
+            return f"{self.label} + ceil(side / {IMAGE_PATCH})^2 per image at its size as sent"
         return f"{self.label} + {self.per_image} per image"
 
 

@@ -230,7 +230,20 @@ def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
         "output_tokens": r.output_tokens,
         "finish_reason": r.finish_reason,
         "error": r.error,
+        # the size of each image as sent, only where the backend sends pixels: a baseline's trace keeps its bytes
+        **({"images_sent": ex.images_sent} if ex.images_sent is not None else {}),
     }
+
+
+def sent_sizes(backend: Backend, request: Request) -> list[list[int]] | None:
+    """[width, height] of each image the backend sends with ``request`` (``Backend.images_sent``);
+    None where it sends none, or where an image cannot be read any more (the call's own error says so)."""
+    if not hasattr(backend, "images_sent") or not request.images():
+        return None
+    try:
+        return backend.images_sent(request)
+    except (OSError, ValueError, SocialbenchError):
+        return None
 
 
 def media_outside(requests: Sequence[Request], roots: MediaRoots) -> str | None:
@@ -348,7 +361,7 @@ def run_method(
                     for (i, req), resp, key in zip(flat, responses, keys):
                         # the cache keeps the raw text; every method gets the answer without the reasoning
                         resp = without_reasoning(resp)
-                        got.setdefault(i, []).append(Exchange(req, resp, key))
+                        got.setdefault(i, []).append(Exchange(req, resp, key, sent_sizes(backend, req)))
                         sent = backend.constraint(req) if hasattr(backend, "constraint") else "none"
                         _account(stats, spec, req, resp, str(instances[i].get("id")), sent)
                     stats.rounds += 1

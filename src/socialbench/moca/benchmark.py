@@ -26,7 +26,7 @@ def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
 def tables_5_to_7(paper: Any) -> tuple[dict[str, str], list[str]]:
     """Tables 5-7 (md, csv, tex, ci.md, ci.csv), tests.csv and answers.csv of a ``PaperTables``; and
     the tables' Markdown, for all.md. Here, where the modules of the paper's tables meet."""
-    from socialbench.moca.results.ablations import table5
+    from socialbench.moca.results.ablations import table5, table5_other_backbones
     from socialbench.moca.results.answers import answers_csv
     from socialbench.moca.results.completion import table7
     from socialbench.moca.results.grids import grid_ci_csv, grid_csv, grid_latex, grid_markdown
@@ -34,7 +34,7 @@ def tables_5_to_7(paper: Any) -> tuple[dict[str, str], list[str]]:
     from socialbench.moca.results.significance import tests_csv
 
     out, md = {}, []
-    for g, ci in (table5(paper), table6(paper), table7(paper)):
+    for g, ci in (table5(paper), table5_other_backbones(paper), table6(paper), table7(paper)):
         out[f"{g.name}.md"] = grid_markdown(g)
         out[f"{g.name}.csv"] = grid_csv(g)
         out[f"{g.name}.tex"] = grid_latex(g)
@@ -189,6 +189,7 @@ class MocaBenchmark(Benchmark):
         key = f"ablations.{variant}" if variant else f"method_options.{base}"
         own = f"templates/{base}/{variant}"
         out, shared = [], []
+        stage_of = {checked["variant"].system_file(s): s for s in checked["variant"].stages}
         for name in checked["variant"].templates():
             folder = self.template_folder(run, name)
             where = f"{folder}/{name}"
@@ -200,8 +201,8 @@ class MocaBenchmark(Benchmark):
             problem = template_problem(text, where, CODAR_PLACEHOLDERS)
             if problem:
                 out.append(f"{key}: {problem}")
-            fit = answer_line_problem(checked["variant"], name.removesuffix(".system.txt"), text)
-            if fit and name.endswith(".system.txt"):
+            fit = answer_line_problem(checked["variant"], stage_of[name], text) if name in stage_of else None
+            if fit:
                 if variant and folder != own:  # the method's file, written for its own stages
                     shared.append(f"{name} {fit}")
                 else:

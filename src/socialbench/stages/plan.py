@@ -78,10 +78,15 @@ def open_cache(path: Path | None, p: dict[str, Any]):
 def token_counter(spec):
     """The model's tokenizer where params point at one available offline (``options.model_path`` or
     ``model_id``: a local folder, or a hub id in the local Hugging Face cache); else chars/4. Images
-    at the model's ``image_size``, a native video as ``max_frames`` images."""
+    at the size they are sent at (their own, or the model's ``image_size`` when smaller; a native video as
+    ``max_frames`` images at that size or 448 pixels)."""
     from socialbench.core.planning import TokenCounter, chars_tokens, image_tokens
 
-    base = {"per_image": image_tokens(spec.image_size), "video_frames": spec.max_frames}
+    base = {
+        "per_image": image_tokens(spec.image_size or 448),
+        "video_frames": spec.max_frames,
+        "image_side": image_side(spec.image_size),
+    }
     where = (spec.options or {}).get("model_path") or spec.model_id
     if where and spec.backend in ("hf", "vllm", "minilm") or where and Path(str(where)).is_dir():
         try:
@@ -94,6 +99,27 @@ def token_counter(spec):
             lambda text: len(tok(text, add_special_tokens=False)["input_ids"]), label=f"tokenizer {where}", **base
         )
     return TokenCounter(chars_tokens, label="chars/4", **base)
+
+
+def image_side(max_side: int | None):
+    """part -> the longest side it is sent at: its own (read from the file's header, once per content
+    hash), or ``max_side`` when smaller; 448 for a file that cannot be read (the plan is an estimate)."""
+    from socialbench.backends.images import fitted_size
+
+    sides: dict[str, int] = {}
+
+    def side(part) -> int:
+        if part.sha256 not in sides:
+            try:
+                from PIL import Image
+
+                with Image.open(part.path) as img:
+                    sides[part.sha256] = max(fitted_size(img.size, max_side))
+            except (OSError, ValueError):
+                sides[part.sha256] = max_side or 448
+        return sides[part.sha256]
+
+    return side
 
 
 def model_latency(store, model: str, fallback: float | None) -> float | None:

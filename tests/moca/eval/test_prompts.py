@@ -6,10 +6,13 @@ from socialbench.core.backend import ModelSpec
 from socialbench.core.benchmarks import InstanceInputError, get_benchmark
 from socialbench.core.errors import ConfigError
 from socialbench.moca.eval.prompts import (
+    BOUNDARY_LINE,
     MediaUnavailable,
+    addition_values,
     answer_schema,
     answer_settings,
     options_block,
+    render,
     slot_maps,
 )
 from socialbench.moca.eval.prompts import (
@@ -244,3 +247,44 @@ def test_reorder_lists_rotates_the_mechanism_and_label_lists_too_and_is_off_by_d
     assert listed(lists) == names[1:] + names[:1]
     system = lists.messages[0].text()
     assert system.index(f"- {names[1]}:") < system.index(f"- {names[0]}:")
+
+
+# ---- D.1's text verbatim by default, the additions as a setting (issue 40, point 5) --------------
+D1_TASK = (
+    "[Task] Objectively classify the implicit social dynamics in the provided text–image or text–video pair."
+    " This is a strict technical annotation task for sociological research."
+)
+
+
+def test_the_direct_prompts_task_is_d1s_text_verbatim_with_nothing_added(image_instance, taxonomy):
+    req, _ = build_direct_request(image_instance, taxonomy, SPEC, seed=3)
+    system = req.messages[0].text()
+    assert system.startswith(D1_TASK + "\n\n[Terminology]")
+    assert "The scenario is" not in system and "Boundary rule:" not in system
+
+
+def test_prompt_additions_add_the_scenario_line_and_the_boundary_rule(image_instance, taxonomy):
+    additions = {"scenario_question", "scenario_boundary"}
+    req, _ = build_direct_request(image_instance, taxonomy, SPEC, seed=3, additions=additions)
+    lines = req.messages[0].text().splitlines()
+    assert lines[:2] == [D1_TASK, f"The scenario is intent: {taxonomy.questions['intent']}"]
+    assert BOUNDARY_LINE in lines
+
+
+def test_each_prompt_addition_fills_only_its_own_line(taxonomy):
+    assert addition_values(taxonomy, "stance") == {"scenario_line": "", "boundary_line": ""}
+    only = addition_values(taxonomy, "stance", {"scenario_boundary"})
+    assert only == {"scenario_line": "", "boundary_line": BOUNDARY_LINE}
+    with pytest.raises(ValueError, match="scenario_hint"):
+        addition_values(taxonomy, "stance", {"scenario_hint"})
+
+
+def test_render_leaves_out_a_line_whose_lone_placeholder_is_empty():
+    text = "a $x\n$gone\n  ${also}  \nb\n"
+    assert render(text, {"x": "1", "gone": "", "also": ""}, "t.txt") == "a 1\nb\n"
+    assert render("$kept\n", {"kept": "v"}, "t.txt") == "v\n"
+
+
+def test_render_names_the_template_of_a_placeholder_without_value():
+    with pytest.raises(ConfigError, match=r"template t\.txt: placeholder \$y"):
+        render("$y", {}, "t.txt")

@@ -193,3 +193,8 @@ def test_an_instances_first_answering_call_is_one_draw_for_direct_and_codar():
 def test_bad_malformed_options_are_a_config_error(options):
     with pytest.raises(ConfigError, match="malformed"):
         backend(**options)
+
+
+def test_the_context_answer_has_the_fields_the_request_lists():
+    three = ["fact", "connection", "social_norm"]
+    assert list(answer(backend(), request("context", keys=three))) == three

@@ -861,3 +861,47 @@ def test_a_chain_never_accepted_is_tagged_not_accepted_and_marked_in_the_rows_he
 def test_the_viewer_shows_each_of_codars_stage_passes_with_its_retries():
     titles = [p.title for p in CodarMethod.trace_section(CODAR_TRACE).passes]
     assert titles[:4] == ["observer · pass 0", "decoder · pass 0", "decoder · pass 0 · attempt 2", "checker · pass 0"]
+
+
+# ---- D.2's text by default, the additions as settings (issue 40, points 4 and 5) -------------------
+def test_the_context_synthesizer_answers_d2s_three_fields_by_default(insts, tmp_path):
+    _, traces, _, _, seen = run(insts[:1], tmp_path)
+    context = seen["i0/codar/context"]
+    assert context.task["keys"] == ["fact", "connection", "social_norm"]
+    assert "exactly three fields: fact, connection, social_norm." in context.messages[0].text()
+    assert "uncertainty:" not in user_text(seen["i0/codar/conflict"])
+    assert "uncertainty:" not in user_text(seen["i0/codar/checker"])
+    assert traces[0]["trace"]["context_uncertainty"] is False
+
+
+def test_setting_context_uncertainty_asks_for_a_fourth_field_that_later_stages_see(insts, tmp_path):
+    _, traces, _, _, seen = run(insts[:1], tmp_path, settings={"context_uncertainty": True})
+    context = seen["i0/codar/context"]
+    assert context.task["keys"] == ["fact", "connection", "social_norm", "uncertainty"]
+    assert "Make uncertainty explicit in a fourth field, uncertainty." in context.messages[0].text()
+    assert "uncertainty: Rests on the script only." in user_text(seen["i0/codar/conflict"]).splitlines()
+    assert "uncertainty: Rests on the script only." in user_text(seen["i0/codar/checker"]).splitlines()
+    assert traces[0]["trace"]["context_uncertainty"] is True
+
+
+def test_the_decoder_and_checker_add_neither_scenario_line_nor_boundary_rule_by_default(insts, tmp_path):
+    *_, seen = run(insts[:1], tmp_path, settings={"extra_inputs": ["checker_candidates"]})
+    for stage in ("decoder", "checker"):
+        system = seen[f"i0/codar/{stage}"].messages[0].text()
+        assert "The scenario is" not in system and "Boundary rule:" not in system, stage
+
+
+def test_prompt_additions_put_the_scenario_line_and_the_boundary_rule_into_decoder_and_checker(insts, tmp_path):
+    settings = {"prompt_additions": ["scenario_question", "scenario_boundary"], "extra_inputs": ["checker_candidates"]}
+    _, traces, _, _, seen = run(insts[:1], tmp_path, settings=settings)
+    decoder, checker = (seen[f"i0/codar/{s}"].messages[0].text().splitlines() for s in ("decoder", "checker"))
+    line = "The scenario is intent: What interactional outcome does the subject seek to produce?"
+    assert line in decoder and line in checker
+    assert any(x.startswith("Boundary rule: Affection asks what is felt") for x in decoder)
+    assert any(x.startswith("Boundary rule: Affection asks what is felt") for x in checker)
+    assert traces[0]["trace"]["prompt_additions"] == ["scenario_boundary", "scenario_question"]
+
+
+def test_an_unknown_prompt_addition_is_refused_naming_the_setting(insts, tmp_path):
+    with pytest.raises(ConfigError, match=r"moca\.method_options\.codar\.prompt_additions"):
+        run(insts[:1], tmp_path, settings={"prompt_additions": ["scenario_hint"]})

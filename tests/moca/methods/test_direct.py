@@ -98,3 +98,25 @@ def test_the_planned_calls_are_one_and_at_most_the_retries_more(image_file, retr
     method = BENCH.method("direct", SPEC, 0, {"answer": {"retries": retries}})
     inst = make_instance("a", media=[str(image_file)])
     assert method.call_bounds(inst, method.step(inst, [])) == bounds
+
+
+def test_params_take_prompt_additions_for_the_direct_methods_and_refuse_other_names():
+    from socialbench.core.config import validate_params
+    from socialbench.core.errors import ConfigError
+
+    ok = {"direct": {"prompt_additions": ["scenario_question"]}, "codar": {"context_uncertainty": True}}
+    validate_params({"models": {"r": {"backend": "random"}}, "moca": {"method_options": ok}})
+    bad = {"direct_constrained": {"prompt_additions": ["scenario_hint"]}}
+    with pytest.raises(
+        ConfigError, match=r"moca\.method_options\.direct_constrained\.prompt_additions\.0: 'scenario_hint'"
+    ):
+        validate_params({"models": {"r": {"backend": "random"}}, "moca": {"method_options": bad}})
+
+
+@pytest.mark.parametrize("method", ["direct", "direct_constrained"])
+def test_the_direct_methods_send_d1s_text_unless_prompt_additions_ask_for_more(insts, tmp_path, method):
+    *_, plain = run(insts[:1], tmp_path / "a", method=method)
+    *_, added = run(insts[:1], tmp_path / "b", method=method, settings={"prompt_additions": ["scenario_boundary"]})
+    assert "Boundary rule:" not in plain[f"i0/{method}/answer"].messages[0].text()
+    assert "Boundary rule:" in added[f"i0/{method}/answer"].messages[0].text()
+    assert "The scenario is" not in added[f"i0/{method}/answer"].messages[0].text()

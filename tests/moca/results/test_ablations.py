@@ -65,3 +65,51 @@ def test_table5_has_the_answer_format_line_of_tables_2_to_4_per_row():
     assert "a CoDAR (intent) 0.00 / 0; a w/o Step 5 (intent) 0.00 / 2 (retry 2);" in line
     assert line.endswith("answers.csv has every count (params moca.answer: the same policy for every method).")
     assert r"\footnotesize Answer format per row" in files["table5.tex"]
+
+
+# ---- one backbone in Table 5, as the paper's (issue 40, point 9) -----------------------------------
+def two_backbones(inst):
+    return {
+        (m, meth): answers(inst, m, meth, lambda k, f: k < 2)
+        for m in ("a", "b")
+        for meth in ("codar", "codar__wo_step5")
+    }
+
+
+MODELS_AB = {"a": {"category": "x"}, "b": {"category": "x"}}
+
+
+def test_table5_holds_the_named_backbone_and_the_others_go_to_the_extra_table():
+    inst = make_instances(4)
+    methods = ("codar", "codar__wo_step5")
+    files, _ = run_tables(inst, two_backbones(inst), MODELS_AB, {"ablation_backbone": "b"}, methods=methods)
+    assert {r["Backbone"] for r in read_csv(files["table5.csv"])} == {"b"}
+    assert {r["Backbone"] for r in read_csv(files["table5_other_backbones.csv"])} == {"a"}
+    assert "Backbone:" not in files["table5.md"]  # named: no note on how it was chosen
+
+
+def test_without_a_named_backbone_table5_takes_the_first_and_says_so():
+    inst = make_instances(4)
+    files, _ = run_tables(inst, two_backbones(inst), MODELS_AB, methods=("codar", "codar__wo_step5"))
+    assert {r["Backbone"] for r in read_csv(files["table5.csv"])} == {"a"}
+    assert "Backbone: a, the first model with codar and ablation runs" in files["table5.md"]
+    assert "b in table5_other_backbones" in files["table5.md"]
+
+
+def test_the_extra_table_says_when_no_other_backbone_has_ablations():
+    inst = make_instances(4)
+    runs = {("a", m): answers(inst, "a", m, lambda k, f: True) for m in ("codar", "codar__wo_step5")}
+    files, _ = run_tables(inst, runs, {"a": {"category": "x"}}, methods=("codar", "codar__wo_step5"))
+    assert read_csv(files["table5_other_backbones.csv"]) == []
+    assert "No rows: no model but Table 5's (a) has codar and ablation runs." in files["table5_other_backbones.md"]
+
+
+def test_a_named_backbone_without_ablation_runs_leaves_table5_empty_and_says_why():
+    inst = make_instances(4)
+    models = {**MODELS_AB, "c": {"category": "x"}}
+    files, _ = run_tables(
+        inst, two_backbones(inst), models, {"ablation_backbone": "c"}, methods=("codar", "codar__wo_step5")
+    )
+    assert read_csv(files["table5.csv"]) == []
+    assert "No rows: c (moca.tables.ablation_backbone) has no codar and ablation runs." in files["table5.md"]
+    assert {r["Backbone"] for r in read_csv(files["table5_other_backbones.csv"])} == {"a", "b"}

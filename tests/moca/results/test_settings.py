@@ -21,3 +21,13 @@ def test_a_human_model_that_is_not_in_params_is_a_config_error_naming_the_entry(
         run_tables(
             inst, {("a", "direct"): answers(inst, "a", "direct", lambda k, f: True)}, MODELS, tables={"human": "people"}
         )
+
+
+def test_table5s_backbone_must_be_a_model_under_models():
+    from socialbench.moca.results.settings import TableSettings
+
+    params = {"models": {"a": {}}, "moca": {"tables": {"ablation_backbone": "qwen"}}}
+    with pytest.raises(ConfigError, match=r"moca\.tables\.ablation_backbone: 'qwen' is not a model under models"):
+        TableSettings.from_params(params)
+    params["moca"]["tables"]["ablation_backbone"] = "a"
+    assert TableSettings.from_params(params).ablation_backbone == "a"

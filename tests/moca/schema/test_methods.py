@@ -75,3 +75,48 @@ def test_every_shipped_ablation_and_the_chain_fit_their_templates(repo_root):
     for run in ["codar", *(f"codar__{a}" for a in section["ablations"])]:
         checked = parse_settings(run, bench.method_settings(section, run), create_retriever=False)
         assert bench.run_template_problems(run, checked) == [], run
+
+
+# ---- settings of issue 40 (points 4 and 5) ---------------------------------------------------------
+def test_codars_context_has_d2s_three_fields_and_its_own_template_by_default():
+    from socialbench.moca.schema.methods import CODAR, stage_variant
+
+    v = stage_variant("codar", {})
+    assert v == CODAR and v.keys("context") == ("fact", "connection", "social_norm") and not v.uncertainty
+    assert v.system_file("context") == "context.system.txt"
+
+
+def test_context_uncertainty_adds_the_fourth_field_and_switches_the_context_template():
+    from socialbench.moca.schema.methods import stage_variant
+
+    v = stage_variant(
+        "codar__wo_step5", {"context_uncertainty": True, "stages": ["observer", "query", "context", "decoder"]}
+    )
+    assert v.keys("context") == ("fact", "connection", "social_norm", "uncertainty")
+    assert "context_uncertainty.system.txt" in v.templates() and "context.system.txt" not in v.templates()
+    assert v.stages == ("observer", "query", "context", "decoder")
+
+
+def test_context_uncertainty_must_be_a_boolean():
+    import pytest
+
+    from socialbench.core.errors import ConfigError
+    from socialbench.moca.schema.methods import stage_variant
+
+    with pytest.raises(ConfigError, match=r"moca\.method_options\.codar\.context_uncertainty: expected true or false"):
+        stage_variant("codar", {"context_uncertainty": "yes"})
+
+
+def test_direct_settings_take_prompt_additions_and_refuse_other_keys():
+    import pytest
+
+    from socialbench.core.errors import ConfigError
+    from socialbench.moca.schema.methods import direct_settings
+
+    assert direct_settings("direct", {})["prompt_additions"] == frozenset()
+    got = direct_settings("direct__order1", {"prompt_additions": ["scenario_boundary"], "order": 1})
+    assert got["prompt_additions"] == {"scenario_boundary"}
+    with pytest.raises(ConfigError, match=r"moca\.method_options\.direct_constrained\.prompt_additions"):
+        direct_settings("direct_constrained", {"prompt_additions": ["scenario_question", "scenario_question"]})
+    with pytest.raises(ConfigError, match=r"moca\.method_options\.direct: unknown key\(s\) \['rounds'\]"):
+        direct_settings("direct", {"rounds": 1})

@@ -16,18 +16,21 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import dataclass
 from string import Template
 from typing import Any
 
 from socialbench.core.backend import Decoding, ImagePart, Message, ModelSpec, Request
 from socialbench.core.benchmarks import Final, InstanceInputError, order_run, split_order
+from socialbench.core.errors import ConfigError
 from socialbench.core.hashing import sha256_file
 from socialbench.moca.schema.methods import (  # noqa: F401 (the answer-format policy, re-exported)
     ANSWER_KEYS,
     CODE_FENCE,
     EXTRA_KEYS,
     MAX_FORMAT_RETRIES,
+    PROMPT_ADDITIONS,
     answer_settings,
 )
 from socialbench.moca.schema.taxonomy import Taxonomy
@@ -215,6 +218,51 @@ def answer_choices(
     }
 
 
+#: The line setting ``prompt_additions: [scenario_boundary]`` adds to the output space: A.1's boundary
+#: rule between the scenarios, shortened (not in D.1's text).
+BOUNDARY_LINE = (
+    "Boundary rule: Affection asks what is felt, Intent asks what outcome is pursued, Stance asks what relational"
+    " position is adopted; surface emotion words, rhetorical form and visual salience do not decide by themselves."
+)
+
+
+def addition_values(tax: Taxonomy, scenario: str, additions: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
+    """The placeholders of what a prompt adds to D.1's text (setting ``prompt_additions``; none by
+    default, D.1 verbatim): ``scenario_line`` "The scenario is <scenario>: <its question>" with
+    ``scenario_question``, ``boundary_line`` (:data:`BOUNDARY_LINE`) with ``scenario_boundary``; empty
+    otherwise (an empty placeholder on a line of its own leaves no line, :func:`render`)."""
+    unknown = set(additions) - set(PROMPT_ADDITIONS)
+    if unknown:
+        raise ValueError(f"unknown prompt addition(s) {sorted(unknown)}; known: {', '.join(PROMPT_ADDITIONS)}")
+    question = (tax.questions or {}).get(scenario, "")
+    return {
+        "scenario_line": f"The scenario is {scenario}: {question}" if "scenario_question" in additions else "",
+        "boundary_line": BOUNDARY_LINE if "scenario_boundary" in additions else "",
+    }
+
+
+_LONE = re.compile(r"^\$(?:(\w+)|\{(\w+)\})$")
+
+
+def render(text: str, values: dict[str, str], where: str) -> str:
+    """A template filled in (``string.Template``, every placeholder must have a value); a line that
+    holds only a placeholder whose value is empty (an input block a stage does not see, an empty
+    ``$revision``, a prompt addition not asked for) is left out. A ConfigError names the template."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        m = _LONE.match(line.strip())
+        if m and values.get(m[1] or m[2]) == "":
+            continue
+        lines.append(line)
+    text = "".join(lines)
+    try:
+        return Template(text).substitute(values)
+    except KeyError as exc:
+        raise ConfigError(f"template {where}: placeholder ${exc.args[0]} has no value here") from exc
+    except ValueError as exc:
+        raise ConfigError(f"template {where}: {exc} (write a literal dollar sign as $$)") from exc
+
+
 def visual_description(images: list[ImagePart], video: bool) -> str:
     if video:
         stamps = ", ".join(f"{p.timestamp:.2f}s" for p in images if p.timestamp is not None)
@@ -232,25 +280,33 @@ def build_direct_request(
     method: str = "direct",
     constrained: bool = False,
     order: Order = Order(),
+    additions: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[Request, dict[str, dict[str, str]]]:
     """The D.1 direct-inference request for one instance and its slot maps; ``templates`` are the
     (system, user) template texts. Temperature 0; JSON mode (``json_object``: keys asked for by the
     prompt, values free strings, so an invalid value stays possible and is scored as the paper
     scores it), or with ``constrained`` the answer schema whose enums list the allowed values (guided
     decoding; a variant, not the paper's setting). Raises :class:`MediaUnavailable` for media that
-    cannot be shown. ``order``: the option order shown (an order run's; default the paper's)."""
+    cannot be shown. ``order``: the option order shown (an order run's; default the paper's).
+    ``additions``: what the prompt adds to D.1's text (setting ``prompt_additions``, :func:`addition_values`;
+    default none, D.1 verbatim)."""
     scenario = instance["scenario"]
     maps = slot_maps(instance, seed, order.index)
     images = visual_parts(instance, spec)
     video = instance["modality"] == "video_text"
-    system = Template(templates[0]).substitute(
-        modality_name="video" if video else "image",
-        scenario=scenario,
-        scenario_question=(tax.questions or {}).get(scenario, ""),
-        mechanism_options=options_block(order.listed(tax.mechanisms[scenario])),
-        label_options=options_block(order.listed(tax.labels[scenario])),
-        subject_slot_ids=", ".join(maps["subject"]),
-        target_slot_ids=", ".join(maps["target"]),
+    system = render(
+        templates[0],
+        {
+            "modality_name": "video" if video else "image",
+            "scenario": scenario,
+            "scenario_question": (tax.questions or {}).get(scenario, ""),
+            **addition_values(tax, scenario, additions),
+            "mechanism_options": options_block(order.listed(tax.mechanisms[scenario])),
+            "label_options": options_block(order.listed(tax.labels[scenario])),
+            "subject_slot_ids": ", ".join(maps["subject"]),
+            "target_slot_ids": ", ".join(maps["target"]),
+        },
+        f"{method}/system.txt",
     )
     user_text = Template(templates[1]).substitute(
         text=instance["text"],

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import re
-from string import Template
 from typing import Any
 
-from socialbench.core.errors import ConfigError
 from socialbench.moca.eval.parsing import unfence
+from socialbench.moca.eval.prompts import render
 from socialbench.moca.eval.retrieval import (
     ROUTES,
 )
@@ -205,25 +204,10 @@ def stage_schema(stage: str, variant: Variant, direct_schema: dict[str, Any], co
     return _object({k: string for k in variant.keys(stage)})
 
 
-_LONE = re.compile(r"^\$(?:(\w+)|\{(\w+)\})$")
-
-
 def _render(text: str, values: dict[str, str], where: str) -> str:
-    """The template filled in; a line that holds only a placeholder whose value is empty (an input
-    block the stage does not see, an empty ``$revision``) is left out."""
-    lines = []
-    for line in text.splitlines(keepends=True):
-        m = _LONE.match(line.strip())
-        if m and values.get(m[1] or m[2]) == "":
-            continue
-        lines.append(line)
-    text = "".join(lines)
-    try:
-        return Template(text).substitute(values)
-    except KeyError as exc:
-        raise ConfigError(f"template {where}: placeholder ${exc.args[0]} has no value at this stage") from exc
-    except ValueError as exc:
-        raise ConfigError(f"template {where}: {exc} (write a literal dollar sign as $$)") from exc
+    """The template filled in (:func:`socialbench.moca.eval.prompts.render`, the direct prompt's rendering):
+    a line that holds only a placeholder whose value is empty is left out."""
+    return render(text, values, where)
 
 
 def compact(obj: Any) -> str:

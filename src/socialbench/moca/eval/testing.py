@@ -141,12 +141,14 @@ def stage_answer(
             "questions": [f"What is the entity of {tag}?", "Which norms usually apply in such a setting?"],
         }
     if stage == "context":
-        return {
+        context = {
             "fact": f"Scripted fact ({tag}).",
             "connection": "Scripted connection.",
             "social_norm": "Scripted norm.",
             "uncertainty": "Rests on the script only.",
         }
+        # the fields asked for: D.2's three, uncertainty only with setting context_uncertainty
+        return {k: v for k, v in context.items() if k in keys} if keys else context
     if stage == "conflict":
         return {
             "context_expectation": f"Scripted expectation ({tag}).",

@@ -33,6 +33,7 @@ from socialbench.moca.eval.parsing import ParsedAnswer, read_answer
 from socialbench.moca.eval.prompts import (
     MediaUnavailable,
     Order,
+    addition_values,
     answer_choices,
     answer_format,
     answer_schema,
@@ -124,6 +125,7 @@ class CodarMethod(Method):
         self.max_tokens: int = opts["max_tokens"] or spec.max_tokens
         self.decoding: str = opts["decoding"]
         self.extra_inputs: frozenset[str] = opts["extra_inputs"]
+        self.prompt_additions: frozenset[str] = opts["prompt_additions"]
         self.code_fence: str = opts["code_fence"]
         self.extra_keys: str = opts["extra_keys"]
         self.retries: int = opts["retries"]
@@ -279,6 +281,8 @@ class Chain:
             "revision_rounds": method.revision_rounds,
             "decoding": method.decoding,
             "extra_inputs": sorted(method.extra_inputs),
+            "prompt_additions": sorted(method.prompt_additions),
+            "context_uncertainty": self.v.uncertainty,
             "invalid_tuple": method.invalid_tuple if self.v.checks else None,
             "stages": [],
             "verdicts": [],
@@ -386,6 +390,7 @@ class Chain:
             "audio": inst.get("transcript") or "(none)",
             "scenario": s,
             "scenario_question": (self.tax.questions or {}).get(s, ""),
+            **addition_values(self.tax, s, self.m.prompt_additions),
             "mechanism_options": options_block(self.order.listed(self.tax.mechanisms[s])),
             "label_options": options_block(self.order.listed(self.tax.labels[s])),
             "subject_slot_ids": ", ".join(self.maps["subject"]),
@@ -439,7 +444,7 @@ class Chain:
 
     def request(self) -> Request:
         stage, values = self.stage, self.values()
-        system = self._rendered(f"{stage}.system.txt", values).rstrip()
+        system = self._rendered(self.v.system_file(stage), values).rstrip()
         user = self._rendered(f"{stage}.user.txt", values).rstrip()
         if self.attempt > 1:
             user += "\n" + self._rendered("retry.txt", {"reason": self.retry_reason or ""}).rstrip()

@@ -22,6 +22,7 @@ from socialbench.moca.eval.prompts import (
     build_direct_request,
     media_error_answer,
 )
+from socialbench.moca.schema.methods import direct_settings
 
 
 class DirectMethod(Method):
@@ -37,6 +38,7 @@ class DirectMethod(Method):
         the retry note (``retry.txt``, request id ``.../answer.retry<k>``), at most ``retries`` times
         (default 0, the paper's single pass)."""
         options = answer_settings(self.settings)  # checked before the first call, not after it
+        additions = direct_settings(self.name, self.settings)["prompt_additions"]  # D.1's text, or with additions
         order = Order.of(self.settings)  # an order run's option order (params moca.robustness)
 
         def request(note: str | None = None) -> Request:
@@ -50,6 +52,7 @@ class DirectMethod(Method):
                 method=order.asked_as(self.name, instance, self.benchmark.taxonomy),
                 constrained=self.constrained,
                 order=order,
+                additions=additions,
             )
             if note is None:
                 return req

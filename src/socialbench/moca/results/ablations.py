@@ -1,6 +1,7 @@
 """Table 5: the ablation of CoDAR's steps (params ``moca.ablations`` with ``table: table5``), each
 variant's Atomic Avg., Dyad, Faith and Holis against full CoDAR with the same backbone, with the paired
-tests, the answer-format line and the 95% intervals."""
+tests, the answer-format line and the 95% intervals. The paper's Table 5 has one backbone (params
+``moca.tables.ablation_backbone``); the other backbones' ablations are an extra table of the same form."""
 
 from __future__ import annotations
 
@@ -16,18 +17,56 @@ if TYPE_CHECKING:
     from socialbench.moca.results.paper import PaperTables
 
 
+#: The extra table of the ablation rows of every backbone but Table 5's own.
+OTHER_BACKBONES = "table5_other_backbones"
+
+
 def table5(paper: PaperTables) -> tuple[Grid, Grid]:
+    """Table 5: the ablations of one backbone, as the paper's (Qwen3-VL-32B-Instruct there): params
+    ``moca.tables.ablation_backbone``, else the first model with codar and ablation rows (a note says so)."""
+    chosen = paper.table5_backbone()
+    g, ci = ablation_grids(paper, [chosen] if chosen else [], "table5", "Table 5: Ablation of CoDAR's steps")
+    named = paper.settings.ablation_backbone
+    if named is not None and chosen is None:
+        g.notes = [f"No rows: {named} (moca.tables.ablation_backbone) has no codar and ablation runs."]
+        ci.notes = list(g.notes)
+    elif named is None and chosen is not None:
+        others = [m for m in paper.ablation_backbones() if m != chosen]
+        note = (
+            f"Backbone: {chosen}, the first model with codar and ablation runs (moca.tables.ablation_backbone"
+            " names it; the paper's is Qwen3-VL-32B-Instruct)"
+            + (f"; {', '.join(others)} in {OTHER_BACKBONES}." if others else ".")
+        )
+        g.notes.insert(0, note)
+    return g, ci
+
+
+def table5_other_backbones(paper: PaperTables) -> tuple[Grid, Grid]:
+    """Beyond the paper: the ablations of every other backbone with codar and ablation rows, as Table 5."""
+    chosen = paper.table5_backbone()
+    others = [m for m in paper.ablation_backbones() if m != chosen]
+    title = "Ablation of CoDAR's steps on the other backbones (beyond the paper)"
+    g, ci = ablation_grids(paper, others, OTHER_BACKBONES, title)
+    if not others:
+        g.notes = [f"No rows: no model but Table 5's ({chosen or 'none'}) has codar and ablation runs."]
+        ci.notes = list(g.notes)
+    return g, ci
+
+
+def ablation_grids(paper: PaperTables, backbones: list[str], name: str, title: str) -> tuple[Grid, Grid]:
+    """The ablation grid of ``backbones`` (each variant against full CoDAR on the same backbone) and
+    its intervals; ``name`` the file stem, ``title`` the heading."""
     cols = ["Scenario", "Backbone", "Variant", HEADER["atomic"], "Dyad", "Faith", "Holis"]
     g = Grid(
-        "table5",
-        "### Table 5: Ablation of CoDAR's steps",
+        name,
+        f"### {title}",
         "Ablation of CoDAR's steps. Atomic Avg. is the mean of Lab, Subj, Tgt and Mech; (+x / -x): change"
         " over full CoDAR with the same backbone.",
         list(cols),
         3,
     )
-    ci = Grid("table5.ci", "### Table 5: 95% bootstrap intervals", "", list(cols), 3)
-    backbones = paper.ablation_backbones()
+    heading = title.split(":")[0] if title.startswith("Table") else title
+    ci = Grid(f"{name}.ci", f"### {heading}: 95% bootstrap intervals", "", list(cols), 3)
     atomic_keys = ("label", "subject", "target", "mechanism")
     answer_rows = []  # (row label, model, method, scenario) of the answer-format line, as Tables 2-4 have
     for s in paper.scenarios:

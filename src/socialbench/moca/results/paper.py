@@ -126,6 +126,15 @@ class PaperTables:
             and any(self.has(m, a) for a, _ in self.settings.ablations)
         ]
 
+    def table5_backbone(self) -> str | None:
+        """Table 5's one backbone (the paper's Table 5 has one): params ``moca.tables.ablation_backbone``
+        when it has ablation rows, else (none named) the first model with codar and ablation rows."""
+        rows = self.ablation_backbones()
+        named = self.settings.ablation_backbone
+        if named is not None:
+            return named if named in rows else None
+        return rows[0] if rows else None
+
     def scaling_ready(self) -> bool:
         sc = self.settings.scaling
         return sc is not None and self.has(sc[0], DIRECT) and self.has(sc[1], DIRECT)

@@ -19,6 +19,8 @@ class TableSettings:
     human: str | None = None
     scaling: tuple[str, str] | None = None
     backbones: tuple[str, ...] = ()
+    #: Table 5's backbone (the paper's: one); None: the first model with codar and ablation rows.
+    ablation_backbone: str | None = None
     resamples: int = 2000
     alpha: float = 0.05
     seed: int = 0
@@ -39,7 +41,9 @@ class TableSettings:
         human, scaling, backbones = t.get("human"), t.get("scaling"), list(t.get("backbones") or [])
         groups = {g: list(ms) for g, ms in (t.get("figure6") or {}).items()}
         fig7 = t.get("figure7") or {}
+        ablation_backbone = t.get("ablation_backbone")
         named = [("human", [human] if human else []), ("scaling", scaling or []), ("backbones", backbones)]
+        named.append(("ablation_backbone", [ablation_backbone] if ablation_backbone else []))
         named += [(f"figure6.{g}", ms) for g, ms in groups.items()] + [("figure7.models", fig7.get("models") or [])]
         plotted = [m for ms in groups.values() for m in ms]
         twice = sorted({m for m in plotted if plotted.count(m) > 1})
@@ -60,6 +64,7 @@ class TableSettings:
             human=human,
             scaling=tuple(scaling) if scaling else None,
             backbones=tuple(backbones),
+            ablation_backbone=ablation_backbone,
             resamples=int(t.get("resamples", 2000)),
             alpha=float(t.get("alpha", 0.05)),
             seed=int(params.get("seed", 0)),

@@ -174,5 +174,6 @@ def output_files(scenarios) -> list[str]:
     from socialbench.moca.results.figures import output_files as figure_files
 
     per = [f"{s}.{ext}" for s in scenarios for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
-    grids = [f"table{t}.{ext}" for t in (5, 6, 7) for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
+    stems = ("table5", "table5_other_backbones", "table6", "table7")
+    grids = [f"{t}.{ext}" for t in stems for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
     return [*per, *grids, "tests.csv", "answers.csv", "all.md", *figure_files(scenarios)]

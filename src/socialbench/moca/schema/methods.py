@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from socialbench.core.benchmarks import settings_sources, split_order
@@ -144,10 +144,13 @@ BREAKPOINT_STAGES: dict[int, tuple[str, ...]] = {
 CHAIN_KEYS: dict[str, tuple[str, ...]] = {
     "observer": ("explicit_perception",),
     "query": ("entities", "questions"),
-    "context": ("fact", "connection", "social_norm", "uncertainty"),
+    "context": ("fact", "connection", "social_norm"),
     "conflict": ("context_expectation", "explicit_reality", "the_conflict", "abductive_question"),
     "checker": ("status", "breakpoint", "refine"),
 }
+#: The Context Synthesizer's fourth field with setting ``context_uncertainty`` (D.2 Stage 2b: "exactly
+#: three fields: fact, connection, social_norm"; the fourth is a variant, not the paper's).
+UNCERTAINTY_KEY = "uncertainty"
 DECODER_KEYS = ("counterfactual_cost", "conflict_utility", "subject", "target", "mechanism", "label")
 #: How stage answers are decoded (setting ``decoding``): the paper's JSON mode (default), each stage's
 #: schema with free values, or the schema with the allowed values as enums (a variant, as direct_constrained).
@@ -169,6 +172,23 @@ EXTRA_INPUTS = ("text", "decoder_chain", "checker_chain", "checker_candidates")
 #: (default: a rule-made REJECTED with breakpoint 4, no checker call; the check C.3 states, made
 #: deterministic) or ``checker`` (the tuple goes to the checker like any other, which may accept it).
 INVALID_TUPLE = ("rule", "checker")
+#: What the answering prompts add to D.1's text (setting ``prompt_additions``, default none: D.1 verbatim;
+#: the direct prompt, and CoDAR's decoder and checker): ``scenario_question``, the line "The scenario is
+#: <scenario>: <its question>" (the question is the taxonomy's, worded here); ``scenario_boundary``, A.1's
+#: boundary rule between the scenarios as one line of the output space.
+PROMPT_ADDITIONS = ("scenario_question", "scenario_boundary")
+
+
+def prompt_additions(settings: dict[str, Any], where: str) -> frozenset[str]:
+    """The run's setting ``prompt_additions`` (default none), checked: a ConfigError naming ``where``."""
+    extra = settings.get("prompt_additions", [])
+    if not isinstance(extra, list) or len(set(map(str, extra))) != len(extra):
+        raise ConfigError(
+            f"{where}.prompt_additions: expected a list of distinct names of {', '.join(PROMPT_ADDITIONS)}"
+        )
+    for name in extra:
+        _one_of(f"{where}.prompt_additions", name, PROMPT_ADDITIONS)
+    return frozenset(extra)
 
 
 @dataclass(frozen=True)
@@ -178,6 +198,8 @@ class Variant:
 
     stages: tuple[str, ...]
     decoder_keys: tuple[str, ...] = DECODER_KEYS
+    #: The Context Synthesizer's fields: D.2's three, or with ``uncertainty`` (setting ``context_uncertainty``).
+    context_keys: tuple[str, ...] = CHAIN_KEYS["context"]
 
     @classmethod
     def of(cls, stages: Sequence[str]) -> Variant:
@@ -192,7 +214,19 @@ class Variant:
         return tuple(k for k in self.decoder_keys if k in SUBSTEP_KEYS)
 
     def keys(self, stage: str) -> tuple[str, ...]:
+        if stage == "context":
+            return self.context_keys
         return self.decoder_keys if stage == "decoder" else CHAIN_KEYS[stage]
+
+    @property
+    def uncertainty(self) -> bool:
+        """Whether the Context Synthesizer answers the fourth field ``uncertainty`` (not D.2's)."""
+        return UNCERTAINTY_KEY in self.context_keys
+
+    def system_file(self, stage: str) -> str:
+        """The system template of ``stage``: ``<stage>.system.txt``; the Context Synthesizer's with the
+        fourth field is ``context_uncertainty.system.txt``."""
+        return "context_uncertainty.system.txt" if stage == "context" and self.uncertainty else f"{stage}.system.txt"
 
     @property
     def checks(self) -> bool:
@@ -208,7 +242,7 @@ class Variant:
         return list(self.stages[first:])
 
     def templates(self) -> tuple[str, ...]:
-        files = [f"{s}.{part}.txt" for s in self.stages for part in ("system", "user")] + ["retry.txt"]
+        files = [f for s in self.stages for f in (self.system_file(s), f"{s}.user.txt")] + ["retry.txt"]
         if self.checks:
             files += ["revision.txt", "previous_check.txt", "invalid_tuple.txt", "checker_candidates.txt"]
         return tuple(files)
@@ -279,7 +313,18 @@ def answer_line_problem(variant: Variant, stage: str, text: str) -> str | None:
 
 
 #: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
-SETTINGS = frozenset({"stages", "revision_rounds", "invalid_tuple", "max_tokens", "decoding", "extra_inputs"})
+SETTINGS = frozenset(
+    {
+        "stages",
+        "revision_rounds",
+        "invalid_tuple",
+        "max_tokens",
+        "decoding",
+        "extra_inputs",
+        "context_uncertainty",
+        "prompt_additions",
+    }
+)
 #: The defaults of CoDAR's settings (those the schema leaves to the method; ``stages``: all six).
 CODAR_DEFAULTS: dict[str, Any] = {
     "revision_rounds": 1,
@@ -287,6 +332,8 @@ CODAR_DEFAULTS: dict[str, Any] = {
     "max_tokens": None,
     "decoding": "json_object",
     "extra_inputs": [],
+    "context_uncertainty": False,
+    "prompt_additions": [],
 }
 TABLE_KEYS = frozenset({"table", "label"})
 #: Settings of an order run (params moca.robustness; eval.prompts.Order), read by every MoCA method alike.
@@ -296,8 +343,19 @@ ORDER_KEYS = frozenset({"order", "reorder_lists"})
 def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
     """The variant run ``name`` executes: every stage, or its setting ``stages`` (an ablation's, params
     ``moca.ablations.<ablation>.stages``) in the chain's order, the observer (it sees the media) and
-    the decoder (it answers) among them, query and context (Step 2) both or neither."""
-    stages = settings.get("stages")
+    the decoder (it answers) among them, query and context (Step 2) both or neither; with setting
+    ``context_uncertainty`` the Context Synthesizer answers the fourth field ``uncertainty``."""
+    uncertainty = settings.get("context_uncertainty", CODAR_DEFAULTS["context_uncertainty"])
+    if not isinstance(uncertainty, bool):
+        kind, entry = settings_sources(split_order(name)[0])[0]
+        raise ConfigError(f"moca.{kind}.{entry}.context_uncertainty: expected true or false, got {uncertainty!r}")
+    variant = _stages_variant(name, settings.get("stages"))
+    if uncertainty:
+        return replace(variant, context_keys=(*CHAIN_KEYS["context"], UNCERTAINTY_KEY))
+    return variant
+
+
+def _stages_variant(name: str, stages: Any) -> Variant:
     if stages is None:
         return CODAR
     kind, entry = settings_sources(split_order(name)[0])[-1]  # a variant run's stages are its ablation's
@@ -360,6 +418,7 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError(f"{where}.extra_inputs: expected a list of distinct names of {', '.join(EXTRA_INPUTS)}")
     for name in extra:
         _one_of(f"{where}.extra_inputs", name, EXTRA_INPUTS)
+    additions = prompt_additions(settings, where)
     return {
         "variant": variant,
         "revision_rounds": rounds if variant.checks else 0,
@@ -367,6 +426,7 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
         "max_tokens": max_tokens,
         "decoding": decoding,
         "extra_inputs": frozenset(extra),
+        "prompt_additions": additions,
         "code_fence": answer["code_fence"],
         "extra_keys": answer["extra_keys"],
         "retries": retries,
@@ -399,6 +459,8 @@ CODAR_PLACEHOLDERS = frozenset(
         "audio",
         "scenario",
         "scenario_question",
+        "scenario_line",
+        "boundary_line",
         "mechanism_options",
         "label_options",
         "subject_slot_ids",
@@ -417,6 +479,23 @@ CODAR_PLACEHOLDERS = frozenset(
 #: The check of each method's settings at params load, by method name (a variant run's method: core's
 #: ``split_run``); raises a ConfigError naming the param. A method not listed reads no settings of its
 #: own: the schema's closed list of keys is its check.
-SETTINGS_CHECKS: dict[str, Callable[[str, dict[str, Any]], Any]] = {"codar": codar_settings}
+def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a direct run (``direct``, ``direct_constrained``; params
+    ``moca.method_options.<method>``), checked: ``prompt_additions`` (default none: D.1 verbatim) and
+    the answer-format policy (params ``moca.answer``)."""
+    kind, entry = settings_sources(name)[0]
+    where = f"moca.{kind}.{entry}"
+    answer = answer_settings(settings)
+    unknown = sorted(set(settings) - {"answer", "prompt_additions"} - ORDER_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; it takes prompt_additions")
+    return {"prompt_additions": prompt_additions(settings, where), **answer}
+
+
+SETTINGS_CHECKS: dict[str, Callable[[str, dict[str, Any]], Any]] = {
+    "codar": codar_settings,
+    "direct": direct_settings,
+    "direct_constrained": direct_settings,
+}
 #: The methods whose settings include params ``moca.retrieval`` (``MocaBenchmark.method_settings``).
 READS_RETRIEVAL = frozenset({"codar"})
