@@ -13,7 +13,11 @@ against those of the files it was given. The track job's share of the run is its
 MoCA target's wall time with that track in place of the one it ran with. On a shared machine compare
 the ratios measured in one run, not the absolute times.
 
+``--checkout DIR``: no build; the track jobs of ``--benchmarks`` in a checkout that ran them (e.g. the
+demo's), their command lines as Snakemake prints them.
+
 Usage: python perf/bench_track.py --keep DIR [--build-only] [--src NAME=PATH/src ...] [--rounds 2] [--json OUT]
+       python perf/bench_track.py --checkout DIR --benchmarks moca,meetingtom --src ... [--rounds 2]
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -80,7 +85,29 @@ def build(root: Path) -> dict:
     return out
 
 
-def store_figures(work: Path) -> dict:
+def track_argv(work: Path, benchmark: str) -> list[str]:
+    """The track job's command line (after ``socialbench``) as Snakemake would run it in ``work``."""
+    proc = subprocess.run(
+        [
+            "snakemake",
+            "-n",
+            "-p",
+            "--cores",
+            "1",
+            "--forcerun",
+            f"{benchmark}_track",
+            f"results/mlflow/{benchmark}.json",
+        ],
+        cwd=work,
+        env=pipeline_env(work),
+        capture_output=True,
+        text=True,
+    )
+    line = next(x for x in proc.stdout.splitlines() if x.strip().startswith("socialbench track"))
+    return shlex.split(line.split(" > ")[0])[1:]
+
+
+def store_figures(work: Path, benchmark: str = "moca") -> dict:
     """Files per run folder of mlartifacts/ (the most, and how many runs), and its bytes."""
     per_run: Counter = Counter()
     total = 0
@@ -89,7 +116,7 @@ def store_figures(work: Path) -> dict:
             rel = f.relative_to(work / "mlartifacts").parts  # [<experiment>/]<run>/artifacts/...
             per_run[rel[rel.index("artifacts") - 1]] += 1
             total += f.stat().st_size
-    given = sum(f.stat().st_size for k in GIVEN for f in (work / "results" / k / "moca").rglob("*") if f.is_file())
+    given = sum(f.stat().st_size for k in GIVEN for f in (work / "results" / k / benchmark).rglob("*") if f.is_file())
     return {
         "runs": len(per_run),
         "max_files_a_run": max(per_run.values(), default=0),
@@ -117,14 +144,51 @@ def track(work: Path, src: Path, argv: list[str], fresh: bool) -> dict:
     return {"wall_s": time.perf_counter() - start, "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_mb": ru.ru_maxrss / 1024}
 
 
+def demo_tracks(work: Path, benchmarks: list[str], srcs: dict[str, str], rounds: int) -> int:
+    """Each benchmark's track job in turn (the first against an empty store) with each code, alternately."""
+    argvs = {b: track_argv(work, b) for b in benchmarks}
+    aside = work / "mlflow-before-bench"
+    if not aside.exists():  # the checkout's own store, put back at the end
+        aside.mkdir()
+        for p in ("mlflow.db", "mlartifacts"):
+            if (work / p).exists():
+                shutil.move(str(work / p), str(aside / p))
+    times: dict[str, list[float]] = {n: [] for n in srcs}
+    cpus: dict[str, list[float]] = {n: [] for n in srcs}
+    try:
+        for _ in range(rounds):
+            for name, src in srcs.items():
+                got = [track(work, Path(src), argvs[b], fresh=(k == 0)) for k, b in enumerate(benchmarks)]
+                files = store_figures(work)
+                times[name].append(sum(g["wall_s"] for g in got))
+                cpus[name].append(sum(g["cpu_s"] for g in got))
+                each = [f"{g['wall_s']:.1f} s / {g['cpu_s']:.1f} CPU-s" for g in got]
+                print(name, each, files["files"], "files", flush=True)
+    finally:
+        for p in ("mlflow.db", "mlflow.db.lock", "mlartifacts"):
+            path = work / p
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        for p in aside.iterdir():
+            shutil.move(str(p), str(work / p.name))
+        aside.rmdir()
+    for name in srcs:
+        print(f"{name}: track jobs {min(times[name]):.1f} s wall, {min(cpus[name]):.1f} CPU-s (min of {rounds})")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--keep", type=Path, required=True, help="work folder (built once, reused)")
+    ap.add_argument("--keep", type=Path, help="work folder (built once, reused)")
+    ap.add_argument("--checkout", type=Path, help="no build: a checkout whose track jobs ran (the demo's)")
+    ap.add_argument("--benchmarks", default="moca", help="with --checkout: whose track jobs, in turn")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--src", action="append", default=[], help="NAME=PATH to a src/ folder (repeatable)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    srcs = dict(s.split("=", 1) for s in args.src)
+    if args.checkout:
+        return demo_tracks(args.checkout, args.benchmarks.split(","), srcs, args.rounds)
     args.keep.mkdir(parents=True, exist_ok=True)
     built = build(args.keep)
     print(
@@ -136,7 +200,6 @@ def main(argv: list[str]) -> int:
     if args.build_only:
         return 0
     work = args.keep / "repo"
-    srcs = dict(s.split("=", 1) for s in args.src)
     results: dict = {name: {"cold": [], "rerun": []} for name in srcs}
     for _ in range(args.rounds):
         for name, src in srcs.items():

@@ -544,6 +544,13 @@ def test_pages_logged_to_mlflow_find_their_media_stored_once_in_the_parent_run(t
             m for f in shards for h in read_shard_js(f.read_text())[1] for m in re.findall(r'src="../media/([^"]+)"', h)
         }
         assert srcs and all((viewer / link / name).is_file() for name in srcs)
+    before = len(store_files(arts))
+    assert log_evaluations(evs, f"sqlite:///{tmp_path}/mlflow.db", "exp", arts) == {
+        "new": [],
+        "existing": out["new"],
+        "parent": None,
+    }
+    assert len(store_files(arts)) == before  # an unchanged rerun logs nothing
 
 
 @pytest.mark.slow

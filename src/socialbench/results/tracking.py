@@ -44,11 +44,12 @@ from socialbench.core.io import is_number, parse_json_object
 log = logging.getLogger(__name__)
 
 EVAL_KEY_TAG = "socialbench.eval_key"
-#: The layout of what a run logs (names, tags, artifact folders; 3: the viewer's media once in the
-#: parent run, each run's shards in one folder call, the tables only in the parent run). Part of the
-#: eval key, so a store logged in an older layout gets the evaluations once more in this one; an
-#: unchanged rerun still logs nothing.
-LOG_LAYOUT = 3
+#: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store
+#: logged in an older layout gets the evaluations once more in this one; an unchanged rerun still logs nothing.
+#: Still 2 since issue 41 (media in the parent run, shards in one call, tables only in the parent):
+#: a run logged before keeps its own media and opens as it did, so it need not be logged again, and
+#: the eval keys (results/mlflow/<benchmark>.json, a DVC output) stay the same bytes.
+LOG_LAYOUT = 2
 #: The experiment tag the MLflow UI reads to open an experiment on its runs table (not the GenAI overview).
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
