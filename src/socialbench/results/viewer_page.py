@@ -282,10 +282,6 @@ def filters_html(
     ]
 
 
-#: A stored medium as the rows link it (``<link>/<sha256>.<ext>``, the link ``../media`` in the layout).
-_MEDIA_REF = re.compile(r"([\w./-]*?)/?([0-9a-f]{64}\.[a-z0-9]+)\b")
-
-
 def page_media(page: Path) -> tuple[str, dict[str, Path]]:
     """The media folder a run's page links (its index's ``media``: ``../media`` in the results layout)
     and each stored medium its rows show (``<sha256>.<ext>`` to its file), sorted, each once: what
@@ -296,15 +292,14 @@ def page_media(page: Path) -> tuple[str, dict[str, Path]]:
         raise ValueError(f"{page}: not a viewer page (no sb-index block)")
     href = json.loads(found.group(1))["media"]
     shards = page.parent / f"{page.stem}.shards"
-    media: dict[str, Path] = {}
+    # The rows' images as the page draws them: src="<href>/<name>" (the rows' own text is escaped).
+    ref = re.compile('src="' + re.escape(f"{href.rstrip('/')}/" if href else "") + r'([0-9a-f]{64}\.[a-z0-9]+)"')
+    folder = page.parent / href if href else page.parent
+    names: set[str] = set()
     for shard in sorted(shards.iterdir()) if shards.is_dir() else ():
         _, rows = read_shard_js(shard.read_text("utf-8"))
-        for row in rows:
-            for link, name in _MEDIA_REF.findall(row):
-                path = (page.parent / link / name) if link else (page.parent / name)
-                if name not in media and path.is_file():
-                    media[name] = path
-    return href, dict(sorted(media.items()))
+        names.update(ref.findall("".join(rows)))
+    return href, {name: folder / name for name in sorted(names) if (folder / name).is_file()}
 
 
 #: The page's one place that hands a row's HTML to the document (JS above), which :func:`relink_media` rewrites.
