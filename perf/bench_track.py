@@ -103,8 +103,8 @@ def track_argv(work: Path, benchmark: str) -> list[str]:
         capture_output=True,
         text=True,
     )
-    line = next(x for x in proc.stdout.splitlines() if x.strip().startswith("socialbench track"))
-    return shlex.split(line.split(" > ")[0])[1:]
+    line = next(x for x in proc.stdout.splitlines() if "socialbench track " in x)  # "Shell command: ..."
+    return shlex.split(line[line.index("socialbench track ") :].split(" > ")[0])[1:]
 
 
 def store_figures(work: Path, benchmark: str = "moca") -> dict:
