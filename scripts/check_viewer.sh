@@ -354,6 +354,7 @@ import sys
 from pathlib import Path
 from socialbench.results.tracking import log_evaluations
 from socialbench.results.viewer_page import page_media
+from socialbench.stages.track import relinker
 
 work = Path(sys.argv[1])
 evs = []
@@ -364,7 +365,7 @@ for run in ("direct", "multi"):
                 "content": {"predictions_sha256": run}, "provenance": {"git_commit": "check"},
                 "scores": {"all": {"n": 6}}, "stats": {},
                 "artifacts": [(work / "out/run" / f"{run}.shards", f"viewer/{run}.shards")],
-                "viewer": {"page": page, "folder": "viewer", "href": href, "media": media}})
+                "viewer": {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)}})
 out = log_evaluations(evs, f"sqlite:///{work}/mlflow.db", "check", work / "mlartifacts")
 (work / "mlflow-runs.txt").write_text(" ".join([out["parent"], *out["new"]]) + "\n")
 EOF

@@ -497,6 +497,7 @@ def test_pages_logged_to_mlflow_find_their_media_stored_once_in_the_parent_run(t
 
     from socialbench.results.tracking import log_evaluations
     from socialbench.results.viewer_page import page_media, read_shard_js, relink_media
+    from socialbench.stages.track import relinker
 
     _, folder = demo_folder(tmp_path, monkeypatch, n=12, runs=("direct", "chain"))
     evs = []
@@ -514,7 +515,7 @@ def test_pages_logged_to_mlflow_find_their_media_stored_once_in_the_parent_run(t
                 "scores": {"all": {"acc": 0.5}},
                 "stats": {},
                 "artifacts": [(folder / "m" / f"{run}.shards", f"viewer/{run}.shards")],
-                "viewer": {"page": page, "folder": "viewer", "href": href, "media": media},
+                "viewer": {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)},
             }
         )
     arts = tmp_path / "mlartifacts"

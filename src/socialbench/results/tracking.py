@@ -297,14 +297,13 @@ def artifact_link(from_folder_uri: str, to_folder_uri: str) -> str:
 
 
 def _log_page(client: Any, run_id: str, folder: str, viewer: Mapping[str, Any], parent_id: str) -> None:
-    """The run's viewer page under ``folder`` with its rows' media read from the parent run's
-    ``media/`` (:func:`socialbench.results.viewer_page.relink_media`)."""
-    from socialbench.results.viewer_page import relink_media
-
+    """The run's viewer page under ``folder``, as its ``relink`` makes it for the link from there to
+    the parent run's ``media/`` (the viewer's ``viewer_page.relink_media``: the page is the viewer's
+    business; this module only knows where the media are)."""
     page = Path(viewer["page"])
     here = client.get_run(run_id).info.artifact_uri.rstrip("/") + f"/{folder}"
     there = client.get_run(parent_id).info.artifact_uri.rstrip("/") + f"/{MEDIA_FOLDER}"
-    text = relink_media(page.read_text("utf-8"), viewer["href"], artifact_link(here, there))
+    text = viewer["relink"](artifact_link(here, there))
     with tempfile.TemporaryDirectory(prefix="socialbench-page-") as tmp:
         out = Path(tmp) / page.name
         out.write_text(text, "utf-8")
@@ -596,7 +595,7 @@ def log_evaluations(
     benchmark, model, method, params (dict), content (dict of hashes), provenance (dict),
     scores ({group: metrics}), stats (accounting dict), artifacts (list of paths, or (path, name):
     a folder is logged whole in one call), and optionally viewer: the run's page (``page``, logged in
-    ``folder``), the media folder its rows link (``href``) and its media (``media``: name to file).
+    ``folder`` as ``relink(link to the media)`` returns its text) and its media (``media``: name to file).
     The media of every new run's page are logged once, in the parent run's ``media/`` (named by their
     sha256), and each page is logged with its rows linking there, so a run holds its own files only.
 

@@ -5,6 +5,7 @@ no files and no run to log. What each run was made with is infer's record in its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,14 @@ def run_file(folder: Path, kind: str, model: str, run: str) -> Path:
     from socialbench.results.layout import RUN_KINDS
 
     return folder / model / f"{run}{RUN_KINDS[kind]}"
+
+
+def relinker(page: Path, href: str) -> Callable[[str], str]:
+    """The text of a run's page with its rows' media read from a given link instead of ``href``
+    (``viewer_page.relink_media``), for the page MLflow stores (its media are the parent run's)."""
+    from socialbench.results.viewer_page import relink_media
+
+    return lambda link: relink_media(page.read_text("utf-8"), href, link)
 
 
 def check_not_excluded(scores: list[Path], params: dict[str, Any], benchmark: str) -> None:
@@ -206,7 +215,7 @@ def track_runs(
         viewer = None
         if page is not None:
             href, media = page_media(page)
-            viewer = {"page": page, "folder": "viewer", "href": href, "media": media}
+            viewer = {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)}
         evaluations.append(
             evaluation(
                 benchmark,
