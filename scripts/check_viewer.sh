@@ -8,7 +8,9 @@
 # disk in Chromium with filters and a search pre-selected through the URL hash, and checks the DOM after
 # the page's script ran: every row drawn from its shard, the filter shows exactly the rows it should,
 # markup stayed text, every image is a stored thumbnail, stage blocks and verdicts drawn. Also takes
-# a screenshot (path printed). Exits non-zero on failure.
+# a screenshot (path printed). Then both runs are logged to an MLflow store as `socialbench track` logs
+# them (the media once, in the parent run) and a logged page is opened from the artifact store the same
+# way: rows from its logged shards, images from the parent run's media/. Exits non-zero on failure.
 #
 #   bash scripts/check_viewer.sh            # work folder: a fresh mktemp -d (printed)
 #   VIEWER_CHECK_DIR=/tmp/v bash scripts/check_viewer.sh
@@ -340,5 +342,68 @@ for name in ("direct.png", "multi.png"):
     if len(colours) < 50:
         sys.exit(f"check_viewer: FAIL: screenshot {p} is nearly blank ({len(colours)} colours)")
     print(f"check_viewer: screenshot {p}")
+EOF
+
+# ---- from MLflow's artifact store --------------------------------------------------------------
+# Both runs logged as `socialbench track` logs them (results.tracking.log_evaluations): the media once
+# in the parent run, each run's page and shards in its own run. The logged page is opened from the
+# store (file://, as above from disk) and must draw its rows from its logged shards and its images
+# from the parent run's media/.
+python - "$WORK" <<'EOF'
+import sys
+from pathlib import Path
+from socialbench.results.tracking import log_evaluations
+from socialbench.results.viewer_page import page_media
+from socialbench.stages.track import relinker
+
+work = Path(sys.argv[1])
+evs = []
+for run in ("direct", "multi"):
+    page = work / "out/run" / f"{run}.html"
+    href, media = page_media(page)
+    evs.append({"benchmark": "moca", "model": "random", "method": run, "params": {"seed": 7},
+                "content": {"predictions_sha256": run}, "provenance": {"git_commit": "check"},
+                "scores": {"all": {"n": 6}}, "stats": {},
+                "artifacts": [(work / "out/run" / f"{run}.shards", f"viewer/{run}.shards")],
+                "viewer": {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)}})
+out = log_evaluations(evs, f"sqlite:///{work}/mlflow.db", "check", work / "mlartifacts")
+(work / "mlflow-runs.txt").write_text(" ".join([out["parent"], *out["new"]]) + "\n")
+EOF
+read -r PARENT CHILD _ < "$WORK/mlflow-runs.txt"
+LOGGED="$WORK/mlartifacts/$CHILD/artifacts/moca/random/direct/viewer/direct.html"
+[ -f "$LOGGED" ] || fail "the logged page is not at $LOGGED"
+chrome --window-size=1280,900 --dump-dom "file://$LOGGED#correct=wrong" >"$WORK/dom.mlflow.html" \
+    || fail "chromium could not load the logged page (see $WORK/chromium.log)"
+chrome --screenshot="$WORK/mlflow.png" --window-size=1280,1400 "file://$LOGGED" >/dev/null
+python - "$WORK" "$LOGGED" "$PARENT" <<'EOF'
+import json, os, re, sys
+from pathlib import Path
+from PIL import Image
+work, logged, parent = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+dom = (work / "dom.mlflow.html").read_text()
+media = work / "mlartifacts" / parent / "artifacts" / "media"
+index = json.loads((work / "out/run/direct.html").read_text().split('id="sb-index">')[1].split("</script>")[0])
+wrong = [r[0] for r in index["rows"] if r[2] == "wrong"][: index["page"]]
+drawn = re.findall(r'<article[^>]*data-id="([^"]+)"', dom)
+srcs = re.findall(r'<img src="([^"]+)"', dom)
+problems = []
+if 'data-ready="1"' not in dom or drawn != wrong:
+    problems.append(f"the logged page drew {drawn}, expected the wrong rows {wrong} from its logged shards")
+if not srcs:
+    problems.append("the logged page drew no image")
+bad = [s for s in srcs if Path(os.path.normpath(logged.parent / s)).parent != media or not (logged.parent / s).is_file()]
+if bad:
+    problems.append(f"images not read from the parent run's media/ ({media}): {bad[:3]}")
+others = [p for p in (work / "mlartifacts").rglob("*") if p.is_file() and p.suffix == ".jpg" and parent not in p.parts]
+if others:
+    problems.append(f"a run other than the parent holds media: {others[:2]}")
+colours = Image.open(work / "mlflow.png").convert("RGB").getcolors(1 << 20) or []
+if len(colours) < 50:
+    problems.append(f"screenshot {work / 'mlflow.png'} is nearly blank ({len(colours)} colours)")
+if problems:
+    sys.exit("check_viewer: FAIL: from MLflow's artifact store:\n  " + "\n  ".join(problems))
+print(f"check_viewer: from MLflow's artifact store: {len(drawn)} rows drawn from the logged shards, {len(srcs)}"
+      f" images from the parent run's media/ ({len(list(media.iterdir()))} files, once for both runs);"
+      f" screenshot {work / 'mlflow.png'}")
 EOF
 echo "check_viewer: OK"

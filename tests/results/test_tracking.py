@@ -588,3 +588,41 @@ def test_a_lock_held_by_another_live_process_of_this_host_is_waited_for_not_take
         with server_lock(client, "exp", timeout_s=0.05, poll_s=0.01):
             pass
     assert client.models["socialbench-lock.exp"][PROCESS_TAG] == parent
+
+
+def test_a_runs_artifact_folder_links_another_runs_by_a_path_relative_to_the_artifact_root():
+    from socialbench.results.tracking import artifact_link
+
+    child = "file:///repo/mlartifacts/c1/artifacts/moca/m/direct/viewer"
+    assert artifact_link(child, "file:///repo/mlartifacts/p0/artifacts/media") == "../../../../../../p0/artifacts/media"
+    served = "mlflow-artifacts:/1/c1/artifacts/moca/m/direct/viewer"
+    assert artifact_link(served, "mlflow-artifacts:/1/p0/artifacts/media") == "../../../../../../p0/artifacts/media"
+
+
+def test_artifact_folders_in_different_stores_have_no_link():
+    from socialbench.results.tracking import artifact_link
+
+    with pytest.raises(SocialbenchError, match="different stores"):
+        artifact_link("file:///a/c1/artifacts", "s3://bucket/p0/artifacts")
+
+
+@pytest.mark.slow
+def test_a_folder_artifact_is_logged_in_one_call_and_keeps_its_files(tmp_path, built_store, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    uri, arts = built_store
+    shards = tmp_path / "direct.shards"
+    shards.mkdir()
+    for k in range(50):
+        (shards / f"{k:03d}.js").write_text(f"s({k});\n")
+    ev = evaluation(tmp_path, "a")
+    ev["artifacts"] = [(ev["artifacts"][0], "scores.json"), (shards, "viewer/direct.shards")]
+    calls = []
+    log_artifacts = MlflowClient.log_artifacts
+    monkeypatch.setattr(
+        MlflowClient, "log_artifacts", lambda self, *a, **k: calls.append(a) or log_artifacts(self, *a, **k)
+    )
+    out = log_evaluations([ev], uri, "exp", arts)
+    assert len(calls) == 1
+    logged = MlflowClient(uri).list_artifacts(out["new"][0], "moca/a/direct/viewer/direct.shards")
+    assert sorted(a.path.rsplit("/", 1)[1] for a in logged) == sorted(p.name for p in shards.iterdir())

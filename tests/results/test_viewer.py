@@ -475,18 +475,83 @@ def test_the_viewer_folder_has_the_same_bytes_when_built_again(tmp_path, monkeyp
     assert {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == first
 
 
-def test_a_pages_files_for_mlflow_are_the_page_its_shards_and_each_medium_its_rows_show_once(tmp_path, monkeypatch):
-    from socialbench.results.viewer_page import page_files
+def test_a_pages_media_for_mlflow_are_each_medium_its_rows_show_once_with_the_link_they_use(tmp_path, monkeypatch):
+    from socialbench.results.viewer_page import page_media
 
     _, folder = demo_folder(tmp_path, monkeypatch, n=12, runs=("direct",))
-    files = page_files(folder / "m" / "direct.html")
-    names = [name for _, name in files]
-    assert names[0] == "viewer/direct.html"
-    shards = sorted(p.name for p in (folder / "m" / "direct.shards").iterdir())
-    assert [n for n in names if n.startswith("viewer/direct.shards/")] == [f"viewer/direct.shards/{s}" for s in shards]
-    media = [n for n in names if n.startswith("media/")]
-    assert sorted(media) == media and len(set(media)) == len(media) == len(list((folder / "media").iterdir()))
-    assert all(path.is_file() for path, _ in files)
+    href, media = page_media(folder / "m" / "direct.html")
+    assert href == "../media"
+    assert list(media) == sorted(p.name for p in (folder / "media").iterdir())
+    assert all(path.resolve() == (folder / "media" / name).resolve() for name, path in media.items())
+
+
+def store_files(root):
+    return [p for p in root.rglob("*") if p.is_file()]
+
+
+@pytest.mark.slow
+def test_pages_logged_to_mlflow_find_their_media_stored_once_in_the_parent_run(tmp_path, monkeypatch):
+    """Two runs' pages logged: the parent run holds each medium once, a run its page and shards only,
+    and each image a logged page draws resolves (from the page's file in the store) to the parent's copy."""
+    import re
+
+    from socialbench.results.tracking import log_evaluations
+    from socialbench.results.viewer_page import page_media, read_shard_js, relink_media
+    from socialbench.stages.track import relinker
+
+    _, folder = demo_folder(tmp_path, monkeypatch, n=12, runs=("direct", "chain"))
+    evs = []
+    for run in ("direct", "chain"):
+        page = folder / "m" / f"{run}.html"
+        href, media = page_media(page)
+        evs.append(
+            {
+                "benchmark": "toybench",
+                "model": "m",
+                "method": run,
+                "params": {"seed": 1},
+                "content": {"predictions_sha256": run},
+                "provenance": {"git_commit": "abc"},
+                "scores": {"all": {"acc": 0.5}},
+                "stats": {},
+                "artifacts": [(folder / "m" / f"{run}.shards", f"viewer/{run}.shards")],
+                "viewer": {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)},
+            }
+        )
+    arts = tmp_path / "mlartifacts"
+    out = log_evaluations(evs, f"sqlite:///{tmp_path}/mlflow.db", "exp", arts)
+    runs = {p.parent.name: p for p in arts.glob("*/artifacts")}  # <artifact location>/<run>/artifacts
+    parent = runs[out["parent"]]
+    stored = sorted(p.name for p in (parent / "media").iterdir())
+    assert stored == sorted(p.name for p in (folder / "media").iterdir())  # every medium, once
+    # the bytes handed to MLflow: the viewer folder, with each page as logged (its media link rewritten)
+    pages = [
+        (folder / "m" / f"{r}.html", next(arts.glob(f"*/artifacts/toybench/m/{r}/viewer/{r}.html")))
+        for r in ("direct", "chain")
+    ]
+    given = sum(p.stat().st_size for p in store_files(folder)) + sum(
+        b.stat().st_size - a.stat().st_size for a, b in pages
+    )
+    assert sum(p.stat().st_size for p in store_files(arts)) <= given
+    for child, run in zip(out["new"], ("direct", "chain")):
+        viewer = runs[child] / "toybench" / "m" / run / "viewer"
+        assert [p.relative_to(runs[child]).parts[-2] for p in store_files(runs[child])].count("media") == 0
+        text = (viewer / f"{run}.html").read_text()
+        link = re.search(r'\.join\("src=\\"([^"\\]+)/"\)', text).group(1)
+        assert (viewer / link).resolve() == (parent / "media").resolve()
+        assert text == relink_media((folder / "m" / f"{run}.html").read_text(), "../media", link)
+        shards = sorted((viewer / f"{run}.shards").iterdir())
+        srcs = {
+            m for f in shards for h in read_shard_js(f.read_text())[1] for m in re.findall(r'src="../media/([^"]+)"', h)
+        }
+        assert srcs and all((viewer / link / name).is_file() for name in srcs)
+    before = len(store_files(arts))
+    assert log_evaluations(evs, f"sqlite:///{tmp_path}/mlflow.db", "exp", arts) == {
+        "new": [],
+        "existing": out["new"],
+        "parent": None,
+    }
+    assert len(store_files(arts)) == before  # an unchanged rerun logs nothing
 
 
 @pytest.mark.slow

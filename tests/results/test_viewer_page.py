@@ -7,7 +7,16 @@ import json
 
 import pytest
 
-from socialbench.results.viewer_page import index_entry, json_in_html, read_shard_js, shard_bounds, shard_js, shard_name
+from socialbench.results.viewer_page import (
+    JS,
+    index_entry,
+    json_in_html,
+    read_shard_js,
+    relink_media,
+    shard_bounds,
+    shard_js,
+    shard_name,
+)
 
 
 def test_shards_hold_at_most_the_row_count():
@@ -49,3 +58,15 @@ def test_an_index_entry_says_what_the_filters_read():
         "revised accepted",
         3,
     ]
+
+
+def test_a_relinked_page_draws_its_rows_images_from_the_new_media_folder_and_leaves_text_alone():
+    page = f"<html><script>{JS}</script></html>"
+    out = relink_media(page, "../media", "../../../p1/artifacts/media")
+    assert 'split("src=\\"../media/").join("src=\\"../../../p1/artifacts/media/")' in out
+    assert out.replace('.split("src=\\"../media/").join("src=\\"../../../p1/artifacts/media/")', "") == page
+
+
+def test_relinking_a_page_without_the_viewers_row_drawing_is_refused():
+    with pytest.raises(ValueError, match="row-drawing function"):
+        relink_media("<html>an old page</html>", "../media", "elsewhere")

@@ -192,3 +192,15 @@ def test_track_refuses_predictions_made_from_other_instances(tmp_path, monkeypat
     stats.write_text(json.dumps(stats_record(tmp_path / "i.jsonl", instances_sha256="0" * 64)))
     res = runner.invoke(app, [*args, *map(str, paths)])
     assert_track_refused(tmp_path, res, str(stats), "made from other instances")
+
+
+def test_a_pages_relinker_gives_the_page_with_its_rows_media_read_from_the_link_it_is_given(tmp_path):
+    from socialbench.results.viewer_page import JS, relink_media
+    from socialbench.stages.track import relinker
+
+    page = tmp_path / "direct.html"
+    page.write_text(f"<html><script>{JS}</script></html>")
+    assert relinker(page, "../media")("../../p/artifacts/media") == relink_media(
+        page.read_text(), "../media", "../../p/artifacts/media"
+    )
+    assert relinker(page, "../media")("x") != page.read_text()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import posixpath
 import shutil
 import socket
 import tempfile
@@ -32,6 +33,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlparse
 
 from filelock import FileLock
 
@@ -44,6 +46,9 @@ log = logging.getLogger(__name__)
 EVAL_KEY_TAG = "socialbench.eval_key"
 #: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store
 #: logged in an older layout gets the evaluations once more in this one; an unchanged rerun still logs nothing.
+#: Still 2 since issue 41 (media in the parent run, shards in one call, tables only in the parent):
+#: a run logged before keeps its own media and opens as it did, so it need not be logged again, and
+#: the eval keys (results/mlflow/<benchmark>.json, a DVC output) stay the same bytes.
 LOG_LAYOUT = 2
 #: The experiment tag the MLflow UI reads to open an experiment on its runs table (not the GenAI overview).
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
@@ -57,6 +62,8 @@ ARTIFACTS_KEY_TAG = "socialbench.artifacts_key"
 HOST_TAG = "socialbench.host"
 PROCESS_TAG = "socialbench.process"
 PIPELINE_TAG = "socialbench.pipeline_run"
+#: The parent run's folder of the viewer's media (``media/<sha256>.<ext>``), which every run's page links.
+MEDIA_FOLDER = "media"
 #: A server lock held by a process on another host is taken over when older than this.
 LOCK_TTL_S = 3600.0
 
@@ -136,9 +143,10 @@ def benchmark_reasons(benchmark: str) -> dict[str, str]:
 
 
 def artifact_entries(ev: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(file, artifact folder, name) of each artifact of an evaluation: everything goes under
+    """(file or folder, artifact folder, name) of each artifact of an evaluation: everything goes under
     ``<benchmark>/<model>/<method>/``; an entry given as (path, name) is logged under that name (a
-    path alone keeps its file name), a name with a folder (``tables/<group>.md``) in that subfolder."""
+    path alone keeps its file name), a name with a folder (``viewer/<run>.html``) in that subfolder.
+    A folder (a viewer page's shards) is logged whole, in one call."""
     base = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
     out = []
     for a in ev["artifacts"]:
@@ -237,15 +245,20 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
             ),
         },
         "artifacts": artifact_entries(ev),
+        "viewer": ev.get("viewer"),
     }
 
 
 def _log_named_artifacts(client: Any, run_id: str, entries: list[tuple[str, str, str]]) -> None:
-    """Log each file under its folder and name; a file whose name differs is linked (or copied) to
-    that name in a temporary folder first, as MLflow logs a file under its own name."""
+    """Log each file under its folder and name (a folder's files in one call); a file whose name
+    differs is linked (or copied) to that name in a temporary folder first, as MLflow logs a file
+    under its own name."""
     with tempfile.TemporaryDirectory(prefix="socialbench-artifacts-") as tmp:
         for k, (path, folder, name) in enumerate(entries):
             src = Path(path)
+            if src.is_dir():
+                client.log_artifacts(run_id, str(src), artifact_path=f"{folder}/{name}")
+                continue
             if src.name != name:
                 (Path(tmp) / str(k)).mkdir()
                 dst = Path(tmp) / str(k) / name
@@ -255,6 +268,46 @@ def _log_named_artifacts(client: Any, run_id: str, entries: list[tuple[str, str,
                     shutil.copyfile(src, dst)
                 src = dst
             client.log_artifact(run_id, str(src), artifact_path=folder)
+
+
+def _link(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+def _log_media(client: Any, run_id: str, media: Mapping[str, str | Path]) -> None:
+    """The viewer's media (``<sha256>.<ext>`` to its file) under ``media/`` of the run, in one folder
+    call: each name once, however many pages show it."""
+    with tempfile.TemporaryDirectory(prefix="socialbench-media-") as tmp:
+        for name, path in media.items():
+            _link(Path(path), Path(tmp) / name)
+        client.log_artifacts(run_id, tmp, artifact_path=MEDIA_FOLDER)
+
+
+def artifact_link(from_folder_uri: str, to_folder_uri: str) -> str:
+    """A folder of one run's artifacts as a link relative to a folder of another's (pure): both
+    under one artifact root (``<experiment>/<run>/artifacts/``: a local ``mlartifacts/`` or a
+    server's ``--artifacts-destination``), so the link holds whatever the root's place or scheme."""
+    a, b = urlparse(from_folder_uri), urlparse(to_folder_uri)
+    if (a.scheme, a.netloc) != (b.scheme, b.netloc):
+        raise SocialbenchError(f"artifact folders {from_folder_uri} and {to_folder_uri} are in different stores")
+    return "/".join(quote(p) for p in posixpath.relpath(b.path, a.path).split("/"))
+
+
+def _log_page(client: Any, run_id: str, folder: str, viewer: Mapping[str, Any], parent_id: str) -> None:
+    """The run's viewer page under ``folder``, as its ``relink`` makes it for the link from there to
+    the parent run's ``media/`` (the viewer's ``viewer_page.relink_media``: the page is the viewer's
+    business; this module only knows where the media are)."""
+    page = Path(viewer["page"])
+    here = client.get_run(run_id).info.artifact_uri.rstrip("/") + f"/{folder}"
+    there = client.get_run(parent_id).info.artifact_uri.rstrip("/") + f"/{MEDIA_FOLDER}"
+    text = viewer["relink"](artifact_link(here, there))
+    with tempfile.TemporaryDirectory(prefix="socialbench-page-") as tmp:
+        out = Path(tmp) / page.name
+        out.write_text(text, "utf-8")
+        client.log_artifact(run_id, str(out), artifact_path=folder)
 
 
 def runs_page_url(tracking_uri: str, experiment: str, base_url: str) -> str:
@@ -559,7 +612,11 @@ def log_evaluations(
 ) -> dict[str, Any]:
     """Log each evaluation as a child run unless a run with its key exists. Each evaluation dict:
     benchmark, model, method, params (dict), content (dict of hashes), provenance (dict),
-    scores ({group: metrics}), stats (accounting dict), artifacts (list of paths).
+    scores ({group: metrics}), stats (accounting dict), artifacts (list of paths, or (path, name):
+    a folder is logged whole in one call), and optionally viewer: the run's page (``page``, logged in
+    ``folder`` as ``relink(link to the media)`` returns its text) and its media (``media``: name to file).
+    The media of every new run's page are logged once, in the parent run's ``media/`` (named by their
+    sha256), and each page is logged with its rows linking there, so a run holds its own files only.
 
     ``artifacts``: files of the whole pipeline (tables, figures) as (path, artifact folder) pairs,
     logged in the parent run. A parent run is made when an evaluation is new or when these files
@@ -571,7 +628,10 @@ def log_evaluations(
     prepared = [_prepare(ev) for ev in evaluations]
     align_metrics(prepared)
     for pr in prepared:
-        missing = [a for a, _, _ in pr["artifacts"] if not Path(a).is_file()]
+        viewer = pr["viewer"] or {}
+        missing = [a for a, _, _ in pr["artifacts"] if not Path(a).exists()]
+        pages = [viewer.get("page"), *(viewer.get("media") or {}).values()]
+        missing += [p for p in pages if p and not Path(p).is_file()]
         if missing:
             raise SocialbenchError(f"{pr['name']}: artifact {missing[0]} not found")
     parent_files = [(str(p), folder) for p, folder in (artifacts or [])]
@@ -626,12 +686,18 @@ def log_evaluations(
             _log_params(client, parent, {"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)})
             for path, folder in parent_files:
                 client.log_artifact(parent, path, artifact_path=folder or None)
+            # The new runs' pages' media, once: content-addressed names, however many pages show them.
+            media = {n: p for *_, prep, _ in new for n, p in ((prep["viewer"] or {}).get("media") or {}).items()}
+            if media:
+                _log_media(client, parent, dict(sorted(media.items())))
             for key, _, prep, _ in new:
                 with _run(client, exp_id, prep["name"], {**prep["tags"], **run_tags(pipeline_run)}, parent) as child:
                     _log_params(client, child, prep["params"])
                     _log_metrics(client, child, _finite(prep["metrics"]))
                     _log_metrics(client, child, _finite(prep["stats"]))
                     _log_named_artifacts(client, child, prep["artifacts"])
+                    if prep["viewer"]:
+                        _log_page(client, child, f"{prep['name']}/{prep['viewer']['folder']}", prep["viewer"], parent)
                     # Last: until here a crash leaves a run without the key, which blocks nothing.
                     client.set_tag(child, EVAL_KEY_TAG, key)
                     summary["new"].append(child)

@@ -282,26 +282,39 @@ def filters_html(
     ]
 
 
-#: A stored medium as the rows link it (``<link>/<sha256>.<ext>``, the link ``../media`` in the layout).
-_MEDIA_REF = re.compile(r"([\w./-]*?)/?([0-9a-f]{64}\.[a-z0-9]+)\b")
-
-
-def page_files(page: Path) -> list[tuple[Path, str]]:
-    """Every file a run's viewer page needs, as (file, artifact path) pairs for MLflow: the page at
-    ``viewer/<run>.html``, its shards at ``viewer/<run>.shards/``, and each stored medium its rows show
-    at ``media/<sha256>.<ext>``, so the logged page opens as it does from the results folder (its rows
-    link ``../media``). Sorted, each medium once."""
+def page_media(page: Path) -> tuple[str, dict[str, Path]]:
+    """The media folder a run's page links (its index's ``media``: ``../media`` in the results layout)
+    and each stored medium its rows show (``<sha256>.<ext>`` to its file), sorted, each once: what
+    MLflow's parent run stores once for every run's page (:func:`relink_media`)."""
     page = Path(page)
-    files = [(page, f"viewer/{page.name}")]
+    found = _INDEX.search(page.read_text("utf-8"))
+    if found is None:
+        raise ValueError(f"{page}: not a viewer page (no sb-index block)")
+    href = json.loads(found.group(1))["media"]
     shards = page.parent / f"{page.stem}.shards"
-    media: dict[str, Path] = {}
+    # The rows' images as the page draws them: src="<href>/<name>" (the rows' own text is escaped).
+    ref = re.compile('src="' + re.escape(f"{href.rstrip('/')}/" if href else "") + r'([0-9a-f]{64}\.[a-z0-9]+)"')
+    folder = page.parent / href if href else page.parent
+    names: set[str] = set()
     for shard in sorted(shards.iterdir()) if shards.is_dir() else ():
-        files.append((shard, f"viewer/{shards.name}/{shard.name}"))
         _, rows = read_shard_js(shard.read_text("utf-8"))
-        for row in rows:
-            for link, name in _MEDIA_REF.findall(row):
-                found = (page.parent / link / name) if link else (page.parent / name)
-                if found.is_file():
-                    media.setdefault(name, found)
-    files += [(media[name], f"media/{name}") for name in sorted(media)]
-    return files
+        names.update(ref.findall("".join(rows)))
+    return href, {name: folder / name for name in sorted(names) if (folder / name).is_file()}
+
+
+#: The page's one place that hands a row's HTML to the document (JS above), which :func:`relink_media` rewrites.
+_DRAW_ROW = "function html(i){var k=R[i][6];return parts[k][i-D.starts[k]];}"
+_INDEX = re.compile(r'<script type="application/json" id="sb-index">(.*?)</script>', re.S)
+
+
+def relink_media(page_text: str, old_href: str, new_href: str) -> str:
+    """The page with its rows' media read from ``new_href`` (a folder, relative to the page) instead of
+    ``old_href``: the rows' HTML in the shards keeps ``src="<old_href>/<sha256>.<ext>"``, and the page
+    rewrites the link as it draws a row, so a page logged to MLflow finds the media its parent run
+    stores once (the shards are logged as they are). Only image links are rewritten: the rows' own
+    text is escaped (``src=&quot;...``) and never matches."""
+    if _DRAW_ROW not in page_text:
+        raise ValueError("not a viewer page of this version (its row-drawing function was not found)")
+    old, new = json.dumps(f'src="{old_href.rstrip("/")}/'), json.dumps(f'src="{new_href.rstrip("/")}/')
+    drawn = f"function html(i){{var k=R[i][6];return parts[k][i-D.starts[k]].split({old}).join({new});}}"
+    return page_text.replace(_DRAW_ROW, drawn, 1)

@@ -5,6 +5,7 @@ no files and no run to log. What each run was made with is infer's record in its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,14 @@ def run_file(folder: Path, kind: str, model: str, run: str) -> Path:
     from socialbench.results.layout import RUN_KINDS
 
     return folder / model / f"{run}{RUN_KINDS[kind]}"
+
+
+def relinker(page: Path, href: str) -> Callable[[str], str]:
+    """The text of a run's page with its rows' media read from a given link instead of ``href``
+    (``viewer_page.relink_media``), for the page MLflow stores (its media are the parent run's)."""
+    from socialbench.results.viewer_page import relink_media
+
+    return lambda link: relink_media(page.read_text("utf-8"), href, link)
 
 
 def check_not_excluded(scores: list[Path], params: dict[str, Any], benchmark: str) -> None:
@@ -59,6 +68,7 @@ def evaluation(
     scores: dict[str, Any],
     artifacts: list[tuple[Path, str]],
     commit: str,
+    viewer: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What one run logs: its params, content hashes, provenance (as when the predictions were made),
     scores, accounting and artifacts."""
@@ -101,6 +111,8 @@ def evaluation(
         "category": entry.get("category"),
         # logged under <benchmark>/<model>/<method>/ with names that say what they are
         "artifacts": artifacts,
+        # the run's viewer page: logged beside its shards, its media once in the parent run
+        "viewer": viewer,
     }
 
 
@@ -149,7 +161,7 @@ def track_runs(
         {"--out": out},
         folders=("--predictions-dir", "--stats-dir", "--tables-dir", "--traces-dir", "--viewer-dir"),
     )
-    from socialbench.results.viewer_page import page_files
+    from socialbench.results.viewer_page import page_media
 
     bench = load_benchmark(benchmark)
     p = load_params(params)
@@ -190,14 +202,20 @@ def track_runs(
                 str(page), f"viewer page of {path} not found (--viewer-dir {viewer_dir}; socialbench viewer writes it)"
             )
         made = made_with(run_stats, stats_path, data_hash, instances)
+        shards = page.parent / f"{page.stem}.shards" if page else None
+        # The tables are the parent run's (once, not in every run); the page's shards are one folder
+        # call, its media the parent run's too (log_evaluations), so a run holds a few dozen files.
         artifacts = [
             (pred, "predictions.jsonl"),
             (path, "scores.json"),
             (stats_path, "run_accounting.json"),
             *([(trace, "traces.jsonl")] if trace else []),
-            *(page_files(page) if page else []),  # the page, its shards and the media its rows show
-            *[(t, f"tables/{t.name}") for t in tables],
+            *([(shards, f"viewer/{shards.name}")] if shards is not None and shards.is_dir() else []),
         ]
+        viewer = None
+        if page is not None:
+            href, media = page_media(page)
+            viewer = {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)}
         evaluations.append(
             evaluation(
                 benchmark,
@@ -213,6 +231,7 @@ def track_runs(
                 loaded[(model, method)],
                 artifacts,
                 commit,
+                viewer,
             )
         )
     # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
