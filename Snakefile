@@ -26,6 +26,7 @@ for _benchmark in BENCHMARKS:
 
 
 include: "rules/moca_sources.smk"  # MoCA's real raw sources: no jobs unless params name some
+include: "rules/weights.smk"  # model folders from GGUF weights (params weights:); no jobs unless params name some
 include: "rules/infer.smk"
 include: "rules/score.smk"
 include: "rules/tables.smk"
