@@ -244,3 +244,12 @@ def test_reorder_lists_rotates_the_mechanism_and_label_lists_too_and_is_off_by_d
     assert listed(lists) == names[1:] + names[:1]
     system = lists.messages[0].text()
     assert system.index(f"- {names[1]}:") < system.index(f"- {names[0]}:")
+
+
+def test_a_model_declared_text_only_gets_the_text_without_the_images(image_instance, taxonomy):
+    text_only = ModelSpec(name="m", backend="hf", modalities=[])
+    req, _ = build_direct_request(image_instance, taxonomy, text_only, seed=3)
+    full, _ = build_direct_request(image_instance, taxonomy, SPEC, seed=3)
+    assert req.images() == [] and len(full.images()) == 1
+    assert "Visual: 0 image(s)" in req.messages[1].text()
+    assert req.messages[1].text() == full.messages[1].text().replace("Visual: 1 image(s)", "Visual: 0 image(s)")
