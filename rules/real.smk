@@ -142,7 +142,7 @@ for _b in REAL_BENCHMARKS:
             CONDA_ENV
         shell:
             "socialbench tables --benchmark {params.benchmark} --params {input.params} --out-dir {output.tables}"
-            " --headline {output.headline} --instances {input.instances}"
+            " --headline {output.headline} --instances {input.instances} --answers-table"
             " --predictions-dir " + REAL_ROOT + "/predictions/{params.benchmark} {params.score_files} > {log} 2>&1"
 
     REAL_TARGETS += [f"{REAL_ROOT}/tables/{_b}", f"{REAL_ROOT}/metrics/{_b}.json"]
