@@ -2,32 +2,38 @@
 # answers a stratified sample of both benchmarks on CPU, in-process (and, where params-real.yaml names one,
 # behind a local OpenAI-compatible server). Not part of rule all. Its params are params.yaml with
 # params-real.yaml put over it (socialbench.core.config.overlay_params), written to results/real/params.yaml
-# when the workflow is read (like dvc.yaml); its outputs go under results/real/. The demo's data stages
+# by the rule real_params (socialbench check-params --overlay); its outputs go under results/real/. The demo's data stages
 # are shared; the run's own jobs are real_<stage>_... (infer per model, score, tables, track per benchmark).
 
 from socialbench.core.config import overlay_params, read_params_file, validate_params
-from socialbench.core.io import write_text_atomic
 
 REAL_ROOT = "results/real"
 REAL_PARAMS = f"{REAL_ROOT}/params.yaml"
 REAL_CONFIG = {}
 if os.path.exists("params-real.yaml"):
-    import yaml as _yaml
-
-    _real_raw = overlay_params(_ORIGINS[0][1], read_params_file("params-real.yaml"))
     try:
-        REAL_CONFIG = validate_params(_real_raw, source="params.yaml + params-real.yaml")
+        REAL_CONFIG = validate_params(
+            overlay_params(_ORIGINS[0][1], read_params_file("params-real.yaml")), source="params.yaml + params-real.yaml"
+        )
     except ConfigError as exc:
         from socialbench.core.io import one_line
 
         sys.exit(f"error: {one_line(exc)}")
-    _real_text = (
-        "# Written when the workflow is read: params.yaml with params-real.yaml put over it (rules/real.smk).\n"
-        + _yaml.safe_dump(_real_raw, sort_keys=False, allow_unicode=True)
-    )
-    if not os.path.exists(REAL_PARAMS) or open(REAL_PARAMS, encoding="utf-8").read() != _real_text:
-        os.makedirs(REAL_ROOT, exist_ok=True)
-        write_text_atomic(REAL_PARAMS, _real_text)
+
+
+# The run's params file: params.yaml with params-real.yaml over it, validated, defaults filled.
+rule real_params:
+    input:
+        params="params.yaml",
+        overlay="params-real.yaml",
+    output:
+        params=REAL_PARAMS,
+    log:
+        "logs/real/params.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench check-params --params {input.params} --overlay {input.overlay} --out {output.params} > {log} 2>&1"
 
 
 def real_methods(benchmark):
