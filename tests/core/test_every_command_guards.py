@@ -18,7 +18,6 @@ FUNCTIONS = {("book.py", "book")}
 #: Commands that write no file (they print, serve or only read), by module and function name.
 READ_ONLY = {
     ("params.py", "benchmarks"),
-    ("weights.py", "cache_dir"),
     ("ui.py", "ui"),
     ("cache.py", "stats"),
     ("cache.py", "explain"),

