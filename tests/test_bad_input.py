@@ -2178,6 +2178,7 @@ ISSUE20_CASES = [
 #: option the command does not have. One line naming the command, exit 2, nothing written (point 9).
 MISSING, BOGUS = "missing", "bogus"
 COMMAND_LINE = {
+    "weights convert": (MISSING, BOGUS, BOGUS + "-short"),
     "cache stats": (BOGUS,),
     "cache explain": (BOGUS,),
     "media cut": (MISSING,),

@@ -50,6 +50,7 @@ SUB_APPS: dict[str, tuple[str, str, str]] = {
     "cache": ("socialbench.stages.cache", "cache_app", "Inspect the request cache."),
     "media": ("socialbench.media.cli", "media_app", "Media tools: probe, frames, clips, mosaic, audio."),
     "serve": ("socialbench.stages.serve", "serve_app", "The node's shared model servers: list, stop."),
+    "weights": ("socialbench.stages.weights", "weights_app", "Model weights as pipeline data: GGUF to a model folder."),
 }
 
 

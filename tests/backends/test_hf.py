@@ -279,13 +279,24 @@ def test_generate_arguments_follow_the_decoding(backend):
     assert "stop_strings" not in sampled
 
 
-def test_json_mode_requests_with_their_keys_batch_with_the_others_and_record_no_constraint(backend):
+def test_json_mode_requests_share_the_generation_group_of_the_others(backend):
     from socialbench.backends.hf import _generation_group
 
     keyed = moca_request(0, json_schema=None, json_object=True, json_keys={"answer": {"type": "string"}})
     assert _generation_group(keyed.decoding) == _generation_group(moca_request(1).decoding)
     assert hash(_generation_group(keyed.decoding)) is not None
-    assert backend.constraint(keyed) == "none" and backend.temperature_sent() is True
+    assert backend.temperature_sent() is True
+
+
+def test_the_constraint_recorded_is_the_one_json_mode_applies(tiny_model):
+    keyed = moca_request(0, json_schema=None, json_object=True, json_keys={"answer": {"type": "string"}})
+    schema = moca_request(0, json_schema={"type": "object"})
+    free = moca_request(0, json_schema=None)
+    default, keys, off = (backend_for(tiny_model, json_mode=m) for m in ("json_schema", "key_schema", "none"))
+    assert [default.constraint(r) for r in (keyed, schema, free)] == ["json_object", "json_schema", "none"]
+    assert [keys.constraint(r) for r in (keyed, schema, free)] == ["key_schema", "json_schema", "none"]
+    assert [off.constraint(r) for r in (keyed, schema, free)] == ["none", "none", "none"]
+    assert off.identity()["json_mode"] == "none" and "json_mode" not in default.identity()
 
 
 def test_stop_strings_end_generation_and_are_cut_from_the_answer(backend, frames):

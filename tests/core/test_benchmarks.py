@@ -213,3 +213,15 @@ def test_a_meetingtom_run_ingesting_native_video_is_not_run_for_a_model_without_
     assert pair_excluded(text_only, "meetingtom", "t", "no_prompt") == (
         "takes text only (modalities in params), not the clip's video"
     )
+
+
+def test_a_model_declared_text_only_runs_where_the_need_has_a_text_form_only():
+    from socialbench.core.benchmarks import Need, excluded
+
+    text_form = [Need(("image",), "MoCA's images", text_only="the text without its images")]
+    video = [Need(("video", "frames"), "the clip's video")]
+    assert excluded({"backend": "hf", "modalities": []}, "moca", "direct", text_form) is None
+    assert excluded({"backend": "hf", "modalities": []}, "meetingtom", "r", video) == (
+        "takes text only (modalities in params), not the clip's video"
+    )
+    assert excluded({"backend": "hf", "modalities": ["audio"]}, "moca", "direct", text_form) is not None

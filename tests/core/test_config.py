@@ -472,3 +472,14 @@ def test_an_unknown_modality_is_refused_naming_the_key():
 def test_a_vllm_model_may_declare_audio():
     p = validate_params({"models": {"omni": {"backend": "vllm", "modalities": ["image", "frames", "video", "audio"]}}})
     assert p["models"]["omni"]["modalities"] == ["image", "frames", "video", "audio"]
+
+
+def test_an_overlay_merges_mappings_and_replaces_lists_and_the_models():
+    from socialbench.core.config import overlay_params
+
+    base = {"seed": 1, "moca": {"methods": ["direct", "codar"], "subset": None, "frames": 8}, "models": {"a": {}}}
+    over = {"moca": {"methods": ["direct"], "subset": {"n": 4}}, "models": {"b": {"backend": "hf"}}, "weights": {}}
+    merged = overlay_params(base, over)
+    assert merged["moca"] == {"methods": ["direct"], "subset": {"n": 4}, "frames": 8}
+    assert merged["models"] == {"b": {"backend": "hf"}} and merged["weights"] == {} and merged["seed"] == 1
+    assert base["moca"]["methods"] == ["direct", "codar"]

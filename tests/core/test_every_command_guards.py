@@ -17,7 +17,6 @@ MODULES = [
 FUNCTIONS = {("book.py", "book")}
 #: Commands that write no file (they print, serve or only read), by module and function name.
 READ_ONLY = {
-    ("params.py", "check_params"),
     ("params.py", "benchmarks"),
     ("ui.py", "ui"),
     ("cache.py", "stats"),

@@ -134,3 +134,32 @@ def build_tiny_vlm(
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return out
+
+
+def build_tiny_llm(out_dir: str | Path, *, hidden: int = 32, layers: int = 2, seed: int = 0) -> Path:
+    """Write a tiny random text-only Llama checkpoint (LlamaForCausalLM, tokenizer, chat template), the
+    kind of folder ``socialbench weights convert`` makes of SmolLM2, to out_dir."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    out = Path(out_dir)
+    tokenizer = build_tokenizer()
+    tokenizer.chat_template = CHAT_TEMPLATE
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config).eval()
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out

@@ -6,7 +6,7 @@ dev answers a prior baseline learns from. Its tables are tested in tests/moca/re
 import json
 
 from socialbench.core.backend import ModelSpec, Response
-from socialbench.core.benchmarks import Exchange, Final, Need, get_benchmark
+from socialbench.core.benchmarks import Exchange, Final, get_benchmark
 from socialbench.moca.benchmark import macro
 from socialbench.moca.eval.prompts import build_direct_request
 from tests.conftest import make_instance
@@ -50,8 +50,9 @@ def test_only_a_method_that_retrieves_gets_the_retrieval_settings():
 
 
 def test_every_run_needs_the_images_or_the_frames_of_mocas_instances():
-    needs = BENCH.run_needs({}, "direct")
-    assert Need(("image",), "MoCA's images") in needs and Need(("frames",), "MoCA's video frames") in needs
+    needs = {(n.any_of, n.what): n.text_only for n in BENCH.run_needs({}, "direct")}
+    assert needs[(("image",), "MoCA's images")] == "the text without its images"
+    assert needs[(("frames",), "MoCA's video frames")] == "the text without its frames"
 
 
 def test_a_direct_answer_with_an_extra_key_keeps_its_four_fields(taxonomy, image_file):

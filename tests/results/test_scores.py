@@ -80,3 +80,11 @@ def test_write_run_metrics_leaves_no_file_of_a_run_gone_from_the_headline(tmp_pa
     write_run_metrics(tmp_path / "moca", {"random.direct": {"a": 1}, "prior.direct": {"a": 2}})
     write_run_metrics(tmp_path / "moca", {"prior.direct": {"a": 3}})
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json")) == ["moca/prior/direct.json"]
+
+
+def test_a_model_declared_text_only_is_marked_so_in_its_category():
+    from socialbench.results.scores import row_category
+
+    assert row_category({"category": "small LLM", "modalities": []}) == "small LLM (text-only)"
+    assert row_category({"category": "MLLM", "modalities": None}) == "MLLM"
+    assert row_category({"category": "MLLM", "modalities": ["image"]}) == "MLLM"

@@ -171,3 +171,21 @@ def test_the_temperature_note_names_the_models_whose_runs_send_none_and_why():
         "No temperature sent: claude (the anthropic API takes none); gpt (options.send_temperature: false)."
     )
     assert temperature_note(models, ["random", "qwen"]) is None
+
+
+def test_the_answers_table_counts_n_invalid_and_each_finish_reason_per_run():
+    from socialbench.results.tables import answers_table, to_csv
+
+    runs = {
+        ("m", "direct"): [
+            {"error": None, "finish_reason": "stop"},
+            {"error": "not JSON", "finish_reason": "length"},
+            {"error": None, "finish_reason": "stop"},
+            {"error": "failed", "finish_reason": "error"},
+        ],
+        ("b", "direct"): [{"error": None, "finish_reason": None}],
+    }
+    lines = to_csv(answers_table(runs, {"m": "small LLM (text-only)", "b": "baseline"})).splitlines()
+    assert lines[0].startswith("model,category,run,N,invalid,invalid %,stop,length,error")
+    assert "m,small LLM (text-only),direct,4,2,50.00,2,1,1,0,0,0,0,0" in lines
+    assert "b,baseline,direct,1,0,0.00,0,0,0,0,0,0,0,1" in lines

@@ -29,3 +29,13 @@ def test_check_params_prints_the_params_with_defaults_filled_as_sorted_json(tmp_
     printed = json.loads(res.output)
     assert printed["models"]["r"]["category"] == "baseline"  # a default the file does not give
     assert list(printed) == sorted(printed) and res.output.rstrip("\n") == json.dumps(printed, indent=2, sort_keys=True)
+
+
+def test_check_params_writes_params_with_an_overlay_put_over_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text("seed: 1\nmodels: {r: {backend: random}}\n")
+    (tmp_path / "over.yaml").write_text("seed: 2\nmodels: {p: {backend: prior}}\n")
+    res = runner.invoke(app, ["check-params", "--overlay", "over.yaml", "--out", "merged.yaml"])
+    assert res.exit_code == 0, res.output
+    merged = json.loads((tmp_path / "merged.yaml").read_text())
+    assert merged["seed"] == 2 and list(merged["models"]) == ["p"]

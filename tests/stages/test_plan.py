@@ -234,3 +234,30 @@ def test_an_image_is_planned_at_its_own_size_or_image_size_when_smaller(tmp_path
     part = write_png(tmp_path / "a.png", size=(1000, 500))
     assert image_side(None)(part) == 1000
     assert image_side(448)(part) == 448
+
+
+def test_a_backend_that_reads_no_prompt_is_planned_with_0_input_tokens():
+    from socialbench.core.backend import ModelSpec
+    from socialbench.stages.plan import token_counter
+    from tests.helpers.moca_requests import moca_request
+
+    for backend in ("minilm", "random", "file"):
+        counter = token_counter(ModelSpec(name="m", backend=backend))
+        assert counter(moca_request(0)) == 0 and "reads no prompt" in counter.label
+
+
+def test_a_model_folder_s_own_tokenizer_counts_its_input_tokens(tmp_path):
+    from transformers import AutoTokenizer
+
+    from socialbench.core.backend import ModelSpec
+    from socialbench.stages.plan import token_counter
+    from tests.helpers.moca_requests import moca_request
+    from tests.helpers.tiny_vlm import build_tiny_llm
+
+    folder = build_tiny_llm(tmp_path / "llm")
+    request = moca_request(0)
+    counter = token_counter(ModelSpec(name="m", backend="hf", model_id="org/name", model_path=str(folder)))
+    tok = AutoTokenizer.from_pretrained(folder)
+    text = "\n".join(m.text() for m in request.messages)
+    assert counter(request) == len(tok(text, add_special_tokens=False)["input_ids"])
+    assert counter.label == f"tokenizer {folder}"

@@ -1,4 +1,16 @@
-"""``hf``: an image-text-to-text model run in-process with transformers.
+"""``hf``: an image-text-to-text model or a text-only causal LM, run in-process with transformers.
+
+Which kind a model is comes from its own config (read before any weights): a config class transformers
+maps to image-text-to-text loads as one, else one it maps to a causal LM loads as a text-only model; a
+model it can load as neither stops with one line naming the model and both kinds tried. A text-only model
+takes no media, so its params entry declares ``modalities: []`` (checked at load: an entry that does not
+gets a one-line error saying so); the protocol then gives it what it gives a model without images (the
+text, the transcript), and the tables mark its rows text-only.
+
+Where the weights come from: ``model_path`` (a local model folder, e.g. ``data/models/smollm2`` from the
+weights stage) when set, else ``gguf_file`` (a GGUF file, converted once into the per-user weights cache,
+:mod:`socialbench.core.weights`), else ``model_id`` (a hub id or local folder). ``model_id`` names the
+model in the tables either way.
 
 The model's own processor and chat template render each request (text parts and ``{"type":
 "image"}`` parts in message order; the frames of a video are a sequence of images, their timestamps
@@ -9,10 +21,16 @@ clip and no audio (refused before the model loads).
 Decoding is greedy (``do_sample=False``) unless a request asks for a temperature above 0; then it
 samples with ``top_p`` when the request sets one, seeded with the request's ``seed`` (else the run's).
 ``stop`` strings end generation (``stop_strings``); the answer is cut before the stop string, as the
-OpenAI-compatible servers do. There is no JSON mode at all: neither ``json_schema`` nor
-``json_object`` constrains the output (as in the paper, an unparsable answer is scored incorrect;
-recorded per run as the constraint ``none``). Reasoning in ``<think>`` tags is taken out of the answer
-by the runner, as for every backend.
+OpenAI-compatible servers do.
+
+JSON mode (``json_mode``) constrains decoding with xgrammar (the grammar engine vLLM's guided decoding
+uses), from the same requests the other backends send: a request's ``json_schema`` is compiled as that
+schema (constraint ``json_schema``); a ``json_object`` request gets any JSON object (``json_object``),
+or with ``json_mode: key_schema`` the answer's key schema (keys fixed, values free: ``key_schema``). The
+grammar allows no free whitespace between tokens (a small model otherwise fills max_tokens with
+newlines). ``json_mode: none`` turns the constraint off (for comparison; then an unparsable answer is
+scored incorrect, as in the paper). What was applied is recorded per run (:meth:`HFBackend.constraint`).
+Reasoning in ``<think>`` tags is taken out of the answer by the runner, as for every backend.
 ``finish_reason``: ``length`` when the answer reached ``max_tokens`` without end-of-sequence or a stop
 string, else ``stop``; ``error`` for a request that failed.
 
@@ -29,11 +47,16 @@ Options (``models.<name>.options``):
   attn_implementation  passed to from_pretrained when set (e.g. sdpa, flash_attention_2)
   trust_remote_code  default false
   local_files_only   default false (true: never touch the network)
+  json_mode          json_schema (default: schemas as given, JSON-object requests as any object) |
+                     key_schema (JSON-object requests as the answer's key schema) | none (no constraint)
+  threads            CPU threads torch uses (default: torch's own choice)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import json
 import logging
 import os
 import time
@@ -47,7 +70,17 @@ import transformers
 
 from socialbench.backends.images import ImageChanged, content_blocks, images_sent, load_pil
 from socialbench.backends.revision import resolve_revision
-from socialbench.core.backend import Backend, BackendContext, Decoding, ModelSpec, Request, Response, check_requests
+from socialbench.core import weights
+from socialbench.core.backend import (
+    Backend,
+    BackendContext,
+    Decoding,
+    ModelSpec,
+    Request,
+    Response,
+    check_requests,
+    key_schema,
+)
 from socialbench.core.errors import ConfigError
 
 log = logging.getLogger("socialbench.backends")
@@ -58,6 +91,41 @@ _DTYPE_KWARG = "dtype" if tuple(int(x) for x in transformers.__version__.split("
 
 
 _TRUE = {"1", "ON", "YES", "TRUE"}
+JSON_MODES = ("json_schema", "key_schema", "none")
+#: The kinds of model hf loads, in the order tried: (kind, the transformers auto class).
+KINDS = (("image-text-to-text", "AutoModelForImageTextToText"), ("causal-lm", "AutoModelForCausalLM"))
+
+
+def model_kind(config: Any) -> str | None:
+    """Which of :data:`KINDS` transformers can load a model of ``config`` as (the first whose auto class
+    maps its config class), or None."""
+    from transformers.models.auto import modeling_auto
+
+    mappings = {
+        "image-text-to-text": modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING,
+        "causal-lm": modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING,
+    }
+    for kind, _ in KINDS:
+        if type(config) in mappings[kind]:
+            return kind
+    return None
+
+
+def answer_grammar(request: Request, json_mode: str) -> tuple[dict[str, Any] | None, str]:
+    """(the JSON schema xgrammar compiles for ``request``, the constraint's name in
+    ``core.backend.CONSTRAINTS``): the request's schema; for a JSON-object request any object, or its key
+    schema with ``json_mode: key_schema`` (any object when it names no keys); (None, ``none``) for a
+    request that asks for no JSON or with ``json_mode: none``."""
+    decoding = request.decoding
+    if json_mode == "none" or (decoding.json_schema is None and not decoding.json_object):
+        return None, "none"
+    if decoding.json_schema is not None:
+        return decoding.json_schema, "json_schema"
+    if json_mode == "key_schema":
+        schema = key_schema(request)
+        if schema is not None:
+            return schema, "key_schema"
+    return {"type": "object"}, "json_object"
 
 
 def _in_hf_cache(repo_id: str, revision: str | None) -> bool:
@@ -83,18 +151,19 @@ def resolve_dtype(name: str, device: str) -> str:
     return name
 
 
-def chat_messages(request: Request) -> list[dict[str, Any]]:
+def chat_messages(request: Request, text_only: bool = False) -> list[dict[str, Any]]:
     """The request as a transformers chat conversation (text and image content parts, view labels as
-    text), its images in the order of :meth:`Request.images`."""
+    text), its images in the order of :meth:`Request.images`; for a text-only model each message's text
+    as one string (the form a text model's chat template reads)."""
+    if text_only:
+        return [{"role": m.role, "content": m.text()} for m in request.messages]
     return [{"role": m.role, "content": content_blocks(m, lambda _img: {"type": "image"})} for m in request.messages]
 
 
 def _generation_group(decoding: Decoding) -> Decoding:
     """What requests batched into one ``generate`` call must share: the decoding, without the fields
-    that do not change generation (the JSON constraints, which hf does not apply, and the sample
-    number). A greedy decoding ignores top_p and seed."""
-    import dataclasses
-
+    that do not change generation (the JSON constraints, applied per
+    row, and the sample number). A greedy decoding ignores top_p and seed."""
     group = dataclasses.replace(
         decoding, json_schema=None, json_object=False, json_keys=None, sample=0, stop=tuple(decoding.stop)
     )
@@ -109,9 +178,19 @@ class HFBackend(Backend):
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
-        if not spec.model_id:
-            raise ConfigError(f"models.{spec.name}.model_id is required (a Hugging Face id or a local path)")
+        if not (spec.model_id or spec.model_path or spec.gguf_file):
+            raise ConfigError(
+                f"models.{spec.name}: give model_id (a Hugging Face id or a local folder), model_path or gguf_file"
+            )
         options = dict(spec.options or {})
+        self.json_mode = str(options.get("json_mode", "json_schema"))
+        if self.json_mode not in JSON_MODES:
+            raise ConfigError(f"models.{spec.name}.options.json_mode must be one of {', '.join(JSON_MODES)}")
+        self.threads = options.get("threads")
+        self.kind: str | None = None  # image-text-to-text or causal-lm, from the model's config at load
+        self._grammars: dict[str, Any] = {}
+        self._compiler: Any = None
+        self._gguf_folder: str | None = None
         self.device = resolve_device(str(options.get("device", "auto")))
         self.dtype = resolve_dtype(str(options.get("dtype", "auto")), self.device)
         self.load_kwargs: dict[str, Any] = {
@@ -133,6 +212,8 @@ class HFBackend(Backend):
         ident["revision"] = self.spec.revision or self.resolved_revision()
         ident["dtype"] = self.dtype  # bf16 and fp32 greedy outputs differ
         ident["image_size"] = self.spec.image_size  # None: as the source has it (the processor resizes)
+        if self.json_mode != "json_schema":
+            ident["json_mode"] = self.json_mode
         return ident
 
     def images_sent(self, request: Request) -> list[list[int]] | None:
@@ -147,6 +228,24 @@ class HFBackend(Backend):
 
         return images_sent(request, size)
 
+    @property
+    def source(self) -> str:
+        """What is loaded: ``model_path``, else the converted folder of ``gguf_file``, else ``model_id``."""
+        if self.spec.model_path:
+            return str(self.spec.model_path)
+        if self.spec.gguf_file:
+            if self._gguf_folder is None:  # converted (or found in the per-user cache) once per backend
+                self._gguf_folder = str(weights.cached_folder(Path(self.spec.gguf_file), log=log.info))
+            return self._gguf_folder
+        return str(self.spec.model_id)
+
+    def where(self) -> str:
+        key = "model_path" if self.spec.model_path else "gguf_file" if self.spec.gguf_file else "model_id"
+        return f"models.{self.spec.name}.{key}"
+
+    def constraint(self, request: Request) -> str:
+        return answer_grammar(request, self.json_mode)[1]
+
     def resolved_revision(self) -> str | None:
         """What an unpinned model (no ``revision`` in params) is, without loading it: for a local
         folder, a fingerprint of its files; for a hub id, the commit its local cache holds or, online,
@@ -154,8 +253,15 @@ class HFBackend(Backend):
         changed model is then a cache miss and MLflow shows which one was used. None when unknown."""
         if self._resolved:
             return self._revision
+        if self.spec.gguf_file and not self.spec.model_path:
+            gguf = Path(self.spec.gguf_file)
+            if not gguf.is_file():
+                raise ConfigError(f"models.{self.spec.name}.gguf_file: {gguf} is not a file")
+            self._revision = f"gguf:{weights.sha256_file(gguf)}"  # the folder is converted from these bytes
+            self._resolved = True
+            return self._revision
         self.check_model_available()  # a model that cannot be there is named before anything runs
-        self._revision = resolve_revision(str(self.spec.model_id), self.offline())
+        self._revision = resolve_revision(self.source, self.offline())
         self._resolved = True
         if self._revision is not None and not self._revision.startswith("files:"):
             self.load_kwargs["revision"] = self._revision  # load exactly the commit in the key
@@ -180,8 +286,8 @@ class HFBackend(Backend):
         """Stop with a ConfigError naming models.<name>.model_id when the model cannot be there:
         a path that is not a folder, or (offline) an id that is not in the local Hugging Face cache.
         Starts no download and reads no weights."""
-        model_id = str(self.spec.model_id)
-        where = f"models.{self.spec.name}.model_id"
+        model_id = self.source
+        where = self.where()
         local = Path(model_id).expanduser()
         if local.is_dir():
             if not (local / "config.json").is_file():
@@ -210,31 +316,79 @@ class HFBackend(Backend):
             return
         started = time.perf_counter()
         self.check_model_available()
+        source = self.source
+        if self.threads:
+            torch.set_num_threads(int(self.threads))
         model_kwargs = dict(self.load_kwargs)
         model_kwargs[_DTYPE_KWARG] = _DTYPES[self.dtype]
         if self.attn_implementation:
             model_kwargs["attn_implementation"] = self.attn_implementation
         try:
-            self.processor = transformers.AutoProcessor.from_pretrained(self.spec.model_id, **self.load_kwargs)
-            self.model = transformers.AutoModelForImageTextToText.from_pretrained(self.spec.model_id, **model_kwargs)
-        except OSError as exc:  # not a model folder, a missing file, a revision not in the cache, no network
+            config = transformers.AutoConfig.from_pretrained(source, **self.load_kwargs)
+            self.kind = model_kind(config)
+            if self.kind is None:
+                tried = " or ".join(f"{kind} ({auto})" for kind, auto in KINDS)
+                raise ConfigError(
+                    f"{self.where()}: {source!r} cannot be loaded: transformers maps its config"
+                    f" ({type(config).__name__}) to neither {tried}"
+                )
+            if self.kind == "causal-lm":
+                self._check_text_only(config)
+                self.processor = transformers.AutoTokenizer.from_pretrained(source, **self.load_kwargs)
+                auto = transformers.AutoModelForCausalLM
+            else:
+                self.processor = transformers.AutoProcessor.from_pretrained(source, **self.load_kwargs)
+                auto = transformers.AutoModelForImageTextToText
+            self.model = auto.from_pretrained(source, **model_kwargs)
+        except (OSError, ValueError) as exc:  # not a model folder, a missing file, no network, an unknown config
             self.processor = self.model = None
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ConfigError(
-                f"models.{self.spec.name}.model_id: {self.spec.model_id!r} cannot be loaded: {first}"
-            ) from exc
+            raise ConfigError(f"{self.where()}: {source!r} cannot be loaded: {first}") from exc
         self.model.to(self.device).eval()
         tokenizer = self.tokenizer
         tokenizer.padding_side = "left"  # decoder-only generation pads on the left
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         log.info(
-            "hf: loaded %s on %s (%s) in %.1fs",
-            self.spec.model_id,
+            "hf: loaded %s (%s) from %s on %s (%s) in %.1fs",
+            self.spec.model_id or self.spec.name,
+            self.kind,
+            source,
             self.device,
             self.dtype,
             time.perf_counter() - started,
         )
+
+    def _check_text_only(self, config: Any) -> None:
+        """A text-only model whose params entry says it takes media: one line saying what to declare."""
+        if self.takes:
+            raise ConfigError(
+                f"models.{self.spec.name}: {self.source!r} is a text-only causal LM ({type(config).__name__}),"
+                f" but its entry takes {', '.join(sorted(self.takes))};"
+                f" declare `modalities: []` in models.{self.spec.name}"
+            )
+
+    def grammar(self, schema: dict[str, Any]) -> Any:
+        """The compiled xgrammar grammar of ``schema`` for this model's tokenizer (compiled once per schema)."""
+        text = json.dumps(schema, sort_keys=True)
+        if text not in self._grammars:
+            try:
+                import xgrammar
+            except ImportError as exc:
+                raise ConfigError(
+                    f"models.{self.spec.name}: JSON mode on hf needs xgrammar: pip install 'socialbench[real]'"
+                    f" (or set models.{self.spec.name}.options.json_mode: none)"
+                ) from exc
+            if self._compiler is None:
+                vocab = getattr(self.model.config, "vocab_size", None)
+                if vocab is None:  # an image-text-to-text model keeps it in its text config
+                    vocab = self.model.get_output_embeddings().weight.shape[0]
+                info = xgrammar.TokenizerInfo.from_huggingface(
+                    self.tokenizer, vocab_size=int(vocab), stop_token_ids=sorted(self._eos_ids())
+                )
+                self._compiler = xgrammar.GrammarCompiler(info, max_threads=1)
+            self._grammars[text] = self._compiler.compile_json_schema(text, any_whitespace=False)
+        return self._grammars[text]
 
     @property
     def tokenizer(self) -> Any:
@@ -267,29 +421,37 @@ class HFBackend(Backend):
             return
         check_requests(self, requests)  # a part it cannot take stops the batch before the model loads
         self.load()
-        prepared: dict[tuple[Any, ...], list[tuple[int, str, list[Any]]]] = {}
+        prepared: dict[tuple[Any, ...], list[tuple[int, str, list[Any], dict[str, Any] | None]]] = {}
         for index, request in enumerate(requests):
             try:
-                prompt = self.processor.apply_chat_template(
-                    chat_messages(request), add_generation_prompt=True, tokenize=False
+                prompt = self.processor.apply_chat_template(  # a tokenizer's, for a text-only model
+                    chat_messages(request, text_only=self.kind == "causal-lm"),
+                    add_generation_prompt=True,
+                    tokenize=False,
                 )
                 images = [load_pil(p, self.spec.image_size) for p in request.images()]
             except (ImageChanged, OSError, ValueError) as exc:
                 error = f"could not prepare the request: {exc}"
                 on_result(index, Response(text=None, error=error, finish_reason="error"))
                 continue
-            group = (_generation_group(request.decoding), bool(images))
-            prepared.setdefault(group, []).append((index, prompt, images))
+            schema = answer_grammar(request, self.json_mode)[0]
+            group = (_generation_group(request.decoding), bool(images), schema is not None)
+            prepared.setdefault(group, []).append((index, prompt, images, schema))
         size = max(1, int(self.spec.batch_size))
-        for (decoding, _), items in prepared.items():
+        for (decoding, *_), items in prepared.items():
             for start in range(0, len(items), size):
                 self._run_batch(items[start : start + size], decoding, on_result)
 
     def _run_batch(
-        self, items: list[tuple[int, str, list[Any]]], decoding: Decoding, on_result: Callable[[int, Response], None]
+        self,
+        items: list[tuple[int, str, list[Any], dict[str, Any] | None]],
+        decoding: Decoding,
+        on_result: Callable[[int, Response], None],
     ) -> None:
         try:
-            responses = self._generate([p for _, p, _ in items], [im for _, _, im in items], decoding)
+            responses = self._generate(
+                [p for _, p, _, _ in items], [im for _, _, im, _ in items], decoding, [s for *_, s in items]
+            )
         except Exception as exc:  # e.g. out of memory: try one by one, then record the error
             if len(items) > 1:
                 log.warning("hf: batch of %d failed (%s); retrying one by one", len(items), exc)
@@ -300,7 +462,7 @@ class HFBackend(Backend):
                 return
             error = f"generation failed: {type(exc).__name__}: {exc}"
             responses = [Response(text=None, error=error, finish_reason="error")]
-        for (index, _, _), response in zip(items, responses):
+        for (index, *_), response in zip(items, responses):
             on_result(index, response)
 
     def generate_kwargs(self, decoding: Decoding) -> dict[str, Any]:
@@ -318,24 +480,36 @@ class HFBackend(Backend):
         return kwargs
 
     @torch.inference_mode()
-    def _generate(self, prompts: list[str], images: list[list[Any]], decoding: Decoding) -> list[Response]:
+    def _generate(
+        self,
+        prompts: list[str],
+        images: list[list[Any]],
+        decoding: Decoding,
+        schemas: Sequence[dict[str, Any] | None] | None = None,
+    ) -> list[Response]:
         started = time.perf_counter()
         has_images = any(images)
         bos = self.tokenizer.bos_token
-        inputs = self.processor(
-            text=prompts,
-            images=images if has_images else None,
-            padding=True,
-            return_tensors="pt",
-            # a chat template that writes the BOS itself must not get a second one
-            add_special_tokens=not (bos and all(p.startswith(bos) for p in prompts)),
-        )
+        # a chat template that writes the BOS itself must not get a second one
+        special = not (bos and all(p.startswith(bos) for p in prompts))
+        if self.kind == "causal-lm":
+            inputs = self.tokenizer(prompts, padding=True, return_tensors="pt", add_special_tokens=special)
+        else:
+            inputs = self.processor(
+                text=prompts,
+                images=images if has_images else None,
+                padding=True,
+                return_tensors="pt",
+                add_special_tokens=special,
+            )
         inputs = inputs.to(self.device)
         model_dtype = next(self.model.parameters()).dtype
         for name, value in list(inputs.items()):
             if torch.is_tensor(value) and value.is_floating_point():
                 inputs[name] = value.to(model_dtype)
         generate_kwargs = self.generate_kwargs(decoding)
+        if schemas and any(s is not None for s in schemas):
+            generate_kwargs["logits_processor"] = [self._constraint_processor(schemas)]
         if decoding.temperature > 0:
             torch.manual_seed(self.context.seed if decoding.seed is None else decoding.seed)
         output = self.model.generate(**inputs, **generate_kwargs)
@@ -357,6 +531,13 @@ class HFBackend(Backend):
                 )
             )
         return out
+
+    def _constraint_processor(self, schemas: Sequence[dict[str, Any] | None]) -> Any:
+        """One xgrammar logits processor for a batch (a new one per ``generate`` call: it keeps state),
+        each row with its own grammar (a batch is constrained whole or not at all: complete_many groups so)."""
+        from xgrammar.contrib.hf import LogitsProcessor
+
+        return LogitsProcessor([self.grammar(schema) for schema in schemas if schema is not None])
 
     def _answer(self, ids: list[int], eos: set[int], decoding: Decoding) -> tuple[str, int, str]:
         """(text, output tokens, finish reason) of one generated row: cut after the first

@@ -353,6 +353,10 @@ class ModelSpec:
     category: str = "baseline"
     model_id: str | None = None
     revision: str | None = None
+    #: A local model folder to load (``model_id`` then only names the model); None: load ``model_id``.
+    model_path: str | None = None
+    #: A GGUF file to load, converted once into the per-user weights cache (:mod:`socialbench.core.weights`).
+    gguf_file: str | None = None
     max_frames: int = 8
     #: Longest image side sent (scaled down, never up); None: as the source has it (MoCA 6.1, C.1).
     image_size: int | None = None

@@ -82,6 +82,9 @@ class Need:
 
     any_of: tuple[str, ...]
     what: str
+    #: What a text-only model (one whose params entry declares ``modalities: []``) gets instead, when the
+    #: protocol has such a form (MoCA: the text alone); None: a text-only model cannot run it.
+    text_only: str | None = None
 
 
 #: The capability of writing free text (every backend but those that answer choices only).
@@ -580,6 +583,8 @@ def unmet(entry: Mapping[str, Any], needs: Sequence[Need]) -> str | None:
         takes, declared = model_modalities(entry)
         if takes & set(need.any_of):
             continue
+        if declared and not takes and need.text_only is not None:
+            continue  # a declared text-only model gets the run's text form (its rows are marked text-only)
         source = "modalities in params" if declared else f"the default of backend {entry['backend']}"
         shown = ", ".join(m for m in ("image", "frames", "video", "audio") if m in takes) or "text only"
         return f"takes {shown} ({source}), not {need.what}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -389,3 +389,22 @@ def exit_if_unreadable(path: str | Path = "params.yaml") -> None:
 def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
     """params.yaml read strictly (:func:`read_params_file`) and validated (:func:`validate_params`)."""
     return validate_params(read_params_file(path), source=str(path))
+
+
+def overlay_params(base: Mapping[str, Any], overlay: Mapping[str, Any], replace: tuple[str, ...] = ("models",)) -> dict:
+    """``base`` with ``overlay`` put over it: mappings merged key by key at every depth, any other value
+    (lists included) replaced; the top-level keys in ``replace`` (``models``: a run's own model list)
+    replaced whole. Pure: neither argument is changed."""
+
+    def merge(a: Any, b: Any) -> Any:
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            out = dict(a)
+            for key, value in b.items():
+                out[key] = merge(a[key], value) if key in a else value
+            return out
+        return b
+
+    merged = dict(base)
+    for key, value in overlay.items():
+        merged[key] = value if key in replace or key not in base else merge(base[key], value)
+    return merged

@@ -125,8 +125,12 @@ class MocaBenchmark(Benchmark):
         return settings
 
     #: What every MoCA run shows its model (MoCA 6.1): the images of image-text instances, the sampled
-    #: frames of video-text ones (speech as a transcript, text: C.1).
-    INSTANCE_NEEDS = (Need(("image",), "MoCA's images"), Need(("frames",), "MoCA's video frames"))
+    #: frames of video-text ones (speech as a transcript, text: C.1). A model declared text-only
+    #: (``modalities: []``) gets the text alone (beyond the paper; its rows are marked text-only).
+    INSTANCE_NEEDS = (
+        Need(("image",), "MoCA's images", text_only="the text without its images"),
+        Need(("frames",), "MoCA's video frames", text_only="the text without its frames"),
+    )
 
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
         """The method's needs (CoDAR: free text) and what MoCA's instances show (:attr:`INSTANCE_NEEDS`)."""

@@ -23,8 +23,22 @@ def read_score_files(
         data = read_file_bytes(path, "score file")  # missing, a folder or a FIFO: a DataError naming it
         entries.append((str(path), path.parent.name, path.stem, benchmark.parse_scores(data, str(path))))
     return collect_scores(
-        entries, {m: e["category"] for m, e in p["models"].items()}, str(params), group_size=benchmark.group_size
+        entries, {m: row_category(e) for m, e in p["models"].items()}, str(params), group_size=benchmark.group_size
     )
+
+
+#: What the tables add to the category of a model declared text-only (``modalities: []``): it saw the text
+#: (and transcript) of each instance, never its images, frames or video.
+TEXT_ONLY = "text-only"
+
+
+def row_category(entry: dict[str, Any]) -> str:
+    """A model's category as its table rows show it: params' ``category``, marked ``(text-only)`` when the
+    entry declares the model takes no media (``modalities: []``)."""
+    category = str(entry.get("category") or "")
+    if entry.get("modalities") == [] and TEXT_ONLY not in category:
+        return f"{category} ({TEXT_ONLY})" if category else TEXT_ONLY
+    return category
 
 
 def collect_scores(

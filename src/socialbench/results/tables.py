@@ -369,3 +369,35 @@ def to_latex(t: Table) -> str:
 def render(t: Table) -> dict[str, str]:
     """{"md", "csv", "tex"}: the table in each format."""
     return {"md": to_markdown(t), "csv": to_csv(t), "tex": to_latex(t)}
+
+
+#: The finish reasons the answers table has a column for, in order (``core.backend.FINISH_REASONS``);
+#: another one a record carries is counted under ``other``.
+FINISH_COLUMNS = ("stop", "length", "error", "refusal", "content_filter", "no_record")
+
+
+def answers_table(runs: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]], categories: Mapping[str, str]) -> Table:
+    """One row per (model, run) from its prediction records: N, answers that could not be scored
+    (``error`` set: unparsable, cut, failed) and their share, and how each answer ended (its
+    ``finish_reason``; ``none``: the backend says nothing, as the baselines)."""
+    columns: list[Cell] = ["model", "category", "run", "N", "invalid", "invalid %", *FINISH_COLUMNS, "other", "none"]
+    rows = []
+    for (model, run), records in sorted(runs.items()):
+        n = len(records)
+        invalid = sum(1 for r in records if r.get("error"))
+        reasons = [r.get("finish_reason") for r in records]
+        counts = [sum(1 for f in reasons if f == c) for c in FINISH_COLUMNS]
+        other = sum(1 for f in reasons if f is not None and f not in FINISH_COLUMNS)
+        share = Num(100.0 * invalid / n) if n else Num()
+        rows.append([model, categories.get(model, ""), run, n, invalid, share, *counts, other, reasons.count(None)])
+    block = Block(columns=columns, rows=grouped(rows), keys=3, empty="(no runs)")
+    return Table(
+        title="Answers: N, invalid share and finish reasons per run",
+        blocks=[block],
+        caption="Answers per run: N, invalid share, finish reasons",
+        label="tab:answers-finish",
+        notes=[
+            "invalid: answers that could not be scored (unparsable, cut at max_tokens, failed calls);"
+            " finish reasons as the backend reported them (length: cut at max_tokens; none: not reported)."
+        ],
+    )

@@ -12,11 +12,15 @@ from socialbench.stages.common import Opt, stage_app
 app = stage_app("Params and the registered benchmarks.")
 
 
-def params_text(params: Path) -> str:
-    """params validated against its schema, with defaults filled, as sorted JSON."""
-    from socialbench.core.config import load_params
+def params_text(params: Path, overlay: Path | None = None) -> str:
+    """params validated against its schema, with defaults filled, as sorted JSON; with ``overlay``, params
+    with the overlay file put over it first (:func:`socialbench.core.config.overlay_params`)."""
+    from socialbench.core.config import load_params, overlay_params, read_params_file, validate_params
 
-    return json.dumps(load_params(params), indent=2, sort_keys=True)
+    if overlay is None:
+        return json.dumps(load_params(params), indent=2, sort_keys=True)
+    merged = overlay_params(read_params_file(params), read_params_file(overlay))
+    return json.dumps(validate_params(merged, source=f"{params} + {overlay}"), indent=2, sort_keys=True)
 
 
 def benchmark_lines() -> list[str]:
@@ -30,9 +34,22 @@ def benchmark_lines() -> list[str]:
 
 
 @app.command("check-params")
-def check_params(params: Path = Opt(Path("params.yaml"), help="params file to validate")) -> None:
+def check_params(
+    params: Path = Opt(Path("params.yaml"), help="params file to validate"),
+    overlay: Path | None = Opt(None, help="a params overlay put over it first (e.g. params-real.yaml)"),
+    out: Path | None = Opt(None, help="write the validated params here (a params file the commands read)"),
+) -> None:
     """Validate params.yaml against its schema and print it with defaults filled."""
-    typer.echo(params_text(params))
+    if out is None:
+        typer.echo(params_text(params, overlay))
+        return
+    from socialbench.core.io import write_text_atomic
+    from socialbench.core.paths import check_io
+
+    check_io({"--params": params, "--overlay": overlay}, {"--out": out})
+    text = params_text(params, overlay) + "\n"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, text)
 
 
 @app.command("benchmarks")

@@ -76,10 +76,14 @@ def open_cache(path: Path | None, p: dict[str, Any]):
 
 
 def token_counter(spec):
-    """The model's tokenizer where params point at one available offline (``options.model_path`` or
-    ``model_id``: a local folder, or a hub id in the local Hugging Face cache); else chars/4. Images
-    at the size they are sent at (their own, or the model's ``image_size`` when smaller; a native video as
-    ``max_frames`` images at that size or 448 pixels)."""
+    """What a new call's input tokens are counted with. A backend that reads no prompt (its declaration's
+    ``choices_only``: the baselines, recorded answers, MiniLM's embeddings of the options) counts 0: no
+    chat prompt reaches a model. Else the model's own tokenizer where params point at one available
+    offline (``model_path``, the converted folder of ``gguf_file`` when the per-user weights cache holds
+    it, ``options.model_path`` or ``model_id``: a local folder, or a hub id in the local Hugging Face
+    cache); else chars/4. Images at the size they are sent at (their own, or the model's ``image_size``
+    when smaller; a native video as ``max_frames`` images at that size or 448 pixels)."""
+    from socialbench.core.modalities import backend_declaration
     from socialbench.core.planning import TokenCounter, chars_tokens, image_tokens
 
     base = {
@@ -87,7 +91,15 @@ def token_counter(spec):
         "video_frames": spec.max_frames,
         "image_side": image_side(spec.image_size),
     }
-    where = (spec.options or {}).get("model_path") or spec.model_id
+    try:
+        reads_no_prompt = bool(backend_declaration(spec.backend).choices_only)
+    except Exception:  # noqa: BLE001 - a backend without a declaration: it reads the prompt
+        reads_no_prompt = False
+    if reads_no_prompt:
+        return TokenCounter(
+            lambda _text: 0, per_image=0, video_frames=0, label=f"0 (backend {spec.backend} reads no prompt)"
+        )
+    where = spec.model_path or _converted(spec.gguf_file) or (spec.options or {}).get("model_path") or spec.model_id
     if where and spec.backend in ("hf", "vllm", "minilm") or where and Path(str(where)).is_dir():
         try:
             from transformers import AutoTokenizer
@@ -120,6 +132,16 @@ def image_side(max_side: int | None):
         return sides[part.sha256]
 
     return side
+
+
+def _converted(gguf_file):
+    """The per-user weights cache's folder of ``gguf_file`` when it holds one (nothing is converted here)."""
+    if not gguf_file or not Path(gguf_file).is_file():
+        return None
+    from socialbench.core import weights
+
+    folder = weights.cache_root() / weights.cache_key(weights.sha256_file(gguf_file))
+    return str(folder) if (folder / weights.MANIFEST).is_file() else None
 
 
 def model_latency(store, model: str, fallback: float | None) -> float | None:

@@ -19,9 +19,11 @@ def render_tables(
     params: Path,
     instances: Path | None = None,
     predictions_dir: Path | None = None,
+    answers: bool = False,
 ) -> int:
     """Write the tables and figures into ``out_dir`` and the headline metrics (one file, and one per
-    run beside it); the number of table and figure files."""
+    run beside it); the number of table and figure files. ``answers``: also finish_reasons.*, each
+    run's N, invalid share and finish reasons (:func:`answers_files`)."""
     from socialbench.core.benchmarks import split_order
     from socialbench.core.config import load_params
     from socialbench.core.errors import ConfigError, DataError
@@ -69,6 +71,10 @@ def render_tables(
     if set(stability) & set(files):
         raise ValueError(f"stability tables repeat the names of tables: {sorted(set(stability) & set(files))}")
     files = {**files, **stability}
+    if answers:
+        if predictions_dir is None:
+            raise ConfigError("tables: --answers-table reads the runs' predictions: give --predictions-dir")
+        files = {**files, **answers_files(loaded, p, predictions_dir)}
     _, subset = bench.subset(p.get(benchmark) or {}, [], p["seed"])  # the note needs n and seed only
     files = with_subset_note(files, subset)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -81,6 +87,23 @@ def render_tables(
     # `dvc metrics show`: one file, so one row, per (model, method) in <headline without .json>/
     write_run_metrics(headline.with_suffix(""), head)
     return len(files)
+
+
+def answers_files(loaded, p, predictions_dir: Path) -> dict[str, str]:
+    """finish_reasons.md/.csv/.tex: N, invalid share and finish reasons of each run (``--answers-table``)."""
+    from socialbench.core.io import read_jsonl
+    from socialbench.results.scores import row_category
+    from socialbench.results.tables import answers_table, render
+
+    runs = {
+        (model, method): [
+            {"error": r.get("error"), "finish_reason": r.get("finish_reason")}
+            for r in read_jsonl(predictions_dir / model / f"{method}.jsonl")
+        ]
+        for model, method in loaded
+    }
+    table = answers_table(runs, {m: row_category(e) for m, e in p["models"].items()})
+    return {f"finish_reasons.{ext}": text for ext, text in render(table).items()}
 
 
 def with_subset_note(files: dict[str, str | bytes], subset) -> dict[str, str | bytes]:
@@ -131,7 +154,10 @@ def tables(
         " (MoCA: 95% bootstrap intervals, paired tests)",
     ),
     predictions_dir: Path | None = Opt(None, help="results/predictions/<benchmark> (with --instances)"),
+    answers_table: bool = Opt(
+        False, "--answers-table", help="also finish_reasons.*: each run's N, invalid share and finish reasons"
+    ),
 ) -> None:
     """Render the benchmark's result tables (and figures) and the headline metrics file."""
-    n = render_tables(benchmark, scores, out_dir, headline, params, instances, predictions_dir)
+    n = render_tables(benchmark, scores, out_dir, headline, params, instances, predictions_dir, answers_table)
     typer.echo(f"tables: {n} file(s) in {out_dir}")

@@ -288,3 +288,12 @@ def test_render_leaves_out_a_line_whose_lone_placeholder_is_empty():
 def test_render_names_the_template_of_a_placeholder_without_value():
     with pytest.raises(ConfigError, match=r"template t\.txt: placeholder \$y"):
         render("$y", {}, "t.txt")
+
+
+def test_a_model_declared_text_only_gets_the_text_without_the_images(image_instance, taxonomy):
+    text_only = ModelSpec(name="m", backend="hf", modalities=[])
+    req, _ = build_direct_request(image_instance, taxonomy, text_only, seed=3)
+    full, _ = build_direct_request(image_instance, taxonomy, SPEC, seed=3)
+    assert req.images() == [] and len(full.images()) == 1
+    assert "Visual: 0 image(s)" in req.messages[1].text()
+    assert req.messages[1].text() == full.messages[1].text().replace("Visual: 1 image(s)", "Visual: 0 image(s)")

@@ -149,11 +149,14 @@ def _image_part(path: str) -> ImagePart:
 
 
 def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
-    """Images of an image-text instance, or the sampled frames (with timestamps) of a video-text one.
+    """Images of an image-text instance, or the sampled frames (with timestamps) of a video-text one;
+    none for a model whose params entry declares it text-only (``modalities: []``).
     Media that failed (``media_error`` set by the media stage, an image that cannot be read) is
     :class:`MediaUnavailable`: a model never silently gets less to see than the benchmark gives. A
     video-text instance with neither frames nor ``media_error`` was not through the media stage: a
     plain InstanceInputError (the run stops; run socialbench moca frames first)."""
+    if spec.modalities is not None and not spec.modalities:
+        return []  # a model declared text-only gets the text alone (its rows are marked text-only)
     if instance.get("media_error"):
         raise MediaUnavailable("media_error", str(instance["media_error"]))
     if instance["modality"] == "video_text":

