@@ -75,3 +75,9 @@ def test_the_environments_server_url_wins_over_the_params_base_url():
     model = {"backend": "vllm", "options": {"base_url": "http://a:1/v1"}}
     assert external_server_url("m", model, {"SOCIALBENCH_SERVER_URL_M": "http://b:2/v1"}) == "http://b:2/v1"
     assert external_server_url("m", model, {}) == "http://a:1/v1"
+
+
+def test_a_transformers_serve_model_on_cpu_asks_for_no_gpu_and_on_cuda_for_one():
+    assert model_gpus({"backend": "transformers_serve", "options": {"device": "cpu"}}) == 0
+    assert model_gpus({"backend": "transformers_serve", "options": {"device": "cuda:0"}}) == 1
+    assert model_gpus({"backend": "transformers_serve", "options": {"base_url": "http://h:1/v1"}}) == 0
