@@ -46,9 +46,13 @@ def prompts(instances: Path, n: int, max_tokens: int) -> list[Request]:
     spec = ModelSpec(name="bench", backend="random")
     method = bench.method("direct", spec, 1)
     out = []
-    for line in instances.read_text("utf-8").splitlines()[:n]:
-        inst = json.loads(line)
-        (request,) = method.step(inst, [])
+    for line in instances.read_text("utf-8").splitlines():
+        if len(out) == n:
+            break
+        step = method.step(json.loads(line), [])
+        if not isinstance(step, list):  # answered without a call (the demo's faulty media)
+            continue
+        (request,) = step
         messages = tuple(Message(m.role, tuple(p for p in m.content if isinstance(p, str))) for m in request.messages)
         free = Decoding(max_tokens=max_tokens, temperature=0.0)
         out.append(Request(request.request_id, messages, request.task, free))
