@@ -61,7 +61,7 @@ def infer(work: Path, out: Path, params: Path, benchmark: str, env: dict[str, st
     cmd += ["--results-dir", str(out / "results"), "--method", METHODS[benchmark], "--no-progress"]
     done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads((out / "results" / "runs" / benchmark / MODEL / f"{METHODS[benchmark]}.json").read_text())
+    return json.loads((out / "results" / "runs" / benchmark / MODEL / f"{METHODS[benchmark]}.stats.json").read_text())
 
 
 def outputs(out: Path, benchmark: str) -> dict[str, bytes]:
