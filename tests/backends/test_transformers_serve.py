@@ -5,6 +5,7 @@ imports torch and FastAPI, about 15-40 s; it is started once for the module)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,8 @@ def test_command_line_comes_from_params(tmp_path):
         spec_for(tmp_path, dtype="float32", extra_args=["--log-level", "info"]), BackendContext(seed=7)
     )
     cmd = backend.server_command(8123)
-    assert cmd[1:3] == ["serve", str((tmp_path / "model").resolve())]
-    flags = dict(zip(cmd[3::2], cmd[4::2]))
+    assert cmd[:2] == [sys.executable, "-m"] and cmd[3:5] == ["serve", str((tmp_path / "model").resolve())]
+    flags = dict(zip(cmd[5::2], cmd[6::2]))
     assert flags["--host"] == "127.0.0.1" and flags["--port"] == "8123" and flags["--device"] == "cpu"
     assert flags["--dtype"] == "float32" and flags["--default-seed"] == "7" and cmd[-2:] == ["--log-level", "info"]
 
@@ -45,7 +46,7 @@ def test_a_relative_folder_is_served_by_its_absolute_path(tmp_path, monkeypatch)
     (tmp_path / "models" / "m").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     backend = create_backend(spec_for(tmp_path, model_id="models/m"))
-    assert backend.served_model == str(tmp_path / "models" / "m") == backend.server.command[2]
+    assert backend.served_model == str(tmp_path / "models" / "m") == backend.server.command[4]
     assert backend.identity()["model_id"] == "models/m"  # the cache key keeps the name params give
 
 
@@ -73,6 +74,18 @@ def test_missing_executable_gives_an_install_hint(tmp_path):
     (tmp_path / "model").mkdir()
     with pytest.raises(MissingDependency, match=r"socialbench\[serve\]"):
         create_backend(spec_for(tmp_path, executable="transformers-not-installed-here"))
+
+
+def test_without_the_serve_extra_the_default_command_gives_an_install_hint(tmp_path, monkeypatch):
+    import importlib.util
+
+    from socialbench.backends import transformers_serve
+
+    (tmp_path / "model").mkdir()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(transformers_serve.importlib.util, "find_spec", lambda m: None if m == "fastapi" else real(m))
+    with pytest.raises(MissingDependency, match=r"needs fastapi .*socialbench\[serve\]"):
+        create_backend(spec_for(tmp_path))
 
 
 def test_a_server_the_user_runs_is_used_as_is(tmp_path):
@@ -147,7 +160,7 @@ def test_one_server_per_model_the_second_job_attaches(served):
     (record,) = served["records_running"]
     first_port, second_port, first_owns, second_owns = served["ports"]
     assert first_port == second_port and first_owns and not second_owns
-    assert record["running"] and len(record["users"]) == 2 and record["command"][1] == "serve"
+    assert record["running"] and len(record["users"]) == 2 and record["command"][3] == "serve"
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ requests there. Decoding: ``temperature: 0`` is greedy on the server; ``seed`` r
 Options (``models.<name>.options``), besides those of ``openai_compat`` (``json_mode``, ``timeout``...):
   base_url         use this running server instead of starting one (SOCIALBENCH_SERVER_URL_<MODEL> wins)
   served_model_name  the model's name on a server the user runs (default: model_id)
-  executable       command that starts the server (default: ``transformers``); a string or a list
+  executable       command that starts the server (default: the job's Python, ``-m transformers.cli.transformers``)
   device           --device (default auto: the server's choice; cpu, cuda, cuda:N)
   dtype            --dtype (default auto: the weights' own); part of the cache key
   extra_args       further ``transformers serve`` arguments (list of strings)
@@ -41,10 +41,12 @@ Options (``models.<name>.options``), besides those of ``openai_compat`` (``json_
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,6 +61,8 @@ from socialbench.core.resources import external_server_url
 log = logging.getLogger("socialbench.backends")
 
 _TRUE = {"1", "ON", "YES", "TRUE"}
+#: What ``transformers serve`` imports besides transformers (the extra ``serve``: transformers[serving]).
+SERVER_MODULES = ("transformers", "fastapi", "uvicorn", "accelerate")
 
 
 def offline() -> bool:
@@ -161,7 +165,19 @@ class TransformersServeBackend(OpenAICompatBackend):
 
     # ---- the server ---------------------------------------------------------------------------------
     def _executable(self) -> list[str]:
-        exe = self.spec.options.get("executable", "transformers")
+        """The command that starts the server: ``options.executable``, else the job's own Python running
+        transformers' CLI (``python -m transformers.cli.transformers``: the same environment as the job,
+        whatever is on PATH)."""
+        exe = self.spec.options.get("executable")
+        if exe is None:
+            missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
+            if missing:
+                raise MissingDependency(
+                    f"backend 'transformers_serve' needs {', '.join(missing)} (transformers serve), not installed;"
+                    f" install them with: pip install 'socialbench[serve]', or set {self.where}.base_url to a"
+                    " server you already run"
+                )
+            return [sys.executable, "-m", "transformers.cli.transformers"]
         command = list(exe) if isinstance(exe, (list, tuple)) else shlex.split(str(exe))
         if not command:
             raise ConfigError(f"{self.where}.executable is empty")
