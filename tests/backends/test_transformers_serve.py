@@ -70,6 +70,17 @@ def test_a_folder_without_config_stops_before_any_server_starts(tmp_path):
     assert backend.server.proc is None and not (tmp_path / "serve.log").exists()
 
 
+def test_a_config_without_architectures_stops_before_any_server_starts(tmp_path):
+    """A folder whose config names no model class: transformers serve fails on it (config.architectures
+    is None), so the backend names the file and the fix first."""
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text('{"model_type": "llama"}')
+    backend = create_backend(spec_for(tmp_path))
+    with pytest.raises(ConfigError, match=r"config.json names no architectures.*LlamaForCausalLM"):
+        backend.complete(moca_request(0))
+    assert backend.server.proc is None
+
+
 def test_missing_executable_gives_an_install_hint(tmp_path):
     (tmp_path / "model").mkdir()
     with pytest.raises(MissingDependency, match=r"socialbench\[serve\]"):

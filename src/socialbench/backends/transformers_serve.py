@@ -42,6 +42,7 @@ Options (``models.<name>.options``), besides those of ``openai_compat`` (``json_
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 import shlex
@@ -67,6 +68,28 @@ SERVER_MODULES = ("transformers", "fastapi", "uvicorn", "accelerate")
 
 def offline() -> bool:
     return any(os.environ.get(v, "").strip().upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def check_model_folder(folder: Path, where: str) -> None:
+    """What ``transformers serve`` needs of a model folder, checked before it starts (its own failure is
+    a traceback in its log): a ``config.json`` that names the model class (``architectures``: the server
+    loads ``getattr(transformers, config.architectures[0])``; a config without it fails there, as a GGUF
+    file's does). A ConfigError naming the folder and what to do."""
+    config = folder / "config.json"
+    if not config.is_file():
+        raise ConfigError(
+            f"{where}: {folder} is no model folder (no config.json in it); build it first (e.g. socialbench"
+            " weights convert) or name another one"
+        )
+    try:
+        architectures = json.loads(config.read_text("utf-8")).get("architectures")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"{where}: {config} is not a JSON object ({exc})") from exc
+    if not architectures:
+        raise ConfigError(
+            f"{where}: {config} names no architectures, which transformers serve needs to load the model"
+            ' (e.g. "architectures": ["LlamaForCausalLM"], as save_pretrained writes it)'
+        )
 
 
 class TransformersServer(ServerProcess):
@@ -204,11 +227,8 @@ class TransformersServeBackend(OpenAICompatBackend):
         if self.server is None or self.lease is not None:
             return
         folder = self.local_folder()
-        if folder is not None and not (folder / "config.json").is_file():
-            raise ConfigError(
-                f"models.{self.spec.name}: {self.model_source} is no model folder (no config.json in it);"
-                " build it first (e.g. socialbench weights convert) or name another one"
-            )
+        if folder is not None:
+            check_model_folder(folder, f"models.{self.spec.name}")
         self.lease = self.servers.acquire(self.server, self.spec.name)
         if self.lease.port != self.server.port:  # a server another job started, on its own port
             self.base_url = f"http://127.0.0.1:{self.lease.port}/v1"
