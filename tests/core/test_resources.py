@@ -107,3 +107,9 @@ def test_server_urls_pass(url):
     from socialbench.core.resources import server_url_problem
 
     assert server_url_problem(url) is None
+
+
+def test_a_transformers_serve_model_on_cpu_asks_for_no_gpu_and_on_cuda_for_one():
+    assert model_gpus({"backend": "transformers_serve", "options": {"device": "cpu"}}) == 0
+    assert model_gpus({"backend": "transformers_serve", "options": {"device": "cuda:0"}}) == 1
+    assert model_gpus({"backend": "transformers_serve", "options": {"base_url": "http://h:1/v1"}}) == 0

@@ -546,3 +546,37 @@ def test_a_backend_that_sends_no_pixels_records_no_image_sizes(tmp_path):
         progress=False,
     )
     assert "images_sent" not in traces[0]["calls"][0]
+
+
+def test_json_form_names_what_an_answer_to_a_json_request_is():
+    from socialbench.core.runner import json_form
+
+    assert json_form(' {"label": "mock"}\n') == "lone_object"
+    assert json_form('{"label": "mock"} Explanation: the coach mocks') == "object_then_text"
+    assert json_form('```json\n{"label": "mock"}\n```') == "object_inside"
+    assert json_form('{"label": "mo') == "no_object" and json_form("[1, 2]") == "no_object"
+
+
+def test_a_run_on_a_server_that_ignores_json_mode_records_it_and_the_answers_forms(tmp_path):
+    """What was sent (constraints), what the backend declares of it (json_enforced: transformers serve
+    ignores response_format) and how the answers came out (json_answers)."""
+    png = write_png(tmp_path / "frame.png")
+    insts = [make_instance(f"i{k}", media=[png.path]) for k in range(3)]
+    with LoopbackServer("openai") as server:
+        server.scripted = [
+            Fault(text=GOOD),
+            Fault(text=GOOD + " Explanation: the coach mocks the referee."),
+            Fault(text="mock"),
+        ]
+        spec = ModelSpec(name="served", backend="transformers_serve", model_id="tiny", options={"base_url": server.url})
+        _, stats = predict(insts, spec, RequestCache(tmp_path / "c.sqlite"))
+        sent = [r.body.get("response_format", {}).get("type") for r in server.completions()]
+    assert sent == ["json_object"] * 3 and stats.constraints == {"json_object": 3}  # MoCA direct: JSON mode
+    assert stats.json_enforced is False
+    assert stats.json_answers == {"lone_object": 1, "object_then_text": 1, "no_object": 1}
+
+
+def test_a_run_that_sends_no_constraint_records_no_json_enforcement(tmp_path):
+    spec, backend = scripted(GOOD)
+    _, stats = predict(instances(tmp_path, 2), spec, RequestCache(tmp_path / "c.sqlite"), backend)
+    assert stats.json_enforced is None and stats.json_answers == {}

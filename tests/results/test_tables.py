@@ -156,6 +156,21 @@ def test_keyed_cells_refuse_a_block_whose_column_keys_do_not_match_its_value_col
         list(keyed_cells(Table("T", [Block(["name", "x", "y"], [], column_keys=[("x",)])])))
 
 
+# ---- the note on runs whose JSON constraint the server ignored (derived from params) ------------------------
+def test_the_json_mode_note_names_the_models_whose_server_ignores_it():
+    from socialbench.results.tables import json_mode_note
+
+    models = {
+        "smollm2-server": {"backend": "transformers_serve", "model_id": "data/models/smollm2"},
+        "free": {"backend": "transformers_serve", "options": {"json_mode": "none"}},
+        "qwen": {"backend": "vllm"},
+        "random": {"backend": "random"},
+    }
+    note = json_mode_note(models, ["random", "qwen", "free", "smollm2-server"])
+    assert note.startswith("JSON mode not enforced: smollm2-server (transformers serve ignores response_format).")
+    assert json_mode_note(models, ["random", "qwen", "free"]) is None  # enforced, no model, or nothing sent
+
+
 # ---- the note on runs that sent no temperature (derived from params) -----------------------------------
 def test_the_temperature_note_names_the_models_whose_runs_send_none_and_why():
     from socialbench.results.tables import temperature_note

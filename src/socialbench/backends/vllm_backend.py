@@ -40,18 +40,11 @@ Options (``models.<name>.options``), besides those of ``openai_compat``:
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
 import os
 import shlex
 import shutil
-import signal
-import socket
-import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,9 +52,15 @@ from typing import Any
 from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
 from socialbench.backends.revision import resolve_revision as _resolve
-from socialbench.backends.vllm_servers import Lease, SharedServers
+from socialbench.backends.vllm_servers import (  # noqa: F401 - ServerFailed, free_port: this backend's API too
+    Lease,
+    ServerFailed,
+    ServerProcess,
+    SharedServers,
+    free_port,
+)
 from socialbench.core.backend import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
-from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
+from socialbench.core.errors import ConfigError, MissingDependency
 from socialbench.core.resources import external_server, server_url_problem
 
 log = logging.getLogger("socialbench.backends")
@@ -86,95 +85,10 @@ def resolve_revision(model_id: str, offline: bool | None = None) -> str | None:
     return _resolve(model_id, _offline() if offline is None else offline)
 
 
-class ServerFailed(SocialbenchError):
-    """The vLLM server did not come up (exited, or never became healthy)."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        text = path.read_text("utf-8", errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:])
-
-
-class VllmServer:
+class VllmServer(ServerProcess):
     """One ``vllm serve`` process: started on a free loopback port, health-checked, stopped."""
 
-    def __init__(self, command: list[str], port: int, log_path: Path, startup_timeout_s: float):
-        self.command = command
-        self.port = port
-        self.log_path = log_path
-        self.startup_timeout_s = startup_timeout_s
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def root(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.root + "/health", timeout=2.0) as resp:
-                return resp.status == 200
-        except (urllib.error.URLError, OSError, ValueError):
-            return False
-
-    def start(self) -> None:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as fh:
-            fh.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(self.command)}\n".encode())
-        logf = open(self.log_path, "ab")
-        try:
-            # Own process group, so close() also ends the workers vLLM spawns.
-            self.proc = subprocess.Popen(
-                self.command, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-            )
-        finally:
-            logf.close()
-        atexit.register(self.stop)
-        deadline = time.monotonic() + self.startup_timeout_s
-        while time.monotonic() < deadline:
-            code = self.proc.poll()
-            if code is not None:
-                raise ServerFailed(
-                    f"vllm serve exited with code {code} before becoming"
-                    f" healthy; log {self.log_path}:\n{_tail(self.log_path)}"
-                )
-            if self.healthy():
-                log.info("vllm server up on port %d (log %s)", self.port, self.log_path)
-                return
-            time.sleep(0.25)
-        self.stop()
-        raise ServerFailed(
-            f"vllm serve not healthy after {self.startup_timeout_s:.0f}s; log {self.log_path}:\n{_tail(self.log_path)}"
-        )
-
-    def stop(self, grace_s: float = 30.0) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=10)
-        try:
-            atexit.unregister(self.stop)
-        except Exception:  # pragma: no cover
-            pass
+    label = "vllm serve"
 
 
 class VllmBackend(OpenAICompatBackend):

@@ -1,12 +1,15 @@
-"""One ``vllm serve`` per model on a node, shared by every job of that model there.
+"""One model server per model on a node (``vllm serve``, ``transformers serve``), shared by every job
+of that model there, and the server process itself (:class:`ServerProcess`).
 
-Loading an open-weight checkpoint takes minutes and a model's GPUs, so the ``vllm`` backend does not
-start a server per job: it asks this node-local registry for one. The registry is a folder
+Loading a checkpoint takes seconds to minutes (and a model's GPUs), so the ``vllm`` and
+``transformers_serve`` backends do not start a server per job: they ask this node-local registry for
+one. The registry is a folder
 (:func:`runtime_dir`: ``SOCIALBENCH_SERVER_DIR``, else ``/tmp/socialbench-<uid>/servers``, which is
 node-local) holding per server ``<key>.json`` (pid, port, command, log, the processes using it) and
 ``<key>.lock`` (an ``flock`` serialising attach, start and release). The key is a hash of the
-``vllm serve`` command line without its port: model id, revision, tensor-parallel size, model length,
-image limit, dtype, seed and extra arguments, so only jobs that would start the same server share it.
+server's command line without its port (``vllm serve``: model id, revision, tensor-parallel size, model
+length, image limit, dtype, seed and extra arguments; ``transformers serve``: the model folder, device,
+dtype, seed and extra arguments), so only jobs that would start the same server share it.
 
 - **Attach or start.** Under the lock, a recorded server whose process lives and whose ``/health``
   answers is attached to (this process joins its users); otherwise this process starts one (the lock
@@ -47,8 +50,10 @@ import logging
 import os
 import re
 import secrets
+import shlex
 import signal
 import socket
+import subprocess
 import tempfile
 import time
 import urllib.error
@@ -89,8 +94,8 @@ RECORD_FIELDS = ("key", "pid", "port")
 VLLM_TITLE = "VLLM::"
 
 
-class VllmServer(Protocol):
-    """What the registry needs of a server process (``vllm_backend.VllmServer``)."""
+class Server(Protocol):
+    """What the registry needs of a server process (:class:`ServerProcess`)."""
 
     command: list[str]
     port: int
@@ -211,6 +216,98 @@ def healthy(port: int) -> bool:
         return False
 
 
+class ServerFailed(SocialbenchError):
+    """A model server did not come up (exited, or never became healthy)."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def log_tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text("utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class ServerProcess:
+    """One model server process (``vllm serve``, ``transformers serve``): started in its own session on
+    a loopback port, its output appended to a log file, waited for until ``/health`` answers, stopped
+    with its process group. ``label`` names it in messages."""
+
+    label = "model server"
+
+    def __init__(self, command: list[str], port: int, log_path: Path, startup_timeout_s: float):
+        self.command = command
+        self.port = port
+        self.log_path = log_path
+        self.startup_timeout_s = startup_timeout_s
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def healthy(self) -> bool:
+        return healthy(self.port)
+
+    def start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as fh:
+            fh.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(self.command)}\n".encode())
+        logf = open(self.log_path, "ab")
+        try:
+            # Own process group, so stop() also ends the workers a server spawns.
+            self.proc = subprocess.Popen(
+                self.command, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
+        finally:
+            logf.close()
+        atexit.register(self.stop)
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            code = self.proc.poll()
+            if code is not None:
+                raise ServerFailed(
+                    f"{self.label} exited with code {code} before becoming"
+                    f" healthy; log {self.log_path}:\n{log_tail(self.log_path)}"
+                )
+            if self.healthy():
+                log.info("%s up on port %d (log %s)", self.label, self.port, self.log_path)
+                return
+            time.sleep(0.25)
+        self.stop()
+        raise ServerFailed(
+            f"{self.label} not healthy after {self.startup_timeout_s:.0f}s; log {self.log_path}:"
+            f"\n{log_tail(self.log_path)}"
+        )
+
+    def stop(self, grace_s: float = 30.0) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=10)
+        try:
+            atexit.unregister(self.stop)
+        except Exception:  # pragma: no cover
+            pass
+
+
 def stop_recorded(record: Mapping[str, Any], grace_s: float = 30.0) -> str | None:
     """End a recorded server that is not (or no longer) this process's child: SIGTERM to its process
     group (vLLM's workers too), SIGKILL after ``grace_s``, each only while :func:`stale_reason` proves
@@ -273,7 +370,7 @@ class Lease:
     port: int
     owner: bool
     user: str = ""  # this use's entry in the server's users
-    server: VllmServer | None = None  # the process object, in the process that started it
+    server: Server | None = None  # the process object, in the process that started it
     released: bool = False
     at_exit: Callable[[], None] | None = field(default=None, repr=False)
 
@@ -370,7 +467,7 @@ class SharedServers:
         return out
 
     # ---- attach, start, release ----------------------------------------------------------------
-    def acquire(self, server: VllmServer, model: str = "") -> Lease:
+    def acquire(self, server: Server, model: str = "") -> Lease:
         """Attach to the running server with ``server``'s command line, or start ``server`` (and own it)."""
         key = server_key(server.command, server.port)
         with self._locked(key):
@@ -387,7 +484,7 @@ class SharedServers:
                     rec["users"] = [u for u in rec.get("users", []) if _alive(u)] + [user]
                     self._write(key, rec)
                     log.info(
-                        "vllm server for %s: attached to the running one on port %d (pid %d, log %s)",
+                        "model server for %s: attached to the running one on port %d (pid %d, log %s)",
                         model or key,
                         rec["port"],
                         pid,
@@ -445,7 +542,9 @@ class SharedServers:
                 users = [u for u in rec.get("users", []) if u != lease.user and _alive(u)]
                 if lease.owner and users and not self.keep:
                     if not waited:
-                        log.info("vllm server on port %d: waiting for %d other job(s) using it", lease.port, len(users))
+                        log.info(
+                            "model server on port %d: waiting for %d other job(s) using it", lease.port, len(users)
+                        )
                         waited = True
                 elif not users and not self.keep:
                     self._stop(lease, rec)
@@ -467,7 +566,7 @@ class SharedServers:
         self._drop(rec["key"])
         name = rec.get("model") or rec["key"]
         if stale is None:
-            log.info("vllm server for %s on port %s stopped", name, rec["port"])
+            log.info("model server for %s on port %s stopped", name, rec["port"])
         else:
             log.warning("server record %s is stale (%s): removed, nothing signalled", name, stale)
         return stale

@@ -433,6 +433,10 @@ class Backend(abc.ABC):
     #: With ``answers_from_code``: modules besides those defining the class and its backend bases whose
     #: code decides its answers (helpers it calls), by import name.
     behaviour_modules: ClassVar[tuple[str, ...]] = ()
+    #: Whether the constraint it sends (:meth:`constraint`) is enforced where the model decodes: True
+    #: (guided decoding), False (sent, but the server ignores it: ``transformers serve``), None (not
+    #: known, or nothing sent). From the declaration's ``json_mode.enforced``; recorded per run.
+    json_enforced: ClassVar[bool | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -441,6 +445,7 @@ class Backend(abc.ABC):
             cls.accepts = frozenset(declared["accepts"])
             cls.default_modalities = frozenset(declared["modalities"])
             cls.choices_only = declared.get("choices_only")
+            cls.json_enforced = (declared.get("json_mode") or {}).get("enforced")
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         self.spec = spec
@@ -576,6 +581,7 @@ BACKENDS: Registry[Backend] = Registry(
         "file": ("socialbench.backends.file", "FileBackend", None),
         "hf": ("socialbench.backends.hf", "HFBackend", "hf"),
         "vllm": ("socialbench.backends.vllm_backend", "VllmBackend", "vllm"),
+        "transformers_serve": ("socialbench.backends.transformers_serve", "TransformersServeBackend", "serve"),
         "openai_compat": ("socialbench.backends.openai_compat", "OpenAICompatBackend", "openai"),
         "anthropic": ("socialbench.backends.anthropic_backend", "AnthropicBackend", "anthropic"),
         "minilm": ("socialbench.backends.minilm", "MiniLMBackend", "minilm"),

@@ -26,6 +26,9 @@ class Declaration:
     choices_only: str | None = None
     temperature: bool | None = None
     temperature_option: str | None = None
+    #: Whether the JSON constraint its requests carry is enforced (None: not declared), and why not.
+    json_enforced: bool | None = None
+    json_why: str | None = None
 
 
 def backend_declaration(name: str) -> Declaration:
@@ -43,12 +46,15 @@ def backend_declaration(name: str) -> Declaration:
             declared = sidecar_json(entry[0], ".declaration.json").get(entry[1])
             if declared is not None:
                 temperature = declared.get("temperature") or {}
+                json_mode = declared.get("json_mode") or {}
                 return Declaration(
                     accepts=frozenset(declared["accepts"]),
                     modalities=frozenset(declared["modalities"]),
                     choices_only=declared.get("choices_only"),
                     temperature=temperature.get("sent"),
                     temperature_option=temperature.get("option"),
+                    json_enforced=json_mode.get("enforced"),
+                    json_why=json_mode.get("why"),
                 )
     cls = get_backend_class(name)
     default = cls.default_modalities

@@ -24,7 +24,7 @@ SERVER_URL_ENV_PREFIX = "SOCIALBENCH_SERVER_URL_"
 KINDS = ("default", "media", "infer")
 
 #: Backends that run the model in the job itself (on the job's GPUs).
-GPU_BACKENDS = ("vllm", "hf")
+GPU_BACKENDS = ("vllm", "hf", "transformers_serve")
 
 
 def server_url_env(model_name: str) -> str:
@@ -90,6 +90,10 @@ def model_gpus(
         # the server's --tensor-parallel-size (socialbench.backends.vllm_backend): one GPU per shard
         return int(options.get("tensor_parallel_size", 1) or 1)
     if backend == "hf":
+        return 0 if str(options.get("device", "auto")).startswith(("cpu", "mps")) else 1
+    if backend == "transformers_serve":  # the server the job starts: on cpu none, else one GPU
+        if external_server_url(model_name, model, environ):
+            return 0
         return 0 if str(options.get("device", "auto")).startswith(("cpu", "mps")) else 1
     return 0
 

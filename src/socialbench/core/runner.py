@@ -9,6 +9,7 @@ traces are returned only when every instance has a final answer or a recorded er
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -89,6 +90,12 @@ class RunStats:
     reasoning_only: int = 0
     #: Requests by what the backend sent to constrain the answer's form (``core.backend.CONSTRAINTS``).
     constraints: dict[str, int] = field(default_factory=dict)
+    #: Whether the constraint sent was enforced where the model decodes (``Backend.json_enforced``: True,
+    #: False: sent and ignored, as by ``transformers serve``; None: unknown, or no constraint sent).
+    json_enforced: bool | None = None
+    #: The answers to requests sent with a constraint, by their form (:func:`json_form`): what the server
+    #: did with it, measured (an error is no answer and is left out).
+    json_answers: dict[str, int] = field(default_factory=dict)
     #: Whether the requests' temperature reached the model (False: the API takes none; None: no model).
     temperature_sent: bool | None = None
     rounds: int = 0
@@ -185,10 +192,39 @@ def run_requests(
     return out, keys
 
 
+#: The forms of an answer to a JSON-constrained request (:func:`json_form`).
+JSON_FORMS = ("lone_object", "object_then_text", "object_inside", "no_object")
+_JSON = json.JSONDecoder()
+
+
+def json_form(text: str) -> str:
+    """What an answer to a JSON-constrained request is: ``lone_object`` (one JSON object and nothing
+    else but white space: what an enforced constraint gives), ``object_then_text`` (it starts with one
+    and goes on after it), ``object_inside`` (one follows other text: a code fence, a preamble) or
+    ``no_object`` (none parses: cut short, or prose)."""
+    stripped = text.strip()
+    start = 0
+    while (start := stripped.find("{", start)) >= 0:
+        try:
+            value, end = _JSON.raw_decode(stripped, start)
+        except ValueError:
+            start += 1
+            continue
+        if isinstance(value, dict):
+            if start > 0:
+                return "object_inside"
+            return "lone_object" if end == len(stripped) else "object_then_text"
+        start += 1
+    return "no_object"
+
+
 def _account(
     stats: RunStats, spec: ModelSpec, request: Request, resp: Response, instance_id: str, constraint: str = "none"
 ) -> None:
     stats.constraints[constraint] = stats.constraints.get(constraint, 0) + 1
+    if constraint != "none" and resp.text is not None and not resp.error:
+        form = json_form(resp.text)
+        stats.json_answers[form] = stats.json_answers.get(form, 0) + 1
     if resp.reasoning is not None:
         stats.reasoning += 1
         stats.reasoning_only += not resp.text
@@ -373,6 +409,8 @@ def run_method(
                             finals[i] = out
                         else:
                             asks[i] = out
+                if any(c != "none" for c in stats.constraints):  # what the backend declares of what it sent
+                    stats.json_enforced = getattr(backend, "json_enforced", None)
                 stats.retries = int(getattr(backend, "retries", 0)) - retries0
                 stats.attempts = int(getattr(backend, "attempts", 0)) - attempts0
             finally:

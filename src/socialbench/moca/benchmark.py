@@ -350,7 +350,7 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.results.paper_figures import paper_figures
         from socialbench.moca.results.settings import TableSettings
         from socialbench.moca.results.tables import exclusions_markdown, row_name, to_csv, to_latex, to_markdown
-        from socialbench.results.tables import md_escape, temperature_note
+        from socialbench.results.tables import json_mode_note, md_escape, temperature_note
 
         categories = {m: e["category"] for m, e in params["models"].items()}
         # pairs params exclude have no score files; one given anyway gets no row
@@ -373,9 +373,13 @@ class MocaBenchmark(Benchmark):
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
             changes = paper.changes(s)
             md = to_markdown(s, rows, n, media, changes, row_n) + paper.scenario_notes(s)
-            temperature = temperature_note(params["models"], {m for (m, _), sc in scores.items() if s in sc})
+            shown = {m for (m, _), sc in scores.items() if s in sc}
+            temperature = temperature_note(params["models"], shown)
             if temperature:  # rows whose runs sent no temperature (the run stats' temperature_sent)
                 md += md_escape(temperature) + "\n"
+            json_mode = json_mode_note(params["models"], shown)
+            if json_mode:  # rows whose JSON constraint the server ignored (the run stats' json_enforced)
+                md += md_escape(json_mode) + "\n"
             md_all.append(md)
             files[f"{s}.md"] = md
             files[f"{s}.csv"] = to_csv(rows)

@@ -76,6 +76,32 @@ def temperature_note(models: Mapping[str, Mapping[str, Any]], shown: Iterable[st
     )
 
 
+def json_mode_note(models: Mapping[str, Mapping[str, Any]], shown: Iterable[str]) -> str | None:
+    """The note under a table with rows of models whose requests ask for JSON where the model decodes
+    without the constraint (their backend declares ``json_mode.enforced: false``: ``transformers
+    serve`` ignores ``response_format``), unless the entry sends none (``options.json_mode: none``);
+    None when no shown model is such. Derived from params, as the run stats' ``json_enforced`` records
+    it (their ``json_answers`` count the answers' forms)."""
+    from socialbench.core.modalities import backend_declaration
+
+    why = []
+    for name in sorted(set(shown)):
+        entry = models.get(name)
+        if entry is None or "backend" not in entry or (entry.get("options") or {}).get("json_mode") == "none":
+            continue
+        declared = backend_declaration(entry["backend"])
+        if declared.json_enforced is False:
+            reason = declared.json_why or f"the {entry['backend']} server does not enforce it"
+            why.append(f"{name} ({reason})")
+    if not why:
+        return None
+    return (
+        f"JSON mode not enforced: {'; '.join(why)}. These models' requests ask for JSON, but they decode freely:"
+        " an answer may go on after its JSON object or never form one, and is scored as an answer that breaks"
+        " the format."
+    )
+
+
 @dataclass(frozen=True)
 class Text:
     """A cell or note whose rendering differs by format: ``plain`` is escaped for each format unless

@@ -237,6 +237,18 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
                 for k, v in sorted((ev["stats"].get("constraints") or {}).items())
                 if is_number(v)
             },
+            # answers to JSON-constrained requests by form (lone_object, object_then_text...), and whether the
+            # constraint was enforced where the model decodes (0: sent and ignored, as by transformers serve)
+            **{
+                f"json_answers.{k}": float(v)
+                for k, v in sorted((ev["stats"].get("json_answers") or {}).items())
+                if is_number(v)
+            },
+            **(
+                {"json_enforced": float(ev["stats"]["json_enforced"])}
+                if isinstance(ev["stats"].get("json_enforced"), bool)
+                else {}
+            ),
             # whether the temperature reached the model (0: the API takes none); absent for baselines
             **(
                 {"temperature_sent": float(ev["stats"]["temperature_sent"])}

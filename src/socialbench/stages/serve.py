@@ -1,4 +1,4 @@
-"""``socialbench serve``: the node's shared model servers (``vllm serve``, one per model).
+"""``socialbench serve``: the node's shared model servers (``vllm serve``, ``transformers serve``; one per model).
 
 socialbench serve list            the servers recorded on this node: model, port, pid, jobs using it
 socialbench serve stop            stop the idle ones (no live job uses them); --force: all of them

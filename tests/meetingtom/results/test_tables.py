@@ -417,3 +417,11 @@ def test_a_row_answered_on_a_subset_prints_its_own_n_and_the_csv_gives_it():
         r for r in files["table1_overall.csv"].splitlines() if ",people,no_prompt," in r and ",task2_1,accuracy," in r
     )
     assert row.split(",")[10:12] == ["15", "20"]
+
+
+def test_all_runs_notes_the_models_whose_server_ignored_json_mode():
+    p = params()
+    p["models"]["gem"] = {"backend": "transformers_serve", "category": "open-weight", "model_id": "m"}
+    files, _ = tables(SCORES, p)
+    assert "Note: JSON mode not enforced: gem (transformers serve ignores response_format)." in files["all_runs.md"]
+    assert "JSON mode" not in tables(SCORES, params())[0]["all_runs.md"]

@@ -237,3 +237,19 @@ def test_a_scenario_table_notes_the_rows_whose_runs_sent_no_temperature():
     assert "No temperature sent: c (the anthropic API takes none)." in files["intent.md"]
     alone, _ = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}}, params)
     assert "temperature" not in alone["intent.md"]
+
+
+def test_a_scenario_table_notes_the_rows_whose_server_ignored_json_mode():
+    from socialbench.core.benchmarks import get_benchmark
+
+    params = {
+        "models": {
+            "s": {"backend": "transformers_serve", "category": "x", "model_id": "m"},
+            "a": {"backend": "random", "category": "x"},
+        },
+        "moca": {"methods": ["direct"]},
+    }
+    files, _ = get_benchmark("moca").tables({("s", "direct"): {"intent": SC}, ("a", "direct"): {"intent": SC}}, params)
+    assert "JSON mode not enforced: s (transformers serve ignores response_format)." in files["intent.md"]
+    alone, _ = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}}, params)
+    assert "JSON mode" not in alone["intent.md"]

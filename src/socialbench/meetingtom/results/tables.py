@@ -44,7 +44,7 @@ from socialbench.meetingtom.eval.scoring import macro_f1
 from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, macro_f1_ci
 from socialbench.results import numbers
 from socialbench.results import tables as rt
-from socialbench.results.tables import Num, NumStyle, temperature_note
+from socialbench.results.tables import Num, NumStyle, json_mode_note, temperature_note
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
 SOURCES = ("demo", "ami")
@@ -471,10 +471,10 @@ def all_runs_table(ctx: Context) -> rt.Table:
 
     sections, notes = ctx.sections(rows)
     temperature = temperature_note(ctx.models, {m for m, _ in runs})
+    json_mode = json_mode_note(ctx.models, {m for m, _ in runs})
+    decoding = [n for n in (temperature, json_mode) if n]
     # the pairs params exclude, listed once for the benchmark: here, not under every table
-    return table(
-        "Every run scored", sections, notes + ctx.f1_note() + [temperature] * bool(temperature) + ctx.excluded_notes
-    )
+    return table("Every run scored", sections, notes + ctx.f1_note() + decoding + ctx.excluded_notes)
 
 
 def build_tables(ctx: Context) -> dict[str, rt.Table]:

@@ -1,0 +1,251 @@
+"""``transformers_serve``: a model folder served by ``transformers serve`` (transformers' own
+OpenAI-compatible server, FastAPI and uvicorn), spoken to through ``openai_compat``.
+
+By default the pipeline runs the server, as it runs ``vllm serve``: ``transformers serve <folder>`` on a
+free loopback port (the folder preloaded as the server's one model, on ``device`` in ``dtype``, torch
+seeded with the run's seed), its output kept in a log file. It is one server per model on a node,
+shared by every job of that model there (:mod:`socialbench.backends.vllm_servers`: the same registry,
+process control and ``socialbench serve list|stop`` as vLLM's): the first job that has a call to make
+starts it and waits for ``/health`` (answered once the model is loaded), later ones attach to it, and
+the last one to close stops it (a local pipeline keeps it until its end). With a running server named
+by ``options.base_url`` or the environment's ``SOCIALBENCH_SERVER_URL_<MODEL>`` it starts nothing.
+
+The model is a local folder in the Hugging Face layout (``config.json``, weights, tokenizer): the
+entry's ``model_path`` where params name one, else ``model_id``. A GGUF file is refused: ``transformers
+serve`` cannot load one (its config names no architecture); convert it into a folder first
+(``socialbench weights convert``). A hub id is served too (``model_id@revision`` when pinned).
+
+**JSON mode is not enforced.** The requests carry ``response_format`` as ``openai_compat`` sends it
+(``json_schema`` by default, ``json_mode`` as for any OpenAI-compatible server), but ``transformers
+serve`` lists ``response_format`` among the fields it ignores (transformers 5.24:
+``UNUSED_CHAT_COMPLETION_FIELDS``; its log says "Ignoring unsupported fields in the request"):
+decoding is free, and an answer may go on after its JSON object or never form one. The backend
+declares it (``json_mode.enforced: false`` in its declaration): the run's stats record it beside what
+was sent (``constraints``) and how the answers came out (``json_answers``), and the tables say it in a
+note (``socialbench.results.tables.json_mode_note``). Such an answer is scored as every benchmark scores
+an answer that breaks its format.
+
+Generation on the server is sequential (one ``model.generate`` at a time); ``concurrency`` only queues
+requests there. Decoding: ``temperature: 0`` is greedy on the server; ``seed`` reseeds torch per request.
+
+Options (``models.<name>.options``), besides those of ``openai_compat`` (``json_mode``, ``timeout``...):
+  base_url         use this running server instead of starting one (SOCIALBENCH_SERVER_URL_<MODEL> wins)
+  served_model_name  the model's name on a server the user runs (default: model_id)
+  executable       command that starts the server (default: the job's Python, ``-m transformers.cli.transformers``)
+  device           --device (default auto: the server's choice; cpu, cuda, cuda:N)
+  dtype            --dtype (default auto: the weights' own); part of the cache key
+  extra_args       further ``transformers serve`` arguments (list of strings)
+  startup_timeout  seconds to wait for /health (default 600: loading a folder takes seconds to minutes)
+  log_path         server log (default logs/transformers-serve/<model name>.log, appended)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from socialbench.backends.openai_compat import OpenAICompatBackend
+from socialbench.backends.revision import resolve_revision
+from socialbench.backends.vllm_servers import Lease, ServerProcess, SharedServers, free_port
+from socialbench.core.backend import BackendContext, ModelSpec, Request, Response, check_requests
+from socialbench.core.errors import ConfigError, MissingDependency
+from socialbench.core.resources import external_server, server_url_problem
+
+log = logging.getLogger("socialbench.backends")
+
+_TRUE = {"1", "ON", "YES", "TRUE"}
+#: What ``transformers serve`` imports besides transformers (the extra ``serve``: transformers[serving]).
+SERVER_MODULES = ("transformers", "fastapi", "uvicorn", "accelerate")
+
+
+def offline() -> bool:
+    return any(os.environ.get(v, "").strip().upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def check_model_folder(folder: Path, where: str) -> None:
+    """What ``transformers serve`` needs of a model folder, checked before it starts (its own failure is
+    a traceback in its log): a ``config.json`` that names the model class (``architectures``: the server
+    loads ``getattr(transformers, config.architectures[0])``; a config without it fails there, as a GGUF
+    file's does). A ConfigError naming the folder and what to do."""
+    config = folder / "config.json"
+    if not config.is_file():
+        raise ConfigError(
+            f"{where}: {folder} is no model folder (no config.json in it); build it first (e.g. socialbench"
+            " weights convert) or name another one"
+        )
+    try:
+        architectures = json.loads(config.read_text("utf-8")).get("architectures")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"{where}: {config} is not a JSON object ({exc})") from exc
+    if not architectures:
+        raise ConfigError(
+            f"{where}: {config} names no architectures, which transformers serve needs to load the model"
+            ' (e.g. "architectures": ["LlamaForCausalLM"], as save_pretrained writes it)'
+        )
+
+
+class TransformersServer(ServerProcess):
+    """One ``transformers serve`` process: started on a free loopback port, health-checked, stopped."""
+
+    label = "transformers serve"
+
+
+class TransformersServeBackend(OpenAICompatBackend):
+    """A ``transformers serve`` process (owned or the user's) behind the OpenAI-compatible client."""
+
+    default_key_env = None  # a loopback server takes no key; a remote one names its variable
+    # accepts: images (a video as its frames) and audio, which the server passes to a model that takes
+    # them; a text-only model declares ``modalities: []`` in params. Declared, with JSON mode not
+    # enforced, in transformers_serve.declaration.json.
+
+    def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
+        options = dict(spec.options or {})
+        folder = getattr(spec, "model_path", None) or spec.model_id
+        if not folder:
+            raise ConfigError(
+                f"models.{spec.name}.model_id is required (a model folder in the Hugging Face layout, or a hub id)"
+            )
+        if str(folder).lower().endswith(".gguf") or (getattr(spec, "gguf_file", None) and folder == spec.model_id):
+            raise ConfigError(
+                f"models.{spec.name}: transformers serve cannot serve a GGUF file (its config names no"
+                " architecture); convert it into a model folder (socialbench weights convert --gguf FILE --out"
+                " FOLDER) and name that folder"
+            )
+        self.model_source = str(folder)
+        found = external_server(spec.name, {"options": options}, os.environ)
+        external_url = found[0] if found else None
+        problem = server_url_problem(found[0]) if found else None
+        if found and problem:  # before anything else: a URL that is none decides nothing
+            raise ConfigError(f"{found[1]}: {problem}")
+        self.external = bool(external_url)
+        self.server: TransformersServer | None = None
+        self.lease: Lease | None = None
+        self.servers = SharedServers()
+        self._revision: str | None = None
+        self._resolved = False
+        port = None if self.external else int(options.get("port") or free_port())
+        base_url = external_url or f"http://127.0.0.1:{port}/v1"
+        super().__init__(spec, context, base_url=base_url)
+        if self.external:
+            self.served_model = options.get("served_model_name") or str(spec.model_id or folder)
+        else:
+            self.served_model = self.force_model()
+            self.server = TransformersServer(
+                self.server_command(port),
+                port,
+                Path(options.get("log_path") or f"logs/transformers-serve/{spec.name}.log"),
+                float(options.get("startup_timeout", 600)),
+            )
+
+    # ---- what is served -----------------------------------------------------------------------------
+    def local_folder(self) -> Path | None:
+        """The model folder, when the model is one on this machine (None: a hub id)."""
+        path = Path(self.model_source).expanduser()
+        looks_local = path.is_absolute() or self.model_source.startswith(".") or path.exists()
+        return path.resolve() if looks_local else None
+
+    def resolved_revision(self) -> str | None:
+        """The pinned revision, else (owned server) a local folder's fingerprint or the commit its
+        hub id resolves to (``backends.revision``), once; None for a server the user runs unpinned."""
+        if self.spec.revision or self.external:
+            return self.spec.revision
+        if not self._resolved:
+            self._revision = resolve_revision(self.model_source, offline())
+            self._resolved = True
+            if self._revision is None:
+                log.warning(
+                    "models.%s: %s has no revision pinned and none could be resolved; pin models.%s.revision"
+                    " to make the run reproducible",
+                    self.spec.name,
+                    self.model_source,
+                    self.spec.name,
+                )
+        return self._revision
+
+    def force_model(self) -> str:
+        """The model the server preloads, and the ``model`` every request names (the server answers only
+        that one): a local folder by its absolute path (two working trees never share a server by a
+        relative name), a hub id with its revision when one is pinned or resolved."""
+        folder = self.local_folder()
+        if folder is not None:
+            return str(folder)
+        revision = self.resolved_revision()
+        if revision and not revision.startswith("files:"):
+            return f"{self.model_source}@{revision}"
+        return self.model_source
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident["revision"] = self.resolved_revision()
+        ident["server"] = "transformers serve"
+        if self.spec.options.get("dtype") not in (None, "auto"):
+            ident["dtype"] = self.spec.options["dtype"]
+        return ident
+
+    # ---- the server ---------------------------------------------------------------------------------
+    def _executable(self) -> list[str]:
+        """The command that starts the server: ``options.executable``, else the job's own Python running
+        transformers' CLI (``python -m transformers.cli.transformers``: the same environment as the job,
+        whatever is on PATH)."""
+        exe = self.spec.options.get("executable")
+        if exe is None:
+            missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
+            if missing:
+                raise MissingDependency(
+                    f"backend 'transformers_serve' needs {', '.join(missing)} (transformers serve), not installed;"
+                    f" install them with: pip install 'socialbench[serve]', or set {self.where}.base_url to a"
+                    " server you already run"
+                )
+            return [sys.executable, "-m", "transformers.cli.transformers"]
+        command = list(exe) if isinstance(exe, (list, tuple)) else shlex.split(str(exe))
+        if not command:
+            raise ConfigError(f"{self.where}.executable is empty")
+        if shutil.which(command[0]) is None and not Path(command[0]).is_file():
+            raise MissingDependency(
+                f"backend 'transformers_serve' needs the `{command[0]}` executable, which is not on PATH; install"
+                " it with: pip install 'socialbench[serve]', or set"
+                f" {self.where}.base_url to a server you already run"
+            )
+        return command
+
+    def server_command(self, port: int) -> list[str]:
+        o = self.spec.options
+        cmd = self._executable() + ["serve", self.force_model(), "--host", "127.0.0.1", "--port", str(port)]
+        cmd += ["--device", str(o.get("device", "auto")), "--dtype", str(o.get("dtype", "auto"))]
+        cmd += ["--default-seed", str(self.context.seed)]
+        extra = o.get("extra_args") or []
+        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+            raise ConfigError(f"{self.where}.extra_args must be a list of strings")
+        return cmd + extra
+
+    def start(self) -> None:
+        """Attach to the node's server of this model, or start it and wait until it is healthy (once)."""
+        if self.server is None or self.lease is not None:
+            return
+        folder = self.local_folder()
+        if folder is not None:
+            check_model_folder(folder, f"models.{self.spec.name}")
+        self.lease = self.servers.acquire(self.server, self.spec.name)
+        if self.lease.port != self.server.port:  # a server another job started, on its own port
+            self.base_url = f"http://127.0.0.1:{self.lease.port}/v1"
+            self._client = None
+
+    def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
+        if requests:
+            check_requests(self, requests)  # a part it cannot take stops the batch before the server starts
+            self.start()  # only when there is work: a fully cached rerun starts no server
+        super().complete_many(requests, on_result)
+
+    def close(self) -> None:
+        super().close()  # the API client first, then the server it talks to
+        lease, self.lease = self.lease, None
+        if lease is not None:
+            self.servers.release(lease)
