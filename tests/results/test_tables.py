@@ -189,7 +189,7 @@ def test_the_temperature_note_names_the_models_whose_runs_send_none_and_why():
 
 
 def test_the_answers_table_counts_n_invalid_and_each_finish_reason_per_run():
-    from socialbench.results.tables import answers_table, to_csv
+    from socialbench.results.tables import answers_table, to_csv, to_markdown
 
     runs = {
         ("m", "direct"): [
@@ -204,3 +204,4 @@ def test_the_answers_table_counts_n_invalid_and_each_finish_reason_per_run():
     assert lines[0].startswith("model,category,run,N,invalid,invalid %,stop,length,error")
     assert "m,small LLM (text-only),direct,4,2,50.00,2,1,1,0,0,0,0,0" in lines
     assert "b,baseline,direct,1,0,0.00,0,0,0,0,0,0,0,1" in lines
+    assert "(no runs)" not in to_markdown(answers_table(runs, {})) and "(no runs)" in to_markdown(answers_table({}, {}))

@@ -416,7 +416,7 @@ def answers_table(runs: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]], c
         other = sum(1 for f in reasons if f is not None and f not in FINISH_COLUMNS)
         share = Num(100.0 * invalid / n) if n else Num()
         rows.append([model, categories.get(model, ""), run, n, invalid, share, *counts, other, reasons.count(None)])
-    block = Block(columns=columns, rows=grouped(rows), keys=3, empty="(no runs)")
+    block = Block(columns=columns, rows=grouped(rows), keys=3, empty=None if rows else "(no runs)")
     return Table(
         title="Answers: N, invalid share and finish reasons per run",
         blocks=[block],
