@@ -3079,9 +3079,10 @@ PARAMS_KEY_CASES = [
         "params values",
         run_with(
             [*infer("data/i.jsonl")[:6], "blind", *infer("data/i.jsonl")[7:]],
-            lambda root: write("params.yaml", PARAMS + "  blind: {backend: random, modalities: []}\n"),
+            # audio only: an image-text run needs an image (an empty list would be a text-only model, which runs)
+            lambda root: write("params.yaml", PARAMS + "  blind: {backend: random, modalities: [audio]}\n"),
         ),
-        "models.blind: moca method direct is excluded in params (takes text only (modalities in params), not",
+        "models.blind: moca method direct is excluded in params (takes audio (modalities in params), not",
     ),
 ]
 

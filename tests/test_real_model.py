@@ -17,7 +17,6 @@ import pytest
 import yaml
 
 from socialbench.cli import app
-from socialbench.core import paths
 from socialbench.core.config import overlay_params
 from tests.conftest import make_instance
 from tests.stages.conftest import runner
@@ -127,12 +126,7 @@ def real_runs(smollm2_folder, tmp_path_factory):
         params[benchmark]["methods"] = [method]
         params[benchmark]["subset"] = None
     (out / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    got = {}
-    with pytest.MonkeyPatch.context() as mp:  # writes in pytest's folder (the autouse fixture is per test)
-        mp.setattr(paths, "extra_workspaces", (tmp_path_factory.getbasetemp(),))
-        for benchmark, method in RUNS:
-            got[benchmark] = run_twice(benchmark, method, out)
-    return got
+    return {benchmark: run_twice(benchmark, method, out) for benchmark, method in RUNS}
 
 
 def run_twice(benchmark: str, method: str, out: Path) -> list[dict[str, Path]]:

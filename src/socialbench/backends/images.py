@@ -3,7 +3,7 @@ hash in its cache key, and laying a message's parts out as wire-format content b
 
 Every backend that sends pixels or samples goes through here, so what a model sees is exactly what the
 cache key names: the bytes are read once and their sha256 is compared with the part's ``sha256``. An
-image is sent as the source has it (MoCA 6.1, C.1: "the original caption and its paired image"): the
+image is sent as the source has it (as the benchmark's paper presents it): the
 file's own bytes when its format is one every API takes. It is scaled down deterministically (Pillow,
 LANCZOS, PNG out) only where a backend's documented limit requires it (:class:`ImageLimits`, e.g.
 Anthropic's largest side and size, docs/backends.md) or the model's params set ``image_size`` (a

@@ -358,7 +358,7 @@ class ModelSpec:
     #: A GGUF file to load, converted once into the per-user weights cache (:mod:`socialbench.core.weights`).
     gguf_file: str | None = None
     max_frames: int = 8
-    #: Longest image side sent (scaled down, never up); None: as the source has it (MoCA 6.1, C.1).
+    #: Longest image side sent (scaled down, never up); None: as the source has it (the papers' protocol).
     image_size: int | None = None
     concurrency: int = 1
     max_tokens: int = 4096  # room for a thinking model's reasoning (a cut answer: finish_reason length)

@@ -83,7 +83,7 @@ class Need:
     any_of: tuple[str, ...]
     what: str
     #: What a text-only model (one whose params entry declares ``modalities: []``) gets instead, when the
-    #: protocol has such a form (MoCA: the text alone); None: a text-only model cannot run it.
+    #: protocol has such a form (e.g. the text alone); None: a text-only model cannot run it.
     text_only: str | None = None
 
 

@@ -179,13 +179,13 @@ def _num(s: Stat, *, signed: bool = False) -> Num:
     return Num(s.point, signed=signed).with_ci(s.low, s.high)
 
 
-#: The long format's columns after a benchmark's group columns (task and source, or scenario): one line
+#: The long format's columns after a benchmark's group columns (each benchmark names its own): one line
 #: per statistic of a cell, as the paper tables' CSVs (value, its 95% interval, the n it stands on).
 CSV_COLUMNS = ("model", "run", "metric", "value", "ci_low", "ci_high", "n")
 
 
 def metric_name(heading: str) -> str:
-    """A column heading as a metric name of the long format ("Circular Holis": ``circular_holis``)."""
+    """A column heading as a metric name of the long format ("Circular Accuracy": ``circular_accuracy``)."""
     return "_".join(heading.lower().split())
 
 
@@ -213,7 +213,7 @@ def csv_lines(
     group_key: Callable[[str], Sequence[Any]],
 ) -> list[list[Any]]:
     """The long format: one line per statistic of each cell, group by group (``groups``' order), a
-    group named by ``group_key(group)`` (its task and source, or its scenario), then the model and run."""
+    group named by ``group_key(group)`` (each benchmark names its own), then the model and run."""
     out = []
     for key, _ in groups:
         for (model, run, group), st in cells.items():
@@ -252,7 +252,7 @@ def stability_table(
     0, its mean, min and max over the orders, the circular accuracy of each of ``columns`` ((column,
     heading)), the agreement and the gap (order 0 - circular of ``main``), each with its 95% interval.
     Its CSV is the long format (``csv_lines``): ``group_columns`` (what ``group_key`` gives for a
-    group: task and source, or scenario), then ``CSV_COLUMNS``."""
+    group columns, each benchmark's own), then ``CSV_COLUMNS``."""
     heads = [
         "Model",
         "Run",

@@ -148,7 +148,9 @@ def test_the_papers_web_search_without_a_key_stops_before_any_call(insts, tmp_pa
 def test_an_ablation_without_step_2_makes_no_retriever(insts, tmp_path, monkeypatch):
     monkeypatch.delenv("BRAVE_SEARCH_API_KEY", raising=False)
     settings = {"stages": ["observer", "conflict", "decoder", "checker"], "retrieval": {}}
-    method = get_benchmark("moca").method("codar", ModelSpec(name="m", backend="codar_script"), 1, settings)
+    # the wo_step2 ablation's run: its own templates fit its stages (the method's checker offers breakpoint 2)
+    spec = ModelSpec(name="m", backend="codar_script")
+    method = get_benchmark("moca").method("codar__wo_step2", spec, 1, settings)
     assert method.retriever is None
 
 
