@@ -3,7 +3,7 @@
 # behind a local OpenAI-compatible server). Not part of rule all. Its params are params.yaml with
 # params-real.yaml put over it (socialbench.core.config.overlay_params), written to results/real/params.yaml
 # by the rule real_params (socialbench check-params --overlay); its outputs go under results/real/. The demo's data stages
-# are shared; the run's own jobs are real_<stage>_... (infer per model, score, tables, track per benchmark).
+# are shared; the run's own jobs are real_<stage>_... (infer per model; score, tables, viewer, track per benchmark).
 
 from socialbench.core.config import overlay_params, read_params_file, validate_params
 
@@ -151,10 +151,94 @@ for _b in REAL_BENCHMARKS:
             " --headline {output.headline} --instances {input.instances} --answers-table"
             " --predictions-dir " + REAL_ROOT + "/predictions/{params.benchmark} {params.score_files} > {log} 2>&1"
 
-    REAL_TARGETS += [f"{REAL_ROOT}/tables/{_b}", f"{REAL_ROOT}/metrics/{_b}.json"]
+    # The trace viewer's pages of the run (rules/viewer.smk's command, under results/real/viewer/<benchmark>).
+    rule:
+        name:
+            f"real_viewer_{_b}"
+        input:
+            instances=BENCH[_b]["instances"],
+            params=REAL_PARAMS,
+            predictions=_predictions,
+            traces=layout.run_files("traces", _b, real_runs(_b), REAL_ROOT),
+        output:
+            pages=directory(layout.kind_dir("viewer", _b, REAL_ROOT)),
+        params:
+            benchmark=_b,
+            runs=" ".join(f"--run {m}/{r}" for m, r in real_runs(_b)),
+        log:
+            f"logs/real/viewer_{_b}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench viewer --benchmark {params.benchmark} --params {input.params} --instances {input.instances}"
+            " --results-dir " + REAL_ROOT + " {params.runs} > {log} 2>&1"
+
+    # The run's MLflow runs (rules/track.smk's command): the same store and experiment (params mlflow), one
+    # run per (benchmark, model, method); the summary of what was logged under results/real/mlflow/.
+    rule:
+        name:
+            f"real_track_{_b}"
+        input:
+            scores=layout.kind_dir("scores", _b, REAL_ROOT),
+            predictions=_predictions,
+            traces=layout.run_files("traces", _b, real_runs(_b), REAL_ROOT),
+            viewer=layout.kind_dir("viewer", _b, REAL_ROOT),
+            stats=layout.run_files("runs", _b, real_runs(_b), REAL_ROOT),
+            instances=BENCH[_b]["instances"],
+            params=REAL_PARAMS,
+            tables=f"{REAL_ROOT}/tables/{_b}",
+        output:
+            summary=f"{REAL_ROOT}/mlflow/{_b}.json",
+        params:
+            benchmark=_b,
+            score_files=" ".join(_scores),
+        log:
+            f"logs/real/track_{_b}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench track --benchmark {params.benchmark} --params {input.params} --instances {input.instances}"
+            " --predictions-dir " + REAL_ROOT + "/predictions/{params.benchmark}"
+            " --stats-dir " + REAL_ROOT + "/runs/{params.benchmark}"
+            " --traces-dir " + REAL_ROOT + "/traces/{params.benchmark}"
+            " --viewer-dir {input.viewer} --tables-dir {input.tables}"
+            " --out {output.summary} {params.score_files} > {log} 2>&1"
+
+    REAL_TARGETS += [
+        f"{REAL_ROOT}/tables/{_b}",
+        f"{REAL_ROOT}/metrics/{_b}.json",
+        layout.kind_dir("viewer", _b, REAL_ROOT),
+        f"{REAL_ROOT}/mlflow/{_b}.json",
+    ]
 
 
-# `snakemake --cores 2 real`: the real-model run's tables on both benchmarks.
+# `snakemake --cores 2 real_book`: the results book (rules/book.smk's command) of the real run's tables and
+# figures, each footnoted with the MLflow run real_track_<benchmark> logged. Optional like the demo's book
+# (it needs the `typst` wheel, extra `book`), so it is no input of rule real.
+rule real_book:
+    input:
+        tables=[f"{REAL_ROOT}/tables/{b}" for b in REAL_BENCHMARKS],
+        instances=[BENCH[b]["instances"] for b in REAL_BENCHMARKS],
+        tracked=[f"{REAL_ROOT}/mlflow/{b}.json" for b in REAL_BENCHMARKS],
+        params=REAL_PARAMS,
+    output:
+        pdf=f"{REAL_ROOT}/book/book.pdf",
+        typ=f"{REAL_ROOT}/book/book.typ",
+    params:
+        # one --benchmark/--tables-dir/--instances/--tracked group per benchmark, in the same order
+        sections=lambda wildcards, input: " ".join(
+            f"--benchmark {b} --tables-dir {d} --instances {i} --tracked {t}"
+            for b, d, i, t in zip(REAL_BENCHMARKS, input.tables, input.instances, input.tracked)
+        ),
+    log:
+        "logs/real/book.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench book {params.sections} --params {input.params} --out {output.pdf} --typ {output.typ} > {log} 2>&1"
+
+
+# `snakemake --cores 2 real`: the real-model run's tables, trace viewer pages and MLflow runs on both benchmarks.
 rule real:
     input:
         REAL_TARGETS,
