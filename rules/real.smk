@@ -5,20 +5,7 @@
 # by the rule real_params (socialbench check-params --overlay); its outputs go under results/real/. The demo's data stages
 # are shared; the run's own jobs are real_<stage>_... (infer per model; score, tables, viewer, track per benchmark).
 
-from socialbench.core.config import overlay_params, read_params_file, validate_params
-
-REAL_ROOT = "results/real"
-REAL_PARAMS = f"{REAL_ROOT}/params.yaml"
-REAL_CONFIG = {}
-if os.path.exists("params-real.yaml"):
-    try:
-        REAL_CONFIG = validate_params(
-            overlay_params(_ORIGINS[0][1], read_params_file("params-real.yaml")), source="params.yaml + params-real.yaml"
-        )
-    except ConfigError as exc:
-        from socialbench.core.io import one_line
-
-        sys.exit(f"error: {one_line(exc)}")
+# Its params (REAL_CONFIG) and helpers (real_runs, ...) are in rules/common.smk, "the real-model run".
 
 
 # The run's params file: params.yaml with params-real.yaml over it, validated, defaults filled.
@@ -34,19 +21,6 @@ rule real_params:
         CONDA_ENV
     shell:
         "socialbench check-params --params {input.params} --overlay {input.overlay} --out {output.params} > {log} 2>&1"
-
-
-def real_methods(benchmark):
-    return list(REAL_CONFIG[benchmark]["methods"])
-
-
-def real_runs(benchmark):
-    return layout.runs(REAL_CONFIG, benchmark, real_methods(benchmark))
-
-
-def real_model_files(model):
-    entry = REAL_CONFIG["models"][model]
-    return [p for p in (entry.get("model_path"), entry.get("gguf_file")) if isinstance(p, str)]
 
 
 REAL_BENCHMARKS = [b for b in BENCHMARKS if REAL_CONFIG and b in REAL_CONFIG]
@@ -102,7 +76,8 @@ for _b in REAL_BENCHMARKS:
                 model_slots=1,
             shell:
                 "socialbench infer --benchmark {params.benchmark} --instances {input.instances} --dev {input.dev}"
-                " --model {params.model_name} --params {input.params} --results-dir " + REAL_ROOT +
+                " --model {params.model_name} --params {input.params}"
+                f" --results-dir {REAL_ROOT}"
                 " {params.method_args} --no-progress > {log} 2>&1"
 
     _predictions = layout.run_files("predictions", _b, real_runs(_b), REAL_ROOT)
@@ -126,7 +101,8 @@ for _b in REAL_BENCHMARKS:
             CONDA_ENV
         shell:
             "socialbench score --benchmark {params.benchmark} --instances {input.instances} --params {input.params}"
-            " --results-dir " + REAL_ROOT + " {params.runs} > {log} 2>&1"
+            f" --results-dir {REAL_ROOT}"
+            " {params.runs} > {log} 2>&1"
 
     rule:
         name:
@@ -149,7 +125,8 @@ for _b in REAL_BENCHMARKS:
         shell:
             "socialbench tables --benchmark {params.benchmark} --params {input.params} --out-dir {output.tables}"
             " --headline {output.headline} --instances {input.instances} --answers-table"
-            " --predictions-dir " + REAL_ROOT + "/predictions/{params.benchmark} {params.score_files} > {log} 2>&1"
+            f" --predictions-dir {REAL_ROOT}/predictions/"
+            "{params.benchmark} {params.score_files} > {log} 2>&1"
 
     # The trace viewer's pages of the run (rules/viewer.smk's command, under results/real/viewer/<benchmark>).
     rule:
@@ -171,7 +148,8 @@ for _b in REAL_BENCHMARKS:
             CONDA_ENV
         shell:
             "socialbench viewer --benchmark {params.benchmark} --params {input.params} --instances {input.instances}"
-            " --results-dir " + REAL_ROOT + " {params.runs} > {log} 2>&1"
+            f" --results-dir {REAL_ROOT}"
+            " {params.runs} > {log} 2>&1"
 
     # The run's MLflow runs (rules/track.smk's command): the same store and experiment (params mlflow), one
     # run per (benchmark, model, method); the summary of what was logged under results/real/mlflow/.
@@ -198,9 +176,12 @@ for _b in REAL_BENCHMARKS:
             CONDA_ENV
         shell:
             "socialbench track --benchmark {params.benchmark} --params {input.params} --instances {input.instances}"
-            " --predictions-dir " + REAL_ROOT + "/predictions/{params.benchmark}"
-            " --stats-dir " + REAL_ROOT + "/runs/{params.benchmark}"
-            " --traces-dir " + REAL_ROOT + "/traces/{params.benchmark}"
+            f" --predictions-dir {REAL_ROOT}/predictions/"
+            "{params.benchmark}"
+            f" --stats-dir {REAL_ROOT}/runs/"
+            "{params.benchmark}"
+            f" --traces-dir {REAL_ROOT}/traces/"
+            "{params.benchmark}"
             " --viewer-dir {input.viewer} --tables-dir {input.tables}"
             " --out {output.summary} {params.score_files} > {log} 2>&1"
 

@@ -167,16 +167,12 @@ def test_a_valid_override_is_refused_because_the_stages_read_params_yaml(tmp_pat
 
 
 def _rule_commands() -> list[tuple[str, str]]:
-    """(rules file, shell line) of every `socialbench ...` a rule runs (adjacent string literals joined; a
-    name concatenated between them, `" --results-dir " + REAL_ROOT + " ..."`, left out)."""
+    """(rules file, shell line) of every `socialbench ...` a rule runs (adjacent string literals joined)."""
     import re
 
     out = []
     for smk in sorted((REPO / "rules").glob("*.smk")):
-        for block in re.findall(
-            r"shell:\s*\n((?:[ \t]*(?:f?\"[^\n]*\"(?:[ \t]*\+[ \t]*\w+[ \t]*\+?)?|#[^\n]*)[ \t]*\n)+)",
-            smk.read_text("utf-8"),
-        ):
+        for block in re.findall(r"shell:\s*\n((?:[ \t]*(?:f?\"[^\n]*\"|#[^\n]*)[ \t]*\n)+)", smk.read_text("utf-8")):
             line = "".join(re.findall(r"\"((?:[^\"\\]|\\.)*)\"", block))
             out += [(smk.name, cmd) for cmd in re.findall(r"socialbench [^;&|]*", line)]
     return out
