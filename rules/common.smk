@@ -270,3 +270,33 @@ def plan_cache(wildcards):
     # before a run is made again after it (the cached calls changed); none before the first run.
     path = config["cache"]["path"]
     return [p for p in (path, f"{path}-wal") if os.path.exists(p)]
+
+
+# ---- the real-model run (rules/real.smk) -----------------------------------------------------------
+from socialbench.core.config import overlay_params, read_params_file
+
+REAL_ROOT = "results/real"
+REAL_PARAMS = f"{REAL_ROOT}/params.yaml"
+REAL_CONFIG = {}
+if os.path.exists("params-real.yaml"):
+    try:
+        REAL_CONFIG = validate_params(
+            overlay_params(_ORIGINS[0][1], read_params_file("params-real.yaml")), source="params.yaml + params-real.yaml"
+        )
+    except ConfigError as exc:
+        from socialbench.core.io import one_line
+
+        sys.exit(f"error: {one_line(exc)}")
+
+
+def real_methods(benchmark):
+    return list(REAL_CONFIG[benchmark]["methods"])
+
+
+def real_runs(benchmark):
+    return layout.runs(REAL_CONFIG, benchmark, real_methods(benchmark))
+
+
+def real_model_files(model):
+    entry = REAL_CONFIG["models"][model]
+    return [p for p in (entry.get("model_path"), entry.get("gguf_file")) if isinstance(p, str)]

@@ -3,22 +3,9 @@
 # behind a local OpenAI-compatible server). Not part of rule all. Its params are params.yaml with
 # params-real.yaml put over it (socialbench.core.config.overlay_params), written to results/real/params.yaml
 # by the rule real_params (socialbench check-params --overlay); its outputs go under results/real/. The demo's data stages
-# are shared; the run's own jobs are real_<stage>_... (infer per model, score, tables, track per benchmark).
+# are shared; the run's own jobs are real_<stage>_... (infer per model; score, tables, viewer, track per benchmark).
 
-from socialbench.core.config import overlay_params, read_params_file, validate_params
-
-REAL_ROOT = "results/real"
-REAL_PARAMS = f"{REAL_ROOT}/params.yaml"
-REAL_CONFIG = {}
-if os.path.exists("params-real.yaml"):
-    try:
-        REAL_CONFIG = validate_params(
-            overlay_params(_ORIGINS[0][1], read_params_file("params-real.yaml")), source="params.yaml + params-real.yaml"
-        )
-    except ConfigError as exc:
-        from socialbench.core.io import one_line
-
-        sys.exit(f"error: {one_line(exc)}")
+# Its params (REAL_CONFIG) and helpers (real_runs, ...) are in rules/common.smk, "the real-model run".
 
 
 # The run's params file: params.yaml with params-real.yaml over it, validated, defaults filled.
@@ -34,19 +21,6 @@ rule real_params:
         CONDA_ENV
     shell:
         "socialbench check-params --params {input.params} --overlay {input.overlay} --out {output.params} > {log} 2>&1"
-
-
-def real_methods(benchmark):
-    return list(REAL_CONFIG[benchmark]["methods"])
-
-
-def real_runs(benchmark):
-    return layout.runs(REAL_CONFIG, benchmark, real_methods(benchmark))
-
-
-def real_model_files(model):
-    entry = REAL_CONFIG["models"][model]
-    return [p for p in (entry.get("model_path"), entry.get("gguf_file")) if isinstance(p, str)]
 
 
 REAL_BENCHMARKS = [b for b in BENCHMARKS if REAL_CONFIG and b in REAL_CONFIG]
@@ -102,7 +76,8 @@ for _b in REAL_BENCHMARKS:
                 model_slots=1,
             shell:
                 "socialbench infer --benchmark {params.benchmark} --instances {input.instances} --dev {input.dev}"
-                " --model {params.model_name} --params {input.params} --results-dir " + REAL_ROOT +
+                " --model {params.model_name} --params {input.params}"
+                f" --results-dir {REAL_ROOT}"
                 " {params.method_args} --no-progress > {log} 2>&1"
 
     _predictions = layout.run_files("predictions", _b, real_runs(_b), REAL_ROOT)
@@ -126,7 +101,8 @@ for _b in REAL_BENCHMARKS:
             CONDA_ENV
         shell:
             "socialbench score --benchmark {params.benchmark} --instances {input.instances} --params {input.params}"
-            " --results-dir " + REAL_ROOT + " {params.runs} > {log} 2>&1"
+            f" --results-dir {REAL_ROOT}"
+            " {params.runs} > {log} 2>&1"
 
     rule:
         name:
@@ -149,12 +125,101 @@ for _b in REAL_BENCHMARKS:
         shell:
             "socialbench tables --benchmark {params.benchmark} --params {input.params} --out-dir {output.tables}"
             " --headline {output.headline} --instances {input.instances} --answers-table"
-            " --predictions-dir " + REAL_ROOT + "/predictions/{params.benchmark} {params.score_files} > {log} 2>&1"
+            f" --predictions-dir {REAL_ROOT}/predictions/"
+            "{params.benchmark} {params.score_files} > {log} 2>&1"
 
-    REAL_TARGETS += [f"{REAL_ROOT}/tables/{_b}", f"{REAL_ROOT}/metrics/{_b}.json"]
+    # The trace viewer's pages of the run (rules/viewer.smk's command, under results/real/viewer/<benchmark>).
+    rule:
+        name:
+            f"real_viewer_{_b}"
+        input:
+            instances=BENCH[_b]["instances"],
+            params=REAL_PARAMS,
+            predictions=_predictions,
+            traces=layout.run_files("traces", _b, real_runs(_b), REAL_ROOT),
+        output:
+            pages=directory(layout.kind_dir("viewer", _b, REAL_ROOT)),
+        params:
+            benchmark=_b,
+            runs=" ".join(f"--run {m}/{r}" for m, r in real_runs(_b)),
+        log:
+            f"logs/real/viewer_{_b}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench viewer --benchmark {params.benchmark} --params {input.params} --instances {input.instances}"
+            f" --results-dir {REAL_ROOT}"
+            " {params.runs} > {log} 2>&1"
+
+    # The run's MLflow runs (rules/track.smk's command): the same store and experiment (params mlflow), one
+    # run per (benchmark, model, method); the summary of what was logged under results/real/mlflow/.
+    rule:
+        name:
+            f"real_track_{_b}"
+        input:
+            scores=layout.kind_dir("scores", _b, REAL_ROOT),
+            predictions=_predictions,
+            traces=layout.run_files("traces", _b, real_runs(_b), REAL_ROOT),
+            viewer=layout.kind_dir("viewer", _b, REAL_ROOT),
+            stats=layout.run_files("runs", _b, real_runs(_b), REAL_ROOT),
+            instances=BENCH[_b]["instances"],
+            params=REAL_PARAMS,
+            tables=f"{REAL_ROOT}/tables/{_b}",
+        output:
+            summary=f"{REAL_ROOT}/mlflow/{_b}.json",
+        params:
+            benchmark=_b,
+            score_files=" ".join(_scores),
+        log:
+            f"logs/real/track_{_b}.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "socialbench track --benchmark {params.benchmark} --params {input.params} --instances {input.instances}"
+            f" --predictions-dir {REAL_ROOT}/predictions/"
+            "{params.benchmark}"
+            f" --stats-dir {REAL_ROOT}/runs/"
+            "{params.benchmark}"
+            f" --traces-dir {REAL_ROOT}/traces/"
+            "{params.benchmark}"
+            " --viewer-dir {input.viewer} --tables-dir {input.tables}"
+            " --out {output.summary} {params.score_files} > {log} 2>&1"
+
+    REAL_TARGETS += [
+        f"{REAL_ROOT}/tables/{_b}",
+        f"{REAL_ROOT}/metrics/{_b}.json",
+        layout.kind_dir("viewer", _b, REAL_ROOT),
+        f"{REAL_ROOT}/mlflow/{_b}.json",
+    ]
 
 
-# `snakemake --cores 2 real`: the real-model run's tables on both benchmarks.
+# `snakemake --cores 2 real_book`: the results book (rules/book.smk's command) of the real run's tables and
+# figures, each footnoted with the MLflow run real_track_<benchmark> logged. Optional like the demo's book
+# (it needs the `typst` wheel, extra `book`), so it is no input of rule real.
+rule real_book:
+    input:
+        tables=[f"{REAL_ROOT}/tables/{b}" for b in REAL_BENCHMARKS],
+        instances=[BENCH[b]["instances"] for b in REAL_BENCHMARKS],
+        tracked=[f"{REAL_ROOT}/mlflow/{b}.json" for b in REAL_BENCHMARKS],
+        params=REAL_PARAMS,
+    output:
+        pdf=f"{REAL_ROOT}/book/book.pdf",
+        typ=f"{REAL_ROOT}/book/book.typ",
+    params:
+        # one --benchmark/--tables-dir/--instances/--tracked group per benchmark, in the same order
+        sections=lambda wildcards, input: " ".join(
+            f"--benchmark {b} --tables-dir {d} --instances {i} --tracked {t}"
+            for b, d, i, t in zip(REAL_BENCHMARKS, input.tables, input.instances, input.tracked)
+        ),
+    log:
+        "logs/real/book.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench book {params.sections} --params {input.params} --out {output.pdf} --typ {output.typ} > {log} 2>&1"
+
+
+# `snakemake --cores 2 real`: the real-model run's tables, trace viewer pages and MLflow runs on both benchmarks.
 rule real:
     input:
         REAL_TARGETS,

@@ -191,13 +191,16 @@ def _takes_params(words: list[str]) -> bool:
 
 def test_every_rule_passes_params_to_a_command_that_takes_them():
     """A stage that reads params (media roots, models, settings) reads the pipeline's params.yaml, not
-    its own defaults: every rule that runs such a command gives it --params params.yaml."""
+    its own defaults: every rule that runs such a command gives it --params params.yaml (the real-model
+    run's rules, rules/real.smk: their `params` input, results/real/params.yaml, or params.yaml itself)."""
     found = _rule_commands()
     assert any("socialbench viewer" in cmd for _, cmd in found)
     missing = [
         f"{smk}: {cmd[:60]}"
         for smk, cmd in found
-        if _takes_params(cmd.split()[1:]) and "--params params.yaml" not in cmd
+        if _takes_params(cmd.split()[1:])
+        and "--params params.yaml" not in cmd
+        and not (smk == "real.smk" and "--params {input.params}" in cmd)
     ]
     assert not missing
 
@@ -212,3 +215,43 @@ def test_every_rules_code_input_is_computed_from_its_stage_declaration():
     assert any(name == "book.smk" for name, _ in inputs)
     assert not [(name, v) for name, v in inputs if not v.startswith("stage_code(")]
     assert not [name for name, t in text.items() if re.search(r"[\"']src/socialbench/", t)]
+
+
+def dry_run_commands(*targets: str) -> list[str]:
+    """The shell commands `snakemake -n -p` would run for the targets (none: rule all)."""
+    proc = snakemake("-n", "-p", "--cores", "2", *targets)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [line.strip().removeprefix("Shell command:").strip() for line in proc.stdout.splitlines()]
+    return [line for line in lines if line.startswith("socialbench ")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("benchmark", ["moca", "meetingtom"])
+def test_the_real_target_writes_viewer_pages_and_logs_its_runs_to_mlflow(benchmark):
+    """`snakemake real` ends in the trace viewer and MLflow tracking of the real run, as the demo does,
+    every path under results/real/ and its params (whose mlflow entry names the same store)."""
+    cmds = dry_run_commands("real")
+    viewer = [c for c in cmds if c.startswith(f"socialbench viewer --benchmark {benchmark} ")]
+    track = [c for c in cmds if c.startswith(f"socialbench track --benchmark {benchmark} ")]
+    assert len(viewer) == 1 and len(track) == 1
+    assert "--params results/real/params.yaml" in viewer[0] and "--results-dir results/real " in viewer[0]
+    for option in ("predictions-dir", "stats-dir", "traces-dir", "viewer-dir", "tables-dir"):
+        assert f"--{option} results/real/{option.split('-')[0].replace('stats', 'runs')}/{benchmark}" in track[0]
+    assert f"--out results/real/mlflow/{benchmark}.json" in track[0]
+    assert "--params results/real/params.yaml" in track[0]
+    assert f"results/real/scores/{benchmark}/smollm2/" in track[0]
+
+
+@pytest.mark.slow
+def test_the_real_book_puts_the_real_runs_tables_of_both_benchmarks_in_one_pdf():
+    (cmd,) = [c for c in dry_run_commands("real_book") if c.startswith("socialbench book ")]
+    for b in ("moca", "meetingtom"):
+        assert f"--tables-dir results/real/tables/{b} " in cmd and f"--tracked results/real/mlflow/{b}.json" in cmd
+    assert "--out results/real/book/book.pdf" in cmd and "--params results/real/params.yaml" in cmd
+
+
+@pytest.mark.slow
+def test_the_default_target_runs_no_job_of_the_real_run():
+    proc = snakemake("-n", "--cores", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "real_" not in proc.stdout and "results/real" not in proc.stdout

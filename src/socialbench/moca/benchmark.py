@@ -350,9 +350,10 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.results.paper_figures import paper_figures
         from socialbench.moca.results.settings import TableSettings
         from socialbench.moca.results.tables import exclusions_markdown, row_name, to_csv, to_latex, to_markdown
+        from socialbench.results.scores import row_category
         from socialbench.results.tables import json_mode_note, md_escape, temperature_note
 
-        categories = {m: e["category"] for m, e in params["models"].items()}
+        categories = {m: row_category(e) for m, e in params["models"].items()}  # "(text-only)" where declared
         # pairs params exclude have no score files; one given anyway gets no row
         scores = {
             (m, meth): sc for (m, meth), sc in scores.items() if pair_excluded(params, self.name, m, meth) is None

@@ -425,3 +425,16 @@ def test_all_runs_notes_the_models_whose_server_ignored_json_mode():
     files, _ = tables(SCORES, p)
     assert "Note: JSON mode not enforced: gem (transformers serve ignores response_format)." in files["all_runs.md"]
     assert "JSON mode" not in tables(SCORES, params())[0]["all_runs.md"]
+
+
+def test_a_model_declared_text_only_has_its_category_marked_in_every_table_it_is_in():
+    p = params(method_options={m: {"modality": "utterances"} for m in ("no_prompt", "naive_cot")})
+    p["models"]["gem"]["modalities"] = []  # a text-only model: it runs on the transcript
+    files, _ = tables(SCORES, p)
+    assert "| proprietary (text-only) | gem |" in files["all_runs.md"]
+    assert "| proprietary (text-only) | gem |" in files["table1_overall.md"]
+    assert "proprietary (text-only),gem," in files["all_runs.csv"]
+
+
+def test_a_model_that_declares_no_modalities_keeps_its_plain_category(out):
+    assert "| proprietary | gem |" in out[0]["all_runs.md"] and "text-only" not in out[0]["all_runs.md"]

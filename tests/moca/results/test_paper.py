@@ -112,3 +112,15 @@ def test_the_human_row_comes_from_a_human_answers_file_through_the_file_backend_
     assert "Human row" not in files["intent.md"]
     bars = read_csv(files["figures/fig6.csv"])
     assert {r["model"] for r in bars} == {"a", "b", "human"}
+
+
+def test_a_model_declared_text_only_has_its_category_marked_in_the_scenario_tables():
+    inst = make_instances(10)
+    runs = {k: v for k, v in codar_runs(inst).items() if k[1] == "direct"}
+    models = {"a": {**MODELS["a"], "modalities": []}, "b": MODELS["b"]}
+    files, _ = run_tables(inst, runs, models)
+    assert md_row(files["intent.md"], "a")[0] == "open-weight (text-only)"
+    assert {r["model"]: r["category"] for r in read_csv(files["intent.csv"])} == {
+        "a": "open-weight (text-only)",
+        "b": "proprietary",
+    }

@@ -44,6 +44,7 @@ from socialbench.meetingtom.eval.scoring import macro_f1
 from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, macro_f1_ci
 from socialbench.results import numbers
 from socialbench.results import tables as rt
+from socialbench.results.scores import row_category
 from socialbench.results.tables import Num, NumStyle, json_mode_note, temperature_note
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
@@ -152,7 +153,8 @@ class Context:
     ):
         self.params = params
         self.models = params.get("models") or {}
-        self.categories = {m: e.get("category", "") for m, e in self.models.items()}
+        # a model declared text-only (modalities: []) shows "(text-only)" after its category
+        self.categories = {m: row_category(e) for m, e in self.models.items()}
         self.section = params.get("meetingtom") or {}
         self.methods = list(self.section.get("methods") or [])
         self.ablations = self.section.get("ablations") or {}
