@@ -45,17 +45,21 @@ import importlib.util
 import json
 import logging
 import os
-import shlex
-import shutil
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from socialbench.backends.openai_compat import OpenAICompatBackend
 from socialbench.backends.revision import resolve_revision
-from socialbench.backends.vllm_servers import Lease, ServerProcess, SharedServers, free_port
-from socialbench.core.backend import BackendContext, ModelSpec, Request, Response, check_requests
+from socialbench.backends.vllm_servers import (
+    Lease,
+    NodeServerBackend,
+    ServerProcess,
+    SharedServers,
+    free_port,
+    server_executable,
+)
+from socialbench.core.backend import BackendContext, ModelSpec
 from socialbench.core.errors import ConfigError, MissingDependency
 from socialbench.core.resources import external_server, server_url_problem
 
@@ -98,7 +102,7 @@ class TransformersServer(ServerProcess):
     label = "transformers serve"
 
 
-class TransformersServeBackend(OpenAICompatBackend):
+class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
     """A ``transformers serve`` process (owned or the user's) behind the OpenAI-compatible client."""
 
     default_key_env = None  # a loopback server takes no key; a remote one names its variable
@@ -205,16 +209,7 @@ class TransformersServeBackend(OpenAICompatBackend):
                     " server you already run"
                 )
             return [sys.executable, "-m", "transformers.cli.transformers"]
-        command = list(exe) if isinstance(exe, (list, tuple)) else shlex.split(str(exe))
-        if not command:
-            raise ConfigError(f"{self.where}.executable is empty")
-        if shutil.which(command[0]) is None and not Path(command[0]).is_file():
-            raise MissingDependency(
-                f"backend 'transformers_serve' needs the `{command[0]}` executable, which is not on PATH; install"
-                " it with: pip install 'socialbench[serve]', or set"
-                f" {self.where}.base_url to a server you already run"
-            )
-        return command
+        return server_executable(exe, self.where, "transformers_serve", "pip install 'socialbench[serve]'")
 
     def server_command(self, port: int) -> list[str]:
         o = self.spec.options
@@ -226,26 +221,7 @@ class TransformersServeBackend(OpenAICompatBackend):
             raise ConfigError(f"{self.where}.extra_args must be a list of strings")
         return cmd + extra
 
-    def start(self) -> None:
-        """Attach to the node's server of this model, or start it and wait until it is healthy (once)."""
-        if self.server is None or self.lease is not None:
-            return
+    def before_start(self) -> None:
         folder = self.local_folder()
         if folder is not None:
             check_model_folder(folder, f"models.{self.spec.name}")
-        self.lease = self.servers.acquire(self.server, self.spec.name)
-        if self.lease.port != self.server.port:  # a server another job started, on its own port
-            self.base_url = f"http://127.0.0.1:{self.lease.port}/v1"
-            self._client = None
-
-    def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
-        if requests:
-            check_requests(self, requests)  # a part it cannot take stops the batch before the server starts
-            self.start()  # only when there is work: a fully cached rerun starts no server
-        super().complete_many(requests, on_result)
-
-    def close(self) -> None:
-        super().close()  # the API client first, then the server it talks to
-        lease, self.lease = self.lease, None
-        if lease is not None:
-            self.servers.release(lease)

@@ -43,9 +43,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shlex
-import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,13 +52,15 @@ from socialbench.backends.openai_compat import OpenAICompatBackend
 from socialbench.backends.revision import resolve_revision as _resolve
 from socialbench.backends.vllm_servers import (  # noqa: F401 - ServerFailed, free_port: this backend's API too
     Lease,
+    NodeServerBackend,
     ServerFailed,
     ServerProcess,
     SharedServers,
     free_port,
+    server_executable,
 )
-from socialbench.core.backend import BackendContext, ModelSpec, Request, Response, VideoPart, check_requests
-from socialbench.core.errors import ConfigError, MissingDependency
+from socialbench.core.backend import BackendContext, ModelSpec, Request, VideoPart
+from socialbench.core.errors import ConfigError
 from socialbench.core.resources import external_server, server_url_problem
 
 log = logging.getLogger("socialbench.backends")
@@ -91,7 +91,7 @@ class VllmServer(ServerProcess):
     label = "vllm serve"
 
 
-class VllmBackend(OpenAICompatBackend):
+class VllmBackend(NodeServerBackend, OpenAICompatBackend):
     """A vLLM server (owned or the user's) behind the OpenAI-compatible client."""
 
     default_key_env = "VLLM_API_KEY"  # only needed for a non-loopback server started with --api-key
@@ -155,16 +155,8 @@ class VllmBackend(OpenAICompatBackend):
 
     def _executable(self) -> list[str]:
         exe = self.spec.options.get("executable", "vllm")
-        command = list(exe) if isinstance(exe, (list, tuple)) else shlex.split(str(exe))
-        if not command:
-            raise ConfigError(f"{self.where}.executable is empty")
-        if shutil.which(command[0]) is None and not Path(command[0]).is_file():
-            raise MissingDependency(
-                f"backend 'vllm' needs the `{command[0]}` executable, which is not on PATH; install it with:"
-                " pip install 'socialbench[vllm]' (on a machine with an NVIDIA GPU), or set"
-                f" {self.where}.base_url to a server you already run"
-            )
-        return command
+        install = "pip install 'socialbench[vllm]' (on a machine with an NVIDIA GPU)"
+        return server_executable(exe, self.where, "vllm", install)
 
     def server_command(self, port: int) -> list[str]:
         o = self.spec.options
@@ -202,25 +194,5 @@ class VllmBackend(OpenAICompatBackend):
             )
         return preflight(self.server.command, [self._prepare(r) for r in requests], ids)
 
-    def start(self) -> None:
-        """Attach to the node's server of this model, or start it and wait until it is healthy (once)."""
-        if self.server is not None and self.lease is None:
-            self.lease = self.servers.acquire(self.server, self.spec.name)
-            if self.lease.port != self.server.port:  # a server another job started, on its own port
-                self.base_url = f"http://127.0.0.1:{self.lease.port}/v1"
-                self._client = None
-
     def video_block(self, part: VideoPart) -> dict[str, Any]:
         return {"type": "video_url", "video_url": {"url": encode_video(part).data_url()}}
-
-    def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
-        if requests:
-            check_requests(self, requests)  # a part it cannot take stops the batch before the server starts
-            self.start()  # only when there is work: a fully cached rerun starts no server
-        super().complete_many(requests, on_result)
-
-    def close(self) -> None:
-        super().close()  # the API client first, then the server it talks to
-        lease, self.lease = self.lease, None
-        if lease is not None:
-            self.servers.release(lease)

@@ -63,7 +63,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.backend import check_requests
+from socialbench.core.errors import ConfigError, DataError, MissingDependency, SocialbenchError
 from socialbench.core.processes import (
     is_zombie,
     pid_max,
@@ -614,3 +615,55 @@ def stop_servers(*, force: bool = False, started_in: str | None = None, director
     except SocialbenchError as exc:
         log.warning("shared model servers not stopped: %s", exc)
         return 0
+
+
+def server_executable(exe: Any, where: str, backend: str, install: str) -> list[str]:
+    """``options.executable`` (a string or an argument list) as a command line, its program found: on PATH
+    or as a file. ``where``: the model's options key; ``install``: how to install the program."""
+    import shutil
+
+    command = list(exe) if isinstance(exe, (list, tuple)) else shlex.split(str(exe))
+    if not command:
+        raise ConfigError(f"{where}.executable is empty")
+    if shutil.which(command[0]) is None and not Path(command[0]).is_file():
+        raise MissingDependency(
+            f"backend '{backend}' needs the `{command[0]}` executable, which is not on PATH; install it with:"
+            f" {install}, or set {where}.base_url to a server you already run"
+        )
+    return command
+
+
+class NodeServerBackend:
+    """What a backend whose model runs behind this node's shared server does with it (a mixin before
+    ``OpenAICompatBackend``): the server is attached to, or started, only when there is work (a fully
+    cached rerun starts none); it is released after the API client is closed. ``self.server`` is None for
+    a server the user runs (``base_url``)."""
+
+    server: ServerProcess | None
+    lease: Lease | None
+    servers: SharedServers
+
+    def before_start(self) -> None:
+        """Checks that need the model's files, made once, just before a server would start."""
+
+    def start(self) -> None:
+        """Attach to the node's server of this model, or start it and wait until it is healthy (once)."""
+        if self.server is None or self.lease is not None:
+            return
+        self.before_start()
+        self.lease = self.servers.acquire(self.server, self.spec.name)
+        if self.lease.port != self.server.port:  # a server another job started, on its own port
+            self.base_url = f"http://127.0.0.1:{self.lease.port}/v1"
+            self._client = None
+
+    def complete_many(self, requests, on_result) -> None:
+        if requests:
+            check_requests(self, requests)  # a part it cannot take stops the batch before the server starts
+            self.start()
+        super().complete_many(requests, on_result)
+
+    def close(self) -> None:
+        super().close()  # the API client first, then the server it talks to
+        lease, self.lease = self.lease, None
+        if lease is not None:
+            self.servers.release(lease)
