@@ -355,3 +355,14 @@ def test_a_stale_record_is_replaced_by_a_started_server_without_signalling_its_p
         assert backend.lease.owner and bystander.poll() is None
     finally:
         backend.close()
+
+
+def test_a_server_executable_is_found_on_path_or_named_with_its_install_hint():
+    from socialbench.backends.vllm_servers import server_executable
+    from socialbench.core.errors import ConfigError, MissingDependency
+
+    assert server_executable("python3 -m http.server", "models.m", "b", "pip install x")[:2] == ["python3", "-m"]
+    with pytest.raises(MissingDependency, match=r"backend 'b' needs the `no-such-server-x` executable.*pip install x"):
+        server_executable(["no-such-server-x"], "models.m", "b", "pip install x")
+    with pytest.raises(ConfigError, match=r"models\.m\.executable is empty"):
+        server_executable("", "models.m", "b", "pip install x")
