@@ -1,7 +1,7 @@
 """The real run's server route, small (issue 39, point 6): a model folder served by a real ``transformers
 serve`` that ``socialbench infer`` starts, on at most 4 test instances of each benchmark of the demo
 run, one method each (MoCA direct, MeetingToM No Prompt on the transcript), with the commands a user
-runs. The model is a tiny random Llama (tests/helpers/tiny_lm.py: its answers are noise, scored
+runs. The model is a tiny random Llama (tests/helpers/tiny_vlm.py: its answers are noise, scored
 invalid), so what is checked is the route, not a score: every record is read (one prediction per
 instance, each scored), the server is stopped and the registry left clean, a rerun makes 0 calls
 (it starts no server) and writes the same bytes."""
@@ -77,10 +77,10 @@ def run_server_route(work: Path, out: Path, base_env: dict[str, str] | None = No
     ``out`` lies inside ``work`` (a command writes only inside its workspace)."""
     from socialbench.core.benchmarks import pair_excluded
     from socialbench.core.config import load_params
-    from tests.helpers.tiny_lm import build_tiny_lm
+    from tests.helpers.tiny_vlm import build_tiny_llm
 
     out.mkdir(parents=True, exist_ok=True)
-    params = server_route_params(work, out, build_tiny_lm(out / "model"))
+    params = server_route_params(work, out, build_tiny_llm(out / "model"))
     env = {**(base_env or os.environ), "SOCIALBENCH_SERVER_DIR": str(out / "servers"), "HF_HUB_OFFLINE": "1"}
     env.pop("SOCIALBENCH_KEEP_SERVERS", None)
     loaded = load_params(params)

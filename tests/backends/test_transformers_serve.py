@@ -1,5 +1,5 @@
 """transformers_serve: the command line from params and the refusals (fast), and a real ``transformers
-serve`` on loopback serving a tiny random Llama folder (tests/helpers/tiny_lm.py), started, shared,
+serve`` on loopback serving a tiny random Llama folder (tests/helpers/tiny_vlm.py), started, shared,
 answering through openai_compat and stopped through the node's server registry (slow: the server
 imports torch and FastAPI, about 15-40 s; it is started once for the module)."""
 
@@ -121,10 +121,10 @@ def test_the_backend_declares_json_mode_not_enforced():
 def served(tmp_path_factory):
     """One lifecycle of a real server, recorded: two backends of one model (the second attaches to the
     first's server), JSON-mode requests through both, then both closed."""
-    from tests.helpers.tiny_lm import build_tiny_lm
+    from tests.helpers.tiny_vlm import build_tiny_llm
 
     tmp = tmp_path_factory.mktemp("serve")
-    build_tiny_lm(tmp / "model")
+    build_tiny_llm(tmp / "model")
     registry = tmp / "servers"
     seen: dict = {}
     mp = pytest.MonkeyPatch()

@@ -136,9 +136,12 @@ def build_tiny_vlm(
     return out
 
 
-def build_tiny_llm(out_dir: str | Path, *, hidden: int = 32, layers: int = 2, seed: int = 0) -> Path:
+def build_tiny_llm(
+    out_dir: str | Path, *, hidden: int = 32, layers: int = 2, seed: int = 0, max_positions: int = 4096
+) -> Path:
     """Write a tiny random text-only Llama checkpoint (LlamaForCausalLM, tokenizer, chat template), the
-    kind of folder ``socialbench weights convert`` makes of SmolLM2, to out_dir."""
+    kind of folder ``socialbench weights convert`` makes of SmolLM2, to out_dir: ``transformers serve``
+    serves it as it serves a real folder (its answers are random text)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -152,7 +155,7 @@ def build_tiny_llm(out_dir: str | Path, *, hidden: int = 32, layers: int = 2, se
         num_hidden_layers=layers,
         num_attention_heads=2,
         num_key_value_heads=2,
-        max_position_embeddings=2048,
+        max_position_embeddings=max_positions,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
