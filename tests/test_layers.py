@@ -19,7 +19,7 @@ ENTRY = ("stages", "cli", "__main__")
 #: What each generic layer may import besides itself.
 ALLOWED = {
     "core": set(),
-    "backends": {"core"},
+    "backends": {"core", "media"},
     "retrievers": {"core"},
     "media": {"core"},
     "acquire": {"core"},

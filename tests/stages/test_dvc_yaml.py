@@ -26,6 +26,13 @@ def test_inference_code_deps_hold_its_methods_and_no_results_rendering():
     assert not [d for d in deps if d.startswith(("src/socialbench/moca/results", "src/socialbench/results/tables"))]
 
 
+@pytest.mark.parametrize("command", [("prepare",), ("moca", "preprocess"), ("moca", "unimodal")])
+def test_a_moca_data_stage_depends_on_no_model_backend(command):
+    # image verification lives with media (media/images.py): editing a backend reruns no data preparation
+    deps = dvc_yaml.code_deps("moca", [command])
+    assert not [d for d in deps if d.startswith("src/socialbench/backends")], deps
+
+
 def test_a_plugin_hook_is_followed_only_where_the_stage_calls_it():
     # stages/tables.py calls the benchmark's tables hook, which imports the benchmark's results/
     assert "src/socialbench/moca/results" in dvc_yaml.code_deps("moca", [("tables",)])

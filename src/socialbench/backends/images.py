@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from socialbench.core.errors import SocialbenchError
 from socialbench.core.hashing import sha256_bytes
+from socialbench.media.images import ImageUnreadable, open_image, unreadable
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL.Image import Image as PILImage
@@ -43,58 +44,6 @@ class ImageChanged(SocialbenchError):
 
 
 MediaChanged = ImageChanged
-
-
-class ImageUnreadable(SocialbenchError, OSError):
-    """An image file that Pillow cannot decode (empty, random bytes, truncated, not an image). It is
-    an OSError too, as Pillow's own errors are, so backends that record a request's OSError as that
-    request's error keep doing so, now with the file named."""
-
-
-def _unreadable(path: str | Path, exc: Exception, empty: bool = False) -> ImageUnreadable:
-    from PIL import UnidentifiedImageError
-
-    if empty:
-        why = "the file is empty"
-    elif isinstance(exc, UnidentifiedImageError):  # its message names a BytesIO, not the file
-        why = "not an image format Pillow can read"
-    else:
-        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return ImageUnreadable(f"{path}: cannot decode the image ({why})")
-
-
-def _open(data: bytes, path: str) -> PILImage:
-    """Pillow's image over ``data``, headers read; an undecodable file is ImageUnreadable naming ``path``."""
-    from PIL import Image
-
-    try:
-        return Image.open(io.BytesIO(data))
-    except Exception as exc:  # Pillow raises OSError, ValueError, SyntaxError, struct.error, ...
-        raise _unreadable(path, exc, empty=not data) from exc
-
-
-def verify_image_file(path: str | Path) -> None:
-    """Check that ``path`` is an image Pillow can open, verify (headers and, for PNG, every chunk's
-    checksum) and decode (``verify`` reads no JPEG scan data, so a cut JPEG would pass it and fail
-    only when a backend loads it). A JPEG is decoded in draft mode (DCT-scaled to 1/8, which still
-    reads all of its scan data), so the check stays cheap. Raises ImageUnreadable naming the file."""
-    from PIL import Image
-
-    from socialbench.core.errors import DataError
-    from socialbench.core.io import read_file_bytes
-
-    try:
-        data = read_file_bytes(path, "image")  # a FIFO or device is refused, never opened
-    except DataError as exc:
-        raise ImageUnreadable(str(exc)) from None
-    try:
-        with Image.open(io.BytesIO(data)) as img:
-            img.verify()
-        with Image.open(io.BytesIO(data)) as img:  # verify() leaves the image unusable: reopen
-            img.draft(img.mode, (1, 1))  # JPEG only (no-op for other formats): smallest DCT scale
-            img.load()
-    except Exception as exc:  # any failure to identify, verify or decode means the model could not see it
-        raise _unreadable(path, exc, empty=not data) from exc
 
 
 @dataclass(frozen=True)
@@ -184,11 +133,11 @@ def _scaled(img: PILImage, max_side: int | None) -> PILImage:
 
 def load_pil(part: ImagePart, max_side: int | None = None) -> PILImage:
     """The image as RGB Pillow image, scaled so that its longest side is at most ``max_side``."""
-    img = _open(read_checked(part), part.path)
+    img = open_image(read_checked(part), part.path)
     try:
         img.load()
     except Exception as exc:  # truncated or corrupt pixel data
-        raise _unreadable(part.path, exc) from exc
+        raise unreadable(part.path, exc) from exc
     return _scaled(img.convert("RGB"), max_side)
 
 
@@ -208,7 +157,7 @@ def encode_for_api(
     ``limits`` for a request of ``n_images`` images; otherwise a deterministic PNG re-encoding scaled to
     fit them (over the byte limit: scaled further, by the square root of the overshoot, until within)."""
     raw = read_checked(part)
-    img = _open(raw, part.path)
+    img = open_image(raw, part.path)
     fmt = img.format or ""
     side = _smallest(max_side, limits.side(n_images))
     most = limits.max_base64_bytes
@@ -221,7 +170,7 @@ def encode_for_api(
     try:
         img.load()
     except Exception as exc:  # truncated or corrupt pixel data
-        raise _unreadable(part.path, exc) from exc
+        raise unreadable(part.path, exc) from exc
     keeps_alpha = img.mode in ("RGBA", "LA") or (img.mode == "P" and "transparency" in img.info)
     img = img.convert("RGBA" if keeps_alpha else "RGB")
     for _ in range(_MAX_SHRINKS + 1):

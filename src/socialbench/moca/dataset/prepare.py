@@ -26,8 +26,8 @@ def media_problems(rec: dict[str, Any], media_roots: Any = None) -> list[tuple[s
     """(field, reason) for each media file that leads outside ``media_roots`` (a
     :class:`socialbench.core.paths.MediaRoots`; not read at all), is missing, or, for an image-text
     instance, is not a decodable image (a video, an empty or damaged file)."""
-    from socialbench.backends.images import ImageUnreadable, verify_image_file
     from socialbench.core.paths import special_file, special_problem
+    from socialbench.media.images import ImageUnreadable, verify_image_file
 
     problems = []
     for m in rec["media"]:

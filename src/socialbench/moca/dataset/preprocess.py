@@ -251,7 +251,7 @@ def inspect_media(path: Path, modality: str) -> MediaInfo:
         import imagehash
         from PIL import Image
 
-        from socialbench.backends.images import ImageUnreadable, verify_image_file
+        from socialbench.media.images import ImageUnreadable, verify_image_file
 
         try:
             verify_image_file(path)
