@@ -2,9 +2,10 @@
 names as the switch is a key the params schemas define (a renamed or removed param breaks this test),
 and that every default it quotes (a backticked `<params key>: <value>`) is that key's default: the
 params schema's, the method's own (CoDAR's settings under method_options) or the value params.yaml
-sets (a changed default breaks this test). The same for the prose sections (issue 40): every params
-key they quote (in full, or under its benchmark's section: `clips.tasks`) is one the schemas define,
-and every default they quote (a `<key>: <value>` span right after "default") is that key's default."""
+sets (a changed default breaks this test). The same for the prose of the decision records under
+docs/decisions/ (issue 40; issue 42 moved the sections there): every params key they quote (in full,
+or under its benchmark's section: `clips.tasks`) is one the schemas define, and every
+default they quote (a `<key>: <value>` span right after "default") is that key's default."""
 
 import functools
 import json
@@ -20,6 +21,7 @@ from socialbench.moca.schema.methods import SETTINGS as CODAR_SETTINGS
 
 REPO = Path(__file__).resolve().parents[1]
 DECISIONS = REPO / "docs" / "decisions.md"
+RECORDS = REPO / "docs" / "decisions"
 SECTION = "## Departures from the papers"
 COLUMNS = ["benchmark", "topic", "paper says", "we do", "why", "param to switch"]
 SCHEMAS = {
@@ -248,7 +250,7 @@ def code_spans(text: str) -> list[tuple[str, str]]:
 
 
 def prose(text: str) -> str:
-    """docs/decisions.md without its departures table (the tests above check the table)."""
+    """docs/decisions.md and the records without the departures table (the tests above check the table)."""
     lines = text.splitlines()
     at = lines.index(SECTION)
     start = next(i for i in range(at, len(lines)) if lines[i].startswith("|"))
@@ -327,14 +329,25 @@ def wrong_prose_defaults(text: str, schemas: dict[str, dict], params: dict) -> l
     return out
 
 
+def decisions_text() -> str:
+    """docs/decisions.md (the departures table, the index) and every decision record, as one text."""
+    records = [p.read_text(encoding="utf-8") for p in sorted(RECORDS.glob("*.md"))]
+    return "\n\n".join([DECISIONS.read_text(encoding="utf-8"), *records])
+
+
+def test_the_decision_records_are_read_with_the_table():
+    text = decisions_text()
+    assert len(list(RECORDS.glob("*.md"))) >= 10 and "## Held by" in prose(text)
+
+
 def test_every_params_key_the_prose_quotes_is_in_the_params_schemas():
     params = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
-    assert not unknown_prose_keys(DECISIONS.read_text(encoding="utf-8"), load_schemas(), params)
+    assert not unknown_prose_keys(decisions_text(), load_schemas(), params)
 
 
 def test_every_default_the_prose_quotes_is_the_params_default():
     params = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
-    text = DECISIONS.read_text(encoding="utf-8")
+    text = decisions_text()
     assert [s for _, s in code_spans(prose(text)) if QUOTED_DEFAULT.match(s)], "the prose quotes no default"
     assert not wrong_prose_defaults(text, load_schemas(), params)
 

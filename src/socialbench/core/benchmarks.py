@@ -20,9 +20,10 @@ which replace the method's files of the same name.
 
 An **order run** ``<run>__order<k>`` (k >= 1) is run ``<run>`` (a method or a variant run) asked again
 with its options shown in order ``k`` (params ``<benchmark>.robustness``: answer stability under option
-order, docs/decisions.md). Its settings are ``<run>``'s plus ``{"order": k}``; the benchmark decides what
-order ``k`` shows. Order 0 is the run itself, unchanged. Order runs make their own files, calls and MLflow
-runs like any run, but never enter the paper tables: only the stability tables read them.
+order, docs/decisions/answer-stability.md). Its settings are ``<run>``'s plus ``{"order": k}``; the
+benchmark decides what order ``k`` shows. Order 0 is the run itself, unchanged. Order runs make their own
+files, calls and MLflow runs like any run, but never enter the paper tables: only the stability tables read
+them.
 
 See docs/architecture.md for the data contracts and how to add either.
 """

@@ -38,7 +38,7 @@ TABLE_SUFFIX, FIGURE_SUFFIX = ".csv", ".png"
 FIGURE_MAX_HEIGHT = "13cm"
 #: A table's text size, and the smallest it is shrunk to when the table is wider than the text.
 TABLE_TEXT_SIZE, TABLE_MIN_TEXT_SIZE = "7pt", "5pt"
-#: The most of a table the book sets (docs/decisions.md, "Results book"): its first rows, its first
+#: The most of a table the book sets (docs/decisions/results-book.md): its first rows, its first
 #: columns, each cell's first characters; a note under the table says what was left out and names the
 #: file that holds it whole. Typst takes about a second per thousand rows, so an unbounded table
 #: (30,000 rows) would keep the book busy for minutes for pages nobody reads.

@@ -1,6 +1,6 @@
-"""Answer stability under option order (params ``<benchmark>.robustness``; docs/decisions.md, "Answer
-stability under option order"): pure functions over each instance's correctness and answers under K
-option orders, no I/O.
+"""Answer stability under option order (params ``<benchmark>.robustness``;
+docs/decisions/answer-stability.md): pure functions over each instance's correctness and answers
+under K option orders, no I/O.
 
 Input of a cell (one model x run): ``correct``, a boolean array ``(K, N, C)`` (order k, instance i,
 correctness column c, in the benchmark's column order), ``answers``, K lists of N resolved answers

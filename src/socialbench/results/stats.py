@@ -25,7 +25,7 @@ Functions:
 
 Randomness: numpy ``Generator`` (PCG64) seeded with the given seed; the same inputs and seed give
 bit-identical results (``resample_counts`` is the one place resamples are drawn). See
-docs/decisions.md, "Statistics (beyond the paper)".
+docs/decisions/statistics.md.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ The official host (University of Edinburgh) serves
 Local files keep that relative layout: ``<root>/amicorpus/ES2002a/video/ES2002a.Corner.avi`` and
 ``<root>/ami_public_manual_1.6.2.zip`` (unpacked into ``<root>/annotations/``). A ``mirror`` folder
 is read with the same layout, so an offline copy can stand in for the host. See
-docs/decisions.md, "Raw-source acquisition", for what was verified and what is assumed.
+docs/decisions/acquisition.md, for what was verified and what is assumed.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ MIRROR_BASE_URL = "https://groups.inf.ed.ac.uk/ami/AMICorpusMirror/"
 ANNOTATIONS_URL = "https://groups.inf.ed.ac.uk/ami/AMICorpusAnnotations/ami_public_manual_1.6.2.zip"
 ANNOTATIONS_ARCHIVE = PurePosixPath(ANNOTATIONS_URL).name
 #: sha256 of ANNOTATIONS_URL; None = not pinned (fetch_annotations warns). To be filled once
-#: measured on a real download (see docs/decisions.md).
+#: measured on a real download (see docs/decisions/acquisition.md).
 ANNOTATIONS_SHA256: str | None = None
 #: Folder (under the local root) the annotations archive is unpacked into.
 ANNOTATIONS_DIR = "annotations"

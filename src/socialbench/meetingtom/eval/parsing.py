@@ -1,6 +1,6 @@
 """Parsing a model's answer to a MeetingToM multiple-choice question (pure, no I/O).
 
-One rule for every prompting method (docs/decisions.md, "MeetingToM answer rule"), so a method's
+One rule for every prompting method (docs/decisions/meetingtom-methods.md), so a method's
 score never depends on how strictly its own output form is read:
 
 1. The answer object: the whole response, read as one JSON object. Tolerated around it: surrounding

@@ -1,5 +1,5 @@
 """MeetingToM's answer-stability table (beyond the paper; params ``meetingtom.robustness``;
-docs/decisions.md, "Answer stability under option order"): per model and run that params ask again,
+docs/decisions/answer-stability.md): per model and run that params ask again,
 accuracy under each of the K option orders (order 0: the paper's draw, the run of the MeetingToM
 tables), the circular accuracy (right under every order), the agreement of the resolved answers and the
 gap between order 0 and circular accuracy, with 95% bootstrap intervals, per task and source and over

@@ -3,9 +3,9 @@ appendix A, B.2). Pure data and functions, no I/O.
 
 B.2: questions follow fixed task formats; only task variables (the target participant, the trigger
 utterance, the addressee candidates, the consensus moment) are filled into the placeholders. The
-paper's own wording was lost with its appendix G; the wording here is ours (docs/decisions.md,
-"MeetingToM questions"). An option is ``{"label", "value", "text"}``: ``value`` is what files hold
-(a state key, an attitude, a consensus kind, a participant letter), ``text`` what the model and the
+paper's own wording was lost with its appendix G; the wording here is ours
+(docs/decisions/meetingtom-methods.md). An option is ``{"label", "value", "text"}``: ``value`` is what
+files hold (a state key, an attitude, a consensus kind, a participant letter), ``text`` what the model and the
 annotators read; labels 1, 2, 3... follow a per-instance seeded shuffle. Labels are numbers, never
 letters: participants are called A-D, so a lettered option list ("A. Participant D") invites the
 model to answer a participant's letter for an option's, a confusion that is wrong but valid.
@@ -120,7 +120,7 @@ def participant_options(
 
 def rotated_options(options: Sequence[Mapping[str, Any]], k: int) -> list[dict[str, Any]]:
     """Option order ``k`` of an instance (an order run's, params ``meetingtom.robustness``;
-    docs/decisions.md "Answer stability under option order"): the instance's seeded list rotated left
+    docs/decisions/answer-stability.md): the instance's seeded list rotated left
     by k places (k modulo the number of options: an n-option item has n distinct orders) and numbered
     1, 2, ... again. Order 0 is the list as it is: the paper's draw."""
     if not options:

@@ -46,8 +46,8 @@ class MediaUnavailable(InstanceInputError):
 def slot_maps(instance: dict[str, Any], seed: int, order: int = 0) -> dict[str, dict[str, str]]:
     """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic.
 
-    ``order`` (an order run's, params ``moca.robustness``; docs/decisions.md "Answer stability under
-    option order"): 0 is the paper's draw, the seeded shuffle above; order k rotates each role's
+    ``order`` (an order run's, params ``moca.robustness``; docs/decisions/answer-stability.md): 0 is the
+    paper's draw, the seeded shuffle above; order k rotates each role's
     shuffled list by k places (slot j shows what order 0 shows in slot (j + k) mod n), so over n orders
     every candidate is shown in every slot once."""
     rng = random.Random(f"{seed}:{instance['id']}:slots")

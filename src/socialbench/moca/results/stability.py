@@ -1,5 +1,5 @@
-"""MoCA's answer-stability table (beyond the paper; params ``moca.robustness``; docs/decisions.md,
-"Answer stability under option order"): per model and run that params ask again, Holis under each of
+"""MoCA's answer-stability table (beyond the paper; params ``moca.robustness``;
+docs/decisions/answer-stability.md): per model and run that params ask again, Holis under each of
 the K option orders (order 0: the paper's draw, the run of Tables 2-4), the circular accuracy of each
 field and of Holis (right under every order), the agreement of the resolved answers and the gap
 between order 0 and circular Holis, with 95% bootstrap intervals, per scenario and over all of them.

@@ -8,7 +8,7 @@ The paper's other tables and what they stand on, one module each: ``paper`` (eve
 stage adds, from the pipeline's own predictions), ``ablations`` (Table 5), ``scaling`` (Table 6),
 ``completion`` (Table 7), ``grids`` (their layout), ``correctness`` (per-instance data),
 ``significance`` (paired tests), ``answers`` (answer format per run), ``settings`` (``moca.tables``).
-Decisions: docs/decisions.md, "Tables and figures"."""
+Decisions: docs/decisions/moca-tables.md."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ RULES_FILE = "moca_rules.yaml"
 @dataclass(frozen=True)
 class Option:
     """One mechanism or label of a scenario. ``source``: ``paper`` when the paper names the option for
-    this scenario, ``completion`` when it was added to complete the lost Table 9 (docs/decisions.md).
+    this scenario, ``completion`` when it was added to complete the lost Table 9 (docs/decisions/moca-taxonomy.md).
     ``criterion`` says when to choose it, ``boundary`` how to tell it from its neighbours;
     ``rule_source`` says where those two texts come from (``written here`` for moca_rules.yaml)."""
 
