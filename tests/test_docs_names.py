@@ -71,13 +71,18 @@ def spans(text: str) -> list[str]:
 @functools.cache
 def repo_files() -> tuple[frozenset[str], frozenset[str]]:
     """(files, folders) of the checkout: git's tracked and untracked-but-not-ignored files."""
-    out = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):  # no git (an unpacked archive): the source folders
+        roots = [REPO / r for r in REPO_ROOTS if "/" not in r] + [REPO / "data" / "corpus"]
+        out = [p.relative_to(REPO).as_posix() for r in roots for p in r.rglob("*") if p.is_file()]
+        out += [p.name for p in REPO.iterdir() if p.is_file()]
     files = frozenset(f for f in out if (REPO / f).exists())
     folders = frozenset(str(p) for f in files for p in Path(f).parents if str(p) != ".")
     return files, folders
