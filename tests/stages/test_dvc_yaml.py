@@ -23,6 +23,7 @@ def test_inference_code_deps_hold_its_methods_and_no_results_rendering():
     deps = dvc_yaml.code_deps("moca", [("infer",)], ["direct"])
     assert "src/socialbench/moca/methods/direct.py" in deps and "src/socialbench/moca/templates/direct" in deps
     assert "src/socialbench/backends" in deps  # a model's backend, loaded by name from params
+    assert "src/socialbench/media" in deps  # what the backends import: how an image is decoded and sent
     assert not [d for d in deps if d.startswith(("src/socialbench/moca/results", "src/socialbench/results/tables"))]
 
 

@@ -254,6 +254,22 @@ def _has_code(path: Path) -> bool:
     return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in tree.body)
 
 
+@cache
+def _backend_closure() -> frozenset[Path]:
+    """The source files every backend module imports, followed whole (a backend is loaded by name)."""
+    todo = [f"socialbench.backends.{p.stem}" for p in sorted((PKG / "backends").glob("*.py"))]
+    seen: set[Path] = set()
+    while todo:
+        name = todo.pop()
+        path = module_file(name)
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        todo += [".".join(name.split(".")[:i]) for i in range(2, len(name.split(".")))]
+        todo += [m for m in _imports(path) if module_file(m) is not None]
+    return frozenset(seen)
+
+
 def method_of(run: str) -> str:
     """A run is ``<method>`` or ``<method>__<ablation>``: the method module it runs."""
     return run.split("__", 1)[0]
@@ -276,7 +292,8 @@ def code_deps(
     hook_modules = tuple(f"socialbench.{benchmark}.methods.{m}" for m in sorted({method_of(r) for r in hooks}))
     deps = {e for p in _closure(benchmark, commands, method_modules + hook_modules) if (e := _entry(p)) is not None}
     if methods:
-        deps.add("src/socialbench/backends")  # a model's backend: imported by name from params
+        # a model's backend, imported by name from params: the backends folder and what it imports (media)
+        deps |= {e for p in _backend_closure() if (e := _entry(p)) is not None}
         # a retriever, where one of the runs' methods retrieves (core.retrieval): imported by name too
         if PKG / "core" / "retrieval.py" in _closure(benchmark, (), method_modules):
             deps.add("src/socialbench/retrievers")
