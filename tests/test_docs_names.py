@@ -314,3 +314,16 @@ def test_every_decision_record_has_its_sections_and_names_the_tests_that_hold_it
         held = text.split("## Held by", 1)[1]
         assert [s for s in spans(held) if TEST_REF.match(s)], f"{record.name}: Held by names no test"
         assert f"(decisions/{record.name})" in index, f"{record.name} is not in docs/decisions.md's index"
+
+
+def test_every_mention_of_a_decision_record_names_one():
+    """Plain-text mentions too (`docs/decisions/<record>.md` in docstrings, CHANGELOG.md, params.yaml),
+    so a renamed record leaves no dead link."""
+    sources = [*DOCS, REPO / "CHANGELOG.md", REPO / "params.yaml", *sorted(PACKAGE.rglob("*.py"))]
+    named = {
+        (path.relative_to(REPO).as_posix(), m)
+        for path in sources
+        for m in re.findall(r"(?:docs/)?decisions/([\w-]+)\.md", path.read_text(encoding="utf-8"))
+    }
+    records = {p.stem for p in (REPO / "docs" / "decisions").glob("*.md")}
+    assert not sorted((where, m) for where, m in named if m not in records)
