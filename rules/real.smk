@@ -208,7 +208,7 @@ rule real_book:
     params:
         # one --benchmark/--tables-dir/--instances/--tracked group per benchmark, in the same order
         sections=lambda wildcards, input: " ".join(
-            f"--benchmark {b} --tables-dir {d} --instances {i} --tracked {t}"
+            f"--benchmark {b} --tables-dir {d} --instances {i} --tracked {t} --tables-rule real_tables_{b}"
             for b, d, i, t in zip(REAL_BENCHMARKS, input.tables, input.instances, input.tracked)
         ),
     log:

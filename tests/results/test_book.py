@@ -215,6 +215,11 @@ def test_table_script_names_the_command_rule_and_the_benchmarks_tables_module():
     )
 
 
+def test_table_script_names_another_rule_when_one_is_given():
+    # the real run's tables come from its own rule (rules/real.smk), not the demo's
+    assert table_script("meetingtom", "real_tables_meetingtom").rule == "real_tables_meetingtom"
+
+
 def test_missing_typst_is_a_missing_dependency_naming_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "typst", None)
     with pytest.raises(MissingDependency, match=r"socialbench\[book\]"):

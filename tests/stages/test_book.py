@@ -43,6 +43,14 @@ def test_options_not_given_once_per_benchmark_are_refused_counting_each(tmp_path
     assert not (tmp_path / "book").exists()
 
 
+def test_a_tables_rule_not_given_once_per_benchmark_is_refused(tmp_path, repo_root):
+    args = [*book_inputs(tmp_path, repo_root), "--tables-rule", "a_tables", "--tables-rule", "b_tables"]
+    res = runner.invoke(app, args)
+    assert isinstance(res.exception, ConfigError), res.output
+    assert "--tables-rule once per --benchmark" in str(res.exception)
+    assert not (tmp_path / "book").exists()
+
+
 def test_a_benchmark_given_twice_is_refused(tmp_path, repo_root):
     args = book_inputs(tmp_path, repo_root)
     twice = [*args, "--benchmark", "meetingtom"]

@@ -179,6 +179,17 @@ def test_track_records_what_the_predictions_were_made_with_not_the_current_code(
     assert params["infer_git_commit"] == "c0ffee" and params["version.torch"] == "2.13.0"
 
 
+def test_track_logs_a_text_only_models_category_as_its_table_rows_show_it(tmp_path, monkeypatch):
+    args, paths = track_setup(tmp_path, monkeypatch)
+    params = cli_params(tmp_path)
+    params.write_text(params.read_text().replace("category: baseline}", "category: baseline, modalities: []}", 1))
+    res = runner.invoke(app, [*args, *map(str, paths)])
+    assert res.exit_code == 0, res.output
+    runs = [r for r in mlflow_runs(tmp_path) if "model" in r.data.tags]  # not the parent run
+    logged = {r.data.tags["model"]: r.data.params["category"] for r in runs}
+    assert logged == {"a": "baseline (text-only)", "b": "baseline"}
+
+
 def test_track_refuses_stats_without_the_record_of_what_the_run_was_made_with(tmp_path, monkeypatch):
     args, paths = track_setup(tmp_path, monkeypatch)
     stats = tmp_path / "runs" / "a" / "direct.stats.json"

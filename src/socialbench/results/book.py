@@ -317,14 +317,15 @@ def _module_exists(name: str) -> bool:
         return False
 
 
-def table_script(benchmark: str) -> Script:
-    """The command (and Snakemake rule and module) that writes a benchmark's tables and figures."""
+def table_script(benchmark: str, rule: str | None = None) -> Script:
+    """The command (and Snakemake rule and module) that writes a benchmark's tables and figures: the rule
+    is the demo's ``<benchmark>_tables`` unless ``rule`` names another (the real run's, say)."""
     from socialbench.core.benchmarks import get_benchmark
 
     # a plug-in's tables module (results/tables.py in the layer layout, tables.py before it), where it has one
     candidates = [f"socialbench.{benchmark}.results.tables", f"socialbench.{benchmark}.tables"]
     module = next((m for m in candidates if _module_exists(m)), type(get_benchmark(benchmark)).__module__)
-    return Script(f"socialbench tables --benchmark {benchmark}", f"{benchmark}_tables", module)
+    return Script(f"socialbench tables --benchmark {benchmark}", rule or f"{benchmark}_tables", module)
 
 
 def folder_files(folder: Path) -> list[Path]:
@@ -469,6 +470,7 @@ def read_section(
     tracked: Path,
     store: Store,
     items: tuple[Item, ...] | None = None,
+    rule: str | None = None,
 ) -> Section:
     """A benchmark's section from its tables folder (``items``: as :func:`read_items` read it, else
     read now), instances file and track summary, with the runs that logged them looked up in the
@@ -513,7 +515,7 @@ def read_section(
         benchmark,
         str(instances),
         sha256_file(instances),
-        table_script(benchmark),
+        table_script(benchmark, rule),
         pipeline_run,
         tuple(sorted(runs, key=lambda r: r.name)),
         tuple(items),

@@ -29,6 +29,11 @@ def book(
     tracked: list[Path] = Opt(
         ..., help="results/mlflow/<benchmark>.json, the track summary: its eval keys name the MLflow runs listed"
     ),
+    tables_rule: list[str] = Opt(
+        [],
+        help="the Snakemake rule that wrote each --tables-dir (default <benchmark>_tables, the demo's rule;"
+        " give it once per benchmark, in the same order, or not at all)",
+    ),
     out: Path = Opt(..., help="the PDF to write (results/book/book.pdf)"),
     typ: Path | None = Opt(None, help="where its Typst source goes (default: --out with .typ)"),
     params: Path = Opt(
@@ -52,6 +57,11 @@ def book(
             f" (got {len(benchmark)} benchmark(s), {len(tables_dir)} tables folder(s),"
             f" {len(instances)} instances file(s), {len(tracked)} summary file(s))"
         )
+    if tables_rule and len(tables_rule) != len(benchmark):
+        raise ConfigError(
+            f"book: give --tables-rule once per --benchmark or not at all (got {len(tables_rule)} rule(s) for"
+            f" {len(benchmark)} benchmark(s))"
+        )
     if len(set(benchmark)) != len(benchmark):
         raise ConfigError(f"book: a --benchmark is given twice ({', '.join(benchmark)})")
     typ = typ if typ is not None else out.with_suffix(".typ")
@@ -66,8 +76,10 @@ def book(
     from socialbench.results.tracking_uri import tracking_store_uri
 
     store = Store(tracking_store_uri(p), p["mlflow"]["experiment"], mlflow_url)
+    rules = tables_rule or [None] * len(benchmark)
     sections = [
-        read_section(b, t, i, s, store, it) for b, t, i, s, it in zip(benchmark, tables_dir, instances, tracked, items)
+        read_section(b, t, i, s, store, it, rule=r)
+        for b, t, i, s, it, r in zip(benchmark, tables_dir, instances, tracked, items, rules)
     ]
     for warning in build_pdf(sections, out, typ):
         typer.echo(f"book: typst warning: {warning}", err=True)

@@ -73,6 +73,7 @@ def evaluation(
     """What one run logs: its params, content hashes, provenance (as when the predictions were made),
     scores, accounting and artifacts."""
     from socialbench.core.hashing import sha256_file, sha256_json
+    from socialbench.results.scores import row_category
 
     entry = p["models"][model]
     identity = run_stats.get("backend_identity") or {}
@@ -108,7 +109,8 @@ def evaluation(
         },
         "scores": scores,
         "stats": run_stats,
-        "category": entry.get("category"),
+        # as the tables show it: a text-only model's is marked so (row_category)
+        "category": row_category(entry) or None,
         # logged under <benchmark>/<model>/<method>/ with names that say what they are
         "artifacts": artifacts,
         # the run's viewer page: logged beside its shards, its media once in the parent run
