@@ -42,12 +42,6 @@ POSTGRES_TYPES = {"text": "TEXT", "int": "BIGINT", "real": "DOUBLE PRECISION"}
 _UPSERT = re.compile(r"^\s*INSERT OR REPLACE INTO (\w+)\(([^)]*)\)(.*)$", re.S)
 
 
-def masked_url(url: str) -> str:
-    """The URL as messages and logs show it: user info and secret query parameters (``?password=``)
-    replaced by ``***`` (:func:`socialbench.core.secrets.redact_url`)."""
-    return redact_url(url)
-
-
 def url_problem(url: str) -> str | None:
     """Why a ``postgresql://`` URL cannot name a store (a port that is no number or out of range, no
     database), or None. Said before connecting: the driver's own error would be a traceback."""
@@ -121,7 +115,7 @@ class PostgresRequestCache(RequestCache):
         self.url = url
         # libpq's connect_timeout is whole seconds (at least 2 where it is set at all)
         self.connect_timeout_s = max(2, math.ceil(connect_timeout_s))
-        self._init_state(masked_url(url), readonly=readonly)  # messages name the store, never its password
+        self._init_state(redact_url(url), readonly=readonly)  # messages name the store, never its password
         self._opened: list[_Connection] = []  # every thread's connection, all closed by close()
         self._opened_lock = threading.Lock()
         self._beat: _Connection | None = None
@@ -269,7 +263,7 @@ def cache_store_url(environ: dict[str, str] | None = None) -> str | None:
         raise SocialbenchError(f"{CACHE_URL_ENV}: must be a postgresql:// URL (or unset for the SQLite file in params)")
     problem = url_problem(url)
     if problem is not None:
-        raise SocialbenchError(f"{CACHE_URL_ENV}: {masked_url(url)}: {problem}")
+        raise SocialbenchError(f"{CACHE_URL_ENV}: {redact_url(url)}: {problem}")
     return url
 
 
