@@ -316,6 +316,17 @@ class Benchmark(abc.ABC):
             instances, int(spec["n"]), int(seed if s is None else s), self.subset_stratum, self.subset_by
         )
 
+    # ---- stages before inference (optional hooks: a benchmark without one refuses the stage) -----
+    def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[Any]]:
+        """Write the benchmark's embedded demo raw files into ``out_dir`` (deterministic from params'
+        seed); what was written, per split. Default: the benchmark has no embedded demo."""
+        raise SocialbenchError(f"benchmark {self.name!r} has no embedded demo")
+
+    def prepare(self, raw: Path, on_invalid: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Validate raw instances: (kept records, dropped records with their reasons); ``on_invalid``
+        ``drop`` or ``fail``. Default: the benchmark has no prepare stage (its data stages validate)."""
+        raise SocialbenchError(f"benchmark {self.name!r} has no prepare stage")
+
     @abc.abstractmethod
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
         """Validated instances from a JSON-lines file (a DataError naming file, record and field)."""
