@@ -101,6 +101,12 @@ class CodarMethod(Method):
     and the others from ``templates/codar/`` (``Benchmark.template``)."""
 
     templates: ClassVar[tuple[str, ...]] = CODAR.templates()
+    reads: ClassVar[frozenset[str]] = frozenset({"retrieval"})  # Step 2's retriever (params moca.retrieval)
+
+    @classmethod
+    def check_settings(cls, run: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """:func:`~socialbench.moca.schema.methods.codar_settings` (stages, rounds, the answer policy...)."""
+        return codar_settings(run, settings)
 
     def __init__(
         self,
@@ -114,8 +120,7 @@ class CodarMethod(Method):
         super().__init__(benchmark, spec, seed, settings, run=run)
         # The templates it reads, held to its stages before anything is made or called (check-params does
         # the same for the runs of params' methods; a run asked by name, `infer --method codar__<x>`, here).
-        check = getattr(benchmark, "run_template_problems", None)
-        problems = check(self.name, codar_settings(self.name, self.settings)) if check is not None else []
+        problems = benchmark.run_template_problems(self.name, self.check_settings(self.name, self.settings))
         if problems:
             raise ConfigError(f"moca.{problems[0]} (run {self.name})")
         opts = parse_settings(self.name, self.settings)
