@@ -130,8 +130,8 @@ class Method(abc.ABC):
         its :class:`Final` answer. An instance that cannot become a request (its media missing) is
         an :class:`InstanceInputError`."""
 
-    #: Benchmark-wide params blocks a run of this method reads besides its own ``method_options`` (MoCA's
-    #: CoDAR: ``retrieval``, its Step 2 retriever); the benchmark adds them to the run's settings.
+    #: Benchmark-wide params blocks a run of this method reads besides its own ``method_options`` (e.g. a
+    #: method that retrieves reads the benchmark's ``retrieval`` block); the benchmark adds them to its settings.
     reads: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
@@ -139,8 +139,8 @@ class Method(abc.ABC):
         """Run ``run``'s settings as the method reads them, checked (a ConfigError naming the param), or
         None: the method reads no settings of its own (its params schema's closed list of keys is its
         check). Default None. A benchmark whose params loading may import no method code checks them
-        at load through a declaration of these hooks in its schema (MoCA: ``moca.schema.methods.HOOKS``,
-        held to the classes by a test)."""
+        at load through a declaration of these hooks in its schema, keyed by method name and held to the
+        classes by a test."""
         return None
 
     @classmethod

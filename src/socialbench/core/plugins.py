@@ -1,8 +1,8 @@
 """The one registry type behind every kind of plug-in: backends, retrievers, benchmarks and a
-benchmark's methods, MoCA's raw sources and the ``socialbench`` commands.
+benchmark's methods, a benchmark's raw sources and the ``socialbench`` commands.
 
-A :class:`Registry` maps a name to a class (or, for a plug-in that is an object, such as a MoCA
-source's ``SOURCE`` or a command's typer app, to an instance of its base). An entry is either a class
+A :class:`Registry` maps a name to a class (or, for a plug-in that is an object, such as a raw
+source's declaration or a command's typer app, to an instance of its base). An entry is either a class
 registered directly (a decorator, a test) or an :data:`Entry` ``(module, class, extra)`` imported
 only when first used, so one provider's optional dependency never burdens another, and a failed
 import names the extra to install. Names a registry does not hold itself can come from *sources*
