@@ -49,7 +49,7 @@ def tables_5_to_7(paper: Any) -> tuple[dict[str, str], list[str]]:
 def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
     """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
     from socialbench.moca.results.tables import COLUMNS, row_name
-    from socialbench.results.tables import Block, Row, Table, to_markdown
+    from socialbench.results.tables import Block, Num, Row, Table, to_markdown
 
     scenarios = sorted({s for sc in scores.values() for s in sc})
     ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
@@ -59,9 +59,7 @@ def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: 
         scores.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else len(order), kv[0])
     ):
         values = [macro(sc, key) for _, key in COLUMNS]
-        rows.append(
-            Row([categories.get(m, ""), row_name(m, meth), *("–" if v is None else f"{v:.2f}" for v in values)])
-        )
+        rows.append(Row([categories.get(m, ""), row_name(m, meth), *(Num(v) for v in values)]))
     title = f"Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)"
     return to_markdown(Table(title, [Block(["Category", "Model", *(h for h, _ in COLUMNS)], rows, keys=2)]))
 
