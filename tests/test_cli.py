@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.cli import app, main
+from socialbench.cli import APPS, app, command_help, load_command, main
 
 
 def test_main_turns_errors_into_exit_2_without_traceback(tmp_path, monkeypatch, capsys):
@@ -120,3 +120,8 @@ def test_options_with_fixed_values_list_them(option, choices):
         (c, p) for c, p in cli_options() if p.name == option and not (option == "source" and c.startswith("moca "))
     ]
     assert found and all(all(ch in p.help for ch in choices) for _, p in found), [(c, p.help) for c, p in found]
+
+
+def test_every_command_comes_from_the_one_registry_type():
+    assert set(command_help()) == set(APPS.names())
+    assert load_command("no-such-command") is None

@@ -6,7 +6,6 @@ below without importing any stage."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Any
 
@@ -14,6 +13,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from socialbench.core.errors import SocialbenchError
+from socialbench.core.plugins import Registry
 
 #: Command name -> (the stage module whose ``app`` defines it, its one-line help).
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -54,6 +54,26 @@ SUB_APPS: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: Every command's typer app (a command function for ``book``), in the one registry type
+#: (``core.plugins.Registry``), its module imported when the command is run; a benchmark's own commands
+#: come from its ``cli.py`` (asked on a miss).
+APPS: Registry[object] = Registry(
+    "command",
+    object,
+    {
+        **{name: (module, "app", None) for name, (module, _) in COMMANDS.items()},
+        **{name: (module, attr, None) for name, (module, attr, _) in SUB_APPS.items()},
+    },
+)
+
+
+def _benchmark_app_entries() -> dict[str, tuple[str, str, None]]:
+    return {name: (module, "app", None) for name, module in benchmark_apps().items()}
+
+
+APPS.add_source(_benchmark_app_entries)
+
+
 def benchmark_apps() -> dict[str, str]:
     """{benchmark: its cli module} of the built-in benchmarks that have their own commands (found by
     their files: nothing is imported)."""
@@ -75,22 +95,16 @@ def command_help() -> dict[str, str]:
 
 def load_command(name: str) -> Any:
     """The (typer's click) command ``name``, importing its module (and only it); None for an unknown name."""
-    if name in COMMANDS:
-        module = importlib.import_module(COMMANDS[name][0])
-        return typer.main.get_group(module.app).commands[name]
-    if name in SUB_APPS:
-        module_name, attr, _ = SUB_APPS[name]
-        obj = getattr(importlib.import_module(module_name), attr)
-        if not isinstance(obj, typer.Typer):  # a command function (book)
-            one = typer.Typer(add_completion=False)
-            one.command(name)(obj)
-            return typer.main.get_group(one).commands[name]
-        return _group(obj, name)
-    bench = benchmark_apps().get(name)
-    if bench is not None:
-        module = importlib.import_module(bench)
-        return _group(getattr(module, "app", None) or getattr(module, f"{name}_app"), name)
-    return None
+    if name not in APPS:
+        return None
+    obj = APPS.get(name)
+    if name in COMMANDS:  # a stage module's app holds its commands
+        return typer.main.get_group(obj).commands[name]
+    if not isinstance(obj, typer.Typer):  # a command function (book)
+        one = typer.Typer(add_completion=False)
+        one.command(name)(obj)
+        return typer.main.get_group(one).commands[name]
+    return _group(obj, name)
 
 
 def _group(sub: typer.Typer, name: str) -> TyperGroup:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import socialbench.acquire.download as dl
-from socialbench.acquire.download import ChecksumMismatch, DownloadError, copy_local, download, redact_url
+from socialbench.acquire.download import ChecksumMismatch, DownloadError, copy_local, download
 from socialbench.core.errors import DataError, SocialbenchError
 
 FAST = {"backoff": 0.0, "timeout": 5.0, "chunk_size": 16_384}
@@ -205,29 +205,6 @@ def test_credentials_are_sent_but_never_shown(server, payload, tmp_path, caplog)
     with pytest.raises(DownloadError) as info:
         download(bad, tmp_path / "m.bin", **FAST)
     assert "s3cret" not in str(info.value) and "***@127.0.0.1" in str(info.value)
-
-
-def test_redact_url_masks_user_info_and_query():
-    assert redact_url("https://u:p@host/a.zip?token=xyz") == "https://***@host/a.zip?***"
-    assert redact_url("https://host/a.zip") == "https://host/a.zip"
-
-
-def test_redact_url_hides_a_query_whatever_its_parameters_are_called_and_the_fragment():
-    presigned = "https://bucket.host/a.zip?st=2024&se=2025&sv=1&sr=b&x-host-proof=abc123#frag=t0k"
-    assert redact_url(presigned) == "https://bucket.host/a.zip?***#***"
-    assert "abc123" not in redact_url(presigned) and "t0k" not in redact_url(presigned)
-
-
-def test_redact_url_shows_a_mirror_path_as_it_is():
-    assert redact_url("/mirror/key=1/a.zip") == "/mirror/key=1/a.zip"
-    assert redact_url("file:///mirror/a.zip") == "file:///mirror/a.zip"
-
-
-def test_redact_url_is_the_projects_redaction_of_user_info():
-    from socialbench.core.secrets import redact_url as core_redact_url
-
-    url = "https://u:p%40ss@host:8443/a.zip"
-    assert redact_url(url) == core_redact_url(url) == "https://***@host:8443/a.zip"
 
 
 def test_file_url_mirror_is_copied_and_verified(tmp_path, payload):

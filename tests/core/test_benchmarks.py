@@ -4,8 +4,15 @@ import re
 
 import pytest
 
-from socialbench.core.benchmarks import available_benchmarks, get_benchmark, register, settings_sources
-from socialbench.core.errors import ConfigError
+from socialbench.core.benchmarks import (
+    BENCHMARKS,
+    Benchmark,
+    available_benchmarks,
+    get_benchmark,
+    register,
+    settings_sources,
+)
+from socialbench.core.errors import ConfigError, SocialbenchError
 from tests.helpers.toybench.benchmark import ToyBenchmark
 
 
@@ -225,3 +232,11 @@ def test_a_model_declared_text_only_runs_where_the_need_has_a_text_form_only():
         "takes text only (modalities in params), not the clip's video"
     )
     assert excluded({"backend": "hf", "modalities": ["audio"]}, "moca", "direct", text_form) is not None
+
+
+def test_the_stages_before_inference_are_declared_hooks_that_refuse_by_default(tmp_path, monkeypatch):
+    monkeypatch.setitem(BENCHMARKS.classes, "toybench", ToyBenchmark)
+    bench = get_benchmark("toybench")  # it has a demo, and no prepare stage of its own
+    assert type(bench).demo is not Benchmark.demo and type(bench).prepare is Benchmark.prepare
+    with pytest.raises(SocialbenchError, match="benchmark 'toybench' has no prepare stage"):
+        bench.prepare(tmp_path / "raw.jsonl", "drop")

@@ -15,7 +15,7 @@ import pytest
 
 from socialbench.core.backend import ModelSpec, Response, create_backend
 from socialbench.core.cache import RequestCache, cache_key
-from socialbench.core.cache_pg import CACHE_URL_ENV, PostgresRequestCache, masked_url, open_request_cache, translate
+from socialbench.core.cache_pg import CACHE_URL_ENV, POSTGRES_SQL, PostgresRequestCache, open_request_cache
 from socialbench.core.errors import DataError, SocialbenchError
 from tests.helpers.loopback import LoopbackServer
 from tests.helpers.moca_requests import moca_request, run_through_cache
@@ -48,13 +48,11 @@ def store(request, tmp_path):
 
 
 # ---- pure parts ------------------------------------------------------------------------------------
-def test_insert_or_replace_becomes_an_upsert_on_the_key():
-    sql = translate("INSERT OR REPLACE INTO claims(key, owner) VALUES (?,?)")
-    assert sql == "INSERT INTO claims(key, owner) VALUES (%s,%s) ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner"
-
-
-def test_the_password_is_masked_in_the_name_of_the_store():
-    assert masked_url("postgresql://u:hunter2@db:5432/c") == "postgresql://***@db:5432/c"
+def test_a_replaced_row_is_an_upsert_on_the_key_that_updates_every_other_column():
+    for sql in (POSTGRES_SQL.put_call, POSTGRES_SQL.put_record, POSTGRES_SQL.put_claim):
+        columns = [c.strip() for c in sql.split("(", 1)[1].split(")", 1)[0].split(",")]
+        updated = sql.split("ON CONFLICT (key) DO UPDATE SET ", 1)[1]
+        assert [c for c in columns if c != "key"] == [u.split(" = ")[0] for u in updated.split(", ")]
 
 
 def test_no_url_in_the_environment_keeps_the_sqlite_file(tmp_path):
@@ -168,9 +166,9 @@ def test_a_claim_made_while_another_writer_is_claiming_the_same_key_sees_its_cla
     claimant = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # the other pipeline
     try:
         conn = other._conn()
-        conn.execute("BEGIN IMMEDIATE")  # the other pipeline is claiming "k" right now, not yet committed
+        other._begin(conn)  # the other pipeline is claiming "k" right now, not yet committed
         conn.execute(
-            "INSERT INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (?,?,?,?,NULL,?)",
+            "INSERT INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (%s,%s,%s,%s,NULL,%s)",
             ("k", f"other:{claimant.pid}", socket.gethostname(), claimant.pid, time.time()),
         )
         got = {}
@@ -232,7 +230,7 @@ def test_claims_are_renewed_while_their_calls_are_made(pg_cache):
 @pytest.mark.parametrize("age_s, taken_over", [(30, False), (PostgresRequestCache.claim_ttl_s + 30, True)])
 def test_another_nodes_claim_is_taken_over_only_once_its_heartbeat_is_stale(pg_cache, age_s, taken_over):
     pg_cache._conn().execute(
-        "INSERT INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (?,?,?,?,NULL,?)",
+        "INSERT INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (%s,%s,%s,%s,NULL,%s)",
         ("k", "node2:1:x", "node2", 1, time.time() - age_s),
     )
     mine, _, theirs = pg_cache._claim(["k"])
@@ -274,10 +272,6 @@ def test_a_port_that_is_no_number_is_named_with_the_password_masked(tmp_path):
 def test_a_url_without_a_database_is_refused(tmp_path):
     with pytest.raises(SocialbenchError, match="names no database"):
         open_request_cache(tmp_path / "c.sqlite", environ={CACHE_URL_ENV: "postgresql://u@db:5432"})
-
-
-def test_masking_never_fails_on_a_port_that_is_no_number():
-    assert masked_url("postgresql://u:pw@db:port/c") == "postgresql://***@db:port/c"
 
 
 @pytest.fixture

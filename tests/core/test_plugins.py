@@ -74,3 +74,21 @@ def test_a_source_added_twice_is_asked_once():
 def test_the_install_hint_names_the_extra_or_a_reinstall():
     assert install_hint("hf") == "pip install 'socialbench[hf]'"
     assert install_hint(None) == "reinstall socialbench"
+
+
+#: A plug-in that is an object of its kind (a MoCA source's SOURCE, a command's app).
+PLAIN = Plain()
+
+
+def test_an_entry_that_is_an_object_of_the_base_is_returned_as_it_is():
+    reg = Registry("widget", Base, {"obj": (__name__, "PLAIN", None)})
+    assert reg.get("obj") is PLAIN
+
+
+def test_an_object_that_is_no_base_is_refused_naming_its_entry():
+    reg = Registry("widget", Base, {"num": (__name__, "PLAIN_NUMBER", None)})
+    with pytest.raises(ConfigError, match=r"widget 'num': tests\.core\.test_plugins:PLAIN_NUMBER is not a"):
+        reg.get("num")
+
+
+PLAIN_NUMBER = 3

@@ -83,11 +83,18 @@ ARROWS = NumStyle(missing="-", tex_missing=None, change="arrow")
 def test_a_number_with_its_change_and_mark_in_each_format():
     t = Num(80.0, delta=3.125, mark=True, best=True).render(SIGNED)
     assert (t.plain, t.md, t.tex, t.csv) == (
-        "80.00 (+3.12*)",
-        "**80.00** (+3.12\\*)",
-        r"\textbf{80.00} (+3.12$^{*}$)",
+        "80.00 (+3.13*)",
+        "**80.00** (+3.13\\*)",
+        r"\textbf{80.00} (+3.13$^{*}$)",
         "80.00",
     )
+
+
+def test_the_table_model_rounds_every_number_it_writes_half_up():
+    # 2.675 and 0.125 are ties as printed (f"{2.675:.2f}" would write 2.67, its binary value)
+    t = Num(2.675, delta=-0.125).with_ci(1.005, 4.675).render(SIGNED)
+    assert (t.plain, t.csv) == ("2.68 (-0.13) [1.01, 4.68]", "2.68")
+    assert Num(2.675, delta=0.125).render(ARROWS).md == "2.68 (↑0.13)"
 
 
 def test_the_arrow_style_writes_changes_as_arrows_and_no_change_as_plus_minus():

@@ -4,7 +4,9 @@ the report with their reasons; an input that keeps nothing is one clear error.""
 import json
 
 from socialbench.cli import app
+from socialbench.core.benchmarks import BENCHMARKS
 from tests.conftest import make_instance
+from tests.helpers.toybench.benchmark import ToyBenchmark
 from tests.stages.conftest import main_error, media_in, png, runner, write_jsonl
 
 
@@ -172,3 +174,13 @@ def test_prepare_on_a_non_utf8_file_exits_2_naming_the_byte(tmp_path, monkeypatc
         ],
     )
     assert code == 2 and err.strip() == f"error: {raw}: not UTF-8 text (byte 0xff at offset 0)"
+
+
+def test_a_benchmark_without_a_prepare_stage_is_refused_naming_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(BENCHMARKS.classes, "toybench", ToyBenchmark)
+    raw = write_jsonl(tmp_path / "raw.jsonl", [make_instance("ok")])
+    out, report = tmp_path / "out.jsonl", tmp_path / "dropped.jsonl"
+    args = ["prepare", "--benchmark", "toybench", "--raw", str(raw), "--out", str(out), "--report", str(report)]
+    code, err = main_error(monkeypatch, capsys, args)
+    assert code != 0 and "benchmark 'toybench' has no prepare stage" in err
+    assert not out.exists()

@@ -7,7 +7,7 @@ The ``download`` function is deliberately not re-exported here: it would shadow 
 """
 
 from socialbench.acquire.archive import UnsafeArchive, check_archive, extract
-from socialbench.acquire.download import ChecksumMismatch, DownloadError, copy_local, redact_url
+from socialbench.acquire.download import ChecksumMismatch, DownloadError, copy_local
 
 __all__ = [
     "ChecksumMismatch",
@@ -16,5 +16,4 @@ __all__ = [
     "check_archive",
     "copy_local",
     "extract",
-    "redact_url",
 ]

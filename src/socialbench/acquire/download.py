@@ -11,7 +11,8 @@ complete file is ever renamed there) is not downloaded again.
 ``url`` may also be a ``file://`` URL or a plain local path (a local mirror): the file is copied,
 with the same checksum check and atomic rename. Credentials in a URL (``https://user:pass@host/``)
 are sent as HTTP basic auth, never to another host after a redirect, and never logged or shown in an
-error: messages name the URL with its user info masked and its query and fragment hidden (:func:`redact_url`).
+error: messages name the URL with its user info masked and its query and fragment hidden (``core.secrets.redact_url``,
+``whole_query``).
 
 **Trust on first use.** A file without a pinned sha256 is hashed when first fetched and the hash
 recorded in a :class:`TrustStore` (a JSON lock file, ``sources.lock`` at the repository root by
@@ -59,7 +60,6 @@ __all__ = [
     "download",
     "is_local",
     "local_path",
-    "redact_url",
 ]
 
 DEFAULT_RETRIES = 5
@@ -175,7 +175,7 @@ class TrustStore:
         # versioned manifests say "recorded" either way), and info is not shown by default
         log.warning(
             "%s: no sha256 pinned; %s recorded on first use in %s (later uses are checked against it)",
-            redact_url(str(source)),
+            secrets.redact_url(str(source), whole_query=True),
             sha256,
             self.path,
         )
@@ -217,15 +217,6 @@ class _Retryable(Exception):
 
 # --------------------------------------------------------------------------------------------------
 # URLs
-
-
-def redact_url(url: str) -> str:
-    """The URL as it may be logged: the project's redaction (``core.secrets.redact_url``: user info
-    masked) with the query and fragment hidden whole, since a host names a presigned link's credentials
-    as it likes; a local path or ``file:`` URL (a mirror) as it is."""
-    if is_local(url):
-        return str(url)
-    return secrets.redact_url(str(url), whole_query=True)
 
 
 def is_local(source: str | os.PathLike[str]) -> bool:
@@ -524,7 +515,7 @@ def _download_http(
     recorded_in: str | None = None,
 ) -> None:
     clean, auth = _split_credentials(url)
-    shown = redact_url(url)
+    shown = secrets.redact_url(url, whole_query=True)
     part = _part_path(dest)
     opener = _opener()
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -601,7 +592,7 @@ def download(
         return copy_local(url, dest, sha256=sha256, chunk_size=chunk_size, trust=trust)
     url = str(url)
     scheme = urllib.parse.urlsplit(url).scheme.lower()
-    shown = redact_url(url)
+    shown = secrets.redact_url(url, whole_query=True)
     if scheme not in ("http", "https"):
         raise DownloadError(f"{shown}: unsupported URL scheme {scheme!r} (http, https, file or a local path)")
     pinned = sha256

@@ -437,6 +437,10 @@ class Backend(abc.ABC):
     #: (guided decoding), False (sent, but the server ignores it: ``transformers serve``), None (not
     #: known, or nothing sent). From the declaration's ``json_mode.enforced``; recorded per run.
     json_enforced: ClassVar[bool | None] = None
+    #: Retries and HTTP attempts made so far (a backend that retries, ``backends.api``, counts them; a
+    #: shared backend counts every run it served, and the runner records each run's difference).
+    retries: int = 0
+    attempts: int = 0
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -131,6 +131,19 @@ class Method(abc.ABC):
         its :class:`Final` answer. An instance that cannot become a request (its media missing) is
         an :class:`InstanceInputError`."""
 
+    #: Benchmark-wide params blocks a run of this method reads besides its own ``method_options`` (e.g. a
+    #: method that retrieves reads the benchmark's ``retrieval`` block); the benchmark adds them to its settings.
+    reads: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def check_settings(cls, run: str, settings: dict[str, Any]) -> dict[str, Any] | None:
+        """Run ``run``'s settings as the method reads them, checked (a ConfigError naming the param), or
+        None: the method reads no settings of its own (its params schema's closed list of keys is its
+        check). Default None. A benchmark whose params loading may import no method code checks them
+        at load through a declaration of these hooks in its schema, keyed by method name and held to the
+        classes by a test."""
+        return None
+
     @classmethod
     def needs(cls, settings: dict[str, Any]) -> tuple[Need, ...]:
         """What a run with these settings needs of its model beyond text in and a JSON answer out (a
@@ -316,6 +329,23 @@ class Benchmark(abc.ABC):
         return stratified_subset(
             instances, int(spec["n"]), int(seed if s is None else s), self.subset_stratum, self.subset_by
         )
+
+    # ---- stages before inference (optional hooks: a benchmark without one refuses the stage) -----
+    def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[Any]]:
+        """Write the benchmark's embedded demo raw files into ``out_dir`` (deterministic from params'
+        seed); what was written, per split. Default: the benchmark has no embedded demo."""
+        raise SocialbenchError(f"benchmark {self.name!r} has no embedded demo")
+
+    def prepare(self, raw: Path, on_invalid: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Validate raw instances: (kept records, dropped records with their reasons); ``on_invalid``
+        ``drop`` or ``fail``. Default: the benchmark has no prepare stage (its data stages validate)."""
+        raise SocialbenchError(f"benchmark {self.name!r} has no prepare stage")
+
+    def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
+        """Why run ``run``'s template files cannot be used (missing, a placeholder the method does not
+        fill), from its settings as its method checked them (:meth:`Method.check_settings`); each names
+        the run's params key. A method runs it when it starts. Default: none found."""
+        return []
 
     @abc.abstractmethod
     def load_instances(self, path: str | Path) -> list[dict[str, Any]]:

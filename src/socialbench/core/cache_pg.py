@@ -2,10 +2,11 @@
 
 SQLite in WAL mode needs shared memory between its processes, which a network file system does not
 give, so a cluster keeps the cache in PostgreSQL instead. The tables, the keys and the claims of calls
-in flight are those of the SQLite store (:class:`~socialbench.core.cache_sqlite.RequestCache`, whose logic
-this class reuses): only the connection differs. Writers are serialised by a transaction-scoped
-advisory lock, as SQLite's ``BEGIN IMMEDIATE`` serialises them, so two pipelines claiming the same
-key at once see each other's claim and one waits for the other's answer.
+in flight are those of the SQLite store (``core.cache_store`` declares them; ``core.cache_sql`` holds the
+logic both stores share); this store has its own connection and its own SQL, in PostgreSQL's dialect
+(:data:`POSTGRES_SQL`). Writers are serialised by a transaction-scoped advisory lock, as SQLite's
+``BEGIN IMMEDIATE`` serialises them, so two pipelines claiming the same key at once see each other's
+claim and one waits for the other's answer.
 
 The URL comes from the environment (:data:`CACHE_URL_ENV`; :func:`open_request_cache` picks the store) and may hold a
 password: everything this module shows names the store by its URL with the password masked.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from socialbench.core.cache_sql import SqlStore, Statements
 from socialbench.core.cache_sqlite import RequestCache
-from socialbench.core.cache_store import CLAIM_POLL_S, schema_statements
+from socialbench.core.cache_store import CLAIM_POLL_S, CacheStore, schema_statements
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.secrets import redact_url
 
@@ -39,13 +40,38 @@ CONNECT_TIMEOUT_S = 5.0
 #: The dialect's names of the cache's column types (the tables are ``core.cache_store.schema_statements``).
 POSTGRES_TYPES = {"text": "TEXT", "int": "BIGINT", "real": "DOUBLE PRECISION"}
 
-_UPSERT = re.compile(r"^\s*INSERT OR REPLACE INTO (\w+)\(([^)]*)\)(.*)$", re.S)
-
-
-def masked_url(url: str) -> str:
-    """The URL as messages and logs show it: user info and secret query parameters (``?password=``)
-    replaced by ``***`` (:func:`socialbench.core.secrets.redact_url`)."""
-    return redact_url(url)
+_CALL_COLUMNS = (
+    "key, backend, model, request_id, key_parts, text, input_tokens, output_tokens, latency_s, created_at,"
+    " finish_reason"
+)
+_CALL_UPDATE = (
+    " ON CONFLICT (key) DO UPDATE SET backend = EXCLUDED.backend, model = EXCLUDED.model,"
+    " request_id = EXCLUDED.request_id, key_parts = EXCLUDED.key_parts, text = EXCLUDED.text,"
+    " input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens, latency_s = EXCLUDED.latency_s,"
+    " created_at = EXCLUDED.created_at, finish_reason = EXCLUDED.finish_reason"
+)
+#: The store's SQL (PostgreSQL's dialect: ``%s`` placeholders; a replaced row is an upsert on the key).
+POSTGRES_SQL = Statements(
+    get="SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = %s",
+    count_hit="UPDATE calls SET hit_count = hit_count + 1, last_hit_at = %s WHERE key = %s",
+    put_call=f"INSERT INTO calls({_CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s){_CALL_UPDATE}",
+    put_record=f"INSERT INTO calls({_CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,0,0,0,%s,NULL){_CALL_UPDATE}",
+    drop_claim="DELETE FROM claims WHERE key = %s AND owner = %s",
+    stored="SELECT 1 FROM calls WHERE key = %s",
+    claim_of="SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = %s",
+    put_claim="INSERT INTO claims(key, owner, host, pid, pid_started, claimed_at) VALUES (%s,%s,%s,%s,%s,%s)"
+    " ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, host = EXCLUDED.host, pid = EXCLUDED.pid,"
+    " pid_started = EXCLUDED.pid_started, claimed_at = EXCLUDED.claimed_at",
+    stats="SELECT model, backend, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(latency_s), {hits},"
+    " MIN(created_at), MAX(created_at) FROM calls GROUP BY model, backend ORDER BY model",
+    entries="SELECT key, model, key_parts, created_at FROM calls WHERE request_id = %s ORDER BY created_at DESC",
+    entries_of_model="SELECT key, model, key_parts, created_at FROM calls WHERE request_id = %s AND model = %s"
+    " ORDER BY created_at DESC",
+    recomputed="SELECT model, request_id, MAX(created_at) AS t FROM calls GROUP BY model, request_id"
+    " HAVING COUNT(*) > 1 ORDER BY t DESC LIMIT %s",
+    recomputed_of_model="SELECT model, request_id, MAX(created_at) AS t FROM calls WHERE model = %s"
+    " GROUP BY model, request_id HAVING COUNT(*) > 1 ORDER BY t DESC LIMIT %s",
+)
 
 
 def url_problem(url: str) -> str | None:
@@ -62,37 +88,19 @@ def url_problem(url: str) -> str | None:
     return None
 
 
-def translate(sql: str) -> str:
-    """SQLite's dialect as :class:`RequestCache` writes it -> PostgreSQL's: ``?`` placeholders become
-    ``%s``, ``INSERT OR REPLACE`` an upsert on the table's key, ``BEGIN IMMEDIATE`` a transaction that
-    takes the writers' advisory lock first."""
-    if sql.strip() == "BEGIN IMMEDIATE":
-        return "BEGIN"
-    m = _UPSERT.match(sql)
-    if m:
-        table, cols, rest = m.groups()
-        names = [c.strip() for c in cols.split(",")]
-        updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in names if c != "key")
-        sql = f"INSERT INTO {table}({cols}){rest} ON CONFLICT (key) DO UPDATE SET {updates}"
-    return sql.replace("?", "%s")
-
-
 class _Connection:
-    """A psycopg connection that speaks the few sqlite3 calls :class:`RequestCache` makes."""
+    """A psycopg connection with the calls :class:`~socialbench.core.cache_sql.SqlStore` makes
+    (``execute``, ``executemany``, ``in_transaction``); the SQL is PostgreSQL's own."""
 
     def __init__(self, conn: Any):
         self._conn = conn
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        begin = sql.strip() == "BEGIN IMMEDIATE"
-        cur = self._conn.execute(translate(sql), tuple(args) or None)
-        if begin:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
-        return cur
+        return self._conn.execute(sql, tuple(args) or None)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._conn.cursor() as cur:
-            cur.executemany(translate(sql), [tuple(r) for r in rows])
+            cur.executemany(sql, [tuple(r) for r in rows])
 
     @property
     def in_transaction(self) -> bool:
@@ -104,7 +112,7 @@ class _Connection:
         self._conn.close()
 
 
-class PostgresRequestCache(RequestCache):
+class PostgresRequestCache(SqlStore):
     """The request cache in a PostgreSQL database (``postgresql://user:password@host:port/db``).
 
     One connection per thread, in autocommit mode with explicit transactions for writes, as the
@@ -114,6 +122,7 @@ class PostgresRequestCache(RequestCache):
     makes its calls it renews its claims every :attr:`heartbeat_s`, and another node takes a claim
     over once it is older than :attr:`claim_ttl_s` (its node died or lost the database)."""
 
+    sql = POSTGRES_SQL
     claim_ttl_s = 300.0
     heartbeat_s = 60.0
 
@@ -121,7 +130,7 @@ class PostgresRequestCache(RequestCache):
         self.url = url
         # libpq's connect_timeout is whole seconds (at least 2 where it is set at all)
         self.connect_timeout_s = max(2, math.ceil(connect_timeout_s))
-        self._init_state(masked_url(url), readonly=readonly)  # messages name the store, never its password
+        self._init_state(redact_url(url), readonly=readonly)  # messages name the store, never its password
         self._opened: list[_Connection] = []  # every thread's connection, all closed by close()
         self._opened_lock = threading.Lock()
         self._beat: _Connection | None = None
@@ -143,7 +152,7 @@ class PostgresRequestCache(RequestCache):
             raise DataError(self.path, f"the request cache tables cannot be created ({exc})") from exc
 
     @classmethod
-    def open_readonly(cls, url: str, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> PostgresRequestCache:  # type: ignore[override]
+    def open_readonly(cls, url: str, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> PostgresRequestCache:
         """The store opened for inspection (``socialbench cache``): read-only sessions, no table created."""
         return cls(url, readonly=True, connect_timeout_s=connect_timeout_s)
 
@@ -173,9 +182,11 @@ class PostgresRequestCache(RequestCache):
 
         return (psycopg.Error,)
 
-    def _check_records(self) -> None:
-        """Nothing to check: PostgreSQL keeps each column's declared type (the SQLite store checks)."""
-        return None
+    def _begin(self, conn: _Connection) -> None:
+        """A transaction that first takes the writers' advisory lock (writers queue, as SQLite's
+        ``BEGIN IMMEDIATE`` queues them)."""
+        conn.execute("BEGIN")
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
 
     def _connect(self) -> _Connection:
         import psycopg
@@ -221,13 +232,13 @@ class PostgresRequestCache(RequestCache):
         self._beat = None
 
     def share_calls(self, keys, call, on_shared, poll_s=CLAIM_POLL_S) -> None:  # type: ignore[override]
-        """As :meth:`RequestCache.share_calls`, with this process's claims renewed while it calls."""
+        """As :meth:`SqlStore.share_calls`, with this process's claims renewed while it calls."""
         stop = threading.Event()
 
         def beat() -> None:
             while not stop.wait(self.heartbeat_s):
                 self._heartbeat_conn().execute(
-                    "UPDATE claims SET claimed_at = ? WHERE owner = ?", (time.time(), self._owner())
+                    "UPDATE claims SET claimed_at = %s WHERE owner = %s", (time.time(), self._owner())
                 )
 
         beating = threading.Thread(target=beat, name="cache-claims-heartbeat", daemon=True)
@@ -237,16 +248,6 @@ class PostgresRequestCache(RequestCache):
         finally:
             stop.set()
             beating.join()
-
-    def stats(self) -> dict[str, Any]:
-        """As the SQLite store's; PostgreSQL sums BIGINT columns to NUMERIC (``Decimal``), made ints here."""
-        s = super().stats()
-        for m in s["models"]:
-            for k in ("entries", "input_tokens", "output_tokens", "hits_served"):
-                m[k] = int(m[k])
-        s["entries"] = sum(m["entries"] for m in s["models"])
-        s["hits_served"] = sum(m["hits_served"] for m in s["models"])
-        return s
 
     def _size_bytes(self) -> int:
         row = (
@@ -269,13 +270,13 @@ def cache_store_url(environ: dict[str, str] | None = None) -> str | None:
         raise SocialbenchError(f"{CACHE_URL_ENV}: must be a postgresql:// URL (or unset for the SQLite file in params)")
     problem = url_problem(url)
     if problem is not None:
-        raise SocialbenchError(f"{CACHE_URL_ENV}: {masked_url(url)}: {problem}")
+        raise SocialbenchError(f"{CACHE_URL_ENV}: {redact_url(url)}: {problem}")
     return url
 
 
 def open_request_cache(
     path: str | Path, environ: dict[str, str] | None = None, connect_timeout_s: float = CONNECT_TIMEOUT_S
-) -> RequestCache:
+) -> CacheStore:
     """The request cache a run uses: the PostgreSQL store named by :data:`CACHE_URL_ENV` when set
     (a connect bounded by ``connect_timeout_s``, params ``waits.connect_s``), else the SQLite file at
     ``path`` (the default)."""

@@ -1,12 +1,13 @@
 """The one registry type behind every kind of plug-in: backends, retrievers, benchmarks and a
-benchmark's methods.
+benchmark's methods, a benchmark's raw sources and the ``socialbench`` commands.
 
-A :class:`Registry` maps a name to a class. An entry is either a class registered directly (a
-decorator, a test) or an :data:`Entry` ``(module, class, extra)`` imported only when first used, so one
-provider's optional dependency never burdens another, and a failed import names the extra to install.
-Names a registry does not hold itself can come from *sources* (callables giving ``{name: Entry}``),
-asked on a miss: the benchmarks contribute backends this way, and the benchmark and method registries
-find packages and modules on disk this way.
+A :class:`Registry` maps a name to a class (or, for a plug-in that is an object, such as a raw
+source's declaration or a command's typer app, to an instance of its base). An entry is either a class
+registered directly (a decorator, a test) or an :data:`Entry` ``(module, class, extra)`` imported
+only when first used, so one provider's optional dependency never burdens another, and a failed
+import names the extra to install. Names a registry does not hold itself can come from *sources*
+(callables giving ``{name: Entry}``), asked on a miss: the benchmarks contribute backends this way,
+and the benchmark and method registries find packages and modules on disk this way.
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def load_plugin(kind: str, name: str, entry: Entry) -> type:
 class Registry(Generic[T]):
     """Plug-ins of one ``kind`` (``"backend"``, ``"retriever"``...), each a subclass of ``base``.
 
-    :meth:`get` returns the class and sets its ``name`` to the name it was asked by; an unknown name
-    is a :class:`ConfigError` listing the known ones, a class that is not a ``base`` another.
+    :meth:`get` returns the class and sets its ``name`` to the name it was asked by (an entry that is
+    an object, an instance of ``base``, is returned as it is); an unknown name is a :class:`ConfigError`
+    listing the known ones, a class that is not a ``base`` another.
     """
 
     def __init__(self, kind: str, base: type[T], entries: Mapping[str, Entry] | None = None):
@@ -119,6 +121,8 @@ class Registry(Generic[T]):
         if entry is None:
             raise self.unknown(name)
         cls = load_plugin(self.kind, name, entry)
+        if not isinstance(cls, type) and isinstance(cls, self.base):
+            return cls  # type: ignore[return-value]  (a plug-in that is an object: a source, an app)
         if not (isinstance(cls, type) and issubclass(cls, self.base)):
             base = f"{self.base.__module__}.{self.base.__qualname__}"
             raise ConfigError(f"{self.kind} {name!r}: {entry[0]}:{entry[1]} is not a {base} subclass")

@@ -274,7 +274,7 @@ def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
 def sent_sizes(backend: Backend, request: Request) -> list[list[int]] | None:
     """[width, height] of each image the backend sends with ``request`` (``Backend.images_sent``);
     None where it sends none, or where an image cannot be read any more (the call's own error says so)."""
-    if not hasattr(backend, "images_sent") or not request.images():
+    if not request.images():
         return None
     try:
         return backend.images_sent(request)
@@ -368,14 +368,14 @@ def run_method(
             owned = backend is None
             if backend is None:
                 backend = create_backend(spec, context)
-            elif not hasattr(backend, "complete_many"):  # a function giving the shared backend
+            elif not isinstance(backend, Backend):  # a function giving the shared backend
                 backend = backend(context)
             # A shared backend counts the retries of every run it served: this run's are the difference.
-            retries0, attempts0 = int(getattr(backend, "retries", 0)), int(getattr(backend, "attempts", 0))
+            retries0, attempts0 = backend.retries, backend.attempts
             try:
                 identity = backend.identity()
                 stats.backend_identity = dict(identity)
-                stats.temperature_sent = backend.temperature_sent() if hasattr(backend, "temperature_sent") else None
+                stats.temperature_sent = backend.temperature_sent()
                 while asks:
                     if stats.rounds >= MAX_ROUNDS:
                         for i in asks:
@@ -398,7 +398,7 @@ def run_method(
                         # the cache keeps the raw text; every method gets the answer without the reasoning
                         resp = without_reasoning(resp)
                         got.setdefault(i, []).append(Exchange(req, resp, key, sent_sizes(backend, req)))
-                        sent = backend.constraint(req) if hasattr(backend, "constraint") else "none"
+                        sent = backend.constraint(req)
                         _account(stats, spec, req, resp, str(instances[i].get("id")), sent)
                     stats.rounds += 1
                     asks = {}
@@ -410,9 +410,9 @@ def run_method(
                         else:
                             asks[i] = out
                 if any(c != "none" for c in stats.constraints):  # what the backend declares of what it sent
-                    stats.json_enforced = getattr(backend, "json_enforced", None)
-                stats.retries = int(getattr(backend, "retries", 0)) - retries0
-                stats.attempts = int(getattr(backend, "attempts", 0)) - attempts0
+                    stats.json_enforced = backend.json_enforced
+                stats.retries = backend.retries - retries0
+                stats.attempts = backend.attempts - attempts0
             finally:
                 if owned:
                     backend.close()

@@ -162,9 +162,12 @@ def redact_url(url: str, *, whole_query: bool = False) -> str:
     info (``user:password@``) and the values of query and fragment parameters that name a password,
     token, secret or key replaced by ``***``; the rest as it was. ``whole_query``: the query and the
     fragment hidden whole (``?***``, ``#***``), for URLs whose hosts choose their credentials' names (a
-    file download's presigned link). Pure."""
+    file download's presigned link); a local path or ``file:`` URL (a mirror) is then shown as it is.
+    The one redaction of a URL in the project. Pure."""
     text = str(url)
     scheme_end = text.find("://")
+    if whole_query and (scheme_end < 0 or text.lower().startswith("file:")):
+        return text
     if whole_query:
         text, hsep, _ = text.partition("#")
         text, qsep, _ = text.partition("?")

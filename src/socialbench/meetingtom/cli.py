@@ -1,6 +1,6 @@
 """``socialbench meetingtom ...``: MeetingToM data commands, each with explicit paths.
 
-Mounted on the main app as ``socialbench meetingtom`` (socialbench.cli mounts ``meetingtom_app``).
+Mounted on the main app as ``socialbench meetingtom`` (socialbench.cli mounts ``app``, the same as ``meetingtom_app``).
 The pipeline's stages, in order (rules/meetingtom.smk; docs/meetingtom.md):
 
 * ``socialbench demo --benchmark meetingtom``: the demo release as a local mirror (official layout);
@@ -28,6 +28,7 @@ meetingtom_app = typer.Typer(
     pretty_exceptions_enable=False,
     help="MeetingToM data: the demo release, AMI sources, you events, mining, clips, Task 2.1 instances.",
 )
+app = meetingtom_app  # the name socialbench.cli mounts every benchmark's commands by
 Opt = typer.Option
 
 

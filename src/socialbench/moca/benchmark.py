@@ -49,7 +49,7 @@ def tables_5_to_7(paper: Any) -> tuple[dict[str, str], list[str]]:
 def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
     """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
     from socialbench.moca.results.tables import COLUMNS, row_name
-    from socialbench.results.tables import Block, Row, Table, to_markdown
+    from socialbench.results.tables import Block, Num, Row, Table, to_markdown
 
     scenarios = sorted({s for sc in scores.values() for s in sc})
     ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
@@ -59,9 +59,7 @@ def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: 
         scores.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else len(order), kv[0])
     ):
         values = [macro(sc, key) for _, key in COLUMNS]
-        rows.append(
-            Row([categories.get(m, ""), row_name(m, meth), *("–" if v is None else f"{v:.2f}" for v in values)])
-        )
+        rows.append(Row([categories.get(m, ""), row_name(m, meth), *(Num(v) for v in values)]))
     title = f"Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)"
     return to_markdown(Table(title, [Block(["Category", "Model", *(h for h, _ in COLUMNS)], rows, keys=2)]))
 
@@ -115,11 +113,12 @@ class MocaBenchmark(Benchmark):
         """``method_options.<method>`` plus the benchmark-wide answer options (``answer``: how the JSON
         answer is parsed, e.g. ``code_fence``), which every MoCA method reads from ``settings["answer"]``,
         and for a method that retrieves (CoDAR's Step 2) ``retrieval`` (params ``moca.retrieval``)."""
-        from socialbench.moca.schema.methods import READS_RETRIEVAL
+        from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
         settings = {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
-        if "retrieval" in section and split_run(method)[0] in READS_RETRIEVAL:
-            settings["retrieval"] = dict(section["retrieval"] or {})
+        for block in HOOKS.get(split_run(method)[0], MethodHooks()).reads:  # the method's Method.reads
+            if block in section:
+                settings[block] = dict(section[block] or {})
         if settings.get("order"):  # an order run: whether its order moves the mechanism and label lists too
             settings["reorder_lists"] = bool((section.get("robustness") or {}).get("reorder_lists", False))
         return settings
@@ -140,10 +139,10 @@ class MocaBenchmark(Benchmark):
         """Core's checks, and each method's settings as the method reads them (the schema checks their
         keys and types; this the rest, e.g. CoDAR's stage order and rounds): ``method_options.<method>``
         and every run of ``methods`` (an ablation over its method's options), without making a
-        retriever or reading any file. The checks are spec's (``spec.methods.SETTINGS_CHECKS``), so
-        loading params imports no method or evaluation code."""
+        retriever or reading any file. The checks are the methods' ``check_settings`` hooks as the schema
+        declares them (``moca.schema.methods.HOOKS``), so loading params imports no method or evaluation code."""
         from socialbench.core.errors import ConfigError
-        from socialbench.moca.schema.methods import SETTINGS_CHECKS
+        from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
         problems = super().params_problems(section)
         if problems:
@@ -160,7 +159,7 @@ class MocaBenchmark(Benchmark):
         known = set(self.method_names())
         runs = dict.fromkeys([*(k for k in section.get("method_options") or {} if k in known), *section.get("methods")])
         for run in runs:
-            check = SETTINGS_CHECKS.get(split_run(run)[0])
+            check = HOOKS.get(split_run(run)[0], MethodHooks()).check
             if check is None:
                 continue  # a method that reads no settings: the schema's closed list of keys is its check
             try:

@@ -9,6 +9,7 @@ Pure functions.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
@@ -28,6 +29,16 @@ def _decimal(x: Number) -> Decimal:
 def half_up(x: Number, decimals: int = 2) -> float:
     """``x`` rounded half-up to ``decimals`` (12.345 -> 12.35, -0.125 -> -0.13)."""
     return float(_decimal(x).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def fixed(x: Number, decimals: int = 2, *, sign: bool = False) -> str:
+    """``x`` as a table, a CSV or a figure's data writes it: rounded half-up (:func:`half_up`) and written
+    with exactly ``decimals`` decimals, ``+`` before a positive one when ``sign`` (12.345 -> "12.35",
+    -0.125 -> "-0.13"). The one way a reported number is written; a NaN or an infinity as Python writes it."""
+    plus = "+" if sign else ""
+    if isinstance(x, float) and not math.isfinite(x):
+        return f"{x:{plus}.{decimals}f}"
+    return f"{_decimal(x).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP):{plus}f}"
 
 
 def percent(numerator: int, denominator: int, decimals: int = 2) -> float | None:

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from socialbench.results.numbers import fixed
+
 #: LaTeX's special characters in text, each replaced by its escaped form.
 TEX_SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -128,7 +130,8 @@ class NumStyle:
             raise ValueError(f"change must be 'signed' or 'arrow', got {self.change!r}")
 
     def number(self, v: float | None) -> str:
-        return self.missing if v is None else f"{v:.2f}"
+        """A value as the table prints it: two decimals, rounded half-up (``results.numbers.fixed``)."""
+        return self.missing if v is None else fixed(v)
 
     def changed(self, d: float | None) -> str:
         """A change as the table prints it: +3.12 / ↑3.12, ±0.00 for none."""
@@ -137,12 +140,18 @@ class NumStyle:
         if d == 0:
             return "±0.00"
         if self.change == "signed":
-            return f"{d:+.2f}"
-        return f"{'↑' if d > 0 else '↓'}{abs(d):.2f}"
+            return fixed(d, sign=True)
+        return f"{'↑' if d > 0 else '↓'}{fixed(abs(d))}"
 
 
 #: The default style: "–" for a missing value, +x / -x changes.
 SIGNED = NumStyle()
+
+
+def csv_number(v: Any) -> str:
+    """A number in a CSV file (a grid's long format, a figure's data): as the tables print it
+    (:meth:`NumStyle.number`: two decimals, half-up), empty when missing."""
+    return "" if v is None else fixed(v)
 
 
 @dataclass(frozen=True)
@@ -201,7 +210,7 @@ class Num:
             + tex_escape(change).replace("*", "$^{*}$")
             + tex_interval
             + n,
-            csv="" if self.value is None else f"{self.value:.2f}",
+            csv="" if self.value is None else fixed(self.value),
         )
 
 

@@ -10,27 +10,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from socialbench.core.errors import ConfigError
+from socialbench.core.secrets import redact_url, url_has_secret
 
 #: The environment variable that overrides params' ``mlflow.tracking_uri`` (MLflow's own name).
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 #: MLflow's own opt-in to its file store (in maintenance mode): a file store in the environment's URI is
 #: taken only with it set; params never name one (core.config.tracking_uri_problem).
 FILE_STORE_ENV = "MLFLOW_ALLOW_FILE_STORE"
-
-
-def has_password(uri: str) -> bool:
-    """Whether a URI carries a credential: a password in its user info (``scheme://user:password@host``)
-    or a query parameter naming a password, token, secret or key (``?password=``)."""
-    from socialbench.core.secrets import url_has_secret
-
-    return url_has_secret(uri)
-
-
-def masked_uri(uri: str) -> str:
-    """The URI as it may be shown (messages, logs, MLflow): its credentials replaced by ``***``."""
-    from socialbench.core.secrets import redact_url
-
-    return redact_url(uri)
 
 
 def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
@@ -50,9 +36,9 @@ def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str,
             raise ConfigError(f"{TRACKING_URI_ENV}: {problem}{opt_out}")
         return from_env
     uri = str(mlflow_params["tracking_uri"])
-    if has_password(uri):
+    if url_has_secret(uri):
         raise ConfigError(
-            f"params mlflow.tracking_uri: holds a password ({masked_uri(uri)}); params are tracked by git and"
+            f"params mlflow.tracking_uri: holds a password ({redact_url(uri)}); params are tracked by git and"
             f" DVC, so give a store with a password in the environment ({TRACKING_URI_ENV}) instead"
         )
     return uri
@@ -104,7 +90,7 @@ def check_store_reachable(uri: str, timeout_s: float) -> None:
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
         raise ConfigError(
-            f"MLflow tracking store {masked_uri(uri)}: cannot connect to {endpoint[0]}:{endpoint[1]} within"
+            f"MLflow tracking store {redact_url(uri)}: cannot connect to {endpoint[0]}:{endpoint[1]} within"
             f" {timeout_s:g} s ({reason}); is the server running, and is the URI right? (the wait is"
             " waits.connect_s in params)"
         ) from None

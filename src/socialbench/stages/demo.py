@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from socialbench.core.errors import SocialbenchError
 from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("A benchmark's embedded demo data.")
@@ -19,8 +18,6 @@ def make_demo(benchmark: str, params: Path, out_dir: Path) -> dict[str, list]:
 
     check_io({"--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     bench = load_benchmark(benchmark)
-    if not hasattr(bench, "demo"):
-        raise SocialbenchError(f"benchmark {benchmark!r} has no embedded demo")
     return bench.demo(load_params(params), out_dir)
 
 

@@ -27,8 +27,6 @@ def prepare_instances(
         raise SocialbenchError(f"--on-invalid {on_invalid!r}: must be one of drop, fail")
     bench = load_benchmark(benchmark, taxonomy)
     bench.options["media_roots"] = MediaRoots.from_params(load_params(params))  # media paths relative to here
-    if not hasattr(bench, "prepare"):
-        raise SocialbenchError(f"benchmark {benchmark!r} has no prepare stage")
     kept, dropped = bench.prepare(raw, on_invalid)
     write_jsonl(report, dropped)
     if not kept:

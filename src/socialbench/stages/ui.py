@@ -27,20 +27,21 @@ def ui(
     """Open the MLflow UI on this repository's tracking store (telemetry off); prints the address of
     the experiment's runs table, where the UI lands."""
     from socialbench.core.config import load_params
+    from socialbench.core.secrets import redact_url
     from socialbench.results.tracking import is_shared_store, runs_page_url
-    from socialbench.results.tracking_uri import masked_uri, tracking_store_uri
+    from socialbench.results.tracking_uri import tracking_store_uri
 
     p = load_params(params)
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
     os.environ["DO_NOT_TRACK"] = "true"
     uri = tracking_store_uri(p)
     if uri.startswith(("http://", "https://")):  # a tracking server serves its own UI
-        typer.echo(f"runs: {masked_uri(runs_page_url(uri, p['mlflow']['experiment'], uri))}")
+        typer.echo(f"runs: {redact_url(runs_page_url(uri, p['mlflow']['experiment'], uri))}")
         return
     if is_shared_store(uri):
-        typer.echo(f"ui: serving {masked_uri(uri)}")  # the command line below would show its password
+        typer.echo(f"ui: serving {redact_url(uri)}")  # the command line below would show its password
     url = runs_page_url(uri, p["mlflow"]["experiment"], f"http://{host}:{port}")
     cmd = ui_command(uri, host, port)
-    typer.echo(" ".join(masked_uri(c) for c in cmd))
+    typer.echo(" ".join(redact_url(c) for c in cmd))
     typer.echo(f"runs: {url}")
     os.execvp(cmd[0], cmd)

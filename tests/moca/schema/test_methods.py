@@ -5,8 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from socialbench.core.benchmarks import get_benchmark
-from socialbench.moca.schema.methods import READS_RETRIEVAL, SETTINGS_CHECKS
+from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
 
 def test_loading_params_imports_no_moca_method_or_evaluation_module():
@@ -19,8 +21,17 @@ def test_loading_params_imports_no_moca_method_or_evaluation_module():
     assert out.strip() == "[]"
 
 
-def test_the_settings_checks_name_methods_of_moca():
-    assert set(SETTINGS_CHECKS) | READS_RETRIEVAL <= set(get_benchmark("moca").method_names())
+def test_the_declared_hooks_name_methods_of_moca():
+    assert set(HOOKS) <= set(get_benchmark("moca").method_names())
+
+
+@pytest.mark.parametrize("name", get_benchmark("moca").method_names())
+def test_each_method_class_has_the_hooks_params_loading_uses(name):
+    cls, declared = get_benchmark("moca").method_class(name), HOOKS.get(name, MethodHooks())
+    assert cls.reads == declared.reads
+    settings = {"answer": {}, "retrieval": {"retriever": "none"}} if "retrieval" in cls.reads else {"answer": {}}
+    expected = None if declared.check is None else declared.check(name, settings)
+    assert cls.check_settings(name, settings) == expected
 
 
 def test_no_retrieval_block_means_core_retrievals_none():
@@ -98,7 +109,6 @@ def test_context_uncertainty_adds_the_fourth_field_and_switches_the_context_temp
 
 
 def test_context_uncertainty_must_be_a_boolean():
-    import pytest
 
     from socialbench.core.errors import ConfigError
     from socialbench.moca.schema.methods import stage_variant
@@ -108,7 +118,6 @@ def test_context_uncertainty_must_be_a_boolean():
 
 
 def test_direct_settings_take_prompt_additions_and_refuse_other_keys():
-    import pytest
 
     from socialbench.core.errors import ConfigError
     from socialbench.moca.schema.methods import direct_settings

@@ -26,9 +26,10 @@ from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from socialbench.acquire.archive import extract
-from socialbench.acquire.download import download, redact_url
+from socialbench.acquire.download import download
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.hashing import sha256_file
+from socialbench.core.secrets import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ def annotations_source(*, url: str = ANNOTATIONS_URL, mirror: str | os.PathLike[
     (under the archive's own file name)."""
     name = PurePosixPath(url.split("?", 1)[0]).name
     if not name:
-        raise ConfigError(f"{redact_url(url)}: names no archive file")
+        raise ConfigError(f"{redact_url(url, whole_query=True)}: names no archive file")
     return Source(_mirror_path(mirror, name) if mirror is not None else url, name)
 
 
@@ -212,7 +213,7 @@ def fetch_annotations(
     if sha256 is None and download_options.get("trust") is None:
         log.warning(
             "AMI annotations archive %s: no sha256 pinned or recorded; using it unverified (pin ANNOTATIONS_SHA256)",
-            redact_url(source.url),
+            redact_url(source.url, whole_query=True),
         )
     root = Path(dest_root)
     archive = download(source.url, root / source.relpath, sha256=sha256, **download_options)

@@ -91,9 +91,10 @@ def acquire_release(
     ``trust`` (a :class:`socialbench.acquire.download.TrustStore`) records an unpinned archive's hash
     on first use and checks it later; ``limits`` bound the extraction (default ArchiveLimits)."""
     from socialbench.acquire.archive import extract
-    from socialbench.acquire.download import recorded_verification, redact_url, verification
+    from socialbench.acquire.download import recorded_verification, verification
     from socialbench.core.hashing import sha256_file, sha256_json
     from socialbench.core.io import write_json
+    from socialbench.core.secrets import redact_url
     from socialbench.meetingtom.dataset.acquire import annotations_source, fetch_annotations
 
     out = Path(out_dir)
@@ -102,7 +103,7 @@ def acquire_release(
     info: dict[str, Any] = {
         "source": source.name,
         "mirror": source.mirror,
-        "url": redact_url(source.url),
+        "url": redact_url(source.url, whole_query=True),
         "archive": None,
         "sha256": None,
         "annotations": None,

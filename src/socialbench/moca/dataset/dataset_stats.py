@@ -19,7 +19,7 @@ from typing import Any
 from socialbench.moca.dataset.annotation import TUPLE_FIELDS
 from socialbench.moca.schema.normalize import percent
 from socialbench.moca.schema.taxonomy import Taxonomy
-from socialbench.results.tables import Block, Row, Table, Text, render, tex_escape, to_latex
+from socialbench.results.tables import SIGNED, Block, Row, Table, Text, render, tex_escape, to_latex
 
 MODALITY_NAMES = {"image_text": "image-text", "video_text": "video-text"}
 
@@ -74,7 +74,7 @@ def compute(instances: Sequence[Mapping[str, Any]], tax: Taxonomy) -> dict[str, 
 
 
 def _fmt(p: float | None) -> str:
-    return "–" if p is None else f"{p:.2f}"
+    return SIGNED.number(p)
 
 
 def _title(name: str) -> str:

@@ -33,6 +33,7 @@ from socialbench.moca.schema.methods import (  # noqa: F401 (the answer-format p
     PROMPT_ADDITIONS,
     answer_settings,
 )
+from socialbench.moca.schema.normalize import percent
 from socialbench.moca.schema.taxonomy import Taxonomy
 
 
@@ -396,7 +397,7 @@ def answer_summary(finals: list[Final]) -> dict[str, float]:
         "last_tuple_kept": float(sum(1 for fm in formats if fm.get("last_tuple_kept"))),
         "checker_unparsable": float(sum(1 for fm in formats if fm.get("last_tuple_kept") == "checker")),
         # percent of instances with any missing, unparsable or invalid field (the scores' invalid_rate)
-        "invalid_rate": round(100 * sum(bool(f.error or f.fields.get("field_errors")) for f in finals) / len(finals), 2)
+        "invalid_rate": percent(sum(bool(f.error or f.fields.get("field_errors")) for f in finals), len(finals))
         if finals
         else 0.0,
     }

@@ -23,6 +23,7 @@ the same earlier exchanges, or replays them from the start when they differ.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any, ClassVar
 
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
@@ -80,6 +81,7 @@ from socialbench.moca.schema.methods import (  # noqa: F401 (the chain's setting
     codar_settings,
     stage_variant,
 )
+from socialbench.results.numbers import half_up
 
 
 # ---- settings -------------------------------------------------------------------------------------
@@ -101,6 +103,12 @@ class CodarMethod(Method):
     and the others from ``templates/codar/`` (``Benchmark.template``)."""
 
     templates: ClassVar[tuple[str, ...]] = CODAR.templates()
+    reads: ClassVar[frozenset[str]] = frozenset({"retrieval"})  # Step 2's retriever (params moca.retrieval)
+
+    @classmethod
+    def check_settings(cls, run: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """:func:`~socialbench.moca.schema.methods.codar_settings` (stages, rounds, the answer policy...)."""
+        return codar_settings(run, settings)
 
     def __init__(
         self,
@@ -114,8 +122,7 @@ class CodarMethod(Method):
         super().__init__(benchmark, spec, seed, settings, run=run)
         # The templates it reads, held to its stages before anything is made or called (check-params does
         # the same for the runs of params' methods; a run asked by name, `infer --method codar__<x>`, here).
-        check = getattr(benchmark, "run_template_problems", None)
-        problems = check(self.name, codar_settings(self.name, self.settings)) if check is not None else []
+        problems = benchmark.run_template_problems(self.name, self.check_settings(self.name, self.settings))
         if problems:
             raise ConfigError(f"moca.{problems[0]} (run {self.name})")
         opts = parse_settings(self.name, self.settings)
@@ -224,8 +231,10 @@ class CodarMethod(Method):
             out["invalid_tuple_rejections"] = float(
                 sum(1 for t in traces for v in t.get("verdicts", []) if v.get("by") == "rule")
             )
-            out["revisions_mean"] = round(sum(t.get("revisions", 0) for t in traces) / n, 4) if n else 0.0
-            out["acceptance_rate"] = round(sum(t.get("accepted") is True for t in traces) / n, 4) if n else 0.0
+            revisions = Fraction(sum(t.get("revisions", 0) for t in traces))
+            accepted = Fraction(sum(t.get("accepted") is True for t in traces))
+            out["revisions_mean"] = half_up(revisions / n, 4) if n else 0.0
+            out["acceptance_rate"] = half_up(accepted / n, 4) if n else 0.0
             out["not_accepted"] = float(sum(t.get("accepted") is False for t in traces))
         return out
 

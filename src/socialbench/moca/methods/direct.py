@@ -30,6 +30,11 @@ class DirectMethod(Method):
     #: The answer schema lists the allowed values as enums (the ``direct_constrained`` variant).
     constrained: ClassVar[bool] = False
 
+    @classmethod
+    def check_settings(cls, run: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """:func:`~socialbench.moca.schema.methods.direct_settings` (prompt additions, the answer policy)."""
+        return direct_settings(run, settings)
+
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
         """One answering call,
         or the media-error answer with no call; then the parsed answer. The answer-format policy is
@@ -38,7 +43,7 @@ class DirectMethod(Method):
         the retry note (``retry.txt``, request id ``.../answer.retry<k>``), at most ``retries`` times
         (default 0, the paper's single pass)."""
         options = answer_settings(self.settings)  # checked before the first call, not after it
-        additions = direct_settings(self.name, self.settings)["prompt_additions"]  # D.1's text, or with additions
+        additions = self.check_settings(self.name, self.settings)["prompt_additions"]  # D.1's text, or with additions
         order = Order.of(self.settings)  # an order run's option order (params moca.robustness)
 
         def request(note: str | None = None) -> Request:

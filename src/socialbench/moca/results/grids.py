@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from socialbench.results.tables import Block, Table, Text, csv_text, grouped, md_escape, tex_escape
+from socialbench.results.tables import Block, Table, Text, csv_number, csv_text, grouped, md_escape, tex_escape
 from socialbench.results.tables import to_csv as render_csv
 from socialbench.results.tables import to_latex as render_latex
 from socialbench.results.tables import to_markdown as render_markdown
@@ -71,7 +71,7 @@ def grid_ci_csv(g: Grid) -> str:
             [
                 *row[: g.nkeys],
                 head,
-                *("" if v is None else f"{v:.2f}" for v in (c.value, c.low, c.high)),
+                *(csv_number(v) for v in (c.value, c.low, c.high)),
                 c.undefined if c.has_ci else "",
             ]
             for row in g.rows

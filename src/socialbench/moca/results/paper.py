@@ -22,7 +22,7 @@ from socialbench.moca.results.significance import (
 )
 from socialbench.moca.results.tables import CI_METRICS, CODAR, COLUMNS, DIRECT, HEADER, LEVEL, row_name
 from socialbench.results.numbers import difference
-from socialbench.results.tables import Num, csv_text, md_escape
+from socialbench.results.tables import Num, csv_number, csv_text, md_escape
 
 
 class PaperTables:
@@ -288,7 +288,7 @@ class PaperTables:
         for cat, m, meth in self.rows(scenario) if self.cells is not None else []:
             ci = self.cis[(m, meth, scenario)]
             for k in CI_METRICS:
-                values = ("" if v is None else f"{v:.2f}" for v in ci[k])
+                values = (csv_number(v) for v in ci[k])
                 rows.append([cat, m, meth, k, *values, ci.undefined[k], ci.n, ci.n_resamples, ci.level])
         return grid_markdown(g), csv_text(columns, rows)
 

@@ -476,9 +476,6 @@ CODAR_PLACEHOLDERS = frozenset(
 
 
 # ---- by method ---------------------------------------------------------------------------------------
-#: The check of each method's settings at params load, by method name (a variant run's method: core's
-#: ``split_run``); raises a ConfigError naming the param. A method not listed reads no settings of its
-#: own: the schema's closed list of keys is its check.
 def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The settings of a direct run (``direct``, ``direct_constrained``; params
     ``moca.method_options.<method>``), checked: ``prompt_additions`` (default none: D.1 verbatim) and
@@ -492,10 +489,23 @@ def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     return {"prompt_additions": prompt_additions(settings, where), **answer}
 
 
-SETTINGS_CHECKS: dict[str, Callable[[str, dict[str, Any]], Any]] = {
-    "codar": codar_settings,
-    "direct": direct_settings,
-    "direct_constrained": direct_settings,
+@dataclass(frozen=True)
+class MethodHooks:
+    """What params loading needs of a MoCA method class's hooks: ``Method.check_settings`` (``check``:
+    the settings check, raising a ConfigError naming the param; None: the method reads no settings of its
+    own, the schema's closed list of keys is its check) and ``Method.reads`` (the benchmark-wide blocks,
+    e.g. ``retrieval``, its runs read)."""
+
+    check: Callable[[str, dict[str, Any]], Any] | None = None
+    reads: frozenset[str] = frozenset()
+
+
+#: The hooks of each MoCA method class, declared here, keyed by the method's registered name (a variant
+#: run's method: core's ``split_run``), because loading params imports no method code: each class's
+#: ``check_settings`` and ``reads`` are these (tests/moca/schema/test_methods.py holds the two together
+#: and the names to the registry).
+HOOKS: dict[str, MethodHooks] = {
+    "codar": MethodHooks(codar_settings, frozenset({"retrieval"})),
+    "direct": MethodHooks(direct_settings),
+    "direct_constrained": MethodHooks(direct_settings),
 }
-#: The methods whose settings include params ``moca.retrieval`` (``MocaBenchmark.method_settings``).
-READS_RETRIEVAL = frozenset({"codar"})

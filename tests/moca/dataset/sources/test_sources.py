@@ -23,7 +23,7 @@ def test_public_annotation_files_of_the_shared_sources_are_pinned():
 
 
 def test_an_unknown_source_is_a_config_error_listing_the_known_ones():
-    with pytest.raises(ConfigError, match=r"unknown MoCA source 'tiktok'; known: mustard, mintrec, .*supplementary"):
+    with pytest.raises(ConfigError, match=r"unknown MoCA source 'tiktok'; available: hateful_memes, .*supplementary"):
         get_source("tiktok")
 
 

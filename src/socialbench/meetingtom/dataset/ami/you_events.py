@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 
 from socialbench.meetingtom.dataset.ami.records import DialogueAct, Meeting, YouUsage
 from socialbench.meetingtom.schema.mining import YOU_SINGULAR  # noqa: F401 (re-exported)
+from socialbench.results.numbers import half_up, percent
 
 
 @dataclass(frozen=True)
@@ -140,15 +142,15 @@ def _agreement(rows: Iterable[tuple], you_type: str) -> dict:
     agree = table["singular"]["one"] + table["plural"]["group"]
     kappa = None
     if n:
-        p_o = agree / n
-        rows_p = {k: sum(table[k].values()) / n for k in table}
-        cols = {c: sum(table[k][c] for k in table) / n for c in ("one", "group")}
+        p_o = Fraction(agree, n)  # exact, so the kappa rounds half-up as every reported number does
+        rows_p = {k: Fraction(sum(table[k].values()), n) for k in table}
+        cols = {c: Fraction(sum(table[k][c] for k in table), n) for c in ("one", "group")}
         p_e = rows_p["singular"] * cols["one"] + rows_p["plural"] * cols["group"]
-        kappa = None if p_e == 1 else round((p_o - p_e) / (1 - p_e), 4)
+        kappa = None if p_e == 1 else half_up((p_o - p_e) / (1 - p_e), 4)
     return {
         "n": n,
         "table": table,
-        "agreement": round(100 * agree / n, 2) if n else None,
+        "agreement": percent(agree, n),
         "kappa": kappa,
         "meetings": sorted(annotated),
     }

@@ -4,11 +4,10 @@ normalized candidate records. ``get_source(name)`` finds one; ``read_source`` re
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.errors import ConfigError
+from socialbench.core.plugins import Registry
 from socialbench.moca.dataset.sources.base import Source, SourceOptions, validate_candidates
 
 #: Every source module, in the order section 4.1 names them (video first, then image-text, then the
@@ -26,10 +25,16 @@ SOURCE_NAMES = (
 )
 
 
+#: The sources, in the one registry type (``core.plugins.Registry``): each module's ``SOURCE``, imported
+#: when first asked for.
+SOURCES: Registry[Source] = Registry(
+    "MoCA source", Source, {name: (f"{__name__}.{name}", "SOURCE", None) for name in SOURCE_NAMES}
+)
+
+
 def get_source(name: str) -> Source:
-    if name not in SOURCE_NAMES:
-        raise ConfigError(f"unknown MoCA source {name!r}; known: {', '.join(SOURCE_NAMES)}")
-    return importlib.import_module(f"socialbench.moca.dataset.sources.{name}").SOURCE
+    """The source ``name`` (a ConfigError listing the known ones for an unknown name)."""
+    return SOURCES.get(name)  # type: ignore[return-value]
 
 
 def read_source(name: str, root: str | Path, options: SourceOptions | None = None) -> list[dict[str, Any]]:
@@ -41,4 +46,4 @@ def read_source(name: str, root: str | Path, options: SourceOptions | None = Non
     return records
 
 
-__all__ = ["SOURCE_NAMES", "Source", "SourceOptions", "get_source", "read_source"]
+__all__ = ["SOURCES", "SOURCE_NAMES", "Source", "SourceOptions", "get_source", "read_source"]

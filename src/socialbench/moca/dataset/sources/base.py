@@ -281,8 +281,8 @@ def _dest(root: Path, relpath: str) -> Path:
 
 
 def _manifest_entry(root: Path, f: RemoteFile, path: Path) -> dict[str, Any]:
-    from socialbench.acquire.download import redact_url
     from socialbench.core.hashing import folder_fingerprint
+    from socialbench.core.secrets import redact_url
 
     if path.is_dir():  # a folder put there by hand: its content fingerprint (large files sampled)
         entry = {
@@ -303,7 +303,7 @@ def _manifest_entry(root: Path, f: RemoteFile, path: Path) -> dict[str, Any]:
             "pinned": f.sha256 is not None,
         }
     if f.url:
-        entry["url"] = redact_url(f.url)
+        entry["url"] = redact_url(f.url, whole_query=True)
     if f.extract_to:
         entry["extracted_to"] = f.extract_to
     return entry
@@ -341,8 +341,9 @@ def acquire(
     manifest; returns it. Download options (retries, timeout, ``trust``: the store of hashes recorded
     on first use, ...) go to ``download``; each manifest entry says how its file was verified.
     ``limits`` (:class:`socialbench.acquire.archive.ArchiveLimits`) bound what an archive extracts to."""
-    from socialbench.acquire.download import copy_local, download, recorded_verification, redact_url, verification
+    from socialbench.acquire.download import copy_local, download, recorded_verification, verification
     from socialbench.core.io import write_text_atomic
+    from socialbench.core.secrets import redact_url
 
     root = Path(root)
     files = source.selected(options)
@@ -389,7 +390,7 @@ def acquire(
                     raise ManualStepRequired(
                         str(dest),
                         f"mode manual: nothing is downloaded, and {f.relpath} is not under {root}; put it there"
-                        f" (it is at {redact_url(f.url)}), or acquire it with --mode download",
+                        f" (it is at {redact_url(f.url, whole_query=True)}), or acquire it with --mode download",
                         record=f.relpath,
                     )
                 raise _missing_manual(
