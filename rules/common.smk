@@ -297,6 +297,14 @@ def real_runs(benchmark):
     return layout.runs(REAL_CONFIG, benchmark, real_methods(benchmark))
 
 
+def real_model_threads(model):
+    """The cores a real-model infer job takes: its in-process threads (``options.threads``), else every
+    core (a local server's generation uses them all). Two model jobs on the same cores oversubscribe
+    torch's threads: on 2 cores, two at once were about 10x slower per token than one (docs/benchmarks.md)."""
+    n = (REAL_CONFIG["models"][model].get("options") or {}).get("threads")
+    return min(n, workflow.cores) if isinstance(n, int) and n > 0 else workflow.cores
+
+
 def real_model_files(model):
     entry = REAL_CONFIG["models"][model]
     return [p for p in (entry.get("model_path"), entry.get("gguf_file")) if isinstance(p, str)]

@@ -1,6 +1,7 @@
 """The Snakemake workflow itself: lint-clean, and params validated at load."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -168,7 +169,6 @@ def test_a_valid_override_is_refused_because_the_stages_read_params_yaml(tmp_pat
 
 def _rule_commands() -> list[tuple[str, str]]:
     """(rules file, shell line) of every `socialbench ...` a rule runs (adjacent string literals joined)."""
-    import re
 
     out = []
     for smk in sorted((REPO / "rules").glob("*.smk")):
@@ -208,7 +208,6 @@ def test_every_rule_passes_params_to_a_command_that_takes_them():
 def test_every_rules_code_input_is_computed_from_its_stage_declaration():
     """No rule lists its code by hand: each `code=` input is `stage_code(...)` (the files behind the
     modules its command imports, socialbench.stages.dvc_yaml), so a moved or new module is never missed."""
-    import re
 
     text = {smk.name: smk.read_text("utf-8") for smk in sorted((REPO / "rules").glob("*.smk"))}
     inputs = [(name, v.strip()) for name, t in text.items() for v in re.findall(r"^\s*code=(.*)$", t, re.M)]
@@ -248,6 +247,21 @@ def test_the_real_book_puts_the_real_runs_tables_of_both_benchmarks_in_one_pdf()
     for b in ("moca", "meetingtom"):
         assert f"--tables-dir results/real/tables/{b} " in cmd and f"--tracked results/real/mlflow/{b}.json" in cmd
     assert "--out results/real/book/book.pdf" in cmd and "--params results/real/params.yaml" in cmd
+    # the footnotes name the rule that wrote each tables folder, the real run's own
+    assert "--tables-rule real_tables_moca" in cmd and "--tables-rule real_tables_meetingtom" in cmd
+
+
+@pytest.mark.slow
+def test_the_real_targets_model_jobs_take_the_cores_their_threads_use():
+    """Two model jobs at once oversubscribe torch's threads (about 10x slower per token on 2 cores): each
+    real infer job takes its model's threads (the in-process model's 2, a local server every core), so on
+    2 cores they run one at a time."""
+    proc = snakemake("-n", "--cores", "2", "real")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # each job's block runs from its "rule NAME:" line to the next job's timestamp line
+    blocks = re.findall(r"^rule (real_infer_\S+):\n(.*?)(?=^\[|\Z)", proc.stdout, re.S | re.M)
+    threads = {name: (re.findall(r"threads: (\d+)", block) or ["1"])[0] for name, block in blocks}
+    assert threads and set(threads.values()) == {"2"}, threads
 
 
 @pytest.mark.slow
