@@ -104,3 +104,12 @@ def test_figure9_draws_the_means_it_is_given():
     metrics = ["Dyad", "Faith", "Holis"]
     given = figures.gain_profiles(GAINS, metrics, means=[[30.0, 18.9, 3.5], [-1.0, None, 2.0]])
     assert given["png"] != figures.gain_profiles(GAINS, metrics)["png"]
+
+
+def test_gain_profiles_of_a_model_whose_every_gain_is_zero_or_undefined_render():
+    # the real run's SmolLM2 (near chance): a zero-height view once collapsed the panels and the "n/a"
+    # marks overflowed the renderer
+    flat = {"label": "smollm2", "values": [0.0, None, 0.0], "lows": [0.0, None, 0.0], "highs": [0.0, None, 0.0]}
+    panels = [(s, [flat]) for s in ("affection", "intent", "stance")]
+    out = figures.gain_profiles(panels, ["Dyad", "Faith", "Holis"], means=[[0.0, None, 0.0]] * 3)
+    assert out["png"].startswith(b"\x89PNG") and out["pdf"].startswith(b"%PDF")

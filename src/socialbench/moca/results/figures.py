@@ -164,6 +164,12 @@ def gain_profiles(
     return _render(_draw_gain_profiles, panels, list(metrics), note, means)
 
 
+def _any_nonzero(bars: list[dict[str, Any]], means: Sequence[float | None]) -> bool:
+    """Whether anything a gain panel draws (bars, their intervals, the means) is away from zero."""
+    drawn = [*means, *(v for b in bars for k in ("values", "lows", "highs") for v in b.get(k) or [])]
+    return any(v for v in drawn if v is not None)
+
+
 def _draw_gain_profiles(panels, metrics, note, given_means):
     fig = _figure(7.2, 2.8)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
@@ -196,6 +202,10 @@ def _draw_gain_profiles(panels, metrics, note, given_means):
             )
             ax.plot(range(len(metrics)), _nan(means), "D", color="black", markersize=4, label="mean", zorder=3)
         ax.axhline(0, color="grey", linewidth=0.6)
+        if not _any_nonzero(bars, means if bars else []):
+            # every gain 0 or undefined (a model near chance): a zero-height view would collapse the
+            # panel and put its "n/a" marks at an infinite height
+            ax.set_ylim(-1, 1)
         ax.set_xticks(range(len(metrics)), metrics)
         ax.set_title(scenario.capitalize())
     axes[0].set_ylabel("CoDAR gain (points)")
