@@ -5,10 +5,11 @@ cases or more."""
 from __future__ import annotations
 
 import importlib
+import shutil
 from collections import Counter
 from pathlib import Path
 
-from tests.bad_input.cases import REPO, Case, build_ws
+from tests.bad_input.cases import REPO, Case
 
 
 def case_modules() -> dict[str, list[Case]]:
@@ -81,13 +82,13 @@ def leaf_commands() -> list[tuple[str, ...]]:
     return out
 
 
-def test_every_command_has_at_least_three_cases(tmp_path, clip, monkeypatch):
+def test_every_command_has_at_least_three_cases(tmp_path, ws_template, monkeypatch):
     """Point 9: each command (subcommands included) is held to the rules by three cases or more; a
     case's command is read from the command line its setup returns."""
     leaves = leaf_commands()
     counts: Counter[tuple[str, ...]] = Counter()
     for k, case in enumerate(ALL_CASES):
-        root = build_ws(tmp_path / str(k), clip)
+        root = shutil.copytree(ws_template, tmp_path / str(k), symlinks=True)
         monkeypatch.chdir(root)
         argv = case.setup(root)
         matches = [c for c in leaves if tuple(argv[: len(c)]) == c]
