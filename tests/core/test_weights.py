@@ -141,3 +141,29 @@ def test_a_saved_config_names_the_model_class_that_transformers_serve_loads(tmp_
     weights.save_model(model, transformers.AutoTokenizer.from_pretrained(folder), tmp_path / "out")
     config = json.loads((tmp_path / "out" / "config.json").read_text())
     assert config["architectures"] == ["LlamaForCausalLM"]
+
+
+def test_within_a_conversion_the_gguf_metadata_is_parsed_once_and_the_package_restored_after(monkeypatch):
+    """transformers opens a GGUF three times (tokenizer, config, weights) and builds the tensor-name map
+    once per module: inside ``_gguf_read_once`` each is built once per argument (the same objects, so the
+    same bytes out); outside it gguf's own functions are back."""
+    import gguf
+
+    built = []
+
+    def reader(path, mode="r"):
+        built.append(("reader", path, mode))
+        return object()
+
+    def name_map(arch, n_blocks):
+        built.append(("map", arch, n_blocks))
+        return object()
+
+    monkeypatch.setattr(gguf, "GGUFReader", reader)
+    monkeypatch.setattr(gguf, "get_tensor_name_map", name_map)
+    with weights._gguf_read_once():
+        first, again, other = gguf.GGUFReader("a.gguf"), gguf.GGUFReader(Path("a.gguf")), gguf.GGUFReader("b.gguf")
+        maps = [gguf.get_tensor_name_map("llama", 2) for _ in range(3)]
+    assert first is again and other is not first and maps[0] is maps[1] is maps[2]
+    assert built == [("reader", "a.gguf", "r"), ("reader", "b.gguf", "r"), ("map", "llama", 2)]
+    assert gguf.GGUFReader is reader and gguf.get_tensor_name_map is name_map

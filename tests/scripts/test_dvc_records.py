@@ -1,6 +1,6 @@
 """scripts/dvc_records.py: the records file of a good repository, and the parts it is built from (the
 lock's outputs, the git checkout). Its bad-input cases (a write target that is a link, outside the
-repository or an input; a lock of another shape; no git checkout) run in tests/test_bad_input.py."""
+repository or an input; a lock of another shape; no git checkout) run in tests/bad_input/test_scripts.py."""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -137,14 +138,49 @@ def _canonical_json(path: Path) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+@contextmanager
+def _gguf_read_once() -> Iterator[None]:
+    """Within the block, the ``gguf`` package's reader and tensor-name map are built once per argument.
+
+    transformers parses a GGUF file's metadata once for the tokenizer, once for the config and once for
+    the weights (a ``GGUFReader`` each: its 49,152 tokens and 48,900 merges element by element, most of a
+    conversion's time), and builds gguf's tensor-name map once per module of the model (about 400 times).
+    Both are read-only after construction, so one of each serves every call: the same code runs on the
+    same values and writes the same bytes, in about half the time."""
+    import gguf
+
+    real_reader, real_name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    readers: dict[tuple[str, str], Any] = {}
+    name_maps: dict[tuple[Any, int], Any] = {}
+
+    def reader(path: str | os.PathLike, mode: str = "r") -> Any:
+        key = (os.fspath(path), mode)
+        if key not in readers:
+            readers[key] = real_reader(path, mode)
+        return readers[key]
+
+    def name_map(arch: Any, n_blocks: int) -> Any:
+        if (arch, n_blocks) not in name_maps:
+            name_maps[arch, n_blocks] = real_name_map(arch, n_blocks)
+        return name_maps[arch, n_blocks]
+
+    gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = real_reader, real_name_map
+
+
 def dequantise(gguf: Path) -> tuple[Any, Any]:
-    """(model, tokenizer) of a GGUF file, dequantised to float32 by transformers (minutes on a CPU)."""
+    """(model, tokenizer) of a GGUF file, dequantised to float32 by transformers (a minute or two on a CPU),
+    the file's metadata parsed once (:func:`_gguf_read_once`)."""
     import torch
     import transformers
 
     kwargs = {"gguf_file": gguf.name}
-    tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), **kwargs)
-    loaded = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent), dtype=torch.float32, **kwargs)
+    with _gguf_read_once():
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), **kwargs)
+        loaded = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent), dtype=torch.float32, **kwargs)
     config = loaded.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
