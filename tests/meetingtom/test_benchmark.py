@@ -11,7 +11,7 @@ from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError
 from socialbench.core.runner import run_method
-from socialbench.meetingtom.benchmark import split_run, value_of_answer
+from socialbench.meetingtom.benchmark import value_of_answer
 from socialbench.meetingtom.eval.scoring import score
 from socialbench.meetingtom.methods.no_prompt import NoPromptMethod
 from tests.meetingtom.eval.test_prompts import MARKERS, make
@@ -77,13 +77,6 @@ def first_request(bench, run_name, inst):
 def test_meetingtom_is_a_registered_benchmark_with_its_four_methods(bench):
     assert "meetingtom" in available_benchmarks()
     assert bench.method_names() == ["ecot", "naive_cot", "no_prompt", "task_cot"]
-
-
-@pytest.mark.parametrize(
-    "name,parts", [("no_prompt", ("no_prompt", None)), ("no_prompt__prior_role", ("no_prompt", "prior_role"))]
-)
-def test_a_run_name_splits_into_method_and_ablation(name, parts):
-    assert split_run(name) == parts
 
 
 def test_an_ablation_run_is_the_methods_own_class_under_the_runs_name(bench):

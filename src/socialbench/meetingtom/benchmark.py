@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Need, split_order, split_run
+from socialbench.core.benchmarks import Benchmark, Exchange, Final, Need
+from socialbench.core.run_name import RunName
 
 
 class MeetingToMBenchmark(Benchmark):
@@ -145,7 +146,8 @@ class MeetingToMBenchmark(Benchmark):
         from socialbench.core.errors import ConfigError
         from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS, method_templates
 
-        base, variant = split_run(split_order(run)[0])
+        rn = RunName.parse(run)
+        base, variant = rn.method, rn.ablation
         key = f"ablations.{variant}" if variant else f"method_options.{base}"
         out = []
         for name in method_templates(base):  # schema/, not the method's module: loading params imports no method
@@ -167,13 +169,12 @@ class MeetingToMBenchmark(Benchmark):
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         """The prompt hash, and which method and ablation the run is (MLflow params: the runs
         table groups by them); an order run (params ``meetingtom.robustness``) its option order too."""
-        inner, order = split_order(method)
-        base, ablation = split_run(inner)
+        rn = RunName.parse(method)
         return {
             "prompt_template_sha256": self.prompt_hash(method, settings),
-            "prompting": base,
-            "ablation": ablation or "none",
-            **({"option_order": order} if order else {}),
+            "prompting": rn.method,
+            "ablation": rn.ablation or "none",
+            **({"option_order": rn.order} if rn.order else {}),
         }
 
     # ---- answers ------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import json
 import pytest
 
 from socialbench.core.backend import ModelSpec, Response
-from socialbench.core.benchmarks import Exchange, get_benchmark, order_run
+from socialbench.core.benchmarks import Exchange, get_benchmark
+from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.scoring import group_of
 from tests.meetingtom.eval.test_prompts import make
 
@@ -58,8 +59,8 @@ def records(double, insts, run):
 def predictions(insts):
     """Each order run's summary (``run_summary``), as the tables stage gives them."""
     return {
-        (model, order_run("no_prompt", k)): BENCH.run_summary(
-            insts, records(double, insts, order_run("no_prompt", k)), source=f"{model}.jsonl"
+        (model, str(RunName("no_prompt", None, k))): BENCH.run_summary(
+            insts, records(double, insts, str(RunName("no_prompt", None, k))), source=f"{model}.jsonl"
         )
         for model, double in (("position", position_double), ("content", content_double))
         for k in range(K)

@@ -71,14 +71,14 @@ class AnsweringMethod(Method):
         any run's; the record keeps the order (``order``: asked, shown, distinct, the label answered).
         An instance with fewer distinct orders than asked is shown the earlier order it repeats, as that
         order's very request (the request cache answers it: no new call)."""
-        from socialbench.core.benchmarks import order_run, split_order
+        from socialbench.core.run_name import RunName
         from socialbench.meetingtom.eval.prompts import settings_of
         from socialbench.meetingtom.schema.questions import label_of, rotated_options
 
         distinct = max(1, len(instance["options"]))
         shown = k % distinct
         view = {**instance, "options": rotated_options(instance["options"], shown)}
-        out = self.paper_step(view, rounds, settings_of(self.settings), order_run(split_order(self.name)[0], shown))
+        out = self.paper_step(view, rounds, settings_of(self.settings), str(RunName.parse(self.name).with_order(shown)))
         if not isinstance(out, Final):
             return out
         f = out.fields

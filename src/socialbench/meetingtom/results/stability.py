@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from socialbench.core.benchmarks import order_run
 from socialbench.core.errors import DataError
+from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.scoring import group_of
 from socialbench.meetingtom.results.intervals import RunSummary
 from socialbench.meetingtom.schema.questions import TITLES
@@ -56,7 +56,7 @@ def stability_cells(
                 continue
             per_order = []
             for k in range(k_all):
-                name = order_run(run, k)
+                name = str(RunName.parse(run).with_order(k))
                 if (model, name) not in summaries:
                     raise DataError(
                         f"{model}/{name}",

@@ -40,6 +40,7 @@ from fractions import Fraction
 from typing import Any
 
 from socialbench.core.benchmarks import pair_excluded
+from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.scoring import macro_f1
 from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, macro_f1_ci
 from socialbench.results import numbers
@@ -179,7 +180,8 @@ class Context:
 
     def run_modality(self, method: str, source: str) -> str | None:
         """The modality a run shows: its ablation's (or method options'), else the source's own."""
-        base, abl = split_method(method)
+        rn = RunName.parse(method)
+        base, abl = rn.method, rn.ablation
         own = (self.section.get("method_options") or {}).get(base) or {}
         return (
             ((self.ablations.get(abl) or {}) if abl else {}).get("modality")
@@ -334,13 +336,9 @@ def missing_note(src: str, missing: Sequence[str], section: Mapping[str, Any]) -
     return f"{head}: those columns are left out."
 
 
-def split_method(method: str) -> tuple[str, str | None]:
-    base, sep, ablation = method.partition("__")
-    return base, (ablation if sep else None)
-
-
 def method_label(method: str, ablations: Mapping[str, Any]) -> str:
-    base, abl = split_method(method)
+    rn = RunName.parse(method)
+    base, abl = rn.method, rn.ablation
     label = METHOD_LABELS.get(base, base)
     if abl is None:
         return label
@@ -407,14 +405,14 @@ def prompting_table(ctx: Context, title: str, models: list[str], missing_note: s
 def ablation_table(ctx: Context, title: str, kind: str, with_delta: bool) -> rt.Table:
     names = [a for a, e in ctx.ablations.items() if (e or {}).get("table") == kind]
     runs = sorted(
-        {(m, meth) for m, meth in ctx.scores if split_method(meth)[1] in names},
-        key=lambda k: (ctx.order(k[0]), split_method(k[1])[0], names.index(split_method(k[1])[1])),
+        {(m, meth) for m, meth in ctx.scores if RunName.parse(meth).ablation in names},
+        key=lambda k: (ctx.order(k[0]), RunName.parse(k[1]).method, names.index(RunName.parse(k[1]).ablation)),
     )
 
     def rows(src, cols):
         out, seen = [], set()
         for m, meth in runs:
-            base = split_method(meth)[0]
+            base = RunName.parse(meth).method
             if (m, base) not in seen and (m, base) in ctx.scores:
                 seen.add((m, base))
                 label = method_label(base, ctx.ablations)
