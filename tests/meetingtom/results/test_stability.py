@@ -127,6 +127,6 @@ def test_the_csv_names_each_lines_task_source_and_metric_once(instances):
     assert len(keys) == len(set(keys))
     groups = {(r["task"], r["source"]) for r in rows}
     assert ("all", "all") in groups and {g for g in groups if g != ("all", "all")} == {
-        tuple(group_of(i).split("/")) for i in instances
+        tuple(group_of(i)) for i in instances
     }
     assert {f"accuracy_order_{k}" for k in range(K)} <= {r["metric"] for r in rows}

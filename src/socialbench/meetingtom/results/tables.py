@@ -41,7 +41,7 @@ from typing import Any
 
 from socialbench.core.benchmarks import pair_excluded
 from socialbench.core.run_name import RunName
-from socialbench.meetingtom.eval.scoring import macro_f1
+from socialbench.meetingtom.eval.scoring import Group, keyed_by_group, macro_f1
 from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, macro_f1_ci
 from socialbench.results import numbers
 from socialbench.results import tables as rt
@@ -150,7 +150,7 @@ class Context:
         self,
         scores: Mapping[tuple[str, str], Mapping[str, Any]],
         params: Mapping[str, Any],
-        values: Mapping[tuple[str, str, str], tuple[list[Any], list[Any]]] | None,
+        values: Mapping[tuple[str, str, Group], tuple[list[Any], list[Any]]] | None,
     ):
         self.params = params
         self.models = params.get("models") or {}
@@ -161,10 +161,12 @@ class Context:
         self.ablations = self.section.get("ablations") or {}
         self.prompting_models = list((self.section.get("tables") or {}).get("prompting_models") or [])
         self.seed = int(params.get("seed", 0))
-        self.scores = {k: sc for k, sc in scores.items() if pair_excluded(params, "meetingtom", k[0], k[1]) is None}
-        self.all_scores = scores
+        # by group (score files key them by the groups' string forms)
+        by_group = {k: keyed_by_group(sc) for k, sc in scores.items()}
+        self.scores = {k: sc for k, sc in by_group.items() if pair_excluded(params, "meetingtom", k[0], k[1]) is None}
+        self.all_scores = by_group
         self.values = values
-        self.groups = sorted({g for sc in scores.values() for g in sc})
+        self.groups = sorted({g for sc in by_group.values() for g in sc})
         self.excluded_notes = excluded_notes(params, self.methods)
 
     def order(self, model: str) -> tuple[int, int, str]:
@@ -200,7 +202,7 @@ class Context:
 
     def invalid_cell(self, model: str, method: str, source: str) -> Num | None:
         """The run's invalid answers over all its instances of ``source`` (every task), in percent."""
-        groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.split("/", 1)[1] == source]
+        groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.source == source]
         total = sum(m["n_total"] for m in groups)
         if not total:
             return None
@@ -210,7 +212,7 @@ class Context:
     def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Num | None:
         if metric == "invalid_rate":
             return self.invalid_cell(model, method, source)
-        g = f"{task}/{source}"
+        g = Group(task, source)
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
             return None
@@ -265,7 +267,7 @@ class Context:
         any_sc = next(iter(self.all_scores.values()), {})
         cells: list[rt.Cell] = []
         for task, metric, _ in columns:
-            m = any_sc.get(f"{task}/{source}")
+            m = any_sc.get(Group(task, source))
             cells.append(MISSING if m is None else Num(m["chance"]) if metric == "accuracy" else Num(text="-"))
         return table_row(CHANCE, "uniform guess", "", "", cells)
 
@@ -277,9 +279,8 @@ class Context:
         for src in SOURCES:
             tasks: dict[str, int] = {}
             for g in self.groups:
-                task, s = g.split("/", 1)
-                if s == src:
-                    tasks[task] = next(sc[g]["n_total"] for sc in self.all_scores.values() if g in sc)
+                if g.source == src:
+                    tasks[g.task] = next(sc[g]["n_total"] for sc in self.all_scores.values() if g in sc)
             if not tasks:
                 where = (self.section.get("ami") or {}).get("mirror") if src == "ami" else "the demo release"
                 notes.append(
@@ -575,9 +576,9 @@ def tables(
         files.update(label_distribution(instances))
     headline = {
         f"{m}.{meth}": {
-            g: {
+            str(g): {
                 "accuracy": sc[g]["accuracy"],
-                **({"macro_f1": sc[g]["macro_f1"]} if g.split("/", 1)[0] in F1_TASKS else {}),
+                **({"macro_f1": sc[g]["macro_f1"]} if g.task in F1_TASKS else {}),
             }
             for g in sorted(sc)
         }
