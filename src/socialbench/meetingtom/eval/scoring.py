@@ -34,11 +34,11 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from socialbench.core.errors import DataError
+from socialbench.meetingtom.schema.questions import MULTI, TASKS
 from socialbench.results.numbers import half_up
 
-TASKS = ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
 F1_TASKS = ("task1", "task3_1")
-MULTI_TASK = "task3_2"
+(MULTI_TASK,) = MULTI
 PAIRED_TASK = "task3_1"  # Task 3.2 counts where this task's answer on the same clip is correct
 METRICS = ("accuracy", "chance", "correct", "invalid", "invalid_rate", "n", "n_total", "macro_f1")
 

@@ -43,13 +43,14 @@ from socialbench.core.benchmarks import pair_excluded
 from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.scoring import Group, keyed_by_group, macro_f1
 from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, macro_f1_ci
+from socialbench.meetingtom.schema.questions import TASKS, TITLES
+from socialbench.meetingtom.schema.settings import SOURCES
 from socialbench.results import numbers
 from socialbench.results import tables as rt
 from socialbench.results.scores import row_category
 from socialbench.results.tables import Num, NumStyle, json_mode_note, temperature_note
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
-SOURCES = ("demo", "ami")
 #: How the tables write numbers, as the paper's: "-" for a missing value, ↑2.30 / ↓0.50 for a change.
 STYLE = NumStyle(missing="-", tex_missing=None, change="arrow")
 BASE = "no_prompt"
@@ -68,13 +69,8 @@ COLUMNS = (
 #: Tables 3 and 6's last column: the run's share of invalid answers over all its instances of the source
 #: (every task), so a prompting method's score is read beside how often its answer could not be read.
 INVALID_COLUMN = ("all", "invalid_rate", "Invalid %")
-TASK_NAMES = {
-    "task1": "Task 1",
-    "task2_1": "Task 2.1",
-    "task2_2": "Task 2.2",
-    "task3_1": "Task 3.1",
-    "task3_2": "Task 3.2",
-}
+#: "Task 1", "Task 2.1"...: each task's title up to its colon.
+TASK_NAMES = {t: TITLES[t].split(":", 1)[0] for t in TASKS}
 #: name, title, ablation table key (None: not an ablation table), whether rows show a change from the base run
 ABLATION_TABLES = (
     ("table2_modality", "Table 2: ablation of input modalities", "modality", False),
