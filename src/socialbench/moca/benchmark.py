@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Need, pair_excluded
+from socialbench.core.benchmarks import Benchmark, Final, Need, pair_excluded
 from socialbench.core.run_name import RunName
 
 
@@ -218,52 +218,6 @@ class MocaBenchmark(Benchmark):
                 f" write its own in src/socialbench/moca/{own}/ (docs/codar-prompts.md, Ablations)"
             )
         return out
-
-    def final_answer(
-        self,
-        instance: dict[str, Any],
-        ex: Exchange,
-        seed: int,
-        *,
-        code_fence: str = "strict",
-        extra_keys: str = "ignore",
-        order: Any = None,
-    ) -> Final:
-        """The four fields parsed from the answering call (appendix D.1's JSON, read field by field;
-        ``code_fence`` and ``extra_keys`` are params ``moca.answer``, see moca.eval.parsing), mapped
-        back from slot ids, with the call's bookkeeping. ``error`` is set only when the answer as a
-        whole could not be used (the call failed, or a format failure); ``format`` says what the
-        answer-format policy did (``repairs``: what changed the answer; ``ignored_keys``). ``order``: the
-        option order the request showed (``eval.prompts.Order``, an order run's; None: the paper's), whose
-        slots the answer is read with and which the record keeps."""
-        from socialbench.moca.eval.parsing import read_answer
-        from socialbench.moca.eval.prompts import Order, answer_format, slot_maps
-
-        s = instance["scenario"]
-        order = order or Order()
-        maps = slot_maps(instance, seed, order.index)
-        shown = order.record(instance, self.taxonomy)
-        resp = ex.response
-        a = read_answer(
-            resp.text, self.taxonomy.mechanism_names(s), self.taxonomy.label_names(s), maps, code_fence, extra_keys
-        )
-        record_error = a.record_error
-        if resp.truncated and record_error:
-            record_error = f"answer truncated at max_tokens: {record_error}"
-        return Final(
-            fields={
-                "raw": resp.text,
-                **a.fields,
-                "field_errors": a.field_errors,
-                "slots": maps,
-                **({"order": shown} if shown else {}),
-                "request_key": ex.key,
-                "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp} for p in ex.request.images()],
-                "finish_reason": resp.finish_reason,
-                "format": answer_format(repairs=["code_fence"] * a.fence_removed, ignored_keys=a.extra_keys),
-            },
-            error=resp.error or record_error,
-        )
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
         from socialbench.core.benchmarks import request_pointer

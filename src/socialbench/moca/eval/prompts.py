@@ -334,6 +334,7 @@ def build_direct_request(
         ),
         task={"benchmark": "moca", "method": method, "stage": "answer", **answer_choices(instance, tax, maps, order)},
         decoding=decoding,
+        shown={"slots": maps},
     )
     return request, maps
 

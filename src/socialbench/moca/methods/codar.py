@@ -483,6 +483,7 @@ class Chain:
             messages=(Message("system", (system,)), Message("user", tuple(content))),
             task=task,
             decoding=decoding,
+            shown={"slots": self.maps},
         )
 
     # ---- taking an answer --------------------------------------------------------------------
