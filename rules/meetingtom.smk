@@ -11,6 +11,7 @@
 # everything after them).
 
 from socialbench.meetingtom.dataset.release import mirror_state as _mt_mirror_state
+from socialbench.meetingtom.schema.questions import TASKS as MT_TASK_NAMES
 from socialbench.meetingtom.schema.settings import DEMO_MIRROR as MT_DEMO_MIRROR
 from socialbench.meetingtom.schema.settings import SOURCES as MT_SOURCES
 from socialbench.meetingtom.schema.settings import source_settings as _mt_source
@@ -36,7 +37,7 @@ MT_MEETINGS = {s: list(MT[s]["meetings"]) for s in MT_SOURCES}
 # and clips jobs. A source without views (the real AMI meetings by default: the shared mirror has no
 # media) is read from its annotations alone, so it has no per-meeting job that would write nothing.
 MT_MEDIA_SOURCES = [s for s in MT_SOURCES if MT[s]["views"]]
-MT_TASKS = ["task1", "task2_1", "task2_2", "task3_1", "task3_2"]
+MT_TASKS = list(MT_TASK_NAMES)
 # The annotation round-trip per source (meetingtom.annotation.<source>): simulated annotators (the
 # demo's test double), sheets named in params, or none (only Task 2.1, gold from the you events).
 MT_ANNOTATION = {s: MT["annotation"].get(s) for s in MT_SOURCES}

@@ -94,15 +94,6 @@ def test_a_variant_runs_settings_come_from_its_method_options_then_its_ablation(
 
 
 # ---- order runs: answer stability under option order (issue 34) -----------------------------------
-def test_an_order_run_is_its_run_with_the_order_index_and_order_0_is_the_run_itself():
-    from socialbench.core.benchmarks import order_run, split_order
-
-    assert order_run("direct", 0) == "direct"
-    assert order_run("codar__wo_step2", 2) == "codar__wo_step2__order2"
-    assert split_order("codar__wo_step2__order2") == ("codar__wo_step2", 2)
-    assert split_order("codar__wo_step2") == ("codar__wo_step2", 0)
-
-
 def test_an_order_runs_settings_are_its_runs_plus_its_order():
     assert settings_sources("codar__wo_step2__order1") == [
         ("method_options", "codar"),
@@ -148,6 +139,7 @@ def test_an_order_run_is_excluded_when_its_run_is():
             r"robustness\.methods\.0: 'chain' is no run of toybench\.methods \(direct\)",
         ),
         ({"methods": ["direct"], "ablations": {"order2": {}}}, r"ablations\.order2: order<k> names the option orders"),
+        ({"methods": ["direct__order0"]}, r"methods\.0: run name 'direct__order0': 'order0' is no option order"),
     ],
 )
 def test_params_problems_name_an_order_run_asked_for_the_wrong_way(section, says):

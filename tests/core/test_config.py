@@ -237,6 +237,7 @@ def test_a_benchmark_section_that_names_nothing_is_refused_naming_the_key(sectio
         ({"only_methods": {"moka": ["direct"]}}, r"models\.r\.only_methods\.moka: is no benchmark"),
         ({"only_methods": {"moca": ["drect"]}}, r"models\.r\.only_methods\.moca\.0: 'drect' names no method of moca"),
         ({"exclude_methods": {"cota": "why"}}, r"models\.r\.exclude_methods\.cota: names no method of any benchmark"),
+        ({"only_methods": {"moca": ["direct__"]}}, r"models\.r\.only_methods\.moca\.0: 'direct__' names no method"),
     ],
 )
 def test_a_model_that_names_a_benchmark_or_method_that_is_not_there_is_refused(model, says):

@@ -11,7 +11,6 @@ from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 from socialbench.core.cache import RequestCache
 from socialbench.core.errors import ConfigError
 from socialbench.core.runner import run_method
-from socialbench.meetingtom.benchmark import split_run, value_of_answer
 from socialbench.meetingtom.eval.scoring import score
 from socialbench.meetingtom.methods.no_prompt import NoPromptMethod
 from tests.meetingtom.eval.test_prompts import MARKERS, make
@@ -77,13 +76,6 @@ def first_request(bench, run_name, inst):
 def test_meetingtom_is_a_registered_benchmark_with_its_four_methods(bench):
     assert "meetingtom" in available_benchmarks()
     assert bench.method_names() == ["ecot", "naive_cot", "no_prompt", "task_cot"]
-
-
-@pytest.mark.parametrize(
-    "name,parts", [("no_prompt", ("no_prompt", None)), ("no_prompt__prior_role", ("no_prompt", "prior_role"))]
-)
-def test_a_run_name_splits_into_method_and_ablation(name, parts):
-    assert split_run(name) == parts
 
 
 def test_an_ablation_run_is_the_methods_own_class_under_the_runs_name(bench):
@@ -308,15 +300,6 @@ def test_dev_answers_are_each_tasks_gold_values_without_task3_2(bench):
         {"group": "task2_2", "answers": {"answer": "negative"}},
         {"group": "task3_1", "answers": {"answer": "pseudo_consensus"}},
     ]
-
-
-def test_the_value_of_a_multi_answer_is_the_sorted_participants():
-    inst = make("task3_2")
-    assert value_of_answer(inst, inst["answer"]) == ["B", "D"]
-
-
-def test_no_answer_has_no_value():
-    assert value_of_answer(make(), None) is None
 
 
 def test_an_instance_the_recorded_answers_do_not_cover_is_not_evaluated_not_wrong(bench, tmp_path):

@@ -1,30 +1,15 @@
 """MoCA as a registered benchmark (src/socialbench/moca/benchmark.py): the overall score, the settings
-each method gets, the answer read from the answering call and the prediction record made of it, the
+each method gets, the prediction record made of an answer (the answer itself: tests/moca/eval/test_answers.py), the
 dev answers a prior baseline learns from. Its tables are tested in tests/moca/results/ and through
 ``socialbench tables`` in tests/stages/test_tables.py."""
 
-import json
-
-from socialbench.core.backend import ModelSpec, Response
-from socialbench.core.benchmarks import Exchange, Final, get_benchmark
+from socialbench.core.backend import ModelSpec
+from socialbench.core.benchmarks import Final, get_benchmark
 from socialbench.moca.benchmark import macro
-from socialbench.moca.eval.prompts import build_direct_request
 from tests.conftest import make_instance
 
 BENCH = get_benchmark("moca")
 SPEC = ModelSpec(name="m", backend="random")
-
-
-def exchange(instance, taxonomy, text, **response):
-    """The direct answering call of ``instance`` (seed 7) with a response of ``text``; and its slot maps."""
-    request, maps = build_direct_request(instance, taxonomy, SPEC, 7, ("$scenario", "$text"))
-    return Exchange(request, Response(text=text, **response), "k"), maps
-
-
-def answer(taxonomy, **extra):
-    """A valid intent answer in slot ids, as JSON."""
-    fields = {"mechanism": taxonomy.mechanism_names("intent")[0], "label": taxonomy.label_names("intent")[0]}
-    return json.dumps({**fields, "subject": "subject0", "target": "target1", **extra})
 
 
 def test_the_overall_score_is_the_unweighted_mean_over_the_scenarios_rounded_half_up():
@@ -53,27 +38,6 @@ def test_every_run_needs_the_images_or_the_frames_of_mocas_instances():
     needs = {(n.any_of, n.what): n.text_only for n in BENCH.run_needs({}, "direct")}
     assert needs[(("image",), "MoCA's images")] == "the text without its images"
     assert needs[(("frames",), "MoCA's video frames")] == "the text without its frames"
-
-
-def test_a_direct_answer_with_an_extra_key_keeps_its_four_fields(taxonomy, image_file):
-    inst = make_instance("i0", media=[str(image_file)])
-    ex, maps = exchange(inst, taxonomy, answer(taxonomy, why="because"))
-    final = BENCH.final_answer(inst, ex, 7)
-    assert final.error is None and final.fields["field_errors"] == {}
-    assert final.fields["subject"] == maps["subject"]["subject0"]
-    assert final.fields["format"]["ignored_keys"] == ["why"]
-
-
-def test_an_unusable_answer_cut_at_max_tokens_says_so(taxonomy, image_file):
-    inst = make_instance("i0", media=[str(image_file)])
-    ex, _ = exchange(inst, taxonomy, '{"mechanism": "', finish_reason="length")
-    assert BENCH.final_answer(inst, ex, 7).error.startswith("answer truncated at max_tokens: ")
-
-
-def test_a_failed_call_is_the_answers_error(taxonomy, image_file):
-    inst = make_instance("i0", media=[str(image_file)])
-    ex, _ = exchange(inst, taxonomy, None, error="server said no")
-    assert BENCH.final_answer(inst, ex, 7).error == "server said no"
 
 
 def test_the_record_of_a_method_that_stopped_before_answering_gives_each_field_its_error():

@@ -164,12 +164,17 @@ class Request:
     position, is what a prior counts) and ``query`` (the text to compare options against);
     a request without ``choices`` asks for free text. ``prior_group`` names the group whose
     dev-split answers a prior uses. The whole task is part of the cache key.
+
+    ``shown`` is what the benchmark reads the answer against, as this request showed it (MoCA: ``slots``,
+    the slot maps): built once with the request, never sent and not part of the cache key (the messages
+    already show it).
     """
 
     request_id: str  # "<instance id>/<method>/<stage>", unique within a run
     messages: tuple[Message, ...]
     task: dict[str, Any]
     decoding: Decoding = field(default_factory=Decoding)
+    shown: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def max_tokens(self) -> int:

@@ -34,7 +34,6 @@ import abc
 import functools
 import importlib
 import importlib.metadata
-import re
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from socialbench.core.backend import ModelSpec, Request, Response, add_source
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_bytes
 from socialbench.core.plugins import Entry, Registry
+from socialbench.core.run_name import ORDER_NAME, ORDER_PREFIX, RunName
 from socialbench.core.subset import SubsetInfo
 from socialbench.core.traces import TraceSection
 
@@ -202,33 +202,6 @@ class InstanceInputError(SocialbenchError):
         super().__init__(f"field {field!r}: {message}")
 
 
-def split_run(name: str) -> tuple[str, str | None]:
-    """``<method>__<variant>`` -> (method, variant); a plain method name -> (name, None). An order
-    run's variant is everything after the method (``m__ablation__order1`` -> ``ablation__order1``);
-    :func:`split_order` separates the order."""
-    base, sep, variant = name.partition("__")
-    return base, (variant if sep else None)
-
-
-#: The variant prefix of an order run (``<run>__order<k>``): a name no ablation may take.
-ORDER_PREFIX = "order"
-_ORDER_SUFFIX = re.compile(rf"^(?P<run>.+)__{ORDER_PREFIX}(?P<k>[1-9][0-9]*)$")
-ORDER_NAME = re.compile(rf"^{ORDER_PREFIX}[0-9]+$")
-
-
-def split_order(run: str) -> tuple[str, int]:
-    """``<run>__order<k>`` -> (``<run>``, k); any other run -> (run, 0): order 0 is the run itself."""
-    m = _ORDER_SUFFIX.match(run)
-    return (m["run"], int(m["k"])) if m else (run, 0)
-
-
-def order_run(run: str, k: int) -> str:
-    """The name of run ``run`` under option order ``k``: ``run`` itself for 0, else ``<run>__order<k>``."""
-    if k < 0:
-        raise ValueError(f"an option order is 0 or more, got {k}")
-    return run if k == 0 else f"{run}__{ORDER_PREFIX}{k}"
-
-
 def robustness_runs(section: dict[str, Any], model: str, runs: Sequence[str]) -> list[str]:
     """The order runs model ``model`` makes on a benchmark besides its ``runs`` (the runs params give
     it): for each run params ``robustness.methods`` name that it makes, orders 1..K-1
@@ -238,7 +211,7 @@ def robustness_runs(section: dict[str, Any], model: str, runs: Sequence[str]) ->
     if not spec or model not in (spec.get("models") or []):
         return []
     wanted = [r for r in spec.get("methods") or [] if r in runs]
-    return [order_run(r, k) for r in wanted for k in range(1, int(spec["orders"]))]
+    return [str(RunName.parse(r).with_order(k)) for r in wanted for k in range(1, int(spec["orders"]))]
 
 
 def settings_sources(run: str) -> list[tuple[str, str]]:
@@ -247,12 +220,11 @@ def settings_sources(run: str) -> list[tuple[str, str]]:
     ``("ablations", <variant>)`` over it, and for an order run ``<run>__order<k>`` ``("robustness",
     "order<k>")`` over ``<run>``'s (:meth:`Benchmark.method_settings`; a method names a setting's params
     key by them)."""
-    inner, k = split_order(run)
-    base, variant = split_run(inner)
+    rn = RunName.parse(run)
     return [
-        ("method_options", base),
-        *([("ablations", variant)] if variant is not None else []),
-        *([("robustness", f"{ORDER_PREFIX}{k}")] if k else []),
+        ("method_options", rn.method),
+        *([("ablations", rn.ablation)] if rn.ablation is not None else []),
+        *([("robustness", f"{ORDER_PREFIX}{rn.order}")] if rn.order else []),
     ]
 
 
@@ -382,7 +354,10 @@ class Benchmark(abc.ABC):
     def method_class(self, name: str) -> type[Method]:
         """The class of a run: the method module ``methods/<method>.py`` of ``<method>`` or of a
         variant run ``<method>__<variant>`` (one class per module; a variant is settings, not a class)."""
-        base, _ = split_run(name)
+        try:
+            base = RunName.parse(name).method
+        except ValueError as exc:
+            raise ConfigError(f"benchmark {self.name}: {exc}") from exc
         if base not in self.method_names():
             known = ", ".join(self.method_names()) or "none"
             raise ConfigError(f"benchmark {self.name}: unknown method {base!r}; known methods: {known}")
@@ -397,7 +372,7 @@ class Benchmark(abc.ABC):
         settings: dict[str, Any] = {}
         for kind, name in settings_sources(method):
             if kind == "robustness":
-                settings["order"] = split_order(method)[1]
+                settings["order"] = RunName.parse(method).order
                 continue
             entries = section.get(kind) or {}
             if kind == "ablations" and name not in entries:
@@ -412,7 +387,7 @@ class Benchmark(abc.ABC):
         """What run ``run`` needs of its model (:class:`Need`), from the params section: its method's
         :meth:`Method.needs` with the run's settings. A benchmark adds what its instances need (e.g.
         images) by extending this."""
-        return self.methods().get(split_run(run)[0]).needs(self.method_settings(section, run))
+        return self.methods().get(RunName.parse(run).method).needs(self.method_settings(section, run))
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
         """What in the benchmark's params section (schema-valid, defaults filled) names nothing, each as
@@ -431,8 +406,13 @@ class Benchmark(abc.ABC):
                     " rename the ablation"
                 )
         for i, run in enumerate(section.get("methods") or []):
-            base, variant = split_run(run)
-            if split_order(run)[1]:
+            try:
+                rn = RunName.parse(run)
+            except ValueError as exc:
+                problems.append(f"methods.{i}: {exc}")
+                continue
+            base, variant = rn.method, rn.ablation
+            if rn.order:
                 problems.append(
                     f"methods.{i}: {run!r} is an order run; ask for it with robustness (orders, models, methods)"
                 )
@@ -464,7 +444,8 @@ class Benchmark(abc.ABC):
         """Where run ``run`` reads template ``name``, relative to the package: a variant run's own
         file ``templates/<method>/<variant>/<name>`` when there is one, else the method's
         ``templates/<method>/<name>``. An order run reads the files of the run it reorders."""
-        base, variant = split_run(split_order(run)[0])
+        rn = RunName.parse(run)
+        base, variant = rn.method, rn.ablation
         if (
             variant is not None
             and resources.files(self.package).joinpath(f"templates/{base}/{variant}/{name}").is_file()
@@ -585,7 +566,8 @@ def excluded(entry: Mapping[str, Any], benchmark: str, method: str, needs: Seque
     what the run ``needs`` (:func:`unmet`: derived from the model's and the run's declarations). Such a
     pair has no run at all (no job, no files); the tables show the reason instead of a row. An order run
     (``<run>__order<k>``) is excluded when its run is."""
-    method = split_order(method)[0]
+    rn = RunName.parse(method).run
+    method = str(rn)
     only = entry.get("benchmarks")
     if only is not None and benchmark not in only:
         return f"runs on {', '.join(only) or 'no benchmark'} only (benchmarks in params)"
@@ -593,7 +575,7 @@ def excluded(entry: Mapping[str, Any], benchmark: str, method: str, needs: Seque
     if runs is not None and method not in runs:
         return f"runs {', '.join(runs) or 'nothing'} only on {benchmark} (only_methods in params)"
     exclude = entry.get("exclude_methods") or {}
-    reason = exclude.get(method) or exclude.get(split_run(method)[0])
+    reason = exclude.get(method) or exclude.get(rn.method)
     return reason or unmet(entry, needs)
 
 
@@ -628,8 +610,11 @@ def _run_needs(benchmark: str, section_json: str, run: str) -> tuple[Need, ...]:
 
     bench = get_benchmark_class(benchmark)()
     section = json.loads(section_json)
-    run = split_order(run)[0]  # an order run needs what its run needs
-    base, variant = split_run(run)
+    try:
+        rn = RunName.parse(run).run  # an order run needs what its run needs
+    except ValueError:
+        return ()  # no run name: no run params can make, which declares nothing
+    run, base, variant = str(rn), rn.method, rn.ablation
     if base not in bench.method_names() or (variant is not None and variant not in (section.get("ablations") or {})):
         return ()  # a run params cannot make (a removed method or ablation) declares nothing
     return bench.run_needs(section, run)

@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 
 from socialbench.core.errors import ConfigError
+from socialbench.core.run_name import RunName
 from socialbench.core.secrets import secret_fields
 
 SCHEMA_RESOURCE = "core/schemas/params.schema.json"
@@ -257,10 +258,18 @@ def tracking_uri_problem(uri: str, *, allow_file_store: bool = False) -> str | N
     return None
 
 
+def _method_of(run: str) -> str | None:
+    """The method run ``run`` makes, or None when it is no run name (then it names no method either)."""
+    try:
+        return RunName.parse(run).method
+    except ValueError:
+        return None
+
+
 def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> list[str]:
     """Core keys that name nothing: a tracking URI MLflow cannot use; a model's ``benchmarks``,
     ``only_methods`` or ``exclude_methods`` naming a benchmark or run that is not there."""
-    from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class, split_run
+    from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class
 
     problems = []
     uri_problem = tracking_uri_problem(data["mlflow"]["tracking_uri"])
@@ -289,13 +298,13 @@ def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> lis
                 )
                 continue
             for i, run in enumerate(runs):
-                if split_run(run)[0] not in methods[b]:
+                if _method_of(run) not in methods[b]:
                     problems.append(
                         f"models.{name}.only_methods.{b}.{i}: {run!r} names no method of {b}"
                         f" (known: {', '.join(methods[b])})" + where([["models", name, "only_methods", b]])
                     )
         for run in entry.get("exclude_methods") or {}:
-            if split_run(run)[0] not in every_method:
+            if _method_of(run) not in every_method:
                 problems.append(
                     f"models.{name}.exclude_methods.{run}: names no method of any benchmark"
                     f" (known: {', '.join(every_method)})" + where([["models", name, "exclude_methods", run]])

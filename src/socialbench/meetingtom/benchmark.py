@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Need, split_order, split_run
+from socialbench.core.benchmarks import Benchmark, Final, Need
+from socialbench.core.run_name import RunName
 
 
 class MeetingToMBenchmark(Benchmark):
@@ -145,7 +146,8 @@ class MeetingToMBenchmark(Benchmark):
         from socialbench.core.errors import ConfigError
         from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS, method_templates
 
-        base, variant = split_run(split_order(run)[0])
+        rn = RunName.parse(run)
+        base, variant = rn.method, rn.ablation
         key = f"ablations.{variant}" if variant else f"method_options.{base}"
         out = []
         for name in method_templates(base):  # schema/, not the method's module: loading params imports no method
@@ -167,79 +169,13 @@ class MeetingToMBenchmark(Benchmark):
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         """The prompt hash, and which method and ablation the run is (MLflow params: the runs
         table groups by them); an order run (params ``meetingtom.robustness``) its option order too."""
-        inner, order = split_order(method)
-        base, ablation = split_run(inner)
+        rn = RunName.parse(method)
         return {
             "prompt_template_sha256": self.prompt_hash(method, settings),
-            "prompting": base,
-            "ablation": ablation or "none",
-            **({"option_order": order} if order else {}),
+            "prompting": rn.method,
+            "ablation": rn.ablation or "none",
+            **({"option_order": rn.order} if rn.order else {}),
         }
-
-    # ---- answers ------------------------------------------------------------------------------
-    def final_answer(self, instance: dict[str, Any], ex: Exchange, *, marked: bool = False) -> Final:
-        """The option label(s) parsed from the answering call (one rule for every method:
-        meetingtom.eval.parsing); ``marked``: a reasoning method, its reasoning kept in the trace."""
-        from socialbench.meetingtom.eval.parsing import parse_final
-        from socialbench.meetingtom.schema.questions import MULTI
-
-        resp = ex.response
-        if resp.finish_reason == "no_record":  # recorded answers (a human evaluation) that do not cover it
-            return self.not_evaluated_answer(instance, f"not covered by the recorded answers: {resp.error}")
-        labels = [o["label"] for o in instance["options"]]
-        parsed = parse_final(resp.text, labels, multi=instance["task"] in MULTI)
-        error = parsed["error"]
-        if resp.truncated and error:
-            error = f"answer truncated at max_tokens: {error}"
-        return Final(
-            fields={
-                "raw": resp.text,
-                "answer": parsed["answer"],
-                "value": value_of_answer(instance, parsed["answer"]),
-                "note": parsed["note"],
-                "reasoning": parsed["reasoning"],
-                "request_key": ex.key,
-                "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp, "view": p.view} for p in ex.request.images()],
-                "finish_reason": resp.finish_reason,
-            },
-            error=resp.error or error,
-            trace={"reasoning": parsed["reasoning"]} if marked else {},
-        )
-
-    def no_call_answer(self, instance: dict[str, Any], problem: str) -> Final:
-        """The answer of an instance that cannot be shown to the model: no call, scored invalid."""
-        return Final(
-            fields={
-                "raw": None,
-                "answer": None,
-                "value": None,
-                "note": None,
-                "reasoning": None,
-                "request_key": None,
-                "inputs": [],
-                "finish_reason": None,
-                "media_error": problem,
-            },
-            error=f"media: {problem}",
-        )
-
-    def not_evaluated_answer(self, instance: dict[str, Any], reason: str) -> Final:
-        """An instance the setting does not evaluate (Task 1 with contextual priors): no call, and
-        left out of scoring (``not_evaluated``), not scored invalid."""
-        return Final(
-            fields={
-                "raw": None,
-                "answer": None,
-                "value": None,
-                "note": None,
-                "reasoning": None,
-                "request_key": None,
-                "inputs": [],
-                "finish_reason": None,
-                "not_evaluated": reason,
-            },
-            error=None,
-        )
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
         from socialbench.core.benchmarks import request_pointer
@@ -322,15 +258,6 @@ class MeetingToMBenchmark(Benchmark):
         from socialbench.meetingtom.results.stability import stability_files
 
         return dict(stability_files(instances, summaries, params))
-
-
-def value_of_answer(instance: dict[str, Any], answer: Any) -> Any:
-    """The option value(s) of an answer: a state, an attitude, a participant letter (Task 3.2: the
-    sorted letters of the chosen participants); None for no answer."""
-    if answer is None:
-        return None
-    by_label = {o["label"]: o["value"] for o in instance["options"]}
-    return sorted(by_label[a] for a in answer) if isinstance(answer, list) else by_label.get(answer)
 
 
 BENCHMARK = MeetingToMBenchmark

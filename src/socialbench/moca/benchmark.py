@@ -11,7 +11,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Exchange, Final, Need, pair_excluded, split_order, split_run
+from socialbench.core.benchmarks import Benchmark, Final, Need, pair_excluded
+from socialbench.core.run_name import RunName
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
@@ -116,7 +117,7 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
         settings = {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
-        for block in HOOKS.get(split_run(method)[0], MethodHooks()).reads:  # the method's Method.reads
+        for block in HOOKS.get(RunName.parse(method).method, MethodHooks()).reads:  # the method's Method.reads
             if block in section:
                 settings[block] = dict(section[block] or {})
         if settings.get("order"):  # an order run: whether its order moves the mechanism and label lists too
@@ -159,7 +160,7 @@ class MocaBenchmark(Benchmark):
         known = set(self.method_names())
         runs = dict.fromkeys([*(k for k in section.get("method_options") or {} if k in known), *section.get("methods")])
         for run in runs:
-            check = HOOKS.get(split_run(run)[0], MethodHooks()).check
+            check = HOOKS.get(RunName.parse(run).method, MethodHooks()).check
             if check is None:
                 continue  # a method that reads no settings: the schema's closed list of keys is its check
             try:
@@ -182,13 +183,14 @@ class MocaBenchmark(Benchmark):
 
     def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
         """See :meth:`_template_problems`; ``checked``: the run's settings as CoDAR checks them."""
-        from socialbench.core.benchmarks import split_order, template_problem
+        from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
         from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, answer_line_problem
 
         if "variant" not in checked:
             return []
-        base, variant = split_run(split_order(run)[0])
+        rn = RunName.parse(run)
+        base, variant = rn.method, rn.ablation
         key = f"ablations.{variant}" if variant else f"method_options.{base}"
         own = f"templates/{base}/{variant}"
         out, shared = [], []
@@ -216,52 +218,6 @@ class MocaBenchmark(Benchmark):
                 f" write its own in src/socialbench/moca/{own}/ (docs/codar-prompts.md, Ablations)"
             )
         return out
-
-    def final_answer(
-        self,
-        instance: dict[str, Any],
-        ex: Exchange,
-        seed: int,
-        *,
-        code_fence: str = "strict",
-        extra_keys: str = "ignore",
-        order: Any = None,
-    ) -> Final:
-        """The four fields parsed from the answering call (appendix D.1's JSON, read field by field;
-        ``code_fence`` and ``extra_keys`` are params ``moca.answer``, see moca.eval.parsing), mapped
-        back from slot ids, with the call's bookkeeping. ``error`` is set only when the answer as a
-        whole could not be used (the call failed, or a format failure); ``format`` says what the
-        answer-format policy did (``repairs``: what changed the answer; ``ignored_keys``). ``order``: the
-        option order the request showed (``eval.prompts.Order``, an order run's; None: the paper's), whose
-        slots the answer is read with and which the record keeps."""
-        from socialbench.moca.eval.parsing import read_answer
-        from socialbench.moca.eval.prompts import Order, answer_format, slot_maps
-
-        s = instance["scenario"]
-        order = order or Order()
-        maps = slot_maps(instance, seed, order.index)
-        shown = order.record(instance, self.taxonomy)
-        resp = ex.response
-        a = read_answer(
-            resp.text, self.taxonomy.mechanism_names(s), self.taxonomy.label_names(s), maps, code_fence, extra_keys
-        )
-        record_error = a.record_error
-        if resp.truncated and record_error:
-            record_error = f"answer truncated at max_tokens: {record_error}"
-        return Final(
-            fields={
-                "raw": resp.text,
-                **a.fields,
-                "field_errors": a.field_errors,
-                "slots": maps,
-                **({"order": shown} if shown else {}),
-                "request_key": ex.key,
-                "inputs": [{"sha256": p.sha256, "timestamp": p.timestamp} for p in ex.request.images()],
-                "finish_reason": resp.finish_reason,
-                "format": answer_format(repairs=["code_fence"] * a.fence_removed, ignored_keys=a.extra_keys),
-            },
-            error=resp.error or record_error,
-        )
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
         from socialbench.core.benchmarks import request_pointer
@@ -423,7 +379,7 @@ class MocaBenchmark(Benchmark):
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         from socialbench.moca.schema.taxonomy import taxonomy_hash
 
-        order = split_order(method)[1]  # an order run's (params moca.robustness), logged with it
+        order = RunName.parse(method).order  # an order run's (params moca.robustness), logged with it
         return {
             "prompt_template_sha256": self.prompt_hash(method, settings),
             "taxonomy_sha256": taxonomy_hash(self.taxonomy),

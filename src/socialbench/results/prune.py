@@ -13,9 +13,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import pair_excluded, split_order
+from socialbench.core.benchmarks import pair_excluded
 from socialbench.core.errors import ConfigError
 from socialbench.core.paths import inside_root, move_inside, refuse_special, remove_inside, within
+from socialbench.core.run_name import RunName
 from socialbench.results.layout import RUN_KINDS, kind_dir, model_runs, run_of
 
 
@@ -29,7 +30,11 @@ def stale_reason(
     methods = list(methods)
     if model not in params["models"]:
         return f"model {model} is not in params.yaml models"
-    base, order = split_order(method)
+    try:
+        rn = RunName.parse(method)
+    except ValueError as exc:
+        return f"{exc}: params make no such run"
+    base, order = str(rn.run), rn.order
     if base not in methods:
         return f"method {base} is not in params.yaml {benchmark}.methods"
     # the reason params give (exclusions() leaves out a model kept off the benchmark; a stale run is either)

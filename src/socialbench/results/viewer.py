@@ -389,7 +389,7 @@ def build_view(
     """Read a run, let the benchmark say what each row shows and the method what its trace shows,
     store the media and render the page ``out`` with its shards. ``orders``: (k, predictions) of the
     run's order runs (``<run>__order<k>``), whose answers each row shows beside its own."""
-    from socialbench.core.benchmarks import order_run
+    from socialbench.core.run_name import RunName
 
     for name, v in (
         ("thumb_px", thumb_px),
@@ -404,7 +404,9 @@ def build_view(
     ids = {i["id"] for i in run.instances}
     by_order = {}
     for k, path in orders:
-        preds, _ = read_predictions(path, ids, str(instances), (run.model, order_run(run.method, k)))
+        preds, _ = read_predictions(
+            path, ids, str(instances), (run.model, str(RunName.parse(run.method).with_order(k)))
+        )
         by_order[k] = bench_rows(bench, run, preds, {})
     rows = with_orders(rows, by_order)
     href = media_link(store.folder, out)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import socialbench
+from socialbench.core.run_name import RunName
 
 PKG = Path(socialbench.__file__).resolve().parent
 REPO = PKG.parents[1]
@@ -270,11 +271,6 @@ def _backend_closure() -> frozenset[Path]:
     return frozenset(seen)
 
 
-def method_of(run: str) -> str:
-    """A run is ``<method>`` or ``<method>__<ablation>``: the method module it runs."""
-    return run.split("__", 1)[0]
-
-
 def code_deps(
     benchmark: str | None, commands: Iterable[tuple[str, ...]], runs: Iterable[str] = (), hooks: Iterable[str] = ()
 ) -> list[str]:
@@ -287,9 +283,11 @@ def code_deps(
     if benchmark is None and (runs or hooks):
         raise ValueError("code deps: runs and method hooks belong to one benchmark's stage")
     commands = tuple(sorted(set(commands)))
-    methods = sorted({method_of(r) for r in runs})
+    methods = sorted({RunName.parse(r).method for r in runs})
     method_modules = tuple(f"socialbench.{benchmark}.methods.{m}" for m in methods)
-    hook_modules = tuple(f"socialbench.{benchmark}.methods.{m}" for m in sorted({method_of(r) for r in hooks}))
+    hook_modules = tuple(
+        f"socialbench.{benchmark}.methods.{m}" for m in sorted({RunName.parse(r).method for r in hooks})
+    )
     deps = {e for p in _closure(benchmark, commands, method_modules + hook_modules) if (e := _entry(p)) is not None}
     if methods:
         # a model's backend, imported by name from params: the backends folder and what it imports (media)

@@ -24,11 +24,11 @@ def render_tables(
     """Write the tables and figures into ``out_dir`` and the headline metrics (one file, and one per
     run beside it); the number of table and figure files. ``answers``: also finish_reasons.*, each
     run's N, invalid share and finish reasons (:func:`answers_files`)."""
-    from socialbench.core.benchmarks import split_order
     from socialbench.core.config import load_params
     from socialbench.core.errors import ConfigError, DataError
     from socialbench.core.io import read_jsonl, write_bytes_atomic, write_json, write_text_atomic
     from socialbench.core.paths import check_io
+    from socialbench.core.run_name import RunName
     from socialbench.results.scores import read_score_files, write_run_metrics
 
     check_io(
@@ -61,7 +61,7 @@ def render_tables(
         per_instance = {"instances": insts, "summaries": summaries}
     # The paper tables and the headline get the runs params make as the papers do; order runs
     # (params robustness, ``<run>__order<k>``) only the stability tables, so no paper table changes.
-    paper = {key: sc for key, sc in loaded.items() if split_order(key[1])[1] == 0}
+    paper = {key: sc for key, sc in loaded.items() if RunName.parse(key[1]).order == 0}
     paper_instance = per_instance and {
         **per_instance,
         "summaries": {key: v for key, v in per_instance["summaries"].items() if key in paper},

@@ -43,15 +43,18 @@ def order_siblings(predictions: Path, every: list[Path]) -> list[tuple[int, Path
     """(k, predictions) of the order runs (``<run>__order<k>``, params robustness) among ``every`` of the
     run whose predictions are ``predictions`` (same model folder), by k; none for an order run itself:
     the run's page shows each instance's answers under every order."""
-    from socialbench.core.benchmarks import split_order
+    from socialbench.core.run_name import RunName
 
-    if split_order(predictions.stem)[1]:
+    run = RunName.parse(predictions.stem)
+    if run.order:
         return []
     found = []
     for p in every:
-        run, k = split_order(p.stem)
-        if k and run == predictions.stem and p.parent == predictions.parent:
-            found.append((k, p))
+        if p.parent != predictions.parent:
+            continue
+        other = RunName.parse(p.stem)
+        if other.order and other.run == run:
+            found.append((other.order, p))
     return sorted(found)
 
 

@@ -7,7 +7,17 @@ from fractions import Fraction
 import pytest
 
 from socialbench.core.errors import DataError
-from socialbench.meetingtom.eval.scoring import METRICS, chance, macro_f1, parse_scores, score
+from socialbench.meetingtom.eval.scoring import (
+    METRICS,
+    TASKS,
+    Group,
+    chance,
+    keyed_by_group,
+    keyed_by_string,
+    macro_f1,
+    parse_scores,
+    score,
+)
 
 T1_VALUES = ["active_engagement", "focused_listening", "hesitation"]
 
@@ -347,3 +357,27 @@ def test_a_parsed_answer_and_the_raw_one_in_a_file_score_alike(task, raw, stored
     a = score(insts, [pred("0-31", "B"), via_parser], source="p")[group]
     b = score(insts, [pred("0-31", "B"), via_file], source="p")[group]
     assert (a["correct"], a["invalid"]) == (b["correct"], b["invalid"])
+
+
+# ---- groups: (task, source) in memory, ``<task>/<source>`` on disk -------------------------------
+def test_a_group_prints_as_score_files_key_it_and_parses_back():
+    g = Group("task2_1", "ami")
+    assert str(g) == "task2_1/ami" and f"{g}" == "task2_1/ami"
+    assert Group.parse("task2_1/ami") == g and (g.task, g.source) == ("task2_1", "ami")
+
+
+@pytest.mark.parametrize("key", ["task2_1", "task9/demo", "task1/", "/demo", "task1/demo/x"])
+def test_a_string_that_is_no_group_is_an_error_naming_it(key):
+    with pytest.raises(ValueError, match=f"group {key!r}: a group is <task>/<source>"):
+        Group.parse(key)
+
+
+def test_groups_sort_as_their_string_forms():
+    groups = [Group(t, s) for t in TASKS for s in ("ami", "demo")]
+    assert sorted(groups) == sorted(groups, key=str)
+
+
+def test_score_files_key_groups_by_string_and_the_tables_read_them_back_by_group():
+    scores = {Group("task1", "demo"): {"n": 1}}
+    assert keyed_by_string(scores) == {"task1/demo": {"n": 1}}
+    assert keyed_by_group(keyed_by_string(scores)) == scores

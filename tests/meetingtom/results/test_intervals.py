@@ -38,7 +38,7 @@ def test_the_conditional_interval_is_the_ratio_of_resampled_counts_on_the_cells_
 
 
 def test_a_run_summary_keeps_what_the_scorer_gives_of_the_whole_records():
-    from socialbench.meetingtom.eval.scoring import outcomes, score
+    from socialbench.meetingtom.eval.scoring import Group, keyed_by_string, outcomes, score
     from socialbench.results.stability import answer_codes
     from tests.meetingtom.results.test_tables import instances, predictions
 
@@ -47,13 +47,9 @@ def test_a_run_summary_keeps_what_the_scorer_gives_of_the_whole_records():
     recs = [*recs[:-1], {**recs[-1], "error": "failed"}]  # one record without a usable answer
     run = run_summary(insts, recs, source)
     scored = outcomes(insts, recs, source=source)
-    assert run.source == source and run.scores == score(insts, recs, source=source)
-    assert run.f1 == {
-        "task1/demo": (
-            [o.gold for o in scored if o.group == "task1/demo"],
-            [o.pred for o in scored if o.group == "task1/demo"],
-        )
-    }
+    assert run.source == source and keyed_by_string(run.scores) == score(insts, recs, source=source)
+    t1 = Group("task1", "demo")
+    assert run.f1 == {t1: ([o.gold for o in scored if o.group == t1], [o.pred for o in scored if o.group == t1])}
     assert run.evaluated.tolist() == [o.evaluated for o in scored]
     assert run.correct.tolist() == [o.correct for o in scored]
     assert run.answers.tolist() == answer_codes(o.pred for o in scored).tolist()

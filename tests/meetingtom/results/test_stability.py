@@ -12,7 +12,8 @@ import json
 import pytest
 
 from socialbench.core.backend import ModelSpec, Response
-from socialbench.core.benchmarks import Exchange, get_benchmark, order_run
+from socialbench.core.benchmarks import Exchange, get_benchmark
+from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.scoring import group_of
 from tests.meetingtom.eval.test_prompts import make
 
@@ -58,8 +59,8 @@ def records(double, insts, run):
 def predictions(insts):
     """Each order run's summary (``run_summary``), as the tables stage gives them."""
     return {
-        (model, order_run("no_prompt", k)): BENCH.run_summary(
-            insts, records(double, insts, order_run("no_prompt", k)), source=f"{model}.jsonl"
+        (model, str(RunName("no_prompt", None, k))): BENCH.run_summary(
+            insts, records(double, insts, str(RunName("no_prompt", None, k))), source=f"{model}.jsonl"
         )
         for model, double in (("position", position_double), ("content", content_double))
         for k in range(K)
@@ -126,6 +127,6 @@ def test_the_csv_names_each_lines_task_source_and_metric_once(instances):
     assert len(keys) == len(set(keys))
     groups = {(r["task"], r["source"]) for r in rows}
     assert ("all", "all") in groups and {g for g in groups if g != ("all", "all")} == {
-        tuple(group_of(i).split("/")) for i in instances
+        tuple(group_of(i)) for i in instances
     }
     assert {f"accuracy_order_{k}" for k in range(K)} <= {r["metric"] for r in rows}

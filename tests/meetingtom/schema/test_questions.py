@@ -1,6 +1,7 @@
 """The five subtasks' question templates and option vocabularies (socialbench.meetingtom.schema.questions)."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -186,3 +187,12 @@ def test_a_two_option_item_has_two_distinct_orders():
     two = participant_options(["A", "B"], 7, "i-2")
     assert rotated_options(two, 2) == two
     assert rotated_options(two, 3) == rotated_options(two, 1) != two
+
+
+def test_the_task_list_is_written_here_only():
+    # scoring, the tables and the workflow's task files read TASKS; none spells the list again
+    root = Path(__file__).resolve().parents[3]
+    spelled = re.compile(r"""["']task1["'],\s*["']task2_1["']""")
+    files = [*(root / "src" / "socialbench").rglob("*.py"), *(root / "rules").glob("*.smk"), root / "Snakefile"]
+    where = sorted(str(p.relative_to(root)) for p in files if spelled.search(p.read_text("utf-8")))
+    assert where == ["src/socialbench/meetingtom/schema/questions.py"]

@@ -10,8 +10,9 @@ import json
 import pytest
 
 from socialbench.core.backend import ModelSpec, Response
-from socialbench.core.benchmarks import Exchange, get_benchmark, order_run
+from socialbench.core.benchmarks import Exchange, get_benchmark
 from socialbench.core.errors import DataError
+from socialbench.core.run_name import RunName
 from tests.conftest import make_instance
 from tests.moca.results.paper_runs import read_csv
 
@@ -69,7 +70,7 @@ def predictions(insts, robustness=ROBUSTNESS):
     out = {}
     for model, double in (("position", position_double), ("content", content_double)):
         for k in range(int(robustness["orders"])):
-            run = order_run("direct", k)
+            run = str(RunName("direct", None, k))
             out[(model, run)] = BENCH.run_summary(
                 insts, records(double, insts, run, robustness), source=f"{model}/{run}.jsonl"
             )

@@ -26,9 +26,11 @@ from typing import Any
 import numpy as np
 
 from socialbench.core.errors import DataError
+from socialbench.meetingtom.schema.questions import ANNOTATED
+from socialbench.meetingtom.schema.questions import MULTI as MULTI_TASKS
 
-ANNOTATED_TASKS = ("task1", "task2_2", "task3_1", "task3_2")
-MULTI = "task3_2"  # the multi-select task: answers are sets of option labels
+ANNOTATED_TASKS = ANNOTATED  # the tasks whose gold the annotation round-trip gives
+(MULTI,) = MULTI_TASKS  # the multi-select task: answers are sets of option labels
 NONE_WORD = "none"  # a task3_2 answer naming no dissenter
 ANNOTATORS = ("annotator_1", "annotator_2", "adjudicator")
 AGREEMENTS = ("unanimous", "majority")

@@ -324,4 +324,5 @@ def build_request(
             json_object=form == "json",
             json_keys=json_keys(instance["task"], reasons) if form == "json" else None,
         ),
+        shown={"reasons": reasons},  # a reasoning method's answer keeps its reasoning in the trace
     )

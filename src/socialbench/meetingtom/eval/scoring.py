@@ -31,14 +31,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from socialbench.core.errors import DataError
+from socialbench.meetingtom.schema.questions import MULTI, TASKS
 from socialbench.results.numbers import half_up
 
-TASKS = ("task1", "task2_1", "task2_2", "task3_1", "task3_2")
 F1_TASKS = ("task1", "task3_1")
-MULTI_TASK = "task3_2"
+(MULTI_TASK,) = MULTI
 PAIRED_TASK = "task3_1"  # Task 3.2 counts where this task's answer on the same clip is correct
 METRICS = ("accuracy", "chance", "correct", "invalid", "invalid_rate", "n", "n_total", "macro_f1")
 
@@ -48,8 +48,29 @@ def percent(value: Fraction) -> float:
     return half_up(100 * value)
 
 
-def group_of(instance: dict[str, Any]) -> str:
-    return f"{instance['task']}/{instance['source']}"
+class Group(NamedTuple):
+    """A score group: one task on one source. Its string form ``<task>/<source>`` (``str()``) is what
+    score files, the headline and the bootstrap seeds (``stats.cell_seed``) hold; :meth:`parse` reads it.
+    Groups sort as their string forms do (no task or source name is a prefix of another)."""
+
+    task: str
+    source: str
+
+    def __str__(self) -> str:
+        return f"{self.task}/{self.source}"
+
+    @classmethod
+    def parse(cls, key: str) -> Group:
+        """The group of string form ``key``; a ValueError naming it when it is not ``<task>/<source>``
+        with a task of :data:`TASKS` and a non-empty source."""
+        task, sep, source = key.partition("/") if isinstance(key, str) else ("", "", "")
+        if not sep or task not in TASKS or not source or "/" in source:
+            raise ValueError(f"group {key!r}: a group is <task>/<source> with a task of {', '.join(TASKS)}")
+        return cls(task, source)
+
+
+def group_of(instance: dict[str, Any]) -> Group:
+    return Group(instance["task"], instance["source"])
 
 
 def chance(option_counts: Sequence[int], multi: bool = False) -> Fraction:
@@ -82,7 +103,7 @@ class Outcome:
     evaluate the instance, ``evaluated`` False: Task 1 with contextual priors, paper Table 4)."""
 
     id: str
-    group: str
+    group: Group
     gold: Any
     pred: Any
     correct: bool
@@ -237,11 +258,22 @@ def group_scores(task: str, group: list[Outcome]) -> dict[str, Any]:
     }
 
 
-def score_outcomes(scored: list[Outcome]) -> dict[str, dict[str, Any]]:
-    groups: dict[str, list[Outcome]] = {}
+def score_outcomes(scored: list[Outcome]) -> dict[Group, dict[str, Any]]:
+    """The metrics of each group of ``scored``, by group (in order)."""
+    groups: dict[Group, list[Outcome]] = {}
     for o in scored:
         groups.setdefault(o.group, []).append(o)
-    return {g: group_scores(g.split("/", 1)[0], os) for g, os in sorted(groups.items())}
+    return {g: group_scores(g.task, os) for g, os in sorted(groups.items())}
+
+
+def keyed_by_string(scores: dict[Group, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Scores as score files hold them: by the groups' string forms."""
+    return {str(g): m for g, m in scores.items()}
+
+
+def keyed_by_group(scores: dict[str, dict[str, Any]]) -> dict[Group, dict[str, Any]]:
+    """Scores read from a score file (checked: :func:`parse_scores`), by group."""
+    return {Group.parse(g): m for g, m in scores.items()}
 
 
 def score(
@@ -252,9 +284,10 @@ def score(
     lines: Sequence[int] | None = None,
     instances_source: str = "instances",
 ) -> dict[str, dict[str, Any]]:
-    """Scores per group (``{"<task>/<source>": metrics}``); bad predictions as in ``outcomes``."""
-    return score_outcomes(
-        outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+    """Scores per group (``{"<task>/<source>": metrics}``, as score files hold them); bad predictions as in
+    ``outcomes``."""
+    return keyed_by_string(
+        score_outcomes(outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source))
     )
 
 
@@ -279,9 +312,12 @@ def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
         raise DataError(source, "must be a non-empty object {group: metrics}")
     for g, m in obj.items():
         rec = f"group {g!r}"
-        task = g.split("/", 1)[0]
-        if "/" not in g or task not in TASKS:
-            raise DataError(source, f"a group is <task>/<source> with a task of {', '.join(TASKS)}", record=rec)
+        try:
+            task = Group.parse(g).task
+        except ValueError:
+            raise DataError(
+                source, f"a group is <task>/<source> with a task of {', '.join(TASKS)}", record=rec
+            ) from None
         if not isinstance(m, dict):
             raise DataError(source, f"must be an object of metrics, got {m!r}", record=rec)
         missing = [k for k in METRICS if k not in m]

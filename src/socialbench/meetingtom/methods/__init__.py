@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from socialbench.core.backend import Request
 from socialbench.core.benchmarks import Exchange, Final, InstanceInputError, Method
+from socialbench.meetingtom.eval.answers import final_answer, no_call_answer, not_evaluated_answer
 from socialbench.meetingtom.schema.methods import BASE_TEMPLATES
 
 #: Why Task 1 has no score with contextual priors (paper Table 4: "Task 1 is not evaluated in this setting").
@@ -45,12 +46,12 @@ class AnsweringMethod(Method):
 
         if not rounds:
             if instance["task"] == "task1" and s["priors"]:
-                return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_PRIORS)
+                return not_evaluated_answer(instance, NOT_EVALUATED_PRIORS)
             if modality_of(instance, s) != "utterances" and instance["modality"] == "utterances":
                 # the source has no media (its instances are utterances only): nothing to show, no call
-                return self.benchmark.not_evaluated_answer(instance, NOT_EVALUATED_NO_VIDEO)
+                return not_evaluated_answer(instance, NOT_EVALUATED_NO_VIDEO)
             if modality_of(instance, s) != "utterances" and instance.get("media_error"):
-                return self.benchmark.no_call_answer(instance, instance["media_error"])
+                return no_call_answer(instance, instance["media_error"])
             templates = (
                 self.template("system.txt"),
                 self.template("user.txt"),
@@ -59,9 +60,9 @@ class AnsweringMethod(Method):
             try:
                 return [build_request(instance, templates, self.spec, self.settings, asked_as, reasons=self.reasons)]
             except InstanceInputError as exc:
-                return self.benchmark.no_call_answer(instance, exc.message)
+                return no_call_answer(instance, exc.message)
         (ex,) = rounds[0]
-        return self.benchmark.final_answer(instance, ex, marked=self.reasons)
+        return final_answer(instance, ex, self)
 
     def ordered_step(
         self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], k: int
@@ -71,14 +72,14 @@ class AnsweringMethod(Method):
         any run's; the record keeps the order (``order``: asked, shown, distinct, the label answered).
         An instance with fewer distinct orders than asked is shown the earlier order it repeats, as that
         order's very request (the request cache answers it: no new call)."""
-        from socialbench.core.benchmarks import order_run, split_order
+        from socialbench.core.run_name import RunName
         from socialbench.meetingtom.eval.prompts import settings_of
         from socialbench.meetingtom.schema.questions import label_of, rotated_options
 
         distinct = max(1, len(instance["options"]))
         shown = k % distinct
         view = {**instance, "options": rotated_options(instance["options"], shown)}
-        out = self.paper_step(view, rounds, settings_of(self.settings), order_run(split_order(self.name)[0], shown))
+        out = self.paper_step(view, rounds, settings_of(self.settings), str(RunName.parse(self.name).with_order(shown)))
         if not isinstance(out, Final):
             return out
         f = out.fields

@@ -15,6 +15,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from socialbench.meetingtom.schema.settings import SOURCES
+
 _DPI = 150
 _PNG_META = {"Software": None}
 _PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
@@ -39,7 +41,6 @@ TASK_TITLES = {
     "task3_1": "Task 3.1: consensus",
     "task3_2": "Task 3.2: number of dissenters",
 }
-SOURCES = ("demo", "ami")
 
 
 def _figure(width: float, height: float):

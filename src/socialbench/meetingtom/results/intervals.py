@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.meetingtom.eval.scoring import Group
 from socialbench.results.stats import MetricSet
 
 RESAMPLES = 2000
@@ -91,8 +92,8 @@ class RunSummary:
     instances' own option values), so the tables stage's memory does not grow with the number of runs."""
 
     source: str  # the predictions file, named by errors
-    scores: dict[str, Any]  # the records scored again (``scoring.score_outcomes``): checked against the score file
-    f1: dict[str, tuple[list[Any], list[Any]]]  # {Macro-F1 group: (gold values, predicted values)}, instances' order
+    scores: dict[Group, Any]  # the records scored again (``scoring.score_outcomes``): checked against the score file
+    f1: dict[Group, tuple[list[Any], list[Any]]]  # {Macro-F1 group: (gold values, predicted values)}, instances' order
     evaluated: Any  # (N,) bool: the run's setting evaluates the instance (``Outcome.evaluated``)
     correct: Any  # (N,) bool: the predicted value is the gold one (``Outcome.correct``)
     answers: Any  # (N,) codes of the predicted values (``results.stability.answer_codes``)
@@ -107,9 +108,9 @@ def run_summary(instances: list[dict[str, Any]], records: list[dict[str, Any]], 
     from socialbench.results.stability import answer_codes
 
     scored = outcomes(instances, records, source=source)
-    f1: dict[str, tuple[list[Any], list[Any]]] = {}
+    f1: dict[Group, tuple[list[Any], list[Any]]] = {}
     for o in scored:
-        if o.group.split("/", 1)[0] in F1_TASKS:
+        if o.group.task in F1_TASKS:
             gold, pred = f1.setdefault(o.group, ([], []))
             gold.append(o.gold)
             pred.append(o.pred)
@@ -125,10 +126,11 @@ def run_summary(instances: list[dict[str, Any]], records: list[dict[str, Any]], 
 
 def instance_values(
     summaries: Mapping[tuple[str, str], RunSummary],
-    scores: Mapping[tuple[str, str], Mapping[str, Any]],
-) -> dict[tuple[str, str, str], tuple[list[Any], list[Any]]]:
+    scores: Mapping[tuple[str, str], Mapping[Group, Any]],
+) -> dict[tuple[str, str, Group], tuple[list[Any], list[Any]]]:
     """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups, each run's
-    summary checked against its score file (stale scores are a DataError)."""
+    summary checked against its score file (its scores by group: ``scoring.keyed_by_group``; stale scores
+    are a DataError)."""
     out = {}
     for (model, method), sc in sorted(scores.items()):
         if (model, method) not in summaries:
@@ -143,7 +145,7 @@ def instance_values(
                         run.source,
                         f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}: the"
                         " scores are stale or come from other instances (rerun socialbench score)",
-                        record=f"group {g!r}",
+                        record=f"group {str(g)!r}",
                         field=key,
                     )
         for g, values in run.f1.items():

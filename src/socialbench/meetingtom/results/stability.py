@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from socialbench.core.benchmarks import order_run
 from socialbench.core.errors import DataError
-from socialbench.meetingtom.eval.scoring import group_of
+from socialbench.core.run_name import RunName
+from socialbench.meetingtom.eval.scoring import Group, group_of
 from socialbench.meetingtom.results.intervals import RunSummary
 from socialbench.meetingtom.schema.questions import TITLES
 from socialbench.results.stability import Stability, render_stability, stability, stability_table
@@ -41,14 +41,14 @@ def stability_cells(
     summaries: Mapping[tuple[str, str], RunSummary],
     robustness: Mapping[str, Any],
     seed: int,
-) -> tuple[dict[tuple[str, str, str], Stability], list[str]]:
+) -> tuple[dict[tuple[str, str, Group | str], Stability], list[Group]]:
     """{(model, run, group or "all"): Stability} for every (model, run) ``robustness`` asks for whose
     order 0 is among ``summaries``, and the groups (``<task>/<source>``). An order run missing beside
     its order 0 is a DataError naming it."""
     import numpy as np
 
     k_all = int(robustness["orders"])
-    cells: dict[tuple[str, str, str], Stability] = {}
+    cells: dict[tuple[str, str, Group | str], Stability] = {}
     groups = sorted({group_of(i) for i in instances})
     for model in robustness.get("models") or []:
         for run in robustness.get("methods") or []:
@@ -56,7 +56,7 @@ def stability_cells(
                 continue
             per_order = []
             for k in range(k_all):
-                name = order_run(run, k)
+                name = str(RunName.parse(run).with_order(k))
                 if (model, name) not in summaries:
                     raise DataError(
                         f"{model}/{name}",
@@ -89,15 +89,13 @@ def stability_cells(
 GROUP_COLUMNS = ("task", "source")
 
 
-def group_key(group: str) -> tuple[str, str]:
-    """(task, source) of a group (``<task>/<source>``, or ``all``)."""
-    task, _, source = group.partition("/")
-    return (task, source or ALL)
+def group_key(group: Group | str) -> tuple[str, str]:
+    """(task, source) of a group, or of ``all`` (every task of every source)."""
+    return (ALL, ALL) if group == ALL else tuple(group)
 
 
-def heading(group: str) -> str:
-    task, _, source = group.partition("/")
-    return f"{TITLES.get(task, task)} ({source})"
+def heading(group: Group) -> str:
+    return f"{TITLES.get(group.task, group.task)} ({group.source})"
 
 
 def stability_files(

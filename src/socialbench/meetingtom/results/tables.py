@@ -40,15 +40,17 @@ from fractions import Fraction
 from typing import Any
 
 from socialbench.core.benchmarks import pair_excluded
-from socialbench.meetingtom.eval.scoring import macro_f1
+from socialbench.core.run_name import RunName
+from socialbench.meetingtom.eval.scoring import Group, keyed_by_group, macro_f1
 from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, macro_f1_ci
+from socialbench.meetingtom.schema.questions import TASKS, TITLES
+from socialbench.meetingtom.schema.settings import SOURCES
 from socialbench.results import numbers
 from socialbench.results import tables as rt
 from socialbench.results.scores import row_category
 from socialbench.results.tables import Num, NumStyle, json_mode_note, temperature_note
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
-SOURCES = ("demo", "ami")
 #: How the tables write numbers, as the paper's: "-" for a missing value, ↑2.30 / ↓0.50 for a change.
 STYLE = NumStyle(missing="-", tex_missing=None, change="arrow")
 BASE = "no_prompt"
@@ -67,13 +69,8 @@ COLUMNS = (
 #: Tables 3 and 6's last column: the run's share of invalid answers over all its instances of the source
 #: (every task), so a prompting method's score is read beside how often its answer could not be read.
 INVALID_COLUMN = ("all", "invalid_rate", "Invalid %")
-TASK_NAMES = {
-    "task1": "Task 1",
-    "task2_1": "Task 2.1",
-    "task2_2": "Task 2.2",
-    "task3_1": "Task 3.1",
-    "task3_2": "Task 3.2",
-}
+#: "Task 1", "Task 2.1"...: each task's title up to its colon.
+TASK_NAMES = {t: TITLES[t].split(":", 1)[0] for t in TASKS}
 #: name, title, ablation table key (None: not an ablation table), whether rows show a change from the base run
 ABLATION_TABLES = (
     ("table2_modality", "Table 2: ablation of input modalities", "modality", False),
@@ -149,7 +146,7 @@ class Context:
         self,
         scores: Mapping[tuple[str, str], Mapping[str, Any]],
         params: Mapping[str, Any],
-        values: Mapping[tuple[str, str, str], tuple[list[Any], list[Any]]] | None,
+        values: Mapping[tuple[str, str, Group], tuple[list[Any], list[Any]]] | None,
     ):
         self.params = params
         self.models = params.get("models") or {}
@@ -160,10 +157,12 @@ class Context:
         self.ablations = self.section.get("ablations") or {}
         self.prompting_models = list((self.section.get("tables") or {}).get("prompting_models") or [])
         self.seed = int(params.get("seed", 0))
-        self.scores = {k: sc for k, sc in scores.items() if pair_excluded(params, "meetingtom", k[0], k[1]) is None}
-        self.all_scores = scores
+        # by group (score files key them by the groups' string forms)
+        by_group = {k: keyed_by_group(sc) for k, sc in scores.items()}
+        self.scores = {k: sc for k, sc in by_group.items() if pair_excluded(params, "meetingtom", k[0], k[1]) is None}
+        self.all_scores = by_group
         self.values = values
-        self.groups = sorted({g for sc in scores.values() for g in sc})
+        self.groups = sorted({g for sc in by_group.values() for g in sc})
         self.excluded_notes = excluded_notes(params, self.methods)
 
     def order(self, model: str) -> tuple[int, int, str]:
@@ -179,7 +178,8 @@ class Context:
 
     def run_modality(self, method: str, source: str) -> str | None:
         """The modality a run shows: its ablation's (or method options'), else the source's own."""
-        base, abl = split_method(method)
+        rn = RunName.parse(method)
+        base, abl = rn.method, rn.ablation
         own = (self.section.get("method_options") or {}).get(base) or {}
         return (
             ((self.ablations.get(abl) or {}) if abl else {}).get("modality")
@@ -198,7 +198,7 @@ class Context:
 
     def invalid_cell(self, model: str, method: str, source: str) -> Num | None:
         """The run's invalid answers over all its instances of ``source`` (every task), in percent."""
-        groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.split("/", 1)[1] == source]
+        groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.source == source]
         total = sum(m["n_total"] for m in groups)
         if not total:
             return None
@@ -208,7 +208,7 @@ class Context:
     def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Num | None:
         if metric == "invalid_rate":
             return self.invalid_cell(model, method, source)
-        g = f"{task}/{source}"
+        g = Group(task, source)
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
             return None
@@ -263,7 +263,7 @@ class Context:
         any_sc = next(iter(self.all_scores.values()), {})
         cells: list[rt.Cell] = []
         for task, metric, _ in columns:
-            m = any_sc.get(f"{task}/{source}")
+            m = any_sc.get(Group(task, source))
             cells.append(MISSING if m is None else Num(m["chance"]) if metric == "accuracy" else Num(text="-"))
         return table_row(CHANCE, "uniform guess", "", "", cells)
 
@@ -275,9 +275,8 @@ class Context:
         for src in SOURCES:
             tasks: dict[str, int] = {}
             for g in self.groups:
-                task, s = g.split("/", 1)
-                if s == src:
-                    tasks[task] = next(sc[g]["n_total"] for sc in self.all_scores.values() if g in sc)
+                if g.source == src:
+                    tasks[g.task] = next(sc[g]["n_total"] for sc in self.all_scores.values() if g in sc)
             if not tasks:
                 where = (self.section.get("ami") or {}).get("mirror") if src == "ami" else "the demo release"
                 notes.append(
@@ -334,13 +333,9 @@ def missing_note(src: str, missing: Sequence[str], section: Mapping[str, Any]) -
     return f"{head}: those columns are left out."
 
 
-def split_method(method: str) -> tuple[str, str | None]:
-    base, sep, ablation = method.partition("__")
-    return base, (ablation if sep else None)
-
-
 def method_label(method: str, ablations: Mapping[str, Any]) -> str:
-    base, abl = split_method(method)
+    rn = RunName.parse(method)
+    base, abl = rn.method, rn.ablation
     label = METHOD_LABELS.get(base, base)
     if abl is None:
         return label
@@ -407,14 +402,14 @@ def prompting_table(ctx: Context, title: str, models: list[str], missing_note: s
 def ablation_table(ctx: Context, title: str, kind: str, with_delta: bool) -> rt.Table:
     names = [a for a, e in ctx.ablations.items() if (e or {}).get("table") == kind]
     runs = sorted(
-        {(m, meth) for m, meth in ctx.scores if split_method(meth)[1] in names},
-        key=lambda k: (ctx.order(k[0]), split_method(k[1])[0], names.index(split_method(k[1])[1])),
+        {(m, meth) for m, meth in ctx.scores if RunName.parse(meth).ablation in names},
+        key=lambda k: (ctx.order(k[0]), RunName.parse(k[1]).method, names.index(RunName.parse(k[1]).ablation)),
     )
 
     def rows(src, cols):
         out, seen = [], set()
         for m, meth in runs:
-            base = split_method(meth)[0]
+            base = RunName.parse(meth).method
             if (m, base) not in seen and (m, base) in ctx.scores:
                 seen.add((m, base))
                 label = method_label(base, ctx.ablations)
@@ -577,9 +572,9 @@ def tables(
         files.update(label_distribution(instances))
     headline = {
         f"{m}.{meth}": {
-            g: {
+            str(g): {
                 "accuracy": sc[g]["accuracy"],
-                **({"macro_f1": sc[g]["macro_f1"]} if g.split("/", 1)[0] in F1_TASKS else {}),
+                **({"macro_f1": sc[g]["macro_f1"]} if g.task in F1_TASKS else {}),
             }
             for g in sorted(sc)
         }

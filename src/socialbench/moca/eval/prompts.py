@@ -22,9 +22,10 @@ from string import Template
 from typing import Any
 
 from socialbench.core.backend import Decoding, ImagePart, Message, ModelSpec, Request
-from socialbench.core.benchmarks import Final, InstanceInputError, order_run, split_order
+from socialbench.core.benchmarks import Final, InstanceInputError
 from socialbench.core.errors import ConfigError
 from socialbench.core.hashing import sha256_file
+from socialbench.core.run_name import RunName
 from socialbench.moca.schema.methods import (  # noqa: F401 (the answer-format policy, re-exported)
     ANSWER_KEYS,
     CODE_FENCE,
@@ -105,7 +106,7 @@ class Order:
         """The run name the instance's requests carry (request ids, the task's method): the run of the
         order it is shown in. An instance with fewer distinct orders than asked shows an earlier one
         again as that order's very request, which the request cache answers: no new call."""
-        return order_run(split_order(run)[0], self.shown(instance, tax))
+        return str(RunName.parse(run).with_order(self.shown(instance, tax)))
 
     def record(self, instance: dict[str, Any], tax: Taxonomy) -> dict[str, int] | None:
         """A prediction record's ``order`` (None for order 0, whose records stay as they were)."""
@@ -333,6 +334,7 @@ def build_direct_request(
         ),
         task={"benchmark": "moca", "method": method, "stage": "answer", **answer_choices(instance, tax, maps, order)},
         decoding=decoding,
+        shown={"slots": maps},
     )
     return request, maps
 

@@ -27,8 +27,9 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request
-from socialbench.core.benchmarks import FREE_TEXT, Benchmark, Exchange, Final, Method, Need, split_order, split_run
+from socialbench.core.benchmarks import FREE_TEXT, Benchmark, Exchange, Final, Method, Need
 from socialbench.core.errors import ConfigError, SocialbenchError
+from socialbench.core.run_name import RunName
 from socialbench.core.traces import TraceSection, staged_section
 from socialbench.moca.eval.parsing import ParsedAnswer, read_answer
 from socialbench.moca.eval.prompts import (
@@ -420,8 +421,8 @@ class Chain:
         try:
             return _render(text, values, where)
         except ConfigError as exc:  # name the run and its params key, not only the package file
-            base, variant = split_run(split_order(self.m.name)[0])
-            key = f"moca.ablations.{variant}" if variant else f"moca.method_options.{base}"
+            rn = RunName.parse(self.m.name)
+            key = f"moca.ablations.{rn.ablation}" if rn.ablation else f"moca.method_options.{rn.method}"
             raise ConfigError(f"{key} (run {self.m.name}): {exc}") from exc
 
     def stage_inputs(self) -> dict[str, Any]:
@@ -482,6 +483,7 @@ class Chain:
             messages=(Message("system", (system,)), Message("user", tuple(content))),
             task=task,
             decoding=decoding,
+            shown={"slots": self.maps},
         )
 
     # ---- taking an answer --------------------------------------------------------------------

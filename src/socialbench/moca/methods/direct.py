@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from socialbench.core.backend import Request
 from socialbench.core.benchmarks import Exchange, Final, Method
+from socialbench.moca.eval.answers import final_answer
 from socialbench.moca.eval.prompts import (
     MediaUnavailable,
     Order,
@@ -74,9 +75,7 @@ class DirectMethod(Method):
                     instance, exc.message, self.seed, order.index, order.record(instance, self.benchmark.taxonomy)
                 )
         (ex,) = rounds[-1]
-        final = self.benchmark.final_answer(
-            instance, ex, self.seed, code_fence=options["code_fence"], extra_keys=options["extra_keys"], order=order
-        )
+        final = final_answer(instance, ex, self)
         retries = len(rounds) - 1
         if final.error and ex.response.error is None and retries < options["retries"]:
             note = Template(self.template("retry.txt")).substitute(reason=final.error).rstrip()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from socialbench.core.errors import ConfigError
+from socialbench.core.run_name import RunName
 from socialbench.moca.results.tables import CODAR
 
 #: The ``table`` of the ablations (params ``moca.ablations``) that are Table 5's rows after full CoDAR.
@@ -69,7 +70,7 @@ class TableSettings:
             alpha=float(t.get("alpha", 0.05)),
             seed=int(params.get("seed", 0)),
             ablations=tuple(
-                (f"{CODAR}__{name}", entry["label"])
+                (str(RunName(CODAR, name)), entry["label"])
                 for name, entry in ((params.get(section) or {}).get("ablations") or {}).items()
                 if entry.get("table") == TABLE5
             ),

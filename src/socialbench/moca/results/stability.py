@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from socialbench.core.benchmarks import order_run
 from socialbench.core.errors import DataError
+from socialbench.core.run_name import RunName
 from socialbench.moca.eval.prompts import Order
 from socialbench.moca.eval.scoring import FIELDS
 from socialbench.moca.results.correctness import RunSummary
@@ -90,7 +90,7 @@ def stability_cells(
                 continue
             mats, answers = [], []
             for k in range(k_all):
-                name = order_run(run, k)
+                name = str(RunName.parse(run).with_order(k))
                 if (model, name) not in summaries:
                     raise DataError(
                         f"{model}/{name}",

@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from socialbench.core.benchmarks import settings_sources, split_order
+from socialbench.core.benchmarks import settings_sources
 from socialbench.core.errors import ConfigError
+from socialbench.core.run_name import RunName
 from socialbench.core.secrets import holds_secret
 
 # ---- the answer-format policy of every method (params moca.answer) ------------------------------
@@ -347,7 +348,7 @@ def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
     ``context_uncertainty`` the Context Synthesizer answers the fourth field ``uncertainty``."""
     uncertainty = settings.get("context_uncertainty", CODAR_DEFAULTS["context_uncertainty"])
     if not isinstance(uncertainty, bool):
-        kind, entry = settings_sources(split_order(name)[0])[0]
+        kind, entry = settings_sources(str(RunName.parse(name).run))[0]
         raise ConfigError(f"moca.{kind}.{entry}.context_uncertainty: expected true or false, got {uncertainty!r}")
     variant = _stages_variant(name, settings.get("stages"))
     if uncertainty:
@@ -358,7 +359,7 @@ def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
 def _stages_variant(name: str, stages: Any) -> Variant:
     if stages is None:
         return CODAR
-    kind, entry = settings_sources(split_order(name)[0])[-1]  # a variant run's stages are its ablation's
+    kind, entry = settings_sources(str(RunName.parse(name).run))[-1]  # a variant run's stages are its ablation's
     where = f"moca.{kind}.{entry}.stages"
     if not isinstance(stages, list) or stages != [s for s in STAGES if s in stages]:
         raise ConfigError(f"{where}: expected stages of {', '.join(STAGES)}, each once, in that order; got {stages!r}")
@@ -501,7 +502,7 @@ class MethodHooks:
 
 
 #: The hooks of each MoCA method class, declared here, keyed by the method's registered name (a variant
-#: run's method: core's ``split_run``), because loading params imports no method code: each class's
+#: run's method: core's ``RunName.method``), because loading params imports no method code: each class's
 #: ``check_settings`` and ``reads`` are these (tests/moca/schema/test_methods.py holds the two together
 #: and the names to the registry).
 HOOKS: dict[str, MethodHooks] = {
