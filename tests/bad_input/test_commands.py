@@ -117,7 +117,7 @@ CASES = [
         "moca-acquire-unknown-source",
         "names",
         run_with(["moca", "acquire", "--source", "nope", "--root", "data/raw/nope"]),
-        "unknown MoCA source 'nope'; known: mustard",
+        "unknown MoCA source 'nope'; available: hateful_memes",
     ),
     Case(
         "meetingtom-consolidate-gold-per-source",
