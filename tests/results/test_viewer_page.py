@@ -78,8 +78,14 @@ def test_a_relinked_page_is_the_page_with_its_policy_widened_and_the_pack_reader
     out = relink_media(page, "../media", "../../../p1/artifacts/media")
     script = PACKED_JS.replace("__LINK__", '"../../../p1/artifacts/media"')
     undone = out.replace(script, "").replace('.split("src=\\"../media/").join("data-sb-pack=\\"")', "")
-    assert undone.replace(CSP_PACKED, CSP) == page
+    assert undone.replace(CSP_PACKED, CSP).replace("if(pshard(k)){return;}", "") == page
     assert "connect-src 'self'" in CSP_PACKED and "blob:" in CSP_PACKED and "connect-src" not in CSP
+
+
+def test_a_relinked_page_fetches_a_shard_over_http_before_it_would_run_it_as_a_script():
+    out = relink_media(a_page(), "../media", "p")
+    assert 'asked[k]=1;if(pshard(k)){return;}var s=document.createElement("script");' in out
+    assert "function pshard(k){if(!/^https?:$/.test(location.protocol)){return false;}" in out
 
 
 def test_relinking_a_page_without_the_viewers_row_drawing_is_refused():
