@@ -356,7 +356,8 @@ EOF
 # (Content-Disposition: attachment), which a browser saves instead of showing, so Chromium reaches
 # the server through a loopback proxy (a test double) that drops that one header and passes
 # everything else as it is. Then the same store is served by Python's http.server, which ignores
-# Range: the page must fall back to fetching each pack once, whole.
+# Range: the page must fall back to fetching each pack once, whole. From disk (file://) the page may
+# not fetch: it must still draw its rows and say that its images need HTTP.
 free_port() { python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PIDS=()
 stop_servers() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
@@ -448,6 +449,8 @@ PIDS+=($!)
 wait_http "http://127.0.0.1:$HSPORT/" "$WORK/http-server.log"
 chrome --window-size=1280,900 --dump-dom "http://127.0.0.1:$HSPORT/$PAGE_PATH#correct=wrong" >"$WORK/dom.static.html" \
     || fail "chromium could not load the page from http.server (see $WORK/chromium.log)"
+chrome --window-size=1280,900 --dump-dom "file://$WORK/served/$PAGE_PATH#correct=wrong" >"$WORK/dom.disk.html" \
+    || fail "chromium could not load the logged page from disk (see $WORK/chromium.log)"
 python - "$WORK" "$PARENT" "$MLPORT" "$HSPORT" <<'EOF'
 import json, re, sys
 from pathlib import Path
@@ -481,6 +484,10 @@ for name, origin in (("mlflow", f"http://127.0.0.1:{mlport}"), ("static", f"http
         problems.append(f"{name}: {shown and shown.group(1)} of {len(imgs)} images shown; body {body[:200]}")
     if notice and notice.group(1).strip():
         problems.append(f"{name}: the page says: {notice.group(1).strip()}")
+# From disk (file://) a page may not fetch: its rows draw (shards are scripts there), its images do not, and it says why.
+dom = (work / "dom.disk.html").read_text()
+if re.findall(r'<article[^>]*data-id="([^"]+)"', dom) != wrong or "over HTTP only" not in dom:
+    problems.append("from disk: the logged page did not draw its rows, or did not say that its images need HTTP")
 log = [line.split() for line in (work / "proxy.log").read_text().splitlines()]
 ranged = [l for l in log if l[1].endswith(".pack") and l[2].startswith("bytes=")]
 if not ranged or any(l[0] != "206" for l in ranged) or any(l[1].endswith(".pack") and l[2] == "-" for l in log):

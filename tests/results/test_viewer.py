@@ -575,7 +575,9 @@ def test_pages_logged_to_mlflow_find_their_media_packed_once_in_the_parent_run(t
 
 @pytest.mark.slow
 def test_the_projects_viewer_check_passes_in_chromium_at_demo_size(tmp_path):
-    """scripts/check_viewer.sh at the demo's 72 instances in several shards (Chromium from disk)."""
+    """scripts/check_viewer.sh at the demo's 72 instances in several shards: Chromium from disk, then a
+    logged page from a real MLflow server (its images from the parent run's packs by Range requests)
+    and from Python's http.server (whole packs)."""
     if shutil.which("chromium") is None and os.geteuid() != 0:
         pytest.skip("Chromium is not installed and installing it needs root (scripts/check_viewer.sh)")
     env = {**os.environ, "VIEWER_CHECK_N": "72", "VIEWER_CHECK_SHARD_ROWS": "16", "VIEWER_CHECK_DIR": str(tmp_path)}
@@ -584,6 +586,7 @@ def test_the_projects_viewer_check_passes_in_chromium_at_demo_size(tmp_path):
         pytest.skip("Chromium is not installed")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "check_viewer: DOM checks passed (72 rows" in proc.stdout and "check_viewer: OK" in proc.stdout
+    assert "Range requests, each answered 206" in proc.stdout
 
 
 # ---- answers under each option order (params robustness, issue 34) ------------------------------------
