@@ -284,13 +284,6 @@ def _log_named_artifacts(client: Any, run_id: str, entries: list[tuple[str, str,
             client.log_artifact(run_id, str(src), artifact_path=folder)
 
 
-def _link(src: Path, dst: Path) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
-
-
 def _log_media(
     client: Any, run_id: str, media: Mapping[str, str | Path], pack_bytes: int = PACK_BYTES
 ) -> dict[str, Any]:
