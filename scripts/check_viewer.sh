@@ -8,9 +8,11 @@
 # disk in Chromium with filters and a search pre-selected through the URL hash, and checks the DOM after
 # the page's script ran: every row drawn from its shard, the filter shows exactly the rows it should,
 # markup stayed text, every image is a stored thumbnail, stage blocks and verdicts drawn. Also takes
-# a screenshot (path printed). Then both runs are logged to an MLflow store as `socialbench track` logs
-# them (the media once, in the parent run) and a logged page is opened from the artifact store the same
-# way: rows from its logged shards, images from the parent run's media/. Exits non-zero on failure.
+# a screenshot (path printed). Then both runs are logged through a real MLflow server on loopback as
+# `socialbench track` logs them (the media once, in the parent run, packed) and a logged page is opened
+# at the URL the server serves it at: rows from its logged shards, images from the parent run's packs
+# by Range requests (and once more from Python's http.server, which ignores Range: whole packs).
+# Exits non-zero on failure.
 #
 #   bash scripts/check_viewer.sh            # work folder: a fresh mktemp -d (printed)
 #   VIEWER_CHECK_DIR=/tmp/v bash scripts/check_viewer.sh
@@ -344,20 +346,41 @@ for name in ("direct.png", "multi.png"):
     print(f"check_viewer: screenshot {p}")
 EOF
 
-# ---- from MLflow's artifact store --------------------------------------------------------------
-# Both runs logged as `socialbench track` logs them (results.tracking.log_evaluations): the media once
-# in the parent run, each run's page and shards in its own run. The logged page is opened from the
-# store (file://, as above from disk) and must draw its rows from its logged shards and its images
-# from the parent run's media/.
-python - "$WORK" <<'EOF'
+# ---- from MLflow's artifact store, served by a real MLflow server ----------------------------------
+# Both runs logged through an MLflow server on loopback as `socialbench track` logs them
+# (results.tracking.log_evaluations): the media once in the parent run, packed (a pack size that
+# makes several packs of this run's thumbnails), each run's page and shards in its own run. The page
+# is opened at the URL the server serves it at (its artifact proxy, /api/2.0/mlflow-artifacts/...):
+# it must draw its rows from its logged shards and every image from the parent's packs, by Range
+# requests the server answers with 206. MLflow serves every artifact as a download
+# (Content-Disposition: attachment), which a browser saves instead of showing, so Chromium reaches
+# the server through a loopback proxy (a test double) that drops that one header and passes
+# everything else as it is. Then the same store is served by Python's http.server, which ignores
+# Range: the page must fall back to fetching each pack once, whole. From disk (file://) the page may
+# not fetch: it must still draw its rows and say that its images need HTTP.
+free_port() { python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+PIDS=()
+stop_servers() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap stop_servers EXIT
+wait_http() {  # wait_http <url> <log>
+    for _ in $(seq 120); do curl -fs -o /dev/null "$1" && return 0; sleep 1; done
+    fail "no answer from $1 after 120 s (see $2)"
+}
+MLPORT=$(free_port)
+mlflow server --backend-store-uri "sqlite:///$WORK/served.db" --artifacts-destination "$WORK/served" \
+    --host 127.0.0.1 --port "$MLPORT" --workers 1 >"$WORK/mlflow-server.log" 2>&1 &
+PIDS+=($!)
+wait_http "http://127.0.0.1:$MLPORT/health" "$WORK/mlflow-server.log"
+python - "$WORK" "http://127.0.0.1:$MLPORT" <<'EOF'
 import sys
 from pathlib import Path
+from mlflow.tracking import MlflowClient
 from socialbench.results.tracking import log_evaluations
 from socialbench.results.viewer_page import page_media
 from socialbench.stages.track import relinker
 
-work = Path(sys.argv[1])
-evs = []
+work, server = Path(sys.argv[1]), sys.argv[2]
+evs, media_bytes = [], 0
 for run in ("direct", "multi"):
     page = work / "out/run" / f"{run}.html"
     href, media = page_media(page)
@@ -366,35 +389,116 @@ for run in ("direct", "multi"):
                 "scores": {"all": {"n": 6}}, "stats": {},
                 "artifacts": [(work / "out/run" / f"{run}.shards", f"viewer/{run}.shards")],
                 "viewer": {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)}})
-out = log_evaluations(evs, f"sqlite:///{work}/mlflow.db", "check", work / "mlartifacts")
-(work / "mlflow-runs.txt").write_text(" ".join([out["parent"], *out["new"]]) + "\n")
+media_bytes = sum(p.stat().st_size for p in (work / "out" / "media").iterdir())
+out = log_evaluations(evs, server, "check", work / "unused", media_pack_bytes=max(1, media_bytes // 4))
+client = MlflowClient(server)
+where = [client.get_run(r).info.artifact_uri.removeprefix("mlflow-artifacts:").strip("/") for r in (out["parent"], out["new"][0])]
+(work / "mlflow-runs.txt").write_text(" ".join(where) + "\n")
 EOF
-read -r PARENT CHILD _ < "$WORK/mlflow-runs.txt"
-LOGGED="$WORK/mlartifacts/$CHILD/artifacts/moca/random/direct/viewer/direct.html"
-[ -f "$LOGGED" ] || fail "the logged page is not at $LOGGED"
-chrome --window-size=1280,900 --dump-dom "file://$LOGGED#correct=wrong" >"$WORK/dom.mlflow.html" \
-    || fail "chromium could not load the logged page (see $WORK/chromium.log)"
-chrome --screenshot="$WORK/mlflow.png" --window-size=1280,1400 "file://$LOGGED" >/dev/null
-python - "$WORK" "$LOGGED" "$PARENT" <<'EOF'
-import json, os, re, sys
+read -r PARENT CHILD < "$WORK/mlflow-runs.txt"
+PAGE_PATH="$CHILD/moca/random/direct/viewer/direct.html"
+[ -f "$WORK/served/$PAGE_PATH" ] || fail "the logged page is not at $WORK/served/$PAGE_PATH"
+cat >"$WORK/proxy.py" <<'EOF'
+"""A loopback HTTP proxy (test double): forwards each request as it is and each answer as it is,
+less MLflow's Content-Disposition: attachment, so that the browser shows the page it asked for.
+Logs "<status> <path> <range>" per request."""
+import http.client, sys, urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
+log = open(sys.argv[2], "a", buffering=1)
+
+class Proxy(BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urllib.parse.urlsplit(self.path)
+        if url.hostname != "127.0.0.1":  # the browser's own requests elsewhere: not passed on
+            self.send_error(502)
+            return
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+        path = url.path + (f"?{url.query}" if url.query else "")
+        conn.request("GET", path, headers={k: v for k, v in self.headers.items() if k.lower() not in HOP})
+        r = conn.getresponse()
+        body = r.read()
+        log.write(f"{r.status} {url.path} {self.headers.get('Range') or '-'}\n")
+        self.send_response(r.status)
+        for k, v in r.getheaders():
+            if k.lower() not in HOP | {"content-disposition", "content-length"}:
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Proxy).serve_forever()
+EOF
+PXPORT=$(free_port)
+python "$WORK/proxy.py" "$PXPORT" "$WORK/proxy.log" 2>"$WORK/proxy.err" &
+PIDS+=($!)
+for _ in $(seq 30); do grep -q . "$WORK/proxy.err" 2>/dev/null && fail "the proxy did not start ($WORK/proxy.err)";
+    curl -s -o /dev/null --proxy "http://127.0.0.1:$PXPORT" "http://127.0.0.1:$MLPORT/health" && break; sleep 0.5; done
+URL="http://127.0.0.1:$MLPORT/api/2.0/mlflow-artifacts/artifacts/$PAGE_PATH"
+PROXY=(--proxy-server="http://127.0.0.1:$PXPORT" --proxy-bypass-list="<-loopback>")
+chrome "${PROXY[@]}" --window-size=1280,900 --dump-dom "$URL#correct=wrong" >"$WORK/dom.mlflow.html" \
+    || fail "chromium could not load $URL (see $WORK/chromium.log)"
+chrome "${PROXY[@]}" --screenshot="$WORK/mlflow.png" --window-size=1280,1400 "$URL" >/dev/null
+HSPORT=$(free_port)
+python -m http.server --bind 127.0.0.1 --directory "$WORK/served" "$HSPORT" >"$WORK/http-server.log" 2>&1 &
+PIDS+=($!)
+wait_http "http://127.0.0.1:$HSPORT/" "$WORK/http-server.log"
+chrome --window-size=1280,900 --dump-dom "http://127.0.0.1:$HSPORT/$PAGE_PATH#correct=wrong" >"$WORK/dom.static.html" \
+    || fail "chromium could not load the page from http.server (see $WORK/chromium.log)"
+chrome --window-size=1280,900 --dump-dom "file://$WORK/served/$PAGE_PATH#correct=wrong" >"$WORK/dom.disk.html" \
+    || fail "chromium could not load the logged page from disk (see $WORK/chromium.log)"
+python - "$WORK" "$PARENT" "$MLPORT" "$HSPORT" <<'EOF'
+import json, re, sys
 from pathlib import Path
 from PIL import Image
-work, logged, parent = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-dom = (work / "dom.mlflow.html").read_text()
-media = work / "mlartifacts" / parent / "artifacts" / "media"
-index = json.loads((work / "out/run/direct.html").read_text().split('id="sb-index">')[1].split("</script>")[0])
-wrong = [r[0] for r in index["rows"] if r[2] == "wrong"][: index["page"]]
-drawn = re.findall(r'<article[^>]*data-id="([^"]+)"', dom)
-srcs = re.findall(r'<img src="([^"]+)"', dom)
+work, parent, mlport, hsport = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+packs = work / "served" / parent / "media"
+index = json.loads((packs / "index.json").read_text())
+page_index = json.loads((work / "out/run/direct.html").read_text().split('id="sb-index">')[1].split("</script>")[0])
+wrong = [r[0] for r in page_index["rows"] if r[2] == "wrong"][: page_index["page"]]
 problems = []
-if 'data-ready="1"' not in dom or drawn != wrong:
-    problems.append(f"the logged page drew {drawn}, expected the wrong rows {wrong} from its logged shards")
-if not srcs:
-    problems.append("the logged page drew no image")
-bad = [s for s in srcs if Path(os.path.normpath(logged.parent / s)).parent != media or not (logged.parent / s).is_file()]
-if bad:
-    problems.append(f"images not read from the parent run's media/ ({media}): {bad[:3]}")
-others = [p for p in (work / "mlartifacts").rglob("*") if p.is_file() and p.suffix == ".jpg" and parent not in p.parts]
+stored = sorted(p.name for p in (work / "out" / "media").iterdir())
+if sorted(index["media"]) != stored or len(index["packs"]) < 2:
+    problems.append(f"the parent's packs hold {len(index['media'])} media in {len(index['packs'])} packs, expected {len(stored)} in several")
+if sorted(p.name for p in packs.iterdir()) != sorted(["index.json", *index["packs"]]):
+    problems.append(f"the parent's media/ holds other files than its packs and index: {sorted(p.name for p in packs.iterdir())}")
+for name, origin in (("mlflow", f"http://127.0.0.1:{mlport}"), ("static", f"http://127.0.0.1:{hsport}")):
+    dom = (work / f"dom.{name}.html").read_text()
+    drawn = re.findall(r'<article[^>]*data-id="([^"]+)"', dom)
+    imgs = re.findall(r"<img\b[^>]*>", dom)
+    body = re.search(r"<body([^>]*)>", dom).group(1)
+    shown = re.search(r'data-media-shown="(\d+)"', body)
+    notice = re.search(r'<span id="notice">([^<]*)</span>', dom)
+    if 'data-ready="1"' not in body or drawn != wrong:
+        problems.append(f"{name}: the page drew {drawn}, expected the wrong rows {wrong} from its logged shards")
+    if not imgs:
+        problems.append(f"{name}: the page drew no image")
+    bad = [t for t in imgs if not re.search(f'src="blob:{re.escape(origin)}/', t) or "data-sb-pack" in t]
+    if bad:
+        problems.append(f"{name}: images not read from the packs (no blob: URL): {bad[:2]}")
+    if shown is None or int(shown.group(1)) != len(imgs) or "data-media-failed" in body:
+        problems.append(f"{name}: {shown and shown.group(1)} of {len(imgs)} images shown; body {body[:200]}")
+    if notice and notice.group(1).strip():
+        problems.append(f"{name}: the page says: {notice.group(1).strip()}")
+# From disk (file://) a page may not fetch: its rows draw (shards are scripts there), its images do not, and it says why.
+dom = (work / "dom.disk.html").read_text()
+if re.findall(r'<article[^>]*data-id="([^"]+)"', dom) != wrong or "over HTTP only" not in dom:
+    problems.append("from disk: the logged page did not draw its rows, or did not say that its images need HTTP")
+log = [line.split() for line in (work / "proxy.log").read_text().splitlines()]
+ranged = [l for l in log if l[1].endswith(".pack") and l[2].startswith("bytes=")]
+if not ranged or any(l[0] != "206" for l in ranged) or any(l[1].endswith(".pack") and l[2] == "-" for l in log):
+    problems.append(f"the packs were not read by Range requests answered 206 by MLflow: {[l for l in log if l[1].endswith('.pack')][:3]}")
+if any(re.search(r"/media/[0-9a-f]{64}\.jpg$", l[1]) for l in log):
+    problems.append("the page asked for an image file, not a pack")
+static = (work / "http-server.log").read_text()
+whole = re.findall(r'"GET (/\S+\.pack) HTTP', static)
+if not whole or len(whole) != len(set(whole)):
+    problems.append(f"from http.server (no Range), each pack must be fetched once, whole: {whole}")
+others = [p for p in (work / "served").rglob("*") if p.is_file() and p.suffix in (".jpg", ".pack") and parent not in str(p)]
 if others:
     problems.append(f"a run other than the parent holds media: {others[:2]}")
 colours = Image.open(work / "mlflow.png").convert("RGB").getcolors(1 << 20) or []
@@ -402,8 +506,9 @@ if len(colours) < 50:
     problems.append(f"screenshot {work / 'mlflow.png'} is nearly blank ({len(colours)} colours)")
 if problems:
     sys.exit("check_viewer: FAIL: from MLflow's artifact store:\n  " + "\n  ".join(problems))
-print(f"check_viewer: from MLflow's artifact store: {len(drawn)} rows drawn from the logged shards, {len(srcs)}"
-      f" images from the parent run's media/ ({len(list(media.iterdir()))} files, once for both runs);"
-      f" screenshot {work / 'mlflow.png'}")
+n_img = len(re.findall(r"<img\b", (work / "dom.mlflow.html").read_text()))
+print(f"check_viewer: from the MLflow server: {len(wrong)} rows drawn from the logged shards, {n_img} images from"
+      f" the parent run's {len(index['packs'])} packs ({len(ranged)} Range requests, each answered 206);"
+      f" from http.server (no Range): each of {len(whole)} packs fetched once; screenshot {work / 'mlflow.png'}")
 EOF
 echo "check_viewer: OK"

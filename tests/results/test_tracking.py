@@ -626,3 +626,47 @@ def test_a_folder_artifact_is_logged_in_one_call_and_keeps_its_files(tmp_path, b
     assert len(calls) == 1
     logged = MlflowClient(uri).list_artifacts(out["new"][0], "moca/a/direct/viewer/direct.shards")
     assert sorted(a.path.rsplit("/", 1)[1] for a in logged) == sorted(p.name for p in shards.iterdir())
+
+
+@pytest.mark.slow
+def test_the_pages_media_are_packed_once_in_the_parent_run_and_an_unchanged_rerun_logs_nothing(tmp_path, built_store):
+    """400 media shown by two pages, with packs of 2,000 bytes: the parent's media/ holds the packs and
+    their index only, together the media's bytes once (the index aside), and each page is logged as its
+    relink makes it for the link to them."""
+    import hashlib
+    import json
+
+    from socialbench.results.viewer_packs import INDEX_NAME, read_packed
+
+    uri, arts = built_store
+    (tmp_path / "media").mkdir()
+    media = {}
+    for k in range(400):
+        data = f"medium {k} ".encode() * 20
+        name = hashlib.sha256(data).hexdigest() + ".jpg"
+        (tmp_path / "media" / name).write_bytes(data)
+        media[name] = tmp_path / "media" / name
+    names = sorted(media)
+    evs = []
+    for model, shown in (("a", names[:300]), ("b", names[100:])):
+        page = tmp_path / f"{model}.html"
+        page.write_text("<html>a page</html>")
+        ev = evaluation(tmp_path, model)
+        ev["viewer"] = {"page": page, "folder": "viewer", "media": {n: media[n] for n in shown}, "relink": str.upper}
+        evs.append(ev)
+    out = log_evaluations(evs, uri, "exp", arts, media_pack_bytes=2000)
+    parent = next(p for p in arts.glob("*/artifacts") if p.parent.name == out["parent"])
+    index = json.loads((parent / "media" / INDEX_NAME).read_text())
+    assert len(index["packs"]) >= 40 and sorted(index["media"]) == names
+    assert sorted(p.name for p in (parent / "media").iterdir()) == sorted([*index["packs"], INDEX_NAME])
+    packed = sum((parent / "media" / p).stat().st_size for p in index["packs"])
+    assert packed == sum(p.stat().st_size for p in media.values())
+    assert all(read_packed(parent / "media", n, index) == media[n].read_bytes() for n in names)
+    runs = [p for p in arts.glob("*/artifacts")]
+    assert all(sum(1 for f in r.rglob("*") if f.is_file()) <= 2000 for r in runs)
+    for child, model in zip(out["new"], "ab"):
+        page = next(arts.glob(f"{child}/artifacts/moca/{model}/direct/viewer/{model}.html"))
+        assert page.read_text() == "../../../../../../{}/ARTIFACTS/MEDIA".format(out["parent"].upper())
+    files = sorted(f for f in arts.rglob("*") if f.is_file())
+    assert log_evaluations(evs, uri, "exp", arts, media_pack_bytes=2000)["parent"] is None
+    assert sorted(f for f in arts.rglob("*") if f.is_file()) == files

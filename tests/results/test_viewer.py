@@ -489,14 +489,11 @@ def store_files(root):
     return [p for p in root.rglob("*") if p.is_file()]
 
 
-@pytest.mark.slow
-def test_pages_logged_to_mlflow_find_their_media_stored_once_in_the_parent_run(tmp_path, monkeypatch):
-    """Two runs' pages logged: the parent run holds each medium once, a run its page and shards only,
-    and each image a logged page draws resolves (from the page's file in the store) to the parent's copy."""
-    import re
-
+def log_two_pages(tmp_path, monkeypatch, packs):
+    """The demo folder's two runs logged as track logs them, with a pack size of a ``packs``-th of the
+    media; (viewer folder, artifact root, summary, evaluations, pack size)."""
     from socialbench.results.tracking import log_evaluations
-    from socialbench.results.viewer_page import page_media, read_shard_js, relink_media
+    from socialbench.results.viewer_page import page_media
     from socialbench.stages.track import relinker
 
     _, folder = demo_folder(tmp_path, monkeypatch, n=12, runs=("direct", "chain"))
@@ -518,13 +515,35 @@ def test_pages_logged_to_mlflow_find_their_media_stored_once_in_the_parent_run(t
                 "viewer": {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)},
             }
         )
+    pack_bytes = sum(p.stat().st_size for p in (folder / "media").iterdir()) // packs
     arts = tmp_path / "mlartifacts"
-    out = log_evaluations(evs, f"sqlite:///{tmp_path}/mlflow.db", "exp", arts)
+    out = log_evaluations(evs, f"sqlite:///{tmp_path}/mlflow.db", "exp", arts, media_pack_bytes=pack_bytes)
+    return folder, arts, out, evs, pack_bytes
+
+
+@pytest.mark.slow
+def test_pages_logged_to_mlflow_find_their_media_packed_once_in_the_parent_run(tmp_path, monkeypatch):
+    """Two runs' pages logged with a pack size that forces several packs: the parent run holds each
+    medium once, in packs and their index (no file per image), a run its page and shards only, each
+    image a logged page draws is in the index of the packs its link leads to, every run holds at most
+    2,000 files, the store no more bytes than it was given, and an unchanged rerun logs nothing."""
+    import re
+
+    from socialbench.results.tracking import log_evaluations
+    from socialbench.results.viewer_packs import INDEX_NAME, read_packed
+    from socialbench.results.viewer_page import read_shard_js, relink_media
+
+    folder, arts, out, evs, pack_bytes = log_two_pages(tmp_path, monkeypatch, packs=5)
     runs = {p.parent.name: p for p in arts.glob("*/artifacts")}  # <artifact location>/<run>/artifacts
     parent = runs[out["parent"]]
-    stored = sorted(p.name for p in (parent / "media").iterdir())
-    assert stored == sorted(p.name for p in (folder / "media").iterdir())  # every medium, once
-    # the bytes handed to MLflow: the viewer folder, with each page as logged (its media link rewritten)
+    index = json.loads((parent / "media" / INDEX_NAME).read_text())
+    assert 5 <= len(index["packs"]) <= 7  # several packs, none per image
+    assert sorted(p.name for p in (parent / "media").iterdir()) == sorted([*index["packs"], INDEX_NAME])
+    stored = sorted(p.name for p in (folder / "media").iterdir())
+    assert sorted(index["media"]) == stored  # every medium, once
+    assert all(read_packed(parent / "media", n, index) == (folder / "media" / n).read_bytes() for n in stored)
+    assert all(len(store_files(r)) <= 2000 for r in runs.values())
+    # the bytes handed to MLflow: the viewer folder, with each page as logged (its script grown), plus the index
     pages = [
         (folder / "m" / f"{r}.html", next(arts.glob(f"*/artifacts/toybench/m/{r}/viewer/{r}.html")))
         for r in ("direct", "chain")
@@ -532,31 +551,33 @@ def test_pages_logged_to_mlflow_find_their_media_stored_once_in_the_parent_run(t
     given = sum(p.stat().st_size for p in store_files(folder)) + sum(
         b.stat().st_size - a.stat().st_size for a, b in pages
     )
-    assert sum(p.stat().st_size for p in store_files(arts)) <= given
+    assert sum(p.stat().st_size for p in store_files(arts)) <= given + (parent / "media" / INDEX_NAME).stat().st_size
     for child, run in zip(out["new"], ("direct", "chain")):
         viewer = runs[child] / "toybench" / "m" / run / "viewer"
         assert [p.relative_to(runs[child]).parts[-2] for p in store_files(runs[child])].count("media") == 0
         text = (viewer / f"{run}.html").read_text()
-        link = re.search(r'\.join\("src=\\"([^"\\]+)/"\)', text).group(1)
+        link = re.search(r'var PK="([^"]+)"', text).group(1)
         assert (viewer / link).resolve() == (parent / "media").resolve()
         assert text == relink_media((folder / "m" / f"{run}.html").read_text(), "../media", link)
         shards = sorted((viewer / f"{run}.shards").iterdir())
         srcs = {
             m for f in shards for h in read_shard_js(f.read_text())[1] for m in re.findall(r'src="../media/([^"]+)"', h)
         }
-        assert srcs and all((viewer / link / name).is_file() for name in srcs)
-    before = len(store_files(arts))
-    assert log_evaluations(evs, f"sqlite:///{tmp_path}/mlflow.db", "exp", arts) == {
+        assert srcs and srcs <= set(index["media"])
+    before = {p: p.stat().st_mtime_ns for p in store_files(arts)}
+    assert log_evaluations(evs, f"sqlite:///{tmp_path}/mlflow.db", "exp", arts, media_pack_bytes=pack_bytes) == {
         "new": [],
         "existing": out["new"],
         "parent": None,
     }
-    assert len(store_files(arts)) == before  # an unchanged rerun logs nothing
+    assert {p: p.stat().st_mtime_ns for p in store_files(arts)} == before  # an unchanged rerun logs nothing
 
 
 @pytest.mark.slow
 def test_the_projects_viewer_check_passes_in_chromium_at_demo_size(tmp_path):
-    """scripts/check_viewer.sh at the demo's 72 instances in several shards (Chromium from disk)."""
+    """scripts/check_viewer.sh at the demo's 72 instances in several shards: Chromium from disk, then a
+    logged page from a real MLflow server (its images from the parent run's packs by Range requests)
+    and from Python's http.server (whole packs)."""
     if shutil.which("chromium") is None and os.geteuid() != 0:
         pytest.skip("Chromium is not installed and installing it needs root (scripts/check_viewer.sh)")
     env = {**os.environ, "VIEWER_CHECK_N": "72", "VIEWER_CHECK_SHARD_ROWS": "16", "VIEWER_CHECK_DIR": str(tmp_path)}
@@ -565,6 +586,7 @@ def test_the_projects_viewer_check_passes_in_chromium_at_demo_size(tmp_path):
         pytest.skip("Chromium is not installed")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "check_viewer: DOM checks passed (72 rows" in proc.stdout and "check_viewer: OK" in proc.stdout
+    assert "Range requests, each answered 206" in proc.stdout
 
 
 # ---- answers under each option order (params robustness, issue 34) ------------------------------------

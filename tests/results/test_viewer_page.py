@@ -8,7 +8,10 @@ import json
 import pytest
 
 from socialbench.results.viewer_page import (
+    CSP,
+    CSP_PACKED,
     JS,
+    PACKED_JS,
     index_entry,
     json_in_html,
     read_shard_js,
@@ -60,13 +63,36 @@ def test_an_index_entry_says_what_the_filters_read():
     ]
 
 
-def test_a_relinked_page_draws_its_rows_images_from_the_new_media_folder_and_leaves_text_alone():
-    page = f"<html><script>{JS}</script></html>"
+def a_page():
+    return f'<html><meta http-equiv="Content-Security-Policy" content="{CSP}"><script>{JS}</script></html>'
+
+
+def test_a_relinked_page_draws_its_rows_images_as_pack_references_and_leaves_text_alone():
+    out = relink_media(a_page(), "../media", "../../../p1/artifacts/media")
+    assert '.split("src=\\"../media/").join("data-sb-pack=\\"")' in out
+    assert 'var PK="../../../p1/artifacts/media",' in out
+
+
+def test_a_relinked_page_is_the_page_with_its_policy_widened_and_the_pack_reader_added_only():
+    page = a_page()
     out = relink_media(page, "../media", "../../../p1/artifacts/media")
-    assert 'split("src=\\"../media/").join("src=\\"../../../p1/artifacts/media/")' in out
-    assert out.replace('.split("src=\\"../media/").join("src=\\"../../../p1/artifacts/media/")', "") == page
+    script = PACKED_JS.replace("__LINK__", '"../../../p1/artifacts/media"')
+    undone = out.replace(script, "").replace('.split("src=\\"../media/").join("data-sb-pack=\\"")', "")
+    assert undone.replace(CSP_PACKED, CSP).replace("if(pshard(k)){return;}", "") == page
+    assert "connect-src 'self'" in CSP_PACKED and "blob:" in CSP_PACKED and "connect-src" not in CSP
+
+
+def test_a_relinked_page_fetches_a_shard_over_http_before_it_would_run_it_as_a_script():
+    out = relink_media(a_page(), "../media", "p")
+    assert 'asked[k]=1;if(pshard(k)){return;}var s=document.createElement("script");' in out
+    assert "function pshard(k){if(!/^https?:$/.test(location.protocol)){return false;}" in out
 
 
 def test_relinking_a_page_without_the_viewers_row_drawing_is_refused():
     with pytest.raises(ValueError, match="row-drawing function"):
         relink_media("<html>an old page</html>", "../media", "elsewhere")
+
+
+def test_relinking_a_page_without_the_viewers_policy_is_refused():
+    with pytest.raises(ValueError, match="policy"):
+        relink_media(f"<html><script>{JS}</script></html>", "../media", "elsewhere")

@@ -206,11 +206,11 @@ def test_track_refuses_predictions_made_from_other_instances(tmp_path, monkeypat
 
 
 def test_a_pages_relinker_gives_the_page_with_its_rows_media_read_from_the_link_it_is_given(tmp_path):
-    from socialbench.results.viewer_page import JS, relink_media
+    from socialbench.results.viewer_page import CSP, JS, relink_media
     from socialbench.stages.track import relinker
 
     page = tmp_path / "direct.html"
-    page.write_text(f"<html><script>{JS}</script></html>")
+    page.write_text(f'<html><meta http-equiv="Content-Security-Policy" content="{CSP}"><script>{JS}</script></html>')
     assert relinker(page, "../media")("../../p/artifacts/media") == relink_media(
         page.read_text(), "../media", "../../p/artifacts/media"
     )

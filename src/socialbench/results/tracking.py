@@ -40,13 +40,14 @@ from filelock import FileLock
 from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.core.hashing import sha256_file, sha256_json
 from socialbench.core.io import is_number, parse_json_object
+from socialbench.results.viewer_packs import PACK_BYTES, write_packs
 
 log = logging.getLogger(__name__)
 
 EVAL_KEY_TAG = "socialbench.eval_key"
 #: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store
 #: logged in an older layout gets the evaluations once more in this one; an unchanged rerun still logs nothing.
-#: Still 2 since issue 41 (media in the parent run, shards in one call, tables only in the parent):
+#: Still 2 since issue 41 (media in the parent run, packed; shards in one call, tables only in the parent):
 #: a run logged before keeps its own media and opens as it did, so it need not be logged again, and
 #: the eval keys (results/mlflow/<benchmark>.json, a DVC output) stay the same bytes.
 LOG_LAYOUT = 2
@@ -62,7 +63,8 @@ ARTIFACTS_KEY_TAG = "socialbench.artifacts_key"
 HOST_TAG = "socialbench.host"
 PROCESS_TAG = "socialbench.process"
 PIPELINE_TAG = "socialbench.pipeline_run"
-#: The parent run's folder of the viewer's media (``media/<sha256>.<ext>``), which every run's page links.
+#: The parent run's folder of the viewer's media (``media/index.json`` and ``media/<sha256>.pack``:
+#: results.viewer_packs), which every run's page links.
 MEDIA_FOLDER = "media"
 #: A server lock held by a process on another host is taken over when older than this.
 LOCK_TTL_S = 3600.0
@@ -282,20 +284,16 @@ def _log_named_artifacts(client: Any, run_id: str, entries: list[tuple[str, str,
             client.log_artifact(run_id, str(src), artifact_path=folder)
 
 
-def _link(src: Path, dst: Path) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
-
-
-def _log_media(client: Any, run_id: str, media: Mapping[str, str | Path]) -> None:
-    """The viewer's media (``<sha256>.<ext>`` to its file) under ``media/`` of the run, in one folder
-    call: each name once, however many pages show it."""
+def _log_media(
+    client: Any, run_id: str, media: Mapping[str, str | Path], pack_bytes: int = PACK_BYTES
+) -> dict[str, Any]:
+    """The viewer's media (``<sha256>.<ext>`` to its file) under ``media/`` of the run as a few packs
+    and their index (``viewer_packs``: each medium once, however many pages show it; at most
+    ``MAX_PACKS`` packs at any size), in one folder call. Returns the index."""
     with tempfile.TemporaryDirectory(prefix="socialbench-media-") as tmp:
-        for name, path in media.items():
-            _link(Path(path), Path(tmp) / name)
-        client.log_artifacts(run_id, tmp, artifact_path=MEDIA_FOLDER)
+        index = write_packs(media, Path(tmp) / MEDIA_FOLDER, pack_bytes)
+        client.log_artifacts(run_id, str(Path(tmp) / MEDIA_FOLDER), artifact_path=MEDIA_FOLDER)
+    return index
 
 
 def artifact_link(from_folder_uri: str, to_folder_uri: str) -> str:
@@ -310,8 +308,8 @@ def artifact_link(from_folder_uri: str, to_folder_uri: str) -> str:
 
 def _log_page(client: Any, run_id: str, folder: str, viewer: Mapping[str, Any], parent_id: str) -> None:
     """The run's viewer page under ``folder``, as its ``relink`` makes it for the link from there to
-    the parent run's ``media/`` (the viewer's ``viewer_page.relink_media``: the page is the viewer's
-    business; this module only knows where the media are)."""
+    the parent run's ``media/`` (its packs; the viewer's ``viewer_page.relink_media``: the page is the
+    viewer's business; this module only knows where the media are)."""
     page = Path(viewer["page"])
     here = client.get_run(run_id).info.artifact_uri.rstrip("/") + f"/{folder}"
     there = client.get_run(parent_id).info.artifact_uri.rstrip("/") + f"/{MEDIA_FOLDER}"
@@ -621,14 +619,17 @@ def log_evaluations(
     experiment: str,
     artifact_root: str | Path,
     artifacts: list[tuple[str | Path, str]] | None = None,
+    media_pack_bytes: int = PACK_BYTES,
 ) -> dict[str, Any]:
     """Log each evaluation as a child run unless a run with its key exists. Each evaluation dict:
     benchmark, model, method, params (dict), content (dict of hashes), provenance (dict),
     scores ({group: metrics}), stats (accounting dict), artifacts (list of paths, or (path, name):
     a folder is logged whole in one call), and optionally viewer: the run's page (``page``, logged in
     ``folder`` as ``relink(link to the media)`` returns its text) and its media (``media``: name to file).
-    The media of every new run's page are logged once, in the parent run's ``media/`` (named by their
-    sha256), and each page is logged with its rows linking there, so a run holds its own files only.
+    The media of every new run's page are logged once, in the parent run's ``media/``, packed (a few
+    pack files of about ``media_pack_bytes`` each and their index: results.viewer_packs), and each page
+    is logged with its rows reading them from there, so a run holds its own files only and the parent
+    run a bounded number.
 
     ``artifacts``: files of the whole pipeline (tables, figures) as (path, artifact folder) pairs,
     logged in the parent run. A parent run is made when an evaluation is new or when these files
@@ -701,7 +702,7 @@ def log_evaluations(
             # The new runs' pages' media, once: content-addressed names, however many pages show them.
             media = {n: p for *_, prep, _ in new for n, p in ((prep["viewer"] or {}).get("media") or {}).items()}
             if media:
-                _log_media(client, parent, dict(sorted(media.items())))
+                _log_media(client, parent, dict(sorted(media.items())), media_pack_bytes)
             for key, _, prep, _ in new:
                 with _run(client, exp_id, prep["name"], {**prep["tags"], **run_tags(pipeline_run)}, parent) as child:
                     _log_params(client, child, prep["params"])

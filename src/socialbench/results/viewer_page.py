@@ -304,17 +304,78 @@ def page_media(page: Path) -> tuple[str, dict[str, Path]]:
 
 #: The page's one place that hands a row's HTML to the document (JS above), which :func:`relink_media` rewrites.
 _DRAW_ROW = "function html(i){var k=R[i][6];return parts[k][i-D.starts[k]];}"
+#: Where the page starts loading a shard as a script, which :func:`relink_media` lets fetch it first over HTTP.
+_LOAD_SHARD = 'asked[k]=1;var s=document.createElement("script");'
 _INDEX = re.compile(r'<script type="application/json" id="sb-index">(.*?)</script>', re.S)
 
 
-def relink_media(page_text: str, old_href: str, new_href: str) -> str:
-    """The page with its rows' media read from ``new_href`` (a folder, relative to the page) instead of
-    ``old_href``: the rows' HTML in the shards keeps ``src="<old_href>/<sha256>.<ext>"``, and the page
-    rewrites the link as it draws a row, so a page logged to MLflow finds the media its parent run
-    stores once (the shards are logged as they are). Only image links are rewritten: the rows' own
-    text is escaped (``src=&quot;...``) and never matches."""
-    if _DRAW_ROW not in page_text:
-        raise ValueError("not a viewer page of this version (its row-drawing function was not found)")
-    old, new = json.dumps(f'src="{old_href.rstrip("/")}/'), json.dumps(f'src="{new_href.rstrip("/")}/')
+#: The page's policy as MLflow stores it: its script also fetches (its media packs, same origin) and
+#: shows the images it cut from them as ``blob:`` URLs.
+CSP_PACKED = CSP.replace("img-src 'self' data:", "img-src 'self' data: blob:") + "; connect-src 'self'"
+
+# What a logged page's script gains (relink_media): the rows' images are read from the media packs of the
+# parent run (viewer_packs), not from files. A drawn row's <img data-sb-pack="<sha256>.<ext>"> is given a
+# blob: URL of its bytes: the index once, then one Range request per image on its pack. The first request
+# on a pack says whether the server honours Range (206): the others on it wait for that answer, so a
+# server that ignores Range sends each pack once, whole, which is kept and cut for every image. The bytes are
+# checked against their name (sha256) where the browser offers crypto.subtle (a secure context).
+# <body data-media-shown="n" data-media-failed="m"> counts the images (the checks read them).
+# Over HTTP the shards are fetched too, their text read as the script would run it: MLflow's server
+# serves a .js artifact as text/plain with "X-Content-Type-Options: nosniff", which a browser refuses to
+# run as a script (from disk, file://, they stay scripts: a page there may not fetch).
+PACKED_JS = """var PK=__LINK__,PX=null,PW={},PA={},pn={shown:0,failed:0};
+function pshard(k){if(!/^https?:$/.test(location.protocol)){return false;}fetch(D.base+pad(k)).then(function(r){
+  if(!r.ok){throw new Error("HTTP "+r.status);}return r.text();}).then(function(t){
+  var m=/^__CALLBACK__\\((\\d+),"([A-Za-z0-9+\\/=]*)"\\);\\s*$/.exec(t);
+  if(!m||+m[1]!==k){throw new Error("not a viewer shard");}
+  window.__CALLBACK__(k,m[2]);}).catch(function(e){fail(k,e&&e.message||e);});return true;}
+function pcount(w){pn[w]++;document.body.setAttribute("data-media-"+w,String(pn[w]));}
+function pfail(n,why){pcount("failed");el("notice").textContent="could not load image "+n+
+  " from the media packs in "+PK+" ("+why+")"+(location.protocol==="file:"?
+  ": a browser reads the packs over HTTP only; open the page from a web server":"");}
+function pindex(){if(!PX){PX=fetch(PK+"/index.json").then(function(r){if(!r.ok){throw new Error("HTTP "+r.status+
+  " for index.json");}return r.json();});}return PX;}
+function pget(u,a,n){var h={headers:{Range:"bytes="+a+"-"+(a+n-1)}};function cut(b){return b.slice(a,a+n);}
+  function ask(){return fetch(u,h).then(function(r){if(!r.ok){throw new Error("HTTP "+r.status);}return r;});}
+  if(!PW[u]){PW[u]=ask().then(function(r){return r.status===206?{part:r.arrayBuffer()}:{whole:r.arrayBuffer()};});
+    return PW[u].then(function(m){return m.part||m.whole.then(cut);});}
+  return PW[u].then(function(m){return m.whole?m.whole.then(cut):ask().then(function(r){
+    if(r.status!==206){throw new Error("HTTP "+r.status+" without the range asked");}return r.arrayBuffer();});});}
+function phex(d){return Array.prototype.map.call(new Uint8Array(d),function(v){return (v<16?"0":"")+v.toString(16);})
+  .join("");}
+function pcheck(n,b){var s=window.crypto&&window.crypto.subtle;if(!s){return b;}
+  return s.digest("SHA-256",b).then(function(d){if(phex(d)!==n.split(".")[0]){
+    throw new Error("its bytes differ from its sha256");}return b;});}
+function ptype(n){var e=n.split(".").pop();return e==="png"?"image/png":e==="webp"?"image/webp":"image/jpeg";}
+function pshow(img){var n=img.getAttribute("data-sb-pack");img.removeAttribute("data-sb-pack");
+  if(!PA[n]){PA[n]=pindex().then(function(x){var e=x.media[n];if(!e){throw new Error("not in index.json");}
+    return pget(PK+"/"+x.packs[e[0]],e[1],e[2]).then(function(b){if(b.byteLength!==e[2]){throw new Error("got "+
+      b.byteLength+" bytes, not "+e[2]);}return pcheck(n,b);}).then(function(b){
+      return URL.createObjectURL(new Blob([b],{type:ptype(n)}));});});}
+  PA[n].then(function(u){img.src=u;pcount("shown");},function(e){pfail(n,e&&e.message||e);});}
+new MutationObserver(function(){list.querySelectorAll("img[data-sb-pack]").forEach(pshow);})
+  .observe(list,{childList:true});
+""".replace("__CALLBACK__", CALLBACK)
+
+
+def relink_media(page_text: str, old_href: str, packs_href: str) -> str:
+    """The page with its rows' images read from the media packs in ``packs_href`` (a folder holding
+    ``index.json`` and the packs, relative to the page: the parent run's, :mod:`viewer_packs`) instead
+    of the files in ``old_href``. The rows' HTML in the shards keeps ``src="<old_href>/<sha256>.<ext>"``;
+    the page rewrites the link as it draws a row (``data-sb-pack="<name>"``, no ``src``) and its added
+    script (:data:`PACKED_JS`) loads each such image from its pack, so a page logged to MLflow finds
+    the media its parent run stores once, in a few files (the shards are logged as they are). Its
+    policy also admits fetches from its own origin and ``blob:`` images (:data:`CSP_PACKED`), and over
+    HTTP it fetches its shards rather than running them as scripts (a server may serve them as text,
+    as MLflow's does). Only image
+    links are rewritten: the rows' own text is escaped (``src=&quot;...``) and never matches."""
+    csp = f'content="{CSP}"'
+    if _DRAW_ROW not in page_text or _LOAD_SHARD not in page_text or csp not in page_text:
+        raise ValueError(
+            "not a viewer page of this version (its row-drawing function, shard loading or policy was not found)"
+        )
+    old, new = json.dumps(f'src="{old_href.rstrip("/")}/'), json.dumps('data-sb-pack="')
     drawn = f"function html(i){{var k=R[i][6];return parts[k][i-D.starts[k]].split({old}).join({new});}}"
-    return page_text.replace(_DRAW_ROW, drawn, 1)
+    script = PACKED_JS.replace("__LINK__", json.dumps(packs_href.rstrip("/")).replace("<", "\\u003c"))
+    out = page_text.replace(csp, f'content="{CSP_PACKED}"', 1).replace(_DRAW_ROW, script + drawn, 1)
+    return out.replace(_LOAD_SHARD, 'asked[k]=1;if(pshard(k)){return;}var s=document.createElement("script");', 1)
