@@ -437,7 +437,7 @@ def viewer_table(phases: list[dict]) -> list[str]:
     rows = []
     for p in phases:
         for b, v in (p.get("viewer") or {}).items():
-            if not isinstance(v, dict):
+            if not isinstance(v, dict) or "bytes" not in v:  # the measure failed: its error
                 rows.append(f"| {p['phase']} | {b} | {v} | | | |")
                 continue
             load = (
