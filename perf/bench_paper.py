@@ -409,7 +409,7 @@ def share_line(p: dict) -> str:
         if t:
             parts.append(
                 f"track {b}: {t['wall_s']:.1f} s wall, {100 * t['wall_s'] / wall:.1f} % of the run's"
-                + (f" ({100 * t['wall_s'] / mt_wall:.1f} % of MeetingToM's jobs')" if mt_wall and "ting" in b else "")
+                + (f" ({100 * t['wall_s'] / mt_wall:.1f} % of MeetingToM's jobs')" if mt_wall and b != "moca" else "")
                 + f", {t['cpu_s']:.1f} CPU-s, {100 * t['cpu_s'] / cpu:.1f} % of the jobs' CPU"
             )
     return "; ".join(parts)
