@@ -21,16 +21,24 @@ Phases, each a cold or incremental `snakemake --cores 1` (one core: a shared mac
 1. ``demo``: the demo's params, in a fresh copy of the repository;
 2. ``paper@<size>``: the paper's models at each size, one copy, each size after the one before (the
    demo release is generated again for the new meeting list, so every meeting's jobs rerun);
-3. ``1-model@<largest>``: the same copy, one model: only the jobs that read the runs rerun.
+3. ``1-model@<largest>``: the same copy, one model: only the jobs that read the runs rerun
+   (``--no-one-model``: not run).
 
-Every job Snakemake runs is a ``socialbench`` command; a shim first on PATH (in the benchmark's
-temporary folder only: the rules are not changed) runs the real command as its one child and records
-its wall time, CPU time and peak RSS (``wait4``'s ``ru_maxrss``: the largest process of the job, its
-ffmpeg children included). Reported per phase and stage: jobs, wall, CPU, peak RSS; the output sizes
-per folder; and per stage the cost per instance and how it grows with instances and with runs.
+Every job Snakemake runs is a ``socialbench`` command or the closing ``dvc commit``; a shim first on
+PATH (in the benchmark's temporary folder only: the rules are not changed) runs the real command as its
+one child and records its wall time, CPU time and peak RSS (``wait4``'s ``ru_maxrss``: the largest
+process of the job, its ffmpeg children included) in ``<work folder>/jobs.jsonl`` as each job ends.
+Reported per phase and stage: jobs, wall, CPU, peak RSS; MeetingToM's jobs and each track job's share
+of the run; the output sizes per folder, and per top folder (data, results, the DVC cache,
+mlartifacts, ...) the bytes of contents and on disk and the files; each viewer folder's size and its
+largest page's load in headless Chromium (as perf/bench_viewer.py opens it); and per stage the cost
+per instance and how it grows with instances and with runs.
+
+MeetingToM at the paper's 60 meetings alone (issue 41.3; MoCA kept at 2 %, as --quick runs it):
+``--no-demo --no-one-model --sizes 0.02 --meetings 60``.
 
 Usage: python perf/bench_paper.py [--sizes 0.1,1.0] [--meetings 6,12] [--clips-per-task 10] [--quick]
-       [--json OUT] [--keep DIR]
+       [--no-demo] [--no-one-model] [--json OUT] [--markdown FILE] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,6 +62,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "perf"))
 
 from bench_pipeline import paper_params, replace_marked  # noqa: E402
+from bench_viewer import chromium  # noqa: E402
 
 from tests.helpers.pipeline import git_snapshot, link_shared, pipeline_env, repo_copy  # noqa: E402
 
@@ -66,7 +76,7 @@ MT_MEETINGS, MT_CLIPS = 60, 1800
 MT_FAMILIES = ("state", "you", "consensus")
 
 SHIM = """#!{python}
-# bench_paper.py's measuring shim: runs the real socialbench as its one child, records the job.
+# bench_paper.py's measuring shim: runs the real command as its one child, records the job.
 import json, os, sys, time
 real = {real!r}
 start = time.perf_counter()
@@ -74,8 +84,8 @@ pid = os.fork()
 if pid == 0:
     os.execv(real, [real] + sys.argv[1:])
 _, status, ru = os.wait4(pid, 0)
-rec = {{"argv": sys.argv[1:], "wall_s": time.perf_counter() - start, "cpu_s": ru.ru_utime + ru.ru_stime,
-        "maxrss_mb": ru.ru_maxrss / 1024, "rc": os.waitstatus_to_exitcode(status)}}
+rec = {{"prog": {prog!r}, "argv": sys.argv[1:], "wall_s": time.perf_counter() - start,
+        "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_mb": ru.ru_maxrss / 1024, "rc": os.waitstatus_to_exitcode(status)}}
 with open(os.environ["BENCH_PAPER_LOG"], "a") as fh:
     fh.write(json.dumps(rec) + "\\n")
 sys.exit(rec["rc"])
@@ -140,9 +150,10 @@ def output_sizes(work: Path) -> dict[str, int]:
     return sizes
 
 
-def stage_of(argv: list[str]) -> str:
-    """A job's stage: the socialbench command (with its subcommand) and, where it names one, its benchmark."""
-    words = []
+def stage_of(argv: list[str], prog: str = "socialbench") -> str:
+    """A job's stage: the socialbench command (with its subcommand) and, where it names one, its benchmark;
+    another program's (the closing `dvc commit`) with its name first."""
+    words = [] if prog == "socialbench" else [prog]
     for a in argv[:2]:
         if a.startswith("-"):
             break
@@ -160,6 +171,90 @@ PER_MEETING = "(per meeting)"
 PER_MEETING_STAGES = {"meetingtom extract", "meetingtom media", "meetingtom clips"}
 
 
+def stage_totals(jobs: list[dict]) -> dict[str, dict]:
+    """Per stage (``stage_of``): jobs, summed wall and CPU seconds, the longest job, the largest job's peak RSS.
+    Also what a run's job log holds so far (``python -c 'import bench_paper ...'`` on a running phase)."""
+    stages: dict[str, dict] = defaultdict(
+        lambda: {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "max_job_s": 0.0, "rss_mb": 0.0}
+    )
+    for j in jobs:
+        s = stages[stage_of(j["argv"], j.get("prog", "socialbench"))]
+        s["jobs"] += 1
+        s["wall_s"] += j["wall_s"]
+        s["cpu_s"] += j["cpu_s"]
+        s["max_job_s"] = max(s["max_job_s"], j["wall_s"])
+        s["rss_mb"] = max(s["rss_mb"], j["maxrss_mb"])
+    return dict(sorted(stages.items()))
+
+
+def disk_usage(work: Path) -> dict[str, dict]:
+    """Per top folder (data, results and the stores): bytes of file contents, bytes on disk (allocated
+    blocks) and files; symlinks (../shared) not followed. The DVC cache holds copies (``dvc commit
+    --no-relink``), not links, so its bytes come on top of the workspace's."""
+    out = {}
+    for top in ("data", "results", ".dvc/cache", "mlartifacts", "mlflow.db", ".cache", ".snakemake"):
+        path = work / top
+        if not path.exists() or path.is_symlink():
+            continue
+        files = [path] if path.is_file() else [Path(d) / f for d, _, fs in os.walk(path) for f in fs]
+        stats = [f.lstat() for f in files if not f.is_symlink()]
+        out[top] = {
+            "bytes": sum(st.st_size for st in stats),
+            "disk_bytes": sum(st.st_blocks * 512 for st in stats),
+            "files": len(stats),
+        }
+    return out
+
+
+def viewer_figures(work: Path, scratch: Path) -> dict[str, dict]:
+    """Per benchmark's viewer folder: bytes, files, pages, the largest file; its largest page (html and
+    shards) opened from disk in headless Chromium as perf/bench_viewer.py opens it: the whole load's wall
+    time against an empty page's, the page's own time to its first rows (``data-first-ms``), the rows
+    drawn first and the count shown."""
+    out: dict[str, dict] = {}
+    blank_s = None
+    for folder in sorted(p for p in (work / "results/viewer").glob("*") if p.is_dir()):
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        pages = [p for p in files if p.suffix == ".html"]
+        biggest = max(files, key=lambda p: p.stat().st_size, default=None)
+
+        def weight(page: Path) -> int:
+            shards = page.with_suffix(".shards")
+            return page.stat().st_size + (tree_size(shards) if shards.is_dir() else 0)
+
+        page = max(pages, key=weight, default=None)
+        fig: dict = {
+            "bytes": sum(p.stat().st_size for p in files),
+            "files": len(files),
+            "pages": len(pages),
+            "largest_file": biggest.relative_to(folder).as_posix() if biggest else None,
+            "largest_file_bytes": biggest.stat().st_size if biggest else 0,
+            "largest_page": page.relative_to(folder).as_posix() if page else None,
+            "largest_page_bytes": weight(page) if page else 0,
+        }
+        if page is not None and shutil.which("chromium"):
+            profile = scratch / "chrome-profile"
+            if blank_s is None:
+                blank = scratch / "blank.html"
+                blank.write_text("<!DOCTYPE html><title>blank</title><p>blank</p>")
+                chromium(blank.as_uri(), profile)  # first start: the profile is made, not measured
+                blank_s, _ = chromium(blank.as_uri(), profile)
+            wall, dom = chromium(page.as_uri(), profile)
+            first = re.search(r'data-first-ms="(\d+)"', dom)
+            shown = re.search(r'<strong id="shown">(\d+)</strong>', dom)
+            fig.update(
+                blank_wall_s=round(blank_s, 2),
+                page_wall_s=round(wall, 2),
+                first_rows_ms=int(first.group(1)) if first else None,
+                rows_drawn_first=len(re.findall(r'<article class="row', dom)),
+                count_shown=int(shown.group(1)) if shown else None,
+            )
+        elif page is not None:
+            fig["browser"] = "chromium not installed (scripts/check_viewer.sh installs it)"
+        out[folder.name] = fig
+    return out
+
+
 def run_phase(name: str, work: Path, env: dict[str, str], log: Path) -> dict:
     log.write_text("")
     start = time.perf_counter()
@@ -168,28 +263,25 @@ def run_phase(name: str, work: Path, env: dict[str, str], log: Path) -> dict:
     if proc.returncode != 0:
         sys.exit(f"{name}: snakemake failed in {work}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     jobs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    stages: dict[str, dict] = defaultdict(
-        lambda: {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "max_job_s": 0.0, "rss_mb": 0.0}
-    )
-    for j in jobs:
-        s = stages[stage_of(j["argv"])]
-        s["jobs"] += 1
-        s["wall_s"] += j["wall_s"]
-        s["cpu_s"] += j["cpu_s"]
-        s["max_job_s"] = max(s["max_job_s"], j["wall_s"])
-        s["rss_mb"] = max(s["rss_mb"], j["maxrss_mb"])
     top = max(jobs, key=lambda j: j["maxrss_mb"]) if jobs else None
-    return {
+    phase = {
         "phase": name,
         "snakemake_wall_s": wall,
         "jobs": len(jobs),
-        "stages": dict(sorted(stages.items())),
+        "stages": stage_totals(jobs),
         "peak_rss_mb": top["maxrss_mb"] if top else 0.0,
         "peak_rss_job": " ".join(top["argv"][:6]) if top else None,
         "sizes": output_sizes(work),
         "job_log": jobs,
         "counts": counts(work),
     }
+    # measured after the run, not part of it; a failure here loses none of the above
+    for key, measure in (("disk", lambda: disk_usage(work)), ("viewer", lambda: viewer_figures(work, log.parent))):
+        try:
+            phase[key] = measure()
+        except Exception as exc:  # noqa: BLE001 - a benchmark's extra figure, reported in its place
+            phase[key] = {"error": f"{type(exc).__name__}: {exc}"}
+    return phase
 
 
 def counts(work: Path) -> dict:
@@ -302,6 +394,75 @@ def growth(phases: list[dict]) -> list[str]:
     return lines
 
 
+def share_line(p: dict) -> str:
+    """A phase's MeetingToM jobs (wall, CPU) and each track job's share of the phase."""
+    st = p["stages"]
+    wall, cpu = p["snakemake_wall_s"], sum(s["cpu_s"] for s in st.values())
+    mt = [s for n, s in st.items() if "meetingtom" in n]
+    mt_wall, mt_cpu = sum(s["wall_s"] for s in mt), sum(s["cpu_s"] for s in mt)
+    parts = [
+        f"MeetingToM's jobs {sum(s['jobs'] for s in mt)}: {mt_wall:.0f} s wall, {mt_cpu:.0f} CPU-s"
+        f" ({mt_cpu / 60:.0f} CPU-min); Snakemake between the jobs {wall - sum(s['wall_s'] for s in st.values()):.0f} s"
+    ]
+    for b in ("moca", "meetingtom"):
+        t = st.get(f"track {b}")
+        if t:
+            parts.append(
+                f"track {b}: {t['wall_s']:.1f} s wall, {100 * t['wall_s'] / wall:.1f} % of the run's"
+                + (f" ({100 * t['wall_s'] / mt_wall:.1f} % of MeetingToM's jobs')" if mt_wall and b != "moca" else "")
+                + f", {t['cpu_s']:.1f} CPU-s, {100 * t['cpu_s'] / cpu:.1f} % of the jobs' CPU"
+            )
+    return "; ".join(parts)
+
+
+def disk_table(phases: list[dict]) -> list[str]:
+    """Bytes per top folder after each phase: contents / on disk (MB), files."""
+    have = [p for p in phases if isinstance(p.get("disk"), dict) and "error" not in p["disk"]]
+    if not have:
+        return []
+    out = ["", "Disk per top folder after each phase: contents / on disk, MB (files):", ""]
+    out.append("| folder | " + " | ".join(p["phase"] for p in have) + " |")
+    out.append("|---|" + "---:|" * len(have))
+    for f in sorted({f for p in have for f in p["disk"]}):
+        cells = [
+            f"{mb(d['bytes'])} / {mb(d['disk_bytes'])} ({d['files']:,})" if (d := p["disk"].get(f)) else "-"
+            for p in have
+        ]
+        out.append(f"| {f} | " + " | ".join(cells) + " |")
+    return out
+
+
+def viewer_table(phases: list[dict]) -> list[str]:
+    """Per phase and benchmark: the viewer folder and its largest page's load in headless Chromium."""
+    rows = []
+    for p in phases:
+        for b, v in (p.get("viewer") or {}).items():
+            if not isinstance(v, dict) or "bytes" not in v:  # the measure failed: its error
+                rows.append(f"| {p['phase']} | {b} | {v} | | | |")
+                continue
+            load = (
+                f"{v['page_wall_s']:.2f} s (empty page {v['blank_wall_s']:.2f} s), first rows at"
+                f" {v['first_rows_ms']} ms, {v['rows_drawn_first']} drawn, count {v['count_shown']}"
+                if "page_wall_s" in v
+                else v.get("browser", "-")
+            )
+            rows.append(
+                f"| {p['phase']} | {b} | {mb(v['bytes'])} MB ({v['files']:,} files, {v['pages']} pages)"
+                f" | {mb(v['largest_file_bytes'])} MB (`{v['largest_file']}`)"
+                f" | {mb(v['largest_page_bytes'])} MB (`{v['largest_page']}`) | {load} |"
+            )
+    if not rows:
+        return []
+    return [
+        "",
+        "The viewer (results/viewer/<benchmark>), its largest page opened from disk in headless Chromium:",
+        "",
+        "| phase | benchmark | folder | largest file | largest page with its shards | Chromium: whole load |",
+        "|---|---|---:|---:|---:|---|",
+        *rows,
+    ]
+
+
 def markdown(phases: list[dict]) -> str:
     """The figures of one run: phases, stages (wall, CPU, peak RSS) and output sizes, side by side."""
     names = [p["phase"] for p in phases]
@@ -323,6 +484,7 @@ def markdown(phases: list[dict]) -> str:
             f"| {cpu:.0f} s | {p['peak_rss_mb']:.0f} MB (`{p['peak_rss_job']}`) |"
         )
     out += ["", *(f"- {p['phase']}: {family_check(p['counts'])}" for p in phases)]
+    out += ["", *(f"- {p['phase']}: {share_line(p)}" for p in phases)]
     stages = sorted({s for p in phases for s in p["stages"]})
     out += ["", "Per stage: wall / CPU seconds over its jobs (jobs), peak RSS of one job:", ""]
     out.append("| stage | " + " | ".join(names) + " |")
@@ -334,6 +496,7 @@ def markdown(phases: list[dict]) -> str:
             cells.append(f"{s['wall_s']:.1f} / {s['cpu_s']:.1f} s ({s['jobs']}), {s['rss_mb']:.0f} MB" if s else "-")
         out.append(f"| `{st}` | " + " | ".join(cells) + " |")
     out += ["", *growth(phases)]
+    out += disk_table(phases) + viewer_table(phases)
     folders = sorted({f for p in phases for f in p["sizes"]})
     out += ["", "Output sizes (MB) after each phase (a phase's copy holds what the phases before it left):", ""]
     out.append("| folder | " + " | ".join(names) + " |")
@@ -359,6 +522,7 @@ def main(argv: list[str]) -> int:
         "--quick", action="store_true", help="a smoke run: 2%% and 5%%, 3 and 4 meetings of 2 clips per family"
     )
     ap.add_argument("--no-demo", action="store_true", help="skip the demo phase")
+    ap.add_argument("--no-one-model", action="store_true", help="skip the one-model phase after the paper sizes")
     ap.add_argument("--json", type=Path, help="write every phase's figures here")
     ap.add_argument("--markdown", type=Path, help="replace the marked section of this file with the tables")
     ap.add_argument("--from-json", type=Path, help="no run: the tables of an earlier run's --json")
@@ -380,9 +544,11 @@ def main(argv: list[str]) -> int:
     root.mkdir(parents=True, exist_ok=True)
     bindir, log = root / "bin", root / "jobs.jsonl"
     bindir.mkdir(exist_ok=True)
-    real = shutil.which("socialbench", path=str(Path(sys.executable).parent)) or shutil.which("socialbench")
-    (bindir / "socialbench").write_text(SHIM.format(python=sys.executable, real=real))
-    (bindir / "socialbench").chmod(0o755)
+    print(f"work folder: {root}", flush=True)
+    for prog in ("socialbench", "dvc"):  # every job's command: socialbench, and the closing `dvc commit`
+        real = shutil.which(prog, path=str(Path(sys.executable).parent)) or shutil.which(prog)
+        (bindir / prog).write_text(SHIM.format(python=sys.executable, real=real, prog=prog))
+        (bindir / prog).chmod(0o755)
     phases = []
 
     def emit(p: dict) -> None:
@@ -410,7 +576,8 @@ def main(argv: list[str]) -> int:
                 emit(run_phase("demo", work, env, log))
                 continue
             plan = [(f"paper@{s:g}", s, m, False) for s, m in zip(sizes, meetings)]
-            plan.append((f"1-model@{sizes[-1]:g}", sizes[-1], meetings[-1], True))
+            if not args.no_one_model:
+                plan.append((f"1-model@{sizes[-1]:g}", sizes[-1], meetings[-1], True))
             for name, s, m, one in plan:
                 params = scaled_params(demo, s, m, args.clips_per_task, one)
                 # written out without YAML aliases (params.yaml refuses them)
