@@ -6,7 +6,6 @@
 
 import functools
 import os
-import re
 import sys
 from pathlib import Path as _Path
 
@@ -163,8 +162,10 @@ CONDA_ENV = "../envs/socialbench.yaml"
 # socialbench.stages.dvc_yaml): the rules it runs, what it reads (data, params keys) and writes. From
 # the declaration come the DVC stage in dvc.yaml (rules/dvc.smk), each rule's rerun triggers
 # (stage_params: the values of the params keys it reads) and each rule's code input (stage_code: the
-# files behind the modules its shell command imports, computed). A name or key may hold the rule's
-# wildcards ({source}), resolved per job. `benchmark=None`: a stage of no one benchmark (the book).
+# files behind the modules its shell command imports, computed). Names, paths and keys are written in
+# the rules' syntax: a name or key may hold the rule's wildcards ({source}), resolved per job, and
+# dvc.yaml gets DVC's (${item.meeting}, ${key}; dvc_yaml.dvc_template). `benchmark=None`: a stage of
+# no one benchmark (the book).
 
 #: name -> declaration, in the order declared (dvc.yaml's order).
 STAGES = {}
@@ -191,24 +192,18 @@ def _declared(name):
 
 def stage_params(name, rule):
     """A rule's rerun triggers: {params key: value} of the keys its stage's declaration says it reads
-    (a key holding DVC's ${item.x} or ${key} takes the job's wildcard of that name)."""
+    (a key holding a wildcard, meetingtom.{source}.views, takes the job's)."""
 
     def make(stage_name):
-        keys = dvc_yaml.params_keys(_declared(stage_name), rule)
-        if not any("${" in k for k in keys):
+        decl = _declared(stage_name)
+        keys = dvc_yaml.params_keys(decl, rule)
+        if not any("{" in k for k in keys):
             return {k: dvc_yaml.lookup(config, k) for k in keys}
         return lambda wildcards: {
-            k: dvc_yaml.lookup(config, re.sub(r"\$\{(?:item\.)?(\w+)\}", lambda m: _wildcard(wildcards, m.group(1)), k))
-            for k in keys
+            k: dvc_yaml.lookup(config, dvc_yaml.job_template(k, decl, dict(wildcards.items()))) for k in keys
         }
 
     return _per_job(name, make)
-
-
-def _wildcard(wildcards, name):
-    # DVC's foreach names its item ${key}; the rule's wildcard is its only one
-    values = dict(wildcards.items())
-    return values[name] if name in values else next(iter(values.values()))
 
 
 def stage_code(name):
