@@ -153,6 +153,22 @@ def method_settings(benchmark, run):
     return BENCH_CLASSES[benchmark]().method_settings(config[benchmark], run)
 
 
+def infer_params(benchmark, model, runs):
+    """The params keys an inference stage reads: the seed, the model's entry, and of the keys its
+    benchmark says inference reads (BENCH[b]["dvc"]["infer_params"], in that order) the parts its
+    runs' settings come from (Benchmark.settings_keys: a method's options, an ablation's entry) and
+    those no run's settings come from (the subset); then any other key the settings read. Its rule's
+    triggers and its DVC stage's params both: editing one method's settings reruns only the models
+    that run it, under either tool."""
+    bench, section = BENCH_CLASSES[benchmark](), config[benchmark]
+    declared = BENCH[benchmark]["dvc"]["infer_params"]
+    group = lambda key: next((g for g in declared if key == g or key.startswith(g + ".")), None)  # noqa: E731
+    read = lambda rs: [f"{benchmark}.{k}" for r in rs for k in bench.settings_keys(section, r)]  # noqa: E731
+    of_settings = {group(k) for k in read(r for rs in model_runs(benchmark).values() for r in rs)}
+    keys = [k for g in declared for k in ([k for k in read(runs) if group(k) == g] if g in of_settings else [g])]
+    return list(dict.fromkeys(["seed", f"models.{model}", *keys, *read(runs)]))
+
+
 # Every rule runs in this environment under `--sdm conda`; by default, in the active venv.
 CONDA_ENV = "../envs/socialbench.yaml"
 

@@ -463,9 +463,9 @@ BENCH["meetingtom"] = {
         "human": MT_HUMAN,
         "consolidated": [*MT_SPLITS.values(), *expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS)],
     },
-    # what its shared DVC stages read (rules/infer.smk, tables.smk)
+    # what its shared stages read (rules/infer.smk, tables.smk): as MoCA's (rules/moca.smk)
     "dvc": {
-        "data": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"],
+        "data": [*MT_SPLITS.values()],
         "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers", "meetingtom.subset",
                          "meetingtom.robustness"],
         "tables_params": [
@@ -476,6 +476,7 @@ BENCH["meetingtom"] = {
             "meetingtom.robustness",
             "meetingtom.tables",
             "meetingtom.ami.mirror",
+            "meetingtom.subset",  # a subset run's tables say so under each table
         ],
     },
 }

@@ -164,8 +164,9 @@ BENCH["moca"] = {
         "media_reports": ["results/reports/media.jsonl", "results/reports/media.md"],
         "frames_index": f"{FRAME_CACHE}/index.json",
     },
-    # what its shared DVC stages read (rules/infer.smk, tables.smk): inference's data, the params keys
-    # of inference (besides seed and the model's entry) and of the tables
+    # what its shared stages read (rules/infer.smk, tables.smk): inference's data, the params keys
+    # of inference (besides seed and the model's entry; each model's stage narrows them to what its
+    # runs' settings read: infer_params in common.smk) and of the tables
     "dvc": {
         "data": ["data/processed/moca"],
         "infer_deps": _moca_corpus,
