@@ -206,9 +206,10 @@ def _declared(name):
     return STAGES[name]
 
 
-def stage_params(name, rule):
+def stage_params(name, rule=None):
     """A rule's rerun triggers: {params key: value} of the keys its stage's declaration says it reads
-    (a key holding a wildcard, meetingtom.{source}.views, takes the job's)."""
+    (all the stage's keys where the rule is not named; a key holding a wildcard,
+    meetingtom.{source}.views, takes the job's)."""
 
     def make(stage_name):
         decl = _declared(stage_name)

@@ -31,7 +31,7 @@ for _b in BENCHMARKS:
                 traces=layout.run_files("traces", _b, [(_model, r) for r in _runs]),
                 stats=layout.run_files("runs", _b, [(_model, r) for r in _runs]),
             params:
-                triggers=stage_params(_stage, dvc_yaml.rule_name(_stage)),
+                triggers=stage_params(_stage),
                 benchmark=_b,
                 model_name=_model,
                 method_args=" ".join(f"--method {r}" for r in _runs),

@@ -22,7 +22,7 @@ for _b in BENCHMARKS:
         output:
             scores=directory(generic_outputs(_b)["scores"]),
         params:
-            triggers=stage_params(f"{_b}_score", f"{_b}_score"),
+            triggers=stage_params(f"{_b}_score"),
             benchmark=_b,
             runs=run_args(_b),
         priority:

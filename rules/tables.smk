@@ -49,7 +49,7 @@ for _b in BENCHMARKS:
                             subcategory="headline metrics", labels={"benchmark": _b, "file": "headline metrics"}),
             run_metrics=directory(generic_outputs(_b)["run_metrics"]),  # written by `tables` beside the headline
         params:
-            triggers=stage_params(f"{_b}_tables", f"{_b}_tables"),
+            triggers=stage_params(f"{_b}_tables"),
             benchmark=_b,
             out_dir=lambda wildcards, output: os.path.dirname(output.tables[0]),  # they all go in one folder
             score_files=" ".join(result_files("scores", _b)),
