@@ -162,8 +162,13 @@ def infer_params(benchmark, model, runs):
     that run it, under either tool."""
     bench, section = BENCH_CLASSES[benchmark](), config[benchmark]
     declared = BENCH[benchmark]["dvc"]["infer_params"]
-    group = lambda key: next((g for g in declared if key == g or key.startswith(g + ".")), None)  # noqa: E731
-    read = lambda rs: [f"{benchmark}.{k}" for r in rs for k in bench.settings_keys(section, r)]  # noqa: E731
+
+    def group(key):
+        return next((g for g in declared if key == g or key.startswith(f"{g}.")), None)
+
+    def read(of_runs):
+        return [f"{benchmark}.{k}" for r in of_runs for k in bench.settings_keys(section, r)]
+
     of_settings = {group(k) for k in read(r for rs in model_runs(benchmark).values() for r in rs)}
     keys = [k for g in declared for k in ([k for k in read(runs) if group(k) == g] if g in of_settings else [g])]
     return list(dict.fromkeys(["seed", f"models.{model}", *keys, *read(runs)]))
