@@ -49,7 +49,6 @@ EDITS: dict[str, tuple[str, Any]] = {
     # not the methods' order: reordering `<benchmark>.methods` reorders the inference and score jobs'
     # --method/--run arguments, which reruns those jobs under Snakemake and not under DVC (known drift)
     "moca": ("moca.tables.human", "prior"),
-    "meetingtom.methods": ("meetingtom.tables.prompting_models", ["prior"]),
 }
 
 
