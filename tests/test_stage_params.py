@@ -37,6 +37,7 @@ EDITS: dict[str, tuple[str, Any]] = {
     "meetingtom.ami.mirror": ("meetingtom.ami.mirror", None),
     "meetingtom.ami.sha256": ("meetingtom.ami.sha256", "0" * 64),
     "meetingtom.ami.modality": ("meetingtom.ami.modality", "both"),
+    "meetingtom.annotation.demo": ("meetingtom.annotation.demo", None),  # not simulated: no sheets, gold says so
     "meetingtom.demo.clips_per_task": ("meetingtom.demo.clips_per_task", 2),
     "meetingtom.demo.modality": ("meetingtom.demo.modality", "utterances"),
     "meetingtom.dev_meetings": ("meetingtom.dev_meetings", ["ES9000b"]),
