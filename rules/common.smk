@@ -6,7 +6,6 @@
 
 import functools
 import os
-import re
 import sys
 from pathlib import Path as _Path
 
@@ -154,6 +153,27 @@ def method_settings(benchmark, run):
     return BENCH_CLASSES[benchmark]().method_settings(config[benchmark], run)
 
 
+def infer_params(benchmark, model, runs):
+    """The params keys an inference stage reads: the seed, the model's entry, and of the keys its
+    benchmark says inference reads (BENCH[b]["dvc"]["infer_params"], in that order) the parts its
+    runs' settings come from (Benchmark.settings_keys: a method's options, an ablation's entry) and
+    those no run's settings come from (the subset); then any other key the settings read. Its rule's
+    triggers and its DVC stage's params both: editing one method's settings reruns only the models
+    that run it, under either tool."""
+    bench, section = BENCH_CLASSES[benchmark](), config[benchmark]
+    declared = BENCH[benchmark]["dvc"]["infer_params"]
+
+    def group(key):
+        return next((g for g in declared if key == g or key.startswith(f"{g}.")), None)
+
+    def read(of_runs):
+        return [f"{benchmark}.{k}" for r in of_runs for k in bench.settings_keys(section, r)]
+
+    of_settings = {group(k) for k in read(r for rs in model_runs(benchmark).values() for r in rs)}
+    keys = [k for g in declared for k in ([k for k in read(runs) if group(k) == g] if g in of_settings else [g])]
+    return list(dict.fromkeys(["seed", f"models.{model}", *keys, *read(runs)]))
+
+
 # Every rule runs in this environment under `--sdm conda`; by default, in the active venv.
 CONDA_ENV = "../envs/socialbench.yaml"
 
@@ -163,8 +183,10 @@ CONDA_ENV = "../envs/socialbench.yaml"
 # socialbench.stages.dvc_yaml): the rules it runs, what it reads (data, params keys) and writes. From
 # the declaration come the DVC stage in dvc.yaml (rules/dvc.smk), each rule's rerun triggers
 # (stage_params: the values of the params keys it reads) and each rule's code input (stage_code: the
-# files behind the modules its shell command imports, computed). A name or key may hold the rule's
-# wildcards ({source}), resolved per job. `benchmark=None`: a stage of no one benchmark (the book).
+# files behind the modules its shell command imports, computed). Names, paths and keys are written in
+# the rules' syntax: a name or key may hold the rule's wildcards ({source}), resolved per job, and
+# dvc.yaml gets DVC's (${item.meeting}, ${key}; dvc_yaml.dvc_template). `benchmark=None`: a stage of
+# no one benchmark (the book).
 
 #: name -> declaration, in the order declared (dvc.yaml's order).
 STAGES = {}
@@ -189,26 +211,21 @@ def _declared(name):
     return STAGES[name]
 
 
-def stage_params(name, rule):
+def stage_params(name, rule=None):
     """A rule's rerun triggers: {params key: value} of the keys its stage's declaration says it reads
-    (a key holding DVC's ${item.x} or ${key} takes the job's wildcard of that name)."""
+    (all the stage's keys where the rule is not named; a key holding a wildcard,
+    meetingtom.{source}.views, takes the job's)."""
 
     def make(stage_name):
-        keys = dvc_yaml.params_keys(_declared(stage_name), rule)
-        if not any("${" in k for k in keys):
+        decl = _declared(stage_name)
+        keys = dvc_yaml.params_keys(decl, rule)
+        if not any("{" in k for k in keys):
             return {k: dvc_yaml.lookup(config, k) for k in keys}
         return lambda wildcards: {
-            k: dvc_yaml.lookup(config, re.sub(r"\$\{(?:item\.)?(\w+)\}", lambda m: _wildcard(wildcards, m.group(1)), k))
-            for k in keys
+            k: dvc_yaml.lookup(config, dvc_yaml.job_template(k, decl, dict(wildcards.items()))) for k in keys
         }
 
     return _per_job(name, make)
-
-
-def _wildcard(wildcards, name):
-    # DVC's foreach names its item ${key}; the rule's wildcard is its only one
-    values = dict(wildcards.items())
-    return values[name] if name in values else next(iter(values.values()))
 
 
 def stage_code(name):

@@ -5,44 +5,36 @@
 
 for _b in BENCHMARKS:
     for _model, _runs in model_runs(_b).items():
-        # Snakemake's triggers are finer than the DVC stage's params keys: the model's entry and the
-        # settings of the methods it runs only (method_settings), so editing one method's settings
-        # reruns, under Snakemake, only the models that run it.
+        _stage = dvc_yaml.infer_stage_name(_b, _model)
         stage(
-            dvc_yaml.infer_stage_name(_b, _model),
+            _stage,
             benchmark=_b,
-            rules=[dvc_yaml.rule_name(dvc_yaml.infer_stage_name(_b, _model))],
+            rules=[dvc_yaml.rule_name(_stage)],
             runs=_runs,
             deps=[*BENCH[_b]["dvc"]["data"], *model_files(_model), *BENCH[_b]["dvc"].get("infer_deps", lambda runs: [])(_runs)],
-            params=["seed", f"models.{_model}", *BENCH[_b]["dvc"]["infer_params"]],
+            params=infer_params(_b, _model, _runs),  # the model's entry and what its runs' settings read
             outs=[layout.run_path(k, _b, _model, r) for k in ("predictions", "traces") for r in _runs],
         )
 
         rule:
             name:
-                dvc_yaml.rule_name(dvc_yaml.infer_stage_name(_b, _model))
+                dvc_yaml.rule_name(_stage)
             input:
                 instances=BENCH[_b]["instances"],
                 dev=BENCH[_b]["dev"],
                 model_files=model_files(_model),
                 # what else the benchmark says this model's runs read (MoCA: the retriever's corpus)
                 extra=BENCH[_b].get("infer_inputs", lambda runs: [])(_runs),
-                code=stage_code(dvc_yaml.infer_stage_name(_b, _model)),
+                code=stage_code(_stage),
             output:
                 predictions=layout.run_files("predictions", _b, [(_model, r) for r in _runs]),
                 traces=layout.run_files("traces", _b, [(_model, r) for r in _runs]),
                 stats=layout.run_files("runs", _b, [(_model, r) for r in _runs]),
             params:
+                triggers=stage_params(_stage),
                 benchmark=_b,
                 model_name=_model,
-                # params of the job: editing one model's entry, or one method's settings, reruns
-                # only the jobs of the models that run it
-                model=config["models"][_model],
-                runs={r: method_settings(_b, r) for r in _runs},
                 method_args=" ".join(f"--method {r}" for r in _runs),
-                seed=config["seed"],
-                # a subset run (params <benchmark>.subset) answers a sample: changing it reruns the job
-                subset=config[_b].get("subset"),
             priority:
                 bench_priority(_b)
             log:

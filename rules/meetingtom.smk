@@ -43,11 +43,25 @@ MT_TASKS = list(MT_TASK_NAMES)
 MT_ANNOTATION = {s: MT["annotation"].get(s) for s in MT_SOURCES}
 MT_SIMULATED = [s for s in MT_SOURCES if (MT_ANNOTATION[s] or {}).get("simulated")]
 MT_SIM_FILES = ["annotator_1.csv", "annotator_2.csv", "adjudicator.csv"]
+# What the rules read and write, written once for the rules and their stages (wildcards {source},
+# {meeting}; a stage per source fixes {source}, DVC's matrix loops over {meeting}).
+MT_RELEASE = "data/raw/meetingtom/{source}/release"
+MT_MEETING_MEDIA = "data/raw/meetingtom/{source}/amicorpus/{meeting}"
+MT_FETCHED = f"{MT_MEETING_MEDIA}/fetched.json"
+MT_MEETINGS_DIR = "data/interim/meetingtom/{source}"
+MT_MEETING = f"{MT_MEETINGS_DIR}/{{meeting}}"
+MT_CLIPS_DIR = "data/processed/meetingtom/clips/{source}"
+MT_CLIPS = f"{MT_CLIPS_DIR}/{{meeting}}"
+MT_SOURCE_DATA = "data/processed/meetingtom/{source}"
+MT_ANNOTATIONS = "data/raw/meetingtom/{source}/annotations"
+MT_GOLD = "data/processed/meetingtom/gold/{source}"
+MT_SPLITS = {split: f"data/processed/meetingtom/{split}.jsonl" for split in ("test", "dev")}
+MT_HUMAN = "data/raw/meetingtom/demo/human.jsonl"
 
 
 # The filled sheets of each source: (annotator 1, annotator 2, adjudicator), or () without any.
 MT_SHEETS = {
-    s: (tuple(f"data/raw/meetingtom/{s}/annotations/{f}" for f in MT_SIM_FILES) if s in MT_SIMULATED
+    s: (tuple(f"{MT_ANNOTATIONS.format(source=s)}/{f}" for f in MT_SIM_FILES) if s in MT_SIMULATED
         else (*a["annotators"], a["adjudicator"]) if a and "annotators" in a and "adjudicator" in a
         else ())
     for s, a in MT_ANNOTATION.items()
@@ -128,10 +142,11 @@ for _s in MT_SOURCES:
         f"meetingtom_{_s}_release",
         benchmark="meetingtom",
         rules=["meetingtom_release"],
-        targets=[f"data/raw/meetingtom/{_s}/release"],
+        wildcards={"source": _s},
+        targets=[MT_RELEASE],
         deps=[MT_DEMO_MIRROR] if _s == "demo" else [],
-        params=[f"meetingtom.{_s}.{k}" for k in ("mirror", "url", "sha256")],
-        outs=[f"data/raw/meetingtom/{_s}/release"],
+        params=[f"meetingtom.{{source}}.{k}" for k in ("mirror", "url", "sha256")],
+        outs=[MT_RELEASE],
         comment=None if _s == "demo" else (
             "The mirror is outside the repository and may be absent, so it is no dep: after it appears or\n"
             "changes, `snakemake` reruns this stage (its rule has the mirror's state as a param)."),
@@ -144,7 +159,7 @@ rule meetingtom_release:
         unpack(_mt_mirror_input),
         code=stage_code("meetingtom_{source}_release"),
     output:
-        release=directory("data/raw/meetingtom/{source}/release"),
+        release=directory(MT_RELEASE),
     params:
         triggers=stage_params("meetingtom_{source}_release", "meetingtom_release"),
         state=_mt_state,
@@ -166,19 +181,16 @@ for _s in MT_SOURCES:
         f"meetingtom_{_s}_meeting",
         benchmark="meetingtom",
         rules=["meetingtom_media", "meetingtom_extract", "meetingtom_clips"] if _views else ["meetingtom_extract"],
+        wildcards={"source": _s},
         matrix={"meeting": f"${{meetingtom.{_s}.meetings}}"},
-        targets=([f"data/raw/meetingtom/{_s}/amicorpus/${{item.meeting}}/fetched.json"] if _views else [])
-        + [f"data/interim/meetingtom/{_s}/${{item.meeting}}"]
-        + ([f"data/processed/meetingtom/clips/{_s}/${{item.meeting}}"] if _views else []),
-        deps=([MT_DEMO_MIRROR] if _s == "demo" and _views else []) + [f"data/raw/meetingtom/{_s}/release"],
+        targets=([MT_FETCHED] if _views else []) + [MT_MEETING] + ([MT_CLIPS] if _views else []),
+        deps=([MT_DEMO_MIRROR] if _s == "demo" and _views else []) + [MT_RELEASE],
         params={
-            "meetingtom_media": [f"meetingtom.{_s}.views", f"meetingtom.{_s}.media_url"],
+            "meetingtom_media": ["meetingtom.{source}.views", "meetingtom.{source}.media_url"],
             "meetingtom_extract": ["meetingtom.mining"],
             "meetingtom_clips": ["meetingtom.clips", *(f"media.{k}" for k in MT_MEDIA_KEYS)],
         },
-        outs=([{f"data/raw/meetingtom/{_s}/amicorpus/${{item.meeting}}": {"persist": True}}] if _views else [])
-        + [f"data/interim/meetingtom/{_s}/${{item.meeting}}"]
-        + ([f"data/processed/meetingtom/clips/{_s}/${{item.meeting}}"] if _views else []),
+        outs=([{MT_MEETING_MEDIA: {"persist": True}}] if _views else []) + [MT_MEETING] + ([MT_CLIPS] if _views else []),
         comment=f"Per meeting of meetingtom.{_s}.meetings: "
         + ("media (kept between runs: persist), extraction, clips." if _views else
            f"extraction (meetingtom.{_s}.views is empty: no media or clips jobs)."),
@@ -191,7 +203,7 @@ rule meetingtom_media:
         unpack(_mt_mirror_input),
         code=stage_code("meetingtom_{source}_meeting"),
     output:
-        fetched="data/raw/meetingtom/{source}/amicorpus/{meeting}/fetched.json",
+        fetched=MT_FETCHED,
     params:
         triggers=stage_params("meetingtom_{source}_meeting", "meetingtom_media"),
         state=_mt_state,
@@ -211,10 +223,10 @@ rule meetingtom_media:
 rule meetingtom_extract:
     priority: _mt_priority
     input:
-        release="data/raw/meetingtom/{source}/release",
+        release=MT_RELEASE,
         code=stage_code("meetingtom_{source}_meeting"),
     output:
-        meeting=directory("data/interim/meetingtom/{source}/{meeting}"),
+        meeting=directory(MT_MEETING),
     params:
         triggers=stage_params("meetingtom_{source}_meeting", "meetingtom_extract"),
     log:
@@ -234,11 +246,11 @@ rule meetingtom_extract:
 rule meetingtom_clips:
     priority: _mt_priority
     input:
-        meeting="data/interim/meetingtom/{source}/{meeting}",
-        fetched="data/raw/meetingtom/{source}/amicorpus/{meeting}/fetched.json",
+        meeting=MT_MEETING,
+        fetched=MT_FETCHED,
         code=stage_code("meetingtom_{source}_meeting"),
     output:
-        clips=directory("data/processed/meetingtom/clips/{source}/{meeting}"),
+        clips=directory(MT_CLIPS),
     params:
         triggers=stage_params("meetingtom_{source}_meeting", "meetingtom_clips"),
     log:
@@ -261,28 +273,28 @@ for _s in MT_SOURCES:
         f"meetingtom_{_s}_instances",
         benchmark="meetingtom",
         rules=["meetingtom_instances"],
-        targets=[f"data/processed/meetingtom/{_s}"],
-        deps=[f"data/raw/meetingtom/{_s}/release", f"data/interim/meetingtom/{_s}"]
-        + ([f"data/processed/meetingtom/clips/{_s}"] if _s in MT_MEDIA_SOURCES else []),
-        params=["seed", f"meetingtom.{_s}.meetings", f"meetingtom.{_s}.modality", "meetingtom.dev_meetings",
+        wildcards={"source": _s},
+        targets=[MT_SOURCE_DATA],
+        deps=[MT_RELEASE, MT_MEETINGS_DIR] + ([MT_CLIPS_DIR] if _s in MT_MEDIA_SOURCES else []),
+        params=["seed", "meetingtom.{source}.meetings", "meetingtom.{source}.modality", "meetingtom.dev_meetings",
                 "meetingtom.task2_1", "meetingtom.annotation.agreement_items", "meetingtom.clips.utterance_gap_s"],
-        outs=[f"data/processed/meetingtom/{_s}"],
+        outs=[MT_SOURCE_DATA],
     )
 
 
 rule meetingtom_instances:
     priority: _mt_priority
     input:
-        release="data/raw/meetingtom/{source}/release",
-        meetings=lambda wildcards: expand("data/interim/meetingtom/{{source}}/{meeting}", meeting=MT_MEETINGS[wildcards.source]),
-        clips=lambda wildcards: [f"data/processed/meetingtom/clips/{wildcards.source}/{m}" for m in MT_MEETINGS[wildcards.source]]
+        release=MT_RELEASE,
+        meetings=lambda wildcards: expand(MT_MEETING, source=wildcards.source, meeting=MT_MEETINGS[wildcards.source]),
+        clips=lambda wildcards: expand(MT_CLIPS, source=wildcards.source, meeting=MT_MEETINGS[wildcards.source])
         if wildcards.source in MT_MEDIA_SOURCES else [],
         code=stage_code("meetingtom_{source}_instances"),
     output:
-        instances=directory("data/processed/meetingtom/{source}"),
+        instances=directory(MT_SOURCE_DATA),
     params:
         triggers=stage_params("meetingtom_{source}_instances", "meetingtom_instances"),
-        clips_dir=lambda wildcards: f"--clips-dir data/processed/meetingtom/clips/{wildcards.source}"
+        clips_dir=lambda wildcards: f"--clips-dir {MT_CLIPS_DIR.format(source=wildcards.source)}"
         if wildcards.source in MT_MEDIA_SOURCES else "",
     log:
         "logs/data/meetingtom_{source}_instances.log",
@@ -302,10 +314,11 @@ for _s in MT_SIMULATED:
         f"meetingtom_{_s}_annotators",
         benchmark="meetingtom",
         rules=["meetingtom_simulated_annotators"],
-        targets=[f"data/raw/meetingtom/{_s}/annotations/{MT_SIM_FILES[0]}"],
-        deps=[f"data/processed/meetingtom/{_s}"],
+        wildcards={"source": _s},
+        targets=[f"{MT_ANNOTATIONS}/{MT_SIM_FILES[0]}"],
+        deps=[MT_SOURCE_DATA],
         params=["seed", "meetingtom.annotation.simulated", "meetingtom.annotation.agreement_items"],
-        outs=[f"data/raw/meetingtom/{_s}/annotations"],
+        outs=[MT_ANNOTATIONS],
         comment="The annotation round-trip (B.3): the simulated annotators (a test double) fill the sheet\n"
         "the instances stage exported; each source's import gives its gold, discarded items and kappa.",
     )
@@ -314,10 +327,10 @@ for _s in MT_SIMULATED:
 rule meetingtom_simulated_annotators:
     priority: MT_PRIORITY
     input:
-        instances="data/processed/meetingtom/{source}",
+        instances=MT_SOURCE_DATA,
         code=stage_code("meetingtom_{source}_annotators"),
     output:
-        sheets=expand("data/raw/meetingtom/{{source}}/annotations/{f}", f=MT_SIM_FILES),
+        sheets=[f"{MT_ANNOTATIONS}/{f}" for f in MT_SIM_FILES],
     params:
         triggers=stage_params("meetingtom_{source}_annotators", "meetingtom_simulated_annotators"),
     log:
@@ -340,22 +353,22 @@ for _s in MT_SOURCES:
         f"meetingtom_{_s}_gold",
         benchmark="meetingtom",
         rules=["meetingtom_gold"],
-        targets=[f"data/processed/meetingtom/gold/{_s}"],
-        deps=[f"data/processed/meetingtom/{_s}"]
-        + ([f"data/raw/meetingtom/{_s}/annotations"] if _s in MT_SIMULATED else list(MT_SHEETS[_s])),
-        params=[f"meetingtom.annotation.{_s}"],
-        outs=[f"data/processed/meetingtom/gold/{_s}"],
+        wildcards={"source": _s},
+        targets=[MT_GOLD],
+        deps=[MT_SOURCE_DATA] + ([MT_ANNOTATIONS] if _s in MT_SIMULATED else list(MT_SHEETS[_s])),
+        params=["meetingtom.annotation.{source}"],
+        outs=[MT_GOLD],
     )
 
 
 rule meetingtom_gold:
     priority: MT_PRIORITY
     input:
-        instances="data/processed/meetingtom/{source}",
+        instances=MT_SOURCE_DATA,
         sheets=lambda wildcards: list(MT_SHEETS[wildcards.source]),
         code=stage_code("meetingtom_{source}_gold"),
     output:
-        gold=directory("data/processed/meetingtom/gold/{source}"),
+        gold=directory(MT_GOLD),
     params:
         triggers=stage_params("meetingtom_{source}_gold", "meetingtom_gold"),
         io=lambda wildcards, input: (
@@ -377,10 +390,10 @@ stage(
     "meetingtom_demo_human",
     benchmark="meetingtom",
     rules=["meetingtom_demo_human"],
-    targets=["data/raw/meetingtom/demo/human.jsonl"],
-    deps=["data/processed/meetingtom/test.jsonl"],
+    targets=[MT_HUMAN],
+    deps=[MT_SPLITS["test"]],
     params=["seed", "meetingtom.annotation.simulated.human_accuracy"],
-    outs=["data/raw/meetingtom/demo/human.jsonl"],
+    outs=[MT_HUMAN],
     comment="The demo's human row: a simulated human evaluation (a test double) of the demo's test instances.",
 )
 
@@ -388,10 +401,10 @@ stage(
 rule meetingtom_demo_human:
     priority: MT_PRIORITY
     input:
-        test="data/processed/meetingtom/test.jsonl",
+        test=MT_SPLITS["test"],
         code=stage_code("meetingtom_demo_human"),
     output:
-        answers="data/raw/meetingtom/demo/human.jsonl",
+        answers=MT_HUMAN,
     params:
         triggers=stage_params("meetingtom_demo_human", "meetingtom_demo_human"),
     log:
@@ -408,21 +421,21 @@ stage(
     "meetingtom_consolidate",
     benchmark="meetingtom",
     rules=["meetingtom_consolidate"],
-    targets=["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"],
-    deps=[f"data/processed/meetingtom/{s}" for s in MT_SOURCES] + [f"data/processed/meetingtom/gold/{s}" for s in MT_SOURCES],
-    outs=["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl", "data/processed/meetingtom/tasks"],
+    targets=list(MT_SPLITS.values()),
+    deps=expand(MT_SOURCE_DATA, source=MT_SOURCES) + expand(MT_GOLD, source=MT_SOURCES),
+    outs=[*MT_SPLITS.values(), "data/processed/meetingtom/tasks"],
 )
 
 
 rule meetingtom_consolidate:
     priority: MT_PRIORITY
     input:
-        sources=expand("data/processed/meetingtom/{source}", source=MT_SOURCES),
-        gold=expand("data/processed/meetingtom/gold/{source}", source=MT_SOURCES),
+        sources=expand(MT_SOURCE_DATA, source=MT_SOURCES),
+        gold=expand(MT_GOLD, source=MT_SOURCES),
         code=stage_code("meetingtom_consolidate"),
     output:
-        test="data/processed/meetingtom/test.jsonl",
-        dev="data/processed/meetingtom/dev.jsonl",
+        test=MT_SPLITS["test"],
+        dev=MT_SPLITS["dev"],
         tasks=expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS),
     params:
         io=lambda wildcards, input: " ".join(f"--source-dir {d} --gold-dir {g}" for d, g in zip(input.sources, input.gold)),
@@ -436,25 +449,24 @@ rule meetingtom_consolidate:
 
 BENCH["meetingtom"] = {
     "priority": MT_PRIORITY,
-    "instances": "data/processed/meetingtom/test.jsonl",
-    "dev": "data/processed/meetingtom/dev.jsonl",
+    "instances": MT_SPLITS["test"],
+    "dev": MT_SPLITS["dev"],
     "tables": _mt_table_files() + _mt_stability_files(),  # and the stability table (params meetingtom.robustness)
     "outputs": {
         "demo": MT_DEMO_MIRROR,
-        "releases": expand("data/raw/meetingtom/{source}/release", source=MT_SOURCES),
-        "media": [f"data/raw/meetingtom/{s}/amicorpus/{m}/fetched.json" for s in MT_MEDIA_SOURCES for m in MT_MEETINGS[s]],
-        "meetings": [f"data/interim/meetingtom/{s}/{m}" for s in MT_SOURCES for m in MT_MEETINGS[s]],
-        "clips": [f"data/processed/meetingtom/clips/{s}/{m}" for s in MT_MEDIA_SOURCES for m in MT_MEETINGS[s]],
-        "sources": expand("data/processed/meetingtom/{source}", source=MT_SOURCES),
-        "annotators": [f"data/raw/meetingtom/{s}/annotations/{f}" for s in MT_SIMULATED for f in MT_SIM_FILES],
-        "gold": expand("data/processed/meetingtom/gold/{source}", source=MT_SOURCES),
-        "human": "data/raw/meetingtom/demo/human.jsonl",
-        "consolidated": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"]
-        + expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS),
+        "releases": expand(MT_RELEASE, source=MT_SOURCES),
+        "media": [MT_FETCHED.format(source=s, meeting=m) for s in MT_MEDIA_SOURCES for m in MT_MEETINGS[s]],
+        "meetings": [MT_MEETING.format(source=s, meeting=m) for s in MT_SOURCES for m in MT_MEETINGS[s]],
+        "clips": [MT_CLIPS.format(source=s, meeting=m) for s in MT_MEDIA_SOURCES for m in MT_MEETINGS[s]],
+        "sources": expand(MT_SOURCE_DATA, source=MT_SOURCES),
+        "annotators": [f"{MT_ANNOTATIONS.format(source=s)}/{f}" for s in MT_SIMULATED for f in MT_SIM_FILES],
+        "gold": expand(MT_GOLD, source=MT_SOURCES),
+        "human": MT_HUMAN,
+        "consolidated": [*MT_SPLITS.values(), *expand("data/processed/meetingtom/tasks/{task}.jsonl", task=MT_TASKS)],
     },
-    # what its shared DVC stages read (rules/infer.smk, tables.smk)
+    # what its shared stages read (rules/infer.smk, tables.smk): as MoCA's (rules/moca.smk)
     "dvc": {
-        "data": ["data/processed/meetingtom/test.jsonl", "data/processed/meetingtom/dev.jsonl"],
+        "data": [*MT_SPLITS.values()],
         "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers", "meetingtom.subset",
                          "meetingtom.robustness"],
         "tables_params": [
@@ -465,6 +477,7 @@ BENCH["meetingtom"] = {
             "meetingtom.robustness",
             "meetingtom.tables",
             "meetingtom.ami.mirror",
+            "meetingtom.subset",  # a subset run's tables say so under each table
         ],
     },
 }

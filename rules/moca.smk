@@ -6,6 +6,13 @@ MOCA_SCENARIOS = ["affection", "intent", "stance"]
 from socialbench.moca.results.tables import output_files as moca_table_files  # every file the tables stage writes
 from socialbench.moca.results.stability import output_files as moca_stability_files  # and its stability table
 FRAME_CACHE = "data/interim/frames"
+# What the rules read and write, written once for the rules and their stages (wildcard {split})
+MOCA_DEMO = "data/raw/moca_demo"
+MOCA_RAW = f"{MOCA_DEMO}/{{split}}.jsonl"
+MOCA_INTERIM = "data/interim/moca/{split}.jsonl"
+MOCA_PROCESSED = "data/processed/moca/{split}.jsonl"
+MOCA_PREPARE_REPORT = "results/reports/moca_prepare_{split}.jsonl"
+MOCA_MEDIA_REPORTS = ["results/reports/media.jsonl", "results/reports/media.md"]
 
 
 # Under a cluster executor (profiles/slurm) the light jobs run in Snakemake's own process.
@@ -19,9 +26,9 @@ stage(
     "moca_demo_data",
     benchmark="moca",
     rules=["moca_demo_data"],
-    targets=["data/raw/moca_demo/test.jsonl", "data/raw/moca_demo/dev.jsonl"],
+    targets=expand(MOCA_RAW, split=MOCA_SPLITS),
     params=["seed", "moca.demo"],
-    outs=["data/raw/moca_demo"],
+    outs=[MOCA_DEMO],
 )
 
 
@@ -29,10 +36,10 @@ rule moca_demo_data:
     input:
         code=stage_code("moca_demo_data"),
     output:
-        test="data/raw/moca_demo/test.jsonl",
-        dev="data/raw/moca_demo/dev.jsonl",
-        human="data/raw/moca_demo/human.jsonl",  # a simulated annotator (the demo's human row)
-        media=directory("data/raw/moca_demo/media"),
+        test=MOCA_RAW.format(split="test"),
+        dev=MOCA_RAW.format(split="dev"),
+        human=f"{MOCA_DEMO}/human.jsonl",  # a simulated annotator (the demo's human row)
+        media=directory(f"{MOCA_DEMO}/media"),
     params:
         triggers=stage_params("moca_demo_data", "moca_demo_data"),
     log:
@@ -48,20 +55,20 @@ stage(
     "moca_prepare",
     benchmark="moca",
     rules=["moca_prepare"],
-    targets=["data/interim/moca/test.jsonl", "data/interim/moca/dev.jsonl"],
-    deps=["data/raw/moca_demo"],
-    outs=["data/interim/moca", "results/reports/moca_prepare_test.jsonl", "results/reports/moca_prepare_dev.jsonl"],
+    targets=expand(MOCA_INTERIM, split=MOCA_SPLITS),
+    deps=[MOCA_DEMO],
+    outs=["data/interim/moca", *expand(MOCA_PREPARE_REPORT, split=MOCA_SPLITS)],
 )
 
 
 rule moca_prepare:
     input:
-        raw="data/raw/moca_demo/{split}.jsonl",
-        media="data/raw/moca_demo/media",
+        raw=MOCA_RAW,
+        media=f"{MOCA_DEMO}/media",
         code=stage_code("moca_prepare"),
     output:
-        instances="data/interim/moca/{split}.jsonl",  # the media stage (below) adds frames
-        report=report("results/reports/moca_prepare_{split}.jsonl", caption="../report/dropped.rst",
+        instances=MOCA_INTERIM,  # the media stage (below) adds frames
+        report=report(MOCA_PREPARE_REPORT, caption="../report/dropped.rst",
                       category="reports", subcategory="dropped records", labels={"report": "MoCA prepare {split}"}),
     log:
         "logs/prepare/moca_{split}.log",
@@ -87,13 +94,12 @@ stage(
     "moca_frames",
     benchmark="moca",
     rules=["moca_frames"],
-    targets=["data/processed/moca/test.jsonl", "data/processed/moca/dev.jsonl", f"{FRAME_CACHE}/index.json"],
-    deps=["data/interim/moca", "data/raw/moca_demo/media"],
+    targets=[*expand(MOCA_PROCESSED, split=MOCA_SPLITS), f"{FRAME_CACHE}/index.json"],
+    deps=["data/interim/moca", f"{MOCA_DEMO}/media"],
     params=["media.on_error", "moca.frames", "media.frame_max_side", "media.image_format"],
     outs=[
         "data/processed/moca",
-        "results/reports/media.jsonl",
-        "results/reports/media.md",
+        *MOCA_MEDIA_REPORTS,
         # The content-addressed frame cache: versioned with the processed instances that name its
         # files, and kept (persist) when the stage reruns, so unchanged clips are not decoded again;
         # the stage prunes it to the entries the processed instances name.
@@ -104,14 +110,14 @@ stage(
 
 rule moca_frames:
     input:
-        instances=expand("data/interim/moca/{split}.jsonl", split=MOCA_SPLITS),
-        media="data/raw/moca_demo/media",
+        instances=expand(MOCA_INTERIM, split=MOCA_SPLITS),
+        media=f"{MOCA_DEMO}/media",
         code=stage_code("moca_frames"),
     output:
-        instances=expand("data/processed/moca/{split}.jsonl", split=MOCA_SPLITS),
-        report=report("results/reports/media.jsonl", caption="../report/media.rst", category="reports",
+        instances=expand(MOCA_PROCESSED, split=MOCA_SPLITS),
+        report=report(MOCA_MEDIA_REPORTS[0], caption="../report/media.rst", category="reports",
                       subcategory="media", labels={"report": "bad media (records)"}),
-        report_md=report("results/reports/media.md", caption="../report/media.rst", category="reports",
+        report_md=report(MOCA_MEDIA_REPORTS[1], caption="../report/media.rst", category="reports",
                          subcategory="media", labels={"report": "bad media (summary)"}),
         index=f"{FRAME_CACHE}/index.json",  # the frame cache's entries; the folder itself persists
     params:
@@ -149,23 +155,24 @@ _moca_corpus_files = lambda runs: sorted(  # noqa: E731
 
 
 BENCH["moca"] = {
-    "instances": "data/processed/moca/test.jsonl",
-    "dev": "data/processed/moca/dev.jsonl",
+    "instances": MOCA_PROCESSED.format(split="test"),
+    "dev": MOCA_PROCESSED.format(split="dev"),
     # more files a model's inference job reads, given its runs (the retriever's corpus)
     "infer_inputs": _moca_corpus_files,
     # tables, intervals, tests, figures/, and the stability table (params moca.robustness)
     "tables": moca_table_files(MOCA_SCENARIOS) + moca_stability_files(),
     "outputs": {
-        "raw": expand("data/raw/moca_demo/{split}.jsonl", split=MOCA_SPLITS) + ["data/raw/moca_demo/human.jsonl"],
-        "raw_media": "data/raw/moca_demo/media",
-        "interim": expand("data/interim/moca/{split}.jsonl", split=MOCA_SPLITS),
-        "prepare_reports": expand("results/reports/moca_prepare_{split}.jsonl", split=MOCA_SPLITS),
-        "processed": expand("data/processed/moca/{split}.jsonl", split=MOCA_SPLITS),
-        "media_reports": ["results/reports/media.jsonl", "results/reports/media.md"],
+        "raw": [*expand(MOCA_RAW, split=MOCA_SPLITS), f"{MOCA_DEMO}/human.jsonl"],
+        "raw_media": f"{MOCA_DEMO}/media",
+        "interim": expand(MOCA_INTERIM, split=MOCA_SPLITS),
+        "prepare_reports": expand(MOCA_PREPARE_REPORT, split=MOCA_SPLITS),
+        "processed": expand(MOCA_PROCESSED, split=MOCA_SPLITS),
+        "media_reports": MOCA_MEDIA_REPORTS,
         "frames_index": f"{FRAME_CACHE}/index.json",
     },
-    # what its shared DVC stages read (rules/infer.smk, tables.smk): inference's data, the params keys
-    # of inference (besides seed and the model's entry) and of the tables
+    # what its shared stages read (rules/infer.smk, tables.smk): inference's data, the params keys
+    # of inference (besides seed and the model's entry; each model's stage narrows them to what its
+    # runs' settings read: infer_params in common.smk) and of the tables
     "dvc": {
         "data": ["data/processed/moca"],
         "infer_deps": _moca_corpus,

@@ -17,6 +17,13 @@ MOCA_SOURCES = list(_MOCA.get("sources") or {})
 MOCA_POOLS = dict(_MOCA.get("pools") or {})
 MOCA_SOURCES_RAW = "data/raw/moca_sources"
 MOCA_SOURCES_INTERIM = "data/interim/moca_sources"
+# What the rules read and write, written once for the rules and their stages (wildcards {source}, {pool})
+MOCA_SOURCE_DIR = f"{MOCA_SOURCES_RAW}/{{source}}"
+MOCA_SOURCE_MANIFEST = f"{MOCA_SOURCE_DIR}/.manifest.json"
+MOCA_CANDIDATES = f"{MOCA_SOURCES_INTERIM}/candidates/{{source}}.jsonl"
+MOCA_POOL = f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}"
+MOCA_POOL_REPORTS = "results/reports/moca_sources/{pool}"
+MOCA_POOL_METRICS = "results/metrics/moca_sources/{pool}"
 
 for _pool, _members in MOCA_POOLS.items():
     _absent = [s for s in _members if s not in MOCA_SOURCES]
@@ -35,9 +42,9 @@ stage(
     benchmark="moca",
     rules=["moca_source_acquire"],
     matrix={"source": "${moca.sources}"},
-    targets=[f"{MOCA_SOURCES_RAW}/${{item.source}}/.manifest.json"],
-    params=["moca.sources.${item.source}"],
-    outs=[{f"{MOCA_SOURCES_RAW}/${{item.source}}": {"persist": True}}],
+    targets=[MOCA_SOURCE_MANIFEST],
+    params=["moca.sources.{source}"],
+    outs=[{MOCA_SOURCE_DIR: {"persist": True}}],
 )
 
 
@@ -47,10 +54,10 @@ rule moca_source_acquire:
     input:
         code=stage_code("moca_source_acquire"),
     output:
-        manifest=f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json",
+        manifest=MOCA_SOURCE_MANIFEST,
     params:
         triggers=stage_params("moca_source_acquire", "moca_source_acquire"),
-        root=lambda wildcards: f"{MOCA_SOURCES_RAW}/{wildcards.source}",
+        root=lambda wildcards: MOCA_SOURCE_DIR.format(source=wildcards.source),
     log:
         "logs/moca_sources/acquire_{source}.log",
     conda:
@@ -63,10 +70,10 @@ stage(
     benchmark="moca",
     rules=["moca_source_candidates"],
     matrix={"source": "${moca.sources}"},
-    targets=[f"{MOCA_SOURCES_INTERIM}/candidates/${{item.source}}.jsonl"],
-    deps=[f"{MOCA_SOURCES_RAW}/${{item.source}}"],
-    params=["moca.sources.${item.source}"],
-    outs=[f"{MOCA_SOURCES_INTERIM}/candidates/${{item.source}}.jsonl"],
+    targets=[MOCA_CANDIDATES],
+    deps=[MOCA_SOURCE_DIR],
+    params=["moca.sources.{source}"],
+    outs=[MOCA_CANDIDATES],
 )
 
 
@@ -74,13 +81,13 @@ rule moca_source_candidates:
     wildcard_constraints:
         source="|".join(MOCA_SOURCES) or "(?!)",  # no sources: no job
     input:
-        manifest=f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json",
+        manifest=MOCA_SOURCE_MANIFEST,
         code=stage_code("moca_source_candidates"),
     output:
-        candidates=f"{MOCA_SOURCES_INTERIM}/candidates/{{source}}.jsonl",
+        candidates=MOCA_CANDIDATES,
     params:
         triggers=stage_params("moca_source_candidates", "moca_source_candidates"),
-        root=lambda wildcards: f"{MOCA_SOURCES_RAW}/{wildcards.source}",
+        root=lambda wildcards: MOCA_SOURCE_DIR.format(source=wildcards.source),
     log:
         "logs/moca_sources/candidates_{source}.log",
     resources:
@@ -96,13 +103,12 @@ stage(
     "moca_preprocess",
     benchmark="moca",
     rules=["moca_preprocess"],
-    foreach="${moca.pools}",
-    targets=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/preprocessed.jsonl"],
+    foreach={"pool": "${moca.pools}"},
+    targets=[f"{MOCA_POOL}/preprocessed.jsonl"],
     deps=[f"{MOCA_SOURCES_INTERIM}/candidates"],
-    params=["moca.pools.${key}", "moca.preprocess"],
-    outs=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/preprocessed.jsonl"]
-    + [f"results/reports/moca_sources/${{key}}/preprocess.{ext}" for ext in ("jsonl", "md", "csv")],
-    metrics=[{"results/metrics/moca_sources/${key}_preprocess.json": {"cache": False}}],
+    params=["moca.pools.{pool}", "moca.preprocess"],
+    outs=[f"{MOCA_POOL}/preprocessed.jsonl"] + [f"{MOCA_POOL_REPORTS}/preprocess.{ext}" for ext in ("jsonl", "md", "csv")],
+    metrics=[{f"{MOCA_POOL_METRICS}_preprocess.json": {"cache": False}}],
 )
 
 
@@ -111,14 +117,14 @@ rule moca_preprocess:
         pool="|".join(MOCA_POOLS) or "(?!)",  # no pools: no job
     input:
         # in the pool's order (of duplicate candidates, the first is kept)
-        candidates=lambda wildcards: [f"{MOCA_SOURCES_INTERIM}/candidates/{s}.jsonl" for s in MOCA_POOLS[wildcards.pool]],
+        candidates=lambda wildcards: [MOCA_CANDIDATES.format(source=s) for s in MOCA_POOLS[wildcards.pool]],
         code=stage_code("moca_preprocess"),
     output:
-        pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/preprocessed.jsonl",
-        report="results/reports/moca_sources/{pool}/preprocess.jsonl",
-        counts_md="results/reports/moca_sources/{pool}/preprocess.md",
-        counts_csv="results/reports/moca_sources/{pool}/preprocess.csv",
-        counts_json="results/metrics/moca_sources/{pool}_preprocess.json",
+        pool=f"{MOCA_POOL}/preprocessed.jsonl",
+        report=f"{MOCA_POOL_REPORTS}/preprocess.jsonl",
+        counts_md=f"{MOCA_POOL_REPORTS}/preprocess.md",
+        counts_csv=f"{MOCA_POOL_REPORTS}/preprocess.csv",
+        counts_json=f"{MOCA_POOL_METRICS}_preprocess.json",
     params:
         triggers=stage_params("moca_preprocess", "moca_preprocess"),
         inputs=lambda wildcards, input: " ".join(f"--input {f}" for f in input.candidates),
@@ -137,13 +143,12 @@ stage(
     "moca_unimodal",
     benchmark="moca",
     rules=["moca_unimodal"],
-    foreach="${moca.pools}",
-    targets=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/filtered.jsonl"],
-    deps=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/preprocessed.jsonl"],
+    foreach={"pool": "${moca.pools}"},
+    targets=[f"{MOCA_POOL}/filtered.jsonl"],
+    deps=[f"{MOCA_POOL}/preprocessed.jsonl"],
     params=["moca.unimodal"],
-    outs=[f"{MOCA_SOURCES_INTERIM}/pools/${{key}}/filtered.jsonl"]
-    + [f"results/reports/moca_sources/${{key}}/unimodal.{ext}" for ext in ("jsonl", "md", "csv")],
-    metrics=[{"results/metrics/moca_sources/${key}_unimodal.json": {"cache": False}}],
+    outs=[f"{MOCA_POOL}/filtered.jsonl"] + [f"{MOCA_POOL_REPORTS}/unimodal.{ext}" for ext in ("jsonl", "md", "csv")],
+    metrics=[{f"{MOCA_POOL_METRICS}_unimodal.json": {"cache": False}}],
 )
 
 
@@ -151,14 +156,14 @@ rule moca_unimodal:
     wildcard_constraints:
         pool="|".join(MOCA_POOLS) or "(?!)",  # no pools: no job
     input:
-        pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/preprocessed.jsonl",
+        pool=f"{MOCA_POOL}/preprocessed.jsonl",
         code=stage_code("moca_unimodal"),
     output:
-        pool=f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/filtered.jsonl",
-        report="results/reports/moca_sources/{pool}/unimodal.jsonl",
-        counts_md="results/reports/moca_sources/{pool}/unimodal.md",
-        counts_csv="results/reports/moca_sources/{pool}/unimodal.csv",
-        counts_json="results/metrics/moca_sources/{pool}_unimodal.json",
+        pool=f"{MOCA_POOL}/filtered.jsonl",
+        report=f"{MOCA_POOL_REPORTS}/unimodal.jsonl",
+        counts_md=f"{MOCA_POOL_REPORTS}/unimodal.md",
+        counts_csv=f"{MOCA_POOL_REPORTS}/unimodal.csv",
+        counts_json=f"{MOCA_POOL_METRICS}_unimodal.json",
     params:
         triggers=stage_params("moca_unimodal", "moca_unimodal"),
     log:
@@ -176,10 +181,9 @@ rule moca_unimodal:
 if (MOCA_SOURCES or MOCA_POOLS) and "moca" in BENCH:
     # rule all (and the closing dvc commit) collect these with MoCA's other outputs
     BENCH["moca"]["outputs"]["moca_sources"] = [
-        *expand(f"{MOCA_SOURCES_RAW}/{{source}}/.manifest.json", source=MOCA_SOURCES),
-        *expand(f"{MOCA_SOURCES_INTERIM}/candidates/{{source}}.jsonl", source=MOCA_SOURCES),
-        *expand(f"{MOCA_SOURCES_INTERIM}/pools/{{pool}}/{{name}}.jsonl", pool=MOCA_POOLS, name=["preprocessed", "filtered"]),
-        *expand("results/reports/moca_sources/{pool}/{step}.{ext}", pool=MOCA_POOLS, step=["preprocess", "unimodal"],
-                ext=["jsonl", "md", "csv"]),
-        *expand("results/metrics/moca_sources/{pool}_{step}.json", pool=MOCA_POOLS, step=["preprocess", "unimodal"]),
+        *expand(MOCA_SOURCE_MANIFEST, source=MOCA_SOURCES),
+        *expand(MOCA_CANDIDATES, source=MOCA_SOURCES),
+        *expand(f"{MOCA_POOL}/{{name}}.jsonl", pool=MOCA_POOLS, name=["preprocessed", "filtered"]),
+        *expand(f"{MOCA_POOL_REPORTS}/{{step}}.{{ext}}", pool=MOCA_POOLS, step=["preprocess", "unimodal"], ext=["jsonl", "md", "csv"]),
+        *expand(f"{MOCA_POOL_METRICS}_{{step}}.json", pool=MOCA_POOLS, step=["preprocess", "unimodal"]),
     ]

@@ -8,6 +8,7 @@ for _b in BENCHMARKS:
         benchmark=_b,
         rules=[f"{_b}_score"],
         deps=[*BENCH[_b]["dvc"]["data"][:1], layout.kind_dir("predictions", _b)],
+        params=[f"{_b}.subset"],  # a subset run's scores cover its sample
         outs=[layout.kind_dir("scores", _b)],
     )
 
@@ -21,9 +22,9 @@ for _b in BENCHMARKS:
         output:
             scores=directory(generic_outputs(_b)["scores"]),
         params:
+            triggers=stage_params(f"{_b}_score"),
             benchmark=_b,
             runs=run_args(_b),
-            subset=config[_b].get("subset"),  # a subset run's scores cover its sample (--params)
         priority:
             bench_priority(_b)
         log:

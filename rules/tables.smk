@@ -49,16 +49,9 @@ for _b in BENCHMARKS:
                             subcategory="headline metrics", labels={"benchmark": _b, "file": "headline metrics"}),
             run_metrics=directory(generic_outputs(_b)["run_metrics"]),  # written by `tables` beside the headline
         params:
+            triggers=stage_params(f"{_b}_tables"),
             benchmark=_b,
             out_dir=lambda wildcards, output: os.path.dirname(output.tables[0]),  # they all go in one folder
-            categories={m: e["category"] for m, e in config["models"].items()},
-            excluded=layout.exclusions(config, _b, methods(_b)),  # listed once per benchmark
-            # what the tables compare (MoCA: moca.tables) and the seed of their bootstrap
-            settings=(config.get(_b) or {}).get("tables"),
-            ablations=(config.get(_b) or {}).get("ablations"),  # their labels and tables (MeetingToM)
-            robustness=(config.get(_b) or {}).get("robustness"),  # the stability table's orders and runs
-            seed=config["seed"],
-            subset=config[_b].get("subset"),  # a subset run's tables say so under each table
             score_files=" ".join(result_files("scores", _b)),
         priority:
             bench_priority(_b)

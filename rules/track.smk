@@ -28,6 +28,7 @@ for _b in BENCHMARKS:
         output:
             summary=f"results/mlflow/{_b}.json",
         params:
+            triggers=stage_params(f"{_b}_track"),
             benchmark=_b,
             score_files=" ".join(result_files("scores", _b)),
         priority:

@@ -19,6 +19,7 @@ for _b in BENCHMARKS:
         output:
             pages=directory(generic_outputs(_b)["viewer"]),  # per run a page and its shards; media/ shared
         params:
+            triggers=stage_params(f"{_b}_viewer"),  # its declaration names no params key
             benchmark=_b,
             runs=run_args(_b),
         priority:

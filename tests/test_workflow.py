@@ -216,6 +216,25 @@ def test_every_rules_code_input_is_computed_from_its_stage_declaration():
     assert not [name for name, t in text.items() if re.search(r"[\"']src/socialbench/", t)]
 
 
+def test_no_rule_picks_its_rerun_triggers_by_hand():
+    """A rule's params triggers are its stage declaration's keys (`triggers=stage_params(...)`), the
+    same keys its DVC stage lists: no `params:` block reads the config (or a run's settings) itself,
+    so the two tools cannot rerun different stages for a params edit (tests/test_stage_params.py)."""
+    import re
+
+    blocks = {
+        smk.name: re.findall(r"^([ \t]*)params:[ \t]*\n((?:\1[ \t]+\S[^\n]*\n)+)", smk.read_text("utf-8"), re.M)
+        for smk in sorted((REPO / "rules").glob("*.smk"))
+    }
+    triggers = {name: [b for _, b in found if "triggers=" in b] for name, found in blocks.items()}
+    for shared in ("infer.smk", "score.smk", "tables.smk", "track.smk", "viewer.smk"):
+        assert [b for b in triggers[shared] if "triggers=stage_params(" in b], shared
+    assert not [
+        (name, b) for name, found in blocks.items() for _, b in found if re.search(r"\bconfig\b|method_settings\(", b)
+    ]
+    assert not [(name, b) for name, bs in triggers.items() for b in bs if "triggers=stage_params(" not in b]
+
+
 def dry_run_commands(*targets: str) -> list[str]:
     """The shell commands `snakemake -n -p` would run for the targets (none: rule all)."""
     proc = snakemake("-n", "-p", "--cores", "2", *targets)

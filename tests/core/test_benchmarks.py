@@ -232,3 +232,41 @@ def test_the_stages_before_inference_are_declared_hooks_that_refuse_by_default(t
     assert type(bench).demo is not Benchmark.demo and type(bench).prepare is Benchmark.prepare
     with pytest.raises(SocialbenchError, match="benchmark 'toybench' has no prepare stage"):
         bench.prepare(tmp_path / "raw.jsonl", "drop")
+
+
+# ---- the params keys a run's settings read (Benchmark.settings_keys): an inference stage's params --
+def _only(section: dict, keys: list[str]) -> dict:
+    """The section with only ``keys`` (dotted) kept, each whole."""
+    kept: dict = {}
+    for key in keys:
+        *parents, last = key.split(".")
+        src, dst = section, kept
+        for part in parents:
+            if part not in src:
+                break
+            src, dst = src[part], dst.setdefault(part, {})
+        else:
+            if last in src:
+                dst[last] = src[last]
+    return kept
+
+
+@pytest.mark.parametrize("benchmark", ["moca", "meetingtom"])
+def test_a_runs_settings_come_from_the_keys_its_benchmark_says_they_read_and_no_other(benchmark, repo_root):
+    # what rules/infer.smk declares for each model (its runs' keys): both tools' rerun triggers
+    from socialbench.core.config import load_params
+    from socialbench.results.layout import runs
+
+    params = load_params(repo_root / "params.yaml")
+    bench, section = get_benchmark(benchmark), params[benchmark]
+    for run in sorted({r for _, r in runs(params, benchmark, params[benchmark]["methods"])}):
+        keys = bench.settings_keys(section, run)
+        assert bench.method_settings(_only(section, keys), run) == bench.method_settings(section, run), run
+
+
+def test_a_variant_order_run_reads_its_methods_options_its_ablation_and_the_robustness_entry():
+    assert ToyBenchmark().settings_keys({}, "chain__lenient__order2") == [
+        "method_options.chain",
+        "ablations.lenient",
+        "robustness",
+    ]

@@ -394,3 +394,10 @@ def test_the_request_fills_every_placeholder_check_params_renders_with():
     system, user = (" ".join(f"${p}" for p in sorted(TEMPLATE_PLACEHOLDERS[f])) for f in ("system.txt", "user.txt"))
     req = build_request(make(), (system, user, None), SPEC, {}, "no_prompt")
     assert "$" not in req.messages[0].text() + req.messages[1].text()
+
+
+def test_a_run_removing_markers_reads_the_marker_list_and_no_other_run_does():
+    bench = get_benchmark("meetingtom")
+    section = {"ablations": {"no_markers": {"remove_markers": True}}, "discourse_markers": ["uh"]}
+    assert bench.settings_keys(section, "no_prompt__no_markers")[-1] == "discourse_markers"
+    assert "discourse_markers" not in bench.settings_keys(section, "no_prompt")

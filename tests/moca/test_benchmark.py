@@ -54,3 +54,15 @@ def test_dev_answers_give_the_mechanism_and_label_by_scenario_only():
         {"group": "intent", "answers": {"mechanism": dev[0]["mechanism"], "label": dev[0]["label"]}},
         {"group": "stance", "answers": {"mechanism": dev[1]["mechanism"], "label": dev[1]["label"]}},
     ]
+
+
+def test_every_moca_run_reads_the_answer_options_and_codar_the_retriever_too():
+    section = {"retrieval": {"retriever": "bm25"}, "answer": {}, "ablations": {"wo_step2": {"stages": ["observer"]}}}
+    bench = get_benchmark("moca")
+    assert bench.settings_keys(section, "direct") == ["method_options.direct", "answer"]
+    assert bench.settings_keys(section, "codar__wo_step2") == [
+        "method_options.codar",
+        "ablations.wo_step2",
+        "answer",
+        "retrieval",
+    ]

@@ -81,3 +81,36 @@ def test_the_written_yaml_reads_back_as_the_stages_and_keeps_the_plots():
     text = dvc_yaml.render("stages: {}\nplots:\n  - a.png\n", stages, {"s": "a comment"})
     assert yaml.safe_load(text) == {"stages": stages, "plots": ["a.png"]}
     assert "  # a comment\n  s:\n" in text
+
+
+def test_a_declarations_paths_and_keys_take_dvcs_syntax_in_dvc_yaml():
+    decl = {
+        "rules": ["r"],
+        "wildcards": {"source": "demo"},
+        "matrix": {"meeting": "${m.demo.meetings}"},
+        "targets": ["d/{source}/{meeting}/f.json"],
+        "params": ["m.{source}.views", "seed"],
+        "outs": [{"d/{source}/{meeting}": {"persist": True}}, "e/{meeting}"],
+    }
+    body = dvc_yaml.dvc_stage(decl, {"seed": 1}, [])
+    assert body["cmd"].endswith(" d/demo/${item.meeting}/f.json")
+    assert body["params"] == ["seed"]  # m.demo.views: not in params.yaml
+    assert dvc_yaml.dvc_template("m.{source}.views", decl) == "m.demo.views"
+    assert body["outs"] == [{"d/demo/${item.meeting}": {"persist": True}}, "e/${item.meeting}"]
+
+
+def test_a_foreach_wildcard_is_dvcs_key_and_the_list_it_loops_over_is_the_foreach():
+    decl = {"rules": ["r"], "foreach": {"pool": "${p.pools}"}, "params": ["p.pools.{pool}"], "outs": ["o/{pool}.jsonl"]}
+    stage = dvc_yaml.dvc_stage(decl, {}, [])
+    assert stage["foreach"] == "${p.pools}"
+    assert stage["do"]["params"] == ["p.pools.${key}"] and stage["do"]["outs"] == ["o/${key}.jsonl"]
+
+
+def test_a_wildcard_the_stage_neither_fixes_nor_loops_over_is_refused():
+    with pytest.raises(ValueError, match=r"\{meeting\} is no wildcard of the stage"):
+        dvc_yaml.dvc_template("d/{meeting}", {"wildcards": {"source": "demo"}})
+
+
+def test_a_job_fills_a_key_from_the_stages_wildcards_then_its_own():
+    decl = {"wildcards": {"source": "demo"}}
+    assert dvc_yaml.job_template("m.{source}.{meeting}", decl, {"meeting": "ES1"}) == "m.demo.ES1"

@@ -383,6 +383,13 @@ class Benchmark(abc.ABC):
             settings.update(entries.get(name) or {})  # an ablation's table and label too: methods ignore them
         return settings
 
+    def settings_keys(self, section: dict[str, Any], run: str) -> list[str]:
+        """The keys of the params section (dotted, relative to it) that :meth:`method_settings` reads
+        for ``run``: the params an inference stage declares for it (rules/infer.smk), so editing
+        one method's settings reruns, under Snakemake and DVC alike, only the models that run it. A
+        benchmark that adds benchmark-wide options to the settings adds their keys."""
+        return [kind if kind == "robustness" else f"{kind}.{name}" for kind, name in settings_sources(run)]
+
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
         """What run ``run`` needs of its model (:class:`Need`), from the params section: its method's
         :meth:`Method.needs` with the run's settings. A benchmark adds what its instances need (e.g.

@@ -67,6 +67,11 @@ class MeetingToMBenchmark(Benchmark):
             settings["markers"] = list(section.get("discourse_markers") or [])
         return settings
 
+    def settings_keys(self, section: dict[str, Any], run: str) -> list[str]:
+        """Core's, and the marker list where the run removes markers."""
+        markers = ["discourse_markers"] if "markers" in self.method_settings(section, run) else []
+        return [*super().settings_keys(section, run), *markers]
+
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
         """What a run needs of its model, from its settings (B.5): where its modality shows the video (its
         own, else a source's: ``demo.modality``, ``ami.modality``), the clip natively (``ingestion:

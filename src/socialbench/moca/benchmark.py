@@ -124,6 +124,11 @@ class MocaBenchmark(Benchmark):
             settings["reorder_lists"] = bool((section.get("robustness") or {}).get("reorder_lists", False))
         return settings
 
+    def settings_keys(self, section: dict[str, Any], run: str) -> list[str]:
+        """Core's, the answer options every run reads, and Step 2's retriever where the run retrieves."""
+        settings = self.method_settings(section, run)
+        return [*super().settings_keys(section, run), "answer", *(["retrieval"] if "retrieval" in settings else [])]
+
     #: What every MoCA run shows its model (MoCA 6.1): the images of image-text instances, the sampled
     #: frames of video-text ones (speech as a transcript, text: C.1). A model declared text-only
     #: (``modalities: []``) gets the text alone (beyond the paper; its rows are marked text-only).

@@ -326,13 +326,19 @@ def _dep_files(dep: str) -> tuple[str, ...]:
 #              None for a stage of no one benchmark (the results book)
 #   rules      the Snakemake rules it runs (its `desc`; their shell commands give its code deps)
 #   targets    what its `snakemake` command builds (default: the rules, by name)
-#   deps       the data it reads (paths; DVC templating such as ${item.meeting} allowed)
+#   deps       the data it reads (paths)
 #   params     the params.yaml keys it reads: a list, or {rule: [keys]} where its rules read different
 #              keys (each rule's rerun triggers are its own keys; the DVC stage lists them all)
 #   outs       what it writes (a path, or {path: {persist: true, ...}})
 #   metrics    metrics files or folders; runs: an infer stage's runs (their methods are code deps)
-#   matrix / foreach   DVC's templating over a params key; comment: lines written above the stage
+#   wildcards  {name: value}: the rules' wildcards this stage fixes (a stage per MeetingToM source)
+#   matrix / foreach   DVC's templating over a params key, keyed by the rules' wildcard it stands
+#              for: matrix={"meeting": "${meetingtom.demo.meetings}"}, foreach={"pool": "${moca.pools}"}
+#   comment    lines written above the stage
 #   dvc        False for a stage DVC does not version (its rules still get code inputs)
+# Paths and params keys are written once, in the rules' syntax ({source}, {meeting}): a rule's job
+# fills them from its wildcards, and dvc.yaml gets a fixed wildcard's value, ${item.<name>} for a
+# matrix wildcard and ${key} for a foreach one (``dvc_template``).
 
 HEADER = """\
 # GENERATED from the stage declarations in rules/*.smk by socialbench.stages.dvc_yaml (reading the
@@ -350,6 +356,43 @@ def infer_stage_name(benchmark: str, model: str) -> str:
 def rule_name(stage: str) -> str:
     """A Snakemake rule name for a DVC stage name (model names may hold '-' or '.')."""
     return "".join(c if c.isalnum() or c == "_" else "_" for c in stage)
+
+
+_WILDCARD = re.compile(r"(?<!\$)\{(\w+)\}")
+
+
+def dvc_template(text: str, decl: Mapping[str, Any]) -> str:
+    """A path or params key of a declaration (the rules' wildcard syntax, ``{meeting}``) as dvc.yaml
+    writes it: a wildcard the stage fixes (``wildcards``) by its value, a matrix one as
+    ``${item.<name>}``, a foreach one as ``${key}``."""
+    fixed, matrix, foreach = (decl.get(k) or {} for k in ("wildcards", "matrix", "foreach"))
+
+    def resolve(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in fixed:
+            return str(fixed[name])
+        if name in matrix:
+            return f"${{item.{name}}}"
+        if name in foreach:
+            return "${key}"
+        raise ValueError(
+            f"stage declaration: {text}: {{{name}}} is no wildcard of the stage (wildcards, matrix or foreach)"
+        )
+
+    return _WILDCARD.sub(resolve, text)
+
+
+def job_template(text: str, decl: Mapping[str, Any], wildcards: Mapping[str, str]) -> str:
+    """A path or params key of a declaration for one job: its wildcards from the stage, then the job."""
+    return text.format(**{**(decl.get("wildcards") or {}), **wildcards}) if "{" in text else text
+
+
+def _dvc_paths(items: Iterable[Any], decl: Mapping[str, Any]) -> list[Any]:
+    # a path, or {path: options} (an out kept between runs, a metric DVC does not cache)
+    return [
+        {dvc_template(k, decl): v for k, v in item.items()} if isinstance(item, Mapping) else dvc_template(item, decl)
+        for item in items
+    ]
 
 
 def params_keys(decl: Mapping[str, Any], rule: str | None = None) -> list[str]:
@@ -405,18 +448,20 @@ def stage_code_deps(decl: Mapping[str, Any], shells: Mapping[str, str]) -> list[
 
 def dvc_stage(decl: Mapping[str, Any], raw_params: Mapping[str, Any], code: list[str]) -> dict[str, Any]:
     """A declaration as a dvc.yaml stage: desc, cmd, deps (data, then code), params, outs, metrics."""
-    targets = decl.get("targets") or [rule_name(r) for r in decl["rules"]]
+    targets = _dvc_paths(decl.get("targets") or [], decl) or [rule_name(r) for r in decl["rules"]]
+    keys = [dvc_template(k, decl) for k in params_keys(decl)]
     body: dict[str, Any] = {
         "desc": "runs " + ", ".join(decl["rules"]),
         "cmd": "snakemake --quiet rules --cores 1 " + " ".join(targets),
-        "deps": [*(decl.get("deps") or []), *code],
-        "params": [k for k in params_keys(decl) if has_key(raw_params, k)],
-        "outs": list(decl.get("outs") or []),
-        "metrics": list(decl.get("metrics") or []),
+        "deps": [*_dvc_paths(decl.get("deps") or [], decl), *code],
+        "params": list(dict.fromkeys(k for k in keys if has_key(raw_params, k))),
+        "outs": _dvc_paths(decl.get("outs") or [], decl),
+        "metrics": _dvc_paths(decl.get("metrics") or [], decl),
     }
     body = {k: v for k, v in body.items() if v}
     if decl.get("foreach"):
-        return {"foreach": decl["foreach"], "do": body}
+        ((_, over),) = decl["foreach"].items()
+        return {"foreach": over, "do": body}
     if decl.get("matrix"):
         return {"matrix": decl["matrix"], **body}
     return body
