@@ -6,11 +6,13 @@
 # The Slurm test (tests/test_slurm.py: the demo on a one-node Slurm cluster, root and apt-get; about
 # 4 min here on the service tests' worker) is in it. The DVC-remote round trips (marked scaleout: push,
 # clone, pull over SSH and to a local path, about 9 min) are left out by default:
-# `bash scripts/test.sh -m scaleout` runs them (a later -m replaces the default one).
+# `bash scripts/test.sh -m scaleout` runs them (a later -m replaces the default one). So is the params
+# drift check (marked drift: each declared params key edited, snakemake -n against dvc repro --dry, about
+# 5 min): `bash scripts/test.sh -m drift`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
 ruff check .
 ruff format --check .
-exec python -m pytest -n auto --maxprocesses 4 --dist loadgroup --no-loadscope-reorder -m "not scaleout" "$@"
+exec python -m pytest -n auto --maxprocesses 4 --dist loadgroup --no-loadscope-reorder -m "not scaleout and not drift" "$@"

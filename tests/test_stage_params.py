@@ -212,6 +212,7 @@ def dvc_stages(work: Path, env: dict, graph: dict[str, set[str]]) -> set[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.drift
 def test_every_declared_params_key_reruns_the_same_stages_under_snakemake_and_dvc(demo_pipeline_copy):
     work, env, _ = demo_pipeline_copy
     params_file, dvc_file = work / "params.yaml", work / "dvc.yaml"
