@@ -319,7 +319,9 @@ def real_model_threads(model):
     core (a local server's generation uses them all). Two model jobs on the same cores oversubscribe
     torch's threads: on 2 cores, two at once were about 10x slower per token than one (docs/benchmarks.md)."""
     n = (REAL_CONFIG["models"][model].get("options") or {}).get("threads")
-    return min(n, workflow.cores) if isinstance(n, int) and n > 0 else workflow.cores
+    # not workflow.cores: a run without --cores (a cluster profile, --report) has none; Snakemake caps
+    # a job's threads at --cores itself
+    return n if isinstance(n, int) and n > 0 else os.cpu_count() or 1
 
 
 def real_model_files(model):

@@ -165,7 +165,7 @@ class Request:
     a request without ``choices`` asks for free text. ``prior_group`` names the group whose
     dev-split answers a prior uses. The whole task is part of the cache key.
 
-    ``shown`` is what the benchmark reads the answer against, as this request showed it (MoCA: ``slots``,
+    ``shown`` is what the benchmark reads the answer against, as this request showed it (e.g. ``slots``,
     the slot maps): built once with the request, never sent and not part of the cache key (the messages
     already show it).
     """
