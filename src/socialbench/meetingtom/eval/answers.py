@@ -40,41 +40,28 @@ def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Fina
     )
 
 
+#: The fields of an answer made without a call: nothing parsed, nothing sent.
+_NO_CALL_FIELDS = {
+    "raw": None,
+    "answer": None,
+    "value": None,
+    "note": None,
+    "reasoning": None,
+    "request_key": None,
+    "inputs": [],
+    "finish_reason": None,
+}
+
+
 def no_call_answer(instance: dict[str, Any], problem: str) -> Final:
     """The answer of an instance that cannot be shown to the model: no call, scored invalid."""
-    return Final(
-        fields={
-            "raw": None,
-            "answer": None,
-            "value": None,
-            "note": None,
-            "reasoning": None,
-            "request_key": None,
-            "inputs": [],
-            "finish_reason": None,
-            "media_error": problem,
-        },
-        error=f"media: {problem}",
-    )
+    return Final(fields={**_NO_CALL_FIELDS, "inputs": [], "media_error": problem}, error=f"media: {problem}")
 
 
 def not_evaluated_answer(instance: dict[str, Any], reason: str) -> Final:
     """An instance the setting does not evaluate (Task 1 with contextual priors): no call, and left out
     of scoring (``not_evaluated``), not scored invalid."""
-    return Final(
-        fields={
-            "raw": None,
-            "answer": None,
-            "value": None,
-            "note": None,
-            "reasoning": None,
-            "request_key": None,
-            "inputs": [],
-            "finish_reason": None,
-            "not_evaluated": reason,
-        },
-        error=None,
-    )
+    return Final(fields={**_NO_CALL_FIELDS, "inputs": [], "not_evaluated": reason}, error=None)
 
 
 def value_of_answer(instance: dict[str, Any], answer: Any) -> Any:
