@@ -7,10 +7,11 @@ import dataclasses
 
 import pytest
 
-from socialbench.core.backend import ModelSpec, create_backend
+from socialbench.backends.hf import PrefixStore, shared_chunks
+from socialbench.core.backend import Decoding, Message, ModelSpec, Request, create_backend
 from socialbench.core.errors import ConfigError
 from tests.helpers.moca_requests import moca_request, write_clip, write_png, write_wav
-from tests.helpers.tiny_vlm import TOKENS_PER_IMAGE, build_tiny_vlm
+from tests.helpers.tiny_vlm import TOKENS_PER_IMAGE, build_tiny_llm, build_tiny_vlm
 
 
 @pytest.fixture(scope="module")
@@ -324,3 +325,92 @@ def test_the_sizes_handed_to_the_processor_are_reported_per_request(tiny_model, 
         name="t", backend="hf", model_id=str(tiny_model), options={"device": "cpu", "local_files_only": True}
     )
     assert create_backend(spec).images_sent(moca_request(0, frames[:1])) == [[64, 48]]  # as the source has it
+
+
+# ---- a text-only model: chunked prefill and the prefix cache ----------------------------------------
+@pytest.fixture(scope="module")
+def tiny_llm(tmp_path_factory):
+    return build_tiny_llm(tmp_path_factory.mktemp("tiny-llm"))
+
+
+def text_request(request_id: str, system: str, user: str, max_tokens: int = 6) -> Request:
+    return Request(
+        request_id=request_id,
+        messages=(Message("system", (system,)), Message("user", (user,))),
+        task={},
+        decoding=Decoding(max_tokens=max_tokens, temperature=0.0),
+    )
+
+
+def llm_backend(model_dir, **options):
+    spec = ModelSpec(
+        name="tiny-llm",
+        backend="hf",
+        model_id=str(model_dir),
+        modalities=[],
+        options={"device": "cpu", "local_files_only": True, "prefill_chunk": 8, **options},
+    )
+    return create_backend(spec)
+
+
+SHARED = "You annotate. " + " ".join(f"option {k} means a thing" for k in range(12))
+
+
+def test_an_answer_is_the_same_whether_its_prompt_prefix_was_kept_or_computed(tiny_llm):
+    first, second = text_request("a", SHARED, "the first instance"), text_request("b", SHARED, "another one")
+    warm, cold = llm_backend(tiny_llm), llm_backend(tiny_llm)
+    warm_answers = run(warm, [first, second])
+    cold_answer = run(cold, [second])[0]
+    assert warm.prefixes.hits == 1 and warm.prefixes.tokens_reused >= 16
+    assert cold.prefixes.hits == 0
+    assert warm_answers[1].text == cold_answer.text
+    assert warm_answers[1].input_tokens == cold_answer.input_tokens
+
+
+def test_kept_states_are_bitwise_those_computed_again(tiny_llm):
+    import torch
+
+    warm, cold = llm_backend(tiny_llm), llm_backend(tiny_llm)
+    warm.load(), cold.load()
+    ids = warm.tokenizer(f"{SHARED} and one instance's own text")["input_ids"]
+    other = warm.tokenizer(f"{SHARED} and a different text altogether")["input_ids"]
+    warm.prefilled(other)
+    reused, fresh = warm.prefilled(ids), cold.prefilled(ids)
+    assert warm.prefixes.hits == 1
+    for a, b in zip(reused.layers, fresh.layers):
+        assert torch.equal(a.keys, b.keys) and torch.equal(a.values, b.values)
+
+
+def test_a_prompt_is_prefilled_in_one_pass_with_prefill_chunk_0(tiny_llm):
+    backend = llm_backend(tiny_llm, prefill_chunk=0)
+    answers = run(backend, [text_request("a", SHARED, "x"), text_request("b", SHARED, "y")])
+    assert all(a.error is None for a in answers)
+    assert backend.prefixes.calls == 0 and not backend.prefixes.entries
+
+
+def test_a_prefill_chunk_other_than_the_default_is_part_of_the_identity(tiny_llm):
+    assert "prefill_chunk" not in llm_backend(tiny_llm, prefill_chunk=256).identity()
+    assert llm_backend(tiny_llm, prefill_chunk=64).identity()["prefill_chunk"] == 64
+
+
+def test_shared_chunks_is_the_common_prefix_in_whole_chunks():
+    assert shared_chunks([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 9], 2) == 4
+    assert shared_chunks([1, 2, 3], [1, 2, 3], 2) == 2
+    assert shared_chunks([7], [1], 2) == 0
+
+
+def test_the_prefix_store_drops_the_least_recently_used_to_stay_within_its_limit():
+    import torch
+
+    def states(n):  # one layer of n tokens: 2 tensors of n float32 values, 8n bytes
+        return [(torch.zeros(1, 1, n, 1), torch.zeros(1, 1, n, 1))]
+
+    store = PrefixStore(chunk=2, limit_bytes=8 * 9)
+    store.add([1, 2, 3, 4], states(4))
+    store.add([5, 6], states(2))
+    assert store.longest([1, 2, 3, 4, 9], at_most=4)[1] == 4  # now the most recently used
+    store.add([7, 8, 9, 10], states(4))  # 10 tokens over a limit of 9: [5, 6] goes
+    assert set(store.entries) == {(1, 2, 3, 4), (7, 8, 9, 10)}
+    assert store.longest([5, 6, 1], at_most=2) == (None, 0)
+    store.add(list(range(12)), states(12))  # larger than the limit: not kept
+    assert store.used == 8 * 8 and len(store.entries) == 2

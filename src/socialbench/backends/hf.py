@@ -34,6 +34,16 @@ Reasoning in ``<think>`` tags is taken out of the answer by the runner, as for e
 ``finish_reason``: ``length`` when the answer reached ``max_tokens`` without end-of-sequence or a stop
 string, else ``stop``; ``error`` for a request that failed.
 
+Prefill in chunks, and the prefix cache (text-only models, one request at a time): the prompt's tokens
+go through the model ``prefill_chunk`` at a time, and the key-value states at the last chunk boundary
+before the prompt's end are kept (most recently used first, within ``prefix_cache_mb``). A later prompt
+that starts with the same chunks (a scenario's system prompt with its options, CoDAR's decoder prompt
+again in its revision) starts from those states instead of computing them again. A chunk's states depend
+only on the tokens up to its end, computed the same way whether they were kept or not, so an answer is the
+same bytes with or without a hit, in any order and after a resume (tested); chunked prefill itself sums
+in another order than a one-pass prefill, so ``prefill_chunk`` other than the default is part of the
+model's identity. ``prefill_chunk: 0`` prefills in one pass and keeps nothing.
+
 Requests with the same decoding parameters are batched, ``batch_size`` at a time, left-padded; results
 are handed to the caller batch by batch, so a crash loses at most one batch. The model loads on the
 first request that is not cached, so a fully cached rerun loads nothing.
@@ -50,16 +60,21 @@ Options (``models.<name>.options``):
   json_mode          json_schema (default: schemas as given, JSON-object requests as any object) |
                      key_schema (JSON-object requests as the answer's key schema) | none (no constraint)
   threads            CPU threads torch uses (default: torch's own choice)
+  prefill_chunk      prompt tokens per prefill pass of a text-only model (default 256; 0: one pass, no
+                     prefix cache)
+  prefix_cache_mb    memory for kept prefix states (default 512; 0: keep none)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gc
+import inspect
 import json
 import logging
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -94,6 +109,66 @@ _TRUE = {"1", "ON", "YES", "TRUE"}
 JSON_MODES = ("json_schema", "key_schema", "none")
 #: The kinds of model hf loads, in the order tried: (kind, the transformers auto class).
 KINDS = (("image-text-to-text", "AutoModelForImageTextToText"), ("causal-lm", "AutoModelForCausalLM"))
+
+
+#: Prompt tokens per prefill pass of a text-only model (``prefill_chunk``), and the default memory for
+#: the prefix states kept (``prefix_cache_mb``).
+PREFILL_CHUNK = 256
+PREFIX_CACHE_MB = 512
+
+
+def shared_chunks(a: Sequence[int], b: Sequence[int], chunk: int) -> int:
+    """The length of the longest common prefix of token lists ``a`` and ``b``, rounded down to a whole
+    number of ``chunk`` tokens."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n // chunk * chunk
+
+
+class PrefixStore:
+    """Key-value states of prompt prefixes ending at a chunk boundary, kept most recently used first
+    within ``limit_bytes``; each entry is (per layer, (keys, values)) of its prefix's tokens."""
+
+    def __init__(self, chunk: int, limit_bytes: int):
+        self.chunk = chunk
+        self.limit = limit_bytes
+        self.entries: OrderedDict[tuple[int, ...], list[tuple[Any, Any]]] = OrderedDict()
+        self.used = 0
+        self.calls = self.hits = self.tokens_reused = 0
+
+    @staticmethod
+    def size(states: list[tuple[Any, Any]]) -> int:
+        return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in states)
+
+    def longest(self, ids: Sequence[int], at_most: int) -> tuple[list[tuple[Any, Any]] | None, int]:
+        """(the states of the longest kept prefix of ``ids``, how many of its tokens to use: whole chunks,
+        at most ``at_most``); (None, 0) when none is kept."""
+        self.calls += 1
+        best, length = None, 0
+        for key in self.entries:
+            n = min(shared_chunks(key, ids, self.chunk), at_most)
+            if n > length:
+                best, length = key, n
+        if best is None:
+            return None, 0
+        self.entries.move_to_end(best)
+        self.hits += 1
+        self.tokens_reused += length
+        return self.entries[best], length
+
+    def add(self, ids: Sequence[int], states: list[tuple[Any, Any]]) -> None:
+        """Keep ``states`` as those of prefix ``ids``, dropping the least recently used entries to stay
+        within the limit (states larger than the limit are not kept)."""
+        size = self.size(states)
+        if size > self.limit or tuple(ids) in self.entries:
+            return
+        while self.entries and self.used + size > self.limit:
+            self.used -= self.size(self.entries.popitem(last=False)[1])
+        self.entries[tuple(ids)] = states
+        self.used += size
 
 
 def model_kind(config: Any) -> str | None:
@@ -187,6 +262,12 @@ class HFBackend(Backend):
         if self.json_mode not in JSON_MODES:
             raise ConfigError(f"models.{spec.name}.options.json_mode must be one of {', '.join(JSON_MODES)}")
         self.threads = options.get("threads")
+        self.prefill_chunk = int(options.get("prefill_chunk", PREFILL_CHUNK))
+        self.prefixes = PrefixStore(
+            max(1, self.prefill_chunk), int(float(options.get("prefix_cache_mb", PREFIX_CACHE_MB)) * 2**20)
+        )
+        self._chunked = False  # whether prompts are prefilled in chunks (decided at load)
+        self._cache_arg = "past_key_values"  # the name forward and generate take a cache by
         self.kind: str | None = None  # image-text-to-text or causal-lm, from the model's config at load
         self._grammars: dict[str, Any] = {}
         self._compiler: Any = None
@@ -214,6 +295,8 @@ class HFBackend(Backend):
         ident["image_size"] = self.spec.image_size  # None: as the source has it (the processor resizes)
         if self.json_mode != "json_schema":
             ident["json_mode"] = self.json_mode
+        if self.prefill_chunk != PREFILL_CHUNK:  # the prefill's sums, hence near-tie answers, differ
+            ident["prefill_chunk"] = self.prefill_chunk
         return ident
 
     def images_sent(self, request: Request) -> list[list[int]] | None:
@@ -345,6 +428,7 @@ class HFBackend(Backend):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ConfigError(f"{self.where()}: {source!r} cannot be loaded: {first}") from exc
         self.model.to(self.device).eval()
+        self._chunked = self.kind == "causal-lm" and self.prefill_chunk > 0 and self._chunkable()
         tokenizer = self.tokenizer
         tokenizer.padding_side = "left"  # decoder-only generation pads on the left
         if tokenizer.pad_token is None:
@@ -358,6 +442,34 @@ class HFBackend(Backend):
             self.dtype,
             time.perf_counter() - started,
         )
+
+    def _chunkable(self) -> bool:
+        """Whether the loaded model's cache can be filled chunk by chunk and cut to a prefix: every
+        layer of its dynamic cache keeps all past tokens (no sliding window or recurrent state), and its
+        forward takes ``logits_to_keep`` (a chunk needs no logits)."""
+        cache = transformers.DynamicCache(config=self.model.config)
+        plain = all(type(layer) is transformers.cache_utils.DynamicLayer for layer in cache.layers)
+        takes = inspect.signature(self.model.forward).parameters
+        # transformers 5.24 renamed the argument (``past_key_values`` still works, with a warning)
+        self._cache_arg = "cache" if "cache" in takes else "past_key_values"
+        return plain and "logits_to_keep" in takes
+
+    def prefilled(self, ids: list[int]) -> Any:
+        """A dynamic cache holding the states of ``ids`` up to their last chunk boundary before the end
+        (at least one token is left for ``generate``): the longest kept prefix, then chunk by chunk;
+        the result is kept for later prompts."""
+        chunk = self.prefill_chunk
+        whole = (len(ids) - 1) // chunk * chunk
+        cache = transformers.DynamicCache(config=self.model.config)
+        states, start = self.prefixes.longest(ids, whole)
+        for layer, (keys, values) in enumerate(states or []):
+            cache.update(keys[:, :, :start].clone(), values[:, :, :start].clone(), layer)
+        for at in range(start, whole, chunk):
+            piece = torch.tensor([ids[at : at + chunk]], device=self.device)
+            self.model(input_ids=piece, use_cache=True, logits_to_keep=1, **{self._cache_arg: cache})
+        if whole > start:
+            self.prefixes.add(ids[:whole], [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers])
+        return cache
 
     def _check_text_only(self, config: Any) -> None:
         """A text-only model whose params entry says it takes media: one line saying what to declare."""
@@ -404,6 +516,15 @@ class HFBackend(Backend):
         return ids
 
     def close(self) -> None:
+        if self.prefixes.calls:
+            log.info(
+                "hf: prefix cache: %d of %d prompts started from kept states (%d tokens not computed again)",
+                self.prefixes.hits,
+                self.prefixes.calls,
+                self.prefixes.tokens_reused,
+            )
+        self.prefixes.entries.clear()
+        self.prefixes.used = 0
         self.model = None
         self.processor = None
         gc.collect()
@@ -512,6 +633,8 @@ class HFBackend(Backend):
             generate_kwargs["logits_processor"] = [self._constraint_processor(schemas)]
         if decoding.temperature > 0:
             torch.manual_seed(self.context.seed if decoding.seed is None else decoding.seed)
+        if self._chunked and len(prompts) == 1:  # one prompt at a time: prefill in chunks, reuse a prefix
+            generate_kwargs[self._cache_arg] = self.prefilled(inputs["input_ids"][0].tolist())
         output = self.model.generate(**inputs, **generate_kwargs)
         prompt_len = inputs["input_ids"].shape[1]
         new_tokens = output[:, prompt_len:].tolist()
