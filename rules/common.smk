@@ -315,9 +315,10 @@ def real_runs(benchmark):
 
 
 def real_model_threads(model):
-    """The cores a real-model infer job takes: its in-process threads (``options.threads``), else every
-    core (a local server's generation uses them all). Two model jobs on the same cores oversubscribe
-    torch's threads: on 2 cores, two at once were about 10x slower per token than one (docs/benchmarks.md)."""
+    """The cores a real-model infer job takes: its model's threads (``options.threads``: in process, or
+    the local server's), else every core. Two model jobs on the same cores oversubscribe torch's
+    threads: on 2 cores, two at once at 2 threads each were about 10x slower per token than one, where
+    two at 1 thread each answer 1.5x as many prompts as one at 2 (docs/benchmarks.md)."""
     n = (REAL_CONFIG["models"][model].get("options") or {}).get("threads")
     # not workflow.cores: a run without --cores (a cluster profile, --report) has none; Snakemake caps
     # a job's threads at --cores itself

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -272,15 +273,19 @@ def test_the_real_book_puts_the_real_runs_tables_of_both_benchmarks_in_one_pdf()
 
 @pytest.mark.slow
 def test_the_real_targets_model_jobs_take_the_cores_their_threads_use():
-    """Two model jobs at once oversubscribe torch's threads (about 10x slower per token on 2 cores): each
-    real infer job takes its model's threads (the in-process model's 2, a local server every core), so on
-    2 cores they run one at a time."""
+    """Two model jobs whose threads add up to more than the cores oversubscribe torch (about 10x slower
+    per token on 2 cores): each real infer job takes its model's threads (params-real.yaml: 1 each, in
+    process and on the local server), so on 2 cores two run at once and no more."""
     proc = snakemake("-n", "--cores", "2", "real")
     assert proc.returncode == 0, proc.stderr[-3000:]
+    models = yaml.safe_load((REPO / "params-real.yaml").read_text())["models"]
     # each job's block runs from its "rule NAME:" line to the next job's timestamp line
     blocks = re.findall(r"^rule (real_infer_\S+):\n(.*?)(?=^\[|\Z)", proc.stdout, re.S | re.M)
-    threads = {name: (re.findall(r"threads: (\d+)", block) or ["1"])[0] for name, block in blocks}
-    assert threads and set(threads.values()) == {"2"}, threads
+    threads = {name: int((re.findall(r"threads: (\d+)", block) or ["1"])[0]) for name, block in blocks}
+    assert len(threads) == 4, threads
+    for name, n in threads.items():
+        model = name.split("_", 3)[3]
+        assert n == models[model]["options"]["threads"] == 1, (name, n)
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ imports torch and FastAPI, about 15-40 s; it is started once for the module)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -131,11 +132,12 @@ def served(tmp_path_factory):
     mp.setenv("SOCIALBENCH_SERVER_DIR", str(registry))
     mp.delenv("SOCIALBENCH_KEEP_SERVERS", raising=False)
     try:
-        spec = spec_for(tmp, startup_timeout=300)
+        spec = spec_for(tmp, startup_timeout=300, threads=1)
         first, second = create_backend(spec, BackendContext(seed=3)), create_backend(spec, BackendContext(seed=3))
         try:
             got: dict = {}
             first.complete_many([moca_request(i) for i in range(2)], got.__setitem__)
+            seen["server_environ"] = Path(f"/proc/{first.server.proc.pid}/environ").read_bytes().split(b"\0")
             seen["first"] = [got[0], got[1]]
             seen["object_mode"] = first.complete(moca_request(5, json_schema=None, json_object=True))
             seen["second"] = second.complete(moca_request(0))
@@ -152,6 +154,18 @@ def served(tmp_path_factory):
     finally:
         mp.undo()
     return seen
+
+
+def test_threads_set_the_server_process_s_torch_threads_and_nothing_else(tmp_path):
+    (tmp_path / "model").mkdir()
+    assert create_backend(spec_for(tmp_path)).server.env is None  # the job's own environment
+    env = create_backend(spec_for(tmp_path, threads=1)).server.env
+    assert env["OMP_NUM_THREADS"] == "1" and env["PATH"] == os.environ["PATH"]
+
+
+@pytest.mark.slow
+def test_the_server_runs_with_the_threads_its_entry_gives(served):
+    assert b"OMP_NUM_THREADS=1" in served["server_environ"]
 
 
 @pytest.mark.slow

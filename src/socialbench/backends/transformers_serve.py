@@ -37,6 +37,7 @@ Options (``models.<name>.options``), besides those of ``openai_compat`` (``json_
   extra_args       further ``transformers serve`` arguments (list of strings)
   startup_timeout  seconds to wait for /health (default 600: loading a folder takes seconds to minutes)
   log_path         server log (default logs/transformers-serve/<model name>.log, appended)
+  threads          CPU threads of the server's torch (OMP_NUM_THREADS; default: torch's own choice)
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,14 @@ def check_model_folder(folder: Path, where: str) -> None:
             f"{where}: {config} names no architectures, which transformers serve needs to load the model"
             ' (e.g. "architectures": ["LlamaForCausalLM"], as save_pretrained writes it)'
         )
+
+
+def server_env(threads: object, environ: Mapping[str, str]) -> dict[str, str] | None:
+    """The server process's environment: the job's, with torch's CPU threads set to ``threads`` (torch
+    reads OMP_NUM_THREADS at start), so that it takes the cores its job declares; None (inherit) when unset."""
+    if threads is None:
+        return None
+    return {**environ, "OMP_NUM_THREADS": str(int(threads)), "MKL_NUM_THREADS": str(int(threads))}
 
 
 class TransformersServer(ServerProcess):
@@ -147,6 +157,7 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
                 port,
                 Path(options.get("log_path") or f"logs/transformers-serve/{spec.name}.log"),
                 float(options.get("startup_timeout", 600)),
+                env=server_env(options.get("threads"), os.environ),
             )
 
     # ---- what is served -----------------------------------------------------------------------------

@@ -242,8 +242,16 @@ class ServerProcess:
 
     label = "model server"
 
-    def __init__(self, command: list[str], port: int, log_path: Path, startup_timeout_s: float):
+    def __init__(
+        self,
+        command: list[str],
+        port: int,
+        log_path: Path,
+        startup_timeout_s: float,
+        env: Mapping[str, str] | None = None,
+    ):
         self.command = command
+        self.env = env  # None: the job's own environment
         self.port = port
         self.log_path = log_path
         self.startup_timeout_s = startup_timeout_s
@@ -264,7 +272,12 @@ class ServerProcess:
         try:
             # Own process group, so stop() also ends the workers a server spawns.
             self.proc = subprocess.Popen(
-                self.command, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+                self.command,
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env=None if self.env is None else dict(self.env),
             )
         finally:
             logf.close()
