@@ -325,6 +325,17 @@ def real_model_threads(model):
     return n if isinstance(n, int) and n > 0 else os.cpu_count() or 1
 
 
+#: Backends whose jobs of one model share one local server process (docs/scale-out.md).
+LOCAL_SERVER_BACKENDS = ("transformers_serve", "vllm")
+
+
+def real_model_priority(model):
+    """In-process model jobs start before a local server's: the jobs of a served model queue on its one
+    server (``transformers serve`` generates one request at a time), so two of them at once would hold
+    two cores' worth of jobs for one core's work; started later, they take the cores the others leave."""
+    return 0 if REAL_CONFIG["models"][model].get("backend") in LOCAL_SERVER_BACKENDS else 1
+
+
 def real_model_files(model):
     entry = REAL_CONFIG["models"][model]
     return [p for p in (entry.get("model_path"), entry.get("gguf_file")) if isinstance(p, str)]

@@ -71,6 +71,7 @@ for _b in REAL_BENCHMARKS:
             log:
                 f"logs/real/infer_{_b}_{_model}.log",
             threads: real_model_threads(_model)
+            priority: real_model_priority(_model)
             conda:
                 CONDA_ENV
             resources:

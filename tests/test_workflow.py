@@ -289,6 +289,19 @@ def test_the_real_targets_model_jobs_take_the_cores_their_threads_use():
 
 
 @pytest.mark.slow
+def test_the_real_targets_in_process_model_jobs_start_before_the_local_server_s():
+    """The jobs of a served model queue on its one server: two at once would hold two cores for one
+    core's work, so the in-process jobs go first and the server's take the cores they leave."""
+    proc = snakemake("-n", "--cores", "2", "real")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    blocks = re.findall(r"^rule (real_infer_\S+):\n(.*?)(?=^\[|\Z)", proc.stdout, re.S | re.M)
+    priority = {name: int((re.findall(r"priority: (\d+)", block) or ["0"])[0]) for name, block in blocks}
+    served = {name for name in priority if name.endswith("-server")}
+    assert len(served) == 2 and len(priority) == 4, priority
+    assert max(priority[n] for n in served) < min(priority[n] for n in priority.keys() - served), priority
+
+
+@pytest.mark.slow
 def test_the_default_target_runs_no_job_of_the_real_run():
     proc = snakemake("-n", "--cores", "2")
     assert proc.returncode == 0, proc.stderr[-3000:]
