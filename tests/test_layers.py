@@ -120,12 +120,6 @@ def test_the_package_has_both_kinds_of_layers():
     assert {"moca", "meetingtom"} <= benchmarks()
 
 
-def test_import_reader_sees_imports_inside_functions():
-    # spec.methods imports the runner only inside codar_settings (its MAX_ROUNDS), the registry at the top
-    assert "socialbench.core.runner" in imports("socialbench.moca.schema.methods")
-    assert "socialbench.core.benchmarks" in imports("socialbench.moca.schema.methods")
-
-
 @pytest.fixture
 def fake_src(tmp_path, monkeypatch):
     """A src/ of its own: socialbench/core/{a,b}.py, written by the test."""
@@ -141,6 +135,12 @@ def fake_src(tmp_path, monkeypatch):
     imports.cache_clear()
 
 
+def test_import_reader_sees_imports_inside_functions(fake_src):
+    (fake_src / "a.py").write_text("def f():\n    from socialbench.core import b\n")
+    (fake_src / "b.py").write_text("")
+    assert imports("socialbench.core.a") == {"socialbench.core.b"}
+
+
 def test_import_reader_resolves_relative_imports(fake_src):
     (fake_src / "a.py").write_text("from .b import f\n")
     (fake_src / "b.py").write_text("def f(): pass\n")
@@ -151,6 +151,42 @@ def test_a_cycle_through_a_function_level_import_is_found(fake_src):
     (fake_src / "a.py").write_text("from socialbench.core.b import f\n")
     (fake_src / "b.py").write_text("def f():\n    from socialbench.core import a\n")
     assert cycles() == [["socialbench.core.a", "socialbench.core.b"]]
+
+
+#: The modules that may import the package inside functions: the command modules (in their command
+#: bodies, for start-up time) and the benchmarks' plug-in classes (in their hooks). Code deps read these
+#: function by function and every other module at module level only (socialbench.stages.dvc_yaml).
+LAZY = re.compile(r"socialbench/(\w+/)?cli\.py|socialbench/\w+/benchmark\.py")
+
+
+def function_level_imports(path: Path) -> list[int]:
+    """The lines of ``path``'s imports of the package inside functions."""
+    tree = ast.parse(path.read_text("utf-8"))
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return sorted(
+        {
+            n.lineno
+            for f in functions
+            for n in ast.walk(f)
+            if (isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith("socialbench")))
+            or (isinstance(n, ast.Import) and any(a.name.startswith("socialbench") for a in n.names))
+        }
+    )
+
+
+def test_function_level_imports_are_found(tmp_path):
+    (tmp_path / "m.py").write_text("import socialbench\ndef f():\n    x = 1\n    from socialbench.core import io\n")
+    assert function_level_imports(tmp_path / "m.py") == [4]
+
+
+def test_only_command_modules_and_plugin_classes_import_the_package_inside_functions():
+    found = [
+        f"{rel}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not LAZY.fullmatch(rel := path.relative_to(SRC).as_posix())
+        for line in function_level_imports(path)
+    ]
+    assert not found, f"import these at the top of the module: {found}"
 
 
 @pytest.mark.parametrize("module", sorted(m for m in modules() if m.startswith("socialbench")))

@@ -116,6 +116,16 @@ def test_inference_and_scoring_depend_on_no_report_book_viewer_or_data_building_
     assert not [d for d in code_deps(stage) if d.startswith(banned)]
 
 
+@pytest.mark.parametrize("stage", sorted(s for s in dvc_stages() if s not in INFER_STAGES))
+def test_only_inference_depends_on_a_model_backend(stage):
+    # a data stage (MoCA's prepare and preprocess, MeetingToM's extract and clips...), scoring or a
+    # table: editing the Anthropic backend reruns none of them
+    from socialbench.stages.dvc_yaml import code_files
+
+    assert not [d for d in code_deps(stage) if d.startswith("src/socialbench/backends")]
+    assert "src/socialbench/backends/anthropic_backend.py" not in code_files(code_deps(stage))
+
+
 @pytest.mark.parametrize("stage", INFER_STAGES)
 def test_an_infer_stage_depends_on_the_methods_of_its_model_only(stage):
     from socialbench.core.config import load_params

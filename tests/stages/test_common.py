@@ -22,12 +22,10 @@ def test_the_benchmark_and_method_help_list_every_benchmark_and_its_methods():
 
 
 def test_the_help_falls_back_to_plain_words_when_a_plug_in_cannot_be_loaded(monkeypatch):
-    import socialbench.core.benchmarks as benchmarks
-
     def broken():
         raise ImportError("a plug-in that does not import")
 
-    monkeypatch.setattr(benchmarks, "available_benchmarks", broken)
+    monkeypatch.setattr(common, "available_benchmarks", broken)
     bench, method = common._choices()
     assert "`socialbench benchmarks` lists them" in bench and "`socialbench benchmarks` lists them" in method
 

@@ -1,6 +1,8 @@
 """dvc.yaml from the stage declarations: computed code deps, per-rule params, the writer
 (socialbench.stages.dvc_yaml)."""
 
+import ast
+
 import pytest
 import yaml
 
@@ -27,11 +29,55 @@ def test_inference_code_deps_hold_its_methods_and_no_results_rendering():
     assert not [d for d in deps if d.startswith(("src/socialbench/moca/results", "src/socialbench/results/tables"))]
 
 
-@pytest.mark.parametrize("command", [("prepare",), ("moca", "preprocess"), ("moca", "unimodal")])
-def test_a_moca_data_stage_depends_on_no_model_backend(command):
+@pytest.mark.parametrize(
+    ("benchmark", "command"),
+    [
+        ("moca", ("prepare",)),
+        ("moca", ("moca", "preprocess")),
+        ("moca", ("moca", "unimodal")),
+        ("meetingtom", ("meetingtom", "extract")),
+        ("meetingtom", ("meetingtom", "clips")),
+        ("meetingtom", ("meetingtom", "instances")),
+    ],
+)
+def test_a_data_stage_depends_on_no_model_backend(benchmark, command):
     # image verification lives with media (media/images.py): editing a backend reruns no data preparation
-    deps = dvc_yaml.code_deps("moca", [command])
+    deps = dvc_yaml.code_deps(benchmark, [command])
     assert not [d for d in deps if d.startswith("src/socialbench/backends")], deps
+
+
+def test_the_import_reader_takes_what_importing_runs_and_no_function_body():
+    source = """
+from typing import TYPE_CHECKING
+import socialbench.core.io
+from socialbench.core import hashing
+if TYPE_CHECKING:
+    from socialbench.core.backend import Request
+try:
+    from socialbench.media.images import open_image
+except ImportError:
+    pass
+class C:
+    from socialbench.core.errors import DataError
+def f():
+    from socialbench.backends.images import encode_for_api
+"""
+    found = dvc_yaml._statement_imports(ast.parse(source).body)
+    assert found == [
+        "socialbench.core.io",
+        "socialbench.core",
+        "socialbench.core.hashing",
+        "socialbench.media.images",
+        "socialbench.media.images.open_image",
+        "socialbench.core.errors",
+        "socialbench.core.errors.DataError",
+    ]
+
+
+def test_one_walker_follows_a_backend_to_what_it_imports():
+    files = {p.relative_to(dvc_yaml.PKG).as_posix() for p in dvc_yaml._backend_closure()}
+    assert {"backends/anthropic_backend.py", "backends/images.py", "media/images.py"} <= files
+    assert not [f for f in files if f.startswith(("moca/", "meetingtom/", "stages/"))]
 
 
 def test_a_plugin_hook_is_followed_only_where_the_stage_calls_it():

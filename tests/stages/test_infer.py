@@ -59,10 +59,10 @@ def test_predictions_point_at_the_pipeline_trace_path_wherever_the_files_go(tmp_
 
 
 def test_one_backend_serves_every_method_and_is_closed_once(tmp_path, inputs, monkeypatch):
-    import socialbench.core.backend as backend_mod
+    import socialbench.stages.infer as infer_mod
 
     made = []
-    real = backend_mod.create_backend
+    real = infer_mod.create_backend
 
     def counting(spec, context):
         backend = real(spec, context)
@@ -76,7 +76,7 @@ def test_one_backend_serves_every_method_and_is_closed_once(tmp_path, inputs, mo
         backend.close = counted_close
         return backend
 
-    monkeypatch.setattr(backend_mod, "create_backend", counting)
+    monkeypatch.setattr(infer_mod, "create_backend", counting)
     res = infer(*inputs, "--model", "r", "--results-dir", str(tmp_path / "results"), *method_args(METHODS))
     assert res.exit_code == 0, res.output
     assert made == [{"closed": 1}]

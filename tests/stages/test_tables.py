@@ -168,12 +168,13 @@ def summary_toy(tmp_path, monkeypatch):
     """Runs r/direct (2 of 3 right), r/direct__order1 (none right) and r/direct__order2 (all right) of
     three toy instances, with their instances and predictions files; SummaryToy in the registry."""
     import socialbench.core.io as io
+    import socialbench.stages.tables as stage
 
     monkeypatch.setitem(BENCHMARKS.classes, "toybench", SummaryToy)
     monkeypatch.setattr(SummaryToy, "calls", [])
     monkeypatch.setattr(SummaryToy, "_last", None)
-    # the stage imports read_jsonl from core.io when it runs, so it reads weakly referenceable lists
-    monkeypatch.setattr(io, "read_jsonl", lambda path, _real=io.read_jsonl: _Records(_real(path)))
+    # the stage's read_jsonl (from core.io) reads weakly referenceable lists
+    monkeypatch.setattr(stage, "read_jsonl", lambda path, _real=io.read_jsonl: _Records(_real(path)))
     insts = make_instances(3)
     write_jsonl(tmp_path / "test.jsonl", insts)
     answers = {"direct": ["red", "green", "red"], "direct__order1": ["blue"] * 3, "direct__order2": None}

@@ -47,6 +47,7 @@ from pathlib import Path
 
 from socialbench.core import secrets
 from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.io import parse_json_object, read_file_bytes, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +138,6 @@ class TrustStore:
         name one file with different hashes are refused: which one holds is the user's to say."""
         if not self.path.exists():
             return {}
-        from socialbench.core.io import parse_json_object, read_file_bytes
-
         data = parse_json_object(read_file_bytes(self.path), str(self.path), "{source: sha256}")
         out: dict[str, str] = {}
         spelled: dict[str, str] = {}
@@ -165,8 +164,6 @@ class TrustStore:
 
     def record(self, source: str | os.PathLike[str], sha256: str) -> None:
         import json
-
-        from socialbench.core.io import write_text_atomic
 
         data = self._load()
         data[self._key(source)] = sha256

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from socialbench.core.backend import Backend, Request, Response
+from socialbench.core.errors import ConfigError
 
 
 def choices_of(request: Request) -> list[dict[str, Any]] | None:
@@ -68,8 +69,6 @@ class PriorBackend(RandomBackend):
         super().__init__(spec, context)
         dev = self.context.dev_answers
         if not dev:
-            from socialbench.core.errors import ConfigError
-
             if dev is None:
                 raise ConfigError(f"models.{spec.name}: the prior backend needs the dev split (--dev)")
             raise ConfigError(

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from socialbench.core.backend import AudioPart, ImagePart, VideoPart
 from socialbench.core.errors import SocialbenchError
 from socialbench.core.hashing import sha256_bytes
+from socialbench.core.io import read_file_bytes
 from socialbench.media.images import ImageUnreadable, open_image, unreadable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,8 +72,6 @@ def read_checked(part: _FilePart) -> bytes:
     ``part.sha256``."""
     if not part.path or not part.sha256:
         raise ValueError(f"a {getattr(part, 'kind', 'media')} part without a file (path and sha256) cannot be read")
-    from socialbench.core.io import read_file_bytes
-
     data = read_file_bytes(part.path, "media file")  # a FIFO or device is refused, never opened
     actual = sha256_bytes(data)
     if actual != part.sha256:
@@ -252,8 +252,6 @@ def content_blocks(
     frame; ``audio(part)`` for audio. A part with a ``view`` is preceded by the label ``[view]`` (a
     frame's own view is not repeated when it equals its video's). A part the backend cannot render is
     a ValueError (:func:`socialbench.core.backend.check_requests` refuses such requests first)."""
-    from socialbench.core.backend import AudioPart, ImagePart, VideoPart
-
     out: list[Block] = []
 
     def images(part: ImagePart, outer_view: str | None = None) -> None:

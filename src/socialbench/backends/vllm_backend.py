@@ -50,6 +50,7 @@ from typing import Any
 from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
 from socialbench.backends.revision import resolve_revision as _resolve
+from socialbench.backends.vllm_preflight import preflight
 from socialbench.backends.vllm_servers import (  # noqa: F401 - ServerFailed, free_port: this backend's API too
     Lease,
     NodeServerBackend,
@@ -186,8 +187,6 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
     def preflight(self, requests: Sequence[Request], ids: Sequence[str] | None = None):
         """Check the server command line and these requests with the installed vLLM, without starting
         the server (see :mod:`socialbench.backends.vllm_preflight`). Returns a ``PreflightReport``."""
-        from socialbench.backends.vllm_preflight import preflight
-
         if self.server is None:
             raise ConfigError(
                 f"{self.where}: the preflight checks the server this backend starts; with base_url there is none"

@@ -44,9 +44,10 @@ from typing import Any, ClassVar
 from socialbench.core.backend import ModelSpec, Request, Response, add_source
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_bytes
+from socialbench.core.modalities import backend_declaration, model_modalities
 from socialbench.core.plugins import Entry, Registry
 from socialbench.core.run_name import ORDER_NAME, ORDER_PREFIX, RunName
-from socialbench.core.subset import SubsetInfo
+from socialbench.core.subset import SubsetInfo, stratified_subset
 from socialbench.core.traces import TraceSection
 
 ENTRY_POINT_GROUP = "socialbench.benchmarks"
@@ -292,8 +293,6 @@ class Benchmark(abc.ABC):
     ) -> tuple[list[dict[str, Any]], SubsetInfo | None]:
         """The instances a run answers: all of them, or the subset params ``<benchmark>.subset``
         (``{n, seed}``; seed null: the master ``seed``) asks for, with what it is (None: no subset)."""
-        from socialbench.core.subset import stratified_subset
-
         spec = section.get("subset")
         if not spec:
             return instances, None
@@ -590,8 +589,6 @@ def unmet(entry: Mapping[str, Any], needs: Sequence[Need]) -> str | None:
     """Why the model of a params entry cannot give a run what it ``needs``, or None: the first need none
     of whose capabilities the model has. Free text: its backend answers choices only (the backend's
     declaration says why). A modality: the model's ``modalities`` (or its backend's default) lack it."""
-    from socialbench.core.modalities import backend_declaration, model_modalities
-
     if "backend" not in entry:  # not a loaded params entry (the schema requires a backend): nothing declared
         return None
     for need in needs:

@@ -11,9 +11,14 @@ from typing import Any
 
 import jsonschema
 
+from socialbench.core.backend import available_backends, backend_options_schema
+from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class
 from socialbench.core.errors import ConfigError
+from socialbench.core.io import load_yaml_file, one_line
+from socialbench.core.modalities import modality_problems
+from socialbench.core.resources import model_gpus, server_url_env, server_url_problem
 from socialbench.core.run_name import RunName
-from socialbench.core.secrets import secret_fields
+from socialbench.core.secrets import redact_url, secret_fields
 
 SCHEMA_RESOURCE = "core/schemas/params.schema.json"
 
@@ -138,8 +143,6 @@ def validate_params(
             raise ConfigError(f"{source} is invalid: {'; '.join(secrets)}")
     # Each benchmark's section is validated against its own package's schema (below), so adding a
     # benchmark changes no core file; a top-level key that is neither core nor a benchmark is refused.
-    from socialbench.core.benchmarks import available_benchmarks
-
     benchmark_sections = {k: data.pop(k) for k in list(data) if k in available_benchmarks()}
     _fill_defaults(data, schema, schema)
     validator = jsonschema.Draft202012Validator(schema)
@@ -153,9 +156,6 @@ def validate_params(
         raise ConfigError(f"{source} is invalid: {'; '.join(problems + section_problems)}")
     data.update(sections)
     # The backend of each model must be registered (checked here so the run stops before any work).
-    from socialbench.core.backend import available_backends
-    from socialbench.core.modalities import modality_problems
-
     for name, entry in data["models"].items():
         if entry["backend"] not in available_backends():
             raise ConfigError(
@@ -177,8 +177,6 @@ def _options_problems(models: dict[str, Any]) -> list[tuple[str, str]]:
     """``(model, problem)`` for each value of ``models.<name>.options`` its backend's options schema
     (declared with the backend: ``core.backend.backend_options_schema``) refuses: unknown keys, wrong
     types, values outside their range."""
-    from socialbench.core.backend import backend_options_schema
-
     out = []
     for name, entry in models.items():
         schema = backend_options_schema(entry["backend"])
@@ -200,8 +198,6 @@ def _options_problems(models: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _benchmark_sections(sections: dict[str, Any], where) -> tuple[dict[str, Any], list[str]]:
     """Each benchmark's section validated against its own schema, defaults filled; (sections, problems)."""
-    from socialbench.core.benchmarks import get_benchmark_class
-
     out, problems = {}, []
     for name, section in sections.items():
         schema = get_benchmark_class(name).params_schema()
@@ -240,8 +236,6 @@ def tracking_uri_problem(uri: str, *, allow_file_store: bool = False) -> str | N
     import re
     import urllib.parse
 
-    from socialbench.core.secrets import redact_url
-
     shown = repr(redact_url(uri))  # a message never shows a credential of the URI
 
     scheme = urllib.parse.urlsplit(uri).scheme.lower()
@@ -269,8 +263,6 @@ def _method_of(run: str) -> str | None:
 def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> list[str]:
     """Core keys that name nothing: a tracking URI MLflow cannot use; a model's ``benchmarks``,
     ``only_methods`` or ``exclude_methods`` naming a benchmark or run that is not there."""
-    from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class
-
     problems = []
     uri_problem = tracking_uri_problem(data["mlflow"]["tracking_uri"])
     if uri_problem:
@@ -326,8 +318,6 @@ def _resource_problems(data: dict[str, Any], where) -> list[str]:
     params lack, a vLLM model asked fewer GPUs than its server shards over (``tensor_parallel_size``),
     two model names that share one ``SOCIALBENCH_SERVER_URL_<MODEL>`` variable (one server for both), a
     model's ``options.base_url`` that is no server URL."""
-    from socialbench.core.resources import model_gpus, server_url_env, server_url_problem
-
     problems = []
     models = data["models"]
     for name, entry in models.items():
@@ -367,8 +357,6 @@ def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
     a syntax error, tab, alias, duplicate key, ``!!python`` tag, non-finite number or non-UTF-8 byte
     is a one-line ConfigError with the line and column. A file with no settings (empty, or only
     comments) and a top level that is not a mapping are refused too. Not yet validated."""
-    from socialbench.core.io import load_yaml_file
-
     raw = load_yaml_file(path, error=ConfigError)
     if raw is None:
         raise ConfigError(
@@ -386,8 +374,6 @@ def exit_if_unreadable(path: str | Path = "params.yaml") -> None:
     """For the Snakefile, before Snakemake's own parse of its ``configfile:`` (which names no line):
     stop with the message ``socialbench check-params`` gives for a file that cannot be read."""
     import sys
-
-    from socialbench.core.io import one_line
 
     try:
         read_params_file(path)

@@ -27,6 +27,7 @@ import yaml
 
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.paths import DiskFull, is_disk_full, refuse_special, special_kind, special_problem
+from socialbench.core.secrets import redact_text
 
 #: Deepest nesting of objects and lists a record or config may have (real records use 3-4 levels).
 MAX_DEPTH = 64
@@ -47,8 +48,6 @@ def brief(text: Any, limit: int = _QUOTE_LIMIT) -> str:
 def one_line(message: Any, limit: int = MESSAGE_LIMIT) -> str:
     """An error message as one line of at most ``limit`` characters (line breaks become "; "), every URL
     in it redacted (a password or token in a URL is never shown: core.secrets.redact_text)."""
-    from socialbench.core.secrets import redact_text
-
     text = "; ".join(part.strip() for part in redact_text(str(message)).splitlines() if part.strip())
     if len(text) <= limit:
         return text

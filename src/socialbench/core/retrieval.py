@@ -22,9 +22,11 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from socialbench.core.cache import ReplayMiss
 from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.core.hashing import canonical_json, sha256_bytes, sha256_json
 from socialbench.core.plugins import Registry
+from socialbench.core.runner import current_search_counts
 
 if TYPE_CHECKING:
     from socialbench.core.cache import RequestCache
@@ -174,8 +176,6 @@ def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache 
 
     Each search is counted (``core.runner.counting_searches``); a failed one as an error. After
     ``retriever.fail_after`` failed searches in a row the run stops (:class:`SearchesStopped`)."""
-    from socialbench.core.runner import current_search_counts  # the run's counts (a new tally outside a run)
-
     counts = current_search_counts()
     identity = retriever.identity()
     key = search_key(identity, query, k)
@@ -186,8 +186,6 @@ def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache 
             counts.cached += 1
             return SearchResult(query, k, [Passage.from_dict(d) for d in json.loads(hit.text)], key, True)
         if getattr(cache, "replay_only", False):  # a plan replays stored searches and makes none
-            from socialbench.core.cache import ReplayMiss
-
             raise ReplayMiss(f"search {key[:12]} is not in the request cache")
     counts.searches += 1
     try:

@@ -403,8 +403,6 @@ def _check_not_short(view: str | Path, info: MediaInfo, start: Fraction, end: Fr
     """A clip with fewer frames than the window holds at the view's rate comes from a source that is
     shorter than it claims (truncated) or than the window: MediaError naming the source. A variable
     frame rate (a gap in the frames) is told apart by the source's own frame times."""
-    from socialbench.media.probe import video_timeline
-
     expected = _expected_frames(info, start, end)
     if expected is None or got >= expected - 1:
         return

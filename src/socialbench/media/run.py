@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from socialbench.core.hashing import sha256_file
+from socialbench.core.paths import DiskFull
 from socialbench.core.tools import executable
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
@@ -70,8 +71,6 @@ def ffmpeg_failure(
     naming the output file ``out`` (its partial bytes removed), one line; anything else a MediaError
     (``ffmpeg_failed``) naming ``path``, what was being done and ffmpeg's last messages."""
     if disk_full(stderr):
-        from socialbench.core.paths import DiskFull
-
         target = Path(out) if out is not None else Path(path)
         if out is not None and Path(out).is_file():  # a cut-off file is never left as if it were whole
             Path(out).unlink(missing_ok=True)

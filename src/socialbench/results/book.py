@@ -23,10 +23,20 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 from socialbench.core.errors import ConfigError, DataError, MissingDependency, SocialbenchError
 from socialbench.core.hashing import sha256_file
+from socialbench.core.io import read_file_text, write_bytes_atomic, write_text_atomic
 from socialbench.core.paths import special_file, special_problem, within
 from socialbench.core.secrets import redact_url
+from socialbench.results.tracking import (
+    ARTIFACTS_KEY_TAG,
+    EVAL_KEY_TAG,
+    pipeline_artifact_files,
+    pipeline_artifacts_key,
+    sqlite_store_path,
+    sqlite_store_problem,
+)
 
 #: The creation time given to Typst (as SOURCE_DATE_EPOCH); with ``date: none`` nothing dated reaches
 #: the PDF, so this only keeps a ``datetime.today()`` from reading the clock.
@@ -320,8 +330,6 @@ def _module_exists(name: str) -> bool:
 def table_script(benchmark: str, rule: str | None = None) -> Script:
     """The command (and Snakemake rule and module) that writes a benchmark's tables and figures: the rule
     is the demo's ``<benchmark>_tables`` unless ``rule`` names another (the real run's, say)."""
-    from socialbench.core.benchmarks import get_benchmark
-
     # a plug-in's tables module (results/tables.py in the layer layout, tables.py before it), where it has one
     candidates = [f"socialbench.{benchmark}.results.tables", f"socialbench.{benchmark}.tables"]
     module = next((m for m in candidates if _module_exists(m)), type(get_benchmark(benchmark)).__module__)
@@ -371,8 +379,6 @@ def book_files(tables_dir: Path) -> tuple[list[Path], list[Path]]:
 def read_table(path: Path, shown: str, artifact: str) -> Item:
     """A CSV table as a book item: read as UTF-8 (a byte that is not is an error naming its offset; a
     leading byte-order mark is dropped), fit to the book's size limits (:func:`fit_table`)."""
-    from socialbench.core.io import read_file_text
-
     size = path.stat().st_size
     if size > TABLE_MAX_BYTES:
         raise DataError(
@@ -388,8 +394,6 @@ def read_table(path: Path, shown: str, artifact: str) -> Item:
 def read_items(tables_dir: Path) -> tuple[Item, ...]:
     """A tables folder's tables and figures as book items (tables first, each kind by path), read
     and checked before any tracking store is opened."""
-    from socialbench.results.tracking import pipeline_artifact_files
-
     if not tables_dir.is_dir():
         raise DataError(str(tables_dir), "tables folder not found (--tables-dir; `socialbench tables` writes it)")
     tables, figures = book_files(tables_dir)
@@ -402,8 +406,6 @@ def read_items(tables_dir: Path) -> tuple[Item, ...]:
 
 def read_eval_keys(tracked: Path) -> list[str]:
     """The eval keys a ``track`` summary (results/mlflow/<benchmark>.json) records."""
-    from socialbench.core.io import read_file_text
-
     try:
         data = json.loads(read_file_text(tracked, "track summary"))
     except json.JSONDecodeError as exc:
@@ -424,8 +426,6 @@ class Store:
     def __init__(self, tracking_uri: str, experiment: str, base_url: str) -> None:
         os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
         from mlflow.tracking import MlflowClient
-
-        from socialbench.results.tracking import sqlite_store_path, sqlite_store_problem
 
         db = sqlite_store_path(tracking_uri)
         problem = sqlite_store_problem(db) if db is not None else None
@@ -475,14 +475,6 @@ def read_section(
     """A benchmark's section from its tables folder (``items``: as :func:`read_items` read it, else
     read now), instances file and track summary, with the runs that logged them looked up in the
     store. Any item or run that cannot be found is an error."""
-    from socialbench.core.benchmarks import available_benchmarks
-    from socialbench.results.tracking import (
-        ARTIFACTS_KEY_TAG,
-        EVAL_KEY_TAG,
-        pipeline_artifact_files,
-        pipeline_artifacts_key,
-    )
-
     if benchmark not in available_benchmarks():
         raise ConfigError(
             f"book: --benchmark {benchmark} is not a registered benchmark (one of: {', '.join(available_benchmarks())})"
@@ -538,8 +530,6 @@ def _typst():
 def build_pdf(sections: list[Section], out: Path, typ_out: Path) -> list[str]:
     """Write the book's Typst source to ``typ_out`` and its PDF to ``out`` (compiled in a scratch
     folder holding copies of the figures, with only the wheel's own fonts). Returns Typst's warnings."""
-    from socialbench.core.io import write_bytes_atomic, write_text_atomic
-
     typst = _typst()
     with tempfile.TemporaryDirectory(prefix="socialbench-book-") as tmp:
         build = Path(tmp)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.benchmarks import pair_excluded
-from socialbench.core.errors import ConfigError
+from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.io import load_yaml_file
 from socialbench.core.paths import inside_root, move_inside, refuse_special, remove_inside, within
 from socialbench.core.run_name import RunName
 from socialbench.results.layout import RUN_KINDS, kind_dir, model_runs, run_of
@@ -124,8 +125,6 @@ def prune_lock(repo_root: Path) -> list[str]:
     A ``repo_root`` that is no DVC repository (absent, a file, no ``.dvc`` folder, not in git), or
     whose dvc.lock or dvc.yaml DVC cannot read, is a one-line DataError naming the path: nothing is
     changed."""
-    from socialbench.core.errors import DataError
-
     if not repo_root.is_dir():
         raise DataError(str(repo_root), "not a folder" if repo_root.exists() else "no such folder (--repo)")
     if not (repo_root / ".dvc").is_dir():
@@ -156,9 +155,6 @@ def prune_lock(repo_root: Path) -> list[str]:
 
 def _locked_stages(lock: Path) -> list[str]:
     """The stage names of a dvc.lock (read strictly: the file is rewritten afterwards)."""
-    from socialbench.core.errors import DataError
-    from socialbench.core.io import load_yaml_file
-
     data = load_yaml_file(lock, error=DataError)
     if data is None:
         return []

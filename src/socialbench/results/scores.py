@@ -10,7 +10,8 @@ from typing import Any
 
 from socialbench.core.benchmarks import Benchmark
 from socialbench.core.errors import DataError
-from socialbench.core.io import read_file_bytes
+from socialbench.core.io import read_file_bytes, write_json
+from socialbench.core.paths import remove_inside
 
 
 def read_score_files(
@@ -103,9 +104,6 @@ def run_metrics_files(headline: dict[str, Any]) -> dict[str, Any]:
 def write_run_metrics(folder: Path, headline: dict[str, Any]) -> list[Path]:
     """Rewrite ``folder`` whole with :func:`run_metrics_files` (a run no longer in the headline leaves
     no file, so no row). Returns the files written."""
-    from socialbench.core.io import write_json
-    from socialbench.core.paths import remove_inside
-
     if folder.is_symlink() or folder.is_dir():
         remove_inside(folder, folder.parent)  # a link goes as a link, never followed
     written = []

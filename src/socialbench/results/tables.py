@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from socialbench.core.modalities import backend_declaration, temperature_sent_of
 from socialbench.results.numbers import fixed
 
 #: LaTeX's special characters in text, each replaced by its escaped form.
@@ -59,8 +60,6 @@ def temperature_note(models: Mapping[str, Mapping[str, Any]], shown: Iterable[st
     none, e.g. the pinned Anthropic SDK's; or ``options.send_temperature: false``), or None when every
     shown model's runs send theirs or no model decodes. Derived from params (the backend's declaration and
     options: ``core.modalities.temperature_sent_of``), as the run stats' ``temperature_sent`` records it."""
-    from socialbench.core.modalities import backend_declaration, temperature_sent_of
-
     why = []
     for name in sorted(set(shown)):
         entry = models.get(name)
@@ -84,8 +83,6 @@ def json_mode_note(models: Mapping[str, Mapping[str, Any]], shown: Iterable[str]
     serve`` ignores ``response_format``), unless the entry sends none (``options.json_mode: none``);
     None when no shown model is such. Derived from params, as the run stats' ``json_enforced`` records
     it (their ``json_answers`` count the answers' forms)."""
-    from socialbench.core.modalities import backend_declaration
-
     why = []
     for name in sorted(set(shown)):
         entry = models.get(name)

@@ -37,9 +37,13 @@ from urllib.parse import quote, urlparse
 
 from filelock import FileLock
 
+from socialbench.core.benchmarks import get_benchmark_class
+from socialbench.core.cache import claimant_alive
 from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.core.hashing import sha256_file, sha256_json
 from socialbench.core.io import is_number, parse_json_object
+from socialbench.core.paths import blocking_file, special_file
+from socialbench.core.processes import process_started
 from socialbench.results.viewer_packs import PACK_BYTES, write_packs
 
 log = logging.getLogger(__name__)
@@ -72,8 +76,6 @@ LOCK_TTL_S = 3600.0
 
 def process_id(pid: int | None = None) -> str:
     """This process as ``pid:start`` (start: clock ticks since boot), so a reused pid is not taken for it."""
-    from socialbench.core.processes import process_started
-
     pid = os.getpid() if pid is None else pid
     return f"{pid}:{process_started(pid) or ''}"
 
@@ -81,8 +83,6 @@ def process_id(pid: int | None = None) -> str:
 def process_gone(process: str, host: str, now_s: float, started_s: float) -> bool:
     """Whether the process of a run (its host and ``pid:start`` tags) can no longer be writing it. Only
     this host's processes can be asked; another host's never count as gone here."""
-    from socialbench.core.cache import claimant_alive
-
     if host != socket.gethostname():
         return False
     pid, _, start = process.partition(":")
@@ -136,8 +136,6 @@ def undefined_reason(metric: str, reasons: Mapping[str, str] | None = None) -> s
 
 def benchmark_reasons(benchmark: str) -> dict[str, str]:
     """The benchmark's reasons for undefined metrics; none for a benchmark the registry does not know."""
-    from socialbench.core.benchmarks import get_benchmark_class
-
     try:
         return dict(get_benchmark_class(benchmark).undefined_reasons)
     except SocialbenchError:
@@ -352,8 +350,6 @@ def check_store_creatable(tracking_uri: str) -> None:
     """A sqlite tracking store whose path runs through a file (``sqlite:////etc/hostname/mlflow.db``)
     is a ConfigError naming the store and the file, before anything is logged (its lock file and
     folder could not be created: a bare "File exists" otherwise)."""
-    from socialbench.core.paths import blocking_file
-
     db = sqlite_store_path(tracking_uri)
     problem = sqlite_store_problem(db) if db is not None else None
     if problem:
@@ -369,8 +365,6 @@ def check_store_creatable(tracking_uri: str) -> None:
 def sqlite_store_problem(db: Path) -> str | None:
     """Why the path of a ``sqlite:///`` store cannot be its database file, or None: a folder, a FIFO,
     device or socket (an SQLite database is one file)."""
-    from socialbench.core.paths import special_file
-
     if db.is_dir():
         return (
             "names a folder, not an SQLite file (mlflow.tracking_uri, or MLFLOW_TRACKING_URI): name the database"

@@ -9,6 +9,7 @@ import socket
 from collections.abc import Mapping
 from typing import Any
 
+from socialbench.core.config import tracking_uri_problem
 from socialbench.core.errors import ConfigError
 from socialbench.core.secrets import redact_url, url_has_secret
 
@@ -27,8 +28,6 @@ def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str,
     env = os.environ if environ is None else environ
     from_env = (env.get(TRACKING_URI_ENV) or "").strip()
     if from_env:  # checked as params' is at load (core.config.tracking_uri_problem), naming the variable
-        from socialbench.core.config import tracking_uri_problem
-
         allowed = (env.get(FILE_STORE_ENV) or "").strip().lower() in ("1", "true", "yes", "on")
         problem = tracking_uri_problem(from_env, allow_file_store=allowed)
         if problem:

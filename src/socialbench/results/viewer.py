@@ -25,7 +25,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from socialbench.core.benchmarks import Method
 from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.hashing import sha256_file
+from socialbench.core.io import first_bad_line, read_jsonl_lines, write_text_atomic
+from socialbench.core.run_name import RunName
 from socialbench.core.traces import TraceSection
 from socialbench.results.viewer_html import esc, row_correct, row_html
 from socialbench.results.viewer_media import FRAME_PX, MAX_FRAMES, THUMB_PX, MediaStore, embed_media
@@ -151,8 +155,6 @@ def read_predictions(
 ) -> tuple[dict[str, dict[str, Any]], tuple[str, str] | None]:
     """A run's prediction records by id, checked against the instance ids, and the (model, method) they
     name (``expected``: the one they must name)."""
-    from socialbench.core.io import first_bad_line, read_jsonl_lines
-
     parsed = read_jsonl_lines(predictions)
     first_bad_line(predictions, parsed)
     preds, plines = [jl.record for jl in parsed], [jl.line for jl in parsed]
@@ -163,9 +165,6 @@ def read_predictions(
 def read_run(bench, instances: Path, predictions: Path, traces: Path | None) -> Run:
     """Read and cross-check a run's files: the instances through the benchmark (validated), the
     predictions and traces as the data contracts give them (docs/architecture.md)."""
-    from socialbench.core.hashing import sha256_file
-    from socialbench.core.io import first_bad_line, read_jsonl_lines
-
     insts = bench.load_instances(instances)
     if not insts:
         raise DataError(str(instances), "no instances (the file is empty): nothing to show")
@@ -275,8 +274,6 @@ def with_orders(rows: list[dict[str, Any]], by_order: dict[int, list[dict[str, A
 def trace_hook(bench, method: str) -> tuple[Callable[[dict[str, Any]], TraceSection | None], str]:
     """The run's method's ``trace_section`` and ``trace_filter``. A run of a method this benchmark does
     not have (its files come from elsewhere) gets the default: the trace as a tree, no filter."""
-    from socialbench.core.benchmarks import Method
-
     try:
         cls = bench.method_class(method)
     except (SocialbenchError, ImportError, ValueError):  # ValueError: a benchmark class without its package
@@ -389,8 +386,6 @@ def build_view(
     """Read a run, let the benchmark say what each row shows and the method what its trace shows,
     store the media and render the page ``out`` with its shards. ``orders``: (k, predictions) of the
     run's order runs (``<run>__order<k>``), whose answers each row shows beside its own."""
-    from socialbench.core.run_name import RunName
-
     for name, v in (
         ("thumb_px", thumb_px),
         ("frame_px", frame_px),
@@ -418,8 +413,6 @@ def build_view(
 
 def write_view(view: View, out: Path) -> None:
     """Write the shards (a shard file of an earlier build that this one has not is removed), then the page."""
-    from socialbench.core.io import write_text_atomic
-
     folder = Path(out).parent / view.shards_dir
     folder.mkdir(parents=True, exist_ok=True)
     names = {n for n, _ in view.shards}

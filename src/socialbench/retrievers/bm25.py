@@ -34,6 +34,7 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.hashing import sha256_file, sha256_json
+from socialbench.core.io import decode_utf8, read_file_bytes, read_jsonl_lines
 from socialbench.core.paths import special_file, special_problem, within
 from socialbench.core.retrieval import Passage, Retriever
 
@@ -138,8 +139,6 @@ def text_passages(text: str, rel: str) -> list[Passage]:
 
 
 def jsonl_passages(path: Path, rel: str) -> list[Passage]:
-    from socialbench.core.io import read_jsonl_lines
-
     out: list[Passage] = []
     for jl in read_jsonl_lines(path):
         where = f"line {jl.line}"
@@ -213,8 +212,6 @@ class BM25Retriever(Retriever):
             if path.suffix == ".jsonl":
                 self.passages += jsonl_passages(path, rel)
             else:
-                from socialbench.core.io import decode_utf8, read_file_bytes
-
                 self.passages += text_passages(decode_utf8(read_file_bytes(path, "corpus file"), str(path)), rel)
         if not self.passages:
             raise ConfigError(f"{where}.options.corpus: {corpus}: no passages in its {', '.join(SUFFIXES)} files")

@@ -8,12 +8,17 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core.benchmarks import available_benchmarks
+from socialbench.core.config import load_params
+from socialbench.core.errors import ConfigError
+from socialbench.core.paths import check_io
+from socialbench.results.book import Store, build_pdf, read_items, read_section
+from socialbench.results.tracking_uri import tracking_store_uri
+
 Opt = typer.Option
 
 
 def _benchmark_help() -> str:
-    from socialbench.core.benchmarks import available_benchmarks
-
     return (
         f"a benchmark to put in the book ({', '.join(available_benchmarks())}; repeat for each: one section each, in"
         " this order); --tables-dir, --instances and --tracked are given once per benchmark, in the same order"
@@ -45,11 +50,6 @@ def book(
     ),
 ) -> None:
     """Build the results book PDF from the tables and figures, linking the MLflow runs that logged them."""
-    from socialbench.core.config import load_params
-    from socialbench.core.errors import ConfigError
-    from socialbench.core.paths import check_io
-    from socialbench.results.book import Store, build_pdf, read_items, read_section
-
     counts = {len(benchmark), len(tables_dir), len(instances), len(tracked)}
     if len(counts) != 1:
         raise ConfigError(
@@ -73,8 +73,6 @@ def book(
     p = load_params(params)
     # Every table and figure is read and checked before the tracking store is opened.
     items = [read_items(t) for t in tables_dir]
-    from socialbench.results.tracking_uri import tracking_store_uri
-
     store = Store(tracking_store_uri(p), p["mlflow"]["experiment"], mlflow_url)
     rules = tables_rule or [None] * len(benchmark)
     sections = [

@@ -20,9 +20,13 @@ from typing import Any, Protocol
 
 import typer
 
-from socialbench.core.backend import Request
+from socialbench.core.backend import BackendContext, ModelSpec, Request, create_backend
+from socialbench.core.benchmarks import Final, InstanceInputError, available_benchmarks, get_benchmark
 from socialbench.core.cache import MissExplanation, RequestCache
-from socialbench.core.errors import SocialbenchError
+from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
+from socialbench.core.config import load_params
+from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.paths import check_io
 
 _PATH_HELP = "SQLite cache file (default: the store of SOCIALBENCH_CACHE_URL if set, else cache.path in params)"
 
@@ -34,8 +38,6 @@ Opt = typer.Option
 def _cache_path(path: Path | None, params: Path) -> Path:
     if path is not None:
         return path
-    from socialbench.core.config import load_params
-
     if params.exists():
         return Path(load_params(params)["cache"]["path"])
     return Path(".cache/socialbench/requests.sqlite")
@@ -47,8 +49,6 @@ _NOT_A_MODEL = "retriever:"
 
 def _params_models(params: Path) -> set[str] | None:
     """The model names of the params file (None when there is none: nothing to compare with)."""
-    from socialbench.core.config import load_params
-
     if not params.is_file():
         return None
     return set(load_params(params).get("models") or {})
@@ -88,8 +88,6 @@ def _open(path: Path | None, params: Path, environ: dict[str, str] | None = None
     """The run's cache store, opened read-only: inspecting it creates, converts and locks nothing.
     ``SOCIALBENCH_CACHE_URL`` (a shared PostgreSQL store) unless ``--path`` names a file."""
     if path is None:
-        from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
-
         url = cache_store_url(environ)
         if url is not None:
             return PostgresRequestCache.open_readonly(url)
@@ -141,8 +139,6 @@ def stats(
 
 def _listed() -> tuple[str, str]:
     """The registered benchmarks and each one's methods, for the help texts ('?' if a plug-in cannot load)."""
-    from socialbench.core.benchmarks import available_benchmarks, get_benchmark
-
     try:
         names = available_benchmarks()
         return ", ".join(names), "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
@@ -172,8 +168,6 @@ def explain(
     """Explain misses: the part of the key (model, messages, images, task, decoding) that changed.
 
     Compares with the nearest stored entry of the same model and request id."""
-    from socialbench.core.paths import check_io
-
     check_io({"--instances": instances, "--taxonomy": taxonomy}, {})  # a folder given as a file says so
     known = _params_models(params)
     cache = _open(path, params)
@@ -226,11 +220,6 @@ def _dry_run(
     """Build the run's first-round requests as `socialbench infer` would, look each up, explain the
     misses (later rounds of a multi-stage method depend on the answers, so only round 1 is known
     before calling). No model is loaded and no call is made (API backends still need their key)."""
-    from socialbench.core.backend import BackendContext, ModelSpec, create_backend
-    from socialbench.core.benchmarks import Final, InstanceInputError, get_benchmark
-    from socialbench.core.config import load_params
-    from socialbench.core.errors import DataError
-
     p = load_params(params)
     if model not in p["models"]:
         raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core.benchmarks import available_benchmarks, get_benchmark
+
 Opt = typer.Option
 
 TAXONOMY_HELP = "MoCA: a taxonomy file (YAML/JSON) in place of the built-in one"
@@ -15,16 +17,12 @@ TAXONOMY_HELP = "MoCA: a taxonomy file (YAML/JSON) in place of the built-in one"
 
 def load_benchmark(name: str, taxonomy: Path | None = None):
     """The benchmark plug-in named by --benchmark (ConfigError listing the registered ones)."""
-    from socialbench.core.benchmarks import get_benchmark
-
     return get_benchmark(name, {"taxonomy": taxonomy})
 
 
 def _choices() -> tuple[str, str]:
     """--benchmark's and --method's help, listing their choices (the registered benchmarks, each one's
     methods); the plain wording if a plug-in cannot be loaded, so --help never fails."""
-    from socialbench.core.benchmarks import available_benchmarks, get_benchmark
-
     try:
         names = available_benchmarks()
         methods = "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)

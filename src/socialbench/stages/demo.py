@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core.config import load_params
+from socialbench.core.paths import check_io
 from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("A benchmark's embedded demo data.")
@@ -13,9 +15,6 @@ app = stage_app("A benchmark's embedded demo data.")
 
 def make_demo(benchmark: str, params: Path, out_dir: Path) -> dict[str, list]:
     """Write the benchmark's demo raw files into ``out_dir``; the records written, per split."""
-    from socialbench.core.config import load_params
-    from socialbench.core.paths import check_io
-
     check_io({"--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     bench = load_benchmark(benchmark)
     return bench.demo(load_params(params), out_dir)

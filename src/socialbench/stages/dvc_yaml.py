@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import socialbench
+from socialbench import cli
 from socialbench.core.run_name import RunName
 
 PKG = Path(socialbench.__file__).resolve().parent
@@ -35,17 +36,18 @@ BENCH_FOLDERS = ("schema", "dataset", "eval", "results")
 
 # ---- code deps: the modules a stage's commands import (pure, over the package's source) ----------
 #
-# A stage's code is what its commands import, followed statically from each command's entry module:
-# the root CLI mounts `socialbench <name>` from `socialbench.cli.COMMANDS`/`SUB_APPS`, or from a
-# benchmark's `cli.py` (`socialbench <benchmark> ...`). Two kinds of module hold code for many stages,
-# so only the parts a stage reaches are followed (ast, function by function):
-# - a benchmark's command module (`<b>/cli.py`): the command functions the stage runs, and the module's
-#   own functions they call;
-# - a benchmark's plug-in class (`<b>/benchmark.py`, loaded by name from `--benchmark`): the hooks the
-#   stage's code calls (an attribute of that name used in any module it reaches), and what they call.
-# Everything else is followed whole (imports at module level and inside functions). Plug-ins loaded by
-# name from params are added by rule: an infer stage takes its runs' method modules and templates, the
-# backends folder (a model's backend) and, where a run's method retrieves, the retrievers folder.
+# A stage's code is what its commands import, followed statically (ast) from each command's entry
+# module, module by module: a module's imports are those it runs when imported (its module level and
+# class bodies; not ``if TYPE_CHECKING:``), and importing a module runs its packages' __init__ too.
+# Modules import what they use at the top (tests/test_layers.py holds it), with two kinds of
+# exception, both read function by function:
+# - a command module (the root CLI, `<b>/cli.py`, `media/cli.py`) imports in its command bodies (start-up
+#   time): the command functions the stage runs are read, and the module's own functions they call;
+# - a benchmark's plug-in class (`<b>/benchmark.py`, loaded by name from `--benchmark`) imports in its
+#   hooks: those the stage's code calls (``.hook(`` in any module it reaches) are read, and what they call.
+# Plug-ins loaded by name from params are added by rule: an infer stage takes its runs' method modules
+# and templates, the backends (a model's backend) and what they import and, where a run's method
+# retrieves, the retrievers folder.
 
 
 @cache
@@ -62,46 +64,55 @@ def module_file(name: str) -> Path | None:
     return None
 
 
-_FROM = re.compile(r"^([ \t]*)from[ \t]+(socialbench[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
-_IMPORT = re.compile(r"^([ \t]*)import[ \t]+(socialbench[\w.]*)", re.M)
-_CALL = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
+@cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text("utf-8"))
 
 
-def _scan_imports(text: str, module_level_only: bool) -> tuple[str, ...]:
+def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The socialbench modules an import statement names (``module.name`` too: a name may be a submodule)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "socialbench"]
+    module = node.module or ""
+    if node.level or module.split(".")[0] != "socialbench":
+        return []
+    return [module, *(f"{module}.{a.name}" for a in node.names)]
+
+
+def _statement_imports(body: Iterable[ast.stmt]) -> list[str]:
+    """The socialbench modules statements import when they run, not inside functions (a class body runs)."""
     found: list[str] = []
-    for indent, module, names in _FROM.findall(text):
-        if module_level_only and indent:
-            continue
-        found.append(module)
-        for name in re.split(r"[\s,()]+", names.split("#", 1)[0]):
-            if name and name.isidentifier():
-                found.append(f"{module}.{name}")
-    found += [module for indent, module in _IMPORT.findall(text) if not (module_level_only and indent)]
-    return tuple(found)
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found += _imported(node)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            found += _statement_imports(node.orelse)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += _statement_imports(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
+    return found
 
 
 @cache
-def _imports(path: Path, module_level_only: bool = False) -> tuple[str, ...]:
-    """The socialbench modules a source file imports (and ``module.name`` for each imported name,
-    which may be a submodule). A line scan, not a parse: it runs each time Snakemake reads the
-    workflow, and an import line inside a docstring only adds a dep."""
-    return _scan_imports(path.read_text("utf-8"), module_level_only)
+def _imports(path: Path) -> tuple[str, ...]:
+    """The socialbench modules a source file imports at module level."""
+    return tuple(_statement_imports(_tree(path).body))
 
 
 @cache
 def _attrs(path: Path) -> frozenset[str]:
-    """Every ``.name(`` a source file calls: the hooks of a plug-in class it may call (a line scan)."""
-    return frozenset(_CALL.findall(path.read_text("utf-8")))
+    """Every ``.name(`` a source file calls: the hooks of a plug-in class it may call."""
+    return frozenset(
+        n.func.attr for n in ast.walk(_tree(path)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    )
 
 
 @cache
 def _functions(path: Path) -> dict[str, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]]:
-    """{function or method name: (the socialbench modules it imports, the names it uses, the command
-    names it is registered under)} of a module that holds code for many stages (parsed once per read)."""
-    text = path.read_text("utf-8")
+    """{function or method name: (the socialbench modules it imports, the names it uses: its module's
+    functions, ``.name(`` calls, the command names it is registered under)} of a module read function
+    by function."""
+    tree = _tree(path)
     out: dict[str, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]] = {}
-    lines = text.splitlines(keepends=True)
-    tree = ast.parse(text)
     top = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     methods = [
         n
@@ -112,7 +123,7 @@ def _functions(path: Path) -> dict[str, tuple[tuple[str, ...], frozenset[str], t
     ]
     top_names, method_names = {n.name for n in top}, {n.name for n in methods}
     for node in top + methods:
-        source = "".join(lines[node.lineno - 1 : node.end_lineno])
+        imports = [m for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom)) for m in _imported(n)]
         # what it calls in its own module: a function by name, a method or property through self/cls
         names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in top_names}
         names |= {
@@ -123,25 +134,20 @@ def _functions(path: Path) -> dict[str, tuple[tuple[str, ...], frozenset[str], t
             and n.value.id in ("self", "cls")
             and n.attr in method_names
         }
+        names |= {n.func.attr for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
         commands = []
         for dec in node.decorator_list:  # @app.command("name") / @app.command()
             if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "command":
                 arg = dec.args[0] if dec.args else None
                 commands.append(arg.value if isinstance(arg, ast.Constant) else node.name.replace("_", "-"))
         old = out.get(node.name, ((), frozenset(), ()))
-        out[node.name] = (
-            old[0] + _scan_imports(source, False),
-            old[1] | frozenset(names),
-            old[2] + tuple(commands),
-        )
+        out[node.name] = (old[0] + tuple(imports), old[1] | frozenset(names), old[2] + tuple(commands))
     return out
 
 
 def command_entry(words: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:
     """The module a ``socialbench <words...>`` command runs, and the command's name in it where the
     module holds many commands (a benchmark's cli.py), else None (the module is followed whole)."""
-    from socialbench import cli
-
     if not words:
         raise ValueError("an empty socialbench command")
     if words[0] in cli.COMMANDS:
@@ -164,14 +170,14 @@ def shell_commands(shell: str) -> list[tuple[str, ...]]:
     return [tuple(m.split()) for m in _COMMAND.findall(shell)]
 
 
-def _selected(path: Path, wanted: set[str]) -> tuple[set[str], set[str], set[str]]:
-    """Of a many-stage module: the functions reached from ``wanted`` (names, through the module's own
-    functions they use), their imports and the names they use."""
+def _selected(path: Path, wanted: set[str] | None) -> tuple[set[str], set[str]]:
+    """Of a module read function by function: the imports of the functions reached from ``wanted``
+    (names, through the module's own functions they use; None: every function), and the names they use."""
     funcs = _functions(path)
     chosen: set[str] = set()
-    todo = [w for w in wanted if w in funcs]
+    todo = list(funcs) if wanted is None else [w for w in wanted if w in funcs]
     imports: set[str] = set()
-    names: set[str] = set()
+    names: set[str] = set(_attrs(path)) if wanted is None else set()
     while todo:
         name = todo.pop()
         if name in chosen:
@@ -181,59 +187,70 @@ def _selected(path: Path, wanted: set[str]) -> tuple[set[str], set[str], set[str
         imports |= set(imp)
         names |= used
         todo += [u for u in used if u in funcs and u not in chosen]
-    return chosen, imports, names
+    return imports, names
+
+
+def _walk(entries: Iterable[str], by_function: Mapping[Path, set[str] | None]) -> tuple[frozenset[Path], set[str]]:
+    """The source files importing ``entries`` runs (module-level imports, transitively, each package's
+    __init__ too), with the modules of ``by_function`` read function by function (only the functions
+    named, None: all); and every ``.name(`` those files call."""
+    seen: set[Path] = set()
+    todo = list(entries)
+    calls: set[str] = set()
+    while todo:
+        name = todo.pop()
+        path = module_file(name)
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        todo += [".".join(name.split(".")[:i]) for i in range(2, len(name.split(".")))]
+        todo += _imports(path)
+        if path in by_function:
+            imported, used = _selected(path, by_function[path])
+            todo += imported
+            calls |= used
+        else:
+            calls |= _attrs(path)
+    return frozenset(seen), calls
 
 
 @cache
 def _closure(
     benchmark: str | None, commands: tuple[tuple[str, ...], ...], extra: tuple[str, ...] = ()
 ) -> frozenset[Path]:
-    """Source files a stage's commands reach by static imports (module level and inside functions), a
-    benchmark's command module and plug-in class followed function by function (above). ``extra``:
-    more entry modules (the plug-ins params name). ``benchmark`` None: commands of no one benchmark
-    (the results book), whose code loads no benchmark's plug-in class."""
+    """Source files a stage's commands reach (:func:`_walk`) from the root CLI and each command's module,
+    the plug-in class's hooks they call included. ``extra``: more entry modules (the plug-ins params
+    name). ``benchmark`` None: commands of no one benchmark (the results book), whose code loads no
+    benchmark's plug-in class."""
     plugin = PKG / benchmark / "benchmark.py" if benchmark is not None else None
-    # many-stage module -> the functions wanted
-    partial: dict[Path, set[str]] = {plugin: set()} if plugin is not None else {}
-    # the plug-in class is loaded by name (`--benchmark`, or the benchmark's own command): an entry
-    plain = ["socialbench.cli", *([f"socialbench.{benchmark}.benchmark"] if benchmark is not None else []), *extra]
+    # the root CLI runs every command; the plug-in class is loaded by name (`--benchmark`, or the
+    # benchmark's own command): entries
+    by_function: dict[Path, set[str] | None] = {PKG / "cli.py": None}
+    entries = ["socialbench.cli", *([f"socialbench.{benchmark}.benchmark"] if benchmark is not None else []), *extra]
+    if plugin is not None:
+        by_function[plugin] = set()
     for words in commands:
         module, wanted = command_entry(words)
+        entries.append(module)
+        path = module_file(module)
+        assert path is not None
         if wanted is None:
-            plain.append(module)
+            by_function[path] = None
         else:
-            path = module_file(module)
-            assert path is not None
-            partial.setdefault(path, set())
-            plain.append(module)
-            funcs = _functions(path)
-            partial[path] |= {f for f, (_, _, cmds) in funcs.items() if wanted[-1] in cmds}
+            chosen = by_function.setdefault(path, set())
+            assert chosen is not None
+            chosen |= {f for f, (_, _, cmds) in _functions(path).items() if wanted[-1] in cmds}
     while True:
-        seen: set[Path] = set()
-        todo = list(plain)
-        names: set[str] = set()
-        while todo:
-            name = todo.pop()
-            path = module_file(name)
-            if path is None or path in seen:
-                continue
-            seen.add(path)
-            # a package's __init__ runs on import of any of its modules
-            todo += [".".join(name.split(".")[:i]) for i in range(2, len(name.split(".")))]
-            if path in partial:
-                chosen, imported, used = _selected(path, partial[path])
-                todo += [m for m in (*_imports(path, True), *imported) if module_file(m) is not None]
-                names |= used
-            else:
-                todo += [m for m in _imports(path) if module_file(m) is not None]
-                names |= _attrs(path)
+        seen, calls = _walk(entries, by_function)
         if plugin is None:
-            return frozenset(seen)
+            return seen
         # the plug-in class: the hooks the code reached calls (a new hook may reach new code: again)
-        hooks = {n for n in names if n in _functions(plugin)}
-        if hooks <= partial[plugin]:
-            return frozenset(seen)
-        partial[plugin] |= hooks
+        hooks = {n for n in calls if n in _functions(plugin)}
+        old = by_function[plugin]
+        assert old is not None
+        if hooks <= old:
+            return seen
+        by_function[plugin] = old | hooks
 
 
 def _entry(path: Path) -> str | None:
@@ -251,24 +268,13 @@ def _entry(path: Path) -> str | None:
 
 @cache
 def _has_code(path: Path) -> bool:
-    tree = ast.parse(path.read_text("utf-8"))
-    return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in tree.body)
+    return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in _tree(path).body)
 
 
 @cache
 def _backend_closure() -> frozenset[Path]:
-    """The source files every backend module imports, followed whole (a backend is loaded by name)."""
-    todo = [f"socialbench.backends.{p.stem}" for p in sorted((PKG / "backends").glob("*.py"))]
-    seen: set[Path] = set()
-    while todo:
-        name = todo.pop()
-        path = module_file(name)
-        if path is None or path in seen:
-            continue
-        seen.add(path)
-        todo += [".".join(name.split(".")[:i]) for i in range(2, len(name.split(".")))]
-        todo += [m for m in _imports(path) if module_file(m) is not None]
-    return frozenset(seen)
+    """The source files the backend modules import (a backend is loaded by name from params)."""
+    return _walk((f"socialbench.backends.{p.stem}" for p in sorted((PKG / "backends").glob("*.py"))), {})[0]
 
 
 def code_deps(

@@ -16,7 +16,17 @@ from typing import Any
 
 import typer
 
-from socialbench.core.errors import ConfigError, SocialbenchError
+from socialbench.core.backend import ModelSpec, create_backend
+from socialbench.core.benchmarks import pair_excluded
+from socialbench.core.cache import RequestCache
+from socialbench.core.cache_pg import open_request_cache
+from socialbench.core.config import load_params
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
+from socialbench.core.io import write_json, write_jsonl
+from socialbench.core.paths import MediaRoots, check_io
+from socialbench.core.provenance import git_commit, infer_provenance
+from socialbench.core.runner import run_method
+from socialbench.results.layout import run_path
 from socialbench.stages.common import (
     BENCH_HELP,
     METHOD_HELP,
@@ -42,7 +52,6 @@ class RunFiles:
 
 def layout_runs(benchmark: str, model: str, methods: list[str], results_dir: Path) -> list[RunFiles]:
     """Each method's files under ``results_dir`` as the results layout places them."""
-    from socialbench.results.layout import run_path
 
     def at(kind: str, method: str) -> Path:
         return Path(run_path(kind, benchmark, model, method, root=str(results_dir)))
@@ -53,16 +62,12 @@ def layout_runs(benchmark: str, model: str, methods: list[str], results_dir: Pat
 def trace_pointer(benchmark: str, model: str, method: str) -> str:
     """The trace file a prediction points at: its path in the pipeline's results (wherever this run's
     files are written), so predictions have the same bytes however they were made."""
-    from socialbench.results.layout import run_path
-
     return run_path("traces", benchmark, model, method)
 
 
 def check_runnable(p: dict, params: Path, model: str, benchmark: str, methods: list[str]) -> None:
     """Refuse a method params exclude for the model (by name, or because the model lacks what the run
     needs): such a pair has no run (no files, no job)."""
-    from socialbench.core.benchmarks import pair_excluded
-
     if len(set(methods)) != len(methods):
         raise ConfigError(f"infer: a --method is given twice ({', '.join(methods)})")
     for method in methods:
@@ -84,8 +89,6 @@ class SharedBackend:
 
     def __call__(self, context):
         if self.backend is None:
-            from socialbench.core.backend import create_backend
-
             self.backend = create_backend(self.spec, context)
         return self.backend
 
@@ -110,14 +113,6 @@ def infer_runs(
 ) -> None:
     """Run ``model`` with each run's method over the instances and write each run's predictions,
     traces and stats (with its provenance) as it finishes. Every input is checked before any run."""
-    from socialbench.core.backend import ModelSpec
-    from socialbench.core.cache import RequestCache
-    from socialbench.core.cache_pg import open_request_cache
-    from socialbench.core.config import load_params
-    from socialbench.core.errors import DataError
-    from socialbench.core.paths import check_io
-    from socialbench.core.provenance import git_commit
-
     check_io(
         {"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
         {
@@ -189,11 +184,6 @@ class Job:
 
 def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
     """One (model, method) run with the job's cache and backend; its files written when it is a result."""
-    from socialbench.core.io import write_json, write_jsonl
-    from socialbench.core.paths import MediaRoots
-    from socialbench.core.provenance import infer_provenance
-    from socialbench.core.runner import run_method
-
     bench, p, benchmark = job.bench, job.params, job.benchmark
     method, model = run.method, job.spec.name
     settings = bench.method_settings(p.get(benchmark) or {}, method)
@@ -227,8 +217,6 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
         )
     if s.no_record and s.no_record == s.requests:
         # Recorded answers of other instances (another split, source or file): not a result either.
-        from socialbench.core.errors import DataError
-
         raise DataError(
             str((job.spec.options or {}).get("path") or f"models.{model}.options.path"),
             f"the recorded answers of models.{model} match none of the {len(job.instances)} instances of"

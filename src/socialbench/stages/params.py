@@ -7,6 +7,10 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core.benchmarks import available_benchmarks, get_benchmark
+from socialbench.core.config import load_params, overlay_params, read_params_file, validate_params
+from socialbench.core.io import write_text_atomic
+from socialbench.core.paths import check_io
 from socialbench.stages.common import Opt, stage_app
 
 app = stage_app("Params and the registered benchmarks.")
@@ -15,8 +19,6 @@ app = stage_app("Params and the registered benchmarks.")
 def params_text(params: Path, overlay: Path | None = None) -> str:
     """params validated against its schema, with defaults filled, as sorted JSON; with ``overlay``, params
     with the overlay file put over it first (:func:`socialbench.core.config.overlay_params`)."""
-    from socialbench.core.config import load_params, overlay_params, read_params_file, validate_params
-
     if overlay is None:
         return json.dumps(load_params(params), indent=2, sort_keys=True)
     merged = overlay_params(read_params_file(params), read_params_file(overlay))
@@ -25,8 +27,6 @@ def params_text(params: Path, overlay: Path | None = None) -> str:
 
 def benchmark_lines() -> list[str]:
     """One line per registered benchmark: its name and methods."""
-    from socialbench.core.benchmarks import available_benchmarks, get_benchmark
-
     return [
         f"{name}: methods {', '.join(get_benchmark(name).method_names()) or '(none)'}"
         for name in available_benchmarks()
@@ -43,9 +43,6 @@ def check_params(
     if out is None:
         typer.echo(params_text(params, overlay))
         return
-    from socialbench.core.io import write_text_atomic
-    from socialbench.core.paths import check_io
-
     check_io({"--params": params, "--overlay": overlay}, {"--out": out})
     text = params_text(params, overlay) + "\n"
     out.parent.mkdir(parents=True, exist_ok=True)

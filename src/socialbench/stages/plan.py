@@ -15,7 +15,30 @@ from typing import Any
 
 import typer
 
-from socialbench.core.errors import ConfigError, SocialbenchError
+from socialbench.backends.images import fitted_size
+from socialbench.core import weights
+from socialbench.core.backend import Backend, BackendContext, ModelSpec, create_backend
+from socialbench.core.benchmarks import available_benchmarks
+from socialbench.core.cache import RequestCache, cache_key
+from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
+from socialbench.core.config import load_params
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
+from socialbench.core.io import write_text_atomic
+from socialbench.core.modalities import backend_declaration
+from socialbench.core.paths import check_io
+from socialbench.core.planning import (
+    Budget,
+    ReplayCache,
+    TokenCounter,
+    budget_warnings,
+    chars_tokens,
+    image_tokens,
+    plan_instance,
+    run_plan,
+    to_markdown,
+)
+from socialbench.results.layout import model_runs
+from socialbench.results.layout import runs as layout_runs
 from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("Plan a run: calls, cached calls, tokens, cost and wall time, before any call.")
@@ -44,8 +67,6 @@ def parse_pairs(values: list[str], option: str, known: list[str]) -> dict[str, P
 
 def check_filters(p: dict[str, Any], benchmarks: list[str], want_b, want_m, want_r) -> None:
     """A --benchmark, --model or --run that params do not define is refused with its key."""
-    from socialbench.results.layout import runs as layout_runs
-
     for b in want_b:
         if b not in benchmarks:
             raise ConfigError(
@@ -63,11 +84,7 @@ def check_filters(p: dict[str, Any], benchmarks: list[str], want_b, want_m, want
 def open_cache(path: Path | None, p: dict[str, Any]):
     """The run's request cache, read only (None: there is none yet, nothing is cached): the PostgreSQL
     store of SOCIALBENCH_CACHE_URL unless ``--cache`` names a file, else the SQLite file."""
-    from socialbench.core.cache import RequestCache
-
     if path is None:
-        from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
-
         url = cache_store_url(None)
         if url is not None:
             return PostgresRequestCache.open_readonly(url, p["waits"]["connect_s"])
@@ -83,9 +100,6 @@ def token_counter(spec):
     it, ``options.model_path`` or ``model_id``: a local folder, or a hub id in the local Hugging Face
     cache); else chars/4. Images at the size they are sent at (their own, or the model's ``image_size``
     when smaller; a native video as ``max_frames`` images at that size or 448 pixels)."""
-    from socialbench.core.modalities import backend_declaration
-    from socialbench.core.planning import TokenCounter, chars_tokens, image_tokens
-
     base = {
         "per_image": image_tokens(spec.image_size or 448),
         "video_frames": spec.max_frames,
@@ -116,8 +130,6 @@ def token_counter(spec):
 def image_side(max_side: int | None):
     """part -> the longest side it is sent at: its own (read from the file's header, once per content
     hash), or ``max_side`` when smaller; 448 for a file that cannot be read (the plan is an estimate)."""
-    from socialbench.backends.images import fitted_size
-
     sides: dict[str, int] = {}
 
     def side(part) -> int:
@@ -138,8 +150,6 @@ def _converted(gguf_file):
     """The per-user weights cache's folder of ``gguf_file`` when it holds one (nothing is converted here)."""
     if not gguf_file or not Path(gguf_file).is_file():
         return None
-    from socialbench.core import weights
-
     folder = weights.cache_root() / weights.cache_key(weights.sha256_file(gguf_file))
     return str(folder) if (folder / weights.MANIFEST).is_file() else None
 
@@ -157,8 +167,6 @@ def lookup_for(store, identity: dict[str, Any] | None, model: str):
     """request -> (key, stored response) or None. With the backend's identity, by the exact cache key;
     without (the backend cannot be made here: no API key, a missing package), by model and request id
     (the newest stored entry), an approximation the row says it used."""
-    from socialbench.core.cache import cache_key
-
     if store is None:
         return lambda request: None
 
@@ -182,8 +190,6 @@ def backend_identity(spec, seed: int, dev_answers) -> tuple[dict[str, Any] | Non
     """(the backend's cache-key identity, None, its answers without a model call) without loading a
     model, or (None, why not, None). The answers are the backend's ``answer_without_call``, taken here
     (the backend is closed before the plan replays anything)."""
-    from socialbench.core.backend import Backend, BackendContext, create_backend
-
     try:
         backend = create_backend(spec, BackendContext(seed=seed, dev_answers=dev_answers))
         try:
@@ -211,13 +217,6 @@ def plan_runs(
 ) -> tuple[list[Any], list[str], list[str]]:
     """(rows, budget warnings, notes) for every benchmark, model and run params define (or those
     named). Nothing is called."""
-    from socialbench.core.backend import ModelSpec
-    from socialbench.core.benchmarks import available_benchmarks
-    from socialbench.core.config import load_params
-    from socialbench.core.errors import DataError
-    from socialbench.core.planning import Budget, ReplayCache, budget_warnings, plan_instance, run_plan
-    from socialbench.results.layout import model_runs
-
     p = load_params(params)
     defined = [b for b in available_benchmarks() if b in p]
     check_filters(p, defined, benchmarks or [], models or [], runs or [])
@@ -295,11 +294,6 @@ def plan(
     md: Path | None = Opt(None, help="also write the table here (Markdown)"),
 ) -> None:
     """Plan a run: calls, cached calls, tokens, cost and wall time per benchmark, model and run."""
-    from socialbench.core.config import load_params
-    from socialbench.core.io import write_text_atomic
-    from socialbench.core.paths import check_io
-    from socialbench.core.planning import to_markdown
-
     check_io({"--params": params, "--cache": cache}, {"--out": out, "--md": md})
     defined = [b for b in _benchmarks_of(load_params(params))]
     rows, warnings, notes = plan_runs(
@@ -323,6 +317,4 @@ def plan(
 
 
 def _benchmarks_of(p: dict[str, Any]) -> list[str]:
-    from socialbench.core.benchmarks import available_benchmarks
-
     return [b for b in available_benchmarks() if b in p]

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import typer
 
-from socialbench.core.errors import SocialbenchError
+from socialbench.core.config import load_params
+from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.io import write_jsonl
+from socialbench.core.paths import MediaRoots, check_io
 from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("Validate raw instances.")
@@ -17,11 +20,6 @@ def prepare_instances(
 ) -> tuple[int, int]:
     """Write the kept records to ``out`` and the dropped ones with their reasons to ``report``;
     (kept, dropped). No record kept is an error, raised after the report is written."""
-    from socialbench.core.config import load_params
-    from socialbench.core.errors import DataError
-    from socialbench.core.io import write_jsonl
-    from socialbench.core.paths import MediaRoots, check_io
-
     check_io({"--raw": raw, "--taxonomy": taxonomy, "--params": params}, {"--out": out, "--report": report})
     if on_invalid not in ("drop", "fail"):
         raise SocialbenchError(f"--on-invalid {on_invalid!r}: must be one of drop, fail")

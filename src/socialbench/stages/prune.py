@@ -6,6 +6,13 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core.config import load_params
+from socialbench.core.errors import ConfigError
+from socialbench.core.io import jsonl_text
+from socialbench.core.paths import check_io
+from socialbench.results.layout import RUN_KINDS, kind_dir
+from socialbench.results.prune import prune_lock as prune
+from socialbench.results.prune import prune_outputs as prune_stale_outputs
 from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("Prune stale outputs and dvc.lock entries.")
@@ -22,13 +29,6 @@ def prune_run_outputs(
     """Remove (or archive) the benchmark's per-run outputs params no longer make, in the folders of
     ``kinds`` (default: every kind of the results layout); append the records of what was pruned to
     ``report``. The records."""
-    from socialbench.core.config import load_params
-    from socialbench.core.errors import ConfigError
-    from socialbench.core.io import jsonl_text
-    from socialbench.core.paths import check_io
-    from socialbench.results.layout import RUN_KINDS, kind_dir
-    from socialbench.results.prune import prune_outputs
-
     unknown = [k for k in kinds or () if k not in RUN_KINDS]
     if unknown:
         raise ConfigError(f"prune-outputs: --kind {unknown[0]} is no result kind; one of {', '.join(RUN_KINDS)}")
@@ -41,7 +41,7 @@ def prune_run_outputs(
         folders=(*folders, "--archive"),
     )
     load_benchmark(benchmark)  # an unknown benchmark is a ConfigError listing the registered ones
-    pruned = prune_outputs(results, benchmark, load_params(params), archive, kinds)
+    pruned = prune_stale_outputs(results, benchmark, load_params(params), archive, kinds)
     if pruned and report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         with report.open("a", encoding="utf-8") as fh:
@@ -63,8 +63,6 @@ def prune_outputs(
     ),
 ) -> None:
     """Remove (or archive) the per-run outputs of models and methods params no longer name, or now exclude."""
-    from socialbench.results.layout import RUN_KINDS
-
     pruned = prune_run_outputs(benchmark, params, results, archive, report, kind)
     kinds = ",".join(dict.fromkeys(kind or RUN_KINDS))
     for rec in pruned:
@@ -77,8 +75,6 @@ def prune_lock(
     repo: Path = Opt(Path("."), help="the DVC repository whose dvc.lock is pruned"),
 ) -> None:
     """Drop the dvc.lock entries of stages dvc.yaml no longer defines (a model or method removed from params)."""
-    from socialbench.results.prune import prune_lock as prune
-
     dropped = prune(repo)
     for name in dropped:
         typer.echo(f"prune-lock: dropped {name} (no longer in dvc.yaml)")

@@ -9,7 +9,11 @@ from pathlib import Path
 
 import typer
 
-from socialbench.core.errors import ConfigError
+from socialbench.core.config import load_params
+from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.io import brief, first_bad_line, read_jsonl_lines, write_json
+from socialbench.core.paths import check_io
+from socialbench.results.layout import run_path
 from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app, subset_instances
 
 app = stage_app("Score predictions.")
@@ -25,8 +29,6 @@ def parse_run(run: str) -> tuple[str, str]:
 
 def layout_pairs(kind: str, benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path]]:
     """(predictions file, ``kind`` file) of each ``--run`` under ``results_dir``, as the layout places them."""
-    from socialbench.results.layout import run_path
-
     pairs = [parse_run(r) for r in runs]
     if len(set(pairs)) != len(pairs):
         raise ConfigError(f"a --run is given twice ({', '.join(runs)})")
@@ -41,9 +43,6 @@ def one_run(preds: list[dict], lines: list[int], source: str, model: str | None,
     """Every prediction record is of one model and one method (``--model``/``--method`` when given,
     else the first record's): records of another run mixed into a file would be scored as this
     one's. DataError naming the file, line and field."""
-    from socialbench.core.errors import DataError
-    from socialbench.core.io import brief
-
     if not preds:
         return
     for key, wanted in (("model", model), ("method", method)):
@@ -70,8 +69,6 @@ def score_file(
 ) -> None:
     """Score one run's predictions file into ``out``, with warnings for instances left unanswered and
     records with an error."""
-    from socialbench.core.io import brief, first_bad_line, read_jsonl_lines, write_json
-
     parsed = read_jsonl_lines(predictions)
     first_bad_line(predictions, parsed)
     preds = [jl.record for jl in parsed]
@@ -121,9 +118,6 @@ def score_runs(
 ) -> None:
     """Score each (predictions, out, model, method) run against the instances, read once; with
     ``params``, those of its ``<benchmark>.subset`` (the instances a subset run answered)."""
-    from socialbench.core.errors import DataError
-    from socialbench.core.paths import check_io
-
     check_io(
         {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy, "--params": params},
         {"--out": [r[1] for r in runs]},
@@ -133,8 +127,6 @@ def score_runs(
     if not insts:
         raise DataError(str(instances), "no instances (the file is empty): nothing to score")
     if params is not None:
-        from socialbench.core.config import load_params
-
         insts, _ = subset_instances(bench, insts, load_params(params), str(instances), echo)
     for predictions, out, model, method in runs:
         score_file(bench, insts, instances, predictions, out, model, method, echo)

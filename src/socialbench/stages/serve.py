@@ -20,6 +20,9 @@ from pathlib import Path
 
 import typer
 
+from socialbench.backends.vllm_servers import SharedServers
+from socialbench.core.paths import check_io
+
 serve_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The node's shared model servers.")
 
 Opt = typer.Option
@@ -32,9 +35,6 @@ def list_servers(
     as_json: bool = Opt(False, "--json", help="print JSON"),
 ) -> None:
     """The servers recorded on this node, with the jobs using each."""
-    from socialbench.backends.vllm_servers import SharedServers
-    from socialbench.core.paths import check_io
-
     check_io({"--dir": directory}, {}, folders=["--dir"])
     servers = SharedServers(directory)
     records = servers.records()
@@ -58,9 +58,6 @@ def stop(
     directory: Path | None = Opt(None, "--dir", help=_DIR_HELP),
 ) -> None:
     """Stop this node's idle servers (a pipeline stops its own at its end)."""
-    from socialbench.backends.vllm_servers import SharedServers
-    from socialbench.core.paths import check_io
-
     check_io({"--dir": directory}, {}, folders=["--dir"])  # its records are removed, nothing else written
     servers = SharedServers(directory)
     done = servers.stop(force=force)

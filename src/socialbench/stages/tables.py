@@ -6,6 +6,13 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core.config import load_params
+from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.io import read_jsonl, write_bytes_atomic, write_json, write_text_atomic
+from socialbench.core.paths import check_io
+from socialbench.core.run_name import RunName
+from socialbench.results.scores import read_score_files, row_category, write_run_metrics
+from socialbench.results.tables import answers_table, md_escape, render, tex_escape
 from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app, subset_instances
 
 app = stage_app("Render the result tables.")
@@ -24,13 +31,6 @@ def render_tables(
     """Write the tables and figures into ``out_dir`` and the headline metrics (one file, and one per
     run beside it); the number of table and figure files. ``answers``: also finish_reasons.*, each
     run's N, invalid share and finish reasons (:func:`answers_files`)."""
-    from socialbench.core.config import load_params
-    from socialbench.core.errors import ConfigError, DataError
-    from socialbench.core.io import read_jsonl, write_bytes_atomic, write_json, write_text_atomic
-    from socialbench.core.paths import check_io
-    from socialbench.core.run_name import RunName
-    from socialbench.results.scores import read_score_files, write_run_metrics
-
     check_io(
         {"SCORES": scores, "--params": params, "--instances": instances, "--predictions-dir": predictions_dir},
         # the per-run metrics folder beside the headline is rewritten whole: an output folder too
@@ -91,10 +91,6 @@ def render_tables(
 
 def answers_files(loaded, p, predictions_dir: Path) -> dict[str, str]:
     """finish_reasons.md/.csv/.tex: N, invalid share and finish reasons of each run (``--answers-table``)."""
-    from socialbench.core.io import read_jsonl
-    from socialbench.results.scores import row_category
-    from socialbench.results.tables import answers_table, render
-
     runs = {
         (model, method): [
             {"error": r.get("error"), "finish_reason": r.get("finish_reason")}
@@ -113,8 +109,6 @@ def with_subset_note(files: dict[str, str | bytes], subset) -> dict[str, str | b
     it; CSV files stay plain data: the run's MLflow params and stats say it.)"""
     if subset is None:
         return files
-    from socialbench.results.tables import md_escape, tex_escape
-
     note = subset_note(subset)
     out: dict[str, str | bytes] = {}
     for name, content in files.items():

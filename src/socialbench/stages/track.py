@@ -11,7 +11,23 @@ from typing import Any
 
 import typer
 
-from socialbench.core.io import read_file_bytes
+from socialbench.core.config import load_params
+from socialbench.core.errors import DataError
+from socialbench.core.hashing import sha256_file, sha256_json
+from socialbench.core.io import read_file_bytes, write_json
+from socialbench.core.paths import check_io
+from socialbench.core.provenance import git_commit, made_with
+from socialbench.results.layout import RUN_KINDS, exclusions, run_of
+from socialbench.results.scores import read_score_files, row_category
+from socialbench.results.tracking import (
+    check_store_creatable,
+    eval_key,
+    log_evaluations,
+    parse_stats,
+    pipeline_artifact_files,
+)
+from socialbench.results.tracking_uri import resolve_tracking_uri, tracking_store_uri
+from socialbench.results.viewer_page import page_media, relink_media
 from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("Log the runs to MLflow.")
@@ -19,24 +35,17 @@ app = stage_app("Log the runs to MLflow.")
 
 def run_file(folder: Path, kind: str, model: str, run: str) -> Path:
     """A run's file of ``kind`` in that kind's benchmark folder (``results/<kind>/<benchmark>``)."""
-    from socialbench.results.layout import RUN_KINDS
-
     return folder / model / f"{run}{RUN_KINDS[kind]}"
 
 
 def relinker(page: Path, href: str) -> Callable[[str], str]:
     """The text of a run's page with its rows' media read from a given link instead of ``href``
     (``viewer_page.relink_media``), for the page MLflow stores (its media are the parent run's)."""
-    from socialbench.results.viewer_page import relink_media
-
     return lambda link: relink_media(page.read_text("utf-8"), href, link)
 
 
 def check_not_excluded(scores: list[Path], params: dict[str, Any], benchmark: str) -> None:
     """A score file of a pair params exclude is refused: such a pair has no run (another pipeline's file?)."""
-    from socialbench.core.errors import DataError
-    from socialbench.results.layout import exclusions, run_of
-
     named = [(path, path.parent.name, run_of(path.name)) for path in scores]
     why = {(m, r): reason for m, r, reason in exclusions(params, benchmark, sorted({r for _, _, r in named}))}
     for path, model, run in named:
@@ -72,9 +81,6 @@ def evaluation(
 ) -> dict[str, Any]:
     """What one run logs: its params, content hashes, provenance (as when the predictions were made),
     scores, accounting and artifacts."""
-    from socialbench.core.hashing import sha256_file, sha256_json
-    from socialbench.results.scores import row_category
-
     entry = p["models"][model]
     identity = run_stats.get("backend_identity") or {}
     return {
@@ -132,23 +138,6 @@ def track_runs(
 ) -> dict[str, list]:
     """Check every input, then log the evaluations and write the summary ``out``; MLflow's summary
     (new and existing runs)."""
-    from socialbench.core.config import load_params
-    from socialbench.core.errors import DataError
-    from socialbench.core.hashing import sha256_file
-    from socialbench.core.io import write_json
-    from socialbench.core.paths import check_io
-    from socialbench.core.provenance import git_commit, made_with
-    from socialbench.results.layout import run_of
-    from socialbench.results.scores import read_score_files
-    from socialbench.results.tracking import (
-        check_store_creatable,
-        eval_key,
-        log_evaluations,
-        parse_stats,
-        pipeline_artifact_files,
-    )
-    from socialbench.results.tracking_uri import resolve_tracking_uri, tracking_store_uri
-
     check_io(
         {
             "SCORES": scores,
@@ -163,8 +152,6 @@ def track_runs(
         {"--out": out},
         folders=("--predictions-dir", "--stats-dir", "--tables-dir", "--traces-dir", "--viewer-dir"),
     )
-    from socialbench.results.viewer_page import page_media
-
     bench = load_benchmark(benchmark)
     p = load_params(params)
     check_store_creatable(resolve_tracking_uri(p["mlflow"]))  # an output too: it must be creatable

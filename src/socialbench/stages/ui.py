@@ -7,6 +7,10 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core.config import load_params
+from socialbench.core.secrets import redact_url
+from socialbench.results.tracking import is_shared_store, runs_page_url
+from socialbench.results.tracking_uri import tracking_store_uri
 from socialbench.stages.common import Opt, stage_app
 
 app = stage_app("Open the MLflow UI.")
@@ -26,11 +30,6 @@ def ui(
 ) -> None:
     """Open the MLflow UI on this repository's tracking store (telemetry off); prints the address of
     the experiment's runs table, where the UI lands."""
-    from socialbench.core.config import load_params
-    from socialbench.core.secrets import redact_url
-    from socialbench.results.tracking import is_shared_store, runs_page_url
-    from socialbench.results.tracking_uri import tracking_store_uri
-
     p = load_params(params)
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
     os.environ["DO_NOT_TRACK"] = "true"

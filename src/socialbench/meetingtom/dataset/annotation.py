@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from socialbench.core.errors import DataError
+from socialbench.core.sheets import csv_rows, rows_match
 from socialbench.meetingtom.schema.questions import ANNOTATED
 from socialbench.meetingtom.schema.questions import MULTI as MULTI_TASKS
 
@@ -149,8 +150,6 @@ def read_sheet(
     answer that is no option label of its item and (``complete``) an item without a row raise
     :class:`DataError` naming ``source``, the row (``line N``, where the row starts in the file) and
     the column. Extra columns are allowed (an annotator's own)."""
-    from socialbench.core.sheets import csv_rows, rows_match
-
     _, rows = csv_rows(text, source, READ_COLUMNS, exact=False)
     answers: dict[str, str | tuple[str, ...] | None] = {}
     first_line: dict[str, int] = {}

@@ -29,8 +29,16 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from socialbench.core.hashing import sha256_file
+from socialbench.core.io import write_json, write_jsonl
+from socialbench.core.paths import remove_inside, resolve_inside
+from socialbench.media.cache import FrameCache
+from socialbench.media.clips import Mosaic, cut_views, extract_audio
+from socialbench.media.encode import EncodeSettings
 from socialbench.media.errors import MediaError
+from socialbench.media.probe import probe
 from socialbench.media.sampling import to_fraction
+from socialbench.media.transcript import Word, format_transcript, span_index, window_words, words_to_utterances
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +76,6 @@ def view_plan(participants: Mapping[str, Mapping[str, Any]], fetched: Mapping[st
 def transcript_window(words: Sequence[Mapping[str, Any]], start: float, end: float, gap: float) -> dict[str, Any]:
     """The transcript of ``[start, end)``: words by midpoint, joined into lines per speaker (at most
     ``gap`` s apart), times relative to ``start`` (socialbench.media.transcript)."""
-    from socialbench.media.transcript import Word, format_transcript, span_index, window_words, words_to_utterances
-
     near = span_index(words).near(start, end)  # the meeting's words that may have their midpoint inside
     items = words_to_utterances(
         window_words([Word(w["speaker"], w["start"], w["end"], w["text"]) for w in near], start, end), gap
@@ -112,14 +118,6 @@ def make_clips(
 ) -> dict[str, Any]:
     """Cut every clip of one meeting into ``out_dir`` and write its records (module doc); returns
     the summary. ``settings`` is the media section (:class:`socialbench.media.settings.MediaSettings`)."""
-    from socialbench.core.hashing import sha256_file
-    from socialbench.core.io import write_json
-    from socialbench.core.paths import remove_inside, resolve_inside
-    from socialbench.media.cache import FrameCache
-    from socialbench.media.clips import Mosaic, cut_views, extract_audio
-    from socialbench.media.encode import EncodeSettings
-    from socialbench.media.probe import probe
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(root)
@@ -231,9 +229,6 @@ def _rel(p: Path, root: Path) -> str:
 
 
 def _finish(out: Path, records: list, problems: list, note: str | None, cache) -> dict[str, Any]:
-    from socialbench.core.io import write_json, write_jsonl
-    from socialbench.core.paths import remove_inside
-
     write_jsonl(out / CLIPS_FILE, sorted(records, key=lambda r: r["id"]))
     write_jsonl(out / REPORT_FILE, sorted(problems, key=lambda r: r["id"]))
     # The cache's locks and temporary folders are bookkeeping, not data: the folder DVC versions

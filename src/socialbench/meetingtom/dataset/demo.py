@@ -11,6 +11,9 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from socialbench.core.hashing import sha256_bytes
+from socialbench.media.encode import EncodeSettings, encode_rgb_frames
+from socialbench.meetingtom.dataset.acquire import VIDEO_VIEWS, media_relpath
 from socialbench.meetingtom.dataset.demo_media import audio_samples, frame_states, video_frames, wav_bytes
 from socialbench.meetingtom.dataset.demo_script import DemoConfig, plan_meeting, release_files, zip_bytes
 from socialbench.meetingtom.schema.settings import DEMO_ARCHIVE
@@ -19,10 +22,6 @@ from socialbench.meetingtom.schema.settings import DEMO_ARCHIVE
 def generate(out_dir: str | Path, cfg: DemoConfig) -> dict[str, list[str]]:
     """Write the demo mirror into ``out_dir`` (official layout); return ``{"meetings": [...],
     "files": [relative paths]}``. The same config gives the same bytes."""
-    from socialbench.core.hashing import sha256_bytes
-    from socialbench.media.encode import EncodeSettings, encode_rgb_frames
-    from socialbench.meetingtom.dataset.acquire import VIDEO_VIEWS, media_relpath
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     scripts = [plan_meeting(m, cfg) for m in cfg.corpus]

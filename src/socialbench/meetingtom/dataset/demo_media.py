@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from socialbench.media.synth import BITS
+from socialbench.media.synth import BITS, band_height, draw_index
 from socialbench.meetingtom.dataset.demo_script import (
     COLOURS,
     LETTERS,
@@ -88,8 +88,6 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
     A frame is its scene (drawn once per distinct speaking/gaze state, as the scenes repeat) above
     the frame-index band, which ``draw_index`` paints over entirely."""
     from PIL import Image, ImageDraw
-
-    from socialbench.media.synth import band_height
 
     w, h = cfg.size
     states = states if states is not None else frame_states(script, cfg.fps)
@@ -168,8 +166,6 @@ def _index_band(w: int, h: int, index: int) -> bytes:
     """RGB24 rows of the band ``draw_index`` paints at the bottom of a ``w`` x ``h`` frame (its cells
     cover the band, so the band does not depend on what lies beneath)."""
     from PIL import Image, ImageDraw
-
-    from socialbench.media.synth import band_height, draw_index
 
     img = Image.new("RGB", (w, h))
     draw_index(ImageDraw.Draw(img), w, h, index)

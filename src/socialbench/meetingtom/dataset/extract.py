@@ -17,6 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.io import parse_json_object, read_file_bytes, read_jsonl, write_json, write_jsonl
+from socialbench.meetingtom.dataset.ami.mining import MiningParams, mine_meeting
+from socialbench.meetingtom.dataset.ami.nxt import parse_corpus
+from socialbench.meetingtom.dataset.ami.records import transcript_words
+from socialbench.meetingtom.dataset.ami.you_events import you_events
 
 FILES = (
     "you_events.jsonl",
@@ -52,8 +57,6 @@ def meeting_record(meeting, source: str, counts: Mapping[str, Any]) -> dict[str,
 
 def word_records(meeting) -> list[dict[str, Any]]:
     """The transcript words (punctuation attached), by speaker then time, as JSON records."""
-    from socialbench.meetingtom.dataset.ami.records import transcript_words
-
     return [{"speaker": w.speaker, "start": w.start, "end": w.end, "text": w.text} for w in transcript_words(meeting)]
 
 
@@ -86,10 +89,6 @@ def extract_meeting(
     annotations: str | Path, meeting_id: str, source: str, mining: Mapping[str, Any] | None
 ) -> dict[str, list | dict]:
     """Every file of one meeting's folder, as records (``meeting.json`` under ``"meeting"``)."""
-    from socialbench.meetingtom.dataset.ami.mining import MiningParams, mine_meeting
-    from socialbench.meetingtom.dataset.ami.nxt import parse_corpus
-    from socialbench.meetingtom.dataset.ami.you_events import you_events
-
     params = MiningParams.from_mapping(mining)
     corpus = parse_corpus(annotations, [meeting_id])
     (meeting,) = corpus.meetings
@@ -126,8 +125,6 @@ def absent_meeting(meeting_id: str, source: str, note: str) -> dict[str, list | 
 
 
 def write_meeting(out_dir: str | Path, files: Mapping[str, list | dict]) -> None:
-    from socialbench.core.io import write_json, write_jsonl
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, recs in files.items():
@@ -140,8 +137,6 @@ def write_meeting(out_dir: str | Path, files: Mapping[str, list | dict]) -> None
 def read_meeting(folder: str | Path) -> dict[str, Any]:
     """A meeting folder written by :func:`write_meeting`, read back (a missing, truncated or
     non-JSON file is a one-line DataError naming it)."""
-    from socialbench.core.io import parse_json_object, read_file_bytes, read_jsonl
-
     folder = Path(folder)
     path = folder / MEETING_FILE
     if not path.is_file():

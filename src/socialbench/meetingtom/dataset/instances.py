@@ -35,8 +35,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from socialbench.media.transcript import span_index
+from socialbench.meetingtom.dataset.clips import transcript_window
 from socialbench.meetingtom.schema.instances import MODALITIES, TASK
 from socialbench.meetingtom.schema.questions import (
+    meeting_stage,
     participant_options,
     question,
     vocabulary_options,
@@ -72,9 +75,6 @@ def context_of(
     type of the innermost topic segment with a type holding the clip's midpoint (None without one),
     and ``position``, the midpoint's share of the meeting's span (None when unknown); and the dialogue
     act of each transcript line (the act of its speaker that overlaps it most; None when no act does)."""
-    from socialbench.media.transcript import span_index
-    from socialbench.meetingtom.schema.questions import meeting_stage
-
     info = meeting["meeting.json"]
     roles = {x: p.get("role") for x, p in sorted((info.get("participants") or {}).items())}
     mid = start + (end - start) / 2
@@ -122,8 +122,6 @@ def _base(
     utterance_gap: float,
     clip_problem: str | None,
 ) -> dict[str, Any]:
-    from socialbench.meetingtom.dataset.clips import transcript_window
-
     if modality not in MODALITIES:
         raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
     start, end = cand["start"], cand["end"]

@@ -26,8 +26,20 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from socialbench.acquire.archive import extract
+from socialbench.acquire.download import recorded_verification, verification
 from socialbench.core.errors import DataError
-from socialbench.core.io import read_file_text
+from socialbench.core.hashing import sha256_file, sha256_json
+from socialbench.core.io import parse_json_object, read_file_bytes, read_file_text, write_json
+from socialbench.core.secrets import redact_url
+from socialbench.meetingtom.dataset.acquire import (
+    MIRROR_BASE_URL,
+    annotations_source,
+    fetch_annotations,
+    fetch_media,
+    media_relpath,
+    media_sources,
+)
 from socialbench.meetingtom.schema.settings import SourceSettings, mirror_path
 
 log = logging.getLogger(__name__)
@@ -72,8 +84,6 @@ def expected_sha256(source: SourceSettings, mirror: Path | None) -> str | None:
 
 def file_manifest(folder: Path) -> dict[str, str]:
     """relative POSIX path -> sha256 of every file under ``folder``, sorted."""
-    from socialbench.core.hashing import sha256_file
-
     return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
@@ -90,13 +100,6 @@ def acquire_release(
     ``<out_dir>/source.json``. ``out_dir`` is relative to ``root`` (the repository) or absolute.
     ``trust`` (a :class:`socialbench.acquire.download.TrustStore`) records an unpinned archive's hash
     on first use and checks it later; ``limits`` bound the extraction (default ArchiveLimits)."""
-    from socialbench.acquire.archive import extract
-    from socialbench.acquire.download import recorded_verification, verification
-    from socialbench.core.hashing import sha256_file, sha256_json
-    from socialbench.core.io import write_json
-    from socialbench.core.secrets import redact_url
-    from socialbench.meetingtom.dataset.acquire import annotations_source, fetch_annotations
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     mirror = mirror_path(source, root)
@@ -171,8 +174,6 @@ def acquire_release(
 
 def read_source(release_dir: str | Path) -> dict[str, Any]:
     """``source.json`` of a release folder (what the per-meeting stages read first)."""
-    from socialbench.core.io import parse_json_object, read_file_bytes
-
     path = Path(release_dir) / SOURCE_FILE
     if not path.exists():
         raise DataError(str(path), "no source record: run the release stage (socialbench meetingtom release) first")
@@ -186,10 +187,6 @@ def fetch_meeting_media(
     write ``<dest_root>/amicorpus/<meeting>/fetched.json``; return it. Files from a local mirror are
     verified against the mirror's own bytes (a changed mirror file is copied again); a file already
     downloaded from the host is kept (the host publishes no checksums)."""
-    from socialbench.core.hashing import sha256_file
-    from socialbench.core.io import write_json
-    from socialbench.meetingtom.dataset.acquire import MIRROR_BASE_URL, fetch_media, media_relpath, media_sources
-
     dest_root = Path(dest_root)
     folder = dest_root / "amicorpus" / meeting
     folder.mkdir(parents=True, exist_ok=True)

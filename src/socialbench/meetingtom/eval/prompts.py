@@ -41,6 +41,7 @@ from typing import Any
 
 from socialbench.core.backend import AudioPart, Decoding, ImagePart, Message, Request, VideoPart
 from socialbench.core.benchmarks import InstanceInputError
+from socialbench.core.modalities import model_modalities
 from socialbench.meetingtom.schema.methods import (  # noqa: F401 (the method settings contract, re-exported)
     ABLATION_META,
     ANSWER_FORMS,
@@ -119,8 +120,6 @@ def takes_audio(spec) -> bool:
     """Whether the model takes audio input: its params entry's ``modalities``, else its backend's
     default (``core.modalities.model_modalities``), whatever the backend; False when the backend cannot be
     looked up (an unknown name is reported where the backend is created)."""
-    from socialbench.core.modalities import model_modalities
-
     try:
         return "audio" in model_modalities({"backend": spec.backend, "modalities": spec.modalities})[0]
     except Exception:  # noqa: BLE001 - any failure to look it up means: no audio

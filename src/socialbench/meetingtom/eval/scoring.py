@@ -34,6 +34,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from socialbench.core.errors import DataError
+from socialbench.meetingtom.eval.parsing import normalize
 from socialbench.meetingtom.schema.questions import MULTI, TASKS
 from socialbench.results.numbers import half_up
 
@@ -168,8 +169,6 @@ def _predicted(inst: dict[str, Any], pred: dict[str, Any] | None, values: dict[s
     reject). The answer goes through the parser's own rule (``parsing.normalize``: case and spaces,
     no empty or repeated selection, only option labels), so a prediction file written without the
     parser scores as the parsed one would."""
-    from socialbench.meetingtom.eval.parsing import normalize
-
     if pred is None or pred.get("error") or pred.get("answer") is None:
         return None  # as MoCA's scorer: a record with an error is no answer
     answer, problem = normalize(pred["answer"], list(values), multi=inst["task"] == MULTI_TASK)

@@ -11,8 +11,11 @@ from typing import Any, ClassVar
 
 from socialbench.core.backend import Request
 from socialbench.core.benchmarks import Exchange, Final, InstanceInputError, Method
+from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.answers import final_answer, no_call_answer, not_evaluated_answer
+from socialbench.meetingtom.eval.prompts import build_request, modality_of, settings_of
 from socialbench.meetingtom.schema.methods import BASE_TEMPLATES
+from socialbench.meetingtom.schema.questions import label_of, rotated_options
 
 #: Why Task 1 has no score with contextual priors (paper Table 4: "Task 1 is not evaluated in this setting").
 NOT_EVALUATED_PRIORS = "Task 1 is not evaluated with contextual priors (MeetingToM Table 4, n=0)"
@@ -30,8 +33,6 @@ class AnsweringMethod(Method):
     task_guidance: ClassVar[bool] = False
 
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
-        from socialbench.meetingtom.eval.prompts import settings_of
-
         s = settings_of(self.settings)  # a bad setting stops the run before any call
         order = int(self.settings.get("order") or 0)  # an order run's (params meetingtom.robustness)
         if order:
@@ -42,8 +43,6 @@ class AnsweringMethod(Method):
         self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], s: dict[str, Any], asked_as: str
     ) -> list[Request] | Final:
         """The step of ``instance`` as it is given; its request carries run name ``asked_as``."""
-        from socialbench.meetingtom.eval.prompts import build_request, modality_of
-
         if not rounds:
             if instance["task"] == "task1" and s["priors"]:
                 return not_evaluated_answer(instance, NOT_EVALUATED_PRIORS)
@@ -72,10 +71,6 @@ class AnsweringMethod(Method):
         any run's; the record keeps the order (``order``: asked, shown, distinct, the label answered).
         An instance with fewer distinct orders than asked is shown the earlier order it repeats, as that
         order's very request (the request cache answers it: no new call)."""
-        from socialbench.core.run_name import RunName
-        from socialbench.meetingtom.eval.prompts import settings_of
-        from socialbench.meetingtom.schema.questions import label_of, rotated_options
-
         distinct = max(1, len(instance["options"]))
         shown = k % distinct
         view = {**instance, "options": rotated_options(instance["options"], shown)}

@@ -15,7 +15,9 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from socialbench.meetingtom.eval.scoring import MULTI_TASK, option_value
 from socialbench.meetingtom.schema.settings import SOURCES
+from socialbench.results.tables import csv_text
 
 _DPI = 150
 _PNG_META = {"Software": None}
@@ -68,8 +70,6 @@ def _render(draw, *args: Any) -> dict[str, bytes]:
 
 def gold_value(instance: dict[str, Any]) -> str:
     """The value a Figure 4 bar counts: the gold option's value (Task 3.2: how many dissenters)."""
-    from socialbench.meetingtom.eval.scoring import MULTI_TASK, option_value
-
     values = {o["label"]: option_value(o) for o in instance["options"]}
     if instance["task"] == MULTI_TASK:
         return str(len(set(instance["answer"])))
@@ -117,8 +117,6 @@ def _draw(dist: dict[str, dict[str, dict[str, int]]]):
 
 
 def data_csv(dist: dict[str, dict[str, dict[str, int]]]) -> str:
-    from socialbench.results.tables import csv_text
-
     rows = (
         [task, value, src, per_source[src]]
         for task, per_value in dist.items()

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from socialbench.core.errors import DataError
-from socialbench.meetingtom.eval.scoring import Group
-from socialbench.results.stats import MetricSet
+from socialbench.meetingtom.eval.scoring import F1_TASKS, Group, outcomes, score_outcomes
+from socialbench.results.stability import answer_codes
+from socialbench.results.stats import MetricSet, bootstrap_ci, cell_seed, percentile_interval, resample_counts
 
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -39,8 +40,6 @@ def _outcomes(rows: Sequence[tuple[int, int]], n: int):
 
 
 def _bootstrap(outcome, defs: MetricSet, seed: int, key: tuple[str, ...]) -> tuple[float | None, float | None]:
-    from socialbench.results.stats import bootstrap_ci, cell_seed
-
     ci = bootstrap_ci(outcome, defs=defs, n_resamples=RESAMPLES, seed=cell_seed(seed, *key), level=LEVEL)
     return ci.intervals["accuracy"].low, ci.intervals["accuracy"].high
 
@@ -69,8 +68,6 @@ def macro_f1_ci(
     """Macro-F1's interval: instances resampled, Macro-F1 recomputed on each resample over the classes
     present in it (as ``scoring.macro_f1``: gold values and valid predictions; None = invalid)."""
     import numpy as np
-
-    from socialbench.results.stats import cell_seed, percentile_interval, resample_counts
 
     classes = sorted(set(gold) | {p for p in pred if p is not None})
     t = np.array([[g == c for c in classes] for g in gold], dtype=np.float64)
@@ -103,9 +100,6 @@ def run_summary(instances: list[dict[str, Any]], records: list[dict[str, Any]], 
     """One run's records reduced to what the tables, their intervals and the stability table read of
     them; bad records are a DataError naming ``source`` (the scorer's checks)."""
     import numpy as np
-
-    from socialbench.meetingtom.eval.scoring import F1_TASKS, outcomes, score_outcomes
-    from socialbench.results.stability import answer_codes
 
     scored = outcomes(instances, records, source=source)
     f1: dict[Group, tuple[list[Any], list[Any]]] = {}

@@ -22,6 +22,7 @@ from socialbench.core.errors import DataError
 from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.scoring import Group, group_of
 from socialbench.meetingtom.results.intervals import RunSummary
+from socialbench.meetingtom.results.tables import STYLE
 from socialbench.meetingtom.schema.questions import TITLES
 from socialbench.results.stability import Stability, render_stability, stability, stability_table
 
@@ -105,8 +106,6 @@ def stability_files(
 ) -> dict[str, str]:
     """stability.md/.csv/.tex: the table, or without params ``meetingtom.robustness`` (or without the
     per-instance data: the runs' summaries) an empty one saying why."""
-    from socialbench.meetingtom.results.tables import STYLE
-
     robustness = (params.get("meetingtom") or {}).get("robustness")
     notes = [
         "Beyond the paper (docs/decisions.md, 'Answer stability under option order'): no number here is"

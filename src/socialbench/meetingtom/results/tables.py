@@ -41,12 +41,14 @@ from typing import Any
 
 from socialbench.core.benchmarks import pair_excluded
 from socialbench.core.run_name import RunName
-from socialbench.meetingtom.eval.scoring import Group, keyed_by_group, macro_f1
-from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, macro_f1_ci
+from socialbench.meetingtom.eval.scoring import F1_TASKS, Group, keyed_by_group, macro_f1
+from socialbench.meetingtom.results.figures import label_distribution
+from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, instance_values, macro_f1_ci
 from socialbench.meetingtom.schema.questions import TASKS, TITLES
 from socialbench.meetingtom.schema.settings import SOURCES
 from socialbench.results import numbers
 from socialbench.results import tables as rt
+from socialbench.results.layout import exclusions
 from socialbench.results.scores import row_category
 from socialbench.results.tables import Num, NumStyle, json_mode_note, temperature_note
 
@@ -346,8 +348,6 @@ def method_label(method: str, ablations: Mapping[str, Any]) -> str:
 def excluded_notes(params: Mapping[str, Any], methods: Sequence[str]) -> list[str]:
     """One note per model that skips runs: all of them with one reason in one sentence. A model params
     keep off MeetingToM (``benchmarks:``) is no exclusion and is not named."""
-    from socialbench.results.layout import exclusions
-
     by_model: dict[str, dict[str, list[str]]] = {}
     for m, meth, reason in exclusions(params, "meetingtom", sorted(methods)):
         by_model.setdefault(m, {}).setdefault(reason, []).append(meth)
@@ -557,9 +557,6 @@ def tables(
     """``({file name: text or bytes}, headline)``: the tables of ``TABLE_NAMES`` in three formats,
     Figure 4 when ``instances`` are given, and the headline ``{"<model>.<method>": {group: {"accuracy",
     "macro_f1" (Tasks 1 and 3.1)}}}`` of every run kept."""
-    from socialbench.meetingtom.eval.scoring import F1_TASKS
-    from socialbench.meetingtom.results.intervals import instance_values
-
     ctx0 = Context(scores, params, None)
     values = instance_values(summaries, ctx0.scores) if instances is not None and summaries is not None else None
     ctx = Context(scores, params, values)
@@ -567,8 +564,6 @@ def tables(
     for name, t in build_tables(ctx).items():
         files.update({f"{name}.{ext}": text for ext, text in rt.render(t).items()})
     if instances is not None:
-        from socialbench.meetingtom.results.figures import label_distribution
-
         files.update(label_distribution(instances))
     headline = {
         f"{m}.{meth}": {

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.io import first_bad_line, read_jsonl_lines
 from socialbench.meetingtom.schema.questions import ANNOTATED, LABELS, MULTI, TASKS
 
 TASK = "task2_1"
@@ -124,8 +125,6 @@ def check_instance(rec: Mapping[str, Any], path: str, line: int | None = None, *
 def load_instances(path: str | Path, *, items: bool = False) -> list[dict[str, Any]]:
     """Instances (``items``: annotation items) from a JSON-lines file, each checked; duplicate ids
     are an error."""
-    from socialbench.core.io import first_bad_line, read_jsonl_lines
-
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     seen: dict[str, int] = {}

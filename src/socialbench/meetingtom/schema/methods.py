@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from socialbench.core.errors import ConfigError
+from socialbench.meetingtom.schema.questions import TASKS
 
 VIEWS = ("mosaic", "global", "closeup")
 INGESTION = ("auto", "native", "frames")
@@ -30,8 +31,6 @@ BASE_TEMPLATES: tuple[str, ...] = ("system.txt", "user.txt")
 
 def guidance_templates() -> tuple[str, ...]:
     """Task-CoT's guidance files: ``<task>.txt`` for each task."""
-    from socialbench.meetingtom.schema.questions import TASKS
-
     return tuple(f"{t}.txt" for t in TASKS)
 
 

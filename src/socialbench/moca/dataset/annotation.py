@@ -39,6 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.sheets import distinct_sheets
+from socialbench.moca.dataset.sources.readers import decode, read_bytes, table_rows
+from socialbench.moca.schema.instances import all_problems
 from socialbench.moca.schema.normalize import normalize
 from socialbench.moca.schema.taxonomy import Taxonomy
 
@@ -141,8 +144,6 @@ def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
 def read_sheet(path: str | Path, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
     """(line, row) of a CSV sheet; missing columns, rows of the wrong width or bytes that are not
     UTF-8 are a DataError naming the file and the line."""
-    from socialbench.moca.dataset.sources.readers import decode, read_bytes, table_rows
-
     shown = str(path)
     _, rows = table_rows(decode(read_bytes(path), shown), shown, required)
     return [(line, {k: (v or "").strip() for k, v in row.items()}) for line, row in rows]
@@ -405,8 +406,6 @@ def _known(cid: str, pool_ids: set[str], path: str, line: int) -> None:
 def read_annotations(paths: Sequence[str | Path], pool_ids: set[str], into: Returned) -> None:
     """Each returned annotator sheet's versions into ``into``; errors name the sheet, the line where the
     row starts and the column. One sheet given twice is refused (``core.sheets.distinct_sheets``)."""
-    from socialbench.core.sheets import distinct_sheets
-
     distinct_sheets(("--annotations", p) for p in paths)
     for path in paths:
         for line, row in read_sheet(path, ("id", "annotator") + ANNOTATION_FIELDS):
@@ -425,8 +424,6 @@ def read_annotations(paths: Sequence[str | Path], pool_ids: set[str], into: Retu
 
 
 def read_reviews(paths: Sequence[str | Path], pool_ids: set[str], into: Returned) -> None:
-    from socialbench.core.sheets import distinct_sheets
-
     distinct_sheets(("--reviews", p) for p in paths)
     for path in paths:
         for line, row in read_sheet(path, ("id", "annotator", "reviewer", "evidence_supported") + REVIEWED_FIELDS):
@@ -573,8 +570,6 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
     """The final instances (sorted by id) and, for every other candidate of the pool, why it is not
     in the benchmark: ``not_annotated``, ``unresolved_dispute``, ``rejected`` (arbiter),
     ``discarded`` (a discard proposal the arbiter did not overturn), ``final_validation``."""
-    from socialbench.moca.schema.instances import all_problems
-
     versions = versions_of(returned)
     disputes = find_disputes(versions, returned.evidence_rejected, tax)
     instances, report = [], []

@@ -17,6 +17,9 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from socialbench.core.errors import ConfigError
+from socialbench.core.io import write_jsonl
+from socialbench.media.encode import EncodeSettings, encode_rgb_frames
+from socialbench.media.synth import band_height, draw_index
 from socialbench.moca.schema.taxonomy import Taxonomy
 
 PEOPLE = [
@@ -215,8 +218,6 @@ def draw_image(rec: dict[str, Any], size: int) -> bytes:
 def video_frames(rec: dict[str, Any], cfg: DemoConfig) -> bytes:
     """Raw RGB24 frames of a clip: a figure moving across the scene; the bottom band encodes the
     frame index (:mod:`socialbench.media.synth`)."""
-    from socialbench.media.synth import band_height, draw_index
-
     w, h = cfg.video_size
     n = max(1, int(round(cfg.video_seconds * cfg.video_fps)))
     base = SCENARIO_COLOURS[rec["scenario"]]
@@ -235,8 +236,6 @@ def video_frames(rec: dict[str, Any], cfg: DemoConfig) -> bytes:
 
 
 def encode_video(raw: bytes, path: Path, cfg: DemoConfig) -> None:
-    from socialbench.media.encode import EncodeSettings, encode_rgb_frames
-
     # Keyframe every second, so frame sampling can seek.
     encode_rgb_frames(raw, path, size=cfg.video_size, fps=cfg.video_fps, encode=EncodeSettings(keyframe_interval_s=1.0))
 
@@ -244,8 +243,6 @@ def encode_video(raw: bytes, path: Path, cfg: DemoConfig) -> None:
 def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, list[dict[str, Any]]]:
     """Write ``{out_dir}/{test,dev}.jsonl``, ``{out_dir}/media/*`` and ``{out_dir}/human.jsonl`` (a
     simulated annotator's answers, :func:`simulated_annotator`); return the records by split."""
-    from socialbench.core.io import write_jsonl
-
     out_dir = Path(out_dir)
     media = out_dir / "media"
     media.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,8 @@ from typing import Any
 
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.io import JsonLine, first_bad_line, read_jsonl_lines
+from socialbench.core.paths import special_file, special_problem
+from socialbench.media.images import ImageUnreadable, verify_image_file
 from socialbench.moca.schema.instances import EMPTY, all_problems, canonical_gold, record_name
 from socialbench.moca.schema.taxonomy import Taxonomy
 
@@ -26,9 +28,6 @@ def media_problems(rec: dict[str, Any], media_roots: Any = None) -> list[tuple[s
     """(field, reason) for each media file that leads outside ``media_roots`` (a
     :class:`socialbench.core.paths.MediaRoots`; not read at all), is missing, or, for an image-text
     instance, is not a decodable image (a video, an empty or damaged file)."""
-    from socialbench.core.paths import special_file, special_problem
-    from socialbench.media.images import ImageUnreadable, verify_image_file
-
     problems = []
     for m in rec["media"]:
         path = Path(m)

@@ -44,7 +44,12 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError
+from socialbench.core.hashing import sha256_file, sha256_json
 from socialbench.core.paths import special_file
+from socialbench.media.errors import MediaError
+from socialbench.media.images import ImageUnreadable, verify_image_file
+from socialbench.media.probe import probe, require_video
+from socialbench.results.tracking import open_tracking_store, sqlite_store_path
 
 STAGE = "preprocess"
 #: Removal reasons of this stage, in step order (the count table's columns).
@@ -245,13 +250,9 @@ def is_valid_url(url: str) -> bool:
 
 def inspect_media(path: Path, modality: str) -> MediaInfo:
     """Decode and hash one local media file; MediaProblem('corrupted_media', why) if it cannot be read."""
-    from socialbench.core.hashing import sha256_file
-
     if modality == "image_text":
         import imagehash
         from PIL import Image
-
-        from socialbench.media.images import ImageUnreadable, verify_image_file
 
         try:
             verify_image_file(path)
@@ -262,9 +263,6 @@ def inspect_media(path: Path, modality: str) -> MediaInfo:
         except (ImageUnreadable, OSError, ValueError) as exc:
             raise MediaProblem("corrupted_media", str(exc)) from exc
         return MediaInfo(str(path), "image", sha256_file(path), phash=phash, width=width, height=height)
-    from socialbench.media.errors import MediaError
-    from socialbench.media.probe import probe, require_video
-
     try:
         info = probe(path)
         stream = require_video(info)
@@ -582,9 +580,6 @@ def log_counts_mlflow(
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     from filelock import FileLock
     from mlflow.entities import Metric, Param
-
-    from socialbench.core.hashing import sha256_json
-    from socialbench.results.tracking import open_tracking_store, sqlite_store_path
 
     plain = {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()}
     key = sha256_json({"stage": stage, "rows": [dict(r) for r in rows], "settings": plain})

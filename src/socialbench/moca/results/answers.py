@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from socialbench.moca.eval.scoring import instance_valid_sets, is_invalid
 from socialbench.results.tables import SIGNED, csv_text
 
 ANSWER_COUNTS = ("n", "invalid", "answer_errors", "repaired", "retry", "code_fence", "invalid_tuple", "ignored_keys")
@@ -19,8 +20,6 @@ def answer_counts(
     repair changed (``repaired``, and per repair), those with keys dropped under ``extra_keys: ignore``,
     and those whose answer is the decoder's last tuple because a later stage failed (the checker's
     verdict unreadable: ``checker_unparsable``). Read from the records' ``format`` (params moca.answer)."""
-    from socialbench.moca.eval.scoring import instance_valid_sets, is_invalid
-
     by_id = {r.get("id"): r for r in records}
     out: dict[str, dict[str, int]] = {}
     for gold in instances:

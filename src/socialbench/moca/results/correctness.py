@@ -8,6 +8,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.moca.eval.scoring import (
+    FIELDS,
+    METRICS,
+    check_predictions,
+    field_matches,
+    instance_valid_sets,
+    is_invalid,
+    score,
+)
+from socialbench.moca.results.answers import answer_counts
+from socialbench.results.stability import answer_codes
 
 
 def correctness(
@@ -23,8 +34,6 @@ def correctness(
     give the score file's numbers, so a scorer changed without this function is an error, not a
     silent difference."""
     import numpy as np
-
-    from socialbench.moca.eval.scoring import FIELDS, check_predictions, field_matches, instance_valid_sets, is_invalid
 
     by_id = check_predictions(instances, records, source)
     rows: dict[str, list[list[bool]]] = {}
@@ -63,10 +72,6 @@ def run_summary(
 ) -> RunSummary:
     """One run's records reduced to what Tables 2-7, their statistics, answers.csv and the stability
     table read of them; bad records are a DataError naming ``source`` (the scorer's checks)."""
-    from socialbench.moca.eval.scoring import score
-    from socialbench.moca.results.answers import answer_counts
-    from socialbench.results.stability import answer_codes
-
     now = score(instances, records, labels, mechanisms, source=source)
     cells = correctness(instances, records, labels, mechanisms, source)
     by_id = {r.get("id"): r for r in records}
@@ -80,8 +85,6 @@ def correctness_cells(
     """{(model, method, scenario): correctness matrix} for every pair of ``scores``, each checked
     against its score file: predictions that no longer give the file's numbers (scored before they
     changed, or on other instances) are a DataError naming the file, scenario and metric."""
-    from socialbench.moca.eval.scoring import METRICS
-
     out = {}
     for (model, method), sc in sorted(scores.items()):
         if (model, method) not in summaries:

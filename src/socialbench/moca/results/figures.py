@@ -20,6 +20,8 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+from socialbench.results.tables import csv_number, csv_text
+
 _DPI = 150
 _PNG_META = {"Software": None}
 _PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
@@ -227,8 +229,6 @@ def output_files(scenarios: Sequence[str]) -> list[str]:
 
 def data_csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     """A figure's data in long format for ``dvc plots`` (a ``bar`` label per row, values with two decimals)."""
-    from socialbench.results.tables import csv_number, csv_text
-
     return csv_text(
         columns,
         (

@@ -22,6 +22,7 @@ from socialbench.moca.results.significance import (
 )
 from socialbench.moca.results.tables import CI_METRICS, CODAR, COLUMNS, DIRECT, HEADER, LEVEL, row_name
 from socialbench.results.numbers import difference
+from socialbench.results.stats import bootstrap_cells, cell_seed, percentile_interval, resample_metrics
 from socialbench.results.tables import Num, csv_number, csv_text, md_escape
 
 
@@ -143,8 +144,6 @@ class PaperTables:
     def _cell_intervals(self) -> dict[tuple[str, str, str], Any]:
         if self.cells is None:
             return {}
-        from socialbench.results.stats import bootstrap_cells
-
         return bootstrap_cells(
             self.cells, defs=STATS, n_resamples=self.settings.resamples, seed=self.settings.seed, level=LEVEL
         )
@@ -198,15 +197,11 @@ class PaperTables:
         return Num(v, **kw, low=iv.low, high=iv.high, undefined=ci.undefined[metric], has_ci=iv.point is not None)
 
     def resampled(self, systems, *parts):
-        from socialbench.results.stats import cell_seed, resample_metrics
-
         return resample_metrics(
             systems, defs=STATS, n_resamples=self.settings.resamples, seed=cell_seed(self.settings.seed, *parts)
         )
 
     def interval(self, value: float | None, values, **kw: Any) -> Num:
-        from socialbench.results.stats import percentile_interval
-
         if value is None:
             return Num(None, **kw)
         low, high, undefined = percentile_interval(values, LEVEL)

@@ -9,6 +9,15 @@ from dataclasses import dataclass
 from socialbench.moca.eval.scoring import STATS
 from socialbench.moca.results.settings import TableSettings
 from socialbench.moca.results.tables import LEVEL, row_name
+from socialbench.results.stats import (
+    cell_seed,
+    holm,
+    mcnemar_exact,
+    paired_bootstrap_test,
+    per_instance,
+    percentile_interval,
+    resample_metrics,
+)
 from socialbench.results.tables import csv_number, csv_text
 
 #: The paired test of two systems on the same instances, per metric (Faith is a ratio: no per-instance correctness).
@@ -69,15 +78,6 @@ def paired_comparisons(
     instance indices, one draw per pair and scenario for every metric (its seed comes from the pair
     and the scenario), which gives each difference's interval; the test is exact McNemar on the
     per-instance correctness, or the paired bootstrap (same draws) for Faith."""
-    from socialbench.results.stats import (
-        cell_seed,
-        mcnemar_exact,
-        paired_bootstrap_test,
-        per_instance,
-        percentile_interval,
-        resample_metrics,
-    )
-
     seed = cell_seed(settings.seed, *a, "vs", *b, scenario, "paired")
     r = resample_metrics([ca, cb], defs=STATS, n_resamples=settings.resamples, seed=seed)
     out = []
@@ -121,8 +121,6 @@ def with_holm(comparisons: list[Comparison], alpha: float) -> list[Comparison]:
     star then never depends on which other rows were run. A comparison without a p-value (an
     undefined ratio) is in no family."""
     from dataclasses import replace
-
-    from socialbench.results.stats import holm
 
     out = list(comparisons)
     families: dict[tuple[str, tuple[str, str], tuple[str, str]], list[int]] = {}

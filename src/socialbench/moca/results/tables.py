@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from socialbench.moca.results.figures import output_files as figure_files
+from socialbench.results.layout import exclusions
 from socialbench.results.tables import Block, Num, Table, Text, grouped, md_escape
 from socialbench.results.tables import to_csv as render_csv
 from socialbench.results.tables import to_latex as render_latex
@@ -147,8 +149,6 @@ def exclusions_markdown(params: dict[str, Any], methods: list[str]) -> str:
     """all.md's one section naming the (model, method) pairs params exclude, with their reasons (empty
     when none is): by name, or derived from what the model takes and the run needs. A model params keep
     off MoCA (``benchmarks:``) is no exclusion and is not named."""
-    from socialbench.results.layout import exclusions
-
     lines = [
         f"- {md_escape(row_name(m, meth))}: not run ({md_escape(reason)})"
         for m, meth, reason in exclusions(params, "moca", methods)
@@ -171,8 +171,6 @@ LEVEL = 0.95
 
 def output_files(scenarios) -> list[str]:
     """Every file ``MocaBenchmark.tables`` writes for these scenarios (the pipeline's outputs)."""
-    from socialbench.moca.results.figures import output_files as figure_files
-
     per = [f"{s}.{ext}" for s in scenarios for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]
     stems = ("table5", "table5_other_backbones", "table6", "table7")
     grids = [f"{t}.{ext}" for t in stems for ext in ("md", "csv", "tex", "ci.md", "ci.csv")]

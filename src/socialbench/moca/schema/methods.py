@@ -14,6 +14,7 @@ from typing import Any
 from socialbench.core.benchmarks import settings_sources
 from socialbench.core.errors import ConfigError
 from socialbench.core.run_name import RunName
+from socialbench.core.runner import MAX_ROUNDS
 from socialbench.core.secrets import holds_secret
 
 # ---- the answer-format policy of every method (params moca.answer) ------------------------------
@@ -384,8 +385,6 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     only; no retriever is made here). A bad or unknown key is a ConfigError naming it. A setting of a
     stage the run leaves out (the checker's revision_rounds, Step 2's retrieval, which an ablation
     inherits from the full chain's options) has no effect."""
-    from socialbench.core.runner import MAX_ROUNDS  # the runner's imports: only when a run checks its rounds
-
     kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
     where = f"moca.{kind}.{entry}"
     variant = stage_variant(name, settings)

@@ -28,8 +28,12 @@ from typing import Any
 import pandas as pd
 import pandera.pandas as pa
 
+from socialbench.acquire.archive import extract
+from socialbench.acquire.download import ChecksumMismatch, copy_local, download, recorded_verification, verification
 from socialbench.core.errors import ConfigError, DataError
-from socialbench.core.hashing import sha256_file
+from socialbench.core.hashing import folder_fingerprint, sha256_file
+from socialbench.core.io import write_text_atomic
+from socialbench.core.secrets import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -281,9 +285,6 @@ def _dest(root: Path, relpath: str) -> Path:
 
 
 def _manifest_entry(root: Path, f: RemoteFile, path: Path) -> dict[str, Any]:
-    from socialbench.core.hashing import folder_fingerprint
-    from socialbench.core.secrets import redact_url
-
     if path.is_dir():  # a folder put there by hand: its content fingerprint (large files sampled)
         entry = {
             "relpath": f.relpath,
@@ -312,8 +313,6 @@ def _manifest_entry(root: Path, f: RemoteFile, path: Path) -> dict[str, Any]:
 def _unpack(root: Path, f: RemoteFile, archive: Path, limits: Any = None) -> None:
     """Extract an archive into ``<root>/<extract_to>``, again only when its bytes changed (the hash it
     was extracted from is kept in ``<root>/.<extract_to>.sha256``)."""
-    from socialbench.acquire.archive import extract
-
     folder = _dest(root, f.extract_to or "")
     stamp = folder.with_name(f".{folder.name}.sha256")
     digest = sha256_file(archive)
@@ -341,10 +340,6 @@ def acquire(
     manifest; returns it. Download options (retries, timeout, ``trust``: the store of hashes recorded
     on first use, ...) go to ``download``; each manifest entry says how its file was verified.
     ``limits`` (:class:`socialbench.acquire.archive.ArchiveLimits`) bound what an archive extracts to."""
-    from socialbench.acquire.download import copy_local, download, recorded_verification, verification
-    from socialbench.core.io import write_text_atomic
-    from socialbench.core.secrets import redact_url
-
     root = Path(root)
     files = source.selected(options)
     if options.mode == "mirror":
@@ -397,8 +392,6 @@ def acquire(
                     source, f, dest, f"this file has no public direct link, and {f.relpath} is not under {root}"
                 )
             if f.sha256 is not None and sha256_file(dest) != f.sha256:
-                from socialbench.acquire.download import ChecksumMismatch
-
                 raise ChecksumMismatch(str(dest), f.sha256, sha256_file(dest))
         else:
             verified[f.relpath] = verification(f.url, f.sha256, download_options.get("trust"))

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
+from socialbench.core.io import read_file_bytes
+from socialbench.core.sheets import csv_rows
 
 _WS = " \t\n\r"
 
@@ -37,8 +39,6 @@ def check_encoding(encoding: str) -> str:
 def read_bytes(path: str | Path) -> bytes:
     """The file's bytes; a missing file, a folder, a FIFO, device or socket is a DataError naming it
     (:func:`socialbench.core.io.read_file_bytes`)."""
-    from socialbench.core.io import read_file_bytes
-
     return read_file_bytes(path)
 
 
@@ -159,8 +159,6 @@ def table_rows(
     """(header, [(line, row)]) of a CSV/TSV text with a header line (``socialbench.core.sheets.csv_rows``,
     the reader every sheet goes through): a missing or duplicated column names the header line and the
     column; a row with another number of fields names the line where it starts."""
-    from socialbench.core.sheets import csv_rows
-
     return csv_rows(text, source, required, delimiter=delimiter, quoting=quoting)
 
 

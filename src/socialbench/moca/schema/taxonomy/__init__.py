@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import DataError
+from socialbench.core.hashing import sha256_json
+from socialbench.core.io import decode_utf8, load_yaml, loads_strict, read_file_bytes
 
 SCENARIOS = ("affection", "intent", "stance")
 
@@ -276,8 +278,6 @@ def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
 
 
 def _builtin(name: str) -> Any:
-    from socialbench.core.io import load_yaml
-
     data = resources.files("socialbench.moca.schema.taxonomy").joinpath(name).read_bytes()
     return load_yaml(data, f"socialbench/moca/schema/taxonomy/{name}", error=DataError)
 
@@ -289,8 +289,6 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
         tax = parse_taxonomy(_builtin("moca.yaml"), "socialbench/moca/schema/taxonomy/moca.yaml")
         return apply_rules(tax, _builtin(RULES_FILE), f"socialbench/moca/schema/taxonomy/{RULES_FILE}")
     # The strict readers (socialbench.core.io): no aliases, duplicate keys, tags or NaN; line and column named.
-    from socialbench.core.io import decode_utf8, load_yaml, loads_strict, read_file_bytes
-
     path = Path(path)
     raw = read_file_bytes(path, "taxonomy file")
     if path.suffix == ".json":
@@ -303,7 +301,6 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
 def taxonomy_hash(tax: Taxonomy) -> str:
     """sha256 over everything of the taxonomy that reaches a prompt or the scorer: option names in
     order, their criteria, boundary rules and sources, and the scenario questions."""
-    from socialbench.core.hashing import sha256_json
 
     def options(v: tuple[Option, ...]) -> list[list[str]]:
         return [[o.name, o.criterion, o.boundary, o.source, o.rule_source] for o in v]
