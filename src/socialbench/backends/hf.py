@@ -37,8 +37,8 @@ string, else ``stop``; ``error`` for a request that failed.
 Prefill in chunks, and the prefix cache (text-only models, one request at a time): the prompt's tokens
 go through the model ``prefill_chunk`` at a time, and the key-value states at the last chunk boundary
 before the prompt's end are kept (most recently used first, within ``prefix_cache_mb``). A later prompt
-that starts with the same chunks (a scenario's system prompt with its options, CoDAR's decoder prompt
-again in its revision) starts from those states instead of computing them again. A chunk's states depend
+that starts with the same chunks (a system prompt shared by many instances, or a prompt sent again with
+more text after it) starts from those states instead of computing them again. A chunk's states depend
 only on the tokens up to its end, computed the same way whether they were kept or not, so an answer is the
 same bytes with or without a hit, in any order and after a resume (tested); chunked prefill itself sums
 in another order than a one-pass prefill, so ``prefill_chunk`` other than the default is part of the
