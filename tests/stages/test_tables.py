@@ -14,7 +14,8 @@ from socialbench.core.benchmarks import BENCHMARKS, register
 from socialbench.core.errors import SocialbenchError
 from socialbench.core.io import write_jsonl
 from socialbench.core.subset import SubsetInfo
-from socialbench.stages.tables import render_tables, with_subset_note
+from socialbench.results.tables import Block, Table, formats, rendered, with_note
+from socialbench.stages.tables import render_tables, subset_note
 from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
 from tests.stages.conftest import cli_params, metrics, runner, score_file
 
@@ -101,10 +102,11 @@ def test_tables_put_the_macro_over_scenarios_beside_the_per_scenario_scores(tmp_
 
 def test_every_markdown_and_latex_table_of_a_subset_run_says_so():
     info = SubsetInfo(n=10, seed=1, total=0, taken=0, by="scenario")
-    files = with_subset_note({"a.md": "| x |\n", "a.tex": "\\begin{tabular}\n", "a.csv": "x\n", "f.png": b"."}, info)
+    table = Table("T", [Block(["x"], [])])
+    files = rendered(with_note({**formats("a", table), "f.png": b"."}, subset_note(info)))
     assert "not full-run numbers" in files["a.md"] and "not full-run numbers" in files["a.tex"]
     assert files["a.csv"] == "x\n" and files["f.png"] == b"."
-    assert with_subset_note({"a.md": "| x |\n"}, None) == {"a.md": "| x |\n"}
+    assert "at most 10 instances" in subset_note(info) and "stratified by scenario" in subset_note(info)
 
 
 # ---- order runs (params robustness, issue 34) ---------------------------------------------------------

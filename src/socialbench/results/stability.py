@@ -30,7 +30,7 @@ import numpy as np
 
 from socialbench.results import numbers
 from socialbench.results.stats import DEFAULT_RESAMPLES, cell_seed, percentile_interval, resample_counts
-from socialbench.results.tables import Block, Num, NumStyle, Table, grouped, render
+from socialbench.results.tables import Block, Num, NumStyle, Table, formats, grouped
 
 LEVEL = 0.95
 
@@ -299,6 +299,6 @@ def stability_table(
     )
 
 
-def render_stability(name: str, table: Table) -> dict[str, str]:
-    """``{name.md, name.csv, name.tex}`` of a stability table."""
-    return {f"{name}.{ext}": text for ext, text in render(table).items()}
+def render_stability(name: str, table: Table) -> dict[str, Table]:
+    """``{name.md, name.csv, name.tex}`` of a stability table (``results.tables.formats``)."""
+    return formats(name, table)

@@ -10,9 +10,13 @@ change, a test's mark, its interval, the N it stands on), written the table's wa
 each benchmark prints as its paper does). Two layouts: ``compact`` (notes right under the grid, LaTeX
 ``\\smallskip``) and ``sections`` (each note a paragraph of its own, "Note: " in Markdown). A table
 whose CSV is a long format (one line per number cell) keys its blocks, rows and value columns
-(:func:`keyed_cells`) and gives the lines as ``Table.csv``.
+(:func:`keyed_cells`) and gives the lines as ``Table.csv``, its numbers as :class:`Num` the model writes
+(:meth:`NumStyle.csv`).
 
-Pure functions: values in, text out.
+Tables stay objects until they are written: a benchmark's tables stage gives ``{file name: Table}``
+(several names, one per format, may share a table), notes are added to the objects (:meth:`Table.noted`),
+several tables make one Markdown file as a :class:`Document`, and :func:`render_file` writes each by its
+file name's format. Pure functions: values in, text out.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from socialbench.results.numbers import fixed
+from socialbench.results.numbers import fixed, half_up
 
 #: LaTeX's special characters in text, each replaced by its escaped form.
 TEX_SPECIAL = {
@@ -119,15 +123,24 @@ class Text:
 class NumStyle:
     """How a table writes its numbers (each paper's own way). ``missing``: a value that is not there
     (Markdown, and LaTeX unless ``tex_missing``); ``change``: ``"signed"`` (+3.12 / -0.50) or
-    ``"arrow"`` (↑3.12 / ↓0.50); no change is ±0.00 either way."""
+    ``"arrow"`` (↑3.12 / ↓0.50); no change is ±0.00 either way; ``csv_bare``: the CSV writes a value as
+    the rounded number prints (66.7), not with two decimals (66.70)."""
 
     missing: str = "–"
     tex_missing: str | None = "--"
     change: str = "signed"
+    csv_bare: bool = False
 
     def __post_init__(self) -> None:
         if self.change not in ("signed", "arrow"):
             raise ValueError(f"change must be 'signed' or 'arrow', got {self.change!r}")
+
+    def csv(self, v: float | None) -> str:
+        """A value as the table's CSV writes it: rounded half-up, with two decimals (66.70) or, ``csv_bare``,
+        as the rounded number prints (66.7); empty when missing."""
+        if v is None:
+            return ""
+        return repr(half_up(v)) if self.csv_bare else fixed(v)
 
     def number(self, v: float | None) -> str:
         """A value as the table prints it: two decimals, rounded half-up (``results.numbers.fixed``)."""
@@ -210,7 +223,7 @@ class Num:
             + tex_escape(change).replace("*", "$^{*}$")
             + tex_interval
             + n,
-            csv="" if self.value is None else fixed(self.value),
+            csv=style.csv(self.value),
         )
 
 
@@ -276,9 +289,11 @@ class Block:
 @dataclass
 class Table:
     """A table: its Markdown heading (``title`` at ``level``), LaTeX caption and label, ``intro``
-    lines under the heading (Markdown), its blocks and notes. ``csv``: (columns, rows) when the table's
-    CSV is a long format of its own rather than its cells; ``style``: how its :class:`Num` cells are
-    written."""
+    lines under the heading (Markdown), its blocks and notes; ``md_notes``: a paragraph only the Markdown
+    prints, after the table (what a reader of the Markdown copy needs beside the paper's notes). ``csv``:
+    (columns, rows) when the table's CSV is a long format of its own rather than its cells (a reported
+    number in a row is a :class:`Num`, written as the cells' CSV values are; anything else as it is);
+    ``style``: how its :class:`Num` cells and CSV values are written."""
 
     title: str
     blocks: list[Block]
@@ -288,12 +303,29 @@ class Table:
     intro: list[str] = field(default_factory=list)
     notes: list[Cell] = field(default_factory=list)
     layout: str = "compact"
-    csv: tuple[Sequence[Any], Iterable[Sequence[Any]]] | None = None
+    csv: tuple[Sequence[Any], Sequence[Sequence[Any]]] | None = None
     style: NumStyle = SIGNED
+    md_notes: list[Cell] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
             raise ValueError(f"table layout must be one of {LAYOUTS}, got {self.layout!r}")
+
+    def noted(self, note: Cell) -> Table:
+        """A copy with ``note`` as its last note (in every format but the CSV, which stays data)."""
+        return replace(self, notes=[*self.notes, note])
+
+
+@dataclass
+class Document:
+    """Tables written one after another as one Markdown file (MoCA's all.md), each as its own file has
+    it, a blank line between; ``notes``: paragraphs after the last table."""
+
+    tables: list[Table]
+    notes: list[Cell] = field(default_factory=list)
+
+    def noted(self, note: Cell) -> Document:
+        return replace(self, notes=[*self.notes, note])
 
 
 def grouped(rows: Iterable[Sequence[Cell]]) -> list[Row]:
@@ -350,7 +382,16 @@ def to_markdown(t: Table) -> str:
             lines += [md_text(n) for n in b.notes]
     for n in t.notes:
         lines += ["Note: " + md_text(n), ""] if sections else [md_text(n)]
+    if t.md_notes:
+        lines = [*"\n".join(lines).rstrip("\n").split("\n"), "", *(md_text(n) for n in t.md_notes)]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def document_markdown(d: Document) -> str:
+    text = "\n".join(to_markdown(t) for t in d.tables)
+    for n in d.notes:
+        text = text.rstrip("\n") + f"\n\n{md_text(n)}\n"
+    return text
 
 
 def csv_text(columns: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
@@ -366,7 +407,8 @@ def to_csv(t: Table) -> str:
     """The table's own long format when it has one, else its first block's column heads and every
     block's rows (each cell's CSV value)."""
     if t.csv is not None:
-        return csv_text(*t.csv)
+        columns, rows = t.csv
+        return csv_text(columns, ([csv_value(v, t.style) if isinstance(v, Num) else v for v in row] for row in rows))
     columns = [csv_value(c) for c in t.blocks[0].columns] if t.blocks else []
     return csv_text(columns, ([csv_value(c, t.style) for c in r.cells] for b in t.blocks for r in b.rows))
 
@@ -404,6 +446,47 @@ def to_latex(t: Table) -> str:
 def render(t: Table) -> dict[str, str]:
     """{"md", "csv", "tex"}: the table in each format."""
     return {"md": to_markdown(t), "csv": to_csv(t), "tex": to_latex(t)}
+
+
+def formats(stem: str, t: Table, exts: Sequence[str] = ("md", "csv", "tex")) -> dict[str, Table]:
+    """``{stem.md: t, stem.csv: t, stem.tex: t}``: the names one table is written under."""
+    return {f"{stem}.{ext}": t for ext in exts}
+
+
+RENDERERS = {".md": to_markdown, ".csv": to_csv, ".tex": to_latex}
+File = Table | Document | str | bytes
+
+
+def render_file(name: str, content: File) -> str | bytes:
+    """What the file ``name`` holds: a table in the format its suffix names (.md, .csv, .tex), a
+    document as Markdown, text or bytes (a figure, data) as they are."""
+    if isinstance(content, Document):
+        if not name.endswith(".md"):
+            raise ValueError(f"{name}: a document of tables is written as Markdown (.md)")
+        return document_markdown(content)
+    if isinstance(content, Table):
+        suffix = "." + name.rsplit(".", 1)[-1]
+        if suffix not in RENDERERS:
+            raise ValueError(f"{name}: a table is written as one of {sorted(RENDERERS)}")
+        return RENDERERS[suffix](content)
+    return content
+
+
+def rendered(files: Mapping[str, File]) -> dict[str, str | bytes]:
+    """Every file of ``files`` as it is written (:func:`render_file`)."""
+    return {name: render_file(name, content) for name, content in files.items()}
+
+
+def with_note(files: Mapping[str, File], note: Cell) -> dict[str, File]:
+    """Every table and document of ``files`` with ``note`` as its last note (:meth:`Table.noted`); a
+    table written under several names is noted once, so they stay one table."""
+    noted: dict[int, Table | Document] = {}
+    out: dict[str, File] = {}
+    for name, content in files.items():
+        if isinstance(content, Table | Document):
+            content = noted.setdefault(id(content), content.noted(note))
+        out[name] = content
+    return out
 
 
 #: The finish reasons the answers table has a column for, in order (``core.backend.FINISH_REASONS``);

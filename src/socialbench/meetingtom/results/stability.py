@@ -24,6 +24,7 @@ from socialbench.meetingtom.eval.scoring import Group, group_of
 from socialbench.meetingtom.results.intervals import RunSummary
 from socialbench.meetingtom.schema.questions import TITLES
 from socialbench.results.stability import Stability, render_stability, stability, stability_table
+from socialbench.results.tables import Table
 
 NAME = "stability"
 COLUMNS = (("correct", "accuracy"),)
@@ -102,7 +103,7 @@ def stability_files(
     instances: list[dict[str, Any]] | None,
     summaries: Mapping[tuple[str, str], RunSummary] | None,
     params: Mapping[str, Any],
-) -> dict[str, str]:
+) -> dict[str, Table]:
     """stability.md/.csv/.tex: the table, or without params ``meetingtom.robustness`` (or without the
     per-instance data: the runs' summaries) an empty one saying why."""
     from socialbench.meetingtom.results.tables import STYLE

@@ -23,7 +23,7 @@ from socialbench.moca.eval.scoring import FIELDS
 from socialbench.moca.results.correctness import RunSummary
 from socialbench.moca.schema.taxonomy import Taxonomy
 from socialbench.results.stability import Stability, render_stability, stability, stability_table
-from socialbench.results.tables import SIGNED
+from socialbench.results.tables import SIGNED, Table
 
 NAME = "stability"
 #: The correctness columns of a stability cell: the four fields (Table 2-4 order) and Holis (all four).
@@ -122,7 +122,7 @@ def stability_files(
     summaries: Mapping[tuple[str, str], RunSummary] | None,
     params: dict[str, Any],
     tax: Taxonomy,
-) -> dict[str, str]:
+) -> dict[str, Table]:
     """stability.md/.csv/.tex: the table, or without params ``moca.robustness`` (or without the
     per-instance data: the runs' summaries) an empty one saying why."""
     robustness = (params.get("moca") or {}).get("robustness")
