@@ -161,12 +161,6 @@ class NumStyle:
 SIGNED = NumStyle()
 
 
-def csv_number(v: Any) -> str:
-    """A number in a CSV file (a grid's long format, a figure's data): as the tables print it
-    (:meth:`NumStyle.number`: two decimals, half-up), empty when missing."""
-    return "" if v is None else fixed(v)
-
-
 @dataclass(frozen=True)
 class Num:
     """A number cell, in percent or points, and what the table prints beside it, in this order:
@@ -453,23 +447,20 @@ def formats(stem: str, t: Table, exts: Sequence[str] = ("md", "csv", "tex")) -> 
     return {f"{stem}.{ext}": t for ext in exts}
 
 
-RENDERERS = {".md": to_markdown, ".csv": to_csv, ".tex": to_latex}
+RENDERERS = {Table: {".md": to_markdown, ".csv": to_csv, ".tex": to_latex}, Document: {".md": document_markdown}}
 File = Table | Document | str | bytes
 
 
 def render_file(name: str, content: File) -> str | bytes:
     """What the file ``name`` holds: a table in the format its suffix names (.md, .csv, .tex), a
     document as Markdown, text or bytes (a figure, data) as they are."""
-    if isinstance(content, Document):
-        if not name.endswith(".md"):
-            raise ValueError(f"{name}: a document of tables is written as Markdown (.md)")
-        return document_markdown(content)
-    if isinstance(content, Table):
-        suffix = "." + name.rsplit(".", 1)[-1]
-        if suffix not in RENDERERS:
-            raise ValueError(f"{name}: a table is written as one of {sorted(RENDERERS)}")
-        return RENDERERS[suffix](content)
-    return content
+    if not isinstance(content, Table | Document):
+        return content
+    formats = RENDERERS[type(content)]
+    suffix = "." + name.rsplit(".", 1)[-1]
+    if suffix not in formats:
+        raise ValueError(f"{name}: a {type(content).__name__} is written as one of {sorted(formats)}")
+    return formats[suffix](content)
 
 
 def rendered(files: Mapping[str, File]) -> dict[str, str | bytes]:

@@ -23,8 +23,8 @@ from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.scoring import Group, group_of
 from socialbench.meetingtom.results.intervals import RunSummary
 from socialbench.meetingtom.schema.questions import TITLES
-from socialbench.results.stability import Stability, render_stability, stability, stability_table
-from socialbench.results.tables import Table
+from socialbench.results.stability import Stability, stability, stability_table
+from socialbench.results.tables import Table, formats
 
 NAME = "stability"
 COLUMNS = (("correct", "accuracy"),)
@@ -137,7 +137,7 @@ def stability_files(
             notes=[why, *notes],
             empty="(no order runs)",
         )
-        return render_stability(NAME, table)
+        return formats(NAME, table)
     cells, groups = stability_cells(instances, summaries, robustness, int(params["seed"]))
     k_all = int(robustness["orders"])
     fewer = max((st.fewer for (_, _, g), st in cells.items() if g == ALL), default=0)
@@ -158,4 +158,4 @@ def stability_files(
         group_key=group_key,
         notes=notes,
     )
-    return render_stability(NAME, table)
+    return formats(NAME, table)

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from socialbench.moca.results.paper import PaperTables
 
 
+CAPTION = (
+    "Ablation of CoDAR's steps. Atomic Avg. is the mean of Lab, Subj, Tgt and Mech; (+x / -x): change"
+    " over full CoDAR with the same backbone."
+)
 #: The extra table of the ablation rows of every backbone but Table 5's own.
 OTHER_BACKBONES = "table5_other_backbones"
 
@@ -101,21 +105,9 @@ def ablation_grids(
             )
         )
         notes.append(answers_note(answer_rows, paper.scores, paper.answers))
-    caption = (
-        "Ablation of CoDAR's steps. Atomic Avg. is the mean of Lab, Subj, Tgt and Mech; (+x / -x): change"
-        " over full CoDAR with the same backbone."
-    )
-    return (
-        grid(name, title, caption, cols, 3, rows, notes),
-        ci_grid(
-            f"{name}.ci",
-            f"{heading}: 95% bootstrap intervals",
-            cols,
-            3,
-            ci_rows,
-            paper.ci_notes() if backbones else notes,
-        ),
-    )
+    ci_notes = paper.ci_notes() if backbones else notes
+    ci = ci_grid(f"{name}.ci", f"{heading}: 95% bootstrap intervals", cols, 3, ci_rows, ci_notes)
+    return grid(name, title, CAPTION, cols, 3, rows, notes), ci
 
 
 def atomic_ci(paper: PaperTables, model: str, method: str, scenario: str, atomic: float | None) -> Num:

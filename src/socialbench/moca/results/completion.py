@@ -15,6 +15,13 @@ if TYPE_CHECKING:
     from socialbench.moca.results.paper import PaperTables
 
 
+TITLE = "Table 7: Semantic completion after correct Subject-Target recovery (C_sem|dyad)"
+CAPTION = (
+    "Semantic completion after correct Subject-Target recovery (C_sem|dyad, %). Baseline and CoDAR are"
+    " macro-averaged over the backbones named below; ΔCoDAR is the change in points."
+)
+
+
 def table7(paper: PaperTables) -> tuple[Table, Table]:
     human = paper.human
     cols = ["Scenario", "Baseline", "CoDAR", "ΔCoDAR", *(["Human"] if human else [])]
@@ -58,24 +65,9 @@ def table7(paper: PaperTables) -> tuple[Table, Table]:
     named = [b for b in paper.settings.backbones if b not in backbones]
     if named:
         notes.append(f"Named in moca.tables.backbones without both a direct and a codar row: {', '.join(named)}.")
-    caption = (
-        "Semantic completion after correct Subject-Target recovery (C_sem|dyad, %). Baseline and CoDAR are"
-        " macro-averaged over the backbones named below; ΔCoDAR is the change in points."
-    )
-    return (
-        grid(
-            "table7",
-            "Table 7: Semantic completion after correct Subject-Target recovery (C_sem|dyad)",
-            caption,
-            cols,
-            1,
-            rows,
-            notes,
-        ),
-        ci_grid(
-            "table7.ci", "Table 7: 95% bootstrap intervals", cols, 1, ci_rows, paper.ci_notes() if backbones else notes
-        ),
-    )
+    ci_notes = paper.ci_notes() if backbones else notes
+    ci = ci_grid("table7.ci", "Table 7: 95% bootstrap intervals", cols, 1, ci_rows, ci_notes)
+    return grid("table7", TITLE, CAPTION, cols, 1, rows, notes), ci
 
 
 def table7_ci(paper: PaperTables, scenario: str, used: list[str], base, cod, delta) -> list[Num]:

@@ -227,12 +227,12 @@ def output_files(scenarios: Sequence[str]) -> list[str]:
 
 def data_csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     """A figure's data in long format for ``dvc plots`` (a ``bar`` label per row, values with two decimals)."""
-    from socialbench.results.tables import csv_number, csv_text
+    from socialbench.results.tables import SIGNED, csv_text
 
     return csv_text(
         columns,
         (
-            [csv_number(r.get(c)) if r.get(c) is None or isinstance(r[c], float) else r[c] for c in columns]
+            [SIGNED.csv(r.get(c)) if r.get(c) is None or isinstance(r[c], float) else r[c] for c in columns]
             for r in rows
         ),
     )
