@@ -109,6 +109,22 @@ def test_every_markdown_and_latex_table_of_a_subset_run_says_so():
     assert "at most 10 instances" in subset_note(info) and "stratified by scenario" in subset_note(info)
 
 
+def test_the_tables_stage_notes_a_subset_run_once_in_every_markdown_and_latex_file_and_never_in_a_csv(tmp_path):
+    a = score_file(tmp_path, "a", {"intent": metrics(), "stance": metrics()})
+    args = tables_args(tmp_path, a)
+    params = tmp_path / "params.yaml"
+    params.write_text(params.read_text() + "moca: {subset: {n: 2, seed: 1}}\n")
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "tables"
+    counts = {
+        str(p.relative_to(out)): p.read_text().count("not full-run numbers")
+        for p in out.rglob("*")
+        if p.suffix in (".md", ".tex", ".csv")
+    }
+    assert "all.md" in counts and all(n == (not name.endswith(".csv")) for name, n in counts.items()), counts
+
+
 # ---- order runs (params robustness, issue 34) ---------------------------------------------------------
 def _scores(root, run, accuracy):
     path = root / "scores" / "toybench" / "r" / f"{run}.json"

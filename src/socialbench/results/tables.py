@@ -14,7 +14,7 @@ whose CSV is a long format (one line per number cell) keys its blocks, rows and 
 (:meth:`NumStyle.csv`).
 
 Tables stay objects until they are written: a benchmark's tables stage gives ``{file name: Table}``
-(several names, one per format, may share a table), notes are added to the objects (:meth:`Table.noted`),
+(several names, one per format, may share a table), notes are added to the objects (:func:`with_note`),
 several tables make one Markdown file as a :class:`Document`, and :func:`render_file` writes each by its
 file name's format. Pure functions: values in, text out.
 """
@@ -305,10 +305,6 @@ class Table:
         if self.layout not in LAYOUTS:
             raise ValueError(f"table layout must be one of {LAYOUTS}, got {self.layout!r}")
 
-    def noted(self, note: Cell) -> Table:
-        """A copy with ``note`` as its last note (in every format but the CSV, which stays data)."""
-        return replace(self, notes=[*self.notes, note])
-
 
 @dataclass
 class Document:
@@ -317,9 +313,6 @@ class Document:
 
     tables: list[Table]
     notes: list[Cell] = field(default_factory=list)
-
-    def noted(self, note: Cell) -> Document:
-        return replace(self, notes=[*self.notes, note])
 
 
 def grouped(rows: Iterable[Sequence[Cell]]) -> list[Row]:
@@ -437,11 +430,6 @@ def to_latex(t: Table) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(t: Table) -> dict[str, str]:
-    """{"md", "csv", "tex"}: the table in each format."""
-    return {"md": to_markdown(t), "csv": to_csv(t), "tex": to_latex(t)}
-
-
 def formats(stem: str, t: Table, exts: Sequence[str] = ("md", "csv", "tex")) -> dict[str, Table]:
     """``{stem.md: t, stem.csv: t, stem.tex: t}``: the names one table is written under."""
     return {f"{stem}.{ext}": t for ext in exts}
@@ -469,13 +457,13 @@ def rendered(files: Mapping[str, File]) -> dict[str, str | bytes]:
 
 
 def with_note(files: Mapping[str, File], note: Cell) -> dict[str, File]:
-    """Every table and document of ``files`` with ``note`` as its last note (:meth:`Table.noted`); a
-    table written under several names is noted once, so they stay one table."""
+    """Every table and document of ``files`` with ``note`` as its last note (in every format but the CSV,
+    which stays data); a table written under several names is noted once, so they stay one table."""
     noted: dict[int, Table | Document] = {}
     out: dict[str, File] = {}
     for name, content in files.items():
         if isinstance(content, Table | Document):
-            content = noted.setdefault(id(content), content.noted(note))
+            content = noted.setdefault(id(content), replace(content, notes=[*content.notes, note]))
         out[name] = content
     return out
 
