@@ -369,9 +369,8 @@ def to_markdown(t: Table) -> str:
             lines += [md_text(n) for n in b.notes]
     for n in t.notes:
         lines += ["Note: " + md_text(n), ""] if sections else [md_text(n)]
-    if t.md_notes:
-        lines = [*"\n".join(lines).rstrip("\n").split("\n"), "", *(md_text(n) for n in t.md_notes)]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    return text + "".join(f"\n{md_text(n)}" for n in t.md_notes) + "\n" * bool(t.md_notes)
 
 
 def document_markdown(d: Document) -> str:
@@ -444,11 +443,11 @@ def render_file(name: str, content: File) -> str | bytes:
     document as Markdown, text or bytes (a figure, data) as they are."""
     if not isinstance(content, Table | Document):
         return content
-    formats = RENDERERS[type(content)]
+    by_suffix = RENDERERS[type(content)]
     suffix = "." + name.rsplit(".", 1)[-1]
-    if suffix not in formats:
-        raise ValueError(f"{name}: a {type(content).__name__} is written as one of {sorted(formats)}")
-    return formats[suffix](content)
+    if suffix not in by_suffix:
+        raise ValueError(f"{name}: a {type(content).__name__} is written as one of {sorted(by_suffix)}")
+    return by_suffix[suffix](content)
 
 
 def rendered(files: Mapping[str, File]) -> dict[str, str | bytes]:
