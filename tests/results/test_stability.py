@@ -12,7 +12,7 @@ from socialbench.results.stability import (
     stability,
     stability_table,
 )
-from socialbench.results.tables import SIGNED, render
+from socialbench.results.tables import SIGNED, to_csv, to_markdown
 
 
 def _cell(correct, answers, distinct, **kw):
@@ -98,14 +98,14 @@ def one_cell_table(st):
 def test_the_table_prints_each_cell_with_its_interval_and_the_gap_signed():
     st = _cell([[1, 0], [0, 0]], [["a", "b"], ["c", "b"]], [2, 2])
     table = one_cell_table(st)
-    md = render(table)["md"]
+    md = to_markdown(table)
     row = next(line for line in md.splitlines() if line.startswith("| m |"))
     assert "| 2 | 50.00 [" in row and "+50.00 [" in row
 
 
 def test_the_csv_is_one_line_per_statistic_named_by_its_group_model_run_and_metric():
     st = _cell([[1, 0], [0, 0]], [["a", "b"], ["c", "b"]], [2, 2])
-    lines = render(one_cell_table(st))["csv"].splitlines()
+    lines = to_csv(one_cell_table(st)).splitlines()
     assert lines[0] == "task,source,model,run,metric,value,ci_low,ci_high,n"
     metrics = [line.split(",")[4] for line in lines[1:]]
     assert metrics == [

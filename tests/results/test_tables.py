@@ -4,15 +4,21 @@ import pytest
 
 from socialbench.results.tables import (
     Block,
+    Document,
+    Num,
+    NumStyle,
     Row,
     Table,
     Text,
+    formats,
     grouped,
     md_escape,
+    rendered,
     tex_escape,
     to_csv,
     to_latex,
     to_markdown,
+    with_note,
 )
 
 
@@ -64,6 +70,43 @@ def test_a_table_may_carry_its_own_long_csv():
     assert to_csv(t) == "a,b\n1,2\n"
 
 
+def test_a_long_csv_writes_its_numbers_as_the_cells_do_in_the_tables_style():
+    rows = [["x", Num(12.345), Num(None), 3, 0.95]]
+    assert to_csv(Table("T", [], csv=(["k", "v", "w", "n", "level"], rows))) == "k,v,w,n,level\nx,12.35,,3,0.95\n"
+    bare = Table("T", [], csv=(["k", "v"], [["x", Num(66.7)], ["y", Num(12.345)]]), style=NumStyle(csv_bare=True))
+    assert to_csv(bare) == "k,v\nx,66.7\ny,12.35\n"
+
+
+def test_markdown_only_notes_follow_the_table_as_a_paragraph_of_their_own():
+    t = small(md_notes=["m1", "m2"])
+    assert to_markdown(t).endswith("| b | z | 3.00 |\n\nn1\n\nm1\nm2\n")
+    assert "m1" not in to_latex(t) and "m1" not in to_csv(t)
+
+
+def test_a_document_writes_its_tables_in_order_a_blank_line_between_and_its_notes_after():
+    a, b = small(), Table("B", [], notes=["- one"])
+    doc = rendered({"all.md": Document([a, b], notes=["closing"])})["all.md"]
+    assert doc == to_markdown(a) + "\n" + to_markdown(b).rstrip("\n") + "\n\nclosing\n"
+
+
+def test_each_file_is_the_table_in_its_suffixs_format_and_other_content_as_it_is():
+    t = small()
+    files = rendered({**formats("t", t), "f.png": b".", "d.csv": "x\n"})
+    assert files == {"t.md": to_markdown(t), "t.csv": to_csv(t), "t.tex": to_latex(t), "f.png": b".", "d.csv": "x\n"}
+    with pytest.raises(ValueError, match="t.json"):
+        rendered({"t.json": t})
+    with pytest.raises(ValueError, match="a.tex"):
+        rendered({"a.tex": Document([t])})
+
+
+def test_a_note_goes_to_every_table_and_document_once_not_to_csv_or_other_files():
+    t = small()
+    files = rendered(with_note({**formats("t", t), "all.md": Document([t]), "f.png": b"."}, "Subset run."))
+    assert files["t.md"].endswith("n1\nSubset run.\n") and "{\\footnotesize Subset run.}" in files["t.tex"]
+    assert files["all.md"].count("Subset run.") == 1 and "Subset" not in files["t.csv"] and files["f.png"] == b"."
+    assert t.notes == ["n1"]  # the table itself is left as it was
+
+
 def test_a_format_override_is_written_as_given():
     t = Table("T", [Block(["h"], [Row([Text("5*", md="5\\*", tex="5$^{*}$")])])])
     assert "| 5\\* |" in to_markdown(t) and "5$^{*}$ \\\\" in to_latex(t)
@@ -75,7 +118,7 @@ def test_an_unknown_layout_is_refused():
 
 
 # ---- the number cell ---------------------------------------------------------------------------------
-from socialbench.results.tables import SIGNED, Num, NumStyle  # noqa: E402
+from socialbench.results.tables import SIGNED  # noqa: E402
 
 ARROWS = NumStyle(missing="-", tex_missing=None, change="arrow")
 

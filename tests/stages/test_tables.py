@@ -14,7 +14,8 @@ from socialbench.core.benchmarks import BENCHMARKS, register
 from socialbench.core.errors import SocialbenchError
 from socialbench.core.io import write_jsonl
 from socialbench.core.subset import SubsetInfo
-from socialbench.stages.tables import render_tables, with_subset_note
+from socialbench.results.tables import Block, Table, formats, rendered, with_note
+from socialbench.stages.tables import render_tables, subset_note
 from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
 from tests.stages.conftest import cli_params, metrics, runner, score_file
 
@@ -101,10 +102,27 @@ def test_tables_put_the_macro_over_scenarios_beside_the_per_scenario_scores(tmp_
 
 def test_every_markdown_and_latex_table_of_a_subset_run_says_so():
     info = SubsetInfo(n=10, seed=1, total=0, taken=0, by="scenario")
-    files = with_subset_note({"a.md": "| x |\n", "a.tex": "\\begin{tabular}\n", "a.csv": "x\n", "f.png": b"."}, info)
+    table = Table("T", [Block(["x"], [])])
+    files = rendered(with_note({**formats("a", table), "f.png": b"."}, subset_note(info)))
     assert "not full-run numbers" in files["a.md"] and "not full-run numbers" in files["a.tex"]
     assert files["a.csv"] == "x\n" and files["f.png"] == b"."
-    assert with_subset_note({"a.md": "| x |\n"}, None) == {"a.md": "| x |\n"}
+    assert "at most 10 instances" in subset_note(info) and "stratified by scenario" in subset_note(info)
+
+
+def test_the_tables_stage_notes_a_subset_run_once_in_every_markdown_and_latex_file_and_never_in_a_csv(tmp_path):
+    a = score_file(tmp_path, "a", {"intent": metrics(), "stance": metrics()})
+    args = tables_args(tmp_path, a)
+    params = tmp_path / "params.yaml"
+    params.write_text(params.read_text() + "moca: {subset: {n: 2, seed: 1}}\n")
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "tables"
+    counts = {
+        str(p.relative_to(out)): p.read_text().count("not full-run numbers")
+        for p in out.rglob("*")
+        if p.suffix in (".md", ".tex", ".csv")
+    }
+    assert "all.md" in counts and all(n == (not name.endswith(".csv")) for name, n in counts.items()), counts
 
 
 # ---- order runs (params robustness, issue 34) ---------------------------------------------------------

@@ -515,10 +515,12 @@ class Benchmark(abc.ABC):
         params: dict[str, Any],
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
-    ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
-        """``({file name: text, or bytes for a figure; names may hold a folder}, headline metrics)`` from
-        the scores of every (model, method); with ``tables_per_instance``, also the instances and each
-        pair's :meth:`run_summary`, when the command has them."""
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``({file name: content; names may hold a folder}, headline metrics)`` from the scores of every
+        (model, method); with ``tables_per_instance``, also the instances and each pair's
+        :meth:`run_summary`, when the command has them. A table is a ``results.tables.Table`` (or a
+        ``Document`` of tables) until the stage writes it in its name's format (``render_file``); a
+        figure is bytes, other data text."""
 
     def stability_tables(
         self,
@@ -526,8 +528,8 @@ class Benchmark(abc.ABC):
         params: dict[str, Any],
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
-    ) -> dict[str, str | bytes]:
-        """``{file name: text}`` of the answer-stability tables (params ``<benchmark>.robustness``) from
+    ) -> dict[str, Any]:
+        """``{file name: table}`` of the answer-stability tables (params ``<benchmark>.robustness``) from
         every run, its order runs included, which :meth:`tables` never gets (their :meth:`run_summary`
         with ``tables_per_instance``). Default: none."""
         return {}

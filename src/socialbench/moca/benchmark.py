@@ -24,33 +24,33 @@ def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
     return mean(sc.get(metric) for sc in scores.values())
 
 
-def tables_5_to_7(paper: Any) -> tuple[dict[str, str], list[str]]:
+def tables_5_to_7(paper: Any) -> tuple[dict[str, Any], list[Any]]:
     """Tables 5-7 (md, csv, tex, ci.md, ci.csv), tests.csv and answers.csv of a ``PaperTables``; and
-    the tables' Markdown, for all.md. Here, where the modules of the paper's tables meet."""
+    the tables themselves, for all.md. Here, where the modules of the paper's tables meet."""
     from socialbench.moca.results.ablations import table5, table5_other_backbones
     from socialbench.moca.results.answers import answers_csv
     from socialbench.moca.results.completion import table7
-    from socialbench.moca.results.grids import grid_ci_csv, grid_csv, grid_latex, grid_markdown
     from socialbench.moca.results.scaling import table6
     from socialbench.moca.results.significance import tests_csv
+    from socialbench.results.tables import formats
 
-    out, md = {}, []
-    for g, ci in (table5(paper), table5_other_backbones(paper), table6(paper), table7(paper)):
-        out[f"{g.name}.md"] = grid_markdown(g)
-        out[f"{g.name}.csv"] = grid_csv(g)
-        out[f"{g.name}.tex"] = grid_latex(g)
-        out[f"{g.name}.ci.md"] = grid_markdown(ci)
-        out[f"{g.name}.ci.csv"] = grid_ci_csv(ci)
-        md.append(out[f"{g.name}.md"])
+    out, shown = {}, []
+    for name, (t, ci) in zip(
+        ("table5", "table5_other_backbones", "table6", "table7"),
+        (table5(paper), table5_other_backbones(paper), table6(paper), table7(paper)),
+    ):
+        out.update(formats(name, t))
+        out.update(formats(f"{name}.ci", ci, ("md", "csv")))
+        shown.append(t)
     out["tests.csv"] = tests_csv(paper.comparisons)
     out["answers.csv"] = answers_csv(paper.answers or {})
-    return out, md
+    return out, shown
 
 
-def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> str:
+def overall_table(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> Any:
     """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
     from socialbench.moca.results.tables import COLUMNS, row_name
-    from socialbench.results.tables import Block, Num, Row, Table, to_markdown
+    from socialbench.results.tables import Block, Num, Row, Table
 
     scenarios = sorted({s for sc in scores.values() for s in sc})
     ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
@@ -62,7 +62,7 @@ def overall_markdown(scores: dict[tuple[str, str], dict[str, Any]], categories: 
         values = [macro(sc, key) for _, key in COLUMNS]
         rows.append(Row([categories.get(m, ""), row_name(m, meth), *(Num(v) for v in values)]))
     title = f"Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)"
-    return to_markdown(Table(title, [Block(["Category", "Model", *(h for h, _ in COLUMNS)], rows, keys=2)]))
+    return Table(title, [Block(["Category", "Model", *(h for h, _ in COLUMNS)], rows, keys=2)])
 
 
 class MocaBenchmark(Benchmark):
@@ -301,7 +301,7 @@ class MocaBenchmark(Benchmark):
         params: dict[str, Any],
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
-    ) -> tuple[dict[str, str | bytes], dict[str, Any]]:
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
         5-7, Figures 6, 7 and 9, and, given the instances and the runs' summaries (``run_summary``), a
         95% bootstrap interval for every cell and paired tests (socialbench.moca.results.tables)."""
@@ -309,9 +309,9 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.results.paper import PaperTables
         from socialbench.moca.results.paper_figures import paper_figures
         from socialbench.moca.results.settings import TableSettings
-        from socialbench.moca.results.tables import exclusions_markdown, row_name, to_csv, to_latex, to_markdown
+        from socialbench.moca.results.tables import exclusions_table, row_name, scenario_table
         from socialbench.results.scores import row_category
-        from socialbench.results.tables import json_mode_note, md_escape, temperature_note
+        from socialbench.results.tables import Document, formats, json_mode_note, temperature_note
 
         categories = {m: row_category(e) for m, e in params["models"].items()}  # "(text-only)" where declared
         # pairs params exclude have no score files; one given anyway gets no row
@@ -325,39 +325,37 @@ class MocaBenchmark(Benchmark):
             cells = correctness_cells(summaries, scores)
             answers = {(m, meth, s): c for (m, meth) in scores for s, c in summaries[(m, meth)].answers.items()}
         paper = PaperTables(scores, categories, section.get("methods", []), settings, cells, answers)
-        files: dict[str, str | bytes] = {}
-        md_all = []
+        files: dict[str, Any] = {}
+        shown_tables = []
         for s in paper.scenarios:
             rows = paper.named_rows(s)
             row_n = {row_name(m, meth): sc[s]["n"] for (m, meth), sc in scores.items() if s in sc}
             n = max(row_n.values(), default=None)  # the table's N; a row on fewer instances prints its own
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
-            changes = paper.changes(s)
-            md = to_markdown(s, rows, n, media, changes, row_n) + paper.scenario_notes(s)
             shown = {m for (m, _), sc in scores.items() if s in sc}
-            temperature = temperature_note(params["models"], shown)
-            if temperature:  # rows whose runs sent no temperature (the run stats' temperature_sent)
-                md += md_escape(temperature) + "\n"
-            json_mode = json_mode_note(params["models"], shown)
-            if json_mode:  # rows whose JSON constraint the server ignored (the run stats' json_enforced)
-                md += md_escape(json_mode) + "\n"
-            md_all.append(md)
-            files[f"{s}.md"] = md
-            files[f"{s}.csv"] = to_csv(rows)
-            files[f"{s}.tex"] = to_latex(s, rows, n, media, changes, row_n)
-            files[f"{s}.ci.md"], files[f"{s}.ci.csv"] = paper.scenario_ci(s)
-        grids, grids_md = tables_5_to_7(paper)
+            # the Markdown's own notes: the rows' and intervals' (paper.scenario_notes), rows whose runs sent
+            # no temperature (the run stats' temperature_sent) or whose JSON constraint the server ignored
+            # (json_enforced)
+            decoding = [temperature_note(params["models"], shown), json_mode_note(params["models"], shown)]
+            t = scenario_table(s, rows, n, media, paper.changes(s), row_n)
+            t.md_notes = [*paper.scenario_notes(s), *(x for x in decoding if x)]
+            shown_tables.append(t)
+            files.update(formats(s, t))
+            files.update(formats(f"{s}.ci", paper.scenario_ci(s), ("md", "csv")))
+        grids, grid_tables = tables_5_to_7(paper)
         files.update(grids)
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables,
         # Figure 9's means and the pairs params exclude, once, at the end
-        excluded_md = exclusions_markdown(params, section.get("methods", []))
-        files["all.md"] = "\n".join(
-            md_all
-            + [overall_markdown(scores, categories)]
-            + grids_md
-            + [str(files["figures/fig9_means.md"])]
-            + [excluded_md] * bool(excluded_md)
+        excluded = exclusions_table(params, section.get("methods", []))
+        files["all.md"] = Document(
+            [
+                *shown_tables,
+                overall_table(scores, categories),
+                *grid_tables,
+                files["figures/fig9_means.md"],
+                *([excluded] if excluded else []),
+            ]
         )
         headline = {
             f"{m}.{meth}": {

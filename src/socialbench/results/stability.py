@@ -30,7 +30,7 @@ import numpy as np
 
 from socialbench.results import numbers
 from socialbench.results.stats import DEFAULT_RESAMPLES, cell_seed, percentile_interval, resample_counts
-from socialbench.results.tables import Block, Num, NumStyle, Table, grouped, render
+from socialbench.results.tables import Block, Num, NumStyle, Table, grouped
 
 LEVEL = 0.95
 
@@ -297,8 +297,3 @@ def stability_table(
         style=style,
         csv=((*group_columns, *CSV_COLUMNS), lines),
     )
-
-
-def render_stability(name: str, table: Table) -> dict[str, str]:
-    """``{name.md, name.csv, name.tex}`` of a stability table."""
-    return {f"{name}.{ext}": text for ext, text in render(table).items()}

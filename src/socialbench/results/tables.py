@@ -10,9 +10,13 @@ change, a test's mark, its interval, the N it stands on), written the table's wa
 each benchmark prints as its paper does). Two layouts: ``compact`` (notes right under the grid, LaTeX
 ``\\smallskip``) and ``sections`` (each note a paragraph of its own, "Note: " in Markdown). A table
 whose CSV is a long format (one line per number cell) keys its blocks, rows and value columns
-(:func:`keyed_cells`) and gives the lines as ``Table.csv``.
+(:func:`keyed_cells`) and gives the lines as ``Table.csv``, its numbers as :class:`Num` the model writes
+(:meth:`NumStyle.csv`).
 
-Pure functions: values in, text out.
+Tables stay objects until they are written: a benchmark's tables stage gives ``{file name: Table}``
+(several names, one per format, may share a table), notes are added to the objects (:func:`with_note`),
+several tables make one Markdown file as a :class:`Document`, and :func:`render_file` writes each by its
+file name's format. Pure functions: values in, text out.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from socialbench.core.modalities import backend_declaration, temperature_sent_of
-from socialbench.results.numbers import fixed
+from socialbench.results.numbers import fixed, half_up
 
 #: LaTeX's special characters in text, each replaced by its escaped form.
 TEX_SPECIAL = {
@@ -116,15 +120,24 @@ class Text:
 class NumStyle:
     """How a table writes its numbers (each paper's own way). ``missing``: a value that is not there
     (Markdown, and LaTeX unless ``tex_missing``); ``change``: ``"signed"`` (+3.12 / -0.50) or
-    ``"arrow"`` (↑3.12 / ↓0.50); no change is ±0.00 either way."""
+    ``"arrow"`` (↑3.12 / ↓0.50); no change is ±0.00 either way; ``csv_bare``: the CSV writes a value as
+    the rounded number prints (66.7), not with two decimals (66.70)."""
 
     missing: str = "–"
     tex_missing: str | None = "--"
     change: str = "signed"
+    csv_bare: bool = False
 
     def __post_init__(self) -> None:
         if self.change not in ("signed", "arrow"):
             raise ValueError(f"change must be 'signed' or 'arrow', got {self.change!r}")
+
+    def csv(self, v: float | None) -> str:
+        """A value as the table's CSV writes it: rounded half-up, with two decimals (66.70) or, ``csv_bare``,
+        as the rounded number prints (66.7); empty when missing."""
+        if v is None:
+            return ""
+        return repr(half_up(v)) if self.csv_bare else fixed(v)
 
     def number(self, v: float | None) -> str:
         """A value as the table prints it: two decimals, rounded half-up (``results.numbers.fixed``)."""
@@ -143,12 +156,6 @@ class NumStyle:
 
 #: The default style: "–" for a missing value, +x / -x changes.
 SIGNED = NumStyle()
-
-
-def csv_number(v: Any) -> str:
-    """A number in a CSV file (a grid's long format, a figure's data): as the tables print it
-    (:meth:`NumStyle.number`: two decimals, half-up), empty when missing."""
-    return "" if v is None else fixed(v)
 
 
 @dataclass(frozen=True)
@@ -207,7 +214,7 @@ class Num:
             + tex_escape(change).replace("*", "$^{*}$")
             + tex_interval
             + n,
-            csv="" if self.value is None else fixed(self.value),
+            csv=style.csv(self.value),
         )
 
 
@@ -273,9 +280,11 @@ class Block:
 @dataclass
 class Table:
     """A table: its Markdown heading (``title`` at ``level``), LaTeX caption and label, ``intro``
-    lines under the heading (Markdown), its blocks and notes. ``csv``: (columns, rows) when the table's
-    CSV is a long format of its own rather than its cells; ``style``: how its :class:`Num` cells are
-    written."""
+    lines under the heading (Markdown), its blocks and notes; ``md_notes``: a paragraph only the Markdown
+    prints, after the table (what a reader of the Markdown copy needs beside the paper's notes). ``csv``:
+    (columns, rows) when the table's CSV is a long format of its own rather than its cells (a reported
+    number in a row is a :class:`Num`, written as the cells' CSV values are; anything else as it is);
+    ``style``: how its :class:`Num` cells and CSV values are written."""
 
     title: str
     blocks: list[Block]
@@ -285,12 +294,22 @@ class Table:
     intro: list[str] = field(default_factory=list)
     notes: list[Cell] = field(default_factory=list)
     layout: str = "compact"
-    csv: tuple[Sequence[Any], Iterable[Sequence[Any]]] | None = None
+    csv: tuple[Sequence[Any], Sequence[Sequence[Any]]] | None = None
     style: NumStyle = SIGNED
+    md_notes: list[Cell] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
             raise ValueError(f"table layout must be one of {LAYOUTS}, got {self.layout!r}")
+
+
+@dataclass
+class Document:
+    """Tables written one after another as one Markdown file (a benchmark's all.md), each as its own file has
+    it, a blank line between; ``notes``: paragraphs after the last table."""
+
+    tables: list[Table]
+    notes: list[Cell] = field(default_factory=list)
 
 
 def grouped(rows: Iterable[Sequence[Cell]]) -> list[Row]:
@@ -347,7 +366,15 @@ def to_markdown(t: Table) -> str:
             lines += [md_text(n) for n in b.notes]
     for n in t.notes:
         lines += ["Note: " + md_text(n), ""] if sections else [md_text(n)]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    return text + "".join(f"\n{md_text(n)}" for n in t.md_notes) + "\n" * bool(t.md_notes)
+
+
+def document_markdown(d: Document) -> str:
+    text = "\n".join(to_markdown(t) for t in d.tables)
+    for n in d.notes:
+        text = text.rstrip("\n") + f"\n\n{md_text(n)}\n"
+    return text
 
 
 def csv_text(columns: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
@@ -363,7 +390,8 @@ def to_csv(t: Table) -> str:
     """The table's own long format when it has one, else its first block's column heads and every
     block's rows (each cell's CSV value)."""
     if t.csv is not None:
-        return csv_text(*t.csv)
+        columns, rows = t.csv
+        return csv_text(columns, ([csv_value(v, t.style) if isinstance(v, Num) else v for v in row] for row in rows))
     columns = [csv_value(c) for c in t.blocks[0].columns] if t.blocks else []
     return csv_text(columns, ([csv_value(c, t.style) for c in r.cells] for b in t.blocks for r in b.rows))
 
@@ -398,9 +426,42 @@ def to_latex(t: Table) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(t: Table) -> dict[str, str]:
-    """{"md", "csv", "tex"}: the table in each format."""
-    return {"md": to_markdown(t), "csv": to_csv(t), "tex": to_latex(t)}
+def formats(stem: str, t: Table, exts: Sequence[str] = ("md", "csv", "tex")) -> dict[str, Table]:
+    """``{stem.md: t, stem.csv: t, stem.tex: t}``: the names one table is written under."""
+    return {f"{stem}.{ext}": t for ext in exts}
+
+
+RENDERERS = {Table: {".md": to_markdown, ".csv": to_csv, ".tex": to_latex}, Document: {".md": document_markdown}}
+File = Table | Document | str | bytes
+
+
+def render_file(name: str, content: File) -> str | bytes:
+    """What the file ``name`` holds: a table in the format its suffix names (.md, .csv, .tex), a
+    document as Markdown, text or bytes (a figure, data) as they are."""
+    if not isinstance(content, Table | Document):
+        return content
+    by_suffix = RENDERERS[type(content)]
+    suffix = "." + name.rsplit(".", 1)[-1]
+    if suffix not in by_suffix:
+        raise ValueError(f"{name}: a {type(content).__name__} is written as one of {sorted(by_suffix)}")
+    return by_suffix[suffix](content)
+
+
+def rendered(files: Mapping[str, File]) -> dict[str, str | bytes]:
+    """Every file of ``files`` as it is written (:func:`render_file`)."""
+    return {name: render_file(name, content) for name, content in files.items()}
+
+
+def with_note(files: Mapping[str, File], note: Cell) -> dict[str, File]:
+    """Every table and document of ``files`` with ``note`` as its last note (in every format but the CSV,
+    which stays data); a table written under several names is noted once, so they stay one table."""
+    noted: dict[int, Table | Document] = {}
+    out: dict[str, File] = {}
+    for name, content in files.items():
+        if isinstance(content, Table | Document):
+            content = noted.setdefault(id(content), replace(content, notes=[*content.notes, note]))
+        out[name] = content
+    return out
 
 
 #: The finish reasons the answers table has a column for, in order (``core.backend.FINISH_REASONS``);

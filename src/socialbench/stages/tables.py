@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -12,7 +13,7 @@ from socialbench.core.io import read_jsonl, write_bytes_atomic, write_json, writ
 from socialbench.core.paths import check_io
 from socialbench.core.run_name import RunName
 from socialbench.results.scores import read_score_files, row_category, write_run_metrics
-from socialbench.results.tables import answers_table, md_escape, render, tex_escape
+from socialbench.results.tables import answers_table, formats, rendered, with_note
 from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app, subset_instances
 
 app = stage_app("Render the result tables.")
@@ -76,7 +77,9 @@ def render_tables(
             raise ConfigError("tables: --answers-table reads the runs' predictions: give --predictions-dir")
         files = {**files, **answers_files(loaded, p, predictions_dir)}
     _, subset = bench.subset(p.get(benchmark) or {}, [], p["seed"])  # the note needs n and seed only
-    files = with_subset_note(files, subset)
+    if subset is not None:  # every table of a subset run says so, so no subset number passes for a full-run one
+        files = with_note(files, subset_note(subset))
+    files = rendered(files)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
         if isinstance(content, bytes):  # a figure
@@ -89,7 +92,7 @@ def render_tables(
     return len(files)
 
 
-def answers_files(loaded, p, predictions_dir: Path) -> dict[str, str]:
+def answers_files(loaded, p, predictions_dir: Path) -> dict[str, Any]:
     """finish_reasons.md/.csv/.tex: N, invalid share and finish reasons of each run (``--answers-table``)."""
     runs = {
         (model, method): [
@@ -98,30 +101,13 @@ def answers_files(loaded, p, predictions_dir: Path) -> dict[str, str]:
         ]
         for model, method in loaded
     }
-    table = answers_table(runs, {m: row_category(e) for m, e in p["models"].items()})
-    return {f"finish_reasons.{ext}": text for ext, text in render(table).items()}
-
-
-def with_subset_note(files: dict[str, str | bytes], subset) -> dict[str, str | bytes]:
-    """Every Markdown and LaTeX table of a subset run (params ``<benchmark>.subset``) with a last line
-    saying so (``SubsetInfo.note``), so no subset number passes for a full-run one; unchanged without
-    a subset. (Here, after the benchmark renders its tables, so every table gets it whatever builds
-    it; CSV files stay plain data: the run's MLflow params and stats say it.)"""
-    if subset is None:
-        return files
-    note = subset_note(subset)
-    out: dict[str, str | bytes] = {}
-    for name, content in files.items():
-        if isinstance(content, str) and name.endswith(".md"):
-            content = content.rstrip("\n") + f"\n\n{md_escape(note)}\n"
-        elif isinstance(content, str) and name.endswith(".tex"):
-            content = content.rstrip("\n") + f"\n\\par\\footnotesize {tex_escape(note)}\n"
-        out[name] = content
-    return out
+    return formats("finish_reasons", answers_table(runs, {m: row_category(e) for m, e in p["models"].items()}))
 
 
 def subset_note(subset) -> str:
-    """The note of a subset known from params only (the data's size is the run's, in its stats)."""
+    """The note of a subset run (params ``<benchmark>.subset``; ``SubsetInfo``), known from params only (the
+    data's size is the run's, in its stats): the last note of every table (CSV files stay plain data: the
+    run's MLflow params and stats say it)."""
     by = f", stratified by {subset.by}" if subset.by else ""
     return (
         f"Subset run (params subset n={subset.n}, seed {subset.seed}{by}): at most {subset.n} instances;"

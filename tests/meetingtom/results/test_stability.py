@@ -15,6 +15,7 @@ from socialbench.core.backend import ModelSpec, Response
 from socialbench.core.benchmarks import Exchange, get_benchmark
 from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.scoring import group_of
+from socialbench.results.tables import rendered
 from tests.meetingtom.eval.test_prompts import make
 
 BENCH = get_benchmark("meetingtom")
@@ -100,7 +101,7 @@ def test_an_order_runs_request_shows_the_rotated_list_numbered_again(instances):
 
 
 def test_a_content_bound_model_is_stable_and_a_position_bound_one_is_not(instances):
-    files = BENCH.stability_tables({}, PARAMS, instances, predictions(instances))
+    files = stability_tables({}, PARAMS, instances, predictions(instances))
     rows = all_tasks(files)
     assert float(rows["content"]["accuracy_order_0"]) == float(rows["content"]["circular_accuracy"]) == 100
     assert float(rows["content"]["agreement"]) == 100 and float(rows["content"]["gap"]) == 0
@@ -115,12 +116,12 @@ def test_a_content_bound_model_is_stable_and_a_position_bound_one_is_not(instanc
 
 
 def test_without_robustness_the_table_says_there_are_no_order_runs(instances):
-    files = BENCH.stability_tables({}, {"seed": 7, "models": {}, "meetingtom": {}}, instances, {})
+    files = stability_tables({}, {"seed": 7, "models": {}, "meetingtom": {}}, instances, {})
     assert "params meetingtom.robustness is null: no order runs." in files["stability.md"]
 
 
 def test_the_csv_names_each_lines_task_source_and_metric_once(instances):
-    files = BENCH.stability_tables({}, PARAMS, instances, predictions(instances))
+    files = stability_tables({}, PARAMS, instances, predictions(instances))
     rows = list(csv.DictReader(io.StringIO(files["stability.csv"])))
     assert list(rows[0]) == ["task", "source", "model", "run", "metric", "value", "ci_low", "ci_high", "n"]
     keys = [(r["task"], r["source"], r["model"], r["run"], r["metric"]) for r in rows]
@@ -130,3 +131,8 @@ def test_the_csv_names_each_lines_task_source_and_metric_once(instances):
         tuple(group_of(i)) for i in instances
     }
     assert {f"accuracy_order_{k}" for k in range(K)} <= {r["metric"] for r in rows}
+
+
+def stability_tables(*args):
+    """The benchmark's stability files as the tables stage writes them (``results.tables.rendered``)."""
+    return rendered(BENCH.stability_tables(*args))

@@ -5,9 +5,18 @@ import pytest
 
 from socialbench.core.errors import DataError
 from socialbench.meetingtom.eval.scoring import score
+from socialbench.meetingtom.results import tables as mt_tables
 from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, run_summary
-from socialbench.meetingtom.results.tables import output_files, tables
+from socialbench.meetingtom.results.tables import output_files
+from socialbench.results.tables import rendered
 from tests.meetingtom.conftest import mt_params
+
+
+def tables(*args):
+    """``tables`` with its files as the tables stage writes them (``results.tables.rendered``)."""
+    files, headline = mt_tables.tables(*args)
+    return rendered(files), headline
+
 
 F1 = ("task1", "task3_1")
 

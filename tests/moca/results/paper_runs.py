@@ -7,6 +7,7 @@ import csv
 import functools
 import io
 
+from socialbench.results.tables import rendered
 from tests.conftest import make_instance
 from tests.moca.conftest import ABLATIONS
 
@@ -70,7 +71,13 @@ def run_tables(
         else None
     )
     files, _ = b.tables(scores, params, instances if per_instance else None, summaries)
-    return files, scores
+    return rendered(files), scores
+
+
+def bench_tables(*args):
+    """``MocaBenchmark.tables`` with its files as the stage writes them (``results.tables.rendered``)."""
+    files, headline = bench().tables(*args)
+    return rendered(files), headline
 
 
 def read_csv(text: str) -> list[dict]:

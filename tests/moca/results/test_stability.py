@@ -13,6 +13,7 @@ from socialbench.core.backend import ModelSpec, Response
 from socialbench.core.benchmarks import Exchange, get_benchmark
 from socialbench.core.errors import DataError
 from socialbench.core.run_name import RunName
+from socialbench.results.tables import rendered
 from tests.conftest import make_instance
 from tests.moca.results.paper_runs import read_csv
 
@@ -99,7 +100,7 @@ def test_an_order_run_answers_are_read_with_the_slots_it_showed_and_record_the_o
 
 
 def test_a_content_bound_answer_is_as_right_under_every_order_as_under_the_papers(instances):
-    files = BENCH.stability_tables({}, params(), instances, predictions(instances))
+    files = stability_tables({}, params(), instances, predictions(instances))
     row = all_rows(files)[("content", "direct")]
     assert float(row["holis_order_0"]) == float(row["holis_min"]) == float(row["circular_holis"]) == 100
     assert float(row["agreement"]) == 100
@@ -107,7 +108,7 @@ def test_a_content_bound_answer_is_as_right_under_every_order_as_under_the_paper
 
 
 def test_a_position_bound_answer_loses_its_order_0_accuracy_to_the_circular_count(instances):
-    files = BENCH.stability_tables({}, params(), instances, predictions(instances))
+    files = stability_tables({}, params(), instances, predictions(instances))
     row = all_rows(files)[("position", "direct")]
     # right where the paper's draw put the gold subject in slot 0; never in slot 0 under all 3 rotations
     order0 = sum(r["subject"] == r["gold"]["subject"] for r in records(position_double, instances, "direct"))
@@ -122,7 +123,7 @@ def test_a_position_bound_answer_loses_its_order_0_accuracy_to_the_circular_coun
 
 
 def test_the_csv_names_each_lines_scenario_and_metric_once(instances):
-    rows = read_csv(BENCH.stability_tables({}, params(), instances, predictions(instances))["stability.csv"])
+    rows = read_csv(stability_tables({}, params(), instances, predictions(instances))["stability.csv"])
     assert list(rows[0]) == ["scenario", "model", "run", "metric", "value", "ci_low", "ci_high", "n"]
     keys = [(r["scenario"], r["model"], r["run"], r["metric"]) for r in rows]
     assert len(keys) == len(set(keys)) and {r["scenario"] for r in rows} == {"all"} | {i["scenario"] for i in instances}
@@ -130,9 +131,7 @@ def test_the_csv_names_each_lines_scenario_and_metric_once(instances):
 
 def test_the_table_is_the_same_bytes_for_the_same_predictions_and_seed(instances):
     preds = predictions(instances)
-    assert BENCH.stability_tables({}, params(), instances, preds) == BENCH.stability_tables(
-        {}, params(), instances, preds
-    )
+    assert stability_tables({}, params(), instances, preds) == stability_tables({}, params(), instances, preds)
 
 
 def test_items_with_fewer_distinct_orders_than_asked_use_their_distinct_ones_and_the_table_says_so(image_file):
@@ -148,12 +147,12 @@ def test_items_with_fewer_distinct_orders_than_asked_use_their_distinct_ones_and
     robustness = {**ROBUSTNESS, "orders": 3}
     recs = records(position_double, two, "direct__order2", robustness)
     assert recs[0]["order"] == {"index": 2, "shown": 0, "distinct": 2}
-    md = BENCH.stability_tables({}, params(robustness), two, predictions(two, robustness))["stability.md"]
+    md = stability_tables({}, params(robustness), two, predictions(two, robustness))["stability.md"]
     assert "4 instance(s) have fewer than K = 3 distinct orders" in md
 
 
 def test_without_robustness_the_table_says_there_are_no_order_runs(instances):
-    files = BENCH.stability_tables({}, {"seed": 1, "models": {}, "moca": {"robustness": None}}, instances, {})
+    files = stability_tables({}, {"seed": 1, "models": {}, "moca": {"robustness": None}}, instances, {})
     assert set(files) == {"stability.md", "stability.csv", "stability.tex"}
     assert "params moca.robustness is null: no order runs." in files["stability.md"]
 
@@ -162,4 +161,9 @@ def test_an_order_run_missing_beside_its_order_0_is_an_error_naming_it(instances
     preds = predictions(instances)
     del preds[("content", "direct__order2")]
     with pytest.raises(DataError, match=r"content/direct__order2: no predictions of order 2 of content/direct"):
-        BENCH.stability_tables({}, params(), instances, preds)
+        stability_tables({}, params(), instances, preds)
+
+
+def stability_tables(*args):
+    """The benchmark's stability files as the tables stage writes them (``results.tables.rendered``)."""
+    return rendered(BENCH.stability_tables(*args))

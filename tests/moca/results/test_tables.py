@@ -6,12 +6,14 @@ import json
 import pytest
 
 from socialbench.core.errors import ConfigError
-from socialbench.moca.results.tables import build_rows, exclusions_markdown, to_csv, to_latex, to_markdown
+from socialbench.moca.results.tables import build_rows, exclusions_table, scenario_table
+from socialbench.results import tables as rt
 from tests.moca.results.paper_runs import (
     MODELS,
     SCENARIOS,
     answers,
     bench,
+    bench_tables,
     codar_runs,
     make_instances,
     md_row,
@@ -20,6 +22,24 @@ from tests.moca.results.paper_runs import (
 )
 
 pytestmark = pytest.mark.usefixtures("figures_drawn_not_rasterized")
+
+
+def to_markdown(*args, **kw) -> str:
+    return rt.to_markdown(scenario_table(*args, **kw))
+
+
+def to_latex(*args, **kw) -> str:
+    return rt.to_latex(scenario_table(*args, **kw))
+
+
+def to_csv(rows) -> str:
+    return rt.to_csv(scenario_table("", rows))
+
+
+def exclusions_markdown(params, methods) -> str:
+    t = exclusions_table(params, methods)
+    return "" if t is None else rt.to_markdown(t)
+
 
 SC = {
     "label": 10.0,
@@ -58,7 +78,7 @@ def test_formats_carry_the_paper_columns_and_null_faith():
 
 
 def test_a_pipe_in_a_category_does_not_add_a_markdown_column():
-    from socialbench.moca.results.tables import COLUMNS, to_markdown
+    from socialbench.moca.results.tables import COLUMNS
 
     md = to_markdown("intent", [("R&D | lab", "m", [1.0] * len(COLUMNS))])
     row = md.strip().splitlines()[-1]
@@ -78,8 +98,6 @@ def test_a_model_kept_off_the_benchmark_is_not_listed_as_excluded():
 
 
 def test_a_pair_excluded_in_params_has_no_row_and_no_headline_and_its_reason_once_in_all_md():
-    from socialbench.core.benchmarks import get_benchmark
-
     params = {
         "models": {
             "a": {"category": "baseline"},
@@ -87,7 +105,7 @@ def test_a_pair_excluded_in_params_has_no_row_and_no_headline_and_its_reason_onc
         },
         "moca": {"methods": ["direct"]},
     }
-    files, headline = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}}, params)
+    files, headline = bench_tables({("a", "direct"): {"intent": SC}}, params)
     assert "| r |" not in files["intent.md"] and "not run" not in files["intent.md"]
     assert files["all.md"].count("r: not run (chance only)") == 1
     assert set(headline) == {"a.direct"}
@@ -227,21 +245,17 @@ def test_a_row_on_fewer_instances_than_the_table_prints_its_own_n():
 
 
 def test_a_scenario_table_notes_the_rows_whose_runs_sent_no_temperature():
-    from socialbench.core.benchmarks import get_benchmark
-
     params = {
         "models": {"c": {"backend": "anthropic", "category": "x"}, "a": {"backend": "random", "category": "x"}},
         "moca": {"methods": ["direct"]},
     }
-    files, _ = get_benchmark("moca").tables({("c", "direct"): {"intent": SC}, ("a", "direct"): {"intent": SC}}, params)
+    files, _ = bench_tables({("c", "direct"): {"intent": SC}, ("a", "direct"): {"intent": SC}}, params)
     assert "No temperature sent: c (the anthropic API takes none)." in files["intent.md"]
-    alone, _ = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}}, params)
+    alone, _ = bench_tables({("a", "direct"): {"intent": SC}}, params)
     assert "temperature" not in alone["intent.md"]
 
 
 def test_a_scenario_table_notes_the_rows_whose_server_ignored_json_mode():
-    from socialbench.core.benchmarks import get_benchmark
-
     params = {
         "models": {
             "s": {"backend": "transformers_serve", "category": "x", "model_id": "m"},
@@ -249,7 +263,7 @@ def test_a_scenario_table_notes_the_rows_whose_server_ignored_json_mode():
         },
         "moca": {"methods": ["direct"]},
     }
-    files, _ = get_benchmark("moca").tables({("s", "direct"): {"intent": SC}, ("a", "direct"): {"intent": SC}}, params)
+    files, _ = bench_tables({("s", "direct"): {"intent": SC}, ("a", "direct"): {"intent": SC}}, params)
     assert "JSON mode not enforced: s (transformers serve ignores response_format)." in files["intent.md"]
-    alone, _ = get_benchmark("moca").tables({("a", "direct"): {"intent": SC}}, params)
+    alone, _ = bench_tables({("a", "direct"): {"intent": SC}}, params)
     assert "JSON mode" not in alone["intent.md"]

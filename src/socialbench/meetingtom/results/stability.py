@@ -24,7 +24,8 @@ from socialbench.meetingtom.eval.scoring import Group, group_of
 from socialbench.meetingtom.results.intervals import RunSummary
 from socialbench.meetingtom.results.tables import STYLE
 from socialbench.meetingtom.schema.questions import TITLES
-from socialbench.results.stability import Stability, render_stability, stability, stability_table
+from socialbench.results.stability import Stability, stability, stability_table
+from socialbench.results.tables import Table, formats
 
 NAME = "stability"
 COLUMNS = (("correct", "accuracy"),)
@@ -103,7 +104,7 @@ def stability_files(
     instances: list[dict[str, Any]] | None,
     summaries: Mapping[tuple[str, str], RunSummary] | None,
     params: Mapping[str, Any],
-) -> dict[str, str]:
+) -> dict[str, Table]:
     """stability.md/.csv/.tex: the table, or without params ``meetingtom.robustness`` (or without the
     per-instance data: the runs' summaries) an empty one saying why."""
     robustness = (params.get("meetingtom") or {}).get("robustness")
@@ -135,7 +136,7 @@ def stability_files(
             notes=[why, *notes],
             empty="(no order runs)",
         )
-        return render_stability(NAME, table)
+        return formats(NAME, table)
     cells, groups = stability_cells(instances, summaries, robustness, int(params["seed"]))
     k_all = int(robustness["orders"])
     fewer = max((st.fewer for (_, _, g), st in cells.items() if g == ALL), default=0)
@@ -156,4 +157,4 @@ def stability_files(
         group_key=group_key,
         notes=notes,
     )
-    return render_stability(NAME, table)
+    return formats(NAME, table)

@@ -53,8 +53,9 @@ from socialbench.results.scores import row_category
 from socialbench.results.tables import Num, NumStyle, json_mode_note, temperature_note
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
-#: How the tables write numbers, as the paper's: "-" for a missing value, ↑2.30 / ↓0.50 for a change.
-STYLE = NumStyle(missing="-", tex_missing=None, change="arrow")
+#: How the tables write numbers, as the paper's: "-" for a missing value, ↑2.30 / ↓0.50 for a change; the
+#: CSV as the rounded numbers print (66.7).
+STYLE = NumStyle(missing="-", tex_missing=None, change="arrow", csv_bare=True)
 BASE = "no_prompt"
 METHOD_LABELS = {"no_prompt": "No Prompt", "naive_cot": "Naive-CoT", "task_cot": "Task-CoT", "ecot": "ECoT"}
 PROMPTING = ("no_prompt", "naive_cot", "task_cot", "ecot")
@@ -522,19 +523,19 @@ CSV_COLUMNS = (
 
 def csv_lines(t: rt.Table) -> list[list[Any]]:
     """The long format: one line per cell (source, row, task and metric, value and interval), from the
-    keys of its block, row and column (``rt.keyed_cells``)."""
+    keys of its block, row and column (``rt.keyed_cells``); the numbers as ``Num``, which the table writes."""
     return [
         [
             *source,
             *row,
             task,
             metric,
-            "" if c.value is None else c.value,
-            "" if c.low is None else c.low,
-            "" if c.high is None else c.high,
+            Num(c.value),
+            Num(c.low),
+            Num(c.high),
             c.n if c.n is not None else ("" if c.text else n_total),
             n_total,
-            "" if c.delta is None else c.delta,
+            Num(c.delta),
             c.text or "",
         ]
         for source, row, (task, metric, n_total), c in rt.keyed_cells(t)
@@ -553,16 +554,16 @@ def tables(
     params: Mapping[str, Any],
     instances: list[dict[str, Any]] | None = None,
     summaries: Mapping[tuple[str, str], Any] | None = None,
-) -> tuple[dict[str, str | bytes], dict[str, Any]]:
-    """``({file name: text or bytes}, headline)``: the tables of ``TABLE_NAMES`` in three formats,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``({file name: table or bytes}, headline)``: the tables of ``TABLE_NAMES`` in three formats,
     Figure 4 when ``instances`` are given, and the headline ``{"<model>.<method>": {group: {"accuracy",
     "macro_f1" (Tasks 1 and 3.1)}}}`` of every run kept."""
     ctx0 = Context(scores, params, None)
     values = instance_values(summaries, ctx0.scores) if instances is not None and summaries is not None else None
     ctx = Context(scores, params, values)
-    files: dict[str, str | bytes] = {}
+    files: dict[str, Any] = {}
     for name, t in build_tables(ctx).items():
-        files.update({f"{name}.{ext}": text for ext, text in rt.render(t).items()})
+        files.update(rt.formats(name, t))
     if instances is not None:
         files.update(label_distribution(instances))
     headline = {

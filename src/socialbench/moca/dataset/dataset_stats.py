@@ -19,7 +19,7 @@ from typing import Any
 from socialbench.moca.dataset.annotation import TUPLE_FIELDS
 from socialbench.moca.schema.normalize import percent
 from socialbench.moca.schema.taxonomy import Taxonomy
-from socialbench.results.tables import SIGNED, Block, Row, Table, Text, render, tex_escape, to_latex
+from socialbench.results.tables import SIGNED, Block, Row, Table, Text, tex_escape, to_csv, to_latex, to_markdown
 
 MODALITY_NAMES = {"image_text": "image-text", "video_text": "video-text"}
 
@@ -105,9 +105,8 @@ def _render(
     caption is given as LaTeX (it holds the notes there)."""
     block = Block(list(head), [Row(list(r)) for r in rows], keys=len(head) - right, notes=list(notes), align=align)
     table = Table(title, [block], caption=Text(caption, tex=caption), label=label)
-    out = render(table)
-    out["tex"] = to_latex(Table(title, [replace(block, notes=[])], caption=table.caption, label=label))
-    return out
+    tex = to_latex(Table(title, [replace(block, notes=[])], caption=table.caption, label=label))
+    return {"md": to_markdown(table), "csv": to_csv(table), "tex": tex}
 
 
 def table1(stats: Mapping[str, Any]) -> dict[str, str]:

@@ -8,65 +8,65 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from socialbench.moca.results.answers import answers_note
-from socialbench.moca.results.grids import Grid
+from socialbench.moca.results.grids import ci_grid, grid
 from socialbench.moca.results.tables import CODAR, HEADER
 from socialbench.results.numbers import difference, mean
-from socialbench.results.tables import Num
+from socialbench.results.tables import Num, Table
 
 if TYPE_CHECKING:
     from socialbench.moca.results.paper import PaperTables
 
 
+CAPTION = (
+    "Ablation of CoDAR's steps. Atomic Avg. is the mean of Lab, Subj, Tgt and Mech; (+x / -x): change"
+    " over full CoDAR with the same backbone."
+)
 #: The extra table of the ablation rows of every backbone but Table 5's own.
 OTHER_BACKBONES = "table5_other_backbones"
 
 
-def table5(paper: PaperTables) -> tuple[Grid, Grid]:
+def table5(paper: PaperTables) -> tuple[Table, Table]:
     """Table 5: the ablations of one backbone, as the paper's (Qwen3-VL-32B-Instruct there): params
     ``moca.tables.ablation_backbone``, else the first model with codar and ablation rows (a note says so)."""
     chosen = paper.table5_backbone()
-    g, ci = ablation_grids(paper, [chosen] if chosen else [], "table5", "Table 5: Ablation of CoDAR's steps")
     named = paper.settings.ablation_backbone
+    no_rows = lead = None
     if named is not None and chosen is None:
-        g.notes = [f"No rows: {named} (moca.tables.ablation_backbone) has no codar and ablation runs."]
-        ci.notes = list(g.notes)
+        no_rows = f"No rows: {named} (moca.tables.ablation_backbone) has no codar and ablation runs."
     elif named is None and chosen is not None:
         others = [m for m in paper.ablation_backbones() if m != chosen]
-        note = (
+        lead = (
             f"Backbone: {chosen}, the first model with codar and ablation runs (moca.tables.ablation_backbone"
             " names it; the paper's is Qwen3-VL-32B-Instruct)"
             + (f"; {', '.join(others)} in {OTHER_BACKBONES}." if others else ".")
         )
-        g.notes.insert(0, note)
-    return g, ci
+    backbones = [chosen] if chosen else []
+    return ablation_grids(paper, backbones, "table5", "Table 5: Ablation of CoDAR's steps", no_rows, lead)
 
 
-def table5_other_backbones(paper: PaperTables) -> tuple[Grid, Grid]:
+def table5_other_backbones(paper: PaperTables) -> tuple[Table, Table]:
     """Beyond the paper: the ablations of every other backbone with codar and ablation rows, as Table 5."""
     chosen = paper.table5_backbone()
     others = [m for m in paper.ablation_backbones() if m != chosen]
     title = "Ablation of CoDAR's steps on the other backbones (beyond the paper)"
-    g, ci = ablation_grids(paper, others, OTHER_BACKBONES, title)
-    if not others:
-        g.notes = [f"No rows: no model but Table 5's ({chosen or 'none'}) has codar and ablation runs."]
-        ci.notes = list(g.notes)
-    return g, ci
+    no_rows = f"No rows: no model but Table 5's ({chosen or 'none'}) has codar and ablation runs."
+    return ablation_grids(paper, others, OTHER_BACKBONES, title, no_rows)
 
 
-def ablation_grids(paper: PaperTables, backbones: list[str], name: str, title: str) -> tuple[Grid, Grid]:
+def ablation_grids(
+    paper: PaperTables,
+    backbones: list[str],
+    name: str,
+    title: str,
+    no_rows: str | None = None,
+    lead: str | None = None,
+) -> tuple[Table, Table]:
     """The ablation grid of ``backbones`` (each variant against full CoDAR on the same backbone) and
-    its intervals; ``name`` the file stem, ``title`` the heading."""
+    its intervals; ``name`` the file stem, ``title`` the heading; ``no_rows``: the note without backbones
+    (else one naming the runs to add), ``lead``: a first note."""
     cols = ["Scenario", "Backbone", "Variant", HEADER["atomic"], "Dyad", "Faith", "Holis"]
-    g = Grid(
-        name,
-        f"### {title}",
-        "Ablation of CoDAR's steps. Atomic Avg. is the mean of Lab, Subj, Tgt and Mech; (+x / -x): change"
-        " over full CoDAR with the same backbone.",
-        list(cols),
-        3,
-    )
     heading = title.split(":")[0] if title.startswith("Table") else title
-    ci = Grid(f"{name}.ci", f"### {heading}: 95% bootstrap intervals", "", list(cols), 3)
+    rows, ci_rows, notes = [], [], [lead] if lead else []
     atomic_keys = ("label", "subject", "target", "mechanism")
     answer_rows = []  # (row label, model, method, scenario) of the answer-format line, as Tables 2-4 have
     for s in paper.scenarios:
@@ -85,27 +85,29 @@ def ablation_grids(paper: PaperTables, backbones: list[str], name: str, title: s
                         Num(paper.value(m, meth, s, key), d, mark=ablated and paper.significant("5", (m, meth), s, key))
                     )
                     crow.append(paper.cell(m, meth, s, key))
-                g.rows.append(row)
-                ci.rows.append(crow)
+                rows.append(row)
+                ci_rows.append(crow)
                 answer_rows.append((f"{m} {label} ({s})", m, meth, s))
     if not backbones:
         runs = ", ".join(a for a, _ in paper.settings.ablations) or "none defined: see moca.ablations"
-        g.notes.append(
-            f"No rows: no model has codar and ablation runs; add codar and its ablations ({runs}) to moca.methods."
-        )
+        notes = [
+            no_rows
+            or f"No rows: no model has codar and ablation runs; add codar and its ablations ({runs}) to moca.methods."
+        ]
     else:
         missing = [a for a, _ in paper.settings.ablations if not any(paper.has(m, a) for m in backbones)]
         if missing:
-            g.notes.append(f"Not run: {', '.join(missing)} (add to moca.methods).")
-        g.notes.append(
+            notes.append(f"Not run: {', '.join(missing)} (add to moca.methods).")
+        notes.append(
             paper.tests_note(
                 "5",
                 "paired test against full CoDAR (exact McNemar; paired bootstrap for Faith; Atomic Avg. is not tested)",
             )
         )
-        g.notes.append(answers_note(answer_rows, paper.scores, paper.answers))
-    ci.notes = paper.ci_notes() if backbones else list(g.notes)
-    return g, ci
+        notes.append(answers_note(answer_rows, paper.scores, paper.answers))
+    ci_notes = paper.ci_notes() if backbones else notes
+    ci = ci_grid(f"{name}.ci", f"{heading}: 95% bootstrap intervals", cols, 3, ci_rows, ci_notes)
+    return grid(name, title, CAPTION, cols, 3, rows, notes), ci
 
 
 def atomic_ci(paper: PaperTables, model: str, method: str, scenario: str, atomic: float | None) -> Num:

@@ -6,30 +6,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from socialbench.moca.results.grids import Grid
+from socialbench.moca.results.grids import ci_grid, grid
 from socialbench.moca.results.tables import CODAR, DIRECT
 from socialbench.results.numbers import difference, mean
-from socialbench.results.tables import Num
+from socialbench.results.tables import Num, Table
 
 if TYPE_CHECKING:
     from socialbench.moca.results.paper import PaperTables
 
 
-def table7(paper: PaperTables) -> tuple[Grid, Grid]:
+TITLE = "Table 7: Semantic completion after correct Subject-Target recovery (C_sem|dyad)"
+CAPTION = (
+    "Semantic completion after correct Subject-Target recovery (C_sem|dyad, %). Baseline and CoDAR are"
+    " macro-averaged over the backbones named below; ΔCoDAR is the change in points."
+)
+
+
+def table7(paper: PaperTables) -> tuple[Table, Table]:
     human = paper.human
     cols = ["Scenario", "Baseline", "CoDAR", "ΔCoDAR", *(["Human"] if human else [])]
-    g = Grid(
-        "table7",
-        "### Table 7: Semantic completion after correct Subject-Target recovery (C_sem|dyad)",
-        "Semantic completion after correct Subject-Target recovery (C_sem|dyad, %). Baseline and CoDAR are"
-        " macro-averaged over the backbones named below; ΔCoDAR is the change in points.",
-        cols,
-        1,
-    )
-    ci = Grid("table7.ci", "### Table 7: 95% bootstrap intervals", "", list(cols), 1)
+    rows, ci_rows, notes = [], [], []
     backbones = paper.codar_backbones()
     if not backbones:
-        g.notes.append(
+        notes.append(
             "No rows: no backbone has both a direct and a codar row; add codar to moca.methods"
             + (" (the backbones are moca.tables.backbones)." if paper.settings.backbones else ".")
         )
@@ -51,23 +50,24 @@ def table7(paper: PaperTables) -> tuple[Grid, Grid]:
                 if human
                 else ([], [])
             )
-            g.rows.append([s, Num(base), Num(cod), Num(delta, signed=True), *human_cells[0]])
-            ci.rows.append([s, *table7_ci(paper, s, used, base, cod, delta), *human_cells[1]])
+            rows.append([s, Num(base), Num(cod), Num(delta, signed=True), *human_cells[0]])
+            ci_rows.append([s, *table7_ci(paper, s, used, base, cod, delta), *human_cells[1]])
         how = (
             "moca.tables.backbones"
             if paper.settings.backbones
             else "every model with a direct and a codar row; name them in moca.tables.backbones to choose"
         )
-        g.notes.append(f"Macro-averaged over: {', '.join(backbones)} ({how}).")
+        notes.append(f"Macro-averaged over: {', '.join(backbones)} ({how}).")
         if left_out:
-            g.notes.append(f"Left out where C_sem|dyad is undefined (no correct dyad): {', '.join(left_out)}.")
+            notes.append(f"Left out where C_sem|dyad is undefined (no correct dyad): {', '.join(left_out)}.")
         if not human:
-            g.notes.append("No human rate: name the model that holds human answers in moca.tables.human.")
+            notes.append("No human rate: name the model that holds human answers in moca.tables.human.")
     named = [b for b in paper.settings.backbones if b not in backbones]
     if named:
-        g.notes.append(f"Named in moca.tables.backbones without both a direct and a codar row: {', '.join(named)}.")
-    ci.notes = paper.ci_notes() if backbones else list(g.notes)
-    return g, ci
+        notes.append(f"Named in moca.tables.backbones without both a direct and a codar row: {', '.join(named)}.")
+    ci_notes = paper.ci_notes() if backbones else notes
+    ci = ci_grid("table7.ci", "Table 7: 95% bootstrap intervals", cols, 1, ci_rows, ci_notes)
+    return grid("table7", TITLE, CAPTION, cols, 1, rows, notes), ci
 
 
 def table7_ci(paper: PaperTables, scenario: str, used: list[str], base, cod, delta) -> list[Num]:

@@ -20,7 +20,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from socialbench.results.tables import csv_number, csv_text
+from socialbench.results.tables import SIGNED, csv_text
 
 _DPI = 150
 _PNG_META = {"Software": None}
@@ -232,7 +232,7 @@ def data_csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     return csv_text(
         columns,
         (
-            [csv_number(r.get(c)) if r.get(c) is None or isinstance(r[c], float) else r[c] for c in columns]
+            [SIGNED.csv(r.get(c)) if r.get(c) is None or isinstance(r[c], float) else r[c] for c in columns]
             for r in rows
         ),
     )

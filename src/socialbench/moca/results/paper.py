@@ -10,7 +10,7 @@ from typing import Any
 
 from socialbench.moca.eval.scoring import STATS
 from socialbench.moca.results.answers import answers_note
-from socialbench.moca.results.grids import Grid, grid_markdown
+from socialbench.moca.results.grids import ci_grid, moca_text
 from socialbench.moca.results.settings import TableSettings
 from socialbench.moca.results.significance import (
     FAMILY,
@@ -23,7 +23,7 @@ from socialbench.moca.results.significance import (
 from socialbench.moca.results.tables import CI_METRICS, CODAR, COLUMNS, DIRECT, HEADER, LEVEL, row_name
 from socialbench.results.numbers import difference
 from socialbench.results.stats import bootstrap_cells, cell_seed, percentile_interval, resample_metrics
-from socialbench.results.tables import Num, csv_number, csv_text, md_escape
+from socialbench.results.tables import Num, Table, Text
 
 
 class PaperTables:
@@ -241,8 +241,9 @@ class PaperTables:
             out[row_name(m, meth)] = row
         return out
 
-    def scenario_notes(self, scenario: str) -> str:
-        """Lines under a scenario table (Markdown): the human row, the changes and their tests, the intervals."""
+    def scenario_notes(self, scenario: str) -> list[Text]:
+        """Lines under a scenario table (its Markdown's own paragraph): the human row, the changes and their
+        tests, the intervals."""
         lines = []
         if self.settings.human is None:
             lines.append(
@@ -262,29 +263,27 @@ class PaperTables:
             if self.cells is not None
             else "No bootstrap intervals: the tables stage ran without --instances and --predictions-dir."
         )
-        return "\n" + "\n".join(md_escape(x).replace("*", "\\*") for x in lines) + "\n"
+        return [moca_text(x) for x in lines]
 
-    def scenario_ci(self, scenario: str) -> tuple[str, str]:
-        """``<scenario>.ci.md`` and ``.ci.csv``: every cell of the scenario table with its 95% interval."""
+    def scenario_ci(self, scenario: str) -> Table:
+        """``<scenario>.ci.md`` and ``.ci.csv``: every cell of the scenario table with its 95% interval (the
+        CSV: each interval with its N, resamples and level)."""
         n = next((sc[scenario]["n"] for sc in self.scores.values() if scenario in sc), None)
-        g = Grid(
-            f"{scenario}.ci",
-            f"### {scenario.capitalize()}: 95% bootstrap intervals" + (f" (N = {n})" if n else ""),
-            "",
-            ["Category", "Model", *(HEADER[k] for k in CI_METRICS)],
-            2,
-        )
-        for cat, m, meth in self.rows(scenario):
-            g.rows.append([cat, row_name(m, meth), *(self.cell(m, meth, scenario, k) for k in CI_METRICS)])
-        g.notes = self.ci_notes()
-        columns = ["category", "model", "method", "metric", "value", "low", "high", "undefined_resamples", "n"]
-        columns += ["resamples", "level"]
-        rows = []
+        columns = ["Category", "Model", *(HEADER[k] for k in CI_METRICS)]
+        rows = [
+            [cat, row_name(m, meth), *(self.cell(m, meth, scenario, k) for k in CI_METRICS)]
+            for cat, m, meth in self.rows(scenario)
+        ]
+        title = f"{scenario.capitalize()}: 95% bootstrap intervals" + (f" (N = {n})" if n else "")
+        t = ci_grid(f"{scenario}.ci", title, columns, 2, rows, self.ci_notes())
+        heads = ["category", "model", "method", "metric", "value", "low", "high", "undefined_resamples", "n"]
+        lines = []
         for cat, m, meth in self.rows(scenario) if self.cells is not None else []:
             ci = self.cis[(m, meth, scenario)]
             for k in CI_METRICS:
-                values = (csv_number(v) for v in ci[k])
-                rows.append([cat, m, meth, k, *values, ci.undefined[k], ci.n, ci.n_resamples, ci.level])
-        return grid_markdown(g), csv_text(columns, rows)
+                values = (Num(v) for v in ci[k])
+                lines.append([cat, m, meth, k, *values, ci.undefined[k], ci.n, ci.n_resamples, ci.level])
+        t.csv = ([*heads, "resamples", "level"], lines)
+        return t
 
     # -- files --

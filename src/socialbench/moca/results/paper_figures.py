@@ -19,12 +19,12 @@ from typing import Any
 
 from socialbench.moca.results import figures
 from socialbench.moca.results.completion import human_label
-from socialbench.moca.results.grids import Grid, grid_csv, grid_markdown
+from socialbench.moca.results.grids import grid
 from socialbench.moca.results.paper import PaperTables
 from socialbench.moca.results.significance import TABLES_2_4
 from socialbench.moca.results.tables import CODAR, COLUMNS, DIRECT, HEADER
 from socialbench.results.numbers import difference, mean
-from socialbench.results.tables import Num
+from socialbench.results.tables import Num, Table, formats
 
 #: Figure 9's metrics (the paper's gain profile).
 GAIN_METRICS = ("dyad", "faith", "holis")
@@ -165,49 +165,43 @@ def gain(paper: PaperTables, backbone: str, scenario: str, key: str) -> float | 
     return difference(paper.value(backbone, CODAR, scenario, key), paper.value(backbone, DIRECT, scenario, key))
 
 
-def figure9_means(paper: PaperTables) -> Grid:
+def figure9_means(paper: PaperTables) -> Table:
     """The means Figure 9 draws, per scenario over the backbones, and over every (backbone, scenario)
     pair (the paper's "overall mean gains" of its 12 matched comparisons); half-up to two decimals of
     the printed changes; undefined ("–") when one of them is (Faith 0/0 in a row)."""
     backbones = paper.codar_backbones()
     cols = ["Scenario", *(f"Δ{HEADER[k]}" for k in GAIN_METRICS)]
-    g = Grid(
-        "fig9_means",
-        "### Figure 9: mean CoDAR gain over the backbones (points)",
-        "Mean CoDAR gain over the backbones, in points (the diamonds of Figure 9).",
-        cols,
-        1,
-    )
-    for s in paper.scenarios:
-        g.rows.append([s, *(Num(mean(gain(paper, b, s, k) for b in backbones), signed=True) for k in GAIN_METRICS)])
+    rows: list[list[Any]] = []
     if backbones and paper.scenarios:
+        for s in paper.scenarios:
+            rows.append([s, *(Num(mean(gain(paper, b, s, k) for b in backbones), signed=True) for k in GAIN_METRICS)])
         pairs = [(b, s) for s in paper.scenarios for b in backbones]
-        g.rows.append(
+        rows.append(
             [
                 f"all ({len(pairs)} pairs)",
                 *(Num(mean(gain(paper, b, s, k) for b, s in pairs), signed=True) for k in GAIN_METRICS),
             ]
         )
         how = "moca.tables.backbones" if paper.settings.backbones else "every model with a direct and a codar row"
-        g.notes.append(f"Backbones: {', '.join(backbones)} ({how}).")
+        notes = [f"Backbones: {', '.join(backbones)} ({how})."]
     else:
-        g.rows.clear()
-        g.notes.append("No rows: no backbone has both a direct and a codar row; add codar to moca.methods.")
-    return g
+        notes = ["No rows: no backbone has both a direct and a codar row; add codar to moca.methods."]
+    title = "Figure 9: mean CoDAR gain over the backbones (points)"
+    caption = "Mean CoDAR gain over the backbones, in points (the diamonds of Figure 9)."
+    return grid("fig9_means", title, caption, cols, 1, rows, notes)
 
 
-def figure9(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, Any]]]:
+def figure9(paper: PaperTables) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     gains = [HEADER[k] for k in GAIN_METRICS]
     panels = [(s, figure9_bars(paper, s)) for s in paper.scenarios]
-    means_grid = figure9_means(paper)
-    by_scenario = {row[0]: [c.value for c in row[1:]] for row in means_grid.rows}
+    means_table = figure9_means(paper)
+    by_scenario = {row.cells[0]: [c.value for c in row.cells[1:]] for row in means_table.blocks[0].rows}
     means = [by_scenario.get(s, [None] * len(gains)) for s, _ in panels]
     note = None if any(bars for _, bars in panels) else "No CoDAR rows: add codar to moca.methods"
-    out: dict[str, str | bytes] = {
+    out: dict[str, Any] = {
         f"figures/fig9_gains.{ext}": data for ext, data in figures.gain_profiles(panels, gains, note, means).items()
     }
-    out["figures/fig9_means.md"] = grid_markdown(means_grid)
-    out["figures/fig9_means.csv"] = grid_csv(means_grid)
+    out.update(formats("figures/fig9_means", means_table, ("md", "csv")))
     rows = [r for s, bars in panels for b in bars for r in _data_rows(b, s, gains, "gain", "backbone")]
     return out, rows
 
@@ -228,10 +222,10 @@ def _data_rows(b: dict[str, Any], scenario: str, metrics: Sequence[str], value_k
     ]
 
 
-def paper_figures(paper: PaperTables) -> dict[str, str | bytes]:
+def paper_figures(paper: PaperTables) -> dict[str, Any]:
     """Figures 6a-d, 7 and 9, PNG and PDF, with their data as CSV (``dvc plots``) and Figure 9's means
     as a table (``fig9_means.{md,csv}``); ``figures.output_files`` lists them."""
-    out: dict[str, str | bytes] = {}
+    out: dict[str, Any] = {}
     fig6, rows6 = figure6(paper)
     fig7, rows7 = figure7(paper)
     fig9, rows9 = figure9(paper)

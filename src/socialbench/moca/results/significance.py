@@ -18,7 +18,7 @@ from socialbench.results.stats import (
     percentile_interval,
     resample_metrics,
 )
-from socialbench.results.tables import csv_number, csv_text
+from socialbench.results.tables import SIGNED, csv_text
 
 #: The paired test of two systems on the same instances, per metric (Faith is a ratio: no per-instance correctness).
 PAIRED_TESTS = {
@@ -155,7 +155,7 @@ def tests_csv(comparisons: list[Comparison]) -> str:
             *c.a,
             *c.b,
             c.metric,
-            *(csv_number(v) for v in (c.delta, c.low, c.high)),
+            *(SIGNED.csv(v) for v in (c.delta, c.low, c.high)),
             c.test,
             "" if c.a_only is None else c.a_only,
             "" if c.b_only is None else c.b_only,

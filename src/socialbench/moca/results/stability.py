@@ -22,8 +22,8 @@ from socialbench.moca.eval.prompts import Order
 from socialbench.moca.eval.scoring import FIELDS
 from socialbench.moca.results.correctness import RunSummary
 from socialbench.moca.schema.taxonomy import Taxonomy
-from socialbench.results.stability import Stability, render_stability, stability, stability_table
-from socialbench.results.tables import SIGNED
+from socialbench.results.stability import Stability, stability, stability_table
+from socialbench.results.tables import SIGNED, Table, formats
 
 NAME = "stability"
 #: The correctness columns of a stability cell: the four fields (Table 2-4 order) and Holis (all four).
@@ -122,7 +122,7 @@ def stability_files(
     summaries: Mapping[tuple[str, str], RunSummary] | None,
     params: dict[str, Any],
     tax: Taxonomy,
-) -> dict[str, str]:
+) -> dict[str, Table]:
     """stability.md/.csv/.tex: the table, or without params ``moca.robustness`` (or without the
     per-instance data: the runs' summaries) an empty one saying why."""
     robustness = (params.get("moca") or {}).get("robustness")
@@ -154,7 +154,7 @@ def stability_files(
             notes=[why, *notes],
             empty="(no order runs)",
         )
-        return render_stability(NAME, table)
+        return formats(NAME, table)
     cells, scenarios = stability_cells(instances, summaries, robustness, tax, int(params["seed"]))
     k_all = int(robustness["orders"])
     fewer = max((st.fewer for (_, _, s), st in cells.items() if s == ALL), default=0)
@@ -177,4 +177,4 @@ def stability_files(
         group_key=group_key,
         notes=notes,
     )
-    return render_stability(NAME, table)
+    return formats(NAME, table)

@@ -16,10 +16,7 @@ from typing import Any
 
 from socialbench.moca.results.figures import output_files as figure_files
 from socialbench.results.layout import exclusions
-from socialbench.results.tables import Block, Num, Table, Text, grouped, md_escape
-from socialbench.results.tables import to_csv as render_csv
-from socialbench.results.tables import to_latex as render_latex
-from socialbench.results.tables import to_markdown as render_markdown
+from socialbench.results.tables import Block, Num, Table, Text, grouped
 
 COLUMNS = (
     ("Lab", "label"),
@@ -133,27 +130,12 @@ def scenario_table(
     )
 
 
-def to_markdown(scenario: str, rows, n=None, media_errors=None, changes=None, row_n=None) -> str:
-    return render_markdown(scenario_table(scenario, rows, n, media_errors, changes, row_n))
-
-
-def to_csv(rows) -> str:
-    return render_csv(scenario_table("", rows))
-
-
-def to_latex(scenario: str, rows, n=None, media_errors=None, changes=None, row_n=None) -> str:
-    return render_latex(scenario_table(scenario, rows, n, media_errors, changes, row_n))
-
-
-def exclusions_markdown(params: dict[str, Any], methods: list[str]) -> str:
-    """all.md's one section naming the (model, method) pairs params exclude, with their reasons (empty
+def exclusions_table(params: dict[str, Any], methods: list[str]) -> Table | None:
+    """all.md's one section naming the (model, method) pairs params exclude, with their reasons (None
     when none is): by name, or derived from what the model takes and the run needs. A model params keep
     off MoCA (``benchmarks:``) is no exclusion and is not named."""
-    lines = [
-        f"- {md_escape(row_name(m, meth))}: not run ({md_escape(reason)})"
-        for m, meth, reason in exclusions(params, "moca", methods)
-    ]
-    return "### Excluded in params\n\n" + "\n".join(lines) + "\n" if lines else ""
+    lines = [f"- {row_name(m, meth)}: not run ({reason})" for m, meth, reason in exclusions(params, "moca", methods)]
+    return Table("Excluded in params", [], notes=list(lines)) if lines else None
 
 
 # ---- the tables' vocabulary (Tables 2-7 and the figures) ------------------------------------------
