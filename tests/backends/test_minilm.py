@@ -120,15 +120,6 @@ def test_encoder_loads_from_the_package_folder():
     assert enc.token_count("hello world") == 4  # [CLS] hello world [SEP]
 
 
-def test_token_count_of_an_embedded_text_is_the_tokenizers_count():
-    # counted from the attention mask when a batch of texts of different lengths is embedded (padded)
-    enc = MiniLMEncoder(package_model_path(), max_length=8)
-    texts = ["hello world", "a much longer sentence than the first one, cut at eight tokens"]
-    enc.encode(texts)
-    fresh = MiniLMEncoder(package_model_path(), max_length=8)
-    assert [enc.token_count(t) for t in texts] == [fresh.token_count(t) for t in texts] == [4, 8]
-
-
 def test_identity_revision_is_the_content_hash_of_the_model_folder(tmp_path):
     # The weights come from a pip package, not a hub revision: a changed file must change the cache key.
     import shutil

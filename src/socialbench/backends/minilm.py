@@ -66,14 +66,9 @@ class MiniLMEncoder:
         self.model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True).eval()
         self.max_length = max_length
         self._memo: dict[str, torch.Tensor] = {}
-        self._tokens: dict[str, int] = {}  # tokens of each text embedded (its attention mask's sum)
 
     def token_count(self, text: str) -> int:
-        """Tokens of ``text`` as it is embedded (truncated at ``max_length``): counted when it was
-        embedded, so a query is not tokenized a second time (a MeetingToM demo job asks 968 of them)."""
-        if text not in self._tokens:
-            self._tokens[text] = len(self.tokenizer(text, truncation=True, max_length=self.max_length)["input_ids"])
-        return self._tokens[text]
+        return len(self.tokenizer(text, truncation=True, max_length=self.max_length)["input_ids"])
 
     @torch.inference_mode()
     def encode(self, texts: Sequence[str]) -> torch.Tensor:
@@ -85,9 +80,8 @@ class MiniLMEncoder:
             mask = batch["attention_mask"].unsqueeze(-1).to(states.dtype)
             pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             vectors = torch.nn.functional.normalize(pooled, p=2, dim=1)
-            for text, vec, n in zip(todo, vectors, batch["attention_mask"].sum(1).tolist()):
+            for text, vec in zip(todo, vectors):
                 self._memo[text] = vec
-                self._tokens[text] = int(n)
         return torch.stack([self._memo[t] for t in texts])
 
 
