@@ -10,6 +10,9 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 
+#: `--cpu-durations=N`: the costliest tests and xdist groups by CPU time, not wall time (docs/benchmarks.md).
+pytest_plugins = ["tests.helpers.cpu_durations"]
+
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -24,8 +27,10 @@ def pytest_collection_modifyitems(config, items):
     """For pytest-xdist (the test command runs two workers, `--dist loadgroup`): a module's tests stay
     on one worker, so its module-scoped fixtures are built once; every test of the session's demo run
     goes to one worker, so the run is built once; the tests of real services share one worker.
-    Groups holding slow tests come first (the demo run's first of all): xdist hands out groups in
-    this order, and a long group handed out last would leave the other worker idle at the end."""
+    Groups holding slow tests come first, and the two longest of all before them: the demo run's
+    (handed to the first worker) and the services' (the Slurm test runs the demo again; handed to the
+    second worker), so both start at once. xdist hands out groups in this order, and a long group handed
+    out late would leave the other worker idle at the end."""
     groups = {}
     for item in items:
         if any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
@@ -37,7 +42,8 @@ def pytest_collection_modifyitems(config, items):
         groups[item] = group
         item.add_marker(pytest.mark.xdist_group(group))
     slow = {g for item, g in groups.items() if item.get_closest_marker("slow")}
-    rank = {g: (0 if g == "demo_pipeline" else 1 if g in slow else 2) for g in set(groups.values())}
+    first = {"demo_pipeline": 0, "services": 1}
+    rank = {g: first.get(g, 2 if g in slow else 3) for g in set(groups.values())}
     items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (rank[groups[e[1]]], e[0]))]
 
 
