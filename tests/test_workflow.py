@@ -250,7 +250,7 @@ def shell_commands(plan: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def real_plan() -> str:
-    """The plan of `snakemake real`, read once for the tests of its jobs (about 4 CPU-s a dry run)."""
+    """The plan of `snakemake real`, read once for the tests of its jobs (2-4 CPU-s a dry run)."""
     return dry_run("real")
 
 
