@@ -22,15 +22,30 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 SERVICE_MARKERS = ("postgres", "slurm", "ssh")
 
 
+#: CPU seconds of the costliest groups besides the demo run's and the services' (`--cpu-durations`,
+#: docs/benchmarks.md "Test command", 2026-12-06): handed out after those two, costliest first, so
+#: that none of them starts late (the real model's run alone is over 3 CPU-min).
+HEAVY_GROUPS = {
+    "tests.test_real_model": 217,
+    "tests.moca.dataset.sources.test_rules": 79,
+    "tests.results.test_viewer": 25,
+    "tests.results.test_tracking": 22,
+    "tests.test_workflow": 19,
+    "tests.backends.test_transformers_serve": 18,
+    "tests.bad_input.test_params": 15,
+}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """For pytest-xdist (the test command runs two workers, `--dist loadgroup`): a module's tests stay
     on one worker, so its module-scoped fixtures are built once; every test of the session's demo run
     goes to one worker, so the run is built once; the tests of real services share one worker.
-    Groups holding slow tests come first, and the two longest of all before them: the demo run's
-    (handed to the first worker) and the services' (the Slurm test runs the demo again; handed to the
-    second worker), so both start at once. xdist hands out groups in this order, and a long group handed
-    out late would leave the other worker idle at the end."""
+    The two longest groups come first: the demo run's (handed to the first worker) and the services'
+    (the Slurm test runs the demo again; handed to the second worker), so both start at once; then the
+    measured heavy groups (HEAVY_GROUPS), costliest first; then the other groups holding slow tests;
+    then the rest, each in collection order. xdist hands out groups in this order, and a long group
+    handed out late would leave the other worker idle at the end."""
     groups = {}
     for item in items:
         if any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
@@ -43,8 +58,9 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group(group))
     slow = {g for item, g in groups.items() if item.get_closest_marker("slow")}
     first = {"demo_pipeline": 0, "services": 1}
-    rank = {g: first.get(g, 2 if g in slow else 3) for g in set(groups.values())}
-    items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (rank[groups[e[1]]], e[0]))]
+    rank = {g: first.get(g, 2 if g in HEAVY_GROUPS else 3 if g in slow else 4) for g in set(groups.values())}
+    key = {g: (r, -HEAVY_GROUPS.get(g, 0)) for g, r in rank.items()}
+    items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (key[groups[e[1]]], e[0]))]
 
 
 def pytest_collection_finish(session):

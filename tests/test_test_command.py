@@ -23,14 +23,16 @@ class FakeItem:
         self.added.append(marker)
 
 
-def test_the_demo_run_and_the_services_come_first_then_slow_groups_then_the_rest_in_collection_order():
+def test_the_demo_run_and_the_services_come_first_then_heavy_groups_then_slow_ones_then_the_rest():
     items = [
         FakeItem("tests.a"),
         FakeItem("tests.b", markers=("slow",)),
+        FakeItem("tests.results.test_tracking"),
         FakeItem("tests.c", markers=("slurm", "slow")),
         FakeItem("tests.d"),
         FakeItem("tests.e", fixtures=("demo_pipeline",)),
         FakeItem("tests.b"),
+        FakeItem("tests.test_real_model", markers=("slow",)),
         FakeItem("tests.f", markers=("postgres",)),
     ]
     pytest_collection_modifyitems(None, items)
@@ -38,6 +40,8 @@ def test_the_demo_run_and_the_services_come_first_then_slow_groups_then_the_rest
         "tests.e",
         "tests.c",
         "tests.f",
+        "tests.test_real_model",
+        "tests.results.test_tracking",
         "tests.b",
         "tests.b",
         "tests.a",
