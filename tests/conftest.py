@@ -60,7 +60,10 @@ def pytest_collection_modifyitems(config, items):
     first = {"demo_pipeline": 0, "services": 1}
     rank = {g: first.get(g, 2 if g in HEAVY_GROUPS else 3 if g in slow else 4) for g in set(groups.values())}
     key = {g: (r, -HEAVY_GROUPS.get(g, 0)) for g, r in rank.items()}
-    items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (key[groups[e[1]]], e[0]))]
+    # the Slurm test first in its group: xdist hands a worker its next group while the last two tests of
+    # its current one run, and that group should not wait behind the Slurm run's minutes
+    slurm_last = {it: not it.get_closest_marker("slurm") for it in items}
+    items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (key[groups[e[1]]], slurm_last[e[1]], e[0]))]
 
 
 def pytest_collection_finish(session):

@@ -23,8 +23,9 @@ class FakeItem:
         self.added.append(marker)
 
 
-def test_the_demo_run_and_the_services_come_first_then_heavy_groups_then_slow_ones_then_the_rest():
+def test_the_demo_run_and_the_services_slurm_first_come_first_then_heavy_groups_then_slow_ones_then_the_rest():
     items = [
+        FakeItem("tests.g", markers=("ssh",)),
         FakeItem("tests.a"),
         FakeItem("tests.b", markers=("slow",)),
         FakeItem("tests.results.test_tracking"),
@@ -39,6 +40,7 @@ def test_the_demo_run_and_the_services_come_first_then_heavy_groups_then_slow_on
     assert [it.module.__name__ for it in items] == [
         "tests.e",
         "tests.c",
+        "tests.g",
         "tests.f",
         "tests.test_real_model",
         "tests.results.test_tracking",
@@ -47,8 +49,9 @@ def test_the_demo_run_and_the_services_come_first_then_heavy_groups_then_slow_on
         "tests.a",
         "tests.d",
     ]
-    assert [it.added[0].kwargs.get("name") or it.added[0].args[0] for it in items[:3]] == [
+    assert [it.added[0].kwargs.get("name") or it.added[0].args[0] for it in items[:4]] == [
         "demo_pipeline",
+        "services",
         "services",
         "services",
     ]
