@@ -10,6 +10,9 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 
+#: `--cpu-durations=N`: the costliest tests and xdist groups by CPU time, not wall time (docs/benchmarks.md).
+pytest_plugins = ["tests.helpers.cpu_durations"]
+
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -19,13 +22,30 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 SERVICE_MARKERS = ("postgres", "slurm", "ssh")
 
 
+#: CPU seconds of the costliest groups besides the demo run's and the services' (`--cpu-durations`,
+#: docs/benchmarks.md "Test command", 2026-12-06): handed out after those two, costliest first, so
+#: that none of them starts late (the real model's run alone is over 3 CPU-min).
+HEAVY_GROUPS = {
+    "tests.test_real_model": 217,
+    "tests.moca.dataset.sources.test_rules": 79,
+    "tests.results.test_viewer": 25,
+    "tests.results.test_tracking": 22,
+    "tests.test_workflow": 19,
+    "tests.backends.test_transformers_serve": 18,
+    "tests.bad_input.test_params": 15,
+}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """For pytest-xdist (the test command runs two workers, `--dist loadgroup`): a module's tests stay
     on one worker, so its module-scoped fixtures are built once; every test of the session's demo run
     goes to one worker, so the run is built once; the tests of real services share one worker.
-    Groups holding slow tests come first (the demo run's first of all): xdist hands out groups in
-    this order, and a long group handed out last would leave the other worker idle at the end."""
+    The two longest groups come first: the demo run's (handed to the first worker) and the services'
+    (the Slurm test runs the demo again; handed to the second worker), so both start at once; then the
+    measured heavy groups (HEAVY_GROUPS), costliest first; then the other groups holding slow tests;
+    then the rest, each in collection order. xdist hands out groups in this order, and a long group
+    handed out late would leave the other worker idle at the end."""
     groups = {}
     for item in items:
         if any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
@@ -37,8 +57,13 @@ def pytest_collection_modifyitems(config, items):
         groups[item] = group
         item.add_marker(pytest.mark.xdist_group(group))
     slow = {g for item, g in groups.items() if item.get_closest_marker("slow")}
-    rank = {g: (0 if g == "demo_pipeline" else 1 if g in slow else 2) for g in set(groups.values())}
-    items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (rank[groups[e[1]]], e[0]))]
+    first = {"demo_pipeline": 0, "services": 1}
+    rank = {g: first.get(g, 2 if g in HEAVY_GROUPS else 3 if g in slow else 4) for g in set(groups.values())}
+    key = {g: (r, -HEAVY_GROUPS.get(g, 0)) for g, r in rank.items()}
+    # the Slurm test first in its group: xdist hands a worker its next group while the last two tests of
+    # its current one run, and that group should not wait behind the Slurm run's minutes
+    slurm_last = {it: not it.get_closest_marker("slurm") for it in items}
+    items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (key[groups[e[1]]], slurm_last[e[1]], e[0]))]
 
 
 def pytest_collection_finish(session):

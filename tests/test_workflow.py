@@ -246,20 +246,31 @@ def test_no_rule_picks_its_rerun_triggers_by_hand():
     assert not [(name, b) for name, bs in triggers.items() for b in bs if "triggers=stage_params(" not in b]
 
 
-def dry_run_commands(*targets: str) -> list[str]:
-    """The shell commands `snakemake -n -p` would run for the targets (none: rule all)."""
+def dry_run(*targets: str) -> str:
+    """What `snakemake -n -p --cores 2` prints for the targets (none: rule all)."""
     proc = snakemake("-n", "-p", "--cores", "2", *targets)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = [line.strip().removeprefix("Shell command:").strip() for line in proc.stdout.splitlines()]
+    return proc.stdout
+
+
+def shell_commands(plan: str) -> list[str]:
+    """The `socialbench ...` shell commands of a dry run's plan."""
+    lines = [line.strip().removeprefix("Shell command:").strip() for line in plan.splitlines()]
     return [line for line in lines if line.startswith("socialbench ")]
+
+
+@pytest.fixture(scope="module")
+def real_plan() -> str:
+    """The plan of `snakemake real`, read once for the tests of its jobs (2-4 CPU-s a dry run)."""
+    return dry_run("real")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("benchmark", ["moca", "meetingtom"])
-def test_the_real_target_writes_viewer_pages_and_logs_its_runs_to_mlflow(benchmark):
+def test_the_real_target_writes_viewer_pages_and_logs_its_runs_to_mlflow(benchmark, real_plan):
     """`snakemake real` ends in the trace viewer and MLflow tracking of the real run, as the demo does,
     every path under results/real/ and its params (whose mlflow entry names the same store)."""
-    cmds = dry_run_commands("real")
+    cmds = shell_commands(real_plan)
     viewer = [c for c in cmds if c.startswith(f"socialbench viewer --benchmark {benchmark} ")]
     track = [c for c in cmds if c.startswith(f"socialbench track --benchmark {benchmark} ")]
     assert len(viewer) == 1 and len(track) == 1
@@ -273,7 +284,7 @@ def test_the_real_target_writes_viewer_pages_and_logs_its_runs_to_mlflow(benchma
 
 @pytest.mark.slow
 def test_the_real_book_puts_the_real_runs_tables_of_both_benchmarks_in_one_pdf():
-    (cmd,) = [c for c in dry_run_commands("real_book") if c.startswith("socialbench book ")]
+    (cmd,) = [c for c in shell_commands(dry_run("real_book")) if c.startswith("socialbench book ")]
     for b in ("moca", "meetingtom"):
         assert f"--tables-dir results/real/tables/{b} " in cmd and f"--tracked results/real/mlflow/{b}.json" in cmd
     assert "--out results/real/book/book.pdf" in cmd and "--params results/real/params.yaml" in cmd
@@ -282,15 +293,13 @@ def test_the_real_book_puts_the_real_runs_tables_of_both_benchmarks_in_one_pdf()
 
 
 @pytest.mark.slow
-def test_the_real_targets_model_jobs_take_the_cores_their_threads_use():
+def test_the_real_targets_model_jobs_take_the_cores_their_threads_use(real_plan):
     """Two model jobs whose threads add up to more than the cores oversubscribe torch (about 10x slower
     per token on 2 cores): each real infer job takes its model's threads (params-real.yaml: 1 each, in
     process and on the local server), so on 2 cores two run at once and no more."""
-    proc = snakemake("-n", "--cores", "2", "real")
-    assert proc.returncode == 0, proc.stderr[-3000:]
     models = yaml.safe_load((REPO / "params-real.yaml").read_text())["models"]
-    # each job's block runs from its "rule NAME:" line to the next job's timestamp line
-    blocks = re.findall(r"^rule (real_infer_\S+):\n(.*?)(?=^\[|\Z)", proc.stdout, re.S | re.M)
+    # each job's block (its shell command included) runs from its "rule NAME:" line to the next job's timestamp line
+    blocks = re.findall(r"^rule (real_infer_\S+):\n(.*?)(?=^\[|\Z)", real_plan, re.S | re.M)
     threads = {name: int((re.findall(r"threads: (\d+)", block) or ["1"])[0]) for name, block in blocks}
     assert len(threads) == 4, threads
     for name, n in threads.items():
@@ -299,12 +308,10 @@ def test_the_real_targets_model_jobs_take_the_cores_their_threads_use():
 
 
 @pytest.mark.slow
-def test_the_real_targets_in_process_model_jobs_start_before_the_local_server_s():
+def test_the_real_targets_in_process_model_jobs_start_before_the_local_server_s(real_plan):
     """The jobs of a served model queue on its one server: two at once would hold two cores for one
     core's work, so the in-process jobs go first and the server's take the cores they leave."""
-    proc = snakemake("-n", "--cores", "2", "real")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    blocks = re.findall(r"^rule (real_infer_\S+):\n(.*?)(?=^\[|\Z)", proc.stdout, re.S | re.M)
+    blocks = re.findall(r"^rule (real_infer_\S+):\n(.*?)(?=^\[|\Z)", real_plan, re.S | re.M)
     priority = {name: int((re.findall(r"priority: (\d+)", block) or ["0"])[0]) for name, block in blocks}
     served = {name for name in priority if name.endswith("-server")}
     assert len(served) == 2 and len(priority) == 4, priority
