@@ -27,24 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from job_shim import LOG_VAR, install
+
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
-
-SHIM = """#!{python}
-# bench_demo_path.py's measuring shim: runs the real command as its one child, records the job.
-import json, os, sys, time
-real = {real!r}
-t0 = time.time()
-pid = os.fork()
-if pid == 0:
-    os.execv(real, [real] + sys.argv[1:])
-_, status, ru = os.wait4(pid, 0)
-rec = {{"prog": {prog!r}, "argv": sys.argv[1:], "start": t0, "end": time.time(),
-        "cpu_s": ru.ru_utime + ru.ru_stime, "rc": os.waitstatus_to_exitcode(status)}}
-with open(os.environ["BENCH_DEMO_PATH_LOG"], "a") as fh:
-    fh.write(json.dumps(rec) + "\\n")
-sys.exit(rec["rc"])
-"""
 
 
 def prepare(commit: str, root: Path) -> tuple[Path, dict[str, str]]:
@@ -57,10 +43,7 @@ def prepare(commit: str, root: Path) -> tuple[Path, dict[str, str]]:
         (root / "shared").symlink_to(shared.resolve())
     subprocess.run([sys.executable, "-m", "compileall", "-q", "src/socialbench"], cwd=work, check=True)
     bindir = root / "bin"
-    bindir.mkdir()
-    for prog in ("socialbench", "dvc"):
-        (bindir / prog).write_text(SHIM.format(python=sys.executable, real=str(VENV_BIN / prog), prog=prog))
-        (bindir / prog).chmod(0o755)
+    install(bindir, {prog: str(VENV_BIN / prog) for prog in ("socialbench", "dvc")})
     env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "SOCIALBENCH_CACHE_URL")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(
@@ -68,7 +51,7 @@ def prepare(commit: str, root: Path) -> tuple[Path, dict[str, str]]:
         PYTHONPATH=str(work / "src"),
         MLFLOW_DISABLE_TELEMETRY="true",
         DVC_NO_ANALYTICS="1",
-        BENCH_DEMO_PATH_LOG=str(root / "jobs.jsonl"),
+        **{LOG_VAR: str(root / "jobs.jsonl")},
     )
     return work, env
 

@@ -63,6 +63,7 @@ sys.path.insert(0, str(REPO / "perf"))
 
 from bench_pipeline import paper_params, replace_marked  # noqa: E402
 from bench_viewer import chromium  # noqa: E402
+from job_shim import LOG_VAR, install  # noqa: E402
 
 from tests.helpers.pipeline import git_snapshot, link_shared, pipeline_env, repo_copy  # noqa: E402
 
@@ -74,22 +75,6 @@ MOCA_DEV = 310
 MT_MEETINGS, MT_CLIPS = 60, 1800
 #: MeetingToM's task families (the clips' ``task``), in its tables' order.
 MT_FAMILIES = ("state", "you", "consensus")
-
-SHIM = """#!{python}
-# bench_paper.py's measuring shim: runs the real command as its one child, records the job.
-import json, os, sys, time
-real = {real!r}
-start = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    os.execv(real, [real] + sys.argv[1:])
-_, status, ru = os.wait4(pid, 0)
-rec = {{"prog": {prog!r}, "argv": sys.argv[1:], "wall_s": time.perf_counter() - start,
-        "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_mb": ru.ru_maxrss / 1024, "rc": os.waitstatus_to_exitcode(status)}}
-with open(os.environ["BENCH_PAPER_LOG"], "a") as fh:
-    fh.write(json.dumps(rec) + "\\n")
-sys.exit(rec["rc"])
-"""
 
 
 def moca_counts(fraction: float) -> dict:
@@ -545,10 +530,11 @@ def main(argv: list[str]) -> int:
     bindir, log = root / "bin", root / "jobs.jsonl"
     bindir.mkdir(exist_ok=True)
     print(f"work folder: {root}", flush=True)
-    for prog in ("socialbench", "dvc"):  # every job's command: socialbench, and the closing `dvc commit`
-        real = shutil.which(prog, path=str(Path(sys.executable).parent)) or shutil.which(prog)
-        (bindir / prog).write_text(SHIM.format(python=sys.executable, real=real, prog=prog))
-        (bindir / prog).chmod(0o755)
+    # every job's command: socialbench, and the closing `dvc commit`
+    install(
+        bindir,
+        {p: shutil.which(p, path=str(Path(sys.executable).parent)) or shutil.which(p) for p in ("socialbench", "dvc")},
+    )
     phases = []
 
     def emit(p: dict) -> None:
@@ -568,7 +554,7 @@ def main(argv: list[str]) -> int:
             link_shared(work)
             works[c] = work
         for c, work in works.items():
-            env = {**pipeline_env(work), "BENCH_PAPER_LOG": str(log)}
+            env = {**pipeline_env(work), LOG_VAR: str(log)}
             env["PATH"] = f"{bindir}{os.pathsep}{env['PATH']}"
             demo = yaml.safe_load((work / "params.yaml").read_text())
             if c == "demo":

@@ -39,7 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "perf"))
 
-from bench_paper import SHIM, moca_counts  # noqa: E402
+from bench_paper import moca_counts  # noqa: E402
+from job_shim import LOG_VAR, install  # noqa: E402
 
 from tests.helpers.pipeline import git_snapshot, link_shared, pipeline_env, repo_copy  # noqa: E402
 
@@ -58,13 +59,11 @@ def build(root: Path) -> dict:
     repo_copy(work)
     link_shared(work)
     bindir = root / "bin"
-    bindir.mkdir(exist_ok=True)
     real = shutil.which("socialbench", path=str(Path(sys.executable).parent)) or shutil.which("socialbench")
-    (bindir / "socialbench").write_text(SHIM.format(python=sys.executable, real=real))
-    (bindir / "socialbench").chmod(0o755)
+    install(bindir, {"socialbench": real})
     env = {
         **pipeline_env(work),
-        "BENCH_PAPER_LOG": str(log),
+        LOG_VAR: str(log),
         "PATH": f"{bindir}{os.pathsep}{pipeline_env(work)['PATH']}",
     }
     params = yaml.safe_load((work / "params.yaml").read_text())
