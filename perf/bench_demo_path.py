@@ -42,6 +42,9 @@ def prepare(commit: str, root: Path) -> tuple[Path, dict[str, str]]:
     if shared.is_dir():
         (root / "shared").symlink_to(shared.resolve())
     subprocess.run([sys.executable, "-m", "compileall", "-q", "src/socialbench"], cwd=work, check=True)
+    if (work / "src/socialbench/stages/dvc_yaml.py").read_text().count("def summarize_package"):
+        summarize = "from socialbench.stages import dvc_yaml; dvc_yaml.summarize_package()"
+        subprocess.run([sys.executable, "-c", summarize], cwd=work, env={**os.environ, "PYTHONPATH": "src"}, check=True)
     bindir = root / "bin"
     install(bindir, {prog: str(VENV_BIN / prog) for prog in ("socialbench", "dvc")})
     env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "SOCIALBENCH_CACHE_URL")}

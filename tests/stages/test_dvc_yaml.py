@@ -160,3 +160,31 @@ def test_a_wildcard_the_stage_neither_fixes_nor_loops_over_is_refused():
 def test_a_job_fills_a_key_from_the_stages_wildcards_then_its_own():
     decl = {"wildcards": {"source": "demo"}}
     assert dvc_yaml.job_template("m.{source}.{meeting}", decl, {"meeting": "ES1"}) == "m.demo.ES1"
+
+
+@pytest.fixture
+def fresh_summaries(tmp_path, monkeypatch):
+    """The summaries' cache in a folder of the test's own, read anew by this process."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(dvc_yaml, "_summaries", None)
+    monkeypatch.setattr(dvc_yaml, "_used", set())
+    dvc_yaml._summary.cache_clear()
+    yield dvc_yaml.summary_cache_file()
+    dvc_yaml._summary.cache_clear()
+
+
+def test_a_source_file_summary_comes_back_the_same_from_the_per_user_cache(fresh_summaries, monkeypatch):
+    path = dvc_yaml.PKG / "stages" / "tables.py"
+    made = dvc_yaml._summary(path)
+    dvc_yaml.save_summaries()
+    monkeypatch.setattr(dvc_yaml, "_summaries", None)
+    dvc_yaml._summary.cache_clear()
+    monkeypatch.setattr(dvc_yaml, "summarize", lambda source: pytest.fail("parsed again"))
+    assert dvc_yaml._summary(path) == made
+
+
+def test_an_unreadable_summary_cache_means_parsing_again(fresh_summaries):
+    fresh_summaries.parent.mkdir(parents=True)
+    fresh_summaries.write_text('{"abc": [1, 2')
+    path = dvc_yaml.PKG / "stages" / "tables.py"
+    assert dvc_yaml._summary(path) == dvc_yaml.summarize(path.read_text("utf-8"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -14,6 +15,7 @@ import jsonschema
 from socialbench.core.backend import available_backends, backend_options_schema
 from socialbench.core.benchmarks import available_benchmarks, get_benchmark_class
 from socialbench.core.errors import ConfigError
+from socialbench.core.hashing import sha256_bytes
 from socialbench.core.io import load_yaml_file, one_line
 from socialbench.core.modalities import modality_problems
 from socialbench.core.resources import model_gpus, server_url_env, server_url_problem
@@ -381,9 +383,52 @@ def exit_if_unreadable(path: str | Path = "params.yaml") -> None:
         sys.exit(f"error: {one_line(exc)}")
 
 
-def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
-    """params.yaml read strictly (:func:`read_params_file`) and validated (:func:`validate_params`)."""
+#: How the Snakefile hands its jobs the params it validated at load (rules/common.smk): a JSON object
+#: {"sha256": of the params file's bytes, "params": the validated values}. A job whose ``--params`` file
+#: has those bytes takes the values instead of validating the same file again (about 0.1 CPU-s a job,
+#: some 50 jobs a demo run); any other file is read and validated as always.
+VALIDATED_ENV = "SOCIALBENCH_VALIDATED_PARAMS"
+#: Larger values are not put in the environment (one variable may hold at most 128 KiB on Linux).
+VALIDATED_MAX_CHARS = 64 * 1024
+
+
+def load_params(path: str | Path = "params.yaml", environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """params.yaml read strictly (:func:`read_params_file`) and validated (:func:`validate_params`), or
+    the values ``environ[VALIDATED_ENV]`` holds for a file of exactly these bytes."""
+    handed = _validated_values(path, environ.get(VALIDATED_ENV))
+    if handed is not None:
+        return handed
     return validate_params(read_params_file(path), source=str(path))
+
+
+def validated_record(path: str | Path = "params.yaml") -> str | None:
+    """The value of :data:`VALIDATED_ENV` for the params file ``path``, read strictly and validated here
+    (a problem raises ConfigError, as :func:`load_params` does); None when the values would not come back
+    the same through JSON, when the record is too large for the environment, or when the file changed
+    while it was read."""
+    before = Path(path).read_bytes()
+    params = validate_params(read_params_file(path), source=str(path))
+    text = json.dumps({"sha256": sha256_bytes(before), "params": params}, separators=(",", ":"))
+    if len(text) > VALIDATED_MAX_CHARS or json.loads(text)["params"] != params:
+        return None
+    return text if Path(path).read_bytes() == before else None
+
+
+def _validated_values(path: str | Path, record: str | None) -> dict[str, Any] | None:
+    """The values of ``record`` (a :func:`validated_record`) when the file at ``path`` has its bytes;
+    None when there is no such record, it is unreadable, or the file differs (or cannot be read: the
+    usual path then says why)."""
+    if not record or not Path(path).is_file():
+        return None
+    try:
+        handed = json.loads(record)
+        raw = Path(path).read_bytes()
+    except (ValueError, OSError):
+        return None
+    if not isinstance(handed, dict) or handed.get("sha256") != sha256_bytes(raw):
+        return None
+    params = handed.get("params")
+    return params if isinstance(params, dict) else None
 
 
 def overlay_params(base: Mapping[str, Any], overlay: Mapping[str, Any], replace: tuple[str, ...] = ("models",)) -> dict:

@@ -23,7 +23,7 @@ class EncodeSettings:
     every machine (x264 output depends on its thread count)."""
 
     codec: str = "libx264"
-    preset: str = "veryfast"
+    preset: str = "ultrafast"
     crf: int = 18
     pix_fmt: str = "yuv420p"
     threads: int = 1

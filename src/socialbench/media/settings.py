@@ -18,7 +18,7 @@ class MediaSettings:
     frame_max_side: int | None = 448
     image_format: str = "png"
     meeting_fps: float = 0.5
-    clip_preset: str = "veryfast"
+    clip_preset: str = "ultrafast"
     clip_crf: int = 18
     max_view_skew_frames: float = 1.0
     mosaic_panel: tuple[int, int] | None = None

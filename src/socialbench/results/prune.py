@@ -1,8 +1,8 @@
 """Removing a model or method is one params edit: the outputs of (model, method) runs that params no
 longer make (removed, or now excluded for the model) are moved out of the pipeline's result folders
 (``prune-outputs``, run by each tables job for the infer jobs' folders), and the dvc.lock entries of
-stages that dvc.yaml no longer defines are dropped (``prune-lock``, run by the closing dvc_commit
-rule). DVC itself keeps a removed matrix item's lock entry forever, and the stages reading a whole
+stages that dvc.yaml no longer defines are dropped (``prune-lock``, run by the prune_lock rule before
+the closing dvc commit). DVC itself keeps a removed matrix item's lock entry forever, and the stages reading a whole
 results folder would see the stale files; both tools agree again afterwards.
 
 Pure logic first (what is stale and why), I/O at the end."""

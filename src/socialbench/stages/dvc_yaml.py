@@ -15,9 +15,13 @@ The rules read this at load (rules/dvc.smk): a stale dvc.yaml is rewritten there
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
+import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -64,11 +68,6 @@ def module_file(name: str) -> Path | None:
     return None
 
 
-@cache
-def _tree(path: Path) -> ast.Module:
-    return ast.parse(path.read_text("utf-8"))
-
-
 def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
     """The socialbench modules an import statement names (``module.name`` too: a name may be a submodule)."""
     if isinstance(node, ast.Import):
@@ -92,27 +91,39 @@ def _statement_imports(body: Iterable[ast.stmt]) -> list[str]:
     return found
 
 
-@cache
-def _imports(path: Path) -> tuple[str, ...]:
-    """The socialbench modules a source file imports at module level."""
-    return tuple(_statement_imports(_tree(path).body))
+#: {function or method name: (the socialbench modules it imports, the names it uses: its module's
+#: functions, ``.name(`` calls; the command names it is registered under)}
+Functions = dict[str, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]]
 
 
-@cache
-def _attrs(path: Path) -> frozenset[str]:
-    """Every ``.name(`` a source file calls: the hooks of a plug-in class it may call."""
-    return frozenset(
-        n.func.attr for n in ast.walk(_tree(path)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+@dataclass(frozen=True)
+class Summary:
+    """What code deps read of one source file: its module-level imports, every ``.name(`` it calls (the
+    hooks of a plug-in class it may call), its functions (:data:`Functions`, for the modules read function
+    by function) and whether it holds code beyond a docstring. It depends on the file's bytes only."""
+
+    imports: tuple[str, ...]
+    calls: frozenset[str]
+    functions: Functions
+    has_code: bool
+
+
+def summarize(source: str) -> Summary:
+    """A source file's :class:`Summary` (pure)."""
+    tree = ast.parse(source)
+    return Summary(
+        imports=tuple(_statement_imports(tree.body)),
+        calls=frozenset(
+            n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        ),
+        functions=_functions_of(tree),
+        has_code=any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in tree.body),
     )
 
 
-@cache
-def _functions(path: Path) -> dict[str, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]]:
-    """{function or method name: (the socialbench modules it imports, the names it uses: its module's
-    functions, ``.name(`` calls, the command names it is registered under)} of a module read function
-    by function."""
-    tree = _tree(path)
-    out: dict[str, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]] = {}
+def _functions_of(tree: ast.Module) -> Functions:
+    """A module read function by function (:data:`Functions`): each top-level function and method once."""
+    out: Functions = {}
     top = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     methods = [
         n
@@ -123,18 +134,20 @@ def _functions(path: Path) -> dict[str, tuple[tuple[str, ...], frozenset[str], t
     ]
     top_names, method_names = {n.name for n in top}, {n.name for n in methods}
     for node in top + methods:
-        imports = [m for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom)) for m in _imported(n)]
-        # what it calls in its own module: a function by name, a method or property through self/cls
-        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in top_names}
-        names |= {
-            n.attr
-            for n in ast.walk(node)
-            if isinstance(n, ast.Attribute)
-            and isinstance(n.value, ast.Name)
-            and n.value.id in ("self", "cls")
-            and n.attr in method_names
-        }
-        names |= {n.func.attr for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+        imports: list[str] = []
+        # what it calls in its own module: a function by name, a method or property through self/cls;
+        # and every `.name(` call
+        names: set[str] = set()
+        for n in ast.walk(node):
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                imports += _imported(n)
+            elif isinstance(n, ast.Name) and n.id in top_names:
+                names.add(n.id)
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"):
+                if n.attr in method_names:
+                    names.add(n.attr)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                names.add(n.func.attr)
         commands = []
         for dec in node.decorator_list:  # @app.command("name") / @app.command()
             if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "command":
@@ -143,6 +156,114 @@ def _functions(path: Path) -> dict[str, tuple[tuple[str, ...], frozenset[str], t
         old = out.get(node.name, ((), frozenset(), ()))
         out[node.name] = (old[0] + tuple(imports), old[1] | frozenset(names), old[2] + tuple(commands))
     return out
+
+
+# ---- the summaries' cache: parsing the package is most of reading the workflow (about 1 CPU-s for
+# some 200 files) and every `snakemake` call reads it; a summary depends on its file's bytes only
+# (and on how this module reads them: SUMMARY_VERSION), so one per-user file, keyed by each source
+# file's sha256, serves every clone and worktree. A missing, unreadable or unwritable cache only means
+# parsing again.
+SUMMARY_VERSION = 1
+
+
+def summary_cache_file(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/socialbench/code-summaries/`` (else ``~/.cache/...``), one file per reader
+    version and Python version."""
+    env = os.environ if env is None else env
+    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    name = f"v{SUMMARY_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}.json"
+    return base / "socialbench" / "code-summaries" / name
+
+
+_summaries: dict[str, Summary] | None = None  # the cache file's summaries, then this process's new ones
+_used: set[str] = set()  # the keys this process asked for
+
+
+def _summary_to_json(summary: Summary) -> dict[str, Any]:
+    return {
+        "imports": list(summary.imports),
+        "calls": sorted(summary.calls),
+        "functions": {k: [list(i), sorted(n), list(c)] for k, (i, n, c) in summary.functions.items()},
+        "has_code": summary.has_code,
+    }
+
+
+def _summary_from_json(data: dict[str, Any]) -> Summary:
+    return Summary(
+        imports=tuple(data["imports"]),
+        calls=frozenset(data["calls"]),
+        functions={k: (tuple(i), frozenset(n), tuple(c)) for k, (i, n, c) in data["functions"].items()},
+        has_code=bool(data["has_code"]),
+    )
+
+
+def _cached_summaries() -> dict[str, Summary]:
+    global _summaries
+    if _summaries is None:
+        try:
+            raw = json.loads(summary_cache_file().read_text("utf-8"))
+            _summaries = {key: _summary_from_json(value) for key, value in raw.items()}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            _summaries = {}
+    return _summaries
+
+
+@cache
+def _summary(path: Path) -> Summary:
+    key = _file_sha256(path)
+    _used.add(key)
+    found = _cached_summaries()
+    if key not in found:
+        found[key] = summarize(path.read_text("utf-8"))
+    return found[key]
+
+
+def save_summaries() -> None:
+    """Write the summaries this process read or made to the per-user cache (with the file's others, up to
+    as many again: files that changed leave old entries behind), when it made new ones."""
+    found = _cached_summaries()
+    path = summary_cache_file()
+    try:
+        old = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        old = {}
+    if not isinstance(old, dict) or _used <= set(old):
+        return
+    kept = {k: v for k, v in old.items() if k not in _used}
+    kept = dict(list(kept.items())[: len(_used)])
+    text = json.dumps({**kept, **{k: _summary_to_json(found[k]) for k in sorted(_used)}}, separators=(",", ":"))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, "utf-8")
+        os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+    except OSError:
+        pass
+
+
+def summarize_package() -> int:
+    """Summarize every source file of the package into the per-user cache (set-up runs it, as it writes
+    the bytecode); the number of files."""
+    files = sorted(PKG.rglob("*.py"))
+    for path in files:
+        _summary(path)
+    save_summaries()
+    return len(files)
+
+
+def _imports(path: Path) -> tuple[str, ...]:
+    """The socialbench modules a source file imports at module level."""
+    return _summary(path).imports
+
+
+def _attrs(path: Path) -> frozenset[str]:
+    """Every ``.name(`` a source file calls: the hooks of a plug-in class it may call."""
+    return _summary(path).calls
+
+
+def _functions(path: Path) -> Functions:
+    """A module read function by function (:data:`Functions`)."""
+    return _summary(path).functions
 
 
 def command_entry(words: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:
@@ -266,9 +387,8 @@ def _entry(path: Path) -> str | None:
     return path.relative_to(REPO).as_posix()
 
 
-@cache
 def _has_code(path: Path) -> bool:
-    return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in _tree(path).body)
+    return _summary(path).has_code
 
 
 @cache
@@ -534,8 +654,6 @@ STAMP_DIR = ".snakemake/socialbench/code"
 @cache
 def _file_sha256(path: Path) -> str:
     # cached: one workflow read writes a dozen stamps over mostly the same files
-    import hashlib
-
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -544,8 +662,6 @@ def write_code_stamp(path: Path, files: Iterable[str], root: Path) -> None:
     mtime is the newest file's when first written, or now when the list changes (a file edited,
     added or removed), so Snakemake reruns a job exactly when one of its code files would have
     made it. The DAG then checks one input per job instead of dozens of source files."""
-    import os
-
     files = sorted(files)
     text = "".join(f"{_file_sha256(root / f)}  {f}\n" for f in files)
     old = path.read_text("utf-8") if path.is_file() else None
