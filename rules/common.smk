@@ -109,9 +109,12 @@ def _result_files(kind, benchmark):
     return tuple(layout.run_files(kind, benchmark, runs(benchmark)))
 
 
-def run_args(benchmark):
-    """--run <model>/<run> for every run of the benchmark (the per-benchmark score and viewer jobs)."""
-    return " ".join(f"--run {m}/{r}" for m, r in runs(benchmark))
+def run_args(benchmark, ordered=True):
+    """--run <model>/<run> for every run of the benchmark (the per-benchmark score and viewer jobs), in
+    params order; ``ordered=False``: sorted, for a job whose outputs do not depend on the order (score:
+    one file per run), so that reordering params' methods reruns it no more than it reruns its DVC stage."""
+    pairs = runs(benchmark) if ordered else sorted(runs(benchmark))
+    return " ".join(f"--run {m}/{r}" for m, r in pairs)
 
 
 def generic_outputs(benchmark):

@@ -34,7 +34,9 @@ for _b in BENCHMARKS:
                 triggers=stage_params(_stage),
                 benchmark=_b,
                 model_name=_model,
-                method_args=" ".join(f"--method {r}" for r in _runs),
+                # sorted: reordering params' methods changes no output of this job, so it reruns nothing
+                # (the DVC stage's params do not hold the order either)
+                method_args=" ".join(f"--method {r}" for r in sorted(_runs)),
             priority:
                 bench_priority(_b)
             log:

@@ -24,7 +24,7 @@ for _b in BENCHMARKS:
         params:
             triggers=stage_params(f"{_b}_score"),
             benchmark=_b,
-            runs=run_args(_b),
+            runs=run_args(_b, ordered=False),
         priority:
             bench_priority(_b)
         log:

@@ -46,9 +46,9 @@ EDITS: dict[str, tuple[str, Any]] = {
     "meetingtom.tables": ("meetingtom.tables.prompting_models", ["minilm", "prior"]),
     "mlflow": ("mlflow.experiment", "socialbench-edited"),
     "moca.subset": ("moca.subset", {"n": 12, "seed": 1}),
-    # not the methods' order: reordering `<benchmark>.methods` reorders the inference and score jobs'
-    # --method/--run arguments, which reruns those jobs under Snakemake and not under DVC (known drift)
-    "moca": ("moca.tables.human", "prior"),
+    # the methods' order: the inference and score jobs take their runs sorted, so reordering reruns
+    # neither under either tool (it reruns the stages whose outputs follow the order: tables, viewer)
+    "moca": ("moca.methods", ["codar", "direct", "codar__wo_step2", "codar__wo_steps34", "codar__wo_step5"]),
 }
 
 

@@ -549,17 +549,21 @@ def _run(
 
 def _log_params(client: Any, run_id: str, params: Mapping[str, Any]) -> None:
     """As ``mlflow.log_params``: each value as its string, in one batch."""
-    from mlflow.entities import Param
-
-    client.log_batch(run_id, params=[Param(k, str(v)) for k, v in params.items()])
+    _log_values(client, run_id, params, [])
 
 
-def _log_metrics(client: Any, run_id: str, metrics: Mapping[str, float]) -> None:
-    """As ``mlflow.log_metrics``: at step 0, stamped now, in one batch."""
-    from mlflow.entities import Metric
+def _log_values(client: Any, run_id: str, params: Mapping[str, Any], metrics: list[Mapping[str, float]]) -> None:
+    """A run's params (as ``mlflow.log_params``: each value as its string) and metrics (as
+    ``mlflow.log_metrics``: at step 0, stamped now; each mapping in turn) in one call: MLflow splits it
+    into batches of its limits, and each call costs store queries of its own."""
+    from mlflow.entities import Metric, Param
 
     now_ms = int(time.time() * 1000)
-    client.log_batch(run_id, metrics=[Metric(k, v, now_ms, 0) for k, v in metrics.items()])
+    client.log_batch(
+        run_id,
+        params=[Param(k, str(v)) for k, v in params.items()],
+        metrics=[Metric(k, v, now_ms, 0) for group in metrics for k, v in group.items()],
+    )
 
 
 def _import_mlflow(sqlite: bool) -> None:
@@ -699,9 +703,7 @@ def log_evaluations(
                 _log_media(client, parent, dict(sorted(media.items())), media_pack_bytes)
             for key, _, prep, _ in new:
                 with _run(client, exp_id, prep["name"], {**prep["tags"], **run_tags(pipeline_run)}, parent) as child:
-                    _log_params(client, child, prep["params"])
-                    _log_metrics(client, child, _finite(prep["metrics"]))
-                    _log_metrics(client, child, _finite(prep["stats"]))
+                    _log_values(client, child, prep["params"], [_finite(prep["metrics"]), _finite(prep["stats"])])
                     _log_named_artifacts(client, child, prep["artifacts"])
                     if prep["viewer"]:
                         _log_page(client, child, f"{prep['name']}/{prep['viewer']['folder']}", prep["viewer"], parent)
