@@ -4,7 +4,10 @@
 # go through the request cache (cache.path), so reruns and resumed runs never repeat a finished call.
 
 for _b in BENCHMARKS:
-    for _model, _runs in model_runs(_b).items():
+    for _model, _params_runs in model_runs(_b).items():
+        # sorted: reordering params' methods changes no output of the job, so it reruns nothing (its
+        # triggers, arguments and DVC stage are the same)
+        _runs = sorted(_params_runs)
         _stage = dvc_yaml.infer_stage_name(_b, _model)
         stage(
             _stage,
@@ -34,9 +37,7 @@ for _b in BENCHMARKS:
                 triggers=stage_params(_stage),
                 benchmark=_b,
                 model_name=_model,
-                # sorted: reordering params' methods changes no output of this job, so it reruns nothing
-                # (the DVC stage's params do not hold the order either)
-                method_args=" ".join(f"--method {r}" for r in sorted(_runs)),
+                method_args=" ".join(f"--method {r}" for r in _runs),
             priority:
                 bench_priority(_b)
             log:
