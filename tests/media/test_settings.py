@@ -4,6 +4,8 @@ from fractions import Fraction
 
 import pytest
 
+from socialbench.core.config import load_schema
+from socialbench.media.encode import EncodeSettings
 from socialbench.media.settings import MediaSettings
 
 
@@ -29,3 +31,8 @@ def test_meeting_frames_are_sampled_at_the_meeting_fps_with_the_frame_settings()
         224,
         "jpg",
     )
+
+
+def test_clips_are_cut_with_x264_ultrafast_by_default_in_params_the_schema_and_the_encoder():
+    schema_default = load_schema()["properties"]["media"]["properties"]["clip_preset"]["default"]
+    assert MediaSettings().clip_preset == schema_default == EncodeSettings().preset == "ultrafast"
