@@ -6,12 +6,16 @@
 # source files as inputs (stage_code in common.smk), so no output built by older code is recorded.
 
 
+stage("prune_lock", benchmark=None, rules=["prune_lock"], dvc=False)
+
+
 rule prune_lock:
     # DVC keeps the lock entries of a removed model's or method's stages; they go here, before the
     # commit and in a job of its own, so that the run's single-core end is the commit alone: the commit
     # adds entries only for the stages dvc.yaml defines, so the lock comes out the same.
     input:
         stages="dvc.yaml",
+        code=stage_code("prune_lock"),
     output:
         marker="results/dvc-lock-pruned.txt",
     log:
