@@ -1,12 +1,12 @@
 """Peak memory of ``socialbench tables --benchmark moca`` against the number of runs (issue 32; a
 benchmark, not a test).
 
-The tables stage reads every run's predictions; the question is whether its peak RSS grows with the
-runs. This builds, from a finished demo run (``--from``: a checkout whose ``results/`` and
+The tables stage reads every run's outcomes (written by the score stage); the question is whether its
+peak RSS grows with the runs. This builds, from a finished demo run (``--from``: a checkout whose ``results/`` and
 ``data/processed/moca/test.jsonl`` a demo run made), MoCA at the paper's size (``--instances``, split
 936/1,179/993 over affection/intent/stance as the paper's 3,108; each demo instance copied under new
-ids) and ``--runs`` copies of one run's predictions (``--template``, default ``random/direct``) under
-as many models (``synth01``, ...; the same records, ids renamed, so the same score file), then runs
+ids) and ``--runs`` copies of one run's outcomes (``--template``, default ``random/direct``: its
+predictions, ids renamed, scored once) under as many models (``synth01``, ...; the same score file), then runs
 the tables command once per run count, in a child process, and reports its wall time and peak RSS
 (``wait4``'s ``ru_maxrss``). ``--src`` runs another checkout's code (its ``src/``) to compare.
 
@@ -53,7 +53,7 @@ def write_jsonl(path: Path, records) -> None:
 
 
 def build(src: Path, work: Path, total: int, template: str, max_runs: int) -> tuple[Path, Path]:
-    """The scaled instances, ``max_runs`` runs' predictions and score files, and a params file; returns
+    """The scaled instances, ``max_runs`` runs' outcomes and score files, and a params file; returns
     (instances, params)."""
     sys.path.insert(0, str(REPO / "src"))
     from socialbench.core.benchmarks import get_benchmark
@@ -85,9 +85,11 @@ def build(src: Path, work: Path, total: int, template: str, max_runs: int) -> tu
     params_path.write_text(yaml.safe_dump(params, sort_keys=False), "utf-8")
 
     one = [{**recs[origin[i["id"]]], "id": i["id"]} for i in instances]
-    scores = get_benchmark("moca").score(instances, one, source="template")
+    bench = get_benchmark("moca")
+    scores = bench.score(instances, one, source="template")
+    outcomes = bench.outcomes(instances, one, source="template")
     for m in names:
-        write_jsonl(work / f"results/predictions/moca/{m}/{method}.jsonl", ({**r, "model": m} for r in one))
+        write_jsonl(work / f"results/outcomes/moca/{m}/{method}.jsonl", outcomes)
         out = work / f"results/scores/moca/{m}/{method}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(scores, indent=2, sort_keys=True) + "\n", "utf-8")
@@ -101,7 +103,7 @@ def measure(work: Path, code: Path, runs: int, method: str) -> dict:
     shutil.rmtree(work / out, ignore_errors=True)
     argv = [sys.executable, "-m", "socialbench.cli", "tables", "--benchmark", "moca", "--params", "params.yaml"]
     argv += ["--out-dir", f"{out}/tables", "--headline", f"{out}/metrics.json"]
-    argv += ["--instances", "data/processed/moca/test.jsonl", "--predictions-dir", "results/predictions/moca", *scores]
+    argv += ["--instances", "data/processed/moca/test.jsonl", "--outcomes-dir", "results/outcomes/moca", *scores]
     env = {**os.environ, "PYTHONPATH": str(code), "MLFLOW_DISABLE_TELEMETRY": "true"}
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -119,8 +119,8 @@ def run_args(benchmark, ordered=True):
 
 def generic_outputs(benchmark):
     """The outputs of the generic stages (infer, score, tables, viewer, track) of a benchmark. The
-    per-benchmark jobs that write one file per run (score, viewer, the tables' per-run metrics) have
-    one folder output, results/<kind>/<benchmark>, not one per run: Snakemake keeps a metadata record
+    per-benchmark jobs that write one file per run (score: scores and outcomes, viewer, the tables' per-run
+    metrics) have a folder output per kind, results/<kind>/<benchmark>, not one per run: Snakemake keeps a metadata record
     per output, each listing the job's inputs, so per-run outputs of jobs that read every run cost
     every later start time that grows with the square of the runs."""
     return {
@@ -128,6 +128,7 @@ def generic_outputs(benchmark):
         "traces": result_files("traces", benchmark),
         "stats": result_files("runs", benchmark),
         "scores": layout.kind_dir("scores", benchmark),
+        "outcomes": layout.kind_dir("outcomes", benchmark),
         "tables": [f"results/tables/{benchmark}/{name}" for name in BENCH[benchmark]["tables"]],
         "headline": f"results/metrics/{benchmark}.json",
         # one file per run the tables score in it: a `dvc metrics show` row each

@@ -94,6 +94,7 @@ for _b in REAL_BENCHMARKS:
             predictions=_predictions,
         output:
             scores=directory(layout.kind_dir("scores", _b, REAL_ROOT)),
+            outcomes=directory(layout.kind_dir("outcomes", _b, REAL_ROOT)),
         params:
             benchmark=_b,
             runs=" ".join(f"--run {m}/{r}" for m, r in real_runs(_b)),
@@ -111,9 +112,10 @@ for _b in REAL_BENCHMARKS:
             f"real_tables_{_b}"
         input:
             scores=layout.kind_dir("scores", _b, REAL_ROOT),
+            outcomes=layout.kind_dir("outcomes", _b, REAL_ROOT),
             instances=BENCH[_b]["instances"],
             params=REAL_PARAMS,
-            predictions=_predictions,
+            predictions=_predictions,  # the answers table's finish reasons
         output:
             tables=directory(f"{REAL_ROOT}/tables/{_b}"),
             headline=f"{REAL_ROOT}/metrics/{_b}.json",
@@ -126,8 +128,8 @@ for _b in REAL_BENCHMARKS:
             CONDA_ENV
         shell:
             "socialbench tables --benchmark {params.benchmark} --params {input.params} --out-dir {output.tables}"
-            " --headline {output.headline} --instances {input.instances} --answers-table"
-            f" --predictions-dir {REAL_ROOT}/predictions/"
+            " --headline {output.headline} --instances {input.instances} --outcomes-dir {input.outcomes}"
+            f" --answers-table --predictions-dir {REAL_ROOT}/predictions/"
             "{params.benchmark} {params.score_files} > {log} 2>&1"
 
     # The trace viewer's pages of the run (rules/viewer.smk's command, under results/real/viewer/<benchmark>).

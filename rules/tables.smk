@@ -1,5 +1,6 @@
 # Each benchmark's paper-style tables (Markdown, CSV, LaTeX; MoCA also its figures, intervals and paired
-# tests, from the instances and predictions) and its headline metrics for DVC.
+# tests, from the instances and each run's outcomes, written by the score job) and its headline metrics
+# for DVC.
 
 
 
@@ -28,7 +29,7 @@ for _b in BENCHMARKS:
         benchmark=_b,
         rules=[f"{_b}_tables"],
         method_hooks=methods(_b),  # the runs' method classes it asks (needs: which pairs run)
-        deps=[layout.kind_dir("scores", _b), *BENCH[_b]["dvc"]["data"][:1], layout.kind_dir("predictions", _b)],
+        deps=[layout.kind_dir("scores", _b), *BENCH[_b]["dvc"]["data"][:1], layout.kind_dir("outcomes", _b)],
         params=BENCH[_b]["dvc"]["tables_params"],
         outs=[f"results/tables/{_b}"],
         metrics=[layout.kind_dir("metrics", _b)],  # one file per run: a row each in `dvc metrics show`
@@ -41,7 +42,7 @@ for _b in BENCHMARKS:
             scores=generic_outputs(_b)["scores"],
             # per-instance statistics (intervals, paired tests) for a benchmark that takes them
             instances=BENCH[_b]["instances"],
-            predictions=result_files("predictions", _b),
+            outcomes=generic_outputs(_b)["outcomes"],
             code=stage_code(f"{_b}_tables"),
         output:
             tables=report_tables(_b, generic_outputs(_b)["tables"]),
@@ -62,12 +63,12 @@ for _b in BENCHMARKS:
         shell:
             # Runs params no longer name (a model or method removed) are moved to results/archive/ first,
             # so no folder a later stage or DVC reads holds them (docs/dvc-and-snakemake.md): the infer
-            # jobs' files. Their score, page and metrics files are gone already: those folders are the
-            # score, viewer and tables jobs' outputs, which Snakemake empties before each job (and the
+            # jobs' files. Their score, outcomes, page and metrics files are gone already: those folders are
+            # the score, viewer and tables jobs' outputs, which Snakemake empties before each job (and the
             # viewer job may be emptying its folder right now).
             "socialbench prune-outputs --benchmark {params.benchmark} --params params.yaml --results results"
             " --kind predictions --kind traces --kind runs"
             " --archive results/archive --report results/archive/pruned.jsonl > {log} 2>&1 && "
             "socialbench tables --benchmark {params.benchmark} --params params.yaml --out-dir {params.out_dir}"
             " --headline {output.headline} --instances {input.instances}"
-            " --predictions-dir results/predictions/{params.benchmark} {params.score_files} >> {log} 2>&1"
+            " --outcomes-dir {input.outcomes} {params.score_files} >> {log} 2>&1"

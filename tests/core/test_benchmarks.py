@@ -36,9 +36,14 @@ def test_a_registered_benchmark_brings_its_methods_from_its_package():
     assert get_benchmark("toybench").method_names() == ["chain", "direct"]
 
 
-def test_a_benchmark_without_its_own_run_summary_gets_each_runs_records_whole():
-    records = [{"id": "toy-test-000", "answer": "red"}]
-    assert ToyBenchmark().run_summary([], records, source="p.jsonl") == ("p.jsonl", records)
+def test_a_benchmark_without_its_own_run_summary_gets_each_runs_outcome_rows_whole():
+    rows = [{"id": "toy-test-000", "group": "all"}]
+    assert ToyBenchmark().run_summary(rows, source="o.jsonl") == ("o.jsonl", rows)
+
+
+def test_a_benchmark_without_per_instance_tables_has_no_outcomes():
+    with pytest.raises(NotImplementedError, match="benchmark toybench: no per-instance outcomes"):
+        ToyBenchmark().outcomes([], [], source="p.jsonl")
 
 
 def test_the_prompt_hash_of_direct_covers_its_template_files_in_order():

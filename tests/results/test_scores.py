@@ -1,9 +1,12 @@
-"""Score files read back and checked together (socialbench.results.scores)."""
+"""Score files read back and checked together (socialbench.results.scores); and a run's outcomes file
+checked for the tables: its ids are the instances', in order, and its groups hold as many outcomes as
+the score file counts, each failure a DataError naming the file, record and field; a row's value read
+by path, or an error naming it."""
 
 import pytest
 
 from socialbench.core.errors import DataError
-from socialbench.results.scores import collect_scores
+from socialbench.results.scores import check_outcomes, collect_scores, is_flag, value
 
 SC = {
     "label": 10.0,
@@ -88,3 +91,58 @@ def test_a_model_declared_text_only_is_marked_so_in_its_category():
     assert row_category({"category": "small LLM", "modalities": []}) == "small LLM (text-only)"
     assert row_category({"category": "MLLM", "modalities": None}) == "MLLM"
     assert row_category({"category": "MLLM", "modalities": ["image"]}) == "MLLM"
+
+
+# ---- outcomes files: checked against the instances and the score file, values read by path ----------------
+ROWS = [{"id": "a", "group": "g1"}, {"id": "b", "group": "g1"}, {"id": "c", "group": "g2"}]
+
+
+def check(rows, ids=("a", "b", "c"), sizes=None):
+    check_outcomes(rows, [k + 1 for k in range(len(rows))], "o.jsonl", list(ids), sizes or {"g1": 2, "g2": 1}, "s.json")
+
+
+def test_outcomes_of_the_instances_in_order_with_the_score_files_group_sizes_pass():
+    check(ROWS)
+
+
+def test_outcomes_in_another_order_than_the_instances_are_an_error_naming_the_line():
+    with pytest.raises(DataError, match=r"o\.jsonl, record line 1, field 'id': the outcome of 'b' where the instances"):
+        check([ROWS[1], ROWS[0], ROWS[2]])
+
+
+def test_more_or_fewer_outcomes_than_instances_are_an_error_naming_both_counts():
+    with pytest.raises(DataError, match=r"o\.jsonl: 2 outcome\(s\) for 3 instances: written for other instances"):
+        check(ROWS[:2])
+
+
+def test_a_row_without_a_group_is_an_error_naming_its_line():
+    with pytest.raises(DataError, match=r"record line 3, field 'group': must be the instance's group"):
+        check([*ROWS[:2], {"id": "c"}])
+
+
+def test_a_group_size_other_than_the_score_files_is_an_error_naming_the_group_and_the_score_file():
+    with pytest.raises(
+        DataError, match=r"record group 'g1', field 'group': 2 outcome\(s\) .* but 3 in the score file s\.json"
+    ):
+        check(ROWS, sizes={"g1": 3, "g2": 1})
+
+
+def test_a_score_file_group_without_outcomes_is_an_error_naming_it():
+    with pytest.raises(DataError, match=r"record group 'g3'.*0 outcome\(s\) in the group but 1"):
+        check(ROWS, sizes={"g1": 2, "g2": 1, "g3": 1})
+
+
+def test_a_rows_value_is_read_by_its_dotted_path():
+    assert value({"id": "a", "c": {"x": True}}, "c.x", is_flag, "true or false", "o.jsonl") is True
+
+
+def test_a_missing_value_is_an_error_naming_the_instance_and_path():
+    with pytest.raises(
+        DataError, match=r"o\.jsonl, record instance 'a', field 'c\.x': missing \(must be true or false\)"
+    ):
+        value({"id": "a", "c": {}}, "c.x", is_flag, "true or false", "o.jsonl")
+
+
+def test_a_value_the_check_refuses_is_an_error_quoting_it():
+    with pytest.raises(DataError, match=r"field 'c': must be true or false, got 1"):
+        value({"id": "a", "c": 1}, "c", is_flag, "true or false", "o.jsonl")

@@ -1,5 +1,6 @@
 """socialbench score over several runs (``--results-dir``, ``--run MODEL/METHOD``): one process, the results
-layout, each run's file the same bytes as the single-run form writes."""
+layout, each run's file the same bytes as the single-run form writes; and each run's per-instance outcomes beside
+its scores (the tables read them)."""
 
 import json
 
@@ -202,3 +203,78 @@ def test_score_without_missing_predictions_prints_no_warning(tmp_path):
 def test_score_help_describes_its_paths_and_lists_the_benchmarks():
     out = runner.invoke(app, ["score", "--help"], env={"COLUMNS": "200"}).output
     assert "prediction records written by infer" in out and "one of: " in out
+
+
+# ---- per-instance outcomes, which the tables read instead of scoring again (issue 42) --------------------------
+def test_score_writes_each_runs_outcomes_where_the_layout_puts_them(results):
+    inst, root = results
+    args = ["score", "--benchmark", "moca", "--instances", str(inst), "--results-dir", str(root), *run_args(RUNS)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert sorted(p.relative_to(root / "outcomes").as_posix() for p in root.glob("outcomes/**/*.jsonl")) == [
+        "moca/r/codar.jsonl",
+        "moca/r/direct.jsonl",
+        "moca/s/direct.jsonl",
+    ]
+
+
+def test_the_outcomes_hold_one_row_per_instance_in_order_with_sorted_keys(results):
+    from socialbench.core.io import jsonl_text
+
+    inst, root = results
+    args = ["score", "--benchmark", "moca", "--instances", str(inst), "--results-dir", str(root), "--run", "r/direct"]
+    assert runner.invoke(app, args).exit_code == 0
+    text = (root / "outcomes" / "moca" / "r" / "direct.jsonl").read_text()
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert [r["id"] for r in rows] == [json.loads(line)["id"] for line in inst.read_text().splitlines()]
+    assert text == jsonl_text(rows)  # core.io's JSON lines: keys sorted, so the same run gives the same bytes
+
+
+def test_score_outcomes_option_writes_the_single_runs_outcomes(tmp_path):
+    inst = write_jsonl(tmp_path / "i.jsonl", [make_instance("a"), make_instance("b", scenario="stance")])
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": "a", **GOOD_PRED}])
+    res = runner.invoke(app, [*score_args(inst, preds, tmp_path / "s.json"), "--outcomes", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["group"], r["invalid"]) for r in rows] == [("a", "intent", False), ("b", "stance", True)]
+
+
+def test_score_outcomes_option_with_results_dir_is_refused(results):
+    inst, root = results
+    args = ["score", "--benchmark", "moca", "--instances", str(inst), "--results-dir", str(root), "--run", "r/direct"]
+    res = runner.invoke(app, [*args, "--outcomes", str(root / "o.jsonl")])
+    assert isinstance(res.exception, SocialbenchError) and "without --predictions, --out, --outcomes" in str(
+        res.exception
+    )
+
+
+def test_score_outcomes_of_a_benchmark_whose_tables_take_none_are_refused(tmp_path):
+    from socialbench.core.benchmarks import register
+    from socialbench.core.io import write_jsonl as write_records
+    from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
+
+    register(ToyBenchmark)
+    inst = tmp_path / "i.jsonl"
+    write_records(inst, make_instances(1))
+    preds = write_jsonl(tmp_path / "p.jsonl", [])
+    args = ["score", "--benchmark", "toybench", "--instances", str(inst), "--predictions", str(preds)]
+    res = runner.invoke(app, [*args, "--out", str(tmp_path / "s.json"), "--outcomes", str(tmp_path / "o.jsonl")])
+    assert isinstance(res.exception, SocialbenchError) and "take no per-instance outcomes" in str(res.exception)
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_score_of_a_benchmark_whose_tables_take_no_outcomes_makes_an_empty_outcomes_folder(tmp_path):
+    from socialbench.core.benchmarks import register
+    from socialbench.core.io import write_jsonl as write_records
+    from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
+
+    register(ToyBenchmark)
+    inst = tmp_path / "i.jsonl"
+    write_records(inst, make_instances(1))
+    (tmp_path / "results" / "predictions" / "toybench" / "r").mkdir(parents=True)
+    write_jsonl(tmp_path / "results" / "predictions" / "toybench" / "r" / "direct.jsonl", [])
+    args = ["score", "--benchmark", "toybench", "--instances", str(inst), "--results-dir", str(tmp_path / "results")]
+    res = runner.invoke(app, [*args, "--run", "r/direct"])
+    assert res.exit_code == 0, res.output
+    folder = tmp_path / "results" / "outcomes" / "toybench"
+    assert folder.is_dir() and not any(folder.iterdir())  # the score job's declared output, as the scores'

@@ -1,17 +1,19 @@
 """``socialbench tables`` (src/socialbench/stages/tables.py): the tables and headline from score files;
 a bad score file is one clear error and nothing is half-written; order runs (params robustness,
 ``<run>__order<k>``) reach the stability tables only, never the paper tables or the headline; each
-run's predictions are read one at a time and reduced to the benchmark's run summary."""
+run's outcomes (written by the score stage) are read one at a time, checked against the instances and the
+score file, and reduced to the benchmark's run summary."""
 
 import gc
 import json
 import weakref
+from dataclasses import replace
 
 import pytest
 
 from socialbench.cli import app
 from socialbench.core.benchmarks import BENCHMARKS, register
-from socialbench.core.errors import SocialbenchError
+from socialbench.core.errors import ConfigError, DataError, SocialbenchError
 from socialbench.core.io import write_jsonl
 from socialbench.core.subset import SubsetInfo
 from socialbench.results.tables import Block, Table, formats, rendered, with_note
@@ -126,10 +128,10 @@ def test_the_tables_stage_notes_a_subset_run_once_in_every_markdown_and_latex_fi
 
 
 # ---- order runs (params robustness, issue 34) ---------------------------------------------------------
-def _scores(root, run, accuracy):
+def _scores(root, run, accuracy, n=2):
     path = root / "scores" / "toybench" / "r" / f"{run}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"all": {"accuracy": accuracy, "n": 2}}))
+    path.write_text(json.dumps({"all": {"accuracy": accuracy, "n": n}}))
     return path
 
 
@@ -151,22 +153,21 @@ def test_order_runs_leave_the_paper_tables_and_the_headline_byte_identical(tmp_p
     assert head == head_alone == {"r.direct": 50.0}
 
 
-# ---- per-instance data: one run summary per run (issue 32) ----------------------------------------------
+# ---- per-instance data: one run summary per run, from its outcomes (issues 32, 42) --------------------------
 class SummaryToy(ToyBenchmark):
-    """TEST DOUBLE: the toy benchmark with per-instance tables; a run's summary is its right/wrong flags.
-    Records what the stage gives it: each summary call's source, and a weak reference to its records."""
+    """TEST DOUBLE: the toy benchmark with per-instance tables; a run's summary is its rows' right/wrong
+    flags. Records what the stage gives it: each summary call's source, and a weak reference to its first row."""
 
     package = ToyBenchmark.__module__.rsplit(".", 1)[0]
     tables_per_instance = True
-    calls: list[tuple[str, bool]] = []  # (source, whether the previous call's records were freed)
+    calls: list[tuple[str, bool]] = []  # (source, whether the previous call's rows were freed)
     _last: weakref.ref | None = None
 
-    def run_summary(self, instances, records, *, source):
+    def run_summary(self, rows, *, source):
         gc.collect()
         SummaryToy.calls.append((source, SummaryToy._last is None or SummaryToy._last() is None))
-        SummaryToy._last = weakref.ref(records)
-        answers = {r["id"]: r.get("answer") for r in records}
-        return [answers.get(i["id"]) == i["answer"] for i in instances]
+        SummaryToy._last = weakref.ref(rows[0])
+        return [row["right"] for row in rows]
 
     def tables(self, scores, params, instances=None, summaries=None):
         files, head = super().tables(scores, params)
@@ -177,33 +178,39 @@ class SummaryToy(ToyBenchmark):
         return {"stability.json": json.dumps(sorted(f"{m}/{r}" for m, r in summaries or {}))}
 
 
-class _Records(list):
-    """A list that a weak reference can follow (plain lists cannot be weakly referenced)."""
+class _Row(dict):
+    """A dict that a weak reference can follow (plain dicts cannot be weakly referenced)."""
+
+
+RUNS = ("direct", "direct__order1", "direct__order2")
 
 
 @pytest.fixture
 def summary_toy(tmp_path, monkeypatch):
     """Runs r/direct (2 of 3 right), r/direct__order1 (none right) and r/direct__order2 (all right) of
-    three toy instances, with their instances and predictions files; SummaryToy in the registry."""
+    three toy instances, with their instances and outcomes files; SummaryToy in the registry."""
     import socialbench.core.io as io
     import socialbench.stages.tables as stage
 
     monkeypatch.setitem(BENCHMARKS.classes, "toybench", SummaryToy)
     monkeypatch.setattr(SummaryToy, "calls", [])
     monkeypatch.setattr(SummaryToy, "_last", None)
-    # the stage's read_jsonl (from core.io) reads weakly referenceable lists
-    monkeypatch.setattr(stage, "read_jsonl", lambda path, _real=io.read_jsonl: _Records(_real(path)))
+    # the stage's read_jsonl_lines (from core.io) reads weakly referenceable rows
+    monkeypatch.setattr(
+        stage,
+        "read_jsonl_lines",
+        lambda path, _real=io.read_jsonl_lines: [replace(jl, record=_Row(jl.record)) for jl in _real(path)],
+    )
     insts = make_instances(3)
     write_jsonl(tmp_path / "test.jsonl", insts)
-    answers = {"direct": ["red", "green", "red"], "direct__order1": ["blue"] * 3, "direct__order2": None}
+    right = {"direct": [True, True, False], "direct__order1": [False] * 3, "direct__order2": [True] * 3}
     scores = []
-    for run, given in answers.items():
-        given = given or [i["answer"] for i in insts]
+    for run in RUNS:
         write_jsonl(
-            tmp_path / "preds" / "r" / f"{run}.jsonl", [{"id": i["id"], "answer": a} for i, a in zip(insts, given)]
+            tmp_path / "outcomes" / "r" / f"{run}.jsonl",
+            [{"id": i["id"], "group": "all", "right": r} for i, r in zip(insts, right[run])],
         )
-        right = sum(a == i["answer"] for i, a in zip(insts, given))
-        scores.append(_scores(tmp_path, run, round(100 * right / 3, 2)))
+        scores.append(_scores(tmp_path, run, round(100 * sum(right[run]) / 3, 2), n=3))
     return scores
 
 
@@ -212,7 +219,13 @@ def _render_per_instance(tmp_path, scores):
     params.write_text("seed: 1\nmodels: {r: {backend: random, category: baseline}}\ntoybench: {methods: [direct]}\n")
     out = tmp_path / "out" / "tables"
     render_tables(
-        "toybench", scores, out, tmp_path / "out" / "headline.json", params, tmp_path / "test.jsonl", tmp_path / "preds"
+        "toybench",
+        scores,
+        out,
+        tmp_path / "out" / "headline.json",
+        params,
+        tmp_path / "test.jsonl",
+        tmp_path / "outcomes",
     )
     return json.loads((out / "summaries.json").read_text()), json.loads((out / "stability.json").read_text())
 
@@ -223,10 +236,50 @@ def test_the_tables_get_each_runs_summary_and_the_paper_tables_only_the_paper_ru
     assert stability == ["r/direct", "r/direct__order1", "r/direct__order2"]
 
 
-def test_each_runs_predictions_are_summarised_once_and_freed_before_the_next_run_is_read(tmp_path, summary_toy):
+def test_each_runs_outcomes_are_summarised_once_and_freed_before_the_next_run_is_read(tmp_path, summary_toy):
     _render_per_instance(tmp_path, summary_toy)
     sources = [source for source, _ in SummaryToy.calls]
-    assert sorted(sources) == sorted(
-        str(tmp_path / "preds" / "r" / f"{run}.jsonl") for run in ("direct", "direct__order1", "direct__order2")
-    )
-    assert all(freed for _, freed in SummaryToy.calls)  # no run's records outlive its summary
+    assert sorted(sources) == sorted(str(tmp_path / "outcomes" / "r" / f"{run}.jsonl") for run in RUNS)
+    assert all(freed for _, freed in SummaryToy.calls)  # no run's rows outlive its summary
+
+
+def test_the_tables_read_no_predictions_for_per_instance_statistics(tmp_path, summary_toy):
+    assert not (tmp_path / "preds").exists()  # the fixture writes none: the outcomes are all the tables read
+    summaries, _ = _render_per_instance(tmp_path, summary_toy)
+    assert summaries == {"r/direct": [True, True, False]}
+
+
+def test_a_run_without_an_outcomes_file_is_an_error_that_says_to_rerun_score(tmp_path, summary_toy):
+    (tmp_path / "outcomes" / "r" / "direct__order1.jsonl").unlink()
+    with pytest.raises(
+        DataError, match=r"direct__order1\.jsonl: outcomes of r/direct__order1 not found .*rerun socialbench score"
+    ):
+        _render_per_instance(tmp_path, summary_toy)
+    assert not (tmp_path / "out").exists()
+
+
+def test_outcomes_of_other_instances_are_an_error_naming_the_line_and_writing_nothing(tmp_path, summary_toy):
+    path = tmp_path / "outcomes" / "r" / "direct.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    write_jsonl(path, [{**rows[0], "id": "elsewhere"}, *rows[1:]])
+    with pytest.raises(DataError, match=r"direct\.jsonl, record line 1, field 'id': the outcome of 'elsewhere'"):
+        _render_per_instance(tmp_path, summary_toy)
+    assert not (tmp_path / "out").exists()
+
+
+def test_outcomes_whose_groups_disagree_with_the_score_file_are_an_error_naming_both(tmp_path, summary_toy):
+    path = tmp_path / "outcomes" / "r" / "direct.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    write_jsonl(path, [*rows[:2], {**rows[2], "group": "other"}])
+    with pytest.raises(
+        DataError,
+        match=r"record group 'all', field 'group': 2 outcome\(s\) in the group but 3 in the score file .*direct\.json",
+    ):
+        _render_per_instance(tmp_path, summary_toy)
+
+
+def test_instances_without_an_outcomes_folder_is_a_usage_error(tmp_path, summary_toy):
+    params = tmp_path / "params.yaml"
+    params.write_text("seed: 1\nmodels: {r: {backend: random, category: baseline}}\ntoybench: {methods: [direct]}\n")
+    with pytest.raises(ConfigError, match="--instances and --outcomes-dir go together"):
+        render_tables("toybench", summary_toy, tmp_path / "t", tmp_path / "h.json", params, tmp_path / "test.jsonl")

@@ -496,17 +496,33 @@ class Benchmark(abc.ABC):
         """A score file read back and checked (tables and tracking read them)."""
 
     #: Whether :meth:`tables` takes per-instance data (``instances``, and a :meth:`run_summary` of each
-    #: run's predictions) when the tables command is given ``--instances`` and ``--predictions-dir``
-    #: (intervals, paired tests).
+    #: run's outcomes) when the tables command is given ``--instances`` and ``--outcomes-dir``
+    #: (intervals, paired tests). Such a benchmark defines :meth:`outcomes`, which the score command
+    #: writes once per run beside its scores; the tables read them and never score again.
     tables_per_instance: ClassVar[bool] = False
 
-    def run_summary(self, instances: list[dict[str, Any]], records: list[dict[str, Any]], *, source: str) -> Any:
-        """What :meth:`tables` and :meth:`stability_tables` need of one run's prediction records (read
-        from ``source``), with ``tables_per_instance``. The tables command reads the runs one at a time
-        and keeps only this, so a summary of a few numbers per instance (correctness flags, answer codes)
-        keeps its memory flat in the number of runs; bad records are a DataError naming ``source``.
-        Default: ``(source, records)``, the records whole."""
-        return source, records
+    def outcomes(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> list[dict[str, Any]]:
+        """One run's outcome per instance, as :meth:`score` scores it, in the instances' order (the run's
+        outcomes file, one JSON line each): a JSON object with the instance's ``id``, its ``group`` (the
+        score file's group it counts in) and what :meth:`run_summary` reads. With ``tables_per_instance``
+        only; bad predictions as in :meth:`score`."""
+        raise NotImplementedError(f"benchmark {self.name}: no per-instance outcomes (tables_per_instance)")
+
+    def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
+        """What :meth:`tables` and :meth:`stability_tables` need of one run's :meth:`outcomes` (read
+        from ``source``, their ids and groups checked against the instances and the score file), with
+        ``tables_per_instance``. The tables command reads the runs one at a time and keeps only this, so
+        a summary of a few numbers per instance (correctness flags, answer codes) keeps its memory flat
+        in the number of runs; a bad row is a DataError naming ``source``. Default: ``(source, rows)``."""
+        return source, rows
 
     @abc.abstractmethod
     def tables(

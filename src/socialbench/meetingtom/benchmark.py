@@ -234,11 +234,27 @@ class MeetingToMBenchmark(Benchmark):
     #: Macro-F1's intervals, Task 3.2's conditional intervals and Figure 4 need per-instance data.
     tables_per_instance = True
 
-    def run_summary(self, instances: list[dict[str, Any]], records: list[dict[str, Any]], *, source: str) -> Any:
-        """The scores, and per instance the outcome's flags and answer code (``results.intervals.RunSummary``)."""
+    def outcomes(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> list[dict[str, Any]]:
+        """Per instance, whether it is evaluated and right, and its gold and predicted values
+        (``eval.scoring.outcome_rows``)."""
+        from socialbench.meetingtom.eval.scoring import outcome_rows
+
+        return outcome_rows(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+
+    def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
+        """Per instance, the outcome's flags and answer code; the Macro-F1 groups' values
+        (``results.intervals.RunSummary``)."""
         from socialbench.meetingtom.results.intervals import run_summary
 
-        return run_summary(instances, records, source)
+        return run_summary(rows, source)
 
     def tables(
         self,

@@ -287,13 +287,30 @@ class MocaBenchmark(Benchmark):
 
     tables_per_instance = True
 
-    def run_summary(self, instances: list[dict[str, Any]], records: list[dict[str, Any]], *, source: str) -> Any:
-        """Per instance, the correctness of each field and the resolved answer's code; per scenario, the
-        scores and answer counts (``moca.results.correctness.RunSummary``)."""
-        from socialbench.moca.results.correctness import run_summary
+    def outcomes(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> list[dict[str, Any]]:
+        """Per instance, the correctness of each field, invalid, the resolved answer and its format flags
+        (``moca.eval.outcomes``)."""
+        from socialbench.moca.eval.outcomes import outcome_rows
 
         labels, mechanisms = self.taxonomy.as_sets()
-        return run_summary(instances, records, labels, mechanisms, source)
+        return outcome_rows(
+            instances, predictions, labels, mechanisms, source=source, lines=lines, instances_source=instances_source
+        )
+
+    def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
+        """Per scenario, the correctness matrix and answer counts; per instance, the resolved answer's
+        code (``moca.results.correctness.RunSummary``)."""
+        from socialbench.moca.results.correctness import run_summary
+
+        return run_summary(rows, source)
 
     def tables(
         self,

@@ -21,6 +21,8 @@ RUN_KINDS: dict[str, str] = {
     "traces": ".jsonl",
     "runs": ".stats.json",
     "scores": ".json",
+    # per instance what the tables read of the run (correctness, answers): written by score beside its scores
+    "outcomes": ".jsonl",
     "viewer": ".html",
     "metrics": ".json",
 }

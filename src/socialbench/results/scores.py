@@ -1,16 +1,24 @@
 """Reading result files back for the stages after scoring (tables, track): score files checked one
 by one by their benchmark and together here. Generic over benchmarks: a score file is
-``results/scores/<benchmark>/<model>/<method>.json`` holding ``{group: {metric: value, ..., "n": N}}``."""
+``results/scores/<benchmark>/<model>/<method>.json`` holding ``{group: {metric: value, ..., "n": N}}``.
+
+And a run's outcomes file (``results/outcomes/<benchmark>/<model>/<run>.jsonl``, written by ``socialbench
+score`` beside the run's score file: one JSON object per instance, in the instances' order, with its
+``id``, its ``group`` and what the benchmark's run summary reads). The tables never score again: cheap
+checks tie the outcomes to what the tables read beside them, each a DataError naming the outcomes file,
+record and field: the ids, in order, are the instances' (outcomes of other instances or another subset),
+and each group holds as many outcomes as the run's score file counts in it (another scoring's outcomes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from socialbench.core.benchmarks import Benchmark
 from socialbench.core.errors import DataError
-from socialbench.core.io import read_file_bytes, write_json
+from socialbench.core.io import brief, read_file_bytes, write_json
 from socialbench.core.paths import remove_inside
 
 
@@ -113,3 +121,68 @@ def write_run_metrics(folder: Path, headline: dict[str, Any]) -> list[Path]:
         write_json(path, metrics)
         written.append(path)
     return written
+
+
+# ---- outcomes files (issue 42, point 3.5) ----------------------------------------------------------
+RESCORE = "rerun socialbench score"
+
+
+def check_outcomes(
+    rows: Sequence[dict[str, Any]],
+    lines: Sequence[int],
+    source: str,
+    instance_ids: Sequence[str],
+    sizes: Mapping[str, int],
+    scores_source: str,
+) -> None:
+    """``rows`` (read from ``source``, ``lines[k]`` the file line of ``rows[k]``) against the ids of the
+    instances, in order, and ``sizes``, the instances the score file (``scores_source``) counts in each
+    group (the benchmark's ``group_size``)."""
+    if len(rows) != len(instance_ids):
+        raise DataError(
+            source,
+            f"{len(rows)} outcome(s) for {len(instance_ids)} instances: written for other instances ({RESCORE})",
+        )
+    for row, line, iid in zip(rows, lines, instance_ids):
+        if row.get("id") != iid:
+            got = brief(repr(row["id"])) if "id" in row else "none"
+            raise DataError(
+                source,
+                f"the outcome of {got} where the instances have {iid!r}: written for other instances ({RESCORE})",
+                record=f"line {line}",
+                field="id",
+            )
+        if not isinstance(row.get("group"), str):
+            got = brief(repr(row["group"])) if "group" in row else "none"
+            raise DataError(
+                source, f"must be the instance's group (a string), got {got}", record=f"line {line}", field="group"
+            )
+    counts = Counter(row["group"] for row in rows)
+    for group in sorted(set(counts) | set(sizes)):
+        if counts.get(group, 0) != sizes.get(group, 0):
+            raise DataError(
+                source,
+                f"{counts.get(group, 0)} outcome(s) in the group but {sizes.get(group, 0)} in the score file"
+                f" {scores_source}: the two come from different scorings ({RESCORE})",
+                record=f"group {group!r}",
+                field="group",
+            )
+
+
+def value(row: dict[str, Any], path: str, ok: Callable[[Any], bool], want: str, source: str) -> Any:
+    """The value at ``path`` (keys joined by dots) of an outcome row, which ``ok`` accepts; otherwise a
+    DataError naming ``source``, the row's instance and the path (``want``: what it must be)."""
+    v: Any = row
+    for key in path.split("."):
+        if not isinstance(v, dict) or key not in v:
+            raise DataError(source, f"missing (must be {want})", record=f"instance {row.get('id')!r}", field=path)
+        v = v[key]
+    if not ok(v):
+        raise DataError(
+            source, f"must be {want}, got {brief(repr(v))}", record=f"instance {row.get('id')!r}", field=path
+        )
+    return v
+
+
+def is_flag(v: Any) -> bool:
+    return isinstance(v, bool)

@@ -59,7 +59,7 @@ def prune_outputs(
     kind: list[str] = Opt(
         [],
         help="a result kind whose folder is pruned (repeat for each; default: every kind): predictions, traces,"
-        " runs, scores, viewer, metrics",
+        " runs, scores, outcomes, viewer, metrics",
     ),
 ) -> None:
     """Remove (or archive) the per-run outputs of models and methods params no longer name, or now exclude."""

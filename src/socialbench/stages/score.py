@@ -1,7 +1,10 @@
-"""``socialbench score``: score runs' predictions with the benchmark's metrics, one score file per run.
+"""``socialbench score``: score runs' predictions with the benchmark's metrics, one score file per run,
+and, for a benchmark whose tables take per-instance data, one outcomes file per run beside it (each
+instance's outcome as scored: the tables read it and never score again).
 
 ``--results-dir DIR --run MODEL/METHOD ...`` scores every run of a benchmark in one process, reading
-and writing where the results layout places the files; ``--predictions``/``--out`` score one file."""
+and writing where the results layout places the files (scores and outcomes); ``--predictions``/``--out``
+score one file (``--outcomes``: its outcomes too)."""
 
 from __future__ import annotations
 
@@ -11,9 +14,9 @@ import typer
 
 from socialbench.core.config import load_params
 from socialbench.core.errors import ConfigError, DataError
-from socialbench.core.io import brief, first_bad_line, read_jsonl_lines, write_json
+from socialbench.core.io import brief, first_bad_line, read_jsonl_lines, write_json, write_jsonl
 from socialbench.core.paths import check_io
-from socialbench.results.layout import run_path
+from socialbench.results.layout import kind_dir, run_path
 from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app, subset_instances
 
 app = stage_app("Score predictions.")
@@ -65,10 +68,19 @@ def one_run(preds: list[dict], lines: list[int], source: str, model: str | None,
 
 
 def score_file(
-    bench, insts: list[dict], instances: Path, predictions: Path, out: Path, model: str | None, method: str | None, echo
+    bench,
+    insts: list[dict],
+    instances: Path,
+    predictions: Path,
+    out: Path,
+    outcomes: Path | None,
+    model: str | None,
+    method: str | None,
+    echo,
 ) -> None:
-    """Score one run's predictions file into ``out``, with warnings for instances left unanswered and
-    records with an error."""
+    """Score one run's predictions file into ``out`` (and, given ``outcomes``, each instance's outcome
+    into it: ``Benchmark.outcomes``, one JSON line each), with warnings for instances left unanswered
+    and records with an error."""
     parsed = read_jsonl_lines(predictions)
     first_bad_line(predictions, parsed)
     preds = [jl.record for jl in parsed]
@@ -104,32 +116,43 @@ def score_file(
             f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}",
             err=True,
         )
+    rows = (
+        bench.outcomes(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+        if outcomes is not None
+        else None
+    )
     write_json(out, result)
     echo(f"score: {out}")
+    if rows is not None:
+        write_jsonl(outcomes, rows)
+        echo(f"score: {outcomes}")
 
 
 def score_runs(
     benchmark: str,
     instances: Path,
-    runs: list[tuple[Path, Path, str | None, str | None]],
+    runs: list[tuple[Path, Path, Path | None, str | None, str | None]],
     taxonomy: Path | None = None,
     echo=typer.echo,
     params: Path | None = None,
 ) -> None:
-    """Score each (predictions, out, model, method) run against the instances, read once; with
-    ``params``, those of its ``<benchmark>.subset`` (the instances a subset run answered)."""
+    """Score each (predictions, out, outcomes, model, method) run against the instances, read once (its
+    outcomes too where ``outcomes`` is not None); with ``params``, those of its ``<benchmark>.subset``
+    (the instances a subset run answered)."""
     check_io(
         {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy, "--params": params},
-        {"--out": [r[1] for r in runs]},
+        {"--out": [r[1] for r in runs], "--outcomes": [r[2] for r in runs if r[2] is not None]},
     )
     bench = load_benchmark(benchmark, taxonomy)
+    if not bench.tables_per_instance and any(r[2] is not None for r in runs):
+        raise ConfigError(f"score: --outcomes: the tables of {benchmark} take no per-instance outcomes")
     insts = bench.load_instances(instances)
     if not insts:
         raise DataError(str(instances), "no instances (the file is empty): nothing to score")
     if params is not None:
         insts, _ = subset_instances(bench, insts, load_params(params), str(instances), echo)
-    for predictions, out, model, method in runs:
-        score_file(bench, insts, instances, predictions, out, model, method, echo)
+    for predictions, out, outcomes, model, method in runs:
+        score_file(bench, insts, instances, predictions, out, outcomes, model, method, echo)
 
 
 @app.command("score")
@@ -139,11 +162,14 @@ def score(
     results_dir: Path | None = Opt(
         None,
         help="results root: each --run's prediction records written by infer are read from, and its scores"
-        " written to, <kind>/<benchmark>/<model>/<method> under it",
+        " (and per-instance outcomes) written to, <kind>/<benchmark>/<model>/<method> under it",
     ),
     run: list[str] = Opt([], help="MODEL/METHOD, a run to score under --results-dir (repeat for each)"),
     predictions: Path | None = Opt(None, help="prediction records written by infer (JSON lines), of one run"),
     out: Path | None = Opt(None, help="scores (JSON) of --predictions: {group: {metric: value, n}}"),
+    outcomes: Path | None = Opt(
+        None, help="with --out: also each instance's outcome (JSON lines), which the tables read (--outcomes-dir)"
+    ),
     taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
     model: str | None = Opt(None, help="the model every record must be of (default: the first record's)"),
     method: str | None = Opt(None, help="the method every record must be of (default: the first record's)"),
@@ -151,20 +177,36 @@ def score(
         None, help="params file: with a <benchmark>.subset, score the instances of that subset (as infer ran them)"
     ),
 ) -> None:
-    """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario). Instances
-    without a prediction are scored incorrect and invalid (a line on stderr says how many), and so
-    are records whose `error` is set. Every record must be of one model and method."""
+    """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario), and write each
+    instance's outcome beside the scores for the tables. Instances without a prediction are scored
+    incorrect and invalid (a line on stderr says how many), and so are records whose `error` is set.
+    Every record must be of one model and method."""
     if results_dir is not None:
-        if predictions is not None or out is not None or model is not None or method is not None:
-            raise ConfigError("score: --results-dir and --run name the runs; give them without --predictions, --out")
+        if (
+            predictions is not None
+            or out is not None
+            or outcomes is not None
+            or model is not None
+            or method is not None
+        ):
+            raise ConfigError(
+                "score: --results-dir and --run name the runs; give them without --predictions, --out, --outcomes"
+            )
         if not run:
             raise ConfigError("score: --results-dir needs at least one --run MODEL/METHOD")
         pairs = layout_pairs("scores", benchmark, run, results_dir)
-        runs = [(p, o, *parse_run(r)) for (p, o), r in zip(pairs, run)]
+        # a benchmark whose tables take per-instance data gets each run's outcomes where the layout puts them;
+        # another gets none, but its outcomes folder (the score job's output, as the scores') is still made
+        per_instance = load_benchmark(benchmark).tables_per_instance
+        outs = [o for _, o in layout_pairs("outcomes", benchmark, run, results_dir)]
+        if not per_instance:
+            Path(kind_dir("outcomes", benchmark, results_dir.as_posix())).mkdir(parents=True, exist_ok=True)
+            outs = [None] * len(run)
+        runs = [(p, o, oc, *parse_run(r)) for (p, o), oc, r in zip(pairs, outs, run)]
     else:
         if run:
             raise ConfigError("score: --run names a run under --results-dir; give --results-dir with it")
         if predictions is None or out is None:
             raise ConfigError("score: give --predictions and --out, or --results-dir and --run MODEL/METHOD")
-        runs = [(predictions, out, model, method)]
+        runs = [(predictions, out, outcomes, model, method)]
     score_runs(benchmark, instances, runs, taxonomy, params=params)

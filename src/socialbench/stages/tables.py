@@ -1,4 +1,5 @@
-"""``socialbench tables``: a benchmark's result tables, figures and headline metrics from its score files."""
+"""``socialbench tables``: a benchmark's result tables, figures and headline metrics from its score files
+and, for per-instance statistics, the outcomes files the score stage wrote beside them."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ import typer
 
 from socialbench.core.config import load_params
 from socialbench.core.errors import ConfigError, DataError
-from socialbench.core.io import read_jsonl, write_bytes_atomic, write_json, write_text_atomic
+from socialbench.core.io import (
+    first_bad_line,
+    read_jsonl,
+    read_jsonl_lines,
+    write_bytes_atomic,
+    write_json,
+    write_text_atomic,
+)
 from socialbench.core.paths import check_io
 from socialbench.core.run_name import RunName
-from socialbench.results.scores import read_score_files, row_category, write_run_metrics
+from socialbench.results.layout import RUN_KINDS
+from socialbench.results.scores import check_outcomes, read_score_files, row_category, write_run_metrics
 from socialbench.results.tables import answers_table, formats, rendered, with_note
 from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app, subset_instances
 
@@ -26,39 +35,56 @@ def render_tables(
     headline: Path,
     params: Path,
     instances: Path | None = None,
-    predictions_dir: Path | None = None,
+    outcomes_dir: Path | None = None,
     answers: bool = False,
+    predictions_dir: Path | None = None,
 ) -> int:
     """Write the tables and figures into ``out_dir`` and the headline metrics (one file, and one per
-    run beside it); the number of table and figure files. ``answers``: also finish_reasons.*, each
-    run's N, invalid share and finish reasons (:func:`answers_files`)."""
+    run beside it); the number of table and figure files. With ``instances`` and ``outcomes_dir``,
+    per-instance statistics from each run's outcomes (written by the score stage: nothing is scored
+    here). ``answers``: also finish_reasons.*, each run's N, invalid share and finish reasons, from the
+    predictions in ``predictions_dir`` (:func:`answers_files`)."""
     check_io(
-        {"SCORES": scores, "--params": params, "--instances": instances, "--predictions-dir": predictions_dir},
+        {
+            "SCORES": scores,
+            "--params": params,
+            "--instances": instances,
+            "--outcomes-dir": outcomes_dir,
+            "--predictions-dir": predictions_dir,
+        },
         # the per-run metrics folder beside the headline is rewritten whole: an output folder too
         {"--out-dir": out_dir, "--headline": headline, "--headline (its per-run folder)": headline.with_suffix("")},
-        folders=("--out-dir", "--predictions-dir", "--headline (its per-run folder)"),
+        folders=("--out-dir", "--outcomes-dir", "--predictions-dir", "--headline (its per-run folder)"),
     )
     bench = load_benchmark(benchmark)
     p = load_params(params)
-    if (instances is None) != (predictions_dir is None):
-        raise ConfigError("tables: --instances and --predictions-dir go together (per-instance statistics need both)")
-    # Every score file is read and checked, and every output rendered, before anything is written:
-    # a bad input never leaves a partial set of tables.
+    if (instances is None) != (outcomes_dir is None):
+        raise ConfigError("tables: --instances and --outcomes-dir go together (per-instance statistics need both)")
+    if answers and predictions_dir is None:
+        raise ConfigError("tables: --answers-table reads the runs' predictions: give --predictions-dir")
+    # Every score and outcomes file is read and checked, and every output rendered, before anything is
+    # written: a bad input never leaves a partial set of tables.
     loaded = read_score_files(bench, scores, p, params)
     per_instance = {}
-    if instances is not None and bench.tables_per_instance:
+    if outcomes_dir is not None and bench.tables_per_instance:
+        score_paths = {(path.parent.name, path.stem): path for path in scores}
         paths = {}
         for model, method in loaded:
-            path = predictions_dir / model / f"{method}.jsonl"
+            path = outcomes_dir / model / f"{method}{RUN_KINDS['outcomes']}"
             if not path.is_file():
                 raise DataError(
-                    str(path), f"predictions of {model}/{method} not found (--predictions-dir {predictions_dir})"
+                    str(path),
+                    f"outcomes of {model}/{method} not found (--outcomes-dir {outcomes_dir}): the score stage writes"
+                    " them beside the score file (rerun socialbench score)",
                 )
             paths[(model, method)] = path
         insts, _ = subset_instances(bench, bench.load_instances(instances), p, str(instances))
-        # One run's records at a time, reduced to what the tables read before the next run is read:
+        ids = [i["id"] for i in insts]
+        # One run's outcomes at a time, reduced to what the tables read before the next run is read:
         # memory stays flat in the number of runs (issue 32; docs/benchmarks.md).
-        summaries = {key: bench.run_summary(insts, read_jsonl(path), source=str(path)) for key, path in paths.items()}
+        summaries = {
+            key: run_summary(bench, path, ids, loaded[key], str(score_paths[key])) for key, path in paths.items()
+        }
         per_instance = {"instances": insts, "summaries": summaries}
     # The paper tables and the headline get the runs params make as the papers do; order runs
     # (params robustness, ``<run>__order<k>``) only the stability tables, so no paper table changes.
@@ -73,8 +99,6 @@ def render_tables(
         raise ValueError(f"stability tables repeat the names of tables: {sorted(set(stability) & set(files))}")
     files = {**files, **stability}
     if answers:
-        if predictions_dir is None:
-            raise ConfigError("tables: --answers-table reads the runs' predictions: give --predictions-dir")
         files = {**files, **answers_files(loaded, p, predictions_dir)}
     _, subset = bench.subset(p.get(benchmark) or {}, [], p["seed"])  # the note needs n and seed only
     if subset is not None:  # every table of a subset run says so, so no subset number passes for a full-run one
@@ -90,6 +114,17 @@ def render_tables(
     # `dvc metrics show`: one file, so one row, per (model, method) in <headline without .json>/
     write_run_metrics(headline.with_suffix(""), head)
     return len(files)
+
+
+def run_summary(bench, path: Path, instance_ids: list[str], scores: dict[str, Any], scores_source: str) -> Any:
+    """The benchmark's summary of one run's outcomes file, its rows checked first against the instances'
+    ids and the groups of the run's score file (``results.scores.check_outcomes``: cheap, no scoring)."""
+    parsed = read_jsonl_lines(path)
+    first_bad_line(path, parsed)
+    rows = [jl.record for jl in parsed]
+    sizes = {group: bench.group_size(m) for group, m in scores.items()}
+    check_outcomes(rows, [jl.line for jl in parsed], str(path), instance_ids, sizes, scores_source)
+    return bench.run_summary(rows, source=str(path))
 
 
 def answers_files(loaded, p, predictions_dir: Path) -> dict[str, Any]:
@@ -130,14 +165,22 @@ def tables(
     benchmark: str = Opt(..., help=BENCH_HELP),
     instances: Path | None = Opt(
         None,
-        help="the scored instances; with --predictions-dir, per-instance statistics"
+        help="the scored instances; with --outcomes-dir, per-instance statistics"
         " (MoCA: 95% bootstrap intervals, paired tests)",
     ),
-    predictions_dir: Path | None = Opt(None, help="results/predictions/<benchmark> (with --instances)"),
+    outcomes_dir: Path | None = Opt(
+        None,
+        help="results/outcomes/<benchmark>: each run's per-instance outcomes, written by score (with --instances)",
+    ),
+    predictions_dir: Path | None = Opt(None, help="results/predictions/<benchmark> (with --answers-table)"),
     answers_table: bool = Opt(
-        False, "--answers-table", help="also finish_reasons.*: each run's N, invalid share and finish reasons"
+        False,
+        "--answers-table",
+        help="also finish_reasons.*: each run's N, invalid share and finish reasons (from --predictions-dir)",
     ),
 ) -> None:
     """Render the benchmark's result tables (and figures) and the headline metrics file."""
-    n = render_tables(benchmark, scores, out_dir, headline, params, instances, predictions_dir, answers_table)
+    n = render_tables(
+        benchmark, scores, out_dir, headline, params, instances, outcomes_dir, answers_table, predictions_dir
+    )
     typer.echo(f"tables: {n} file(s) in {out_dir}")

@@ -1,7 +1,9 @@
 """MeetingToM's intervals (socialbench.meetingtom.results.intervals), from the shared statistics."""
 
 import numpy as np
+import pytest
 
+from socialbench.core.errors import DataError
 from socialbench.meetingtom.results.intervals import RESAMPLES, accuracy_ci, conditional_ci, macro_f1_ci, run_summary
 
 
@@ -37,19 +39,38 @@ def test_the_conditional_interval_is_the_ratio_of_resampled_counts_on_the_cells_
     assert conditional_ci(6, 10, 30, 7, ("m", "x", "task3_2/demo")) == (round(lo, 2), round(hi, 2))
 
 
-def test_a_run_summary_keeps_what_the_scorer_gives_of_the_whole_records():
-    from socialbench.meetingtom.eval.scoring import Group, keyed_by_string, outcomes, score
-    from socialbench.results.stability import answer_codes
+def outcome_rows():
+    from socialbench.meetingtom.eval.scoring import outcome_rows
     from tests.meetingtom.results.test_tables import instances, predictions
 
     insts = instances()
     source, recs = predictions()[("gem", "no_prompt")]
     recs = [*recs[:-1], {**recs[-1], "error": "failed"}]  # one record without a usable answer
-    run = run_summary(insts, recs, source)
-    scored = outcomes(insts, recs, source=source)
-    assert run.source == source and keyed_by_string(run.scores) == score(insts, recs, source=source)
-    t1 = Group("task1", "demo")
-    assert run.f1 == {t1: ([o.gold for o in scored if o.group == t1], [o.pred for o in scored if o.group == t1])}
-    assert run.evaluated.tolist() == [o.evaluated for o in scored]
-    assert run.correct.tolist() == [o.correct for o in scored]
-    assert run.answers.tolist() == answer_codes(o.pred for o in scored).tolist()
+    return outcome_rows(insts, recs, source=source)
+
+
+def test_a_run_summary_keeps_the_flags_values_and_answer_codes_of_its_outcome_rows():
+    from socialbench.meetingtom.eval.scoring import Group
+    from socialbench.results.stability import answer_codes
+
+    rows = outcome_rows()
+    run = run_summary(rows, "o.jsonl")
+    t1 = [r for r in rows if r["group"] == "task1/demo"]
+    assert run.f1 == {Group("task1", "demo"): ([r["gold"] for r in t1], [r["pred"] for r in t1])}
+    assert run.evaluated.tolist() == [r["evaluated"] for r in rows]
+    assert run.correct.tolist() == [r["correct"] for r in rows]
+    assert run.answers.tolist() == answer_codes(r["pred"] for r in rows).tolist()
+
+
+def test_an_outcome_row_of_no_known_group_is_an_error_naming_the_file_instance_and_field():
+    rows = outcome_rows()
+    rows[0] = {**rows[0], "group": "task9/demo"}
+    with pytest.raises(DataError, match=r"o\.jsonl, record instance 't1-0', field 'group': must be <task>/<source>"):
+        run_summary(rows, "o.jsonl")
+
+
+def test_an_outcome_row_without_its_correctness_is_an_error_naming_it():
+    rows = outcome_rows()
+    del rows[3]["correct"]
+    with pytest.raises(DataError, match=r"field 'correct': missing"):
+        run_summary(rows, "o.jsonl")

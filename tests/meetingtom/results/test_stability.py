@@ -16,6 +16,7 @@ from socialbench.core.benchmarks import Exchange, get_benchmark
 from socialbench.core.run_name import RunName
 from socialbench.meetingtom.eval.scoring import group_of
 from socialbench.results.tables import rendered
+from tests.helpers.outcomes import run_summary
 from tests.meetingtom.eval.test_prompts import make
 
 BENCH = get_benchmark("meetingtom")
@@ -60,8 +61,8 @@ def records(double, insts, run):
 def predictions(insts):
     """Each order run's summary (``run_summary``), as the tables stage gives them."""
     return {
-        (model, str(RunName("no_prompt", None, k))): BENCH.run_summary(
-            insts, records(double, insts, str(RunName("no_prompt", None, k))), source=f"{model}.jsonl"
+        (model, str(RunName("no_prompt", None, k))): run_summary(
+            BENCH, insts, records(double, insts, str(RunName("no_prompt", None, k))), source=f"{model}.jsonl"
         )
         for model, double in (("position", position_double), ("content", content_double))
         for k in range(K)

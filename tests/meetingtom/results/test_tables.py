@@ -3,12 +3,14 @@ with intervals, signed changes, notes for absent runs and sources, and the headl
 
 import pytest
 
+from socialbench.core.benchmarks import get_benchmark
 from socialbench.core.errors import DataError
 from socialbench.meetingtom.eval.scoring import score
 from socialbench.meetingtom.results import tables as mt_tables
-from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci, run_summary
+from socialbench.meetingtom.results.intervals import accuracy_ci, conditional_ci
 from socialbench.meetingtom.results.tables import output_files
 from socialbench.results.tables import rendered
+from tests.helpers.outcomes import run_summary
 from tests.meetingtom.conftest import mt_params
 
 
@@ -324,7 +326,8 @@ def predictions():
 
 def summaries(insts, preds):
     """Each run's summary (``run_summary``), as the tables stage gives them to ``tables``."""
-    return {key: run_summary(insts, records, source) for key, (source, records) in preds.items()}
+    bench = get_benchmark("meetingtom")
+    return {key: run_summary(bench, insts, records, source) for key, (source, records) in preds.items()}
 
 
 def test_with_per_instance_data_macro_f1_cells_get_intervals_and_figure4_is_written():
@@ -337,19 +340,10 @@ def test_with_per_instance_data_macro_f1_cells_get_intervals_and_figure4_is_writ
     assert sorted(files) == sorted(output_files())
 
 
-def test_stale_scores_are_refused_naming_the_predictions_and_metric():
+def test_missing_outcomes_for_a_score_file_are_named():
     insts, preds = instances(), predictions()
     sc = score(insts, preds[("gem", "no_prompt")][1], source="gem.jsonl")
-    sc["task2_1/demo"] = {**sc["task2_1/demo"], "correct": 0, "accuracy": 0.0}
-    with pytest.raises(DataError, match="stale") as err:
-        tables({("gem", "no_prompt"): sc}, params(), insts, summaries(insts, preds))
-    assert "gem.jsonl" in str(err.value) and "group 'task2_1/demo'" in str(err.value) and "'accuracy'" in str(err.value)
-
-
-def test_missing_predictions_for_a_score_file_are_named():
-    insts, preds = instances(), predictions()
-    sc = score(insts, preds[("gem", "no_prompt")][1], source="gem.jsonl")
-    with pytest.raises(DataError, match="random/no_prompt.*no predictions given"):
+    with pytest.raises(DataError, match="random/no_prompt.*no outcomes given"):
         tables({("gem", "no_prompt"): sc, ("random", "no_prompt"): sc}, params(), insts, summaries(insts, preds))
 
 

@@ -9,6 +9,7 @@ import io
 
 from socialbench.results.tables import rendered
 from tests.conftest import make_instance
+from tests.helpers.outcomes import run_summary
 from tests.moca.conftest import ABLATIONS
 
 SCENARIOS = ("intent", "stance")
@@ -66,7 +67,7 @@ def run_tables(
         "moca": {"methods": list(methods), "ablations": ablations, "tables": {"resamples": 1000, **(tables or {})}},
     }
     summaries = (
-        {k: b.run_summary(instances, recs, source=f"{k[0]}/{k[1]}.jsonl") for k, recs in runs.items()}
+        {k: run_summary(b, instances, recs, source=f"{k[0]}/{k[1]}.jsonl") for k, recs in runs.items()}
         if per_instance
         else None
     )

@@ -1,5 +1,6 @@
-"""Per-instance correctness (socialbench.moca.results.correctness): checked against the score files,
-a failed record is no answer; a run's summary keeps what the scorer gives of its whole records."""
+"""Per-instance correctness (socialbench.moca.results.correctness): a run's summary is what its outcome
+rows give (the score stage's, read back), a failed record is no answer, and a bad row or a score file
+without outcomes is an error naming it."""
 
 import numpy as np
 import pytest
@@ -9,7 +10,6 @@ from tests.moca.results.paper_runs import (
     MODELS,
     answers,
     bench,
-    codar_runs,
     make_instances,
     read_csv,
     run_tables,
@@ -18,20 +18,11 @@ from tests.moca.results.paper_runs import (
 pytestmark = pytest.mark.usefixtures("figures_drawn_not_rasterized")
 
 
-def test_predictions_that_no_longer_give_the_score_file_are_an_error_naming_it():
-    inst = make_instances()
-    runs = codar_runs(inst)
-    b = bench()
-    scores = {k: b.score(inst, recs, source="x") for k, recs in runs.items()}
-    stale = dict(runs)
-    stale[("a", "direct")] = answers(inst, "a", "direct", lambda k, f: True)
-    params = {"seed": 7, "models": MODELS, "moca": {"methods": ["direct", "codar"], "tables": {"resamples": 1000}}}
-    with pytest.raises(
-        DataError,
-        match=r"p\.jsonl, record scenario 'intent', field 'label': gives label = 100\.0 but the score"
-        r" file of a/direct says 0\.0",
-    ):
-        b.tables(scores, params, inst, {k: b.run_summary(inst, recs, source="p.jsonl") for k, recs in stale.items()})
+def rows_of(n=6):
+    inst = make_instances(n)
+    recs = answers(inst, "a", "direct", lambda k, f: k % 2 == 0 or f == "label")
+    recs[1] = {**recs[1], "error": "answer truncated at max_tokens"}
+    return bench().outcomes(inst, recs, source="p.jsonl")
 
 
 def test_a_failed_record_counts_as_no_answer_in_the_intervals_as_in_the_scores():
@@ -43,20 +34,50 @@ def test_a_failed_record_counts_as_no_answer_in_the_intervals_as_in_the_scores()
     assert float(row["value"]) == scores[("a", "direct")]["intent"]["label"] == 90.0
 
 
-def test_a_run_summary_keeps_what_the_scorer_gives_of_the_whole_records():
+def test_a_run_summarys_cells_are_its_rows_correctness_and_invalid_per_scenario_in_order():
+    from socialbench.moca.eval.scoring import FIELDS
+    from socialbench.moca.results.correctness import run_summary
+
+    rows = rows_of()
+    run = run_summary(rows, "o.jsonl")
+    assert list(run.cells) == ["intent", "stance"]
+    want = [[r["correct"][k] for k in FIELDS] + [r["invalid"]] for r in rows if r["group"] == "stance"]
+    assert np.array_equal(run.cells["stance"], np.array(want, dtype=bool))
+
+
+def test_a_run_summary_counts_the_rows_answers_and_codes_their_resolved_answers():
     from socialbench.moca.results.answers import answer_counts
-    from socialbench.moca.results.correctness import correctness, resolved
+    from socialbench.moca.results.correctness import run_summary
     from socialbench.results.stability import answer_codes
 
-    inst = make_instances(6)
-    recs = answers(inst, "a", "direct", lambda k, f: k % 2 == 0 or f == "label")
-    recs[1] = {**recs[1], "error": "answer truncated at max_tokens"}
-    b = bench()
-    labels, mechanisms = b.taxonomy.as_sets()
-    run = b.run_summary(inst, recs, source="p.jsonl")
-    assert run.source == "p.jsonl" and run.scores == b.score(inst, recs, source="p.jsonl")
-    whole = correctness(inst, recs, labels, mechanisms)
-    assert list(run.cells) == list(whole) and all(np.array_equal(run.cells[s], whole[s]) for s in whole)
-    assert run.answers == answer_counts(inst, recs, labels, mechanisms)
-    assert run.resolved.tolist() == answer_codes(resolved(r) for r in recs).tolist()  # records in instance order
+    rows = rows_of()
+    run = run_summary(rows, "o.jsonl")
+    assert run.answers == answer_counts(rows)
+    assert run.resolved.tolist() == answer_codes(r["answer"] for r in rows).tolist()
     assert run.resolved[1] == answer_codes([None])[0]  # the failed record: no answer
+
+
+def test_an_outcome_row_without_a_fields_correctness_is_an_error_naming_the_file_instance_and_field():
+    from socialbench.moca.results.correctness import run_summary
+
+    rows = rows_of()
+    rows[2] = {**rows[2], "correct": {k: v for k, v in rows[2]["correct"].items() if k != "mechanism"}}
+    with pytest.raises(DataError, match=r"o\.jsonl, record instance 'intent-002', field 'correct\.mechanism': missing"):
+        run_summary(rows, "o.jsonl")
+
+
+def test_an_outcome_flag_that_is_no_boolean_is_an_error_naming_it():
+    from socialbench.moca.results.correctness import run_summary
+
+    rows = rows_of()
+    rows[0] = {**rows[0], "invalid": "no"}
+    with pytest.raises(DataError, match=r"field 'invalid': must be true or false, got 'no'"):
+        run_summary(rows, "o.jsonl")
+
+
+def test_a_score_file_without_outcomes_is_an_error_naming_its_run():
+    from socialbench.moca.results.correctness import correctness_cells, run_summary
+
+    summaries = {("a", "direct"): run_summary(rows_of(), "o.jsonl")}
+    with pytest.raises(DataError, match=r"b/direct: no outcomes given for this score file"):
+        correctness_cells(summaries, {("a", "direct"): {}, ("b", "direct"): {}})

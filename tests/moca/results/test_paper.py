@@ -6,6 +6,7 @@ import json
 import pytest
 
 from socialbench.moca.eval.scoring import STATS
+from tests.helpers.outcomes import run_summary
 from tests.moca.results.paper_runs import (
     MODELS,
     SCENARIOS,
@@ -36,14 +37,12 @@ def test_every_interval_point_equals_its_table_value_exactly():
 
 
 def test_intervals_come_from_the_cells_own_seeded_bootstrap():
-    from socialbench.moca.results.correctness import correctness
     from socialbench.results import stats
 
     inst = make_instances()
     runs = codar_runs(inst)
     files, _ = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
-    labels, mechanisms = bench().taxonomy.as_sets()
-    cell = correctness(inst, runs[("b", "direct")], labels, mechanisms)["stance"]
+    cell = run_summary(bench(), inst, runs[("b", "direct")]).cells["stance"]
     ci = stats.bootstrap_ci(cell, n_resamples=1000, seed=stats.cell_seed(7, "b", "direct", "stance"), defs=STATS)
     row = next(
         r
@@ -57,7 +56,7 @@ def test_without_per_instance_data_the_tables_come_out_and_say_there_are_no_inte
     inst = make_instances()
     files, _ = run_tables(inst, codar_runs(inst), MODELS, methods=("direct", "codar"), per_instance=False)
     assert md_row(files["intent.md"], "a + codar")[2] == "**80.00** (+80.00)"
-    assert "No paired tests: the tables stage ran without --instances and --predictions-dir" in files["intent.md"]
+    assert "No paired tests: the tables stage ran without --instances and --outcomes-dir" in files["intent.md"]
     assert "No intervals" in files["intent.ci.md"] and len(read_csv(files["intent.ci.csv"])) == 0
 
 

@@ -6,6 +6,7 @@ import math
 import pytest
 
 from socialbench.moca.eval.scoring import STATS
+from tests.helpers.outcomes import run_summary
 from tests.moca.results.paper_runs import (
     MODELS,
     SCENARIOS,
@@ -124,14 +125,12 @@ COLUMNS_ = [
 
 
 def test_the_faith_test_is_the_paired_bootstrap_of_the_pair_on_its_own_seed():
-    from socialbench.moca.results.correctness import correctness
     from socialbench.results import stats
 
     inst = make_instances()
     runs = codar_runs(inst)
     files, _ = run_tables(inst, runs, MODELS, methods=("direct", "codar"))
-    labels, mechanisms = bench().taxonomy.as_sets()
-    a, b = (correctness(inst, runs[k], labels, mechanisms)["stance"] for k in (("b", "codar"), ("b", "direct")))
+    a, b = (run_summary(bench(), inst, runs[k]).cells["stance"] for k in (("b", "codar"), ("b", "direct")))
     want = stats.paired_bootstrap_test(
         a,
         b,

@@ -15,6 +15,7 @@ from socialbench.core.errors import DataError
 from socialbench.core.run_name import RunName
 from socialbench.results.tables import rendered
 from tests.conftest import make_instance
+from tests.helpers.outcomes import run_summary
 from tests.moca.results.paper_runs import read_csv
 
 BENCH = get_benchmark("moca")
@@ -72,8 +73,8 @@ def predictions(insts, robustness=ROBUSTNESS):
     for model, double in (("position", position_double), ("content", content_double)):
         for k in range(int(robustness["orders"])):
             run = str(RunName("direct", None, k))
-            out[(model, run)] = BENCH.run_summary(
-                insts, records(double, insts, run, robustness), source=f"{model}/{run}.jsonl"
+            out[(model, run)] = run_summary(
+                BENCH, insts, records(double, insts, run, robustness), source=f"{model}/{run}.jsonl"
             )
     return out
 

@@ -188,7 +188,7 @@ def test_the_same_inputs_give_the_same_bytes_in_every_file():
     assert first == again
 
 
-def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_intervals_and_figures(
+def test_the_tables_command_reads_instances_and_outcomes_and_writes_tables_intervals_and_figures(
     tmp_path, rasterized_figures
 ):
     from typer.testing import CliRunner
@@ -200,12 +200,12 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
     (tmp_path / "i.jsonl").write_text("".join(json.dumps(i) + "\n" for i in inst))
     scores = []
     for (m, meth), recs in runs.items():
-        pred = tmp_path / "pred" / m / f"{meth}.jsonl"
-        pred.parent.mkdir(parents=True, exist_ok=True)
-        pred.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        outcomes = tmp_path / "outcomes" / m / f"{meth}.jsonl"
+        outcomes.parent.mkdir(parents=True, exist_ok=True)
+        outcomes.write_text("".join(json.dumps(r) + "\n" for r in bench().outcomes(inst, recs, source="p.jsonl")))
         scores.append(tmp_path / "scores" / m / f"{meth}.json")
         scores[-1].parent.mkdir(parents=True, exist_ok=True)
-        scores[-1].write_text(json.dumps(bench().score(inst, recs, source=str(pred))))
+        scores[-1].write_text(json.dumps(bench().score(inst, recs, source="p.jsonl")))
     (tmp_path / "params.yaml").write_text(
         "seed: 3\nmodels:\n  a: {backend: scripted, category: x}\n  b: {backend: scripted, category: y}\n"
         "moca: {methods: [direct, codar], tables: {resamples: 1000}}\n"
@@ -223,11 +223,11 @@ def test_the_tables_command_reads_instances_and_predictions_and_writes_tables_in
         *map(str, scores),
     ]
     alone = CliRunner().invoke(app, [*args, "--instances", str(tmp_path / "i.jsonl")])
-    assert isinstance(alone.exception, ConfigError) and "--instances and --predictions-dir go together" in str(
+    assert isinstance(alone.exception, ConfigError) and "--instances and --outcomes-dir go together" in str(
         alone.exception
     )
     res = CliRunner().invoke(
-        app, [*args, "--instances", str(tmp_path / "i.jsonl"), "--predictions-dir", str(tmp_path / "pred")]
+        app, [*args, "--instances", str(tmp_path / "i.jsonl"), "--outcomes-dir", str(tmp_path / "outcomes")]
     )
     assert res.exit_code == 0, res.output
     out = tmp_path / "t"

@@ -232,6 +232,31 @@ def outcomes(
     return out
 
 
+def outcome_rows(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    *,
+    source: str,
+    lines: Sequence[int] | None = None,
+    instances_source: str = "instances",
+) -> list[dict[str, Any]]:
+    """Each instance's outcome (:func:`outcomes`) as a row of the run's outcomes file, which ``socialbench
+    score`` writes beside its scores and the tables read (their intervals, Macro-F1's included, and the
+    stability table): ``id``, ``group`` (``<task>/<source>``), ``evaluated``, ``correct``, and the gold and
+    predicted values (Task 3.2: lists; ``pred`` null when invalid)."""
+    return [
+        {
+            "id": o.id,
+            "group": str(o.group),
+            "evaluated": o.evaluated,
+            "correct": o.correct,
+            "gold": o.gold,
+            "pred": o.pred,
+        }
+        for o in outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+    ]
+
+
 def group_scores(task: str, group: list[Outcome]) -> dict[str, Any]:
     """The metrics of one group's outcomes (module docstring)."""
     n_total = len(group)

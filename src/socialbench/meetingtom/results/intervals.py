@@ -7,8 +7,8 @@ of them (correct / eligible, over all 3.2 instances resampled), so both are ``st
 metrics of outcome columns rebuilt from the score file's counts. Macro-F1 is no mean or ratio of
 per-instance indicators: it is recomputed on the same resamples (``stats.resample_counts``) and its
 interval taken by ``stats.percentile_interval``. Its per-instance gold and predicted values come from
-each run's :class:`RunSummary` (the run rescored), checked against its score file by
-``instance_values``."""
+each run's :class:`RunSummary`, read from the outcomes ``socialbench score`` wrote beside the run's score
+file (``eval.scoring.outcome_rows``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from socialbench.core.errors import DataError
-from socialbench.meetingtom.eval.scoring import F1_TASKS, Group, outcomes, score_outcomes
+from socialbench.meetingtom.eval.scoring import F1_TASKS, Group
+from socialbench.results.scores import is_flag, value
 from socialbench.results.stability import answer_codes
 from socialbench.results.stats import MetricSet, bootstrap_ci, cell_seed, percentile_interval, resample_counts
 
@@ -84,64 +85,58 @@ def macro_f1_ci(
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What the tables keep of one run's prediction records (``MeetingToMBenchmark.run_summary``): the
-    scores, and per instance a few bytes (flags, an answer code; the Macro-F1 groups' values are the
-    instances' own option values), so the tables stage's memory does not grow with the number of runs."""
+    """What the tables keep of one run's outcome rows (``MeetingToMBenchmark.run_summary``): per instance
+    a few bytes (flags, an answer code; the Macro-F1 groups' values are the instances' own option values),
+    so the tables stage's memory does not grow with the number of runs."""
 
-    source: str  # the predictions file, named by errors
-    scores: dict[Group, Any]  # the records scored again (``scoring.score_outcomes``): checked against the score file
     f1: dict[Group, tuple[list[Any], list[Any]]]  # {Macro-F1 group: (gold values, predicted values)}, instances' order
     evaluated: Any  # (N,) bool: the run's setting evaluates the instance (``Outcome.evaluated``)
     correct: Any  # (N,) bool: the predicted value is the gold one (``Outcome.correct``)
     answers: Any  # (N,) codes of the predicted values (``results.stability.answer_codes``)
 
 
-def run_summary(instances: list[dict[str, Any]], records: list[dict[str, Any]], source: str) -> RunSummary:
-    """One run's records reduced to what the tables, their intervals and the stability table read of
-    them; bad records are a DataError naming ``source`` (the scorer's checks)."""
+def _is_group(v: Any) -> bool:
+    try:
+        Group.parse(v)
+    except ValueError:
+        return False
+    return True
+
+
+def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
+    """One run's outcome rows (``eval.scoring.outcome_rows``; ids and group counts checked by the tables
+    stage) reduced to what the tables, their intervals and the stability table read of them; a bad row
+    is a DataError naming ``source``, the instance and the field."""
     import numpy as np
 
-    scored = outcomes(instances, records, source=source)
     f1: dict[Group, tuple[list[Any], list[Any]]] = {}
-    for o in scored:
-        if o.group.task in F1_TASKS:
-            gold, pred = f1.setdefault(o.group, ([], []))
-            gold.append(o.gold)
-            pred.append(o.pred)
+    for row in rows:
+        group = Group.parse(value(row, "group", _is_group, "<task>/<source> of a known task", source))
+        for key in ("evaluated", "correct"):
+            value(row, key, is_flag, "true or false", source)
+        value(row, "gold", lambda v: v is not None, "the gold value", source)
+        value(row, "pred", lambda v: True, "the predicted value or null", source)
+        if group.task in F1_TASKS:
+            gold, pred = f1.setdefault(group, ([], []))
+            gold.append(row["gold"])
+            pred.append(row["pred"])
     return RunSummary(
-        source,
-        score_outcomes(scored),
         f1,
-        np.array([o.evaluated for o in scored], dtype=bool),
-        np.array([o.correct for o in scored], dtype=bool),
-        answer_codes(o.pred for o in scored),
+        np.array([row["evaluated"] for row in rows], dtype=bool),
+        np.array([row["correct"] for row in rows], dtype=bool),
+        answer_codes(row["pred"] for row in rows),
     )
 
 
 def instance_values(
-    summaries: Mapping[tuple[str, str], RunSummary],
-    scores: Mapping[tuple[str, str], Mapping[Group, Any]],
+    summaries: Mapping[tuple[str, str], RunSummary], scores: Mapping[tuple[str, str], Any]
 ) -> dict[tuple[str, str, Group], tuple[list[Any], list[Any]]]:
-    """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups, each run's
-    summary checked against its score file (its scores by group: ``scoring.keyed_by_group``; stale scores
-    are a DataError)."""
+    """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups of every pair of
+    ``scores``; a pair without a summary (no outcomes given) is a DataError naming it."""
     out = {}
-    for (model, method), sc in sorted(scores.items()):
+    for model, method in sorted(scores):
         if (model, method) not in summaries:
-            raise DataError(f"{model}/{method}", "no predictions given for this score file (--predictions-dir)")
-        run = summaries[(model, method)]
-        now = run.scores
-        for g in sorted(set(now) | set(sc)):
-            for key in sorted(set(now.get(g) or {}) | set(sc.get(g) or {})):
-                was, got = (sc.get(g) or {}).get(key), (now.get(g) or {}).get(key)
-                if was != got:
-                    raise DataError(
-                        run.source,
-                        f"gives {key} = {got!r} but the score file of {model}/{method} says {was!r}: the"
-                        " scores are stale or come from other instances (rerun socialbench score)",
-                        record=f"group {str(g)!r}",
-                        field=key,
-                    )
-        for g, values in run.f1.items():
+            raise DataError(f"{model}/{method}", "no outcomes given for this score file (--outcomes-dir)")
+        for g, values in summaries[(model, method)].f1.items():
             out[(model, method, g)] = values
     return out

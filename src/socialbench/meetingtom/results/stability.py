@@ -6,8 +6,8 @@ gap between order 0 and circular accuracy, with 95% bootstrap intervals, per tas
 all of them. Its CSV is the long format (task, source, model, run, metric, value, interval, n; "all"
 for every task of every source), as the MeetingToM tables' CSVs.
 
-Per-instance outcomes come from the scorer (``eval.scoring.outcomes``), kept in each run's summary
-(``results.intervals.RunSummary``). An instance counts when the run
+Per-instance outcomes come from the scorer (``eval.scoring.outcome_rows``, written by the score stage),
+kept in each run's summary (``results.intervals.RunSummary``). An instance counts when the run
 evaluates it (not Task 1 under contextual priors); it is right when its resolved value (a state, an
 attitude, a participant; Task 3.2: the set of participants) is the gold one. Task 3.2 counts here on
 every instance, not only where the paired Task 3.1 answer is right: the table asks whether an answer
@@ -121,7 +121,7 @@ def stability_files(
         why = (
             "params meetingtom.robustness is null: no order runs."
             if not robustness
-            else "The tables were not given the instances and predictions."
+            else "The tables were not given the instances and outcomes."
         )
         table = stability_table(
             "Answer stability under option order",

@@ -318,7 +318,7 @@ class Context:
         if self.values is None:
             return [
                 "Macro-F1 intervals need each instance's answer: run `socialbench tables` with --instances and"
-                " --predictions-dir (Macro-F1 cells show no interval here)."
+                " --outcomes-dir (Macro-F1 cells show no interval here)."
             ]
         return []
 

@@ -5,41 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from socialbench.moca.eval.scoring import instance_valid_sets, is_invalid
+from socialbench.moca.eval.outcomes import FORMAT_FLAGS
 from socialbench.results.tables import SIGNED, csv_text
 
-ANSWER_COUNTS = ("n", "invalid", "answer_errors", "repaired", "retry", "code_fence", "invalid_tuple", "ignored_keys")
-ANSWER_COUNTS += ("last_tuple_kept", "checker_unparsable")
+ANSWER_COUNTS = ("n", "invalid", *FORMAT_FLAGS)
 
 
-def answer_counts(
-    instances: list[dict[str, Any]], records: list[dict[str, Any]], labels, mechanisms
-) -> dict[str, dict[str, int]]:
-    """{scenario: counts} of one run: N, the instances scored invalid (any field missing, unparsable or
-    invalid, as the scorer counts them), those with no usable answer (``error``), the answers a retry or
-    repair changed (``repaired``, and per repair), those with keys dropped under ``extra_keys: ignore``,
-    and those whose answer is the decoder's last tuple because a later stage failed (the checker's
-    verdict unreadable: ``checker_unparsable``). Read from the records' ``format`` (params moca.answer)."""
-    by_id = {r.get("id"): r for r in records}
+def answer_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """{scenario: counts} of one run from its outcome rows (``moca.eval.outcomes``; checked by the run
+    summary): N, the instances scored invalid (any field missing, unparsable or invalid, as the scorer
+    counts them), and the sums of the answer-format flags (``outcomes.FORMAT_FLAGS``: no usable answer,
+    a retry or repair changed it and which, keys dropped, the decoder's last tuple kept)."""
     out: dict[str, dict[str, int]] = {}
-    for gold in instances:
-        s = gold["scenario"]
-        c = out.setdefault(s, dict.fromkeys(ANSWER_COUNTS, 0))
-        pred = by_id.get(gold["id"])
-        valid = instance_valid_sets(gold, labels.get(s, []), mechanisms.get(s, []))
-        answer = None if pred is not None and pred.get("error") else pred
-        fmt = (pred or {}).get("format") or {}
-        repairs = fmt.get("repairs") or []
-        kept = fmt.get("last_tuple_kept")
+    for row in rows:
+        c = out.setdefault(row["group"], dict.fromkeys(ANSWER_COUNTS, 0))
         c["n"] += 1
-        c["invalid"] += is_invalid(answer, valid)
-        c["answer_errors"] += pred is None or bool(pred.get("error"))
-        c["repaired"] += bool(repairs)
-        for r in ("retry", "code_fence", "invalid_tuple"):
-            c[r] += r in repairs
-        c["ignored_keys"] += bool(fmt.get("ignored_keys"))
-        c["last_tuple_kept"] += bool(kept)
-        c["checker_unparsable"] += kept == "checker"
+        c["invalid"] += row["invalid"]
+        for k in FORMAT_FLAGS:
+            c[k] += row["format"][k]
     return out
 
 
@@ -65,7 +48,7 @@ def answers_note(rows: list[tuple[str, str, str, str]], scores, answers) -> str:
     tail = (
         "; answers.csv has every count (params moca.answer: the same policy for every method)."
         if answers is not None
-        else "; repairs unknown without --instances and --predictions-dir."
+        else "; repairs unknown without --instances and --outcomes-dir."
     )
     return f"Answer format per row ({how}): " + "; ".join(parts) + tail
 

@@ -209,7 +209,7 @@ class PaperTables:
 
     def ci_notes(self) -> list[str]:
         if self.cells is None:
-            return ["No intervals: the tables stage ran without --instances and --predictions-dir (per-instance data)."]
+            return ["No intervals: the tables stage ran without --instances and --outcomes-dir (per-instance data)."]
         return [
             f"value [low, high]: 95% instance-level percentile bootstrap, {self.settings.resamples} resamples seeded"
             f" from seed {self.settings.seed} and the cell; a ratio (Faith, C_sem|dyad, their averages) is recomputed"
@@ -218,7 +218,7 @@ class PaperTables:
 
     def tests_note(self, table: str, what: str) -> str:
         if self.cells is None:
-            return "No paired tests: the tables stage ran without --instances and --predictions-dir."
+            return "No paired tests: the tables stage ran without --instances and --outcomes-dir."
         where = "Tables 2-4" if table == TABLES_2_4 else f"Table {table}"
         return (
             f"*: {what} significant at {self.settings.alpha:g} after Holm's correction within one family per"
@@ -261,7 +261,7 @@ class PaperTables:
         lines.append(
             f"95% bootstrap intervals of every cell: {scenario}.ci.md."
             if self.cells is not None
-            else "No bootstrap intervals: the tables stage ran without --instances and --predictions-dir."
+            else "No bootstrap intervals: the tables stage ran without --instances and --outcomes-dir."
         )
         return [moca_text(x) for x in lines]
 

@@ -6,10 +6,10 @@ between order 0 and circular Holis, with 95% bootstrap intervals, per scenario a
 Its CSV is the long format (scenario, model, run, metric, value, interval, n; "all": every scenario),
 as the paper tables' long CSVs.
 
-Per-instance correctness comes from the scorer's own functions (``results.correctness``), so a field
-counts here as it counts in Tables 2-4; an order's resolved answer is the record's four fields, mapped
-back from the slots it showed (None: no usable answer; ``results.correctness.resolved``). Both come
-from each run's summary (``results.correctness.RunSummary``: the answers as codes)."""
+Per-instance correctness comes from the scorer's own functions (``eval.outcomes``, written by the score
+stage), so a field counts here as it counts in Tables 2-4; an order's resolved answer is the record's four
+fields, mapped back from the slots it showed (None: no usable answer; ``eval.outcomes.resolved``). Both
+come from each run's summary of its outcomes (``results.correctness.RunSummary``: the answers as codes)."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def stability_files(
         why = (
             "params moca.robustness is null: no order runs."
             if not robustness
-            else "The tables were not given the instances and predictions."
+            else "The tables were not given the instances and outcomes."
         )
         table = stability_table(
             "Answer stability under option order",

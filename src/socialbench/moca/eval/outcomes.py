@@ -1,0 +1,88 @@
+"""MoCA's per-instance outcomes (pure functions, no I/O): what ``socialbench score`` writes once per run
+beside its score file (``results/outcomes/moca/<model>/<run>.jsonl``, one JSON line per instance, in the
+instances' order) and the tables read for their intervals, paired tests, answers.csv and the stability
+table, so they never score the predictions again.
+
+A row: ``id``; ``group``, the scenario; ``correct``, c_{i,k} of each field by the scorer's own functions and
+rules (``scoring.field_matches``: a record with an error is no answer, as in ``scoring.score``);
+``invalid`` (``scoring.is_invalid``); ``answer``, the resolved answer (:func:`resolved`); ``format``, the
+answer-format flags answers.csv counts (:func:`format_flags`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from socialbench.moca.eval.scoring import FIELDS, check_predictions, field_matches, instance_valid_sets, is_invalid
+
+#: Per instance, whether its answer failed (no record, or ``error``), a retry or repair changed it (and
+#: which), keys were dropped under ``extra_keys: ignore``, and it is the decoder's last tuple because a
+#: later stage failed (the checker's verdict unreadable: ``checker_unparsable``). Read from the record's
+#: ``format`` (params moca.answer); answers.csv sums them per scenario.
+FORMAT_FLAGS = (
+    "answer_errors",
+    "repaired",
+    "retry",
+    "code_fence",
+    "invalid_tuple",
+    "ignored_keys",
+    "last_tuple_kept",
+    "checker_unparsable",
+)
+#: The resolved answer's fields, in the order of a row's ``answer``.
+ANSWER_FIELDS = ("subject", "target", "mechanism", "label")
+
+
+def resolved(record: dict[str, Any] | None) -> list[Any] | None:
+    """A run's resolved answer (the stability table compares them across orders): the four fields as
+    scored (None: no record, or a record with an error)."""
+    if record is None or record.get("error"):
+        return None
+    return [record.get(f) for f in ANSWER_FIELDS]
+
+
+def format_flags(record: dict[str, Any] | None) -> dict[str, bool]:
+    """:data:`FORMAT_FLAGS` of one instance's record (None: no record)."""
+    fmt = (record or {}).get("format") or {}
+    repairs = fmt.get("repairs") or []
+    kept = fmt.get("last_tuple_kept")
+    return {
+        "answer_errors": record is None or bool(record.get("error")),
+        "repaired": bool(repairs),
+        **{r: r in repairs for r in ("retry", "code_fence", "invalid_tuple")},
+        "ignored_keys": bool(fmt.get("ignored_keys")),
+        "last_tuple_kept": bool(kept),
+        "checker_unparsable": kept == "checker",
+    }
+
+
+def outcome_rows(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    labels: dict[str, list[str]],
+    mechanisms: dict[str, list[str]],
+    source: str = "predictions",
+    lines: Sequence[int] | None = None,
+    instances_source: str = "the instances",
+) -> list[dict[str, Any]]:
+    """Each instance's outcome row (module docstring), in the instances' order; the predictions are
+    checked as ``scoring.score`` checks them."""
+    by_id = check_predictions(instances, predictions, source, lines, instances_source)
+    rows = []
+    for gold in instances:
+        s = gold["scenario"]
+        valid = instance_valid_sets(gold, labels.get(s, []), mechanisms.get(s, []))
+        pred = by_id.get(gold["id"])
+        answer = None if pred is not None and pred.get("error") else pred  # as score(): a failed record is no answer
+        c = field_matches(gold, answer, valid)
+        rows.append(
+            {
+                "id": gold["id"],
+                "group": s,
+                "correct": {k: c[k] for k in FIELDS},
+                "invalid": is_invalid(answer, valid),
+                "answer": resolved(pred),
+                "format": format_flags(pred),
+            }
+        )
+    return rows

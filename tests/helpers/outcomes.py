@@ -1,0 +1,15 @@
+"""A run's summary as the tables stage makes it, for tests that start from prediction records: the
+outcome rows the score stage writes (``Benchmark.outcomes``), through their JSON lines and back, then the
+benchmark's ``run_summary``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from socialbench.core.io import jsonl_text
+
+
+def run_summary(bench, instances: list[dict[str, Any]], records: list[dict[str, Any]], source: str = "p.jsonl") -> Any:
+    rows = [json.loads(line) for line in jsonl_text(bench.outcomes(instances, records, source=source)).splitlines()]
+    return bench.run_summary(rows, source=source)
