@@ -81,10 +81,16 @@ start() {
     install_packages
     write_config
     mkdir -p /run/munge && chown munge:munge /run/munge
+    # munged and slurmctld at the default priority even when the caller runs niced (the tests under
+    # `nice -n 19`): on a busy machine a niced slurmctld answered `scontrol show config` after the
+    # Slurm executor plugin's 10-s limit, the plugin then asked sacct (no accounting here) for job
+    # states, lost the jobs it got no state for, and Snakemake waited for them for good. slurmd, which
+    # runs the jobs, keeps the caller's priority.
+    local renice=(nice -n "$((-$(nice)))")
     if ! running /run/munge/munged.pid; then
-        runuser -u munge -- /usr/sbin/munged
+        "${renice[@]}" runuser -u munge -- /usr/sbin/munged
     fi
-    running "$DIR/slurmctld.pid" || slurmctld
+    running "$DIR/slurmctld.pid" || "${renice[@]}" slurmctld
     running "$DIR/slurmd.pid" || slurmd
     for _ in $(seq 60); do
         state=$(sinfo -h -N -o %t 2>/dev/null | head -1 || true)

@@ -71,7 +71,9 @@ def slurm_run(slurm_cluster, tmp_path_factory):
     # poll squeue a second after each finished job (the plugin adds 10 s per poll that finds none
     # finished): on a real cluster the profile's default spares slurmctld, here it only adds idle time
     cmd += ["--slurm-init-seconds-before-status-checks", "1"]
-    return work, run(cmd, work, env)
+    # a job whose end Snakemake never learns of leaves it waiting for good: fail instead (about 4 min
+    # on a quiet machine; the limit leaves room for a loaded one)
+    return work, run(cmd, work, env, timeout=3600)
 
 
 def _submitted(out: str) -> dict[str, str]:
