@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from socialbench.core.benchmarks import get_benchmark_class
 from socialbench.core.config import load_params
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.io import brief, first_bad_line, read_jsonl_lines, write_json, write_jsonl
@@ -197,7 +198,7 @@ def score(
         pairs = layout_pairs("scores", benchmark, run, results_dir)
         # a benchmark whose tables take per-instance data gets each run's outcomes where the layout puts them;
         # another gets none, but its outcomes folder (the score job's output, as the scores') is still made
-        per_instance = load_benchmark(benchmark).tables_per_instance
+        per_instance = get_benchmark_class(benchmark).tables_per_instance  # the class's: score_runs loads it
         outs = [o for _, o in layout_pairs("outcomes", benchmark, run, results_dir)]
         if not per_instance:
             Path(kind_dir("outcomes", benchmark, results_dir.as_posix())).mkdir(parents=True, exist_ok=True)

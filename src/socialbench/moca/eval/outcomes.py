@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from socialbench.moca.eval.scoring import FIELDS, check_predictions, field_matches, instance_valid_sets, is_invalid
+from socialbench.moca.eval.scoring import FIELDS, matched
 
 #: Per instance, whether its answer failed (no record, or ``error``), a retry or repair changed it (and
 #: which), keys were dropped under ``extra_keys: ignore``, and it is the decoder's last tuple because a
@@ -65,24 +65,18 @@ def outcome_rows(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> list[dict[str, Any]]:
-    """Each instance's outcome row (module docstring), in the instances' order; the predictions are
-    checked as ``scoring.score`` checks them."""
-    by_id = check_predictions(instances, predictions, source, lines, instances_source)
-    rows = []
-    for gold in instances:
-        s = gold["scenario"]
-        valid = instance_valid_sets(gold, labels.get(s, []), mechanisms.get(s, []))
-        pred = by_id.get(gold["id"])
-        answer = None if pred is not None and pred.get("error") else pred  # as score(): a failed record is no answer
-        c = field_matches(gold, answer, valid)
-        rows.append(
-            {
-                "id": gold["id"],
-                "group": s,
-                "correct": {k: c[k] for k in FIELDS},
-                "invalid": is_invalid(answer, valid),
-                "answer": resolved(pred),
-                "format": format_flags(pred),
-            }
+    """Each instance's outcome row (module docstring), in the instances' order, from what ``scoring.score``
+    aggregates (``scoring.matched``)."""
+    return [
+        {
+            "id": gold["id"],
+            "group": gold["scenario"],
+            "correct": {k: matches[k] for k in FIELDS},
+            "invalid": invalid,
+            "answer": resolved(pred),
+            "format": format_flags(pred),
+        }
+        for gold, pred, matches, invalid in matched(
+            instances, predictions, labels, mechanisms, source, lines, instances_source
         )
-    return rows
+    ]

@@ -167,17 +167,38 @@ def score(
     """{scenario: metrics} over all instances; predictions are matched by ``id`` (checked by
     ``check_predictions``; ``source``, ``lines`` and ``instances_source`` only name the files and
     lines in its errors)."""
-    by_id = check_predictions(instances, predictions, source, lines, instances_source)
     rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
     media: dict[str, int] = {}
+    for gold, pred, matches, invalid in matched(
+        instances, predictions, labels, mechanisms, source, lines, instances_source
+    ):
+        s = gold["scenario"]
+        rows.setdefault(s, []).append((matches, invalid))
+        media[s] = media.get(s, 0) + media_failed(gold, pred)
+    return {s: score_scenario(rows[s], media[s]) for s in sorted(rows)}
+
+
+def matched(
+    instances: list[dict[str, Any]],
+    predictions: list[dict[str, Any]],
+    labels: dict[str, list[str]],
+    mechanisms: dict[str, list[str]],
+    source: str = "predictions",
+    lines: Sequence[int] | None = None,
+    instances_source: str = "the instances",
+) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, bool], bool]]:
+    """Per instance, in the instances' order: (gold, its record or None, c_{i,k} of each field, invalid),
+    the predictions checked by ``check_predictions`` (what :func:`score` aggregates and the outcomes
+    files hold). A record with an error is no answer: every field incorrect, invalid."""
+    by_id = check_predictions(instances, predictions, source, lines, instances_source)
+    out = []
     for gold in instances:
         s = gold["scenario"]
         valid = instance_valid_sets(gold, labels.get(s, []), mechanisms.get(s, []))
         pred = by_id.get(gold["id"])
-        answer = None if pred is not None and pred.get("error") else pred  # a failed record is no answer: invalid
-        rows.setdefault(s, []).append((field_matches(gold, answer, valid), is_invalid(answer, valid)))
-        media[s] = media.get(s, 0) + media_failed(gold, pred)
-    return {s: score_scenario(rows[s], media[s]) for s in sorted(rows)}
+        answer = None if pred is not None and pred.get("error") else pred
+        out.append((gold, pred, field_matches(gold, answer, valid), is_invalid(answer, valid)))
+    return out
 
 
 def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
