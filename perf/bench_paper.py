@@ -75,6 +75,9 @@ MOCA_DEV = 310
 MT_MEETINGS, MT_CLIPS = 60, 1800
 #: MeetingToM's task families (the clips' ``task``), in its tables' order.
 MT_FAMILIES = ("state", "you", "consensus")
+# The paper-size meetings' frame rate: the figures in docs/benchmarks.md were measured at it, before the
+# embedded demo went to 5 fps (docs/decisions/demo-data.md); AMI's own videos are 25 fps.
+MT_PAPER_FPS = 10
 
 
 def moca_counts(fraction: float) -> dict:
@@ -103,7 +106,7 @@ def scaled_params(demo: dict, fraction: float, meetings: int, clips_per_task: in
     out["moca"]["demo"].update(moca_counts(fraction))
     ids = meeting_ids(max(3, meetings))
     out["meetingtom"]["demo"].update(
-        corpus=ids, meetings=ids, seconds=clips_per_task * SCENE_S, clips_per_task=clips_per_task
+        corpus=ids, meetings=ids, seconds=clips_per_task * SCENE_S, clips_per_task=clips_per_task, fps=MT_PAPER_FPS
     )
     if one_model:
         out["models"] = {"chance-1": out["models"]["chance-1"]}

@@ -4,6 +4,7 @@ that the real parser reads and mines, a deterministic archive."""
 import io
 import zipfile
 
+from socialbench.core.config import read_params_file, validate_params
 from socialbench.meetingtom.dataset.demo_script import DemoConfig, plan_meeting, release_files, zip_bytes
 
 CFG = DemoConfig(seed=7, corpus=("ES9000a",), seconds=110, fps=4, size=(96, 72), sample_rate=8000)
@@ -159,3 +160,11 @@ def test_clips_per_task_is_read_from_params_and_absent_means_the_demos_scenes():
     assert DemoConfig.from_params({"seed": 1, "meetingtom": {"demo": d}}).clips_per_task is None
     cfg = DemoConfig.from_params({"seed": 1, "meetingtom": {"demo": {**d, "clips_per_task": 2}}})
     assert cfg.clips_per_task == 2
+
+
+def test_the_demo_meetings_are_drawn_at_5_fps_by_params_the_schema_default_and_the_config(repo_root):
+    # docs/decisions/demo-data.md: the demo's models read no pixels, so the frame rate only costs
+    raw = read_params_file(repo_root / "params.yaml")
+    assert DemoConfig.from_params(validate_params(raw)).fps == 5
+    del raw["meetingtom"]["demo"]["fps"]
+    assert DemoConfig.from_params(validate_params(raw)).fps == DemoConfig(seed=0).fps == 5
