@@ -23,33 +23,45 @@ SERVICE_MARKERS = ("postgres", "slurm", "ssh")
 
 
 #: CPU seconds of the costliest groups besides the demo run's and the services' (`--cpu-durations`,
-#: docs/benchmarks.md "Test command", 2026-12-06): handed out after those two, costliest first, so
-#: that none of them starts late (the real model's run alone is over 3 CPU-min).
+#: docs/benchmarks.md "Test command": a quiet machine, 2026-12-07; the sources' rules with ../shared):
+#: handed out after those, costliest first, so that none of them starts late.
 HEAVY_GROUPS = {
-    "tests.test_real_model": 217,
-    "tests.moca.dataset.sources.test_rules": 79,
-    "tests.results.test_viewer": 25,
-    "tests.results.test_tracking": 22,
-    "tests.test_workflow": 19,
-    "tests.backends.test_transformers_serve": 18,
-    "tests.bad_input.test_params": 15,
+    "tests.moca.dataset.sources.test_rules": 130,
+    "tests.test_real_model": 50,
+    "tests.results.test_viewer": 27,
+    "tests.test_workflow": 24,
+    "tests.results.test_tracking": 15,
+    "tests.bad_input.test_params": 13,
 }
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (the test command): one worker more than the cores this process may use. The Slurm
+    test's worker mostly waits (the executor plugin polls the cluster at growing intervals), and the
+    demo run's worker waits on its snakemake runs: with a worker per core a core stood idle for
+    minutes (docs/benchmarks.md, "Test command"). ``--maxprocesses`` still caps it."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):  # xdist's own override, kept
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """For pytest-xdist (the test command runs two workers, `--dist loadgroup`): a module's tests stay
-    on one worker, so its module-scoped fixtures are built once; every test of the session's demo run
-    goes to one worker, so the run is built once; the tests of real services share one worker.
-    The two longest groups come first: the demo run's (handed to the first worker) and the services'
-    (the Slurm test runs the demo again; handed to the second worker), so both start at once; then the
-    measured heavy groups (HEAVY_GROUPS), costliest first; then the other groups holding slow tests;
-    then the rest, each in collection order. xdist hands out groups in this order, and a long group
-    handed out late would leave the other worker idle at the end."""
+    """For pytest-xdist (`--dist loadgroup`): a module's tests stay on one worker, so its module-scoped
+    fixtures are built once; every test of the session's demo run goes to one worker, so the run is
+    built once; the Slurm test (the demo again, on a one-node cluster) is a group of its own, and the
+    other tests of real services (PostgreSQL, sshd) share one worker. The longest groups come first,
+    one to each worker: the demo run's, the Slurm run's, the services'; then the measured heavy groups
+    (HEAVY_GROUPS), costliest first; then the other groups holding slow tests; then the rest, each in
+    collection order. xdist hands out groups in this order, and a long group handed out late would
+    leave the other workers idle at the end. Installing a service's Debian packages waits for another
+    test's apt-get (the scripts pass apt-get its lock timeout)."""
     groups = {}
     for item in items:
-        if any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
-            group = "services"  # they install Debian packages: one apt-get at a time
+        if item.get_closest_marker("slurm"):
+            group = "slurm"
+        elif any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
+            group = "services"
         elif "demo_pipeline" in item.fixturenames:
             group = "demo_pipeline"
         else:
@@ -57,13 +69,10 @@ def pytest_collection_modifyitems(config, items):
         groups[item] = group
         item.add_marker(pytest.mark.xdist_group(group))
     slow = {g for item, g in groups.items() if item.get_closest_marker("slow")}
-    first = {"demo_pipeline": 0, "services": 1}
-    rank = {g: first.get(g, 2 if g in HEAVY_GROUPS else 3 if g in slow else 4) for g in set(groups.values())}
+    first = {"demo_pipeline": 0, "slurm": 1, "services": 2}
+    rank = {g: first.get(g, 3 if g in HEAVY_GROUPS else 4 if g in slow else 5) for g in set(groups.values())}
     key = {g: (r, -HEAVY_GROUPS.get(g, 0)) for g, r in rank.items()}
-    # the Slurm test first in its group: xdist hands a worker its next group while the last two tests of
-    # its current one run, and that group should not wait behind the Slurm run's minutes
-    slurm_last = {it: not it.get_closest_marker("slurm") for it in items}
-    items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (key[groups[e[1]]], slurm_last[e[1]], e[0]))]
+    items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (key[groups[e[1]]], e[0]))]
 
 
 def pytest_collection_finish(session):

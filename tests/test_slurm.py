@@ -5,8 +5,8 @@ slurmd on localhost; the pipeline then runs with ``--profile profiles/slurm`` in
 repository. Every job Snakemake did not run itself (its localrules) must have gone through Slurm and
 completed there, and every output must be byte-identical to what the committed dvc.lock records: the
 check tests/test_pipeline.py makes of the local run, so the two runs give the same bytes without this test
-needing a local run on its own worker. Root only. The test command runs it on the worker of the service
-tests, beside the local demo run: about 4 minutes here, one of them installing slurm-wlm and munge the
+needing a local run on its own worker. Root only. The test command runs it on a worker of
+its own, beside the local demo run: about 4 minutes here, one of them installing slurm-wlm and munge the
 first time. Skip with ``-m "not slurm"``.
 
 The test cluster has no slurmdbd (it needs a MySQL server), so plain ``sacct`` has no database: Slurm

@@ -3,9 +3,10 @@ CPU-time report of ``--cpu-durations`` (tests/helpers/cpu_durations.py)."""
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 
-from tests.conftest import pytest_collection_modifyitems
+from tests.conftest import pytest_collection_modifyitems, pytest_xdist_auto_num_workers
 from tests.helpers.cpu_durations import cpu_seconds, group_of, summary
 
 
@@ -23,7 +24,7 @@ class FakeItem:
         self.added.append(marker)
 
 
-def test_the_demo_run_and_the_services_slurm_first_come_first_then_heavy_groups_then_slow_ones_then_the_rest():
+def test_the_demo_run_the_slurm_run_and_the_services_come_first_then_heavy_groups_then_slow_ones_then_the_rest():
     items = [
         FakeItem("tests.g", markers=("ssh",)),
         FakeItem("tests.a"),
@@ -51,10 +52,20 @@ def test_the_demo_run_and_the_services_slurm_first_come_first_then_heavy_groups_
     ]
     assert [it.added[0].kwargs.get("name") or it.added[0].args[0] for it in items[:4]] == [
         "demo_pipeline",
-        "services",
+        "slurm",
         "services",
         "services",
     ]
+
+
+def test_auto_workers_are_one_more_than_the_usable_cores(monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    assert pytest_xdist_auto_num_workers(None) == len(os.sched_getaffinity(0)) + 1
+
+
+def test_auto_workers_follow_xdists_own_override(monkeypatch):
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
+    assert pytest_xdist_auto_num_workers(None) == 3
 
 
 def test_cpu_seconds_count_the_work_of_this_process():
