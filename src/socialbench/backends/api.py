@@ -1,26 +1,14 @@
 """What the HTTP API backends share: keys from the environment, an async client with bounded
 concurrency per model, retries, and failures turned into error responses.
 
-A batch is checked first (:func:`~socialbench.core.backend.check_requests`): a part the backend
-cannot take (audio for a backend without audio input, a native video clip for one that takes only
-frames) stops it with a ConfigError naming the model, the request and the part, before any call.
+A batch is checked first (:func:`~socialbench.core.backend.check_requests`), before any call. A run
+stops (:class:`~socialbench.backends.retry.StopRun`) after ``max_consecutive_failures`` (default 5)
+attempts in a row found no usable server (no connection, 401/403, 404); any other answer resets the
+count. Keys go only where they are meant (:data:`PROVIDER_KEYS`: a provider's own variable only to its
+host), and the SDKs' own environment variables are hidden from a client built for another server.
 
-A run stops (:class:`~socialbench.backends.retry.StopRun`, one line) after
-``max_consecutive_failures`` (default 5) attempts in a row, over all calls, failed because the
-server cannot be used: no connection, the key refused (401/403), or nothing at that address (404).
-Any other answer of the server resets the count.
-
-API keys go only where they are meant: from the variable ``options.api_key_env`` names (to whatever
-``base_url`` is configured), else from the provider's own variable only when ``base_url`` is the
-provider's host (:data:`PROVIDER_KEYS`: ``OPENAI_API_KEY`` only to api.openai.com,
-``ANTHROPIC_API_KEY`` only to api.anthropic.com). A loopback or other server gets no key unless one
-is configured, and the SDKs' own environment variables (keys, organisation, custom headers) are
-hidden from a client built for such a server.
-
-Subclasses implement three hooks: :meth:`APIBackend._make_client` (the SDK's async client, built
-inside the event loop), :meth:`APIBackend._prepare` (the request body, images read and checked) and
-:meth:`APIBackend._send` (one HTTP attempt, raising the SDK's exceptions or
-:class:`~socialbench.backends.retry.MalformedResponse`).
+Subclasses implement :meth:`APIBackend._make_client` (built inside the event loop),
+:meth:`APIBackend._prepare` (the request body) and :meth:`APIBackend._send` (one HTTP attempt).
 """
 
 from __future__ import annotations

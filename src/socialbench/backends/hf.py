@@ -1,67 +1,17 @@
 """``hf``: an image-text-to-text model or a text-only causal LM, run in-process with transformers.
 
-Which kind a model is comes from its own config (read before any weights): a config class transformers
-maps to image-text-to-text loads as one, else one it maps to a causal LM loads as a text-only model; a
-model it can load as neither stops with one line naming the model and both kinds tried. A text-only model
-takes no media, so its params entry declares ``modalities: []`` (checked at load: an entry that does not
-gets a one-line error saying so); the protocol then gives it what it gives a model without images (the
-text, the transcript), and the tables mark its rows text-only.
+docs/backends.md ("Behaviour of each backend") describes it: the kind from the model's own config (a
+text-only model declares ``modalities: []``), weights from ``model_path``, ``gguf_file`` or ``model_id``,
+greedy unless a temperature above 0, JSON mode through xgrammar (no free whitespace: a small model
+otherwise fills max_tokens with newlines), batching (padding can flip a near-tie; ``batch_size: 1``
+avoids it). Prefill in chunks and the prefix cache: a chunk's states depend only on the tokens up to its
+end, so an answer is the same bytes with or without a hit (docs/decisions/real-model-speed.md); chunked
+prefill sums in another order than one pass, so a non-default ``prefill_chunk`` is part of the identity.
 
-Where the weights come from: ``model_path`` (a local model folder, e.g. ``data/models/smollm2`` from the
-weights stage) when set, else ``gguf_file`` (a GGUF file, converted once into the per-user weights cache,
-:mod:`socialbench.core.weights`), else ``model_id`` (a hub id or local folder). ``model_id`` names the
-model in the tables either way.
-
-The model's own processor and chat template render each request (text parts and ``{"type":
-"image"}`` parts in message order; the frames of a video are a sequence of images, their timestamps
-already stated in the prompt text; an image or video with a ``view`` is preceded by the text
-``[view]``). Parts it takes (``accepts``): images, and videos as their sampled frames; no native video
-clip and no audio (refused before the model loads).
-
-Decoding is greedy (``do_sample=False``) unless a request asks for a temperature above 0; then it
-samples with ``top_p`` when the request sets one, seeded with the request's ``seed`` (else the run's).
-``stop`` strings end generation (``stop_strings``); the answer is cut before the stop string, as the
-OpenAI-compatible servers do.
-
-JSON mode (``json_mode``) constrains decoding with xgrammar (the grammar engine vLLM's guided decoding
-uses), from the same requests the other backends send: a request's ``json_schema`` is compiled as that
-schema (constraint ``json_schema``); a ``json_object`` request gets any JSON object (``json_object``),
-or with ``json_mode: key_schema`` the answer's key schema (keys fixed, values free: ``key_schema``). The
-grammar allows no free whitespace between tokens (a small model otherwise fills max_tokens with
-newlines). ``json_mode: none`` turns the constraint off (for comparison; then an unparsable answer is
-scored incorrect, as in the paper). What was applied is recorded per run (:meth:`HFBackend.constraint`).
-Reasoning in ``<think>`` tags is taken out of the answer by the runner, as for every backend.
-``finish_reason``: ``length`` when the answer reached ``max_tokens`` without end-of-sequence or a stop
-string, else ``stop``; ``error`` for a request that failed.
-
-Prefill in chunks, and the prefix cache (text-only models, one request at a time): the prompt's tokens
-go through the model ``prefill_chunk`` at a time, and the key-value states at the last chunk boundary
-before the prompt's end are kept (most recently used first, within ``prefix_cache_mb``). A later prompt
-that starts with the same chunks (a system prompt shared by many instances, or a prompt sent again with
-more text after it) starts from those states instead of computing them again. A chunk's states depend
-only on the tokens up to its end, computed the same way whether they were kept or not, so an answer is the
-same bytes with or without a hit, in any order and after a resume (tested); chunked prefill itself sums
-in another order than a one-pass prefill, so ``prefill_chunk`` other than the default is part of the
-model's identity. ``prefill_chunk: 0`` prefills in one pass and keeps nothing.
-
-Requests with the same decoding parameters are batched, ``batch_size`` at a time, left-padded; results
-are handed to the caller batch by batch, so a crash loses at most one batch. The model loads on the
-first request that is not cached, so a fully cached rerun loads nothing.
-
-Note on batching: padding changes the floating-point sums slightly, so on a near-tie a batched greedy
-output can differ from the unbatched one; ``batch_size: 1`` gives outputs independent of the batch.
-
-Options (``models.<name>.options``):
-  device             auto (default: cuda when available, else cpu) | cpu | cuda | cuda:N | mps
-  dtype              auto (default: bfloat16 on cuda, float32 elsewhere) | float32 | bfloat16 | float16
-  attn_implementation  passed to from_pretrained when set (e.g. sdpa, flash_attention_2)
-  trust_remote_code  default false
-  local_files_only   default false (true: never touch the network)
-  json_mode          json_schema (default: schemas as given, JSON-object requests as any object) |
-                     key_schema (JSON-object requests as the answer's key schema) | none (no constraint)
+Options (``models.<name>.options``), besides those in docs/backends.md:
+  json_mode          json_schema (default) | key_schema | none
   threads            CPU threads torch uses (default: torch's own choice)
-  prefill_chunk      prompt tokens per prefill pass of a text-only model (default 256; 0: one pass, no
-                     prefix cache)
+  prefill_chunk      prompt tokens per prefill pass of a text-only model (default 256; 0: one pass, no cache)
   prefix_cache_mb    memory for kept prefix states (default 512; 0: keep none)
 """
 

@@ -1,34 +1,11 @@
-"""``transformers_serve``: a model folder served by ``transformers serve`` (transformers' own
-OpenAI-compatible server, FastAPI and uvicorn), spoken to through ``openai_compat``.
+"""``transformers_serve``: a model folder served by ``transformers serve``, spoken to through ``openai_compat``.
 
-By default the pipeline runs the server, as it runs ``vllm serve``: ``transformers serve <folder>`` on a
-free loopback port (the folder preloaded as the server's one model, on ``device`` in ``dtype``, torch
-seeded with the run's seed), its output kept in a log file. It is one server per model on a node,
-shared by every job of that model there (:mod:`socialbench.backends.vllm_servers`: the same registry,
-process control and ``socialbench serve list|stop`` as vLLM's): the first job that has a call to make
-starts it and waits for ``/health`` (answered once the model is loaded), later ones attach to it, and
-the last one to close stops it (a local pipeline keeps it until its end). With a running server named
-by ``options.base_url`` or the environment's ``SOCIALBENCH_SERVER_URL_<MODEL>`` it starts nothing.
+Started, shared and stopped like ``vllm serve`` (:mod:`socialbench.backends.vllm_servers`); see
+docs/backends.md. A GGUF file is refused (the server cannot load one: its config names no architecture).
+**JSON mode is not enforced**: the server ignores ``response_format`` (transformers 5.24), so the
+declaration says ``json_mode.enforced: false`` and the tables say so in a note.
 
-The model is a local folder in the Hugging Face layout (``config.json``, weights, tokenizer): the
-entry's ``model_path`` where params name one, else ``model_id``. A GGUF file is refused: ``transformers
-serve`` cannot load one (its config names no architecture); convert it into a folder first
-(``socialbench weights convert``). A hub id is served too (``model_id@revision`` when pinned).
-
-**JSON mode is not enforced.** The requests carry ``response_format`` as ``openai_compat`` sends it
-(``json_schema`` by default, ``json_mode`` as for any OpenAI-compatible server), but ``transformers
-serve`` lists ``response_format`` among the fields it ignores (transformers 5.24:
-``UNUSED_CHAT_COMPLETION_FIELDS``; its log says "Ignoring unsupported fields in the request"):
-decoding is free, and an answer may go on after its JSON object or never form one. The backend
-declares it (``json_mode.enforced: false`` in its declaration): the run's stats record it beside what
-was sent (``constraints``) and how the answers came out (``json_answers``), and the tables say it in a
-note (``socialbench.results.tables.json_mode_note``). Such an answer is scored as every benchmark scores
-an answer that breaks its format.
-
-Generation on the server is sequential (one ``model.generate`` at a time); ``concurrency`` only queues
-requests there. Decoding: ``temperature: 0`` is greedy on the server; ``seed`` reseeds torch per request.
-
-Options (``models.<name>.options``), besides those of ``openai_compat`` (``json_mode``, ``timeout``...):
+Options (``models.<name>.options``), besides those of ``openai_compat``:
   base_url         use this running server instead of starting one (SOCIALBENCH_SERVER_URL_<MODEL> wins)
   served_model_name  the model's name on a server the user runs (default: model_id)
   executable       command that starts the server (default: the job's Python, ``-m transformers.cli.transformers``)

@@ -1,41 +1,13 @@
 """``vllm``: an open-weight model served by ``vllm serve``, spoken to through ``openai_compat``.
 
-By default the pipeline runs the server: ``vllm serve <model_id>`` on a free loopback port with the
-tensor-parallel size, maximum model length and per-prompt image limit from params, its output kept in
-a log file. It is one server per model on a node, shared by every job of that model there
-(:mod:`socialbench.backends.vllm_servers`): the first job that has a call to make starts it and waits
-for ``/health``, later ones attach to it, and the last one to close stops it (a local pipeline keeps
-it until its end). With a running server named by ``options.base_url`` or the environment's
-``SOCIALBENCH_SERVER_URL_<MODEL>`` (:func:`socialbench.core.resources.server_url_env`) it starts nothing.
-Answers are constrained to the answer schema by vLLM's guided decoding
-(``response_format: json_schema``); ``Decoding.json_object`` asks for ``{"type": "json_object"}``.
-Decoding fields, finish reasons, the image/audio parts and the reasoning a ``--reasoning-parser``
-returns apart (``reasoning_content``/``reasoning``, kept in the trace, never parsed as the answer) are
-those of ``openai_compat``.
+The server is started, shared and stopped by :mod:`socialbench.backends.vllm_servers` unless
+``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>`` names a running one; docs/backends.md
+describes it. Video goes natively as a ``video_url`` data URL of the clip (frames when no file), audio as
+``input_audio``; the server must allow them (``limit_mm_per_prompt``). Without ``revision`` in params
+the model is pinned as ``hf`` pins it, and a hub commit is the owned server's ``--revision``, so the
+answers and the cache key agree.
 
-Parts it takes (``accepts``): images; video, natively as a ``video_url`` content part whose URL is a
-``data:video/mp4;base64,...`` URL of the clip file (vLLM's OpenAI server takes it for video-capable
-models and samples the frames itself), or as its sampled frames when the part has no file; audio as
-an ``input_audio`` content part (base64 WAV, ``format: wav``; vLLM also takes ``audio_url``, not used
-here). The model must take the modality and the server must allow it: for video or audio, set
-``limit_mm_per_prompt`` (e.g. ``{image: 8, video: 1, audio: 1}``).
-
-Revision: with no ``revision`` in params, the model is pinned the way ``hf`` pins it: a hub id to the
-commit its local Hugging Face cache holds (online and not cached: the commit the hub names now), a
-local folder to a fingerprint of its files (:func:`socialbench.core.hashing.folder_fingerprint`). That is
-the identity's revision (the cache key) and, for a hub commit, the ``--revision`` the owned server is
-started with, so answers and key agree. A server the user runs (``base_url``) is taken as it is.
-
-Options (``models.<name>.options``), besides those of ``openai_compat``:
-  base_url              use this running server instead of starting one (SOCIALBENCH_SERVER_URL_<MODEL> wins)
-  executable            command that starts the server (default: ``vllm``); a string or a list
-  tensor_parallel_size  --tensor-parallel-size (default 1)
-  max_model_len         --max-model-len (default: the model's)
-  limit_mm_per_prompt   --limit-mm-per-prompt (default {"image": max_frames})
-  dtype, quantization, gpu_memory_utilization   passed through when set (dtype/quantization: part of the key)
-  extra_args            further ``vllm serve`` arguments (list of strings)
-  startup_timeout       seconds to wait for /health (default 1800: large checkpoints load slowly)
-  log_path              server log (default logs/vllm/<model name>.log, appended)
+Options (``models.<name>.options``), besides those of ``openai_compat``: see docs/backends.md.
 """
 
 from __future__ import annotations

@@ -1,41 +1,16 @@
 """One model server per model on a node (``vllm serve``, ``transformers serve``), shared by every job
 of that model there, and the server process itself (:class:`ServerProcess`).
 
-Loading a checkpoint takes seconds to minutes (and a model's GPUs), so the ``vllm`` and
-``transformers_serve`` backends do not start a server per job: they ask this node-local registry for
-one. The registry is a folder
-(:func:`runtime_dir`: ``SOCIALBENCH_SERVER_DIR``, else ``/tmp/socialbench-<uid>/servers``, which is
-node-local) holding per server ``<key>.json`` (pid, port, command, log, the processes using it) and
-``<key>.lock`` (an ``flock`` serialising attach, start and release). The key is a hash of the
-server's command line without its port (``vllm serve``: model id, revision, tensor-parallel size, model
-length, image limit, dtype, seed and extra arguments; ``transformers serve``: the model folder, device,
-dtype, seed and extra arguments), so only jobs that would start the same server share it.
+Loading a checkpoint takes minutes, so jobs attach to a node-local registry (:func:`runtime_dir`) of
+``<key>.json`` records and ``<key>.lock`` flocks, keyed by the command line without its port. The last
+user to leave stops the server unless :data:`KEEP_ENV` keeps it for the pipeline's end hook; under a
+scheduler the owner waits for the other users (the server lives on its allocation). Users are
+``pid:start time``, so a dead or reused pid is not taken for a user. See docs/scale-out.md ("One model
+server per model").
 
-- **Attach or start.** Under the lock, a recorded server whose process lives and whose ``/health``
-  answers is attached to (this process joins its users); otherwise this process starts one (the lock
-  is held while it loads, so a second job waits for it instead of starting another) and owns it.
-- **Release.** A job leaves the users when its backend closes (or at exit). The last user to leave
-  stops the server, unless servers are kept (:data:`KEEP_ENV`, set by the Snakefile for a local
-  run): then the pipeline's ``onsuccess``/``onerror`` hook (:func:`stop_servers`, or
-  ``socialbench serve stop``) stops every idle one at its end, so a model whose jobs run one after
-  another (``model_slots=1``, or its jobs on two benchmarks) loads once per pipeline.
-- **The owner waits.** Under a cluster scheduler the server runs on its starter's allocation (its
-  GPUs) and ends with that job, so the owner, when done, waits for the other users to leave before it
-  stops the server and exits (its job keeps the allocation the server is using).
-
-Users are recorded as ``pid:start time`` on this host, so a user that died without releasing (killed
-job) is dropped at the next attach or release, and a reused pid is not taken for it.
-
-**What is signalled** (docs/security.md, "Process control"). A record is a file anyone with the
-folder can write, so it is evidence, not an order: a server's process group is signalled only when
-:func:`stale_reason` proves, at that moment, that the record's pid is the server this project started
-(the same start time, the command line of a model server, its own process group). A record naming
-pid 1 or below, a pid this host cannot have, the caller or the caller's process group is refused
-(:func:`socialbench.core.processes.signal_refusal`); any other record that fails the proof is stale:
-reported and removed, its pid never signalled. Record keys are names (:data:`KEY`), never paths, and
-files of the folder that are not records (other names, or JSON objects with none of a record's
-fields: another program's files in a folder given to ``--dir``) are listed
-(:meth:`SharedServers.foreign_files`) and left alone; a refused record stops the command (exit 2).
+**What is signalled** (docs/security.md, "Process control"): a record is evidence, not an order; a
+process group is signalled only when :func:`stale_reason` proves the pid is the server this project
+started. Other records are refused or removed as stale, never signalled; foreign files are left alone.
 """
 
 from __future__ import annotations

@@ -1,31 +1,12 @@
 """Statistics beyond the paper (issue 9, point 9): pure functions on per-instance correctness, no I/O.
 
-A benchmark passes its metrics in (a :class:`MetricSet`): each metric is a count over the instances
-of a per-instance 0/1 indicator, divided by N (a mean) or by the count of another indicator (a ratio,
-undefined, ``None``, when that count is 0). Indicators are the correctness columns the benchmark
-gives per instance, and conjunctions of them (``derived``: an instance counts when all its columns are
-true). Results are in percent.
-
-Input of a cell (one model x method x group): a boolean matrix of shape ``(n_instances, columns)`` in
-the set's column order, optionally with one more column ``invalid`` (the instance's answer was
-missing, unparsable or invalid; it adds the metric ``invalid_rate``), or a dict ``{column: boolean
-array}`` with the same keys.
-
-Functions:
-
-* ``bootstrap_ci``: 95 % instance-level percentile bootstrap intervals for every metric of a cell at
-  once; ratio metrics are recomputed per resample as a ratio of sums, and a resample whose
-  denominator is 0 is left out of that metric's percentiles (its count is returned).
-  ``bootstrap_cells`` does many cells, each with its own seed derived from the master seed and the
-  cell's key (``cell_seed``), so a cell's interval does not depend on which other cells are scored.
-* ``mcnemar_exact``: exact McNemar test on paired per-instance correctness.
-* ``paired_bootstrap_test``: two systems on the same instances, a metric's difference (any metric,
-  ratio metrics included), instances resampled jointly, two-sided p-value by the shift method.
-* ``holm``: Holm-Bonferroni adjusted p-values and reject flags.
-
-Randomness: numpy ``Generator`` (PCG64) seeded with the given seed; the same inputs and seed give
-bit-identical results (``resample_counts`` is the one place resamples are drawn). See
-docs/decisions/statistics.md.
+A benchmark passes its metrics in (a :class:`MetricSet`): each metric is a count of a per-instance 0/1
+indicator over N (a mean) or over another indicator's count (a ratio, ``None`` when that count is 0).
+A cell's input is a boolean matrix ``(n_instances, columns)`` in the set's column order, optionally
+with an ``invalid`` column (adding ``invalid_rate``), or a dict ``{column: boolean array}``. Results
+are in percent. Every function draws its resamples through ``resample_counts`` (numpy PCG64 from the
+given seed), so the same inputs and seed give bit-identical results; a cell's seed comes from its key
+(``cell_seed``), independent of other cells. See docs/decisions/statistics.md.
 """
 
 from __future__ import annotations
@@ -312,33 +293,17 @@ def bootstrap_ci(
 ) -> CellCI:
     """Instance-level percentile bootstrap intervals for every metric of one cell.
 
-    Each of ``n_resamples`` resamples draws N_s instances with replacement (numpy
-    ``default_rng(seed).integers``); every metric is recomputed on it (ratio metrics as ratio of
-    the resample's sums, NaN when its denominator is 0). The interval is the (1-level)/2 and
-    (1+level)/2 percentiles (numpy linear interpolation) of the defined resample values. Points
-    are the exact percentages num/den; all values are rounded half-up to
-    ``decimals`` (``None``: unrounded floats). A metric undefined on the full data has
-    ``Interval(None, None, None)``.
-    """
+    Each resample draws N instances with replacement; ratio metrics are recomputed as a ratio of the
+    resample's sums (undefined resamples left out and counted). The interval is the (1-level)/2 and
+    (1+level)/2 percentiles (numpy linear interpolation); points are the exact percentages num/den, all
+    rounded half-up to ``decimals`` (``None``: unrounded). A metric undefined on the full data gets
+    ``Interval(None, None, None)``."""
     _check_common(n_resamples, level)
     m, has_invalid = _as_matrix(correct, defs)
-    n = m.shape[0]
-    names, ind = _indicators(m, has_invalid, defs)
     counts = metric_counts(m, defs=defs)
-    rng = np.random.default_rng(seed)
-    sums = _resample_counts(rng, n, n_resamples) @ ind  # (B, columns), exact integers
+    resampled = resample_metrics([m], defs=defs, n_resamples=n_resamples, seed=seed)
     metrics = defs.names(has_invalid)
-    values = np.empty((n_resamples, len(metrics)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for j, metric in enumerate(metrics):
-            num, den = defs.definition(metric)
-            numer = sums[:, names.index(num)]
-            values[:, j] = (
-                100 * numer / n
-                if den is None
-                else np.where(sums[:, names.index(den)] > 0, 100 * numer / sums[:, names.index(den)], np.nan)
-            )
-    low, high, n_nan = _percentiles(values, level)
+    low, high, n_nan = _percentiles(np.stack([resampled[metric][0] for metric in metrics], axis=1), level)
     intervals, undefined = {}, {}
     for j, metric in enumerate(metrics):
         point = _point(*counts[metric], decimals)
@@ -347,7 +312,7 @@ def bootstrap_ci(
         else:
             intervals[metric] = Interval(point, _nan_to_none(low[j], decimals), _nan_to_none(high[j], decimals))
         undefined[metric] = int(n_nan[j])
-    return CellCI(intervals, undefined, n, int(n_resamples), float(level))
+    return CellCI(intervals, undefined, m.shape[0], int(n_resamples), float(level))
 
 
 def cell_seed(seed: int, *parts: Any) -> int:
