@@ -1,29 +1,16 @@
-"""Fetch one raw-source file over HTTP(S), or copy it from a local mirror, safely.
+"""Fetch one raw-source file over HTTP(S), or copy it from a local mirror (``file://`` or a path), safely.
 
-``download(url, dest, sha256=...)`` is resumable (bytes already in ``dest.part`` are kept and the
-rest asked for with a ``Range`` request; a server that answers 200 instead of 206 restarts the file
-cleanly), retries with exponential backoff on connection errors, timeouts, 5xx/408/429 answers and
-connections dropped mid-file, verifies the sha256, and moves the file into place with
-``os.replace`` only when it is complete and verified: ``dest`` is either absent or whole. An existing
-``dest`` with the right checksum (or any existing ``dest`` when no checksum is given: only a
-complete file is ever renamed there) is not downloaded again.
+``download(url, dest, sha256=...)`` resumes a ``dest.part`` with a ``Range`` request (a 200 restarts
+it), retries with backoff on connection errors, timeouts, 5xx/408/429 and dropped connections, checks
+the sha256, and renames into place only then: ``dest`` is absent or whole. URL credentials go as basic
+auth, never to another host after a redirect, and never into a log or message (``core.secrets.redact_url``).
 
-``url`` may also be a ``file://`` URL or a plain local path (a local mirror): the file is copied,
-with the same checksum check and atomic rename. Credentials in a URL (``https://user:pass@host/``)
-are sent as HTTP basic auth, never to another host after a redirect, and never logged or shown in an
-error: messages name the URL with its user info masked and its query and fragment hidden (``core.secrets.redact_url``,
-``whole_query``).
-
-**Trust on first use.** A file without a pinned sha256 is hashed when first fetched and the hash
-recorded in a :class:`TrustStore` (a JSON lock file, ``sources.lock`` at the repository root by
-default, keyed by the URL without credentials, or by where a mirror file resolves, relative to the lock's
-folder, so no spelling of its path, relative or absolute, makes it a new first use); every later use is checked against
-it like a pinned hash, so a file that changes upstream is refused (:class:`ChecksumMismatch`) instead
-of silently used. :func:`verification` says which check a file gets (``pinned``, ``recorded``,
-``first use`` or ``none``), for the sources' reports; :func:`recorded_verification` what a versioned
-output records of it (``first use`` is logged, and recorded as ``recorded``).
-
-Concurrent downloads of the same ``dest`` are not supported (one pipeline rule owns each file).
+**Trust on first use.** A file without a pinned sha256 is hashed when first fetched and recorded in a
+:class:`TrustStore` (``sources.lock``, keyed by the URL without credentials, or a mirror file's path
+relative to the lock), so a file that changes upstream is refused (:class:`ChecksumMismatch`), not
+silently used. :func:`verification` names the check a file gets; :func:`recorded_verification` what
+an output records of it. One pipeline rule owns each file: concurrent downloads of one ``dest`` are
+not supported.
 """
 
 from __future__ import annotations
@@ -47,6 +34,7 @@ from pathlib import Path
 
 from socialbench.core import secrets
 from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.hashing import sha256_file
 from socialbench.core.io import parse_json_object, read_file_bytes, write_text_atomic
 
 log = logging.getLogger(__name__)
@@ -256,14 +244,6 @@ def _split_credentials(url: str) -> tuple[str, str | None]:
 # Files
 
 
-def _sha256_file(path: Path, chunk_size: int = DEFAULT_CHUNK_SIZE) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(chunk_size), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _normalise_sha256(sha256: str | None) -> str | None:
     if sha256 is None:
         return None
@@ -301,13 +281,6 @@ def _open_part(part: Path, mode: str):
     return os.fdopen(fd, mode)
 
 
-def _unlink(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-
-
 def _fsync(path: Path) -> None:
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
@@ -322,7 +295,7 @@ def _already_there(dest: Path, sha256: str | None, chunk_size: int, shown: str) 
     if sha256 is None:
         log.debug("%s exists (no checksum to compare); not fetched again", dest)
         return True
-    actual = _sha256_file(dest, chunk_size)
+    actual = sha256_file(dest)
     if actual == sha256:
         log.debug("%s exists with the expected sha256; not fetched again", dest)
         return True
@@ -334,9 +307,9 @@ def _verify_and_place(
     part: Path, dest: Path, sha256: str | None, shown: str, chunk_size: int, recorded_in: str | None = None
 ) -> None:
     if sha256 is not None:
-        actual = _sha256_file(part, chunk_size)
+        actual = sha256_file(part)
         if actual != sha256:
-            _unlink(part)
+            part.unlink(missing_ok=True)
             raise ChecksumMismatch(shown, sha256, actual, recorded_in)
     _fsync(part)
     os.replace(part, dest)
@@ -366,7 +339,7 @@ def copy_local(
     shown = str(src)
     if _already_there(dest, sha256, chunk_size, shown):
         if trust is not None and sha256 is None:
-            trust.record(source, _sha256_file(dest, chunk_size))
+            trust.record(source, sha256_file(dest))
         return dest
     if not src.is_file():
         what = "is not a file" if src.exists() else "does not exist"
@@ -378,10 +351,10 @@ def copy_local(
             shutil.copyfileobj(fin, fout, chunk_size)
         _verify_and_place(part, dest, sha256, shown, chunk_size, recorded_in)
     except BaseException:
-        _unlink(part)
+        part.unlink(missing_ok=True)
         raise
     if trust is not None and pinned is None and recorded_in is None:
-        trust.record(source, _sha256_file(dest, chunk_size))
+        trust.record(source, sha256_file(dest))
     log.info("copied %s -> %s", src, dest)
     return dest
 
@@ -445,7 +418,7 @@ def _fetch_once(
                     log.debug("%s: %s already holds all %d bytes", shown, part, offset)
                     return
                 log.info("%s: the server refused to resume at byte %d; restarting", shown, offset)
-                _unlink(part)
+                part.unlink(missing_ok=True)
                 raise _Retryable(f"HTTP 416 resuming at byte {offset}", retry_after=0.0) from None
             if exc.code in _RETRY_STATUS:
                 raise _Retryable(f"HTTP {exc.code} {exc.reason}", _retry_after(exc.headers)) from None
@@ -466,7 +439,7 @@ def _fetch_once(
         if status == 206 and offset:
             m = _CONTENT_RANGE.search(resp.headers.get("Content-Range", ""))
             if not m or int(m.group(1)) != offset:
-                _unlink(part)
+                part.unlink(missing_ok=True)
                 raise _Retryable(
                     f"bad Content-Range {resp.headers.get('Content-Range')!r} for a resume at byte {offset}",
                     retry_after=0.0,
@@ -497,7 +470,7 @@ def _fetch_once(
                 written += len(chunk)
     if total is not None and written != total:
         if written > total:
-            _unlink(part)
+            part.unlink(missing_ok=True)
         raise _Retryable(f"connection closed after {written} of {total} bytes")
 
 
@@ -599,5 +572,5 @@ def download(
             log.info("%s: no sha256 given; the download is not verified", shown)
         _download_http(url, dest, sha256, retries, timeout, chunk_size, backoff, recorded_in)
     if trust is not None and pinned is None and recorded_in is None:
-        trust.record(url, _sha256_file(dest, chunk_size))
+        trust.record(url, sha256_file(dest))
     return dest

@@ -22,7 +22,6 @@ import gc
 import inspect
 import json
 import logging
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -34,7 +33,7 @@ import torch
 import transformers
 
 from socialbench.backends.images import ImageChanged, content_blocks, images_sent, load_pil
-from socialbench.backends.revision import resolve_revision
+from socialbench.backends.revision import hub_offline, resolve_revision
 from socialbench.core import weights
 from socialbench.core.backend import (
     Backend,
@@ -55,7 +54,6 @@ _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torc
 _DTYPE_KWARG = "dtype" if tuple(int(x) for x in transformers.__version__.split(".")[:2]) >= (4, 56) else "torch_dtype"
 
 
-_TRUE = {"1", "ON", "YES", "TRUE"}
 JSON_MODES = ("json_schema", "key_schema", "none")
 #: The kinds of model hf loads, in the order tried: (kind, the transformers auto class).
 KINDS = (("image-text-to-text", "AutoModelForImageTextToText"), ("causal-lm", "AutoModelForCausalLM"))
@@ -311,9 +309,7 @@ class HFBackend(Backend):
     # ---- model ----------------------------------------------------------------------------------
     def offline(self) -> bool:
         """Whether loading may not download: ``local_files_only`` or HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE."""
-        if self.load_kwargs["local_files_only"] or huggingface_hub.constants.HF_HUB_OFFLINE:
-            return True
-        return any(os.environ.get(v, "").strip().upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+        return self.load_kwargs["local_files_only"] or hub_offline()
 
     def check_model_available(self) -> None:
         """Stop with a ConfigError naming models.<name>.model_id when the model cannot be there:

@@ -29,28 +29,19 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.backends.openai_compat import OpenAICompatBackend
-from socialbench.backends.revision import resolve_revision
 from socialbench.backends.vllm_servers import (
-    Lease,
     NodeServerBackend,
     ServerProcess,
-    SharedServers,
     free_port,
     server_executable,
 )
 from socialbench.core.backend import BackendContext, ModelSpec
 from socialbench.core.errors import ConfigError, MissingDependency
-from socialbench.core.resources import external_server, server_url_problem
 
 log = logging.getLogger("socialbench.backends")
 
-_TRUE = {"1", "ON", "YES", "TRUE"}
 #: What ``transformers serve`` imports besides transformers (the extra ``serve``: transformers[serving]).
 SERVER_MODULES = ("transformers", "fastapi", "uvicorn", "accelerate")
-
-
-def offline() -> bool:
-    return any(os.environ.get(v, "").strip().upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
 def check_model_folder(folder: Path, where: str) -> None:
@@ -111,17 +102,7 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
                 " FOLDER) and name that folder"
             )
         self.model_source = str(folder)
-        found = external_server(spec.name, {"options": options}, os.environ)
-        external_url = found[0] if found else None
-        problem = server_url_problem(found[0]) if found else None
-        if found and problem:  # before anything else: a URL that is none decides nothing
-            raise ConfigError(f"{found[1]}: {problem}")
-        self.external = bool(external_url)
-        self.server: TransformersServer | None = None
-        self.lease: Lease | None = None
-        self.servers = SharedServers()
-        self._revision: str | None = None
-        self._resolved = False
+        external_url = self.external_url(spec.name, options)
         port = None if self.external else int(options.get("port") or free_port())
         base_url = external_url or f"http://127.0.0.1:{port}/v1"
         super().__init__(spec, context, base_url=base_url)
@@ -143,24 +124,6 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
         path = Path(self.model_source).expanduser()
         looks_local = path.is_absolute() or self.model_source.startswith(".") or path.exists()
         return path.resolve() if looks_local else None
-
-    def resolved_revision(self) -> str | None:
-        """The pinned revision, else (owned server) a local folder's fingerprint or the commit its
-        hub id resolves to (``backends.revision``), once; None for a server the user runs unpinned."""
-        if self.spec.revision or self.external:
-            return self.spec.revision
-        if not self._resolved:
-            self._revision = resolve_revision(self.model_source, offline())
-            self._resolved = True
-            if self._revision is None:
-                log.warning(
-                    "models.%s: %s has no revision pinned and none could be resolved; pin models.%s.revision"
-                    " to make the run reproducible",
-                    self.spec.name,
-                    self.model_source,
-                    self.spec.name,
-                )
-        return self._revision
 
     def force_model(self) -> str:
         """The model the server preloads, and the ``model`` every request names (the server answers only
@@ -203,11 +166,7 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
         o = self.spec.options
         cmd = self._executable() + ["serve", self.force_model(), "--host", "127.0.0.1", "--port", str(port)]
         cmd += ["--device", str(o.get("device", "auto")), "--dtype", str(o.get("dtype", "auto"))]
-        cmd += ["--default-seed", str(self.context.seed)]
-        extra = o.get("extra_args") or []
-        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
-            raise ConfigError(f"{self.where}.extra_args must be a list of strings")
-        return cmd + extra
+        return cmd + ["--default-seed", str(self.context.seed), *self.extra_args()]
 
     def before_start(self) -> None:
         folder = self.local_folder()

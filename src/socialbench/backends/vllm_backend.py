@@ -14,48 +14,24 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from socialbench.backends.images import encode_video
 from socialbench.backends.openai_compat import OpenAICompatBackend
-from socialbench.backends.revision import resolve_revision as _resolve
 from socialbench.backends.vllm_preflight import preflight
 from socialbench.backends.vllm_servers import (  # noqa: F401 - ServerFailed, free_port: this backend's API too
-    Lease,
     NodeServerBackend,
     ServerFailed,
     ServerProcess,
-    SharedServers,
     free_port,
     server_executable,
 )
 from socialbench.core.backend import BackendContext, ModelSpec, Request, VideoPart
 from socialbench.core.errors import ConfigError
-from socialbench.core.resources import external_server, server_url_problem
 
 log = logging.getLogger("socialbench.backends")
-
-
-_TRUE = {"1", "ON", "YES", "TRUE"}
-
-
-def _offline() -> bool:
-    try:
-        import huggingface_hub.constants
-
-        if huggingface_hub.constants.HF_HUB_OFFLINE:
-            return True
-    except ImportError:
-        return True
-    return any(os.environ.get(v, "").strip().upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-
-
-def resolve_revision(model_id: str, offline: bool | None = None) -> str | None:
-    """What an unpinned model is, as ``hf`` resolves it (``backends.revision``)."""
-    return _resolve(model_id, _offline() if offline is None else offline)
 
 
 class VllmServer(ServerProcess):
@@ -77,17 +53,8 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
         options = dict(spec.options or {})
         if not spec.model_id:
             raise ConfigError(f"models.{spec.name}.model_id is required (a Hugging Face id or a local path)")
-        found = external_server(spec.name, {"options": options}, os.environ)
-        external_url = found[0] if found else None
-        problem = server_url_problem(found[0]) if found else None
-        if found and problem:  # before the key: a URL that is none decides nothing about a key
-            raise ConfigError(f"{found[1]}: {problem}")
-        self.external = bool(external_url)
-        self.server: VllmServer | None = None
-        self.lease: Lease | None = None
-        self.servers = SharedServers()
-        self._revision: str | None = None
-        self._resolved = False
+        self.model_source = str(spec.model_id)
+        external_url = self.external_url(spec.name, options)
         port = None if self.external else int(options.get("port") or free_port())
         base_url = external_url or f"http://127.0.0.1:{port}/v1"
         super().__init__(spec, context, base_url=base_url)
@@ -99,24 +66,6 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
                 Path(options.get("log_path") or f"logs/vllm/{spec.name}.log"),
                 float(options.get("startup_timeout", 1800)),
             )
-
-    def resolved_revision(self) -> str | None:
-        """The revision of the model: the pinned one, else (owned server) what the model id resolves
-        to (see :func:`resolve_revision`), once. None for an unpinned model on a server the user runs."""
-        if self.spec.revision or self.external:
-            return self.spec.revision
-        if not self._resolved:
-            self._revision = resolve_revision(str(self.spec.model_id))
-            self._resolved = True
-            if self._revision is None:
-                log.warning(
-                    "models.%s: %s has no revision pinned and none could be resolved; pin models.%s.revision"
-                    " to make the run reproducible",
-                    self.spec.name,
-                    self.spec.model_id,
-                    self.spec.name,
-                )
-        return self._revision
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
@@ -150,11 +99,7 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
         ):
             if o.get(key) is not None:
                 cmd += [flag, str(o[key])]
-        cmd += ["--seed", str(self.context.seed)]
-        extra = o.get("extra_args") or []
-        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
-            raise ConfigError(f"{self.where}.extra_args must be a list of strings")
-        return cmd + extra
+        return cmd + ["--seed", str(self.context.seed), *self.extra_args()]
 
     def preflight(self, requests: Sequence[Request], ids: Sequence[str] | None = None):
         """Check the server command line and these requests with the installed vLLM, without starting

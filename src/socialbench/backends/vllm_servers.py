@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from socialbench.backends.revision import hub_offline, resolve_revision
 from socialbench.core.backend import check_requests
 from socialbench.core.errors import ConfigError, DataError, MissingDependency, SocialbenchError
 from socialbench.core.processes import (
@@ -48,6 +49,7 @@ from socialbench.core.processes import (
     process_started,
     signal_refusal,
 )
+from socialbench.core.resources import external_server, server_url_problem
 
 log = logging.getLogger("socialbench.backends")
 
@@ -630,6 +632,48 @@ class NodeServerBackend:
     server: ServerProcess | None
     lease: Lease | None
     servers: SharedServers
+    #: What the owned server serves and what an unpinned revision is resolved from.
+    model_source: str
+
+    def external_url(self, name: str, options: Mapping[str, Any]) -> str | None:
+        """The URL of a server the user runs (``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>``),
+        else None; a URL that is none stops here, before anything else (the key rule depends on it)."""
+        found = external_server(name, {"options": options}, os.environ)
+        problem = server_url_problem(found[0]) if found else None
+        if found and problem:
+            raise ConfigError(f"{found[1]}: {problem}")
+        url = found[0] if found else None
+        self.external = bool(url)
+        self.server = self.lease = None
+        self.servers = SharedServers()
+        self._revision: str | None = None
+        self._resolved = False
+        return url
+
+    def resolved_revision(self) -> str | None:
+        """The pinned revision, else (owned server) what ``model_source`` resolves to
+        (``backends.revision``: a local folder's fingerprint or a hub commit), once; None for an unpinned
+        model on a server the user runs."""
+        if self.spec.revision or self.external:
+            return self.spec.revision
+        if not self._resolved:
+            self._revision = resolve_revision(self.model_source, hub_offline())
+            self._resolved = True
+            if self._revision is None:
+                log.warning(
+                    "models.%s: %s has no revision pinned and none could be resolved; pin models.%s.revision"
+                    " to make the run reproducible",
+                    self.spec.name,
+                    self.model_source,
+                    self.spec.name,
+                )
+        return self._revision
+
+    def extra_args(self) -> list[str]:
+        extra = self.spec.options.get("extra_args") or []
+        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+            raise ConfigError(f"{self.where}.extra_args must be a list of strings")
+        return extra
 
     def before_start(self) -> None:
         """Checks that need the model's files, made once, just before a server would start."""

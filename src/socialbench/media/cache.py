@@ -1,28 +1,14 @@
-"""Content-addressed frame cache with one sidecar manifest per sampled clip.
+"""Content-addressed frame cache with one sidecar manifest per sampled clip (docs/media.md, "Frame
+cache and manifests").
 
-The key is sha256 over: the video's bytes (sha256), the sampling (mode, count or exact fps,
-longest side, image format), the ffmpeg build (sha256 of the executable) and the cache format
-version. Same key, same frames: a rerun or a second model reads them back without starting any
-process; a changed byte or a changed parameter gives a new key and new frames. The file name is
-deliberately not part of the key (the same bytes under another name are the same video).
-
-Layout under the cache root (``data/interim/frames/`` in the pipeline)::
-
-    <key[:2]>/<key>/manifest.json       what was sampled, from what, and how
-    <key[:2]>/<key>/<index:06d>.png     one file per frame, named by its index in the source
-    .locks/, .tmp/                      per-key locks and entries being written (.dvcignore'd)
-    index.json                          the entries the processed instances name (:meth:`FrameCache.write_index`)
-
-The memo of the ffmpeg executable's hash (by path, size and mtime) is machine-specific, so it lives
-in the user's cache (:func:`tool_memo_dir`), not here.
-
-Entries are written to a temporary folder (``.tmp/<key>.<pid>``) and renamed into place, under a
-per-key file lock, so concurrent jobs and killed runs never leave a half-written entry behind; the
-partial folders of killed runs are removed by :meth:`FrameCache.prune`.
-
-The index file is the cache's Snakemake output: a file inside the persistent folder, so Snakemake
-removes only it before the job, and a deleted cache folder (index included) reruns the job. The
-cache's own listing (:meth:`FrameCache.keys`) and verification see entry folders only, never it.
+The key is sha256 over the video's bytes, the sampling, the ffmpeg build and the cache format version
+(not the file name: the same bytes under another name are the same video), so a rerun reads frames back
+without starting any process. Layout: ``<key[:2]>/<key>/manifest.json`` and ``<index:06d>.png`` per
+entry, ``.locks/`` and ``.tmp/``, and ``index.json`` (:meth:`FrameCache.write_index`: the cache's
+Snakemake output, so Snakemake removes only it before the job). Entries are written to ``.tmp`` and
+renamed into place under a per-key lock, so no half-written entry is ever seen;
+:meth:`FrameCache.prune` removes killed runs' leftovers. The ffmpeg hash memo is machine-specific, so
+it lives in the user's cache (:func:`tool_memo_dir`).
 """
 
 from __future__ import annotations

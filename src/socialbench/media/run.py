@@ -1,12 +1,6 @@
 """Running ffmpeg and ffprobe: the executables, one command line run with its failure turned into a
 :class:`~socialbench.media.errors.MediaError`, and the tool's identity for cache keys and manifests.
-
-The command lines themselves are built (through ffmpeg-python) by :mod:`~socialbench.media.probe`,
-:mod:`~socialbench.media.frames`, :mod:`~socialbench.media.encode` and
-:mod:`~socialbench.media.clips` (and the test generators in tests/helpers/media_synth.py) with
-the public names here: :data:`BITEXACT`, :data:`GLOBAL_ARGS`, :func:`ffmpeg_path`,
-:func:`ffprobe_path`, :func:`run_ffmpeg`, :func:`ffmpeg_failure`, :func:`describe_exit`, :func:`last_lines` and
-:func:`clean_log_line`.
+The command lines are built in probe, frames, encode and clips.
 """
 
 from __future__ import annotations

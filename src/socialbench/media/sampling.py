@@ -1,17 +1,10 @@
 """Which frames to take: pure functions over frame counts and exact timestamps (no I/O).
 
-Timestamps are :class:`fractions.Fraction` seconds (``pts * time_base``), so every comparison is
-exact; they become rounded floats only when written to a manifest.
-
-Conventions (documented in docs/media.md):
-
-* uniform N: the middle frame of each of N equal segments of the video,
-  ``index_k = floor((2k + 1) * F / (2N))`` for ``k = 0..N-1`` with ``F`` frames. The first and last
-  frames (often black or a fade) are not forced in, and the N indices are distinct whenever
-  ``N <= F``. With ``N > F`` every frame is taken once (no duplicates are invented).
-* fixed fps: target times ``t_k = k / fps`` (k = 0, 1, ...) while ``t_k`` is before the end of the
-  video; each target takes the frame on screen at ``t_k`` (the last frame whose timestamp is
-  ``<= t_k``). Variable frame rate is handled because real timestamps are used, not ``k / fps``.
+Timestamps are :class:`fractions.Fraction` seconds (``pts * time_base``), so comparisons are exact.
+Conventions (docs/media.md): uniform N takes the middle frame of each of N equal segments,
+``index_k = floor((2k + 1) * F / (2N))`` (distinct when ``N <= F``; with ``N > F`` every frame once);
+fixed fps takes, at each ``t_k = k / fps`` before the end, the frame on screen then (real timestamps,
+so variable frame rate is handled).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""Reading result files back for the stages after scoring (tables, track): score files checked one
-by one by their benchmark and together here. Generic over benchmarks: a score file is
-``results/scores/<benchmark>/<model>/<method>.json`` holding ``{group: {metric: value, ..., "n": N}}``.
+"""Reading result files back for the stages after scoring (tables, track), generic over benchmarks.
 
-And a run's outcomes file (``results/outcomes/<benchmark>/<model>/<run>.jsonl``, written by ``socialbench
-score`` beside the run's score file: one JSON object per instance, in the instances' order, with its
-``id``, its ``group`` and what the benchmark's run summary reads). The tables never score again: cheap
-checks tie the outcomes to what the tables read beside them, each a DataError naming the outcomes file,
-record and field: the ids, in order, are the instances' (outcomes of other instances or another subset),
-and each group holds as many outcomes as the run's score file counts in it (another scoring's outcomes)."""
+A score file is ``results/scores/<benchmark>/<model>/<method>.json`` (``{group: {metric: value, "n": N}}``);
+an outcomes file (``results/outcomes/...<run>.jsonl``) holds one object per instance, in order. The
+tables never score again: cheap checks tie the outcomes to the instances and the score file (ids in
+order, counts per group), each a DataError naming file, record and field.
+"""
 
 from __future__ import annotations
 

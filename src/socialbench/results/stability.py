@@ -2,19 +2,12 @@
 docs/decisions/answer-stability.md): pure functions over each instance's correctness and answers
 under K option orders, no I/O.
 
-Input of a cell (one model x run): ``correct``, a boolean array ``(K, N, C)`` (order k, instance i,
-correctness column c, in the benchmark's column order), ``answers``, K lists of N resolved answers
-(hashable; None: no usable answer, itself an answer "none"), and ``distinct``, each instance's number of
-distinct orders (a 2-option item has 2). An instance with fewer distinct orders than K uses its distinct
-ones: under an order it repeats (k >= its count) it counts with the order it repeats (k mod its count).
-
-Statistics, in percent of the N instances: accuracy of a column under each order and its mean, min and
-max over the K orders; circular accuracy of each column (correct under every distinct order of the
-instance, VLMEvalKit's CircularEval); agreement (the resolved answer is the same under every distinct
-order); the gap between order 0's accuracy and the circular one. Points are exact percentages rounded
-half-up (``numbers``); 95% intervals are instance-level percentile bootstraps (``stats.resample_counts``,
-B resamples of the instances, every statistic recomputed on the same resamples, seeded per cell with
-``stats.cell_seed``), as the paper tables' intervals.
+A cell's input: ``correct`` ``(K, N, C)`` booleans, ``answers`` (K lists of N resolved answers; None is
+itself an answer), and ``distinct``, each instance's number of distinct orders (under an order k it
+repeats, it counts as order k mod its count). Statistics, in percent of N: per-order accuracy and its
+mean/min/max, circular accuracy (VLMEvalKit's CircularEval), agreement, and the order-0 minus circular
+gap; points exact and rounded half-up, 95% intervals by the instance bootstrap the paper tables use
+(``stats.resample_counts``, seeded per cell with ``stats.cell_seed``).
 """
 
 from __future__ import annotations

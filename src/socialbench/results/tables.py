@@ -1,22 +1,11 @@
-"""One table model, rendered to Markdown, CSV and LaTeX: every benchmark's tables and the dataset
-statistics are built as :class:`Table` values and written by :func:`to_markdown`, :func:`to_csv` and
-:func:`to_latex`, so there is one escaper per format and one layout of each file.
+"""One table model, rendered to Markdown, CSV and LaTeX (:func:`to_markdown`, :func:`to_csv`,
+:func:`to_latex`): every benchmark's tables and the dataset statistics are :class:`Table` values, so
+there is one escaper per format and one layout of each file.
 
-A table has a title, blocks (a block is one grid of rows under its column heads, with an optional
-heading: a section of the table) and notes. Cells are plain values, escaped per format,
-:class:`Text` with a format's own rendering where it differs (a LaTeX symbol, an escaped Markdown
-star, a number the CSV writes bare), or :class:`Num`, a number with what is printed beside it (its
-change, a test's mark, its interval, the N it stands on), written the table's way (:class:`NumStyle`:
-each benchmark prints as its paper does). Two layouts: ``compact`` (notes right under the grid, LaTeX
-``\\smallskip``) and ``sections`` (each note a paragraph of its own, "Note: " in Markdown). A table
-whose CSV is a long format (one line per number cell) keys its blocks, rows and value columns
-(:func:`keyed_cells`) and gives the lines as ``Table.csv``, its numbers as :class:`Num` the model writes
-(:meth:`NumStyle.csv`).
-
-Tables stay objects until they are written: a benchmark's tables stage gives ``{file name: Table}``
-(several names, one per format, may share a table), notes are added to the objects (:func:`with_note`),
-several tables make one Markdown file as a :class:`Document`, and :func:`render_file` writes each by its
-file name's format. Pure functions: values in, text out.
+A table has blocks (grids with an optional heading) and notes; a cell is a plain value, a :class:`Text`
+with a format's own rendering, or a :class:`Num` written the table's way (:class:`NumStyle`: each
+benchmark prints as its paper does). Tables stay objects until :func:`render_file` writes them by file
+name, so notes can be added (:func:`with_note`). Pure functions: values in, text out.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The trace viewer's media: downscaled JPEG thumbnails stored once per benchmark, named by the
-sha256 of their bytes (``<viewer>/<benchmark>/media/<sha256>.jpg``), and referenced by relative links
-from every run's rows (the I/O edge of the viewer; docs/architecture.md, "Trace viewer").
-
-A source image is read and scaled once per size in a process, however many runs show it; a thumbnail
-already in the folder is not written again. The same image gives the same bytes (fixed encoder
-settings, no EXIF, no ICC).
+"""The trace viewer's media: JPEG thumbnails stored once per benchmark as ``media/<sha256>.jpg``,
+linked relatively from every run's rows. A source is scaled once per size per process; fixed encoder
+settings, no EXIF or ICC, so the same image gives the same bytes.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""A run's viewer page and its shards (pure): the page holds the header, the filters, the style, the
-script and the run's index (per instance: id, group, correctness, error, wrong fields, trace tags and
-its shard), so the filters cover every instance at once; the rows' HTML is in shard files beside it
-(``<run>.shards/NNN.js``), loaded by ``<script>`` elements as the reader scrolls, filters or searches.
+"""A run's viewer page and its shards (pure): the page holds the header, filters, script and every
+instance's index entry, so filters cover all at once; the rows' HTML is in ``<run>.shards/NNN.js``.
 
-Why script files, not ``fetch()``: a page opened from disk (``file://``) may not fetch its neighbours,
-but it may run their scripts. Each shard calls ``socialbenchShard(k, data)`` with its rows' HTML, a
-JSON list gzipped and base64-encoded (deterministic: gzip without a time stamp), which the page
-unpacks with the browser's ``DecompressionStream``: row HTML compresses about tenfold, which keeps a
-benchmark's viewer smaller than its traces. docs/architecture.md, "Trace viewer", has the rest.
+Why script files, not ``fetch()``: a page opened from disk may not fetch its neighbours, but it may
+run their scripts. Each shard's rows are gzipped JSON in base64 (no time stamp: deterministic),
+unpacked by ``DecompressionStream``; row HTML compresses about tenfold.
 """
 
 from __future__ import annotations
