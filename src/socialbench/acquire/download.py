@@ -39,17 +39,6 @@ from socialbench.core.io import parse_json_object, read_file_bytes, write_text_a
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "ChecksumMismatch",
-    "DownloadError",
-    "TrustStore",
-    "verification",
-    "recorded_verification",
-    "copy_local",
-    "download",
-    "is_local",
-    "local_path",
-]
 
 DEFAULT_RETRIES = 5
 DEFAULT_TIMEOUT = 60.0

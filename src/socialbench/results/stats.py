@@ -22,26 +22,6 @@ import numpy as np
 
 from socialbench.results.numbers import half_up
 
-__all__ = [
-    "CellCI",
-    "Holm",
-    "Interval",
-    "McNemar",
-    "MetricSet",
-    "PairedTest",
-    "bootstrap_ci",
-    "bootstrap_cells",
-    "cell_seed",
-    "holm",
-    "mcnemar_exact",
-    "metric_counts",
-    "paired_bootstrap_test",
-    "per_instance",
-    "percentile_interval",
-    "resample_counts",
-    "resample_metrics",
-]
-
 INVALID = "invalid"
 INVALID_RATE = "invalid_rate"
 DEFAULT_RESAMPLES = 2000
@@ -52,14 +32,10 @@ Seed = int | np.random.SeedSequence | None
 
 @dataclass(frozen=True)
 class MetricSet:
-    """A benchmark's metrics over per-instance correctness.
-
-    ``columns``: the correctness columns a cell gives per instance, in matrix order. ``derived``:
-    more indicators, each the conjunction (all true) of the columns it names. ``metrics``: metric ->
-    (numerator indicator, denominator indicator or ``None`` for N), in output order; a metric with a
-    denominator is a ratio, undefined when its denominator's count is 0. ``invalid_rate`` (the optional
-    ``invalid`` column over N) comes last when the cell has that column.
-    """
+    """A benchmark's metrics over per-instance correctness: ``columns`` in matrix order; ``derived``
+    indicators, each the conjunction of the columns it names; ``metrics``: metric -> (numerator,
+    denominator or ``None`` for N), in output order, a ratio undefined when its denominator's count is 0.
+    ``invalid_rate`` (the optional ``invalid`` column over N) comes last when a cell has that column."""
 
     columns: tuple[str, ...]
     metrics: Mapping[str, tuple[str, str | None]]
@@ -104,11 +80,8 @@ class Interval(NamedTuple):
 
 @dataclass(frozen=True)
 class CellCI(Mapping[str, Interval]):
-    """``bootstrap_ci``'s result: a read-only mapping metric -> ``Interval(point, low, high)``.
-
-    ``undefined[metric]`` counts the resamples in which the metric was undefined (denominator 0;
-    always 0 for the non-ratio metrics); its interval uses the other resamples only.
-    """
+    """``bootstrap_ci``'s result, metric -> ``Interval``; ``undefined[metric]`` counts the resamples left
+    out of its interval (a ratio's denominator 0)."""
 
     intervals: dict[str, Interval]
     undefined: dict[str, int]
@@ -247,9 +220,8 @@ def _check_common(n_resamples: int, level: float) -> None:
 
 
 def resample_counts(n: int, n_resamples: int, seed: Seed) -> np.ndarray:
-    """(n_resamples, n) float matrix: how often each instance is drawn in each resample (n draws
-    with replacement, ``default_rng(seed).integers``): the resamples every function here uses, for
-    statistics a MetricSet cannot express (a Macro-F1), drawn the same way."""
+    """(n_resamples, n) float matrix: how often each instance is drawn in each resample; the draws every
+    function here uses, for statistics a MetricSet cannot express (a Macro-F1)."""
     return _resample_counts(np.random.default_rng(seed), n, n_resamples)
 
 
@@ -346,12 +318,10 @@ def bootstrap_cells(
 def resample_metrics(
     systems: Sequence[Correctness], *, defs: MetricSet, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
 ) -> dict[str, np.ndarray]:
-    """Every metric of several systems recomputed on the same resamples of their common instances:
-    ``{metric: (len(systems), n_resamples) array}`` in percent (unrounded), NaN where a ratio's
-    denominator is 0. For statistics of several cells at once (a mean of metrics, a macro average
-    over models, a difference): compute it on these arrays, row by row of the same resample, and take
-    ``percentile_interval``. The resamples are drawn as ``bootstrap_ci`` draws them, so with one
-    system and the same seed the values are exactly those ``bootstrap_ci`` takes percentiles of."""
+    """Every metric of several systems on the same resamples of their common instances, ``{metric:
+    (len(systems), n_resamples)}`` in percent, NaN where a ratio is undefined: compute a statistic of
+    several cells (a macro average, a difference) row by row and take ``percentile_interval``. With one
+    system and the same seed these are exactly the values ``bootstrap_ci`` takes percentiles of."""
     _check_common(n_resamples, 0.5)
     if not systems:
         raise ValueError("no systems (resample_metrics needs at least one)")
@@ -378,9 +348,8 @@ def resample_metrics(
 def percentile_interval(
     values: Any, level: float = 0.95, decimals: int | None = 2
 ) -> tuple[float | None, float | None, int]:
-    """(low, high, undefined): the percentile interval of one statistic's resampled values (numpy's
-    linear interpolation, as ``bootstrap_ci``), NaN values (undefined resamples) left out and
-    counted; bounds ``None`` when every value is NaN."""
+    """(low, high, undefined) of one statistic's resampled values, as ``bootstrap_ci`` takes them; NaN
+    values are left out and counted (bounds ``None`` when all are NaN)."""
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 1 or v.size == 0:
         raise ValueError(f"values must be a non-empty 1-D array, got shape {v.shape}")
@@ -431,21 +400,13 @@ def paired_bootstrap_test(
     level: float = 0.95,
     decimals: int | None = 2,
 ) -> PairedTest:
-    """Paired bootstrap test of delta = metric(a) - metric(b) (percentage points), two systems'
-    correctness on the same instances in the same order.
+    """Paired bootstrap test of delta = metric(a) - metric(b) in points, on the same instances in order.
 
-    Each resample draws N_s instance indices with replacement and applies them to both systems
-    (joint resampling keeps the pairing); delta*_b is recomputed on it, ratio metrics as ratio of
-    sums (undefined when either denominator is 0: such resamples are counted in ``undefined`` and
-    left out). Two-sided p-value by the shift method (the resampled deltas centred on the observed
-    one approximate delta's null distribution):
-
-        p = (1 + #{b : |delta*_b - delta| >= |delta|}) / (1 + B'),   B' = defined resamples,
-
-    with the comparison done in exact integer arithmetic (ties count), so p = 1 when delta = 0.
-    ``low``/``high``: percentile interval of delta*. Everything is ``None`` when delta itself is
-    undefined.
-    """
+    Instances are resampled jointly (keeping the pairing); a resample where either ratio is undefined is
+    counted in ``undefined`` and left out. Two-sided p-value by the shift method,
+    ``p = (1 + #{b : |delta*_b - delta| >= |delta|}) / (1 + B')`` over the B' defined resamples, compared
+    in exact integers (ties count, so p = 1 when delta = 0); ``low``/``high`` the percentile interval of
+    delta*. All ``None`` when delta itself is undefined."""
     _check_common(n_resamples, level)
     definition = defs.definition(metric)
     ma, inv_a = _as_matrix(a, defs)
@@ -499,12 +460,9 @@ def paired_bootstrap_test(
 
 
 def holm(pvalues: Any, alpha: float = 0.05) -> Holm:
-    """Holm-Bonferroni step-down over one family of m p-values (any order).
-
-    Sorted ascending p_(1) <= ... <= p_(m): adjusted p_(i) = min(1, max_{j<=i} (m - j + 1) p_(j));
-    hypotheses (1)..(r) are rejected where r + 1 is the first i with p_(i) > alpha / (m - i + 1).
-    Results are in input order and equal statsmodels' ``multipletests(p, alpha, method="holm")``.
-    """
+    """Holm-Bonferroni step-down over one family of p-values: adjusted p_(i) = min(1, max_{j<=i} (m - j +
+    1) p_(j)), rejecting up to the first p_(i) > alpha / (m - i + 1); in input order, as statsmodels'
+    ``multipletests(p, alpha, method="holm")``."""
     p = np.asarray(pvalues, dtype=np.float64)
     if p.ndim != 1:
         raise ValueError(f"pvalues must be 1-D, got shape {p.shape}")
