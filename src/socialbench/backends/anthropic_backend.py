@@ -106,12 +106,6 @@ class AnthropicBackend(APIBackend):
     def constraint(self, request: Request) -> str:
         return self.answer_schema(request)[1]
 
-    def temperature_sent(self) -> bool:
-        return self.send_temperature
-
-    def _secrets(self) -> list[str]:
-        return [self._api_key] if self._api_key else []
-
     def _make_client(self) -> anthropic.AsyncAnthropic:
         # Always an explicit key and base URL: the SDK would otherwise read ANTHROPIC_API_KEY /
         # ANTHROPIC_AUTH_TOKEN and ANTHROPIC_BASE_URL itself (a key could go to a host set elsewhere).

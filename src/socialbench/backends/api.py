@@ -162,6 +162,9 @@ class APIBackend(Backend):
     default_key_env: ClassVar[str | None] = None
     #: Where the run is sent (for messages and the key rule); subclasses set it.
     base_url: str | None = None
+    #: The key subclasses read (:func:`api_key_from_env`), and whether a temperature is sent.
+    _api_key: str | None = None
+    send_temperature: bool = True
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
@@ -201,7 +204,10 @@ class APIBackend(Backend):
 
     def _secrets(self) -> list[str]:
         """Values that must never appear in an error message (the API key)."""
-        return []
+        return [self._api_key] if self._api_key else []
+
+    def temperature_sent(self) -> bool:
+        return self.send_temperature
 
     def _hide_sdk_env(self) -> bool:
         """Whether the SDK's environment variables are hidden while its client is built: unless the

@@ -108,12 +108,6 @@ class OpenAICompatBackend(APIBackend):
     def constraint(self, request: Request) -> str:
         return self.response_format(request)[1]
 
-    def temperature_sent(self) -> bool:
-        return self.send_temperature
-
-    def _secrets(self) -> list[str]:
-        return [self._api_key] if self._api_key else []
-
     def _make_client(self) -> openai.AsyncOpenAI:
         with sdk_env_hidden(self._hide_sdk_env()):  # no OPENAI_* credential or header for another server
             return openai.AsyncOpenAI(
