@@ -194,11 +194,9 @@ class FrameCache:
         )
 
     def prune(self, keep: set[str]) -> int:
-        """Remove every entry (and its lock file) whose key is not in ``keep``; return how many.
-        The pipeline prunes to the entries its processed instances name, so the versioned frame
-        folder holds exactly those frames, whatever earlier runs left behind. Only entry folders
-        are candidates: files at the root, such as the index, are left alone. The partial folders
-        of killed extractions under ``.tmp/`` go too (:meth:`remove_stale_tmp`)."""
+        """Remove every entry (and its lock) whose key is not in ``keep``, so the versioned frame folder holds
+        exactly the frames the processed instances name; return how many. Root files (the index) stay;
+        killed extractions under ``.tmp/`` go too (:meth:`remove_stale_tmp`)."""
         removed = 0
         for key in self.keys():
             if key not in keep:
@@ -212,13 +210,9 @@ class FrameCache:
         return removed
 
     def remove_stale_tmp(self) -> list[str]:
-        """Remove what killed runs left in ``.tmp/``; return the names removed, sorted.
-
-        Everything there is named ``<name>.<pid>`` after the process writing it (entries being
-        extracted: ``<key>.<pid>/``; the index being written: ``index.json.<pid>``). A leftover is
-        removed only when that process is gone from this machine and, for an entry, the key's lock
-        can be taken at once (no extraction of that key is running anywhere that shares the lock).
-        Names without a pid are left alone, and so is everything of a live process."""
+        """Remove what killed runs left in ``.tmp/`` (named ``<name>.<pid>``); return the names removed, sorted.
+        A leftover goes only when its process is gone from this machine and, for an entry, the key's lock can
+        be taken at once; names without a pid, and a live process's files, stay."""
         tmp_dir = self.root / TMP
         if not tmp_dir.is_dir():
             return []

@@ -109,12 +109,8 @@ def ffmpeg_version() -> str:
 
 
 def tool_identity(memo_dir: str | Path | None = None) -> str:
-    """sha256 of the ffmpeg executable: the exact build, for cache keys.
-
-    Hashing ~80 MB takes a fraction of a second, so the result is memoised in
-    ``memo_dir/tool-ids.json`` by the binary's real path, size and modification time; a cache hit
-    then starts no process and reads no binary.
-    """
+    """sha256 of the ffmpeg executable (the exact build, for cache keys), memoised in
+    ``memo_dir/tool-ids.json`` by real path, size and mtime, so a hit reads no binary."""
     binary = Path(ffmpeg_path()).resolve()
     st = binary.stat()
     stamp = f"{binary}|{st.st_size}|{st.st_mtime_ns}"

@@ -110,12 +110,8 @@ def uniform_indices(n_frames: int, count: int) -> list[int]:
 
 
 def fps_indices(timestamps: Sequence[Fraction], end: Fraction, fps: Fraction) -> list[int]:
-    """Frames on screen at ``t_k = k / fps`` for every ``t_k < end``.
-
-    ``timestamps`` are ascending presentation times relative to the video start (first >= 0);
-    ``end`` is when the last frame stops being shown. A target before the first frame takes the
-    first frame. Indices are ascending and distinct (a frame shown at two targets is taken once).
-    """
+    """Frames on screen at ``t_k = k / fps`` for every ``t_k < end``, from ascending ``timestamps`` relative
+    to the video start; a target before the first frame takes it. Ascending and distinct."""
     if not timestamps:
         raise ValueError("a video needs at least one frame")
     if any(b < a for a, b in zip(timestamps, timestamps[1:])):
@@ -194,15 +190,11 @@ class Segment:
 def plan_segments(
     targets: Sequence[int], keyframes: Sequence[int], max_segments: int = 24, seek_cost: int = 0
 ) -> list[Segment]:
-    """Split the decoding of ``targets`` (ascending frame indices) into segments that each start
-    at a keyframe, so stretches holding no target are skipped instead of decoded.
-
-    A target starts a new segment when its keyframe lies more than ``seek_cost`` frames after the
-    last target of the current segment (a segment is one more input for ffmpeg to open, which costs
-    about as much as decoding ``seek_cost`` frames; 0: whenever seeking skips any frame); otherwise
-    decoding simply goes on. Frames before the first keyframe can only be reached from frame 0. With more
-    than ``max_segments`` segments, the two closest neighbours are merged until it fits.
-    """
+    """Split the decoding of ``targets`` (ascending frame indices) into segments starting at keyframes, so
+    stretches holding no target are skipped. A target starts a new segment when its keyframe lies more
+    than ``seek_cost`` frames (the cost of opening one more input; 0: whenever seeking skips any) after
+    the segment's last target. Frames before the first keyframe are reached from frame 0. Over
+    ``max_segments``, the two closest neighbours are merged until it fits."""
     if not targets:
         raise ValueError("no target frames")
     if max_segments < 1:
