@@ -37,9 +37,6 @@ class ImageChanged(SocialbenchError):
     was built from."""
 
 
-MediaChanged = ImageChanged
-
-
 @dataclass(frozen=True)
 class EncodedImage:
     media_type: str

@@ -159,23 +159,20 @@ class FrameCache:
         parts = self.key_parts(sha256_file(video), sampling)
         key = sha256_json(parts)
         folder = self._folder(key)
-        found = self._load(folder)
-        if found is not None:
-            self.hits += 1
-            self.used.add(key)
-            return found
-        lock = self._lock_path(key)
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(lock)):
-            found = self._load(folder)  # another process may have finished it meanwhile
-            if found is not None:
-                self.hits += 1
-                self.used.add(key)
-                return found
-            manifest = self._extract(video, sampling, key, parts, folder)
-            self.misses += 1  # counts extractions that succeeded
-            self.used.add(key)
-            return manifest
+        manifest = self._load(folder)
+        if manifest is None:
+            lock = self._lock_path(key)
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(lock)):
+                manifest = self._load(folder)  # another process may have finished it meanwhile
+                if manifest is None:
+                    manifest = self._extract(video, sampling, key, parts, folder)
+                    self.misses += 1  # counts extractions that succeeded
+                    self.used.add(key)
+                    return manifest
+        self.hits += 1
+        self.used.add(key)
+        return manifest
 
     def _lock_path(self, key: str) -> Path:
         return self.root / LOCKS / f"{key}.lock"

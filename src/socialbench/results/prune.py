@@ -116,12 +116,9 @@ def prune_outputs(
 
 
 def prune_lock(repo_root: Path) -> list[str]:
-    """Drop the dvc.lock entries of stages dvc.yaml no longer defines; the file is rewritten with DVC's
-    own YAML writer (nothing else changes). Returns the dropped stage names.
-
-    A ``repo_root`` that is no DVC repository (absent, a file, no ``.dvc`` folder, not in git), or
-    whose dvc.lock or dvc.yaml DVC cannot read, is a one-line DataError naming the path: nothing is
-    changed."""
+    """Drop the dvc.lock entries of stages dvc.yaml no longer defines, rewritten with DVC's own YAML writer;
+    returns the dropped stage names. A ``repo_root`` that is no DVC repository, or whose dvc.lock or
+    dvc.yaml DVC cannot read, is a one-line DataError naming the path, and nothing changes."""
     if not repo_root.is_dir():
         raise DataError(str(repo_root), "not a folder" if repo_root.exists() else "no such folder (--repo)")
     if not (repo_root / ".dvc").is_dir():

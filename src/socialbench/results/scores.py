@@ -53,11 +53,10 @@ def collect_scores(
     params_source: str,
     group_size: Callable[[dict[str, Any]], int] | None = None,
 ) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model
-    must be one of ``categories`` (the models in params), each (model, method) must come once (a second
-    file would replace the first row), and every file must cover the same groups with the same sizes
-    (``group_size``, the benchmark's, default each group's ``n``: the tables compare models on the same
-    instances; a model missing from a group would silently lose its row)."""
+    """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model must
+    be in ``categories``, each pair come once (a second file would replace the first row), and every file
+    cover the same groups with the same sizes (``group_size``; a model missing from a group would
+    silently lose its row)."""
     size = group_size or (lambda m: m["n"])
     out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     first_source: dict[tuple[str, str], str] = {}

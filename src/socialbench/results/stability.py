@@ -81,11 +81,9 @@ def agreement(answers: Sequence[Sequence[Hashable]], distinct: np.ndarray) -> np
 
 
 def answer_codes(answers: Iterable[Any]) -> np.ndarray:
-    """(N,) 16-byte codes of resolved answers (a BLAKE2b digest of each one's canonical JSON): what the
-    tables keep of a run's answers to compare them across orders (``agreement`` takes them as answers)
-    without keeping the answers, so their memory does not grow with an answer's size. Equal answers
-    (lists and tuples alike, dicts in any key order) give equal codes; two different ones the same code
-    with probability 2^-128."""
+    """(N,) 16-byte BLAKE2b codes of resolved answers' canonical JSON, so the tables compare answers across
+    orders without keeping them (memory does not grow with an answer's size). Equal answers (lists and
+    tuples alike, dicts in any key order) give equal codes; different ones collide with probability 2^-128."""
     return np.array(
         [
             hashlib.blake2b(
@@ -240,12 +238,10 @@ def stability_table(
     notes: Sequence[str] = (),
     empty: str = "(no runs)",
 ) -> Table:
-    """The stability table: one block per group (``groups``: (key, heading)), one row per (model, run)
-    of ``cells`` (keyed (model, run, group); rows in that order) with N, ``main``'s accuracy under order
-    0, its mean, min and max over the orders, the circular accuracy of each of ``columns`` ((column,
-    heading)), the agreement and the gap (order 0 - circular of ``main``), each with its 95% interval.
-    Its CSV is the long format (``csv_lines``): ``group_columns`` (what ``group_key`` gives for a
-    group columns, each benchmark's own), then ``CSV_COLUMNS``."""
+    """The stability table: one block per group (``groups``: (key, heading)), one row per (model, run) of
+    ``cells`` with N, ``main``'s order-0 accuracy, its mean, min and max over the orders, each of
+    ``columns``' circular accuracy, the agreement and the gap, each with its 95% interval. Its CSV is the
+    long format: ``group_columns``, then ``CSV_COLUMNS``."""
     heads = [
         "Model",
         "Run",

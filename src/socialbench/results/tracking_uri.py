@@ -97,9 +97,8 @@ def check_store_reachable(uri: str, timeout_s: float) -> None:
 
 def tracking_store_uri(params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
     """The tracking store a command opens (:func:`resolve_tracking_uri`), its waits bounded by params
-    ``waits`` (docs/security.md, "Waits"): MLflow's HTTP client gets ``mlflow_http_timeout_s`` per request
-    and ``mlflow_http_retries`` retries, a PostgreSQL store libpq's ``connect_timeout``, and a network
-    store must accept a connection within ``connect_s`` before any client is made."""
+    ``waits`` (docs/security.md, "Waits"): MLflow's HTTP timeout and retries, libpq's ``connect_timeout``,
+    and a network store's TCP connect within ``connect_s`` before any client is made."""
     uri = resolve_tracking_uri(params["mlflow"], environ)
     waits = params.get("waits") or {}
     connect_s = float(waits.get("connect_s", 5))

@@ -28,10 +28,9 @@ INDEX_FORMAT = 1
 
 
 def pack_limit(total: int, pack_bytes: int = PACK_BYTES, max_packs: int = MAX_PACKS) -> int:
-    """The bytes a pack may hold: ``pack_bytes``, or more when the media would need more than
-    ``max_packs`` packs (pure). Two consecutive packs hold more than the limit together (the second's
-    first medium did not fit in the first), so greedy filling makes fewer than ``2 * total / limit + 1``
-    packs: a limit of ``2 * total / (max_packs - 1)`` keeps them at most ``max_packs``."""
+    """The bytes a pack may hold: ``pack_bytes``, or more when the media would need over ``max_packs``
+    packs. Greedy filling makes fewer than ``2 * total / limit + 1`` packs (two consecutive ones hold
+    more than the limit together), so ``2 * total / (max_packs - 1)`` keeps them at most ``max_packs``."""
     if pack_bytes < 1 or max_packs < 2:
         raise ValueError(f"pack_bytes must be at least 1 and max_packs at least 2, got {pack_bytes}, {max_packs}")
     return max(pack_bytes, math.ceil(2 * total / (max_packs - 1)))
