@@ -53,11 +53,8 @@ class ArchiveTooLarge(UnsafeArchive):
 @dataclass(frozen=True)
 class ArchiveLimits:
     """Bounds on what one archive may extract to (params ``acquire.archive``; these are the defaults).
-
-    ``max_ratio`` is extracted bytes over the archive's own size; it applies only beyond
-    ``ratio_floor`` extracted bytes, so a small archive of text (which compresses well) passes.
-    Real sources stay far below: an archive of annotation XML is about 20:1, of media about 1:1;
-    a zip of zeros is about 1000:1."""
+    ``max_ratio`` (extracted bytes over the archive's size) applies beyond ``ratio_floor`` bytes, so a
+    small text archive passes; real sources are about 20:1 (XML) or 1:1 (media), a zip of zeros 1000:1."""
 
     max_bytes: int = 200 * 1024**3
     max_ratio: float = 200.0
@@ -285,12 +282,9 @@ def extract(
     limits: ArchiveLimits | None = None,
 ) -> Path:
     """Extract ``archive`` (zip, tar, tar.gz, tar.bz2, tar.xz) into the folder ``dest`` and return it.
-
-    ``dest`` must not exist unless ``replace=True`` (then the old folder is swapped out only after the
-    new one is complete). Raises :class:`UnsafeArchive` for an unsafe member or an archive beyond
-    ``limits`` (default :class:`ArchiveLimits`; nothing left at ``dest``) and
-    :class:`~socialbench.core.errors.DataError` for an unreadable archive or a failed extraction (``dest``
-    left as it was)."""
+    ``dest`` must not exist unless ``replace=True`` (the old folder is swapped out once the new one is
+    complete). :class:`UnsafeArchive` for an unsafe member or an archive beyond ``limits`` (nothing left
+    at ``dest``); DataError for an unreadable archive or a failed extraction (``dest`` as it was)."""
     archive = Path(archive)
     dest = Path(dest)
     limits = limits or ArchiveLimits()

@@ -95,10 +95,8 @@ class TrustStore:
 
     @staticmethod
     def key(source: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> str:
-        """A file's key: a mirror file by where it resolves (symlinks and ``..`` followed, relative to
-        ``base``, the lock file's folder, when given), so that every spelling of one file
-        (``../shared/x.zip``, ``/work/shared/x.zip``, ``file://...``) is one entry; a URL without
-        credentials (a query string, which may hold a token, only as a hash)."""
+        """A file's key: a mirror file by where it resolves (relative to ``base``, the lock's folder), so every
+        spelling of one file is one entry; a URL without credentials, its query (a token, perhaps) only hashed."""
         if is_local(source):
             return _file_key(local_path(source), base)
         clean, _ = _split_credentials(str(source))
@@ -166,10 +164,9 @@ def verification(source: str | os.PathLike[str], sha256: str | None, trust: Trus
 
 
 def recorded_verification(how: str) -> str:
-    """A file's check as a versioned output (a manifest, a source record) states it: ``first use``
-    reads ``recorded``, since by the end of the run its hash is in the trust store either way. Which
-    of the two it was is history, not content: it is logged (:meth:`TrustStore.record`), so the same
-    inputs give the same bytes on the first run and every later one."""
+    """A file's check as a versioned output states it: ``first use`` reads ``recorded`` (its hash is in the
+    trust store by the end of the run either way; which it was is logged), so the first run and every
+    later one give the same bytes."""
     return "recorded" if how == "first use" else how
 
 
@@ -531,18 +528,12 @@ def download(
     backoff: float = DEFAULT_BACKOFF,
     trust: TrustStore | None = None,
 ) -> Path:
-    """Fetch ``url`` to ``dest`` (see the module docstring) and return ``dest``.
-
-    ``sha256``: the expected hex digest (``sha256:`` prefix allowed), or None: then the hash ``trust``
-    recorded on the file's first use is checked (and recorded now, on a first use); without ``trust``
-    the file is not verified.
-    ``retries``: transient failures in a row tolerated before giving up (progress resets the count).
-    ``timeout``: seconds for connecting and for each read. ``backoff``: first delay in seconds,
-    doubled per failure in a row, capped at 60 s (a server's Retry-After is honoured up to the cap).
-
-    Raises :class:`ChecksumMismatch` (a DataError) on a wrong checksum, :class:`DownloadError` (a
-    SocialbenchError) when the file cannot be fetched, DataError for a missing local mirror file.
-    """
+    """Fetch ``url`` to ``dest`` (module docstring) and return ``dest``. ``sha256``: the expected digest
+    (``sha256:`` prefix allowed), else the hash ``trust`` recorded on first use (without ``trust``:
+    unverified). ``retries``: failures in a row tolerated (progress resets the count); ``timeout``: seconds
+    per connect and read; ``backoff``: first delay, doubled per failure, capped at 60 s (Retry-After
+    honoured up to it). Raises :class:`ChecksumMismatch`, :class:`DownloadError`, or DataError for a
+    missing mirror file."""
     dest = Path(dest)
     sha256 = _normalise_sha256(sha256)
     if retries < 0 or timeout <= 0 or chunk_size <= 0 or backoff < 0:

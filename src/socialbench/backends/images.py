@@ -84,11 +84,8 @@ class ImageLimits:
 
     def side(self, n_images: int) -> int | None:
         """The largest side an image may have in a request of ``n_images`` images (None: any)."""
-        sides = [self.max_side]
-        if self.many_images is not None and n_images > self.many_images:
-            sides.append(self.many_max_side)
-        sides = [s for s in sides if s is not None]
-        return min(sides) if sides else None
+        many = self.many_images is not None and n_images > self.many_images
+        return _smallest(self.max_side, self.many_max_side if many else None)
 
     def as_dict(self) -> dict[str, int]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
