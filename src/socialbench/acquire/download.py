@@ -186,10 +186,6 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-# --------------------------------------------------------------------------------------------------
-# URLs
-
-
 def is_local(source: str | os.PathLike[str]) -> bool:
     """True for a ``file://`` URL or a plain path (no ``scheme://``)."""
     if isinstance(source, os.PathLike):
@@ -224,10 +220,6 @@ def _split_credentials(url: str) -> tuple[str, str | None]:
     clean = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     return clean, f"Basic {token}"
-
-
-# --------------------------------------------------------------------------------------------------
-# Files
 
 
 def _normalise_sha256(sha256: str | None) -> str | None:
@@ -301,10 +293,6 @@ def _verify_and_place(
     os.replace(part, dest)
 
 
-# --------------------------------------------------------------------------------------------------
-# Local mirror
-
-
 def copy_local(
     source: str | os.PathLike[str],
     dest: str | os.PathLike[str],
@@ -343,10 +331,6 @@ def copy_local(
         trust.record(source, sha256_file(dest))
     log.info("copied %s -> %s", src, dest)
     return dest
-
-
-# --------------------------------------------------------------------------------------------------
-# HTTP
 
 
 class _NoRedirectToOtherScheme(urllib.request.HTTPRedirectHandler):

@@ -127,13 +127,9 @@ def key_env_for(options: Mapping[str, Any], default_env: str | None, base_url: s
 def api_key_from_env(
     options: Mapping[str, Any], default_env: str | None, where: str, *, required: bool, base_url: str | None = None
 ) -> str | None:
-    """The API key, read from the environment variable named by ``options.api_key_env``, else from
-    ``default_env`` where :func:`key_env_for` allows it for ``base_url``.
-
-    A key written into params.yaml would end up in git, DVC and MLflow, so ``api_key`` (or anything
-    that does not look like a variable name) is refused, without echoing the value (the same rules as
-    :func:`socialbench.core.secrets.secret_fields`, which checks params at load). ``api_key_env: null``
-    means no key (a server that needs none)."""
+    """The API key from the variable :func:`key_env_for` names (``api_key_env: null``: no key). A key written
+    into params would reach git, DVC and MLflow, so ``api_key`` (anything not a variable name) is refused
+    without echoing it, by the rules of :func:`socialbench.core.secrets.secret_fields`."""
     for name, value in options.items():
         if holds_secret(str(name), value):
             raise ConfigError(

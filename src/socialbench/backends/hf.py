@@ -135,10 +135,9 @@ def model_kind(config: Any) -> str | None:
 
 
 def answer_grammar(request: Request, json_mode: str) -> tuple[dict[str, Any] | None, str]:
-    """(the JSON schema xgrammar compiles for ``request``, the constraint's name in
-    ``core.backend.CONSTRAINTS``): the request's schema; for a JSON-object request any object, or its key
-    schema with ``json_mode: key_schema`` (any object when it names no keys); (None, ``none``) for a
-    request that asks for no JSON or with ``json_mode: none``."""
+    """(the JSON schema xgrammar compiles for ``request``, its ``core.backend.CONSTRAINTS`` name): the
+    request's schema, else for a JSON-object request any object (or its key schema under ``json_mode:
+    key_schema``); (None, ``none``) when no JSON is asked or under ``json_mode: none``."""
     decoding = request.decoding
     if json_mode == "none" or (decoding.json_schema is None and not decoding.json_object):
         return None, "none"
@@ -184,9 +183,8 @@ def chat_messages(request: Request, text_only: bool = False) -> list[dict[str, A
 
 
 def _generation_group(decoding: Decoding) -> Decoding:
-    """What requests batched into one ``generate`` call must share: the decoding, without the fields
-    that do not change generation (the JSON constraints, applied per
-    row, and the sample number). A greedy decoding ignores top_p and seed."""
+    """What requests batched into one ``generate`` call must share: the decoding without the per-row JSON
+    constraints and the sample number (a greedy one without top_p and seed)."""
     group = dataclasses.replace(
         decoding, json_schema=None, json_object=False, json_keys=None, sample=0, stop=tuple(decoding.stop)
     )
@@ -278,10 +276,9 @@ class HFBackend(Backend):
         return answer_grammar(request, self.json_mode)[1]
 
     def resolved_revision(self) -> str | None:
-        """What an unpinned model (no ``revision`` in params) is, without loading it: for a local
-        folder, a fingerprint of its files; for a hub id, the commit its local cache holds or, online,
-        the one the hub names now, which the load then uses, so the answers and the key agree. A
-        changed model is then a cache miss and MLflow shows which one was used. None when unknown."""
+        """What an unpinned model is, without loading it (``backends.revision``): a local folder's fingerprint,
+        or a hub id's cached (else, online, current) commit, which the load then uses, so answers and key
+        agree and a changed model is a cache miss. None when unknown."""
         if self._resolved:
             return self._revision
         if self.spec.gguf_file and not self.spec.model_path:

@@ -158,10 +158,9 @@ def runs_command(actual: list[str] | None, command: list[str]) -> bool:
 
 
 def stale_reason(record: Mapping[str, Any]) -> str | None:
-    """None when the record's process is provably the server this project started, checked now: a pid
-    that may be signalled, the recorded start time, the command line of a model server (the recorded
-    one, or vLLM's own process title) and its own process group (the server's session, which is what is
-    signalled). Otherwise why the record is stale (its process gone, or something else)."""
+    """None when the record's process is provably the server this project started, checked now (a pid that
+    may be signalled, the recorded start time, a model server's command line or vLLM's process title,
+    leading its own process group, which is what is signalled); else why the record is stale."""
     pid = record.get("pid")
     refusal = signal_refusal(pid)
     if refusal is not None:
@@ -300,10 +299,9 @@ class ServerProcess:
 
 
 def stop_recorded(record: Mapping[str, Any], grace_s: float = 30.0) -> str | None:
-    """End a recorded server that is not (or no longer) this process's child: SIGTERM to its process
-    group (vLLM's workers too), SIGKILL after ``grace_s``, each only while :func:`stale_reason` proves
-    it is the server. Returns None when it was signalled (or ended meanwhile), else why the record is
-    stale (nothing was signalled)."""
+    """End a recorded server that is not this process's child: SIGTERM to its process group, SIGKILL after
+    ``grace_s``, each only while :func:`stale_reason` proves it is the server. None when signalled (or
+    ended meanwhile), else why the record is stale (nothing signalled)."""
     reason = stale_reason(record)
     if reason is not None:
         return reason
@@ -436,11 +434,9 @@ class SharedServers:
         return out
 
     def records(self) -> list[dict[str, Any]]:
-        """Every recorded server of the node, its dead users dropped from the listing, ``running`` (its
-        process provably the server) and ``stale`` (why not, or None). A record that is not one (cut
-        short, a field of the wrong kind, a key that is not its file name, a pid no record may name) is a
-        DataError naming its file and field: it is never acted on, the user removes it. A JSON object
-        holding none of a record's fields is another program's file (:func:`is_foreign`): skipped."""
+        """Every recorded server of the node, dead users dropped, with ``running`` and ``stale`` (why not, or
+        None). A record that is not one is a DataError naming file and field, never acted on; a JSON object
+        with none of a record's fields is another program's file (:func:`is_foreign`), skipped."""
         if self.dir.exists() and not self.dir.is_dir():
             raise DataError(str(self.dir), "is a file, not a folder of server records (--dir takes a folder)")
         out = []
@@ -624,10 +620,9 @@ def server_executable(exe: Any, where: str, backend: str, install: str) -> list[
 
 
 class NodeServerBackend:
-    """What a backend whose model runs behind this node's shared server does with it (a mixin before
-    ``OpenAICompatBackend``): the server is attached to, or started, only when there is work (a fully
-    cached rerun starts none); it is released after the API client is closed. ``self.server`` is None for
-    a server the user runs (``base_url``)."""
+    """A mixin before ``OpenAICompatBackend`` for a model behind this node's shared server: attached to or
+    started only when there is work (a fully cached rerun starts none), released after the API client is
+    closed. ``self.server`` is None for a server the user runs."""
 
     server: ServerProcess | None
     lease: Lease | None

@@ -29,10 +29,6 @@ from socialbench.media.run import clean_log_line, describe_exit, ffprobe_path, l
 _TRUNCATION_MARKERS = ("File ended prematurely", "partial file", "Truncating packet", "truncated")
 
 
-# --------------------------------------------------------------------------------------------
-# Running ffprobe
-
-
 def check_file(path: str | Path) -> Path:
     """The path, if it names a non-empty file; else MediaError (missing_file / zero_byte)."""
     p = Path(path)
@@ -107,10 +103,6 @@ def _check_truncation(path: Path, stderr: str) -> None:
         if marker in stderr:
             line = next((ln for ln in stderr.splitlines() if marker in ln), marker)
             raise MediaError(str(path), E.TRUNCATED, f"the data ends early ({clean_log_line(line)})")
-
-
-# --------------------------------------------------------------------------------------------
-# Probing
 
 
 @dataclass(frozen=True)
@@ -348,10 +340,6 @@ def require_video(info: MediaInfo) -> StreamInfo:
             )
         raise MediaError(info.path, E.NO_VIDEO, detail)
     return info.video
-
-
-# --------------------------------------------------------------------------------------------
-# Exact frame times
 
 
 @dataclass(frozen=True)

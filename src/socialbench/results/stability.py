@@ -163,9 +163,6 @@ def stability(
     )
 
 
-# --------------------------------------------------------------------------- the table
-
-
 def _num(s: Stat, *, signed: bool = False) -> Num:
     return Num(s.point, signed=signed).with_ci(s.low, s.high)
 

@@ -129,9 +129,6 @@ class Holm(NamedTuple):
     reject: np.ndarray  # bool, rejected at alpha by Holm's step-down procedure
 
 
-# --------------------------------------------------------------------------- input
-
-
 def _as_matrix(correct: Correctness, defs: MetricSet) -> tuple[np.ndarray, bool]:
     """(n, columns [+ 1]) bool matrix in the set's column (+ invalid) order, and whether the invalid
     column is there."""
@@ -198,9 +195,6 @@ def metric_counts(correct: Correctness, *, defs: MetricSet) -> dict[str, tuple[i
     return out
 
 
-# --------------------------------------------------------------------------- helpers
-
-
 def _round(x: float | Fraction | None, decimals: int | None) -> float | None:
     if x is None:
         return None
@@ -249,9 +243,6 @@ def _percentiles(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarr
 
 def _nan_to_none(x: float, decimals: int | None) -> float | None:
     return None if math.isnan(x) else _round(float(x), decimals)
-
-
-# --------------------------------------------------------------------------- bootstrap CIs
 
 
 def bootstrap_ci(
@@ -358,9 +349,6 @@ def percentile_interval(
     return _nan_to_none(low[0], decimals), _nan_to_none(high[0], decimals), int(n_nan[0])
 
 
-# --------------------------------------------------------------------------- paired tests
-
-
 def mcnemar_exact(a: Any, b: Any) -> McNemar:
     """Exact McNemar test of paired per-instance correctness ``a`` and ``b`` (boolean arrays over the
     same instances): with k = min(a_only, b_only) and d = a_only + b_only discordant pairs,
@@ -454,9 +442,6 @@ def paired_bootstrap_test(
     else:
         lo = hi = None
     return PairedTest(_round(delta, decimals), lo, hi, float(pvalue), int(n_resamples), undefined)
-
-
-# --------------------------------------------------------------------------- multiplicity
 
 
 def holm(pvalues: Any, alpha: float = 0.05) -> Holm:
