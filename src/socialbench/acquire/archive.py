@@ -30,8 +30,6 @@ from socialbench.core.errors import DataError, SocialbenchError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ArchiveLimits", "ArchiveTooLarge", "Member", "UnsafeArchive", "check_archive", "extract"]
-
 _COPY_CHUNK = 1 << 20
 _TAR_BLOCK = 512
 _DRIVE = re.compile(r"^[A-Za-z]:")

@@ -146,10 +146,9 @@ def format_transcript(items: Sequence[WindowItem]) -> str:
 
 
 class SpanIndex:
-    """The items of a timeline (mappings with ``start`` and ``end`` seconds) that may meet a window,
-    found by bisection instead of a scan: a meeting has thousands of words and acts, and thousands of
-    windows ask. ``near(a, b)`` is a superset of the items that overlap ``[a, b]``, in their original
-    order, for the caller's exact rule (midpoint, overlap) to pick from."""
+    """The items of a timeline (``start``/``end`` seconds) that may meet a window, found by bisection (a
+    meeting has thousands of words and windows): ``near(a, b)`` is an ordered superset of the items
+    overlapping ``[a, b]``, for the caller's exact rule to pick from."""
 
     def __init__(self, items: Sequence[Mapping[str, Any]]):
         self.items = items

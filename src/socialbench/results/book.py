@@ -333,10 +333,9 @@ def table_script(benchmark: str, rule: str | None = None) -> Script:
 
 
 def folder_files(folder: Path) -> list[Path]:
-    """Every file under ``folder`` (sorted by path; names starting with "." left out), each a regular
-    file inside it: a symlink that leads out of the folder or to a folder, a FIFO, device or socket
-    is a DataError naming it (the book and track read every file of a tables folder: nothing else
-    may be read through it). Folder links are not followed."""
+    """Every file under ``folder`` (sorted; dot-names left out), each a regular file inside it: a link out
+    of it or to a folder, a FIFO, device or socket is a DataError naming it, so nothing else is read
+    through a tables folder. Folder links are not followed."""
     root = folder.resolve()
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):

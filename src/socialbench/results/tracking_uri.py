@@ -21,10 +21,9 @@ FILE_STORE_ENV = "MLFLOW_ALLOW_FILE_STORE"
 
 
 def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
-    """The tracking store to use: ``MLFLOW_TRACKING_URI`` from the environment when set (a URI MLflow
-    cannot use is refused naming the variable, as params' is at load), else the params'
-    ``mlflow.tracking_uri`` (the local sqlite store by default). A password in params is refused:
-    params are tracked by git and DVC."""
+    """The tracking store: ``MLFLOW_TRACKING_URI`` when set (one MLflow cannot use is refused naming the
+    variable), else params' ``mlflow.tracking_uri``; a password in params (tracked by git and DVC) is
+    refused."""
     env = os.environ if environ is None else environ
     from_env = (env.get(TRACKING_URI_ENV) or "").strip()
     if from_env:  # checked as params' is at load (core.config.tracking_uri_problem), naming the variable

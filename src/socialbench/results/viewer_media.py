@@ -109,10 +109,9 @@ def embed_media(
     frame_px: int = FRAME_PX,
     max_frames: int = MAX_FRAMES,
 ) -> list[str]:
-    """Give every media item of the rows its stored thumbnail (``src``: ``href`` + its file name,
-    ``width``, ``height``) or the reason it has none (``problem``); a frame whose bytes differ from its
-    recorded sha256 is shown with a warning. ``href``: the media folder relative to the page.
-    Returns one line per problem (the page marks each too)."""
+    """Give every media item of the rows its stored thumbnail (``src`` under ``href``, the media folder
+    relative to the page; ``width``, ``height``) or why it has none (``problem``; a frame whose bytes
+    changed gets a warning). Returns one line per problem."""
     problems: list[str] = []
     for row in rows:
         media = row.get("media") or []
