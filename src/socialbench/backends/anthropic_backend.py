@@ -61,8 +61,7 @@ ANTHROPIC_IMAGE_LIMITS = ImageLimits(
 class AnthropicBackend(APIBackend):
     default_key_env = "ANTHROPIC_API_KEY"
     image_limits = ANTHROPIC_IMAGE_LIMITS
-    # accepts: images only (a video as its frames): the Messages API takes no audio and no video clip.
-    # Declared in anthropic_backend.declaration.json (core.modalities.backend_declaration).
+    # accepts: images (a video as its frames), declared in anthropic_backend.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)

@@ -194,8 +194,7 @@ def _generation_group(decoding: Decoding) -> Decoding:
 
 
 class HFBackend(Backend):
-    # accepts: images, and videos as their sampled frames (no native clip, no audio); declared in
-    # hf.declaration.json (core.modalities.backend_declaration).
+    # accepts: images (a video as its frames), declared in hf.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)

@@ -56,9 +56,7 @@ def finish_reason_of(value: Any, refused: bool = False) -> str | None:
 class OpenAICompatBackend(APIBackend):
     default_key_env = "OPENAI_API_KEY"
     default_max_tokens_param = "max_tokens"
-    # accepts: images (a video as its frames) and audio (``input_audio``); native video: see ``vllm``. A
-    # model takes images and frames unless params declare its modalities (audio: a model that takes it).
-    # Declared in openai_compat.declaration.json (core.modalities.backend_declaration).
+    # accepts: images (a video as its frames) and audio, declared in openai_compat.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None, *, base_url: str | None = None):
         super().__init__(spec, context)

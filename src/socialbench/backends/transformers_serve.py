@@ -84,9 +84,7 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
     """A ``transformers serve`` process (owned or the user's) behind the OpenAI-compatible client."""
 
     default_key_env = None  # a loopback server takes no key; a remote one names its variable
-    # accepts: images (a video as its frames) and audio, which the server passes to a model that takes
-    # them; a text-only model declares ``modalities: []`` in params. Declared, with JSON mode not
-    # enforced, in transformers_serve.declaration.json.
+    # accepts (and JSON mode not enforced): declared in transformers_serve.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         options = dict(spec.options or {})

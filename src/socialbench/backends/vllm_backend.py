@@ -45,9 +45,7 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
 
     default_key_env = "VLLM_API_KEY"  # only needed for a non-loopback server started with --api-key
     default_max_tokens_param = "max_completion_tokens"  # vLLM 0.33 deprecates max_tokens
-    # accepts: images, native video clips (``video_url``) or their frames, and audio (``input_audio``).
-    # A model takes images, frames and native video unless params declare its modalities (audio: an
-    # audio-capable model declares it). Declared in vllm_backend.declaration.json.
+    # accepts: images, native video or its frames, and audio, declared in vllm_backend.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         options = dict(spec.options or {})

@@ -117,8 +117,7 @@ class FrameCache:
             "format": CACHE_FORMAT,
             "video_sha256": video_sha256,
             "sampling": sampling.key(),
-            # The memo of the ffmpeg hash holds machine-specific paths and mtimes: it lives in the
-            # user's cache, not in the (DVC-versioned) frame cache.
+            # memoised in the user's cache: it holds machine-specific paths (module docstring)
             "ffmpeg_sha256": tool_identity(tool_memo_dir()),
         }
 
