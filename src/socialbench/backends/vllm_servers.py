@@ -389,11 +389,8 @@ class SharedServers:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def _read(self, key: str) -> dict[str, Any] | None:
-        try:
-            return json.loads((self.dir / f"{key}.json").read_text("utf-8"))
-        except (OSError, ValueError):
-            return None
+    def _read(self, key: str) -> Any:
+        return self._load(self.dir / f"{key}.json")
 
     def _write(self, key: str, record: dict[str, Any]) -> None:
         tmp = self.dir / f"{key}.json.tmp"
@@ -401,8 +398,7 @@ class SharedServers:
         os.replace(tmp, self.dir / f"{key}.json")
 
     def _drop(self, key: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            (self.dir / f"{key}.json").unlink()
+        (self.dir / f"{key}.json").unlink(missing_ok=True)
 
     def _record_paths(self) -> list[Path]:
         """The record files of the folder: regular files ``<key>.json`` (a link or folder is none)."""
