@@ -1,9 +1,7 @@
-"""Raw-source acquisition: verified, resumable downloads (``socialbench.acquire.download``) and safe
-archive extraction (``socialbench.acquire.archive``); each benchmark knows its own sources' layout.
+"""Raw-source acquisition: verified, resumable downloads and safe archive extraction.
 
-The ``download`` function is deliberately not re-exported here: it would shadow the
-``socialbench.acquire.download`` module (and break ``mock.patch`` targets inside it). Import it as
-``from socialbench.acquire.download import download``.
+``download`` is not re-exported here: it would shadow the ``socialbench.acquire.download`` module
+(and break ``mock.patch`` targets inside it).
 """
 
 from socialbench.acquire.archive import UnsafeArchive, check_archive, extract

@@ -1,23 +1,13 @@
 """Extract a downloaded zip or tar(.gz/.bz2/.xz) archive safely and atomically.
 
-Every member is checked before anything is written: an absolute path, a ``..`` component (``/`` or
-``\\`` separated), a symbolic or hard link, a device file or FIFO, an encrypted zip member, a member
-that would resolve outside the destination, or a file that another member needs as a folder refuses
-the WHOLE archive with a :class:`UnsafeArchive` naming the archive and the member. Only regular files
-and folders are ever created (the files' contents are streamed by this module, not by ``extractall``).
-Two members with the same path (a zip or tar may hold a name twice; the later one would silently
-win) and a tar that ends without its end-of-archive block (a download cut at a 512-byte boundary,
-which ``tarfile`` reads as a shorter, valid archive) are refused the same way.
-
-A decompression bomb is refused by :class:`ArchiveLimits` (total extracted bytes, the ratio of
-extracted bytes to the archive's size, the member count): the member count and the sizes the
-archive declares are checked first, and the bytes actually written are counted while extracting
-(declared sizes can lie), so extraction stops at the limit, not after it.
-
-The archive is extracted into a hidden temporary sibling of ``dest``
-(``.<name>.extract-XXXX``) that is renamed into place only once every member is written, so an
-interrupted or failed extraction leaves ``dest`` absent (or, with ``replace=True``, as it was).
-Leftovers of a killed extraction are removed by the next ``extract`` to the same ``dest``.
+Every member is checked before anything is written: an absolute or ``..`` path, a link, a device or
+FIFO, an encrypted member, a path outside the destination, a file another member needs as a folder, a
+duplicate path (the later would silently win) or a tar cut without its end block (``tarfile`` reads it
+as a shorter, valid archive) refuses the WHOLE archive (:class:`UnsafeArchive`, naming the member).
+Only regular files and folders are created, streamed here rather than by ``extractall``. Bombs are
+refused by :class:`ArchiveLimits`, declared sizes first and written bytes counted as they go (declared
+sizes can lie). Extraction goes into a hidden sibling renamed into place at the end, so a failure leaves
+``dest`` absent (or as it was); leftovers of a killed run are removed by the next ``extract``.
 """
 
 from __future__ import annotations
@@ -40,8 +30,6 @@ from socialbench.core.errors import DataError, SocialbenchError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ArchiveLimits", "ArchiveTooLarge", "Member", "UnsafeArchive", "check_archive", "extract"]
-
 _COPY_CHUNK = 1 << 20
 _TAR_BLOCK = 512
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -63,11 +51,8 @@ class ArchiveTooLarge(UnsafeArchive):
 @dataclass(frozen=True)
 class ArchiveLimits:
     """Bounds on what one archive may extract to (params ``acquire.archive``; these are the defaults).
-
-    ``max_ratio`` is extracted bytes over the archive's own size; it applies only beyond
-    ``ratio_floor`` extracted bytes, so a small archive of text (which compresses well) passes.
-    Real sources stay far below: an archive of annotation XML is about 20:1, of media about 1:1;
-    a zip of zeros is about 1000:1."""
+    ``max_ratio`` (extracted bytes over the archive's size) applies beyond ``ratio_floor`` bytes, so a
+    small text archive passes; real sources are about 20:1 (XML) or 1:1 (media), a zip of zeros 1000:1."""
 
     max_bytes: int = 200 * 1024**3
     max_ratio: float = 200.0
@@ -295,12 +280,9 @@ def extract(
     limits: ArchiveLimits | None = None,
 ) -> Path:
     """Extract ``archive`` (zip, tar, tar.gz, tar.bz2, tar.xz) into the folder ``dest`` and return it.
-
-    ``dest`` must not exist unless ``replace=True`` (then the old folder is swapped out only after the
-    new one is complete). Raises :class:`UnsafeArchive` for an unsafe member or an archive beyond
-    ``limits`` (default :class:`ArchiveLimits`; nothing left at ``dest``) and
-    :class:`~socialbench.core.errors.DataError` for an unreadable archive or a failed extraction (``dest``
-    left as it was)."""
+    ``dest`` must not exist unless ``replace=True`` (the old folder is swapped out once the new one is
+    complete). :class:`UnsafeArchive` for an unsafe member or an archive beyond ``limits`` (nothing left
+    at ``dest``); DataError for an unreadable archive or a failed extraction (``dest`` as it was)."""
     archive = Path(archive)
     dest = Path(dest)
     limits = limits or ArchiveLimits()

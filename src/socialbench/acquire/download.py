@@ -1,29 +1,16 @@
-"""Fetch one raw-source file over HTTP(S), or copy it from a local mirror, safely.
+"""Fetch one raw-source file over HTTP(S), or copy it from a local mirror (``file://`` or a path), safely.
 
-``download(url, dest, sha256=...)`` is resumable (bytes already in ``dest.part`` are kept and the
-rest asked for with a ``Range`` request; a server that answers 200 instead of 206 restarts the file
-cleanly), retries with exponential backoff on connection errors, timeouts, 5xx/408/429 answers and
-connections dropped mid-file, verifies the sha256, and moves the file into place with
-``os.replace`` only when it is complete and verified: ``dest`` is either absent or whole. An existing
-``dest`` with the right checksum (or any existing ``dest`` when no checksum is given: only a
-complete file is ever renamed there) is not downloaded again.
+``download(url, dest, sha256=...)`` resumes a ``dest.part`` with a ``Range`` request (a 200 restarts
+it), retries with backoff on connection errors, timeouts, 5xx/408/429 and dropped connections, checks
+the sha256, and renames into place only then: ``dest`` is absent or whole. URL credentials go as basic
+auth, never to another host after a redirect, and never into a log or message (``core.secrets.redact_url``).
 
-``url`` may also be a ``file://`` URL or a plain local path (a local mirror): the file is copied,
-with the same checksum check and atomic rename. Credentials in a URL (``https://user:pass@host/``)
-are sent as HTTP basic auth, never to another host after a redirect, and never logged or shown in an
-error: messages name the URL with its user info masked and its query and fragment hidden (``core.secrets.redact_url``,
-``whole_query``).
-
-**Trust on first use.** A file without a pinned sha256 is hashed when first fetched and the hash
-recorded in a :class:`TrustStore` (a JSON lock file, ``sources.lock`` at the repository root by
-default, keyed by the URL without credentials, or by where a mirror file resolves, relative to the lock's
-folder, so no spelling of its path, relative or absolute, makes it a new first use); every later use is checked against
-it like a pinned hash, so a file that changes upstream is refused (:class:`ChecksumMismatch`) instead
-of silently used. :func:`verification` says which check a file gets (``pinned``, ``recorded``,
-``first use`` or ``none``), for the sources' reports; :func:`recorded_verification` what a versioned
-output records of it (``first use`` is logged, and recorded as ``recorded``).
-
-Concurrent downloads of the same ``dest`` are not supported (one pipeline rule owns each file).
+**Trust on first use.** A file without a pinned sha256 is hashed when first fetched and recorded in a
+:class:`TrustStore` (``sources.lock``, keyed by the URL without credentials, or a mirror file's path
+relative to the lock), so a file that changes upstream is refused (:class:`ChecksumMismatch`), not
+silently used. :func:`verification` names the check a file gets; :func:`recorded_verification` what
+an output records of it. One pipeline rule owns each file: concurrent downloads of one ``dest`` are
+not supported.
 """
 
 from __future__ import annotations
@@ -47,21 +34,11 @@ from pathlib import Path
 
 from socialbench.core import secrets
 from socialbench.core.errors import DataError, SocialbenchError
+from socialbench.core.hashing import sha256_file
 from socialbench.core.io import parse_json_object, read_file_bytes, write_text_atomic
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "ChecksumMismatch",
-    "DownloadError",
-    "TrustStore",
-    "verification",
-    "recorded_verification",
-    "copy_local",
-    "download",
-    "is_local",
-    "local_path",
-]
 
 DEFAULT_RETRIES = 5
 DEFAULT_TIMEOUT = 60.0
@@ -118,10 +95,8 @@ class TrustStore:
 
     @staticmethod
     def key(source: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> str:
-        """A file's key: a mirror file by where it resolves (symlinks and ``..`` followed, relative to
-        ``base``, the lock file's folder, when given), so that every spelling of one file
-        (``../shared/x.zip``, ``/work/shared/x.zip``, ``file://...``) is one entry; a URL without
-        credentials (a query string, which may hold a token, only as a hash)."""
+        """A file's key: a mirror file by where it resolves (relative to ``base``, the lock's folder), so every
+        spelling of one file is one entry; a URL without credentials, its query (a token, perhaps) only hashed."""
         if is_local(source):
             return _file_key(local_path(source), base)
         clean, _ = _split_credentials(str(source))
@@ -189,10 +164,9 @@ def verification(source: str | os.PathLike[str], sha256: str | None, trust: Trus
 
 
 def recorded_verification(how: str) -> str:
-    """A file's check as a versioned output (a manifest, a source record) states it: ``first use``
-    reads ``recorded``, since by the end of the run its hash is in the trust store either way. Which
-    of the two it was is history, not content: it is logged (:meth:`TrustStore.record`), so the same
-    inputs give the same bytes on the first run and every later one."""
+    """A file's check as a versioned output states it: ``first use`` reads ``recorded`` (its hash is in the
+    trust store by the end of the run either way; which it was is logged), so the first run and every
+    later one give the same bytes."""
     return "recorded" if how == "first use" else how
 
 
@@ -210,10 +184,6 @@ class _Retryable(Exception):
     def __init__(self, message: str, retry_after: float | None = None):
         super().__init__(message)
         self.retry_after = retry_after
-
-
-# --------------------------------------------------------------------------------------------------
-# URLs
 
 
 def is_local(source: str | os.PathLike[str]) -> bool:
@@ -250,18 +220,6 @@ def _split_credentials(url: str) -> tuple[str, str | None]:
     clean = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     return clean, f"Basic {token}"
-
-
-# --------------------------------------------------------------------------------------------------
-# Files
-
-
-def _sha256_file(path: Path, chunk_size: int = DEFAULT_CHUNK_SIZE) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(chunk_size), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _normalise_sha256(sha256: str | None) -> str | None:
@@ -301,13 +259,6 @@ def _open_part(part: Path, mode: str):
     return os.fdopen(fd, mode)
 
 
-def _unlink(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-
-
 def _fsync(path: Path) -> None:
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
@@ -322,7 +273,7 @@ def _already_there(dest: Path, sha256: str | None, chunk_size: int, shown: str) 
     if sha256 is None:
         log.debug("%s exists (no checksum to compare); not fetched again", dest)
         return True
-    actual = _sha256_file(dest, chunk_size)
+    actual = sha256_file(dest)
     if actual == sha256:
         log.debug("%s exists with the expected sha256; not fetched again", dest)
         return True
@@ -334,16 +285,12 @@ def _verify_and_place(
     part: Path, dest: Path, sha256: str | None, shown: str, chunk_size: int, recorded_in: str | None = None
 ) -> None:
     if sha256 is not None:
-        actual = _sha256_file(part, chunk_size)
+        actual = sha256_file(part)
         if actual != sha256:
-            _unlink(part)
+            part.unlink(missing_ok=True)
             raise ChecksumMismatch(shown, sha256, actual, recorded_in)
     _fsync(part)
     os.replace(part, dest)
-
-
-# --------------------------------------------------------------------------------------------------
-# Local mirror
 
 
 def copy_local(
@@ -366,7 +313,7 @@ def copy_local(
     shown = str(src)
     if _already_there(dest, sha256, chunk_size, shown):
         if trust is not None and sha256 is None:
-            trust.record(source, _sha256_file(dest, chunk_size))
+            trust.record(source, sha256_file(dest))
         return dest
     if not src.is_file():
         what = "is not a file" if src.exists() else "does not exist"
@@ -378,16 +325,12 @@ def copy_local(
             shutil.copyfileobj(fin, fout, chunk_size)
         _verify_and_place(part, dest, sha256, shown, chunk_size, recorded_in)
     except BaseException:
-        _unlink(part)
+        part.unlink(missing_ok=True)
         raise
     if trust is not None and pinned is None and recorded_in is None:
-        trust.record(source, _sha256_file(dest, chunk_size))
+        trust.record(source, sha256_file(dest))
     log.info("copied %s -> %s", src, dest)
     return dest
-
-
-# --------------------------------------------------------------------------------------------------
-# HTTP
 
 
 class _NoRedirectToOtherScheme(urllib.request.HTTPRedirectHandler):
@@ -445,7 +388,7 @@ def _fetch_once(
                     log.debug("%s: %s already holds all %d bytes", shown, part, offset)
                     return
                 log.info("%s: the server refused to resume at byte %d; restarting", shown, offset)
-                _unlink(part)
+                part.unlink(missing_ok=True)
                 raise _Retryable(f"HTTP 416 resuming at byte {offset}", retry_after=0.0) from None
             if exc.code in _RETRY_STATUS:
                 raise _Retryable(f"HTTP {exc.code} {exc.reason}", _retry_after(exc.headers)) from None
@@ -466,7 +409,7 @@ def _fetch_once(
         if status == 206 and offset:
             m = _CONTENT_RANGE.search(resp.headers.get("Content-Range", ""))
             if not m or int(m.group(1)) != offset:
-                _unlink(part)
+                part.unlink(missing_ok=True)
                 raise _Retryable(
                     f"bad Content-Range {resp.headers.get('Content-Range')!r} for a resume at byte {offset}",
                     retry_after=0.0,
@@ -497,7 +440,7 @@ def _fetch_once(
                 written += len(chunk)
     if total is not None and written != total:
         if written > total:
-            _unlink(part)
+            part.unlink(missing_ok=True)
         raise _Retryable(f"connection closed after {written} of {total} bytes")
 
 
@@ -569,18 +512,12 @@ def download(
     backoff: float = DEFAULT_BACKOFF,
     trust: TrustStore | None = None,
 ) -> Path:
-    """Fetch ``url`` to ``dest`` (see the module docstring) and return ``dest``.
-
-    ``sha256``: the expected hex digest (``sha256:`` prefix allowed), or None: then the hash ``trust``
-    recorded on the file's first use is checked (and recorded now, on a first use); without ``trust``
-    the file is not verified.
-    ``retries``: transient failures in a row tolerated before giving up (progress resets the count).
-    ``timeout``: seconds for connecting and for each read. ``backoff``: first delay in seconds,
-    doubled per failure in a row, capped at 60 s (a server's Retry-After is honoured up to the cap).
-
-    Raises :class:`ChecksumMismatch` (a DataError) on a wrong checksum, :class:`DownloadError` (a
-    SocialbenchError) when the file cannot be fetched, DataError for a missing local mirror file.
-    """
+    """Fetch ``url`` to ``dest`` (module docstring) and return ``dest``. ``sha256``: the expected digest
+    (``sha256:`` prefix allowed), else the hash ``trust`` recorded on first use (without ``trust``:
+    unverified). ``retries``: failures in a row tolerated (progress resets the count); ``timeout``: seconds
+    per connect and read; ``backoff``: first delay, doubled per failure, capped at 60 s (Retry-After
+    honoured up to it). Raises :class:`ChecksumMismatch`, :class:`DownloadError`, or DataError for a
+    missing mirror file."""
     dest = Path(dest)
     sha256 = _normalise_sha256(sha256)
     if retries < 0 or timeout <= 0 or chunk_size <= 0 or backoff < 0:
@@ -599,5 +536,5 @@ def download(
             log.info("%s: no sha256 given; the download is not verified", shown)
         _download_http(url, dest, sha256, retries, timeout, chunk_size, backoff, recorded_in)
     if trust is not None and pinned is None and recorded_in is None:
-        trust.record(url, _sha256_file(dest, chunk_size))
+        trust.record(url, sha256_file(dest))
     return dest

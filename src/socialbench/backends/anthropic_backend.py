@@ -1,45 +1,11 @@
-"""``anthropic``: Claude through the Messages API and the official SDK.
+"""``anthropic``: Claude through the Messages API and the official SDK (docs/backends.md).
 
-Parts it takes (``accepts``): images only, as base64 image blocks (a video as its sampled frames); an
-image or video with a ``view`` is preceded by a text block ``[view]``. The Messages API has no audio
-input and no native video, so a request with an audio part or a video given only as a clip is refused
-before any call (:func:`~socialbench.core.backend.check_requests`).
-
-JSON output uses structured outputs (``output_config.format`` of type ``json_schema``, the default
-``json_mode: output_format``, the pinned SDK's own parameter) or a forced tool call whose input is the
-answer (``json_mode: tool``: one tool, ``tool_choice`` that tool, its ``tool_use`` input read back as
-the answer's JSON text). The API has schemas but no JSON-object mode, so ``Decoding.json_object``
-without a schema (JSON mode, the papers' setting) sends the answer's key schema
-(:func:`~socialbench.core.backend.key_schema`: the answer's keys, all required, no others, values
-free: their types, no enums) the same way; a request that names no keys sends nothing. What was sent
-is recorded per run (:meth:`AnthropicBackend.constraint`: ``json_schema``, ``key_schema`` or ``none``).
-Rate limits (429), overloaded (529) and server errors are retried with backoff, honouring
-``Retry-After`` (see retry.py); the SDK's own retries are off.
-
-Thinking blocks (a model that returns its reasoning) go before the answer in ``<think>`` tags; the
-runner keeps them in the trace and takes them out before the answer is parsed
-(:func:`~socialbench.core.backend.without_reasoning`).
-
-Decoding: ``max_tokens``; ``stop`` as ``stop_sequences``. The SDK (2.x) speaks API version 2026-10-21,
-which has no sampling parameters at all (a ``temperature`` or ``top_p`` field is rejected with HTTP
-400), so none is sent: the model decodes with its own fixed setting. The request's temperature and
-top_p stay part of the cache key. For an older API version or a proxy that still takes them,
-``send_temperature: true`` sends the temperature, and top_p when the request sets one, as extra body
-fields (some models of those versions take only one of the two). The API has no seed: ``seed`` is not
-sent (it stays in the key).
-
-``finish_reason`` from ``stop_reason``: ``end_turn``, ``stop_sequence``, ``tool_use`` -> ``stop``;
-``max_tokens`` and ``model_context_window_exceeded`` -> ``length``; ``refusal`` -> ``refusal``;
-others None.
-
-Options (``models.<name>.options``):
-  api_key_env       environment variable holding the key (default: ANTHROPIC_API_KEY, for api.anthropic.com only)
-  max_consecutive_failures   stop the run after this many attempts in a row found no usable server (default 5)
-  base_url          API root (default: the SDK's; set it for a proxy or a gateway)
-  json_mode         output_format (default) | tool | none
-  send_temperature  default false (see above)
-  timeout           seconds per attempt (default 120)
-  max_retries, retry_base_delay_s, retry_max_delay_s, retry_after_cap_s   (see retry.py)
+Images only (no audio, no native video: refused before any call). JSON output as structured outputs
+(``json_mode: output_format``) or a forced tool call (``tool``); the API has no JSON-object mode, so
+JSON mode sends the answer's key schema. The pinned API version has no sampling parameters, so no
+temperature is sent unless ``send_temperature: true``; temperature, top_p and seed stay in the cache key.
+Thinking blocks go before the answer in ``<think>`` tags. The SDK's own retries are off (retry.py).
+Option ``max_consecutive_failures``: stop after this many attempts in a row found no usable server (5).
 """
 
 from __future__ import annotations
@@ -95,8 +61,7 @@ ANTHROPIC_IMAGE_LIMITS = ImageLimits(
 class AnthropicBackend(APIBackend):
     default_key_env = "ANTHROPIC_API_KEY"
     image_limits = ANTHROPIC_IMAGE_LIMITS
-    # accepts: images only (a video as its frames): the Messages API takes no audio and no video clip.
-    # Declared in anthropic_backend.declaration.json (core.modalities.backend_declaration).
+    # accepts: images (a video as its frames), declared in anthropic_backend.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
@@ -139,12 +104,6 @@ class AnthropicBackend(APIBackend):
 
     def constraint(self, request: Request) -> str:
         return self.answer_schema(request)[1]
-
-    def temperature_sent(self) -> bool:
-        return self.send_temperature
-
-    def _secrets(self) -> list[str]:
-        return [self._api_key] if self._api_key else []
 
     def _make_client(self) -> anthropic.AsyncAnthropic:
         # Always an explicit key and base URL: the SDK would otherwise read ANTHROPIC_API_KEY /

@@ -1,26 +1,14 @@
 """What the HTTP API backends share: keys from the environment, an async client with bounded
 concurrency per model, retries, and failures turned into error responses.
 
-A batch is checked first (:func:`~socialbench.core.backend.check_requests`): a part the backend
-cannot take (audio for a backend without audio input, a native video clip for one that takes only
-frames) stops it with a ConfigError naming the model, the request and the part, before any call.
+A batch is checked first (:func:`~socialbench.core.backend.check_requests`), before any call. A run
+stops (:class:`~socialbench.backends.retry.StopRun`) after ``max_consecutive_failures`` (default 5)
+attempts in a row found no usable server (no connection, 401/403, 404); any other answer resets the
+count. Keys go only where they are meant (:data:`PROVIDER_KEYS`: a provider's own variable only to its
+host), and the SDKs' own environment variables are hidden from a client built for another server.
 
-A run stops (:class:`~socialbench.backends.retry.StopRun`, one line) after
-``max_consecutive_failures`` (default 5) attempts in a row, over all calls, failed because the
-server cannot be used: no connection, the key refused (401/403), or nothing at that address (404).
-Any other answer of the server resets the count.
-
-API keys go only where they are meant: from the variable ``options.api_key_env`` names (to whatever
-``base_url`` is configured), else from the provider's own variable only when ``base_url`` is the
-provider's host (:data:`PROVIDER_KEYS`: ``OPENAI_API_KEY`` only to api.openai.com,
-``ANTHROPIC_API_KEY`` only to api.anthropic.com). A loopback or other server gets no key unless one
-is configured, and the SDKs' own environment variables (keys, organisation, custom headers) are
-hidden from a client built for such a server.
-
-Subclasses implement three hooks: :meth:`APIBackend._make_client` (the SDK's async client, built
-inside the event loop), :meth:`APIBackend._prepare` (the request body, images read and checked) and
-:meth:`APIBackend._send` (one HTTP attempt, raising the SDK's exceptions or
-:class:`~socialbench.backends.retry.MalformedResponse`).
+Subclasses implement :meth:`APIBackend._make_client` (built inside the event loop),
+:meth:`APIBackend._prepare` (the request body) and :meth:`APIBackend._send` (one HTTP attempt).
 """
 
 from __future__ import annotations
@@ -139,13 +127,9 @@ def key_env_for(options: Mapping[str, Any], default_env: str | None, base_url: s
 def api_key_from_env(
     options: Mapping[str, Any], default_env: str | None, where: str, *, required: bool, base_url: str | None = None
 ) -> str | None:
-    """The API key, read from the environment variable named by ``options.api_key_env``, else from
-    ``default_env`` where :func:`key_env_for` allows it for ``base_url``.
-
-    A key written into params.yaml would end up in git, DVC and MLflow, so ``api_key`` (or anything
-    that does not look like a variable name) is refused, without echoing the value (the same rules as
-    :func:`socialbench.core.secrets.secret_fields`, which checks params at load). ``api_key_env: null``
-    means no key (a server that needs none)."""
+    """The API key from the variable :func:`key_env_for` names (``api_key_env: null``: no key). A key written
+    into params would reach git, DVC and MLflow, so ``api_key`` (anything not a variable name) is refused
+    without echoing it, by the rules of :func:`socialbench.core.secrets.secret_fields`."""
     for name, value in options.items():
         if holds_secret(str(name), value):
             raise ConfigError(
@@ -174,6 +158,9 @@ class APIBackend(Backend):
     default_key_env: ClassVar[str | None] = None
     #: Where the run is sent (for messages and the key rule); subclasses set it.
     base_url: str | None = None
+    #: The key subclasses read (:func:`api_key_from_env`), and whether a temperature is sent.
+    _api_key: str | None = None
+    send_temperature: bool = True
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
@@ -213,7 +200,10 @@ class APIBackend(Backend):
 
     def _secrets(self) -> list[str]:
         """Values that must never appear in an error message (the API key)."""
-        return []
+        return [self._api_key] if self._api_key else []
+
+    def temperature_sent(self) -> bool:
+        return self.send_temperature
 
     def _hide_sdk_env(self) -> bool:
         """Whether the SDK's environment variables are hidden while its client is built: unless the

@@ -1,9 +1,7 @@
 """Backends that need no weights: the chance row and the majority prior.
 
-They read the structured ``task`` of a request, not its prose: its ``choices`` (the answer's fields
-and their allowed values, in answer order; see ``Request``), and answer with the JSON object an LLM
-would give, so their output goes through the same parser and scorer. A request without choices (a
-free-text stage of a multi-stage method) gets an error response, recorded and scored invalid.
+They answer a request's structured ``choices`` with the JSON object an LLM would give, so their output
+goes through the same parser and scorer; a request without choices gets an error response.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """Recorded answers (e.g. human annotators') replayed as a model: the ``file`` backend.
 
-``options.path`` names a JSON-lines file of answers in the prediction format, one record per
-instance keyed by ``id`` (``{"id", <field>: <value>, ...}``, a field whose options are slots given as
-the option text, as prediction records hold them). A request is answered with the JSON object a model
-would give: one key per field of the request's ``choices``, each value the recorded one mapped onto
-the option it names (an option's text onto its slot id, so the benchmark's parser and scorer treat
-the answers exactly as a model's).
-
-What it cannot answer is an error response (recorded, scored invalid, never an exception):
-
-* a request of another method than ``options.method`` (default ``direct``): the file holds final
-  answers, so the stages of a multi-stage method (a chain's observer, its checker...) have none;
-* a request without ``choices`` (free text);
-* an instance without a record (finish reason ``no_record``), or a record without one of the asked fields.
-
-A recorded value that names no option is passed on as it is, so the scorer counts it invalid (as it
-would a model's). It reads no media, so it takes every kind of part. Its identity holds the file's
-content hash and the hash of this module's code: changed answers, or a changed mapping, are new cache
-entries.
+``options.path`` names a JSON-lines file of prediction records keyed by ``id``. A request is answered
+with the JSON object a model would give, each recorded value mapped onto the option it names (so the
+parser and scorer treat it exactly as a model's answer). What it cannot answer is an error response,
+never an exception: another method than ``options.method`` (default ``direct``: the file holds final
+answers, not a chain's stages), a request without ``choices``, an instance without a record
+(``no_record``) or a record without an asked field. A value naming no option is passed on, so the
+scorer counts it invalid. Its identity holds the file's and this module's hashes.
 """
 
 from __future__ import annotations

@@ -1,67 +1,17 @@
 """``hf``: an image-text-to-text model or a text-only causal LM, run in-process with transformers.
 
-Which kind a model is comes from its own config (read before any weights): a config class transformers
-maps to image-text-to-text loads as one, else one it maps to a causal LM loads as a text-only model; a
-model it can load as neither stops with one line naming the model and both kinds tried. A text-only model
-takes no media, so its params entry declares ``modalities: []`` (checked at load: an entry that does not
-gets a one-line error saying so); the protocol then gives it what it gives a model without images (the
-text, the transcript), and the tables mark its rows text-only.
+docs/backends.md ("Behaviour of each backend") describes it: the kind from the model's own config (a
+text-only model declares ``modalities: []``), weights from ``model_path``, ``gguf_file`` or ``model_id``,
+greedy unless a temperature above 0, JSON mode through xgrammar (no free whitespace: a small model
+otherwise fills max_tokens with newlines), batching (padding can flip a near-tie; ``batch_size: 1``
+avoids it). Prefill in chunks and the prefix cache: a chunk's states depend only on the tokens up to its
+end, so an answer is the same bytes with or without a hit (docs/decisions/real-model-speed.md); chunked
+prefill sums in another order than one pass, so a non-default ``prefill_chunk`` is part of the identity.
 
-Where the weights come from: ``model_path`` (a local model folder, e.g. ``data/models/smollm2`` from the
-weights stage) when set, else ``gguf_file`` (a GGUF file, converted once into the per-user weights cache,
-:mod:`socialbench.core.weights`), else ``model_id`` (a hub id or local folder). ``model_id`` names the
-model in the tables either way.
-
-The model's own processor and chat template render each request (text parts and ``{"type":
-"image"}`` parts in message order; the frames of a video are a sequence of images, their timestamps
-already stated in the prompt text; an image or video with a ``view`` is preceded by the text
-``[view]``). Parts it takes (``accepts``): images, and videos as their sampled frames; no native video
-clip and no audio (refused before the model loads).
-
-Decoding is greedy (``do_sample=False``) unless a request asks for a temperature above 0; then it
-samples with ``top_p`` when the request sets one, seeded with the request's ``seed`` (else the run's).
-``stop`` strings end generation (``stop_strings``); the answer is cut before the stop string, as the
-OpenAI-compatible servers do.
-
-JSON mode (``json_mode``) constrains decoding with xgrammar (the grammar engine vLLM's guided decoding
-uses), from the same requests the other backends send: a request's ``json_schema`` is compiled as that
-schema (constraint ``json_schema``); a ``json_object`` request gets any JSON object (``json_object``),
-or with ``json_mode: key_schema`` the answer's key schema (keys fixed, values free: ``key_schema``). The
-grammar allows no free whitespace between tokens (a small model otherwise fills max_tokens with
-newlines). ``json_mode: none`` turns the constraint off (for comparison; then an unparsable answer is
-scored incorrect, as in the paper). What was applied is recorded per run (:meth:`HFBackend.constraint`).
-Reasoning in ``<think>`` tags is taken out of the answer by the runner, as for every backend.
-``finish_reason``: ``length`` when the answer reached ``max_tokens`` without end-of-sequence or a stop
-string, else ``stop``; ``error`` for a request that failed.
-
-Prefill in chunks, and the prefix cache (text-only models, one request at a time): the prompt's tokens
-go through the model ``prefill_chunk`` at a time, and the key-value states at the last chunk boundary
-before the prompt's end are kept (most recently used first, within ``prefix_cache_mb``). A later prompt
-that starts with the same chunks (a system prompt shared by many instances, or a prompt sent again with
-more text after it) starts from those states instead of computing them again. A chunk's states depend
-only on the tokens up to its end, computed the same way whether they were kept or not, so an answer is the
-same bytes with or without a hit, in any order and after a resume (tested); chunked prefill itself sums
-in another order than a one-pass prefill, so ``prefill_chunk`` other than the default is part of the
-model's identity. ``prefill_chunk: 0`` prefills in one pass and keeps nothing.
-
-Requests with the same decoding parameters are batched, ``batch_size`` at a time, left-padded; results
-are handed to the caller batch by batch, so a crash loses at most one batch. The model loads on the
-first request that is not cached, so a fully cached rerun loads nothing.
-
-Note on batching: padding changes the floating-point sums slightly, so on a near-tie a batched greedy
-output can differ from the unbatched one; ``batch_size: 1`` gives outputs independent of the batch.
-
-Options (``models.<name>.options``):
-  device             auto (default: cuda when available, else cpu) | cpu | cuda | cuda:N | mps
-  dtype              auto (default: bfloat16 on cuda, float32 elsewhere) | float32 | bfloat16 | float16
-  attn_implementation  passed to from_pretrained when set (e.g. sdpa, flash_attention_2)
-  trust_remote_code  default false
-  local_files_only   default false (true: never touch the network)
-  json_mode          json_schema (default: schemas as given, JSON-object requests as any object) |
-                     key_schema (JSON-object requests as the answer's key schema) | none (no constraint)
+Options (``models.<name>.options``), besides those in docs/backends.md:
+  json_mode          json_schema (default) | key_schema | none
   threads            CPU threads torch uses (default: torch's own choice)
-  prefill_chunk      prompt tokens per prefill pass of a text-only model (default 256; 0: one pass, no
-                     prefix cache)
+  prefill_chunk      prompt tokens per prefill pass of a text-only model (default 256; 0: one pass, no cache)
   prefix_cache_mb    memory for kept prefix states (default 512; 0: keep none)
 """
 
@@ -72,7 +22,6 @@ import gc
 import inspect
 import json
 import logging
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -84,7 +33,7 @@ import torch
 import transformers
 
 from socialbench.backends.images import ImageChanged, content_blocks, images_sent, load_pil
-from socialbench.backends.revision import resolve_revision
+from socialbench.backends.revision import hub_offline, resolve_revision
 from socialbench.core import weights
 from socialbench.core.backend import (
     Backend,
@@ -105,7 +54,6 @@ _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torc
 _DTYPE_KWARG = "dtype" if tuple(int(x) for x in transformers.__version__.split(".")[:2]) >= (4, 56) else "torch_dtype"
 
 
-_TRUE = {"1", "ON", "YES", "TRUE"}
 JSON_MODES = ("json_schema", "key_schema", "none")
 #: The kinds of model hf loads, in the order tried: (kind, the transformers auto class).
 KINDS = (("image-text-to-text", "AutoModelForImageTextToText"), ("causal-lm", "AutoModelForCausalLM"))
@@ -187,10 +135,9 @@ def model_kind(config: Any) -> str | None:
 
 
 def answer_grammar(request: Request, json_mode: str) -> tuple[dict[str, Any] | None, str]:
-    """(the JSON schema xgrammar compiles for ``request``, the constraint's name in
-    ``core.backend.CONSTRAINTS``): the request's schema; for a JSON-object request any object, or its key
-    schema with ``json_mode: key_schema`` (any object when it names no keys); (None, ``none``) for a
-    request that asks for no JSON or with ``json_mode: none``."""
+    """(the JSON schema xgrammar compiles for ``request``, its ``core.backend.CONSTRAINTS`` name): the
+    request's schema, else for a JSON-object request any object (or its key schema under ``json_mode:
+    key_schema``); (None, ``none``) when no JSON is asked or under ``json_mode: none``."""
     decoding = request.decoding
     if json_mode == "none" or (decoding.json_schema is None and not decoding.json_object):
         return None, "none"
@@ -236,9 +183,8 @@ def chat_messages(request: Request, text_only: bool = False) -> list[dict[str, A
 
 
 def _generation_group(decoding: Decoding) -> Decoding:
-    """What requests batched into one ``generate`` call must share: the decoding, without the fields
-    that do not change generation (the JSON constraints, applied per
-    row, and the sample number). A greedy decoding ignores top_p and seed."""
+    """What requests batched into one ``generate`` call must share: the decoding without the per-row JSON
+    constraints and the sample number (a greedy one without top_p and seed)."""
     group = dataclasses.replace(
         decoding, json_schema=None, json_object=False, json_keys=None, sample=0, stop=tuple(decoding.stop)
     )
@@ -248,8 +194,7 @@ def _generation_group(decoding: Decoding) -> Decoding:
 
 
 class HFBackend(Backend):
-    # accepts: images, and videos as their sampled frames (no native clip, no audio); declared in
-    # hf.declaration.json (core.modalities.backend_declaration).
+    # accepts: images (a video as its frames), declared in hf.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         super().__init__(spec, context)
@@ -330,10 +275,9 @@ class HFBackend(Backend):
         return answer_grammar(request, self.json_mode)[1]
 
     def resolved_revision(self) -> str | None:
-        """What an unpinned model (no ``revision`` in params) is, without loading it: for a local
-        folder, a fingerprint of its files; for a hub id, the commit its local cache holds or, online,
-        the one the hub names now, which the load then uses, so the answers and the key agree. A
-        changed model is then a cache miss and MLflow shows which one was used. None when unknown."""
+        """What an unpinned model is, without loading it (``backends.revision``): a local folder's fingerprint,
+        or a hub id's cached (else, online, current) commit, which the load then uses, so answers and key
+        agree and a changed model is a cache miss. None when unknown."""
         if self._resolved:
             return self._revision
         if self.spec.gguf_file and not self.spec.model_path:
@@ -361,9 +305,7 @@ class HFBackend(Backend):
     # ---- model ----------------------------------------------------------------------------------
     def offline(self) -> bool:
         """Whether loading may not download: ``local_files_only`` or HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE."""
-        if self.load_kwargs["local_files_only"] or huggingface_hub.constants.HF_HUB_OFFLINE:
-            return True
-        return any(os.environ.get(v, "").strip().upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+        return self.load_kwargs["local_files_only"] or hub_offline()
 
     def check_model_available(self) -> None:
         """Stop with a ConfigError naming models.<name>.model_id when the model cannot be there:

@@ -1,19 +1,11 @@
-"""Reading the media of a request (images, frames, video clips, audio), checked against the content
-hash in its cache key, and laying a message's parts out as wire-format content blocks.
+"""Reading the media of a request, checked against the content hash in its cache key, and laying a
+message's parts out as wire-format content blocks (:func:`content_blocks`).
 
-Every backend that sends pixels or samples goes through here, so what a model sees is exactly what the
-cache key names: the bytes are read once and their sha256 is compared with the part's ``sha256``. An
-image is sent as the source has it (as the benchmark's paper presents it): the
-file's own bytes when its format is one every API takes. It is scaled down deterministically (Pillow,
-LANCZOS, PNG out) only where a backend's documented limit requires it (:class:`ImageLimits`, e.g.
-Anthropic's largest side and size, docs/backends.md) or the model's params set ``image_size`` (a
-departure from the paper). The limits and ``image_size`` are part of each backend's identity, so
-changing them is a cache miss, never a stale hit. Each request's trace records the size of every image
-as sent (:func:`images_sent`). Video clips and audio files are sent as they are (no re-encoding).
-
-:func:`content_blocks` is the one layout of a message's parts: text blocks, a ``[view]`` label before
-each image or video that names its camera or panel (only when the part has a view, so a request
-without views renders as it always did), then the backend's own block for the part.
+What a model sees is exactly what the key names: bytes are read once and their sha256 compared. An
+image is sent as the source has it (as the paper presents it), scaled down deterministically (LANCZOS,
+PNG) only for a backend's documented limit (:class:`ImageLimits`) or a params ``image_size``; both are
+part of the identity. Video clips and audio are sent as they are. A ``[view]`` label precedes a part
+that has a view.
 """
 
 from __future__ import annotations
@@ -43,9 +35,6 @@ _MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "W
 class ImageChanged(SocialbenchError):
     """A media file (image, frame, clip, audio) no longer has the bytes its request (and cache key)
     was built from."""
-
-
-MediaChanged = ImageChanged
 
 
 @dataclass(frozen=True)
@@ -95,11 +84,8 @@ class ImageLimits:
 
     def side(self, n_images: int) -> int | None:
         """The largest side an image may have in a request of ``n_images`` images (None: any)."""
-        sides = [self.max_side]
-        if self.many_images is not None and n_images > self.many_images:
-            sides.append(self.many_max_side)
-        sides = [s for s in sides if s is not None]
-        return min(sides) if sides else None
+        many = self.many_images is not None and n_images > self.many_images
+        return _smallest(self.max_side, self.many_max_side if many else None)
 
     def as_dict(self) -> dict[str, int]:
         return {k: v for k, v in self.__dict__.items() if v is not None}

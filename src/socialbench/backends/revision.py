@@ -4,9 +4,24 @@ huggingface_hub only when called, so the vllm backend does not pull in torch."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from socialbench.core.hashing import folder_fingerprint
+
+
+def hub_offline() -> bool:
+    """Whether the hub may not be asked: HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE (or no huggingface_hub)."""
+    try:
+        import huggingface_hub.constants
+    except ImportError:
+        return True
+    if huggingface_hub.constants.HF_HUB_OFFLINE:
+        return True
+    return any(
+        os.environ.get(v, "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
 
 
 def resolve_revision(model_id: str, offline: bool) -> str | None:

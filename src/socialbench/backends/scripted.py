@@ -1,11 +1,8 @@
 """A deterministic scripted backend for tests (a test double, not a model).
 
-``options.responses`` maps request ids to raw answers (a value may be a list, consumed call by
-call, to script retries); ``options.default`` answers everything else; ``options.fail_ids`` makes
-those requests fail with an error; ``options.finish_reasons`` maps request ids to the finish reason
-their answer reports (default ``stop``; e.g. ``length`` for an answer cut at max_tokens). Every call
-is counted in ``calls`` so tests can assert how many model calls a run made. It reads no media, so it
-takes every kind of part.
+Options: ``responses`` (request id -> answer; a list is consumed call by call, to script retries),
+``default``, ``fail_ids`` (fail with an error), ``finish_reasons`` (default ``stop``). ``calls``
+counts every call. It reads no media, so it takes every kind of part.
 """
 
 from __future__ import annotations

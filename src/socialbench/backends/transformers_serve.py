@@ -1,34 +1,11 @@
-"""``transformers_serve``: a model folder served by ``transformers serve`` (transformers' own
-OpenAI-compatible server, FastAPI and uvicorn), spoken to through ``openai_compat``.
+"""``transformers_serve``: a model folder served by ``transformers serve``, spoken to through ``openai_compat``.
 
-By default the pipeline runs the server, as it runs ``vllm serve``: ``transformers serve <folder>`` on a
-free loopback port (the folder preloaded as the server's one model, on ``device`` in ``dtype``, torch
-seeded with the run's seed), its output kept in a log file. It is one server per model on a node,
-shared by every job of that model there (:mod:`socialbench.backends.vllm_servers`: the same registry,
-process control and ``socialbench serve list|stop`` as vLLM's): the first job that has a call to make
-starts it and waits for ``/health`` (answered once the model is loaded), later ones attach to it, and
-the last one to close stops it (a local pipeline keeps it until its end). With a running server named
-by ``options.base_url`` or the environment's ``SOCIALBENCH_SERVER_URL_<MODEL>`` it starts nothing.
+Started, shared and stopped like ``vllm serve`` (:mod:`socialbench.backends.vllm_servers`); see
+docs/backends.md. A GGUF file is refused (the server cannot load one: its config names no architecture).
+**JSON mode is not enforced**: the server ignores ``response_format`` (transformers 5.24), so the
+declaration says ``json_mode.enforced: false`` and the tables say so in a note.
 
-The model is a local folder in the Hugging Face layout (``config.json``, weights, tokenizer): the
-entry's ``model_path`` where params name one, else ``model_id``. A GGUF file is refused: ``transformers
-serve`` cannot load one (its config names no architecture); convert it into a folder first
-(``socialbench weights convert``). A hub id is served too (``model_id@revision`` when pinned).
-
-**JSON mode is not enforced.** The requests carry ``response_format`` as ``openai_compat`` sends it
-(``json_schema`` by default, ``json_mode`` as for any OpenAI-compatible server), but ``transformers
-serve`` lists ``response_format`` among the fields it ignores (transformers 5.24:
-``UNUSED_CHAT_COMPLETION_FIELDS``; its log says "Ignoring unsupported fields in the request"):
-decoding is free, and an answer may go on after its JSON object or never form one. The backend
-declares it (``json_mode.enforced: false`` in its declaration): the run's stats record it beside what
-was sent (``constraints``) and how the answers came out (``json_answers``), and the tables say it in a
-note (``socialbench.results.tables.json_mode_note``). Such an answer is scored as every benchmark scores
-an answer that breaks its format.
-
-Generation on the server is sequential (one ``model.generate`` at a time); ``concurrency`` only queues
-requests there. Decoding: ``temperature: 0`` is greedy on the server; ``seed`` reseeds torch per request.
-
-Options (``models.<name>.options``), besides those of ``openai_compat`` (``json_mode``, ``timeout``...):
+Options (``models.<name>.options``), besides those of ``openai_compat``:
   base_url         use this running server instead of starting one (SOCIALBENCH_SERVER_URL_<MODEL> wins)
   served_model_name  the model's name on a server the user runs (default: model_id)
   executable       command that starts the server (default: the job's Python, ``-m transformers.cli.transformers``)
@@ -52,28 +29,19 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.backends.openai_compat import OpenAICompatBackend
-from socialbench.backends.revision import resolve_revision
 from socialbench.backends.vllm_servers import (
-    Lease,
     NodeServerBackend,
     ServerProcess,
-    SharedServers,
     free_port,
     server_executable,
 )
 from socialbench.core.backend import BackendContext, ModelSpec
 from socialbench.core.errors import ConfigError, MissingDependency
-from socialbench.core.resources import external_server, server_url_problem
 
 log = logging.getLogger("socialbench.backends")
 
-_TRUE = {"1", "ON", "YES", "TRUE"}
 #: What ``transformers serve`` imports besides transformers (the extra ``serve``: transformers[serving]).
 SERVER_MODULES = ("transformers", "fastapi", "uvicorn", "accelerate")
-
-
-def offline() -> bool:
-    return any(os.environ.get(v, "").strip().upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
 def check_model_folder(folder: Path, where: str) -> None:
@@ -116,9 +84,7 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
     """A ``transformers serve`` process (owned or the user's) behind the OpenAI-compatible client."""
 
     default_key_env = None  # a loopback server takes no key; a remote one names its variable
-    # accepts: images (a video as its frames) and audio, which the server passes to a model that takes
-    # them; a text-only model declares ``modalities: []`` in params. Declared, with JSON mode not
-    # enforced, in transformers_serve.declaration.json.
+    # accepts (and JSON mode not enforced): declared in transformers_serve.declaration.json.
 
     def __init__(self, spec: ModelSpec, context: BackendContext | None = None):
         options = dict(spec.options or {})
@@ -134,17 +100,7 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
                 " FOLDER) and name that folder"
             )
         self.model_source = str(folder)
-        found = external_server(spec.name, {"options": options}, os.environ)
-        external_url = found[0] if found else None
-        problem = server_url_problem(found[0]) if found else None
-        if found and problem:  # before anything else: a URL that is none decides nothing
-            raise ConfigError(f"{found[1]}: {problem}")
-        self.external = bool(external_url)
-        self.server: TransformersServer | None = None
-        self.lease: Lease | None = None
-        self.servers = SharedServers()
-        self._revision: str | None = None
-        self._resolved = False
+        external_url = self.external_url(spec.name, options)
         port = None if self.external else int(options.get("port") or free_port())
         base_url = external_url or f"http://127.0.0.1:{port}/v1"
         super().__init__(spec, context, base_url=base_url)
@@ -166,24 +122,6 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
         path = Path(self.model_source).expanduser()
         looks_local = path.is_absolute() or self.model_source.startswith(".") or path.exists()
         return path.resolve() if looks_local else None
-
-    def resolved_revision(self) -> str | None:
-        """The pinned revision, else (owned server) a local folder's fingerprint or the commit its
-        hub id resolves to (``backends.revision``), once; None for a server the user runs unpinned."""
-        if self.spec.revision or self.external:
-            return self.spec.revision
-        if not self._resolved:
-            self._revision = resolve_revision(self.model_source, offline())
-            self._resolved = True
-            if self._revision is None:
-                log.warning(
-                    "models.%s: %s has no revision pinned and none could be resolved; pin models.%s.revision"
-                    " to make the run reproducible",
-                    self.spec.name,
-                    self.model_source,
-                    self.spec.name,
-                )
-        return self._revision
 
     def force_model(self) -> str:
         """The model the server preloads, and the ``model`` every request names (the server answers only
@@ -226,11 +164,7 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
         o = self.spec.options
         cmd = self._executable() + ["serve", self.force_model(), "--host", "127.0.0.1", "--port", str(port)]
         cmd += ["--device", str(o.get("device", "auto")), "--dtype", str(o.get("dtype", "auto"))]
-        cmd += ["--default-seed", str(self.context.seed)]
-        extra = o.get("extra_args") or []
-        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
-            raise ConfigError(f"{self.where}.extra_args must be a list of strings")
-        return cmd + extra
+        return cmd + ["--default-seed", str(self.context.seed), *self.extra_args()]
 
     def before_start(self) -> None:
         folder = self.local_folder()

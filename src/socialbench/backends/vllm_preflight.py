@@ -1,24 +1,10 @@
 """vLLM preflight: what ``vllm serve`` would do with our command line and our requests, checked through
 vLLM's own code without starting its engine (a CPU is enough; no weights are run).
 
-A GPU hour is expensive and a ``vllm serve`` start takes minutes, so the parts of the ``vllm`` backend
-that a server start would only reveal late are checked first, with the installed vLLM:
-
-1. ``vllm serve`` arguments: the command line :meth:`VllmBackend.server_command` builds is parsed by
-   vLLM's argument parser and validated as ``vllm serve`` validates it.
-2. Engine configuration: the model folder resolves (architecture, maximum length, dtype) exactly as
-   the server resolves it (``EngineArgs.create_engine_config``).
-3. Requests: each request body the backend would POST is validated as a ``ChatCompletionRequest``,
-   rendered by vLLM's renderer (chat template, base64 images decoded, the model's multimodal
-   processor) into engine input; the image placeholders must match the images sent, the images must
-   fit ``--limit-mm-per-prompt``, prompt plus ``max_tokens`` must fit the model length, and decoding
-   must be greedy.
-4. Guided JSON: the request's ``response_format`` must become vLLM structured outputs with our answer
-   schema; the grammar is compiled with the model's tokenizer by the backend vLLM picks, must accept a
-   valid answer followed by end-of-sequence and must reject an answer outside the schema.
-
-vLLM's internal APIs change between releases; this was written against vLLM 0.33. An API it cannot
-find is reported as a failed check naming what is missing, not as a crash.
+A ``vllm serve`` start costs minutes of GPU time, so what it would reveal late is checked first: the
+serve arguments, the engine configuration, each request body (validated, rendered, fitting the image
+limit and model length, greedy) and the guided JSON grammar (docs/backends.md, "vLLM preflight").
+Written against vLLM 0.33; an internal API it cannot find is a failed check naming it, not a crash.
 """
 
 from __future__ import annotations

@@ -1,41 +1,16 @@
 """One model server per model on a node (``vllm serve``, ``transformers serve``), shared by every job
 of that model there, and the server process itself (:class:`ServerProcess`).
 
-Loading a checkpoint takes seconds to minutes (and a model's GPUs), so the ``vllm`` and
-``transformers_serve`` backends do not start a server per job: they ask this node-local registry for
-one. The registry is a folder
-(:func:`runtime_dir`: ``SOCIALBENCH_SERVER_DIR``, else ``/tmp/socialbench-<uid>/servers``, which is
-node-local) holding per server ``<key>.json`` (pid, port, command, log, the processes using it) and
-``<key>.lock`` (an ``flock`` serialising attach, start and release). The key is a hash of the
-server's command line without its port (``vllm serve``: model id, revision, tensor-parallel size, model
-length, image limit, dtype, seed and extra arguments; ``transformers serve``: the model folder, device,
-dtype, seed and extra arguments), so only jobs that would start the same server share it.
+Loading a checkpoint takes minutes, so jobs attach to a node-local registry (:func:`runtime_dir`) of
+``<key>.json`` records and ``<key>.lock`` flocks, keyed by the command line without its port. The last
+user to leave stops the server unless :data:`KEEP_ENV` keeps it for the pipeline's end hook; under a
+scheduler the owner waits for the other users (the server lives on its allocation). Users are
+``pid:start time``, so a dead or reused pid is not taken for a user. See docs/scale-out.md ("One model
+server per model").
 
-- **Attach or start.** Under the lock, a recorded server whose process lives and whose ``/health``
-  answers is attached to (this process joins its users); otherwise this process starts one (the lock
-  is held while it loads, so a second job waits for it instead of starting another) and owns it.
-- **Release.** A job leaves the users when its backend closes (or at exit). The last user to leave
-  stops the server, unless servers are kept (:data:`KEEP_ENV`, set by the Snakefile for a local
-  run): then the pipeline's ``onsuccess``/``onerror`` hook (:func:`stop_servers`, or
-  ``socialbench serve stop``) stops every idle one at its end, so a model whose jobs run one after
-  another (``model_slots=1``, or its jobs on two benchmarks) loads once per pipeline.
-- **The owner waits.** Under a cluster scheduler the server runs on its starter's allocation (its
-  GPUs) and ends with that job, so the owner, when done, waits for the other users to leave before it
-  stops the server and exits (its job keeps the allocation the server is using).
-
-Users are recorded as ``pid:start time`` on this host, so a user that died without releasing (killed
-job) is dropped at the next attach or release, and a reused pid is not taken for it.
-
-**What is signalled** (docs/security.md, "Process control"). A record is a file anyone with the
-folder can write, so it is evidence, not an order: a server's process group is signalled only when
-:func:`stale_reason` proves, at that moment, that the record's pid is the server this project started
-(the same start time, the command line of a model server, its own process group). A record naming
-pid 1 or below, a pid this host cannot have, the caller or the caller's process group is refused
-(:func:`socialbench.core.processes.signal_refusal`); any other record that fails the proof is stale:
-reported and removed, its pid never signalled. Record keys are names (:data:`KEY`), never paths, and
-files of the folder that are not records (other names, or JSON objects with none of a record's
-fields: another program's files in a folder given to ``--dir``) are listed
-(:meth:`SharedServers.foreign_files`) and left alone; a refused record stops the command (exit 2).
+**What is signalled** (docs/security.md, "Process control"): a record is evidence, not an order; a
+process group is signalled only when :func:`stale_reason` proves the pid is the server this project
+started. Other records are refused or removed as stale, never signalled; foreign files are left alone.
 """
 
 from __future__ import annotations
@@ -63,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from socialbench.backends.revision import hub_offline, resolve_revision
 from socialbench.core.backend import check_requests
 from socialbench.core.errors import ConfigError, DataError, MissingDependency, SocialbenchError
 from socialbench.core.processes import (
@@ -73,6 +49,7 @@ from socialbench.core.processes import (
     process_started,
     signal_refusal,
 )
+from socialbench.core.resources import external_server, server_url_problem
 
 log = logging.getLogger("socialbench.backends")
 
@@ -181,10 +158,9 @@ def runs_command(actual: list[str] | None, command: list[str]) -> bool:
 
 
 def stale_reason(record: Mapping[str, Any]) -> str | None:
-    """None when the record's process is provably the server this project started, checked now: a pid
-    that may be signalled, the recorded start time, the command line of a model server (the recorded
-    one, or vLLM's own process title) and its own process group (the server's session, which is what is
-    signalled). Otherwise why the record is stale (its process gone, or something else)."""
+    """None when the record's process is provably the server this project started, checked now (a pid that
+    may be signalled, the recorded start time, a model server's command line or vLLM's process title,
+    leading its own process group, which is what is signalled); else why the record is stale."""
     pid = record.get("pid")
     refusal = signal_refusal(pid)
     if refusal is not None:
@@ -323,10 +299,9 @@ class ServerProcess:
 
 
 def stop_recorded(record: Mapping[str, Any], grace_s: float = 30.0) -> str | None:
-    """End a recorded server that is not (or no longer) this process's child: SIGTERM to its process
-    group (vLLM's workers too), SIGKILL after ``grace_s``, each only while :func:`stale_reason` proves
-    it is the server. Returns None when it was signalled (or ended meanwhile), else why the record is
-    stale (nothing was signalled)."""
+    """End a recorded server that is not this process's child: SIGTERM to its process group, SIGKILL after
+    ``grace_s``, each only while :func:`stale_reason` proves it is the server. None when signalled (or
+    ended meanwhile), else why the record is stale (nothing signalled)."""
     reason = stale_reason(record)
     if reason is not None:
         return reason
@@ -414,11 +389,8 @@ class SharedServers:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def _read(self, key: str) -> dict[str, Any] | None:
-        try:
-            return json.loads((self.dir / f"{key}.json").read_text("utf-8"))
-        except (OSError, ValueError):
-            return None
+    def _read(self, key: str) -> Any:
+        return self._load(self.dir / f"{key}.json")
 
     def _write(self, key: str, record: dict[str, Any]) -> None:
         tmp = self.dir / f"{key}.json.tmp"
@@ -426,8 +398,7 @@ class SharedServers:
         os.replace(tmp, self.dir / f"{key}.json")
 
     def _drop(self, key: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            (self.dir / f"{key}.json").unlink()
+        (self.dir / f"{key}.json").unlink(missing_ok=True)
 
     def _record_paths(self) -> list[Path]:
         """The record files of the folder: regular files ``<key>.json`` (a link or folder is none)."""
@@ -459,11 +430,9 @@ class SharedServers:
         return out
 
     def records(self) -> list[dict[str, Any]]:
-        """Every recorded server of the node, its dead users dropped from the listing, ``running`` (its
-        process provably the server) and ``stale`` (why not, or None). A record that is not one (cut
-        short, a field of the wrong kind, a key that is not its file name, a pid no record may name) is a
-        DataError naming its file and field: it is never acted on, the user removes it. A JSON object
-        holding none of a record's fields is another program's file (:func:`is_foreign`): skipped."""
+        """Every recorded server of the node, dead users dropped, with ``running`` and ``stale`` (why not, or
+        None). A record that is not one is a DataError naming file and field, never acted on; a JSON object
+        with none of a record's fields is another program's file (:func:`is_foreign`), skipped."""
         if self.dir.exists() and not self.dir.is_dir():
             raise DataError(str(self.dir), "is a file, not a folder of server records (--dir takes a folder)")
         out = []
@@ -647,14 +616,55 @@ def server_executable(exe: Any, where: str, backend: str, install: str) -> list[
 
 
 class NodeServerBackend:
-    """What a backend whose model runs behind this node's shared server does with it (a mixin before
-    ``OpenAICompatBackend``): the server is attached to, or started, only when there is work (a fully
-    cached rerun starts none); it is released after the API client is closed. ``self.server`` is None for
-    a server the user runs (``base_url``)."""
+    """A mixin before ``OpenAICompatBackend`` for a model behind this node's shared server: attached to or
+    started only when there is work (a fully cached rerun starts none), released after the API client is
+    closed. ``self.server`` is None for a server the user runs."""
 
     server: ServerProcess | None
     lease: Lease | None
     servers: SharedServers
+    #: What the owned server serves and what an unpinned revision is resolved from.
+    model_source: str
+
+    def external_url(self, name: str, options: Mapping[str, Any]) -> str | None:
+        """The URL of a server the user runs (``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>``),
+        else None; a URL that is none stops here, before anything else (the key rule depends on it)."""
+        found = external_server(name, {"options": options}, os.environ)
+        problem = server_url_problem(found[0]) if found else None
+        if found and problem:
+            raise ConfigError(f"{found[1]}: {problem}")
+        url = found[0] if found else None
+        self.external = bool(url)
+        self.server = self.lease = None
+        self.servers = SharedServers()
+        self._revision: str | None = None
+        self._resolved = False
+        return url
+
+    def resolved_revision(self) -> str | None:
+        """The pinned revision, else (owned server) what ``model_source`` resolves to
+        (``backends.revision``: a local folder's fingerprint or a hub commit), once; None for an unpinned
+        model on a server the user runs."""
+        if self.spec.revision or self.external:
+            return self.spec.revision
+        if not self._resolved:
+            self._revision = resolve_revision(self.model_source, hub_offline())
+            self._resolved = True
+            if self._revision is None:
+                log.warning(
+                    "models.%s: %s has no revision pinned and none could be resolved; pin models.%s.revision"
+                    " to make the run reproducible",
+                    self.spec.name,
+                    self.model_source,
+                    self.spec.name,
+                )
+        return self._revision
+
+    def extra_args(self) -> list[str]:
+        extra = self.spec.options.get("extra_args") or []
+        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+            raise ConfigError(f"{self.where}.extra_args must be a list of strings")
+        return extra
 
     def before_start(self) -> None:
         """Checks that need the model's files, made once, just before a server would start."""

@@ -1,28 +1,14 @@
-"""Content-addressed frame cache with one sidecar manifest per sampled clip.
+"""Content-addressed frame cache with one sidecar manifest per sampled clip (docs/media.md, "Frame
+cache and manifests").
 
-The key is sha256 over: the video's bytes (sha256), the sampling (mode, count or exact fps,
-longest side, image format), the ffmpeg build (sha256 of the executable) and the cache format
-version. Same key, same frames: a rerun or a second model reads them back without starting any
-process; a changed byte or a changed parameter gives a new key and new frames. The file name is
-deliberately not part of the key (the same bytes under another name are the same video).
-
-Layout under the cache root (``data/interim/frames/`` in the pipeline)::
-
-    <key[:2]>/<key>/manifest.json       what was sampled, from what, and how
-    <key[:2]>/<key>/<index:06d>.png     one file per frame, named by its index in the source
-    .locks/, .tmp/                      per-key locks and entries being written (.dvcignore'd)
-    index.json                          the entries the processed instances name (:meth:`FrameCache.write_index`)
-
-The memo of the ffmpeg executable's hash (by path, size and mtime) is machine-specific, so it lives
-in the user's cache (:func:`tool_memo_dir`), not here.
-
-Entries are written to a temporary folder (``.tmp/<key>.<pid>``) and renamed into place, under a
-per-key file lock, so concurrent jobs and killed runs never leave a half-written entry behind; the
-partial folders of killed runs are removed by :meth:`FrameCache.prune`.
-
-The index file is the cache's Snakemake output: a file inside the persistent folder, so Snakemake
-removes only it before the job, and a deleted cache folder (index included) reruns the job. The
-cache's own listing (:meth:`FrameCache.keys`) and verification see entry folders only, never it.
+The key is sha256 over the video's bytes, the sampling, the ffmpeg build and the cache format version
+(not the file name: the same bytes under another name are the same video), so a rerun reads frames back
+without starting any process. Layout: ``<key[:2]>/<key>/manifest.json`` and ``<index:06d>.png`` per
+entry, ``.locks/`` and ``.tmp/``, and ``index.json`` (:meth:`FrameCache.write_index`: the cache's
+Snakemake output, so Snakemake removes only it before the job). Entries are written to ``.tmp`` and
+renamed into place under a per-key lock, so no half-written entry is ever seen;
+:meth:`FrameCache.prune` removes killed runs' leftovers. The ffmpeg hash memo is machine-specific, so
+it lives in the user's cache (:func:`tool_memo_dir`).
 """
 
 from __future__ import annotations
@@ -131,8 +117,7 @@ class FrameCache:
             "format": CACHE_FORMAT,
             "video_sha256": video_sha256,
             "sampling": sampling.key(),
-            # The memo of the ffmpeg hash holds machine-specific paths and mtimes: it lives in the
-            # user's cache, not in the (DVC-versioned) frame cache.
+            # memoised in the user's cache: it holds machine-specific paths (module docstring)
             "ffmpeg_sha256": tool_identity(tool_memo_dir()),
         }
 
@@ -173,23 +158,20 @@ class FrameCache:
         parts = self.key_parts(sha256_file(video), sampling)
         key = sha256_json(parts)
         folder = self._folder(key)
-        found = self._load(folder)
-        if found is not None:
-            self.hits += 1
-            self.used.add(key)
-            return found
-        lock = self._lock_path(key)
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(lock)):
-            found = self._load(folder)  # another process may have finished it meanwhile
-            if found is not None:
-                self.hits += 1
-                self.used.add(key)
-                return found
-            manifest = self._extract(video, sampling, key, parts, folder)
-            self.misses += 1  # counts extractions that succeeded
-            self.used.add(key)
-            return manifest
+        manifest = self._load(folder)
+        if manifest is None:
+            lock = self._lock_path(key)
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(lock)):
+                manifest = self._load(folder)  # another process may have finished it meanwhile
+                if manifest is None:
+                    manifest = self._extract(video, sampling, key, parts, folder)
+                    self.misses += 1  # counts extractions that succeeded
+                    self.used.add(key)
+                    return manifest
+        self.hits += 1
+        self.used.add(key)
+        return manifest
 
     def _lock_path(self, key: str) -> Path:
         return self.root / LOCKS / f"{key}.lock"
@@ -208,11 +190,9 @@ class FrameCache:
         )
 
     def prune(self, keep: set[str]) -> int:
-        """Remove every entry (and its lock file) whose key is not in ``keep``; return how many.
-        The pipeline prunes to the entries its processed instances name, so the versioned frame
-        folder holds exactly those frames, whatever earlier runs left behind. Only entry folders
-        are candidates: files at the root, such as the index, are left alone. The partial folders
-        of killed extractions under ``.tmp/`` go too (:meth:`remove_stale_tmp`)."""
+        """Remove every entry (and its lock) whose key is not in ``keep``, so the versioned frame folder holds
+        exactly the frames the processed instances name; return how many. Root files (the index) stay;
+        killed extractions under ``.tmp/`` go too (:meth:`remove_stale_tmp`)."""
         removed = 0
         for key in self.keys():
             if key not in keep:
@@ -226,13 +206,9 @@ class FrameCache:
         return removed
 
     def remove_stale_tmp(self) -> list[str]:
-        """Remove what killed runs left in ``.tmp/``; return the names removed, sorted.
-
-        Everything there is named ``<name>.<pid>`` after the process writing it (entries being
-        extracted: ``<key>.<pid>/``; the index being written: ``index.json.<pid>``). A leftover is
-        removed only when that process is gone from this machine and, for an entry, the key's lock
-        can be taken at once (no extraction of that key is running anywhere that shares the lock).
-        Names without a pid are left alone, and so is everything of a live process."""
+        """Remove what killed runs left in ``.tmp/`` (named ``<name>.<pid>``); return the names removed, sorted.
+        A leftover goes only when its process is gone from this machine and, for an entry, the key's lock can
+        be taken at once; names without a pid, and a live process's files, stay."""
         tmp_dir = self.root / TMP
         if not tmp_dir.is_dir():
             return []

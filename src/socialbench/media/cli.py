@@ -6,9 +6,7 @@ Registered on the main app as ``app.add_typer(media_app, name="media")``.
 from __future__ import annotations
 
 import json
-import logging
 import math
-import sys
 from pathlib import Path
 
 import typer
@@ -37,10 +35,6 @@ def _settings(params: Path):
 def _finite(option: str, value: float | None) -> None:
     if value is not None and not math.isfinite(value):
         raise ConfigError(f"{option} must be a number of seconds, got {value}")
-
-
-def _logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
 @media_app.command("probe")

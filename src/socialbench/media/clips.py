@@ -1,18 +1,10 @@
-"""Clips of synchronized views, the 2x2 mosaic, and audio.
+"""Clips of synchronized views, the 2x2 mosaic (:func:`cut_views`, :func:`build_mosaic`), and mono
+16 kHz WAV audio (:func:`extract_audio`); errors are MediaErrors naming the file and a problem code.
 
-* :func:`cut_views` - cut ``[start, end)`` from several synchronized views with identical
-  timestamps, optionally with the 2x2 labelled mosaic of four of them, in one ffmpeg process.
-* :func:`build_mosaic` - the mosaic alone.
-* :func:`extract_audio` - mono 16 kHz 16-bit WAV, optionally of a window.
-
-Cuts re-encode (libx264, single-threaded, bit-exact container flags) instead of stream-copying:
-stream copy can only start at a keyframe, so each view would start at a different time up to a
-GOP (often 10 s) early, which breaks "identical timestamps" and one-frame accuracy. Re-encoding with
-input seeking (``-ss`` before ``-i``, accurate seek) decodes from the preceding keyframe and keeps
-exactly the frames with ``start <= t < end`` in every view. AVI views, which store no presentation
-times, are cut by frame index instead (:func:`_counted_input`).
-
-Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a problem code.
+Cuts re-encode (libx264, single-threaded, bit-exact) rather than stream-copy: a copy starts at a
+keyframe, up to a GOP (often 10 s) early per view, breaking identical timestamps. Accurate input
+seeking keeps exactly the frames with ``start <= t < end`` in every view; AVI views, without
+presentation times, are cut by frame index (:func:`_counted_input`).
 """
 
 from __future__ import annotations

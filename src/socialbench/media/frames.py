@@ -77,16 +77,11 @@ def extract_frames(
     """Write the frames ``indices`` (ascending, display order) of a video to ``out_dir`` as
     ``<index:06d>.<ext>``, from one decoding pass of one ffmpeg process.
 
-    The pass decodes each needed stretch once, in order: with ``seek`` (default) it starts at the
-    keyframe before each group of wanted frames and skips stretches that hold none when they are
-    longer than opening one more input costs (:func:`~socialbench.media.sampling.plan_segments`,
-    :func:`seek_cost`; one input per stretch, all in the same process); without, it decodes from the
-    first frame. ``select`` keeps the chosen frame numbers and ``showinfo`` reports the decoder's
-    timestamp of every kept frame, which must equal the timeline's time for that index. If a seek
-    lands anywhere else, the frames are taken again without seeking; if that also disagrees, a
-    DECODE_MISMATCH names the file. Frames are upright (rotation applied), scaled so the longest
-    side is at most ``max_side``, bit-exact; the bytes do not depend on ``seek``.
-    """
+    With ``seek`` the pass starts at the keyframe before each group of wanted frames, skipping stretches
+    longer than opening one more input costs (:func:`~socialbench.media.sampling.plan_segments`); without,
+    it decodes from the first frame. ``showinfo``'s timestamp of every kept frame must equal the timeline's;
+    a seek that lands elsewhere is retried without seeking, then a DECODE_MISMATCH. Frames are upright,
+    longest side at most ``max_side``, bit-exact, and do not depend on ``seek``."""
     idx = list(indices)
     if not idx:
         raise ValueError("no frames to extract")
@@ -108,14 +103,10 @@ def extract_frames(
 
 
 def seek_time(timeline: VideoTimeline, keyframe: int) -> Fraction:
-    """The ``-ss`` (seconds on ffmpeg's clock, from the container start) that makes ffmpeg start
-    decoding at ``keyframe`` of a ``dts_only`` video, used with ``-noaccurate_seek`` (nothing is
-    dropped after the seek: the frames are counted from the keyframe on).
-
-    ffmpeg seeks the demuxer to the last keyframe at or before its target, and for a stream with
-    B-frames in a container that seeks by decoding time (AVI) it moves the target back by
-    :data:`DTS_SEEK_BACKOFF` first. The target is therefore that much after the keyframe, plus half
-    the gap to the next frame, so rounding cannot land on a neighbour."""
+    """The ``-ss`` (from the container start) that makes ffmpeg start decoding a ``dts_only`` video at
+    ``keyframe``, with ``-noaccurate_seek`` (frames are counted from the keyframe on). ffmpeg moves the
+    target back by :data:`DTS_SEEK_BACKOFF` for a B-frame stream in a container that seeks by decoding time
+    (AVI), so the target is that much after the keyframe plus half a frame gap, safe from rounding."""
     times = timeline.times
     nxt = times[keyframe + 1] if keyframe + 1 < timeline.frame_count else timeline.end
     backoff = DTS_SEEK_BACKOFF if timeline.reorder_delay > 0 else Fraction(0)

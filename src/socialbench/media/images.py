@@ -39,10 +39,9 @@ def open_image(data: bytes, path: str | Path) -> Image.Image:
 
 
 def verify_image_file(path: str | Path) -> None:
-    """Check that ``path`` is an image Pillow can open, verify (headers and, for PNG, every chunk's
-    checksum) and decode (``verify`` reads no JPEG scan data, so a cut JPEG would pass it and fail
-    only when a backend loads it). A JPEG is decoded in draft mode (DCT-scaled to 1/8, which still
-    reads all of its scan data), so the check stays cheap. Raises ImageUnreadable naming the file."""
+    """Check that ``path`` is an image Pillow can open, verify and decode (``verify`` reads no JPEG scan
+    data, so a cut JPEG would pass it; a JPEG is decoded in draft mode, cheap but reading all scan data).
+    Raises ImageUnreadable naming the file."""
     try:
         data = read_file_bytes(path, "image")  # a FIFO or device is refused, never opened
     except DataError as exc:

@@ -29,10 +29,6 @@ from socialbench.media.run import clean_log_line, describe_exit, ffprobe_path, l
 _TRUNCATION_MARKERS = ("File ended prematurely", "partial file", "Truncating packet", "truncated")
 
 
-# --------------------------------------------------------------------------------------------
-# Running ffprobe
-
-
 def check_file(path: str | Path) -> Path:
     """The path, if it names a non-empty file; else MediaError (missing_file / zero_byte)."""
     p = Path(path)
@@ -107,10 +103,6 @@ def _check_truncation(path: Path, stderr: str) -> None:
         if marker in stderr:
             line = next((ln for ln in stderr.splitlines() if marker in ln), marker)
             raise MediaError(str(path), E.TRUNCATED, f"the data ends early ({clean_log_line(line)})")
-
-
-# --------------------------------------------------------------------------------------------
-# Probing
 
 
 @dataclass(frozen=True)
@@ -310,13 +302,9 @@ def _count_packets(path: Path, index: int) -> int:
 
 
 def probe(path: str | Path, *, count_frames: bool = False) -> MediaInfo:
-    """Format, streams, duration, fps, rotation and video frame count of a media file.
-
-    The frame count comes from the container when it records one (MP4 does, Matroska/WebM do
-    not); with ``count_frames`` or when the container is silent, the video packets are counted
-    (demux only, no decoding), so a file without frame metadata never reports 0 frames.
-    Raises MediaError for a missing, empty, unreadable or truncated file.
-    """
+    """Format, streams, duration, fps, rotation and video frame count of a media file; MediaError for a
+    missing, empty, unreadable or truncated one. The frame count is the container's (MP4 records it,
+    Matroska/WebM do not), else (or with ``count_frames``) the video packets counted, demux only."""
     p = check_file(path)
     data, err = _ffprobe_json(p)
     _check_truncation(p, err)
@@ -354,18 +342,10 @@ def require_video(info: MediaInfo) -> StreamInfo:
     return info.video
 
 
-# --------------------------------------------------------------------------------------------
-# Exact frame times
-
-
 @dataclass(frozen=True)
 class VideoTimeline:
-    """Presentation times of every frame of the video stream (:attr:`MediaInfo.video`: the first
-    that is not cover art), in display order.
-
-    ``times[i]`` is frame ``i``'s time in seconds after the stream start (exact fractions);
-    ``end`` is when the last frame stops being shown.
-    """
+    """Presentation times of every frame of :attr:`MediaInfo.video`, in display order: ``times[i]`` in
+    exact seconds after the stream start; ``end`` when the last frame stops being shown."""
 
     path: str
     info: MediaInfo
@@ -407,11 +387,8 @@ _TIMELINES_MAX = 32
 
 
 def video_timeline(path: str | Path) -> VideoTimeline:
-    """Probe a video and list its frame times from the video packets (one demux-only pass).
-
-    Packets flagged for discard (before an edit list start) are not frames. A container that
-    announces more frames than it holds is reported as truncated.
-    """
+    """Frame times from the video packets (one demux-only pass); packets flagged for discard are not frames,
+    and a container announcing more frames than it holds is truncated."""
     p = check_file(path)
     try:
         st = os.stat(p)

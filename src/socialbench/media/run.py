@@ -1,12 +1,6 @@
 """Running ffmpeg and ffprobe: the executables, one command line run with its failure turned into a
 :class:`~socialbench.media.errors.MediaError`, and the tool's identity for cache keys and manifests.
-
-The command lines themselves are built (through ffmpeg-python) by :mod:`~socialbench.media.probe`,
-:mod:`~socialbench.media.frames`, :mod:`~socialbench.media.encode` and
-:mod:`~socialbench.media.clips` (and the test generators in tests/helpers/media_synth.py) with
-the public names here: :data:`BITEXACT`, :data:`GLOBAL_ARGS`, :func:`ffmpeg_path`,
-:func:`ffprobe_path`, :func:`run_ffmpeg`, :func:`ffmpeg_failure`, :func:`describe_exit`, :func:`last_lines` and
-:func:`clean_log_line`.
+The command lines are built in probe, frames, encode and clips.
 """
 
 from __future__ import annotations
@@ -115,12 +109,8 @@ def ffmpeg_version() -> str:
 
 
 def tool_identity(memo_dir: str | Path | None = None) -> str:
-    """sha256 of the ffmpeg executable: the exact build, for cache keys.
-
-    Hashing ~80 MB takes a fraction of a second, so the result is memoised in
-    ``memo_dir/tool-ids.json`` by the binary's real path, size and modification time; a cache hit
-    then starts no process and reads no binary.
-    """
+    """sha256 of the ffmpeg executable (the exact build, for cache keys), memoised in
+    ``memo_dir/tool-ids.json`` by real path, size and mtime, so a hit reads no binary."""
     binary = Path(ffmpeg_path()).resolve()
     st = binary.stat()
     stamp = f"{binary}|{st.st_size}|{st.st_mtime_ns}"

@@ -1,17 +1,10 @@
 """Which frames to take: pure functions over frame counts and exact timestamps (no I/O).
 
-Timestamps are :class:`fractions.Fraction` seconds (``pts * time_base``), so every comparison is
-exact; they become rounded floats only when written to a manifest.
-
-Conventions (documented in docs/media.md):
-
-* uniform N: the middle frame of each of N equal segments of the video,
-  ``index_k = floor((2k + 1) * F / (2N))`` for ``k = 0..N-1`` with ``F`` frames. The first and last
-  frames (often black or a fade) are not forced in, and the N indices are distinct whenever
-  ``N <= F``. With ``N > F`` every frame is taken once (no duplicates are invented).
-* fixed fps: target times ``t_k = k / fps`` (k = 0, 1, ...) while ``t_k`` is before the end of the
-  video; each target takes the frame on screen at ``t_k`` (the last frame whose timestamp is
-  ``<= t_k``). Variable frame rate is handled because real timestamps are used, not ``k / fps``.
+Timestamps are :class:`fractions.Fraction` seconds (``pts * time_base``), so comparisons are exact.
+Conventions (docs/media.md): uniform N takes the middle frame of each of N equal segments,
+``index_k = floor((2k + 1) * F / (2N))`` (distinct when ``N <= F``; with ``N > F`` every frame once);
+fixed fps takes, at each ``t_k = k / fps`` before the end, the frame on screen then (real timestamps,
+so variable frame rate is handled).
 """
 
 from __future__ import annotations
@@ -117,12 +110,8 @@ def uniform_indices(n_frames: int, count: int) -> list[int]:
 
 
 def fps_indices(timestamps: Sequence[Fraction], end: Fraction, fps: Fraction) -> list[int]:
-    """Frames on screen at ``t_k = k / fps`` for every ``t_k < end``.
-
-    ``timestamps`` are ascending presentation times relative to the video start (first >= 0);
-    ``end`` is when the last frame stops being shown. A target before the first frame takes the
-    first frame. Indices are ascending and distinct (a frame shown at two targets is taken once).
-    """
+    """Frames on screen at ``t_k = k / fps`` for every ``t_k < end``, from ascending ``timestamps`` relative
+    to the video start; a target before the first frame takes it. Ascending and distinct."""
     if not timestamps:
         raise ValueError("a video needs at least one frame")
     if any(b < a for a, b in zip(timestamps, timestamps[1:])):
@@ -201,15 +190,11 @@ class Segment:
 def plan_segments(
     targets: Sequence[int], keyframes: Sequence[int], max_segments: int = 24, seek_cost: int = 0
 ) -> list[Segment]:
-    """Split the decoding of ``targets`` (ascending frame indices) into segments that each start
-    at a keyframe, so stretches holding no target are skipped instead of decoded.
-
-    A target starts a new segment when its keyframe lies more than ``seek_cost`` frames after the
-    last target of the current segment (a segment is one more input for ffmpeg to open, which costs
-    about as much as decoding ``seek_cost`` frames; 0: whenever seeking skips any frame); otherwise
-    decoding simply goes on. Frames before the first keyframe can only be reached from frame 0. With more
-    than ``max_segments`` segments, the two closest neighbours are merged until it fits.
-    """
+    """Split the decoding of ``targets`` (ascending frame indices) into segments starting at keyframes, so
+    stretches holding no target are skipped. A target starts a new segment when its keyframe lies more
+    than ``seek_cost`` frames (the cost of opening one more input; 0: whenever seeking skips any) after
+    the segment's last target. Frames before the first keyframe are reached from frame 0. Over
+    ``max_segments``, the two closest neighbours are merged until it fits."""
     if not targets:
         raise ValueError("no target frames")
     if max_segments < 1:

@@ -1,12 +1,9 @@
 """Synthetic videos whose frames carry their own index, and reading that index back.
 
-Every frame of a generated video shows a band along its bottom edge split into ``BITS`` equal
-cells; cell ``b`` is white when bit ``b`` of the frame number is set and black otherwise. The band
-survives lossy compression and scaling, so tests (and the benchmark's spot checks) can decode any
-extracted frame, cut clip or mosaic panel back to the source frame number. A benchmark's demo data
-generator paints the band with Pillow (:func:`draw_index`); tests and
-benchmarks render it with ffmpeg (``generate_indexed_video`` in tests/helpers/media_synth.py). This
-module holds the layout, the painting and the decoding.
+Each frame shows a band of ``BITS`` black/white cells along its bottom edge, bit ``b`` of the frame
+number in cell ``b``; it survives lossy compression and scaling, so any extracted frame, clip or
+mosaic panel decodes back to its source frame. Demo data paints it (:func:`draw_index`); tests render
+it with ffmpeg (tests/helpers/media_synth.py).
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
-"""Transcript windowing: the words or utterances of a time window, with speaker letters and
-times relative to the window start. Pure functions (a benchmark reads its corpus's word files itself).
+"""Transcript windowing: the words or utterances of a time window, with speaker letters and times
+relative to the window start (seconds, rounded to the millisecond). Pure functions.
 
-Rules (docs/media.md):
-
-* a word belongs to a window when its midpoint lies in ``[start, end)``, so consecutive windows
-  share no word and lose none (a word straddling the boundary is clipped and marked ``partial``);
-* an utterance, by default, belongs to every window it overlaps (``rule="overlap"``); its times
-  are clipped to the window and ``partial`` says it was cut. ``rule="inside"`` keeps only
-  utterances wholly inside the window, ``rule="midpoint"`` applies the word rule;
-* times are seconds after the window start, rounded to the millisecond;
-* speakers become letters through ``speakers`` (id -> letter); without it the ids are used as
-  they are (a corpus whose speakers already are letters A-D matches the mosaic labels).
+Rules (docs/media.md): a word belongs to the window holding its midpoint, so consecutive windows share
+no word and lose none; an utterance belongs to every window it overlaps (``rule="overlap"``, clipped
+and marked ``partial``), or only wholly inside (``"inside"``), or by its midpoint (``"midpoint"``).
+Speakers become letters through ``speakers`` (id -> letter), else stay as they are.
 """
 
 from __future__ import annotations
@@ -152,10 +146,9 @@ def format_transcript(items: Sequence[WindowItem]) -> str:
 
 
 class SpanIndex:
-    """The items of a timeline (mappings with ``start`` and ``end`` seconds) that may meet a window,
-    found by bisection instead of a scan: a meeting has thousands of words and acts, and thousands of
-    windows ask. ``near(a, b)`` is a superset of the items that overlap ``[a, b]``, in their original
-    order, for the caller's exact rule (midpoint, overlap) to pick from."""
+    """The items of a timeline (``start``/``end`` seconds) that may meet a window, found by bisection (a
+    meeting has thousands of words and windows): ``near(a, b)`` is an ordered superset of the items
+    overlapping ``[a, b]``, for the caller's exact rule to pick from."""
 
     def __init__(self, items: Sequence[Mapping[str, Any]]):
         self.items = items

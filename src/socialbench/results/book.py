@@ -1,14 +1,10 @@
 """The results book: one PDF (Typst, compiled in-process by the ``typst`` wheel) of every table and
-figure the pipeline made, each with a footnote naming where it came from: the MLflow run that logged
-it, the git commit recorded on that run, the hash of the instances it was computed from and the
-command that made it.
+figure, each with a footnote naming its MLflow run, git commit, instances hash and command.
 
-Assembly is pure (``render_book`` from ``Section``s, tables read from the tables stage's CSV files);
-reading the results and the tracking store (``read_section``) and compiling (``build_pdf``) are the
-I/O edges. The same inputs give the same bytes: the run ids come from the store by content key (the
-eval keys ``track`` writes and the hash of the tables folder), not by date; the document has no date
-(``date: none``, and a fixed timestamp besides), Typst derives the PDF's identifier from its content,
-and only the fonts inside the wheel are used, never the system's."""
+Assembly is pure (``render_book``); ``read_section`` and ``build_pdf`` are the I/O edges. Same inputs,
+same bytes: run ids come from the store by content key, not date; no date in the document; Typst
+derives the PDF's id from its content; only the wheel's fonts are used.
+"""
 
 from __future__ import annotations
 
@@ -337,10 +333,9 @@ def table_script(benchmark: str, rule: str | None = None) -> Script:
 
 
 def folder_files(folder: Path) -> list[Path]:
-    """Every file under ``folder`` (sorted by path; names starting with "." left out), each a regular
-    file inside it: a symlink that leads out of the folder or to a folder, a FIFO, device or socket
-    is a DataError naming it (the book and track read every file of a tables folder: nothing else
-    may be read through it). Folder links are not followed."""
+    """Every file under ``folder`` (sorted; dot-names left out), each a regular file inside it: a link out
+    of it or to a folder, a FIFO, device or socket is a DataError naming it, so nothing else is read
+    through a tables folder. Folder links are not followed."""
     root = folder.resolve()
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):

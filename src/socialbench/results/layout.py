@@ -26,8 +26,6 @@ RUN_KINDS: dict[str, str] = {
     "viewer": ".html",
     "metrics": ".json",
 }
-#: The kinds a (benchmark, model) inference job writes, one file per run each.
-INFER_KINDS = ("predictions", "traces", "runs")
 DEFAULT_ROOT = "results"
 
 
@@ -71,11 +69,9 @@ def parse_run_path(path: str, root: str = DEFAULT_ROOT) -> tuple[str, str, str, 
 
 
 def model_runs(params: Mapping[str, Any], benchmark: str, methods: Iterable[str]) -> dict[str, list[str]]:
-    """Per model (params order), the runs of a benchmark it makes: every method params name, less the
-    pairs params exclude (``core.benchmarks.pair_excluded``: by name, or derived from what the model
-    takes and the run needs), then its order runs (params ``<benchmark>.robustness``,
-    ``core.benchmarks.robustness_runs``). A model with no run on the benchmark is left out (it has no
-    job at all)."""
+    """Per model (params order), the runs of a benchmark it makes: every method params name, less the pairs
+    params exclude (``core.benchmarks.pair_excluded``), then its order runs
+    (``core.benchmarks.robustness_runs``). A model with no run on the benchmark is left out."""
     methods = list(methods)
     section = params.get(benchmark) or {}
     out: dict[str, list[str]] = {}

@@ -1,10 +1,8 @@
 """The one rounding rule of every printed number: half-up to two decimals (``half_up``), and the exact
-arithmetic on those numbers that the tables print (``percent``, ``difference``, ``mean``).
+arithmetic on those numbers the tables print (``percent``, ``difference``, ``mean``).
 
-Scores, intervals and tables of every benchmark round here, so a value that is a tie (12.345) goes the
-same way wherever it is printed. An exact value (a ``Fraction``, a ``Decimal``) is rounded as it is; a
-float is taken as it prints (its shortest repr), which is the value a reader sees and recomputes from.
-Pure functions.
+So a tie (12.345) rounds the same way everywhere. An exact value (``Fraction``, ``Decimal``) is
+rounded as it is; a float as it prints (its shortest repr), the value a reader sees. Pure functions.
 """
 
 from __future__ import annotations

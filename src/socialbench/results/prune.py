@@ -1,11 +1,8 @@
-"""Removing a model or method is one params edit: the outputs of (model, method) runs that params no
-longer make (removed, or now excluded for the model) are moved out of the pipeline's result folders
-(``prune-outputs``, run by each tables job for the infer jobs' folders), and the dvc.lock entries of
-stages that dvc.yaml no longer defines are dropped (``prune-lock``, run by the prune_lock rule before
-the closing dvc commit). DVC itself keeps a removed matrix item's lock entry forever, and the stages reading a whole
-results folder would see the stale files; both tools agree again afterwards.
-
-Pure logic first (what is stale and why), I/O at the end."""
+"""Removing a model or method is one params edit: outputs of runs params no longer make are moved out of
+the result folders (``prune-outputs``), and dvc.lock entries of stages dvc.yaml no longer defines are
+dropped (``prune-lock``). DVC alone keeps a removed matrix item's lock entry forever, and stages reading
+a whole results folder would see stale files. Pure logic first, I/O at the end.
+"""
 
 from __future__ import annotations
 
@@ -119,12 +116,9 @@ def prune_outputs(
 
 
 def prune_lock(repo_root: Path) -> list[str]:
-    """Drop the dvc.lock entries of stages dvc.yaml no longer defines; the file is rewritten with DVC's
-    own YAML writer (nothing else changes). Returns the dropped stage names.
-
-    A ``repo_root`` that is no DVC repository (absent, a file, no ``.dvc`` folder, not in git), or
-    whose dvc.lock or dvc.yaml DVC cannot read, is a one-line DataError naming the path: nothing is
-    changed."""
+    """Drop the dvc.lock entries of stages dvc.yaml no longer defines, rewritten with DVC's own YAML writer;
+    returns the dropped stage names. A ``repo_root`` that is no DVC repository, or whose dvc.lock or
+    dvc.yaml DVC cannot read, is a one-line DataError naming the path, and nothing changes."""
     if not repo_root.is_dir():
         raise DataError(str(repo_root), "not a folder" if repo_root.exists() else "no such folder (--repo)")
     if not (repo_root / ".dvc").is_dir():

@@ -1,13 +1,10 @@
-"""Reading result files back for the stages after scoring (tables, track): score files checked one
-by one by their benchmark and together here. Generic over benchmarks: a score file is
-``results/scores/<benchmark>/<model>/<method>.json`` holding ``{group: {metric: value, ..., "n": N}}``.
+"""Reading result files back for the stages after scoring (tables, track), generic over benchmarks.
 
-And a run's outcomes file (``results/outcomes/<benchmark>/<model>/<run>.jsonl``, written by ``socialbench
-score`` beside the run's score file: one JSON object per instance, in the instances' order, with its
-``id``, its ``group`` and what the benchmark's run summary reads). The tables never score again: cheap
-checks tie the outcomes to what the tables read beside them, each a DataError naming the outcomes file,
-record and field: the ids, in order, are the instances' (outcomes of other instances or another subset),
-and each group holds as many outcomes as the run's score file counts in it (another scoring's outcomes)."""
+A score file is ``results/scores/<benchmark>/<model>/<method>.json`` (``{group: {metric: value, "n": N}}``);
+an outcomes file (``results/outcomes/...<run>.jsonl``) holds one object per instance, in order. The
+tables never score again: cheap checks tie the outcomes to the instances and the score file (ids in
+order, counts per group), each a DataError naming file, record and field.
+"""
 
 from __future__ import annotations
 
@@ -56,11 +53,10 @@ def collect_scores(
     params_source: str,
     group_size: Callable[[dict[str, Any]], int] | None = None,
 ) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model
-    must be one of ``categories`` (the models in params), each (model, method) must come once (a second
-    file would replace the first row), and every file must cover the same groups with the same sizes
-    (``group_size``, the benchmark's, default each group's ``n``: the tables compare models on the same
-    instances; a model missing from a group would silently lose its row)."""
+    """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model must
+    be in ``categories``, each pair come once (a second file would replace the first row), and every file
+    cover the same groups with the same sizes (``group_size``; a model missing from a group would
+    silently lose its row)."""
     size = group_size or (lambda m: m["n"])
     out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     first_source: dict[tuple[str, str], str] = {}

@@ -2,19 +2,12 @@
 docs/decisions/answer-stability.md): pure functions over each instance's correctness and answers
 under K option orders, no I/O.
 
-Input of a cell (one model x run): ``correct``, a boolean array ``(K, N, C)`` (order k, instance i,
-correctness column c, in the benchmark's column order), ``answers``, K lists of N resolved answers
-(hashable; None: no usable answer, itself an answer "none"), and ``distinct``, each instance's number of
-distinct orders (a 2-option item has 2). An instance with fewer distinct orders than K uses its distinct
-ones: under an order it repeats (k >= its count) it counts with the order it repeats (k mod its count).
-
-Statistics, in percent of the N instances: accuracy of a column under each order and its mean, min and
-max over the K orders; circular accuracy of each column (correct under every distinct order of the
-instance, VLMEvalKit's CircularEval); agreement (the resolved answer is the same under every distinct
-order); the gap between order 0's accuracy and the circular one. Points are exact percentages rounded
-half-up (``numbers``); 95% intervals are instance-level percentile bootstraps (``stats.resample_counts``,
-B resamples of the instances, every statistic recomputed on the same resamples, seeded per cell with
-``stats.cell_seed``), as the paper tables' intervals.
+A cell's input: ``correct`` ``(K, N, C)`` booleans, ``answers`` (K lists of N resolved answers; None is
+itself an answer), and ``distinct``, each instance's number of distinct orders (under an order k it
+repeats, it counts as order k mod its count). Statistics, in percent of N: per-order accuracy and its
+mean/min/max, circular accuracy (VLMEvalKit's CircularEval), agreement, and the order-0 minus circular
+gap; points exact and rounded half-up, 95% intervals by the instance bootstrap the paper tables use
+(``stats.resample_counts``, seeded per cell with ``stats.cell_seed``).
 """
 
 from __future__ import annotations
@@ -88,11 +81,9 @@ def agreement(answers: Sequence[Sequence[Hashable]], distinct: np.ndarray) -> np
 
 
 def answer_codes(answers: Iterable[Any]) -> np.ndarray:
-    """(N,) 16-byte codes of resolved answers (a BLAKE2b digest of each one's canonical JSON): what the
-    tables keep of a run's answers to compare them across orders (``agreement`` takes them as answers)
-    without keeping the answers, so their memory does not grow with an answer's size. Equal answers
-    (lists and tuples alike, dicts in any key order) give equal codes; two different ones the same code
-    with probability 2^-128."""
+    """(N,) 16-byte BLAKE2b codes of resolved answers' canonical JSON, so the tables compare answers across
+    orders without keeping them (memory does not grow with an answer's size). Equal answers (lists and
+    tuples alike, dicts in any key order) give equal codes; different ones collide with probability 2^-128."""
     return np.array(
         [
             hashlib.blake2b(
@@ -172,9 +163,6 @@ def stability(
     )
 
 
-# --------------------------------------------------------------------------- the table
-
-
 def _num(s: Stat, *, signed: bool = False) -> Num:
     return Num(s.point, signed=signed).with_ci(s.low, s.high)
 
@@ -247,12 +235,10 @@ def stability_table(
     notes: Sequence[str] = (),
     empty: str = "(no runs)",
 ) -> Table:
-    """The stability table: one block per group (``groups``: (key, heading)), one row per (model, run)
-    of ``cells`` (keyed (model, run, group); rows in that order) with N, ``main``'s accuracy under order
-    0, its mean, min and max over the orders, the circular accuracy of each of ``columns`` ((column,
-    heading)), the agreement and the gap (order 0 - circular of ``main``), each with its 95% interval.
-    Its CSV is the long format (``csv_lines``): ``group_columns`` (what ``group_key`` gives for a
-    group columns, each benchmark's own), then ``CSV_COLUMNS``."""
+    """The stability table: one block per group (``groups``: (key, heading)), one row per (model, run) of
+    ``cells`` with N, ``main``'s order-0 accuracy, its mean, min and max over the orders, each of
+    ``columns``' circular accuracy, the agreement and the gap, each with its 95% interval. Its CSV is the
+    long format: ``group_columns``, then ``CSV_COLUMNS``."""
     heads = [
         "Model",
         "Run",

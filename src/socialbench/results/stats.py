@@ -1,31 +1,12 @@
 """Statistics beyond the paper (issue 9, point 9): pure functions on per-instance correctness, no I/O.
 
-A benchmark passes its metrics in (a :class:`MetricSet`): each metric is a count over the instances
-of a per-instance 0/1 indicator, divided by N (a mean) or by the count of another indicator (a ratio,
-undefined, ``None``, when that count is 0). Indicators are the correctness columns the benchmark
-gives per instance, and conjunctions of them (``derived``: an instance counts when all its columns are
-true). Results are in percent.
-
-Input of a cell (one model x method x group): a boolean matrix of shape ``(n_instances, columns)`` in
-the set's column order, optionally with one more column ``invalid`` (the instance's answer was
-missing, unparsable or invalid; it adds the metric ``invalid_rate``), or a dict ``{column: boolean
-array}`` with the same keys.
-
-Functions:
-
-* ``bootstrap_ci``: 95 % instance-level percentile bootstrap intervals for every metric of a cell at
-  once; ratio metrics are recomputed per resample as a ratio of sums, and a resample whose
-  denominator is 0 is left out of that metric's percentiles (its count is returned).
-  ``bootstrap_cells`` does many cells, each with its own seed derived from the master seed and the
-  cell's key (``cell_seed``), so a cell's interval does not depend on which other cells are scored.
-* ``mcnemar_exact``: exact McNemar test on paired per-instance correctness.
-* ``paired_bootstrap_test``: two systems on the same instances, a metric's difference (any metric,
-  ratio metrics included), instances resampled jointly, two-sided p-value by the shift method.
-* ``holm``: Holm-Bonferroni adjusted p-values and reject flags.
-
-Randomness: numpy ``Generator`` (PCG64) seeded with the given seed; the same inputs and seed give
-bit-identical results (``resample_counts`` is the one place resamples are drawn). See
-docs/decisions/statistics.md.
+A benchmark passes its metrics in (a :class:`MetricSet`): each metric is a count of a per-instance 0/1
+indicator over N (a mean) or over another indicator's count (a ratio, ``None`` when that count is 0).
+A cell's input is a boolean matrix ``(n_instances, columns)`` in the set's column order, optionally
+with an ``invalid`` column (adding ``invalid_rate``), or a dict ``{column: boolean array}``. Results
+are in percent. Every function draws its resamples through ``resample_counts`` (numpy PCG64 from the
+given seed), so the same inputs and seed give bit-identical results; a cell's seed comes from its key
+(``cell_seed``), independent of other cells. See docs/decisions/statistics.md.
 """
 
 from __future__ import annotations
@@ -41,26 +22,6 @@ import numpy as np
 
 from socialbench.results.numbers import half_up
 
-__all__ = [
-    "CellCI",
-    "Holm",
-    "Interval",
-    "McNemar",
-    "MetricSet",
-    "PairedTest",
-    "bootstrap_ci",
-    "bootstrap_cells",
-    "cell_seed",
-    "holm",
-    "mcnemar_exact",
-    "metric_counts",
-    "paired_bootstrap_test",
-    "per_instance",
-    "percentile_interval",
-    "resample_counts",
-    "resample_metrics",
-]
-
 INVALID = "invalid"
 INVALID_RATE = "invalid_rate"
 DEFAULT_RESAMPLES = 2000
@@ -71,14 +32,10 @@ Seed = int | np.random.SeedSequence | None
 
 @dataclass(frozen=True)
 class MetricSet:
-    """A benchmark's metrics over per-instance correctness.
-
-    ``columns``: the correctness columns a cell gives per instance, in matrix order. ``derived``:
-    more indicators, each the conjunction (all true) of the columns it names. ``metrics``: metric ->
-    (numerator indicator, denominator indicator or ``None`` for N), in output order; a metric with a
-    denominator is a ratio, undefined when its denominator's count is 0. ``invalid_rate`` (the optional
-    ``invalid`` column over N) comes last when the cell has that column.
-    """
+    """A benchmark's metrics over per-instance correctness: ``columns`` in matrix order; ``derived``
+    indicators, each the conjunction of the columns it names; ``metrics``: metric -> (numerator,
+    denominator or ``None`` for N), in output order, a ratio undefined when its denominator's count is 0.
+    ``invalid_rate`` (the optional ``invalid`` column over N) comes last when a cell has that column."""
 
     columns: tuple[str, ...]
     metrics: Mapping[str, tuple[str, str | None]]
@@ -123,11 +80,8 @@ class Interval(NamedTuple):
 
 @dataclass(frozen=True)
 class CellCI(Mapping[str, Interval]):
-    """``bootstrap_ci``'s result: a read-only mapping metric -> ``Interval(point, low, high)``.
-
-    ``undefined[metric]`` counts the resamples in which the metric was undefined (denominator 0;
-    always 0 for the non-ratio metrics); its interval uses the other resamples only.
-    """
+    """``bootstrap_ci``'s result, metric -> ``Interval``; ``undefined[metric]`` counts the resamples left
+    out of its interval (a ratio's denominator 0)."""
 
     intervals: dict[str, Interval]
     undefined: dict[str, int]
@@ -173,9 +127,6 @@ class PairedTest(NamedTuple):
 class Holm(NamedTuple):
     adjusted: np.ndarray  # float, Holm-adjusted p-values in input order (monotone in p, capped at 1)
     reject: np.ndarray  # bool, rejected at alpha by Holm's step-down procedure
-
-
-# --------------------------------------------------------------------------- input
 
 
 def _as_matrix(correct: Correctness, defs: MetricSet) -> tuple[np.ndarray, bool]:
@@ -244,9 +195,6 @@ def metric_counts(correct: Correctness, *, defs: MetricSet) -> dict[str, tuple[i
     return out
 
 
-# --------------------------------------------------------------------------- helpers
-
-
 def _round(x: float | Fraction | None, decimals: int | None) -> float | None:
     if x is None:
         return None
@@ -266,9 +214,8 @@ def _check_common(n_resamples: int, level: float) -> None:
 
 
 def resample_counts(n: int, n_resamples: int, seed: Seed) -> np.ndarray:
-    """(n_resamples, n) float matrix: how often each instance is drawn in each resample (n draws
-    with replacement, ``default_rng(seed).integers``): the resamples every function here uses, for
-    statistics a MetricSet cannot express (a Macro-F1), drawn the same way."""
+    """(n_resamples, n) float matrix: how often each instance is drawn in each resample; the draws every
+    function here uses, for statistics a MetricSet cannot express (a Macro-F1)."""
     return _resample_counts(np.random.default_rng(seed), n, n_resamples)
 
 
@@ -298,9 +245,6 @@ def _nan_to_none(x: float, decimals: int | None) -> float | None:
     return None if math.isnan(x) else _round(float(x), decimals)
 
 
-# --------------------------------------------------------------------------- bootstrap CIs
-
-
 def bootstrap_ci(
     correct: Correctness,
     *,
@@ -312,33 +256,17 @@ def bootstrap_ci(
 ) -> CellCI:
     """Instance-level percentile bootstrap intervals for every metric of one cell.
 
-    Each of ``n_resamples`` resamples draws N_s instances with replacement (numpy
-    ``default_rng(seed).integers``); every metric is recomputed on it (ratio metrics as ratio of
-    the resample's sums, NaN when its denominator is 0). The interval is the (1-level)/2 and
-    (1+level)/2 percentiles (numpy linear interpolation) of the defined resample values. Points
-    are the exact percentages num/den; all values are rounded half-up to
-    ``decimals`` (``None``: unrounded floats). A metric undefined on the full data has
-    ``Interval(None, None, None)``.
-    """
+    Each resample draws N instances with replacement; ratio metrics are recomputed as a ratio of the
+    resample's sums (undefined resamples left out and counted). The interval is the (1-level)/2 and
+    (1+level)/2 percentiles (numpy linear interpolation); points are the exact percentages num/den, all
+    rounded half-up to ``decimals`` (``None``: unrounded). A metric undefined on the full data gets
+    ``Interval(None, None, None)``."""
     _check_common(n_resamples, level)
     m, has_invalid = _as_matrix(correct, defs)
-    n = m.shape[0]
-    names, ind = _indicators(m, has_invalid, defs)
     counts = metric_counts(m, defs=defs)
-    rng = np.random.default_rng(seed)
-    sums = _resample_counts(rng, n, n_resamples) @ ind  # (B, columns), exact integers
+    resampled = resample_metrics([m], defs=defs, n_resamples=n_resamples, seed=seed)
     metrics = defs.names(has_invalid)
-    values = np.empty((n_resamples, len(metrics)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for j, metric in enumerate(metrics):
-            num, den = defs.definition(metric)
-            numer = sums[:, names.index(num)]
-            values[:, j] = (
-                100 * numer / n
-                if den is None
-                else np.where(sums[:, names.index(den)] > 0, 100 * numer / sums[:, names.index(den)], np.nan)
-            )
-    low, high, n_nan = _percentiles(values, level)
+    low, high, n_nan = _percentiles(np.stack([resampled[metric][0] for metric in metrics], axis=1), level)
     intervals, undefined = {}, {}
     for j, metric in enumerate(metrics):
         point = _point(*counts[metric], decimals)
@@ -347,7 +275,7 @@ def bootstrap_ci(
         else:
             intervals[metric] = Interval(point, _nan_to_none(low[j], decimals), _nan_to_none(high[j], decimals))
         undefined[metric] = int(n_nan[j])
-    return CellCI(intervals, undefined, n, int(n_resamples), float(level))
+    return CellCI(intervals, undefined, m.shape[0], int(n_resamples), float(level))
 
 
 def cell_seed(seed: int, *parts: Any) -> int:
@@ -381,12 +309,10 @@ def bootstrap_cells(
 def resample_metrics(
     systems: Sequence[Correctness], *, defs: MetricSet, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
 ) -> dict[str, np.ndarray]:
-    """Every metric of several systems recomputed on the same resamples of their common instances:
-    ``{metric: (len(systems), n_resamples) array}`` in percent (unrounded), NaN where a ratio's
-    denominator is 0. For statistics of several cells at once (a mean of metrics, a macro average
-    over models, a difference): compute it on these arrays, row by row of the same resample, and take
-    ``percentile_interval``. The resamples are drawn as ``bootstrap_ci`` draws them, so with one
-    system and the same seed the values are exactly those ``bootstrap_ci`` takes percentiles of."""
+    """Every metric of several systems on the same resamples of their common instances, ``{metric:
+    (len(systems), n_resamples)}`` in percent, NaN where a ratio is undefined: compute a statistic of
+    several cells (a macro average, a difference) row by row and take ``percentile_interval``. With one
+    system and the same seed these are exactly the values ``bootstrap_ci`` takes percentiles of."""
     _check_common(n_resamples, 0.5)
     if not systems:
         raise ValueError("no systems (resample_metrics needs at least one)")
@@ -413,18 +339,14 @@ def resample_metrics(
 def percentile_interval(
     values: Any, level: float = 0.95, decimals: int | None = 2
 ) -> tuple[float | None, float | None, int]:
-    """(low, high, undefined): the percentile interval of one statistic's resampled values (numpy's
-    linear interpolation, as ``bootstrap_ci``), NaN values (undefined resamples) left out and
-    counted; bounds ``None`` when every value is NaN."""
+    """(low, high, undefined) of one statistic's resampled values, as ``bootstrap_ci`` takes them; NaN
+    values are left out and counted (bounds ``None`` when all are NaN)."""
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 1 or v.size == 0:
         raise ValueError(f"values must be a non-empty 1-D array, got shape {v.shape}")
     _check_common(1, level)
     low, high, n_nan = _percentiles(v[:, None], level)
     return _nan_to_none(low[0], decimals), _nan_to_none(high[0], decimals), int(n_nan[0])
-
-
-# --------------------------------------------------------------------------- paired tests
 
 
 def mcnemar_exact(a: Any, b: Any) -> McNemar:
@@ -466,21 +388,13 @@ def paired_bootstrap_test(
     level: float = 0.95,
     decimals: int | None = 2,
 ) -> PairedTest:
-    """Paired bootstrap test of delta = metric(a) - metric(b) (percentage points), two systems'
-    correctness on the same instances in the same order.
+    """Paired bootstrap test of delta = metric(a) - metric(b) in points, on the same instances in order.
 
-    Each resample draws N_s instance indices with replacement and applies them to both systems
-    (joint resampling keeps the pairing); delta*_b is recomputed on it, ratio metrics as ratio of
-    sums (undefined when either denominator is 0: such resamples are counted in ``undefined`` and
-    left out). Two-sided p-value by the shift method (the resampled deltas centred on the observed
-    one approximate delta's null distribution):
-
-        p = (1 + #{b : |delta*_b - delta| >= |delta|}) / (1 + B'),   B' = defined resamples,
-
-    with the comparison done in exact integer arithmetic (ties count), so p = 1 when delta = 0.
-    ``low``/``high``: percentile interval of delta*. Everything is ``None`` when delta itself is
-    undefined.
-    """
+    Instances are resampled jointly (keeping the pairing); a resample where either ratio is undefined is
+    counted in ``undefined`` and left out. Two-sided p-value by the shift method,
+    ``p = (1 + #{b : |delta*_b - delta| >= |delta|}) / (1 + B')`` over the B' defined resamples, compared
+    in exact integers (ties count, so p = 1 when delta = 0); ``low``/``high`` the percentile interval of
+    delta*. All ``None`` when delta itself is undefined."""
     _check_common(n_resamples, level)
     definition = defs.definition(metric)
     ma, inv_a = _as_matrix(a, defs)
@@ -530,16 +444,10 @@ def paired_bootstrap_test(
     return PairedTest(_round(delta, decimals), lo, hi, float(pvalue), int(n_resamples), undefined)
 
 
-# --------------------------------------------------------------------------- multiplicity
-
-
 def holm(pvalues: Any, alpha: float = 0.05) -> Holm:
-    """Holm-Bonferroni step-down over one family of m p-values (any order).
-
-    Sorted ascending p_(1) <= ... <= p_(m): adjusted p_(i) = min(1, max_{j<=i} (m - j + 1) p_(j));
-    hypotheses (1)..(r) are rejected where r + 1 is the first i with p_(i) > alpha / (m - i + 1).
-    Results are in input order and equal statsmodels' ``multipletests(p, alpha, method="holm")``.
-    """
+    """Holm-Bonferroni step-down over one family of p-values: adjusted p_(i) = min(1, max_{j<=i} (m - j +
+    1) p_(j)), rejecting up to the first p_(i) > alpha / (m - i + 1); in input order, as statsmodels'
+    ``multipletests(p, alpha, method="holm")``."""
     p = np.asarray(pvalues, dtype=np.float64)
     if p.ndim != 1:
         raise ValueError(f"pvalues must be 1-D, got shape {p.shape}")

@@ -1,22 +1,11 @@
-"""One table model, rendered to Markdown, CSV and LaTeX: every benchmark's tables and the dataset
-statistics are built as :class:`Table` values and written by :func:`to_markdown`, :func:`to_csv` and
-:func:`to_latex`, so there is one escaper per format and one layout of each file.
+"""One table model, rendered to Markdown, CSV and LaTeX (:func:`to_markdown`, :func:`to_csv`,
+:func:`to_latex`): every benchmark's tables and the dataset statistics are :class:`Table` values, so
+there is one escaper per format and one layout of each file.
 
-A table has a title, blocks (a block is one grid of rows under its column heads, with an optional
-heading: a section of the table) and notes. Cells are plain values, escaped per format,
-:class:`Text` with a format's own rendering where it differs (a LaTeX symbol, an escaped Markdown
-star, a number the CSV writes bare), or :class:`Num`, a number with what is printed beside it (its
-change, a test's mark, its interval, the N it stands on), written the table's way (:class:`NumStyle`:
-each benchmark prints as its paper does). Two layouts: ``compact`` (notes right under the grid, LaTeX
-``\\smallskip``) and ``sections`` (each note a paragraph of its own, "Note: " in Markdown). A table
-whose CSV is a long format (one line per number cell) keys its blocks, rows and value columns
-(:func:`keyed_cells`) and gives the lines as ``Table.csv``, its numbers as :class:`Num` the model writes
-(:meth:`NumStyle.csv`).
-
-Tables stay objects until they are written: a benchmark's tables stage gives ``{file name: Table}``
-(several names, one per format, may share a table), notes are added to the objects (:func:`with_note`),
-several tables make one Markdown file as a :class:`Document`, and :func:`render_file` writes each by its
-file name's format. Pure functions: values in, text out.
+A table has blocks (grids with an optional heading) and notes; a cell is a plain value, a :class:`Text`
+with a format's own rendering, or a :class:`Num` written the table's way (:class:`NumStyle`: each
+benchmark prints as its paper does). Tables stay objects until :func:`render_file` writes them by file
+name, so notes can be added (:func:`with_note`). Pure functions: values in, text out.
 """
 
 from __future__ import annotations
@@ -60,10 +49,8 @@ def md_escape(text: Any) -> str:
 
 
 def temperature_note(models: Mapping[str, Mapping[str, Any]], shown: Iterable[str]) -> str | None:
-    """The note under a table with rows of models whose runs send no temperature (their backend's API takes
-    none, e.g. the pinned Anthropic SDK's; or ``options.send_temperature: false``), or None when every
-    shown model's runs send theirs or no model decodes. Derived from params (the backend's declaration and
-    options: ``core.modalities.temperature_sent_of``), as the run stats' ``temperature_sent`` records it."""
+    """The note under a table naming the shown models whose runs send no temperature (their API takes none,
+    or ``options.send_temperature: false``), from params as the run stats' ``temperature_sent``; else None."""
     why = []
     for name in sorted(set(shown)):
         entry = models.get(name)
@@ -82,11 +69,8 @@ def temperature_note(models: Mapping[str, Mapping[str, Any]], shown: Iterable[st
 
 
 def json_mode_note(models: Mapping[str, Mapping[str, Any]], shown: Iterable[str]) -> str | None:
-    """The note under a table with rows of models whose requests ask for JSON where the model decodes
-    without the constraint (their backend declares ``json_mode.enforced: false``: ``transformers
-    serve`` ignores ``response_format``), unless the entry sends none (``options.json_mode: none``);
-    None when no shown model is such. Derived from params, as the run stats' ``json_enforced`` records
-    it (their ``json_answers`` count the answers' forms)."""
+    """The note under a table naming the shown models whose backend declares ``json_mode.enforced: false``
+    (unless ``options.json_mode: none``), from params as the run stats' ``json_enforced``; else None."""
     why = []
     for name in sorted(set(shown)):
         entry = models.get(name)
@@ -160,15 +144,10 @@ SIGNED = NumStyle()
 
 @dataclass(frozen=True)
 class Num:
-    """A number cell, in percent or points, and what the table prints beside it, in this order:
-
-    ``value`` (``signed``: the value is itself a change, +x / -x; ``best``: bold, the best of its
-    column), ``delta`` (its change from a base row, in parentheses; ``has_delta`` without one prints
-    the missing mark there), ``mark`` (a significant test: a star), the interval ``[low, high]`` when
-    ``has_ci`` (``undefined``: resamples where it was undefined, left out of the percentiles), and ``n``
-    when the value stands on its own N. ``text``: a cell that is a note instead of a number.
-    ``exact``: the unrounded value, for changes computed from it (never printed). The CSV writes the
-    bare value."""
+    """A number cell (percent or points) and what is printed beside it, in order: ``value`` (``signed``: a
+    change itself; ``best``: bold), ``delta`` (in parentheses; ``has_delta`` alone prints the missing
+    mark), ``mark`` (a star), ``[low, high]`` when ``has_ci`` (with ``undefined`` resamples), ``n``.
+    ``text``: a note instead of a number; ``exact``: the unrounded value, never printed."""
 
     value: float | None = None
     delta: float | None = None
@@ -259,11 +238,9 @@ class Row:
 
 @dataclass
 class Block:
-    """One grid: ``keys`` leading text columns (left-aligned), then value columns (right-aligned).
-    ``title``: the block's heading (a section); ``empty``: a Markdown line after the grid (e.g. "(no
-    runs)"); ``header_when_empty``: whether a grid without rows still prints its column heads;
-    ``align``: the LaTeX column spec when it is not the default. ``key`` and ``column_keys`` (one per
-    value column): what names the block and each value column in a long-format CSV (:func:`keyed_cells`)."""
+    """One grid: ``keys`` leading text columns, then value columns; ``title`` a section heading; ``empty`` a
+    Markdown line after the grid; ``align`` a LaTeX column spec; ``key`` and ``column_keys`` name the block
+    and its value columns in a long-format CSV (:func:`keyed_cells`)."""
 
     columns: list[Cell]
     rows: list[Row] = field(default_factory=list)
@@ -279,12 +256,9 @@ class Block:
 
 @dataclass
 class Table:
-    """A table: its Markdown heading (``title`` at ``level``), LaTeX caption and label, ``intro``
-    lines under the heading (Markdown), its blocks and notes; ``md_notes``: a paragraph only the Markdown
-    prints, after the table (what a reader of the Markdown copy needs beside the paper's notes). ``csv``:
-    (columns, rows) when the table's CSV is a long format of its own rather than its cells (a reported
-    number in a row is a :class:`Num`, written as the cells' CSV values are; anything else as it is);
-    ``style``: how its :class:`Num` cells and CSV values are written."""
+    """A table: Markdown heading (``title`` at ``level``), LaTeX caption and label, ``intro`` lines, blocks,
+    notes, and ``md_notes`` only the Markdown prints. ``csv``: (columns, rows) of a long format of its own
+    (a :class:`Num` written as the cells' CSV values); ``style``: how its numbers are written."""
 
     title: str
     blocks: list[Block]
@@ -326,9 +300,7 @@ def grouped(rows: Iterable[Sequence[Cell]]) -> list[Row]:
 
 
 def keyed_cells(t: Table) -> Iterator[tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], Num]]:
-    """Every number cell of a table with the keys that place it, for a long-format CSV (one line per
-    cell): ``(block key, row key, column key, cell)``, block by block, row by row, column by column.
-    A value column's cell that is no :class:`Num` (a mark for a value the row does not have) has no line."""
+    """``(block key, row key, column key, cell)`` of every :class:`Num` cell, in order, for a long-format CSV."""
     for b in t.blocks:
         values = len(b.columns) - b.keys
         if len(b.column_keys) != values:
@@ -470,9 +442,8 @@ FINISH_COLUMNS = ("stop", "length", "error", "refusal", "content_filter", "no_re
 
 
 def answers_table(runs: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]], categories: Mapping[str, str]) -> Table:
-    """One row per (model, run) from its prediction records: N, answers that could not be scored
-    (``error`` set: unparsable, cut, failed) and their share, and how each answer ended (its
-    ``finish_reason``; ``none``: the backend says nothing, as the baselines)."""
+    """One row per (model, run): N, answers that could not be scored (``error`` set) and their share, and
+    each ``finish_reason``'s count (``none``: not reported, as by the baselines)."""
     columns: list[Cell] = ["model", "category", "run", "N", "invalid", "invalid %", *FINISH_COLUMNS, "other", "none"]
     rows = []
     for (model, run), records in sorted(runs.items()):

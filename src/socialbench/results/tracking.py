@@ -1,22 +1,11 @@
 """MLflow tracking: one run per (benchmark, model, method) evaluation, under one parent run per
-pipeline invocation. Runs are keyed by the content they report, so an unchanged rerun logs nothing.
-A file lock serialises writers, so parallel jobs never hit "database is locked".
-
-An evaluation counts as logged only once its run has FINISHED: the key tag is the last thing a run
-gets, and only finished runs are matched, so a run that failed or was killed half-way never hides an
-evaluation from the next attempt.
-
-A new sqlite store is built in a temporary file beside it and renamed into place, so a track killed
-while MLflow creates the schema leaves no half-built store; runs a killed track left RUNNING are
-marked KILLED by the next one.
-
-A shared tracking server (``MLFLOW_TRACKING_URI=http://...``, docs/scale-out.md) works the same way:
-the URI comes from the environment, never from params (it may hold a password); writers on every host
-are serialised by a lock the server itself holds (:func:`server_lock`: a registered model created
-and deleted atomically), so two pipelines logging at once neither lose nor duplicate a run; every run
-carries its host and process (:data:`HOST_TAG`, :data:`PROCESS_TAG`) and the pipeline run it belongs
-to (:data:`PIPELINE_TAG`), so recovery marks KILLED only runs this host started whose process is gone
-(in a local sqlite store: every run left RUNNING, as its file lock rules out a live writer)."""
+pipeline invocation, keyed by the content they report, so an unchanged rerun logs nothing. A file lock
+serialises writers ("database is locked" never happens); on a shared server (docs/scale-out.md) a lock
+the server holds does (:func:`server_lock`). Only FINISHED runs count, the key tag set last, so a
+failed or killed run never hides an evaluation; runs a killed track left RUNNING are marked KILLED by
+the next one (on a server only this host's, whose process, :data:`PROCESS_TAG`, is gone). A new sqlite
+store is built beside its place and renamed in, so no half-built store is left.
+"""
 
 from __future__ import annotations
 

@@ -21,10 +21,9 @@ FILE_STORE_ENV = "MLFLOW_ALLOW_FILE_STORE"
 
 
 def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
-    """The tracking store to use: ``MLFLOW_TRACKING_URI`` from the environment when set (a URI MLflow
-    cannot use is refused naming the variable, as params' is at load), else the params'
-    ``mlflow.tracking_uri`` (the local sqlite store by default). A password in params is refused:
-    params are tracked by git and DVC."""
+    """The tracking store: ``MLFLOW_TRACKING_URI`` when set (one MLflow cannot use is refused naming the
+    variable), else params' ``mlflow.tracking_uri``; a password in params (tracked by git and DVC) is
+    refused."""
     env = os.environ if environ is None else environ
     from_env = (env.get(TRACKING_URI_ENV) or "").strip()
     if from_env:  # checked as params' is at load (core.config.tracking_uri_problem), naming the variable
@@ -97,9 +96,8 @@ def check_store_reachable(uri: str, timeout_s: float) -> None:
 
 def tracking_store_uri(params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
     """The tracking store a command opens (:func:`resolve_tracking_uri`), its waits bounded by params
-    ``waits`` (docs/security.md, "Waits"): MLflow's HTTP client gets ``mlflow_http_timeout_s`` per request
-    and ``mlflow_http_retries`` retries, a PostgreSQL store libpq's ``connect_timeout``, and a network
-    store must accept a connection within ``connect_s`` before any client is made."""
+    ``waits`` (docs/security.md, "Waits"): MLflow's HTTP timeout and retries, libpq's ``connect_timeout``,
+    and a network store's TCP connect within ``connect_s`` before any client is made."""
     uri = resolve_tracking_uri(params["mlflow"], environ)
     waits = params.get("waits") or {}
     connect_s = float(waits.get("connect_s", 5))

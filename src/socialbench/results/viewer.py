@@ -1,19 +1,11 @@
 """The trace viewer: a static page per run (benchmark, model, method), read in a browser with no
-server, like inspect_ai's log viewer. Per instance it shows the image or the sampled frames, the
-text, gold and predicted fields (wrong ones marked), the error, every model call of the method and
-what the method keeps (its ``trace``, drawn as the method's :meth:`Method.trace_section` says), with
-filters by group, correctness, error, wrong field and the method's own trace tags, and a search.
+server, like inspect_ai's log viewer (docs/architecture.md, "Trace viewer").
 
-A benchmark's viewer folder holds, per run, ``<model>/<run>.html`` (the page: header, filters,
-script, and the index of every instance) and ``<model>/<run>.shards/NNN.js`` (the rows' HTML, loaded
-as the reader scrolls, filters or searches), and once for all runs ``media/<sha256>.jpg`` (the
-thumbnails, content-addressed, linked relatively). Modules: this one reads and checks a run and
-writes its files (the I/O edges: :func:`read_run`, :func:`write_view`); ``viewer_media`` makes and
-stores the thumbnails; ``viewer_html`` draws a row; ``viewer_page`` the page, its index and shards.
-The same inputs give the same bytes (no timestamps; fixed thumbnail and gzip settings).
-
-What a row shows is the benchmark's (:meth:`socialbench.core.benchmarks.Benchmark.viewer_rows`, a list of
-row dicts, see :data:`ROW_KEYS`); the calls and the trace of each row come from the traces file.
+Per run it writes ``<model>/<run>.html`` (header, filters, script, index) and ``<run>.shards/NNN.js``
+(the rows' HTML), and once ``media/<sha256>.jpg`` thumbnails. This module reads and checks a run and
+writes its files (:func:`read_run`, :func:`write_view`); ``viewer_media`` makes the thumbnails,
+``viewer_html`` draws a row, ``viewer_page`` the page and shards. What a row shows is the benchmark's
+(``Benchmark.viewer_rows``, :data:`ROW_KEYS`). Same inputs, same bytes.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The trace viewer's row HTML (pure): one ``<article>`` per instance with its media, texts, gold and
-predicted fields, error, raw answer, every model call, and the method's trace section (drawn from
-the method's :class:`socialbench.core.traces.TraceSection`, or as a tree of its JSON). Every text goes
-through ``html.escape``: markup in instance text or model output stays text."""
+"""The trace viewer's row HTML (pure): one ``<article>`` per instance, its trace section drawn from the
+method's :class:`socialbench.core.traces.TraceSection` (else as a JSON tree). Every text goes through
+``html.escape``: markup in instance text or model output stays text.
+"""
 
 from __future__ import annotations
 

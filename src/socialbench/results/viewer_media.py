@@ -1,10 +1,6 @@
-"""The trace viewer's media: downscaled JPEG thumbnails stored once per benchmark, named by the
-sha256 of their bytes (``<viewer>/<benchmark>/media/<sha256>.jpg``), and referenced by relative links
-from every run's rows (the I/O edge of the viewer; docs/architecture.md, "Trace viewer").
-
-A source image is read and scaled once per size in a process, however many runs show it; a thumbnail
-already in the folder is not written again. The same image gives the same bytes (fixed encoder
-settings, no EXIF, no ICC).
+"""The trace viewer's media: JPEG thumbnails stored once per benchmark as ``media/<sha256>.jpg``,
+linked relatively from every run's rows. A source is scaled once per size per process; fixed encoder
+settings, no EXIF or ICC, so the same image gives the same bytes.
 """
 
 from __future__ import annotations
@@ -113,10 +109,9 @@ def embed_media(
     frame_px: int = FRAME_PX,
     max_frames: int = MAX_FRAMES,
 ) -> list[str]:
-    """Give every media item of the rows its stored thumbnail (``src``: ``href`` + its file name,
-    ``width``, ``height``) or the reason it has none (``problem``); a frame whose bytes differ from its
-    recorded sha256 is shown with a warning. ``href``: the media folder relative to the page.
-    Returns one line per problem (the page marks each too)."""
+    """Give every media item of the rows its stored thumbnail (``src`` under ``href``, the media folder
+    relative to the page; ``width``, ``height``) or why it has none (``problem``; a frame whose bytes
+    changed gets a warning). Returns one line per problem."""
     problems: list[str] = []
     for row in rows:
         media = row.get("media") or []

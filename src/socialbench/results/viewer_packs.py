@@ -1,13 +1,9 @@
 """The viewer's media as MLflow stores them: a few pack files, not one file per image (issue 41).
 
-A pack is the media's bytes one after another, uncompressed (a thumbnail is a JPEG already), with no
-header: the packs together hold exactly the bytes they were given. ``index.json`` beside them maps
-each medium's name (``<sha256>.<ext>``) to its pack, offset and length. A page logged to MLflow reads
-the index once and each image it draws with an HTTP Range request on its pack (``viewer_page.relink_media``).
-
-Everything is content-addressed and deterministic: media sorted by name, cut into packs in that order
-(:func:`plan_packs`), each pack named by the sha256 of its bytes. The same media give the same files.
-The disk viewer (results/viewer/<benchmark>/media/) keeps one file per image; only MLflow gets packs.
+A pack is the media's bytes one after another, no header; ``index.json`` maps each ``<sha256>.<ext>``
+to its pack, offset and length, and a page logged to MLflow reads each image with an HTTP Range request
+(``viewer_page.relink_media``). Media are sorted by name and packs named by their sha256
+(:func:`plan_packs`), so the same media give the same files. The disk viewer keeps one file per image.
 """
 
 from __future__ import annotations
@@ -32,10 +28,9 @@ INDEX_FORMAT = 1
 
 
 def pack_limit(total: int, pack_bytes: int = PACK_BYTES, max_packs: int = MAX_PACKS) -> int:
-    """The bytes a pack may hold: ``pack_bytes``, or more when the media would need more than
-    ``max_packs`` packs (pure). Two consecutive packs hold more than the limit together (the second's
-    first medium did not fit in the first), so greedy filling makes fewer than ``2 * total / limit + 1``
-    packs: a limit of ``2 * total / (max_packs - 1)`` keeps them at most ``max_packs``."""
+    """The bytes a pack may hold: ``pack_bytes``, or more when the media would need over ``max_packs``
+    packs. Greedy filling makes fewer than ``2 * total / limit + 1`` packs (two consecutive ones hold
+    more than the limit together), so ``2 * total / (max_packs - 1)`` keeps them at most ``max_packs``."""
     if pack_bytes < 1 or max_packs < 2:
         raise ValueError(f"pack_bytes must be at least 1 and max_packs at least 2, got {pack_bytes}, {max_packs}")
     return max(pack_bytes, math.ceil(2 * total / (max_packs - 1)))

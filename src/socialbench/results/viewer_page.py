@@ -1,13 +1,9 @@
-"""A run's viewer page and its shards (pure): the page holds the header, the filters, the style, the
-script and the run's index (per instance: id, group, correctness, error, wrong fields, trace tags and
-its shard), so the filters cover every instance at once; the rows' HTML is in shard files beside it
-(``<run>.shards/NNN.js``), loaded by ``<script>`` elements as the reader scrolls, filters or searches.
+"""A run's viewer page and its shards (pure): the page holds the header, filters, script and every
+instance's index entry, so filters cover all at once; the rows' HTML is in ``<run>.shards/NNN.js``.
 
-Why script files, not ``fetch()``: a page opened from disk (``file://``) may not fetch its neighbours,
-but it may run their scripts. Each shard calls ``socialbenchShard(k, data)`` with its rows' HTML, a
-JSON list gzipped and base64-encoded (deterministic: gzip without a time stamp), which the page
-unpacks with the browser's ``DecompressionStream``: row HTML compresses about tenfold, which keeps a
-benchmark's viewer smaller than its traces. docs/architecture.md, "Trace viewer", has the rest.
+Why script files, not ``fetch()``: a page opened from disk may not fetch its neighbours, but it may
+run their scripts. Each shard's rows are gzipped JSON in base64 (no time stamp: deterministic),
+unpacked by ``DecompressionStream``; row HTML compresses about tenfold.
 """
 
 from __future__ import annotations
@@ -359,16 +355,12 @@ new MutationObserver(function(){list.querySelectorAll("img[data-sb-pack]").forEa
 
 
 def relink_media(page_text: str, old_href: str, packs_href: str) -> str:
-    """The page with its rows' images read from the media packs in ``packs_href`` (a folder holding
-    ``index.json`` and the packs, relative to the page: the parent run's, :mod:`viewer_packs`) instead
-    of the files in ``old_href``. The rows' HTML in the shards keeps ``src="<old_href>/<sha256>.<ext>"``;
-    the page rewrites the link as it draws a row (``data-sb-pack="<name>"``, no ``src``) and its added
-    script (:data:`PACKED_JS`) loads each such image from its pack, so a page logged to MLflow finds
-    the media its parent run stores once, in a few files (the shards are logged as they are). Its
-    policy also admits fetches from its own origin and ``blob:`` images (:data:`CSP_PACKED`), and over
-    HTTP it fetches its shards rather than running them as scripts (a server may serve them as text,
-    as MLflow's does). Only image
-    links are rewritten: the rows' own text is escaped (``src=&quot;...``) and never matches."""
+    """The page with its rows' images read from the media packs in ``packs_href`` (relative to the page:
+    the parent run's, :mod:`viewer_packs`) instead of the files in ``old_href``, so a page logged to
+    MLflow finds the media its parent run stores once. The shards keep their links; the page rewrites
+    each as it draws a row (``data-sb-pack``) and :data:`PACKED_JS` loads it from its pack. The policy
+    admits same-origin fetches and ``blob:`` images (:data:`CSP_PACKED`); over HTTP shards are fetched,
+    not run (MLflow serves them as text). The rows' own text is escaped, so only image links match."""
     csp = f'content="{CSP}"'
     if _DRAW_ROW not in page_text or _LOAD_SHARD not in page_text or csp not in page_text:
         raise ValueError(

@@ -1,27 +1,16 @@
-"""``bm25``: an offline BM25 retriever over a local corpus folder (the ``bm25s`` package, extra
-``retrieval``).
+"""``bm25``: an offline BM25 retriever over a local corpus folder (``bm25s``, extra ``retrieval``).
 
-The corpus is every ``.txt``, ``.md`` and ``.jsonl`` file under ``options.corpus``, read in the order
-of their relative paths (files with other suffixes are left out). Only regular files inside the folder
-are read: a symlink that leads out of it (or to nothing), and a FIFO, device or socket anywhere in it,
-is an error naming it, before anything is read (a link out of the corpus would put another file's
-text, a secret perhaps, into prompts, traces and the cache); a link to a folder is not followed. Every
-file is UTF-8, and one that is not is an error naming the file and the byte offset.
+The corpus is every ``.txt``, ``.md`` and ``.jsonl`` file under ``options.corpus``, in relative-path
+order. Only regular files inside the folder are read: a link out of it, or a FIFO, device or socket, is
+an error naming it before anything is read (another file's text, a secret perhaps, would reach prompts
+and the cache). Files are UTF-8 (else an error naming file and byte offset). Text and Markdown split
+into passages at blank lines, a lone ``# Title`` block titling those after it; JSON lines hold
+``{"text"[, "id", "title", "source"]}``. Ids are ``<relative path>#<n or id>``.
 
-A text or Markdown file is split into passages at blank lines; a block that is
-only a Markdown heading (``# Title``) is no passage but the title of the passages after it. A JSON-lines
-file holds one passage per line: ``{"text"[, "id", "title", "source"]}``. A passage's id is
-``<relative path>#<n>`` (its number in the file, from 1) or ``<relative path>#<id>``.
-
-The index is built in that order with fixed settings (lower-cased words of two or more characters,
-English stop words removed, no stemming; Lucene's BM25 with ``k1`` and ``b``), so the same corpus
-gives the same index. Results are sorted by score, ties broken by passage id; a passage that shares no
-word with the query is never returned.
-
-A passage longer than :data:`MAX_PASSAGE_CHARS` characters (after whitespace is folded) is split at
-word boundaries into pieces of at most that many (a longer word is cut), with ids ``<id>~1``,
-``<id>~2``, ...; each split is logged as a warning naming the passage, and the retriever's identity
-then carries the limit, so cached searches of a corpus split under another limit are not reused.
+Fixed settings (lower-cased words of 2+ characters, English stop words out, no stemming, Lucene's BM25)
+make the same corpus give the same index; ties are broken by passage id. A passage over
+:data:`MAX_PASSAGE_CHARS` is split at word boundaries (``<id>~1``, ...), logged, and the limit joins
+the identity, so searches cached under another limit are not reused.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
-"""``web``: a web-search client for the Brave Search API (``GET /res/v1/web/search``), standard library
-only.
+"""``web``: a web-search client for the Brave Search API (``GET /res/v1/web/search``), standard library only.
 
-The API key is read from the environment variable ``options.api_key_env`` (default
-``BRAVE_SEARCH_API_KEY``) when the retriever is made, never from params; a missing key is a ConfigError
-before any call. The key is sent only in the ``X-Subscription-Token`` header of requests to the host of
-``options.base_url`` (https, or http to a loopback address for tests); redirects are not followed, so it
-never reaches another host. It is no part of the identity, the cache or any message. The key of
-``BRAVE_SEARCH_API_KEY`` belongs to the Brave Search API (:data:`KEY_HOSTS`): a ``base_url`` on another
-host gets a key only from a variable that params name for it (``options.api_key_env``), so a gateway
-or a test server never receives the user's Brave key unasked (docs/security.md, "Secrets").
-
-Options (``web.options.json``, checked when params load): ``api_key_env``, ``base_url`` (default the
-API's endpoint), ``country``, ``search_lang``, ``safesearch`` (``off``, ``moderate``, ``strict``),
-``timeout_s`` (seconds per attempt, connect included; default 30), ``max_retries`` (429, 5xx and
-network errors; default 3), ``max_wait_s`` (the ceiling of one wait between attempts, default 60: the
-backoff is 1, 2, 4... s up to it, a ``Retry-After`` is honoured up to it, and a longer ``Retry-After``
-stops the run at once, naming the host: the quota is spent, and waiting an hour inside a run helps
-nobody) and ``max_consecutive_failures`` (failed searches in a row, after their retries, that stop the
-run as a dead model server stops it; default 5). A web search is not deterministic: the request cache
-keeps each answer, so a rerun replays it.
+The key comes from the environment (``options.api_key_env``, default ``BRAVE_SEARCH_API_KEY``; missing:
+a ConfigError before any call), goes only in ``X-Subscription-Token`` to ``options.base_url``'s host
+(redirects are not followed), and is no part of the identity, cache or messages. The Brave key goes
+only to the Brave API (:data:`KEY_HOSTS`) unless params name a variable for another host
+(docs/security.md, "Secrets"). Options are checked when params load (``web.options.json``); a
+``Retry-After`` over ``max_wait_s`` stops the run at once, naming the host (the quota is spent).
+A web search is not deterministic: the request cache keeps each answer, so a rerun replays it.
 """
 
 from __future__ import annotations
