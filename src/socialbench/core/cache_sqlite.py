@@ -1,9 +1,6 @@
-"""The request cache in one SQLite file (WAL mode): the default store (``core.cache`` describes the
-cache; ``core.cache_store`` its contract; ``core.cache_sql`` what the SQL stores share). One connection
-per thread; writers take ``BEGIN IMMEDIATE`` so they queue; a full disk is
-:class:`~socialbench.core.cache_store.CacheFull`; a damaged file (a bad page, a value of the wrong type)
-is a DataError naming the file and, where one is at fault, the entry.
-"""
+"""The request cache in one SQLite file (WAL mode), the default store: a connection per thread, writers
+queue on ``BEGIN IMMEDIATE``, a full disk is :class:`~socialbench.core.cache_store.CacheFull`, a damaged
+file a DataError naming the file and entry."""
 
 from __future__ import annotations
 
@@ -52,10 +49,8 @@ def _is_full(exc: BaseException) -> bool:
 
 
 class RequestCache(SqlStore):
-    """Thread-safe sqlite cache; one connection per thread, WAL so readers never block writers.
-
-    ``RequestCache.open_readonly(path)`` only reads (``socialbench cache``): it creates, converts and
-    locks nothing, and refuses a path that is not a request cache."""
+    """The SQLite request cache; WAL, so readers never block writers. ``open_readonly`` creates,
+    converts and locks nothing, and refuses a path that is no request cache."""
 
     sql = SQLITE_SQL
     _database_name = "an SQLite database"
@@ -88,8 +83,7 @@ class RequestCache(SqlStore):
 
     @classmethod
     def open_readonly(cls, path: str | Path) -> RequestCache:
-        """An existing request cache, opened for reading only; DataError naming the path when it
-        is missing, a folder, empty, not SQLite, or an SQLite file without the cache's table."""
+        """An existing request cache for reading only; a DataError naming the path otherwise."""
         return cls(path, readonly=True)
 
     def _check_readonly(self) -> None:
@@ -115,8 +109,7 @@ class RequestCache(SqlStore):
         self._columns = have
 
     def _refuse_foreign_file(self) -> None:
-        """Before anything is changed (not even the journal mode): a database whose ``calls`` table is
-        another program's is never written to."""
+        """Before anything changes (even the journal mode): another program's ``calls`` table is never written."""
         if not self.path.is_file() or self.path.stat().st_size == 0:
             return
         probe = sqlite3.connect(self.path, isolation_level=None)
@@ -161,7 +154,7 @@ class RequestCache(SqlStore):
     def _is_full(self, exc: BaseException) -> bool:
         return _is_full(exc)
 
-    #: SQLite's names of the types each column of ``calls`` may hold (a damaged file may hold others).
+    #: SQLite's type names each ``calls`` column may hold (a damaged file may hold others).
     _TYPEOF = {
         "key": "'text'",
         "backend": "'text'",
@@ -176,8 +169,8 @@ class RequestCache(SqlStore):
     }
 
     def _check_records(self) -> None:
-        """Once per cache object, before inspecting it: the first stored value of a type the cache
-        never writes (a BLOB where text belongs) is a DataError naming the file, the entry and the field."""
+        """Once per object, before inspecting: the first value of a type the cache never writes is a
+        DataError naming file, entry and field."""
         if self._records_checked:
             return
         bad = {c: f"typeof({c}) NOT IN ({t})" for c, t in self._TYPEOF.items()}
@@ -211,7 +204,7 @@ class RequestCache(SqlStore):
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Columns added after the first schema; old cache files gain them in place."""
+    """Old cache files gain the added columns in place."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
     for column in CALLS_ADDED:
         if column[0] not in have:
