@@ -181,8 +181,6 @@ def run_requests(
     return out, keys
 
 
-#: The forms of an answer to a JSON-constrained request (:func:`json_form`).
-JSON_FORMS = ("lone_object", "object_then_text", "object_inside", "no_object")
 _JSON = json.JSONDecoder()
 
 
