@@ -1,9 +1,6 @@
-"""``socialbench viewer``: a static HTML page per run (media, answers, calls, method trace), with its
-instances in shard files beside it and the benchmark's thumbnails stored once in a media folder.
-
-``--results-dir DIR --run MODEL/METHOD ...`` writes every run's page in one process, reading the run's
-predictions and traces and writing its page where the results layout places them
-(``<viewer>/<benchmark>/<model>/<run>.html``, media in ``<viewer>/<benchmark>/media``)."""
+"""``socialbench viewer``: a static HTML page per run (media, answers, calls, method trace), its instances in
+shard files beside it, thumbnails once in a media folder. ``--results-dir DIR --run MODEL/METHOD ...``
+writes many runs' pages where the results layout places them."""
 
 from __future__ import annotations
 
@@ -42,9 +39,8 @@ def layout_runs(benchmark: str, runs: list[str], results_dir: Path) -> list[tupl
 
 
 def order_siblings(predictions: Path, every: list[Path]) -> list[tuple[int, Path]]:
-    """(k, predictions) of the order runs (``<run>__order<k>``, params robustness) among ``every`` of the
-    run whose predictions are ``predictions`` (same model folder), by k; none for an order run itself:
-    the run's page shows each instance's answers under every order."""
+    """(k, predictions) of the order runs of the run of ``predictions`` among ``every`` (same model
+    folder), by k; none for an order run itself. Its page shows every order's answers."""
     run = RunName.parse(predictions.stem)
     if run.order:
         return []
@@ -72,9 +68,8 @@ def write_pages(
     params: Path | None = None,
     shard_rows: int = 100,
 ) -> None:
-    """Write the page and shards of each (predictions, traces, page) run, and their thumbnails once
-    in ``media_dir``. Only media under the media roots of ``media_root`` (its data folders and
-    ``media.allowed_roots`` of ``params``) are shown."""
+    """Write each (predictions, traces, page) run's page and shards, thumbnails once in ``media_dir``; only
+    media under ``media_root``'s media roots (and ``params``' allowed roots) are shown."""
     check_io(
         {
             "--instances": instances,
@@ -146,8 +141,8 @@ def viewer(
     max_frames: int = Opt(8, min=1, help="frames shown per video instance (evenly spread)"),
     shard_rows: int = Opt(100, min=1, help="instances per shard file (the page loads a shard as it needs its rows)"),
 ) -> None:
-    """Write the HTML page of a run: per instance its media, text, gold and predicted fields (wrong
-    ones marked), calls and method trace, with filters and search (no server needed)."""
+    """Write a run's HTML page: per instance its media, text, gold and predicted fields (wrong ones
+    marked), calls and method trace, with filters and search (no server needed)."""
     if results_dir is not None:
         if predictions is not None or out is not None or traces is not None:
             raise ConfigError(
