@@ -37,11 +37,8 @@ _CALL_COLUMNS = (
     "key, backend, model, request_id, key_parts, text, input_tokens, output_tokens, latency_s, created_at,"
     " finish_reason"
 )
-_CALL_UPDATE = (
-    " ON CONFLICT (key) DO UPDATE SET backend = EXCLUDED.backend, model = EXCLUDED.model,"
-    " request_id = EXCLUDED.request_id, key_parts = EXCLUDED.key_parts, text = EXCLUDED.text,"
-    " input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens, latency_s = EXCLUDED.latency_s,"
-    " created_at = EXCLUDED.created_at, finish_reason = EXCLUDED.finish_reason"
+_CALL_UPDATE = " ON CONFLICT (key) DO UPDATE SET " + ", ".join(
+    f"{c} = EXCLUDED.{c}" for c in _CALL_COLUMNS.replace(",", " ").split()[1:]
 )
 #: The store's SQL (``%s`` placeholders; a replaced row is an upsert on the key).
 POSTGRES_SQL = Statements(

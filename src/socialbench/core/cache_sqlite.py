@@ -10,11 +10,12 @@ from pathlib import Path
 from filelock import FileLock
 
 from socialbench.core.cache_sql import SqlStore, Statements
-from socialbench.core.cache_store import CALLS_ADDED, CacheFull, column_sql, record_name, schema_statements
+from socialbench.core.cache_store import CALLS_ADDED, CALLS_FIRST, CacheFull, column_sql, record_name, schema_statements
 from socialbench.core.errors import DataError
 from socialbench.core.paths import refuse_special
 
 SQLITE_TYPES = {"text": "TEXT", "int": "INTEGER", "real": "REAL"}
+_TYPEOF_NAMES = {"text": "'text'", "int": "'integer'", "real": "'real', 'integer'"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _CALL_COLUMNS = (
@@ -154,19 +155,8 @@ class RequestCache(SqlStore):
     def _is_full(self, exc: BaseException) -> bool:
         return _is_full(exc)
 
-    #: SQLite's type names each ``calls`` column may hold (a damaged file may hold others).
-    _TYPEOF = {
-        "key": "'text'",
-        "backend": "'text'",
-        "model": "'text'",
-        "request_id": "'text'",
-        "key_parts": "'text'",
-        "text": "'text', 'null'",
-        "input_tokens": "'integer'",
-        "output_tokens": "'integer'",
-        "latency_s": "'real', 'integer'",
-        "created_at": "'real', 'integer'",
-    }
+    #: SQLite's type names each ``calls`` column may hold, by its declared type (a damaged file may hold others).
+    _TYPEOF = {name: _TYPEOF_NAMES[kind] + ("" if constraint else ", 'null'") for name, kind, constraint in CALLS_FIRST}
 
     def _check_records(self) -> None:
         """Once per object, before inspecting: the first value of a type the cache never writes is a

@@ -245,16 +245,11 @@ def run_plan(
     new_in_max = round(known + sum(p.more_max * e for p, e in zip(plans, more_each)))
     new_in_min = round(known + sum(p.more_min * e for p, e in zip(plans, more_each)))
     new_out = round(new_out)
-    if new_max == 0:
-        cost: float | None = 0.0  # nothing to pay, priced or not
-    else:
+    cost: float | None = 0.0  # nothing to pay, priced or not
+    wall: float | None = 0.0
+    if new_max:
         cost = None if price is None else round((new_in_max * price[0] + new_out * price[1]) / 1e6, 6)
-    if new_max == 0:
-        wall: float | None = 0.0
-    elif latency_s is None:
-        wall = None
-    else:
-        wall = round(new_max * latency_s / max(1, concurrency), 1)
+        wall = None if latency_s is None else round(new_max * latency_s / max(1, concurrency), 1)
     label = "cache" if new_max == 0 else counter_label + (f", scaled by {cached} stored calls" if cached else "")
     return RunPlan(
         benchmark=benchmark,
