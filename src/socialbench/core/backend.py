@@ -252,8 +252,7 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
 def think_wrapped(reasoning: str | None, text: str) -> str:
-    """An answer with the reasoning its API returns apart put before it in ``<think>`` tags: the cache
-    keeps one text per call."""
+    """An answer with its separately returned reasoning put before it in ``<think>`` tags (one text per call)."""
     return f"{THINK_OPEN}{reasoning}{THINK_CLOSE}{text}" if reasoning else text
 
 
@@ -464,8 +463,7 @@ class Backend(abc.ABC):
         return carried if self.default_modalities is None else self.default_modalities & carried
 
     def cannot_take(self, part: MediaPart) -> str | None:
-        """Why this model cannot take ``part``, or None; a video with file and frames goes natively
-        where video is taken, else as frames."""
+        """Why this model cannot take ``part``, or None (a video goes natively where taken, else as frames)."""
         takes = self.takes
         if isinstance(part, VideoPart):
             if "video" in takes and part.sha256:
@@ -530,8 +528,7 @@ BACKENDS: Registry[Backend] = Registry(
 
 
 def add_source(source: Callable[[], Mapping[str, tuple[str, str]]]) -> None:
-    """Ask ``source`` for {name: (module, class)} of unregistered backends (benchmarks contribute theirs
-    this way, so this module names none)."""
+    """Ask ``source`` for {name: (module, class)} of unregistered backends (benchmarks contribute theirs)."""
     BACKENDS.add_source(_no_extra(source))
 
 
@@ -565,8 +562,7 @@ def get_backend_class(name: str) -> type[Backend]:
 
 
 def backend_options_schema(name: str) -> dict[str, Any] | None:
-    """The JSON schema of backend ``name``'s ``options`` (None: unchecked), from
-    ``<module>.options.json`` without importing the module, so checking params loads no SDK."""
+    """The JSON schema of backend ``name``'s options (None: unchecked), read without importing it."""
     return BACKENDS.options_schema(name)
 
 

@@ -156,8 +156,7 @@ class Method(abc.ABC):
 
 
 class InstanceInputError(SocialbenchError):
-    """An instance that cannot be given to a model; the runner makes it a DataError naming file,
-    record and field."""
+    """An instance that cannot be given to a model (the runner names file, record and field)."""
 
     def __init__(self, field: str, message: str):
         self.field = field
@@ -200,8 +199,7 @@ def template_problem(text: str, where: str, placeholders: frozenset[str]) -> str
 
 # ---- benchmarks -------------------------------------------------------------------------------
 class Benchmark(abc.ABC):
-    """Base class of all benchmarks. The abstract hooks fail at instantiation, not mid-run; others have
-    working defaults."""
+    """Base class of all benchmarks: abstract hooks fail at instantiation, not mid-run."""
 
     #: The package, params section and folder under data/ and results/.
     name: ClassVar[str] = ""
@@ -218,8 +216,7 @@ class Benchmark(abc.ABC):
 
     @classmethod
     def params_schema(cls) -> dict[str, Any]:
-        """The JSON schema of its params section (``schema/params.schema.json`` or
-        ``params.schema.json``); without one, an empty section."""
+        """The JSON schema of its params section (``[schema/]params.schema.json``; else empty)."""
         import json
 
         root = resources.files(cls.package)
@@ -470,8 +467,7 @@ class Benchmark(abc.ABC):
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
     ) -> dict[str, Any]:
-        """``{file name: table}`` of the answer-stability tables from every run, order runs
-        included. Default: none."""
+        """``{file name: table}`` of the answer-stability tables, order runs included. Default: none."""
         return {}
 
     def group_size(self, metrics: dict[str, Any]) -> int:
@@ -486,8 +482,7 @@ class Benchmark(abc.ABC):
     def viewer_rows(
         self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
     ) -> list[dict[str, Any]] | None:
-        """The trace viewer's row per instance (keys in ``viewer.ROW_KEYS``). Default None: the
-        viewer's ``default_rows``."""
+        """The trace viewer's row per instance (``viewer.ROW_KEYS``); None: ``default_rows``."""
         return None
 
 

@@ -65,8 +65,7 @@ POSTGRES_SQL = Statements(
 
 
 def url_problem(url: str) -> str | None:
-    """Why a ``postgresql://`` URL cannot name a store (bad port, no database), or None; said before
-    connecting, where the driver would give a traceback."""
+    """Why a ``postgresql://`` URL cannot name a store, or None (said before the driver's traceback)."""
     parts = urlsplit(url)
     try:
         parts.port  # noqa: B018 (urllib checks the port when it is read)
@@ -244,8 +243,7 @@ CACHE_URL_ENV = "SOCIALBENCH_CACHE_URL"
 
 
 def cache_store_url(environ: dict[str, str] | None = None) -> str | None:
-    """The shared store's URL from the environment, or None (the params' SQLite file); an unknown kind
-    is an error naming the variable, not the value."""
+    """The shared store's URL from the environment, or None; errors name the variable, not the value."""
     url = (os.environ if environ is None else environ).get(CACHE_URL_ENV, "").strip()
     if not url:
         return None

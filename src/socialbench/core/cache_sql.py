@@ -58,8 +58,7 @@ class Statements:
 
 
 class SqlStore(CacheStore):
-    """A request cache in an SQL database: a connection per thread, writes in transactions that queue,
-    claims of calls in flight shared across processes."""
+    """A request cache in an SQL database: a connection per thread, queued writes, shared claims."""
 
     #: The store's SQL (its own dialect).
     sql: ClassVar[Statements]
@@ -216,8 +215,7 @@ class SqlStore(CacheStore):
         return f"{socket.gethostname()}:{os.getpid()}:{self._token}"
 
     def _claim(self, keys: Sequence[str]) -> tuple[set[str], set[str], dict[str, str]]:
-        """In one transaction: (keys claimed now, keys stored, keys a live claimant holds -> owner); a dead
-        claimant's claim is taken over."""
+        """In one transaction: (keys claimed, keys stored, {key: live claimant}); dead claims taken over."""
         me, host, pid = self._owner(), socket.gethostname(), os.getpid()
         mine: set[str] = set()
         stored: set[str] = set()

@@ -159,8 +159,7 @@ class RequestCache(SqlStore):
     _TYPEOF = {name: _TYPEOF_NAMES[kind] + ("" if constraint else ", 'null'") for name, kind, constraint in CALLS_FIRST}
 
     def _check_records(self) -> None:
-        """Once per object, before inspecting: the first value of a type the cache never writes is a
-        DataError naming file, entry and field."""
+        """Once, before inspecting: a value of a type the cache never writes is a DataError naming it."""
         if self._records_checked:
             return
         bad = {c: f"typeof({c}) NOT IN ({t})" for c, t in self._TYPEOF.items()}

@@ -99,8 +99,7 @@ class ReplayMiss(BaseException):  # noqa: N818 (a signal, not an error)
 def claimant_alive(
     host: str, pid: int, started: str | None, claimed_at: float, now: float, ttl_s: float = CLAIM_TTL_S
 ) -> bool:
-    """Whether a claimant may still be making its calls (also asked by tracking's store lock); a claim of
-    this very process is stale."""
+    """Whether a claimant may still be making its calls (this very process's claims are stale)."""
     if host != socket.gethostname():
         return now - claimed_at < ttl_s
     if pid == os.getpid():
@@ -141,8 +140,7 @@ def sql_kind(value: Any) -> str:
 
 
 def checked_response(store: str, key: str, row: Sequence[Any]) -> Response:
-    """``row`` as a cached Response; a value of the wrong type is a DataError naming store, entry and
-    field rather than a wrong answer replayed."""
+    """``row`` as a cached Response; a wrong type is a DataError naming store, entry and field."""
     fields = (
         ("text", (str,), True, "text"),
         ("input_tokens", (int,), False, "an integer"),

@@ -255,8 +255,7 @@ def _method_of(run: str) -> str | None:
 
 
 def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> list[str]:
-    """Core keys naming nothing: an unusable tracking URI; a model's ``benchmarks``, ``only_methods`` or
-    ``exclude_methods`` naming a missing benchmark or run."""
+    """Core keys naming nothing: the tracking URI, a model's benchmarks, only_ and exclude_methods."""
     problems = []
     uri_problem = tracking_uri_problem(data["mlflow"]["tracking_uri"])
     if uri_problem:

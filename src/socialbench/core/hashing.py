@@ -64,8 +64,7 @@ def _large_file_digest(path: Path, size: int) -> str:
 
 
 def folder_fingerprint(folder: str | Path) -> str:
-    """One hash over a model folder's files by relative path: small ones by content, large ones sampled;
-    hidden entries and Markdown left out."""
+    """One hash over a model folder's files by path: small ones whole, large ones sampled; no hidden or .md."""
     folder = Path(folder)
     h = hashlib.sha256()
     for f in sorted(folder.rglob("*")):
@@ -90,8 +89,7 @@ def module_source(name: str) -> str:
 
 
 def code_tokens(source: str) -> str:
-    """``source``'s tokens in order, one per line, without comments, blank lines, wrapping, spacing and
-    docstrings. A SyntaxError when it is no Python."""
+    """``source``'s tokens in order, one per line: no comments, blank lines, wrapping, spacing or docstrings."""
     skipped = (tokenize.COMMENT, tokenize.NL, tokenize.ENDMARKER)
     tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in skipped]
     starts = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)

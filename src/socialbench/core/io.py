@@ -336,8 +336,7 @@ _KEY_KINDS = ((bool, "a boolean"), (type(None), "null"), ((int, float), "a numbe
 
 
 class StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, also refusing aliases, duplicate and non-string keys, non-JSON values,
-    non-finite numbers and deep nesting."""
+    """PyYAML's safe loader, also refusing what the module docstring lists."""
 
     def __init__(self, stream: str):
         super().__init__(stream)

@@ -53,8 +53,7 @@ def special_kind(mode: int) -> str | None:
 
 
 def special_file(path: str | Path) -> str | None:
-    """What ``path`` is (symlinks followed) when a FIFO, device or socket, else None. ``stat`` only:
-    opening a FIFO waits for a writer."""
+    """What ``path`` is when a FIFO, device or socket, else None (``stat`` only: a FIFO open would hang)."""
     try:
         return special_kind(os.stat(path).st_mode)
     except (OSError, ValueError):
@@ -145,8 +144,7 @@ def _overlap(target: Path, inp: _Input) -> str | None:
 
 
 def _linked_input(folder: Path, ins: Sequence[_Input]) -> tuple[Path, _Input] | None:
-    """A link in an output folder leading to (or into) an input, or a hard link to an input file (walked
-    without following symlinks)."""
+    """A link in an output folder to (or into) an input, or a hard link to an input file."""
     files = {i.inode: i for i in ins if i.inode is not None}
     seen = 0
     for dirpath, dirnames, filenames in os.walk(folder):
@@ -321,8 +319,7 @@ def remove_inside(path: str | Path, root: str | Path, missing_ok: bool = False) 
 
 
 def move_inside(src: str | Path, dst: str | Path, root: str | Path, dst_root: str | Path) -> None:
-    """Move ``src`` (inside ``root``) to ``dst`` (inside ``dst_root``), replacing it; a link moves as a
-    link. Moving onto itself is an error."""
+    """Move ``src`` (inside ``root``) onto ``dst`` (inside ``dst_root``); onto itself is an error."""
     s = inside_root(Path(src), Path(root), "moved")
     d = inside_root(Path(dst), Path(dst_root), "moved")
     if s == d or within(d, s) or (d.exists() and _same(s, d)):

@@ -178,8 +178,7 @@ def plan_instance(
 
 @dataclass
 class RunPlan:
-    """One (benchmark, model, run); tokens cover every call at its most calls, ``new_*``, cost and wall
-    time the calls still to make."""
+    """One (benchmark, model, run); ``new_*``, cost and wall time count the calls still to make."""
 
     benchmark: str
     model: str

@@ -29,8 +29,7 @@ def server_url_env(model_name: str) -> str:
 def external_server(
     model_name: str | None, model: dict[str, Any] | None, environ: Mapping[str, str] | None = None
 ) -> tuple[str, str] | None:
-    """(url, where set) of a running server the model's jobs use: :func:`server_url_env` in the
-    environment over ``options.base_url``; None when neither."""
+    """(url, where set) of a running server: :func:`server_url_env` over ``options.base_url``, or None."""
     env = server_url_env(model_name) if model_name else None
     url = (environ or {}).get(env, "").strip() if env else ""
     if url:
@@ -91,8 +90,7 @@ def job_resources(
     model: dict[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> dict[str, int]:
-    """One job's resources: ``default`` under ``<kind>``; an infer job adds the model's GPUs, then
-    ``resources.models.<model>``. ``gpu`` only above 0."""
+    """One job's resources: ``default``, ``<kind>``, an infer job's GPUs and ``models.<model>``; no zero ``gpu``."""
     if kind not in KINDS:
         raise ValueError(f"resources: unknown kind of job {kind!r} (one of {', '.join(KINDS)})")
     out = dict(resources.get("default") or {})

@@ -110,8 +110,7 @@ def available_retrievers() -> list[str]:
 
 
 def retriever_options_schema(name: str) -> dict[str, Any] | None:
-    """The JSON schema of retriever ``name``'s options (None: undeclared), read from
-    ``<module>.options.json`` without importing it, as for backends."""
+    """The JSON schema of retriever ``name``'s options (None: undeclared), read without importing it."""
     return RETRIEVERS.options_schema(name)
 
 

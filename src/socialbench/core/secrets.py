@@ -94,8 +94,7 @@ def is_secret_name(name: str) -> bool:
 
 
 def holds_secret(name: str, value: Any) -> bool:
-    """Whether ``name: value`` writes a secret into params (a flag or null holds none:
-    ``use_auth_token: true``)."""
+    """Whether ``name: value`` writes a secret into params (a flag or null holds none)."""
     return is_secret_name(name) and not (value is None or isinstance(value, bool))
 
 

@@ -243,8 +243,7 @@ def convert(gguf: Path, out: Path, log: Callable[[str], None] = print) -> Path:
 
 
 def prepare_out(out: Path) -> None:
-    """Make ``out`` ready: new or empty is fine; an earlier conversion is emptied; any other folder with
-    files is refused, nothing touched."""
+    """Make ``out`` ready: new or empty, or an earlier conversion emptied; any other folder is refused."""
     if not out.is_dir():
         return
     entries = sorted(out.iterdir())

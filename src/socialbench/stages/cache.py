@@ -24,6 +24,7 @@ from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
 from socialbench.core.config import load_params
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.paths import check_io
+from socialbench.stages.common import PARAMS_HELP
 
 _PATH_HELP = "SQLite cache file (default: the store of SOCIALBENCH_CACHE_URL if set, else cache.path in params)"
 
@@ -150,9 +151,7 @@ def explain(
     instances: Path | None = Opt(None, help="dry run: build this run's requests from these instances"),
     method: str = Opt("direct", help="method, with --instances; one of the benchmark's (" + _METHODS + ")"),
     path: Path | None = Opt(None, help=_PATH_HELP),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
-    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
     taxonomy: Path | None = Opt(None, help="MoCA taxonomy file, with --instances"),
     benchmark: str | None = Opt(
         None, help="benchmark of the instances, required with --instances; one of: " + _BENCHMARKS

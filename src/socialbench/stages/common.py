@@ -13,6 +13,7 @@ from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 Opt = typer.Option
 
 TAXONOMY_HELP = "MoCA: a taxonomy file (YAML/JSON) in place of the built-in one"
+PARAMS_HELP = "the params file (params.yaml: models, seed and the stage's settings)"
 
 
 def load_benchmark(name: str, taxonomy: Path | None = None):
@@ -21,8 +22,7 @@ def load_benchmark(name: str, taxonomy: Path | None = None):
 
 
 def _choices() -> tuple[str, str]:
-    """--benchmark's and --method's help, listing their choices (the registered benchmarks, each one's
-    methods); the plain wording if a plug-in cannot be loaded, so --help never fails."""
+    """--benchmark's and --method's help listing the choices (plain wording if a plug-in fails to load)."""
     try:
         names = available_benchmarks()
         methods = "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)

@@ -253,8 +253,7 @@ def shell_commands(shell: str) -> list[tuple[str, ...]]:
 
 
 def _selected(path: Path, wanted: set[str] | None) -> tuple[set[str], set[str]]:
-    """A module read function by function: imports of the functions reached from ``wanted`` (None: all) and
-    the names they use."""
+    """Imports of the functions reached from ``wanted`` (None: all) in a module read by function, and names used."""
     funcs = _summary(path).functions
     chosen: set[str] = set()
     todo = list(funcs) if wanted is None else [w for w in wanted if w in funcs]

@@ -27,6 +27,7 @@ from socialbench.results.layout import run_path
 from socialbench.stages.common import (
     BENCH_HELP,
     METHOD_HELP,
+    PARAMS_HELP,
     TAXONOMY_HELP,
     Opt,
     load_benchmark,
@@ -57,8 +58,7 @@ def layout_runs(benchmark: str, model: str, methods: list[str], results_dir: Pat
 
 
 def trace_pointer(benchmark: str, model: str, method: str) -> str:
-    """The trace file a prediction points at: its pipeline path, so predictions have the same bytes
-    wherever this run writes."""
+    """The trace file predictions point at: its pipeline path (same bytes wherever this run writes)."""
     return run_path("traces", benchmark, model, method)
 
 
@@ -107,8 +107,7 @@ def infer_runs(
     progress: bool = False,
     echo=typer.echo,
 ) -> None:
-    """Run ``model`` with each run's method and write each run's predictions, traces and stats as it
-    finishes; every input is checked before any run."""
+    """Run ``model`` with each run's method, writing each run's files as it finishes (inputs checked first)."""
     check_io(
         {"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
         {
@@ -299,16 +298,13 @@ def infer(
         help="per-instance traces (JSON lines) of the one --method: every call's stage, cache key, text, tokens,"
         " finish reason",
     ),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
-    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
     dev: Path | None = Opt(None, help="dev split (the prior backend's statistics)"),
     taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
     cache: Path | None = Opt(None, help="request cache (default: cache.path in params)"),
     progress: bool = Opt(True, help="show a progress bar"),
 ) -> None:
-    """Run one model with one or more methods over the instances (one backend for all); every call
-    goes through the request cache."""
+    """Run one model with one or more methods over the instances (one backend, every call cached)."""
     runs = plan_runs(benchmark, model, list(method), results_dir, out, stats, trace)
     infer_runs(
         benchmark,

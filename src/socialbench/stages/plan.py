@@ -119,8 +119,7 @@ def token_counter(spec):
 
 
 def image_side(max_side: int | None):
-    """part -> the longest side it is sent at (its header's, once per hash, capped by ``max_side``); 448
-    when unreadable (an estimate)."""
+    """part -> the longest side it is sent at (capped by ``max_side``; 448 when unreadable)."""
     sides: dict[str, int] = {}
 
     def side(part) -> int:

@@ -18,8 +18,7 @@ app = stage_app("Validate raw instances.")
 def prepare_instances(
     benchmark: str, raw: Path, out: Path, report: Path, taxonomy: Path | None, on_invalid: str, params: Path
 ) -> tuple[int, int]:
-    """Write kept records to ``out`` and dropped ones with reasons to ``report``; (kept, dropped). No
-    record kept is an error, raised after the report is written."""
+    """Write kept records to ``out``, dropped ones to ``report``; (kept, dropped). None kept is an error."""
     check_io({"--raw": raw, "--taxonomy": taxonomy, "--params": params}, {"--out": out, "--report": report})
     if on_invalid not in ("drop", "fail"):
         raise SocialbenchError(f"--on-invalid {on_invalid!r}: must be one of drop, fail")

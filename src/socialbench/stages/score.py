@@ -75,8 +75,7 @@ def score_file(
     method: str | None,
     echo,
 ) -> None:
-    """Score one predictions file into ``out`` (and each instance's outcome into ``outcomes``), warning of
-    unanswered instances and records with an error."""
+    """Score one predictions file into ``out`` (outcomes too), warning of unanswered and failed records."""
     parsed = read_jsonl_lines(predictions)
     first_bad_line(predictions, parsed)
     preds = [jl.record for jl in parsed]
@@ -132,8 +131,7 @@ def score_runs(
     echo=typer.echo,
     params: Path | None = None,
 ) -> None:
-    """Score each (predictions, out, outcomes, model, method) against the instances read once (with
-    ``params``, its ``<benchmark>.subset``)."""
+    """Score each (predictions, out, outcomes, model, method) against the instances (and params' subset)."""
     check_io(
         {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy, "--params": params},
         {"--out": [r[1] for r in runs], "--outcomes": [r[2] for r in runs if r[2] is not None]},

@@ -23,7 +23,7 @@ from socialbench.core.run_name import RunName
 from socialbench.results.layout import RUN_KINDS
 from socialbench.results.scores import check_outcomes, read_score_files, row_category, write_run_metrics
 from socialbench.results.tables import answers_table, formats, rendered, with_note
-from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app, subset_instances
+from socialbench.stages.common import BENCH_HELP, PARAMS_HELP, Opt, load_benchmark, stage_app, subset_instances
 
 app = stage_app("Render the result tables.")
 
@@ -112,8 +112,7 @@ def render_tables(
 
 
 def run_summary(bench, path: Path, instance_ids: list[str], scores: dict[str, Any], scores_source: str) -> Any:
-    """The benchmark's summary of one outcomes file, its rows checked first against the instances and the
-    score file's groups (cheap, no scoring)."""
+    """The benchmark's summary of one outcomes file, its rows checked against instances and score groups."""
     parsed = read_jsonl_lines(path)
     first_bad_line(path, parsed)
     rows = [jl.record for jl in parsed]
@@ -152,9 +151,7 @@ def tables(
         help="headline metrics JSON of every run; one file per run goes in the folder of the"
         " same name without .json (<model>/<method>.json: `dvc metrics show` rows)",
     ),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
-    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
     benchmark: str = Opt(..., help=BENCH_HELP),
     instances: Path | None = Opt(
         None,

@@ -26,7 +26,7 @@ from socialbench.results.tracking import (
 )
 from socialbench.results.tracking_uri import resolve_tracking_uri, tracking_store_uri
 from socialbench.results.viewer_page import page_media, relink_media
-from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
+from socialbench.stages.common import BENCH_HELP, PARAMS_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("Log the runs to MLflow.")
 
@@ -76,8 +76,7 @@ def evaluation(
     commit: str,
     viewer: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What one run logs: params, content hashes and provenance as when predictions were made, scores,
-    accounting and artifacts."""
+    """What one run logs: params, hashes and provenance as made, scores, accounting and artifacts."""
     entry = p["models"][model]
     identity = run_stats.get("backend_identity") or {}
     return {
@@ -245,9 +244,7 @@ def track(
     viewer_dir: Path | None = Opt(
         None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"
     ),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
-    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
     benchmark: str = Opt(..., help=BENCH_HELP),
 ) -> None:
     """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
