@@ -170,8 +170,7 @@ def main() -> None:
     from socialbench.core.io import one_line
 
     try:
-        # Not standalone: click's usage errors (a bad or out-of-range value, an unknown option) come
-        # here and are one line, as every bad input is, not a usage box.
+        # not standalone: click's usage errors come here and are one line, as every bad input is
         code = app(standalone_mode=False)
     except UsageError as exc:
         typer.echo(f"error: {one_line(_usage_line(exc))}", err=True)
@@ -185,8 +184,7 @@ def main() -> None:
         typer.echo(f"error: {one_line(exc)}", err=True)  # one line, capped (a value may be megabytes)
         sys.exit(2)
     except OSError as exc:
-        # A path that cannot be read or written (missing, a folder, no permission, no space): the
-        # user's to fix, so one line naming it, not a traceback.
+        # a path that cannot be read or written is the user's to fix: one line naming it, no traceback
         from socialbench.core.paths import is_disk_full
 
         if exc.filename is None and is_disk_full(exc):

@@ -187,8 +187,7 @@ class Request:
         return out
 
 
-#: What a backend sent to constrain an answer's form (``RunStats.constraints``); ``key_schema``: JSON mode with keys
-#: fixed, values free.
+#: What a backend sent to constrain an answer's form (``key_schema``: JSON mode, keys fixed, values free).
 CONSTRAINTS = ("none", "json_object", "key_schema", "json_schema")
 
 #: What a key schema leaves out: JSON mode fixes keys and value types, not values.
@@ -226,8 +225,7 @@ def key_schema(request: Request) -> dict[str, Any] | None:
     return {"type": "object", "additionalProperties": False, "required": list(keys), "properties": keys}
 
 
-#: Why generation stopped: ``length`` cut at max_tokens; ``no_record`` recorded answers lack the instance; None: not
-#: said.
+#: Why generation stopped (``length``: cut at max_tokens; ``no_record``: no recorded answer; None: unsaid).
 FINISH_REASONS = ("stop", "length", "error", "refusal", "content_filter", "no_record")
 
 
@@ -378,15 +376,13 @@ class Backend(abc.ABC):
 
     #: The registered name (``backend:`` in params).
     name: ClassVar[str] = ""
-    #: Media part kinds it carries besides text (frames need only ``image``); with a declaration file
-    #: (:func:`backend_declaration`) this and the next two come from it.
+    #: Media part kinds carried besides text (a declaration file sets this and the next two).
     accepts: ClassVar[frozenset[str]] = frozenset({"image"})
     #: What a model takes without ``modalities`` in params (None: all it carries).
     default_modalities: ClassVar[frozenset[str] | None] = None
     #: Why it only answers requests listing choices, as tables print it; None: it writes free text.
     choices_only: ClassVar[str | None] = None
-    #: True when its own code decides answers (doubles, baselines, recorded answers): its identity holds the code's hash
-    #: (``behaviour``), so changed code is a cache miss.
+    #: True when its own code decides answers: its identity then hashes that code (``behaviour``).
     answers_from_code: ClassVar[bool] = False
     #: With ``answers_from_code``: further modules whose code decides its answers.
     behaviour_modules: ClassVar[tuple[str, ...]] = ()

@@ -83,8 +83,7 @@ class Method(abc.ABC):
     name: str = ""
     #: Template files under ``templates/<name>/``: the prompt hash.
     templates: ClassVar[tuple[str, ...]] = ()
-    #: The run's request cache (set by the runner; None outside it): other look-ups are stored there so a resumed run
-    #: repeats none.
+    #: The run's request cache (set by the runner): other look-ups are stored there too.
     cache: Any = None
 
     def __init__(
@@ -425,8 +424,7 @@ class Benchmark(abc.ABC):
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         """A score file read back and checked."""
 
-    #: Whether :meth:`tables` takes instances and each run's :meth:`run_summary` of the outcomes score wrote (intervals,
-    #: paired tests).
+    #: Whether :meth:`tables` takes instances and each run's :meth:`run_summary`.
     tables_per_instance: ClassVar[bool] = False
 
     def outcomes(
@@ -486,8 +484,7 @@ class Benchmark(abc.ABC):
         return None
 
 
-#: The trace file (pipeline path) of the run whose predictions are being built, set by the runner (core does not import
-#: results/layout).
+#: The trace file of the run whose predictions are built (set by the runner from the stage).
 TRACE_POINTER: ContextVar[str | None] = ContextVar("socialbench_trace_pointer", default=None)
 
 

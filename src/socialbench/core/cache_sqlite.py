@@ -63,9 +63,8 @@ class RequestCache(SqlStore):
             return
         self._refuse_foreign_file()  # before the lock file beside it is made: a refusal changes nothing
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Processes opening a new cache at once (parallel Snakemake jobs) race to switch it to WAL and
-        # create its tables, and SQLite answers the loser "database is locked" at once, without its
-        # busy timeout. A file lock beside the database serialises the set-up; later use needs none.
+        # parallel jobs opening a new cache race to set WAL and make tables, and SQLite answers the loser
+        # "database is locked" without waiting: a file lock serialises the set-up (later use needs none)
         with FileLock(f"{self.path}.lock", timeout=300):
             try:
                 conn = self._conn()
@@ -124,10 +123,8 @@ class RequestCache(SqlStore):
             self._refuse_foreign(have)
 
     def _readonly_conn(self) -> sqlite3.Connection:
-        # A read-only connection to a WAL database needs its -shm file: when a writer has the cache
-        # open (-wal and -shm present) it shares them and sees every committed call. With no writer
-        # there are none, and a read-only connection would create both and leave them behind, so the
-        # file is opened as immutable (all committed data is then in the main file).
+        # with a writer present, share its -wal and -shm files; without one, open immutable (all data is
+        # in the main file), as a read-only connection would otherwise create both and leave them behind
         wal, shm = Path(f"{self.path}-wal"), Path(f"{self.path}-shm")
         mode = "mode=ro" if wal.exists() and shm.exists() else "mode=ro&immutable=1"
         conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?{mode}", uri=True, timeout=60, isolation_level=None)

@@ -139,8 +139,7 @@ def validate_params(
         ]
         if secrets:
             raise ConfigError(f"{source} is invalid: {'; '.join(secrets)}")
-    # Each benchmark's section is validated against its own package's schema (below), so adding a
-    # benchmark changes no core file; a top-level key that is neither core nor a benchmark is refused.
+    # each benchmark's section against its own schema (below): adding a benchmark changes no core file
     benchmark_sections = {k: data.pop(k) for k in list(data) if k in available_benchmarks()}
     _fill_defaults(data, schema, schema)
     validator = jsonschema.Draft202012Validator(schema)
@@ -369,8 +368,7 @@ def exit_if_unreadable(path: str | Path = "params.yaml") -> None:
         sys.exit(f"error: {one_line(exc)}")
 
 
-#: How the Snakefile hands jobs the params it validated (rules/common.smk): JSON {sha256 of the file's bytes, params}; a
-#: job whose ``--params`` has those bytes skips validating again (~0.1 CPU-s a job).
+#: The params the Snakefile validated, handed to jobs as JSON {sha256, params} (rules/common.smk).
 VALIDATED_ENV = "SOCIALBENCH_VALIDATED_PARAMS"
 #: Larger values stay out of the environment (a variable holds at most 128 KiB on Linux).
 VALIDATED_MAX_CHARS = 64 * 1024

@@ -20,8 +20,7 @@ from socialbench.core.cache import ReplayMiss
 
 #: A method still asking after this many replayed rounds is left there (the runner stops it too).
 MAX_REPLAY_ROUNDS = 64
-#: Side of the square patch one image token stands for (Qwen2-VL-style; GPT-4o's and Claude's counts at 448 px are
-#: within a few percent).
+#: Side of the square patch one image token stands for (Qwen2-VL-style; others within a few %).
 IMAGE_PATCH = 28
 
 Lookup = Callable[[Request], "tuple[str, Response] | None"]

@@ -79,8 +79,7 @@ class RunStats:
     retries: int = 0  # API backends: retried attempts (429, 5xx, overloaded, timeouts)
     attempts: int = 0  # API backends: HTTP attempts made
     truncated: int = 0  # answers cut at max_tokens (finish_reason "length"), all-reasoning ones included
-    #: Responses with reasoning (kept in the trace, removed before parsing); ``reasoning_only``: no answer after it
-    #: (also ``truncated``).
+    #: Responses with reasoning; ``reasoning_only``: with no answer after it (also ``truncated``).
     reasoning: int = 0
     reasoning_only: int = 0
     #: Requests by the constraint sent (``core.backend.CONSTRAINTS``).
@@ -236,8 +235,7 @@ def _account(
 
 
 def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
-    # Not whether the call came from the cache: that is run accounting (stats), and a trace must
-    # have the same bytes whether its calls were made now or replayed (DVC versions it).
+    # not whether the call was cached (stats say that): a trace has the same bytes either way (DVC)
     r = ex.response
     return {
         "round": round_no,

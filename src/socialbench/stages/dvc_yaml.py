@@ -116,8 +116,7 @@ def _functions_of(tree: ast.Module) -> Functions:
     top_names, method_names = {n.name for n in top}, {n.name for n in methods}
     for node in top + methods:
         imports: list[str] = []
-        # what it calls in its own module: a function by name, a method or property through self/cls;
-        # and every `.name(` call
+        # its module's functions by name, methods through self/cls, and every `.name(` call
         names: set[str] = set()
         for n in ast.walk(node):
             if isinstance(n, (ast.Import, ast.ImportFrom)):
@@ -301,8 +300,7 @@ def _closure(
     """Source files a stage's commands reach from the root CLI, with the plug-in hooks they call; ``extra``:
     plug-ins params name; ``benchmark`` None: no plug-in class (the results book)."""
     plugin = PKG / benchmark / "benchmark.py" if benchmark is not None else None
-    # the root CLI runs every command; the plug-in class is loaded by name (`--benchmark`, or the
-    # benchmark's own command): entries
+    # the root CLI runs every command; the plug-in class is loaded by name (`--benchmark`): entries
     by_function: dict[Path, set[str] | None] = {PKG / "cli.py": None}
     entries = ["socialbench.cli", *([f"socialbench.{benchmark}.benchmark"] if benchmark is not None else []), *extra]
     if plugin is not None:
