@@ -219,12 +219,10 @@ class Benchmark(abc.ABC):
         import json
 
         root = resources.files(cls.package)
-        f = next(
-            (c for c in (root / "schema" / "params.schema.json", root / "params.schema.json") if c.is_file()), None
-        )
-        if f is None:
-            return {"type": "object", "additionalProperties": False, "properties": {}}
-        return json.loads(f.read_text("utf-8"))
+        for f in (root / "schema" / "params.schema.json", root / "params.schema.json"):
+            if f.is_file():
+                return json.loads(f.read_text("utf-8"))
+        return {"type": "object", "additionalProperties": False, "properties": {}}
 
     #: What a subset is stratified by, as the tables' note names it ("": simple random sample).
     subset_by: ClassVar[str] = ""
@@ -257,8 +255,7 @@ class Benchmark(abc.ABC):
         raise SocialbenchError(f"benchmark {self.name!r} has no prepare stage")
 
     def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
-        """Why run ``run``'s templates cannot be used, each naming its params key, from
-        its checked settings. Default: none."""
+        """Why run ``run``'s templates cannot be used with its checked settings (each naming its key)."""
         return []
 
     @abc.abstractmethod
@@ -313,10 +310,7 @@ class Benchmark(abc.ABC):
                 continue
             entries = section.get(kind) or {}
             if kind == "ablations" and name not in entries:
-                raise ConfigError(
-                    f"{self.name}: run {method!r} names the ablation {name!r}, which {self.name}.ablations does not"
-                    f" define (defined: {', '.join(sorted(entries)) or 'none'})"
-                )
+                raise ConfigError(f"{self.name}: run {method!r} {self._no_ablation(name, entries)}")
             settings.update(entries.get(name) or {})  # an ablation's table and label too: methods ignore them
         return settings
 
@@ -356,10 +350,7 @@ class Benchmark(abc.ABC):
             elif base not in known:
                 problems.append(f"methods.{i}: {run!r} names no method of {self.name} (known: {', '.join(known)})")
             elif variant is not None and variant not in ablations:
-                problems.append(
-                    f"methods.{i}: {run!r} names the ablation {variant!r}, which {self.name}.ablations does not"
-                    f" define (defined: {', '.join(sorted(ablations)) or 'none'})"
-                )
+                problems.append(f"methods.{i}: {run!r} {self._no_ablation(variant, ablations)}")
         for name in section.get("method_options") or {}:
             if name not in known:
                 problems.append(f"method_options.{name}: names no method of {self.name} (known: {', '.join(known)})")
@@ -373,6 +364,12 @@ class Benchmark(abc.ABC):
                 )
         return problems
 
+    def _no_ablation(self, ablation: str, defined: Mapping[str, Any]) -> str:
+        return (
+            f"names the ablation {ablation!r}, which {self.name}.ablations does not define"
+            f" (defined: {', '.join(sorted(defined)) or 'none'})"
+        )
+
     def method(self, name: str, spec: ModelSpec, seed: int, settings: dict[str, Any] | None = None) -> Method:
         # a variant run keeps its own name (its request ids, its records, its template files)
         return self.method_class(name)(self, spec, seed, settings, run=name)
@@ -381,13 +378,10 @@ class Benchmark(abc.ABC):
         """Where run ``run`` reads template ``name``: a variant's own folder if it has the file,
         else the method's (an order run reads its run's)."""
         rn = RunName.parse(run)
-        base, variant = rn.method, rn.ablation
-        if (
-            variant is not None
-            and resources.files(self.package).joinpath(f"templates/{base}/{variant}/{name}").is_file()
-        ):
-            return f"templates/{base}/{variant}"
-        return f"templates/{base}"
+        own = f"templates/{rn.method}/{rn.ablation}"
+        if rn.ablation is not None and resources.files(self.package).joinpath(f"{own}/{name}").is_file():
+            return own
+        return f"templates/{rn.method}"
 
     def template(self, method: str, name: str) -> str:
         folder = self.template_folder(method, name)

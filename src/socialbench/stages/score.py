@@ -28,16 +28,12 @@ def parse_run(run: str) -> tuple[str, str]:
     return model, method
 
 
-def layout_pairs(kind: str, benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path]]:
-    """(predictions file, ``kind`` file) of each ``--run`` under ``results_dir``."""
+def layout_files(kinds: tuple[str, ...], benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, ...]]:
+    """The files of ``kinds`` of each ``--run`` under ``results_dir``, as the results layout places them."""
     pairs = [parse_run(r) for r in runs]
     if len(set(pairs)) != len(pairs):
         raise ConfigError(f"a --run is given twice ({', '.join(runs)})")
-    root = str(results_dir)
-    return [
-        (Path(run_path("predictions", benchmark, m, r, root)), Path(run_path(kind, benchmark, m, r, root)))
-        for m, r in pairs
-    ]
+    return [tuple(Path(run_path(k, benchmark, m, r, str(results_dir))) for k in kinds) for m, r in pairs]
 
 
 def one_run(preds: list[dict], lines: list[int], source: str, model: str | None, method: str | None) -> None:
@@ -180,14 +176,12 @@ def score(
             )
         if not run:
             raise ConfigError("score: --results-dir needs at least one --run MODEL/METHOD")
-        pairs = layout_pairs("scores", benchmark, run, results_dir)
+        files = layout_files(("predictions", "scores", "outcomes"), benchmark, run, results_dir)
         # without per-instance tables no outcomes, but the folder (the job's output) is still made
         per_instance = get_benchmark_class(benchmark).tables_per_instance  # the class's: score_runs loads it
-        outs = [o for _, o in layout_pairs("outcomes", benchmark, run, results_dir)]
         if not per_instance:
             Path(kind_dir("outcomes", benchmark, results_dir.as_posix())).mkdir(parents=True, exist_ok=True)
-            outs = [None] * len(run)
-        runs = [(p, o, oc, *parse_run(r)) for (p, o), oc, r in zip(pairs, outs, run)]
+        runs = [(p, s, o if per_instance else None, *parse_run(r)) for (p, s, o), r in zip(files, run)]
     else:
         if run:
             raise ConfigError("score: --run names a run under --results-dir; give --results-dir with it")

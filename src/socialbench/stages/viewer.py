@@ -12,11 +12,11 @@ from socialbench.core.config import load_params
 from socialbench.core.errors import ConfigError
 from socialbench.core.paths import MediaRoots, check_io
 from socialbench.core.run_name import RunName
-from socialbench.results.layout import kind_dir, run_path
+from socialbench.results.layout import kind_dir
 from socialbench.results.viewer import build_view, write_view
 from socialbench.results.viewer_media import MediaStore
 from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app
-from socialbench.stages.score import parse_run
+from socialbench.stages.score import layout_files
 
 app = stage_app("Write the trace viewer pages, their shards and media.")
 
@@ -24,18 +24,6 @@ app = stage_app("Write the trace viewer pages, their shards and media.")
 def layout_media(benchmark: str, results_dir: Path) -> Path:
     """The benchmark's media folder in the results layout: ``<results>/viewer/<benchmark>/media``."""
     return Path(kind_dir("viewer", benchmark, str(results_dir))) / "media"
-
-
-def layout_runs(benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path | None, Path]]:
-    """(predictions, traces, page) of each ``--run MODEL/METHOD`` under ``results_dir``."""
-    pairs = [parse_run(r) for r in runs]
-    if len(set(pairs)) != len(pairs):
-        raise ConfigError(f"a --run is given twice ({', '.join(runs)})")
-    root = str(results_dir)
-    return [
-        tuple(Path(run_path(kind, benchmark, m, r, root)) for kind in ("predictions", "traces", "viewer"))
-        for m, r in pairs
-    ]
 
 
 def order_siblings(predictions: Path, every: list[Path]) -> list[tuple[int, Path]]:
@@ -150,7 +138,7 @@ def viewer(
             )
         if not run:
             raise ConfigError("viewer: --results-dir needs at least one --run MODEL/METHOD")
-        runs = layout_runs(benchmark, run, results_dir)
+        runs = layout_files(("predictions", "traces", "viewer"), benchmark, run, results_dir)
         media = media_dir if media_dir is not None else layout_media(benchmark, results_dir)
     else:
         if run:
