@@ -395,7 +395,6 @@ def run_method(
         stats.searches, stats.search_cache_hits = searches.searches, searches.cached
         stats.search_errors, stats.search_error_examples = searches.errors, searches.error_examples
         stats.errors += searches.errors
-    records, traces = [], []
     token = TRACE_POINTER.set(trace_pointer)
     try:
         records = [
@@ -404,18 +403,17 @@ def run_method(
         ]
     finally:
         TRACE_POINTER.reset(token)
-    for i, inst in enumerate(instances):
-        final = finals[i]
-        traces.append(
-            {
-                "id": inst["id"],
-                "model": spec.name,
-                "method": method.name,
-                "calls": [call_trace(k, ex) for k, exs in enumerate(rounds[i]) for ex in exs],
-                "final": {"fields": final.fields, "error": final.error},
-                **({"trace": final.trace} if final.trace else {}),
-            }
-        )
+    traces = [
+        {
+            "id": inst["id"],
+            "model": spec.name,
+            "method": method.name,
+            "calls": [call_trace(k, ex) for k, exs in enumerate(rounds[i]) for ex in exs],
+            "final": {"fields": finals[i].fields, "error": finals[i].error},
+            **({"trace": finals[i].trace} if finals[i].trace else {}),
+        }
+        for i, inst in enumerate(instances)
+    ]
     stats.method = dict(method.summary([finals[i] for i in range(n)]))
     stats.cost_usd = estimate_cost(spec, stats.input_tokens, stats.output_tokens)
     stats.wall_s = time.perf_counter() - start
