@@ -18,13 +18,13 @@ from typing import Any, Protocol
 import typer
 
 from socialbench.core.backend import BackendContext, ModelSpec, Request, create_backend
-from socialbench.core.benchmarks import Final, InstanceInputError, available_benchmarks, get_benchmark
+from socialbench.core.benchmarks import Final, InstanceInputError, get_benchmark
 from socialbench.core.cache import MissExplanation, RequestCache
 from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
 from socialbench.core.config import load_params
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.paths import check_io
-from socialbench.stages.common import PARAMS_HELP
+from socialbench.stages.common import PARAMS_HELP, benchmark_choices
 
 _PATH_HELP = "SQLite cache file (default: the store of SOCIALBENCH_CACHE_URL if set, else cache.path in params)"
 
@@ -132,16 +132,7 @@ def stats(
         typer.echo(_unknown_note(unknown, params))
 
 
-def _listed() -> tuple[str, str]:
-    """Registered benchmarks and their methods, for help texts (a fallback if a plug-in cannot load)."""
-    try:
-        names = available_benchmarks()
-        return ", ".join(names), "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
-    except Exception:  # noqa: BLE001 (the command itself reports a broken plug-in)
-        return "see `socialbench benchmarks`", "see `socialbench benchmarks`"
-
-
-_BENCHMARKS, _METHODS = _listed()
+_BENCHMARKS, _METHODS = benchmark_choices() or ("see `socialbench benchmarks`", "see `socialbench benchmarks`")
 
 
 @cache_app.command("explain")
