@@ -168,21 +168,16 @@ def _linked_input(folder: Path, ins: Sequence[_Input]) -> tuple[Path, _Input] | 
     return None
 
 
+#: Why each way an output meets an input (:func:`_overlap`) is refused.
+_OVERLAP_WHY = {
+    "is the same file as": "; an output never overwrites an input",
+    "lies inside": ", a folder the command reads; an output never writes into an input",
+    "holds": "; a folder the command writes into never holds one of its inputs",
+}
+
+
 def _overlap_message(target: Path, what: str, how: str, inp: _Input) -> str:
-    if how == "is the same file as":
-        return (
-            f"{target}: {what} is the same file as {inp.option} {inp.path}; an output never overwrites an input"
-            f" {_NOTHING}"
-        )
-    if how == "lies inside":
-        return (
-            f"{target}: {what} lies inside {inp.option} {inp.path}, a folder the command reads;"
-            f" an output never writes into an input {_NOTHING}"
-        )
-    return (
-        f"{target}: {what} holds {inp.option} {inp.path}; a folder the command writes into never"
-        f" holds one of its inputs {_NOTHING}"
-    )
+    return f"{target}: {what} {how} {inp.option} {inp.path}{_OVERLAP_WHY[how]} {_NOTHING}"
 
 
 def check_io(
