@@ -255,9 +255,8 @@ def think_wrapped(reasoning: str | None, text: str) -> str:
 
 
 def split_reasoning(text: str) -> tuple[str, str | None]:
-    """(answer, reasoning): ``<think>`` blocks, text before a first unopened ``</think>`` (the template
-    opened it) and text after an unclosed ``<think>`` (cut) are reasoning; the stripped rest is the answer.
-    Without tags: the text unchanged and None."""
+    """(answer, reasoning): ``<think>`` blocks, text before an unopened ``</think>`` and after an unclosed
+    ``<think>`` are reasoning, the stripped rest the answer; without tags: (text, None)."""
     if THINK_OPEN not in text and THINK_CLOSE not in text:
         return text, None
     reasoning: list[str] = []

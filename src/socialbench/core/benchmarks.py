@@ -75,9 +75,8 @@ FREE_TEXT = "free_text"
 
 
 class Method(abc.ABC):
-    """Base class of all methods; subclasses implement :meth:`step`.
-
-    Must be deterministic given the instance and responses: a resumed run replays rounds from the cache."""
+    """Base class of all methods; subclasses implement :meth:`step`. Deterministic given the instance and
+    responses: a resumed run replays rounds from the cache."""
 
     #: The run's name: the module name (set by the registry), or a variant run's name on an instance.
     name: str = ""
@@ -315,9 +314,8 @@ class Benchmark(abc.ABC):
         return settings
 
     def settings_keys(self, section: dict[str, Any], run: str) -> list[str]:
-        """The params keys (dotted, relative to the section) :meth:`method_settings` reads for
-        ``run``: its inference stage's params (rules/infer.smk), so editing one method's settings reruns
-        only its runs."""
+        """The params keys :meth:`method_settings` reads for ``run``: its inference stage's params
+        (rules/infer.smk), so editing one method's settings reruns only its runs."""
         return [kind if kind == "robustness" else f"{kind}.{name}" for kind, name in settings_sources(run)]
 
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
@@ -435,9 +433,8 @@ class Benchmark(abc.ABC):
         raise NotImplementedError(f"benchmark {self.name}: no per-instance outcomes (tables_per_instance)")
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
-        """What the tables need of one run's outcomes (read from ``source``; a bad row is a DataError
-        naming it). The tables keep only this per run, so a small summary keeps memory flat. Default:
-        ``(source, rows)``."""
+        """What the tables keep of one run's outcomes (a bad row: a DataError naming ``source``); small keeps
+        memory flat in runs. Default: ``(source, rows)``."""
         return source, rows
 
     @abc.abstractmethod
@@ -448,9 +445,8 @@ class Benchmark(abc.ABC):
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``({file name: content}, headline metrics)`` from every (model, method)'s scores (with
-        ``tables_per_instance`` also instances and summaries). Tables are ``results.tables.Table``/``Document`` until
-        written (``render_file``); figures bytes, other data text."""
+        """``({file name: content}, headline metrics)`` from every run's scores (and instances and summaries with
+        ``tables_per_instance``); tables as ``results.tables`` objects, figures bytes, other data text."""
 
     def stability_tables(
         self,
@@ -489,9 +485,8 @@ def request_pointer(benchmark: str, model: str, method: str, instance_id: str, k
 
 
 def excluded(entry: Mapping[str, Any], benchmark: str, method: str, needs: Sequence[Need] = ()) -> str | None:
-    """Why params exclude a (model, method) pair, or None: ``benchmarks:``, ``only_methods:``,
-    ``exclude_methods:`` (a method's entry covers its variants) or :func:`unmet` needs. Excluded pairs have no
-    run; the tables show the reason. An order run is excluded when its run is."""
+    """Why params exclude a (model, run) pair, or None (``benchmarks``, ``only_methods``, ``exclude_methods``
+    covering variants, :func:`unmet` needs; an order run as its run). Excluded pairs have no run."""
     rn = RunName.parse(method).run
     method = str(rn)
     only = entry.get("benchmarks")

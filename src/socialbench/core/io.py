@@ -90,9 +90,8 @@ def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:
 
 # ---- reading bytes -----------------------------------------------------------------------------
 def open_for_reading(path: str | Path, what: str = "file") -> BinaryIO:
-    """``path`` opened for reading bytes, after refusing a folder, FIFO, device or socket (checked again
-    after a non-blocking open, in case it was swapped); missing or unreadable is a DataError naming it.
-    Every reader of a data file opens it here."""
+    """``path`` opened for reading bytes, refusing a folder, FIFO, device or socket (again after a non-blocking
+    open); missing or unreadable is a DataError naming it. Every data file reader opens it here."""
     path = Path(path)
     if path.is_dir():
         raise DataError(str(path), f"is a folder, not a {what}")

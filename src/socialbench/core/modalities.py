@@ -27,9 +27,8 @@ class Declaration:
 
 
 def backend_declaration(name: str) -> Declaration:
-    """Backend ``name``'s declaration, from ``<module>.declaration.json`` (``{class: {"accepts",
-    "modalities", "choices_only"?, "temperature"?, "json_mode"?}}``) without importing it; a backend without one
-    is imported and its class read. Unknown: a ConfigError listing the known ones."""
+    """Backend ``name``'s declaration from ``<module>.declaration.json`` without importing it (else its class
+    is imported and read). Unknown: a ConfigError listing the known ones."""
     if name not in BACKENDS.classes:
         entry = BACKENDS.entry(name)
         if entry is None:

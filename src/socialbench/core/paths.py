@@ -269,9 +269,8 @@ def resolve_inside(
     field: str | None = None,
     what: str = "path",
 ) -> Path:
-    """The path a name inside data stands for: relative to ``root``, ``..`` folded, symlinks kept (records
-    stay the same wherever the data lies). Leaving ``root``, an empty name or a NUL is a DataError naming
-    ``source``, record and field. The one resolver every reader of such paths uses."""
+    """The path a name inside data stands for: under ``root``, ``..`` folded, symlinks kept; leaving ``root``,
+    empty or NUL is a DataError naming ``source``, record and field. The one resolver of such paths."""
     text = str(name)
     if not text or "\x00" in text:
         raise DataError(source, f"{what} {text!r} is not a path", record=record, field=field)

@@ -147,9 +147,8 @@ def _redact_params(text: str) -> str:
 
 
 def redact_url(url: str, *, whole_query: bool = False) -> str:
-    """``url`` as it may be shown: user info and credential parameters (query and fragment) as ``***``.
-    ``whole_query``: query and fragment hidden whole (hosts that name their own credentials, presigned links);
-    local paths and ``file:`` URLs unchanged then. The project's one URL redaction. Pure."""
+    """``url`` as it may be shown: user info and credential parameters as ``***`` (``whole_query``: query and
+    fragment hidden whole, local paths unchanged). The project's one URL redaction. Pure."""
     text = str(url)
     scheme_end = text.find("://")
     if whole_query and (scheme_end < 0 or text.lower().startswith("file:")):

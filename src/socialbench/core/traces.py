@@ -82,9 +82,8 @@ def stage_pass(item: Any) -> TracePass:
 def staged_section(
     trace: dict[str, Any], verdicts: Sequence[Any], accepted: bool | None, stages_key: str = "stages"
 ) -> TraceSection:
-    """A chain of stages with a checker: a block per ``trace[stages_key]`` item, other keys as a tree;
-    verdicts on the summary (the last in the header); tags ``revised`` and ``accepted``/``not-accepted``
-    (``accepted`` if given, else the last verdict). No tags or marks without verdicts."""
+    """A chain of stages with a checker: a block per ``trace[stages_key]`` item, verdicts on the summary, tags
+    ``revised`` and ``accepted``/``not-accepted`` (``accepted``, else the last verdict); none without verdicts."""
     stages = trace.get(stages_key)
     passes = tuple(stage_pass(s) for s in stages) if isinstance(stages, list) else ()
     rest = {k: x for k, x in trace.items() if not (k == stages_key and isinstance(stages, list))}

@@ -88,9 +88,8 @@ def open_cache(path: Path | None, p: dict[str, Any]):
 
 
 def token_counter(spec):
-    """What a new call's input tokens are counted with: 0 for a backend that reads no prompt
-    (``choices_only``); else the model's tokenizer where one is available offline (``model_path``, a cached
-    GGUF conversion, ``options.model_path`` or ``model_id``); else chars/4. Images at their size as sent."""
+    """A new call's input-token counter: 0 for a backend reading no prompt; else the model's tokenizer if
+    available offline, else chars/4; images at their size as sent."""
     base = {
         "per_image": image_tokens(spec.image_size or 448),
         "video_frames": spec.max_frames,

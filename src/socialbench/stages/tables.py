@@ -39,9 +39,8 @@ def render_tables(
     answers: bool = False,
     predictions_dir: Path | None = None,
 ) -> int:
-    """Write the tables and figures into ``out_dir`` and the headline metrics (one file, and one per run
-    beside it); the number of files. With ``instances`` and ``outcomes_dir``, per-instance statistics from the
-    runs' outcomes (nothing is scored here). ``answers``: also finish_reasons.* from ``predictions_dir``."""
+    """Write the tables, figures and headline metrics (one file, one per run beside it); the number of files.
+    With ``instances`` and ``outcomes_dir``, per-instance statistics; ``answers``: finish_reasons.* too."""
     check_io(
         {
             "SCORES": scores,
