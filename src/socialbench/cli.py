@@ -1,8 +1,6 @@
-"""The ``socialbench`` command: it only mounts. Each stage's command lives in its own module
-(``socialbench/stages/<stage>.py``, a function with explicit paths and a thin typer command), and
-invoking one imports that module alone, so each stage depends only on what it uses (the pipeline's
-dependency generator reads these imports). ``socialbench --help`` lists every command from the table
-below without importing any stage."""
+"""The ``socialbench`` command: it only mounts. Each stage's command lives in ``socialbench/stages/<stage>.py``
+and running one imports that module alone (the pipeline's code deps read these imports); ``--help`` lists
+every command from the tables below without importing any stage."""
 
 from __future__ import annotations
 
@@ -43,8 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prune-lock": ("socialbench.stages.prune", "Drop the dvc.lock entries of stages dvc.yaml no longer defines."),
     "ui": ("socialbench.stages.ui", "Open the MLflow UI on this repository's tracking store."),
 }
-#: Sub-apps (and the book command): name -> (module, attribute, one-line help). A benchmark's own
-#: commands (``socialbench/<name>/cli.py``) are mounted as ``socialbench <name> ...`` besides these.
+#: Sub-apps (and the book command): name -> (module, attribute, help); benchmarks' ``cli.py`` mount besides.
 SUB_APPS: dict[str, tuple[str, str, str]] = {
     "book": ("socialbench.stages.book", "book", "Build the results book PDF from the tables and figures."),
     "cache": ("socialbench.stages.cache", "cache_app", "Inspect the request cache."),
@@ -54,9 +51,7 @@ SUB_APPS: dict[str, tuple[str, str, str]] = {
 }
 
 
-#: Every command's typer app (a command function for ``book``), in the one registry type
-#: (``core.plugins.Registry``), its module imported when the command is run; a benchmark's own commands
-#: come from its ``cli.py`` (asked on a miss).
+#: Every command's typer app (a function for ``book``), imported when run; benchmarks' asked on a miss.
 APPS: Registry[object] = Registry(
     "command",
     object,
@@ -75,8 +70,7 @@ APPS.add_source(_benchmark_app_entries)
 
 
 def benchmark_apps() -> dict[str, str]:
-    """{benchmark: its cli module} of the built-in benchmarks that have their own commands (found by
-    their files: nothing is imported)."""
+    """{benchmark: its cli module} of built-in benchmarks with commands (found by file, nothing imported)."""
     from importlib import resources
 
     from socialbench.core.benchmarks import available_benchmarks
@@ -86,7 +80,7 @@ def benchmark_apps() -> dict[str, str]:
 
 
 def command_help() -> dict[str, str]:
-    """Every command's one-line help, for the listing: the tables above, then the benchmarks'."""
+    """Every command's one-line help: the tables above, then the benchmarks'."""
     out = {name: h for name, (_, h) in COMMANDS.items()}
     out |= {name: h for name, (_, _, h) in SUB_APPS.items()}
     out |= {n: f"{n}'s own commands (`socialbench {n} --help` lists them)." for n in benchmark_apps()}
@@ -94,7 +88,7 @@ def command_help() -> dict[str, str]:
 
 
 def load_command(name: str) -> Any:
-    """The (typer's click) command ``name``, importing its module (and only it); None for an unknown name."""
+    """The click command ``name``, importing only its module; None when unknown."""
     if name not in APPS:
         return None
     obj = APPS.get(name)
@@ -114,8 +108,7 @@ def _group(sub: typer.Typer, name: str) -> TyperGroup:
 
 
 class LazyGroup(TyperGroup):
-    """The root group: lists its commands from the static tables, and imports a command's module only
-    when that command is run (or its own help asked for)."""
+    """The root group: lists commands from the static tables, imports a module only to run it (or its help)."""
 
     _listing = False
 
@@ -160,13 +153,12 @@ def _root() -> None:
     """socialbench: MoCA and MeetingToM pipelines."""
 
 
-#: click's usage error (typer vendors click; BadParameter is public, its base is not).
+#: click's usage error (BadParameter's base is not public).
 UsageError = typer.BadParameter.__mro__[1]
 
 
 def _usage_line(exc: Exception) -> str:
-    """A command-line mistake as the one line every bad input gets: the command, then click's words
-    (which name the option and the value)."""
+    """A command-line mistake as one line: the command, then click's words naming option and value."""
     names, ctx = [], getattr(exc, "ctx", None)
     while ctx is not None and ctx.parent is not None:  # the root's name is however it was started
         names.append(ctx.info_name)
@@ -178,8 +170,7 @@ def main() -> None:
     from socialbench.core.io import one_line
 
     try:
-        # Not standalone: click's usage errors (a bad or out-of-range value, an unknown option) come
-        # here and are one line, as every bad input is, not a usage box.
+        # not standalone: click's usage errors come here and are one line, as every bad input is
         code = app(standalone_mode=False)
     except UsageError as exc:
         typer.echo(f"error: {one_line(_usage_line(exc))}", err=True)
@@ -193,8 +184,7 @@ def main() -> None:
         typer.echo(f"error: {one_line(exc)}", err=True)  # one line, capped (a value may be megabytes)
         sys.exit(2)
     except OSError as exc:
-        # A path that cannot be read or written (missing, a folder, no permission, no space): the
-        # user's to fix, so one line naming it, not a traceback.
+        # a path that cannot be read or written is the user's to fix: one line naming it, no traceback
         from socialbench.core.paths import is_disk_full
 
         if exc.filename is None and is_disk_full(exc):

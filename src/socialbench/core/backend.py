@@ -1,9 +1,6 @@
-"""The backend plug-in kind: one base class, one abstract method, a registry by name.
-
-A backend turns a rendered :class:`Request` into a :class:`Response` holding the model's raw text.
-Everything else (prompt rendering, caching, parsing, scoring) lives outside backends, so adding a
-backend is one module with one subclass that implements :meth:`Backend.complete`.
-"""
+"""The backend plug-in kind: a registry of :class:`Backend` subclasses, each implementing
+:meth:`Backend.complete` (a rendered :class:`Request` in, the raw :class:`Response` out). Rendering,
+caching, parsing and scoring live outside backends."""
 
 from __future__ import annotations
 
@@ -21,16 +18,14 @@ from socialbench.core.plugins import Entry, Registry, sidecar_json
 
 
 def _keyed(value: dict[str, Any]) -> dict[str, Any]:
-    """A key dict without the entries at their "absent" value (None, empty, 0 sample): a field added
-    to a part or to the decoding never changes the key of a request that does not use it, so cache
-    entries made before it was added stay valid."""
+    """A key dict without entries at their absent value: a field added later never changes the key of a
+    request that does not use it, so older cache entries stay valid."""
     return {k: v for k, v in value.items() if v not in (None, (), [], {})}
 
 
 @dataclass(frozen=True)
 class ImagePart:
-    """One image (or one video frame) given to the model, identified by its content hash.
-    ``view`` labels the camera or panel it shows (``"Closeup A"``, ``"Corner"``)."""
+    """An image (or video frame), identified by content hash; ``view`` labels its camera or panel."""
 
     path: str
     sha256: str
@@ -49,9 +44,7 @@ class ImagePart:
 
 @dataclass(frozen=True)
 class VideoPart:
-    """A video: the clip file itself (``path``/``sha256``, for models that take native video) and/or
-    its sampled frames with timestamps (``frames``, for frame-based models). A backend that takes
-    video reads the file when there is one; one that takes images only cannot take this part."""
+    """A video: the clip file (native video) and/or its sampled frames (frame-based models)."""
 
     path: str | None = None
     sha256: str | None = None
@@ -113,19 +106,12 @@ class Message:
 
 @dataclass(frozen=True)
 class Decoding:
-    """How to decode, as one value; every field is part of the cache key (fields at their absent
-    value are left out of it, see :func:`_keyed`).
+    """How to decode; every field but ``json_keys`` is in the cache key (absent values left out).
 
-    ``json_schema`` constrains the answer to a schema (guided decoding where the backend has it);
-    ``json_object`` asks for a JSON object without constraining its values (JSON mode).
-    ``sample`` numbers repeated samples of the same request (0 = the first), so each has its own
-    cache entry.
-
-    ``json_keys``: JSON mode's keys, in answer order, each with the type of its value (a JSON schema
-    without enums), for the backends whose API has schemas but no JSON-object mode: they send them as
-    the key schema (:func:`key_schema`: keys fixed, values free). It is the one field left out of the
-    key: it restates the keys the prompt asks for (the messages are in the key), and a backend that
-    sends it says so in its identity (part of every key)."""
+    ``json_schema`` constrains the answer (guided decoding); ``json_object`` asks for JSON mode; ``sample``
+    numbers repeated samples (0 first), each its own cache entry. ``json_keys``: JSON mode's keys with value
+    types, sent as the key schema (:func:`key_schema`) by APIs without a JSON-object mode; left out of the key
+    as the prompt (in the key) already asks for them and such a backend says so in its identity."""
 
     max_tokens: int = 256
     temperature: float = 0.0
@@ -157,18 +143,10 @@ class Decoding:
 class Request:
     """A fully rendered model call.
 
-    ``task`` carries the structured view of the same call for backends that do not read prose
-    (the chance, prior and embedding baselines). Its generic part is ``choices``: a list of
-    ``{"field", "options": [{"value", "text", "key"?}], "distinct_from"?}`` (the answer's fields and
-    their allowed values, in answer order; ``key``, the option's class when its value is only a
-    position, is what a prior counts) and ``query`` (the text to compare options against);
-    a request without ``choices`` asks for free text. ``prior_group`` names the group whose
-    dev-split answers a prior uses. The whole task is part of the cache key.
-
-    ``shown`` is what the benchmark reads the answer against, as this request showed it (e.g. ``slots``,
-    the slot maps): built once with the request, never sent and not part of the cache key (the messages
-    already show it).
-    """
+    ``task`` is the structured view for backends that do not read prose (baselines): ``choices``
+    ``[{"field", "options": [{"value", "text", "key"?}], "distinct_from"?}]`` (no ``choices``: free text),
+    ``query`` and ``prior_group``; it is in the cache key. ``shown`` is what the benchmark reads the answer
+    against (e.g. slot maps): never sent, not in the key (the messages show it)."""
 
     request_id: str  # "<instance id>/<method>/<stage>", unique within a run
     messages: tuple[Message, ...]
@@ -199,7 +177,7 @@ class Request:
         return [p for m in self.messages for p in m.media()]
 
     def images(self) -> list[ImagePart]:
-        """Every image the model sees, frames of frame-sampled videos included, in order."""
+        """Every image the model sees, video frames included, in order."""
         out: list[ImagePart] = []
         for p in self.media():
             if isinstance(p, ImagePart):
@@ -209,19 +187,17 @@ class Request:
         return out
 
 
-#: What a backend sent to constrain an answer's form, as recorded per run (``RunStats.constraints``):
-#: nothing; JSON-object mode; the key schema (JSON mode on an API with schemas but no JSON-object mode:
-#: keys fixed, values free); the request's own schema.
+#: What a backend sent to constrain an answer's form (``key_schema``: JSON mode, keys fixed, values free).
 CONSTRAINTS = ("none", "json_object", "key_schema", "json_schema")
 
-#: Value constraints a key schema leaves out: JSON mode fixes the keys and the value types, not values.
+#: What a key schema leaves out: JSON mode fixes keys and value types, not values.
 _VALUE_CONSTRAINTS = frozenset(
     {"enum", "const", "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum", "pattern"}
 )
 
 
 def _free(schema: Any) -> Any:
-    """``schema`` without value constraints (:data:`_VALUE_CONSTRAINTS`), at every depth."""
+    """``schema`` without :data:`_VALUE_CONSTRAINTS`, at every depth."""
     if isinstance(schema, dict):
         return {k: _free(v) for k, v in schema.items() if k not in _VALUE_CONSTRAINTS}
     if isinstance(schema, list):
@@ -230,9 +206,8 @@ def _free(schema: Any) -> Any:
 
 
 def answer_keys(request: Request) -> dict[str, dict[str, Any]] | None:
-    """The keys JSON mode asks for, each with its value's type: the method's ``Decoding.json_keys``;
-    else the task's ``keys`` (the answer's keys in order), else the fields of its ``choices``, with
-    string values; None when the request names none."""
+    """The keys JSON mode asks for with value types: ``Decoding.json_keys``, else the task's ``keys`` or
+    ``choices`` fields (strings); None when none."""
     if request.decoding.json_keys:
         return {k: _free(v) for k, v in request.decoding.json_keys.items()}
     keys = request.task.get("keys") or [c.get("field") for c in request.task.get("choices") or []]
@@ -242,18 +217,15 @@ def answer_keys(request: Request) -> dict[str, dict[str, Any]] | None:
 
 
 def key_schema(request: Request) -> dict[str, Any] | None:
-    """JSON mode as a schema, for an API that has schemas but no JSON-object mode: an object with
-    exactly the answer's keys (:func:`answer_keys`), all required, no others, values free (their
-    types, no enums: this is not the constrained variant). None when the request names no keys."""
+    """JSON mode as a schema for APIs without JSON-object mode: exactly the answer's keys, required,
+    values free (not the constrained variant). None without keys."""
     keys = answer_keys(request)
     if not keys:
         return None
     return {"type": "object", "additionalProperties": False, "required": list(keys), "properties": keys}
 
 
-#: Why generation stopped. ``length``: cut at max_tokens (the answer is truncated); ``error``: the
-#: call failed; ``stop``: the model finished (or hit a stop string); ``no_record``: recorded answers
-#: (the file backend) do not cover the instance; None: the backend does not say.
+#: Why generation stopped (``length``: cut at max_tokens; ``no_record``: no recorded answer; None: unsaid).
 FINISH_REASONS = ("stop", "length", "error", "refusal", "content_filter", "no_record")
 
 
@@ -266,8 +238,7 @@ class Response:
     error: str | None = None  # set when the call failed for good; text is then None
     cached: bool = False
     finish_reason: str | None = None
-    #: A reasoning model's reasoning, taken out of ``text`` by :func:`split_reasoning` before the
-    #: answer is parsed (None: the response had none).
+    #: A reasoning model's reasoning, split out of ``text`` (:func:`split_reasoning`); None: none.
     reasoning: str | None = None
 
     @property
@@ -279,18 +250,13 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
 def think_wrapped(reasoning: str | None, text: str) -> str:
-    """A backend's answer with the reasoning its API returns apart (OpenAI-compatible
-    ``reasoning_content``, Anthropic thinking blocks) put before it in ``<think>`` tags: the cache
-    keeps one text per call, and :func:`split_reasoning` takes it out again like inline reasoning."""
+    """An answer with its separately returned reasoning put before it in ``<think>`` tags (one text per call)."""
     return f"{THINK_OPEN}{reasoning}{THINK_CLOSE}{text}" if reasoning else text
 
 
 def split_reasoning(text: str) -> tuple[str, str | None]:
-    """(answer, reasoning) of a response text: every ``<think>...</think>`` block is reasoning, as is
-    the text before a first ``</think>`` with no opening tag (a chat template that opens the block in
-    the prompt) and everything after an opening tag never closed (cut while reasoning). The answer is
-    the rest, stripped; reasoning None when the text has no reasoning tags (the text is then returned
-    unchanged)."""
+    """(answer, reasoning): ``<think>`` blocks, text before an unopened ``</think>`` and after an unclosed
+    ``<think>`` are reasoning, the stripped rest the answer; without tags: (text, None)."""
     if THINK_OPEN not in text and THINK_CLOSE not in text:
         return text, None
     reasoning: list[str] = []
@@ -318,10 +284,8 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
 
 
 def without_reasoning(response: Response) -> Response:
-    """``response`` with its reasoning taken out of the text (:func:`split_reasoning`) into
-    ``reasoning``, as every method sees it: a JSON object inside the reasoning is never the answer. A
-    response that is all reasoning and no answer is a truncated answer (finish reason ``length``) unless
-    it was refused or filtered. A response without reasoning tags is returned as it is."""
+    """``response`` with reasoning split out, as every method sees it (JSON inside reasoning is never
+    the answer); all reasoning and no answer is truncated (``length``) unless refused or filtered."""
     if response.text is None:
         return response
     answer, reasoning = split_reasoning(response.text)
@@ -333,10 +297,9 @@ def without_reasoning(response: Response) -> Response:
     return dataclasses.replace(response, text=answer, reasoning=reasoning, finish_reason=finish)
 
 
-#: What a model may take besides text, as a params entry's ``modalities`` lists it: still images, a
-#: video's sampled frames, a video natively (the clip file), an audio track.
+#: What a model may take besides text (params ``modalities``): images, sampled frames, native video, audio.
 MODALITIES = ("image", "frames", "video", "audio")
-#: The part kind a backend must carry (``Backend.accepts``) for a model to take each modality.
+#: The part kind a backend must carry (``Backend.accepts``) for each modality.
 CARRIER = {"image": "image", "frames": "image", "video": "video", "audio": "audio"}
 
 
@@ -358,36 +321,32 @@ class ModelSpec:
     category: str = "baseline"
     model_id: str | None = None
     revision: str | None = None
-    #: A local model folder to load (``model_id`` then only names the model); None: load ``model_id``.
+    #: A local model folder to load (``model_id`` then only names it).
     model_path: str | None = None
-    #: A GGUF file to load, converted once into the per-user weights cache (:mod:`socialbench.core.weights`).
+    #: A GGUF file, converted once into the weights cache (:mod:`socialbench.core.weights`).
     gguf_file: str | None = None
     max_frames: int = 8
-    #: Longest image side sent (scaled down, never up); None: as the source has it (the papers' protocol).
+    #: Longest image side sent (scaled down, never up); None: as the source (the papers' protocol).
     image_size: int | None = None
     concurrency: int = 1
     max_tokens: int = 4096  # room for a thinking model's reasoning (a cut answer: finish_reason length)
     batch_size: int = 1
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0
-    #: USD per million tokens, ``{"input": x, "output": y}``; None: unknown (not free). The older
-    #: ``price_in_per_mtok``/``price_out_per_mtok`` (0 unless set) count where it is None.
+    #: USD per million tokens ``{input, output}``; None: unknown, then the older per-mtok keys count.
     price: dict[str, float] | None = None
     options: dict[str, Any] = field(default_factory=dict)
-    #: The media it takes besides text (:data:`MODALITIES`); None: its backend's default
-    #: (:func:`model_modalities`).
+    #: Media it takes besides text; None: its backend's default.
     modalities: list[str] | None = None
-    #: Methods this model is not run with, each with its reason (shown in the tables); a method's entry
-    #: covers its variant runs (``<method>__<variant>``) too.
+    #: Methods not run, with the reason the tables show; an entry covers the method's variants.
     exclude_methods: dict[str, str] = field(default_factory=dict)
-    #: The benchmarks it runs on (None: every one); on the others it is excluded.
+    #: The benchmarks it runs on (None: all).
     benchmarks: list[str] | None = None
-    #: Per benchmark, the only runs it makes (recorded answers of one method); the others are excluded.
+    #: Per benchmark, the only runs it makes.
     only_methods: dict[str, list[str]] = field(default_factory=dict)
 
     def price_per_mtok(self) -> tuple[float, float] | None:
-        """(input, output) USD per million tokens, or None when params give no price: ``price``, else
-        the older keys when either is set (non-zero)."""
+        """(input, output) USD per million tokens, or None when params give no price."""
         if self.price is not None:
             return float(self.price["input"]), float(self.price["output"])
         if self.price_in_per_mtok or self.price_out_per_mtok:
@@ -405,45 +364,30 @@ class ModelSpec:
 
 @dataclass
 class BackendContext:
-    """What a backend may need besides its spec: the run seed and the dev split's answers (for
-    priors: ``[{"group", "answers": {field: value}}]``, from the benchmark's ``dev_answers``; None
-    when no dev split was given)."""
+    """What a backend needs besides its spec: the seed and the dev answers for priors (None: no dev split)."""
 
     seed: int = 0
     dev_answers: list[dict[str, Any]] | None = None
 
 
 class Backend(abc.ABC):
-    """Base class of all backends. Subclasses implement :meth:`complete` and nothing else is required."""
+    """Base class of all backends; subclasses implement :meth:`complete`."""
 
-    #: Name under which the backend is registered (``backend:`` in params.yaml).
+    #: The registered name (``backend:`` in params).
     name: ClassVar[str] = ""
-    #: The media kinds it can carry besides text (``image``, ``video``: a native clip, ``audio``). A
-    #: video given as sampled frames needs only ``image``. Which of them a model takes is the model's
-    #: (:attr:`takes`); :func:`check_requests` refuses a request with a part it does not take before any call.
-    #: A backend with a declaration file (:func:`backend_declaration`) gets this and the two below from it.
+    #: Media part kinds carried besides text (a declaration file sets this and the next two).
     accepts: ClassVar[frozenset[str]] = frozenset({"image"})
-    #: What a model of this backend takes when its params entry declares no ``modalities`` (None:
-    #: everything ``accepts`` carries, sampled frames wherever images, :func:`carried_modalities`).
+    #: What a model takes without ``modalities`` in params (None: all it carries).
     default_modalities: ClassVar[frozenset[str] | None] = None
-    #: Why it answers only requests that list their answer's choices (a baseline, recorded answers), as
-    #: the tables print it; None: it writes free text. A run that needs free text is excluded for it.
+    #: Why it only answers requests listing choices, as tables print it; None: it writes free text.
     choices_only: ClassVar[str | None] = None
-    #: True for a backend whose answers its own code decides, with no model (a test double, a baseline,
-    #: recorded answers): its identity then holds ``behaviour``, the hash of the source of the modules
-    #: that decide them (:func:`behaviour_modules`), so changed code is a cache miss, never old answers
-    #: replayed under the same key. False (the default) for a backend that calls a model: the model id,
-    #: revision and settings in its identity decide its answers, and its code may change without a miss.
+    #: True when its own code decides answers: its identity then hashes that code (``behaviour``).
     answers_from_code: ClassVar[bool] = False
-    #: With ``answers_from_code``: modules besides those defining the class and its backend bases whose
-    #: code decides its answers (helpers it calls), by import name.
+    #: With ``answers_from_code``: further modules whose code decides its answers.
     behaviour_modules: ClassVar[tuple[str, ...]] = ()
-    #: Whether the constraint it sends (:meth:`constraint`) is enforced where the model decodes: True
-    #: (guided decoding), False (sent, but the server ignores it: ``transformers serve``), None (not
-    #: known, or nothing sent). From the declaration's ``json_mode.enforced``; recorded per run.
+    #: Whether the sent constraint is enforced in decoding (None: unknown or none sent); recorded per run.
     json_enforced: ClassVar[bool | None] = None
-    #: Retries and HTTP attempts made so far (a backend that retries, ``backends.api``, counts them; a
-    #: shared backend counts every run it served, and the runner records each run's difference).
+    #: Retries and HTTP attempts so far (the runner records each run's difference).
     retries: int = 0
     attempts: int = 0
 
@@ -462,13 +406,11 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def complete(self, request: Request) -> Response:
-        """Run one request and return the raw response. Raise nothing for model-side failures:
-        return a Response with ``error`` set instead, so the run goes on."""
+        """Run one request. Model-side failures return a Response with ``error`` so the run goes on."""
 
     # ---- optional hooks, with working defaults ------------------------------------------------
     def identity(self) -> dict[str, Any]:
-        """What, besides the request, determines the output; part of every cache key. A backend whose
-        code decides its answers (:attr:`answers_from_code`) adds that code's hash as ``behaviour``."""
+        """What besides the request determines the output; part of every cache key."""
         ident: dict[str, Any] = {
             "backend": self.name,
             "model_id": self.spec.model_id or self.spec.name,
@@ -483,9 +425,8 @@ class Backend(abc.ABC):
         requests: Sequence[Request],
         on_result: Callable[[int, Response], None],
     ) -> None:
-        """Run many requests, calling ``on_result(index, response)`` as each finishes, so callers
-        can persist results one by one. Default: a thread pool bounded by ``spec.concurrency``.
-        Backends that batch (``hf``) or run async clients override this."""
+        """Run many requests, calling ``on_result(index, response)`` as each finishes (so callers persist
+        one by one). Default: a thread pool of ``spec.concurrency``."""
         workers = max(1, int(self.spec.concurrency))
         if workers == 1:
             for i, req in enumerate(requests):
@@ -497,36 +438,27 @@ class Backend(abc.ABC):
                 on_result(futures[fut], fut.result())
 
     def constraint(self, request: Request) -> str:
-        """What this backend sends to constrain the answer's form of ``request``, one of
-        :data:`CONSTRAINTS` (recorded per run). Default: ``none`` (nothing is sent: baselines,
-        recorded answers, and backends without JSON mode)."""
+        """What is sent to constrain ``request``'s answer form (:data:`CONSTRAINTS`). Default ``none``."""
         return "none"
 
     def images_sent(self, request: Request) -> list[list[int]] | None:
-        """The [width, height] of every image (or frame) the request sends to the model, in order, as
-        sent (scaled where a documented limit of the backend or params ``image_size`` requires it):
-        recorded in the request's trace. None: the backend sends no pixels (baselines, recorded answers)."""
+        """[width, height] of each image sent, after any scaling (recorded in the trace); None: no pixels."""
         return None
 
     def temperature_sent(self) -> bool | None:
-        """Whether the request's temperature reaches the model (False: the API takes none and the model
-        decodes with its own setting; None: no model decodes, as for baselines and recorded answers)."""
+        """Whether the temperature reaches the model (None: no model decodes)."""
         return None
 
     @property
     def takes(self) -> frozenset[str]:
-        """The modalities this model takes (:data:`MODALITIES`): its params entry's ``modalities``, else
-        its backend's default; never more than the backend carries (``accepts``). A backend sends a part
-        only in a modality the model takes."""
+        """The modalities this model takes: params ``modalities`` or the backend default, within ``accepts``."""
         carried = carried_modalities(self.accepts)
         if self.spec.modalities is not None:
             return frozenset(self.spec.modalities) & carried
         return carried if self.default_modalities is None else self.default_modalities & carried
 
     def cannot_take(self, part: MediaPart) -> str | None:
-        """Why this model cannot take ``part`` (None when it can): the part's modality is not one it
-        takes (:attr:`takes`). A video with its file and its frames goes natively to a model that takes
-        video, as frames to one that takes frames."""
+        """Why this model cannot take ``part``, or None (a video goes natively where taken, else as frames)."""
         takes = self.takes
         if isinstance(part, VideoPart):
             if "video" in takes and part.sha256:
@@ -544,13 +476,11 @@ class Backend(abc.ABC):
         return None
 
     def answer_without_call(self, request: Request) -> Response | None:
-        """An answer the backend gives without a model call (nothing to pay or wait for, and not stored
-        in the request cache), for ``socialbench plan``: e.g. recorded answers that hold no record for
-        the instance. None (the default): answering takes a call."""
+        """An answer given without a model call (for ``socialbench plan``), or None."""
         return None
 
     def close(self) -> None:
-        """Release processes, servers or GPU memory held by the backend (a no-op hook unless overridden)."""
+        """Release processes, servers or GPU memory held."""
         return None
 
     def __enter__(self) -> Backend:
@@ -561,25 +491,19 @@ class Backend(abc.ABC):
 
 
 def behaviour_modules(cls: type[Backend]) -> tuple[str, ...]:
-    """The modules whose code decides the answers of backend class ``cls`` (one with
-    ``answers_from_code``): those defining it and its backend bases (not this module), most derived
-    first, then its ``behaviour_modules``; each once. A subclass in another module (a test's variant of
-    a double) so brings its own code in without declaring anything."""
+    """Modules whose code decides ``cls``'s answers: those defining it and its backend bases, then its
+    ``behaviour_modules``, each once (a subclass elsewhere brings its code in)."""
     names = [c.__module__ for c in cls.__mro__ if isinstance(c, type) and issubclass(c, Backend) and c is not Backend]
     return tuple(dict.fromkeys([*names, *cls.behaviour_modules]))
 
 
 @functools.cache  # per process: hashing once is enough, the code a process runs does not change under it
 def behaviour_sha256(modules: tuple[str, ...]) -> str:
-    """The ``behaviour`` of an identity: one hash over the code of ``modules`` (comments and docstrings left out)
-    (:func:`~socialbench.core.hashing.module_sources_sha256`: by content, never by path)."""
+    """One hash over the code of ``modules``, comments and docstrings left out, by content."""
     return module_sources_sha256(modules)
 
 
-# ---- registry ---------------------------------------------------------------------------------
-# name -> (module, class, extra to install). Modules are imported only when the backend is used,
-# so the optional dependencies of one backend never burden another.
-#: The backend registry (``core.plugins.Registry``): ``backend:`` in params names an entry.
+#: The backend registry: name -> (module, class, extra), imported only when used.
 BACKENDS: Registry[Backend] = Registry(
     "backend",
     Backend,
@@ -599,9 +523,7 @@ BACKENDS: Registry[Backend] = Registry(
 
 
 def add_source(source: Callable[[], Mapping[str, tuple[str, str]]]) -> None:
-    """Ask ``source`` for {name: (module, class)} when a backend name is not registered otherwise. The
-    benchmark registry (``core.benchmarks``) adds one for the backends benchmarks contribute (their
-    ``Benchmark.backends``), so a test double lives with its benchmark and this module names none."""
+    """Ask ``source`` for {name: (module, class)} of unregistered backends (benchmarks contribute theirs)."""
     BACKENDS.add_source(_no_extra(source))
 
 
@@ -611,8 +533,8 @@ def _no_extra(source: Callable[[], Mapping[str, tuple[str, str]]]) -> Callable[[
 
 
 def register(name: str, module: str | None = None, cls_name: str | None = None, extra: str | None = None):
-    """Register a backend. As a class decorator: ``@register("mine")``. Lazily, by import path:
-    ``register("mine", "pkg.mod", "MineBackend", extra="mine")``."""
+    """Register a backend: as a decorator ``@register("mine")``, or lazily ``register("mine", "pkg.mod",
+    "MineBackend", extra="mine")``."""
     if module is not None:
         if cls_name is None:
             raise ValueError("register(name, module, cls_name): cls_name is required with module")
@@ -635,11 +557,7 @@ def get_backend_class(name: str) -> type[Backend]:
 
 
 def backend_options_schema(name: str) -> dict[str, Any] | None:
-    """The JSON schema of the options (``models.<name>.options``) backend ``name`` takes, or None when
-    it declares none (its options are then not checked at load). A backend declares them beside its
-    module, in ``<module>.options.json`` (``{class name: schema}``), read without importing the module:
-    checking params loads no SDK or weights, and works where a backend's extra is not installed. A
-    class registered with :func:`register` as a decorator may carry them as ``options_schema``."""
+    """The JSON schema of backend ``name``'s options (None: unchecked), read without importing it."""
     return BACKENDS.options_schema(name)
 
 
@@ -648,8 +566,7 @@ def create_backend(spec: ModelSpec, context: BackendContext | None = None) -> Ba
 
 
 def check_requests(backend: Backend, requests: Sequence[Request]) -> None:
-    """Refuse, before any call, a request with a part the backend cannot take: a ConfigError naming
-    the model, the request and the part."""
+    """Refuse, before any call, a part the backend cannot take (a ConfigError naming model, request, part)."""
     for request in requests:
         for i, part in enumerate(request.media()):
             why = backend.cannot_take(part)

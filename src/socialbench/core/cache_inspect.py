@@ -1,11 +1,6 @@
-"""Inspecting the request cache (``socialbench cache``): its stored records checked as they are read,
-and why a call was (or would be) made again: the parts of its key that differ from the nearest stored
-entry (:func:`nearest_explanation`, :class:`MissExplanation`).
-
-Pure functions over rows a store has read (``core.cache_sqlite``, ``core.cache_pg``): a record that is
-not what the cache writes (key parts that are not a JSON object, a BLOB where text belongs) is a
-DataError naming the store, the entry and the field.
-"""
+"""Inspecting the request cache (``socialbench cache``): stored records checked as read, and why a call
+was made again (:func:`nearest_explanation`). Pure functions over rows a store read; a record the cache
+would not write is a DataError naming store, entry and field."""
 
 from __future__ import annotations
 
@@ -30,9 +25,7 @@ def _damaged(store: str, key: Any, name: str, problem: str) -> DataError:
 
 
 def checked_entry(store: str, row: Sequence[Any]) -> dict[str, Any]:
-    """One stored entry (key, model, key_parts, created_at) as the inspection commands read it; a
-    key or model that is not text, key parts that are not a JSON object, or a time that is not a
-    number is a DataError naming the store and the entry."""
+    """One stored (key, model, key_parts, created_at) as inspection reads it; wrong types are a DataError."""
     key, model, parts, created = row
     for name, value in (("key", key), ("model", model), ("key_parts", parts)):
         if not isinstance(value, str):
@@ -49,9 +42,7 @@ def checked_entry(store: str, row: Sequence[Any]) -> dict[str, Any]:
 
 
 def checked_model_row(store: str, row: Sequence[Any]) -> dict[str, Any]:
-    """One model's totals (model, backend, entries, input tokens, output tokens, latency, hits, first
-    and last call) as ``cache stats`` shows them; a model or backend that is not text, or a total that
-    is not a number, is a DataError naming the store and the model."""
+    """One model's totals as ``cache stats`` shows them; wrong types are a DataError naming the model."""
     model, backend = row[0], row[1]
     for name, value in (("model", model), ("backend", backend)):
         if not isinstance(value, str):
@@ -139,28 +130,17 @@ def _short(value: Any, width: int = 60) -> str:
 def diff_parts(old: Any, new: Any, path: str = "") -> list[Change]:
     """Leaf-level differences between two key_parts documents, with their paths."""
     if isinstance(old, dict) and isinstance(new, dict):
-        out: list[Change] = []
-        for k in sorted(set(old) | set(new)):
-            sub = f"{path}.{k}" if path else str(k)
-            if k not in old:
-                out.append(Change(sub, _MISSING, new[k]))
-            elif k not in new:
-                out.append(Change(sub, old[k], _MISSING))
-            else:
-                out.extend(diff_parts(old[k], new[k], sub))
-        return out
-    if isinstance(old, list) and isinstance(new, list):
-        out = []
-        for i in range(max(len(old), len(new))):
-            sub = f"{path}[{i}]"
-            if i >= len(old):
-                out.append(Change(sub, _MISSING, new[i]))
-            elif i >= len(new):
-                out.append(Change(sub, old[i], _MISSING))
-            else:
-                out.extend(diff_parts(old[i], new[i], sub))
-        return out
-    return [] if old == new else [Change(path, old, new)]
+        keys = sorted(set(old) | set(new))
+        subs = [(f"{path}.{k}" if path else str(k), old.get(k, _MISSING), new.get(k, _MISSING)) for k in keys]
+    elif isinstance(old, list) and isinstance(new, list):
+        pad = [_MISSING] * abs(len(old) - len(new))
+        subs = [(f"{path}[{i}]", a, b) for i, (a, b) in enumerate(zip(old + pad, new + pad))]
+    else:
+        return [] if old == new else [Change(path, old, new)]
+    out: list[Change] = []
+    for sub, a, b in subs:
+        out += [Change(sub, a, b)] if a is _MISSING or b is _MISSING else diff_parts(a, b, sub)
+    return out
 
 
 @dataclass
@@ -196,8 +176,7 @@ class MissExplanation:
 def nearest_explanation(
     request_id: str, model: str, parts: dict[str, Any], candidates: list[dict[str, Any]]
 ) -> MissExplanation:
-    """Compare ``parts`` with each candidate entry (newest first) and keep the one with the fewest
-    differences (the newest on ties)."""
+    """The candidate (newest first) with the fewest differences from ``parts``; the newest on ties."""
     best: tuple[int, list[Change], str] | None = None
     for entry in candidates:
         changes = diff_parts(entry["key_parts"], parts)

@@ -1,16 +1,10 @@
-"""The request cache in PostgreSQL (``psycopg``), for many nodes sharing one cache.
+"""The request cache in PostgreSQL (``psycopg``), for many nodes sharing one cache (SQLite's WAL needs
+shared memory, which a network file system lacks).
 
-SQLite in WAL mode needs shared memory between its processes, which a network file system does not
-give, so a cluster keeps the cache in PostgreSQL instead. The tables, the keys and the claims of calls
-in flight are those of the SQLite store (``core.cache_store`` declares them; ``core.cache_sql`` holds the
-logic both stores share); this store has its own connection and its own SQL, in PostgreSQL's dialect
-(:data:`POSTGRES_SQL`). Writers are serialised by a transaction-scoped advisory lock, as SQLite's
-``BEGIN IMMEDIATE`` serialises them, so two pipelines claiming the same key at once see each other's
-claim and one waits for the other's answer.
-
-The URL comes from the environment (:data:`CACHE_URL_ENV`; :func:`open_request_cache` picks the store) and may hold a
-password: everything this module shows names the store by its URL with the password masked.
-"""
+Tables, keys and claims are the SQLite store's (``core.cache_store``, ``core.cache_sql``), with SQL in
+PostgreSQL's dialect (:data:`POSTGRES_SQL`); writers queue on an advisory lock as SQLite's ``BEGIN
+IMMEDIATE`` queues them. The URL comes from :data:`CACHE_URL_ENV` and may hold a password: everything
+shown names the store with it masked."""
 
 from __future__ import annotations
 
@@ -29,28 +23,24 @@ from socialbench.core.cache_store import CLAIM_POLL_S, CacheStore, schema_statem
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.secrets import redact_url
 
-#: The advisory lock key of the cache's writers (any constant shared by every process of the store).
+#: Advisory lock keys: the writers', and creating the tables (CREATE TABLE IF NOT EXISTS races).
 _WRITE_LOCK = 0x50C1A1BE
-#: The advisory lock key of creating the tables (CREATE TABLE IF NOT EXISTS races between sessions).
 _SCHEMA_LOCK = 0x50C1A1BF
 
-#: Seconds a connect to the store may take unless params say (``waits.connect_s``; docs/security.md, "Waits").
+#: Seconds a connect may take unless params ``waits.connect_s`` say (docs/security.md, "Waits").
 CONNECT_TIMEOUT_S = 5.0
 
-#: The dialect's names of the cache's column types (the tables are ``core.cache_store.schema_statements``).
+#: The dialect's names of the neutral column types.
 POSTGRES_TYPES = {"text": "TEXT", "int": "BIGINT", "real": "DOUBLE PRECISION"}
 
 _CALL_COLUMNS = (
     "key, backend, model, request_id, key_parts, text, input_tokens, output_tokens, latency_s, created_at,"
     " finish_reason"
 )
-_CALL_UPDATE = (
-    " ON CONFLICT (key) DO UPDATE SET backend = EXCLUDED.backend, model = EXCLUDED.model,"
-    " request_id = EXCLUDED.request_id, key_parts = EXCLUDED.key_parts, text = EXCLUDED.text,"
-    " input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens, latency_s = EXCLUDED.latency_s,"
-    " created_at = EXCLUDED.created_at, finish_reason = EXCLUDED.finish_reason"
+_CALL_UPDATE = " ON CONFLICT (key) DO UPDATE SET " + ", ".join(
+    f"{c} = EXCLUDED.{c}" for c in _CALL_COLUMNS.replace(",", " ").split()[1:]
 )
-#: The store's SQL (PostgreSQL's dialect: ``%s`` placeholders; a replaced row is an upsert on the key).
+#: The store's SQL (``%s`` placeholders; a replaced row is an upsert on the key).
 POSTGRES_SQL = Statements(
     get="SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = %s",
     count_hit="UPDATE calls SET hit_count = hit_count + 1, last_hit_at = %s WHERE key = %s",
@@ -75,8 +65,7 @@ POSTGRES_SQL = Statements(
 
 
 def url_problem(url: str) -> str | None:
-    """Why a ``postgresql://`` URL cannot name a store (a port that is no number or out of range, no
-    database), or None. Said before connecting: the driver's own error would be a traceback."""
+    """Why a ``postgresql://`` URL cannot name a store, or None (said before the driver's traceback)."""
     parts = urlsplit(url)
     try:
         parts.port  # noqa: B018 (urllib checks the port when it is read)
@@ -89,8 +78,7 @@ def url_problem(url: str) -> str | None:
 
 
 class _Connection:
-    """A psycopg connection with the calls :class:`~socialbench.core.cache_sql.SqlStore` makes
-    (``execute``, ``executemany``, ``in_transaction``); the SQL is PostgreSQL's own."""
+    """A psycopg connection with the calls :class:`~socialbench.core.cache_sql.SqlStore` makes."""
 
     def __init__(self, conn: Any):
         self._conn = conn
@@ -113,14 +101,11 @@ class _Connection:
 
 
 class PostgresRequestCache(SqlStore):
-    """The request cache in a PostgreSQL database (``postgresql://user:password@host:port/db``).
+    """The request cache in a PostgreSQL database (``postgresql://user:password@host:port/db``); the
+    database and user must exist, the tables are created on first use.
 
-    One connection per thread, in autocommit mode with explicit transactions for writes, as the
-    SQLite store. The database and its user must exist; the tables are created on first use.
-
-    Nodes cannot see each other's processes, so a claim lives by its heartbeat: while this process
-    makes its calls it renews its claims every :attr:`heartbeat_s`, and another node takes a claim
-    over once it is older than :attr:`claim_ttl_s` (its node died or lost the database)."""
+    Nodes cannot see each other's processes, so a claim lives by its heartbeat: renewed every
+    :attr:`heartbeat_s` while calling, taken over by another node after :attr:`claim_ttl_s`."""
 
     sql = POSTGRES_SQL
     claim_ttl_s = 300.0
@@ -153,11 +138,11 @@ class PostgresRequestCache(SqlStore):
 
     @classmethod
     def open_readonly(cls, url: str, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> PostgresRequestCache:
-        """The store opened for inspection (``socialbench cache``): read-only sessions, no table created."""
+        """For inspection (``socialbench cache``): read-only sessions, no table created."""
         return cls(url, readonly=True, connect_timeout_s=connect_timeout_s)
 
     def _calls_columns(self, conn: _Connection) -> set[str]:
-        """The columns of the ``calls`` table the session sees (none: there is no such table)."""
+        """The ``calls`` table's columns (none: no such table)."""
         try:
             rows = conn.execute(
                 "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('calls') AND attnum > 0"
@@ -183,8 +168,7 @@ class PostgresRequestCache(SqlStore):
         return (psycopg.Error,)
 
     def _begin(self, conn: _Connection) -> None:
-        """A transaction that first takes the writers' advisory lock (writers queue, as SQLite's
-        ``BEGIN IMMEDIATE`` queues them)."""
+        """A transaction holding the writers' advisory lock (writers queue)."""
         conn.execute("BEGIN")
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
 
@@ -215,15 +199,13 @@ class PostgresRequestCache(SqlStore):
         return conn
 
     def _heartbeat_conn(self) -> _Connection:
-        """The connection the heartbeats use: one for the cache's life (each share_calls starts a new
-        heartbeat thread, and a connection per thread would pile up until close)."""
+        """One connection for every heartbeat of the cache's life (not one per thread)."""
         if self._beat is None:
             self._beat = self._connect()
         return self._beat
 
     def close(self) -> None:
-        """Close every thread's connection (the runner's worker threads each opened one): a server
-        shared by many nodes has a bounded number of connections."""
+        """Close every thread's connection (a shared server has a bounded number)."""
         with self._opened_lock:
             opened, self._opened = self._opened, []
         for conn in opened:
@@ -232,7 +214,7 @@ class PostgresRequestCache(SqlStore):
         self._beat = None
 
     def share_calls(self, keys, call, on_shared, poll_s=CLAIM_POLL_S) -> None:  # type: ignore[override]
-        """As :meth:`SqlStore.share_calls`, with this process's claims renewed while it calls."""
+        """:meth:`SqlStore.share_calls`, renewing this process's claims while it calls."""
         stop = threading.Event()
 
         def beat() -> None:
@@ -256,13 +238,12 @@ class PostgresRequestCache(SqlStore):
         return int(row[0] or 0)
 
 
-#: The environment variable naming a shared cache store (``postgresql://user:pw@host/db``); never a param.
+#: The environment variable naming a shared store (``postgresql://user:pw@host/db``); never a param.
 CACHE_URL_ENV = "SOCIALBENCH_CACHE_URL"
 
 
 def cache_store_url(environ: dict[str, str] | None = None) -> str | None:
-    """The shared store's URL from the environment; None (the SQLite file of the params) when unset.
-    A URL of an unknown kind is an error naming the variable (its value may hold a password)."""
+    """The shared store's URL from the environment, or None; errors name the variable, not the value."""
     url = (os.environ if environ is None else environ).get(CACHE_URL_ENV, "").strip()
     if not url:
         return None
@@ -277,9 +258,7 @@ def cache_store_url(environ: dict[str, str] | None = None) -> str | None:
 def open_request_cache(
     path: str | Path, environ: dict[str, str] | None = None, connect_timeout_s: float = CONNECT_TIMEOUT_S
 ) -> CacheStore:
-    """The request cache a run uses: the PostgreSQL store named by :data:`CACHE_URL_ENV` when set
-    (a connect bounded by ``connect_timeout_s``, params ``waits.connect_s``), else the SQLite file at
-    ``path`` (the default)."""
+    """The PostgreSQL store named by :data:`CACHE_URL_ENV` when set, else the SQLite file at ``path``."""
     url = cache_store_url(environ)
     if url is None:
         return RequestCache(path)

@@ -1,8 +1,5 @@
-"""What the SQL stores of the request cache share: the reads, writes, claims and inspection of the
-tables ``core.cache_store`` declares, written once against a store's own statements
-(:class:`Statements`). Each store (``core.cache_sqlite.RequestCache``, ``core.cache_pg.PostgresRequestCache``)
-is a :class:`SqlStore` of its own: its connection, its write transaction and its SQL, in its own
-dialect (no store's SQL is rewritten into another's)."""
+"""The SQL request-cache stores' shared reads, writes, claims and inspection, written once against each
+store's own statements (:class:`Statements`, in its dialect; no SQL is rewritten into another's)."""
 
 from __future__ import annotations
 
@@ -42,9 +39,8 @@ log = logging.getLogger("socialbench.core.cache")
 
 @dataclass(frozen=True)
 class Statements:
-    """A store's SQL, in its own dialect (its placeholders, its upsert). ``get`` and ``stats`` hold a
-    ``{finish}`` / ``{hits}`` slot: the column, or ``NULL`` / ``0`` for a cache written before it was kept
-    (read-only, not migrated). The ``*_of_model`` forms add the model's condition."""
+    """A store's SQL. ``get``/``stats`` hold a ``{finish}``/``{hits}`` slot: the column, or ``NULL``/``0``
+    for an old read-only cache. ``*_of_model`` forms add the model's condition."""
 
     get: str  # (key) -> text, input_tokens, output_tokens, latency_s, finish_reason
     count_hit: str  # (last_hit_at, key)
@@ -62,47 +58,42 @@ class Statements:
 
 
 class SqlStore(CacheStore):
-    """A request cache in an SQL database: one connection per thread, writes in explicit
-    transactions (:meth:`_begin`) so concurrent writers queue, claims of calls in flight shared across
-    processes. A store gives its statements (:attr:`sql`), its connection and its database's errors."""
+    """A request cache in an SQL database: a connection per thread, queued writes, shared claims."""
 
     #: The store's SQL (its own dialect).
     sql: ClassVar[Statements]
     #: Another host's claim is taken over when older than this (its process cannot be asked).
     claim_ttl_s = CLAIM_TTL_S
-    #: What a message calls the store's database.
     _database_name = "a database"
 
     # ---- what each store gives ----------------------------------------------------------------------
     @abc.abstractmethod
     def _conn(self) -> Any:
-        """This thread's connection (``execute(sql, args)`` with ``fetchone``/``fetchall``,
-        ``executemany``, ``in_transaction``)."""
+        """This thread's connection."""
 
     @abc.abstractmethod
     def _begin(self, conn: Any) -> None:
-        """Start a write transaction that waits for the other writers (SQLite's ``BEGIN IMMEDIATE``)."""
+        """Start a write transaction that waits for other writers (SQLite's ``BEGIN IMMEDIATE``)."""
 
     @abc.abstractmethod
     def _database_errors(self) -> tuple[type[BaseException], ...]:
-        """The driver's errors that mean the database (not this program) is at fault."""
+        """Driver errors meaning the database, not this program, is at fault."""
 
     @abc.abstractmethod
     def _size_bytes(self) -> int:
         """The store's size on disk."""
 
     def _is_full(self, exc: BaseException) -> bool:
-        """Whether ``exc`` says there is no space left (the cache stays usable). Default: never."""
+        """Whether ``exc`` says no space is left (the cache stays usable). Default: never."""
         return False
 
     def _check_records(self) -> None:
-        """Before inspecting: stored values of a type the cache never writes are a DataError naming the
-        entry and the field. Default: nothing (a database that keeps each column's declared type)."""
+        """Before inspecting: stored values of a wrong type are a DataError naming entry and field."""
         return None
 
     # ---- state -------------------------------------------------------------------------------------
     def _init_state(self, path: Any, readonly: bool) -> None:
-        """What every store starts with (``path``: what messages name the store by)."""
+        """What every store starts with (``path``: what messages name it by)."""
         self.path = path
         self.readonly = readonly
         self._local = threading.local()
@@ -113,7 +104,7 @@ class SqlStore(CacheStore):
         self._token = secrets.token_hex(6)  # this cache object's part of its claims' owner
 
     def _refuse_foreign(self, have: set[str]) -> None:
-        """Close and raise when the ``calls`` table (columns ``have``) is not a request cache's."""
+        """Close and raise when the ``calls`` table is not a request cache's."""
         try:
             check_calls_columns(str(self.path), have, self._database_name)
         except DataError:
@@ -126,8 +117,7 @@ class SqlStore(CacheStore):
 
     # ---- reads and writes ---------------------------------------------------------------------------
     def get(self, key: str) -> Response | None:
-        """The stored response (``cached`` set) with its token counts, latency and finish reason
-        (None for an entry stored before finish reasons were kept), or None on a miss."""
+        """The stored response (``cached`` set; finish reason None for old entries), or None on a miss."""
         finish = "finish_reason" if self._has("finish_reason") else "NULL"
         with self._reading(key):
             row = self._conn().execute(self.sql.get.format(finish=finish), (key,)).fetchone()
@@ -146,10 +136,8 @@ class SqlStore(CacheStore):
         return response
 
     def put(self, key: str, identity: dict[str, Any], request: Request, response: Response, model: str) -> None:
-        """Store a successful call, with its finish reason (a truncated answer stays marked
-        truncated when replayed). Failed calls are not cached, so a rerun tries them again. This
-        process's claim on the key is released either way. No space left is :class:`CacheFull`
-        (nothing of this call is stored; every earlier call is)."""
+        """Store a successful call with its finish reason; failed calls are not cached (a rerun retries).
+        The claim is released either way; no space left is :class:`CacheFull` (earlier calls stay stored)."""
         if response.error is not None:
             self.release([key])
             return
@@ -177,8 +165,7 @@ class SqlStore(CacheStore):
     def put_record(
         self, key: str, parts: dict[str, Any], text: str, *, backend: str, model: str, request_id: str
     ) -> None:
-        """Store an answer that is no model call (a retriever's search, ``core.retrieval``) under
-        ``key``, with the named ``parts`` of its key; read back with :meth:`get`."""
+        """Store an answer that is no model call (a retriever's search) under ``key``; read with :meth:`get`."""
         if self.readonly:
             raise RuntimeError(f"{self.path}: the request cache was opened read-only")
         with self._write(key) as conn:
@@ -188,9 +175,8 @@ class SqlStore(CacheStore):
 
     @contextmanager
     def _write(self, key: str | None = None) -> Iterator[Any]:
-        """One write transaction (taken at once, so concurrent writers queue); a full disk is a
-        CacheFull naming the cache, and the cache stays as it was; any other database error is a
-        DataError naming the cache and the entry ``key`` being written."""
+        """One write transaction: a full disk is CacheFull (cache unchanged), other database errors a
+        DataError naming the cache and entry ``key``."""
         conn = self._conn()
         try:
             self._begin(conn)
@@ -216,7 +202,7 @@ class SqlStore(CacheStore):
 
     @contextmanager
     def _reading(self, key: str | None = None) -> Iterator[None]:
-        """Reads whose database errors (a damaged page) become a DataError naming the cache."""
+        """Reads whose database errors become a DataError naming the cache."""
         try:
             yield
         except self._database_errors() as exc:
@@ -229,8 +215,7 @@ class SqlStore(CacheStore):
         return f"{socket.gethostname()}:{os.getpid()}:{self._token}"
 
     def _claim(self, keys: Sequence[str]) -> tuple[set[str], set[str], dict[str, str]]:
-        """In one transaction: (keys now claimed by this cache object, keys already stored, keys a live
-        claimant holds -> its owner). A claim of a dead claimant is taken over."""
+        """In one transaction: (keys claimed, keys stored, {key: live claimant}); dead claims taken over."""
         me, host, pid = self._owner(), socket.gethostname(), os.getpid()
         mine: set[str] = set()
         stored: set[str] = set()
@@ -256,7 +241,7 @@ class SqlStore(CacheStore):
         return mine, stored, theirs
 
     def release(self, keys: Sequence[str]) -> None:
-        """Give up this cache object's claims on ``keys`` (a call that failed, or was never made)."""
+        """Give up this object's claims on ``keys``."""
         if self.readonly or not keys:
             return
         owner = self._owner()
@@ -274,13 +259,11 @@ class SqlStore(CacheStore):
         on_shared: Callable[[int, Response], None],
         poll_s: float = CLAIM_POLL_S,
     ) -> None:
-        """Make the calls for ``keys`` (cache misses) once across every process that uses this cache.
+        """Make the calls for ``keys`` once across every process using this cache.
 
-        ``call(indices)`` makes the calls this process claimed (indices into ``keys``); each answer
-        must be stored with :meth:`put`, which releases its claim. Keys another live process has
-        claimed are waited for: ``on_shared(index, response)`` gets each answer as that process
-        stores it. A claim whose process died (or that was released after a failed call) is taken
-        over and called here. Claims still held when this returns or raises are released."""
+        ``call(indices)`` makes the calls claimed here (each stored with :meth:`put`); keys a live process claimed
+        are waited for and passed to ``on_shared(index, response)``; dead claims are taken over. Claims still held
+        on return or raise are released."""
         pending = list(range(len(keys)))
         waited_on: set[str] = set()
         try:
@@ -348,8 +331,7 @@ class SqlStore(CacheStore):
         return [checked_entry(str(self.path), r) for r in rows]
 
     def recomputed(self, model: str | None = None, limit: int = 20) -> list[tuple[str, str]]:
-        """(model, request_id) pairs stored under more than one key: calls that were made again
-        because some part of the key changed; most recent first."""
+        """(model, request_id) pairs stored under several keys (calls made again), most recent first."""
         if model is None:
             sql, args = self.sql.recomputed, (int(limit),)
         else:
@@ -359,8 +341,7 @@ class SqlStore(CacheStore):
             return [(r[0], r[1]) for r in self._conn().execute(sql, args).fetchall()]
 
     def explain_miss(self, identity: dict[str, Any], request: Request, model: str) -> MissExplanation:
-        """Why ``request`` is (or is not) a miss: the parts of its key that differ from the nearest
-        stored entry with the same model and request id."""
+        """Why ``request`` is a miss: its key's differences from the nearest entry of the same model and id."""
         if cache_key(identity, request) in self:
             return MissExplanation(request.request_id, model, hit=True)
         same = self.entries_for(model, request.request_id)
@@ -372,8 +353,7 @@ class SqlStore(CacheStore):
         return nearest_explanation(request.request_id, model, parts, same)
 
     def explain_stored(self, model: str, request_id: str) -> MissExplanation | None:
-        """Why the newest stored entry of a request was a miss: its changes against the nearest older
-        entry. None when there is only one entry (nothing was recomputed)."""
+        """Why a request's newest entry was a miss, against the nearest older one; None with one entry."""
         entries = self.entries_for(model, request_id)
         if len(entries) < 2:
             return None

@@ -1,9 +1,6 @@
-"""The request cache in one SQLite file (WAL mode): the default store (``core.cache`` describes the
-cache; ``core.cache_store`` its contract; ``core.cache_sql`` what the SQL stores share). One connection
-per thread; writers take ``BEGIN IMMEDIATE`` so they queue; a full disk is
-:class:`~socialbench.core.cache_store.CacheFull`; a damaged file (a bad page, a value of the wrong type)
-is a DataError naming the file and, where one is at fault, the entry.
-"""
+"""The request cache in one SQLite file (WAL mode), the default store: a connection per thread, writers
+queue on ``BEGIN IMMEDIATE``, a full disk is :class:`~socialbench.core.cache_store.CacheFull`, a damaged
+file a DataError naming the file and entry."""
 
 from __future__ import annotations
 
@@ -13,11 +10,12 @@ from pathlib import Path
 from filelock import FileLock
 
 from socialbench.core.cache_sql import SqlStore, Statements
-from socialbench.core.cache_store import CALLS_ADDED, CacheFull, column_sql, record_name, schema_statements
+from socialbench.core.cache_store import CALLS_ADDED, CALLS_FIRST, CacheFull, column_sql, record_name, schema_statements
 from socialbench.core.errors import DataError
 from socialbench.core.paths import refuse_special
 
 SQLITE_TYPES = {"text": "TEXT", "int": "INTEGER", "real": "REAL"}
+_TYPEOF_NAMES = {"text": "'text'", "int": "'integer'", "real": "'real', 'integer'"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _CALL_COLUMNS = (
@@ -52,10 +50,8 @@ def _is_full(exc: BaseException) -> bool:
 
 
 class RequestCache(SqlStore):
-    """Thread-safe sqlite cache; one connection per thread, WAL so readers never block writers.
-
-    ``RequestCache.open_readonly(path)`` only reads (``socialbench cache``): it creates, converts and
-    locks nothing, and refuses a path that is not a request cache."""
+    """The SQLite request cache; WAL, so readers never block writers. ``open_readonly`` creates,
+    converts and locks nothing, and refuses a path that is no request cache."""
 
     sql = SQLITE_SQL
     _database_name = "an SQLite database"
@@ -67,9 +63,8 @@ class RequestCache(SqlStore):
             return
         self._refuse_foreign_file()  # before the lock file beside it is made: a refusal changes nothing
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Processes opening a new cache at once (parallel Snakemake jobs) race to switch it to WAL and
-        # create its tables, and SQLite answers the loser "database is locked" at once, without its
-        # busy timeout. A file lock beside the database serialises the set-up; later use needs none.
+        # parallel jobs opening a new cache race to set WAL and make tables, and SQLite answers the loser
+        # "database is locked" without waiting: a file lock serialises the set-up (later use needs none)
         with FileLock(f"{self.path}.lock", timeout=300):
             try:
                 conn = self._conn()
@@ -88,8 +83,7 @@ class RequestCache(SqlStore):
 
     @classmethod
     def open_readonly(cls, path: str | Path) -> RequestCache:
-        """An existing request cache, opened for reading only; DataError naming the path when it
-        is missing, a folder, empty, not SQLite, or an SQLite file without the cache's table."""
+        """An existing request cache for reading only; a DataError naming the path otherwise."""
         return cls(path, readonly=True)
 
     def _check_readonly(self) -> None:
@@ -115,8 +109,7 @@ class RequestCache(SqlStore):
         self._columns = have
 
     def _refuse_foreign_file(self) -> None:
-        """Before anything is changed (not even the journal mode): a database whose ``calls`` table is
-        another program's is never written to."""
+        """Before anything changes (even the journal mode): another program's ``calls`` table is never written."""
         if not self.path.is_file() or self.path.stat().st_size == 0:
             return
         probe = sqlite3.connect(self.path, isolation_level=None)
@@ -130,10 +123,8 @@ class RequestCache(SqlStore):
             self._refuse_foreign(have)
 
     def _readonly_conn(self) -> sqlite3.Connection:
-        # A read-only connection to a WAL database needs its -shm file: when a writer has the cache
-        # open (-wal and -shm present) it shares them and sees every committed call. With no writer
-        # there are none, and a read-only connection would create both and leave them behind, so the
-        # file is opened as immutable (all committed data is then in the main file).
+        # with a writer present, share its -wal and -shm files; without one, open immutable (all data is
+        # in the main file), as a read-only connection would otherwise create both and leave them behind
         wal, shm = Path(f"{self.path}-wal"), Path(f"{self.path}-shm")
         mode = "mode=ro" if wal.exists() and shm.exists() else "mode=ro&immutable=1"
         conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?{mode}", uri=True, timeout=60, isolation_level=None)
@@ -161,23 +152,11 @@ class RequestCache(SqlStore):
     def _is_full(self, exc: BaseException) -> bool:
         return _is_full(exc)
 
-    #: SQLite's names of the types each column of ``calls`` may hold (a damaged file may hold others).
-    _TYPEOF = {
-        "key": "'text'",
-        "backend": "'text'",
-        "model": "'text'",
-        "request_id": "'text'",
-        "key_parts": "'text'",
-        "text": "'text', 'null'",
-        "input_tokens": "'integer'",
-        "output_tokens": "'integer'",
-        "latency_s": "'real', 'integer'",
-        "created_at": "'real', 'integer'",
-    }
+    #: SQLite's type names each ``calls`` column may hold, by its declared type (a damaged file may hold others).
+    _TYPEOF = {name: _TYPEOF_NAMES[kind] + ("" if constraint else ", 'null'") for name, kind, constraint in CALLS_FIRST}
 
     def _check_records(self) -> None:
-        """Once per cache object, before inspecting it: the first stored value of a type the cache
-        never writes (a BLOB where text belongs) is a DataError naming the file, the entry and the field."""
+        """Once, before inspecting: a value of a type the cache never writes is a DataError naming it."""
         if self._records_checked:
             return
         bad = {c: f"typeof({c}) NOT IN ({t})" for c, t in self._TYPEOF.items()}
@@ -211,7 +190,7 @@ class RequestCache(SqlStore):
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Columns added after the first schema; old cache files gain them in place."""
+    """Old cache files gain the added columns in place."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
     for column in CALLS_ADDED:
         if column[0] not in have:

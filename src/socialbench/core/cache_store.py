@@ -1,12 +1,7 @@
-"""The request cache's contract: its tables, its keys, the claims of calls in flight, and the abstract
-store (:class:`CacheStore`) that the SQLite store (``core.cache_sqlite.RequestCache``) and the
-PostgreSQL store (``core.cache_pg.PostgresRequestCache``) implement.
-
-Nothing here opens a database: the schema is declared once in a neutral dialect that each store names
-(:func:`schema_statements`), and a stored record is checked against it (:func:`check_calls_columns`,
-:func:`checked_response`) so a damaged or foreign table is an error naming the store, the record and
-the field, never a traceback.
-"""
+"""The request cache's contract: its tables, keys, claims of calls in flight, and :class:`CacheStore`,
+which the SQLite and PostgreSQL stores implement. Nothing here opens a database: the schema is declared
+once in a neutral dialect (:func:`schema_statements`) and stored records are checked against it, so a
+damaged or foreign table is an error naming store, record and field."""
 
 from __future__ import annotations
 
@@ -21,8 +16,7 @@ from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.hashing import canonical_json, sha256_bytes
 from socialbench.core.processes import proc_stat
 
-#: The tables of every store, one definition: (column, type, constraint) with a neutral type (``text``,
-#: ``int``, ``real``) that each dialect names (``core.cache_sqlite.SQLITE_TYPES``, ``core.cache_pg.POSTGRES_TYPES``).
+#: The tables: (column, neutral type, constraint); each dialect names the types.
 CALLS_FIRST = (
     ("key", "text", "PRIMARY KEY"),
     ("backend", "text", "NOT NULL"),
@@ -35,8 +29,7 @@ CALLS_FIRST = (
     ("latency_s", "real", "NOT NULL DEFAULT 0"),
     ("created_at", "real", "NOT NULL"),
 )
-#: Columns added after the first schema: a new store has them, an older SQLite file gains them in place
-#: (entries stored before ``finish_reason`` read back as None: the backend did not say).
+#: Columns added later: an older SQLite file gains them in place (old entries' ``finish_reason``: None).
 CALLS_ADDED = (
     ("hit_count", "int", "NOT NULL DEFAULT 0"),
     ("last_hit_at", "real", ""),
@@ -50,8 +43,7 @@ CLAIMS = (
     ("pid_started", "text", ""),
     ("claimed_at", "real", "NOT NULL"),
 )
-#: Columns every request cache has had since the first schema (the added ones: a store opened for
-#: writing adds them; one opened read-only is read without them).
+#: Columns every request cache has had (a read-only one is read without the added ones).
 REQUIRED_COLUMNS = frozenset(name for name, _, _ in CALLS_FIRST)
 
 
@@ -75,8 +67,7 @@ def schema_statements(types: dict[str, str]) -> list[str]:
 
 
 def check_calls_columns(store: str, have: Collection[str], database: str = "a database") -> None:
-    """DataError naming ``store`` when its ``calls`` table (columns ``have``) is not a request cache's:
-    a database that holds some other ``calls`` table is never written to or read as a cache."""
+    """DataError naming ``store`` when its ``calls`` table is not a request cache's (never written to)."""
     missing = REQUIRED_COLUMNS - set(have)
     if missing:
         what = "no 'calls' table" if not have else f"its 'calls' table lacks {', '.join(sorted(missing))}"
@@ -90,7 +81,7 @@ CLAIM_POLL_S = 0.2
 
 
 class CacheFull(SocialbenchError):
-    """No space left for the request cache: what was stored stays, the cache stays usable."""
+    """No space left for the request cache; what was stored stays usable."""
 
     def __init__(self, path: Any, detail: str):
         super().__init__(
@@ -100,18 +91,15 @@ class CacheFull(SocialbenchError):
 
 
 class ReplayMiss(BaseException):  # noqa: N818 (a signal, not an error)
-    """A replay from the cache (``socialbench plan``: the cache read, no call made) reached something
-    the cache does not hold. A BaseException, like KeyboardInterrupt: a method's catch-all for a
-    provider's own failures must not turn it into the instance's error."""
+    """A replay from the cache (``socialbench plan``) reached what the cache lacks; a BaseException so a
+    method's catch-all for provider failures does not make it the instance's error."""
 
 
 # ---- claimants: is the process that claimed a call still making it? ----------------------------------
 def claimant_alive(
     host: str, pid: int, started: str | None, claimed_at: float, now: float, ttl_s: float = CLAIM_TTL_S
 ) -> bool:
-    """Whether a claimant may still be making its calls (the request cache's claims; tracking's store
-    lock asks the same). Claims are shared across processes: one of
-    this process (an earlier run in it that stopped) is stale."""
+    """Whether a claimant may still be making its calls (this very process's claims are stale)."""
     if host != socket.gethostname():
         return now - claimed_at < ttl_s
     if pid == os.getpid():
@@ -130,7 +118,7 @@ def claimant_alive(
 
 # ---- keys ------------------------------------------------------------------------------------------
 def key_parts(identity: dict[str, Any], request: Request) -> dict[str, Any]:
-    """The named parts of a cache key; kept with each entry so a miss can be explained."""
+    """The named parts of a cache key, kept with each entry so a miss can be explained."""
     parts = {"identity": identity}
     parts.update(request.key())
     return parts
@@ -141,20 +129,18 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
 
 
 def record_name(key: Any) -> str:
-    """How a message names a stored entry: its key's first 12 characters (whatever type it holds)."""
+    """A stored entry as a message names it: its key's first 12 characters."""
     return f"key {key[:12]}…" if isinstance(key, str) and len(key) > 12 else f"key {key!r}"
 
 
 def sql_kind(value: Any) -> str:
-    """How a message names the type of a stored value (SQL's words: a BLOB, text, NULL)."""
+    """A stored value's type in SQL's words."""
     names = {bytes: "a BLOB", str: "text", int: "an integer", float: "a number", type(None): "NULL"}
     return names.get(type(value), type(value).__name__)
 
 
 def checked_response(store: str, key: str, row: Sequence[Any]) -> Response:
-    """The stored answer of ``row`` (text, input tokens, output tokens, latency, finish reason) as a
-    cached Response; a value of the wrong type (a BLOB where text belongs, text where a number does) is
-    a DataError naming the store, the entry and the field, instead of a wrong answer replayed."""
+    """``row`` as a cached Response; a wrong type is a DataError naming store, entry and field."""
     fields = (
         ("text", (str,), True, "text"),
         ("input_tokens", (int,), False, "an integer"),
@@ -181,9 +167,7 @@ def checked_response(store: str, key: str, row: Sequence[Any]) -> Response:
 
 # ---- the store contract -----------------------------------------------------------------------------
 class CacheStore(abc.ABC):
-    """What the runner needs of a request cache: read an answer, store one (or a non-call record),
-    make the missing calls once across every process sharing the store, release claims, close. A
-    store that leaves one of these out cannot be instantiated."""
+    """What the runner needs of a request cache; a store missing one of these cannot be instantiated."""
 
     hits: int
     misses: int

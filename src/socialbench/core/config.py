@@ -34,8 +34,7 @@ def schema_path() -> Path:
 
 
 def _fill_defaults(instance: Any, schema: dict[str, Any], root: dict[str, Any]) -> None:
-    """Fill ``default`` values of object properties, recursively (also through $ref and
-    additionalProperties schemas), before validation."""
+    """Fill ``default`` values of object properties recursively (through $ref and additionalProperties)."""
     if "$ref" in schema:
         ref = schema["$ref"]
         if not ref.startswith("#/"):
@@ -89,7 +88,7 @@ def _has(raw: Any, path: Sequence[Any]) -> bool:
 
 
 def _origin(paths: Sequence[Sequence[Any]], origins: Sequence[tuple[str, Any]]) -> str | None:
-    """The last of ``origins`` (label, raw mapping; in merge order) that sets one of ``paths``."""
+    """The last of ``origins`` (label, raw mapping; merge order) that sets one of ``paths``."""
     for label, raw in reversed(origins):
         if any(_has(raw, path) for path in paths):
             return label
@@ -109,13 +108,10 @@ def _error_paths(err: jsonschema.ValidationError) -> list[list[Any]]:
 def validate_params(
     params: dict[str, Any] | None, source: str = "params.yaml", origins: Sequence[tuple[str, Any]] | None = None
 ) -> dict[str, Any]:
-    """Return a validated copy of ``params`` with defaults filled; raise ConfigError naming every problem.
+    """A validated copy of ``params`` with defaults filled; a ConfigError naming every problem.
 
-    ``origins`` are the raw mappings ``params`` was merged from, in merge order, each with a label
-    (e.g. a file name): each problem then names the one that set the offending key.
-
-    An option that holds a secret (api_key, hf_token, Authorization, ...; see :func:`secret_fields`)
-    is refused, naming the field and never its value."""
+    ``origins``: the labelled raw mappings ``params`` was merged from, so each problem names the one that
+    set its key. An option holding a secret (:func:`secret_fields`) is refused, naming the field, never the value."""
     origins = list(origins or [])
 
     def where(paths: Sequence[Sequence[Any]]) -> str:
@@ -143,8 +139,7 @@ def validate_params(
         ]
         if secrets:
             raise ConfigError(f"{source} is invalid: {'; '.join(secrets)}")
-    # Each benchmark's section is validated against its own package's schema (below), so adding a
-    # benchmark changes no core file; a top-level key that is neither core nor a benchmark is refused.
+    # each benchmark's section against its own schema (below): adding a benchmark changes no core file
     benchmark_sections = {k: data.pop(k) for k in list(data) if k in available_benchmarks()}
     _fill_defaults(data, schema, schema)
     validator = jsonschema.Draft202012Validator(schema)
@@ -176,9 +171,7 @@ def validate_params(
 
 
 def _options_problems(models: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(model, problem)`` for each value of ``models.<name>.options`` its backend's options schema
-    (declared with the backend: ``core.backend.backend_options_schema``) refuses: unknown keys, wrong
-    types, values outside their range."""
+    """``(model, problem)`` for each option its backend's options schema refuses."""
     out = []
     for name, entry in models.items():
         schema = backend_options_schema(entry["backend"])
@@ -218,7 +211,7 @@ def _benchmark_sections(sections: dict[str, Any], where) -> tuple[dict[str, Any]
     return out, problems
 
 
-#: Tracking-store schemes MLflow opens (``+driver`` variants of the database ones too).
+#: Tracking-store schemes MLflow opens (``+driver`` variants too).
 _TRACKING_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "uc")
 
 
@@ -231,10 +224,8 @@ FILE_STORE_PROBLEM = (
 
 
 def tracking_uri_problem(uri: str, *, allow_file_store: bool = False) -> str | None:
-    """Why MLflow cannot use ``uri`` as its tracking store, or None. Checked at load, so a typo stops the
-    run before anything is computed (MLflow would say so only at the tracking stage, at the end). A file
-    store (a folder, ``file://``) is refused: MLflow 3 opens it only with ``MLFLOW_ALLOW_FILE_STORE=true``
-    in the environment (``allow_file_store``: the environment's URI, where that is set)."""
+    """Why MLflow cannot use ``uri`` as its tracking store, or None, checked at load rather than at the
+    tracking stage. A file store is refused unless ``allow_file_store`` (``MLFLOW_ALLOW_FILE_STORE=true``)."""
     import re
     import urllib.parse
 
@@ -255,7 +246,7 @@ def tracking_uri_problem(uri: str, *, allow_file_store: bool = False) -> str | N
 
 
 def _method_of(run: str) -> str | None:
-    """The method run ``run`` makes, or None when it is no run name (then it names no method either)."""
+    """The method of run ``run``, or None when it is no run name."""
     try:
         return RunName.parse(run).method
     except ValueError:
@@ -263,8 +254,7 @@ def _method_of(run: str) -> str | None:
 
 
 def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> list[str]:
-    """Core keys that name nothing: a tracking URI MLflow cannot use; a model's ``benchmarks``,
-    ``only_methods`` or ``exclude_methods`` naming a benchmark or run that is not there."""
+    """Core keys naming nothing: the tracking URI, a model's benchmarks, only_ and exclude_methods."""
     problems = []
     uri_problem = tracking_uri_problem(data["mlflow"]["tracking_uri"])
     if uri_problem:
@@ -316,10 +306,8 @@ def _core_problems(data: dict[str, Any], sections: dict[str, Any], where) -> lis
 
 
 def _resource_problems(data: dict[str, Any], where) -> list[str]:
-    """What a job's resources and a model's server would get wrong: ``resources.models`` naming a model
-    params lack, a vLLM model asked fewer GPUs than its server shards over (``tensor_parallel_size``),
-    two model names that share one ``SOCIALBENCH_SERVER_URL_<MODEL>`` variable (one server for both), a
-    model's ``options.base_url`` that is no server URL."""
+    """Resource and server mistakes: ``resources.models`` naming no model, a vLLM model given fewer GPUs
+    than it shards over, two models sharing one server variable, a bad ``options.base_url``."""
     problems = []
     models = data["models"]
     for name, entry in models.items():
@@ -355,10 +343,8 @@ def _resource_problems(data: dict[str, Any], where) -> list[str]:
 
 
 def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
-    """The mapping a params file holds, read by the strict YAML loader (:func:`socialbench.core.io.load_yaml`):
-    a syntax error, tab, alias, duplicate key, ``!!python`` tag, non-finite number or non-UTF-8 byte
-    is a one-line ConfigError with the line and column. A file with no settings (empty, or only
-    comments) and a top level that is not a mapping are refused too. Not yet validated."""
+    """The mapping a params file holds, read strictly (:func:`socialbench.core.io.load_yaml`: a one-line
+    ConfigError with line and column); an empty file or a non-mapping top level refused. Not validated."""
     raw = load_yaml_file(path, error=ConfigError)
     if raw is None:
         raise ConfigError(
@@ -373,8 +359,7 @@ def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
 
 
 def exit_if_unreadable(path: str | Path = "params.yaml") -> None:
-    """For the Snakefile, before Snakemake's own parse of its ``configfile:`` (which names no line):
-    stop with the message ``socialbench check-params`` gives for a file that cannot be read."""
+    """For the Snakefile, before its own parse (which names no line): exit with check-params' message."""
     import sys
 
     try:
@@ -383,18 +368,14 @@ def exit_if_unreadable(path: str | Path = "params.yaml") -> None:
         sys.exit(f"error: {one_line(exc)}")
 
 
-#: How the Snakefile hands its jobs the params it validated at load (rules/common.smk): a JSON object
-#: {"sha256": of the params file's bytes, "params": the validated values}. A job whose ``--params`` file
-#: has those bytes takes the values instead of validating the same file again (about 0.1 CPU-s a job,
-#: some 50 jobs a demo run); any other file is read and validated as always.
+#: The params the Snakefile validated, handed to jobs as JSON {sha256, params} (rules/common.smk).
 VALIDATED_ENV = "SOCIALBENCH_VALIDATED_PARAMS"
-#: Larger values are not put in the environment (one variable may hold at most 128 KiB on Linux).
+#: Larger values stay out of the environment (a variable holds at most 128 KiB on Linux).
 VALIDATED_MAX_CHARS = 64 * 1024
 
 
 def load_params(path: str | Path = "params.yaml", environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
-    """params.yaml read strictly (:func:`read_params_file`) and validated (:func:`validate_params`), or
-    the values ``environ[VALIDATED_ENV]`` holds for a file of exactly these bytes."""
+    """params read strictly and validated, or ``environ[VALIDATED_ENV]``'s values for exactly these bytes."""
     handed = _validated_values(path, environ.get(VALIDATED_ENV))
     if handed is not None:
         return handed
@@ -402,10 +383,8 @@ def load_params(path: str | Path = "params.yaml", environ: Mapping[str, str] = o
 
 
 def validated_record(path: str | Path = "params.yaml") -> str | None:
-    """The value of :data:`VALIDATED_ENV` for the params file ``path``, read strictly and validated here
-    (a problem raises ConfigError, as :func:`load_params` does); None when the values would not come back
-    the same through JSON, when the record is too large for the environment, or when the file changed
-    while it was read."""
+    """:data:`VALIDATED_ENV`'s value for ``path`` (validated here); None when the values would not survive
+    JSON, the record is too large, or the file changed while read."""
     before = Path(path).read_bytes()
     params = validate_params(read_params_file(path), source=str(path))
     text = json.dumps({"sha256": sha256_bytes(before), "params": params}, separators=(",", ":"))
@@ -415,9 +394,7 @@ def validated_record(path: str | Path = "params.yaml") -> str | None:
 
 
 def _validated_values(path: str | Path, record: str | None) -> dict[str, Any] | None:
-    """The values of ``record`` (a :func:`validated_record`) when the file at ``path`` has its bytes;
-    None when there is no such record, it is unreadable, or the file differs (or cannot be read: the
-    usual path then says why)."""
+    """``record``'s values when the file at ``path`` has its bytes, else None (the usual path says why)."""
     if not record or not Path(path).is_file():
         return None
     try:
@@ -432,9 +409,8 @@ def _validated_values(path: str | Path, record: str | None) -> dict[str, Any] | 
 
 
 def overlay_params(base: Mapping[str, Any], overlay: Mapping[str, Any], replace: tuple[str, ...] = ("models",)) -> dict:
-    """``base`` with ``overlay`` put over it: mappings merged key by key at every depth, any other value
-    (lists included) replaced; the top-level keys in ``replace`` (``models``: a run's own model list)
-    replaced whole. Pure: neither argument is changed."""
+    """``base`` with ``overlay`` over it: mappings merged at every depth, other values (lists too) replaced;
+    top-level keys in ``replace`` replaced whole. Pure."""
 
     def merge(a: Any, b: Any) -> Any:
         if isinstance(a, Mapping) and isinstance(b, Mapping):

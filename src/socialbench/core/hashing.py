@@ -7,7 +7,7 @@ import importlib.util
 import io
 import json
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,8 @@ def sha256_file(path: str | Path) -> str:
 
 
 def canonical_json(obj: Any) -> str:
-    """JSON with sorted keys and no whitespace: equal objects give equal bytes. Only plain JSON
-    values are taken (dict with string keys, list/tuple, str, int, finite float, bool, None): a
-    path, a set or NaN would hash as whatever its string happens to be, so it is a TypeError or
-    ValueError naming it instead."""
+    """JSON with sorted keys and no whitespace: equal objects give equal bytes. Only plain JSON values (a
+    path, set or NaN would hash as whatever its string is: a TypeError or ValueError instead)."""
     return json.dumps(
         obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_not_json
     )
@@ -50,18 +48,7 @@ def sha256_json(obj: Any) -> str:
     return sha256_bytes(canonical_json(obj).encode("utf-8"))
 
 
-def sha256_files(paths: Iterable[str | Path]) -> str:
-    """One hash over several files, by their names (relative order as given) and contents."""
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(str(Path(p).name).encode())
-        h.update(b"\0")
-        h.update(sha256_file(p).encode())
-    return h.hexdigest()
-
-
-#: Files larger than this enter a folder fingerprint by their size and first and last MiB, not
-#: their whole content: hashing tens of GB of weights at every run would cost minutes.
+#: Larger files enter a fingerprint by size and first and last MiB: hashing tens of GB of weights per run costs minutes.
 FINGERPRINT_FULL_HASH_MAX = 16 * 1024 * 1024
 _SAMPLE = 1024 * 1024
 
@@ -77,9 +64,7 @@ def _large_file_digest(path: Path, size: int) -> str:
 
 
 def folder_fingerprint(folder: str | Path) -> str:
-    """What a model folder holds, as one hash over its files by relative path: configs and
-    tokenizers by content, large files (weights) by size and their first and last MiB. Hidden
-    entries (``.cache``, ``.git``) and Markdown (model cards) are left out."""
+    """One hash over a model folder's files by path: small ones whole, large ones sampled; no hidden or .md."""
     folder = Path(folder)
     h = hashlib.sha256()
     for f in sorted(folder.rglob("*")):
@@ -93,9 +78,8 @@ def folder_fingerprint(folder: str | Path) -> str:
 
 
 def module_source(name: str) -> str:
-    """The source text of module ``name`` as Python reads it, found by the import system (not by a
-    path): decoded, with universal newlines, so a checkout with CRLF line ends gives the same text.
-    A ValueError naming the module when it has no readable source (installed as bytecode only)."""
+    """Module ``name``'s source as Python reads it (universal newlines: CRLF checkouts hash the same),
+    found by the import system; a ValueError when it has no source."""
     spec = importlib.util.find_spec(name)
     get_source = getattr(spec.loader, "get_source", None) if spec is not None else None
     source = get_source(name) if get_source is not None else None
@@ -105,9 +89,7 @@ def module_source(name: str) -> str:
 
 
 def code_tokens(source: str) -> str:
-    """The code of a module's ``source`` without what does not change what it does: comments, blank
-    lines, line wrapping inside brackets, spacing and docstrings (strings that are a statement of their
-    own). What is left is the tokens in order, one per line. A SyntaxError when the source is no Python."""
+    """``source``'s tokens in order, one per line: no comments, blank lines, wrapping, spacing or docstrings."""
     skipped = (tokenize.COMMENT, tokenize.NL, tokenize.ENDMARKER)
     tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in skipped]
     starts = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
@@ -127,8 +109,6 @@ def code_tokens(source: str) -> str:
 
 
 def module_sources_sha256(names: Sequence[str]) -> str:
-    """One hash over the code of modules ``names`` (:func:`code_tokens`), in the order given. Only the
-    code enters it, not the modules' names or paths: the same code gives the same hash on every machine
-    and in every checkout; an edit of the code of one of the modules gives another, while a comment, a
-    docstring or a reformat does not (so editing those never changes a request key)."""
+    """One hash over the code of ``names`` (:func:`code_tokens`), not their names or paths: the same on every
+    machine; comments, docstrings or a reformat never change a request key."""
     return sha256_json([sha256_bytes(code_tokens(module_source(name)).encode("utf-8")) for name in names])

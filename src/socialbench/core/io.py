@@ -1,14 +1,9 @@
-"""File I/O shared by every stage: one strict reader for JSON (lines) and one for YAML, and atomic
-writes (a killed run or a full disk never leaves half a file or a temporary one; sorted keys, so
-equal content gives equal bytes).
+"""File I/O shared by every stage: strict readers for JSON (lines) and YAML, and atomic writes (no half
+or temporary file survives a kill or a full disk; sorted keys, so equal content gives equal bytes).
 
-Strict means: only what JSON itself allows and nothing that would silently change a value.
-NaN/Infinity (and numbers too large to be finite), duplicate keys, nesting deeper than
-:data:`MAX_DEPTH` and lone surrogates are refused; in YAML also aliases (a billion-laughs file is
-refused, not expanded), ``!!python`` and other non-plain tags, dates, sets and non-string keys.
-Every problem is one line naming the file, the line (JSON lines, YAML: line and column) or
-record, and the field, capped at :data:`MESSAGE_LIMIT` characters.
-"""
+Strict: NaN/Infinity, non-finite or overlong numbers, duplicate keys, nesting deeper than
+:data:`MAX_DEPTH` and lone surrogates are refused; in YAML also aliases (billion laughs), non-plain
+tags, dates, sets and non-string keys. Each problem is one line naming file, line or record, and field."""
 
 from __future__ import annotations
 
@@ -29,25 +24,24 @@ from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.paths import DiskFull, is_disk_full, refuse_special, special_kind, special_problem
 from socialbench.core.secrets import redact_text
 
-#: Deepest nesting of objects and lists a record or config may have (real records use 3-4 levels).
+#: Deepest nesting a record or config may have (real ones use 3-4 levels).
 MAX_DEPTH = 64
-#: Longest error message shown (a value quoted in a message is cut well before).
+#: Longest error message shown.
 MESSAGE_LIMIT = 600
 _QUOTE_LIMIT = 60
-# Python refuses to convert integers longer than this (sys.get_int_max_str_digits); we name it.
+#: Python refuses longer integers (sys.get_int_max_str_digits); we name it.
 _INT_DIGITS = 4300
 
 
 def brief(text: Any, limit: int = _QUOTE_LIMIT) -> str:
-    """``repr``-like short form of a value or name for a message: one line, at most ``limit`` characters."""
+    """A value or name shortened for a message: one line, at most ``limit`` characters."""
     s = text if isinstance(text, str) else repr(text)
     s = " ".join(s.split()) if ("\n" in s or "\r" in s) else s
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def one_line(message: Any, limit: int = MESSAGE_LIMIT) -> str:
-    """An error message as one line of at most ``limit`` characters (line breaks become "; "), every URL
-    in it redacted (a password or token in a URL is never shown: core.secrets.redact_text)."""
+    """An error message as one line of at most ``limit`` characters, URLs redacted (core.secrets)."""
     text = "; ".join(part.strip() for part in redact_text(str(message)).splitlines() if part.strip())
     if len(text) <= limit:
         return text
@@ -56,9 +50,8 @@ def one_line(message: Any, limit: int = MESSAGE_LIMIT) -> str:
 
 # ---- writing --------------------------------------------------------------------------------------
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write ``data`` through a temporary file in the same folder, renamed into place. On any failure
-    the temporary file is removed and ``path`` keeps its old content (or stays absent); a full disk
-    is a :class:`~socialbench.core.paths.DiskFull` naming ``path``."""
+    """Write through a temporary file in the same folder, renamed into place; on failure ``path`` keeps
+    its old content and a full disk is a :class:`~socialbench.core.paths.DiskFull` naming it."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
@@ -97,10 +90,8 @@ def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:
 
 # ---- reading bytes -----------------------------------------------------------------------------
 def open_for_reading(path: str | Path, what: str = "file") -> BinaryIO:
-    """``path`` opened for reading bytes, refused first when it is a folder, a FIFO, a device or a
-    socket (:func:`~socialbench.core.paths.refuse_special`; looked at again after opening, without
-    blocking, in case it was swapped meanwhile); missing or unreadable is a DataError naming it.
-    Every reader of a data file opens it through here (or :func:`read_file_bytes`)."""
+    """``path`` opened for reading bytes, refusing a folder, FIFO, device or socket (again after a non-blocking
+    open); missing or unreadable is a DataError naming it. Every data file reader opens it here."""
     path = Path(path)
     if path.is_dir():
         raise DataError(str(path), f"is a folder, not a {what}")
@@ -121,7 +112,7 @@ def open_for_reading(path: str | Path, what: str = "file") -> BinaryIO:
 
 
 def read_file_bytes(path: str | Path, what: str = "file") -> bytes:
-    """A file's bytes; missing, a folder, a FIFO, device or socket, or unreadable is a DataError naming it."""
+    """A file's bytes; anything unreadable is a DataError naming it."""
     with open_for_reading(path, what) as fh:
         try:
             return fh.read()
@@ -130,7 +121,7 @@ def read_file_bytes(path: str | Path, what: str = "file") -> bytes:
 
 
 def read_file_text(path: str | Path, what: str = "file") -> str:
-    """A file's UTF-8 text, read through :func:`read_file_bytes`; bytes that are not UTF-8 are a DataError."""
+    """A file's UTF-8 text (:func:`read_file_bytes`); not UTF-8 is a DataError."""
     return decode_utf8(read_file_bytes(path, what), str(path))
 
 
@@ -144,21 +135,16 @@ def decode_utf8(data: bytes, source: str) -> str:
         raise DataError(source, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at {where})") from exc
 
 
-def _read_text(path: Path) -> str:
-    """The file's text; a missing file, a folder or bytes that are not UTF-8 are a DataError naming it."""
-    return read_file_text(path)
-
-
 # ---- strict JSON --------------------------------------------------------------------------------
 class _Bad:
-    """A value JSON parsing produced that we refuse; found (with its field path) after parsing."""
+    """A parsed value we refuse; found with its field path after parsing."""
 
     def __init__(self, problem: str):
         self.problem = problem
 
 
 class _DupDict(dict):
-    """An object that had a key twice (the hook keeps the last value, as json does, and remembers)."""
+    """An object that had a key twice (the last value kept, as json does)."""
 
     duplicate: str = ""
 
@@ -204,11 +190,6 @@ def _path(parent: str, key: Any) -> str:
 
 def _first_problem(obj: Any, check_strings: bool) -> tuple[str, str | None] | None:
     """(problem, field path) of the first refused value in document order, or None."""
-    found = _walk(obj, check_strings)
-    return None if found is None else (found[0], brief(found[1], 80) if found[1] else None)
-
-
-def _walk(obj: Any, check_strings: bool) -> tuple[str, str | None] | None:
     stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
     while stack:
         node, path, depth = stack.pop()
@@ -219,8 +200,7 @@ def _walk(obj: Any, check_strings: bool) -> tuple[str, str | None] | None:
         if isinstance(node, dict):
             if isinstance(node, _DupDict):
                 return ("duplicate key (a second value would silently replace the first)", _path(path, node.duplicate))
-            items = list(node.items())
-            for k, v in reversed(items):
+            for k, v in reversed(list(node.items())):
                 if check_strings and _LONE.search(k):
                     return "a key holds a lone surrogate (\\ud800-\\udfff), which is no character", _path(path, k)
                 stack.append((v, _path(path, k), depth + 1))
@@ -245,8 +225,7 @@ class Parsed:
 
 
 def parse_json(text: str) -> Parsed:
-    """Strict JSON: refuses NaN/Infinity, non-finite and overlong numbers, duplicate keys, nesting
-    deeper than MAX_DEPTH and lone surrogates, naming the field."""
+    """Strict JSON (see the module docstring), the problem naming the field."""
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except json.JSONDecodeError as exc:
@@ -255,12 +234,12 @@ def parse_json(text: str) -> Parsed:
         return Parsed(problem=f"nested deeper than {MAX_DEPTH} levels")
     found = _first_problem(value, check_strings=bool(_SURROGATE.search(text)))
     if found is not None:
-        return Parsed(problem=found[0], field=found[1])
+        return Parsed(problem=found[0], field=brief(found[1], 80) if found[1] else None)
     return Parsed(value=value)
 
 
 def loads_strict(text: str, source: str, record: str | None = None) -> Any:
-    """The value of a JSON text; a refused one is a DataError naming ``source``, ``record`` and the field."""
+    """A JSON text's value; a refused one is a DataError naming ``source``, ``record`` and field."""
     p = parse_json(text)
     if p.problem is not None:
         where = f" (line {p.line}, column {p.column})" if p.line is not None and record is None else ""
@@ -270,8 +249,7 @@ def loads_strict(text: str, source: str, record: str | None = None) -> Any:
 
 @dataclass(frozen=True)
 class JsonLine:
-    """One non-blank line of a JSON-lines file: its number (from 1), its text, and either the JSON
-    object it holds (``record``) or why it holds none (``problem``, and ``field`` when one is at fault)."""
+    """One non-blank line of a JSON-lines file (numbered from 1): its object, or why it holds none."""
 
     line: int
     raw: str
@@ -281,15 +259,13 @@ class JsonLine:
 
 
 def read_jsonl_lines(path: str | Path) -> list[JsonLine]:
-    """Every non-blank line of a JSON-lines file, parsed strictly (:func:`parse_json`); a line that is
-    not an acceptable JSON object comes back with its ``problem`` instead of raising, so callers that
-    drop bad records can report it. A file that cannot be read (missing, a folder, not UTF-8) is a
-    DataError naming it."""
+    """Every non-blank line, parsed strictly; a bad line comes back with its ``problem`` (callers that
+    drop bad records report it); an unreadable file is a DataError."""
     path = Path(path)
     out = []
     # Lines end at "\n" only: str.splitlines() would also split at U+2028, U+2029 and U+0085, which
     # JSON strings written with ensure_ascii=False carry as they are (social-media text does).
-    for n, line in enumerate(_read_text(path).split("\n"), 1):
+    for n, line in enumerate(read_file_text(path).split("\n"), 1):
         if not line.strip():
             continue
         p = parse_json(line)
@@ -314,21 +290,20 @@ def first_bad_line(path: str | Path, lines: list[JsonLine]) -> None:
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Read JSON lines; a bad line is an error naming the file and line."""
+    """JSON lines; a bad line is a DataError naming file and line."""
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     return [jl.record for jl in lines if jl.record is not None]
 
 
 def is_number(v: Any) -> bool:
-    """A finite int or float, not a boolean (what every metric, statistic and timestamp must be)."""
+    """A finite int or float, not a bool (what every metric, statistic and timestamp must be)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def parse_json_object(data: bytes, source: str, what: str) -> dict[str, Any]:
-    """The JSON object in a file's bytes (UTF-8, strict: see :func:`parse_json`); anything else is a
-    DataError naming ``source`` (``what`` says what the object holds, e.g. ``{group: metrics}``).
-    Score and stats files are read through here."""
+    """The JSON object in a file's bytes (strict); else a DataError naming ``source`` (``what``: what it
+    holds, e.g. ``{group: metrics}``). Score and stats files are read here."""
     p = parse_json(decode_utf8(data, source))
     if p.decode_msg is not None:
         raise DataError(source, f"not valid JSON: {p.decode_msg} (line {p.line}, column {p.column}); truncated?")
@@ -356,9 +331,11 @@ _NOT_PLAIN = {
 }
 
 
+_KEY_KINDS = ((bool, "a boolean"), (type(None), "null"), ((int, float), "a number"))
+
+
 class StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader (no ``!!python`` objects) that also refuses aliases, duplicate keys,
-    non-string keys, non-JSON values (dates, sets, binary), non-finite numbers and deep nesting."""
+    """PyYAML's safe loader, also refusing what the module docstring lists."""
 
     def __init__(self, stream: str):
         super().__init__(stream)
@@ -388,15 +365,7 @@ class StrictLoader(yaml.SafeLoader):
                 key = self.construct_object(key_node, deep=True)
                 if not isinstance(key, str):
                     shown = brief(key_node.value if isinstance(key_node, yaml.ScalarNode) else repr(key), 40)
-                    kind = (
-                        "a boolean"
-                        if isinstance(key, bool)
-                        else "null"
-                        if key is None
-                        else "a number"
-                        if isinstance(key, (int, float))
-                        else f"a {type(key).__name__}"
-                    )
+                    kind = next((name for t, name in _KEY_KINDS if isinstance(key, t)), f"a {type(key).__name__}")
                     raise _YamlProblem(key_node.start_mark, f"the key {shown} is read as {kind}, not a name; quote it")
                 if key in seen:
                     raise _YamlProblem(
@@ -445,9 +414,8 @@ def _line_col(text: str, position: int) -> tuple[int, int]:
 
 
 def load_yaml(data: bytes | str, source: str, *, error: type[Exception] = ConfigError) -> Any:
-    """The value of one YAML document, strictly (:class:`StrictLoader`); an empty document is None.
-    A problem raises ``error`` (ConfigError for params, DataError for data files) with the line and
-    column from the YAML parser: ``<source>: not valid YAML: line 3, column 1: <problem>``."""
+    """One YAML document strictly (empty: None); a problem raises ``error`` (ConfigError for params,
+    DataError for data) as ``<source>: not valid YAML: line 3, column 1: <problem>``."""
     if isinstance(data, bytes):
         try:
             text = decode_utf8(data, source)
@@ -486,7 +454,7 @@ def load_yaml(data: bytes | str, source: str, *, error: type[Exception] = Config
 
 
 def load_yaml_file(path: str | Path, *, error: type[Exception] = ConfigError, what: str = "file") -> Any:
-    """:func:`load_yaml` of a file; missing, a folder or unreadable is ``error`` naming it."""
+    """:func:`load_yaml` of a file; unreadable is ``error`` naming it."""
     try:
         data = read_file_bytes(path, what)
     except DataError as exc:

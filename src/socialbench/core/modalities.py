@@ -1,8 +1,6 @@
-"""What a backend declares about itself and what a model takes: the part kinds a backend can carry,
-the modalities a model of it takes by default, whether it answers choices only, whether the request's
-temperature reaches the model. Read from ``<module>.declaration.json`` beside each backend's module,
-without importing it (deciding which pairs run loads no SDK or weights); a model entry's
-``modalities`` in params overrides the default (docs/backends.md, "Adding a model")."""
+"""What a backend declares about itself (part kinds carried, default modalities, choices only,
+temperature sent), read from ``<module>.declaration.json`` without importing it (deciding which pairs
+run loads no SDK); a model's ``modalities`` in params overrides the default (docs/backends.md)."""
 
 from __future__ import annotations
 
@@ -16,28 +14,21 @@ from socialbench.core.plugins import sidecar_json
 
 @dataclass(frozen=True)
 class Declaration:
-    """What a backend declares about itself, read without importing it (:func:`backend_declaration`):
-    the part kinds it can carry, what a model of it takes by default, why it answers choices only (None:
-    it writes free text), and whether the request's temperature reaches the model (None: no model
-    decodes) unless the option ``temperature_option`` says otherwise."""
+    """A backend's declaration (:func:`backend_declaration`); None temperature: no model decodes."""
 
     accepts: frozenset[str]
     modalities: frozenset[str]
     choices_only: str | None = None
     temperature: bool | None = None
     temperature_option: str | None = None
-    #: Whether the JSON constraint its requests carry is enforced (None: not declared), and why not.
+    #: Whether its JSON constraint is enforced (None: not declared), and why not.
     json_enforced: bool | None = None
     json_why: str | None = None
 
 
 def backend_declaration(name: str) -> Declaration:
-    """Backend ``name``'s declaration. A backend declares it beside its module, in
-    ``<module>.declaration.json`` (``{class name: {"accepts", "modalities", "choices_only"?,
-    "temperature"?: {"sent", "option"?}}}``), read without importing the module (deciding which pairs run
-    loads no SDK or weights); the class gets its ``accepts``, ``default_modalities`` and ``choices_only``
-    from the same file. A backend without one (a class registered directly, a test double) is imported and
-    its class attributes read. An unknown name is a ConfigError listing the known ones."""
+    """Backend ``name``'s declaration from ``<module>.declaration.json`` without importing it (else its class
+    is imported and read). Unknown: a ConfigError listing the known ones."""
     if name not in BACKENDS.classes:
         entry = BACKENDS.entry(name)
         if entry is None:
@@ -66,15 +57,14 @@ def backend_declaration(name: str) -> Declaration:
 
 
 def model_modalities(entry: Mapping[str, Any]) -> tuple[frozenset[str], bool]:
-    """(modalities, declared) of a params ``models:`` entry: its ``modalities`` (declared True), else its
-    backend's default (declared False)."""
+    """(modalities, declared) of a params entry: its ``modalities``, else its backend's default."""
     if entry.get("modalities") is not None:
         return frozenset(entry["modalities"]), True
     return backend_declaration(entry["backend"]).modalities, False
 
 
 def modality_problems(entry: Mapping[str, Any]) -> list[str]:
-    """Why a params entry's declared ``modalities`` cannot be: a modality its backend cannot carry."""
+    """Declared ``modalities`` the entry's backend cannot carry."""
     declared = entry.get("modalities")
     if not declared:
         return []
@@ -87,9 +77,8 @@ def modality_problems(entry: Mapping[str, Any]) -> list[str]:
 
 
 def temperature_sent_of(entry: Mapping[str, Any]) -> bool | None:
-    """Whether a params entry's runs send the request's temperature, from its backend's declaration and
-    options (False: the API takes none and the model decodes at its own setting; None: no model decodes).
-    What ``Backend.temperature_sent`` says at run time (the run stats' ``temperature_sent``), from params."""
+    """Whether an entry's runs send the temperature (``Backend.temperature_sent`` from params): the
+    declaration, or its ``temperature_option``; None: no model decodes."""
     declared = backend_declaration(entry["backend"])
     if declared.temperature is None:
         return None

@@ -1,27 +1,13 @@
 """Where a command may write and what it may read, checked before it reads anything.
 
-* :func:`check_io` (every command that writes calls it first): no output is, holds or lies inside one
-  of the command's inputs (a symlink, ``..`` or a hard link included; for an output folder, every
-  file it will receive, and no link already in it leads to an input), no two outputs are one file,
-  an output is not an existing folder and can be created (no file where a folder of its path must
-  be); an input given as a file is not a folder, and no input is a FIFO, device or socket; an output
-  file is not a symlink (writing through it would change the file it leads to), and, where the
-  command names the folder it owns (``root=``: a script's repository, whose files git tracks), no
-  output leads out of it. Where an output lies is otherwise the user's choice: a path named on the
-  command line or in params is written wherever the user can write (``/tmp/s.json``, ``../out``).
-* :func:`resolve_inside`: where a path named inside data (an image id, a media path) leads, refused
-  when ``..``, an absolute path or a symlink takes it out of its declared root.
-* :func:`special_file` / :func:`refuse_special`: a FIFO, device or socket where a file is expected,
-  found without opening it (opening a FIFO waits for a writer: a hang).
-* :func:`remove_inside` / :func:`move_inside`: deletion and archiving that only touch paths inside a
-  root after resolving symlinks; a symlink is removed as a link, never followed.
-* :class:`MediaRoots`: a media path of an instance resolves (symlinks and ``..`` followed) inside
-  the repository's data folder or a root allow-listed in params (``media.allowed_roots``).
-* :class:`DiskFull`: no space left where a file is written; the writers of :mod:`socialbench.core.io`
-  remove their temporary file and raise it, naming the path.
+* :func:`check_io`: no output is, holds or lies inside an input (links and ``..`` included), and every
+  output can be created; where an output lies is otherwise the user's choice.
+* :func:`resolve_inside` / :class:`MediaRoots`: paths named inside data stay inside their root.
+* :func:`special_file` / :func:`refuse_special`: FIFOs, devices and sockets, found without opening them.
+* :func:`remove_inside` / :func:`move_inside`: deletion and archiving only inside a root.
+* :class:`DiskFull`: no space left where a file is written (the writers of :mod:`socialbench.core.io`).
 
-Pure checks on paths; the only I/O is looking at what exists (``stat``, ``resolve``).
-"""
+Pure checks on paths; the only I/O is looking at what exists (``stat``, ``resolve``)."""
 
 from __future__ import annotations
 
@@ -67,8 +53,7 @@ def special_kind(mode: int) -> str | None:
 
 
 def special_file(path: str | Path) -> str | None:
-    """What ``path`` is (symlinks followed) when it is a FIFO, device or socket, else None (a missing
-    path too). Looked at with ``stat`` only: opening a FIFO waits for a writer, a hang."""
+    """What ``path`` is when a FIFO, device or socket, else None (``stat`` only: a FIFO open would hang)."""
     try:
         return special_kind(os.stat(path).st_mode)
     except (OSError, ValueError):
@@ -86,13 +71,12 @@ def refuse_special(path: str | Path, what: str = "file") -> None:
         raise DataError(str(path), special_problem(kind, what))
 
 
-# ---- inputs and outputs of one command ------------------------------------------------------------
-#: Most entries of an existing output folder looked at for links to an input (a frames folder holds thousands).
+#: Most entries of an existing output folder looked at for links to an input (frames folders are big).
 MAX_WALK = 100_000
 
 
 def _named(paths: Mapping[str, PathArg]) -> list[tuple[str, Path]]:
-    """(option, path) pairs; an option with several paths gives one pair each, None ones left out."""
+    """(option, path) pairs, one per path, None left out."""
     out = []
     for option, value in paths.items():
         values = value if isinstance(value, (list, tuple)) else [value]
@@ -101,8 +85,7 @@ def _named(paths: Mapping[str, PathArg]) -> list[tuple[str, Path]]:
 
 
 def _same(a: Path, b: Path) -> bool:
-    """Whether two paths name one file: the same resolved path (symlinks and ``..`` followed), or,
-    when both exist, the same inode (a hard link)."""
+    """Whether two paths name one file: the same resolved path, or the same inode (a hard link)."""
     if a.resolve() == b.resolve():
         return True
     try:
@@ -117,8 +100,7 @@ def within(path: Path, root: Path) -> bool:
 
 
 def blocking_file(path: Path) -> Path | None:
-    """The nearest existing ancestor of ``path`` when it is not a folder (a file where a folder must be,
-    as ``/etc/hostname`` in ``/etc/hostname/x``): ``path`` cannot be created."""
+    """The nearest existing ancestor of ``path`` when it is a file, not a folder: ``path`` cannot be made."""
     for parent in path.parents:  # as given (relative to the working folder when relative)
         if parent.exists():
             return None if parent.is_dir() else parent
@@ -150,8 +132,7 @@ def _input(option: str, path: Path, folders: Sequence[str]) -> _Input:
 
 
 def _overlap(target: Path, inp: _Input) -> str | None:
-    """How a path an output writes (``target``) meets an input: the same file, inside an input folder,
-    or a folder holding the input; else None."""
+    """How an output path meets an input: the same file, inside an input folder, or holding it; else None."""
     if _same(target, inp.path):
         return "is the same file as"
     real = target.resolve()
@@ -163,8 +144,7 @@ def _overlap(target: Path, inp: _Input) -> str | None:
 
 
 def _linked_input(folder: Path, ins: Sequence[_Input]) -> tuple[Path, _Input] | None:
-    """A link already in an output folder that leads to (or into) an input, or a hard link to an input
-    file: writing through it would change the input. Symlinks are not followed in the walk."""
+    """A link in an output folder to (or into) an input, or a hard link to an input file."""
     files = {i.inode: i for i in ins if i.inode is not None}
     seen = 0
     for dirpath, dirnames, filenames in os.walk(folder):
@@ -188,21 +168,16 @@ def _linked_input(folder: Path, ins: Sequence[_Input]) -> tuple[Path, _Input] | 
     return None
 
 
+#: Why each way an output meets an input (:func:`_overlap`) is refused.
+_OVERLAP_WHY = {
+    "is the same file as": "; an output never overwrites an input",
+    "lies inside": ", a folder the command reads; an output never writes into an input",
+    "holds": "; a folder the command writes into never holds one of its inputs",
+}
+
+
 def _overlap_message(target: Path, what: str, how: str, inp: _Input) -> str:
-    if how == "is the same file as":
-        return (
-            f"{target}: {what} is the same file as {inp.option} {inp.path}; an output never overwrites an input"
-            f" {_NOTHING}"
-        )
-    if how == "lies inside":
-        return (
-            f"{target}: {what} lies inside {inp.option} {inp.path}, a folder the command reads;"
-            f" an output never writes into an input {_NOTHING}"
-        )
-    return (
-        f"{target}: {what} holds {inp.option} {inp.path}; a folder the command writes into never"
-        f" holds one of its inputs {_NOTHING}"
-    )
+    return f"{target}: {what} {how} {inp.option} {inp.path}{_OVERLAP_WHY[how]} {_NOTHING}"
 
 
 def check_io(
@@ -212,19 +187,11 @@ def check_io(
     receives: Mapping[str, Sequence[str | Path]] | None = None,
     root: str | Path | None = None,
 ) -> None:
-    """Refuse, before anything is read, a command that could destroy one of its inputs or could not
-    write its outputs. ``inputs`` and ``outputs`` map option names (``--raw``) to a path, a list of
-    paths, or None (not given); ``folders`` names the options (of either) whose path is a folder
-    (``--out-dir``). An output folder is checked as a whole (it may not hold an input) unless
-    ``receives`` lists the paths it will receive (a folder that also holds the command's inputs, as
-    consolidate's): then each of those is checked. Refused, with a ConfigError naming the options
-    and the path: an output that is an input (symlinks, ``..``, hard links), lies inside an input
-    folder, or is (or will receive) a folder holding an input; a link already in an output folder
-    leading to an input; two outputs on one file; an output that is an existing folder, or whose
-    path runs through a file; a folder, FIFO, device or socket given as an input file; an output file
-    that is a symlink; with ``root`` (the folder the command owns: a script that rewrites files git
-    tracks), an output that leads out of it (through ``..``, an absolute path or a symlinked folder).
-    Without ``root`` an output may lie anywhere the user can write."""
+    """Refuse, before anything is read, a command that could destroy an input or could not write an output
+    (a ConfigError naming option and path). ``inputs``/``outputs``: option -> path, paths or None; ``folders``:
+    options taking a folder; ``receives``: for an output folder that also holds inputs, the paths it will
+    receive (checked instead of the folder); ``root``: the folder the command owns (outputs may not leave it;
+    without it an output may lie anywhere the user can write)."""
     ins, outs = _named(inputs), _named(outputs)
     receives = receives or {}
     for option, path in ins:
@@ -286,7 +253,7 @@ def check_io(
 
 # ---- paths named inside data ------------------------------------------------------------------------
 def _escape(roots: Sequence[Path], root_real: Path, lexical: Path, real: Path) -> str | None:
-    """How a path leaves its root: lexically (``..`` or an absolute path elsewhere) or through a symlink."""
+    """How a path leaves its root: lexically (``leads``) or through a symlink; None if it does not."""
     if not any(within(lexical, r) for r in roots):
         return "leads"
     if not within(real, root_real):
@@ -302,12 +269,8 @@ def resolve_inside(
     field: str | None = None,
     what: str = "path",
 ) -> Path:
-    """The path a name inside data (an image id, a season folder, a media path) stands for: ``name``
-    relative to ``root`` (an absolute one taken as it is), ``..`` folded, as named (symlinks kept, so
-    records stay the same wherever the data lies). A path that leaves ``root`` (through ``..``, as
-    an absolute path elsewhere, or through a symlink) is a DataError naming ``source``, the record
-    and the field; so is an empty name or one with a NUL. The one resolver every reader of such
-    paths uses."""
+    """The path a name inside data stands for: under ``root``, ``..`` folded, symlinks kept; leaving ``root``,
+    empty or NUL is a DataError naming ``source``, record and field. The one resolver of such paths."""
     text = str(name)
     if not text or "\x00" in text:
         raise DataError(source, f"{what} {text!r} is not a path", record=record, field=field)
@@ -330,8 +293,7 @@ def resolve_inside(
 
 # ---- deleting and archiving ---------------------------------------------------------------------------
 def inside_root(path: Path, root: Path, doing: str) -> Path:
-    """``path`` with its folder resolved (the last part kept: a link stays a link) when it lies inside
-    the resolved ``root``; else a SocialbenchError saying nothing was ``doing``."""
+    """``path`` with its folder resolved (a link stays a link) when inside ``root``; else a SocialbenchError."""
     root_real = root.resolve()
     placed = path.parent.resolve() / path.name
     if path.name in ("", ".", "..") or not within(placed, root_real) or placed == root_real:
@@ -340,8 +302,7 @@ def inside_root(path: Path, root: Path, doing: str) -> Path:
 
 
 def remove_inside(path: str | Path, root: str | Path, missing_ok: bool = False) -> None:
-    """Delete ``path`` (a file, a folder with its content, or a symlink, removed as a link and never
-    followed) only when it lies inside ``root`` after resolving the symlinks of its folder."""
+    """Delete a file, folder or link (never followed) only when it lies inside ``root``."""
     placed = inside_root(Path(path), Path(root), "deleted")
     if missing_ok and not placed.is_symlink() and not placed.exists():
         return
@@ -352,8 +313,7 @@ def remove_inside(path: str | Path, root: str | Path, missing_ok: bool = False) 
 
 
 def move_inside(src: str | Path, dst: str | Path, root: str | Path, dst_root: str | Path) -> None:
-    """Move ``src`` (inside ``root``) to ``dst`` (inside ``dst_root``), replacing an older ``dst``; a
-    symlink moves as a link. Moving a path onto itself is an error, not a success."""
+    """Move ``src`` (inside ``root``) onto ``dst`` (inside ``dst_root``); onto itself is an error."""
     s = inside_root(Path(src), Path(root), "moved")
     d = inside_root(Path(dst), Path(dst_root), "moved")
     if s == d or within(d, s) or (d.exists() and _same(s, d)):
@@ -373,17 +333,14 @@ def _same_device(a: Path, b: Path) -> bool:
         return False
 
 
-# ---- media roots ------------------------------------------------------------------------------------
-#: Folders under the repository root whose files may be an instance's media by default: the data
-#: folder, and DVC's cache (a checkout with ``cache.type: symlink`` links data files into it).
+#: Media folders under the repository root: data, and DVC's cache (``cache.type: symlink``).
 DEFAULT_MEDIA_FOLDERS = ("data", ".dvc/cache")
 
 
 @dataclass(frozen=True)
 class MediaRoots:
-    """The folders an instance's media may resolve into: the repository's data folders
-    (:data:`DEFAULT_MEDIA_FOLDERS` under ``root``) and ``media.allowed_roots`` from params (absolute,
-    or relative to ``root``). Relative media paths are relative to ``root``."""
+    """Where an instance's media may resolve: :data:`DEFAULT_MEDIA_FOLDERS` under ``root`` and params
+    ``media.allowed_roots``; relative media paths are relative to ``root``."""
 
     root: Path
     allowed: tuple[Path, ...]
@@ -403,7 +360,7 @@ class MediaRoots:
         return cls(root=root, allowed=(root,))
 
     def resolve(self, media: str | Path) -> Path:
-        """Where a media path leads: relative to ``root``, symlinks and ``..`` followed."""
+        """Where a media path leads, symlinks and ``..`` followed."""
         p = Path(media)
         return (p if p.is_absolute() else self.root / p).resolve()
 

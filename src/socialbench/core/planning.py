@@ -1,29 +1,11 @@
-"""What a run will cost before it is made (``socialbench plan``): calls, calls already in the request
-cache, input and output tokens, USD and wall time, per (benchmark, model, run). docs/plan.md.
+"""What a run will cost before it is made (``socialbench plan``): calls, cached calls, tokens, USD and wall
+time per (benchmark, model, run); docs/plan.md says how each is estimated.
 
-Calls. Each instance's first round is built as the runner builds it (``Method.step(instance, [])``,
-no model called) and looked up in the request cache; while every call of a round is stored, the stored
-answers are fed back and the next round is built (a replay, as a resumed run makes it), so the cached
-calls of a multi-round method are counted exactly too and a finished run plans 0 new calls. From the
-first round that is not stored on, the method's :meth:`Method.call_bounds` bounds what is left: exact
-for a single-call method, fewest-most for a chain (its stages once, up to every stage of every
-revision pass). An instance answered without a call (media that cannot be shown) makes none.
-
-Input tokens. A stored call counts what its backend reported. A new call counts its rendered messages
-with the model's tokenizer where params point at one available offline (``TokenCounter.label`` says
-which), else ``ceil(chars / 4)``; each image or frame adds :func:`image_tokens` (``ceil(side/28)^2``,
-28-pixel patches: 256 at the default 448 side). Once the run has stored calls, the estimate of the new
-ones is scaled by stored / estimated tokens of the stored ones (``calibrated``). Calls beyond the known
-round (a chain's later stages) count the mean of the instance's known requests.
-
-Output tokens. A stored call counts what it returned; a new call its ``max_tokens`` (an upper
-bound), or, once the run has stored calls, their mean.
-
-Cost: new calls' tokens at ``models.<m>.price`` (USD per million input and output tokens); None
-(unknown) without a price. Wall time: new calls x seconds per call / concurrency, the seconds per
-call measured from the model's stored calls (else params ``plan.latency_s``; None without either).
-
-Pure: the stage passes a lookup (request -> stored (key, response) or None) and a token counter."""
+Each instance is replayed from the request cache as a resumed run would be (so a finished run plans 0
+new calls); from the first round not stored, :meth:`Method.call_bounds` bounds the rest. New calls'
+tokens are estimated (a tokenizer or chars/4, plus :func:`image_tokens`) and, once the run has stored
+calls, scaled by them. Pure: the stage passes a lookup (request -> stored (key, response) or None) and
+a token counter."""
 
 from __future__ import annotations
 
@@ -38,35 +20,32 @@ from socialbench.core.cache import ReplayMiss
 
 #: A method still asking after this many replayed rounds is left there (the runner stops it too).
 MAX_REPLAY_ROUNDS = 64
-#: Side of the square patch one image token stands for (Qwen2-VL-style merged patches; GPT-4o's and
-#: Claude's counts at 448 px come within a few percent of it).
+#: Side of the square patch one image token stands for (Qwen2-VL-style; others within a few %).
 IMAGE_PATCH = 28
 
 Lookup = Callable[[Request], "tuple[str, Response] | None"]
 
 
 def image_tokens(side: int) -> int:
-    """Estimated tokens of one image or frame sent at ``side`` pixels (its longest side)."""
+    """Estimated tokens of one image sent at ``side`` pixels (its longest side)."""
     return math.ceil(side / IMAGE_PATCH) ** 2
 
 
 def chars_tokens(text: str) -> int:
-    """The documented estimate where no tokenizer is at hand: one token per four characters."""
+    """The estimate without a tokenizer: one token per four characters."""
     return math.ceil(len(text) / 4)
 
 
 @dataclass(frozen=True)
 class TokenCounter:
-    """Counts a request's input tokens: text by ``count``, each image or frame as ``per_image``, a
-    native video (a file, no frames) as ``video_frames`` images. ``label`` says which estimate."""
+    """A request's input tokens: text by ``count``, each image ``per_image``, a native video
+    ``video_frames`` images; ``label`` names the estimate."""
 
     count: Callable[[str], int] = chars_tokens
     per_image: int = image_tokens(448)
     video_frames: int = 8
     label: str = "chars/4"
-    #: The longest side each image is sent at (its own size, or params ``image_size`` when smaller): each
-    #: image then counts :func:`image_tokens` of it, a native video's frames ``per_image``; None: every
-    #: image ``per_image``.
+    #: Each image's longest side as sent, counted by :func:`image_tokens`; None: ``per_image`` each.
     image_side: Callable[[ImagePart], int] | None = None
 
     def __call__(self, request: Request) -> int:
@@ -86,9 +65,8 @@ class TokenCounter:
 
 
 class ReplayCache:
-    """What a method sees as its run's cache while a plan replays it (``Method.cache``): stored
-    entries read through ``get``; a search not stored stops the replay (:class:`ReplayMiss`) rather
-    than being made (``core.retrieval.cached_search``), and nothing is written."""
+    """A method's cache while a plan replays it: reads only; a search not stored stops the replay
+    (:class:`ReplayMiss`), and nothing is written."""
 
     replay_only = True
 
@@ -107,16 +85,13 @@ class ReplayCache:
 
 @dataclass
 class InstancePlan:
-    """One instance: its calls (fewest, most), those stored, the stored calls' tokens (reported, and
-    as estimated: for calibration); the new calls whose requests are known (``known``: built, not
-    stored) with their estimates, and how many more there are beyond them (fewest, most: a chain's
-    later stages) with the estimate of each (the mean of the instance's known requests)."""
+    """One instance: calls (fewest, most), stored ones with their tokens (reported and estimated, for
+    calibration), the built but unstored (``known``) with estimates, and how many more beyond them."""
 
     calls_min: int = 0
     calls_max: int = 0
     cached: int = 0
-    #: Requests the backend answers without a model call (``Backend.answer_without_call``: nothing to
-    #: pay or wait for, and not stored, e.g. recorded answers without a record for the instance).
+    #: Requests answered without a model call (``Backend.answer_without_call``; not stored).
     local: int = 0
     cached_input: int = 0
     cached_output: int = 0
@@ -145,9 +120,8 @@ def plan_instance(
     counter: TokenCounter,
     local: Callable[[Request], Response | None] | None = None,
 ) -> InstancePlan:
-    """Replay ``instance`` from the cache as far as it is stored, then bound the rest. ``local``: the
-    backend's answers without a model call (``Backend.answer_without_call``), counted as calls of the
-    run (its stats count them as requests) but never as new calls."""
+    """Replay ``instance`` from the cache as far as it is stored, then bound the rest. ``local``: answers
+    without a model call, counted as calls of the run but never as new."""
     out = method.step(instance, [])
     plan = InstancePlan()
     if isinstance(out, Final):
@@ -203,9 +177,7 @@ def plan_instance(
 
 @dataclass
 class RunPlan:
-    """One (benchmark, model, run): see the module docstring for what each number counts.
-    ``input_tokens``/``output_tokens`` cover every call of the run at its most calls (the stored ones
-    as reported); ``new_*`` the calls still to make; ``cost_usd`` and ``wall_s`` the new calls."""
+    """One (benchmark, model, run); ``new_*``, cost and wall time count the calls still to make."""
 
     benchmark: str
     model: str
@@ -257,9 +229,8 @@ def run_plan(
     new_max = sum(p.new_max for p in plans)
     known_in = sum(p.known_input for p in plans)
     if cached:
-        # Calibrated by the run's own stored calls (a backend that counts differently, or reads no
-        # prompt): a built request's estimate scaled by stored / estimated tokens of the stored ones,
-        # a call not yet built (a chain's later stage) and every output at the stored mean per call.
+        # calibrated by the run's stored calls: built requests scaled by stored / estimated tokens,
+        # calls not yet built and every output at the stored mean per call
         scale = cached_in / cached_est if cached_est else 1.0
         known = known_in * scale
         more_each = [cached_in / cached] * len(plans)
@@ -272,16 +243,11 @@ def run_plan(
     new_in_max = round(known + sum(p.more_max * e for p, e in zip(plans, more_each)))
     new_in_min = round(known + sum(p.more_min * e for p, e in zip(plans, more_each)))
     new_out = round(new_out)
-    if new_max == 0:
-        cost: float | None = 0.0  # nothing to pay, priced or not
-    else:
+    cost: float | None = 0.0  # nothing to pay, priced or not
+    wall: float | None = 0.0
+    if new_max:
         cost = None if price is None else round((new_in_max * price[0] + new_out * price[1]) / 1e6, 6)
-    if new_max == 0:
-        wall: float | None = 0.0
-    elif latency_s is None:
-        wall = None
-    else:
-        wall = round(new_max * latency_s / max(1, concurrency), 1)
+        wall = None if latency_s is None else round(new_max * latency_s / max(1, concurrency), 1)
     label = "cache" if new_max == 0 else counter_label + (f", scaled by {cached} stored calls" if cached else "")
     return RunPlan(
         benchmark=benchmark,
@@ -354,19 +320,14 @@ class Totals:
 
 
 def totals(rows: Sequence[RunPlan]) -> Totals:
-    """Every row summed; cost and wall time count the rows that know theirs (and say how many do not).
-    Wall time adds up: the pipeline's jobs may run side by side, so it is an upper bound."""
+    """Every row summed; cost and wall time over the rows that know theirs (counting those that do not). Wall
+    time adds up: an upper bound, as jobs may run side by side."""
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     walls = [r.wall_s for r in rows if r.wall_s is not None]
+    summed = ("calls_min", "calls_max", "cached", "new_calls_min", "new_calls_max", "input_tokens", "output_tokens")
     return Totals(
         runs=len(rows),
-        calls_min=sum(r.calls_min for r in rows),
-        calls_max=sum(r.calls_max for r in rows),
-        cached=sum(r.cached for r in rows),
-        new_calls_min=sum(r.new_calls_min for r in rows),
-        new_calls_max=sum(r.new_calls_max for r in rows),
-        input_tokens=sum(r.input_tokens for r in rows),
-        output_tokens=sum(r.output_tokens for r in rows),
+        **{f: sum(getattr(r, f) for r in rows) for f in summed},
         cost_usd=round(sum(costs), 6) if costs else None,
         cost_unknown_runs=len(rows) - len(costs),
         wall_s=round(sum(walls), 1) if walls else None,
@@ -375,8 +336,7 @@ def totals(rows: Sequence[RunPlan]) -> Totals:
 
 
 def budget_warnings(rows: Sequence[RunPlan], budget: Budget) -> list[str]:
-    """What exceeds a budget: each run against the run budget (also kept on its row), all together
-    against the plan's. A USD budget over a cost that is unknown says so."""
+    """What exceeds a budget: each run against the run budget (kept on its row), all against the plan's."""
     out = []
     for r in rows:
         if r.new_calls_max == 0:

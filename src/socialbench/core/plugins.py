@@ -1,14 +1,11 @@
-"""The one registry type behind every kind of plug-in: backends, retrievers, benchmarks and a
-benchmark's methods, a benchmark's raw sources and the ``socialbench`` commands.
+"""The one registry type behind every plug-in kind: backends, retrievers, benchmarks and their methods,
+raw sources and the ``socialbench`` commands.
 
-A :class:`Registry` maps a name to a class (or, for a plug-in that is an object, such as a raw
-source's declaration or a command's typer app, to an instance of its base). An entry is either a class
-registered directly (a decorator, a test) or an :data:`Entry` ``(module, class, extra)`` imported
-only when first used, so one provider's optional dependency never burdens another, and a failed
-import names the extra to install. Names a registry does not hold itself can come from *sources*
-(callables giving ``{name: Entry}``), asked on a miss: the benchmarks contribute backends this way,
-and the benchmark and method registries find packages and modules on disk this way.
-"""
+A :class:`Registry` maps a name to a class (or an object that is an instance of its base): registered
+directly, or an :data:`Entry` ``(module, class, extra)`` imported on first use (one provider's optional
+dependency never burdens another; a failed import names the extra). *Sources* (callables giving
+``{name: Entry}``) are asked on a miss: benchmarks contribute backends, and packages and method modules
+are found on disk, this way."""
 
 from __future__ import annotations
 
@@ -21,8 +18,7 @@ from typing import Generic, TypeVar
 
 from socialbench.core.errors import ConfigError, MissingDependency
 
-#: One lazy entry: the module to import, the class (or attribute) in it, and the package extra that
-#: installs its dependencies (None: nothing beyond socialbench itself).
+#: A lazy entry: module, class (or attribute), and the extra installing its dependencies (None: none).
 Entry = tuple[str, str, str | None]
 #: Where more names come from: asked on a miss, giving ``{name: Entry}``.
 Source = Callable[[], Mapping[str, Entry]]
@@ -36,8 +32,7 @@ def install_hint(extra: str | None) -> str:
 
 
 def load_plugin(kind: str, name: str, entry: Entry) -> type:
-    """Import the class of the ``kind`` plug-in ``name`` (``entry``: module, class, extra); a missing
-    package is a MissingDependency that says what to install. The caller checks the class and names it."""
+    """Import the class of plug-in ``name``; a missing package is a MissingDependency saying what to install."""
     module, cls_name, extra = entry
     try:
         mod = importlib.import_module(module)
@@ -50,12 +45,8 @@ def load_plugin(kind: str, name: str, entry: Entry) -> type:
 
 
 class Registry(Generic[T]):
-    """Plug-ins of one ``kind`` (``"backend"``, ``"retriever"``...), each a subclass of ``base``.
-
-    :meth:`get` returns the class and sets its ``name`` to the name it was asked by (an entry that is
-    an object, an instance of ``base``, is returned as it is); an unknown name is a :class:`ConfigError`
-    listing the known ones, a class that is not a ``base`` another.
-    """
+    """Plug-ins of one ``kind``, each a subclass of ``base``. :meth:`get` returns the class with ``name`` set
+    (an object entry as it is); an unknown name is a ConfigError listing the known ones."""
 
     def __init__(self, kind: str, base: type[T], entries: Mapping[str, Entry] | None = None):
         self.kind = kind
@@ -93,16 +84,14 @@ class Registry(Generic[T]):
         return isinstance(name, str) and (name in self.classes or name in self.entries or name in self.contributed())
 
     def entry(self, name: str) -> Entry | None:
-        """The lazy entry of ``name`` (None for a class registered directly, or an unknown name)."""
+        """The lazy entry of ``name`` (None for a class registered directly, or unknown)."""
         if name in self.entries:
             return self.entries[name]
         return self.contributed().get(name)
 
     def options_schema(self, name: str) -> dict | None:
-        """The JSON schema of the options plug-in ``name`` takes, or None when it declares none: a class
-        registered directly may carry it as ``options_schema``; a lazy entry declares it beside its
-        module, in ``<module>.options.json`` (``{class name: schema}``), read without importing the
-        module (checking params loads no SDK, index or weights, and works where an extra is missing)."""
+        """The JSON schema of plug-in ``name``'s options, or None: a class's ``options_schema``, or
+        ``<module>.options.json`` read without importing the module (checking params loads no SDK)."""
         if name in self.classes:
             return getattr(self.classes[name], "options_schema", None)
         entry = self.entry(name)
@@ -131,8 +120,7 @@ class Registry(Generic[T]):
 
 
 def sidecar(module: str, suffix: str) -> Path | None:
-    """``<module file><suffix>`` beside a module (``hf.options.json`` beside ``hf.py``), found without
-    importing the module (None: no such file, or the module's package is not importable)."""
+    """``<module file><suffix>`` beside a module, found without importing it; None if absent."""
     import importlib.util
 
     try:
@@ -147,6 +135,6 @@ def sidecar(module: str, suffix: str) -> Path | None:
 
 @functools.cache  # the files ship with the package: read once per process
 def sidecar_json(module: str, suffix: str) -> dict:
-    """The JSON object of a module's side file (``{class name: ...}``), empty when there is none."""
+    """The JSON object of a module's side file, empty when there is none."""
     path = sidecar(module, suffix)
     return json.loads(path.read_text("utf-8")) if path is not None else {}

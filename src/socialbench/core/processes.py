@@ -1,15 +1,9 @@
-"""What this project knows of other processes on its host (Linux ``/proc``), and which of them it may
-signal.
+"""What this project knows of other processes on its host (Linux ``/proc``), and which it may signal.
 
-A record the project keeps of a process (a shared model server, a cache claim, a tracking run's
-owner) holds its pid and its start time (:func:`process_started`), so a pid reused by the system is not
-taken for the process recorded. Signalling is stricter (:func:`signal_refusal`): never pid 0, -1 or 1
-(``kill(0)`` is the caller's own process group, ``kill(-1)`` every process the user owns), never the
-caller itself or its process group, never a number that cannot be a pid on this host.
-
-Where ``/proc`` is missing (not Linux) the start time and command line are unknown (None), so nothing
-can be proven to be the process recorded and nothing is signalled by a record.
-"""
+A record of a process (a model server, a cache claim, a tracking run's owner) keeps its pid and start
+time (:func:`process_started`), so a reused pid is not taken for it. :func:`signal_refusal` refuses pids
+0, -1, 1, the caller and its group, and numbers that cannot be pids. Without ``/proc`` nothing can be
+proven, so nothing is signalled by a record."""
 
 from __future__ import annotations
 
@@ -20,8 +14,7 @@ DEFAULT_PID_MAX = 4_194_304
 
 
 def proc_stat(pid: int) -> list[str] | None:
-    """Fields 3.. of ``/proc/<pid>/stat`` (the state first), None where unknown (no such process, no
-    ``/proc``)."""
+    """Fields 3.. of ``/proc/<pid>/stat`` (state first); None where unknown."""
     try:
         with open(f"/proc/{int(pid)}/stat", "rb") as fh:
             return fh.read().rsplit(b")", 1)[1].decode().split()
@@ -30,8 +23,7 @@ def proc_stat(pid: int) -> list[str] | None:
 
 
 def process_started(pid: int) -> str | None:
-    """When a process started (clock ticks since boot, ``/proc/<pid>/stat`` field 22), so a reused pid
-    is not taken for the process recorded; None where unknown."""
+    """Start time (clock ticks since boot, stat field 22); None where unknown."""
     fields = proc_stat(pid)
     return fields[19] if fields and len(fields) > 19 else None
 
@@ -70,10 +62,8 @@ def pid_max() -> int:
 
 
 def signal_refusal(pid: object) -> str | None:
-    """Why ``pid`` must not be signalled by a record (None: it may, once proven the process recorded).
-    Refused: not a whole number, 1 or below (0 is the caller's group, -1 everything the user owns, 1
-    init), above the host's largest pid, the caller itself, the caller's process group, or a process
-    in the caller's process group (signalling its group would signal the caller)."""
+    """Why ``pid`` must not be signalled by a record, or None (then only once proven the process
+    recorded): not an int, 1 or below, above pid_max, the caller, or in the caller's process group."""
     if not isinstance(pid, int) or isinstance(pid, bool):
         return f"{pid!r} is not a process id"
     if pid <= 1:

@@ -1,8 +1,5 @@
-"""What a run's predictions were made with (code commit, package versions, input hashes), recorded by
-infer in each stats file when the predictions are made and checked by track when they are logged.
-
-In core so that infer records it without importing the tracking code (results/tracking.py, MLflow):
-each stage depends only on what it uses."""
+"""What a run's predictions were made with (commit, package versions, input hashes): recorded by infer in
+each stats file, checked by track. In core so infer needs no tracking code."""
 
 from __future__ import annotations
 
@@ -67,9 +64,8 @@ def git_commit(cwd: str | Path = ".") -> str:
 def infer_provenance(
     bench, method: str, instances: Path, dev: Path | None, settings: dict | None = None, *, commit: str | None = None
 ) -> dict[str, Any]:
-    """What the predictions depend on, taken when they are made (not when they are tracked): the
-    benchmark's own record (prompt templates, taxonomy...), the method's settings, the input files,
-    code commit and package versions. ``commit``: HEAD's, when the caller has it already."""
+    """What the predictions depend on, taken when made: the benchmark's record, the method's settings,
+    input files, commit (``commit``: HEAD's if known) and package versions."""
     return {
         **bench.provenance(method, settings or {}),
         "method_settings_sha256": sha256_json(settings or {}),
@@ -81,8 +77,7 @@ def infer_provenance(
 
 
 def made_with(run_stats: dict, stats_path: Path, data_hash: str, instances: Path) -> dict:
-    """infer's provenance record from a stats file, checked: present, complete, and made from the
-    instances being tracked."""
+    """infer's provenance record from a stats file, checked complete and made from these instances."""
     made = run_stats.get("provenance")
     if (
         not isinstance(made, dict)

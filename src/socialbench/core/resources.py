@@ -1,12 +1,9 @@
 """What a job asks a cluster for, from params (``resources`` and the model entry).
 
-Snakemake passes these to its executor (``profiles/slurm``: mem_mb, runtime in minutes, cpus_per_task,
-gpu); a local run ignores them, so they change no output and rerun no job (resources are no rerun
-trigger). An inference job's GPUs follow its model: a ``vllm`` model gets
-``options.tensor_parallel_size`` of them (its server shards the model over that many GPUs, so the
-Slurm request and the server agree; none with a server the job does not start: ``options.base_url``
-or the environment's :func:`server_url_env`), an ``hf`` model one unless it runs on the CPU, any
-other backend (an API, a baseline) none."""
+Snakemake passes these to its executor (``profiles/slurm``); a local run ignores them, so they change
+no output and rerun no job. An inference job's GPUs follow its model: ``vllm`` gets
+``options.tensor_parallel_size`` (as its server shards), ``hf`` one unless on the CPU, others none; a
+server the job does not start (``options.base_url``, :func:`server_url_env`) needs none."""
 
 from __future__ import annotations
 
@@ -20,11 +17,8 @@ from socialbench.core.secrets import redact_url
 #: ``SOCIALBENCH_SERVER_URL_<MODEL>``: a running server for one model, named outside the tracked params.
 SERVER_URL_ENV_PREFIX = "SOCIALBENCH_SERVER_URL_"
 
-#: Kinds of job with their own entry under ``resources`` (anything else uses ``default``).
+#: Kinds of job with their own ``resources`` entry (others use ``default``).
 KINDS = ("default", "media", "infer")
-
-#: Backends that run the model in the job itself (on the job's GPUs).
-GPU_BACKENDS = ("vllm", "hf", "transformers_serve")
 
 
 def server_url_env(model_name: str) -> str:
@@ -35,10 +29,7 @@ def server_url_env(model_name: str) -> str:
 def external_server(
     model_name: str | None, model: dict[str, Any] | None, environ: Mapping[str, str] | None = None
 ) -> tuple[str, str] | None:
-    """(url, where it is set) of the running server a model's jobs use instead of starting one: the
-    environment's :func:`server_url_env` (a site setting, e.g. in the Slurm profile's shell; where:
-    ``$SOCIALBENCH_SERVER_URL_<MODEL>``) over ``options.base_url`` (where: ``models.<name>.options.base_url``);
-    None when neither is set."""
+    """(url, where set) of a running server: :func:`server_url_env` over ``options.base_url``, or None."""
     env = server_url_env(model_name) if model_name else None
     url = (environ or {}).get(env, "").strip() if env else ""
     if url:
@@ -56,8 +47,7 @@ def external_server_url(
 
 
 def server_url_problem(url: str) -> str | None:
-    """Why ``url`` cannot name a running server (``http(s)://HOST[:PORT]/...``), or None. Pure; the
-    message shows the URL with its credentials masked."""
+    """Why ``url`` cannot name a running server, or None. Pure; credentials masked."""
     shown = repr(redact_url(url))
     try:
         parts = urllib.parse.urlsplit(url)
@@ -84,16 +74,11 @@ def model_gpus(
         return 0
     options = model.get("options") or {}
     backend = model.get("backend")
-    if backend == "vllm":
-        if external_server_url(model_name, model, environ):
-            return 0  # a server the user runs elsewhere: the job starts none
-        # the server's --tensor-parallel-size (socialbench.backends.vllm_backend): one GPU per shard
+    if backend in ("vllm", "transformers_serve") and external_server_url(model_name, model, environ):
+        return 0  # a server the user runs elsewhere: the job starts none
+    if backend == "vllm":  # the server's --tensor-parallel-size: one GPU per shard
         return int(options.get("tensor_parallel_size", 1) or 1)
-    if backend == "hf":
-        return 0 if str(options.get("device", "auto")).startswith(("cpu", "mps")) else 1
-    if backend == "transformers_serve":  # the server the job starts: on cpu none, else one GPU
-        if external_server_url(model_name, model, environ):
-            return 0
+    if backend in ("hf", "transformers_serve"):  # on the CPU none, else one GPU
         return 0 if str(options.get("device", "auto")).startswith(("cpu", "mps")) else 1
     return 0
 
@@ -105,10 +90,7 @@ def job_resources(
     model: dict[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> dict[str, int]:
-    """The resources of one job: ``resources.default`` under ``resources.<kind>`` (media, infer), for an
-    infer job the model's GPUs and then ``resources.models.<model_name>``. ``gpu`` only when above 0,
-    so a CPU job asks for no GPU. ``resources`` is the validated params section (defaults filled);
-    ``environ`` (the Snakefile passes its own) may name a running server for the model."""
+    """One job's resources: ``default``, ``<kind>``, an infer job's GPUs and ``models.<model>``; no zero ``gpu``."""
     if kind not in KINDS:
         raise ValueError(f"resources: unknown kind of job {kind!r} (one of {', '.join(KINDS)})")
     out = dict(resources.get("default") or {})

@@ -1,19 +1,11 @@
-"""The retriever plug-in kind: one base class, one abstract method, a registry by name.
+"""The retriever plug-in kind: a registry of :class:`Retriever` subclasses (``search(query, k) ->
+[Passage]``), providers in ``socialbench.retrievers`` imported only when used.
 
-A retriever answers a text query with passages (``search(query, k) -> [Passage]``); what a method
-asks for, and how it uses what comes back, is the method's. Providers live in
-``socialbench.retrievers`` and are imported only when used, so one provider's optional dependency
-never burdens another. Every search goes through the request cache (:func:`cached_search`), keyed by
-the retriever's identity (its name, a hash of its settings and of its corpus) with the query and
-``k``, so a resumed run repeats no lookup. Secrets (an API key) are read from the environment by the
-provider itself and are never part of its identity, its settings hash or the cache.
-
-A failed search is the instance's error (:class:`RetrievalError`), counted in the run's stats
-(``core.runner.SearchCounts``, gathered while a method runs). A search service that cannot be used
-stops the run as a dead model server does (:class:`SearchesStopped`, one line): after
-``Retriever.fail_after`` failed searches in a row, or at once when the provider is asked to wait
-longer than params allow (a ``Retry-After`` above its ceiling).
-"""
+Every search goes through the request cache (:func:`cached_search`), keyed by the retriever's identity
+(name, hashes of settings and corpus), query and ``k``, so a resumed run repeats no lookup; secrets stay
+in the environment, never in identity or cache. A failed search is the instance's error
+(:class:`RetrievalError`); a service that cannot be used stops the run (:class:`SearchesStopped`) after
+``Retriever.fail_after`` failures in a row, or when it asks for a longer wait than params allow."""
 
 from __future__ import annotations
 
@@ -33,19 +25,17 @@ if TYPE_CHECKING:
 
 
 class RetrievalError(SocialbenchError):
-    """A search that failed (network, the provider's answer): the caller decides what it costs."""
+    """A failed search (network, the provider's answer): the caller decides what it costs."""
 
 
 class SearchesStopped(SocialbenchError):
-    """The search service cannot be used (every search in a row failed, or it asks for a longer wait
-    than params allow): the whole run stops now, as for a dead model server. Not a RetrievalError, so
-    no method takes it for one instance's error."""
+    """The search service cannot be used: the run stops, as for a dead model server (not a
+    RetrievalError, so no method takes it for one instance's error)."""
 
 
 @dataclass(frozen=True)
 class Passage:
-    """One retrieved passage: a stable id within the retriever's corpus (a file and paragraph, a
-    URL), its text, and optionally a title, where it comes from and the retriever's score."""
+    """One passage: an id stable within the corpus, its text, and optional title, source and score."""
 
     doc_id: str
     text: str
@@ -62,17 +52,14 @@ class Passage:
 
 
 class Retriever(abc.ABC):
-    """Base class of all retrievers. Subclasses implement :meth:`search` and nothing else is required.
+    """Base class of all retrievers; subclasses implement :meth:`search`. ``options``: its params
+    settings (a ConfigError names ``where``), never secrets."""
 
-    ``options`` are the provider's settings from params (a ConfigError names ``where`` for a bad one);
-    secrets are never among them."""
-
-    #: Name under which the retriever is registered (set by the registry).
+    #: The registered name.
     name: ClassVar[str] = ""
-    #: Failed searches in a row after which the run stops (:class:`SearchesStopped`); a provider may
-    #: take it from its options (web: ``max_consecutive_failures``).
+    #: Failed searches in a row that stop the run; a provider may take it from its options.
     fail_after: int = 5
-    #: Failed searches in a row so far (any answer resets it).
+    #: Reset by any answer.
     failures_in_a_row: int = 0
 
     def __init__(self, options: dict[str, Any] | None = None, where: str = "retrieval"):
@@ -81,8 +68,7 @@ class Retriever(abc.ABC):
 
     @abc.abstractmethod
     def search(self, query: str, k: int) -> list[Passage]:
-        """At most ``k`` passages for ``query``, best first, deterministic for a fixed corpus. Raise
-        :class:`RetrievalError` for a failed search."""
+        """At most ``k`` passages, best first, deterministic for a fixed corpus; a failure is a RetrievalError."""
 
     # ---- optional hooks, with working defaults ------------------------------------------------
     def corpus_sha256(self) -> str | None:
@@ -90,8 +76,7 @@ class Retriever(abc.ABC):
         return None
 
     def identity(self) -> dict[str, Any]:
-        """What, besides the query and k, decides its answers: part of every cache key. The settings
-        enter as a hash (they hold no secret: params refuse them)."""
+        """What besides query and k decides its answers (part of every cache key); settings as a hash."""
         return {
             "retriever": self.name,
             "config_sha256": sha256_json(self.options),
@@ -102,8 +87,7 @@ class Retriever(abc.ABC):
         return None
 
 
-# ---- registry ---------------------------------------------------------------------------------
-#: The retriever registry (``core.plugins.Registry``): ``retrieval.retriever`` in params names an entry.
+#: The retriever registry: ``retrieval.retriever`` in params names an entry.
 RETRIEVERS: Registry[Retriever] = Registry(
     "retriever",
     Retriever,
@@ -112,12 +96,12 @@ RETRIEVERS: Registry[Retriever] = Registry(
         "web": ("socialbench.retrievers.web", "BraveSearchRetriever", None),
     },
 )
-#: The name that selects no retriever (a method answers from the model's own knowledge).
+#: The name that selects no retriever (the model's own knowledge).
 NONE = "none"
 
 
 def register(name: str, module: str, cls_name: str, extra: str | None = None) -> None:
-    """Register a retriever lazily, by import path: ``register("mine", "pkg.mod", "MineRetriever")``."""
+    """Register a retriever lazily by import path."""
     RETRIEVERS.add(name, module, cls_name, extra)
 
 
@@ -126,10 +110,7 @@ def available_retrievers() -> list[str]:
 
 
 def retriever_options_schema(name: str) -> dict[str, Any] | None:
-    """The JSON schema of the options (``<section>.retrieval.options``) retriever ``name`` takes, or None
-    when it declares none. Declared beside the provider's module, in ``<module>.options.json``
-    (``{class name: schema}``, as a backend declares its options), and read without importing the
-    module, so checking params loads no search client or index."""
+    """The JSON schema of retriever ``name``'s options (None: undeclared), read without importing it."""
     return RETRIEVERS.options_schema(name)
 
 
@@ -170,12 +151,8 @@ class SearchResult:
 
 
 def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache | None) -> SearchResult:
-    """``retriever.search(query, k)`` through the request cache: a stored answer is replayed, a new
-    one stored at once (a failed search is not stored, so a rerun tries it again). Without a cache
-    the search is made every time.
-
-    Each search is counted (``core.runner.counting_searches``); a failed one as an error. After
-    ``retriever.fail_after`` failed searches in a row the run stops (:class:`SearchesStopped`)."""
+    """``retriever.search(query, k)`` through the request cache: replayed if stored, else made and stored
+    at once (failures are not stored). Each search is counted; ``fail_after`` failures in a row stop the run."""
     counts = current_search_counts()
     identity = retriever.identity()
     key = search_key(identity, query, k)

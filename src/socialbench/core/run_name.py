@@ -1,11 +1,6 @@
-"""A run's name, typed: ``<method>[__<ablation>][__order<k>]``.
-
-A run is a method (a module ``methods/<method>.py`` of its benchmark), optionally one of its ablations
-(params ``<benchmark>.ablations``: settings over the method's, maybe templates of its own), optionally
-asked again with its options in another order (params ``<benchmark>.robustness``; order 0 is the run
-itself and has no suffix). The name is what params, file names (``predictions/<model>/<run>.jsonl``),
-request ids and MLflow use; :class:`RunName` is the one place that reads and writes it.
-"""
+"""A run's name, typed: ``<method>[__<ablation>][__order<k>]``: a method, optionally one of its ablations
+(params ``ablations``), optionally asked again in option order k (params ``robustness``; order 0 has no
+suffix). Params, file names, request ids and MLflow use it; :class:`RunName` reads and writes it."""
 
 from __future__ import annotations
 
@@ -14,8 +9,7 @@ from dataclasses import dataclass, replace
 
 #: The separator between a name's parts.
 SEP = "__"
-#: The ablation-like part that names an order run's option order (``order<k>``, k >= 1): no ablation
-#: may be named like it.
+#: The part naming an order run's option order (``order<k>``, k >= 1); no ablation may look like it.
 ORDER_PREFIX = "order"
 ORDER_NAME = re.compile(rf"^{ORDER_PREFIX}[0-9]+$")
 _ORDER_PART = re.compile(rf"^{ORDER_PREFIX}(?P<k>[1-9][0-9]*)$")
@@ -24,8 +18,7 @@ _FORM = f"<method>[{SEP}<ablation>][{SEP}{ORDER_PREFIX}<k>]"
 
 @dataclass(frozen=True, order=True)
 class RunName:
-    """``method``: the method module; ``ablation``: the params ablation, or None; ``order``: the option
-    order of a robustness run, 0 for the run itself. ``str()`` gives back the name ``parse`` read."""
+    """``method``, ``ablation`` (or None) and ``order`` (0: the run itself); ``str()`` gives the name back."""
 
     method: str
     ablation: str | None = None
@@ -40,8 +33,7 @@ class RunName:
 
     @classmethod
     def parse(cls, name: str) -> RunName:
-        """The parts of run name ``name``; a ValueError naming it when it is no run name (an empty
-        part, an ablation named like an order, an order that is not a whole number from 1)."""
+        """The parts of ``name``; a ValueError naming it when it is no run name."""
         if not isinstance(name, str):
             raise ValueError(f"run name {name!r}: not a string (a run name is {_FORM})")
         parts = name.split(SEP)
@@ -67,7 +59,7 @@ class RunName:
 
     @property
     def run(self) -> RunName:
-        """The run an order run reorders (order 0): itself when it is no order run."""
+        """The run an order run reorders (itself when none)."""
         return replace(self, order=0) if self.order else self
 
     def with_order(self, k: int) -> RunName:

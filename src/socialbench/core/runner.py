@@ -1,11 +1,8 @@
 """The generic multi-round runner: method rounds -> request cache -> backend -> traces and records.
 
-Round k of every instance still in flight goes out together, bounded by the model's concurrency
-(the backend's ``complete_many``). Every call goes through the request cache and is stored on
-arrival, so a killed run resumes by replaying the finished rounds from the cache (methods are
-deterministic given the responses) and repeats only the calls that were in flight. Records and
-traces are returned only when every instance has a final answer or a recorded error.
-"""
+Round k of every instance in flight goes out together (``complete_many``, bounded by concurrency).
+Every call is stored on arrival, so a killed run resumes by replaying finished rounds from the cache
+and repeats only the calls that were in flight."""
 
 from __future__ import annotations
 
@@ -52,14 +49,13 @@ _COUNTS: ContextVar[SearchCounts | None] = ContextVar("socialbench_search_counts
 
 
 def current_search_counts() -> SearchCounts:
-    """The tally of the run in progress (``core.retrieval.cached_search`` adds to it); a throwaway one
-    outside a run."""
+    """The tally of the run in progress (a throwaway one outside a run)."""
     return _COUNTS.get() or SearchCounts()
 
 
 @contextmanager
 def counting_searches() -> Iterator[SearchCounts]:
-    """Count every ``core.retrieval.cached_search`` made inside the block (the runner wraps a method's run)."""
+    """Count every ``core.retrieval.cached_search`` made inside the block."""
     counts = SearchCounts()
     token = _COUNTS.set(counts)
     try:
@@ -73,7 +69,7 @@ class RunStats:
     requests: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
-    #: Failed calls and failed searches (``search_errors`` of them): each one an instance scored invalid.
+    #: Failed calls and failed searches: each an instance scored invalid.
     errors: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -83,39 +79,32 @@ class RunStats:
     retries: int = 0  # API backends: retried attempts (429, 5xx, overloaded, timeouts)
     attempts: int = 0  # API backends: HTTP attempts made
     truncated: int = 0  # answers cut at max_tokens (finish_reason "length"), all-reasoning ones included
-    #: Responses with reasoning (``<think>`` blocks, a server's reasoning content), kept in the trace and
-    #: removed before the answer is parsed; ``reasoning_only``: of them, those with no answer after it
-    #: (counted in ``truncated`` too).
+    #: Responses with reasoning; ``reasoning_only``: with no answer after it (also ``truncated``).
     reasoning: int = 0
     reasoning_only: int = 0
-    #: Requests by what the backend sent to constrain the answer's form (``core.backend.CONSTRAINTS``).
+    #: Requests by the constraint sent (``core.backend.CONSTRAINTS``).
     constraints: dict[str, int] = field(default_factory=dict)
-    #: Whether the constraint sent was enforced where the model decodes (``Backend.json_enforced``: True,
-    #: False: sent and ignored, as by ``transformers serve``; None: unknown, or no constraint sent).
+    #: Whether it was enforced in decoding (``Backend.json_enforced``).
     json_enforced: bool | None = None
-    #: The answers to requests sent with a constraint, by their form (:func:`json_form`): what the server
-    #: did with it, measured (an error is no answer and is left out).
+    #: Answers to constrained requests by :func:`json_form`: what the server did, measured.
     json_answers: dict[str, int] = field(default_factory=dict)
-    #: Whether the requests' temperature reached the model (False: the API takes none; None: no model).
+    #: Whether the temperature reached the model (None: no model).
     temperature_sent: bool | None = None
     rounds: int = 0
     error_examples: dict[str, str] = field(default_factory=dict)
-    #: A method's searches (``core.retrieval.cached_search``): made or replayed, of them from the
-    #: request cache, and failed (counted in ``errors`` too), with a few of their messages.
+    #: A method's searches: made or replayed, cache hits, failed (also in ``errors``).
     searches: int = 0
     search_cache_hits: int = 0
     search_errors: int = 0
     search_error_examples: list[str] = field(default_factory=list)
-    #: Calls recorded answers could not answer because they hold no record of the instance (finish
-    #: reason ``no_record``): not errors (a retry cannot help), the instance is not evaluated.
+    #: Calls recorded answers hold no record for (not errors: the instance is not evaluated).
     no_record: int = 0
     no_record_examples: list[str] = field(default_factory=list)
-    #: Per stage: calls, input and output tokens, cost.
+    #: Per stage: calls, tokens, cost.
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: What the backend's answers depend on besides the request (its cache-key identity: backend,
-    #: model id, revision or weights hash, decoding options), recorded with the run.
+    #: The backend's cache-key identity, recorded with the run.
     backend_identity: dict[str, Any] = field(default_factory=dict)
-    #: The method's own run summary (``Method.summary``: e.g. a multi-stage method's revisions).
+    #: ``Method.summary``.
     method: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -148,9 +137,8 @@ def run_requests(
     progress: bool = True,
     desc: str | None = None,
 ) -> tuple[list[Response], list[str]]:
-    """(responses, cache keys): cached responses where present; the misses go through the backend,
-    each stored on arrival. A miss another process using the same cache is calling right now is
-    waited for, not called again (:meth:`RequestCache.share_calls`), and counts as a cache hit."""
+    """(responses, cache keys): hits from the cache, misses through the backend, stored on arrival. A miss
+    another process is calling now is waited for (:meth:`RequestCache.share_calls`) and counts as a hit."""
     responses: list[Response | None] = [None] * len(requests)
     keys = [cache_key(identity, r) for r in requests]
     todo = []
@@ -192,16 +180,12 @@ def run_requests(
     return out, keys
 
 
-#: The forms of an answer to a JSON-constrained request (:func:`json_form`).
-JSON_FORMS = ("lone_object", "object_then_text", "object_inside", "no_object")
 _JSON = json.JSONDecoder()
 
 
 def json_form(text: str) -> str:
-    """What an answer to a JSON-constrained request is: ``lone_object`` (one JSON object and nothing
-    else but white space: what an enforced constraint gives), ``object_then_text`` (it starts with one
-    and goes on after it), ``object_inside`` (one follows other text: a code fence, a preamble) or
-    ``no_object`` (none parses: cut short, or prose)."""
+    """``lone_object`` (one JSON object alone: an enforced constraint), ``object_then_text``,
+    ``object_inside`` (after a fence or preamble) or ``no_object`` (cut short, or prose)."""
     stripped = text.strip()
     start = 0
     while (start := stripped.find("{", start)) >= 0:
@@ -251,8 +235,7 @@ def _account(
 
 
 def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
-    # Not whether the call came from the cache: that is run accounting (stats), and a trace must
-    # have the same bytes whether its calls were made now or replayed (DVC versions it).
+    # not whether the call was cached (stats say that): a trace has the same bytes either way (DVC)
     r = ex.response
     return {
         "round": round_no,
@@ -272,8 +255,7 @@ def call_trace(round_no: int, ex: Exchange) -> dict[str, Any]:
 
 
 def sent_sizes(backend: Backend, request: Request) -> list[list[int]] | None:
-    """[width, height] of each image the backend sends with ``request`` (``Backend.images_sent``);
-    None where it sends none, or where an image cannot be read any more (the call's own error says so)."""
+    """``Backend.images_sent``; None where no image is sent or one cannot be read (the call says why)."""
     if not request.images():
         return None
     try:
@@ -283,9 +265,7 @@ def sent_sizes(backend: Backend, request: Request) -> list[list[int]] | None:
 
 
 def media_outside(requests: Sequence[Request], roots: MediaRoots) -> str | None:
-    """Why a media file one of ``requests`` names may not be read (it leads outside ``roots`` through
-    ``..``, as an absolute path or through a link), or None: the media paths inside instances
-    resolved with the one media resolver (``core.paths.MediaRoots``) before any file is sent."""
+    """Why a media file ``requests`` name may not be read (``core.paths.MediaRoots``), or None."""
     for request in requests:
         for part in request.media():
             for path in [getattr(part, "path", None), *(f.path for f in getattr(part, "frames", ()))]:
@@ -321,6 +301,13 @@ def _step(
     return out
 
 
+def _place(i: int, out: list[Request] | Final, finals: dict[int, Final], asks: dict[int, list[Request]]) -> None:
+    if isinstance(out, Final):
+        finals[i] = out
+    else:
+        asks[i] = out
+
+
 def run_method(
     benchmark: Benchmark,
     method: Method,
@@ -336,17 +323,13 @@ def run_method(
     trace_pointer: str | None = None,
     media_roots: MediaRoots | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], RunStats]:
-    """(prediction records sorted by id, per-instance traces sorted by id, run accounting).
+    """(prediction records, traces, run accounting), records and traces sorted by id.
 
-    The first round is built before the backend starts, so an instance that cannot be run (a
-    DataError naming ``source``, the instances file, the record and the field) stops the run before
-    any model loads, and a request with a part the backend cannot take fails before any call.
-
-    ``backend``: None creates one for this run and closes it after; a Backend, or a function giving
-    one for the context (called only once the first round is built), is the caller's to close, so
-    several methods share one loaded model. ``trace_pointer``: the trace file the records point at.
-    ``media_roots``: where the requests' media files may lie; a request naming one elsewhere stops the
-    run (a DataError naming the record) before anything is sent."""
+    The first round is built before the backend starts: a bad instance (a DataError naming ``source``,
+    record and field) or a part the backend cannot take stops the run before any model loads or call.
+    ``backend``: None creates and closes one; a Backend or a function of the context is the caller's to
+    close (methods share a loaded model). ``trace_pointer``: the trace file records point at.
+    ``media_roots``: where media may lie (elsewhere: a DataError before anything is sent)."""
     start = time.perf_counter()
     stats = RunStats()
     n = len(instances)
@@ -358,11 +341,7 @@ def run_method(
         with counting_searches() as searches:  # the method's searches (a retriever's), counted
             method.cache = cache
             for i, inst in enumerate(instances):
-                out = _step(method, inst, [], source, media_roots)
-                if isinstance(out, Final):
-                    finals[i] = out
-                else:
-                    asks[i] = out
+                _place(i, _step(method, inst, [], source, media_roots), finals, asks)
             dev_answers = benchmark.dev_answers(dev_instances) if dev_instances is not None else None
             context = BackendContext(seed=seed, dev_answers=dev_answers)
             owned = backend is None
@@ -404,11 +383,7 @@ def run_method(
                     asks = {}
                     for i, exchanges in got.items():
                         rounds[i].append(exchanges)
-                        out = _step(method, instances[i], rounds[i], source, media_roots)
-                        if isinstance(out, Final):
-                            finals[i] = out
-                        else:
-                            asks[i] = out
+                        _place(i, _step(method, instances[i], rounds[i], source, media_roots), finals, asks)
                 if any(c != "none" for c in stats.constraints):  # what the backend declares of what it sent
                     stats.json_enforced = backend.json_enforced
                 stats.retries = backend.retries - retries0
@@ -420,7 +395,6 @@ def run_method(
         stats.searches, stats.search_cache_hits = searches.searches, searches.cached
         stats.search_errors, stats.search_error_examples = searches.errors, searches.error_examples
         stats.errors += searches.errors
-    records, traces = [], []
     token = TRACE_POINTER.set(trace_pointer)
     try:
         records = [
@@ -429,18 +403,17 @@ def run_method(
         ]
     finally:
         TRACE_POINTER.reset(token)
-    for i, inst in enumerate(instances):
-        final = finals[i]
-        traces.append(
-            {
-                "id": inst["id"],
-                "model": spec.name,
-                "method": method.name,
-                "calls": [call_trace(k, ex) for k, exs in enumerate(rounds[i]) for ex in exs],
-                "final": {"fields": final.fields, "error": final.error},
-                **({"trace": final.trace} if final.trace else {}),
-            }
-        )
+    traces = [
+        {
+            "id": inst["id"],
+            "model": spec.name,
+            "method": method.name,
+            "calls": [call_trace(k, ex) for k, exs in enumerate(rounds[i]) for ex in exs],
+            "final": {"fields": finals[i].fields, "error": finals[i].error},
+            **({"trace": finals[i].trace} if finals[i].trace else {}),
+        }
+        for i, inst in enumerate(instances)
+    ]
     stats.method = dict(method.summary([finals[i] for i in range(n)]))
     stats.cost_usd = estimate_cost(spec, stats.input_tokens, stats.output_tokens)
     stats.wall_s = time.perf_counter() - start

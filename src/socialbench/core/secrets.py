@@ -1,18 +1,14 @@
-"""The secret rules, in one place: which option names hold a secret (and so are refused in
-params, never logged and never part of a cache key), and what the NAME of an environment variable
-looks like. Used by ``socialbench.core.config`` (params checked at load) and the API backends."""
+"""The secret rules in one place: which option names hold a secret (refused in params, never logged or
+keyed), what an environment variable's NAME looks like, and what of a URL may be shown."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-# Secret option names. A name is compared by its words (split at separators and camelCase, lowercased),
-# so "x-api-key", "apiKey" and "API_KEY" are the same name. A name is a secret when it IS one (api_key,
-# token, password, Authorization, ...) or when its last word is one (hf_token, client_secret,
-# private_key); a word elsewhere in the name does not make it one ("stop_token_ids",
-# "max_tokens_param", "keyframe_interval" are request parameters). A ``*_env`` name holds the NAME
-# of an environment variable and is checked by its value (see :func:`secret_fields`).
+#: Secret option names, compared by their words (split at separators and camelCase, lowercased): a name is a secret when
+#: it IS one of these or its last word is one of SECRET_LAST_WORDS; a word elsewhere does not count ("stop_token_ids").
+#: ``*_env`` names are checked by value (:func:`secret_fields`).
 SECRET_NAMES = frozenset(
     {
         "key",
@@ -56,8 +52,7 @@ SECRET_LAST_WORDS = frozenset(
         "cookies",
     }
 )
-# Names that end like a secret but are request parameters (OpenAI's prompt-cache routing key, the
-# tokenizer's special tokens).
+#: Names that end like a secret but are request parameters (prompt-cache keys, special tokens).
 NOT_SECRET_NAMES = frozenset(
     {
         "prompt_cache_key",
@@ -82,13 +77,13 @@ def _words(name: str) -> list[str]:
 
 
 def is_env_name_option(name: str) -> bool:
-    """``api_key_env``, ``hf_token_env``...: an option that names the environment variable of a secret."""
+    """An option naming the environment variable of a secret (``api_key_env``)."""
     words = _words(str(name))
     return len(words) > 1 and words[-1] == "env" and is_secret_name("_".join(words[:-1]))
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether an option called ``name`` would hold a secret (api_key, hf_token, Authorization, ...)."""
+    """Whether an option called ``name`` would hold a secret."""
     words = _words(str(name))
     if not words or words[-1] == "env":
         return False
@@ -99,20 +94,17 @@ def is_secret_name(name: str) -> bool:
 
 
 def holds_secret(name: str, value: Any) -> bool:
-    """Whether the option ``name: value`` writes a secret into params. A flag or null holds none
-    (``use_auth_token: true`` means "use the stored token")."""
+    """Whether ``name: value`` writes a secret into params (a flag or null holds none)."""
     return is_secret_name(name) and not (value is None or isinstance(value, bool))
 
 
 def bad_env_name(value: Any) -> bool:
-    """Whether ``value`` cannot be the value of an ``*_env`` option: the NAME of an environment
-    variable, or null (no variable: no key)."""
+    """Whether ``value`` cannot be an ``*_env`` option's value (a variable's NAME, or null)."""
     return value is not None and not (isinstance(value, str) and ENV_NAME.match(value))
 
 
 def secret_fields(value: Any, where: str, model: str) -> list[str]:
-    """Fields under ``where`` that hold a secret (their values are never read out). An ``*_env``
-    field of a secret (``api_key_env``) is the NAME of an environment variable, or null."""
+    """Problems of the fields under ``where`` that hold a secret (their values never read out)."""
     found: list[str] = []
     if isinstance(value, dict):
         for k, v in value.items():
@@ -137,18 +129,15 @@ def secret_fields(value: Any, where: str, model: str) -> list[str]:
     return found
 
 
-# ---- URLs: what of them may be shown ---------------------------------------------------------------
-#: A query (or fragment) parameter whose name holds one of these is a credential (``password``,
-#: ``sslpassword``, ``access_token``, ``api_key``, ``X-Amz-Signature``...): its value is never shown.
+#: URL parameters whose name holds one of these are credentials: their values are never shown.
 SECRET_PARAM_PARTS = ("pass", "pwd", "token", "secret", "key", "auth", "signature", "credential", "sig")
-#: A URL in free text (an exception's message): a scheme, ``://``, then up to white space or a quote.
+#: A URL in free text: a scheme, ``://``, then up to white space or a quote.
 URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
 _PARAM = re.compile(r"(^|[&;])([^=&;]*)=([^&;]*)")
 REDACTED = "***"
 
 
 def is_secret_param(name: str) -> bool:
-    """Whether a URL's query parameter called ``name`` holds a credential (see :data:`SECRET_PARAM_PARTS`)."""
     lowered = name.lower()
     return any(part in lowered for part in SECRET_PARAM_PARTS)
 
@@ -158,12 +147,8 @@ def _redact_params(text: str) -> str:
 
 
 def redact_url(url: str, *, whole_query: bool = False) -> str:
-    """``url`` as it may be shown (a message, a log, MLflow, a trace, a stats file, a table): its user
-    info (``user:password@``) and the values of query and fragment parameters that name a password,
-    token, secret or key replaced by ``***``; the rest as it was. ``whole_query``: the query and the
-    fragment hidden whole (``?***``, ``#***``), for URLs whose hosts choose their credentials' names (a
-    file download's presigned link); a local path or ``file:`` URL (a mirror) is then shown as it is.
-    The one redaction of a URL in the project. Pure."""
+    """``url`` as it may be shown: user info and credential parameters as ``***`` (``whole_query``: query and
+    fragment hidden whole, local paths unchanged). The project's one URL redaction. Pure."""
     text = str(url)
     scheme_end = text.find("://")
     if whole_query and (scheme_end < 0 or text.lower().startswith("file:")):
@@ -187,7 +172,7 @@ def redact_url(url: str, *, whole_query: bool = False) -> str:
 
 
 def _redact_query(rest: str) -> str:
-    """The path, query and fragment of a URL with secret parameters redacted."""
+    """A URL's path, query and fragment with secret parameters redacted."""
     path, sep, query = rest.partition("?")
     if not sep:
         path, hsep, fragment = rest.partition("#")
@@ -202,7 +187,7 @@ def url_has_secret(url: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    """Free text (an error message, a log line) with every URL in it redacted (:func:`redact_url`)."""
+    """Free text with every URL in it redacted."""
     text = str(text)
     if "://" not in text:
         return text

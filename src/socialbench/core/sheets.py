@@ -1,15 +1,9 @@
-"""Sheets (CSV/TSV tables people fill in, or sources ship): the one reader every import uses, so each
-refuses the same mistakes the same way, naming the file, the line (where the row starts in the file,
-as the CSV reader counts lines, so a cell holding a line break does not shift it) and the column.
+"""Sheets (CSV/TSV that people fill in or sources ship): the one reader every import uses, refusing the
+same mistakes the same way, naming file, line (where the row starts) and column.
 
-* :func:`csv_rows`: a header line (a column named twice is refused: which one is meant?), then rows;
-  a row of more cells than the header, or of another width where ``exact`` widths are asked, is
-  refused.
-* :func:`distinct_sheets`: one file given in two roles (two annotators, an annotator and the
-  adjudicator) is refused: agreement computed on it would be perfect and meaningless.
-* :func:`rows_match`: the rows of a sheet are the items it was exported for, each once (a sheet of
-  another export, or one that lost or gained rows, is refused, naming the first one that differs).
-"""
+* :func:`csv_rows`: a header (no column twice), then rows of the header's width.
+* :func:`distinct_sheets`: one file given in two roles (agreement on it would be meaningless).
+* :func:`rows_match`: the rows are exactly the items the sheet was exported for."""
 
 from __future__ import annotations
 
@@ -33,10 +27,8 @@ def csv_rows(
     quoting: int = csv.QUOTE_MINIMAL,
     exact: bool = True,
 ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(header, [(line, row)]) of a CSV text with a header line; blank rows are skipped. A row with
-    fewer cells than the header is padded with empty cells unless ``exact``. DataError naming
-    ``source``, the line and the column for a missing or duplicated column, a row of the wrong width
-    or a malformed quote."""
+    """(header, [(line, row)]); blank rows skipped; short rows padded unless ``exact``. DataError naming
+    ``source``, line and column for a missing or duplicated column, a wrong width or a bad quote."""
     text = text[1:] if text.startswith("\ufeff") else text  # a spreadsheet's UTF-8 byte-order mark
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting, strict=True)
     try:
@@ -87,10 +79,8 @@ def csv_rows(
 
 
 def distinct_sheets(sheets: Iterable[tuple[str, str | os.PathLike[str]]]) -> None:
-    """Refuse one sheet given in two roles: ``sheets`` are (role, path) pairs, e.g. ("--annotator", a).
-    The same file (by path, symlink or hard link) in two roles is a DataError naming both roles and
-    paths. Two files of the same bytes are allowed: two annotators who agree on every item write them.
-    Files that do not exist are left to the reader."""
+    """Refuse one file (by path or link) in two (role, path) roles; identical bytes in two files are
+    allowed (annotators who agree). Missing files are left to the reader."""
     seen: dict[tuple[int, int], tuple[str, Path]] = {}
     for role, path in sheets:
         p = Path(path)
@@ -108,8 +98,8 @@ def distinct_sheets(sheets: Iterable[tuple[str, str | os.PathLike[str]]]) -> Non
 
 
 def rows_match(source: str, rows: Mapping[str, int], items: Iterable[str], what: str = "the exported items") -> None:
-    """The sheet's rows ({item id: line}) are exactly ``items``: a row of another item names its line,
-    an item without a row is named with how many are missing."""
+    """The sheet's rows ({item id: line}) are exactly ``items``: a stray row names its line; a missing item
+    is named with how many are missing."""
     expected = list(items)
     wanted = set(expected)
     for iid, line in rows.items():

@@ -1,19 +1,10 @@
-"""A reproducible, stratified sample of a benchmark's instances (params ``<benchmark>.subset``).
+"""A reproducible, stratified sample of a benchmark's instances (params ``<benchmark>.subset``), to check a
+model, prompt or cost before the full run.
 
-A subset run answers a sample first, to check a model, a prompt or a cost before the full run. The
-sample is stratified by the benchmark's stratum of an instance (``Benchmark.subset_stratum``, e.g. its
-task family), so each stratum keeps its share of the data:
-
-* each stratum gets ``n * size / total`` instances, rounded down, and the instances left over go to
-  the strata with the largest remainders (ties: the stratum name), so the counts sum to ``n``;
-* within a stratum, the instances with the smallest ``sha256("<seed>:<id>")`` are taken.
-
-The choice of an instance depends only on the seed, its id and the sizes of the strata, never on the
-order of the file, and the chosen instances keep their order. Their requests are the full run's own
-(requests do not depend on which other instances run), so the full run afterwards finds every call of
-the subset in the request cache. A subset of n at least the data's size is the whole data
-(:attr:`SubsetInfo.whole` says so). Pure: instances in, instances out.
-"""
+Each stratum (``Benchmark.subset_stratum``) gets ``n * size / total`` instances rounded down, the rest
+going to the largest remainders (ties: the name); within it, the smallest ``sha256("<seed>:<id>")``
+are taken. The choice never depends on the file's order, and requests are the full run's own, so the
+full run afterwards finds the subset's calls in the cache. Pure."""
 
 from __future__ import annotations
 
@@ -26,8 +17,8 @@ from socialbench.core.hashing import sha256_bytes
 
 @dataclass(frozen=True)
 class SubsetInfo:
-    """What a subset run ran: ``n`` asked, ``seed``, the ``total`` instances in the data, those
-    ``taken`` and per stratum (``strata``: name -> [taken, of]); ``by`` names the stratum."""
+    """What a subset run ran: ``n`` asked, ``seed``, ``total`` and ``taken`` instances, per stratum
+    (``strata``: name -> [taken, of]); ``by`` names the stratum."""
 
     n: int
     seed: int
@@ -38,7 +29,7 @@ class SubsetInfo:
 
     @property
     def whole(self) -> bool:
-        """The subset is the whole data (n at least its size): every instance runs."""
+        """n at least the data's size: every instance runs."""
         return self.taken == self.total
 
     def as_dict(self) -> dict[str, Any]:
@@ -66,8 +57,7 @@ class SubsetInfo:
 
 
 def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
-    """Per stratum, how many of ``n`` it gets: proportional to its size, rounded down, the rest to the
-    largest remainders (ties: the stratum name); never more than the stratum holds."""
+    """Per stratum, its share of ``n`` (see the module docstring); never more than it holds."""
     total = sum(sizes.values())
     if n >= total:
         return dict(sizes)
@@ -81,7 +71,7 @@ def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
 
 
 def rank(seed: int, instance_id: str) -> str:
-    """The order instances are drawn in within a stratum (a hash: independent of the file's order)."""
+    """The draw order within a stratum (a hash: independent of the file's order)."""
     return sha256_bytes(f"{seed}:{instance_id}".encode())
 
 

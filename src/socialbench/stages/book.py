@@ -1,6 +1,5 @@
-"""``socialbench book``: the results book (one PDF of every table and figure, each footnoted with its
-MLflow run, git commit, data hash and the command that made it). Typst compiles it in-process
-(the ``typst`` wheel, extra ``book``): no TeX, nothing from apt."""
+"""``socialbench book``: one PDF of every table and figure, each footnoted with its MLflow run, commit,
+data hash and command; Typst compiles it in-process (extra ``book``: no TeX)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,12 @@
 """``socialbench cache``: what the request cache holds, and why a call was (or would be) made again.
 
 socialbench cache stats                       entries, tokens, latency and hits served, per model
-socialbench cache explain                     calls made again, newest first, with the key part that changed
-socialbench cache explain REQUEST_ID          the same for one request id
+socialbench cache explain [REQUEST_ID]        calls made again, newest first, with the key part that changed
 socialbench cache explain --model M --benchmark moca --instances data/processed/moca/test.jsonl
                                               dry run: which requests of a run would miss, and why
 
-The store inspected is the run's: the PostgreSQL store named by ``SOCIALBENCH_CACHE_URL`` when it is
-set (opened with read-only sessions), else the SQLite file of ``cache.path``; ``--path FILE`` always
-names a SQLite file. Both stores answer the same inspection methods (:class:`Inspectable`).
-"""
+The store is the run's (``SOCIALBENCH_CACHE_URL``'s PostgreSQL store, read-only, else ``cache.path``);
+``--path FILE`` names an SQLite file."""
 
 from __future__ import annotations
 
@@ -21,12 +18,13 @@ from typing import Any, Protocol
 import typer
 
 from socialbench.core.backend import BackendContext, ModelSpec, Request, create_backend
-from socialbench.core.benchmarks import Final, InstanceInputError, available_benchmarks, get_benchmark
+from socialbench.core.benchmarks import Final, InstanceInputError, get_benchmark
 from socialbench.core.cache import MissExplanation, RequestCache
 from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
 from socialbench.core.config import load_params
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.paths import check_io
+from socialbench.stages.common import PARAMS_HELP, benchmark_choices
 
 _PATH_HELP = "SQLite cache file (default: the store of SOCIALBENCH_CACHE_URL if set, else cache.path in params)"
 
@@ -43,20 +41,19 @@ def _cache_path(path: Path | None, params: Path) -> Path:
     return Path(".cache/socialbench/requests.sqlite")
 
 
-#: The ``model`` of a record that is no model call (a retriever's search, ``core.retrieval``) starts so.
+#: The ``model`` prefix of a record that is no model call (a retriever's search).
 _NOT_A_MODEL = "retriever:"
 
 
 def _params_models(params: Path) -> set[str] | None:
-    """The model names of the params file (None when there is none: nothing to compare with)."""
+    """The params file's model names (None without one)."""
     if not params.is_file():
         return None
     return set(load_params(params).get("models") or {})
 
 
 def _unknown(model: str, known: set[str] | None) -> bool:
-    """Whether cache entries of ``model`` belong to no model of params (renamed or removed: they are
-    used again only if a model of that name comes back)."""
+    """Whether ``model``'s entries belong to no model of params (renamed or removed)."""
     return known is not None and not model.startswith(_NOT_A_MODEL) and model not in known
 
 
@@ -68,8 +65,7 @@ def _unknown_note(models: list[str], params: Path) -> str:
 
 
 class Inspectable(Protocol):
-    """What the inspection commands read of a cache store (the SQLite and the PostgreSQL store both
-    have it: ``core.cache.RequestCache``, ``core.cache_pg.PostgresRequestCache``)."""
+    """What inspection reads of a cache store (both stores have it)."""
 
     def stats(self) -> dict[str, Any]: ...
 
@@ -85,8 +81,7 @@ class Inspectable(Protocol):
 
 
 def _open(path: Path | None, params: Path, environ: dict[str, str] | None = None) -> Inspectable:
-    """The run's cache store, opened read-only: inspecting it creates, converts and locks nothing.
-    ``SOCIALBENCH_CACHE_URL`` (a shared PostgreSQL store) unless ``--path`` names a file."""
+    """The run's cache store, read-only (creates, converts, locks nothing)."""
     if path is None:
         url = cache_store_url(environ)
         if url is not None:
@@ -137,16 +132,7 @@ def stats(
         typer.echo(_unknown_note(unknown, params))
 
 
-def _listed() -> tuple[str, str]:
-    """The registered benchmarks and each one's methods, for the help texts ('?' if a plug-in cannot load)."""
-    try:
-        names = available_benchmarks()
-        return ", ".join(names), "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
-    except Exception:  # noqa: BLE001 (the command itself reports a broken plug-in)
-        return "see `socialbench benchmarks`", "see `socialbench benchmarks`"
-
-
-_BENCHMARKS, _METHODS = _listed()
+_BENCHMARKS, _METHODS = benchmark_choices() or ("see `socialbench benchmarks`", "see `socialbench benchmarks`")
 
 
 @cache_app.command("explain")
@@ -156,18 +142,15 @@ def explain(
     instances: Path | None = Opt(None, help="dry run: build this run's requests from these instances"),
     method: str = Opt("direct", help="method, with --instances; one of the benchmark's (" + _METHODS + ")"),
     path: Path | None = Opt(None, help=_PATH_HELP),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
-    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
     taxonomy: Path | None = Opt(None, help="MoCA taxonomy file, with --instances"),
     benchmark: str | None = Opt(
         None, help="benchmark of the instances, required with --instances; one of: " + _BENCHMARKS
     ),
     limit: int = Opt(20, min=1, help="most requests to explain (at least 1)"),
 ) -> None:
-    """Explain misses: the part of the key (model, messages, images, task, decoding) that changed.
-
-    Compares with the nearest stored entry of the same model and request id."""
+    """Explain misses: the part of the key (model, messages, images, task, decoding) that changed,
+    against the nearest stored entry of the same model and request id."""
     check_io({"--instances": instances, "--taxonomy": taxonomy}, {})  # a folder given as a file says so
     known = _params_models(params)
     cache = _open(path, params)
@@ -217,9 +200,8 @@ def _dry_run(
     request_id: str | None,
     limit: int,
 ) -> None:
-    """Build the run's first-round requests as `socialbench infer` would, look each up, explain the
-    misses (later rounds of a multi-stage method depend on the answers, so only round 1 is known
-    before calling). No model is loaded and no call is made (API backends still need their key)."""
+    """Build the run's first-round requests as infer would and explain the misses (later rounds depend on
+    answers). No model is loaded or called (API backends still need their key)."""
     p = load_params(params)
     if model not in p["models"]:
         raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")

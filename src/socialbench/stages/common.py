@@ -13,6 +13,7 @@ from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 Opt = typer.Option
 
 TAXONOMY_HELP = "MoCA: a taxonomy file (YAML/JSON) in place of the built-in one"
+PARAMS_HELP = "the params file (params.yaml: models, seed and the stage's settings)"
 
 
 def load_benchmark(name: str, taxonomy: Path | None = None):
@@ -20,18 +21,24 @@ def load_benchmark(name: str, taxonomy: Path | None = None):
     return get_benchmark(name, {"taxonomy": taxonomy})
 
 
-def _choices() -> tuple[str, str]:
-    """--benchmark's and --method's help, listing their choices (the registered benchmarks, each one's
-    methods); the plain wording if a plug-in cannot be loaded, so --help never fails."""
+def benchmark_choices() -> tuple[str, str] | None:
+    """(the registered benchmarks, each one's methods) for help texts; None if a plug-in fails to load."""
     try:
         names = available_benchmarks()
-        methods = "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
-    except Exception:  # noqa: BLE001 (a broken plug-in is reported by the command that uses it)
+        return ", ".join(names), "; ".join(f"{n}: {', '.join(get_benchmark(n).method_names())}" for n in names)
+    except Exception:  # noqa: BLE001 (a broken plug-in is reported by the command that uses it; --help never fails)
+        return None
+
+
+def _choices() -> tuple[str, str]:
+    """--benchmark's and --method's help listing the choices (plain wording if a plug-in fails to load)."""
+    found = benchmark_choices()
+    if found is None:
         return (
             "benchmark (a registered plug-in; `socialbench benchmarks` lists them)",
             "a method of the benchmark (`socialbench benchmarks` lists them)",
         )
-    return f"benchmark, one of: {', '.join(names)}", f"a method of the benchmark, one of ({methods})"
+    return f"benchmark, one of: {found[0]}", f"a method of the benchmark, one of ({found[1]})"
 
 
 BENCH_HELP, METHOD_HELP = _choices()

@@ -1,16 +1,10 @@
 """dvc.yaml, written from the stage declarations so that DVC and Snakemake see the same jobs.
 
-Each stage is declared once, beside its rules (rules/*.smk): its rules, targets, data deps, params keys
-and outputs. From that declaration come the DVC stage (desc naming its rules, cmd, deps, params, outs)
-and each rule's rerun triggers (rules/common.smk: stage_params) and code input (stage_code). A stage's
-code deps are computed: the modules its rules' ``socialbench`` commands import (below), as folders for
-the layers and a benchmark's sub-folders, single modules elsewhere. So an edit to the viewer, the book
-or a table renderer reruns no inference, and an edit to one method's template reruns only the models
-that run that method.
-
-The rules read this at load (rules/dvc.smk): a stale dvc.yaml is rewritten there (not inside
-``dvc repro``, which sets DVC_STAGE).
-"""
+Each stage is declared once beside its rules (rules/*.smk); from it come the DVC stage and each rule's
+rerun triggers (rules/common.smk). Code deps are computed: the modules its ``socialbench`` commands import
+(whole folders for layers and a benchmark's sub-folders), so editing the viewer reruns no inference and
+editing one method's template reruns only the models running it. The rules rewrite a stale dvc.yaml at
+load (rules/dvc.smk), not inside ``dvc repro``."""
 
 from __future__ import annotations
 
@@ -32,26 +26,17 @@ from socialbench.core.run_name import RunName
 
 PKG = Path(socialbench.__file__).resolve().parent
 REPO = PKG.parents[1]
-#: Layer folders a stage depends on as a whole (when its command imports any module of one).
+#: Folders a stage depends on as a whole when its command imports any module of one.
 LAYER_FOLDERS = ("core", "backends", "media", "acquire", "retrievers")
-#: A benchmark's sub-folders a stage depends on as a whole (when its command imports any module of one).
 BENCH_FOLDERS = ("schema", "dataset", "eval", "results")
 
 
-# ---- code deps: the modules a stage's commands import (pure, over the package's source) ----------
-#
-# A stage's code is what its commands import, followed statically (ast) from each command's entry
-# module, module by module: a module's imports are those it runs when imported (its module level and
-# class bodies; not ``if TYPE_CHECKING:``), and importing a module runs its packages' __init__ too.
-# Modules import what they use at the top (tests/test_layers.py holds it), with two kinds of
-# exception, both read function by function:
-# - a command module (the root CLI, `<b>/cli.py`, `media/cli.py`) imports in its command bodies (start-up
-#   time): the command functions the stage runs are read, and the module's own functions they call;
-# - a benchmark's plug-in class (`<b>/benchmark.py`, loaded by name from `--benchmark`) imports in its
-#   hooks: those the stage's code calls (``.hook(`` in any module it reaches) are read, and what they call.
-# Plug-ins loaded by name from params are added by rule: an infer stage takes its runs' method modules
-# and templates, the backends (a model's backend) and what they import and, where a run's method
-# retrieves, the retrievers folder.
+# ---- code deps: the modules a stage's commands import, followed statically (ast) ------------------
+# A module's imports are those run at import (module level, class bodies; not TYPE_CHECKING), plus its
+# packages' __init__. Two kinds of module import in function bodies and are read function by function:
+# command modules (the root CLI, `<b>/cli.py`, `media/cli.py`: the commands the stage runs) and a
+# benchmark's plug-in class (the hooks reached code calls as ``.hook(``). Plug-ins params name are added
+# by rule: an infer stage's method modules and templates, the backends, and retrievers where used.
 
 
 @cache
@@ -91,16 +76,13 @@ def _statement_imports(body: Iterable[ast.stmt]) -> list[str]:
     return found
 
 
-#: {function or method name: (the socialbench modules it imports, the names it uses: its module's
-#: functions, ``.name(`` calls; the command names it is registered under)}
+#: {function or method: (socialbench modules it imports, names it uses, command names it is registered under)}
 Functions = dict[str, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
 class Summary:
-    """What code deps read of one source file: its module-level imports, every ``.name(`` it calls (the
-    hooks of a plug-in class it may call), its functions (:data:`Functions`, for the modules read function
-    by function) and whether it holds code beyond a docstring. It depends on the file's bytes only."""
+    """What code deps read of one source file (:func:`summarize`); it depends on the file's bytes only."""
 
     imports: tuple[str, ...]
     calls: frozenset[str]
@@ -109,7 +91,6 @@ class Summary:
 
 
 def summarize(source: str) -> Summary:
-    """A source file's :class:`Summary` (pure)."""
     tree = ast.parse(source)
     return Summary(
         imports=tuple(_statement_imports(tree.body)),
@@ -122,7 +103,7 @@ def summarize(source: str) -> Summary:
 
 
 def _functions_of(tree: ast.Module) -> Functions:
-    """A module read function by function (:data:`Functions`): each top-level function and method once."""
+    """Each top-level function and method once (:data:`Functions`)."""
     out: Functions = {}
     top = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     methods = [
@@ -135,8 +116,7 @@ def _functions_of(tree: ast.Module) -> Functions:
     top_names, method_names = {n.name for n in top}, {n.name for n in methods}
     for node in top + methods:
         imports: list[str] = []
-        # what it calls in its own module: a function by name, a method or property through self/cls;
-        # and every `.name(` call
+        # its module's functions by name, methods through self/cls, and every `.name(` call
         names: set[str] = set()
         for n in ast.walk(node):
             if isinstance(n, (ast.Import, ast.ImportFrom)):
@@ -158,17 +138,14 @@ def _functions_of(tree: ast.Module) -> Functions:
     return out
 
 
-# ---- the summaries' cache: parsing the package is most of reading the workflow (about 1 CPU-s for
-# some 200 files) and every `snakemake` call reads it; a summary depends on its file's bytes only
-# (and on how this module reads them: SUMMARY_VERSION), so one per-user file, keyed by each source
-# file's sha256, serves every clone and worktree. A missing, unreadable or unwritable cache only means
-# parsing again.
+# ---- the summaries' cache: parsing is most of reading the workflow (~1 CPU-s), done by every
+# `snakemake` call; a summary depends only on its file's bytes (and SUMMARY_VERSION), so one per-user
+# file keyed by sha256 serves every clone. A missing or broken cache only means parsing again.
 SUMMARY_VERSION = 1
 
 
 def summary_cache_file(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CACHE_HOME/socialbench/code-summaries/`` (else ``~/.cache/...``), one file per reader
-    version and Python version."""
+    """``$XDG_CACHE_HOME/socialbench/code-summaries/`` (else ``~/.cache/...``), per reader and Python version."""
     env = os.environ if env is None else env
     base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
     name = f"v{SUMMARY_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}.json"
@@ -219,8 +196,8 @@ def _summary(path: Path) -> Summary:
 
 
 def save_summaries() -> None:
-    """Write the summaries this process read or made to the per-user cache (with the file's others, up to
-    as many again: files that changed leave old entries behind), when it made new ones."""
+    """Write the summaries this process used to the per-user cache when it made new ones (keeping up to as
+    many old entries: changed files leave some behind)."""
     found = _cached_summaries()
     path = summary_cache_file()
     try:
@@ -242,8 +219,7 @@ def save_summaries() -> None:
 
 
 def summarize_package() -> int:
-    """Summarize every source file of the package into the per-user cache (set-up runs it, as it writes
-    the bytecode); the number of files."""
+    """Summarize every package file into the cache (set-up runs it); the number of files."""
     files = sorted(PKG.rglob("*.py"))
     for path in files:
         _summary(path)
@@ -251,24 +227,9 @@ def summarize_package() -> int:
     return len(files)
 
 
-def _imports(path: Path) -> tuple[str, ...]:
-    """The socialbench modules a source file imports at module level."""
-    return _summary(path).imports
-
-
-def _attrs(path: Path) -> frozenset[str]:
-    """Every ``.name(`` a source file calls: the hooks of a plug-in class it may call."""
-    return _summary(path).calls
-
-
-def _functions(path: Path) -> Functions:
-    """A module read function by function (:data:`Functions`)."""
-    return _summary(path).functions
-
-
 def command_entry(words: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:
-    """The module a ``socialbench <words...>`` command runs, and the command's name in it where the
-    module holds many commands (a benchmark's cli.py), else None (the module is followed whole)."""
+    """The module a ``socialbench <words...>`` command runs, and the command's name where the module holds
+    many (a benchmark's cli.py), else None (followed whole)."""
     if not words:
         raise ValueError("an empty socialbench command")
     if words[0] in cli.COMMANDS:
@@ -286,19 +247,17 @@ _COMMAND = re.compile(r"(?:^|[\s;&|(])socialbench((?:[ \t]+[a-z][\w-]*)+)")
 
 
 def shell_commands(shell: str) -> list[tuple[str, ...]]:
-    """The ``socialbench`` commands a rule's shell line runs, as their words (up to the first option,
-    placeholder or redirection)."""
+    """The ``socialbench`` commands a shell line runs, as words up to the first option or placeholder."""
     return [tuple(m.split()) for m in _COMMAND.findall(shell)]
 
 
 def _selected(path: Path, wanted: set[str] | None) -> tuple[set[str], set[str]]:
-    """Of a module read function by function: the imports of the functions reached from ``wanted``
-    (names, through the module's own functions they use; None: every function), and the names they use."""
-    funcs = _functions(path)
+    """Imports of the functions reached from ``wanted`` (None: all) in a module read by function, and names used."""
+    funcs = _summary(path).functions
     chosen: set[str] = set()
     todo = list(funcs) if wanted is None else [w for w in wanted if w in funcs]
     imports: set[str] = set()
-    names: set[str] = set(_attrs(path)) if wanted is None else set()
+    names: set[str] = set(_summary(path).calls) if wanted is None else set()
     while todo:
         name = todo.pop()
         if name in chosen:
@@ -312,9 +271,8 @@ def _selected(path: Path, wanted: set[str] | None) -> tuple[set[str], set[str]]:
 
 
 def _walk(entries: Iterable[str], by_function: Mapping[Path, set[str] | None]) -> tuple[frozenset[Path], set[str]]:
-    """The source files importing ``entries`` runs (module-level imports, transitively, each package's
-    __init__ too), with the modules of ``by_function`` read function by function (only the functions
-    named, None: all); and every ``.name(`` those files call."""
+    """The source files importing ``entries`` runs (transitively, package __init__ included; ``by_function``
+    modules read function by function), and every ``.name(`` they call."""
     seen: set[Path] = set()
     todo = list(entries)
     calls: set[str] = set()
@@ -325,13 +283,13 @@ def _walk(entries: Iterable[str], by_function: Mapping[Path, set[str] | None]) -
             continue
         seen.add(path)
         todo += [".".join(name.split(".")[:i]) for i in range(2, len(name.split(".")))]
-        todo += _imports(path)
+        todo += _summary(path).imports
         if path in by_function:
             imported, used = _selected(path, by_function[path])
             todo += imported
             calls |= used
         else:
-            calls |= _attrs(path)
+            calls |= _summary(path).calls
     return frozenset(seen), calls
 
 
@@ -339,13 +297,10 @@ def _walk(entries: Iterable[str], by_function: Mapping[Path, set[str] | None]) -
 def _closure(
     benchmark: str | None, commands: tuple[tuple[str, ...], ...], extra: tuple[str, ...] = ()
 ) -> frozenset[Path]:
-    """Source files a stage's commands reach (:func:`_walk`) from the root CLI and each command's module,
-    the plug-in class's hooks they call included. ``extra``: more entry modules (the plug-ins params
-    name). ``benchmark`` None: commands of no one benchmark (the results book), whose code loads no
-    benchmark's plug-in class."""
+    """Source files a stage's commands reach from the root CLI, with the plug-in hooks they call; ``extra``:
+    plug-ins params name; ``benchmark`` None: no plug-in class (the results book)."""
     plugin = PKG / benchmark / "benchmark.py" if benchmark is not None else None
-    # the root CLI runs every command; the plug-in class is loaded by name (`--benchmark`, or the
-    # benchmark's own command): entries
+    # the root CLI runs every command; the plug-in class is loaded by name (`--benchmark`): entries
     by_function: dict[Path, set[str] | None] = {PKG / "cli.py": None}
     entries = ["socialbench.cli", *([f"socialbench.{benchmark}.benchmark"] if benchmark is not None else []), *extra]
     if plugin is not None:
@@ -360,13 +315,13 @@ def _closure(
         else:
             chosen = by_function.setdefault(path, set())
             assert chosen is not None
-            chosen |= {f for f, (_, _, cmds) in _functions(path).items() if wanted[-1] in cmds}
+            chosen |= {f for f, (_, _, cmds) in _summary(path).functions.items() if wanted[-1] in cmds}
     while True:
         seen, calls = _walk(entries, by_function)
         if plugin is None:
             return seen
         # the plug-in class: the hooks the code reached calls (a new hook may reach new code: again)
-        hooks = {n for n in calls if n in _functions(plugin)}
+        hooks = {n for n in calls if n in _summary(plugin).functions}
         old = by_function[plugin]
         assert old is not None
         if hooks <= old:
@@ -375,37 +330,28 @@ def _closure(
 
 
 def _entry(path: Path) -> str | None:
-    """The dep entry that covers a source file: its layer folder or benchmark sub-folder, else the file
-    itself; None for an empty package marker."""
+    """The dep entry covering a file: its layer or benchmark sub-folder, else itself; None for an empty marker."""
     parts = path.relative_to(PKG).parts
     if parts[0] in LAYER_FOLDERS:
         return f"src/socialbench/{parts[0]}"
     if len(parts) >= 3 and parts[0] in benchmark_packages() and parts[1] in BENCH_FOLDERS:
         return f"src/socialbench/{parts[0]}/{parts[1]}"
-    if path.name == "__init__.py" and not _has_code(path):
+    if path.name == "__init__.py" and not _summary(path).has_code:
         return None
     return path.relative_to(REPO).as_posix()
 
 
-def _has_code(path: Path) -> bool:
-    return _summary(path).has_code
-
-
 @cache
 def _backend_closure() -> frozenset[Path]:
-    """The source files the backend modules import (a backend is loaded by name from params)."""
+    """The source files the backend modules import (backends are loaded by name from params)."""
     return _walk((f"socialbench.backends.{p.stem}" for p in sorted((PKG / "backends").glob("*.py"))), {})[0]
 
 
 def code_deps(
     benchmark: str | None, commands: Iterable[tuple[str, ...]], runs: Iterable[str] = (), hooks: Iterable[str] = ()
 ) -> list[str]:
-    """The code deps of a stage of ``benchmark`` whose rules run ``commands`` (``socialbench`` words),
-    and, for inference, the plug-ins its ``runs`` load by name: folders and single files, sorted.
-    ``hooks``: runs whose method classes the stage asks (``Method.needs``, ``trace_section``: the
-    tables, track and viewer stages), loaded by name from params too; their modules only.
-    ``benchmark`` None: a stage over every benchmark's results that runs no benchmark's code (the
-    results book); it takes no runs or hooks."""
+    """A stage's code deps, sorted: what its ``commands`` import, plus, for inference, the plug-ins its
+    ``runs`` load by name and the method modules ``hooks`` asks. ``benchmark`` None takes neither."""
     if benchmark is None and (runs or hooks):
         raise ValueError("code deps: runs and method hooks belong to one benchmark's stage")
     commands = tuple(sorted(set(commands)))
@@ -430,7 +376,7 @@ def code_deps(
 
 
 def code_files(deps: Iterable[str]) -> list[str]:
-    """The files behind code deps (folders expanded, bytecode left out): Snakemake rule inputs."""
+    """The files behind code deps (folders expanded, no bytecode): Snakemake rule inputs."""
     return [f for dep in deps for f in _dep_files(dep)]
 
 
@@ -444,27 +390,11 @@ def _dep_files(dep: str) -> tuple[str, ...]:
     return (dep,) if path.is_file() else ()
 
 
-# ---- the stages: one declaration each, rendered into dvc.yaml (pure) -----------------------------
-#
-# A stage is declared once, beside its rules (rules/<benchmark>.smk, rules/<stage>.smk; the helper is
-# `stage` in rules/common.smk), as a mapping:
-#   benchmark  the benchmark it belongs to (its code deps are followed from that benchmark's plug-ins);
-#              None for a stage of no one benchmark (the results book)
-#   rules      the Snakemake rules it runs (its `desc`; their shell commands give its code deps)
-#   targets    what its `snakemake` command builds (default: the rules, by name)
-#   deps       the data it reads (paths)
-#   params     the params.yaml keys it reads: a list, or {rule: [keys]} where its rules read different
-#              keys (each rule's rerun triggers are its own keys; the DVC stage lists them all)
-#   outs       what it writes (a path, or {path: {persist: true, ...}})
-#   metrics    metrics files or folders; runs: an infer stage's runs (their methods are code deps)
-#   wildcards  {name: value}: the rules' wildcards this stage fixes (a stage per MeetingToM source)
-#   matrix / foreach   DVC's templating over a params key, keyed by the rules' wildcard it stands
-#              for: matrix={"meeting": "${meetingtom.demo.meetings}"}, foreach={"pool": "${moca.pools}"}
-#   comment    lines written above the stage
-#   dvc        False for a stage DVC does not version (its rules still get code inputs)
-# Paths and params keys are written once, in the rules' syntax ({source}, {meeting}): a rule's job
-# fills them from its wildcards, and dvc.yaml gets a fixed wildcard's value, ${item.<name>} for a
-# matrix wildcard and ${key} for a foreach one (``dvc_template``).
+# ---- the stages: one declaration each (`stage` in rules/common.smk), rendered into dvc.yaml (pure) -
+# Keys: benchmark (None: the results book), rules, targets (default: the rules), deps, params (a list, or
+# {rule: [keys]}), outs (a path or {path: options}), metrics, runs / method_hooks (plug-ins params name),
+# wildcards (fixed values), matrix / foreach (DVC templating keyed by the wildcard it stands for),
+# comment, dvc (False: not versioned by DVC). Paths and keys use the rules' syntax ({meeting}).
 
 HEADER = """\
 # GENERATED from the stage declarations in rules/*.smk by socialbench.stages.dvc_yaml (reading the
@@ -488,9 +418,8 @@ _WILDCARD = re.compile(r"(?<!\$)\{(\w+)\}")
 
 
 def dvc_template(text: str, decl: Mapping[str, Any]) -> str:
-    """A path or params key of a declaration (the rules' wildcard syntax, ``{meeting}``) as dvc.yaml
-    writes it: a wildcard the stage fixes (``wildcards``) by its value, a matrix one as
-    ``${item.<name>}``, a foreach one as ``${key}``."""
+    """A declaration's path or key as dvc.yaml writes it: fixed wildcards by value, matrix ones as
+    ``${item.<name>}``, foreach ones as ``${key}``."""
     fixed, matrix, foreach = (decl.get(k) or {} for k in ("wildcards", "matrix", "foreach"))
 
     def resolve(match: re.Match[str]) -> str:
@@ -509,7 +438,7 @@ def dvc_template(text: str, decl: Mapping[str, Any]) -> str:
 
 
 def job_template(text: str, decl: Mapping[str, Any], wildcards: Mapping[str, str]) -> str:
-    """A path or params key of a declaration for one job: its wildcards from the stage, then the job."""
+    """A declaration's path or key for one job: the stage's wildcards, then the job's."""
     return text.format(**{**(decl.get("wildcards") or {}), **wildcards}) if "{" in text else text
 
 
@@ -522,7 +451,7 @@ def _dvc_paths(items: Iterable[Any], decl: Mapping[str, Any]) -> list[Any]:
 
 
 def params_keys(decl: Mapping[str, Any], rule: str | None = None) -> list[str]:
-    """The params keys a stage reads (all its rules'), or those one of its rules reads, in order."""
+    """The params keys a stage (or one of its rules) reads, in order."""
     params = decl.get("params") or []
     if isinstance(params, Mapping):
         lists = [params.get(r) or [] for r in ([rule] if rule is not None else decl["rules"])]
@@ -531,31 +460,31 @@ def params_keys(decl: Mapping[str, Any], rule: str | None = None) -> list[str]:
     return list(dict.fromkeys(k for keys in lists for k in keys))
 
 
-def lookup(config: Mapping[str, Any], key: str) -> Any:
-    """The value of a dotted params key (None where a level is absent)."""
+_ABSENT = object()
+
+
+def _at(config: Mapping[str, Any], key: str) -> Any:
     value: Any = config
     for part in key.split("."):
         if not isinstance(value, Mapping) or part not in value:
-            return None
+            return _ABSENT
         value = value[part]
     return value
 
 
+def lookup(config: Mapping[str, Any], key: str) -> Any:
+    """The value of a dotted params key (None where a level is absent)."""
+    value = _at(config, key)
+    return None if value is _ABSENT else value
+
+
 def has_key(raw: Mapping[str, Any], key: str) -> bool:
-    """Whether params.yaml itself holds a key (DVC reads the file, not the defaults filled in): a
-    templated key (${...}) is DVC's to resolve."""
-    if "${" in key:
-        return True
-    value: Any = raw
-    for part in key.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return False
-        value = value[part]
-    return True
+    """Whether params.yaml itself holds a key (DVC reads the file, not the defaults); ${...} is DVC's."""
+    return "${" in key or _at(raw, key) is not _ABSENT
 
 
 def stage_commands(decl: Mapping[str, Any], shells: Mapping[str, str]) -> tuple[tuple[str, ...], ...]:
-    """The socialbench commands a stage's rules run, from their shell lines (``shells``: rule -> line)."""
+    """The socialbench commands a stage's rules run (``shells``: rule -> shell line)."""
     found: list[tuple[str, ...]] = []
     for rule in decl["rules"]:
         if rule not in shells:
@@ -634,8 +563,7 @@ def _emit(key: str, value: Any, indent: int, out: list[str]) -> None:
 
 
 def render(old_text: str, stages: Mapping[str, Mapping[str, Any]], comments: Mapping[str, str] | None = None) -> str:
-    """dvc.yaml's text: the header, every stage (``stages``: name -> dvc.yaml body, in order; each
-    declaration's comment above it), then the hand-written ``plots:`` section of ``old_text``, kept."""
+    """dvc.yaml's text: the header, every stage with its comment, then ``old_text``'s hand-written ``plots:``."""
     out = [HEADER.rstrip("\n"), "stages:"]
     for name, body in stages.items():
         for line in ((comments or {}).get(name) or "").splitlines():
@@ -658,10 +586,8 @@ def _file_sha256(path: Path) -> str:
 
 
 def write_code_stamp(path: Path, files: Iterable[str], root: Path) -> None:
-    """A stamp standing for code files as one Snakemake input: it lists each file's sha256, and its
-    mtime is the newest file's when first written, or now when the list changes (a file edited,
-    added or removed), so Snakemake reruns a job exactly when one of its code files would have
-    made it. The DAG then checks one input per job instead of dozens of source files."""
+    """One Snakemake input standing for code files: lists each file's sha256; its mtime is the newest
+    file's when first written, now when the list changes, so Snakemake reruns exactly when a code file would."""
     files = sorted(files)
     text = "".join(f"{_file_sha256(root / f)}  {f}\n" for f in files)
     old = path.read_text("utf-8") if path.is_file() else None

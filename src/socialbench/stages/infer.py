@@ -1,11 +1,8 @@
 """``socialbench infer``: run one model with one or more methods over the instances, in one process.
 
-The pipeline runs one job per (benchmark, model): every method of the model in turn, with one backend
-(one loaded model, one event loop) and one request cache, and each run's files where the results
-layout puts them (``--results-dir``). ``--out``/``--stats``/``--trace`` name one run's files instead.
-
-Imports only what inference uses: the core, the backends, the results layout and the benchmark through
-the registry (not tracking, tables, viewer or a benchmark's build and report code)."""
+One job per (benchmark, model): every method in turn with one backend and one request cache, each run's
+files where the results layout puts them (``--results-dir``), or one run's ``--out``/``--stats``/``--trace``.
+Imports only what inference uses (not tracking, tables, viewer or a benchmark's report code)."""
 
 from __future__ import annotations
 
@@ -30,6 +27,7 @@ from socialbench.results.layout import run_path
 from socialbench.stages.common import (
     BENCH_HELP,
     METHOD_HELP,
+    PARAMS_HELP,
     TAXONOMY_HELP,
     Opt,
     load_benchmark,
@@ -60,14 +58,12 @@ def layout_runs(benchmark: str, model: str, methods: list[str], results_dir: Pat
 
 
 def trace_pointer(benchmark: str, model: str, method: str) -> str:
-    """The trace file a prediction points at: its path in the pipeline's results (wherever this run's
-    files are written), so predictions have the same bytes however they were made."""
+    """The trace file predictions point at: its pipeline path (same bytes wherever this run writes)."""
     return run_path("traces", benchmark, model, method)
 
 
 def check_runnable(p: dict, params: Path, model: str, benchmark: str, methods: list[str]) -> None:
-    """Refuse a method params exclude for the model (by name, or because the model lacks what the run
-    needs): such a pair has no run (no files, no job)."""
+    """Refuse a method params exclude for the model: such a pair has no run."""
     if len(set(methods)) != len(methods):
         raise ConfigError(f"infer: a --method is given twice ({', '.join(methods)})")
     for method in methods:
@@ -80,8 +76,8 @@ def check_runnable(p: dict, params: Path, model: str, benchmark: str, methods: l
 
 
 class SharedBackend:
-    """One backend for every method of the job: created when the first run needs it (after that run's
-    first round is built, so bad instances fail before a model loads), closed once at the end."""
+    """One backend for every method of the job, created when the first run needs it (after its first
+    round is built, so bad instances fail before a model loads), closed once."""
 
     def __init__(self, spec):
         self.spec = spec
@@ -111,8 +107,7 @@ def infer_runs(
     progress: bool = False,
     echo=typer.echo,
 ) -> None:
-    """Run ``model`` with each run's method over the instances and write each run's predictions,
-    traces and stats (with its provenance) as it finishes. Every input is checked before any run."""
+    """Run ``model`` with each run's method, writing each run's files as it finishes (inputs checked first)."""
     check_io(
         {"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
         {
@@ -160,8 +155,7 @@ def infer_runs(
 
 @dataclass
 class Job:
-    """What the runs of one (benchmark, model) job share: the inputs read once, one request cache and
-    one backend."""
+    """What the runs of one (benchmark, model) job share: inputs read once, one cache, one backend."""
 
     bench: Any
     benchmark: str
@@ -172,7 +166,7 @@ class Job:
     instances_path: Path
     dev_path: Path | None
     cache: Any
-    #: The subset the runs answer (params ``<benchmark>.subset``; ``core.subset.SubsetInfo``), None: all.
+    #: The subset the runs answer (``core.subset.SubsetInfo``); None: all.
     subset: Any = None
     backend: SharedBackend = field(init=False)
     commit: str = "unknown"
@@ -268,8 +262,7 @@ def plan_runs(
     stats: Path | None,
     trace: Path | None,
 ) -> list[RunFiles]:
-    """The runs the options ask for: every method under ``--results-dir``, or the one method's
-    ``--out``/``--stats``/``--trace``; ConfigError for any other mix."""
+    """The runs the options ask for: every method under ``--results-dir``, or one method's files."""
     if results_dir is not None:
         if out is not None or stats is not None or trace is not None:
             raise ConfigError("infer: --results-dir places every run's files; give it without --out, --stats, --trace")
@@ -305,16 +298,13 @@ def infer(
         help="per-instance traces (JSON lines) of the one --method: every call's stage, cache key, text, tokens,"
         " finish reason",
     ),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
-    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
     dev: Path | None = Opt(None, help="dev split (the prior backend's statistics)"),
     taxonomy: Path | None = Opt(None, help=TAXONOMY_HELP),
     cache: Path | None = Opt(None, help="request cache (default: cache.path in params)"),
     progress: bool = Opt(True, help="show a progress bar"),
 ) -> None:
-    """Run one model with one or more methods over the instances (one backend for all); every call
-    goes through the request cache."""
+    """Run one model with one or more methods over the instances (one backend, every call cached)."""
     runs = plan_runs(benchmark, model, list(method), results_dir, out, stats, trace)
     infer_runs(
         benchmark,

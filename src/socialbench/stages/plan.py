@@ -1,11 +1,7 @@
-"""``socialbench plan``: before a run, what it will take, per benchmark, model and run params define:
-calls (exact, or fewest-most for a multi-call method), calls already in the request cache, input and
-output tokens, USD and wall time; warnings where params ``plan`` budgets are exceeded. Nothing is
-called and nothing written but ``--out``/``--md``. How each number is estimated: docs/plan.md and
-``socialbench.core.planning``.
-
-The instances are the processed ones inference reads (``data/processed/<benchmark>/test.jsonl`` unless
-``--instances <benchmark>=PATH``), with params ``<benchmark>.subset`` applied as inference applies it."""
+"""``socialbench plan``: before a run, what it will take per benchmark, model and run (calls, cached calls,
+tokens, USD, wall time) and where params ``plan`` budgets are exceeded. Nothing is called; nothing written
+but ``--out``/``--md``. Estimates: docs/plan.md and ``socialbench.core.planning``. Instances are the
+processed ones inference reads (or ``--instances <benchmark>=PATH``), subset as inference subsets them."""
 
 from __future__ import annotations
 
@@ -50,8 +46,7 @@ def default_split(benchmark: str, split: str) -> Path:
 
 
 def parse_pairs(values: list[str], option: str, known: list[str]) -> dict[str, Path]:
-    """``<benchmark>=PATH`` options -> {benchmark: path}; a malformed one or an unknown benchmark is
-    refused naming it."""
+    """``<benchmark>=PATH`` options -> {benchmark: path}; malformed or unknown ones refused by name."""
     out = {}
     for value in values:
         name, sep, path = value.partition("=")
@@ -82,8 +77,8 @@ def check_filters(p: dict[str, Any], benchmarks: list[str], want_b, want_m, want
 
 
 def open_cache(path: Path | None, p: dict[str, Any]):
-    """The run's request cache, read only (None: there is none yet, nothing is cached): the PostgreSQL
-    store of SOCIALBENCH_CACHE_URL unless ``--cache`` names a file, else the SQLite file."""
+    """The run's request cache read-only (None: none yet): SOCIALBENCH_CACHE_URL's store unless ``--cache``
+    names a file, else the SQLite file."""
     if path is None:
         url = cache_store_url(None)
         if url is not None:
@@ -93,13 +88,8 @@ def open_cache(path: Path | None, p: dict[str, Any]):
 
 
 def token_counter(spec):
-    """What a new call's input tokens are counted with. A backend that reads no prompt (its declaration's
-    ``choices_only``: the baselines, recorded answers, MiniLM's embeddings of the options) counts 0: no
-    chat prompt reaches a model. Else the model's own tokenizer where params point at one available
-    offline (``model_path``, the converted folder of ``gguf_file`` when the per-user weights cache holds
-    it, ``options.model_path`` or ``model_id``: a local folder, or a hub id in the local Hugging Face
-    cache); else chars/4. Images at the size they are sent at (their own, or the model's ``image_size``
-    when smaller; a native video as ``max_frames`` images at that size or 448 pixels)."""
+    """A new call's input-token counter: 0 for a backend reading no prompt; else the model's tokenizer if
+    available offline, else chars/4; images at their size as sent."""
     base = {
         "per_image": image_tokens(spec.image_size or 448),
         "video_frames": spec.max_frames,
@@ -128,8 +118,7 @@ def token_counter(spec):
 
 
 def image_side(max_side: int | None):
-    """part -> the longest side it is sent at: its own (read from the file's header, once per content
-    hash), or ``max_side`` when smaller; 448 for a file that cannot be read (the plan is an estimate)."""
+    """part -> the longest side it is sent at (capped by ``max_side``; 448 when unreadable)."""
     sides: dict[str, int] = {}
 
     def side(part) -> int:
@@ -147,7 +136,7 @@ def image_side(max_side: int | None):
 
 
 def _converted(gguf_file):
-    """The per-user weights cache's folder of ``gguf_file`` when it holds one (nothing is converted here)."""
+    """The weights cache's folder of ``gguf_file`` when it holds one (nothing converted here)."""
     if not gguf_file or not Path(gguf_file).is_file():
         return None
     folder = weights.cache_root() / weights.cache_key(weights.sha256_file(gguf_file))
@@ -155,7 +144,7 @@ def _converted(gguf_file):
 
 
 def model_latency(store, model: str, fallback: float | None) -> float | None:
-    """Seconds per call: the mean latency of the model's stored calls, else params ``plan.latency_s``."""
+    """Seconds per call: the model's stored mean, else params ``plan.latency_s``."""
     if store is not None:
         for m in store.stats()["models"]:
             if m["model"] == model and m["entries"] and m["latency_s"]:
@@ -164,32 +153,27 @@ def model_latency(store, model: str, fallback: float | None) -> float | None:
 
 
 def lookup_for(store, identity: dict[str, Any] | None, model: str):
-    """request -> (key, stored response) or None. With the backend's identity, by the exact cache key;
-    without (the backend cannot be made here: no API key, a missing package), by model and request id
-    (the newest stored entry), an approximation the row says it used."""
+    """request -> (key, stored response) or None: by exact cache key with the backend's identity, else by
+    model and request id (the newest entry; the row says so)."""
     if store is None:
         return lambda request: None
 
-    def by_key(request):
-        key = cache_key(identity, request)
-        resp = store.get(key)
-        return None if resp is None else (key, resp)
-
-    def by_id(request):
+    def key_of(request):
+        if identity is not None:
+            return cache_key(identity, request)
         entries = store.entries_for(model, request.request_id)
-        if not entries:
-            return None
-        key = entries[0]["key"]
-        resp = store.get(key)
+        return entries[0]["key"] if entries else None
+
+    def lookup(request):
+        key = key_of(request)
+        resp = None if key is None else store.get(key)
         return None if resp is None else (key, resp)
 
-    return by_key if identity is not None else by_id
+    return lookup
 
 
 def backend_identity(spec, seed: int, dev_answers) -> tuple[dict[str, Any] | None, str | None, Any]:
-    """(the backend's cache-key identity, None, its answers without a model call) without loading a
-    model, or (None, why not, None). The answers are the backend's ``answer_without_call``, taken here
-    (the backend is closed before the plan replays anything)."""
+    """(identity, None, answers without a call) without loading a model, or (None, why not, None)."""
     try:
         backend = create_backend(spec, BackendContext(seed=seed, dev_answers=dev_answers))
         try:
@@ -215,10 +199,9 @@ def plan_runs(
     dev: dict[str, Path] | None = None,
     cache: Path | None = None,
 ) -> tuple[list[Any], list[str], list[str]]:
-    """(rows, budget warnings, notes) for every benchmark, model and run params define (or those
-    named). Nothing is called."""
+    """(rows, budget warnings, notes) for every benchmark, model and run params define (or those named)."""
     p = load_params(params)
-    defined = [b for b in available_benchmarks() if b in p]
+    defined = _benchmarks_of(p)
     check_filters(p, defined, benchmarks or [], models or [], runs or [])
     instances, dev = instances or {}, dev or {}
     store = open_cache(cache, p)
@@ -295,7 +278,7 @@ def plan(
 ) -> None:
     """Plan a run: calls, cached calls, tokens, cost and wall time per benchmark, model and run."""
     check_io({"--params": params, "--cache": cache}, {"--out": out, "--md": md})
-    defined = [b for b in _benchmarks_of(load_params(params))]
+    defined = _benchmarks_of(load_params(params))
     rows, warnings, notes = plan_runs(
         params,
         benchmarks=list(benchmark),

@@ -18,8 +18,7 @@ app = stage_app("Validate raw instances.")
 def prepare_instances(
     benchmark: str, raw: Path, out: Path, report: Path, taxonomy: Path | None, on_invalid: str, params: Path
 ) -> tuple[int, int]:
-    """Write the kept records to ``out`` and the dropped ones with their reasons to ``report``;
-    (kept, dropped). No record kept is an error, raised after the report is written."""
+    """Write kept records to ``out``, dropped ones to ``report``; (kept, dropped). None kept is an error."""
     check_io({"--raw": raw, "--taxonomy": taxonomy, "--params": params}, {"--out": out, "--report": report})
     if on_invalid not in ("drop", "fail"):
         raise SocialbenchError(f"--on-invalid {on_invalid!r}: must be one of drop, fail")
@@ -43,8 +42,7 @@ def prepare(
     on_invalid: str = Opt("drop", help="drop: leave bad records out and report them; fail: stop"),
     params: Path = Opt(Path("params.yaml"), help="params file (media.allowed_roots: where media may be besides data/)"),
 ) -> None:
-    """Validate raw instances (schema, taxonomy, media present, inside the data folders and images
-    decodable); keep good ones, report the rest. An empty input, or one of which no record is kept,
-    is an error (after the report of what was dropped is written)."""
+    """Validate raw instances (schema, taxonomy, media present, inside the data folders, images
+    decodable); keep good ones, report the rest. Nothing kept is an error (after the report is written)."""
     kept, dropped = prepare_instances(benchmark, raw, out, report, taxonomy, on_invalid, params)
     typer.echo(f"prepare: kept {kept}, dropped {dropped} (see {report})")

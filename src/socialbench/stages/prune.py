@@ -26,9 +26,8 @@ def prune_run_outputs(
     report: Path | None,
     kinds: list[str] | None = None,
 ) -> list[dict[str, str]]:
-    """Remove (or archive) the benchmark's per-run outputs params no longer make, in the folders of
-    ``kinds`` (default: every kind of the results layout); append the records of what was pruned to
-    ``report``. The records."""
+    """Remove (or archive) the per-run outputs params no longer make in the folders of ``kinds`` (default:
+    all); append what was pruned to ``report``, and return it."""
     unknown = [k for k in kinds or () if k not in RUN_KINDS]
     if unknown:
         raise ConfigError(f"prune-outputs: --kind {unknown[0]} is no result kind; one of {', '.join(RUN_KINDS)}")

@@ -1,10 +1,7 @@
-"""``socialbench score``: score runs' predictions with the benchmark's metrics, one score file per run,
-and, for a benchmark whose tables take per-instance data, one outcomes file per run beside it (each
-instance's outcome as scored: the tables read it and never score again).
-
-``--results-dir DIR --run MODEL/METHOD ...`` scores every run of a benchmark in one process, reading
-and writing where the results layout places the files (scores and outcomes); ``--predictions``/``--out``
-score one file (``--outcomes``: its outcomes too)."""
+"""``socialbench score``: score runs' predictions, one score file per run and, for benchmarks whose tables
+take per-instance data, an outcomes file beside it (the tables read it and never score again).
+``--results-dir DIR --run MODEL/METHOD ...`` scores many runs where the layout places them;
+``--predictions``/``--out`` (``--outcomes``) score one file."""
 
 from __future__ import annotations
 
@@ -31,22 +28,17 @@ def parse_run(run: str) -> tuple[str, str]:
     return model, method
 
 
-def layout_pairs(kind: str, benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path]]:
-    """(predictions file, ``kind`` file) of each ``--run`` under ``results_dir``, as the layout places them."""
+def layout_files(kinds: tuple[str, ...], benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, ...]]:
+    """The files of ``kinds`` of each ``--run`` under ``results_dir``, as the results layout places them."""
     pairs = [parse_run(r) for r in runs]
     if len(set(pairs)) != len(pairs):
         raise ConfigError(f"a --run is given twice ({', '.join(runs)})")
-    root = str(results_dir)
-    return [
-        (Path(run_path("predictions", benchmark, m, r, root)), Path(run_path(kind, benchmark, m, r, root)))
-        for m, r in pairs
-    ]
+    return [tuple(Path(run_path(k, benchmark, m, r, str(results_dir))) for k in kinds) for m, r in pairs]
 
 
 def one_run(preds: list[dict], lines: list[int], source: str, model: str | None, method: str | None) -> None:
-    """Every prediction record is of one model and one method (``--model``/``--method`` when given,
-    else the first record's): records of another run mixed into a file would be scored as this
-    one's. DataError naming the file, line and field."""
+    """Every record is of one model and method (``--model``/``--method``, else the first record's): another
+    run's records would be scored as this one's. DataError naming file, line and field."""
     if not preds:
         return
     for key, wanted in (("model", model), ("method", method)):
@@ -79,9 +71,7 @@ def score_file(
     method: str | None,
     echo,
 ) -> None:
-    """Score one run's predictions file into ``out`` (and, given ``outcomes``, each instance's outcome
-    into it: ``Benchmark.outcomes``, one JSON line each), with warnings for instances left unanswered
-    and records with an error."""
+    """Score one predictions file into ``out`` (outcomes too), warning of unanswered and failed records."""
     parsed = read_jsonl_lines(predictions)
     first_bad_line(predictions, parsed)
     preds = [jl.record for jl in parsed]
@@ -137,9 +127,7 @@ def score_runs(
     echo=typer.echo,
     params: Path | None = None,
 ) -> None:
-    """Score each (predictions, out, outcomes, model, method) run against the instances, read once (its
-    outcomes too where ``outcomes`` is not None); with ``params``, those of its ``<benchmark>.subset``
-    (the instances a subset run answered)."""
+    """Score each (predictions, out, outcomes, model, method) against the instances (and params' subset)."""
     check_io(
         {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy, "--params": params},
         {"--out": [r[1] for r in runs], "--outcomes": [r[2] for r in runs if r[2] is not None]},
@@ -178,32 +166,22 @@ def score(
         None, help="params file: with a <benchmark>.subset, score the instances of that subset (as infer ran them)"
     ),
 ) -> None:
-    """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario), and write each
-    instance's outcome beside the scores for the tables. Instances without a prediction are scored
-    incorrect and invalid (a line on stderr says how many), and so are records whose `error` is set.
-    Every record must be of one model and method."""
+    """Score predictions with the benchmark's metrics (MoCA: section 3.3, per scenario), writing each
+    instance's outcome beside the scores. Missing predictions and records with `error` are scored incorrect
+    and invalid (stderr says how many). Every record must be of one model and method."""
     if results_dir is not None:
-        if (
-            predictions is not None
-            or out is not None
-            or outcomes is not None
-            or model is not None
-            or method is not None
-        ):
+        if any(v is not None for v in (predictions, out, outcomes, model, method)):
             raise ConfigError(
                 "score: --results-dir and --run name the runs; give them without --predictions, --out, --outcomes"
             )
         if not run:
             raise ConfigError("score: --results-dir needs at least one --run MODEL/METHOD")
-        pairs = layout_pairs("scores", benchmark, run, results_dir)
-        # a benchmark whose tables take per-instance data gets each run's outcomes where the layout puts them;
-        # another gets none, but its outcomes folder (the score job's output, as the scores') is still made
+        files = layout_files(("predictions", "scores", "outcomes"), benchmark, run, results_dir)
+        # without per-instance tables no outcomes, but the folder (the job's output) is still made
         per_instance = get_benchmark_class(benchmark).tables_per_instance  # the class's: score_runs loads it
-        outs = [o for _, o in layout_pairs("outcomes", benchmark, run, results_dir)]
         if not per_instance:
             Path(kind_dir("outcomes", benchmark, results_dir.as_posix())).mkdir(parents=True, exist_ok=True)
-            outs = [None] * len(run)
-        runs = [(p, o, oc, *parse_run(r)) for (p, o), oc, r in zip(pairs, outs, run)]
+        runs = [(p, s, o if per_instance else None, *parse_run(r)) for (p, s, o), r in zip(files, run)]
     else:
         if run:
             raise ConfigError("score: --run names a run under --results-dir; give --results-dir with it")

@@ -3,15 +3,9 @@
 socialbench serve list            the servers recorded on this node: model, port, pid, jobs using it
 socialbench serve stop            stop the idle ones (no live job uses them); --force: all of them
 
-Only a process proven to be the server a record names is signalled (same pid and start time, a model
-server's command line, its own process group; docs/security.md, "Process control"). A stale record
-(its process gone, or another one now) is reported and removed, nothing signalled; a record naming a
-pid no record may name (1 or below, this process or its group, beyond the host's pids) is refused.
-Files of the folder that are not records are named and left alone.
-
-A local pipeline keeps each model's server until its end and then stops it itself (the Snakefile's
-``onsuccess``/``onerror``); ``stop`` is for a pipeline that was killed before it could.
-"""
+Only a process proven to be the recorded server is signalled (pid and start time, command line, own
+process group; docs/security.md, "Process control"); stale records are removed, nothing signalled, and
+other files are left alone. A pipeline stops its own servers at its end; ``stop`` is for one killed before."""
 
 from __future__ import annotations
 
@@ -71,7 +65,7 @@ def stop(
 
 
 def _note_foreign(servers) -> None:
-    """Name the files of the folder that are not server records (they are left alone)."""
+    """Name the folder's files that are not server records (left alone)."""
     foreign = servers.foreign_files()
     if foreign:
         shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")

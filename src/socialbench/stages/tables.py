@@ -23,7 +23,7 @@ from socialbench.core.run_name import RunName
 from socialbench.results.layout import RUN_KINDS
 from socialbench.results.scores import check_outcomes, read_score_files, row_category, write_run_metrics
 from socialbench.results.tables import answers_table, formats, rendered, with_note
-from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app, subset_instances
+from socialbench.stages.common import BENCH_HELP, PARAMS_HELP, Opt, load_benchmark, stage_app, subset_instances
 
 app = stage_app("Render the result tables.")
 
@@ -39,11 +39,8 @@ def render_tables(
     answers: bool = False,
     predictions_dir: Path | None = None,
 ) -> int:
-    """Write the tables and figures into ``out_dir`` and the headline metrics (one file, and one per
-    run beside it); the number of table and figure files. With ``instances`` and ``outcomes_dir``,
-    per-instance statistics from each run's outcomes (written by the score stage: nothing is scored
-    here). ``answers``: also finish_reasons.*, each run's N, invalid share and finish reasons, from the
-    predictions in ``predictions_dir`` (:func:`answers_files`)."""
+    """Write the tables, figures and headline metrics (one file, one per run beside it); the number of files.
+    With ``instances`` and ``outcomes_dir``, per-instance statistics; ``answers``: finish_reasons.* too."""
     check_io(
         {
             "SCORES": scores,
@@ -62,8 +59,7 @@ def render_tables(
         raise ConfigError("tables: --instances and --outcomes-dir go together (per-instance statistics need both)")
     if answers and predictions_dir is None:
         raise ConfigError("tables: --answers-table reads the runs' predictions: give --predictions-dir")
-    # Every score and outcomes file is read and checked, and every output rendered, before anything is
-    # written: a bad input never leaves a partial set of tables.
+    # everything is read, checked and rendered before anything is written: never a partial set of tables
     loaded = read_score_files(bench, scores, p, params)
     per_instance = {}
     if outcomes_dir is not None and bench.tables_per_instance:
@@ -80,14 +76,12 @@ def render_tables(
             paths[(model, method)] = path
         insts, _ = subset_instances(bench, bench.load_instances(instances), p, str(instances))
         ids = [i["id"] for i in insts]
-        # One run's outcomes at a time, reduced to what the tables read before the next run is read:
-        # memory stays flat in the number of runs (issue 32; docs/benchmarks.md).
+        # one run's outcomes at a time, reduced before the next: memory flat in runs (issue 32)
         summaries = {
             key: run_summary(bench, path, ids, loaded[key], str(score_paths[key])) for key, path in paths.items()
         }
         per_instance = {"instances": insts, "summaries": summaries}
-    # The paper tables and the headline get the runs params make as the papers do; order runs
-    # (params robustness, ``<run>__order<k>``) only the stability tables, so no paper table changes.
+    # order runs (``<run>__order<k>``) go to the stability tables only: no paper table changes
     paper = {key: sc for key, sc in loaded.items() if RunName.parse(key[1]).order == 0}
     paper_instance = per_instance and {
         **per_instance,
@@ -117,8 +111,7 @@ def render_tables(
 
 
 def run_summary(bench, path: Path, instance_ids: list[str], scores: dict[str, Any], scores_source: str) -> Any:
-    """The benchmark's summary of one run's outcomes file, its rows checked first against the instances'
-    ids and the groups of the run's score file (``results.scores.check_outcomes``: cheap, no scoring)."""
+    """The benchmark's summary of one outcomes file, its rows checked against instances and score groups."""
     parsed = read_jsonl_lines(path)
     first_bad_line(path, parsed)
     rows = [jl.record for jl in parsed]
@@ -140,9 +133,7 @@ def answers_files(loaded, p, predictions_dir: Path) -> dict[str, Any]:
 
 
 def subset_note(subset) -> str:
-    """The note of a subset run (params ``<benchmark>.subset``; ``SubsetInfo``), known from params only (the
-    data's size is the run's, in its stats): the last note of every table (CSV files stay plain data: the
-    run's MLflow params and stats say it)."""
+    """The last note of every table of a subset run, from params only (CSV files stay plain data)."""
     by = f", stratified by {subset.by}" if subset.by else ""
     return (
         f"Subset run (params subset n={subset.n}, seed {subset.seed}{by}): at most {subset.n} instances;"
@@ -159,9 +150,7 @@ def tables(
         help="headline metrics JSON of every run; one file per run goes in the folder of the"
         " same name without .json (<model>/<method>.json: `dvc metrics show` rows)",
     ),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
-    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
     benchmark: str = Opt(..., help=BENCH_HELP),
     instances: Path | None = Opt(
         None,

