@@ -1,32 +1,16 @@
 """The annotation round-trip of MoCA (section 4.1, appendix B.2-B.3): the candidate pool goes out to
-annotator sheets under a 7-field codebook, comes back with independent annotations, a reviewer's
-field-level cross-check and an arbiter's decisions, and leaves as the final benchmark in the
-instance schema (``socialbench.moca.schema.instances``).
+annotator sheets under a 7-field codebook, comes back with annotations, a reviewer's field-level
+cross-check and an arbiter's decisions, and leaves as the final benchmark in the instance schema.
 
-Sheets are CSV (UTF-8; a byte-order mark from a spreadsheet export is accepted):
+Sheets are CSV (UTF-8, a spreadsheet's byte-order mark accepted): annotator sheets (the candidate and
+the 7-tuple, options, evidence, rationale, or a ``discard_reason``), review sheets (B.2 step 2: the
+reviewer writes a value only where they disagree) and the arbitration sheet (B.2 step 3: disputed
+candidates only; ``decision`` retain, revise or reject).
 
-* annotator sheet (one per annotator): the candidate (id, source, modality, text, context, media)
-  and the fields to fill: the 7-tuple ``scenario, domain, culture, subject, target, mechanism,
-  label``, the answer options (``subject_options``, ``target_options``: four ``|``-separated
-  choices each, gold among them), ``evidence`` (the cues in the input that support the tuple),
-  ``rationale``, and ``discard_reason`` (fill it instead, to propose dropping the candidate);
-* review sheet (field-level cross-check, B.2 step 2): each field's annotated value
-  (``annotated_<field>``) and an empty ``<field>`` column: the reviewer writes a value only where
-  they disagree; ``evidence_supported`` is yes or no;
-* arbitration sheet (B.2 step 3): only disputed candidates, with every version side by side and the
-  list of disagreements; the arbiter writes ``decision`` (retain: keep the first annotator's tuple;
-  revise: the fields in this row, prefilled with that tuple; reject: drop, with ``reason``).
-
-Agreement is structural (B.3): two versions agree only when scenario, domain, culture, subject,
-target, mechanism and label all match after normalisation. A matching label with another subject,
-or with subject and target swapped (a reversed direction), is a disagreement; so is a version whose
-mechanism or label is not one of its scenario's (a mechanism that cannot explain the label).
-
-Final validation (B.2 step 4) keeps a candidate only with a valid scenario, domain and culture, a
-scenario-valid mechanism and label, a coherent directed relation (subject and target given,
-different, each among its four distinct options) and evidence present. Every candidate of the pool
-ends in the benchmark or in the report with its reason.
-"""
+Agreement is structural (B.3): two versions agree only when all seven fields match after
+normalisation; a swapped direction or a scenario-invalid mechanism or label is a disagreement. Final
+validation (B.2 step 4) keeps a candidate only with a valid, coherent tuple and evidence; every
+candidate ends in the benchmark or in the report with its reason."""
 
 from __future__ import annotations
 
@@ -258,13 +242,6 @@ def reviewed(annotation: Version, review: Mapping[str, str], reviewer: str, wher
         if review.get(f):
             fields[f] = review[f]
     return Version(reviewer, "reviewer", fields, where)
-
-
-@dataclass
-class Dispute:
-    candidate: str
-    disagreements: list[str]
-    versions: list[Version]
 
 
 def find_disputes(

@@ -1,13 +1,8 @@
-"""Dataset statistics of a MoCA benchmark, in the style of the paper's Table 1 (general statistics:
-scenario, modality, domain and culture distributions), Table 11 (structural and modality composition:
-scenario x modality, populated field values) and Figure 3 (scenarios, and the label composition of
-each scenario, as a two-ring donut).
+"""Dataset statistics of a MoCA benchmark in the style of the paper's Table 1, Table 11 and Figure 3.
 
-``compute(instances, taxonomy)`` is pure; the renderers return strings (Markdown, CSV, LaTeX with
-booktabs) or PNG bytes. Categories follow the taxonomy's order and include those with no instance;
-percentages are rounded half-up to two decimals (as the scores). The PNG carries no timestamp or
-software tag, so the same instances give the same bytes (with the same matplotlib and font).
-"""
+``compute`` is pure; the renderers return Markdown, CSV, LaTeX or PNG bytes. Categories follow the
+taxonomy's order, empty ones included; percentages are rounded half-up to two decimals. The PNG
+carries no timestamp or software tag: the same instances give the same bytes."""
 
 from __future__ import annotations
 

@@ -1,35 +1,17 @@
 """Preprocessing of the MoCA candidate pool (appendix B.1): remove invalid links, markup, system
-artifacts, corrupted media and duplicate candidates, keeping emojis and hashtags.
+artifacts, corrupted media and duplicate candidates, keeping emojis and hashtags. Every candidate is
+kept (cleaned) or goes to the filter report with the step and reason that removed it. Steps, in order:
 
-Every candidate either comes out (cleaned) or goes into the filter report with the step and reason
-that removed it; ``kept + removed == pool`` always (tests check it on the real files).
-
-Steps, in order (a record is removed by the first step it fails; later steps do not see it):
-
-1. text cleaning (edits, recorded in ``edits``; a text left empty is removed with the reason of the
-   step that emptied it): Unicode repair (``ftfy``, plus MacRoman apostrophes ``donÕt`` -> ``don’t``
-   that ftfy leaves), markup (HTML entities, HTML tags, Markdown links and emphasis), links (URLs),
-   system artifacts (anonymisation placeholders such as ``<user>`` and ``<num>``, Reddit's
-   ``[deleted]``), whitespace. Context lines get the same edits.
-2. media: a local file that exists is decoded (images: Pillow open, verify and load, the check of
-   ``prepare``; clips: the media stage's ffprobe ``probe`` and its video stream) and hashed (sha256;
-   images also a perceptual hash, ``imagehash.phash``); an undecodable one is ``corrupted_media``. A
-   media file that is not there is ``missing_media`` (removed, or kept with a flag when
-   ``missing_media: keep``); a media URL that is not a well-formed http(s) URL is ``invalid_link``.
-3. duplicates: two candidates are duplicates when their texts (with their dialogue context) match
-   and their media do not tell them apart. Texts match when equal after normalisation
-   (``exact_duplicate``) or when the Jaccard similarity of their character shingles reaches
-   ``near_duplicate_threshold`` (``near_duplicate``; MinHash LSH from ``datasketch`` proposes pairs,
-   the exact Jaccard decides). Media tell two candidates apart when both were decoded and they
-   differ: other bytes (sha256) and, for images, perceptual hashes further apart than
-   ``phash_max_distance`` bits. Of duplicates, the first in pool order is kept and each later one
-   names it (``duplicate_of``). A kept candidate that shares its media (or its text) with another
-   kept candidate is flagged (``shares_media_with``, ``shares_text_with``), not removed: Hateful
-   Memes' benign confounders reuse an image with another text on purpose.
-
-Pure functions (``clean_text``, ``find_duplicates``, ``count_table``) do no I/O; ``check_media``
-reads the media files.
-"""
+1. text cleaning, recorded in ``edits`` (a text left empty is removed with the emptying step's reason):
+   Unicode repair (``ftfy``, plus MacRoman apostrophes), markup, links, system artifacts (placeholders
+   such as ``<user>``, Reddit's ``[deleted]``), whitespace; context lines alike.
+2. media: a local file is decoded (Pillow; clips: ffprobe) and hashed (sha256, images also a phash):
+   ``corrupted_media``, ``missing_media`` (or kept with a flag) and ``invalid_link`` for a bad URL.
+3. duplicates: texts (with their context) equal after normalisation (``exact_duplicate``) or with a
+   shingle Jaccard of at least ``near_duplicate_threshold`` (``near_duplicate``; MinHash LSH proposes,
+   the exact Jaccard decides), unless both media were decoded and differ (sha256 and phash distance).
+   The first in pool order is kept; shared media or text among kept ones is only flagged: Hateful
+   Memes' benign confounders reuse an image on purpose."""
 
 from __future__ import annotations
 
@@ -609,23 +591,3 @@ def log_counts_mlflow(
         client.log_batch(run.info.run_id, metrics=metrics, params=params)
         client.set_terminated(run.info.run_id)
         return run.info.run_id
-
-
-__all__ = [
-    "Cleaned",
-    "FilterResult",
-    "PreprocessParams",
-    "REASONS",
-    "FLAGS",
-    "clean_text",
-    "check_media",
-    "count_table",
-    "counts_csv",
-    "counts_markdown",
-    "dedup_key",
-    "find_duplicates",
-    "log_counts_mlflow",
-    "preprocess",
-    "removal",
-    "shared_media_groups",
-]

@@ -1,12 +1,7 @@
-"""MoCA's per-instance outcomes (pure functions, no I/O): what ``socialbench score`` writes once per run
-beside its score file (``results/outcomes/moca/<model>/<run>.jsonl``, one JSON line per instance, in the
-instances' order) and the tables read for their intervals, paired tests, answers.csv and the stability
-table, so they never score the predictions again.
-
-A row: ``id``; ``group``, the scenario; ``correct``, c_{i,k} of each field by the scorer's own functions and
-rules (``scoring.field_matches``: a record with an error is no answer, as in ``scoring.score``);
-``invalid`` (``scoring.is_invalid``); ``answer``, the resolved answer (:func:`resolved`); ``format``, the
-answer-format flags answers.csv counts (:func:`format_flags`)."""
+"""MoCA's per-instance outcomes (pure): what ``socialbench score`` writes beside each score file, one
+JSON line per instance, so the tables never score the predictions again. A row: ``id``, ``group``
+(the scenario), ``correct`` (per field, by ``scoring.field_matches``), ``invalid``, ``answer`` and
+``format``."""
 
 from __future__ import annotations
 

@@ -19,17 +19,6 @@ LOOKED_UP = ("web_search", "hybrid")
 #: What the Context Synthesizer reads when nothing was retrieved (templates/codar/README.md).
 NO_EVIDENCE = "none: answer from model prior"
 
-__all__ = [
-    "NO_EVIDENCE",
-    "ROUTES",
-    "Retrieval",
-    "RetrievalError",
-    "RetrievalSettings",
-    "make_retriever",
-    "retrieve",
-    "unread_query",
-]
-
 
 def make_retriever(settings: RetrievalSettings, where: str = WHERE) -> Retriever | None:
     """The retriever params ``moca.retrieval`` select (None for ``none``)."""

@@ -1,16 +1,7 @@
-"""MoCA scoring exactly as section 3.3 (pure functions, no I/O).
-
-For each scenario, over the same N_s instances (an instance without a prediction counts as
-all-incorrect): Acc per field, Dyad, Faith (None when no label is correct), Holis, plus
-c_sem_dyad = Holis / Dyad (the paper's C_sem|dyad, None when Dyad is 0) and invalid_rate (instances
-with any missing, unparsable or invalid field). Percentages with two decimals. Besides ``n``, one more
-count: ``media_errors``, the instances whose media failed at evaluation time (marked ``media_error``
-on the instance or the prediction); they stay in N, scored invalid, and the tables say how many.
-
-Bad input raises ``DataError`` naming the file, record and field; the caller does the reading and any
-printing (``check_predictions`` takes the predictions' line numbers, ``parse_scores`` the bytes of a
-score file).
-"""
+"""MoCA scoring exactly as section 3.3 (pure). Per scenario, over the same N_s instances (no
+prediction: all incorrect): Acc per field, Dyad, Faith, Holis, c_sem_dyad = Holis / Dyad and
+invalid_rate, as percentages with two decimals, with ``n`` and ``media_errors`` (failed media, kept in
+N and scored invalid). Bad input raises ``DataError`` naming the file, record and field."""
 
 from __future__ import annotations
 
@@ -116,11 +107,8 @@ def check_predictions(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> dict[str, dict[str, Any]]:
-    """Predictions by ``id``. Each prediction needs a non-empty string id that names one instance and
-    appears once: a second copy would silently replace the first, and an id matching no instance
-    means the predictions belong to other data. ``lines[k]`` is the file line of ``predictions[k]``
-    (default: its position, from 1). Instances without a prediction are allowed (scored incorrect and
-    invalid); ``unpredicted`` lists them."""
+    """Predictions by ``id``: each id non-empty, naming one instance, once (a second copy would replace
+    the first). ``lines[k]``: the file line of ``predictions[k]``. Unpredicted instances are allowed."""
     instance_ids = {g["id"] for g in instances}
     by_id: dict[str, dict[str, Any]] = {}
     first: dict[str, int] = {}
@@ -202,10 +190,8 @@ def matched(
 
 
 def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
-    """A score file's content, as ``score`` writes it: a non-empty object {scenario: {each of METRICS:
-    a percentage in [0, 100] (null only for faith and c_sem_dyad), n: a positive integer,
-    media_errors: an integer from 0 to n}}, nothing else. Raises ``DataError`` naming the scenario and
-    field at fault."""
+    """A score file's content as ``score`` writes it ({scenario: {metrics, n, media_errors}}), checked;
+    a ``DataError`` names the scenario and field at fault."""
     if not isinstance(scores, dict):
         raise DataError(source, f"must be a JSON object {{scenario: metrics}}, got {type(scores).__name__}")
     if not scores:

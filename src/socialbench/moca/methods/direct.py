@@ -1,8 +1,5 @@
-"""Direct inference (MoCA appendix D.1): one call per instance, answered as a JSON object in JSON mode
-(keys required by the prompt, values free strings: an invalid value is possible and scored invalid,
-as in the paper). Each field is scored on its own; the answer-format policy (retries, extra keys, code
-fences) is params ``moca.answer``, the same as every MoCA method's, and the run's summary counts what
-it changed. An instance whose media cannot be shown is answered without a call (scored invalid)."""
+"""Direct inference (MoCA appendix D.1): one call per instance, answered in JSON mode (values free
+strings: an invalid value is scored invalid, as in the paper), read under params ``moca.answer``."""
 
 from __future__ import annotations
 
@@ -37,12 +34,8 @@ class DirectMethod(Method):
         return direct_settings(run, settings)
 
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
-        """One answering call,
-        or the media-error answer with no call; then the parsed answer. The answer-format policy is
-        ``self.settings["answer"]`` (params ``moca.answer``): an answer that fails as a whole (not one
-        JSON object, or extra keys under ``extra_keys: invalid``) is asked for again, the same request plus
-        the retry note (``retry.txt``, request id ``.../answer.retry<k>``), at most ``retries`` times
-        (default 0, the paper's single pass)."""
+        """One answering call (none for a media error), then the parsed answer; an answer that fails as a whole
+        is asked again with ``retry.txt`` (``.../answer.retry<k>``), at most ``retries`` times (default 0)."""
         options = answer_settings(self.settings)  # checked before the first call, not after it
         additions = self.check_settings(self.name, self.settings)["prompt_additions"]  # D.1's text, or with additions
         order = Order.of(self.settings)  # an order run's option order (params moca.robustness)

@@ -1,7 +1,5 @@
-"""Table 5: the ablation of CoDAR's steps (params ``moca.ablations`` with ``table: table5``), each
-variant's Atomic Avg., Dyad, Faith and Holis against full CoDAR with the same backbone, with the paired
-tests, the answer-format line and the 95% intervals. The paper's Table 5 has one backbone (params
-``moca.tables.ablation_backbone``); the other backbones' ablations are an extra table of the same form."""
+"""Table 5: the ablation of CoDAR's steps against full CoDAR with the same backbone, with paired tests,
+the answer-format line and 95% intervals; other backbones than the paper's get a table of the same form."""
 
 from __future__ import annotations
 

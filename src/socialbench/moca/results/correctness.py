@@ -43,11 +43,9 @@ def checked_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]
 
 
 def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
-    """One run's outcome rows (ids and scenarios checked by the tables stage) reduced to what Tables
-    2-7, their statistics, answers.csv and the stability table read of them: the correctness matrices
-    {scenario: (N_s, 5)} in FIELDS order and invalid, scenarios sorted, each scenario's instances in the
-    instances' order; the answer counts; the resolved answers' codes. A bad row is a DataError naming
-    ``source``."""
+    """One run's outcome rows reduced to what the tables read: the correctness matrices {scenario: (N_s,
+    5)} in FIELDS order and invalid, the answer counts and the resolved answers' codes. A bad row is a
+    DataError naming ``source``."""
     import numpy as np
 
     checked_rows(rows, source)

@@ -1,8 +1,5 @@
 """Everything the tables stage adds to the scores: the paper's Tables 2-7, their 95% intervals and
-paired tests, from the pipeline's own predictions. :class:`PaperTables` holds the rows, the intervals
-and the tests; Tables 5-7 are built from it in their own modules (``ablations``, ``scaling``,
-``completion``); ``MocaBenchmark.tables`` writes them all. Pure: numbers in, text out (the figures'
-data: socialbench.moca.results.paper_figures)."""
+paired tests, from the pipeline's own predictions (:class:`PaperTables`). Pure: numbers in, text out."""
 
 from __future__ import annotations
 

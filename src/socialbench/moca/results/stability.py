@@ -1,15 +1,7 @@
 """MoCA's answer-stability table (beyond the paper; params ``moca.robustness``;
-docs/decisions/answer-stability.md): per model and run that params ask again, Holis under each of
-the K option orders (order 0: the paper's draw, the run of Tables 2-4), the circular accuracy of each
-field and of Holis (right under every order), the agreement of the resolved answers and the gap
-between order 0 and circular Holis, with 95% bootstrap intervals, per scenario and over all of them.
-Its CSV is the long format (scenario, model, run, metric, value, interval, n; "all": every scenario),
-as the paper tables' long CSVs.
-
-Per-instance correctness comes from the scorer's own functions (``eval.outcomes``, written by the score
-stage), so a field counts here as it counts in Tables 2-4; an order's resolved answer is the record's four
-fields, mapped back from the slots it showed (None: no usable answer; ``eval.outcomes.resolved``). Both
-come from each run's summary of its outcomes (``results.correctness.RunSummary``: the answers as codes)."""
+docs/decisions/answer-stability.md): per run asked again, Holis under each of the K option orders, the
+circular accuracy (right under every order), the answers' agreement and the order-0 to circular gap,
+with 95% intervals. Correctness comes from the scorer's own outcome rows, as in Tables 2-4."""
 
 from __future__ import annotations
 

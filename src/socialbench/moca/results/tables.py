@@ -1,14 +1,6 @@
-"""Result tables per scenario, as the paper's Tables 2-4: rows are models grouped by category;
-columns Lab, Subj, Tgt, Mech, Dyad, Faith, Holis. Built in the shared table model
-(``socialbench.results.tables``) and rendered as Markdown, CSV and LaTeX (booktabs). Pure functions:
-they take scores and return strings (``socialbench.results.scores.collect_scores`` checks that a set of
-score files makes one coherent table).
-
-The paper's other tables and what they stand on, one module each: ``paper`` (everything the tables
-stage adds, from the pipeline's own predictions), ``ablations`` (Table 5), ``scaling`` (Table 6),
-``completion`` (Table 7), ``grids`` (their layout), ``correctness`` (per-instance data),
-``significance`` (paired tests), ``answers`` (answer format per run), ``settings`` (``moca.tables``).
-Decisions: docs/decisions/moca-tables.md."""
+"""Result tables per scenario, as the paper's Tables 2-4 (Lab, Subj, Tgt, Mech, Dyad, Faith, Holis by
+model category), in the shared table model, rendered as Markdown, CSV and LaTeX. Pure. The other
+tables have a module each; decisions: docs/decisions/moca-tables.md."""
 
 from __future__ import annotations
 
@@ -54,10 +46,8 @@ def build_rows(
 
 
 def n_note(n: int | None, rows, media_errors: dict[str, int] | None, row_n: dict[str, int] | None = None) -> str:
-    """The sentence under a table: N, and how many of the N instances had media that failed at
-    evaluation time (kept and scored invalid, never dropped); per row when the rows differ.
-    ``media_errors``: row name -> count (the score files' ``media_errors``); ``row_n``: row name -> the
-    N the row stands on, printed for a row whose N is not the table's."""
+    """The sentence under a table: N, and the instances whose media failed (kept, scored invalid), per row
+    when the rows differ (``row_n``: a row's own N)."""
     if n is None or media_errors is None:
         return ""
     other = [f"{name}: N = {row_n[name]}" for _, name, _ in rows if row_n and row_n.get(name, n) != n]
@@ -99,10 +89,8 @@ def scenario_table(
     changes: dict[str, list[tuple[float, bool] | None]] | None = None,
     row_n: dict[str, int] | None = None,
 ) -> Table:
-    """A scenario's table (the paper's Tables 2-4) in the shared model. ``changes``: row name -> per
-    column, the change printed beside the value and whether its paired test is significant (a star).
-    The best value of each column within a category is bold in Markdown and LaTeX
-    (``best_in_category``); the CSV keeps plain numbers. ``row_n``: as in ``n_note``."""
+    """A scenario's table (Tables 2-4); ``changes``: per row and column the change printed beside the value
+    and whether it is significant. The best value per category is bold (not in the CSV)."""
     cells = []
     best = best_in_category(rows)
     for cat, name, vals in rows:

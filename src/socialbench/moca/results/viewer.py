@@ -1,8 +1,5 @@
-"""What the trace viewer shows of a MoCA instance (pure: no I/O; the core viewer embeds the media and
-draws the page): the image or the sampled frames, the text and transcript, the tuple in the paper's
-order (Subject, Target, Mechanism, Label) gold against predicted, each field marked by the scorer's
-own rule (section 3.3: normalized exact match, a value outside the scenario's or the instance's
-options is wrong), the record's error, and what the answer was made with."""
+"""What the trace viewer shows of a MoCA instance (pure): the media, text and transcript, the tuple gold
+against predicted, each field marked by the scorer's own rule (section 3.3), the error and the format."""
 
 from __future__ import annotations
 

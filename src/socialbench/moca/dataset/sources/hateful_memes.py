@@ -1,10 +1,6 @@
-"""Hateful Memes (Kiela et al., 2020): memes whose text and image together are hateful or not,
-including "benign confounders" (the same image or text with the other modality swapped).
-
-Access needs a licence acceptance (Meta AI's dataset licence), so it is manual. The release holds
-``img/<id>.png`` and JSON-lines files ``train.jsonl``, ``dev_seen.jsonl``, ``dev_unseen.jsonl``,
-``test_seen.jsonl``, ``test_unseen.jsonl`` of ``{id, img, text, label}`` (no label in test files);
-the first release had only ``train``, ``dev`` and ``test`` (choose ``splits`` accordingly)."""
+"""Hateful Memes (Kiela et al., 2020): memes whose text and image together are hateful or not (manual:
+a licence acceptance). JSON-lines split files of ``{id, img, text, label}`` and ``img/<id>.png``; the
+first release had only ``train``, ``dev`` and ``test`` (choose ``splits`` accordingly)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Instagram captions: the paper adds "Instagram captions" to the image-text sources without naming a
-release. The default here is the Kaggle dataset "Instagram images with captions"
-(prithvijaunjale/instagram-images-with-captions): a Kaggle login is needed, so it is manual. Its
-``captions_csv.csv`` has the columns ``Sr No``, ``Image File`` (a path under the dataset folder,
-without a suffix in some copies) and ``Caption``, as its page describes them (not verified here:
-map other names in params, or point the source at another caption collection in the same shape)."""
+"""Instagram captions: the paper names no release; the default is the Kaggle dataset "Instagram images
+with captions" (manual: a login), its ``captions_csv.csv`` columns as its page describes them (not
+verified here: map other names in params)."""
 
 from __future__ import annotations
 

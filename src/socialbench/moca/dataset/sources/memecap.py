@@ -1,12 +1,6 @@
-"""MemeCap (Hwang and Shwartz, 2023): Reddit memes with their post title, literal image captions,
-meme captions (what the meme means) and visual metaphors.
-
-Annotations: ``data/memes-{trainval,test}.json`` of eujhwang/meme-cap, pinned to commit 30fd658
-(test.json is the copy in ../shared/data/memecap, hashed here; trainval is not pinned). Each file is a
-JSON array of ``{category, img_captions, meme_captions, title, url, img_fname, metaphors, post_id}``.
-The candidate's text is the post title (what the poster wrote beside the image); the literal image
-captions are its ``image_description`` (used by unimodal filtering); meme captions and metaphors are
-source labels. Images: one Google Drive archive (manual), or each post's ``url``."""
+"""MemeCap (Hwang and Shwartz, 2023): Reddit memes with their title, image captions, meme captions and
+metaphors (``data/memes-{trainval,test}.json`` of eujhwang/meme-cap, commit 30fd658). The text is the
+post title; the literal image captions are its ``image_description`` (for unimodal filtering)."""
 
 from __future__ import annotations
 

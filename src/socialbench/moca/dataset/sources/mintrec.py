@@ -1,11 +1,6 @@
-"""MIntRec (Zhang et al., 2022): utterances of the TV series Superstore with one of 20 intent labels,
-as video segments (MoCA's second video-text source).
-
-The official release (text splits and ``raw_data/`` clips) is only on Google Drive and BaiduYun:
-manual. The text splits are also public in JoeYing1019/SDIF-DA (``data/MIntRec/{train,dev,test}.tsv``,
-a third-party copy; pinned to commit ca974a6, whose train and dev files are the copies in
-../shared/data/mintrec and are hashed here; test is not pinned). Columns: ``season, episode, clip,
-text, label`` (tab-separated, no quoting). A clip is ``raw_data/<season>/<episode>/<clip>.mp4``."""
+"""MIntRec (Zhang et al., 2022): Superstore utterances with one of 20 intents, as video segments. The
+release is manual (Google Drive, BaiduYun); the text splits are also in JoeYing1019/SDIF-DA (commit
+ca974a6, a third-party copy). A clip is ``raw_data/<season>/<episode>/<clip>.mp4``."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""MMSD2.0 (Qin et al., 2023): tweets with an image, labelled sarcastic or not, with MMSD's spurious
-cues (hashtags, emojis) removed and unreasonable labels re-annotated.
-
-Text: ``data/text_json_final/{train,valid,test}.json`` of JoeYing1019/MMSD2.0 (the shared copy of
-valid.json comes from commit 1627811; its full hash was not available here, so the URL follows the
-``main`` branch and the pinned sha256 catches any change). Each file is a JSON array of
-``{image_id, text, label}``. Images: four Google Drive archives of the original MMSD (manual), one
-``<image_id>.jpg`` each, unpacked into ``dataset_image/``."""
+"""MMSD2.0 (Qin et al., 2023): tweets with an image, labelled sarcastic or not, with MMSD's spurious cues
+removed. Text: JoeYing1019/MMSD2.0's JSON arrays of ``{image_id, text, label}`` (the URL follows
+``main``; the pinned sha256 catches a change); images: the original MMSD's archives (manual)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""MultiMET (Zhang et al., 2021): 10,437 text-image pairs annotated with metaphor occurrence, source
-and target domains, sentiment and author intent.
-
-The paper says the dataset is released for research; no public direct download link could be
-verified here (no network), so it is manual: export its annotations to ``<root>/multimet.csv`` (one
-row per pair: id, text, image path relative to <root>) with the images below <root>. Every other
-column (metaphor occurrence, sentiment, intent, ...) is kept as a source label."""
+"""MultiMET (Zhang et al., 2021): text-image pairs annotated with metaphors, sentiment and intent. No
+public download link could be verified, so it is manual (``SOURCE.manual``)."""
 
 from __future__ import annotations
 

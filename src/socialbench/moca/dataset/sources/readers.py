@@ -1,14 +1,6 @@
-"""Reading raw source files so that every problem names the file, the record and the field.
-
-Pure parsing (``decode``, ``json_records``, ``table_rows``) takes bytes or text and the name to show;
-``read_bytes`` is the only I/O. Three kinds of bad input get a one-line :class:`DataError`:
-
-* bytes that are not text in the declared encoding (``unknown encodings``): the byte, its offset and
-  its line, and how to declare another encoding;
-* JSON that is truncated or malformed: which top-level record it stops in (its key or position, and
-  the last complete record), with the parser's line and column;
-* tables with missing columns or rows with the wrong number of fields: the header or the line.
-"""
+"""Reading raw source files so that every problem names the file, the record and the field: bytes not
+in the declared encoding, truncated or malformed JSON (which record it stops in), tables with missing
+columns or bad rows each get a one-line :class:`DataError`. ``read_bytes`` is the only I/O."""
 
 from __future__ import annotations
 

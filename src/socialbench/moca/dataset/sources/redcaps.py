@@ -1,11 +1,6 @@
-"""RedCaps (Desai et al., 2021): 12M image-text pairs from Reddit posts (the caption is the post title).
-
-Annotations: ``redcaps_v1.0_annotations.zip`` on Dropbox, linked from redcaps.xyz (not pinned: no
-hash of it was available here). Unpacked under ``release/``: ``annotations/<subreddit>_<year>.json``,
-each ``{info, annotations: [{image_id, author, url, raw_caption, caption, subreddit, score,
-created_utc, permalink}]}``. The whole release is large: ``include`` (file-name globs, e.g.
-``[memes_*.json]``) limits which subreddit files are read. Images: downloaded from each ``url`` with
-the official ``redcaps download-imgs`` tool into ``images/<subreddit>/<image_id>.jpg`` (manual)."""
+"""RedCaps (Desai et al., 2021): image-text pairs from Reddit posts (the caption is the title). The
+annotations archive is not pinned; ``include`` (file-name globs) limits which subreddit files are read;
+images come from the official ``redcaps download-imgs`` tool (manual)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Supplementary collected data (section 4.1: "meme-text pairs and online debates"): material the
-benchmark's builders collect themselves, in one CSV at ``<root>/supplementary.csv`` with columns
-``id, modality (image_text | video_text), text, media`` (a path under <root> or an http(s) URL);
-other columns (e.g. the page it came from, the debate topic) are kept as source labels."""
+"""Supplementary collected data (section 4.1: "meme-text pairs and online debates"), in one CSV at
+``<root>/supplementary.csv``; extra columns are kept as source labels."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Sources read from a CSV table the user puts under the source root: one row per candidate, with an
-id, a text and a media file column (names mapped through ``columns`` in params); every other column
-is kept as a source label. MultiMET, Instagram captions and the supplementary collected data use it:
-their releases are not public direct downloads, and their column names vary by copy."""
+"""Sources read from a CSV table under the source root (MultiMET, Instagram, supplementary): their
+releases are no public downloads and their column names vary, so ``columns`` maps them."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The MoCA taxonomy and a loader for replacements given with --taxonomy.
-
-The built-in taxonomy is two data files, each the one home of what it holds: ``moca.yaml`` names the
-output space (scenarios, their labels and mechanisms in order, each scenario's question, domains and
-cultures) and ``moca_rules.yaml`` gives every option its decision criterion, its boundary rule and
-whether the paper names it (appendix D.1: "Every option is supplied with its decision criterion and
-boundary rule"). :func:`load_taxonomy` joins them and refuses an option that one file has and the
-other lacks."""
+"""The MoCA taxonomy and a loader for replacements given with --taxonomy: ``moca.yaml`` names the output
+space, ``moca_rules.yaml`` gives every option its criterion and boundary rule (D.1: "Every option is
+supplied with its decision criterion and boundary rule"); :func:`load_taxonomy` joins them."""
 
 from __future__ import annotations
 
@@ -27,10 +22,8 @@ RULES_FILE = "moca_rules.yaml"
 
 @dataclass(frozen=True)
 class Option:
-    """One mechanism or label of a scenario. ``source``: ``paper`` when the paper names the option for
-    this scenario, ``completion`` when it was added to complete the lost Table 9 (docs/decisions/moca-taxonomy.md).
-    ``criterion`` says when to choose it, ``boundary`` how to tell it from its neighbours;
-    ``rule_source`` says where those two texts come from (``written here`` for moca_rules.yaml)."""
+    """One mechanism or label of a scenario. ``source``: ``paper`` or ``completion`` (added to complete the
+    lost Table 9, docs/decisions/moca-taxonomy.md); ``criterion``, ``boundary`` and where they come from."""
 
     name: str
     criterion: str
@@ -211,10 +204,8 @@ def _rule_text(rule: dict[str, Any], key: str, path: str, where: str) -> str:
 
 
 def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
-    """``tax`` with every option's criterion, boundary rule and source taken from a rules file
-    (moca_rules.yaml's layout: ``scenarios: {s: {mechanisms: {name: {criterion, boundary, source,
-    named_in_paper}}, labels: {...}}}``). Every option needs exactly one rule and every rule an
-    option; an option that already has a criterion or boundary is refused, so each text has one home."""
+    """``tax`` with each option's criterion, boundary and source from a rules file (moca_rules.yaml's
+    layout). Every option needs exactly one rule and every rule an option; each text has one home."""
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), dict):
         raise DataError(
             path,
