@@ -108,8 +108,7 @@ class MocaBenchmark(Benchmark):
 
     # ---- answers ------------------------------------------------------------------------------
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
-        """``method_options.<method>`` plus ``answer`` (params ``moca.answer``, read by every MoCA method) and
-        the blocks the method reads (CoDAR: ``retrieval``)."""
+        """``method_options.<method>`` plus ``moca.answer`` and the blocks the method reads (CoDAR: ``retrieval``)."""
         from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
         settings = {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
@@ -281,8 +280,7 @@ class MocaBenchmark(Benchmark):
         lines: Sequence[int] | None = None,
         instances_source: str = "instances",
     ) -> list[dict[str, Any]]:
-        """Per instance, the correctness of each field, invalid, the resolved answer and its format flags
-        (``moca.eval.outcomes``)."""
+        """Per instance, each field's correctness, invalid, the resolved answer and its format flags."""
         from socialbench.moca.eval.outcomes import outcome_rows
 
         labels, mechanisms = self.taxonomy.as_sets()
@@ -291,8 +289,7 @@ class MocaBenchmark(Benchmark):
         )
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
-        """Per scenario, the correctness matrix and answer counts; per instance, the resolved answer's
-        code (``moca.results.correctness.RunSummary``)."""
+        """Per scenario the correctness matrix and answer counts; per instance the resolved answer's code."""
         from socialbench.moca.results.correctness import run_summary
 
         return run_summary(rows, source)
@@ -373,8 +370,7 @@ class MocaBenchmark(Benchmark):
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
     ) -> dict[str, str | bytes]:
-        """stability.md/.csv/.tex: answer stability under option order (params ``moca.robustness``;
-        ``moca.results.stability``), from the order runs' summaries (``run_summary``)."""
+        """stability.md/.csv/.tex: answer stability under option order, from the order runs' summaries."""
         from socialbench.moca.results.stability import stability_files
 
         return dict(stability_files(instances, summaries, params, self.taxonomy))

@@ -156,12 +156,7 @@ def _moca_section(params: Path | None) -> dict:
 
 
 def _source_options(
-    name: str,
-    params: Path | None,
-    mode: str | None,
-    mirror: Path | None,
-    media: bool | None,
-    splits: list[str] | None,
+    name: str, params: Path | None, mode: str | None, mirror: Path | None, media: bool | None, splits: list[str] | None
 ):
     from socialbench.moca.dataset.sources import SourceOptions, get_source
 

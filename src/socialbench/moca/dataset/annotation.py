@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.sheets import distinct_sheets
-from socialbench.moca.dataset.sources.readers import decode, read_bytes, table_rows
+from socialbench.moca.dataset.sources.readers import read_text, table_rows
 from socialbench.moca.schema.instances import all_problems
 from socialbench.moca.schema.normalize import normalize
 from socialbench.moca.schema.taxonomy import Taxonomy
@@ -126,10 +127,9 @@ def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def read_sheet(path: str | Path, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
-    """(line, row) of a CSV sheet; missing columns, rows of the wrong width or bytes that are not
-    UTF-8 are a DataError naming the file and the line."""
+    """(line, row) of a CSV sheet; a bad column, row or encoding is a DataError naming file and line."""
     shown = str(path)
-    _, rows = table_rows(decode(read_bytes(path), shown), shown, required)
+    _, rows = table_rows(read_text(path), shown, required)
     return [(line, {k: (v or "").strip() for k, v in row.items()}) for line, row in rows]
 
 
@@ -218,8 +218,7 @@ def compare(a: Version, b: Version) -> list[str]:
 
 
 def invalid_choices(v: Version, tax: Taxonomy) -> list[str]:
-    """What in a version is outside the codebook: scenario, domain, culture, or a mechanism / label
-    that is not one of its scenario's."""
+    """What in a version is outside the codebook (scenario, domain, culture, mechanism, label)."""
     out = []
     scen = _n(v.get("scenario"))
     if scen not in tax.scenarios:
@@ -331,8 +330,7 @@ def _canonical(value: str, names: Sequence[str]) -> str:
 
 
 def to_instance(rec: Mapping[str, Any], v: Version, tax: Taxonomy) -> dict[str, Any]:
-    """A validated tuple and its candidate as a benchmark instance (the instance schema's fields).
-    Option strings are kept as written; the gold subject/target are the options' own spelling."""
+    """A validated tuple and its candidate as a benchmark instance (options kept as written)."""
     scen = _n(v.get("scenario"))
     subj_opts, tgt_opts = options(v.get("subject_options")), options(v.get("target_options"))
     transcript = None
@@ -381,8 +379,8 @@ def _known(cid: str, pool_ids: set[str], path: str, line: int) -> None:
 
 
 def read_annotations(paths: Sequence[str | Path], pool_ids: set[str], into: Returned) -> None:
-    """Each returned annotator sheet's versions into ``into``; errors name the sheet, the line where the
-    row starts and the column. One sheet given twice is refused (``core.sheets.distinct_sheets``)."""
+    """Each returned annotator sheet's versions into ``into``; errors name the sheet, the row's line and
+    the column. One sheet given twice is refused."""
     distinct_sheets(("--annotations", p) for p in paths)
     for path in paths:
         for line, row in read_sheet(path, ("id", "annotator") + ANNOTATION_FIELDS):
@@ -490,14 +488,8 @@ def review_sheets(
         primary = returned.annotations[cid][0]
         annotators = {v.who for v in returned.annotations[cid]}
         k = reviewers.index(order[cid][0])
-        choice = next(
-            (
-                reviewers[(k + t) % len(reviewers)]
-                for t in range(len(reviewers))
-                if reviewers[(k + t) % len(reviewers)] not in annotators
-            ),
-            None,
-        )
+        rotation = [reviewers[(k + t) % len(reviewers)] for t in range(len(reviewers))]
+        choice = next((r for r in rotation if r not in annotators), None)
         if choice is None:
             raise DataError(
                 primary.source, "every reviewer annotated this candidate: name another reviewer", record=cid
@@ -552,16 +544,8 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
     instances, report = [], []
 
     def drop(rec: Mapping[str, Any], reason: str, detail: str, **extra: Any) -> None:
-        report.append(
-            {
-                "id": rec["id"],
-                "source": rec["source"],
-                "stage": "annotation",
-                "reason": reason,
-                "detail": detail,
-                **extra,
-            }
-        )
+        entry = {"id": rec["id"], "source": rec["source"], "stage": "annotation", "reason": reason, "detail": detail}
+        report.append({**entry, **extra})
 
     for rec in sorted(pool, key=lambda r: r["id"]):
         cid = rec["id"]
@@ -615,19 +599,6 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
             for cid, vs in versions.items()
         }
     )
-    summary.update(
-        {
-            "pool": len(pool),
-            "instances": len(instances),
-            "disputed": len(disputes),
-            "dropped_by_reason": _count(r["reason"] for r in report),
-        }
-    )
+    dropped = dict(sorted(Counter(r["reason"] for r in report).items()))
+    summary.update(pool=len(pool), instances=len(instances), disputed=len(disputes), dropped_by_reason=dropped)
     return BuildResult(instances, report, summary)
-
-
-def _count(items: Any) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for x in items:
-        out[x] = out.get(x, 0) + 1
-    return dict(sorted(out.items()))

@@ -146,8 +146,7 @@ def is_video_slot(index: int, n_video: int, n: int) -> bool:
 def make_record(
     split: str, index: int, cfg: DemoConfig, tax: Taxonomy, plan: list[str] | None = None
 ) -> dict[str, Any]:
-    """The annotation record of one demo instance (pure: no files written). ``plan``: the test
-    split's scenarios (:func:`scenario_plan`), when params give the scenario counts."""
+    """The annotation record of one demo instance (pure); ``plan``: the test split's scenarios, if given."""
     rng = random.Random(f"{cfg.seed}:{split}:{index}")
     scenarios = list(tax.scenarios)
     test = split == "test"
@@ -212,8 +211,7 @@ def draw_image(rec: dict[str, Any], size: int) -> bytes:
 
 
 def video_frames(rec: dict[str, Any], cfg: DemoConfig) -> bytes:
-    """Raw RGB24 frames of a clip: a figure moving across the scene; the bottom band encodes the
-    frame index (:mod:`socialbench.media.synth`)."""
+    """Raw RGB24 frames of a clip: a figure moving across the scene, the frame index in the bottom band."""
     w, h = cfg.video_size
     n = max(1, int(round(cfg.video_seconds * cfg.video_fps)))
     base = SCENARIO_COLOURS[rec["scenario"]]

@@ -140,8 +140,7 @@ def _placeholder_pattern(placeholders: Sequence[str]) -> re.Pattern[str] | None:
 
 
 def clean_text(text: str, placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS) -> Cleaned:
-    """The text with its artifacts removed, the edits made, and (when it ends up empty) which step
-    emptied it. Emojis and hashtags are never touched."""
+    """The text with its artifacts removed, the edits made, and which step emptied it (emojis, hashtags kept)."""
     import ftfy
 
     edits: list[str] = []
@@ -423,8 +422,7 @@ def removal(rec: Mapping[str, Any], stage: str, reason: str, detail: str, **extr
 def preprocess(
     records: Sequence[Mapping[str, Any]], params: PreprocessParams, *, inspect: Any = check_media
 ) -> FilterResult:
-    """Run the steps of the module docstring over the pool (in pool order). ``inspect`` decodes a
-    record's media (tests pass a double to avoid media files)."""
+    """Run the module docstring's steps over the pool in order (``inspect``: tests pass a double)."""
     result = FilterResult()
     survivors: list[dict[str, Any]] = []
     for rec in records:

@@ -174,8 +174,7 @@ def unimodal_problem(rec: Mapping[str, Any], p: UnimodalParams) -> tuple[str, st
 
 
 def unimodal_filter(records: Sequence[Mapping[str, Any]], params: UnimodalParams) -> FilterResult:
-    """Kept records (in input order, flagged ``visual_unchecked`` when their media were not decoded)
-    and removed ones with their reason."""
+    """Kept records (in order, flagged ``visual_unchecked`` where undecoded) and removed ones with reasons."""
     result = FilterResult()
     for rec in records:
         problem = unimodal_problem(rec, params)

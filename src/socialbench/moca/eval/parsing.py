@@ -23,6 +23,13 @@ def unfence(text: str) -> str | None:
     return m.group("body") if m else None
 
 
+def fence_hint(text: str, code_fence: str) -> str:
+    """What an unparsable answer's error adds when a code fence is what kept it from parsing."""
+    if code_fence == "strict" and unfence(text) is not None:
+        return " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)"
+    return ""
+
+
 @dataclass(frozen=True)
 class ParsedAnswer:
     """An answer read field by field. ``record_error``: the answer as a whole is unusable (a format failure
@@ -56,7 +63,7 @@ def read_answer(
         raise ValueError(f"extra_keys must be one of {EXTRA_KEYS}, got {extra_keys!r}")
     fields: dict[str, str | None] = {k: None for k in ANSWER_KEYS}
     if raw is None:
-        return ParsedAnswer(fields, {k: "no response" for k in ANSWER_KEYS}, "no response")
+        return ParsedAnswer(fields, dict.fromkeys(ANSWER_KEYS, "no response"), "no response")
     text = raw.strip()
     fence_removed = False
     if code_fence == "tolerate":
@@ -66,24 +73,17 @@ def read_answer(
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = (
-            " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)"
-            if (code_fence == "strict" and unfence(text) is not None)
-            else ""
-        )
-        return ParsedAnswer(
-            fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: {exc.msg} at char {exc.pos}{hint}"
-        )
+        problem = f"unparsable: {exc.msg} at char {exc.pos}{fence_hint(text, code_fence)}"
+        return ParsedAnswer(fields, dict.fromkeys(ANSWER_KEYS, "unparsable"), problem)
     if not isinstance(obj, dict):
-        return ParsedAnswer(
-            fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: JSON {type(obj).__name__}, not an object"
-        )
+        problem = f"unparsable: JSON {type(obj).__name__}, not an object"
+        return ParsedAnswer(fields, dict.fromkeys(ANSWER_KEYS, "unparsable"), problem)
     extra = tuple(sorted(set(obj) - set(ANSWER_KEYS) - set(unscored)))
     values = {k: obj[k] for k in ANSWER_KEYS if k in obj}
     kept = {k: obj[k] for k in unscored if k in obj}
     if extra and extra_keys == "invalid":
         problem = f"unexpected keys {list(extra)} (params moca.answer.extra_keys: invalid)"
-        return ParsedAnswer(fields, {k: problem for k in ANSWER_KEYS}, problem, fence_removed, extra, values, kept)
+        return ParsedAnswer(fields, dict.fromkeys(ANSWER_KEYS, problem), problem, fence_removed, extra, values, kept)
     errors: dict[str, str] = {}
     allowed = {"mechanism": scenario_mechanisms, "label": scenario_labels}
     for key in ANSWER_KEYS:

@@ -57,8 +57,7 @@ def rotated(items: list[Any], k: int) -> list[Any]:
 
 @dataclass(frozen=True)
 class Order:
-    """The option order a run shows (an order run of params ``moca.robustness``): ``index`` 0 is the
-    paper's; ``lists``: the mechanism and label lists are rotated too (not in the paper)."""
+    """The option order of an order run (``moca.robustness``): index 0 is the paper's; ``lists`` rotates those too."""
 
     index: int = 0
     lists: bool = False
@@ -170,8 +169,7 @@ def options_block(options, with_boundary: bool = True) -> str:
 def answer_choices(
     instance: dict[str, Any], tax: Taxonomy, maps: dict[str, dict[str, str]], order: Order = Order()
 ) -> dict[str, Any]:
-    """The structured view of a MoCA answer (``Request.task``) for backends that read no prose, options
-    in the order the prompt lists them."""
+    """The structured view of an answer (``Request.task``) for backends that read no prose."""
     scenario = instance["scenario"]
 
     def named(options) -> list[dict[str, str]]:
@@ -295,10 +293,7 @@ def build_direct_request(
         decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=True, json_keys=keys)
     request = Request(
         request_id=f"{instance['id']}/{method}/answer",
-        messages=(
-            Message("system", (system,)),
-            Message("user", tuple([*images, user_text])),
-        ),
+        messages=(Message("system", (system,)), Message("user", tuple([*images, user_text]))),
         task={"benchmark": "moca", "method": method, "stage": "answer", **answer_choices(instance, tax, maps, order)},
         decoding=decoding,
         shown={"slots": maps},

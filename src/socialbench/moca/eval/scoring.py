@@ -67,14 +67,12 @@ def is_invalid(pred: dict[str, Any] | None, valid: dict[str, set[str]]) -> bool:
 
 
 def media_failed(gold: dict[str, Any], pred: dict[str, Any] | None) -> bool:
-    """Whether the instance's media failed at evaluation time: marked on the instance by the media
-    stage or on the prediction by the method (an image unreadable when the request was built)."""
+    """Whether the instance's media failed at evaluation time (marked by the media stage or the method)."""
     return bool(gold.get("media_error") or (pred is not None and pred.get("media_error")))
 
 
 def score_scenario(rows: list[tuple[dict[str, bool], bool]], media_errors: int = 0) -> dict[str, Any]:
-    """rows: (c_{i,k} by field, invalid) for each of the N_s instances of one scenario;
-    ``media_errors``: how many of them had media that failed at evaluation time."""
+    """One scenario's metrics from (c_{i,k} by field, invalid) of its N_s instances and its media errors."""
     n = len(rows)
     sums = {k: sum(c[k] for c, _ in rows) for k in FIELDS}
     dyad = sum(c["subject"] and c["target"] for c, _ in rows)
@@ -82,10 +80,7 @@ def score_scenario(rows: list[tuple[dict[str, bool], bool]], media_errors: int =
     holis = sum(all(c[k] for k in FIELDS) for c, _ in rows)
     invalid = sum(inv for _, inv in rows)
     return {
-        "label": percent(sums["label"], n),
-        "subject": percent(sums["subject"], n),
-        "target": percent(sums["target"], n),
-        "mechanism": percent(sums["mechanism"], n),
+        **{k: percent(sums[k], n) for k in FIELDS},
         "dyad": percent(dyad, n),
         "faith": percent(faith_num, sums["label"]),
         "holis": percent(holis, n),
@@ -152,9 +147,7 @@ def score(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> dict[str, dict[str, Any]]:
-    """{scenario: metrics} over all instances; predictions are matched by ``id`` (checked by
-    ``check_predictions``; ``source``, ``lines`` and ``instances_source`` only name the files and
-    lines in its errors)."""
+    """{scenario: metrics} over all instances, predictions matched by ``id`` (:func:`matched`)."""
     rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
     media: dict[str, int] = {}
     for gold, pred, matches, invalid in matched(
@@ -175,9 +168,9 @@ def matched(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, bool], bool]]:
-    """Per instance, in the instances' order: (gold, its record or None, c_{i,k} of each field, invalid),
-    the predictions checked by ``check_predictions`` (what :func:`score` aggregates and the outcomes
-    files hold). A record with an error is no answer: every field incorrect, invalid."""
+    """Per instance, in order: (gold, its record or None, c_{i,k} of each field, invalid), the predictions
+    checked by ``check_predictions`` (``source``, ``lines``, ``instances_source`` name them in errors). A
+    record with an error is no answer: every field incorrect, invalid."""
     by_id = check_predictions(instances, predictions, source, lines, instances_source)
     out = []
     for gold in instances:
@@ -190,8 +183,7 @@ def matched(
 
 
 def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
-    """A score file's content as ``score`` writes it ({scenario: {metrics, n, media_errors}}), checked;
-    a ``DataError`` names the scenario and field at fault."""
+    """A score file's content as ``score`` writes it, checked; a ``DataError`` names scenario and field."""
     if not isinstance(scores, dict):
         raise DataError(source, f"must be a JSON object {{scenario: metrics}}, got {type(scores).__name__}")
     if not scores:

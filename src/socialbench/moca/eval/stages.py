@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from socialbench.moca.eval.parsing import unfence
+from socialbench.moca.eval.parsing import fence_hint, unfence
 from socialbench.moca.eval.retrieval import ROUTES
 from socialbench.moca.schema.methods import CODAR, Variant
 
@@ -57,8 +57,7 @@ def normalize_route(value: Any) -> str | None:
 
 
 def _query(obj: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The social query (routes normalized; an unknown or missing route is model_prior) and the
-    entities whose route fell back."""
+    """The social query, unknown or missing routes as model_prior, and the entities that fell back."""
     entities, questions = obj["entities"], obj["questions"]
     if not isinstance(entities, list):
         raise StageOutputError(f"entities: expected a list, got {type(entities).__name__}")
@@ -112,12 +111,7 @@ def read_stage(
     try:
         obj = json.loads(body)
     except json.JSONDecodeError as exc:
-        fenced = (
-            " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)"
-            if (code_fence == "strict" and unfence(body) is not None)
-            else ""
-        )
-        raise StageOutputError(f"not JSON ({exc.msg} at char {exc.pos}){fenced}") from None
+        raise StageOutputError(f"not JSON ({exc.msg} at char {exc.pos}){fence_hint(body, code_fence)}") from None
     if not isinstance(obj, dict):
         raise StageOutputError(f"a JSON {type(obj).__name__}, not an object")
     keys = variant.keys(stage)

@@ -37,13 +37,7 @@ from socialbench.moca.eval.prompts import (
     visual_description,
     visual_parts,
 )
-from socialbench.moca.eval.retrieval import (
-    Retrieval,
-    RetrievalError,
-    make_retriever,
-    retrieve,
-    unread_query,
-)
+from socialbench.moca.eval.retrieval import Retrieval, RetrievalError, make_retriever, retrieve, unread_query
 from socialbench.moca.eval.stages import (
     ACCEPTED,
     ANSWER_ORDER,
@@ -81,8 +75,7 @@ def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: boo
 
 # ---- the method -------------------------------------------------------------------------------------
 class CodarMethod(Method):
-    """The chain. An ablation run reads its own templates from ``templates/codar/<ablation>/``, the rest
-    from ``templates/codar/``."""
+    """The chain; an ablation run reads its own templates first (``templates/codar/<ablation>/``)."""
 
     templates: ClassVar[tuple[str, ...]] = CODAR.templates()
     reads: ClassVar[frozenset[str]] = frozenset({"retrieval"})  # Step 2's retriever (params moca.retrieval)
@@ -480,17 +473,10 @@ class Chain:
         if self.attempt > 1 and stage == "checker":
             # the retry changed the answer only if the final one differs from the tuple kept then
             self.retry_baselines.append(self.resolve()[0])
-        if notes.get("fence_removed"):
-            self.repairs.add("code_fence")
-        if notes.get("ignored_keys"):
-            entry["ignored_keys"] = notes["ignored_keys"]
-            self.ignored_keys.update(f"{stage}.{k}" for k in notes["ignored_keys"])
+        self.taken(stage, parsed, ex, entry, notes.get("fence_removed"), notes.get("ignored_keys"))
         if notes.get("unknown_routes"):
             entry["unknown_routes"] = notes["unknown_routes"]
             self.trace["unknown_routes"] += [{"pass": self.pass_no, **e} for e in notes["unknown_routes"]]
-        self.attempt, self.retry_reason = 1, None
-        self.outputs[stage], self.exchanges[stage] = parsed, ex
-        self.todo.pop(0)
         if stage == "query":
             if isinstance(parsed, str):
                 self.retrieved = unread_query(self.m.retriever)
@@ -509,6 +495,17 @@ class Chain:
             self.last_check = parsed
             return out
         return None
+
+    def taken(self, stage: str, output: Any, ex: Exchange, entry: dict[str, Any], fence_removed, ignored) -> None:
+        """Book an answer the chain goes on with (a fence removed, keys dropped) and move to the next stage."""
+        if fence_removed:
+            self.repairs.add("code_fence")
+        if ignored:
+            entry["ignored_keys"] = list(ignored)
+            self.ignored_keys.update(f"{stage}.{k}" for k in ignored)
+        self.attempt, self.retry_reason = 1, None
+        self.outputs[stage], self.exchanges[stage] = output, ex
+        self.todo.pop(0)
 
     def unparsable(self, stage: str, reason: str, ex: Exchange) -> Final:
         tried = self.attempt - 1
@@ -551,15 +548,8 @@ class Chain:
                 self.retry_baselines.append(self.resolve()[0])
             else:
                 self.repairs.add("retry")
-        if a.fence_removed:
-            self.repairs.add("code_fence")
-        if a.extra_keys:
-            entry["ignored_keys"] = list(a.extra_keys)
-            self.ignored_keys.update(f"decoder.{k}" for k in a.extra_keys)
-        self.attempt, self.retry_reason = 1, None
+        self.taken("decoder", entry["output"], ex, entry, a.fence_removed, a.extra_keys)
         self.answer = a
-        self.outputs["decoder"], self.exchanges["decoder"] = entry["output"], ex
-        self.todo.pop(0)
         fields, problems = self.resolve()
         if problems and self.v.checks and self.m.invalid_tuple == "rule":
             self.rejected_tuples.append(fields)

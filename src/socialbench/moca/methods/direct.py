@@ -30,7 +30,6 @@ class DirectMethod(Method):
 
     @classmethod
     def check_settings(cls, run: str, settings: dict[str, Any]) -> dict[str, Any]:
-        """:func:`~socialbench.moca.schema.methods.direct_settings` (prompt additions, the answer policy)."""
         return direct_settings(run, settings)
 
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
@@ -39,16 +38,17 @@ class DirectMethod(Method):
         options = answer_settings(self.settings)  # checked before the first call, not after it
         additions = self.check_settings(self.name, self.settings)["prompt_additions"]  # D.1's text, or with additions
         order = Order.of(self.settings)  # an order run's option order (params moca.robustness)
+        tax = self.benchmark.taxonomy
 
         def request(note: str | None = None) -> Request:
             templates = (self.template("system.txt"), self.template("user.txt"))
             req, _ = build_direct_request(
                 instance,
-                self.benchmark.taxonomy,
+                tax,
                 self.spec,
                 self.seed,
                 templates,
-                method=order.asked_as(self.name, instance, self.benchmark.taxonomy),
+                method=order.asked_as(self.name, instance, tax),
                 constrained=self.constrained,
                 order=order,
                 additions=additions,
@@ -64,9 +64,7 @@ class DirectMethod(Method):
             try:
                 return [request()]
             except MediaUnavailable as exc:
-                return media_error_answer(
-                    instance, exc.message, self.seed, order.index, order.record(instance, self.benchmark.taxonomy)
-                )
+                return media_error_answer(instance, exc.message, self.seed, order.index, order.record(instance, tax))
         (ex,) = rounds[-1]
         final = final_answer(instance, ex, self)
         retries = len(rounds) - 1

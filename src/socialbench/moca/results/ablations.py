@@ -52,12 +52,7 @@ def table5_other_backbones(paper: PaperTables) -> tuple[Table, Table]:
 
 
 def ablation_grids(
-    paper: PaperTables,
-    backbones: list[str],
-    name: str,
-    title: str,
-    no_rows: str | None = None,
-    lead: str | None = None,
+    paper: PaperTables, backbones: list[str], name: str, title: str, no_rows: str | None = None, lead: str | None = None
 ) -> tuple[Table, Table]:
     """The ablation grid of ``backbones`` (each variant against full CoDAR on the same backbone) and
     its intervals; ``name`` the file stem, ``title`` the heading; ``no_rows``: the note without backbones

@@ -12,8 +12,7 @@ ANSWER_COUNTS = ("n", "invalid", *FORMAT_FLAGS)
 
 
 def answer_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """{scenario: counts} of one run from its outcome rows: N, the instances scored invalid, and the sums
-    of ``outcomes.FORMAT_FLAGS``."""
+    """{scenario: counts} of one run's outcome rows: N, invalid, and the ``FORMAT_FLAGS`` sums."""
     out: dict[str, dict[str, int]] = {}
     for row in rows:
         c = out.setdefault(row["group"], dict.fromkeys(ANSWER_COUNTS, 0))

@@ -60,8 +60,7 @@ def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
 def correctness_cells(
     summaries: dict[tuple[str, str], RunSummary], scores: dict[tuple[str, str], dict[str, Any]]
 ) -> dict[tuple[str, str, str], Any]:
-    """{(model, method, scenario): correctness matrix} for every pair of ``scores``; a pair without a
-    summary (no outcomes given) is a DataError naming it."""
+    """{(model, method, scenario): correctness matrix}; a pair without a summary is a DataError."""
     out = {}
     for model, method in sorted(scores):
         if (model, method) not in summaries:

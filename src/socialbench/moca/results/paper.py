@@ -225,8 +225,7 @@ class PaperTables:
 
     # -- Tables 2-4 --
     def changes(self, scenario: str) -> dict[str, list[tuple[float, bool] | None]]:
-        """Row name -> per column, the row's change over its backbone and whether the paired test is
-        significant after Holm's correction (printed +3.12*)."""
+        """Row name -> per column, the change over the backbone and whether its test is significant (+3.12*)."""
         out = {}
         for m, meth in self.backbone_pairs():
             if scenario not in self.scores[(m, meth)]:
@@ -239,8 +238,7 @@ class PaperTables:
         return out
 
     def scenario_notes(self, scenario: str) -> list[Text]:
-        """Lines under a scenario table (its Markdown's own paragraph): the human row, the changes and their
-        tests, the intervals."""
+        """Lines under a scenario table: the human row, the changes and their tests, the intervals."""
         lines = []
         if self.settings.human is None:
             lines.append(

@@ -90,23 +90,8 @@ def paired_comparisons(
                 p = paired_bootstrap_test(
                     ca, cb, metric, defs=STATS, n_resamples=settings.resamples, seed=seed, level=LEVEL
                 ).pvalue
-        out.append(
-            Comparison(
-                table,
-                scenario,
-                a,
-                b,
-                metric,
-                delta,
-                low,
-                high,
-                PAIRED_TESTS[metric],
-                a_only,
-                b_only,
-                p,
-                settings.resamples,
-            )
-        )
+        test, n = PAIRED_TESTS[metric], settings.resamples
+        out.append(Comparison(table, scenario, a, b, metric, delta, low, high, test, a_only, b_only, p, n))
     return out
 
 

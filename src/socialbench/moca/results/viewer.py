@@ -18,8 +18,7 @@ def frame_caption(f: dict[str, Any]) -> str:
 
 
 def media_items(inst: dict[str, Any]) -> list[dict[str, Any]]:
-    """Video-text: the sampled frames the model saw (or the clip, unembedded, before sampling);
-    image-text: its images."""
+    """The sampled frames the model saw (or the clip, before sampling), or the images."""
     if inst["modality"] == "video_text":
         frames = inst.get("frames") or []
         if frames:
@@ -80,12 +79,7 @@ def row(inst: dict[str, Any], pred: dict[str, Any] | None, labels: list[str], me
     if pred is not None and pred.get("finish_reason") == "length":
         badges.append(["truncated", "bad"])
     texts = [["text", inst["text"]]] + ([["transcript", inst["transcript"]]] if inst.get("transcript") else [])
-    meta = [
-        ["modality", inst["modality"]],
-        ["domain", inst["domain"]],
-        ["culture", inst["culture"]],
-        ["source", inst["source"]],
-    ]
+    meta = [[k, inst[k]] for k in ("modality", "domain", "culture", "source")]
     if pred is not None:
         meta.append(["finish reason", pred.get("finish_reason")])
     order = (pred or {}).get("order")

@@ -315,8 +315,7 @@ ORDER_KEYS = frozenset({"order", "reorder_lists"})
 
 
 def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
-    """The variant run ``name`` executes: every stage, or its setting ``stages`` (an ablation's), and
-    with ``context_uncertainty`` the Context Synthesizer's fourth field."""
+    """The variant run ``name`` executes (setting ``stages``; ``context_uncertainty``: four context fields)."""
     uncertainty = settings.get("context_uncertainty", CODAR_DEFAULTS["context_uncertainty"])
     if not isinstance(uncertainty, bool):
         kind, entry = settings_sources(str(RunName.parse(name).run))[0]
@@ -435,8 +434,7 @@ CODAR_PLACEHOLDERS = frozenset(
 
 # ---- by method ---------------------------------------------------------------------------------------
 def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings of a direct run (``direct``, ``direct_constrained``), checked: ``prompt_additions``
-    (default none: D.1 verbatim) and ``moca.answer``."""
+    """The checked settings of a direct run: ``prompt_additions`` (default none) and ``moca.answer``."""
     kind, entry = settings_sources(name)[0]
     where = f"moca.{kind}.{entry}"
     answer = answer_settings(settings)

@@ -308,12 +308,7 @@ def _missing_manual(source: Source, f: RemoteFile, dest: Path, why: str) -> Manu
 
 
 def acquire(
-    source: Source,
-    root: str | os.PathLike[str],
-    options: SourceOptions,
-    *,
-    limits: Any = None,
-    **download_options: Any,
+    source: Source, root: str | os.PathLike[str], options: SourceOptions, *, limits: Any = None, **download_options: Any
 ) -> dict[str, Any]:
     """Put the source's selected files under ``root`` and write the manifest (returned; each entry says
     how its file was verified). ``limits`` bound what an archive extracts to."""

@@ -10,7 +10,7 @@ from typing import Any
 from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.dataset.sources.readers import decode, expect_str, jsonl_records, read_bytes, require_fields
+from socialbench.moca.dataset.sources.readers import expect_str, jsonl_records, read_text, require_fields
 
 NAME = "hateful_memes"
 SPLITS = ("train", "dev_seen", "dev_unseen", "test_seen", "test_unseen", "dev", "test")
@@ -23,7 +23,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
         name = f"{split}.jsonl"
         path = root / name
         shown = str(path)
-        for line, value in jsonl_records(decode(read_bytes(path), shown, options.encoding), shown):
+        for line, value in jsonl_records(read_text(path, options.encoding), shown):
             rec = require_fields(value, ("id", "img", "text"), shown, f"line {line}")
             native = str(rec["id"]).strip()
             if not native or isinstance(rec["id"], bool):

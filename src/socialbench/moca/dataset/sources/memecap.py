@@ -11,11 +11,10 @@ from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.dataset.sources.readers import (
-    decode,
     expect_str,
     expect_str_list,
     json_records,
-    read_bytes,
+    read_text,
     require_fields,
 )
 
@@ -35,7 +34,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
         name = f"memes-{split}.json"
         path = root / name
         shown = str(path)
-        for pos, value in json_records(decode(read_bytes(path), shown, options.encoding), shown, "array"):
+        for pos, value in json_records(read_text(path, options.encoding), shown, "array"):
             rec = require_fields(value, FIELDS, shown, str(pos + 1))
             post = expect_str(rec["post_id"], shown, str(pos + 1), "post_id", allow_empty=False)
             title = expect_str(rec["title"], shown, post, "title")

@@ -11,7 +11,7 @@ from typing import Any
 from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.dataset.sources.readers import decode, read_bytes, table_rows
+from socialbench.moca.dataset.sources.readers import read_text, table_rows
 
 NAME = "mintrec"
 COMMIT = "ca974a6f2275ae796b7b701aa3cb140a48d84efe"
@@ -41,7 +41,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
             continue
         path = root / f"{split}.tsv"
         shown = str(path)
-        _, rows = table_rows(decode(read_bytes(path), shown, options.encoding), shown, COLUMNS, "\t", csv.QUOTE_NONE)
+        _, rows = table_rows(read_text(path, options.encoding), shown, COLUMNS, "\t", csv.QUOTE_NONE)
         for line, row in rows:
             season, episode, clip = (row[c].strip() for c in ("season", "episode", "clip"))
             if not (season and episode and clip):

@@ -10,7 +10,7 @@ from typing import Any
 from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.dataset.sources.readers import decode, expect_str, json_records, read_bytes, require_fields
+from socialbench.moca.dataset.sources.readers import expect_str, json_records, read_text, require_fields
 
 NAME = "mmsd2"
 _BASE = "https://raw.githubusercontent.com/JoeYing1019/MMSD2.0/main/data/text_json_final"
@@ -25,7 +25,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
             continue
         path = root / f"{split}.json"
         shown = str(path)
-        for pos, value in json_records(decode(read_bytes(path), shown, options.encoding), shown, "array"):
+        for pos, value in json_records(read_text(path, options.encoding), shown, "array"):
             where = f"{pos + 1}"
             rec = require_fields(value, ("image_id", "text", "label"), shown, where)
             image_id = rec["image_id"]

@@ -12,11 +12,10 @@ from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.dataset.sources.readers import (
-    decode,
     expect_str,
     expect_str_list,
     json_records,
-    read_bytes,
+    read_text,
     require_fields,
 )
 
@@ -43,7 +42,7 @@ def _clip_index(folder: Path) -> dict[str, Path]:
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     path = root / "sarcasm_data.json"
     shown = str(path)
-    text = decode(read_bytes(path), shown, options.encoding)
+    text = read_text(path, options.encoding)
     clips = _clip_index(root / VIDEOS)
     out = []
     for key, value in json_records(text, shown, "object"):

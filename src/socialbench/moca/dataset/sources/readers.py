@@ -1,6 +1,6 @@
 """Reading raw source files so that every problem names the file, the record and the field: bytes not
 in the declared encoding, truncated or malformed JSON (which record it stops in), tables with missing
-columns or bad rows each get a one-line :class:`DataError`. ``read_bytes`` is the only I/O."""
+columns or bad rows each get a one-line :class:`DataError`. ``read_text`` is the only I/O."""
 
 from __future__ import annotations
 
@@ -28,12 +28,6 @@ def check_encoding(encoding: str) -> str:
         ) from exc
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """The file's bytes; a missing file, a folder, a FIFO, device or socket is a DataError naming it
-    (:func:`socialbench.core.io.read_file_bytes`)."""
-    return read_file_bytes(path)
-
-
 def _line_col(data: bytes | str, offset: int) -> tuple[int, int]:
     nl = b"\n" if isinstance(data, bytes) else "\n"
     line = data.count(nl, 0, offset) + 1
@@ -57,6 +51,11 @@ def decode(data: bytes, source: str, encoding: str = "utf-8") -> str:
             f" ({exc.reason}); if the file uses another encoding, set `encoding` for this source in params.yaml",
             record=f"line {line}",
         ) from exc
+
+
+def read_text(path: str | Path, encoding: str = "utf-8") -> str:
+    """The file's text (:func:`decode`); a missing file, a folder or a special file is a DataError naming it."""
+    return decode(read_file_bytes(path), str(path), encoding)
 
 
 def _skip_ws(text: str, i: int) -> int:
@@ -155,8 +154,7 @@ def table_rows(
 
 
 def require_fields(value: Any, fields: Sequence[str], source: str, record: str) -> dict[str, Any]:
-    """``value`` as a JSON object holding every one of ``fields``; else a DataError naming the record
-    and the first missing field."""
+    """``value`` as a JSON object with every one of ``fields``; else a DataError naming the first missing."""
     if not isinstance(value, dict):
         kind = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}.get(type(value), "null")
         raise DataError(source, f"expected a JSON object, got {kind}", record=record)

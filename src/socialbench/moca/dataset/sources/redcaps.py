@@ -11,7 +11,7 @@ from typing import Any
 from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.dataset.sources.readers import decode, expect_str, json_records, read_bytes, require_fields
+from socialbench.moca.dataset.sources.readers import expect_str, json_records, read_text, require_fields
 
 NAME = "redcaps"
 RELEASE = "release"
@@ -38,7 +38,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     for path in files:
         shown = str(path)
         rel = path.relative_to(root).as_posix()
-        for key, value in json_records(decode(read_bytes(path), shown, options.encoding), shown, "object"):
+        for key, value in json_records(read_text(path, options.encoding), shown, "object"):
             if key != "annotations":
                 continue
             if not isinstance(value, list):

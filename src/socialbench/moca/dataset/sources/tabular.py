@@ -10,7 +10,7 @@ from typing import Any
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import MODALITIES, candidate
-from socialbench.moca.dataset.sources.readers import decode, read_bytes, table_rows
+from socialbench.moca.dataset.sources.readers import read_text, table_rows
 
 ROLES = ("id", "text", "media")  # the columns every table needs; `modality` is optional
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
@@ -52,7 +52,7 @@ def read_table(
     path = root / relpath
     shown = str(path)
     required = [columns[r] for r in ROLES] + ([columns["modality"]] if modality is None else [])
-    _, rows = table_rows(decode(read_bytes(path), shown, encoding), shown, required)
+    _, rows = table_rows(read_text(path, encoding), shown, required)
     used = set(required)
     out = []
     for line, row in rows:

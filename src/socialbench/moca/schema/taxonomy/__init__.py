@@ -51,10 +51,7 @@ class Taxonomy:
         return [o.name for o in self.mechanisms[scenario]]
 
     def as_sets(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-        return (
-            {s: self.label_names(s) for s in self.labels},
-            {s: self.mechanism_names(s) for s in self.mechanisms},
-        )
+        return ({s: self.label_names(s) for s in self.labels}, {s: self.mechanism_names(s) for s in self.mechanisms})
 
 
 def _type(value: Any) -> str:
@@ -274,8 +271,7 @@ def _builtin(name: str) -> Any:
 
 
 def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
-    """The built-in MoCA taxonomy (moca.yaml joined with the rules of moca_rules.yaml), or a YAML/JSON
-    file given by the user (criteria and boundaries, if any, inline in its options)."""
+    """The built-in taxonomy (moca.yaml joined with moca_rules.yaml), or a user's YAML/JSON file."""
     if path is None:
         tax = parse_taxonomy(_builtin("moca.yaml"), "socialbench/moca/schema/taxonomy/moca.yaml")
         return apply_rules(tax, _builtin(RULES_FILE), f"socialbench/moca/schema/taxonomy/{RULES_FILE}")
