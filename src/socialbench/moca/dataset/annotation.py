@@ -55,8 +55,7 @@ OPTION_SEP = "|"
 N_OPTIONS = 4
 
 
-# ------------------------------------------------------------------------------------------------
-# Codebook
+# ---- Codebook ------------------------------------------------------------------------------------
 
 
 def codebook(tax: Taxonomy) -> dict[str, Any]:
@@ -113,8 +112,7 @@ def codebook_markdown(tax: Taxonomy) -> str:
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------------------------------------
-# Sheets (CSV text in and out)
+# ---- Sheets (CSV text in and out) ----------------------------------------------------------------
 
 
 def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
@@ -175,8 +173,7 @@ def annotator_sheets(
     return sheets
 
 
-# ------------------------------------------------------------------------------------------------
-# Versions and structural agreement (pure)
+# ---- Versions and structural agreement (pure) ----------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -288,8 +285,7 @@ def agreement_summary(versions: Mapping[str, Sequence[Version]]) -> dict[str, An
     }
 
 
-# ------------------------------------------------------------------------------------------------
-# Final validation and instances (pure)
+# ---- Final validation and instances (pure) -------------------------------------------------------
 
 
 def options(value: str) -> list[str]:
@@ -357,8 +353,7 @@ def to_instance(rec: Mapping[str, Any], v: Version, tax: Taxonomy) -> dict[str, 
     }
 
 
-# ------------------------------------------------------------------------------------------------
-# Reading the returned sheets
+# ---- Reading the returned sheets -----------------------------------------------------------------
 
 
 @dataclass
@@ -464,8 +459,7 @@ def read_decisions(path: str | Path | None, pool_ids: set[str], into: Returned) 
         )
 
 
-# ------------------------------------------------------------------------------------------------
-# Review and arbitration sheets, and the final build
+# ---- Review and arbitration sheets, and the final build ------------------------------------------
 
 
 def versions_of(returned: Returned) -> dict[str, list[Version]]:

@@ -110,9 +110,7 @@ class PreprocessParams:
         return p
 
 
-# ------------------------------------------------------------------------------------------------
-# Text cleaning (pure)
-
+# ---- Text cleaning (pure) ------------------------------------------------------------------------
 _HTML_TAGS = (
     "a|abbr|b|blockquote|br|code|del|div|em|font|h[1-6]|hr|i|img|li|ol|p|pre|s|small|span|strike|strong|sub|sup|"
     "table|td|th|tr|u|ul"
@@ -194,8 +192,7 @@ def signature_text(rec: Mapping[str, Any]) -> str:
     return " ".join([c["text"] for c in rec.get("context", [])] + [rec["text"]])
 
 
-# ------------------------------------------------------------------------------------------------
-# Media (I/O)
+# ---- Media (I/O) ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -287,8 +284,7 @@ def check_media(rec: Mapping[str, Any]) -> tuple[list[MediaInfo], list[str], Med
     return infos, flags, None
 
 
-# ------------------------------------------------------------------------------------------------
-# Duplicates (pure)
+# ---- Duplicates (pure) ---------------------------------------------------------------------------
 
 
 def _media_relation(
@@ -396,8 +392,7 @@ def shared_media_groups(media: Sequence[Sequence[Mapping[str, Any]] | None], max
     return {i: sorted(js) for i, js in out.items() if js}
 
 
-# ------------------------------------------------------------------------------------------------
-# The stage
+# ---- The stage -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -490,8 +485,7 @@ def preprocess(
     return result
 
 
-# ------------------------------------------------------------------------------------------------
-# Counts per source and reason (pure)
+# ---- Counts per source and reason (pure) ---------------------------------------------------------
 
 
 def count_table(

@@ -252,12 +252,9 @@ class Chain:
             "prompt_additions": sorted(method.prompt_additions),
             "context_uncertainty": self.v.uncertainty,
             "invalid_tuple": method.invalid_tuple if self.v.checks else None,
-            "stages": [],
-            "verdicts": [],
-            "retrieval": [],
-            "unstructured": [],
-            "unknown_routes": [],
-            "substeps_missing": [],
+            **{
+                k: [] for k in ("stages", "verdicts", "retrieval", "unstructured", "unknown_routes", "substeps_missing")
+            },
             "retries": 0,
             "revisions": 0,
             "accepted": None,

@@ -116,13 +116,8 @@ class PaperTables:
 
     def ablation_backbones(self) -> list[str]:
         """Table 5: every model with a codar row and at least one ablation row."""
-        return [
-            m
-            for m in self.models
-            if m != self.settings.human
-            and self.has(m, CODAR)
-            and any(self.has(m, a) for a, _ in self.settings.ablations)
-        ]
+        ablated = [m for m in self.models if any(self.has(m, a) for a, _ in self.settings.ablations)]
+        return [m for m in ablated if m != self.settings.human and self.has(m, CODAR)]
 
     def table5_backbone(self) -> str | None:
         """Table 5's one backbone (the paper's Table 5 has one): params ``moca.tables.ablation_backbone``
@@ -171,14 +166,8 @@ class PaperTables:
         return out
 
     def comparison(self, table: str, a: tuple[str, str], scenario: str, metric: str) -> Comparison | None:
-        return next(
-            (
-                c
-                for c in self.comparisons
-                if c.table == table and c.a == a and c.scenario == scenario and c.metric == metric
-            ),
-            None,
-        )
+        key = (table, a, scenario, metric)
+        return next((c for c in self.comparisons if (c.table, c.a, c.scenario, c.metric) == key), None)
 
     def significant(self, table: str, a: tuple[str, str], scenario: str, metric: str) -> bool:
         c = self.comparison(table, a, scenario, metric)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -78,6 +78,10 @@ class SourceOptions:
     columns: dict[str, str] = field(default_factory=dict)  # column mapping, for sources read from tables
     include: tuple[str, ...] | None = None  # file-name globs of the annotation files to read (RedCaps)
 
+    def wanted(self, splits: Iterable[str]) -> list[str]:
+        """Those of ``splits`` these options read (every one without ``splits``)."""
+        return [s for s in splits if self.splits is None or s in self.splits]
+
     @classmethod
     def from_mapping(cls, name: str, raw: dict[str, Any] | None) -> SourceOptions:
         raw = dict(raw or {})
@@ -140,8 +144,7 @@ class Source:
         return out
 
 
-# ------------------------------------------------------------------------------------------------
-# Candidate records
+# ---- Candidate records ---------------------------------------------------------------------------
 
 
 def candidate(
@@ -263,8 +266,7 @@ def validate_candidates(records: list[dict[str, Any]], source: str) -> None:
             raise DataError(source, f"id must start with its source {rec['source']!r}", record=rec["id"], field="id")
 
 
-# ------------------------------------------------------------------------------------------------
-# Acquisition
+# ---- Acquisition ---------------------------------------------------------------------------------
 
 
 class ManualStepRequired(DataError):

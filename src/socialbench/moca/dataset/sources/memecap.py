@@ -28,9 +28,7 @@ FIELDS = ("post_id", "title", "img_captions", "meme_captions", "metaphors", "url
 
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     out = []
-    for split in SPLITS:
-        if options.splits is not None and split not in options.splits:
-            continue
+    for split in options.wanted(SPLITS):
         name = f"memes-{split}.json"
         path = root / name
         shown = str(path)

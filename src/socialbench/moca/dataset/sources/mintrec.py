@@ -36,9 +36,7 @@ def clip_path(root: Path, season: str, episode: str, clip: str, source: str = ""
 
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     out = []
-    for split in SPLITS:
-        if options.splits is not None and split not in options.splits:
-            continue
+    for split in options.wanted(SPLITS):
         path = root / f"{split}.tsv"
         shown = str(path)
         _, rows = table_rows(read_text(path, options.encoding), shown, COLUMNS, "\t", csv.QUOTE_NONE)

@@ -20,9 +20,7 @@ IMAGES = "dataset_image"
 
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     out = []
-    for split in SPLITS:
-        if options.splits is not None and split not in options.splits:
-            continue
+    for split in options.wanted(SPLITS):
         path = root / f"{split}.json"
         shown = str(path)
         for pos, value in json_records(read_text(path, options.encoding), shown, "array"):

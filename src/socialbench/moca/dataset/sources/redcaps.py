@@ -49,21 +49,17 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
                 subreddit = expect_str(rec["subreddit"], shown, native, "subreddit", allow_empty=False)
                 text = rec.get("raw_caption") if isinstance(rec.get("raw_caption"), str) else rec["caption"]
                 url = expect_str(rec["url"], shown, native, "url")
+                text = expect_str(text, shown, native, "raw_caption")
+                image = resolve_inside(root / "images", f"{subreddit}/{native}.jpg", shown, native, "image_id", "image")
                 out.append(
                     candidate(
                         NAME,
                         native,
                         split="all",
                         modality="image_text",
-                        text=expect_str(text, shown, native, "raw_caption"),
+                        text=text,
                         speaker=rec.get("author") if isinstance(rec.get("author"), str) else None,
-                        media=[
-                            str(
-                                resolve_inside(
-                                    root / "images", f"{subreddit}/{native}.jpg", shown, native, "image_id", "image"
-                                )
-                            )
-                        ],
+                        media=[str(image)],
                         media_urls=[url] if url else [],
                         source_labels={"subreddit": subreddit, "score": rec.get("score")},
                         metadata={"permalink": rec.get("permalink"), "created_utc": rec.get("created_utc")},

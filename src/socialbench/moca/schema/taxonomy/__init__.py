@@ -14,9 +14,6 @@ from socialbench.core.hashing import sha256_json
 from socialbench.core.io import decode_utf8, load_yaml, loads_strict, read_file_bytes
 
 SCENARIOS = ("affection", "intent", "stance")
-
-
-OPTION_SOURCES = ("paper", "completion")
 RULES_FILE = "moca_rules.yaml"
 
 
@@ -94,14 +91,8 @@ def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
             for key in ("criterion", "boundary", "source"):
                 if key in spec and not isinstance(spec[key], str):
                     raise DataError(path, f"expected a string, got {_type(spec[key])}", field=f"{where}.{name}.{key}")
-            out.append(
-                Option(
-                    name=name,
-                    criterion=_text(spec.get("criterion", "")),
-                    source=spec.get("source", "paper"),
-                    boundary=_text(spec.get("boundary", "")),
-                )
-            )
+            criterion, boundary = _text(spec.get("criterion", "")), _text(spec.get("boundary", ""))
+            out.append(Option(name, criterion, spec.get("source", "paper"), boundary))
     elif raw is None:
         raise DataError(path, "missing: expected a list of names or a mapping of options", field=where)
     else:
@@ -231,36 +222,22 @@ def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
                 )
             out = []
             for opt in options:
+                at = f"{where}.{opt.name}"
                 if opt.criterion or opt.boundary:
-                    raise DataError(
-                        path,
-                        "the taxonomy already gives this option a criterion or boundary; each text must have one home",
-                        field=f"{where}.{opt.name}",
-                    )
+                    why = "the taxonomy already gives this option a criterion or boundary; each text must have one home"
+                    raise DataError(path, why, field=at)
                 rule = given.get(opt.name)
                 if not isinstance(rule, dict):
                     got = "missing" if opt.name not in given else f"got {_type(rule)}"
-                    raise DataError(
-                        path,
-                        f"every option needs a rule {{criterion, boundary, source, named_in_paper}} ({got})",
-                        field=f"{where}.{opt.name}",
-                    )
+                    fields = "{criterion, boundary, source, named_in_paper}"
+                    raise DataError(path, f"every option needs a rule {fields} ({got})", field=at)
                 named = rule.get("named_in_paper")
                 if not isinstance(named, bool):
                     raise DataError(
-                        path,
-                        f"expected true or false, got {_type(named)} {named!r}",
-                        field=f"{where}.{opt.name}.named_in_paper",
+                        path, f"expected true or false, got {_type(named)} {named!r}", field=f"{at}.named_in_paper"
                     )
-                out.append(
-                    Option(
-                        name=opt.name,
-                        criterion=_rule_text(rule, "criterion", path, f"{where}.{opt.name}"),
-                        source="paper" if named else "completion",
-                        boundary=_rule_text(rule, "boundary", path, f"{where}.{opt.name}"),
-                        rule_source=_rule_text(rule, "source", path, f"{where}.{opt.name}"),
-                    )
-                )
+                texts = [_rule_text(rule, key, path, at) for key in ("criterion", "boundary", "source")]
+                out.append(Option(opt.name, texts[0], "paper" if named else "completion", texts[1], texts[2]))
             joined[kind][s] = tuple(out)
     return replace(tax, mechanisms=joined["mechanisms"], labels=joined["labels"])
 
