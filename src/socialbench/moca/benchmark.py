@@ -301,9 +301,8 @@ class MocaBenchmark(Benchmark):
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
-        5-7, Figures 6, 7 and 9, and, given the instances and the runs' summaries (``run_summary``), a
-        95% bootstrap interval for every cell and paired tests (socialbench.moca.results.tables)."""
+        """Tables 2-4 per scenario, Tables 5-7 and Figures 6, 7 and 9; given the instances and the runs'
+        summaries, a 95% bootstrap interval for every cell and paired tests."""
         from socialbench.moca.results.correctness import correctness_cells
         from socialbench.moca.results.paper import PaperTables
         from socialbench.moca.results.paper_figures import paper_figures

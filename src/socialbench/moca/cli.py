@@ -173,6 +173,17 @@ def _source_options(
     return SourceOptions.from_mapping(name, raw)
 
 
+def _check_filter_io(inputs: dict, out: Path, report: Path, counts: tuple) -> None:
+    """core.paths.check_io of a filter stage: its inputs, and its outputs (the count tables optional)."""
+    from socialbench.core.paths import check_io
+
+    md, csv_path, json_path = counts
+    check_io(
+        inputs,
+        {"--out": out, "--report": report, "--counts-md": md, "--counts-csv": csv_path, "--counts-json": json_path},
+    )
+
+
 def _write_filtered(result, rows, title: str, out: Path, report: Path, counts: tuple, log) -> None:
     """A filter stage's outputs: kept and removed records, the count tables (Markdown, CSV, JSON, each
     optional), and the counts logged to MLflow where ``log`` (the _log_counts arguments) is given."""
@@ -306,19 +317,10 @@ def preprocess_cmd(
     ),
 ) -> None:
     """Preprocessing (appendix B.1): clean texts, check media, remove duplicates (REPORT: the removed)."""
-    from socialbench.core.paths import check_io
     from socialbench.moca.dataset.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
 
-    check_io(
-        {"--input": inputs, "--params": params},
-        {
-            "--out": out,
-            "--report": report,
-            "--counts-md": counts_md,
-            "--counts-csv": counts_csv,
-            "--counts-json": counts_json,
-        },
-    )
+    counts = (counts_md, counts_csv, counts_json)
+    _check_filter_io({"--input": inputs, "--params": params}, out, report, counts)
     _logging()
     settings = PreprocessParams.from_mapping(_moca_section(params).get("preprocess"))
     pool = _read_pool(inputs, candidates=True)
@@ -326,7 +328,7 @@ def preprocess_cmd(
     rows = count_table(pool, result, REASONS, FLAGS)
     title = "Preprocessing (B.1): candidates removed per source and reason"
     log = ("preprocess", params, settings.__dict__) if mlflow else None
-    _write_filtered(result, rows, title, out, report, (counts_md, counts_csv, counts_json), log)
+    _write_filtered(result, rows, title, out, report, counts, log)
     total = rows[-1]
     typer.echo(
         f"moca preprocess: {total['pool']} candidate(s), {total['kept']}"
@@ -348,27 +350,18 @@ def unimodal_cmd(
     ),
 ) -> None:
     """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
-    from socialbench.core.paths import check_io
     from socialbench.moca.dataset.preprocess import count_table
     from socialbench.moca.dataset.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
 
-    check_io(
-        {"--input": input, "--params": params},
-        {
-            "--out": out,
-            "--report": report,
-            "--counts-md": counts_md,
-            "--counts-csv": counts_csv,
-            "--counts-json": counts_json,
-        },
-    )
+    counts = (counts_md, counts_csv, counts_json)
+    _check_filter_io({"--input": input, "--params": params}, out, report, counts)
     settings = UnimodalParams.from_mapping(_moca_section(params).get("unimodal"))
     pool = _read_pool([input])
     result = unimodal_filter(pool, settings)
     rows = count_table(pool, result, REASONS, FLAGS)
     title = "Unimodal consistency filtering (B.1.1): candidates removed per source and reason"
     log = ("unimodal", params, settings.__dict__) if mlflow else None
-    _write_filtered(result, rows, title, out, report, (counts_md, counts_csv, counts_json), log)
+    _write_filtered(result, rows, title, out, report, counts, log)
     typer.echo(
         f"moca unimodal: {len(pool)} candidate(s), {len(result.kept)}"
         f" kept, {len(result.removed)} removed (see {report})"

@@ -25,9 +25,8 @@ def check_on_invalid(on_invalid: str) -> None:
 
 
 def media_problems(rec: dict[str, Any], media_roots: Any = None) -> list[tuple[str, str]]:
-    """(field, reason) for each media file that leads outside ``media_roots`` (a
-    :class:`socialbench.core.paths.MediaRoots`; not read at all), is missing, or, for an image-text
-    instance, is not a decodable image (a video, an empty or damaged file)."""
+    """(field, reason) for each media file outside ``media_roots`` (not read), missing, or, for an
+    image-text instance, not a decodable image."""
     problems = []
     for m in rec["media"]:
         path = Path(m)

@@ -74,6 +74,15 @@ DEFAULT_PLACEHOLDERS = (
 )
 
 
+def known_keys(where: str, raw: Mapping[str, Any] | None, known: Iterable[str]) -> dict[str, Any]:
+    """A copy of a params block; a key not in ``known`` is a ConfigError naming ``where``."""
+    raw, known = dict(raw or {}), set(known)
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    return raw
+
+
 @dataclass(frozen=True)
 class PreprocessParams:
     """``moca.preprocess`` in params.yaml."""
@@ -87,13 +96,7 @@ class PreprocessParams:
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any] | None) -> PreprocessParams:
-        raw = dict(raw or {})
-        known = {f for f in cls.__dataclass_fields__}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ConfigError(
-                f"moca.preprocess: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
-            )
+        raw = known_keys("moca.preprocess", raw, cls.__dataclass_fields__)
         if "placeholders" in raw:
             raw["placeholders"] = tuple(raw["placeholders"])
         p = cls(**raw)

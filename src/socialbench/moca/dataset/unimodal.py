@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from socialbench.core.errors import ConfigError
-from socialbench.moca.dataset.preprocess import FilterResult, removal
+from socialbench.moca.dataset.preprocess import FilterResult, known_keys, removal
 
 STAGE = "unimodal"
 REASONS = (
@@ -77,11 +77,7 @@ class UnimodalParams:
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any] | None) -> UnimodalParams:
-        raw = dict(raw or {})
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ConfigError(f"moca.unimodal: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        raw = known_keys("moca.unimodal", raw, cls.__dataclass_fields__)
         if "explicit_cues" in raw:
             raw["explicit_cues"] = tuple(str(c).lower() for c in raw["explicit_cues"])
         p = cls(**raw)

@@ -69,9 +69,8 @@ class PaperTables:
         return (self.methods.index(method), "") if method in self.methods else (len(self.methods), method)
 
     def rows(self, scenario: str) -> list[tuple[str, str, str]]:
-        """(category, model, method) of a scenario table: the human model's rows first, then by
-        category (order of first appearance in params), model (params order), method (direct first,
-        then params order). Ablation runs are Table 5's rows, not these tables'."""
+        """(category, model, method) of a scenario table: the human's rows first, then by category, model and
+        method in params order (direct first); ablation runs are Table 5's."""
         h = self.settings.human
         keys = sorted(
             (

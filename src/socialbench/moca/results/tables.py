@@ -63,9 +63,8 @@ def n_note(n: int | None, rows, media_errors: dict[str, int] | None, row_n: dict
 
 
 def best_in_category(rows) -> set[tuple[str, int]]:
-    """(row name, column index) of the best value of each column within each category, ties all
-    marked, as the paper's Tables 2-4 mark them (green there, bold here); a category of one row is
-    not marked (its values are best only trivially: the human row is such a one)."""
+    """(row name, column index) of each column's best value within each category, ties all marked (the
+    paper's green, bold here); a one-row category is not marked (its values are best only trivially)."""
     by_cat: dict[str, list[tuple[str, list[float | None]]]] = {}
     for cat, name, vals in rows:
         by_cat.setdefault(cat, []).append((name, vals))
@@ -119,9 +118,8 @@ def scenario_table(
 
 
 def exclusions_table(params: dict[str, Any], methods: list[str]) -> Table | None:
-    """all.md's one section naming the (model, method) pairs params exclude, with their reasons (None
-    when none is): by name, or derived from what the model takes and the run needs. A model params keep
-    off MoCA (``benchmarks:``) is no exclusion and is not named."""
+    """all.md's section naming the (model, method) pairs params exclude and why (None when none is); a model
+    params keep off MoCA is no exclusion."""
     lines = [f"- {row_name(m, meth)}: not run ({reason})" for m, meth, reason in exclusions(params, "moca", methods)]
     return Table("Excluded in params", [], notes=list(lines)) if lines else None
 

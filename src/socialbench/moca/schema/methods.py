@@ -344,10 +344,9 @@ def _stages_variant(name: str, stages: Any) -> Variant:
 
 
 def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings of CoDAR run ``name`` (``moca.method_options.codar``, a variant run's ablation entry
-    over them), checked, defaults (``CODAR_DEFAULTS``) filled, with ``moca.answer`` and ``moca.retrieval``
-    (no retriever is made here). A bad or unknown key is a ConfigError naming it; a setting of a stage the
-    run leaves out has no effect."""
+    """The checked settings of CoDAR run ``name`` (``moca.method_options.codar``, an ablation's entry over
+    them), defaults filled, with ``moca.answer`` and ``moca.retrieval``; a bad key is a ConfigError naming
+    it. A setting of a stage the run leaves out has no effect."""
     kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
     where = f"moca.{kind}.{entry}"
     variant = stage_variant(name, settings)

@@ -4,21 +4,12 @@ verified here: map other names in params)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions
-from socialbench.moca.dataset.sources.tabular import column_map, read_table
+from socialbench.moca.dataset.sources.base import RemoteFile, Source
+from socialbench.moca.dataset.sources.tabular import table_source
 
 NAME = "instagram"
 DEFAULT_COLUMNS = {"id": "Sr No", "text": "Caption", "media": "Image File"}
-
-
-def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
-    cols = column_map(NAME, DEFAULT_COLUMNS, options.columns)
-    return read_table(
-        NAME, root, "captions_csv.csv", split="all", modality="image_text", columns=cols, encoding=options.encoding
-    )
+read = table_source(NAME, "captions_csv.csv", DEFAULT_COLUMNS, "image_text")
 
 
 SOURCE = Source(

@@ -3,21 +3,12 @@ public download link could be verified, so it is manual (``SOURCE.manual``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions
-from socialbench.moca.dataset.sources.tabular import column_map, read_table
+from socialbench.moca.dataset.sources.base import RemoteFile, Source
+from socialbench.moca.dataset.sources.tabular import table_source
 
 NAME = "multimet"
 DEFAULT_COLUMNS = {"id": "id", "text": "text", "media": "image"}
-
-
-def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
-    cols = column_map(NAME, DEFAULT_COLUMNS, options.columns)
-    return read_table(
-        NAME, root, "multimet.csv", split="all", modality="image_text", columns=cols, encoding=options.encoding
-    )
+read = table_source(NAME, "multimet.csv", DEFAULT_COLUMNS, "image_text")
 
 
 SOURCE = Source(

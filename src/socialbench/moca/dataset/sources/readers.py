@@ -147,9 +147,8 @@ def jsonl_records(text: str, source: str) -> Iterator[tuple[int, Any]]:
 def table_rows(
     text: str, source: str, required: Sequence[str], delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL
 ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(header, [(line, row)]) of a CSV/TSV text with a header line (``socialbench.core.sheets.csv_rows``,
-    the reader every sheet goes through): a missing or duplicated column names the header line and the
-    column; a row with another number of fields names the line where it starts."""
+    """(header, [(line, row)]) of a CSV/TSV text (``core.sheets.csv_rows``, every sheet's reader): a bad
+    header names the column, a row with another number of fields its line."""
     return csv_rows(text, source, required, delimiter=delimiter, quoting=quoting)
 
 

@@ -3,13 +3,13 @@ releases are no public downloads and their column names vary, so ``columns`` map
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.paths import resolve_inside
-from socialbench.moca.dataset.sources.base import MODALITIES, candidate
+from socialbench.moca.dataset.sources.base import MODALITIES, SourceOptions, candidate
 from socialbench.moca.dataset.sources.readers import read_text, table_rows
 
 ROLES = ("id", "text", "media")  # the columns every table needs; `modality` is optional
@@ -90,3 +90,15 @@ def read_table(
             )
         )
     return out
+
+
+def table_source(
+    name: str, relpath: str, defaults: Mapping[str, str], modality: str | None
+) -> Callable[[Path, SourceOptions], list[dict[str, Any]]]:
+    """The ``read`` of a source that is one table, ``<root>/<relpath>`` (its columns mapped in params)."""
+
+    def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
+        cols = column_map(name, defaults, options.columns)
+        return read_table(name, root, relpath, split="all", modality=modality, columns=cols, encoding=options.encoding)
+
+    return read
