@@ -1,8 +1,6 @@
-"""MoCA as a benchmark plug-in: instances, the slot protocol's answers, scoring (section 3.3),
-the per-scenario tables (Tables 2-4) and what its predictions depend on.
-
-Imports stay inside the methods: the registry imports this module to read the class, and the
-commands that do not need pandas or the taxonomy should not pay for them."""
+"""MoCA as a benchmark plug-in: instances, answers, scoring (section 3.3), Tables 2-4 and what its
+predictions depend on. Imports stay inside the methods: the registry imports this module to read the
+class, and commands that need no pandas or taxonomy should not pay for them."""
 
 from __future__ import annotations
 
@@ -16,9 +14,8 @@ from socialbench.core.run_name import RunName
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
-    """The unweighted mean of a metric over the scenarios (the overall score), to 2 decimals half-up
-    (``socialbench.results.numbers``, as every table value); None
-    when a scenario's value is undefined (a mean of fewer scenarios would not compare across models)."""
+    """The unweighted mean of a metric over the scenarios, 2 decimals half-up; None when a scenario's value
+    is undefined (a mean of fewer scenarios would not compare across models)."""
     from socialbench.results.numbers import mean
 
     return mean(sc.get(metric) for sc in scores.values())
@@ -111,9 +108,7 @@ class MocaBenchmark(Benchmark):
 
     # ---- answers ------------------------------------------------------------------------------
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
-        """``method_options.<method>`` plus the benchmark-wide answer options (``answer``: how the JSON
-        answer is parsed, e.g. ``code_fence``), which every MoCA method reads from ``settings["answer"]``,
-        and for a method that retrieves (CoDAR's Step 2) ``retrieval`` (params ``moca.retrieval``)."""
+        """``method_options.<method>`` plus ``moca.answer`` and the blocks the method reads (CoDAR: ``retrieval``)."""
         from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
         settings = {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
@@ -129,9 +124,8 @@ class MocaBenchmark(Benchmark):
         settings = self.method_settings(section, run)
         return [*super().settings_keys(section, run), "answer", *(["retrieval"] if "retrieval" in settings else [])]
 
-    #: What every MoCA run shows its model (MoCA 6.1): the images of image-text instances, the sampled
-    #: frames of video-text ones (speech as a transcript, text: C.1). A model declared text-only
-    #: (``modalities: []``) gets the text alone (beyond the paper; its rows are marked text-only).
+    #: What every MoCA run shows its model (MoCA 6.1): images, or sampled frames (speech as a transcript:
+    #: C.1); a model declared text-only gets the text alone (beyond the paper; rows marked text-only).
     INSTANCE_NEEDS = (
         Need(("image",), "MoCA's images", text_only="the text without its images"),
         Need(("frames",), "MoCA's video frames", text_only="the text without its frames"),
@@ -142,19 +136,16 @@ class MocaBenchmark(Benchmark):
         return (*super().run_needs(section, run), *self.INSTANCE_NEEDS)
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
-        """Core's checks, and each method's settings as the method reads them (the schema checks their
-        keys and types; this the rest, e.g. CoDAR's stage order and rounds): ``method_options.<method>``
-        and every run of ``methods`` (an ablation over its method's options), without making a
-        retriever or reading any file. The checks are the methods' ``check_settings`` hooks as the schema
-        declares them (``moca.schema.methods.HOOKS``), so loading params imports no method or evaluation code."""
+        """Core's checks, and each run's method settings as the method reads them (its ``check_settings``
+        hook, declared in ``moca.schema.methods.HOOKS`` so loading params imports no method code), without
+        making a retriever or reading any file."""
         from socialbench.core.errors import ConfigError
         from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
         problems = super().params_problems(section)
         if problems:
             return problems
-        # Step 2's retriever, whichever runs read it: a typo in its name or options fails here, not in
-        # the middle of a run (its schema is read from its declaration; no search client is imported).
+        # Step 2's retriever: a typo in its name or options fails here, not in the middle of a run
         from socialbench.core.retrieval import RETRIEVERS
         from socialbench.moca.schema.methods import retriever_problem
 
@@ -170,24 +161,18 @@ class MocaBenchmark(Benchmark):
                 continue  # a method that reads no settings: the schema's closed list of keys is its check
             try:
                 checked = check(run, self.method_settings(section, run))
-                problems += self._template_problems(run, checked)
+                problems += self.run_template_problems(run, checked)
             except ConfigError as exc:
                 message = str(exc).removeprefix("moca.")
                 if message not in problems:  # an ablation's run repeats its method's problem
                     problems.append(message)
         return problems
 
-    def _template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
-        """Each template file a CoDAR run reads (an ablation's own where it has one), rendered with dummy
-        values, and each stage's system template held to what the run reads of that stage (its answer's
-        keys, the checker's breakpoints: :func:`~socialbench.moca.schema.methods.answer_line_problem`): one
-        that is missing, names a placeholder the chain does not fill, or was written for other stages
-        (an ablation without its own templates where its stages change a stage's answer) fails here,
-        naming the run's key, not at its first call. CodarMethod runs the same check when it starts."""
-        return self.run_template_problems(run, checked)
-
     def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
-        """See :meth:`_template_problems`; ``checked``: the run's settings as CoDAR checks them."""
+        """Each template file a CoDAR run reads (``checked``: its settings as CoDAR checks them), rendered with
+        dummy values, and each stage's system template held to what the run reads of that stage
+        (``answer_line_problem``): a missing one, an unknown placeholder or one written for other stages fails
+        here, naming the run's key, not at its first call."""
         from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
         from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, answer_line_problem
@@ -249,8 +234,7 @@ class MocaBenchmark(Benchmark):
             "finish_reason": f.get("finish_reason"),
             # media that could not be shown: answered without a call, scored invalid, counted
             "media_error": f.get("media_error"),
-            # what the answer-format policy (params moca.answer) did: retries made, repairs that
-            # changed the answer, keys beyond the contract that were dropped
+            # what the answer-format policy (params moca.answer) did
             "format": f.get("format") or answer_format(),
             # for error analysis from this one file: the gold answer, and where the request is
             "gold": {k: instance.get(k) for k in ("subject", "target", "mechanism", "label")},
@@ -296,8 +280,7 @@ class MocaBenchmark(Benchmark):
         lines: Sequence[int] | None = None,
         instances_source: str = "instances",
     ) -> list[dict[str, Any]]:
-        """Per instance, the correctness of each field, invalid, the resolved answer and its format flags
-        (``moca.eval.outcomes``)."""
+        """Per instance, each field's correctness, invalid, the resolved answer and its format flags."""
         from socialbench.moca.eval.outcomes import outcome_rows
 
         labels, mechanisms = self.taxonomy.as_sets()
@@ -306,8 +289,7 @@ class MocaBenchmark(Benchmark):
         )
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
-        """Per scenario, the correctness matrix and answer counts; per instance, the resolved answer's
-        code (``moca.results.correctness.RunSummary``)."""
+        """Per scenario the correctness matrix and answer counts; per instance the resolved answer's code."""
         from socialbench.moca.results.correctness import run_summary
 
         return run_summary(rows, source)
@@ -319,9 +301,8 @@ class MocaBenchmark(Benchmark):
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Tables 2-4 per scenario (with the human row and CoDAR's changes over its backbones), Tables
-        5-7, Figures 6, 7 and 9, and, given the instances and the runs' summaries (``run_summary``), a
-        95% bootstrap interval for every cell and paired tests (socialbench.moca.results.tables)."""
+        """Tables 2-4 per scenario, Tables 5-7 and Figures 6, 7 and 9; given the instances and the runs'
+        summaries, a 95% bootstrap interval for every cell and paired tests."""
         from socialbench.moca.results.correctness import correctness_cells
         from socialbench.moca.results.paper import PaperTables
         from socialbench.moca.results.paper_figures import paper_figures
@@ -350,9 +331,8 @@ class MocaBenchmark(Benchmark):
             n = max(row_n.values(), default=None)  # the table's N; a row on fewer instances prints its own
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
             shown = {m for (m, _), sc in scores.items() if s in sc}
-            # the Markdown's own notes: the rows' and intervals' (paper.scenario_notes), rows whose runs sent
-            # no temperature (the run stats' temperature_sent) or whose JSON constraint the server ignored
-            # (json_enforced)
+            # the Markdown's notes: the rows' and intervals', and rows whose runs sent no temperature or
+            # whose JSON constraint the server ignored
             decoding = [temperature_note(params["models"], shown), json_mode_note(params["models"], shown)]
             t = scenario_table(s, rows, n, media, paper.changes(s), row_n)
             t.md_notes = [*paper.scenario_notes(s), *(x for x in decoding if x)]
@@ -362,8 +342,7 @@ class MocaBenchmark(Benchmark):
         grids, grid_tables = tables_5_to_7(paper)
         files.update(grids)
         files.update(paper_figures(paper))
-        # the overall table after Tables 2-4 (which it summarises), before the ablation and scaling tables,
-        # Figure 9's means and the pairs params exclude, once, at the end
+        # the overall table after Tables 2-4 (which it summarises); the pairs params exclude at the end
         excluded = exclusions_table(params, section.get("methods", []))
         files["all.md"] = Document(
             [
@@ -390,8 +369,7 @@ class MocaBenchmark(Benchmark):
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
     ) -> dict[str, str | bytes]:
-        """stability.md/.csv/.tex: answer stability under option order (params ``moca.robustness``;
-        ``moca.results.stability``), from the order runs' summaries (``run_summary``)."""
+        """stability.md/.csv/.tex: answer stability under option order, from the order runs' summaries."""
         from socialbench.moca.results.stability import stability_files
 
         return dict(stability_files(instances, summaries, params, self.taxonomy))

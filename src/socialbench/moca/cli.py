@@ -11,8 +11,8 @@ import typer
 
 from socialbench.core.errors import SocialbenchError
 
-#: moca.sources.SOURCE_NAMES for the help texts, spelled out: importing the sources loads pandas and
-#: pandera, too slow for every command's start (tests/test_cli.py checks the two agree).
+#: moca.sources.SOURCE_NAMES, spelled out: importing the sources is too slow for every command's start
+#: (tests/test_cli.py checks the two agree).
 SOURCES_HELP = "mustard, mintrec, redcaps, mmsd2, hateful_memes, multimet, memecap, instagram, supplementary"
 
 app = typer.Typer(
@@ -41,8 +41,8 @@ def _settings(params: Path):
 
 
 def check_media_roots(records: list[dict], roots, source: Path) -> None:
-    """Every media path of the instances leads inside the data folders (or media.allowed_roots);
-    else a DataError naming the file, the instance and the field, before any frame is taken."""
+    """A DataError naming file, instance and field for a media path outside the data folders (or
+    media.allowed_roots), before any frame is taken."""
     from socialbench.core.errors import DataError
 
     for n, rec in enumerate(records, 1):
@@ -80,9 +80,7 @@ def frames(
 ) -> None:
     """Add sampled frames (path, sha256, index, timestamp) to MoCA video-text instances.
 
-    moca.frames uniform frames per clip, one decoding pass per clip, through the frame cache.
-    Bad media is skipped or stops the run (media.on_error) and is always listed in the media report.
-    """
+    Bad media is skipped or stops the run (media.on_error) and is always listed in the media report."""
     from socialbench.core.config import load_params
     from socialbench.core.io import read_jsonl, write_jsonl
     from socialbench.core.paths import MediaRoots, check_io
@@ -158,12 +156,7 @@ def _moca_section(params: Path | None) -> dict:
 
 
 def _source_options(
-    name: str,
-    params: Path | None,
-    mode: str | None,
-    mirror: Path | None,
-    media: bool | None,
-    splits: list[str] | None,
+    name: str, params: Path | None, mode: str | None, mirror: Path | None, media: bool | None, splits: list[str] | None
 ):
     from socialbench.moca.dataset.sources import SourceOptions, get_source
 
@@ -180,16 +173,34 @@ def _source_options(
     return SourceOptions.from_mapping(name, raw)
 
 
-def _write_counts(rows, title: str, md: Path | None, csv_path: Path | None, json_path: Path | None) -> None:
-    from socialbench.core.io import write_json, write_text_atomic
+def _check_filter_io(inputs: dict, out: Path, report: Path, counts: tuple) -> None:
+    """core.paths.check_io of a filter stage: its inputs, and its outputs (the count tables optional)."""
+    from socialbench.core.paths import check_io
+
+    md, csv_path, json_path = counts
+    check_io(
+        inputs,
+        {"--out": out, "--report": report, "--counts-md": md, "--counts-csv": csv_path, "--counts-json": json_path},
+    )
+
+
+def _write_filtered(result, rows, title: str, out: Path, report: Path, counts: tuple, log) -> None:
+    """A filter stage's outputs: kept and removed records, the count tables (Markdown, CSV, JSON, each
+    optional), and the counts logged to MLflow where ``log`` (the _log_counts arguments) is given."""
+    from socialbench.core.io import write_json, write_jsonl, write_text_atomic
     from socialbench.moca.dataset.preprocess import counts_csv, counts_markdown
 
+    write_jsonl(out, result.kept)
+    write_jsonl(report, result.removed)
+    md, csv_path, json_path = counts
     if md is not None:
         write_text_atomic(md, counts_markdown(rows, title))
     if csv_path is not None:
         write_text_atomic(csv_path, counts_csv(rows))
     if json_path is not None:
         write_json(json_path, {r["source"]: {k: v for k, v in r.items() if k != "source"} for r in rows})
+    if log is not None:
+        _log_counts(rows, *log)
 
 
 def _read_pool(
@@ -197,9 +208,8 @@ def _read_pool(
     required: tuple[str, ...] = ("id", "source", "modality", "text", "media"),
     candidates: bool = False,
 ) -> list[dict]:
-    """Records of one or more JSON-lines files, in the order given; a duplicate id across them is an
-    error naming both files (pool order decides which duplicate candidate is kept). ``candidates``:
-    each file must pass the candidate schema; else each record needs the ``required`` fields."""
+    """Records of JSON-lines files in order (pool order decides which duplicate is kept); a duplicate id
+    names both files. ``candidates``: each file must pass the candidate schema, else ``required``."""
     from socialbench.core.errors import DataError
     from socialbench.core.io import read_jsonl
     from socialbench.moca.dataset.sources.base import validate_candidates
@@ -236,8 +246,7 @@ def _log_counts(rows, stage: str, params: Path | None, settings: dict) -> None:
 
 @app.command("sources")
 def sources_cmd(name: str | None = typer.Argument(None, help="one source (default: all)")) -> None:
-    """List MoCA's raw sources: official locations, pinned hashes, and the manual steps where a
-    download needs a login or a licence acceptance."""
+    """List MoCA's raw sources: official locations, pinned hashes, and the manual steps where needed."""
     from socialbench.moca.dataset.sources import SOURCE_NAMES, get_source
     from socialbench.moca.dataset.sources.base import describe
 
@@ -255,8 +264,7 @@ def acquire_cmd(
     media: bool | None = Opt(None, "--media/--no-media", help="also acquire the media"),
     split: list[str] | None = Opt(None, "--split", help="source split to acquire (repeatable; default all)"),
 ) -> None:
-    """Put a source's files under ROOT (download, mirror copy or manual check; verified, atomic) and
-    write ROOT/.manifest.json."""
+    """Put a source's files under ROOT (download, mirror or manual; verified) and write its manifest."""
     from socialbench.core.paths import check_io
     from socialbench.moca.dataset.sources import get_source
     from socialbench.moca.dataset.sources.base import MANIFEST, acquire
@@ -308,34 +316,19 @@ def preprocess_cmd(
         False, "--mlflow/--no-mlflow", help="also log the counts to MLflow (the params file's mlflow section)"
     ),
 ) -> None:
-    """Preprocessing (appendix B.1): clean texts, check media, remove duplicates; every removed
-    record goes to REPORT with its reason."""
-    from socialbench.core.io import write_jsonl
-    from socialbench.core.paths import check_io
+    """Preprocessing (appendix B.1): clean texts, check media, remove duplicates (REPORT: the removed)."""
     from socialbench.moca.dataset.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
 
-    check_io(
-        {"--input": inputs, "--params": params},
-        {
-            "--out": out,
-            "--report": report,
-            "--counts-md": counts_md,
-            "--counts-csv": counts_csv,
-            "--counts-json": counts_json,
-        },
-    )
+    counts = (counts_md, counts_csv, counts_json)
+    _check_filter_io({"--input": inputs, "--params": params}, out, report, counts)
     _logging()
     settings = PreprocessParams.from_mapping(_moca_section(params).get("preprocess"))
     pool = _read_pool(inputs, candidates=True)
     result = preprocess(pool, settings)
     rows = count_table(pool, result, REASONS, FLAGS)
-    write_jsonl(out, result.kept)
-    write_jsonl(report, result.removed)
-    _write_counts(
-        rows, "Preprocessing (B.1): candidates removed per source and reason", counts_md, counts_csv, counts_json
-    )
-    if mlflow:
-        _log_counts(rows, "preprocess", params, settings.__dict__)
+    title = "Preprocessing (B.1): candidates removed per source and reason"
+    log = ("preprocess", params, settings.__dict__) if mlflow else None
+    _write_filtered(result, rows, title, out, report, counts, log)
     total = rows[-1]
     typer.echo(
         f"moca preprocess: {total['pool']} candidate(s), {total['kept']}"
@@ -357,36 +350,18 @@ def unimodal_cmd(
     ),
 ) -> None:
     """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
-    from socialbench.core.io import write_jsonl
-    from socialbench.core.paths import check_io
     from socialbench.moca.dataset.preprocess import count_table
     from socialbench.moca.dataset.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
 
-    check_io(
-        {"--input": input, "--params": params},
-        {
-            "--out": out,
-            "--report": report,
-            "--counts-md": counts_md,
-            "--counts-csv": counts_csv,
-            "--counts-json": counts_json,
-        },
-    )
+    counts = (counts_md, counts_csv, counts_json)
+    _check_filter_io({"--input": input, "--params": params}, out, report, counts)
     settings = UnimodalParams.from_mapping(_moca_section(params).get("unimodal"))
     pool = _read_pool([input])
     result = unimodal_filter(pool, settings)
     rows = count_table(pool, result, REASONS, FLAGS)
-    write_jsonl(out, result.kept)
-    write_jsonl(report, result.removed)
-    _write_counts(
-        rows,
-        "Unimodal consistency filtering (B.1.1): candidates removed per source and reason",
-        counts_md,
-        counts_csv,
-        counts_json,
-    )
-    if mlflow:
-        _log_counts(rows, "unimodal", params, settings.__dict__)
+    title = "Unimodal consistency filtering (B.1.1): candidates removed per source and reason"
+    log = ("unimodal", params, settings.__dict__) if mlflow else None
+    _write_filtered(result, rows, title, out, report, counts, log)
     typer.echo(
         f"moca unimodal: {len(pool)} candidate(s), {len(result.kept)}"
         f" kept, {len(result.removed)} removed (see {report})"
@@ -496,8 +471,7 @@ def annotate_arbitration(
     out: Path = Opt(..., help="the arbitration sheet (disputed candidates only)"),
     taxonomy: Path | None = Opt(None, help="taxonomy file"),
 ) -> None:
-    """Export the disputed candidates (structural disagreements, invalid choices, discard proposals,
-    unsupported evidence) for the arbiter."""
+    """Export the disputed candidates (disagreements, invalid choices, discards, unsupported evidence)."""
     from socialbench.core.io import write_text_atomic
     from socialbench.core.paths import check_io
     from socialbench.moca.dataset.annotation import ARBITRATION_COLUMNS, arbitration_rows, to_csv

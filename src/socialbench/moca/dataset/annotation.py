@@ -1,38 +1,23 @@
 """The annotation round-trip of MoCA (section 4.1, appendix B.2-B.3): the candidate pool goes out to
-annotator sheets under a 7-field codebook, comes back with independent annotations, a reviewer's
-field-level cross-check and an arbiter's decisions, and leaves as the final benchmark in the
-instance schema (``socialbench.moca.schema.instances``).
+annotator sheets under a 7-field codebook, comes back with annotations, a reviewer's field-level
+cross-check and an arbiter's decisions, and leaves as the final benchmark in the instance schema.
 
-Sheets are CSV (UTF-8; a byte-order mark from a spreadsheet export is accepted):
+Sheets are CSV (UTF-8, a spreadsheet's byte-order mark accepted): annotator sheets (the candidate and
+the 7-tuple, options, evidence, rationale, or a ``discard_reason``), review sheets (B.2 step 2: the
+reviewer writes a value only where they disagree) and the arbitration sheet (B.2 step 3: disputed
+candidates only; ``decision`` retain, revise or reject).
 
-* annotator sheet (one per annotator): the candidate (id, source, modality, text, context, media)
-  and the fields to fill: the 7-tuple ``scenario, domain, culture, subject, target, mechanism,
-  label``, the answer options (``subject_options``, ``target_options``: four ``|``-separated
-  choices each, gold among them), ``evidence`` (the cues in the input that support the tuple),
-  ``rationale``, and ``discard_reason`` (fill it instead, to propose dropping the candidate);
-* review sheet (field-level cross-check, B.2 step 2): each field's annotated value
-  (``annotated_<field>``) and an empty ``<field>`` column: the reviewer writes a value only where
-  they disagree; ``evidence_supported`` is yes or no;
-* arbitration sheet (B.2 step 3): only disputed candidates, with every version side by side and the
-  list of disagreements; the arbiter writes ``decision`` (retain: keep the first annotator's tuple;
-  revise: the fields in this row, prefilled with that tuple; reject: drop, with ``reason``).
-
-Agreement is structural (B.3): two versions agree only when scenario, domain, culture, subject,
-target, mechanism and label all match after normalisation. A matching label with another subject,
-or with subject and target swapped (a reversed direction), is a disagreement; so is a version whose
-mechanism or label is not one of its scenario's (a mechanism that cannot explain the label).
-
-Final validation (B.2 step 4) keeps a candidate only with a valid scenario, domain and culture, a
-scenario-valid mechanism and label, a coherent directed relation (subject and target given,
-different, each among its four distinct options) and evidence present. Every candidate of the pool
-ends in the benchmark or in the report with its reason.
-"""
+Agreement is structural (B.3): two versions agree only when all seven fields match after
+normalisation; a swapped direction or a scenario-invalid mechanism or label is a disagreement. Final
+validation (B.2 step 4) keeps a candidate only with a valid, coherent tuple and evidence; every
+candidate ends in the benchmark or in the report with its reason."""
 
 from __future__ import annotations
 
 import csv
 import io
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +25,7 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.sheets import distinct_sheets
-from socialbench.moca.dataset.sources.readers import decode, read_bytes, table_rows
+from socialbench.moca.dataset.sources.readers import read_text, table_rows
 from socialbench.moca.schema.instances import all_problems
 from socialbench.moca.schema.normalize import normalize
 from socialbench.moca.schema.taxonomy import Taxonomy
@@ -70,8 +55,7 @@ OPTION_SEP = "|"
 N_OPTIONS = 4
 
 
-# ------------------------------------------------------------------------------------------------
-# Codebook
+# ---- Codebook ------------------------------------------------------------------------------------
 
 
 def codebook(tax: Taxonomy) -> dict[str, Any]:
@@ -128,8 +112,7 @@ def codebook_markdown(tax: Taxonomy) -> str:
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------------------------------------
-# Sheets (CSV text in and out)
+# ---- Sheets (CSV text in and out) ----------------------------------------------------------------
 
 
 def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
@@ -142,10 +125,9 @@ def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def read_sheet(path: str | Path, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
-    """(line, row) of a CSV sheet; missing columns, rows of the wrong width or bytes that are not
-    UTF-8 are a DataError naming the file and the line."""
+    """(line, row) of a CSV sheet; a bad column, row or encoding is a DataError naming file and line."""
     shown = str(path)
-    _, rows = table_rows(decode(read_bytes(path), shown), shown, required)
+    _, rows = table_rows(read_text(path), shown, required)
     return [(line, {k: (v or "").strip() for k, v in row.items()}) for line, row in rows]
 
 
@@ -191,8 +173,7 @@ def annotator_sheets(
     return sheets
 
 
-# ------------------------------------------------------------------------------------------------
-# Versions and structural agreement (pure)
+# ---- Versions and structural agreement (pure) ----------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -234,8 +215,7 @@ def compare(a: Version, b: Version) -> list[str]:
 
 
 def invalid_choices(v: Version, tax: Taxonomy) -> list[str]:
-    """What in a version is outside the codebook: scenario, domain, culture, or a mechanism / label
-    that is not one of its scenario's."""
+    """What in a version is outside the codebook (scenario, domain, culture, mechanism, label)."""
     out = []
     scen = _n(v.get("scenario"))
     if scen not in tax.scenarios:
@@ -258,13 +238,6 @@ def reviewed(annotation: Version, review: Mapping[str, str], reviewer: str, wher
         if review.get(f):
             fields[f] = review[f]
     return Version(reviewer, "reviewer", fields, where)
-
-
-@dataclass
-class Dispute:
-    candidate: str
-    disagreements: list[str]
-    versions: list[Version]
 
 
 def find_disputes(
@@ -312,8 +285,7 @@ def agreement_summary(versions: Mapping[str, Sequence[Version]]) -> dict[str, An
     }
 
 
-# ------------------------------------------------------------------------------------------------
-# Final validation and instances (pure)
+# ---- Final validation and instances (pure) -------------------------------------------------------
 
 
 def options(value: str) -> list[str]:
@@ -354,8 +326,7 @@ def _canonical(value: str, names: Sequence[str]) -> str:
 
 
 def to_instance(rec: Mapping[str, Any], v: Version, tax: Taxonomy) -> dict[str, Any]:
-    """A validated tuple and its candidate as a benchmark instance (the instance schema's fields).
-    Option strings are kept as written; the gold subject/target are the options' own spelling."""
+    """A validated tuple and its candidate as a benchmark instance (options kept as written)."""
     scen = _n(v.get("scenario"))
     subj_opts, tgt_opts = options(v.get("subject_options")), options(v.get("target_options"))
     transcript = None
@@ -382,8 +353,7 @@ def to_instance(rec: Mapping[str, Any], v: Version, tax: Taxonomy) -> dict[str, 
     }
 
 
-# ------------------------------------------------------------------------------------------------
-# Reading the returned sheets
+# ---- Reading the returned sheets -----------------------------------------------------------------
 
 
 @dataclass
@@ -404,8 +374,8 @@ def _known(cid: str, pool_ids: set[str], path: str, line: int) -> None:
 
 
 def read_annotations(paths: Sequence[str | Path], pool_ids: set[str], into: Returned) -> None:
-    """Each returned annotator sheet's versions into ``into``; errors name the sheet, the line where the
-    row starts and the column. One sheet given twice is refused (``core.sheets.distinct_sheets``)."""
+    """Each returned annotator sheet's versions into ``into``; errors name the sheet, the row's line and
+    the column. One sheet given twice is refused."""
     distinct_sheets(("--annotations", p) for p in paths)
     for path in paths:
         for line, row in read_sheet(path, ("id", "annotator") + ANNOTATION_FIELDS):
@@ -489,8 +459,7 @@ def read_decisions(path: str | Path | None, pool_ids: set[str], into: Returned) 
         )
 
 
-# ------------------------------------------------------------------------------------------------
-# Review and arbitration sheets, and the final build
+# ---- Review and arbitration sheets, and the final build ------------------------------------------
 
 
 def versions_of(returned: Returned) -> dict[str, list[Version]]:
@@ -513,14 +482,8 @@ def review_sheets(
         primary = returned.annotations[cid][0]
         annotators = {v.who for v in returned.annotations[cid]}
         k = reviewers.index(order[cid][0])
-        choice = next(
-            (
-                reviewers[(k + t) % len(reviewers)]
-                for t in range(len(reviewers))
-                if reviewers[(k + t) % len(reviewers)] not in annotators
-            ),
-            None,
-        )
+        rotation = [reviewers[(k + t) % len(reviewers)] for t in range(len(reviewers))]
+        choice = next((r for r in rotation if r not in annotators), None)
         if choice is None:
             raise DataError(
                 primary.source, "every reviewer annotated this candidate: name another reviewer", record=cid
@@ -575,16 +538,8 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
     instances, report = [], []
 
     def drop(rec: Mapping[str, Any], reason: str, detail: str, **extra: Any) -> None:
-        report.append(
-            {
-                "id": rec["id"],
-                "source": rec["source"],
-                "stage": "annotation",
-                "reason": reason,
-                "detail": detail,
-                **extra,
-            }
-        )
+        entry = {"id": rec["id"], "source": rec["source"], "stage": "annotation", "reason": reason, "detail": detail}
+        report.append({**entry, **extra})
 
     for rec in sorted(pool, key=lambda r: r["id"]):
         cid = rec["id"]
@@ -638,19 +593,6 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
             for cid, vs in versions.items()
         }
     )
-    summary.update(
-        {
-            "pool": len(pool),
-            "instances": len(instances),
-            "disputed": len(disputes),
-            "dropped_by_reason": _count(r["reason"] for r in report),
-        }
-    )
+    dropped = dict(sorted(Counter(r["reason"] for r in report).items()))
+    summary.update(pool=len(pool), instances=len(instances), disputed=len(disputes), dropped_by_reason=dropped)
     return BuildResult(instances, report, summary)
-
-
-def _count(items: Any) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for x in items:
-        out[x] = out.get(x, 0) + 1
-    return dict(sorted(out.items()))

@@ -1,13 +1,8 @@
-"""Dataset statistics of a MoCA benchmark, in the style of the paper's Table 1 (general statistics:
-scenario, modality, domain and culture distributions), Table 11 (structural and modality composition:
-scenario x modality, populated field values) and Figure 3 (scenarios, and the label composition of
-each scenario, as a two-ring donut).
+"""Dataset statistics of a MoCA benchmark in the style of the paper's Table 1, Table 11 and Figure 3.
 
-``compute(instances, taxonomy)`` is pure; the renderers return strings (Markdown, CSV, LaTeX with
-booktabs) or PNG bytes. Categories follow the taxonomy's order and include those with no instance;
-percentages are rounded half-up to two decimals (as the scores). The PNG carries no timestamp or
-software tag, so the same instances give the same bytes (with the same matplotlib and font).
-"""
+``compute`` is pure; the renderers return Markdown, CSV, LaTeX or PNG bytes. Categories follow the
+taxonomy's order, empty ones included; percentages are rounded half-up to two decimals. The PNG
+carries no timestamp or software tag: the same instances give the same bytes."""
 
 from __future__ import annotations
 
@@ -112,15 +107,8 @@ def _render(
 def table1(stats: Mapping[str, Any]) -> dict[str, str]:
     head = ("Group", "Category", "Count", "%")
     rows = [(g, c, k, _fmt(p)) for g, c, k, p in table1_rows(stats)]
-    return _render(
-        "General statistics of the benchmark (Table 1 style)",
-        head,
-        rows,
-        2,
-        "General statistics of the benchmark.",
-        "tab:moca-stats",
-        "llrr",
-    )
+    title, caption = "General statistics of the benchmark (Table 1 style)", "General statistics of the benchmark."
+    return _render(title, head, rows, 2, caption, "tab:moca-stats", "llrr")
 
 
 # ---- Table 11: structural and modality composition ----------------------------------------------
@@ -136,16 +124,8 @@ def table11(stats: Mapping[str, Any]) -> dict[str, str]:
     vid = sum(r["video_text"] for r in stats["composition"])
     rows.append(("All", img, vid, stats["instances"], _fmt(100.0 if stats["instances"] else None)))
     note = f"Field values: {stats['field_values']} ({len(TUPLE_FIELDS)} fields x {stats['instances']} instances)."
-    return _render(
-        "Structural and modality composition (Table 11 style)",
-        head,
-        rows,
-        4,
-        "Structural and modality composition. " + tex_escape(note),
-        "tab:moca-composition",
-        "lrrrr",
-        [note],
-    )
+    title, caption = "Structural and modality composition", "Structural and modality composition. " + tex_escape(note)
+    return _render(f"{title} (Table 11 style)", head, rows, 4, caption, "tab:moca-composition", "lrrrr", [note])
 
 
 # ---- Label composition per scenario (Figure 3's outer ring) --------------------------------------
@@ -157,15 +137,8 @@ def labels_table(stats: Mapping[str, Any]) -> dict[str, str]:
         (r["scenario"].title(), r["label"], r["count"], _fmt(r["percent_of_scenario"]), _fmt(r["percent_of_all"]))
         for r in stats["labels"]
     ]
-    return _render(
-        "Label composition per scenario (Figure 3 style)",
-        head,
-        rows,
-        3,
-        "Label composition per scenario.",
-        "tab:moca-labels",
-        "llrrr",
-    )
+    title, caption = "Label composition per scenario (Figure 3 style)", "Label composition per scenario."
+    return _render(title, head, rows, 3, caption, "tab:moca-labels", "llrrr")
 
 
 def figure_png(stats: Mapping[str, Any], dpi: int = 150) -> bytes:

@@ -1,10 +1,6 @@
-"""Deterministic generator of a small MoCA-format demo benchmark (the pipeline's embedded raw source).
-
-Image-text instances get a PNG drawn with Pillow and a caption; video-text instances get a short
-H.264 clip (frames drawn with Pillow, encoded by ffmpeg with bit-exact flags and one thread) and a
-transcript. The same seed gives byte-identical files. Each frame of a clip carries a band that
-encodes its frame index (socialbench.media.synth), so tests can check which frames a sampler took.
-"""
+"""Deterministic generator of a small MoCA-format demo benchmark (the pipeline's embedded raw source):
+Pillow images and bit-exact ffmpeg clips whose frames carry their index (socialbench.media.synth), so
+tests can check which frames a sampler took. The same seed gives byte-identical files."""
 
 from __future__ import annotations
 
@@ -150,8 +146,7 @@ def is_video_slot(index: int, n_video: int, n: int) -> bool:
 def make_record(
     split: str, index: int, cfg: DemoConfig, tax: Taxonomy, plan: list[str] | None = None
 ) -> dict[str, Any]:
-    """The annotation record of one demo instance (pure: no files written). ``plan``: the test
-    split's scenarios (:func:`scenario_plan`), when params give the scenario counts."""
+    """The annotation record of one demo instance (pure); ``plan``: the test split's scenarios, if given."""
     rng = random.Random(f"{cfg.seed}:{split}:{index}")
     scenarios = list(tax.scenarios)
     test = split == "test"
@@ -216,8 +211,7 @@ def draw_image(rec: dict[str, Any], size: int) -> bytes:
 
 
 def video_frames(rec: dict[str, Any], cfg: DemoConfig) -> bytes:
-    """Raw RGB24 frames of a clip: a figure moving across the scene; the bottom band encodes the
-    frame index (:mod:`socialbench.media.synth`)."""
+    """Raw RGB24 frames of a clip: a figure moving across the scene, the frame index in the bottom band."""
     w, h = cfg.video_size
     n = max(1, int(round(cfg.video_seconds * cfg.video_fps)))
     base = SCENARIO_COLOURS[rec["scenario"]]
@@ -281,10 +275,8 @@ ANNOTATOR_ERROR = 0.12
 
 
 def simulated_annotator(records: list[dict[str, Any]], cfg: DemoConfig, tax: Taxonomy) -> list[dict[str, Any]]:
-    """Answers of a simulated annotator in the prediction format (id, subject, target, mechanism,
-    label), for the demo's human row (the ``file`` backend): the gold answer with each field
-    replaced, with probability ANNOTATOR_ERROR, by another valid option, seeded per instance. A
-    pipeline check of the human row and the figures' reference line, not a human baseline."""
+    """The demo's human row (``file`` backend): the gold answer with each field replaced, with probability
+    ANNOTATOR_ERROR, by another valid option, seeded per instance. A pipeline check, not a human baseline."""
     out = []
     for rec in records:
         rng = random.Random(f"{cfg.seed}:human:{rec['id']}")
@@ -304,10 +296,8 @@ def simulated_annotator(records: list[dict[str, Any]], cfg: DemoConfig, tax: Tax
 
 
 def fault_records(media: Path, cfg: DemoConfig, tax: Taxonomy) -> list[dict[str, Any]]:
-    """Two deliberately bad raw instances, so a demo run shows that nothing is dropped silently:
-    one whose label belongs to another scenario (the prepare stage drops it into
-    results/reports/moca_prepare_test.jsonl) and one whose clip is truncated (the media stage
-    leaves it out and lists it in results/reports/media.*)."""
+    """Two deliberately bad raw instances, so a demo run shows that nothing is dropped silently: a label
+    of another scenario (dropped by prepare into its report) and a truncated clip (listed by the media stage)."""
     bad_label = make_record("test-fault", 0, cfg, tax)
     other = [s for s in tax.scenarios if s != bad_label["scenario"]][0]
     bad_label.update(id="demo-test-fault-label", label=tax.label_names(other)[0], modality="image_text")

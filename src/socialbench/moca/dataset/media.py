@@ -1,15 +1,7 @@
-"""MoCA media step: sampled frames for every video-text instance.
-
-Reads ``data/interim/moca/<split>.jsonl`` (validated instances), samples ``moca.frames``
-uniform frames per clip through the frame cache, and writes ``data/processed/moca/<split>.jsonl``:
-the same records, with ``frames`` = ``[{path, sha256, index, timestamp}, ...]`` (temporal order)
-added to video-text ones. Image-text records pass through unchanged. An instance whose media is
-unusable is kept without frames, marked ``media_error`` (the problem, one line), and listed in the
-media report with the action ``kept as media error`` (``on_error: skip``: its media is skipped, not
-the instance; the methods answer it without a model call and it is scored invalid, so an evaluation
-never shrinks N), or it stops the run (``on_error: fail``). Nothing is dropped, silently or not:
-dropping belongs to benchmark construction (``socialbench prepare`` and its report).
-"""
+"""MoCA media step: sampled frames (``moca.frames`` uniform, temporal order) for every video-text
+instance, through the frame cache; image-text records pass through. An instance with unusable media is
+kept without frames, marked ``media_error`` and listed in the media report (``on_error: skip``; scored
+invalid, so N never shrinks), or stops the run (``on_error: fail``). Dropping belongs to ``prepare``."""
 
 from __future__ import annotations
 

@@ -25,9 +25,8 @@ def check_on_invalid(on_invalid: str) -> None:
 
 
 def media_problems(rec: dict[str, Any], media_roots: Any = None) -> list[tuple[str, str]]:
-    """(field, reason) for each media file that leads outside ``media_roots`` (a
-    :class:`socialbench.core.paths.MediaRoots`; not read at all), is missing, or, for an image-text
-    instance, is not a decodable image (a video, an empty or damaged file)."""
+    """(field, reason) for each media file outside ``media_roots`` (not read), missing, or, for an
+    image-text instance, not a decodable image."""
     problems = []
     for m in rec["media"]:
         path = Path(m)
@@ -58,10 +57,9 @@ def prepare_instances(
     lines: Sequence[int] | None = None,
     media_roots: Any = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(kept records sorted by id, gold fields canonical; dropped records with reasons: a gold value
-    that matches an option after the scorer's normalization is no reason). With on_invalid='fail' the first
-    bad record raises DataError naming the file, record and field. ``lines``: the records' line
-    numbers in ``source``, named in the report (and by duplicate ids)."""
+    """(kept records sorted by id, gold fields canonical; dropped records with reasons). With
+    on_invalid='fail' the first bad record raises DataError naming file, record and field; ``lines``: the
+    records' line numbers in ``source``."""
     check_on_invalid(on_invalid)
     kept, dropped = [], []
     for i, (rec, problems) in enumerate(zip(records, all_problems(records, tax, lines))):
@@ -106,10 +104,8 @@ def _bad_line_entry(jl: JsonLine, source: str) -> dict[str, Any]:
 def prepare_file(
     path: str | Path, tax: Taxonomy, on_invalid: str = "drop", media_roots: Any = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """:func:`prepare_instances` over a JSON-lines file. A line that is not a JSON object is dropped
-    into the report (its line number and raw text, truncated) with on_invalid='drop', and stops the
-    run with 'fail'. A file without any line is a DataError. The report lists the dropped records
-    in file order."""
+    """:func:`prepare_instances` over a JSON-lines file; a line that is not a JSON object is dropped into
+    the report (on_invalid='drop') or stops the run ('fail'). An empty file is a DataError."""
     check_on_invalid(on_invalid)
     source = str(path)
     lines = read_jsonl_lines(path)

@@ -1,35 +1,17 @@
 """Preprocessing of the MoCA candidate pool (appendix B.1): remove invalid links, markup, system
-artifacts, corrupted media and duplicate candidates, keeping emojis and hashtags.
+artifacts, corrupted media and duplicate candidates, keeping emojis and hashtags. Every candidate is
+kept (cleaned) or goes to the filter report with the step and reason that removed it. Steps, in order:
 
-Every candidate either comes out (cleaned) or goes into the filter report with the step and reason
-that removed it; ``kept + removed == pool`` always (tests check it on the real files).
-
-Steps, in order (a record is removed by the first step it fails; later steps do not see it):
-
-1. text cleaning (edits, recorded in ``edits``; a text left empty is removed with the reason of the
-   step that emptied it): Unicode repair (``ftfy``, plus MacRoman apostrophes ``donÕt`` -> ``don’t``
-   that ftfy leaves), markup (HTML entities, HTML tags, Markdown links and emphasis), links (URLs),
-   system artifacts (anonymisation placeholders such as ``<user>`` and ``<num>``, Reddit's
-   ``[deleted]``), whitespace. Context lines get the same edits.
-2. media: a local file that exists is decoded (images: Pillow open, verify and load, the check of
-   ``prepare``; clips: the media stage's ffprobe ``probe`` and its video stream) and hashed (sha256;
-   images also a perceptual hash, ``imagehash.phash``); an undecodable one is ``corrupted_media``. A
-   media file that is not there is ``missing_media`` (removed, or kept with a flag when
-   ``missing_media: keep``); a media URL that is not a well-formed http(s) URL is ``invalid_link``.
-3. duplicates: two candidates are duplicates when their texts (with their dialogue context) match
-   and their media do not tell them apart. Texts match when equal after normalisation
-   (``exact_duplicate``) or when the Jaccard similarity of their character shingles reaches
-   ``near_duplicate_threshold`` (``near_duplicate``; MinHash LSH from ``datasketch`` proposes pairs,
-   the exact Jaccard decides). Media tell two candidates apart when both were decoded and they
-   differ: other bytes (sha256) and, for images, perceptual hashes further apart than
-   ``phash_max_distance`` bits. Of duplicates, the first in pool order is kept and each later one
-   names it (``duplicate_of``). A kept candidate that shares its media (or its text) with another
-   kept candidate is flagged (``shares_media_with``, ``shares_text_with``), not removed: Hateful
-   Memes' benign confounders reuse an image with another text on purpose.
-
-Pure functions (``clean_text``, ``find_duplicates``, ``count_table``) do no I/O; ``check_media``
-reads the media files.
-"""
+1. text cleaning, recorded in ``edits`` (a text left empty is removed with the emptying step's reason):
+   Unicode repair (``ftfy``, plus MacRoman apostrophes), markup, links, system artifacts (placeholders
+   such as ``<user>``, Reddit's ``[deleted]``), whitespace; context lines alike.
+2. media: a local file is decoded (Pillow; clips: ffprobe) and hashed (sha256, images also a phash):
+   ``corrupted_media``, ``missing_media`` (or kept with a flag) and ``invalid_link`` for a bad URL.
+3. duplicates: texts (with their context) equal after normalisation (``exact_duplicate``) or with a
+   shingle Jaccard of at least ``near_duplicate_threshold`` (``near_duplicate``; MinHash LSH proposes,
+   the exact Jaccard decides), unless both media were decoded and differ (sha256 and phash distance).
+   The first in pool order is kept; shared media or text among kept ones is only flagged: Hateful
+   Memes' benign confounders reuse an image on purpose."""
 
 from __future__ import annotations
 
@@ -92,6 +74,15 @@ DEFAULT_PLACEHOLDERS = (
 )
 
 
+def known_keys(where: str, raw: Mapping[str, Any] | None, known: Iterable[str]) -> dict[str, Any]:
+    """A copy of a params block; a key not in ``known`` is a ConfigError naming ``where``."""
+    raw, known = dict(raw or {}), set(known)
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    return raw
+
+
 @dataclass(frozen=True)
 class PreprocessParams:
     """``moca.preprocess`` in params.yaml."""
@@ -105,13 +96,7 @@ class PreprocessParams:
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any] | None) -> PreprocessParams:
-        raw = dict(raw or {})
-        known = {f for f in cls.__dataclass_fields__}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ConfigError(
-                f"moca.preprocess: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
-            )
+        raw = known_keys("moca.preprocess", raw, cls.__dataclass_fields__)
         if "placeholders" in raw:
             raw["placeholders"] = tuple(raw["placeholders"])
         p = cls(**raw)
@@ -128,9 +113,7 @@ class PreprocessParams:
         return p
 
 
-# ------------------------------------------------------------------------------------------------
-# Text cleaning (pure)
-
+# ---- Text cleaning (pure) ------------------------------------------------------------------------
 _HTML_TAGS = (
     "a|abbr|b|blockquote|br|code|del|div|em|font|h[1-6]|hr|i|img|li|ol|p|pre|s|small|span|strike|strong|sub|sup|"
     "table|td|th|tr|u|ul"
@@ -158,8 +141,7 @@ def _placeholder_pattern(placeholders: Sequence[str]) -> re.Pattern[str] | None:
 
 
 def clean_text(text: str, placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS) -> Cleaned:
-    """The text with its artifacts removed, the edits made, and (when it ends up empty) which step
-    emptied it. Emojis and hashtags are never touched."""
+    """The text with its artifacts removed, the edits made, and which step emptied it (emojis, hashtags kept)."""
     import ftfy
 
     edits: list[str] = []
@@ -213,8 +195,7 @@ def signature_text(rec: Mapping[str, Any]) -> str:
     return " ".join([c["text"] for c in rec.get("context", [])] + [rec["text"]])
 
 
-# ------------------------------------------------------------------------------------------------
-# Media (I/O)
+# ---- Media (I/O) ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -306,8 +287,7 @@ def check_media(rec: Mapping[str, Any]) -> tuple[list[MediaInfo], list[str], Med
     return infos, flags, None
 
 
-# ------------------------------------------------------------------------------------------------
-# Duplicates (pure)
+# ---- Duplicates (pure) ---------------------------------------------------------------------------
 
 
 def _media_relation(
@@ -415,8 +395,7 @@ def shared_media_groups(media: Sequence[Sequence[Mapping[str, Any]] | None], max
     return {i: sorted(js) for i, js in out.items() if js}
 
 
-# ------------------------------------------------------------------------------------------------
-# The stage
+# ---- The stage -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -441,8 +420,7 @@ def removal(rec: Mapping[str, Any], stage: str, reason: str, detail: str, **extr
 def preprocess(
     records: Sequence[Mapping[str, Any]], params: PreprocessParams, *, inspect: Any = check_media
 ) -> FilterResult:
-    """Run the steps of the module docstring over the pool (in pool order). ``inspect`` decodes a
-    record's media (tests pass a double to avoid media files)."""
+    """Run the module docstring's steps over the pool in order (``inspect``: tests pass a double)."""
     result = FilterResult()
     survivors: list[dict[str, Any]] = []
     for rec in records:
@@ -510,8 +488,7 @@ def preprocess(
     return result
 
 
-# ------------------------------------------------------------------------------------------------
-# Counts per source and reason (pure)
+# ---- Counts per source and reason (pure) ---------------------------------------------------------
 
 
 def count_table(
@@ -609,23 +586,3 @@ def log_counts_mlflow(
         client.log_batch(run.info.run_id, metrics=metrics, params=params)
         client.set_terminated(run.info.run_id)
         return run.info.run_id
-
-
-__all__ = [
-    "Cleaned",
-    "FilterResult",
-    "PreprocessParams",
-    "REASONS",
-    "FLAGS",
-    "clean_text",
-    "check_media",
-    "count_table",
-    "counts_csv",
-    "counts_markdown",
-    "dedup_key",
-    "find_duplicates",
-    "log_counts_mlflow",
-    "preprocess",
-    "removal",
-    "shared_media_groups",
-]

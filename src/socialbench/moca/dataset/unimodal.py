@@ -1,25 +1,9 @@
-"""Unimodal consistency filtering (appendix B.1.1; the appendix gives only the heading, so the
-definition is ours: docs/moca-sources.md).
-
-A candidate passes when each modality, read on its own, is usable as what the benchmark needs, and
-when neither modality alone already states the social meaning the annotation has to recover:
-
-* the text is an utterance (``text_min_words`` to ``text_max_words`` words; hashtags count as words,
-  emojis do not) of natural language (letters make at least ``text_min_letter_ratio`` of its
-  non-space characters other than emojis and symbols);
-* the text carries no explicit cue that names the meaning (``explicit_cues``, e.g. ``#sarcasm``,
-  ``/s``): such a cue answers the question by itself, which is why MMSD2.0 removed them;
-* the text does not merely restate the picture: when the source describes the image
-  (``image_description``, e.g. MemeCap's literal captions), at most ``restatement_max_overlap`` of
-  the text's content words may occur in the description (checked for texts with at least
-  ``restatement_min_words`` content words);
-* the image is at least ``image_min_side`` pixels on its shorter side; the clip lasts
-  ``video_min_seconds`` to ``video_max_seconds``. Media that preprocessing could not decode (not
-  downloaded, kept with ``missing_media: keep``) are not judged: the record is flagged
-  ``visual_unchecked``.
-
-Checks run in that order; the first that fails removes the record, into the filter report.
-"""
+"""Unimodal consistency filtering (appendix B.1.1 gives only the heading; the definition is ours:
+docs/moca-sources.md). A candidate passes when each modality on its own is usable and neither alone
+states the social meaning: the text is natural language of ``text_min_words`` to ``text_max_words``
+words, names no explicit cue (``#sarcasm``: why MMSD2.0 removed them) and does not restate the image
+description; the image and clip meet their size and length bounds (undecoded media is flagged
+``visual_unchecked``). The first check that fails removes the record."""
 
 from __future__ import annotations
 
@@ -30,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from socialbench.core.errors import ConfigError
-from socialbench.moca.dataset.preprocess import FilterResult, removal
+from socialbench.moca.dataset.preprocess import FilterResult, known_keys, removal
 
 STAGE = "unimodal"
 REASONS = (
@@ -93,11 +77,7 @@ class UnimodalParams:
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any] | None) -> UnimodalParams:
-        raw = dict(raw or {})
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ConfigError(f"moca.unimodal: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        raw = known_keys("moca.unimodal", raw, cls.__dataclass_fields__)
         if "explicit_cues" in raw:
             raw["explicit_cues"] = tuple(str(c).lower() for c in raw["explicit_cues"])
         p = cls(**raw)
@@ -190,8 +170,7 @@ def unimodal_problem(rec: Mapping[str, Any], p: UnimodalParams) -> tuple[str, st
 
 
 def unimodal_filter(records: Sequence[Mapping[str, Any]], params: UnimodalParams) -> FilterResult:
-    """Kept records (in input order, flagged ``visual_unchecked`` when their media were not decoded)
-    and removed ones with their reason."""
+    """Kept records (in order, flagged ``visual_unchecked`` where undecoded) and removed ones with reasons."""
     result = FilterResult()
     for rec in records:
         problem = unimodal_problem(rec, params)

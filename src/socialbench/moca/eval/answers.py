@@ -1,7 +1,5 @@
-"""A MoCA answering call's answer (appendix D.1's JSON, read field by field), one rule for every method
-that ends in a direct answer: the four fields parsed under the answer-format policy (params
-``moca.answer``), mapped back from the slot ids the request showed (``Request.shown["slots"]``), with
-the call's bookkeeping."""
+"""A MoCA answering call's answer (D.1's JSON, read field by field under params ``moca.answer``), one
+rule for every method that ends in a direct answer."""
 
 from __future__ import annotations
 
@@ -13,11 +11,8 @@ from socialbench.moca.eval.prompts import Order, answer_format, answer_settings
 
 
 def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Final:
-    """The answer of ``instance`` from its answering exchange ``ex`` under ``method``'s settings (its
-    ``answer`` policy, its option order). ``error`` is set only when the answer as a whole could not be
-    used (the call failed, or a format failure); ``format`` says what the answer-format policy did
-    (``repairs``: what changed the answer; ``ignored_keys``). An order run's record keeps the order
-    (``Order.record``)."""
+    """The answer of ``instance`` from exchange ``ex`` under ``method``'s settings. ``error`` is set only
+    when the answer as a whole is unusable; ``format`` says what the answer-format policy did."""
     tax = method.benchmark.taxonomy
     options = answer_settings(method.settings)
     order = Order.of(method.settings)

@@ -1,12 +1,7 @@
-"""MoCA's per-instance outcomes (pure functions, no I/O): what ``socialbench score`` writes once per run
-beside its score file (``results/outcomes/moca/<model>/<run>.jsonl``, one JSON line per instance, in the
-instances' order) and the tables read for their intervals, paired tests, answers.csv and the stability
-table, so they never score the predictions again.
-
-A row: ``id``; ``group``, the scenario; ``correct``, c_{i,k} of each field by the scorer's own functions and
-rules (``scoring.field_matches``: a record with an error is no answer, as in ``scoring.score``);
-``invalid`` (``scoring.is_invalid``); ``answer``, the resolved answer (:func:`resolved`); ``format``, the
-answer-format flags answers.csv counts (:func:`format_flags`)."""
+"""MoCA's per-instance outcomes (pure): what ``socialbench score`` writes beside each score file, one
+JSON line per instance, so the tables never score the predictions again. A row: ``id``, ``group``
+(the scenario), ``correct`` (per field, by ``scoring.field_matches``), ``invalid``, ``answer`` and
+``format``."""
 
 from __future__ import annotations
 
@@ -15,34 +10,19 @@ from typing import Any
 
 from socialbench.moca.eval.scoring import FIELDS, matched
 
-#: Per instance, whether its answer failed (no record, or ``error``), a retry or repair changed it (and
-#: which), keys were dropped under ``extra_keys: ignore``, and it is the decoder's last tuple because a
-#: later stage failed (the checker's verdict unreadable: ``checker_unparsable``). Read from the record's
-#: ``format`` (params moca.answer); answers.csv sums them per scenario.
-FORMAT_FLAGS = (
-    "answer_errors",
-    "repaired",
-    "retry",
-    "code_fence",
-    "invalid_tuple",
-    "ignored_keys",
-    "last_tuple_kept",
-    "checker_unparsable",
-)
 #: The resolved answer's fields, in the order of a row's ``answer``.
 ANSWER_FIELDS = ("subject", "target", "mechanism", "label")
 
 
 def resolved(record: dict[str, Any] | None) -> list[Any] | None:
-    """A run's resolved answer (the stability table compares them across orders): the four fields as
-    scored (None: no record, or a record with an error)."""
+    """A run's resolved answer: the four fields as scored (None: no record, or an error)."""
     if record is None or record.get("error"):
         return None
     return [record.get(f) for f in ANSWER_FIELDS]
 
 
 def format_flags(record: dict[str, Any] | None) -> dict[str, bool]:
-    """:data:`FORMAT_FLAGS` of one instance's record (None: no record)."""
+    """:data:`FORMAT_FLAGS` of one instance's record (None: no record), in their order."""
     fmt = (record or {}).get("format") or {}
     repairs = fmt.get("repairs") or []
     kept = fmt.get("last_tuple_kept")
@@ -56,6 +36,13 @@ def format_flags(record: dict[str, Any] | None) -> dict[str, bool]:
     }
 
 
+#: Per instance, whether its answer failed (no record, or ``error``), a retry or repair changed it (and
+#: which), keys were dropped under ``extra_keys: ignore``, and it is the decoder's last tuple because a
+#: later stage failed (the checker's verdict unreadable: ``checker_unparsable``). Read from the record's
+#: ``format`` (params moca.answer); answers.csv sums them per scenario.
+FORMAT_FLAGS = tuple(format_flags(None))
+
+
 def outcome_rows(
     instances: list[dict[str, Any]],
     predictions: list[dict[str, Any]],
@@ -65,8 +52,7 @@ def outcome_rows(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> list[dict[str, Any]]:
-    """Each instance's outcome row (module docstring), in the instances' order, from what ``scoring.score``
-    aggregates (``scoring.matched``)."""
+    """Each instance's outcome row, in the instances' order, from ``scoring.matched``."""
     return [
         {
             "id": gold["id"],

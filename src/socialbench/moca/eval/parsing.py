@@ -1,15 +1,7 @@
-"""Parsing a model's raw answer into the four MoCA fields (pure functions, no I/O).
-
-Strict by default: the raw text, stripped of surrounding whitespace, must be one JSON object (D.1:
-"Return only a strict JSON object"; the paper decodes in JSON mode). With ``code_fence="tolerate"``
-(params ``moca.answer.code_fence``) one Markdown code fence enclosing the whole answer (```` ```json ````
-or a bare ```` ``` ````) is removed first; anything else around the object still makes it unparsable.
-Every field is resolved independently (section 3.3 scores per field); a missing, unparsable or
-scenario-invalid field becomes None with its reason in ``field_errors`` and scores as incorrect, and
-the others keep their values. Keys beyond the four are dropped (``extra_keys="ignore"``, the default)
-or make the whole answer a format failure (``extra_keys="invalid"``; params ``moca.answer.extra_keys``).
-Nothing is dropped from N.
-"""
+"""Parsing a model's raw answer into the four MoCA fields (pure). Strict by default: one JSON object
+(D.1: "Return only a strict JSON object"); ``code_fence="tolerate"`` removes one enclosing fence. Every
+field is resolved on its own (section 3.3 scores per field): a bad one becomes None with its reason in
+``field_errors``. Extra keys are dropped or, with ``extra_keys="invalid"``, a format failure."""
 
 from __future__ import annotations
 
@@ -31,13 +23,17 @@ def unfence(text: str) -> str | None:
     return m.group("body") if m else None
 
 
+def fence_hint(text: str, code_fence: str) -> str:
+    """What an unparsable answer's error adds when a code fence is what kept it from parsing."""
+    if code_fence == "strict" and unfence(text) is not None:
+        return " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)"
+    return ""
+
+
 @dataclass(frozen=True)
 class ParsedAnswer:
-    """An answer read field by field. ``record_error`` is set only when the answer as a whole cannot
-    be used (no response, not one JSON object, or extra keys under ``extra_keys="invalid"``): a format
-    failure, which a format retry (params ``moca.answer.retries``) may ask again about. ``fence_removed``:
-    the JSON was inside a code fence that ``code_fence="tolerate"`` removed (a repair);
-    ``extra_keys``: keys beyond the four, dropped under ``extra_keys="ignore"``."""
+    """An answer read field by field. ``record_error``: the answer as a whole is unusable (a format failure
+    a retry may ask again about); ``fence_removed``, ``extra_keys``: what the policy repaired or dropped."""
 
     fields: dict[str, str | None]
     field_errors: dict[str, str]
@@ -59,17 +55,15 @@ def read_answer(
     extra_keys: str = "ignore",
     unscored: tuple[str, ...] = (),
 ) -> ParsedAnswer:
-    """The answer's four fields, each resolved on its own: mechanism/label to the canonical taxonomy
-    name, subject/target to the option text behind the answered slot id (None where invalid).
-    ``unscored``: keys the answer's contract has besides the four (CoDAR's decoder substeps), kept in
-    ``unscored`` when present, neither extra keys nor scored; the direct answer has none."""
+    """The four fields, each resolved on its own (canonical names; slot ids to option text; None where
+    invalid). ``unscored``: further keys of the contract (CoDAR's substeps), kept, never scored."""
     if code_fence not in CODE_FENCE:
         raise ValueError(f"code_fence must be one of {CODE_FENCE}, got {code_fence!r}")
     if extra_keys not in EXTRA_KEYS:
         raise ValueError(f"extra_keys must be one of {EXTRA_KEYS}, got {extra_keys!r}")
     fields: dict[str, str | None] = {k: None for k in ANSWER_KEYS}
     if raw is None:
-        return ParsedAnswer(fields, {k: "no response" for k in ANSWER_KEYS}, "no response")
+        return ParsedAnswer(fields, dict.fromkeys(ANSWER_KEYS, "no response"), "no response")
     text = raw.strip()
     fence_removed = False
     if code_fence == "tolerate":
@@ -79,24 +73,17 @@ def read_answer(
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = (
-            " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)"
-            if (code_fence == "strict" and unfence(text) is not None)
-            else ""
-        )
-        return ParsedAnswer(
-            fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: {exc.msg} at char {exc.pos}{hint}"
-        )
+        problem = f"unparsable: {exc.msg} at char {exc.pos}{fence_hint(text, code_fence)}"
+        return ParsedAnswer(fields, dict.fromkeys(ANSWER_KEYS, "unparsable"), problem)
     if not isinstance(obj, dict):
-        return ParsedAnswer(
-            fields, {k: "unparsable" for k in ANSWER_KEYS}, f"unparsable: JSON {type(obj).__name__}, not an object"
-        )
+        problem = f"unparsable: JSON {type(obj).__name__}, not an object"
+        return ParsedAnswer(fields, dict.fromkeys(ANSWER_KEYS, "unparsable"), problem)
     extra = tuple(sorted(set(obj) - set(ANSWER_KEYS) - set(unscored)))
     values = {k: obj[k] for k in ANSWER_KEYS if k in obj}
     kept = {k: obj[k] for k in unscored if k in obj}
     if extra and extra_keys == "invalid":
         problem = f"unexpected keys {list(extra)} (params moca.answer.extra_keys: invalid)"
-        return ParsedAnswer(fields, {k: problem for k in ANSWER_KEYS}, problem, fence_removed, extra, values, kept)
+        return ParsedAnswer(fields, dict.fromkeys(ANSWER_KEYS, problem), problem, fence_removed, extra, values, kept)
     errors: dict[str, str] = {}
     allowed = {"mechanism": scenario_mechanisms, "label": scenario_labels}
     for key in ANSWER_KEYS:

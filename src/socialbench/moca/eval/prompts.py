@@ -1,16 +1,7 @@
-"""Prompt building blocks for MoCA's methods (appendix D) and the slot protocol.
-
-Subject and target candidates are shown as slot ids subject0..3 / target0..3, shuffled under a
-per-instance deterministic seed; the model answers slot ids, which are mapped back before scoring.
-Every mechanism and label is shown with its decision criterion and boundary rule (D.1;
-:func:`options_block`). The direct baseline asks for JSON mode (a JSON object, values free strings,
-so the invalid-output rule applies as in the paper); ``constrained=True`` sends the answer schema with
-the allowed values as enums instead (the ``direct_constrained`` variant).
-
-Media that cannot be shown (an instance marked ``media_error`` by the media stage, an image file that
-is missing or unreadable) is :class:`MediaUnavailable`: the methods answer such an instance without a
-model call (:func:`media_error_answer`, scored invalid), so an evaluation never shrinks N.
-"""
+"""Prompt building blocks for MoCA's methods (appendix D) and the slot protocol: subject and target
+candidates are shown as slot ids subject0..3 / target0..3, shuffled per instance under a seed, and mapped
+back before scoring. Media that cannot be shown is answered without a call (:func:`media_error_answer`,
+scored invalid), so an evaluation never shrinks N."""
 
 from __future__ import annotations
 
@@ -30,7 +21,6 @@ from socialbench.moca.schema.methods import (  # noqa: F401 (the answer-format p
     ANSWER_KEYS,
     CODE_FENCE,
     EXTRA_KEYS,
-    MAX_FORMAT_RETRIES,
     PROMPT_ADDITIONS,
     answer_settings,
 )
@@ -39,19 +29,14 @@ from socialbench.moca.schema.taxonomy import Taxonomy
 
 
 class MediaUnavailable(InstanceInputError):
-    """The instance's media cannot be shown to a model (marked ``media_error`` by the media stage, or
-    an image file missing or unreadable when the request is built). Methods catch it and answer with
-    :func:`media_error_answer`; a method that does not falls back to the runner's handling of every
-    InstanceInputError (the run stops naming file, record and field)."""
+    """The instance's media cannot be shown (``media_error`` set, an image missing or unreadable); methods
+    answer with :func:`media_error_answer`, else the runner stops naming file, record and field."""
 
 
 def slot_maps(instance: dict[str, Any], seed: int, order: int = 0) -> dict[str, dict[str, str]]:
     """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic.
-
-    ``order`` (an order run's, params ``moca.robustness``; docs/decisions/answer-stability.md): 0 is the
-    paper's draw, the seeded shuffle above; order k rotates each role's
-    shuffled list by k places (slot j shows what order 0 shows in slot (j + k) mod n), so over n orders
-    every candidate is shown in every slot once."""
+    ``order`` k (docs/decisions/answer-stability.md) rotates each shuffled list by k places, so over n
+    orders every candidate is shown in every slot once; 0 is the paper's draw."""
     rng = random.Random(f"{seed}:{instance['id']}:slots")
     maps = {}
     for role in ("subject", "target"):
@@ -72,9 +57,7 @@ def rotated(items: list[Any], k: int) -> list[Any]:
 
 @dataclass(frozen=True)
 class Order:
-    """The option order a run shows (settings ``order`` and ``reorder_lists``: an order run of params
-    ``moca.robustness``): ``index`` 0 is the paper's; ``lists``: the mechanism and label lists are
-    rotated by the index too (not in the paper, which lists them in taxonomy order)."""
+    """The option order of an order run (``moca.robustness``): index 0 is the paper's; ``lists`` rotates those too."""
 
     index: int = 0
     lists: bool = False
@@ -89,8 +72,7 @@ class Order:
         return rotated(list(options), self.index) if self.lists else list(options)
 
     def distinct(self, instance: dict[str, Any], tax: Taxonomy) -> int:
-        """How many distinct orders the instance has: rotations repeat after the least common multiple
-        of the rotated lists' lengths (2 subject and 2 target candidates: 2 orders)."""
+        """How many distinct orders the instance has: the least common multiple of the rotated lists' lengths."""
         lengths = [len(instance["subject_options"]), len(instance["target_options"])]
         if self.lists:
             s = instance["scenario"]
@@ -98,14 +80,12 @@ class Order:
         return math.lcm(*(max(1, n) for n in lengths))
 
     def shown(self, instance: dict[str, Any], tax: Taxonomy) -> int:
-        """The order the instance is shown in: the index, or for an index beyond its distinct orders
-        the one it repeats (index mod distinct)."""
+        """The order the instance is shown in (index mod distinct)."""
         return self.index % self.distinct(instance, tax)
 
     def asked_as(self, run: str, instance: dict[str, Any], tax: Taxonomy) -> str:
-        """The run name the instance's requests carry (request ids, the task's method): the run of the
-        order it is shown in. An instance with fewer distinct orders than asked shows an earlier one
-        again as that order's very request, which the request cache answers: no new call."""
+        """The run name the instance's requests carry: the run of the order it is shown in (a repeated order
+        is the same request, answered by the request cache)."""
         return str(RunName.parse(run).with_order(self.shown(instance, tax)))
 
     def record(self, instance: dict[str, Any], tax: Taxonomy) -> dict[str, int] | None:
@@ -151,14 +131,11 @@ def _image_part(path: str) -> ImagePart:
 
 
 def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
-    """Images of an image-text instance, or the sampled frames (with timestamps) of a video-text one;
-    none for a model whose params entry declares it text-only (``modalities: []``).
-    Media that failed (``media_error`` set by the media stage, an image that cannot be read) is
-    :class:`MediaUnavailable`: a model never silently gets less to see than the benchmark gives. A
-    video-text instance with neither frames nor ``media_error`` was not through the media stage: a
-    plain InstanceInputError (the run stops; run socialbench moca frames first)."""
+    """Images of an image-text instance, or the sampled frames of a video-text one; none for a text-only
+    model. Failed media is :class:`MediaUnavailable` (a model never silently sees less); a video without
+    frames was not through the media stage (an InstanceInputError)."""
     if spec.modalities is not None and not spec.modalities:
-        return []  # a model declared text-only gets the text alone (its rows are marked text-only)
+        return []
     if instance.get("media_error"):
         raise MediaUnavailable("media_error", str(instance["media_error"]))
     if instance["modality"] == "video_text":
@@ -178,9 +155,8 @@ def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
 
 
 def options_block(options, with_boundary: bool = True) -> str:
-    """One line per option, in taxonomy order: ``- <name>: <criterion> Boundary: <boundary>`` (D.1:
-    "Every option is supplied with its decision criterion and boundary rule"); without the boundary
-    when ``with_boundary`` is false or the option has none, the bare name when it has no criterion."""
+    """One line per option: ``- <name>: <criterion> Boundary: <boundary>`` (D.1: "Every option is supplied
+    with its decision criterion and boundary rule"), the parts it has."""
     lines = []
     for o in options:
         text = o.criterion
@@ -190,15 +166,10 @@ def options_block(options, with_boundary: bool = True) -> str:
     return "\n".join(lines)
 
 
-_options_block = options_block  # the name CoDAR's first draft imported
-
-
 def answer_choices(
     instance: dict[str, Any], tax: Taxonomy, maps: dict[str, dict[str, str]], order: Order = Order()
 ) -> dict[str, Any]:
-    """The generic structured view of a MoCA answer (``Request.task``): ``query`` and ``choices``
-    for the baselines that read no prose, ``prior_group`` for the prior; the mechanisms and labels in
-    the order the prompt lists them (``order``)."""
+    """The structured view of an answer (``Request.task``) for backends that read no prose."""
     scenario = instance["scenario"]
 
     def named(options) -> list[dict[str, str]]:
@@ -232,10 +203,8 @@ BOUNDARY_LINE = (
 
 
 def addition_values(tax: Taxonomy, scenario: str, additions: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
-    """The placeholders of what a prompt adds to D.1's text (setting ``prompt_additions``; none by
-    default, D.1 verbatim): ``scenario_line`` "The scenario is <scenario>: <its question>" with
-    ``scenario_question``, ``boundary_line`` (:data:`BOUNDARY_LINE`) with ``scenario_boundary``; empty
-    otherwise (an empty placeholder on a line of its own leaves no line, :func:`render`)."""
+    """The placeholders of the ``prompt_additions`` (``scenario_line``, ``boundary_line``); empty when not
+    asked for, so :func:`render` leaves their lines out."""
     unknown = set(additions) - set(PROMPT_ADDITIONS)
     if unknown:
         raise ValueError(f"unknown prompt addition(s) {sorted(unknown)}; known: {', '.join(PROMPT_ADDITIONS)}")
@@ -250,9 +219,8 @@ _LONE = re.compile(r"^\$(?:(\w+)|\{(\w+)\})$")
 
 
 def render(text: str, values: dict[str, str], where: str) -> str:
-    """A template filled in (``string.Template``, every placeholder must have a value); a line that
-    holds only a placeholder whose value is empty (an input block a stage does not see, an empty
-    ``$revision``, a prompt addition not asked for) is left out. A ConfigError names the template."""
+    """A template filled in (``string.Template``, every placeholder must have a value); a line holding only
+    an empty placeholder is left out. A ConfigError names the template."""
     lines = []
     for line in text.splitlines(keepends=True):
         m = _LONE.match(line.strip())
@@ -266,6 +234,23 @@ def render(text: str, values: dict[str, str], where: str) -> str:
         raise ConfigError(f"template {where}: placeholder ${exc.args[0]} has no value here") from exc
     except ValueError as exc:
         raise ConfigError(f"template {where}: {exc} (write a literal dollar sign as $$)") from exc
+
+
+def option_values(
+    instance: dict[str, Any], tax: Taxonomy, maps: dict[str, dict[str, str]], order: Order, additions
+) -> dict[str, str]:
+    """The system prompt's values shared by the direct prompt and CoDAR's stages: scenario, options, slots."""
+    s = instance["scenario"]
+    return {
+        "modality_name": "video" if instance["modality"] == "video_text" else "image",
+        "scenario": s,
+        "scenario_question": (tax.questions or {}).get(s, ""),
+        **addition_values(tax, s, additions),
+        "mechanism_options": options_block(order.listed(tax.mechanisms[s])),
+        "label_options": options_block(order.listed(tax.labels[s])),
+        "subject_slot_ids": ", ".join(maps["subject"]),
+        "target_slot_ids": ", ".join(maps["target"]),
+    }
 
 
 def visual_description(images: list[ImagePart], video: bool) -> str:
@@ -287,35 +272,16 @@ def build_direct_request(
     order: Order = Order(),
     additions: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[Request, dict[str, dict[str, str]]]:
-    """The D.1 direct-inference request for one instance and its slot maps; ``templates`` are the
-    (system, user) template texts. Temperature 0; JSON mode (``json_object``: keys asked for by the
-    prompt, values free strings, so an invalid value stays possible and is scored as the paper
-    scores it), or with ``constrained`` the answer schema whose enums list the allowed values (guided
-    decoding; a variant, not the paper's setting). Raises :class:`MediaUnavailable` for media that
-    cannot be shown. ``order``: the option order shown (an order run's; default the paper's).
-    ``additions``: what the prompt adds to D.1's text (setting ``prompt_additions``, :func:`addition_values`;
-    default none, D.1 verbatim)."""
+    """The D.1 direct-inference request for one instance and its slot maps (``templates``: system, user).
+    Temperature 0; JSON mode with free values (an invalid value is scored as the paper scores it), or
+    with ``constrained`` the answer schema's enums (guided decoding, a variant)."""
     scenario = instance["scenario"]
     maps = slot_maps(instance, seed, order.index)
     images = visual_parts(instance, spec)
-    video = instance["modality"] == "video_text"
-    system = render(
-        templates[0],
-        {
-            "modality_name": "video" if video else "image",
-            "scenario": scenario,
-            "scenario_question": (tax.questions or {}).get(scenario, ""),
-            **addition_values(tax, scenario, additions),
-            "mechanism_options": options_block(order.listed(tax.mechanisms[scenario])),
-            "label_options": options_block(order.listed(tax.labels[scenario])),
-            "subject_slot_ids": ", ".join(maps["subject"]),
-            "target_slot_ids": ", ".join(maps["target"]),
-        },
-        f"{method}/system.txt",
-    )
+    system = render(templates[0], option_values(instance, tax, maps, order, additions), f"{method}/system.txt")
     user_text = Template(templates[1]).substitute(
         text=instance["text"],
-        visual=visual_description(images, video),
+        visual=visual_description(images, instance["modality"] == "video_text"),
         audio=instance.get("transcript") or "(none)",
         subject_slots="\n".join(f"{k}: {v}" for k, v in maps["subject"].items()),
         target_slots="\n".join(f"{k}: {v}" for k, v in maps["target"].items()),
@@ -323,15 +289,11 @@ def build_direct_request(
     if constrained:
         decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_schema=answer_schema(scenario, tax, maps))
     else:
-        # JSON mode; its keys, for backends that send it as a key schema (values free strings)
         keys = {k: {"type": "string"} for k in ANSWER_KEYS}
         decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=True, json_keys=keys)
     request = Request(
         request_id=f"{instance['id']}/{method}/answer",
-        messages=(
-            Message("system", (system,)),
-            Message("user", tuple([*images, user_text])),
-        ),
+        messages=(Message("system", (system,)), Message("user", tuple([*images, user_text]))),
         task={"benchmark": "moca", "method": method, "stage": "answer", **answer_choices(instance, tax, maps, order)},
         decoding=decoding,
         shown={"slots": maps},
@@ -342,10 +304,8 @@ def build_direct_request(
 def media_error_answer(
     instance: dict[str, Any], problem: str, seed: int, order: int = 0, record: dict[str, int] | None = None
 ) -> Final:
-    """The answer of an instance whose media cannot be shown, made without a model call: every field
-    None, ``error`` "media: <problem>" and ``media_error`` the problem (scored invalid, counted in the
-    scores' ``media_errors``). The slot maps (of option order ``order``) are kept, as for any other
-    answer, and an order run's ``record`` (``Order.record``)."""
+    """The answer of an instance whose media cannot be shown, made without a model call: every field None,
+    ``media_error`` the problem (scored invalid); the slot maps and an order run's ``record`` kept."""
     return Final(
         fields={
             "raw": None,
@@ -362,17 +322,14 @@ def media_error_answer(
     )
 
 
-#: What changed an answer (``format.repairs`` of a record): a format retry whose answer was used,
-#: a code fence removed (``code_fence: tolerate``), a scenario-invalid tuple that CoDAR's rule sent
-#: back to its decoder. Counted per run (``Method.summary``) and in the tables' answers.csv.
+#: What changed an answer (``format.repairs`` of a record): a format retry whose answer was used, a code
+#: fence removed, a scenario-invalid tuple CoDAR's rule sent back to its decoder.
 REPAIRS = ("retry", "code_fence", "invalid_tuple")
 
 
 def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept: str | None = None) -> dict[str, Any]:
-    """A record's ``format``: the format retries made for it, the repairs that changed its answer
-    (REPAIRS, sorted, once each), the keys beyond the contract that were dropped, and (CoDAR) the
-    stage whose failure left the decoder's last tuple as the answer (``checker``: its verdict could
-    not be read)."""
+    """A record's ``format``: retries made, repairs that changed its answer, keys dropped, and (CoDAR) the
+    stage whose failure left the decoder's last tuple as the answer."""
     unknown = set(repairs) - set(REPAIRS)
     if unknown:
         raise ValueError(f"unknown repair(s) {sorted(unknown)}; known: {', '.join(REPAIRS)}")
@@ -385,10 +342,7 @@ def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept
 
 
 def answer_summary(finals: list[Final]) -> dict[str, float]:
-    """The answer-format numbers of a run (``Method.summary``, the same for every MoCA method):
-    ``format_retries`` (retry calls made), ``answers_repaired`` (answers a retry or repair changed)
-    and one count per repair (``repaired_<repair>``), ``answers_with_ignored_keys`` and
-    ``answer_errors`` (instances with no usable answer: a failed call, a format failure, media)."""
+    """The answer-format numbers of a run (``Method.summary``, the same for every MoCA method)."""
     formats = [f.fields.get("format") or answer_format() for f in finals]
     out = {
         "format_retries": float(sum(fm["retries"] for fm in formats)),

@@ -1,20 +1,8 @@
-"""CoDAR's retrieval step (MoCA 5.2, D.2 Stage 2): between the Query Formulator and the Context
-Synthesizer, the entities the query routed to ``web_search`` or ``hybrid`` are looked up with the
-retriever params ``moca.retrieval`` selects (a ``core.retrieval`` plug-in: ``bm25`` over a local corpus
-folder, ``web`` for the Brave Search API, or ``none``); ``model_prior`` entities are answered from the
-model's own knowledge and never looked up.
-
-One search per looked-up entity and retrieval question: the query is the question, preceded by the
-entity's name unless the question already names it (the paper's questions are the "retrieval
-questions", the routes are per entity). Every search goes through the request cache
-(``core.retrieval.cached_search``). The trace keeps, per query, what came back (``retrieved``); the
-Context Synthesizer gets the passages, each once, in query order (``$retrieved_evidence``).
-
-With ``none`` every entity is answered from the model prior and the trace says which routes were
-asked for and that nothing was retrieved; an invented search result is never produced.
-
-Pure logic (settings, queries, rendering) is in functions; the only I/O is the retriever's own.
-"""
+"""CoDAR's retrieval step (MoCA 5.2, D.2 Stage 2): the entities the social query routes to ``web_search``
+or ``hybrid`` are looked up with the retriever params ``moca.retrieval`` selects; ``model_prior`` ones
+never are. One search per looked-up entity and question, through the request cache; the Context
+Synthesizer gets the passages, each once, in query order. With ``none`` nothing is retrieved (never an
+invented result). The only I/O is the retriever's own."""
 
 from __future__ import annotations
 
@@ -23,24 +11,13 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError
 from socialbench.core.retrieval import RetrievalError, Retriever, SearchesStopped, cached_search, create_retriever
-from socialbench.moca.schema.methods import DEFAULTS, WHERE, RetrievalSettings  # noqa: F401 (re-exported)
+from socialbench.moca.schema.methods import WHERE, RetrievalSettings
 
 ROUTES = ("model_prior", "web_search", "hybrid")
 #: The routes whose entities are looked up.
 LOOKED_UP = ("web_search", "hybrid")
 #: What the Context Synthesizer reads when nothing was retrieved (templates/codar/README.md).
 NO_EVIDENCE = "none: answer from model prior"
-
-__all__ = [
-    "NO_EVIDENCE",
-    "ROUTES",
-    "Retrieval",
-    "RetrievalError",
-    "RetrievalSettings",
-    "make_retriever",
-    "retrieve",
-    "unread_query",
-]
 
 
 def make_retriever(settings: RetrievalSettings, where: str = WHERE) -> Retriever | None:
@@ -70,8 +47,7 @@ def queries(social_query: dict[str, Any]) -> list[Query]:
 
 @dataclass(frozen=True)
 class Evidence:
-    """One retrieved passage as the Context Synthesizer sees it: the entity it was looked up for, its
-    text and where it comes from."""
+    """One retrieved passage as the Context Synthesizer sees it."""
 
     entity: str
     text: str
@@ -108,8 +84,7 @@ class Retrieval:
 
 
 def unread_query(retriever: Retriever | None) -> Retrieval:
-    """The retrieval step for a social query that could not be read as entities and questions (it
-    went on to the Context Synthesizer as text): nothing to look up, answered from model prior."""
+    """The retrieval step for a social query that went on as text: nothing looked up."""
     return Retrieval(
         [],
         "model_prior",
@@ -121,14 +96,19 @@ def unread_query(retriever: Retriever | None) -> Retrieval:
 
 
 def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int = 3, cache: Any = None) -> Retrieval:
-    """Run the retrieval step for a parsed social query (``{"entities": [{name, route}], "questions"}``).
-    A failed search is a :class:`RetrievalError` (the instance's error); a search service that cannot
-    be used stops the run (``SearchesStopped``, as a ConfigError does)."""
+    """Run the retrieval step for a parsed social query. A failed search is a :class:`RetrievalError` (the
+    instance's error); ``SearchesStopped`` stops the run, as a ConfigError does."""
     requested = [{"name": e["name"], "route": e["route"]} for e in social_query["entities"]]
     wanted = [e for e in requested if e["route"] in LOOKED_UP]
-    if retriever is None and not wanted:
+    identity = retriever.identity() if retriever is not None else None
+    if not wanted:
         return Retrieval(
-            requested, "model_prior", "all_model_prior", "every entity was routed to model_prior: nothing to retrieve"
+            requested,
+            "model_prior",
+            "all_model_prior",
+            "every entity was routed to model_prior: nothing to retrieve",
+            retriever=identity,
+            retrieved=None if retriever is None else [],
         )
     names = ", ".join(f"{e['name']} ({e['route']})" for e in wanted)
     if retriever is None:
@@ -138,27 +118,15 @@ def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int =
             "no_retriever",
             f"no retriever configured: {names} answered from model prior, nothing retrieved",
         )
-    identity = retriever.identity()
-    if not wanted:
-        return Retrieval(
-            requested,
-            "model_prior",
-            "all_model_prior",
-            "every entity was routed to model_prior: nothing to retrieve",
-            retriever=identity,
-            retrieved=[],
-        )
     evidence: list[Evidence] = []
     seen: set[str] = set()
     retrieved: list[dict[str, Any]] = []
     for q in queries(social_query):
         try:
             result = cached_search(retriever, q.text, k, cache)
-        except RetrievalError as exc:
-            raise RetrievalError(f"retriever {retriever.name} failed for {q.entity!r}: {exc}") from exc
-        except (ConfigError, SearchesStopped, KeyboardInterrupt):
+        except (ConfigError, SearchesStopped):
             raise
-        except Exception as exc:  # a provider's own failure (network, parsing) is this instance's error
+        except Exception as exc:  # a failed search, or the provider's own failure: this instance's error
             raise RetrievalError(f"retriever {retriever.name} failed for {q.entity!r}: {exc}") from exc
         retrieved.append(
             {

@@ -1,16 +1,7 @@
-"""MoCA scoring exactly as section 3.3 (pure functions, no I/O).
-
-For each scenario, over the same N_s instances (an instance without a prediction counts as
-all-incorrect): Acc per field, Dyad, Faith (None when no label is correct), Holis, plus
-c_sem_dyad = Holis / Dyad (the paper's C_sem|dyad, None when Dyad is 0) and invalid_rate (instances
-with any missing, unparsable or invalid field). Percentages with two decimals. Besides ``n``, one more
-count: ``media_errors``, the instances whose media failed at evaluation time (marked ``media_error``
-on the instance or the prediction); they stay in N, scored invalid, and the tables say how many.
-
-Bad input raises ``DataError`` naming the file, record and field; the caller does the reading and any
-printing (``check_predictions`` takes the predictions' line numbers, ``parse_scores`` the bytes of a
-score file).
-"""
+"""MoCA scoring exactly as section 3.3 (pure). Per scenario, over the same N_s instances (no
+prediction: all incorrect): Acc per field, Dyad, Faith, Holis, c_sem_dyad = Holis / Dyad and
+invalid_rate, as percentages with two decimals, with ``n`` and ``media_errors`` (failed media, kept in
+N and scored invalid). Bad input raises ``DataError`` naming the file, record and field."""
 
 from __future__ import annotations
 
@@ -76,14 +67,12 @@ def is_invalid(pred: dict[str, Any] | None, valid: dict[str, set[str]]) -> bool:
 
 
 def media_failed(gold: dict[str, Any], pred: dict[str, Any] | None) -> bool:
-    """Whether the instance's media failed at evaluation time: marked on the instance by the media
-    stage or on the prediction by the method (an image unreadable when the request was built)."""
+    """Whether the instance's media failed at evaluation time (marked by the media stage or the method)."""
     return bool(gold.get("media_error") or (pred is not None and pred.get("media_error")))
 
 
 def score_scenario(rows: list[tuple[dict[str, bool], bool]], media_errors: int = 0) -> dict[str, Any]:
-    """rows: (c_{i,k} by field, invalid) for each of the N_s instances of one scenario;
-    ``media_errors``: how many of them had media that failed at evaluation time."""
+    """One scenario's metrics from (c_{i,k} by field, invalid) of its N_s instances and its media errors."""
     n = len(rows)
     sums = {k: sum(c[k] for c, _ in rows) for k in FIELDS}
     dyad = sum(c["subject"] and c["target"] for c, _ in rows)
@@ -91,10 +80,7 @@ def score_scenario(rows: list[tuple[dict[str, bool], bool]], media_errors: int =
     holis = sum(all(c[k] for k in FIELDS) for c, _ in rows)
     invalid = sum(inv for _, inv in rows)
     return {
-        "label": percent(sums["label"], n),
-        "subject": percent(sums["subject"], n),
-        "target": percent(sums["target"], n),
-        "mechanism": percent(sums["mechanism"], n),
+        **{k: percent(sums[k], n) for k in FIELDS},
         "dyad": percent(dyad, n),
         "faith": percent(faith_num, sums["label"]),
         "holis": percent(holis, n),
@@ -116,11 +102,8 @@ def check_predictions(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> dict[str, dict[str, Any]]:
-    """Predictions by ``id``. Each prediction needs a non-empty string id that names one instance and
-    appears once: a second copy would silently replace the first, and an id matching no instance
-    means the predictions belong to other data. ``lines[k]`` is the file line of ``predictions[k]``
-    (default: its position, from 1). Instances without a prediction are allowed (scored incorrect and
-    invalid); ``unpredicted`` lists them."""
+    """Predictions by ``id``: each id non-empty, naming one instance, once (a second copy would replace
+    the first). ``lines[k]``: the file line of ``predictions[k]``. Unpredicted instances are allowed."""
     instance_ids = {g["id"] for g in instances}
     by_id: dict[str, dict[str, Any]] = {}
     first: dict[str, int] = {}
@@ -164,9 +147,7 @@ def score(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> dict[str, dict[str, Any]]:
-    """{scenario: metrics} over all instances; predictions are matched by ``id`` (checked by
-    ``check_predictions``; ``source``, ``lines`` and ``instances_source`` only name the files and
-    lines in its errors)."""
+    """{scenario: metrics} over all instances, predictions matched by ``id`` (:func:`matched`)."""
     rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
     media: dict[str, int] = {}
     for gold, pred, matches, invalid in matched(
@@ -187,9 +168,9 @@ def matched(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, bool], bool]]:
-    """Per instance, in the instances' order: (gold, its record or None, c_{i,k} of each field, invalid),
-    the predictions checked by ``check_predictions`` (what :func:`score` aggregates and the outcomes
-    files hold). A record with an error is no answer: every field incorrect, invalid."""
+    """Per instance, in order: (gold, its record or None, c_{i,k} of each field, invalid), the predictions
+    checked by ``check_predictions`` (``source``, ``lines``, ``instances_source`` name them in errors). A
+    record with an error is no answer: every field incorrect, invalid."""
     by_id = check_predictions(instances, predictions, source, lines, instances_source)
     out = []
     for gold in instances:
@@ -202,10 +183,7 @@ def matched(
 
 
 def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
-    """A score file's content, as ``score`` writes it: a non-empty object {scenario: {each of METRICS:
-    a percentage in [0, 100] (null only for faith and c_sem_dyad), n: a positive integer,
-    media_errors: an integer from 0 to n}}, nothing else. Raises ``DataError`` naming the scenario and
-    field at fault."""
+    """A score file's content as ``score`` writes it, checked; a ``DataError`` names scenario and field."""
     if not isinstance(scores, dict):
         raise DataError(source, f"must be a JSON object {{scenario: metrics}}, got {type(scores).__name__}")
     if not scores:

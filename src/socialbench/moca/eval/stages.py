@@ -1,8 +1,5 @@
-"""CoDAR's stage contracts (MoCA appendices C.2 and D.2): what each stage sees (D.2's [Input] lists
-and the ``extra_inputs`` a setting may add), how each stage's answer is read (tolerantly for Stages 1-3:
-an answer that is not its structure goes on as text; the decoder by the direct answer's parser), route
-names normalised, and each stage's JSON schema and prompt rendering. Pure functions; the chain that runs
-them is :mod:`socialbench.moca.methods.codar`."""
+"""CoDAR's stage contracts (MoCA appendices C.2 and D.2): what each stage sees, how its answer is read
+and its JSON schema. Pure functions; the chain that runs them is :mod:`socialbench.moca.methods.codar`."""
 
 from __future__ import annotations
 
@@ -10,26 +7,16 @@ import json
 import re
 from typing import Any
 
-from socialbench.moca.eval.parsing import unfence
-from socialbench.moca.eval.prompts import render
-from socialbench.moca.eval.retrieval import (
-    ROUTES,
-)
-from socialbench.moca.schema.methods import (
-    CODAR,
-    INPUT_BLOCKS,  # noqa: F401 (the chain's settings and stages, re-exported)
-    Variant,
-)
+from socialbench.moca.eval.parsing import fence_hint, unfence
+from socialbench.moca.eval.retrieval import ROUTES
+from socialbench.moca.schema.methods import CODAR, Variant
 
 ACCEPTED, REJECTED = "ACCEPTED", "REJECTED"
 #: The decoder's answer fields in the order of its output (D.2 Stage 4: Subject, Target, Mechanism, Label).
 ANSWER_ORDER = ("subject", "target", "mechanism", "label")
 
-#: What each stage sees by default: D.2's [Input] lists (the observer's text, visual and audio are its
-#: own template's). Block names: ``perception`` (Stage 1), ``social_query`` and ``evidence`` (Stage 2a and
-#: its retrieval), ``social_context`` (2b), ``conflict`` (the four Stage-3 sections), ``the_conflict``,
-#: ``slots`` (the subject and target candidates), ``decoded`` (the tuple), ``substeps`` (its cost and
-#: utility), ``candidates`` (the checker's candidate sets), ``text`` (the instance text).
+#: What each stage sees by default: D.2's [Input] lists, by block name (``conflict``: the four Stage-3
+#: sections; ``substeps``: the decoder's cost and utility; ``candidates``: the checker's candidate sets).
 PAPER_INPUTS: dict[str, frozenset[str]] = {
     "query": frozenset({"perception"}),
     # the retrieved evidence is the social query's answer (5.2: "The resulting evidence is synthesized")
@@ -45,8 +32,6 @@ EXTRA_SHOWS: dict[str, dict[str, frozenset[str]]] = {
     "checker_chain": {"checker": frozenset({"social_query", "evidence", "conflict", "substeps"})},
     "checker_candidates": {"checker": frozenset({"slots", "candidates"})},
 }
-#: The template placeholders of the input blocks (each on a line of its own; an empty block drops its line).
-BLOCKS = INPUT_BLOCKS
 
 
 # ---- parsing each stage's JSON (pure) -----------------------------------------------------------
@@ -64,8 +49,7 @@ def _text(obj: dict[str, Any], key: str, empty_ok: bool = False) -> str:
 
 
 def normalize_route(value: Any) -> str | None:
-    """A route as the chain names it (``web_search``, ``Web Search``, ``web-search`` and ``web search``
-    are one route), or None when it is none of ROUTES (pure)."""
+    """A route as the chain names it (``Web Search``, ``web-search``: ``web_search``), or None if unknown."""
     if not isinstance(value, str):
         return None
     key = re.sub(r"[\s_\-]+", "_", value.strip().casefold())
@@ -73,8 +57,7 @@ def normalize_route(value: Any) -> str | None:
 
 
 def _query(obj: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The social query (routes normalized; an unknown or missing route is model_prior) and the
-    entities whose route fell back."""
+    """The social query, unknown or missing routes as model_prior, and the entities that fell back."""
     entities, questions = obj["entities"], obj["questions"]
     if not isinstance(entities, list):
         raise StageOutputError(f"entities: expected a list, got {type(entities).__name__}")
@@ -113,13 +96,9 @@ def _checker(obj: dict[str, Any], breakpoints: tuple[int, ...]) -> dict[str, Any
 def read_stage(
     stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The structure of an intermediate stage's or the checker's answer, and what the reading did
-    (``fence_removed``, ``ignored_keys``, and the query's ``unknown_routes``). The answer is one JSON
-    object with the stage's keys and well-typed values; ``code_fence`` and ``extra_keys`` are params
-    ``moca.answer``, as for the direct answer. Query routes are normalized, an unknown one is
-    model_prior (noted). A StageOutputError says why the answer is not its structure: the chain then
-    passes an intermediate stage's answer on as text (:meth:`Chain.feed`). The decoder's answer is read
-    by the direct answer's parser (``moca.eval.parsing.read_answer``), not here."""
+    """The structure of an intermediate stage's or the checker's answer (under params ``moca.answer``) and
+    what the reading did (``fence_removed``, ``ignored_keys``, the query's ``unknown_routes``); else a
+    StageOutputError saying why."""
     if stage == "decoder":
         raise ValueError("the decoder's answer is read by moca.eval.parsing.read_answer, as the direct answer")
     if text is None:
@@ -131,12 +110,7 @@ def read_stage(
     try:
         obj = json.loads(body)
     except json.JSONDecodeError as exc:
-        fenced = (
-            " (a code fence around the answer; params moca.answer.code_fence: tolerate accepts one)"
-            if (code_fence == "strict" and unfence(body) is not None)
-            else ""
-        )
-        raise StageOutputError(f"not JSON ({exc.msg} at char {exc.pos}){fenced}") from None
+        raise StageOutputError(f"not JSON ({exc.msg} at char {exc.pos}){fence_hint(body, code_fence)}") from None
     if not isinstance(obj, dict):
         raise StageOutputError(f"a JSON {type(obj).__name__}, not an object")
     keys = variant.keys(stage)
@@ -174,9 +148,8 @@ def _object(props: dict[str, Any]) -> dict[str, Any]:
 
 
 def stage_schema(stage: str, variant: Variant, direct_schema: dict[str, Any], constrained: bool) -> dict[str, Any]:
-    """A stage's JSON schema: its keys, all required, and their types. With ``constrained`` the
-    allowed values are enums too: the decoder's four fields as in the direct prompt's answer schema
-    (``direct_schema``), the chain's own route, status and breakpoint."""
+    """A stage's JSON schema: its keys, all required, and their types; with ``constrained`` the allowed
+    values as enums too (the decoder's four fields from ``direct_schema``)."""
     string = {"type": "string"}
 
     def enum(values: list[Any], base: dict[str, Any]) -> dict[str, Any]:
@@ -204,16 +177,10 @@ def stage_schema(stage: str, variant: Variant, direct_schema: dict[str, Any], co
     return _object({k: string for k in variant.keys(stage)})
 
 
-def _render(text: str, values: dict[str, str], where: str) -> str:
-    """The template filled in (:func:`socialbench.moca.eval.prompts.render`, the direct prompt's rendering):
-    a line that holds only a placeholder whose value is empty is left out."""
-    return render(text, values, where)
-
-
 def compact(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any) -> str:
     """A field's value in a prompt: a string as it is, nothing for a missing one, else compact JSON."""
     return value if isinstance(value, str) else "" if value is None else compact(value)

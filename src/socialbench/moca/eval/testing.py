@@ -1,17 +1,11 @@
-"""TEST DOUBLE (backend ``codar_script``, contributed by ``MocaBenchmark.backends``): a deterministic,
-stage-aware scripted backend for CoDAR (and the direct method), for tests and the demo's pipeline
-check. It is not a model: its answers say nothing about MoCA and its scores are no result.
+"""TEST DOUBLE (backend ``codar_script``): a deterministic, stage-aware scripted backend for CoDAR and the
+direct method, for tests and the demo's pipeline check. It is not a model: its scores are no result.
 
-It reads the request's ``task["stage"]`` and answers a valid canned JSON object for that stage
-(``observer``, ``query``, ``context``, ``conflict``, ``decoder``, ``checker``; ``answer`` for the
-direct method), with the keys ``task["keys"]`` lists where it lists them. The decoder's (and direct
-answer's) values are picked from ``task["choices"]`` by a hash of the instance id, shifted by the
-revision pass, so a revised answer differs from the first. Everything it answers depends only on the
-request, so it is as deterministic as the cache assumes, provided two instances never send identical
-content (its answers name the instance id, which the cache key does not hold; real instances differ in text or media).
-
-The instance, the revision pass and the retry come from the request id
-(``<instance>/<method>/<stage>[.rev<k>][.retry1]``).
+It answers a valid canned JSON object for ``task["stage"]`` (with ``task["keys"]`` where listed); the
+answering values are picked from ``task["choices"]`` by a hash of the instance id, shifted by the
+revision pass (read from the request id, ``<instance>/<method>/<stage>[.rev<k>][.retry1]``). Its
+answers depend only on the request and name the instance id, so two instances must not send
+identical content (real instances differ in text or media).
 
 Options (``models.<name>.options``):
   reject_every   int (default 3; 0 = never): an instance whose id hashes to 0 modulo this is

@@ -1,23 +1,14 @@
 """CoDAR, Conflict-Driven Abductive Reasoning (MoCA section 5, appendices C.2-C.3 and D.2), as a
-multi-round method on the generic runner, and its ablations (Table 5) as variant runs of the same
-chain (``codar__<ablation>``: params ``moca.ablations.<ablation>`` names the stages it runs).
+multi-round method on the generic runner; its Table 5 ablations are variant runs ``codar__<ablation>``.
 
-Six role-conditioned stages, one call each, pass intermediate representations (JSON objects with
-fixed keys): observer -> query (-> the retrieval step, not a model call) -> context -> conflict ->
-decoder -> checker. Each stage sees what D.2's [Input] lists; the setting ``extra_inputs`` names what
-more a stage may see. The checker's REJECTED names a breakpoint in the paper's stage numbers (1
-observer, 2 query + context, 3 conflict, 4 decoder); the chain re-enters there, keeps the components
-before it, and reruns the rest, for at most ``revision_rounds`` rounds (a scenario-invalid tuple's
-rule-made REJECTED uses one). Every answer is read under the answer-format policy of every MoCA method
-(params ``moca.answer``; ``retries`` format retries first, default 0): an intermediate answer (Stages
-1-3) that is not its structure goes on to the next stage as text (C.2), never voiding the instance;
-the decoder's is read by the direct answer's parser and scored on its four fields (its substeps kept,
-counted when missing); a checker verdict that cannot be read keeps the decoder's tuple. Decisions
-where the paper is silent: docs/codar-prompts.md.
+Six stages, one call each, pass JSON intermediate representations: observer -> query (-> retrieval, no
+model call) -> context -> conflict -> decoder -> checker. The checker's REJECTED names a breakpoint (1
+observer, 2 query + context, 3 conflict, 4 decoder); the chain reruns from there for at most
+``revision_rounds`` rounds. An unreadable intermediate answer goes on as text (C.2); the decoder's is
+read as the direct answer; an unreadable verdict keeps the decoder's tuple. Decisions where the paper is
+silent: docs/codar-prompts.md.
 
-The chain's state is a pure function of the exchanges (methods must be deterministic given the
-responses, so a killed run resumes from the request cache): each step continues the state built from
-the same earlier exchanges, or replays them from the start when they differ.
+The chain's state is a pure function of the exchanges, so a killed run resumes from the request cache.
 """
 
 from __future__ import annotations
@@ -35,49 +26,36 @@ from socialbench.moca.eval.parsing import ParsedAnswer, read_answer
 from socialbench.moca.eval.prompts import (
     MediaUnavailable,
     Order,
-    addition_values,
     answer_choices,
     answer_format,
     answer_schema,
     answer_summary,
     media_error_answer,
-    options_block,
+    option_values,
+    render,
     slot_maps,
     visual_description,
     visual_parts,
 )
-from socialbench.moca.eval.retrieval import (
-    Retrieval,
-    RetrievalError,
-    make_retriever,
-    retrieve,
-    unread_query,
-)
+from socialbench.moca.eval.retrieval import Retrieval, RetrievalError, make_retriever, retrieve, unread_query
 from socialbench.moca.eval.stages import (
     ACCEPTED,
     ANSWER_ORDER,
-    BLOCKS,
     EXTRA_SHOWS,
     PAPER_INPUTS,
     REJECTED,
     StageOutputError,
-    _render,
-    _shown,
     compact,
     read_stage,
+    shown_value,
     stage_schema,
 )
-from socialbench.moca.schema.methods import (  # noqa: F401 (the chain's settings and stages, re-exported)
+from socialbench.moca.schema.methods import (
     BREAKPOINT_STAGES,
     CHAIN_KEYS,
     CODAR,
-    DECODER_KEYS,
-    DECODINGS,
+    INPUT_BLOCKS,
     INTERMEDIATE_STAGES,
-    INVALID_TUPLE,
-    SETTINGS,
-    STAGES,
-    TABLE_KEYS,
     Variant,
     codar_settings,
     stage_variant,
@@ -87,9 +65,7 @@ from socialbench.results.numbers import half_up
 
 # ---- settings -------------------------------------------------------------------------------------
 def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: bool = True) -> dict[str, Any]:
-    """The settings of run ``name``, checked (:func:`socialbench.moca.schema.methods.codar_settings`), and
-    Step 2's retriever (``retriever``; ``retrieval_k`` passages per query). ``create_retriever`` False:
-    checked only (params load), no retriever made."""
+    """The checked settings of run ``name`` and Step 2's retriever (none made with ``create_retriever`` False)."""
     opts = codar_settings(name, settings)
     retrieval = opts.pop("retrieval")
     # made once, before any call: a missing key or corpus stops the run here
@@ -99,16 +75,13 @@ def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: boo
 
 # ---- the method -------------------------------------------------------------------------------------
 class CodarMethod(Method):
-    """The chain. A Table 5 ablation is a variant run ``codar__<ablation>``: its settings name the
-    stages it runs (``stages``); it reads its own template files from ``templates/codar/<ablation>/``
-    and the others from ``templates/codar/`` (``Benchmark.template``)."""
+    """The chain; an ablation run reads its own templates first (``templates/codar/<ablation>/``)."""
 
     templates: ClassVar[tuple[str, ...]] = CODAR.templates()
     reads: ClassVar[frozenset[str]] = frozenset({"retrieval"})  # Step 2's retriever (params moca.retrieval)
 
     @classmethod
     def check_settings(cls, run: str, settings: dict[str, Any]) -> dict[str, Any]:
-        """:func:`~socialbench.moca.schema.methods.codar_settings` (stages, rounds, the answer policy...)."""
         return codar_settings(run, settings)
 
     def __init__(
@@ -121,8 +94,7 @@ class CodarMethod(Method):
         run: str | None = None,
     ):
         super().__init__(benchmark, spec, seed, settings, run=run)
-        # The templates it reads, held to its stages before anything is made or called (check-params does
-        # the same for the runs of params' methods; a run asked by name, `infer --method codar__<x>`, here).
+        # templates held to its stages before any call (for a run asked by name, which check-params misses)
         problems = benchmark.run_template_problems(self.name, self.check_settings(self.name, self.settings))
         if problems:
             raise ConfigError(f"moca.{problems[0]} (run {self.name})")
@@ -145,15 +117,13 @@ class CodarMethod(Method):
 
     @classmethod
     def needs(cls, settings: dict[str, Any]) -> tuple[Need, ...]:
-        """Its stages write free text (D.2: a caption, queries, context sections): a model that answers
-        choices only (a baseline, recorded answers) cannot follow the chain, ablated or not."""
+        """Its stages write free text (D.2): a choices-only model cannot follow the chain."""
         return (Need((FREE_TEXT,), "CoDAR's free-text stages"),)
 
     # ---- the template files of its stages ------------------------------------------------------
     @classmethod
     def template_files(cls, settings: dict[str, Any]) -> tuple[str, ...]:
-        """The files of the stages the run executes (its prompt hash covers them; the options'
-        criteria and boundary rules are the taxonomy's, in its own hash)."""
+        """The files of the stages the run executes (its prompt hash covers them)."""
         return stage_variant(cls.name, settings).templates()
 
     # ---- the runner's interface --------------------------------------------------------------
@@ -169,8 +139,7 @@ class CodarMethod(Method):
                 order = Order.of(self.settings)
                 tax = self.benchmark.taxonomy
                 return media_error_answer(instance, exc.message, self.seed, order.index, order.record(instance, tax))
-        # The chain is a pure function of the exchanges: continue the one built from the rounds so
-        # far when they are the same calls (the runner's normal course), else replay from the start.
+        # continue the chain built from the same earlier exchanges, else replay from the start
         chain = self._chains.get(iid)
         if (
             chain is None
@@ -197,29 +166,20 @@ class CodarMethod(Method):
         return [chain.request()]
 
     def call_bounds(self, instance: dict[str, Any], first: Sequence[Request]) -> tuple[int, int]:
-        """Fewest: each stage once (accepted at the first pass); most: every stage of every revision
-        pass retried ``retries`` times (``Variant.rounds_at_most``). A stage that fails for good ends
-        the chain earlier (fewer calls: the instance's error)."""
+        """Fewest: each stage once; most: ``Variant.rounds_at_most`` (a failed stage ends it earlier)."""
         return len(self.variant.stages), self.variant.rounds_at_most(self.revision_rounds, self.retries)
 
     trace_filter: ClassVar[str] = "checker"
 
     @classmethod
     def trace_section(cls, trace: dict[str, Any]) -> TraceSection:
-        """The viewer's section of a chain's trace: a block per stage pass, the verdicts of its own
-        ``verdicts`` list (the checker's and the rule's), and the checker filter (``not_accepted`` set,
-        else ``accepted``, decides accepted or not)."""
+        """The viewer's section of a chain's trace: a block per stage pass, its verdicts, accepted or not."""
         accepted = False if trace.get("not_accepted") else trace.get("accepted")
         return staged_section(trace, trace.get("verdicts") or [], accepted if isinstance(accepted, bool) else None)
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
-        """The answer-format numbers every MoCA method reports (``answer_summary``), and the chain's:
-        revisions, acceptance, the scenario-invalid tuples the rule sent back to the decoder, and the
-        instances whose answer is the decoder's last tuple because a later stage failed
-        (``last_tuple_kept``; ``checker_unparsable``: the checker's verdict could not be read); how
-        intermediate representations were read: ``unstructured_outputs`` (stage answers passed on as
-        text), ``instances_with_unstructured``, ``unknown_routes`` (entities whose route fell back to
-        model_prior), ``substeps_missing`` (decoder answers without their cost or utility)."""
+        """``answer_summary``'s numbers and the chain's: revisions, acceptance, rule rejections, stage answers
+        passed on as text, routes that fell back to model_prior, decoder answers without their substeps."""
         n = len(finals)
         traces = [f.trace or {} for f in finals]
         out: dict[str, float] = answer_summary(finals)
@@ -247,8 +207,7 @@ class CodarMethod(Method):
         return self._images[iid]
 
     def retrieval(self, iid: str, pass_no: int, social_query: dict[str, Any]) -> Retrieval:
-        # Memoised: the chain is replayed on every step, the retriever must run once per query (and
-        # through the request cache: a resumed run repeats no search).
+        # memoised: the chain is replayed on every step, the retriever runs once per query
         key = (iid, pass_no, compact(social_query))
         if key not in self._retrievals:
             self._retrievals[key] = retrieve(social_query, self.retriever, self.retrieval_k, self.cache)
@@ -271,7 +230,7 @@ class Chain:
         self.attempt = 1
         self.retry_reason: str | None = None
         self.pass_no = 0
-        # a stage's parsed answer, or (an intermediate stage's answer that is not its structure) its text
+        # a stage's parsed answer, or the text of an unstructured intermediate one
         self.outputs: dict[str, dict[str, Any] | str] = {}
         self.answer: ParsedAnswer | None = None  # the decoder's last answer, read as the direct answer
         self.exchanges: dict[str, Exchange] = {}
@@ -279,8 +238,7 @@ class Chain:
         self.last_check: dict[str, Any] | None = None
         self.retrieved: Retrieval | None = None
         self.keys: list[str] = []  # cache keys of the exchanges fed so far, in order
-        # what the answer-format policy did: repairs that the answer depends on, keys dropped, and
-        # the scenario-invalid tuples the rule sent back (to tell whether the final one differs)
+        # what the answer-format policy did (repairs, keys dropped, tuples the rule sent back)
         self.repairs: set[str] = set()
         self.ignored_keys: set[str] = set()
         self.rejected_tuples: list[dict[str, Any]] = []
@@ -294,12 +252,9 @@ class Chain:
             "prompt_additions": sorted(method.prompt_additions),
             "context_uncertainty": self.v.uncertainty,
             "invalid_tuple": method.invalid_tuple if self.v.checks else None,
-            "stages": [],
-            "verdicts": [],
-            "retrieval": [],
-            "unstructured": [],
-            "unknown_routes": [],
-            "substeps_missing": [],
+            **{
+                k: [] for k in ("stages", "verdicts", "retrieval", "unstructured", "unknown_routes", "substeps_missing")
+            },
             "retries": 0,
             "revisions": 0,
             "accepted": None,
@@ -323,8 +278,8 @@ class Chain:
         return rid
 
     def shown(self, stage: str) -> frozenset[str]:
-        """The input blocks ``stage`` sees: D.2's [Input] list, and what the run's ``extra_inputs`` add.
-        Without the conflict stage (Table 5's w/o Step 3&4) the decoder sees what Stage 3 would have."""
+        """The input blocks ``stage`` sees: D.2's [Input] list and the run's ``extra_inputs``; without the
+        conflict stage the decoder sees what Stage 3 would have."""
         out = set(PAPER_INPUTS.get(stage, ()))
         if stage == "decoder" and "conflict" not in self.v.stages:
             out |= {"perception", "social_context"}
@@ -344,41 +299,38 @@ class Chain:
         out = self.outputs[stage]
         if isinstance(out, str):
             return out
-        return "\n".join(f"{k}: {_shown(v)}" for k, v in out.items())
+        return "\n".join(f"{k}: {shown_value(v)}" for k, v in out.items())
 
     def _decoded(self, with_substeps: bool) -> str:
         """The decoder's tuple as the checker sees it: each slot id with the candidate behind it."""
         out = self.outputs["decoder"]
-        lines = [f"{k}: {_shown(out.get(k))}" for k in self.v.substeps] if with_substeps else []
+        lines = [f"{k}: {shown_value(out.get(k))}" for k in self.v.substeps] if with_substeps else []
         for k in ANSWER_ORDER:
             value = out.get(k)
-            shown = _shown(value)
+            shown = shown_value(value)
             if k in self.maps and isinstance(value, str):
                 option = {s.lower(): t for s, t in self.maps[k].items()}.get(value.strip().lower())
                 shown += f" ({option})" if option is not None else ""
             lines.append(f"{k}: {shown}")
         return "\n".join(lines)
 
-    def blocks(self, stage: str) -> dict[str, str]:
-        """The input blocks of ``stage``'s prompts, each with its heading; empty when not shown."""
-        shown, o, out = self.shown(stage), self.outputs, dict.fromkeys(BLOCKS, "")
+    def blocks(self) -> dict[str, str]:
+        """The input blocks of the current stage's prompts, each with its heading; empty when not shown."""
+        shown, got, out = self.shown(self.stage), self.stage_inputs(), dict.fromkeys(INPUT_BLOCKS, "")
         if "text" in shown:
             out["in_text"] = f"Text: {self.inst['text']}"
-        if "perception" in shown and "observer" in o:
-            obs = o["observer"]
-            perception = obs if isinstance(obs, str) else obs["explicit_perception"]
-            out["in_perception"] = f"Explicit perception: {perception}"
-        if "social_query" in shown and "query" in o:
+        if "explicit_perception" in got:
+            out["in_perception"] = f"Explicit perception: {got['explicit_perception']}"
+        if "social_query" in got:
             out["in_social_query"] = f"Social query: {self.shown_output('query')}"
-        if "evidence" in shown and self.retrieved is not None:
-            out["in_evidence"] = f"Retrieved evidence: {self.retrieved.rendered()}"
-        if "social_context" in shown and "context" in o:
+        if "retrieved_evidence" in got:
+            out["in_evidence"] = f"Retrieved evidence: {got['retrieved_evidence']}"
+        if "social_context" in got:
             out["in_social_context"] = "Social context:\n" + self._sections("context")
-        if "conflict" in shown and "conflict" in o:
+        if "conflict" in got:
             out["in_conflict"] = "Conflict analysis:\n" + self._sections("conflict")
-        if "the_conflict" in shown and "conflict" in o:
-            c = o["conflict"]
-            out["in_the_conflict"] = "The conflict: " + (c if isinstance(c, str) else c["the_conflict"])
+        if "the_conflict" in got:
+            out["in_the_conflict"] = "The conflict: " + got["the_conflict"]
         if "slots" in shown:
             out["in_slots"] = (
                 "Subject slots:\n"
@@ -386,26 +338,18 @@ class Chain:
                 + "\nTarget slots:\n"
                 + "\n".join(f"{k}: {v}" for k, v in self.maps["target"].items())
             )
-        if "decoded" in shown and "decoder" in o:
+        if "decoded" in got:
             out["in_decoded"] = "Decoded answer:\n" + self._decoded("substeps" in shown)
         return out
 
     def values(self) -> dict[str, str]:
-        inst, s = self.inst, self.inst["scenario"]
-        video = inst["modality"] == "video_text"
+        inst = self.inst
         values = {
-            "modality_name": "video" if video else "image",
+            **option_values(inst, self.tax, self.maps, self.order, self.m.prompt_additions),
             "text": inst["text"],
-            "visual": visual_description(self.m.images(inst), video),
+            "visual": visual_description(self.m.images(inst), inst["modality"] == "video_text"),
             "audio": inst.get("transcript") or "(none)",
-            "scenario": s,
-            "scenario_question": (self.tax.questions or {}).get(s, ""),
-            **addition_values(self.tax, s, self.m.prompt_additions),
-            "mechanism_options": options_block(self.order.listed(self.tax.mechanisms[s])),
-            "label_options": options_block(self.order.listed(self.tax.labels[s])),
-            "subject_slot_ids": ", ".join(self.maps["subject"]),
-            "target_slot_ids": ", ".join(self.maps["target"]),
-            **self.blocks(self.stage),
+            **self.blocks(),
             "revision": self.revision.get(self.stage, ""),
         }
         if "candidates" in self.shown(self.stage):
@@ -419,16 +363,14 @@ class Chain:
     def _rendered(self, name: str, values: dict[str, str]) -> str:
         text, where = self._file(name)
         try:
-            return _render(text, values, where)
+            return render(text, values, where)
         except ConfigError as exc:  # name the run and its params key, not only the package file
             rn = RunName.parse(self.m.name)
             key = f"moca.ablations.{rn.ablation}" if rn.ablation else f"moca.method_options.{rn.method}"
             raise ConfigError(f"{key} (run {self.m.name}): {exc}") from exc
 
     def stage_inputs(self) -> dict[str, Any]:
-        """What this stage got from earlier stages (as parsed, or the text an unstructured one was
-        passed on as) and its revision block: kept in the trace. The instance's own text, media and
-        options are in the instance."""
+        """What this stage got from earlier stages, and its revision block (kept in the trace)."""
         shown, o = self.shown(self.stage), self.outputs
         got: dict[str, Any] = {}
         if "perception" in shown and "observer" in o:
@@ -459,7 +401,6 @@ class Chain:
         if self.attempt > 1:
             user += "\n" + self._rendered("retry.txt", {"reason": self.retry_reason or ""}).rstrip()
         content = (*self.m.images(self.inst), user) if stage == "observer" else (user,)
-        # ``keys``: the answer's keys in order, the structured view for backends that read no prose
         task: dict[str, Any] = {
             "benchmark": "moca",
             "method": self.asked_as,
@@ -471,7 +412,6 @@ class Chain:
         if stage == "checker":
             task["breakpoints"] = list(self.v.breakpoints)
         if self.m.decoding == "json_object":
-            # JSON mode; the stage's keys and value types, for backends that send it as a key schema
             keys = stage_schema(stage, self.v, {}, constrained=False)["properties"]
             decoding = Decoding(max_tokens=self.m.max_tokens, temperature=0.0, json_object=True, json_keys=keys)
         else:
@@ -521,30 +461,19 @@ class Chain:
                 return self.retry(reason)
             if stage not in INTERMEDIATE_STAGES:  # the checker: its verdict must be read
                 entry["error"] = reason
-                tried = self.attempt - 1
-                after = f" after {tried} {'retry' if tried == 1 else 'retries'}" if tried else ""
-                return self.fail(stage, f"unparsable{after}: {reason}", ex)
-            # C.2: the stages pass their representations on; one that is not its structure goes on
-            # as text, never voiding the instance (traced and counted)
+                return self.unparsable(stage, reason, ex)
+            # C.2: an intermediate answer that is not its structure goes on as text
             parsed, notes = (resp.text or "").strip(), {}
             entry["unstructured"] = reason
             self.trace["unstructured"].append({"stage": stage, "pass": self.pass_no, "reason": reason})
         entry["output"] = parsed
         if self.attempt > 1 and stage == "checker":
-            # without the retry the decoder's tuple then was kept: the retry changed the answer only
-            # if the final one differs
+            # the retry changed the answer only if the final one differs from the tuple kept then
             self.retry_baselines.append(self.resolve()[0])
-        if notes.get("fence_removed"):
-            self.repairs.add("code_fence")
-        if notes.get("ignored_keys"):
-            entry["ignored_keys"] = notes["ignored_keys"]
-            self.ignored_keys.update(f"{stage}.{k}" for k in notes["ignored_keys"])
+        self.taken(stage, parsed, ex, entry, notes.get("fence_removed"), notes.get("ignored_keys"))
         if notes.get("unknown_routes"):
             entry["unknown_routes"] = notes["unknown_routes"]
             self.trace["unknown_routes"] += [{"pass": self.pass_no, **e} for e in notes["unknown_routes"]]
-        self.attempt, self.retry_reason = 1, None
-        self.outputs[stage], self.exchanges[stage] = parsed, ex
-        self.todo.pop(0)
         if stage == "query":
             if isinstance(parsed, str):
                 self.retrieved = unread_query(self.m.retriever)
@@ -564,14 +493,29 @@ class Chain:
             return out
         return None
 
+    def taken(self, stage: str, output: Any, ex: Exchange, entry: dict[str, Any], fence_removed, ignored) -> None:
+        """Book an answer the chain goes on with (a fence removed, keys dropped) and move to the next stage."""
+        if fence_removed:
+            self.repairs.add("code_fence")
+        if ignored:
+            entry["ignored_keys"] = list(ignored)
+            self.ignored_keys.update(f"{stage}.{k}" for k in ignored)
+        self.attempt, self.retry_reason = 1, None
+        self.outputs[stage], self.exchanges[stage] = output, ex
+        self.todo.pop(0)
+
+    def unparsable(self, stage: str, reason: str, ex: Exchange) -> Final:
+        tried = self.attempt - 1
+        after = f" after {tried} {'retry' if tried == 1 else 'retries'}" if tried else ""
+        return self.fail(stage, f"unparsable{after}: {reason}", ex)
+
     def retry(self, reason: str) -> None:
         self.attempt, self.retry_reason = self.attempt + 1, reason
         self.trace["retries"] += 1
         return None
 
     def feed_decoder(self, ex: Exchange, entry: dict[str, Any]) -> Final | None:
-        """Stage 4's answer, scored on its four fields alone: read by the direct answer's parser under
-        the same ``moca.answer`` policy. The substeps (i)-(ii) are kept when present, counted when not."""
+        """Stage 4's answer, read by the direct answer's parser; the substeps kept, counted when missing."""
         resp, s = ex.response, self.inst["scenario"]
         a = read_answer(
             resp.text,
@@ -588,9 +532,7 @@ class Chain:
             entry["error"] = reason
             if self.attempt <= self.m.retries:
                 return self.retry(reason)
-            tried = self.attempt - 1
-            after = f" after {tried} {'retry' if tried == 1 else 'retries'}" if tried else ""
-            return self.fail("decoder", f"unparsable{after}: {reason}", ex)
+            return self.unparsable("decoder", reason, ex)
         answered = {**a.unscored, **a.values}
         entry["output"] = {k: answered[k] for k in self.v.decoder_keys if k in answered}
         missing = [k for k in self.v.substeps if not (isinstance(a.unscored.get(k), str) and a.unscored[k].strip())]
@@ -598,26 +540,17 @@ class Chain:
             entry["substeps_missing"] = missing
             self.trace["substeps_missing"].append({"pass": self.pass_no, "keys": missing})
         if self.attempt > 1:
-            # without the retry the instance would have failed, or (a decoder answer of an earlier
-            # pass) kept that tuple: the retry changed the answer only if the final one differs
+            # without the retry: a failure, or an earlier pass's tuple kept (then compared at the end)
             if self.answer is not None:
                 self.retry_baselines.append(self.resolve()[0])
             else:
                 self.repairs.add("retry")
-        if a.fence_removed:
-            self.repairs.add("code_fence")
-        if a.extra_keys:
-            entry["ignored_keys"] = list(a.extra_keys)
-            self.ignored_keys.update(f"decoder.{k}" for k in a.extra_keys)
-        self.attempt, self.retry_reason = 1, None
+        self.taken("decoder", entry["output"], ex, entry, a.fence_removed, a.extra_keys)
         self.answer = a
-        self.outputs["decoder"], self.exchanges["decoder"] = entry["output"], ex
-        self.todo.pop(0)
         fields, problems = self.resolve()
         if problems and self.v.checks and self.m.invalid_tuple == "rule":
             self.rejected_tuples.append(fields)
-            # A scenario-invalid tuple returns to Stage 4 (C.3); that needs no model to see. It uses
-            # one of the revision rounds, like the checker's REJECTED.
+            # C.3: a scenario-invalid tuple returns to Stage 4, using a revision round; no model needed
             refine = self._rendered(
                 "invalid_tuple.txt", {"problems": "; ".join(f"{k}: {v}" for k, v in problems.items())}
             ).strip()
@@ -648,8 +581,7 @@ class Chain:
 
     # ---- the answer ----------------------------------------------------------------------------
     def resolve(self) -> tuple[dict[str, Any], dict[str, str]]:
-        """The decoder's four fields resolved as the direct answer's are (normalized names, slot ids
-        mapped to option text), and the problems of those that are not valid."""
+        """The decoder's four fields resolved as the direct answer's, and the invalid ones' problems."""
         assert self.answer is not None
         return dict(self.answer.fields), dict(self.answer.field_errors)
 
@@ -696,10 +628,8 @@ class Chain:
         return {"order": record} if record else {}
 
     def fail(self, stage: str, reason: str, ex: Exchange) -> Final:
-        """The instance's error (scored invalid): no answer fields, the failing call's bookkeeping.
-        Once the decoder has answered, a later failure (the checker's verdict unreadable, a stage of a
-        revision pass failing) does not void its tuple: the last one is the answer, field by field,
-        and the trace says why (``last_tuple_kept``)."""
+        """The instance's error (scored invalid); once the decoder has answered, a later failure keeps its
+        last tuple as the answer (``last_tuple_kept`` says why)."""
         if "decoder" in self.exchanges:
             self.trace["last_tuple_kept"] = {"stage": stage, "pass": self.pass_no, "reason": reason}
             return self.finish(accepted=None)

@@ -1,8 +1,5 @@
-"""Direct inference (MoCA appendix D.1): one call per instance, answered as a JSON object in JSON mode
-(keys required by the prompt, values free strings: an invalid value is possible and scored invalid,
-as in the paper). Each field is scored on its own; the answer-format policy (retries, extra keys, code
-fences) is params ``moca.answer``, the same as every MoCA method's, and the run's summary counts what
-it changed. An instance whose media cannot be shown is answered without a call (scored invalid)."""
+"""Direct inference (MoCA appendix D.1): one call per instance, answered in JSON mode (values free
+strings: an invalid value is scored invalid, as in the paper), read under params ``moca.answer``."""
 
 from __future__ import annotations
 
@@ -33,29 +30,25 @@ class DirectMethod(Method):
 
     @classmethod
     def check_settings(cls, run: str, settings: dict[str, Any]) -> dict[str, Any]:
-        """:func:`~socialbench.moca.schema.methods.direct_settings` (prompt additions, the answer policy)."""
         return direct_settings(run, settings)
 
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
-        """One answering call,
-        or the media-error answer with no call; then the parsed answer. The answer-format policy is
-        ``self.settings["answer"]`` (params ``moca.answer``): an answer that fails as a whole (not one
-        JSON object, or extra keys under ``extra_keys: invalid``) is asked for again, the same request plus
-        the retry note (``retry.txt``, request id ``.../answer.retry<k>``), at most ``retries`` times
-        (default 0, the paper's single pass)."""
+        """One answering call (none for a media error), then the parsed answer; an answer that fails as a whole
+        is asked again with ``retry.txt`` (``.../answer.retry<k>``), at most ``retries`` times (default 0)."""
         options = answer_settings(self.settings)  # checked before the first call, not after it
         additions = self.check_settings(self.name, self.settings)["prompt_additions"]  # D.1's text, or with additions
         order = Order.of(self.settings)  # an order run's option order (params moca.robustness)
+        tax = self.benchmark.taxonomy
 
         def request(note: str | None = None) -> Request:
             templates = (self.template("system.txt"), self.template("user.txt"))
             req, _ = build_direct_request(
                 instance,
-                self.benchmark.taxonomy,
+                tax,
                 self.spec,
                 self.seed,
                 templates,
-                method=order.asked_as(self.name, instance, self.benchmark.taxonomy),
+                method=order.asked_as(self.name, instance, tax),
                 constrained=self.constrained,
                 order=order,
                 additions=additions,
@@ -71,9 +64,7 @@ class DirectMethod(Method):
             try:
                 return [request()]
             except MediaUnavailable as exc:
-                return media_error_answer(
-                    instance, exc.message, self.seed, order.index, order.record(instance, self.benchmark.taxonomy)
-                )
+                return media_error_answer(instance, exc.message, self.seed, order.index, order.record(instance, tax))
         (ex,) = rounds[-1]
         final = final_answer(instance, ex, self)
         retries = len(rounds) - 1

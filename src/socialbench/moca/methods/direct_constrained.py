@@ -1,8 +1,6 @@
-"""Direct inference with constrained decoding: D.1's prompt, but the answer schema lists the allowed
-values as enums (guided decoding where the backend has it), so a scenario-invalid value cannot be
-produced. A variant, not the paper's setting (which is JSON mode): its rows read
-"<model> + direct_constrained". Its templates are a copy of direct's (tests/moca/test_prompts.py
-checks they are the same), so the two differ in decoding only."""
+"""Direct inference with constrained decoding: D.1's prompt with the allowed values as enums, so a
+scenario-invalid value cannot be produced. A variant, not the paper's setting; its templates are a copy
+of direct's (a test holds them equal)."""
 
 from __future__ import annotations
 

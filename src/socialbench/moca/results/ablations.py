@@ -1,7 +1,5 @@
-"""Table 5: the ablation of CoDAR's steps (params ``moca.ablations`` with ``table: table5``), each
-variant's Atomic Avg., Dyad, Faith and Holis against full CoDAR with the same backbone, with the paired
-tests, the answer-format line and the 95% intervals. The paper's Table 5 has one backbone (params
-``moca.tables.ablation_backbone``); the other backbones' ablations are an extra table of the same form."""
+"""Table 5: the ablation of CoDAR's steps against full CoDAR with the same backbone, with paired tests,
+the answer-format line and 95% intervals; other backbones than the paper's get a table of the same form."""
 
 from __future__ import annotations
 
@@ -54,12 +52,7 @@ def table5_other_backbones(paper: PaperTables) -> tuple[Table, Table]:
 
 
 def ablation_grids(
-    paper: PaperTables,
-    backbones: list[str],
-    name: str,
-    title: str,
-    no_rows: str | None = None,
-    lead: str | None = None,
+    paper: PaperTables, backbones: list[str], name: str, title: str, no_rows: str | None = None, lead: str | None = None
 ) -> tuple[Table, Table]:
     """The ablation grid of ``backbones`` (each variant against full CoDAR on the same backbone) and
     its intervals; ``name`` the file stem, ``title`` the heading; ``no_rows``: the note without backbones

@@ -12,10 +12,7 @@ ANSWER_COUNTS = ("n", "invalid", *FORMAT_FLAGS)
 
 
 def answer_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """{scenario: counts} of one run from its outcome rows (``moca.eval.outcomes``; checked by the run
-    summary): N, the instances scored invalid (any field missing, unparsable or invalid, as the scorer
-    counts them), and the sums of the answer-format flags (``outcomes.FORMAT_FLAGS``: no usable answer,
-    a retry or repair changed it and which, keys dropped, the decoder's last tuple kept)."""
+    """{scenario: counts} of one run's outcome rows: N, invalid, and the ``FORMAT_FLAGS`` sums."""
     out: dict[str, dict[str, int]] = {}
     for row in rows:
         c = out.setdefault(row["group"], dict.fromkeys(ANSWER_COUNTS, 0))
@@ -27,10 +24,8 @@ def answer_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 def answers_note(rows: list[tuple[str, str, str, str]], scores, answers) -> str:
-    """The line under a table: per row (``(row label, model, method, scenario)``), the invalid rate
-    (%) and how many answers a format retry or repair changed, so a gain that is format repair shows as
-    such; and for a run with failures (no usable answer: a failed call, a format failure, media), how
-    many of its N they are (kept in N, scored invalid)."""
+    """The line under a table: per row the invalid rate and how many answers a retry or repair changed (so
+    a gain that is format repair shows), and the runs' failures kept in N."""
     parts = []
     for label, m, meth, scenario in rows:
         inv = (scores.get((m, meth), {}).get(scenario) or {}).get("invalid_rate")

@@ -43,11 +43,9 @@ def checked_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]
 
 
 def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
-    """One run's outcome rows (ids and scenarios checked by the tables stage) reduced to what Tables
-    2-7, their statistics, answers.csv and the stability table read of them: the correctness matrices
-    {scenario: (N_s, 5)} in FIELDS order and invalid, scenarios sorted, each scenario's instances in the
-    instances' order; the answer counts; the resolved answers' codes. A bad row is a DataError naming
-    ``source``."""
+    """One run's outcome rows reduced to what the tables read: the correctness matrices {scenario: (N_s,
+    5)} in FIELDS order and invalid, the answer counts and the resolved answers' codes. A bad row is a
+    DataError naming ``source``."""
     import numpy as np
 
     checked_rows(rows, source)
@@ -62,8 +60,7 @@ def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
 def correctness_cells(
     summaries: dict[tuple[str, str], RunSummary], scores: dict[tuple[str, str], dict[str, Any]]
 ) -> dict[tuple[str, str, str], Any]:
-    """{(model, method, scenario): correctness matrix} for every pair of ``scores``; a pair without a
-    summary (no outcomes given) is a DataError naming it."""
+    """{(model, method, scenario): correctness matrix}; a pair without a summary is a DataError."""
     out = {}
     for model, method in sorted(scores):
         if (model, method) not in summaries:

@@ -1,18 +1,7 @@
-"""The paper's figures from the tables' numbers (matplotlib, Agg; pure: data in, bytes out). Which
-rows each figure draws is chosen in ``socialbench.moca.results.paper_figures``.
-
-* Figure 6 style, one per scenario: models' direct rows on the seven metrics (grouped bars with 95%
-  bootstrap intervals as error bars) against the human reference (a black line per metric), in one
-  panel (``metric_comparison``, also Figure 7) or one panel per group of baselines (``metric_panels``,
-  also Figure 6d with the scenarios in place of the metrics).
-* Figure 9 style: CoDAR's gain profile per scenario, each backbone's change in Dyad, Faith and Holis
-  (bars with the paired bootstrap interval of the change) and their mean.
-
-Each figure comes as PNG and PDF with the same bytes for the same numbers: the style is reset to
-matplotlib's defaults (no matplotlibrc of the user), and the files carry no timestamp or software
-version (PNG ``Software``, PDF ``CreationDate``/``Producer``/``Creator`` unset). The data behind each
-figure is also written as CSV (``fig6.csv``, ``fig7.csv``, ``fig9.csv``), which DVC renders with its templates.
-"""
+"""The paper's figures from the tables' numbers (matplotlib, Agg; pure: data in, bytes out): Figure 6/7
+style metric bars with 95% intervals against the human reference, and Figure 9 style gain profiles.
+Which rows each draws is ``paper_figures``'. The same numbers give the same PNG and PDF bytes (default
+style, no timestamp or software version)."""
 
 from __future__ import annotations
 
@@ -84,17 +73,14 @@ def metric_panels(
     human: dict[str, Any] | None,
     note: str | None = None,
 ) -> dict[str, bytes]:
-    """Figure 6 with the paper's groups of baselines: one panel per group (open-weight, proprietary)
-    side by side on one scale, each with the human reference; Figure 6d is this over the scenarios
-    (``metrics`` are then the scenarios)."""
+    """Figure 6 with one panel per group of baselines (the paper: open-weight, proprietary) on one scale,
+    each with the human reference; Figure 6d is this over the scenarios (``metrics``)."""
     return _render(_draw_metric_panels, title, list(metrics), panels, human, note)
 
 
-def _draw_bars(ax, metrics, bars, human, first_colour: int = 0) -> None:
-    """Grouped bars with their intervals and the human line over each group of ``ax``."""
-    k = max(1, len(bars))
-    width = 0.8 / k
-    colours = [f"C{(first_colour + i) % 10}" for i in range(k)]
+def _bars(ax, metrics, bars, first_colour: int = 0) -> None:
+    """Grouped bars ({label, values, lows?, highs?} over ``metrics``) with their intervals."""
+    width = 0.8 / max(1, len(bars))
     for i, bar in enumerate(bars):
         x = [j - 0.4 + width * (i + 0.5) for j in range(len(metrics))]
         values = bar["values"]
@@ -106,10 +92,15 @@ def _draw_bars(ax, metrics, bars, human, first_colour: int = 0) -> None:
             yerr=yerr,
             capsize=1.5,
             label=bar["label"],
-            color=colours[i],
+            color=f"C{(first_colour + i) % 10}",
             error_kw={"elinewidth": 0.6, "capthick": 0.6},
         )
         _mark_undefined(ax, x, values)
+
+
+def _draw_bars(ax, metrics, bars, human, first_colour: int = 0) -> None:
+    """Grouped bars with their intervals and the human line over each group of ``ax``."""
+    _bars(ax, metrics, bars, first_colour)
     if human is not None:
         for j, v in enumerate(human["values"]):
             if v is not None:
@@ -160,9 +151,8 @@ def gain_profiles(
     note: str | None = None,
     means: list[list[float | None]] | None = None,
 ) -> dict[str, bytes]:
-    """Figure 9 style: one panel per scenario, each backbone's gain ({label, values, lows?, highs?}
-    over ``metrics``) as bars, their mean as a black diamond (``means``, per panel over ``metrics``:
-    the numbers the tables write; None: the plain mean of the bars)."""
+    """Figure 9 style: one panel per scenario, each backbone's gain as bars, their mean as a black diamond
+    (``means``: the numbers the tables write; None: the plain mean of the bars)."""
     return _render(_draw_gain_profiles, panels, list(metrics), note, means)
 
 
@@ -176,23 +166,7 @@ def _draw_gain_profiles(panels, metrics, note, given_means):
     fig = _figure(7.2, 2.8)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
     for p, (ax, (scenario, bars)) in enumerate(zip(axes, panels)):
-        k = max(1, len(bars))
-        width = 0.8 / k
-        for i, bar in enumerate(bars):
-            x = [j - 0.4 + width * (i + 0.5) for j in range(len(metrics))]
-            values = bar["values"]
-            yerr = _errors(values, bar.get("lows") or [None] * len(values), bar.get("highs") or [None] * len(values))
-            ax.bar(
-                x,
-                [0 if v is None else v for v in values],
-                width,
-                yerr=yerr,
-                capsize=1.5,
-                color=f"C{i % 10}",
-                label=bar["label"],
-                error_kw={"elinewidth": 0.6, "capthick": 0.6},
-            )
-            _mark_undefined(ax, x, values)
+        _bars(ax, metrics, bars)
         if bars:
             means = (
                 given_means[p]
@@ -205,8 +179,7 @@ def _draw_gain_profiles(panels, metrics, note, given_means):
             ax.plot(range(len(metrics)), _nan(means), "D", color="black", markersize=4, label="mean", zorder=3)
         ax.axhline(0, color="grey", linewidth=0.6)
         if not _any_nonzero(bars, means if bars else []):
-            # every gain 0 or undefined (a model near chance): a zero-height view would collapse the
-            # panel and put its "n/a" marks at an infinite height
+            # every gain 0 or undefined: a zero-height view would put the "n/a" marks at infinite height
             ax.set_ylim(-1, 1)
         ax.set_xticks(range(len(metrics)), metrics)
         ax.set_title(scenario.capitalize())
@@ -220,8 +193,7 @@ def _draw_gain_profiles(panels, metrics, note, given_means):
 
 
 def output_files(scenarios: Sequence[str]) -> list[str]:
-    """The figure files of the tables stage (``figures/`` of the tables folder): Figure 6a-c per
-    scenario, 6d, 7 and 9, PNG and PDF, and the numbers behind them."""
+    """The figure files of the tables stage (``figures/``): PNG and PDF, and the numbers behind them."""
     names = [*(f"fig6_{s}" for s in scenarios), "fig6d_holis", "fig7", "fig9_gains"]
     data = ["fig6.csv", "fig7.csv", "fig9.csv", "fig9_means.md", "fig9_means.csv"]
     return [f"figures/{n}.{ext}" for n in names for ext in ("png", "pdf")] + [f"figures/{d}" for d in data]

@@ -1,8 +1,5 @@
 """Everything the tables stage adds to the scores: the paper's Tables 2-7, their 95% intervals and
-paired tests, from the pipeline's own predictions. :class:`PaperTables` holds the rows, the intervals
-and the tests; Tables 5-7 are built from it in their own modules (``ablations``, ``scaling``,
-``completion``); ``MocaBenchmark.tables`` writes them all. Pure: numbers in, text out (the figures'
-data: socialbench.moca.results.paper_figures)."""
+paired tests, from the pipeline's own predictions (:class:`PaperTables`). Pure: numbers in, text out."""
 
 from __future__ import annotations
 
@@ -72,9 +69,8 @@ class PaperTables:
         return (self.methods.index(method), "") if method in self.methods else (len(self.methods), method)
 
     def rows(self, scenario: str) -> list[tuple[str, str, str]]:
-        """(category, model, method) of a scenario table: the human model's rows first, then by
-        category (order of first appearance in params), model (params order), method (direct first,
-        then params order). Ablation runs are Table 5's rows, not these tables'."""
+        """(category, model, method) of a scenario table: the human's rows first, then by category, model and
+        method in params order (direct first); ablation runs are Table 5's."""
         h = self.settings.human
         keys = sorted(
             (
@@ -119,13 +115,8 @@ class PaperTables:
 
     def ablation_backbones(self) -> list[str]:
         """Table 5: every model with a codar row and at least one ablation row."""
-        return [
-            m
-            for m in self.models
-            if m != self.settings.human
-            and self.has(m, CODAR)
-            and any(self.has(m, a) for a, _ in self.settings.ablations)
-        ]
+        ablated = [m for m in self.models if any(self.has(m, a) for a, _ in self.settings.ablations)]
+        return [m for m in ablated if m != self.settings.human and self.has(m, CODAR)]
 
     def table5_backbone(self) -> str | None:
         """Table 5's one backbone (the paper's Table 5 has one): params ``moca.tables.ablation_backbone``
@@ -174,14 +165,8 @@ class PaperTables:
         return out
 
     def comparison(self, table: str, a: tuple[str, str], scenario: str, metric: str) -> Comparison | None:
-        return next(
-            (
-                c
-                for c in self.comparisons
-                if c.table == table and c.a == a and c.scenario == scenario and c.metric == metric
-            ),
-            None,
-        )
+        key = (table, a, scenario, metric)
+        return next((c for c in self.comparisons if (c.table, c.a, c.scenario, c.metric) == key), None)
 
     def significant(self, table: str, a: tuple[str, str], scenario: str, metric: str) -> bool:
         c = self.comparison(table, a, scenario, metric)
@@ -228,8 +213,7 @@ class PaperTables:
 
     # -- Tables 2-4 --
     def changes(self, scenario: str) -> dict[str, list[tuple[float, bool] | None]]:
-        """Row name -> per column, the row's change over its backbone and whether the paired test is
-        significant after Holm's correction (printed +3.12*)."""
+        """Row name -> per column, the change over the backbone and whether its test is significant (+3.12*)."""
         out = {}
         for m, meth in self.backbone_pairs():
             if scenario not in self.scores[(m, meth)]:
@@ -242,8 +226,7 @@ class PaperTables:
         return out
 
     def scenario_notes(self, scenario: str) -> list[Text]:
-        """Lines under a scenario table (its Markdown's own paragraph): the human row, the changes and their
-        tests, the intervals."""
+        """Lines under a scenario table: the human row, the changes and their tests, the intervals."""
         lines = []
         if self.settings.human is None:
             lines.append(

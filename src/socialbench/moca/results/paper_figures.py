@@ -1,16 +1,6 @@
-"""The paper's Figures 6, 7 and 9 from the tables' numbers (``PaperTables``): which rows each figure
-draws, chosen in params (``moca.tables``: ``figure6``, ``figure7``, ``backbones``), and the numbers
-behind each figure as CSV (``dvc plots``) and, for Figure 9's means, as a table. Pure: numbers in,
-bytes and text out; the drawing is ``socialbench.moca.results.figures``.
-
-* Figure 6a-c (``fig6_<scenario>``): the plotted baselines' direct rows on the seven metrics against
-  the human reference, one panel per group of ``moca.tables.figure6`` (the paper: open-weight and
-  proprietary); 6d (``fig6d_holis``): their Holis across the scenarios.
-* Figure 7 (``fig7``): the models of ``moca.tables.figure7`` in its scenario (the paper: the
-  affect-specialized models against the strongest proprietary one, in Affection).
-* Figure 9 (``fig9_gains``): each backbone's CoDAR gain on Dyad, Faith and Holis per scenario, with
-  the paired interval, and their mean, also written as numbers (``fig9_means.{md,csv}``).
-"""
+"""The paper's Figures 6, 7 and 9 from ``PaperTables``: which rows each figure draws (params
+``moca.tables``: ``figure6``, ``figure7``, ``backbones``) and the numbers behind each as CSV, and
+Figure 9's means as a table. Pure; the drawing is ``socialbench.moca.results.figures``."""
 
 from __future__ import annotations
 
@@ -36,13 +26,11 @@ DATA_COLUMNS = ["bar", "value", "low", "high", "scenario", "metric", "model"]
 # ---- rows drawn ------------------------------------------------------------------------------------
 def bar(paper: PaperTables, model: str, scenario: str, keys: Sequence[str], label: str | None = None) -> dict[str, Any]:
     """A direct row's values over ``keys`` with their 95% intervals: {label, values, lows, highs}."""
-    cells = [paper.cell(model, DIRECT, scenario, k) for k in keys]
-    return {
-        "label": label or model,
-        "values": [c.value for c in cells],
-        "lows": [c.low for c in cells],
-        "highs": [c.high for c in cells],
-    }
+    return {"label": label or model, **_with_intervals([paper.cell(model, DIRECT, scenario, k) for k in keys])}
+
+
+def _with_intervals(cells: Sequence[Any]) -> dict[str, Any]:
+    return {"values": [c.value for c in cells], "lows": [c.low for c in cells], "highs": [c.high for c in cells]}
 
 
 def human_reference(paper: PaperTables, scenarios: Sequence[str], key: str | None = None) -> dict[str, Any] | None:
@@ -120,8 +108,7 @@ def figure6(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, 
 
 def _across(paper: PaperTables, model: str) -> dict[str, Any]:
     """A model's Figure 6d values: its direct row's Holis in each scenario with the intervals."""
-    cells = [paper.cell(model, DIRECT, s, FIG6D_METRIC) for s in paper.scenarios]
-    return {"values": [c.value for c in cells], "lows": [c.low for c in cells], "highs": [c.high for c in cells]}
+    return _with_intervals([paper.cell(model, DIRECT, s, FIG6D_METRIC) for s in paper.scenarios])
 
 
 def figure7(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, Any]]]:
@@ -166,9 +153,8 @@ def gain(paper: PaperTables, backbone: str, scenario: str, key: str) -> float | 
 
 
 def figure9_means(paper: PaperTables) -> Table:
-    """The means Figure 9 draws, per scenario over the backbones, and over every (backbone, scenario)
-    pair (the paper's "overall mean gains" of its 12 matched comparisons); half-up to two decimals of
-    the printed changes; undefined ("–") when one of them is (Faith 0/0 in a row)."""
+    """The means Figure 9 draws, per scenario over the backbones and over every (backbone, scenario) pair
+    (the paper's "overall mean gains"), of the printed changes; undefined ("–") when one of them is."""
     backbones = paper.codar_backbones()
     cols = ["Scenario", *(f"Δ{HEADER[k]}" for k in GAIN_METRICS)]
     rows: list[list[Any]] = []
@@ -223,8 +209,7 @@ def _data_rows(b: dict[str, Any], scenario: str, metrics: Sequence[str], value_k
 
 
 def paper_figures(paper: PaperTables) -> dict[str, Any]:
-    """Figures 6a-d, 7 and 9, PNG and PDF, with their data as CSV (``dvc plots``) and Figure 9's means
-    as a table (``fig9_means.{md,csv}``); ``figures.output_files`` lists them."""
+    """Figures 6a-d, 7 and 9 with their data and Figure 9's means (``figures.output_files`` lists them)."""
     out: dict[str, Any] = {}
     fig6, rows6 = figure6(paper)
     fig7, rows7 = figure7(paper)

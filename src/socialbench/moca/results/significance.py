@@ -41,10 +41,8 @@ FAMILY = {
 
 @dataclass(frozen=True)
 class Comparison:
-    """A paired test of row ``a`` (model, method) against row ``b`` on one metric of one scenario.
-    ``delta`` is the table's (a - b of the printed values); ``low``/``high`` the paired bootstrap
-    interval of the difference; ``p`` exact McNemar (Faith: paired bootstrap), ``p_holm`` Holm-adjusted
-    within its family (one table, one pair of rows: every scenario and metric of that pair)."""
+    """A paired test of row ``a`` against row ``b`` on one metric of one scenario: ``delta`` (a - b as
+    printed), the paired bootstrap interval, ``p`` (exact McNemar; Faith: bootstrap) and ``p_holm``."""
 
     table: str
     scenario: str
@@ -74,10 +72,8 @@ def paired_comparisons(
     deltas: dict[str, float | None],
     settings: TableSettings,
 ) -> list[Comparison]:
-    """Row ``a`` against row ``b`` on each metric of one scenario. Both are resampled with the same
-    instance indices, one draw per pair and scenario for every metric (its seed comes from the pair
-    and the scenario), which gives each difference's interval; the test is exact McNemar on the
-    per-instance correctness, or the paired bootstrap (same draws) for Faith."""
+    """Row ``a`` against row ``b`` on each metric of one scenario, both resampled with the same draws
+    (seeded by pair and scenario); exact McNemar, or the paired bootstrap for Faith."""
     seed = cell_seed(settings.seed, *a, "vs", *b, scenario, "paired")
     r = resample_metrics([ca, cb], defs=STATS, n_resamples=settings.resamples, seed=seed)
     out = []
@@ -94,32 +90,14 @@ def paired_comparisons(
                 p = paired_bootstrap_test(
                     ca, cb, metric, defs=STATS, n_resamples=settings.resamples, seed=seed, level=LEVEL
                 ).pvalue
-        out.append(
-            Comparison(
-                table,
-                scenario,
-                a,
-                b,
-                metric,
-                delta,
-                low,
-                high,
-                PAIRED_TESTS[metric],
-                a_only,
-                b_only,
-                p,
-                settings.resamples,
-            )
-        )
+        test, n = PAIRED_TESTS[metric], settings.resamples
+        out.append(Comparison(table, scenario, a, b, metric, delta, low, high, test, a_only, b_only, p, n))
     return out
 
 
 def with_holm(comparisons: list[Comparison], alpha: float) -> list[Comparison]:
-    """Holm-Bonferroni within each family: one compared pair of rows in one table (a CoDAR row
-    against its backbone's direct row in Tables 2-4, an ablation against full CoDAR in Table 5, the
-    larger model against the smaller in Table 6), over all of that pair's scenario x metric tests. A
-    star then never depends on which other rows were run. A comparison without a p-value (an
-    undefined ratio) is in no family."""
+    """Holm-Bonferroni within each family: one compared pair of rows in one table, over all its scenario x
+    metric tests, so a star never depends on which other rows ran. No p-value: in no family."""
     from dataclasses import replace
 
     out = list(comparisons)

@@ -1,15 +1,7 @@
 """MoCA's answer-stability table (beyond the paper; params ``moca.robustness``;
-docs/decisions/answer-stability.md): per model and run that params ask again, Holis under each of
-the K option orders (order 0: the paper's draw, the run of Tables 2-4), the circular accuracy of each
-field and of Holis (right under every order), the agreement of the resolved answers and the gap
-between order 0 and circular Holis, with 95% bootstrap intervals, per scenario and over all of them.
-Its CSV is the long format (scenario, model, run, metric, value, interval, n; "all": every scenario),
-as the paper tables' long CSVs.
-
-Per-instance correctness comes from the scorer's own functions (``eval.outcomes``, written by the score
-stage), so a field counts here as it counts in Tables 2-4; an order's resolved answer is the record's four
-fields, mapped back from the slots it showed (None: no usable answer; ``eval.outcomes.resolved``). Both
-come from each run's summary of its outcomes (``results.correctness.RunSummary``: the answers as codes)."""
+docs/decisions/answer-stability.md): per run asked again, Holis under each of the K option orders, the
+circular accuracy (right under every order), the answers' agreement and the order-0 to circular gap,
+with 95% intervals. Correctness comes from the scorer's own outcome rows, as in Tables 2-4."""
 
 from __future__ import annotations
 
@@ -44,14 +36,12 @@ def group_key(group: str) -> tuple[str]:
 
 
 def output_files() -> list[str]:
-    """The files the stability table is written to (always: without params ``moca.robustness`` it
-    says there are no order runs)."""
+    """The files the stability table is written to (always: without order runs it says so)."""
     return [f"{NAME}.{ext}" for ext in ("md", "csv", "tex")]
 
 
 def _matrix(instances, run: RunSummary) -> tuple[list[int], list[str], Any]:
-    """(positions in ``instances``, scenarios, (N, 5) correctness in COLUMNS order) in the order
-    ``correctness`` gives (the run summary's cells)."""
+    """(positions in ``instances``, scenarios, (N, 5) correctness in COLUMNS order), in the run summary's order."""
     import numpy as np
 
     by_scenario: dict[str, list[int]] = {}
@@ -74,9 +64,8 @@ def stability_cells(
     tax: Taxonomy,
     seed: int,
 ) -> tuple[dict[tuple[str, str, str], Stability], list[str]]:
-    """{(model, run, scenario or "all"): Stability} for every (model, run) ``robustness`` asks for
-    whose order 0 is among ``summaries`` (a model that does not make the run has none), and the
-    scenarios. An order run missing beside its order 0 is a DataError naming it."""
+    """{(model, run, scenario or "all"): Stability} for every (model, run) ``robustness`` asks for whose
+    order 0 is among ``summaries``, and the scenarios. A missing order run is a DataError naming it."""
     import numpy as np
 
     k_all = int(robustness["orders"])
@@ -133,7 +122,7 @@ def stability_files(
         + (" and the mechanism and label lists too" if robustness and robustness.get("reorder_lists") else "")
         + ". Holis under each order: order 0, and the mean, min and max over the orders; circular: right"
         " under every order; agreement: the same four answers under every order; gap: order 0 Holis -"
-        " circular Holis. 95% instance-level bootstrap intervals in brackets.",
+        " circular Holis. 95% instance-level bootstrap intervals in brackets."
     ]
     if not robustness or instances is None or summaries is None:
         why = (
@@ -141,19 +130,7 @@ def stability_files(
             if not robustness
             else "The tables were not given the instances and outcomes."
         )
-        table = stability_table(
-            "Answer stability under option order",
-            {},
-            [(ALL, "All scenarios")],
-            COLUMNS,
-            "Holis",
-            style=SIGNED,
-            label="tab:stability",
-            group_columns=GROUP_COLUMNS,
-            group_key=group_key,
-            notes=[why, *notes],
-            empty="(no order runs)",
-        )
+        table = _table("Answer stability under option order", {}, [], [why, *notes], empty="(no order runs)")
         return formats(NAME, table)
     cells, scenarios = stability_cells(instances, summaries, robustness, tax, int(params["seed"]))
     k_all = int(robustness["orders"])
@@ -164,11 +141,15 @@ def stability_files(
             " multiple of their rotated lists' lengths): they use their distinct ones."
         )
     title = f"Answer stability under option order (K = {k_all})"
-    groups = [(s, s) for s in scenarios] + [(ALL, "All scenarios")]
-    table = stability_table(
+    return formats(NAME, _table(title, cells, [(s, s) for s in scenarios], notes))
+
+
+def _table(title: str, cells: dict, groups: list[tuple[str, str]], notes: list[str], **kw: Any) -> Table:
+    """The stability table of ``cells``: a row group per scenario in ``groups``, then all scenarios."""
+    return stability_table(
         title,
         cells,
-        groups,
+        [*groups, (ALL, "All scenarios")],
         COLUMNS,
         "Holis",
         style=SIGNED,
@@ -176,5 +157,5 @@ def stability_files(
         group_columns=GROUP_COLUMNS,
         group_key=group_key,
         notes=notes,
+        **kw,
     )
-    return formats(NAME, table)

@@ -1,14 +1,6 @@
-"""Result tables per scenario, as the paper's Tables 2-4: rows are models grouped by category;
-columns Lab, Subj, Tgt, Mech, Dyad, Faith, Holis. Built in the shared table model
-(``socialbench.results.tables``) and rendered as Markdown, CSV and LaTeX (booktabs). Pure functions:
-they take scores and return strings (``socialbench.results.scores.collect_scores`` checks that a set of
-score files makes one coherent table).
-
-The paper's other tables and what they stand on, one module each: ``paper`` (everything the tables
-stage adds, from the pipeline's own predictions), ``ablations`` (Table 5), ``scaling`` (Table 6),
-``completion`` (Table 7), ``grids`` (their layout), ``correctness`` (per-instance data),
-``significance`` (paired tests), ``answers`` (answer format per run), ``settings`` (``moca.tables``).
-Decisions: docs/decisions/moca-tables.md."""
+"""Result tables per scenario, as the paper's Tables 2-4 (Lab, Subj, Tgt, Mech, Dyad, Faith, Holis by
+model category), in the shared table model, rendered as Markdown, CSV and LaTeX. Pure. The other
+tables have a module each; decisions: docs/decisions/moca-tables.md."""
 
 from __future__ import annotations
 
@@ -54,10 +46,8 @@ def build_rows(
 
 
 def n_note(n: int | None, rows, media_errors: dict[str, int] | None, row_n: dict[str, int] | None = None) -> str:
-    """The sentence under a table: N, and how many of the N instances had media that failed at
-    evaluation time (kept and scored invalid, never dropped); per row when the rows differ.
-    ``media_errors``: row name -> count (the score files' ``media_errors``); ``row_n``: row name -> the
-    N the row stands on, printed for a row whose N is not the table's."""
+    """The sentence under a table: N, and the instances whose media failed (kept, scored invalid), per row
+    when the rows differ (``row_n``: a row's own N)."""
     if n is None or media_errors is None:
         return ""
     other = [f"{name}: N = {row_n[name]}" for _, name, _ in rows if row_n and row_n.get(name, n) != n]
@@ -73,9 +63,8 @@ def n_note(n: int | None, rows, media_errors: dict[str, int] | None, row_n: dict
 
 
 def best_in_category(rows) -> set[tuple[str, int]]:
-    """(row name, column index) of the best value of each column within each category, ties all
-    marked, as the paper's Tables 2-4 mark them (green there, bold here); a category of one row is
-    not marked (its values are best only trivially: the human row is such a one)."""
+    """(row name, column index) of each column's best value within each category, ties all marked (the
+    paper's green, bold here); a one-row category is not marked (its values are best only trivially)."""
     by_cat: dict[str, list[tuple[str, list[float | None]]]] = {}
     for cat, name, vals in rows:
         by_cat.setdefault(cat, []).append((name, vals))
@@ -99,10 +88,8 @@ def scenario_table(
     changes: dict[str, list[tuple[float, bool] | None]] | None = None,
     row_n: dict[str, int] | None = None,
 ) -> Table:
-    """A scenario's table (the paper's Tables 2-4) in the shared model. ``changes``: row name -> per
-    column, the change printed beside the value and whether its paired test is significant (a star).
-    The best value of each column within a category is bold in Markdown and LaTeX
-    (``best_in_category``); the CSV keeps plain numbers. ``row_n``: as in ``n_note``."""
+    """A scenario's table (Tables 2-4); ``changes``: per row and column the change printed beside the value
+    and whether it is significant. The best value per category is bold (not in the CSV)."""
     cells = []
     best = best_in_category(rows)
     for cat, name, vals in rows:
@@ -131,9 +118,8 @@ def scenario_table(
 
 
 def exclusions_table(params: dict[str, Any], methods: list[str]) -> Table | None:
-    """all.md's one section naming the (model, method) pairs params exclude, with their reasons (None
-    when none is): by name, or derived from what the model takes and the run needs. A model params keep
-    off MoCA (``benchmarks:``) is no exclusion and is not named."""
+    """all.md's section naming the (model, method) pairs params exclude and why (None when none is); a model
+    params keep off MoCA is no exclusion."""
     lines = [f"- {row_name(m, meth)}: not run ({reason})" for m, meth, reason in exclusions(params, "moca", methods)]
     return Table("Excluded in params", [], notes=list(lines)) if lines else None
 

@@ -1,8 +1,5 @@
-"""What the trace viewer shows of a MoCA instance (pure: no I/O; the core viewer embeds the media and
-draws the page): the image or the sampled frames, the text and transcript, the tuple in the paper's
-order (Subject, Target, Mechanism, Label) gold against predicted, each field marked by the scorer's
-own rule (section 3.3: normalized exact match, a value outside the scenario's or the instance's
-options is wrong), the record's error, and what the answer was made with."""
+"""What the trace viewer shows of a MoCA instance (pure): the media, text and transcript, the tuple gold
+against predicted, each field marked by the scorer's own rule (section 3.3), the error and the format."""
 
 from __future__ import annotations
 
@@ -21,8 +18,7 @@ def frame_caption(f: dict[str, Any]) -> str:
 
 
 def media_items(inst: dict[str, Any]) -> list[dict[str, Any]]:
-    """Video-text: the sampled frames the model saw (or the clip, unembedded, before sampling);
-    image-text: its images."""
+    """The sampled frames the model saw (or the clip, before sampling), or the images."""
     if inst["modality"] == "video_text":
         frames = inst.get("frames") or []
         if frames:
@@ -83,12 +79,7 @@ def row(inst: dict[str, Any], pred: dict[str, Any] | None, labels: list[str], me
     if pred is not None and pred.get("finish_reason") == "length":
         badges.append(["truncated", "bad"])
     texts = [["text", inst["text"]]] + ([["transcript", inst["transcript"]]] if inst.get("transcript") else [])
-    meta = [
-        ["modality", inst["modality"]],
-        ["domain", inst["domain"]],
-        ["culture", inst["culture"]],
-        ["source", inst["source"]],
-    ]
+    meta = [[k, inst[k]] for k in ("modality", "domain", "culture", "source")]
     if pred is not None:
         meta.append(["finish reason", pred.get("finish_reason")])
     order = (pred or {}).get("order")

@@ -1,9 +1,6 @@
-"""The MoCA instance schema (pandera) and a reader that names the file, record and field at fault.
-
-Gold fields are compared after the scorer's normalization (section 3.3: "Predictions and annotations
-are lowercased, hyphens and underscores are mapped to spaces, and repeated separators are collapsed"),
-so a gold ``"Mock"`` is the label ``mock``, not a reason to drop the record; :func:`canonical_gold`
-stores it under the taxonomy's (or the option list's) own spelling."""
+"""The MoCA instance schema (pandera) and a reader naming the file, record and field at fault. Gold
+fields are compared after the scorer's normalization (section 3.3), so a gold ``"Mock"`` is the label
+``mock``; :func:`canonical_gold` stores the taxonomy's spelling."""
 
 from __future__ import annotations
 
@@ -38,9 +35,6 @@ FIELDS = (
     "mechanism",
     "label",
 )
-# Added by the media stage: ``frames`` to video-text instances, ``media_error`` (the problem, a string)
-# to an instance whose media failed there, which is kept (answered without a call, scored invalid).
-OPTIONAL_FIELDS = ("frames", "media_error")
 MODALITIES = ("image_text", "video_text")
 N_OPTIONS = 4
 FRAME_KEYS = ("path", "sha256", "index", "timestamp")  # what socialbench moca frames writes
@@ -130,10 +124,8 @@ def describe(value: Any, limit: int = 80) -> str:
 
 
 def _schema_problems(records: list[dict[str, Any]], taxonomy: Taxonomy) -> dict[int, list[tuple[str, str]]]:
-    """One pandera pass over all records; problems keyed by record position. The reason is written
-    from the record's own value (the frame holds a coerced copy: 5 becomes 5.0, null becomes nan),
-    one per field however many checks it failed. Uniqueness is not taken from pandera: duplicate ids
-    are found in :func:`all_problems`, which can name the other copy's line."""
+    """One pandera pass over all records; problems by record position, each written from the record's own
+    value (the frame holds a coerced copy), one per field. Duplicate ids are :func:`all_problems`'."""
     frame = pd.DataFrame([{f: rec[f] for f in FIELDS} for rec in records])
     out: dict[int, list[tuple[str, str]]] = {}
     try:
@@ -157,8 +149,7 @@ def _schema_problems(records: list[dict[str, Any]], taxonomy: Taxonomy) -> dict[
 
 
 def frames_problem(value: Any) -> str | None:
-    """Why the optional ``frames`` field is malformed, or None. The media stage writes a non-empty
-    list of ``{path, sha256, index, timestamp}`` objects in temporal order."""
+    """Why the optional ``frames`` field (written by the media stage) is malformed, or None."""
     shape = (
         "a non-empty list of frames ({path, sha256, index, timestamp} objects, as socialbench moca frames writes them)"
     )
@@ -207,8 +198,7 @@ def _collision(options: Sequence[str]) -> str | None:
 
 
 def _cross_field_problems(rec: dict[str, Any], taxonomy: Taxonomy) -> list[tuple[str, str]]:
-    """Gold within the options and the scenario's taxonomy, compared after normalization as the
-    scorer compares them; options the scorer could not tell apart."""
+    """Gold within the options and the scenario's taxonomy, after the scorer's normalization."""
     problems = []
     for role in ("subject", "target"):
         clash = _collision(rec[f"{role}_options"])
@@ -225,9 +215,8 @@ def _cross_field_problems(rec: dict[str, Any], taxonomy: Taxonomy) -> list[tuple
 
 
 def canonical_gold(rec: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any]:
-    """A valid record with its gold fields in their canonical spelling: mechanism and label as the
-    taxonomy writes them, subject and target as their option (``"Mock"`` -> ``"mock"``). The input
-    is not modified; a record already canonical is returned as an equal copy."""
+    """A copy of a valid record with its gold fields spelled as the taxonomy and options write them
+    (``"Mock"`` -> ``"mock"``)."""
     s = rec["scenario"]
     out = dict(rec)
     out["mechanism"] = _match(rec["mechanism"], taxonomy.mechanism_names(s))
@@ -238,8 +227,7 @@ def canonical_gold(rec: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any]:
 
 
 def media_error_problem(value: Any, rec: dict[str, Any]) -> str | None:
-    """Why the optional ``media_error`` field is malformed, or None: a non-empty string (what failed),
-    on a record without frames (the media stage writes one or the other)."""
+    """Why the optional ``media_error`` field (an instance kept with failed media) is malformed, or None."""
     if not isinstance(value, str) or not value.strip():
         return f"expected a non-empty string (the media problem), got {describe(value)}"
     if "frames" in rec:
@@ -256,10 +244,8 @@ def _where(positions: list[int], lines: Sequence[int] | None) -> str:
 def all_problems(
     records: list[dict[str, Any]], taxonomy: Taxonomy, lines: Sequence[int] | None = None
 ) -> list[list[tuple[str, str]]]:
-    """For each record, its (field, problem) pairs: missing fields, the pandera schema, the optional
-    ``frames`` and ``media_error``, then cross-field checks (gold within the options and within the
-    scenario's taxonomy, after normalization), and duplicate ids. ``lines`` (the records' line numbers
-    in their file) lets a duplicate name the other copy's line; without it, record positions (from 1) are named."""
+    """For each record its (field, problem) pairs: missing fields, the schema, ``frames`` and
+    ``media_error``, the gold within the options and the taxonomy, duplicate ids (naming the other line)."""
     result: list[list[tuple[str, str]]] = [[] for _ in records]
     complete = []
     for i, rec in enumerate(records):
@@ -283,10 +269,8 @@ def all_problems(
     for i in complete:
         if not result[i]:
             result[i].extend(_cross_field_problems(records[i], taxonomy))
-    # Duplicate ids: every copy is dropped, not only the later ones. An id names one instance; two
-    # records under it mean the source is inconsistent, and keeping the first would let the file's
-    # order pick silently which gold answer is scored. Each copy goes to the drop report naming the
-    # other copies' lines, so nothing is lost and the source can be fixed.
+    # Duplicate ids: every copy is dropped (keeping the first would let the file's order pick which gold
+    # answer is scored), each naming the other copies' lines so the source can be fixed.
     by_id: dict[str, list[int]] = {}
     for i, rec in enumerate(records):
         rid = rec.get("id")
@@ -325,9 +309,8 @@ def validate_records(
 
 
 def load_instances(path: str | Path, taxonomy: Taxonomy) -> list[dict[str, Any]]:
-    """The validated instances of a file, gold fields canonical (:func:`canonical_gold`; an empty
-    file gives none: callers decide whether that is an error); a bad line or record is a DataError
-    naming the file, the record and the field."""
+    """The validated instances of a file, gold fields canonical (an empty file gives none: callers
+    decide); a bad line or record is a DataError naming the file, the record and the field."""
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     records = [jl.record for jl in lines if jl.record is not None]

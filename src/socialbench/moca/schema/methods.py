@@ -1,8 +1,6 @@
-"""The settings a MoCA method run takes, checked when params load and when a method starts: the
-answer-format policy every method reads (params ``moca.answer``), CoDAR's retriever (``moca.retrieval``)
-and CoDAR's own settings (``moca.method_options.codar``, an ablation's ``moca.ablations.<name>`` over
-them), with the chain's stages and the keys each stage answers. A contract of the benchmark (schema/),
-so checking params imports no prompting, parsing or method code; moca.eval re-exports these names."""
+"""The settings a MoCA method run takes (``moca.answer``, ``moca.retrieval``, CoDAR's options and
+ablations), checked when params load and when a method starts. A contract (schema/): checking params
+imports no prompting, parsing or method code."""
 
 from __future__ import annotations
 
@@ -35,23 +33,34 @@ def _one_of(key: str, value: Any, allowed: tuple[str, ...]) -> None:
         raise ConfigError(f"{key}: {value!r} is not one of {', '.join(allowed)}")
 
 
+def _names_of(key: str, value: Any, allowed: tuple[str, ...]) -> frozenset[str]:
+    """``value``, a list of distinct names of ``allowed``; else a ConfigError naming params ``key``."""
+    if not isinstance(value, list) or len(set(map(str, value))) != len(value):
+        raise ConfigError(f"{key}: expected a list of distinct names of {', '.join(allowed)}")
+    for name in value:
+        _one_of(key, name, allowed)
+    return frozenset(value)
+
+
+def _whole(key: str, value: Any, low: int, high: int | None = None, null: bool = False) -> None:
+    """A ConfigError naming params ``key`` unless ``value`` is a whole number from ``low`` (to ``high``)."""
+    if null and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f">= {low}" + (" or null" if null else "")
+        raise ConfigError(f"{key}: expected a whole number {span}, got {value!r}")
+
+
 def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """The answer-format policy a method gets in ``settings["answer"]`` (params ``moca.answer``, the same
-    for every MoCA method, CoDAR's stages included; schema defaults filled): ``retries`` (format retries
-    per call, default 0: the paper asks once and scores what comes back), ``extra_keys`` (``ignore``:
-    keys beyond the contract are dropped and every field is scored on its own, as section 3.3 scores
-    per field; ``invalid``: an answer with one is a format failure) and ``code_fence`` (``strict`` or
-    ``tolerate``). A value outside the allowed ones is a ConfigError naming the param."""
+    """The answer-format policy (params ``moca.answer``, the same for every MoCA method), defaults filled:
+    ``retries`` (default 0: the paper asks once), ``extra_keys``, ``code_fence``."""
     answer = dict(settings.get("answer") or {})
     fence = answer.pop("code_fence", "strict")
     _one_of("moca.answer.code_fence", fence, CODE_FENCE)
     extra = answer.pop("extra_keys", "ignore")
     _one_of("moca.answer.extra_keys", extra, EXTRA_KEYS)
     retries = answer.pop("retries", 0)
-    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_FORMAT_RETRIES:
-        raise ConfigError(
-            f"moca.answer.retries: expected a whole number from 0 to {MAX_FORMAT_RETRIES}, got {retries!r}"
-        )
+    _whole("moca.answer.retries", retries, 0, MAX_FORMAT_RETRIES)
     if answer:
         raise ConfigError(
             f"moca.answer: unknown option(s) {', '.join(sorted(answer))} (known: code_fence, extra_keys, retries)"
@@ -67,10 +76,8 @@ WHERE = "moca.retrieval"
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    """params ``moca.retrieval``: which retriever (``none``, or a registered name), passages per query
-    (``k``) and the retriever's own options. The retriever is made in moca.eval.retrieval
-    (:func:`~socialbench.moca.eval.retrieval.make_retriever`): a stage's code deps follow its imports, and
-    only a run that retrieves depends on the retrievers."""
+    """params ``moca.retrieval``: retriever name, passages per query (``k``), the retriever's options. The
+    retriever is made in moca.eval.retrieval: only a run that retrieves depends on the retrievers."""
 
     retriever: str = "none"  # core.retrieval.NONE; not imported: the retrievers are no dep of a direct run
     k: int = 3
@@ -89,9 +96,7 @@ class RetrievalSettings:
         c = {**DEFAULTS, **config}
         if not isinstance(c["retriever"], str) or not c["retriever"]:
             raise ConfigError(f"{where}.retriever: expected a retriever name (none, bm25, web), got {c['retriever']!r}")
-        k = c["k"]
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 20:
-            raise ConfigError(f"{where}.k: expected a whole number from 1 to 20, got {k!r}")
+        _whole(f"{where}.k", c["k"], 1, 20)
         if not isinstance(c["options"] or {}, dict):
             raise ConfigError(f"{where}.options: expected a mapping, got {c['options']!r}")
         secret = [k for k, v in (c["options"] or {}).items() if holds_secret(str(k), v)]
@@ -101,16 +106,14 @@ class RetrievalSettings:
                 " would end up in git, DVC and MLflow): put it in an environment variable and name that"
                 " variable in options.api_key_env"
             )
-        # The retriever's name and options are checked against its declared schema when params load
-        # (MocaBenchmark.params_problems: retriever_problem), and by the retriever when it is made.
-        return cls(c["retriever"], k, dict(c["options"] or {}))
+        # name and options are checked against the retriever's schema by retriever_problem
+        return cls(c["retriever"], c["k"], dict(c["options"] or {}))
 
 
 def retriever_problem(registry: Any, name: str, options: dict[str, Any], where: str = WHERE) -> str | None:
     """Why ``<where>.retriever`` and ``<where>.options`` cannot be used, or None: a name ``registry``
-    (``core.retrieval.RETRIEVERS``, passed in: a run that retrieves nothing does not depend on the
-    retrievers) holds no retriever under, or options its options schema (``<module>.options.json``)
-    refuses: an unknown key (a typo), a wrong type, a value out of range. Nothing is imported or read."""
+    (``core.retrieval.RETRIEVERS``, passed in so no retriever is imported) lacks, or options its options
+    schema refuses."""
     import jsonschema
 
     if name == "none":  # core.retrieval.NONE
@@ -163,40 +166,26 @@ SUBSTEP_KEYS = ("counterfactual_cost", "conflict_utility")
 #: The stages whose output is an intermediate representation (C.2): read tolerantly, one that cannot be
 #: read as its structure goes on to the next stage as text (never voids the instance).
 INTERMEDIATE_STAGES = ("observer", "query", "context", "conflict")
-#: What a stage sees beyond D.2's [Input] lists (setting ``extra_inputs``, default none: the paper's):
-#: ``text`` the instance text in every stage after the observer; ``decoder_chain`` the decoder also the
-#: explicit perception, the social query and the social context (5.3: "Using x, c and C"); ``checker_chain``
-#: the checker also the social query, the retrieved evidence, the whole conflict analysis and the
-#: decoder's cost and utility; ``checker_candidates`` the checker also the candidate sets (criteria,
-#: boundary rules) and the slot mappings.
+#: What a stage sees beyond D.2's [Input] lists (setting ``extra_inputs``, default none: the paper's);
+#: what each adds is ``moca.eval.stages.EXTRA_SHOWS`` (``decoder_chain``: 5.3's "Using x, c and C").
 EXTRA_INPUTS = ("text", "decoder_chain", "checker_chain", "checker_candidates")
 #: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule``
 #: (default: a rule-made REJECTED with breakpoint 4, no checker call; the check C.3 states, made
 #: deterministic) or ``checker`` (the tuple goes to the checker like any other, which may accept it).
 INVALID_TUPLE = ("rule", "checker")
-#: What the answering prompts add to D.1's text (setting ``prompt_additions``, default none: D.1 verbatim;
-#: the direct prompt, and CoDAR's decoder and checker): ``scenario_question``, the line "The scenario is
-#: <scenario>: <its question>" (the question is the taxonomy's, worded here); ``scenario_boundary``, A.1's
-#: boundary rule between the scenarios as one line of the output space.
+#: What the answering prompts add to D.1's text (setting ``prompt_additions``, default none): the line
+#: "The scenario is <scenario>: <its question>", and A.1's boundary rule between the scenarios.
 PROMPT_ADDITIONS = ("scenario_question", "scenario_boundary")
 
 
 def prompt_additions(settings: dict[str, Any], where: str) -> frozenset[str]:
     """The run's setting ``prompt_additions`` (default none), checked: a ConfigError naming ``where``."""
-    extra = settings.get("prompt_additions", [])
-    if not isinstance(extra, list) or len(set(map(str, extra))) != len(extra):
-        raise ConfigError(
-            f"{where}.prompt_additions: expected a list of distinct names of {', '.join(PROMPT_ADDITIONS)}"
-        )
-    for name in extra:
-        _one_of(f"{where}.prompt_additions", name, PROMPT_ADDITIONS)
-    return frozenset(extra)
+    return _names_of(f"{where}.prompt_additions", settings.get("prompt_additions", []), PROMPT_ADDITIONS)
 
 
 @dataclass(frozen=True)
 class Variant:
-    """Which stages a CoDAR run executes (the full chain or a Table 5 ablation) and what its
-    answering stage (``decoder``) returns."""
+    """The stages a CoDAR run executes (the chain or a Table 5 ablation) and what its decoder returns."""
 
     stages: tuple[str, ...]
     decoder_keys: tuple[str, ...] = DECODER_KEYS
@@ -205,9 +194,8 @@ class Variant:
 
     @classmethod
     def of(cls, stages: Sequence[str]) -> Variant:
-        """The variant that runs ``stages`` (checked by :func:`stage_variant`). Its decoder reasons
-        abductively (Step 4: counterfactual cost, conflict utility) about the conflict Step 3 finds;
-        without the conflict stage it answers the direct prompt's four fields (Table 5's "w/o Step 3&4")."""
+        """The variant that runs ``stages``; without the conflict stage its decoder answers the direct
+        prompt's four fields, no Step 4 substeps (Table 5's "w/o Step 3&4")."""
         return cls(tuple(stages), DECODER_KEYS if "conflict" in stages else ANSWER_KEYS)
 
     @property
@@ -226,8 +214,7 @@ class Variant:
         return UNCERTAINTY_KEY in self.context_keys
 
     def system_file(self, stage: str) -> str:
-        """The system template of ``stage``: ``<stage>.system.txt``; the Context Synthesizer's with the
-        fourth field is ``context_uncertainty.system.txt``."""
+        """``<stage>.system.txt``, or ``context_uncertainty.system.txt`` for the four-field context."""
         return "context_uncertainty.system.txt" if stage == "context" and self.uncertainty else f"{stage}.system.txt"
 
     @property
@@ -264,8 +251,7 @@ _BREAKPOINTS = re.compile(r'"breakpoint"\s*:\s*null((?:\s*\|\s*\d+)*)')
 
 
 def _top_level_keys(line: str) -> list[str]:
-    """The keys of the outermost object of an answer line (which need not be JSON: ``"a" | "b"``), in
-    order; the keys of objects nested in it (the query's entities) left out."""
+    """The keys of the outermost object of an answer line (not always JSON: ``"a" | "b"``), in order."""
     keys, depth, at = [], 0, 0
     while at < len(line):
         ch = line[at]
@@ -286,12 +272,9 @@ def _top_level_keys(line: str) -> list[str]:
 
 
 def answer_line_problem(variant: Variant, stage: str, text: str) -> str | None:
-    """Why ``stage``'s system template (``text``) does not fit a run of ``variant``, or None: the keys
-    its answer line ([Output], the last line that is one JSON object) asks for are not the keys the
-    run reads of that stage (without the conflict stage the decoder answers the four fields, not
-    Step 4's substeps), or the checker's breakpoints are not the run's (one names a stage the run leaves
-    out). An ablation whose stages change a stage's answer needs its own template of it; a template
-    with no answer line is not checked (pure)."""
+    """Why ``stage``'s system template (``text``) does not fit a run of ``variant``, or None: its answer
+    line ([Output], the last one-JSON-object line) asks for other keys than the run reads, or offers a
+    breakpoint of a stage the run leaves out. A template with no answer line is not checked."""
     lines = [line.strip() for line in text.splitlines() if _ANSWER_LINE.match(line.strip())]
     if not lines:
         return None
@@ -314,19 +297,6 @@ def answer_line_problem(variant: Variant, stage: str, text: str) -> str | None:
     return "; ".join(problems) or None
 
 
-#: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
-SETTINGS = frozenset(
-    {
-        "stages",
-        "revision_rounds",
-        "invalid_tuple",
-        "max_tokens",
-        "decoding",
-        "extra_inputs",
-        "context_uncertainty",
-        "prompt_additions",
-    }
-)
 #: The defaults of CoDAR's settings (those the schema leaves to the method; ``stages``: all six).
 CODAR_DEFAULTS: dict[str, Any] = {
     "revision_rounds": 1,
@@ -337,16 +307,15 @@ CODAR_DEFAULTS: dict[str, Any] = {
     "context_uncertainty": False,
     "prompt_additions": [],
 }
+#: The settings of a CoDAR run; an ablation entry's ``table`` and ``label`` are the tables', not the chain's.
+SETTINGS = frozenset({"stages", *CODAR_DEFAULTS})
 TABLE_KEYS = frozenset({"table", "label"})
 #: Settings of an order run (params moca.robustness; eval.prompts.Order), read by every MoCA method alike.
 ORDER_KEYS = frozenset({"order", "reorder_lists"})
 
 
 def stage_variant(name: str, settings: dict[str, Any]) -> Variant:
-    """The variant run ``name`` executes: every stage, or its setting ``stages`` (an ablation's, params
-    ``moca.ablations.<ablation>.stages``) in the chain's order, the observer (it sees the media) and
-    the decoder (it answers) among them, query and context (Step 2) both or neither; with setting
-    ``context_uncertainty`` the Context Synthesizer answers the fourth field ``uncertainty``."""
+    """The variant run ``name`` executes (setting ``stages``; ``context_uncertainty``: four context fields)."""
     uncertainty = settings.get("context_uncertainty", CODAR_DEFAULTS["context_uncertainty"])
     if not isinstance(uncertainty, bool):
         kind, entry = settings_sources(str(RunName.parse(name).run))[0]
@@ -375,16 +344,9 @@ def _stages_variant(name: str, stages: Any) -> Variant:
 
 
 def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings of CoDAR run ``name`` (params ``moca.method_options.codar``, and a variant run's
-    ``moca.ablations.<ablation>`` over them), checked, with their defaults: stages (default all:
-    :func:`stage_variant`), revision_rounds (default 1), invalid_tuple (default rule: a scenario-invalid
-    tuple gets a rule-made REJECTED, using one of the revision rounds), max_tokens (default: the model's),
-    decoding (default json_object), extra_inputs (default none: every stage sees what D.2's [Input] lists);
-    ``answer`` (params ``moca.answer``, shared by every MoCA method: retries, extra_keys, code_fence) and
-    ``retrieval`` (params ``moca.retrieval``: Step 2's retriever settings; absent: none, model prior
-    only; no retriever is made here). A bad or unknown key is a ConfigError naming it. A setting of a
-    stage the run leaves out (the checker's revision_rounds, Step 2's retrieval, which an ablation
-    inherits from the full chain's options) has no effect."""
+    """The checked settings of CoDAR run ``name`` (``moca.method_options.codar``, an ablation's entry over
+    them), defaults filled, with ``moca.answer`` and ``moca.retrieval``; a bad key is a ConfigError naming
+    it. A setting of a stage the run leaves out has no effect."""
     kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
     where = f"moca.{kind}.{entry}"
     variant = stage_variant(name, settings)
@@ -397,8 +359,7 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
         hint = " (Step 2's retriever is params moca.retrieval)" if "retriever" in unknown else ""
         raise ConfigError(f"{where}: unknown key(s) {unknown}; CoDAR takes {sorted(SETTINGS)}{hint}")
     rounds = settings.get("revision_rounds", CODAR_DEFAULTS["revision_rounds"])
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
-        raise ConfigError(f"{where}.revision_rounds: expected a whole number >= 0, got {rounds!r}")
+    _whole(f"{where}.revision_rounds", rounds, 0)
     retries = answer["retries"]
     if variant.rounds_at_most(rounds, retries) > MAX_ROUNDS:
         most = MAX_ROUNDS // ((1 + retries) * len(variant.stages)) - 1
@@ -407,26 +368,22 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
             f" per instance with moca.answer.retries {retries}; at most {most}"
         )
     max_tokens = settings.get("max_tokens")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
-        raise ConfigError(f"{where}.max_tokens: expected a whole number >= 1 or null, got {max_tokens!r}")
+    _whole(f"{where}.max_tokens", max_tokens, 1, null=True)
     invalid_tuple = settings.get("invalid_tuple", CODAR_DEFAULTS["invalid_tuple"])
     _one_of(f"{where}.invalid_tuple", invalid_tuple, INVALID_TUPLE)
     decoding = settings.get("decoding", CODAR_DEFAULTS["decoding"])
     _one_of(f"{where}.decoding", decoding, DECODINGS)
-    extra = settings.get("extra_inputs", CODAR_DEFAULTS["extra_inputs"])
-    if not isinstance(extra, list) or len(set(map(str, extra))) != len(extra):
-        raise ConfigError(f"{where}.extra_inputs: expected a list of distinct names of {', '.join(EXTRA_INPUTS)}")
-    for name in extra:
-        _one_of(f"{where}.extra_inputs", name, EXTRA_INPUTS)
-    additions = prompt_additions(settings, where)
+    extra = _names_of(
+        f"{where}.extra_inputs", settings.get("extra_inputs", CODAR_DEFAULTS["extra_inputs"]), EXTRA_INPUTS
+    )
     return {
         "variant": variant,
         "revision_rounds": rounds if variant.checks else 0,
         "invalid_tuple": invalid_tuple,
         "max_tokens": max_tokens,
         "decoding": decoding,
-        "extra_inputs": frozenset(extra),
-        "prompt_additions": additions,
+        "extra_inputs": extra,
+        "prompt_additions": prompt_additions(settings, where),
         "code_fence": answer["code_fence"],
         "extra_keys": answer["extra_keys"],
         "retries": retries,
@@ -434,11 +391,7 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-#: The placeholders CoDAR's templates are filled with: a stage's prompt values (the instance, the
-#: scenario's options, the input blocks, the revision), and the small templates' own (retry.txt: reason;
-#: revision.txt: refine, previous; previous_check.txt: previous; invalid_tuple.txt: problems).
-#: The placeholders of CoDAR's input blocks (each on a line of its own; an empty block drops its line):
-#: what a stage sees (``moca.eval.stages``).
+#: The placeholders of CoDAR's input blocks (each on a line of its own; an empty block drops its line).
 INPUT_BLOCKS = (
     "in_text",
     "in_perception",
@@ -451,6 +404,9 @@ INPUT_BLOCKS = (
     "in_decoded",
     "candidate_sets",
 )
+#: The placeholders CoDAR's templates are filled with: a stage's prompt values, and the small templates'
+#: own (retry.txt: reason; revision.txt: refine, previous; previous_check.txt: previous; invalid_tuple.txt:
+#: problems).
 CODAR_PLACEHOLDERS = frozenset(
     {
         "modality_name",
@@ -477,9 +433,7 @@ CODAR_PLACEHOLDERS = frozenset(
 
 # ---- by method ---------------------------------------------------------------------------------------
 def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings of a direct run (``direct``, ``direct_constrained``; params
-    ``moca.method_options.<method>``), checked: ``prompt_additions`` (default none: D.1 verbatim) and
-    the answer-format policy (params ``moca.answer``)."""
+    """The checked settings of a direct run: ``prompt_additions`` (default none) and ``moca.answer``."""
     kind, entry = settings_sources(name)[0]
     where = f"moca.{kind}.{entry}"
     answer = answer_settings(settings)
@@ -491,19 +445,15 @@ def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class MethodHooks:
-    """What params loading needs of a MoCA method class's hooks: ``Method.check_settings`` (``check``:
-    the settings check, raising a ConfigError naming the param; None: the method reads no settings of its
-    own, the schema's closed list of keys is its check) and ``Method.reads`` (the benchmark-wide blocks,
-    e.g. ``retrieval``, its runs read)."""
+    """A method class's ``check_settings`` (None: the schema's closed list of keys is its check) and
+    ``reads`` (the benchmark-wide blocks its runs read), as params loading needs them."""
 
     check: Callable[[str, dict[str, Any]], Any] | None = None
     reads: frozenset[str] = frozenset()
 
 
-#: The hooks of each MoCA method class, declared here, keyed by the method's registered name (a variant
-#: run's method: core's ``RunName.method``), because loading params imports no method code: each class's
-#: ``check_settings`` and ``reads`` are these (tests/moca/schema/test_methods.py holds the two together
-#: and the names to the registry).
+#: Each MoCA method class's hooks by registered name, declared here so loading params imports no method
+#: code (tests/moca/schema/test_methods.py holds them to the classes).
 HOOKS: dict[str, MethodHooks] = {
     "codar": MethodHooks(codar_settings, frozenset({"retrieval"})),
     "direct": MethodHooks(direct_settings),

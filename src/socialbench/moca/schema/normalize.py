@@ -19,6 +19,5 @@ def normalize(value: Any) -> str | None:
 
 
 def percent(numerator: int, denominator: int) -> float | None:
-    """100 * numerator / denominator, two decimals rounded half-up (the one rule:
-    ``socialbench.results.numbers``); None when the denominator is 0."""
+    """100 * numerator / denominator, two decimals half-up; None when the denominator is 0."""
     return _percent(numerator, denominator)

@@ -1,26 +1,17 @@
-"""What every MoCA raw source is: where its files officially live, how to get them, and the
-normalized candidate record it yields.
+"""What every MoCA raw source is: where its files officially live, how to get them, and the normalized
+candidate record it yields. A source module defines ``SOURCE``, a :class:`Source` (its ``files``, with
+URL and sha256 where public, ``manual`` steps where not, and ``read(root, options)``).
 
-A source module (``socialbench.moca.dataset.sources.<name>``) defines ``SOURCE``, a :class:`Source`:
-
-* ``files``: :class:`RemoteFile` entries, each with its official URL and sha256 where the file is
-  public (``url=None`` where it needs a login or a licence acceptance: ``manual`` then says exactly
-  what to do), a split, and whether it is an archive to unpack;
-* ``read(root, options)``: the normalized candidate records of the files under ``root``.
-
-:func:`acquire` fetches a source into its root folder in one of three modes: ``download`` (public
-URLs through :mod:`socialbench.acquire.download`, resumable, retried, verified, atomic; archives
-through :mod:`socialbench.acquire.archive`), ``mirror`` (the same files copied and verified from a
-local folder, e.g. ``../shared/data/mustard``), ``manual`` (nothing fetched: the files must be where
-the instructions say). It ends by writing ``<root>/.manifest.json``, what the pipeline tracks.
-"""
+:func:`acquire` fetches a source in one of three modes: ``download`` (verified, atomic), ``mirror``
+(copied and verified from a local folder), ``manual`` (nothing fetched), and writes
+``<root>/.manifest.json``, what the pipeline tracks."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -87,6 +78,10 @@ class SourceOptions:
     columns: dict[str, str] = field(default_factory=dict)  # column mapping, for sources read from tables
     include: tuple[str, ...] | None = None  # file-name globs of the annotation files to read (RedCaps)
 
+    def wanted(self, splits: Iterable[str]) -> list[str]:
+        """Those of ``splits`` these options read (every one without ``splits``)."""
+        return [s for s in splits if self.splits is None or s in self.splits]
+
     @classmethod
     def from_mapping(cls, name: str, raw: dict[str, Any] | None) -> SourceOptions:
         raw = dict(raw or {})
@@ -149,8 +144,7 @@ class Source:
         return out
 
 
-# ------------------------------------------------------------------------------------------------
-# Candidate records
+# ---- Candidate records ---------------------------------------------------------------------------
 
 
 def candidate(
@@ -272,8 +266,7 @@ def validate_candidates(records: list[dict[str, Any]], source: str) -> None:
             raise DataError(source, f"id must start with its source {rec['source']!r}", record=rec["id"], field="id")
 
 
-# ------------------------------------------------------------------------------------------------
-# Acquisition
+# ---- Acquisition ---------------------------------------------------------------------------------
 
 
 class ManualStepRequired(DataError):
@@ -285,24 +278,12 @@ def _dest(root: Path, relpath: str) -> Path:
 
 
 def _manifest_entry(root: Path, f: RemoteFile, path: Path) -> dict[str, Any]:
+    entry: dict[str, Any] = {"relpath": f.relpath, "kind": f.kind, "split": f.split}
     if path.is_dir():  # a folder put there by hand: its content fingerprint (large files sampled)
-        entry = {
-            "relpath": f.relpath,
-            "kind": f.kind,
-            "split": f.split,
-            "fingerprint": folder_fingerprint(path),
-            "files": sum(1 for p in path.rglob("*") if p.is_file()),
-            "pinned": False,
-        }
+        files = sum(1 for p in path.rglob("*") if p.is_file())
+        entry.update(fingerprint=folder_fingerprint(path), files=files, pinned=False)
     else:
-        entry = {
-            "relpath": f.relpath,
-            "kind": f.kind,
-            "split": f.split,
-            "sha256": sha256_file(path),
-            "size": path.stat().st_size,
-            "pinned": f.sha256 is not None,
-        }
+        entry.update(sha256=sha256_file(path), size=path.stat().st_size, pinned=f.sha256 is not None)
     if f.url:
         entry["url"] = redact_url(f.url, whole_query=True)
     if f.extract_to:
@@ -329,17 +310,10 @@ def _missing_manual(source: Source, f: RemoteFile, dest: Path, why: str) -> Manu
 
 
 def acquire(
-    source: Source,
-    root: str | os.PathLike[str],
-    options: SourceOptions,
-    *,
-    limits: Any = None,
-    **download_options: Any,
+    source: Source, root: str | os.PathLike[str], options: SourceOptions, *, limits: Any = None, **download_options: Any
 ) -> dict[str, Any]:
-    """Put the source's selected files under ``root`` (see the module docstring) and write the
-    manifest; returns it. Download options (retries, timeout, ``trust``: the store of hashes recorded
-    on first use, ...) go to ``download``; each manifest entry says how its file was verified.
-    ``limits`` (:class:`socialbench.acquire.archive.ArchiveLimits`) bound what an archive extracts to."""
+    """Put the source's selected files under ``root`` and write the manifest (returned; each entry says
+    how its file was verified). ``limits`` bound what an archive extracts to."""
     root = Path(root)
     files = source.selected(options)
     if options.mode == "mirror":

@@ -1,10 +1,6 @@
-"""Hateful Memes (Kiela et al., 2020): memes whose text and image together are hateful or not,
-including "benign confounders" (the same image or text with the other modality swapped).
-
-Access needs a licence acceptance (Meta AI's dataset licence), so it is manual. The release holds
-``img/<id>.png`` and JSON-lines files ``train.jsonl``, ``dev_seen.jsonl``, ``dev_unseen.jsonl``,
-``test_seen.jsonl``, ``test_unseen.jsonl`` of ``{id, img, text, label}`` (no label in test files);
-the first release had only ``train``, ``dev`` and ``test`` (choose ``splits`` accordingly)."""
+"""Hateful Memes (Kiela et al., 2020): memes whose text and image together are hateful or not (manual:
+a licence acceptance). JSON-lines split files of ``{id, img, text, label}`` and ``img/<id>.png``; the
+first release had only ``train``, ``dev`` and ``test`` (choose ``splits`` accordingly)."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from typing import Any
 from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.dataset.sources.readers import decode, expect_str, jsonl_records, read_bytes, require_fields
+from socialbench.moca.dataset.sources.readers import expect_str, jsonl_records, read_text, require_fields
 
 NAME = "hateful_memes"
 SPLITS = ("train", "dev_seen", "dev_unseen", "test_seen", "test_unseen", "dev", "test")
@@ -27,7 +23,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
         name = f"{split}.jsonl"
         path = root / name
         shown = str(path)
-        for line, value in jsonl_records(decode(read_bytes(path), shown, options.encoding), shown):
+        for line, value in jsonl_records(read_text(path, options.encoding), shown):
             rec = require_fields(value, ("id", "img", "text"), shown, f"line {line}")
             native = str(rec["id"]).strip()
             if not native or isinstance(rec["id"], bool):

@@ -1,27 +1,15 @@
-"""Instagram captions: the paper adds "Instagram captions" to the image-text sources without naming a
-release. The default here is the Kaggle dataset "Instagram images with captions"
-(prithvijaunjale/instagram-images-with-captions): a Kaggle login is needed, so it is manual. Its
-``captions_csv.csv`` has the columns ``Sr No``, ``Image File`` (a path under the dataset folder,
-without a suffix in some copies) and ``Caption``, as its page describes them (not verified here:
-map other names in params, or point the source at another caption collection in the same shape)."""
+"""Instagram captions: the paper names no release; the default is the Kaggle dataset "Instagram images
+with captions" (manual: a login), its ``captions_csv.csv`` columns as its page describes them (not
+verified here: map other names in params)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions
-from socialbench.moca.dataset.sources.tabular import column_map, read_table
+from socialbench.moca.dataset.sources.base import RemoteFile, Source
+from socialbench.moca.dataset.sources.tabular import table_source
 
 NAME = "instagram"
 DEFAULT_COLUMNS = {"id": "Sr No", "text": "Caption", "media": "Image File"}
-
-
-def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
-    cols = column_map(NAME, DEFAULT_COLUMNS, options.columns)
-    return read_table(
-        NAME, root, "captions_csv.csv", split="all", modality="image_text", columns=cols, encoding=options.encoding
-    )
+read = table_source(NAME, "captions_csv.csv", DEFAULT_COLUMNS, "image_text")
 
 
 SOURCE = Source(

@@ -1,12 +1,6 @@
-"""MemeCap (Hwang and Shwartz, 2023): Reddit memes with their post title, literal image captions,
-meme captions (what the meme means) and visual metaphors.
-
-Annotations: ``data/memes-{trainval,test}.json`` of eujhwang/meme-cap, pinned to commit 30fd658
-(test.json is the copy in ../shared/data/memecap, hashed here; trainval is not pinned). Each file is a
-JSON array of ``{category, img_captions, meme_captions, title, url, img_fname, metaphors, post_id}``.
-The candidate's text is the post title (what the poster wrote beside the image); the literal image
-captions are its ``image_description`` (used by unimodal filtering); meme captions and metaphors are
-source labels. Images: one Google Drive archive (manual), or each post's ``url``."""
+"""MemeCap (Hwang and Shwartz, 2023): Reddit memes with their title, image captions, meme captions and
+metaphors (``data/memes-{trainval,test}.json`` of eujhwang/meme-cap, commit 30fd658). The text is the
+post title; the literal image captions are its ``image_description`` (for unimodal filtering)."""
 
 from __future__ import annotations
 
@@ -17,11 +11,10 @@ from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.dataset.sources.readers import (
-    decode,
     expect_str,
     expect_str_list,
     json_records,
-    read_bytes,
+    read_text,
     require_fields,
 )
 
@@ -35,13 +28,11 @@ FIELDS = ("post_id", "title", "img_captions", "meme_captions", "metaphors", "url
 
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     out = []
-    for split in SPLITS:
-        if options.splits is not None and split not in options.splits:
-            continue
+    for split in options.wanted(SPLITS):
         name = f"memes-{split}.json"
         path = root / name
         shown = str(path)
-        for pos, value in json_records(decode(read_bytes(path), shown, options.encoding), shown, "array"):
+        for pos, value in json_records(read_text(path, options.encoding), shown, "array"):
             rec = require_fields(value, FIELDS, shown, str(pos + 1))
             post = expect_str(rec["post_id"], shown, str(pos + 1), "post_id", allow_empty=False)
             title = expect_str(rec["title"], shown, post, "title")

@@ -1,11 +1,6 @@
-"""MIntRec (Zhang et al., 2022): utterances of the TV series Superstore with one of 20 intent labels,
-as video segments (MoCA's second video-text source).
-
-The official release (text splits and ``raw_data/`` clips) is only on Google Drive and BaiduYun:
-manual. The text splits are also public in JoeYing1019/SDIF-DA (``data/MIntRec/{train,dev,test}.tsv``,
-a third-party copy; pinned to commit ca974a6, whose train and dev files are the copies in
-../shared/data/mintrec and are hashed here; test is not pinned). Columns: ``season, episode, clip,
-text, label`` (tab-separated, no quoting). A clip is ``raw_data/<season>/<episode>/<clip>.mp4``."""
+"""MIntRec (Zhang et al., 2022): Superstore utterances with one of 20 intents, as video segments. The
+release is manual (Google Drive, BaiduYun); the text splits are also in JoeYing1019/SDIF-DA (commit
+ca974a6, a third-party copy). A clip is ``raw_data/<season>/<episode>/<clip>.mp4``."""
 
 from __future__ import annotations
 
@@ -16,7 +11,7 @@ from typing import Any
 from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.dataset.sources.readers import decode, read_bytes, table_rows
+from socialbench.moca.dataset.sources.readers import read_text, table_rows
 
 NAME = "mintrec"
 COMMIT = "ca974a6f2275ae796b7b701aa3cb140a48d84efe"
@@ -41,12 +36,10 @@ def clip_path(root: Path, season: str, episode: str, clip: str, source: str = ""
 
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     out = []
-    for split in SPLITS:
-        if options.splits is not None and split not in options.splits:
-            continue
+    for split in options.wanted(SPLITS):
         path = root / f"{split}.tsv"
         shown = str(path)
-        _, rows = table_rows(decode(read_bytes(path), shown, options.encoding), shown, COLUMNS, "\t", csv.QUOTE_NONE)
+        _, rows = table_rows(read_text(path, options.encoding), shown, COLUMNS, "\t", csv.QUOTE_NONE)
         for line, row in rows:
             season, episode, clip = (row[c].strip() for c in ("season", "episode", "clip"))
             if not (season and episode and clip):

@@ -1,11 +1,6 @@
-"""MMSD2.0 (Qin et al., 2023): tweets with an image, labelled sarcastic or not, with MMSD's spurious
-cues (hashtags, emojis) removed and unreasonable labels re-annotated.
-
-Text: ``data/text_json_final/{train,valid,test}.json`` of JoeYing1019/MMSD2.0 (the shared copy of
-valid.json comes from commit 1627811; its full hash was not available here, so the URL follows the
-``main`` branch and the pinned sha256 catches any change). Each file is a JSON array of
-``{image_id, text, label}``. Images: four Google Drive archives of the original MMSD (manual), one
-``<image_id>.jpg`` each, unpacked into ``dataset_image/``."""
+"""MMSD2.0 (Qin et al., 2023): tweets with an image, labelled sarcastic or not, with MMSD's spurious cues
+removed. Text: JoeYing1019/MMSD2.0's JSON arrays of ``{image_id, text, label}`` (the URL follows
+``main``; the pinned sha256 catches a change); images: the original MMSD's archives (manual)."""
 
 from __future__ import annotations
 
@@ -15,7 +10,7 @@ from typing import Any
 from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.dataset.sources.readers import decode, expect_str, json_records, read_bytes, require_fields
+from socialbench.moca.dataset.sources.readers import expect_str, json_records, read_text, require_fields
 
 NAME = "mmsd2"
 _BASE = "https://raw.githubusercontent.com/JoeYing1019/MMSD2.0/main/data/text_json_final"
@@ -25,12 +20,10 @@ IMAGES = "dataset_image"
 
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     out = []
-    for split in SPLITS:
-        if options.splits is not None and split not in options.splits:
-            continue
+    for split in options.wanted(SPLITS):
         path = root / f"{split}.json"
         shown = str(path)
-        for pos, value in json_records(decode(read_bytes(path), shown, options.encoding), shown, "array"):
+        for pos, value in json_records(read_text(path, options.encoding), shown, "array"):
             where = f"{pos + 1}"
             rec = require_fields(value, ("image_id", "text", "label"), shown, where)
             image_id = rec["image_id"]

@@ -1,28 +1,14 @@
-"""MultiMET (Zhang et al., 2021): 10,437 text-image pairs annotated with metaphor occurrence, source
-and target domains, sentiment and author intent.
-
-The paper says the dataset is released for research; no public direct download link could be
-verified here (no network), so it is manual: export its annotations to ``<root>/multimet.csv`` (one
-row per pair: id, text, image path relative to <root>) with the images below <root>. Every other
-column (metaphor occurrence, sentiment, intent, ...) is kept as a source label."""
+"""MultiMET (Zhang et al., 2021): text-image pairs annotated with metaphors, sentiment and intent. No
+public download link could be verified, so it is manual (``SOURCE.manual``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions
-from socialbench.moca.dataset.sources.tabular import column_map, read_table
+from socialbench.moca.dataset.sources.base import RemoteFile, Source
+from socialbench.moca.dataset.sources.tabular import table_source
 
 NAME = "multimet"
 DEFAULT_COLUMNS = {"id": "id", "text": "text", "media": "image"}
-
-
-def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
-    cols = column_map(NAME, DEFAULT_COLUMNS, options.columns)
-    return read_table(
-        NAME, root, "multimet.csv", split="all", modality="image_text", columns=cols, encoding=options.encoding
-    )
+read = table_source(NAME, "multimet.csv", DEFAULT_COLUMNS, "image_text")
 
 
 SOURCE = Source(

@@ -1,12 +1,6 @@
-"""MUStARD (Castro et al., 2019): sarcastic and non-sarcastic TV-show utterances with their preceding
-dialogue, as video clips (MoCA's video-text source with context and speakers).
-
-Annotations: ``data/sarcasm_data.json`` of soujanyaporia/MUStARD, pinned to commit b34b513 (the
-copy in ../shared/data/mustard, whose sha256 is pinned here). Videos: ``mmsd_raw_data.zip``, moved
-by the authors from Google Drive to the Hugging Face dataset MichiganNLP/MUStARD; the revision, size
-and sha256 below are as recorded by a third-party audit script of that archive (not re-hashed here:
-no network). Each record is keyed by its utterance id (``1_60``) and holds ``utterance``,
-``speaker``, ``context`` and ``context_speakers`` (chronological), ``show`` and ``sarcasm``."""
+"""MUStARD (Castro et al., 2019): sarcastic and non-sarcastic TV-show utterances with their dialogue, as
+video clips. Annotations pinned to commit b34b513; the videos' archive (now on Hugging Face) as a
+third-party audit recorded it (not re-hashed here: no network)."""
 
 from __future__ import annotations
 
@@ -18,11 +12,10 @@ from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
 from socialbench.moca.dataset.sources.readers import (
-    decode,
     expect_str,
     expect_str_list,
     json_records,
-    read_bytes,
+    read_text,
     require_fields,
 )
 
@@ -35,10 +28,8 @@ UTTERANCE_DIR = "mmsd_raw_data/utterances_final"
 
 
 def _clip_index(folder: Path) -> dict[str, Path]:
-    """Clip id -> path (relative to ``folder``) of every .mp4 under ``folder``; an utterance clip
-    (``utterances_final``) wins over a context clip of the same name. Linked folders are not walked
-    into, and each clip a record uses is resolved inside ``folder`` when it is used (:func:`read`), so a
-    link that leaves the folder is refused naming the record."""
+    """Clip id -> path of every .mp4 under ``folder`` (an utterance clip wins over a context clip);
+    linked folders are not walked, and a used clip is resolved inside ``folder`` when read."""
     index: dict[str, Path] = {}
     if folder.is_dir():
         found = sorted(Path(top, n) for top, _, files in os.walk(folder, followlinks=False) for n in files)
@@ -51,7 +42,7 @@ def _clip_index(folder: Path) -> dict[str, Path]:
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     path = root / "sarcasm_data.json"
     shown = str(path)
-    text = decode(read_bytes(path), shown, options.encoding)
+    text = read_text(path, options.encoding)
     clips = _clip_index(root / VIDEOS)
     out = []
     for key, value in json_records(text, shown, "object"):

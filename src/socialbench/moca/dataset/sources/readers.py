@@ -1,14 +1,6 @@
-"""Reading raw source files so that every problem names the file, the record and the field.
-
-Pure parsing (``decode``, ``json_records``, ``table_rows``) takes bytes or text and the name to show;
-``read_bytes`` is the only I/O. Three kinds of bad input get a one-line :class:`DataError`:
-
-* bytes that are not text in the declared encoding (``unknown encodings``): the byte, its offset and
-  its line, and how to declare another encoding;
-* JSON that is truncated or malformed: which top-level record it stops in (its key or position, and
-  the last complete record), with the parser's line and column;
-* tables with missing columns or rows with the wrong number of fields: the header or the line.
-"""
+"""Reading raw source files so that every problem names the file, the record and the field: bytes not
+in the declared encoding, truncated or malformed JSON (which record it stops in), tables with missing
+columns or bad rows each get a one-line :class:`DataError`. ``read_text`` is the only I/O."""
 
 from __future__ import annotations
 
@@ -36,12 +28,6 @@ def check_encoding(encoding: str) -> str:
         ) from exc
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """The file's bytes; a missing file, a folder, a FIFO, device or socket is a DataError naming it
-    (:func:`socialbench.core.io.read_file_bytes`)."""
-    return read_file_bytes(path)
-
-
 def _line_col(data: bytes | str, offset: int) -> tuple[int, int]:
     nl = b"\n" if isinstance(data, bytes) else "\n"
     line = data.count(nl, 0, offset) + 1
@@ -65,6 +51,11 @@ def decode(data: bytes, source: str, encoding: str = "utf-8") -> str:
             f" ({exc.reason}); if the file uses another encoding, set `encoding` for this source in params.yaml",
             record=f"line {line}",
         ) from exc
+
+
+def read_text(path: str | Path, encoding: str = "utf-8") -> str:
+    """The file's text (:func:`decode`); a missing file, a folder or a special file is a DataError naming it."""
+    return decode(read_file_bytes(path), str(path), encoding)
 
 
 def _skip_ws(text: str, i: int) -> int:
@@ -156,15 +147,13 @@ def jsonl_records(text: str, source: str) -> Iterator[tuple[int, Any]]:
 def table_rows(
     text: str, source: str, required: Sequence[str], delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL
 ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(header, [(line, row)]) of a CSV/TSV text with a header line (``socialbench.core.sheets.csv_rows``,
-    the reader every sheet goes through): a missing or duplicated column names the header line and the
-    column; a row with another number of fields names the line where it starts."""
+    """(header, [(line, row)]) of a CSV/TSV text (``core.sheets.csv_rows``, every sheet's reader): a bad
+    header names the column, a row with another number of fields its line."""
     return csv_rows(text, source, required, delimiter=delimiter, quoting=quoting)
 
 
 def require_fields(value: Any, fields: Sequence[str], source: str, record: str) -> dict[str, Any]:
-    """``value`` as a JSON object holding every one of ``fields``; else a DataError naming the record
-    and the first missing field."""
+    """``value`` as a JSON object with every one of ``fields``; else a DataError naming the first missing."""
     if not isinstance(value, dict):
         kind = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}.get(type(value), "null")
         raise DataError(source, f"expected a JSON object, got {kind}", record=record)

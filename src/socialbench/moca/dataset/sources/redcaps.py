@@ -1,11 +1,6 @@
-"""RedCaps (Desai et al., 2021): 12M image-text pairs from Reddit posts (the caption is the post title).
-
-Annotations: ``redcaps_v1.0_annotations.zip`` on Dropbox, linked from redcaps.xyz (not pinned: no
-hash of it was available here). Unpacked under ``release/``: ``annotations/<subreddit>_<year>.json``,
-each ``{info, annotations: [{image_id, author, url, raw_caption, caption, subreddit, score,
-created_utc, permalink}]}``. The whole release is large: ``include`` (file-name globs, e.g.
-``[memes_*.json]``) limits which subreddit files are read. Images: downloaded from each ``url`` with
-the official ``redcaps download-imgs`` tool into ``images/<subreddit>/<image_id>.jpg`` (manual)."""
+"""RedCaps (Desai et al., 2021): image-text pairs from Reddit posts (the caption is the title). The
+annotations archive is not pinned; ``include`` (file-name globs) limits which subreddit files are read;
+images come from the official ``redcaps download-imgs`` tool (manual)."""
 
 from __future__ import annotations
 
@@ -16,7 +11,7 @@ from typing import Any
 from socialbench.core.errors import DataError
 from socialbench.core.paths import resolve_inside
 from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions, candidate
-from socialbench.moca.dataset.sources.readers import decode, expect_str, json_records, read_bytes, require_fields
+from socialbench.moca.dataset.sources.readers import expect_str, json_records, read_text, require_fields
 
 NAME = "redcaps"
 RELEASE = "release"
@@ -43,7 +38,7 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     for path in files:
         shown = str(path)
         rel = path.relative_to(root).as_posix()
-        for key, value in json_records(decode(read_bytes(path), shown, options.encoding), shown, "object"):
+        for key, value in json_records(read_text(path, options.encoding), shown, "object"):
             if key != "annotations":
                 continue
             if not isinstance(value, list):
@@ -54,21 +49,17 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
                 subreddit = expect_str(rec["subreddit"], shown, native, "subreddit", allow_empty=False)
                 text = rec.get("raw_caption") if isinstance(rec.get("raw_caption"), str) else rec["caption"]
                 url = expect_str(rec["url"], shown, native, "url")
+                text = expect_str(text, shown, native, "raw_caption")
+                image = resolve_inside(root / "images", f"{subreddit}/{native}.jpg", shown, native, "image_id", "image")
                 out.append(
                     candidate(
                         NAME,
                         native,
                         split="all",
                         modality="image_text",
-                        text=expect_str(text, shown, native, "raw_caption"),
+                        text=text,
                         speaker=rec.get("author") if isinstance(rec.get("author"), str) else None,
-                        media=[
-                            str(
-                                resolve_inside(
-                                    root / "images", f"{subreddit}/{native}.jpg", shown, native, "image_id", "image"
-                                )
-                            )
-                        ],
+                        media=[str(image)],
                         media_urls=[url] if url else [],
                         source_labels={"subreddit": subreddit, "score": rec.get("score")},
                         metadata={"permalink": rec.get("permalink"), "created_utc": rec.get("created_utc")},

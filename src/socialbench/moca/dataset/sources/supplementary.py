@@ -1,25 +1,14 @@
-"""Supplementary collected data (section 4.1: "meme-text pairs and online debates"): material the
-benchmark's builders collect themselves, in one CSV at ``<root>/supplementary.csv`` with columns
-``id, modality (image_text | video_text), text, media`` (a path under <root> or an http(s) URL);
-other columns (e.g. the page it came from, the debate topic) are kept as source labels."""
+"""Supplementary collected data (section 4.1: "meme-text pairs and online debates"), in one CSV at
+``<root>/supplementary.csv``; extra columns are kept as source labels."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from socialbench.moca.dataset.sources.base import RemoteFile, Source, SourceOptions
-from socialbench.moca.dataset.sources.tabular import column_map, read_table
+from socialbench.moca.dataset.sources.base import RemoteFile, Source
+from socialbench.moca.dataset.sources.tabular import table_source
 
 NAME = "supplementary"
 DEFAULT_COLUMNS = {"id": "id", "text": "text", "media": "media", "modality": "modality"}
-
-
-def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
-    cols = column_map(NAME, DEFAULT_COLUMNS, options.columns)
-    return read_table(
-        NAME, root, "supplementary.csv", split="all", modality=None, columns=cols, encoding=options.encoding
-    )
+read = table_source(NAME, "supplementary.csv", DEFAULT_COLUMNS, None)
 
 
 SOURCE = Source(

@@ -1,18 +1,16 @@
-"""Sources read from a CSV table the user puts under the source root: one row per candidate, with an
-id, a text and a media file column (names mapped through ``columns`` in params); every other column
-is kept as a source label. MultiMET, Instagram captions and the supplementary collected data use it:
-their releases are not public direct downloads, and their column names vary by copy."""
+"""Sources read from a CSV table under the source root (MultiMET, Instagram, supplementary): their
+releases are no public downloads and their column names vary, so ``columns`` maps them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.paths import resolve_inside
-from socialbench.moca.dataset.sources.base import MODALITIES, candidate
-from socialbench.moca.dataset.sources.readers import decode, read_bytes, table_rows
+from socialbench.moca.dataset.sources.base import MODALITIES, SourceOptions, candidate
+from socialbench.moca.dataset.sources.readers import read_text, table_rows
 
 ROLES = ("id", "text", "media")  # the columns every table needs; `modality` is optional
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
@@ -54,7 +52,7 @@ def read_table(
     path = root / relpath
     shown = str(path)
     required = [columns[r] for r in ROLES] + ([columns["modality"]] if modality is None else [])
-    _, rows = table_rows(decode(read_bytes(path), shown, encoding), shown, required)
+    _, rows = table_rows(read_text(path, encoding), shown, required)
     used = set(required)
     out = []
     for line, row in rows:
@@ -92,3 +90,15 @@ def read_table(
             )
         )
     return out
+
+
+def table_source(
+    name: str, relpath: str, defaults: Mapping[str, str], modality: str | None
+) -> Callable[[Path, SourceOptions], list[dict[str, Any]]]:
+    """The ``read`` of a source that is one table, ``<root>/<relpath>`` (its columns mapped in params)."""
+
+    def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
+        cols = column_map(name, defaults, options.columns)
+        return read_table(name, root, relpath, split="all", modality=modality, columns=cols, encoding=options.encoding)
+
+    return read

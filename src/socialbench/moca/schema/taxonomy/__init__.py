@@ -1,11 +1,6 @@
-"""The MoCA taxonomy and a loader for replacements given with --taxonomy.
-
-The built-in taxonomy is two data files, each the one home of what it holds: ``moca.yaml`` names the
-output space (scenarios, their labels and mechanisms in order, each scenario's question, domains and
-cultures) and ``moca_rules.yaml`` gives every option its decision criterion, its boundary rule and
-whether the paper names it (appendix D.1: "Every option is supplied with its decision criterion and
-boundary rule"). :func:`load_taxonomy` joins them and refuses an option that one file has and the
-other lacks."""
+"""The MoCA taxonomy and a loader for replacements given with --taxonomy: ``moca.yaml`` names the output
+space, ``moca_rules.yaml`` gives every option its criterion and boundary rule (D.1: "Every option is
+supplied with its decision criterion and boundary rule"); :func:`load_taxonomy` joins them."""
 
 from __future__ import annotations
 
@@ -19,18 +14,13 @@ from socialbench.core.hashing import sha256_json
 from socialbench.core.io import decode_utf8, load_yaml, loads_strict, read_file_bytes
 
 SCENARIOS = ("affection", "intent", "stance")
-
-
-OPTION_SOURCES = ("paper", "completion")
 RULES_FILE = "moca_rules.yaml"
 
 
 @dataclass(frozen=True)
 class Option:
-    """One mechanism or label of a scenario. ``source``: ``paper`` when the paper names the option for
-    this scenario, ``completion`` when it was added to complete the lost Table 9 (docs/decisions/moca-taxonomy.md).
-    ``criterion`` says when to choose it, ``boundary`` how to tell it from its neighbours;
-    ``rule_source`` says where those two texts come from (``written here`` for moca_rules.yaml)."""
+    """One mechanism or label of a scenario. ``source``: ``paper`` or ``completion`` (added to complete the
+    lost Table 9, docs/decisions/moca-taxonomy.md); ``criterion``, ``boundary`` and where they come from."""
 
     name: str
     criterion: str
@@ -58,10 +48,7 @@ class Taxonomy:
         return [o.name for o in self.mechanisms[scenario]]
 
     def as_sets(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-        return (
-            {s: self.label_names(s) for s in self.labels},
-            {s: self.mechanism_names(s) for s in self.mechanisms},
-        )
+        return ({s: self.label_names(s) for s in self.labels}, {s: self.mechanism_names(s) for s in self.mechanisms})
 
 
 def _type(value: Any) -> str:
@@ -104,14 +91,8 @@ def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
             for key in ("criterion", "boundary", "source"):
                 if key in spec and not isinstance(spec[key], str):
                     raise DataError(path, f"expected a string, got {_type(spec[key])}", field=f"{where}.{name}.{key}")
-            out.append(
-                Option(
-                    name=name,
-                    criterion=_text(spec.get("criterion", "")),
-                    source=spec.get("source", "paper"),
-                    boundary=_text(spec.get("boundary", "")),
-                )
-            )
+            criterion, boundary = _text(spec.get("criterion", "")), _text(spec.get("boundary", ""))
+            out.append(Option(name, criterion, spec.get("source", "paper"), boundary))
     elif raw is None:
         raise DataError(path, "missing: expected a list of names or a mapping of options", field=where)
     else:
@@ -211,10 +192,8 @@ def _rule_text(rule: dict[str, Any], key: str, path: str, where: str) -> str:
 
 
 def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
-    """``tax`` with every option's criterion, boundary rule and source taken from a rules file
-    (moca_rules.yaml's layout: ``scenarios: {s: {mechanisms: {name: {criterion, boundary, source,
-    named_in_paper}}, labels: {...}}}``). Every option needs exactly one rule and every rule an
-    option; an option that already has a criterion or boundary is refused, so each text has one home."""
+    """``tax`` with each option's criterion, boundary and source from a rules file (moca_rules.yaml's
+    layout). Every option needs exactly one rule and every rule an option; each text has one home."""
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), dict):
         raise DataError(
             path,
@@ -243,36 +222,22 @@ def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
                 )
             out = []
             for opt in options:
+                at = f"{where}.{opt.name}"
                 if opt.criterion or opt.boundary:
-                    raise DataError(
-                        path,
-                        "the taxonomy already gives this option a criterion or boundary; each text must have one home",
-                        field=f"{where}.{opt.name}",
-                    )
+                    why = "the taxonomy already gives this option a criterion or boundary; each text must have one home"
+                    raise DataError(path, why, field=at)
                 rule = given.get(opt.name)
                 if not isinstance(rule, dict):
                     got = "missing" if opt.name not in given else f"got {_type(rule)}"
-                    raise DataError(
-                        path,
-                        f"every option needs a rule {{criterion, boundary, source, named_in_paper}} ({got})",
-                        field=f"{where}.{opt.name}",
-                    )
+                    fields = "{criterion, boundary, source, named_in_paper}"
+                    raise DataError(path, f"every option needs a rule {fields} ({got})", field=at)
                 named = rule.get("named_in_paper")
                 if not isinstance(named, bool):
                     raise DataError(
-                        path,
-                        f"expected true or false, got {_type(named)} {named!r}",
-                        field=f"{where}.{opt.name}.named_in_paper",
+                        path, f"expected true or false, got {_type(named)} {named!r}", field=f"{at}.named_in_paper"
                     )
-                out.append(
-                    Option(
-                        name=opt.name,
-                        criterion=_rule_text(rule, "criterion", path, f"{where}.{opt.name}"),
-                        source="paper" if named else "completion",
-                        boundary=_rule_text(rule, "boundary", path, f"{where}.{opt.name}"),
-                        rule_source=_rule_text(rule, "source", path, f"{where}.{opt.name}"),
-                    )
-                )
+                texts = [_rule_text(rule, key, path, at) for key in ("criterion", "boundary", "source")]
+                out.append(Option(opt.name, texts[0], "paper" if named else "completion", texts[1], texts[2]))
             joined[kind][s] = tuple(out)
     return replace(tax, mechanisms=joined["mechanisms"], labels=joined["labels"])
 
@@ -283,8 +248,7 @@ def _builtin(name: str) -> Any:
 
 
 def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
-    """The built-in MoCA taxonomy (moca.yaml joined with the rules of moca_rules.yaml), or a YAML/JSON
-    file given by the user (criteria and boundaries, if any, inline in its options)."""
+    """The built-in taxonomy (moca.yaml joined with moca_rules.yaml), or a user's YAML/JSON file."""
     if path is None:
         tax = parse_taxonomy(_builtin("moca.yaml"), "socialbench/moca/schema/taxonomy/moca.yaml")
         return apply_rules(tax, _builtin(RULES_FILE), f"socialbench/moca/schema/taxonomy/{RULES_FILE}")
