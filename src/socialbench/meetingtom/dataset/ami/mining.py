@@ -1,31 +1,19 @@
 """Candidate mining for MeetingToM's three task families (paper 3.3 and B.1), deterministic.
 
-For each meeting, candidates of each task are mined and then made non-overlapping within the
-meeting and task: of overlapping windows the one that ends first is kept (the greedy choice that
-keeps the most windows), ties broken by start and id. Every candidate that is not kept is returned
-with a ``reason`` code and a ``detail`` sentence.
+Per meeting and task, overlapping windows are resolved greedily (earliest end kept: the most windows),
+ties by start and id; every candidate not kept is returned with a ``reason`` code and a ``detail``.
 
-* Task 1, ``state`` (5 s, one target participant): anchored on dialogue acts. The act's speaker
-  is the target as *speaker*; the speaker of a backchannel, and the single addressee of an act,
-  are targets as *listener*. The 5 s window is centred on the act's first 5 s. A speaker must speak
-  at least ``min_speaker_speech_s`` in it; a listener at most ``max_listener_speech_s`` while the
-  others speak at least ``min_other_speech_s``.
-* Task 2, ``you`` (50-70 s): anchored on the dialogue act that holds a singular deictic "you"
-  with a single addressee (:mod:`socialbench.meetingtom.dataset.ami.you_events`); an act longer than
-  ``max_anchor_s`` is cut to that length around the "you".
-* Task 3, ``consensus`` (50-70 s): anchored on AMI decisions (their word ranges as times; one
-  longer than ``max_anchor_s`` keeps its final part, where the decision is reached). Kept when the
-  window holds a proposal-response structure (an adjacency pair from a proposal act to another
-  speaker's act) and an agreement marker (an act answering someone else's proposal that is the
-  target of a positive adjacency pair or opens with an agreement word). A 50 s window lacking them
-  is retried ``grow_step_s`` longer, up to 70 s, before the decision is rejected.
+* ``state`` (Task 1, 5 s, one target): a dialogue act's speaker (as *speaker*), a backchannel's speaker
+  or an act's single addressee (as *listener*), over the act's first 5 s; speech thresholds in
+  :class:`StateParams`.
+* ``you`` (Task 2, 50-70 s): the act holding a singular deictic "you" with one addressee
+  (:mod:`socialbench.meetingtom.dataset.ami.you_events`), cut to ``max_anchor_s`` around the "you".
+* ``consensus`` (Task 3, 50-70 s): AMI decisions (a long one keeps its final part), kept when the window
+  holds a proposal-response pair and an agreement marker (a positive pair or an opening agreement word);
+  a 50 s window lacking them is retried ``grow_step_s`` longer, up to 70 s.
 
-Windows of Tasks 2 and 3 contain their anchor and lie inside the meeting: the preferred length
-(50 s) unless the anchor plus the least context before and after needs more (at most 70 s), the
-spare time split evenly around the anchor, shifted inwards at the meeting's ends.
-
-Candidates carry AMI annotations (act types, addressees, adjacency pairs) for building questions;
-they are construction metadata, never model input (paper B.4).
+Windows contain their anchor and lie inside the meeting (:func:`place_window`). Candidates carry AMI
+annotations for building questions: construction metadata, never model input (paper B.4).
 """
 
 from __future__ import annotations
@@ -41,8 +29,6 @@ from socialbench.meetingtom.dataset.ami.nxt import gc_paused
 from socialbench.meetingtom.dataset.ami.records import DialogueAct, Meeting
 from socialbench.meetingtom.dataset.ami.you_events import you_candidates
 from socialbench.meetingtom.schema.mining import (  # noqa: F401 (the thresholds' contract, re-exported)
-    AGREEMENT_WORDS,
-    YOU_SINGULAR,
     ConsensusParams,
     MiningParams,
     StateParams,
@@ -52,14 +38,6 @@ from socialbench.meetingtom.schema.mining import (  # noqa: F401 (the thresholds
 
 TASKS = ("state", "you", "consensus")
 _EPS = 1e-6
-
-
-# --------------------------------------------------------------------------------------------
-# Parameters
-
-
-# --------------------------------------------------------------------------------------------
-# Candidates and windows
 
 
 @dataclass(frozen=True)
@@ -73,8 +51,8 @@ class Candidate:
     anchor: str  # id of the anchoring annotation: a dialogue act, you-usage or decision
     anchor_start: float
     anchor_end: float
-    start: float | None  # the window (None when none could be placed)
-    end: float | None
+    start: float | None = None  # the window (None when none could be placed)
+    end: float | None = None
     target: str | None = None  # Task 1: the participant letter the question is about
     info: Mapping[str, Any] = field(default_factory=dict)
     reason: str | None = None
@@ -207,10 +185,7 @@ class SpeechTimeline:
         return max(0.0, total)
 
 
-# --------------------------------------------------------------------------------------------
-# Task 1: subject-level state windows
-
-
+# ---- Task 1: subject-level state windows ----
 def mine_state(
     meeting: Meeting, params: StateParams = StateParams(), *, timeline: SpeechTimeline | None = None
 ) -> MiningResult:
@@ -222,52 +197,28 @@ def mine_state(
     rejected: list[Candidate] = []
     for act in meeting.dialogue_acts:
         anchor_end = round(min(act.end, act.start + params.window_s), 3)
-        base = Candidate(
-            "state",
-            f"state:{act.id}:{act.speaker}",
-            meeting.id,
-            act.id,
-            act.start,
-            anchor_end,
-            None,
-            None,
-            act.speaker,
-            {"act_type": act.type, "act_speaker": act.speaker},
-        )
+        info = {"act_type": act.type, "act_speaker": act.speaker}
+        base = Candidate("state", f"state:{act.id}:{act.speaker}", meeting.id, act.id, act.start, anchor_end, info=info)
         if act.type in params.skip_act_types:
             rejected.append(base.rejected("act_type", f"{act.type} acts anchor no state window"))
             continue
-        targets = [
-            ("listener", act.speaker, "backchannel")
-            if act.type in params.listener_act_types
-            else ("speaker", act.speaker, "act")
-        ]
-        if (
-            params.addressed_listeners
-            and act.addressee is not None
-            and len(act.addressee) == 1
-            and act.addressee[0] != act.speaker
-        ):
-            targets.append(("listener", act.addressee[0], "addressed"))
+        listener = act.type in params.listener_act_types
+        targets = [("listener", act.speaker, "backchannel") if listener else ("speaker", act.speaker, "act")]
+        addressee = act.addressee or ()
+        if params.addressed_listeners and len(addressee) == 1 and addressee[0] != act.speaker:
+            targets.append(("listener", addressee[0], "addressed"))
         try:
             start, end = place_window(act.start, anchor_end, meeting.end, rule, meeting_start=meeting.start)
         except WindowError as exc:
             for role, target, basis in targets:
-                c = dataclasses.replace(
-                    base, id=f"state:{act.id}:{target}", target=target, info={**base.info, "role": role, "basis": basis}
-                )
+                c = dataclasses.replace(base, id=f"state:{act.id}:{target}", target=target)
+                c = dataclasses.replace(c, info={**info, "role": role, "basis": basis})
                 rejected.append(c.rejected(exc.reason, exc.detail))
             continue
         speech = {s: round(timeline.seconds(s, start, end), 3) for s in speakers}
         for role, target, basis in targets:
-            c = dataclasses.replace(
-                base,
-                id=f"state:{act.id}:{target}",
-                start=start,
-                end=end,
-                target=target,
-                info={**base.info, "role": role, "basis": basis, "speech_s": speech},
-            )
+            c = dataclasses.replace(base, id=f"state:{act.id}:{target}", start=start, end=end, target=target)
+            c = dataclasses.replace(c, info={**info, "role": role, "basis": basis, "speech_s": speech})
             own = speech.get(target, 0.0)
             others = round(sum(v for s, v in speech.items() if s != target), 3)
             said = f"{target} speaks {own:.3f} s in the window"
@@ -290,10 +241,7 @@ def mine_state(
     return MiningResult(tuple(kept), tuple(rejected + overlapping))
 
 
-# --------------------------------------------------------------------------------------------
-# Task 2: "you" windows
-
-
+# ---- Task 2: "you" windows ----
 def _cut_around(start: float, end: float, focus: float, max_len: float) -> tuple[float, float]:
     """``[start, end]``, or its ``max_len`` part centred on ``focus`` when it is longer."""
     if end - start <= max_len:
@@ -319,7 +267,7 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
             "act": act.id if act else None,
             "act_addressee": list(act.addressee) if act is not None and act.addressee is not None else None,
         }
-        base = Candidate("you", f"you:{u.id}", meeting.id, u.id, u.start, u.end, None, None, None, info)
+        base = Candidate("you", f"you:{u.id}", meeting.id, u.id, u.start, u.end, info=info)
         if yc.reason is not None:
             rejected.append(base.rejected(yc.reason, yc.detail or yc.reason))
             continue
@@ -340,10 +288,7 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
     return MiningResult(tuple(kept), tuple(rejected + overlapping))
 
 
-# --------------------------------------------------------------------------------------------
-# Task 3: consensus windows
-
-
+# ---- Task 3: consensus windows ----
 def _norm(word: str) -> str:
     return word.lower().strip('.,!?;:"')
 
@@ -370,12 +315,7 @@ def _consensus_evidence(
             "responder": t.speaker,
         }
         for p, s, t in pairs
-        if s is not None
-        and t is not None
-        and s.id in ids
-        and t.id in ids
-        and s.type in proposal_types
-        and t.speaker != s.speaker
+        if s and t and s.id in ids and t.id in ids and s.type in proposal_types and t.speaker != s.speaker
     ]
     agreed = {
         t.id: p.type
@@ -428,7 +368,7 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
     for d in meeting.decisions:
         a_start = round(max(d.start, d.end - params.max_anchor_s), 3)
         info: dict[str, Any] = {"decision_start": d.start, "decision_end": d.end, "anchor_cut": a_start > d.start}
-        base = Candidate("consensus", f"consensus:{d.id}", meeting.id, d.id, a_start, d.end, None, None, None, info)
+        base = Candidate("consensus", f"consensus:{d.id}", meeting.id, d.id, a_start, d.end, info=info)
         verdict: Candidate | None = None
         tried: set[tuple[float, float]] = set()
         for length in _lengths(params.window, params.grow_step_s):
@@ -478,22 +418,13 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
     return MiningResult(tuple(kept), tuple(rejected + overlapping))
 
 
-# --------------------------------------------------------------------------------------------
-# All tasks
-
-
+# ---- All tasks ----
 def mine_meeting(meeting: Meeting, params: MiningParams = MiningParams(), tasks: Sequence[str] = TASKS) -> MiningResult:
     unknown = sorted(set(tasks) - set(TASKS))
     if unknown:
         raise ConfigError(f"unknown task(s) {', '.join(unknown)} (known: {', '.join(TASKS)})")
-    results = []
-    if "state" in tasks:
-        results.append(mine_state(meeting, params.state))
-    if "you" in tasks:
-        results.append(mine_you(meeting, params.you))
-    if "consensus" in tasks:
-        results.append(mine_consensus(meeting, params.consensus))
-    return MiningResult.combine(results)
+    miners = {"state": mine_state, "you": mine_you, "consensus": mine_consensus}
+    return MiningResult.combine(miners[t](meeting, getattr(params, t)) for t in TASKS if t in tasks)
 
 
 def mine_corpus(
