@@ -37,10 +37,6 @@ TIME_EPS = 1e-6
 MEETINGS_XML = "corpusResources/meetings.xml"
 
 
-# --------------------------------------------------------------------------------------------
-# Pure parsing of XML elements
-
-
 class _Bad(Exception):
     """An element that cannot be resolved; becomes a Problem of ``kind``."""
 
@@ -128,65 +124,37 @@ def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> t
     raw: list[tuple[ET.Element, str, float | None, float | None]] = []
     seen: set[str] = set()
     prev_timed: tuple[str, float] | None = None  # id and end of the last timed element
+
+    def bad(nid: str | None, kind: str, message: str) -> None:
+        problems.append(Problem(meeting, file, nid, kind, message))
+
     for el in root:
         nid = el.get(_NID)
         if nid is None:
-            problems.append(
-                Problem(
-                    meeting,
-                    file,
-                    None,
-                    "missing_id",
-                    f"<{_local(el.tag)}> without nite:id (element {len(raw) + 1}) left out",
-                )
-            )
+            bad(None, "missing_id", f"<{_local(el.tag)}> without nite:id (element {len(raw) + 1}) left out")
             continue
         if nid in seen:
-            problems.append(
-                Problem(meeting, file, nid, "duplicate_id", "id used twice in the file; the later element is left out")
-            )
+            bad(nid, "duplicate_id", "id used twice in the file; the later element is left out")
             continue
         seen.add(nid)
         s_attr, e_attr = el.get("starttime"), el.get("endtime")
         start, end = _float(s_attr), _float(e_attr)
         if (s_attr is not None and start is None) or (e_attr is not None and end is None):
-            problems.append(
-                Problem(
-                    meeting,
-                    file,
-                    nid,
-                    "bad_time",
-                    f"times starttime={s_attr!r} endtime={e_attr!r} are not numbers; taken from the neighbours",
-                )
-            )
+            times = f"times starttime={s_attr!r} endtime={e_attr!r}"
+            bad(nid, "bad_time", f"{times} are not numbers; taken from the neighbours")
             start = end = None
         elif start is None or end is None:
-            problems.append(
-                Problem(meeting, file, nid, "untimed_word", "no starttime/endtime; taken from the neighbours")
-            )
+            bad(nid, "untimed_word", "no starttime/endtime; taken from the neighbours")
             start = end = None
         elif end < start - TIME_EPS:
-            problems.append(
-                Problem(
-                    meeting,
-                    file,
-                    nid,
-                    "reversed_times",
-                    f"ends at {end} s before it starts at {start} s; times taken from the neighbours",
-                )
+            bad(
+                nid, "reversed_times", f"ends at {end} s before it starts at {start} s; times taken from the neighbours"
             )
             start = end = None
         if start is not None and end is not None:
             if prev_timed is not None and start < prev_timed[1] - TIME_EPS:
-                problems.append(
-                    Problem(
-                        meeting,
-                        file,
-                        nid,
-                        "overlapping_times",
-                        f"starts at {start} s, before the previous element {prev_timed[0]} ends at {prev_timed[1]} s",
-                    )
-                )
+                previous = f"the previous element {prev_timed[0]} ends at {prev_timed[1]} s"
+                bad(nid, "overlapping_times", f"starts at {start} s, before {previous}")
             prev_timed = (nid, end)
         raw.append((el, nid, start, end))
 
@@ -354,19 +322,10 @@ def parse_dialogue_acts(
         if not spans:
             continue
         type_ = _ontology_type(ctx, el, "da-aspect", file, nid)
+        name, tid = (type_.name, type_.id) if type_ else (None, None)
         addressee = _addressee(ctx, el.get("addressee"), file, nid, speakers)
-        out.append(
-            DialogueAct(
-                nid,
-                speaker,
-                min(s.start for s in spans),
-                max(s.end for s in spans),
-                tuple(spans),
-                type_.name if type_ else None,
-                type_.id if type_ else None,
-                addressee,
-            )
-        )
+        start, end = min(s.start for s in spans), max(s.end for s in spans)
+        out.append(DialogueAct(nid, speaker, start, end, tuple(spans), name, tid, addressee))
     return out, ids
 
 
@@ -405,22 +364,10 @@ def parse_you_usages(ctx: LayerContext, root: ET.Element, *, speaker: str, file:
         if not spans:
             continue
         type_ = _ontology_type(ctx, el, "type", file, nid)
-        unsure = el.get("unsure")
-        s = spans[0]
-        word = ctx.words[f"{ctx.meeting}.{s.speaker}.words.xml"][s.first]
-        out.append(
-            YouUsage(
-                nid,
-                speaker,
-                word.id,
-                word.index,
-                word.start,
-                word.end,
-                type_.id if type_ else None,
-                type_.name if type_ else None,
-                None if unsure is None else unsure == "true",
-            )
-        )
+        tid, name = (type_.id, type_.name) if type_ else (None, None)
+        unsure = None if el.get("unsure") is None else el.get("unsure") == "true"
+        w = ctx.words[f"{ctx.meeting}.{spans[0].speaker}.words.xml"][spans[0].first]
+        out.append(YouUsage(nid, speaker, w.id, w.index, w.start, w.end, tid, name, unsure))
     return out
 
 
@@ -430,16 +377,8 @@ def parse_decisions(ctx: LayerContext, root: ET.Element, *, file: str) -> list[D
         spans = _anchored_spans(ctx, el, file, nid, "decision without words")
         if not spans:
             continue
-        ext = el.get("external")
-        out.append(
-            Decision(
-                nid,
-                min(s.start for s in spans),
-                max(s.end for s in spans),
-                tuple(spans),
-                None if ext is None else ext == "true",
-            )
-        )
+        external = None if el.get("external") is None else el.get("external") == "true"
+        out.append(Decision(nid, min(s.start for s in spans), max(s.end for s in spans), tuple(spans), external))
     return out
 
 
