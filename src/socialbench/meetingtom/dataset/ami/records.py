@@ -33,10 +33,6 @@ ERROR_KINDS = frozenset(
 )
 
 
-# --------------------------------------------------------------------------------------------
-# Records
-
-
 @dataclass(frozen=True)
 class Problem:
     """One report entry: what is wrong (``kind``, ``message``), in which meeting, file (relative to
@@ -266,24 +262,13 @@ class Corpus:
 
 def words_text(tokens: Iterable[Token]) -> str:
     """The words of ``tokens`` as text, punctuation attached to the word before it."""
-    out: list[str] = []
-    for t in tokens:
-        if t.kind != "w" or not t.text:
-            continue
-        if t.punc and out:
-            out[-1] += t.text
-        else:
-            out.append(t.text)
-    return " ".join(out)
+    return " ".join(w.text for w in transcript_of(tokens, ""))
 
 
 def transcript_words(meeting: Meeting) -> list[TranscriptWord]:
     """The meeting's words as :class:`socialbench.media.transcript.Word` (punctuation attached to
     the word before it), for the transcript-window functions."""
-    out = []
-    for speaker in sorted(meeting.words):
-        out += transcript_of(meeting.words[speaker], speaker)
-    return out
+    return [w for speaker in sorted(meeting.words) for w in transcript_of(meeting.words[speaker], speaker)]
 
 
 def transcript_of(tokens: Iterable[Token], speaker: str) -> list[TranscriptWord]:
