@@ -21,6 +21,17 @@ from pathlib import Path
 import typer
 
 from socialbench.core.errors import ConfigError, DataError, SocialbenchError
+from socialbench.core.io import (
+    decode_utf8,
+    parse_json,
+    parse_json_object,
+    read_file_bytes,
+    read_jsonl,
+    write_json,
+    write_jsonl,
+)
+from socialbench.core.io import write_text_atomic as write_text
+from socialbench.core.paths import check_io, resolve_inside
 
 meetingtom_app = typer.Typer(
     no_args_is_help=True,
@@ -39,8 +50,6 @@ def _corpus(ami: Path, meetings: list[str] | None, strict: bool):
 
 
 def _write_problems(path: Path | None, corpus) -> None:
-    from socialbench.core.io import write_jsonl
-
     if path is not None:
         write_jsonl(path, [p.as_dict() for p in corpus.problems])
 
@@ -60,10 +69,7 @@ def you_events_cmd(
 ) -> None:
     """Singular deictic "you" (you_11) inside a dialogue act of the same speaker that names exactly
     one addressee, sorted by meeting and start time."""
-    from socialbench.core.paths import check_io
-
     check_io({"--ami": ami}, {"--out": out, "--problems": problems}, folders=("--ami",))
-    from socialbench.core.io import write_jsonl
     from socialbench.meetingtom.dataset.ami.you_events import you_events
 
     corpus = _corpus(ami, meeting, strict)
@@ -87,10 +93,7 @@ def mine_cmd(
     strict: bool = Opt(False, help="stop at the first annotation error instead of reporting it"),
 ) -> None:
     """Mine non-overlapping candidate windows for the three MeetingToM tasks (default thresholds)."""
-    from socialbench.core.paths import check_io
-
     check_io({"--ami": ami}, {"--out": out, "--report": report, "--problems": problems}, folders=("--ami",))
-    from socialbench.core.io import write_jsonl
     from socialbench.meetingtom.dataset.ami.mining import TASKS, mine_corpus
 
     tasks = tuple(task) if task else TASKS
@@ -148,8 +151,6 @@ def release_cmd(
 ) -> None:
     """Acquire a source's manual-annotations release (fetch, checksum, safe extraction; or read an
     unpacked mirror in place; or note that the mirror is absent)."""
-    from socialbench.core.paths import check_io
-
     check_io({"--params": params}, {"--out": out, "--downloads": downloads}, folders=("--out", "--downloads"))
     from socialbench.meetingtom.dataset.release import acquire_release
 
@@ -176,8 +177,6 @@ def media_cmd(
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """Fetch one meeting's views (meetingtom.<source>.views) and write amicorpus/<meeting>/fetched.json."""
-    from socialbench.core.paths import check_io
-
     check_io({"--params": params}, {"--dest-root": dest_root}, folders=("--dest-root",))
     from socialbench.meetingtom.dataset.release import fetch_meeting_media
 
@@ -202,8 +201,6 @@ def extract_cmd(
 ) -> None:
     """One meeting's you events, mined candidates (thresholds: meetingtom.mining), rejected
     candidates with reasons, parse problems and transcript words."""
-    from socialbench.core.paths import check_io
-
     check_io({"--release": release, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--out-dir"))
     from socialbench.meetingtom.dataset.extract import absent_meeting, extract_meeting, write_meeting
     from socialbench.meetingtom.dataset.release import read_source
@@ -236,8 +233,6 @@ def clips_cmd(
     """Clips of the meeting's kept candidates (meetingtom.clips.tasks): Corner, close-ups by
     participant letter, the 2x2 mosaic, audio and transcript with the same timestamps, and frames
     at media.meeting_fps. Clips that cannot be made go to report.jsonl (media.on_error)."""
-    from socialbench.core.paths import check_io
-
     check_io(
         {"--meeting-dir": meeting_dir, "--fetched": fetched, "--params": params},
         {"--out-dir": out_dir},
@@ -253,8 +248,6 @@ def clips_cmd(
     m = read_meeting(meeting_dir)
     if not fetched.exists():
         raise SocialbenchError(f"{fetched}: not found (socialbench meetingtom media writes it)")
-    from socialbench.core.io import parse_json_object, read_file_bytes
-
     rec = parse_json_object(read_file_bytes(fetched), str(fetched), "(the fetched media)")
     summary = make_clips(
         m["meeting.json"],
@@ -293,15 +286,11 @@ def instances_cmd(
     """Task 2.1 instances of one source's meetings (meetingtom.<source>.meetings), gold from their
     you events; the items of the annotated tasks (1, 2.2, 3.1, 3.2) and their annotation sheet;
     candidates that make no instance go to report.jsonl with the reason."""
-    from socialbench.core.paths import check_io
-
     check_io(
         {"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params},
         {"--out-dir": out_dir},
         folders=("--release", "--meetings-dir", "--clips-dir", "--out-dir"),
     )
-    from socialbench.core.io import read_jsonl, write_json, write_jsonl
-    from socialbench.core.io import write_text_atomic as write_text
     from socialbench.meetingtom.dataset.ami.you_events import layer_agreement_records
     from socialbench.meetingtom.dataset.annotation import agreement_subset, export_sheet
     from socialbench.meetingtom.dataset.extract import read_meeting
@@ -383,8 +372,6 @@ meetingtom_app.add_typer(annotate_app, name="annotate")
 
 
 def _sheet_text(path: Path) -> str:
-    from socialbench.core.errors import DataError
-
     try:
         return path.read_text("utf-8")
     except UnicodeDecodeError as exc:
@@ -397,10 +384,7 @@ def annotate_export_cmd(
     out: Path = Opt(..., help="the annotation sheet (CSV: one row per item with its clip paths, question and options)"),
 ) -> None:
     """The annotation sheet of a source's items (the instances stage also writes it as sheet.csv)."""
-    from socialbench.core.paths import check_io
-
     check_io({"--items": items}, {"--out": out})
-    from socialbench.core.io import write_text_atomic as write_text
     from socialbench.meetingtom.dataset.annotation import export_sheet
     from socialbench.meetingtom.schema.instances import load_instances
 
@@ -421,12 +405,9 @@ def annotate_simulate_cmd(
     """Simulated annotators for the demo: a TEST DOUBLE for the human annotators of B.3 (each sheet
     says so in its notes column), filling the exported sheet from rules over the items' AMI
     metadata with seeded disagreement, so the round-trip (majority vote, kappa) runs end to end."""
-    from socialbench.core.paths import check_io, resolve_inside
-
     check_io({"--items": items, "--sheet": sheet, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     # each sheet inside --out-dir (a link named like a sheet that leads elsewhere is refused), before any work
     targets = [resolve_inside(out_dir, name, "--out-dir", what="sheet") for name in SIMULATED_FILES]
-    from socialbench.core.io import write_text_atomic as write_text
     from socialbench.meetingtom.dataset.annotation import read_sheet, simulate_sheets
     from socialbench.meetingtom.schema.instances import load_instances
 
@@ -470,13 +451,11 @@ def annotate_human_cmd(
     """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance
     of the source with its gold answer at a set rate (the records say so). The real human row comes
     from people's answers in the same format, named by a model of the file backend."""
-    from socialbench.core.paths import check_io
     from socialbench.meetingtom.schema.settings import SOURCES
 
     if source not in SOURCES:
         raise ConfigError(f"meetingtom annotate human --source: must be one of {', '.join(SOURCES)}, got {source!r}")
     check_io({"--instances": instances, "--params": params}, {"--out": out})
-    from socialbench.core.io import write_jsonl
     from socialbench.meetingtom.dataset.annotation import simulate_human
     from socialbench.meetingtom.schema.instances import load_instances
 
@@ -509,8 +488,6 @@ def annotate_import_cmd(
     """Majority vote of two annotators and an adjudicator (B.3): the gold (validated with pandera),
     the labelled instances, the discarded items with their reasons, Fleiss' kappa per task on the
     agreement subset. Without sheets, empty outputs that say why."""
-    from socialbench.core.paths import check_io
-
     sheets = list(annotator or [])
     if len(sheets) not in (0, 2) or (adjudicator is None) != (not sheets):
         raise ConfigError(
@@ -531,8 +508,6 @@ def annotate_import_cmd(
 
         distinct_sheets([("--annotator", sheets[0]), ("--annotator", sheets[1]), ("--adjudicator", adjudicator)])
 
-    from socialbench.core.errors import DataError
-    from socialbench.core.io import decode_utf8, parse_json, read_file_bytes, write_json, write_jsonl
     from socialbench.meetingtom.dataset.annotation import adjudicate, agreement, apply_gold, read_sheet, validate_gold
     from socialbench.meetingtom.schema.instances import load_instances
 
@@ -601,8 +576,6 @@ def consolidate_cmd(
 ) -> None:
     """One JSON-lines file per task (B.5; test split) and the test and dev splits of every task,
     which the shared stages (infer, score) read."""
-    from socialbench.core.paths import check_io
-
     if len(gold_dir) != len(source_dir):
         raise ConfigError(
             "meetingtom consolidate: give one --gold-dir per --source-dir"
@@ -626,8 +599,6 @@ def consolidate_cmd(
         folders=("--source-dir", "--gold-dir", "--out-dir"),
         receives={"--out-dir": [out_dir / "test.jsonl", out_dir / "dev.jsonl", out_dir / "tasks"]},
     )
-    from socialbench.core.io import write_jsonl
-
     insts, origin = [], {}
     for d, g in zip(source_dir, gold_dir):
         for path in (d / f"{TASK}.jsonl", g / "instances.jsonl"):
