@@ -1,19 +1,11 @@
 """Where the AMI Meeting Corpus's raw files live, as data and pure functions, plus thin fetchers.
 
-The official host (University of Edinburgh) serves
-
-* the manual annotations as one zip:
-  ``https://groups.inf.ed.ac.uk/ami/AMICorpusAnnotations/ami_public_manual_1.6.2.zip``
-  (NXT XML: ``words/``, ``segments/``, ``dialogueActs/``, ``corpusResources/meetings.xml``, ...,
-  at the top level of the zip), and
-* the media per meeting under the mirror base ``https://groups.inf.ed.ac.uk/ami/AMICorpusMirror/``
-  in the layout ``amicorpus/<meeting>/video/<meeting>.<view>.avi`` (views ``Corner`` and
-  ``Closeup1``..``Closeup4``) and ``amicorpus/<meeting>/audio/<meeting>.Mix-Headset.wav``.
-
-Local files keep that relative layout: ``<root>/amicorpus/ES2002a/video/ES2002a.Corner.avi`` and
-``<root>/ami_public_manual_1.6.2.zip`` (unpacked into ``<root>/annotations/``). A ``mirror`` folder
-is read with the same layout, so an offline copy can stand in for the host. See
-docs/decisions/acquisition.md, for what was verified and what is assumed.
+The official host (University of Edinburgh) serves the manual annotations as one zip
+(:data:`ANNOTATIONS_URL`, NXT XML at its top level) and the media per meeting under
+:data:`MIRROR_BASE_URL` in the layout ``amicorpus/<meeting>/video/<meeting>.<view>.avi`` and
+``amicorpus/<meeting>/audio/<meeting>.Mix-Headset.wav``. Local files and a ``mirror`` folder keep that
+relative layout, so an offline copy can stand in for the host (docs/decisions/acquisition.md says what
+was verified and what is assumed).
 """
 
 from __future__ import annotations
@@ -32,25 +24,6 @@ from socialbench.core.hashing import sha256_file
 from socialbench.core.secrets import redact_url
 
 log = logging.getLogger(__name__)
-
-__all__ = [
-    "ANNOTATIONS_ARCHIVE",
-    "ANNOTATIONS_DIR",
-    "ANNOTATIONS_SHA256",
-    "ANNOTATIONS_URL",
-    "AUDIO_VIEWS",
-    "DEFAULT_VIEWS",
-    "MEETING_ID",
-    "MIRROR_BASE_URL",
-    "VIDEO_VIEWS",
-    "Source",
-    "annotations_source",
-    "fetch_annotations",
-    "fetch_media",
-    "media_relpath",
-    "media_sources",
-    "missing_mirror_files",
-]
 
 #: Base URL of the official media mirror (the ``amicorpus/`` tree is under it).
 MIRROR_BASE_URL = "https://groups.inf.ed.ac.uk/ami/AMICorpusMirror/"
