@@ -67,12 +67,12 @@ SEATS = {"A": (0.5, 0.18), "B": (0.82, 0.45), "C": (0.5, 0.72), "D": (0.18, 0.45
 THINGS = ["battery", "case", "button layout", "scroll wheel", "colour scheme", "remote", "charger", "logo", "display"]
 MATERIALS = ["rubber", "plastic", "wood", "titanium", "sponge"]
 TASKS = [
-    ("check the battery costs", "check the battery costs"),
-    ("draw the button layout", "draw the button layout"),
-    ("ask the users about colours", "ask the users about colours"),
-    ("send the market figures", "send the market figures"),
-    ("test the scroll wheel", "test the scroll wheel"),
-    ("price the titanium case", "price the titanium case"),
+    "check the battery costs",
+    "draw the button layout",
+    "ask the users about colours",
+    "send the market figures",
+    "test the scroll wheel",
+    "price the titanium case",
 ]
 DAYS = ["tomorrow", "on Friday", "after lunch", "next meeting"]
 
@@ -111,10 +111,7 @@ class DemoConfig:
         return int(round(self.seconds * self.fps))
 
 
-# --------------------------------------------------------------------------------------------
-# The script of a meeting (pure)
-
-
+# ---- The script of a meeting (pure) ----
 @dataclass
 class DemoToken:
     kind: str  # w, vocalsound, disfmarker
@@ -191,7 +188,7 @@ def _scene_turns(rng: random.Random, k: int, start: float, decide: bool) -> tupl
     """The turns of scene ``k`` (starting at ``start`` s) and the positions of its key turns."""
     x, y, z, w = rng.sample(LETTERS, 4)  # x asks y; z and w are the others
     thing, other = rng.sample(THINGS, 2)
-    task, echo = rng.choice(TASKS)
+    task = rng.choice(TASKS)
     day = rng.choice(DAYS)
     material = rng.choice(MATERIALS)
     turns = [
@@ -208,7 +205,7 @@ def _scene_turns(rng: random.Random, k: int, start: float, decide: bool) -> tupl
             (y,),
             at=start + SCENE_S / 2 - 3.0,
         ),
-        _Turn(y, "ass", _words(f"Yeah, I can {echo} {day}."), (x,)),
+        _Turn(y, "ass", _words(f"Yeah, I can {task} {day}."), (x,)),
         _Turn(x, "inf", _words("Great, thanks."), extra=("disfmarker", 0.0)),
         _you_turn(w, "el.inf", f"Do you two agree on the {thing}?", "singular", tuple(sorted((y, z)))),
         _you_turn(z, "inf", f"I told you the {thing} was fine.", "singular", None),
@@ -237,7 +234,7 @@ def _paper_scene_turns(rng: random.Random, start: float) -> tuple[list[_Turn], d
     1.5 s of speech: no speaker window) that form the scene's decision. The "you" and consensus
     windows (50 s) are centred mid-scene, 55 s apart: none overlaps its neighbour."""
     x, y, z, w = rng.sample(LETTERS, 4)  # x asks y and proposes; z and w agree
-    task, echo = rng.choice(TASKS)
+    task = rng.choice(TASKS)
     day = rng.choice(DAYS)
     material = rng.choice(MATERIALS)
     turns = [
@@ -250,7 +247,7 @@ def _paper_scene_turns(rng: random.Random, start: float) -> tuple[list[_Turn], d
             at=start + SCENE_S / 2 - 3.0,
         ),
         _Turn(w, "bck", ["Mm-hmm."]),
-        _Turn(y, "ass", _words(f"Yeah, I can {echo} {day}."), (x,)),
+        _Turn(y, "ass", _words(f"Yeah, I can {task} {day}."), (x,)),
         _Turn(x, "sug", _words(f"Let's use {material}.")),
         _Turn(z, "ass", _words("Yeah, sounds good.")),
         _Turn(w, "ass", _words("Okay, fine.")),
@@ -351,10 +348,7 @@ def _lay_out(turn: _Turn, start: float, tokens: dict[str, list[DemoToken]]) -> D
     return DemoAct(turn.speaker, turn.type, turn.addressee, first, len(toks) - 1, round(start, 3), round(t, 3), yous)
 
 
-# --------------------------------------------------------------------------------------------
-# NXT XML (pure: file path -> text)
-
-
+# ---- NXT XML (pure: file path -> text) ----
 def _root(nid: str, body: str) -> str:
     return f"{HEAD}<nite:root nite:id={quoteattr(nid)} {NS}>\n{body}</nite:root>\n"
 

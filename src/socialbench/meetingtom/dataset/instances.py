@@ -131,10 +131,7 @@ def _base(
     return inst
 
 
-# --------------------------------------------------------------------------------------------
-# Task 2.1 (gold from the you events)
-
-
+# ---- Task 2.1 (gold from the you events) ----
 def build_task21(
     candidate: Mapping[str, Any],
     event: Mapping[str, Any],
@@ -187,10 +184,7 @@ def build_task21(
     return inst
 
 
-# --------------------------------------------------------------------------------------------
-# Items of the annotated tasks (Task 1, 2.2, 3.1, 3.2): no answer until the annotation round-trip
-
-
+# ---- Items of the annotated tasks (Task 1, 2.2, 3.1, 3.2): no answer until the annotation round-trip ----
 def item_task1(
     meeting: Mapping[str, Any],
     cand: Mapping[str, Any],
@@ -318,10 +312,7 @@ def items_task3(
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# One source
-
-
+# ---- One source ----
 def _entry(rid: str, meeting: str, reason: str, detail: str, **extra: str) -> dict[str, str]:
     return {"id": rid, "meeting": meeting, "reason": reason, "detail": detail, **extra}
 

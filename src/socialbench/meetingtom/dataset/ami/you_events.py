@@ -103,13 +103,10 @@ YOU_PLURAL = ("you_12", "you_121", "you_122")
 
 
 def layer_agreement(candidates: Iterable[YouCandidate], *, you_type: str = YOU_SINGULAR) -> dict:
-    """How the two AMI layers the real Task 2.1 gold joins agree (the paper's gold is a human
-    annotation with its own kappa; ours is these layers, so their agreement is what can be reported).
-    Over the deictic you-usages (singular ``you_type`` or plural) that lie in a dialogue act of a
-    meeting whose acts carry addressees: the you layer says one person or several; the act's
-    addressee attribute says one participant (``one``) or not (``group``: none named, or several).
-    Returns the 2x2 counts, the share of agreeing usages (singular with one addressee, plural with
-    the group) and Cohen's kappa (None when undefined)."""
+    """How the two AMI layers the real Task 2.1 gold joins agree (the paper reports its human annotation's
+    kappa; ours is these layers). Over the deictic you-usages in a dialogue act of a meeting whose acts
+    carry addressees: the you layer says singular or plural, the act's addressee one participant (``one``)
+    or not (``group``). The 2x2 counts, the share agreeing and Cohen's kappa (None when undefined)."""
     return _agreement(
         ((c.meeting, c.usage.type_id, c.act is not None, c.act.addressee if c.act else None) for c in candidates),
         you_type,
@@ -147,10 +144,4 @@ def _agreement(rows: Iterable[tuple], you_type: str) -> dict:
         cols = {c: Fraction(sum(table[k][c] for k in table), n) for c in ("one", "group")}
         p_e = rows_p["singular"] * cols["one"] + rows_p["plural"] * cols["group"]
         kappa = None if p_e == 1 else half_up((p_o - p_e) / (1 - p_e), 4)
-    return {
-        "n": n,
-        "table": table,
-        "agreement": percent(agree, n),
-        "kappa": kappa,
-        "meetings": sorted(annotated),
-    }
+    return {"n": n, "table": table, "agreement": percent(agree, n), "kappa": kappa, "meetings": sorted(annotated)}
