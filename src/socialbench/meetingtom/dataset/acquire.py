@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 MIRROR_BASE_URL = "https://groups.inf.ed.ac.uk/ami/AMICorpusMirror/"
 #: The manual-annotations release archive on the official host.
 ANNOTATIONS_URL = "https://groups.inf.ed.ac.uk/ami/AMICorpusAnnotations/ami_public_manual_1.6.2.zip"
-ANNOTATIONS_ARCHIVE = PurePosixPath(ANNOTATIONS_URL).name
 #: sha256 of ANNOTATIONS_URL; None = not pinned (fetch_annotations warns). To be filled once
 #: measured on a real download (see docs/decisions/acquisition.md).
 ANNOTATIONS_SHA256: str | None = None

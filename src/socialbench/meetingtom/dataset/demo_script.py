@@ -156,9 +156,6 @@ class MeetingScript:
     decisions: list[list[int]]  # act indices whose words form each decision
     topics: list[tuple[str, str, float, float]]  # (type id, description, start, end)
 
-    def camera_of(self, letter: str) -> str:
-        return next(p.camera for p in self.participants if p.letter == letter)
-
     def letter_of_camera(self, camera: str) -> str:
         return next(p.letter for p in self.participants if p.camera == camera)
 

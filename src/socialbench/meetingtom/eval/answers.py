@@ -40,17 +40,10 @@ def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Fina
     )
 
 
-#: The fields of an answer made without a call: nothing parsed, nothing sent.
-_NO_CALL_FIELDS = {
-    "raw": None,
-    "answer": None,
-    "value": None,
-    "note": None,
-    "reasoning": None,
-    "request_key": None,
-    "inputs": [],
-    "finish_reason": None,
-}
+#: The fields of an answer made without a call: nothing parsed, nothing sent (``inputs``: a fresh [] each).
+_NO_CALL_FIELDS = dict.fromkeys(
+    ("raw", "answer", "value", "note", "reasoning", "request_key", "inputs", "finish_reason")
+)
 
 
 def no_call_answer(instance: dict[str, Any], problem: str) -> Final:

@@ -155,8 +155,6 @@ def answer_rule(task: str, form: str) -> str:
 
 
 # ---- the contextual priors in words (paper 4.2, Table 4) ----------------------------------------------
-#: The meeting stages the phase prior names (paper: "the current meeting stage").
-STAGES = ("opening", "presentation", "discussion", "decision", "closing")
 #: AMI topic types (ontologies/default-topics.xml) that are a stage of their own; every other typed
 #: topic (discussion, evaluation, costing, requirements, chitchat, the sub-topics...) is discussion.
 TOPIC_STAGES = {
