@@ -136,10 +136,8 @@ def _source(p: dict, name: str):
 
 def _meeting_of(source, meeting: str) -> None:
     if meeting not in source.meetings:
-        raise ConfigError(
-            f"meetingtom.{source.name}.meetings: {meeting} is not"
-            f" listed (listed: {', '.join(source.meetings) or 'none'})"
-        )
+        listed = ", ".join(source.meetings) or "none"
+        raise ConfigError(f"meetingtom.{source.name}.meetings: {meeting} is not listed (listed: {listed})")
 
 
 @meetingtom_app.command("release")
@@ -604,12 +602,8 @@ def consolidate_cmd(
         for path in (d / f"{TASK}.jsonl", g / "instances.jsonl"):
             for inst in load_instances(path):
                 if inst["id"] in origin:
-                    raise DataError(
-                        str(path),
-                        f"instance id {inst['id']} is also in {origin[inst['id']]}; each source's ids must differ",
-                        record=inst["id"],
-                        field="id",
-                    )
+                    why = f"instance id {inst['id']} is also in {origin[inst['id']]}; each source's ids must differ"
+                    raise DataError(str(path), why, record=inst["id"], field="id")
                 origin[inst["id"]] = path
                 insts.append(inst)
     insts.sort(key=lambda i: i["id"])

@@ -103,6 +103,10 @@ def export_sheet(items: Iterable[Mapping[str, Any]]) -> str:
 def _parse_answer(raw: str, item: Mapping[str, Any], where: tuple[str, str]) -> str | tuple[str, ...] | None:
     source, row = where
     text = raw.strip()
+
+    def bad(message: str) -> DataError:
+        return DataError(source, f"answer {raw!r}{message}", record=row, field="answer")
+
     if not text:
         return None  # not labelled (an adjudicator labels only some items)
     labels = {str(o["label"]) for o in item.get("options") or []}
@@ -110,28 +114,16 @@ def _parse_answer(raw: str, item: Mapping[str, Any], where: tuple[str, str]) -> 
     if item["task"] != MULTI:
         label = text.upper()
         if label not in labels:
-            raise DataError(
-                source, f"answer {raw!r} is not an option label of this item ({shown})", record=row, field="answer"
-            )
+            raise bad(f" is not an option label of this item ({shown})")
         return label
     if text.lower() == NONE_WORD:
         return ()
     parts = [p.strip().upper() for p in text.split(";")]
     if any(not p for p in parts) or len(set(parts)) != len(parts):
-        raise DataError(
-            source,
-            f"answer {raw!r} is not a ';'-separated list of distinct option labels or {NONE_WORD!r}",
-            record=row,
-            field="answer",
-        )
-    bad = [p for p in parts if p not in labels]
-    if bad:
-        raise DataError(
-            source,
-            f"answer {raw!r}: {', '.join(bad)} is not an option label of this item ({shown})",
-            record=row,
-            field="answer",
-        )
+        raise bad(f" is not a ';'-separated list of distinct option labels or {NONE_WORD!r}")
+    unknown = [p for p in parts if p not in labels]
+    if unknown:
+        raise bad(f": {', '.join(unknown)} is not an option label of this item ({shown})")
     return tuple(sorted(parts))
 
 
@@ -152,16 +144,14 @@ def read_sheet(
         if not iid:
             raise DataError(source, "empty item id", record=where, field="item_id")
         if iid in first_line:
-            raise DataError(
-                source, f"duplicate item id {iid!r} (first on line {first_line[iid]})", record=where, field="item_id"
-            )
+            why = f"duplicate item id {iid!r} (first on line {first_line[iid]})"
+            raise DataError(source, why, record=where, field="item_id")
         if iid not in items_by_id:
             raise DataError(source, f"unknown item id {iid!r}: not in the items", record=where, field="item_id")
         item = items_by_id[iid]
         if cells["task"].strip() != item["task"]:
-            raise DataError(
-                source, f"task {cells['task']!r} but item {iid!r} is {item['task']}", record=where, field="task"
-            )
+            why = f"task {cells['task']!r} but item {iid!r} is {item['task']}"
+            raise DataError(source, why, record=where, field="task")
         first_line[iid] = line
         answers[iid] = _parse_answer(cells["answer"], item, (source, where))
     if complete:
@@ -264,9 +254,8 @@ def adjudicate(
             elif not what:
                 problem = ("no_dissenter", "the majority names no dissenter (none)")
             if problem:
-                discarded.append(
-                    {"item_id": iid, "task": task, "reason": problem[0], "detail": problem[1], "labels": shown}
-                )
+                reason, detail = problem
+                discarded.append({"item_id": iid, "task": task, "reason": reason, "detail": detail, "labels": shown})
                 continue
             label, value = ";".join(what), ";".join(sorted(_option_values(item, what)))
         else:

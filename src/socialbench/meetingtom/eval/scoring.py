@@ -135,9 +135,8 @@ def _check_predictions(
             else not isinstance(answer, str)
         ):
             want = "a list of option labels" if multi else "an option label (a string)"
-            raise DataError(
-                source, f"must be {want} or null, got {answer!r}", record=f"{pid} ({where})", field="answer"
-            )
+            why = f"must be {want} or null, got {answer!r}"
+            raise DataError(source, why, record=f"{pid} ({where})", field="answer")
         by_id[pid] = p
     return by_id
 
@@ -146,12 +145,8 @@ def _gold(inst: dict[str, Any], values: dict[str, str], instances_source: str) -
     gold = inst.get("answer")
     labels = gold if inst["task"] == MULTI_TASK and isinstance(gold, list) else [gold]
     if inst["task"] == MULTI_TASK and not isinstance(gold, list) or not labels or any(g not in values for g in labels):
-        raise DataError(
-            instances_source,
-            f"gold answer {gold!r} names no option (options {sorted(values)})",
-            record=inst["id"],
-            field="answer",
-        )
+        why = f"gold answer {gold!r} names no option (options {sorted(values)})"
+        raise DataError(instances_source, why, record=inst["id"], field="answer")
     return tuple(sorted({values[g] for g in labels})) if inst["task"] == MULTI_TASK else values[gold]
 
 
@@ -308,9 +303,8 @@ def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
         try:
             task = Group.parse(g).task
         except ValueError:
-            raise DataError(
-                source, f"a group is <task>/<source> with a task of {', '.join(TASKS)}", record=rec
-            ) from None
+            why = f"a group is <task>/<source> with a task of {', '.join(TASKS)}"
+            raise DataError(source, why, record=rec) from None
         if not isinstance(m, dict):
             raise DataError(source, f"must be an object of metrics, got {m!r}", record=rec)
         missing = [k for k in METRICS if k not in m]
@@ -321,9 +315,8 @@ def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
             raise DataError(source, f"must be a whole number >= 1, got {n_total!r}", record=rec, field="n_total")
         # n < n_total: Task 3.2's conditional scoring, or instances the run does not evaluate
         if not _whole(n, 0, n_total):
-            raise DataError(
-                source, f"must be a whole number in [0, {n_total}] (n_total), got {n!r}", record=rec, field="n"
-            )
+            why = f"must be a whole number in [0, {n_total}] (n_total), got {n!r}"
+            raise DataError(source, why, record=rec, field="n")
         for k, top in (("correct", n), ("invalid", n_total)):
             if not _whole(m[k], 0, top):
                 raise DataError(source, f"must be a whole number in [0, {top}], got {m[k]!r}", record=rec, field=k)

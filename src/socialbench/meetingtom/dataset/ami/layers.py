@@ -104,9 +104,8 @@ def parse_meetings_xml(root: ET.Element, file: str = MEETINGS_XML) -> tuple[dict
                 problems.append(Problem(mid, file, sp.get(_NID), "missing_id", "<speaker> without an nxt_agent letter"))
                 continue
             if letter in participants:
-                problems.append(
-                    Problem(mid, file, sp.get(_NID), "duplicate_id", f"speaker letter {letter} listed twice")
-                )
+                why = f"speaker letter {letter} listed twice"
+                problems.append(Problem(mid, file, sp.get(_NID), "duplicate_id", why))
                 continue
             participants[letter] = Participant(
                 letter, sp.get("global_name"), sp.get(_NID, ""), sp.get("role"), sp.get("channel"), sp.get("camera")
@@ -264,9 +263,8 @@ def parse_segments(ctx: LayerContext, root: ET.Element, *, speaker: str, file: s
         start, end = _float(el.get("transcriber_start")), _float(el.get("transcriber_end"))
         if start is None or end is None:
             if not spans:
-                ctx.problem(
-                    file, nid, "bad_time", "segment with neither transcriber times nor resolvable words; left out"
-                )
+                why = "segment with neither transcriber times nor resolvable words; left out"
+                ctx.problem(file, nid, "bad_time", why)
                 continue
             start, end = min(s.start for s in spans), max(s.end for s in spans)
         out.append(Segment(nid, speaker, start, end, el.get("channel"), tuple(spans)))
@@ -279,13 +277,10 @@ def _addressee(ctx: LayerContext, value: str | None, file: str, nid: str, known:
     letters = tuple(sorted({x.strip() for x in value.split(",") if x.strip()}))
     unknown = [x for x in letters if x not in known]
     if unknown:
-        ctx.problem(
-            file,
-            nid,
-            "unknown_addressee",
-            f"addressee {value!r} names {', '.join(unknown)}, not a"
-            f" speaker of the meeting ({', '.join(sorted(known))})",
+        why = (
+            f"addressee {value!r} names {', '.join(unknown)}, not a speaker of the meeting ({', '.join(sorted(known))})"
         )
+        ctx.problem(file, nid, "unknown_addressee", why)
     return letters
 
 
@@ -390,9 +385,8 @@ def parse_topics(ctx: LayerContext, root: ET.Element, *, file: str) -> list[Topi
     def walk(el: ET.Element, parent: str | None) -> tuple[float | None, float | None]:
         nid = el.get(_NID)
         if nid is None or nid in seen:
-            ctx.problem(
-                file, nid, "missing_id" if nid is None else "duplicate_id", "topic without a unique nite:id; left out"
-            )
+            kind = "missing_id" if nid is None else "duplicate_id"
+            ctx.problem(file, nid, kind, "topic without a unique nite:id; left out")
             return None, None
         seen.add(nid)
         spans = _spans(ctx, el, file, nid)
@@ -424,9 +418,8 @@ def parse_roles(ctx: LayerContext, root: ET.Element, *, speaker: str, file: str)
     for el, nid in _elements(ctx, root, "role", file):
         start, end = _float(el.get("starttime")), _float(el.get("endtime"))
         if start is None or end is None or end < start - TIME_EPS:
-            ctx.problem(
-                file, nid, "bad_time", f"role times {el.get('starttime')!r}..{el.get('endtime')!r} unusable; left out"
-            )
+            why = f"role times {el.get('starttime')!r}..{el.get('endtime')!r} unusable; left out"
+            ctx.problem(file, nid, "bad_time", why)
             continue
         out.append(RoleSpan(nid, speaker, start, end, el.get("type", "")))
     return out

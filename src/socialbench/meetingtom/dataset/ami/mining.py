@@ -102,23 +102,19 @@ def place_window(
         raise ValueError(f"anchor ends ({anchor_end}) before it starts ({anchor_start})")
     need = anchor_end - anchor_start
     if anchor_start < meeting_start - _EPS or anchor_end > meeting_end + _EPS:
+        meeting = f"{meeting_start:.3f}-{meeting_end:.3f} s"
         raise WindowError(
-            "anchor_outside",
-            f"anchor {anchor_start:.3f}-{anchor_end:.3f} s lies outside the meeting "
-            f"{meeting_start:.3f}-{meeting_end:.3f} s",
+            "anchor_outside", f"anchor {anchor_start:.3f}-{anchor_end:.3f} s lies outside the meeting {meeting}"
         )
     if need > rule.max_s + _EPS:
-        raise WindowError(
-            "anchor_too_long", f"anchor lasts {need:.3f} s, longer than the longest window ({rule.max_s} s)"
-        )
+        why = f"anchor lasts {need:.3f} s, longer than the longest window ({rule.max_s} s)"
+        raise WindowError("anchor_too_long", why)
     length = min(max(rule.preferred_s, need + rule.before_s + rule.after_s), rule.max_s)
     span = meeting_end - meeting_start
     if span < length:
         if span < rule.min_s - _EPS:
-            raise WindowError(
-                "meeting_too_short",
-                f"the meeting lasts {span:.3f} s, shorter than the shortest window ({rule.min_s} s)",
-            )
+            why = f"the meeting lasts {span:.3f} s, shorter than the shortest window ({rule.min_s} s)"
+            raise WindowError("meeting_too_short", why)
         length = span
     start = anchor_start - rule.before_s - (length - need - rule.before_s - rule.after_s) / 2
     start = min(max(start, anchor_end - length), anchor_start)  # contain the anchor
@@ -136,12 +132,8 @@ def select_non_overlapping(candidates: Sequence[Candidate]) -> tuple[list[Candid
     for c in sorted(candidates, key=lambda c: (c.end, c.start, c.anchor_start, c.id)):
         last = kept[-1] if kept else None
         if last is not None and c.start < last.end - _EPS:
-            dropped.append(
-                c.rejected(
-                    "overlap",
-                    f"window {c.start:.3f}-{c.end:.3f} s overlaps kept {last.id} ({last.start:.3f}-{last.end:.3f} s)",
-                )
-            )
+            why = f"window {c.start:.3f}-{c.end:.3f} s overlaps kept {last.id} ({last.start:.3f}-{last.end:.3f} s)"
+            dropped.append(c.rejected("overlap", why))
         else:
             kept.append(c)
     return kept, dropped
