@@ -271,8 +271,7 @@ def instances_cmd(
     release: Path = Opt(..., help="the source's release folder"),
     meetings_dir: Path = Opt(..., help="folder of the per-meeting folders written by `extract` (<dir>/<meeting>/)"),
     clips_dir: Path | None = Opt(
-        None,
-        help="folder of the per-meeting clips folders (<dir>/<meeting>/); none for a source without views",
+        None, help="folder of the per-meeting clips folders (<dir>/<meeting>/); none for a source without views"
     ),
     out_dir: Path = Opt(
         ...,

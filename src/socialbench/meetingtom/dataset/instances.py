@@ -18,12 +18,7 @@ from typing import Any
 from socialbench.media.transcript import span_index
 from socialbench.meetingtom.dataset.clips import transcript_window
 from socialbench.meetingtom.schema.instances import MODALITIES, TASK
-from socialbench.meetingtom.schema.questions import (
-    meeting_stage,
-    participant_options,
-    question,
-    vocabulary_options,
-)
+from socialbench.meetingtom.schema.questions import meeting_stage, participant_options, question, vocabulary_options
 
 
 def shuffled_options(
@@ -186,12 +181,7 @@ def build_task21(
 
 # ---- Items of the annotated tasks (Task 1, 2.2, 3.1, 3.2): no answer until the annotation round-trip ----
 def item_task1(
-    meeting: Mapping[str, Any],
-    cand: Mapping[str, Any],
-    clip,
-    *,
-    seed: int,
-    **shared: Any,
+    meeting: Mapping[str, Any], cand: Mapping[str, Any], clip, *, seed: int, **shared: Any
 ) -> dict[str, Any]:
     """Task 1: the mental state of the window's target participant (5 s, their close-up by default)."""
     inst = _base(meeting, cand, "task1", f"{cand['anchor']}:{cand['target']}", clip, **shared)
@@ -231,13 +221,7 @@ def reply_of(meeting: Mapping[str, Any], act_id: str | None, addressee: str) -> 
 
 
 def item_task22(
-    meeting: Mapping[str, Any],
-    cand: Mapping[str, Any],
-    event: Mapping[str, Any],
-    clip,
-    *,
-    seed: int,
-    **shared: Any,
+    meeting: Mapping[str, Any], cand: Mapping[str, Any], event: Mapping[str, Any], clip, *, seed: int, **shared: Any
 ) -> dict[str, Any]:
     """Task 2.2: the addressee's attitude toward the speaker's statement (the Task 2.1 window)."""
     inst = _base(meeting, cand, "task2_2", cand["anchor"], clip, **shared)
@@ -271,13 +255,7 @@ def item_task22(
 
 
 def items_task3(
-    meeting: Mapping[str, Any],
-    cand: Mapping[str, Any],
-    participants: Sequence[str],
-    clip,
-    *,
-    seed: int,
-    **shared: Any,
+    meeting: Mapping[str, Any], cand: Mapping[str, Any], participants: Sequence[str], clip, *, seed: int, **shared: Any
 ) -> list[dict[str, Any]]:
     """Task 3.1 (consensus kind) and Task 3.2 (dissenters) items of one decision window; the 3.2
     item becomes an instance only where the clip's 3.1 gold is pseudo-consensus (annotation)."""

@@ -108,7 +108,7 @@ def stability_files(
         " 1, 2, ... again. Accuracy under each order: order 0, and the mean, min and max over the orders;"
         " circular: right under every order; agreement: the same answer under every order; gap: order 0 -"
         " circular. Task 3.2 counts on every instance (not conditioned on Task 3.1). 95% instance-level"
-        " bootstrap intervals in brackets.",
+        " bootstrap intervals in brackets."
     ]
 
     def table(title: str, cells: Mapping, groups: list[Group], notes: list[str], **empty: str) -> dict[str, Table]:

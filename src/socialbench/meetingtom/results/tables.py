@@ -529,10 +529,7 @@ def tables(
         files.update(label_distribution(instances))
     headline = {
         f"{m}.{meth}": {
-            str(g): {
-                "accuracy": sc[g]["accuracy"],
-                **({"macro_f1": sc[g]["macro_f1"]} if g.task in F1_TASKS else {}),
-            }
+            str(g): {"accuracy": sc[g]["accuracy"], **({"macro_f1": sc[g]["macro_f1"]} if g.task in F1_TASKS else {})}
             for g in sorted(sc)
         }
         for (m, meth), sc in sorted(ctx.scores.items())

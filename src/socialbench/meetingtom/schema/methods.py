@@ -45,17 +45,7 @@ def method_templates(method: str) -> tuple[str, ...]:
 TEMPLATE_PLACEHOLDERS: dict[str, frozenset[str]] = {
     "system.txt": frozenset({"answer_system"}),
     "user.txt": frozenset(
-        {
-            "title",
-            "question",
-            "visual",
-            "transcript",
-            "context",
-            "options",
-            "answer_format",
-            "answer_rule",
-            "guidance",
-        }
+        {"title", "question", "visual", "transcript", "context", "options", "answer_format", "answer_rule", "guidance"}
     ),
 }
 
