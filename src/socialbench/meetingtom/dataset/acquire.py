@@ -93,10 +93,8 @@ def media_sources(
     base_url: str = MIRROR_BASE_URL,
     mirror: str | os.PathLike[str] | None = None,
 ) -> list[Source]:
-    """(url, relpath) for every meeting x view, meeting-major, in the order given; duplicates once.
-
-    With ``mirror``, ``url`` is the file's path in that local folder (same relative layout) and
-    ``base_url`` is not used. Pure: nothing is checked on disk (see :func:`missing_mirror_files`)."""
+    """(url, relpath) for every meeting x view, meeting-major, duplicates once; with ``mirror``, ``url`` is
+    the file's path in that folder. Pure: nothing is checked on disk (:func:`missing_mirror_files`)."""
     if isinstance(meetings, str) or isinstance(views, str):
         raise ConfigError("meetings and views must be lists of names, not a single string")
     views = list(views)
@@ -147,10 +145,8 @@ def fetch_media(
     **download_options,
 ) -> list[Path]:
     """Fetch every meeting x view into ``dest_root`` (official relative layout); returns the paths.
-
-    ``sha256`` maps a relpath to its expected digest (files not in it are not verified). With
-    ``mirror``, every file must be in it: the first missing one is named before anything is copied.
-    ``download_options`` go to :func:`socialbench.acquire.download.download`."""
+    ``sha256``: relpath -> expected digest (others unverified). With ``mirror`` the first missing file is
+    named before anything is copied."""
     sources = media_sources(meetings, views, base_url=base_url, mirror=mirror)
     if mirror is not None:
         _require_mirror(sources, mirror)
@@ -173,12 +169,9 @@ def fetch_annotations(
     unpack: bool = True,
     **download_options,
 ) -> Path:
-    """Fetch the manual-annotations archive into ``dest_root`` and (``unpack``) extract it into
-    ``dest_root/annotations``; returns that folder (or the archive when not unpacking).
-
-    ``sha256=None`` means "not pinned": the archive is used unverified, with a warning. The folder is
-    re-extracted only when the archive's sha256 differs from the one it was extracted from (recorded
-    in ``dest_root/.annotations.sha256``)."""
+    """Fetch the annotations archive into ``dest_root`` and (``unpack``) extract it into ``annotations/``,
+    returning that folder (else the archive). ``sha256=None``: not pinned, used with a warning. The folder
+    is re-extracted only when the archive's sha256 differs from the one recorded at its extraction."""
     source = annotations_source(url=url, mirror=mirror)
     if mirror is not None:
         _require_mirror([source], mirror)

@@ -208,20 +208,11 @@ def adjudicate(
     annotator_2: Mapping[str, Any],
     adjudicator: Mapping[str, Any],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Majority vote of two annotators and an adjudicator (paper 3.3 step 4, B.3), then the task3_2 rule.
-
-    * Both annotators agree: that label (``agreement`` "unanimous" when the adjudicator agrees or left
-      it blank, else "majority"); they disagree: the adjudicator's label when it matches one of them
-      ("majority", ``adjudicated`` true), else discarded: ``no_majority`` (three different labels) or
-      ``not_adjudicated`` (the adjudicator left it blank). An item a primary annotator left blank is
-      discarded as ``not_labelled``. task3_2 answers are sets and compare as sets.
-    * A task3_2 item is kept only when the task3_1 item of its clip (same source and ``clip_id``) has
-      gold ``pseudo_consensus`` (else ``not_applicable``) and its own gold names somebody (else
-      ``no_dissenter``).
-
-    Returns (gold records, discarded records), each sorted by item id. Answers map item id to a
-    label, a tuple of labels (task3_2) or None; a missing id counts as blank.
-    """
+    """Majority vote of two annotators and an adjudicator (paper 3.3 step 4, B.3; the cases in :func:`_vote`;
+    task3_2 answers compare as sets), then the task3_2 rule: an item is kept only when the task3_1 item of
+    its clip (same source and ``clip_id``) has gold ``pseudo_consensus`` (else ``not_applicable``) and its
+    own gold names somebody (else ``no_dissenter``). Returns (gold records, discarded records), each sorted
+    by item id; a missing id in an answer map counts as blank."""
     gold: dict[str, dict[str, Any]] = {}
     discarded: list[dict[str, Any]] = []
     by_clip: dict[tuple[str, str], Mapping[str, Any]] = {}
@@ -611,11 +602,9 @@ def simulate_sheets(
     agreement_items: int = 200,
     source: str = "items",
 ) -> tuple[str, str, str]:
-    """Filled-in sheets of two SIMULATED annotators and a SIMULATED adjudicator (a test double for the
-    people of paper 3.3; every row's ``notes`` says so). Each gives :func:`proxy_label` with
-    probability ``accuracy``, else another answer. The adjudicator labels the agreement subset
-    (:func:`agreement_subset` with the same seed and ``agreement_items``) and every item
-    the two annotators disagree on; the rest is blank. Same items and seed -> same bytes."""
+    """Filled-in sheets of two SIMULATED annotators and a SIMULATED adjudicator (a test double for paper
+    3.3's people): :func:`proxy_label` with probability ``accuracy``, else another answer; the adjudicator
+    labels the agreement subset and every disagreement. Same items and seed -> same bytes."""
     if not 0 <= accuracy <= 1 or agreement_items < 0:
         raise ValueError("accuracy lies in [0, 1] and agreement_items is a count >= 0")
     a1, a2 = ({str(it["id"]): _simulated(it, seed, who, accuracy, source) for it in items} for who in ANNOTATORS[:2])

@@ -12,10 +12,8 @@ from socialbench.meetingtom.schema.questions import MULTI
 
 
 def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Final:
-    """The answer of ``instance`` from its answering exchange ``ex`` (``method``: the run; MeetingToM's
-    methods share one rule). A reasoning method's request (``Request.shown["reasons"]``) keeps the
-    reasoning in the trace. An instance the recorded answers (a human evaluation) do not cover is not
-    evaluated."""
+    """The answer of ``instance`` from its answering exchange (one rule for every method); a reasoning
+    method keeps its reasoning in the trace; an instance the recorded answers do not cover is not evaluated."""
     resp = ex.response
     if resp.finish_reason == "no_record":
         return not_evaluated_answer(instance, f"not covered by the recorded answers: {resp.error}")

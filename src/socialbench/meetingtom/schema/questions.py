@@ -119,10 +119,8 @@ def participant_options(
 
 
 def rotated_options(options: Sequence[Mapping[str, Any]], k: int) -> list[dict[str, Any]]:
-    """Option order ``k`` of an instance (an order run's, params ``meetingtom.robustness``;
-    docs/decisions/answer-stability.md): the instance's seeded list rotated left
-    by k places (k modulo the number of options: an n-option item has n distinct orders) and numbered
-    1, 2, ... again. Order 0 is the list as it is: the paper's draw."""
+    """Option order ``k`` of an instance (docs/decisions/answer-stability.md): its seeded list rotated left
+    by k modulo the number of options and numbered 1, 2, ... again; order 0 is the paper's draw."""
     if not options:
         return []
     k %= len(options)
@@ -175,11 +173,8 @@ EDGE = 0.1
 
 
 def meeting_stage(topic: str | None, position: float | None) -> str | None:
-    """The stage of a clip from its AMI topic type and its position in the meeting (the clip
-    midpoint as a share of the meeting's length, None when unknown): a topic of its own stage
-    (:data:`TOPIC_STAGES`) is that stage; other topics are discussion, decision from
-    :data:`DECISION_FROM` of the meeting on; without a topic the position alone says (opening and
-    closing the first and last :data:`EDGE`); None with neither."""
+    """The stage of a clip from its AMI topic type and its position (the midpoint's share of the meeting,
+    None when unknown), by :data:`TOPIC_STAGES`, :data:`DECISION_FROM` and :data:`EDGE`; None with neither."""
     if topic in TOPIC_STAGES:
         return TOPIC_STAGES[topic]
     if position is None:
