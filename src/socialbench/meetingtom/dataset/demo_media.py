@@ -110,12 +110,8 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
             for x in LETTERS:
                 cx, cy = seat[x]
                 grow = 2 if x in speaking else 0
-                d.ellipse(
-                    [cx - r - grow, cy - r - grow, cx + r + grow, cy + r + grow],
-                    fill=COLOURS[x],
-                    outline=(255, 255, 255) if x in speaking else None,
-                    width=2,
-                )
+                box = [cx - r - grow, cy - r - grow, cx + r + grow, cy + r + grow]
+                d.ellipse(box, fill=COLOURS[x], outline=(255, 255, 255) if x in speaking else None, width=2)
             return img.tobytes()[:scene_bytes]
 
         for i, st in enumerate(states):
@@ -141,10 +137,8 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
         for sx in (-1, 1):
             px = cx + sx * ex + dx
             d.ellipse([px - pr, ey - pr, px + pr, ey + pr], fill=(20, 20, 20))
-        d.rectangle(
-            [cx - fr // 3, cy + fr // 2 - mouth_h // 2, cx + fr // 3, cy + fr // 2 + mouth_h // 2 + 1],
-            fill=(60, 20, 20),
-        )
+        mouth = [cx - fr // 3, cy + fr // 2 - mouth_h // 2, cx + fr // 3, cy + fr // 2 + mouth_h // 2 + 1]
+        d.rectangle(mouth, fill=(60, 20, 20))
         return img.tobytes()[:scene_bytes]
 
     for i, st in enumerate(states):

@@ -440,27 +440,15 @@ def build_tables(ctx: Context) -> dict[str, rt.Table]:
     """{name: table} of ``TABLE_NAMES``, in that order."""
     prompting = list(ctx.prompting_models)
     others = sorted({m for m, meth in ctx.scores if meth in PROMPTING[1:] and m not in prompting}, key=ctx.order)
-    out = {"table1_overall": table1(ctx)}
-    ablations = {name: ablation_table(ctx, title, kind, delta) for name, title, kind, delta in ABLATION_TABLES}
-    out["table2_modality"] = ablations["table2_modality"]
-    out["table3_prompting"] = prompting_table(
-        ctx,
-        "Table 3: prompting strategies",
-        prompting,
-        "No models for this table: list them under meetingtom.tables.prompting_models in params.yaml.",
-    )
-    out["table4_priors"] = ablations["table4_priors"]
-    out["table5_markers"] = ablations["table5_markers"]
-    out["table6_prompting_additional"] = prompting_table(
-        ctx,
-        "Table 6: prompting strategies, additional models",
-        others,
-        "No other model has a prompting run (naive_cot, task_cot, ecot in meetingtom.methods).",
-    )
-    out["table_view"] = ablations["table_view"]
-    out["table_ingestion"] = ablations["table_ingestion"]
+    out = {name: ablation_table(ctx, title, kind, delta) for name, title, kind, delta in ABLATION_TABLES}
+    out["table1_overall"] = table1(ctx)
+    no_models = "No models for this table: list them under meetingtom.tables.prompting_models in params.yaml."
+    out["table3_prompting"] = prompting_table(ctx, "Table 3: prompting strategies", prompting, no_models)
+    no_others = "No other model has a prompting run (naive_cot, task_cot, ecot in meetingtom.methods)."
+    title = "Table 6: prompting strategies, additional models"
+    out["table6_prompting_additional"] = prompting_table(ctx, title, others, no_others)
     out["all_runs"] = all_runs_table(ctx)
-    return out
+    return {name: out[name] for name in TABLE_NAMES}
 
 
 # ---- the table and its CSV ----------------------------------------------------------------------
