@@ -88,10 +88,6 @@ def frame_aligned(start: float, end: float, fps) -> tuple[Fraction, Fraction]:
     return (Fraction(math.ceil(to_fraction(start) * rate)) / rate, Fraction(math.ceil(to_fraction(end) * rate)) / rate)
 
 
-def clip_candidates(candidates: Sequence[Mapping[str, Any]], tasks: Sequence[str]) -> list[Mapping[str, Any]]:
-    return [c for c in candidates if c["task"] in tasks and c.get("start") is not None]
-
-
 def make_clips(
     meeting: Mapping[str, Any],
     candidates: Sequence[Mapping[str, Any]],
@@ -112,7 +108,7 @@ def make_clips(
     root = Path(root)
     media_root = Path(fetched.get("root") or ".")
     plan = view_plan(meeting.get("participants") or {}, fetched)
-    todo = clip_candidates(candidates, tasks)
+    todo = [c for c in candidates if c["task"] in tasks and c.get("start") is not None]
     records, problems = [], []
     note = None
     if not plan["videos"]:

@@ -51,14 +51,10 @@ def view_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
     return "mosaic" if view == "closeup" and subject_of(instance) is None else view
 
 
-def video_key(instance: Mapping[str, Any], view: str) -> str:
-    return {"mosaic": "mosaic", "global": "corner"}.get(view) or f"closeup_{subject_of(instance)}"
-
-
 def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoPart:
     """The clip of ``view`` as one part: file and/or frames (each frame with its timestamp)."""
     media = instance.get("media") or {}
-    key = video_key(instance, view)
+    key = {"mosaic": "mosaic", "global": "corner"}.get(view) or f"closeup_{subject_of(instance)}"
     video = (media.get("videos") or {}).get(key)
     if video is None:
         raise InstanceInputError(
@@ -97,15 +93,12 @@ def audio_part(instance: Mapping[str, Any], spec) -> AudioPart | None:
 
 
 # ---- the transcript and its ablations ----------------------------------------------------------
-def marker_pattern(markers: Sequence[str]) -> re.Pattern[str]:
-    """A word that is one of ``markers`` (case-insensitive, with its trailing punctuation)."""
-    alts = "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True))
-    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])[.,!?;:]*", re.IGNORECASE)
-
-
 def strip_markers(text: str, markers: Sequence[str]) -> str:
-    """``text`` without the discourse markers (spaces closed up)."""
-    return re.sub(r"\s{2,}", " ", marker_pattern(markers).sub("", text)).strip()
+    """``text`` without the discourse markers (whole words, any case, with their trailing punctuation;
+    spaces closed up)."""
+    alts = "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])[.,!?;:]*", re.IGNORECASE)
+    return re.sub(r"\s{2,}", " ", pattern.sub("", text)).strip()
 
 
 def transcript_lines(instance: Mapping[str, Any], s: Mapping[str, Any]) -> list[dict[str, Any]]:
