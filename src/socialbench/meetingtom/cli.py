@@ -1,16 +1,8 @@
 """``socialbench meetingtom ...``: MeetingToM data commands, each with explicit paths.
 
-Mounted on the main app as ``socialbench meetingtom`` (socialbench.cli mounts ``app``, the same as ``meetingtom_app``).
-The pipeline's stages, in order (rules/meetingtom.smk; docs/meetingtom.md):
-
-* ``socialbench demo --benchmark meetingtom``: the demo release as a local mirror (official layout);
-* ``release``: a source's annotations release (archive fetched, checked and extracted, or an unpacked
-  mirror read in place, or a note that the mirror is absent);
-* ``media``: one meeting's videos and audio; ``extract``: one meeting's you events, candidates,
-  rejected candidates, parse problems and transcript words; ``clips``: one meeting's clips;
-* ``instances``: a source's Task 2.1 instances; ``consolidate``: the task files and the splits.
-
-``you-events`` and ``mine`` run on any annotations folder with the default thresholds.
+Mounted on the main app as ``socialbench meetingtom``. The pipeline's stages in order (rules/meetingtom.smk;
+docs/meetingtom.md): ``release``, ``media``, ``extract``, ``clips`` (per meeting), ``instances``, ``annotate``
+and ``consolidate``; ``you-events`` and ``mine`` run on any annotations folder with the default thresholds.
 """
 
 from __future__ import annotations

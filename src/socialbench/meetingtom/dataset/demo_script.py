@@ -292,12 +292,8 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
             if turn.extra is not None:
                 kind, length = turn.extra
                 t0 = round(act.end + 0.05, 3)
-                sound = DemoToken(
-                    "vocalsound" if kind == "laugh" else kind,
-                    kind if kind == "laugh" else "",
-                    t0,
-                    round(t0 + length, 3),
-                )
+                laugh = kind == "laugh"
+                sound = DemoToken("vocalsound" if laugh else kind, kind if laugh else "", t0, round(t0 + length, 3))
                 tokens[turn.speaker].append(sound)
                 cursor = max(cursor, sound.end + GAP_S)
         if cursor > scene_start + SCENE_S:
@@ -305,9 +301,8 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
         pairs.append(("POS", first_act + keys["ask"], first_act + keys["answer"]))
         if "proposal" in keys:
             pairs.append(("POS", first_act + keys["proposal"], first_act + keys["agree1"]))
-            pairs.append(
-                ("PART" if rng.random() < 0.5 else "POS", first_act + keys["proposal"], first_act + keys["agree2"])
-            )
+            second = "PART" if rng.random() < 0.5 else "POS"
+            pairs.append((second, first_act + keys["proposal"], first_act + keys["agree2"]))
             decisions.append([first_act + keys["proposal"], first_act + keys["agree1"]])
         type_id, desc = TOPICS[k % len(TOPICS)]
         topic_end = min(acts[-1].end, cfg.seconds)

@@ -129,11 +129,10 @@ def _check_predictions(
             raise DataError(source, f"names no instance of {instances_source}", record=f"{pid} ({where})", field="id")
         answer = p.get("answer")
         multi = by_inst[pid]["task"] == MULTI_TASK
-        if answer is not None and (
-            not (isinstance(answer, list) and all(isinstance(a, str) for a in answer))
-            if multi
-            else not isinstance(answer, str)
-        ):
+        typed = (
+            isinstance(answer, list) and all(isinstance(a, str) for a in answer) if multi else isinstance(answer, str)
+        )
+        if answer is not None and not typed:
             want = "a list of option labels" if multi else "an option label (a string)"
             why = f"must be {want} or null, got {answer!r}"
             raise DataError(source, why, record=f"{pid} ({where})", field="answer")

@@ -51,24 +51,16 @@ def section(params: Mapping[str, Any]) -> Mapping[str, Any]:
 def source_settings(params: Mapping[str, Any], name: str) -> SourceSettings:
     """The settings of source ``name`` (``demo`` or ``ami``)."""
     mt = section(params)
-    if name == "demo":
-        d = mt["demo"]
-        return SourceSettings(
-            "demo", DEMO_MIRROR, DEMO_ARCHIVE, None, "", tuple(d["meetings"]), tuple(d["views"]), d["modality"]
-        )
-    if name == "ami":
-        a = mt["ami"]
-        return SourceSettings(
-            "ami",
-            a["mirror"],
-            a["url"],
-            a["sha256"],
-            a["media_url"],
-            tuple(a["meetings"]),
-            tuple(a["views"]),
-            a["modality"],
-        )
-    raise ConfigError(f"unknown MeetingToM source {name!r}; known: {', '.join(SOURCES)}")
+    if name not in SOURCES:
+        raise ConfigError(f"unknown MeetingToM source {name!r}; known: {', '.join(SOURCES)}")
+    s = mt[name]
+    # the demo release is generated as a local mirror: no host, no pinned checksum
+    where = (
+        (DEMO_MIRROR, DEMO_ARCHIVE, None, "")
+        if name == "demo"
+        else (s["mirror"], s["url"], s["sha256"], s["media_url"])
+    )
+    return SourceSettings(name, *where, tuple(s["meetings"]), tuple(s["views"]), s["modality"])
 
 
 def mirror_path(source: SourceSettings, root: str | Path = ".") -> Path | None:

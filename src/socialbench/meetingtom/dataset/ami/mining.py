@@ -190,7 +190,8 @@ def mine_state(
     for act in meeting.dialogue_acts:
         anchor_end = round(min(act.end, act.start + params.window_s), 3)
         info = {"act_type": act.type, "act_speaker": act.speaker}
-        base = Candidate("state", f"state:{act.id}:{act.speaker}", meeting.id, act.id, act.start, anchor_end, info=info)
+        sid = f"state:{act.id}:{act.speaker}"
+        base = Candidate("state", sid, meeting.id, act.id, act.start, anchor_end, target=act.speaker, info=info)
         if act.type in params.skip_act_types:
             rejected.append(base.rejected("act_type", f"{act.type} acts anchor no state window"))
             continue
@@ -215,20 +216,13 @@ def mine_state(
             others = round(sum(v for s, v in speech.items() if s != target), 3)
             said = f"{target} speaks {own:.3f} s in the window"
             if role == "speaker" and own < params.min_speaker_speech_s:
-                rejected.append(c.rejected("target_silent", f"{said}, less than {params.min_speaker_speech_s} s"))
+                c = c.rejected("target_silent", f"{said}, less than {params.min_speaker_speech_s} s")
             elif role == "listener" and own > params.max_listener_speech_s:
-                rejected.append(
-                    c.rejected("listener_speaks", f"{said}, more than a listener's {params.max_listener_speech_s} s")
-                )
+                c = c.rejected("listener_speaks", f"{said}, more than a listener's {params.max_listener_speech_s} s")
             elif role == "listener" and others < params.min_other_speech_s:
-                rejected.append(
-                    c.rejected(
-                        "nothing_to_hear",
-                        f"the others speak {others:.3f} s in the window, less than {params.min_other_speech_s} s",
-                    )
-                )
-            else:
-                pool.append(c)
+                why = f"the others speak {others:.3f} s in the window, less than {params.min_other_speech_s} s"
+                c = c.rejected("nothing_to_hear", why)
+            (pool if c.reason is None else rejected).append(c)
     kept, overlapping = select_non_overlapping(pool)
     return MiningResult(tuple(kept), tuple(rejected + overlapping))
 
@@ -364,14 +358,9 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
         verdict: Candidate | None = None
         tried: set[tuple[float, float]] = set()
         for length in _lengths(params.window, params.grow_step_s):
+            rule = dataclasses.replace(params.window, preferred_s=length)
             try:
-                start, end = place_window(
-                    a_start,
-                    d.end,
-                    meeting.end,
-                    dataclasses.replace(params.window, preferred_s=length),
-                    meeting_start=meeting.start,
-                )
+                start, end = place_window(a_start, d.end, meeting.end, rule, meeting_start=meeting.start)
             except WindowError as exc:
                 verdict = base.rejected(exc.reason, exc.detail)
                 break
@@ -390,15 +379,11 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
             n_resp, n_mark = len(c.info["proposal_responses"]), len(c.info["agreement_markers"])
             within = f"in the {end - start:.0f} s window"
             if n_resp < params.min_proposal_responses:
-                verdict = c.rejected(
-                    "no_proposal_response",
-                    f"{n_resp} proposal-response pair(s) {within}, fewer than {params.min_proposal_responses}",
-                )
+                why = f"{n_resp} proposal-response pair(s) {within}, fewer than {params.min_proposal_responses}"
+                verdict = c.rejected("no_proposal_response", why)
             elif n_mark < params.min_agreement_markers:
-                verdict = c.rejected(
-                    "no_agreement_marker",
-                    f"{n_mark} agreement marker(s) {within}, fewer than {params.min_agreement_markers}",
-                )
+                why = f"{n_mark} agreement marker(s) {within}, fewer than {params.min_agreement_markers}"
+                verdict = c.rejected("no_agreement_marker", why)
             else:
                 verdict = c
                 break
