@@ -192,11 +192,8 @@ def _vote(labels: tuple) -> tuple[str, str, Any]:
     if a1 == a2:
         return "gold", "unanimous" if adj is None or adj == a1 else "majority", a1
     if adj is None:
-        return (
-            "discard",
-            "not_adjudicated",
-            f"the annotators disagree ({_show(a1)} vs {_show(a2)}) and the adjudicator left it blank",
-        )
+        why = f"the annotators disagree ({_show(a1)} vs {_show(a2)}) and the adjudicator left it blank"
+        return "discard", "not_adjudicated", why
     if adj in (a1, a2):
         return "gold", "majority", adj
     return "discard", "no_majority", f"three different labels: {_show(a1)}, {_show(a2)}, {_show(adj)}"
@@ -237,11 +234,8 @@ def adjudicate(
             elif pair_gold is None:
                 why = next((d["reason"] for d in discarded if d["item_id"] == str(pair["id"])), "no gold")
                 problem = ("not_applicable", f"the task3_1 item {pair['id']} of this clip was discarded ({why})")
-            elif pair_gold["value"] != "pseudo_consensus":
-                problem = (
-                    "not_applicable",
-                    f"the task3_1 gold of this clip is {pair_gold['value']}, not pseudo_consensus",
-                )
+            elif (pair_value := pair_gold["value"]) != "pseudo_consensus":
+                problem = ("not_applicable", f"the task3_1 gold of this clip is {pair_value}, not pseudo_consensus")
             elif not what:
                 problem = ("no_dissenter", "the majority names no dissenter (none)")
             if problem:

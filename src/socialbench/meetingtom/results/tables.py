@@ -89,9 +89,8 @@ GOLD = {"ami": "gold: AMI addressee annotations, not the paper's human annotatio
 
 def output_files(with_figures: bool = True) -> list[str]:
     """Every file ``tables`` writes (the figure's only when it is given the instances)."""
-    return [f"{t}.{ext}" for t in TABLE_NAMES for ext in ("md", "csv", "tex")] + (
-        list(FIGURE_FILES) if with_figures else []
-    )
+    figures = list(FIGURE_FILES) if with_figures else []
+    return [f"{t}.{ext}" for t in TABLE_NAMES for ext in ("md", "csv", "tex")] + figures
 
 
 # ---- changes ---------------------------------------------------------------------------------------

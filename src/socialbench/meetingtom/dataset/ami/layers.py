@@ -168,9 +168,8 @@ def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> t
                 start = end = nxt if nxt is not None else 0.0
         kind = _local(el.tag)
         text = (el.text or "").strip() if kind == "w" else (el.get("type", "") if kind == "vocalsound" else "")
-        tokens.append(
-            Token(nid, speaker, i, kind, text, start, end, timed, el.get("punc") == "true", el.get("trunc") == "true")
-        )
+        punc, trunc = el.get("punc") == "true", el.get("trunc") == "true"
+        tokens.append(Token(nid, speaker, i, kind, text, start, end, timed, punc, trunc))
     return tuple(tokens), problems
 
 
@@ -203,9 +202,8 @@ class LayerContext:
         if b < a:
             raise _Bad("reversed_range", f"href {href!r}: {last_id} comes before {first_id} in {wfile}")
         toks = self.words[wfile][a : b + 1]
-        return Span(
-            self.speaker_of[wfile], a, b, first_id, last_id, min(t.start for t in toks), max(t.end for t in toks)
-        )
+        start, end = min(t.start for t in toks), max(t.end for t in toks)
+        return Span(self.speaker_of[wfile], a, b, first_id, last_id, start, end)
 
     def type_of(self, href: str) -> OntologyType:
         try:
@@ -402,9 +400,8 @@ def parse_topics(ctx: LayerContext, root: ET.Element, *, file: str) -> list[Topi
                     starts.append(s)
                     ends.append(e)
         start, end = (min(starts), max(ends)) if starts else (None, None)
-        out[at] = Topic(
-            nid, parent, start, end, tuple(spans), type_.name if type_ else None, el.get("other_description")
-        )
+        name = type_.name if type_ else None
+        out[at] = Topic(nid, parent, start, end, tuple(spans), name, el.get("other_description"))
         return start, end
 
     for el in root:

@@ -224,14 +224,9 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
         words[letter] = toks
         layers.add("words")
     wfiles = {f"{meeting}.{s}.words.xml": s for s in words}
-    ctx = LayerContext(
-        meeting,
-        {f: words[s] for f, s in wfiles.items()},
-        {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()},
-        wfiles,
-        resources.ontologies,
-        problems,
-    )
+    positions = {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()}
+    tokens = {f: words[s] for f, s in wfiles.items()}
+    ctx = LayerContext(meeting, tokens, positions, wfiles, resources.ontologies, problems)
 
     def roots(layer: str):
         """(letter, file, root element) of each readable file of a per-speaker layer."""
