@@ -25,11 +25,9 @@ from socialbench.core.io import (
 from socialbench.core.io import write_text_atomic as write_text
 from socialbench.core.paths import check_io, resolve_inside
 
+TYPER = dict(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 meetingtom_app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="MeetingToM data: the demo release, AMI sources, you events, mining, clips, Task 2.1 instances.",
+    **TYPER, help="MeetingToM data: the demo release, AMI sources, you events, mining, clips, Task 2.1 instances."
 )
 app = meetingtom_app  # the name socialbench.cli mounts every benchmark's commands by
 Opt = typer.Option
@@ -352,9 +350,7 @@ def instances_cmd(
 
 
 annotate_app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    **TYPER,
     help="The annotation round-trip (B.3): sheets out, two annotators and an adjudicator in, gold and agreement.",
 )
 meetingtom_app.add_typer(annotate_app, name="annotate")

@@ -74,13 +74,10 @@ class MiningResult:
     def combine(results: Iterable[MiningResult]) -> MiningResult:
         results = list(results)
         order = {t: i for i, t in enumerate(TASKS)}
-        acc = sorted(
-            (c for r in results for c in r.accepted), key=lambda c: (c.meeting, order.get(c.task, 9), c.start, c.id)
-        )
-        rej = sorted(
-            (c for r in results for c in r.rejected),
-            key=lambda c: (c.meeting, order.get(c.task, 9), c.anchor_start, c.id),
-        )
+        acc = [c for r in results for c in r.accepted]
+        rej = [c for r in results for c in r.rejected]
+        acc.sort(key=lambda c: (c.meeting, order.get(c.task, 9), c.start, c.id))
+        rej.sort(key=lambda c: (c.meeting, order.get(c.task, 9), c.anchor_start, c.id))
         return MiningResult(tuple(acc), tuple(rej))
 
 
