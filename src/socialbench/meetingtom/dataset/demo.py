@@ -1,9 +1,6 @@
-"""The embedded demo release, written as a local mirror in the official AMI layout (``generate``):
-``meetingtom_demo_manual.zip`` (the annotations of the scripted meetings,
-:mod:`~socialbench.meetingtom.dataset.demo_script`), its ``.sha256`` file, and
-``amicorpus/<meeting>/video|audio/...`` (their media, :mod:`~socialbench.meetingtom.dataset.demo_media`,
-encoded bit-exact). The same seed gives the same bytes, and the default pipeline reads the mirror
-through the same acquisition, parsing, mining and media code as the real corpus.
+"""The embedded demo release, written as a local mirror in the official AMI layout (``generate``): the
+annotations archive of the scripted meetings (:mod:`.demo_script`), its ``.sha256`` file and their media
+(:mod:`.demo_media`, encoded bit-exact). The same seed gives the same bytes.
 """
 
 from __future__ import annotations

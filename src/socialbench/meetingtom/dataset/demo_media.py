@@ -1,13 +1,8 @@
-"""The embedded demo release's media (pure: a meeting's script -> raw frames and samples), drawn
-from the scripts of :mod:`~socialbench.meetingtom.dataset.demo_script`.
-
-Five views (``Corner`` and ``Closeup1``-``4``) drawn with Pillow (``video_frames``; encoded bit-exact
-by :mod:`~socialbench.meetingtom.dataset.demo`), and a ``Mix-Headset`` WAV (``audio_samples``,
-``wav_bytes``: a tone per speaker while they speak). Everyone looks at the current speaker; the
-speaker of an addressed act looks at the addressee (the close-up pupils and a line in the Corner view
-show it), so a video model has the gaze cue of the paper's Task 2.1. Every frame carries its index
-in the bottom band (:mod:`socialbench.media.synth`), modulo the band's 4,096 (409.6 s at 10 fps: a
-longer meeting, such as the paper-size benchmark's 550 s, starts counting again).
+"""The embedded demo release's media (pure: a meeting's script -> raw frames and samples): five views
+drawn with Pillow (``video_frames``; encoded bit-exact by :mod:`.demo`) and a ``Mix-Headset`` WAV (a tone
+per speaker while they speak). Everyone looks at the current speaker, the speaker of an addressed act at
+the addressee (pupils and a line in the Corner view), so a video model has Task 2.1's gaze cue. Every frame
+carries its index in the bottom band (:mod:`socialbench.media.synth`), modulo the band's 4,096.
 """
 
 from __future__ import annotations

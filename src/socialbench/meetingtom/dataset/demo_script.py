@@ -1,27 +1,16 @@
-"""The embedded demo release's meetings: small AMI meetings scripted from the seed (pure), and
-their annotations as the official NXT files of the AMI layout, so the default pipeline reads them
-through the same acquisition, parsing and mining code as the real corpus. Their media are drawn by
-:mod:`~socialbench.meetingtom.dataset.demo_media`; :mod:`~socialbench.meetingtom.dataset.demo`
-writes the mirror.
+"""The embedded demo release's meetings: small AMI meetings scripted from the seed (pure), and their
+annotations as the official NXT files of the AMI layout, so the default pipeline reads them through the
+same acquisition, parsing and mining code as the real corpus (media: :mod:`.demo_media`; the mirror:
+:mod:`.demo`).
 
-What a meeting holds (``plan_meeting``, pure):
-
-* four participants A-D (``nxt_agent``) with scenario roles and a seeded, non-identity mapping of
-  letters to the close-up cameras (``camera=`` in meetings.xml), as the real corpus has;
-* one scene per 55 s: talk around a topic, an act in which one participant asks another something
-  with a singular deictic "you" (``you_11``, one addressee) in the middle of the scene, the
-  addressee's answer (an adjacency pair), a generic and a discourse-marker "you", a "you" addressed
-  to two people and one without an addressee (so the you-event rules have something to reject), a
-  backchannel, a laugh, a disfluency marker; every second scene closes with a proposal and two
-  agreements that form an AMI decision;
-* or, with ``clips_per_task`` N (``meetingtom.demo.clips_per_task``; the paper-size benchmark), N
-  lean scenes (``_paper_scene_turns``) that give each task family exactly one window under the
-  default mining thresholds: N state, N "you" and N consensus clips a meeting, the paper's 1:1:1
-  (600 per family over 60 meetings is N = 10);
-* NXT layers (``release_files``, ``zip_bytes``): words, segments, dialogue acts (with
-  ``addressee``), adjacency pairs, you-usages, decisions, topics and participant roles, plus the
-  ontologies and a ``meetings.xml`` entry; the archive is stored uncompressed with fixed timestamps,
-  so the same seed gives the same bytes.
+A meeting (``plan_meeting``) has four participants A-D with scenario roles and a seeded, non-identity
+letter -> close-up camera mapping, as the real corpus has; one scene per 55 s, in which one participant
+asks another something with a singular deictic "you" (one addressee) mid-scene and gets an answer, among
+generic, discourse-marker, two-addressee and unaddressed "you"s (for the you-event rules to reject), a
+backchannel, a laugh and a disfluency; every second scene closes with a proposal and two agreements (an AMI
+decision). With ``clips_per_task`` N (the paper-size benchmark) it has N lean scenes
+(``_paper_scene_turns``), one window of each task family each. The archive (``zip_bytes``) is stored
+uncompressed with fixed timestamps: the same seed gives the same bytes.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """The fixed question templates and option vocabularies of MeetingToM's five subtasks (paper 3.2,
-appendix A, B.2). Pure data and functions, no I/O.
+appendix A, B.2: only task variables are filled into fixed formats). Pure data and functions.
 
-B.2: questions follow fixed task formats; only task variables (the target participant, the trigger
-utterance, the addressee candidates, the consensus moment) are filled into the placeholders. The
-paper's own wording was lost with its appendix G; the wording here is ours
-(docs/decisions/meetingtom-methods.md). An option is ``{"label", "value", "text"}``: ``value`` is what
-files hold (a state key, an attitude, a consensus kind, a participant letter), ``text`` what the model and the
-annotators read; labels 1, 2, 3... follow a per-instance seeded shuffle. Labels are numbers, never
-letters: participants are called A-D, so a lettered option list ("A. Participant D") invites the
-model to answer a participant's letter for an option's, a confusion that is wrong but valid.
+The paper's wording was lost with its appendix G; the wording here is ours
+(docs/decisions/meetingtom-methods.md). An option is ``{"label", "value", "text"}``: ``value`` is what files
+hold, ``text`` what the model and annotators read; labels 1, 2, 3... follow a per-instance seeded shuffle.
+Labels are numbers, never letters: the participants are A-D, and a lettered list ("A. Participant D")
+invites a participant's letter for an option's, a confusion that is wrong but valid.
 """
 
 from __future__ import annotations

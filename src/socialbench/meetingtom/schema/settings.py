@@ -1,10 +1,6 @@
-"""The ``meetingtom:`` section of params.yaml as values (defaults filled by the schema at load).
-
-Two sources feed the benchmark, each read through the same acquisition code:
-
-* ``demo``: the embedded demo release, generated from the seed as a local mirror in the official AMI
-  layout (``data/raw/meetingtom/demo/mirror``);
-* ``ami``: the real corpus, from ``ami.mirror`` (a local folder) or the official host.
+"""The ``meetingtom:`` section of params.yaml as values (defaults filled by the schema at load): the two
+sources, ``demo`` (the embedded release, generated as a local mirror in the official AMI layout) and ``ami``
+(the real corpus, from ``ami.mirror`` or the official host), read through the same acquisition code.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""``you`` events: singular deictic "you" whose addressee the dialogue-act layer names.
-
-An event is a word of the you-usages layer with type ``you_11`` (``you-types.xml``: SINGULAR, a
-child of DEICTIC, "deictic referential") that lies inside a dialogue act of the same speaker whose
-``addressee`` attribute names exactly one participant. The addressee is that participant's speaker
-letter (``nxt_agent``, A-D), the same letter system as ``speaker`` and the words files.
-
-:func:`you_candidates` keeps every you-usage with the reason it is not an event (the Task 2 miner
-reports them); :func:`you_events` keeps the events.
+"""``you`` events: singular deictic "you" whose addressee the dialogue-act layer names: a you-usage of
+type ``you_11`` (SINGULAR, "deictic referential") inside a dialogue act of the same speaker whose
+``addressee`` names exactly one participant (a speaker letter A-D, as ``speaker``). :func:`you_candidates`
+keeps every you-usage with the reason it is not an event; :func:`you_events` keeps the events.
 """
 
 from __future__ import annotations
