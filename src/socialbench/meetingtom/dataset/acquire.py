@@ -51,8 +51,7 @@ MEETING_ID = re.compile(r"(?:ES|IS|TS|EN|IB|IN)\d{4}[a-z]?")
 
 
 class Source(NamedTuple):
-    """One file to fetch: ``url`` (http(s) URL, or a path in a local mirror) and ``relpath``, its
-    POSIX path relative to the local root."""
+    """One file to fetch: ``url`` (an http(s) URL or a mirror path) and ``relpath`` under the local root."""
 
     url: str
     relpath: str
@@ -114,8 +113,7 @@ def media_sources(
 
 
 def annotations_source(*, url: str = ANNOTATIONS_URL, mirror: str | os.PathLike[str] | None = None) -> Source:
-    """(url, relpath) of the manual-annotations archive; with ``mirror``, its path in that folder
-    (under the archive's own file name)."""
+    """(url, relpath) of the annotations archive; with ``mirror``, its path in that folder."""
     name = PurePosixPath(url.split("?", 1)[0]).name
     if not name:
         raise ConfigError(f"{redact_url(url, whole_query=True)}: names no archive file")

@@ -95,8 +95,7 @@ def _render_sheet(items: Iterable[Mapping[str, Any]], answers: Mapping[str, str]
 
 
 def export_sheet(items: Iterable[Mapping[str, Any]]) -> str:
-    """The annotation sheet as CSV text: a header (:data:`SHEET_COLUMNS`), then one row per item
-    sorted by item id, with an empty ``answer`` (and ``notes``) column for the annotator."""
+    """The annotation sheet as CSV: :data:`SHEET_COLUMNS`, a row per item by id, ``answer`` left empty."""
     return _render_sheet(items)
 
 

@@ -17,8 +17,7 @@ from socialbench.meetingtom.schema.settings import DEMO_ARCHIVE
 
 
 def generate(out_dir: str | Path, cfg: DemoConfig) -> dict[str, list[str]]:
-    """Write the demo mirror into ``out_dir`` (official layout); return ``{"meetings": [...],
-    "files": [relative paths]}``. The same config gives the same bytes."""
+    """Write the demo mirror into ``out_dir``; return ``{"meetings", "files"}`` (same config, same bytes)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     scripts = [plan_meeting(m, cfg) for m in cfg.corpus]

@@ -71,8 +71,7 @@ def frame_states(script: MeetingScript, fps: int) -> list[_FrameState]:
 
 
 def _gaze_dx(viewer: str, target: str) -> int:
-    """Horizontal pupil offset of ``viewer`` looking at ``target`` from the seats around the table:
-    -1 left, 0 ahead, +1 right."""
+    """Pupil offset of ``viewer`` looking at ``target`` from the seats: -1 left, 0 ahead, +1 right."""
     d = (LETTERS.index(target) - LETTERS.index(viewer)) % 4
     return {1: -1, 2: 0, 3: 1}.get(d, 0)
 
@@ -162,8 +161,7 @@ def _index_band(w: int, h: int, index: int) -> bytes:
 
 
 def audio_samples(script: MeetingScript, cfg: DemoConfig) -> np.ndarray:
-    """Mono int16 samples of the headset mix: each participant's tone while they speak, a noise
-    burst for a laugh (seeded), silence otherwise."""
+    """Mono int16 headset mix: each participant's tone while they speak, seeded noise for a laugh."""
     sr = cfg.sample_rate
     n = int(round(script.seconds * sr))
     mix = np.zeros(n, dtype=np.float64)

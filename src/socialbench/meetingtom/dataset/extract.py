@@ -130,8 +130,7 @@ def write_meeting(out_dir: str | Path, files: Mapping[str, list | dict]) -> None
 
 
 def read_meeting(folder: str | Path) -> dict[str, Any]:
-    """A meeting folder written by :func:`write_meeting`, read back (a missing, truncated or
-    non-JSON file is a one-line DataError naming it)."""
+    """A meeting folder written by :func:`write_meeting`, read back (a bad file is a DataError naming it)."""
     folder = Path(folder)
     path = folder / MEETING_FILE
     if not path.is_file():

@@ -66,8 +66,7 @@ def normalize(value: Any, labels: Sequence[str], *, multi: bool = False) -> tupl
 
 
 def _object(text: str) -> tuple[dict[str, Any] | None, str]:
-    """The JSON object ``text`` holds (fence, trailing period and single quotes tolerated), or None
-    with why not."""
+    """The JSON object ``text`` holds (fence, trailing period, single quotes tolerated), or None and why."""
     t = text.strip()
     fenced = FENCE.match(t)
     if fenced:
@@ -97,8 +96,7 @@ def _from_object(obj: dict[str, Any], labels: Sequence[str], multi: bool) -> dic
 
 
 def split_reasoning(raw: str | None) -> tuple[str | None, str | None]:
-    """``(reasoning, final)``: the text before the last ``Final answer:`` marker and what follows
-    it; without a marker, ``(None, raw)``."""
+    """``(reasoning, final)`` around the last ``Final answer:`` marker; without one, ``(None, raw)``."""
     if raw is None:
         return None, None
     marks = list(MARKER.finditer(raw))
@@ -113,8 +111,7 @@ def _invalid(error: str, reasoning: str | None = None) -> dict[str, Any]:
 
 
 def parse_final(raw: str | None, labels: Sequence[str], *, multi: bool = False) -> dict[str, Any]:
-    """The answer of a response: ``{"answer", "error", "note", "reasoning"}`` (module doc: the same
-    rule whatever the method)."""
+    """The answer of a response: ``{"answer", "error", "note", "reasoning"}`` (the module's one rule)."""
     if raw is None:
         return _invalid("no response")
     obj, why = _object(raw)

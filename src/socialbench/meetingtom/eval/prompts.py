@@ -94,8 +94,7 @@ def audio_part(instance: Mapping[str, Any], spec) -> AudioPart | None:
 
 # ---- the transcript and its ablations ----------------------------------------------------------
 def strip_markers(text: str, markers: Sequence[str]) -> str:
-    """``text`` without the discourse markers (whole words, any case, with their trailing punctuation;
-    spaces closed up)."""
+    """``text`` without the discourse markers (whole words, any case, trailing punctuation; spaces closed up)."""
     alts = "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True))
     pattern = re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])[.,!?;:]*", re.IGNORECASE)
     return re.sub(r"\s{2,}", " ", pattern.sub("", text)).strip()

@@ -26,8 +26,7 @@ ALL = "all"
 
 
 def output_files() -> list[str]:
-    """The files the stability table is written to (always: without params ``meetingtom.robustness``
-    it says there are no order runs)."""
+    """The stability table's files (always written: without order runs it says so)."""
     return [f"{NAME}.{ext}" for ext in ("md", "csv", "tex")]
 
 

@@ -120,8 +120,7 @@ def table_row(category: str, model: str, method: str, setting: str, cells: list[
 
 
 class Context:
-    """What every table is built from: the runs kept (excluded pairs dropped), params, and per-instance
-    gold/predicted values for Macro-F1 intervals when given."""
+    """What every table is built from: the runs kept, params, and per-instance values for Macro-F1 intervals."""
 
     def __init__(
         self,
@@ -147,8 +146,7 @@ class Context:
         self.excluded_notes = excluded_notes(params, self.methods)
 
     def order(self, model: str) -> tuple[int, int, str]:
-        """Human rows first (categories starting with "human"), then the categories as params' models
-        introduce them."""
+        """Human rows first, then the categories in the order params' models introduce them."""
         cats = list(dict.fromkeys(self.categories.values()))
         cat = self.categories.get(model, "")
         return (0 if cat.startswith("human") else 1, cats.index(cat) if cat in cats else len(cats), model)
@@ -491,8 +489,7 @@ def csv_lines(t: rt.Table) -> list[list[Any]]:
 
 
 def table(title: str, blocks: list[rt.Block], notes: list[str]) -> rt.Table:
-    """A table of per-source blocks: the title as heading and caption, notes as paragraphs, the long
-    format as its CSV."""
+    """A table of per-source blocks: title as heading and caption, notes as paragraphs, long format as CSV."""
     t = rt.Table(title, blocks, level=1, caption=title, intro=[INTRO], notes=notes, layout="sections", style=STYLE)
     return replace(t, csv=(CSV_COLUMNS, csv_lines(t)))
 

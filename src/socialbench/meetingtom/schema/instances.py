@@ -73,8 +73,7 @@ def _check_answer(rec: Mapping[str, Any], path: str, rid: str, labels: Sequence[
 
 
 def check_instance(rec: Mapping[str, Any], path: str, line: int | None = None, *, item: bool = False) -> None:
-    """A DataError naming the file, record and field for the first thing wrong with ``rec``
-    (``item``: an annotation item, which has no answer or gold yet)."""
+    """A DataError naming file, record and field for the first thing wrong (``item``: no answer yet)."""
     rid = str(rec.get("id")) if isinstance(rec.get("id"), str) else f"line {line}"
     required = dict(REQUIRED, **(REQUIRED_2_1 if rec.get("task") == TASK else {}))
     for name, kind in required.items():
@@ -104,8 +103,7 @@ def check_instance(rec: Mapping[str, Any], path: str, line: int | None = None, *
 
 
 def load_instances(path: str | Path, *, items: bool = False) -> list[dict[str, Any]]:
-    """Instances (``items``: annotation items) from a JSON-lines file, each checked; duplicate ids
-    are an error."""
+    """Checked instances (``items``: annotation items) from a JSON-lines file; duplicate ids are an error."""
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     seen: dict[str, int] = {}

@@ -21,8 +21,7 @@ DEMO_ARCHIVE = "meetingtom_demo_manual.zip"
 
 @dataclass(frozen=True)
 class SourceSettings:
-    """One source: where its release and media come from, which meetings are processed, and what
-    their Task 2.1 instances give the model."""
+    """One source: where its release and media come from, its meetings, what its instances show."""
 
     name: str
     mirror: str | None

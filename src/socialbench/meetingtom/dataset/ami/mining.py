@@ -404,7 +404,6 @@ def mine_meeting(meeting: Meeting, params: MiningParams = MiningParams(), tasks:
 def mine_corpus(
     meetings: Iterable[Meeting], params: MiningParams = MiningParams(), tasks: Sequence[str] = TASKS
 ) -> MiningResult:
-    """Every meeting mined; kept candidates sorted by meeting, task and start, rejected ones by
-    meeting, task and anchor start."""
+    """Every meeting mined; kept candidates by meeting, task and start, rejected ones by anchor start."""
     with gc_paused():
         return MiningResult.combine([mine_meeting(m, params, tasks) for m in meetings])

@@ -174,8 +174,7 @@ def _letters_on_disk(ami_dir: Path, meeting: str) -> dict[str, set[str]]:
 def parse_meeting(
     ami_dir: str | Path, meeting: str, *, resources: Resources | None = None, strict: bool = False
 ) -> Meeting:
-    """Every layer of one meeting. Problems are collected in ``Meeting.problems``; with
-    ``strict=True`` the first one of an error kind is raised as a DataError."""
+    """Every layer of one meeting; ``strict``: the first problem of an error kind raises a DataError."""
     resources = resources if resources is not None else load_resources(ami_dir)
     with gc_paused():
         return _parse_meeting(Path(ami_dir), meeting, resources, strict)

@@ -110,8 +110,7 @@ class Token:
 
 @dataclass(frozen=True)
 class Span:
-    """A NITE child range resolved to tokens of one words file: indices ``first..last`` inclusive
-    and the time they cover."""
+    """A NITE child range resolved to tokens of one words file (``first..last`` inclusive) and its time."""
 
     speaker: str
     first: int
@@ -266,8 +265,7 @@ def words_text(tokens: Iterable[Token]) -> str:
 
 
 def transcript_words(meeting: Meeting) -> list[TranscriptWord]:
-    """The meeting's words as :class:`socialbench.media.transcript.Word` (punctuation attached to
-    the word before it), for the transcript-window functions."""
+    """The meeting's words as transcript ``Word`` records (punctuation attached), for the windows."""
     return [w for speaker in sorted(meeting.words) for w in transcript_of(meeting.words[speaker], speaker)]
 
 

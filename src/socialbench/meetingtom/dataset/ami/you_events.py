@@ -30,8 +30,7 @@ class YouEvent:
 
 @dataclass(frozen=True)
 class YouCandidate:
-    """A you-usage, the dialogue act it lies in (if any), and either its single addressee or why it
-    has none (``reason`` is None exactly for events)."""
+    """A you-usage, its dialogue act (if any), and its single addressee or why it has none (``reason``)."""
 
     meeting: str
     usage: YouUsage
