@@ -156,8 +156,7 @@ class MeetingToMBenchmark(Benchmark):
         return out
 
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
-        """The prompt hash, and which method and ablation the run is (MLflow params: the runs
-        table groups by them); an order run (params ``meetingtom.robustness``) its option order too."""
+        """The prompt hash, the method and ablation (MLflow params the runs table groups by), an order run's order."""
         rn = RunName.parse(method)
         return {
             "prompt_template_sha256": self.prompt_hash(method, settings),

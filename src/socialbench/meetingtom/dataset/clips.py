@@ -101,8 +101,7 @@ def make_clips(
     root: str | Path = ".",
     source: str = "fetched.json",
 ) -> dict[str, Any]:
-    """Cut every clip of one meeting into ``out_dir`` and write its records (module doc); returns
-    the summary. ``settings`` is the media section (:class:`socialbench.media.settings.MediaSettings`)."""
+    """Cut every clip of one meeting into ``out_dir``, write its records (module doc) and return the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(root)

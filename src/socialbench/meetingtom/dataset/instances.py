@@ -24,8 +24,7 @@ from socialbench.meetingtom.schema.questions import meeting_stage, participant_o
 def shuffled_options(
     participants: Sequence[str], speaker: str, iid: str, seed: int, include_speaker: bool
 ) -> list[dict[str, str]]:
-    """Task 2.1's candidate addressees: letters A, B... over the participants (the speaker only
-    with ``include_speaker``), shuffled with the instance's own seed."""
+    """Task 2.1's candidate addressees (the speaker only with ``include_speaker``), shuffled per instance."""
     return participant_options(participants, seed, iid, exclude=() if include_speaker else (speaker,))
 
 
@@ -210,8 +209,7 @@ def item_task1(
 
 
 def reply_of(meeting: Mapping[str, Any], act_id: str | None, addressee: str) -> dict[str, Any] | None:
-    """The addressee's reply to the act: the first adjacency pair from the act to an act of the
-    addressee (its type: POS, NEG, UNC, PART, ELA), or None."""
+    """The addressee's reply to the act: the first adjacency pair from it to an act of the addressee, or None."""
     acts = {a["id"]: a for a in meeting.get("acts.jsonl", [])}
     for p in meeting.get("pairs.jsonl", []):
         target = acts.get(p.get("target"))

@@ -49,14 +49,12 @@ def no_call_answer(instance: dict[str, Any], problem: str) -> Final:
 
 
 def not_evaluated_answer(instance: dict[str, Any], reason: str) -> Final:
-    """An instance the setting does not evaluate (Task 1 with contextual priors): no call, and left out
-    of scoring (``not_evaluated``), not scored invalid."""
+    """An instance the setting does not evaluate (Task 1 with priors): no call, left out of scoring."""
     return Final(fields={**_NO_CALL_FIELDS, "inputs": [], "not_evaluated": reason}, error=None)
 
 
 def value_of_answer(instance: dict[str, Any], answer: Any) -> Any:
-    """The option value(s) of an answer: a state, an attitude, a participant letter (Task 3.2: the
-    sorted letters of the chosen participants); None for no answer."""
+    """The option value(s) of an answer (Task 3.2: the sorted letters chosen); None for no answer."""
     if answer is None:
         return None
     by_label = {o["label"]: o["value"] for o in instance["options"]}

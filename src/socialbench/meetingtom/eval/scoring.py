@@ -53,8 +53,7 @@ class Group(NamedTuple):
 
     @classmethod
     def parse(cls, key: str) -> Group:
-        """The group of string form ``key``; a ValueError naming it when it is not ``<task>/<source>``
-        with a task of :data:`TASKS` and a non-empty source."""
+        """The group of string form ``key``; a ValueError naming it unless ``<task>/<source>`` of a known task."""
         task, sep, source = key.partition("/") if isinstance(key, str) else ("", "", "")
         if not sep or task not in TASKS or not source or "/" in source:
             raise ValueError(f"group {key!r}: a group is <task>/<source> with a task of {', '.join(TASKS)}")
@@ -271,8 +270,7 @@ def score(
     lines: Sequence[int] | None = None,
     instances_source: str = "instances",
 ) -> dict[str, dict[str, Any]]:
-    """Scores per group (``{"<task>/<source>": metrics}``, as score files hold them); bad predictions as in
-    ``outcomes``."""
+    """Scores per group as score files hold them (by ``<task>/<source>``); bad predictions as in ``outcomes``."""
     return keyed_by_string(
         score_outcomes(outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source))
     )

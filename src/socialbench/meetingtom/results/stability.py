@@ -97,8 +97,7 @@ def stability_files(
     summaries: Mapping[tuple[str, str], RunSummary] | None,
     params: Mapping[str, Any],
 ) -> dict[str, Table]:
-    """stability.md/.csv/.tex: the table, or without params ``meetingtom.robustness`` (or without the
-    per-instance data: the runs' summaries) an empty one saying why."""
+    """stability.md/.csv/.tex: the table, or an empty one saying why (no robustness runs or no outcomes)."""
     robustness = (params.get("meetingtom") or {}).get("robustness")
     notes = [
         "Beyond the paper (docs/decisions.md, 'Answer stability under option order'): no number here is"

@@ -468,8 +468,7 @@ CSV_COLUMNS = (
 
 
 def csv_lines(t: rt.Table) -> list[list[Any]]:
-    """The long format: one line per cell (source, row, task and metric, value and interval), from the
-    keys of its block, row and column (``rt.keyed_cells``); the numbers as ``Num``, which the table writes."""
+    """The long format: one line per cell, from the keys of its block, row and column (``rt.keyed_cells``)."""
     return [
         [
             *source,

@@ -110,8 +110,7 @@ class MiningParams:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> MiningParams:
-        """From a params section like ``{"you": {"window": {"preferred_s": 50}}, "state": {...}}``;
-        an unknown key or a value of the wrong kind is a ConfigError."""
+        """From a params section; an unknown key or a value of the wrong kind is a ConfigError naming it."""
         return _build(cls, data or {}, "mining")
 
 

@@ -141,8 +141,7 @@ def answer_format(task: str) -> str:
 
 
 def answer_rule(task: str, form: str) -> str:
-    """The reasoning methods' closing instruction (``$answer_rule``) in answer form ``form``:
-    ``json`` (reasoning and answer in one JSON object) or ``final_line`` (a ``Final answer:`` line)."""
+    """The reasoning methods' closing instruction (``$answer_rule``) in answer form ``json`` or ``final_line``."""
     if form == "final_line":
         return f'Then give the final line "Final answer: " followed by {answer_format(task)}.'
     fmt = answer_format(task).replace('{"answer"', '{"reasoning": "<your reasoning>", "answer"', 1)

@@ -295,8 +295,7 @@ def _ontology_type(ctx: LayerContext, el: ET.Element, role: str, file: str, nid:
 
 
 def _anchored_spans(ctx: LayerContext, el: ET.Element, file: str, nid: str, what: str) -> list:
-    """The word spans of an element that must have words; none (reported when it has no children
-    at all: its hrefs are dangling) means the element is left out."""
+    """The word spans of an element that must have words; none (dangling hrefs reported) leaves it out."""
     spans = _spans(ctx, el, file, nid)
     if not spans and not _children(el):
         ctx.problem(file, nid, "dangling_href", f"{what}; left out")

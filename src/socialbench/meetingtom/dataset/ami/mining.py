@@ -42,8 +42,7 @@ _EPS = 1e-6
 
 @dataclass(frozen=True)
 class Candidate:
-    """A mined span. ``reason`` is None for kept candidates; otherwise a code (``overlap``,
-    ``anchor_too_long``, ``no_agreement_marker``...) and ``detail`` says it in words."""
+    """A mined span; ``reason`` (a code) and ``detail`` (in words) say why it was rejected, None when kept."""
 
     task: str
     id: str

@@ -35,8 +35,7 @@ ERROR_KINDS = frozenset(
 
 @dataclass(frozen=True)
 class Problem:
-    """One report entry: what is wrong (``kind``, ``message``), in which meeting, file (relative to
-    the AMI folder) and element (its ``nite:id``, when it has one)."""
+    """One report entry: ``kind`` and ``message``, in which meeting, file (under the AMI folder) and element."""
 
     meeting: str
     file: str
