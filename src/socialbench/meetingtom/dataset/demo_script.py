@@ -347,6 +347,11 @@ def _pointer(role: str, href: str) -> str:
     return f'      <nite:pointer role="{role}" href="{href}"/>\n'
 
 
+def _element(opening: str, *children: str) -> str:
+    """``<opening>``, the children (each a line of its own), the closing tag."""
+    return f"   <{opening}>\n{''.join(children)}   </{opening.split(' ', 1)[0]}>\n"
+
+
 ONTOLOGIES = {
     "da-types.xml": '<da-type nite:id="cmrda" name="da-type" {ns}>\n'
     '   <da-type nite:id="ami_daclass_0" name="minor" gloss="Minor">\n'
@@ -416,24 +421,16 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
         dacts = segs = yous = ""
         for a in acts:
             addr = f" addressee={quoteattr(','.join(a.addressee))}" if a.addressee else ""
-            dacts += (
-                f'   <dact nite:id="{a.act_id(m)}"{addr}>\n'
-                + _pointer("da-aspect", f"da-types.xml#id({DA_IDS[a.type]})")
-                + _child(_ref(m, x, a.first, a.last))
-                + "   </dact>\n"
-            )
-            segs += (
-                f'   <segment nite:id="{m}.sync.{x}{a.n}" channel="{LETTERS.index(x)}"'
-                f' transcriber_start="{max(0.0, a.start - 0.1):.3f}"'
-                f' transcriber_end="{a.end + 0.1:.3f}">\n' + _child(_ref(m, x, a.first, a.last)) + "   </segment>\n"
-            )
+            words = _child(_ref(m, x, a.first, a.last))
+            da_type = _pointer("da-aspect", f"da-types.xml#id({DA_IDS[a.type]})")
+            dacts += _element(f'dact nite:id="{a.act_id(m)}"{addr}', da_type, words)
+            times = f'transcriber_start="{max(0.0, a.start - 0.1):.3f}" transcriber_end="{a.end + 0.1:.3f}"'
+            segs += _element(f'segment nite:id="{m}.sync.{x}{a.n}" channel="{LETTERS.index(x)}" {times}', words)
             for idx, kind in a.yous:
                 n_you = yous.count("<you-usage") + 1
-                yous += (
-                    f'   <you-usage nite:id="{m}.{x}.you.{n_you}" unsure="false">\n'
-                    + _pointer("type", f"you-types.xml#id({YOU_IDS[kind]})")
-                    + _child(_ref(m, x, idx))
-                    + "   </you-usage>\n"
+                you_type = _pointer("type", f"you-types.xml#id({YOU_IDS[kind]})")
+                yous += _element(
+                    f'you-usage nite:id="{m}.{x}.you.{n_you}" unsure="false"', you_type, _child(_ref(m, x, idx))
                 )
         files[f"dialogueActs/{m}.{x}.dialog-act.xml"] = _root(f"{m}.{x}.dialog-act", dacts)
         files[f"segments/{m}.{x}.segments.xml"] = _root(f"{m}.{x}.segs", segs)
@@ -443,12 +440,11 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
     pairs = ""
     for n, (ap, s, t) in enumerate(script.pairs, 1):
         src, tgt = script.acts[s], script.acts[t]
-        pairs += (
-            f'   <adjacency-pair nite:id="{m}.adjacency-pairs.demo.{n}">\n'
-            + _pointer("source", f"{m}.{src.speaker}.dialog-act.xml#id({src.act_id(m)})")
-            + _pointer("target", f"{m}.{tgt.speaker}.dialog-act.xml#id({tgt.act_id(m)})")
-            + _pointer("type", f"ap-types.xml#id({AP_IDS[ap]})")
-            + "   </adjacency-pair>\n"
+        pairs += _element(
+            f'adjacency-pair nite:id="{m}.adjacency-pairs.demo.{n}"',
+            _pointer("source", f"{m}.{src.speaker}.dialog-act.xml#id({src.act_id(m)})"),
+            _pointer("target", f"{m}.{tgt.speaker}.dialog-act.xml#id({tgt.act_id(m)})"),
+            _pointer("type", f"ap-types.xml#id({AP_IDS[ap]})"),
         )
     files[f"dialogueActs/{m}.adjacency-pairs.xml"] = _root(f"{m}.adjacency-pairs", pairs)
     dec = ""
@@ -456,7 +452,7 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
         kids = "".join(
             _child(_ref(m, script.acts[i].speaker, script.acts[i].first, script.acts[i].last)) for i in act_ids
         )
-        dec += f'   <decision nite:id="{m}.decision.demo.{n}" external="false">\n{kids}   </decision>\n'
+        dec += _element(f'decision nite:id="{m}.decision.demo.{n}" external="false"', kids)
     files[f"decision/manual/{m}.decision.xml"] = _root(f"{m}.decision", dec)
     top = ""
     for n, (type_id, desc, start, end) in enumerate(script.topics, 1):
@@ -465,12 +461,8 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
             idx = [i for i, t in enumerate(script.tokens[x]) if start <= t.start < end + 1e-6]
             if idx:
                 kids += _child(_ref(m, x, idx[0], idx[-1]))
-        top += (
-            f'   <topic nite:id="{m}.topic.demo.{n}" other_description={quoteattr(desc)}>\n'
-            + _pointer("scenario_topic_type", f"default-topics.xml#id({type_id})")
-            + kids
-            + "   </topic>\n"
-        )
+        topic_type = _pointer("scenario_topic_type", f"default-topics.xml#id({type_id})")
+        top += _element(f'topic nite:id="{m}.topic.demo.{n}" other_description={quoteattr(desc)}', topic_type, kids)
     files[f"topics/{m}.topic.xml"] = _root(f"{m}.topic", top)
     return files
 
