@@ -143,15 +143,8 @@ def make_clips(
         try:
             fps = probe(sources[0]).fps
             start, end = frame_aligned(c["start"], c["end"], fps) if fps else (c["start"], c["end"])
-            cut_views(
-                sources,
-                start,
-                end,
-                outputs,
-                mosaic=mosaic,
-                encode=encode,
-                max_skew_frames=settings.max_view_skew_frames,
-            )
+            skew = settings.max_view_skew_frames
+            cut_views(sources, start, end, outputs, mosaic=mosaic, encode=encode, max_skew_frames=skew)
             audio = None
             if audio_path is not None:
                 extract_audio(audio_path, folder / "audio.wav", start=c["start"], end=c["end"])

@@ -60,15 +60,10 @@ def context_of(
     line_acts = []
     for t in turns:
         t0, t1 = start + t["start"], start + t["end"]
-        best = max(
-            (
-                a
-                for a in acts.near(t0, t1)
-                if a["speaker"] == t["speaker"] and _overlap(a["start"], a["end"], t0, t1) > 0
-            ),
-            key=lambda a: (_overlap(a["start"], a["end"], t0, t1), a["id"]),
-            default=None,
-        )
+        own = [
+            a for a in acts.near(t0, t1) if a["speaker"] == t["speaker"] and _overlap(a["start"], a["end"], t0, t1) > 0
+        ]
+        best = max(own, key=lambda a: (_overlap(a["start"], a["end"], t0, t1), a["id"]), default=None)
         line_acts.append(best["type"] if best else None)
     return {
         "roles": roles,

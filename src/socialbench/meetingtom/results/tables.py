@@ -469,22 +469,12 @@ CSV_COLUMNS = (
 
 def csv_lines(t: rt.Table) -> list[list[Any]]:
     """The long format: one line per cell, from the keys of its block, row and column (``rt.keyed_cells``)."""
-    return [
-        [
-            *source,
-            *row,
-            task,
-            metric,
-            Num(c.value),
-            Num(c.low),
-            Num(c.high),
-            c.n if c.n is not None else ("" if c.text else n_total),
-            n_total,
-            Num(c.delta),
-            c.text or "",
-        ]
-        for source, row, (task, metric, n_total), c in rt.keyed_cells(t)
-    ]
+    out = []
+    for source, row, (task, metric, n_total), c in rt.keyed_cells(t):
+        n = c.n if c.n is not None else ("" if c.text else n_total)
+        interval = [Num(c.value), Num(c.low), Num(c.high)]
+        out.append([*source, *row, task, metric, *interval, n, n_total, Num(c.delta), c.text or ""])
+    return out
 
 
 def table(title: str, blocks: list[rt.Block], notes: list[str]) -> rt.Table:
