@@ -73,33 +73,23 @@ class MeetingToMBenchmark(Benchmark):
         return [*super().settings_keys(section, run), *markers]
 
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
-        """What a run needs of its model, from its settings (B.5): where its modality shows the video (its
-        own, else a source's: ``demo.modality``, ``ami.modality``), the clip natively (``ingestion:
-        native``), as frames (``frames``) or either (``auto``). The audio track is no need: it goes to a
-        model that takes audio, a model that does not gets the clip without it (and the transcript
-        wherever the modality shows utterances)."""
+        """What a run needs of its model (B.5): where its modality (else a source's) shows the video, the clip
+        natively, as frames or either, per ``ingestion``. Audio is no need: a model without it gets none."""
         from socialbench.meetingtom.schema.methods import settings_of
 
         s = settings_of(self.method_settings(section, run))
-        shown = (
-            [s["modality"]] if s["modality"] else [(section.get(src) or {}).get("modality") for src in ("demo", "ami")]
-        )
+        shown = [s["modality"]] if s["modality"] else [(section.get(x) or {}).get("modality") for x in ("demo", "ami")]
         if not any(m in ("video", "both") for m in shown):
             return ()
-        return (
-            {
-                "native": Need(("video",), "native video (ingestion: native)"),
-                "frames": Need(("frames",), "video frames (ingestion: frames)"),
-            }.get(s["ingestion"])
-            or Need(("video", "frames"), "the clip's video"),
-        )
+        needs = {
+            "native": Need(("video",), "native video (ingestion: native)"),
+            "frames": Need(("frames",), "video frames (ingestion: frames)"),
+        }
+        return (needs.get(s["ingestion"]) or Need(("video", "frames"), "the clip's video"),)
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
-        """Core's checks, and: each method's options against the closed lists of settings and values
-        (``eval.prompts.settings_of``), the meetings against the corpus they refer to (``demo.meetings``
-        within ``demo.corpus``, ``dev_meetings`` within a source's meetings), ``mining`` against the
-        mining thresholds (unknown keys, negative windows), ``demo.seconds`` against
-        ``demo.clips_per_task`` (N lean scenes last N x 55 s)."""
+        """Core's checks, and: method options and ablations (``settings_of``), the meetings against their
+        corpus, ``mining`` against the thresholds, ``demo.seconds`` against ``demo.clips_per_task``."""
         from socialbench.core.errors import ConfigError
         from socialbench.meetingtom.schema.methods import settings_of
         from socialbench.meetingtom.schema.mining import MiningParams
@@ -107,11 +97,8 @@ class MeetingToMBenchmark(Benchmark):
 
         problems = super().params_problems(section)
         markers = list(section.get("discourse_markers") or [])
-        for where, entries in (
-            ("method_options", section.get("method_options")),
-            ("ablations", section.get("ablations")),
-        ):
-            for name, entry in (entries or {}).items():
+        for where in ("method_options", "ablations"):
+            for name, entry in (section.get(where) or {}).items():
                 try:
                     settings_of({**entry, "markers": markers} if entry.get("remove_markers") else entry)
                 except ConfigError as exc:
@@ -143,19 +130,16 @@ class MeetingToMBenchmark(Benchmark):
         return problems
 
     def _template_problems(self, run: str) -> list[str]:
-        """Each template file run ``run`` reads (an ablation's own where it has one: core's
-        ``template_folder``), rendered with dummy values for the placeholders the answering methods fill
-        (``schema.methods.TEMPLATE_PLACEHOLDERS``): one that is missing, not UTF-8, or names a placeholder
-        no method fills fails here, naming the run's key, not at its first call."""
+        """Each template file the run reads, rendered with dummy placeholders (``TEMPLATE_PLACEHOLDERS``): a
+        missing, non-UTF-8 or wrongly filled one fails here, naming the run's key, not at its first call."""
         from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
         from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS, method_templates
 
         rn = RunName.parse(run)
-        base, variant = rn.method, rn.ablation
-        key = f"ablations.{variant}" if variant else f"method_options.{base}"
+        key = f"ablations.{rn.ablation}" if rn.ablation else f"method_options.{rn.method}"
         out = []
-        for name in method_templates(base):  # schema/, not the method's module: loading params imports no method
+        for name in method_templates(rn.method):  # schema/, not the method's module: loading params imports no method
             where = f"{self.template_folder(run, name)}/{name}"
             try:
                 text = self.template(run, name)
@@ -172,8 +156,7 @@ class MeetingToMBenchmark(Benchmark):
         return out
 
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
-        """The prompt hash, and which method and ablation the run is (MLflow params: the runs
-        table groups by them); an order run (params ``meetingtom.robustness``) its option order too."""
+        """The prompt hash, the method and ablation (MLflow params the runs table groups by), an order run's order."""
         rn = RunName.parse(method)
         return {
             "prompt_template_sha256": self.prompt_hash(method, settings),
@@ -243,15 +226,13 @@ class MeetingToMBenchmark(Benchmark):
         lines: Sequence[int] | None = None,
         instances_source: str = "instances",
     ) -> list[dict[str, Any]]:
-        """Per instance, whether it is evaluated and right, and its gold and predicted values
-        (``eval.scoring.outcome_rows``)."""
+        """Per instance, whether it is evaluated and right, with its values (``eval.scoring.outcome_rows``)."""
         from socialbench.meetingtom.eval.scoring import outcome_rows
 
         return outcome_rows(instances, predictions, source=source, lines=lines, instances_source=instances_source)
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
-        """Per instance, the outcome's flags and answer code; the Macro-F1 groups' values
-        (``results.intervals.RunSummary``)."""
+        """The run's per-instance summary (``results.intervals.RunSummary``)."""
         from socialbench.meetingtom.results.intervals import run_summary
 
         return run_summary(rows, source)
@@ -274,8 +255,7 @@ class MeetingToMBenchmark(Benchmark):
         instances: list[dict[str, Any]] | None = None,
         summaries: dict | None = None,
     ) -> dict[str, str | bytes]:
-        """stability.md/.csv/.tex: answer stability under option order (params
-        ``meetingtom.robustness``; ``results.stability``), from the order runs' summaries (``run_summary``)."""
+        """stability.md/.csv/.tex: answer stability under option order (``meetingtom.robustness``)."""
         from socialbench.meetingtom.results.stability import stability_files
 
         return dict(stability_files(instances, summaries, params))

@@ -1,16 +1,8 @@
 """``socialbench meetingtom ...``: MeetingToM data commands, each with explicit paths.
 
-Mounted on the main app as ``socialbench meetingtom`` (socialbench.cli mounts ``app``, the same as ``meetingtom_app``).
-The pipeline's stages, in order (rules/meetingtom.smk; docs/meetingtom.md):
-
-* ``socialbench demo --benchmark meetingtom``: the demo release as a local mirror (official layout);
-* ``release``: a source's annotations release (archive fetched, checked and extracted, or an unpacked
-  mirror read in place, or a note that the mirror is absent);
-* ``media``: one meeting's videos and audio; ``extract``: one meeting's you events, candidates,
-  rejected candidates, parse problems and transcript words; ``clips``: one meeting's clips;
-* ``instances``: a source's Task 2.1 instances; ``consolidate``: the task files and the splits.
-
-``you-events`` and ``mine`` run on any annotations folder with the default thresholds.
+Mounted on the main app as ``socialbench meetingtom``. The pipeline's stages in order (rules/meetingtom.smk;
+docs/meetingtom.md): ``release``, ``media``, ``extract``, ``clips`` (per meeting), ``instances``, ``annotate``
+and ``consolidate``; ``you-events`` and ``mine`` run on any annotations folder with the default thresholds.
 """
 
 from __future__ import annotations
@@ -21,12 +13,21 @@ from pathlib import Path
 import typer
 
 from socialbench.core.errors import ConfigError, DataError, SocialbenchError
+from socialbench.core.io import (
+    decode_utf8,
+    parse_json,
+    parse_json_object,
+    read_file_bytes,
+    read_jsonl,
+    write_json,
+    write_jsonl,
+)
+from socialbench.core.io import write_text_atomic as write_text
+from socialbench.core.paths import check_io, resolve_inside
 
+TYPER = dict(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 meetingtom_app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="MeetingToM data: the demo release, AMI sources, you events, mining, clips, Task 2.1 instances.",
+    **TYPER, help="MeetingToM data: the demo release, AMI sources, you events, mining, clips, Task 2.1 instances."
 )
 app = meetingtom_app  # the name socialbench.cli mounts every benchmark's commands by
 Opt = typer.Option
@@ -39,8 +40,6 @@ def _corpus(ami: Path, meetings: list[str] | None, strict: bool):
 
 
 def _write_problems(path: Path | None, corpus) -> None:
-    from socialbench.core.io import write_jsonl
-
     if path is not None:
         write_jsonl(path, [p.as_dict() for p in corpus.problems])
 
@@ -60,10 +59,7 @@ def you_events_cmd(
 ) -> None:
     """Singular deictic "you" (you_11) inside a dialogue act of the same speaker that names exactly
     one addressee, sorted by meeting and start time."""
-    from socialbench.core.paths import check_io
-
     check_io({"--ami": ami}, {"--out": out, "--problems": problems}, folders=("--ami",))
-    from socialbench.core.io import write_jsonl
     from socialbench.meetingtom.dataset.ami.you_events import you_events
 
     corpus = _corpus(ami, meeting, strict)
@@ -87,10 +83,7 @@ def mine_cmd(
     strict: bool = Opt(False, help="stop at the first annotation error instead of reporting it"),
 ) -> None:
     """Mine non-overlapping candidate windows for the three MeetingToM tasks (default thresholds)."""
-    from socialbench.core.paths import check_io
-
     check_io({"--ami": ami}, {"--out": out, "--report": report, "--problems": problems}, folders=("--ami",))
-    from socialbench.core.io import write_jsonl
     from socialbench.meetingtom.dataset.ami.mining import TASKS, mine_corpus
 
     tasks = tuple(task) if task else TASKS
@@ -133,10 +126,8 @@ def _source(p: dict, name: str):
 
 def _meeting_of(source, meeting: str) -> None:
     if meeting not in source.meetings:
-        raise ConfigError(
-            f"meetingtom.{source.name}.meetings: {meeting} is not"
-            f" listed (listed: {', '.join(source.meetings) or 'none'})"
-        )
+        listed = ", ".join(source.meetings) or "none"
+        raise ConfigError(f"meetingtom.{source.name}.meetings: {meeting} is not listed (listed: {listed})")
 
 
 @meetingtom_app.command("release")
@@ -148,8 +139,6 @@ def release_cmd(
 ) -> None:
     """Acquire a source's manual-annotations release (fetch, checksum, safe extraction; or read an
     unpacked mirror in place; or note that the mirror is absent)."""
-    from socialbench.core.paths import check_io
-
     check_io({"--params": params}, {"--out": out, "--downloads": downloads}, folders=("--out", "--downloads"))
     from socialbench.meetingtom.dataset.release import acquire_release
 
@@ -176,8 +165,6 @@ def media_cmd(
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """Fetch one meeting's views (meetingtom.<source>.views) and write amicorpus/<meeting>/fetched.json."""
-    from socialbench.core.paths import check_io
-
     check_io({"--params": params}, {"--dest-root": dest_root}, folders=("--dest-root",))
     from socialbench.meetingtom.dataset.release import fetch_meeting_media
 
@@ -202,8 +189,6 @@ def extract_cmd(
 ) -> None:
     """One meeting's you events, mined candidates (thresholds: meetingtom.mining), rejected
     candidates with reasons, parse problems and transcript words."""
-    from socialbench.core.paths import check_io
-
     check_io({"--release": release, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--out-dir"))
     from socialbench.meetingtom.dataset.extract import absent_meeting, extract_meeting, write_meeting
     from socialbench.meetingtom.dataset.release import read_source
@@ -236,8 +221,6 @@ def clips_cmd(
     """Clips of the meeting's kept candidates (meetingtom.clips.tasks): Corner, close-ups by
     participant letter, the 2x2 mosaic, audio and transcript with the same timestamps, and frames
     at media.meeting_fps. Clips that cannot be made go to report.jsonl (media.on_error)."""
-    from socialbench.core.paths import check_io
-
     check_io(
         {"--meeting-dir": meeting_dir, "--fetched": fetched, "--params": params},
         {"--out-dir": out_dir},
@@ -253,8 +236,6 @@ def clips_cmd(
     m = read_meeting(meeting_dir)
     if not fetched.exists():
         raise SocialbenchError(f"{fetched}: not found (socialbench meetingtom media writes it)")
-    from socialbench.core.io import parse_json_object, read_file_bytes
-
     rec = parse_json_object(read_file_bytes(fetched), str(fetched), "(the fetched media)")
     summary = make_clips(
         m["meeting.json"],
@@ -280,8 +261,7 @@ def instances_cmd(
     release: Path = Opt(..., help="the source's release folder"),
     meetings_dir: Path = Opt(..., help="folder of the per-meeting folders written by `extract` (<dir>/<meeting>/)"),
     clips_dir: Path | None = Opt(
-        None,
-        help="folder of the per-meeting clips folders (<dir>/<meeting>/); none for a source without views",
+        None, help="folder of the per-meeting clips folders (<dir>/<meeting>/); none for a source without views"
     ),
     out_dir: Path = Opt(
         ...,
@@ -293,15 +273,11 @@ def instances_cmd(
     """Task 2.1 instances of one source's meetings (meetingtom.<source>.meetings), gold from their
     you events; the items of the annotated tasks (1, 2.2, 3.1, 3.2) and their annotation sheet;
     candidates that make no instance go to report.jsonl with the reason."""
-    from socialbench.core.paths import check_io
-
     check_io(
         {"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params},
         {"--out-dir": out_dir},
         folders=("--release", "--meetings-dir", "--clips-dir", "--out-dir"),
     )
-    from socialbench.core.io import read_jsonl, write_json, write_jsonl
-    from socialbench.core.io import write_text_atomic as write_text
     from socialbench.meetingtom.dataset.ami.you_events import layer_agreement_records
     from socialbench.meetingtom.dataset.annotation import agreement_subset, export_sheet
     from socialbench.meetingtom.dataset.extract import read_meeting
@@ -374,17 +350,13 @@ def instances_cmd(
 
 
 annotate_app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    **TYPER,
     help="The annotation round-trip (B.3): sheets out, two annotators and an adjudicator in, gold and agreement.",
 )
 meetingtom_app.add_typer(annotate_app, name="annotate")
 
 
 def _sheet_text(path: Path) -> str:
-    from socialbench.core.errors import DataError
-
     try:
         return path.read_text("utf-8")
     except UnicodeDecodeError as exc:
@@ -397,10 +369,7 @@ def annotate_export_cmd(
     out: Path = Opt(..., help="the annotation sheet (CSV: one row per item with its clip paths, question and options)"),
 ) -> None:
     """The annotation sheet of a source's items (the instances stage also writes it as sheet.csv)."""
-    from socialbench.core.paths import check_io
-
     check_io({"--items": items}, {"--out": out})
-    from socialbench.core.io import write_text_atomic as write_text
     from socialbench.meetingtom.dataset.annotation import export_sheet
     from socialbench.meetingtom.schema.instances import load_instances
 
@@ -421,12 +390,9 @@ def annotate_simulate_cmd(
     """Simulated annotators for the demo: a TEST DOUBLE for the human annotators of B.3 (each sheet
     says so in its notes column), filling the exported sheet from rules over the items' AMI
     metadata with seeded disagreement, so the round-trip (majority vote, kappa) runs end to end."""
-    from socialbench.core.paths import check_io, resolve_inside
-
     check_io({"--items": items, "--sheet": sheet, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     # each sheet inside --out-dir (a link named like a sheet that leads elsewhere is refused), before any work
     targets = [resolve_inside(out_dir, name, "--out-dir", what="sheet") for name in SIMULATED_FILES]
-    from socialbench.core.io import write_text_atomic as write_text
     from socialbench.meetingtom.dataset.annotation import read_sheet, simulate_sheets
     from socialbench.meetingtom.schema.instances import load_instances
 
@@ -470,13 +436,11 @@ def annotate_human_cmd(
     """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance
     of the source with its gold answer at a set rate (the records say so). The real human row comes
     from people's answers in the same format, named by a model of the file backend."""
-    from socialbench.core.paths import check_io
     from socialbench.meetingtom.schema.settings import SOURCES
 
     if source not in SOURCES:
         raise ConfigError(f"meetingtom annotate human --source: must be one of {', '.join(SOURCES)}, got {source!r}")
     check_io({"--instances": instances, "--params": params}, {"--out": out})
-    from socialbench.core.io import write_jsonl
     from socialbench.meetingtom.dataset.annotation import simulate_human
     from socialbench.meetingtom.schema.instances import load_instances
 
@@ -509,8 +473,6 @@ def annotate_import_cmd(
     """Majority vote of two annotators and an adjudicator (B.3): the gold (validated with pandera),
     the labelled instances, the discarded items with their reasons, Fleiss' kappa per task on the
     agreement subset. Without sheets, empty outputs that say why."""
-    from socialbench.core.paths import check_io
-
     sheets = list(annotator or [])
     if len(sheets) not in (0, 2) or (adjudicator is None) != (not sheets):
         raise ConfigError(
@@ -531,8 +493,6 @@ def annotate_import_cmd(
 
         distinct_sheets([("--annotator", sheets[0]), ("--annotator", sheets[1]), ("--adjudicator", adjudicator)])
 
-    from socialbench.core.errors import DataError
-    from socialbench.core.io import decode_utf8, parse_json, read_file_bytes, write_json, write_jsonl
     from socialbench.meetingtom.dataset.annotation import adjudicate, agreement, apply_gold, read_sheet, validate_gold
     from socialbench.meetingtom.schema.instances import load_instances
 
@@ -601,8 +561,6 @@ def consolidate_cmd(
 ) -> None:
     """One JSON-lines file per task (B.5; test split) and the test and dev splits of every task,
     which the shared stages (infer, score) read."""
-    from socialbench.core.paths import check_io
-
     if len(gold_dir) != len(source_dir):
         raise ConfigError(
             "meetingtom consolidate: give one --gold-dir per --source-dir"
@@ -626,19 +584,13 @@ def consolidate_cmd(
         folders=("--source-dir", "--gold-dir", "--out-dir"),
         receives={"--out-dir": [out_dir / "test.jsonl", out_dir / "dev.jsonl", out_dir / "tasks"]},
     )
-    from socialbench.core.io import write_jsonl
-
     insts, origin = [], {}
     for d, g in zip(source_dir, gold_dir):
         for path in (d / f"{TASK}.jsonl", g / "instances.jsonl"):
             for inst in load_instances(path):
                 if inst["id"] in origin:
-                    raise DataError(
-                        str(path),
-                        f"instance id {inst['id']} is also in {origin[inst['id']]}; each source's ids must differ",
-                        record=inst["id"],
-                        field="id",
-                    )
+                    why = f"instance id {inst['id']} is also in {origin[inst['id']]}; each source's ids must differ"
+                    raise DataError(str(path), why, record=inst["id"], field="id")
                 origin[inst["id"]] = path
                 insts.append(inst)
     insts.sort(key=lambda i: i["id"])

@@ -1,19 +1,11 @@
 """Where the AMI Meeting Corpus's raw files live, as data and pure functions, plus thin fetchers.
 
-The official host (University of Edinburgh) serves
-
-* the manual annotations as one zip:
-  ``https://groups.inf.ed.ac.uk/ami/AMICorpusAnnotations/ami_public_manual_1.6.2.zip``
-  (NXT XML: ``words/``, ``segments/``, ``dialogueActs/``, ``corpusResources/meetings.xml``, ...,
-  at the top level of the zip), and
-* the media per meeting under the mirror base ``https://groups.inf.ed.ac.uk/ami/AMICorpusMirror/``
-  in the layout ``amicorpus/<meeting>/video/<meeting>.<view>.avi`` (views ``Corner`` and
-  ``Closeup1``..``Closeup4``) and ``amicorpus/<meeting>/audio/<meeting>.Mix-Headset.wav``.
-
-Local files keep that relative layout: ``<root>/amicorpus/ES2002a/video/ES2002a.Corner.avi`` and
-``<root>/ami_public_manual_1.6.2.zip`` (unpacked into ``<root>/annotations/``). A ``mirror`` folder
-is read with the same layout, so an offline copy can stand in for the host. See
-docs/decisions/acquisition.md, for what was verified and what is assumed.
+The official host (University of Edinburgh) serves the manual annotations as one zip
+(:data:`ANNOTATIONS_URL`, NXT XML at its top level) and the media per meeting under
+:data:`MIRROR_BASE_URL` in the layout ``amicorpus/<meeting>/video/<meeting>.<view>.avi`` and
+``amicorpus/<meeting>/audio/<meeting>.Mix-Headset.wav``. Local files and a ``mirror`` folder keep that
+relative layout, so an offline copy can stand in for the host (docs/decisions/acquisition.md says what
+was verified and what is assumed).
 """
 
 from __future__ import annotations
@@ -33,30 +25,10 @@ from socialbench.core.secrets import redact_url
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "ANNOTATIONS_ARCHIVE",
-    "ANNOTATIONS_DIR",
-    "ANNOTATIONS_SHA256",
-    "ANNOTATIONS_URL",
-    "AUDIO_VIEWS",
-    "DEFAULT_VIEWS",
-    "MEETING_ID",
-    "MIRROR_BASE_URL",
-    "VIDEO_VIEWS",
-    "Source",
-    "annotations_source",
-    "fetch_annotations",
-    "fetch_media",
-    "media_relpath",
-    "media_sources",
-    "missing_mirror_files",
-]
-
 #: Base URL of the official media mirror (the ``amicorpus/`` tree is under it).
 MIRROR_BASE_URL = "https://groups.inf.ed.ac.uk/ami/AMICorpusMirror/"
 #: The manual-annotations release archive on the official host.
 ANNOTATIONS_URL = "https://groups.inf.ed.ac.uk/ami/AMICorpusAnnotations/ami_public_manual_1.6.2.zip"
-ANNOTATIONS_ARCHIVE = PurePosixPath(ANNOTATIONS_URL).name
 #: sha256 of ANNOTATIONS_URL; None = not pinned (fetch_annotations warns). To be filled once
 #: measured on a real download (see docs/decisions/acquisition.md).
 ANNOTATIONS_SHA256: str | None = None
@@ -79,8 +51,7 @@ MEETING_ID = re.compile(r"(?:ES|IS|TS|EN|IB|IN)\d{4}[a-z]?")
 
 
 class Source(NamedTuple):
-    """One file to fetch: ``url`` (http(s) URL, or a path in a local mirror) and ``relpath``, its
-    POSIX path relative to the local root."""
+    """One file to fetch: ``url`` (an http(s) URL or a mirror path) and ``relpath`` under the local root."""
 
     url: str
     relpath: str
@@ -121,10 +92,8 @@ def media_sources(
     base_url: str = MIRROR_BASE_URL,
     mirror: str | os.PathLike[str] | None = None,
 ) -> list[Source]:
-    """(url, relpath) for every meeting x view, meeting-major, in the order given; duplicates once.
-
-    With ``mirror``, ``url`` is the file's path in that local folder (same relative layout) and
-    ``base_url`` is not used. Pure: nothing is checked on disk (see :func:`missing_mirror_files`)."""
+    """(url, relpath) for every meeting x view, meeting-major, duplicates once; with ``mirror``, ``url`` is
+    the file's path in that folder. Pure: nothing is checked on disk (:func:`missing_mirror_files`)."""
     if isinstance(meetings, str) or isinstance(views, str):
         raise ConfigError("meetings and views must be lists of names, not a single string")
     views = list(views)
@@ -144,8 +113,7 @@ def media_sources(
 
 
 def annotations_source(*, url: str = ANNOTATIONS_URL, mirror: str | os.PathLike[str] | None = None) -> Source:
-    """(url, relpath) of the manual-annotations archive; with ``mirror``, its path in that folder
-    (under the archive's own file name)."""
+    """(url, relpath) of the annotations archive; with ``mirror``, its path in that folder."""
     name = PurePosixPath(url.split("?", 1)[0]).name
     if not name:
         raise ConfigError(f"{redact_url(url, whole_query=True)}: names no archive file")
@@ -175,10 +143,8 @@ def fetch_media(
     **download_options,
 ) -> list[Path]:
     """Fetch every meeting x view into ``dest_root`` (official relative layout); returns the paths.
-
-    ``sha256`` maps a relpath to its expected digest (files not in it are not verified). With
-    ``mirror``, every file must be in it: the first missing one is named before anything is copied.
-    ``download_options`` go to :func:`socialbench.acquire.download.download`."""
+    ``sha256``: relpath -> expected digest (others unverified). With ``mirror`` the first missing file is
+    named before anything is copied."""
     sources = media_sources(meetings, views, base_url=base_url, mirror=mirror)
     if mirror is not None:
         _require_mirror(sources, mirror)
@@ -201,12 +167,9 @@ def fetch_annotations(
     unpack: bool = True,
     **download_options,
 ) -> Path:
-    """Fetch the manual-annotations archive into ``dest_root`` and (``unpack``) extract it into
-    ``dest_root/annotations``; returns that folder (or the archive when not unpacking).
-
-    ``sha256=None`` means "not pinned": the archive is used unverified, with a warning. The folder is
-    re-extracted only when the archive's sha256 differs from the one it was extracted from (recorded
-    in ``dest_root/.annotations.sha256``)."""
+    """Fetch the annotations archive into ``dest_root`` and (``unpack``) extract it into ``annotations/``,
+    returning that folder (else the archive). ``sha256=None``: not pinned, used with a warning. The folder
+    is re-extracted only when the archive's sha256 differs from the one recorded at its extraction."""
     source = annotations_source(url=url, mirror=mirror)
     if mirror is not None:
         _require_mirror([source], mirror)

@@ -1,22 +1,18 @@
 """MeetingToM annotation round-trip (paper 3.3 "Annotation Pipeline"/"Annotation Quality", B.3).
 
-Items (unlabelled instances of task1, task2_2, task3_1, task3_2) go out as CSV sheets
-(:func:`export_sheet`), come back from two annotators and an adjudicator (:func:`read_sheet`), are
-consolidated by majority vote (:func:`adjudicate`; an item without a majority is discarded with its
-reason, never silently), the gold table is validated with pandera (:func:`validate_gold`), agreement
-is Fleiss' kappa per task on the subset all three labelled (:func:`agreement`), and the gold is
-written into the items (:func:`apply_gold`).
-
-The demo has no people: :func:`simulate_sheets` is a TEST DOUBLE for the human annotators (rules on
-the items' construction metadata plus seeded noise); every row it writes says so in ``notes``.
-
-Everything here is pure: text in, records out. The CLI reads and writes the files.
+Items (unlabelled task1, task2_2, task3_1, task3_2 instances) go out as CSV sheets, come back from two
+annotators and an adjudicator, are consolidated by majority vote (an item without a majority is
+discarded with its reason, never silently), validated with pandera, measured by Fleiss' kappa per task
+on the agreement subset, and written into the items as gold. The demo has no people:
+:func:`simulate_sheets` is a TEST DOUBLE for the annotators (every row says so in ``notes``).
+Everything here is pure: text in, records out; the CLI reads and writes the files.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
+import functools
 import io
 import random
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,7 +26,6 @@ from socialbench.core.sheets import csv_rows, rows_match
 from socialbench.meetingtom.schema.questions import ANNOTATED
 from socialbench.meetingtom.schema.questions import MULTI as MULTI_TASKS
 
-ANNOTATED_TASKS = ANNOTATED  # the tasks whose gold the annotation round-trip gives
 (MULTI,) = MULTI_TASKS  # the multi-select task: answers are sets of option labels
 NONE_WORD = "none"  # a task3_2 answer naming no dissenter
 ANNOTATORS = ("annotator_1", "annotator_2", "adjudicator")
@@ -100,14 +95,17 @@ def _render_sheet(items: Iterable[Mapping[str, Any]], answers: Mapping[str, str]
 
 
 def export_sheet(items: Iterable[Mapping[str, Any]]) -> str:
-    """The annotation sheet as CSV text: a header (:data:`SHEET_COLUMNS`), then one row per item
-    sorted by item id, with an empty ``answer`` (and ``notes``) column for the annotator."""
+    """The annotation sheet as CSV: :data:`SHEET_COLUMNS`, a row per item by id, ``answer`` left empty."""
     return _render_sheet(items)
 
 
 def _parse_answer(raw: str, item: Mapping[str, Any], where: tuple[str, str]) -> str | tuple[str, ...] | None:
     source, row = where
     text = raw.strip()
+
+    def bad(message: str) -> DataError:
+        return DataError(source, f"answer {raw!r}{message}", record=row, field="answer")
+
     if not text:
         return None  # not labelled (an adjudicator labels only some items)
     labels = {str(o["label"]) for o in item.get("options") or []}
@@ -115,41 +113,27 @@ def _parse_answer(raw: str, item: Mapping[str, Any], where: tuple[str, str]) -> 
     if item["task"] != MULTI:
         label = text.upper()
         if label not in labels:
-            raise DataError(
-                source, f"answer {raw!r} is not an option label of this item ({shown})", record=row, field="answer"
-            )
+            raise bad(f" is not an option label of this item ({shown})")
         return label
     if text.lower() == NONE_WORD:
         return ()
     parts = [p.strip().upper() for p in text.split(";")]
     if any(not p for p in parts) or len(set(parts)) != len(parts):
-        raise DataError(
-            source,
-            f"answer {raw!r} is not a ';'-separated list of distinct option labels or {NONE_WORD!r}",
-            record=row,
-            field="answer",
-        )
-    bad = [p for p in parts if p not in labels]
-    if bad:
-        raise DataError(
-            source,
-            f"answer {raw!r}: {', '.join(bad)} is not an option label of this item ({shown})",
-            record=row,
-            field="answer",
-        )
+        raise bad(f" is not a ';'-separated list of distinct option labels or {NONE_WORD!r}")
+    unknown = [p for p in parts if p not in labels]
+    if unknown:
+        raise bad(f": {', '.join(unknown)} is not an option label of this item ({shown})")
     return tuple(sorted(parts))
 
 
 def read_sheet(
     text: str, source: str, items_by_id: Mapping[str, Mapping[str, Any]], *, complete: bool = False
 ) -> dict[str, str | tuple[str, ...] | None]:
-    """A filled-in sheet's answers: ``{item_id: answer}`` for every row, where the answer is an
-    option label (``"B"``), for task3_2 a sorted tuple of labels (``()`` for ``none``), or ``None``
-    when left blank. Labels are case-insensitive and stripped. Strict (``socialbench.core.sheets``):
-    a missing or duplicated column, an unknown or duplicate item id, a task that is not the item's, an
-    answer that is no option label of its item and (``complete``) an item without a row raise
-    :class:`DataError` naming ``source``, the row (``line N``, where the row starts in the file) and
-    the column. Extra columns are allowed (an annotator's own)."""
+    """A filled-in sheet's answers: ``{item_id: answer}`` per row, an option label, for task3_2 a sorted
+    tuple of labels (``()`` for ``none``), or ``None`` when blank; labels case-insensitive. Strict
+    (``socialbench.core.sheets``): a bad column, item id, task or answer and (``complete``) an item
+    without a row raise :class:`DataError` naming ``source``, the row (``line N``) and the column.
+    Extra columns are allowed (an annotator's own)."""
     _, rows = csv_rows(text, source, READ_COLUMNS, exact=False)
     answers: dict[str, str | tuple[str, ...] | None] = {}
     first_line: dict[str, int] = {}
@@ -159,16 +143,14 @@ def read_sheet(
         if not iid:
             raise DataError(source, "empty item id", record=where, field="item_id")
         if iid in first_line:
-            raise DataError(
-                source, f"duplicate item id {iid!r} (first on line {first_line[iid]})", record=where, field="item_id"
-            )
+            why = f"duplicate item id {iid!r} (first on line {first_line[iid]})"
+            raise DataError(source, why, record=where, field="item_id")
         if iid not in items_by_id:
             raise DataError(source, f"unknown item id {iid!r}: not in the items", record=where, field="item_id")
         item = items_by_id[iid]
         if cells["task"].strip() != item["task"]:
-            raise DataError(
-                source, f"task {cells['task']!r} but item {iid!r} is {item['task']}", record=where, field="task"
-            )
+            why = f"task {cells['task']!r} but item {iid!r} is {item['task']}"
+            raise DataError(source, why, record=where, field="task")
         first_line[iid] = line
         answers[iid] = _parse_answer(cells["answer"], item, (source, where))
     if complete:
@@ -209,11 +191,8 @@ def _vote(labels: tuple) -> tuple[str, str, Any]:
     if a1 == a2:
         return "gold", "unanimous" if adj is None or adj == a1 else "majority", a1
     if adj is None:
-        return (
-            "discard",
-            "not_adjudicated",
-            f"the annotators disagree ({_show(a1)} vs {_show(a2)}) and the adjudicator left it blank",
-        )
+        why = f"the annotators disagree ({_show(a1)} vs {_show(a2)}) and the adjudicator left it blank"
+        return "discard", "not_adjudicated", why
     if adj in (a1, a2):
         return "gold", "majority", adj
     return "discard", "no_majority", f"three different labels: {_show(a1)}, {_show(a2)}, {_show(adj)}"
@@ -225,20 +204,11 @@ def adjudicate(
     annotator_2: Mapping[str, Any],
     adjudicator: Mapping[str, Any],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Majority vote of two annotators and an adjudicator (paper 3.3 step 4, B.3), then the task3_2 rule.
-
-    * Both annotators agree: that label (``agreement`` "unanimous" when the adjudicator agrees or left
-      it blank, else "majority"); they disagree: the adjudicator's label when it matches one of them
-      ("majority", ``adjudicated`` true), else discarded: ``no_majority`` (three different labels) or
-      ``not_adjudicated`` (the adjudicator left it blank). An item a primary annotator left blank is
-      discarded as ``not_labelled``. task3_2 answers are sets and compare as sets.
-    * A task3_2 item is kept only when the task3_1 item of its clip (same source and ``clip_id``) has
-      gold ``pseudo_consensus`` (else ``not_applicable``) and its own gold names somebody (else
-      ``no_dissenter``).
-
-    Returns (gold records, discarded records), each sorted by item id. Answers map item id to a
-    label, a tuple of labels (task3_2) or None; a missing id counts as blank.
-    """
+    """Majority vote of two annotators and an adjudicator (paper 3.3 step 4, B.3; the cases in :func:`_vote`;
+    task3_2 answers compare as sets), then the task3_2 rule: an item is kept only when the task3_1 item of
+    its clip (same source and ``clip_id``) has gold ``pseudo_consensus`` (else ``not_applicable``) and its
+    own gold names somebody (else ``no_dissenter``). Returns (gold records, discarded records), each sorted
+    by item id; a missing id in an answer map counts as blank."""
     gold: dict[str, dict[str, Any]] = {}
     discarded: list[dict[str, Any]] = []
     by_clip: dict[tuple[str, str], Mapping[str, Any]] = {}
@@ -263,17 +233,13 @@ def adjudicate(
             elif pair_gold is None:
                 why = next((d["reason"] for d in discarded if d["item_id"] == str(pair["id"])), "no gold")
                 problem = ("not_applicable", f"the task3_1 item {pair['id']} of this clip was discarded ({why})")
-            elif pair_gold["value"] != "pseudo_consensus":
-                problem = (
-                    "not_applicable",
-                    f"the task3_1 gold of this clip is {pair_gold['value']}, not pseudo_consensus",
-                )
+            elif (pair_value := pair_gold["value"]) != "pseudo_consensus":
+                problem = ("not_applicable", f"the task3_1 gold of this clip is {pair_value}, not pseudo_consensus")
             elif not what:
                 problem = ("no_dissenter", "the majority names no dissenter (none)")
             if problem:
-                discarded.append(
-                    {"item_id": iid, "task": task, "reason": problem[0], "detail": problem[1], "labels": shown}
-                )
+                reason, detail = problem
+                discarded.append({"item_id": iid, "task": task, "reason": reason, "detail": detail, "labels": shown})
                 continue
             label, value = ";".join(what), ";".join(sorted(_option_values(item, what)))
         else:
@@ -311,58 +277,49 @@ def _sorted_distinct(s) -> Any:
     return s.map(lambda t: (parts := t.split(";")) == sorted(set(parts)))
 
 
+@functools.cache
 def gold_schema():
     """The pandera schema of the gold table (built on first use: pandera takes ~0.5 s to import)."""
-    global _SCHEMA
-    if _SCHEMA is None:
-        import pandera.pandas as pa
+    import pandera.pandas as pa
 
-        multi = lambda df: df["task"] == MULTI  # noqa: E731
+    multi = lambda df: df["task"] == MULTI  # noqa: E731
 
-        _SCHEMA = pa.DataFrameSchema(
-            {
-                "item_id": pa.Column(
-                    str, pa.Check.str_length(min_value=1), unique=True, report_duplicates="exclude_first"
+    return pa.DataFrameSchema(
+        {
+            "item_id": pa.Column(str, pa.Check.str_length(min_value=1), unique=True, report_duplicates="exclude_first"),
+            "task": pa.Column(str, pa.Check.isin(list(ANNOTATED))),
+            "source": pa.Column(str, pa.Check.str_length(min_value=1)),
+            "label": pa.Column(str, pa.Check.str_length(min_value=1)),
+            "value": pa.Column(str, pa.Check.str_length(min_value=1)),
+            "agreement": pa.Column(str, pa.Check.isin(list(AGREEMENTS))),
+            "votes": pa.Column(int, pa.Check.in_range(2, 3)),
+            "adjudicated": pa.Column(bool),
+        },
+        checks=[
+            pa.Check(
+                lambda df: ~multi(df) | (df["label"].str.fullmatch(_SET_RE) & _sorted_distinct(df["label"])),
+                name="task3_2 label: sorted distinct option labels joined by ';'",
+                element_wise=False,
+            ),
+            pa.Check(
+                lambda df: ~multi(df) | (df["value"].str.fullmatch(_PARTICIPANTS_RE) & _sorted_distinct(df["value"])),
+                name="task3_2 value: sorted distinct participant letters joined by ';'",
+                element_wise=False,
+            ),
+            pa.Check(lambda df: multi(df) | df["label"].str.fullmatch(_LABEL_RE), name="label: one option label"),
+            pa.Check(
+                lambda df: (
+                    ((df["agreement"] == "majority") & (df["votes"] == 2))
+                    | ((df["agreement"] == "unanimous") & ~df["adjudicated"])
                 ),
-                "task": pa.Column(str, pa.Check.isin(list(ANNOTATED_TASKS))),
-                "source": pa.Column(str, pa.Check.str_length(min_value=1)),
-                "label": pa.Column(str, pa.Check.str_length(min_value=1)),
-                "value": pa.Column(str, pa.Check.str_length(min_value=1)),
-                "agreement": pa.Column(str, pa.Check.isin(list(AGREEMENTS))),
-                "votes": pa.Column(int, pa.Check.in_range(2, 3)),
-                "adjudicated": pa.Column(bool),
-            },
-            checks=[
-                pa.Check(
-                    lambda df: ~multi(df) | (df["label"].str.fullmatch(_SET_RE) & _sorted_distinct(df["label"])),
-                    name="task3_2 label: sorted distinct option labels joined by ';'",
-                    element_wise=False,
-                ),
-                pa.Check(
-                    lambda df: (
-                        ~multi(df) | (df["value"].str.fullmatch(_PARTICIPANTS_RE) & _sorted_distinct(df["value"]))
-                    ),
-                    name="task3_2 value: sorted distinct participant letters joined by ';'",
-                    element_wise=False,
-                ),
-                pa.Check(lambda df: multi(df) | df["label"].str.fullmatch(_LABEL_RE), name="label: one option label"),
-                pa.Check(
-                    lambda df: (
-                        ((df["agreement"] == "majority") & (df["votes"] == 2))
-                        | ((df["agreement"] == "unanimous") & ~df["adjudicated"])
-                    ),
-                    name="agreement: 'majority' has 2 votes, 'unanimous' is not adjudicated",
-                ),
-            ],
-            strict=True,
-            ordered=False,
-            coerce=False,
-            name="meetingtom gold",
-        )
-    return _SCHEMA
-
-
-_SCHEMA = None
+                name="agreement: 'majority' has 2 votes, 'unanimous' is not adjudicated",
+            ),
+        ],
+        strict=True,
+        ordered=False,
+        coerce=False,
+        name="meetingtom gold",
+    )
 
 
 def __getattr__(name: str):
@@ -471,15 +428,11 @@ def agreement(
     adjudicator: Mapping[str, Any],
     subset: Iterable[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Fleiss' kappa per task on the agreement subset (paper 3.3): the items all three labelled,
-    among ``subset`` when given (the ids drawn before annotation: :func:`agreement_subset`).
-    ``{task: {"n_items", "raters": 3, "kappa", "categories", "subset"}}``; ``kappa`` is None with a
-    ``note`` when undefined (fewer than 2 items, or one category only); with ``subset``, ``missing``
-    lists its items of the task that not all three labelled. Categories are option values (task3_2:
-    the participant letters of a set joined by ';', ``none`` for the empty set).
-
-    Without ``subset`` the items an adjudicator labelled because the annotators disagreed count too,
-    which over-represents disagreements: pass the subset when it is known."""
+    """Fleiss' kappa per task on the agreement subset (paper 3.3): the items all three labelled, among
+    ``subset`` (the ids drawn before annotation) when given; without it the items an adjudicator labelled
+    because the annotators disagreed count too, over-representing disagreements. ``kappa`` is None with a
+    ``note`` when undefined; with ``subset``, ``missing`` lists its items not all three labelled.
+    Categories are option values (task3_2: the letters joined by ';', ``none`` for the empty set)."""
     chosen = None if subset is None else {str(i) for i in subset}
     out: dict[str, dict[str, Any]] = {}
     for task in sorted({it["task"] for it in items}):
@@ -531,24 +484,17 @@ def apply_gold(
         g = by_id.get(str(item["id"]))
         if g is None:
             continue
-        inst = copy.deepcopy(dict(item))
+        inst, rid = copy.deepcopy(dict(item)), str(g["item_id"])
         labels = str(g["label"]).split(";") if item["task"] == MULTI else [str(g["label"])]
         known = {str(o["label"]) for o in item.get("options") or []}
         if any(lab not in known for lab in labels):
             raise DataError(
-                source,
-                f"label {g['label']!r} is not an option label of the item",
-                record=str(g["item_id"]),
-                field="label",
+                source, f"label {g['label']!r} is not an option label of the item", record=rid, field="label"
             )
         values = sorted(_option_values(item, labels))
         if ";".join(values) != str(g["value"]):
-            raise DataError(
-                source,
-                f"value {g['value']!r} is not what label {g['label']!r} means ({';'.join(values)})",
-                record=str(g["item_id"]),
-                field="value",
-            )
+            means = f"is not what label {g['label']!r} means ({';'.join(values)})"
+            raise DataError(source, f"value {g['value']!r} {means}", record=rid, field="value")
         inst["answer"] = sorted(labels) if item["task"] == MULTI else labels[0]
         inst["gold"] = values if item["task"] == MULTI else values[0]
         out.append(inst)
@@ -574,17 +520,13 @@ REPLY_ATTITUDE = {"POS": "positive", "NEG": "negative", "UNC": "uncertain"}  # t
 
 
 def _meta(item: Mapping[str, Any], source: str, *keys: str) -> dict[str, Any]:
-    meta = item.get("meta")
+    meta, rid = item.get("meta"), str(item.get("id"))
     if not isinstance(meta, Mapping):
-        raise DataError(
-            source,
-            "no meta: the simulated annotator reads the construction metadata",
-            record=str(item.get("id")),
-            field="meta",
-        )
+        why = "no meta: the simulated annotator reads the construction metadata"
+        raise DataError(source, why, record=rid, field="meta")
     for k in keys:
         if k not in meta:
-            raise DataError(source, f"meta has no {k!r}", record=str(item.get("id")), field=f"meta.{k}")
+            raise DataError(source, f"meta has no {k!r}", record=rid, field=f"meta.{k}")
     return dict(meta)
 
 
@@ -653,15 +595,12 @@ def simulate_sheets(
     agreement_items: int = 200,
     source: str = "items",
 ) -> tuple[str, str, str]:
-    """Filled-in sheets of two SIMULATED annotators and a SIMULATED adjudicator (a test double for the
-    people of paper 3.3; every row's ``notes`` says so). Each gives :func:`proxy_label` with
-    probability ``accuracy``, else another answer. The adjudicator labels the agreement subset
-    (:func:`agreement_subset` with the same seed and ``agreement_items``) and every item
-    the two annotators disagree on; the rest is blank. Same items and seed -> same bytes."""
+    """Filled-in sheets of two SIMULATED annotators and a SIMULATED adjudicator (a test double for paper
+    3.3's people): :func:`proxy_label` with probability ``accuracy``, else another answer; the adjudicator
+    labels the agreement subset and every disagreement. Same items and seed -> same bytes."""
     if not 0 <= accuracy <= 1 or agreement_items < 0:
         raise ValueError("accuracy lies in [0, 1] and agreement_items is a count >= 0")
-    a1 = {str(it["id"]): _simulated(it, seed, "annotator_1", accuracy, source) for it in items}
-    a2 = {str(it["id"]): _simulated(it, seed, "annotator_2", accuracy, source) for it in items}
+    a1, a2 = ({str(it["id"]): _simulated(it, seed, who, accuracy, source) for it in items} for who in ANNOTATORS[:2])
     subset = set(agreement_subset(items, seed, agreement_items))
     adj = {
         str(it["id"]): _simulated(it, seed, "adjudicator", accuracy, source)
@@ -671,18 +610,14 @@ def simulate_sheets(
     return tuple(_render_sheet(items, answers, SIMULATED_NOTE) for answers in (a1, a2, adj))  # type: ignore[return-value]
 
 
-# --------------------------------------------------------------------------------------------
-# A simulated human evaluation (the demo's human row; a TEST DOUBLE, not people)
-
+# ---- a simulated human evaluation (the demo's human row; a TEST DOUBLE, not people) ----
 SIMULATED_HUMAN_NOTE = "simulated human evaluator (test double), not a human answer"
 
 
 def simulate_human(instances: Sequence[Mapping[str, Any]], seed: int, accuracy: float = 0.8) -> list[dict[str, Any]]:
-    """Answers of a SIMULATED human evaluator for the ``file`` backend (the human row of Table 1 in
-    the demo): per instance, its gold answer with probability ``accuracy``, else another answer
-    (Task 3.2: another set of one or two participants), seeded per (seed, instance id). Records in
-    the prediction format (``{"id", "answer", "note"}``), sorted by id. It checks the pipeline's
-    human row; it measures no person."""
+    """Answers of a SIMULATED human evaluator for the ``file`` backend (the demo's human row): per instance
+    its gold answer with probability ``accuracy``, else another, seeded per (seed, instance id); records
+    in the prediction format, sorted by id. It checks the pipeline's human row; it measures no person."""
     if not 0 <= accuracy <= 1:
         raise ValueError("accuracy lies in [0, 1]")
     out = []

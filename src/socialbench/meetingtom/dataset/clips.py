@@ -1,23 +1,12 @@
-"""Clips per candidate (MeetingToM 3.3, B.1, B.5) through the media stage: for one meeting, each kept
-candidate of the clip tasks gets the Corner view, the four close-ups, the 2x2 mosaic of the
-close-ups, the Mix-Headset audio and the transcript, all cut with the same ``[start, end)``, and
-frames at ``media.meeting_fps`` (0.5 FPS) of every video for frame-based models.
+"""Clips per candidate (MeetingToM 3.3, B.1, B.5) through the media stage: each kept candidate of the
+clip tasks gets the Corner view, the four close-ups, their 2x2 mosaic, the Mix-Headset audio and the
+transcript, all cut with the same ``[start, end)``, and frames at ``media.meeting_fps`` (0.5 FPS).
 
-Close-ups are named by participant letter, not camera: ``meetings.xml`` maps each speaker letter to
-its ``Closeup<n>`` camera (ES2002a's B is on Closeup4), so ``closeup_B.mp4`` always shows the B of
-the transcript, and the mosaic's panels are A B / C D with those labels.
-
-Layout of ``data/processed/meetingtom/clips/<source>/<meeting>/``::
-
-    <clip>/corner.mp4, closeup_A.mp4 .. closeup_D.mp4, mosaic.mp4, audio.wav, transcript.json
-    frames/...          the frame cache of the meeting's clips (socialbench.media.cache)
-    clips.jsonl         one record per clip: window, files (path, sha256), frames per video
-    report.jsonl        clips that could not be made (media problems), with the action taken
-    summary.json        counts and, when the meeting has no media, why
-
-A candidate whose clip fails (a video shorter than the annotations, a damaged file) is in the report
-and gets no clip: with ``media.on_error: skip`` the instance builder keeps it with ``media_error``
-where the modality needs video; with ``fail`` the stage stops after writing the report.
+Close-ups are named by participant letter through ``meetings.xml``'s camera mapping (ES2002a's B is on
+Closeup4), so ``closeup_B.mp4`` shows the B of the transcript. The meeting's folder holds a folder per
+clip, ``frames/`` (the frame cache), ``clips.jsonl``, ``report.jsonl`` (clips that could not be made,
+with the action: ``media.on_error`` skip keeps the instance with ``media_error``, fail stops the stage
+after the report) and ``summary.json``.
 """
 
 from __future__ import annotations
@@ -99,10 +88,6 @@ def frame_aligned(start: float, end: float, fps) -> tuple[Fraction, Fraction]:
     return (Fraction(math.ceil(to_fraction(start) * rate)) / rate, Fraction(math.ceil(to_fraction(end) * rate)) / rate)
 
 
-def clip_candidates(candidates: Sequence[Mapping[str, Any]], tasks: Sequence[str]) -> list[Mapping[str, Any]]:
-    return [c for c in candidates if c["task"] in tasks and c.get("start") is not None]
-
-
 def make_clips(
     meeting: Mapping[str, Any],
     candidates: Sequence[Mapping[str, Any]],
@@ -116,14 +101,13 @@ def make_clips(
     root: str | Path = ".",
     source: str = "fetched.json",
 ) -> dict[str, Any]:
-    """Cut every clip of one meeting into ``out_dir`` and write its records (module doc); returns
-    the summary. ``settings`` is the media section (:class:`socialbench.media.settings.MediaSettings`)."""
+    """Cut every clip of one meeting into ``out_dir``, write its records (module doc) and return the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(root)
     media_root = Path(fetched.get("root") or ".")
     plan = view_plan(meeting.get("participants") or {}, fetched)
-    todo = clip_candidates(candidates, tasks)
+    todo = [c for c in candidates if c["task"] in tasks and c.get("start") is not None]
     records, problems = [], []
     note = None
     if not plan["videos"]:
@@ -159,15 +143,8 @@ def make_clips(
         try:
             fps = probe(sources[0]).fps
             start, end = frame_aligned(c["start"], c["end"], fps) if fps else (c["start"], c["end"])
-            cut_views(
-                sources,
-                start,
-                end,
-                outputs,
-                mosaic=mosaic,
-                encode=encode,
-                max_skew_frames=settings.max_view_skew_frames,
-            )
+            skew = settings.max_view_skew_frames
+            cut_views(sources, start, end, outputs, mosaic=mosaic, encode=encode, max_skew_frames=skew)
             audio = None
             if audio_path is not None:
                 extract_audio(audio_path, folder / "audio.wav", start=c["start"], end=c["end"])
@@ -194,12 +171,7 @@ def make_clips(
                 raise
             log.warning("clips: %s: no clip for %s: %s", meeting["meeting"], c["id"], err)
             continue
-        transcript = transcript_window(words, c["start"], c["end"], utterance_gap)
-        write_json(folder / "transcript.json", transcript)
-
-        def rel(p: Path) -> str:
-            return _rel(p, root)
-
+        write_json(folder / "transcript.json", transcript_window(words, c["start"], c["end"], utterance_gap))
         records.append(
             {
                 "id": c["id"],
@@ -208,12 +180,9 @@ def make_clips(
                 "start": c["start"],
                 "end": c["end"],
                 "video_window": [float(start), float(end)],  # the window on the video's frame grid (same frames)
-                "videos": {n: {"path": rel(p), "sha256": sha256_file(p)} for n, p in files.items()},
-                "audio": {"path": rel(audio), "sha256": sha256_file(audio)} if audio else None,
-                "transcript": {
-                    "path": rel(folder / "transcript.json"),
-                    "sha256": sha256_file(folder / "transcript.json"),
-                },
+                "videos": {n: _file(p, root) for n, p in files.items()},
+                "audio": _file(audio, root) if audio else None,
+                "transcript": _file(folder / "transcript.json", root),
                 "frames": frames,
                 "fps": float(sampling.fps) if sampling.fps is not None else None,
             }
@@ -221,11 +190,13 @@ def make_clips(
     return _finish(out, records, problems, note, cache)
 
 
-def _rel(p: Path, root: Path) -> str:
+def _file(p: Path, root: Path) -> dict[str, str]:
+    """A file's record: its path (relative to ``root`` where it lies inside) and its hash."""
     try:
-        return p.resolve().relative_to(root.resolve()).as_posix()
+        path = p.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
-        return p.resolve().as_posix()
+        path = p.resolve().as_posix()
+    return {"path": path, "sha256": sha256_file(p)}
 
 
 def _finish(out: Path, records: list, problems: list, note: str | None, cache) -> dict[str, Any]:

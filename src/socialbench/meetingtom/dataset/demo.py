@@ -1,9 +1,6 @@
-"""The embedded demo release, written as a local mirror in the official AMI layout (``generate``):
-``meetingtom_demo_manual.zip`` (the annotations of the scripted meetings,
-:mod:`~socialbench.meetingtom.dataset.demo_script`), its ``.sha256`` file, and
-``amicorpus/<meeting>/video|audio/...`` (their media, :mod:`~socialbench.meetingtom.dataset.demo_media`,
-encoded bit-exact). The same seed gives the same bytes, and the default pipeline reads the mirror
-through the same acquisition, parsing, mining and media code as the real corpus.
+"""The embedded demo release, written as a local mirror in the official AMI layout (``generate``): the
+annotations archive of the scripted meetings (:mod:`.demo_script`), its ``.sha256`` file and their media
+(:mod:`.demo_media`, encoded bit-exact). The same seed gives the same bytes.
 """
 
 from __future__ import annotations
@@ -20,8 +17,7 @@ from socialbench.meetingtom.schema.settings import DEMO_ARCHIVE
 
 
 def generate(out_dir: str | Path, cfg: DemoConfig) -> dict[str, list[str]]:
-    """Write the demo mirror into ``out_dir`` (official layout); return ``{"meetings": [...],
-    "files": [relative paths]}``. The same config gives the same bytes."""
+    """Write the demo mirror into ``out_dir``; return ``{"meetings", "files"}`` (same config, same bytes)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     scripts = [plan_meeting(m, cfg) for m in cfg.corpus]

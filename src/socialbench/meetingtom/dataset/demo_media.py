@@ -1,13 +1,8 @@
-"""The embedded demo release's media (pure: a meeting's script -> raw frames and samples), drawn
-from the scripts of :mod:`~socialbench.meetingtom.dataset.demo_script`.
-
-Five views (``Corner`` and ``Closeup1``-``4``) drawn with Pillow (``video_frames``; encoded bit-exact
-by :mod:`~socialbench.meetingtom.dataset.demo`), and a ``Mix-Headset`` WAV (``audio_samples``,
-``wav_bytes``: a tone per speaker while they speak). Everyone looks at the current speaker; the
-speaker of an addressed act looks at the addressee (the close-up pupils and a line in the Corner view
-show it), so a video model has the gaze cue of the paper's Task 2.1. Every frame carries its index
-in the bottom band (:mod:`socialbench.media.synth`), modulo the band's 4,096 (409.6 s at 10 fps: a
-longer meeting, such as the paper-size benchmark's 550 s, starts counting again).
+"""The embedded demo release's media (pure: a meeting's script -> raw frames and samples): five views
+drawn with Pillow (``video_frames``; encoded bit-exact by :mod:`.demo`) and a ``Mix-Headset`` WAV (a tone
+per speaker while they speak). Everyone looks at the current speaker, the speaker of an addressed act at
+the addressee (pupils and a line in the Corner view), so a video model has Task 2.1's gaze cue. Every frame
+carries its index in the bottom band (:mod:`socialbench.media.synth`), modulo the band's 4,096.
 """
 
 from __future__ import annotations
@@ -76,8 +71,7 @@ def frame_states(script: MeetingScript, fps: int) -> list[_FrameState]:
 
 
 def _gaze_dx(viewer: str, target: str) -> int:
-    """Horizontal pupil offset of ``viewer`` looking at ``target`` from the seats around the table:
-    -1 left, 0 ahead, +1 right."""
+    """Pupil offset of ``viewer`` looking at ``target`` from the seats: -1 left, 0 ahead, +1 right."""
     d = (LETTERS.index(target) - LETTERS.index(viewer)) % 4
     return {1: -1, 2: 0, 3: 1}.get(d, 0)
 
@@ -110,12 +104,8 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
             for x in LETTERS:
                 cx, cy = seat[x]
                 grow = 2 if x in speaking else 0
-                d.ellipse(
-                    [cx - r - grow, cy - r - grow, cx + r + grow, cy + r + grow],
-                    fill=COLOURS[x],
-                    outline=(255, 255, 255) if x in speaking else None,
-                    width=2,
-                )
+                box = [cx - r - grow, cy - r - grow, cx + r + grow, cy + r + grow]
+                d.ellipse(box, fill=COLOURS[x], outline=(255, 255, 255) if x in speaking else None, width=2)
             return img.tobytes()[:scene_bytes]
 
         for i, st in enumerate(states):
@@ -141,10 +131,8 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
         for sx in (-1, 1):
             px = cx + sx * ex + dx
             d.ellipse([px - pr, ey - pr, px + pr, ey + pr], fill=(20, 20, 20))
-        d.rectangle(
-            [cx - fr // 3, cy + fr // 2 - mouth_h // 2, cx + fr // 3, cy + fr // 2 + mouth_h // 2 + 1],
-            fill=(60, 20, 20),
-        )
+        mouth = [cx - fr // 3, cy + fr // 2 - mouth_h // 2, cx + fr // 3, cy + fr // 2 + mouth_h // 2 + 1]
+        d.rectangle(mouth, fill=(60, 20, 20))
         return img.tobytes()[:scene_bytes]
 
     for i, st in enumerate(states):
@@ -173,8 +161,7 @@ def _index_band(w: int, h: int, index: int) -> bytes:
 
 
 def audio_samples(script: MeetingScript, cfg: DemoConfig) -> np.ndarray:
-    """Mono int16 samples of the headset mix: each participant's tone while they speak, a noise
-    burst for a laugh (seeded), silence otherwise."""
+    """Mono int16 headset mix: each participant's tone while they speak, seeded noise for a laugh."""
     sr = cfg.sample_rate
     n = int(round(script.seconds * sr))
     mix = np.zeros(n, dtype=np.float64)

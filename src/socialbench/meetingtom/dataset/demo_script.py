@@ -1,27 +1,16 @@
-"""The embedded demo release's meetings: small AMI meetings scripted from the seed (pure), and
-their annotations as the official NXT files of the AMI layout, so the default pipeline reads them
-through the same acquisition, parsing and mining code as the real corpus. Their media are drawn by
-:mod:`~socialbench.meetingtom.dataset.demo_media`; :mod:`~socialbench.meetingtom.dataset.demo`
-writes the mirror.
+"""The embedded demo release's meetings: small AMI meetings scripted from the seed (pure), and their
+annotations as the official NXT files of the AMI layout, so the default pipeline reads them through the
+same acquisition, parsing and mining code as the real corpus (media: :mod:`.demo_media`; the mirror:
+:mod:`.demo`).
 
-What a meeting holds (``plan_meeting``, pure):
-
-* four participants A-D (``nxt_agent``) with scenario roles and a seeded, non-identity mapping of
-  letters to the close-up cameras (``camera=`` in meetings.xml), as the real corpus has;
-* one scene per 55 s: talk around a topic, an act in which one participant asks another something
-  with a singular deictic "you" (``you_11``, one addressee) in the middle of the scene, the
-  addressee's answer (an adjacency pair), a generic and a discourse-marker "you", a "you" addressed
-  to two people and one without an addressee (so the you-event rules have something to reject), a
-  backchannel, a laugh, a disfluency marker; every second scene closes with a proposal and two
-  agreements that form an AMI decision;
-* or, with ``clips_per_task`` N (``meetingtom.demo.clips_per_task``; the paper-size benchmark), N
-  lean scenes (``_paper_scene_turns``) that give each task family exactly one window under the
-  default mining thresholds: N state, N "you" and N consensus clips a meeting, the paper's 1:1:1
-  (600 per family over 60 meetings is N = 10);
-* NXT layers (``release_files``, ``zip_bytes``): words, segments, dialogue acts (with
-  ``addressee``), adjacency pairs, you-usages, decisions, topics and participant roles, plus the
-  ontologies and a ``meetings.xml`` entry; the archive is stored uncompressed with fixed timestamps,
-  so the same seed gives the same bytes.
+A meeting (``plan_meeting``) has four participants A-D with scenario roles and a seeded, non-identity
+letter -> close-up camera mapping, as the real corpus has; one scene per 55 s, in which one participant
+asks another something with a singular deictic "you" (one addressee) mid-scene and gets an answer, among
+generic, discourse-marker, two-addressee and unaddressed "you"s (for the you-event rules to reject), a
+backchannel, a laugh and a disfluency; every second scene closes with a proposal and two agreements (an AMI
+decision). With ``clips_per_task`` N (the paper-size benchmark) it has N lean scenes
+(``_paper_scene_turns``), one window of each task family each. The archive (``zip_bytes``) is stored
+uncompressed with fixed timestamps: the same seed gives the same bytes.
 """
 
 from __future__ import annotations
@@ -67,12 +56,12 @@ SEATS = {"A": (0.5, 0.18), "B": (0.82, 0.45), "C": (0.5, 0.72), "D": (0.18, 0.45
 THINGS = ["battery", "case", "button layout", "scroll wheel", "colour scheme", "remote", "charger", "logo", "display"]
 MATERIALS = ["rubber", "plastic", "wood", "titanium", "sponge"]
 TASKS = [
-    ("check the battery costs", "check the battery costs"),
-    ("draw the button layout", "draw the button layout"),
-    ("ask the users about colours", "ask the users about colours"),
-    ("send the market figures", "send the market figures"),
-    ("test the scroll wheel", "test the scroll wheel"),
-    ("price the titanium case", "price the titanium case"),
+    "check the battery costs",
+    "draw the button layout",
+    "ask the users about colours",
+    "send the market figures",
+    "test the scroll wheel",
+    "price the titanium case",
 ]
 DAYS = ["tomorrow", "on Friday", "after lunch", "next meeting"]
 
@@ -111,10 +100,7 @@ class DemoConfig:
         return int(round(self.seconds * self.fps))
 
 
-# --------------------------------------------------------------------------------------------
-# The script of a meeting (pure)
-
-
+# ---- The script of a meeting (pure) ----
 @dataclass
 class DemoToken:
     kind: str  # w, vocalsound, disfmarker
@@ -159,9 +145,6 @@ class MeetingScript:
     decisions: list[list[int]]  # act indices whose words form each decision
     topics: list[tuple[str, str, float, float]]  # (type id, description, start, end)
 
-    def camera_of(self, letter: str) -> str:
-        return next(p.camera for p in self.participants if p.letter == letter)
-
     def letter_of_camera(self, camera: str) -> str:
         return next(p.letter for p in self.participants if p.camera == camera)
 
@@ -191,7 +174,7 @@ def _scene_turns(rng: random.Random, k: int, start: float, decide: bool) -> tupl
     """The turns of scene ``k`` (starting at ``start`` s) and the positions of its key turns."""
     x, y, z, w = rng.sample(LETTERS, 4)  # x asks y; z and w are the others
     thing, other = rng.sample(THINGS, 2)
-    task, echo = rng.choice(TASKS)
+    task = rng.choice(TASKS)
     day = rng.choice(DAYS)
     material = rng.choice(MATERIALS)
     turns = [
@@ -208,7 +191,7 @@ def _scene_turns(rng: random.Random, k: int, start: float, decide: bool) -> tupl
             (y,),
             at=start + SCENE_S / 2 - 3.0,
         ),
-        _Turn(y, "ass", _words(f"Yeah, I can {echo} {day}."), (x,)),
+        _Turn(y, "ass", _words(f"Yeah, I can {task} {day}."), (x,)),
         _Turn(x, "inf", _words("Great, thanks."), extra=("disfmarker", 0.0)),
         _you_turn(w, "el.inf", f"Do you two agree on the {thing}?", "singular", tuple(sorted((y, z)))),
         _you_turn(z, "inf", f"I told you the {thing} was fine.", "singular", None),
@@ -237,7 +220,7 @@ def _paper_scene_turns(rng: random.Random, start: float) -> tuple[list[_Turn], d
     1.5 s of speech: no speaker window) that form the scene's decision. The "you" and consensus
     windows (50 s) are centred mid-scene, 55 s apart: none overlaps its neighbour."""
     x, y, z, w = rng.sample(LETTERS, 4)  # x asks y and proposes; z and w agree
-    task, echo = rng.choice(TASKS)
+    task = rng.choice(TASKS)
     day = rng.choice(DAYS)
     material = rng.choice(MATERIALS)
     turns = [
@@ -250,7 +233,7 @@ def _paper_scene_turns(rng: random.Random, start: float) -> tuple[list[_Turn], d
             at=start + SCENE_S / 2 - 3.0,
         ),
         _Turn(w, "bck", ["Mm-hmm."]),
-        _Turn(y, "ass", _words(f"Yeah, I can {echo} {day}."), (x,)),
+        _Turn(y, "ass", _words(f"Yeah, I can {task} {day}."), (x,)),
         _Turn(x, "sug", _words(f"Let's use {material}.")),
         _Turn(z, "ass", _words("Yeah, sounds good.")),
         _Turn(w, "ass", _words("Okay, fine.")),
@@ -298,12 +281,8 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
             if turn.extra is not None:
                 kind, length = turn.extra
                 t0 = round(act.end + 0.05, 3)
-                sound = DemoToken(
-                    "vocalsound" if kind == "laugh" else kind,
-                    kind if kind == "laugh" else "",
-                    t0,
-                    round(t0 + length, 3),
-                )
+                laugh = kind == "laugh"
+                sound = DemoToken("vocalsound" if laugh else kind, kind if laugh else "", t0, round(t0 + length, 3))
                 tokens[turn.speaker].append(sound)
                 cursor = max(cursor, sound.end + GAP_S)
         if cursor > scene_start + SCENE_S:
@@ -311,9 +290,8 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
         pairs.append(("POS", first_act + keys["ask"], first_act + keys["answer"]))
         if "proposal" in keys:
             pairs.append(("POS", first_act + keys["proposal"], first_act + keys["agree1"]))
-            pairs.append(
-                ("PART" if rng.random() < 0.5 else "POS", first_act + keys["proposal"], first_act + keys["agree2"])
-            )
+            second = "PART" if rng.random() < 0.5 else "POS"
+            pairs.append((second, first_act + keys["proposal"], first_act + keys["agree2"]))
             decisions.append([first_act + keys["proposal"], first_act + keys["agree1"]])
         type_id, desc = TOPICS[k % len(TOPICS)]
         topic_end = min(acts[-1].end, cfg.seconds)
@@ -351,10 +329,7 @@ def _lay_out(turn: _Turn, start: float, tokens: dict[str, list[DemoToken]]) -> D
     return DemoAct(turn.speaker, turn.type, turn.addressee, first, len(toks) - 1, round(start, 3), round(t, 3), yous)
 
 
-# --------------------------------------------------------------------------------------------
-# NXT XML (pure: file path -> text)
-
-
+# ---- NXT XML (pure: file path -> text) ----
 def _root(nid: str, body: str) -> str:
     return f"{HEAD}<nite:root nite:id={quoteattr(nid)} {NS}>\n{body}</nite:root>\n"
 
@@ -370,6 +345,11 @@ def _child(href: str) -> str:
 
 def _pointer(role: str, href: str) -> str:
     return f'      <nite:pointer role="{role}" href="{href}"/>\n'
+
+
+def _element(opening: str, *children: str) -> str:
+    """``<opening>``, the children (each a line of its own), the closing tag."""
+    return f"   <{opening}>\n{''.join(children)}   </{opening.split(' ', 1)[0]}>\n"
 
 
 ONTOLOGIES = {
@@ -441,24 +421,16 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
         dacts = segs = yous = ""
         for a in acts:
             addr = f" addressee={quoteattr(','.join(a.addressee))}" if a.addressee else ""
-            dacts += (
-                f'   <dact nite:id="{a.act_id(m)}"{addr}>\n'
-                + _pointer("da-aspect", f"da-types.xml#id({DA_IDS[a.type]})")
-                + _child(_ref(m, x, a.first, a.last))
-                + "   </dact>\n"
-            )
-            segs += (
-                f'   <segment nite:id="{m}.sync.{x}{a.n}" channel="{LETTERS.index(x)}"'
-                f' transcriber_start="{max(0.0, a.start - 0.1):.3f}"'
-                f' transcriber_end="{a.end + 0.1:.3f}">\n' + _child(_ref(m, x, a.first, a.last)) + "   </segment>\n"
-            )
+            words = _child(_ref(m, x, a.first, a.last))
+            da_type = _pointer("da-aspect", f"da-types.xml#id({DA_IDS[a.type]})")
+            dacts += _element(f'dact nite:id="{a.act_id(m)}"{addr}', da_type, words)
+            times = f'transcriber_start="{max(0.0, a.start - 0.1):.3f}" transcriber_end="{a.end + 0.1:.3f}"'
+            segs += _element(f'segment nite:id="{m}.sync.{x}{a.n}" channel="{LETTERS.index(x)}" {times}', words)
             for idx, kind in a.yous:
                 n_you = yous.count("<you-usage") + 1
-                yous += (
-                    f'   <you-usage nite:id="{m}.{x}.you.{n_you}" unsure="false">\n'
-                    + _pointer("type", f"you-types.xml#id({YOU_IDS[kind]})")
-                    + _child(_ref(m, x, idx))
-                    + "   </you-usage>\n"
+                you_type = _pointer("type", f"you-types.xml#id({YOU_IDS[kind]})")
+                yous += _element(
+                    f'you-usage nite:id="{m}.{x}.you.{n_you}" unsure="false"', you_type, _child(_ref(m, x, idx))
                 )
         files[f"dialogueActs/{m}.{x}.dialog-act.xml"] = _root(f"{m}.{x}.dialog-act", dacts)
         files[f"segments/{m}.{x}.segments.xml"] = _root(f"{m}.{x}.segs", segs)
@@ -468,12 +440,11 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
     pairs = ""
     for n, (ap, s, t) in enumerate(script.pairs, 1):
         src, tgt = script.acts[s], script.acts[t]
-        pairs += (
-            f'   <adjacency-pair nite:id="{m}.adjacency-pairs.demo.{n}">\n'
-            + _pointer("source", f"{m}.{src.speaker}.dialog-act.xml#id({src.act_id(m)})")
-            + _pointer("target", f"{m}.{tgt.speaker}.dialog-act.xml#id({tgt.act_id(m)})")
-            + _pointer("type", f"ap-types.xml#id({AP_IDS[ap]})")
-            + "   </adjacency-pair>\n"
+        pairs += _element(
+            f'adjacency-pair nite:id="{m}.adjacency-pairs.demo.{n}"',
+            _pointer("source", f"{m}.{src.speaker}.dialog-act.xml#id({src.act_id(m)})"),
+            _pointer("target", f"{m}.{tgt.speaker}.dialog-act.xml#id({tgt.act_id(m)})"),
+            _pointer("type", f"ap-types.xml#id({AP_IDS[ap]})"),
         )
     files[f"dialogueActs/{m}.adjacency-pairs.xml"] = _root(f"{m}.adjacency-pairs", pairs)
     dec = ""
@@ -481,7 +452,7 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
         kids = "".join(
             _child(_ref(m, script.acts[i].speaker, script.acts[i].first, script.acts[i].last)) for i in act_ids
         )
-        dec += f'   <decision nite:id="{m}.decision.demo.{n}" external="false">\n{kids}   </decision>\n'
+        dec += _element(f'decision nite:id="{m}.decision.demo.{n}" external="false"', kids)
     files[f"decision/manual/{m}.decision.xml"] = _root(f"{m}.decision", dec)
     top = ""
     for n, (type_id, desc, start, end) in enumerate(script.topics, 1):
@@ -490,12 +461,8 @@ def annotation_files(script: MeetingScript) -> dict[str, str]:
             idx = [i for i, t in enumerate(script.tokens[x]) if start <= t.start < end + 1e-6]
             if idx:
                 kids += _child(_ref(m, x, idx[0], idx[-1]))
-        top += (
-            f'   <topic nite:id="{m}.topic.demo.{n}" other_description={quoteattr(desc)}>\n'
-            + _pointer("scenario_topic_type", f"default-topics.xml#id({type_id})")
-            + kids
-            + "   </topic>\n"
-        )
+        topic_type = _pointer("scenario_topic_type", f"default-topics.xml#id({type_id})")
+        top += _element(f'topic nite:id="{m}.topic.demo.{n}" other_description={quoteattr(desc)}', topic_type, kids)
     files[f"topics/{m}.topic.xml"] = _root(f"{m}.topic", top)
     return files
 

@@ -1,13 +1,8 @@
-"""Per meeting, what the later stages need from its NXT annotations, in plain JSON lines: the
-``you`` events (Task 2.1's gold), the mined candidates of every task and the rejected ones with
-their reasons, the parse problems, the transcript words and the participants (letter -> close-up
-camera), and the annotation layers the questions and the contextual-prior ablation read
-(dialogue acts, adjacency pairs, topics: construction metadata, never model input by default, B.4).
-Written by ``socialbench meetingtom extract`` into ``data/interim/meetingtom/<source>/<meeting>/``.
-
-Nothing is dropped silently: every you-usage or decision that is no candidate is in
-``rejected.jsonl`` with its reason, every annotation defect in ``problems.jsonl``. A meeting of a
-source whose release is absent gets empty files and a note in ``meeting.json``.
+"""Per meeting, what the later stages need from its NXT annotations, as JSON lines (:data:`FILES`) and
+``meeting.json``: the ``you`` events (Task 2.1's gold), the mined and the rejected candidates, the parse
+problems, the transcript words, the participants and the layers the questions and the contextual priors
+read (construction metadata, B.4). Written by ``socialbench meetingtom extract``. Nothing is dropped
+silently; a meeting of a source whose release is absent gets empty files and a note.
 """
 
 from __future__ import annotations
@@ -135,8 +130,7 @@ def write_meeting(out_dir: str | Path, files: Mapping[str, list | dict]) -> None
 
 
 def read_meeting(folder: str | Path) -> dict[str, Any]:
-    """A meeting folder written by :func:`write_meeting`, read back (a missing, truncated or
-    non-JSON file is a one-line DataError naming it)."""
+    """A meeting folder written by :func:`write_meeting`, read back (a bad file is a DataError naming it)."""
     folder = Path(folder)
     path = folder / MEETING_FILE
     if not path.is_file():

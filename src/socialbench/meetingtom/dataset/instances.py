@@ -1,33 +1,13 @@
 """MeetingToM instances of the five subtasks (paper 3.2) and the instance files.
 
-Every instance is a multiple-choice question about one mined clip (non-overlapping within its
-meeting and task family, B.1): a fixed question template with only its task variables filled in
-(B.2, :mod:`socialbench.meetingtom.schema.questions`), options shuffled with ``"{seed}:{id}:options"``
-and labelled 1, 2, 3... (never letters: the participants are A-D), the answer a label (Task 3.2: the
-sorted labels of every dissenter).
-
-* Task 2.1 (addressee): a ``you`` window whose anchor is a ``you`` event; its gold comes straight
-  from the events file (AMI's dialogue-act ``addressee`` of a singular deictic "you").
-* Task 1 (``state`` windows, 5 s, one target), Task 2.2 (the ``you`` windows again: the addressee's
-  attitude) and Tasks 3.1/3.2 (``consensus`` windows; every such clip has a 3.1 and a 3.2 item) are
-  built as *items* without answers; their gold comes from the annotation round-trip (B.3,
-  :mod:`socialbench.meetingtom.dataset.annotation`), which turns the kept items into instances.
-
-What goes to the model (B.4) is only: the transcript window (speaker letters and words, times from
-the clip start), the question, the options and, per the source's ``modality``, the clip (files and
-0.5 FPS frames). AMI annotations used to build the instance live under ``meta``; the contextual
-priors (roles, meeting phase, dialogue acts) under ``context``, shown only in that ablation.
-
-Files (``socialbench meetingtom instances`` / ``annotate`` / ``consolidate``):
-
-* ``data/processed/meetingtom/<source>/task2_1.jsonl`` (both splits), ``items.jsonl`` (the items to
-  annotate), ``sheet.csv`` (the annotation sheet exported from them), ``you_events.jsonl``,
-  ``candidates.jsonl``, ``report.jsonl`` (candidates that are no instance, with the reason) and
-  ``source.json`` (counts; for an absent mirror, the note);
-* ``data/processed/meetingtom/<source>/gold/``: the adjudicated gold and the labelled instances;
-* ``data/processed/meetingtom/tasks/<task>.jsonl``: every source's test instances of a task (B.5's
-  task files); ``test.jsonl`` and ``dev.jsonl``: every task's instances of each split, what the
-  shared stages read.
+Every instance is a multiple-choice question about one mined clip (non-overlapping within its meeting
+and task family, B.1): a fixed template (B.2, :mod:`socialbench.meetingtom.schema.questions`), options
+shuffled with ``"{seed}:{id}:options"`` and labelled 1, 2, 3... (the participants are A-D). Task 2.1's
+gold comes from the you events (AMI's ``addressee`` of a singular deictic "you"); Tasks 1, 2.2, 3.1 and
+3.2 are built as *items* without answers, given gold by the annotation round-trip (B.3,
+:mod:`socialbench.meetingtom.dataset.annotation`). What goes to the model (B.4) is the transcript window,
+question, options and, per ``modality``, the clip; AMI annotations live under ``meta``, the contextual
+priors under ``context`` (shown only in that ablation). The files are listed in docs/meetingtom.md.
 """
 
 from __future__ import annotations
@@ -38,28 +18,18 @@ from typing import Any
 from socialbench.media.transcript import span_index
 from socialbench.meetingtom.dataset.clips import transcript_window
 from socialbench.meetingtom.schema.instances import MODALITIES, TASK
-from socialbench.meetingtom.schema.questions import (
-    meeting_stage,
-    participant_options,
-    question,
-    vocabulary_options,
-)
+from socialbench.meetingtom.schema.questions import meeting_stage, participant_options, question, vocabulary_options
 
 
 def shuffled_options(
     participants: Sequence[str], speaker: str, iid: str, seed: int, include_speaker: bool
 ) -> list[dict[str, str]]:
-    """Task 2.1's candidate addressees: letters A, B... over the participants (the speaker only
-    with ``include_speaker``), shuffled with the instance's own seed."""
+    """Task 2.1's candidate addressees (the speaker only with ``include_speaker``), shuffled per instance."""
     return participant_options(participants, seed, iid, exclude=() if include_speaker else (speaker,))
 
 
 def instance_id(source: str, anchor: str, task: str = TASK) -> str:
     return f"{source}-{task}-{anchor}"
-
-
-# --------------------------------------------------------------------------------------------
-# What every task's instance shares: the clip, its transcript, the media, the contextual priors
 
 
 def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
@@ -90,15 +60,10 @@ def context_of(
     line_acts = []
     for t in turns:
         t0, t1 = start + t["start"], start + t["end"]
-        best = max(
-            (
-                a
-                for a in acts.near(t0, t1)
-                if a["speaker"] == t["speaker"] and _overlap(a["start"], a["end"], t0, t1) > 0
-            ),
-            key=lambda a: (_overlap(a["start"], a["end"], t0, t1), a["id"]),
-            default=None,
-        )
+        own = [
+            a for a in acts.near(t0, t1) if a["speaker"] == t["speaker"] and _overlap(a["start"], a["end"], t0, t1) > 0
+        ]
+        best = max(own, key=lambda a: (_overlap(a["start"], a["end"], t0, t1), a["id"]), default=None)
         line_acts.append(best["type"] if best else None)
     return {
         "roles": roles,
@@ -113,21 +78,24 @@ def _base(
     meeting: Mapping[str, Any],
     cand: Mapping[str, Any],
     task: str,
-    iid: str,
+    anchor: str,
     clip: Mapping[str, Any] | None,
     *,
     source: str,
     split: str,
     modality: str,
-    utterance_gap: float,
-    clip_problem: str | None,
+    utterance_gap: float = 1.0,
+    clip_problem: str | None = None,
 ) -> dict[str, Any]:
+    """What every task's instance shares (the ``shared`` keywords of the builders below): the clip, its
+    transcript, the media (``clip`` None: a modality that needs video marks ``media_error``; it is answered
+    without a model call and scored invalid, so N never shrinks silently) and the contextual priors."""
     if modality not in MODALITIES:
         raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
     start, end = cand["start"], cand["end"]
     window = transcript_window(meeting["words.jsonl"], start, end, utterance_gap)
     inst: dict[str, Any] = {
-        "id": iid,
+        "id": instance_id(source, anchor, task),
         "task": task,
         "source": source,
         "split": split,
@@ -152,10 +120,7 @@ def _base(
     return inst
 
 
-# --------------------------------------------------------------------------------------------
-# Task 2.1 (gold from the you events)
-
-
+# ---- Task 2.1 (gold from the you events) ----
 def build_task21(
     candidate: Mapping[str, Any],
     event: Mapping[str, Any],
@@ -163,33 +128,15 @@ def build_task21(
     words: Sequence[Mapping[str, Any]],
     clip: Mapping[str, Any] | None,
     *,
-    source: str,
-    split: str,
-    modality: str,
     seed: int,
     include_speaker: bool = False,
-    utterance_gap: float = 1.0,
-    clip_problem: str | None = None,
     meeting: Mapping[str, Any] | None = None,
+    **shared: Any,
 ) -> dict[str, Any]:
-    """One Task 2.1 instance (pure). ``clip`` is the candidate's clip record (None: no clip; then
-    a modality that needs video marks the instance ``media_error``: it is answered without a model
-    call and scored invalid, so N never shrinks silently). ``meeting``: the meeting's records
-    (for the contextual priors; without it, the words alone)."""
-    iid = instance_id(source, candidate["anchor"])
+    """One Task 2.1 instance (pure); ``meeting``: the meeting's records, for the contextual priors."""
     meeting = meeting or {"meeting.json": {"participants": {}}, "words.jsonl": words}
-    inst = _base(
-        meeting,
-        candidate,
-        TASK,
-        iid,
-        clip,
-        source=source,
-        split=split,
-        modality=modality,
-        utterance_gap=utterance_gap,
-        clip_problem=clip_problem,
-    )
+    inst = _base(meeting, candidate, TASK, candidate["anchor"], clip, **shared)
+    iid = inst["id"]
     options = shuffled_options(participants, event["speaker"], iid, seed, include_speaker)
     answer = next((o["label"] for o in options if o["participant"] == event["addressee"]), None)
     if answer is None:
@@ -226,36 +173,12 @@ def build_task21(
     return inst
 
 
-# --------------------------------------------------------------------------------------------
-# Items of the annotated tasks (Task 1, 2.2, 3.1, 3.2): no answer until the annotation round-trip
-
-
+# ---- Items of the annotated tasks (Task 1, 2.2, 3.1, 3.2): no answer until the annotation round-trip ----
 def item_task1(
-    meeting: Mapping[str, Any],
-    cand: Mapping[str, Any],
-    clip,
-    *,
-    source: str,
-    split: str,
-    modality: str,
-    seed: int,
-    utterance_gap: float = 1.0,
-    clip_problem: str | None = None,
+    meeting: Mapping[str, Any], cand: Mapping[str, Any], clip, *, seed: int, **shared: Any
 ) -> dict[str, Any]:
     """Task 1: the mental state of the window's target participant (5 s, their close-up by default)."""
-    iid = instance_id(source, f"{cand['anchor']}:{cand['target']}", "task1")
-    inst = _base(
-        meeting,
-        cand,
-        "task1",
-        iid,
-        clip,
-        source=source,
-        split=split,
-        modality=modality,
-        utterance_gap=utterance_gap,
-        clip_problem=clip_problem,
-    )
+    inst = _base(meeting, cand, "task1", f"{cand['anchor']}:{cand['target']}", clip, **shared)
     info = cand["info"]
     variables = {"duration": inst["duration"], "target": cand["target"]}
     inst.update(
@@ -263,7 +186,7 @@ def item_task1(
             "question": question("task1", variables),
             "variables": variables,
             "target": cand["target"],
-            "options": vocabulary_options("task1", seed, iid),
+            "options": vocabulary_options("task1", seed, inst["id"]),
             "meta": {
                 "meeting": cand["meeting"],
                 "candidate": cand["id"],
@@ -281,8 +204,7 @@ def item_task1(
 
 
 def reply_of(meeting: Mapping[str, Any], act_id: str | None, addressee: str) -> dict[str, Any] | None:
-    """The addressee's reply to the act: the first adjacency pair from the act to an act of the
-    addressee (its type: POS, NEG, UNC, PART, ELA), or None."""
+    """The addressee's reply to the act: the first adjacency pair from it to an act of the addressee, or None."""
     acts = {a["id"]: a for a in meeting.get("acts.jsonl", [])}
     for p in meeting.get("pairs.jsonl", []):
         target = acts.get(p.get("target"))
@@ -292,32 +214,10 @@ def reply_of(meeting: Mapping[str, Any], act_id: str | None, addressee: str) -> 
 
 
 def item_task22(
-    meeting: Mapping[str, Any],
-    cand: Mapping[str, Any],
-    event: Mapping[str, Any],
-    clip,
-    *,
-    source: str,
-    split: str,
-    modality: str,
-    seed: int,
-    utterance_gap: float = 1.0,
-    clip_problem: str | None = None,
+    meeting: Mapping[str, Any], cand: Mapping[str, Any], event: Mapping[str, Any], clip, *, seed: int, **shared: Any
 ) -> dict[str, Any]:
     """Task 2.2: the addressee's attitude toward the speaker's statement (the Task 2.1 window)."""
-    iid = instance_id(source, cand["anchor"], "task2_2")
-    inst = _base(
-        meeting,
-        cand,
-        "task2_2",
-        iid,
-        clip,
-        source=source,
-        split=split,
-        modality=modality,
-        utterance_gap=utterance_gap,
-        clip_problem=clip_problem,
-    )
+    inst = _base(meeting, cand, "task2_2", cand["anchor"], clip, **shared)
     variables = {
         "duration": inst["duration"],
         "speaker": event["speaker"],
@@ -332,7 +232,7 @@ def item_task22(
             "variables": variables,
             "speaker": event["speaker"],
             "addressee": event["addressee"],
-            "options": vocabulary_options("task2_2", seed, iid),
+            "options": vocabulary_options("task2_2", seed, inst["id"]),
             "meta": {
                 "meeting": cand["meeting"],
                 "candidate": cand["id"],
@@ -348,17 +248,7 @@ def item_task22(
 
 
 def items_task3(
-    meeting: Mapping[str, Any],
-    cand: Mapping[str, Any],
-    participants: Sequence[str],
-    clip,
-    *,
-    source: str,
-    split: str,
-    modality: str,
-    seed: int,
-    utterance_gap: float = 1.0,
-    clip_problem: str | None = None,
+    meeting: Mapping[str, Any], cand: Mapping[str, Any], participants: Sequence[str], clip, *, seed: int, **shared: Any
 ) -> list[dict[str, Any]]:
     """Task 3.1 (consensus kind) and Task 3.2 (dissenters) items of one decision window; the 3.2
     item becomes an instance only where the clip's 3.1 gold is pseudo-consensus (annotation)."""
@@ -380,19 +270,8 @@ def items_task3(
     }
     out = []
     for task in ("task3_1", "task3_2"):
-        iid = instance_id(source, cand["anchor"], task)
-        inst = _base(
-            meeting,
-            cand,
-            task,
-            iid,
-            clip,
-            source=source,
-            split=split,
-            modality=modality,
-            utterance_gap=utterance_gap,
-            clip_problem=clip_problem,
-        )
+        inst = _base(meeting, cand, task, cand["anchor"], clip, **shared)
+        iid = inst["id"]
         variables = {"duration": inst["duration"], **moment}
         options = (
             vocabulary_options(task, seed, iid) if task == "task3_1" else participant_options(participants, seed, iid)
@@ -404,8 +283,9 @@ def items_task3(
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# One source
+# ---- One source ----
+def _entry(rid: str, meeting: str, reason: str, detail: str, **extra: str) -> dict[str, str]:
+    return {"id": rid, "meeting": meeting, "reason": reason, "detail": detail, **extra}
 
 
 def build_source(
@@ -437,14 +317,8 @@ def build_source(
         problem_by_id = {p["id"]: f"{p['problem']}: {p['detail']}" for p in clip_reports.get(mid, [])}
         split = "dev" if mid in dev_meetings else "test"
         for cand in m["candidates.jsonl"]:
-            kw = dict(
-                source=source,
-                split=split,
-                modality=modality,
-                seed=seed,
-                utterance_gap=utterance_gap,
-                clip_problem=problem_by_id.get(cand["id"]),
-            )
+            kw = dict(source=source, split=split, modality=modality, seed=seed, utterance_gap=utterance_gap)
+            kw["clip_problem"] = problem_by_id.get(cand["id"])
             clip = clip_by_id.get(cand["id"])
             if cand["task"] == "state":
                 made = [item_task1(m, cand, clip, **kw)]
@@ -453,50 +327,26 @@ def build_source(
             elif cand["task"] == "you":
                 event = events.get((mid, cand["info"].get("word_id")))
                 if event is None:
+                    word = cand["info"].get("word_id")
                     report.append(
-                        {
-                            "id": cand["id"],
-                            "meeting": mid,
-                            "reason": "no_event",
-                            "detail": f"word {cand['info'].get('word_id')} is not among the meeting's you events",
-                        }
+                        _entry(cand["id"], mid, "no_event", f"word {word} is not among the meeting's you events")
                     )
                     continue
+                words = m["words.jsonl"]
                 made = [
                     build_task21(
-                        cand,
-                        event,
-                        participants,
-                        m["words.jsonl"],
-                        clip,
-                        include_speaker=include_speaker,
-                        meeting=m,
-                        **kw,
-                    ),
-                    item_task22(m, cand, event, clip, **kw),
+                        cand, event, participants, words, clip, include_speaker=include_speaker, meeting=m, **kw
+                    )
                 ]
+                made.append(item_task22(m, cand, event, clip, **kw))
             else:
-                report.append(
-                    {
-                        "id": cand["id"],
-                        "meeting": mid,
-                        "reason": "unknown_task",
-                        "detail": f"candidate task {cand['task']!r}",
-                    }
-                )
+                report.append(_entry(cand["id"], mid, "unknown_task", f"candidate task {cand['task']!r}"))
                 continue
             for inst in made:
                 (instances if inst["task"] == TASK else items).append(inst)
                 if inst["media_error"]:
-                    report.append(
-                        {
-                            "id": inst["id"],
-                            "meeting": mid,
-                            "reason": "media_error",
-                            "detail": inst["media_error"],
-                            "action": "kept, answered without a model call and scored invalid",
-                        }
-                    )
+                    action = "kept, answered without a model call and scored invalid"
+                    report.append(_entry(inst["id"], mid, "media_error", inst["media_error"], action=action))
     return (
         sorted(instances, key=lambda i: i["id"]),
         sorted(items, key=lambda i: i["id"]),

@@ -1,23 +1,12 @@
 """Acquisition of a MeetingToM source (the demo release or the real AMI corpus) through
-:mod:`socialbench.acquire`: the manual-annotations release once per source, the media per meeting.
-
-The release (``acquire_release``) is made independent of which meetings are processed, so a changed
-meeting list in params reruns only the new meetings' jobs. Four ways to get it, in this order:
-
-* ``mirror`` set and holding the archive (the official layout, as the demo mirror does): the
-  archive is copied with its checksum checked (params ``sha256``, else a ``<archive>.sha256`` file
-  beside it in the mirror), then extracted safely into ``<out>/annotations``;
-* ``mirror`` set and holding an unpacked release (``corpusResources/meetings.xml`` at its top, as
-  ``../shared/data/ami`` does): read in place, nothing copied; ``<out>/manifest.json`` records the
-  sha256 of every file in it, so the version read is on record;
-* ``mirror`` set but absent: for the real corpus, no real-data instances: ``source.json`` says so
-  (``present: false`` and a note) and the pipeline goes on with the demo;
-* ``mirror`` null: the archive is downloaded from ``url`` (resumable, retried, checksum-checked,
-  moved into place atomically) into the download folder and extracted.
-
-``<out>/source.json`` says which, and where the annotations are (``annotations``, a path from the
-repository root). Media (``fetch_meeting_media``) come from the same mirror or ``media_url``, in
-the official relative layout, with ``fetched.json`` listing each file's sha256.
+:mod:`socialbench.acquire`: the manual-annotations release once per source (independent of which
+meetings are processed, so a changed meeting list reruns only the new meetings' jobs), the media per
+meeting. The release is, in this order: an archive in the ``mirror`` (copied, checksum checked against
+params ``sha256`` or a ``<archive>.sha256`` beside it, extracted safely); an unpacked release in the
+mirror (read in place, ``manifest.json`` records every file's sha256); a missing mirror (the real
+corpus gives no instances and ``source.json`` says why); no mirror (downloaded from ``url``, resumable
+and checksum-checked). ``<out>/source.json`` says which and where the annotations are. Media come from
+the same mirror or ``media_url``, with ``fetched.json`` listing each file's sha256.
 """
 
 from __future__ import annotations
@@ -96,10 +85,9 @@ def acquire_release(
     trust: Any = None,
     limits: Any = None,
 ) -> dict[str, Any]:
-    """Put the source's annotations release in place (see the module doc); write and return
-    ``<out_dir>/source.json``. ``out_dir`` is relative to ``root`` (the repository) or absolute.
-    ``trust`` (a :class:`socialbench.acquire.download.TrustStore`) records an unpinned archive's hash
-    on first use and checks it later; ``limits`` bound the extraction (default ArchiveLimits)."""
+    """Put the source's annotations release in place (module doc); write and return ``source.json``.
+    ``trust`` (a ``TrustStore``) records an unpinned archive's hash on first use and checks it later;
+    ``limits`` bound the extraction (default ArchiveLimits)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     mirror = mirror_path(source, root)
@@ -120,14 +108,8 @@ def acquire_release(
             raise DataError(
                 str(mirror), "the demo mirror is missing (socialbench demo --benchmark meetingtom writes it)"
             )
-        info.update(
-            mode="absent",
-            present=False,
-            note=(
-                f"AMI mirror {source.mirror} not found: no real-data"
-                " instances; the pipeline runs the demo meetings only"
-            ),
-        )
+        note = f"AMI mirror {source.mirror} not found: no real-data instances; the pipeline runs the demo meetings only"
+        info.update(mode="absent", present=False, note=note)
         log.warning("meetingtom: %s", info["note"])
     elif mirror is not None and not (mirror / source.archive_name).is_file() and (mirror / MEETINGS_XML).is_file():
         manifest = file_manifest(mirror)

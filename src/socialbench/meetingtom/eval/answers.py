@@ -12,10 +12,8 @@ from socialbench.meetingtom.schema.questions import MULTI
 
 
 def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Final:
-    """The answer of ``instance`` from its answering exchange ``ex`` (``method``: the run; MeetingToM's
-    methods share one rule). A reasoning method's request (``Request.shown["reasons"]``) keeps the
-    reasoning in the trace. An instance the recorded answers (a human evaluation) do not cover is not
-    evaluated."""
+    """The answer of ``instance`` from its answering exchange (one rule for every method); a reasoning
+    method keeps its reasoning in the trace; an instance the recorded answers do not cover is not evaluated."""
     resp = ex.response
     if resp.finish_reason == "no_record":
         return not_evaluated_answer(instance, f"not covered by the recorded answers: {resp.error}")
@@ -40,17 +38,9 @@ def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Fina
     )
 
 
-#: The fields of an answer made without a call: nothing parsed, nothing sent.
-_NO_CALL_FIELDS = {
-    "raw": None,
-    "answer": None,
-    "value": None,
-    "note": None,
-    "reasoning": None,
-    "request_key": None,
-    "inputs": [],
-    "finish_reason": None,
-}
+#: The fields of an answer made without a call: nothing parsed, nothing sent (``inputs``: a fresh [] each).
+_NO_CALL = ("raw", "answer", "value", "note", "reasoning", "request_key", "inputs", "finish_reason")
+_NO_CALL_FIELDS = dict.fromkeys(_NO_CALL)
 
 
 def no_call_answer(instance: dict[str, Any], problem: str) -> Final:
@@ -59,14 +49,12 @@ def no_call_answer(instance: dict[str, Any], problem: str) -> Final:
 
 
 def not_evaluated_answer(instance: dict[str, Any], reason: str) -> Final:
-    """An instance the setting does not evaluate (Task 1 with contextual priors): no call, and left out
-    of scoring (``not_evaluated``), not scored invalid."""
+    """An instance the setting does not evaluate (Task 1 with priors): no call, left out of scoring."""
     return Final(fields={**_NO_CALL_FIELDS, "inputs": [], "not_evaluated": reason}, error=None)
 
 
 def value_of_answer(instance: dict[str, Any], answer: Any) -> Any:
-    """The option value(s) of an answer: a state, an attitude, a participant letter (Task 3.2: the
-    sorted letters of the chosen participants); None for no answer."""
+    """The option value(s) of an answer (Task 3.2: the sorted letters chosen); None for no answer."""
     if answer is None:
         return None
     by_label = {o["label"]: o["value"] for o in instance["options"]}

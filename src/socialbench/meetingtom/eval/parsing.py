@@ -1,23 +1,18 @@
 """Parsing a model's answer to a MeetingToM multiple-choice question (pure, no I/O).
 
-One rule for every prompting method (docs/decisions/meetingtom-methods.md), so a method's
-score never depends on how strictly its own output form is read:
+One rule for every prompting method (docs/decisions/meetingtom-methods.md), so a method's score never
+depends on how strictly its own output form is read:
 
-1. The answer object: the whole response, read as one JSON object. Tolerated around it: surrounding
-   whitespace, a Markdown code fence (```json ... ```), one trailing period, and single-quoted
-   (Python-literal) JSON. Its ``answer`` names the option(s); a ``reasoning`` string beside it is the
-   reasoning (the CoT methods' JSON form); any other key is noted, not held against it.
-2. Else the last ``Final answer:`` line (a line starting with it, case-insensitive, bold allowed):
-   what follows it is read as in 1, or as the bare label(s) (``Final answer: 2``, ``2.``, ``1, 3``);
-   the text before the marker is the reasoning.
-3. Else (prose, or nothing) the answer is invalid.
+1. The answer object: the whole response as one JSON object (whitespace, a Markdown code fence, one
+   trailing period and single-quoted JSON tolerated); ``answer`` names the option(s), a ``reasoning``
+   string beside it is the reasoning, other keys are noted.
+2. Else the last ``Final answer:`` line (case-insensitive, bold allowed): what follows is read as in 1
+   or as bare label(s) (``2``, ``1, 3``); the text before the marker is the reasoning.
+3. Else the answer is invalid.
 
-The ``answer`` value (:func:`normalize`, also the scorer's rule for prediction files): for a
-single-choice task one label, a string (case and spaces ignored) or a whole number; for a
-multi-select task (Task 3.2) a non-empty list of distinct labels (a single label is a list of one).
-Anything else is invalid: a label no option has, the option's text instead of its label, an empty or
-repeated selection, a non-label value. An invalid answer is scored incorrect and counted in
-``invalid_rate``.
+The ``answer`` value (:func:`normalize`, also the scorer's rule for prediction files): one label (a
+string, case and spaces ignored, or a whole number), for Task 3.2 a non-empty list of distinct labels.
+Anything else is invalid, scored incorrect and counted in ``invalid_rate``.
 """
 
 from __future__ import annotations
@@ -71,8 +66,7 @@ def normalize(value: Any, labels: Sequence[str], *, multi: bool = False) -> tupl
 
 
 def _object(text: str) -> tuple[dict[str, Any] | None, str]:
-    """The JSON object ``text`` holds (fence, trailing period and single quotes tolerated), or None
-    with why not."""
+    """The JSON object ``text`` holds (fence, trailing period, single quotes tolerated), or None and why."""
     t = text.strip()
     fenced = FENCE.match(t)
     if fenced:
@@ -102,8 +96,7 @@ def _from_object(obj: dict[str, Any], labels: Sequence[str], multi: bool) -> dic
 
 
 def split_reasoning(raw: str | None) -> tuple[str | None, str | None]:
-    """``(reasoning, final)``: the text before the last ``Final answer:`` marker and what follows
-    it; without a marker, ``(None, raw)``."""
+    """``(reasoning, final)`` around the last ``Final answer:`` marker; without one, ``(None, raw)``."""
     if raw is None:
         return None, None
     marks = list(MARKER.finditer(raw))
@@ -113,22 +106,20 @@ def split_reasoning(raw: str | None) -> tuple[str | None, str | None]:
     return raw[: last.start()].strip(), raw[last.end() :]
 
 
+def _invalid(error: str, reasoning: str | None = None) -> dict[str, Any]:
+    return {"answer": None, "error": error, "note": None, "reasoning": reasoning}
+
+
 def parse_final(raw: str | None, labels: Sequence[str], *, multi: bool = False) -> dict[str, Any]:
-    """The answer of a response: ``{"answer", "error", "note", "reasoning"}`` (module doc: the same
-    rule whatever the method)."""
+    """The answer of a response: ``{"answer", "error", "note", "reasoning"}`` (the module's one rule)."""
     if raw is None:
-        return {"answer": None, "error": "no response", "note": None, "reasoning": None}
+        return _invalid("no response")
     obj, why = _object(raw)
     if obj is not None:
         return _from_object(obj, labels, multi)
     reasoning, final = split_reasoning(raw)
     if reasoning is None or final is None:
-        return {
-            "answer": None,
-            "error": f"no answer object and no 'Final answer:' line ({why})",
-            "note": None,
-            "reasoning": None,
-        }
+        return _invalid(f"no answer object and no 'Final answer:' line ({why})")
     obj, why = _object(final)
     if obj is not None:
         out = _from_object(obj, labels, multi)
@@ -138,12 +129,7 @@ def parse_final(raw: str | None, labels: Sequence[str], *, multi: bool = False) 
         found = [x for x in re.split(r"\s*(?:,|;|\band\b)\s*", final.strip().rstrip(".").strip()) if x]
         answer, error = normalize(found if multi else found[0] if len(found) == 1 else found, labels, multi=multi)
         return {"answer": answer, "error": error, "note": None, "reasoning": reasoning}
-    return {
-        "answer": None,
-        "error": f"the 'Final answer:' line is no answer ({why})",
-        "note": None,
-        "reasoning": reasoning,
-    }
+    return _invalid(f"the 'Final answer:' line is no answer ({why})", reasoning)
 
 
 def parse_choice(raw: str | None, labels: Sequence[str], *, multi: bool = False) -> tuple[Any, str | None, str | None]:

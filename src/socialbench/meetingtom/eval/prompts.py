@@ -2,34 +2,10 @@
 transcript and the options filled in (B.2), the clip as typed parts per the modality (B.5), the
 contextual priors only in that ablation (B.4), and the structured ``task`` the baselines read.
 
-Settings (params ``meetingtom.method_options.<method>``, overridden by an ablation's entry in
-``meetingtom.ablations`` for a run named ``<method>__<ablation>``):
-
-* ``modality``: ``utterances``, ``video`` or ``both`` (default: the instance's, i.e. its source's);
-* ``view``: which video a request shows: ``mosaic`` (the 2x2 close-ups labelled A-D), ``global``
-  (the Corner view) or ``closeup`` (the subject's close-up: Task 1's target, Task 2.1's speaker,
-  Task 2.2's addressee; Task 3 has no single subject and shows the mosaic). Default per task:
-  Task 1 the close-up (paper 3.3: "5-second close-up clips"), the others the mosaic;
-* ``ingestion``: ``auto`` (default: the clip file and its 0.5 FPS frames in one video part; a
-  backend that takes video reads the file, one that takes images the frames), ``native`` (the file
-  only) or ``frames`` (the frames only, as the paper's GPT-5 setup);
-* ``remove_markers``: drop the discourse markers listed in ``meetingtom.discourse_markers``
-  (``markers``) from the transcript (paper Table 5); a line left empty is dropped. The question,
-  and the utterance it quotes, stay unchanged (the paper keeps "the task prompt unchanged");
-* ``audio``: with a modality that shows the video, give the clip's audio track too (an audio part)
-  to a model that takes audio (its params ``modalities``, else its backend's default; default true: the
-  paper cuts "video views, audio, and transcript" together; false: the video alone);
-* ``answer_form``: how the reasoning methods (CoT, ECoT) give their answer: ``json`` (default: one
-  JSON object, the reasoning under ``reasoning`` first, then ``answer``, asked for in JSON mode as
-  No Prompt's is) or ``final_line`` (prose reasoning ending in a ``Final answer: {...}`` line, no
-  JSON mode). No Prompt always answers with the object only. Either way one parser reads the answer
-  (meetingtom.eval.parsing);
-* ``priors``: any of ``role``, ``phase``, ``dialogue_act``: the AMI annotations added to the prompt
-  in the contextual-prior ablation (paper Table 4); Task 1 takes none (the paper does not evaluate
-  Task 1 with priors, n = 0: such instances are answered without a call and left out of scoring).
-
-Only the question, the transcript, the options, the clip and (in that ablation) the priors reach
-the model; the instance's ``meta`` (AMI ids, the meeting) never does (B.4).
+The settings (``meetingtom.method_options.<method>``, overridden by the ablation of a run named
+``<method>__<ablation>``; :data:`SETTINGS`, checked by ``settings_of``) and what each does are tabled in
+docs/meetingtom.md. Only the question, the transcript, the options, the clip and (in that ablation) the
+priors reach the model; the instance's ``meta`` (AMI ids, the meeting) never does (B.4).
 """
 
 from __future__ import annotations
@@ -42,16 +18,7 @@ from typing import Any
 from socialbench.core.backend import AudioPart, Decoding, ImagePart, Message, Request, VideoPart
 from socialbench.core.benchmarks import InstanceInputError
 from socialbench.core.modalities import model_modalities
-from socialbench.meetingtom.schema.methods import (  # noqa: F401 (the method settings contract, re-exported)
-    ABLATION_META,
-    ANSWER_FORMS,
-    INGESTION,
-    MODALITIES,
-    PRIORS,
-    SETTINGS,
-    VIEWS,
-    settings_of,
-)
+from socialbench.meetingtom.schema.methods import SETTINGS, settings_of  # noqa: F401 (SETTINGS re-exported)
 from socialbench.meetingtom.schema.questions import MULTI, TITLES, act_words, answer_format, answer_rule
 
 #: The system prompt's sentence on the answer's form (the reasoning methods' ``$answer_system``).
@@ -62,9 +29,8 @@ ANSWER_SYSTEM = {
     'Final answer: <JSON object with the key "answer">',
 }
 VIEW_TEXT = {
-    "mosaic": (
-        "the 2x2 mosaic of the four participants' close-up views, each panel labelled with the participant's letter"
-    ),
+    "mosaic": "the 2x2 mosaic of the four participants' close-up views, each panel labelled with the"
+    " participant's letter",
     "global": "the room view (all participants)",
     "closeup": "the close-up view of participant {subject}",
 }
@@ -76,11 +42,8 @@ def modality_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
 
 def subject_of(instance: Mapping[str, Any]) -> str | None:
     """Whose close-up the ``closeup`` view shows (None: the task has no single subject)."""
-    return {
-        "task1": instance.get("target"),
-        "task2_1": instance.get("speaker"),
-        "task2_2": instance.get("addressee"),
-    }.get(instance["task"])
+    key = {"task1": "target", "task2_1": "speaker", "task2_2": "addressee"}.get(instance["task"])
+    return instance.get(key) if key else None
 
 
 def view_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
@@ -88,14 +51,10 @@ def view_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
     return "mosaic" if view == "closeup" and subject_of(instance) is None else view
 
 
-def video_key(instance: Mapping[str, Any], view: str) -> str:
-    return {"mosaic": "mosaic", "global": "corner"}.get(view) or f"closeup_{subject_of(instance)}"
-
-
 def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoPart:
     """The clip of ``view`` as one part: file and/or frames (each frame with its timestamp)."""
     media = instance.get("media") or {}
-    key = video_key(instance, view)
+    key = {"mosaic": "mosaic", "global": "corner"}.get(view) or f"closeup_{subject_of(instance)}"
     video = (media.get("videos") or {}).get(key)
     if video is None:
         raise InstanceInputError(
@@ -117,9 +76,8 @@ def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoP
 
 
 def takes_audio(spec) -> bool:
-    """Whether the model takes audio input: its params entry's ``modalities``, else its backend's
-    default (``core.modalities.model_modalities``), whatever the backend; False when the backend cannot be
-    looked up (an unknown name is reported where the backend is created)."""
+    """Whether the model takes audio (``core.modalities.model_modalities``); False when the backend cannot
+    be looked up (an unknown name is reported where the backend is created)."""
     try:
         return "audio" in model_modalities({"backend": spec.backend, "modalities": spec.modalities})[0]
     except Exception:  # noqa: BLE001 - any failure to look it up means: no audio
@@ -127,8 +85,7 @@ def takes_audio(spec) -> bool:
 
 
 def audio_part(instance: Mapping[str, Any], spec) -> AudioPart | None:
-    """The clip's audio track as a part, for a model that takes audio; None otherwise (the model
-    hears the clip through the transcript, where the modality shows utterances) or when the clip has none."""
+    """The clip's audio track as a part, for a model that takes audio; None otherwise or without one."""
     audio = (instance.get("media") or {}).get("audio")
     if not audio or not takes_audio(spec):
         return None
@@ -136,17 +93,11 @@ def audio_part(instance: Mapping[str, Any], spec) -> AudioPart | None:
 
 
 # ---- the transcript and its ablations ----------------------------------------------------------
-
-
-def marker_pattern(markers: Sequence[str]) -> re.Pattern[str]:
-    """A word that is one of ``markers`` (case-insensitive, with its trailing punctuation)."""
-    alts = "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True))
-    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])[.,!?;:]*", re.IGNORECASE)
-
-
 def strip_markers(text: str, markers: Sequence[str]) -> str:
-    """``text`` without the discourse markers (spaces closed up)."""
-    return re.sub(r"\s{2,}", " ", marker_pattern(markers).sub("", text)).strip()
+    """``text`` without the discourse markers (whole words, any case, trailing punctuation; spaces closed up)."""
+    alts = "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])[.,!?;:]*", re.IGNORECASE)
+    return re.sub(r"\s{2,}", " ", pattern.sub("", text)).strip()
 
 
 def transcript_lines(instance: Mapping[str, Any], s: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -202,8 +153,6 @@ def render_context(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
 
 
 # ---- the request ---------------------------------------------------------------------------------
-
-
 def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The structured view for the baselines: the question's subject utterance (Task 2) or the
     question as the query, the options as the answer's choices (a participant option's text is
@@ -222,6 +171,7 @@ def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] |
 
     utterance = instance.get("utterance")  # the question's quoted utterance, as the question has it
     query = utterance if with_words and utterance else render_question(instance, s)
+    options = [{"value": o["label"], "key": o["value"], "text": text(o)} for o in instance["options"]]
     return {
         "benchmark": "meetingtom",
         "method": method,
@@ -230,12 +180,7 @@ def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] |
         "prior_group": instance["task"],
         "query": query,
         "multi": instance["task"] in MULTI,
-        "choices": [
-            {
-                "field": "answer",
-                "options": [{"value": o["label"], "key": o["value"], "text": text(o)} for o in instance["options"]],
-            }
-        ],
+        "choices": [{"field": "answer", "options": options}],
     }
 
 
@@ -256,9 +201,7 @@ def guidance(instance: Mapping[str, Any], template: str | None) -> str:
         return ""
     variables = {
         **(instance.get("variables") or {}),
-        "target": instance.get("target", ""),
-        "speaker": instance.get("speaker", ""),
-        "addressee": instance.get("addressee", ""),
+        **{k: instance.get(k, "") for k in ("target", "speaker", "addressee")},
     }
     return Template(template).safe_substitute(variables).strip()
 
@@ -273,10 +216,8 @@ def build_request(
     reasons: bool = False,
 ) -> Request:
     """The request of one instance: ``templates`` = (system, user, task guidance or None) with
-    ``$``-placeholders; the video part when the modality has video, the transcript when it has
-    utterances. ``reasons``: a reasoning method, whose answer form is the ``answer_form`` setting;
-    JSON mode is asked for whenever the response is to be one JSON object (No Prompt, and the
-    reasoning methods in the ``json`` form)."""
+    ``$``-placeholders. ``reasons``: a reasoning method, whose answer form is the ``answer_form`` setting;
+    JSON mode whenever the response is one JSON object (No Prompt, and the ``json`` form)."""
     s = settings_of(settings)
     form = s["answer_form"] if reasons else "json"
     modality = modality_of(instance, s)

@@ -1,26 +1,17 @@
 """Scoring MeetingToM predictions (MeetingToM 4.1). Pure functions.
 
-Metrics per (task, source) group (``task1/demo``, ``task2_1/ami``...), every group with every key::
+Metrics per (task, source) group (``task1/demo``...): :data:`METRICS`, every group with every key.
 
-    {"accuracy", "chance", "correct", "invalid", "invalid_rate", "n", "n_total", "macro_f1"}
-
-* ``accuracy``: exact match in percent, ``correct / n``. Task 3.2 (multi-select) matches when the
-  predicted set of labels equals the gold set.
-* Task 3.2 is conditional (4.1: "evaluated conditionally on correctly answering Task 3.1"): an
-  instance counts only where the same run answered the paired Task 3.1 instance (same ``clip_id``
-  and source) correctly. ``n`` is that count (the denominator), ``n_total`` all Task 3.2 instances;
-  ``accuracy`` is null when ``n`` = 0. For every other task ``n`` = ``n_total``.
-* ``macro_f1`` (Tasks 1 and 3.1 only, null for the others): the unweighted mean of per-class F1 over
-  option VALUES (labels are shuffled per instance), over the classes that occur as a gold value or
-  as a valid prediction (scikit-learn's ``f1_score(average="macro", zero_division=0)`` with its
-  default labels, the invalid answers left out of the label set); an invalid answer is a miss of its
-  gold class.
-* ``chance``: expected accuracy of uniform guessing, the mean over the group's instances of 1/k for k
-  options; Task 3.2 guesses uniformly among the 2^k - 1 non-empty subsets (1/(2^k - 1)), over all
-  its instances (the guess of the dissenters, given that 3.1 was answered).
-* ``invalid``: instances with no usable answer (no prediction, an error, an answer the parser's rule
-  rejects: a label no option has, an empty or repeated Task 3.2 selection), over all ``n_total``
-  instances; ``invalid_rate`` = invalid / n_total. Such an answer is wrong.
+* ``accuracy``: exact match in percent, ``correct / n``; Task 3.2 matches when the predicted set equals
+  the gold set, and counts only where the run answered the paired Task 3.1 instance (same ``clip_id``
+  and source) correctly (4.1: "evaluated conditionally"): ``n`` is that count, ``n_total`` every
+  instance; ``accuracy`` is null when ``n`` = 0.
+* ``macro_f1`` (Tasks 1 and 3.1, else null): per-class F1 over option VALUES (labels are shuffled),
+  as scikit-learn's ``f1_score(average="macro", zero_division=0)``; an invalid answer is a miss of its
+  gold class and adds no class.
+* ``chance``: the mean of 1/k for k options (Task 3.2: 1/(2^k - 1), the non-empty subsets).
+* ``invalid``: instances without a usable answer (none, an error, an answer the parser's rule rejects),
+  over ``n_total``; such an answer is wrong.
 
 Percentages are rounded half-up to two decimals (``percent``).
 """
@@ -62,8 +53,7 @@ class Group(NamedTuple):
 
     @classmethod
     def parse(cls, key: str) -> Group:
-        """The group of string form ``key``; a ValueError naming it when it is not ``<task>/<source>``
-        with a task of :data:`TASKS` and a non-empty source."""
+        """The group of string form ``key``; a ValueError naming it unless ``<task>/<source>`` of a known task."""
         task, sep, source = key.partition("/") if isinstance(key, str) else ("", "", "")
         if not sep or task not in TASKS or not source or "/" in source:
             raise ValueError(f"group {key!r}: a group is <task>/<source> with a task of {', '.join(TASKS)}")
@@ -138,15 +128,13 @@ def _check_predictions(
             raise DataError(source, f"names no instance of {instances_source}", record=f"{pid} ({where})", field="id")
         answer = p.get("answer")
         multi = by_inst[pid]["task"] == MULTI_TASK
-        if answer is not None and (
-            not (isinstance(answer, list) and all(isinstance(a, str) for a in answer))
-            if multi
-            else not isinstance(answer, str)
-        ):
+        typed = (
+            isinstance(answer, list) and all(isinstance(a, str) for a in answer) if multi else isinstance(answer, str)
+        )
+        if answer is not None and not typed:
             want = "a list of option labels" if multi else "an option label (a string)"
-            raise DataError(
-                source, f"must be {want} or null, got {answer!r}", record=f"{pid} ({where})", field="answer"
-            )
+            why = f"must be {want} or null, got {answer!r}"
+            raise DataError(source, why, record=f"{pid} ({where})", field="answer")
         by_id[pid] = p
     return by_id
 
@@ -155,20 +143,14 @@ def _gold(inst: dict[str, Any], values: dict[str, str], instances_source: str) -
     gold = inst.get("answer")
     labels = gold if inst["task"] == MULTI_TASK and isinstance(gold, list) else [gold]
     if inst["task"] == MULTI_TASK and not isinstance(gold, list) or not labels or any(g not in values for g in labels):
-        raise DataError(
-            instances_source,
-            f"gold answer {gold!r} names no option (options {sorted(values)})",
-            record=inst["id"],
-            field="answer",
-        )
+        why = f"gold answer {gold!r} names no option (options {sorted(values)})"
+        raise DataError(instances_source, why, record=inst["id"], field="answer")
     return tuple(sorted({values[g] for g in labels})) if inst["task"] == MULTI_TASK else values[gold]
 
 
 def _predicted(inst: dict[str, Any], pred: dict[str, Any] | None, values: dict[str, str]) -> Any:
-    """The predicted value(s), None when invalid (no record, an error, an answer the parser would
-    reject). The answer goes through the parser's own rule (``parsing.normalize``: case and spaces,
-    no empty or repeated selection, only option labels), so a prediction file written without the
-    parser scores as the parsed one would."""
+    """The predicted value(s), None when invalid; through the parser's own rule (``parsing.normalize``),
+    so a prediction file written without the parser scores as the parsed one would."""
     if pred is None or pred.get("error") or pred.get("answer") is None:
         return None  # as MoCA's scorer: a record with an error is no answer
     answer, problem = normalize(pred["answer"], list(values), multi=inst["task"] == MULTI_TASK)
@@ -218,17 +200,8 @@ def outcomes(
                     field="clip_id",
                 )
             eligible = paired[key]
-        out.append(
-            Outcome(
-                inst["id"],
-                group_of(inst),
-                gold,
-                pred,
-                pred is not None and pred == gold,
-                eligible,
-                len(inst["options"]),
-            )
-        )
+        correct = pred is not None and pred == gold
+        out.append(Outcome(inst["id"], group_of(inst), gold, pred, correct, eligible, len(inst["options"])))
     return out
 
 
@@ -241,18 +214,9 @@ def outcome_rows(
     instances_source: str = "instances",
 ) -> list[dict[str, Any]]:
     """Each instance's outcome (:func:`outcomes`) as a row of the run's outcomes file, which ``socialbench
-    score`` writes beside its scores and the tables read (their intervals, Macro-F1's included, and the
-    stability table): ``id``, ``group`` (``<task>/<source>``), ``evaluated``, ``correct``, and the gold and
-    predicted values (Task 3.2: lists; ``pred`` null when invalid)."""
+    score`` writes and the tables read (intervals, Macro-F1's included, and the stability table)."""
     return [
-        {
-            "id": o.id,
-            "group": str(o.group),
-            "evaluated": o.evaluated,
-            "correct": o.correct,
-            "gold": o.gold,
-            "pred": o.pred,
-        }
+        dict(id=o.id, group=str(o.group), evaluated=o.evaluated, correct=o.correct, gold=o.gold, pred=o.pred)
         for o in outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source)
     ]
 
@@ -265,11 +229,9 @@ def group_scores(task: str, group: list[Outcome]) -> dict[str, Any]:
     n = len(scored)
     correct = sum(o.correct for o in scored)
     invalid = sum(o.pred is None for o in evaluated)
-    f1 = (
-        percent(macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated]))
-        if task in F1_TASKS and evaluated
-        else None
-    )
+    f1 = None
+    if task in F1_TASKS and evaluated:
+        f1 = percent(macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated]))
     return {
         "accuracy": percent(Fraction(correct, n)) if n else None,
         "chance": percent(chance([o.n_options for o in group], multi=task == MULTI_TASK)),
@@ -308,8 +270,7 @@ def score(
     lines: Sequence[int] | None = None,
     instances_source: str = "instances",
 ) -> dict[str, dict[str, Any]]:
-    """Scores per group (``{"<task>/<source>": metrics}``, as score files hold them); bad predictions as in
-    ``outcomes``."""
+    """Scores per group as score files hold them (by ``<task>/<source>``); bad predictions as in ``outcomes``."""
     return keyed_by_string(
         score_outcomes(outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source))
     )
@@ -339,9 +300,8 @@ def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
         try:
             task = Group.parse(g).task
         except ValueError:
-            raise DataError(
-                source, f"a group is <task>/<source> with a task of {', '.join(TASKS)}", record=rec
-            ) from None
+            why = f"a group is <task>/<source> with a task of {', '.join(TASKS)}"
+            raise DataError(source, why, record=rec) from None
         if not isinstance(m, dict):
             raise DataError(source, f"must be an object of metrics, got {m!r}", record=rec)
         missing = [k for k in METRICS if k not in m]
@@ -352,22 +312,18 @@ def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
             raise DataError(source, f"must be a whole number >= 1, got {n_total!r}", record=rec, field="n_total")
         # n < n_total: Task 3.2's conditional scoring, or instances the run does not evaluate
         if not _whole(n, 0, n_total):
-            raise DataError(
-                source, f"must be a whole number in [0, {n_total}] (n_total), got {n!r}", record=rec, field="n"
-            )
+            why = f"must be a whole number in [0, {n_total}] (n_total), got {n!r}"
+            raise DataError(source, why, record=rec, field="n")
         for k, top in (("correct", n), ("invalid", n_total)):
             if not _whole(m[k], 0, top):
                 raise DataError(source, f"must be a whole number in [0, {top}], got {m[k]!r}", record=rec, field=k)
         for k in ("chance", "invalid_rate"):
             if not _pct(m[k]):
                 raise DataError(source, f"must be a percentage in [0, 100], got {m[k]!r}", record=rec, field=k)
+        no_f1 = task not in F1_TASKS
         for k, undefined, why in (
             ("accuracy", n == 0, "n = 0"),
-            (
-                "macro_f1",
-                task not in F1_TASKS or n == 0,
-                f"{task} has no Macro-F1" if task not in F1_TASKS else "n = 0",
-            ),
+            ("macro_f1", no_f1 or n == 0, f"{task} has no Macro-F1" if no_f1 else "n = 0"),
         ):
             v = m[k]
             if undefined and v is not None:

@@ -1,13 +1,8 @@
 """MeetingToM's Figure 4 (label distribution per task) from the instances' gold values (matplotlib,
-Agg; pure: instances in, bytes out).
-
-One panel per task with instances: the count of each gold value, a bar per source side by side.
-Task 3.2's gold is a set of dissenters, so its panel counts the number of dissenters (1, 2, ...).
-Values are in the task's option order (``TASK_VALUES``), other values after them, sorted.
-
-Same bytes for the same instances: matplotlib's default style (no user matplotlibrc), no timestamp
-or software version in the PNG/PDF (as ``socialbench.moca.results.figures``). The counts are also written as
-``figures/figure4.csv``.
+Agg; pure: instances in, bytes out): a panel per task, a bar per source for each gold value in option
+order (Task 3.2: the number of dissenters). Same bytes for the same instances: matplotlib's default
+style, no timestamp or version in the PNG/PDF (as ``socialbench.moca.results.figures``); the counts
+also as ``figures/figure4.csv``.
 """
 
 from __future__ import annotations
@@ -16,26 +11,15 @@ import io
 from typing import Any
 
 from socialbench.meetingtom.eval.scoring import MULTI_TASK, option_value
+from socialbench.meetingtom.schema.questions import VOCABULARY
 from socialbench.meetingtom.schema.settings import SOURCES
 from socialbench.results.tables import csv_text
 
 _DPI = 150
 _PNG_META = {"Software": None}
 _PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
-TASK_VALUES = {
-    "task1": [
-        "active_engagement",
-        "supportive_endorsement",
-        "focused_listening",
-        "cognitive_conflict",
-        "confused_bewilderment",
-        "hesitation",
-        "disengaged_withdrawal",
-    ],
-    "task2_1": ["A", "B", "C", "D"],
-    "task2_2": ["positive", "negative", "neutral", "uncertain"],
-    "task3_1": ["genuine_consensus", "pseudo_consensus", "no_consensus"],
-}
+#: Each task's values in option order (the vocabularies'; Task 2.1's participant letters).
+TASK_VALUES = {"task2_1": ["A", "B", "C", "D"], **{t: list(v) for t, v in VOCABULARY.items()}}
 TASK_TITLES = {
     "task1": "Task 1: mental state",
     "task2_1": "Task 2.1: addressee",

@@ -1,14 +1,9 @@
-"""MeetingToM's 95% intervals, from the shared statistics (``socialbench.results.stats``): every
-accuracy and Macro-F1 cell's instance-level percentile bootstrap, B = 2000, seeded
-``stats.cell_seed(seed, model, method, group[, metric])`` as in the MoCA statistics.
-
-Accuracy is a mean of exchangeable 0/1 outcomes and Task 3.2's conditional accuracy a ratio of two sums
-of them (correct / eligible, over all 3.2 instances resampled), so both are ``stats.bootstrap_ci``
-metrics of outcome columns rebuilt from the score file's counts. Macro-F1 is no mean or ratio of
-per-instance indicators: it is recomputed on the same resamples (``stats.resample_counts``) and its
-interval taken by ``stats.percentile_interval``. Its per-instance gold and predicted values come from
-each run's :class:`RunSummary`, read from the outcomes ``socialbench score`` wrote beside the run's score
-file (``eval.scoring.outcome_rows``)."""
+"""MeetingToM's 95% intervals from the shared statistics (``socialbench.results.stats``): every accuracy
+and Macro-F1 cell's instance-level percentile bootstrap, B = 2000, seeded ``stats.cell_seed(seed, model,
+method, group[, metric])`` as in the MoCA statistics. Accuracy (a mean of 0/1 outcomes) and Task 3.2's
+conditional accuracy (a ratio of two sums) are ``stats.bootstrap_ci`` metrics of outcome columns rebuilt
+from the score file's counts; Macro-F1 is recomputed on the same resamples from each run's
+:class:`RunSummary` (the outcomes ``socialbench score`` wrote)."""
 
 from __future__ import annotations
 
@@ -85,9 +80,8 @@ def macro_f1_ci(
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What the tables keep of one run's outcome rows (``MeetingToMBenchmark.run_summary``): per instance
-    a few bytes (flags, an answer code; the Macro-F1 groups' values are the instances' own option values),
-    so the tables stage's memory does not grow with the number of runs."""
+    """What the tables keep of one run's outcome rows: a few bytes per instance, so the tables stage's
+    memory does not grow with the number of runs."""
 
     f1: dict[Group, tuple[list[Any], list[Any]]]  # {Macro-F1 group: (gold values, predicted values)}, instances' order
     evaluated: Any  # (N,) bool: the run's setting evaluates the instance (``Outcome.evaluated``)

@@ -1,17 +1,10 @@
 """MeetingToM's answer-stability table (beyond the paper; params ``meetingtom.robustness``;
-docs/decisions/answer-stability.md): per model and run that params ask again,
-accuracy under each of the K option orders (order 0: the paper's draw, the run of the MeetingToM
-tables), the circular accuracy (right under every order), the agreement of the resolved answers and the
-gap between order 0 and circular accuracy, with 95% bootstrap intervals, per task and source and over
-all of them. Its CSV is the long format (task, source, model, run, metric, value, interval, n; "all"
-for every task of every source), as the MeetingToM tables' CSVs.
-
-Per-instance outcomes come from the scorer (``eval.scoring.outcome_rows``, written by the score stage),
-kept in each run's summary (``results.intervals.RunSummary``). An instance counts when the run
-evaluates it (not Task 1 under contextual priors); it is right when its resolved value (a state, an
-attitude, a participant; Task 3.2: the set of participants) is the gold one. Task 3.2 counts here on
-every instance, not only where the paired Task 3.1 answer is right: the table asks whether an answer
-moves with the order, not the paper's conditional accuracy."""
+docs/decisions/answer-stability.md): per model and run asked again, accuracy under each of the K option
+orders (order 0: the paper's draw), circular accuracy (right under every order), agreement of the
+resolved answers and the gap between order 0 and circular, with 95% bootstrap intervals, per task and
+source and over all ("all"). The outcomes come from each run's :class:`RunSummary`. An instance counts
+when the run evaluates it; Task 3.2 counts on every instance, not only after a correct Task 3.1: the table
+asks whether an answer moves with the order, not the paper's conditional accuracy."""
 
 from __future__ import annotations
 
@@ -33,8 +26,7 @@ ALL = "all"
 
 
 def output_files() -> list[str]:
-    """The files the stability table is written to (always: without params ``meetingtom.robustness``
-    it says there are no order runs)."""
+    """The stability table's files (always written: without order runs it says so)."""
     return [f"{NAME}.{ext}" for ext in ("md", "csv", "tex")]
 
 
@@ -105,8 +97,7 @@ def stability_files(
     summaries: Mapping[tuple[str, str], RunSummary] | None,
     params: Mapping[str, Any],
 ) -> dict[str, Table]:
-    """stability.md/.csv/.tex: the table, or without params ``meetingtom.robustness`` (or without the
-    per-instance data: the runs' summaries) an empty one saying why."""
+    """stability.md/.csv/.tex: the table, or an empty one saying why (no robustness runs or no outcomes)."""
     robustness = (params.get("meetingtom") or {}).get("robustness")
     notes = [
         "Beyond the paper (docs/decisions.md, 'Answer stability under option order'): no number here is"
@@ -115,28 +106,19 @@ def stability_files(
         " 1, 2, ... again. Accuracy under each order: order 0, and the mean, min and max over the orders;"
         " circular: right under every order; agreement: the same answer under every order; gap: order 0 -"
         " circular. Task 3.2 counts on every instance (not conditioned on Task 3.1). 95% instance-level"
-        " bootstrap intervals in brackets.",
+        " bootstrap intervals in brackets."
     ]
+
+    def table(title: str, cells: Mapping, groups: list[Group], notes: list[str], **empty: str) -> dict[str, Table]:
+        rows = [(g, heading(g)) for g in groups] + [(ALL, "All tasks")]
+        kw = dict(style=STYLE, label="tab:stability", group_columns=GROUP_COLUMNS, group_key=group_key)
+        return formats(NAME, stability_table(title, cells, rows, COLUMNS, "Accuracy", notes=notes, **kw, **empty))
+
     if not robustness or instances is None or summaries is None:
-        why = (
-            "params meetingtom.robustness is null: no order runs."
-            if not robustness
-            else "The tables were not given the instances and outcomes."
-        )
-        table = stability_table(
-            "Answer stability under option order",
-            {},
-            [(ALL, "All tasks")],
-            COLUMNS,
-            "Accuracy",
-            style=STYLE,
-            label="tab:stability",
-            group_columns=GROUP_COLUMNS,
-            group_key=group_key,
-            notes=[why, *notes],
-            empty="(no order runs)",
-        )
-        return formats(NAME, table)
+        why = "The tables were not given the instances and outcomes."
+        if not robustness:
+            why = "params meetingtom.robustness is null: no order runs."
+        return table("Answer stability under option order", {}, [], [why, *notes], empty="(no order runs)")
     cells, groups = stability_cells(instances, summaries, robustness, int(params["seed"]))
     k_all = int(robustness["orders"])
     fewer = max((st.fewer for (_, _, g), st in cells.items() if g == ALL), default=0)
@@ -145,16 +127,4 @@ def stability_files(
             f"{fewer} instance(s) have fewer than K = {k_all} options, so fewer distinct orders (an n-option"
             " item has n): they use their distinct ones."
         )
-    table = stability_table(
-        f"Answer stability under option order (K = {k_all})",
-        cells,
-        [(g, heading(g)) for g in groups] + [(ALL, "All tasks")],
-        COLUMNS,
-        "Accuracy",
-        style=STYLE,
-        label="tab:stability",
-        group_columns=GROUP_COLUMNS,
-        group_key=group_key,
-        notes=notes,
-    )
-    return formats(NAME, table)
+    return table(f"Answer stability under option order (K = {k_all})", cells, groups, notes)

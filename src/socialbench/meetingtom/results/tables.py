@@ -1,35 +1,17 @@
 """MeetingToM result tables in the style of the paper's Tables 1-6 (Markdown, CSV, LaTeX), Figure 4,
-and the headline metrics. Pure functions: scores (and optionally instances and the runs' summaries) in,
-``{file name: text or bytes}`` out.
+and the headline metrics. Pure: scores (optionally instances and the runs' summaries) in, ``{file name:
+text or bytes}`` out. The tables (:data:`TABLE_NAMES`, one section per source) are listed in
+docs/meetingtom.md: Table 1 the ``no_prompt`` runs and a chance row; the ablation tables the runs
+``<method>__<ablation>`` under their base run (priors and markers with the signed change); Tables 3 and 6
+the prompting methods with their change from No Prompt and the invalid-answer rate; ``all_runs`` every
+run scored. A task or source without instances is left out with a note; a table without runs says which
+params entry adds them.
 
-Tables (each ``<name>.md/.csv/.tex``, one section per source: demo meetings, AMI meetings):
-
-* ``table1_overall``: every model's ``no_prompt`` run, human rows first, then the other categories in
-  the order of params' models, and a chance row (uniform guessing over each instance's options).
-* ``table2_modality``, ``table4_priors``, ``table5_markers``, ``table_view``, ``table_ingestion``:
-  the runs ``<method>__<ablation>`` whose ablation (``meetingtom.ablations``) names that table, under
-  their base run (``No Prompt``, or the base method's label). Priors and markers rows show the signed
-  change from the base run; modality, view and ingestion are alternative inputs, shown side by side.
-  Table 4's Task 1 cells of prior rows read "n=0, not evaluated", as in the paper.
-* ``table3_prompting`` (models of ``meetingtom.tables.prompting_models``) and
-  ``table6_prompting_additional`` (every other model with a prompting run): No Prompt, Naive-CoT,
-  Task-CoT, ECoT, each CoT cell with its signed change from the model's No Prompt (↑/↓).
-  Both end with the run's invalid-answer rate (``Invalid %``, over every task's instances).
-* ``all_runs``: every run scored, whatever table it belongs to (nothing scored goes unshown).
-
-Columns: T1 Acc, T1 Macro-F1, T2.1 Acc, T2.2 Acc, T3.1 Acc, T3.1 Macro-F1, T3.2 Acc (conditional on
-a correct 3.1, with its denominator n). A task without instances in a source is left out of that
-source's section with a note; a source without instances gets a note instead of a section; a table
-without runs is still written, with a note naming the params entry that adds them.
-
-Intervals (every accuracy and Macro-F1 cell): 95% instance-level percentile bootstrap, from the
-shared statistics (``socialbench.meetingtom.results.intervals``). A cell computed on fewer instances
-than its column's n (a human row answered on a subset, the rest not evaluated) prints its own n.
-Tables are built in the shared table model (``socialbench.results.tables``): one block per source, each
-row keyed by its category, model, method and setting and each value column by its task, metric and n,
-so the CSV is the long format of those keys (one line per cell). Cells are the shared number cell
-(``Num``), written in the paper's way (``STYLE``: "-" for a missing value, ↑/↓ changes) and rounded
-by the one rule (``socialbench.results.numbers``).
+Every accuracy and Macro-F1 cell carries a 95% instance-level percentile bootstrap interval
+(:mod:`socialbench.meetingtom.results.intervals`); Task 3.2 is conditional on a correct 3.1 and prints its
+n. Tables are built in the shared model (``socialbench.results.tables``): a block per source, rows keyed
+by category, model, method and setting, value columns by task, metric and n, so the CSV is the long
+format of those keys.
 """
 
 from __future__ import annotations
@@ -99,6 +81,7 @@ FIGURE_FILES = (
     "figures/figure4.csv",
 )
 NOT_EVALUATED = "n=0, not evaluated"
+T32_NOTE = "T3.2 Acc counts only the instances whose paired Task 3.1 answer is correct (n per cell; MeetingToM 4.1)."
 NO_VIDEO = "not evaluated: no video in this source"
 #: Where each source's gold comes from, as its rows say (the real corpus: AMI's own addressee layer).
 GOLD = {"ami": "gold: AMI addressee annotations, not the paper's human annotation"}
@@ -106,16 +89,14 @@ GOLD = {"ami": "gold: AMI addressee annotations, not the paper's human annotatio
 
 def output_files(with_figures: bool = True) -> list[str]:
     """Every file ``tables`` writes (the figure's only when it is given the instances)."""
-    return [f"{t}.{ext}" for t in TABLE_NAMES for ext in ("md", "csv", "tex")] + (
-        list(FIGURE_FILES) if with_figures else []
-    )
+    figures = list(FIGURE_FILES) if with_figures else []
+    return [f"{t}.{ext}" for t in TABLE_NAMES for ext in ("md", "csv", "tex")] + figures
 
 
 # ---- changes ---------------------------------------------------------------------------------------
 def difference(a: Num, b: Num) -> float | None:
-    """``a - b`` rounded half-up to two decimals, from the unrounded values (``exact``: accuracy from
-    the counts, Macro-F1 when each instance's answer is given), so a change is never the difference
-    of two roundings; a cell without its exact value falls back to the printed two-decimal value."""
+    """``a - b`` rounded half-up to two decimals from the unrounded (``exact``) values where both have
+    them, so a change is never the difference of two roundings; else from the printed values."""
     if a.value is None or b.value is None:
         return None
     if a.exact is not None and b.exact is not None:
@@ -123,10 +104,7 @@ def difference(a: Num, b: Num) -> float | None:
     return numbers.difference(a.value, b.value)
 
 
-# ---- the table model: the shared one (socialbench.results.tables) -------------------------------------
-# A table is an rt.Table of one block per source (key: the source; a value column's key: its task, metric
-# and n). A row shows its category, model and setting, then a cell per column (MISSING where the run has
-# no such group); its key adds the run's method, which the CSV names and the grid does not show.
+# ---- the table model: rows show category, model and setting; their key adds the method (CSV only) ----
 CHANCE = "chance"
 #: No cell at all (a run without that group): "-" ("--" in LaTeX), no CSV line.
 MISSING = rt.Text("-", tex="--")
@@ -142,8 +120,7 @@ def table_row(category: str, model: str, method: str, setting: str, cells: list[
 
 
 class Context:
-    """What every table is built from: the runs kept (excluded pairs dropped), params, and per-instance
-    gold/predicted values for Macro-F1 intervals when given."""
+    """What every table is built from: the runs kept, params, and per-instance values for Macro-F1 intervals."""
 
     def __init__(
         self,
@@ -169,8 +146,7 @@ class Context:
         self.excluded_notes = excluded_notes(params, self.methods)
 
     def order(self, model: str) -> tuple[int, int, str]:
-        """Human rows first (categories starting with "human"), then the categories as params' models
-        introduce them."""
+        """Human rows first, then the categories in the order params' models introduce them."""
         cats = list(dict.fromkeys(self.categories.values()))
         cat = self.categories.get(model, "")
         return (0 if cat.startswith("human") else 1, cats.index(cat) if cat in cats else len(cats), model)
@@ -182,13 +158,9 @@ class Context:
     def run_modality(self, method: str, source: str) -> str | None:
         """The modality a run shows: its ablation's (or method options'), else the source's own."""
         rn = RunName.parse(method)
-        base, abl = rn.method, rn.ablation
-        own = (self.section.get("method_options") or {}).get(base) or {}
-        return (
-            ((self.ablations.get(abl) or {}) if abl else {}).get("modality")
-            or own.get("modality")
-            or (self.source_modality(source))
-        )
+        own = (self.section.get("method_options") or {}).get(rn.method) or {}
+        ablation = (self.ablations.get(rn.ablation) or {}) if rn.ablation else {}
+        return ablation.get("modality") or own.get("modality") or self.source_modality(source)
 
     def needs_video(self, method: str) -> bool:
         return self.run_modality(method, "") in ("video", "both")
@@ -217,9 +189,7 @@ class Context:
             return None
         if m["n"] == 0 and self.needs_video(method) and self.source_modality(source) == "utterances":
             return Num(text=NO_VIDEO)  # a video run on a source without media: no call was made
-        if (
-            m["n"] == 0 and task != "task3_2"
-        ):  # the run evaluates none of them (recorded answers that do not cover them)
+        if m["n"] == 0 and task != "task3_2":  # the run evaluates none (recorded answers that miss them)
             return Num(text=NOT_EVALUATED)
         # a row on fewer instances than the column's (the rest not evaluated: a human row answered on a
         # subset) prints its own n; Task 3.2 prints its conditional n always
@@ -291,10 +261,7 @@ class Context:
             missing = [TASK_NAMES[t] for t in TASK_NAMES if t not in tasks]
             snotes = [missing_note(src, missing, self.section)] if missing else []
             if "task3_2" in tasks:
-                snotes.append(
-                    "T3.2 Acc counts only the instances whose paired Task"
-                    " 3.1 answer is correct (n per cell; MeetingToM 4.1)."
-                )
+                snotes.append(T32_NOTE)
             if extra:
                 cols = cols + list(extra)
                 tasks = {**tasks, INVALID_COLUMN[0]: sum(tasks.values())}
@@ -338,12 +305,11 @@ def missing_note(src: str, missing: Sequence[str], section: Mapping[str, Any]) -
 
 def method_label(method: str, ablations: Mapping[str, Any]) -> str:
     rn = RunName.parse(method)
-    base, abl = rn.method, rn.ablation
-    label = METHOD_LABELS.get(base, base)
-    if abl is None:
+    label = METHOD_LABELS.get(rn.method, rn.method)
+    if rn.ablation is None:
         return label
-    alabel = (ablations.get(abl) or {}).get("label", abl)
-    return alabel if base == BASE else f"{label}, {alabel}"
+    alabel = (ablations.get(rn.ablation) or {}).get("label", rn.ablation)
+    return alabel if rn.method == BASE else f"{label}, {alabel}"
 
 
 def excluded_notes(params: Mapping[str, Any], methods: Sequence[str]) -> list[str]:
@@ -430,18 +396,11 @@ def ablation_table(ctx: Context, title: str, kind: str, with_delta: bool) -> rt.
 
     sections, notes = ctx.sections(rows)
     if not runs:
-        if names:
-            notes.insert(
-                0,
-                f"No runs for this table: add {', '.join(f'`{BASE}__{a}`' for a in names)} to meetingtom.methods"
-                " in params.yaml.",
-            )
-        else:
-            notes.insert(
-                0,
-                f"No runs for this table: add an ablation with `table: {kind}` under meetingtom.ablations and"
-                f" its run `{BASE}__<ablation>` to meetingtom.methods in params.yaml.",
-            )
+        add = f"{', '.join(f'`{BASE}__{a}`' for a in names)} to meetingtom.methods in params.yaml"
+        if not names:
+            add = f"an ablation with `table: {kind}` under meetingtom.ablations and its run `{BASE}__<ablation>`"
+            add += " to meetingtom.methods in params.yaml"
+        notes.insert(0, f"No runs for this table: add {add}.")
     if kind == "modality":
         notes.append(
             "A run with the source's own modality is its base row, shown once; a run with video on a source without"
@@ -468,38 +427,25 @@ def all_runs_table(ctx: Context) -> rt.Table:
         ]
 
     sections, notes = ctx.sections(rows)
-    temperature = temperature_note(ctx.models, {m for m, _ in runs})
-    json_mode = json_mode_note(ctx.models, {m for m, _ in runs})
-    decoding = [n for n in (temperature, json_mode) if n]
+    run_models = {m for m, _ in runs}
+    decoding = [n for n in (temperature_note(ctx.models, run_models), json_mode_note(ctx.models, run_models)) if n]
     # the pairs params exclude, listed once for the benchmark: here, not under every table
     return table("Every run scored", sections, notes + ctx.f1_note() + decoding + ctx.excluded_notes)
 
 
 def build_tables(ctx: Context) -> dict[str, rt.Table]:
     """{name: table} of ``TABLE_NAMES``, in that order."""
-    prompting = [m for m in ctx.prompting_models]
+    prompting = list(ctx.prompting_models)
     others = sorted({m for m, meth in ctx.scores if meth in PROMPTING[1:] and m not in prompting}, key=ctx.order)
-    out = {"table1_overall": table1(ctx)}
-    ablations = {name: ablation_table(ctx, title, kind, delta) for name, title, kind, delta in ABLATION_TABLES}
-    out["table2_modality"] = ablations["table2_modality"]
-    out["table3_prompting"] = prompting_table(
-        ctx,
-        "Table 3: prompting strategies",
-        prompting,
-        "No models for this table: list them under meetingtom.tables.prompting_models in params.yaml.",
-    )
-    out["table4_priors"] = ablations["table4_priors"]
-    out["table5_markers"] = ablations["table5_markers"]
-    out["table6_prompting_additional"] = prompting_table(
-        ctx,
-        "Table 6: prompting strategies, additional models",
-        others,
-        "No other model has a prompting run (naive_cot, task_cot, ecot in meetingtom.methods).",
-    )
-    out["table_view"] = ablations["table_view"]
-    out["table_ingestion"] = ablations["table_ingestion"]
+    out = {name: ablation_table(ctx, title, kind, delta) for name, title, kind, delta in ABLATION_TABLES}
+    out["table1_overall"] = table1(ctx)
+    no_models = "No models for this table: list them under meetingtom.tables.prompting_models in params.yaml."
+    out["table3_prompting"] = prompting_table(ctx, "Table 3: prompting strategies", prompting, no_models)
+    no_others = "No other model has a prompting run (naive_cot, task_cot, ecot in meetingtom.methods)."
+    title = "Table 6: prompting strategies, additional models"
+    out["table6_prompting_additional"] = prompting_table(ctx, title, others, no_others)
     out["all_runs"] = all_runs_table(ctx)
-    return out
+    return {name: out[name] for name in TABLE_NAMES}
 
 
 # ---- the table and its CSV ----------------------------------------------------------------------
@@ -522,29 +468,17 @@ CSV_COLUMNS = (
 
 
 def csv_lines(t: rt.Table) -> list[list[Any]]:
-    """The long format: one line per cell (source, row, task and metric, value and interval), from the
-    keys of its block, row and column (``rt.keyed_cells``); the numbers as ``Num``, which the table writes."""
-    return [
-        [
-            *source,
-            *row,
-            task,
-            metric,
-            Num(c.value),
-            Num(c.low),
-            Num(c.high),
-            c.n if c.n is not None else ("" if c.text else n_total),
-            n_total,
-            Num(c.delta),
-            c.text or "",
-        ]
-        for source, row, (task, metric, n_total), c in rt.keyed_cells(t)
-    ]
+    """The long format: one line per cell, from the keys of its block, row and column (``rt.keyed_cells``)."""
+    out = []
+    for source, row, (task, metric, n_total), c in rt.keyed_cells(t):
+        n = c.n if c.n is not None else ("" if c.text else n_total)
+        interval = [Num(c.value), Num(c.low), Num(c.high)]
+        out.append([*source, *row, task, metric, *interval, n, n_total, Num(c.delta), c.text or ""])
+    return out
 
 
 def table(title: str, blocks: list[rt.Block], notes: list[str]) -> rt.Table:
-    """A table of per-source blocks: the title as heading and caption, notes as paragraphs, the long
-    format as its CSV."""
+    """A table of per-source blocks: title as heading and caption, notes as paragraphs, long format as CSV."""
     t = rt.Table(title, blocks, level=1, caption=title, intro=[INTRO], notes=notes, layout="sections", style=STYLE)
     return replace(t, csv=(CSV_COLUMNS, csv_lines(t)))
 
@@ -568,10 +502,7 @@ def tables(
         files.update(label_distribution(instances))
     headline = {
         f"{m}.{meth}": {
-            str(g): {
-                "accuracy": sc[g]["accuracy"],
-                **({"macro_f1": sc[g]["macro_f1"]} if g.task in F1_TASKS else {}),
-            }
+            str(g): {"accuracy": sc[g]["accuracy"], **({"macro_f1": sc[g]["macro_f1"]} if g.task in F1_TASKS else {})}
             for g in sorted(sc)
         }
         for (m, meth), sc in sorted(ctx.scores.items())

@@ -35,17 +35,12 @@ def _check_options(rec: Mapping[str, Any], path: str, rid: str) -> list[str]:
     needs = ("label", "value", "text") + (("participant",) if rec["task"] in (TASK, "task3_2") else ())
     for k, o in enumerate(rec["options"]):
         if not isinstance(o, dict) or not all(isinstance(o.get(f), str) for f in needs):
-            raise DataError(
-                path, f"option {k} must have string {', '.join(needs)}, got {o!r}", record=rid, field="options"
-            )
+            why = f"option {k} must have string {', '.join(needs)}, got {o!r}"
+            raise DataError(path, why, record=rid, field="options")
         labels.append(o["label"])
     if len(labels) < 2 or len(set(labels)) != len(labels) or any(x not in LABELS for x in labels):
-        raise DataError(
-            path,
-            f"needs at least two options with distinct option labels (1-8), got {labels}",
-            record=rid,
-            field="options",
-        )
+        why = f"needs at least two options with distinct option labels (1-8), got {labels}"
+        raise DataError(path, why, record=rid, field="options")
     return labels
 
 
@@ -62,12 +57,8 @@ def _check_answer(rec: Mapping[str, Any], path: str, rid: str, labels: Sequence[
             or answer != sorted(set(answer))
             or any(a not in labels for a in answer)
         ):
-            raise DataError(
-                path,
-                f"must be a sorted non-empty list of distinct option labels ({', '.join(labels)}), got {answer!r}",
-                record=rid,
-                field="answer",
-            )
+            why = f"must be a sorted non-empty list of distinct option labels ({', '.join(labels)}), got {answer!r}"
+            raise DataError(path, why, record=rid, field="answer")
         values = sorted(o["value"] for o in rec["options"] if o["label"] in answer)
         if gold != values:
             raise DataError(path, f"options {answer} are {values}, not the gold {gold!r}", record=rid, field="answer")
@@ -82,8 +73,7 @@ def _check_answer(rec: Mapping[str, Any], path: str, rid: str, labels: Sequence[
 
 
 def check_instance(rec: Mapping[str, Any], path: str, line: int | None = None, *, item: bool = False) -> None:
-    """A DataError naming the file, record and field for the first thing wrong with ``rec``
-    (``item``: an annotation item, which has no answer or gold yet)."""
+    """A DataError naming file, record and field for the first thing wrong (``item``: no answer yet)."""
     rid = str(rec.get("id")) if isinstance(rec.get("id"), str) else f"line {line}"
     required = dict(REQUIRED, **(REQUIRED_2_1 if rec.get("task") == TASK else {}))
     for name, kind in required.items():
@@ -91,40 +81,29 @@ def check_instance(rec: Mapping[str, Any], path: str, line: int | None = None, *
             raise DataError(path, "missing", record=rid, field=name)
         value = rec[name]
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise DataError(
-                path, f"must be {getattr(kind, '__name__', 'a number')}, got {value!r}", record=rid, field=name
-            )
+            why = f"must be {getattr(kind, '__name__', 'a number')}, got {value!r}"
+            raise DataError(path, why, record=rid, field=name)
     known = ANNOTATED if item else TASKS
     if rec["task"] not in known:
         raise DataError(path, f"unknown task {rec['task']!r} (known: {', '.join(known)})", record=rid, field="task")
     if rec["split"] not in ("test", "dev"):
         raise DataError(path, f"must be test or dev, got {rec['split']!r}", record=rid, field="split")
     if rec["modality"] not in MODALITIES:
-        raise DataError(
-            path, f"must be one of {', '.join(MODALITIES)}, got {rec['modality']!r}", record=rid, field="modality"
-        )
+        why = f"must be one of {', '.join(MODALITIES)}, got {rec['modality']!r}"
+        raise DataError(path, why, record=rid, field="modality")
     labels = _check_options(rec, path, rid)
     if not item:
         _check_answer(rec, path, rid, labels)
     elif "answer" in rec or "gold" in rec:
-        raise DataError(
-            path,
-            "an item to annotate has no answer yet (its gold comes from the annotation round-trip)",
-            record=rid,
-            field="answer" if "answer" in rec else "gold",
-        )
+        why = "an item to annotate has no answer yet (its gold comes from the annotation round-trip)"
+        raise DataError(path, why, record=rid, field="answer" if "answer" in rec else "gold")
     if rec["modality"] != "utterances" and rec.get("media") is None and not rec.get("media_error"):
-        raise DataError(
-            path,
-            f"modality {rec['modality']} needs media (or a media_error saying why there is none)",
-            record=rid,
-            field="media",
-        )
+        why = f"modality {rec['modality']} needs media (or a media_error saying why there is none)"
+        raise DataError(path, why, record=rid, field="media")
 
 
 def load_instances(path: str | Path, *, items: bool = False) -> list[dict[str, Any]]:
-    """Instances (``items``: annotation items) from a JSON-lines file, each checked; duplicate ids
-    are an error."""
+    """Checked instances (``items``: annotation items) from a JSON-lines file; duplicate ids are an error."""
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     seen: dict[str, int] = {}

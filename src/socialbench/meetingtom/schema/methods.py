@@ -45,17 +45,7 @@ def method_templates(method: str) -> tuple[str, ...]:
 TEMPLATE_PLACEHOLDERS: dict[str, frozenset[str]] = {
     "system.txt": frozenset({"answer_system"}),
     "user.txt": frozenset(
-        {
-            "title",
-            "question",
-            "visual",
-            "transcript",
-            "context",
-            "options",
-            "answer_format",
-            "answer_rule",
-            "guidance",
-        }
+        {"title", "question", "visual", "transcript", "context", "options", "answer_format", "answer_rule", "guidance"}
     ),
 }
 
@@ -79,12 +69,8 @@ def settings_of(settings: Mapping[str, Any] | None) -> dict[str, Any]:
         "answer_form": s.get("answer_form", "json"),
         "audio": bool(s.get("audio", True)),
     }
-    for key, known in (
-        ("modality", MODALITIES),
-        ("view", VIEWS),
-        ("ingestion", INGESTION),
-        ("answer_form", ANSWER_FORMS),
-    ):
+    closed = {"modality": MODALITIES, "view": VIEWS, "ingestion": INGESTION, "answer_form": ANSWER_FORMS}
+    for key, known in closed.items():
         if out[key] is not None and out[key] not in known:
             raise ConfigError(
                 f"meetingtom.method_options / ablations: {key} must be one of {', '.join(known)}, got {out[key]!r}"

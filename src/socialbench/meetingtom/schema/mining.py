@@ -39,14 +39,11 @@ class WindowRule:
 
     def __post_init__(self) -> None:
         if not (0 < self.min_s <= self.preferred_s <= self.max_s):
-            raise ConfigError(
-                "window lengths need 0 < min_s <= preferred_s <= max_s,"
-                f" got {self.min_s}, {self.preferred_s}, {self.max_s}"
-            )
+            got = f"{self.min_s}, {self.preferred_s}, {self.max_s}"
+            raise ConfigError(f"window lengths need 0 < min_s <= preferred_s <= max_s, got {got}")
         if self.before_s < 0 or self.after_s < 0:
-            raise ConfigError(
-                f"window context must not be negative, got before_s={self.before_s}, after_s={self.after_s}"
-            )
+            got = f"before_s={self.before_s}, after_s={self.after_s}"
+            raise ConfigError(f"window context must not be negative, got {got}")
 
 
 @dataclass(frozen=True)
@@ -113,8 +110,7 @@ class MiningParams:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> MiningParams:
-        """From a params section like ``{"you": {"window": {"preferred_s": 50}}, "state": {...}}``;
-        an unknown key or a value of the wrong kind is a ConfigError."""
+        """From a params section; an unknown key or a value of the wrong kind is a ConfigError naming it."""
         return _build(cls, data or {}, "mining")
 
 
@@ -141,11 +137,8 @@ def _build(cls, data: Mapping[str, Any], where: str, base=None):
                 raise ConfigError(f"{where}.{name}: expected true or false, got {value!r}")
             kwargs[name] = value
         elif isinstance(current, (int, float)):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or (isinstance(current, int) and not isinstance(value, int))
-            ):
+            number = int if isinstance(current, int) else (int, float)  # an int setting takes no 2.5
+            if isinstance(value, bool) or not isinstance(value, number):
                 raise ConfigError(f"{where}.{name}: expected a number, got {value!r}")
             if value < 0 or value != value or value in (float("inf"), float("-inf")):
                 raise ConfigError(f"{where}.{name}: must be a finite number >= 0, got {value!r}")

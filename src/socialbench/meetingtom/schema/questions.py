@@ -1,14 +1,11 @@
 """The fixed question templates and option vocabularies of MeetingToM's five subtasks (paper 3.2,
-appendix A, B.2). Pure data and functions, no I/O.
+appendix A, B.2: only task variables are filled into fixed formats). Pure data and functions.
 
-B.2: questions follow fixed task formats; only task variables (the target participant, the trigger
-utterance, the addressee candidates, the consensus moment) are filled into the placeholders. The
-paper's own wording was lost with its appendix G; the wording here is ours
-(docs/decisions/meetingtom-methods.md). An option is ``{"label", "value", "text"}``: ``value`` is what
-files hold (a state key, an attitude, a consensus kind, a participant letter), ``text`` what the model and the
-annotators read; labels 1, 2, 3... follow a per-instance seeded shuffle. Labels are numbers, never
-letters: participants are called A-D, so a lettered option list ("A. Participant D") invites the
-model to answer a participant's letter for an option's, a confusion that is wrong but valid.
+The paper's wording was lost with its appendix G; the wording here is ours
+(docs/decisions/meetingtom-methods.md). An option is ``{"label", "value", "text"}``: ``value`` is what files
+hold, ``text`` what the model and annotators read; labels 1, 2, 3... follow a per-instance seeded shuffle.
+Labels are numbers, never letters: the participants are A-D, and a lettered list ("A. Participant D")
+invites a participant's letter for an option's, a confusion that is wrong but valid.
 """
 
 from __future__ import annotations
@@ -119,10 +116,8 @@ def participant_options(
 
 
 def rotated_options(options: Sequence[Mapping[str, Any]], k: int) -> list[dict[str, Any]]:
-    """Option order ``k`` of an instance (an order run's, params ``meetingtom.robustness``;
-    docs/decisions/answer-stability.md): the instance's seeded list rotated left
-    by k places (k modulo the number of options: an n-option item has n distinct orders) and numbered
-    1, 2, ... again. Order 0 is the list as it is: the paper's draw."""
+    """Option order ``k`` of an instance (docs/decisions/answer-stability.md): its seeded list rotated left
+    by k modulo the number of options and numbered 1, 2, ... again; order 0 is the paper's draw."""
     if not options:
         return []
     k %= len(options)
@@ -146,8 +141,7 @@ def answer_format(task: str) -> str:
 
 
 def answer_rule(task: str, form: str) -> str:
-    """The reasoning methods' closing instruction (``$answer_rule``) in answer form ``form``:
-    ``json`` (reasoning and answer in one JSON object) or ``final_line`` (a ``Final answer:`` line)."""
+    """The reasoning methods' closing instruction (``$answer_rule``) in answer form ``json`` or ``final_line``."""
     if form == "final_line":
         return f'Then give the final line "Final answer: " followed by {answer_format(task)}.'
     fmt = answer_format(task).replace('{"answer"', '{"reasoning": "<your reasoning>", "answer"', 1)
@@ -155,8 +149,6 @@ def answer_rule(task: str, form: str) -> str:
 
 
 # ---- the contextual priors in words (paper 4.2, Table 4) ----------------------------------------------
-#: The meeting stages the phase prior names (paper: "the current meeting stage").
-STAGES = ("opening", "presentation", "discussion", "decision", "closing")
 #: AMI topic types (ontologies/default-topics.xml) that are a stage of their own; every other typed
 #: topic (discussion, evaluation, costing, requirements, chitchat, the sub-topics...) is discussion.
 TOPIC_STAGES = {
@@ -177,11 +169,8 @@ EDGE = 0.1
 
 
 def meeting_stage(topic: str | None, position: float | None) -> str | None:
-    """The stage of a clip from its AMI topic type and its position in the meeting (the clip
-    midpoint as a share of the meeting's length, None when unknown): a topic of its own stage
-    (:data:`TOPIC_STAGES`) is that stage; other topics are discussion, decision from
-    :data:`DECISION_FROM` of the meeting on; without a topic the position alone says (opening and
-    closing the first and last :data:`EDGE`); None with neither."""
+    """The stage of a clip from its AMI topic type and its position (the midpoint's share of the meeting,
+    None when unknown), by :data:`TOPIC_STAGES`, :data:`DECISION_FROM` and :data:`EDGE`; None with neither."""
     if topic in TOPIC_STAGES:
         return TOPIC_STAGES[topic]
     if position is None:

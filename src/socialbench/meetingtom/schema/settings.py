@@ -1,10 +1,6 @@
-"""The ``meetingtom:`` section of params.yaml as values (defaults filled by the schema at load).
-
-Two sources feed the benchmark, each read through the same acquisition code:
-
-* ``demo``: the embedded demo release, generated from the seed as a local mirror in the official AMI
-  layout (``data/raw/meetingtom/demo/mirror``);
-* ``ami``: the real corpus, from ``ami.mirror`` (a local folder) or the official host.
+"""The ``meetingtom:`` section of params.yaml as values (defaults filled by the schema at load): the two
+sources, ``demo`` (the embedded release, generated as a local mirror in the official AMI layout) and ``ami``
+(the real corpus, from ``ami.mirror`` or the official host), read through the same acquisition code.
 """
 
 from __future__ import annotations
@@ -25,8 +21,7 @@ DEMO_ARCHIVE = "meetingtom_demo_manual.zip"
 
 @dataclass(frozen=True)
 class SourceSettings:
-    """One source: where its release and media come from, which meetings are processed, and what
-    their Task 2.1 instances give the model."""
+    """One source: where its release and media come from, its meetings, what its instances show."""
 
     name: str
     mirror: str | None
@@ -51,24 +46,16 @@ def section(params: Mapping[str, Any]) -> Mapping[str, Any]:
 def source_settings(params: Mapping[str, Any], name: str) -> SourceSettings:
     """The settings of source ``name`` (``demo`` or ``ami``)."""
     mt = section(params)
-    if name == "demo":
-        d = mt["demo"]
-        return SourceSettings(
-            "demo", DEMO_MIRROR, DEMO_ARCHIVE, None, "", tuple(d["meetings"]), tuple(d["views"]), d["modality"]
-        )
-    if name == "ami":
-        a = mt["ami"]
-        return SourceSettings(
-            "ami",
-            a["mirror"],
-            a["url"],
-            a["sha256"],
-            a["media_url"],
-            tuple(a["meetings"]),
-            tuple(a["views"]),
-            a["modality"],
-        )
-    raise ConfigError(f"unknown MeetingToM source {name!r}; known: {', '.join(SOURCES)}")
+    if name not in SOURCES:
+        raise ConfigError(f"unknown MeetingToM source {name!r}; known: {', '.join(SOURCES)}")
+    s = mt[name]
+    # the demo release is generated as a local mirror: no host, no pinned checksum
+    where = (
+        (DEMO_MIRROR, DEMO_ARCHIVE, None, "")
+        if name == "demo"
+        else (s["mirror"], s["url"], s["sha256"], s["media_url"])
+    )
+    return SourceSettings(name, *where, tuple(s["meetings"]), tuple(s["views"]), s["modality"])
 
 
 def mirror_path(source: SourceSettings, root: str | Path = ".") -> Path | None:

@@ -37,10 +37,6 @@ TIME_EPS = 1e-6
 MEETINGS_XML = "corpusResources/meetings.xml"
 
 
-# --------------------------------------------------------------------------------------------
-# Pure parsing of XML elements
-
-
 class _Bad(Exception):
     """An element that cannot be resolved; becomes a Problem of ``kind``."""
 
@@ -108,9 +104,8 @@ def parse_meetings_xml(root: ET.Element, file: str = MEETINGS_XML) -> tuple[dict
                 problems.append(Problem(mid, file, sp.get(_NID), "missing_id", "<speaker> without an nxt_agent letter"))
                 continue
             if letter in participants:
-                problems.append(
-                    Problem(mid, file, sp.get(_NID), "duplicate_id", f"speaker letter {letter} listed twice")
-                )
+                why = f"speaker letter {letter} listed twice"
+                problems.append(Problem(mid, file, sp.get(_NID), "duplicate_id", why))
                 continue
             participants[letter] = Participant(
                 letter, sp.get("global_name"), sp.get(_NID, ""), sp.get("role"), sp.get("channel"), sp.get("camera")
@@ -128,65 +123,37 @@ def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> t
     raw: list[tuple[ET.Element, str, float | None, float | None]] = []
     seen: set[str] = set()
     prev_timed: tuple[str, float] | None = None  # id and end of the last timed element
+
+    def bad(nid: str | None, kind: str, message: str) -> None:
+        problems.append(Problem(meeting, file, nid, kind, message))
+
     for el in root:
         nid = el.get(_NID)
         if nid is None:
-            problems.append(
-                Problem(
-                    meeting,
-                    file,
-                    None,
-                    "missing_id",
-                    f"<{_local(el.tag)}> without nite:id (element {len(raw) + 1}) left out",
-                )
-            )
+            bad(None, "missing_id", f"<{_local(el.tag)}> without nite:id (element {len(raw) + 1}) left out")
             continue
         if nid in seen:
-            problems.append(
-                Problem(meeting, file, nid, "duplicate_id", "id used twice in the file; the later element is left out")
-            )
+            bad(nid, "duplicate_id", "id used twice in the file; the later element is left out")
             continue
         seen.add(nid)
         s_attr, e_attr = el.get("starttime"), el.get("endtime")
         start, end = _float(s_attr), _float(e_attr)
         if (s_attr is not None and start is None) or (e_attr is not None and end is None):
-            problems.append(
-                Problem(
-                    meeting,
-                    file,
-                    nid,
-                    "bad_time",
-                    f"times starttime={s_attr!r} endtime={e_attr!r} are not numbers; taken from the neighbours",
-                )
-            )
+            times = f"times starttime={s_attr!r} endtime={e_attr!r}"
+            bad(nid, "bad_time", f"{times} are not numbers; taken from the neighbours")
             start = end = None
         elif start is None or end is None:
-            problems.append(
-                Problem(meeting, file, nid, "untimed_word", "no starttime/endtime; taken from the neighbours")
-            )
+            bad(nid, "untimed_word", "no starttime/endtime; taken from the neighbours")
             start = end = None
         elif end < start - TIME_EPS:
-            problems.append(
-                Problem(
-                    meeting,
-                    file,
-                    nid,
-                    "reversed_times",
-                    f"ends at {end} s before it starts at {start} s; times taken from the neighbours",
-                )
+            bad(
+                nid, "reversed_times", f"ends at {end} s before it starts at {start} s; times taken from the neighbours"
             )
             start = end = None
         if start is not None and end is not None:
             if prev_timed is not None and start < prev_timed[1] - TIME_EPS:
-                problems.append(
-                    Problem(
-                        meeting,
-                        file,
-                        nid,
-                        "overlapping_times",
-                        f"starts at {start} s, before the previous element {prev_timed[0]} ends at {prev_timed[1]} s",
-                    )
-                )
+                previous = f"the previous element {prev_timed[0]} ends at {prev_timed[1]} s"
+                bad(nid, "overlapping_times", f"starts at {start} s, before {previous}")
             prev_timed = (nid, end)
         raw.append((el, nid, start, end))
 
@@ -201,9 +168,8 @@ def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> t
                 start = end = nxt if nxt is not None else 0.0
         kind = _local(el.tag)
         text = (el.text or "").strip() if kind == "w" else (el.get("type", "") if kind == "vocalsound" else "")
-        tokens.append(
-            Token(nid, speaker, i, kind, text, start, end, timed, el.get("punc") == "true", el.get("trunc") == "true")
-        )
+        punc, trunc = el.get("punc") == "true", el.get("trunc") == "true"
+        tokens.append(Token(nid, speaker, i, kind, text, start, end, timed, punc, trunc))
     return tuple(tokens), problems
 
 
@@ -236,9 +202,8 @@ class LayerContext:
         if b < a:
             raise _Bad("reversed_range", f"href {href!r}: {last_id} comes before {first_id} in {wfile}")
         toks = self.words[wfile][a : b + 1]
-        return Span(
-            self.speaker_of[wfile], a, b, first_id, last_id, min(t.start for t in toks), max(t.end for t in toks)
-        )
+        start, end = min(t.start for t in toks), max(t.end for t in toks)
+        return Span(self.speaker_of[wfile], a, b, first_id, last_id, start, end)
 
     def type_of(self, href: str) -> OntologyType:
         try:
@@ -296,9 +261,8 @@ def parse_segments(ctx: LayerContext, root: ET.Element, *, speaker: str, file: s
         start, end = _float(el.get("transcriber_start")), _float(el.get("transcriber_end"))
         if start is None or end is None:
             if not spans:
-                ctx.problem(
-                    file, nid, "bad_time", "segment with neither transcriber times nor resolvable words; left out"
-                )
+                why = "segment with neither transcriber times nor resolvable words; left out"
+                ctx.problem(file, nid, "bad_time", why)
                 continue
             start, end = min(s.start for s in spans), max(s.end for s in spans)
         out.append(Segment(nid, speaker, start, end, el.get("channel"), tuple(spans)))
@@ -311,13 +275,10 @@ def _addressee(ctx: LayerContext, value: str | None, file: str, nid: str, known:
     letters = tuple(sorted({x.strip() for x in value.split(",") if x.strip()}))
     unknown = [x for x in letters if x not in known]
     if unknown:
-        ctx.problem(
-            file,
-            nid,
-            "unknown_addressee",
-            f"addressee {value!r} names {', '.join(unknown)}, not a"
-            f" speaker of the meeting ({', '.join(sorted(known))})",
+        why = (
+            f"addressee {value!r} names {', '.join(unknown)}, not a speaker of the meeting ({', '.join(sorted(known))})"
         )
+        ctx.problem(file, nid, "unknown_addressee", why)
     return letters
 
 
@@ -334,8 +295,7 @@ def _ontology_type(ctx: LayerContext, el: ET.Element, role: str, file: str, nid:
 
 
 def _anchored_spans(ctx: LayerContext, el: ET.Element, file: str, nid: str, what: str) -> list:
-    """The word spans of an element that must have words; none (reported when it has no children
-    at all: its hrefs are dangling) means the element is left out."""
+    """The word spans of an element that must have words; none (dangling hrefs reported) leaves it out."""
     spans = _spans(ctx, el, file, nid)
     if not spans and not _children(el):
         ctx.problem(file, nid, "dangling_href", f"{what}; left out")
@@ -354,19 +314,10 @@ def parse_dialogue_acts(
         if not spans:
             continue
         type_ = _ontology_type(ctx, el, "da-aspect", file, nid)
+        name, tid = (type_.name, type_.id) if type_ else (None, None)
         addressee = _addressee(ctx, el.get("addressee"), file, nid, speakers)
-        out.append(
-            DialogueAct(
-                nid,
-                speaker,
-                min(s.start for s in spans),
-                max(s.end for s in spans),
-                tuple(spans),
-                type_.name if type_ else None,
-                type_.id if type_ else None,
-                addressee,
-            )
-        )
+        start, end = min(s.start for s in spans), max(s.end for s in spans)
+        out.append(DialogueAct(nid, speaker, start, end, tuple(spans), name, tid, addressee))
     return out, ids
 
 
@@ -405,22 +356,10 @@ def parse_you_usages(ctx: LayerContext, root: ET.Element, *, speaker: str, file:
         if not spans:
             continue
         type_ = _ontology_type(ctx, el, "type", file, nid)
-        unsure = el.get("unsure")
-        s = spans[0]
-        word = ctx.words[f"{ctx.meeting}.{s.speaker}.words.xml"][s.first]
-        out.append(
-            YouUsage(
-                nid,
-                speaker,
-                word.id,
-                word.index,
-                word.start,
-                word.end,
-                type_.id if type_ else None,
-                type_.name if type_ else None,
-                None if unsure is None else unsure == "true",
-            )
-        )
+        tid, name = (type_.id, type_.name) if type_ else (None, None)
+        unsure = None if el.get("unsure") is None else el.get("unsure") == "true"
+        w = ctx.words[f"{ctx.meeting}.{spans[0].speaker}.words.xml"][spans[0].first]
+        out.append(YouUsage(nid, speaker, w.id, w.index, w.start, w.end, tid, name, unsure))
     return out
 
 
@@ -430,16 +369,8 @@ def parse_decisions(ctx: LayerContext, root: ET.Element, *, file: str) -> list[D
         spans = _anchored_spans(ctx, el, file, nid, "decision without words")
         if not spans:
             continue
-        ext = el.get("external")
-        out.append(
-            Decision(
-                nid,
-                min(s.start for s in spans),
-                max(s.end for s in spans),
-                tuple(spans),
-                None if ext is None else ext == "true",
-            )
-        )
+        external = None if el.get("external") is None else el.get("external") == "true"
+        out.append(Decision(nid, min(s.start for s in spans), max(s.end for s in spans), tuple(spans), external))
     return out
 
 
@@ -451,9 +382,8 @@ def parse_topics(ctx: LayerContext, root: ET.Element, *, file: str) -> list[Topi
     def walk(el: ET.Element, parent: str | None) -> tuple[float | None, float | None]:
         nid = el.get(_NID)
         if nid is None or nid in seen:
-            ctx.problem(
-                file, nid, "missing_id" if nid is None else "duplicate_id", "topic without a unique nite:id; left out"
-            )
+            kind = "missing_id" if nid is None else "duplicate_id"
+            ctx.problem(file, nid, kind, "topic without a unique nite:id; left out")
             return None, None
         seen.add(nid)
         spans = _spans(ctx, el, file, nid)
@@ -469,9 +399,8 @@ def parse_topics(ctx: LayerContext, root: ET.Element, *, file: str) -> list[Topi
                     starts.append(s)
                     ends.append(e)
         start, end = (min(starts), max(ends)) if starts else (None, None)
-        out[at] = Topic(
-            nid, parent, start, end, tuple(spans), type_.name if type_ else None, el.get("other_description")
-        )
+        name = type_.name if type_ else None
+        out[at] = Topic(nid, parent, start, end, tuple(spans), name, el.get("other_description"))
         return start, end
 
     for el in root:
@@ -485,9 +414,8 @@ def parse_roles(ctx: LayerContext, root: ET.Element, *, speaker: str, file: str)
     for el, nid in _elements(ctx, root, "role", file):
         start, end = _float(el.get("starttime")), _float(el.get("endtime"))
         if start is None or end is None or end < start - TIME_EPS:
-            ctx.problem(
-                file, nid, "bad_time", f"role times {el.get('starttime')!r}..{el.get('endtime')!r} unusable; left out"
-            )
+            why = f"role times {el.get('starttime')!r}..{el.get('endtime')!r} unusable; left out"
+            ctx.problem(file, nid, "bad_time", why)
             continue
         out.append(RoleSpan(nid, speaker, start, end, el.get("type", "")))
     return out

@@ -1,31 +1,19 @@
 """Candidate mining for MeetingToM's three task families (paper 3.3 and B.1), deterministic.
 
-For each meeting, candidates of each task are mined and then made non-overlapping within the
-meeting and task: of overlapping windows the one that ends first is kept (the greedy choice that
-keeps the most windows), ties broken by start and id. Every candidate that is not kept is returned
-with a ``reason`` code and a ``detail`` sentence.
+Per meeting and task, overlapping windows are resolved greedily (earliest end kept: the most windows),
+ties by start and id; every candidate not kept is returned with a ``reason`` code and a ``detail``.
 
-* Task 1, ``state`` (5 s, one target participant): anchored on dialogue acts. The act's speaker
-  is the target as *speaker*; the speaker of a backchannel, and the single addressee of an act,
-  are targets as *listener*. The 5 s window is centred on the act's first 5 s. A speaker must speak
-  at least ``min_speaker_speech_s`` in it; a listener at most ``max_listener_speech_s`` while the
-  others speak at least ``min_other_speech_s``.
-* Task 2, ``you`` (50-70 s): anchored on the dialogue act that holds a singular deictic "you"
-  with a single addressee (:mod:`socialbench.meetingtom.dataset.ami.you_events`); an act longer than
-  ``max_anchor_s`` is cut to that length around the "you".
-* Task 3, ``consensus`` (50-70 s): anchored on AMI decisions (their word ranges as times; one
-  longer than ``max_anchor_s`` keeps its final part, where the decision is reached). Kept when the
-  window holds a proposal-response structure (an adjacency pair from a proposal act to another
-  speaker's act) and an agreement marker (an act answering someone else's proposal that is the
-  target of a positive adjacency pair or opens with an agreement word). A 50 s window lacking them
-  is retried ``grow_step_s`` longer, up to 70 s, before the decision is rejected.
+* ``state`` (Task 1, 5 s, one target): a dialogue act's speaker (as *speaker*), a backchannel's speaker
+  or an act's single addressee (as *listener*), over the act's first 5 s; speech thresholds in
+  :class:`StateParams`.
+* ``you`` (Task 2, 50-70 s): the act holding a singular deictic "you" with one addressee
+  (:mod:`socialbench.meetingtom.dataset.ami.you_events`), cut to ``max_anchor_s`` around the "you".
+* ``consensus`` (Task 3, 50-70 s): AMI decisions (a long one keeps its final part), kept when the window
+  holds a proposal-response pair and an agreement marker (a positive pair or an opening agreement word);
+  a 50 s window lacking them is retried ``grow_step_s`` longer, up to 70 s.
 
-Windows of Tasks 2 and 3 contain their anchor and lie inside the meeting: the preferred length
-(50 s) unless the anchor plus the least context before and after needs more (at most 70 s), the
-spare time split evenly around the anchor, shifted inwards at the meeting's ends.
-
-Candidates carry AMI annotations (act types, addressees, adjacency pairs) for building questions;
-they are construction metadata, never model input (paper B.4).
+Windows contain their anchor and lie inside the meeting (:func:`place_window`). Candidates carry AMI
+annotations for building questions: construction metadata, never model input (paper B.4).
 """
 
 from __future__ import annotations
@@ -41,8 +29,6 @@ from socialbench.meetingtom.dataset.ami.nxt import gc_paused
 from socialbench.meetingtom.dataset.ami.records import DialogueAct, Meeting
 from socialbench.meetingtom.dataset.ami.you_events import you_candidates
 from socialbench.meetingtom.schema.mining import (  # noqa: F401 (the thresholds' contract, re-exported)
-    AGREEMENT_WORDS,
-    YOU_SINGULAR,
     ConsensusParams,
     MiningParams,
     StateParams,
@@ -54,18 +40,9 @@ TASKS = ("state", "you", "consensus")
 _EPS = 1e-6
 
 
-# --------------------------------------------------------------------------------------------
-# Parameters
-
-
-# --------------------------------------------------------------------------------------------
-# Candidates and windows
-
-
 @dataclass(frozen=True)
 class Candidate:
-    """A mined span. ``reason`` is None for kept candidates; otherwise a code (``overlap``,
-    ``anchor_too_long``, ``no_agreement_marker``...) and ``detail`` says it in words."""
+    """A mined span; ``reason`` (a code) and ``detail`` (in words) say why it was rejected, None when kept."""
 
     task: str
     id: str
@@ -73,8 +50,8 @@ class Candidate:
     anchor: str  # id of the anchoring annotation: a dialogue act, you-usage or decision
     anchor_start: float
     anchor_end: float
-    start: float | None  # the window (None when none could be placed)
-    end: float | None
+    start: float | None = None  # the window (None when none could be placed)
+    end: float | None = None
     target: str | None = None  # Task 1: the participant letter the question is about
     info: Mapping[str, Any] = field(default_factory=dict)
     reason: str | None = None
@@ -96,13 +73,10 @@ class MiningResult:
     def combine(results: Iterable[MiningResult]) -> MiningResult:
         results = list(results)
         order = {t: i for i, t in enumerate(TASKS)}
-        acc = sorted(
-            (c for r in results for c in r.accepted), key=lambda c: (c.meeting, order.get(c.task, 9), c.start, c.id)
-        )
-        rej = sorted(
-            (c for r in results for c in r.rejected),
-            key=lambda c: (c.meeting, order.get(c.task, 9), c.anchor_start, c.id),
-        )
+        acc = [c for r in results for c in r.accepted]
+        rej = [c for r in results for c in r.rejected]
+        acc.sort(key=lambda c: (c.meeting, order.get(c.task, 9), c.start, c.id))
+        rej.sort(key=lambda c: (c.meeting, order.get(c.task, 9), c.anchor_start, c.id))
         return MiningResult(tuple(acc), tuple(rej))
 
 
@@ -124,23 +98,19 @@ def place_window(
         raise ValueError(f"anchor ends ({anchor_end}) before it starts ({anchor_start})")
     need = anchor_end - anchor_start
     if anchor_start < meeting_start - _EPS or anchor_end > meeting_end + _EPS:
+        meeting = f"{meeting_start:.3f}-{meeting_end:.3f} s"
         raise WindowError(
-            "anchor_outside",
-            f"anchor {anchor_start:.3f}-{anchor_end:.3f} s lies outside the meeting "
-            f"{meeting_start:.3f}-{meeting_end:.3f} s",
+            "anchor_outside", f"anchor {anchor_start:.3f}-{anchor_end:.3f} s lies outside the meeting {meeting}"
         )
     if need > rule.max_s + _EPS:
-        raise WindowError(
-            "anchor_too_long", f"anchor lasts {need:.3f} s, longer than the longest window ({rule.max_s} s)"
-        )
+        why = f"anchor lasts {need:.3f} s, longer than the longest window ({rule.max_s} s)"
+        raise WindowError("anchor_too_long", why)
     length = min(max(rule.preferred_s, need + rule.before_s + rule.after_s), rule.max_s)
     span = meeting_end - meeting_start
     if span < length:
         if span < rule.min_s - _EPS:
-            raise WindowError(
-                "meeting_too_short",
-                f"the meeting lasts {span:.3f} s, shorter than the shortest window ({rule.min_s} s)",
-            )
+            why = f"the meeting lasts {span:.3f} s, shorter than the shortest window ({rule.min_s} s)"
+            raise WindowError("meeting_too_short", why)
         length = span
     start = anchor_start - rule.before_s - (length - need - rule.before_s - rule.after_s) / 2
     start = min(max(start, anchor_end - length), anchor_start)  # contain the anchor
@@ -158,12 +128,8 @@ def select_non_overlapping(candidates: Sequence[Candidate]) -> tuple[list[Candid
     for c in sorted(candidates, key=lambda c: (c.end, c.start, c.anchor_start, c.id)):
         last = kept[-1] if kept else None
         if last is not None and c.start < last.end - _EPS:
-            dropped.append(
-                c.rejected(
-                    "overlap",
-                    f"window {c.start:.3f}-{c.end:.3f} s overlaps kept {last.id} ({last.start:.3f}-{last.end:.3f} s)",
-                )
-            )
+            why = f"window {c.start:.3f}-{c.end:.3f} s overlaps kept {last.id} ({last.start:.3f}-{last.end:.3f} s)"
+            dropped.append(c.rejected("overlap", why))
         else:
             kept.append(c)
     return kept, dropped
@@ -207,10 +173,7 @@ class SpeechTimeline:
         return max(0.0, total)
 
 
-# --------------------------------------------------------------------------------------------
-# Task 1: subject-level state windows
-
-
+# ---- Task 1: subject-level state windows ----
 def mine_state(
     meeting: Meeting, params: StateParams = StateParams(), *, timeline: SpeechTimeline | None = None
 ) -> MiningResult:
@@ -222,78 +185,45 @@ def mine_state(
     rejected: list[Candidate] = []
     for act in meeting.dialogue_acts:
         anchor_end = round(min(act.end, act.start + params.window_s), 3)
-        base = Candidate(
-            "state",
-            f"state:{act.id}:{act.speaker}",
-            meeting.id,
-            act.id,
-            act.start,
-            anchor_end,
-            None,
-            None,
-            act.speaker,
-            {"act_type": act.type, "act_speaker": act.speaker},
-        )
+        info = {"act_type": act.type, "act_speaker": act.speaker}
+        sid = f"state:{act.id}:{act.speaker}"
+        base = Candidate("state", sid, meeting.id, act.id, act.start, anchor_end, target=act.speaker, info=info)
         if act.type in params.skip_act_types:
             rejected.append(base.rejected("act_type", f"{act.type} acts anchor no state window"))
             continue
-        targets = [
-            ("listener", act.speaker, "backchannel")
-            if act.type in params.listener_act_types
-            else ("speaker", act.speaker, "act")
-        ]
-        if (
-            params.addressed_listeners
-            and act.addressee is not None
-            and len(act.addressee) == 1
-            and act.addressee[0] != act.speaker
-        ):
-            targets.append(("listener", act.addressee[0], "addressed"))
+        listener = act.type in params.listener_act_types
+        targets = [("listener", act.speaker, "backchannel") if listener else ("speaker", act.speaker, "act")]
+        addressee = act.addressee or ()
+        if params.addressed_listeners and len(addressee) == 1 and addressee[0] != act.speaker:
+            targets.append(("listener", addressee[0], "addressed"))
         try:
             start, end = place_window(act.start, anchor_end, meeting.end, rule, meeting_start=meeting.start)
         except WindowError as exc:
             for role, target, basis in targets:
-                c = dataclasses.replace(
-                    base, id=f"state:{act.id}:{target}", target=target, info={**base.info, "role": role, "basis": basis}
-                )
+                c = dataclasses.replace(base, id=f"state:{act.id}:{target}", target=target)
+                c = dataclasses.replace(c, info={**info, "role": role, "basis": basis})
                 rejected.append(c.rejected(exc.reason, exc.detail))
             continue
         speech = {s: round(timeline.seconds(s, start, end), 3) for s in speakers}
         for role, target, basis in targets:
-            c = dataclasses.replace(
-                base,
-                id=f"state:{act.id}:{target}",
-                start=start,
-                end=end,
-                target=target,
-                info={**base.info, "role": role, "basis": basis, "speech_s": speech},
-            )
+            c = dataclasses.replace(base, id=f"state:{act.id}:{target}", start=start, end=end, target=target)
+            c = dataclasses.replace(c, info={**info, "role": role, "basis": basis, "speech_s": speech})
             own = speech.get(target, 0.0)
             others = round(sum(v for s, v in speech.items() if s != target), 3)
             said = f"{target} speaks {own:.3f} s in the window"
             if role == "speaker" and own < params.min_speaker_speech_s:
-                rejected.append(c.rejected("target_silent", f"{said}, less than {params.min_speaker_speech_s} s"))
+                c = c.rejected("target_silent", f"{said}, less than {params.min_speaker_speech_s} s")
             elif role == "listener" and own > params.max_listener_speech_s:
-                rejected.append(
-                    c.rejected("listener_speaks", f"{said}, more than a listener's {params.max_listener_speech_s} s")
-                )
+                c = c.rejected("listener_speaks", f"{said}, more than a listener's {params.max_listener_speech_s} s")
             elif role == "listener" and others < params.min_other_speech_s:
-                rejected.append(
-                    c.rejected(
-                        "nothing_to_hear",
-                        f"the others speak {others:.3f} s in the window, less than {params.min_other_speech_s} s",
-                    )
-                )
-            else:
-                pool.append(c)
+                why = f"the others speak {others:.3f} s in the window, less than {params.min_other_speech_s} s"
+                c = c.rejected("nothing_to_hear", why)
+            (pool if c.reason is None else rejected).append(c)
     kept, overlapping = select_non_overlapping(pool)
     return MiningResult(tuple(kept), tuple(rejected + overlapping))
 
 
-# --------------------------------------------------------------------------------------------
-# Task 2: "you" windows
-
-
+# ---- Task 2: "you" windows ----
 def _cut_around(start: float, end: float, focus: float, max_len: float) -> tuple[float, float]:
     """``[start, end]``, or its ``max_len`` part centred on ``focus`` when it is longer."""
     if end - start <= max_len:
@@ -319,7 +249,7 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
             "act": act.id if act else None,
             "act_addressee": list(act.addressee) if act is not None and act.addressee is not None else None,
         }
-        base = Candidate("you", f"you:{u.id}", meeting.id, u.id, u.start, u.end, None, None, None, info)
+        base = Candidate("you", f"you:{u.id}", meeting.id, u.id, u.start, u.end, info=info)
         if yc.reason is not None:
             rejected.append(base.rejected(yc.reason, yc.detail or yc.reason))
             continue
@@ -340,10 +270,7 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
     return MiningResult(tuple(kept), tuple(rejected + overlapping))
 
 
-# --------------------------------------------------------------------------------------------
-# Task 3: consensus windows
-
-
+# ---- Task 3: consensus windows ----
 def _norm(word: str) -> str:
     return word.lower().strip('.,!?;:"')
 
@@ -370,12 +297,7 @@ def _consensus_evidence(
             "responder": t.speaker,
         }
         for p, s, t in pairs
-        if s is not None
-        and t is not None
-        and s.id in ids
-        and t.id in ids
-        and s.type in proposal_types
-        and t.speaker != s.speaker
+        if s and t and s.id in ids and t.id in ids and s.type in proposal_types and t.speaker != s.speaker
     ]
     agreed = {
         t.id: p.type
@@ -428,18 +350,13 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
     for d in meeting.decisions:
         a_start = round(max(d.start, d.end - params.max_anchor_s), 3)
         info: dict[str, Any] = {"decision_start": d.start, "decision_end": d.end, "anchor_cut": a_start > d.start}
-        base = Candidate("consensus", f"consensus:{d.id}", meeting.id, d.id, a_start, d.end, None, None, None, info)
+        base = Candidate("consensus", f"consensus:{d.id}", meeting.id, d.id, a_start, d.end, info=info)
         verdict: Candidate | None = None
         tried: set[tuple[float, float]] = set()
         for length in _lengths(params.window, params.grow_step_s):
+            rule = dataclasses.replace(params.window, preferred_s=length)
             try:
-                start, end = place_window(
-                    a_start,
-                    d.end,
-                    meeting.end,
-                    dataclasses.replace(params.window, preferred_s=length),
-                    meeting_start=meeting.start,
-                )
+                start, end = place_window(a_start, d.end, meeting.end, rule, meeting_start=meeting.start)
             except WindowError as exc:
                 verdict = base.rejected(exc.reason, exc.detail)
                 break
@@ -458,15 +375,11 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
             n_resp, n_mark = len(c.info["proposal_responses"]), len(c.info["agreement_markers"])
             within = f"in the {end - start:.0f} s window"
             if n_resp < params.min_proposal_responses:
-                verdict = c.rejected(
-                    "no_proposal_response",
-                    f"{n_resp} proposal-response pair(s) {within}, fewer than {params.min_proposal_responses}",
-                )
+                why = f"{n_resp} proposal-response pair(s) {within}, fewer than {params.min_proposal_responses}"
+                verdict = c.rejected("no_proposal_response", why)
             elif n_mark < params.min_agreement_markers:
-                verdict = c.rejected(
-                    "no_agreement_marker",
-                    f"{n_mark} agreement marker(s) {within}, fewer than {params.min_agreement_markers}",
-                )
+                why = f"{n_mark} agreement marker(s) {within}, fewer than {params.min_agreement_markers}"
+                verdict = c.rejected("no_agreement_marker", why)
             else:
                 verdict = c
                 break
@@ -478,28 +391,18 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
     return MiningResult(tuple(kept), tuple(rejected + overlapping))
 
 
-# --------------------------------------------------------------------------------------------
-# All tasks
-
-
+# ---- All tasks ----
 def mine_meeting(meeting: Meeting, params: MiningParams = MiningParams(), tasks: Sequence[str] = TASKS) -> MiningResult:
     unknown = sorted(set(tasks) - set(TASKS))
     if unknown:
         raise ConfigError(f"unknown task(s) {', '.join(unknown)} (known: {', '.join(TASKS)})")
-    results = []
-    if "state" in tasks:
-        results.append(mine_state(meeting, params.state))
-    if "you" in tasks:
-        results.append(mine_you(meeting, params.you))
-    if "consensus" in tasks:
-        results.append(mine_consensus(meeting, params.consensus))
-    return MiningResult.combine(results)
+    miners = {"state": mine_state, "you": mine_you, "consensus": mine_consensus}
+    return MiningResult.combine(miners[t](meeting, getattr(params, t)) for t in TASKS if t in tasks)
 
 
 def mine_corpus(
     meetings: Iterable[Meeting], params: MiningParams = MiningParams(), tasks: Sequence[str] = TASKS
 ) -> MiningResult:
-    """Every meeting mined; kept candidates sorted by meeting, task and start, rejected ones by
-    meeting, task and anchor start."""
+    """Every meeting mined; kept candidates by meeting, task and start, rejected ones by anchor start."""
     with gc_paused():
         return MiningResult.combine([mine_meeting(m, params, tasks) for m in meetings])

@@ -1,31 +1,14 @@
 """Reader for the AMI manual annotations in NITE XML (NXT), laid out as in the official release.
 
-I/O stays at the edges: :func:`load_resources`, :func:`parse_meeting` and :func:`parse_corpus` read
-files; the per-layer functions (:func:`parse_words`, :func:`parse_ontology`, ...) take parsed XML
-elements and return dataclasses plus a list of :class:`Problem`.
+This module reads the files (:func:`load_resources`, :func:`parse_meeting`, :func:`parse_corpus`); the
+per-layer parsing of XML elements is in :mod:`.layers`, the records it returns in :mod:`.records`;
+:data:`SPEAKER_LAYERS` and :data:`MEETING_LAYERS` give each layer's path (``M`` the meeting, ``X`` a
+speaker letter, ``nxt_agent`` in meetings.xml).
 
-Nothing about one meeting is fatal: a missing layer, a file that is not well-formed XML, a NITE
-href that names no element, reversed or overlapping word times, a speaker letter that
-``corpusResources/meetings.xml`` does not list all become :class:`Problem` entries (meeting, file,
-element id, kind, message) and the rest of the meeting is kept. ``strict=True`` turns the first
-problem of an error kind into a :class:`~socialbench.core.errors.DataError` instead.
-
-Layers and what they become (paths relative to the AMI folder, ``M`` the meeting, ``X`` a speaker
-letter A-D, called ``nxt_agent`` in meetings.xml):
-
-* ``words/M.X.words.xml``            -> :class:`Token` (words, punctuation, vocal sounds,
-  disfluency markers, gaps) in file order, times in seconds;
-* ``segments/M.X.segments.xml``      -> :class:`Segment`;
-* ``dialogueActs/M.X.dialog-act.xml`` -> :class:`DialogueAct` (type from ``ontologies/da-types.xml``,
-  the ``addressee`` attribute as letters);
-* ``dialogueActs/M.adjacency-pairs.xml`` -> :class:`AdjacencyPair` (type from ``ap-types.xml``);
-* ``youUsages/M.X.you.xml``          -> :class:`YouUsage` (type from ``you-types.xml``);
-* ``decision/manual/M.decision.xml`` -> :class:`Decision` (word ranges turned into time spans);
-* ``topics/M.topic.xml``             -> :class:`Topic` (nested topics flattened, ``parent`` kept);
-* ``participantRoles/M.X.role.xml``  -> :class:`RoleSpan`;
-* ``corpusResources/meetings.xml``   -> :class:`Participant` per letter, and the meeting's duration.
-
-The records are in :mod:`.records`, the per-layer parsing in :mod:`.layers`; this module reads the files.
+Nothing about one meeting is fatal: a missing layer, a file that is not well-formed XML, a dangling href,
+reversed or overlapping word times, a speaker letter meetings.xml does not list all become
+:class:`Problem` entries (meeting, file, element id, kind, message) and the rest of the meeting is kept.
+``strict=True`` turns the first problem of an error kind into a :class:`~socialbench.core.errors.DataError`.
 """
 
 from __future__ import annotations
@@ -96,10 +79,6 @@ def words_file(path: str | Path, speaker: str) -> list[TranscriptWord]:
     return transcript_of(tokens, speaker)
 
 
-# --------------------------------------------------------------------------------------------
-# The edges: reading files
-
-
 def _read_xml(ami_dir: Path, rel: str, meeting: str, problems: list[Problem]) -> ET.Element | None:
     """The root element of ``ami_dir/rel``; None (and a Problem) when it is not well-formed or
     cannot be read. An absent file is None without a Problem (the caller knows whether it matters)."""
@@ -109,13 +88,10 @@ def _read_xml(ami_dir: Path, rel: str, meeting: str, problems: list[Problem]) ->
     try:
         return ET.parse(path).getroot()
     except ET.ParseError as exc:
-        problems.append(
-            Problem(meeting, rel, None, "malformed_xml", f"not well-formed XML ({exc}); the file is left out")
-        )
+        kind, why = "malformed_xml", f"not well-formed XML ({exc})"
     except OSError as exc:
-        problems.append(
-            Problem(meeting, rel, None, "unreadable", f"cannot be read ({exc.strerror or exc}); the file is left out")
-        )
+        kind, why = "unreadable", f"cannot be read ({exc.strerror or exc})"
+    problems.append(Problem(meeting, rel, None, kind, f"{why}; the file is left out"))
     return None
 
 
@@ -157,9 +133,8 @@ def load_resources(ami_dir: str | Path) -> Resources:
         meetings, more = parse_meetings_xml(root)
         problems += more
     elif not (ami_dir / MEETINGS_XML).is_file():
-        problems.append(
-            Problem("", MEETINGS_XML, None, "missing_layer", "absent; no meeting has participants or a duration")
-        )
+        why = "absent; no meeting has participants or a duration"
+        problems.append(Problem("", MEETINGS_XML, None, "missing_layer", why))
     return Resources(ontologies, meetings, tuple(problems))
 
 
@@ -199,28 +174,22 @@ def _letters_on_disk(ami_dir: Path, meeting: str) -> dict[str, set[str]]:
 def parse_meeting(
     ami_dir: str | Path, meeting: str, *, resources: Resources | None = None, strict: bool = False
 ) -> Meeting:
-    """Every layer of one meeting. Problems are collected in ``Meeting.problems``; with
-    ``strict=True`` the first one of an error kind is raised as a DataError."""
+    """Every layer of one meeting; ``strict``: the first problem of an error kind raises a DataError."""
+    resources = resources if resources is not None else load_resources(ami_dir)
     with gc_paused():
-        return _parse_meeting(
-            Path(ami_dir), meeting, resources if resources is not None else load_resources(ami_dir), strict
-        )
+        return _parse_meeting(Path(ami_dir), meeting, resources, strict)
 
 
 def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bool) -> Meeting:
     info = resources.meetings.get(meeting)
     participants = dict(info.participants) if info else {}
     problems: list[Problem] = []
+
+    def missing(rel: str, message: str, kind: str = "missing_layer", element: str | None = None) -> None:
+        problems.append(Problem(meeting, rel, element, kind, message))
+
     if info is None:
-        problems.append(
-            Problem(
-                meeting,
-                MEETINGS_XML,
-                None,
-                "missing_layer",
-                "meeting not listed in corpusResources/meetings.xml: no participants, no duration",
-            )
-        )
+        missing(MEETINGS_XML, "meeting not listed in corpusResources/meetings.xml: no participants, no duration")
 
     on_disk = _letters_on_disk(ami_dir, meeting)
     speakers = set(participants).union(*on_disk.values())
@@ -231,28 +200,16 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
                 for lay in SPEAKER_LAYERS
                 if letter in on_disk[lay]
             )
-            problems.append(
-                Problem(
-                    meeting,
-                    MEETINGS_XML,
-                    info.element or None,
-                    "unknown_speaker",
-                    f'speaker letter {letter} (in {where}) has no <speaker nxt_agent="{letter}"> for this meeting',
-                )
-            )
+            why = f'speaker letter {letter} (in {where}) has no <speaker nxt_agent="{letter}"> for this meeting'
+            missing(MEETINGS_XML, why, "unknown_speaker", info.element or None)
     layers: set[str] = set()
     for layer, letters in on_disk.items():
         pattern = SPEAKER_LAYERS[layer]
         if not letters:
-            problems.append(
-                Problem(
-                    meeting, pattern.format(meeting=meeting, speaker="*"), None, "missing_layer", f"no {layer} files"
-                )
-            )
+            missing(pattern.format(meeting=meeting, speaker="*"), f"no {layer} files")
             continue
         for letter in sorted(speakers - letters):
-            rel = pattern.format(meeting=meeting, speaker=letter)
-            problems.append(Problem(meeting, rel, None, "missing_layer", f"no {layer} file for speaker {letter}"))
+            missing(pattern.format(meeting=meeting, speaker=letter), f"no {layer} file for speaker {letter}")
 
     # Words first: every other layer points into them.
     words: dict[str, tuple[Token, ...]] = {}
@@ -266,14 +223,9 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
         words[letter] = toks
         layers.add("words")
     wfiles = {f"{meeting}.{s}.words.xml": s for s in words}
-    ctx = LayerContext(
-        meeting,
-        {f: words[s] for f, s in wfiles.items()},
-        {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()},
-        wfiles,
-        resources.ontologies,
-        problems,
-    )
+    positions = {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()}
+    tokens = {f: words[s] for f, s in wfiles.items()}
+    ctx = LayerContext(meeting, tokens, positions, wfiles, resources.ontologies, problems)
 
     def roots(layer: str):
         """(letter, file, root element) of each readable file of a per-speaker layer."""
@@ -287,7 +239,7 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
     def per_meeting(layer: str):
         rel = MEETING_LAYERS[layer].format(meeting=meeting)
         if not (ami_dir / rel).is_file():
-            problems.append(Problem(meeting, rel, None, "missing_layer", f"no {layer} file"))
+            missing(rel, f"no {layer} file")
             return None, rel
         root = _read_xml(ami_dir, rel, meeting, problems)
         if root is not None:

@@ -33,14 +33,9 @@ ERROR_KINDS = frozenset(
 )
 
 
-# --------------------------------------------------------------------------------------------
-# Records
-
-
 @dataclass(frozen=True)
 class Problem:
-    """One report entry: what is wrong (``kind``, ``message``), in which meeting, file (relative to
-    the AMI folder) and element (its ``nite:id``, when it has one)."""
+    """One report entry: ``kind`` and ``message``, in which meeting, file (under the AMI folder) and element."""
 
     meeting: str
     file: str
@@ -114,8 +109,7 @@ class Token:
 
 @dataclass(frozen=True)
 class Span:
-    """A NITE child range resolved to tokens of one words file: indices ``first..last`` inclusive
-    and the time they cover."""
+    """A NITE child range resolved to tokens of one words file (``first..last`` inclusive) and its time."""
 
     speaker: str
     first: int
@@ -266,24 +260,12 @@ class Corpus:
 
 def words_text(tokens: Iterable[Token]) -> str:
     """The words of ``tokens`` as text, punctuation attached to the word before it."""
-    out: list[str] = []
-    for t in tokens:
-        if t.kind != "w" or not t.text:
-            continue
-        if t.punc and out:
-            out[-1] += t.text
-        else:
-            out.append(t.text)
-    return " ".join(out)
+    return " ".join(w.text for w in transcript_of(tokens, ""))
 
 
 def transcript_words(meeting: Meeting) -> list[TranscriptWord]:
-    """The meeting's words as :class:`socialbench.media.transcript.Word` (punctuation attached to
-    the word before it), for the transcript-window functions."""
-    out = []
-    for speaker in sorted(meeting.words):
-        out += transcript_of(meeting.words[speaker], speaker)
-    return out
+    """The meeting's words as transcript ``Word`` records (punctuation attached), for the windows."""
+    return [w for speaker in sorted(meeting.words) for w in transcript_of(meeting.words[speaker], speaker)]
 
 
 def transcript_of(tokens: Iterable[Token], speaker: str) -> list[TranscriptWord]:

@@ -1,12 +1,7 @@
-"""``you`` events: singular deictic "you" whose addressee the dialogue-act layer names.
-
-An event is a word of the you-usages layer with type ``you_11`` (``you-types.xml``: SINGULAR, a
-child of DEICTIC, "deictic referential") that lies inside a dialogue act of the same speaker whose
-``addressee`` attribute names exactly one participant. The addressee is that participant's speaker
-letter (``nxt_agent``, A-D), the same letter system as ``speaker`` and the words files.
-
-:func:`you_candidates` keeps every you-usage with the reason it is not an event (the Task 2 miner
-reports them); :func:`you_events` keeps the events.
+"""``you`` events: singular deictic "you" whose addressee the dialogue-act layer names: a you-usage of
+type ``you_11`` (SINGULAR, "deictic referential") inside a dialogue act of the same speaker whose
+``addressee`` names exactly one participant (a speaker letter A-D, as ``speaker``). :func:`you_candidates`
+keeps every you-usage with the reason it is not an event; :func:`you_events` keeps the events.
 """
 
 from __future__ import annotations
@@ -35,8 +30,7 @@ class YouEvent:
 
 @dataclass(frozen=True)
 class YouCandidate:
-    """A you-usage, the dialogue act it lies in (if any), and either its single addressee or why it
-    has none (``reason`` is None exactly for events)."""
+    """A you-usage, its dialogue act (if any), and its single addressee or why it has none (``reason``)."""
 
     meeting: str
     usage: YouUsage
@@ -103,13 +97,10 @@ YOU_PLURAL = ("you_12", "you_121", "you_122")
 
 
 def layer_agreement(candidates: Iterable[YouCandidate], *, you_type: str = YOU_SINGULAR) -> dict:
-    """How the two AMI layers the real Task 2.1 gold joins agree (the paper's gold is a human
-    annotation with its own kappa; ours is these layers, so their agreement is what can be reported).
-    Over the deictic you-usages (singular ``you_type`` or plural) that lie in a dialogue act of a
-    meeting whose acts carry addressees: the you layer says one person or several; the act's
-    addressee attribute says one participant (``one``) or not (``group``: none named, or several).
-    Returns the 2x2 counts, the share of agreeing usages (singular with one addressee, plural with
-    the group) and Cohen's kappa (None when undefined)."""
+    """How the two AMI layers the real Task 2.1 gold joins agree (the paper reports its human annotation's
+    kappa; ours is these layers). Over the deictic you-usages in a dialogue act of a meeting whose acts
+    carry addressees: the you layer says singular or plural, the act's addressee one participant (``one``)
+    or not (``group``). The 2x2 counts, the share agreeing and Cohen's kappa (None when undefined)."""
     return _agreement(
         ((c.meeting, c.usage.type_id, c.act is not None, c.act.addressee if c.act else None) for c in candidates),
         you_type,
@@ -147,10 +138,4 @@ def _agreement(rows: Iterable[tuple], you_type: str) -> dict:
         cols = {c: Fraction(sum(table[k][c] for k in table), n) for c in ("one", "group")}
         p_e = rows_p["singular"] * cols["one"] + rows_p["plural"] * cols["group"]
         kappa = None if p_e == 1 else half_up((p_o - p_e) / (1 - p_e), 4)
-    return {
-        "n": n,
-        "table": table,
-        "agreement": percent(agree, n),
-        "kappa": kappa,
-        "meetings": sorted(annotated),
-    }
+    return {"n": n, "table": table, "agreement": percent(agree, n), "kappa": kappa, "meetings": sorted(annotated)}
