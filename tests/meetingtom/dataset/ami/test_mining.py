@@ -165,6 +165,13 @@ def test_state_skipped_act_types_are_reported(tiny_meeting):
     assert [c.reason for c in res.rejected if c.anchor == f"{MEETING}.A.dialog-act.t.1"] == ["act_type"]
 
 
+def test_a_state_candidate_skipped_for_its_act_type_names_the_acts_speaker_as_its_target(tiny_meeting):
+    # the rejection report keeps whose state the window would have asked about
+    res = mine_state(tiny_meeting, StateParams(skip_act_types=("inf",)))
+    skipped = [c for c in res.rejected if c.reason == "act_type"]
+    assert skipped and all(c.target == c.info["act_speaker"] for c in skipped)
+
+
 # --- Task 2: you
 
 
