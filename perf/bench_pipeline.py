@@ -121,6 +121,8 @@ def measure(scale: str, root: Path, env: dict[str, str], repeat: int) -> dict:
     work.mkdir(parents=True)
     repo_copy(work)
     link_shared(work)
+    # the copy's own package, not the one the venv has installed (an editable install of a checkout)
+    env = {**env, "PYTHONPATH": str(work / "src")}
     if scale == "paper":
         params = yaml.safe_load((work / "params.yaml").read_text())
         (work / "params.yaml").write_text(yaml.safe_dump(paper_params(params), sort_keys=False))
