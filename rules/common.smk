@@ -330,12 +330,23 @@ def real_runs(benchmark):
     return layout.runs(REAL_CONFIG, benchmark, real_methods(benchmark))
 
 
-def real_model_threads(model):
-    """The cores a real-model infer job takes: its model's threads (``options.threads``: in process, or
-    the local server's), else every core. Two model jobs on the same cores oversubscribe torch's
-    threads: on 2 cores, two at once at 2 threads each were about 10x slower per token than one, where
-    two at 1 thread each answer 1.5x as many prompts as one at 2 (docs/benchmarks.md)."""
-    n = (REAL_CONFIG["models"][model].get("options") or {}).get("threads")
+#: Backends that generate on this machine's CPU cores, in process (``hf``) or in a local server
+#: (``transformers_serve``): their infer jobs take the cores the model's threads use.
+CPU_MODEL_BACKENDS = ("hf", "transformers_serve")
+
+
+def model_threads(models, model):
+    """The cores a model's infer job takes (``models``: the run's params ``models``). A model that
+    generates on this machine's cores (CPU_MODEL_BACKENDS) takes its threads (``options.threads``: in
+    process, or the local server's), else every core: two model jobs on the same cores oversubscribe
+    torch's threads (on 2 cores, two at once at 2 threads each were about 10x slower per token than
+    one, where two at 1 thread each answer 1.5x as many prompts as one at 2; docs/benchmarks.md). Any
+    other model takes one: an API's calls, a baseline, MiniLM's embeddings (one torch thread, as
+    Snakemake sets OMP_NUM_THREADS to a job's threads), a vLLM server's GPU."""
+    entry = models[model]
+    if entry.get("backend") not in CPU_MODEL_BACKENDS:
+        return 1
+    n = (entry.get("options") or {}).get("threads")
     # not workflow.cores: a run without --cores (a cluster profile, --report) has none; Snakemake caps
     # a job's threads at --cores itself
     return n if isinstance(n, int) and n > 0 else os.cpu_count() or 1

@@ -40,6 +40,8 @@ for _b in BENCHMARKS:
                 method_args=" ".join(f"--method {r}" for r in _runs),
             priority:
                 bench_priority(_b)
+            # a model generating on this machine's cores takes the cores its threads use (rules/common.smk)
+            threads: model_threads(config["models"], _model)
             log:
                 f"logs/infer/{_b}_{_model}.log",
             conda:

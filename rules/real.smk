@@ -70,7 +70,7 @@ for _b in REAL_BENCHMARKS:
                 method_args=" ".join(f"--method {r}" for r in _runs),
             log:
                 f"logs/real/infer_{_b}_{_model}.log",
-            threads: real_model_threads(_model)
+            threads: model_threads(REAL_CONFIG["models"], _model)
             priority: real_model_priority(_model)
             conda:
                 CONDA_ENV

@@ -308,6 +308,31 @@ def test_the_real_targets_model_jobs_take_the_cores_their_threads_use(real_plan)
 
 
 @pytest.mark.slow
+def test_a_params_models_infer_jobs_take_the_cores_its_threads_use_when_it_generates_on_this_machine(tmp_path):
+    """The demo's rules too, not only the real run's: a model generating on this machine's cores takes its
+    threads (else every core); the others (here MiniLM's one-thread embeddings) take one core."""
+    import shutil
+
+    for name in ("Snakefile", "dvc.yaml"):
+        shutil.copy2(REPO / name, tmp_path / name)
+    for folder in ("rules", "report"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    (tmp_path / "src").symlink_to(REPO / "src")
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    model = {"category": "test", "model_id": "HuggingFaceTB/SmolLM2-135M-Instruct"}  # no shared list: no YAML alias
+    params["models"]["gen-one"] = {**model, "backend": "hf", "modalities": [], "options": {"threads": 1}}
+    params["models"]["gen-all"] = {**model, "backend": "transformers_serve", "modalities": []}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    proc = subprocess.run(["snakemake", "-n", "--cores", "64"], cwd=tmp_path, env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    blocks = re.findall(r"^rule (\w+_infer_\w+):\n(.*?)(?=^\[|\Z)", proc.stdout, re.S | re.M)
+    threads = {name: int((re.findall(r"threads: (\d+)", block) or ["1"])[0]) for name, block in blocks}
+    assert threads["moca_infer_gen_one"] == threads["meetingtom_infer_gen_one"] == 1, threads
+    assert threads["moca_infer_gen_all"] == threads["meetingtom_infer_gen_all"] == (os.cpu_count() or 1), threads
+    assert threads["moca_infer_minilm"] == threads["meetingtom_infer_minilm"] == 1, threads
+
+
+@pytest.mark.slow
 def test_the_real_targets_in_process_model_jobs_start_before_the_local_server_s(real_plan):
     """The jobs of a served model queue on its one server: two at once would hold two cores for one
     core's work, so the in-process jobs go first and the server's take the cores they leave."""
