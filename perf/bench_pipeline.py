@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 # the tests' copy of the repository: git's files, the package's bytecode (as after set-up), ../shared beside it
-from tests.helpers.pipeline import git_snapshot, link_shared, repo_copy  # noqa: E402
+from tests.helpers.pipeline import git_snapshot, link_shared, pipeline_env, repo_copy  # noqa: E402
 
 MARK_BEGIN = "<!-- bench_pipeline:begin -->"
 MARK_END = "<!-- bench_pipeline:end -->"
@@ -116,13 +115,12 @@ def paper_params(params: dict) -> dict:
     return out
 
 
-def measure(scale: str, root: Path, env: dict[str, str], repeat: int) -> dict:
+def measure(scale: str, root: Path, repeat: int) -> dict:
     work = root / scale / "repo"
     work.mkdir(parents=True)
     repo_copy(work)
     link_shared(work)
-    # the copy's own package, not the one the venv has installed (an editable install of a checkout)
-    env = {**env, "PYTHONPATH": str(work / "src")}
+    env = pipeline_env(work)  # the copy's own package, not the one the venv has installed
     if scale == "paper":
         params = yaml.safe_load((work / "params.yaml").read_text())
         (work / "params.yaml").write_text(yaml.safe_dump(paper_params(params), sort_keys=False))
@@ -175,16 +173,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--markdown", type=Path, help="replace the marked section of this file with the table")
     args = ap.parse_args(argv)
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "MLFLOW_DISABLE_TELEMETRY": "true",
-        "DVC_NO_ANALYTICS": "1",
-    }
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
         for scale in args.scales.split(","):
-            rows.append(measure(scale, Path(tmp), env, args.repeat))
+            rows.append(measure(scale, Path(tmp), args.repeat))
             print(json.dumps(rows[-1]), flush=True)
     table = markdown(rows)
     print(table)
