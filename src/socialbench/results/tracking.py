@@ -462,7 +462,9 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
     :data:`LOCK_TTL_S`, is taken over (its track was killed). MLflow's client retries a request the
     server answered with a 5xx, so a create or delete may reach the server twice: a lock that names
     this very process is its own (a retried create), and a lock already gone at release (a retried
-    delete) is logged, not raised: the runs are written by then."""
+    delete) is logged, not raised: the runs are written by then. A create refused as RESOURCE_DOES_NOT_EXIST
+    lost a race: MLflow's store looks the existing model up after the conflict, and the holder released it
+    in between; it is tried again."""
     from mlflow.exceptions import MlflowException
 
     name = f"socialbench-lock.{experiment}"
@@ -473,6 +475,8 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
             client.create_registered_model(name, tags={HOST_TAG: host, PROCESS_TAG: me, "since": str(time.time())})
             break
         except MlflowException as exc:
+            if "RESOURCE_DOES_NOT_EXIST" in str(exc.error_code):
+                continue  # released between the conflict and the store's lookup of the holder
             if "ALREADY_EXISTS" not in str(exc.error_code):
                 raise
         try:
