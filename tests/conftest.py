@@ -22,12 +22,15 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 SERVICE_MARKERS = ("postgres", "slurm", "ssh")
 
 
-#: CPU seconds of the costliest groups besides the demo run's and the services' (`--cpu-durations`,
-#: docs/benchmarks.md "Test command": a quiet machine, 2026-12-07; the sources' rules with ../shared):
-#: handed out after those, costliest first, so that none of them starts late.
+#: CPU seconds of the costliest groups besides the Slurm run's and the services' (`--cpu-durations`,
+#: docs/benchmarks.md "Test command": a quiet machine, 2026-12-07; the sources' rules with ../shared; a
+#: demo group's without the build): handed out after those, costliest first, so that none starts late.
 HEAVY_GROUPS = {
     "tests.moca.dataset.sources.test_rules": 130,
+    "demo_pipeline:tests.test_pipeline": 100,
     "tests.test_real_model": 50,
+    "demo_pipeline:tests.test_stage_deps": 43,
+    "demo_pipeline:tests.test_real_server": 30,
     "tests.results.test_viewer": 27,
     "tests.test_workflow": 24,
     "tests.results.test_tracking": 15,
@@ -48,14 +51,17 @@ def pytest_xdist_auto_num_workers(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """For pytest-xdist (`--dist loadgroup`): a module's tests stay on one worker, so its module-scoped
-    fixtures are built once; every test of the session's demo run goes to one worker, so the run is
-    built once; the Slurm test (the demo again, on a one-node cluster) is a group of its own, and the
-    other tests of real services (PostgreSQL, sshd) share one worker. The longest groups come first,
-    one to each worker: the demo run's, the Slurm run's, the services'; then the measured heavy groups
-    (HEAVY_GROUPS), costliest first; then the other groups holding slow tests; then the rest, each in
-    collection order. xdist hands out groups in this order, and a long group handed out late would
-    leave the other workers idle at the end. Installing a service's Debian packages waits for another
-    test's apt-get (the scripts pass apt-get its lock timeout)."""
+    fixtures are built once; the tests of a module that read the session's demo run are a group of their
+    own ("demo_pipeline:<module>"), and the costliest of those groups is handed out first: its worker
+    builds the run (once for all workers, tests/helpers/pipeline.py ``shared_demo_pipeline``), and the
+    other demo groups, handed out later, find it built. The Slurm test (the demo again, on a one-node
+    cluster) is a group of its own, and the other tests of real services (PostgreSQL, sshd) share one
+    worker. The longest groups come first, one to each worker: the demo build's, the Slurm run's, the
+    services'; then the measured heavy groups (HEAVY_GROUPS), costliest first; then the other groups
+    holding slow tests; then the rest, each in collection order. xdist hands out groups in this order,
+    and a long group handed out late would leave the other workers idle at the end. Installing a
+    service's Debian packages waits for another test's apt-get (the scripts pass apt-get its lock
+    timeout)."""
     groups = {}
     for item in items:
         if item.get_closest_marker("slurm"):
@@ -63,14 +69,18 @@ def pytest_collection_modifyitems(config, items):
         elif any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
             group = "services"
         elif "demo_pipeline" in item.fixturenames:
-            group = "demo_pipeline"
+            group = f"demo_pipeline:{item.module.__name__}"
         else:
             group = item.module.__name__
         groups[item] = group
         item.add_marker(pytest.mark.xdist_group(group))
     slow = {g for item, g in groups.items() if item.get_closest_marker("slow")}
-    first = {"demo_pipeline": 0, "slurm": 1, "services": 2}
-    rank = {g: first.get(g, 3 if g in HEAVY_GROUPS else 4 if g in slow else 5) for g in set(groups.values())}
+    demo = [g for g in dict.fromkeys(groups.values()) if g.startswith("demo_pipeline:")]
+    first = {"slurm": 1, "services": 2}
+    if demo:
+        first[max(demo, key=lambda g: HEAVY_GROUPS.get(g, 0))] = 0
+    heavy = {g for g in groups.values() if g in HEAVY_GROUPS or g.startswith("demo_pipeline:")}
+    rank = {g: first.get(g, 3 if g in heavy else 4 if g in slow else 5) for g in set(groups.values())}
     key = {g: (r, -HEAVY_GROUPS.get(g, 0)) for g, r in rank.items()}
     items[:] = [it for _, it in sorted(enumerate(items), key=lambda e: (key[groups[e[1]]], e[0]))]
 
@@ -110,11 +120,13 @@ def shared_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def demo_pipeline(tmp_path_factory):
-    """The whole demo pipeline, run once per test session in a fresh copy of the repository:
-    (work dir, env, output). Read it only; a test that changes the tree takes ``demo_pipeline_copy``."""
-    from tests.helpers.pipeline import build_demo_pipeline
+    """The whole demo pipeline, run once per test command in a fresh copy of the repository: (work dir,
+    env, output). The first xdist worker to ask builds it in the workers' shared base folder, the others
+    wait for it. Read it only; a test that changes the tree takes ``demo_pipeline_copy``."""
+    from tests.helpers.pipeline import shared_demo_pipeline
 
-    return build_demo_pipeline(tmp_path_factory.mktemp("pipeline"))
+    base = tmp_path_factory.getbasetemp()
+    return shared_demo_pipeline(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
 
 
 @pytest.fixture

@@ -24,38 +24,41 @@ class FakeItem:
         self.added.append(marker)
 
 
-def test_the_demo_run_the_slurm_run_and_the_services_come_first_then_heavy_groups_then_slow_ones_then_the_rest():
+def test_the_costliest_demo_group_then_slurm_and_the_services_come_first_then_heavy_groups_slow_ones_the_rest():
     items = [
+        FakeItem("tests.h", fixtures=("demo_pipeline",)),
         FakeItem("tests.g", markers=("ssh",)),
         FakeItem("tests.a"),
         FakeItem("tests.b", markers=("slow",)),
         FakeItem("tests.results.test_tracking"),
         FakeItem("tests.c", markers=("slurm", "slow")),
         FakeItem("tests.d"),
-        FakeItem("tests.e", fixtures=("demo_pipeline",)),
+        FakeItem("tests.test_pipeline", fixtures=("demo_pipeline",)),
         FakeItem("tests.b"),
         FakeItem("tests.test_real_model", markers=("slow",)),
         FakeItem("tests.f", markers=("postgres",)),
     ]
     pytest_collection_modifyitems(None, items)
     assert [it.module.__name__ for it in items] == [
-        "tests.e",
+        "tests.test_pipeline",
         "tests.c",
         "tests.g",
         "tests.f",
         "tests.test_real_model",
         "tests.results.test_tracking",
+        "tests.h",
         "tests.b",
         "tests.b",
         "tests.a",
         "tests.d",
     ]
     assert [it.added[0].kwargs.get("name") or it.added[0].args[0] for it in items[:4]] == [
-        "demo_pipeline",
+        "demo_pipeline:tests.test_pipeline",
         "slurm",
         "services",
         "services",
     ]
+    assert items[6].added[0].args[0] == "demo_pipeline:tests.h"  # another demo group: with the heavy ones
 
 
 def test_auto_workers_are_one_more_than_the_usable_cores(monkeypatch):
@@ -75,7 +78,7 @@ def test_cpu_seconds_count_the_work_of_this_process():
 
 
 def test_the_group_of_a_test_is_its_xdist_group_else_its_module():
-    assert group_of("tests/test_x.py::test_a[1]@demo_pipeline") == "demo_pipeline"
+    assert group_of("tests/test_x.py::test_a[1]@demo_pipeline:tests.test_x") == "demo_pipeline:tests.test_x"
     assert group_of("tests/test_x.py::test_a") == "tests/test_x.py"
 
 

@@ -117,6 +117,29 @@ def build_demo_pipeline(parent: Path) -> PipelineRun:
     return PipelineRun(work, env, run(["snakemake", "--cores", "2"], work, traced))
 
 
+def shared_demo_pipeline(root: Path) -> PipelineRun:
+    """The demo run at root/demo-pipeline, built by its first caller only: the xdist workers of one test
+    command share ``root`` and take turns on a file lock, so the run is built once and every worker's
+    demo tests read the same one. A failed build is reported to every later caller, not built again."""
+    from filelock import FileLock
+
+    parent, out, failed = root / "demo-pipeline", root / "demo-pipeline.out", root / "demo-pipeline.failed"
+    with FileLock(str(root / "demo-pipeline.lock")):
+        if failed.is_file():
+            raise AssertionError(f"the session's demo build failed on another worker:\n{failed.read_text()}")
+        if not out.is_file():
+            parent.mkdir()
+            try:
+                built = build_demo_pipeline(parent)
+            except BaseException as exc:
+                failed.write_text(str(exc)[-6000:])
+                raise
+            out.write_text(built.out)
+            return built
+    work = parent / "repo"
+    return PipelineRun(work, pipeline_env(work), out.read_text())
+
+
 def _rebase_mlflow_artifacts(db: Path, old: Path, new: Path) -> None:
     """MLflow stores absolute artifact locations: point the copy's store at the copy's mlartifacts/,
     so a run logged in the copy never writes into the original."""
@@ -141,13 +164,20 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
+def _dvc_tmp(folder: str, names: list[str]) -> list[str]:
+    return ["tmp"] if Path(folder).name == ".dvc" and "tmp" in names else []
+
+
 def copy_run(base: PipelineRun, parent: Path) -> PipelineRun:
     """A copy of a finished run at parent/repo that is as up to date as the original: the whole tree
     (.git, .snakemake/ metadata, .dvc/cache, mlflow.db, .cache/) with mtimes (copy2) and links as
     links; the DVC cache's read-only objects (a third of the demo run's bytes) hard-linked, not copied.
-    DVC's state database is keyed by inode, so the copy's first `dvc status` rehashes the workspace."""
+    DVC's state database is keyed by inode and left behind, so the copy's first `dvc status` rehashes
+    the workspace."""
     work = parent / "repo"
-    shutil.copytree(base.work, work, symlinks=True, copy_function=_link_or_copy)
+    # .dvc/tmp holds DVC's locks and its state database, keyed by inode (of no use to a copy) and written
+    # by any dvc command another worker runs in the original meanwhile
+    shutil.copytree(base.work, work, symlinks=True, copy_function=_link_or_copy, ignore=_dvc_tmp)
     if (base.work.parent / "shared").is_symlink():
         (parent / "shared").symlink_to(os.readlink(base.work.parent / "shared"))
     if (work / "mlflow.db").is_file():
