@@ -1,5 +1,5 @@
 """End to end: the whole Snakemake pipeline on the embedded demo, in a fresh copy of the repo (built once
-per test session: tests/conftest.py's ``demo_pipeline``; a test that changes the tree works in its own copy)."""
+per test command: tests/conftest.py's ``demo_pipeline``; a test that changes the tree works in its own copy)."""
 
 import json
 import shutil

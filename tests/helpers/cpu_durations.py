@@ -7,7 +7,8 @@ Snakemake, DVC and ``socialbench`` commands), setup and teardown included, so a 
 fixture counts for the test that built it. Not counted: work done by daemons that are not the test's
 children (slurmd's jobs, a PostgreSQL server, a server left running for the module until it is stopped).
 The group totals show how the work is spread over the xdist groups (tests/conftest.py) and how much
-of it is serial on one worker: the wall time of the test command cannot be shorter than its largest group.
+of it is serial on one worker: the wall time of the test command cannot be shorter than its largest group
+(the demo build counts for the group of the worker that built it).
 """
 
 from __future__ import annotations
