@@ -23,18 +23,18 @@ SERVICE_MARKERS = ("postgres", "slurm", "ssh")
 
 
 #: CPU seconds of the costliest groups besides the Slurm run's and the services' (`--cpu-durations`,
-#: docs/benchmarks.md "Test command": a quiet machine, 2026-12-07; the sources' rules with ../shared; a
+#: docs/benchmarks.md "Test command": 2026-12-07, third session; the sources' rules with ../shared; a
 #: demo group's without the build): handed out after those, costliest first, so that none starts late.
 HEAVY_GROUPS = {
     "tests.moca.dataset.sources.test_rules": 130,
-    "demo_pipeline:tests.test_pipeline": 100,
-    "tests.test_real_model": 50,
-    "demo_pipeline:tests.test_stage_deps": 43,
-    "demo_pipeline:tests.test_real_server": 30,
-    "tests.results.test_viewer": 27,
-    "tests.test_workflow": 24,
-    "tests.results.test_tracking": 15,
-    "tests.bad_input.test_params": 13,
+    "demo_pipeline:tests.test_pipeline": 80,
+    "tests.test_real_model": 33,
+    "tests.test_workflow": 27,
+    "tests.results.test_viewer": 26,
+    "demo_pipeline:tests.test_real_server": 22,
+    "demo_pipeline:tests.test_stage_deps": 20,
+    "tests.results.test_tracking": 14,
+    "tests.bad_input.test_params": 12,
 }
 
 

