@@ -2,9 +2,9 @@
 
 A full Snakemake run of the demo takes minutes, so the test command builds it once for all its xdist
 workers (the ``demo_pipeline`` fixture in tests/conftest.py, ``shared_demo_pipeline`` here) and a test
-that changes the tree works in a copy of
-the finished run (``copy_run``): every output, Snakemake's metadata, the DVC cache, the MLflow store
-and the request cache come along with their mtimes, so nothing in the copy is out of date.
+that changes the tree works in a copy of the finished run (``copy_run``): every output, Snakemake's
+metadata, the DVC cache, the MLflow store and the request cache come along with their mtimes, so
+nothing in the copy is out of date.
 """
 
 from __future__ import annotations
