@@ -1,13 +1,10 @@
 """Extract a downloaded zip or tar(.gz/.bz2/.xz) archive safely and atomically.
 
-Every member is checked before anything is written: an absolute or ``..`` path, a link, a device or
-FIFO, an encrypted member, a path outside the destination, a file another member needs as a folder, a
-duplicate path (the later would silently win) or a tar cut without its end block (``tarfile`` reads it
-as a shorter, valid archive) refuses the WHOLE archive (:class:`UnsafeArchive`, naming the member).
-Only regular files and folders are created, streamed here rather than by ``extractall``. Bombs are
-refused by :class:`ArchiveLimits`, declared sizes first and written bytes counted as they go (declared
-sizes can lie). Extraction goes into a hidden sibling renamed into place at the end, so a failure leaves
-``dest`` absent (or as it was); leftovers of a killed run are removed by the next ``extract``.
+Every member is checked before anything is written: an unsafe path, type or duplicate, an encrypted
+member or a tar cut without its end block refuses the WHOLE archive (:class:`UnsafeArchive`, naming the
+member). Only regular files and folders are created. Bombs are refused by :class:`ArchiveLimits`,
+declared sizes first and written bytes as they go. Extraction goes into a hidden sibling renamed into
+place at the end, so a failure leaves ``dest`` absent (or as it was).
 """
 
 from __future__ import annotations
@@ -50,9 +47,8 @@ class ArchiveTooLarge(UnsafeArchive):
 
 @dataclass(frozen=True)
 class ArchiveLimits:
-    """Bounds on what one archive may extract to (params ``acquire.archive``; these are the defaults).
-    ``max_ratio`` (extracted bytes over the archive's size) applies beyond ``ratio_floor`` bytes, so a
-    small text archive passes; real sources are about 20:1 (XML) or 1:1 (media), a zip of zeros 1000:1."""
+    """Bounds on what one archive may extract to (params ``acquire.archive``). ``max_ratio`` (extracted
+    over archive bytes) applies beyond ``ratio_floor`` bytes; real sources are about 20:1 (XML) or 1:1."""
 
     max_bytes: int = 200 * 1024**3
     max_ratio: float = 200.0
@@ -227,14 +223,10 @@ def _tar_entries(archive: Path, tf: tarfile.TarFile) -> list[Entry]:
 def check_archive(archive: str | os.PathLike[str], limits: ArchiveLimits | None = None) -> list[Member]:
     """The archive's members, checked (see the module docstring); writes nothing."""
     archive = Path(archive)
-    limits = limits or ArchiveLimits()
     kind = _kind(archive)
     try:
-        if kind == "zip":
-            with zipfile.ZipFile(archive) as zf:
-                return _check(archive, _zip_entries(zf), limits)
-        with tarfile.open(archive, "r:*") as tf:
-            return _check(archive, _tar_entries(archive, tf), limits)
+        with contextlib.closing(_streams(archive, kind, limits or ArchiveLimits())) as streams:
+            return [member for member, _ in streams]
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
         raise DataError(str(archive), f"unreadable archive: {exc}") from None
 
@@ -279,10 +271,8 @@ def extract(
     replace: bool = False,
     limits: ArchiveLimits | None = None,
 ) -> Path:
-    """Extract ``archive`` (zip, tar, tar.gz, tar.bz2, tar.xz) into the folder ``dest`` and return it.
-    ``dest`` must not exist unless ``replace=True`` (the old folder is swapped out once the new one is
-    complete). :class:`UnsafeArchive` for an unsafe member or an archive beyond ``limits`` (nothing left
-    at ``dest``); DataError for an unreadable archive or a failed extraction (``dest`` as it was)."""
+    """Extract ``archive`` into the folder ``dest`` and return it. ``dest`` must not exist unless
+    ``replace=True`` (the old folder is swapped out once the new one is complete)."""
     archive = Path(archive)
     dest = Path(dest)
     limits = limits or ArchiveLimits()

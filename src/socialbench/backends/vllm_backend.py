@@ -5,15 +5,12 @@ The server is started, shared and stopped by :mod:`socialbench.backends.vllm_ser
 describes it. Video goes natively as a ``video_url`` data URL of the clip (frames when no file), audio as
 ``input_audio``; the server must allow them (``limit_mm_per_prompt``). Without ``revision`` in params
 the model is pinned as ``hf`` pins it, and a hub commit is the owned server's ``--revision``, so the
-answers and the cache key agree.
-
-Options (``models.<name>.options``), besides those of ``openai_compat``: see docs/backends.md.
+answers and the cache key agree. Options: see vllm_backend.options.json and docs/backends.md.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,14 +28,6 @@ from socialbench.backends.vllm_servers import (  # noqa: F401 - ServerFailed, fr
 from socialbench.core.backend import BackendContext, ModelSpec, Request, VideoPart
 from socialbench.core.errors import ConfigError
 
-log = logging.getLogger("socialbench.backends")
-
-
-class VllmServer(ServerProcess):
-    """One ``vllm serve`` process: started on a free loopback port, health-checked, stopped."""
-
-    label = "vllm serve"
-
 
 class VllmBackend(NodeServerBackend, OpenAICompatBackend):
     """A vLLM server (owned or the user's) behind the OpenAI-compatible client."""
@@ -52,17 +41,16 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
         if not spec.model_id:
             raise ConfigError(f"models.{spec.name}.model_id is required (a Hugging Face id or a local path)")
         self.model_source = str(spec.model_id)
-        external_url = self.external_url(spec.name, options)
-        port = None if self.external else int(options.get("port") or free_port())
-        base_url = external_url or f"http://127.0.0.1:{port}/v1"
+        port, base_url = self.node_url(spec.name, options)
         super().__init__(spec, context, base_url=base_url)
         self.served_model = spec.name if not self.external else (options.get("served_model_name") or spec.model_id)
         if not self.external:
-            self.server = VllmServer(
+            self.server = ServerProcess(
                 self.server_command(port),
                 port,
                 Path(options.get("log_path") or f"logs/vllm/{spec.name}.log"),
                 float(options.get("startup_timeout", 1800)),
+                label="vllm serve",
             )
 
     def identity(self) -> dict[str, Any]:

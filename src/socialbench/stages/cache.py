@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Protocol
 
 import typer
 
-from socialbench.core.backend import BackendContext, ModelSpec, Request, create_backend
+from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.core.benchmarks import Final, InstanceInputError, get_benchmark
-from socialbench.core.cache import MissExplanation, RequestCache
+from socialbench.core.cache import RequestCache
 from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
 from socialbench.core.config import load_params
 from socialbench.core.errors import DataError, SocialbenchError
@@ -64,26 +63,10 @@ def _unknown_note(models: list[str], params: Path) -> str:
     )
 
 
-class Inspectable(Protocol):
-    """What inspection reads of a cache store (both stores have it)."""
-
-    def stats(self) -> dict[str, Any]: ...
-
-    def entries_for(self, model: str | None, request_id: str) -> list[dict[str, Any]]: ...
-
-    def recomputed(self, model: str | None = None, limit: int = 20) -> list[tuple[str, str]]: ...
-
-    def explain_miss(self, identity: dict[str, Any], request: Request, model: str) -> MissExplanation: ...
-
-    def explain_stored(self, model: str, request_id: str) -> MissExplanation | None: ...
-
-    def close(self) -> None: ...
-
-
-def _open(path: Path | None, params: Path, environ: dict[str, str] | None = None) -> Inspectable:
+def _open(path: Path | None, params: Path) -> RequestCache | PostgresRequestCache:
     """The run's cache store, read-only (creates, converts, locks nothing)."""
     if path is None:
-        url = cache_store_url(environ)
+        url = cache_store_url()
         if url is not None:
             return PostgresRequestCache.open_readonly(url)
     p = _cache_path(path, params)
@@ -190,7 +173,7 @@ def explain(
 
 
 def _dry_run(
-    cache: Inspectable,
+    cache: RequestCache | PostgresRequestCache,
     model: str,
     instances: Path,
     method: str,

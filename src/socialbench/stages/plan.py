@@ -80,7 +80,7 @@ def open_cache(path: Path | None, p: dict[str, Any]):
     """The run's request cache read-only (None: none yet): SOCIALBENCH_CACHE_URL's store unless ``--cache``
     names a file, else the SQLite file."""
     if path is None:
-        url = cache_store_url(None)
+        url = cache_store_url()
         if url is not None:
             return PostgresRequestCache.open_readonly(url, p["waits"]["connect_s"])
         path = Path(p["cache"]["path"])

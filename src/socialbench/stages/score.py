@@ -60,65 +60,6 @@ def one_run(preds: list[dict], lines: list[int], source: str, model: str | None,
                 )
 
 
-def score_file(
-    bench,
-    insts: list[dict],
-    instances: Path,
-    predictions: Path,
-    out: Path,
-    outcomes: Path | None,
-    model: str | None,
-    method: str | None,
-    echo,
-) -> None:
-    """Score one predictions file into ``out`` (outcomes too), warning of unanswered and failed records."""
-    parsed = read_jsonl_lines(predictions)
-    first_bad_line(predictions, parsed)
-    preds = [jl.record for jl in parsed]
-    lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
-    one_run(preds, lines, str(predictions), model, method)
-    result = bench.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
-    ids = {p.get("id") for p in preds}
-    missing = [g["id"] for g in insts if g["id"] not in ids]
-    if missing:
-        echo(
-            f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
-            f" (scored incorrect and invalid), e.g. {missing[0]}",
-            err=True,
-        )
-    left_out = [p for p in preds if p.get("not_evaluated")]
-    if left_out:
-        echo(
-            f"score: {len(left_out)} of {len(insts)} instances not evaluated in {predictions} (left out of the"
-            f" scores), e.g. {left_out[0].get('id')}: {brief(left_out[0]['not_evaluated'], 120)}",
-            err=True,
-        )
-    no_record = [p for p in preds if p.get("finish_reason") == "no_record" and not p.get("not_evaluated")]
-    if no_record:
-        echo(
-            f"score: {len(no_record)} of {len(insts)} instances not evaluated in {predictions}: the recorded answers"
-            f" hold no record for them (no_record; scored invalid), e.g. {no_record[0].get('id')}",
-            err=True,
-        )
-    failed = [p for p in preds if p.get("error") and p.get("finish_reason") != "no_record"]
-    if failed:
-        echo(
-            f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"
-            f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}",
-            err=True,
-        )
-    rows = (
-        bench.outcomes(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
-        if outcomes is not None
-        else None
-    )
-    write_json(out, result)
-    echo(f"score: {out}")
-    if rows is not None:
-        write_jsonl(outcomes, rows)
-        echo(f"score: {outcomes}")
-
-
 def score_runs(
     benchmark: str,
     instances: Path,
@@ -127,7 +68,8 @@ def score_runs(
     echo=typer.echo,
     params: Path | None = None,
 ) -> None:
-    """Score each (predictions, out, outcomes, model, method) against the instances (and params' subset)."""
+    """Score each (predictions, out, outcomes, model, method) against the instances (and params' subset),
+    warning of unanswered and failed records."""
     check_io(
         {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy, "--params": params},
         {"--out": [r[1] for r in runs], "--outcomes": [r[2] for r in runs if r[2] is not None]},
@@ -141,7 +83,51 @@ def score_runs(
     if params is not None:
         insts, _ = subset_instances(bench, insts, load_params(params), str(instances), echo)
     for predictions, out, outcomes, model, method in runs:
-        score_file(bench, insts, instances, predictions, out, outcomes, model, method, echo)
+        parsed = read_jsonl_lines(predictions)
+        first_bad_line(predictions, parsed)
+        preds = [jl.record for jl in parsed]
+        lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
+        one_run(preds, lines, str(predictions), model, method)
+        result = bench.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+        ids = {p.get("id") for p in preds}
+        missing = [g["id"] for g in insts if g["id"] not in ids]
+        if missing:
+            echo(
+                f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
+                f" (scored incorrect and invalid), e.g. {missing[0]}",
+                err=True,
+            )
+        left_out = [p for p in preds if p.get("not_evaluated")]
+        if left_out:
+            echo(
+                f"score: {len(left_out)} of {len(insts)} instances not evaluated in {predictions} (left out of the"
+                f" scores), e.g. {left_out[0].get('id')}: {brief(left_out[0]['not_evaluated'], 120)}",
+                err=True,
+            )
+        no_record = [p for p in preds if p.get("finish_reason") == "no_record" and not p.get("not_evaluated")]
+        if no_record:
+            echo(
+                f"score: {len(no_record)} of {len(insts)} instances not evaluated in {predictions}: the recorded"
+                f" answers hold no record for them (no_record; scored invalid), e.g. {no_record[0].get('id')}",
+                err=True,
+            )
+        failed = [p for p in preds if p.get("error") and p.get("finish_reason") != "no_record"]
+        if failed:
+            echo(
+                f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"
+                f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}",
+                err=True,
+            )
+        rows = (
+            bench.outcomes(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+            if outcomes is not None
+            else None
+        )
+        write_json(out, result)
+        echo(f"score: {out}")
+        if rows is not None:
+            write_jsonl(outcomes, rows)
+            echo(f"score: {outcomes}")
 
 
 @app.command("score")

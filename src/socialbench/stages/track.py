@@ -60,66 +60,6 @@ def subset_param(subset: dict[str, Any]) -> str:
     return f"{subset['taken']} of {subset['total']} instances (n={subset['n']}, seed {subset['seed']}{by})"
 
 
-def evaluation(
-    benchmark: str,
-    model: str,
-    method: str,
-    p: dict[str, Any],
-    score_path: Path,
-    pred: Path,
-    stats_path: Path,
-    run_stats: dict[str, Any],
-    made: dict[str, Any],
-    data_hash: str,
-    scores: dict[str, Any],
-    artifacts: list[tuple[Path, str]],
-    commit: str,
-    viewer: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """What one run logs: params, hashes and provenance as made, scores, accounting and artifacts."""
-    entry = p["models"][model]
-    identity = run_stats.get("backend_identity") or {}
-    return {
-        "benchmark": benchmark,
-        "model": model,
-        "method": method,
-        "params": {
-            "model": model,
-            "backend": entry.get("backend"),
-            "method": method,
-            "seed": p["seed"],
-            "model_id": identity.get("model_id", entry.get("model_id")),
-            "model_revision": entry.get("revision") or identity.get("revision"),
-            "model_config_sha256": sha256_json(entry),
-            "backend_identity_sha256": sha256_json(identity) if identity else None,
-            # a subset run (params <benchmark>.subset) is logged as one: n, seed, instances taken of all
-            **({"subset": subset_param(run_stats["subset"])} if run_stats.get("subset") else {}),
-        },
-        # As they were when the predictions were made (infer's record), not as they are now.
-        "content": {
-            "dataset_sha256": data_hash,
-            "dev_sha256": made["dev_sha256"],
-            # the benchmark's own record (MoCA: prompt_template_sha256, taxonomy_sha256)
-            **{k: v for k, v in made.items() if k.endswith("_sha256") and k not in ("instances_sha256", "dev_sha256")},
-            "predictions_sha256": sha256_file(pred),
-            "scores_sha256": sha256_file(score_path),
-        },
-        "provenance": {
-            "git_commit": commit,
-            "infer_git_commit": made["git_commit"],
-            **{f"version.{k}": v for k, v in sorted(made["versions"].items())},
-        },
-        "scores": scores,
-        "stats": run_stats,
-        # as the tables show it: a text-only model's is marked so (row_category)
-        "category": row_category(entry) or None,
-        # logged under <benchmark>/<model>/<method>/ with names that say what they are
-        "artifacts": artifacts,
-        # the run's viewer page: logged beside its shards, its media once in the parent run
-        "viewer": viewer,
-    }
-
-
 def track_runs(
     benchmark: str,
     scores: list[Path],
@@ -194,23 +134,49 @@ def track_runs(
         if page is not None:
             href, media = page_media(page)
             viewer = {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)}
-        evaluations.append(
-            evaluation(
-                benchmark,
-                model,
-                method,
-                p,
-                path,
-                pred,
-                stats_path,
-                run_stats,
-                made,
-                data_hash,
-                loaded[(model, method)],
-                artifacts,
-                commit,
-                viewer,
-            )
+        entry = p["models"][model]
+        identity = run_stats.get("backend_identity") or {}
+        evaluations.append(  # what one run logs: params, hashes and provenance as made, scores, accounting
+            {
+                "benchmark": benchmark,
+                "model": model,
+                "method": method,
+                "params": {
+                    "model": model,
+                    "backend": entry.get("backend"),
+                    "method": method,
+                    "seed": p["seed"],
+                    "model_id": identity.get("model_id", entry.get("model_id")),
+                    "model_revision": entry.get("revision") or identity.get("revision"),
+                    "model_config_sha256": sha256_json(entry),
+                    "backend_identity_sha256": sha256_json(identity) if identity else None,
+                    # a subset run (params <benchmark>.subset) is logged as one: n, seed, instances taken of all
+                    **({"subset": subset_param(run_stats["subset"])} if run_stats.get("subset") else {}),
+                },
+                # As they were when the predictions were made (infer's record), not as they are now.
+                "content": {
+                    "dataset_sha256": data_hash,
+                    "dev_sha256": made["dev_sha256"],
+                    # the benchmark's own record (MoCA: prompt_template_sha256, taxonomy_sha256)
+                    **{
+                        k: v
+                        for k, v in made.items()
+                        if k.endswith("_sha256") and k not in ("instances_sha256", "dev_sha256")
+                    },
+                    "predictions_sha256": sha256_file(pred),
+                    "scores_sha256": sha256_file(path),
+                },
+                "provenance": {
+                    "git_commit": commit,
+                    "infer_git_commit": made["git_commit"],
+                    **{f"version.{k}": v for k, v in sorted(made["versions"].items())},
+                },
+                "scores": loaded[(model, method)],
+                "stats": run_stats,
+                "category": row_category(entry) or None,  # as the tables show it (a text-only model's marked)
+                "artifacts": artifacts,  # logged under <benchmark>/<model>/<method>/
+                "viewer": viewer,  # the run's page: logged beside its shards, its media once in the parent run
+            }
         )
     # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
     summary = log_evaluations(
