@@ -106,15 +106,6 @@ def _path_reason(name: str) -> str | None:
     return None
 
 
-def _parts(name: str) -> tuple[str, ...]:
-    return tuple(p for p in re.split(r"[/\\]", name) if p not in ("", "."))
-
-
-def _inside(root: str, parts: tuple[str, ...]) -> bool:
-    target = os.path.normpath(os.path.join(root, *parts))
-    return target == root or target.startswith(root + os.sep)
-
-
 def _zip_reason(info: zipfile.ZipInfo) -> str | None:
     mode = (info.external_attr >> 16) & 0xFFFF
     kind = stat.S_IFMT(mode)
@@ -177,10 +168,11 @@ def _check(archive: Path, entries: list[Entry], limits: ArchiveLimits) -> list[M
     dirs: dict[tuple[str, ...], str] = {}
     for name, type_reason, is_dir, member_size in entries:
         reason = _path_reason(name) or type_reason
-        parts = _parts(name)
+        parts = tuple(p for p in re.split(r"[/\\]", name) if p not in ("", "."))
+        target = os.path.normpath(os.path.join(root, *parts))
         if reason is None and not parts and not is_dir:
             reason = "names no file"
-        if reason is None and not _inside(root, parts):
+        if reason is None and not (target == root or target.startswith(root + os.sep)):
             reason = "resolves outside the destination"
         if reason is None and not is_dir and parts in files:
             reason = f"is in the archive twice (as {files[parts]!r} before): which one is meant?"
@@ -256,14 +248,6 @@ def _streams(
             yield member, (None if member.is_dir else (lambda info=info: tf.extractfile(info)))
 
 
-def _prune_leftovers(dest: Path) -> None:
-    for stale in dest.parent.glob(f".{dest.name}.extract-*"):
-        log.info("removing %s, left by an interrupted extraction", stale)
-        shutil.rmtree(stale, ignore_errors=True)
-    for stale in dest.parent.glob(f".{dest.name}.old-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-
-
 def extract(
     archive: str | os.PathLike[str],
     dest: str | os.PathLike[str],
@@ -280,10 +264,12 @@ def extract(
     if dest.exists() and not replace:
         raise SocialbenchError(f"{dest}: already exists; not extracting {archive} over it (replace=True swaps it)")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    _prune_leftovers(dest)
-
-    # Check everything before creating anything.
-    check_archive(archive, limits)
+    for stale in dest.parent.glob(f".{dest.name}.extract-*"):  # left by an interrupted extraction
+        log.info("removing %s, left by an interrupted extraction", stale)
+        shutil.rmtree(stale, ignore_errors=True)
+    for stale in dest.parent.glob(f".{dest.name}.old-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    check_archive(archive, limits)  # everything checked before anything is created
 
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.extract-", dir=dest.parent))
     archive_size = archive.stat().st_size

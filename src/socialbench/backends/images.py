@@ -14,7 +14,7 @@ import mimetypes
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from socialbench.core.backend import AudioPart, ImagePart, VideoPart
 from socialbench.core.errors import SocialbenchError
@@ -49,12 +49,7 @@ class EncodedImage:
         return f"data:{self.media_type};base64,{self.base64()}"
 
 
-class _FilePart(Protocol):
-    path: Any
-    sha256: Any
-
-
-def read_checked(part: _FilePart) -> bytes:
+def read_checked(part: ImagePart | VideoPart | AudioPart) -> bytes:
     """The media file's bytes, after checking they hash to ``part.sha256``."""
     if not part.path or not part.sha256:
         raise ValueError(f"a {getattr(part, 'kind', 'media')} part without a file (path and sha256) cannot be read")

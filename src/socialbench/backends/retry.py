@@ -65,9 +65,8 @@ class RetryPolicy:
         return policy
 
     def worst_case_wait_s(self, failures: int) -> float:
-        """The longest a run waits in backoffs until ``failures`` attempts in a row have failed (calls
-        one after another, no Retry-After): with the attempts' own time, how long a dead server
-        holds a run up before it stops."""
+        """The longest a run waits in backoffs until ``failures`` attempts in a row have failed (calls one
+        after another, no Retry-After): how long a dead server holds a run up before it stops."""
         total, left = 0.0, failures
         while left > 0:  # calls one after another, each retried up to max_retries times
             n = min(left, self.max_retries + 1)
@@ -76,8 +75,7 @@ class RetryPolicy:
         return total
 
     def backoff_s(self, retry: int, rng: random.Random) -> float:
-        """Wait before retry number ``retry`` (0-based): exponential, capped, with equal jitter
-        (half fixed, half uniform), so clients that failed together do not retry together."""
+        """Wait before retry number ``retry`` (0-based): exponential, capped, half of it uniform jitter."""
         delay = min(self.max_delay_s, self.base_delay_s * (2.0**retry))
         return delay / 2.0 + rng.uniform(0.0, delay / 2.0)
 
@@ -124,7 +122,9 @@ def classify(exc: BaseException) -> Failure:
         headers = getattr(response, "headers", None)
         retry_after = parse_retry_after(headers)
         kind = {429: "rate limited", 529: "overloaded", 408: "request timeout"}.get(status, "")
-        body_type = _error_type(getattr(exc, "body", None))
+        body = getattr(exc, "body", None)
+        err = body.get("error") if isinstance(body, Mapping) else None
+        body_type = err.get("type") if isinstance(err, Mapping) and isinstance(err.get("type"), str) else None
         if body_type == "overloaded_error":
             kind = "overloaded"
         reason = f"HTTP {status}" + (f" {kind}" if kind else "") + (f" ({body_type})" if body_type and not kind else "")
@@ -145,14 +145,6 @@ def classify(exc: BaseException) -> Failure:
     if isinstance(exc, (MalformedResponse, json.JSONDecodeError)) or name == "APIResponseValidationError":
         return Failure(True, f"malformed response: {exc}")
     return Failure(False, f"{name}: {exc}")
-
-
-def _error_type(body: Any) -> str | None:
-    if isinstance(body, Mapping):
-        err = body.get("error")
-        if isinstance(err, Mapping) and isinstance(err.get("type"), str):
-            return err["type"]
-    return None
 
 
 async def call_with_retries(

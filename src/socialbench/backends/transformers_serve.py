@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +45,6 @@ def check_model_folder(folder: Path, where: str) -> None:
         )
 
 
-def server_env(threads: object, environ: Mapping[str, str]) -> dict[str, str] | None:
-    """The job's environment with torch's CPU threads set to ``threads`` (read at start); None: inherit."""
-    if threads is None:
-        return None
-    return {**environ, "OMP_NUM_THREADS": str(int(threads)), "MKL_NUM_THREADS": str(int(threads))}
-
-
 class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
     """A ``transformers serve`` process (owned or the user's) behind the OpenAI-compatible client."""
 
@@ -79,12 +71,14 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
             self.served_model = options.get("served_model_name") or str(spec.model_id or folder)
         else:
             self.served_model = self.force_model()
+            # torch's CPU threads, read at the server's start ("": the job's environment as it is)
+            threads = "" if options.get("threads") is None else str(int(options["threads"]))
             self.server = ServerProcess(
                 self.server_command(port),
                 port,
                 Path(options.get("log_path") or f"logs/transformers-serve/{spec.name}.log"),
                 float(options.get("startup_timeout", 600)),
-                env=server_env(options.get("threads"), os.environ),
+                env=dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads) if threads else None,
                 label="transformers serve",
             )
 

@@ -1,9 +1,6 @@
 """vLLM preflight: what ``vllm serve`` would do with our command line and our requests, checked through
-vLLM's own code without starting its engine (a CPU is enough; no weights are run).
-
-A ``vllm serve`` start costs minutes of GPU time, so what it would reveal late is checked first: the
-serve arguments, the engine configuration, each request body (validated, rendered, fitting the image
-limit and model length, greedy) and the guided JSON grammar (docs/backends.md, "vLLM preflight").
+vLLM's own code without starting its engine (a CPU is enough): the serve arguments, the engine
+configuration, each request body and the guided JSON grammar (docs/backends.md, "vLLM preflight").
 Written against vLLM 0.33; an internal API it cannot find is a failed check naming it, not a crash.
 """
 
@@ -49,8 +46,7 @@ class PreflightReport:
 
 
 def _use_cpu_platform_without_cuda() -> None:
-    """Without a CUDA device, vLLM's platform detection fails; its CPU platform is enough to
-    resolve configuration and render requests (must run before vLLM first resolves its platform)."""
+    """Without a CUDA device vLLM's platform detection fails; its CPU platform is enough (set before import)."""
     if "VLLM_TARGET_DEVICE" in os.environ:
         return
     try:
@@ -61,13 +57,6 @@ def _use_cpu_platform_without_cuda() -> None:
         has_cuda = False
     if not has_cuda:
         os.environ["VLLM_TARGET_DEVICE"] = "cpu"
-
-
-def _serve_argv(server_command: Sequence[str]) -> list[str]:
-    command = list(server_command)
-    if "serve" not in command:
-        raise ValueError(f"not a `vllm serve` command line: {command}")
-    return command[command.index("serve") + 1 :]
 
 
 def _image_count(body: Mapping[str, Any]) -> int:
@@ -115,10 +104,13 @@ def preflight(
         report.fail("serve arguments parse", f"this vLLM lacks an API the preflight uses ({exc})")
         return report
     said = io.StringIO()
+    command = list(server_command)
     try:
         parser = make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
+        if "serve" not in command:
+            raise ValueError(f"not a `vllm serve` command line: {command}")
         with contextlib.redirect_stderr(said):
-            args = parser.parse_args(_serve_argv(server_command))
+            args = parser.parse_args(command[command.index("serve") + 1 :])
     except (SystemExit, ValueError) as exc:  # argparse exits on an unknown flag or a bad value
         why = said.getvalue().strip().splitlines()[-1:] or [str(exc)]
         report.fail("serve arguments parse", f"vLLM's parser rejected {shlex.join(server_command)}: {why[0]}")

@@ -32,14 +32,6 @@ cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Inspec
 Opt = typer.Option
 
 
-def _cache_path(path: Path | None, params: Path) -> Path:
-    if path is not None:
-        return path
-    if params.exists():
-        return Path(load_params(params)["cache"]["path"])
-    return Path(".cache/socialbench/requests.sqlite")
-
-
 #: The ``model`` prefix of a record that is no model call (a retriever's search).
 _NOT_A_MODEL = "retriever:"
 
@@ -69,10 +61,11 @@ def _open(path: Path | None, params: Path) -> RequestCache | PostgresRequestCach
         url = cache_store_url()
         if url is not None:
             return PostgresRequestCache.open_readonly(url)
-    p = _cache_path(path, params)
-    if not p.exists():
-        raise SocialbenchError(f"{p}: no request cache here yet (it is created by the first run)")
-    return RequestCache.open_readonly(p)
+    if path is None:
+        path = Path(load_params(params)["cache"]["path"] if params.exists() else ".cache/socialbench/requests.sqlite")
+    if not path.exists():
+        raise SocialbenchError(f"{path}: no request cache here yet (it is created by the first run)")
+    return RequestCache.open_readonly(path)
 
 
 def _when(ts: float | None) -> str:

@@ -471,11 +471,6 @@ def lookup(config: Mapping[str, Any], key: str) -> Any:
     return None if value is _ABSENT else value
 
 
-def has_key(raw: Mapping[str, Any], key: str) -> bool:
-    """Whether params.yaml itself holds a key (DVC reads the file, not the defaults); ${...} is DVC's."""
-    return "${" in key or _at(raw, key) is not _ABSENT
-
-
 def stage_commands(decl: Mapping[str, Any], shells: Mapping[str, str]) -> tuple[tuple[str, ...], ...]:
     """The socialbench commands a stage's rules run (``shells``: rule -> shell line)."""
     found: list[tuple[str, ...]] = []
@@ -502,7 +497,8 @@ def dvc_stage(decl: Mapping[str, Any], raw_params: Mapping[str, Any], code: list
         "desc": "runs " + ", ".join(decl["rules"]),
         "cmd": "snakemake --quiet rules --cores 1 " + " ".join(targets),
         "deps": [*_dvc_paths(decl.get("deps") or [], decl), *code],
-        "params": list(dict.fromkeys(k for k in keys if has_key(raw_params, k))),
+        # the keys params.yaml itself holds (DVC reads the file, not the defaults); ${...} is DVC's
+        "params": list(dict.fromkeys(k for k in keys if "${" in k or _at(raw_params, k) is not _ABSENT)),
         "outs": _dvc_paths(decl.get("outs") or [], decl),
         "metrics": _dvc_paths(decl.get("metrics") or [], decl),
     }

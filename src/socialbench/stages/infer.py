@@ -62,19 +62,6 @@ def trace_pointer(benchmark: str, model: str, method: str) -> str:
     return run_path("traces", benchmark, model, method)
 
 
-def check_runnable(p: dict, params: Path, model: str, benchmark: str, methods: list[str]) -> None:
-    """Refuse a method params exclude for the model: such a pair has no run."""
-    if len(set(methods)) != len(methods):
-        raise ConfigError(f"infer: a --method is given twice ({', '.join(methods)})")
-    for method in methods:
-        reason = pair_excluded(p, benchmark, model, method)
-        if reason is not None:
-            raise ConfigError(
-                f"{params}: models.{model}: {benchmark} method {method} is excluded in params ({reason});"
-                " an excluded pair has no run"
-            )
-
-
 class SharedBackend:
     """One backend for every method of the job, created when the first run needs it (after its first
     round is built, so bad instances fail before a model loads), closed once."""
@@ -124,7 +111,15 @@ def infer_runs(
     p = load_params(params)
     if model not in p["models"]:
         raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
-    check_runnable(p, params, model, benchmark, methods)
+    if len(set(methods)) != len(methods):
+        raise ConfigError(f"infer: a --method is given twice ({', '.join(methods)})")
+    for method in methods:  # a method params exclude for the model has no run
+        reason = pair_excluded(p, benchmark, model, method)
+        if reason is not None:
+            raise ConfigError(
+                f"{params}: models.{model}: {benchmark} method {method} is excluded in params ({reason});"
+                " an excluded pair has no run"
+            )
     spec = ModelSpec.from_params(model, p["models"][model])
     insts = bench.load_instances(instances)
     if not insts:

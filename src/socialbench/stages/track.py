@@ -41,19 +41,6 @@ def relinker(page: Path, href: str) -> Callable[[str], str]:
     return lambda link: relink_media(page.read_text("utf-8"), href, link)
 
 
-def check_not_excluded(scores: list[Path], params: dict[str, Any], benchmark: str) -> None:
-    """Refuse a score file of a pair params exclude (it has no run: another pipeline's file?)."""
-    named = [(path, path.parent.name, run_of(path.name)) for path in scores]
-    why = {(m, r): reason for m, r, reason in exclusions(params, benchmark, sorted({r for _, _, r in named}))}
-    for path, model, run in named:
-        if (model, run) in why:
-            raise DataError(
-                str(path),
-                f"params exclude {model}/{run} (models.{model}): {why[(model, run)]};"
-                " an excluded pair has no run to log",
-            )
-
-
 def subset_param(subset: dict[str, Any]) -> str:
     """A subset run's MLflow param: what ran of the data (its stats' ``subset``)."""
     by = f", stratified by {subset['by']}" if subset.get("by") else ""
@@ -101,7 +88,16 @@ def track_runs(
             str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)"
         )
     loaded = read_score_files(bench, scores, p, params)
-    check_not_excluded(scores, p, benchmark)
+    # a score file of a pair params exclude has no run (another pipeline's file?)
+    named = [(path, path.parent.name, run_of(path.name)) for path in scores]
+    why = {(m, r): reason for m, r, reason in exclusions(p, benchmark, sorted({r for _, _, r in named}))}
+    for path, model, run in named:
+        if (model, run) in why:
+            raise DataError(
+                str(path),
+                f"params exclude {model}/{run} (models.{model}): {why[(model, run)]};"
+                " an excluded pair has no run to log",
+            )
     data_hash = sha256_file(instances)
     commit = git_commit()
     evaluations = []

@@ -21,11 +21,6 @@ from socialbench.stages.score import layout_files
 app = stage_app("Write the trace viewer pages, their shards and media.")
 
 
-def layout_media(benchmark: str, results_dir: Path) -> Path:
-    """The benchmark's media folder in the results layout: ``<results>/viewer/<benchmark>/media``."""
-    return Path(kind_dir("viewer", benchmark, str(results_dir))) / "media"
-
-
 def order_siblings(predictions: Path, every: list[Path]) -> list[tuple[int, Path]]:
     """(k, predictions) of the order runs of the run of ``predictions`` among ``every`` (same model
     folder), by k; none for an order run itself. Its page shows every order's answers."""
@@ -139,14 +134,14 @@ def viewer(
         if not run:
             raise ConfigError("viewer: --results-dir needs at least one --run MODEL/METHOD")
         runs = layout_files(("predictions", "traces", "viewer"), benchmark, run, results_dir)
-        media = media_dir if media_dir is not None else layout_media(benchmark, results_dir)
+        media = media_dir or Path(kind_dir("viewer", benchmark, str(results_dir))) / "media"
     else:
         if run:
             raise ConfigError("viewer: --run names a run under --results-dir; give --results-dir with it")
         if predictions is None or out is None:
             raise ConfigError("viewer: give --predictions and --out, or --results-dir and --run MODEL/METHOD")
         runs = [(predictions, traces, out)]
-        media = media_dir if media_dir is not None else out.parent.parent / "media"
+        media = media_dir or out.parent.parent / "media"
     write_pages(
         benchmark,
         instances,
