@@ -178,12 +178,7 @@ class _Retryable(Exception):
 
 def is_local(source: str | os.PathLike[str]) -> bool:
     """True for a ``file://`` URL or a plain path (no ``scheme://``)."""
-    if isinstance(source, os.PathLike):
-        return True
-    s = str(source)
-    if s.lower().startswith("file:"):
-        return True
-    return "://" not in s
+    return isinstance(source, os.PathLike) or str(source).lower().startswith("file:") or "://" not in str(source)
 
 
 def local_path(source: str | os.PathLike[str]) -> Path:
@@ -215,9 +210,7 @@ def _split_credentials(url: str) -> tuple[str, str | None]:
 def _normalise_sha256(sha256: str | None) -> str | None:
     if sha256 is None:
         return None
-    value = str(sha256).strip().lower()
-    if value.startswith("sha256:"):
-        value = value[len("sha256:") :]
+    value = str(sha256).strip().lower().removeprefix("sha256:")
     if not _HEX64.fullmatch(value):
         raise SocialbenchError(f"sha256 {sha256!r} is not 64 hexadecimal digits")
     return value
@@ -289,26 +282,22 @@ def copy_local(
     dest = Path(dest)
     pinned = _normalise_sha256(sha256)
     sha256, recorded_in = _trusted(source, pinned, trust)
-    shown = str(src)
-    if _already_there(dest, sha256, shown):
-        if trust is not None and sha256 is None:
-            trust.record(source, sha256_file(dest))
-        return dest
-    if not src.is_file():
-        what = "is not a file" if src.exists() else "does not exist"
-        raise DataError(str(src), f"mirror file {what} (wanted for {dest})")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    part = _part_path(dest)
-    try:
-        with open(src, "rb") as fin, _open_part(part, "wb") as fout:
-            shutil.copyfileobj(fin, fout, chunk_size)
-        _verify_and_place(part, dest, sha256, shown, recorded_in)
-    except BaseException:
-        part.unlink(missing_ok=True)
-        raise
-    if trust is not None and pinned is None and recorded_in is None:
+    if not _already_there(dest, sha256, str(src)):
+        if not src.is_file():
+            what = "is not a file" if src.exists() else "does not exist"
+            raise DataError(str(src), f"mirror file {what} (wanted for {dest})")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        part = _part_path(dest)
+        try:
+            with open(src, "rb") as fin, _open_part(part, "wb") as fout:
+                shutil.copyfileobj(fin, fout, chunk_size)
+            _verify_and_place(part, dest, sha256, str(src), recorded_in)
+        except BaseException:
+            part.unlink(missing_ok=True)
+            raise
+        log.info("copied %s -> %s", src, dest)
+    if trust is not None and pinned is None and recorded_in is None:  # first use: recorded now
         trust.record(source, sha256_file(dest))
-    log.info("copied %s -> %s", src, dest)
     return dest
 
 

@@ -147,20 +147,6 @@ def _in_hf_cache(repo_id: str, revision: str | None) -> bool:
     return isinstance(found, str)
 
 
-def resolve_device(name: str) -> str:
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return name
-
-
-def resolve_dtype(name: str, device: str) -> str:
-    if name == "auto":
-        return "bfloat16" if device.startswith("cuda") else "float32"
-    if name not in _DTYPES:
-        raise ConfigError(f"dtype must be auto or one of {', '.join(_DTYPES)}, got {name!r}")
-    return name
-
-
 def chat_messages(request: Request, text_only: bool = False) -> list[dict[str, Any]]:
     """The request as a transformers chat conversation (content parts, images in the order of
     :meth:`Request.images`); for a text-only model each message's text as one string."""
@@ -204,8 +190,14 @@ class HFBackend(Backend):
         self._grammars: dict[str, Any] = {}
         self._compiler: Any = None
         self._gguf_folder: str | None = None
-        self.device = resolve_device(str(options.get("device", "auto")))
-        self.dtype = resolve_dtype(str(options.get("dtype", "auto")), self.device)
+        self.device = str(options.get("device", "auto"))
+        if self.device == "auto":
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.dtype = str(options.get("dtype", "auto"))
+        if self.dtype == "auto":
+            self.dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
+        elif self.dtype not in _DTYPES:
+            raise ConfigError(f"dtype must be auto or one of {', '.join(_DTYPES)}, got {self.dtype!r}")
         self.load_kwargs: dict[str, Any] = {
             "revision": spec.revision,
             "trust_remote_code": bool(options.get("trust_remote_code", False)),
@@ -544,8 +536,11 @@ class HFBackend(Backend):
             if torch.is_tensor(value) and value.is_floating_point():
                 inputs[name] = value.to(model_dtype)
         generate_kwargs = self.generate_kwargs(decoding)
-        if schemas and any(s is not None for s in schemas):
-            generate_kwargs["logits_processor"] = [self._constraint_processor(schemas)]
+        if schemas and any(s is not None for s in schemas):  # a new processor per call (it keeps state)
+            from xgrammar.contrib.hf import LogitsProcessor
+
+            grammars = [self.grammar(schema) for schema in schemas if schema is not None]
+            generate_kwargs["logits_processor"] = [LogitsProcessor(grammars)]
         if decoding.temperature > 0:
             torch.manual_seed(self.context.seed if decoding.seed is None else decoding.seed)
         if self._chunked and len(prompts) == 1:  # one prompt at a time: prefill in chunks, reuse a prefix
@@ -569,12 +564,6 @@ class HFBackend(Backend):
                 )
             )
         return out
-
-    def _constraint_processor(self, schemas: Sequence[dict[str, Any] | None]) -> Any:
-        """One xgrammar logits processor per ``generate`` call (it keeps state), each row with its grammar."""
-        from xgrammar.contrib.hf import LogitsProcessor
-
-        return LogitsProcessor([self.grammar(schema) for schema in schemas if schema is not None])
 
     def _answer(self, ids: list[int], eos: set[int], decoding: Decoding) -> tuple[str, int, str]:
         """(text, output tokens, finish reason) of one generated row: cut after the first end-of-sequence

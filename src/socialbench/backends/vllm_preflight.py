@@ -35,28 +35,18 @@ class PreflightReport:
         self.problems.append(f"{check}: {problem}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "vllm_version": self.vllm_version,
-            "ok": self.ok,
-            "checks": self.checks,
-            "problems": self.problems,
-            "model": self.model,
-            "requests": self.requests,
-        }
+        fields = ("checks", "problems", "model", "requests")
+        return {"vllm_version": self.vllm_version, "ok": self.ok, **{k: getattr(self, k) for k in fields}}
 
 
 def _use_cpu_platform_without_cuda() -> None:
     """Without a CUDA device vLLM's platform detection fails; its CPU platform is enough (set before import)."""
-    if "VLLM_TARGET_DEVICE" in os.environ:
-        return
     try:
         import torch
-
-        has_cuda = torch.cuda.is_available()
     except ImportError:  # pragma: no cover - vLLM needs torch
-        has_cuda = False
-    if not has_cuda:
-        os.environ["VLLM_TARGET_DEVICE"] = "cpu"
+        torch = None
+    if torch is None or not torch.cuda.is_available():
+        os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
 
 def _image_count(body: Mapping[str, Any]) -> int:

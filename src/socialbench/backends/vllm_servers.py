@@ -514,14 +514,9 @@ class SharedServers:
                 current = self._read(rec["key"])
                 if current is None or current.get("pid") != rec["pid"] or record_problem(current, rec["key"]):
                     continue  # replaced meanwhile
-                stale = stale_reason(current)
-                if stale is None and not force and any(_alive(u) for u in current.get("users", [])):
-                    continue
-                if stale is None:
-                    stale = self._stop(None, current)
-                else:
-                    self._drop(current["key"])
-                    log.warning("server record %s is stale (%s): removed, nothing signalled", current["key"], stale)
+                if not force and stale_reason(current) is None and any(_alive(u) for u in current.get("users", [])):
+                    continue  # in use
+                stale = self._stop(None, current)  # a stale record is removed, nothing signalled
                 if stale is None:
                     result.stopped.append(current)
                 else:
