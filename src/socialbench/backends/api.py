@@ -199,9 +199,9 @@ class APIBackend(Backend):
     def _note_outcome(self, exc: BaseException | None) -> None:
         """Count attempts in a row that failed because the server cannot be used; StopRun at ``fail_after``."""
         failure = classify(exc) if exc is not None else None
+        where = redact_url(self.base_url) if self.base_url else "the provider's API"
         if failure is not None and (failure.retry_after_s or 0) > self.policy.max_retry_after_s:
             # A wait longer than params allow fails fast: the server will not answer within the run.
-            where = redact_url(self.base_url) if self.base_url else "the provider's API"
             raise StopRun(
                 self.redact(
                     f"models.{self.spec.name}: {where} asks to wait {failure.retry_after_s:.0f} s (Retry-After,"
@@ -216,7 +216,6 @@ class APIBackend(Backend):
         self._streak += 1
         if self._streak < self.fail_after:
             return
-        where = redact_url(self.base_url) if self.base_url else "the provider's API"
         hint = {
             "connection": "is the server running, and is base_url right?",
             "auth": f"check the key (models.{self.spec.name}.options.api_key_env).",

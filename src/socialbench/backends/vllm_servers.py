@@ -203,10 +203,9 @@ class ServerProcess:
 
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as fh:
-            fh.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(self.command)}\n".encode())
-        logf = open(self.log_path, "ab")
-        try:
+        with open(self.log_path, "ab") as logf:
+            logf.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(self.command)}\n".encode())
+            logf.flush()
             # Own process group, so stop() also ends the workers a server spawns.
             self.proc = subprocess.Popen(
                 self.command,
@@ -216,8 +215,6 @@ class ServerProcess:
                 start_new_session=True,
                 env=None if self.env is None else dict(self.env),
             )
-        finally:
-            logf.close()
         atexit.register(self.stop)
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
@@ -248,10 +245,8 @@ class ServerProcess:
         try:
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait(timeout=10)
         atexit.unregister(self.stop)
 

@@ -1,12 +1,5 @@
-"""``socialbench cache``: what the request cache holds, and why a call was (or would be) made again.
-
-socialbench cache stats                       entries, tokens, latency and hits served, per model
-socialbench cache explain [REQUEST_ID]        calls made again, newest first, with the key part that changed
-socialbench cache explain --model M --benchmark moca --instances data/processed/moca/test.jsonl
-                                              dry run: which requests of a run would miss, and why
-
-The store is the run's (``SOCIALBENCH_CACHE_URL``'s PostgreSQL store, read-only, else ``cache.path``);
-``--path FILE`` names an SQLite file."""
+"""``socialbench cache stats|explain``: what the request cache holds, and why a call was (or would be) made
+again. The store is the run's (``SOCIALBENCH_CACHE_URL``'s, read-only, else ``cache.path``), or ``--path``."""
 
 from __future__ import annotations
 

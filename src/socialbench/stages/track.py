@@ -47,19 +47,24 @@ def subset_param(subset: dict[str, Any]) -> str:
     return f"{subset['taken']} of {subset['total']} instances (n={subset['n']}, seed {subset['seed']}{by})"
 
 
-def track_runs(
-    benchmark: str,
-    scores: list[Path],
-    instances: Path,
-    predictions_dir: Path,
-    stats_dir: Path,
-    tables_dir: Path,
-    out: Path,
-    params: Path,
-    traces_dir: Path | None = None,
-    viewer_dir: Path | None = None,
-) -> dict[str, list]:
-    """Check every input, log the evaluations, write the summary ``out``; MLflow's summary."""
+@app.command("track")
+def track(
+    scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
+    instances: Path = Opt(..., help="the scored instances (their hash is recorded)"),
+    predictions_dir: Path = Opt(..., help="results/predictions/<bench>"),
+    stats_dir: Path = Opt(..., help="results/runs/<bench> (run accounting written by infer)"),
+    tables_dir: Path = Opt(..., help="results/tables/<bench>"),
+    out: Path = Opt(..., help="summary of logged runs (JSON)"),
+    traces_dir: Path | None = Opt(
+        None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"
+    ),
+    viewer_dir: Path | None = Opt(
+        None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"
+    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
+    benchmark: str = Opt(..., help=BENCH_HELP),
+) -> None:
+    """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
     check_io(
         {
             "SCORES": scores,
@@ -188,29 +193,5 @@ def track_runs(
             "evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
             "keys": sorted(eval_key(e) for e in evaluations),
         },
-    )
-    return summary
-
-
-@app.command("track")
-def track(
-    scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
-    instances: Path = Opt(..., help="the scored instances (their hash is recorded)"),
-    predictions_dir: Path = Opt(..., help="results/predictions/<bench>"),
-    stats_dir: Path = Opt(..., help="results/runs/<bench> (run accounting written by infer)"),
-    tables_dir: Path = Opt(..., help="results/tables/<bench>"),
-    out: Path = Opt(..., help="summary of logged runs (JSON)"),
-    traces_dir: Path | None = Opt(
-        None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"
-    ),
-    viewer_dir: Path | None = Opt(
-        None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"
-    ),
-    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
-    benchmark: str = Opt(..., help=BENCH_HELP),
-) -> None:
-    """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
-    summary = track_runs(
-        benchmark, scores, instances, predictions_dir, stats_dir, tables_dir, out, params, traces_dir, viewer_dir
     )
     typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")
