@@ -1,10 +1,8 @@
 """Extract a downloaded zip or tar(.gz/.bz2/.xz) archive safely and atomically.
 
 Every member is checked before anything is written: an unsafe path, type or duplicate, an encrypted
-member or a tar cut without its end block refuses the WHOLE archive (:class:`UnsafeArchive`, naming the
-member). Only regular files and folders are created. Bombs are refused by :class:`ArchiveLimits`,
-declared sizes first and written bytes as they go. Extraction goes into a hidden sibling renamed into
-place at the end, so a failure leaves ``dest`` absent (or as it was).
+member or a cut tar refuses the WHOLE archive (:class:`UnsafeArchive`). Bombs are refused by
+:class:`ArchiveLimits`. A failure leaves ``dest`` absent (or as it was).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``anthropic``: Claude through the Messages API and the official SDK (docs/backends.md).
 
-Images only (no audio, no native video: refused before any call). JSON output as structured outputs
-(``json_mode: output_format``) or a forced tool call (``tool``); the API has no JSON-object mode, so
-JSON mode sends the answer's key schema. The pinned API version has no sampling parameters, so no
-temperature is sent unless ``send_temperature: true``; temperature, top_p and seed stay in the cache key.
-Thinking blocks go before the answer in ``<think>`` tags. The SDK's own retries are off (retry.py).
+Images only. JSON output as structured outputs (``json_mode: output_format``) or a forced tool call
+(``tool``); JSON mode sends the answer's key schema. No temperature is sent unless ``send_temperature:
+true`` (the pinned API version has no sampling parameters). Thinking goes before the answer in ``<think>``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Backends that need no weights: the chance row and the majority prior.
-
-They answer a request's structured ``choices`` with the JSON object an LLM would give, so their output
-goes through the same parser and scorer; a request without choices gets an error response.
-"""
+"""Backends that need no weights: the chance row and the majority prior. They answer a request's
+``choices`` with the JSON object an LLM would give (the same parser and scorer), else an error response."""
 
 from __future__ import annotations
 

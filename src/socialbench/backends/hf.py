@@ -1,13 +1,9 @@
 """``hf``: an image-text-to-text model or a text-only causal LM, run in-process with transformers.
 
-docs/backends.md ("Behaviour of each backend") describes it: the kind from the model's own config (a
-text-only model declares ``modalities: []``), weights from ``model_path``, ``gguf_file`` or ``model_id``,
-greedy unless a temperature above 0, JSON mode through xgrammar (no free whitespace: a small model
-otherwise fills max_tokens with newlines), batching (padding can flip a near-tie; ``batch_size: 1``
-avoids it). Prefill in chunks and the prefix cache: a chunk's states depend only on the tokens up to its
-end, so an answer is the same bytes with or without a hit (docs/decisions/real-model-speed.md); chunked
-prefill sums in another order than one pass, so a non-default ``prefill_chunk`` is part of the identity.
-Options: see hf.options.json.
+docs/backends.md ("Behaviour of each backend") describes it; options: hf.options.json. JSON mode goes
+through xgrammar with no free whitespace (a small model otherwise fills max_tokens with newlines). A
+prefix cache hit gives the same bytes as none (docs/decisions/real-model-speed.md); a non-default
+``prefill_chunk`` sums in another order, so it is part of the identity.
 """
 
 from __future__ import annotations

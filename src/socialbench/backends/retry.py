@@ -1,10 +1,8 @@
 """Bounded retries with exponential backoff and jitter, for the API backends (the SDKs' own are off).
 
-Rate limits (429), server errors (5xx, 529), timeouts, dropped connections and malformed bodies are
-retried, waiting as ``Retry-After`` says; anything else fails at once (retrying would only spend
-money). After ``max_retries`` the call gives up with :class:`GaveUp`, recorded as an error response.
-A failure's ``kind`` (``connection``, ``auth``, ``not_found``) says the server cannot be used; api.py
-counts those in a row and stops the run with :class:`StopRun`, so a dead server costs seconds.
+Rate limits, server errors, timeouts, dropped connections and malformed bodies are retried (as
+``Retry-After`` says); anything else fails at once. After ``max_retries`` the call gives up
+(:class:`GaveUp`). A failure's ``kind`` says the server cannot be used (api.py stops the run on those).
 """
 
 from __future__ import annotations

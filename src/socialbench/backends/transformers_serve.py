@@ -1,10 +1,8 @@
 """``transformers_serve``: a model folder served by ``transformers serve``, spoken to through ``openai_compat``.
 
-Started, shared and stopped like ``vllm serve`` (:mod:`socialbench.backends.vllm_servers`); see
-docs/backends.md. A GGUF file is refused (the server cannot load one: its config names no architecture).
-**JSON mode is not enforced**: the server ignores ``response_format`` (transformers 5.24), so the
-declaration says ``json_mode.enforced: false`` and the tables say so in a note. Options: see
-transformers_serve.options.json.
+Started, shared and stopped like ``vllm serve`` (docs/backends.md; options: transformers_serve.options.json).
+**JSON mode is not enforced**: the server ignores ``response_format`` (transformers 5.24), as the
+declaration and the tables say.
 """
 
 from __future__ import annotations

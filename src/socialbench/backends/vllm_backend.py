@@ -1,11 +1,9 @@
 """``vllm``: an open-weight model served by ``vllm serve``, spoken to through ``openai_compat``.
 
 The server is started, shared and stopped by :mod:`socialbench.backends.vllm_servers` unless
-``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>`` names a running one; docs/backends.md
-describes it. Video goes natively as a ``video_url`` data URL of the clip (frames when no file), audio as
-``input_audio``; the server must allow them (``limit_mm_per_prompt``). Without ``revision`` in params
-the model is pinned as ``hf`` pins it, and a hub commit is the owned server's ``--revision``, so the
-answers and the cache key agree. Options: see vllm_backend.options.json and docs/backends.md.
+``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>`` names a running one (docs/backends.md; options:
+vllm_backend.options.json). Video goes natively as a ``video_url`` data URL of the clip. An unpinned hub
+model's resolved commit is the owned server's ``--revision``, so the answers and the cache key agree.
 """
 
 from __future__ import annotations

@@ -348,12 +348,6 @@ class SharedServers:
     def _drop(self, key: str) -> None:
         (self.dir / f"{key}.json").unlink(missing_ok=True)
 
-    def _record_paths(self) -> list[Path]:
-        """The record files of the folder: regular files ``<key>.json`` (a link or folder is none)."""
-        if not self.dir.is_dir():
-            return []
-        return [p for p in sorted(self.dir.glob("*.json")) if KEY.match(p.stem) and p.is_file() and not p.is_symlink()]
-
     @staticmethod
     def _load(path: Path) -> object:
         """A record file parsed, or None when it cannot be read or parsed (cut short)."""
@@ -382,7 +376,10 @@ class SharedServers:
         if self.dir.exists() and not self.dir.is_dir():
             raise DataError(str(self.dir), "is a file, not a folder of server records (--dir takes a folder)")
         out = []
-        for path in self._record_paths():
+        paths = sorted(self.dir.glob("*.json")) if self.dir.is_dir() else []
+        for path in paths:
+            if not KEY.match(path.stem) or not path.is_file() or path.is_symlink():
+                continue  # no record file (a link or a folder is none)
             rec = self._load(path)
             if is_foreign(rec):
                 continue  # another program's JSON file: named by foreign_files, left alone
@@ -406,7 +403,6 @@ class SharedServers:
                 log.warning("server record %s: %s; replaced, nothing signalled", self.dir / f"{key}.json", problem[1])
                 self._drop(key)
             elif rec is not None:
-                pid = rec["pid"]
                 stale = stale_reason(rec)
                 if stale is None and healthy(rec["port"]):
                     user = _user()
@@ -416,7 +412,7 @@ class SharedServers:
                         "model server for %s: attached to the running one on port %d (pid %d, log %s)",
                         model or key,
                         rec["port"],
-                        pid,
+                        rec["pid"],
                         rec.get("log_path"),
                     )
                     return self._leased(Lease(key, int(rec["port"]), owner=False, user=user))

@@ -227,10 +227,9 @@ def command_entry(words: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:
     many (a benchmark's cli.py), else None."""
     if not words:
         raise ValueError("an empty socialbench command")
-    if words[0] in cli.COMMANDS:
-        return cli.COMMANDS[words[0]][0], None
-    if words[0] in cli.SUB_APPS:
-        return cli.SUB_APPS[words[0]][0], None
+    found = cli.COMMANDS.get(words[0]) or cli.SUB_APPS.get(words[0])
+    if found:
+        return found[0], None
     if words[0] in benchmark_packages() and (PKG / words[0] / "cli.py").is_file():
         if len(words) < 2:
             raise ValueError(f"socialbench {words[0]}: no subcommand")

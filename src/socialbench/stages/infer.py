@@ -45,20 +45,6 @@ class RunFiles:
     trace: Path | None = None
 
 
-def layout_runs(benchmark: str, model: str, methods: list[str], results_dir: Path) -> list[RunFiles]:
-    """Each method's files under ``results_dir`` as the results layout places them."""
-
-    def at(kind: str, method: str) -> Path:
-        return Path(run_path(kind, benchmark, model, method, root=str(results_dir)))
-
-    return [RunFiles(m, at("predictions", m), at("runs", m), at("traces", m)) for m in methods]
-
-
-def trace_pointer(benchmark: str, model: str, method: str) -> str:
-    """The trace file predictions point at: its pipeline path (same bytes wherever this run writes)."""
-    return run_path("traces", benchmark, model, method)
-
-
 class SharedBackend:
     """One backend for every method of the job, created when the first run needs it (after its first
     round is built, so bad instances fail before a model loads), closed once."""
@@ -117,7 +103,7 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
         backend=job.backend,
         progress=job.progress,
         source=str(job.instances_path),
-        trace_pointer=trace_pointer(benchmark, model, method),
+        trace_pointer=run_path("traces", benchmark, model, method),  # the pipeline's path, wherever this run writes
         media_roots=MediaRoots.from_params(p),
     )
     example = next(iter(s.error_examples.items()), None)
@@ -191,7 +177,11 @@ def plan_runs(
     if results_dir is not None:
         if out is not None or stats is not None or trace is not None:
             raise ConfigError("infer: --results-dir places every run's files; give it without --out, --stats, --trace")
-        return layout_runs(benchmark, model, methods, results_dir)
+
+        def at(kind: str, method: str) -> Path:  # as the results layout places it
+            return Path(run_path(kind, benchmark, model, method, root=str(results_dir)))
+
+        return [RunFiles(m, at("predictions", m), at("runs", m), at("traces", m)) for m in methods]
     if len(methods) != 1:
         raise ConfigError(
             f"infer: {len(methods)} --method given with --out/--stats: one run's files; give --results-dir for several"

@@ -203,7 +203,7 @@ def plan(
     """Plan a run: calls, cached calls, tokens, cost and wall time per benchmark, model and run."""
     check_io({"--params": params, "--cache": cache}, {"--out": out, "--md": md})
     p = load_params(params)
-    defined = _benchmarks_of(p)
+    defined = [b for b in available_benchmarks() if b in p]
     instances_of = parse_pairs(list(instances), "--instances", defined)
     dev_of = parse_pairs(list(dev), "--dev", defined)
     check_filters(p, defined, benchmark, model, run)
@@ -267,7 +267,3 @@ def plan(
     typer.echo(data if as_json else text, nl=False)
     for w in warnings:
         typer.echo(f"plan: warning: {w}", err=True)
-
-
-def _benchmarks_of(p: dict[str, Any]) -> list[str]:
-    return [b for b in available_benchmarks() if b in p]

@@ -1,7 +1,5 @@
 """``socialbench score``: score runs' predictions, one score file per run and, for benchmarks whose tables
-take per-instance data, an outcomes file beside it (the tables read it and never score again).
-``--results-dir DIR --run MODEL/METHOD ...`` scores many runs where the layout places them;
-``--predictions``/``--out`` (``--outcomes``) score one file."""
+take per-instance data, an outcomes file beside it (the tables read it and never score again)."""
 
 from __future__ import annotations
 

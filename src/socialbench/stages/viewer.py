@@ -1,6 +1,5 @@
 """``socialbench viewer``: a static HTML page per run (media, answers, calls, method trace), its instances in
-shard files beside it, thumbnails once in a media folder. ``--results-dir DIR --run MODEL/METHOD ...``
-writes many runs' pages where the results layout places them."""
+shard files beside it, thumbnails once in a media folder."""
 
 from __future__ import annotations
 
