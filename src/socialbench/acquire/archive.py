@@ -35,7 +35,6 @@ class UnsafeArchive(DataError):
 
     def __init__(self, archive: str, member: str, reason: str):
         self.member = member
-        self.reason = reason
         super().__init__(archive, f"member {member!r} {reason}; refusing the whole archive, nothing was extracted")
 
 
@@ -253,8 +252,7 @@ def extract(
     replace: bool = False,
     limits: ArchiveLimits | None = None,
 ) -> Path:
-    """Extract ``archive`` into the folder ``dest`` and return it. ``dest`` must not exist unless
-    ``replace=True`` (the old folder is swapped out once the new one is complete)."""
+    """Extract ``archive`` into the folder ``dest`` (an existing one is swapped out only with ``replace``)."""
     archive = Path(archive)
     dest = Path(dest)
     limits = limits or ArchiveLimits()

@@ -58,8 +58,6 @@ class ChecksumMismatch(DataError):
     """The fetched bytes do not have the expected sha256 (nothing was left at the destination)."""
 
     def __init__(self, source: str, expected: str, actual: str, recorded_in: str | None = None):
-        self.expected = expected
-        self.actual = actual
         origin = f" (recorded on first use in {recorded_in}: the file changed since)" if recorded_in else ""
         super().__init__(
             source,
@@ -155,8 +153,7 @@ def verification(source: str | os.PathLike[str], sha256: str | None, trust: Trus
 
 
 def recorded_verification(how: str) -> str:
-    """A file's check as a versioned output states it: ``first use`` reads ``recorded``, so the first run
-    and every later one give the same bytes."""
+    """A file's check as a versioned output states it: ``first use`` reads ``recorded`` (same bytes each run)."""
     return "recorded" if how == "first use" else how
 
 
@@ -217,8 +214,7 @@ def _normalise_sha256(sha256: str | None) -> str | None:
 
 
 def _part_path(dest: Path) -> Path:
-    """``dest.part``, never a link: a link there is removed (never written through); anything else that
-    is not a plain file (a folder, a FIFO) is refused."""
+    """``dest.part``: a link there is removed (never written through); a folder or FIFO is refused."""
     part = dest.with_name(dest.name + ".part")
     if part.is_symlink():
         log.warning("%s is a symbolic link; removed, not written through", part)
@@ -276,8 +272,7 @@ def copy_local(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     trust: TrustStore | None = None,
 ) -> Path:
-    """Copy a file from a local mirror (path or ``file://`` URL) to ``dest``, verified (against ``sha256``,
-    else the hash ``trust`` recorded on its first use) and atomic. A missing source is a DataError."""
+    """Copy a mirror file to ``dest``, verified (``sha256``, else ``trust``) and atomic; a missing one: DataError."""
     src = local_path(source)
     dest = Path(dest)
     pinned = _normalise_sha256(sha256)
@@ -334,8 +329,7 @@ def _fetch_once(
     timeout: float,
     chunk_size: int,
 ) -> None:
-    """One request: append to (or restart) ``part``. Returns when ``part`` holds the whole file;
-    raises _Retryable for transient failures and DownloadError for permanent ones."""
+    """One request appending to (or restarting) ``part``; _Retryable for a transient failure."""
     offset = part.stat().st_size if part.exists() else 0
     req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"})
     if auth is not None:

@@ -74,8 +74,7 @@ CREDENTIAL_HEADERS = (
 
 
 def credential_guard(base_url: str) -> dict[str, list[Callable[..., Any]]]:
-    """httpx ``event_hooks`` for an SDK client of ``base_url``: a request to another host leaves without
-    :data:`CREDENTIAL_HEADERS`."""
+    """httpx ``event_hooks``: a request to another host than ``base_url``'s leaves without credentials."""
     host = (urlsplit(str(base_url)).hostname or "").lower()
 
     async def strip(request: Any) -> None:
@@ -273,26 +272,22 @@ class APIBackend(Backend):
         return out[0]
 
     def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
-        """Run all requests with at most ``spec.concurrency`` in flight; ``on_result`` is called (in one
-        thread) as each finishes. A request with a part the backend cannot take stops the batch first."""
+        """Run all requests, at most ``spec.concurrency`` in flight; ``on_result`` is called as each finishes."""
         if not requests:
             return
         check_requests(self, requests)
-        future = asyncio.run_coroutine_threadsafe(self._run_all(requests, on_result), self._event_loop())
-        try:
-            future.result()
-        except BaseException:
-            future.cancel()  # an interrupt here: stop the calls still in flight
-            raise
-
-    def _event_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
             self._loop_thread = threading.Thread(
                 target=self._loop.run_forever, name=f"{self.spec.name}-api", daemon=True
             )
             self._loop_thread.start()
-        return self._loop
+        future = asyncio.run_coroutine_threadsafe(self._run_all(requests, on_result), self._loop)
+        try:
+            future.result()
+        except BaseException:
+            future.cancel()  # an interrupt here: stop the calls still in flight
+            raise
 
     def close(self) -> None:
         loop, self._loop = self._loop, None

@@ -144,16 +144,14 @@ def _in_hf_cache(repo_id: str, revision: str | None) -> bool:
 
 
 def chat_messages(request: Request, text_only: bool = False) -> list[dict[str, Any]]:
-    """The request as a transformers chat conversation (content parts, images in the order of
-    :meth:`Request.images`); for a text-only model each message's text as one string."""
+    """The request as a transformers chat conversation (a text-only model's messages as plain strings)."""
     if text_only:
         return [{"role": m.role, "content": m.text()} for m in request.messages]
     return [{"role": m.role, "content": content_blocks(m, lambda _img: {"type": "image"})} for m in request.messages]
 
 
 def _generation_group(decoding: Decoding) -> Decoding:
-    """What requests batched into one ``generate`` call share: the decoding without the per-row JSON
-    constraints and sample number (a greedy one without top_p and seed)."""
+    """What requests batched into one ``generate`` call share: the decoding without per-row constraints."""
     group = dataclasses.replace(
         decoding, json_schema=None, json_object=False, json_keys=None, sample=0, stop=tuple(decoding.stop)
     )

@@ -31,8 +31,7 @@ _MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "W
 
 
 class ImageChanged(SocialbenchError):
-    """A media file (image, frame, clip, audio) no longer has the bytes its request (and cache key)
-    was built from."""
+    """A media file no longer has the bytes its request (and cache key) was built from."""
 
 
 @dataclass(frozen=True)
@@ -164,8 +163,7 @@ def encode_for_api(
 
 
 def sent_image_parts(request: Request, native_video: bool = False) -> list[ImagePart]:
-    """The images a request sends, in order, as :func:`content_blocks` lays them out (with ``native_video``
-    a video with its file goes as the clip, not its frames)."""
+    """The images a request sends, in order, as :func:`content_blocks` lays them out."""
     out: list[ImagePart] = []
 
     def image(part: ImagePart) -> Block:

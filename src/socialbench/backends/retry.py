@@ -36,7 +36,6 @@ class GaveUp(Exception):
 
     def __init__(self, reason: str, attempts: int):
         super().__init__(f"{reason} (gave up after {attempts} attempt{'s' if attempts != 1 else ''})")
-        self.reason = reason
         self.attempts = attempts
 
 
@@ -153,8 +152,7 @@ async def call_with_retries(
     rng: random.Random | None = None,
     on_retry: Callable[[Failure, float], None] | None = None,
 ) -> tuple[T, int]:
-    """Run ``attempt`` until it succeeds; return (result, attempts). Raise :class:`GaveUp` when the
-    failure is not retryable or the retries are spent."""
+    """Run ``attempt`` until it succeeds: (result, attempts); :class:`GaveUp` when it cannot."""
     rng = rng or random.Random()
     attempts = 0
     while True:

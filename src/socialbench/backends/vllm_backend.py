@@ -82,8 +82,7 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
         return cmd + ["--seed", str(self.context.seed), *self.extra_args()]
 
     def preflight(self, requests: Sequence[Request], ids: Sequence[str] | None = None):
-        """Check the server command line and these requests with the installed vLLM, without starting
-        the server (see :mod:`socialbench.backends.vllm_preflight`). Returns a ``PreflightReport``."""
+        """Check the server command line and these requests with the installed vLLM (a ``PreflightReport``)."""
         if self.server is None:
             raise ConfigError(
                 f"{self.where}: the preflight checks the server this backend starts; with base_url there is none"

@@ -59,20 +59,10 @@ def _image_count(body: Mapping[str, Any]) -> int:
     )
 
 
-def _answers(schema: Mapping[str, Any]) -> tuple[str, str]:
-    """A valid answer (the first option of every enum) and one outside the schema."""
-    props = schema.get("properties", {})
-    keys = list(schema.get("required") or props)
-    valid = {k: (props[k].get("enum") or ["x"])[0] for k in keys}
-    invalid = {k: "not-an-option" for k in keys}
-    return json.dumps(valid, ensure_ascii=False), json.dumps(invalid, ensure_ascii=False)
-
-
 def preflight(
     server_command: Sequence[str], bodies: Sequence[Mapping[str, Any]], ids: Sequence[str] | None = None
 ) -> PreflightReport:
-    """Check a ``vllm serve`` command line and the chat-completion bodies sent to it (see module doc).
-    ``ids`` name the requests in problems (default: their index)."""
+    """Check a ``vllm serve`` command line and the bodies sent to it; ``ids`` name the requests."""
     _use_cpu_platform_without_cuda()
     try:
         import vllm
@@ -240,7 +230,11 @@ def _grammar_problem(vllm_config, model_config, tokenizer, schema: dict[str, Any
     except ImportError as exc:
         return f"this vLLM lacks an API the preflight uses ({exc})"
     backend = GrammarBackend(vllm_config, tokenizer=tokenizer, vocab_size=model_config.get_vocab_size())
-    valid, invalid = _answers(schema)
+    props = schema.get("properties", {})
+    keys = list(schema.get("required") or props)
+    # a valid answer (the first option of every enum) and one outside the schema
+    valid = json.dumps({k: (props[k].get("enum") or ["x"])[0] for k in keys}, ensure_ascii=False)
+    invalid = json.dumps({k: "not-an-option" for k in keys}, ensure_ascii=False)
     grammar = backend.compile_grammar(StructuredOutputOptions.JSON, json.dumps(schema))
     ids = tokenizer.encode(valid, add_special_tokens=False)
     if not grammar.accept_tokens("preflight", ids):

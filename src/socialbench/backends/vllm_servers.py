@@ -103,8 +103,7 @@ def _alive(user: object) -> bool:
 
 
 def is_server_command(command: object, port: object) -> bool:
-    """Whether a recorded command line is a model server's: ``EXECUTABLE... serve MODEL ... --port PORT``
-    (what ``VllmBackend.server_command`` builds)."""
+    """Whether a recorded command line is a model server's: ``EXECUTABLE... serve MODEL ... --port PORT``."""
     if not isinstance(command, list) or len(command) < 3 or not all(isinstance(a, str) for a in command):
         return False
     has_port = any(command[i] == "--port" and command[i + 1] == str(port) for i in range(len(command) - 1))
@@ -177,8 +176,7 @@ def log_tail(path: Path, lines: int = 30) -> str:
 
 
 class ServerProcess:
-    """One model server process: started in its own session on a loopback port, its output appended to
-    a log file, waited for until ``/health`` answers, stopped with its process group."""
+    """One model server process in its own session on a loopback port, waited for until ``/health`` answers."""
 
     def __init__(
         self,
@@ -524,8 +522,7 @@ class StopResult:
 
 
 def stop_servers(*, force: bool = False, started_in: str | None = None, directory: Path | None = None) -> int:
-    """The pipeline's end (Snakefile ``onsuccess``/``onerror``): stop this node's idle servers; how many.
-    A record that is not one is logged and left: the pipeline's own result stands."""
+    """The pipeline's end (Snakefile ``onsuccess``/``onerror``): stop this node's idle servers; how many."""
     try:
         return len(SharedServers(directory).stop(force=force, started_in=started_in).stopped)
     except SocialbenchError as exc:
@@ -579,8 +576,7 @@ class NodeServerBackend:
         return port, f"http://127.0.0.1:{port}/v1"
 
     def resolved_revision(self) -> str | None:
-        """The pinned revision, else (owned server) what ``model_source`` resolves to (once); None for an
-        unpinned model on a server the user runs."""
+        """The pinned revision, else (owned server) what ``model_source`` resolves to (once)."""
         if self.spec.revision or self.external:
             return self.spec.revision
         if not self._resolved:

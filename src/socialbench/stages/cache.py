@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
 
 import typer
@@ -16,13 +17,11 @@ from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
 from socialbench.core.config import load_params
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.paths import check_io
-from socialbench.stages.common import PARAMS_HELP, benchmark_choices
+from socialbench.stages.common import PARAMS_HELP, Opt, benchmark_choices
 
 _PATH_HELP = "SQLite cache file (default: the store of SOCIALBENCH_CACHE_URL if set, else cache.path in params)"
 
 cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Inspect the request cache.")
-
-Opt = typer.Option
 
 
 #: The ``model`` prefix of a record that is no model call (a retriever's search).
@@ -197,10 +196,7 @@ def _dry_run(
         f"{model}/{method}: {len(requests)} requests,"
         f" {len(requests) - len(misses)} cached, {len(misses)} would be called"
     )
-    by_part: dict[str, int] = {}
-    for e in misses:
-        for part in e.parts or ["new"]:
-            by_part[part] = by_part.get(part, 0) + 1
+    by_part = Counter(part for e in misses for part in e.parts or ["new"])
     if by_part:
         typer.echo("misses by changed part: " + ", ".join(f"{k}={v}" for k, v in sorted(by_part.items())))
     for e in misses[:limit]:

@@ -191,8 +191,7 @@ def _summary(path: Path) -> Summary:
 
 
 def save_summaries() -> None:
-    """Write the summaries this process used to the per-user cache when it made new ones (keeping at most
-    as many old entries)."""
+    """Write the summaries this process used to the per-user cache when it made new ones."""
     found = _cached_summaries()
     path = summary_cache_file()
     try:
@@ -223,8 +222,7 @@ def summarize_package() -> int:
 
 
 def command_entry(words: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:
-    """The module a ``socialbench <words...>`` command runs, and the command's name where the module holds
-    many (a benchmark's cli.py), else None."""
+    """The module a ``socialbench <words...>`` command runs, and the command's name in a benchmark's cli.py."""
     if not words:
         raise ValueError("an empty socialbench command")
     found = cli.COMMANDS.get(words[0]) or cli.SUB_APPS.get(words[0])
@@ -411,8 +409,7 @@ _WILDCARD = re.compile(r"(?<!\$)\{(\w+)\}")
 
 
 def dvc_template(text: str, decl: Mapping[str, Any]) -> str:
-    """A declaration's path or key as dvc.yaml writes it: fixed wildcards by value, matrix ones as
-    ``${item.<name>}``, foreach ones as ``${key}``."""
+    """A declaration's path or key as dvc.yaml writes it (matrix wildcards ``${item.<name>}``, foreach ``${key}``)."""
     fixed, matrix, foreach = (decl.get(k) or {} for k in ("wildcards", "matrix", "foreach"))
 
     def resolve(match: re.Match[str]) -> str:

@@ -46,8 +46,7 @@ class RunFiles:
 
 
 class SharedBackend:
-    """One backend for every method of the job, created when the first run needs it (after its first
-    round is built, so bad instances fail before a model loads), closed once."""
+    """One backend for the job's methods, made once a first round is built (bad instances fail first), closed once."""
 
     def __init__(self, spec):
         self.spec = spec

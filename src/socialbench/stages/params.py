@@ -17,8 +17,7 @@ app = stage_app("Params and the registered benchmarks.")
 
 
 def params_text(params: Path, overlay: Path | None = None) -> str:
-    """params validated against its schema, with defaults filled, as sorted JSON; with ``overlay``, params
-    with the overlay file put over it first (:func:`socialbench.core.config.overlay_params`)."""
+    """params validated, defaults filled (``overlay`` put over them first), as sorted JSON."""
     if overlay is None:
         return json.dumps(load_params(params), indent=2, sort_keys=True)
     merged = overlay_params(read_params_file(params), read_params_file(overlay))

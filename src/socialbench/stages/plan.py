@@ -76,8 +76,7 @@ def check_filters(p: dict[str, Any], benchmarks: list[str], want_b, want_m, want
 
 
 def open_cache(path: Path | None, p: dict[str, Any]):
-    """The run's request cache read-only (None: none yet): SOCIALBENCH_CACHE_URL's store unless ``--cache``
-    names a file, else the SQLite file."""
+    """The run's request cache read-only (None: none yet): SOCIALBENCH_CACHE_URL's store, else the SQLite file."""
     if path is None:
         url = cache_store_url()
         if url is not None:
@@ -87,8 +86,7 @@ def open_cache(path: Path | None, p: dict[str, Any]):
 
 
 def token_counter(spec):
-    """A new call's input-token counter: 0 for a backend reading no prompt, else the model's tokenizer if
-    available offline, else chars/4."""
+    """A new call's input-token counter: 0 without a prompt, else the model's tokenizer offline, else chars/4."""
     base = {
         "per_image": image_tokens(spec.image_size or 448),
         "video_frames": spec.max_frames,
