@@ -470,10 +470,8 @@ def download(
     backoff: float = DEFAULT_BACKOFF,
     trust: TrustStore | None = None,
 ) -> Path:
-    """Fetch ``url`` to ``dest`` (module docstring) and return ``dest``. ``sha256``: the expected digest
-    (``sha256:`` prefix allowed), else the hash ``trust`` recorded on first use (without ``trust``:
-    unverified). ``retries``: failures in a row tolerated (progress resets the count); ``backoff``: first
-    delay, doubled per failure, capped at 60 s (Retry-After honoured up to it)."""
+    """Fetch ``url`` to ``dest`` (module docstring) and return ``dest``. ``retries``: failures in a row
+    tolerated; ``backoff``: first delay, doubled per failure, capped at 60 s (Retry-After honoured)."""
     dest = Path(dest)
     sha256 = _normalise_sha256(sha256)
     if retries < 0 or timeout <= 0 or chunk_size <= 0 or backoff < 0:

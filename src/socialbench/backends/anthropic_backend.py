@@ -76,8 +76,7 @@ class AnthropicBackend(APIBackend):
         ident = super().identity()
         ident["json_mode"] = self.json_mode
         if self.json_mode != "none":
-            # JSON mode became the key schema (it sent nothing before): answers made without it are
-            # not reused for requests that now carry it
+            # JSON mode became the key schema (it sent nothing before): answers without it are not reused
             ident["json_object"] = "key_schema"
         if self.send_temperature:
             ident["send_temperature"] = True
@@ -112,7 +111,6 @@ class AnthropicBackend(APIBackend):
                 http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=credential_guard(base_url)),
             )
 
-    # ---- request and response -------------------------------------------------------------------
     def _content(self, message: Message, n_images: int = 1) -> list[dict[str, Any]]:
         def image_block(part: ImagePart) -> dict[str, Any]:
             img = self.encode_image(part, n_images)

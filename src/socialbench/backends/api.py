@@ -120,8 +120,7 @@ def key_env_for(options: Mapping[str, Any], default_env: str | None, base_url: s
 def api_key_from_env(
     options: Mapping[str, Any], default_env: str | None, where: str, *, required: bool, base_url: str | None = None
 ) -> str | None:
-    """The API key from the variable :func:`key_env_for` names. A key written into params would reach git,
-    DVC and MLflow, so one there is refused without echoing it."""
+    """The API key from the variable :func:`key_env_for` names; a key written into params is refused, unechoed."""
     for name, value in options.items():
         if holds_secret(str(name), value):
             raise ConfigError(

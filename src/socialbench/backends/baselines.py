@@ -90,9 +90,8 @@ class PriorBackend(RandomBackend):
         answer = {}
         for c in choices:
             values = [o["value"] for o in c["options"]]
-            # Fields the dev split gives priors for, by majority (ties to the first option);
-            # the rest (slot ids, which differ per instance) by seeded chance. An option's ``key`` is
-            # its class when its value is only a position (options shuffled behind letters).
+            # Fields the dev split gives priors for by majority, the rest (slot ids) by seeded chance. An
+            # option's ``key`` is its class when its value is only a position (options behind letters).
             keys = [str(o.get("key", o["value"])) for o in c["options"]]
             answer[c["field"]] = (
                 values[keys.index(majority(seen[c["field"]], keys))] if c["field"] in seen else rng.choice(values)

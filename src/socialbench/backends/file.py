@@ -30,8 +30,7 @@ def _norm(value: Any) -> str:
 
 
 def load_answers(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Records by id from a JSON-lines file; a line that is no JSON object, a record without a
-    non-empty string id, or a second record for one id is a DataError naming the file, line and field."""
+    """Records by id from a JSON-lines file; a bad line, a bad id or one id twice is a DataError naming it."""
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     out: dict[str, dict[str, Any]] = {}

@@ -67,8 +67,7 @@ def shared_chunks(a: Sequence[int], b: Sequence[int], chunk: int) -> int:
 
 
 class PrefixStore:
-    """Key-value states of prompt prefixes ending at a chunk boundary, kept most recently used first
-    within ``limit_bytes``; each entry is (per layer, (keys, values)) of its prefix's tokens."""
+    """Key-value states of prompt prefixes at chunk boundaries, most recently used kept within ``limit_bytes``."""
 
     def __init__(self, chunk: int, limit_bytes: int):
         self.chunk = chunk
@@ -82,8 +81,7 @@ class PrefixStore:
         return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in states)
 
     def longest(self, ids: Sequence[int], at_most: int) -> tuple[list[tuple[Any, Any]] | None, int]:
-        """(the states of the longest kept prefix of ``ids``, how many of its tokens to use, at most
-        ``at_most``); (None, 0) when none is kept."""
+        """(the states of the longest kept prefix of ``ids``, how many of its tokens to use), or (None, 0)."""
         self.calls += 1
         best, length = None, 0
         for key in self.entries:
@@ -247,8 +245,7 @@ class HFBackend(Backend):
         return answer_grammar(request, self.json_mode)[1]
 
     def resolved_revision(self) -> str | None:
-        """What an unpinned model is, without loading it (``backends.revision``); the load then uses that
-        commit, so answers and key agree. None when unknown."""
+        """What an unpinned model is, without loading it (``backends.revision``; the load uses it); None: unknown."""
         if self._resolved:
             return self._revision
         if self.spec.gguf_file and not self.spec.model_path:

@@ -132,9 +132,8 @@ _MAX_SHRINKS = 8
 def encode_for_api(
     part: ImagePart, max_side: int | None = None, limits: ImageLimits = NO_LIMITS, n_images: int = 1
 ) -> EncodedImage:
-    """Bytes to send to an API, and the size sent: the original file when its format is one every API
-    accepts and it is within ``max_side`` and ``limits``; otherwise a deterministic PNG re-encoding scaled
-    to fit them (over the byte limit: scaled further, by the square root of the overshoot)."""
+    """Bytes to send to an API, and the size sent: the original file when every API takes its format and it
+    is within ``max_side`` and ``limits``; else a deterministic PNG re-encoding scaled to fit them."""
     raw = read_checked(part)
     img = open_image(raw, part.path)
     fmt = img.format or ""
@@ -176,8 +175,7 @@ def sent_image_parts(request: Request, native_video: bool = False) -> list[Image
 
 
 def images_sent(request: Request, size: Callable[[ImagePart, int], tuple[int, int]], native_video: bool = False):
-    """The [width, height] of every image the request sends, as ``size(part, images in the request)``
-    gives it (what a trace records); None for a request with no image."""
+    """The [width, height] of every image the request sends, as ``size(part, n_images)`` gives it, or None."""
     parts = sent_image_parts(request, native_video)
     return [list(size(p, len(parts))) for p in parts] or None
 

@@ -86,8 +86,7 @@ class MiniLMBackend(Backend):
         return {
             "backend": self.name,
             "model_id": self.spec.model_id or "sentence-transformers/all-MiniLM-L6-v2",
-            # The weights come from a folder (by default a pip package's), not a hub revision: their
-            # content hash is the revision, so an upgraded package is a cache miss and is recorded.
+            # the weights' folder (a pip package's) has no hub revision: its content hash is the revision
             "revision": self.spec.revision or model_fingerprint(self.model_path),
             "rule": RULE_VERSION,
             "max_length": self.max_length,

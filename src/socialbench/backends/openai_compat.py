@@ -114,7 +114,6 @@ class OpenAICompatBackend(APIBackend):
                 http_client=openai.DefaultAsyncHttpxClient(event_hooks=credential_guard(self.base_url)),
             )
 
-    # ---- request and response -------------------------------------------------------------------
     def image_block(self, part: ImagePart) -> dict[str, Any]:
         return {"type": "image_url", "image_url": {"url": self.encode_image(part).data_url()}}
 

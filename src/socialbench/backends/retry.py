@@ -90,22 +90,14 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
     if not headers:
         return None
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
+    for name, per_second in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
+            return max(0.0, float(headers.get(name)) / per_second)
+        except (TypeError, ValueError):  # absent, or not a number
             pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
     try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        when = email.utils.parsedate_to_datetime(headers.get("retry-after"))
+    except (TypeError, ValueError):  # absent, or not a date
         return None
     return max(0.0, when.timestamp() - time.time())
 
@@ -132,8 +124,7 @@ def classify(exc: BaseException) -> Failure:
         kind = "auth" if status in (401, 403) else "not_found" if status == 404 else None
         return Failure(retryable, reason, retry_after, kind)
     if "Timeout" in name or isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-        # A connect timeout (nothing answers at that address) is a connection failure; a read
-        # timeout is a slow answer.
+        # a connect timeout (nothing answers there) is a connection failure; a read timeout a slow answer
         if type(exc.__cause__).__name__ == "ConnectTimeout":
             return Failure(True, "connection timeout", kind="connection")
         return Failure(True, "timeout")

@@ -24,8 +24,7 @@ SERVER_MODULES = ("transformers", "fastapi", "uvicorn", "accelerate")
 
 
 def check_model_folder(folder: Path, where: str) -> None:
-    """What ``transformers serve`` needs of a model folder, checked before it starts (its own failure is
-    a traceback in its log): a ``config.json`` whose ``architectures`` names the model class."""
+    """A ``config.json`` naming the model class (``architectures``), checked before the server starts."""
     config = folder / "config.json"
     if not config.is_file():
         raise ConfigError(
@@ -80,7 +79,6 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
                 label="transformers serve",
             )
 
-    # ---- what is served -----------------------------------------------------------------------------
     def local_folder(self) -> Path | None:
         """The model folder, when the model is one on this machine (None: a hub id)."""
         path = Path(self.model_source).expanduser()
@@ -106,7 +104,6 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
             ident["dtype"] = self.spec.options["dtype"]
         return ident
 
-    # ---- the server ---------------------------------------------------------------------------------
     def _executable(self) -> list[str]:
         """``options.executable``, else the job's own Python running transformers' CLI (whatever is on PATH)."""
         exe = self.spec.options.get("executable")

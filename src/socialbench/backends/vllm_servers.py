@@ -547,9 +547,8 @@ def server_executable(exe: Any, where: str, backend: str, install: str) -> list[
 
 
 class NodeServerBackend:
-    """A mixin before ``OpenAICompatBackend`` for a model behind this node's shared server: attached to or
-    started only when there is work, released after the API client is closed. ``self.server`` is None for
-    a server the user runs."""
+    """A mixin before ``OpenAICompatBackend`` for a model behind this node's shared server, attached to or
+    started only when there is work; ``self.server`` is None for a server the user runs."""
 
     server: ServerProcess | None
     lease: Lease | None
@@ -558,9 +557,8 @@ class NodeServerBackend:
     model_source: str
 
     def node_url(self, name: str, options: Mapping[str, Any]) -> tuple[int | None, str]:
-        """(the owned server's port, None for a server the user runs, and the client's base URL). A user's
-        server is ``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>``; a URL that is none stops here,
-        before anything else (the key rule depends on it)."""
+        """(the owned server's port, None for a server the user runs, and the client's base URL); a user's
+        server URL that is none stops here, before anything else (the key rule depends on it)."""
         found = external_server(name, {"options": options}, os.environ)
         problem = server_url_problem(found[0]) if found else None
         if found and problem:

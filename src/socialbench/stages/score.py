@@ -41,11 +41,8 @@ def one_run(preds: list[dict], lines: list[int], source: str, model: str | None,
         return
     for key, wanted in (("model", model), ("method", method)):
         expected = wanted if wanted is not None else preds[0].get(key)
-        whose = (
-            f"--{key} {wanted}"
-            if wanted is not None
-            else f"line {lines[0]}'s {brief(expected if expected is not None else 'none')}"
-        )
+        first = brief(expected if expected is not None else "none")
+        whose = f"--{key} {wanted}" if wanted is not None else f"line {lines[0]}'s {first}"
         for rec, line in zip(preds, lines):
             if rec.get(key) != expected:
                 got = brief(rec[key]) if key in rec else "none"
