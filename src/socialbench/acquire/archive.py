@@ -193,6 +193,10 @@ def _check(archive: Path, entries: list[Entry], limits: ArchiveLimits) -> list[M
     return members
 
 
+def _zip_entries(zf: zipfile.ZipFile) -> list[Entry]:
+    return [(i.filename, _zip_reason(i), i.is_dir(), i.file_size) for i in zf.infolist()]
+
+
 def _tar_entries(archive: Path, tf: tarfile.TarFile) -> list[Entry]:
     infos = tf.getmembers()
     # tarfile stops quietly where the data ends; a whole archive's end block was read by the last header read
@@ -229,7 +233,7 @@ def _streams(
     if kind == "zip":
         with zipfile.ZipFile(archive) as zf:
             infos = zf.infolist()
-            members = _check(archive, [(i.filename, _zip_reason(i), i.is_dir(), i.file_size) for i in infos], limits)
+            members = _check(archive, _zip_entries(zf), limits)
             for info, member in zip(infos, members):
                 yield member, (None if member.is_dir else (lambda info=info: zf.open(info)))
         return
