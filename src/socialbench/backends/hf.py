@@ -58,11 +58,7 @@ PREFIX_CACHE_MB = 512
 
 def shared_chunks(a: Sequence[int], b: Sequence[int], chunk: int) -> int:
     """The length of the longest common prefix of ``a`` and ``b``, rounded down to whole ``chunk`` tokens."""
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
+    n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     return n // chunk * chunk
 
 

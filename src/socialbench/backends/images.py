@@ -94,8 +94,7 @@ def fitted_size(size: tuple[int, int], max_side: int | None) -> tuple[int, int]:
 
 
 def _smallest(*sides: int | None) -> int | None:
-    given = [s for s in sides if s is not None]
-    return min(given) if given else None
+    return min((s for s in sides if s is not None), default=None)
 
 
 def _scaled(img: PILImage, max_side: int | None) -> PILImage:

@@ -30,9 +30,7 @@ _NOT_A_MODEL = "retriever:"
 
 def _params_models(params: Path) -> set[str] | None:
     """The params file's model names (None without one)."""
-    if not params.is_file():
-        return None
-    return set(load_params(params).get("models") or {})
+    return set(load_params(params).get("models") or {}) if params.is_file() else None
 
 
 def _unknown(model: str, known: set[str] | None) -> bool:
