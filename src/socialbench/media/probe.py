@@ -53,19 +53,34 @@ _PROBED: OrderedDict[tuple[Any, ...], tuple[bytes, str]] = OrderedDict()
 _PROBED_MAX = 256
 
 
-def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
-    """ffprobe -show_format -show_streams (+kwargs) as JSON, with its stderr (warnings)."""
-    args = [ffprobe_path(), "-v", "error", "-show_format", "-show_streams", "-of", "json"]
-    args += convert_kwargs_to_cmd_line_args(kwargs) + [str(path)]
+def _memo(memo: OrderedDict[tuple[Any, ...], Any], limit: int, path: Path, *args: Any, make: Any) -> Any:
+    """``make()``, kept in ``memo`` (the ``limit`` latest) by ``args`` and the file's identity and change
+    times, so a rewritten file is read again."""
     try:
         st = os.stat(path)
         key: tuple[Any, ...] | None = (*args, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     except OSError:
         key = None
-    if key is not None and key in _PROBED:
-        _PROBED.move_to_end(key)
-        out, err = _PROBED[key]
-        return json.loads(out.decode("utf-8")), err
+    if key is not None and key in memo:
+        memo.move_to_end(key)
+        return memo[key]
+    value = make()
+    if key is not None:
+        memo[key] = value
+        if len(memo) > limit:
+            memo.popitem(last=False)
+    return value
+
+
+def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
+    """ffprobe -show_format -show_streams (+kwargs) as JSON, with its stderr (warnings)."""
+    args = [ffprobe_path(), "-v", "error", "-show_format", "-show_streams", "-of", "json"]
+    args += convert_kwargs_to_cmd_line_args(kwargs) + [str(path)]
+    out, err = _memo(_PROBED, _PROBED_MAX, path, *args, make=lambda: _run_ffprobe(path, args))
+    return json.loads(out.decode("utf-8")), err
+
+
+def _run_ffprobe(path: Path, args: list[str]) -> tuple[bytes, str]:
     proc = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL)
     err = proc.stderr.decode("utf-8", "replace")
     if proc.returncode < 0:
@@ -76,12 +91,7 @@ def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
         )
     if proc.returncode != 0:
         raise _classify_probe_failure(path, err)
-    data = json.loads(proc.stdout.decode("utf-8"))
-    if key is not None:
-        _PROBED[key] = (proc.stdout, err)
-        if len(_PROBED) > _PROBED_MAX:
-            _PROBED.popitem(last=False)
-    return data, err
+    return proc.stdout, err
 
 
 def _classify_probe_failure(path: Path, stderr: str) -> MediaError:
@@ -220,22 +230,18 @@ def _fps(stream: dict[str, Any]) -> str | None:
     return None
 
 
-def _num(value: Any, kind: type = float) -> Any:
+def _num(value: Any, kind: Any = float) -> Any:
+    """ffprobe's value as ``kind``, None when it gives none or one that is not a ``kind``."""
     if value in (None, "N/A", ""):
         return None
     try:
         return kind(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, ZeroDivisionError):
         return None
 
 
 def _exact(value: Any) -> str | None:
-    if value in (None, "N/A", ""):
-        return None
-    try:
-        return str(Fraction(str(value)))
-    except (ValueError, ZeroDivisionError):
-        return None
+    return _num(value, lambda v: str(Fraction(str(v))))
 
 
 def _rotation(stream: dict[str, Any]) -> int:
@@ -390,20 +396,7 @@ def video_timeline(path: str | Path) -> VideoTimeline:
     """Frame times from the video packets (one demux-only pass); packets flagged for discard are not frames,
     and a container announcing more frames than it holds is truncated."""
     p = check_file(path)
-    try:
-        st = os.stat(p)
-        key: tuple[Any, ...] | None = (str(p), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    except OSError:
-        key = None
-    if key is not None and key in _TIMELINES:
-        _TIMELINES.move_to_end(key)
-        return _TIMELINES[key]
-    timeline = _video_timeline(p)
-    if key is not None:
-        _TIMELINES[key] = timeline
-        if len(_TIMELINES) > _TIMELINES_MAX:
-            _TIMELINES.popitem(last=False)
-    return timeline
+    return _memo(_TIMELINES, _TIMELINES_MAX, p, str(p), make=lambda: _video_timeline(p))
 
 
 def _video_timeline(p: Path) -> VideoTimeline:

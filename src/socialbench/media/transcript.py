@@ -23,12 +23,7 @@ class Word:
     text: str
 
 
-@dataclass(frozen=True)
-class Utterance:
-    speaker: str
-    start: float
-    end: float
-    text: str
+Utterance = Word  # the same fields: a speaker's turn rather than one word
 
 
 @dataclass(frozen=True)
@@ -84,16 +79,7 @@ def window_words(
 ) -> list[WindowItem]:
     """Words whose midpoint lies in ``[start, end)``, in time order, times relative to ``start``
     and clipped to the window."""
-    _check_window(start, end)
-    out = []
-    for w in words:
-        _check_item(w)
-        mid = (w.start + w.end) / 2
-        if start <= mid < end:
-            s, e = max(w.start, start), min(w.end, end)
-            partial = w.start < start or w.end > end
-            out.append(WindowItem(_letter(w.speaker, speakers), _rel(s, start), _rel(e, start), w.text, partial))
-    return _sorted(out)
+    return window_utterances(words, start, end, speakers=speakers, rule="midpoint")
 
 
 def window_utterances(

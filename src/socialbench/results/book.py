@@ -255,21 +255,10 @@ def render_table(item: Item) -> str:
 
 def render_section(section: Section) -> str:
     run = section.pipeline_run
-    out = [
-        "#pagebreak(weak: true)",
-        f"#heading(level: 1, {typst_string(section.benchmark)})",
-        "#terms(",
-        "  "
-        + call(
-            "terms.item",
-            '"Instances"',
-            join(mono(section.instances), "linebreak()", '"sha256 "', mono(section.data_sha256)),
-        )
-        + ",",
-        "  " + call("terms.item", '"Made by"', made_by(section.script)) + ",",
-        "  "
-        + call(
-            "terms.item",
+    terms = [
+        ('"Instances"', join(mono(section.instances), "linebreak()", '"sha256 "', mono(section.data_sha256))),
+        ('"Made by"', made_by(section.script)),
+        (
             '"Logged by"',
             join(
                 '"MLflow run "',
@@ -279,9 +268,14 @@ def render_section(section: Section) -> str:
                 '"git commit "',
                 mono(run.git_commit),
             ),
-        )
-        + ",",
-        '  terms.item("Evaluation runs", "(MLflow, one per model and method)"),',
+        ),
+        ('"Evaluation runs"', '"(MLflow, one per model and method)"'),
+    ]
+    out = [
+        "#pagebreak(weak: true)",
+        f"#heading(level: 1, {typst_string(section.benchmark)})",
+        "#terms(",
+        *(f"  {call('terms.item', name, body)}," for name, body in terms),
         ")",
         "#list(",
     ]
