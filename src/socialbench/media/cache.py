@@ -13,6 +13,7 @@ it lives in the user's cache (:func:`tool_memo_dir`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -70,15 +71,9 @@ class FrameManifest:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], folder: Path) -> FrameManifest:
-        return cls(
-            key=data["key"],
-            key_parts=data["key_parts"],
-            source=data["source"],
-            size=tuple(data["size"]),  # type: ignore[arg-type]
-            ffmpeg_version=data["ffmpeg_version"],
-            frames=[FrameRecord(**f) for f in data["frames"]],
-            folder=folder,
-        )
+        plain = {k: data[k] for k in ("key", "key_parts", "source", "ffmpeg_version")}
+        frames = [FrameRecord(**f) for f in data["frames"]]
+        return cls(**plain, size=tuple(data["size"]), frames=frames, folder=folder)  # type: ignore[arg-type]
 
     def paths(self) -> list[Path]:
         return [self.folder / f.file for f in self.frames]
@@ -145,18 +140,19 @@ class FrameCache:
                 return None
         return manifest
 
+    def _key(self, video: str | Path, sampling: FrameSampling) -> tuple[dict[str, Any], str]:
+        check_file(video)
+        parts = self.key_parts(sha256_file(video), sampling)
+        return parts, sha256_json(parts)
+
     def lookup(self, video: str | Path, sampling: FrameSampling) -> FrameManifest | None:
         """The cached frames of ``video`` under ``sampling``, or None; starts no process."""
-        check_file(video)
-        key = sha256_json(self.key_parts(sha256_file(video), sampling))
-        return self._load(self._folder(key))
+        return self._load(self._folder(self._key(video, sampling)[1]))
 
     def frames(self, video: str | Path, sampling: FrameSampling) -> FrameManifest:
         """Sampled frames of ``video``: from the cache, else from one ffmpeg decoding pass.
         Raises :class:`~socialbench.media.errors.MediaError` for unusable media."""
-        check_file(video)
-        parts = self.key_parts(sha256_file(video), sampling)
-        key = sha256_json(parts)
+        parts, key = self._key(video, sampling)
         folder = self._folder(key)
         manifest = self._load(folder)
         if manifest is None:
@@ -217,19 +213,15 @@ class FrameCache:
             stem, _, pid = path.name.rpartition(".")
             if not stem or not pid.isdigit() or _pid_alive(int(pid)):
                 continue
-            if path.is_dir() and not path.is_symlink():
-                lock = self._lock_path(stem)
-                if not lock.exists():  # nobody ever locked this key here: nothing to wait for
+            lock = self._lock_path(stem)
+            # an entry's leftover waits for its key's lock (unless nobody ever locked the key here)
+            entry = path.is_dir() and not path.is_symlink() and lock.exists()
+            try:
+                with FileLock(str(lock), timeout=0) if entry else contextlib.nullcontext():
                     remove_inside(path, tmp_dir, missing_ok=True)
-                else:
-                    try:
-                        with FileLock(str(lock), timeout=0):
-                            remove_inside(path, tmp_dir, missing_ok=True)
-                    except Timeout:
-                        log.info("frame cache: %s is being extracted by another process; leaving %s", stem, path)
-                        continue
-            else:
-                remove_inside(path, tmp_dir, missing_ok=True)
+            except Timeout:
+                log.info("frame cache: %s is being extracted by another process; leaving %s", stem, path)
+                continue
             log.info("frame cache: removed %s, left by a process that is gone", path)
             removed.append(path.name)
         return removed

@@ -270,10 +270,8 @@ def bootstrap_ci(
     intervals, undefined = {}, {}
     for j, metric in enumerate(metrics):
         point = _point(*counts[metric], decimals)
-        if point is None:
-            intervals[metric] = Interval(None, None, None)
-        else:
-            intervals[metric] = Interval(point, _nan_to_none(low[j], decimals), _nan_to_none(high[j], decimals))
+        bounds = (None, None) if point is None else (_nan_to_none(low[j], decimals), _nan_to_none(high[j], decimals))
+        intervals[metric] = Interval(point, *bounds)
         undefined[metric] = int(n_nan[j])
     return CellCI(intervals, undefined, m.shape[0], int(n_resamples), float(level))
 
@@ -436,11 +434,7 @@ def paired_bootstrap_test(
         )
     pvalue = (1 + int(extreme.sum())) / (1 + int(ok.sum()))
     deltas = 100 * ra / da - 100 * rb / db
-    if deltas.size:
-        low, high, _ = _percentiles(deltas[:, None].astype(np.float64), level)
-        lo, hi = _nan_to_none(low[0], decimals), _nan_to_none(high[0], decimals)
-    else:
-        lo = hi = None
+    lo, hi, _ = percentile_interval(deltas, level, decimals) if deltas.size else (None, None, 0)
     return PairedTest(_round(delta, decimals), lo, hi, float(pvalue), int(n_resamples), undefined)
 
 

@@ -378,12 +378,7 @@ def build_view(
     """Read a run, let the benchmark say what each row shows and the method what its trace shows,
     store the media and render the page ``out`` with its shards. ``orders``: (k, predictions) of the
     run's order runs (``<run>__order<k>``), whose answers each row shows beside its own."""
-    for name, v in (
-        ("thumb_px", thumb_px),
-        ("frame_px", frame_px),
-        ("max_frames", max_frames),
-        ("shard_rows", shard_rows),
-    ):
+    for name, v in dict(thumb_px=thumb_px, frame_px=frame_px, max_frames=max_frames, shard_rows=shard_rows).items():
         if v < 1:
             raise SocialbenchError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
     run = read_run(bench, instances, predictions, traces)
