@@ -47,10 +47,6 @@ def _output_codec(image_format: str) -> tuple[dict[str, Any], str]:
     raise ValueError(f"unknown image format {image_format!r}")
 
 
-def _select_expr(indices: Sequence[int]) -> str:
-    return "+".join(f"eq(n,{i})" for i in indices)
-
-
 MAX_SEGMENTS = 32  # inputs one extraction may open (each seeks to a keyframe)
 # Opening one more input (demuxer, decoder, seek) costs about as much CPU as decoding this many
 # pixels (measured with the bundled ffmpeg: ~10 ms an input; ~0.1 ms a 160x120 frame): a small
@@ -149,7 +145,7 @@ def _extract_segments(
                 opts["ss"] = ffmpeg_seconds(max(start, Fraction(0)))
         stream = (
             ffmpeg.input(timeline.path, **opts)[str(video_index)]  # "[0:<index>]", not the first "[0:v]"
-            .filter("select", _select_expr([i - seg.first for i in seg.targets]))
+            .filter("select", "+".join(f"eq(n,{i - seg.first})" for i in seg.targets))
             .filter("scale", width, height, flags="bicubic+accurate_rnd+full_chroma_int")
             .filter("setsar", 1)
             .filter("format", pix_fmt)

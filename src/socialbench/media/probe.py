@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -46,9 +46,7 @@ def check_file(path: str | Path) -> Path:
     return p
 
 
-#: Answers of ffprobe in this process, by command line and the file's identity and change times: a
-#: meeting's clips probe the same source views once per clip (about a third of the clip step's
-#: ffmpeg processes), and a rewritten file gets new times, so it is probed again.
+#: Answers of ffprobe in this process: a meeting's clips probe the same source views once per clip.
 _PROBED: OrderedDict[tuple[Any, ...], tuple[bytes, str]] = OrderedDict()
 _PROBED_MAX = 256
 
@@ -131,9 +129,7 @@ class StreamInfo:
     attached_pic: bool = False  # a still picture attached to the file (cover art), not video
 
 
-# ffprobe's image demuxers ("png_pipe", "jpeg_pipe", "webp_pipe", ...; "image2" when ffmpeg is
-# told to read a file pattern). They read a single picture, or a stream of concatenated pictures
-# (``ffmpeg -f image2pipe``), which is a video: the number of packets tells them apart.
+# ffprobe's image demuxers (also "png_pipe", "jpeg_pipe"...): one picture, or a stream of them (a video).
 _IMAGE_DEMUXERS = ("image2", "image2pipe")
 
 
@@ -257,31 +253,30 @@ def _rotation(stream: dict[str, Any]) -> int:
 def _media_info(
     path: Path, data: dict[str, Any], frame_count: int | None = None, source: str | None = None
 ) -> MediaInfo:
-    streams = []
-    for s in data.get("streams", []):
-        streams.append(
-            StreamInfo(
-                index=int(s.get("index", len(streams))),
-                codec_type=s.get("codec_type", "unknown"),
-                codec_name=s.get("codec_name"),
-                duration=_num(s.get("duration")),
-                width=_num(s.get("width"), int),
-                height=_num(s.get("height"), int),
-                fps=_fps(s) if s.get("codec_type") == "video" else None,
-                nb_frames=_num(s.get("nb_frames"), int),
-                sample_rate=_num(s.get("sample_rate"), int),
-                channels=_num(s.get("channels"), int),
-                start_time=_exact(s.get("start_time")),
-                attached_pic=bool((s.get("disposition") or {}).get("attached_pic")),
-            )
+    streams = tuple(
+        StreamInfo(
+            index=int(s.get("index", k)),
+            codec_type=s.get("codec_type", "unknown"),
+            codec_name=s.get("codec_name"),
+            duration=_num(s.get("duration")),
+            width=_num(s.get("width"), int),
+            height=_num(s.get("height"), int),
+            fps=_fps(s) if s.get("codec_type") == "video" else None,
+            nb_frames=_num(s.get("nb_frames"), int),
+            sample_rate=_num(s.get("sample_rate"), int),
+            channels=_num(s.get("channels"), int),
+            start_time=_exact(s.get("start_time")),
+            attached_pic=bool((s.get("disposition") or {}).get("attached_pic")),
         )
+        for k, s in enumerate(data.get("streams", []))
+    )
     fmt = data.get("format", {})
     info = MediaInfo(
         path=str(path),
         format_name=fmt.get("format_name", "unknown"),
         duration=_num(fmt.get("duration")),
         size_bytes=path.stat().st_size,
-        streams=tuple(streams),
+        streams=streams,
         start_time=_exact(fmt.get("start_time")),
     )
     v = info.video
@@ -289,9 +284,7 @@ def _media_info(
     if frame_count is None and v is not None and v.nb_frames:
         frame_count, source = v.nb_frames, "metadata"
     rotation = _rotation(video_raw) if video_raw else 0
-    return MediaInfo(
-        **{**info.__dict__, "rotation": rotation, "frame_count": frame_count, "frame_count_source": source}
-    )
+    return replace(info, rotation=rotation, frame_count=frame_count, frame_count_source=source)
 
 
 def _raw_stream(data: dict[str, Any], index: int) -> dict[str, Any] | None:
@@ -361,9 +354,7 @@ class VideoTimeline:
     time_base: Fraction
     keyframes: tuple[int, ...] = ()  # display indices of frames decoding can start from
     file_start: Fraction = Fraction(0)  # the container's start time (ffmpeg's -ss counts from it)
-    # The packets carry decoding times only (AVI stores no presentation times): ``times`` are the
-    # decoding times in order, which are the display times of a constant-rate stream, but the
-    # decoder's own timestamps are guesses, so frames are told apart by counting decoded frames.
+    # Decoding times only (AVI): ``times`` are those in order; frames are told apart by counting them.
     dts_only: bool = False
     reorder_delay: int = 0  # frames the decoder holds back before output (B-frames; ffprobe has_b_frames)
 
@@ -372,12 +363,8 @@ class VideoTimeline:
         return len(self.times)
 
     def decoder_time(self, i: int) -> Fraction:
-        """The timestamp ffmpeg's decoder gives frame ``i`` (seconds after the stream start).
-
-        With presentation times that is ``times[i]``. Without (``dts_only``), the decoder stamps
-        each frame with the decoding time of the packet it was handed when the frame came out,
-        ``reorder_delay`` packets later (measured with the bundled ffmpeg: x264 at its default
-        preset is 2 frames late, MPEG-4 Part 2 with B-frames 1), extrapolated past the last packet."""
+        """The timestamp ffmpeg's decoder gives frame ``i``: ``times[i]``, or without presentation times
+        the decoding time of the packet ``reorder_delay`` later (extrapolated past the last one)."""
         j = i + (self.reorder_delay if self.dts_only else 0)
         n = len(self.times)
         if j < n:
@@ -386,8 +373,7 @@ class VideoTimeline:
         return self.times[-1] + (j - n + 1) * step
 
 
-#: Timelines built in this process, by path and the file's identity and change times: a meeting's
-#: clips are cut from the same long AVI views, whose packet lists take longer to read than to list.
+#: Timelines built in this process: a meeting's clips are cut from the same long AVI views.
 _TIMELINES: OrderedDict[tuple[Any, ...], VideoTimeline] = OrderedDict()
 _TIMELINES_MAX = 32
 
@@ -418,8 +404,7 @@ def _video_timeline(p: Path) -> VideoTimeline:
     pts: list[int] = []
     durations: list[int] = []
     key: list[bool] = []
-    missing = 0
-    no_pts = 0
+    missing = no_pts = 0
     for pkt in packets:
         flags = pkt.get("flags", "")
         if "D" in flags:
@@ -457,10 +442,9 @@ def _video_timeline(p: Path) -> VideoTimeline:
         origin = origin_pts * tb
         times = [(pts[i] - origin_pts) * tb for i in order]
         keyframes = [rank for rank, i in enumerate(order) if key[i]]
-        last_dur = durations[order[-1]] * tb
-        if last_dur <= 0:
-            last_dur = Fraction(1) / fps if fps else Fraction(0)
-        last = last_dur
+        last = durations[order[-1]] * tb
+        if last <= 0:
+            last = Fraction(1) / fps if fps else Fraction(0)
     end = times[-1] + last
     if is_still_image_format(info.format_name):
         keyframes = []  # a stream of pictures has no index to seek in: decode from the start

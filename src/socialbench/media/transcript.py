@@ -37,26 +37,12 @@ class WindowItem:
     partial: bool = False  # it extends beyond the window (its times are clipped to the window)
 
 
-def _check_window(start: float, end: float) -> None:
-    if start < 0 or end <= start:
-        raise ValueError(f"window [{start}, {end}) is empty or negative")
-
-
-def _check_item(item: Word | Utterance) -> None:
-    if item.end < item.start:
-        raise ValueError(f"{item!r} ends before it starts")
-
-
 def _letter(speaker: str, speakers: Mapping[str, str] | None) -> str:
     if speakers is None:
         return speaker
     if speaker not in speakers:
         raise ValueError(f"speaker {speaker!r} has no letter (known: {', '.join(sorted(speakers))})")
     return speakers[speaker]
-
-
-def _rel(t: float, start: float) -> float:
-    return round(t - start, 3)
 
 
 def _sorted(items: list[WindowItem]) -> list[WindowItem]:
@@ -91,12 +77,14 @@ def window_utterances(
     rule: Literal["overlap", "inside", "midpoint"] = "overlap",
 ) -> list[WindowItem]:
     """Utterances of ``[start, end)`` under ``rule`` (see the module doc), in time order."""
-    _check_window(start, end)
+    if start < 0 or end <= start:
+        raise ValueError(f"window [{start}, {end}) is empty or negative")
     if rule not in ("overlap", "inside", "midpoint"):
         raise ValueError(f"unknown rule {rule!r}")
     out = []
     for u in utterances:
-        _check_item(u)
+        if u.end < u.start:
+            raise ValueError(f"{u!r} ends before it starts")
         if rule == "overlap":
             keep = (u.start < end and u.end > start) or (u.start == u.end and start <= u.start < end)
         elif rule == "inside":
@@ -105,9 +93,9 @@ def window_utterances(
             keep = start <= (u.start + u.end) / 2 < end
         if not keep:
             continue
-        s, e = max(u.start, start), min(u.end, end)
+        s, e = round(max(u.start, start) - start, 3), round(min(u.end, end) - start, 3)  # clipped, relative
         partial = rule != "inside" and (u.start < start or u.end > end)
-        out.append(WindowItem(_letter(u.speaker, speakers), _rel(s, start), _rel(e, start), u.text, partial))
+        out.append(WindowItem(_letter(u.speaker, speakers), s, e, u.text, partial))
     return _sorted(out)
 
 

@@ -359,12 +359,6 @@ def folder_files(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def book_files(tables_dir: Path) -> tuple[list[Path], list[Path]]:
-    """The CSV tables and PNG figures under a tables folder (:func:`folder_files`), each sorted by path."""
-    files = folder_files(tables_dir)
-    return [f for f in files if f.suffix == TABLE_SUFFIX], [f for f in files if f.suffix == FIGURE_SUFFIX]
-
-
 def read_table(path: Path, shown: str, artifact: str) -> Item:
     """A CSV table as a book item: read as UTF-8 (a byte that is not is an error naming its offset; a
     leading byte-order mark is dropped), fit to the book's size limits (:func:`fit_table`)."""
@@ -385,7 +379,8 @@ def read_items(tables_dir: Path) -> tuple[Item, ...]:
     and checked before any tracking store is opened."""
     if not tables_dir.is_dir():
         raise DataError(str(tables_dir), "tables folder not found (--tables-dir; `socialbench tables` writes it)")
-    tables, figures = book_files(tables_dir)
+    files = folder_files(tables_dir)
+    tables, figures = [f for f in files if f.suffix == TABLE_SUFFIX], [f for f in files if f.suffix == FIGURE_SUFFIX]
     if not tables and not figures:
         raise DataError(str(tables_dir), f"no {TABLE_SUFFIX} tables or {FIGURE_SUFFIX} figures for the book")
     folder = {str(p): f for p, f in pipeline_artifact_files(tables_dir)}
@@ -403,10 +398,6 @@ def read_eval_keys(tracked: Path) -> list[str]:
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise DataError(str(tracked), "track summary has no list of eval keys", field="keys")
     return keys
-
-
-def run_url(base_url: str, experiment_id: str, run_id: str) -> str:
-    return f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
 
 
 class Store:
@@ -448,7 +439,7 @@ class Store:
             run.info.run_id,
             run.info.run_name or "",
             run.data.tags.get("git_commit") or run.data.params.get("git_commit", "unknown"),
-            run_url(self.base_url, self.exp_id, run.info.run_id),
+            f"{self.base_url.rstrip('/')}/#/experiments/{self.exp_id}/runs/{run.info.run_id}",
         )
 
 

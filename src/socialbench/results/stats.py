@@ -201,11 +201,6 @@ def _round(x: float | Fraction | None, decimals: int | None) -> float | None:
     return float(x) if decimals is None else half_up(x, decimals)
 
 
-def _point(num: int, den: int, decimals: int | None) -> float | None:
-    """Exact percentage num/den (rounded half-up), None when den is 0."""
-    return None if den == 0 else _round(Fraction(100 * num, den), decimals)
-
-
 def _check_common(n_resamples: int, level: float) -> None:
     if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
@@ -269,7 +264,8 @@ def bootstrap_ci(
     low, high, n_nan = _percentiles(np.stack([resampled[metric][0] for metric in metrics], axis=1), level)
     intervals, undefined = {}, {}
     for j, metric in enumerate(metrics):
-        point = _point(*counts[metric], decimals)
+        num, den = counts[metric]
+        point = None if den == 0 else _round(Fraction(100 * num, den), decimals)  # exact, rounded half-up
         bounds = (None, None) if point is None else (_nan_to_none(low[j], decimals), _nan_to_none(high[j], decimals))
         intervals[metric] = Interval(point, *bounds)
         undefined[metric] = int(n_nan[j])

@@ -354,12 +354,6 @@ def render_view(
     return View(page, shards, folder, n, list(problems))
 
 
-def media_link(media_dir: Path, page: Path) -> str:
-    """The media folder as a link relative to the page's folder (``../media`` in the results layout)."""
-    rel = os.path.relpath(os.path.abspath(media_dir), os.path.abspath(Path(page).parent))
-    return "/".join(quote(p) for p in Path(rel).parts)
-
-
 # ---- the whole stage -------------------------------------------------------------------------
 def build_view(
     bench,
@@ -391,7 +385,9 @@ def build_view(
         )
         by_order[k] = bench_rows(bench, run, preds, {})
     rows = with_orders(rows, by_order)
-    href = media_link(store.folder, out)
+    # the media folder as a link relative to the page's folder (``../media`` in the results layout)
+    rel = os.path.relpath(os.path.abspath(store.folder), os.path.abspath(Path(out).parent))
+    href = "/".join(quote(p) for p in Path(rel).parts)
     problems = embed_media(rows, store, href, thumb_px, frame_px, max_frames)
     hook, label = trace_hook(bench, run.method)
     sections = trace_sections(run, rows, hook, str(traces))

@@ -82,13 +82,8 @@ def write_packs(
         pack = digest.hexdigest() + PACK_SUFFIX
         os.replace(tmp, folder / pack)
         index["packs"].append(pack)
-    (folder / INDEX_NAME).write_text(index_text(index), "utf-8")
+    (folder / INDEX_NAME).write_text(json.dumps(index, sort_keys=True, separators=(",", ":")) + "\n", "utf-8")
     return index
-
-
-def index_text(index: Mapping[str, Any]) -> str:
-    """The index file's text: JSON, sorted keys, no spaces (the same index gives the same bytes)."""
-    return json.dumps(index, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 def read_packed(folder: Path, name: str, index: Mapping[str, Any] | None = None) -> bytes:
