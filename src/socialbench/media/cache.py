@@ -1,14 +1,10 @@
 """Content-addressed frame cache with one sidecar manifest per sampled clip (docs/media.md, "Frame
 cache and manifests").
 
-The key is sha256 over the video's bytes, the sampling, the ffmpeg build and the cache format version
-(not the file name: the same bytes under another name are the same video), so a rerun reads frames back
-without starting any process. Layout: ``<key[:2]>/<key>/manifest.json`` and ``<index:06d>.png`` per
-entry, ``.locks/`` and ``.tmp/``, and ``index.json`` (:meth:`FrameCache.write_index`: the cache's
-Snakemake output, so Snakemake removes only it before the job). Entries are written to ``.tmp`` and
-renamed into place under a per-key lock, so no half-written entry is ever seen;
-:meth:`FrameCache.prune` removes killed runs' leftovers. The ffmpeg hash memo is machine-specific, so
-it lives in the user's cache (:func:`tool_memo_dir`).
+The key is sha256 over the video's bytes (not its name), the sampling, the ffmpeg build and the cache
+format, so a rerun reads frames back without starting any process. Layout: ``<key[:2]>/<key>/`` (manifest
+and frames), ``.locks/``, ``.tmp/`` and ``index.json`` (the cache's Snakemake output). Entries are written
+to ``.tmp`` and renamed into place under a per-key lock, so no half-written entry is ever seen.
 """
 
 from __future__ import annotations
@@ -186,9 +182,8 @@ class FrameCache:
         )
 
     def prune(self, keep: set[str]) -> int:
-        """Remove every entry (and its lock) whose key is not in ``keep``, so the versioned frame folder holds
-        exactly the frames the processed instances name; return how many. Root files (the index) stay;
-        killed extractions under ``.tmp/`` go too (:meth:`remove_stale_tmp`)."""
+        """Remove every entry (and its lock) whose key is not in ``keep``, and killed extractions' leftovers;
+        return how many entries went. Root files (the index) stay."""
         removed = 0
         for key in self.keys():
             if key not in keep:
@@ -227,9 +222,8 @@ class FrameCache:
         return removed
 
     def index(self, keys: set[str] | list[str]) -> dict[str, Any]:
-        """The index of the entries ``keys``: ``{"entries": [sorted keys], "format": CACHE_FORMAT,
-        "frames": total frame count}``; nothing that depends on timing or the machine. Each entry
-        must be in the cache (its manifest is read, the frames are not hashed again)."""
+        """The index of the entries ``keys`` (each in the cache): ``{"entries": [sorted keys], "format":
+        CACHE_FORMAT, "frames": total frame count}``, nothing that depends on timing or the machine."""
         entries = sorted(set(keys))
         frames = 0
         for key in entries:
@@ -243,9 +237,8 @@ class FrameCache:
         return {"entries": entries, "format": CACHE_FORMAT, "frames": frames}
 
     def write_index(self, path: str | Path, keys: set[str] | list[str]) -> dict[str, Any]:
-        """Write :meth:`index` of ``keys`` to ``path`` atomically (sorted keys, so the same entries
-        give the same bytes); return it. Written through ``.tmp/`` (.dvcignore'd), so a killed
-        write leaves nothing in the versioned folder."""
+        """Write :meth:`index` of ``keys`` to ``path`` atomically and return it; inside the cache through
+        ``.tmp/`` (.dvcignore'd), so a killed write leaves nothing in the versioned folder."""
         index = self.index(keys)
         text = json.dumps(index, sort_keys=True, indent=1) + "\n"
         path = Path(path)

@@ -325,8 +325,7 @@ def _cut(views, infos, timelines, s, e, outputs, mosaic, encode, *, seek: bool) 
     written = [Path(p) for p in (outputs or [])] + ([Path(mosaic.output)] if mosaic is not None else [])
     try:
         # a full disk names the first file written (all of them are removed below)
-        out = written[0] if written else None
-        proc = run_ffmpeg(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)", out=out)
+        proc = run_ffmpeg(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)", written[0])
         if counted:
             _check_counted(counted, proc.stderr.decode("utf-8", "replace"), check_start=seek)
         return _checked_cut(views, infos, s, e, outputs, mosaic, mosaic_size, encode)

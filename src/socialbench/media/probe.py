@@ -259,12 +259,8 @@ def _media_info(
             codec_type=s.get("codec_type", "unknown"),
             codec_name=s.get("codec_name"),
             duration=_num(s.get("duration")),
-            width=_num(s.get("width"), int),
-            height=_num(s.get("height"), int),
+            **{k: _num(s.get(k), int) for k in ("width", "height", "nb_frames", "sample_rate", "channels")},
             fps=_fps(s) if s.get("codec_type") == "video" else None,
-            nb_frames=_num(s.get("nb_frames"), int),
-            sample_rate=_num(s.get("sample_rate"), int),
-            channels=_num(s.get("channels"), int),
             start_time=_exact(s.get("start_time")),
             attached_pic=bool((s.get("disposition") or {}).get("attached_pic")),
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -89,13 +89,7 @@ class FrameSampling:
 
     def key(self) -> dict[str, Any]:
         """Canonical description (exact fps as a string) for cache keys and manifests."""
-        return {
-            "mode": self.mode,
-            "count": self.count,
-            "fps": None if self.fps is None else str(self.fps),
-            "max_side": self.max_side,
-            "image_format": self.image_format,
-        }
+        return {**asdict(self), "fps": None if self.fps is None else str(self.fps)}
 
 
 def uniform_indices(n_frames: int, count: int) -> list[int]:

@@ -45,20 +45,13 @@ def stale_reason(
 
 
 def stale_runs(
-    files: Iterable[tuple[str, str, str]],
-    params: Mapping[str, Any],
-    methods: Iterable[str],
-    benchmark: str,
+    files: Iterable[tuple[str, str, str]], params: Mapping[str, Any], methods: Iterable[str], benchmark: str
 ) -> list[tuple[str, str]]:
     """[(relative path, reason)] of the (relative path, model, file name) entries params no longer make,
     sorted by path (deterministic reports)."""
     methods = list(methods)
-    out = []
-    for rel, model, name in files:
-        reason = stale_reason(model, run_of(name), params, methods, benchmark)
-        if reason is not None:
-            out.append((rel, reason))
-    return sorted(out)
+    reasons = [(rel, stale_reason(model, run_of(name), params, methods, benchmark)) for rel, model, name in files]
+    return sorted((rel, reason) for rel, reason in reasons if reason is not None)
 
 
 def stale_lock_stages(locked: Iterable[str], defined: Iterable[str]) -> list[str]:

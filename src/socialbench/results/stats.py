@@ -1,12 +1,10 @@
-"""Statistics beyond the paper (issue 9, point 9): pure functions on per-instance correctness, no I/O.
+"""Statistics beyond the paper: pure functions on per-instance correctness (docs/decisions/statistics.md).
 
-A benchmark passes its metrics in (a :class:`MetricSet`): each metric is a count of a per-instance 0/1
-indicator over N (a mean) or over another indicator's count (a ratio, ``None`` when that count is 0).
-A cell's input is a boolean matrix ``(n_instances, columns)`` in the set's column order, optionally
-with an ``invalid`` column (adding ``invalid_rate``), or a dict ``{column: boolean array}``. Results
-are in percent. Every function draws its resamples through ``resample_counts`` (numpy PCG64 from the
-given seed), so the same inputs and seed give bit-identical results; a cell's seed comes from its key
-(``cell_seed``), independent of other cells. See docs/decisions/statistics.md.
+A benchmark's :class:`MetricSet` defines each metric as a count of a per-instance 0/1 indicator over N
+(a mean) or over another indicator's count (a ratio, ``None`` when that is 0). A cell's input is a boolean
+matrix ``(n_instances, columns)``, optionally with an ``invalid`` column, or a dict ``{column: array}``.
+Results are in percent; resamples come from ``resample_counts`` (PCG64 from the seed: the same inputs and
+seed give bit-identical results), a cell's seed from its key (``cell_seed``).
 """
 
 from __future__ import annotations
@@ -209,8 +207,8 @@ def _check_common(n_resamples: int, level: float) -> None:
 
 
 def resample_counts(n: int, n_resamples: int, seed: Seed) -> np.ndarray:
-    """(n_resamples, n) float matrix: how often each instance is drawn in each resample; the draws every
-    function here uses, for statistics a MetricSet cannot express (a Macro-F1)."""
+    """(n_resamples, n): how often each instance is drawn in each resample (every function here draws
+    these), for statistics a MetricSet cannot express (a Macro-F1)."""
     return _resample_counts(np.random.default_rng(seed), n, n_resamples)
 
 
@@ -249,13 +247,9 @@ def bootstrap_ci(
     level: float = 0.95,
     decimals: int | None = 2,
 ) -> CellCI:
-    """Instance-level percentile bootstrap intervals for every metric of one cell.
-
-    Each resample draws N instances with replacement; ratio metrics are recomputed as a ratio of the
-    resample's sums (undefined resamples left out and counted). The interval is the (1-level)/2 and
-    (1+level)/2 percentiles (numpy linear interpolation); points are the exact percentages num/den, all
-    rounded half-up to ``decimals`` (``None``: unrounded). A metric undefined on the full data gets
-    ``Interval(None, None, None)``."""
+    """Instance-level percentile bootstrap intervals for every metric of one cell: ratios are recomputed
+    per resample (undefined resamples left out and counted); points are the exact percentages, all rounded
+    half-up to ``decimals`` (``None``: unrounded); a metric undefined on the full data gets no interval."""
     _check_common(n_resamples, level)
     m, has_invalid = _as_matrix(correct, defs)
     counts = metric_counts(m, defs=defs)
@@ -273,9 +267,8 @@ def bootstrap_ci(
 
 
 def cell_seed(seed: int, *parts: Any) -> int:
-    """A cell's bootstrap seed from the master seed and the cell's key, e.g.
-    ``cell_seed(20240611, "gpt-4o", "direct", "group-a")``: the first 8 bytes of
-    sha256("{seed}:{part}:...:bootstrap"), so it does not depend on Python's hash or on other cells."""
+    """A cell's bootstrap seed from the master seed and its key: the first 8 bytes of
+    sha256("{seed}:{part}:...:bootstrap"), independent of Python's hash and of other cells."""
     text = ":".join([str(seed), *(str(p) for p in parts), "bootstrap"])
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
 
@@ -289,8 +282,7 @@ def bootstrap_cells(
     level: float = 0.95,
     decimals: int | None = 2,
 ) -> dict[Hashable, CellCI]:
-    """``bootstrap_ci`` for each cell, keyed as ``cells``; cell ``key`` (a tuple such as (model,
-    method, group), or a single value) is resampled with ``cell_seed(seed, *key)``."""
+    """``bootstrap_ci`` for each cell, keyed as ``cells``, resampled with ``cell_seed(seed, *key)``."""
     out = {}
     for key, correct in cells.items():
         parts = key if isinstance(key, tuple) else (key,)
@@ -303,10 +295,9 @@ def bootstrap_cells(
 def resample_metrics(
     systems: Sequence[Correctness], *, defs: MetricSet, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
 ) -> dict[str, np.ndarray]:
-    """Every metric of several systems on the same resamples of their common instances, ``{metric:
-    (len(systems), n_resamples)}`` in percent, NaN where a ratio is undefined: compute a statistic of
-    several cells (a macro average, a difference) row by row and take ``percentile_interval``. With one
-    system and the same seed these are exactly the values ``bootstrap_ci`` takes percentiles of."""
+    """Every metric of several systems on the same resamples of their instances, ``{metric: (len(systems),
+    n_resamples)}`` in percent (NaN where a ratio is undefined), for statistics of several cells (take
+    ``percentile_interval`` of them). One system and the same seed give ``bootstrap_ci``'s values."""
     _check_common(n_resamples, 0.5)
     if not systems:
         raise ValueError("no systems (resample_metrics needs at least one)")

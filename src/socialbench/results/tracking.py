@@ -207,9 +207,7 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
     }
     metrics = _flat_metrics(ev["scores"], f"{name} scores")
     tags = {
-        "benchmark": ev["benchmark"],
-        "model": ev["model"],
-        "method": ev["method"],
+        **{k: ev[k] for k in ("benchmark", "model", "method")},
         "category": category,
         "socialbench.kind": "evaluation",
     }

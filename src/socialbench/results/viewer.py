@@ -1,11 +1,8 @@
-"""The trace viewer: a static page per run (benchmark, model, method), read in a browser with no
-server, like inspect_ai's log viewer (docs/architecture.md, "Trace viewer").
+"""The trace viewer: a static page per run, read in a browser with no server (docs/architecture.md,
+"Trace viewer"): ``<model>/<run>.html``, its rows in ``<run>.shards/NNN.js``, thumbnails in ``media/``.
 
-Per run it writes ``<model>/<run>.html`` (header, filters, script, index) and ``<run>.shards/NNN.js``
-(the rows' HTML), and once ``media/<sha256>.jpg`` thumbnails. This module reads and checks a run and
-writes its files (:func:`read_run`, :func:`write_view`); ``viewer_media`` makes the thumbnails,
-``viewer_html`` draws a row, ``viewer_page`` the page and shards. What a row shows is the benchmark's
-(``Benchmark.viewer_rows``, :data:`ROW_KEYS`). Same inputs, same bytes.
+This module reads and checks a run and writes its files; ``viewer_media`` makes the thumbnails,
+``viewer_html`` draws a row, ``viewer_page`` the page and shards. Same inputs, same bytes.
 """
 
 from __future__ import annotations
@@ -112,10 +109,8 @@ def run_identity(
         if "model" not in rec and "method" not in rec:
             continue
         this = (rec.get("model"), rec.get("method"))
-        if seen is None:
-            seen = this  # type: ignore[assignment]
-            continue
-        for k, a, b in (("model", this[0], seen[0]), ("method", this[1], seen[1])):
+        seen = seen or this  # type: ignore[assignment]
+        for k, a, b in zip(("model", "method"), this, seen):
             if a != b:
                 raise DataError(
                     source,
@@ -245,9 +240,8 @@ def bench_rows(bench, run: Run, predictions: dict[str, dict[str, Any]], traces: 
 
 
 def with_orders(rows: list[dict[str, Any]], by_order: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """``rows`` (order 0: the run itself) with each instance's answers under every option order side by
-    side (``orders``: order 0's and those of ``by_order``, the checked rows of the run's order runs by
-    order index, ascending); the rows unchanged without order runs."""
+    """``rows`` (order 0) with each instance's answers under every option order (``orders``: order 0's
+    and those of ``by_order``, the order runs' checked rows by order index); unchanged without any."""
     if not by_order:
         return rows
     answers: dict[str, list[dict[str, Any]]] = {}
