@@ -292,26 +292,25 @@ def _cut(views, infos, timelines, s, e, outputs, mosaic, encode, *, seek: bool) 
         pw, ph = mosaic.panel or first
         pw, ph = pw - pw % 2, ph - ph % 2
         font = label_font(mosaic.font)
-        panels = []
-        for vi, label in zip(mosaic.views, mosaic.labels):
-            panels.append(
-                branches[vi]
-                .pop(0)
-                .filter("scale", pw, ph, flags="bicubic+accurate_rnd+full_chroma_int")
-                .filter("setsar", 1)
-                .filter(
-                    "drawtext",
-                    fontfile=str(font),
-                    text=label,
-                    fontsize=max(10, ph // 8),
-                    fontcolor="white",
-                    box=1,
-                    boxcolor="black",
-                    boxborderw=max(2, ph // 60),
-                    x=max(2, ph // 40),
-                    y=max(2, ph // 40),
-                )
+        panels = [
+            branches[vi]
+            .pop(0)
+            .filter("scale", pw, ph, flags="bicubic+accurate_rnd+full_chroma_int")
+            .filter("setsar", 1)
+            .filter(
+                "drawtext",
+                fontfile=str(font),
+                text=label,
+                fontsize=max(10, ph // 8),
+                fontcolor="white",
+                box=1,
+                boxcolor="black",
+                boxborderw=max(2, ph // 60),
+                x=max(2, ph // 40),
+                y=max(2, ph // 40),
             )
+            for vi, label in zip(mosaic.views, mosaic.labels)
+        ]
         grid = ffmpeg.filter(panels, "xstack", inputs=4, layout="0_0|w0_0|0_h0|w0_h0")
         Path(mosaic.output).parent.mkdir(parents=True, exist_ok=True)
         outs.append(ffmpeg.output(grid, str(mosaic.output), **encode.output_args()))

@@ -9,6 +9,7 @@ store is built beside its place and renamed in, so no half-built store is left.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import posixpath
@@ -106,12 +107,9 @@ def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> di
         if not isinstance(metrics, dict):
             raise SocialbenchError(f"{what}, group {group!r}: must be an object of metrics, got {metrics!r}")
         for k, v in metrics.items():
-            if v is None:
-                out[f"{group}.{k}"] = None
-                continue
-            if not is_number(v):
+            if v is not None and not is_number(v):
                 raise SocialbenchError(f"{what}, group {group!r}, field {k!r}: must be a number, got {v!r}")
-            out[f"{group}.{k}"] = float(v)
+            out[f"{group}.{k}"] = None if v is None else float(v)
     return out
 
 
@@ -153,13 +151,12 @@ def align_metrics(prepared: list[dict[str, Any]]) -> None:
             if m in pr["stats"]:
                 continue
             if pr["metrics"].get(m) is None:
-                reason = (
+                pr["tags"][UNDEFINED_TAG + m] = (
                     undefined_reason(m, benchmark_reasons(pr["tags"]["benchmark"]))
                     if m in pr["metrics"]
                     else "not reported by this run (another run of the benchmark reports it)"
                 )
                 pr["metrics"][m] = None
-                pr["tags"][UNDEFINED_TAG + m] = reason
 
 
 def _finite(metrics: dict[str, float | None]) -> dict[str, float]:
@@ -448,17 +445,13 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
         if tags.get(HOST_TAG) == host and tags.get(PROCESS_TAG) == me:
             break  # this process's own create, answered with an error and retried: the lock is held
         since = float(tags.get("since") or 0)
-        other_host = tags.get(HOST_TAG) != host
-        stale = (
-            (time.time() - since > LOCK_TTL_S)
-            if other_host
-            else process_gone(tags.get(PROCESS_TAG, ""), host, time.time(), since)
-        )
+        if tags.get(HOST_TAG) != host:
+            stale = time.time() - since > LOCK_TTL_S
+        else:
+            stale = process_gone(tags.get(PROCESS_TAG, ""), host, time.time(), since)
         if stale:
-            try:
+            with contextlib.suppress(MlflowException):
                 client.delete_registered_model(name)
-            except MlflowException:
-                pass
             continue
         if time.monotonic() > deadline:
             raise SocialbenchError(
@@ -487,10 +480,8 @@ def _run(
     from mlflow.tracking.context.registry import resolve_tags
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
-    given = dict(tags)
-    if parent_id is not None:
-        given[MLFLOW_PARENT_RUN_ID] = parent_id
-    given[MLFLOW_RUN_NAME] = run_name
+    parent = {MLFLOW_PARENT_RUN_ID: parent_id} if parent_id is not None else {}
+    given = {**tags, **parent, MLFLOW_RUN_NAME: run_name}
     run_id = client.create_run(exp_id, tags=resolve_tags(given), run_name=run_name).info.run_id
     status = "FAILED"
     try:
@@ -558,6 +549,13 @@ def pipeline_artifacts_key(files: list[tuple[str, str]]) -> str:
     return sha256_json(sorted([folder, Path(p).name, sha256_file(p)] for p, folder in files))
 
 
+def _finished_run(client: Any, exp_id: str, tag: str, value: str) -> list[Any]:
+    """The FINISHED run tagged ``tag`` = ``value``, if any: a failed, killed or abandoned one may lack metrics
+    or artifacts, so what it logged is logged again (it stays as a record of the attempt)."""
+    query = f"tags.`{tag}` = '{value}' and attributes.status = 'FINISHED'"
+    return client.search_runs([exp_id], filter_string=query, max_results=1)
+
+
 def log_evaluations(
     evaluations: list[dict[str, Any]],
     tracking_uri: str,
@@ -613,20 +611,10 @@ def log_evaluations(
         new, existing = [], []
         for ev, pr in zip(evaluations, prepared):
             key = eval_key(ev)
-            # Only a FINISHED run counts: a failed, killed or abandoned one may lack metrics or artifacts,
-            # so its evaluation is logged again (the failed run stays as a record of the attempt).
-            found = client.search_runs(
-                [exp_id],
-                filter_string=f"tags.`{EVAL_KEY_TAG}` = '{key}' and attributes.status = 'FINISHED'",
-                max_results=1,
-            )
+            found = _finished_run(client, exp_id, EVAL_KEY_TAG, key)
             (existing if found else new).append((key, ev, pr, found[0].info.run_id if found else None))
         summary = {"new": [], "existing": [r for *_, r in existing], "parent": None}
-        logged = bool(parent_files) and client.search_runs(
-            [exp_id],
-            filter_string=f"tags.`{ARTIFACTS_KEY_TAG}` = '{artifacts_key}' and attributes.status = 'FINISHED'",
-            max_results=1,
-        )
+        logged = bool(parent_files) and _finished_run(client, exp_id, ARTIFACTS_KEY_TAG, artifacts_key)
         if not new and (not parent_files or logged):
             return summary
         commit = (new or existing or [(None, {"provenance": {}})])[0][1]["provenance"].get("git_commit", "")

@@ -39,20 +39,7 @@ from socialbench.results.viewer_page import (
 #: ``badges``: ``[[text, ok|bad|info]]``; ``meta``: ``[[label, value]]``; ``raw``: the model's answer text;
 #: ``orders``: ``[{order, fields: [{name, pred, correct}], correct, error}]``, the instance's answers under
 #: each option order (set by :func:`with_orders` on a run's page from its order runs, params ``robustness``).
-ROW_KEYS = (
-    "id",
-    "group",
-    "group_label",
-    "texts",
-    "media",
-    "fields",
-    "correct",
-    "error",
-    "badges",
-    "meta",
-    "raw",
-    "orders",
-)
+ROW_KEYS = tuple("id group group_label texts media fields correct error badges meta raw orders".split())
 MEDIA_KINDS = ("image", "frame", "video")
 #: Prediction keys that are bookkeeping, not answers (the default rows compare the others with the instance).
 BOOKKEEPING = ("id", "model", "method", "error", "raw")
