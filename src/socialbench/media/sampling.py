@@ -114,10 +114,7 @@ def fps_indices(timestamps: Sequence[Fraction], end: Fraction, fps: Fraction) ->
         raise ValueError(f"fps must be > 0, got {fps}")
     out: list[int] = []
     k = 0
-    while True:
-        t = Fraction(k) / fps
-        if t >= end:
-            break
+    while (t := Fraction(k) / fps) < end:
         i = max(bisect.bisect_right(timestamps, t) - 1, 0)
         if not out or out[-1] != i:
             out.append(i)

@@ -2,9 +2,8 @@
 relative to the window start (seconds, rounded to the millisecond). Pure functions.
 
 Rules (docs/media.md): a word belongs to the window holding its midpoint, so consecutive windows share
-no word and lose none; an utterance belongs to every window it overlaps (``rule="overlap"``, clipped
-and marked ``partial``), or only wholly inside (``"inside"``), or by its midpoint (``"midpoint"``).
-Speakers become letters through ``speakers`` (id -> letter), else stay as they are.
+no word and lose none; an utterance to every window it overlaps (``rule="overlap"``, clipped and marked
+``partial``), only wholly inside (``"inside"``), or by its midpoint (``"midpoint"``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The results book: one PDF (Typst, compiled in-process by the ``typst`` wheel) of every table and
 figure, each with a footnote naming its MLflow run, git commit, instances hash and command.
 
-Assembly is pure (``render_book``); ``read_section`` and ``build_pdf`` are the I/O edges. Same inputs,
-same bytes: run ids come from the store by content key, not date; no date in the document; Typst
-derives the PDF's id from its content; only the wheel's fonts are used.
+Assembly is pure (``render_book``). Same inputs, same bytes: runs are found by content key, not date; no
+date in the document; only the wheel's fonts are used.
 """
 
 from __future__ import annotations
@@ -44,10 +43,8 @@ TABLE_SUFFIX, FIGURE_SUFFIX = ".csv", ".png"
 FIGURE_MAX_HEIGHT = "13cm"
 #: A table's text size, and the smallest it is shrunk to when the table is wider than the text.
 TABLE_TEXT_SIZE, TABLE_MIN_TEXT_SIZE = "7pt", "5pt"
-#: The most of a table the book sets (docs/decisions/results-book.md): its first rows, its first
-#: columns, each cell's first characters; a note under the table says what was left out and names the
-#: file that holds it whole. Typst takes about a second per thousand rows, so an unbounded table
-#: (30,000 rows) would keep the book busy for minutes for pages nobody reads.
+#: The most of a table the book sets (docs/decisions/results-book.md; a note names what was left out):
+#: Typst takes about a second per thousand rows, and nobody reads 30,000 of them.
 TABLE_MAX_ROWS, TABLE_MAX_COLUMNS, TABLE_MAX_CELL = 1000, 40, 500
 #: The largest table file the book reads at all (larger is refused, naming it: a data dump, not a table).
 TABLE_MAX_BYTES = 32 * 2**20
@@ -462,8 +459,7 @@ def read_section(
     if not instances.is_file():
         raise DataError(str(instances), "instances file not found (--instances)")
     items = items if items is not None else read_items(tables_dir)
-    artifacts = pipeline_artifact_files(tables_dir)
-    key = pipeline_artifacts_key([(str(p), folder) for p, folder in artifacts])
+    key = pipeline_artifacts_key([(str(p), folder) for p, folder in pipeline_artifact_files(tables_dir)])
     pipeline_run = store.run_with_tag(ARTIFACTS_KEY_TAG, key)
     if pipeline_run is None:
         raise DataError(

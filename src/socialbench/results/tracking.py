@@ -1,10 +1,7 @@
-"""MLflow tracking: one run per (benchmark, model, method) evaluation, under one parent run per
-pipeline invocation, keyed by the content they report, so an unchanged rerun logs nothing. A file lock
-serialises writers ("database is locked" never happens); on a shared server (docs/scale-out.md) a lock
-the server holds does (:func:`server_lock`). Only FINISHED runs count, the key tag set last, so a
-failed or killed run never hides an evaluation; runs a killed track left RUNNING are marked KILLED by
-the next one (on a server only this host's, whose process, :data:`PROCESS_TAG`, is gone). A new sqlite
-store is built beside its place and renamed in, so no half-built store is left.
+"""MLflow tracking: one run per (benchmark, model, method) evaluation, under one parent run per pipeline
+invocation, keyed by the content they report, so an unchanged rerun logs nothing. A file lock (on a shared
+server, :func:`server_lock`) serialises writers. Only FINISHED runs count, the key tag set last, so a failed
+or killed run never hides an evaluation; runs a killed track left RUNNING are marked KILLED by the next.
 """
 
 from __future__ import annotations

@@ -145,10 +145,7 @@ def read_run(bench, instances: Path, predictions: Path, traces: Path | None) -> 
     ids = {i["id"] for i in insts}
     by_id, identity = read_predictions(predictions, ids, str(instances))
     trace_by_id: dict[str, dict[str, Any]] = {}
-    inputs = [
-        ("instances", str(instances), sha256_file(instances)),
-        ("predictions", str(predictions), sha256_file(predictions)),
-    ]
+    inputs = [(what, str(p), sha256_file(p)) for what, p in (("instances", instances), ("predictions", predictions))]
     if traces is not None:
         tparsed = read_jsonl_lines(traces)
         first_bad_line(traces, tparsed)
@@ -175,15 +172,8 @@ def default_rows(
         fields = [{"name": k, "gold": inst[k], "pred": pred[k], "correct": pred[k] == inst[k]} for k in names]  # type: ignore[index]
         error = "no prediction for this instance" if pred is None else pred.get("error")
         correct = False if pred is None else (all(f["correct"] for f in fields) if fields else None)
-        rows.append(
-            {
-                "id": inst["id"],
-                "fields": fields,
-                "correct": correct,
-                "error": error,
-                "raw": None if pred is None else pred.get("raw"),
-            }
-        )
+        raw = None if pred is None else pred.get("raw")
+        rows.append({"id": inst["id"], "fields": fields, "correct": correct, "error": error, "raw": raw})
     return rows
 
 

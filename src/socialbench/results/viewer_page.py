@@ -126,12 +126,9 @@ ol.tree{margin:2px 0;padding-left:20px}#empty{color:#6b7785;padding:20px}#notice
 @media (max-width:700px){.body{grid-template-columns:1fr}}
 """.strip()
 
-# The filters read the index (every instance, at once); the search reads the rows' text, so it loads
-# every shard the first time it is used (the count says how far it got). Matching rows are drawn
-# PAGE at a time, in instance order: the first page at once, the next when the reader scrolls near
-# the end (or presses "show more"). The URL hash holds the state (#group=g1&correct=wrong; expand=1
-# opens every drawn row's calls and trace), so a link or a bookmark opens the page filtered.
-# <body data-ready="1" data-first-ms="..."> says when the first rows were drawn (the viewer checks).
+# The filters read the index; the search reads the rows' text, loading every shard the first time. Matching
+# rows are drawn PAGE at a time as the reader scrolls. The URL hash holds the state, so a link opens the page
+# filtered. <body data-ready="1" data-first-ms="..."> says when the first rows were drawn (checks read it).
 JS = """
 (function(){
 "use strict";
