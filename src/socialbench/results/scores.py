@@ -131,8 +131,7 @@ def check_outcomes(
     group (the benchmark's ``group_size``)."""
     if len(rows) != len(instance_ids):
         raise DataError(
-            source,
-            f"{len(rows)} outcome(s) for {len(instance_ids)} instances: written for other instances ({RESCORE})",
+            source, f"{len(rows)} outcome(s) for {len(instance_ids)} instances: written for other instances ({RESCORE})"
         )
     for row, line, iid in zip(rows, lines, instance_ids):
         if row.get("id") != iid:
