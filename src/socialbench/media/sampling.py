@@ -173,10 +173,6 @@ class Segment:
     last: int
     targets: tuple[int, ...]
 
-    @property
-    def decoded(self) -> int:
-        return self.last - self.first + 1
-
 
 def plan_segments(
     targets: Sequence[int], keyframes: Sequence[int], max_segments: int = 24, seek_cost: int = 0

@@ -47,10 +47,6 @@ def kind_dir(kind: str, benchmark: str, root: str = DEFAULT_ROOT) -> str:
     return f"{PurePosixPath(root) / kind / benchmark}"
 
 
-def model_dir(kind: str, benchmark: str, model: str, root: str = DEFAULT_ROOT) -> str:
-    return f"{kind_dir(kind, benchmark, root)}/{model}"
-
-
 def run_of(file_name: str) -> str:
     """The run of a per-run file name (``chain.stats.json`` -> ``chain``): run names hold no dot."""
     return file_name.split(".", 1)[0]
