@@ -50,6 +50,11 @@ class MetricSet:
             if metric == INVALID_RATE or num not in known or (den is not None and den not in known):
                 raise ValueError(f"metric {metric!r}: numerator and denominator must be among {sorted(known)}")
 
+    @property
+    def ratios(self) -> tuple[str, ...]:
+        """The metrics with a denominator other than N (undefined when it is 0)."""
+        return tuple(m for m, (_, den) in self.metrics.items() if den is not None)
+
     def definition(self, metric: str) -> tuple[str, str | None]:
         """(numerator, denominator) indicators of ``metric`` (``invalid_rate`` included)."""
         if metric == INVALID_RATE:
