@@ -445,8 +445,6 @@ def _video_timeline(p: Path) -> VideoTimeline:
     if is_still_image_format(info.format_name):
         keyframes = []  # a stream of pictures has no index to seek in: decode from the start
     info = _media_info(p, data, count, "packets")
-    start = (data.get("format") or {}).get("start_time")
-    file_start = Fraction(start) if start not in (None, "N/A") else Fraction(0)
     return VideoTimeline(
         path=str(p),
         info=info,
@@ -455,7 +453,7 @@ def _video_timeline(p: Path) -> VideoTimeline:
         origin=origin,
         time_base=tb,
         keyframes=tuple(keyframes),
-        file_start=file_start,
+        file_start=Fraction(info.start_time or 0),
         dts_only=no_pts > 0,
         reorder_delay=_num(raw.get("has_b_frames"), int) or 0,
     )

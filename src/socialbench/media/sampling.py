@@ -1,10 +1,8 @@
 """Which frames to take: pure functions over frame counts and exact timestamps (no I/O).
 
-Timestamps are :class:`fractions.Fraction` seconds (``pts * time_base``), so comparisons are exact.
-Conventions (docs/media.md): uniform N takes the middle frame of each of N equal segments,
-``index_k = floor((2k + 1) * F / (2N))`` (distinct when ``N <= F``; with ``N > F`` every frame once);
-fixed fps takes, at each ``t_k = k / fps`` before the end, the frame on screen then (real timestamps,
-so variable frame rate is handled).
+Timestamps are exact :class:`fractions.Fraction` seconds. Conventions (docs/media.md): uniform N takes the
+middle frame of each of N equal segments (every frame once when N > F); fixed fps takes, at each ``k / fps``
+before the end, the frame on screen then.
 """
 
 from __future__ import annotations
