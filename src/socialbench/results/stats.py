@@ -339,8 +339,7 @@ def mcnemar_exact(a: Any, b: Any) -> McNemar:
     same instances): with k = min(a_only, b_only) and d = a_only + b_only discordant pairs,
     p = min(1, 2 * P[Binomial(d, 1/2) <= k]), computed exactly; p = 1 when d = 0. Equals
     statsmodels' ``mcnemar(table, exact=True).pvalue``."""
-    x = np.asarray(a)
-    y = np.asarray(b)
+    x, y = np.asarray(a), np.asarray(b)
     for name, v in (("a", x), ("b", y)):
         if v.ndim != 1 or (v.dtype != bool and (v.dtype.kind not in "iu" or not np.isin(v, (0, 1)).all())):
             raise ValueError(f"{name} must be a 1-D boolean (or 0/1) array")
@@ -445,8 +444,5 @@ def holm(pvalues: Any, alpha: float = 0.05) -> Holm:
     first = np.flatnonzero(notreject)
     rej_sorted = np.zeros(m, dtype=bool)
     rej_sorted[: first[0] if first.size else m] = True
-    adjusted = np.empty(m)
-    reject = np.empty(m, dtype=bool)
-    adjusted[order] = adj_sorted
-    reject[order] = rej_sorted
-    return Holm(adjusted, reject)
+    back = np.argsort(order)  # sorted position of each input
+    return Holm(adj_sorted[back], rej_sorted[back])
