@@ -1,8 +1,6 @@
-"""``socialbench meetingtom ...``: MeetingToM data commands, each with explicit paths.
-
-Mounted on the main app as ``socialbench meetingtom``. The pipeline's stages in order (rules/meetingtom.smk;
-docs/meetingtom.md): ``release``, ``media``, ``extract``, ``clips`` (per meeting), ``instances``, ``annotate``
-and ``consolidate``; ``you-events`` and ``mine`` run on any annotations folder with the default thresholds.
+"""``socialbench meetingtom ...``: MeetingToM data commands, each with explicit paths. The pipeline's stages
+(rules/meetingtom.smk): ``release``, ``media``, ``extract``, ``clips``, ``instances``, ``annotate``, ``consolidate``;
+``you-events`` and ``mine`` run on any annotations folder with the default thresholds.
 """
 
 from __future__ import annotations
@@ -57,8 +55,7 @@ def you_events_cmd(
     meeting: list[str] | None = Opt(None, help="only this meeting (repeatable; default: every meeting)"),
     strict: bool = Opt(False, help="stop at the first annotation error instead of reporting it"),
 ) -> None:
-    """Singular deictic "you" (you_11) inside a dialogue act of the same speaker that names exactly
-    one addressee, sorted by meeting and start time."""
+    """Singular deictic "you" in a dialogue act naming exactly one addressee, by meeting and start time."""
     check_io({"--ami": ami}, {"--out": out, "--problems": problems}, folders=("--ami",))
     from socialbench.meetingtom.dataset.ami.you_events import you_events
 
@@ -137,8 +134,7 @@ def release_cmd(
     downloads: Path = Opt(..., help="where the archive is downloaded or copied to (kept between runs, not versioned)"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
-    """Acquire a source's manual-annotations release (fetch, checksum, safe extraction; or read an
-    unpacked mirror in place; or note that the mirror is absent)."""
+    """Acquire a source's manual-annotations release (dataset/release.py)."""
     check_io({"--params": params}, {"--out": out, "--downloads": downloads}, folders=("--out", "--downloads"))
     from socialbench.meetingtom.dataset.release import acquire_release
 
@@ -187,8 +183,7 @@ def extract_cmd(
     ),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
-    """One meeting's you events, mined candidates (thresholds: meetingtom.mining), rejected
-    candidates with reasons, parse problems and transcript words."""
+    """One meeting's you events, mined and rejected candidates, parse problems and words (dataset/extract.py)."""
     check_io({"--release": release, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--out-dir"))
     from socialbench.meetingtom.dataset.extract import absent_meeting, extract_meeting, write_meeting
     from socialbench.meetingtom.dataset.release import read_source
@@ -218,9 +213,8 @@ def clips_cmd(
     out_dir: Path = Opt(..., help="the meeting's clips folder"),
     params: Path = Opt(Path("params.yaml"), help="params (media section; meetingtom.clips)"),
 ) -> None:
-    """Clips of the meeting's kept candidates (meetingtom.clips.tasks): Corner, close-ups by
-    participant letter, the 2x2 mosaic, audio and transcript with the same timestamps, and frames
-    at media.meeting_fps. Clips that cannot be made go to report.jsonl (media.on_error)."""
+    """Clips of the meeting's kept candidates (meetingtom.clips.tasks; dataset/clips.py); clips that cannot
+    be made go to report.jsonl (media.on_error)."""
     check_io(
         {"--meeting-dir": meeting_dir, "--fetched": fetched, "--params": params},
         {"--out-dir": out_dir},
@@ -270,9 +264,8 @@ def instances_cmd(
     ),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
-    """Task 2.1 instances of one source's meetings (meetingtom.<source>.meetings), gold from their
-    you events; the items of the annotated tasks (1, 2.2, 3.1, 3.2) and their annotation sheet;
-    candidates that make no instance go to report.jsonl with the reason."""
+    """Task 2.1 instances of one source's meetings (gold from their you events), the items of the annotated
+    tasks and their sheet; candidates that make no instance go to report.jsonl with the reason."""
     check_io(
         {"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params},
         {"--out-dir": out_dir},
@@ -387,9 +380,8 @@ def annotate_simulate_cmd(
     out_dir: Path = Opt(..., help="folder for annotator_1.csv, annotator_2.csv and adjudicator.csv"),
     params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated)"),
 ) -> None:
-    """Simulated annotators for the demo: a TEST DOUBLE for the human annotators of B.3 (each sheet
-    says so in its notes column), filling the exported sheet from rules over the items' AMI
-    metadata with seeded disagreement, so the round-trip (majority vote, kappa) runs end to end."""
+    """Simulated annotators for the demo: a TEST DOUBLE for B.3's people (each sheet says so in its notes),
+    filling the sheet from rules over the items' AMI metadata with seeded disagreement."""
     check_io({"--items": items, "--sheet": sheet, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     # each sheet inside --out-dir (a link named like a sheet that leads elsewhere is refused), before any work
     targets = [resolve_inside(out_dir, name, "--out-dir", what="sheet") for name in SIMULATED_FILES]
@@ -419,23 +411,12 @@ def annotate_simulate_cmd(
 @annotate_app.command("human")
 def annotate_human_cmd(
     instances: Path = Opt(..., help="the test instances (data/processed/meetingtom/test.jsonl)"),
-    source: str = Opt(
-        "demo",
-        help=(
-            "demo | ami: answer this source's instances only (default"
-            " demo: a simulated evaluation of the embedded data)"
-        ),
-    ),
-    out: Path = Opt(
-        ..., help="the recorded answers (JSON lines, one per instance id) the file backend replays as the human row"
-    ),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated.human_accuracy)"
-    ),
+    source: str = Opt("demo", help="demo | ami: answer this source's instances only"),
+    out: Path = Opt(..., help="the recorded answers (JSON lines) the file backend replays as the human row"),
+    params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated)"),
 ) -> None:
-    """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance
-    of the source with its gold answer at a set rate (the records say so). The real human row comes
-    from people's answers in the same format, named by a model of the file backend."""
+    """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance with
+    its gold answer at a set rate (the records say so). A real human row is people's answers in this format."""
     from socialbench.meetingtom.schema.settings import SOURCES
 
     if source not in SOURCES:
@@ -470,9 +451,8 @@ def annotate_import_cmd(
     ),
     note: str | None = Opt(None, help="without sheets: why this source has no annotations (written to agreement.json)"),
 ) -> None:
-    """Majority vote of two annotators and an adjudicator (B.3): the gold (validated with pandera),
-    the labelled instances, the discarded items with their reasons, Fleiss' kappa per task on the
-    agreement subset. Without sheets, empty outputs that say why."""
+    """Majority vote of two annotators and an adjudicator (B.3): the gold, the labelled instances, the
+    discarded items with their reasons, Fleiss' kappa per task. Without sheets, empty outputs that say why."""
     sheets = list(annotator or [])
     if len(sheets) not in (0, 2) or (adjudicator is None) != (not sheets):
         raise ConfigError(
@@ -497,9 +477,8 @@ def annotate_import_cmd(
     from socialbench.meetingtom.schema.instances import load_instances
 
     parsed = parse_json(decode_utf8(read_file_bytes(subset), str(subset)))
-    if parsed.decode_msg is not None or parsed.problem is not None:
-        why = parsed.problem or f"not valid JSON: {parsed.decode_msg} (line {parsed.line}, column {parsed.column})"
-        raise DataError(str(subset), f"{why}; expected a JSON list of item ids")
+    if parsed.problem is not None:
+        raise DataError(str(subset), f"{parsed.problem}; expected a JSON list of item ids")
     drawn = parsed.value
     if not isinstance(drawn, list) or not all(isinstance(x, str) for x in drawn):
         raise DataError(str(subset), f"must be a JSON list of item ids, got {type(drawn).__name__}")
@@ -559,8 +538,7 @@ def consolidate_cmd(
     ),
     out_dir: Path = Opt(..., help="data/processed/meetingtom: test.jsonl, dev.jsonl, tasks/<task>.jsonl"),
 ) -> None:
-    """One JSON-lines file per task (B.5; test split) and the test and dev splits of every task,
-    which the shared stages (infer, score) read."""
+    """One JSON-lines file per task (B.5; test split) and the test and dev splits the shared stages read."""
     if len(gold_dir) != len(source_dir):
         raise ConfigError(
             "meetingtom consolidate: give one --gold-dir per --source-dir"

@@ -93,7 +93,7 @@ def media_sources(
     mirror: str | os.PathLike[str] | None = None,
 ) -> list[Source]:
     """(url, relpath) for every meeting x view, meeting-major, duplicates once; with ``mirror``, ``url`` is
-    the file's path in that folder. Pure: nothing is checked on disk (:func:`missing_mirror_files`)."""
+    the file's path in that folder. Pure: nothing is checked on disk."""
     if isinstance(meetings, str) or isinstance(views, str):
         raise ConfigError("meetings and views must be lists of names, not a single string")
     views = list(views)
@@ -120,13 +120,8 @@ def annotations_source(*, url: str = ANNOTATIONS_URL, mirror: str | os.PathLike[
     return Source(_mirror_path(mirror, name) if mirror is not None else url, name)
 
 
-def missing_mirror_files(sources: Iterable[Source]) -> list[str]:
-    """The local (mirror) sources that are not files; remote URLs are not checked."""
-    return [s.url for s in sources if "://" not in s.url and not Path(s.url).is_file()]
-
-
 def _require_mirror(sources: list[Source], mirror: str | os.PathLike[str]) -> None:
-    missing = missing_mirror_files(sources)
+    missing = [s.url for s in sources if not Path(s.url).is_file()]
     if missing:
         more = f" (and {len(missing) - 1} more of {len(sources)} files)" if len(missing) > 1 else ""
         raise DataError(missing[0], f"not in the AMI mirror {mirror}{more}")

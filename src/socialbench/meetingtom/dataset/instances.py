@@ -28,10 +28,6 @@ def shuffled_options(
     return participant_options(participants, seed, iid, exclude=() if include_speaker else (speaker,))
 
 
-def instance_id(source: str, anchor: str, task: str = TASK) -> str:
-    return f"{source}-{task}-{anchor}"
-
-
 def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
     return max(0.0, min(a1, b1) - max(a0, b0))
 
@@ -95,7 +91,7 @@ def _base(
     start, end = cand["start"], cand["end"]
     window = transcript_window(meeting["words.jsonl"], start, end, utterance_gap)
     inst: dict[str, Any] = {
-        "id": instance_id(source, anchor, task),
+        "id": f"{source}-{task}-{anchor}",
         "task": task,
         "source": source,
         "split": split,

@@ -130,9 +130,3 @@ def parse_final(raw: str | None, labels: Sequence[str], *, multi: bool = False) 
         answer, error = normalize(found if multi else found[0] if len(found) == 1 else found, labels, multi=multi)
         return {"answer": answer, "error": error, "note": None, "reasoning": reasoning}
     return _invalid(f"the 'Final answer:' line is no answer ({why})", reasoning)
-
-
-def parse_choice(raw: str | None, labels: Sequence[str], *, multi: bool = False) -> tuple[Any, str | None, str | None]:
-    """``(answer, error, note)`` of a response (:func:`parse_final` without the reasoning)."""
-    out = parse_final(raw, labels, multi=multi)
-    return out["answer"], out["error"], out["note"]

@@ -112,13 +112,6 @@ def transcript_lines(instance: Mapping[str, Any], s: Mapping[str, Any]) -> list[
     return out
 
 
-def render_question(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
-    """The question as shown: the instance's, whatever the settings. The no-markers ablation strips
-    the transcript only, the task prompt stays as it is (paper 4.3: markers removed "while keeping the
-    visual input and task prompt unchanged"), so Task 2's quoted utterance keeps its markers."""
-    return instance["question"]
-
-
 def render_transcript(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
     lines = transcript_lines(instance, s)
     if not (s["remove_markers"] or "dialogue_act" in s["priors"]):
@@ -170,7 +163,7 @@ def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] |
         return f"{o['text']}: {' '.join(said.get(o['participant'], [])) or '(says nothing in the clip)'}"
 
     utterance = instance.get("utterance")  # the question's quoted utterance, as the question has it
-    query = utterance if with_words and utterance else render_question(instance, s)
+    query = utterance if with_words and utterance else instance["question"]
     options = [{"value": o["label"], "key": o["value"], "text": text(o)} for o in instance["options"]]
     return {
         "benchmark": "meetingtom",
@@ -242,7 +235,9 @@ def build_request(
     system, user, task_guidance = (list(templates) + [None])[:3]
     text = Template(user).substitute(
         title=f"Task: {TITLES[instance['task']].split(': ', 1)[1]}.",
-        question=render_question(instance, s),
+        # whatever the settings: the no-markers ablation strips the transcript only (paper 4.3: "keeping
+        # the visual input and task prompt unchanged"), so Task 2's quoted utterance keeps its markers
+        question=instance["question"],
         visual=visual,
         transcript=transcript,
         context=render_context(instance, s),

@@ -1,17 +1,9 @@
-"""MeetingToM result tables in the style of the paper's Tables 1-6 (Markdown, CSV, LaTeX), Figure 4,
-and the headline metrics. Pure: scores (optionally instances and the runs' summaries) in, ``{file name:
-text or bytes}`` out. The tables (:data:`TABLE_NAMES`, one section per source) are listed in
-docs/meetingtom.md: Table 1 the ``no_prompt`` runs and a chance row; the ablation tables the runs
-``<method>__<ablation>`` under their base run (priors and markers with the signed change); Tables 3 and 6
-the prompting methods with their change from No Prompt and the invalid-answer rate; ``all_runs`` every
-run scored. A task or source without instances is left out with a note; a table without runs says which
-params entry adds them.
-
-Every accuracy and Macro-F1 cell carries a 95% instance-level percentile bootstrap interval
-(:mod:`socialbench.meetingtom.results.intervals`); Task 3.2 is conditional on a correct 3.1 and prints its
-n. Tables are built in the shared model (``socialbench.results.tables``): a block per source, rows keyed
-by category, model, method and setting, value columns by task, metric and n, so the CSV is the long
-format of those keys.
+"""MeetingToM result tables in the style of the paper's Tables 1-6 (Markdown, CSV, LaTeX), Figure 4 and
+the headline metrics; pure: scores (optionally instances and run summaries) in, ``{file name: content}`` out.
+The tables (:data:`TABLE_NAMES`) are described in docs/meetingtom.md. Every accuracy and Macro-F1 cell has
+a 95% bootstrap interval (:mod:`.intervals`). Built in the shared model (``socialbench.results.tables``):
+a block per source, rows keyed by category, model, method and setting, columns by task, metric and n, so
+the CSV is the long format of those keys.
 """
 
 from __future__ import annotations
@@ -95,13 +87,12 @@ def output_files(with_figures: bool = True) -> list[str]:
 
 # ---- changes ---------------------------------------------------------------------------------------
 def difference(a: Num, b: Num) -> float | None:
-    """``a - b`` rounded half-up to two decimals from the unrounded (``exact``) values where both have
-    them, so a change is never the difference of two roundings; else from the printed values."""
+    """``a - b`` from the unrounded (``exact``) values where both have them, so a change is never the
+    difference of two roundings; else from the printed values."""
     if a.value is None or b.value is None:
         return None
-    if a.exact is not None and b.exact is not None:
-        return numbers.difference(a.exact, b.exact)
-    return numbers.difference(a.value, b.value)
+    exact = a.exact is not None and b.exact is not None
+    return numbers.difference(a.exact, b.exact) if exact else numbers.difference(a.value, b.value)
 
 
 # ---- the table model: rows show category, model and setting; their key adds the method (CSV only) ----
@@ -162,9 +153,6 @@ class Context:
         ablation = (self.ablations.get(rn.ablation) or {}) if rn.ablation else {}
         return ablation.get("modality") or own.get("modality") or self.source_modality(source)
 
-    def needs_video(self, method: str) -> bool:
-        return self.run_modality(method, "") in ("video", "both")
-
     def source_setting(self, source: str) -> str:
         """What a source's base rows use, for the real corpus (``""`` for the demo)."""
         if source not in GOLD:
@@ -187,7 +175,8 @@ class Context:
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
             return None
-        if m["n"] == 0 and self.needs_video(method) and self.source_modality(source) == "utterances":
+        video = self.run_modality(method, "") in ("video", "both")
+        if m["n"] == 0 and video and self.source_modality(source) == "utterances":
             return Num(text=NO_VIDEO)  # a video run on a source without media: no call was made
         if m["n"] == 0 and task != "task3_2":  # the run evaluates none (recorded answers that miss them)
             return Num(text=NOT_EVALUATED)
@@ -242,8 +231,7 @@ class Context:
 
     def sections(self, make_rows, extra: Sequence[tuple[str, str, str]] = ()) -> tuple[list[rt.Block], list[str]]:
         """A block per source with instances (its notes under it); notes for absent sources and tasks.
-        ``extra``: columns after the tasks' (the invalid rate, over every task: its n is all the source's
-        instances)."""
+        ``extra``: columns after the tasks' (the invalid rate: its n is all the source's instances)."""
         out, notes = [], []
         for src in SOURCES:
             tasks: dict[str, int] = {}
@@ -291,8 +279,7 @@ class Context:
 
 
 def missing_note(src: str, missing: Sequence[str], section: Mapping[str, Any]) -> str:
-    """The note on the tasks a source has no instances of: on the real corpus without annotation sheets,
-    why (only Task 2.1 has gold there, from AMI's own addressee layers)."""
+    """The note on the tasks a source has no instances of (on the real corpus without sheets, why)."""
     head = f"No {', '.join(missing)} instances from the {SOURCE_TITLES[src]}"
     if src == "ami" and not (section.get("annotation") or {}).get("ami"):
         return (
@@ -313,8 +300,7 @@ def method_label(method: str, ablations: Mapping[str, Any]) -> str:
 
 
 def excluded_notes(params: Mapping[str, Any], methods: Sequence[str]) -> list[str]:
-    """One note per model that skips runs: all of them with one reason in one sentence. A model params
-    keep off MeetingToM (``benchmarks:``) is no exclusion and is not named."""
+    """One note per model and reason that skips runs (a model kept off MeetingToM by ``benchmarks:`` is not named)."""
     by_model: dict[str, dict[str, list[str]]] = {}
     for m, meth, reason in exclusions(params, "meetingtom", sorted(methods)):
         by_model.setdefault(m, {}).setdefault(reason, []).append(meth)
@@ -489,9 +475,8 @@ def tables(
     instances: list[dict[str, Any]] | None = None,
     summaries: Mapping[tuple[str, str], Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``({file name: table or bytes}, headline)``: the tables of ``TABLE_NAMES`` in three formats,
-    Figure 4 when ``instances`` are given, and the headline ``{"<model>.<method>": {group: {"accuracy",
-    "macro_f1" (Tasks 1 and 3.1)}}}`` of every run kept."""
+    """``({file name: table or bytes}, headline)``: the tables in three formats, Figure 4 with ``instances``,
+    and the headline ``{"<model>.<method>": {group: {"accuracy", "macro_f1" (F1 tasks)}}}`` of every run kept."""
     ctx0 = Context(scores, params, None)
     values = instance_values(summaries, ctx0.scores) if instances is not None and summaries is not None else None
     ctx = Context(scores, params, values)

@@ -1,19 +1,9 @@
-"""Candidate mining for MeetingToM's three task families (paper 3.3 and B.1), deterministic.
-
-Per meeting and task, overlapping windows are resolved greedily (earliest end kept: the most windows),
-ties by start and id; every candidate not kept is returned with a ``reason`` code and a ``detail``.
-
-* ``state`` (Task 1, 5 s, one target): a dialogue act's speaker (as *speaker*), a backchannel's speaker
-  or an act's single addressee (as *listener*), over the act's first 5 s; speech thresholds in
-  :class:`StateParams`.
-* ``you`` (Task 2, 50-70 s): the act holding a singular deictic "you" with one addressee
-  (:mod:`socialbench.meetingtom.dataset.ami.you_events`), cut to ``max_anchor_s`` around the "you".
-* ``consensus`` (Task 3, 50-70 s): AMI decisions (a long one keeps its final part), kept when the window
-  holds a proposal-response pair and an agreement marker (a positive pair or an opening agreement word);
-  a 50 s window lacking them is retried ``grow_step_s`` longer, up to 70 s.
-
-Windows contain their anchor and lie inside the meeting (:func:`place_window`). Candidates carry AMI
-annotations for building questions: construction metadata, never model input (paper B.4).
+"""Candidate mining for MeetingToM's three task families (paper 3.3, B.1), deterministic: ``state`` (Task 1,
+5 s around one speaker or listener), ``you`` (Task 2, 50-70 s around a singular addressed "you") and
+``consensus`` (Task 3, 50-70 s around an AMI decision with a proposal-response pair and an agreement marker,
+grown by ``grow_step_s`` while lacking them). Overlapping windows are resolved greedily (earliest end
+first); every candidate not kept comes back with a ``reason`` code and a ``detail``. Candidates carry AMI
+annotations for building questions, never model input (B.4).
 """
 
 from __future__ import annotations
@@ -90,9 +80,8 @@ class WindowError(ValueError):
 def place_window(
     anchor_start: float, anchor_end: float, meeting_end: float, rule: WindowRule, *, meeting_start: float = 0.0
 ) -> tuple[float, float]:
-    """The window for an anchor: ``rule.preferred_s`` long, or longer (up to ``rule.max_s``) when
-    the anchor plus ``before_s`` and ``after_s`` of context need it; the spare time split evenly
-    around the anchor; shifted to lie inside the meeting. Times rounded to the millisecond.
+    """The window for an anchor: ``rule.preferred_s`` long, longer (up to ``rule.max_s``) when the anchor and
+    its context need it, the spare time split around the anchor, inside the meeting; times to the millisecond.
     Raises WindowError (``anchor_outside``, ``anchor_too_long``, ``meeting_too_short``)."""
     if anchor_end < anchor_start:
         raise ValueError(f"anchor ends ({anchor_end}) before it starts ({anchor_start})")
@@ -118,6 +107,11 @@ def place_window(
     length = round(length, 3)
     start = round(start, 3)
     return start, round(start + length, 3)
+
+
+def _result(pool: Sequence[Candidate], rejected: list[Candidate]) -> MiningResult:
+    kept, overlapping = select_non_overlapping(pool)
+    return MiningResult(tuple(kept), tuple(rejected + overlapping))
 
 
 def select_non_overlapping(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
@@ -200,8 +194,9 @@ def mine_state(
             start, end = place_window(act.start, anchor_end, meeting.end, rule, meeting_start=meeting.start)
         except WindowError as exc:
             for role, target, basis in targets:
-                c = dataclasses.replace(base, id=f"state:{act.id}:{target}", target=target)
-                c = dataclasses.replace(c, info={**info, "role": role, "basis": basis})
+                c = dataclasses.replace(
+                    base, id=f"state:{act.id}:{target}", target=target, info={**info, "role": role, "basis": basis}
+                )
                 rejected.append(c.rejected(exc.reason, exc.detail))
             continue
         speech = {s: round(timeline.seconds(s, start, end), 3) for s in speakers}
@@ -219,8 +214,7 @@ def mine_state(
                 why = f"the others speak {others:.3f} s in the window, less than {params.min_other_speech_s} s"
                 c = c.rejected("nothing_to_hear", why)
             (pool if c.reason is None else rejected).append(c)
-    kept, overlapping = select_non_overlapping(pool)
-    return MiningResult(tuple(kept), tuple(rejected + overlapping))
+    return _result(pool, rejected)
 
 
 # ---- Task 2: "you" windows ----
@@ -266,8 +260,7 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
             rejected.append(base.rejected(exc.reason, exc.detail))
             continue
         pool.append(dataclasses.replace(base, start=start, end=end))
-    kept, overlapping = select_non_overlapping(pool)
-    return MiningResult(tuple(kept), tuple(rejected + overlapping))
+    return _result(pool, rejected)
 
 
 # ---- Task 3: consensus windows ----
@@ -336,9 +329,8 @@ def _lengths(rule: WindowRule, step: float) -> list[float]:
 
 
 def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()) -> MiningResult:
-    """Windows around decisions with a proposal-response structure and agreement markers: the
-    preferred length first, longer ones (by ``grow_step_s``, up to the maximum) only when the
-    shorter window lacks that evidence."""
+    """Windows around decisions with a proposal-response pair and agreement markers, longer ones (by
+    ``grow_step_s``) tried only when the shorter window lacks that evidence."""
     acts = meeting.dialogue_acts
     mids = [(a.start + a.end) / 2 for a in acts]
     order = sorted(range(len(acts)), key=lambda i: mids[i])
@@ -387,8 +379,7 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
             pool.append(verdict)
         else:
             rejected.append(verdict)
-    kept, overlapping = select_non_overlapping(pool)
-    return MiningResult(tuple(kept), tuple(rejected + overlapping))
+    return _result(pool, rejected)
 
 
 # ---- All tasks ----

@@ -138,16 +138,12 @@ def load_resources(ami_dir: str | Path) -> Resources:
     return Resources(ontologies, meetings, tuple(problems))
 
 
-def _layer_dirs() -> set[str]:
-    return {p.split("/{meeting}")[0] for p in [*SPEAKER_LAYERS.values(), *MEETING_LAYERS.values()]}
-
-
 def list_meetings(ami_dir: str | Path) -> list[str]:
     """Meeting ids that have a file in any annotation layer, sorted."""
     ami_dir = Path(ami_dir)
     _check_dir(ami_dir)
     found = set()
-    for d in _layer_dirs():
+    for d in {p.split("/{meeting}")[0] for p in [*SPEAKER_LAYERS.values(), *MEETING_LAYERS.values()]}:
         folder = ami_dir / d
         if folder.is_dir():
             for f in folder.glob("*.xml"):
