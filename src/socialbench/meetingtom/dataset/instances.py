@@ -12,7 +12,7 @@ priors under ``context`` (shown only in that ablation). The files are listed in 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from socialbench.media.transcript import span_index
@@ -76,6 +76,9 @@ def _base(
     task: str,
     anchor: str,
     clip: Mapping[str, Any] | None,
+    variables: Mapping[str, Any],
+    options: Callable[[str], list[dict[str, str]]],
+    meta: Mapping[str, Any],
     *,
     source: str,
     split: str,
@@ -85,24 +88,31 @@ def _base(
 ) -> dict[str, Any]:
     """What every task's instance shares (the ``shared`` keywords of the builders below): the clip, its
     transcript, the media (``clip`` None: a modality that needs video marks ``media_error``; it is answered
-    without a model call and scored invalid, so N never shrinks silently) and the contextual priors."""
+    without a model call and scored invalid, so N never shrinks silently), the contextual priors, the
+    question filled with ``variables``, the ``options`` of the instance's id and the ``meta``."""
     if modality not in MODALITIES:
         raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
     start, end = cand["start"], cand["end"]
+    iid = f"{source}-{task}-{anchor}"
     window = transcript_window(meeting["words.jsonl"], start, end, utterance_gap)
+    variables = {"duration": round(end - start, 3), **variables}
     inst: dict[str, Any] = {
-        "id": f"{source}-{task}-{anchor}",
+        "id": iid,
         "task": task,
         "source": source,
         "split": split,
         "modality": modality,
         "clip_id": cand["id"],
-        "duration": round(end - start, 3),
+        "duration": variables["duration"],
         "transcript": window["text"],
         "turns": window["items"],
         "media": None,
         "media_error": None,
         "context": context_of(meeting, start, end, window["items"]),
+        "question": question(task, variables),
+        "variables": variables,
+        "options": options(iid),
+        "meta": {"meeting": cand["meeting"], "candidate": cand["id"], **meta, "window": [start, end]},
     }
     if clip is not None:
         inst["media"] = {
@@ -114,6 +124,19 @@ def _base(
     elif modality != "utterances":
         inst["media_error"] = f"no clip for this window ({clip_problem or 'the meeting has no video'})"
     return inst
+
+
+def _you_variables(cand: Mapping[str, Any], event: Mapping[str, Any]) -> dict[str, Any]:
+    """The question variables of a "you" window (Tasks 2.1 and 2.2)."""
+    return {
+        "speaker": event["speaker"],
+        "you_time": round(event["start"] - cand["start"], 3),
+        "utterance": cand["info"].get("utterance") or "",
+    }
+
+
+def _vocabulary(task: str, seed: int) -> Callable[[str], list[dict[str, str]]]:
+    return lambda iid: vocabulary_options(task, seed, iid)
 
 
 # ---- Task 2.1 (gold from the you events) ----
@@ -131,41 +154,18 @@ def build_task21(
 ) -> dict[str, Any]:
     """One Task 2.1 instance (pure); ``meeting``: the meeting's records, for the contextual priors."""
     meeting = meeting or {"meeting.json": {"participants": {}}, "words.jsonl": words}
-    inst = _base(meeting, candidate, TASK, candidate["anchor"], clip, **shared)
-    iid = inst["id"]
-    options = shuffled_options(participants, event["speaker"], iid, seed, include_speaker)
-    answer = next((o["label"] for o in options if o["participant"] == event["addressee"]), None)
+    variables = _you_variables(candidate, event)
+    meta = {"anchor": candidate["anchor"], "word_id": event["word_id"], "act": candidate["info"].get("act")}
+
+    def options(iid: str) -> list[dict[str, str]]:
+        return shuffled_options(participants, event["speaker"], iid, seed, include_speaker)
+
+    inst = _base(meeting, candidate, TASK, candidate["anchor"], clip, variables, options, meta, **shared)
+    answer = next((o["label"] for o in inst["options"] if o["participant"] == event["addressee"]), None)
     if answer is None:
-        raise ValueError(
-            f"{iid}: the addressee {event['addressee']} is not among the options {[o['participant'] for o in options]}"
-        )
-    variables = {
-        "duration": inst["duration"],
-        "speaker": event["speaker"],
-        "you_time": round(event["start"] - candidate["start"], 3),
-        "utterance": candidate["info"].get("utterance") or "",
-    }
-    inst.update(
-        {
-            "question": question(TASK, variables),
-            "variables": variables,
-            "options": options,
-            "answer": answer,
-            "gold": event["addressee"],
-            "speaker": event["speaker"],
-            "utterance": variables["utterance"],
-            "you_time": variables["you_time"],
-            "addressee": event["addressee"],
-            "meta": {
-                "meeting": candidate["meeting"],
-                "anchor": candidate["anchor"],
-                "word_id": event["word_id"],
-                "act": candidate["info"].get("act"),
-                "candidate": candidate["id"],
-                "window": [candidate["start"], candidate["end"]],
-            },
-        }
-    )
+        shown = [o["participant"] for o in inst["options"]]
+        raise ValueError(f"{inst['id']}: the addressee {event['addressee']} is not among the options {shown}")
+    inst.update(answer=answer, gold=event["addressee"], addressee=event["addressee"], **variables)
     return inst
 
 
@@ -174,28 +174,16 @@ def item_task1(
     meeting: Mapping[str, Any], cand: Mapping[str, Any], clip, *, seed: int, **shared: Any
 ) -> dict[str, Any]:
     """Task 1: the mental state of the window's target participant (5 s, their close-up by default)."""
-    inst = _base(meeting, cand, "task1", f"{cand['anchor']}:{cand['target']}", clip, **shared)
-    info = cand["info"]
-    variables = {"duration": inst["duration"], "target": cand["target"]}
-    inst.update(
-        {
-            "question": question("task1", variables),
-            "variables": variables,
-            "target": cand["target"],
-            "options": vocabulary_options("task1", seed, inst["id"]),
-            "meta": {
-                "meeting": cand["meeting"],
-                "candidate": cand["id"],
-                "target": cand["target"],
-                "role": info.get("role"),
-                "act_type": info.get("act_type"),
-                "basis": info.get("basis"),
-                "speech_s": info.get("speech_s") or {},
-                "addressed": info.get("basis") == "addressed",
-                "window": [cand["start"], cand["end"]],
-            },
-        }
-    )
+    info, target = cand["info"], cand["target"]
+    meta = {
+        "target": target,
+        **{k: info.get(k) for k in ("role", "act_type", "basis")},
+        "speech_s": info.get("speech_s") or {},
+        "addressed": info.get("basis") == "addressed",
+    }
+    variables, options = {"target": target}, _vocabulary("task1", seed)
+    inst = _base(meeting, cand, "task1", f"{cand['anchor']}:{target}", clip, variables, options, meta, **shared)
+    inst["target"] = target
     return inst
 
 
@@ -213,33 +201,12 @@ def item_task22(
     meeting: Mapping[str, Any], cand: Mapping[str, Any], event: Mapping[str, Any], clip, *, seed: int, **shared: Any
 ) -> dict[str, Any]:
     """Task 2.2: the addressee's attitude toward the speaker's statement (the Task 2.1 window)."""
-    inst = _base(meeting, cand, "task2_2", cand["anchor"], clip, **shared)
-    variables = {
-        "duration": inst["duration"],
-        "speaker": event["speaker"],
-        "addressee": event["addressee"],
-        "you_time": round(event["start"] - cand["start"], 3),
-        "utterance": cand["info"].get("utterance") or "",
-    }
+    people = {"speaker": event["speaker"], "addressee": event["addressee"]}
     act = cand["info"].get("act")
-    inst.update(
-        {
-            "question": question("task2_2", variables),
-            "variables": variables,
-            "speaker": event["speaker"],
-            "addressee": event["addressee"],
-            "options": vocabulary_options("task2_2", seed, inst["id"]),
-            "meta": {
-                "meeting": cand["meeting"],
-                "candidate": cand["id"],
-                "speaker": event["speaker"],
-                "addressee": event["addressee"],
-                "act": act,
-                "reply": reply_of(meeting, act, event["addressee"]),
-                "window": [cand["start"], cand["end"]],
-            },
-        }
-    )
+    meta = {**people, "act": act, "reply": reply_of(meeting, act, event["addressee"])}
+    variables, options = {**_you_variables(cand, event), **people}, _vocabulary("task2_2", seed)
+    inst = _base(meeting, cand, "task2_2", cand["anchor"], clip, variables, options, meta, **shared)
+    inst.update(people)
     return inst
 
 
@@ -249,34 +216,23 @@ def items_task3(
     """Task 3.1 (consensus kind) and Task 3.2 (dissenters) items of one decision window; the 3.2
     item becomes an instance only where the clip's 3.1 gold is pseudo-consensus (annotation)."""
     info = cand["info"]
-    start = cand["start"]
-    moment = {
-        "moment_start": round(info.get("decision_start", cand["anchor_start"]) - start, 1),
-        "moment_end": round(info.get("decision_end", cand["anchor_end"]) - start, 1),
+    responses = info.get("proposal_responses", [])
+    variables = {
+        "moment_start": round(info.get("decision_start", cand["anchor_start"]) - cand["start"], 1),
+        "moment_end": round(info.get("decision_end", cand["anchor_end"]) - cand["start"], 1),
     }
     meta = {
-        "meeting": cand["meeting"],
-        "candidate": cand["id"],
         "decision": cand["anchor"],
         "participants": sorted(participants),
-        "proposers": sorted({r["proposer"] for r in info.get("proposal_responses", [])}),
+        "proposers": sorted({r["proposer"] for r in responses}),
         "agreeing": sorted(info.get("agreeing", [])),
-        "responses": [{"responder": r["responder"], "type": r.get("type")} for r in info.get("proposal_responses", [])],
-        "window": [cand["start"], cand["end"]],
+        "responses": [{"responder": r["responder"], "type": r.get("type")} for r in responses],
     }
-    out = []
-    for task in ("task3_1", "task3_2"):
-        inst = _base(meeting, cand, task, cand["anchor"], clip, **shared)
-        iid = inst["id"]
-        variables = {"duration": inst["duration"], **moment}
-        options = (
-            vocabulary_options(task, seed, iid) if task == "task3_1" else participant_options(participants, seed, iid)
-        )
-        inst.update(
-            {"question": question(task, variables), "variables": variables, "options": options, "meta": dict(meta)}
-        )
-        out.append(inst)
-    return out
+    options = {
+        "task3_1": _vocabulary("task3_1", seed),
+        "task3_2": lambda iid: participant_options(participants, seed, iid),
+    }
+    return [_base(meeting, cand, t, cand["anchor"], clip, variables, options[t], meta, **shared) for t in options]
 
 
 # ---- One source ----
