@@ -115,16 +115,15 @@ def _params(path: Path) -> dict:
     return p
 
 
-def _source(p: dict, name: str):
+def _source(p: dict, name: str, meeting: str | None = None):
+    """Source ``name``'s settings; ``meeting`` must be one of its meetings."""
     from socialbench.meetingtom.schema.settings import source_settings
 
-    return source_settings(p, name)
-
-
-def _meeting_of(source, meeting: str) -> None:
-    if meeting not in source.meetings:
-        listed = ", ".join(source.meetings) or "none"
-        raise ConfigError(f"meetingtom.{source.name}.meetings: {meeting} is not listed (listed: {listed})")
+    src = source_settings(p, name)
+    if meeting is not None and meeting not in src.meetings:
+        listed = ", ".join(src.meetings) or "none"
+        raise ConfigError(f"meetingtom.{name}.meetings: {meeting} is not listed (listed: {listed})")
+    return src
 
 
 @meetingtom_app.command("release")
@@ -165,8 +164,7 @@ def media_cmd(
     from socialbench.meetingtom.dataset.release import fetch_meeting_media
 
     _logging()
-    src = _source(_params(params), source)
-    _meeting_of(src, meeting)
+    src = _source(_params(params), source, meeting)
     rec = fetch_meeting_media(src, meeting, dest_root)
     typer.echo(
         f"media {source}/{meeting}: {len(rec['views'])} file(s)" + (f"; note: {rec['note']}" if rec["note"] else "")
@@ -190,8 +188,7 @@ def extract_cmd(
 
     _logging()
     p = _params(params)
-    src = _source(p, source)
-    _meeting_of(src, meeting)
+    _source(p, source, meeting)  # a meeting of the source
     info = read_source(release)
     if not info["present"]:
         files = absent_meeting(meeting, source, info["note"])
@@ -483,49 +480,33 @@ def annotate_import_cmd(
     if not isinstance(drawn, list) or not all(isinstance(x, str) for x in drawn):
         raise DataError(str(subset), f"must be a JSON list of item ids, got {type(drawn).__name__}")
     recs = load_instances(items, items=True)
-    item_ids = {r["id"] for r in recs}
-    listed: set[str] = set()
-    for k, iid in enumerate(drawn):  # an id that is no item leaves the kappa computed on nothing
-        if iid not in item_ids:
-            raise DataError(str(subset), f"{iid!r} is not an item of {items}", record=f"entry {k}")
-        if iid in listed:
-            raise DataError(str(subset), f"{iid!r} is listed twice", record=f"entry {k}")
-        listed.add(iid)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if not sheets:
-        reason = note or "no annotation sheets configured for this source"
-        for name in ("gold.jsonl", "instances.jsonl"):
-            write_jsonl(out_dir / name, [])
-        write_jsonl(
-            out_dir / "discarded.jsonl",
-            [
-                {"item_id": r["id"], "task": r["task"], "reason": "not_annotated", "detail": reason, "labels": {}}
-                for r in recs
-            ],
-        )
-        write_json(out_dir / "agreement.json", {"note": reason, "tasks": {}})
-        typer.echo(f"annotate import: no sheets ({reason}); {len(recs)} item(s) not annotated -> {out_dir}")
-        return
     by_id = {r["id"]: r for r in recs}
-    a1, a2 = (read_sheet(_sheet_text(s), str(s), by_id, complete=True) for s in sheets)
-    adj = read_sheet(_sheet_text(adjudicator), str(adjudicator), by_id, complete=True)
-    gold, discarded = adjudicate(recs, a1, a2, adj)
-    validate_gold(gold, str(out_dir / "gold.jsonl"))
-    labelled = apply_gold(recs, gold)
+    for k, iid in enumerate(drawn):  # an id that is no item leaves the kappa computed on nothing
+        if iid not in by_id:
+            raise DataError(str(subset), f"{iid!r} is not an item of {items}", record=f"entry {k}")
+        if iid in drawn[:k]:
+            raise DataError(str(subset), f"{iid!r} is listed twice", record=f"entry {k}")
+    if sheets:
+        a1, a2, adj = (read_sheet(_sheet_text(s), str(s), by_id, complete=True) for s in (*sheets, adjudicator))
+        gold, discarded = adjudicate(recs, a1, a2, adj)
+        validate_gold(gold, str(out_dir / "gold.jsonl"))
+        labelled = apply_gold(recs, gold)
+        sheet_names = [str(s) for s in (*sheets, adjudicator)]
+        report = {"note": None, "sheets": sheet_names, "tasks": agreement(recs, a1, a2, adj, subset=drawn)}
+        done = f"{len(gold)} gold label(s), {len(discarded)} discarded (see discarded.jsonl)"
+    else:
+        reason = note or "no annotation sheets configured for this source"
+        gold, labelled, report = [], [], {"note": reason, "tasks": {}}
+        discarded = [
+            {"item_id": r["id"], "task": r["task"], "reason": "not_annotated", "detail": reason, "labels": {}}
+            for r in recs
+        ]
+        done = f"no sheets ({reason}); {len(recs)} item(s) not annotated"
     write_jsonl(out_dir / "gold.jsonl", gold)
     write_jsonl(out_dir / "instances.jsonl", labelled)
     write_jsonl(out_dir / "discarded.jsonl", discarded)
-    write_json(
-        out_dir / "agreement.json",
-        {
-            "note": None,
-            "sheets": [str(s) for s in (*sheets, adjudicator)],
-            "tasks": agreement(recs, a1, a2, adj, subset=drawn),
-        },
-    )
-    typer.echo(
-        f"annotate import: {len(gold)} gold label(s), {len(discarded)} discarded (see discarded.jsonl) -> {out_dir}"
-    )
+    write_json(out_dir / "agreement.json", report)
+    typer.echo(f"annotate import: {done} -> {out_dir}")
 
 
 @meetingtom_app.command("consolidate")

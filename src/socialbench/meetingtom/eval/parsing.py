@@ -1,18 +1,14 @@
-"""Parsing a model's answer to a MeetingToM multiple-choice question (pure, no I/O).
+"""Parsing a model's answer to a MeetingToM question, pure: one rule for every prompting method
+(docs/decisions/meetingtom-methods.md), so no method's score depends on how strictly its form is read.
 
-One rule for every prompting method (docs/decisions/meetingtom-methods.md), so a method's score never
-depends on how strictly its own output form is read:
+1. The whole response as one JSON object (a code fence, a trailing period, single quotes tolerated):
+   ``answer`` names the option(s), a ``reasoning`` string beside it is the reasoning.
+2. Else the last ``Final answer:`` line (any case, bold allowed), read as in 1 or as bare label(s);
+   the text before it is the reasoning.
+3. Else the answer is invalid (scored wrong, counted in ``invalid_rate``).
 
-1. The answer object: the whole response as one JSON object (whitespace, a Markdown code fence, one
-   trailing period and single-quoted JSON tolerated); ``answer`` names the option(s), a ``reasoning``
-   string beside it is the reasoning, other keys are noted.
-2. Else the last ``Final answer:`` line (case-insensitive, bold allowed): what follows is read as in 1
-   or as bare label(s) (``2``, ``1, 3``); the text before the marker is the reasoning.
-3. Else the answer is invalid.
-
-The ``answer`` value (:func:`normalize`, also the scorer's rule for prediction files): one label (a
-string, case and spaces ignored, or a whole number), for Task 3.2 a non-empty list of distinct labels.
-Anything else is invalid, scored incorrect and counted in ``invalid_rate``.
+The ``answer`` value (:func:`normalize`, also the scorer's rule): one label (a string or a whole number),
+for Task 3.2 a non-empty list of distinct labels.
 """
 
 from __future__ import annotations
@@ -40,9 +36,8 @@ def _label(x: Any) -> str | None:
 
 
 def normalize(value: Any, labels: Sequence[str], *, multi: bool = False) -> tuple[Any, str | None]:
-    """``(answer, problem)``: the ``answer`` value of a response (or of a prediction record) as the
-    option label it names (``multi``: the sorted labels), or None with the reason. The scorer applies
-    the same rule to prediction files, so parsed and unparsed predictions score alike."""
+    """``(answer, problem)``: an ``answer`` value as the option label it names (``multi``: the sorted labels),
+    or None and why; the scorer applies it to prediction files, so parsed and unparsed ones score alike."""
     shown = ", ".join(labels)
     if multi:
         chosen = value if isinstance(value, list) else [value]

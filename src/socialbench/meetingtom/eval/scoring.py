@@ -1,19 +1,15 @@
-"""Scoring MeetingToM predictions (MeetingToM 4.1). Pure functions.
+"""Scoring MeetingToM predictions (MeetingToM 4.1), pure. Every (task, source) group (``task1/demo``) has
+every metric of :data:`METRICS`:
 
-Metrics per (task, source) group (``task1/demo``...): :data:`METRICS`, every group with every key.
+* ``accuracy``: exact match, ``correct / n``; Task 3.2 (set equality) counts only where the run answered
+  the paired Task 3.1 instance of its clip correctly ("evaluated conditionally"): ``n`` is that count,
+  ``n_total`` every instance; null when ``n`` = 0.
+* ``macro_f1`` (Tasks 1 and 3.1, else null): over option VALUES, as scikit-learn's ``f1_score(average=
+  "macro", zero_division=0)``; an invalid answer misses its gold class and adds no class.
+* ``chance``: the mean of 1/k for k options (Task 3.2: 1/(2^k - 1)); ``invalid``: instances without a
+  usable answer (scored wrong), over ``n_total``.
 
-* ``accuracy``: exact match in percent, ``correct / n``; Task 3.2 matches when the predicted set equals
-  the gold set, and counts only where the run answered the paired Task 3.1 instance (same ``clip_id``
-  and source) correctly (4.1: "evaluated conditionally"): ``n`` is that count, ``n_total`` every
-  instance; ``accuracy`` is null when ``n`` = 0.
-* ``macro_f1`` (Tasks 1 and 3.1, else null): per-class F1 over option VALUES (labels are shuffled),
-  as scikit-learn's ``f1_score(average="macro", zero_division=0)``; an invalid answer is a miss of its
-  gold class and adds no class.
-* ``chance``: the mean of 1/k for k options (Task 3.2: 1/(2^k - 1), the non-empty subsets).
-* ``invalid``: instances without a usable answer (none, an error, an answer the parser's rule rejects),
-  over ``n_total``; such an answer is wrong.
-
-Percentages are rounded half-up to two decimals (``percent``).
+Percentages are rounded half-up to two decimals.
 """
 
 from __future__ import annotations
@@ -41,9 +37,8 @@ def percent(value: Fraction) -> float:
 
 
 class Group(NamedTuple):
-    """A score group: one task on one source. Its string form ``<task>/<source>`` (``str()``) is what
-    score files, the headline and the bootstrap seeds (``stats.cell_seed``) hold; :meth:`parse` reads it.
-    Groups sort as their string forms do (no task or source name is a prefix of another)."""
+    """A score group: one task on one source. Its string form ``<task>/<source>`` is what score files, the
+    headline and the bootstrap seeds hold (:meth:`parse` reads it); groups sort as their string forms do."""
 
     task: str
     source: str
@@ -65,15 +60,13 @@ def group_of(instance: dict[str, Any]) -> Group:
 
 
 def chance(option_counts: Sequence[int], multi: bool = False) -> Fraction:
-    """Expected accuracy of uniform guessing: the mean over instances of 1 / (number of options),
-    or with ``multi`` of 1 / (2^k - 1), the number of non-empty subsets of k options."""
+    """Expected accuracy of uniform guessing: the mean of 1 / k for k options (``multi``: 1 / (2^k - 1))."""
     return sum((Fraction(1, 2**k - 1 if multi else k) for k in option_counts), Fraction(0)) / len(option_counts)
 
 
 def macro_f1(y_true: Sequence[Any], y_pred: Sequence[Any]) -> Fraction:
-    """Macro-F1 of gold values and predicted values (``None`` = invalid: a miss of its gold class that
-    adds no class), exact. Classes: those occurring in ``y_true`` or as a valid prediction; per class
-    F1 = 2 TP / (2 TP + FP + FN) (0 when a class was predicted but never gold), then the unweighted mean."""
+    """Exact Macro-F1 of gold and predicted values (None: invalid, a miss that adds no class) over the classes
+    gold or validly predicted: the unweighted mean of 2 TP / (2 TP + FP + FN)."""
     if len(y_true) != len(y_pred) or not y_true:
         raise ValueError(f"macro_f1 needs equally long non-empty sequences, got {len(y_true)} and {len(y_pred)}")
     classes = sorted(set(y_true) | {p for p in y_pred if p is not None})
@@ -88,10 +81,9 @@ def macro_f1(y_true: Sequence[Any], y_pred: Sequence[Any]) -> Fraction:
 
 @dataclass(frozen=True)
 class Outcome:
-    """One instance scored: its gold and predicted values (Task 3.2: sorted tuples of participant
-    values; ``pred`` None when invalid), whether it is right, and whether it counts (``eligible``:
-    Task 3.2 only where the paired Task 3.1 answer is right; never where the run's setting does not
-    evaluate the instance, ``evaluated`` False: Task 1 with contextual priors, paper Table 4)."""
+    """One instance scored: gold and predicted values (Task 3.2: sorted tuples; ``pred`` None when invalid),
+    whether it is right, whether it counts (``eligible``: Task 3.2 after a right Task 3.1) and whether the
+    run's setting evaluates it at all (``evaluated``: not Task 1 with contextual priors, Table 4)."""
 
     id: str
     group: Group
@@ -169,9 +161,8 @@ def outcomes(
     lines: Sequence[int] | None = None,
     instances_source: str = "instances",
 ) -> list[Outcome]:
-    """Each instance scored, in the instances' order. A prediction without an id, with a duplicate id,
-    an id that names no instance, or an answer of the wrong type is a DataError naming the file and
-    line; a Task 3.2 instance without its Task 3.1 instance is a DataError naming the instance."""
+    """Each instance scored, in order. A prediction without an id, with a duplicate or unknown id or an answer
+    of the wrong type, or a Task 3.2 instance without its Task 3.1 one, is a DataError naming file and record."""
     by_id = _check_predictions(instances, predictions, source, lines, instances_source)
     first: list[tuple[dict[str, Any], Any, Any]] = []
     for inst in instances:
@@ -213,8 +204,7 @@ def outcome_rows(
     lines: Sequence[int] | None = None,
     instances_source: str = "instances",
 ) -> list[dict[str, Any]]:
-    """Each instance's outcome (:func:`outcomes`) as a row of the run's outcomes file, which ``socialbench
-    score`` writes and the tables read (intervals, Macro-F1's included, and the stability table)."""
+    """Each instance's outcome as a row of the outcomes file ``socialbench score`` writes and the tables read."""
     return [
         dict(id=o.id, group=str(o.group), evaluated=o.evaluated, correct=o.correct, gold=o.gold, pred=o.pred)
         for o in outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source)
@@ -285,10 +275,9 @@ def _pct(v: Any) -> bool:
 
 
 def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
-    """A score file read back and checked: every group ``<task>/<source>`` of a known task has every
-    metric; counts are whole numbers (``n_total`` >= 1, ``n`` = ``n_total`` but for Task 3.2 where
-    0 <= n <= n_total, ``correct`` <= n, ``invalid`` <= n_total); percentages lie in [0, 100];
-    ``accuracy`` is null exactly when n = 0 and ``macro_f1`` exactly for tasks other than 1 and 3.1."""
+    """A score file read back and checked: every group of a known task has every metric, counts are whole
+    and consistent (``n`` <= ``n_total``, ``correct`` <= n, ``invalid`` <= n_total), percentages in [0, 100],
+    ``accuracy`` null exactly when n = 0 and ``macro_f1`` also for tasks without it."""
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

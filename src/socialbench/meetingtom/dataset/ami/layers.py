@@ -1,6 +1,5 @@
-"""Pure parsing of the NITE XML layers of one AMI meeting: each function takes parsed XML elements and
-returns records (:mod:`.records`) plus :class:`~.records.Problem` entries; hrefs between files are
-resolved through a :class:`LayerContext`. The files are read by :mod:`.nxt`."""
+"""Pure parsing of the NITE XML layers of one AMI meeting into records (:mod:`.records`) and Problem entries,
+hrefs between files resolved through a :class:`LayerContext`; :mod:`.nxt` reads the files."""
 
 from __future__ import annotations
 
@@ -38,12 +37,7 @@ MEETINGS_XML = "corpusResources/meetings.xml"
 
 
 class _Bad(Exception):
-    """An element that cannot be resolved; becomes a Problem of ``kind``."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
+    """An element that cannot be resolved: ``args`` are the kind and message of its Problem."""
 
 
 def _local(tag: str) -> str:
@@ -115,9 +109,8 @@ def parse_meetings_xml(root: ET.Element, file: str = MEETINGS_XML) -> tuple[dict
 
 
 def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> tuple[tuple[Token, ...], list[Problem]]:
-    """The elements of one words file, in order. An element without times, or whose end precedes
-    its start, gets the end of the element before it (or the start of the next timed one) as both
-    times, ``timed=False``; an element starting before the previous timed one ends is kept as it is.
+    """The elements of one words file, in order. One without usable times gets the end of the one before
+    (or the start of the next timed one) as both, ``timed=False``; one overlapping the previous is kept.
     Each case is a Problem."""
     problems: list[Problem] = []
     raw: list[tuple[ET.Element, str, float | None, float | None]] = []
@@ -233,7 +226,7 @@ def _spans(ctx: LayerContext, el: ET.Element, file: str, nid: str) -> list[Span]
         try:
             out.append(ctx.span(href))
         except _Bad as bad:
-            ctx.problem(file, nid, bad.kind, bad.message)
+            ctx.problem(file, nid, *bad.args)
     return out
 
 
@@ -290,7 +283,7 @@ def _ontology_type(ctx: LayerContext, el: ET.Element, role: str, file: str, nid:
             try:
                 type_ = ctx.type_of(href)
             except _Bad as bad:
-                ctx.problem(file, nid, bad.kind, bad.message)
+                ctx.problem(file, nid, *bad.args)
     return type_
 
 
@@ -305,8 +298,8 @@ def _anchored_spans(ctx: LayerContext, el: ET.Element, file: str, nid: str, what
 def parse_dialogue_acts(
     ctx: LayerContext, root: ET.Element, *, speaker: str, file: str, speakers: set[str]
 ) -> tuple[list[DialogueAct], set[str]]:
-    """The acts of one speaker's file, and every act id the file holds (also those of acts left
-    out), which adjacency pairs point to. An act none of whose words resolve is left out."""
+    """The acts of one speaker's file (one none of whose words resolve is left out), and every act id the
+    file holds, which adjacency pairs point to."""
     out, ids = [], set()
     for el, nid in _elements(ctx, root, "dact", file):
         ids.add(nid)
@@ -344,7 +337,7 @@ def parse_adjacency_pairs(
             except ValueError as exc:
                 ctx.problem(file, nid, "bad_href", str(exc))
             except _Bad as bad:
-                ctx.problem(file, nid, bad.kind, bad.message)
+                ctx.problem(file, nid, *bad.args)
         out.append(AdjacencyPair(nid, found["type"], found["source"], found["target"]))
     return out
 

@@ -1,14 +1,8 @@
-"""Reader for the AMI manual annotations in NITE XML (NXT), laid out as in the official release.
-
-This module reads the files (:func:`load_resources`, :func:`parse_meeting`, :func:`parse_corpus`); the
-per-layer parsing of XML elements is in :mod:`.layers`, the records it returns in :mod:`.records`;
-:data:`SPEAKER_LAYERS` and :data:`MEETING_LAYERS` give each layer's path (``M`` the meeting, ``X`` a
-speaker letter, ``nxt_agent`` in meetings.xml).
-
-Nothing about one meeting is fatal: a missing layer, a file that is not well-formed XML, a dangling href,
-reversed or overlapping word times, a speaker letter meetings.xml does not list all become
-:class:`Problem` entries (meeting, file, element id, kind, message) and the rest of the meeting is kept.
-``strict=True`` turns the first problem of an error kind into a :class:`~socialbench.core.errors.DataError`.
+"""Reader for the AMI manual annotations in NITE XML (NXT), laid out as in the official release
+(:data:`SPEAKER_LAYERS`, :data:`MEETING_LAYERS`); the per-layer parsing is in :mod:`.layers`, the records
+in :mod:`.records`. Nothing about one meeting is fatal: a missing layer, malformed XML, a dangling href, bad
+word times, an unlisted speaker letter become :class:`Problem` entries and the rest is kept;
+``strict=True`` turns the first problem of an error kind into a DataError.
 """
 
 from __future__ import annotations
@@ -79,11 +73,15 @@ def words_file(path: str | Path, speaker: str) -> list[TranscriptWord]:
     return transcript_of(tokens, speaker)
 
 
-def _read_xml(ami_dir: Path, rel: str, meeting: str, problems: list[Problem]) -> ET.Element | None:
-    """The root element of ``ami_dir/rel``; None (and a Problem) when it is not well-formed or
-    cannot be read. An absent file is None without a Problem (the caller knows whether it matters)."""
+def _read_xml(
+    ami_dir: Path, rel: str, meeting: str, problems: list[Problem], absent: str | None = None
+) -> ET.Element | None:
+    """The root element of ``ami_dir/rel``; None (and a Problem) when it is not well-formed or cannot be
+    read. An absent file is None, a ``missing_layer`` Problem with message ``absent`` when given."""
     path = ami_dir / rel
     if not path.is_file():
+        if absent is not None:
+            problems.append(Problem(meeting, rel, None, "missing_layer", absent))
         return None
     try:
         return ET.parse(path).getroot()
@@ -120,21 +118,14 @@ def load_resources(ami_dir: str | Path) -> Resources:
     problems: list[Problem] = []
     ontologies: dict[str, dict[str, OntologyType]] = {}
     for name in ONTOLOGY_FILES:
-        rel = f"ontologies/{name}"
-        root = _read_xml(ami_dir, rel, "", problems)
-        if root is None:
-            if not (ami_dir / rel).is_file():
-                problems.append(Problem("", rel, None, "missing_layer", "ontology file absent; its types stay unknown"))
-            continue
-        ontologies[name] = parse_ontology(root)
+        root = _read_xml(ami_dir, f"ontologies/{name}", "", problems, "ontology file absent; its types stay unknown")
+        if root is not None:
+            ontologies[name] = parse_ontology(root)
     meetings: dict[str, MeetingInfo] = {}
-    root = _read_xml(ami_dir, MEETINGS_XML, "", problems)
+    root = _read_xml(ami_dir, MEETINGS_XML, "", problems, "absent; no meeting has participants or a duration")
     if root is not None:
         meetings, more = parse_meetings_xml(root)
         problems += more
-    elif not (ami_dir / MEETINGS_XML).is_file():
-        why = "absent; no meeting has participants or a duration"
-        problems.append(Problem("", MEETINGS_XML, None, "missing_layer", why))
     return Resources(ontologies, meetings, tuple(problems))
 
 
@@ -207,22 +198,6 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
         for letter in sorted(speakers - letters):
             missing(pattern.format(meeting=meeting, speaker=letter), f"no {layer} file for speaker {letter}")
 
-    # Words first: every other layer points into them.
-    words: dict[str, tuple[Token, ...]] = {}
-    for letter in sorted(on_disk["words"]):
-        rel = SPEAKER_LAYERS["words"].format(meeting=meeting, speaker=letter)
-        root = _read_xml(ami_dir, rel, meeting, problems)
-        if root is None:
-            continue
-        toks, more = parse_words(root, meeting=meeting, speaker=letter, file=rel)
-        problems += more
-        words[letter] = toks
-        layers.add("words")
-    wfiles = {f"{meeting}.{s}.words.xml": s for s in words}
-    positions = {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()}
-    tokens = {f: words[s] for f, s in wfiles.items()}
-    ctx = LayerContext(meeting, tokens, positions, wfiles, resources.ontologies, problems)
-
     def roots(layer: str):
         """(letter, file, root element) of each readable file of a per-speaker layer."""
         for letter in sorted(on_disk[layer]):
@@ -232,12 +207,19 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
                 layers.add(layer)
                 yield letter, rel, root
 
+    # Words first: every other layer points into them.
+    words: dict[str, tuple[Token, ...]] = {}
+    for letter, rel, root in roots("words"):
+        words[letter], more = parse_words(root, meeting=meeting, speaker=letter, file=rel)
+        problems += more
+    wfiles = {f"{meeting}.{s}.words.xml": s for s in words}
+    positions = {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()}
+    tokens = {f: words[s] for f, s in wfiles.items()}
+    ctx = LayerContext(meeting, tokens, positions, wfiles, resources.ontologies, problems)
+
     def per_meeting(layer: str):
         rel = MEETING_LAYERS[layer].format(meeting=meeting)
-        if not (ami_dir / rel).is_file():
-            missing(rel, f"no {layer} file")
-            return None, rel
-        root = _read_xml(ami_dir, rel, meeting, problems)
+        root = _read_xml(ami_dir, rel, meeting, problems, f"no {layer} file")
         if root is not None:
             layers.add(layer)
         return root, rel
