@@ -105,11 +105,11 @@ class MeetingToMBenchmark(Benchmark):
                     problems.append(f"{where}.{name}: {str(exc).split(': ', 1)[-1]}")
         demo, ami = section.get("demo") or {}, section.get("ami") or {}
         corpus = demo.get("corpus") or []
-        for m in demo.get("meetings") or []:
-            if m not in corpus:
-                problems.append(
-                    f"demo.meetings: {m} is not a meeting of the demo release (demo.corpus: {', '.join(corpus)})"
-                )
+        problems += [
+            f"demo.meetings: {m} is not a meeting of the demo release (demo.corpus: {', '.join(corpus)})"
+            for m in demo.get("meetings") or []
+            if m not in corpus
+        ]
         if "seconds" in demo and (
             problem := clips_per_task_problem(float(demo["seconds"]), demo.get("clips_per_task"))
         ):

@@ -280,15 +280,16 @@ def gold_schema():
             "adjudicated": pa.Column(bool),
         },
         checks=[
-            pa.Check(
-                lambda df: ~multi(df) | (df["label"].str.fullmatch(_SET_RE) & _sorted_distinct(df["label"])),
-                name="task3_2 label: sorted distinct option labels joined by ';'",
-                element_wise=False,
-            ),
-            pa.Check(
-                lambda df: ~multi(df) | (df["value"].str.fullmatch(_PARTICIPANTS_RE) & _sorted_distinct(df["value"])),
-                name="task3_2 value: sorted distinct participant letters joined by ';'",
-                element_wise=False,
+            *(
+                pa.Check(
+                    lambda df, c=c, rx=rx: ~multi(df) | (df[c].str.fullmatch(rx) & _sorted_distinct(df[c])),
+                    name=f"task3_2 {c}: sorted distinct {what} joined by ';'",
+                    element_wise=False,
+                )
+                for c, rx, what in (
+                    ("label", _SET_RE, "option labels"),
+                    ("value", _PARTICIPANTS_RE, "participant letters"),
+                )
             ),
             pa.Check(lambda df: multi(df) | df["label"].str.fullmatch(_LABEL_RE), name="label: one option label"),
             pa.Check(
@@ -310,9 +311,6 @@ def __getattr__(name: str):
     if name == "GOLD_SCHEMA":  # lazy module attribute: importing this module does not import pandera
         return gold_schema()
     raise AttributeError(name)
-
-
-_CHECK_FIELD = {"task3_2 label": "label", "task3_2 value": "value", "label:": "label", "agreement:": "agreement"}
 
 
 def validate_gold(records: Sequence[Mapping[str, Any]], source: str) -> None:
@@ -349,8 +347,8 @@ def validate_gold(records: Sequence[Mapping[str, Any]], source: str) -> None:
         fc = fc.assign(_pos=pd.to_numeric(fc["index"], errors="coerce"), _row=fc["schema_context"] != "Column")
         first = fc.sort_values(["_pos", "_row"], na_position="last", kind="stable").iloc[0]
         check, column = str(first["check"]), first["column"]
-        if first["_row"]:
-            column = next((f for k, f in _CHECK_FIELD.items() if check.startswith(k)), None)
+        if first["_row"]:  # a whole-row check is named "[task3_2 ]<column>: ..."
+            column = check.split(":")[0].split()[-1]
         pos = first["_pos"]
         record = name(int(pos)) if pd.notna(pos) else None
         if check == "field_uniqueness":  # the later copy, with its position: the id alone names both
@@ -480,18 +478,11 @@ def apply_gold(
 
 
 # ---- simulated annotators (a TEST DOUBLE for people) ------------------------------------------------------
-SPEAKER_ACTS = {  # task1, target as speaker: AMI dialogue-act type -> state
-    "inf": "active_engagement",
-    "sug": "active_engagement",
-    "off": "active_engagement",
-    "el.sug": "active_engagement",
-    "ass": "supportive_endorsement",
-    "be.pos": "supportive_endorsement",
-    "el.inf": "confused_bewilderment",
-    "el.ass": "confused_bewilderment",
-    "el.und": "confused_bewilderment",
-    "stl": "hesitation",
-    "fra": "hesitation",
+#: task1, target as speaker: AMI dialogue-act type -> state (others: active engagement)
+SPEAKER_ACTS = {
+    **dict.fromkeys(("ass", "be.pos"), "supportive_endorsement"),
+    **dict.fromkeys(("el.inf", "el.ass", "el.und"), "confused_bewilderment"),
+    **dict.fromkeys(("stl", "fra"), "hesitation"),
     "be.neg": "cognitive_conflict",
 }
 REPLY_ATTITUDE = {"POS": "positive", "NEG": "negative", "UNC": "uncertain"}  # task2_2; else neutral

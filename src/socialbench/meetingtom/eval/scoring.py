@@ -23,17 +23,12 @@ from typing import Any, NamedTuple
 from socialbench.core.errors import DataError
 from socialbench.meetingtom.eval.parsing import normalize
 from socialbench.meetingtom.schema.questions import MULTI, TASKS
-from socialbench.results.numbers import half_up
+from socialbench.results.numbers import half_up, percent
 
 F1_TASKS = ("task1", "task3_1")
 (MULTI_TASK,) = MULTI
 PAIRED_TASK = "task3_1"  # Task 3.2 counts where this task's answer on the same clip is correct
 METRICS = ("accuracy", "chance", "correct", "invalid", "invalid_rate", "n", "n_total", "macro_f1")
-
-
-def percent(value: Fraction) -> float:
-    """100 * value, rounded half-up to two decimals (``socialbench.results.numbers``)."""
-    return half_up(100 * value)
 
 
 class Group(NamedTuple):
@@ -221,13 +216,13 @@ def group_scores(task: str, group: list[Outcome]) -> dict[str, Any]:
     invalid = sum(o.pred is None for o in evaluated)
     f1 = None
     if task in F1_TASKS and evaluated:
-        f1 = percent(macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated]))
+        f1 = half_up(100 * macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated]))
     return {
-        "accuracy": percent(Fraction(correct, n)) if n else None,
-        "chance": percent(chance([o.n_options for o in group], multi=task == MULTI_TASK)),
+        "accuracy": percent(correct, n),
+        "chance": half_up(100 * chance([o.n_options for o in group], multi=task == MULTI_TASK)),
         "correct": correct,
         "invalid": invalid,
-        "invalid_rate": percent(Fraction(invalid, n_total)),
+        "invalid_rate": percent(invalid, n_total),
         "n": n,
         "n_total": n_total,
         "macro_f1": f1,
