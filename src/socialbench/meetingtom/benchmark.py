@@ -1,8 +1,6 @@
-"""MeetingToM as a benchmark plug-in: instances of the five subtasks, answers, scoring, tables
-and what predictions depend on. A run named ``<method>__<ablation>`` is the method with the
-ablation ``meetingtom.ablations.<ablation>`` applied (core's variant runs: its settings over the
-method's). The data stages (demo release, acquisition, mining, clips, instances) are
-``socialbench meetingtom ...`` commands (cli.py); docs/meetingtom.md describes the pipeline.
+"""MeetingToM as a benchmark plug-in: instances of the five subtasks, answers, scoring, tables and what
+predictions depend on; a run ``<method>__<ablation>`` applies ``meetingtom.ablations.<ablation>``. The data
+stages are ``socialbench meetingtom ...`` commands (cli.py; docs/meetingtom.md).
 
 Imports stay inside the methods: the registry imports this module to read the class."""
 
@@ -141,16 +139,14 @@ class MeetingToMBenchmark(Benchmark):
         out = []
         for name in method_templates(rn.method):  # schema/, not the method's module: loading params imports no method
             where = f"{self.template_folder(run, name)}/{name}"
+            placeholders = TEMPLATE_PLACEHOLDERS.get(name)
             try:
                 text = self.template(run, name)
+                problem = template_problem(text, where, placeholders) if placeholders is not None else None
             except ConfigError as exc:  # not found
-                out.append(f"{key}: {exc}")
-                continue
+                problem = str(exc)
             except ValueError as exc:  # not UTF-8
-                out.append(f"{key}: template {where}: not UTF-8 text ({exc})")
-                continue
-            placeholders = TEMPLATE_PLACEHOLDERS.get(name)
-            problem = template_problem(text, where, placeholders) if placeholders is not None else None
+                problem = f"template {where}: not UTF-8 text ({exc})"
             if problem:
                 out.append(f"{key}: {problem}")
         return out
@@ -169,31 +165,22 @@ class MeetingToMBenchmark(Benchmark):
         from socialbench.core.benchmarks import request_pointer
 
         f = final.fields
-        rec = {
+        return {
             "id": instance["id"],
             "model": model,
             "method": method,
             "task": instance["task"],
             "source": instance["source"],
-            "raw": f.get("raw"),
-            "answer": f.get("answer"),
-            "value": f.get("value"),
-            "error": final.error,
-            "note": f.get("note"),
-            "reasoning": f.get("reasoning"),
-            "request_key": f.get("request_key"),
+            **{k: f.get(k) for k in ("raw", "answer", "value", "note", "reasoning", "request_key", "finish_reason")},
             "inputs": f.get("inputs", []),
-            "finish_reason": f.get("finish_reason"),
+            "error": final.error,
             # for error analysis from this one file: the gold answer, and where the request is
             "gold": instance.get("answer"),
             "gold_value": instance.get("gold"),
             "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key")),
+            # an instance the setting leaves out; an order run's (meetingtom.robustness) order asked and shown
+            **{k: f[k] for k in ("not_evaluated", "order") if f.get(k)},
         }
-        if f.get("not_evaluated"):
-            rec["not_evaluated"] = f["not_evaluated"]
-        if f.get("order"):  # an order run's (params meetingtom.robustness): the order asked and shown
-            rec["order"] = f["order"]
-        return rec
 
     # ---- scoring, tables, provenance -----------------------------------------------------------
     def score(

@@ -1,11 +1,7 @@
-"""Where the AMI Meeting Corpus's raw files live, as data and pure functions, plus thin fetchers.
-
-The official host (University of Edinburgh) serves the manual annotations as one zip
-(:data:`ANNOTATIONS_URL`, NXT XML at its top level) and the media per meeting under
-:data:`MIRROR_BASE_URL` in the layout ``amicorpus/<meeting>/video/<meeting>.<view>.avi`` and
-``amicorpus/<meeting>/audio/<meeting>.Mix-Headset.wav``. Local files and a ``mirror`` folder keep that
-relative layout, so an offline copy can stand in for the host (docs/decisions/acquisition.md says what
-was verified and what is assumed).
+"""Where the AMI Meeting Corpus's raw files live (pure), plus thin fetchers. The official host serves the
+manual annotations as one zip (:data:`ANNOTATIONS_URL`) and the media per meeting under
+:data:`MIRROR_BASE_URL` (``amicorpus/<meeting>/video/<meeting>.<view>.avi``, ``.../audio/...wav``); a local
+``mirror`` folder keeps that layout, so an offline copy can stand in (docs/decisions/acquisition.md).
 """
 
 from __future__ import annotations
@@ -57,28 +53,14 @@ class Source(NamedTuple):
     relpath: str
 
 
-def _check_meeting(meeting: str) -> str:
-    if not isinstance(meeting, str) or not MEETING_ID.fullmatch(meeting):
-        raise ConfigError(f"{meeting!r} is not an AMI meeting id (like ES2002a, IS1000b, IB4001)")
-    return meeting
-
-
-def _check_view(view: str) -> tuple[str, str]:
-    try:
-        return _VIEW_FILES[view]
-    except (KeyError, TypeError):
-        raise ConfigError(f"unknown AMI view {view!r}; known views: {', '.join(_VIEW_FILES)}") from None
-
-
 def media_relpath(meeting: str, view: str) -> str:
     """``amicorpus/<meeting>/<video|audio>/<meeting>.<view>.<avi|wav>`` (the official layout)."""
-    folder, ext = _check_view(view)
-    _check_meeting(meeting)
+    if not isinstance(view, str) or view not in _VIEW_FILES:
+        raise ConfigError(f"unknown AMI view {view!r}; known views: {', '.join(_VIEW_FILES)}")
+    if not isinstance(meeting, str) or not MEETING_ID.fullmatch(meeting):
+        raise ConfigError(f"{meeting!r} is not an AMI meeting id (like ES2002a, IS1000b, IB4001)")
+    folder, ext = _VIEW_FILES[view]
     return f"amicorpus/{meeting}/{folder}/{meeting}.{view}.{ext}"
-
-
-def _join_url(base_url: str, relpath: str) -> str:
-    return base_url.rstrip("/") + "/" + relpath
 
 
 def _mirror_path(mirror: str | os.PathLike[str], relpath: str) -> str:
@@ -107,7 +89,7 @@ def media_sources(
             if rel in seen:
                 continue
             seen.add(rel)
-            url = _mirror_path(mirror, rel) if mirror is not None else _join_url(base_url, rel)
+            url = _mirror_path(mirror, rel) if mirror is not None else base_url.rstrip("/") + "/" + rel
             out.append(Source(url, rel))
     return out
 
