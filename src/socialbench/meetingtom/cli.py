@@ -176,9 +176,7 @@ def extract_cmd(
     source: str = Opt(..., help="demo | ami"),
     meeting: str = Opt(..., help="a meeting of meetingtom.<source>.meetings"),
     release: Path = Opt(..., help="the source's release folder (written by `release`)"),
-    out_dir: Path = Opt(
-        ..., help="the meeting's folder: you_events, candidates, rejected, problems, words (JSON lines), meeting.json"
-    ),
+    out_dir: Path = Opt(..., help="the meeting's folder (JSON lines of its you events, candidates...; meeting.json)"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
     """One meeting's you events, mined and rejected candidates, parse problems and words (dataset/extract.py)."""
@@ -251,9 +249,7 @@ def instances_cmd(
     source: str = Opt(..., help="demo | ami"),
     release: Path = Opt(..., help="the source's release folder"),
     meetings_dir: Path = Opt(..., help="folder of the per-meeting folders written by `extract` (<dir>/<meeting>/)"),
-    clips_dir: Path | None = Opt(
-        None, help="folder of the per-meeting clips folders (<dir>/<meeting>/); none for a source without views"
-    ),
+    clips_dir: Path | None = Opt(None, help="folder of the per-meeting clips folders (none: a source without views)"),
     out_dir: Path = Opt(
         ...,
         help="the source's instance folder: task2_1.jsonl, items.jsonl, sheet.csv, you_events.jsonl,"
@@ -370,9 +366,7 @@ def annotate_export_cmd(
 
 @annotate_app.command("simulate")
 def annotate_simulate_cmd(
-    items: Path = Opt(
-        ..., help="the items the sheet was exported from (JSON lines; their AMI metadata drive the simulation)"
-    ),
+    items: Path = Opt(..., help="the items the sheet was exported from (JSON lines; their metadata drive it)"),
     sheet: Path = Opt(..., help="the exported annotation sheet (CSV) the simulated annotators fill in"),
     out_dir: Path = Opt(..., help="folder for annotator_1.csv, annotator_2.csv and adjudicator.csv"),
     params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated)"),
@@ -440,12 +434,8 @@ def annotate_import_cmd(
     items: Path = Opt(..., help="the items the sheets were exported from (JSON lines)"),
     subset: Path = Opt(..., help="the agreement subset drawn at export (JSON list of item ids: agreement_subset.json)"),
     out_dir: Path = Opt(..., help="folder for gold.jsonl, instances.jsonl, discarded.jsonl and agreement.json"),
-    annotator: list[Path] | None = Opt(
-        None, help="a primary annotator's filled sheet (CSV); give it twice, or not at all"
-    ),
-    adjudicator: Path | None = Opt(
-        None, help="the adjudicator's sheet (CSV): the agreement subset and the disagreements"
-    ),
+    annotator: list[Path] | None = Opt(None, help="a primary annotator's filled sheet (CSV); twice or not at all"),
+    adjudicator: Path | None = Opt(None, help="the adjudicator's sheet (CSV): the agreement subset, disagreements"),
     note: str | None = Opt(None, help="without sheets: why this source has no annotations (written to agreement.json)"),
 ) -> None:
     """Majority vote of two annotators and an adjudicator (B.3): the gold, the labelled instances, the
@@ -511,12 +501,8 @@ def annotate_import_cmd(
 
 @meetingtom_app.command("consolidate")
 def consolidate_cmd(
-    source_dir: list[Path] = Opt(
-        ..., "--source-dir", help="a source's instance folder (repeatable): its task2_1.jsonl"
-    ),
-    gold_dir: list[Path] = Opt(
-        ..., "--gold-dir", help="that source's gold folder (one per --source-dir, same order): its instances.jsonl"
-    ),
+    source_dir: list[Path] = Opt(..., "--source-dir", help="a source's instance folder (repeatable)"),
+    gold_dir: list[Path] = Opt(..., "--gold-dir", help="that source's gold folder (one per --source-dir, in order)"),
     out_dir: Path = Opt(..., help="data/processed/meetingtom: test.jsonl, dev.jsonl, tasks/<task>.jsonl"),
 ) -> None:
     """One JSON-lines file per task (B.5; test split) and the test and dev splits the shared stages read."""

@@ -1,12 +1,8 @@
-"""Clips per candidate (MeetingToM 3.3, B.1, B.5) through the media stage: each kept candidate of the
-clip tasks gets the Corner view, the four close-ups, their 2x2 mosaic, the Mix-Headset audio and the
-transcript, all cut with the same ``[start, end)``, and frames at ``media.meeting_fps`` (0.5 FPS).
-
-Close-ups are named by participant letter through ``meetings.xml``'s camera mapping (ES2002a's B is on
-Closeup4), so ``closeup_B.mp4`` shows the B of the transcript. The meeting's folder holds a folder per
-clip, ``frames/`` (the frame cache), ``clips.jsonl``, ``report.jsonl`` (clips that could not be made,
-with the action: ``media.on_error`` skip keeps the instance with ``media_error``, fail stops the stage
-after the report) and ``summary.json``.
+"""Clips per candidate (MeetingToM 3.3, B.1, B.5) through the media stage: the Corner view, the close-ups,
+their 2x2 mosaic, the Mix-Headset audio and the transcript, all cut with the same ``[start, end)``, and
+frames at ``media.meeting_fps``. Close-ups are named by participant letter through ``meetings.xml``'s camera
+mapping, so ``closeup_B.mp4`` shows the transcript's B. The meeting's folder holds a folder per clip,
+``frames/``, ``clips.jsonl``, ``report.jsonl`` (clips not made; ``media.on_error``) and ``summary.json``.
 """
 
 from __future__ import annotations
@@ -48,15 +44,9 @@ def view_plan(participants: Mapping[str, Mapping[str, Any]], fetched: Mapping[st
     or None, "audio": relpath or None}``. Names are ``corner`` and ``closeup_<letter>`` (letters in
     order, each through its camera); the mosaic needs four close-ups."""
     views = fetched.get("views") or {}
-    videos = []
-    if "Corner" in views:
-        videos.append(("corner", views["Corner"]["path"]))
-    closeups = []
-    for letter, p in sorted(participants.items()):
-        cam = p.get("camera")
-        if cam in CLOSEUPS and cam in views:
-            closeups.append((f"closeup_{letter}", views[cam]["path"]))
-    videos += closeups
+    cams = {x: p.get("camera") for x, p in sorted(participants.items())}
+    closeups = [(f"closeup_{x}", views[cam]["path"]) for x, cam in cams.items() if cam in CLOSEUPS and cam in views]
+    videos = ([("corner", views["Corner"]["path"])] if "Corner" in views else []) + closeups
     mosaic = [name for name, _ in closeups] if len(closeups) == 4 else None
     audio = views["Mix-Headset"]["path"] if "Mix-Headset" in views else None
     return {"videos": videos, "mosaic": mosaic, "audio": audio}
@@ -80,10 +70,8 @@ def transcript_window(words: Sequence[Mapping[str, Any]], start: float, end: flo
 
 
 def frame_aligned(start: float, end: float, fps) -> tuple[Fraction, Fraction]:
-    """The window moved onto the video's frame grid: ``ceil(t * fps) / fps`` for both ends. It holds
-    the same frames as ``[start, end)`` (a frame at time ``k / fps`` lies in one iff it lies in the
-    other), so the clip's first frame is at time 0 and ``video_window`` records frame times. (The
-    media stage cuts AVI views, which have no presentation times, by frame index: exact either way.)"""
+    """The window on the video's frame grid (``ceil(t * fps) / fps``): the same frames as ``[start, end)``,
+    so the clip's first frame is at time 0 and ``video_window`` records frame times."""
     rate = to_fraction(fps)
     return (Fraction(math.ceil(to_fraction(start) * rate)) / rate, Fraction(math.ceil(to_fraction(end) * rate)) / rate)
 

@@ -72,6 +72,13 @@ FIGURE_FILES = (
     "figures/figure4_label_distribution.pdf",
     "figures/figure4.csv",
 )
+#: The note under an ablation table of that kind.
+ABLATION_NOTES = {
+    "modality": "A run with the source's own modality is its base row, shown once; a run with video on a source"
+    " without media makes no call and reads 'not evaluated: no video in this source'.",
+    "priors": "As in the paper's Table 4, Task 1 is not evaluated with contextual priors (n=0): its cells of the"
+    " prior rows are not filled, whatever the run answered.",
+}
 NOT_EVALUATED = "n=0, not evaluated"
 T32_NOTE = "T3.2 Acc counts only the instances whose paired Task 3.1 answer is correct (n per cell; MeetingToM 4.1)."
 NO_VIDEO = "not evaluated: no video in this source"
@@ -387,16 +394,7 @@ def ablation_table(ctx: Context, title: str, kind: str, with_delta: bool) -> rt.
             add = f"an ablation with `table: {kind}` under meetingtom.ablations and its run `{BASE}__<ablation>`"
             add += " to meetingtom.methods in params.yaml"
         notes.insert(0, f"No runs for this table: add {add}.")
-    if kind == "modality":
-        notes.append(
-            "A run with the source's own modality is its base row, shown once; a run with video on a source without"
-            " media makes no call and reads 'not evaluated: no video in this source'."
-        )
-    if kind == "priors":
-        notes.append(
-            "As in the paper's Table 4, Task 1 is not evaluated with contextual priors (n=0): its cells of the"
-            " prior rows are not filled, whatever the run answered."
-        )
+    notes += [ABLATION_NOTES[kind]] if kind in ABLATION_NOTES else []
     if with_delta:
         notes.append(
             "Ablation rows: the score and its change from the run without the ablation (↑ improvement, ↓ degradation)."
