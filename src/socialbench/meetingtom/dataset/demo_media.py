@@ -1,8 +1,7 @@
-"""The embedded demo release's media (pure: a meeting's script -> raw frames and samples): five views
-drawn with Pillow (``video_frames``; encoded bit-exact by :mod:`.demo`) and a ``Mix-Headset`` WAV (a tone
-per speaker while they speak). Everyone looks at the current speaker, the speaker of an addressed act at
-the addressee (pupils and a line in the Corner view), so a video model has Task 2.1's gaze cue. Every frame
-carries its index in the bottom band (:mod:`socialbench.media.synth`), modulo the band's 4,096.
+"""The embedded demo release's media (pure): five views drawn with Pillow and a ``Mix-Headset`` WAV (a tone
+per speaker while they speak). Everyone looks at the current speaker, an addressed act's speaker at the
+addressee, so a video model has Task 2.1's gaze cue. Every frame carries its index in the bottom band
+(:mod:`socialbench.media.synth`).
 """
 
 from __future__ import annotations

@@ -193,12 +193,10 @@ def y_call(rng: random.Random) -> str:
 
 
 def _paper_scene_turns(rng: random.Random, start: float) -> tuple[list[_Turn], dict[str, int]]:
-    """A lean scene (``clips_per_task``) that the default mining thresholds turn into exactly one
-    window of each task family: the addressed question (>= 8 words, so its asker speaks >= 1.5 s of
-    its 5 s state window) and, within those 5 s, a backchannel and the answer, whose state windows
-    overlap it and are dropped; then a proposal and two agreements of at most three words each (under
-    1.5 s of speech: no speaker window) that form the scene's decision. The "you" and consensus
-    windows (50 s) are centred mid-scene, 55 s apart: none overlaps its neighbour."""
+    """A lean scene (``clips_per_task``) the default thresholds mine into one window of each task family: the
+    addressed question (>= 8 words: >= 1.5 s of its state window), a backchannel and the answer within its
+    5 s (their state windows overlap and are dropped), then a decision of a proposal and two agreements of at
+    most three words (no speaker window). "You" and consensus windows are centred mid-scene, 55 s apart."""
     x, y, z, w = rng.sample(LETTERS, 4)  # x asks y and proposes; z and w agree
     task = rng.choice(TASKS)
     day = rng.choice(DAYS)

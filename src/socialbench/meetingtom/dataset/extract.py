@@ -1,8 +1,6 @@
-"""Per meeting, what the later stages need from its NXT annotations, as JSON lines (:data:`FILES`) and
-``meeting.json``: the ``you`` events (Task 2.1's gold), the mined and the rejected candidates, the parse
-problems, the transcript words, the participants and the layers the questions and the contextual priors
-read (construction metadata, B.4). Written by ``socialbench meetingtom extract``. Nothing is dropped
-silently; a meeting of a source whose release is absent gets empty files and a note.
+"""Per meeting, what the later stages need from its NXT annotations (``socialbench meetingtom extract``):
+:data:`FILES` of JSON lines (you events, candidates, problems, words, the layers questions and priors
+read) and ``meeting.json``. A meeting of a source whose release is absent gets empty files and a note.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""MeetingToM instances of the five subtasks (paper 3.2) and the instance files.
-
-Every instance is a multiple-choice question about one mined clip (non-overlapping within its meeting
-and task family, B.1): a fixed template (B.2, :mod:`socialbench.meetingtom.schema.questions`), options
-shuffled with ``"{seed}:{id}:options"`` and labelled 1, 2, 3... (the participants are A-D). Task 2.1's
-gold comes from the you events (AMI's ``addressee`` of a singular deictic "you"); Tasks 1, 2.2, 3.1 and
-3.2 are built as *items* without answers, given gold by the annotation round-trip (B.3,
-:mod:`socialbench.meetingtom.dataset.annotation`). What goes to the model (B.4) is the transcript window,
-question, options and, per ``modality``, the clip; AMI annotations live under ``meta``, the contextual
-priors under ``context`` (shown only in that ablation). The files are listed in docs/meetingtom.md.
+"""MeetingToM instances of the five subtasks (paper 3.2): a multiple-choice question about one mined clip
+(B.1), from a fixed template (B.2) with options shuffled per instance and labelled 1, 2, 3... Task 2.1's
+gold comes from the you events; the other tasks are *items* given gold by the annotation round-trip (B.3).
+The model sees (B.4) the transcript, question, options and, per ``modality``, the clip; AMI annotations
+live under ``meta``, the contextual priors under ``context``. The files are listed in docs/meetingtom.md.
 """
 
 from __future__ import annotations
@@ -35,12 +30,10 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
 def context_of(
     meeting: Mapping[str, Any], start: float, end: float, turns: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
-    """The contextual priors of a clip (paper 4.2, Table 4; AMI annotations, shown to a model only
-    in that ablation): each participant's role; the meeting phase as a stage (``phase``: opening,
-    presentation, discussion, decision, closing; spec.questions.meeting_stage) from ``topic``, the
-    type of the innermost topic segment with a type holding the clip's midpoint (None without one),
-    and ``position``, the midpoint's share of the meeting's span (None when unknown); and the dialogue
-    act of each transcript line (the act of its speaker that overlaps it most; None when no act does)."""
+    """The contextual priors of a clip (paper 4.2, Table 4; shown only in that ablation): each participant's
+    role; the meeting ``phase`` (``questions.meeting_stage``) from ``topic``, the innermost typed topic holding
+    the clip's midpoint, and ``position``, the midpoint's share of the meeting (None when unknown); the
+    dialogue act of each transcript line (its speaker's act overlapping it most, else None)."""
     info = meeting["meeting.json"]
     roles = {x: p.get("role") for x, p in sorted((info.get("participants") or {}).items())}
     mid = start + (end - start) / 2
@@ -86,10 +79,9 @@ def _base(
     utterance_gap: float = 1.0,
     clip_problem: str | None = None,
 ) -> dict[str, Any]:
-    """What every task's instance shares (the ``shared`` keywords of the builders below): the clip, its
-    transcript, the media (``clip`` None: a modality that needs video marks ``media_error``; it is answered
-    without a model call and scored invalid, so N never shrinks silently), the contextual priors, the
-    question filled with ``variables``, the ``options`` of the instance's id and the ``meta``."""
+    """What every task's instance shares (``shared``: the builders' keywords): the clip, its transcript, media
+    (without a clip, a modality needing video marks ``media_error``: answered without a call, scored invalid,
+    so N never shrinks silently), priors, the question of ``variables``, the id's ``options`` and ``meta``."""
     if modality not in MODALITIES:
         raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
     start, end = cand["start"], cand["end"]
@@ -252,11 +244,9 @@ def build_source(
     include_speaker: bool = False,
     utterance_gap: float = 1.0,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(task2_1 instances, items of the annotated tasks, report)`` of one source; the report lists
-    every candidate that makes no instance or item, and every instance kept without its media.
-
-    ``meetings``: per meeting, the records of :func:`socialbench.meetingtom.dataset.extract.read_meeting`;
-    ``clips`` / ``clip_reports``: per meeting, its ``clips.jsonl`` / ``report.jsonl`` records."""
+    """``(task2_1 instances, items of the annotated tasks, report)`` of one source's meetings (records of
+    ``extract.read_meeting``; ``clips``/``clip_reports`` by meeting); the report lists every candidate that
+    makes no instance or item, and every instance kept without its media."""
     instances: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
     report: list[dict[str, Any]] = []

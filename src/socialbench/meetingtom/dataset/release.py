@@ -1,12 +1,8 @@
-"""Acquisition of a MeetingToM source (the demo release or the real AMI corpus) through
-:mod:`socialbench.acquire`: the manual-annotations release once per source (independent of which
-meetings are processed, so a changed meeting list reruns only the new meetings' jobs), the media per
-meeting. The release is, in this order: an archive in the ``mirror`` (copied, checksum checked against
-params ``sha256`` or a ``<archive>.sha256`` beside it, extracted safely); an unpacked release in the
-mirror (read in place, ``manifest.json`` records every file's sha256); a missing mirror (the real
-corpus gives no instances and ``source.json`` says why); no mirror (downloaded from ``url``, resumable
-and checksum-checked). ``<out>/source.json`` says which and where the annotations are. Media come from
-the same mirror or ``media_url``, with ``fetched.json`` listing each file's sha256.
+"""Acquisition of a MeetingToM source through :mod:`socialbench.acquire`: the manual-annotations release once
+per source, the media per meeting. The release is an archive in the ``mirror`` (checksum checked against
+params ``sha256`` or a ``<archive>.sha256`` beside it, extracted safely), an unpacked release in the mirror
+(read in place; ``manifest.json`` records its files' sha256), a missing mirror (no instances; ``source.json``
+says why) or a download from ``url``. Media come from the mirror or ``media_url`` (``fetched.json``).
 """
 
 from __future__ import annotations
@@ -165,10 +161,8 @@ def read_source(release_dir: str | Path) -> dict[str, Any]:
 def fetch_meeting_media(
     source: SourceSettings, meeting: str, dest_root: str | Path, *, root: str | Path = "."
 ) -> dict[str, Any]:
-    """Fetch the source's views of one meeting into ``dest_root`` (official relative layout) and
-    write ``<dest_root>/amicorpus/<meeting>/fetched.json``; return it. Files from a local mirror are
-    verified against the mirror's own bytes (a changed mirror file is copied again); a file already
-    downloaded from the host is kept (the host publishes no checksums)."""
+    """Fetch one meeting's views into ``dest_root`` and write and return ``amicorpus/<meeting>/fetched.json``.
+    Mirror files are checked against the mirror's bytes; a file downloaded from the host (no checksums) is kept."""
     dest_root = Path(dest_root)
     folder = dest_root / "amicorpus" / meeting
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,11 +1,7 @@
-"""Rendering a MeetingToM instance into a request: the method's templates with the question, the
-transcript and the options filled in (B.2), the clip as typed parts per the modality (B.5), the
-contextual priors only in that ablation (B.4), and the structured ``task`` the baselines read.
-
-The settings (``meetingtom.method_options.<method>``, overridden by the ablation of a run named
-``<method>__<ablation>``; :data:`SETTINGS`, checked by ``settings_of``) and what each does are tabled in
-docs/meetingtom.md. Only the question, the transcript, the options, the clip and (in that ablation) the
-priors reach the model; the instance's ``meta`` (AMI ids, the meeting) never does (B.4).
+"""Rendering a MeetingToM instance into a request: the method's templates with the question, transcript and
+options (B.2), the clip as typed parts per the modality (B.5), the contextual priors only in that ablation
+(B.4), and the structured ``task`` the baselines read. The settings (:data:`SETTINGS`) are tabled in
+docs/meetingtom.md. The instance's ``meta`` (AMI ids, the meeting) never reaches the model (B.4).
 """
 
 from __future__ import annotations
@@ -147,10 +143,8 @@ def render_context(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
 
 # ---- the request ---------------------------------------------------------------------------------
 def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The structured view for the baselines: the question's subject utterance (Task 2) or the
-    question as the query, the options as the answer's choices (a participant option's text is
-    the participant and what they say in the clip, when the modality shows utterances, so a
-    text-similarity model can match the answer to the question), the task as the prior's group."""
+    """The structured view for the baselines: the quoted utterance (Task 2) or the question as the query, the
+    options as choices (a participant's with what they say, when utterances are shown), the task as group."""
     s = s or settings_of(None)
     with_words = modality_of(instance, s) != "video"
     said: dict[str, list[str]] = {}
@@ -182,9 +176,8 @@ LABEL_VALUE: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "integer"}
 
 
 def json_keys(task: str, reasons: bool) -> dict[str, dict[str, Any]]:
-    """JSON mode's keys and value types, for backends that send JSON mode as a key schema: the
-    reasoning methods' ``reasoning`` then ``answer`` (No Prompt: ``answer`` alone); the answer one label,
-    or a list of labels for a multi-select task. Values free: no enum of the options."""
+    """JSON mode's keys and value types for backends that send a key schema: ``reasoning`` (reasoning methods)
+    and ``answer``, one label or a list; no enum of the options."""
     answer = {"type": "array", "items": LABEL_VALUE} if task in MULTI else LABEL_VALUE
     return {**({"reasoning": {"type": "string"}} if reasons else {}), "answer": answer}
 

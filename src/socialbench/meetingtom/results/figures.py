@@ -1,8 +1,6 @@
-"""MeetingToM's Figure 4 (label distribution per task) from the instances' gold values (matplotlib,
-Agg; pure: instances in, bytes out): a panel per task, a bar per source for each gold value in option
-order (Task 3.2: the number of dissenters). Same bytes for the same instances: matplotlib's default
-style, no timestamp or version in the PNG/PDF (as ``socialbench.moca.results.figures``); the counts
-also as ``figures/figure4.csv``.
+"""MeetingToM's Figure 4 (label distribution per task) from the instances' gold values; pure: a panel per
+task, a bar per source for each value in option order (Task 3.2: the number of dissenters), the counts in
+``figures/figure4.csv``. Same instances, same bytes (default style, no timestamp or version).
 """
 
 from __future__ import annotations

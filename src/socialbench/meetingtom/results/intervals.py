@@ -1,9 +1,7 @@
-"""MeetingToM's 95% intervals from the shared statistics (``socialbench.results.stats``): every accuracy
-and Macro-F1 cell's instance-level percentile bootstrap, B = 2000, seeded ``stats.cell_seed(seed, model,
-method, group[, metric])`` as in the MoCA statistics. Accuracy (a mean of 0/1 outcomes) and Task 3.2's
-conditional accuracy (a ratio of two sums) are ``stats.bootstrap_ci`` metrics of outcome columns rebuilt
-from the score file's counts; Macro-F1 is recomputed on the same resamples from each run's
-:class:`RunSummary` (the outcomes ``socialbench score`` wrote)."""
+"""MeetingToM's 95% intervals from the shared statistics (``socialbench.results.stats``): instance-level
+percentile bootstrap, B = 2000, seeded per cell as in MoCA. Accuracy and Task 3.2's conditional accuracy are
+``stats.bootstrap_ci`` metrics of outcome columns rebuilt from the counts; Macro-F1 is recomputed on the same
+resamples from each run's :class:`RunSummary`."""
 
 from __future__ import annotations
 

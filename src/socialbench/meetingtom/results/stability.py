@@ -1,10 +1,7 @@
 """MeetingToM's answer-stability table (beyond the paper; params ``meetingtom.robustness``;
-docs/decisions/answer-stability.md): per model and run asked again, accuracy under each of the K option
-orders (order 0: the paper's draw), circular accuracy (right under every order), agreement of the
-resolved answers and the gap between order 0 and circular, with 95% bootstrap intervals, per task and
-source and over all ("all"). The outcomes come from each run's :class:`RunSummary`. An instance counts
-when the run evaluates it; Task 3.2 counts on every instance, not only after a correct Task 3.1: the table
-asks whether an answer moves with the order, not the paper's conditional accuracy."""
+docs/decisions/answer-stability.md): per model and run, accuracy under each of K option orders, circular
+accuracy, agreement and the gap between order 0 and circular, with 95% bootstrap intervals, per group and
+over all. Task 3.2 counts on every instance: the table asks whether an answer moves with the order."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""The fixed question templates and option vocabularies of MeetingToM's five subtasks (paper 3.2,
-appendix A, B.2: only task variables are filled into fixed formats). Pure data and functions.
-
-The paper's wording was lost with its appendix G; the wording here is ours
-(docs/decisions/meetingtom-methods.md). An option is ``{"label", "value", "text"}``: ``value`` is what files
-hold, ``text`` what the model and annotators read; labels 1, 2, 3... follow a per-instance seeded shuffle.
-Labels are numbers, never letters: the participants are A-D, and a lettered list ("A. Participant D")
-invites a participant's letter for an option's, a confusion that is wrong but valid.
+"""The fixed question templates and option vocabularies of MeetingToM's five subtasks (paper 3.2, appendix A,
+B.2); pure. The wording is ours (docs/decisions/meetingtom-methods.md). An option is ``{"label", "value",
+"text"}``: files hold ``value``, the model reads ``text``; labels 1, 2, 3... follow a seeded shuffle. Labels
+are numbers, never letters: the participants are A-D, and "A. Participant D" invites a wrong but valid answer.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""``you`` events: singular deictic "you" whose addressee the dialogue-act layer names: a you-usage of
-type ``you_11`` (SINGULAR, "deictic referential") inside a dialogue act of the same speaker whose
-``addressee`` names exactly one participant (a speaker letter A-D, as ``speaker``). :func:`you_candidates`
-keeps every you-usage with the reason it is not an event; :func:`you_events` keeps the events.
+"""``you`` events: a singular deictic "you" (``you_11``) inside a dialogue act of the same speaker whose
+``addressee`` names exactly one other participant. :func:`you_candidates` keeps every you-usage with the
+reason it is not an event; :func:`you_events` keeps the events.
 """
 
 from __future__ import annotations
@@ -97,10 +96,9 @@ YOU_PLURAL = ("you_12", "you_121", "you_122")
 
 
 def layer_agreement(candidates: Iterable[YouCandidate], *, you_type: str = YOU_SINGULAR) -> dict:
-    """How the two AMI layers the real Task 2.1 gold joins agree (the paper reports its human annotation's
-    kappa; ours is these layers). Over the deictic you-usages in a dialogue act of a meeting whose acts
-    carry addressees: the you layer says singular or plural, the act's addressee one participant (``one``)
-    or not (``group``). The 2x2 counts, the share agreeing and Cohen's kappa (None when undefined)."""
+    """How the two AMI layers of the real Task 2.1 gold agree (in place of the paper's human kappa), over the
+    deictic you-usages in an act of a meeting with addressees: singular/plural against one addressee or a
+    ``group``; the 2x2 counts, the share agreeing and Cohen's kappa (None when undefined)."""
     return _agreement(
         ((c.meeting, c.usage.type_id, c.act is not None, c.act.addressee if c.act else None) for c in candidates),
         you_type,
