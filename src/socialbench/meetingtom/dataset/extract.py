@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from socialbench.core.errors import DataError
@@ -102,29 +103,16 @@ def extract_meeting(
 
 
 def absent_meeting(meeting_id: str, source: str, note: str) -> dict[str, list | dict]:
+    """Empty files and the record of a meeting without annotations, with the ``note`` why."""
+    empty = SimpleNamespace(id=meeting_id, start=None, end=None, participants={}, speakers=(), layers=())
     out: dict[str, list | dict] = {name: [] for name in FILES}
-    out[MEETING_FILE] = {
-        "meeting": meeting_id,
-        "source": source,
-        "start": None,
-        "end": None,
-        "participants": {},
-        "speakers": [],
-        "layers": [],
-        "counts": {n.split(".")[0]: 0 for n in FILES},
-        "note": note,
-    }
+    out[MEETING_FILE] = {**meeting_record(empty, source, {n.split(".")[0]: 0 for n in FILES}), "note": note}
     return out
 
 
 def write_meeting(out_dir: str | Path, files: Mapping[str, list | dict]) -> None:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     for name, recs in files.items():
-        if name.endswith(".jsonl"):
-            write_jsonl(out / name, recs)
-        else:
-            write_json(out / name, recs)
+        (write_jsonl if name.endswith(".jsonl") else write_json)(Path(out_dir) / name, recs)
 
 
 def read_meeting(folder: str | Path) -> dict[str, Any]:
