@@ -551,9 +551,9 @@ def _other_answer(item: Mapping[str, Any], right: str, rng: random.Random) -> st
     return rng.choice(pool) if pool else right
 
 
-def _simulated(item: Mapping[str, Any], seed: int, who: str, accuracy: float, source: str) -> str:
-    rng = random.Random(f"{seed}|{who}|{item['id']}")  # per (seed, annotator, item): independent of other items
-    right = proxy_label(item, source)
+def _simulated(item: Mapping[str, Any], right: str, seed: int, who: str, accuracy: float) -> str:
+    """``right`` with probability ``accuracy``, else another answer; seeded per (seed, who, item) alone."""
+    rng = random.Random(f"{seed}|{who}|{item['id']}")
     return right if rng.random() < accuracy else _other_answer(item, right, rng)
 
 
@@ -568,12 +568,13 @@ def simulate_sheets(
     ``accuracy``, else another answer; the adjudicator labels the agreement subset and every disagreement."""
     if not 0 <= accuracy <= 1 or agreement_items < 0:
         raise ValueError("accuracy lies in [0, 1] and agreement_items is a count >= 0")
-    a1, a2 = ({str(it["id"]): _simulated(it, seed, who, accuracy, source) for it in items} for who in ANNOTATORS[:2])
+    rows = [(str(it["id"]), it, proxy_label(it, source)) for it in items]
+    a1, a2 = ({i: _simulated(it, right, seed, who, accuracy) for i, it, right in rows} for who in ANNOTATORS[:2])
     subset = set(agreement_subset(items, seed, agreement_items))
     adj = {
-        str(it["id"]): _simulated(it, seed, "adjudicator", accuracy, source)
-        for it in items
-        if str(it["id"]) in subset or _norm(it["task"], a1[str(it["id"])]) != _norm(it["task"], a2[str(it["id"])])
+        i: _simulated(it, right, seed, "adjudicator", accuracy)
+        for i, it, right in rows
+        if i in subset or _norm(it["task"], a1[i]) != _norm(it["task"], a2[i])
     }
     return tuple(export_sheet(items, answers, SIMULATED_NOTE) for answers in (a1, a2, adj))  # type: ignore[return-value]
 
@@ -589,10 +590,8 @@ def simulate_human(instances: Sequence[Mapping[str, Any]], seed: int, accuracy: 
         raise ValueError("accuracy lies in [0, 1]")
     out = []
     for inst in sorted(instances, key=lambda i: str(i["id"])):
-        rng = random.Random(f"{seed}|human|{inst['id']}")
         gold = inst["answer"]
-        right = ";".join(gold) if isinstance(gold, list) else str(gold)
-        chosen = right if rng.random() < accuracy else _other_answer(inst, right, rng)
+        chosen = _simulated(inst, ";".join(gold) if isinstance(gold, list) else str(gold), seed, "human", accuracy)
         if inst["task"] == MULTI:
             answer: Any = [] if chosen == NONE_WORD else sorted(chosen.split(";"))
         else:

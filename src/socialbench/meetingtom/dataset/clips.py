@@ -95,12 +95,9 @@ def make_clips(
     root = Path(root)
     media_root = Path(fetched.get("root") or ".")
     plan = view_plan(meeting.get("participants") or {}, fetched)
-    todo = [c for c in candidates if c["task"] in tasks and c.get("start") is not None]
+    note = None if plan["videos"] else fetched.get("note") or "no video views fetched for this meeting: no clips"
+    todo = [c for c in candidates if plan["videos"] and c["task"] in tasks and c.get("start") is not None]
     records, problems = [], []
-    note = None
-    if not plan["videos"]:
-        note = fetched.get("note") or "no video views fetched for this meeting: no clips"
-        todo = []
     cache = FrameCache(out / FRAMES_DIR)
     sampling = settings.meeting_sampling()
     encode = EncodeSettings(preset=settings.clip_preset, crf=settings.clip_crf)
@@ -120,10 +117,9 @@ def make_clips(
         outputs = [folder / f"{n}.mp4" for n in names]
         mosaic = None
         if plan["mosaic"]:
-            positions = tuple(names.index(n) for n in plan["mosaic"])
             mosaic = Mosaic(
                 output=folder / "mosaic.mp4",
-                views=positions,
+                views=tuple(names.index(n) for n in plan["mosaic"]),
                 labels=tuple(n.rsplit("_", 1)[1] for n in plan["mosaic"]),
                 panel=settings.mosaic_panel,
                 font=settings.label_font,
@@ -133,13 +129,10 @@ def make_clips(
             start, end = frame_aligned(c["start"], c["end"], fps) if fps else (c["start"], c["end"])
             skew = settings.max_view_skew_frames
             cut_views(sources, start, end, outputs, mosaic=mosaic, encode=encode, max_skew_frames=skew)
-            audio = None
-            if audio_path is not None:
-                extract_audio(audio_path, folder / "audio.wav", start=c["start"], end=c["end"])
-                audio = folder / "audio.wav"
-            files = {n: o for n, o in zip(names, outputs)}
-            if mosaic is not None:
-                files["mosaic"] = Path(mosaic.output)
+            audio = folder / "audio.wav" if audio_path is not None else None
+            if audio is not None:
+                extract_audio(audio_path, audio, start=c["start"], end=c["end"])
+            files = dict(zip(names, outputs)) | ({"mosaic": Path(mosaic.output)} if mosaic is not None else {})
             frames = {n: cache.frames(p, sampling).records(root) for n, p in files.items()}
         except MediaError as err:
             problems.append(

@@ -75,18 +75,13 @@ def stability_cells(
     return cells, groups
 
 
-#: The long-format CSV's columns that name a cell's group: its task and source ("all" for both: every task
-#: of every source).
+#: The long-format CSV's columns that name a cell's group ("all" for both: every task of every source).
 GROUP_COLUMNS = ("task", "source")
 
 
 def group_key(group: Group | str) -> tuple[str, str]:
     """(task, source) of a group, or of ``all`` (every task of every source)."""
     return (ALL, ALL) if group == ALL else tuple(group)
-
-
-def heading(group: Group) -> str:
-    return f"{TITLES.get(group.task, group.task)} ({group.source})"
 
 
 def stability_files(
@@ -107,7 +102,7 @@ def stability_files(
     ]
 
     def table(title: str, cells: Mapping, groups: list[Group], notes: list[str], **empty: str) -> dict[str, Table]:
-        rows = [(g, heading(g)) for g in groups] + [(ALL, "All tasks")]
+        rows = [(g, f"{TITLES.get(g.task, g.task)} ({g.source})") for g in groups] + [(ALL, "All tasks")]
         kw = dict(style=STYLE, label="tab:stability", group_columns=GROUP_COLUMNS, group_key=group_key)
         return formats(NAME, stability_table(title, cells, rows, COLUMNS, "Accuracy", notes=notes, **kw, **empty))
 

@@ -200,6 +200,4 @@ DIALOGUE_ACTS = {
 
 def act_words(code: str | None) -> str:
     """A dialogue act as words (an unknown code shown as it is; none: "no act")."""
-    if code is None:
-        return "no act"
-    return DIALOGUE_ACTS.get(code, code)
+    return "no act" if code is None else DIALOGUE_ACTS.get(code, code)

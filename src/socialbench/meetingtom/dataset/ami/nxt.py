@@ -217,12 +217,14 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
     tokens = {f: words[s] for f, s in wfiles.items()}
     ctx = LayerContext(meeting, tokens, positions, wfiles, resources.ontologies, problems)
 
-    def per_meeting(layer: str):
+    def per_meeting(layer: str, parse, **kw) -> list:
+        """The records of a per-meeting layer's file (none when it is absent or unreadable)."""
         rel = MEETING_LAYERS[layer].format(meeting=meeting)
         root = _read_xml(ami_dir, rel, meeting, problems, f"no {layer} file")
-        if root is not None:
-            layers.add(layer)
-        return root, rel
+        if root is None:
+            return []
+        layers.add(layer)
+        return parse(ctx, root, file=rel, **kw)
 
     segments = [s for x, rel, r in roots("segments") for s in parse_segments(ctx, r, speaker=x, file=rel)]
     acts: list[DialogueAct] = []
@@ -233,12 +235,9 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
         act_ids[rel.rsplit("/", 1)[1]] = ids
     yous = [u for x, rel, r in roots("you_usages") for u in parse_you_usages(ctx, r, speaker=x, file=rel)]
     roles = [o for x, rel, r in roots("roles") for o in parse_roles(ctx, r, speaker=x, file=rel)]
-    root, rel = per_meeting("adjacency_pairs")
-    pairs = parse_adjacency_pairs(ctx, root, file=rel, act_ids=act_ids) if root is not None else []
-    root, rel = per_meeting("decisions")
-    decisions = parse_decisions(ctx, root, file=rel) if root is not None else []
-    root, rel = per_meeting("topics")
-    topics = parse_topics(ctx, root, file=rel) if root is not None else []
+    pairs = per_meeting("adjacency_pairs", parse_adjacency_pairs, act_ids=act_ids)
+    decisions = per_meeting("decisions", parse_decisions)
+    topics = per_meeting("topics", parse_topics)
 
     last = max((t.end for toks in words.values() for t in toks), default=0.0)
     end = max(last, info.duration or 0.0) if info else last
