@@ -113,6 +113,7 @@ def make_clips(
         else None
     )
     for c in todo:
+        clip = {"id": c["id"], "task": c["task"], "meeting": meeting["meeting"]}
         folder = out / clip_dir_name(c["id"])
         outputs = [folder / f"{n}.mp4" for n in names]
         mosaic = None
@@ -135,17 +136,8 @@ def make_clips(
             files = dict(zip(names, outputs)) | ({"mosaic": Path(mosaic.output)} if mosaic is not None else {})
             frames = {n: cache.frames(p, sampling).records(root) for n, p in files.items()}
         except MediaError as err:
-            problems.append(
-                {
-                    "meeting": meeting["meeting"],
-                    "id": c["id"],
-                    "task": c["task"],
-                    "path": err.path,
-                    "problem": err.problem,
-                    "detail": err.detail,
-                    "action": "failed" if settings.on_error == "fail" else "no clip",
-                }
-            )
+            action = "failed" if settings.on_error == "fail" else "no clip"
+            problems.append({**clip, "path": err.path, "problem": err.problem, "detail": err.detail, "action": action})
             remove_inside(folder, out, missing_ok=True)  # inside the clips folder only; a link goes as a link
             if settings.on_error == "fail":
                 _finish(out, records, problems, note, cache)
@@ -155,9 +147,7 @@ def make_clips(
         write_json(folder / "transcript.json", transcript_window(words, c["start"], c["end"], utterance_gap))
         records.append(
             {
-                "id": c["id"],
-                "task": c["task"],
-                "meeting": meeting["meeting"],
+                **clip,
                 "start": c["start"],
                 "end": c["end"],
                 "video_window": [float(start), float(end)],  # the window on the video's frame grid (same frames)

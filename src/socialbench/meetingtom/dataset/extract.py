@@ -49,11 +49,6 @@ def meeting_record(meeting, source: str, counts: Mapping[str, Any]) -> dict[str,
     }
 
 
-def word_records(meeting) -> list[dict[str, Any]]:
-    """The transcript words (punctuation attached), by speaker then time, as JSON records."""
-    return [{"speaker": w.speaker, "start": w.start, "end": w.end, "text": w.text} for w in transcript_words(meeting)]
-
-
 def context_records(meeting) -> dict[str, list[dict[str, Any]]]:
     """Dialogue acts (speaker, times, type, addressee), adjacency pairs (type, source and target
     acts) and topics (times, type) as JSON records: what Task 2.2's attitude cue and the
@@ -86,6 +81,7 @@ def extract_meeting(
     params = MiningParams.from_mapping(mining)
     corpus = parse_corpus(annotations, [meeting_id])
     (meeting,) = corpus.meetings
+    words = transcript_words(meeting)
     events = [e.as_dict() for e in you_events(meeting)]
     result = mine_meeting(meeting, params)
     out = {
@@ -94,7 +90,8 @@ def extract_meeting(
         "rejected.jsonl": [c.as_dict() for c in result.rejected],
         # corpus-wide problems (ontologies, meetings.xml) too: they can affect this meeting
         "problems.jsonl": [p.as_dict() for p in corpus.problems],
-        "words.jsonl": word_records(meeting),
+        # the transcript words (punctuation attached), by speaker then time
+        "words.jsonl": [{"speaker": w.speaker, "start": w.start, "end": w.end, "text": w.text} for w in words],
         **context_records(meeting),
     }
     counts = {name.split(".")[0]: len(recs) for name, recs in out.items()}

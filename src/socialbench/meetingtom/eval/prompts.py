@@ -42,11 +42,6 @@ def subject_of(instance: Mapping[str, Any]) -> str | None:
     return instance.get(key) if key else None
 
 
-def view_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
-    view = s.get("view") or ("closeup" if instance["task"] == "task1" else "mosaic")
-    return "mosaic" if view == "closeup" and subject_of(instance) is None else view
-
-
 def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoPart:
     """The clip of ``view`` as one part: file and/or frames (each frame with its timestamp)."""
     media = instance.get("media") or {}
@@ -71,21 +66,15 @@ def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoP
     return VideoPart(path=video["path"], sha256=video["sha256"], frames=frames, fps=media.get("fps"), view=label)
 
 
-def takes_audio(spec) -> bool:
-    """Whether the model takes audio (``core.modalities.model_modalities``); False when the backend cannot
-    be looked up (an unknown name is reported where the backend is created)."""
-    try:
-        return "audio" in model_modalities({"backend": spec.backend, "modalities": spec.modalities})[0]
-    except Exception:  # noqa: BLE001 - any failure to look it up means: no audio
-        return False
-
-
 def audio_part(instance: Mapping[str, Any], spec) -> AudioPart | None:
-    """The clip's audio track as a part, for a model that takes audio; None otherwise or without one."""
+    """The clip's audio track as a part, for a model that takes audio (``core.modalities.model_modalities``;
+    a backend that cannot be looked up takes none: it is reported where it is created); else None."""
     audio = (instance.get("media") or {}).get("audio")
-    if not audio or not takes_audio(spec):
-        return None
-    return AudioPart(path=audio["path"], sha256=audio["sha256"])
+    try:
+        takes = bool(audio) and "audio" in model_modalities({"backend": spec.backend, "modalities": spec.modalities})[0]
+    except Exception:  # noqa: BLE001 - any failure to look it up means: no audio
+        takes = False
+    return AudioPart(path=audio["path"], sha256=audio["sha256"]) if takes else None
 
 
 # ---- the transcript and its ablations ----------------------------------------------------------
@@ -211,7 +200,8 @@ def build_request(
     if modality in ("video", "both"):
         if instance.get("media_error"):
             raise InstanceInputError("media", instance["media_error"])
-        view = view_of(instance, s)
+        view = s.get("view") or ("closeup" if instance["task"] == "task1" else "mosaic")
+        view = "mosaic" if view == "closeup" and subject_of(instance) is None else view
         parts.append(video_part(instance, view, s["ingestion"]))
         audio = audio_part(instance, spec) if s["audio"] else None
         if audio is not None:

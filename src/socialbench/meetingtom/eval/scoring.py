@@ -206,35 +206,33 @@ def outcome_rows(
     ]
 
 
-def group_scores(task: str, group: list[Outcome]) -> dict[str, Any]:
-    """The metrics of one group's outcomes (module docstring)."""
-    n_total = len(group)
-    scored = [o for o in group if o.eligible]
-    evaluated = [o for o in group if o.evaluated]
-    n = len(scored)
-    correct = sum(o.correct for o in scored)
-    invalid = sum(o.pred is None for o in evaluated)
-    f1 = None
-    if task in F1_TASKS and evaluated:
-        f1 = half_up(100 * macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated]))
-    return {
-        "accuracy": percent(correct, n),
-        "chance": half_up(100 * chance([o.n_options for o in group], multi=task == MULTI_TASK)),
-        "correct": correct,
-        "invalid": invalid,
-        "invalid_rate": percent(invalid, n_total),
-        "n": n,
-        "n_total": n_total,
-        "macro_f1": f1,
-    }
-
-
 def score_outcomes(scored: list[Outcome]) -> dict[Group, dict[str, Any]]:
-    """The metrics of each group of ``scored``, by group (in order)."""
+    """The metrics of each group of ``scored`` (module docstring), by group."""
     groups: dict[Group, list[Outcome]] = {}
     for o in scored:
         groups.setdefault(o.group, []).append(o)
-    return {g: group_scores(g.task, os) for g, os in sorted(groups.items())}
+    out = {}
+    for g, group in sorted(groups.items()):
+        evaluated = [o for o in group if o.evaluated]
+        n = sum(o.eligible for o in group)
+        correct = sum(o.correct for o in group if o.eligible)
+        invalid = sum(o.pred is None for o in evaluated)
+        f1 = (
+            macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated])
+            if g.task in F1_TASKS and evaluated
+            else None
+        )
+        out[g] = {
+            "accuracy": percent(correct, n),
+            "chance": half_up(100 * chance([o.n_options for o in group], multi=g.task == MULTI_TASK)),
+            "correct": correct,
+            "invalid": invalid,
+            "invalid_rate": percent(invalid, len(group)),
+            "n": n,
+            "n_total": len(group),
+            "macro_f1": None if f1 is None else half_up(100 * f1),
+        }
+    return out
 
 
 def keyed_by_string(scores: dict[Group, dict[str, Any]]) -> dict[str, dict[str, Any]]:

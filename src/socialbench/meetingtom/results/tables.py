@@ -166,18 +166,12 @@ class Context:
             return ""
         return f" ({self.source_modality(source) or 'the source modality'}; {GOLD[source]})"
 
-    def invalid_cell(self, model: str, method: str, source: str) -> Num | None:
-        """The run's invalid answers over all its instances of ``source`` (every task), in percent."""
-        groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.source == source]
-        total = sum(m["n_total"] for m in groups)
-        if not total:
-            return None
-        exact = 100 * Fraction(sum(m["invalid"] for m in groups), total)
-        return Num(numbers.half_up(exact), exact=exact)
-
     def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Num | None:
-        if metric == "invalid_rate":
-            return self.invalid_cell(model, method, source)
+        if metric == "invalid_rate":  # the run's invalid answers over all its instances of the source
+            groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.source == source]
+            total = sum(m["n_total"] for m in groups)
+            exact = 100 * Fraction(sum(m["invalid"] for m in groups), total) if total else None
+            return Num(numbers.half_up(exact), exact=exact) if total else None
         g = Group(task, source)
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
