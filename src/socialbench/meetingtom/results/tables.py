@@ -120,13 +120,7 @@ def table_row(category: str, model: str, method: str, setting: str, cells: list[
 class Context:
     """What every table is built from: the runs kept, params, and per-instance values for Macro-F1 intervals."""
 
-    def __init__(
-        self,
-        scores: Mapping[tuple[str, str], Mapping[str, Any]],
-        params: Mapping[str, Any],
-        values: Mapping[tuple[str, str, Group], tuple[list[Any], list[Any]]] | None,
-    ):
-        self.params = params
+    def __init__(self, scores: Mapping[tuple[str, str], Mapping[str, Any]], params: Mapping[str, Any]):
         self.models = params.get("models") or {}
         # a model declared text-only (modalities: []) shows "(text-only)" after its category
         self.categories = {m: row_category(e) for m, e in self.models.items()}
@@ -139,7 +133,8 @@ class Context:
         by_group = {k: keyed_by_group(sc) for k, sc in scores.items()}
         self.scores = {k: sc for k, sc in by_group.items() if pair_excluded(params, "meetingtom", k[0], k[1]) is None}
         self.all_scores = by_group
-        self.values = values
+        # (model, method, group) -> (gold, predicted) values, when the tables are given the outcomes
+        self.values: Mapping[tuple[str, str, Group], tuple[list[Any], list[Any]]] | None = None
         self.groups = sorted({g for sc in by_group.values() for g in sc})
         self.excluded_notes = excluded_notes(params, self.methods)
 
@@ -469,9 +464,9 @@ def tables(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``({file name: table or bytes}, headline)``: the tables in three formats, Figure 4 with ``instances``,
     and the headline ``{"<model>.<method>": {group: {"accuracy", "macro_f1" (F1 tasks)}}}`` of every run kept."""
-    ctx0 = Context(scores, params, None)
-    values = instance_values(summaries, ctx0.scores) if instances is not None and summaries is not None else None
-    ctx = Context(scores, params, values)
+    ctx = Context(scores, params)
+    if instances is not None and summaries is not None:
+        ctx.values = instance_values(summaries, ctx.scores)
     files: dict[str, Any] = {}
     for name, t in build_tables(ctx).items():
         files.update(rt.formats(name, t))

@@ -264,15 +264,6 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
 
 
 # ---- Task 3: consensus windows ----
-def _norm(word: str) -> str:
-    return word.lower().strip('.,!?;:"')
-
-
-def _opening_cue(meeting: Meeting, act: DialogueAct, words: set[str], n: int) -> str | None:
-    spoken = [t for t in meeting.tokens(act.spans) if t.is_word][:n]
-    return next((w for t in spoken if (w := _norm(t.text)) in words), None)
-
-
 def _consensus_evidence(
     meeting: Meeting, inside: list[DialogueAct], pairs, params: ConsensusParams, words: set[str]
 ) -> dict[str, Any]:
@@ -304,11 +295,10 @@ def _consensus_evidence(
             continue
         if last_proposer is None or a.speaker == last_proposer:
             continue  # agreement needs someone else's proposal before it in the window
-        cue = (
-            f"pair:{agreed[a.id]}"
-            if a.id in agreed
-            else (f"word:{w}" if (w := _opening_cue(meeting, a, words, params.marker_words)) else None)
-        )
+        # an agreeing pair, else an agreement word among the act's first ``marker_words`` words
+        opening = [t.text.lower().strip('.,!?;:"') for t in meeting.tokens(a.spans) if t.is_word]
+        word = next((w for w in opening[: params.marker_words] if w in words), None)
+        cue = f"pair:{agreed[a.id]}" if a.id in agreed else f"word:{word}" if word else None
         if cue:
             markers.append({"act": a.id, "speaker": a.speaker, "cue": cue})
     return {
@@ -356,14 +346,10 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
                 continue  # the anchor already needed this window; a longer try changes nothing
             tried.add((start, end))
             # Acts of the window: those whose midpoint lies in it, in time order.
-            inside = [
-                acts[order[k]]
-                for k in range(bisect.bisect_left(sorted_mids, start), bisect.bisect_left(sorted_mids, end))
-            ]
-            inside.sort(key=lambda a: (a.start, a.id))
-            c = dataclasses.replace(
-                base, start=start, end=end, info={**info, **_consensus_evidence(meeting, inside, pairs, params, words)}
-            )
+            lo, hi = bisect.bisect_left(sorted_mids, start), bisect.bisect_left(sorted_mids, end)
+            inside = sorted((acts[order[k]] for k in range(lo, hi)), key=lambda a: (a.start, a.id))
+            evidence = _consensus_evidence(meeting, inside, pairs, params, words)
+            c = dataclasses.replace(base, start=start, end=end, info={**info, **evidence})
             n_resp, n_mark = len(c.info["proposal_responses"]), len(c.info["agreement_markers"])
             within = f"in the {end - start:.0f} s window"
             if n_resp < params.min_proposal_responses:
@@ -375,10 +361,7 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
             else:
                 verdict = c
                 break
-        if verdict.reason is None:
-            pool.append(verdict)
-        else:
-            rejected.append(verdict)
+        (pool if verdict.reason is None else rejected).append(verdict)
     return _result(pool, rejected)
 
 
