@@ -236,11 +236,8 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
     if problem:
         raise ValueError(problem)
     n_scenes = cfg.clips_per_task or max(1, int(cfg.seconds // SCENE_S))
-    tokens: dict[str, list[DemoToken]] = {x: [] for x in LETTERS}
-    acts: list[DemoAct] = []
-    pairs: list[tuple[str, int, int]] = []
-    decisions: list[list[int]] = []
-    topics: list[tuple[str, str, float, float]] = []
+    script = MeetingScript(meeting, cfg.seconds, participants, {x: [] for x in LETTERS}, [], [], [], [])
+    tokens, acts, pairs, decisions, topics = script.tokens, script.acts, script.pairs, script.decisions, script.topics
     cursor = 0.0
     for k in range(n_scenes):
         scene_start = k * SCENE_S
@@ -277,9 +274,8 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
         cursor = max(cursor, (k + 1) * SCENE_S)
     counts: dict[str, int] = {}
     for act in acts:
-        counts[act.speaker] = counts.get(act.speaker, 0) + 1
-        act.n = counts[act.speaker]
-    return MeetingScript(meeting, cfg.seconds, participants, tokens, acts, pairs, decisions, topics)
+        counts[act.speaker] = act.n = counts.get(act.speaker, 0) + 1
+    return script
 
 
 def hash_text(text: str) -> int:

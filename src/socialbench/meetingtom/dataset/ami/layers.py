@@ -131,19 +131,17 @@ def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> t
         seen.add(nid)
         s_attr, e_attr = el.get("starttime"), el.get("endtime")
         start, end = _float(s_attr), _float(e_attr)
+        kind = None
         if (s_attr is not None and start is None) or (e_attr is not None and end is None):
-            times = f"times starttime={s_attr!r} endtime={e_attr!r}"
-            bad(nid, "bad_time", f"{times} are not numbers; taken from the neighbours")
-            start = end = None
+            kind, why = "bad_time", f"times starttime={s_attr!r} endtime={e_attr!r} are not numbers;"
         elif start is None or end is None:
-            bad(nid, "untimed_word", "no starttime/endtime; taken from the neighbours")
-            start = end = None
+            kind, why = "untimed_word", "no starttime/endtime;"
         elif end < start - TIME_EPS:
-            bad(
-                nid, "reversed_times", f"ends at {end} s before it starts at {start} s; times taken from the neighbours"
-            )
+            kind, why = "reversed_times", f"ends at {end} s before it starts at {start} s; times"
+        if kind is not None:
+            bad(nid, kind, f"{why} taken from the neighbours")
             start = end = None
-        if start is not None and end is not None:
+        else:
             if prev_timed is not None and start < prev_timed[1] - TIME_EPS:
                 previous = f"the previous element {prev_timed[0]} ends at {prev_timed[1]} s"
                 bad(nid, "overlapping_times", f"starts at {start} s, before {previous}")
