@@ -6,7 +6,6 @@ Imports stay inside the methods: the registry imports this module to read the cl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -182,19 +181,11 @@ class MeetingToMBenchmark(Benchmark):
             **{k: f[k] for k in ("not_evaluated", "order") if f.get(k)},
         }
 
-    # ---- scoring, tables, provenance -----------------------------------------------------------
-    def score(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> dict[str, Any]:
+    # ---- scoring, tables, provenance (keywords as core's ``Benchmark`` declares them) ----------------
+    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
         from socialbench.meetingtom.eval.scoring import score
 
-        return score(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+        return score(instances, predictions, **kw)
 
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         from socialbench.meetingtom.eval.scoring import parse_scores
@@ -204,19 +195,11 @@ class MeetingToMBenchmark(Benchmark):
     #: Macro-F1's intervals, Task 3.2's conditional intervals and Figure 4 need per-instance data.
     tables_per_instance = True
 
-    def outcomes(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> list[dict[str, Any]]:
+    def outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> list[dict]:
         """Per instance, whether it is evaluated and right, with its values (``eval.scoring.outcome_rows``)."""
         from socialbench.meetingtom.eval.scoring import outcome_rows
 
-        return outcome_rows(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+        return outcome_rows(instances, predictions, **kw)
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
         """The run's per-instance summary (``results.intervals.RunSummary``)."""
@@ -225,22 +208,14 @@ class MeetingToMBenchmark(Benchmark):
         return run_summary(rows, source)
 
     def tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict | None = None,
+        self, scores: dict, params: dict[str, Any], instances: list | None = None, summaries: dict | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         from socialbench.meetingtom.results.tables import tables
 
         return tables(scores, params, instances, summaries)
 
     def stability_tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict | None = None,
+        self, scores: dict, params: dict[str, Any], instances: list | None = None, summaries: dict | None = None
     ) -> dict[str, str | bytes]:
         """stability.md/.csv/.tex: answer stability under option order (``meetingtom.robustness``)."""
         from socialbench.meetingtom.results.stability import stability_files

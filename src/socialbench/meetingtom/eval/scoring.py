@@ -191,18 +191,11 @@ def outcomes(
     return out
 
 
-def outcome_rows(
-    instances: list[dict[str, Any]],
-    predictions: list[dict[str, Any]],
-    *,
-    source: str,
-    lines: Sequence[int] | None = None,
-    instances_source: str = "instances",
-) -> list[dict[str, Any]]:
-    """Each instance's outcome as a row of the outcomes file ``socialbench score`` writes and the tables read."""
+def outcome_rows(instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> list[dict]:
+    """:func:`outcomes` as rows of the outcomes file ``socialbench score`` writes and the tables read."""
     return [
         dict(id=o.id, group=str(o.group), evaluated=o.evaluated, correct=o.correct, gold=o.gold, pred=o.pred)
-        for o in outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+        for o in outcomes(instances, predictions, **kw)
     ]
 
 
@@ -245,18 +238,9 @@ def keyed_by_group(scores: dict[str, dict[str, Any]]) -> dict[Group, dict[str, A
     return {Group.parse(g): m for g, m in scores.items()}
 
 
-def score(
-    instances: list[dict[str, Any]],
-    predictions: list[dict[str, Any]],
-    *,
-    source: str,
-    lines: Sequence[int] | None = None,
-    instances_source: str = "instances",
-) -> dict[str, dict[str, Any]]:
-    """Scores per group as score files hold them (by ``<task>/<source>``); bad predictions as in ``outcomes``."""
-    return keyed_by_string(
-        score_outcomes(outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source))
-    )
+def score(instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> dict[str, dict]:
+    """:func:`outcomes` scored per group as score files hold them (by ``<task>/<source>``)."""
+    return keyed_by_string(score_outcomes(outcomes(instances, predictions, **kw)))
 
 
 def _whole(v: Any, low: int, high: int) -> bool:
