@@ -24,8 +24,7 @@ class MeetingToMBenchmark(Benchmark):
     }
 
     def group_size(self, metrics: dict[str, Any]) -> int:
-        """``n_total`` where a group has it: Task 3.2's ``n`` is the run's own conditional denominator
-        (instances whose Task 3.1 answer was right), so runs differ in it on the same instances."""
+        """``n_total`` where a group has it: Task 3.2's ``n`` is each run's own conditional denominator."""
         return metrics.get("n_total", metrics["n"])
 
     # ---- stages before inference --------------------------------------------------------------
@@ -85,8 +84,7 @@ class MeetingToMBenchmark(Benchmark):
         return (needs.get(s["ingestion"]) or Need(("video", "frames"), "the clip's video"),)
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
-        """Core's checks, and: method options and ablations (``settings_of``), the meetings against their
-        corpus, ``mining`` against the thresholds, ``demo.seconds`` against ``demo.clips_per_task``."""
+        """Core's checks, and the method settings, meetings, mining thresholds and demo length."""
         from socialbench.core.errors import ConfigError
         from socialbench.meetingtom.schema.methods import settings_of
         from socialbench.meetingtom.schema.mining import MiningParams

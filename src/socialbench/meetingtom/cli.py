@@ -208,8 +208,7 @@ def clips_cmd(
     out_dir: Path = Opt(..., help="the meeting's clips folder"),
     params: Path = Opt(Path("params.yaml"), help="params (media section; meetingtom.clips)"),
 ) -> None:
-    """Clips of the meeting's kept candidates (meetingtom.clips.tasks; dataset/clips.py); clips that cannot
-    be made go to report.jsonl (media.on_error)."""
+    """Clips of the meeting's kept candidates (dataset/clips.py); those not made go to report.jsonl."""
     check_io(
         {"--meeting-dir": meeting_dir, "--fetched": fetched, "--params": params},
         {"--out-dir": out_dir},
@@ -257,8 +256,7 @@ def instances_cmd(
     ),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
-    """Task 2.1 instances of one source's meetings (gold from their you events), the items of the annotated
-    tasks and their sheet; candidates that make no instance go to report.jsonl with the reason."""
+    """Task 2.1 instances of one source, the annotated tasks' items and sheet, and the report (dataset/instances.py)."""
     check_io(
         {"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params},
         {"--out-dir": out_dir},
@@ -438,8 +436,7 @@ def annotate_import_cmd(
     adjudicator: Path | None = Opt(None, help="the adjudicator's sheet (CSV): the agreement subset, disagreements"),
     note: str | None = Opt(None, help="without sheets: why this source has no annotations (written to agreement.json)"),
 ) -> None:
-    """Majority vote of two annotators and an adjudicator (B.3): the gold, the labelled instances, the
-    discarded items with their reasons, Fleiss' kappa per task. Without sheets, empty outputs that say why."""
+    """Majority vote of two annotators and an adjudicator (B.3); without sheets, empty outputs that say why."""
     sheets = list(annotator or [])
     if len(sheets) not in (0, 2) or (adjudicator is None) != (not sheets):
         raise ConfigError(

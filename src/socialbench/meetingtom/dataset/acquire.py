@@ -119,9 +119,8 @@ def fetch_media(
     sha256: Mapping[str, str] | None = None,
     **download_options,
 ) -> list[Path]:
-    """Fetch every meeting x view into ``dest_root`` (official relative layout); returns the paths.
-    ``sha256``: relpath -> expected digest (others unverified). With ``mirror`` the first missing file is
-    named before anything is copied."""
+    """Fetch every meeting x view into ``dest_root``, checked against ``sha256`` (relpath -> digest) where given;
+    with ``mirror`` the first missing file is named before anything is copied. Returns the paths."""
     sources = media_sources(meetings, views, base_url=base_url, mirror=mirror)
     if mirror is not None:
         _require_mirror(sources, mirror)

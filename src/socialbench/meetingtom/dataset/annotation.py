@@ -314,8 +314,7 @@ def __getattr__(name: str):
 
 
 def validate_gold(records: Sequence[Mapping[str, Any]], source: str) -> None:
-    """Check gold records against :data:`GOLD_SCHEMA`: the first problem is a DataError naming ``source``,
-    the record (item id, else ``#N``) and the column."""
+    """Check gold records against :data:`GOLD_SCHEMA`: a DataError names ``source``, record and column."""
     import pandas as pd
     import pandera.errors
 
@@ -527,8 +526,7 @@ def _proxy_value(item: Mapping[str, Any], source: str) -> str | list[str]:
 
 
 def proxy_label(item: Mapping[str, Any], source: str = "items") -> str:
-    """The simulated annotator's sheet cell from rules on ``item["meta"]`` (docs/meetingtom.md): an option
-    label, for task3_2 labels joined by ';' or ``none``."""
+    """The simulated annotator's sheet cell, from rules on ``item["meta"]`` (docs/meetingtom.md)."""
     value = _proxy_value(item, source)
     by_value = {str(o.get("value", o.get("participant"))): str(o["label"]) for o in item.get("options") or []}
     wanted = value if isinstance(value, list) else [value]

@@ -40,9 +40,8 @@ def clip_dir_name(candidate_id: str) -> str:
 
 
 def view_plan(participants: Mapping[str, Mapping[str, Any]], fetched: Mapping[str, Any]) -> dict[str, Any]:
-    """Which fetched files become which clip: ``{"videos": [(name, relpath)], "mosaic": [4 names]
-    or None, "audio": relpath or None}``. Names are ``corner`` and ``closeup_<letter>`` (letters in
-    order, each through its camera); the mosaic needs four close-ups."""
+    """Which fetched files become which clip: ``{"videos": [(name, relpath)], "mosaic": [4 names] or None,
+    "audio": relpath or None}``, names ``corner`` and ``closeup_<letter>`` (through the letter's camera)."""
     views = fetched.get("views") or {}
     cams = {x: p.get("camera") for x, p in sorted(participants.items())}
     closeups = [(f"closeup_{x}", views[cam]["path"]) for x, cam in cams.items() if cam in CLOSEUPS and cam in views]
@@ -53,8 +52,7 @@ def view_plan(participants: Mapping[str, Mapping[str, Any]], fetched: Mapping[st
 
 
 def transcript_window(words: Sequence[Mapping[str, Any]], start: float, end: float, gap: float) -> dict[str, Any]:
-    """The transcript of ``[start, end)``: words by midpoint, joined into lines per speaker (at most
-    ``gap`` s apart), times relative to ``start`` (socialbench.media.transcript)."""
+    """The transcript of ``[start, end)`` in lines per speaker, times relative to ``start`` (media.transcript)."""
     near = span_index(words).near(start, end)  # the meeting's words that may have their midpoint inside
     items = words_to_utterances(
         window_words([Word(w["speaker"], w["start"], w["end"], w["text"]) for w in near], start, end), gap

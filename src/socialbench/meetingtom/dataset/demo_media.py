@@ -142,8 +142,7 @@ INDEX_SPAN = 1 << BITS
 
 @functools.lru_cache(maxsize=4096)
 def _index_band(w: int, h: int, index: int) -> bytes:
-    """RGB24 rows of the band ``draw_index`` paints at the bottom of a ``w`` x ``h`` frame (its cells
-    cover the band, so the band does not depend on what lies beneath)."""
+    """RGB24 rows of the band ``draw_index`` paints over the bottom of a ``w`` x ``h`` frame."""
     from PIL import Image, ImageDraw
 
     img = Image.new("RGB", (w, h))

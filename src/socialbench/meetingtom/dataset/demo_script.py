@@ -478,8 +478,7 @@ def release_files(scripts: list[MeetingScript]) -> dict[str, str]:
 
 
 def zip_bytes(files: Mapping[str, str]) -> bytes:
-    """A zip of ``files`` (sorted, stored uncompressed, fixed timestamps and permissions): the same
-    files give the same bytes on every machine (no zlib version in the way)."""
+    """A zip of ``files``, stored uncompressed with fixed timestamps: the same bytes on every machine."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
         for name in sorted(files):

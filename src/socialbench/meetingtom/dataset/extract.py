@@ -31,8 +31,7 @@ MEETING_FILE = "meeting.json"
 
 
 def meeting_record(meeting, source: str, counts: Mapping[str, Any]) -> dict[str, Any]:
-    """``meeting.json``: the participants (letter -> close-up camera, role, person; construction
-    metadata, never model input), the meeting's span, the layers read and the counts written."""
+    """``meeting.json``: the participants (camera, role, person), span, layers read and counts written."""
     return {
         "meeting": meeting.id,
         "source": source,
@@ -50,9 +49,7 @@ def meeting_record(meeting, source: str, counts: Mapping[str, Any]) -> dict[str,
 
 
 def context_records(meeting) -> dict[str, list[dict[str, Any]]]:
-    """Dialogue acts (speaker, times, type, addressee), adjacency pairs (type, source and target
-    acts) and topics (times, type) as JSON records: what Task 2.2's attitude cue and the
-    contextual priors (dialogue act, meeting phase) are built from."""
+    """Dialogue acts, adjacency pairs and topics as JSON records (for Task 2.2 and the contextual priors)."""
     return {
         "acts.jsonl": [
             {

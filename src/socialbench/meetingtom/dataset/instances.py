@@ -205,8 +205,7 @@ def item_task22(
 def items_task3(
     meeting: Mapping[str, Any], cand: Mapping[str, Any], participants: Sequence[str], clip, *, seed: int, **shared: Any
 ) -> list[dict[str, Any]]:
-    """Task 3.1 (consensus kind) and Task 3.2 (dissenters) items of one decision window; the 3.2
-    item becomes an instance only where the clip's 3.1 gold is pseudo-consensus (annotation)."""
+    """Task 3.1 (consensus kind) and Task 3.2 (dissenters) items of one decision window."""
     info = cand["info"]
     responses = info.get("proposal_responses", [])
     variables = {

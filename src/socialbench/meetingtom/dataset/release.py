@@ -53,8 +53,7 @@ def mirror_state(source: SourceSettings, root: str | Path = ".") -> dict[str, An
 
 
 def expected_sha256(source: SourceSettings, mirror: Path | None) -> str | None:
-    """The archive's checksum: params first, else the ``<archive>.sha256`` file beside it in the
-    mirror (``<hex>  <name>``, as sha256sum writes it), else None (not pinned)."""
+    """The archive's checksum: params', else the mirror's ``<archive>.sha256`` (sha256sum's), else None."""
     if source.sha256:
         return source.sha256
     if mirror is not None:
@@ -82,8 +81,7 @@ def acquire_release(
     limits: Any = None,
 ) -> dict[str, Any]:
     """Put the source's annotations release in place (module doc); write and return ``source.json``.
-    ``trust`` (a ``TrustStore``) records an unpinned archive's hash on first use and checks it later;
-    ``limits`` bound the extraction (default ArchiveLimits)."""
+    ``trust`` (a ``TrustStore``) records an unpinned archive's hash on first use; ``limits`` bound extraction."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     mirror = mirror_path(source, root)

@@ -86,8 +86,7 @@ def strip_markers(text: str, markers: Sequence[str]) -> str:
 
 
 def transcript_lines(instance: Mapping[str, Any], s: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The transcript's lines as shown: markers removed in that ablation (a line left empty is
-    dropped), each line's dialogue act attached when that prior is on."""
+    """The transcript's lines as shown (markers removed in that ablation), each with its dialogue act."""
     acts = (instance.get("context") or {}).get("acts") or []
     out = []
     for k, t in enumerate(instance.get("turns") or []):

@@ -136,8 +136,7 @@ def _gold(inst: dict[str, Any], values: dict[str, str], instances_source: str) -
 
 
 def _predicted(inst: dict[str, Any], pred: dict[str, Any] | None, values: dict[str, str]) -> Any:
-    """The predicted value(s), None when invalid; through the parser's own rule (``parsing.normalize``),
-    so a prediction file written without the parser scores as the parsed one would."""
+    """The predicted value(s), None when invalid, by the parser's own rule (``parsing.normalize``)."""
     if pred is None or pred.get("error") or pred.get("answer") is None:
         return None  # as MoCA's scorer: a record with an error is no answer
     answer, problem = normalize(pred["answer"], list(values), multi=inst["task"] == MULTI_TASK)

@@ -34,8 +34,7 @@ def _figure(width: float, height: float):
 
 
 def _render(draw, *args: Any) -> dict[str, bytes]:
-    """PNG and PDF bytes, drawn under matplotlib's default style (a user's matplotlibrc must not
-    change the bytes) and saved without timestamps or versions."""
+    """PNG and PDF bytes, drawn in matplotlib's default style, without timestamps or versions."""
     import matplotlib
     import matplotlib.style
 

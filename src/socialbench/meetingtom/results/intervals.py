@@ -78,8 +78,7 @@ def macro_f1_ci(
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What the tables keep of one run's outcome rows: a few bytes per instance, so the tables stage's
-    memory does not grow with the number of runs."""
+    """What the tables keep of one run's outcome rows: a few bytes per instance (memory flat in runs)."""
 
     f1: dict[Group, tuple[list[Any], list[Any]]]  # {Macro-F1 group: (gold values, predicted values)}, instances' order
     evaluated: Any  # (N,) bool: the run's setting evaluates the instance (``Outcome.evaluated``)
@@ -96,9 +95,8 @@ def _is_group(v: Any) -> bool:
 
 
 def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
-    """One run's outcome rows (``eval.scoring.outcome_rows``; ids and group counts checked by the tables
-    stage) reduced to what the tables, their intervals and the stability table read of them; a bad row
-    is a DataError naming ``source``, the instance and the field."""
+    """One run's outcome rows reduced to what the tables read; a bad row is a DataError naming ``source``,
+    the instance and the field."""
     import numpy as np
 
     f1: dict[Group, tuple[list[Any], list[Any]]] = {}
@@ -123,8 +121,8 @@ def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
 def instance_values(
     summaries: Mapping[tuple[str, str], RunSummary], scores: Mapping[tuple[str, str], Any]
 ) -> dict[tuple[str, str, Group], tuple[list[Any], list[Any]]]:
-    """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups of every pair of
-    ``scores``; a pair without a summary (no outcomes given) is a DataError naming it."""
+    """{(model, method, group): (gold, predicted values)} of every Macro-F1 group; a pair without outcomes
+    is a DataError."""
     out = {}
     for model, method in sorted(scores):
         if (model, method) not in summaries:

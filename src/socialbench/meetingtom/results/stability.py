@@ -33,9 +33,8 @@ def stability_cells(
     robustness: Mapping[str, Any],
     seed: int,
 ) -> tuple[dict[tuple[str, str, Group | str], Stability], list[Group]]:
-    """{(model, run, group or "all"): Stability} for every (model, run) ``robustness`` asks for whose
-    order 0 is among ``summaries``, and the groups (``<task>/<source>``). An order run missing beside
-    its order 0 is a DataError naming it."""
+    """{(model, run, group or "all"): Stability} of every run ``robustness`` asks for, and the groups; an
+    order run missing beside its order 0 is a DataError naming it."""
     import numpy as np
 
     k_all = int(robustness["orders"])

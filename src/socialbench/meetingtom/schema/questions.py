@@ -165,8 +165,7 @@ EDGE = 0.1
 
 
 def meeting_stage(topic: str | None, position: float | None) -> str | None:
-    """The stage of a clip from its AMI topic type and its position (the midpoint's share of the meeting,
-    None when unknown), by :data:`TOPIC_STAGES`, :data:`DECISION_FROM` and :data:`EDGE`; None with neither."""
+    """A clip's stage from its AMI topic type and its position in the meeting (None when unknown)."""
     if topic in TOPIC_STAGES:
         return TOPIC_STAGES[topic]
     if position is None:

@@ -115,8 +115,7 @@ def _result(pool: Sequence[Candidate], rejected: list[Candidate]) -> MiningResul
 
 
 def select_non_overlapping(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
-    """Kept and rejected (``overlap``) candidates, all with windows: earliest end first, each kept
-    when it starts no earlier than the last kept one ends (touching windows do not overlap)."""
+    """Kept and rejected (``overlap``) candidates: earliest end first, kept unless overlapping the last kept."""
     kept: list[Candidate] = []
     dropped: list[Candidate] = []
     for c in sorted(candidates, key=lambda c: (c.end, c.start, c.anchor_start, c.id)):

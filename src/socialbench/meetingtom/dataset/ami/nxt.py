@@ -63,8 +63,7 @@ MEETING_LAYERS = {
 
 
 def words_file(path: str | Path, speaker: str) -> list[TranscriptWord]:
-    """The transcript words of one ``<meeting>.<letter>.words.xml`` file read on its own (no corpus
-    around it), parsed as :func:`parse_words` parses it inside a meeting; its problems are not reported."""
+    """The transcript words of one words file read on its own (:func:`parse_words`; problems not reported)."""
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as exc:
@@ -264,8 +263,7 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
 
 
 def parse_corpus(ami_dir: str | Path, meetings: Sequence[str] | None = None, *, strict: bool = False) -> Corpus:
-    """Every meeting of the folder (or those named), with the corpus-wide resources read once.
-    A folder with no meeting at all, or a named meeting with no file, is a DataError."""
+    """Every meeting of the folder (or those named; one without a file is a DataError), resources read once."""
     ami_dir = Path(ami_dir)
     resources = load_resources(ami_dir)
     available = list_meetings(ami_dir)

@@ -86,9 +86,8 @@ class MeetingInfo:
 
 @dataclass(frozen=True)
 class Token:
-    """One element of a words file, in file order: a word (``kind="w"``, punctuation has
-    ``punc=True``), a vocal sound (``text`` is its type: laugh, cough...), a disfluency marker, a
-    gap or a transformation error (``text`` empty)."""
+    """One element of a words file: a word (``kind="w"``; punctuation ``punc``), a vocal sound (``text`` its
+    type), a disfluency marker, a gap or a transformation error (``text`` empty)."""
 
     id: str
     speaker: str

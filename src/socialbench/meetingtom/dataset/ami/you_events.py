@@ -98,8 +98,7 @@ def layer_agreement(candidates: Iterable[YouCandidate], *, you_type: str = YOU_S
 
 
 def layer_agreement_records(records: Iterable[dict], *, you_type: str = YOU_SINGULAR) -> dict:
-    """:func:`layer_agreement` from the mined ``you`` candidates as written (kept and rejected: every
-    you-usage once; their ``info`` has ``you_type``, ``act`` and ``act_addressee``)."""
+    """:func:`layer_agreement` from the mined ``you`` candidates as written (kept and rejected)."""
     infos = [(r["meeting"], r.get("info") or {}) for r in records if r.get("task") == "you"]
     rows = [(m, i.get("you_type"), i.get("act") is not None, i.get("act_addressee")) for m, i in infos]
     return _agreement(rows, you_type)
