@@ -538,11 +538,10 @@ def consolidate_cmd(
     insts.sort(key=lambda i: i["id"])
     for split in ("test", "dev"):
         write_jsonl(out_dir / f"{split}.jsonl", [i for i in insts if i["split"] == split])
+    test = [i for i in insts if i["split"] == "test"]
     for task in TASKS:
-        write_jsonl(
-            out_dir / "tasks" / f"{task}.jsonl", [i for i in insts if i["split"] == "test" and i["task"] == task]
-        )
-    counts = Counter(i["task"] for i in insts if i["split"] == "test")
+        write_jsonl(out_dir / "tasks" / f"{task}.jsonl", [i for i in test if i["task"] == task])
+    counts = Counter(i["task"] for i in test)
     typer.echo(
         f"consolidate: {sum(counts.values())} test ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}),"
         f" {sum(i['split'] == 'dev' for i in insts)} dev -> {out_dir}"

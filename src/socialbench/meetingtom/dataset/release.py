@@ -89,13 +89,8 @@ def acquire_release(
         "source": source.name,
         "mirror": source.mirror,
         "url": redact_url(source.url, whole_query=True),
-        "archive": None,
-        "sha256": None,
-        "annotations": None,
-        "files": None,
-        "annotations_sha256": None,
         "present": True,
-        "note": None,
+        **dict.fromkeys(("archive", "sha256", "annotations", "files", "annotations_sha256", "note")),
     }
     if mirror is not None and not mirror.is_dir():
         if source.name == "demo":
@@ -165,18 +160,12 @@ def fetch_meeting_media(
     folder = dest_root / "amicorpus" / meeting
     folder.mkdir(parents=True, exist_ok=True)
     mirror = mirror_path(source, root)
-    # View paths are relative to ``root`` (the folder the amicorpus/ tree is in).
-    record: dict[str, Any] = {
-        "meeting": meeting,
-        "source": source.name,
-        "root": dest_root.as_posix(),
-        "views": {},
-        "note": None,
-    }
+    views: dict[str, Any] = {}
+    note = None
     if not source.views:
-        record["note"] = "no views requested (params meetingtom.<source>.views): no clips for this meeting"
+        note = "no views requested (params meetingtom.<source>.views): no clips for this meeting"
     elif mirror is not None and not mirror.is_dir():
-        record["note"] = f"mirror {source.mirror} not found: no media"
+        note = f"mirror {source.mirror} not found: no media"
     else:
         sha = None
         if mirror is not None:
@@ -186,10 +175,12 @@ def fetch_meeting_media(
             [meeting], source.views, dest_root, base_url=source.media_url or MIRROR_BASE_URL, mirror=mirror, sha256=sha
         )
         for view, path in zip(source.views, paths):
-            record["views"][view] = {
+            views[view] = {
                 "path": media_relpath(meeting, view),
                 "sha256": sha256_file(path),
                 "bytes": path.stat().st_size,
             }
+    # view paths are relative to ``root`` (the folder the amicorpus/ tree is in)
+    record = {"meeting": meeting, "source": source.name, "root": dest_root.as_posix(), "views": views, "note": note}
     write_json(folder / FETCHED, record)
     return record
