@@ -46,9 +46,8 @@ class MeetingToMBenchmark(Benchmark):
         return load_instances(path)
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        # Options are shuffled per instance, so the prior counts each task's gold classes (the
-        # options' ``key``: a mental state, an attitude, a participant letter) on the dev split.
-        # Task 3.2 selects sets; it gets no prior (the prior baseline answers it by chance).
+        # Options are shuffled per instance: the prior counts each task's gold classes (option values) on
+        # the dev split. Task 3.2 selects sets: no prior (the prior baseline answers it by chance).
         return [
             {"group": i["task"], "answers": {"answer": i["gold"]}}
             for i in dev_instances

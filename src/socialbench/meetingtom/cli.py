@@ -291,8 +291,7 @@ def instances_cmd(
     write_jsonl(out_dir / "task2_1.jsonl", insts)
     write_jsonl(out_dir / "items.jsonl", items)
     write_text(out_dir / "sheet.csv", export_sheet(items))
-    # The agreement subset (paper 3.3), drawn before annotation: the adjudicator labels these items
-    # independently too, and Fleiss' kappa is computed on them.
+    # the agreement subset (paper 3.3), drawn before annotation: all three label it, kappa is computed on it
     write_json(
         out_dir / "agreement_subset.json", agreement_subset(items, p["seed"], mt["annotation"]["agreement_items"])
     )
@@ -313,8 +312,7 @@ def instances_cmd(
             "instances": {"task2_1": {s: sum(i["split"] == s for i in insts) for s in ("test", "dev")}},
             "items": dict(sorted(counts.items())),
             "not_instances": len(report),
-            # Task 2.1's gold joins two AMI layers (you-usages, dialogue-act addressees): how they agree
-            # is reported where the paper reports its human annotation's kappa (MeetingToM 3.3).
+            # how the two AMI layers Task 2.1's gold joins agree, where the paper reports its human kappa
             "task2_1_gold": {
                 "from": "AMI you-usages (singular you) x dialogue-act addressee layer",
                 "layer_agreement": layer_agreement_records(

@@ -26,9 +26,8 @@ def generate(out_dir: str | Path, cfg: DemoConfig) -> dict[str, list[str]]:
     (out / DEMO_ARCHIVE).write_bytes(archive)
     (out / f"{DEMO_ARCHIVE}.sha256").write_text(f"{sha256_bytes(archive)}  {DEMO_ARCHIVE}\n", encoding="utf-8")
     written += [DEMO_ARCHIVE, f"{DEMO_ARCHIVE}.sha256"]
-    # A keyframe every second (clips are cut seeking from the keyframe before). x264's ultrafast has
-    # no B-frames; the media stage cuts AVI by frame index, so B-frames would be exact too
-    # (tests/media/test_clips.py), and the demo's bytes stay what they were.
+    # A keyframe every second (clips are cut seeking from the keyframe before); ultrafast: no B-frames,
+    # so the demo's bytes stay what they were.
     enc = EncodeSettings(preset="ultrafast", keyframe_interval_s=1.0)
     # Each view is encoded (by ffmpeg, one thread) while the next one is drawn.
     with ThreadPoolExecutor(max_workers=1) as pool:

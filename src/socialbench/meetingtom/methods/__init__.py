@@ -75,10 +75,7 @@ class AnsweringMethod(Method):
         f = out.fields
         answered = f.get("answer")
         if answered is not None:  # back to the instance's own labels, through the options' values
-            values = {o["label"]: o["value"] for o in view["options"]}
-            if isinstance(answered, list):
-                f["answer"] = [label_of(instance["options"], values[a]) for a in answered]
-            else:
-                f["answer"] = label_of(instance["options"], values[answered])
+            back = {o["label"]: label_of(instance["options"], o["value"]) for o in view["options"]}
+            f["answer"] = [back[a] for a in answered] if isinstance(answered, list) else back[answered]
         f["order"] = {"index": k, "shown": shown, "distinct": distinct, "answer_shown": answered}
         return out

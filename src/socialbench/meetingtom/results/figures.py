@@ -51,10 +51,9 @@ def _render(draw, *args: Any) -> dict[str, bytes]:
 
 def gold_value(instance: dict[str, Any]) -> str:
     """The value a Figure 4 bar counts: the gold option's value (Task 3.2: how many dissenters)."""
-    values = {o["label"]: option_value(o) for o in instance["options"]}
     if instance["task"] == MULTI_TASK:
         return str(len(set(instance["answer"])))
-    return values[instance["answer"]]
+    return next(option_value(o) for o in instance["options"] if o["label"] == instance["answer"])
 
 
 def distribution(instances: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:

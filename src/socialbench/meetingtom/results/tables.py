@@ -27,8 +27,7 @@ from socialbench.results.scores import row_category
 from socialbench.results.tables import Num, NumStyle, json_mode_note, temperature_note
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
-#: How the tables write numbers, as the paper's: "-" for a missing value, ↑2.30 / ↓0.50 for a change; the
-#: CSV as the rounded numbers print (66.7).
+#: Numbers as the paper writes them: "-" when missing, ↑2.30 / ↓0.50 for a change; the CSV as they print.
 STYLE = NumStyle(missing="-", tex_missing=None, change="arrow", csv_bare=True)
 BASE = "no_prompt"
 METHOD_LABELS = {"no_prompt": "No Prompt", "naive_cot": "Naive-CoT", "task_cot": "Task-CoT", "ecot": "ECoT"}
@@ -43,8 +42,7 @@ COLUMNS = (
     ("task3_1", "macro_f1", "T3.1 Macro-F1"),
     ("task3_2", "accuracy", "T3.2 Acc"),
 )
-#: Tables 3 and 6's last column: the run's share of invalid answers over all its instances of the source
-#: (every task), so a prompting method's score is read beside how often its answer could not be read.
+#: Tables 3 and 6's last column: the run's share of invalid answers over all its instances of the source.
 INVALID_COLUMN = ("all", "invalid_rate", "Invalid %")
 #: "Task 1", "Task 2.1"...: each task's title up to its colon.
 TASK_NAMES = {t: TITLES[t].split(":", 1)[0] for t in TASKS}

@@ -27,8 +27,7 @@ TITLES = {
     "task3_2": "Task 3.2: dissenter identification",
 }
 
-#: Task 1's seven meeting mental states (paper 3.2, definitions of appendix A, shortened to the
-#: paper's one-line glosses; the full definitions are in the Task-CoT template).
+#: Task 1's seven mental states (paper 3.2, appendix A's one-line glosses; in full in the Task-CoT template).
 STATES = {
     "active_engagement": ("Active Engagement", "actively leading or driving the discussion"),
     "supportive_endorsement": ("Supportive Endorsement", "showing agreement or validation"),
@@ -145,8 +144,7 @@ def answer_rule(task: str, form: str) -> str:
 
 
 # ---- the contextual priors in words (paper 4.2, Table 4) ----------------------------------------------
-#: AMI topic types (ontologies/default-topics.xml) that are a stage of their own; every other typed
-#: topic (discussion, evaluation, costing, requirements, chitchat, the sub-topics...) is discussion.
+#: AMI topic types (default-topics.xml) that are a stage of their own; every other typed topic is discussion.
 TOPIC_STAGES = {
     "opening": "opening",
     "closing": "closing",
@@ -157,8 +155,7 @@ TOPIC_STAGES = {
     "industrial designer presentation": "presentation",
     "presentation of prototype(s)": "presentation",
 }
-#: Where in the meeting (share of its length) discussion counts as the decision stage: the AMI
-#: scenario meetings close their discussion by deciding, so discussion in the last part is decision.
+#: From where in the meeting discussion is the decision stage (AMI scenario meetings close by deciding).
 DECISION_FROM = 2 / 3
 #: Without a typed topic: the first and last tenth of the meeting are its opening and closing.
 EDGE = 0.1
