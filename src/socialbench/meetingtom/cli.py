@@ -380,14 +380,8 @@ def annotate_simulate_cmd(
     by_id = {r["id"]: r for r in recs}
     read_sheet(_sheet_text(sheet), str(sheet), by_id, complete=True)  # its rows are the items, each once
     ann = p["meetingtom"]["annotation"]
-    texts = simulate_sheets(
-        recs,
-        p["seed"],
-        accuracy=ann["simulated"]["accuracy"],
-        agreement_items=ann["agreement_items"],
-        source=str(items),
-    )
-    for target, text in zip(targets, texts):
+    sim = dict(accuracy=ann["simulated"]["accuracy"], agreement_items=ann["agreement_items"], source=str(items))
+    for target, text in zip(targets, simulate_sheets(recs, p["seed"], **sim)):
         write_text(target, text)
     typer.echo(
         f"annotate simulate: {len(recs)} item(s), {', '.join(SIMULATED_FILES)}"

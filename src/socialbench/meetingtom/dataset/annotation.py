@@ -272,9 +272,7 @@ def gold_schema():
         {
             "item_id": pa.Column(str, pa.Check.str_length(min_value=1), unique=True, report_duplicates="exclude_first"),
             "task": pa.Column(str, pa.Check.isin(list(ANNOTATED))),
-            "source": pa.Column(str, pa.Check.str_length(min_value=1)),
-            "label": pa.Column(str, pa.Check.str_length(min_value=1)),
-            "value": pa.Column(str, pa.Check.str_length(min_value=1)),
+            **{c: pa.Column(str, pa.Check.str_length(min_value=1)) for c in ("source", "label", "value")},
             "agreement": pa.Column(str, pa.Check.isin(list(AGREEMENTS))),
             "votes": pa.Column(int, pa.Check.in_range(2, 3)),
             "adjudicated": pa.Column(bool),

@@ -252,8 +252,9 @@ def parse_segments(ctx: LayerContext, root: ET.Element, *, speaker: str, file: s
         start, end = _float(el.get("transcriber_start")), _float(el.get("transcriber_end"))
         if start is None or end is None:
             if not spans:
-                why = "segment with neither transcriber times nor resolvable words; left out"
-                ctx.problem(file, nid, "bad_time", why)
+                ctx.problem(
+                    file, nid, "bad_time", "segment with neither transcriber times nor resolvable words; left out"
+                )
                 continue
             start, end = min(s.start for s in spans), max(s.end for s in spans)
         out.append(Segment(nid, speaker, start, end, el.get("channel"), tuple(spans)))
@@ -266,10 +267,8 @@ def _addressee(ctx: LayerContext, value: str | None, file: str, nid: str, known:
     letters = tuple(sorted({x.strip() for x in value.split(",") if x.strip()}))
     unknown = [x for x in letters if x not in known]
     if unknown:
-        why = (
-            f"addressee {value!r} names {', '.join(unknown)}, not a speaker of the meeting ({', '.join(sorted(known))})"
-        )
-        ctx.problem(file, nid, "unknown_addressee", why)
+        why = f"addressee {value!r} names {', '.join(unknown)}, not a speaker of the meeting"
+        ctx.problem(file, nid, "unknown_addressee", f"{why} ({', '.join(sorted(known))})")
     return letters
 
 
