@@ -1,8 +1,6 @@
-"""MeetingToM annotation round-trip (paper 3.3, B.3), pure (text in, records out; the CLI does the files).
-
-Items go out as CSV sheets and come back from two annotators and an adjudicator; majority vote makes the
-gold (an item without one is discarded with its reason), pandera validates it, Fleiss' kappa per task on
-the agreement subset measures it. :func:`simulate_sheets` is the demo's TEST DOUBLE for the annotators.
+"""MeetingToM annotation round-trip (paper 3.3, B.3), pure: CSV sheets out; two annotators' and an
+adjudicator's back; majority vote, pandera-validated gold, Fleiss' kappa on the agreement subset.
+:func:`simulate_sheets` is the demo's TEST DOUBLE for the annotators.
 """
 
 from __future__ import annotations

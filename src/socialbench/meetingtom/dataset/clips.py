@@ -1,8 +1,6 @@
-"""Clips per candidate (MeetingToM 3.3, B.1, B.5) through the media stage: the Corner view, the close-ups,
-their 2x2 mosaic, the Mix-Headset audio and the transcript, all cut with the same ``[start, end)``, and
-frames at ``media.meeting_fps``. Close-ups are named by participant letter through ``meetings.xml``'s camera
-mapping, so ``closeup_B.mp4`` shows the transcript's B. The meeting's folder holds a folder per clip,
-``frames/``, ``clips.jsonl``, ``report.jsonl`` (clips not made; ``media.on_error``) and ``summary.json``.
+"""Clips per candidate (MeetingToM 3.3, B.1, B.5): the Corner view, close-ups named by participant letter
+(through ``meetings.xml``'s cameras), their mosaic, audio and transcript, all cut with the same ``[start,
+end)``, and frames at ``media.meeting_fps``; clips not made go to ``report.jsonl`` (``media.on_error``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The embedded demo release's meetings, scripted from the seed (pure), and their annotations as the
-official NXT files of the AMI layout, so the pipeline reads them with the real corpus's code (media:
-:mod:`.demo_media`; the mirror: :mod:`.demo`).
-
-A meeting has participants A-D with roles and a seeded, non-identity letter -> close-up camera mapping; one
-scene per 55 s, in which someone asks another something with a singular "you" mid-scene, among "you"s the
-you-event rules reject, a backchannel, a laugh and a disfluency; every second scene closes with a decision.
-With ``clips_per_task`` N it has N lean scenes (``_paper_scene_turns``). Same seed, same archive bytes.
+"""The embedded demo release's meetings, scripted from the seed (pure): four participants, one scene per
+55 s with an addressed "you", "you"s the event rules reject, a backchannel, a laugh and a disfluency, a
+decision every second scene (``clips_per_task`` N: N lean scenes), written as the official NXT files so the
+pipeline reads them with the real corpus's code. Same seed, same archive bytes.
 """
 
 from __future__ import annotations

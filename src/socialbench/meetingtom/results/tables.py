@@ -1,9 +1,6 @@
-"""MeetingToM result tables in the style of the paper's Tables 1-6 (Markdown, CSV, LaTeX), Figure 4 and
-the headline metrics; pure: scores (optionally instances and run summaries) in, ``{file name: content}`` out.
-The tables (:data:`TABLE_NAMES`) are described in docs/meetingtom.md. Every accuracy and Macro-F1 cell has
-a 95% bootstrap interval (:mod:`.intervals`). Built in the shared model (``socialbench.results.tables``):
-a block per source, rows keyed by category, model, method and setting, columns by task, metric and n, so
-the CSV is the long format of those keys.
+"""MeetingToM result tables in the style of the paper's Tables 1-6 (docs/meetingtom.md), Figure 4 and the
+headline; pure. Cells carry 95% bootstrap intervals (:mod:`.intervals`); built in the shared model
+(``socialbench.results.tables``) with rows keyed by category, model, method and setting, so the CSV is long.
 """
 
 from __future__ import annotations

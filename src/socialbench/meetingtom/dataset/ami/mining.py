@@ -1,9 +1,7 @@
 """Candidate mining for MeetingToM's three task families (paper 3.3, B.1), deterministic: ``state`` (Task 1,
-5 s around one speaker or listener), ``you`` (Task 2, 50-70 s around a singular addressed "you") and
-``consensus`` (Task 3, 50-70 s around an AMI decision with a proposal-response pair and an agreement marker,
-grown by ``grow_step_s`` while lacking them). Overlapping windows are resolved greedily (earliest end
-first); every candidate not kept comes back with a ``reason`` code and a ``detail``. Candidates carry AMI
-annotations for building questions, never model input (B.4).
+5 s), ``you`` (Task 2, 50-70 s around an addressed "you") and ``consensus`` (Task 3, 50-70 s around an AMI
+decision with a proposal-response pair and an agreement marker). Overlaps are resolved greedily (earliest
+end first); every candidate not kept comes back with a ``reason`` and a ``detail``.
 """
 
 from __future__ import annotations
