@@ -31,20 +31,14 @@ app = meetingtom_app  # the name socialbench.cli mounts every benchmark's comman
 Opt = typer.Option
 
 
-def _corpus(ami: Path, meetings: list[str] | None, strict: bool):
+def _corpus(ami: Path, meetings: list[str] | None, strict: bool, problems: Path | None):
+    """The parsed corpus, its problems written to ``problems`` when given."""
     from socialbench.meetingtom.dataset.ami.nxt import parse_corpus
 
-    return parse_corpus(ami, meetings or None, strict=strict)
-
-
-def _write_problems(path: Path | None, corpus) -> None:
-    if path is not None:
-        write_jsonl(path, [p.as_dict() for p in corpus.problems])
-
-
-def _problem_summary(corpus) -> str:
-    counts = Counter(p.kind for p in corpus.problems)
-    return ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none"
+    corpus = parse_corpus(ami, meetings or None, strict=strict)
+    if problems is not None:
+        write_jsonl(problems, [p.as_dict() for p in corpus.problems])
+    return corpus
 
 
 @meetingtom_app.command("you-events")
@@ -59,14 +53,11 @@ def you_events_cmd(
     check_io({"--ami": ami}, {"--out": out, "--problems": problems}, folders=("--ami",))
     from socialbench.meetingtom.dataset.ami.you_events import you_events
 
-    corpus = _corpus(ami, meeting, strict)
+    corpus = _corpus(ami, meeting, strict, problems)
     events = you_events(corpus.meetings)
     write_jsonl(out, [e.as_dict() for e in events])
-    _write_problems(problems, corpus)
-    typer.echo(
-        f"you-events: {len(events)} events from {len(corpus.meetings)}"
-        f" meetings -> {out}; problems: {_problem_summary(corpus)}"
-    )
+    kinds = ", ".join(f"{k}={v}" for k, v in sorted(Counter(p.kind for p in corpus.problems).items())) or "none"
+    typer.echo(f"you-events: {len(events)} events from {len(corpus.meetings)} meetings -> {out}; problems: {kinds}")
 
 
 @meetingtom_app.command("mine")
@@ -87,11 +78,10 @@ def mine_cmd(
     unknown = sorted(set(tasks) - set(TASKS))
     if unknown:
         raise ConfigError(f"--task {', '.join(unknown)}: unknown (known: {', '.join(TASKS)})")
-    corpus = _corpus(ami, meeting, strict)
+    corpus = _corpus(ami, meeting, strict, problems)
     result = mine_corpus(corpus.meetings, tasks=tasks)
     write_jsonl(out, [c.as_dict() for c in result.accepted])
     write_jsonl(report, [c.as_dict() for c in result.rejected])
-    _write_problems(problems, corpus)
     kept = Counter(c.task for c in result.accepted)
     dropped = Counter(c.task for c in result.rejected)
     summary = ", ".join(f"{t}: {kept[t]} kept, {dropped[t]} rejected" for t in tasks)

@@ -157,16 +157,13 @@ def _letters_on_disk(ami_dir: Path, meeting: str) -> dict[str, set[str]]:
     return out
 
 
+@gc_paused()
 def parse_meeting(
     ami_dir: str | Path, meeting: str, *, resources: Resources | None = None, strict: bool = False
 ) -> Meeting:
     """Every layer of one meeting; ``strict``: the first problem of an error kind raises a DataError."""
+    ami_dir = Path(ami_dir)
     resources = resources if resources is not None else load_resources(ami_dir)
-    with gc_paused():
-        return _parse_meeting(Path(ami_dir), meeting, resources, strict)
-
-
-def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bool) -> Meeting:
     info = resources.meetings.get(meeting)
     participants = dict(info.participants) if info else {}
     problems: list[Problem] = []
@@ -280,5 +277,5 @@ def parse_corpus(ami_dir: str | Path, meetings: Sequence[str] | None = None, *, 
         if first is not None:
             raise first.error(ami_dir)
     with gc_paused():
-        parsed = tuple(_parse_meeting(ami_dir, m, resources, strict) for m in meetings)
+        parsed = tuple(parse_meeting(ami_dir, m, resources=resources, strict=strict) for m in meetings)
     return Corpus(parsed, resources.problems)
