@@ -459,9 +459,8 @@ def apply_gold(
         labels = str(g["label"]).split(";") if item["task"] == MULTI else [str(g["label"])]
         known = {str(o["label"]) for o in item.get("options") or []}
         if any(lab not in known for lab in labels):
-            raise DataError(
-                source, f"label {g['label']!r} is not an option label of the item", record=rid, field="label"
-            )
+            why = f"label {g['label']!r} is not an option label of the item"
+            raise DataError(source, why, record=rid, field="label")
         values = sorted(_option_values(item, labels))
         if ";".join(values) != str(g["value"]):
             means = f"is not what label {g['label']!r} means ({';'.join(values)})"

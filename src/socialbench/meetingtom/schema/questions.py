@@ -113,11 +113,8 @@ def participant_options(
 def rotated_options(options: Sequence[Mapping[str, Any]], k: int) -> list[dict[str, Any]]:
     """Option order ``k`` of an instance (docs/decisions/answer-stability.md): its seeded list rotated left
     by k modulo the number of options and numbered 1, 2, ... again; order 0 is the paper's draw."""
-    if not options:
-        return []
-    k %= len(options)
-    moved = [*options[k:], *options[:k]]
-    return [{**o, "label": LABELS[i]} for i, o in enumerate(moved)]
+    k %= max(1, len(options))
+    return [{**o, "label": LABELS[i]} for i, o in enumerate([*options[k:], *options[:k]])]
 
 
 def label_of(options: Sequence[Mapping[str, str]], value: str) -> str | None:

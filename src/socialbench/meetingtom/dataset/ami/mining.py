@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -102,8 +103,7 @@ def place_window(
     start = anchor_start - rule.before_s - (length - need - rule.before_s - rule.after_s) / 2
     start = min(max(start, anchor_end - length), anchor_start)  # contain the anchor
     start = min(max(start, meeting_start), meeting_end - length)  # stay inside the meeting
-    length = round(length, 3)
-    start = round(start, 3)
+    start, length = round(start, 3), round(length, 3)
     return start, round(start + length, 3)
 
 
@@ -142,11 +142,7 @@ class SpeechTimeline:
                     merged.append([t.start, t.end])
             self._starts[speaker] = [s for s, _ in merged]
             self._ends[speaker] = [e for _, e in merged]
-            acc, before = 0.0, []
-            for s, e in merged:
-                before.append(acc)
-                acc += e - s
-            self._before[speaker] = before
+            self._before[speaker] = list(itertools.accumulate((e - s for s, e in merged), initial=0.0))[:-1]
 
     @property
     def speakers(self) -> list[str]:
