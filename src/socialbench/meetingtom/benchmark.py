@@ -68,8 +68,7 @@ class MeetingToMBenchmark(Benchmark):
         return [*super().settings_keys(section, run), *markers]
 
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
-        """What a run needs of its model (B.5): where its modality (else a source's) shows the video, the clip
-        natively, as frames or either, per ``ingestion``. Audio is no need: a model without it gets none."""
+        """What a run needs of its model (B.5): the video as ``ingestion`` says, where its modality shows it."""
         from socialbench.meetingtom.schema.methods import settings_of
 
         s = settings_of(self.method_settings(section, run))
@@ -124,8 +123,7 @@ class MeetingToMBenchmark(Benchmark):
         return problems
 
     def _template_problems(self, run: str) -> list[str]:
-        """Each template file the run reads, rendered with dummy placeholders (``TEMPLATE_PLACEHOLDERS``): a
-        missing, non-UTF-8 or wrongly filled one fails here, naming the run's key, not at its first call."""
+        """Each template file the run reads, rendered with dummy placeholders: a bad one fails here, not mid-run."""
         from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
         from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS, method_templates

@@ -357,8 +357,7 @@ def annotate_simulate_cmd(
     out_dir: Path = Opt(..., help="folder for annotator_1.csv, annotator_2.csv and adjudicator.csv"),
     params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated)"),
 ) -> None:
-    """Simulated annotators for the demo: a TEST DOUBLE for B.3's people (each sheet says so in its notes),
-    filling the sheet from rules over the items' AMI metadata with seeded disagreement."""
+    """Simulated annotators for the demo: a TEST DOUBLE for B.3's people (each sheet says so in its notes)."""
     check_io({"--items": items, "--sheet": sheet, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     # each sheet inside --out-dir (a link named like a sheet that leads elsewhere is refused), before any work
     targets = [resolve_inside(out_dir, name, "--out-dir", what="sheet") for name in SIMULATED_FILES]
@@ -386,8 +385,7 @@ def annotate_human_cmd(
     out: Path = Opt(..., help="the recorded answers (JSON lines) the file backend replays as the human row"),
     params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated)"),
 ) -> None:
-    """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance with
-    its gold answer at a set rate (the records say so). A real human row is people's answers in this format."""
+    """A simulated human evaluation for the demo's human row: a TEST DOUBLE (the records say so)."""
     from socialbench.meetingtom.schema.settings import SOURCES
 
     if source not in SOURCES:

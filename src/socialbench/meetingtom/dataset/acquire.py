@@ -143,9 +143,8 @@ def fetch_annotations(
     unpack: bool = True,
     **download_options,
 ) -> Path:
-    """Fetch the annotations archive into ``dest_root`` and (``unpack``) extract it into ``annotations/``,
-    returning that folder (else the archive). ``sha256=None``: not pinned, used with a warning. The folder
-    is re-extracted only when the archive's sha256 differs from the one recorded at its extraction."""
+    """Fetch the annotations archive into ``dest_root`` (``sha256=None``: unpinned, with a warning) and return
+    it, or (``unpack``) the folder it is extracted into, again only when the archive's sha256 changed."""
     source = annotations_source(url=url, mirror=mirror)
     if mirror is not None:
         _require_mirror([source], mirror)

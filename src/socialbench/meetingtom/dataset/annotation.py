@@ -192,9 +192,8 @@ def adjudicate(
     annotator_2: Mapping[str, Any],
     adjudicator: Mapping[str, Any],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(gold, discarded) records by item id: the majority vote (:func:`_vote`; a missing id is blank), then
-    the task3_2 rule: kept only when its clip's task3_1 gold is ``pseudo_consensus`` (else ``not_applicable``)
-    and its own gold names somebody (else ``no_dissenter``)."""
+    """(gold, discarded) records by item id: the majority vote (:func:`_vote`), then task3_2 only where its
+    clip's task3_1 gold is ``pseudo_consensus`` (else ``not_applicable``) and names somebody."""
     gold: dict[str, dict[str, Any]] = {}
     discarded: list[dict[str, Any]] = []
     by_clip = {(str(it.get("source")), str(it.get("clip_id"))): it for it in items if it["task"] == "task3_1"}
@@ -577,8 +576,7 @@ SIMULATED_HUMAN_NOTE = "simulated human evaluator (test double), not a human ans
 
 
 def simulate_human(instances: Sequence[Mapping[str, Any]], seed: int, accuracy: float = 0.8) -> list[dict[str, Any]]:
-    """Prediction records, by id, of a SIMULATED human for the demo's human row (``file`` backend): the gold
-    answer with probability ``accuracy``, else another, seeded per (seed, instance id)."""
+    """Prediction records of a SIMULATED human: the gold answer with probability ``accuracy``, else another."""
     if not 0 <= accuracy <= 1:
         raise ValueError("accuracy lies in [0, 1]")
     out = []

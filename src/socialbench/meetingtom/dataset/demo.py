@@ -22,10 +22,9 @@ def generate(out_dir: str | Path, cfg: DemoConfig) -> dict[str, list[str]]:
     out.mkdir(parents=True, exist_ok=True)
     scripts = [plan_meeting(m, cfg) for m in cfg.corpus]
     archive = zip_bytes(release_files(scripts))
-    written = []
     (out / DEMO_ARCHIVE).write_bytes(archive)
     (out / f"{DEMO_ARCHIVE}.sha256").write_text(f"{sha256_bytes(archive)}  {DEMO_ARCHIVE}\n", encoding="utf-8")
-    written += [DEMO_ARCHIVE, f"{DEMO_ARCHIVE}.sha256"]
+    written = [DEMO_ARCHIVE, f"{DEMO_ARCHIVE}.sha256"]
     # A keyframe every second (clips are cut seeking from the keyframe before); ultrafast: no B-frames,
     # so the demo's bytes stay what they were.
     enc = EncodeSettings(preset="ultrafast", keyframe_interval_s=1.0)

@@ -30,10 +30,8 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
 def context_of(
     meeting: Mapping[str, Any], start: float, end: float, turns: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
-    """The contextual priors of a clip (paper 4.2, Table 4; shown only in that ablation): each participant's
-    role; the meeting ``phase`` (``questions.meeting_stage``) from ``topic``, the innermost typed topic holding
-    the clip's midpoint, and ``position``, the midpoint's share of the meeting (None when unknown); the
-    dialogue act of each transcript line (its speaker's act overlapping it most, else None)."""
+    """The contextual priors of a clip (paper 4.2, Table 4): roles, the meeting ``phase`` from the innermost
+    typed ``topic`` at its midpoint and that midpoint's ``position``, and each transcript line's dialogue act."""
     info = meeting["meeting.json"]
     roles = {x: p.get("role") for x, p in sorted((info.get("participants") or {}).items())}
     mid = start + (end - start) / 2

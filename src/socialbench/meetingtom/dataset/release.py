@@ -154,8 +154,7 @@ def read_source(release_dir: str | Path) -> dict[str, Any]:
 def fetch_meeting_media(
     source: SourceSettings, meeting: str, dest_root: str | Path, *, root: str | Path = "."
 ) -> dict[str, Any]:
-    """Fetch one meeting's views into ``dest_root`` and write and return ``amicorpus/<meeting>/fetched.json``.
-    Mirror files are checked against the mirror's bytes; a file downloaded from the host (no checksums) is kept."""
+    """Fetch one meeting's views into ``dest_root``; write and return ``amicorpus/<meeting>/fetched.json``."""
     dest_root = Path(dest_root)
     folder = dest_root / "amicorpus" / meeting
     folder.mkdir(parents=True, exist_ok=True)

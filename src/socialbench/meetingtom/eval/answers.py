@@ -38,8 +38,9 @@ def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Fina
 
 
 #: The fields of an answer made without a call: nothing parsed, nothing sent (``inputs``: a fresh [] each).
-_NO_CALL = ("raw", "answer", "value", "note", "reasoning", "request_key", "inputs", "finish_reason")
-_NO_CALL_FIELDS = dict.fromkeys(_NO_CALL)
+_NO_CALL_FIELDS = dict.fromkeys(
+    ("raw", "answer", "value", "note", "reasoning", "request_key", "inputs", "finish_reason")
+)
 
 
 def no_call_answer(instance: dict[str, Any], problem: str) -> Final:

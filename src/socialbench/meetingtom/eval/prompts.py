@@ -164,8 +164,7 @@ LABEL_VALUE: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "integer"}
 
 
 def json_keys(task: str, reasons: bool) -> dict[str, dict[str, Any]]:
-    """JSON mode's keys and value types for backends that send a key schema: ``reasoning`` (reasoning methods)
-    and ``answer``, one label or a list; no enum of the options."""
+    """JSON mode's keys and value types (``reasoning`` for reasoning methods, ``answer``), no enum of options."""
     answer = {"type": "array", "items": LABEL_VALUE} if task in MULTI else LABEL_VALUE
     return {**({"reasoning": {"type": "string"}} if reasons else {}), "answer": answer}
 
@@ -189,9 +188,8 @@ def build_request(
     *,
     reasons: bool = False,
 ) -> Request:
-    """The request of one instance: ``templates`` = (system, user, task guidance or None) with
-    ``$``-placeholders. ``reasons``: a reasoning method, whose answer form is the ``answer_form`` setting;
-    JSON mode whenever the response is one JSON object (No Prompt, and the ``json`` form)."""
+    """The request of one instance from ``templates`` (system, user, task guidance or None); ``reasons``: a
+    reasoning method, answering in the ``answer_form`` setting's form (JSON mode for ``json``)."""
     s = settings_of(settings)
     form = s["answer_form"] if reasons else "json"
     modality = modality_of(instance, s)

@@ -251,9 +251,8 @@ def _pct(v: Any) -> bool:
 
 
 def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
-    """A score file read back and checked: every group of a known task has every metric, counts are whole
-    and consistent (``n`` <= ``n_total``, ``correct`` <= n, ``invalid`` <= n_total), percentages in [0, 100],
-    ``accuracy`` null exactly when n = 0 and ``macro_f1`` also for tasks without it."""
+    """A score file read back and checked: every group has every metric, counts whole and consistent,
+    percentages in [0, 100], ``accuracy`` and ``macro_f1`` null exactly where undefined."""
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

@@ -64,8 +64,7 @@ class AnsweringMethod(Method):
         self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], k: int
     ) -> list[Request] | Final:
         """An order run's step: the options in order ``k`` (``rotated_options``), the answer mapped back to the
-        instance's labels; ``order`` records it. An instance with fewer distinct orders repeats an earlier
-        order's very request (the request cache answers it: no new call)."""
+        instance's labels; fewer distinct orders repeat an earlier order's request (the cache answers it)."""
         distinct = max(1, len(instance["options"]))
         shown = k % distinct
         view = {**instance, "options": rotated_options(instance["options"], shown)}

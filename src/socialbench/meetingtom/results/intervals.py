@@ -48,9 +48,8 @@ def accuracy_ci(correct: int, n: int, seed: int, key: tuple[str, ...]) -> tuple[
 def conditional_ci(
     correct: int, n: int, n_total: int, seed: int, key: tuple[str, ...]
 ) -> tuple[float | None, float | None]:
-    """Task 3.2's interval: all ``n_total`` instances resampled, accuracy = correct / eligible per
-    resample (``n`` eligible, the first ``correct`` of them right); resamples without an eligible
-    instance are left out (stats.bootstrap_ci's ratio metric). None when n = 0."""
+    """Task 3.2's interval: all ``n_total`` instances resampled, accuracy = correct / eligible per resample
+    (resamples without an eligible instance left out); None when n = 0."""
     if n == 0:
         return None, None
     return _bootstrap(_outcomes([(0, n), (1, correct)], n_total), CONDITIONAL, seed, key)
@@ -59,8 +58,7 @@ def conditional_ci(
 def macro_f1_ci(
     gold: Sequence[Any], pred: Sequence[Any], seed: int, key: tuple[str, ...]
 ) -> tuple[float | None, float | None]:
-    """Macro-F1's interval: instances resampled, Macro-F1 recomputed on each resample over the classes
-    present in it (as ``scoring.macro_f1``: gold values and valid predictions; None = invalid)."""
+    """Macro-F1's interval: Macro-F1 (as ``scoring.macro_f1``) recomputed on each resample of the instances."""
     import numpy as np
 
     classes = sorted(set(gold) | {p for p in pred if p is not None})

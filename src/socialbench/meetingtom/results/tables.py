@@ -75,6 +75,10 @@ ABLATION_NOTES = {
     " prior rows are not filled, whatever the run answered.",
 }
 NOT_EVALUATED = "n=0, not evaluated"
+F1_NOTE = (
+    "Macro-F1 intervals need each instance's answer: run `socialbench tables` with --instances and"
+    " --outcomes-dir (Macro-F1 cells show no interval here)."
+)
 T32_NOTE = "T3.2 Acc counts only the instances whose paired Task 3.1 answer is correct (n per cell; MeetingToM 4.1)."
 NO_VIDEO = "not evaluated: no video in this source"
 #: Where each source's gold comes from, as its rows say (the real corpus: AMI's own addressee layer).
@@ -89,8 +93,7 @@ def output_files(with_figures: bool = True) -> list[str]:
 
 # ---- changes ---------------------------------------------------------------------------------------
 def difference(a: Num, b: Num) -> float | None:
-    """``a - b`` from the unrounded (``exact``) values where both have them, so a change is never the
-    difference of two roundings; else from the printed values."""
+    """``a - b`` from the unrounded (``exact``) values where both have them, else from the printed ones."""
     if a.value is None or b.value is None:
         return None
     exact = a.exact is not None and b.exact is not None
@@ -261,12 +264,7 @@ class Context:
         return out, notes
 
     def f1_note(self) -> list[str]:
-        if self.values is None:
-            return [
-                "Macro-F1 intervals need each instance's answer: run `socialbench tables` with --instances and"
-                " --outcomes-dir (Macro-F1 cells show no interval here)."
-            ]
-        return []
+        return [F1_NOTE] if self.values is None else []
 
 
 def missing_note(src: str, missing: Sequence[str], section: Mapping[str, Any]) -> str:

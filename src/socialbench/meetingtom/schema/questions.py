@@ -111,8 +111,7 @@ def participant_options(
 
 
 def rotated_options(options: Sequence[Mapping[str, Any]], k: int) -> list[dict[str, Any]]:
-    """Option order ``k`` of an instance (docs/decisions/answer-stability.md): its seeded list rotated left
-    by k modulo the number of options and numbered 1, 2, ... again; order 0 is the paper's draw."""
+    """Option order ``k`` (docs/decisions/answer-stability.md): the options rotated left by k, numbered again."""
     k %= max(1, len(options))
     return [{**o, "label": LABELS[i]} for i, o in enumerate([*options[k:], *options[:k]])]
 

@@ -295,8 +295,7 @@ def _anchored_spans(ctx: LayerContext, el: ET.Element, file: str, nid: str, what
 def parse_dialogue_acts(
     ctx: LayerContext, root: ET.Element, *, speaker: str, file: str, speakers: set[str]
 ) -> tuple[list[DialogueAct], set[str]]:
-    """The acts of one speaker's file (one none of whose words resolve is left out), and every act id the
-    file holds, which adjacency pairs point to."""
+    """The acts of one speaker's file with words, and every act id it holds (adjacency pairs point to them)."""
     out, ids = [], set()
     for el, nid in _elements(ctx, root, "dact", file):
         ids.add(nid)

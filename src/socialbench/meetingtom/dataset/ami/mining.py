@@ -312,8 +312,7 @@ def _lengths(rule: WindowRule, step: float) -> list[float]:
 
 
 def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()) -> MiningResult:
-    """Windows around decisions with a proposal-response pair and agreement markers, longer ones (by
-    ``grow_step_s``) tried only when the shorter window lacks that evidence."""
+    """Windows around decisions with that evidence, grown by ``grow_step_s`` while lacking it."""
     acts = meeting.dialogue_acts
     mids = [(a.start + a.end) / 2 for a in acts]
     order = sorted(range(len(acts)), key=lambda i: mids[i])
