@@ -75,10 +75,6 @@ class DemoConfig:
             clips_per_task=None if per_task is None else int(per_task),
         )
 
-    @property
-    def frames(self) -> int:
-        return int(round(self.seconds * self.fps))
-
 
 # ---- The script of a meeting (pure) ----
 @dataclass
