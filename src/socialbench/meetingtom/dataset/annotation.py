@@ -424,9 +424,8 @@ def agreement(
             "kappa": None,
             "categories": cats,
             "subset": "all three labelled" if chosen is None else "agreement subset",
+            **({"missing": missing} if chosen is not None else {}),
         }
-        if chosen is not None:
-            rec["missing"] = missing
         if len(rows) < 2:
             rec["note"] = f"undefined: {len(rows)} item(s) labelled by all three, fewer than 2"
         elif len(cats) < 2:

@@ -362,11 +362,9 @@ def ablation_table(ctx: Context, title: str, kind: str, with_delta: bool) -> rt.
                 out.append(ctx.row(m, base, label, src, cols))
             if kind == "modality" and ctx.run_modality(meth, src) == ctx.run_modality(base, src):
                 continue  # the same input as the base row above (e.g. utterances only on the real corpus)
-            label = method_label(meth, ctx.ablations)
-            not_evaluated = ("task1",) if kind == "priors" else ()
-            out.append(
-                ctx.row(m, meth, label, src, cols, base=base if with_delta else None, not_evaluated=not_evaluated)
-            )
+            skip = ("task1",) if kind == "priors" else ()  # as Table 4: Task 1 not evaluated with priors
+            delta = base if with_delta else None
+            out.append(ctx.row(m, meth, method_label(meth, ctx.ablations), src, cols, base=delta, not_evaluated=skip))
         return out
 
     sections, notes = ctx.sections(rows)

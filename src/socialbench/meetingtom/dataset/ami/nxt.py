@@ -132,15 +132,9 @@ def list_meetings(ami_dir: str | Path) -> list[str]:
     """Meeting ids that have a file in any annotation layer, sorted."""
     ami_dir = Path(ami_dir)
     _check_dir(ami_dir)
-    found = set()
-    for d in {p.split("/{meeting}")[0] for p in [*SPEAKER_LAYERS.values(), *MEETING_LAYERS.values()]}:
-        folder = ami_dir / d
-        if folder.is_dir():
-            for f in folder.glob("*.xml"):
-                head = f.name.split(".", 1)[0]
-                if MEETING_ID.match(head):
-                    found.add(head)
-    return sorted(found)
+    dirs = {p.split("/{meeting}")[0] for p in [*SPEAKER_LAYERS.values(), *MEETING_LAYERS.values()]}
+    heads = {f.name.split(".", 1)[0] for d in dirs if (ami_dir / d).is_dir() for f in (ami_dir / d).glob("*.xml")}
+    return sorted(h for h in heads if MEETING_ID.match(h))
 
 
 def _letters_on_disk(ami_dir: Path, meeting: str) -> dict[str, set[str]]:
@@ -148,12 +142,9 @@ def _letters_on_disk(ami_dir: Path, meeting: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for layer, pattern in SPEAKER_LAYERS.items():
         folder, name = pattern.format(meeting=meeting, speaker="*").rsplit("/", 1)
-        letters = set()
-        for f in (ami_dir / folder).glob(name) if (ami_dir / folder).is_dir() else ():
-            letter = f.name[len(meeting) + 1 :].split(".", 1)[0]
-            if SPEAKER_LETTER.match(letter):
-                letters.add(letter)
-        out[layer] = letters
+        files = (ami_dir / folder).glob(name) if (ami_dir / folder).is_dir() else ()
+        letters = {f.name[len(meeting) + 1 :].split(".", 1)[0] for f in files}
+        out[layer] = {x for x in letters if SPEAKER_LETTER.match(x)}
     return out
 
 
