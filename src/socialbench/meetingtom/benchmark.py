@@ -1,8 +1,6 @@
-"""MeetingToM as a benchmark plug-in: instances of the five subtasks, answers, scoring, tables and what
-predictions depend on; a run ``<method>__<ablation>`` applies ``meetingtom.ablations.<ablation>``. The data
-stages are ``socialbench meetingtom ...`` commands (cli.py; docs/meetingtom.md).
-
-Imports stay inside the methods: the registry imports this module to read the class."""
+"""MeetingToM as a benchmark plug-in; a run ``<method>__<ablation>`` applies ``meetingtom.ablations.<ablation>``.
+The data stages are ``socialbench meetingtom ...`` commands (cli.py). Imports stay inside the methods: the
+registry imports this module to read the class."""
 
 from __future__ import annotations
 

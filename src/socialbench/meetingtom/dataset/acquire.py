@@ -1,7 +1,6 @@
-"""Where the AMI Meeting Corpus's raw files live (pure), plus thin fetchers. The official host serves the
-manual annotations as one zip (:data:`ANNOTATIONS_URL`) and the media per meeting under
-:data:`MIRROR_BASE_URL` (``amicorpus/<meeting>/video/<meeting>.<view>.avi``, ``.../audio/...wav``); a local
-``mirror`` folder keeps that layout, so an offline copy can stand in (docs/decisions/acquisition.md).
+"""Where the AMI Meeting Corpus's raw files live (pure), plus thin fetchers: the official host's annotations
+zip and per-meeting media (``amicorpus/<meeting>/...``), or a local ``mirror`` in the same layout
+(docs/decisions/acquisition.md).
 """
 
 from __future__ import annotations

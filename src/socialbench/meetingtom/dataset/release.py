@@ -1,8 +1,6 @@
-"""Acquisition of a MeetingToM source through :mod:`socialbench.acquire`: the manual-annotations release once
-per source, the media per meeting. The release is an archive in the ``mirror`` (checksum checked against
-params ``sha256`` or a ``<archive>.sha256`` beside it, extracted safely), an unpacked release in the mirror
-(read in place; ``manifest.json`` records its files' sha256), a missing mirror (no instances; ``source.json``
-says why) or a download from ``url``. Media come from the mirror or ``media_url`` (``fetched.json``).
+"""Acquisition of a MeetingToM source through :mod:`socialbench.acquire`: the annotations release once per
+source (an archive in the ``mirror``, checksum-checked and extracted safely; an unpacked release read in
+place; a missing mirror, noted; or a download from ``url``), the media per meeting (``fetched.json``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""Parsing a model's answer to a MeetingToM question, pure: one rule for every prompting method
-(docs/decisions/meetingtom-methods.md), so no method's score depends on how strictly its form is read.
-
-1. The whole response as one JSON object (a code fence, a trailing period, single quotes tolerated):
-   ``answer`` names the option(s), a ``reasoning`` string beside it is the reasoning.
-2. Else the last ``Final answer:`` line (any case, bold allowed), read as in 1 or as bare label(s);
-   the text before it is the reasoning.
-3. Else the answer is invalid (scored wrong, counted in ``invalid_rate``).
-
-The ``answer`` value (:func:`normalize`, also the scorer's rule): one label (a string or a whole number),
-for Task 3.2 a non-empty list of distinct labels.
+"""Parsing a model's answer, pure: one rule for every prompting method (docs/decisions/meetingtom-methods.md):
+the whole response as one JSON object (fence, trailing period, single quotes tolerated), else the last
+``Final answer:`` line read the same way or as bare labels (the text before it is the reasoning), else
+invalid. The ``answer`` value (:func:`normalize`, also the scorer's rule): one label, for Task 3.2 a list.
 """
 
 from __future__ import annotations

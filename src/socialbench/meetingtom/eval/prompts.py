@@ -1,7 +1,6 @@
-"""Rendering a MeetingToM instance into a request: the method's templates with the question, transcript and
-options (B.2), the clip as typed parts per the modality (B.5), the contextual priors only in that ablation
-(B.4), and the structured ``task`` the baselines read. The settings (:data:`SETTINGS`) are tabled in
-docs/meetingtom.md. The instance's ``meta`` (AMI ids, the meeting) never reaches the model (B.4).
+"""Rendering a MeetingToM instance into a request: the method's templates filled (B.2), the clip as parts per
+the modality (B.5), the contextual priors in that ablation (B.4) and the ``task`` the baselines read. The
+settings are tabled in docs/meetingtom.md; ``meta`` never reaches the model.
 """
 
 from __future__ import annotations

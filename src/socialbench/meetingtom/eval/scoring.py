@@ -1,15 +1,8 @@
-"""Scoring MeetingToM predictions (MeetingToM 4.1), pure. Every (task, source) group (``task1/demo``) has
-every metric of :data:`METRICS`:
-
-* ``accuracy``: exact match, ``correct / n``; Task 3.2 (set equality) counts only where the run answered
-  the paired Task 3.1 instance of its clip correctly ("evaluated conditionally"): ``n`` is that count,
-  ``n_total`` every instance; null when ``n`` = 0.
-* ``macro_f1`` (Tasks 1 and 3.1, else null): over option VALUES, as scikit-learn's ``f1_score(average=
-  "macro", zero_division=0)``; an invalid answer misses its gold class and adds no class.
-* ``chance``: the mean of 1/k for k options (Task 3.2: 1/(2^k - 1)); ``invalid``: instances without a
-  usable answer (scored wrong), over ``n_total``.
-
-Percentages are rounded half-up to two decimals.
+"""Scoring MeetingToM predictions (MeetingToM 4.1), pure: every (task, source) group has every metric of
+:data:`METRICS`. ``accuracy`` is exact match; Task 3.2 (set equality) counts only where the run answered the
+paired Task 3.1 instance right ("evaluated conditionally": ``n`` that count, ``n_total`` every instance).
+``macro_f1`` (Tasks 1 and 3.1) is over option values, as scikit-learn's (``zero_division=0``); an invalid
+answer is wrong, misses its gold class and adds none. Percentages are rounded half-up to two decimals.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""The fixed question templates and option vocabularies of MeetingToM's five subtasks (paper 3.2, appendix A,
-B.2); pure. The wording is ours (docs/decisions/meetingtom-methods.md). An option is ``{"label", "value",
-"text"}``: files hold ``value``, the model reads ``text``; labels 1, 2, 3... follow a seeded shuffle. Labels
-are numbers, never letters: the participants are A-D, and "A. Participant D" invites a wrong but valid answer.
+"""The fixed question templates and option vocabularies of the five subtasks (paper 3.2, appendix A, B.2);
+pure, wording ours (docs/decisions/meetingtom-methods.md). Options are labelled 1, 2, 3... after a seeded
+shuffle: numbers, never letters, which the participants A-D are.
 """
 
 from __future__ import annotations

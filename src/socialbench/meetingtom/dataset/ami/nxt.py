@@ -1,8 +1,6 @@
-"""Reader for the AMI manual annotations in NITE XML (NXT), laid out as in the official release
-(:data:`SPEAKER_LAYERS`, :data:`MEETING_LAYERS`); the per-layer parsing is in :mod:`.layers`, the records
-in :mod:`.records`. Nothing about one meeting is fatal: a missing layer, malformed XML, a dangling href, bad
-word times, an unlisted speaker letter become :class:`Problem` entries and the rest is kept;
-``strict=True`` turns the first problem of an error kind into a DataError.
+"""Reader for the AMI manual annotations in NITE XML, laid out as in the official release (:data:`SPEAKER_LAYERS`,
+:data:`MEETING_LAYERS`; parsing in :mod:`.layers`). Nothing about one meeting is fatal: every problem becomes a
+:class:`Problem` entry and the rest is kept; ``strict=True`` raises the first of an error kind.
 """
 
 from __future__ import annotations
