@@ -1,7 +1,5 @@
-"""``socialbench meetingtom ...``: MeetingToM data commands, each with explicit paths. The pipeline's stages
-(rules/meetingtom.smk): ``release``, ``media``, ``extract``, ``clips``, ``instances``, ``annotate``, ``consolidate``;
-``you-events`` and ``mine`` run on any annotations folder with the default thresholds.
-"""
+"""``socialbench meetingtom ...``: MeetingToM data commands with explicit paths (the pipeline's stages are in
+rules/meetingtom.smk; ``you-events`` and ``mine`` run on any annotations folder)."""
 
 from __future__ import annotations
 

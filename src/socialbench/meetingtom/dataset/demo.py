@@ -1,7 +1,5 @@
-"""The embedded demo release, written as a local mirror in the official AMI layout (``generate``): the
-annotations archive of the scripted meetings (:mod:`.demo_script`), its ``.sha256`` file and their media
-(:mod:`.demo_media`, encoded bit-exact). The same seed gives the same bytes.
-"""
+"""The embedded demo release written as a local mirror in the official AMI layout: the scripted meetings'
+annotations archive, its ``.sha256`` and their media, bit-exact (same seed, same bytes)."""
 
 from __future__ import annotations
 

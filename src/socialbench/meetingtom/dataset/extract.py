@@ -1,7 +1,5 @@
-"""Per meeting, what the later stages need from its NXT annotations (``socialbench meetingtom extract``):
-:data:`FILES` of JSON lines (you events, candidates, problems, words, the layers questions and priors
-read) and ``meeting.json``. A meeting of a source whose release is absent gets empty files and a note.
-"""
+"""Per meeting, what the later stages need from its NXT annotations: :data:`FILES` of JSON lines and
+``meeting.json`` (empty files and a note for a source whose release is absent)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""MeetingToM's Figure 4 (label distribution per task) from the instances' gold values; pure: a panel per
-task, a bar per source for each value in option order (Task 3.2: the number of dissenters), the counts in
-``figures/figure4.csv``. Same instances, same bytes (default style, no timestamp or version).
-"""
+"""MeetingToM's Figure 4 (label distribution per task, a bar per source; Task 3.2: the number of dissenters)
+and its counts, from the instances' gold values; pure, same instances, same bytes."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""MeetingToM's 95% intervals from the shared statistics (``socialbench.results.stats``): instance-level
-percentile bootstrap, B = 2000, seeded per cell as in MoCA. Accuracy and Task 3.2's conditional accuracy are
-``stats.bootstrap_ci`` metrics of outcome columns rebuilt from the counts; Macro-F1 is recomputed on the same
-resamples from each run's :class:`RunSummary`."""
+"""MeetingToM's 95% intervals: ``socialbench.results.stats``' instance-level percentile bootstrap (B = 2000,
+seeded per cell) on outcome columns rebuilt from the counts; Macro-F1 recomputed on the same resamples."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""MeetingToM's answer-stability table (beyond the paper; params ``meetingtom.robustness``;
-docs/decisions/answer-stability.md): per model and run, accuracy under each of K option orders, circular
-accuracy, agreement and the gap between order 0 and circular, with 95% bootstrap intervals, per group and
-over all. Task 3.2 counts on every instance: the table asks whether an answer moves with the order."""
+"""MeetingToM's answer-stability table (beyond the paper; docs/decisions/answer-stability.md): per run,
+accuracy under K option orders, circular accuracy, agreement and gap, with 95% intervals; Task 3.2
+counts on every instance (the question is whether an answer moves with the order)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The settings a MeetingToM method run takes (``meetingtom.method_options.<method>``, an ablation's
-``meetingtom.ablations.<name>`` over them): closed lists of keys and values, checked when params load
-and when a method starts. A contract of the benchmark (schema/), so checking params imports no
-prompting or data-building code."""
+"""The settings a MeetingToM method run takes (``method_options.<method>``, an ablation's over them), checked
+when params load and when a method starts; schema/, so checking params imports no prompting code."""
 
 from __future__ import annotations
 

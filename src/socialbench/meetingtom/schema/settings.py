@@ -1,7 +1,5 @@
-"""The ``meetingtom:`` section of params.yaml as values (defaults filled by the schema at load): the two
-sources, ``demo`` (the embedded release, generated as a local mirror in the official AMI layout) and ``ami``
-(the real corpus, from ``ami.mirror`` or the official host), read through the same acquisition code.
-"""
+"""The ``meetingtom:`` params section as values: the sources ``demo`` (generated as a local mirror) and ``ami``
+(the real corpus), read through the same acquisition code."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The AMI annotations as records: what :mod:`socialbench.meetingtom.dataset.ami.nxt` reads from the
-NITE XML layers (tokens, segments, dialogue acts, adjacency pairs, "you" usages, decisions, topics,
-roles), the meeting and corpus around them, and the :class:`Problem` entries reading them left.
-No I/O here."""
+"""The AMI annotations as records (what :mod:`.nxt` reads from the NITE XML layers), the meeting and corpus
+around them and the :class:`Problem` entries reading them left; no I/O."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""``you`` events: a singular deictic "you" (``you_11``) inside a dialogue act of the same speaker whose
-``addressee`` names exactly one other participant. :func:`you_candidates` keeps every you-usage with the
-reason it is not an event; :func:`you_events` keeps the events.
-"""
+"""``you`` events: a singular deictic "you" (``you_11``) in a dialogue act of the same speaker naming exactly
+one other addressee; :func:`you_candidates` keeps every you-usage with the reason it is not one."""
 
 from __future__ import annotations
 
