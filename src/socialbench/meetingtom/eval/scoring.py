@@ -160,26 +160,18 @@ def outcomes(
     }
     out = []
     for inst, gold, pred in first:
-        rec = by_id.get(inst["id"]) or {}
-        if rec.get("not_evaluated"):  # the run's setting leaves it out (e.g. Task 1 with contextual priors)
-            out.append(
-                Outcome(inst["id"], group_of(inst), gold, None, False, False, len(inst["options"]), evaluated=False)
-            )
+        n_options, multi, key = len(inst["options"]), inst["task"] == MULTI_TASK, (inst["source"], inst.get("clip_id"))
+        if (by_id.get(inst["id"]) or {}).get("not_evaluated"):  # the run's setting leaves it out (Task 1, priors)
+            out.append(Outcome(inst["id"], group_of(inst), gold, None, False, False, n_options, evaluated=False))
             continue
-        eligible = True
-        if inst["task"] == MULTI_TASK:
-            key = (inst["source"], inst.get("clip_id"))
-            if key not in paired:
-                raise DataError(
-                    instances_source,
-                    f"a {MULTI_TASK} instance without a {PAIRED_TASK} instance of its clip"
-                    f" ({inst.get('clip_id')!r}, source {inst['source']!r}): it cannot be scored conditionally",
-                    record=inst["id"],
-                    field="clip_id",
-                )
-            eligible = paired[key]
+        if multi and key not in paired:
+            clip = f"its clip ({key[1]!r}, source {key[0]!r})"
+            why = (
+                f"a {MULTI_TASK} instance without a {PAIRED_TASK} instance of {clip}: it cannot be scored conditionally"
+            )
+            raise DataError(instances_source, why, record=inst["id"], field="clip_id")
         correct = pred is not None and pred == gold
-        out.append(Outcome(inst["id"], group_of(inst), gold, pred, correct, eligible, len(inst["options"])))
+        out.append(Outcome(inst["id"], group_of(inst), gold, pred, correct, paired[key] if multi else True, n_options))
     return out
 
 
