@@ -533,12 +533,9 @@ def proxy_label(item: Mapping[str, Any], source: str = "items") -> str:
 
 def _other_answer(item: Mapping[str, Any], right: str, rng: random.Random) -> str:
     labels = sorted(str(o["label"]) for o in item.get("options") or [])
-    if item["task"] == MULTI:
-        # Wrong sets: the empty set and every set of one or two participants, except the right one.
-        pool = [NONE_WORD] + [";".join(c) for k in (1, 2) for c in combinations(labels, k)]
-    else:
-        pool = labels
-    pool = [a for a in pool if a != right]
+    # task3_2's wrong sets: the empty set and every set of one or two participants
+    sets = [NONE_WORD] + [";".join(c) for k in (1, 2) for c in combinations(labels, k)]
+    pool = [a for a in (sets if item["task"] == MULTI else labels) if a != right]
     return rng.choice(pool) if pool else right
 
 

@@ -48,9 +48,8 @@ def frame_states(script: MeetingScript, fps: int) -> list[_FrameState]:
         current = next((a for a in acts if a.start <= t < a.end), None)
         if current is not None:
             last_speaker = current.speaker
-        addressed = None
-        if current is not None and current.addressee and len(current.addressee) == 1:
-            addressed = (current.speaker, current.addressee[0])
+        one = current is not None and current.addressee and len(current.addressee) == 1
+        addressed = (current.speaker, current.addressee[0]) if one else None
         looking = {}
         for x in LETTERS:
             if addressed and x == addressed[0]:

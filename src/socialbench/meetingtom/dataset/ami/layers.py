@@ -94,12 +94,9 @@ def parse_meetings_xml(root: ET.Element, file: str = MEETINGS_XML) -> tuple[dict
             if _local(sp.tag) != "speaker":
                 continue
             letter = sp.get("nxt_agent")
-            if not letter:
-                problems.append(Problem(mid, file, sp.get(_NID), "missing_id", "<speaker> without an nxt_agent letter"))
-                continue
-            if letter in participants:
-                why = f"speaker letter {letter} listed twice"
-                problems.append(Problem(mid, file, sp.get(_NID), "duplicate_id", why))
+            if not letter or letter in participants:
+                why = f"speaker letter {letter} listed twice" if letter else "<speaker> without an nxt_agent letter"
+                problems.append(Problem(mid, file, sp.get(_NID), "duplicate_id" if letter else "missing_id", why))
                 continue
             participants[letter] = Participant(
                 letter, sp.get("global_name"), sp.get(_NID, ""), sp.get("role"), sp.get("channel"), sp.get("camera")
@@ -379,15 +376,9 @@ def parse_topics(ctx: LayerContext, root: ET.Element, *, file: str) -> list[Topi
         type_ = _ontology_type(ctx, el, "scenario_topic_type", file, nid)
         at = len(out)
         out.append(None)  # type: ignore[arg-type]  # placeholder: the parent comes before its sub-topics
-        starts = [s.start for s in spans]
-        ends = [s.end for s in spans]
-        for sub in el:
-            if _local(sub.tag) == "topic":
-                s, e = walk(sub, nid)
-                if s is not None:
-                    starts.append(s)
-                    ends.append(e)
-        start, end = (min(starts), max(ends)) if starts else (None, None)
+        times = [(s.start, s.end) for s in spans]
+        times += [t for sub in el if _local(sub.tag) == "topic" and (t := walk(sub, nid))[0] is not None]
+        start, end = (min(s for s, _ in times), max(e for _, e in times)) if times else (None, None)
         name = type_.name if type_ else None
         out[at] = Topic(nid, parent, start, end, tuple(spans), name, el.get("other_description"))
         return start, end
