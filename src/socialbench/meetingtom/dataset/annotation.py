@@ -119,9 +119,8 @@ def _parse_answer(raw: str, item: Mapping[str, Any], where: tuple[str, str]) -> 
 def read_sheet(
     text: str, source: str, items_by_id: Mapping[str, Mapping[str, Any]], *, complete: bool = False
 ) -> dict[str, str | tuple[str, ...] | None]:
-    """``{item_id: answer}`` of a filled-in sheet: an option label, for task3_2 a sorted tuple (``()`` for
-    ``none``), None when blank. A bad row, or (``complete``) a missing item, is a DataError naming
-    ``source``, the line and the column; extra columns are allowed (an annotator's own)."""
+    """``{item_id: answer}`` of a filled-in sheet (task3_2: a sorted tuple; blank: None). A bad row, or
+    (``complete``) a missing item, is a DataError naming ``source``, the line and the column."""
     _, rows = csv_rows(text, source, READ_COLUMNS, exact=False)
     answers: dict[str, str | tuple[str, ...] | None] = {}
     first_line: dict[str, int] = {}
@@ -402,9 +401,8 @@ def agreement(
     adjudicator: Mapping[str, Any],
     subset: Iterable[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Fleiss' kappa per task over the items all three labelled, among ``subset`` when given (without it,
-    disagreements the adjudicator labelled are over-represented); ``missing``: subset items not all three
-    labelled; ``kappa`` None with a ``note`` when undefined. Categories are option values (:func:`_category`)."""
+    """Fleiss' kappa per task over the items all three labelled, among ``subset`` when given (else the
+    adjudicated disagreements are over-represented); ``kappa`` None with a ``note`` when undefined."""
     chosen = None if subset is None else {str(i) for i in subset}
     out: dict[str, dict[str, Any]] = {}
     for task in sorted({it["task"] for it in items}):

@@ -239,9 +239,8 @@ def build_source(
     include_speaker: bool = False,
     utterance_gap: float = 1.0,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(task2_1 instances, items of the annotated tasks, report)`` of one source's meetings (records of
-    ``extract.read_meeting``; ``clips``/``clip_reports`` by meeting); the report lists every candidate that
-    makes no instance or item, and every instance kept without its media."""
+    """``(task2_1 instances, items, report)`` of one source's meetings (``extract.read_meeting`` records); the
+    report lists every candidate that makes nothing and every instance kept without its media."""
     instances: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
     report: list[dict[str, Any]] = []

@@ -69,9 +69,8 @@ def macro_f1(y_true: Sequence[Any], y_pred: Sequence[Any]) -> Fraction:
 
 @dataclass(frozen=True)
 class Outcome:
-    """One instance scored: gold and predicted values (Task 3.2: sorted tuples; ``pred`` None when invalid),
-    whether it is right, whether it counts (``eligible``: Task 3.2 after a right Task 3.1) and whether the
-    run's setting evaluates it at all (``evaluated``: not Task 1 with contextual priors, Table 4)."""
+    """One instance scored: gold and predicted values (``pred`` None when invalid), whether it is right, counts
+    (``eligible``: Task 3.2 after a right Task 3.1) and is evaluated at all (not Task 1 with priors)."""
 
     id: str
     group: Group

@@ -106,9 +106,8 @@ def parse_meetings_xml(root: ET.Element, file: str = MEETINGS_XML) -> tuple[dict
 
 
 def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> tuple[tuple[Token, ...], list[Problem]]:
-    """The elements of one words file, in order. One without usable times gets the end of the one before
-    (or the start of the next timed one) as both, ``timed=False``; one overlapping the previous is kept.
-    Each case is a Problem."""
+    """The elements of one words file, in order; one without usable times gets its neighbour's (``timed=False``).
+    Each such case is a Problem."""
     problems: list[Problem] = []
     raw: list[tuple[ET.Element, str, float | None, float | None]] = []
     seen: set[str] = set()

@@ -79,9 +79,8 @@ class WindowError(ValueError):
 def place_window(
     anchor_start: float, anchor_end: float, meeting_end: float, rule: WindowRule, *, meeting_start: float = 0.0
 ) -> tuple[float, float]:
-    """The window for an anchor: ``rule.preferred_s`` long, longer (up to ``rule.max_s``) when the anchor and
-    its context need it, the spare time split around the anchor, inside the meeting; times to the millisecond.
-    Raises WindowError (``anchor_outside``, ``anchor_too_long``, ``meeting_too_short``)."""
+    """The window for an anchor: ``rule.preferred_s`` long (up to ``max_s`` when the anchor and its context need
+    it), centred on it, inside the meeting; times to the millisecond. Raises WindowError with the reason."""
     if anchor_end < anchor_start:
         raise ValueError(f"anchor ends ({anchor_end}) before it starts ({anchor_start})")
     need = anchor_end - anchor_start

@@ -86,9 +86,8 @@ YOU_PLURAL = ("you_12", "you_121", "you_122")
 
 
 def layer_agreement(candidates: Iterable[YouCandidate], *, you_type: str = YOU_SINGULAR) -> dict:
-    """How the two AMI layers of the real Task 2.1 gold agree (in place of the paper's human kappa), over the
-    deictic you-usages in an act of a meeting with addressees: singular/plural against one addressee or a
-    ``group``; the 2x2 counts, the share agreeing and Cohen's kappa (None when undefined)."""
+    """How the two AMI layers of the real Task 2.1 gold agree (in place of the paper's human kappa): singular or
+    plural "you" against one addressee or a ``group``, as 2x2 counts, the share agreeing and Cohen's kappa."""
     return _agreement(
         ((c.meeting, c.usage.type_id, c.act is not None, c.act.addressee if c.act else None) for c in candidates),
         you_type,
