@@ -123,6 +123,5 @@ def instance_values(
     for model, method in sorted(scores):
         if (model, method) not in summaries:
             raise DataError(f"{model}/{method}", "no outcomes given for this score file (--outcomes-dir)")
-        for g, values in summaries[(model, method)].f1.items():
-            out[(model, method, g)] = values
+        out.update({(model, method, g): values for g, values in summaries[(model, method)].f1.items()})
     return out
