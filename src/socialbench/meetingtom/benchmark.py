@@ -1,14 +1,9 @@
-"""MeetingToM as a benchmark plug-in: instances of the five subtasks, answers, scoring, tables
-and what predictions depend on. A run named ``<method>__<ablation>`` is the method with the
-ablation ``meetingtom.ablations.<ablation>`` applied (core's variant runs: its settings over the
-method's). The data stages (demo release, acquisition, mining, clips, instances) are
-``socialbench meetingtom ...`` commands (cli.py); docs/meetingtom.md describes the pipeline.
-
-Imports stay inside the methods: the registry imports this module to read the class."""
+"""MeetingToM as a benchmark plug-in; a run ``<method>__<ablation>`` applies ``meetingtom.ablations.<ablation>``.
+The data stages are ``socialbench meetingtom ...`` commands (cli.py). Imports stay inside the methods: the
+registry imports this module to read the class."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +22,7 @@ class MeetingToMBenchmark(Benchmark):
     }
 
     def group_size(self, metrics: dict[str, Any]) -> int:
-        """``n_total`` where a group has it: Task 3.2's ``n`` is the run's own conditional denominator
-        (instances whose Task 3.1 answer was right), so runs differ in it on the same instances."""
+        """``n_total`` where a group has it: Task 3.2's ``n`` is each run's own conditional denominator."""
         return metrics.get("n_total", metrics["n"])
 
     # ---- stages before inference --------------------------------------------------------------
@@ -50,9 +44,8 @@ class MeetingToMBenchmark(Benchmark):
         return load_instances(path)
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        # Options are shuffled per instance, so the prior counts each task's gold classes (the
-        # options' ``key``: a mental state, an attitude, a participant letter) on the dev split.
-        # Task 3.2 selects sets; it gets no prior (the prior baseline answers it by chance).
+        # Options are shuffled per instance: the prior counts each task's gold classes (option values) on
+        # the dev split. Task 3.2 selects sets: no prior (the prior baseline answers it by chance).
         return [
             {"group": i["task"], "answers": {"answer": i["gold"]}}
             for i in dev_instances
@@ -73,8 +66,7 @@ class MeetingToMBenchmark(Benchmark):
         return [*super().settings_keys(section, run), *markers]
 
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
-        """What a run needs of its model (B.5): where its modality (else a source's) shows the video, the clip
-        natively, as frames or either, per ``ingestion``. Audio is no need: a model without it gets none."""
+        """What a run needs of its model (B.5): the video as ``ingestion`` says, where its modality shows it."""
         from socialbench.meetingtom.schema.methods import settings_of
 
         s = settings_of(self.method_settings(section, run))
@@ -88,8 +80,7 @@ class MeetingToMBenchmark(Benchmark):
         return (needs.get(s["ingestion"]) or Need(("video", "frames"), "the clip's video"),)
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
-        """Core's checks, and: method options and ablations (``settings_of``), the meetings against their
-        corpus, ``mining`` against the thresholds, ``demo.seconds`` against ``demo.clips_per_task``."""
+        """Core's checks, and the method settings, meetings, mining thresholds and demo length."""
         from socialbench.core.errors import ConfigError
         from socialbench.meetingtom.schema.methods import settings_of
         from socialbench.meetingtom.schema.mining import MiningParams
@@ -105,11 +96,11 @@ class MeetingToMBenchmark(Benchmark):
                     problems.append(f"{where}.{name}: {str(exc).split(': ', 1)[-1]}")
         demo, ami = section.get("demo") or {}, section.get("ami") or {}
         corpus = demo.get("corpus") or []
-        for m in demo.get("meetings") or []:
-            if m not in corpus:
-                problems.append(
-                    f"demo.meetings: {m} is not a meeting of the demo release (demo.corpus: {', '.join(corpus)})"
-                )
+        problems += [
+            f"demo.meetings: {m} is not a meeting of the demo release (demo.corpus: {', '.join(corpus)})"
+            for m in demo.get("meetings") or []
+            if m not in corpus
+        ]
         if "seconds" in demo and (
             problem := clips_per_task_problem(float(demo["seconds"]), demo.get("clips_per_task"))
         ):
@@ -130,8 +121,7 @@ class MeetingToMBenchmark(Benchmark):
         return problems
 
     def _template_problems(self, run: str) -> list[str]:
-        """Each template file the run reads, rendered with dummy placeholders (``TEMPLATE_PLACEHOLDERS``): a
-        missing, non-UTF-8 or wrongly filled one fails here, naming the run's key, not at its first call."""
+        """Each template file the run reads, rendered with dummy placeholders: a bad one fails here, not mid-run."""
         from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
         from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS, method_templates
@@ -141,16 +131,14 @@ class MeetingToMBenchmark(Benchmark):
         out = []
         for name in method_templates(rn.method):  # schema/, not the method's module: loading params imports no method
             where = f"{self.template_folder(run, name)}/{name}"
+            placeholders = TEMPLATE_PLACEHOLDERS.get(name)
             try:
                 text = self.template(run, name)
+                problem = template_problem(text, where, placeholders) if placeholders is not None else None
             except ConfigError as exc:  # not found
-                out.append(f"{key}: {exc}")
-                continue
+                problem = str(exc)
             except ValueError as exc:  # not UTF-8
-                out.append(f"{key}: template {where}: not UTF-8 text ({exc})")
-                continue
-            placeholders = TEMPLATE_PLACEHOLDERS.get(name)
-            problem = template_problem(text, where, placeholders) if placeholders is not None else None
+                problem = f"template {where}: not UTF-8 text ({exc})"
             if problem:
                 out.append(f"{key}: {problem}")
         return out
@@ -169,45 +157,28 @@ class MeetingToMBenchmark(Benchmark):
         from socialbench.core.benchmarks import request_pointer
 
         f = final.fields
-        rec = {
+        return {
             "id": instance["id"],
             "model": model,
             "method": method,
             "task": instance["task"],
             "source": instance["source"],
-            "raw": f.get("raw"),
-            "answer": f.get("answer"),
-            "value": f.get("value"),
-            "error": final.error,
-            "note": f.get("note"),
-            "reasoning": f.get("reasoning"),
-            "request_key": f.get("request_key"),
+            **{k: f.get(k) for k in ("raw", "answer", "value", "note", "reasoning", "request_key", "finish_reason")},
             "inputs": f.get("inputs", []),
-            "finish_reason": f.get("finish_reason"),
+            "error": final.error,
             # for error analysis from this one file: the gold answer, and where the request is
             "gold": instance.get("answer"),
             "gold_value": instance.get("gold"),
             "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key")),
+            # an instance the setting leaves out; an order run's (meetingtom.robustness) order asked and shown
+            **{k: f[k] for k in ("not_evaluated", "order") if f.get(k)},
         }
-        if f.get("not_evaluated"):
-            rec["not_evaluated"] = f["not_evaluated"]
-        if f.get("order"):  # an order run's (params meetingtom.robustness): the order asked and shown
-            rec["order"] = f["order"]
-        return rec
 
-    # ---- scoring, tables, provenance -----------------------------------------------------------
-    def score(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> dict[str, Any]:
+    # ---- scoring, tables, provenance (keywords as core's ``Benchmark`` declares them) ----------------
+    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
         from socialbench.meetingtom.eval.scoring import score
 
-        return score(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+        return score(instances, predictions, **kw)
 
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         from socialbench.meetingtom.eval.scoring import parse_scores
@@ -217,19 +188,11 @@ class MeetingToMBenchmark(Benchmark):
     #: Macro-F1's intervals, Task 3.2's conditional intervals and Figure 4 need per-instance data.
     tables_per_instance = True
 
-    def outcomes(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> list[dict[str, Any]]:
+    def outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> list[dict]:
         """Per instance, whether it is evaluated and right, with its values (``eval.scoring.outcome_rows``)."""
         from socialbench.meetingtom.eval.scoring import outcome_rows
 
-        return outcome_rows(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+        return outcome_rows(instances, predictions, **kw)
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
         """The run's per-instance summary (``results.intervals.RunSummary``)."""
@@ -238,22 +201,14 @@ class MeetingToMBenchmark(Benchmark):
         return run_summary(rows, source)
 
     def tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict | None = None,
+        self, scores: dict, params: dict[str, Any], instances: list | None = None, summaries: dict | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         from socialbench.meetingtom.results.tables import tables
 
         return tables(scores, params, instances, summaries)
 
     def stability_tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict | None = None,
+        self, scores: dict, params: dict[str, Any], instances: list | None = None, summaries: dict | None = None
     ) -> dict[str, str | bytes]:
         """stability.md/.csv/.tex: answer stability under option order (``meetingtom.robustness``)."""
         from socialbench.meetingtom.results.stability import stability_files

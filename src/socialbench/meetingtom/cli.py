@@ -1,9 +1,5 @@
-"""``socialbench meetingtom ...``: MeetingToM data commands, each with explicit paths.
-
-Mounted on the main app as ``socialbench meetingtom``. The pipeline's stages in order (rules/meetingtom.smk;
-docs/meetingtom.md): ``release``, ``media``, ``extract``, ``clips`` (per meeting), ``instances``, ``annotate``
-and ``consolidate``; ``you-events`` and ``mine`` run on any annotations folder with the default thresholds.
-"""
+"""``socialbench meetingtom ...``: MeetingToM data commands with explicit paths (the pipeline's stages are in
+rules/meetingtom.smk; ``you-events`` and ``mine`` run on any annotations folder)."""
 
 from __future__ import annotations
 
@@ -33,20 +29,14 @@ app = meetingtom_app  # the name socialbench.cli mounts every benchmark's comman
 Opt = typer.Option
 
 
-def _corpus(ami: Path, meetings: list[str] | None, strict: bool):
+def _corpus(ami: Path, meetings: list[str] | None, strict: bool, problems: Path | None):
+    """The parsed corpus, its problems written to ``problems`` when given."""
     from socialbench.meetingtom.dataset.ami.nxt import parse_corpus
 
-    return parse_corpus(ami, meetings or None, strict=strict)
-
-
-def _write_problems(path: Path | None, corpus) -> None:
-    if path is not None:
-        write_jsonl(path, [p.as_dict() for p in corpus.problems])
-
-
-def _problem_summary(corpus) -> str:
-    counts = Counter(p.kind for p in corpus.problems)
-    return ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none"
+    corpus = parse_corpus(ami, meetings or None, strict=strict)
+    if problems is not None:
+        write_jsonl(problems, [p.as_dict() for p in corpus.problems])
+    return corpus
 
 
 @meetingtom_app.command("you-events")
@@ -57,19 +47,15 @@ def you_events_cmd(
     meeting: list[str] | None = Opt(None, help="only this meeting (repeatable; default: every meeting)"),
     strict: bool = Opt(False, help="stop at the first annotation error instead of reporting it"),
 ) -> None:
-    """Singular deictic "you" (you_11) inside a dialogue act of the same speaker that names exactly
-    one addressee, sorted by meeting and start time."""
+    """Singular deictic "you" in a dialogue act naming exactly one addressee, by meeting and start time."""
     check_io({"--ami": ami}, {"--out": out, "--problems": problems}, folders=("--ami",))
     from socialbench.meetingtom.dataset.ami.you_events import you_events
 
-    corpus = _corpus(ami, meeting, strict)
+    corpus = _corpus(ami, meeting, strict, problems)
     events = you_events(corpus.meetings)
     write_jsonl(out, [e.as_dict() for e in events])
-    _write_problems(problems, corpus)
-    typer.echo(
-        f"you-events: {len(events)} events from {len(corpus.meetings)}"
-        f" meetings -> {out}; problems: {_problem_summary(corpus)}"
-    )
+    kinds = ", ".join(f"{k}={v}" for k, v in sorted(Counter(p.kind for p in corpus.problems).items())) or "none"
+    typer.echo(f"you-events: {len(events)} events from {len(corpus.meetings)} meetings -> {out}; problems: {kinds}")
 
 
 @meetingtom_app.command("mine")
@@ -90,11 +76,10 @@ def mine_cmd(
     unknown = sorted(set(tasks) - set(TASKS))
     if unknown:
         raise ConfigError(f"--task {', '.join(unknown)}: unknown (known: {', '.join(TASKS)})")
-    corpus = _corpus(ami, meeting, strict)
+    corpus = _corpus(ami, meeting, strict, problems)
     result = mine_corpus(corpus.meetings, tasks=tasks)
     write_jsonl(out, [c.as_dict() for c in result.accepted])
     write_jsonl(report, [c.as_dict() for c in result.rejected])
-    _write_problems(problems, corpus)
     kept = Counter(c.task for c in result.accepted)
     dropped = Counter(c.task for c in result.rejected)
     summary = ", ".join(f"{t}: {kept[t]} kept, {dropped[t]} rejected" for t in tasks)
@@ -118,16 +103,15 @@ def _params(path: Path) -> dict:
     return p
 
 
-def _source(p: dict, name: str):
+def _source(p: dict, name: str, meeting: str | None = None):
+    """Source ``name``'s settings; ``meeting`` must be one of its meetings."""
     from socialbench.meetingtom.schema.settings import source_settings
 
-    return source_settings(p, name)
-
-
-def _meeting_of(source, meeting: str) -> None:
-    if meeting not in source.meetings:
-        listed = ", ".join(source.meetings) or "none"
-        raise ConfigError(f"meetingtom.{source.name}.meetings: {meeting} is not listed (listed: {listed})")
+    src = source_settings(p, name)
+    if meeting is not None and meeting not in src.meetings:
+        listed = ", ".join(src.meetings) or "none"
+        raise ConfigError(f"meetingtom.{name}.meetings: {meeting} is not listed (listed: {listed})")
+    return src
 
 
 @meetingtom_app.command("release")
@@ -137,8 +121,7 @@ def release_cmd(
     downloads: Path = Opt(..., help="where the archive is downloaded or copied to (kept between runs, not versioned)"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
-    """Acquire a source's manual-annotations release (fetch, checksum, safe extraction; or read an
-    unpacked mirror in place; or note that the mirror is absent)."""
+    """Acquire a source's manual-annotations release (dataset/release.py)."""
     check_io({"--params": params}, {"--out": out, "--downloads": downloads}, folders=("--out", "--downloads"))
     from socialbench.meetingtom.dataset.release import acquire_release
 
@@ -169,8 +152,7 @@ def media_cmd(
     from socialbench.meetingtom.dataset.release import fetch_meeting_media
 
     _logging()
-    src = _source(_params(params), source)
-    _meeting_of(src, meeting)
+    src = _source(_params(params), source, meeting)
     rec = fetch_meeting_media(src, meeting, dest_root)
     typer.echo(
         f"media {source}/{meeting}: {len(rec['views'])} file(s)" + (f"; note: {rec['note']}" if rec["note"] else "")
@@ -182,21 +164,17 @@ def extract_cmd(
     source: str = Opt(..., help="demo | ami"),
     meeting: str = Opt(..., help="a meeting of meetingtom.<source>.meetings"),
     release: Path = Opt(..., help="the source's release folder (written by `release`)"),
-    out_dir: Path = Opt(
-        ..., help="the meeting's folder: you_events, candidates, rejected, problems, words (JSON lines), meeting.json"
-    ),
+    out_dir: Path = Opt(..., help="the meeting's folder (JSON lines of its you events, candidates...; meeting.json)"),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
-    """One meeting's you events, mined candidates (thresholds: meetingtom.mining), rejected
-    candidates with reasons, parse problems and transcript words."""
+    """One meeting's you events, mined and rejected candidates, parse problems and words (dataset/extract.py)."""
     check_io({"--release": release, "--params": params}, {"--out-dir": out_dir}, folders=("--release", "--out-dir"))
     from socialbench.meetingtom.dataset.extract import absent_meeting, extract_meeting, write_meeting
     from socialbench.meetingtom.dataset.release import read_source
 
     _logging()
     p = _params(params)
-    src = _source(p, source)
-    _meeting_of(src, meeting)
+    _source(p, source, meeting)  # a meeting of the source
     info = read_source(release)
     if not info["present"]:
         files = absent_meeting(meeting, source, info["note"])
@@ -218,9 +196,7 @@ def clips_cmd(
     out_dir: Path = Opt(..., help="the meeting's clips folder"),
     params: Path = Opt(Path("params.yaml"), help="params (media section; meetingtom.clips)"),
 ) -> None:
-    """Clips of the meeting's kept candidates (meetingtom.clips.tasks): Corner, close-ups by
-    participant letter, the 2x2 mosaic, audio and transcript with the same timestamps, and frames
-    at media.meeting_fps. Clips that cannot be made go to report.jsonl (media.on_error)."""
+    """Clips of the meeting's kept candidates (dataset/clips.py); those not made go to report.jsonl."""
     check_io(
         {"--meeting-dir": meeting_dir, "--fetched": fetched, "--params": params},
         {"--out-dir": out_dir},
@@ -260,9 +236,7 @@ def instances_cmd(
     source: str = Opt(..., help="demo | ami"),
     release: Path = Opt(..., help="the source's release folder"),
     meetings_dir: Path = Opt(..., help="folder of the per-meeting folders written by `extract` (<dir>/<meeting>/)"),
-    clips_dir: Path | None = Opt(
-        None, help="folder of the per-meeting clips folders (<dir>/<meeting>/); none for a source without views"
-    ),
+    clips_dir: Path | None = Opt(None, help="folder of the per-meeting clips folders (none: a source without views)"),
     out_dir: Path = Opt(
         ...,
         help="the source's instance folder: task2_1.jsonl, items.jsonl, sheet.csv, you_events.jsonl,"
@@ -270,9 +244,7 @@ def instances_cmd(
     ),
     params: Path = Opt(Path("params.yaml"), help="the params file (its meetingtom and media sections)"),
 ) -> None:
-    """Task 2.1 instances of one source's meetings (meetingtom.<source>.meetings), gold from their
-    you events; the items of the annotated tasks (1, 2.2, 3.1, 3.2) and their annotation sheet;
-    candidates that make no instance go to report.jsonl with the reason."""
+    """Task 2.1 instances of one source, the annotated tasks' items and sheet, and the report (dataset/instances.py)."""
     check_io(
         {"--release": release, "--meetings-dir": meetings_dir, "--clips-dir": clips_dir, "--params": params},
         {"--out-dir": out_dir},
@@ -307,8 +279,7 @@ def instances_cmd(
     write_jsonl(out_dir / "task2_1.jsonl", insts)
     write_jsonl(out_dir / "items.jsonl", items)
     write_text(out_dir / "sheet.csv", export_sheet(items))
-    # The agreement subset (paper 3.3), drawn before annotation: the adjudicator labels these items
-    # independently too, and Fleiss' kappa is computed on them.
+    # the agreement subset (paper 3.3), drawn before annotation: all three label it, kappa is computed on it
     write_json(
         out_dir / "agreement_subset.json", agreement_subset(items, p["seed"], mt["annotation"]["agreement_items"])
     )
@@ -329,8 +300,7 @@ def instances_cmd(
             "instances": {"task2_1": {s: sum(i["split"] == s for i in insts) for s in ("test", "dev")}},
             "items": dict(sorted(counts.items())),
             "not_instances": len(report),
-            # Task 2.1's gold joins two AMI layers (you-usages, dialogue-act addressees): how they agree
-            # is reported where the paper reports its human annotation's kappa (MeetingToM 3.3).
+            # how the two AMI layers Task 2.1's gold joins agree, where the paper reports its human kappa
             "task2_1_gold": {
                 "from": "AMI you-usages (singular you) x dialogue-act addressee layer",
                 "layer_agreement": layer_agreement_records(
@@ -380,16 +350,12 @@ def annotate_export_cmd(
 
 @annotate_app.command("simulate")
 def annotate_simulate_cmd(
-    items: Path = Opt(
-        ..., help="the items the sheet was exported from (JSON lines; their AMI metadata drive the simulation)"
-    ),
+    items: Path = Opt(..., help="the items the sheet was exported from (JSON lines; their metadata drive it)"),
     sheet: Path = Opt(..., help="the exported annotation sheet (CSV) the simulated annotators fill in"),
     out_dir: Path = Opt(..., help="folder for annotator_1.csv, annotator_2.csv and adjudicator.csv"),
     params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated)"),
 ) -> None:
-    """Simulated annotators for the demo: a TEST DOUBLE for the human annotators of B.3 (each sheet
-    says so in its notes column), filling the exported sheet from rules over the items' AMI
-    metadata with seeded disagreement, so the round-trip (majority vote, kappa) runs end to end."""
+    """Simulated annotators for the demo: a TEST DOUBLE for B.3's people (each sheet says so in its notes)."""
     check_io({"--items": items, "--sheet": sheet, "--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     # each sheet inside --out-dir (a link named like a sheet that leads elsewhere is refused), before any work
     targets = [resolve_inside(out_dir, name, "--out-dir", what="sheet") for name in SIMULATED_FILES]
@@ -401,14 +367,8 @@ def annotate_simulate_cmd(
     by_id = {r["id"]: r for r in recs}
     read_sheet(_sheet_text(sheet), str(sheet), by_id, complete=True)  # its rows are the items, each once
     ann = p["meetingtom"]["annotation"]
-    texts = simulate_sheets(
-        recs,
-        p["seed"],
-        accuracy=ann["simulated"]["accuracy"],
-        agreement_items=ann["agreement_items"],
-        source=str(items),
-    )
-    for target, text in zip(targets, texts):
+    sim = dict(accuracy=ann["simulated"]["accuracy"], agreement_items=ann["agreement_items"], source=str(items))
+    for target, text in zip(targets, simulate_sheets(recs, p["seed"], **sim)):
         write_text(target, text)
     typer.echo(
         f"annotate simulate: {len(recs)} item(s), {', '.join(SIMULATED_FILES)}"
@@ -419,23 +379,11 @@ def annotate_simulate_cmd(
 @annotate_app.command("human")
 def annotate_human_cmd(
     instances: Path = Opt(..., help="the test instances (data/processed/meetingtom/test.jsonl)"),
-    source: str = Opt(
-        "demo",
-        help=(
-            "demo | ami: answer this source's instances only (default"
-            " demo: a simulated evaluation of the embedded data)"
-        ),
-    ),
-    out: Path = Opt(
-        ..., help="the recorded answers (JSON lines, one per instance id) the file backend replays as the human row"
-    ),
-    params: Path = Opt(
-        Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated.human_accuracy)"
-    ),
+    source: str = Opt("demo", help="demo | ami: answer this source's instances only"),
+    out: Path = Opt(..., help="the recorded answers (JSON lines) the file backend replays as the human row"),
+    params: Path = Opt(Path("params.yaml"), help="the params file (seed; meetingtom.annotation.simulated)"),
 ) -> None:
-    """A simulated human evaluation for the demo's human row: a TEST DOUBLE answering each instance
-    of the source with its gold answer at a set rate (the records say so). The real human row comes
-    from people's answers in the same format, named by a model of the file backend."""
+    """A simulated human evaluation for the demo's human row: a TEST DOUBLE (the records say so)."""
     from socialbench.meetingtom.schema.settings import SOURCES
 
     if source not in SOURCES:
@@ -462,17 +410,11 @@ def annotate_import_cmd(
     items: Path = Opt(..., help="the items the sheets were exported from (JSON lines)"),
     subset: Path = Opt(..., help="the agreement subset drawn at export (JSON list of item ids: agreement_subset.json)"),
     out_dir: Path = Opt(..., help="folder for gold.jsonl, instances.jsonl, discarded.jsonl and agreement.json"),
-    annotator: list[Path] | None = Opt(
-        None, help="a primary annotator's filled sheet (CSV); give it twice, or not at all"
-    ),
-    adjudicator: Path | None = Opt(
-        None, help="the adjudicator's sheet (CSV): the agreement subset and the disagreements"
-    ),
+    annotator: list[Path] | None = Opt(None, help="a primary annotator's filled sheet (CSV); twice or not at all"),
+    adjudicator: Path | None = Opt(None, help="the adjudicator's sheet (CSV): the agreement subset, disagreements"),
     note: str | None = Opt(None, help="without sheets: why this source has no annotations (written to agreement.json)"),
 ) -> None:
-    """Majority vote of two annotators and an adjudicator (B.3): the gold (validated with pandera),
-    the labelled instances, the discarded items with their reasons, Fleiss' kappa per task on the
-    agreement subset. Without sheets, empty outputs that say why."""
+    """Majority vote of two annotators and an adjudicator (B.3); without sheets, empty outputs that say why."""
     sheets = list(annotator or [])
     if len(sheets) not in (0, 2) or (adjudicator is None) != (not sheets):
         raise ConfigError(
@@ -497,70 +439,48 @@ def annotate_import_cmd(
     from socialbench.meetingtom.schema.instances import load_instances
 
     parsed = parse_json(decode_utf8(read_file_bytes(subset), str(subset)))
-    if parsed.decode_msg is not None or parsed.problem is not None:
-        why = parsed.problem or f"not valid JSON: {parsed.decode_msg} (line {parsed.line}, column {parsed.column})"
-        raise DataError(str(subset), f"{why}; expected a JSON list of item ids")
+    if parsed.problem is not None:
+        raise DataError(str(subset), f"{parsed.problem}; expected a JSON list of item ids")
     drawn = parsed.value
     if not isinstance(drawn, list) or not all(isinstance(x, str) for x in drawn):
         raise DataError(str(subset), f"must be a JSON list of item ids, got {type(drawn).__name__}")
     recs = load_instances(items, items=True)
-    item_ids = {r["id"] for r in recs}
-    listed: set[str] = set()
-    for k, iid in enumerate(drawn):  # an id that is no item leaves the kappa computed on nothing
-        if iid not in item_ids:
-            raise DataError(str(subset), f"{iid!r} is not an item of {items}", record=f"entry {k}")
-        if iid in listed:
-            raise DataError(str(subset), f"{iid!r} is listed twice", record=f"entry {k}")
-        listed.add(iid)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if not sheets:
-        reason = note or "no annotation sheets configured for this source"
-        for name in ("gold.jsonl", "instances.jsonl"):
-            write_jsonl(out_dir / name, [])
-        write_jsonl(
-            out_dir / "discarded.jsonl",
-            [
-                {"item_id": r["id"], "task": r["task"], "reason": "not_annotated", "detail": reason, "labels": {}}
-                for r in recs
-            ],
-        )
-        write_json(out_dir / "agreement.json", {"note": reason, "tasks": {}})
-        typer.echo(f"annotate import: no sheets ({reason}); {len(recs)} item(s) not annotated -> {out_dir}")
-        return
     by_id = {r["id"]: r for r in recs}
-    a1, a2 = (read_sheet(_sheet_text(s), str(s), by_id, complete=True) for s in sheets)
-    adj = read_sheet(_sheet_text(adjudicator), str(adjudicator), by_id, complete=True)
-    gold, discarded = adjudicate(recs, a1, a2, adj)
-    validate_gold(gold, str(out_dir / "gold.jsonl"))
-    labelled = apply_gold(recs, gold)
+    for k, iid in enumerate(drawn):  # an id that is no item leaves the kappa computed on nothing
+        if iid not in by_id:
+            raise DataError(str(subset), f"{iid!r} is not an item of {items}", record=f"entry {k}")
+        if iid in drawn[:k]:
+            raise DataError(str(subset), f"{iid!r} is listed twice", record=f"entry {k}")
+    if sheets:
+        a1, a2, adj = (read_sheet(_sheet_text(s), str(s), by_id, complete=True) for s in (*sheets, adjudicator))
+        gold, discarded = adjudicate(recs, a1, a2, adj)
+        validate_gold(gold, str(out_dir / "gold.jsonl"))
+        labelled = apply_gold(recs, gold)
+        sheet_names = [str(s) for s in (*sheets, adjudicator)]
+        report = {"note": None, "sheets": sheet_names, "tasks": agreement(recs, a1, a2, adj, subset=drawn)}
+        done = f"{len(gold)} gold label(s), {len(discarded)} discarded (see discarded.jsonl)"
+    else:
+        reason = note or "no annotation sheets configured for this source"
+        gold, labelled, report = [], [], {"note": reason, "tasks": {}}
+        discarded = [
+            {"item_id": r["id"], "task": r["task"], "reason": "not_annotated", "detail": reason, "labels": {}}
+            for r in recs
+        ]
+        done = f"no sheets ({reason}); {len(recs)} item(s) not annotated"
     write_jsonl(out_dir / "gold.jsonl", gold)
     write_jsonl(out_dir / "instances.jsonl", labelled)
     write_jsonl(out_dir / "discarded.jsonl", discarded)
-    write_json(
-        out_dir / "agreement.json",
-        {
-            "note": None,
-            "sheets": [str(s) for s in (*sheets, adjudicator)],
-            "tasks": agreement(recs, a1, a2, adj, subset=drawn),
-        },
-    )
-    typer.echo(
-        f"annotate import: {len(gold)} gold label(s), {len(discarded)} discarded (see discarded.jsonl) -> {out_dir}"
-    )
+    write_json(out_dir / "agreement.json", report)
+    typer.echo(f"annotate import: {done} -> {out_dir}")
 
 
 @meetingtom_app.command("consolidate")
 def consolidate_cmd(
-    source_dir: list[Path] = Opt(
-        ..., "--source-dir", help="a source's instance folder (repeatable): its task2_1.jsonl"
-    ),
-    gold_dir: list[Path] = Opt(
-        ..., "--gold-dir", help="that source's gold folder (one per --source-dir, same order): its instances.jsonl"
-    ),
+    source_dir: list[Path] = Opt(..., "--source-dir", help="a source's instance folder (repeatable)"),
+    gold_dir: list[Path] = Opt(..., "--gold-dir", help="that source's gold folder (one per --source-dir, in order)"),
     out_dir: Path = Opt(..., help="data/processed/meetingtom: test.jsonl, dev.jsonl, tasks/<task>.jsonl"),
 ) -> None:
-    """One JSON-lines file per task (B.5; test split) and the test and dev splits of every task,
-    which the shared stages (infer, score) read."""
+    """One JSON-lines file per task (B.5; test split) and the test and dev splits the shared stages read."""
     if len(gold_dir) != len(source_dir):
         raise ConfigError(
             "meetingtom consolidate: give one --gold-dir per --source-dir"
@@ -596,11 +516,10 @@ def consolidate_cmd(
     insts.sort(key=lambda i: i["id"])
     for split in ("test", "dev"):
         write_jsonl(out_dir / f"{split}.jsonl", [i for i in insts if i["split"] == split])
+    test = [i for i in insts if i["split"] == "test"]
     for task in TASKS:
-        write_jsonl(
-            out_dir / "tasks" / f"{task}.jsonl", [i for i in insts if i["split"] == "test" and i["task"] == task]
-        )
-    counts = Counter(i["task"] for i in insts if i["split"] == "test")
+        write_jsonl(out_dir / "tasks" / f"{task}.jsonl", [i for i in test if i["task"] == task])
+    counts = Counter(i["task"] for i in test)
     typer.echo(
         f"consolidate: {sum(counts.values())} test ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}),"
         f" {sum(i['split'] == 'dev' for i in insts)} dev -> {out_dir}"

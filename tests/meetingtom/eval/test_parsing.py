@@ -4,9 +4,15 @@ the last "Final answer:" line with an object or bare labels; Task 3.2's sets of 
 
 import pytest
 
-from socialbench.meetingtom.eval.parsing import normalize, parse_choice, parse_final, split_reasoning
+from socialbench.meetingtom.eval.parsing import normalize, parse_final, split_reasoning
 
 LABELS = ["1", "2", "3"]
+
+
+def parse_choice(raw, labels, *, multi=False):
+    """``(answer, error, note)`` of a response: parse_final without the reasoning."""
+    out = parse_final(raw, labels, multi=multi)
+    return out["answer"], out["error"], out["note"]
 
 
 def test_a_json_object_with_an_option_label_is_the_answer():

@@ -1,11 +1,6 @@
-"""Where the AMI Meeting Corpus's raw files live, as data and pure functions, plus thin fetchers.
-
-The official host (University of Edinburgh) serves the manual annotations as one zip
-(:data:`ANNOTATIONS_URL`, NXT XML at its top level) and the media per meeting under
-:data:`MIRROR_BASE_URL` in the layout ``amicorpus/<meeting>/video/<meeting>.<view>.avi`` and
-``amicorpus/<meeting>/audio/<meeting>.Mix-Headset.wav``. Local files and a ``mirror`` folder keep that
-relative layout, so an offline copy can stand in for the host (docs/decisions/acquisition.md says what
-was verified and what is assumed).
+"""Where the AMI Meeting Corpus's raw files live (pure), plus thin fetchers: the official host's annotations
+zip and per-meeting media (``amicorpus/<meeting>/...``), or a local ``mirror`` in the same layout
+(docs/decisions/acquisition.md).
 """
 
 from __future__ import annotations
@@ -57,28 +52,14 @@ class Source(NamedTuple):
     relpath: str
 
 
-def _check_meeting(meeting: str) -> str:
-    if not isinstance(meeting, str) or not MEETING_ID.fullmatch(meeting):
-        raise ConfigError(f"{meeting!r} is not an AMI meeting id (like ES2002a, IS1000b, IB4001)")
-    return meeting
-
-
-def _check_view(view: str) -> tuple[str, str]:
-    try:
-        return _VIEW_FILES[view]
-    except (KeyError, TypeError):
-        raise ConfigError(f"unknown AMI view {view!r}; known views: {', '.join(_VIEW_FILES)}") from None
-
-
 def media_relpath(meeting: str, view: str) -> str:
     """``amicorpus/<meeting>/<video|audio>/<meeting>.<view>.<avi|wav>`` (the official layout)."""
-    folder, ext = _check_view(view)
-    _check_meeting(meeting)
+    if not isinstance(view, str) or view not in _VIEW_FILES:
+        raise ConfigError(f"unknown AMI view {view!r}; known views: {', '.join(_VIEW_FILES)}")
+    if not isinstance(meeting, str) or not MEETING_ID.fullmatch(meeting):
+        raise ConfigError(f"{meeting!r} is not an AMI meeting id (like ES2002a, IS1000b, IB4001)")
+    folder, ext = _VIEW_FILES[view]
     return f"amicorpus/{meeting}/{folder}/{meeting}.{view}.{ext}"
-
-
-def _join_url(base_url: str, relpath: str) -> str:
-    return base_url.rstrip("/") + "/" + relpath
 
 
 def _mirror_path(mirror: str | os.PathLike[str], relpath: str) -> str:
@@ -93,7 +74,7 @@ def media_sources(
     mirror: str | os.PathLike[str] | None = None,
 ) -> list[Source]:
     """(url, relpath) for every meeting x view, meeting-major, duplicates once; with ``mirror``, ``url`` is
-    the file's path in that folder. Pure: nothing is checked on disk (:func:`missing_mirror_files`)."""
+    the file's path in that folder. Pure: nothing is checked on disk."""
     if isinstance(meetings, str) or isinstance(views, str):
         raise ConfigError("meetings and views must be lists of names, not a single string")
     views = list(views)
@@ -107,7 +88,7 @@ def media_sources(
             if rel in seen:
                 continue
             seen.add(rel)
-            url = _mirror_path(mirror, rel) if mirror is not None else _join_url(base_url, rel)
+            url = _mirror_path(mirror, rel) if mirror is not None else base_url.rstrip("/") + "/" + rel
             out.append(Source(url, rel))
     return out
 
@@ -120,13 +101,8 @@ def annotations_source(*, url: str = ANNOTATIONS_URL, mirror: str | os.PathLike[
     return Source(_mirror_path(mirror, name) if mirror is not None else url, name)
 
 
-def missing_mirror_files(sources: Iterable[Source]) -> list[str]:
-    """The local (mirror) sources that are not files; remote URLs are not checked."""
-    return [s.url for s in sources if "://" not in s.url and not Path(s.url).is_file()]
-
-
 def _require_mirror(sources: list[Source], mirror: str | os.PathLike[str]) -> None:
-    missing = missing_mirror_files(sources)
+    missing = [s.url for s in sources if not Path(s.url).is_file()]
     if missing:
         more = f" (and {len(missing) - 1} more of {len(sources)} files)" if len(missing) > 1 else ""
         raise DataError(missing[0], f"not in the AMI mirror {mirror}{more}")
@@ -142,9 +118,8 @@ def fetch_media(
     sha256: Mapping[str, str] | None = None,
     **download_options,
 ) -> list[Path]:
-    """Fetch every meeting x view into ``dest_root`` (official relative layout); returns the paths.
-    ``sha256``: relpath -> expected digest (others unverified). With ``mirror`` the first missing file is
-    named before anything is copied."""
+    """Fetch every meeting x view into ``dest_root``, checked against ``sha256`` (relpath -> digest) where given;
+    with ``mirror`` the first missing file is named before anything is copied. Returns the paths."""
     sources = media_sources(meetings, views, base_url=base_url, mirror=mirror)
     if mirror is not None:
         _require_mirror(sources, mirror)
@@ -167,9 +142,8 @@ def fetch_annotations(
     unpack: bool = True,
     **download_options,
 ) -> Path:
-    """Fetch the annotations archive into ``dest_root`` and (``unpack``) extract it into ``annotations/``,
-    returning that folder (else the archive). ``sha256=None``: not pinned, used with a warning. The folder
-    is re-extracted only when the archive's sha256 differs from the one recorded at its extraction."""
+    """Fetch the annotations archive into ``dest_root`` (``sha256=None``: unpinned, with a warning) and return
+    it, or (``unpack``) the folder it is extracted into, again only when the archive's sha256 changed."""
     source = annotations_source(url=url, mirror=mirror)
     if mirror is not None:
         _require_mirror([source], mirror)

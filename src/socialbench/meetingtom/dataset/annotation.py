@@ -1,11 +1,6 @@
-"""MeetingToM annotation round-trip (paper 3.3 "Annotation Pipeline"/"Annotation Quality", B.3).
-
-Items (unlabelled task1, task2_2, task3_1, task3_2 instances) go out as CSV sheets, come back from two
-annotators and an adjudicator, are consolidated by majority vote (an item without a majority is
-discarded with its reason, never silently), validated with pandera, measured by Fleiss' kappa per task
-on the agreement subset, and written into the items as gold. The demo has no people:
-:func:`simulate_sheets` is a TEST DOUBLE for the annotators (every row says so in ``notes``).
-Everything here is pure: text in, records out; the CLI reads and writes the files.
+"""MeetingToM annotation round-trip (paper 3.3, B.3), pure: CSV sheets out; two annotators' and an
+adjudicator's back; majority vote, pandera-validated gold, Fleiss' kappa on the agreement subset.
+:func:`simulate_sheets` is the demo's TEST DOUBLE for the annotators.
 """
 
 from __future__ import annotations
@@ -47,7 +42,6 @@ SHEET_COLUMNS = (
     "notes",
 )
 READ_COLUMNS = ("item_id", "task", "answer")  # what read_sheet uses; the rest is for the annotator
-GOLD_COLUMNS = ("item_id", "task", "source", "label", "value", "agreement", "votes", "adjudicated")
 
 
 # ---- sheets ----------------------------------------------------------------------------------------
@@ -69,7 +63,8 @@ def _window(item: Mapping[str, Any]) -> tuple[str, str]:
     return "", ""
 
 
-def _render_sheet(items: Iterable[Mapping[str, Any]], answers: Mapping[str, str] | None = None, note: str = "") -> str:
+def export_sheet(items: Iterable[Mapping[str, Any]], answers: Mapping[str, str] | None = None, note: str = "") -> str:
+    """The annotation sheet as CSV: :data:`SHEET_COLUMNS`, a row per item by id (``answer`` as given)."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
     w.writerow(SHEET_COLUMNS)
@@ -92,11 +87,6 @@ def _render_sheet(items: Iterable[Mapping[str, Any]], answers: Mapping[str, str]
             ]
         )
     return out.getvalue()
-
-
-def export_sheet(items: Iterable[Mapping[str, Any]]) -> str:
-    """The annotation sheet as CSV: :data:`SHEET_COLUMNS`, a row per item by id, ``answer`` left empty."""
-    return _render_sheet(items)
 
 
 def _parse_answer(raw: str, item: Mapping[str, Any], where: tuple[str, str]) -> str | tuple[str, ...] | None:
@@ -129,11 +119,8 @@ def _parse_answer(raw: str, item: Mapping[str, Any], where: tuple[str, str]) -> 
 def read_sheet(
     text: str, source: str, items_by_id: Mapping[str, Mapping[str, Any]], *, complete: bool = False
 ) -> dict[str, str | tuple[str, ...] | None]:
-    """A filled-in sheet's answers: ``{item_id: answer}`` per row, an option label, for task3_2 a sorted
-    tuple of labels (``()`` for ``none``), or ``None`` when blank; labels case-insensitive. Strict
-    (``socialbench.core.sheets``): a bad column, item id, task or answer and (``complete``) an item
-    without a row raise :class:`DataError` naming ``source``, the row (``line N``) and the column.
-    Extra columns are allowed (an annotator's own)."""
+    """``{item_id: answer}`` of a filled-in sheet (task3_2: a sorted tuple; blank: None). A bad row, or
+    (``complete``) a missing item, is a DataError naming ``source``, the line and the column."""
     _, rows = csv_rows(text, source, READ_COLUMNS, exact=False)
     answers: dict[str, str | tuple[str, ...] | None] = {}
     first_line: dict[str, int] = {}
@@ -204,30 +191,20 @@ def adjudicate(
     annotator_2: Mapping[str, Any],
     adjudicator: Mapping[str, Any],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Majority vote of two annotators and an adjudicator (paper 3.3 step 4, B.3; the cases in :func:`_vote`;
-    task3_2 answers compare as sets), then the task3_2 rule: an item is kept only when the task3_1 item of
-    its clip (same source and ``clip_id``) has gold ``pseudo_consensus`` (else ``not_applicable``) and its
-    own gold names somebody (else ``no_dissenter``). Returns (gold records, discarded records), each sorted
-    by item id; a missing id in an answer map counts as blank."""
+    """(gold, discarded) records by item id: the majority vote (:func:`_vote`), then task3_2 only where its
+    clip's task3_1 gold is ``pseudo_consensus`` (else ``not_applicable``) and names somebody."""
     gold: dict[str, dict[str, Any]] = {}
     discarded: list[dict[str, Any]] = []
-    by_clip: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for item in items:
-        if item["task"] == "task3_1":
-            by_clip[(str(item.get("source")), str(item.get("clip_id")))] = item
+    by_clip = {(str(it.get("source")), str(it.get("clip_id"))): it for it in items if it["task"] == "task3_1"}
     # task3_1 before task3_2: the latter's rule reads the former's gold.
     for item in sorted(items, key=lambda it: (it["task"] == MULTI, str(it["id"]))):
         iid, task = str(item["id"]), item["task"]
         labels = tuple(_norm(task, a.get(iid)) for a in (annotator_1, annotator_2, adjudicator))
-        shown = dict(zip(ANNOTATORS, map(_show, labels)))
         kind, how, what = _vote(labels)
-        if kind == "discard":
-            discarded.append({"item_id": iid, "task": task, "reason": how, "detail": what, "labels": shown})
-            continue
-        if task == MULTI:
+        problem = (how, what) if kind == "discard" else None
+        if problem is None and task == MULTI:
             pair = by_clip.get((str(item.get("source")), str(item.get("clip_id"))))
             pair_gold = gold.get(str(pair["id"])) if pair is not None else None
-            problem = None
             if pair is None:
                 problem = ("not_applicable", f"no task3_1 item of clip {item.get('clip_id')!r}")
             elif pair_gold is None:
@@ -237,10 +214,13 @@ def adjudicate(
                 problem = ("not_applicable", f"the task3_1 gold of this clip is {pair_value}, not pseudo_consensus")
             elif not what:
                 problem = ("no_dissenter", "the majority names no dissenter (none)")
-            if problem:
-                reason, detail = problem
-                discarded.append({"item_id": iid, "task": task, "reason": reason, "detail": detail, "labels": shown})
-                continue
+        if problem:
+            shown = dict(zip(ANNOTATORS, map(_show, labels)))
+            discarded.append(
+                {"item_id": iid, "task": task, "reason": problem[0], "detail": problem[1], "labels": shown}
+            )
+            continue
+        if task == MULTI:
             label, value = ";".join(what), ";".join(sorted(_option_values(item, what)))
         else:
             label, value = what, _option_values(item, [what])[0]
@@ -288,23 +268,22 @@ def gold_schema():
         {
             "item_id": pa.Column(str, pa.Check.str_length(min_value=1), unique=True, report_duplicates="exclude_first"),
             "task": pa.Column(str, pa.Check.isin(list(ANNOTATED))),
-            "source": pa.Column(str, pa.Check.str_length(min_value=1)),
-            "label": pa.Column(str, pa.Check.str_length(min_value=1)),
-            "value": pa.Column(str, pa.Check.str_length(min_value=1)),
+            **{c: pa.Column(str, pa.Check.str_length(min_value=1)) for c in ("source", "label", "value")},
             "agreement": pa.Column(str, pa.Check.isin(list(AGREEMENTS))),
             "votes": pa.Column(int, pa.Check.in_range(2, 3)),
             "adjudicated": pa.Column(bool),
         },
         checks=[
-            pa.Check(
-                lambda df: ~multi(df) | (df["label"].str.fullmatch(_SET_RE) & _sorted_distinct(df["label"])),
-                name="task3_2 label: sorted distinct option labels joined by ';'",
-                element_wise=False,
-            ),
-            pa.Check(
-                lambda df: ~multi(df) | (df["value"].str.fullmatch(_PARTICIPANTS_RE) & _sorted_distinct(df["value"])),
-                name="task3_2 value: sorted distinct participant letters joined by ';'",
-                element_wise=False,
+            *(
+                pa.Check(
+                    lambda df, c=c, rx=rx: ~multi(df) | (df[c].str.fullmatch(rx) & _sorted_distinct(df[c])),
+                    name=f"task3_2 {c}: sorted distinct {what} joined by ';'",
+                    element_wise=False,
+                )
+                for c, rx, what in (
+                    ("label", _SET_RE, "option labels"),
+                    ("value", _PARTICIPANTS_RE, "participant letters"),
+                )
             ),
             pa.Check(lambda df: multi(df) | df["label"].str.fullmatch(_LABEL_RE), name="label: one option label"),
             pa.Check(
@@ -328,12 +307,8 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-_CHECK_FIELD = {"task3_2 label": "label", "task3_2 value": "value", "label:": "label", "agreement:": "agreement"}
-
-
 def validate_gold(records: Sequence[Mapping[str, Any]], source: str) -> None:
-    """Check gold records against :data:`GOLD_SCHEMA`; the first problem raises :class:`DataError`
-    naming ``source``, the record (its item id, else its position ``#N``) and the column."""
+    """Check gold records against :data:`GOLD_SCHEMA`: a DataError names ``source``, record and column."""
     import pandas as pd
     import pandera.errors
 
@@ -356,7 +331,7 @@ def validate_gold(records: Sequence[Mapping[str, Any]], source: str) -> None:
             raise DataError(source, "unknown field", record=name(i), field=extra[0])
     if not records:
         return  # an empty gold table (every item discarded) is valid; its report says why
-    frame = pd.DataFrame([{k: r[k] for k in GOLD_COLUMNS} for r in records], columns=list(GOLD_COLUMNS))
+    frame = pd.DataFrame([{k: r[k] for k in _GOLD_TYPES} for r in records], columns=list(_GOLD_TYPES))
     try:
         gold_schema().validate(frame, lazy=True)
     except pandera.errors.SchemaErrors as exc:
@@ -365,23 +340,22 @@ def validate_gold(records: Sequence[Mapping[str, Any]], source: str) -> None:
         fc = fc.assign(_pos=pd.to_numeric(fc["index"], errors="coerce"), _row=fc["schema_context"] != "Column")
         first = fc.sort_values(["_pos", "_row"], na_position="last", kind="stable").iloc[0]
         check, column = str(first["check"]), first["column"]
-        if first["_row"]:
-            column = next((f for k, f in _CHECK_FIELD.items() if check.startswith(k)), None)
+        if first["_row"]:  # a whole-row check is named "[task3_2 ]<column>: ..."
+            column = check.split(":")[0].split()[-1]
         pos = first["_pos"]
         record = name(int(pos)) if pd.notna(pos) else None
         if check == "field_uniqueness":  # the later copy, with its position: the id alone names both
             message, record = f"duplicate item id {first['failure_case']!r}", f"{record} (#{int(pos) + 1})"
         else:
-            shown = records[int(pos)][column] if pd.notna(pos) and column in GOLD_COLUMNS else first["failure_case"]
+            shown = records[int(pos)][column] if pd.notna(pos) and column in _GOLD_TYPES else first["failure_case"]
             message = f"{shown!r} fails the check {check}"
         raise DataError(source, message, record=record, field=column) from None
 
 
 # ---- agreement (Fleiss' kappa) ---------------------------------------------------------------------------
 def fleiss_kappa(table: Any) -> float:
-    """Fleiss' (1971) kappa of a count table: rows are items, columns categories, a cell the number
-    of raters who chose that category; every row sums to the same number of raters (at least 2).
-    NaN when chance agreement is 1 (a single category used): kappa is undefined there."""
+    """Fleiss' (1971) kappa of a count table (items x categories, each row summing to the same number of
+    raters, at least 2); NaN when chance agreement is 1 (a single category used)."""
     t = np.asarray(table, dtype=float)
     if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
         raise ValueError(f"a 2-D table with at least one row and column, got shape {t.shape}")
@@ -409,9 +383,8 @@ def _category(item: Mapping[str, Any], answer: str | tuple[str, ...]) -> str:
 
 
 def agreement_subset(items: Sequence[Mapping[str, Any]], seed: int, size: int) -> list[str]:
-    """The agreement subset drawn before annotation: ``size`` items of each task (paper 3.3: "an
-    agreement subset of 200 instances per task"; a task with fewer items gives all of them), a
-    seeded sample of its sorted ids; returned sorted. All three annotators label these."""
+    """The sorted ids of the agreement subset, drawn before annotation: a seeded sample of ``size`` items
+    of each task (paper 3.3: "200 instances per task"; all of a task with fewer). All three label these."""
     if size < 0:
         raise ValueError(f"the agreement subset size is a count >= 0, got {size}")
     chosen: list[str] = []
@@ -428,11 +401,8 @@ def agreement(
     adjudicator: Mapping[str, Any],
     subset: Iterable[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Fleiss' kappa per task on the agreement subset (paper 3.3): the items all three labelled, among
-    ``subset`` (the ids drawn before annotation) when given; without it the items an adjudicator labelled
-    because the annotators disagreed count too, over-representing disagreements. ``kappa`` is None with a
-    ``note`` when undefined; with ``subset``, ``missing`` lists its items not all three labelled.
-    Categories are option values (task3_2: the letters joined by ';', ``none`` for the empty set)."""
+    """Fleiss' kappa per task over the items all three labelled, among ``subset`` when given (else the
+    adjudicated disagreements are over-represented); ``kappa`` None with a ``note`` when undefined."""
     chosen = None if subset is None else {str(i) for i in subset}
     out: dict[str, dict[str, Any]] = {}
     for task in sorted({it["task"] for it in items}):
@@ -452,9 +422,8 @@ def agreement(
             "kappa": None,
             "categories": cats,
             "subset": "all three labelled" if chosen is None else "agreement subset",
+            **({"missing": missing} if chosen is not None else {}),
         }
-        if chosen is not None:
-            rec["missing"] = missing
         if len(rows) < 2:
             rec["note"] = f"undefined: {len(rows)} item(s) labelled by all three, fewer than 2"
         elif len(cats) < 2:
@@ -470,10 +439,8 @@ def agreement(
 def apply_gold(
     items: Sequence[Mapping[str, Any]], gold_records: Sequence[Mapping[str, Any]], source: str = "gold"
 ) -> list[dict[str, Any]]:
-    """The instances: a copy of each item that has gold, in the items' order, with ``answer`` (the
-    option label; task3_2 a sorted list of labels) and ``gold`` (the option value; task3_2 a sorted
-    list of participant letters). A gold record naming no item, or a label/value that does not match
-    the item's options, raises :class:`DataError` (``source`` names the gold file)."""
+    """A copy of each item with gold, in order, with ``answer`` (option label(s)) and ``gold`` (option
+    value(s); task3_2 sorted lists). Gold naming no item or not matching its options is a DataError."""
     by_id = {str(g["item_id"]): g for g in gold_records}
     ids = {str(it["id"]) for it in items}
     unknown = sorted(set(by_id) - ids)
@@ -488,9 +455,8 @@ def apply_gold(
         labels = str(g["label"]).split(";") if item["task"] == MULTI else [str(g["label"])]
         known = {str(o["label"]) for o in item.get("options") or []}
         if any(lab not in known for lab in labels):
-            raise DataError(
-                source, f"label {g['label']!r} is not an option label of the item", record=rid, field="label"
-            )
+            why = f"label {g['label']!r} is not an option label of the item"
+            raise DataError(source, why, record=rid, field="label")
         values = sorted(_option_values(item, labels))
         if ";".join(values) != str(g["value"]):
             means = f"is not what label {g['label']!r} means ({';'.join(values)})"
@@ -502,18 +468,11 @@ def apply_gold(
 
 
 # ---- simulated annotators (a TEST DOUBLE for people) ------------------------------------------------------
-SPEAKER_ACTS = {  # task1, target as speaker: AMI dialogue-act type -> state
-    "inf": "active_engagement",
-    "sug": "active_engagement",
-    "off": "active_engagement",
-    "el.sug": "active_engagement",
-    "ass": "supportive_endorsement",
-    "be.pos": "supportive_endorsement",
-    "el.inf": "confused_bewilderment",
-    "el.ass": "confused_bewilderment",
-    "el.und": "confused_bewilderment",
-    "stl": "hesitation",
-    "fra": "hesitation",
+#: task1, target as speaker: AMI dialogue-act type -> state (others: active engagement)
+SPEAKER_ACTS = {
+    **dict.fromkeys(("ass", "be.pos"), "supportive_endorsement"),
+    **dict.fromkeys(("el.inf", "el.ass", "el.und"), "confused_bewilderment"),
+    **dict.fromkeys(("stl", "fra"), "hesitation"),
     "be.neg": "cognitive_conflict",
 }
 REPLY_ATTITUDE = {"POS": "positive", "NEG": "negative", "UNC": "uncertain"}  # task2_2; else neutral
@@ -558,8 +517,7 @@ def _proxy_value(item: Mapping[str, Any], source: str) -> str | list[str]:
 
 
 def proxy_label(item: Mapping[str, Any], source: str = "items") -> str:
-    """The simulated annotator's answer as a sheet cell (TEST DOUBLE, not a human): an option label,
-    for task3_2 labels joined by ';' or ``none``. Rules on ``item["meta"]`` (docs/meetingtom.md)."""
+    """The simulated annotator's sheet cell, from rules on ``item["meta"]`` (docs/meetingtom.md)."""
     value = _proxy_value(item, source)
     by_value = {str(o.get("value", o.get("participant"))): str(o["label"]) for o in item.get("options") or []}
     wanted = value if isinstance(value, list) else [value]
@@ -573,18 +531,15 @@ def proxy_label(item: Mapping[str, Any], source: str = "items") -> str:
 
 def _other_answer(item: Mapping[str, Any], right: str, rng: random.Random) -> str:
     labels = sorted(str(o["label"]) for o in item.get("options") or [])
-    if item["task"] == MULTI:
-        # Wrong sets: the empty set and every set of one or two participants, except the right one.
-        pool = [NONE_WORD] + [";".join(c) for k in (1, 2) for c in combinations(labels, k)]
-    else:
-        pool = labels
-    pool = [a for a in pool if a != right]
+    # task3_2's wrong sets: the empty set and every set of one or two participants
+    sets = [NONE_WORD] + [";".join(c) for k in (1, 2) for c in combinations(labels, k)]
+    pool = [a for a in (sets if item["task"] == MULTI else labels) if a != right]
     return rng.choice(pool) if pool else right
 
 
-def _simulated(item: Mapping[str, Any], seed: int, who: str, accuracy: float, source: str) -> str:
-    rng = random.Random(f"{seed}|{who}|{item['id']}")  # per (seed, annotator, item): independent of other items
-    right = proxy_label(item, source)
+def _simulated(item: Mapping[str, Any], right: str, seed: int, who: str, accuracy: float) -> str:
+    """``right`` with probability ``accuracy``, else another answer; seeded per (seed, who, item) alone."""
+    rng = random.Random(f"{seed}|{who}|{item['id']}")
     return right if rng.random() < accuracy else _other_answer(item, right, rng)
 
 
@@ -595,19 +550,19 @@ def simulate_sheets(
     agreement_items: int = 200,
     source: str = "items",
 ) -> tuple[str, str, str]:
-    """Filled-in sheets of two SIMULATED annotators and a SIMULATED adjudicator (a test double for paper
-    3.3's people): :func:`proxy_label` with probability ``accuracy``, else another answer; the adjudicator
-    labels the agreement subset and every disagreement. Same items and seed -> same bytes."""
+    """Sheets of two SIMULATED annotators and a SIMULATED adjudicator: :func:`proxy_label` with probability
+    ``accuracy``, else another answer; the adjudicator labels the agreement subset and every disagreement."""
     if not 0 <= accuracy <= 1 or agreement_items < 0:
         raise ValueError("accuracy lies in [0, 1] and agreement_items is a count >= 0")
-    a1, a2 = ({str(it["id"]): _simulated(it, seed, who, accuracy, source) for it in items} for who in ANNOTATORS[:2])
+    rows = [(str(it["id"]), it, proxy_label(it, source)) for it in items]
+    a1, a2 = ({i: _simulated(it, right, seed, who, accuracy) for i, it, right in rows} for who in ANNOTATORS[:2])
     subset = set(agreement_subset(items, seed, agreement_items))
     adj = {
-        str(it["id"]): _simulated(it, seed, "adjudicator", accuracy, source)
-        for it in items
-        if str(it["id"]) in subset or _norm(it["task"], a1[str(it["id"])]) != _norm(it["task"], a2[str(it["id"])])
+        i: _simulated(it, right, seed, "adjudicator", accuracy)
+        for i, it, right in rows
+        if i in subset or _norm(it["task"], a1[i]) != _norm(it["task"], a2[i])
     }
-    return tuple(_render_sheet(items, answers, SIMULATED_NOTE) for answers in (a1, a2, adj))  # type: ignore[return-value]
+    return tuple(export_sheet(items, answers, SIMULATED_NOTE) for answers in (a1, a2, adj))  # type: ignore[return-value]
 
 
 # ---- a simulated human evaluation (the demo's human row; a TEST DOUBLE, not people) ----
@@ -615,17 +570,13 @@ SIMULATED_HUMAN_NOTE = "simulated human evaluator (test double), not a human ans
 
 
 def simulate_human(instances: Sequence[Mapping[str, Any]], seed: int, accuracy: float = 0.8) -> list[dict[str, Any]]:
-    """Answers of a SIMULATED human evaluator for the ``file`` backend (the demo's human row): per instance
-    its gold answer with probability ``accuracy``, else another, seeded per (seed, instance id); records
-    in the prediction format, sorted by id. It checks the pipeline's human row; it measures no person."""
+    """Prediction records of a SIMULATED human: the gold answer with probability ``accuracy``, else another."""
     if not 0 <= accuracy <= 1:
         raise ValueError("accuracy lies in [0, 1]")
     out = []
     for inst in sorted(instances, key=lambda i: str(i["id"])):
-        rng = random.Random(f"{seed}|human|{inst['id']}")
         gold = inst["answer"]
-        right = ";".join(gold) if isinstance(gold, list) else str(gold)
-        chosen = right if rng.random() < accuracy else _other_answer(inst, right, rng)
+        chosen = _simulated(inst, ";".join(gold) if isinstance(gold, list) else str(gold), seed, "human", accuracy)
         if inst["task"] == MULTI:
             answer: Any = [] if chosen == NONE_WORD else sorted(chosen.split(";"))
         else:

@@ -1,12 +1,6 @@
-"""Clips per candidate (MeetingToM 3.3, B.1, B.5) through the media stage: each kept candidate of the
-clip tasks gets the Corner view, the four close-ups, their 2x2 mosaic, the Mix-Headset audio and the
-transcript, all cut with the same ``[start, end)``, and frames at ``media.meeting_fps`` (0.5 FPS).
-
-Close-ups are named by participant letter through ``meetings.xml``'s camera mapping (ES2002a's B is on
-Closeup4), so ``closeup_B.mp4`` shows the B of the transcript. The meeting's folder holds a folder per
-clip, ``frames/`` (the frame cache), ``clips.jsonl``, ``report.jsonl`` (clips that could not be made,
-with the action: ``media.on_error`` skip keeps the instance with ``media_error``, fail stops the stage
-after the report) and ``summary.json``.
+"""Clips per candidate (MeetingToM 3.3, B.1, B.5): the Corner view, close-ups named by participant letter
+(through ``meetings.xml``'s cameras), their mosaic, audio and transcript, all cut with the same ``[start,
+end)``, and frames at ``media.meeting_fps``; clips not made go to ``report.jsonl`` (``media.on_error``).
 """
 
 from __future__ import annotations
@@ -44,27 +38,19 @@ def clip_dir_name(candidate_id: str) -> str:
 
 
 def view_plan(participants: Mapping[str, Mapping[str, Any]], fetched: Mapping[str, Any]) -> dict[str, Any]:
-    """Which fetched files become which clip: ``{"videos": [(name, relpath)], "mosaic": [4 names]
-    or None, "audio": relpath or None}``. Names are ``corner`` and ``closeup_<letter>`` (letters in
-    order, each through its camera); the mosaic needs four close-ups."""
+    """Which fetched files become which clip: ``{"videos": [(name, relpath)], "mosaic": [4 names] or None,
+    "audio": relpath or None}``, names ``corner`` and ``closeup_<letter>`` (through the letter's camera)."""
     views = fetched.get("views") or {}
-    videos = []
-    if "Corner" in views:
-        videos.append(("corner", views["Corner"]["path"]))
-    closeups = []
-    for letter, p in sorted(participants.items()):
-        cam = p.get("camera")
-        if cam in CLOSEUPS and cam in views:
-            closeups.append((f"closeup_{letter}", views[cam]["path"]))
-    videos += closeups
+    cams = {x: p.get("camera") for x, p in sorted(participants.items())}
+    closeups = [(f"closeup_{x}", views[cam]["path"]) for x, cam in cams.items() if cam in CLOSEUPS and cam in views]
+    videos = ([("corner", views["Corner"]["path"])] if "Corner" in views else []) + closeups
     mosaic = [name for name, _ in closeups] if len(closeups) == 4 else None
     audio = views["Mix-Headset"]["path"] if "Mix-Headset" in views else None
     return {"videos": videos, "mosaic": mosaic, "audio": audio}
 
 
 def transcript_window(words: Sequence[Mapping[str, Any]], start: float, end: float, gap: float) -> dict[str, Any]:
-    """The transcript of ``[start, end)``: words by midpoint, joined into lines per speaker (at most
-    ``gap`` s apart), times relative to ``start`` (socialbench.media.transcript)."""
+    """The transcript of ``[start, end)`` in lines per speaker, times relative to ``start`` (media.transcript)."""
     near = span_index(words).near(start, end)  # the meeting's words that may have their midpoint inside
     items = words_to_utterances(
         window_words([Word(w["speaker"], w["start"], w["end"], w["text"]) for w in near], start, end), gap
@@ -80,10 +66,8 @@ def transcript_window(words: Sequence[Mapping[str, Any]], start: float, end: flo
 
 
 def frame_aligned(start: float, end: float, fps) -> tuple[Fraction, Fraction]:
-    """The window moved onto the video's frame grid: ``ceil(t * fps) / fps`` for both ends. It holds
-    the same frames as ``[start, end)`` (a frame at time ``k / fps`` lies in one iff it lies in the
-    other), so the clip's first frame is at time 0 and ``video_window`` records frame times. (The
-    media stage cuts AVI views, which have no presentation times, by frame index: exact either way.)"""
+    """The window on the video's frame grid (``ceil(t * fps) / fps``): the same frames as ``[start, end)``,
+    so the clip's first frame is at time 0 and ``video_window`` records frame times."""
     rate = to_fraction(fps)
     return (Fraction(math.ceil(to_fraction(start) * rate)) / rate, Fraction(math.ceil(to_fraction(end) * rate)) / rate)
 
@@ -107,12 +91,9 @@ def make_clips(
     root = Path(root)
     media_root = Path(fetched.get("root") or ".")
     plan = view_plan(meeting.get("participants") or {}, fetched)
-    todo = [c for c in candidates if c["task"] in tasks and c.get("start") is not None]
+    note = None if plan["videos"] else fetched.get("note") or "no video views fetched for this meeting: no clips"
+    todo = [c for c in candidates if plan["videos"] and c["task"] in tasks and c.get("start") is not None]
     records, problems = [], []
-    note = None
-    if not plan["videos"]:
-        note = fetched.get("note") or "no video views fetched for this meeting: no clips"
-        todo = []
     cache = FrameCache(out / FRAMES_DIR)
     sampling = settings.meeting_sampling()
     encode = EncodeSettings(preset=settings.clip_preset, crf=settings.clip_crf)
@@ -128,14 +109,14 @@ def make_clips(
         else None
     )
     for c in todo:
+        clip = {"id": c["id"], "task": c["task"], "meeting": meeting["meeting"]}
         folder = out / clip_dir_name(c["id"])
         outputs = [folder / f"{n}.mp4" for n in names]
         mosaic = None
         if plan["mosaic"]:
-            positions = tuple(names.index(n) for n in plan["mosaic"])
             mosaic = Mosaic(
                 output=folder / "mosaic.mp4",
-                views=positions,
+                views=tuple(names.index(n) for n in plan["mosaic"]),
                 labels=tuple(n.rsplit("_", 1)[1] for n in plan["mosaic"]),
                 panel=settings.mosaic_panel,
                 font=settings.label_font,
@@ -145,26 +126,14 @@ def make_clips(
             start, end = frame_aligned(c["start"], c["end"], fps) if fps else (c["start"], c["end"])
             skew = settings.max_view_skew_frames
             cut_views(sources, start, end, outputs, mosaic=mosaic, encode=encode, max_skew_frames=skew)
-            audio = None
-            if audio_path is not None:
-                extract_audio(audio_path, folder / "audio.wav", start=c["start"], end=c["end"])
-                audio = folder / "audio.wav"
-            files = {n: o for n, o in zip(names, outputs)}
-            if mosaic is not None:
-                files["mosaic"] = Path(mosaic.output)
+            audio = folder / "audio.wav" if audio_path is not None else None
+            if audio is not None:
+                extract_audio(audio_path, audio, start=c["start"], end=c["end"])
+            files = dict(zip(names, outputs)) | ({"mosaic": Path(mosaic.output)} if mosaic is not None else {})
             frames = {n: cache.frames(p, sampling).records(root) for n, p in files.items()}
         except MediaError as err:
-            problems.append(
-                {
-                    "meeting": meeting["meeting"],
-                    "id": c["id"],
-                    "task": c["task"],
-                    "path": err.path,
-                    "problem": err.problem,
-                    "detail": err.detail,
-                    "action": "failed" if settings.on_error == "fail" else "no clip",
-                }
-            )
+            action = "failed" if settings.on_error == "fail" else "no clip"
+            problems.append({**clip, "path": err.path, "problem": err.problem, "detail": err.detail, "action": action})
             remove_inside(folder, out, missing_ok=True)  # inside the clips folder only; a link goes as a link
             if settings.on_error == "fail":
                 _finish(out, records, problems, note, cache)
@@ -174,9 +143,7 @@ def make_clips(
         write_json(folder / "transcript.json", transcript_window(words, c["start"], c["end"], utterance_gap))
         records.append(
             {
-                "id": c["id"],
-                "task": c["task"],
-                "meeting": meeting["meeting"],
+                **clip,
                 "start": c["start"],
                 "end": c["end"],
                 "video_window": [float(start), float(end)],  # the window on the video's frame grid (same frames)

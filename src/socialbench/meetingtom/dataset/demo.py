@@ -1,7 +1,5 @@
-"""The embedded demo release, written as a local mirror in the official AMI layout (``generate``): the
-annotations archive of the scripted meetings (:mod:`.demo_script`), its ``.sha256`` file and their media
-(:mod:`.demo_media`, encoded bit-exact). The same seed gives the same bytes.
-"""
+"""The embedded demo release written as a local mirror in the official AMI layout: the scripted meetings'
+annotations archive, its ``.sha256`` and their media, bit-exact (same seed, same bytes)."""
 
 from __future__ import annotations
 
@@ -22,13 +20,11 @@ def generate(out_dir: str | Path, cfg: DemoConfig) -> dict[str, list[str]]:
     out.mkdir(parents=True, exist_ok=True)
     scripts = [plan_meeting(m, cfg) for m in cfg.corpus]
     archive = zip_bytes(release_files(scripts))
-    written = []
     (out / DEMO_ARCHIVE).write_bytes(archive)
     (out / f"{DEMO_ARCHIVE}.sha256").write_text(f"{sha256_bytes(archive)}  {DEMO_ARCHIVE}\n", encoding="utf-8")
-    written += [DEMO_ARCHIVE, f"{DEMO_ARCHIVE}.sha256"]
-    # A keyframe every second (clips are cut seeking from the keyframe before). x264's ultrafast has
-    # no B-frames; the media stage cuts AVI by frame index, so B-frames would be exact too
-    # (tests/media/test_clips.py), and the demo's bytes stay what they were.
+    written = [DEMO_ARCHIVE, f"{DEMO_ARCHIVE}.sha256"]
+    # A keyframe every second (clips are cut seeking from the keyframe before); ultrafast: no B-frames,
+    # so the demo's bytes stay what they were.
     enc = EncodeSettings(preset="ultrafast", keyframe_interval_s=1.0)
     # Each view is encoded (by ffmpeg, one thread) while the next one is drawn.
     with ThreadPoolExecutor(max_workers=1) as pool:

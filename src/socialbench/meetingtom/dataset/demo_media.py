@@ -1,8 +1,6 @@
-"""The embedded demo release's media (pure: a meeting's script -> raw frames and samples): five views
-drawn with Pillow (``video_frames``; encoded bit-exact by :mod:`.demo`) and a ``Mix-Headset`` WAV (a tone
-per speaker while they speak). Everyone looks at the current speaker, the speaker of an addressed act at
-the addressee (pupils and a line in the Corner view), so a video model has Task 2.1's gaze cue. Every frame
-carries its index in the bottom band (:mod:`socialbench.media.synth`), modulo the band's 4,096.
+"""The embedded demo release's media (pure): five views drawn with Pillow, everyone looking at the speaker
+(an addressed act's speaker at the addressee: Task 2.1's gaze cue), each frame's index in its bottom band,
+and a ``Mix-Headset`` WAV with a tone per speaker.
 """
 
 from __future__ import annotations
@@ -12,7 +10,6 @@ import io
 import wave
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -35,16 +32,12 @@ class _FrameState:
     addressed: tuple[str, str] | None  # (speaker, addressee) of the addressed act under way
 
 
-def _speech_intervals(script: MeetingScript) -> dict[str, list[tuple[float, float]]]:
-    return {
+def frame_states(script: MeetingScript, fps: int) -> list[_FrameState]:
+    """Who speaks, who looks at whom, and which addressed act is under way, at each frame time."""
+    speech = {
         x: [(t.start, t.end) for t in script.tokens[x] if t.kind == "w" and not t.punc and t.end > t.start]
         for x in LETTERS
     }
-
-
-def frame_states(script: MeetingScript, fps: int) -> list[_FrameState]:
-    """Who speaks, who looks at whom, and which addressed act is under way, at each frame time."""
-    speech = _speech_intervals(script)
     n = int(round(script.seconds * fps))
     acts = [a for a in script.acts if a.type != "bck"]
     out = []
@@ -55,9 +48,8 @@ def frame_states(script: MeetingScript, fps: int) -> list[_FrameState]:
         current = next((a for a in acts if a.start <= t < a.end), None)
         if current is not None:
             last_speaker = current.speaker
-        addressed = None
-        if current is not None and current.addressee and len(current.addressee) == 1:
-            addressed = (current.speaker, current.addressee[0])
+        one = current is not None and current.addressee and len(current.addressee) == 1
+        addressed = (current.speaker, current.addressee[0]) if one else None
         looking = {}
         for x in LETTERS:
             if addressed and x == addressed[0]:
@@ -77,18 +69,13 @@ def _gaze_dx(viewer: str, target: str) -> int:
 
 
 def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list[_FrameState] | None = None) -> bytes:
-    """Raw RGB24 frames of one view (``Corner`` or ``Closeup1``-``4``) of the meeting.
-
-    A frame is its scene (drawn once per distinct speaking/gaze state, as the scenes repeat) above
-    the frame-index band, which ``draw_index`` paints over entirely."""
+    """Raw RGB24 frames of one view (``Corner`` or ``Closeup1``-``4``) of the meeting (:func:`_frames`)."""
     from PIL import Image, ImageDraw
 
     w, h = cfg.size
     states = states if states is not None else frame_states(script, cfg.fps)
     scene_h = h - band_height(h)
     scene_bytes = w * scene_h * 3
-    scenes: dict[Any, bytes] = {}
-    out: list[bytes] = []
     if view == "Corner":
         base = Image.new("RGB", (w, h), (70, 70, 80))
         d = ImageDraw.Draw(base)
@@ -108,12 +95,8 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
                 d.ellipse(box, fill=COLOURS[x], outline=(255, 255, 255) if x in speaking else None, width=2)
             return img.tobytes()[:scene_bytes]
 
-        for i, st in enumerate(states):
-            key = (st.addressed, st.speaking)
-            if key not in scenes:
-                scenes[key] = corner(*key)
-            out += (scenes[key], _index_band(w, h, i % INDEX_SPAN))
-        return b"".join(out)
+        keys = [(st.addressed, st.speaking) for st in states]
+        return _frames(corner, keys, w, h)
     letter = script.letter_of_camera(view)
     colour = COLOURS[letter]
     base = Image.new("RGB", (w, h), tuple(c // 3 + 40 for c in colour))
@@ -135,14 +118,20 @@ def video_frames(script: MeetingScript, view: str, cfg: DemoConfig, states: list
         d.rectangle(mouth, fill=(60, 20, 20))
         return img.tobytes()[:scene_bytes]
 
-    for i, st in enumerate(states):
-        dx = _gaze_dx(letter, st.looking[letter]) * max(1, er // 2)
-        mouth_h = max(2, fr // 4) if letter in st.speaking and i % 3 != 2 else 1
-        key = (dx, mouth_h)
-        if key not in scenes:
-            scenes[key] = closeup(*key)
-        out += (scenes[key], _index_band(w, h, i % INDEX_SPAN))
-    return b"".join(out)
+    keys = [
+        (
+            _gaze_dx(letter, st.looking[letter]) * max(1, er // 2),
+            max(2, fr // 4) if letter in st.speaking and i % 3 != 2 else 1,
+        )
+        for i, st in enumerate(states)
+    ]
+    return _frames(closeup, keys, w, h)
+
+
+def _frames(scene, keys: list[tuple], w: int, h: int) -> bytes:
+    """Each frame's scene (drawn once per distinct key, as the scenes repeat) above its index band."""
+    draw = functools.cache(scene)
+    return b"".join(part for i, key in enumerate(keys) for part in (draw(*key), _index_band(w, h, i % INDEX_SPAN)))
 
 
 #: Frame indexes the band can show; a frame past them shows its index modulo this.
@@ -151,8 +140,7 @@ INDEX_SPAN = 1 << BITS
 
 @functools.lru_cache(maxsize=4096)
 def _index_band(w: int, h: int, index: int) -> bytes:
-    """RGB24 rows of the band ``draw_index`` paints at the bottom of a ``w`` x ``h`` frame (its cells
-    cover the band, so the band does not depend on what lies beneath)."""
+    """RGB24 rows of the band ``draw_index`` paints over the bottom of a ``w`` x ``h`` frame."""
     from PIL import Image, ImageDraw
 
     img = Image.new("RGB", (w, h))

@@ -1,22 +1,14 @@
-"""The embedded demo release's meetings: small AMI meetings scripted from the seed (pure), and their
-annotations as the official NXT files of the AMI layout, so the default pipeline reads them through the
-same acquisition, parsing and mining code as the real corpus (media: :mod:`.demo_media`; the mirror:
-:mod:`.demo`).
-
-A meeting (``plan_meeting``) has four participants A-D with scenario roles and a seeded, non-identity
-letter -> close-up camera mapping, as the real corpus has; one scene per 55 s, in which one participant
-asks another something with a singular deictic "you" (one addressee) mid-scene and gets an answer, among
-generic, discourse-marker, two-addressee and unaddressed "you"s (for the you-event rules to reject), a
-backchannel, a laugh and a disfluency; every second scene closes with a proposal and two agreements (an AMI
-decision). With ``clips_per_task`` N (the paper-size benchmark) it has N lean scenes
-(``_paper_scene_turns``), one window of each task family each. The archive (``zip_bytes``) is stored
-uncompressed with fixed timestamps: the same seed gives the same bytes.
+"""The embedded demo release's meetings, scripted from the seed (pure): four participants, one scene per
+55 s with an addressed "you", "you"s the event rules reject, a backchannel, a laugh and a disfluency, a
+decision every second scene (``clips_per_task`` N: N lean scenes), written as the official NXT files so the
+pipeline reads them with the real corpus's code. Same seed, same archive bytes.
 """
 
 from __future__ import annotations
 
 import io
 import random
+import re
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,19 +24,7 @@ WORD_S = 0.36  # length of a spoken word
 GAP_S = 0.5  # silence between turns
 HEAD = '<?xml version="1.0" encoding="ISO-8859-1" standalone="yes"?>\n'
 NS = 'xmlns:nite="http://nite.sourceforge.net/"'
-# Ontology type ids as in the AMI release (da-types.xml, ap-types.xml, you-types.xml, default-topics.xml).
-DA_IDS = {
-    "bck": "ami_da_1",
-    "stl": "ami_da_2",
-    "fra": "ami_da_3",
-    "inf": "ami_da_4",
-    "el.inf": "ami_da_5",
-    "sug": "ami_da_6",
-    "off": "ami_da_7",
-    "el.sug": "ami_da_8",
-    "ass": "ami_da_9",
-    "el.ass": "ami_da_11",
-}
+# Ontology type ids as in the AMI release (ap-types.xml, you-types.xml, default-topics.xml; da-types below).
 YOU_IDS = {"singular": "you_11", "plural": "you_12", "generic": "you_2", "discourse": "you_3"}
 AP_IDS = {"POS": "apt_1", "NEG": "apt_2", "UNC": "apt_3", "PART": "apt_4", "ELA": "apt_5"}
 TOPICS = (("top.11", "opening"), ("top.28", "discussion"), ("top.211", "costing"), ("top.12", "closing"))
@@ -94,10 +74,6 @@ class DemoConfig:
             sample_rate=int(d["sample_rate"]),
             clips_per_task=None if per_task is None else int(per_task),
         )
-
-    @property
-    def frames(self) -> int:
-        return int(round(self.seconds * self.fps))
 
 
 # ---- The script of a meeting (pure) ----
@@ -160,25 +136,21 @@ class _Turn:
     extra: tuple[str, float] | None = None  # a sound after the turn: ("laugh" | "disfmarker", length)
 
 
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
 def _you_turn(speaker: str, type_: str, text: str, you_type: str, addressee: tuple[str, ...] | None, **kw) -> _Turn:
-    words = _words(text)
+    words = text.split()
     pos = next(i for i, w in enumerate(words) if w.strip(",.?!").lower() == "you")
     return _Turn(speaker, type_, words, addressee, {pos: you_type}, **kw)
 
 
-def _scene_turns(rng: random.Random, k: int, start: float, decide: bool) -> tuple[list[_Turn], dict[str, int]]:
-    """The turns of scene ``k`` (starting at ``start`` s) and the positions of its key turns."""
+def _scene_turns(rng: random.Random, start: float, decide: bool) -> tuple[list[_Turn], dict[str, int]]:
+    """The turns of a scene starting at ``start`` s and the positions of its key turns."""
     x, y, z, w = rng.sample(LETTERS, 4)  # x asks y; z and w are the others
     thing, other = rng.sample(THINGS, 2)
     task = rng.choice(TASKS)
     day = rng.choice(DAYS)
     material = rng.choice(MATERIALS)
     turns = [
-        _Turn(z, "inf", _words(f"Okay, the {thing} is next on the agenda."), at=start + 2.0),
+        _Turn(z, "inf", f"Okay, the {thing} is next on the agenda.".split(), at=start + 2.0),
         _you_turn(w, "inf", f"I think you never know with a {other} like this.", "generic", None),
         _Turn(rng.choice([x, y]), "bck", ["Mm-hmm."]),
         _you_turn(z, "ass", f"Well, you know, the {other} matters less.", "discourse", None, extra=("laugh", 0.8)),
@@ -191,8 +163,8 @@ def _scene_turns(rng: random.Random, k: int, start: float, decide: bool) -> tupl
             (y,),
             at=start + SCENE_S / 2 - 3.0,
         ),
-        _Turn(y, "ass", _words(f"Yeah, I can {task} {day}."), (x,)),
-        _Turn(x, "inf", _words("Great, thanks."), extra=("disfmarker", 0.0)),
+        _Turn(y, "ass", f"Yeah, I can {task} {day}.".split(), (x,)),
+        _Turn(x, "inf", "Great, thanks.".split(), extra=("disfmarker", 0.0)),
         _you_turn(w, "el.inf", f"Do you two agree on the {thing}?", "singular", tuple(sorted((y, z)))),
         _you_turn(z, "inf", f"I told you the {thing} was fine.", "singular", None),
     ]
@@ -200,9 +172,9 @@ def _scene_turns(rng: random.Random, k: int, start: float, decide: bool) -> tupl
     if decide:
         p, q, r = x, rng.choice([y, w]), z
         turns += [
-            _Turn(p, "sug", _words(f"So I suggest we go with a {material} case."), at=start + 38.0),
-            _Turn(q, "ass", _words("Yeah, that sounds good.")),
-            _Turn(r, "ass", _words("Okay, fine with me.")),
+            _Turn(p, "sug", f"So I suggest we go with a {material} case.".split(), at=start + 38.0),
+            _Turn(q, "ass", "Yeah, that sounds good.".split()),
+            _Turn(r, "ass", "Okay, fine with me.".split()),
         ]
         keys.update(proposal=len(turns) - 3, agree1=len(turns) - 2, agree2=len(turns) - 1)
     return turns, keys
@@ -213,12 +185,10 @@ def y_call(rng: random.Random) -> str:
 
 
 def _paper_scene_turns(rng: random.Random, start: float) -> tuple[list[_Turn], dict[str, int]]:
-    """A lean scene (``clips_per_task``) that the default mining thresholds turn into exactly one
-    window of each task family: the addressed question (>= 8 words, so its asker speaks >= 1.5 s of
-    its 5 s state window) and, within those 5 s, a backchannel and the answer, whose state windows
-    overlap it and are dropped; then a proposal and two agreements of at most three words each (under
-    1.5 s of speech: no speaker window) that form the scene's decision. The "you" and consensus
-    windows (50 s) are centred mid-scene, 55 s apart: none overlaps its neighbour."""
+    """A lean scene (``clips_per_task``) the default thresholds mine into one window of each task family: the
+    addressed question (>= 8 words: >= 1.5 s of its state window), a backchannel and the answer within its
+    5 s (their state windows overlap and are dropped), then a decision of a proposal and two agreements of at
+    most three words (no speaker window). "You" and consensus windows are centred mid-scene, 55 s apart."""
     x, y, z, w = rng.sample(LETTERS, 4)  # x asks y and proposes; z and w agree
     task = rng.choice(TASKS)
     day = rng.choice(DAYS)
@@ -233,10 +203,10 @@ def _paper_scene_turns(rng: random.Random, start: float) -> tuple[list[_Turn], d
             at=start + SCENE_S / 2 - 3.0,
         ),
         _Turn(w, "bck", ["Mm-hmm."]),
-        _Turn(y, "ass", _words(f"Yeah, I can {task} {day}."), (x,)),
-        _Turn(x, "sug", _words(f"Let's use {material}.")),
-        _Turn(z, "ass", _words("Yeah, sounds good.")),
-        _Turn(w, "ass", _words("Okay, fine.")),
+        _Turn(y, "ass", f"Yeah, I can {task} {day}.".split(), (x,)),
+        _Turn(x, "sug", f"Let's use {material}.".split()),
+        _Turn(z, "ass", "Yeah, sounds good.".split()),
+        _Turn(w, "ass", "Okay, fine.".split()),
     ]
     return turns, {"ask": 0, "answer": 2, "proposal": 3, "agree1": 4, "agree2": 5}
 
@@ -258,16 +228,13 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
     if problem:
         raise ValueError(problem)
     n_scenes = cfg.clips_per_task or max(1, int(cfg.seconds // SCENE_S))
-    tokens: dict[str, list[DemoToken]] = {x: [] for x in LETTERS}
-    acts: list[DemoAct] = []
-    pairs: list[tuple[str, int, int]] = []
-    decisions: list[list[int]] = []
-    topics: list[tuple[str, str, float, float]] = []
+    script = MeetingScript(meeting, cfg.seconds, participants, {x: [] for x in LETTERS}, [], [], [], [])
+    tokens, acts, pairs, decisions, topics = script.tokens, script.acts, script.pairs, script.decisions, script.topics
     cursor = 0.0
     for k in range(n_scenes):
         scene_start = k * SCENE_S
         if cfg.clips_per_task is None:
-            turns, keys = _scene_turns(rng, k, scene_start, decide=k % 2 == 1 or n_scenes == 1)
+            turns, keys = _scene_turns(rng, scene_start, decide=k % 2 == 1 or n_scenes == 1)
         else:
             turns, keys = _paper_scene_turns(rng, scene_start)
         first_act = len(acts)
@@ -299,9 +266,8 @@ def plan_meeting(meeting: str, cfg: DemoConfig) -> MeetingScript:
         cursor = max(cursor, (k + 1) * SCENE_S)
     counts: dict[str, int] = {}
     for act in acts:
-        counts[act.speaker] = counts.get(act.speaker, 0) + 1
-        act.n = counts[act.speaker]
-    return MeetingScript(meeting, cfg.seconds, participants, tokens, acts, pairs, decisions, topics)
+        counts[act.speaker] = act.n = counts.get(act.speaker, 0) + 1
+    return script
 
 
 def hash_text(text: str) -> int:
@@ -381,6 +347,10 @@ ONTOLOGIES = {
     + "".join(f'   <topicname nite:id="{i}" name="{n}"/>\n' for i, n in TOPICS)
     + "</topicname>\n",
 }
+
+
+#: Dialogue-act name -> its type id in da-types.xml.
+DA_IDS = {name: nid for nid, name in re.findall(r'nite:id="(ami_da_\d+)" name="([^"]+)"', ONTOLOGIES["da-types.xml"])}
 
 
 def meetings_xml(scripts: list[MeetingScript]) -> str:
@@ -500,8 +470,7 @@ def release_files(scripts: list[MeetingScript]) -> dict[str, str]:
 
 
 def zip_bytes(files: Mapping[str, str]) -> bytes:
-    """A zip of ``files`` (sorted, stored uncompressed, fixed timestamps and permissions): the same
-    files give the same bytes on every machine (no zlib version in the way)."""
+    """A zip of ``files``, stored uncompressed with fixed timestamps: the same bytes on every machine."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
         for name in sorted(files):

@@ -1,14 +1,11 @@
-"""Per meeting, what the later stages need from its NXT annotations, as JSON lines (:data:`FILES`) and
-``meeting.json``: the ``you`` events (Task 2.1's gold), the mined and the rejected candidates, the parse
-problems, the transcript words, the participants and the layers the questions and the contextual priors
-read (construction metadata, B.4). Written by ``socialbench meetingtom extract``. Nothing is dropped
-silently; a meeting of a source whose release is absent gets empty files and a note.
-"""
+"""Per meeting, what the later stages need from its NXT annotations: :data:`FILES` of JSON lines and
+``meeting.json`` (empty files and a note for a source whose release is absent)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from socialbench.core.errors import DataError
@@ -32,8 +29,7 @@ MEETING_FILE = "meeting.json"
 
 
 def meeting_record(meeting, source: str, counts: Mapping[str, Any]) -> dict[str, Any]:
-    """``meeting.json``: the participants (letter -> close-up camera, role, person; construction
-    metadata, never model input), the meeting's span, the layers read and the counts written."""
+    """``meeting.json``: the participants (camera, role, person), span, layers read and counts written."""
     return {
         "meeting": meeting.id,
         "source": source,
@@ -50,15 +46,8 @@ def meeting_record(meeting, source: str, counts: Mapping[str, Any]) -> dict[str,
     }
 
 
-def word_records(meeting) -> list[dict[str, Any]]:
-    """The transcript words (punctuation attached), by speaker then time, as JSON records."""
-    return [{"speaker": w.speaker, "start": w.start, "end": w.end, "text": w.text} for w in transcript_words(meeting)]
-
-
 def context_records(meeting) -> dict[str, list[dict[str, Any]]]:
-    """Dialogue acts (speaker, times, type, addressee), adjacency pairs (type, source and target
-    acts) and topics (times, type) as JSON records: what Task 2.2's attitude cue and the
-    contextual priors (dialogue act, meeting phase) are built from."""
+    """Dialogue acts, adjacency pairs and topics as JSON records (for Task 2.2 and the contextual priors)."""
     return {
         "acts.jsonl": [
             {
@@ -87,6 +76,7 @@ def extract_meeting(
     params = MiningParams.from_mapping(mining)
     corpus = parse_corpus(annotations, [meeting_id])
     (meeting,) = corpus.meetings
+    words = transcript_words(meeting)
     events = [e.as_dict() for e in you_events(meeting)]
     result = mine_meeting(meeting, params)
     out = {
@@ -95,7 +85,8 @@ def extract_meeting(
         "rejected.jsonl": [c.as_dict() for c in result.rejected],
         # corpus-wide problems (ontologies, meetings.xml) too: they can affect this meeting
         "problems.jsonl": [p.as_dict() for p in corpus.problems],
-        "words.jsonl": word_records(meeting),
+        # the transcript words (punctuation attached), by speaker then time
+        "words.jsonl": [{"speaker": w.speaker, "start": w.start, "end": w.end, "text": w.text} for w in words],
         **context_records(meeting),
     }
     counts = {name.split(".")[0]: len(recs) for name, recs in out.items()}
@@ -104,29 +95,16 @@ def extract_meeting(
 
 
 def absent_meeting(meeting_id: str, source: str, note: str) -> dict[str, list | dict]:
+    """Empty files and the record of a meeting without annotations, with the ``note`` why."""
+    empty = SimpleNamespace(id=meeting_id, start=None, end=None, participants={}, speakers=(), layers=())
     out: dict[str, list | dict] = {name: [] for name in FILES}
-    out[MEETING_FILE] = {
-        "meeting": meeting_id,
-        "source": source,
-        "start": None,
-        "end": None,
-        "participants": {},
-        "speakers": [],
-        "layers": [],
-        "counts": {n.split(".")[0]: 0 for n in FILES},
-        "note": note,
-    }
+    out[MEETING_FILE] = {**meeting_record(empty, source, {n.split(".")[0]: 0 for n in FILES}), "note": note}
     return out
 
 
 def write_meeting(out_dir: str | Path, files: Mapping[str, list | dict]) -> None:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     for name, recs in files.items():
-        if name.endswith(".jsonl"):
-            write_jsonl(out / name, recs)
-        else:
-            write_json(out / name, recs)
+        (write_jsonl if name.endswith(".jsonl") else write_json)(Path(out_dir) / name, recs)
 
 
 def read_meeting(folder: str | Path) -> dict[str, Any]:

@@ -1,18 +1,11 @@
-"""MeetingToM instances of the five subtasks (paper 3.2) and the instance files.
-
-Every instance is a multiple-choice question about one mined clip (non-overlapping within its meeting
-and task family, B.1): a fixed template (B.2, :mod:`socialbench.meetingtom.schema.questions`), options
-shuffled with ``"{seed}:{id}:options"`` and labelled 1, 2, 3... (the participants are A-D). Task 2.1's
-gold comes from the you events (AMI's ``addressee`` of a singular deictic "you"); Tasks 1, 2.2, 3.1 and
-3.2 are built as *items* without answers, given gold by the annotation round-trip (B.3,
-:mod:`socialbench.meetingtom.dataset.annotation`). What goes to the model (B.4) is the transcript window,
-question, options and, per ``modality``, the clip; AMI annotations live under ``meta``, the contextual
-priors under ``context`` (shown only in that ablation). The files are listed in docs/meetingtom.md.
+"""MeetingToM instances of the five subtasks (paper 3.2): a question about one mined clip (B.1) from a fixed
+template (B.2), options shuffled per instance. Task 2.1's gold comes from the you events; the other tasks are
+*items* given gold by annotation (B.3). AMI annotations live under ``meta``, never shown to the model (B.4).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from socialbench.media.transcript import span_index
@@ -28,10 +21,6 @@ def shuffled_options(
     return participant_options(participants, seed, iid, exclude=() if include_speaker else (speaker,))
 
 
-def instance_id(source: str, anchor: str, task: str = TASK) -> str:
-    return f"{source}-{task}-{anchor}"
-
-
 def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
     return max(0.0, min(a1, b1) - max(a0, b0))
 
@@ -39,12 +28,8 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
 def context_of(
     meeting: Mapping[str, Any], start: float, end: float, turns: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
-    """The contextual priors of a clip (paper 4.2, Table 4; AMI annotations, shown to a model only
-    in that ablation): each participant's role; the meeting phase as a stage (``phase``: opening,
-    presentation, discussion, decision, closing; spec.questions.meeting_stage) from ``topic``, the
-    type of the innermost topic segment with a type holding the clip's midpoint (None without one),
-    and ``position``, the midpoint's share of the meeting's span (None when unknown); and the dialogue
-    act of each transcript line (the act of its speaker that overlaps it most; None when no act does)."""
+    """The contextual priors of a clip (paper 4.2, Table 4): roles, the meeting ``phase`` from the innermost
+    typed ``topic`` at its midpoint and that midpoint's ``position``, and each transcript line's dialogue act."""
     info = meeting["meeting.json"]
     roles = {x: p.get("role") for x, p in sorted((info.get("participants") or {}).items())}
     mid = start + (end - start) / 2
@@ -80,6 +65,9 @@ def _base(
     task: str,
     anchor: str,
     clip: Mapping[str, Any] | None,
+    variables: Mapping[str, Any],
+    options: Callable[[str], list[dict[str, str]]],
+    meta: Mapping[str, Any],
     *,
     source: str,
     split: str,
@@ -87,26 +75,32 @@ def _base(
     utterance_gap: float = 1.0,
     clip_problem: str | None = None,
 ) -> dict[str, Any]:
-    """What every task's instance shares (the ``shared`` keywords of the builders below): the clip, its
-    transcript, the media (``clip`` None: a modality that needs video marks ``media_error``; it is answered
-    without a model call and scored invalid, so N never shrinks silently) and the contextual priors."""
+    """What every task's instance shares (``shared``: the builders' keywords): the clip, its transcript, media
+    (without a clip, a modality needing video marks ``media_error``: answered without a call, scored invalid,
+    so N never shrinks silently), priors, the question of ``variables``, the id's ``options`` and ``meta``."""
     if modality not in MODALITIES:
         raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
     start, end = cand["start"], cand["end"]
+    iid = f"{source}-{task}-{anchor}"
     window = transcript_window(meeting["words.jsonl"], start, end, utterance_gap)
+    variables = {"duration": round(end - start, 3), **variables}
     inst: dict[str, Any] = {
-        "id": instance_id(source, anchor, task),
+        "id": iid,
         "task": task,
         "source": source,
         "split": split,
         "modality": modality,
         "clip_id": cand["id"],
-        "duration": round(end - start, 3),
+        "duration": variables["duration"],
         "transcript": window["text"],
         "turns": window["items"],
         "media": None,
         "media_error": None,
         "context": context_of(meeting, start, end, window["items"]),
+        "question": question(task, variables),
+        "variables": variables,
+        "options": options(iid),
+        "meta": {"meeting": cand["meeting"], "candidate": cand["id"], **meta, "window": [start, end]},
     }
     if clip is not None:
         inst["media"] = {
@@ -118,6 +112,19 @@ def _base(
     elif modality != "utterances":
         inst["media_error"] = f"no clip for this window ({clip_problem or 'the meeting has no video'})"
     return inst
+
+
+def _you_variables(cand: Mapping[str, Any], event: Mapping[str, Any]) -> dict[str, Any]:
+    """The question variables of a "you" window (Tasks 2.1 and 2.2)."""
+    return {
+        "speaker": event["speaker"],
+        "you_time": round(event["start"] - cand["start"], 3),
+        "utterance": cand["info"].get("utterance") or "",
+    }
+
+
+def _vocabulary(task: str, seed: int) -> Callable[[str], list[dict[str, str]]]:
+    return lambda iid: vocabulary_options(task, seed, iid)
 
 
 # ---- Task 2.1 (gold from the you events) ----
@@ -135,41 +142,18 @@ def build_task21(
 ) -> dict[str, Any]:
     """One Task 2.1 instance (pure); ``meeting``: the meeting's records, for the contextual priors."""
     meeting = meeting or {"meeting.json": {"participants": {}}, "words.jsonl": words}
-    inst = _base(meeting, candidate, TASK, candidate["anchor"], clip, **shared)
-    iid = inst["id"]
-    options = shuffled_options(participants, event["speaker"], iid, seed, include_speaker)
-    answer = next((o["label"] for o in options if o["participant"] == event["addressee"]), None)
+    variables = _you_variables(candidate, event)
+    meta = {"anchor": candidate["anchor"], "word_id": event["word_id"], "act": candidate["info"].get("act")}
+
+    def options(iid: str) -> list[dict[str, str]]:
+        return shuffled_options(participants, event["speaker"], iid, seed, include_speaker)
+
+    inst = _base(meeting, candidate, TASK, candidate["anchor"], clip, variables, options, meta, **shared)
+    answer = next((o["label"] for o in inst["options"] if o["participant"] == event["addressee"]), None)
     if answer is None:
-        raise ValueError(
-            f"{iid}: the addressee {event['addressee']} is not among the options {[o['participant'] for o in options]}"
-        )
-    variables = {
-        "duration": inst["duration"],
-        "speaker": event["speaker"],
-        "you_time": round(event["start"] - candidate["start"], 3),
-        "utterance": candidate["info"].get("utterance") or "",
-    }
-    inst.update(
-        {
-            "question": question(TASK, variables),
-            "variables": variables,
-            "options": options,
-            "answer": answer,
-            "gold": event["addressee"],
-            "speaker": event["speaker"],
-            "utterance": variables["utterance"],
-            "you_time": variables["you_time"],
-            "addressee": event["addressee"],
-            "meta": {
-                "meeting": candidate["meeting"],
-                "anchor": candidate["anchor"],
-                "word_id": event["word_id"],
-                "act": candidate["info"].get("act"),
-                "candidate": candidate["id"],
-                "window": [candidate["start"], candidate["end"]],
-            },
-        }
-    )
+        shown = [o["participant"] for o in inst["options"]]
+        raise ValueError(f"{inst['id']}: the addressee {event['addressee']} is not among the options {shown}")
+    inst.update(answer=answer, gold=event["addressee"], addressee=event["addressee"], **variables)
     return inst
 
 
@@ -178,28 +162,16 @@ def item_task1(
     meeting: Mapping[str, Any], cand: Mapping[str, Any], clip, *, seed: int, **shared: Any
 ) -> dict[str, Any]:
     """Task 1: the mental state of the window's target participant (5 s, their close-up by default)."""
-    inst = _base(meeting, cand, "task1", f"{cand['anchor']}:{cand['target']}", clip, **shared)
-    info = cand["info"]
-    variables = {"duration": inst["duration"], "target": cand["target"]}
-    inst.update(
-        {
-            "question": question("task1", variables),
-            "variables": variables,
-            "target": cand["target"],
-            "options": vocabulary_options("task1", seed, inst["id"]),
-            "meta": {
-                "meeting": cand["meeting"],
-                "candidate": cand["id"],
-                "target": cand["target"],
-                "role": info.get("role"),
-                "act_type": info.get("act_type"),
-                "basis": info.get("basis"),
-                "speech_s": info.get("speech_s") or {},
-                "addressed": info.get("basis") == "addressed",
-                "window": [cand["start"], cand["end"]],
-            },
-        }
-    )
+    info, target = cand["info"], cand["target"]
+    meta = {
+        "target": target,
+        **{k: info.get(k) for k in ("role", "act_type", "basis")},
+        "speech_s": info.get("speech_s") or {},
+        "addressed": info.get("basis") == "addressed",
+    }
+    variables, options = {"target": target}, _vocabulary("task1", seed)
+    inst = _base(meeting, cand, "task1", f"{cand['anchor']}:{target}", clip, variables, options, meta, **shared)
+    inst["target"] = target
     return inst
 
 
@@ -217,70 +189,37 @@ def item_task22(
     meeting: Mapping[str, Any], cand: Mapping[str, Any], event: Mapping[str, Any], clip, *, seed: int, **shared: Any
 ) -> dict[str, Any]:
     """Task 2.2: the addressee's attitude toward the speaker's statement (the Task 2.1 window)."""
-    inst = _base(meeting, cand, "task2_2", cand["anchor"], clip, **shared)
-    variables = {
-        "duration": inst["duration"],
-        "speaker": event["speaker"],
-        "addressee": event["addressee"],
-        "you_time": round(event["start"] - cand["start"], 3),
-        "utterance": cand["info"].get("utterance") or "",
-    }
+    people = {"speaker": event["speaker"], "addressee": event["addressee"]}
     act = cand["info"].get("act")
-    inst.update(
-        {
-            "question": question("task2_2", variables),
-            "variables": variables,
-            "speaker": event["speaker"],
-            "addressee": event["addressee"],
-            "options": vocabulary_options("task2_2", seed, inst["id"]),
-            "meta": {
-                "meeting": cand["meeting"],
-                "candidate": cand["id"],
-                "speaker": event["speaker"],
-                "addressee": event["addressee"],
-                "act": act,
-                "reply": reply_of(meeting, act, event["addressee"]),
-                "window": [cand["start"], cand["end"]],
-            },
-        }
-    )
+    meta = {**people, "act": act, "reply": reply_of(meeting, act, event["addressee"])}
+    variables, options = {**_you_variables(cand, event), **people}, _vocabulary("task2_2", seed)
+    inst = _base(meeting, cand, "task2_2", cand["anchor"], clip, variables, options, meta, **shared)
+    inst.update(people)
     return inst
 
 
 def items_task3(
     meeting: Mapping[str, Any], cand: Mapping[str, Any], participants: Sequence[str], clip, *, seed: int, **shared: Any
 ) -> list[dict[str, Any]]:
-    """Task 3.1 (consensus kind) and Task 3.2 (dissenters) items of one decision window; the 3.2
-    item becomes an instance only where the clip's 3.1 gold is pseudo-consensus (annotation)."""
+    """Task 3.1 (consensus kind) and Task 3.2 (dissenters) items of one decision window."""
     info = cand["info"]
-    start = cand["start"]
-    moment = {
-        "moment_start": round(info.get("decision_start", cand["anchor_start"]) - start, 1),
-        "moment_end": round(info.get("decision_end", cand["anchor_end"]) - start, 1),
+    responses = info.get("proposal_responses", [])
+    variables = {
+        "moment_start": round(info.get("decision_start", cand["anchor_start"]) - cand["start"], 1),
+        "moment_end": round(info.get("decision_end", cand["anchor_end"]) - cand["start"], 1),
     }
     meta = {
-        "meeting": cand["meeting"],
-        "candidate": cand["id"],
         "decision": cand["anchor"],
         "participants": sorted(participants),
-        "proposers": sorted({r["proposer"] for r in info.get("proposal_responses", [])}),
+        "proposers": sorted({r["proposer"] for r in responses}),
         "agreeing": sorted(info.get("agreeing", [])),
-        "responses": [{"responder": r["responder"], "type": r.get("type")} for r in info.get("proposal_responses", [])],
-        "window": [cand["start"], cand["end"]],
+        "responses": [{"responder": r["responder"], "type": r.get("type")} for r in responses],
     }
-    out = []
-    for task in ("task3_1", "task3_2"):
-        inst = _base(meeting, cand, task, cand["anchor"], clip, **shared)
-        iid = inst["id"]
-        variables = {"duration": inst["duration"], **moment}
-        options = (
-            vocabulary_options(task, seed, iid) if task == "task3_1" else participant_options(participants, seed, iid)
-        )
-        inst.update(
-            {"question": question(task, variables), "variables": variables, "options": options, "meta": dict(meta)}
-        )
-        out.append(inst)
-    return out
+    options = {
+        "task3_1": _vocabulary("task3_1", seed),
+        "task3_2": lambda iid: participant_options(participants, seed, iid),
+    }
+    return [_base(meeting, cand, t, cand["anchor"], clip, variables, options[t], meta, **shared) for t in options]
 
 
 # ---- One source ----
@@ -300,11 +239,8 @@ def build_source(
     include_speaker: bool = False,
     utterance_gap: float = 1.0,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(task2_1 instances, items of the annotated tasks, report)`` of one source; the report lists
-    every candidate that makes no instance or item, and every instance kept without its media.
-
-    ``meetings``: per meeting, the records of :func:`socialbench.meetingtom.dataset.extract.read_meeting`;
-    ``clips`` / ``clip_reports``: per meeting, its ``clips.jsonl`` / ``report.jsonl`` records."""
+    """``(task2_1 instances, items, report)`` of one source's meetings (``extract.read_meeting`` records); the
+    report lists every candidate that makes nothing and every instance kept without its media."""
     instances: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
     report: list[dict[str, Any]] = []

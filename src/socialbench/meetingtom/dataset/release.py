@@ -1,12 +1,6 @@
-"""Acquisition of a MeetingToM source (the demo release or the real AMI corpus) through
-:mod:`socialbench.acquire`: the manual-annotations release once per source (independent of which
-meetings are processed, so a changed meeting list reruns only the new meetings' jobs), the media per
-meeting. The release is, in this order: an archive in the ``mirror`` (copied, checksum checked against
-params ``sha256`` or a ``<archive>.sha256`` beside it, extracted safely); an unpacked release in the
-mirror (read in place, ``manifest.json`` records every file's sha256); a missing mirror (the real
-corpus gives no instances and ``source.json`` says why); no mirror (downloaded from ``url``, resumable
-and checksum-checked). ``<out>/source.json`` says which and where the annotations are. Media come from
-the same mirror or ``media_url``, with ``fetched.json`` listing each file's sha256.
+"""Acquisition of a MeetingToM source through :mod:`socialbench.acquire`: the annotations release once per
+source (an archive in the ``mirror``, checksum-checked and extracted safely; an unpacked release read in
+place; a missing mirror, noted; or a download from ``url``), the media per meeting (``fetched.json``).
 """
 
 from __future__ import annotations
@@ -57,8 +51,7 @@ def mirror_state(source: SourceSettings, root: str | Path = ".") -> dict[str, An
 
 
 def expected_sha256(source: SourceSettings, mirror: Path | None) -> str | None:
-    """The archive's checksum: params first, else the ``<archive>.sha256`` file beside it in the
-    mirror (``<hex>  <name>``, as sha256sum writes it), else None (not pinned)."""
+    """The archive's checksum: params', else the mirror's ``<archive>.sha256`` (sha256sum's), else None."""
     if source.sha256:
         return source.sha256
     if mirror is not None:
@@ -86,8 +79,7 @@ def acquire_release(
     limits: Any = None,
 ) -> dict[str, Any]:
     """Put the source's annotations release in place (module doc); write and return ``source.json``.
-    ``trust`` (a ``TrustStore``) records an unpinned archive's hash on first use and checks it later;
-    ``limits`` bound the extraction (default ArchiveLimits)."""
+    ``trust`` (a ``TrustStore``) records an unpinned archive's hash on first use; ``limits`` bound extraction."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     mirror = mirror_path(source, root)
@@ -95,13 +87,8 @@ def acquire_release(
         "source": source.name,
         "mirror": source.mirror,
         "url": redact_url(source.url, whole_query=True),
-        "archive": None,
-        "sha256": None,
-        "annotations": None,
-        "files": None,
-        "annotations_sha256": None,
         "present": True,
-        "note": None,
+        **dict.fromkeys(("archive", "sha256", "annotations", "files", "annotations_sha256", "note")),
     }
     if mirror is not None and not mirror.is_dir():
         if source.name == "demo":
@@ -165,26 +152,17 @@ def read_source(release_dir: str | Path) -> dict[str, Any]:
 def fetch_meeting_media(
     source: SourceSettings, meeting: str, dest_root: str | Path, *, root: str | Path = "."
 ) -> dict[str, Any]:
-    """Fetch the source's views of one meeting into ``dest_root`` (official relative layout) and
-    write ``<dest_root>/amicorpus/<meeting>/fetched.json``; return it. Files from a local mirror are
-    verified against the mirror's own bytes (a changed mirror file is copied again); a file already
-    downloaded from the host is kept (the host publishes no checksums)."""
+    """Fetch one meeting's views into ``dest_root``; write and return ``amicorpus/<meeting>/fetched.json``."""
     dest_root = Path(dest_root)
     folder = dest_root / "amicorpus" / meeting
     folder.mkdir(parents=True, exist_ok=True)
     mirror = mirror_path(source, root)
-    # View paths are relative to ``root`` (the folder the amicorpus/ tree is in).
-    record: dict[str, Any] = {
-        "meeting": meeting,
-        "source": source.name,
-        "root": dest_root.as_posix(),
-        "views": {},
-        "note": None,
-    }
+    views: dict[str, Any] = {}
+    note = None
     if not source.views:
-        record["note"] = "no views requested (params meetingtom.<source>.views): no clips for this meeting"
+        note = "no views requested (params meetingtom.<source>.views): no clips for this meeting"
     elif mirror is not None and not mirror.is_dir():
-        record["note"] = f"mirror {source.mirror} not found: no media"
+        note = f"mirror {source.mirror} not found: no media"
     else:
         sha = None
         if mirror is not None:
@@ -194,10 +172,12 @@ def fetch_meeting_media(
             [meeting], source.views, dest_root, base_url=source.media_url or MIRROR_BASE_URL, mirror=mirror, sha256=sha
         )
         for view, path in zip(source.views, paths):
-            record["views"][view] = {
+            views[view] = {
                 "path": media_relpath(meeting, view),
                 "sha256": sha256_file(path),
                 "bytes": path.stat().st_size,
             }
+    # view paths are relative to ``root`` (the folder the amicorpus/ tree is in)
+    record = {"meeting": meeting, "source": source.name, "root": dest_root.as_posix(), "views": views, "note": note}
     write_json(folder / FETCHED, record)
     return record

@@ -12,8 +12,7 @@ from socialbench.meetingtom.schema.questions import MULTI
 
 
 def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Final:
-    """The answer of ``instance`` from its answering exchange (one rule for every method); a reasoning
-    method keeps its reasoning in the trace; an instance the recorded answers do not cover is not evaluated."""
+    """The answer of ``instance`` from its answering exchange (one rule for every method)."""
     resp = ex.response
     if resp.finish_reason == "no_record":
         return not_evaluated_answer(instance, f"not covered by the recorded answers: {resp.error}")
@@ -39,8 +38,9 @@ def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Fina
 
 
 #: The fields of an answer made without a call: nothing parsed, nothing sent (``inputs``: a fresh [] each).
-_NO_CALL = ("raw", "answer", "value", "note", "reasoning", "request_key", "inputs", "finish_reason")
-_NO_CALL_FIELDS = dict.fromkeys(_NO_CALL)
+_NO_CALL_FIELDS = dict.fromkeys(
+    ("raw", "answer", "value", "note", "reasoning", "request_key", "inputs", "finish_reason")
+)
 
 
 def no_call_answer(instance: dict[str, Any], problem: str) -> Final:

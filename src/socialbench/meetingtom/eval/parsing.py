@@ -1,18 +1,7 @@
-"""Parsing a model's answer to a MeetingToM multiple-choice question (pure, no I/O).
-
-One rule for every prompting method (docs/decisions/meetingtom-methods.md), so a method's score never
-depends on how strictly its own output form is read:
-
-1. The answer object: the whole response as one JSON object (whitespace, a Markdown code fence, one
-   trailing period and single-quoted JSON tolerated); ``answer`` names the option(s), a ``reasoning``
-   string beside it is the reasoning, other keys are noted.
-2. Else the last ``Final answer:`` line (case-insensitive, bold allowed): what follows is read as in 1
-   or as bare label(s) (``2``, ``1, 3``); the text before the marker is the reasoning.
-3. Else the answer is invalid.
-
-The ``answer`` value (:func:`normalize`, also the scorer's rule for prediction files): one label (a
-string, case and spaces ignored, or a whole number), for Task 3.2 a non-empty list of distinct labels.
-Anything else is invalid, scored incorrect and counted in ``invalid_rate``.
+"""Parsing a model's answer, pure: one rule for every prompting method (docs/decisions/meetingtom-methods.md):
+the whole response as one JSON object (fence, trailing period, single quotes tolerated), else the last
+``Final answer:`` line read the same way or as bare labels (the text before it is the reasoning), else
+invalid. The ``answer`` value (:func:`normalize`, also the scorer's rule): one label, for Task 3.2 a list.
 """
 
 from __future__ import annotations
@@ -40,9 +29,8 @@ def _label(x: Any) -> str | None:
 
 
 def normalize(value: Any, labels: Sequence[str], *, multi: bool = False) -> tuple[Any, str | None]:
-    """``(answer, problem)``: the ``answer`` value of a response (or of a prediction record) as the
-    option label it names (``multi``: the sorted labels), or None with the reason. The scorer applies
-    the same rule to prediction files, so parsed and unparsed predictions score alike."""
+    """``(answer, problem)``: an ``answer`` value as the option label it names (``multi``: the sorted labels),
+    or None and why; the scorer applies it to prediction files, so parsed and unparsed ones score alike."""
     shown = ", ".join(labels)
     if multi:
         chosen = value if isinstance(value, list) else [value]
@@ -130,9 +118,3 @@ def parse_final(raw: str | None, labels: Sequence[str], *, multi: bool = False) 
         answer, error = normalize(found if multi else found[0] if len(found) == 1 else found, labels, multi=multi)
         return {"answer": answer, "error": error, "note": None, "reasoning": reasoning}
     return _invalid(f"the 'Final answer:' line is no answer ({why})", reasoning)
-
-
-def parse_choice(raw: str | None, labels: Sequence[str], *, multi: bool = False) -> tuple[Any, str | None, str | None]:
-    """``(answer, error, note)`` of a response (:func:`parse_final` without the reasoning)."""
-    out = parse_final(raw, labels, multi=multi)
-    return out["answer"], out["error"], out["note"]

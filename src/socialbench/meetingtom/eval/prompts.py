@@ -1,11 +1,6 @@
-"""Rendering a MeetingToM instance into a request: the method's templates with the question, the
-transcript and the options filled in (B.2), the clip as typed parts per the modality (B.5), the
-contextual priors only in that ablation (B.4), and the structured ``task`` the baselines read.
-
-The settings (``meetingtom.method_options.<method>``, overridden by the ablation of a run named
-``<method>__<ablation>``; :data:`SETTINGS`, checked by ``settings_of``) and what each does are tabled in
-docs/meetingtom.md. Only the question, the transcript, the options, the clip and (in that ablation) the
-priors reach the model; the instance's ``meta`` (AMI ids, the meeting) never does (B.4).
+"""Rendering a MeetingToM instance into a request: the method's templates filled (B.2), the clip as parts per
+the modality (B.5), the contextual priors in that ablation (B.4) and the ``task`` the baselines read. The
+settings are tabled in docs/meetingtom.md; ``meta`` never reaches the model.
 """
 
 from __future__ import annotations
@@ -46,11 +41,6 @@ def subject_of(instance: Mapping[str, Any]) -> str | None:
     return instance.get(key) if key else None
 
 
-def view_of(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
-    view = s.get("view") or ("closeup" if instance["task"] == "task1" else "mosaic")
-    return "mosaic" if view == "closeup" and subject_of(instance) is None else view
-
-
 def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoPart:
     """The clip of ``view`` as one part: file and/or frames (each frame with its timestamp)."""
     media = instance.get("media") or {}
@@ -75,21 +65,15 @@ def video_part(instance: Mapping[str, Any], view: str, ingestion: str) -> VideoP
     return VideoPart(path=video["path"], sha256=video["sha256"], frames=frames, fps=media.get("fps"), view=label)
 
 
-def takes_audio(spec) -> bool:
-    """Whether the model takes audio (``core.modalities.model_modalities``); False when the backend cannot
-    be looked up (an unknown name is reported where the backend is created)."""
-    try:
-        return "audio" in model_modalities({"backend": spec.backend, "modalities": spec.modalities})[0]
-    except Exception:  # noqa: BLE001 - any failure to look it up means: no audio
-        return False
-
-
 def audio_part(instance: Mapping[str, Any], spec) -> AudioPart | None:
-    """The clip's audio track as a part, for a model that takes audio; None otherwise or without one."""
+    """The clip's audio track as a part, for a model that takes audio (``core.modalities.model_modalities``;
+    a backend that cannot be looked up takes none: it is reported where it is created); else None."""
     audio = (instance.get("media") or {}).get("audio")
-    if not audio or not takes_audio(spec):
-        return None
-    return AudioPart(path=audio["path"], sha256=audio["sha256"])
+    try:
+        takes = bool(audio) and "audio" in model_modalities({"backend": spec.backend, "modalities": spec.modalities})[0]
+    except Exception:  # noqa: BLE001 - any failure to look it up means: no audio
+        takes = False
+    return AudioPart(path=audio["path"], sha256=audio["sha256"]) if takes else None
 
 
 # ---- the transcript and its ablations ----------------------------------------------------------
@@ -101,8 +85,7 @@ def strip_markers(text: str, markers: Sequence[str]) -> str:
 
 
 def transcript_lines(instance: Mapping[str, Any], s: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The transcript's lines as shown: markers removed in that ablation (a line left empty is
-    dropped), each line's dialogue act attached when that prior is on."""
+    """The transcript's lines as shown (markers removed in that ablation), each with its dialogue act."""
     acts = (instance.get("context") or {}).get("acts") or []
     out = []
     for k, t in enumerate(instance.get("turns") or []):
@@ -110,13 +93,6 @@ def transcript_lines(instance: Mapping[str, Any], s: Mapping[str, Any]) -> list[
         if text:
             out.append({**t, "text": text, "act": acts[k] if k < len(acts) else None})
     return out
-
-
-def render_question(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
-    """The question as shown: the instance's, whatever the settings. The no-markers ablation strips
-    the transcript only, the task prompt stays as it is (paper 4.3: markers removed "while keeping the
-    visual input and task prompt unchanged"), so Task 2's quoted utterance keeps its markers."""
-    return instance["question"]
 
 
 def render_transcript(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
@@ -154,10 +130,8 @@ def render_context(instance: Mapping[str, Any], s: Mapping[str, Any]) -> str:
 
 # ---- the request ---------------------------------------------------------------------------------
 def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The structured view for the baselines: the question's subject utterance (Task 2) or the
-    question as the query, the options as the answer's choices (a participant option's text is
-    the participant and what they say in the clip, when the modality shows utterances, so a
-    text-similarity model can match the answer to the question), the task as the prior's group."""
+    """The structured view for the baselines: the quoted utterance (Task 2) or the question as the query, the
+    options as choices (a participant's with what they say, when utterances are shown), the task as group."""
     s = s or settings_of(None)
     with_words = modality_of(instance, s) != "video"
     said: dict[str, list[str]] = {}
@@ -170,7 +144,7 @@ def answer_task(instance: Mapping[str, Any], method: str, s: Mapping[str, Any] |
         return f"{o['text']}: {' '.join(said.get(o['participant'], [])) or '(says nothing in the clip)'}"
 
     utterance = instance.get("utterance")  # the question's quoted utterance, as the question has it
-    query = utterance if with_words and utterance else render_question(instance, s)
+    query = utterance if with_words and utterance else instance["question"]
     options = [{"value": o["label"], "key": o["value"], "text": text(o)} for o in instance["options"]]
     return {
         "benchmark": "meetingtom",
@@ -189,9 +163,7 @@ LABEL_VALUE: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "integer"}
 
 
 def json_keys(task: str, reasons: bool) -> dict[str, dict[str, Any]]:
-    """JSON mode's keys and value types, for backends that send JSON mode as a key schema: the
-    reasoning methods' ``reasoning`` then ``answer`` (No Prompt: ``answer`` alone); the answer one label,
-    or a list of labels for a multi-select task. Values free: no enum of the options."""
+    """JSON mode's keys and value types (``reasoning`` for reasoning methods, ``answer``), no enum of options."""
     answer = {"type": "array", "items": LABEL_VALUE} if task in MULTI else LABEL_VALUE
     return {**({"reasoning": {"type": "string"}} if reasons else {}), "answer": answer}
 
@@ -215,9 +187,8 @@ def build_request(
     *,
     reasons: bool = False,
 ) -> Request:
-    """The request of one instance: ``templates`` = (system, user, task guidance or None) with
-    ``$``-placeholders. ``reasons``: a reasoning method, whose answer form is the ``answer_form`` setting;
-    JSON mode whenever the response is one JSON object (No Prompt, and the ``json`` form)."""
+    """The request of one instance from ``templates`` (system, user, task guidance or None); ``reasons``: a
+    reasoning method, answering in the ``answer_form`` setting's form (JSON mode for ``json``)."""
     s = settings_of(settings)
     form = s["answer_form"] if reasons else "json"
     modality = modality_of(instance, s)
@@ -225,7 +196,8 @@ def build_request(
     if modality in ("video", "both"):
         if instance.get("media_error"):
             raise InstanceInputError("media", instance["media_error"])
-        view = view_of(instance, s)
+        view = s.get("view") or ("closeup" if instance["task"] == "task1" else "mosaic")
+        view = "mosaic" if view == "closeup" and subject_of(instance) is None else view
         parts.append(video_part(instance, view, s["ingestion"]))
         audio = audio_part(instance, spec) if s["audio"] else None
         if audio is not None:
@@ -242,7 +214,9 @@ def build_request(
     system, user, task_guidance = (list(templates) + [None])[:3]
     text = Template(user).substitute(
         title=f"Task: {TITLES[instance['task']].split(': ', 1)[1]}.",
-        question=render_question(instance, s),
+        # whatever the settings: the no-markers ablation strips the transcript only (paper 4.3: "keeping
+        # the visual input and task prompt unchanged"), so Task 2's quoted utterance keeps its markers
+        question=instance["question"],
         visual=visual,
         transcript=transcript,
         context=render_context(instance, s),

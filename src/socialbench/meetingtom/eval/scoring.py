@@ -1,19 +1,8 @@
-"""Scoring MeetingToM predictions (MeetingToM 4.1). Pure functions.
-
-Metrics per (task, source) group (``task1/demo``...): :data:`METRICS`, every group with every key.
-
-* ``accuracy``: exact match in percent, ``correct / n``; Task 3.2 matches when the predicted set equals
-  the gold set, and counts only where the run answered the paired Task 3.1 instance (same ``clip_id``
-  and source) correctly (4.1: "evaluated conditionally"): ``n`` is that count, ``n_total`` every
-  instance; ``accuracy`` is null when ``n`` = 0.
-* ``macro_f1`` (Tasks 1 and 3.1, else null): per-class F1 over option VALUES (labels are shuffled),
-  as scikit-learn's ``f1_score(average="macro", zero_division=0)``; an invalid answer is a miss of its
-  gold class and adds no class.
-* ``chance``: the mean of 1/k for k options (Task 3.2: 1/(2^k - 1), the non-empty subsets).
-* ``invalid``: instances without a usable answer (none, an error, an answer the parser's rule rejects),
-  over ``n_total``; such an answer is wrong.
-
-Percentages are rounded half-up to two decimals (``percent``).
+"""Scoring MeetingToM predictions (MeetingToM 4.1), pure: every (task, source) group has every metric of
+:data:`METRICS`. ``accuracy`` is exact match; Task 3.2 (set equality) counts only where the run answered the
+paired Task 3.1 instance right ("evaluated conditionally": ``n`` that count, ``n_total`` every instance).
+``macro_f1`` (Tasks 1 and 3.1) is over option values, as scikit-learn's (``zero_division=0``); an invalid
+answer is wrong, misses its gold class and adds none. Percentages are rounded half-up to two decimals.
 """
 
 from __future__ import annotations
@@ -27,7 +16,7 @@ from typing import Any, NamedTuple
 from socialbench.core.errors import DataError
 from socialbench.meetingtom.eval.parsing import normalize
 from socialbench.meetingtom.schema.questions import MULTI, TASKS
-from socialbench.results.numbers import half_up
+from socialbench.results.numbers import half_up, percent
 
 F1_TASKS = ("task1", "task3_1")
 (MULTI_TASK,) = MULTI
@@ -35,15 +24,9 @@ PAIRED_TASK = "task3_1"  # Task 3.2 counts where this task's answer on the same 
 METRICS = ("accuracy", "chance", "correct", "invalid", "invalid_rate", "n", "n_total", "macro_f1")
 
 
-def percent(value: Fraction) -> float:
-    """100 * value, rounded half-up to two decimals (``socialbench.results.numbers``)."""
-    return half_up(100 * value)
-
-
 class Group(NamedTuple):
-    """A score group: one task on one source. Its string form ``<task>/<source>`` (``str()``) is what
-    score files, the headline and the bootstrap seeds (``stats.cell_seed``) hold; :meth:`parse` reads it.
-    Groups sort as their string forms do (no task or source name is a prefix of another)."""
+    """A score group: one task on one source. Its string form ``<task>/<source>`` is what score files, the
+    headline and the bootstrap seeds hold (:meth:`parse` reads it); groups sort as their string forms do."""
 
     task: str
     source: str
@@ -65,15 +48,13 @@ def group_of(instance: dict[str, Any]) -> Group:
 
 
 def chance(option_counts: Sequence[int], multi: bool = False) -> Fraction:
-    """Expected accuracy of uniform guessing: the mean over instances of 1 / (number of options),
-    or with ``multi`` of 1 / (2^k - 1), the number of non-empty subsets of k options."""
+    """Expected accuracy of uniform guessing: the mean of 1 / k for k options (``multi``: 1 / (2^k - 1))."""
     return sum((Fraction(1, 2**k - 1 if multi else k) for k in option_counts), Fraction(0)) / len(option_counts)
 
 
 def macro_f1(y_true: Sequence[Any], y_pred: Sequence[Any]) -> Fraction:
-    """Macro-F1 of gold values and predicted values (``None`` = invalid: a miss of its gold class that
-    adds no class), exact. Classes: those occurring in ``y_true`` or as a valid prediction; per class
-    F1 = 2 TP / (2 TP + FP + FN) (0 when a class was predicted but never gold), then the unweighted mean."""
+    """Exact Macro-F1 of gold and predicted values (None: invalid, a miss that adds no class) over the classes
+    gold or validly predicted: the unweighted mean of 2 TP / (2 TP + FP + FN)."""
     if len(y_true) != len(y_pred) or not y_true:
         raise ValueError(f"macro_f1 needs equally long non-empty sequences, got {len(y_true)} and {len(y_pred)}")
     classes = sorted(set(y_true) | {p for p in y_pred if p is not None})
@@ -88,10 +69,8 @@ def macro_f1(y_true: Sequence[Any], y_pred: Sequence[Any]) -> Fraction:
 
 @dataclass(frozen=True)
 class Outcome:
-    """One instance scored: its gold and predicted values (Task 3.2: sorted tuples of participant
-    values; ``pred`` None when invalid), whether it is right, and whether it counts (``eligible``:
-    Task 3.2 only where the paired Task 3.1 answer is right; never where the run's setting does not
-    evaluate the instance, ``evaluated`` False: Task 1 with contextual priors, paper Table 4)."""
+    """One instance scored: gold and predicted values (``pred`` None when invalid), whether it is right, counts
+    (``eligible``: Task 3.2 after a right Task 3.1) and is evaluated at all (not Task 1 with priors)."""
 
     id: str
     group: Group
@@ -149,8 +128,7 @@ def _gold(inst: dict[str, Any], values: dict[str, str], instances_source: str) -
 
 
 def _predicted(inst: dict[str, Any], pred: dict[str, Any] | None, values: dict[str, str]) -> Any:
-    """The predicted value(s), None when invalid; through the parser's own rule (``parsing.normalize``),
-    so a prediction file written without the parser scores as the parsed one would."""
+    """The predicted value(s), None when invalid, by the parser's own rule (``parsing.normalize``)."""
     if pred is None or pred.get("error") or pred.get("answer") is None:
         return None  # as MoCA's scorer: a record with an error is no answer
     answer, problem = normalize(pred["answer"], list(values), multi=inst["task"] == MULTI_TASK)
@@ -169,9 +147,8 @@ def outcomes(
     lines: Sequence[int] | None = None,
     instances_source: str = "instances",
 ) -> list[Outcome]:
-    """Each instance scored, in the instances' order. A prediction without an id, with a duplicate id,
-    an id that names no instance, or an answer of the wrong type is a DataError naming the file and
-    line; a Task 3.2 instance without its Task 3.1 instance is a DataError naming the instance."""
+    """Each instance scored, in order. A prediction without an id, with a duplicate or unknown id or an answer
+    of the wrong type, or a Task 3.2 instance without its Task 3.1 one, is a DataError naming file and record."""
     by_id = _check_predictions(instances, predictions, source, lines, instances_source)
     first: list[tuple[dict[str, Any], Any, Any]] = []
     for inst in instances:
@@ -182,74 +159,56 @@ def outcomes(
     }
     out = []
     for inst, gold, pred in first:
-        rec = by_id.get(inst["id"]) or {}
-        if rec.get("not_evaluated"):  # the run's setting leaves it out (e.g. Task 1 with contextual priors)
-            out.append(
-                Outcome(inst["id"], group_of(inst), gold, None, False, False, len(inst["options"]), evaluated=False)
-            )
+        n_options, multi, key = len(inst["options"]), inst["task"] == MULTI_TASK, (inst["source"], inst.get("clip_id"))
+        if (by_id.get(inst["id"]) or {}).get("not_evaluated"):  # the run's setting leaves it out (Task 1, priors)
+            out.append(Outcome(inst["id"], group_of(inst), gold, None, False, False, n_options, evaluated=False))
             continue
-        eligible = True
-        if inst["task"] == MULTI_TASK:
-            key = (inst["source"], inst.get("clip_id"))
-            if key not in paired:
-                raise DataError(
-                    instances_source,
-                    f"a {MULTI_TASK} instance without a {PAIRED_TASK} instance of its clip"
-                    f" ({inst.get('clip_id')!r}, source {inst['source']!r}): it cannot be scored conditionally",
-                    record=inst["id"],
-                    field="clip_id",
-                )
-            eligible = paired[key]
+        if multi and key not in paired:
+            clip = f"its clip ({key[1]!r}, source {key[0]!r})"
+            why = (
+                f"a {MULTI_TASK} instance without a {PAIRED_TASK} instance of {clip}: it cannot be scored conditionally"
+            )
+            raise DataError(instances_source, why, record=inst["id"], field="clip_id")
         correct = pred is not None and pred == gold
-        out.append(Outcome(inst["id"], group_of(inst), gold, pred, correct, eligible, len(inst["options"])))
+        out.append(Outcome(inst["id"], group_of(inst), gold, pred, correct, paired[key] if multi else True, n_options))
     return out
 
 
-def outcome_rows(
-    instances: list[dict[str, Any]],
-    predictions: list[dict[str, Any]],
-    *,
-    source: str,
-    lines: Sequence[int] | None = None,
-    instances_source: str = "instances",
-) -> list[dict[str, Any]]:
-    """Each instance's outcome (:func:`outcomes`) as a row of the run's outcomes file, which ``socialbench
-    score`` writes and the tables read (intervals, Macro-F1's included, and the stability table)."""
+def outcome_rows(instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> list[dict]:
+    """:func:`outcomes` as rows of the outcomes file ``socialbench score`` writes and the tables read."""
     return [
         dict(id=o.id, group=str(o.group), evaluated=o.evaluated, correct=o.correct, gold=o.gold, pred=o.pred)
-        for o in outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source)
+        for o in outcomes(instances, predictions, **kw)
     ]
 
 
-def group_scores(task: str, group: list[Outcome]) -> dict[str, Any]:
-    """The metrics of one group's outcomes (module docstring)."""
-    n_total = len(group)
-    scored = [o for o in group if o.eligible]
-    evaluated = [o for o in group if o.evaluated]
-    n = len(scored)
-    correct = sum(o.correct for o in scored)
-    invalid = sum(o.pred is None for o in evaluated)
-    f1 = None
-    if task in F1_TASKS and evaluated:
-        f1 = percent(macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated]))
-    return {
-        "accuracy": percent(Fraction(correct, n)) if n else None,
-        "chance": percent(chance([o.n_options for o in group], multi=task == MULTI_TASK)),
-        "correct": correct,
-        "invalid": invalid,
-        "invalid_rate": percent(Fraction(invalid, n_total)),
-        "n": n,
-        "n_total": n_total,
-        "macro_f1": f1,
-    }
-
-
 def score_outcomes(scored: list[Outcome]) -> dict[Group, dict[str, Any]]:
-    """The metrics of each group of ``scored``, by group (in order)."""
+    """The metrics of each group of ``scored`` (module docstring), by group."""
     groups: dict[Group, list[Outcome]] = {}
     for o in scored:
         groups.setdefault(o.group, []).append(o)
-    return {g: group_scores(g.task, os) for g, os in sorted(groups.items())}
+    out = {}
+    for g, group in sorted(groups.items()):
+        evaluated = [o for o in group if o.evaluated]
+        n = sum(o.eligible for o in group)
+        correct = sum(o.correct for o in group if o.eligible)
+        invalid = sum(o.pred is None for o in evaluated)
+        f1 = (
+            macro_f1([o.gold for o in evaluated], [o.pred for o in evaluated])
+            if g.task in F1_TASKS and evaluated
+            else None
+        )
+        out[g] = {
+            "accuracy": percent(correct, n),
+            "chance": half_up(100 * chance([o.n_options for o in group], multi=g.task == MULTI_TASK)),
+            "correct": correct,
+            "invalid": invalid,
+            "invalid_rate": percent(invalid, len(group)),
+            "n": n,
+            "n_total": len(group),
+            "macro_f1": None if f1 is None else half_up(100 * f1),
+        }
+    return out
 
 
 def keyed_by_string(scores: dict[Group, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -262,18 +221,9 @@ def keyed_by_group(scores: dict[str, dict[str, Any]]) -> dict[Group, dict[str, A
     return {Group.parse(g): m for g, m in scores.items()}
 
 
-def score(
-    instances: list[dict[str, Any]],
-    predictions: list[dict[str, Any]],
-    *,
-    source: str,
-    lines: Sequence[int] | None = None,
-    instances_source: str = "instances",
-) -> dict[str, dict[str, Any]]:
-    """Scores per group as score files hold them (by ``<task>/<source>``); bad predictions as in ``outcomes``."""
-    return keyed_by_string(
-        score_outcomes(outcomes(instances, predictions, source=source, lines=lines, instances_source=instances_source))
-    )
+def score(instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> dict[str, dict]:
+    """:func:`outcomes` scored per group as score files hold them (by ``<task>/<source>``)."""
+    return keyed_by_string(score_outcomes(outcomes(instances, predictions, **kw)))
 
 
 def _whole(v: Any, low: int, high: int) -> bool:
@@ -285,10 +235,8 @@ def _pct(v: Any) -> bool:
 
 
 def parse_scores(data: bytes, source: str) -> dict[str, dict[str, Any]]:
-    """A score file read back and checked: every group ``<task>/<source>`` of a known task has every
-    metric; counts are whole numbers (``n_total`` >= 1, ``n`` = ``n_total`` but for Task 3.2 where
-    0 <= n <= n_total, ``correct`` <= n, ``invalid`` <= n_total); percentages lie in [0, 100];
-    ``accuracy`` is null exactly when n = 0 and ``macro_f1`` exactly for tasks other than 1 and 3.1."""
+    """A score file read back and checked: every group has every metric, counts whole and consistent,
+    percentages in [0, 100], ``accuracy`` and ``macro_f1`` null exactly where undefined."""
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

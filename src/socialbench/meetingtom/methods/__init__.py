@@ -1,8 +1,5 @@
-"""The one-call answering methods of MeetingToM (paper 4.2, G.1): No Prompt, Naive-CoT, Task-CoT
-and ECoT differ only in their templates and in where the answer sits (the whole response, or the
-``Final answer:`` line after the reasoning). Each is a module under ``methods/`` that subclasses
-:class:`AnsweringMethod`; the templates are ``templates/<method>/system.txt`` and ``user.txt``, plus
-one guidance file per task for Task-CoT."""
+"""The one-call answering methods of MeetingToM (paper 4.2, G.1): No Prompt, Naive-CoT, Task-CoT and ECoT
+differ only in their templates (``templates/<method>/``) and in where the answer sits."""
 
 from __future__ import annotations
 
@@ -66,11 +63,8 @@ class AnsweringMethod(Method):
     def ordered_step(
         self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]], k: int
     ) -> list[Request] | Final:
-        """An order run's step: the instance asked with its options in order ``k``
-        (``rotated_options``), the answer mapped back to the instance's own labels, so it is scored as
-        any run's; the record keeps the order (``order``: asked, shown, distinct, the label answered).
-        An instance with fewer distinct orders than asked is shown the earlier order it repeats, as that
-        order's very request (the request cache answers it: no new call)."""
+        """An order run's step: the options in order ``k`` (``rotated_options``), the answer mapped back to the
+        instance's labels; fewer distinct orders repeat an earlier order's request (the cache answers it)."""
         distinct = max(1, len(instance["options"]))
         shown = k % distinct
         view = {**instance, "options": rotated_options(instance["options"], shown)}
@@ -80,10 +74,7 @@ class AnsweringMethod(Method):
         f = out.fields
         answered = f.get("answer")
         if answered is not None:  # back to the instance's own labels, through the options' values
-            values = {o["label"]: o["value"] for o in view["options"]}
-            if isinstance(answered, list):
-                f["answer"] = [label_of(instance["options"], values[a]) for a in answered]
-            else:
-                f["answer"] = label_of(instance["options"], values[answered])
+            back = {o["label"]: label_of(instance["options"], o["value"]) for o in view["options"]}
+            f["answer"] = [back[a] for a in answered] if isinstance(answered, list) else back[answered]
         f["order"] = {"index": k, "shown": shown, "distinct": distinct, "answer_shown": answered}
         return out

@@ -1,8 +1,5 @@
-"""ECoT (MeetingToM 4.2, Emotional Chain-of-Thought [37], Li et al. 2024): the five steps ECoT
-publishes after Goleman's emotional intelligence (understanding the context, recognizing others'
-emotions, recognizing one's own, managing them, influencing others'), read from an observer's side
-with the question's participant(s) as the subject, then the answer (docs/decisions.md, departures
-"ECoT prompt")."""
+"""ECoT (MeetingToM 4.2, Emotional Chain-of-Thought, Li et al. 2024): ECoT's five emotional-intelligence
+steps from an observer's side, then the answer (docs/decisions.md, "ECoT prompt")."""
 
 from socialbench.meetingtom.methods import AnsweringMethod
 

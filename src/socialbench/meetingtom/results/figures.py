@@ -1,9 +1,5 @@
-"""MeetingToM's Figure 4 (label distribution per task) from the instances' gold values (matplotlib,
-Agg; pure: instances in, bytes out): a panel per task, a bar per source for each gold value in option
-order (Task 3.2: the number of dissenters). Same bytes for the same instances: matplotlib's default
-style, no timestamp or version in the PNG/PDF (as ``socialbench.moca.results.figures``); the counts
-also as ``figures/figure4.csv``.
-"""
+"""MeetingToM's Figure 4 (label distribution per task, a bar per source; Task 3.2: the number of dissenters)
+and its counts, from the instances' gold values; pure, same instances, same bytes."""
 
 from __future__ import annotations
 
@@ -36,8 +32,7 @@ def _figure(width: float, height: float):
 
 
 def _render(draw, *args: Any) -> dict[str, bytes]:
-    """PNG and PDF bytes, drawn under matplotlib's default style (a user's matplotlibrc must not
-    change the bytes) and saved without timestamps or versions."""
+    """PNG and PDF bytes, drawn in matplotlib's default style, without timestamps or versions."""
     import matplotlib
     import matplotlib.style
 
@@ -54,10 +49,9 @@ def _render(draw, *args: Any) -> dict[str, bytes]:
 
 def gold_value(instance: dict[str, Any]) -> str:
     """The value a Figure 4 bar counts: the gold option's value (Task 3.2: how many dissenters)."""
-    values = {o["label"]: option_value(o) for o in instance["options"]}
     if instance["task"] == MULTI_TASK:
         return str(len(set(instance["answer"])))
-    return values[instance["answer"]]
+    return next(option_value(o) for o in instance["options"] if o["label"] == instance["answer"])
 
 
 def distribution(instances: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:

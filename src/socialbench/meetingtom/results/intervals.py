@@ -1,9 +1,5 @@
-"""MeetingToM's 95% intervals from the shared statistics (``socialbench.results.stats``): every accuracy
-and Macro-F1 cell's instance-level percentile bootstrap, B = 2000, seeded ``stats.cell_seed(seed, model,
-method, group[, metric])`` as in the MoCA statistics. Accuracy (a mean of 0/1 outcomes) and Task 3.2's
-conditional accuracy (a ratio of two sums) are ``stats.bootstrap_ci`` metrics of outcome columns rebuilt
-from the score file's counts; Macro-F1 is recomputed on the same resamples from each run's
-:class:`RunSummary` (the outcomes ``socialbench score`` wrote)."""
+"""MeetingToM's 95% intervals: ``socialbench.results.stats``' instance-level percentile bootstrap (B = 2000,
+seeded per cell) on outcome columns rebuilt from the counts; Macro-F1 recomputed on the same resamples."""
 
 from __future__ import annotations
 
@@ -50,9 +46,8 @@ def accuracy_ci(correct: int, n: int, seed: int, key: tuple[str, ...]) -> tuple[
 def conditional_ci(
     correct: int, n: int, n_total: int, seed: int, key: tuple[str, ...]
 ) -> tuple[float | None, float | None]:
-    """Task 3.2's interval: all ``n_total`` instances resampled, accuracy = correct / eligible per
-    resample (``n`` eligible, the first ``correct`` of them right); resamples without an eligible
-    instance are left out (stats.bootstrap_ci's ratio metric). None when n = 0."""
+    """Task 3.2's interval: all ``n_total`` instances resampled, accuracy = correct / eligible per resample
+    (resamples without an eligible instance left out); None when n = 0."""
     if n == 0:
         return None, None
     return _bootstrap(_outcomes([(0, n), (1, correct)], n_total), CONDITIONAL, seed, key)
@@ -61,8 +56,7 @@ def conditional_ci(
 def macro_f1_ci(
     gold: Sequence[Any], pred: Sequence[Any], seed: int, key: tuple[str, ...]
 ) -> tuple[float | None, float | None]:
-    """Macro-F1's interval: instances resampled, Macro-F1 recomputed on each resample over the classes
-    present in it (as ``scoring.macro_f1``: gold values and valid predictions; None = invalid)."""
+    """Macro-F1's interval: Macro-F1 (as ``scoring.macro_f1``) recomputed on each resample of the instances."""
     import numpy as np
 
     classes = sorted(set(gold) | {p for p in pred if p is not None})
@@ -80,8 +74,7 @@ def macro_f1_ci(
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What the tables keep of one run's outcome rows: a few bytes per instance, so the tables stage's
-    memory does not grow with the number of runs."""
+    """What the tables keep of one run's outcome rows: a few bytes per instance (memory flat in runs)."""
 
     f1: dict[Group, tuple[list[Any], list[Any]]]  # {Macro-F1 group: (gold values, predicted values)}, instances' order
     evaluated: Any  # (N,) bool: the run's setting evaluates the instance (``Outcome.evaluated``)
@@ -98,9 +91,8 @@ def _is_group(v: Any) -> bool:
 
 
 def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
-    """One run's outcome rows (``eval.scoring.outcome_rows``; ids and group counts checked by the tables
-    stage) reduced to what the tables, their intervals and the stability table read of them; a bad row
-    is a DataError naming ``source``, the instance and the field."""
+    """One run's outcome rows reduced to what the tables read; a bad row is a DataError naming ``source``,
+    the instance and the field."""
     import numpy as np
 
     f1: dict[Group, tuple[list[Any], list[Any]]] = {}
@@ -125,12 +117,11 @@ def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
 def instance_values(
     summaries: Mapping[tuple[str, str], RunSummary], scores: Mapping[tuple[str, str], Any]
 ) -> dict[tuple[str, str, Group], tuple[list[Any], list[Any]]]:
-    """{(model, method, group): (gold values, predicted values)} of the Macro-F1 groups of every pair of
-    ``scores``; a pair without a summary (no outcomes given) is a DataError naming it."""
+    """{(model, method, group): (gold, predicted values)} of every Macro-F1 group; a pair without outcomes
+    is a DataError."""
     out = {}
     for model, method in sorted(scores):
         if (model, method) not in summaries:
             raise DataError(f"{model}/{method}", "no outcomes given for this score file (--outcomes-dir)")
-        for g, values in summaries[(model, method)].f1.items():
-            out[(model, method, g)] = values
+        out.update({(model, method, g): values for g, values in summaries[(model, method)].f1.items()})
     return out

@@ -1,10 +1,6 @@
-"""MeetingToM's answer-stability table (beyond the paper; params ``meetingtom.robustness``;
-docs/decisions/answer-stability.md): per model and run asked again, accuracy under each of the K option
-orders (order 0: the paper's draw), circular accuracy (right under every order), agreement of the
-resolved answers and the gap between order 0 and circular, with 95% bootstrap intervals, per task and
-source and over all ("all"). The outcomes come from each run's :class:`RunSummary`. An instance counts
-when the run evaluates it; Task 3.2 counts on every instance, not only after a correct Task 3.1: the table
-asks whether an answer moves with the order, not the paper's conditional accuracy."""
+"""MeetingToM's answer-stability table (beyond the paper; docs/decisions/answer-stability.md): per run,
+accuracy under K option orders, circular accuracy, agreement and gap, with 95% intervals; Task 3.2
+counts on every instance (the question is whether an answer moves with the order)."""
 
 from __future__ import annotations
 
@@ -36,9 +32,8 @@ def stability_cells(
     robustness: Mapping[str, Any],
     seed: int,
 ) -> tuple[dict[tuple[str, str, Group | str], Stability], list[Group]]:
-    """{(model, run, group or "all"): Stability} for every (model, run) ``robustness`` asks for whose
-    order 0 is among ``summaries``, and the groups (``<task>/<source>``). An order run missing beside
-    its order 0 is a DataError naming it."""
+    """{(model, run, group or "all"): Stability} of every run ``robustness`` asks for, and the groups; an
+    order run missing beside its order 0 is a DataError naming it."""
     import numpy as np
 
     k_all = int(robustness["orders"])
@@ -78,18 +73,13 @@ def stability_cells(
     return cells, groups
 
 
-#: The long-format CSV's columns that name a cell's group: its task and source ("all" for both: every task
-#: of every source).
+#: The long-format CSV's columns that name a cell's group ("all" for both: every task of every source).
 GROUP_COLUMNS = ("task", "source")
 
 
 def group_key(group: Group | str) -> tuple[str, str]:
     """(task, source) of a group, or of ``all`` (every task of every source)."""
     return (ALL, ALL) if group == ALL else tuple(group)
-
-
-def heading(group: Group) -> str:
-    return f"{TITLES.get(group.task, group.task)} ({group.source})"
 
 
 def stability_files(
@@ -110,7 +100,7 @@ def stability_files(
     ]
 
     def table(title: str, cells: Mapping, groups: list[Group], notes: list[str], **empty: str) -> dict[str, Table]:
-        rows = [(g, heading(g)) for g in groups] + [(ALL, "All tasks")]
+        rows = [(g, f"{TITLES.get(g.task, g.task)} ({g.source})") for g in groups] + [(ALL, "All tasks")]
         kw = dict(style=STYLE, label="tab:stability", group_columns=GROUP_COLUMNS, group_key=group_key)
         return formats(NAME, stability_table(title, cells, rows, COLUMNS, "Accuracy", notes=notes, **kw, **empty))
 

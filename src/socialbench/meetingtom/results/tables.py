@@ -1,17 +1,6 @@
-"""MeetingToM result tables in the style of the paper's Tables 1-6 (Markdown, CSV, LaTeX), Figure 4,
-and the headline metrics. Pure: scores (optionally instances and the runs' summaries) in, ``{file name:
-text or bytes}`` out. The tables (:data:`TABLE_NAMES`, one section per source) are listed in
-docs/meetingtom.md: Table 1 the ``no_prompt`` runs and a chance row; the ablation tables the runs
-``<method>__<ablation>`` under their base run (priors and markers with the signed change); Tables 3 and 6
-the prompting methods with their change from No Prompt and the invalid-answer rate; ``all_runs`` every
-run scored. A task or source without instances is left out with a note; a table without runs says which
-params entry adds them.
-
-Every accuracy and Macro-F1 cell carries a 95% instance-level percentile bootstrap interval
-(:mod:`socialbench.meetingtom.results.intervals`); Task 3.2 is conditional on a correct 3.1 and prints its
-n. Tables are built in the shared model (``socialbench.results.tables``): a block per source, rows keyed
-by category, model, method and setting, value columns by task, metric and n, so the CSV is the long
-format of those keys.
+"""MeetingToM result tables in the style of the paper's Tables 1-6 (docs/meetingtom.md), Figure 4 and the
+headline; pure. Cells carry 95% bootstrap intervals (:mod:`.intervals`); built in the shared model
+(``socialbench.results.tables``) with rows keyed by category, model, method and setting, so the CSV is long.
 """
 
 from __future__ import annotations
@@ -35,8 +24,7 @@ from socialbench.results.scores import row_category
 from socialbench.results.tables import Num, NumStyle, json_mode_note, temperature_note
 
 SOURCE_TITLES = {"demo": "demo meetings", "ami": "AMI meetings"}
-#: How the tables write numbers, as the paper's: "-" for a missing value, ↑2.30 / ↓0.50 for a change; the
-#: CSV as the rounded numbers print (66.7).
+#: Numbers as the paper writes them: "-" when missing, ↑2.30 / ↓0.50 for a change; the CSV as they print.
 STYLE = NumStyle(missing="-", tex_missing=None, change="arrow", csv_bare=True)
 BASE = "no_prompt"
 METHOD_LABELS = {"no_prompt": "No Prompt", "naive_cot": "Naive-CoT", "task_cot": "Task-CoT", "ecot": "ECoT"}
@@ -51,8 +39,7 @@ COLUMNS = (
     ("task3_1", "macro_f1", "T3.1 Macro-F1"),
     ("task3_2", "accuracy", "T3.2 Acc"),
 )
-#: Tables 3 and 6's last column: the run's share of invalid answers over all its instances of the source
-#: (every task), so a prompting method's score is read beside how often its answer could not be read.
+#: Tables 3 and 6's last column: the run's share of invalid answers over all its instances of the source.
 INVALID_COLUMN = ("all", "invalid_rate", "Invalid %")
 #: "Task 1", "Task 2.1"...: each task's title up to its colon.
 TASK_NAMES = {t: TITLES[t].split(":", 1)[0] for t in TASKS}
@@ -80,7 +67,18 @@ FIGURE_FILES = (
     "figures/figure4_label_distribution.pdf",
     "figures/figure4.csv",
 )
+#: The note under an ablation table of that kind.
+ABLATION_NOTES = {
+    "modality": "A run with the source's own modality is its base row, shown once; a run with video on a source"
+    " without media makes no call and reads 'not evaluated: no video in this source'.",
+    "priors": "As in the paper's Table 4, Task 1 is not evaluated with contextual priors (n=0): its cells of the"
+    " prior rows are not filled, whatever the run answered.",
+}
 NOT_EVALUATED = "n=0, not evaluated"
+F1_NOTE = (
+    "Macro-F1 intervals need each instance's answer: run `socialbench tables` with --instances and"
+    " --outcomes-dir (Macro-F1 cells show no interval here)."
+)
 T32_NOTE = "T3.2 Acc counts only the instances whose paired Task 3.1 answer is correct (n per cell; MeetingToM 4.1)."
 NO_VIDEO = "not evaluated: no video in this source"
 #: Where each source's gold comes from, as its rows say (the real corpus: AMI's own addressee layer).
@@ -95,13 +93,11 @@ def output_files(with_figures: bool = True) -> list[str]:
 
 # ---- changes ---------------------------------------------------------------------------------------
 def difference(a: Num, b: Num) -> float | None:
-    """``a - b`` rounded half-up to two decimals from the unrounded (``exact``) values where both have
-    them, so a change is never the difference of two roundings; else from the printed values."""
+    """``a - b`` from the unrounded (``exact``) values where both have them, else from the printed ones."""
     if a.value is None or b.value is None:
         return None
-    if a.exact is not None and b.exact is not None:
-        return numbers.difference(a.exact, b.exact)
-    return numbers.difference(a.value, b.value)
+    exact = a.exact is not None and b.exact is not None
+    return numbers.difference(a.exact, b.exact) if exact else numbers.difference(a.value, b.value)
 
 
 # ---- the table model: rows show category, model and setting; their key adds the method (CSV only) ----
@@ -122,13 +118,7 @@ def table_row(category: str, model: str, method: str, setting: str, cells: list[
 class Context:
     """What every table is built from: the runs kept, params, and per-instance values for Macro-F1 intervals."""
 
-    def __init__(
-        self,
-        scores: Mapping[tuple[str, str], Mapping[str, Any]],
-        params: Mapping[str, Any],
-        values: Mapping[tuple[str, str, Group], tuple[list[Any], list[Any]]] | None,
-    ):
-        self.params = params
+    def __init__(self, scores: Mapping[tuple[str, str], Mapping[str, Any]], params: Mapping[str, Any]):
         self.models = params.get("models") or {}
         # a model declared text-only (modalities: []) shows "(text-only)" after its category
         self.categories = {m: row_category(e) for m, e in self.models.items()}
@@ -141,7 +131,8 @@ class Context:
         by_group = {k: keyed_by_group(sc) for k, sc in scores.items()}
         self.scores = {k: sc for k, sc in by_group.items() if pair_excluded(params, "meetingtom", k[0], k[1]) is None}
         self.all_scores = by_group
-        self.values = values
+        # (model, method, group) -> (gold, predicted) values, when the tables are given the outcomes
+        self.values: Mapping[tuple[str, str, Group], tuple[list[Any], list[Any]]] | None = None
         self.groups = sorted({g for sc in by_group.values() for g in sc})
         self.excluded_notes = excluded_notes(params, self.methods)
 
@@ -162,32 +153,24 @@ class Context:
         ablation = (self.ablations.get(rn.ablation) or {}) if rn.ablation else {}
         return ablation.get("modality") or own.get("modality") or self.source_modality(source)
 
-    def needs_video(self, method: str) -> bool:
-        return self.run_modality(method, "") in ("video", "both")
-
     def source_setting(self, source: str) -> str:
         """What a source's base rows use, for the real corpus (``""`` for the demo)."""
         if source not in GOLD:
             return ""
         return f" ({self.source_modality(source) or 'the source modality'}; {GOLD[source]})"
 
-    def invalid_cell(self, model: str, method: str, source: str) -> Num | None:
-        """The run's invalid answers over all its instances of ``source`` (every task), in percent."""
-        groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.source == source]
-        total = sum(m["n_total"] for m in groups)
-        if not total:
-            return None
-        exact = 100 * Fraction(sum(m["invalid"] for m in groups), total)
-        return Num(numbers.half_up(exact), exact=exact)
-
     def cell(self, model: str, method: str, task: str, metric: str, source: str) -> Num | None:
-        if metric == "invalid_rate":
-            return self.invalid_cell(model, method, source)
+        if metric == "invalid_rate":  # the run's invalid answers over all its instances of the source
+            groups = [m for g, m in (self.scores.get((model, method)) or {}).items() if g.source == source]
+            total = sum(m["n_total"] for m in groups)
+            exact = 100 * Fraction(sum(m["invalid"] for m in groups), total) if total else None
+            return Num(numbers.half_up(exact), exact=exact) if total else None
         g = Group(task, source)
         m = (self.scores.get((model, method)) or {}).get(g)
         if m is None:
             return None
-        if m["n"] == 0 and self.needs_video(method) and self.source_modality(source) == "utterances":
+        video = self.run_modality(method, "") in ("video", "both")
+        if m["n"] == 0 and video and self.source_modality(source) == "utterances":
             return Num(text=NO_VIDEO)  # a video run on a source without media: no call was made
         if m["n"] == 0 and task != "task3_2":  # the run evaluates none (recorded answers that miss them)
             return Num(text=NOT_EVALUATED)
@@ -242,8 +225,7 @@ class Context:
 
     def sections(self, make_rows, extra: Sequence[tuple[str, str, str]] = ()) -> tuple[list[rt.Block], list[str]]:
         """A block per source with instances (its notes under it); notes for absent sources and tasks.
-        ``extra``: columns after the tasks' (the invalid rate, over every task: its n is all the source's
-        instances)."""
+        ``extra``: columns after the tasks' (the invalid rate: its n is all the source's instances)."""
         out, notes = [], []
         for src in SOURCES:
             tasks: dict[str, int] = {}
@@ -282,17 +264,11 @@ class Context:
         return out, notes
 
     def f1_note(self) -> list[str]:
-        if self.values is None:
-            return [
-                "Macro-F1 intervals need each instance's answer: run `socialbench tables` with --instances and"
-                " --outcomes-dir (Macro-F1 cells show no interval here)."
-            ]
-        return []
+        return [F1_NOTE] if self.values is None else []
 
 
 def missing_note(src: str, missing: Sequence[str], section: Mapping[str, Any]) -> str:
-    """The note on the tasks a source has no instances of: on the real corpus without annotation sheets,
-    why (only Task 2.1 has gold there, from AMI's own addressee layers)."""
+    """The note on the tasks a source has no instances of (on the real corpus without sheets, why)."""
     head = f"No {', '.join(missing)} instances from the {SOURCE_TITLES[src]}"
     if src == "ami" and not (section.get("annotation") or {}).get("ami"):
         return (
@@ -313,8 +289,7 @@ def method_label(method: str, ablations: Mapping[str, Any]) -> str:
 
 
 def excluded_notes(params: Mapping[str, Any], methods: Sequence[str]) -> list[str]:
-    """One note per model that skips runs: all of them with one reason in one sentence. A model params
-    keep off MeetingToM (``benchmarks:``) is no exclusion and is not named."""
+    """One note per model and reason that skips runs (a model kept off MeetingToM by ``benchmarks:`` is not named)."""
     by_model: dict[str, dict[str, list[str]]] = {}
     for m, meth, reason in exclusions(params, "meetingtom", sorted(methods)):
         by_model.setdefault(m, {}).setdefault(reason, []).append(meth)
@@ -387,11 +362,9 @@ def ablation_table(ctx: Context, title: str, kind: str, with_delta: bool) -> rt.
                 out.append(ctx.row(m, base, label, src, cols))
             if kind == "modality" and ctx.run_modality(meth, src) == ctx.run_modality(base, src):
                 continue  # the same input as the base row above (e.g. utterances only on the real corpus)
-            label = method_label(meth, ctx.ablations)
-            not_evaluated = ("task1",) if kind == "priors" else ()
-            out.append(
-                ctx.row(m, meth, label, src, cols, base=base if with_delta else None, not_evaluated=not_evaluated)
-            )
+            skip = ("task1",) if kind == "priors" else ()  # as Table 4: Task 1 not evaluated with priors
+            delta = base if with_delta else None
+            out.append(ctx.row(m, meth, method_label(meth, ctx.ablations), src, cols, base=delta, not_evaluated=skip))
         return out
 
     sections, notes = ctx.sections(rows)
@@ -401,16 +374,7 @@ def ablation_table(ctx: Context, title: str, kind: str, with_delta: bool) -> rt.
             add = f"an ablation with `table: {kind}` under meetingtom.ablations and its run `{BASE}__<ablation>`"
             add += " to meetingtom.methods in params.yaml"
         notes.insert(0, f"No runs for this table: add {add}.")
-    if kind == "modality":
-        notes.append(
-            "A run with the source's own modality is its base row, shown once; a run with video on a source without"
-            " media makes no call and reads 'not evaluated: no video in this source'."
-        )
-    if kind == "priors":
-        notes.append(
-            "As in the paper's Table 4, Task 1 is not evaluated with contextual priors (n=0): its cells of the"
-            " prior rows are not filled, whatever the run answered."
-        )
+    notes += [ABLATION_NOTES[kind]] if kind in ABLATION_NOTES else []
     if with_delta:
         notes.append(
             "Ablation rows: the score and its change from the run without the ablation (↑ improvement, ↓ degradation)."
@@ -489,12 +453,11 @@ def tables(
     instances: list[dict[str, Any]] | None = None,
     summaries: Mapping[tuple[str, str], Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``({file name: table or bytes}, headline)``: the tables of ``TABLE_NAMES`` in three formats,
-    Figure 4 when ``instances`` are given, and the headline ``{"<model>.<method>": {group: {"accuracy",
-    "macro_f1" (Tasks 1 and 3.1)}}}`` of every run kept."""
-    ctx0 = Context(scores, params, None)
-    values = instance_values(summaries, ctx0.scores) if instances is not None and summaries is not None else None
-    ctx = Context(scores, params, values)
+    """``({file name: table or bytes}, headline)``: the tables in three formats, Figure 4 with ``instances``,
+    and the headline ``{"<model>.<method>": {group: {"accuracy", "macro_f1" (F1 tasks)}}}`` of every run kept."""
+    ctx = Context(scores, params)
+    if instances is not None and summaries is not None:
+        ctx.values = instance_values(summaries, ctx.scores)
     files: dict[str, Any] = {}
     for name, t in build_tables(ctx).items():
         files.update(rt.formats(name, t))

@@ -1,7 +1,5 @@
-"""The settings a MeetingToM method run takes (``meetingtom.method_options.<method>``, an ablation's
-``meetingtom.ablations.<name>`` over them): closed lists of keys and values, checked when params load
-and when a method starts. A contract of the benchmark (schema/), so checking params imports no
-prompting or data-building code."""
+"""The settings a MeetingToM method run takes (``method_options.<method>``, an ablation's over them), checked
+when params load and when a method starts; schema/, so checking params imports no prompting code."""
 
 from __future__ import annotations
 
@@ -17,15 +15,12 @@ MODALITIES = ("utterances", "video", "both")
 PRIORS = ("role", "phase", "dialogue_act")
 #: Keys an ablation entry may carry besides settings: which table it belongs to and its row label.
 ABLATION_META = ("table", "label")
-#: The setting of an order run (params meetingtom.robustness): which option order it shows
-#: (``schema.questions.rotated_options``), read by the answering methods, not a prompt setting.
+#: An order run's setting (meetingtom.robustness; ``questions.rotated_options``), not a prompt setting.
 ORDER_KEY = "order"
 ANSWER_FORMS = ("json", "final_line")
 SETTINGS = ("modality", "view", "ingestion", "remove_markers", "markers", "priors", "answer_form", "audio")
-#: The template files each MeetingToM method reads, in order (``templates/<method>/``): a system and a
-#: user template, and Task-CoT one guidance file per task. Declared here, with the placeholders below,
-#: so check-params renders every run's templates without importing a method's code; the method
-#: classes take their ``templates`` from it.
+#: The template files each method reads (``templates/<method>/``), declared here so check-params renders
+#: every run's templates without importing a method's code; the method classes take theirs from it.
 BASE_TEMPLATES: tuple[str, ...] = ("system.txt", "user.txt")
 
 
@@ -39,9 +34,8 @@ def method_templates(method: str) -> tuple[str, ...]:
     return (*BASE_TEMPLATES, *guidance_templates()) if method == "task_cot" else BASE_TEMPLATES
 
 
-#: The ``$``-placeholders the answering methods fill in each template file (``eval.prompts.build_request``),
-#: which check-params renders every run's templates with. A file not named here (Task-CoT's per-task
-#: guidance) is filled leniently (``safe_substitute``): it only has to exist and be UTF-8.
+#: The ``$``-placeholders ``eval.prompts.build_request`` fills in each template file; a file not named here
+#: (Task-CoT's guidance) is filled leniently (``safe_substitute``): it only has to exist and be UTF-8.
 TEMPLATE_PLACEHOLDERS: dict[str, frozenset[str]] = {
     "system.txt": frozenset({"answer_system"}),
     "user.txt": frozenset(

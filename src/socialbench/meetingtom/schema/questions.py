@@ -1,11 +1,6 @@
-"""The fixed question templates and option vocabularies of MeetingToM's five subtasks (paper 3.2,
-appendix A, B.2: only task variables are filled into fixed formats). Pure data and functions.
-
-The paper's wording was lost with its appendix G; the wording here is ours
-(docs/decisions/meetingtom-methods.md). An option is ``{"label", "value", "text"}``: ``value`` is what files
-hold, ``text`` what the model and annotators read; labels 1, 2, 3... follow a per-instance seeded shuffle.
-Labels are numbers, never letters: the participants are A-D, and a lettered list ("A. Participant D")
-invites a participant's letter for an option's, a confusion that is wrong but valid.
+"""The fixed question templates and option vocabularies of the five subtasks (paper 3.2, appendix A, B.2);
+pure, wording ours (docs/decisions/meetingtom-methods.md). Options are labelled 1, 2, 3... after a seeded
+shuffle: numbers, never letters, which the participants A-D are.
 """
 
 from __future__ import annotations
@@ -31,8 +26,7 @@ TITLES = {
     "task3_2": "Task 3.2: dissenter identification",
 }
 
-#: Task 1's seven meeting mental states (paper 3.2, definitions of appendix A, shortened to the
-#: paper's one-line glosses; the full definitions are in the Task-CoT template).
+#: Task 1's seven mental states (paper 3.2, appendix A's one-line glosses; in full in the Task-CoT template).
 STATES = {
     "active_engagement": ("Active Engagement", "actively leading or driving the discussion"),
     "supportive_endorsement": ("Supportive Endorsement", "showing agreement or validation"),
@@ -116,13 +110,9 @@ def participant_options(
 
 
 def rotated_options(options: Sequence[Mapping[str, Any]], k: int) -> list[dict[str, Any]]:
-    """Option order ``k`` of an instance (docs/decisions/answer-stability.md): its seeded list rotated left
-    by k modulo the number of options and numbered 1, 2, ... again; order 0 is the paper's draw."""
-    if not options:
-        return []
-    k %= len(options)
-    moved = [*options[k:], *options[:k]]
-    return [{**o, "label": LABELS[i]} for i, o in enumerate(moved)]
+    """Option order ``k`` (docs/decisions/answer-stability.md): the options rotated left by k, numbered again."""
+    k %= max(1, len(options))
+    return [{**o, "label": LABELS[i]} for i, o in enumerate([*options[k:], *options[:k]])]
 
 
 def label_of(options: Sequence[Mapping[str, str]], value: str) -> str | None:
@@ -149,8 +139,7 @@ def answer_rule(task: str, form: str) -> str:
 
 
 # ---- the contextual priors in words (paper 4.2, Table 4) ----------------------------------------------
-#: AMI topic types (ontologies/default-topics.xml) that are a stage of their own; every other typed
-#: topic (discussion, evaluation, costing, requirements, chitchat, the sub-topics...) is discussion.
+#: AMI topic types (default-topics.xml) that are a stage of their own; every other typed topic is discussion.
 TOPIC_STAGES = {
     "opening": "opening",
     "closing": "closing",
@@ -161,16 +150,14 @@ TOPIC_STAGES = {
     "industrial designer presentation": "presentation",
     "presentation of prototype(s)": "presentation",
 }
-#: Where in the meeting (share of its length) discussion counts as the decision stage: the AMI
-#: scenario meetings close their discussion by deciding, so discussion in the last part is decision.
+#: From where in the meeting discussion is the decision stage (AMI scenario meetings close by deciding).
 DECISION_FROM = 2 / 3
 #: Without a typed topic: the first and last tenth of the meeting are its opening and closing.
 EDGE = 0.1
 
 
 def meeting_stage(topic: str | None, position: float | None) -> str | None:
-    """The stage of a clip from its AMI topic type and its position (the midpoint's share of the meeting,
-    None when unknown), by :data:`TOPIC_STAGES`, :data:`DECISION_FROM` and :data:`EDGE`; None with neither."""
+    """A clip's stage from its AMI topic type and its position in the meeting (None when unknown)."""
     if topic in TOPIC_STAGES:
         return TOPIC_STAGES[topic]
     if position is None:
@@ -204,6 +191,4 @@ DIALOGUE_ACTS = {
 
 def act_words(code: str | None) -> str:
     """A dialogue act as words (an unknown code shown as it is; none: "no act")."""
-    if code is None:
-        return "no act"
-    return DIALOGUE_ACTS.get(code, code)
+    return "no act" if code is None else DIALOGUE_ACTS.get(code, code)

@@ -1,7 +1,5 @@
-"""The ``meetingtom:`` section of params.yaml as values (defaults filled by the schema at load): the two
-sources, ``demo`` (the embedded release, generated as a local mirror in the official AMI layout) and ``ami``
-(the real corpus, from ``ami.mirror`` or the official host), read through the same acquisition code.
-"""
+"""The ``meetingtom:`` params section as values: the sources ``demo`` (generated as a local mirror) and ``ami``
+(the real corpus), read through the same acquisition code."""
 
 from __future__ import annotations
 
@@ -50,11 +48,8 @@ def source_settings(params: Mapping[str, Any], name: str) -> SourceSettings:
         raise ConfigError(f"unknown MeetingToM source {name!r}; known: {', '.join(SOURCES)}")
     s = mt[name]
     # the demo release is generated as a local mirror: no host, no pinned checksum
-    where = (
-        (DEMO_MIRROR, DEMO_ARCHIVE, None, "")
-        if name == "demo"
-        else (s["mirror"], s["url"], s["sha256"], s["media_url"])
-    )
+    demo = (DEMO_MIRROR, DEMO_ARCHIVE, None, "")
+    where = demo if name == "demo" else (s["mirror"], s["url"], s["sha256"], s["media_url"])
     return SourceSettings(name, *where, tuple(s["meetings"]), tuple(s["views"]), s["modality"])
 
 
@@ -75,8 +70,7 @@ SCENE_S = 55.0
 
 
 def clips_per_task_problem(seconds: float, clips_per_task: int | None) -> str | None:
-    """Why ``seconds`` and ``clips_per_task`` do not go together (None when they do): N lean scenes of
-    55 s make a meeting of N x 55 s, and a different length would hold another number of windows."""
+    """Why ``seconds`` and ``clips_per_task`` do not go together (N lean scenes last N x 55 s), else None."""
     if clips_per_task is None:
         return None
     if isinstance(clips_per_task, bool) or not isinstance(clips_per_task, int) or clips_per_task < 1:

@@ -1,6 +1,5 @@
-"""Pure parsing of the NITE XML layers of one AMI meeting: each function takes parsed XML elements and
-returns records (:mod:`.records`) plus :class:`~.records.Problem` entries; hrefs between files are
-resolved through a :class:`LayerContext`. The files are read by :mod:`.nxt`."""
+"""Pure parsing of the NITE XML layers of one AMI meeting into records (:mod:`.records`) and Problem entries,
+hrefs between files resolved through a :class:`LayerContext`; :mod:`.nxt` reads the files."""
 
 from __future__ import annotations
 
@@ -38,12 +37,7 @@ MEETINGS_XML = "corpusResources/meetings.xml"
 
 
 class _Bad(Exception):
-    """An element that cannot be resolved; becomes a Problem of ``kind``."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
+    """An element that cannot be resolved: ``args`` are the kind and message of its Problem."""
 
 
 def _local(tag: str) -> str:
@@ -100,12 +94,9 @@ def parse_meetings_xml(root: ET.Element, file: str = MEETINGS_XML) -> tuple[dict
             if _local(sp.tag) != "speaker":
                 continue
             letter = sp.get("nxt_agent")
-            if not letter:
-                problems.append(Problem(mid, file, sp.get(_NID), "missing_id", "<speaker> without an nxt_agent letter"))
-                continue
-            if letter in participants:
-                why = f"speaker letter {letter} listed twice"
-                problems.append(Problem(mid, file, sp.get(_NID), "duplicate_id", why))
+            if not letter or letter in participants:
+                why = f"speaker letter {letter} listed twice" if letter else "<speaker> without an nxt_agent letter"
+                problems.append(Problem(mid, file, sp.get(_NID), "duplicate_id" if letter else "missing_id", why))
                 continue
             participants[letter] = Participant(
                 letter, sp.get("global_name"), sp.get(_NID, ""), sp.get("role"), sp.get("channel"), sp.get("camera")
@@ -115,10 +106,8 @@ def parse_meetings_xml(root: ET.Element, file: str = MEETINGS_XML) -> tuple[dict
 
 
 def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> tuple[tuple[Token, ...], list[Problem]]:
-    """The elements of one words file, in order. An element without times, or whose end precedes
-    its start, gets the end of the element before it (or the start of the next timed one) as both
-    times, ``timed=False``; an element starting before the previous timed one ends is kept as it is.
-    Each case is a Problem."""
+    """The elements of one words file, in order; one without usable times gets its neighbour's (``timed=False``).
+    Each such case is a Problem."""
     problems: list[Problem] = []
     raw: list[tuple[ET.Element, str, float | None, float | None]] = []
     seen: set[str] = set()
@@ -138,19 +127,17 @@ def parse_words(root: ET.Element, *, meeting: str, speaker: str, file: str) -> t
         seen.add(nid)
         s_attr, e_attr = el.get("starttime"), el.get("endtime")
         start, end = _float(s_attr), _float(e_attr)
+        kind = None
         if (s_attr is not None and start is None) or (e_attr is not None and end is None):
-            times = f"times starttime={s_attr!r} endtime={e_attr!r}"
-            bad(nid, "bad_time", f"{times} are not numbers; taken from the neighbours")
-            start = end = None
+            kind, why = "bad_time", f"times starttime={s_attr!r} endtime={e_attr!r} are not numbers;"
         elif start is None or end is None:
-            bad(nid, "untimed_word", "no starttime/endtime; taken from the neighbours")
-            start = end = None
+            kind, why = "untimed_word", "no starttime/endtime;"
         elif end < start - TIME_EPS:
-            bad(
-                nid, "reversed_times", f"ends at {end} s before it starts at {start} s; times taken from the neighbours"
-            )
+            kind, why = "reversed_times", f"ends at {end} s before it starts at {start} s; times"
+        if kind is not None:
+            bad(nid, kind, f"{why} taken from the neighbours")
             start = end = None
-        if start is not None and end is not None:
+        else:
             if prev_timed is not None and start < prev_timed[1] - TIME_EPS:
                 previous = f"the previous element {prev_timed[0]} ends at {prev_timed[1]} s"
                 bad(nid, "overlapping_times", f"starts at {start} s, before {previous}")
@@ -233,7 +220,7 @@ def _spans(ctx: LayerContext, el: ET.Element, file: str, nid: str) -> list[Span]
         try:
             out.append(ctx.span(href))
         except _Bad as bad:
-            ctx.problem(file, nid, bad.kind, bad.message)
+            ctx.problem(file, nid, *bad.args)
     return out
 
 
@@ -261,8 +248,9 @@ def parse_segments(ctx: LayerContext, root: ET.Element, *, speaker: str, file: s
         start, end = _float(el.get("transcriber_start")), _float(el.get("transcriber_end"))
         if start is None or end is None:
             if not spans:
-                why = "segment with neither transcriber times nor resolvable words; left out"
-                ctx.problem(file, nid, "bad_time", why)
+                ctx.problem(
+                    file, nid, "bad_time", "segment with neither transcriber times nor resolvable words; left out"
+                )
                 continue
             start, end = min(s.start for s in spans), max(s.end for s in spans)
         out.append(Segment(nid, speaker, start, end, el.get("channel"), tuple(spans)))
@@ -275,10 +263,8 @@ def _addressee(ctx: LayerContext, value: str | None, file: str, nid: str, known:
     letters = tuple(sorted({x.strip() for x in value.split(",") if x.strip()}))
     unknown = [x for x in letters if x not in known]
     if unknown:
-        why = (
-            f"addressee {value!r} names {', '.join(unknown)}, not a speaker of the meeting ({', '.join(sorted(known))})"
-        )
-        ctx.problem(file, nid, "unknown_addressee", why)
+        why = f"addressee {value!r} names {', '.join(unknown)}, not a speaker of the meeting"
+        ctx.problem(file, nid, "unknown_addressee", f"{why} ({', '.join(sorted(known))})")
     return letters
 
 
@@ -290,7 +276,7 @@ def _ontology_type(ctx: LayerContext, el: ET.Element, role: str, file: str, nid:
             try:
                 type_ = ctx.type_of(href)
             except _Bad as bad:
-                ctx.problem(file, nid, bad.kind, bad.message)
+                ctx.problem(file, nid, *bad.args)
     return type_
 
 
@@ -305,8 +291,7 @@ def _anchored_spans(ctx: LayerContext, el: ET.Element, file: str, nid: str, what
 def parse_dialogue_acts(
     ctx: LayerContext, root: ET.Element, *, speaker: str, file: str, speakers: set[str]
 ) -> tuple[list[DialogueAct], set[str]]:
-    """The acts of one speaker's file, and every act id the file holds (also those of acts left
-    out), which adjacency pairs point to. An act none of whose words resolve is left out."""
+    """The acts of one speaker's file with words, and every act id it holds (adjacency pairs point to them)."""
     out, ids = [], set()
     for el, nid in _elements(ctx, root, "dact", file):
         ids.add(nid)
@@ -344,7 +329,7 @@ def parse_adjacency_pairs(
             except ValueError as exc:
                 ctx.problem(file, nid, "bad_href", str(exc))
             except _Bad as bad:
-                ctx.problem(file, nid, bad.kind, bad.message)
+                ctx.problem(file, nid, *bad.args)
         out.append(AdjacencyPair(nid, found["type"], found["source"], found["target"]))
     return out
 
@@ -390,15 +375,9 @@ def parse_topics(ctx: LayerContext, root: ET.Element, *, file: str) -> list[Topi
         type_ = _ontology_type(ctx, el, "scenario_topic_type", file, nid)
         at = len(out)
         out.append(None)  # type: ignore[arg-type]  # placeholder: the parent comes before its sub-topics
-        starts = [s.start for s in spans]
-        ends = [s.end for s in spans]
-        for sub in el:
-            if _local(sub.tag) == "topic":
-                s, e = walk(sub, nid)
-                if s is not None:
-                    starts.append(s)
-                    ends.append(e)
-        start, end = (min(starts), max(ends)) if starts else (None, None)
+        times = [(s.start, s.end) for s in spans]
+        times += [t for sub in el if _local(sub.tag) == "topic" and (t := walk(sub, nid))[0] is not None]
+        start, end = (min(s for s, _ in times), max(e for _, e in times)) if times else (None, None)
         name = type_.name if type_ else None
         out[at] = Topic(nid, parent, start, end, tuple(spans), name, el.get("other_description"))
         return start, end

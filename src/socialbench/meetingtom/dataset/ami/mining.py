@@ -1,25 +1,14 @@
-"""Candidate mining for MeetingToM's three task families (paper 3.3 and B.1), deterministic.
-
-Per meeting and task, overlapping windows are resolved greedily (earliest end kept: the most windows),
-ties by start and id; every candidate not kept is returned with a ``reason`` code and a ``detail``.
-
-* ``state`` (Task 1, 5 s, one target): a dialogue act's speaker (as *speaker*), a backchannel's speaker
-  or an act's single addressee (as *listener*), over the act's first 5 s; speech thresholds in
-  :class:`StateParams`.
-* ``you`` (Task 2, 50-70 s): the act holding a singular deictic "you" with one addressee
-  (:mod:`socialbench.meetingtom.dataset.ami.you_events`), cut to ``max_anchor_s`` around the "you".
-* ``consensus`` (Task 3, 50-70 s): AMI decisions (a long one keeps its final part), kept when the window
-  holds a proposal-response pair and an agreement marker (a positive pair or an opening agreement word);
-  a 50 s window lacking them is retried ``grow_step_s`` longer, up to 70 s.
-
-Windows contain their anchor and lie inside the meeting (:func:`place_window`). Candidates carry AMI
-annotations for building questions: construction metadata, never model input (paper B.4).
+"""Candidate mining for MeetingToM's three task families (paper 3.3, B.1), deterministic: ``state`` (Task 1,
+5 s), ``you`` (Task 2, 50-70 s around an addressed "you") and ``consensus`` (Task 3, 50-70 s around an AMI
+decision with a proposal-response pair and an agreement marker). Overlaps are resolved greedily (earliest
+end first); every candidate not kept comes back with a ``reason`` and a ``detail``.
 """
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -90,10 +79,8 @@ class WindowError(ValueError):
 def place_window(
     anchor_start: float, anchor_end: float, meeting_end: float, rule: WindowRule, *, meeting_start: float = 0.0
 ) -> tuple[float, float]:
-    """The window for an anchor: ``rule.preferred_s`` long, or longer (up to ``rule.max_s``) when
-    the anchor plus ``before_s`` and ``after_s`` of context need it; the spare time split evenly
-    around the anchor; shifted to lie inside the meeting. Times rounded to the millisecond.
-    Raises WindowError (``anchor_outside``, ``anchor_too_long``, ``meeting_too_short``)."""
+    """The window for an anchor: ``rule.preferred_s`` long (up to ``max_s`` when the anchor and its context need
+    it), centred on it, inside the meeting; times to the millisecond. Raises WindowError with the reason."""
     if anchor_end < anchor_start:
         raise ValueError(f"anchor ends ({anchor_end}) before it starts ({anchor_start})")
     need = anchor_end - anchor_start
@@ -115,14 +102,17 @@ def place_window(
     start = anchor_start - rule.before_s - (length - need - rule.before_s - rule.after_s) / 2
     start = min(max(start, anchor_end - length), anchor_start)  # contain the anchor
     start = min(max(start, meeting_start), meeting_end - length)  # stay inside the meeting
-    length = round(length, 3)
-    start = round(start, 3)
+    start, length = round(start, 3), round(length, 3)
     return start, round(start + length, 3)
 
 
+def _result(pool: Sequence[Candidate], rejected: list[Candidate]) -> MiningResult:
+    kept, overlapping = select_non_overlapping(pool)
+    return MiningResult(tuple(kept), tuple(rejected + overlapping))
+
+
 def select_non_overlapping(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
-    """Kept and rejected (``overlap``) candidates, all with windows: earliest end first, each kept
-    when it starts no earlier than the last kept one ends (touching windows do not overlap)."""
+    """Kept and rejected (``overlap``) candidates: earliest end first, kept unless overlapping the last kept."""
     kept: list[Candidate] = []
     dropped: list[Candidate] = []
     for c in sorted(candidates, key=lambda c: (c.end, c.start, c.anchor_start, c.id)):
@@ -151,11 +141,7 @@ class SpeechTimeline:
                     merged.append([t.start, t.end])
             self._starts[speaker] = [s for s, _ in merged]
             self._ends[speaker] = [e for _, e in merged]
-            acc, before = 0.0, []
-            for s, e in merged:
-                before.append(acc)
-                acc += e - s
-            self._before[speaker] = before
+            self._before[speaker] = list(itertools.accumulate((e - s for s, e in merged), initial=0.0))[:-1]
 
     @property
     def speakers(self) -> list[str]:
@@ -200,8 +186,9 @@ def mine_state(
             start, end = place_window(act.start, anchor_end, meeting.end, rule, meeting_start=meeting.start)
         except WindowError as exc:
             for role, target, basis in targets:
-                c = dataclasses.replace(base, id=f"state:{act.id}:{target}", target=target)
-                c = dataclasses.replace(c, info={**info, "role": role, "basis": basis})
+                c = dataclasses.replace(
+                    base, id=f"state:{act.id}:{target}", target=target, info={**info, "role": role, "basis": basis}
+                )
                 rejected.append(c.rejected(exc.reason, exc.detail))
             continue
         speech = {s: round(timeline.seconds(s, start, end), 3) for s in speakers}
@@ -219,8 +206,7 @@ def mine_state(
                 why = f"the others speak {others:.3f} s in the window, less than {params.min_other_speech_s} s"
                 c = c.rejected("nothing_to_hear", why)
             (pool if c.reason is None else rejected).append(c)
-    kept, overlapping = select_non_overlapping(pool)
-    return MiningResult(tuple(kept), tuple(rejected + overlapping))
+    return _result(pool, rejected)
 
 
 # ---- Task 2: "you" windows ----
@@ -266,20 +252,10 @@ def mine_you(meeting: Meeting, params: YouParams = YouParams()) -> MiningResult:
             rejected.append(base.rejected(exc.reason, exc.detail))
             continue
         pool.append(dataclasses.replace(base, start=start, end=end))
-    kept, overlapping = select_non_overlapping(pool)
-    return MiningResult(tuple(kept), tuple(rejected + overlapping))
+    return _result(pool, rejected)
 
 
 # ---- Task 3: consensus windows ----
-def _norm(word: str) -> str:
-    return word.lower().strip('.,!?;:"')
-
-
-def _opening_cue(meeting: Meeting, act: DialogueAct, words: set[str], n: int) -> str | None:
-    spoken = [t for t in meeting.tokens(act.spans) if t.is_word][:n]
-    return next((w for t in spoken if (w := _norm(t.text)) in words), None)
-
-
 def _consensus_evidence(
     meeting: Meeting, inside: list[DialogueAct], pairs, params: ConsensusParams, words: set[str]
 ) -> dict[str, Any]:
@@ -311,11 +287,10 @@ def _consensus_evidence(
             continue
         if last_proposer is None or a.speaker == last_proposer:
             continue  # agreement needs someone else's proposal before it in the window
-        cue = (
-            f"pair:{agreed[a.id]}"
-            if a.id in agreed
-            else (f"word:{w}" if (w := _opening_cue(meeting, a, words, params.marker_words)) else None)
-        )
+        # an agreeing pair, else an agreement word among the act's first ``marker_words`` words
+        opening = [t.text.lower().strip('.,!?;:"') for t in meeting.tokens(a.spans) if t.is_word]
+        word = next((w for w in opening[: params.marker_words] if w in words), None)
+        cue = f"pair:{agreed[a.id]}" if a.id in agreed else f"word:{word}" if word else None
         if cue:
             markers.append({"act": a.id, "speaker": a.speaker, "cue": cue})
     return {
@@ -336,9 +311,7 @@ def _lengths(rule: WindowRule, step: float) -> list[float]:
 
 
 def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()) -> MiningResult:
-    """Windows around decisions with a proposal-response structure and agreement markers: the
-    preferred length first, longer ones (by ``grow_step_s``, up to the maximum) only when the
-    shorter window lacks that evidence."""
+    """Windows around decisions with that evidence, grown by ``grow_step_s`` while lacking it."""
     acts = meeting.dialogue_acts
     mids = [(a.start + a.end) / 2 for a in acts]
     order = sorted(range(len(acts)), key=lambda i: mids[i])
@@ -364,14 +337,10 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
                 continue  # the anchor already needed this window; a longer try changes nothing
             tried.add((start, end))
             # Acts of the window: those whose midpoint lies in it, in time order.
-            inside = [
-                acts[order[k]]
-                for k in range(bisect.bisect_left(sorted_mids, start), bisect.bisect_left(sorted_mids, end))
-            ]
-            inside.sort(key=lambda a: (a.start, a.id))
-            c = dataclasses.replace(
-                base, start=start, end=end, info={**info, **_consensus_evidence(meeting, inside, pairs, params, words)}
-            )
+            lo, hi = bisect.bisect_left(sorted_mids, start), bisect.bisect_left(sorted_mids, end)
+            inside = sorted((acts[order[k]] for k in range(lo, hi)), key=lambda a: (a.start, a.id))
+            evidence = _consensus_evidence(meeting, inside, pairs, params, words)
+            c = dataclasses.replace(base, start=start, end=end, info={**info, **evidence})
             n_resp, n_mark = len(c.info["proposal_responses"]), len(c.info["agreement_markers"])
             within = f"in the {end - start:.0f} s window"
             if n_resp < params.min_proposal_responses:
@@ -383,12 +352,8 @@ def mine_consensus(meeting: Meeting, params: ConsensusParams = ConsensusParams()
             else:
                 verdict = c
                 break
-        if verdict.reason is None:
-            pool.append(verdict)
-        else:
-            rejected.append(verdict)
-    kept, overlapping = select_non_overlapping(pool)
-    return MiningResult(tuple(kept), tuple(rejected + overlapping))
+        (pool if verdict.reason is None else rejected).append(verdict)
+    return _result(pool, rejected)
 
 
 # ---- All tasks ----

@@ -1,14 +1,6 @@
-"""Reader for the AMI manual annotations in NITE XML (NXT), laid out as in the official release.
-
-This module reads the files (:func:`load_resources`, :func:`parse_meeting`, :func:`parse_corpus`); the
-per-layer parsing of XML elements is in :mod:`.layers`, the records it returns in :mod:`.records`;
-:data:`SPEAKER_LAYERS` and :data:`MEETING_LAYERS` give each layer's path (``M`` the meeting, ``X`` a
-speaker letter, ``nxt_agent`` in meetings.xml).
-
-Nothing about one meeting is fatal: a missing layer, a file that is not well-formed XML, a dangling href,
-reversed or overlapping word times, a speaker letter meetings.xml does not list all become
-:class:`Problem` entries (meeting, file, element id, kind, message) and the rest of the meeting is kept.
-``strict=True`` turns the first problem of an error kind into a :class:`~socialbench.core.errors.DataError`.
+"""Reader for the AMI manual annotations in NITE XML, laid out as in the official release (:data:`SPEAKER_LAYERS`,
+:data:`MEETING_LAYERS`; parsing in :mod:`.layers`). Nothing about one meeting is fatal: every problem becomes a
+:class:`Problem` entry and the rest is kept; ``strict=True`` raises the first of an error kind.
 """
 
 from __future__ import annotations
@@ -69,8 +61,7 @@ MEETING_LAYERS = {
 
 
 def words_file(path: str | Path, speaker: str) -> list[TranscriptWord]:
-    """The transcript words of one ``<meeting>.<letter>.words.xml`` file read on its own (no corpus
-    around it), parsed as :func:`parse_words` parses it inside a meeting; its problems are not reported."""
+    """The transcript words of one words file read on its own (:func:`parse_words`; problems not reported)."""
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as exc:
@@ -79,11 +70,15 @@ def words_file(path: str | Path, speaker: str) -> list[TranscriptWord]:
     return transcript_of(tokens, speaker)
 
 
-def _read_xml(ami_dir: Path, rel: str, meeting: str, problems: list[Problem]) -> ET.Element | None:
-    """The root element of ``ami_dir/rel``; None (and a Problem) when it is not well-formed or
-    cannot be read. An absent file is None without a Problem (the caller knows whether it matters)."""
+def _read_xml(
+    ami_dir: Path, rel: str, meeting: str, problems: list[Problem], absent: str | None = None
+) -> ET.Element | None:
+    """The root element of ``ami_dir/rel``; None (and a Problem) when it is not well-formed or cannot be
+    read. An absent file is None, a ``missing_layer`` Problem with message ``absent`` when given."""
     path = ami_dir / rel
     if not path.is_file():
+        if absent is not None:
+            problems.append(Problem(meeting, rel, None, "missing_layer", absent))
         return None
     try:
         return ET.parse(path).getroot()
@@ -120,41 +115,24 @@ def load_resources(ami_dir: str | Path) -> Resources:
     problems: list[Problem] = []
     ontologies: dict[str, dict[str, OntologyType]] = {}
     for name in ONTOLOGY_FILES:
-        rel = f"ontologies/{name}"
-        root = _read_xml(ami_dir, rel, "", problems)
-        if root is None:
-            if not (ami_dir / rel).is_file():
-                problems.append(Problem("", rel, None, "missing_layer", "ontology file absent; its types stay unknown"))
-            continue
-        ontologies[name] = parse_ontology(root)
+        root = _read_xml(ami_dir, f"ontologies/{name}", "", problems, "ontology file absent; its types stay unknown")
+        if root is not None:
+            ontologies[name] = parse_ontology(root)
     meetings: dict[str, MeetingInfo] = {}
-    root = _read_xml(ami_dir, MEETINGS_XML, "", problems)
+    root = _read_xml(ami_dir, MEETINGS_XML, "", problems, "absent; no meeting has participants or a duration")
     if root is not None:
         meetings, more = parse_meetings_xml(root)
         problems += more
-    elif not (ami_dir / MEETINGS_XML).is_file():
-        why = "absent; no meeting has participants or a duration"
-        problems.append(Problem("", MEETINGS_XML, None, "missing_layer", why))
     return Resources(ontologies, meetings, tuple(problems))
-
-
-def _layer_dirs() -> set[str]:
-    return {p.split("/{meeting}")[0] for p in [*SPEAKER_LAYERS.values(), *MEETING_LAYERS.values()]}
 
 
 def list_meetings(ami_dir: str | Path) -> list[str]:
     """Meeting ids that have a file in any annotation layer, sorted."""
     ami_dir = Path(ami_dir)
     _check_dir(ami_dir)
-    found = set()
-    for d in _layer_dirs():
-        folder = ami_dir / d
-        if folder.is_dir():
-            for f in folder.glob("*.xml"):
-                head = f.name.split(".", 1)[0]
-                if MEETING_ID.match(head):
-                    found.add(head)
-    return sorted(found)
+    dirs = {p.split("/{meeting}")[0] for p in [*SPEAKER_LAYERS.values(), *MEETING_LAYERS.values()]}
+    heads = {f.name.split(".", 1)[0] for d in dirs if (ami_dir / d).is_dir() for f in (ami_dir / d).glob("*.xml")}
+    return sorted(h for h in heads if MEETING_ID.match(h))
 
 
 def _letters_on_disk(ami_dir: Path, meeting: str) -> dict[str, set[str]]:
@@ -162,25 +140,19 @@ def _letters_on_disk(ami_dir: Path, meeting: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for layer, pattern in SPEAKER_LAYERS.items():
         folder, name = pattern.format(meeting=meeting, speaker="*").rsplit("/", 1)
-        letters = set()
-        for f in (ami_dir / folder).glob(name) if (ami_dir / folder).is_dir() else ():
-            letter = f.name[len(meeting) + 1 :].split(".", 1)[0]
-            if SPEAKER_LETTER.match(letter):
-                letters.add(letter)
-        out[layer] = letters
+        files = (ami_dir / folder).glob(name) if (ami_dir / folder).is_dir() else ()
+        letters = {f.name[len(meeting) + 1 :].split(".", 1)[0] for f in files}
+        out[layer] = {x for x in letters if SPEAKER_LETTER.match(x)}
     return out
 
 
+@gc_paused()
 def parse_meeting(
     ami_dir: str | Path, meeting: str, *, resources: Resources | None = None, strict: bool = False
 ) -> Meeting:
     """Every layer of one meeting; ``strict``: the first problem of an error kind raises a DataError."""
+    ami_dir = Path(ami_dir)
     resources = resources if resources is not None else load_resources(ami_dir)
-    with gc_paused():
-        return _parse_meeting(Path(ami_dir), meeting, resources, strict)
-
-
-def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bool) -> Meeting:
     info = resources.meetings.get(meeting)
     participants = dict(info.participants) if info else {}
     problems: list[Problem] = []
@@ -211,22 +183,6 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
         for letter in sorted(speakers - letters):
             missing(pattern.format(meeting=meeting, speaker=letter), f"no {layer} file for speaker {letter}")
 
-    # Words first: every other layer points into them.
-    words: dict[str, tuple[Token, ...]] = {}
-    for letter in sorted(on_disk["words"]):
-        rel = SPEAKER_LAYERS["words"].format(meeting=meeting, speaker=letter)
-        root = _read_xml(ami_dir, rel, meeting, problems)
-        if root is None:
-            continue
-        toks, more = parse_words(root, meeting=meeting, speaker=letter, file=rel)
-        problems += more
-        words[letter] = toks
-        layers.add("words")
-    wfiles = {f"{meeting}.{s}.words.xml": s for s in words}
-    positions = {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()}
-    tokens = {f: words[s] for f, s in wfiles.items()}
-    ctx = LayerContext(meeting, tokens, positions, wfiles, resources.ontologies, problems)
-
     def roots(layer: str):
         """(letter, file, root element) of each readable file of a per-speaker layer."""
         for letter in sorted(on_disk[layer]):
@@ -236,15 +192,24 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
                 layers.add(layer)
                 yield letter, rel, root
 
-    def per_meeting(layer: str):
+    # Words first: every other layer points into them.
+    words: dict[str, tuple[Token, ...]] = {}
+    for letter, rel, root in roots("words"):
+        words[letter], more = parse_words(root, meeting=meeting, speaker=letter, file=rel)
+        problems += more
+    wfiles = {f"{meeting}.{s}.words.xml": s for s in words}
+    positions = {f: {t.id: t.index for t in words[s]} for f, s in wfiles.items()}
+    tokens = {f: words[s] for f, s in wfiles.items()}
+    ctx = LayerContext(meeting, tokens, positions, wfiles, resources.ontologies, problems)
+
+    def per_meeting(layer: str, parse, **kw) -> list:
+        """The records of a per-meeting layer's file (none when it is absent or unreadable)."""
         rel = MEETING_LAYERS[layer].format(meeting=meeting)
-        if not (ami_dir / rel).is_file():
-            missing(rel, f"no {layer} file")
-            return None, rel
-        root = _read_xml(ami_dir, rel, meeting, problems)
-        if root is not None:
-            layers.add(layer)
-        return root, rel
+        root = _read_xml(ami_dir, rel, meeting, problems, f"no {layer} file")
+        if root is None:
+            return []
+        layers.add(layer)
+        return parse(ctx, root, file=rel, **kw)
 
     segments = [s for x, rel, r in roots("segments") for s in parse_segments(ctx, r, speaker=x, file=rel)]
     acts: list[DialogueAct] = []
@@ -255,12 +220,9 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
         act_ids[rel.rsplit("/", 1)[1]] = ids
     yous = [u for x, rel, r in roots("you_usages") for u in parse_you_usages(ctx, r, speaker=x, file=rel)]
     roles = [o for x, rel, r in roots("roles") for o in parse_roles(ctx, r, speaker=x, file=rel)]
-    root, rel = per_meeting("adjacency_pairs")
-    pairs = parse_adjacency_pairs(ctx, root, file=rel, act_ids=act_ids) if root is not None else []
-    root, rel = per_meeting("decisions")
-    decisions = parse_decisions(ctx, root, file=rel) if root is not None else []
-    root, rel = per_meeting("topics")
-    topics = parse_topics(ctx, root, file=rel) if root is not None else []
+    pairs = per_meeting("adjacency_pairs", parse_adjacency_pairs, act_ids=act_ids)
+    decisions = per_meeting("decisions", parse_decisions)
+    topics = per_meeting("topics", parse_topics)
 
     last = max((t.end for toks in words.values() for t in toks), default=0.0)
     end = max(last, info.duration or 0.0) if info else last
@@ -287,8 +249,7 @@ def _parse_meeting(ami_dir: Path, meeting: str, resources: Resources, strict: bo
 
 
 def parse_corpus(ami_dir: str | Path, meetings: Sequence[str] | None = None, *, strict: bool = False) -> Corpus:
-    """Every meeting of the folder (or those named), with the corpus-wide resources read once.
-    A folder with no meeting at all, or a named meeting with no file, is a DataError."""
+    """Every meeting of the folder (or those named; one without a file is a DataError), resources read once."""
     ami_dir = Path(ami_dir)
     resources = load_resources(ami_dir)
     available = list_meetings(ami_dir)
@@ -305,5 +266,5 @@ def parse_corpus(ami_dir: str | Path, meetings: Sequence[str] | None = None, *, 
         if first is not None:
             raise first.error(ami_dir)
     with gc_paused():
-        parsed = tuple(_parse_meeting(ami_dir, m, resources, strict) for m in meetings)
+        parsed = tuple(parse_meeting(ami_dir, m, resources=resources, strict=strict) for m in meetings)
     return Corpus(parsed, resources.problems)

@@ -1,7 +1,5 @@
-"""The AMI annotations as records: what :mod:`socialbench.meetingtom.dataset.ami.nxt` reads from the
-NITE XML layers (tokens, segments, dialogue acts, adjacency pairs, "you" usages, decisions, topics,
-roles), the meeting and corpus around them, and the :class:`Problem` entries reading them left.
-No I/O here."""
+"""The AMI annotations as records (what :mod:`.nxt` reads from the NITE XML layers), the meeting and corpus
+around them and the :class:`Problem` entries reading them left; no I/O."""
 
 from __future__ import annotations
 
@@ -86,9 +84,8 @@ class MeetingInfo:
 
 @dataclass(frozen=True)
 class Token:
-    """One element of a words file, in file order: a word (``kind="w"``, punctuation has
-    ``punc=True``), a vocal sound (``text`` is its type: laugh, cough...), a disfluency marker, a
-    gap or a transformation error (``text`` empty)."""
+    """One element of a words file: a word (``kind="w"``; punctuation ``punc``), a vocal sound (``text`` its
+    type), a disfluency marker, a gap or a transformation error (``text`` empty)."""
 
     id: str
     speaker: str

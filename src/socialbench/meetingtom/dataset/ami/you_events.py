@@ -1,8 +1,5 @@
-"""``you`` events: singular deictic "you" whose addressee the dialogue-act layer names: a you-usage of
-type ``you_11`` (SINGULAR, "deictic referential") inside a dialogue act of the same speaker whose
-``addressee`` names exactly one participant (a speaker letter A-D, as ``speaker``). :func:`you_candidates`
-keeps every you-usage with the reason it is not an event; :func:`you_events` keeps the events.
-"""
+"""``you`` events: a singular deictic "you" (``you_11``) in a dialogue act of the same speaker naming exactly
+one other addressee; :func:`you_candidates` keeps every you-usage with the reason it is not one."""
 
 from __future__ import annotations
 
@@ -46,11 +43,6 @@ class YouCandidate:
         return YouEvent(self.meeting, u.speaker, u.word_id, u.start, u.end, self.addressee)
 
 
-def _act_of(usage: YouUsage, acts: list[DialogueAct]) -> DialogueAct | None:
-    """The first act (by start) of the usage's speaker that contains its word."""
-    return next((a for a in acts if a.contains(usage.speaker, usage.index)), None)
-
-
 def you_candidates(meeting: Meeting, *, you_type: str = YOU_SINGULAR) -> list[YouCandidate]:
     """Every you-usage of the meeting, by start time, with its addressee or why it has none."""
     acts_by_speaker: dict[str, list[DialogueAct]] = {}
@@ -59,22 +51,19 @@ def you_candidates(meeting: Meeting, *, you_type: str = YOU_SINGULAR) -> list[Yo
     participants = set(meeting.participants) or set(meeting.speakers)
     out = []
     for u in meeting.you_usages:
-        act = _act_of(u, acts_by_speaker.get(u.speaker, []))
+        # the first act (by start) of its speaker that contains its word
+        act = next((a for a in acts_by_speaker.get(u.speaker, []) if a.contains(u.speaker, u.index)), None)
         addressee, reason, detail = None, None, None
         if u.type_id != you_type:
-            reason, detail = (
-                "not_singular",
-                f"you type {u.type or 'unknown'} ({u.type_id or 'no type'}) is not {you_type}",
-            )
+            kind = f"{u.type or 'unknown'} ({u.type_id or 'no type'})"
+            reason, detail = "not_singular", f"you type {kind} is not {you_type}"
         elif act is None:
             reason, detail = "outside_act", f"word {u.word_id} lies in no dialogue act of speaker {u.speaker}"
         elif act.addressee is None:
             reason, detail = "no_addressee", f"dialogue act {act.id} has no addressee attribute"
         elif len(act.addressee) != 1:
-            reason, detail = (
-                "several_addressees",
-                f"dialogue act {act.id} names {len(act.addressee)} addressees ({','.join(act.addressee)})",
-            )
+            names = f"names {len(act.addressee)} addressees ({','.join(act.addressee)})"
+            reason, detail = "several_addressees", f"dialogue act {act.id} {names}"
         elif act.addressee[0] == u.speaker:
             reason, detail = "self_addressed", f"dialogue act {act.id} names its own speaker {u.speaker} as addressee"
         elif act.addressee[0] not in participants:
@@ -97,10 +86,8 @@ YOU_PLURAL = ("you_12", "you_121", "you_122")
 
 
 def layer_agreement(candidates: Iterable[YouCandidate], *, you_type: str = YOU_SINGULAR) -> dict:
-    """How the two AMI layers the real Task 2.1 gold joins agree (the paper reports its human annotation's
-    kappa; ours is these layers). Over the deictic you-usages in a dialogue act of a meeting whose acts
-    carry addressees: the you layer says singular or plural, the act's addressee one participant (``one``)
-    or not (``group``). The 2x2 counts, the share agreeing and Cohen's kappa (None when undefined)."""
+    """How the two AMI layers of the real Task 2.1 gold agree (in place of the paper's human kappa): singular or
+    plural "you" against one addressee or a ``group``, as 2x2 counts, the share agreeing and Cohen's kappa."""
     return _agreement(
         ((c.meeting, c.usage.type_id, c.act is not None, c.act.addressee if c.act else None) for c in candidates),
         you_type,
@@ -108,15 +95,9 @@ def layer_agreement(candidates: Iterable[YouCandidate], *, you_type: str = YOU_S
 
 
 def layer_agreement_records(records: Iterable[dict], *, you_type: str = YOU_SINGULAR) -> dict:
-    """:func:`layer_agreement` from the mined ``you`` candidates as written (kept and rejected: every
-    you-usage once; their ``info`` has ``you_type``, ``act`` and ``act_addressee``)."""
-    rows = []
-    for r in records:
-        if r.get("task") != "you":
-            continue
-        info = r.get("info") or {}
-        addressee = info.get("act_addressee")
-        rows.append((r["meeting"], info.get("you_type"), info.get("act") is not None, addressee))
+    """:func:`layer_agreement` from the mined ``you`` candidates as written (kept and rejected)."""
+    infos = [(r["meeting"], r.get("info") or {}) for r in records if r.get("task") == "you"]
+    rows = [(m, i.get("you_type"), i.get("act") is not None, i.get("act_addressee")) for m, i in infos]
     return _agreement(rows, you_type)
 
 
