@@ -106,15 +106,3 @@ def read_answer(
             fields[key] = hit
     return ParsedAnswer(fields, errors, None, fence_removed, extra, values, kept)
 
-
-def parse_answer(
-    raw: str | None,
-    scenario_mechanisms: list[str],
-    scenario_labels: list[str],
-    maps: dict[str, dict[str, str]],
-    code_fence: str = "strict",
-    extra_keys: str = "ignore",
-) -> tuple[dict[str, str | None], dict[str, str], str | None]:
-    """(fields, field_errors, record_error) of :func:`read_answer`."""
-    a = read_answer(raw, scenario_mechanisms, scenario_labels, maps, code_fence, extra_keys)
-    return a.fields, a.field_errors, a.record_error

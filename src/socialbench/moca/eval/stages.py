@@ -135,13 +135,6 @@ def read_stage(
     return {k: obj[k] for k in keys}, notes
 
 
-def parse_stage(
-    stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
-) -> dict[str, Any]:
-    """A stage's answer (:func:`read_stage` without the notes)."""
-    return read_stage(stage, text, variant, code_fence, extra_keys)[0]
-
-
 # ---- stage schemas ----------------------------------------------------------------------------
 def _object(props: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}

@@ -27,24 +27,6 @@ def row_name(model: str, method: str) -> str:
     return f"{model}{suffix}"
 
 
-def build_rows(
-    scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str], scenario: str
-) -> list[tuple[str, str, list[float | None]]]:
-    """(category, row name, values) in category order of first appearance, then params order."""
-    model_order = list(categories)
-    cat_order: list[str] = []
-    for m in model_order:
-        if categories[m] not in cat_order:
-            cat_order.append(categories[m])
-    rows = []
-    for cat in cat_order:
-        for (model, method), sc in sorted(scores.items(), key=lambda kv: (model_order.index(kv[0][0]), kv[0][1])):
-            if categories.get(model) != cat or scenario not in sc:
-                continue
-            rows.append((cat, row_name(model, method), [sc[scenario].get(key) for _, key in COLUMNS]))
-    return rows
-
-
 def n_note(n: int | None, rows, media_errors: dict[str, int] | None, row_n: dict[str, int] | None = None) -> str:
     """The sentence under a table: N, and the instances whose media failed (kept, scored invalid), per row
     when the rows differ (``row_n``: a row's own N)."""

@@ -284,10 +284,6 @@ def all_problems(
     return result
 
 
-def record_problems(rec: dict[str, Any], taxonomy: Taxonomy) -> list[tuple[str, str]]:
-    return all_problems([rec], taxonomy)[0]
-
-
 def record_name(rec: dict[str, Any] | None, position: int, line: int | None = None) -> str:
     """The record's id, else its line in the file (when known), else its position (from 1)."""
     rid = rec.get("id") if isinstance(rec, dict) else None
