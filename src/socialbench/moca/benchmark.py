@@ -214,7 +214,7 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.eval.prompts import ANSWER_KEYS, answer_format
 
         f = final.fields
-        record = {
+        return {
             "id": instance["id"],
             "model": model,
             "method": method,
@@ -240,7 +240,6 @@ class MocaBenchmark(Benchmark):
             "gold": {k: instance.get(k) for k in ("subject", "target", "mechanism", "label")},
             "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key")),
         }
-        return record
 
     # ---- scoring, tables, provenance -------------------------------------------------------------
     def score(

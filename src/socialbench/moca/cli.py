@@ -173,34 +173,39 @@ def _source_options(
     return SourceOptions.from_mapping(name, raw)
 
 
-def _check_filter_io(inputs: dict, out: Path, report: Path, counts: tuple) -> None:
-    """core.paths.check_io of a filter stage: its inputs, and its outputs (the count tables optional)."""
+def _filter(stage: str, inputs: list[Path], out: Path, report: Path, counts: tuple, params, mlflow: bool, how) -> None:
+    """A filter stage (``how``: its Params class, filter function, reasons, flags and title): check the
+    paths, filter the pool, write kept and removed records and the count tables (Markdown, CSV, JSON, each
+    optional), and log the counts to MLflow with ``mlflow``."""
+    from socialbench.core.io import write_json, write_jsonl, write_text_atomic
     from socialbench.core.paths import check_io
+    from socialbench.moca.dataset.preprocess import count_table, counts_csv, counts_markdown
 
+    params_cls, run, reasons, flags, title = how
     md, csv_path, json_path = counts
     check_io(
-        inputs,
+        {"--input": inputs, "--params": params},
         {"--out": out, "--report": report, "--counts-md": md, "--counts-csv": csv_path, "--counts-json": json_path},
     )
-
-
-def _write_filtered(result, rows, title: str, out: Path, report: Path, counts: tuple, log) -> None:
-    """A filter stage's outputs: kept and removed records, the count tables (Markdown, CSV, JSON, each
-    optional), and the counts logged to MLflow where ``log`` (the _log_counts arguments) is given."""
-    from socialbench.core.io import write_json, write_jsonl, write_text_atomic
-    from socialbench.moca.dataset.preprocess import counts_csv, counts_markdown
-
+    if stage == "preprocess":
+        _logging()
+    settings = params_cls.from_mapping(_moca_section(params).get(stage))
+    pool = _read_pool(inputs, candidates=stage == "preprocess")
+    result = run(pool, settings)
+    rows = count_table(pool, result, reasons, flags)
     write_jsonl(out, result.kept)
     write_jsonl(report, result.removed)
-    md, csv_path, json_path = counts
     if md is not None:
         write_text_atomic(md, counts_markdown(rows, title))
     if csv_path is not None:
         write_text_atomic(csv_path, counts_csv(rows))
     if json_path is not None:
         write_json(json_path, {r["source"]: {k: v for k, v in r.items() if k != "source"} for r in rows})
-    if log is not None:
-        _log_counts(rows, *log)
+    if mlflow:
+        _log_counts(rows, stage, params, settings.__dict__)
+    typer.echo(
+        f"moca {stage}: {len(pool)} candidate(s), {len(result.kept)} kept, {len(result.removed)} removed (see {report})"
+    )
 
 
 def _read_pool(
@@ -317,23 +322,11 @@ def preprocess_cmd(
     ),
 ) -> None:
     """Preprocessing (appendix B.1): clean texts, check media, remove duplicates (REPORT: the removed)."""
-    from socialbench.moca.dataset.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
+    from socialbench.moca.dataset.preprocess import FLAGS, REASONS, PreprocessParams, preprocess
 
-    counts = (counts_md, counts_csv, counts_json)
-    _check_filter_io({"--input": inputs, "--params": params}, out, report, counts)
-    _logging()
-    settings = PreprocessParams.from_mapping(_moca_section(params).get("preprocess"))
-    pool = _read_pool(inputs, candidates=True)
-    result = preprocess(pool, settings)
-    rows = count_table(pool, result, REASONS, FLAGS)
     title = "Preprocessing (B.1): candidates removed per source and reason"
-    log = ("preprocess", params, settings.__dict__) if mlflow else None
-    _write_filtered(result, rows, title, out, report, counts, log)
-    total = rows[-1]
-    typer.echo(
-        f"moca preprocess: {total['pool']} candidate(s), {total['kept']}"
-        f" kept, {len(result.removed)} removed (see {report})"
-    )
+    how = (PreprocessParams, preprocess, REASONS, FLAGS, title)
+    _filter("preprocess", inputs, out, report, (counts_md, counts_csv, counts_json), params, mlflow, how)
 
 
 @app.command("unimodal")
@@ -350,22 +343,11 @@ def unimodal_cmd(
     ),
 ) -> None:
     """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
-    from socialbench.moca.dataset.preprocess import count_table
     from socialbench.moca.dataset.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
 
-    counts = (counts_md, counts_csv, counts_json)
-    _check_filter_io({"--input": input, "--params": params}, out, report, counts)
-    settings = UnimodalParams.from_mapping(_moca_section(params).get("unimodal"))
-    pool = _read_pool([input])
-    result = unimodal_filter(pool, settings)
-    rows = count_table(pool, result, REASONS, FLAGS)
     title = "Unimodal consistency filtering (B.1.1): candidates removed per source and reason"
-    log = ("unimodal", params, settings.__dict__) if mlflow else None
-    _write_filtered(result, rows, title, out, report, counts, log)
-    typer.echo(
-        f"moca unimodal: {len(pool)} candidate(s), {len(result.kept)}"
-        f" kept, {len(result.removed)} removed (see {report})"
-    )
+    how = (UnimodalParams, unimodal_filter, REASONS, FLAGS, title)
+    _filter("unimodal", [input], out, report, (counts_md, counts_csv, counts_json), params, mlflow, how)
 
 
 annotate_app = typer.Typer(

@@ -105,4 +105,3 @@ def read_answer(
         else:
             fields[key] = hit
     return ParsedAnswer(fields, errors, None, fence_removed, extra, values, kept)
-

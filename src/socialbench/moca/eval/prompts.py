@@ -344,7 +344,7 @@ def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept
 def answer_summary(finals: list[Final]) -> dict[str, float]:
     """The answer-format numbers of a run (``Method.summary``, the same for every MoCA method)."""
     formats = [f.fields.get("format") or answer_format() for f in finals]
-    out = {
+    return {
         "format_retries": float(sum(fm["retries"] for fm in formats)),
         "answers_repaired": float(sum(bool(fm["repairs"]) for fm in formats)),
         **{f"repaired_{r}": float(sum(r in fm["repairs"] for fm in formats)) for r in REPAIRS},
@@ -357,4 +357,3 @@ def answer_summary(finals: list[Final]) -> dict[str, float]:
         if finals
         else 0.0,
     }
-    return out

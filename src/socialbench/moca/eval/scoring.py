@@ -25,11 +25,7 @@ STATS = MetricSet(
         "holis": ("label", "subject", "target", "mechanism"),
     },
     metrics={
-        "label": ("label", None),
-        "subject": ("subject", None),
-        "target": ("target", None),
-        "mechanism": ("mechanism", None),
-        "dyad": ("dyad", None),
+        **{k: (k, None) for k in (*FIELDS, "dyad")},
         "faith": ("label_mech", "label"),
         "holis": ("holis", None),
         "c_sem_dyad": ("holis", "dyad"),

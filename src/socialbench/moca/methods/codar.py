@@ -1,15 +1,8 @@
-"""CoDAR, Conflict-Driven Abductive Reasoning (MoCA section 5, appendices C.2-C.3 and D.2), as a
-multi-round method on the generic runner; its Table 5 ablations are variant runs ``codar__<ablation>``.
-
-Six stages, one call each, pass JSON intermediate representations: observer -> query (-> retrieval, no
-model call) -> context -> conflict -> decoder -> checker. The checker's REJECTED names a breakpoint (1
-observer, 2 query + context, 3 conflict, 4 decoder); the chain reruns from there for at most
-``revision_rounds`` rounds. An unreadable intermediate answer goes on as text (C.2); the decoder's is
-read as the direct answer; an unreadable verdict keeps the decoder's tuple. Decisions where the paper is
-silent: docs/codar-prompts.md.
-
-The chain's state is a pure function of the exchanges, so a killed run resumes from the request cache.
-"""
+"""CoDAR (MoCA section 5, appendices C.2-C.3 and D.2) as a multi-round method; its Table 5 ablations are
+variant runs ``codar__<ablation>``. Six stages, one call each: observer -> query (-> retrieval) -> context
+-> conflict -> decoder -> checker, whose REJECTED reruns the chain from a breakpoint for at most
+``revision_rounds`` rounds. Decisions where the paper is silent: docs/codar-prompts.md. The chain's state
+is a pure function of the exchanges, so a killed run resumes from the request cache."""
 
 from __future__ import annotations
 
@@ -63,7 +56,6 @@ from socialbench.moca.schema.methods import (
 from socialbench.results.numbers import half_up
 
 
-# ---- settings -------------------------------------------------------------------------------------
 def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: bool = True) -> dict[str, Any]:
     """The checked settings of run ``name`` and Step 2's retriever (none made with ``create_retriever`` False)."""
     opts = codar_settings(name, settings)
@@ -73,7 +65,6 @@ def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: boo
     return {**opts, "retriever": retriever, "retrieval_k": retrieval.k}
 
 
-# ---- the method -------------------------------------------------------------------------------------
 class CodarMethod(Method):
     """The chain; an ablation run reads its own templates first (``templates/codar/<ablation>/``)."""
 
@@ -120,13 +111,11 @@ class CodarMethod(Method):
         """Its stages write free text (D.2): a choices-only model cannot follow the chain."""
         return (Need((FREE_TEXT,), "CoDAR's free-text stages"),)
 
-    # ---- the template files of its stages ------------------------------------------------------
     @classmethod
     def template_files(cls, settings: dict[str, Any]) -> tuple[str, ...]:
         """The files of the stages the run executes (its prompt hash covers them)."""
         return stage_variant(cls.name, settings).templates()
 
-    # ---- the runner's interface --------------------------------------------------------------
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
         iid = instance["id"]
         if not rounds:
@@ -199,12 +188,10 @@ class CodarMethod(Method):
             out["not_accepted"] = float(sum(t.get("accepted") is False for t in traces))
         return out
 
-    # ---- helpers the chain uses ----------------------------------------------------------------
     def images(self, instance: dict[str, Any]) -> list[Any]:
-        iid = instance["id"]
-        if iid not in self._images:
-            self._images[iid] = visual_parts(instance, self.spec)
-        return self._images[iid]
+        if instance["id"] not in self._images:
+            self._images[instance["id"]] = visual_parts(instance, self.spec)
+        return self._images[instance["id"]]
 
     def retrieval(self, iid: str, pass_no: int, social_query: dict[str, Any]) -> Retrieval:
         # memoised: the chain is replayed on every step, the retriever runs once per query
@@ -260,7 +247,6 @@ class Chain:
             "accepted": None,
         }
 
-    # ---- what the next request is ------------------------------------------------------------
     @property
     def fed(self) -> int:
         return len(self.keys)
@@ -426,7 +412,6 @@ class Chain:
             shown={"slots": self.maps},
         )
 
-    # ---- taking an answer --------------------------------------------------------------------
     def feed(self, ex: Exchange) -> Final | None:
         """Take the answer to the current request; the Final answer when the chain ends."""
         stage = self.stage
@@ -512,7 +497,6 @@ class Chain:
     def retry(self, reason: str) -> None:
         self.attempt, self.retry_reason = self.attempt + 1, reason
         self.trace["retries"] += 1
-        return None
 
     def feed_decoder(self, ex: Exchange, entry: dict[str, Any]) -> Final | None:
         """Stage 4's answer, read by the direct answer's parser; the substeps kept, counted when missing."""
@@ -579,7 +563,6 @@ class Chain:
             self.revision["checker"] = self._rendered("previous_check.txt", {"previous": compact(prev)}).rstrip()
         return None
 
-    # ---- the answer ----------------------------------------------------------------------------
     def resolve(self) -> tuple[dict[str, Any], dict[str, str]]:
         """The decoder's four fields resolved as the direct answer's, and the invalid ones' problems."""
         assert self.answer is not None

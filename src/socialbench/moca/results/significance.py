@@ -22,11 +22,7 @@ from socialbench.results.tables import SIGNED, csv_text
 
 #: The paired test of two systems on the same instances, per metric (Faith is a ratio: no per-instance correctness).
 PAIRED_TESTS = {
-    "label": "mcnemar_exact",
-    "subject": "mcnemar_exact",
-    "target": "mcnemar_exact",
-    "mechanism": "mcnemar_exact",
-    "dyad": "mcnemar_exact",
+    **dict.fromkeys(("label", "subject", "target", "mechanism", "dyad"), "mcnemar_exact"),
     "faith": "paired_bootstrap",
     "holis": "mcnemar_exact",
 }

@@ -1,6 +1,5 @@
 """The settings a MoCA method run takes (``moca.answer``, ``moca.retrieval``, CoDAR's options and
-ablations), checked when params load and when a method starts. A contract (schema/): checking params
-imports no prompting, parsing or method code."""
+ablations), checked when params load and when a method starts, importing no method code."""
 
 from __future__ import annotations
 
@@ -17,18 +16,15 @@ from socialbench.core.secrets import holds_secret
 
 # ---- the answer-format policy of every method (params moca.answer) ------------------------------
 ANSWER_KEYS = ("mechanism", "label", "subject", "target")
-#: What to do with a code fence around the JSON answer: ``strict`` (unparsable, as the paper's strict
-#: JSON object) or ``tolerate`` (one enclosing fence removed).
+#: A code fence around the JSON answer: ``strict`` (unparsable, as D.1) or ``tolerate`` (one removed).
 CODE_FENCE = ("strict", "tolerate")
-#: What to do with keys beyond an answer's contract: ``ignore`` (dropped, noted; every field is scored
-#: on its own, the paper's per-field rule) or ``invalid`` (the whole answer is a format failure).
+#: Keys beyond an answer's contract: ``ignore`` (dropped, noted) or ``invalid`` (a format failure).
 EXTRA_KEYS = ("ignore", "invalid")
 #: The most format retries per call params may ask for (each one is a model call).
 MAX_FORMAT_RETRIES = 3
 
 
 def _one_of(key: str, value: Any, allowed: tuple[str, ...]) -> None:
-    """A ConfigError naming params ``key`` when ``value`` is none of ``allowed``."""
     if value not in allowed:
         raise ConfigError(f"{key}: {value!r} is not one of {', '.join(allowed)}")
 
@@ -52,8 +48,7 @@ def _whole(key: str, value: Any, low: int, high: int | None = None, null: bool =
 
 
 def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """The answer-format policy (params ``moca.answer``, the same for every MoCA method), defaults filled:
-    ``retries`` (default 0: the paper asks once), ``extra_keys``, ``code_fence``."""
+    """The answer-format policy (params ``moca.answer``, the same for every MoCA method), defaults filled."""
     answer = dict(settings.get("answer") or {})
     fence = answer.pop("code_fence", "strict")
     _one_of("moca.answer.code_fence", fence, CODE_FENCE)
@@ -68,7 +63,6 @@ def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
     return {"code_fence": fence, "extra_keys": extra, "retries": retries}
 
 
-# ---- CoDAR's retriever (params moca.retrieval) ---------------------------------------------------
 #: params ``moca.retrieval``: the keys and their defaults (the schema's; the paper searches the web).
 DEFAULTS: dict[str, Any] = {"retriever": "web", "k": 3, "options": {}}
 WHERE = "moca.retrieval"
@@ -76,8 +70,8 @@ WHERE = "moca.retrieval"
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    """params ``moca.retrieval``: retriever name, passages per query (``k``), the retriever's options. The
-    retriever is made in moca.eval.retrieval: only a run that retrieves depends on the retrievers."""
+    """params ``moca.retrieval``: retriever name, passages per query (``k``), the retriever's options (the
+    retriever itself is made in moca.eval.retrieval)."""
 
     retriever: str = "none"  # core.retrieval.NONE; not imported: the retrievers are no dep of a direct run
     k: int = 3
@@ -112,8 +106,7 @@ class RetrievalSettings:
 
 def retriever_problem(registry: Any, name: str, options: dict[str, Any], where: str = WHERE) -> str | None:
     """Why ``<where>.retriever`` and ``<where>.options`` cannot be used, or None: a name ``registry``
-    (``core.retrieval.RETRIEVERS``, passed in so no retriever is imported) lacks, or options its options
-    schema refuses."""
+    (``core.retrieval.RETRIEVERS``, passed in so no retriever is imported) lacks, or options it refuses."""
     import jsonschema
 
     if name == "none":  # core.retrieval.NONE
@@ -137,7 +130,6 @@ def retriever_problem(registry: Any, name: str, options: dict[str, Any], where: 
     return f"{key}: {err.message}"
 
 
-# ---- CoDAR's chain (MoCA section 5, appendix C.3) -------------------------------------------------
 STAGES = ("observer", "query", "context", "conflict", "decoder", "checker")
 #: The checker's breakpoint (the paper's stage number, C.3) -> the stages it re-enters.
 BREAKPOINT_STAGES: dict[int, tuple[str, ...]] = {
@@ -153,33 +145,26 @@ CHAIN_KEYS: dict[str, tuple[str, ...]] = {
     "conflict": ("context_expectation", "explicit_reality", "the_conflict", "abductive_question"),
     "checker": ("status", "breakpoint", "refine"),
 }
-#: The Context Synthesizer's fourth field with setting ``context_uncertainty`` (D.2 Stage 2b: "exactly
-#: three fields: fact, connection, social_norm"; the fourth is a variant, not the paper's).
+#: The Context Synthesizer's fourth field with setting ``context_uncertainty`` (a variant; D.2 has three).
 UNCERTAINTY_KEY = "uncertainty"
 DECODER_KEYS = ("counterfactual_cost", "conflict_utility", "subject", "target", "mechanism", "label")
-#: How stage answers are decoded (setting ``decoding``): the paper's JSON mode (default), each stage's
-#: schema with free values, or the schema with the allowed values as enums (a variant, as direct_constrained).
+#: Setting ``decoding``: the paper's JSON mode, each stage's schema, or the schema with enums (a variant).
 DECODINGS = ("json_object", "json_schema", "constrained")
-#: The decoder's substeps (i) and (ii): asked for and kept in the trace, never scored (D.2's Stage 4
-#: output is the four fields); an answer without them is counted, not refused.
+#: The decoder's substeps (i) and (ii): kept in the trace, never scored; a missing one is counted, not refused.
 SUBSTEP_KEYS = ("counterfactual_cost", "conflict_utility")
-#: The stages whose output is an intermediate representation (C.2): read tolerantly, one that cannot be
-#: read as its structure goes on to the next stage as text (never voids the instance).
+#: The stages whose output is an intermediate representation (C.2): one not read as its structure goes on as text.
 INTERMEDIATE_STAGES = ("observer", "query", "context", "conflict")
-#: What a stage sees beyond D.2's [Input] lists (setting ``extra_inputs``, default none: the paper's);
-#: what each adds is ``moca.eval.stages.EXTRA_SHOWS`` (``decoder_chain``: 5.3's "Using x, c and C").
+#: What a stage sees beyond D.2's [Input] lists (setting ``extra_inputs``; ``moca.eval.stages.EXTRA_SHOWS``).
 EXTRA_INPUTS = ("text", "decoder_chain", "checker_chain", "checker_candidates")
-#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule``
-#: (default: a rule-made REJECTED with breakpoint 4, no checker call; the check C.3 states, made
-#: deterministic) or ``checker`` (the tuple goes to the checker like any other, which may accept it).
+#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule`` (a
+#: rule-made REJECTED with breakpoint 4, no checker call) or ``checker`` (which may accept it).
 INVALID_TUPLE = ("rule", "checker")
-#: What the answering prompts add to D.1's text (setting ``prompt_additions``, default none): the line
-#: "The scenario is <scenario>: <its question>", and A.1's boundary rule between the scenarios.
+#: What the answering prompts add to D.1's text (setting ``prompt_additions``): the scenario's question, A.1's
+#: boundary rule between the scenarios.
 PROMPT_ADDITIONS = ("scenario_question", "scenario_boundary")
 
 
 def prompt_additions(settings: dict[str, Any], where: str) -> frozenset[str]:
-    """The run's setting ``prompt_additions`` (default none), checked: a ConfigError naming ``where``."""
     return _names_of(f"{where}.prompt_additions", settings.get("prompt_additions", []), PROMPT_ADDITIONS)
 
 
@@ -200,21 +185,16 @@ class Variant:
 
     @property
     def substeps(self) -> tuple[str, ...]:
-        """The decoder's substep keys (none without the conflict stage)."""
         return tuple(k for k in self.decoder_keys if k in SUBSTEP_KEYS)
 
     def keys(self, stage: str) -> tuple[str, ...]:
-        if stage == "context":
-            return self.context_keys
-        return self.decoder_keys if stage == "decoder" else CHAIN_KEYS[stage]
+        return {"context": self.context_keys, "decoder": self.decoder_keys}.get(stage) or CHAIN_KEYS[stage]
 
     @property
     def uncertainty(self) -> bool:
-        """Whether the Context Synthesizer answers the fourth field ``uncertainty`` (not D.2's)."""
         return UNCERTAINTY_KEY in self.context_keys
 
     def system_file(self, stage: str) -> str:
-        """``<stage>.system.txt``, or ``context_uncertainty.system.txt`` for the four-field context."""
         return "context_uncertainty.system.txt" if stage == "context" and self.uncertainty else f"{stage}.system.txt"
 
     @property
@@ -243,8 +223,8 @@ class Variant:
 
 CODAR = Variant(STAGES)
 
-#: A stage's answer as its system template shows it ([Output]): a line that is one JSON object, its keys
-#: quoted; the checker's lists its breakpoints (``"breakpoint": null | 1 | 2 | 3 | 4``).
+#: A stage's answer line in its system template ([Output]): one JSON object, keys quoted; the checker's
+#: lists its breakpoints (``"breakpoint": null | 1 | 2 | 3 | 4``).
 _ANSWER_LINE = re.compile(r"^\{.*\}$")
 _ANSWER_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)"\s*:')
 _BREAKPOINTS = re.compile(r'"breakpoint"\s*:\s*null((?:\s*\|\s*\d+)*)')
@@ -273,16 +253,14 @@ def _top_level_keys(line: str) -> list[str]:
 
 def answer_line_problem(variant: Variant, stage: str, text: str) -> str | None:
     """Why ``stage``'s system template (``text``) does not fit a run of ``variant``, or None: its answer
-    line ([Output], the last one-JSON-object line) asks for other keys than the run reads, or offers a
-    breakpoint of a stage the run leaves out. A template with no answer line is not checked."""
+    line (the last one-JSON-object line) asks for other keys than the run reads, or offers a breakpoint of
+    a stage the run leaves out. A template with no answer line is not checked."""
     lines = [line.strip() for line in text.splitlines() if _ANSWER_LINE.match(line.strip())]
     if not lines:
         return None
     asked = _top_level_keys(lines[-1])
     wanted = variant.keys(stage)
-    problems = []
-    extra = [k for k in asked if k not in wanted]
-    missing = [k for k in wanted if k not in asked]
+    problems, extra, missing = [], [k for k in asked if k not in wanted], [k for k in wanted if k not in asked]
     if extra:
         problems.append(f"asks for {', '.join(extra)}, which the run's {stage} does not give")
     if missing:
@@ -345,8 +323,7 @@ def _stages_variant(name: str, stages: Any) -> Variant:
 
 def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The checked settings of CoDAR run ``name`` (``moca.method_options.codar``, an ablation's entry over
-    them), defaults filled, with ``moca.answer`` and ``moca.retrieval``; a bad key is a ConfigError naming
-    it. A setting of a stage the run leaves out has no effect."""
+    them), defaults filled, with ``moca.answer`` and ``moca.retrieval``; a bad key is a ConfigError naming it."""
     kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
     where = f"moca.{kind}.{entry}"
     variant = stage_variant(name, settings)
@@ -404,9 +381,7 @@ INPUT_BLOCKS = (
     "in_decoded",
     "candidate_sets",
 )
-#: The placeholders CoDAR's templates are filled with: a stage's prompt values, and the small templates'
-#: own (retry.txt: reason; revision.txt: refine, previous; previous_check.txt: previous; invalid_tuple.txt:
-#: problems).
+#: The placeholders of CoDAR's templates: a stage's prompt values and the small templates' own.
 CODAR_PLACEHOLDERS = frozenset(
     {
         "modality_name",
@@ -431,7 +406,6 @@ CODAR_PLACEHOLDERS = frozenset(
 )
 
 
-# ---- by method ---------------------------------------------------------------------------------------
 def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The checked settings of a direct run: ``prompt_additions`` (default none) and ``moca.answer``."""
     kind, entry = settings_sources(name)[0]
@@ -446,14 +420,14 @@ def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class MethodHooks:
     """A method class's ``check_settings`` (None: the schema's closed list of keys is its check) and
-    ``reads`` (the benchmark-wide blocks its runs read), as params loading needs them."""
+    ``reads`` (the benchmark-wide blocks its runs read)."""
 
     check: Callable[[str, dict[str, Any]], Any] | None = None
     reads: frozenset[str] = frozenset()
 
 
-#: Each MoCA method class's hooks by registered name, declared here so loading params imports no method
-#: code (tests/moca/schema/test_methods.py holds them to the classes).
+#: Each MoCA method class's hooks, declared here so loading params imports no method code (a test holds
+#: them to the classes).
 HOOKS: dict[str, MethodHooks] = {
     "codar": MethodHooks(codar_settings, frozenset({"retrieval"})),
     "direct": MethodHooks(direct_settings),
