@@ -18,34 +18,13 @@ from socialbench.media.encode import EncodeSettings, encode_rgb_frames
 from socialbench.media.synth import band_height, draw_index
 from socialbench.moca.schema.taxonomy import Taxonomy
 
-PEOPLE = [
-    "the speaker",
-    "the manager",
-    "the new colleague",
-    "the customer",
-    "the teacher",
-    "the student",
-    "the mother",
-    "the older brother",
-    "the landlord",
-    "the tenant",
-    "the politician",
-    "the journalist",
-    "the team captain",
-    "the referee",
-    "the online commenter",
-    "the meme author",
-    "the neighbour",
-    "the doctor",
-    "the patient",
-    "the best friend",
-    "the partner",
-    "the audience",
-    "the company",
-    "the government",
-    "the fans of the rival team",
-    "the coworkers",
-]
+PEOPLE = (
+    "the speaker, the manager, the new colleague, the customer, the teacher, the student, the mother, "
+    "the older brother, the landlord, the tenant, the politician, the journalist, the team captain, "
+    "the referee, the online commenter, the meme author, the neighbour, the doctor, the patient, "
+    "the best friend, the partner, the audience, the company, the government, the fans of the rival team, "
+    "the coworkers"
+).split(", ")
 
 # Cue phrases per label: the text carries an indirect cue of its label, so a content-aware model
 # can beat the chance and prior rows while the task stays non-trivial.

@@ -35,16 +35,11 @@ from socialbench.results.tracking import open_tracking_store, sqlite_store_path
 
 STAGE = "preprocess"
 #: Removal reasons of this stage, in step order (the count table's columns).
-REASONS = (
-    "empty_text",
-    "markup_only",
-    "link_only",
-    "system_artifact",
-    "invalid_link",
-    "missing_media",
-    "corrupted_media",
-    "exact_duplicate",
-    "near_duplicate",
+REASONS = tuple(
+    (
+        "empty_text markup_only link_only system_artifact invalid_link missing_media corrupted_media "
+        "exact_duplicate near_duplicate"
+    ).split()
 )
 #: Flags on kept records (counted in the table too).
 FLAGS = ("media_missing", "media_remote", "shares_media_with", "shares_text_with")
@@ -52,25 +47,11 @@ FLAGS = ("media_missing", "media_remote", "shares_media_with", "shares_text_with
 #: How much lower than near_duplicate_threshold the LSH proposes candidate pairs.
 LSH_SLACK = 0.3
 
-DEFAULT_PLACEHOLDERS = (
-    "<user>",
-    "<url>",
-    "<num>",
-    "<number>",
-    "<hashtag>",
-    "<email>",
-    "<phone>",
-    "<money>",
-    "<date>",
-    "<time>",
-    "<percent>",
-    "<mention>",
-    "[deleted]",
-    "[removed]",
-    "[link]",
-    "[url]",
-    "[image]",
-    "[video]",
+DEFAULT_PLACEHOLDERS = tuple(
+    (
+        "<user> <url> <num> <number> <hashtag> <email> <phone> <money> <date> <time> <percent> <mention> "
+        "[deleted] [removed] [link] [url] [image] [video]"
+    ).split()
 )
 
 

@@ -17,33 +17,16 @@ from socialbench.core.errors import ConfigError
 from socialbench.moca.dataset.preprocess import FilterResult, known_keys, removal
 
 STAGE = "unimodal"
-REASONS = (
-    "text_too_short",
-    "text_too_long",
-    "text_not_language",
-    "explicit_cue",
-    "text_restates_image",
-    "image_too_small",
-    "video_too_short",
-    "video_too_long",
+REASONS = tuple(
+    (
+        "text_too_short text_too_long text_not_language explicit_cue text_restates_image image_too_small "
+        "video_too_short video_too_long"
+    ).split()
 )
 FLAGS = ("visual_unchecked",)
 
-DEFAULT_CUES = (
-    "#sarcasm",
-    "#sarcastic",
-    "#irony",
-    "#ironic",
-    "#not",
-    "#jk",
-    "#joke",
-    "#joking",
-    "#kidding",
-    "#satire",
-    "#sarcasmo",
-    "/s",
-    "/sarcasm",
-    "/j",
+DEFAULT_CUES = tuple(
+    "#sarcasm #sarcastic #irony #ironic #not #jk #joke #joking #kidding #satire #sarcasmo /s /sarcasm /j".split()
 )
 
 # Function words left out of the restatement overlap (they say nothing about what is depicted).

@@ -18,22 +18,11 @@ from socialbench.core.io import first_bad_line, is_number, read_jsonl_lines
 from socialbench.moca.schema.normalize import normalize
 from socialbench.moca.schema.taxonomy import Taxonomy
 
-FIELDS = (
-    "id",
-    "source",
-    "modality",
-    "text",
-    "transcript",
-    "media",
-    "scenario",
-    "domain",
-    "culture",
-    "subject_options",
-    "target_options",
-    "subject",
-    "target",
-    "mechanism",
-    "label",
+FIELDS = tuple(
+    (
+        "id source modality text transcript media scenario domain culture subject_options target_options "
+        "subject target mechanism label"
+    ).split()
 )
 MODALITIES = ("image_text", "video_text")
 N_OPTIONS = 4

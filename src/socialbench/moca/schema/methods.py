@@ -369,17 +369,11 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
 
 
 #: The placeholders of CoDAR's input blocks (each on a line of its own; an empty block drops its line).
-INPUT_BLOCKS = (
-    "in_text",
-    "in_perception",
-    "in_social_query",
-    "in_evidence",
-    "in_social_context",
-    "in_conflict",
-    "in_the_conflict",
-    "in_slots",
-    "in_decoded",
-    "candidate_sets",
+INPUT_BLOCKS = tuple(
+    (
+        "in_text in_perception in_social_query in_evidence in_social_context in_conflict in_the_conflict "
+        "in_slots in_decoded candidate_sets"
+    ).split()
 )
 #: The placeholders of CoDAR's templates: a stage's prompt values and the small templates' own.
 CODAR_PLACEHOLDERS = frozenset(

@@ -12,17 +12,7 @@ from socialbench.moca.dataset.sources.base import Source, SourceOptions, validat
 
 #: Every source module, in the order section 4.1 names them (video first, then image-text, then the
 #: supplementary collected data).
-SOURCE_NAMES = (
-    "mustard",
-    "mintrec",
-    "redcaps",
-    "mmsd2",
-    "hateful_memes",
-    "multimet",
-    "memecap",
-    "instagram",
-    "supplementary",
-)
+SOURCE_NAMES = tuple("mustard mintrec redcaps mmsd2 hateful_memes multimet memecap instagram supplementary".split())
 
 
 #: The sources, in the one registry type (``core.plugins.Registry``): each module's ``SOURCE``, imported

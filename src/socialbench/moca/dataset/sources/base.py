@@ -33,20 +33,10 @@ MODALITIES = ("image_text", "video_text")
 MANIFEST = ".manifest.json"
 
 #: The normalized candidate record every source yields (one JSON object per line in the pool).
-CANDIDATE_FIELDS = (
-    "id",
-    "source",
-    "split",
-    "modality",
-    "text",
-    "speaker",
-    "context",
-    "media",
-    "media_urls",
-    "image_description",
-    "source_labels",
-    "metadata",
-    "origin",
+CANDIDATE_FIELDS = tuple(
+    (
+        "id source split modality text speaker context media media_urls image_description source_labels metadata origin"
+    ).split()
 )
 
 
