@@ -1,8 +1,6 @@
-"""Dataset statistics of a MoCA benchmark in the style of the paper's Table 1, Table 11 and Figure 3.
-
-``compute`` is pure; the renderers return Markdown, CSV, LaTeX or PNG bytes. Categories follow the
-taxonomy's order, empty ones included; percentages are rounded half-up to two decimals. The PNG
-carries no timestamp or software tag: the same instances give the same bytes."""
+"""Dataset statistics of a MoCA benchmark in the style of the paper's Table 1, Table 11 and Figure 3:
+``compute`` is pure, the renderers return Markdown, CSV, LaTeX or PNG bytes (the same instances give the
+same bytes). Categories follow the taxonomy's order, empty ones included."""
 
 from __future__ import annotations
 

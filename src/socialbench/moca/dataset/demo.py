@@ -1,6 +1,5 @@
-"""Deterministic generator of a small MoCA-format demo benchmark (the pipeline's embedded raw source):
-Pillow images and bit-exact ffmpeg clips whose frames carry their index (socialbench.media.synth), so
-tests can check which frames a sampler took. The same seed gives byte-identical files."""
+"""Deterministic generator of a small MoCA-format demo benchmark: Pillow images and bit-exact ffmpeg clips
+whose frames carry their index (socialbench.media.synth). The same seed gives byte-identical files."""
 
 from __future__ import annotations
 

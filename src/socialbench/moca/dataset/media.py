@@ -1,7 +1,6 @@
-"""MoCA media step: sampled frames (``moca.frames`` uniform, temporal order) for every video-text
-instance, through the frame cache; image-text records pass through. An instance with unusable media is
-kept without frames, marked ``media_error`` and listed in the media report (``on_error: skip``; scored
-invalid, so N never shrinks), or stops the run (``on_error: fail``). Dropping belongs to ``prepare``."""
+"""MoCA media step: sampled frames for every video-text instance, through the frame cache. An instance
+with unusable media is kept without frames, marked ``media_error`` and listed in the media report
+(``on_error: skip``; scored invalid, so N never shrinks), or stops the run (``on_error: fail``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Filtering raw MoCA instances into the processed set. Besides the records themselves, the only
-things read are the media files: each must exist, and each image of an image-text instance must be
-an image Pillow can open and verify (clips are decoded later, by the media stage)."""
+"""Filtering raw MoCA instances into the processed set. Besides the records, only media files are read:
+each must exist, and an image-text instance's images must decode (clips are decoded by the media stage)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,13 @@
-"""Preprocessing of the MoCA candidate pool (appendix B.1): remove invalid links, markup, system
-artifacts, corrupted media and duplicate candidates, keeping emojis and hashtags. Every candidate is
-kept (cleaned) or goes to the filter report with the step and reason that removed it. Steps, in order:
+"""Preprocessing of the MoCA candidate pool (appendix B.1): every candidate is kept (cleaned) or goes to
+the filter report with the step and reason that removed it. Steps, in order:
 
-1. text cleaning, recorded in ``edits`` (a text left empty is removed with the emptying step's reason):
-   Unicode repair (``ftfy``, plus MacRoman apostrophes), markup, links, system artifacts (placeholders
-   such as ``<user>``, Reddit's ``[deleted]``), whitespace; context lines alike.
-2. media: a local file is decoded (Pillow; clips: ffprobe) and hashed (sha256, images also a phash):
-   ``corrupted_media``, ``missing_media`` (or kept with a flag) and ``invalid_link`` for a bad URL.
-3. duplicates: texts (with their context) equal after normalisation (``exact_duplicate``) or with a
-   shingle Jaccard of at least ``near_duplicate_threshold`` (``near_duplicate``; MinHash LSH proposes,
-   the exact Jaccard decides), unless both media were decoded and differ (sha256 and phash distance).
-   The first in pool order is kept; shared media or text among kept ones is only flagged: Hateful
-   Memes' benign confounders reuse an image on purpose."""
+1. text cleaning (``edits``): Unicode repair, markup, links, system artifacts, whitespace; context alike.
+2. media: a local file is decoded and hashed (images also a phash): ``corrupted_media``,
+   ``missing_media`` (or kept with a flag) and ``invalid_link`` for a bad URL.
+3. duplicates: texts with context equal after normalisation (``exact_duplicate``) or of shingle Jaccard
+   >= ``near_duplicate_threshold`` (``near_duplicate``), unless both media were decoded and differ. The
+   first in pool order is kept; shared media or text among kept ones is only flagged (Hateful Memes'
+   benign confounders reuse an image on purpose)."""
 
 from __future__ import annotations
 

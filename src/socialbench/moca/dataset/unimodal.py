@@ -1,9 +1,8 @@
 """Unimodal consistency filtering (appendix B.1.1 gives only the heading; the definition is ours:
 docs/moca-sources.md). A candidate passes when each modality on its own is usable and neither alone
-states the social meaning: the text is natural language of ``text_min_words`` to ``text_max_words``
-words, names no explicit cue (``#sarcasm``: why MMSD2.0 removed them) and does not restate the image
-description; the image and clip meet their size and length bounds (undecoded media is flagged
-``visual_unchecked``). The first check that fails removes the record."""
+states the social meaning: the text has ``text_min_words`` to ``text_max_words`` words of natural language,
+names no explicit cue (``#sarcasm``) and does not restate the image description; image and clip meet their
+size and length bounds. The first check that fails removes the record."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """MoCA's per-instance outcomes (pure): what ``socialbench score`` writes beside each score file, one
-JSON line per instance, so the tables never score the predictions again. A row: ``id``, ``group``
-(the scenario), ``correct`` (per field, by ``scoring.field_matches``), ``invalid``, ``answer`` and
-``format``."""
+JSON line per instance (``id``, ``group``, ``correct``, ``invalid``, ``answer``, ``format``), so the
+tables never score the predictions again."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Parsing a model's raw answer into the four MoCA fields (pure). Strict by default: one JSON object
-(D.1: "Return only a strict JSON object"); ``code_fence="tolerate"`` removes one enclosing fence. Every
-field is resolved on its own (section 3.3 scores per field): a bad one becomes None with its reason in
-``field_errors``. Extra keys are dropped or, with ``extra_keys="invalid"``, a format failure."""
+"""Parsing a model's raw answer into the four MoCA fields (pure): one strict JSON object (D.1), each
+field resolved on its own (section 3.3 scores per field), under params ``moca.answer``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """Prompt building blocks for MoCA's methods (appendix D) and the slot protocol: subject and target
-candidates are shown as slot ids subject0..3 / target0..3, shuffled per instance under a seed, and mapped
-back before scoring. Media that cannot be shown is answered without a call (:func:`media_error_answer`,
-scored invalid), so an evaluation never shrinks N."""
+candidates are shown as slot ids subject0..3 / target0..3, shuffled per instance under a seed."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """CoDAR's retrieval step (MoCA 5.2, D.2 Stage 2): the entities the social query routes to ``web_search``
-or ``hybrid`` are looked up with the retriever params ``moca.retrieval`` selects; ``model_prior`` ones
-never are. One search per looked-up entity and question, through the request cache; the Context
-Synthesizer gets the passages, each once, in query order. With ``none`` nothing is retrieved (never an
-invented result). The only I/O is the retriever's own."""
+or ``hybrid`` are looked up, one search per entity and question through the request cache, with the
+retriever params ``moca.retrieval`` select; with ``none`` nothing is retrieved (never an invented result)."""
 
 from __future__ import annotations
 

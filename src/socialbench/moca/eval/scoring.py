@@ -1,7 +1,6 @@
-"""MoCA scoring exactly as section 3.3 (pure). Per scenario, over the same N_s instances (no
-prediction: all incorrect): Acc per field, Dyad, Faith, Holis, c_sem_dyad = Holis / Dyad and
-invalid_rate, as percentages with two decimals, with ``n`` and ``media_errors`` (failed media, kept in
-N and scored invalid). Bad input raises ``DataError`` naming the file, record and field."""
+"""MoCA scoring exactly as section 3.3 (pure): per scenario, over the same N_s instances (no prediction:
+all incorrect), Acc per field, Dyad, Faith, Holis, c_sem_dyad and invalid_rate as percentages with two
+decimals, with ``n`` and ``media_errors``. Bad input raises ``DataError`` naming file, record and field."""
 
 from __future__ import annotations
 

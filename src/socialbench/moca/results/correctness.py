@@ -1,6 +1,5 @@
-"""Per-instance correctness of every table cell (the input of the intervals and paired tests), from each
-run's outcomes, which ``socialbench score`` wrote beside its score file by the scorer's own functions
-(``moca.eval.outcomes``); and :class:`RunSummary`, all the tables keep of one run's outcomes."""
+"""Per-instance correctness of every table cell (for the intervals and paired tests), from each run's
+outcomes (``moca.eval.outcomes``); and :class:`RunSummary`, all the tables keep of one run."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The paper's figures from the tables' numbers (matplotlib, Agg; pure: data in, bytes out): Figure 6/7
-style metric bars with 95% intervals against the human reference, and Figure 9 style gain profiles.
-Which rows each draws is ``paper_figures``'. The same numbers give the same PNG and PDF bytes (default
-style, no timestamp or software version)."""
+"""The paper's figures from the tables' numbers (matplotlib, Agg; pure): Figure 6/7 style metric bars
+with 95% intervals against the human reference, and Figure 9 style gain profiles. The same numbers
+give the same PNG and PDF bytes."""
 
 from __future__ import annotations
 

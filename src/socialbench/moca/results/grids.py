@@ -1,6 +1,5 @@
-"""The paper's Tables 5-7 and every companion (95% intervals, Figure 9's means) as tables of the shared
-model (``socialbench.results.tables``): leading key columns (the first one groups rows), then number cells
-(``Num``), MoCA's symbols in its text (:func:`moca_text`)."""
+"""Tables 5-7 and their companions in the shared table model (``socialbench.results.tables``): key
+columns (the first groups rows), then ``Num`` cells, MoCA's symbols in its text (:func:`moca_text`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The paper's Figures 6, 7 and 9 from ``PaperTables``: which rows each figure draws (params
-``moca.tables``: ``figure6``, ``figure7``, ``backbones``) and the numbers behind each as CSV, and
-Figure 9's means as a table. Pure; the drawing is ``socialbench.moca.results.figures``."""
+"""The paper's Figures 6, 7 and 9 from ``PaperTables``: which rows each draws (params ``moca.tables``)
+and the numbers behind each as CSV. Pure; the drawing is ``socialbench.moca.results.figures``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """MoCA's answer-stability table (beyond the paper; params ``moca.robustness``;
-docs/decisions/answer-stability.md): per run asked again, Holis under each of the K option orders, the
-circular accuracy (right under every order), the answers' agreement and the order-0 to circular gap,
-with 95% intervals. Correctness comes from the scorer's own outcome rows, as in Tables 2-4."""
+docs/decisions/answer-stability.md): per run asked again under K option orders, Holis under each, the
+circular accuracy, the answers' agreement and the gap, with 95% intervals."""
 
 from __future__ import annotations
 

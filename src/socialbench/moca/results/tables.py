@@ -1,6 +1,5 @@
-"""Result tables per scenario, as the paper's Tables 2-4 (Lab, Subj, Tgt, Mech, Dyad, Faith, Holis by
-model category), in the shared table model, rendered as Markdown, CSV and LaTeX. Pure. The other
-tables have a module each; decisions: docs/decisions/moca-tables.md."""
+"""Result tables per scenario, as the paper's Tables 2-4, in the shared table model (Markdown, CSV,
+LaTeX). Pure; decisions: docs/decisions/moca-tables.md."""
 
 from __future__ import annotations
 

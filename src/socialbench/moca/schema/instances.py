@@ -1,6 +1,5 @@
 """The MoCA instance schema (pandera) and a reader naming the file, record and field at fault. Gold
-fields are compared after the scorer's normalization (section 3.3), so a gold ``"Mock"`` is the label
-``mock``; :func:`canonical_gold` stores the taxonomy's spelling."""
+fields are compared after the scorer's normalization (:func:`canonical_gold` stores the taxonomy's spelling)."""
 
 from __future__ import annotations
 

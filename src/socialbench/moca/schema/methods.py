@@ -378,24 +378,10 @@ INPUT_BLOCKS = tuple(
 #: The placeholders of CoDAR's templates: a stage's prompt values and the small templates' own.
 CODAR_PLACEHOLDERS = frozenset(
     {
-        "modality_name",
-        "text",
-        "visual",
-        "audio",
-        "scenario",
-        "scenario_question",
-        "scenario_line",
-        "boundary_line",
-        "mechanism_options",
-        "label_options",
-        "subject_slot_ids",
-        "target_slot_ids",
-        "revision",
+        *"modality_name text visual audio scenario scenario_question scenario_line boundary_line".split(),
+        *"mechanism_options label_options subject_slot_ids target_slot_ids revision".split(),
         *INPUT_BLOCKS,
-        "reason",
-        "refine",
-        "previous",
-        "problems",
+        *"reason refine previous problems".split(),
     }
 )
 

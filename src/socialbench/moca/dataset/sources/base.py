@@ -1,10 +1,7 @@
-"""What every MoCA raw source is: where its files officially live, how to get them, and the normalized
-candidate record it yields. A source module defines ``SOURCE``, a :class:`Source` (its ``files``, with
-URL and sha256 where public, ``manual`` steps where not, and ``read(root, options)``).
-
-:func:`acquire` fetches a source in one of three modes: ``download`` (verified, atomic), ``mirror``
-(copied and verified from a local folder), ``manual`` (nothing fetched), and writes
-``<root>/.manifest.json``, what the pipeline tracks."""
+"""What every MoCA raw source is: a source module defines ``SOURCE``, a :class:`Source` (its ``files``,
+with URL and sha256 where public, ``manual`` steps where not, and ``read(root, options)`` yielding
+normalized candidate records). :func:`acquire` fetches a source (``download``, ``mirror`` or ``manual``)
+and writes ``<root>/.manifest.json``, what the pipeline tracks."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Reading raw source files so that every problem names the file, the record and the field: bytes not
-in the declared encoding, truncated or malformed JSON (which record it stops in), tables with missing
-columns or bad rows each get a one-line :class:`DataError`. ``read_text`` is the only I/O."""
+"""Reading raw source files so that every problem (bad encoding, truncated or malformed JSON, bad table
+columns or rows) is a one-line :class:`DataError` naming the file, the record and the field."""
 
 from __future__ import annotations
 
