@@ -136,9 +136,8 @@ class MocaBenchmark(Benchmark):
         return (*super().run_needs(section, run), *self.INSTANCE_NEEDS)
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
-        """Core's checks, and each run's method settings as the method reads them (its ``check_settings``
-        hook, declared in ``moca.schema.methods.HOOKS`` so loading params imports no method code), without
-        making a retriever or reading any file."""
+        """Core's checks, and each run's method settings as its ``check_settings`` hook (declared in
+        ``moca.schema.methods.HOOKS``) reads them, without making a retriever or reading any file."""
         from socialbench.core.errors import ConfigError
         from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
@@ -169,10 +168,8 @@ class MocaBenchmark(Benchmark):
         return problems
 
     def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
-        """Each template file a CoDAR run reads (``checked``: its settings as CoDAR checks them), rendered with
-        dummy values, and each stage's system template held to what the run reads of that stage
-        (``answer_line_problem``): a missing one, an unknown placeholder or one written for other stages fails
-        here, naming the run's key, not at its first call."""
+        """Each template file a CoDAR run reads, rendered with dummy values, and each stage's system
+        template held to what the run reads of that stage (``answer_line_problem``), naming the run's key."""
         from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
         from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, answer_line_problem

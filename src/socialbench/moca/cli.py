@@ -78,9 +78,8 @@ def frames(
         " output for the cache",
     ),
 ) -> None:
-    """Add sampled frames (path, sha256, index, timestamp) to MoCA video-text instances.
-
-    Bad media is skipped or stops the run (media.on_error) and is always listed in the media report."""
+    """Add sampled frames to MoCA video-text instances; bad media is skipped or stops the run (media.on_error)
+    and is always listed in the media report."""
     from socialbench.core.config import load_params
     from socialbench.core.io import read_jsonl, write_jsonl
     from socialbench.core.paths import MediaRoots, check_io
@@ -174,9 +173,8 @@ def _source_options(
 
 
 def _filter(stage: str, inputs: list[Path], out: Path, report: Path, counts: tuple, params, mlflow: bool, how) -> None:
-    """A filter stage (``how``: its Params class, filter function, reasons, flags and title): check the
-    paths, filter the pool, write kept and removed records and the count tables (Markdown, CSV, JSON, each
-    optional), and log the counts to MLflow with ``mlflow``."""
+    """A filter stage (``how``: its Params class, filter function, reasons, flags and title): filter the
+    pool, write kept and removed records and the optional count tables, and with ``mlflow`` log the counts."""
     from socialbench.core.io import write_json, write_jsonl, write_text_atomic
     from socialbench.core.paths import check_io
     from socialbench.moca.dataset.preprocess import count_table, counts_csv, counts_markdown

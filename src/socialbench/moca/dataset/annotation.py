@@ -221,9 +221,8 @@ def reviewed(annotation: Version, review: Mapping[str, str], reviewer: str, wher
 def find_disputes(
     versions: Mapping[str, Sequence[Version]], evidence_rejected: Mapping[str, bool], tax: Taxonomy
 ) -> dict[str, list[str]]:
-    """Per candidate, what is disputed: pairwise structural disagreements between the first version
-    and each other (``<field>``, ``direction_reversed``), invalid choices of any version
-    (``invalid:<field>``), a discard proposal, evidence the reviewer found unsupported."""
+    """Per candidate, what is disputed: structural disagreements between the first version and each
+    other, invalid choices (``invalid:<field>``), a discard proposal, evidence found unsupported."""
     out: dict[str, list[str]] = {}
     for cid, vs in versions.items():
         found: list[str] = []
@@ -475,9 +474,8 @@ class BuildResult:
 
 
 def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: Taxonomy) -> BuildResult:
-    """The final instances (sorted by id) and, for every other candidate of the pool, why it is not
-    in the benchmark: ``not_annotated``, ``unresolved_dispute``, ``rejected`` (arbiter),
-    ``discarded`` (a discard proposal the arbiter did not overturn), ``final_validation``."""
+    """The final instances (sorted by id) and, for every other candidate, why it is not in the benchmark:
+    ``not_annotated``, ``unresolved_dispute``, ``rejected``, ``discarded`` or ``final_validation``."""
     versions = versions_of(returned)
     disputes = find_disputes(versions, returned.evidence_rejected, tax)
     instances, report = [], []

@@ -165,17 +165,9 @@ def figure_png(stats: Mapping[str, Any], dpi: int = 150) -> bytes:
                 outer.append(r["count"])
                 outer_colors.append(cmap(0.25 + 0.5 * j / max(1, len(labs))))
                 outer_labels.append(f"{r['label']} ({_fmt(r['percent_of_scenario'])}%)")
-        ax.pie(
-            outer,
-            radius=1.0,
-            colors=outer_colors,
-            labels=outer_labels,
-            labeldistance=1.05,
-            textprops={"fontsize": 6},
-            wedgeprops={"width": 0.3, "edgecolor": "white"},
-            startangle=90,
-            counterclock=False,
-        )
+        ring = {"wedgeprops": {"width": 0.3, "edgecolor": "white"}, "startangle": 90, "counterclock": False}
+        small = {"fontsize": 6}
+        ax.pie(outer, radius=1.0, colors=outer_colors, labels=outer_labels, labeldistance=1.05, textprops=small, **ring)
         ax.pie(
             [s["count"] for s in scen],
             radius=0.7,
@@ -183,9 +175,7 @@ def figure_png(stats: Mapping[str, Any], dpi: int = 150) -> bytes:
             labels=[f"{s['name'].title()}\n{_fmt(s['percent'])}%" for s in scen],
             labeldistance=0.55,
             textprops={"fontsize": 9, "ha": "center"},
-            wedgeprops={"width": 0.3, "edgecolor": "white"},
-            startangle=90,
-            counterclock=False,
+            **ring,
         )
         ax.set_title(f"Scenarios and labels (N = {stats['instances']})")
     buf = io.BytesIO()

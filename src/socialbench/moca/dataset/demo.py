@@ -109,9 +109,8 @@ def domain_tag(rng: random.Random) -> str:
 
 
 def scenario_plan(counts: tuple[tuple[str, int], ...]) -> list[str]:
-    """The scenario of each test instance for ``counts`` ((scenario, n), ...): interleaved, so any
-    prefix of the split keeps about the same proportions (pure). The k-th instance of a scenario with
-    n instances sits at (k + 0.5) / n of the split; ties go in the order of ``counts``."""
+    """The scenario of each test instance for ``counts`` ((scenario, n), ...), interleaved so any prefix
+    keeps about the same proportions: the k-th of n sits at (k + 0.5) / n, ties in ``counts`` order."""
     slots = [((k + 0.5) / n, i, s) for i, (s, n) in enumerate(counts) for k in range(n)]
     return [s for _, _, s in sorted(slots)]
 

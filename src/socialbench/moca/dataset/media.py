@@ -39,9 +39,8 @@ def attach_frames(
     on_error: str = "skip",
     root: str | Path = ".",
 ) -> list[dict[str, Any]]:
-    """Every record, in input order: video-text ones with ``frames`` added, or, when their media
-    failed, with ``media_error`` (the problem; each recorded in ``report``). With
-    ``on_error="fail"`` the first failure is recorded and raised."""
+    """Every record, in input order: video-text ones with ``frames``, or with ``media_error`` when their
+    media failed (recorded in ``report``); with ``on_error="fail"`` the first failure is raised."""
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
     counts = report.split(split)

@@ -343,9 +343,8 @@ def find_duplicates(
 
 
 def shared_media_groups(media: Sequence[Sequence[Mapping[str, Any]] | None], max_distance: int) -> dict[int, list[int]]:
-    """For each record, the other records with identical (sha256) or perceptually near (pHash within
-    ``max_distance`` bits) media. Near images are found by banding: two 64-bit hashes within d bits
-    agree exactly on at least one of d + 1 bands (pigeonhole), so only band collisions are compared."""
+    """For each record, the others with identical (sha256) or near (pHash within ``max_distance`` bits)
+    media; by pigeonhole two hashes within d bits agree on one of d + 1 bands, so only band collisions are compared."""
     out: dict[int, set[int]] = {}
     by_sha: dict[tuple[str, ...], list[int]] = {}
     bands: dict[tuple[int, str], list[int]] = {}

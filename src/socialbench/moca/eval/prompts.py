@@ -32,9 +32,8 @@ class MediaUnavailable(InstanceInputError):
 
 
 def slot_maps(instance: dict[str, Any], seed: int, order: int = 0) -> dict[str, dict[str, str]]:
-    """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic.
-    ``order`` k (docs/decisions/answer-stability.md) rotates each shuffled list by k places, so over n
-    orders every candidate is shown in every slot once; 0 is the paper's draw."""
+    """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic;
+    ``order`` k rotates each shuffled list by k places (docs/decisions/answer-stability.md)."""
     rng = random.Random(f"{seed}:{instance['id']}:slots")
     maps = {}
     for role in ("subject", "target"):
@@ -129,9 +128,8 @@ def _image_part(path: str) -> ImagePart:
 
 
 def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
-    """Images of an image-text instance, or the sampled frames of a video-text one; none for a text-only
-    model. Failed media is :class:`MediaUnavailable` (a model never silently sees less); a video without
-    frames was not through the media stage (an InstanceInputError)."""
+    """Images of an image-text instance, or the sampled frames of a video-text one (none for a text-only
+    model); failed media is :class:`MediaUnavailable`, a video without frames an InstanceInputError."""
     if spec.modalities is not None and not spec.modalities:
         return []
     if instance.get("media_error"):
@@ -270,9 +268,8 @@ def build_direct_request(
     order: Order = Order(),
     additions: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[Request, dict[str, dict[str, str]]]:
-    """The D.1 direct-inference request for one instance and its slot maps (``templates``: system, user).
-    Temperature 0; JSON mode with free values (an invalid value is scored as the paper scores it), or
-    with ``constrained`` the answer schema's enums (guided decoding, a variant)."""
+    """The D.1 request for one instance and its slot maps (``templates``: system, user): temperature 0,
+    JSON mode with free values, or with ``constrained`` the answer schema's enums (a variant)."""
     scenario = instance["scenario"]
     maps = slot_maps(instance, seed, order.index)
     images = visual_parts(instance, spec)

@@ -164,8 +164,7 @@ def matched(
     instances_source: str = "the instances",
 ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, bool], bool]]:
     """Per instance, in order: (gold, its record or None, c_{i,k} of each field, invalid), the predictions
-    checked by ``check_predictions`` (``source``, ``lines``, ``instances_source`` name them in errors). A
-    record with an error is no answer: every field incorrect, invalid."""
+    checked by ``check_predictions``. A record with an error is no answer: every field incorrect, invalid."""
     by_id = check_predictions(instances, predictions, source, lines, instances_source)
     out = []
     for gold in instances:

@@ -96,9 +96,8 @@ def _checker(obj: dict[str, Any], breakpoints: tuple[int, ...]) -> dict[str, Any
 def read_stage(
     stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The structure of an intermediate stage's or the checker's answer (under params ``moca.answer``) and
-    what the reading did (``fence_removed``, ``ignored_keys``, the query's ``unknown_routes``); else a
-    StageOutputError saying why."""
+    """An intermediate stage's or the checker's answer read under params ``moca.answer``, and notes
+    (``fence_removed``, ``ignored_keys``, ``unknown_routes``); else a StageOutputError saying why."""
     if stage == "decoder":
         raise ValueError("the decoder's answer is read by moca.eval.parsing.read_answer, as the direct answer")
     if text is None:

@@ -54,9 +54,8 @@ def table5_other_backbones(paper: PaperTables) -> tuple[Table, Table]:
 def ablation_grids(
     paper: PaperTables, backbones: list[str], name: str, title: str, no_rows: str | None = None, lead: str | None = None
 ) -> tuple[Table, Table]:
-    """The ablation grid of ``backbones`` (each variant against full CoDAR on the same backbone) and
-    its intervals; ``name`` the file stem, ``title`` the heading; ``no_rows``: the note without backbones
-    (else one naming the runs to add), ``lead``: a first note."""
+    """The ablation grid of ``backbones`` (each variant against full CoDAR on the same backbone) and its
+    intervals; ``no_rows``: the note without backbones, ``lead``: a first note."""
     cols = ["Scenario", "Backbone", "Variant", HEADER["atomic"], "Dyad", "Faith", "Holis"]
     heading = title.split(":")[0] if title.startswith("Table") else title
     rows, ci_rows, notes = [], [], [lead] if lead else []

@@ -42,9 +42,8 @@ def checked_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]
 
 
 def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
-    """One run's outcome rows reduced to what the tables read: the correctness matrices {scenario: (N_s,
-    5)} in FIELDS order and invalid, the answer counts and the resolved answers' codes. A bad row is a
-    DataError naming ``source``."""
+    """One run's outcome rows reduced to what the tables read: correctness matrices {scenario: (N_s, 5)},
+    answer counts and the resolved answers' codes. A bad row is a DataError naming ``source``."""
     import numpy as np
 
     checked_rows(rows, source)

@@ -20,6 +20,8 @@ GAIN_METRICS = ("dyad", "faith", "holis")
 #: Figure 6d's metric (the paper: Holistic Alignment across the scenarios).
 FIG6D_METRIC = "holis"
 DATA_COLUMNS = ["bar", "value", "low", "high", "scenario", "metric", "model"]
+#: Figures 6 and 7's metrics: the columns of Tables 2-4, by heading and by key.
+HEADS, KEYS = [head for head, _ in COLUMNS], [key for _, key in COLUMNS]
 
 
 # ---- rows drawn ------------------------------------------------------------------------------------
@@ -70,33 +72,35 @@ def figure6(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, 
     """Figures 6a-c (one per scenario) and 6d, and the rows of fig6.csv."""
     out: dict[str, str | bytes] = {}
     rows: list[dict[str, Any]] = []
-    metrics = [head for head, _ in COLUMNS]
-    keys = [key for _, key in COLUMNS]
     groups = figure6_groups(paper)
     declared = bool(paper.settings.figure6)
     missing = _not_run(paper, [m for _, ms in groups for m in ms], "moca.tables.figure6") if declared else None
     no_human = None if paper.human else "no human reference: name the human model in moca.tables.human"
     for s in paper.scenarios:
         panels = [
-            (g, [bar(paper, m, s, keys) for m in ms if s in paper.scores.get((m, DIRECT), {})]) for g, ms in groups
+            (g, [bar(paper, m, s, KEYS) for m in ms if s in paper.scores.get((m, DIRECT), {})]) for g, ms in groups
         ]
         human = human_reference(paper, [s])
         n = next((sc[s]["n"] for sc in paper.scores.values() if s in sc), None)
         if declared:
             title = s.capitalize() + (f" (N = {n})" if n else "")
-            drawn = figures.metric_panels(title, metrics, panels, human, _notes(no_human, missing))
+            drawn = figures.metric_panels(title, HEADS, panels, human, _notes(no_human, missing))
         else:  # one panel: the figure as before params named groups
-            drawn = figures.metric_comparison(s, metrics, panels[0][1], human, n, no_human)
+            drawn = figures.metric_comparison(s, HEADS, panels[0][1], human, n, no_human)
         for ext, data in drawn.items():
             out[f"figures/fig6_{s}.{ext}"] = data
         for _, bars in panels:
             for b in bars:
-                rows += _data_rows(b, s, metrics, "value", "model")
+                rows += _data_rows(b, s, HEADS, "value", "model")
         if human:
-            rows += _data_rows(human, s, metrics, "value", "model")
+            rows += _data_rows(human, s, HEADS, "value", "model")
     # 6d: the same models' Holis across the scenarios (the paper: the gap is widest in Stance)
     names = [s.capitalize() for s in paper.scenarios]
-    panels = [(g or "", [{"label": m, **_across(paper, m)} for m in ms if paper.has(m, DIRECT)]) for g, ms in groups]
+
+    def across(m: str) -> dict[str, Any]:  # a model's direct Holis in each scenario, with the intervals
+        return {"label": m, **_with_intervals([paper.cell(m, DIRECT, s, FIG6D_METRIC) for s in paper.scenarios])}
+
+    panels = [(g or "", [across(m) for m in ms if paper.has(m, DIRECT)]) for g, ms in groups]
     human = human_reference(paper, paper.scenarios, FIG6D_METRIC) if paper.scenarios else None
     title = f"{HEADER[FIG6D_METRIC]} across the scenarios"
     note = _notes(no_human, missing, None if paper.scenarios else "no scores")
@@ -105,18 +109,11 @@ def figure6(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, 
     return out, rows
 
 
-def _across(paper: PaperTables, model: str) -> dict[str, Any]:
-    """A model's Figure 6d values: its direct row's Holis in each scenario with the intervals."""
-    return _with_intervals([paper.cell(model, DIRECT, s, FIG6D_METRIC) for s in paper.scenarios])
-
-
 def figure7(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, Any]]]:
     """Figure 7: params' models in params' scenario, seven metrics, with the human reference."""
     s = paper.settings.figure7_scenario
-    metrics = [head for head, _ in COLUMNS]
-    keys = [key for _, key in COLUMNS]
     models = list(paper.settings.figure7)
-    bars = [bar(paper, m, s, keys) for m in models if s in paper.scores.get((m, DIRECT), {})]
+    bars = [bar(paper, m, s, KEYS) for m in models if s in paper.scores.get((m, DIRECT), {})]
     human = human_reference(paper, [s])
     n = next((sc[s]["n"] for sc in paper.scores.values() if s in sc), None)
     note = _notes(
@@ -124,9 +121,9 @@ def figure7(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, 
         _not_run(paper, models, "moca.tables.figure7.models"),
     )
     out = {
-        f"figures/fig7.{ext}": data for ext, data in figures.metric_comparison(s, metrics, bars, human, n, note).items()
+        f"figures/fig7.{ext}": data for ext, data in figures.metric_comparison(s, HEADS, bars, human, n, note).items()
     }
-    rows = [r for b in bars + ([human] if human else []) for r in _data_rows(b, s, metrics, "value", "model")]
+    rows = [r for b in bars + ([human] if human else []) for r in _data_rows(b, s, HEADS, "value", "model")]
     return out, rows
 
 
@@ -209,13 +206,8 @@ def _data_rows(b: dict[str, Any], scenario: str, metrics: Sequence[str], value_k
 
 def paper_figures(paper: PaperTables) -> dict[str, Any]:
     """Figures 6a-d, 7 and 9 with their data and Figure 9's means (``figures.output_files`` lists them)."""
-    out: dict[str, Any] = {}
-    fig6, rows6 = figure6(paper)
-    fig7, rows7 = figure7(paper)
-    fig9, rows9 = figure9(paper)
-    out.update(fig6)
-    out.update(fig7)
-    out.update(fig9)
+    (fig6, rows6), (fig7, rows7), (fig9, rows9) = figure6(paper), figure7(paper), figure9(paper)
+    out: dict[str, Any] = {**fig6, **fig7, **fig9}
     out["figures/fig6.csv"] = figures.data_csv(rows6, DATA_COLUMNS)
     out["figures/fig7.csv"] = figures.data_csv(rows7, DATA_COLUMNS)
     out["figures/fig9.csv"] = figures.data_csv(rows9, ["bar", "gain", "low", "high", "scenario", "metric", "backbone"])

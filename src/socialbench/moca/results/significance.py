@@ -122,24 +122,14 @@ def tests_csv(comparisons: list[Comparison]) -> str:
     for c in comparisons:
         if c.p is not None:
             sizes[holm_family(c)] = sizes.get(holm_family(c), 0) + 1
-    rows = [
-        [
-            c.table,
-            c.scenario,
-            *c.a,
-            *c.b,
-            c.metric,
-            *(SIGNED.csv(v) for v in (c.delta, c.low, c.high)),
-            c.test,
-            "" if c.a_only is None else c.a_only,
-            "" if c.b_only is None else c.b_only,
-            "" if c.p is None else f"{c.p:.6g}",
-            "" if c.p_holm is None else f"{c.p_holm:.6g}",
-            int(c.significant),
-            c.resamples,
-            holm_family(c) if c.p is not None else "",
-            sizes.get(holm_family(c), 0) if c.p is not None else "",
-        ]
-        for c in sorted(comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b))
-    ]
+
+    def blank(v, fmt=lambda x: x):
+        return "" if v is None else fmt(v)
+
+    rows = []
+    for c in sorted(comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b)):
+        rows.append([c.table, c.scenario, *c.a, *c.b, c.metric, *(SIGNED.csv(v) for v in (c.delta, c.low, c.high))])
+        rows[-1] += [c.test, blank(c.a_only), blank(c.b_only), *(blank(p, "{:.6g}".format) for p in (c.p, c.p_holm))]
+        family = (holm_family(c), sizes.get(holm_family(c), 0)) if c.p is not None else ("", "")
+        rows[-1] += [int(c.significant), c.resamples, *family]
     return csv_text(columns, rows)

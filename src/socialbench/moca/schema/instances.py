@@ -44,33 +44,22 @@ def _is_str_list(n: int | None = None):
 
 
 def instance_schema(taxonomy: Taxonomy) -> pa.DataFrameSchema:
-    scenarios = list(taxonomy.scenarios)
+    def listed(n: int | None, error: str) -> pa.Column:
+        return pa.Column(object, pa.Check(_is_str_list(n), element_wise=True, error=error))
+
     nonempty = pa.Check.str_length(min_value=1)
-    return pa.DataFrameSchema(
-        {
-            "id": pa.Column(str, nonempty, unique=True),
-            "source": pa.Column(str, nonempty),
-            "modality": pa.Column(str, pa.Check.isin(MODALITIES)),
-            "text": pa.Column(str),
-            "transcript": pa.Column(str, nullable=True),
-            "media": pa.Column(object, pa.Check(_is_str_list(), element_wise=True, error="a non-empty list of paths")),
-            "scenario": pa.Column(str, pa.Check.isin(scenarios)),
-            "domain": pa.Column(str, nonempty),
-            "culture": pa.Column(str, nonempty),
-            "subject_options": pa.Column(
-                object, pa.Check(_is_str_list(N_OPTIONS), element_wise=True, error=f"a list of {N_OPTIONS} strings")
-            ),
-            "target_options": pa.Column(
-                object, pa.Check(_is_str_list(N_OPTIONS), element_wise=True, error=f"a list of {N_OPTIONS} strings")
-            ),
-            "subject": pa.Column(str, nonempty),
-            "target": pa.Column(str, nonempty),
-            "mechanism": pa.Column(str, nonempty),
-            "label": pa.Column(str, nonempty),
-        },
-        strict=False,
-        coerce=False,
+    columns = {f: pa.Column(str, nonempty) for f in FIELDS}  # the fields below replaced in place
+    columns.update(
+        id=pa.Column(str, nonempty, unique=True),
+        modality=pa.Column(str, pa.Check.isin(MODALITIES)),
+        text=pa.Column(str),
+        transcript=pa.Column(str, nullable=True),
+        media=listed(None, "a non-empty list of paths"),
+        scenario=pa.Column(str, pa.Check.isin(list(taxonomy.scenarios))),
+        subject_options=listed(N_OPTIONS, f"a list of {N_OPTIONS} strings"),
+        target_options=listed(N_OPTIONS, f"a list of {N_OPTIONS} strings"),
     )
+    return pa.DataFrameSchema(columns, strict=False, coerce=False)
 
 
 def _one_of(values: Sequence[str]) -> str:

@@ -78,9 +78,8 @@ def _json_error(
 
 
 def json_records(text: str, source: str, container: str) -> Iterator[tuple[str | int, Any]]:
-    """The top-level records of a JSON document, one at a time: ``(index, value)`` for an array
-    (``container='array'``), ``(key, value)`` for an object (``container='object'``). Parsing record
-    by record (``json.JSONDecoder.raw_decode``) lets an error say which record is cut or broken."""
+    """The top-level records of a JSON array (``(index, value)``) or object (``(key, value)``), parsed
+    one at a time (``raw_decode``) so that an error says which record is cut or broken."""
     decoder = json.JSONDecoder()
     open_, close = ("[", "]") if container == "array" else ("{", "}")
     i = _skip_ws(text, 0)

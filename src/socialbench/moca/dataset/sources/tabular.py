@@ -26,9 +26,8 @@ def column_map(name: str, defaults: Mapping[str, str], override: Mapping[str, st
 
 
 def media_file(root: Path, value: str, source: str = "", record: str | None = None, field: str | None = None) -> Path:
-    """The media path a cell names, relative to the root (refused when it leads out of it:
-    :func:`~socialbench.core.paths.resolve_inside`); a name without a suffix (some Instagram copies
-    list ``img/insta123``) is the first existing image file with that stem, else ``.jpg``."""
+    """The media path a cell names, inside the root (:func:`~socialbench.core.paths.resolve_inside`); a
+    name without a suffix (``img/insta123``) is the first existing image with that stem, else ``.jpg``."""
     p = resolve_inside(root, value, source or str(root), record=record, field=field, what="media path")
     if p.suffix:
         return p

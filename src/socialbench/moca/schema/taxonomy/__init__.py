@@ -121,9 +121,8 @@ def _names(data: dict[str, Any], key: str, path: str) -> tuple[str, ...]:
 
 
 def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
-    """Accepts the built-in layout (``scenarios: {s: {labels, mechanisms}}``) or the override layout
-    ``{labels: {scenario: [...]}, mechanisms: {scenario: [...]}}``. A wrong shape is a DataError
-    naming the file and the field."""
+    """The built-in layout (``scenarios: {s: {labels, mechanisms}}``) or the override layout ``{labels:
+    {scenario: [...]}, mechanisms: {...}}``; a wrong shape is a DataError naming file and field."""
     if not isinstance(data, dict):
         why = f"the top level must be a mapping (scenarios, or labels and mechanisms), got {_type(data)}"
         raise DataError(path, why)
