@@ -22,6 +22,8 @@ app = typer.Typer(
     help="MoCA's own stages: frames (sampled frames of video-text instances).",
 )
 Opt = typer.Option
+#: What every record of a candidate pool has.
+POOL_FIELDS = ("id", "source", "modality", "text", "media")
 
 
 @app.callback()
@@ -31,13 +33,6 @@ def _group() -> None:
 
 def _logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-
-
-def _settings(params: Path):
-    from socialbench.core.config import load_params
-    from socialbench.media.settings import MediaSettings
-
-    return MediaSettings.from_params(load_params(params))
 
 
 def check_media_roots(records: list[dict], roots, source: Path) -> None:
@@ -86,28 +81,27 @@ def frames(
     from socialbench.media.cache import FrameCache
     from socialbench.media.errors import MediaError
     from socialbench.media.report import MediaReport
+    from socialbench.media.settings import MediaSettings
     from socialbench.moca.dataset.media import KEPT, attach_frames, moca_sampling
 
     _logging()
     if len(inputs) != len(outputs):
         raise SocialbenchError(f"{len(inputs)} --input but {len(outputs)} --output: give one output per input")
-    check_io(
-        {"--input": inputs, "--params": params},
-        {
-            "--output": outputs,
-            "--report": report,
-            "--report-md": report_md,
-            "--index": index,
-            "--frames-dir": frames_dir,
-        },
-        folders=("--frames-dir",),
-    )
-    settings = _settings(params)
-    roots = MediaRoots.from_params(load_params(params), root)
+    outs = {
+        "--output": outputs,
+        "--report": report,
+        "--report-md": report_md,
+        "--index": index,
+        "--frames-dir": frames_dir,
+    }
+    check_io({"--input": inputs, "--params": params}, outs, folders=("--frames-dir",))
+    p = load_params(params)
+    settings = MediaSettings.from_params(p)
+    roots = MediaRoots.from_params(p, root)
     policy = on_error or settings.on_error
     if policy not in ("skip", "fail"):
         raise SocialbenchError(f"--on-error must be skip or fail, got {policy!r}")
-    sampling = moca_sampling(settings, load_params(params)["moca"]["frames"])
+    sampling = moca_sampling(settings, p["moca"]["frames"])
     cache = FrameCache(frames_dir)
     rep = MediaReport(settings={"on_error": policy, **{f"sampling.{k}": v for k, v in sampling.key().items()}})
     results = []
@@ -161,14 +155,8 @@ def _source_options(
 
     get_source(name)  # an unknown name is an error before params are read
     raw = dict(_moca_section(params).get("sources", {}).get(name) or {})
-    for key, value in (
-        ("mode", mode),
-        ("mirror", str(mirror) if mirror else None),
-        ("media", media),
-        ("splits", splits or None),
-    ):
-        if value is not None:
-            raw[key] = value
+    given = {"mode": mode, "mirror": str(mirror) if mirror else None, "media": media, "splits": splits or None}
+    raw.update({k: v for k, v in given.items() if v is not None})
     return SourceOptions.from_mapping(name, raw)
 
 
@@ -181,10 +169,8 @@ def _filter(stage: str, inputs: list[Path], out: Path, report: Path, counts: tup
 
     params_cls, run, reasons, flags, title = how
     md, csv_path, json_path = counts
-    check_io(
-        {"--input": inputs, "--params": params},
-        {"--out": out, "--report": report, "--counts-md": md, "--counts-csv": csv_path, "--counts-json": json_path},
-    )
+    outs = {"--out": out, "--report": report, "--counts-md": md, "--counts-csv": csv_path, "--counts-json": json_path}
+    check_io({"--input": inputs, "--params": params}, outs)
     if stage == "preprocess":
         _logging()
     settings = params_cls.from_mapping(_moca_section(params).get(stage))
@@ -206,13 +192,9 @@ def _filter(stage: str, inputs: list[Path], out: Path, report: Path, counts: tup
     )
 
 
-def _read_pool(
-    paths: list[Path],
-    required: tuple[str, ...] = ("id", "source", "modality", "text", "media"),
-    candidates: bool = False,
-) -> list[dict]:
+def _read_pool(paths: list[Path], candidates: bool = False) -> list[dict]:
     """Records of JSON-lines files in order (pool order decides which duplicate is kept); a duplicate id
-    names both files. ``candidates``: each file must pass the candidate schema, else ``required``."""
+    names both files. ``candidates``: each file must pass the candidate schema, else have POOL_FIELDS."""
     from socialbench.core.errors import DataError
     from socialbench.core.io import read_jsonl
     from socialbench.moca.dataset.sources.base import validate_candidates
@@ -223,7 +205,7 @@ def _read_pool(
         if candidates:
             validate_candidates(records, str(path))
         for n, rec in enumerate(records, 1):
-            missing = [f for f in required if f not in rec]
+            missing = [f for f in POOL_FIELDS if f not in rec]
             if missing:
                 raise DataError(str(path), "missing", record=str(rec.get("id", f"record {n}")), field=missing[0])
             rid = rec.get("id")
@@ -389,30 +371,19 @@ def annotate_export(
 
     from socialbench.core.io import write_text_atomic
     from socialbench.core.paths import check_io, resolve_inside
-    from socialbench.moca.dataset.annotation import (
-        ANNOTATOR_COLUMNS,
-        annotator_sheets,
-        assign,
-        codebook,
-        codebook_markdown,
-        to_csv,
-    )
+    from socialbench.moca.dataset import annotation as ann
 
     check_io({"--pool": pool, "--taxonomy": taxonomy}, {"--out-dir": out_dir}, folders=("--out-dir",))
     sheets = {who: resolve_inside(out_dir / "sheets", f"{who}.csv", "--annotator", what="sheet") for who in annotator}
     tax = _taxonomy(taxonomy)
     records = _read_pool([pool])
-    assignment = assign([r["id"] for r in records], annotator, per_item, seed)
-    write_text_atomic(out_dir / "codebook.md", codebook_markdown(tax))
-    write_text_atomic(out_dir / "codebook.json", json.dumps(codebook(tax), indent=2, ensure_ascii=False) + "\n")
-    write_text_atomic(
-        out_dir / "assignment.csv",
-        to_csv(
-            ("id", "annotators"), [{"id": cid, "annotators": "|".join(who)} for cid, who in sorted(assignment.items())]
-        ),
-    )
-    for who, rows in sorted(annotator_sheets(records, assignment).items()):
-        write_text_atomic(sheets[who], to_csv(ANNOTATOR_COLUMNS, rows))
+    assignment = ann.assign([r["id"] for r in records], annotator, per_item, seed)
+    write_text_atomic(out_dir / "codebook.md", ann.codebook_markdown(tax))
+    write_text_atomic(out_dir / "codebook.json", json.dumps(ann.codebook(tax), indent=2, ensure_ascii=False) + "\n")
+    assigned = [{"id": cid, "annotators": "|".join(who)} for cid, who in sorted(assignment.items())]
+    write_text_atomic(out_dir / "assignment.csv", ann.to_csv(("id", "annotators"), assigned))
+    for who, rows in sorted(ann.annotator_sheets(records, assignment).items()):
+        write_text_atomic(sheets[who], ann.to_csv(ann.ANNOTATOR_COLUMNS, rows))
     typer.echo(
         f"moca annotate export: {len(records)} candidate(s) x {per_item} to {len(annotator)} annotator(s) in {out_dir}"
     )
@@ -437,10 +408,8 @@ def annotate_review(
     sheets = review_sheets(records, returned, reviewer, seed)
     for who, rows in sorted(sheets.items()):
         write_text_atomic(sheet_of[who], to_csv(REVIEW_COLUMNS, rows))
-    typer.echo(
-        f"moca annotate review: {sum(len(r) for r in sheets.values())}"
-        f" annotation(s) to {len(sheets)} reviewer(s) in {out_dir}"
-    )
+    n = sum(len(r) for r in sheets.values())
+    typer.echo(f"moca annotate review: {n} annotation(s) to {len(sheets)} reviewer(s) in {out_dir}")
 
 
 @annotate_app.command("arbitration")
@@ -481,16 +450,8 @@ def annotate_build(
     from socialbench.core.paths import check_io
     from socialbench.moca.dataset.annotation import build_benchmark
 
-    check_io(
-        {
-            "--pool": pool,
-            "--annotations": annotations,
-            "--reviews": reviews,
-            "--arbitration": arbitration,
-            "--taxonomy": taxonomy,
-        },
-        {"--out": out, "--report": report, "--agreement": agreement},
-    )
+    sheets = {"--pool": pool, "--annotations": annotations, "--reviews": reviews, "--arbitration": arbitration}
+    check_io({**sheets, "--taxonomy": taxonomy}, {"--out": out, "--report": report, "--agreement": agreement})
     records, returned = _returned(pool, annotations, reviews, arbitration)
     result = build_benchmark(records, returned, _taxonomy(taxonomy))
     write_jsonl(out, result.instances)
