@@ -83,19 +83,10 @@ class DemoConfig:
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> DemoConfig:
         d = params["moca"]["demo"]
-        return cls(
-            seed=int(params["seed"]),
-            n_test=d["n_test"],
-            n_dev=d["n_dev"],
-            video_fraction=d["video_fraction"],
-            image_size=d["image_size"],
-            video_seconds=d["video_seconds"],
-            video_fps=d["video_fps"],
-            video_size=tuple(d["video_size"]),
-            faults=d["faults"],
-            scenario_counts=tuple(d["scenario_counts"].items()) if d.get("scenario_counts") else None,
-            n_video=d.get("n_video"),
-        )
+        plain = {k: d[k] for k in ("n_test", "n_dev", "video_fraction", "image_size", "video_seconds", "video_fps")}
+        counts = tuple(d["scenario_counts"].items()) if d.get("scenario_counts") else None
+        extra = {"video_size": tuple(d["video_size"]), "faults": d["faults"], "n_video": d.get("n_video")}
+        return cls(int(params["seed"]), **plain, **extra, scenario_counts=counts)
 
 
 def _weighted(rng: random.Random, names: list[str]) -> str:

@@ -37,6 +37,8 @@ REASONS = tuple(
         "exact_duplicate near_duplicate"
     ).split()
 )
+#: What a text removed for being only markup, a link or a system artifact was.
+EMPTIED = {"markup_only": "markup", "link_only": "a link", "system_artifact": "a system artifact"}
 #: Flags on kept records (counted in the table too).
 FLAGS = ("media_missing", "media_remote", "shares_media_with", "shares_text_with")
 
@@ -402,14 +404,9 @@ def preprocess(
     for rec in records:
         cleaned = clean_text(rec["text"], params.placeholders)
         if not cleaned.text:
-            what = {
-                "empty_text": "the text is empty",
-                "markup_only": "the text was only markup",
-                "link_only": "the text was only a link",
-                "system_artifact": "the text was only a system artifact",
-            }
             reason = cleaned.emptied_by or "empty_text"
-            result.removed.append(removal(rec, STAGE, reason, f"{what[reason]}: {rec['text'][:120]!r}"))
+            what = "the text is empty" if reason == "empty_text" else f"the text was only {EMPTIED[reason]}"
+            result.removed.append(removal(rec, STAGE, reason, f"{what}: {rec['text'][:120]!r}"))
             continue
         new = dict(rec)
         edits = list(cleaned.edits)
@@ -438,16 +435,9 @@ def preprocess(
     dups = {d.index: d for d in find_duplicates([signature_text(r) for r in survivors], media, params)}
     kept_idx = [i for i in range(len(survivors)) if i not in dups]
     for i, d in dups.items():
-        rec = survivors[i]
-        result.removed.append(
-            removal(
-                rec,
-                STAGE,
-                d.reason,
-                f"duplicate of {survivors[d.of]['id']} (text similarity {d.similarity}, media {d.media})",
-                duplicate_of=survivors[d.of]["id"],
-            )
-        )
+        of = survivors[d.of]["id"]
+        detail = f"duplicate of {of} (text similarity {d.similarity}, media {d.media})"
+        result.removed.append(removal(survivors[i], STAGE, d.reason, detail, duplicate_of=of))
     # Flags among the kept: shared media (different text, else it would be a duplicate) and shared text.
     kept_media = [media[i] for i in kept_idx]
     for pos, others in shared_media_groups(kept_media, params.phash_max_distance).items():
@@ -472,9 +462,7 @@ def count_table(
 ) -> list[dict[str, Any]]:
     """One row per source (sorted) and a ``total`` row: pool size, removed per reason, kept, and
     flagged kept records. Raises if a record is neither kept nor removed (nothing may vanish)."""
-    pool_ids: dict[str, str] = {}
-    for r in pool:
-        pool_ids[r["id"]] = r["source"]
+    pool_ids = {r["id"]: r["source"] for r in pool}
     kept_ids = [r["id"] for r in result.kept]
     removed_ids = [e["id"] for e in result.removed]
     accounted = kept_ids + removed_ids
