@@ -49,7 +49,6 @@ from socialbench.moca.schema.methods import (
     CODAR,
     INPUT_BLOCKS,
     INTERMEDIATE_STAGES,
-    Variant,
     codar_settings,
     stage_variant,
 )
