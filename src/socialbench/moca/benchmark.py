@@ -4,7 +4,6 @@ class, and commands that need no pandas or taxonomy should not pay for them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -239,21 +238,11 @@ class MocaBenchmark(Benchmark):
         }
 
     # ---- scoring, tables, provenance -------------------------------------------------------------
-    def score(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> dict[str, Any]:
+    # score and outcomes: ``where`` (source, lines, instances_source) names the files in errors
+    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any) -> dict[str, Any]:
         from socialbench.moca.eval.scoring import score
 
-        labels, mechanisms = self.taxonomy.as_sets()
-        return score(
-            instances, predictions, labels, mechanisms, source=source, lines=lines, instances_source=instances_source
-        )
+        return score(instances, predictions, *self.taxonomy.as_sets(), **{"instances_source": "instances", **where})
 
     def unpredicted(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[str]:
         from socialbench.moca.eval.scoring import unpredicted
@@ -267,22 +256,12 @@ class MocaBenchmark(Benchmark):
 
     tables_per_instance = True
 
-    def outcomes(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> list[dict[str, Any]]:
+    def outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any) -> list[dict]:
         """Per instance, each field's correctness, invalid, the resolved answer and its format flags."""
         from socialbench.moca.eval.outcomes import outcome_rows
 
-        labels, mechanisms = self.taxonomy.as_sets()
-        return outcome_rows(
-            instances, predictions, labels, mechanisms, source=source, lines=lines, instances_source=instances_source
-        )
+        where = {"instances_source": "instances", **where}
+        return outcome_rows(instances, predictions, *self.taxonomy.as_sets(), **where)
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
         """Per scenario the correctness matrix and answer counts; per instance the resolved answer's code."""

@@ -4,7 +4,6 @@ tables never score the predictions again."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from socialbench.moca.eval.scoring import FIELDS, matched
@@ -42,16 +41,8 @@ def format_flags(record: dict[str, Any] | None) -> dict[str, bool]:
 FORMAT_FLAGS = tuple(format_flags(None))
 
 
-def outcome_rows(
-    instances: list[dict[str, Any]],
-    predictions: list[dict[str, Any]],
-    labels: dict[str, list[str]],
-    mechanisms: dict[str, list[str]],
-    source: str = "predictions",
-    lines: Sequence[int] | None = None,
-    instances_source: str = "the instances",
-) -> list[dict[str, Any]]:
-    """Each instance's outcome row, in the instances' order, from ``scoring.matched``."""
+def outcome_rows(instances: list[dict], predictions: list[dict], labels: dict, mechanisms: dict, **where: Any) -> list:
+    """Each instance's outcome row, in the instances' order, from ``scoring.matched`` (``where``: its file names)."""
     return [
         {
             "id": gold["id"],
@@ -61,7 +52,5 @@ def outcome_rows(
             "answer": resolved(pred),
             "format": format_flags(pred),
         }
-        for gold, pred, matches, invalid in matched(
-            instances, predictions, labels, mechanisms, source, lines, instances_source
-        )
+        for gold, pred, matches, invalid in matched(instances, predictions, labels, mechanisms, **where)
     ]

@@ -133,21 +133,12 @@ def unpredicted(instances: list[dict[str, Any]], predictions: list[dict[str, Any
     return [g["id"] for g in instances if g["id"] not in ids]
 
 
-def score(
-    instances: list[dict[str, Any]],
-    predictions: list[dict[str, Any]],
-    labels: dict[str, list[str]],
-    mechanisms: dict[str, list[str]],
-    source: str = "predictions",
-    lines: Sequence[int] | None = None,
-    instances_source: str = "the instances",
-) -> dict[str, dict[str, Any]]:
-    """{scenario: metrics} over all instances, predictions matched by ``id`` (:func:`matched`)."""
+def score(instances: list[dict], predictions: list[dict], labels: dict, mechanisms: dict, **where: Any) -> dict:
+    """{scenario: metrics} over all instances, predictions matched by ``id`` (:func:`matched`, which ``where``
+    names the files for: source, lines, instances_source)."""
     rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
     media: dict[str, int] = {}
-    for gold, pred, matches, invalid in matched(
-        instances, predictions, labels, mechanisms, source, lines, instances_source
-    ):
+    for gold, pred, matches, invalid in matched(instances, predictions, labels, mechanisms, **where):
         s = gold["scenario"]
         rows.setdefault(s, []).append((matches, invalid))
         media[s] = media.get(s, 0) + media_failed(gold, pred)
