@@ -4,6 +4,7 @@ give the same PNG and PDF bytes."""
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Sequence
 from typing import Any
@@ -31,14 +32,20 @@ def _save(fig) -> dict[str, bytes]:
     return out
 
 
-def _render(draw, *args: Any) -> dict[str, bytes]:
-    """Draw under matplotlib's default style (a user's matplotlibrc must not change the bytes)."""
-    import matplotlib
-    import matplotlib.style
+def _rendered(draw):
+    """A figure function returning its PNG and PDF bytes, drawn under matplotlib's default style (a user's
+    matplotlibrc must not change the bytes)."""
 
-    with matplotlib.rc_context(), matplotlib.style.context("default"):
-        matplotlib.rcParams.update({"svg.hashsalt": "socialbench", "pdf.compression": 6, "font.size": 8})
-        return _save(draw(*args))
+    @functools.wraps(draw)
+    def render(*args: Any, **kwargs: Any) -> dict[str, bytes]:
+        import matplotlib
+        import matplotlib.style
+
+        with matplotlib.rc_context(), matplotlib.style.context("default"):
+            matplotlib.rcParams.update({"svg.hashsalt": "socialbench", "pdf.compression": 6, "font.size": 8})
+            return _save(draw(*args, **kwargs))
+
+    return render
 
 
 def _errors(values: Sequence[float | None], lows: Sequence[float | None], highs: Sequence[float | None]):
@@ -50,31 +57,6 @@ def _errors(values: Sequence[float | None], lows: Sequence[float | None], highs:
 
 def _nan(values: Sequence[float | None]) -> list[float]:
     return [float("nan") if v is None else float(v) for v in values]
-
-
-def metric_comparison(
-    scenario: str,
-    metrics: Sequence[str],
-    bars: list[dict[str, Any]],
-    human: dict[str, Any] | None,
-    n: int | None = None,
-    note: str | None = None,
-) -> dict[str, bytes]:
-    """Figure 6 style for one scenario: ``bars`` ({label, values, lows?, highs?} over ``metrics``),
-    the ``human`` reference ({label, values}) as a black line over each metric's group."""
-    return _render(_draw_metric_comparison, scenario, list(metrics), bars, human, n, note)
-
-
-def metric_panels(
-    title: str,
-    metrics: Sequence[str],
-    panels: list[tuple[str, list[dict[str, Any]]]],
-    human: dict[str, Any] | None,
-    note: str | None = None,
-) -> dict[str, bytes]:
-    """Figure 6 with one panel per group of baselines (the paper: open-weight, proprietary) on one scale,
-    each with the human reference; Figure 6d is this over the scenarios (``metrics``)."""
-    return _render(_draw_metric_panels, title, list(metrics), panels, human, note)
 
 
 def _bars(ax, metrics, bars, first_colour: int = 0) -> None:
@@ -110,7 +92,17 @@ def _draw_bars(ax, metrics, bars, human, first_colour: int = 0) -> None:
     ax.set_ylim(0, 102)  # a human line at 100 stays visible
 
 
-def _draw_metric_comparison(scenario, metrics, bars, human, n, note):
+@_rendered
+def metric_comparison(
+    scenario: str,
+    metrics: Sequence[str],
+    bars: list[dict[str, Any]],
+    human: dict[str, Any] | None,
+    n: int | None = None,
+    note: str | None = None,
+):
+    """Figure 6 style for one scenario: ``bars`` ({label, values, lows?, highs?} over ``metrics``),
+    the ``human`` reference ({label, values}) as a black line over each metric's group."""
     fig = _figure(7.2, 3.4)
     ax = fig.add_subplot()
     _draw_bars(ax, metrics, bars, human)
@@ -122,7 +114,16 @@ def _draw_metric_comparison(scenario, metrics, bars, human, n, note):
     return fig
 
 
-def _draw_metric_panels(title, metrics, panels, human, note):
+@_rendered
+def metric_panels(
+    title: str,
+    metrics: Sequence[str],
+    panels: list[tuple[str, list[dict[str, Any]]]],
+    human: dict[str, Any] | None,
+    note: str | None = None,
+):
+    """Figure 6 with one panel per group of baselines (the paper: open-weight, proprietary) on one scale,
+    each with the human reference; Figure 6d is this over the scenarios (``metrics``)."""
     fig = _figure(7.2 if len(panels) < 3 else 3.6 * len(panels), 3.6)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
     first = 0
@@ -144,24 +145,22 @@ def _mark_undefined(ax, x: Sequence[float], values: Sequence[float | None]) -> N
             ax.text(xi, 0.5, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
 
 
-def gain_profiles(
-    panels: list[tuple[str, list[dict[str, Any]]]],
-    metrics: Sequence[str],
-    note: str | None = None,
-    means: list[list[float | None]] | None = None,
-) -> dict[str, bytes]:
-    """Figure 9 style: one panel per scenario, each backbone's gain as bars, their mean as a black diamond
-    (``means``: the numbers the tables write; None: the plain mean of the bars)."""
-    return _render(_draw_gain_profiles, panels, list(metrics), note, means)
-
-
 def _any_nonzero(bars: list[dict[str, Any]], means: Sequence[float | None]) -> bool:
     """Whether anything a gain panel draws (bars, their intervals, the means) is away from zero."""
     drawn = [*means, *(v for b in bars for k in ("values", "lows", "highs") for v in b.get(k) or [])]
     return any(v for v in drawn if v is not None)
 
 
-def _draw_gain_profiles(panels, metrics, note, given_means):
+@_rendered
+def gain_profiles(
+    panels: list[tuple[str, list[dict[str, Any]]]],
+    metrics: Sequence[str],
+    note: str | None = None,
+    means: list[list[float | None]] | None = None,
+):
+    """Figure 9 style: one panel per scenario, each backbone's gain as bars, their mean as a black diamond
+    (``means``: the numbers the tables write; None: the plain mean of the bars)."""
+    given_means = means
     fig = _figure(7.2, 2.8)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
     for p, (ax, (scenario, bars)) in enumerate(zip(axes, panels)):
