@@ -13,16 +13,14 @@ from socialbench.core.run_name import RunName
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
-    """The unweighted mean of a metric over the scenarios, 2 decimals half-up; None when a scenario's value
-    is undefined (a mean of fewer scenarios would not compare across models)."""
+    """The unweighted mean of a metric over the scenarios; None when a scenario's value is undefined."""
     from socialbench.results.numbers import mean
 
     return mean(sc.get(metric) for sc in scores.values())
 
 
 def tables_5_to_7(paper: Any) -> tuple[dict[str, Any], list[Any]]:
-    """Tables 5-7 (md, csv, tex, ci.md, ci.csv), tests.csv and answers.csv of a ``PaperTables``; and
-    the tables themselves, for all.md. Here, where the modules of the paper's tables meet."""
+    """Tables 5-7's files, tests.csv and answers.csv of a ``PaperTables``, and the tables for all.md."""
     from socialbench.moca.results.ablations import table5, table5_other_backbones
     from socialbench.moca.results.answers import answers_csv
     from socialbench.moca.results.completion import table7
@@ -276,8 +274,7 @@ class MocaBenchmark(Benchmark):
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Tables 2-4 per scenario, Tables 5-7 and Figures 6, 7 and 9; given the instances and the runs'
-        summaries, a 95% bootstrap interval for every cell and paired tests."""
+        """Tables 2-4 per scenario, Tables 5-7 and Figures 6, 7 and 9, with intervals and tests given the summaries."""
         from socialbench.moca.results.correctness import correctness_cells
         from socialbench.moca.results.paper import PaperTables
         from socialbench.moca.results.paper_figures import paper_figures

@@ -36,8 +36,7 @@ def _logging() -> None:
 
 
 def check_media_roots(records: list[dict], roots, source: Path) -> None:
-    """A DataError naming file, instance and field for a media path outside the data folders (or
-    media.allowed_roots), before any frame is taken."""
+    """A DataError naming file, instance and field for a media path outside the allowed folders."""
     from socialbench.core.errors import DataError
 
     for n, rec in enumerate(records, 1):

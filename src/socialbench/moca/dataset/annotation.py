@@ -241,8 +241,7 @@ def find_disputes(
 
 
 def agreement_summary(versions: Mapping[str, Sequence[Version]]) -> dict[str, Any]:
-    """How often independent versions agree, structurally and on the label alone (B.3 contrasts
-    them): per field, the candidates whose versions differ on it."""
+    """How often independent versions agree, structurally and on the label alone (B.3), per field."""
     pairs = structural = label_only = 0
     per_field: dict[str, int] = {}
     for vs in versions.values():
@@ -342,8 +341,7 @@ def _known(cid: str, pool_ids: set[str], path: str, line: int) -> None:
 
 
 def read_annotations(paths: Sequence[str | Path], pool_ids: set[str], into: Returned) -> None:
-    """Each returned annotator sheet's versions into ``into``; errors name the sheet, the row's line and
-    the column. One sheet given twice is refused."""
+    """Each returned annotator sheet's versions into ``into`` (one sheet given twice is refused)."""
     distinct_sheets(("--annotations", p) for p in paths)
     for path in paths:
         for line, row in read_sheet(path, ("id", "annotator") + ANNOTATION_FIELDS):

@@ -94,8 +94,7 @@ def _render(
     align: str,
     notes: Sequence[str] = (),
 ) -> dict[str, str]:
-    """The table in md, csv and tex (socialbench.results.tables): ``right`` value columns; the LaTeX
-    caption is given as LaTeX (it holds the notes there)."""
+    """The table in md, csv and tex (``right`` value columns; the LaTeX caption holds the notes)."""
     block = Block(list(head), [Row(list(r)) for r in rows], keys=len(head) - right, notes=list(notes), align=align)
     table = Table(title, [block], caption=Text(caption, tex=caption), label=label)
     tex = to_latex(Table(title, [replace(block, notes=[])], caption=table.caption, label=label))

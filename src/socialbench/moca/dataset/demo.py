@@ -205,8 +205,7 @@ def encode_video(raw: bytes, path: Path, cfg: DemoConfig) -> None:
 
 
 def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, list[dict[str, Any]]]:
-    """Write ``{out_dir}/{test,dev}.jsonl``, ``{out_dir}/media/*`` and ``{out_dir}/human.jsonl`` (a
-    simulated annotator's answers, :func:`simulated_annotator`); return the records by split."""
+    """Write the test, dev and human (:func:`simulated_annotator`) splits and their media; the records by split."""
     out_dir = Path(out_dir)
     media = out_dir / "media"
     media.mkdir(parents=True, exist_ok=True)
@@ -243,8 +242,7 @@ ANNOTATOR_ERROR = 0.12
 
 
 def simulated_annotator(records: list[dict[str, Any]], cfg: DemoConfig, tax: Taxonomy) -> list[dict[str, Any]]:
-    """The demo's human row (``file`` backend): the gold answer with each field replaced, with probability
-    ANNOTATOR_ERROR, by another valid option, seeded per instance. A pipeline check, not a human baseline."""
+    """The demo's human row: the gold with each field swapped with probability ANNOTATOR_ERROR (not a baseline)."""
     out = []
     for rec in records:
         rng = random.Random(f"{cfg.seed}:human:{rec['id']}")
@@ -264,8 +262,7 @@ def simulated_annotator(records: list[dict[str, Any]], cfg: DemoConfig, tax: Tax
 
 
 def fault_records(media: Path, cfg: DemoConfig, tax: Taxonomy) -> list[dict[str, Any]]:
-    """Two deliberately bad raw instances, so a demo run shows that nothing is dropped silently: a label
-    of another scenario (dropped by prepare into its report) and a truncated clip (listed by the media stage)."""
+    """Two bad raw instances, dropped into reports: a label of another scenario and a truncated clip."""
     bad_label = make_record("test-fault", 0, cfg, tax)
     other = [s for s in tax.scenarios if s != bad_label["scenario"]][0]
     bad_label.update(id="demo-test-fault-label", label=tax.label_names(other)[0], modality="image_text")

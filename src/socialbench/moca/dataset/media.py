@@ -23,8 +23,7 @@ KEPT = "kept as media error"
 
 
 def moca_sampling(settings: MediaSettings, frames: int) -> FrameSampling:
-    """MoCA's frame sampling: ``moca.frames`` frames uniformly in temporal order (MoCA 6.1), at the
-    frame size and format of the ``media:`` section."""
+    """MoCA's frame sampling: ``moca.frames`` frames uniformly in temporal order (MoCA 6.1)."""
     return FrameSampling.uniform(frames, max_side=settings.frame_max_side, image_format=settings.image_format)
 
 

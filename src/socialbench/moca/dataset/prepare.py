@@ -24,8 +24,7 @@ def check_on_invalid(on_invalid: str) -> None:
 
 
 def media_problems(rec: dict[str, Any], media_roots: Any = None) -> list[tuple[str, str]]:
-    """(field, reason) for each media file outside ``media_roots`` (not read), missing, or, for an
-    image-text instance, not a decodable image."""
+    """(field, reason) for each media file outside ``media_roots``, missing, or not a decodable image."""
     problems = []
     for m in rec["media"]:
         path = Path(m)
@@ -102,8 +101,7 @@ def _bad_line_entry(jl: JsonLine, source: str) -> dict[str, Any]:
 def prepare_file(
     path: str | Path, tax: Taxonomy, on_invalid: str = "drop", media_roots: Any = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """:func:`prepare_instances` over a JSON-lines file; a line that is not a JSON object is dropped into
-    the report (on_invalid='drop') or stops the run ('fail'). An empty file is a DataError."""
+    """:func:`prepare_instances` over a JSON-lines file; a line that is no JSON object is dropped or fails."""
     check_on_invalid(on_invalid)
     source = str(path)
     lines = read_jsonl_lines(path)

@@ -153,8 +153,7 @@ def clean_text(text: str, placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS) ->
 
 
 def dedup_key(text: str) -> str:
-    """What two texts must share to be exact duplicates: NFKC, case-folded, punctuation other than
-    ``#`` and ``@`` dropped, whitespace collapsed (emojis stay)."""
+    """What exact duplicates share: NFKC, case-folded, punctuation but ``#@`` dropped, whitespace collapsed."""
     s = unicodedata.normalize("NFKC", text).casefold()
     s = "".join(ch if not unicodedata.category(ch).startswith("P") or ch in "#@" else " " for ch in s)
     return _WS.sub(" ", s).strip()
@@ -169,8 +168,7 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def signature_text(rec: Mapping[str, Any]) -> str:
-    """The text that identifies a candidate for deduplication: its dialogue context, then its text
-    (two identical replies in different conversations are different candidates)."""
+    """The text that identifies a candidate for deduplication: its dialogue context, then its text."""
     return " ".join([c["text"] for c in rec.get("context", [])] + [rec["text"]])
 
 
@@ -234,8 +232,7 @@ def inspect_media(path: Path, modality: str) -> MediaInfo:
 
 
 def check_media(rec: Mapping[str, Any]) -> tuple[list[MediaInfo], list[str], MediaProblem | None]:
-    """(decoded media, flags, problem). Local files are decoded; a missing file falls back to the
-    record's URLs (flag ``media_remote``) or is ``missing_media``."""
+    """(decoded media, flags, problem); a missing file falls back to the record's URLs or is ``missing_media``."""
     infos, flags = [], []
     for url in rec.get("media_urls", []):
         if not is_valid_url(url):
@@ -299,8 +296,7 @@ class Duplicate:
 def find_duplicates(
     texts: Sequence[str], media: Sequence[Sequence[Mapping[str, Any]] | None], params: PreprocessParams
 ) -> list[Duplicate]:
-    """For records in pool order (their signature texts and decoded media), the duplicates: each
-    later record whose text matches an earlier *kept* one and whose media do not tell them apart."""
+    """Each later record whose text matches an earlier *kept* one and whose media do not tell them apart."""
     from datasketch import MinHash, MinHashLSH
 
     keys = [dedup_key(t) for t in texts]
@@ -460,8 +456,7 @@ def preprocess(
 def count_table(
     pool: Iterable[Mapping[str, Any]], result: FilterResult, reasons: Sequence[str], flags: Sequence[str] = FLAGS
 ) -> list[dict[str, Any]]:
-    """One row per source (sorted) and a ``total`` row: pool size, removed per reason, kept, and
-    flagged kept records. Raises if a record is neither kept nor removed (nothing may vanish)."""
+    """Per source and in total: pool, removed per reason, kept and flagged; nothing may vanish."""
     pool_ids = {r["id"]: r["source"] for r in pool}
     kept_ids = [r["id"] for r in result.kept]
     removed_ids = [e["id"] for e in result.removed]
@@ -514,8 +509,7 @@ def log_counts_mlflow(
     experiment: str = "socialbench",
     artifact_root: str = "mlartifacts",
 ) -> str:
-    """Log a count table as one MLflow run (metric ``<source>.<column>``, the stage's settings as
-    params), keyed by its content: the same counts and settings are logged once. Returns the run id."""
+    """Log a count table as one MLflow run, once per content (counts and settings); returns the run id."""
     import os
 
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")

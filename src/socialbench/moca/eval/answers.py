@@ -11,8 +11,7 @@ from socialbench.moca.eval.prompts import Order, answer_format, answer_settings
 
 
 def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Final:
-    """The answer of ``instance`` from exchange ``ex`` under ``method``'s settings. ``error`` is set only
-    when the answer as a whole is unusable; ``format`` says what the answer-format policy did."""
+    """The answer of ``instance`` from exchange ``ex`` under ``method``'s settings (``moca.answer``)."""
     tax = method.benchmark.taxonomy
     options = answer_settings(method.settings)
     order = Order.of(method.settings)

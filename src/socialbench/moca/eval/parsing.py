@@ -53,8 +53,7 @@ def read_answer(
     extra_keys: str = "ignore",
     unscored: tuple[str, ...] = (),
 ) -> ParsedAnswer:
-    """The four fields, each resolved on its own (canonical names; slot ids to option text; None where
-    invalid). ``unscored``: further keys of the contract (CoDAR's substeps), kept, never scored."""
+    """The four fields, each resolved on its own (None where invalid); ``unscored`` keys kept, never scored."""
     if code_fence not in CODE_FENCE:
         raise ValueError(f"code_fence must be one of {CODE_FENCE}, got {code_fence!r}")
     if extra_keys not in EXTRA_KEYS:

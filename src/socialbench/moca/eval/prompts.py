@@ -27,8 +27,7 @@ from socialbench.moca.schema.taxonomy import Taxonomy
 
 
 class MediaUnavailable(InstanceInputError):
-    """The instance's media cannot be shown (``media_error`` set, an image missing or unreadable); methods
-    answer with :func:`media_error_answer`, else the runner stops naming file, record and field."""
+    """The instance's media cannot be shown; methods answer with :func:`media_error_answer`."""
 
 
 def slot_maps(instance: dict[str, Any], seed: int, order: int = 0) -> dict[str, dict[str, str]]:
@@ -81,8 +80,7 @@ class Order:
         return self.index % self.distinct(instance, tax)
 
     def asked_as(self, run: str, instance: dict[str, Any], tax: Taxonomy) -> str:
-        """The run name the instance's requests carry: the run of the order it is shown in (a repeated order
-        is the same request, answered by the request cache)."""
+        """The run name the instance's requests carry: the run of the order it is shown in."""
         return str(RunName.parse(run).with_order(self.shown(instance, tax)))
 
     def record(self, instance: dict[str, Any], tax: Taxonomy) -> dict[str, int] | None:
@@ -151,8 +149,7 @@ def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
 
 
 def options_block(options, with_boundary: bool = True) -> str:
-    """One line per option: ``- <name>: <criterion> Boundary: <boundary>`` (D.1: "Every option is supplied
-    with its decision criterion and boundary rule"), the parts it has."""
+    """One line per option: ``- <name>: <criterion> Boundary: <boundary>`` (D.1), the parts it has."""
     lines = []
     for o in options:
         text = o.criterion
@@ -199,8 +196,7 @@ BOUNDARY_LINE = (
 
 
 def addition_values(tax: Taxonomy, scenario: str, additions: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
-    """The placeholders of the ``prompt_additions`` (``scenario_line``, ``boundary_line``); empty when not
-    asked for, so :func:`render` leaves their lines out."""
+    """The placeholders of the ``prompt_additions``; empty when not asked for, so their lines are left out."""
     unknown = set(additions) - set(PROMPT_ADDITIONS)
     if unknown:
         raise ValueError(f"unknown prompt addition(s) {sorted(unknown)}; known: {', '.join(PROMPT_ADDITIONS)}")
@@ -215,8 +211,7 @@ _LONE = re.compile(r"^\$(?:(\w+)|\{(\w+)\})$")
 
 
 def render(text: str, values: dict[str, str], where: str) -> str:
-    """A template filled in (``string.Template``, every placeholder must have a value); a line holding only
-    an empty placeholder is left out. A ConfigError names the template."""
+    """A template filled in; a line holding only an empty placeholder is left out. A ConfigError names it."""
     lines = []
     for line in text.splitlines(keepends=True):
         m = _LONE.match(line.strip())
@@ -299,8 +294,7 @@ def build_direct_request(
 def media_error_answer(
     instance: dict[str, Any], problem: str, seed: int, order: int = 0, record: dict[str, int] | None = None
 ) -> Final:
-    """The answer of an instance whose media cannot be shown, made without a model call: every field None,
-    ``media_error`` the problem (scored invalid); the slot maps and an order run's ``record`` kept."""
+    """The answer of an instance whose media cannot be shown, made without a call: scored invalid."""
     return Final(
         fields={
             "raw": None,
@@ -323,8 +317,7 @@ REPAIRS = ("retry", "code_fence", "invalid_tuple")
 
 
 def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept: str | None = None) -> dict[str, Any]:
-    """A record's ``format``: retries made, repairs that changed its answer, keys dropped, and (CoDAR) the
-    stage whose failure left the decoder's last tuple as the answer."""
+    """A record's ``format``: retries, repairs, keys dropped, and the stage that left the last tuple kept."""
     unknown = set(repairs) - set(REPAIRS)
     if unknown:
         raise ValueError(f"unknown repair(s) {sorted(unknown)}; known: {', '.join(REPAIRS)}")

@@ -94,8 +94,7 @@ def unread_query(retriever: Retriever | None) -> Retrieval:
 
 
 def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int = 3, cache: Any = None) -> Retrieval:
-    """Run the retrieval step for a parsed social query. A failed search is a :class:`RetrievalError` (the
-    instance's error); ``SearchesStopped`` stops the run, as a ConfigError does."""
+    """The retrieval step for a parsed social query; a failed search is a :class:`RetrievalError`."""
     requested = [{"name": e["name"], "route": e["route"]} for e in social_query["entities"]]
     wanted = [e for e in requested if e["route"] in LOOKED_UP]
     identity = retriever.identity() if retriever is not None else None

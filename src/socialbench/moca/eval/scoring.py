@@ -37,8 +37,7 @@ COUNTS = ("n", "media_errors")
 
 
 def field_matches(gold: dict[str, Any], pred: dict[str, Any] | None, valid: dict[str, set[str]]) -> dict[str, bool]:
-    """c_{i,k} for one instance. A scenario-invalid mechanism/label, or a subject/target outside the
-    instance's options, is incorrect even if it happens to match after normalization."""
+    """c_{i,k} for one instance: a value outside ``valid`` is incorrect even if it matches the gold."""
     out = {}
     for k in FIELDS:
         p = None if pred is None else normalize(pred.get(k))

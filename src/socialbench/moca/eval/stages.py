@@ -140,8 +140,7 @@ def _object(props: dict[str, Any]) -> dict[str, Any]:
 
 
 def stage_schema(stage: str, variant: Variant, direct_schema: dict[str, Any], constrained: bool) -> dict[str, Any]:
-    """A stage's JSON schema: its keys, all required, and their types; with ``constrained`` the allowed
-    values as enums too (the decoder's four fields from ``direct_schema``)."""
+    """A stage's JSON schema, every key required; with ``constrained`` the allowed values as enums too."""
     string = {"type": "string"}
 
     def enum(values: list[Any], base: dict[str, Any]) -> dict[str, Any]:

@@ -254,8 +254,7 @@ class Chain:
         return rid
 
     def shown(self, stage: str) -> frozenset[str]:
-        """The input blocks ``stage`` sees: D.2's [Input] list and the run's ``extra_inputs``; without the
-        conflict stage the decoder sees what Stage 3 would have."""
+        """The input blocks ``stage`` sees: D.2's [Input] list and the run's ``extra_inputs``."""
         out = set(PAPER_INPUTS.get(stage, ()))
         if stage == "decoder" and "conflict" not in self.v.stages:
             out |= {"perception", "social_context"}

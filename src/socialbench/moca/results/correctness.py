@@ -16,8 +16,7 @@ from socialbench.results.stability import answer_codes
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What the tables keep of one run's outcome rows (``MocaBenchmark.run_summary``): a few bytes per
-    instance, so the tables stage's memory does not grow with the number of runs."""
+    """What the tables keep of one run's outcome rows: a few bytes per instance."""
 
     cells: dict[str, Any]  # {scenario: (N_s, 5) bool matrix}: c_{i,k} of FIELDS and invalid, instances' order
     answers: dict[str, dict[str, int]]  # ``answers.answer_counts``: {scenario: counts}
@@ -29,8 +28,7 @@ def _is_answer(v: Any) -> bool:
 
 
 def checked_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
-    """``rows`` when every one holds what the summary reads (``moca.eval.outcomes``); else a DataError
-    naming ``source``, the instance and the field (``correct.label``...)."""
+    """``rows`` when every one holds what the summary reads; else a DataError naming ``source``."""
     for row in rows:
         for k in FIELDS:
             value(row, f"correct.{k}", is_flag, "true or false", source)

@@ -33,8 +33,7 @@ def _save(fig) -> dict[str, bytes]:
 
 
 def _rendered(draw):
-    """A figure function returning its PNG and PDF bytes, drawn under matplotlib's default style (a user's
-    matplotlibrc must not change the bytes)."""
+    """A figure function returning PNG and PDF bytes, drawn under matplotlib's default style."""
 
     @functools.wraps(draw)
     def render(*args: Any, **kwargs: Any) -> dict[str, bytes]:

@@ -42,8 +42,7 @@ def grid(
 def ci_grid(
     name: str, title: str, columns: Sequence[str], nkeys: int, rows: Sequence[Sequence[Cell]], notes: Sequence[str]
 ) -> Table:
-    """A grid of intervals (:func:`grid`: each value cell a ``Num`` with its interval) whose CSV is the long
-    format: the row's keys, the column, the value and its 95% interval."""
+    """A :func:`grid` of intervals whose CSV is the long format (keys, column, value, interval)."""
     t = grid(name, title, "", columns, nkeys, rows, notes)
     lines = [
         [*row[:nkeys], head, Num(c.value), Num(c.low), Num(c.high), c.undefined if c.has_ci else ""]

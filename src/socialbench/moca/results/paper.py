@@ -24,8 +24,7 @@ from socialbench.results.tables import Num, Table, Text
 
 
 class PaperTables:
-    """The paper's tables, figures and their statistics from one set of scores (and, when given, the
-    per-instance correctness of every cell, which the intervals and paired tests need)."""
+    """The paper's tables, figures and statistics of one set of scores (and per-instance correctness)."""
 
     def __init__(
         self,
@@ -249,8 +248,7 @@ class PaperTables:
         return [moca_text(x) for x in lines]
 
     def scenario_ci(self, scenario: str) -> Table:
-        """``<scenario>.ci.md`` and ``.ci.csv``: every cell of the scenario table with its 95% interval (the
-        CSV: each interval with its N, resamples and level)."""
+        """``<scenario>.ci.md`` and ``.ci.csv``: every cell of the scenario table with its 95% interval."""
         n = next((sc[scenario]["n"] for sc in self.scores.values() if scenario in sc), None)
         columns = ["Category", "Model", *(HEADER[k] for k in CI_METRICS)]
         rows = [

@@ -92,8 +92,7 @@ def paired_comparisons(
 
 
 def with_holm(comparisons: list[Comparison], alpha: float) -> list[Comparison]:
-    """Holm-Bonferroni within each family: one compared pair of rows in one table, over all its scenario x
-    metric tests, so a star never depends on which other rows ran. No p-value: in no family."""
+    """Holm-Bonferroni within each family (one compared pair of rows in one table); no p-value: no family."""
     from dataclasses import replace
 
     out = list(comparisons)

@@ -111,8 +111,7 @@ def stability_files(
     params: dict[str, Any],
     tax: Taxonomy,
 ) -> dict[str, Table]:
-    """stability.md/.csv/.tex: the table, or without params ``moca.robustness`` (or without the
-    per-instance data: the runs' summaries) an empty one saying why."""
+    """stability.md/.csv/.tex: the table, or an empty one saying why there is none."""
     robustness = (params.get("moca") or {}).get("robustness")
     notes = [
         "Beyond the paper (docs/decisions.md, 'Answer stability under option order'): no number here is"

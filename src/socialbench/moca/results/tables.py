@@ -99,8 +99,7 @@ def scenario_table(
 
 
 def exclusions_table(params: dict[str, Any], methods: list[str]) -> Table | None:
-    """all.md's section naming the (model, method) pairs params exclude and why (None when none is); a model
-    params keep off MoCA is no exclusion."""
+    """all.md's section naming the (model, method) pairs params exclude and why (None when none is)."""
     lines = [f"- {row_name(m, meth)}: not run ({reason})" for m, meth, reason in exclusions(params, "moca", methods)]
     return Table("Excluded in params", [], notes=list(lines)) if lines else None
 

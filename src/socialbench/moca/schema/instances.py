@@ -192,8 +192,7 @@ def _cross_field_problems(rec: dict[str, Any], taxonomy: Taxonomy) -> list[tuple
 
 
 def canonical_gold(rec: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any]:
-    """A copy of a valid record with its gold fields spelled as the taxonomy and options write them
-    (``"Mock"`` -> ``"mock"``)."""
+    """A copy of a valid record with its gold spelled as the taxonomy and options write it."""
     s = rec["scenario"]
     out = dict(rec)
     out["mechanism"] = _match(rec["mechanism"], taxonomy.mechanism_names(s))

@@ -70,8 +70,7 @@ WHERE = "moca.retrieval"
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    """params ``moca.retrieval``: retriever name, passages per query (``k``), the retriever's options (the
-    retriever itself is made in moca.eval.retrieval)."""
+    """params ``moca.retrieval``: retriever name, passages per query (``k``), the retriever's options."""
 
     retriever: str = "none"  # core.retrieval.NONE; not imported: the retrievers are no dep of a direct run
     k: int = 3
@@ -399,8 +398,7 @@ def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class MethodHooks:
-    """A method class's ``check_settings`` (None: the schema's closed list of keys is its check) and
-    ``reads`` (the benchmark-wide blocks its runs read)."""
+    """A method class's ``check_settings`` and ``reads`` (the benchmark-wide blocks its runs read)."""
 
     check: Callable[[str, dict[str, Any]], Any] | None = None
     reads: frozenset[str] = frozenset()

@@ -39,8 +39,7 @@ CANDIDATE_FIELDS = tuple(
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """One file of a source. ``relpath`` is where it lands under the source's root, and its name in a
-    mirror folder. ``url`` None: no public direct link (see the source's ``manual`` text)."""
+    """One file of a source, at ``relpath`` under its root; ``url`` None: no public direct link (``manual``)."""
 
     relpath: str
     url: str | None
@@ -216,8 +215,7 @@ def candidate_schema() -> pa.DataFrameSchema:
 
 
 def validate_candidates(records: list[dict[str, Any]], source: str) -> None:
-    """Raise DataError for the first record that breaks the candidate schema (also: ids must be
-    unique, and every id's prefix must be its source), naming the file, the record and the field."""
+    """Raise DataError naming file, record and field for the first record that breaks the candidate schema."""
     if not records:
         return
     for i, rec in enumerate(records):
@@ -279,8 +277,7 @@ def _manifest_entry(root: Path, f: RemoteFile, path: Path) -> dict[str, Any]:
 
 
 def _unpack(root: Path, f: RemoteFile, archive: Path, limits: Any = None) -> None:
-    """Extract an archive into ``<root>/<extract_to>``, again only when its bytes changed (the hash it
-    was extracted from is kept in ``<root>/.<extract_to>.sha256``)."""
+    """Extract an archive into ``<root>/<extract_to>``, again only when its bytes changed."""
     folder = _dest(root, f.extract_to or "")
     stamp = folder.with_name(f".{folder.name}.sha256")
     digest = sha256_file(archive)
@@ -299,8 +296,7 @@ def _missing_manual(source: Source, f: RemoteFile, dest: Path, why: str) -> Manu
 def acquire(
     source: Source, root: str | os.PathLike[str], options: SourceOptions, *, limits: Any = None, **download_options: Any
 ) -> dict[str, Any]:
-    """Put the source's selected files under ``root`` and write the manifest (returned; each entry says
-    how its file was verified). ``limits`` bound what an archive extracts to."""
+    """Put the source's selected files under ``root`` and write the manifest (``limits``: of archives)."""
     root = Path(root)
     files = source.selected(options)
     if options.mode == "mirror":

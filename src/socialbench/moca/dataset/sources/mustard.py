@@ -28,8 +28,7 @@ UTTERANCE_DIR = "mmsd_raw_data/utterances_final"
 
 
 def _clip_index(folder: Path) -> dict[str, Path]:
-    """Clip id -> path of every .mp4 under ``folder`` (an utterance clip wins over a context clip);
-    linked folders are not walked, and a used clip is resolved inside ``folder`` when read."""
+    """Clip id -> path of every .mp4 under ``folder`` (an utterance clip wins; linked folders not walked)."""
     index: dict[str, Path] = {}
     if folder.is_dir():
         found = sorted(Path(top, n) for top, _, files in os.walk(folder, followlinks=False) for n in files)

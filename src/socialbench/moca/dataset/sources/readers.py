@@ -35,8 +35,7 @@ def _line_col(data: bytes | str, offset: int) -> tuple[int, int]:
 
 
 def decode(data: bytes, source: str, encoding: str = "utf-8") -> str:
-    """Text of ``data``. A UTF-8 byte-order mark is dropped (spreadsheet exports carry one). Bytes
-    that do not decode are a DataError naming the offending byte, its offset and line."""
+    """Text of ``data`` (a UTF-8 BOM dropped); bytes that do not decode are a DataError naming byte and line."""
     codec = check_encoding(encoding)
     if codec == "utf-8" and data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
@@ -145,8 +144,7 @@ def jsonl_records(text: str, source: str) -> Iterator[tuple[int, Any]]:
 def table_rows(
     text: str, source: str, required: Sequence[str], delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL
 ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(header, [(line, row)]) of a CSV/TSV text (``core.sheets.csv_rows``, every sheet's reader): a bad
-    header names the column, a row with another number of fields its line."""
+    """(header, [(line, row)]) of a CSV/TSV text (``core.sheets.csv_rows``, every sheet's reader)."""
     return csv_rows(text, source, required, delimiter=delimiter, quoting=quoting)
 
 

@@ -236,8 +236,7 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
 
 
 def taxonomy_hash(tax: Taxonomy) -> str:
-    """sha256 over everything of the taxonomy that reaches a prompt or the scorer: option names in
-    order, their criteria, boundary rules and sources, and the scenario questions."""
+    """sha256 over everything of the taxonomy that reaches a prompt or the scorer."""
 
     def options(v: tuple[Option, ...]) -> list[list[str]]:
         return [[o.name, o.criterion, o.boundary, o.source, o.rule_source] for o in v]
