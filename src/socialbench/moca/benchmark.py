@@ -61,8 +61,7 @@ def overall_table(scores: dict[tuple[str, str], dict[str, Any]], categories: dic
 
 class MocaBenchmark(Benchmark):
     name = "moca"
-    #: The scripted test double of CoDAR's stages (``backend: codar_script``): no model, for tests and
-    #: the demo's pipeline check.
+    #: The scripted test double of CoDAR's stages (``backend: codar_script``), for tests and the demo.
     backends = {"codar_script": ("socialbench.moca.eval.testing", "CodarScriptBackend")}
     undefined_reasons = {
         "faith": "no label correct: Faith's denominator (correct labels) is 0",
@@ -121,8 +120,7 @@ class MocaBenchmark(Benchmark):
         settings = self.method_settings(section, run)
         return [*super().settings_keys(section, run), "answer", *(["retrieval"] if "retrieval" in settings else [])]
 
-    #: What every MoCA run shows its model (MoCA 6.1): images, or sampled frames (speech as a transcript:
-    #: C.1); a model declared text-only gets the text alone (beyond the paper; rows marked text-only).
+    #: What every MoCA run shows its model (MoCA 6.1): images or sampled frames; a text-only model the text alone.
     INSTANCE_NEEDS = (
         Need(("image",), "MoCA's images", text_only="the text without its images"),
         Need(("frames",), "MoCA's video frames", text_only="the text without its frames"),
@@ -303,8 +301,7 @@ class MocaBenchmark(Benchmark):
             n = max(row_n.values(), default=None)  # the table's N; a row on fewer instances prints its own
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
             shown = {m for (m, _), sc in scores.items() if s in sc}
-            # the Markdown's notes: the rows' and intervals', and rows whose runs sent no temperature or
-            # whose JSON constraint the server ignored
+            # the notes, and rows whose runs sent no temperature or whose JSON constraint the server ignored
             decoding = [temperature_note(params["models"], shown), json_mode_note(params["models"], shown)]
             t = scenario_table(s, rows, n, media, paper.changes(s), row_n)
             t.md_notes = [*paper.scenario_notes(s), *(x for x in decoding if x)]

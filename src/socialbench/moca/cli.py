@@ -11,8 +11,7 @@ import typer
 
 from socialbench.core.errors import SocialbenchError
 
-#: moca.sources.SOURCE_NAMES, spelled out: importing the sources is too slow for every command's start
-#: (tests/test_cli.py checks the two agree).
+#: moca.sources.SOURCE_NAMES, spelled out: importing the sources is too slow for every command's start.
 SOURCES_HELP = "mustard, mintrec, redcaps, mmsd2, hateful_memes, multimet, memecap, instagram, supplementary"
 
 app = typer.Typer(

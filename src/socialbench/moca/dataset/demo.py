@@ -25,8 +25,7 @@ PEOPLE = (
     "the coworkers"
 ).split(", ")
 
-# Cue phrases per label: the text carries an indirect cue of its label, so a content-aware model
-# can beat the chance and prior rows while the task stays non-trivial.
+# Cue phrases per label: an indirect cue, so a content-aware model can beat the chance and prior rows.
 CUES: dict[str, list[str]] = {
     "happy": ["honestly this made my whole week", "cannot stop smiling about it"],
     "bad": ["well, that is just how things go I guess", "another long grey day, fine"],
@@ -133,8 +132,7 @@ def make_record(
         is_video = is_video_slot(index, cfg.n_video, cfg.n_test)
     iid = f"demo-{split}-{index:04d}"
     ext = "mp4" if is_video else "png"
-    # The subject is left implicit (the poster or speaker); the target is named only half the time,
-    # so participant recovery is not a string match.
+    # The subject is left implicit; the target is named half the time (recovery is not a string match).
     text = f'"{cue}"' + (f" (about {target})" if rng.random() < 0.5 else f" #{domain_tag(rng)}")
     transcript = None
     if is_video:

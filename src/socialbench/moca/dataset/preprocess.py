@@ -302,8 +302,7 @@ def find_duplicates(
     keys = [dedup_key(t) for t in texts]
     sets = [shingles(k, params.shingle_chars) for k in keys]
     template = MinHash(num_perm=params.minhash_permutations, seed=1)
-    # The LSH proposes pairs at a looser threshold than the one that decides (exact Jaccard below):
-    # MinHash estimates, and a pair just above the threshold would otherwise be missed at times.
+    # The LSH (an estimate) proposes pairs at a looser threshold than the exact Jaccard that decides.
     lsh = MinHashLSH(
         threshold=max(0.05, params.near_duplicate_threshold - LSH_SLACK), num_perm=params.minhash_permutations
     )

@@ -34,10 +34,8 @@ def format_flags(record: dict[str, Any] | None) -> dict[str, bool]:
     }
 
 
-#: Per instance, whether its answer failed (no record, or ``error``), a retry or repair changed it (and
-#: which), keys were dropped under ``extra_keys: ignore``, and it is the decoder's last tuple because a
-#: later stage failed (the checker's verdict unreadable: ``checker_unparsable``). Read from the record's
-#: ``format`` (params moca.answer); answers.csv sums them per scenario.
+#: Per instance, from the record's ``format``: its answer failed, a retry or repair changed it (which), keys
+#: were dropped, it is the decoder's last tuple (a later stage failed). answers.csv sums them per scenario.
 FORMAT_FLAGS = tuple(format_flags(None))
 
 

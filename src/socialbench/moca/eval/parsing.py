@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from socialbench.moca.eval.prompts import ANSWER_KEYS, CODE_FENCE, EXTRA_KEYS
 from socialbench.moca.schema.normalize import normalize
 
-# One fence around everything: an opening ``` with an optional info word (json) on its own line, the
-# body, and a closing ``` on its own line. A fence inside the body (a second block) does not match.
+# One fence around everything (an optional info word such as json); a second block inside does not match.
 _FENCE = re.compile(r"\A```[A-Za-z0-9_+-]*[ \t]*\r?\n(?P<body>(?:(?!```).)*?)\r?\n?```\Z", re.S)
 
 

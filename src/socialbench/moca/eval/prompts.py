@@ -187,8 +187,7 @@ def answer_choices(
     }
 
 
-#: The line setting ``prompt_additions: [scenario_boundary]`` adds to the output space: A.1's boundary
-#: rule between the scenarios, shortened (not in D.1's text).
+#: The line ``prompt_additions: [scenario_boundary]`` adds: A.1's boundary rule between the scenarios, shortened.
 BOUNDARY_LINE = (
     "Boundary rule: Affection asks what is felt, Intent asks what outcome is pursued, Stance asks what relational"
     " position is adopted; surface emotion words, rhetorical form and visual salience do not decide by themselves."
@@ -311,8 +310,7 @@ def media_error_answer(
     )
 
 
-#: What changed an answer (``format.repairs`` of a record): a format retry whose answer was used, a code
-#: fence removed, a scenario-invalid tuple CoDAR's rule sent back to its decoder.
+#: What changed an answer (``format.repairs``): a format retry, a code fence removed, CoDAR's invalid-tuple rule.
 REPAIRS = ("retry", "code_fence", "invalid_tuple")
 
 

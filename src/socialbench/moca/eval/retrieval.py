@@ -63,8 +63,7 @@ class Retrieval:
     note: str
     evidence: list[Evidence] = field(default_factory=list)
     retriever: dict[str, Any] | None = None
-    #: Per search: {entity, route, question, query, k, passages}; None without a retriever (the trace
-    #: then has no ``retrieved`` key, as before retrievers existed).
+    #: Per search: {entity, route, question, query, k, passages}; None (no trace key) without a retriever.
     retrieved: list[dict[str, Any]] | None = None
 
     def rendered(self) -> str:

@@ -14,8 +14,7 @@ from socialbench.results.stats import MetricSet
 
 FIELDS = ("label", "subject", "target", "mechanism")
 METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
-#: The same metrics for the statistics (``socialbench.results.stats``): per-instance correctness in
-#: FIELDS order; Dyad, Faith's numerator and Holis are conjunctions of fields.
+#: The same metrics for the statistics (``socialbench.results.stats``), from per-instance correctness.
 STATS = MetricSet(
     columns=FIELDS,
     derived={

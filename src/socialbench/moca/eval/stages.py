@@ -15,8 +15,7 @@ ACCEPTED, REJECTED = "ACCEPTED", "REJECTED"
 #: The decoder's answer fields in the order of its output (D.2 Stage 4: Subject, Target, Mechanism, Label).
 ANSWER_ORDER = ("subject", "target", "mechanism", "label")
 
-#: What each stage sees by default: D.2's [Input] lists, by block name (``conflict``: the four Stage-3
-#: sections; ``substeps``: the decoder's cost and utility; ``candidates``: the checker's candidate sets).
+#: What each stage sees by default: D.2's [Input] lists, by block name.
 PAPER_INPUTS: dict[str, frozenset[str]] = {
     "query": frozenset({"perception"}),
     # the retrieved evidence is the social query's answer (5.2: "The resulting evidence is synthesized")

@@ -266,5 +266,3 @@ class PaperTables:
                 lines.append([cat, m, meth, k, *values, ci.undefined[k], ci.n, ci.n_resamples, ci.level])
         t.csv = ([*heads, "resamples", "level"], lines)
         return t
-
-    # -- files --

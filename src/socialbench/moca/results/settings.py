@@ -27,8 +27,7 @@ class TableSettings:
     seed: int = 0
     #: Table 5's variant runs after full CoDAR, in params order: (run ``codar__<ablation>``, row label).
     ablations: tuple[tuple[str, str], ...] = ()
-    #: Figure 6's plotted baselines as (group, models), one panel per group (the paper: open-weight,
-    #: proprietary); empty: every direct row but the human's, in one panel.
+    #: Figure 6's plotted baselines as (group, models), a panel each; empty: every direct row but the human's.
     figure6: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: Figure 7's models (the paper: the affect-specialized ones and the strongest proprietary one) and scenario.
     figure7: tuple[str, ...] = ()

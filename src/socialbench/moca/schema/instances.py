@@ -245,8 +245,7 @@ def all_problems(
     for i in complete:
         if not result[i]:
             result[i].extend(_cross_field_problems(records[i], taxonomy))
-    # Duplicate ids: every copy is dropped (keeping the first would let the file's order pick which gold
-    # answer is scored), each naming the other copies' lines so the source can be fixed.
+    # Duplicate ids: every copy is dropped (else the file's order would pick the gold), naming the others.
     by_id: dict[str, list[int]] = {}
     for i, rec in enumerate(records):
         rid = rec.get("id")

@@ -155,11 +155,9 @@ SUBSTEP_KEYS = ("counterfactual_cost", "conflict_utility")
 INTERMEDIATE_STAGES = ("observer", "query", "context", "conflict")
 #: What a stage sees beyond D.2's [Input] lists (setting ``extra_inputs``; ``moca.eval.stages.EXTRA_SHOWS``).
 EXTRA_INPUTS = ("text", "decoder_chain", "checker_chain", "checker_candidates")
-#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule`` (a
-#: rule-made REJECTED with breakpoint 4, no checker call) or ``checker`` (which may accept it).
+#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3): ``rule`` (no checker call) or ``checker``.
 INVALID_TUPLE = ("rule", "checker")
-#: What the answering prompts add to D.1's text (setting ``prompt_additions``): the scenario's question, A.1's
-#: boundary rule between the scenarios.
+#: What the answering prompts add to D.1's text: the scenario's question, A.1's boundary rule between scenarios.
 PROMPT_ADDITIONS = ("scenario_question", "scenario_boundary")
 
 
@@ -222,8 +220,7 @@ class Variant:
 
 CODAR = Variant(STAGES)
 
-#: A stage's answer line in its system template ([Output]): one JSON object, keys quoted; the checker's
-#: lists its breakpoints (``"breakpoint": null | 1 | 2 | 3 | 4``).
+#: A stage's answer line in its system template: one JSON object; the checker's lists its breakpoints.
 _ANSWER_LINE = re.compile(r"^\{.*\}$")
 _ANSWER_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)"\s*:')
 _BREAKPOINTS = re.compile(r'"breakpoint"\s*:\s*null((?:\s*\|\s*\d+)*)')
@@ -404,8 +401,7 @@ class MethodHooks:
     reads: frozenset[str] = frozenset()
 
 
-#: Each MoCA method class's hooks, declared here so loading params imports no method code (a test holds
-#: them to the classes).
+#: Each MoCA method class's hooks, declared here so loading params imports no method code.
 HOOKS: dict[str, MethodHooks] = {
     "codar": MethodHooks(codar_settings, frozenset({"retrieval"})),
     "direct": MethodHooks(direct_settings),
