@@ -72,11 +72,9 @@ class SourceOptions:
     def from_mapping(cls, name: str, raw: dict[str, Any] | None) -> SourceOptions:
         raw = dict(raw or {})
         known = {"mode", "mirror", "media", "splits", "encoding", "columns", "include"}
-        unknown = sorted(set(raw) - known)
+        unknown, listed = ", ".join(sorted(set(raw) - known)), ", ".join(sorted(known))
         if unknown:
-            raise ConfigError(
-                f"moca.sources.{name}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
-            )
+            raise ConfigError(f"moca.sources.{name}: unknown key(s) {unknown} (known: {listed})")
         mode = raw.get("mode", "download")
         if mode not in MODES:
             raise ConfigError(f"moca.sources.{name}.mode: {mode!r} is not one of {', '.join(MODES)}")
@@ -116,18 +114,13 @@ class Source:
         if options.splits is not None:
             unknown = [s for s in options.splits if s not in self.splits]
             if unknown:
-                raise ConfigError(
-                    f"moca.sources.{self.name}.splits: unknown split(s) {', '.join(unknown)}"
-                    f" (this source has {', '.join(self.splits)})"
-                )
-        out = []
-        for f in self.files:
-            if f.kind == "media" and not options.media:
-                continue
-            if f.split is not None and options.splits is not None and f.split not in options.splits:
-                continue
-            out.append(f)
-        return out
+                why = f"unknown split(s) {', '.join(unknown)} (this source has {', '.join(self.splits)})"
+                raise ConfigError(f"moca.sources.{self.name}.splits: {why}")
+        return [
+            f
+            for f in self.files
+            if (f.kind != "media" or options.media) and (f.split is None or options.wanted([f.split]))
+        ]
 
 
 # ---- Candidate records ---------------------------------------------------------------------------
@@ -230,22 +223,14 @@ def validate_candidates(records: list[dict[str, Any]], source: str) -> None:
     try:
         candidate_schema().validate(frame, lazy=True)
     except pa.errors.SchemaErrors as exc:
-        cases = exc.failure_cases
-        row = cases.iloc[0]
+        row = exc.failure_cases.iloc[0]
         col, idx = str(row.get("column")), row.get("index")
         pos = int(idx) if idx is not None and not pd.isna(idx) else 0
         if row.get("check") == "field_uniqueness":
-            dup = records[pos]["id"]
-            raise DataError(
-                source, "duplicate id: two records of the source map to it", record=dup, field="id"
-            ) from None
-        value = records[pos].get(col)
-        raise DataError(
-            source,
-            f"failed {row.get('check')}: got {json.dumps(value, ensure_ascii=False)[:80]}",
-            record=str(records[pos].get("id")),
-            field=col,
-        ) from None
+            why = "duplicate id: two records of the source map to it"
+            raise DataError(source, why, record=records[pos]["id"], field="id") from None
+        why = f"failed {row.get('check')}: got {json.dumps(records[pos].get(col), ensure_ascii=False)[:80]}"
+        raise DataError(source, why, record=str(records[pos].get("id")), field=col) from None
     for rec in records:
         if not rec["id"].startswith(rec["source"] + ":"):
             raise DataError(source, f"id must start with its source {rec['source']!r}", record=rec["id"], field="id")
@@ -310,11 +295,8 @@ def acquire(
         ]
         if absent:
             more = f" (and {len(absent) - 1} more)" if len(absent) > 1 else ""
-            raise DataError(
-                str(_dest(mirror, absent[0])),
-                f"not in the mirror of source {source.name}{more}; its files"
-                f" are named as under the source root ({', '.join(f.relpath for f in files)})",
-            )
+            why = f"its files are named as under the source root ({', '.join(f.relpath for f in files)})"
+            raise DataError(str(_dest(mirror, absent[0])), f"not in the mirror of source {source.name}{more}; {why}")
     entries = []
     verified: dict[str, str] = {}
     for f in files:
