@@ -38,16 +38,13 @@ def slot_maps(instance: dict[str, Any], seed: int, order: int = 0) -> dict[str, 
     for role in ("subject", "target"):
         options = list(instance[f"{role}_options"])
         rng.shuffle(options)
-        options = rotated(options, order)
-        maps[role] = {f"{role}{k}": opt for k, opt in enumerate(options)}
+        maps[role] = {f"{role}{k}": opt for k, opt in enumerate(rotated(options, order))}
     return maps
 
 
 def rotated(items: list[Any], k: int) -> list[Any]:
     """``items`` rotated left by k places (k taken modulo their number; no items: none)."""
-    if not items:
-        return list(items)
-    k %= len(items)
+    k = k % len(items) if items else 0
     return list(items[k:]) + list(items[:k])
 
 
@@ -135,13 +132,12 @@ def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
     if instance["modality"] == "video_text":
         frames = instance.get("frames")
         if not frames:
-            raise InstanceInputError(
-                "frames", "a video_text instance needs sampled frames; run socialbench moca frames first"
-            )
+            why = "a video_text instance needs sampled frames; run socialbench moca frames first"
+            raise InstanceInputError("frames", why)
+        # load_instances validates frames in full (moca.schema.frames_problem); this guards direct callers
         if not isinstance(frames, list) or not all(
-            isinstance(f, dict) and "path" in f and "sha256" in f for f in frames
+            isinstance(f, dict) and {"path", "sha256"} <= set(f) for f in frames
         ):
-            # load_instances validates frames in full (moca.schema.frames_problem); this guards direct callers
             raise InstanceInputError("frames", "expected a list of {path, sha256, index, timestamp} objects")
         chosen = _pick_uniform(frames, spec.max_frames)
         return [ImagePart(path=f["path"], sha256=f["sha256"], timestamp=f.get("timestamp")) for f in chosen]
@@ -275,11 +271,11 @@ def build_direct_request(
         subject_slots="\n".join(f"{k}: {v}" for k, v in maps["subject"].items()),
         target_slots="\n".join(f"{k}: {v}" for k, v in maps["target"].items()),
     )
-    if constrained:
-        decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_schema=answer_schema(scenario, tax, maps))
-    else:
-        keys = {k: {"type": "string"} for k in ANSWER_KEYS}
-        decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=True, json_keys=keys)
+    keys = {k: {"type": "string"} for k in ANSWER_KEYS}
+    form = (
+        {"json_schema": answer_schema(scenario, tax, maps)} if constrained else {"json_object": True, "json_keys": keys}
+    )
+    decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, **form)
     request = Request(
         request_id=f"{instance['id']}/{method}/answer",
         messages=(Message("system", (system,)), Message("user", tuple([*images, user_text]))),
