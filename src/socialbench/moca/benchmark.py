@@ -131,8 +131,7 @@ class MocaBenchmark(Benchmark):
         return (*super().run_needs(section, run), *self.INSTANCE_NEEDS)
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
-        """Core's checks, and each run's method settings as its ``check_settings`` hook (declared in
-        ``moca.schema.methods.HOOKS``) reads them, without making a retriever or reading any file."""
+        """Core's checks and each run's settings as its ``check_settings`` hook reads them (no retriever made)."""
         from socialbench.core.errors import ConfigError
         from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
@@ -163,8 +162,7 @@ class MocaBenchmark(Benchmark):
         return problems
 
     def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
-        """Each template file a CoDAR run reads, rendered with dummy values, and each stage's system
-        template held to what the run reads of that stage (``answer_line_problem``), naming the run's key."""
+        """Each template file a CoDAR run reads, rendered with dummy values and held to its stages' answer lines."""
         from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
         from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, answer_line_problem

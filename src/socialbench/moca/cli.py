@@ -71,8 +71,7 @@ def frames(
         " output for the cache",
     ),
 ) -> None:
-    """Add sampled frames to MoCA video-text instances; bad media is skipped or stops the run (media.on_error)
-    and is always listed in the media report."""
+    """Add sampled frames to MoCA video-text instances; bad media is skipped or fails (media.on_error)."""
     from socialbench.core.config import load_params
     from socialbench.core.io import read_jsonl, write_jsonl
     from socialbench.core.paths import MediaRoots, check_io

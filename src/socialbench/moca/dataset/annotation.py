@@ -221,8 +221,7 @@ def reviewed(annotation: Version, review: Mapping[str, str], reviewer: str, wher
 def find_disputes(
     versions: Mapping[str, Sequence[Version]], evidence_rejected: Mapping[str, bool], tax: Taxonomy
 ) -> dict[str, list[str]]:
-    """Per candidate, what is disputed: structural disagreements between the first version and each
-    other, invalid choices (``invalid:<field>``), a discard proposal, evidence found unsupported."""
+    """Per candidate, what is disputed: disagreements, invalid choices, a discard, unsupported evidence."""
     out: dict[str, list[str]] = {}
     for cid, vs in versions.items():
         found: list[str] = []
@@ -472,8 +471,7 @@ class BuildResult:
 
 
 def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: Taxonomy) -> BuildResult:
-    """The final instances (sorted by id) and, for every other candidate, why it is not in the benchmark:
-    ``not_annotated``, ``unresolved_dispute``, ``rejected``, ``discarded`` or ``final_validation``."""
+    """The final instances (sorted by id) and, for every other candidate, why it is not in the benchmark."""
     versions = versions_of(returned)
     disputes = find_disputes(versions, returned.evidence_rejected, tax)
     instances, report = [], []

@@ -38,8 +38,7 @@ def attach_frames(
     on_error: str = "skip",
     root: str | Path = ".",
 ) -> list[dict[str, Any]]:
-    """Every record, in input order: video-text ones with ``frames``, or with ``media_error`` when their
-    media failed (recorded in ``report``); with ``on_error="fail"`` the first failure is raised."""
+    """Every record in order, video-text ones with ``frames`` or (failed media, reported) ``media_error``."""
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
     counts = report.split(split)

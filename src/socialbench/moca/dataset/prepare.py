@@ -55,8 +55,7 @@ def prepare_instances(
     lines: Sequence[int] | None = None,
     media_roots: Any = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(kept records sorted by id, gold canonical; dropped records with reasons); with on_invalid='fail'
-    the first bad record raises DataError. ``lines``: the records' line numbers in ``source``."""
+    """(kept records sorted by id, gold canonical; dropped records with reasons); ``lines``: of ``source``."""
     check_on_invalid(on_invalid)
     kept, dropped = [], []
     for i, (rec, problems) in enumerate(zip(records, all_problems(records, tax, lines))):

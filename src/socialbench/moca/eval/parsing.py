@@ -29,8 +29,7 @@ def fence_hint(text: str, code_fence: str) -> str:
 
 @dataclass(frozen=True)
 class ParsedAnswer:
-    """An answer read field by field. ``record_error``: the answer as a whole is unusable (a format failure
-    a retry may ask again about); ``fence_removed``, ``extra_keys``: what the policy repaired or dropped."""
+    """An answer read field by field; ``record_error``: unusable as a whole (a retry may ask again)."""
 
     fields: dict[str, str | None]
     field_errors: dict[str, str]

@@ -31,8 +31,7 @@ class MediaUnavailable(InstanceInputError):
 
 
 def slot_maps(instance: dict[str, Any], seed: int, order: int = 0) -> dict[str, dict[str, str]]:
-    """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic;
-    ``order`` k rotates each shuffled list by k places (docs/decisions/answer-stability.md)."""
+    """{"subject": {"subject0": option, ...}, "target": {...}}, seeded per instance, rotated by ``order``."""
     rng = random.Random(f"{seed}:{instance['id']}:slots")
     maps = {}
     for role in ("subject", "target"):
@@ -123,8 +122,7 @@ def _image_part(path: str) -> ImagePart:
 
 
 def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
-    """Images of an image-text instance, or the sampled frames of a video-text one (none for a text-only
-    model); failed media is :class:`MediaUnavailable`, a video without frames an InstanceInputError."""
+    """The images or sampled frames of an instance (none for a text-only model); failed media raise."""
     if spec.modalities is not None and not spec.modalities:
         return []
     if instance.get("media_error"):
@@ -258,8 +256,7 @@ def build_direct_request(
     order: Order = Order(),
     additions: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[Request, dict[str, dict[str, str]]]:
-    """The D.1 request for one instance and its slot maps (``templates``: system, user): temperature 0,
-    JSON mode with free values, or with ``constrained`` the answer schema's enums (a variant)."""
+    """The D.1 request for one instance and its slot maps (``templates``: system, user)."""
     scenario = instance["scenario"]
     maps = slot_maps(instance, seed, order.index)
     images = visual_parts(instance, spec)

@@ -95,8 +95,7 @@ def check_predictions(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> dict[str, dict[str, Any]]:
-    """Predictions by ``id``: each id non-empty, naming one instance, once (a second copy would replace
-    the first). ``lines[k]``: the file line of ``predictions[k]``. Unpredicted instances are allowed."""
+    """Predictions by ``id``: each id non-empty, naming one instance, once (``lines``: their file lines)."""
     instance_ids = {g["id"] for g in instances}
     by_id: dict[str, dict[str, Any]] = {}
     first: dict[str, int] = {}
@@ -132,8 +131,7 @@ def unpredicted(instances: list[dict[str, Any]], predictions: list[dict[str, Any
 
 
 def score(instances: list[dict], predictions: list[dict], labels: dict, mechanisms: dict, **where: Any) -> dict:
-    """{scenario: metrics} over all instances, predictions matched by ``id`` (:func:`matched`, which ``where``
-    names the files for: source, lines, instances_source)."""
+    """{scenario: metrics} over all instances (:func:`matched`; ``where``: the file names for errors)."""
     rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
     media: dict[str, int] = {}
     for gold, pred, matches, invalid in matched(instances, predictions, labels, mechanisms, **where):
@@ -152,8 +150,7 @@ def matched(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, bool], bool]]:
-    """Per instance, in order: (gold, its record or None, c_{i,k} of each field, invalid), the predictions
-    checked by ``check_predictions``. A record with an error is no answer: every field incorrect, invalid."""
+    """Per instance: (gold, record or None, c_{i,k} per field, invalid); an error record is no answer."""
     by_id = check_predictions(instances, predictions, source, lines, instances_source)
     out = []
     for gold in instances:

@@ -95,8 +95,7 @@ def _checker(obj: dict[str, Any], breakpoints: tuple[int, ...]) -> dict[str, Any
 def read_stage(
     stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """An intermediate stage's or the checker's answer read under params ``moca.answer``, and notes
-    (``fence_removed``, ``ignored_keys``, ``unknown_routes``); else a StageOutputError saying why."""
+    """An intermediate stage's or the checker's answer and notes on the reading; else a StageOutputError."""
     if stage == "decoder":
         raise ValueError("the decoder's answer is read by moca.eval.parsing.read_answer, as the direct answer")
     if text is None:

@@ -157,8 +157,7 @@ class CodarMethod(Method):
         return staged_section(trace, trace.get("verdicts") or [], accepted if isinstance(accepted, bool) else None)
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
-        """``answer_summary``'s numbers and the chain's: revisions, acceptance, rule rejections, stage answers
-        passed on as text, routes that fell back to model_prior, decoder answers without their substeps."""
+        """``answer_summary``'s numbers and the chain's: revisions, acceptance, text stages, fallbacks, substeps."""
         n = len(finals)
         traces = [f.trace or {} for f in finals]
         out: dict[str, float] = answer_summary(finals)
@@ -246,12 +245,9 @@ class Chain:
         return self.todo[0]
 
     def request_id(self) -> str:
-        rid = f"{self.inst['id']}/{self.asked_as}/{self.stage}"
-        if self.pass_no:
-            rid += f".rev{self.pass_no}"
-        if self.attempt > 1:
-            rid += f".retry{self.attempt - 1}"
-        return rid
+        rev = f".rev{self.pass_no}" if self.pass_no else ""
+        retry = f".retry{self.attempt - 1}" if self.attempt > 1 else ""
+        return f"{self.inst['id']}/{self.asked_as}/{self.stage}{rev}{retry}"
 
     def shown(self, stage: str) -> frozenset[str]:
         """The input blocks ``stage`` sees: D.2's [Input] list and the run's ``extra_inputs``."""
@@ -272,9 +268,7 @@ class Chain:
     def _sections(self, stage: str) -> str:
         """A representation of named sections, one ``key: value`` line each, or its text."""
         out = self.outputs[stage]
-        if isinstance(out, str):
-            return out
-        return "\n".join(f"{k}: {shown_value(v)}" for k, v in out.items())
+        return out if isinstance(out, str) else "\n".join(f"{k}: {shown_value(v)}" for k, v in out.items())
 
     def _decoded(self, with_substeps: bool) -> str:
         """The decoder's tuple as the checker sees it: each slot id with the candidate behind it."""
@@ -600,8 +594,7 @@ class Chain:
         return {"order": record} if record else {}
 
     def fail(self, stage: str, reason: str, ex: Exchange) -> Final:
-        """The instance's error (scored invalid); once the decoder has answered, a later failure keeps its
-        last tuple as the answer (``last_tuple_kept`` says why)."""
+        """The instance's error (scored invalid), or once the decoder has answered, its last tuple kept."""
         if "decoder" in self.exchanges:
             self.trace["last_tuple_kept"] = {"stage": stage, "pass": self.pass_no, "reason": reason}
             return self.finish(accepted=None)

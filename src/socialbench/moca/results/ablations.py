@@ -24,8 +24,7 @@ OTHER_BACKBONES = "table5_other_backbones"
 
 
 def table5(paper: PaperTables) -> tuple[Table, Table]:
-    """Table 5: the ablations of one backbone, as the paper's (Qwen3-VL-32B-Instruct there): params
-    ``moca.tables.ablation_backbone``, else the first model with codar and ablation rows (a note says so)."""
+    """Table 5: the ablations of one backbone, params' ``ablation_backbone`` or the first with the rows."""
     chosen = paper.table5_backbone()
     named = paper.settings.ablation_backbone
     no_rows = lead = None
@@ -54,8 +53,7 @@ def table5_other_backbones(paper: PaperTables) -> tuple[Table, Table]:
 def ablation_grids(
     paper: PaperTables, backbones: list[str], name: str, title: str, no_rows: str | None = None, lead: str | None = None
 ) -> tuple[Table, Table]:
-    """The ablation grid of ``backbones`` (each variant against full CoDAR on the same backbone) and its
-    intervals; ``no_rows``: the note without backbones, ``lead``: a first note."""
+    """The ablation grid of ``backbones`` against full CoDAR on the same backbone, and its intervals."""
     cols = ["Scenario", "Backbone", "Variant", HEADER["atomic"], "Dyad", "Faith", "Holis"]
     heading = title.split(":")[0] if title.startswith("Table") else title
     rows, ci_rows, notes = [], [], [lead] if lead else []

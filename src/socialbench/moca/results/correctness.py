@@ -40,8 +40,7 @@ def checked_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]
 
 
 def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
-    """One run's outcome rows reduced to what the tables read: correctness matrices {scenario: (N_s, 5)},
-    answer counts and the resolved answers' codes. A bad row is a DataError naming ``source``."""
+    """One run's outcome rows reduced to correctness matrices, answer counts and answer codes."""
     import numpy as np
 
     checked_rows(rows, source)

@@ -100,8 +100,7 @@ def metric_comparison(
     n: int | None = None,
     note: str | None = None,
 ):
-    """Figure 6 style for one scenario: ``bars`` ({label, values, lows?, highs?} over ``metrics``),
-    the ``human`` reference ({label, values}) as a black line over each metric's group."""
+    """Figure 6 style for one scenario: ``bars`` over ``metrics``, the ``human`` reference as black lines."""
     fig = _figure(7.2, 3.4)
     ax = fig.add_subplot()
     _draw_bars(ax, metrics, bars, human)
@@ -121,8 +120,7 @@ def metric_panels(
     human: dict[str, Any] | None,
     note: str | None = None,
 ):
-    """Figure 6 with one panel per group of baselines (the paper: open-weight, proprietary) on one scale,
-    each with the human reference; Figure 6d is this over the scenarios (``metrics``)."""
+    """Figure 6 with one panel per group of baselines on one scale, each with the human reference."""
     fig = _figure(7.2 if len(panels) < 3 else 3.6 * len(panels), 3.6)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
     first = 0
@@ -157,8 +155,7 @@ def gain_profiles(
     note: str | None = None,
     means: list[list[float | None]] | None = None,
 ):
-    """Figure 9 style: one panel per scenario, each backbone's gain as bars, their mean as a black diamond
-    (``means``: the numbers the tables write; None: the plain mean of the bars)."""
+    """Figure 9 style: per scenario each backbone's gain as bars, their mean (``means``) as a diamond."""
     given_means = means
     fig = _figure(7.2, 2.8)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]

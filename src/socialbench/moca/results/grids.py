@@ -27,8 +27,7 @@ def grid(
     rows: Sequence[Sequence[Cell]],
     notes: Sequence[str],
 ) -> Table:
-    """A table as the paper prints it (``### title``, LaTeX label ``tab:moca-<name>``): ``nkeys`` key
-    columns, rows grouped by the first, MoCA's notes; no grid at all without rows."""
+    """A table as the paper prints it: ``nkeys`` key columns, rows grouped by the first; none without rows."""
     block = Block(
         [Text(c, tex=tex_text(c)) for c in columns],
         grouped(rows),

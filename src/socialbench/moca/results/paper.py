@@ -68,8 +68,7 @@ class PaperTables:
         return (self.methods.index(method), "") if method in self.methods else (len(self.methods), method)
 
     def rows(self, scenario: str) -> list[tuple[str, str, str]]:
-        """(category, model, method) of a scenario table: the human's rows first, then by category, model and
-        method in params order (direct first); ablation runs are Table 5's."""
+        """(category, model, method) of a scenario table: the human's first, then params order (direct first)."""
         h = self.settings.human
         keys = sorted(
             (
@@ -95,8 +94,7 @@ class PaperTables:
         ]
 
     def backbone_pairs(self) -> list[tuple[str, str]]:
-        """(model, method) rows compared with their backbone (model, direct): every non-direct row of
-        a model that has a direct row, the human's and the ablation runs (Table 5's) excepted."""
+        """(model, method) rows compared with the same model's direct row (not the human's, no ablations)."""
         return [
             (m, meth)
             for m in self.models
@@ -118,8 +116,7 @@ class PaperTables:
         return [m for m in ablated if m != self.settings.human and self.has(m, CODAR)]
 
     def table5_backbone(self) -> str | None:
-        """Table 5's one backbone (the paper's Table 5 has one): params ``moca.tables.ablation_backbone``
-        when it has ablation rows, else (none named) the first model with codar and ablation rows."""
+        """Table 5's one backbone: params' ``ablation_backbone`` if it has the rows, else the first that has."""
         rows = self.ablation_backbones()
         named = self.settings.ablation_backbone
         if named is not None:

@@ -149,8 +149,7 @@ def gain(paper: PaperTables, backbone: str, scenario: str, key: str) -> float | 
 
 
 def figure9_means(paper: PaperTables) -> Table:
-    """The means Figure 9 draws, per scenario over the backbones and over every (backbone, scenario) pair
-    (the paper's "overall mean gains"), of the printed changes; undefined ("–") when one of them is."""
+    """The means Figure 9 draws, per scenario and over all (backbone, scenario) pairs."""
     backbones = paper.codar_backbones()
     cols = ["Scenario", *(f"Δ{HEADER[k]}" for k in GAIN_METRICS)]
     rows: list[list[Any]] = []

@@ -37,8 +37,7 @@ FAMILY = {
 
 @dataclass(frozen=True)
 class Comparison:
-    """A paired test of row ``a`` against row ``b`` on one metric of one scenario: ``delta`` (a - b as
-    printed), the paired bootstrap interval, ``p`` (exact McNemar; Faith: bootstrap) and ``p_holm``."""
+    """A paired test of row ``a`` against row ``b`` on one metric of one scenario."""
 
     table: str
     scenario: str
@@ -68,8 +67,7 @@ def paired_comparisons(
     deltas: dict[str, float | None],
     settings: TableSettings,
 ) -> list[Comparison]:
-    """Row ``a`` against row ``b`` on each metric of one scenario, both resampled with the same draws
-    (seeded by pair and scenario); exact McNemar, or the paired bootstrap for Faith."""
+    """Row ``a`` against row ``b`` on each metric of one scenario, both resampled with the same draws."""
     seed = cell_seed(settings.seed, *a, "vs", *b, scenario, "paired")
     r = resample_metrics([ca, cb], defs=STATS, n_resamples=settings.resamples, seed=seed)
     out = []

@@ -63,8 +63,7 @@ def stability_cells(
     tax: Taxonomy,
     seed: int,
 ) -> tuple[dict[tuple[str, str, str], Stability], list[str]]:
-    """{(model, run, scenario or "all"): Stability} for every (model, run) ``robustness`` asks for whose
-    order 0 is among ``summaries``, and the scenarios. A missing order run is a DataError naming it."""
+    """{(model, run, scenario or "all"): Stability} of the runs ``robustness`` asks for, and the scenarios."""
     import numpy as np
 
     k_all = int(robustness["orders"])

@@ -27,8 +27,7 @@ def row_name(model: str, method: str) -> str:
 
 
 def n_note(n: int | None, rows, media_errors: dict[str, int] | None, row_n: dict[str, int] | None = None) -> str:
-    """The sentence under a table: N, and the instances whose media failed (kept, scored invalid), per row
-    when the rows differ (``row_n``: a row's own N)."""
+    """The sentence under a table: N, and the instances whose media failed, per row when they differ."""
     if n is None or media_errors is None:
         return ""
     other = [f"{name}: N = {row_n[name]}" for _, name, _ in rows if row_n and row_n.get(name, n) != n]
@@ -44,8 +43,7 @@ def n_note(n: int | None, rows, media_errors: dict[str, int] | None, row_n: dict
 
 
 def best_in_category(rows) -> set[tuple[str, int]]:
-    """(row name, column index) of each column's best value within each category, ties all marked (the
-    paper's green, bold here); a one-row category is not marked (its values are best only trivially)."""
+    """(row name, column) of each column's best value within each category of two or more rows."""
     by_cat: dict[str, list[tuple[str, list[float | None]]]] = {}
     for cat, name, vals in rows:
         by_cat.setdefault(cat, []).append((name, vals))
@@ -69,8 +67,7 @@ def scenario_table(
     changes: dict[str, list[tuple[float, bool] | None]] | None = None,
     row_n: dict[str, int] | None = None,
 ) -> Table:
-    """A scenario's table (Tables 2-4); ``changes``: per row and column the change printed beside the value
-    and whether it is significant. The best value per category is bold (not in the CSV)."""
+    """A scenario's table (Tables 2-4), with each row's changes and the best per category in bold."""
     cells = []
     best = best_in_category(rows)
     for cat, name, vals in rows:

@@ -101,8 +101,7 @@ def describe(value: Any, limit: int = 80) -> str:
 
 
 def _schema_problems(records: list[dict[str, Any]], taxonomy: Taxonomy) -> dict[int, list[tuple[str, str]]]:
-    """One pandera pass over all records; problems by record position, each written from the record's own
-    value (the frame holds a coerced copy), one per field. Duplicate ids are :func:`all_problems`'."""
+    """One pandera pass over all records: per record position, one problem per field, from its own value."""
     frame = pd.DataFrame([{f: rec[f] for f in FIELDS} for rec in records])
     out: dict[int, list[tuple[str, str]]] = {}
     try:
@@ -220,8 +219,7 @@ def _where(positions: list[int], lines: Sequence[int] | None) -> str:
 def all_problems(
     records: list[dict[str, Any]], taxonomy: Taxonomy, lines: Sequence[int] | None = None
 ) -> list[list[tuple[str, str]]]:
-    """For each record its (field, problem) pairs: missing fields, the schema, ``frames`` and
-    ``media_error``, the gold within the options and the taxonomy, duplicate ids (naming the other line)."""
+    """For each record its (field, problem) pairs, duplicate ids included (naming the other line)."""
     result: list[list[tuple[str, str]]] = [[] for _ in records]
     complete = []
     for i, rec in enumerate(records):
@@ -280,8 +278,7 @@ def validate_records(
 
 
 def load_instances(path: str | Path, taxonomy: Taxonomy) -> list[dict[str, Any]]:
-    """The validated instances of a file, gold fields canonical (an empty file gives none: callers
-    decide); a bad line or record is a DataError naming the file, the record and the field."""
+    """The validated instances of a file, gold canonical; a bad record is a DataError naming file and field."""
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     records = [jl.record for jl in lines if jl.record is not None]

@@ -104,8 +104,7 @@ class RetrievalSettings:
 
 
 def retriever_problem(registry: Any, name: str, options: dict[str, Any], where: str = WHERE) -> str | None:
-    """Why ``<where>.retriever`` and ``<where>.options`` cannot be used, or None: a name ``registry``
-    (``core.retrieval.RETRIEVERS``, passed in so no retriever is imported) lacks, or options it refuses."""
+    """Why ``<where>.retriever`` and ``.options`` cannot be used (per ``registry``), or None."""
     import jsonschema
 
     if name == "none":  # core.retrieval.NONE
@@ -176,8 +175,7 @@ class Variant:
 
     @classmethod
     def of(cls, stages: Sequence[str]) -> Variant:
-        """The variant that runs ``stages``; without the conflict stage its decoder answers the direct
-        prompt's four fields, no Step 4 substeps (Table 5's "w/o Step 3&4")."""
+        """The variant that runs ``stages``; without the conflict stage its decoder answers the direct fields."""
         return cls(tuple(stages), DECODER_KEYS if "conflict" in stages else ANSWER_KEYS)
 
     @property
@@ -318,8 +316,7 @@ def _stages_variant(name: str, stages: Any) -> Variant:
 
 
 def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """The checked settings of CoDAR run ``name`` (``moca.method_options.codar``, an ablation's entry over
-    them), defaults filled, with ``moca.answer`` and ``moca.retrieval``; a bad key is a ConfigError naming it."""
+    """The checked settings of CoDAR run ``name``, defaults filled; a bad key is a ConfigError naming it."""
     kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
     where = f"moca.{kind}.{entry}"
     variant = stage_variant(name, settings)

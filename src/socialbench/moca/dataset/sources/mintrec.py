@@ -25,8 +25,7 @@ SPLITS = {
 
 
 def clip_path(root: Path, season: str, episode: str, clip: str, source: str = "", record: str | None = None) -> Path:
-    """The clip's file, ``raw_data/S05/E16/329.mp4`` or flat ``raw_data/S05_E16_329.mp4``, inside
-    ``raw_data/`` (:func:`~socialbench.core.paths.resolve_inside`)."""
+    """The clip's file, nested (``S05/E16/329.mp4``) or flat (``S05_E16_329.mp4``), inside ``raw_data/``."""
     clips, shown = root / "raw_data", source or str(root)
     nested = resolve_inside(clips, f"{season}/{episode}/{clip}.mp4", shown, record, "season, episode, clip", "clip")
     flat = resolve_inside(clips, f"{season}_{episode}_{clip}.mp4", shown, record, "season, episode, clip", "clip")

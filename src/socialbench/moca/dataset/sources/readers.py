@@ -77,8 +77,7 @@ def _json_error(
 
 
 def json_records(text: str, source: str, container: str) -> Iterator[tuple[str | int, Any]]:
-    """The top-level records of a JSON array (``(index, value)``) or object (``(key, value)``), parsed
-    one at a time (``raw_decode``) so that an error says which record is cut or broken."""
+    """The top-level records of a JSON array or object, parsed one at a time so errors name the record."""
     decoder = json.JSONDecoder()
     open_, close = ("[", "]") if container == "array" else ("{", "}")
     i = _skip_ws(text, 0)

@@ -26,8 +26,7 @@ def column_map(name: str, defaults: Mapping[str, str], override: Mapping[str, st
 
 
 def media_file(root: Path, value: str, source: str = "", record: str | None = None, field: str | None = None) -> Path:
-    """The media path a cell names, inside the root (:func:`~socialbench.core.paths.resolve_inside`); a
-    name without a suffix (``img/insta123``) is the first existing image with that stem, else ``.jpg``."""
+    """The media path a cell names, inside the root; without a suffix, the first existing image of that stem."""
     p = resolve_inside(root, value, source or str(root), record=record, field=field, what="media path")
     if p.suffix:
         return p

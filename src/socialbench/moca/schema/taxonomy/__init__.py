@@ -19,8 +19,7 @@ RULES_FILE = "moca_rules.yaml"
 
 @dataclass(frozen=True)
 class Option:
-    """One mechanism or label of a scenario. ``source``: ``paper`` or ``completion`` (added to complete the
-    lost Table 9, docs/decisions/moca-taxonomy.md); ``criterion``, ``boundary`` and where they come from."""
+    """One mechanism or label of a scenario; ``source``: ``paper`` or ``completion`` (of the lost Table 9)."""
 
     name: str
     criterion: str
@@ -69,8 +68,7 @@ def _name(value: Any, path: str, where: str) -> str:
 
 
 def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
-    """Options of one scenario: a list of names (the --taxonomy override format) or a mapping
-    ``{name: {criterion, boundary, source}}``. At least one, no name twice."""
+    """Options of one scenario: a list of names or a mapping ``{name: {criterion, boundary, source}}``."""
     if isinstance(raw, list):
         out = [Option(name=_name(n, path, f"{where}[{i}]"), criterion="") for i, n in enumerate(raw)]
     elif isinstance(raw, dict):
@@ -121,8 +119,7 @@ def _names(data: dict[str, Any], key: str, path: str) -> tuple[str, ...]:
 
 
 def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
-    """The built-in layout (``scenarios: {s: {labels, mechanisms}}``) or the override layout ``{labels:
-    {scenario: [...]}, mechanisms: {...}}``; a wrong shape is a DataError naming file and field."""
+    """The built-in layout (``scenarios: {...}``) or the override layout (``labels`` and ``mechanisms``)."""
     if not isinstance(data, dict):
         why = f"the top level must be a mapping (scenarios, or labels and mechanisms), got {_type(data)}"
         raise DataError(path, why)
@@ -171,8 +168,7 @@ def _rule_text(rule: dict[str, Any], key: str, path: str, where: str) -> str:
 
 
 def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
-    """``tax`` with each option's criterion, boundary and source from a rules file (moca_rules.yaml's
-    layout). Every option needs exactly one rule and every rule an option; each text has one home."""
+    """``tax`` with each option's criterion, boundary and source from a rules file, one rule per option."""
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), dict):
         why = f"expected a mapping with scenarios: {{scenario: {{mechanisms, labels}}}}, got {_type(data)}"
         raise DataError(path, why, field="scenarios")
