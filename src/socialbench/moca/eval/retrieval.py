@@ -82,14 +82,10 @@ class Retrieval:
 
 def unread_query(retriever: Retriever | None) -> Retrieval:
     """The retrieval step for a social query that went on as text: nothing looked up."""
-    return Retrieval(
-        [],
-        "model_prior",
-        "unstructured_query",
-        "the social query could not be read as entities and routes: nothing looked up, answered from model prior",
-        retriever=retriever.identity() if retriever is not None else None,
-        retrieved=[] if retriever is not None else None,
-    )
+    why = "the social query could not be read as entities and routes: nothing looked up, answered from model prior"
+    if retriever is None:
+        return Retrieval([], "model_prior", "unstructured_query", why)
+    return Retrieval([], "model_prior", "unstructured_query", why, retriever=retriever.identity(), retrieved=[])
 
 
 def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int = 3, cache: Any = None) -> Retrieval:
@@ -98,22 +94,14 @@ def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int =
     wanted = [e for e in requested if e["route"] in LOOKED_UP]
     identity = retriever.identity() if retriever is not None else None
     if not wanted:
+        why = "every entity was routed to model_prior: nothing to retrieve"
         return Retrieval(
-            requested,
-            "model_prior",
-            "all_model_prior",
-            "every entity was routed to model_prior: nothing to retrieve",
-            retriever=identity,
-            retrieved=None if retriever is None else [],
+            requested, "model_prior", "all_model_prior", why, [], identity, None if retriever is None else []
         )
     names = ", ".join(f"{e['name']} ({e['route']})" for e in wanted)
     if retriever is None:
-        return Retrieval(
-            requested,
-            "model_prior",
-            "no_retriever",
-            f"no retriever configured: {names} answered from model prior, nothing retrieved",
-        )
+        why = f"no retriever configured: {names} answered from model prior, nothing retrieved"
+        return Retrieval(requested, "model_prior", "no_retriever", why)
     evidence: list[Evidence] = []
     seen: set[str] = set()
     retrieved: list[dict[str, Any]] = []

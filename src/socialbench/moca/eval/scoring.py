@@ -107,18 +107,13 @@ def check_predictions(
         if not isinstance(iid, str) or not iid:
             raise DataError(source, f"must be a non-empty string, got {iid!r}", record=where, field="id")
         if iid in first:
-            raise DataError(
-                source, f"duplicate id {iid!r} (first at {_where(first[iid], lines)})", record=where, field="id"
-            )
+            why = f"duplicate id {iid!r} (first at {_where(first[iid], lines)})"
+            raise DataError(source, why, record=where, field="id")
         if iid not in instance_ids:
             raise DataError(source, f"id {iid!r} matches no instance in {instances_source}", record=where, field="id")
         if pred.get("error") is not None and not (isinstance(pred["error"], str) and pred["error"]):
-            raise DataError(
-                source,
-                f"must be null or why the record failed (a message), got {pred['error']!r}",
-                record=where,
-                field="error",
-            )
+            why = f"must be null or why the record failed (a message), got {pred['error']!r}"
+            raise DataError(source, why, record=where, field="error")
         first[iid] = k
         by_id[iid] = pred
     return by_id
@@ -177,22 +172,16 @@ def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
                 raise DataError(source, "missing", record=rec, field=key)
         unknown = sorted(set(metrics) - {*METRICS, *COUNTS})
         if unknown:
-            raise DataError(
-                source, f"unknown metric (known: {', '.join((*METRICS, *COUNTS))})", record=rec, field=unknown[0]
-            )
+            why = f"unknown metric (known: {', '.join((*METRICS, *COUNTS))})"
+            raise DataError(source, why, record=rec, field=unknown[0])
         n = metrics["n"]
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise DataError(
-                source, f"must be a positive integer (the number of instances), got {n!r}", record=rec, field="n"
-            )
+            why = f"must be a positive integer (the number of instances), got {n!r}"
+            raise DataError(source, why, record=rec, field="n")
         m = metrics["media_errors"]
         if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= n:
-            raise DataError(
-                source,
-                f"must be an integer from 0 to n ({n}): the instances whose media failed, got {m!r}",
-                record=rec,
-                field="media_errors",
-            )
+            why = f"must be an integer from 0 to n ({n}): the instances whose media failed, got {m!r}"
+            raise DataError(source, why, record=rec, field="media_errors")
         for key in METRICS:
             v = metrics[key]
             if v is None and key in NULLABLE_METRICS:

@@ -79,11 +79,8 @@ def stability_cells(
             for k in range(k_all):
                 name = str(RunName.parse(run).with_order(k))
                 if (model, name) not in summaries:
-                    raise DataError(
-                        f"{model}/{name}",
-                        f"no predictions of order {k} of {model}/{run} (params moca.robustness asks for"
-                        f" {k_all} orders): run inference for it first",
-                    )
+                    why = f"(params moca.robustness asks for {k_all} orders): run inference for it first"
+                    raise DataError(f"{model}/{name}", f"no predictions of order {k} of {model}/{run} {why}")
                 at, scen, m = _matrix(instances, summaries[(model, name)])
                 mats.append(m)
                 answers.append(summaries[(model, name)].resolved[at])

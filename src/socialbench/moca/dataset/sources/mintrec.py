@@ -41,9 +41,8 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
         for line, row in rows:
             season, episode, clip = (row[c].strip() for c in ("season", "episode", "clip"))
             if not (season and episode and clip):
-                raise DataError(
-                    shown, "season, episode and clip must all be given", record=f"line {line}", field="clip"
-                )
+                why = "season, episode and clip must all be given"
+                raise DataError(shown, why, record=f"line {line}", field="clip")
             native = f"{season}_{episode}_{clip}"
             out.append(
                 candidate(

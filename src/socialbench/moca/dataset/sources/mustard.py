@@ -51,12 +51,8 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
         context = expect_str_list(rec["context"], shown, key, "context")
         speakers = expect_str_list(rec["context_speakers"], shown, key, "context_speakers")
         if len(context) != len(speakers):
-            raise DataError(
-                shown,
-                f"{len(context)} context utterances but {len(speakers)} context speakers",
-                record=key,
-                field="context_speakers",
-            )
+            why = f"{len(context)} context utterances but {len(speakers)} context speakers"
+            raise DataError(shown, why, record=key, field="context_speakers")
         if not isinstance(rec["sarcasm"], bool):
             raise DataError(shown, f"expected true or false, got {rec['sarcasm']!r}", record=key, field="sarcasm")
         clip = resolve_inside(root / VIDEOS, clips.get(key) or f"{UTTERANCE_DIR}/{key}.mp4", shown, key, None, "clip")
