@@ -493,13 +493,8 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
                 continue
             decision, arbiter, reason = returned.decisions[cid]
             if decision == "reject":
-                drop(
-                    rec,
-                    "rejected",
-                    reason or "rejected by the arbiter",
-                    arbiter=arbiter.who,
-                    disagreements=disputes[cid],
-                )
+                why = reason or "rejected by the arbiter"
+                drop(rec, "rejected", why, arbiter=arbiter.who, disagreements=disputes[cid])
                 continue
             if decision == "retain":
                 chosen = next((v for v in vs if v.role == "annotator" and not v.discarded()), None)
@@ -512,13 +507,8 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
             chosen = vs[0]
         problems = final_problems(chosen, tax)
         if problems:
-            drop(
-                rec,
-                "final_validation",
-                "; ".join(f"{f}: {p}" for f, p in problems),
-                fields={f: p for f, p in problems},
-                version=chosen.source or chosen.who,
-            )
+            why = "; ".join(f"{f}: {p}" for f, p in problems)
+            drop(rec, "final_validation", why, fields=dict(problems), version=chosen.source or chosen.who)
             continue
         inst = to_instance(rec, chosen, tax)
         schema_problems = all_problems([inst], tax)[0]

@@ -119,10 +119,8 @@ def unimodal_problem(rec: Mapping[str, Any], p: UnimodalParams) -> tuple[str, st
         return "text_too_long", f"{n} words > text_max_words {p.text_max_words}"
     ratio = letter_ratio(text)
     if ratio < p.text_min_letter_ratio:
-        return (
-            "text_not_language",
-            f"letters are {ratio:.2f} of the characters < text_min_letter_ratio {p.text_min_letter_ratio}",
-        )
+        why = f"letters are {ratio:.2f} of the characters < text_min_letter_ratio {p.text_min_letter_ratio}"
+        return "text_not_language", why
     cue = explicit_cue(text, p.explicit_cues)
     if cue is not None:
         return "explicit_cue", f"the text names its meaning with {cue!r}"
@@ -134,12 +132,9 @@ def unimodal_problem(rec: Mapping[str, Any], p: UnimodalParams) -> tuple[str, st
         )
     for m in rec.get("media_info", []):
         if m.get("kind") == "image" and m.get("width") and m.get("height"):
-            side = min(m["width"], m["height"])
-            if side < p.image_min_side:
-                return (
-                    "image_too_small",
-                    f"{m['path']}: {m['width']}x{m['height']}, shorter side < image_min_side {p.image_min_side}",
-                )
+            if min(m["width"], m["height"]) < p.image_min_side:
+                why = f"{m['width']}x{m['height']}, shorter side < image_min_side {p.image_min_side}"
+                return "image_too_small", f"{m['path']}: {why}"
         if m.get("kind") == "video" and m.get("duration") is not None:
             if m["duration"] < p.video_min_seconds:
                 return (

@@ -129,17 +129,14 @@ class CodarMethod(Method):
         for k in range(chain.fed, len(rounds)):
             exchanges = rounds[k]
             if len(exchanges) != 1:
-                raise SocialbenchError(
-                    f"method {self.name}: instance {iid}: round {k + 1} has"
-                    f" {len(exchanges)} exchanges, a CoDAR round has one"
-                )
+                why = f"round {k + 1} has {len(exchanges)} exchanges, a CoDAR round has one"
+                raise SocialbenchError(f"method {self.name}: instance {iid}: {why}")
             out = chain.feed(exchanges[0])
             if out is not None:
                 self._chains.pop(iid, None)
                 if k != len(rounds) - 1:
-                    raise SocialbenchError(
-                        f"method {self.name}: instance {iid}: the chain ended at round {k + 1} of {len(rounds)}"
-                    )
+                    why = f"the chain ended at round {k + 1} of {len(rounds)}"
+                    raise SocialbenchError(f"method {self.name}: instance {iid}: {why}")
                 return out
         self._chains[iid] = chain
         return [chain.request()]
