@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import csv
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.io import read_file_bytes
 from socialbench.core.sheets import csv_rows
 
-_WS = " \t\n\r"
+_WS = re.compile(r"[ \t\n\r]*")
 
 
 def check_encoding(encoding: str) -> str:
@@ -57,9 +58,7 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
 
 
 def _skip_ws(text: str, i: int) -> int:
-    while i < len(text) and text[i] in _WS:
-        i += 1
-    return i
+    return _WS.match(text, i).end()
 
 
 def _json_error(
@@ -67,12 +66,8 @@ def _json_error(
 ) -> DataError:
     line, col = _line_col(text, pos)
     after = f", after record {last}" if last is not None else ", before the first complete record"
-    close = "]" if container == "array" else "}"
-    cut = (
-        "; the file ends before the " + container + " is closed: truncated?"
-        if not text.rstrip().endswith(close)
-        else ""
-    )
+    closed = text.rstrip().endswith("]" if container == "array" else "}")
+    cut = "" if closed else f"; the file ends before the {container} is closed: truncated?"
     return DataError(source, f"invalid JSON at line {line} column {col}: {msg}{cut}", record=f"{position + 1}{after}")
 
 
@@ -87,6 +82,10 @@ def json_records(text: str, source: str, container: str) -> Iterator[tuple[str |
         raise DataError(source, f"expected a JSON {container} (starting with {open_!r}), got {text[i]!r} at the start")
     i = _skip_ws(text, i + 1)
     position, last = 0, None
+
+    def fail(pos: int, msg: str) -> DataError:  # naming the record the error is in, or the last one read
+        return _json_error(text, source, pos, msg, position, last, container)
+
     if i < len(text) and text[i] == close:
         yield from ()
         i += 1
@@ -97,20 +96,18 @@ def json_records(text: str, source: str, container: str) -> Iterator[tuple[str |
                 try:
                     key, i = decoder.raw_decode(text, i)
                 except json.JSONDecodeError as exc:
-                    raise _json_error(
-                        text, source, exc.pos, f"expected a record key: {exc.msg}", position, last, container
-                    ) from exc
+                    raise fail(exc.pos, f"expected a record key: {exc.msg}") from exc
                 if not isinstance(key, str):
-                    raise _json_error(text, source, i, "a record key must be a string", position, last, container)
+                    raise fail(i, "a record key must be a string")
                 i = _skip_ws(text, i)
                 if i >= len(text) or text[i] != ":":
-                    raise _json_error(text, source, i, f"expected ':' after key {key!r}", position, last, container)
+                    raise fail(i, f"expected ':' after key {key!r}")
                 i = _skip_ws(text, i + 1)
             try:
                 value, i = decoder.raw_decode(text, i)
             except json.JSONDecodeError as exc:
                 where = f" (in record {key!r})" if container == "object" else ""
-                raise _json_error(text, source, exc.pos, f"{exc.msg}{where}", position, last, container) from exc
+                raise fail(exc.pos, f"{exc.msg}{where}") from exc
             yield key, value
             last = repr(key) if container == "object" else str(position + 1)
             position += 1
@@ -122,7 +119,7 @@ def json_records(text: str, source: str, container: str) -> Iterator[tuple[str |
                 i += 1
                 break
             msg = f"expected ',' or {close!r}" if i < len(text) else f"the {container} is not closed"
-            raise _json_error(text, source, i, msg, position, last, container)
+            raise fail(i, msg)
     if _skip_ws(text, i) < len(text):
         line, col = _line_col(text, _skip_ws(text, i))
         raise DataError(source, f"extra data after the JSON {container} at line {line} column {col}")
