@@ -561,9 +561,11 @@ class Chain:
         if any(fields != b for b in self.retry_baselines):
             self.repairs.add("retry")
         if accepted is False:
-            self.trace["not_accepted"] = (
+            why = (
                 f"no ACCEPTED within {self.m.revision_rounds} revision round(s): the output is the last decoder answer"
             )
+            self.trace["not_accepted"] = why
+        kept_after = (self.trace.get("last_tuple_kept") or {}).get("stage")
         return Final(
             fields={
                 "raw": ex.response.text,
@@ -574,12 +576,7 @@ class Chain:
                 "request_key": ex.key,
                 "inputs": self._inputs(),
                 "finish_reason": ex.response.finish_reason,
-                "format": answer_format(
-                    self.trace["retries"],
-                    self.repairs,
-                    self.ignored_keys,
-                    (self.trace.get("last_tuple_kept") or {}).get("stage"),
-                ),
+                "format": answer_format(self.trace["retries"], self.repairs, self.ignored_keys, kept_after),
             },
             error=None,
             trace=self.trace,

@@ -41,17 +41,8 @@ class DirectMethod(Method):
 
         def request(note: str | None = None) -> Request:
             templates = (self.template("system.txt"), self.template("user.txt"))
-            req, _ = build_direct_request(
-                instance,
-                tax,
-                self.spec,
-                self.seed,
-                templates,
-                method=order.asked_as(self.name, instance, tax),
-                constrained=self.constrained,
-                order=order,
-                additions=additions,
-            )
+            how = {"method": order.asked_as(self.name, instance, tax), "constrained": self.constrained, "order": order}
+            req, _ = build_direct_request(instance, tax, self.spec, self.seed, templates, additions=additions, **how)
             if note is None:
                 return req
             system, user = req.messages

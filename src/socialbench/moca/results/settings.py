@@ -60,6 +60,7 @@ class TableSettings:
                     )
         if scaling and scaling[0] == scaling[1]:
             raise ConfigError(f"{section}.tables.scaling: two different models are needed, got {scaling[0]!r} twice")
+        entries = ((params.get(section) or {}).get("ablations") or {}).items()
         return cls(
             human=human,
             scaling=tuple(scaling) if scaling else None,
@@ -68,11 +69,7 @@ class TableSettings:
             resamples=int(t.get("resamples", 2000)),
             alpha=float(t.get("alpha", 0.05)),
             seed=int(params.get("seed", 0)),
-            ablations=tuple(
-                (str(RunName(CODAR, name)), entry["label"])
-                for name, entry in ((params.get(section) or {}).get("ablations") or {}).items()
-                if entry.get("table") == TABLE5
-            ),
+            ablations=tuple((str(RunName(CODAR, n)), e["label"]) for n, e in entries if e.get("table") == TABLE5),
             figure6=tuple((g, tuple(ms)) for g, ms in groups.items()),
             figure7=tuple(fig7.get("models") or ()),
             figure7_scenario=str(fig7.get("scenario", "affection")),

@@ -140,16 +140,7 @@ def stability_files(
 
 def _table(title: str, cells: dict, groups: list[tuple[str, str]], notes: list[str], **kw: Any) -> Table:
     """The stability table of ``cells``: a row group per scenario in ``groups``, then all scenarios."""
+    style = {"style": SIGNED, "label": "tab:stability", "group_columns": GROUP_COLUMNS, "group_key": group_key}
     return stability_table(
-        title,
-        cells,
-        [*groups, (ALL, "All scenarios")],
-        COLUMNS,
-        "Holis",
-        style=SIGNED,
-        label="tab:stability",
-        group_columns=GROUP_COLUMNS,
-        group_key=group_key,
-        notes=notes,
-        **kw,
+        title, cells, [*groups, (ALL, "All scenarios")], COLUMNS, "Holis", notes=notes, **style, **kw
     )
