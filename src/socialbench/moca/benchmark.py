@@ -74,7 +74,6 @@ class MocaBenchmark(Benchmark):
 
         return load_taxonomy(self.options.get("taxonomy"))
 
-    # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[dict[str, Any]]]:
         from socialbench.moca.dataset.demo import DemoConfig, generate
 
@@ -102,7 +101,6 @@ class MocaBenchmark(Benchmark):
             for i in dev_instances
         ]
 
-    # ---- answers ------------------------------------------------------------------------------
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
         """``method_options.<method>`` plus ``moca.answer`` and the blocks the method reads (CoDAR: ``retrieval``)."""
         from socialbench.moca.schema.methods import HOOKS, MethodHooks
@@ -231,7 +229,6 @@ class MocaBenchmark(Benchmark):
             "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key")),
         }
 
-    # ---- scoring, tables, provenance -------------------------------------------------------------
     # score and outcomes: ``where`` (source, lines, instances_source) names the files in errors
     def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any) -> dict[str, Any]:
         from socialbench.moca.eval.scoring import score

@@ -136,9 +136,6 @@ def frames(
     )
 
 
-# ---- raw sources, filtering, annotation, statistics (docs/moca-sources.md) ----------------------
-
-
 def _moca_section(params: Path | None) -> dict:
     from socialbench.core.config import load_params
 

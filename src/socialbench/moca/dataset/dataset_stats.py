@@ -74,9 +74,6 @@ def _title(name: str) -> str:
     return MODALITY_NAMES.get(name, name).title()
 
 
-# ---- Table 1: general statistics ----------------------------------------------------------------
-
-
 def table1_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, int, float | None]]:
     rows = [("Total", "instances", stats["instances"], 100.0 if stats["instances"] else None)]
     for group in ("scenario", "modality", "domain", "culture"):
@@ -108,9 +105,6 @@ def table1(stats: Mapping[str, Any]) -> dict[str, str]:
     return _render(title, head, rows, 2, caption, "tab:moca-stats", "llrr")
 
 
-# ---- Table 11: structural and modality composition ----------------------------------------------
-
-
 def table11(stats: Mapping[str, Any]) -> dict[str, str]:
     head = ("Scenario", "Image-text", "Video-text", "Total", "%")
     rows = [
@@ -123,9 +117,6 @@ def table11(stats: Mapping[str, Any]) -> dict[str, str]:
     note = f"Field values: {stats['field_values']} ({len(TUPLE_FIELDS)} fields x {stats['instances']} instances)."
     title, caption = "Structural and modality composition", "Structural and modality composition. " + tex_escape(note)
     return _render(f"{title} (Table 11 style)", head, rows, 4, caption, "tab:moca-composition", "lrrrr", [note])
-
-
-# ---- Label composition per scenario (Figure 3's outer ring) --------------------------------------
 
 
 def labels_table(stats: Mapping[str, Any]) -> dict[str, str]:

@@ -33,7 +33,6 @@ EXTRA_SHOWS: dict[str, dict[str, frozenset[str]]] = {
 }
 
 
-# ---- parsing each stage's JSON (pure) -----------------------------------------------------------
 class StageOutputError(ValueError):
     """A stage's answer that does not meet its contract (the reason, in one line)."""
 
@@ -132,7 +131,6 @@ def read_stage(
     return {k: obj[k] for k in keys}, notes
 
 
-# ---- stage schemas ----------------------------------------------------------------------------
 def _object(props: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
 

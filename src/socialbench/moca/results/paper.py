@@ -46,7 +46,6 @@ class PaperTables:
         self.cis = self._cell_intervals()
         self.comparisons = with_holm(self._comparisons(), settings.alpha)
 
-    # -- lookups --
     @property
     def human(self) -> str | None:
         """The human model, when it has a direct row."""
@@ -127,7 +126,6 @@ class PaperTables:
         sc = self.settings.scaling
         return sc is not None and self.has(sc[0], DIRECT) and self.has(sc[1], DIRECT)
 
-    # -- statistics --
     def _cell_intervals(self) -> dict[tuple[str, str, str], Any]:
         if self.cells is None:
             return {}
@@ -207,7 +205,6 @@ class PaperTables:
             " whatever other rows were run; tests.csv has every p-value and its family."
         )
 
-    # -- Tables 2-4 --
     def changes(self, scenario: str) -> dict[str, list[tuple[float, bool] | None]]:
         """Row name -> per column, the change over the backbone and whether its test is significant (+3.12*)."""
         out = {}

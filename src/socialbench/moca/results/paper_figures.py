@@ -24,7 +24,6 @@ DATA_COLUMNS = ["bar", "value", "low", "high", "scenario", "metric", "model"]
 HEADS, KEYS = [head for head, _ in COLUMNS], [key for _, key in COLUMNS]
 
 
-# ---- rows drawn ------------------------------------------------------------------------------------
 def bar(paper: PaperTables, model: str, scenario: str, keys: Sequence[str], label: str | None = None) -> dict[str, Any]:
     """A direct row's values over ``keys`` with their 95% intervals: {label, values, lows, highs}."""
     return {"label": label or model, **_with_intervals([paper.cell(model, DIRECT, scenario, k) for k in keys])}
@@ -67,7 +66,6 @@ def _notes(*parts: str | None) -> str | None:
     return "; ".join(p for p in parts if p) or None
 
 
-# ---- the figures -------------------------------------------------------------------------------------
 def figure6(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, Any]]]:
     """Figures 6a-c (one per scenario) and 6d, and the rows of fig6.csv."""
     out: dict[str, str | bytes] = {}

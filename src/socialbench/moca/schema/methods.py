@@ -14,7 +14,6 @@ from socialbench.core.run_name import RunName
 from socialbench.core.runner import MAX_ROUNDS
 from socialbench.core.secrets import holds_secret
 
-# ---- the answer-format policy of every method (params moca.answer) ------------------------------
 ANSWER_KEYS = ("mechanism", "label", "subject", "target")
 #: A code fence around the JSON answer: ``strict`` (unparsable, as D.1) or ``tolerate`` (one removed).
 CODE_FENCE = ("strict", "tolerate")
