@@ -308,15 +308,8 @@ class MocaBenchmark(Benchmark):
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises); the pairs params exclude at the end
         excluded = exclusions_table(params, section.get("methods", []))
-        files["all.md"] = Document(
-            [
-                *shown_tables,
-                overall_table(scores, categories),
-                *grid_tables,
-                files["figures/fig9_means.md"],
-                *([excluded] if excluded else []),
-            ]
-        )
+        tail = [files["figures/fig9_means.md"], *([excluded] if excluded else [])]
+        files["all.md"] = Document([*shown_tables, overall_table(scores, categories), *grid_tables, *tail])
         headline = {
             f"{m}.{meth}": {
                 **{s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc},

@@ -106,18 +106,9 @@ def frames(
         loaded = [(src, dst, read_jsonl(src)) for src, dst in zip(inputs, outputs)]
         for src, _, recs in loaded:
             check_media_roots(recs, roots, src)
+        how = {"cache": cache, "sampling": sampling, "report": rep, "on_error": policy, "root": root}
         for src, dst, recs in loaded:
-            recs = attach_frames(
-                recs,
-                split=src.stem,
-                source=str(src),
-                cache=cache,
-                sampling=sampling,
-                report=rep,
-                on_error=policy,
-                root=root,
-            )
-            results.append((dst, recs))
+            results.append((dst, attach_frames(recs, split=src.stem, source=str(src), **how)))
     except MediaError:
         rep.write(report, report_md)
         raise

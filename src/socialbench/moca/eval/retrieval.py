@@ -112,16 +112,8 @@ def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int =
             raise
         except Exception as exc:  # a failed search, or the provider's own failure: this instance's error
             raise RetrievalError(f"retriever {retriever.name} failed for {q.entity!r}: {exc}") from exc
-        retrieved.append(
-            {
-                "entity": q.entity,
-                "route": q.route,
-                "question": q.question,
-                "query": q.text,
-                "k": k,
-                "passages": [p.as_dict() for p in result.passages],
-            }
-        )
+        search = {"entity": q.entity, "route": q.route, "question": q.question, "query": q.text}
+        retrieved.append({**search, "k": k, "passages": [p.as_dict() for p in result.passages]})
         for p in result.passages:
             if p.doc_id not in seen:
                 seen.add(p.doc_id)

@@ -481,15 +481,8 @@ class Chain:
     def feed_decoder(self, ex: Exchange, entry: dict[str, Any]) -> Final | None:
         """Stage 4's answer, read by the direct answer's parser; the substeps kept, counted when missing."""
         resp, s = ex.response, self.inst["scenario"]
-        a = read_answer(
-            resp.text,
-            self.tax.mechanism_names(s),
-            self.tax.label_names(s),
-            self.maps,
-            self.m.code_fence,
-            self.m.extra_keys,
-            unscored=self.v.substeps,
-        )
+        allowed, policy = (self.tax.mechanism_names(s), self.tax.label_names(s)), (self.m.code_fence, self.m.extra_keys)
+        a = read_answer(resp.text, *allowed, self.maps, *policy, unscored=self.v.substeps)
         if a.record_error:
             reason = a.record_error.removeprefix("unparsable: ")
             reason += " (the answer was cut at max_tokens)" if resp.truncated else ""

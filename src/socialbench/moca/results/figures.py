@@ -14,6 +14,7 @@ from socialbench.results.tables import SIGNED, csv_text
 _DPI = 150
 _PNG_META = {"Software": None}
 _PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
+_BAR_STYLE = {"capsize": 1.5, "error_kw": {"elinewidth": 0.6, "capthick": 0.6}}
 
 
 def _figure(width: float, height: float):
@@ -65,16 +66,8 @@ def _bars(ax, metrics, bars, first_colour: int = 0) -> None:
         x = [j - 0.4 + width * (i + 0.5) for j in range(len(metrics))]
         values = bar["values"]
         yerr = _errors(values, bar.get("lows") or [None] * len(values), bar.get("highs") or [None] * len(values))
-        ax.bar(
-            x,
-            [0 if v is None else v for v in values],
-            width,
-            yerr=yerr,
-            capsize=1.5,
-            label=bar["label"],
-            color=f"C{(first_colour + i) % 10}",
-            error_kw={"elinewidth": 0.6, "capthick": 0.6},
-        )
+        heights, colour = [0 if v is None else v for v in values], f"C{(first_colour + i) % 10}"
+        ax.bar(x, heights, width, yerr=yerr, label=bar["label"], color=colour, **_BAR_STYLE)
         _mark_undefined(ax, x, values)
 
 

@@ -70,6 +70,7 @@ def stability_cells(
     order = Order(0, bool(robustness.get("reorder_lists", False)))
     distinct = np.array([order.distinct(i, tax) for i in instances], dtype=int)
     cells: dict[tuple[str, str, str], Stability] = {}
+    names = [c for c, _ in COLUMNS]
     scenarios: list[str] = []
     for model in robustness.get("models") or []:
         for run in robustness.get("methods") or []:
@@ -89,15 +90,8 @@ def stability_cells(
             scenarios = sorted(set(scen))
             for s in [*scenarios, ALL]:
                 pick = [n for n, x in enumerate(scen) if s in (x, ALL)]
-                cells[(model, run, s)] = stability(
-                    correct[:, pick],
-                    [a[pick] for a in answers],
-                    d[pick],
-                    [c for c, _ in COLUMNS],
-                    "holis",
-                    seed=seed,
-                    key=(model, run, s, "stability"),
-                )
+                picked = (correct[:, pick], [a[pick] for a in answers], d[pick])
+                cells[(model, run, s)] = stability(*picked, names, "holis", seed=seed, key=(model, run, s, "stability"))
     return cells, scenarios
 
 
