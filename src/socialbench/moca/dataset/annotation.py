@@ -516,12 +516,7 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
             drop(rec, "final_validation", "; ".join(f"{f}: {p}" for f, p in schema_problems))
             continue
         instances.append(inst)
-    summary = agreement_summary(
-        {
-            cid: [v for v in vs if v.role == "annotator"] + [v for v in vs if v.role == "reviewer"]
-            for cid, vs in versions.items()
-        }
-    )
+    summary = agreement_summary(versions)  # versions_of: each candidate's annotators, then its reviewer
     dropped = dict(sorted(Counter(r["reason"] for r in report).items()))
     summary.update(pool=len(pool), instances=len(instances), disputed=len(disputes), dropped_by_reason=dropped)
     return BuildResult(instances, report, summary)

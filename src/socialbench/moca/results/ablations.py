@@ -88,12 +88,8 @@ def ablation_grids(
         missing = [a for a, _ in paper.settings.ablations if not any(paper.has(m, a) for m in backbones)]
         if missing:
             notes.append(f"Not run: {', '.join(missing)} (add to moca.methods).")
-        notes.append(
-            paper.tests_note(
-                "5",
-                "paired test against full CoDAR (exact McNemar; paired bootstrap for Faith; Atomic Avg. is not tested)",
-            )
-        )
+        what = "paired test against full CoDAR (exact McNemar; paired bootstrap for Faith; Atomic Avg. is not tested)"
+        notes.append(paper.tests_note("5", what))
         notes.append(answers_note(answer_rows, paper.scores, paper.answers))
     ci_notes = paper.ci_notes() if backbones else notes
     ci = ci_grid(f"{name}.ci", f"{heading}: 95% bootstrap intervals", cols, 3, ci_rows, ci_notes)

@@ -188,10 +188,8 @@ def output_files(scenarios: Sequence[str]) -> list[str]:
 
 def data_csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     """A figure's data in long format for ``dvc plots`` (a ``bar`` label per row, values with two decimals)."""
-    return csv_text(
-        columns,
-        (
-            [SIGNED.csv(r.get(c)) if r.get(c) is None or isinstance(r[c], float) else r[c] for c in columns]
-            for r in rows
-        ),
-    )
+
+    def cell(v: Any) -> Any:
+        return SIGNED.csv(v) if v is None or isinstance(v, float) else v
+
+    return csv_text(columns, ([cell(r.get(c)) for c in columns] for r in rows))

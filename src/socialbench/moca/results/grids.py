@@ -28,13 +28,8 @@ def grid(
     notes: Sequence[str],
 ) -> Table:
     """A table as the paper prints it: ``nkeys`` key columns, rows grouped by the first; none without rows."""
-    block = Block(
-        [Text(c, tex=tex_text(c)) for c in columns],
-        grouped(rows),
-        keys=nkeys,
-        notes=[moca_text(n) for n in notes],
-        header_when_empty=False,
-    )
+    heads, texts = [Text(c, tex=tex_text(c)) for c in columns], [moca_text(n) for n in notes]
+    block = Block(heads, grouped(rows), keys=nkeys, notes=texts, header_when_empty=False)
     return Table(title, [block], caption=Text(caption, tex=tex_text(caption)), label=f"tab:moca-{name}")
 
 

@@ -69,12 +69,9 @@ class PaperTables:
     def rows(self, scenario: str) -> list[tuple[str, str, str]]:
         """(category, model, method) of a scenario table: the human's first, then params order (direct first)."""
         h = self.settings.human
+        shown = [k for k, sc in self.scores.items() if scenario in sc and k[0] in self.categories]
         keys = sorted(
-            (
-                k
-                for k, sc in self.scores.items()
-                if scenario in sc and k[0] in self.categories and k[1] not in self.ablation_runs
-            ),
+            (k for k in shown if k[1] not in self.ablation_runs),
             key=lambda k: (self.models.index(k[0]), self._method_rank(k[1])),
         )
         cats: list[str] = []

@@ -155,12 +155,8 @@ def figure9_means(paper: PaperTables) -> Table:
         for s in paper.scenarios:
             rows.append([s, *(Num(mean(gain(paper, b, s, k) for b in backbones), signed=True) for k in GAIN_METRICS)])
         pairs = [(b, s) for s in paper.scenarios for b in backbones]
-        rows.append(
-            [
-                f"all ({len(pairs)} pairs)",
-                *(Num(mean(gain(paper, b, s, k) for b, s in pairs), signed=True) for k in GAIN_METRICS),
-            ]
-        )
+        overall = (Num(mean(gain(paper, b, s, k) for b, s in pairs), signed=True) for k in GAIN_METRICS)
+        rows.append([f"all ({len(pairs)} pairs)", *overall])
         how = "moca.tables.backbones" if paper.settings.backbones else "every model with a direct and a codar row"
         notes = [f"Backbones: {', '.join(backbones)} ({how})."]
     else:

@@ -72,13 +72,11 @@ def scenario_table(
     best = best_in_category(rows)
     for cat, name, vals in rows:
         chg = (changes or {}).get(name) or [None] * len(vals)
-        cells.append(
-            [cat, name]
-            + [
-                Num(v, delta=c[0] if c else None, mark=bool(c and c[1]), best=(name, j) in best)
-                for j, (v, c) in enumerate(zip(vals, chg))
-            ]
-        )
+        nums = [
+            Num(v, delta=c and c[0], mark=bool(c and c[1]), best=(name, j) in best)
+            for j, (v, c) in enumerate(zip(vals, chg))
+        ]
+        cells.append([cat, name, *nums])
     note = n_note(n, rows, media_errors, row_n)
     caption = rf"Performance (accuracy, \%) in the {scenario.capitalize()} scenario."
     block = Block(
