@@ -14,12 +14,8 @@ from socialbench.core.errors import SocialbenchError
 #: moca.sources.SOURCE_NAMES, spelled out: importing the sources is too slow for every command's start.
 SOURCES_HELP = "mustard, mintrec, redcaps, mmsd2, hateful_memes, multimet, memecap, instagram, supplementary"
 
-app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="MoCA's own stages: frames (sampled frames of video-text instances).",
-)
+_GROUP = {"no_args_is_help": True, "add_completion": False, "pretty_exceptions_enable": False}
+app = typer.Typer(**_GROUP, help="MoCA's own stages: frames (sampled frames of video-text instances).")
 Opt = typer.Option
 #: What every record of a candidate pool has.
 POOL_FIELDS = ("id", "source", "modality", "text", "media")
@@ -315,12 +311,7 @@ def unimodal_cmd(
     _filter("unimodal", [input], out, report, (counts_md, counts_csv, counts_json), params, mlflow, how)
 
 
-annotate_app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="The annotation round-trip (B.2-B.3): export, review, arbitration, build.",
-)
+annotate_app = typer.Typer(**_GROUP, help="The annotation round-trip (B.2-B.3): export, review, arbitration, build.")
 app.add_typer(annotate_app, name="annotate")
 
 

@@ -213,9 +213,8 @@ def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, l
     if cfg.scenario_counts is not None:
         unknown = [s for s, _ in cfg.scenario_counts if s not in tax.scenarios]
         if unknown:
-            raise ConfigError(
-                f"moca.demo.scenario_counts: unknown scenario {unknown[0]!r} (known: {list(tax.scenarios)})"
-            )
+            why = f"unknown scenario {unknown[0]!r} (known: {list(tax.scenarios)})"
+            raise ConfigError(f"moca.demo.scenario_counts: {why}")
         plan = scenario_plan(cfg.scenario_counts)
     for split, n in splits.items():
         recs = [make_record(split, i, cfg, tax, plan) for i in range(n)]

@@ -53,12 +53,8 @@ def attach_frames(
         try:
             media = rec.get("media")
             if not isinstance(media, list) or len(media) != 1 or not isinstance(media[0], str):
-                raise MediaError(
-                    source,
-                    E.BAD_INSTANCE,
-                    f"a video-text instance needs exactly one video in 'media', got {media!r}",
-                    record=iid,
-                )
+                why = f"a video-text instance needs exactly one video in 'media', got {media!r}"
+                raise MediaError(source, E.BAD_INSTANCE, why, record=iid)
             manifest = cache.frames(Path(root) / media[0], sampling)
         except MediaError as err:
             if err.record is None:  # name the instance as well as the file

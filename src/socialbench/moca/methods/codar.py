@@ -298,12 +298,8 @@ class Chain:
         if "the_conflict" in got:
             out["in_the_conflict"] = "The conflict: " + got["the_conflict"]
         if "slots" in shown:
-            out["in_slots"] = (
-                "Subject slots:\n"
-                + "\n".join(f"{k}: {v}" for k, v in self.maps["subject"].items())
-                + "\nTarget slots:\n"
-                + "\n".join(f"{k}: {v}" for k, v in self.maps["target"].items())
-            )
+            listed = {r: "\n".join(f"{k}: {v}" for k, v in self.maps[r].items()) for r in ("subject", "target")}
+            out["in_slots"] = f"Subject slots:\n{listed['subject']}\nTarget slots:\n{listed['target']}"
         if "decoded" in got:
             out["in_decoded"] = "Decoded answer:\n" + self._decoded("substeps" in shown)
         return out

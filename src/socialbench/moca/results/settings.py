@@ -54,10 +54,8 @@ class TableSettings:
                 if name not in models:
                     raise ConfigError(f"{section}.tables.{key}: {name!r} is not a model under models: (known: {known})")
                 if key != "human" and name == human:
-                    raise ConfigError(
-                        f"{section}.tables.{key}: {name!r} is the human model"
-                        f" ({section}.tables.human), not a model to compare"
-                    )
+                    why = f"{name!r} is the human model ({section}.tables.human), not a model to compare"
+                    raise ConfigError(f"{section}.tables.{key}: {why}")
         if scaling and scaling[0] == scaling[1]:
             raise ConfigError(f"{section}.tables.scaling: two different models are needed, got {scaling[0]!r} twice")
         entries = ((params.get(section) or {}).get("ablations") or {}).items()

@@ -321,15 +321,11 @@ def acquire(
                 continue
             if not dest.is_file():
                 if f.url is not None:  # a public file: the source's manual steps (often about media) do not apply
-                    raise ManualStepRequired(
-                        str(dest),
-                        f"mode manual: nothing is downloaded, and {f.relpath} is not under {root}; put it there"
-                        f" (it is at {redact_url(f.url, whole_query=True)}), or acquire it with --mode download",
-                        record=f.relpath,
-                    )
-                raise _missing_manual(
-                    source, f, dest, f"this file has no public direct link, and {f.relpath} is not under {root}"
-                )
+                    at = f"(it is at {redact_url(f.url, whole_query=True)}), or acquire it with --mode download"
+                    why = f"mode manual: nothing is downloaded, and {f.relpath} is not under {root}; put it there {at}"
+                    raise ManualStepRequired(str(dest), why, record=f.relpath)
+                why = f"this file has no public direct link, and {f.relpath} is not under {root}"
+                raise _missing_manual(source, f, dest, why)
             if f.sha256 is not None and sha256_file(dest) != f.sha256:
                 raise ChecksumMismatch(str(dest), f.sha256, sha256_file(dest))
         else:

@@ -157,12 +157,8 @@ def require_fields(value: Any, fields: Sequence[str], source: str, record: str) 
 
 def expect_str(value: Any, source: str, record: str, field: str, allow_empty: bool = True) -> str:
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
-        raise DataError(
-            source,
-            f"expected {'a' if allow_empty else 'a non-empty'} string, got {json.dumps(value)[:60]}",
-            record=record,
-            field=field,
-        )
+        why = f"expected {'a' if allow_empty else 'a non-empty'} string, got {json.dumps(value)[:60]}"
+        raise DataError(source, why, record=record, field=field)
     return value
 
 

@@ -56,22 +56,16 @@ def read_table(
     for line, row in rows:
         native = row[columns["id"]].strip()
         if not native or any(c.isspace() for c in native):
-            raise DataError(
-                shown, f"expected an id without spaces, got {native!r}", record=f"line {line}", field=columns["id"]
-            )
+            why = f"expected an id without spaces, got {native!r}"
+            raise DataError(shown, why, record=f"line {line}", field=columns["id"])
         media = row[columns["media"]].strip()
         if not media:
-            raise DataError(
-                shown, "empty: every candidate needs its image or video", record=native, field=columns["media"]
-            )
+            why = "empty: every candidate needs its image or video"
+            raise DataError(shown, why, record=native, field=columns["media"])
         kind = modality or row[columns["modality"]].strip()
         if kind not in MODALITIES:
-            raise DataError(
-                shown,
-                f"expected one of {', '.join(MODALITIES)}, got {kind!r}",
-                record=native,
-                field=columns.get("modality", "modality"),
-            )
+            why = f"expected one of {', '.join(MODALITIES)}, got {kind!r}"
+            raise DataError(shown, why, record=native, field=columns.get("modality", "modality"))
         url = media.lower().startswith(("http://", "https://"))
         out.append(
             candidate(
