@@ -116,11 +116,10 @@ def frames(
     if index is not None:  # last: an index on disk means the processed files and the cache are complete
         cache.write_index(index, cache.used)
     marked = sum(p.action == KEPT for p in rep.problems)
-    typer.echo(
-        f"moca frames: {sum(c.with_frames for c in rep.counts.values())} video instance(s) with frames,"
-        f" {marked} kept with media_error, scored invalid (see {report_md}); frame cache: {cache.hits} hit(s),"
-        f" {cache.misses} extracted"
-    )
+    framed = sum(c.with_frames for c in rep.counts.values())
+    kept = f"{marked} kept with media_error, scored invalid (see {report_md})"
+    cached = f"frame cache: {cache.hits} hit(s), {cache.misses} extracted"
+    typer.echo(f"moca frames: {framed} video instance(s) with frames, {kept}; {cached}")
 
 
 def _moca_section(params: Path | None) -> dict:
@@ -168,9 +167,8 @@ def _filter(stage: str, inputs: list[Path], out: Path, report: Path, counts: tup
         write_json(json_path, {r["source"]: {k: v for k, v in r.items() if k != "source"} for r in rows})
     if mlflow:
         _log_counts(rows, stage, params, settings.__dict__)
-    typer.echo(
-        f"moca {stage}: {len(pool)} candidate(s), {len(result.kept)} kept, {len(result.removed)} removed (see {report})"
-    )
+    kept, removed = len(result.kept), len(result.removed)
+    typer.echo(f"moca {stage}: {len(pool)} candidate(s), {kept} kept, {removed} removed (see {report})")
 
 
 def _read_pool(paths: list[Path], candidates: bool = False) -> list[dict]:
@@ -244,9 +242,8 @@ def acquire_cmd(
 
     limits = ArchiveLimits.from_params(load_params(params)) if params is not None else None
     manifest = acquire(get_source(source), root, options, limits=limits, trust=TrustStore())  # sources.lock, here
-    typer.echo(
-        f"moca acquire {source}: {len(manifest['files'])} file(s) under {root} ({options.mode}); {root / MANIFEST}"
-    )
+    n = len(manifest["files"])
+    typer.echo(f"moca acquire {source}: {n} file(s) under {root} ({options.mode}); {root / MANIFEST}")
 
 
 @app.command("candidates")
@@ -360,9 +357,8 @@ def annotate_export(
     write_text_atomic(out_dir / "assignment.csv", ann.to_csv(("id", "annotators"), assigned))
     for who, rows in sorted(ann.annotator_sheets(records, assignment).items()):
         write_text_atomic(sheets[who], ann.to_csv(ann.ANNOTATOR_COLUMNS, rows))
-    typer.echo(
-        f"moca annotate export: {len(records)} candidate(s) x {per_item} to {len(annotator)} annotator(s) in {out_dir}"
-    )
+    n, who = len(records), len(annotator)
+    typer.echo(f"moca annotate export: {n} candidate(s) x {per_item} to {who} annotator(s) in {out_dir}")
 
 
 @annotate_app.command("review")
@@ -434,10 +430,8 @@ def annotate_build(
     write_jsonl(report, result.report)
     if agreement is not None:
         write_json(agreement, result.agreement)
-    typer.echo(
-        f"moca annotate build: {len(result.instances)} instance(s) of {len(records)} candidate(s); "
-        f"{len(result.report)} not kept (see {report})"
-    )
+    kept, dropped, n = len(result.instances), len(result.report), len(records)
+    typer.echo(f"moca annotate build: {kept} instance(s) of {n} candidate(s); {dropped} not kept (see {report})")
 
 
 @app.command("stats")

@@ -426,9 +426,8 @@ def review_sheets(
         rotation = [reviewers[(k + t) % len(reviewers)] for t in range(len(reviewers))]
         choice = next((r for r in rotation if r not in annotators), None)
         if choice is None:
-            raise DataError(
-                primary.source, "every reviewer annotated this candidate: name another reviewer", record=cid
-            )
+            why = "every reviewer annotated this candidate: name another reviewer"
+            raise DataError(primary.source, why, record=cid)
         row = {
             **_info(by_id[cid]),
             "annotator": primary.who,

@@ -393,9 +393,8 @@ class Chain:
         stage = self.stage
         expected = self.request_id()
         if ex.request.request_id != expected:
-            raise SocialbenchError(
-                f"method {self.m.name}: replay out of step: expected {expected}, got {ex.request.request_id}"
-            )
+            got = ex.request.request_id
+            raise SocialbenchError(f"method {self.m.name}: replay out of step: expected {expected}, got {got}")
         self.keys.append(ex.key)
         resp = ex.response
         entry: dict[str, Any] = {

@@ -56,9 +56,8 @@ def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
     retries = answer.pop("retries", 0)
     _whole("moca.answer.retries", retries, 0, MAX_FORMAT_RETRIES)
     if answer:
-        raise ConfigError(
-            f"moca.answer: unknown option(s) {', '.join(sorted(answer))} (known: code_fence, extra_keys, retries)"
-        )
+        unknown = ", ".join(sorted(answer))
+        raise ConfigError(f"moca.answer: unknown option(s) {unknown} (known: code_fence, extra_keys, retries)")
     return {"code_fence": fence, "extra_keys": extra, "retries": retries}
 
 
@@ -93,11 +92,9 @@ class RetrievalSettings:
             raise ConfigError(f"{where}.options: expected a mapping, got {c['options']!r}")
         secret = [k for k, v in (c["options"] or {}).items() if holds_secret(str(k), v)]
         if secret:
-            raise ConfigError(
-                f"{where}.options.{secret[0]}: looks like a secret; secrets are never written into params (they"
-                " would end up in git, DVC and MLflow): put it in an environment variable and name that"
-                " variable in options.api_key_env"
-            )
+            why = "secrets are never written into params (they would end up in git, DVC and MLflow)"
+            how = "put it in an environment variable and name that variable in options.api_key_env"
+            raise ConfigError(f"{where}.options.{secret[0]}: looks like a secret; {why}: {how}")
         # name and options are checked against the retriever's schema by retriever_problem
         return cls(c["retriever"], c["k"], dict(c["options"] or {}))
 
@@ -306,9 +303,8 @@ def _stages_variant(name: str, stages: Any) -> Variant:
         raise ConfigError(f"{where}: expected stages of {', '.join(STAGES)}, each once, in that order; got {stages!r}")
     missing = [s for s in ("observer", "decoder") if s not in stages]
     if missing:
-        raise ConfigError(
-            f"{where}: {' and '.join(missing)} cannot be left out (the observer sees, the decoder answers)"
-        )
+        why = "cannot be left out (the observer sees, the decoder answers)"
+        raise ConfigError(f"{where}: {' and '.join(missing)} {why}")
     if ("query" in stages) != ("context" in stages):
         raise ConfigError(f"{where}: query and context (Step 2) run together or not at all")
     return Variant.of(stages)
@@ -332,10 +328,8 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     retries = answer["retries"]
     if variant.rounds_at_most(rounds, retries) > MAX_ROUNDS:
         most = MAX_ROUNDS // ((1 + retries) * len(variant.stages)) - 1
-        raise ConfigError(
-            f"{where}.revision_rounds: {rounds} could take more than the runner's {MAX_ROUNDS} rounds"
-            f" per instance with moca.answer.retries {retries}; at most {most}"
-        )
+        why = f"could take more than the runner's {MAX_ROUNDS} rounds per instance with moca.answer.retries {retries}"
+        raise ConfigError(f"{where}.revision_rounds: {rounds} {why}; at most {most}")
     max_tokens = settings.get("max_tokens")
     _whole(f"{where}.max_tokens", max_tokens, 1, null=True)
     invalid_tuple = settings.get("invalid_tuple", CODAR_DEFAULTS["invalid_tuple"])

@@ -23,9 +23,8 @@ def check_encoding(encoding: str) -> str:
     try:
         return codecs.lookup(encoding).name
     except LookupError as exc:
-        raise ConfigError(
-            f"unknown text encoding {encoding!r} (use a Python codec name such as utf-8, cp1252, latin-1)"
-        ) from exc
+        why = "use a Python codec name such as utf-8, cp1252, latin-1"
+        raise ConfigError(f"unknown text encoding {encoding!r} ({why})") from exc
 
 
 def _line_col(data: bytes | str, offset: int) -> tuple[int, int]:
@@ -44,12 +43,9 @@ def decode(data: bytes, source: str, encoding: str = "utf-8") -> str:
         return data.decode(codec)
     except UnicodeDecodeError as exc:
         line, col = _line_col(data, exc.start)
-        raise DataError(
-            source,
-            f"not {codec} text: byte 0x{data[exc.start]:02x} at offset {exc.start} (column {col}) does not decode"
-            f" ({exc.reason}); if the file uses another encoding, set `encoding` for this source in params.yaml",
-            record=f"line {line}",
-        ) from exc
+        why = f"not {codec} text: byte 0x{data[exc.start]:02x} at offset {exc.start} (column {col}) does not decode"
+        fix = "if the file uses another encoding, set `encoding` for this source in params.yaml"
+        raise DataError(source, f"{why} ({exc.reason}); {fix}", record=f"line {line}") from exc
 
 
 def read_text(path: str | Path, encoding: str = "utf-8") -> str:
