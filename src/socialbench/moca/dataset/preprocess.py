@@ -86,9 +86,8 @@ class PreprocessParams:
         if p.missing_media not in ("drop", "keep"):
             raise ConfigError(f"moca.preprocess.missing_media: {p.missing_media!r} is not drop or keep")
         if p.minhash_permutations < 16 or p.shingle_chars < 1 or not 0 <= p.phash_max_distance < 64:
-            raise ConfigError(
-                "moca.preprocess: minhash_permutations >= 16, shingle_chars >= 1, 0 <= phash_max_distance < 64"
-            )
+            why = "minhash_permutations >= 16, shingle_chars >= 1, 0 <= phash_max_distance < 64"
+            raise ConfigError(f"moca.preprocess: {why}")
         return p
 
 
@@ -457,15 +456,12 @@ def count_table(
 ) -> list[dict[str, Any]]:
     """Per source and in total: pool, removed per reason, kept and flagged; nothing may vanish."""
     pool_ids = {r["id"]: r["source"] for r in pool}
-    kept_ids = [r["id"] for r in result.kept]
-    removed_ids = [e["id"] for e in result.removed]
-    accounted = kept_ids + removed_ids
+    accounted = [r["id"] for r in result.kept] + [e["id"] for e in result.removed]
     if sorted(accounted) != sorted(pool_ids) or len(set(accounted)) != len(accounted):
         lost = sorted(set(pool_ids) - set(accounted))[:5]
         raise AssertionError(f"filtering lost or duplicated records (e.g. {lost}): kept + removed must equal the pool")
-    sources = sorted(set(pool_ids.values()))
     rows = []
-    for src in [*sources, "total"]:
+    for src in [*sorted(set(pool_ids.values())), "total"]:
 
         def mine(source: str, src: str = src) -> bool:
             return src == "total" or source == src
@@ -520,11 +516,8 @@ def log_counts_mlflow(
     db = sqlite_store_path(tracking_uri)
     with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
         client, exp = open_tracking_store(tracking_uri, experiment)
-        exp_id = (
-            exp.experiment_id
-            if exp is not None
-            else client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri())
-        )  # as socialbench track creates it
+        where = Path(artifact_root).resolve().as_uri()  # as socialbench track creates the experiment
+        exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment, artifact_location=where)
         for run in client.search_runs([exp_id], filter_string=f"tags.`socialbench.filter_key` = '{key}'"):
             if run.info.status == "FINISHED":
                 return run.info.run_id
