@@ -36,10 +36,8 @@ def compute(instances: Sequence[Mapping[str, Any]], tax: Taxonomy) -> dict[str, 
     composition = []
     for s in _ordered([i["scenario"] for i in instances], tax.scenarios):
         members = [i for i in instances if i["scenario"] == s]
-        row: dict[str, Any] = {"scenario": s, "total": len(members), "percent": percent(len(members), n)}
-        for m in MODALITY_NAMES:
-            row[m] = sum(1 for i in members if i["modality"] == m)
-        composition.append(row)
+        kinds = {m: sum(1 for i in members if i["modality"] == m) for m in MODALITY_NAMES}
+        composition.append({"scenario": s, "total": len(members), "percent": percent(len(members), n), **kinds})
     labels = []
     for s in _ordered([i["scenario"] for i in instances], tax.scenarios):
         members = [i["label"] for i in instances if i["scenario"] == s]

@@ -74,10 +74,7 @@ class PaperTables:
             (k for k in shown if k[1] not in self.ablation_runs),
             key=lambda k: (self.models.index(k[0]), self._method_rank(k[1])),
         )
-        cats: list[str] = []
-        for m in self.models:
-            if m != h and self.categories[m] not in cats:
-                cats.append(self.categories[m])
+        cats = list(dict.fromkeys(self.categories[m] for m in self.models if m != h))
         return [(self.categories[m], m, meth) for m, meth in keys if m == h] + [
             (cat, m, meth) for cat in cats for m, meth in keys if m != h and self.categories[m] == cat
         ]
