@@ -69,7 +69,6 @@ def test_broken_json_line_is_named(tmp_path, taxonomy):
 
 
 # ---- readable reasons, duplicates, frames ---------------------------------------------------------
-from socialbench.moca.schema.instances import all_problems  # noqa: E402
 
 HEX = "ab" * 32
 
