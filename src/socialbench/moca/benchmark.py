@@ -4,7 +4,6 @@ class, and commands that need no pandas or taxonomy should not pay for them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -14,16 +13,14 @@ from socialbench.core.run_name import RunName
 
 
 def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
-    """The unweighted mean of a metric over the scenarios, 2 decimals half-up; None when a scenario's value
-    is undefined (a mean of fewer scenarios would not compare across models)."""
+    """The unweighted mean of a metric over the scenarios; None when a scenario's value is undefined."""
     from socialbench.results.numbers import mean
 
     return mean(sc.get(metric) for sc in scores.values())
 
 
 def tables_5_to_7(paper: Any) -> tuple[dict[str, Any], list[Any]]:
-    """Tables 5-7 (md, csv, tex, ci.md, ci.csv), tests.csv and answers.csv of a ``PaperTables``; and
-    the tables themselves, for all.md. Here, where the modules of the paper's tables meet."""
+    """Tables 5-7's files, tests.csv and answers.csv of a ``PaperTables``, and the tables for all.md."""
     from socialbench.moca.results.ablations import table5, table5_other_backbones
     from socialbench.moca.results.answers import answers_csv
     from socialbench.moca.results.completion import table7
@@ -64,8 +61,7 @@ def overall_table(scores: dict[tuple[str, str], dict[str, Any]], categories: dic
 
 class MocaBenchmark(Benchmark):
     name = "moca"
-    #: The scripted test double of CoDAR's stages (``backend: codar_script``): no model, for tests and
-    #: the demo's pipeline check.
+    #: The scripted test double of CoDAR's stages (``backend: codar_script``), for tests and the demo.
     backends = {"codar_script": ("socialbench.moca.eval.testing", "CodarScriptBackend")}
     undefined_reasons = {
         "faith": "no label correct: Faith's denominator (correct labels) is 0",
@@ -78,7 +74,6 @@ class MocaBenchmark(Benchmark):
 
         return load_taxonomy(self.options.get("taxonomy"))
 
-    # ---- stages before inference --------------------------------------------------------------
     def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[dict[str, Any]]]:
         from socialbench.moca.dataset.demo import DemoConfig, generate
 
@@ -106,7 +101,6 @@ class MocaBenchmark(Benchmark):
             for i in dev_instances
         ]
 
-    # ---- answers ------------------------------------------------------------------------------
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
         """``method_options.<method>`` plus ``moca.answer`` and the blocks the method reads (CoDAR: ``retrieval``)."""
         from socialbench.moca.schema.methods import HOOKS, MethodHooks
@@ -130,8 +124,7 @@ class MocaBenchmark(Benchmark):
             *(["robustness.reorder_lists"] if settings.get("order") else []),
         ]
 
-    #: What every MoCA run shows its model (MoCA 6.1): images, or sampled frames (speech as a transcript:
-    #: C.1); a model declared text-only gets the text alone (beyond the paper; rows marked text-only).
+    #: What every MoCA run shows its model (MoCA 6.1): images or sampled frames; a text-only model the text alone.
     INSTANCE_NEEDS = (
         Need(("image",), "MoCA's images", text_only="the text without its images"),
         Need(("frames",), "MoCA's video frames", text_only="the text without its frames"),
@@ -142,9 +135,7 @@ class MocaBenchmark(Benchmark):
         return (*super().run_needs(section, run), *self.INSTANCE_NEEDS)
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
-        """Core's checks, and each run's method settings as the method reads them (its ``check_settings``
-        hook, declared in ``moca.schema.methods.HOOKS`` so loading params imports no method code), without
-        making a retriever or reading any file."""
+        """Core's checks and each run's settings as its ``check_settings`` hook reads them (no retriever made)."""
         from socialbench.core.errors import ConfigError
         from socialbench.moca.schema.methods import HOOKS, MethodHooks
 
@@ -175,10 +166,7 @@ class MocaBenchmark(Benchmark):
         return problems
 
     def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
-        """Each template file a CoDAR run reads (``checked``: its settings as CoDAR checks them), rendered with
-        dummy values, and each stage's system template held to what the run reads of that stage
-        (``answer_line_problem``): a missing one, an unknown placeholder or one written for other stages fails
-        here, naming the run's key, not at its first call."""
+        """Each template file a CoDAR run reads, rendered with dummy values and held to its stages' answer lines."""
         from socialbench.core.benchmarks import template_problem
         from socialbench.core.errors import ConfigError
         from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, answer_line_problem
@@ -220,7 +208,7 @@ class MocaBenchmark(Benchmark):
         from socialbench.moca.eval.prompts import ANSWER_KEYS, answer_format
 
         f = final.fields
-        record = {
+        return {
             "id": instance["id"],
             "model": model,
             "method": method,
@@ -246,24 +234,12 @@ class MocaBenchmark(Benchmark):
             "gold": {k: instance.get(k) for k in ("subject", "target", "mechanism", "label")},
             "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key")),
         }
-        return record
 
-    # ---- scoring, tables, provenance -------------------------------------------------------------
-    def score(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> dict[str, Any]:
+    # score and outcomes: ``where`` (source, lines, instances_source) names the files in errors
+    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any) -> dict[str, Any]:
         from socialbench.moca.eval.scoring import score
 
-        labels, mechanisms = self.taxonomy.as_sets()
-        return score(
-            instances, predictions, labels, mechanisms, source=source, lines=lines, instances_source=instances_source
-        )
+        return score(instances, predictions, *self.taxonomy.as_sets(), **{"instances_source": "instances", **where})
 
     def unpredicted(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[str]:
         from socialbench.moca.eval.scoring import unpredicted
@@ -277,22 +253,12 @@ class MocaBenchmark(Benchmark):
 
     tables_per_instance = True
 
-    def outcomes(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> list[dict[str, Any]]:
+    def outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any) -> list[dict]:
         """Per instance, each field's correctness, invalid, the resolved answer and its format flags."""
         from socialbench.moca.eval.outcomes import outcome_rows
 
-        labels, mechanisms = self.taxonomy.as_sets()
-        return outcome_rows(
-            instances, predictions, labels, mechanisms, source=source, lines=lines, instances_source=instances_source
-        )
+        where = {"instances_source": "instances", **where}
+        return outcome_rows(instances, predictions, *self.taxonomy.as_sets(), **where)
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
         """Per scenario the correctness matrix and answer counts; per instance the resolved answer's code."""
@@ -307,8 +273,7 @@ class MocaBenchmark(Benchmark):
         instances: list[dict[str, Any]] | None = None,
         summaries: dict[tuple[str, str], Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Tables 2-4 per scenario, Tables 5-7 and Figures 6, 7 and 9; given the instances and the runs'
-        summaries, a 95% bootstrap interval for every cell and paired tests."""
+        """Tables 2-4 per scenario, Tables 5-7 and Figures 6, 7 and 9, with intervals and tests given the summaries."""
         from socialbench.moca.results.correctness import correctness_cells
         from socialbench.moca.results.paper import PaperTables
         from socialbench.moca.results.paper_figures import paper_figures
@@ -337,8 +302,7 @@ class MocaBenchmark(Benchmark):
             n = max(row_n.values(), default=None)  # the table's N; a row on fewer instances prints its own
             media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
             shown = {m for (m, _), sc in scores.items() if s in sc}
-            # the Markdown's notes: the rows' and intervals', and rows whose runs sent no temperature or
-            # whose JSON constraint the server ignored
+            # the notes, and rows whose runs sent no temperature or whose JSON constraint the server ignored
             decoding = [temperature_note(params["models"], shown), json_mode_note(params["models"], shown)]
             t = scenario_table(s, rows, n, media, paper.changes(s), row_n)
             t.md_notes = [*paper.scenario_notes(s), *(x for x in decoding if x)]
@@ -350,15 +314,8 @@ class MocaBenchmark(Benchmark):
         files.update(paper_figures(paper))
         # the overall table after Tables 2-4 (which it summarises); the pairs params exclude at the end
         excluded = exclusions_table(params, section.get("methods", []))
-        files["all.md"] = Document(
-            [
-                *shown_tables,
-                overall_table(scores, categories),
-                *grid_tables,
-                files["figures/fig9_means.md"],
-                *([excluded] if excluded else []),
-            ]
-        )
+        tail = [files["figures/fig9_means.md"], *([excluded] if excluded else [])]
+        files["all.md"] = Document([*shown_tables, overall_table(scores, categories), *grid_tables, *tail])
         headline = {
             f"{m}.{meth}": {
                 **{s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc},

@@ -11,17 +11,14 @@ import typer
 
 from socialbench.core.errors import SocialbenchError
 
-#: moca.sources.SOURCE_NAMES, spelled out: importing the sources is too slow for every command's start
-#: (tests/test_cli.py checks the two agree).
+#: moca.sources.SOURCE_NAMES, spelled out: importing the sources is too slow for every command's start.
 SOURCES_HELP = "mustard, mintrec, redcaps, mmsd2, hateful_memes, multimet, memecap, instagram, supplementary"
 
-app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="MoCA's own stages: frames (sampled frames of video-text instances).",
-)
+_GROUP = {"no_args_is_help": True, "add_completion": False, "pretty_exceptions_enable": False}
+app = typer.Typer(**_GROUP, help="MoCA's own stages: frames (sampled frames of video-text instances).")
 Opt = typer.Option
+#: What every record of a candidate pool has.
+POOL_FIELDS = ("id", "source", "modality", "text", "media")
 
 
 @app.callback()
@@ -33,16 +30,8 @@ def _logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-def _settings(params: Path):
-    from socialbench.core.config import load_params
-    from socialbench.media.settings import MediaSettings
-
-    return MediaSettings.from_params(load_params(params))
-
-
 def check_media_roots(records: list[dict], roots, source: Path) -> None:
-    """A DataError naming file, instance and field for a media path outside the data folders (or
-    media.allowed_roots), before any frame is taken."""
+    """A DataError naming file, instance and field for a media path outside the allowed folders."""
     from socialbench.core.errors import DataError
 
     for n, rec in enumerate(records, 1):
@@ -78,37 +67,34 @@ def frames(
         " output for the cache",
     ),
 ) -> None:
-    """Add sampled frames (path, sha256, index, timestamp) to MoCA video-text instances.
-
-    Bad media is skipped or stops the run (media.on_error) and is always listed in the media report."""
+    """Add sampled frames to MoCA video-text instances; bad media is skipped or fails (media.on_error)."""
     from socialbench.core.config import load_params
     from socialbench.core.io import read_jsonl, write_jsonl
     from socialbench.core.paths import MediaRoots, check_io
     from socialbench.media.cache import FrameCache
     from socialbench.media.errors import MediaError
     from socialbench.media.report import MediaReport
+    from socialbench.media.settings import MediaSettings
     from socialbench.moca.dataset.media import KEPT, attach_frames, moca_sampling
 
     _logging()
     if len(inputs) != len(outputs):
         raise SocialbenchError(f"{len(inputs)} --input but {len(outputs)} --output: give one output per input")
-    check_io(
-        {"--input": inputs, "--params": params},
-        {
-            "--output": outputs,
-            "--report": report,
-            "--report-md": report_md,
-            "--index": index,
-            "--frames-dir": frames_dir,
-        },
-        folders=("--frames-dir",),
-    )
-    settings = _settings(params)
-    roots = MediaRoots.from_params(load_params(params), root)
+    outs = {
+        "--output": outputs,
+        "--report": report,
+        "--report-md": report_md,
+        "--index": index,
+        "--frames-dir": frames_dir,
+    }
+    check_io({"--input": inputs, "--params": params}, outs, folders=("--frames-dir",))
+    p = load_params(params)
+    settings = MediaSettings.from_params(p)
+    roots = MediaRoots.from_params(p, root)
     policy = on_error or settings.on_error
     if policy not in ("skip", "fail"):
         raise SocialbenchError(f"--on-error must be skip or fail, got {policy!r}")
-    sampling = moca_sampling(settings, load_params(params)["moca"]["frames"])
+    sampling = moca_sampling(settings, p["moca"]["frames"])
     cache = FrameCache(frames_dir)
     rep = MediaReport(settings={"on_error": policy, **{f"sampling.{k}": v for k, v in sampling.key().items()}})
     results = []
@@ -116,18 +102,9 @@ def frames(
         loaded = [(src, dst, read_jsonl(src)) for src, dst in zip(inputs, outputs)]
         for src, _, recs in loaded:
             check_media_roots(recs, roots, src)
+        how = {"cache": cache, "sampling": sampling, "report": rep, "on_error": policy, "root": root}
         for src, dst, recs in loaded:
-            recs = attach_frames(
-                recs,
-                split=src.stem,
-                source=str(src),
-                cache=cache,
-                sampling=sampling,
-                report=rep,
-                on_error=policy,
-                root=root,
-            )
-            results.append((dst, recs))
+            results.append((dst, attach_frames(recs, split=src.stem, source=str(src), **how)))
     except MediaError:
         rep.write(report, report_md)
         raise
@@ -139,14 +116,10 @@ def frames(
     if index is not None:  # last: an index on disk means the processed files and the cache are complete
         cache.write_index(index, cache.used)
     marked = sum(p.action == KEPT for p in rep.problems)
-    typer.echo(
-        f"moca frames: {sum(c.with_frames for c in rep.counts.values())} video instance(s) with frames,"
-        f" {marked} kept with media_error, scored invalid (see {report_md}); frame cache: {cache.hits} hit(s),"
-        f" {cache.misses} extracted"
-    )
-
-
-# ---- raw sources, filtering, annotation, statistics (docs/moca-sources.md) ----------------------
+    framed = sum(c.with_frames for c in rep.counts.values())
+    kept = f"{marked} kept with media_error, scored invalid (see {report_md})"
+    cached = f"frame cache: {cache.hits} hit(s), {cache.misses} extracted"
+    typer.echo(f"moca frames: {framed} video instance(s) with frames, {kept}; {cached}")
 
 
 def _moca_section(params: Path | None) -> dict:
@@ -162,54 +135,45 @@ def _source_options(
 
     get_source(name)  # an unknown name is an error before params are read
     raw = dict(_moca_section(params).get("sources", {}).get(name) or {})
-    for key, value in (
-        ("mode", mode),
-        ("mirror", str(mirror) if mirror else None),
-        ("media", media),
-        ("splits", splits or None),
-    ):
-        if value is not None:
-            raw[key] = value
+    given = {"mode": mode, "mirror": str(mirror) if mirror else None, "media": media, "splits": splits or None}
+    raw.update({k: v for k, v in given.items() if v is not None})
     return SourceOptions.from_mapping(name, raw)
 
 
-def _check_filter_io(inputs: dict, out: Path, report: Path, counts: tuple) -> None:
-    """core.paths.check_io of a filter stage: its inputs, and its outputs (the count tables optional)."""
-    from socialbench.core.paths import check_io
-
-    md, csv_path, json_path = counts
-    check_io(
-        inputs,
-        {"--out": out, "--report": report, "--counts-md": md, "--counts-csv": csv_path, "--counts-json": json_path},
-    )
-
-
-def _write_filtered(result, rows, title: str, out: Path, report: Path, counts: tuple, log) -> None:
-    """A filter stage's outputs: kept and removed records, the count tables (Markdown, CSV, JSON, each
-    optional), and the counts logged to MLflow where ``log`` (the _log_counts arguments) is given."""
+def _filter(stage: str, inputs: list[Path], out: Path, report: Path, counts: tuple, params, mlflow: bool, how) -> None:
+    """A filter stage (``how``: its Params class, filter function, reasons, flags and title): filter the
+    pool, write kept and removed records and the optional count tables, and with ``mlflow`` log the counts."""
     from socialbench.core.io import write_json, write_jsonl, write_text_atomic
-    from socialbench.moca.dataset.preprocess import counts_csv, counts_markdown
+    from socialbench.core.paths import check_io
+    from socialbench.moca.dataset.preprocess import count_table, counts_csv, counts_markdown
 
+    params_cls, run, reasons, flags, title = how
+    md, csv_path, json_path = counts
+    outs = {"--out": out, "--report": report, "--counts-md": md, "--counts-csv": csv_path, "--counts-json": json_path}
+    check_io({"--input": inputs, "--params": params}, outs)
+    if stage == "preprocess":
+        _logging()
+    settings = params_cls.from_mapping(_moca_section(params).get(stage))
+    pool = _read_pool(inputs, candidates=stage == "preprocess")
+    result = run(pool, settings)
+    rows = count_table(pool, result, reasons, flags)
     write_jsonl(out, result.kept)
     write_jsonl(report, result.removed)
-    md, csv_path, json_path = counts
     if md is not None:
         write_text_atomic(md, counts_markdown(rows, title))
     if csv_path is not None:
         write_text_atomic(csv_path, counts_csv(rows))
     if json_path is not None:
         write_json(json_path, {r["source"]: {k: v for k, v in r.items() if k != "source"} for r in rows})
-    if log is not None:
-        _log_counts(rows, *log)
+    if mlflow:
+        _log_counts(rows, stage, params, settings.__dict__)
+    kept, removed = len(result.kept), len(result.removed)
+    typer.echo(f"moca {stage}: {len(pool)} candidate(s), {kept} kept, {removed} removed (see {report})")
 
 
-def _read_pool(
-    paths: list[Path],
-    required: tuple[str, ...] = ("id", "source", "modality", "text", "media"),
-    candidates: bool = False,
-) -> list[dict]:
+def _read_pool(paths: list[Path], candidates: bool = False) -> list[dict]:
     """Records of JSON-lines files in order (pool order decides which duplicate is kept); a duplicate id
-    names both files. ``candidates``: each file must pass the candidate schema, else ``required``."""
+    names both files. ``candidates``: each file must pass the candidate schema, else have POOL_FIELDS."""
     from socialbench.core.errors import DataError
     from socialbench.core.io import read_jsonl
     from socialbench.moca.dataset.sources.base import validate_candidates
@@ -220,7 +184,7 @@ def _read_pool(
         if candidates:
             validate_candidates(records, str(path))
         for n, rec in enumerate(records, 1):
-            missing = [f for f in required if f not in rec]
+            missing = [f for f in POOL_FIELDS if f not in rec]
             if missing:
                 raise DataError(str(path), "missing", record=str(rec.get("id", f"record {n}")), field=missing[0])
             rid = rec.get("id")
@@ -278,9 +242,8 @@ def acquire_cmd(
 
     limits = ArchiveLimits.from_params(load_params(params)) if params is not None else None
     manifest = acquire(get_source(source), root, options, limits=limits, trust=TrustStore())  # sources.lock, here
-    typer.echo(
-        f"moca acquire {source}: {len(manifest['files'])} file(s) under {root} ({options.mode}); {root / MANIFEST}"
-    )
+    n = len(manifest["files"])
+    typer.echo(f"moca acquire {source}: {n} file(s) under {root} ({options.mode}); {root / MANIFEST}")
 
 
 @app.command("candidates")
@@ -317,23 +280,11 @@ def preprocess_cmd(
     ),
 ) -> None:
     """Preprocessing (appendix B.1): clean texts, check media, remove duplicates (REPORT: the removed)."""
-    from socialbench.moca.dataset.preprocess import FLAGS, REASONS, PreprocessParams, count_table, preprocess
+    from socialbench.moca.dataset.preprocess import FLAGS, REASONS, PreprocessParams, preprocess
 
-    counts = (counts_md, counts_csv, counts_json)
-    _check_filter_io({"--input": inputs, "--params": params}, out, report, counts)
-    _logging()
-    settings = PreprocessParams.from_mapping(_moca_section(params).get("preprocess"))
-    pool = _read_pool(inputs, candidates=True)
-    result = preprocess(pool, settings)
-    rows = count_table(pool, result, REASONS, FLAGS)
     title = "Preprocessing (B.1): candidates removed per source and reason"
-    log = ("preprocess", params, settings.__dict__) if mlflow else None
-    _write_filtered(result, rows, title, out, report, counts, log)
-    total = rows[-1]
-    typer.echo(
-        f"moca preprocess: {total['pool']} candidate(s), {total['kept']}"
-        f" kept, {len(result.removed)} removed (see {report})"
-    )
+    how = (PreprocessParams, preprocess, REASONS, FLAGS, title)
+    _filter("preprocess", inputs, out, report, (counts_md, counts_csv, counts_json), params, mlflow, how)
 
 
 @app.command("unimodal")
@@ -350,30 +301,14 @@ def unimodal_cmd(
     ),
 ) -> None:
     """Unimodal consistency filtering (appendix B.1.1, defined in docs/moca-sources.md)."""
-    from socialbench.moca.dataset.preprocess import count_table
     from socialbench.moca.dataset.unimodal import FLAGS, REASONS, UnimodalParams, unimodal_filter
 
-    counts = (counts_md, counts_csv, counts_json)
-    _check_filter_io({"--input": input, "--params": params}, out, report, counts)
-    settings = UnimodalParams.from_mapping(_moca_section(params).get("unimodal"))
-    pool = _read_pool([input])
-    result = unimodal_filter(pool, settings)
-    rows = count_table(pool, result, REASONS, FLAGS)
     title = "Unimodal consistency filtering (B.1.1): candidates removed per source and reason"
-    log = ("unimodal", params, settings.__dict__) if mlflow else None
-    _write_filtered(result, rows, title, out, report, counts, log)
-    typer.echo(
-        f"moca unimodal: {len(pool)} candidate(s), {len(result.kept)}"
-        f" kept, {len(result.removed)} removed (see {report})"
-    )
+    how = (UnimodalParams, unimodal_filter, REASONS, FLAGS, title)
+    _filter("unimodal", [input], out, report, (counts_md, counts_csv, counts_json), params, mlflow, how)
 
 
-annotate_app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="The annotation round-trip (B.2-B.3): export, review, arbitration, build.",
-)
+annotate_app = typer.Typer(**_GROUP, help="The annotation round-trip (B.2-B.3): export, review, arbitration, build.")
 app.add_typer(annotate_app, name="annotate")
 
 
@@ -409,33 +344,21 @@ def annotate_export(
 
     from socialbench.core.io import write_text_atomic
     from socialbench.core.paths import check_io, resolve_inside
-    from socialbench.moca.dataset.annotation import (
-        ANNOTATOR_COLUMNS,
-        annotator_sheets,
-        assign,
-        codebook,
-        codebook_markdown,
-        to_csv,
-    )
+    from socialbench.moca.dataset import annotation as ann
 
     check_io({"--pool": pool, "--taxonomy": taxonomy}, {"--out-dir": out_dir}, folders=("--out-dir",))
     sheets = {who: resolve_inside(out_dir / "sheets", f"{who}.csv", "--annotator", what="sheet") for who in annotator}
     tax = _taxonomy(taxonomy)
     records = _read_pool([pool])
-    assignment = assign([r["id"] for r in records], annotator, per_item, seed)
-    write_text_atomic(out_dir / "codebook.md", codebook_markdown(tax))
-    write_text_atomic(out_dir / "codebook.json", json.dumps(codebook(tax), indent=2, ensure_ascii=False) + "\n")
-    write_text_atomic(
-        out_dir / "assignment.csv",
-        to_csv(
-            ("id", "annotators"), [{"id": cid, "annotators": "|".join(who)} for cid, who in sorted(assignment.items())]
-        ),
-    )
-    for who, rows in sorted(annotator_sheets(records, assignment).items()):
-        write_text_atomic(sheets[who], to_csv(ANNOTATOR_COLUMNS, rows))
-    typer.echo(
-        f"moca annotate export: {len(records)} candidate(s) x {per_item} to {len(annotator)} annotator(s) in {out_dir}"
-    )
+    assignment = ann.assign([r["id"] for r in records], annotator, per_item, seed)
+    write_text_atomic(out_dir / "codebook.md", ann.codebook_markdown(tax))
+    write_text_atomic(out_dir / "codebook.json", json.dumps(ann.codebook(tax), indent=2, ensure_ascii=False) + "\n")
+    assigned = [{"id": cid, "annotators": "|".join(who)} for cid, who in sorted(assignment.items())]
+    write_text_atomic(out_dir / "assignment.csv", ann.to_csv(("id", "annotators"), assigned))
+    for who, rows in sorted(ann.annotator_sheets(records, assignment).items()):
+        write_text_atomic(sheets[who], ann.to_csv(ann.ANNOTATOR_COLUMNS, rows))
+    n, who = len(records), len(annotator)
+    typer.echo(f"moca annotate export: {n} candidate(s) x {per_item} to {who} annotator(s) in {out_dir}")
 
 
 @annotate_app.command("review")
@@ -457,10 +380,8 @@ def annotate_review(
     sheets = review_sheets(records, returned, reviewer, seed)
     for who, rows in sorted(sheets.items()):
         write_text_atomic(sheet_of[who], to_csv(REVIEW_COLUMNS, rows))
-    typer.echo(
-        f"moca annotate review: {sum(len(r) for r in sheets.values())}"
-        f" annotation(s) to {len(sheets)} reviewer(s) in {out_dir}"
-    )
+    n = sum(len(r) for r in sheets.values())
+    typer.echo(f"moca annotate review: {n} annotation(s) to {len(sheets)} reviewer(s) in {out_dir}")
 
 
 @annotate_app.command("arbitration")
@@ -501,26 +422,16 @@ def annotate_build(
     from socialbench.core.paths import check_io
     from socialbench.moca.dataset.annotation import build_benchmark
 
-    check_io(
-        {
-            "--pool": pool,
-            "--annotations": annotations,
-            "--reviews": reviews,
-            "--arbitration": arbitration,
-            "--taxonomy": taxonomy,
-        },
-        {"--out": out, "--report": report, "--agreement": agreement},
-    )
+    sheets = {"--pool": pool, "--annotations": annotations, "--reviews": reviews, "--arbitration": arbitration}
+    check_io({**sheets, "--taxonomy": taxonomy}, {"--out": out, "--report": report, "--agreement": agreement})
     records, returned = _returned(pool, annotations, reviews, arbitration)
     result = build_benchmark(records, returned, _taxonomy(taxonomy))
     write_jsonl(out, result.instances)
     write_jsonl(report, result.report)
     if agreement is not None:
         write_json(agreement, result.agreement)
-    typer.echo(
-        f"moca annotate build: {len(result.instances)} instance(s) of {len(records)} candidate(s); "
-        f"{len(result.report)} not kept (see {report})"
-    )
+    kept, dropped, n = len(result.instances), len(result.report), len(records)
+    typer.echo(f"moca annotate build: {kept} instance(s) of {n} candidate(s); {dropped} not kept (see {report})")
 
 
 @app.command("stats")

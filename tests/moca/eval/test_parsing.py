@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from socialbench.moca.eval.parsing import parse_answer, read_answer
+from socialbench.moca.eval.parsing import read_answer
 
 MAPS = {
     "subject": {"subject0": "the coach", "subject1": "the speaker"},
@@ -10,6 +10,12 @@ MAPS = {
 }
 MECHS = ["expressive aggression", "malicious manipulation"]
 LABELS = ["mock", "provoke"]
+
+
+def parse_answer(raw, *args, **kw):
+    """(fields, field_errors, record_error) of read_answer."""
+    a = read_answer(raw, *args, **kw)
+    return a.fields, a.field_errors, a.record_error
 
 
 def parse(raw):

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from socialbench.moca.eval.prompts import answer_schema, slot_maps
-from socialbench.moca.eval.stages import StageOutputError, normalize_route, parse_stage, read_stage, stage_schema
+from socialbench.moca.eval.stages import StageOutputError, normalize_route, read_stage, stage_schema
 from socialbench.moca.schema.methods import CODAR, Variant
 from tests.conftest import make_instance
 
@@ -28,6 +28,11 @@ WO_STEP2 = Variant(("observer", "conflict", "decoder", "checker"))
 )
 def test_route_names_are_normalized(spelled, route):
     assert normalize_route(spelled) == route
+
+
+def parse_stage(*args):
+    """A stage's answer, without read_stage's notes."""
+    return read_stage(*args)[0]
 
 
 def test_an_unknown_route_falls_back_to_model_prior_and_is_counted():

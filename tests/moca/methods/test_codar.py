@@ -16,7 +16,7 @@ from socialbench.core.runner import run_method
 from socialbench.moca.eval.prompts import build_direct_request
 from socialbench.moca.eval.retrieval import NO_EVIDENCE
 from socialbench.moca.eval.scoring import score
-from socialbench.moca.eval.stages import StageOutputError, parse_stage
+from socialbench.moca.eval.stages import StageOutputError, read_stage
 from socialbench.moca.methods.codar import CodarMethod
 from socialbench.moca.schema.methods import CODAR, STAGES, Variant
 from tests.conftest import make_instance
@@ -509,7 +509,7 @@ def test_without_step_2_the_checker_may_not_return_to_stage_2(insts, tmp_path):
     *_, seen = run(insts[:1], tmp_path, method="codar__wo_step2")
     assert seen["i0/codar__wo_step2/checker"].task["breakpoints"] == [1, 3, 4]
     with pytest.raises(StageOutputError, match=r"one of \[1, 3, 4\]"):
-        parse_stage("checker", '{"status": "REJECTED", "breakpoint": 2, "refine": "x"}', WO_STEP2)
+        read_stage("checker", '{"status": "REJECTED", "breakpoint": 2, "refine": "x"}', WO_STEP2)
 
 
 def test_without_steps_3_and_4_the_answer_has_the_direct_keys_and_no_conflict(insts, tmp_path):

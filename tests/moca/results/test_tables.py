@@ -6,7 +6,9 @@ import json
 import pytest
 
 from socialbench.core.errors import ConfigError
-from socialbench.moca.results.tables import build_rows, exclusions_table, scenario_table
+from socialbench.moca.results.paper import PaperTables
+from socialbench.moca.results.settings import TableSettings
+from socialbench.moca.results.tables import exclusions_table, scenario_table
 from socialbench.results import tables as rt
 from tests.moca.results.paper_runs import (
     MODELS,
@@ -34,6 +36,11 @@ def to_latex(*args, **kw) -> str:
 
 def to_csv(rows) -> str:
     return rt.to_csv(scenario_table("", rows))
+
+
+def build_rows(scores, categories, scenario):
+    """A scenario table's rows as the tables stage orders them."""
+    return PaperTables(scores, categories, [], TableSettings()).named_rows(scenario)
 
 
 def exclusions_markdown(params, methods) -> str:

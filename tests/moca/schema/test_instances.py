@@ -3,7 +3,7 @@ import json
 import pytest
 
 from socialbench.core.errors import DataError
-from socialbench.moca.schema.instances import canonical_gold, load_instances, record_problems
+from socialbench.moca.schema.instances import all_problems, canonical_gold, load_instances
 from tests.conftest import make_instance
 
 
@@ -69,7 +69,6 @@ def test_broken_json_line_is_named(tmp_path, taxonomy):
 
 
 # ---- readable reasons, duplicates, frames ---------------------------------------------------------
-from socialbench.moca.schema.instances import all_problems  # noqa: E402
 
 HEX = "ab" * 32
 
@@ -172,7 +171,7 @@ def test_canonical_gold_leaves_its_input_unchanged(taxonomy):
 
 def test_options_the_scorer_cannot_tell_apart_are_a_problem_of_the_options_field(taxonomy):
     rec = make_instance("a", subject_options=["the speaker", "The Speaker", "the fan", "the referee"])
-    assert record_problems(rec, taxonomy) == [
+    assert all_problems([rec], taxonomy)[0] == [
         ("subject_options", "'the speaker' and 'The Speaker' are the same option after normalization")
     ]
 
@@ -200,4 +199,4 @@ def test_a_video_instance_marked_media_error_without_frames_loads(tmp_path, taxo
 )
 def test_a_malformed_media_error_is_a_problem_of_its_field(taxonomy, extra, reason):
     rec = make_instance("v", modality="video_text", transcript="A: hi", **extra)
-    assert ("media_error", reason) in record_problems(rec, taxonomy)
+    assert ("media_error", reason) in all_problems([rec], taxonomy)[0]

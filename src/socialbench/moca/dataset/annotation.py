@@ -1,16 +1,11 @@
 """The annotation round-trip of MoCA (section 4.1, appendix B.2-B.3): the candidate pool goes out to
 annotator sheets under a 7-field codebook, comes back with annotations, a reviewer's field-level
-cross-check and an arbiter's decisions, and leaves as the final benchmark in the instance schema.
-
-Sheets are CSV (UTF-8, a spreadsheet's byte-order mark accepted): annotator sheets (the candidate and
-the 7-tuple, options, evidence, rationale, or a ``discard_reason``), review sheets (B.2 step 2: the
-reviewer writes a value only where they disagree) and the arbitration sheet (B.2 step 3: disputed
-candidates only; ``decision`` retain, revise or reject).
+cross-check (B.2 step 2) and an arbiter's decisions on the disputed candidates (step 3), and leaves as
+the final benchmark in the instance schema. Sheets are CSV (UTF-8, a byte-order mark accepted).
 
 Agreement is structural (B.3): two versions agree only when all seven fields match after
-normalisation; a swapped direction or a scenario-invalid mechanism or label is a disagreement. Final
-validation (B.2 step 4) keeps a candidate only with a valid, coherent tuple and evidence; every
-candidate ends in the benchmark or in the report with its reason."""
+normalisation. Final validation (B.2 step 4) keeps a candidate only with a valid, coherent tuple and
+evidence; every candidate ends in the benchmark or in the report with its reason."""
 
 from __future__ import annotations
 
@@ -53,9 +48,6 @@ ARBITRATION_COLUMNS = (
 )
 OPTION_SEP = "|"
 N_OPTIONS = 4
-
-
-# ---- Codebook ------------------------------------------------------------------------------------
 
 
 def codebook(tax: Taxonomy) -> dict[str, Any]:
@@ -112,9 +104,6 @@ def codebook_markdown(tax: Taxonomy) -> str:
     return "\n".join(lines)
 
 
-# ---- Sheets (CSV text in and out) ----------------------------------------------------------------
-
-
 def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n", extrasaction="raise")
@@ -126,13 +115,12 @@ def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
 
 def read_sheet(path: str | Path, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
     """(line, row) of a CSV sheet; a bad column, row or encoding is a DataError naming file and line."""
-    shown = str(path)
-    _, rows = table_rows(read_text(path), shown, required)
+    _, rows = table_rows(read_text(path), str(path), required)
     return [(line, {k: (v or "").strip() for k, v in row.items()}) for line, row in rows]
 
 
-def _render_context(rec: Mapping[str, Any]) -> str:
-    return "\n".join(f"{c['speaker'] or '?'}: {c['text']}" for c in rec.get("context", []))
+def _context_lines(rec: Mapping[str, Any]) -> list[str]:
+    return [f"{c['speaker'] or '?'}: {c['text']}" for c in rec.get("context", [])]
 
 
 def _info(rec: Mapping[str, Any]) -> dict[str, str]:
@@ -143,7 +131,7 @@ def _info(rec: Mapping[str, Any]) -> dict[str, str]:
         "source": rec["source"],
         "modality": rec["modality"],
         "text": speaker + rec["text"],
-        "context": _render_context(rec),
+        "context": "\n".join(_context_lines(rec)),
         "media": "\n".join(media),
     }
 
@@ -173,9 +161,6 @@ def annotator_sheets(
     return sheets
 
 
-# ---- Versions and structural agreement (pure) ----------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Version:
     """One person's tuple for one candidate (values as written; compared after normalisation)."""
@@ -201,15 +186,8 @@ def compare(a: Version, b: Version) -> list[str]:
     out = [f for f in ("scenario", "domain", "culture") if _n(a.get(f)) != _n(b.get(f))]
     sa, ta, sb, tb = (_n(a.get("subject")), _n(a.get("target")), _n(b.get("subject")), _n(b.get("target")))
     if sa != sb or ta != tb:
-        out.append(
-            "direction_reversed"
-            if (sa, ta) == (tb, sb)
-            else "subject"
-            if sa != sb and ta == tb
-            else "target"
-            if ta != tb and sa == sb
-            else "subject_and_target"
-        )
+        one = {(True, False): "subject", (False, True): "target"}.get((sa != sb, ta != tb), "subject_and_target")
+        out.append("direction_reversed" if (sa, ta) == (tb, sb) else one)
     out += [f for f in ("mechanism", "label") if _n(a.get(f)) != _n(b.get(f))]
     return out
 
@@ -243,9 +221,7 @@ def reviewed(annotation: Version, review: Mapping[str, str], reviewer: str, wher
 def find_disputes(
     versions: Mapping[str, Sequence[Version]], evidence_rejected: Mapping[str, bool], tax: Taxonomy
 ) -> dict[str, list[str]]:
-    """Per candidate, what is disputed: pairwise structural disagreements between the first version
-    and each other (``<field>``, ``direction_reversed``), invalid choices of any version
-    (``invalid:<field>``), a discard proposal, evidence the reviewer found unsupported."""
+    """Per candidate, what is disputed: disagreements, invalid choices, a discard, unsupported evidence."""
     out: dict[str, list[str]] = {}
     for cid, vs in versions.items():
         found: list[str] = []
@@ -264,8 +240,7 @@ def find_disputes(
 
 
 def agreement_summary(versions: Mapping[str, Sequence[Version]]) -> dict[str, Any]:
-    """How often independent versions agree, structurally and on the label alone (B.3 contrasts
-    them): per field, the candidates whose versions differ on it."""
+    """How often independent versions agree, structurally and on the label alone (B.3), per field."""
     pairs = structural = label_only = 0
     per_field: dict[str, int] = {}
     for vs in versions.values():
@@ -285,23 +260,15 @@ def agreement_summary(versions: Mapping[str, Sequence[Version]]) -> dict[str, An
     }
 
 
-# ---- Final validation and instances (pure) -------------------------------------------------------
-
-
 def options(value: str) -> list[str]:
     return [o.strip() for o in value.split(OPTION_SEP) if o.strip()]
 
 
 def final_problems(v: Version, tax: Taxonomy) -> list[tuple[str, str]]:
     """(field, problem) pairs that keep a tuple out of the benchmark (B.2 step 4)."""
+    scen, coded = _n(v.get("scenario")), ("scenario", "domain", "culture")
     problems = [
-        (
-            f,
-            "not in the codebook"
-            if f in ("scenario", "domain", "culture")
-            else f"not a {f} of scenario {_n(v.get('scenario'))!r}",
-        )
-        for f in invalid_choices(v, tax)
+        (f, "not in the codebook" if f in coded else f"not a {f} of scenario {scen!r}") for f in invalid_choices(v, tax)
     ]
     for f in TUPLE_FIELDS:
         if not v.get(f):
@@ -329,11 +296,8 @@ def to_instance(rec: Mapping[str, Any], v: Version, tax: Taxonomy) -> dict[str, 
     """A validated tuple and its candidate as a benchmark instance (options kept as written)."""
     scen = _n(v.get("scenario"))
     subj_opts, tgt_opts = options(v.get("subject_options")), options(v.get("target_options"))
-    transcript = None
-    if rec["modality"] == "video_text":
-        lines = [f"{c['speaker'] or '?'}: {c['text']}" for c in rec.get("context", [])]
-        lines.append(f"{rec.get('speaker') or '?'}: {rec['text']}")
-        transcript = "\n".join(lines)
+    said = f"{rec.get('speaker') or '?'}: {rec['text']}"
+    transcript = "\n".join([*_context_lines(rec), said]) if rec["modality"] == "video_text" else None
     return {
         "id": rec["id"],
         "source": rec["source"],
@@ -353,9 +317,6 @@ def to_instance(rec: Mapping[str, Any], v: Version, tax: Taxonomy) -> dict[str, 
     }
 
 
-# ---- Reading the returned sheets -----------------------------------------------------------------
-
-
 @dataclass
 class Returned:
     """Everything that came back, keyed by candidate id."""
@@ -366,30 +327,32 @@ class Returned:
     decisions: dict[str, tuple[str, Version, str]] = field(default_factory=dict)  # decision, arbiter's version, reason
 
 
+def _bad(path: str | Path, line: int, message: str, field: str) -> DataError:
+    """A returned sheet's error, naming the sheet, the row's line and the column."""
+    return DataError(str(path), message, record=f"line {line}", field=field)
+
+
 def _known(cid: str, pool_ids: set[str], path: str, line: int) -> None:
     if not cid:
-        raise DataError(path, "empty id", record=f"line {line}", field="id")
+        raise _bad(path, line, "empty id", "id")
     if cid not in pool_ids:
-        raise DataError(path, f"id {cid!r} is not in the candidate pool", record=f"line {line}", field="id")
+        raise _bad(path, line, f"id {cid!r} is not in the candidate pool", "id")
 
 
 def read_annotations(paths: Sequence[str | Path], pool_ids: set[str], into: Returned) -> None:
-    """Each returned annotator sheet's versions into ``into``; errors name the sheet, the row's line and
-    the column. One sheet given twice is refused."""
+    """Each returned annotator sheet's versions into ``into`` (one sheet given twice is refused)."""
     distinct_sheets(("--annotations", p) for p in paths)
     for path in paths:
         for line, row in read_sheet(path, ("id", "annotator") + ANNOTATION_FIELDS):
             cid, who = row["id"], row["annotator"]
             _known(cid, pool_ids, str(path), line)
             if not who:
-                raise DataError(str(path), f"empty: who annotated {cid!r}?", record=f"line {line}", field="annotator")
+                raise _bad(path, line, f"empty: who annotated {cid!r}?", "annotator")
             if not row["discard_reason"] and not any(row[f] for f in TUPLE_FIELDS):
                 continue  # not annotated yet: reported as such when the benchmark is built
             versions = into.annotations.setdefault(cid, [])
             if any(v.who == who for v in versions):
-                raise DataError(
-                    str(path), f"annotator {who!r} annotated {cid!r} twice", record=f"line {line}", field="annotator"
-                )
+                raise _bad(path, line, f"annotator {who!r} annotated {cid!r} twice", "annotator")
             versions.append(Version(who, "annotator", {f: row[f] for f in ANNOTATION_FIELDS}, f"{path}:{line}"))
 
 
@@ -400,31 +363,17 @@ def read_reviews(paths: Sequence[str | Path], pool_ids: set[str], into: Returned
             cid = row["id"]
             _known(cid, pool_ids, str(path), line)
             if cid in into.reviews:
-                raise DataError(str(path), f"{cid!r} reviewed twice", record=f"line {line}", field="id")
+                raise _bad(path, line, f"{cid!r} reviewed twice", "id")
             annotations = into.annotations.get(cid, [])
             primary = next((v for v in annotations if v.who == row["annotator"]), None)
             if primary is None:
-                raise DataError(
-                    str(path),
-                    f"no annotation by {row['annotator']!r} was returned for {cid!r}",
-                    record=f"line {line}",
-                    field="annotator",
-                )
+                raise _bad(path, line, f"no annotation by {row['annotator']!r} was returned for {cid!r}", "annotator")
             if not row["reviewer"] or row["reviewer"] == row["annotator"]:
-                raise DataError(
-                    str(path),
-                    "the reviewer must be named and must not be the annotator",
-                    record=f"line {line}",
-                    field="reviewer",
-                )
+                raise _bad(path, line, "the reviewer must be named and must not be the annotator", "reviewer")
             supported = row["evidence_supported"].lower()
             if supported not in ("yes", "no", ""):
-                raise DataError(
-                    str(path),
-                    f"expected yes or no, got {row['evidence_supported']!r}",
-                    record=f"line {line}",
-                    field="evidence_supported",
-                )
+                got = row["evidence_supported"]
+                raise _bad(path, line, f"expected yes or no, got {got!r}", "evidence_supported")
             into.reviews[cid] = reviewed(primary, row, row["reviewer"], f"{path}:{line}")
             into.evidence_rejected[cid] = supported == "no"
 
@@ -441,25 +390,17 @@ def read_decisions(path: str | Path | None, pool_ids: set[str], into: Returned) 
         if decision == "":
             continue  # not arbitrated yet: reported as an unresolved dispute
         if decision not in DECISIONS:
-            raise DataError(
-                str(path),
-                f"expected one of {', '.join(DECISIONS)}, got {row['decision']!r}",
-                record=f"line {line}",
-                field="decision",
-            )
+            raise _bad(path, line, f"expected one of {', '.join(DECISIONS)}, got {row['decision']!r}", "decision")
         if decision == "reject" and not row["reason"]:
-            raise DataError(str(path), "a rejection needs its reason", record=f"line {line}", field="reason")
+            raise _bad(path, line, "a rejection needs its reason", "reason")
         if cid in into.decisions:
-            raise DataError(str(path), f"{cid!r} decided twice", record=f"line {line}", field="id")
+            raise _bad(path, line, f"{cid!r} decided twice", "id")
         fields = {f: row[f] for f in TUPLE_FIELDS + OPTION_FIELDS + ("evidence",)}
         into.decisions[cid] = (
             decision,
             Version(row["arbiter"] or "arbiter", "arbiter", fields, f"{path}:{line}"),
             row["reason"],
         )
-
-
-# ---- Review and arbitration sheets, and the final build ------------------------------------------
 
 
 def versions_of(returned: Returned) -> dict[str, list[Version]]:
@@ -485,9 +426,8 @@ def review_sheets(
         rotation = [reviewers[(k + t) % len(reviewers)] for t in range(len(reviewers))]
         choice = next((r for r in rotation if r not in annotators), None)
         if choice is None:
-            raise DataError(
-                primary.source, "every reviewer annotated this candidate: name another reviewer", record=cid
-            )
+            why = "every reviewer annotated this candidate: name another reviewer"
+            raise DataError(primary.source, why, record=cid)
         row = {
             **_info(by_id[cid]),
             "annotator": primary.who,
@@ -530,9 +470,7 @@ class BuildResult:
 
 
 def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: Taxonomy) -> BuildResult:
-    """The final instances (sorted by id) and, for every other candidate of the pool, why it is not
-    in the benchmark: ``not_annotated``, ``unresolved_dispute``, ``rejected`` (arbiter),
-    ``discarded`` (a discard proposal the arbiter did not overturn), ``final_validation``."""
+    """The final instances (sorted by id) and, for every other candidate, why it is not in the benchmark."""
     versions = versions_of(returned)
     disputes = find_disputes(versions, returned.evidence_rejected, tax)
     instances, report = [], []
@@ -554,13 +492,8 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
                 continue
             decision, arbiter, reason = returned.decisions[cid]
             if decision == "reject":
-                drop(
-                    rec,
-                    "rejected",
-                    reason or "rejected by the arbiter",
-                    arbiter=arbiter.who,
-                    disagreements=disputes[cid],
-                )
+                why = reason or "rejected by the arbiter"
+                drop(rec, "rejected", why, arbiter=arbiter.who, disagreements=disputes[cid])
                 continue
             if decision == "retain":
                 chosen = next((v for v in vs if v.role == "annotator" and not v.discarded()), None)
@@ -573,13 +506,8 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
             chosen = vs[0]
         problems = final_problems(chosen, tax)
         if problems:
-            drop(
-                rec,
-                "final_validation",
-                "; ".join(f"{f}: {p}" for f, p in problems),
-                fields={f: p for f, p in problems},
-                version=chosen.source or chosen.who,
-            )
+            why = "; ".join(f"{f}: {p}" for f, p in problems)
+            drop(rec, "final_validation", why, fields=dict(problems), version=chosen.source or chosen.who)
             continue
         inst = to_instance(rec, chosen, tax)
         schema_problems = all_problems([inst], tax)[0]
@@ -587,12 +515,7 @@ def build_benchmark(pool: Sequence[Mapping[str, Any]], returned: Returned, tax: 
             drop(rec, "final_validation", "; ".join(f"{f}: {p}" for f, p in schema_problems))
             continue
         instances.append(inst)
-    summary = agreement_summary(
-        {
-            cid: [v for v in vs if v.role == "annotator"] + [v for v in vs if v.role == "reviewer"]
-            for cid, vs in versions.items()
-        }
-    )
+    summary = agreement_summary(versions)  # versions_of: each candidate's annotators, then its reviewer
     dropped = dict(sorted(Counter(r["reason"] for r in report).items()))
     summary.update(pool=len(pool), instances=len(instances), disputed=len(disputes), dropped_by_reason=dropped)
     return BuildResult(instances, report, summary)

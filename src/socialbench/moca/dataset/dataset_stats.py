@@ -1,8 +1,6 @@
-"""Dataset statistics of a MoCA benchmark in the style of the paper's Table 1, Table 11 and Figure 3.
-
-``compute`` is pure; the renderers return Markdown, CSV, LaTeX or PNG bytes. Categories follow the
-taxonomy's order, empty ones included; percentages are rounded half-up to two decimals. The PNG
-carries no timestamp or software tag: the same instances give the same bytes."""
+"""Dataset statistics of a MoCA benchmark in the style of the paper's Table 1, Table 11 and Figure 3:
+``compute`` is pure, the renderers return Markdown, CSV, LaTeX or PNG bytes (the same instances give the
+same bytes). Categories follow the taxonomy's order, empty ones included."""
 
 from __future__ import annotations
 
@@ -38,10 +36,8 @@ def compute(instances: Sequence[Mapping[str, Any]], tax: Taxonomy) -> dict[str, 
     composition = []
     for s in _ordered([i["scenario"] for i in instances], tax.scenarios):
         members = [i for i in instances if i["scenario"] == s]
-        row: dict[str, Any] = {"scenario": s, "total": len(members), "percent": percent(len(members), n)}
-        for m in MODALITY_NAMES:
-            row[m] = sum(1 for i in members if i["modality"] == m)
-        composition.append(row)
+        kinds = {m: sum(1 for i in members if i["modality"] == m) for m in MODALITY_NAMES}
+        composition.append({"scenario": s, "total": len(members), "percent": percent(len(members), n), **kinds})
     labels = []
     for s in _ordered([i["scenario"] for i in instances], tax.scenarios):
         members = [i["label"] for i in instances if i["scenario"] == s]
@@ -76,9 +72,6 @@ def _title(name: str) -> str:
     return MODALITY_NAMES.get(name, name).title()
 
 
-# ---- Table 1: general statistics ----------------------------------------------------------------
-
-
 def table1_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, int, float | None]]:
     rows = [("Total", "instances", stats["instances"], 100.0 if stats["instances"] else None)]
     for group in ("scenario", "modality", "domain", "culture"):
@@ -96,8 +89,7 @@ def _render(
     align: str,
     notes: Sequence[str] = (),
 ) -> dict[str, str]:
-    """The table in md, csv and tex (socialbench.results.tables): ``right`` value columns; the LaTeX
-    caption is given as LaTeX (it holds the notes there)."""
+    """The table in md, csv and tex (``right`` value columns; the LaTeX caption holds the notes)."""
     block = Block(list(head), [Row(list(r)) for r in rows], keys=len(head) - right, notes=list(notes), align=align)
     table = Table(title, [block], caption=Text(caption, tex=caption), label=label)
     tex = to_latex(Table(title, [replace(block, notes=[])], caption=table.caption, label=label))
@@ -109,9 +101,6 @@ def table1(stats: Mapping[str, Any]) -> dict[str, str]:
     rows = [(g, c, k, _fmt(p)) for g, c, k, p in table1_rows(stats)]
     title, caption = "General statistics of the benchmark (Table 1 style)", "General statistics of the benchmark."
     return _render(title, head, rows, 2, caption, "tab:moca-stats", "llrr")
-
-
-# ---- Table 11: structural and modality composition ----------------------------------------------
 
 
 def table11(stats: Mapping[str, Any]) -> dict[str, str]:
@@ -126,9 +115,6 @@ def table11(stats: Mapping[str, Any]) -> dict[str, str]:
     note = f"Field values: {stats['field_values']} ({len(TUPLE_FIELDS)} fields x {stats['instances']} instances)."
     title, caption = "Structural and modality composition", "Structural and modality composition. " + tex_escape(note)
     return _render(f"{title} (Table 11 style)", head, rows, 4, caption, "tab:moca-composition", "lrrrr", [note])
-
-
-# ---- Label composition per scenario (Figure 3's outer ring) --------------------------------------
 
 
 def labels_table(stats: Mapping[str, Any]) -> dict[str, str]:
@@ -167,17 +153,9 @@ def figure_png(stats: Mapping[str, Any], dpi: int = 150) -> bytes:
                 outer.append(r["count"])
                 outer_colors.append(cmap(0.25 + 0.5 * j / max(1, len(labs))))
                 outer_labels.append(f"{r['label']} ({_fmt(r['percent_of_scenario'])}%)")
-        ax.pie(
-            outer,
-            radius=1.0,
-            colors=outer_colors,
-            labels=outer_labels,
-            labeldistance=1.05,
-            textprops={"fontsize": 6},
-            wedgeprops={"width": 0.3, "edgecolor": "white"},
-            startangle=90,
-            counterclock=False,
-        )
+        ring = {"wedgeprops": {"width": 0.3, "edgecolor": "white"}, "startangle": 90, "counterclock": False}
+        small = {"fontsize": 6}
+        ax.pie(outer, radius=1.0, colors=outer_colors, labels=outer_labels, labeldistance=1.05, textprops=small, **ring)
         ax.pie(
             [s["count"] for s in scen],
             radius=0.7,
@@ -185,9 +163,7 @@ def figure_png(stats: Mapping[str, Any], dpi: int = 150) -> bytes:
             labels=[f"{s['name'].title()}\n{_fmt(s['percent'])}%" for s in scen],
             labeldistance=0.55,
             textprops={"fontsize": 9, "ha": "center"},
-            wedgeprops={"width": 0.3, "edgecolor": "white"},
-            startangle=90,
-            counterclock=False,
+            **ring,
         )
         ax.set_title(f"Scenarios and labels (N = {stats['instances']})")
     buf = io.BytesIO()

@@ -1,6 +1,5 @@
-"""Deterministic generator of a small MoCA-format demo benchmark (the pipeline's embedded raw source):
-Pillow images and bit-exact ffmpeg clips whose frames carry their index (socialbench.media.synth), so
-tests can check which frames a sampler took. The same seed gives byte-identical files."""
+"""Deterministic generator of a small MoCA-format demo benchmark: Pillow images and bit-exact ffmpeg clips
+whose frames carry their index (socialbench.media.synth). The same seed gives byte-identical files."""
 
 from __future__ import annotations
 
@@ -18,37 +17,15 @@ from socialbench.media.encode import EncodeSettings, encode_rgb_frames
 from socialbench.media.synth import band_height, draw_index
 from socialbench.moca.schema.taxonomy import Taxonomy
 
-PEOPLE = [
-    "the speaker",
-    "the manager",
-    "the new colleague",
-    "the customer",
-    "the teacher",
-    "the student",
-    "the mother",
-    "the older brother",
-    "the landlord",
-    "the tenant",
-    "the politician",
-    "the journalist",
-    "the team captain",
-    "the referee",
-    "the online commenter",
-    "the meme author",
-    "the neighbour",
-    "the doctor",
-    "the patient",
-    "the best friend",
-    "the partner",
-    "the audience",
-    "the company",
-    "the government",
-    "the fans of the rival team",
-    "the coworkers",
-]
+PEOPLE = (
+    "the speaker, the manager, the new colleague, the customer, the teacher, the student, the mother, "
+    "the older brother, the landlord, the tenant, the politician, the journalist, the team captain, "
+    "the referee, the online commenter, the meme author, the neighbour, the doctor, the patient, "
+    "the best friend, the partner, the audience, the company, the government, the fans of the rival team, "
+    "the coworkers"
+).split(", ")
 
-# Cue phrases per label: the text carries an indirect cue of its label, so a content-aware model
-# can beat the chance and prior rows while the task stays non-trivial.
+# Cue phrases per label: an indirect cue, so a content-aware model can beat the chance and prior rows.
 CUES: dict[str, list[str]] = {
     "happy": ["honestly this made my whole week", "cannot stop smiling about it"],
     "bad": ["well, that is just how things go I guess", "another long grey day, fine"],
@@ -105,19 +82,10 @@ class DemoConfig:
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> DemoConfig:
         d = params["moca"]["demo"]
-        return cls(
-            seed=int(params["seed"]),
-            n_test=d["n_test"],
-            n_dev=d["n_dev"],
-            video_fraction=d["video_fraction"],
-            image_size=d["image_size"],
-            video_seconds=d["video_seconds"],
-            video_fps=d["video_fps"],
-            video_size=tuple(d["video_size"]),
-            faults=d["faults"],
-            scenario_counts=tuple(d["scenario_counts"].items()) if d.get("scenario_counts") else None,
-            n_video=d.get("n_video"),
-        )
+        plain = {k: d[k] for k in ("n_test", "n_dev", "video_fraction", "image_size", "video_seconds", "video_fps")}
+        counts = tuple(d["scenario_counts"].items()) if d.get("scenario_counts") else None
+        extra = {"video_size": tuple(d["video_size"]), "faults": d["faults"], "n_video": d.get("n_video")}
+        return cls(int(params["seed"]), **plain, **extra, scenario_counts=counts)
 
 
 def _weighted(rng: random.Random, names: list[str]) -> str:
@@ -131,9 +99,8 @@ def domain_tag(rng: random.Random) -> str:
 
 
 def scenario_plan(counts: tuple[tuple[str, int], ...]) -> list[str]:
-    """The scenario of each test instance for ``counts`` ((scenario, n), ...): interleaved, so any
-    prefix of the split keeps about the same proportions (pure). The k-th instance of a scenario with
-    n instances sits at (k + 0.5) / n of the split; ties go in the order of ``counts``."""
+    """The scenario of each test instance for ``counts`` ((scenario, n), ...), interleaved so any prefix
+    keeps about the same proportions: the k-th of n sits at (k + 0.5) / n, ties in ``counts`` order."""
     slots = [((k + 0.5) / n, i, s) for i, (s, n) in enumerate(counts) for k in range(n)]
     return [s for _, _, s in sorted(slots)]
 
@@ -165,8 +132,7 @@ def make_record(
         is_video = is_video_slot(index, cfg.n_video, cfg.n_test)
     iid = f"demo-{split}-{index:04d}"
     ext = "mp4" if is_video else "png"
-    # The subject is left implicit (the poster or speaker); the target is named only half the time,
-    # so participant recovery is not a string match.
+    # The subject is left implicit; the target is named half the time (recovery is not a string match).
     text = f'"{cue}"' + (f" (about {target})" if rng.random() < 0.5 else f" #{domain_tag(rng)}")
     transcript = None
     if is_video:
@@ -237,8 +203,7 @@ def encode_video(raw: bytes, path: Path, cfg: DemoConfig) -> None:
 
 
 def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, list[dict[str, Any]]]:
-    """Write ``{out_dir}/{test,dev}.jsonl``, ``{out_dir}/media/*`` and ``{out_dir}/human.jsonl`` (a
-    simulated annotator's answers, :func:`simulated_annotator`); return the records by split."""
+    """Write the test, dev and human (:func:`simulated_annotator`) splits and their media; the records by split."""
     out_dir = Path(out_dir)
     media = out_dir / "media"
     media.mkdir(parents=True, exist_ok=True)
@@ -248,9 +213,8 @@ def generate(out_dir: str | Path, cfg: DemoConfig, tax: Taxonomy) -> dict[str, l
     if cfg.scenario_counts is not None:
         unknown = [s for s, _ in cfg.scenario_counts if s not in tax.scenarios]
         if unknown:
-            raise ConfigError(
-                f"moca.demo.scenario_counts: unknown scenario {unknown[0]!r} (known: {list(tax.scenarios)})"
-            )
+            why = f"unknown scenario {unknown[0]!r} (known: {list(tax.scenarios)})"
+            raise ConfigError(f"moca.demo.scenario_counts: {why}")
         plan = scenario_plan(cfg.scenario_counts)
     for split, n in splits.items():
         recs = [make_record(split, i, cfg, tax, plan) for i in range(n)]
@@ -275,8 +239,7 @@ ANNOTATOR_ERROR = 0.12
 
 
 def simulated_annotator(records: list[dict[str, Any]], cfg: DemoConfig, tax: Taxonomy) -> list[dict[str, Any]]:
-    """The demo's human row (``file`` backend): the gold answer with each field replaced, with probability
-    ANNOTATOR_ERROR, by another valid option, seeded per instance. A pipeline check, not a human baseline."""
+    """The demo's human row: the gold with each field swapped with probability ANNOTATOR_ERROR (not a baseline)."""
     out = []
     for rec in records:
         rng = random.Random(f"{cfg.seed}:human:{rec['id']}")
@@ -296,8 +259,7 @@ def simulated_annotator(records: list[dict[str, Any]], cfg: DemoConfig, tax: Tax
 
 
 def fault_records(media: Path, cfg: DemoConfig, tax: Taxonomy) -> list[dict[str, Any]]:
-    """Two deliberately bad raw instances, so a demo run shows that nothing is dropped silently: a label
-    of another scenario (dropped by prepare into its report) and a truncated clip (listed by the media stage)."""
+    """Two bad raw instances, dropped into reports: a label of another scenario and a truncated clip."""
     bad_label = make_record("test-fault", 0, cfg, tax)
     other = [s for s in tax.scenarios if s != bad_label["scenario"]][0]
     bad_label.update(id="demo-test-fault-label", label=tax.label_names(other)[0], modality="image_text")

@@ -1,7 +1,6 @@
-"""MoCA media step: sampled frames (``moca.frames`` uniform, temporal order) for every video-text
-instance, through the frame cache; image-text records pass through. An instance with unusable media is
-kept without frames, marked ``media_error`` and listed in the media report (``on_error: skip``; scored
-invalid, so N never shrinks), or stops the run (``on_error: fail``). Dropping belongs to ``prepare``."""
+"""MoCA media step: sampled frames for every video-text instance, through the frame cache. An instance
+with unusable media is kept without frames, marked ``media_error`` and listed in the media report
+(``on_error: skip``; scored invalid, so N never shrinks), or stops the run (``on_error: fail``)."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ KEPT = "kept as media error"
 
 
 def moca_sampling(settings: MediaSettings, frames: int) -> FrameSampling:
-    """MoCA's frame sampling: ``moca.frames`` frames uniformly in temporal order (MoCA 6.1), at the
-    frame size and format of the ``media:`` section."""
+    """MoCA's frame sampling: ``moca.frames`` frames uniformly in temporal order (MoCA 6.1)."""
     return FrameSampling.uniform(frames, max_side=settings.frame_max_side, image_format=settings.image_format)
 
 
@@ -40,9 +38,7 @@ def attach_frames(
     on_error: str = "skip",
     root: str | Path = ".",
 ) -> list[dict[str, Any]]:
-    """Every record, in input order: video-text ones with ``frames`` added, or, when their media
-    failed, with ``media_error`` (the problem; each recorded in ``report``). With
-    ``on_error="fail"`` the first failure is recorded and raised."""
+    """Every record in order, video-text ones with ``frames`` or (failed media, reported) ``media_error``."""
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
     counts = report.split(split)
@@ -57,12 +53,8 @@ def attach_frames(
         try:
             media = rec.get("media")
             if not isinstance(media, list) or len(media) != 1 or not isinstance(media[0], str):
-                raise MediaError(
-                    source,
-                    E.BAD_INSTANCE,
-                    f"a video-text instance needs exactly one video in 'media', got {media!r}",
-                    record=iid,
-                )
+                why = f"a video-text instance needs exactly one video in 'media', got {media!r}"
+                raise MediaError(source, E.BAD_INSTANCE, why, record=iid)
             manifest = cache.frames(Path(root) / media[0], sampling)
         except MediaError as err:
             if err.record is None:  # name the instance as well as the file

@@ -1,6 +1,5 @@
-"""Filtering raw MoCA instances into the processed set. Besides the records themselves, the only
-things read are the media files: each must exist, and each image of an image-text instance must be
-an image Pillow can open and verify (clips are decoded later, by the media stage)."""
+"""Filtering raw MoCA instances into the processed set. Besides the records, only media files are read:
+each must exist, and an image-text instance's images must decode (clips are decoded by the media stage)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ def check_on_invalid(on_invalid: str) -> None:
 
 
 def media_problems(rec: dict[str, Any], media_roots: Any = None) -> list[tuple[str, str]]:
-    """(field, reason) for each media file outside ``media_roots`` (not read), missing, or, for an
-    image-text instance, not a decodable image."""
+    """(field, reason) for each media file outside ``media_roots``, missing, or not a decodable image."""
     problems = []
     for m in rec["media"]:
         path = Path(m)
@@ -57,9 +55,7 @@ def prepare_instances(
     lines: Sequence[int] | None = None,
     media_roots: Any = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(kept records sorted by id, gold fields canonical; dropped records with reasons). With
-    on_invalid='fail' the first bad record raises DataError naming file, record and field; ``lines``: the
-    records' line numbers in ``source``."""
+    """(kept records sorted by id, gold canonical; dropped records with reasons); ``lines``: of ``source``."""
     check_on_invalid(on_invalid)
     kept, dropped = [], []
     for i, (rec, problems) in enumerate(zip(records, all_problems(records, tax, lines))):
@@ -104,8 +100,7 @@ def _bad_line_entry(jl: JsonLine, source: str) -> dict[str, Any]:
 def prepare_file(
     path: str | Path, tax: Taxonomy, on_invalid: str = "drop", media_roots: Any = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """:func:`prepare_instances` over a JSON-lines file; a line that is not a JSON object is dropped into
-    the report (on_invalid='drop') or stops the run ('fail'). An empty file is a DataError."""
+    """:func:`prepare_instances` over a JSON-lines file; a line that is no JSON object is dropped or fails."""
     check_on_invalid(on_invalid)
     source = str(path)
     lines = read_jsonl_lines(path)

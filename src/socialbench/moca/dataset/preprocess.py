@@ -1,17 +1,13 @@
-"""Preprocessing of the MoCA candidate pool (appendix B.1): remove invalid links, markup, system
-artifacts, corrupted media and duplicate candidates, keeping emojis and hashtags. Every candidate is
-kept (cleaned) or goes to the filter report with the step and reason that removed it. Steps, in order:
+"""Preprocessing of the MoCA candidate pool (appendix B.1): every candidate is kept (cleaned) or goes to
+the filter report with the step and reason that removed it. Steps, in order:
 
-1. text cleaning, recorded in ``edits`` (a text left empty is removed with the emptying step's reason):
-   Unicode repair (``ftfy``, plus MacRoman apostrophes), markup, links, system artifacts (placeholders
-   such as ``<user>``, Reddit's ``[deleted]``), whitespace; context lines alike.
-2. media: a local file is decoded (Pillow; clips: ffprobe) and hashed (sha256, images also a phash):
-   ``corrupted_media``, ``missing_media`` (or kept with a flag) and ``invalid_link`` for a bad URL.
-3. duplicates: texts (with their context) equal after normalisation (``exact_duplicate``) or with a
-   shingle Jaccard of at least ``near_duplicate_threshold`` (``near_duplicate``; MinHash LSH proposes,
-   the exact Jaccard decides), unless both media were decoded and differ (sha256 and phash distance).
-   The first in pool order is kept; shared media or text among kept ones is only flagged: Hateful
-   Memes' benign confounders reuse an image on purpose."""
+1. text cleaning (``edits``): Unicode repair, markup, links, system artifacts, whitespace; context alike.
+2. media: a local file is decoded and hashed (images also a phash): ``corrupted_media``,
+   ``missing_media`` (or kept with a flag) and ``invalid_link`` for a bad URL.
+3. duplicates: texts with context equal after normalisation (``exact_duplicate``) or of shingle Jaccard
+   >= ``near_duplicate_threshold`` (``near_duplicate``), unless both media were decoded and differ. The
+   first in pool order is kept; shared media or text among kept ones is only flagged (Hateful Memes'
+   benign confounders reuse an image on purpose)."""
 
 from __future__ import annotations
 
@@ -35,42 +31,25 @@ from socialbench.results.tracking import open_tracking_store, sqlite_store_path
 
 STAGE = "preprocess"
 #: Removal reasons of this stage, in step order (the count table's columns).
-REASONS = (
-    "empty_text",
-    "markup_only",
-    "link_only",
-    "system_artifact",
-    "invalid_link",
-    "missing_media",
-    "corrupted_media",
-    "exact_duplicate",
-    "near_duplicate",
+REASONS = tuple(
+    (
+        "empty_text markup_only link_only system_artifact invalid_link missing_media corrupted_media "
+        "exact_duplicate near_duplicate"
+    ).split()
 )
+#: What a text removed for being only markup, a link or a system artifact was.
+EMPTIED = {"markup_only": "markup", "link_only": "a link", "system_artifact": "a system artifact"}
 #: Flags on kept records (counted in the table too).
 FLAGS = ("media_missing", "media_remote", "shares_media_with", "shares_text_with")
 
 #: How much lower than near_duplicate_threshold the LSH proposes candidate pairs.
 LSH_SLACK = 0.3
 
-DEFAULT_PLACEHOLDERS = (
-    "<user>",
-    "<url>",
-    "<num>",
-    "<number>",
-    "<hashtag>",
-    "<email>",
-    "<phone>",
-    "<money>",
-    "<date>",
-    "<time>",
-    "<percent>",
-    "<mention>",
-    "[deleted]",
-    "[removed]",
-    "[link]",
-    "[url]",
-    "[image]",
-    "[video]",
+DEFAULT_PLACEHOLDERS = tuple(
+    (
+        "<user> <url> <num> <number> <hashtag> <email> <phone> <money> <date> <time> <percent> <mention> "
+        "[deleted] [removed] [link] [url] [image] [video]"
+    ).split()
 )
 
 
@@ -107,9 +86,8 @@ class PreprocessParams:
         if p.missing_media not in ("drop", "keep"):
             raise ConfigError(f"moca.preprocess.missing_media: {p.missing_media!r} is not drop or keep")
         if p.minhash_permutations < 16 or p.shingle_chars < 1 or not 0 <= p.phash_max_distance < 64:
-            raise ConfigError(
-                "moca.preprocess: minhash_permutations >= 16, shingle_chars >= 1, 0 <= phash_max_distance < 64"
-            )
+            why = "minhash_permutations >= 16, shingle_chars >= 1, 0 <= phash_max_distance < 64"
+            raise ConfigError(f"moca.preprocess: {why}")
         return p
 
 
@@ -174,8 +152,7 @@ def clean_text(text: str, placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS) ->
 
 
 def dedup_key(text: str) -> str:
-    """What two texts must share to be exact duplicates: NFKC, case-folded, punctuation other than
-    ``#`` and ``@`` dropped, whitespace collapsed (emojis stay)."""
+    """What exact duplicates share: NFKC, case-folded, punctuation but ``#@`` dropped, whitespace collapsed."""
     s = unicodedata.normalize("NFKC", text).casefold()
     s = "".join(ch if not unicodedata.category(ch).startswith("P") or ch in "#@" else " " for ch in s)
     return _WS.sub(" ", s).strip()
@@ -190,8 +167,7 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def signature_text(rec: Mapping[str, Any]) -> str:
-    """The text that identifies a candidate for deduplication: its dialogue context, then its text
-    (two identical replies in different conversations are different candidates)."""
+    """The text that identifies a candidate for deduplication: its dialogue context, then its text."""
     return " ".join([c["text"] for c in rec.get("context", [])] + [rec["text"]])
 
 
@@ -255,8 +231,7 @@ def inspect_media(path: Path, modality: str) -> MediaInfo:
 
 
 def check_media(rec: Mapping[str, Any]) -> tuple[list[MediaInfo], list[str], MediaProblem | None]:
-    """(decoded media, flags, problem). Local files are decoded; a missing file falls back to the
-    record's URLs (flag ``media_remote``) or is ``missing_media``."""
+    """(decoded media, flags, problem); a missing file falls back to the record's URLs or is ``missing_media``."""
     infos, flags = [], []
     for url in rec.get("media_urls", []):
         if not is_valid_url(url):
@@ -320,15 +295,13 @@ class Duplicate:
 def find_duplicates(
     texts: Sequence[str], media: Sequence[Sequence[Mapping[str, Any]] | None], params: PreprocessParams
 ) -> list[Duplicate]:
-    """For records in pool order (their signature texts and decoded media), the duplicates: each
-    later record whose text matches an earlier *kept* one and whose media do not tell them apart."""
+    """Each later record whose text matches an earlier *kept* one and whose media do not tell them apart."""
     from datasketch import MinHash, MinHashLSH
 
     keys = [dedup_key(t) for t in texts]
     sets = [shingles(k, params.shingle_chars) for k in keys]
     template = MinHash(num_perm=params.minhash_permutations, seed=1)
-    # The LSH proposes pairs at a looser threshold than the one that decides (exact Jaccard below):
-    # MinHash estimates, and a pair just above the threshold would otherwise be missed at times.
+    # The LSH (an estimate) proposes pairs at a looser threshold than the exact Jaccard that decides.
     lsh = MinHashLSH(
         threshold=max(0.05, params.near_duplicate_threshold - LSH_SLACK), num_perm=params.minhash_permutations
     )
@@ -366,9 +339,8 @@ def find_duplicates(
 
 
 def shared_media_groups(media: Sequence[Sequence[Mapping[str, Any]] | None], max_distance: int) -> dict[int, list[int]]:
-    """For each record, the other records with identical (sha256) or perceptually near (pHash within
-    ``max_distance`` bits) media. Near images are found by banding: two 64-bit hashes within d bits
-    agree exactly on at least one of d + 1 bands (pigeonhole), so only band collisions are compared."""
+    """For each record, the others with identical (sha256) or near (pHash within ``max_distance`` bits)
+    media; by pigeonhole two hashes within d bits agree on one of d + 1 bands, so only band collisions are compared."""
     out: dict[int, set[int]] = {}
     by_sha: dict[tuple[str, ...], list[int]] = {}
     bands: dict[tuple[int, str], list[int]] = {}
@@ -426,14 +398,9 @@ def preprocess(
     for rec in records:
         cleaned = clean_text(rec["text"], params.placeholders)
         if not cleaned.text:
-            what = {
-                "empty_text": "the text is empty",
-                "markup_only": "the text was only markup",
-                "link_only": "the text was only a link",
-                "system_artifact": "the text was only a system artifact",
-            }
             reason = cleaned.emptied_by or "empty_text"
-            result.removed.append(removal(rec, STAGE, reason, f"{what[reason]}: {rec['text'][:120]!r}"))
+            what = "the text is empty" if reason == "empty_text" else f"the text was only {EMPTIED[reason]}"
+            result.removed.append(removal(rec, STAGE, reason, f"{what}: {rec['text'][:120]!r}"))
             continue
         new = dict(rec)
         edits = list(cleaned.edits)
@@ -462,16 +429,9 @@ def preprocess(
     dups = {d.index: d for d in find_duplicates([signature_text(r) for r in survivors], media, params)}
     kept_idx = [i for i in range(len(survivors)) if i not in dups]
     for i, d in dups.items():
-        rec = survivors[i]
-        result.removed.append(
-            removal(
-                rec,
-                STAGE,
-                d.reason,
-                f"duplicate of {survivors[d.of]['id']} (text similarity {d.similarity}, media {d.media})",
-                duplicate_of=survivors[d.of]["id"],
-            )
-        )
+        of = survivors[d.of]["id"]
+        detail = f"duplicate of {of} (text similarity {d.similarity}, media {d.media})"
+        result.removed.append(removal(survivors[i], STAGE, d.reason, detail, duplicate_of=of))
     # Flags among the kept: shared media (different text, else it would be a duplicate) and shared text.
     kept_media = [media[i] for i in kept_idx]
     for pos, others in shared_media_groups(kept_media, params.phash_max_distance).items():
@@ -494,20 +454,14 @@ def preprocess(
 def count_table(
     pool: Iterable[Mapping[str, Any]], result: FilterResult, reasons: Sequence[str], flags: Sequence[str] = FLAGS
 ) -> list[dict[str, Any]]:
-    """One row per source (sorted) and a ``total`` row: pool size, removed per reason, kept, and
-    flagged kept records. Raises if a record is neither kept nor removed (nothing may vanish)."""
-    pool_ids: dict[str, str] = {}
-    for r in pool:
-        pool_ids[r["id"]] = r["source"]
-    kept_ids = [r["id"] for r in result.kept]
-    removed_ids = [e["id"] for e in result.removed]
-    accounted = kept_ids + removed_ids
+    """Per source and in total: pool, removed per reason, kept and flagged; nothing may vanish."""
+    pool_ids = {r["id"]: r["source"] for r in pool}
+    accounted = [r["id"] for r in result.kept] + [e["id"] for e in result.removed]
     if sorted(accounted) != sorted(pool_ids) or len(set(accounted)) != len(accounted):
         lost = sorted(set(pool_ids) - set(accounted))[:5]
         raise AssertionError(f"filtering lost or duplicated records (e.g. {lost}): kept + removed must equal the pool")
-    sources = sorted(set(pool_ids.values()))
     rows = []
-    for src in [*sources, "total"]:
+    for src in [*sorted(set(pool_ids.values())), "total"]:
 
         def mine(source: str, src: str = src) -> bool:
             return src == "total" or source == src
@@ -550,8 +504,7 @@ def log_counts_mlflow(
     experiment: str = "socialbench",
     artifact_root: str = "mlartifacts",
 ) -> str:
-    """Log a count table as one MLflow run (metric ``<source>.<column>``, the stage's settings as
-    params), keyed by its content: the same counts and settings are logged once. Returns the run id."""
+    """Log a count table as one MLflow run, once per content (counts and settings); returns the run id."""
     import os
 
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -563,11 +516,8 @@ def log_counts_mlflow(
     db = sqlite_store_path(tracking_uri)
     with FileLock(str(db if db is not None else ".mlflow") + ".lock", timeout=600):
         client, exp = open_tracking_store(tracking_uri, experiment)
-        exp_id = (
-            exp.experiment_id
-            if exp is not None
-            else client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri())
-        )  # as socialbench track creates it
+        where = Path(artifact_root).resolve().as_uri()  # as socialbench track creates the experiment
+        exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment, artifact_location=where)
         for run in client.search_runs([exp_id], filter_string=f"tags.`socialbench.filter_key` = '{key}'"):
             if run.info.status == "FINISHED":
                 return run.info.run_id

@@ -11,8 +11,7 @@ from socialbench.moca.eval.prompts import Order, answer_format, answer_settings
 
 
 def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Final:
-    """The answer of ``instance`` from exchange ``ex`` under ``method``'s settings. ``error`` is set only
-    when the answer as a whole is unusable; ``format`` says what the answer-format policy did."""
+    """The answer of ``instance`` from exchange ``ex`` under ``method``'s settings (``moca.answer``)."""
     tax = method.benchmark.taxonomy
     options = answer_settings(method.settings)
     order = Order.of(method.settings)
@@ -20,12 +19,10 @@ def final_answer(instance: dict[str, Any], ex: Exchange, method: Method) -> Fina
     maps = ex.request.shown["slots"]
     shown = order.record(instance, tax)
     resp = ex.response
-    a = read_answer(
-        resp.text, tax.mechanism_names(s), tax.label_names(s), maps, options["code_fence"], options["extra_keys"]
-    )
-    record_error = a.record_error
-    if resp.truncated and record_error:
-        record_error = f"answer truncated at max_tokens: {record_error}"
+    policy = options["code_fence"], options["extra_keys"]
+    a = read_answer(resp.text, tax.mechanism_names(s), tax.label_names(s), maps, *policy)
+    cut = "answer truncated at max_tokens: " if resp.truncated and a.record_error else ""
+    record_error = a.record_error and cut + a.record_error
     return Final(
         fields={
             "raw": resp.text,

@@ -1,11 +1,9 @@
 """MoCA's per-instance outcomes (pure): what ``socialbench score`` writes beside each score file, one
-JSON line per instance, so the tables never score the predictions again. A row: ``id``, ``group``
-(the scenario), ``correct`` (per field, by ``scoring.field_matches``), ``invalid``, ``answer`` and
-``format``."""
+JSON line per instance (``id``, ``group``, ``correct``, ``invalid``, ``answer``, ``format``), so the
+tables never score the predictions again."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from socialbench.moca.eval.scoring import FIELDS, matched
@@ -36,23 +34,13 @@ def format_flags(record: dict[str, Any] | None) -> dict[str, bool]:
     }
 
 
-#: Per instance, whether its answer failed (no record, or ``error``), a retry or repair changed it (and
-#: which), keys were dropped under ``extra_keys: ignore``, and it is the decoder's last tuple because a
-#: later stage failed (the checker's verdict unreadable: ``checker_unparsable``). Read from the record's
-#: ``format`` (params moca.answer); answers.csv sums them per scenario.
+#: Per instance, from the record's ``format``: its answer failed, a retry or repair changed it (which), keys
+#: were dropped, it is the decoder's last tuple (a later stage failed). answers.csv sums them per scenario.
 FORMAT_FLAGS = tuple(format_flags(None))
 
 
-def outcome_rows(
-    instances: list[dict[str, Any]],
-    predictions: list[dict[str, Any]],
-    labels: dict[str, list[str]],
-    mechanisms: dict[str, list[str]],
-    source: str = "predictions",
-    lines: Sequence[int] | None = None,
-    instances_source: str = "the instances",
-) -> list[dict[str, Any]]:
-    """Each instance's outcome row, in the instances' order, from ``scoring.matched``."""
+def outcome_rows(instances: list[dict], predictions: list[dict], labels: dict, mechanisms: dict, **where: Any) -> list:
+    """Each instance's outcome row, in the instances' order, from ``scoring.matched`` (``where``: its file names)."""
     return [
         {
             "id": gold["id"],
@@ -62,7 +50,5 @@ def outcome_rows(
             "answer": resolved(pred),
             "format": format_flags(pred),
         }
-        for gold, pred, matches, invalid in matched(
-            instances, predictions, labels, mechanisms, source, lines, instances_source
-        )
+        for gold, pred, matches, invalid in matched(instances, predictions, labels, mechanisms, **where)
     ]

@@ -1,7 +1,5 @@
-"""Parsing a model's raw answer into the four MoCA fields (pure). Strict by default: one JSON object
-(D.1: "Return only a strict JSON object"); ``code_fence="tolerate"`` removes one enclosing fence. Every
-field is resolved on its own (section 3.3 scores per field): a bad one becomes None with its reason in
-``field_errors``. Extra keys are dropped or, with ``extra_keys="invalid"``, a format failure."""
+"""Parsing a model's raw answer into the four MoCA fields (pure): one strict JSON object (D.1), each
+field resolved on its own (section 3.3 scores per field), under params ``moca.answer``."""
 
 from __future__ import annotations
 
@@ -12,8 +10,7 @@ from dataclasses import dataclass, field
 from socialbench.moca.eval.prompts import ANSWER_KEYS, CODE_FENCE, EXTRA_KEYS
 from socialbench.moca.schema.normalize import normalize
 
-# One fence around everything: an opening ``` with an optional info word (json) on its own line, the
-# body, and a closing ``` on its own line. A fence inside the body (a second block) does not match.
+# One fence around everything (an optional info word such as json); a second block inside does not match.
 _FENCE = re.compile(r"\A```[A-Za-z0-9_+-]*[ \t]*\r?\n(?P<body>(?:(?!```).)*?)\r?\n?```\Z", re.S)
 
 
@@ -32,8 +29,7 @@ def fence_hint(text: str, code_fence: str) -> str:
 
 @dataclass(frozen=True)
 class ParsedAnswer:
-    """An answer read field by field. ``record_error``: the answer as a whole is unusable (a format failure
-    a retry may ask again about); ``fence_removed``, ``extra_keys``: what the policy repaired or dropped."""
+    """An answer read field by field; ``record_error``: unusable as a whole (a retry may ask again)."""
 
     fields: dict[str, str | None]
     field_errors: dict[str, str]
@@ -55,8 +51,7 @@ def read_answer(
     extra_keys: str = "ignore",
     unscored: tuple[str, ...] = (),
 ) -> ParsedAnswer:
-    """The four fields, each resolved on its own (canonical names; slot ids to option text; None where
-    invalid). ``unscored``: further keys of the contract (CoDAR's substeps), kept, never scored."""
+    """The four fields, each resolved on its own (None where invalid); ``unscored`` keys kept, never scored."""
     if code_fence not in CODE_FENCE:
         raise ValueError(f"code_fence must be one of {CODE_FENCE}, got {code_fence!r}")
     if extra_keys not in EXTRA_KEYS:
@@ -105,16 +100,3 @@ def read_answer(
         else:
             fields[key] = hit
     return ParsedAnswer(fields, errors, None, fence_removed, extra, values, kept)
-
-
-def parse_answer(
-    raw: str | None,
-    scenario_mechanisms: list[str],
-    scenario_labels: list[str],
-    maps: dict[str, dict[str, str]],
-    code_fence: str = "strict",
-    extra_keys: str = "ignore",
-) -> tuple[dict[str, str | None], dict[str, str], str | None]:
-    """(fields, field_errors, record_error) of :func:`read_answer`."""
-    a = read_answer(raw, scenario_mechanisms, scenario_labels, maps, code_fence, extra_keys)
-    return a.fields, a.field_errors, a.record_error

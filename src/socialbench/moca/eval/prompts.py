@@ -1,7 +1,5 @@
 """Prompt building blocks for MoCA's methods (appendix D) and the slot protocol: subject and target
-candidates are shown as slot ids subject0..3 / target0..3, shuffled per instance under a seed, and mapped
-back before scoring. Media that cannot be shown is answered without a call (:func:`media_error_answer`,
-scored invalid), so an evaluation never shrinks N."""
+candidates are shown as slot ids subject0..3 / target0..3, shuffled per instance under a seed."""
 
 from __future__ import annotations
 
@@ -29,29 +27,23 @@ from socialbench.moca.schema.taxonomy import Taxonomy
 
 
 class MediaUnavailable(InstanceInputError):
-    """The instance's media cannot be shown (``media_error`` set, an image missing or unreadable); methods
-    answer with :func:`media_error_answer`, else the runner stops naming file, record and field."""
+    """The instance's media cannot be shown; methods answer with :func:`media_error_answer`."""
 
 
 def slot_maps(instance: dict[str, Any], seed: int, order: int = 0) -> dict[str, dict[str, str]]:
-    """{"subject": {"subject0": option, ...}, "target": {...}}, shuffled per instance, deterministic.
-    ``order`` k (docs/decisions/answer-stability.md) rotates each shuffled list by k places, so over n
-    orders every candidate is shown in every slot once; 0 is the paper's draw."""
+    """{"subject": {"subject0": option, ...}, "target": {...}}, seeded per instance, rotated by ``order``."""
     rng = random.Random(f"{seed}:{instance['id']}:slots")
     maps = {}
     for role in ("subject", "target"):
         options = list(instance[f"{role}_options"])
         rng.shuffle(options)
-        options = rotated(options, order)
-        maps[role] = {f"{role}{k}": opt for k, opt in enumerate(options)}
+        maps[role] = {f"{role}{k}": opt for k, opt in enumerate(rotated(options, order))}
     return maps
 
 
 def rotated(items: list[Any], k: int) -> list[Any]:
     """``items`` rotated left by k places (k taken modulo their number; no items: none)."""
-    if not items:
-        return list(items)
-    k %= len(items)
+    k = k % len(items) if items else 0
     return list(items[k:]) + list(items[:k])
 
 
@@ -84,8 +76,7 @@ class Order:
         return self.index % self.distinct(instance, tax)
 
     def asked_as(self, run: str, instance: dict[str, Any], tax: Taxonomy) -> str:
-        """The run name the instance's requests carry: the run of the order it is shown in (a repeated order
-        is the same request, answered by the request cache)."""
+        """The run name the instance's requests carry: the run of the order it is shown in."""
         return str(RunName.parse(run).with_order(self.shown(instance, tax)))
 
     def record(self, instance: dict[str, Any], tax: Taxonomy) -> dict[str, int] | None:
@@ -131,9 +122,7 @@ def _image_part(path: str) -> ImagePart:
 
 
 def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
-    """Images of an image-text instance, or the sampled frames of a video-text one; none for a text-only
-    model. Failed media is :class:`MediaUnavailable` (a model never silently sees less); a video without
-    frames was not through the media stage (an InstanceInputError)."""
+    """The images or sampled frames of an instance (none for a text-only model); failed media raise."""
     if spec.modalities is not None and not spec.modalities:
         return []
     if instance.get("media_error"):
@@ -141,13 +130,12 @@ def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
     if instance["modality"] == "video_text":
         frames = instance.get("frames")
         if not frames:
-            raise InstanceInputError(
-                "frames", "a video_text instance needs sampled frames; run socialbench moca frames first"
-            )
+            why = "a video_text instance needs sampled frames; run socialbench moca frames first"
+            raise InstanceInputError("frames", why)
+        # load_instances validates frames in full (moca.schema.frames_problem); this guards direct callers
         if not isinstance(frames, list) or not all(
-            isinstance(f, dict) and "path" in f and "sha256" in f for f in frames
+            isinstance(f, dict) and {"path", "sha256"} <= set(f) for f in frames
         ):
-            # load_instances validates frames in full (moca.schema.frames_problem); this guards direct callers
             raise InstanceInputError("frames", "expected a list of {path, sha256, index, timestamp} objects")
         chosen = _pick_uniform(frames, spec.max_frames)
         return [ImagePart(path=f["path"], sha256=f["sha256"], timestamp=f.get("timestamp")) for f in chosen]
@@ -155,8 +143,7 @@ def visual_parts(instance: dict[str, Any], spec: ModelSpec) -> list[ImagePart]:
 
 
 def options_block(options, with_boundary: bool = True) -> str:
-    """One line per option: ``- <name>: <criterion> Boundary: <boundary>`` (D.1: "Every option is supplied
-    with its decision criterion and boundary rule"), the parts it has."""
+    """One line per option: ``- <name>: <criterion> Boundary: <boundary>`` (D.1), the parts it has."""
     lines = []
     for o in options:
         text = o.criterion
@@ -194,8 +181,7 @@ def answer_choices(
     }
 
 
-#: The line setting ``prompt_additions: [scenario_boundary]`` adds to the output space: A.1's boundary
-#: rule between the scenarios, shortened (not in D.1's text).
+#: The line ``prompt_additions: [scenario_boundary]`` adds: A.1's boundary rule between the scenarios, shortened.
 BOUNDARY_LINE = (
     "Boundary rule: Affection asks what is felt, Intent asks what outcome is pursued, Stance asks what relational"
     " position is adopted; surface emotion words, rhetorical form and visual salience do not decide by themselves."
@@ -203,8 +189,7 @@ BOUNDARY_LINE = (
 
 
 def addition_values(tax: Taxonomy, scenario: str, additions: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
-    """The placeholders of the ``prompt_additions`` (``scenario_line``, ``boundary_line``); empty when not
-    asked for, so :func:`render` leaves their lines out."""
+    """The placeholders of the ``prompt_additions``; empty when not asked for, so their lines are left out."""
     unknown = set(additions) - set(PROMPT_ADDITIONS)
     if unknown:
         raise ValueError(f"unknown prompt addition(s) {sorted(unknown)}; known: {', '.join(PROMPT_ADDITIONS)}")
@@ -219,8 +204,7 @@ _LONE = re.compile(r"^\$(?:(\w+)|\{(\w+)\})$")
 
 
 def render(text: str, values: dict[str, str], where: str) -> str:
-    """A template filled in (``string.Template``, every placeholder must have a value); a line holding only
-    an empty placeholder is left out. A ConfigError names the template."""
+    """A template filled in; a line holding only an empty placeholder is left out. A ConfigError names it."""
     lines = []
     for line in text.splitlines(keepends=True):
         m = _LONE.match(line.strip())
@@ -272,9 +256,7 @@ def build_direct_request(
     order: Order = Order(),
     additions: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[Request, dict[str, dict[str, str]]]:
-    """The D.1 direct-inference request for one instance and its slot maps (``templates``: system, user).
-    Temperature 0; JSON mode with free values (an invalid value is scored as the paper scores it), or
-    with ``constrained`` the answer schema's enums (guided decoding, a variant)."""
+    """The D.1 request for one instance and its slot maps (``templates``: system, user)."""
     scenario = instance["scenario"]
     maps = slot_maps(instance, seed, order.index)
     images = visual_parts(instance, spec)
@@ -286,11 +268,11 @@ def build_direct_request(
         subject_slots="\n".join(f"{k}: {v}" for k, v in maps["subject"].items()),
         target_slots="\n".join(f"{k}: {v}" for k, v in maps["target"].items()),
     )
-    if constrained:
-        decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_schema=answer_schema(scenario, tax, maps))
-    else:
-        keys = {k: {"type": "string"} for k in ANSWER_KEYS}
-        decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, json_object=True, json_keys=keys)
+    keys = {k: {"type": "string"} for k in ANSWER_KEYS}
+    form = (
+        {"json_schema": answer_schema(scenario, tax, maps)} if constrained else {"json_object": True, "json_keys": keys}
+    )
+    decoding = Decoding(max_tokens=spec.max_tokens, temperature=0.0, **form)
     request = Request(
         request_id=f"{instance['id']}/{method}/answer",
         messages=(Message("system", (system,)), Message("user", tuple([*images, user_text]))),
@@ -304,8 +286,7 @@ def build_direct_request(
 def media_error_answer(
     instance: dict[str, Any], problem: str, seed: int, order: int = 0, record: dict[str, int] | None = None
 ) -> Final:
-    """The answer of an instance whose media cannot be shown, made without a model call: every field None,
-    ``media_error`` the problem (scored invalid); the slot maps and an order run's ``record`` kept."""
+    """The answer of an instance whose media cannot be shown, made without a call: scored invalid."""
     return Final(
         fields={
             "raw": None,
@@ -322,14 +303,12 @@ def media_error_answer(
     )
 
 
-#: What changed an answer (``format.repairs`` of a record): a format retry whose answer was used, a code
-#: fence removed, a scenario-invalid tuple CoDAR's rule sent back to its decoder.
+#: What changed an answer (``format.repairs``): a format retry, a code fence removed, CoDAR's invalid-tuple rule.
 REPAIRS = ("retry", "code_fence", "invalid_tuple")
 
 
 def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept: str | None = None) -> dict[str, Any]:
-    """A record's ``format``: retries made, repairs that changed its answer, keys dropped, and (CoDAR) the
-    stage whose failure left the decoder's last tuple as the answer."""
+    """A record's ``format``: retries, repairs, keys dropped, and the stage that left the last tuple kept."""
     unknown = set(repairs) - set(REPAIRS)
     if unknown:
         raise ValueError(f"unknown repair(s) {sorted(unknown)}; known: {', '.join(REPAIRS)}")
@@ -344,7 +323,7 @@ def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept
 def answer_summary(finals: list[Final]) -> dict[str, float]:
     """The answer-format numbers of a run (``Method.summary``, the same for every MoCA method)."""
     formats = [f.fields.get("format") or answer_format() for f in finals]
-    out = {
+    return {
         "format_retries": float(sum(fm["retries"] for fm in formats)),
         "answers_repaired": float(sum(bool(fm["repairs"]) for fm in formats)),
         **{f"repaired_{r}": float(sum(r in fm["repairs"] for fm in formats)) for r in REPAIRS},
@@ -357,4 +336,3 @@ def answer_summary(finals: list[Final]) -> dict[str, float]:
         if finals
         else 0.0,
     }
-    return out

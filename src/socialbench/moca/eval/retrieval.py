@@ -1,8 +1,6 @@
 """CoDAR's retrieval step (MoCA 5.2, D.2 Stage 2): the entities the social query routes to ``web_search``
-or ``hybrid`` are looked up with the retriever params ``moca.retrieval`` selects; ``model_prior`` ones
-never are. One search per looked-up entity and question, through the request cache; the Context
-Synthesizer gets the passages, each once, in query order. With ``none`` nothing is retrieved (never an
-invented result). The only I/O is the retriever's own."""
+or ``hybrid`` are looked up, one search per entity and question through the request cache, with the
+retriever params ``moca.retrieval`` select; with ``none`` nothing is retrieved (never an invented result)."""
 
 from __future__ import annotations
 
@@ -65,8 +63,7 @@ class Retrieval:
     note: str
     evidence: list[Evidence] = field(default_factory=list)
     retriever: dict[str, Any] | None = None
-    #: Per search: {entity, route, question, query, k, passages}; None without a retriever (the trace
-    #: then has no ``retrieved`` key, as before retrievers existed).
+    #: Per search: {entity, route, question, query, k, passages}; None (no trace key) without a retriever.
     retrieved: list[dict[str, Any]] | None = None
 
     def rendered(self) -> str:
@@ -85,39 +82,26 @@ class Retrieval:
 
 def unread_query(retriever: Retriever | None) -> Retrieval:
     """The retrieval step for a social query that went on as text: nothing looked up."""
-    return Retrieval(
-        [],
-        "model_prior",
-        "unstructured_query",
-        "the social query could not be read as entities and routes: nothing looked up, answered from model prior",
-        retriever=retriever.identity() if retriever is not None else None,
-        retrieved=[] if retriever is not None else None,
-    )
+    why = "the social query could not be read as entities and routes: nothing looked up, answered from model prior"
+    if retriever is None:
+        return Retrieval([], "model_prior", "unstructured_query", why)
+    return Retrieval([], "model_prior", "unstructured_query", why, retriever=retriever.identity(), retrieved=[])
 
 
 def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int = 3, cache: Any = None) -> Retrieval:
-    """Run the retrieval step for a parsed social query. A failed search is a :class:`RetrievalError` (the
-    instance's error); ``SearchesStopped`` stops the run, as a ConfigError does."""
+    """The retrieval step for a parsed social query; a failed search is a :class:`RetrievalError`."""
     requested = [{"name": e["name"], "route": e["route"]} for e in social_query["entities"]]
     wanted = [e for e in requested if e["route"] in LOOKED_UP]
     identity = retriever.identity() if retriever is not None else None
     if not wanted:
+        why = "every entity was routed to model_prior: nothing to retrieve"
         return Retrieval(
-            requested,
-            "model_prior",
-            "all_model_prior",
-            "every entity was routed to model_prior: nothing to retrieve",
-            retriever=identity,
-            retrieved=None if retriever is None else [],
+            requested, "model_prior", "all_model_prior", why, [], identity, None if retriever is None else []
         )
     names = ", ".join(f"{e['name']} ({e['route']})" for e in wanted)
     if retriever is None:
-        return Retrieval(
-            requested,
-            "model_prior",
-            "no_retriever",
-            f"no retriever configured: {names} answered from model prior, nothing retrieved",
-        )
+        why = f"no retriever configured: {names} answered from model prior, nothing retrieved"
+        return Retrieval(requested, "model_prior", "no_retriever", why)
     evidence: list[Evidence] = []
     seen: set[str] = set()
     retrieved: list[dict[str, Any]] = []
@@ -128,16 +112,8 @@ def retrieve(social_query: dict[str, Any], retriever: Retriever | None, k: int =
             raise
         except Exception as exc:  # a failed search, or the provider's own failure: this instance's error
             raise RetrievalError(f"retriever {retriever.name} failed for {q.entity!r}: {exc}") from exc
-        retrieved.append(
-            {
-                "entity": q.entity,
-                "route": q.route,
-                "question": q.question,
-                "query": q.text,
-                "k": k,
-                "passages": [p.as_dict() for p in result.passages],
-            }
-        )
+        search = {"entity": q.entity, "route": q.route, "question": q.question, "query": q.text}
+        retrieved.append({**search, "k": k, "passages": [p.as_dict() for p in result.passages]})
         for p in result.passages:
             if p.doc_id not in seen:
                 seen.add(p.doc_id)

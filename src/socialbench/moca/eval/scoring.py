@@ -1,7 +1,6 @@
-"""MoCA scoring exactly as section 3.3 (pure). Per scenario, over the same N_s instances (no
-prediction: all incorrect): Acc per field, Dyad, Faith, Holis, c_sem_dyad = Holis / Dyad and
-invalid_rate, as percentages with two decimals, with ``n`` and ``media_errors`` (failed media, kept in
-N and scored invalid). Bad input raises ``DataError`` naming the file, record and field."""
+"""MoCA scoring exactly as section 3.3 (pure): per scenario, over the same N_s instances (no prediction:
+all incorrect), Acc per field, Dyad, Faith, Holis, c_sem_dyad and invalid_rate as percentages with two
+decimals, with ``n`` and ``media_errors``. Bad input raises ``DataError`` naming file, record and field."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from socialbench.results.stats import MetricSet
 
 FIELDS = ("label", "subject", "target", "mechanism")
 METRICS = ("label", "subject", "target", "mechanism", "dyad", "faith", "holis", "c_sem_dyad", "invalid_rate")
-#: The same metrics for the statistics (``socialbench.results.stats``): per-instance correctness in
-#: FIELDS order; Dyad, Faith's numerator and Holis are conjunctions of fields.
+#: The same metrics for the statistics (``socialbench.results.stats``), from per-instance correctness.
 STATS = MetricSet(
     columns=FIELDS,
     derived={
@@ -25,11 +23,7 @@ STATS = MetricSet(
         "holis": ("label", "subject", "target", "mechanism"),
     },
     metrics={
-        "label": ("label", None),
-        "subject": ("subject", None),
-        "target": ("target", None),
-        "mechanism": ("mechanism", None),
-        "dyad": ("dyad", None),
+        **{k: (k, None) for k in (*FIELDS, "dyad")},
         "faith": ("label_mech", "label"),
         "holis": ("holis", None),
         "c_sem_dyad": ("holis", "dyad"),
@@ -42,8 +36,7 @@ COUNTS = ("n", "media_errors")
 
 
 def field_matches(gold: dict[str, Any], pred: dict[str, Any] | None, valid: dict[str, set[str]]) -> dict[str, bool]:
-    """c_{i,k} for one instance. A scenario-invalid mechanism/label, or a subject/target outside the
-    instance's options, is incorrect even if it happens to match after normalization."""
+    """c_{i,k} for one instance: a value outside ``valid`` is incorrect even if it matches the gold."""
     out = {}
     for k in FIELDS:
         p = None if pred is None else normalize(pred.get(k))
@@ -102,8 +95,7 @@ def check_predictions(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> dict[str, dict[str, Any]]:
-    """Predictions by ``id``: each id non-empty, naming one instance, once (a second copy would replace
-    the first). ``lines[k]``: the file line of ``predictions[k]``. Unpredicted instances are allowed."""
+    """Predictions by ``id``: each id non-empty, naming one instance, once (``lines``: their file lines)."""
     instance_ids = {g["id"] for g in instances}
     by_id: dict[str, dict[str, Any]] = {}
     first: dict[str, int] = {}
@@ -115,18 +107,13 @@ def check_predictions(
         if not isinstance(iid, str) or not iid:
             raise DataError(source, f"must be a non-empty string, got {iid!r}", record=where, field="id")
         if iid in first:
-            raise DataError(
-                source, f"duplicate id {iid!r} (first at {_where(first[iid], lines)})", record=where, field="id"
-            )
+            why = f"duplicate id {iid!r} (first at {_where(first[iid], lines)})"
+            raise DataError(source, why, record=where, field="id")
         if iid not in instance_ids:
             raise DataError(source, f"id {iid!r} matches no instance in {instances_source}", record=where, field="id")
         if pred.get("error") is not None and not (isinstance(pred["error"], str) and pred["error"]):
-            raise DataError(
-                source,
-                f"must be null or why the record failed (a message), got {pred['error']!r}",
-                record=where,
-                field="error",
-            )
+            why = f"must be null or why the record failed (a message), got {pred['error']!r}"
+            raise DataError(source, why, record=where, field="error")
         first[iid] = k
         by_id[iid] = pred
     return by_id
@@ -138,21 +125,11 @@ def unpredicted(instances: list[dict[str, Any]], predictions: list[dict[str, Any
     return [g["id"] for g in instances if g["id"] not in ids]
 
 
-def score(
-    instances: list[dict[str, Any]],
-    predictions: list[dict[str, Any]],
-    labels: dict[str, list[str]],
-    mechanisms: dict[str, list[str]],
-    source: str = "predictions",
-    lines: Sequence[int] | None = None,
-    instances_source: str = "the instances",
-) -> dict[str, dict[str, Any]]:
-    """{scenario: metrics} over all instances, predictions matched by ``id`` (:func:`matched`)."""
+def score(instances: list[dict], predictions: list[dict], labels: dict, mechanisms: dict, **where: Any) -> dict:
+    """{scenario: metrics} over all instances (:func:`matched`; ``where``: the file names for errors)."""
     rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
     media: dict[str, int] = {}
-    for gold, pred, matches, invalid in matched(
-        instances, predictions, labels, mechanisms, source, lines, instances_source
-    ):
+    for gold, pred, matches, invalid in matched(instances, predictions, labels, mechanisms, **where):
         s = gold["scenario"]
         rows.setdefault(s, []).append((matches, invalid))
         media[s] = media.get(s, 0) + media_failed(gold, pred)
@@ -168,9 +145,7 @@ def matched(
     lines: Sequence[int] | None = None,
     instances_source: str = "the instances",
 ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, bool], bool]]:
-    """Per instance, in order: (gold, its record or None, c_{i,k} of each field, invalid), the predictions
-    checked by ``check_predictions`` (``source``, ``lines``, ``instances_source`` name them in errors). A
-    record with an error is no answer: every field incorrect, invalid."""
+    """Per instance: (gold, record or None, c_{i,k} per field, invalid); an error record is no answer."""
     by_id = check_predictions(instances, predictions, source, lines, instances_source)
     out = []
     for gold in instances:
@@ -197,22 +172,16 @@ def check_scores(scores: Any, source: str) -> dict[str, dict[str, Any]]:
                 raise DataError(source, "missing", record=rec, field=key)
         unknown = sorted(set(metrics) - {*METRICS, *COUNTS})
         if unknown:
-            raise DataError(
-                source, f"unknown metric (known: {', '.join((*METRICS, *COUNTS))})", record=rec, field=unknown[0]
-            )
+            why = f"unknown metric (known: {', '.join((*METRICS, *COUNTS))})"
+            raise DataError(source, why, record=rec, field=unknown[0])
         n = metrics["n"]
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise DataError(
-                source, f"must be a positive integer (the number of instances), got {n!r}", record=rec, field="n"
-            )
+            why = f"must be a positive integer (the number of instances), got {n!r}"
+            raise DataError(source, why, record=rec, field="n")
         m = metrics["media_errors"]
         if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= n:
-            raise DataError(
-                source,
-                f"must be an integer from 0 to n ({n}): the instances whose media failed, got {m!r}",
-                record=rec,
-                field="media_errors",
-            )
+            why = f"must be an integer from 0 to n ({n}): the instances whose media failed, got {m!r}"
+            raise DataError(source, why, record=rec, field="media_errors")
         for key in METRICS:
             v = metrics[key]
             if v is None and key in NULLABLE_METRICS:

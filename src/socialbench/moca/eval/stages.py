@@ -15,8 +15,7 @@ ACCEPTED, REJECTED = "ACCEPTED", "REJECTED"
 #: The decoder's answer fields in the order of its output (D.2 Stage 4: Subject, Target, Mechanism, Label).
 ANSWER_ORDER = ("subject", "target", "mechanism", "label")
 
-#: What each stage sees by default: D.2's [Input] lists, by block name (``conflict``: the four Stage-3
-#: sections; ``substeps``: the decoder's cost and utility; ``candidates``: the checker's candidate sets).
+#: What each stage sees by default: D.2's [Input] lists, by block name.
 PAPER_INPUTS: dict[str, frozenset[str]] = {
     "query": frozenset({"perception"}),
     # the retrieved evidence is the social query's answer (5.2: "The resulting evidence is synthesized")
@@ -34,7 +33,6 @@ EXTRA_SHOWS: dict[str, dict[str, frozenset[str]]] = {
 }
 
 
-# ---- parsing each stage's JSON (pure) -----------------------------------------------------------
 class StageOutputError(ValueError):
     """A stage's answer that does not meet its contract (the reason, in one line)."""
 
@@ -96,9 +94,7 @@ def _checker(obj: dict[str, Any], breakpoints: tuple[int, ...]) -> dict[str, Any
 def read_stage(
     stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The structure of an intermediate stage's or the checker's answer (under params ``moca.answer``) and
-    what the reading did (``fence_removed``, ``ignored_keys``, the query's ``unknown_routes``); else a
-    StageOutputError saying why."""
+    """An intermediate stage's or the checker's answer and notes on the reading; else a StageOutputError."""
     if stage == "decoder":
         raise ValueError("the decoder's answer is read by moca.eval.parsing.read_answer, as the direct answer")
     if text is None:
@@ -135,21 +131,12 @@ def read_stage(
     return {k: obj[k] for k in keys}, notes
 
 
-def parse_stage(
-    stage: str, text: str | None, variant: Variant = CODAR, code_fence: str = "strict", extra_keys: str = "ignore"
-) -> dict[str, Any]:
-    """A stage's answer (:func:`read_stage` without the notes)."""
-    return read_stage(stage, text, variant, code_fence, extra_keys)[0]
-
-
-# ---- stage schemas ----------------------------------------------------------------------------
 def _object(props: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
 
 
 def stage_schema(stage: str, variant: Variant, direct_schema: dict[str, Any], constrained: bool) -> dict[str, Any]:
-    """A stage's JSON schema: its keys, all required, and their types; with ``constrained`` the allowed
-    values as enums too (the decoder's four fields from ``direct_schema``)."""
+    """A stage's JSON schema, every key required; with ``constrained`` the allowed values as enums too."""
     string = {"type": "string"}
 
     def enum(values: list[Any], base: dict[str, Any]) -> dict[str, Any]:

@@ -1,39 +1,26 @@
 """TEST DOUBLE (backend ``codar_script``): a deterministic, stage-aware scripted backend for CoDAR and the
-direct method, for tests and the demo's pipeline check. It is not a model: its scores are no result.
-
-It answers a valid canned JSON object for ``task["stage"]`` (with ``task["keys"]`` where listed); the
-answering values are picked from ``task["choices"]`` by a hash of the instance id, shifted by the
-revision pass (read from the request id, ``<instance>/<method>/<stage>[.rev<k>][.retry1]``). Its
-answers depend only on the request and name the instance id, so two instances must not send
-identical content (real instances differ in text or media).
+direct method, for tests and the demo's pipeline check; not a model. It answers a canned JSON object for
+``task["stage"]``, picking answer values from ``task["choices"]`` by a hash of the instance id shifted by
+the revision pass (read from the request id, ``<instance>/<method>/<stage>[.rev<k>][.retry1]``).
 
 Options (``models.<name>.options``):
-  reject_every   int (default 3; 0 = never): an instance whose id hashes to 0 modulo this is
-                 REJECTED at its first checker pass, once; the breakpoint is picked from
-                 ``task["breakpoints"]`` by the same hash
+  reject_every   int (default 3; 0 = never): an instance whose id hashes to 0 modulo this is REJECTED
+                 at its first checker pass, at a breakpoint of ``task["breakpoints"]`` by the same hash
   breakpoint     force this breakpoint for those rejections (when the checker offers it)
   never_accept   instance ids the checker REJECTS at every pass
-  unparsable     request ids answered with text that is not JSON (list the ``.retry1`` id too to
-                 make the retry fail as well)
-  invalid_values instance ids whose decoder answers a mechanism outside the candidate set on its
-                 first pass
+  unparsable     request ids answered with text that is not JSON (list the ``.retry1`` id too)
+  invalid_values instance ids whose decoder answers an invalid mechanism on its first pass
   route          the retrieval route the query stage gives its (first) entity (default model_prior)
-  entities       id (default): the query stage names one entity, "entity of <instance id>"; text: it
-                 names what the request's "Text:" line holds, the hashtag or else the "(about ...)"
-                 person (with ``route``) and the quoted remark (model_prior), so a retriever over a
-                 corpus about the demo's hashtags and people finds something (the demo's codar-check)
-  fail_ids       request ids answered with a call error (a transient failure: not in the identity)
-  malformed_rate share of calls (0 to 1, default 0) answered off their format, picked by a hash of the
-                 instance, stage, pass and retry: the observer, context, conflict and checker in
-                 prose, the query in prose or with its routes spelled otherwise ("Web Search",
-                 "web-search") and one unknown route; the answering call (the direct answer, CoDAR's
-                 decoder) as below. An instance's first answering call is picked alike for the direct
-                 method and CoDAR's decoder, so the two methods are compared on the same instances
-  malformed_calls intermediate (default): the answering calls keep their format, CoDAR's decoder
-                 only leaves out its substeps (cost, utility); all: the answering calls are prose too
-                 (unparsable)
-Every call is recorded in ``calls`` (request ids, in order) so tests can assert the exact sequence.
-"""
+  entities       id (default): the query names "entity of <instance id>"; text: the hashtag or the
+                 "(about ...)" person of the request's "Text:" line (with ``route``) and its quoted
+                 remark (model_prior), for a retriever over the demo's corpus
+  fail_ids       request ids answered with a call error (transient: not in the identity)
+  malformed_rate share of calls (0 to 1) answered off their format, by a hash of instance, stage, pass
+                 and retry: prose, or a query with routes spelled otherwise and one unknown; an
+                 instance's first answering call is picked alike for direct and CoDAR's decoder
+  malformed_calls intermediate (default): answering calls keep their format (the decoder drops its
+                 substeps); all: they are prose too
+Every call is recorded in ``calls`` (request ids, in order)."""
 
 from __future__ import annotations
 

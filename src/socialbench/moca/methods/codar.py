@@ -1,15 +1,8 @@
-"""CoDAR, Conflict-Driven Abductive Reasoning (MoCA section 5, appendices C.2-C.3 and D.2), as a
-multi-round method on the generic runner; its Table 5 ablations are variant runs ``codar__<ablation>``.
-
-Six stages, one call each, pass JSON intermediate representations: observer -> query (-> retrieval, no
-model call) -> context -> conflict -> decoder -> checker. The checker's REJECTED names a breakpoint (1
-observer, 2 query + context, 3 conflict, 4 decoder); the chain reruns from there for at most
-``revision_rounds`` rounds. An unreadable intermediate answer goes on as text (C.2); the decoder's is
-read as the direct answer; an unreadable verdict keeps the decoder's tuple. Decisions where the paper is
-silent: docs/codar-prompts.md.
-
-The chain's state is a pure function of the exchanges, so a killed run resumes from the request cache.
-"""
+"""CoDAR (MoCA section 5, appendices C.2-C.3 and D.2) as a multi-round method; its Table 5 ablations are
+variant runs ``codar__<ablation>``. Six stages, one call each: observer -> query (-> retrieval) -> context
+-> conflict -> decoder -> checker, whose REJECTED reruns the chain from a breakpoint for at most
+``revision_rounds`` rounds. Decisions where the paper is silent: docs/codar-prompts.md. The chain's state
+is a pure function of the exchanges, so a killed run resumes from the request cache."""
 
 from __future__ import annotations
 
@@ -56,14 +49,12 @@ from socialbench.moca.schema.methods import (
     CODAR,
     INPUT_BLOCKS,
     INTERMEDIATE_STAGES,
-    Variant,
     codar_settings,
     stage_variant,
 )
 from socialbench.results.numbers import half_up
 
 
-# ---- settings -------------------------------------------------------------------------------------
 def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: bool = True) -> dict[str, Any]:
     """The checked settings of run ``name`` and Step 2's retriever (none made with ``create_retriever`` False)."""
     opts = codar_settings(name, settings)
@@ -73,7 +64,6 @@ def parse_settings(name: str, settings: dict[str, Any], *, create_retriever: boo
     return {**opts, "retriever": retriever, "retrieval_k": retrieval.k}
 
 
-# ---- the method -------------------------------------------------------------------------------------
 class CodarMethod(Method):
     """The chain; an ablation run reads its own templates first (``templates/codar/<ablation>/``)."""
 
@@ -98,19 +88,10 @@ class CodarMethod(Method):
         problems = benchmark.run_template_problems(self.name, self.check_settings(self.name, self.settings))
         if problems:
             raise ConfigError(f"moca.{problems[0]} (run {self.name})")
-        opts = parse_settings(self.name, self.settings)
-        self.variant: Variant = opts["variant"]
-        self.revision_rounds: int = opts["revision_rounds"]
-        self.invalid_tuple: str = opts["invalid_tuple"]
-        self.max_tokens: int = opts["max_tokens"] or spec.max_tokens
-        self.decoding: str = opts["decoding"]
-        self.extra_inputs: frozenset[str] = opts["extra_inputs"]
-        self.prompt_additions: frozenset[str] = opts["prompt_additions"]
-        self.code_fence: str = opts["code_fence"]
-        self.extra_keys: str = opts["extra_keys"]
-        self.retries: int = opts["retries"]
-        self.retriever = opts["retriever"]
-        self.retrieval_k: int = opts["retrieval_k"]
+        # the checked settings as attributes: variant, revision_rounds, invalid_tuple, decoding, extra_inputs,
+        # prompt_additions, code_fence, extra_keys, retries, retriever, retrieval_k and max_tokens
+        vars(self).update(parse_settings(self.name, self.settings))
+        self.max_tokens: int = self.max_tokens or spec.max_tokens
         self._images: dict[str, list[Any]] = {}
         self._chains: dict[str, Chain] = {}
         self._retrievals: dict[tuple[str, int, str], Retrieval] = {}
@@ -120,13 +101,11 @@ class CodarMethod(Method):
         """Its stages write free text (D.2): a choices-only model cannot follow the chain."""
         return (Need((FREE_TEXT,), "CoDAR's free-text stages"),)
 
-    # ---- the template files of its stages ------------------------------------------------------
     @classmethod
     def template_files(cls, settings: dict[str, Any]) -> tuple[str, ...]:
         """The files of the stages the run executes (its prompt hash covers them)."""
         return stage_variant(cls.name, settings).templates()
 
-    # ---- the runner's interface --------------------------------------------------------------
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
         iid = instance["id"]
         if not rounds:
@@ -150,17 +129,14 @@ class CodarMethod(Method):
         for k in range(chain.fed, len(rounds)):
             exchanges = rounds[k]
             if len(exchanges) != 1:
-                raise SocialbenchError(
-                    f"method {self.name}: instance {iid}: round {k + 1} has"
-                    f" {len(exchanges)} exchanges, a CoDAR round has one"
-                )
+                why = f"round {k + 1} has {len(exchanges)} exchanges, a CoDAR round has one"
+                raise SocialbenchError(f"method {self.name}: instance {iid}: {why}")
             out = chain.feed(exchanges[0])
             if out is not None:
                 self._chains.pop(iid, None)
                 if k != len(rounds) - 1:
-                    raise SocialbenchError(
-                        f"method {self.name}: instance {iid}: the chain ended at round {k + 1} of {len(rounds)}"
-                    )
+                    why = f"the chain ended at round {k + 1} of {len(rounds)}"
+                    raise SocialbenchError(f"method {self.name}: instance {iid}: {why}")
                 return out
         self._chains[iid] = chain
         return [chain.request()]
@@ -178,8 +154,7 @@ class CodarMethod(Method):
         return staged_section(trace, trace.get("verdicts") or [], accepted if isinstance(accepted, bool) else None)
 
     def summary(self, finals: list[Final]) -> dict[str, float]:
-        """``answer_summary``'s numbers and the chain's: revisions, acceptance, rule rejections, stage answers
-        passed on as text, routes that fell back to model_prior, decoder answers without their substeps."""
+        """``answer_summary``'s numbers and the chain's: revisions, acceptance, text stages, fallbacks, substeps."""
         n = len(finals)
         traces = [f.trace or {} for f in finals]
         out: dict[str, float] = answer_summary(finals)
@@ -199,12 +174,10 @@ class CodarMethod(Method):
             out["not_accepted"] = float(sum(t.get("accepted") is False for t in traces))
         return out
 
-    # ---- helpers the chain uses ----------------------------------------------------------------
     def images(self, instance: dict[str, Any]) -> list[Any]:
-        iid = instance["id"]
-        if iid not in self._images:
-            self._images[iid] = visual_parts(instance, self.spec)
-        return self._images[iid]
+        if instance["id"] not in self._images:
+            self._images[instance["id"]] = visual_parts(instance, self.spec)
+        return self._images[instance["id"]]
 
     def retrieval(self, iid: str, pass_no: int, social_query: dict[str, Any]) -> Retrieval:
         # memoised: the chain is replayed on every step, the retriever runs once per query
@@ -260,7 +233,6 @@ class Chain:
             "accepted": None,
         }
 
-    # ---- what the next request is ------------------------------------------------------------
     @property
     def fed(self) -> int:
         return len(self.keys)
@@ -270,16 +242,12 @@ class Chain:
         return self.todo[0]
 
     def request_id(self) -> str:
-        rid = f"{self.inst['id']}/{self.asked_as}/{self.stage}"
-        if self.pass_no:
-            rid += f".rev{self.pass_no}"
-        if self.attempt > 1:
-            rid += f".retry{self.attempt - 1}"
-        return rid
+        rev = f".rev{self.pass_no}" if self.pass_no else ""
+        retry = f".retry{self.attempt - 1}" if self.attempt > 1 else ""
+        return f"{self.inst['id']}/{self.asked_as}/{self.stage}{rev}{retry}"
 
     def shown(self, stage: str) -> frozenset[str]:
-        """The input blocks ``stage`` sees: D.2's [Input] list and the run's ``extra_inputs``; without the
-        conflict stage the decoder sees what Stage 3 would have."""
+        """The input blocks ``stage`` sees: D.2's [Input] list and the run's ``extra_inputs``."""
         out = set(PAPER_INPUTS.get(stage, ()))
         if stage == "decoder" and "conflict" not in self.v.stages:
             out |= {"perception", "social_context"}
@@ -297,9 +265,7 @@ class Chain:
     def _sections(self, stage: str) -> str:
         """A representation of named sections, one ``key: value`` line each, or its text."""
         out = self.outputs[stage]
-        if isinstance(out, str):
-            return out
-        return "\n".join(f"{k}: {shown_value(v)}" for k, v in out.items())
+        return out if isinstance(out, str) else "\n".join(f"{k}: {shown_value(v)}" for k, v in out.items())
 
     def _decoded(self, with_substeps: bool) -> str:
         """The decoder's tuple as the checker sees it: each slot id with the candidate behind it."""
@@ -332,12 +298,8 @@ class Chain:
         if "the_conflict" in got:
             out["in_the_conflict"] = "The conflict: " + got["the_conflict"]
         if "slots" in shown:
-            out["in_slots"] = (
-                "Subject slots:\n"
-                + "\n".join(f"{k}: {v}" for k, v in self.maps["subject"].items())
-                + "\nTarget slots:\n"
-                + "\n".join(f"{k}: {v}" for k, v in self.maps["target"].items())
-            )
+            listed = {r: "\n".join(f"{k}: {v}" for k, v in self.maps[r].items()) for r in ("subject", "target")}
+            out["in_slots"] = f"Subject slots:\n{listed['subject']}\nTarget slots:\n{listed['target']}"
         if "decoded" in got:
             out["in_decoded"] = "Decoded answer:\n" + self._decoded("substeps" in shown)
         return out
@@ -426,15 +388,13 @@ class Chain:
             shown={"slots": self.maps},
         )
 
-    # ---- taking an answer --------------------------------------------------------------------
     def feed(self, ex: Exchange) -> Final | None:
         """Take the answer to the current request; the Final answer when the chain ends."""
         stage = self.stage
         expected = self.request_id()
         if ex.request.request_id != expected:
-            raise SocialbenchError(
-                f"method {self.m.name}: replay out of step: expected {expected}, got {ex.request.request_id}"
-            )
+            got = ex.request.request_id
+            raise SocialbenchError(f"method {self.m.name}: replay out of step: expected {expected}, got {got}")
         self.keys.append(ex.key)
         resp = ex.response
         entry: dict[str, Any] = {
@@ -512,20 +472,12 @@ class Chain:
     def retry(self, reason: str) -> None:
         self.attempt, self.retry_reason = self.attempt + 1, reason
         self.trace["retries"] += 1
-        return None
 
     def feed_decoder(self, ex: Exchange, entry: dict[str, Any]) -> Final | None:
         """Stage 4's answer, read by the direct answer's parser; the substeps kept, counted when missing."""
         resp, s = ex.response, self.inst["scenario"]
-        a = read_answer(
-            resp.text,
-            self.tax.mechanism_names(s),
-            self.tax.label_names(s),
-            self.maps,
-            self.m.code_fence,
-            self.m.extra_keys,
-            unscored=self.v.substeps,
-        )
+        allowed, policy = (self.tax.mechanism_names(s), self.tax.label_names(s)), (self.m.code_fence, self.m.extra_keys)
+        a = read_answer(resp.text, *allowed, self.maps, *policy, unscored=self.v.substeps)
         if a.record_error:
             reason = a.record_error.removeprefix("unparsable: ")
             reason += " (the answer was cut at max_tokens)" if resp.truncated else ""
@@ -579,7 +531,6 @@ class Chain:
             self.revision["checker"] = self._rendered("previous_check.txt", {"previous": compact(prev)}).rstrip()
         return None
 
-    # ---- the answer ----------------------------------------------------------------------------
     def resolve(self) -> tuple[dict[str, Any], dict[str, str]]:
         """The decoder's four fields resolved as the direct answer's, and the invalid ones' problems."""
         assert self.answer is not None
@@ -598,9 +549,11 @@ class Chain:
         if any(fields != b for b in self.retry_baselines):
             self.repairs.add("retry")
         if accepted is False:
-            self.trace["not_accepted"] = (
+            why = (
                 f"no ACCEPTED within {self.m.revision_rounds} revision round(s): the output is the last decoder answer"
             )
+            self.trace["not_accepted"] = why
+        kept_after = (self.trace.get("last_tuple_kept") or {}).get("stage")
         return Final(
             fields={
                 "raw": ex.response.text,
@@ -611,12 +564,7 @@ class Chain:
                 "request_key": ex.key,
                 "inputs": self._inputs(),
                 "finish_reason": ex.response.finish_reason,
-                "format": answer_format(
-                    self.trace["retries"],
-                    self.repairs,
-                    self.ignored_keys,
-                    (self.trace.get("last_tuple_kept") or {}).get("stage"),
-                ),
+                "format": answer_format(self.trace["retries"], self.repairs, self.ignored_keys, kept_after),
             },
             error=None,
             trace=self.trace,
@@ -628,8 +576,7 @@ class Chain:
         return {"order": record} if record else {}
 
     def fail(self, stage: str, reason: str, ex: Exchange) -> Final:
-        """The instance's error (scored invalid); once the decoder has answered, a later failure keeps its
-        last tuple as the answer (``last_tuple_kept`` says why)."""
+        """The instance's error (scored invalid), or once the decoder has answered, its last tuple kept."""
         if "decoder" in self.exchanges:
             self.trace["last_tuple_kept"] = {"stage": stage, "pass": self.pass_no, "reason": reason}
             return self.finish(accepted=None)

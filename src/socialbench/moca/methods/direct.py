@@ -33,8 +33,7 @@ class DirectMethod(Method):
         return direct_settings(run, settings)
 
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
-        """One answering call (none for a media error), then the parsed answer; an answer that fails as a whole
-        is asked again with ``retry.txt`` (``.../answer.retry<k>``), at most ``retries`` times (default 0)."""
+        """One answering call, then the parsed answer; a failed answer is asked again up to ``retries`` times."""
         options = answer_settings(self.settings)  # checked before the first call, not after it
         additions = self.check_settings(self.name, self.settings)["prompt_additions"]  # D.1's text, or with additions
         order = Order.of(self.settings)  # an order run's option order (params moca.robustness)
@@ -42,17 +41,8 @@ class DirectMethod(Method):
 
         def request(note: str | None = None) -> Request:
             templates = (self.template("system.txt"), self.template("user.txt"))
-            req, _ = build_direct_request(
-                instance,
-                tax,
-                self.spec,
-                self.seed,
-                templates,
-                method=order.asked_as(self.name, instance, tax),
-                constrained=self.constrained,
-                order=order,
-                additions=additions,
-            )
+            how = {"method": order.asked_as(self.name, instance, tax), "constrained": self.constrained, "order": order}
+            req, _ = build_direct_request(instance, tax, self.spec, self.seed, templates, additions=additions, **how)
             if note is None:
                 return req
             system, user = req.messages

@@ -24,8 +24,7 @@ OTHER_BACKBONES = "table5_other_backbones"
 
 
 def table5(paper: PaperTables) -> tuple[Table, Table]:
-    """Table 5: the ablations of one backbone, as the paper's (Qwen3-VL-32B-Instruct there): params
-    ``moca.tables.ablation_backbone``, else the first model with codar and ablation rows (a note says so)."""
+    """Table 5: the ablations of one backbone, params' ``ablation_backbone`` or the first with the rows."""
     chosen = paper.table5_backbone()
     named = paper.settings.ablation_backbone
     no_rows = lead = None
@@ -54,9 +53,7 @@ def table5_other_backbones(paper: PaperTables) -> tuple[Table, Table]:
 def ablation_grids(
     paper: PaperTables, backbones: list[str], name: str, title: str, no_rows: str | None = None, lead: str | None = None
 ) -> tuple[Table, Table]:
-    """The ablation grid of ``backbones`` (each variant against full CoDAR on the same backbone) and
-    its intervals; ``name`` the file stem, ``title`` the heading; ``no_rows``: the note without backbones
-    (else one naming the runs to add), ``lead``: a first note."""
+    """The ablation grid of ``backbones`` against full CoDAR on the same backbone, and its intervals."""
     cols = ["Scenario", "Backbone", "Variant", HEADER["atomic"], "Dyad", "Faith", "Holis"]
     heading = title.split(":")[0] if title.startswith("Table") else title
     rows, ci_rows, notes = [], [], [lead] if lead else []
@@ -91,12 +88,8 @@ def ablation_grids(
         missing = [a for a, _ in paper.settings.ablations if not any(paper.has(m, a) for m in backbones)]
         if missing:
             notes.append(f"Not run: {', '.join(missing)} (add to moca.methods).")
-        notes.append(
-            paper.tests_note(
-                "5",
-                "paired test against full CoDAR (exact McNemar; paired bootstrap for Faith; Atomic Avg. is not tested)",
-            )
-        )
+        what = "paired test against full CoDAR (exact McNemar; paired bootstrap for Faith; Atomic Avg. is not tested)"
+        notes.append(paper.tests_note("5", what))
         notes.append(answers_note(answer_rows, paper.scores, paper.answers))
     ci_notes = paper.ci_notes() if backbones else notes
     ci = ci_grid(f"{name}.ci", f"{heading}: 95% bootstrap intervals", cols, 3, ci_rows, ci_notes)

@@ -24,8 +24,7 @@ def answer_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 def answers_note(rows: list[tuple[str, str, str, str]], scores, answers) -> str:
-    """The line under a table: per row the invalid rate and how many answers a retry or repair changed (so
-    a gain that is format repair shows), and the runs' failures kept in N."""
+    """The line under a table: per row the invalid rate and the answers a retry or repair changed."""
     parts = []
     for label, m, meth, scenario in rows:
         inv = (scores.get((m, meth), {}).get(scenario) or {}).get("invalid_rate")

@@ -1,6 +1,5 @@
-"""Per-instance correctness of every table cell (the input of the intervals and paired tests), from each
-run's outcomes, which ``socialbench score`` wrote beside its score file by the scorer's own functions
-(``moca.eval.outcomes``); and :class:`RunSummary`, all the tables keep of one run's outcomes."""
+"""Per-instance correctness of every table cell (for the intervals and paired tests), from each run's
+outcomes (``moca.eval.outcomes``); and :class:`RunSummary`, all the tables keep of one run."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ from socialbench.results.stability import answer_codes
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What the tables keep of one run's outcome rows (``MocaBenchmark.run_summary``): a few bytes per
-    instance, so the tables stage's memory does not grow with the number of runs."""
+    """What the tables keep of one run's outcome rows: a few bytes per instance."""
 
     cells: dict[str, Any]  # {scenario: (N_s, 5) bool matrix}: c_{i,k} of FIELDS and invalid, instances' order
     answers: dict[str, dict[str, int]]  # ``answers.answer_counts``: {scenario: counts}
@@ -30,8 +28,7 @@ def _is_answer(v: Any) -> bool:
 
 
 def checked_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
-    """``rows`` when every one holds what the summary reads (``moca.eval.outcomes``); else a DataError
-    naming ``source``, the instance and the field (``correct.label``...)."""
+    """``rows`` when every one holds what the summary reads; else a DataError naming ``source``."""
     for row in rows:
         for k in FIELDS:
             value(row, f"correct.{k}", is_flag, "true or false", source)
@@ -43,9 +40,7 @@ def checked_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]
 
 
 def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
-    """One run's outcome rows reduced to what the tables read: the correctness matrices {scenario: (N_s,
-    5)} in FIELDS order and invalid, the answer counts and the resolved answers' codes. A bad row is a
-    DataError naming ``source``."""
+    """One run's outcome rows reduced to correctness matrices, answer counts and answer codes."""
     import numpy as np
 
     checked_rows(rows, source)

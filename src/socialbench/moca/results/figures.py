@@ -1,10 +1,10 @@
-"""The paper's figures from the tables' numbers (matplotlib, Agg; pure: data in, bytes out): Figure 6/7
-style metric bars with 95% intervals against the human reference, and Figure 9 style gain profiles.
-Which rows each draws is ``paper_figures``'. The same numbers give the same PNG and PDF bytes (default
-style, no timestamp or software version)."""
+"""The paper's figures from the tables' numbers (matplotlib, Agg; pure): Figure 6/7 style metric bars
+with 95% intervals against the human reference, and Figure 9 style gain profiles. The same numbers
+give the same PNG and PDF bytes."""
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Sequence
 from typing import Any
@@ -14,6 +14,7 @@ from socialbench.results.tables import SIGNED, csv_text
 _DPI = 150
 _PNG_META = {"Software": None}
 _PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
+_BAR_STYLE = {"capsize": 1.5, "error_kw": {"elinewidth": 0.6, "capthick": 0.6}}
 
 
 def _figure(width: float, height: float):
@@ -32,14 +33,19 @@ def _save(fig) -> dict[str, bytes]:
     return out
 
 
-def _render(draw, *args: Any) -> dict[str, bytes]:
-    """Draw under matplotlib's default style (a user's matplotlibrc must not change the bytes)."""
-    import matplotlib
-    import matplotlib.style
+def _rendered(draw):
+    """A figure function returning PNG and PDF bytes, drawn under matplotlib's default style."""
 
-    with matplotlib.rc_context(), matplotlib.style.context("default"):
-        matplotlib.rcParams.update({"svg.hashsalt": "socialbench", "pdf.compression": 6, "font.size": 8})
-        return _save(draw(*args))
+    @functools.wraps(draw)
+    def render(*args: Any, **kwargs: Any) -> dict[str, bytes]:
+        import matplotlib
+        import matplotlib.style
+
+        with matplotlib.rc_context(), matplotlib.style.context("default"):
+            matplotlib.rcParams.update({"svg.hashsalt": "socialbench", "pdf.compression": 6, "font.size": 8})
+            return _save(draw(*args, **kwargs))
+
+    return render
 
 
 def _errors(values: Sequence[float | None], lows: Sequence[float | None], highs: Sequence[float | None]):
@@ -53,31 +59,6 @@ def _nan(values: Sequence[float | None]) -> list[float]:
     return [float("nan") if v is None else float(v) for v in values]
 
 
-def metric_comparison(
-    scenario: str,
-    metrics: Sequence[str],
-    bars: list[dict[str, Any]],
-    human: dict[str, Any] | None,
-    n: int | None = None,
-    note: str | None = None,
-) -> dict[str, bytes]:
-    """Figure 6 style for one scenario: ``bars`` ({label, values, lows?, highs?} over ``metrics``),
-    the ``human`` reference ({label, values}) as a black line over each metric's group."""
-    return _render(_draw_metric_comparison, scenario, list(metrics), bars, human, n, note)
-
-
-def metric_panels(
-    title: str,
-    metrics: Sequence[str],
-    panels: list[tuple[str, list[dict[str, Any]]]],
-    human: dict[str, Any] | None,
-    note: str | None = None,
-) -> dict[str, bytes]:
-    """Figure 6 with one panel per group of baselines (the paper: open-weight, proprietary) on one scale,
-    each with the human reference; Figure 6d is this over the scenarios (``metrics``)."""
-    return _render(_draw_metric_panels, title, list(metrics), panels, human, note)
-
-
 def _bars(ax, metrics, bars, first_colour: int = 0) -> None:
     """Grouped bars ({label, values, lows?, highs?} over ``metrics``) with their intervals."""
     width = 0.8 / max(1, len(bars))
@@ -85,16 +66,8 @@ def _bars(ax, metrics, bars, first_colour: int = 0) -> None:
         x = [j - 0.4 + width * (i + 0.5) for j in range(len(metrics))]
         values = bar["values"]
         yerr = _errors(values, bar.get("lows") or [None] * len(values), bar.get("highs") or [None] * len(values))
-        ax.bar(
-            x,
-            [0 if v is None else v for v in values],
-            width,
-            yerr=yerr,
-            capsize=1.5,
-            label=bar["label"],
-            color=f"C{(first_colour + i) % 10}",
-            error_kw={"elinewidth": 0.6, "capthick": 0.6},
-        )
+        heights, colour = [0 if v is None else v for v in values], f"C{(first_colour + i) % 10}"
+        ax.bar(x, heights, width, yerr=yerr, label=bar["label"], color=colour, **_BAR_STYLE)
         _mark_undefined(ax, x, values)
 
 
@@ -111,7 +84,16 @@ def _draw_bars(ax, metrics, bars, human, first_colour: int = 0) -> None:
     ax.set_ylim(0, 102)  # a human line at 100 stays visible
 
 
-def _draw_metric_comparison(scenario, metrics, bars, human, n, note):
+@_rendered
+def metric_comparison(
+    scenario: str,
+    metrics: Sequence[str],
+    bars: list[dict[str, Any]],
+    human: dict[str, Any] | None,
+    n: int | None = None,
+    note: str | None = None,
+):
+    """Figure 6 style for one scenario: ``bars`` over ``metrics``, the ``human`` reference as black lines."""
     fig = _figure(7.2, 3.4)
     ax = fig.add_subplot()
     _draw_bars(ax, metrics, bars, human)
@@ -123,7 +105,15 @@ def _draw_metric_comparison(scenario, metrics, bars, human, n, note):
     return fig
 
 
-def _draw_metric_panels(title, metrics, panels, human, note):
+@_rendered
+def metric_panels(
+    title: str,
+    metrics: Sequence[str],
+    panels: list[tuple[str, list[dict[str, Any]]]],
+    human: dict[str, Any] | None,
+    note: str | None = None,
+):
+    """Figure 6 with one panel per group of baselines on one scale, each with the human reference."""
     fig = _figure(7.2 if len(panels) < 3 else 3.6 * len(panels), 3.6)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
     first = 0
@@ -145,24 +135,21 @@ def _mark_undefined(ax, x: Sequence[float], values: Sequence[float | None]) -> N
             ax.text(xi, 0.5, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
 
 
-def gain_profiles(
-    panels: list[tuple[str, list[dict[str, Any]]]],
-    metrics: Sequence[str],
-    note: str | None = None,
-    means: list[list[float | None]] | None = None,
-) -> dict[str, bytes]:
-    """Figure 9 style: one panel per scenario, each backbone's gain as bars, their mean as a black diamond
-    (``means``: the numbers the tables write; None: the plain mean of the bars)."""
-    return _render(_draw_gain_profiles, panels, list(metrics), note, means)
-
-
 def _any_nonzero(bars: list[dict[str, Any]], means: Sequence[float | None]) -> bool:
     """Whether anything a gain panel draws (bars, their intervals, the means) is away from zero."""
     drawn = [*means, *(v for b in bars for k in ("values", "lows", "highs") for v in b.get(k) or [])]
     return any(v for v in drawn if v is not None)
 
 
-def _draw_gain_profiles(panels, metrics, note, given_means):
+@_rendered
+def gain_profiles(
+    panels: list[tuple[str, list[dict[str, Any]]]],
+    metrics: Sequence[str],
+    note: str | None = None,
+    means: list[list[float | None]] | None = None,
+):
+    """Figure 9 style: per scenario each backbone's gain as bars, their mean (``means``) as a diamond."""
+    given_means = means
     fig = _figure(7.2, 2.8)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
     for p, (ax, (scenario, bars)) in enumerate(zip(axes, panels)):
@@ -201,10 +188,8 @@ def output_files(scenarios: Sequence[str]) -> list[str]:
 
 def data_csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     """A figure's data in long format for ``dvc plots`` (a ``bar`` label per row, values with two decimals)."""
-    return csv_text(
-        columns,
-        (
-            [SIGNED.csv(r.get(c)) if r.get(c) is None or isinstance(r[c], float) else r[c] for c in columns]
-            for r in rows
-        ),
-    )
+
+    def cell(v: Any) -> Any:
+        return SIGNED.csv(v) if v is None or isinstance(v, float) else v
+
+    return csv_text(columns, ([cell(r.get(c)) for c in columns] for r in rows))

@@ -1,6 +1,5 @@
-"""The paper's Tables 5-7 and every companion (95% intervals, Figure 9's means) as tables of the shared
-model (``socialbench.results.tables``): leading key columns (the first one groups rows), then number cells
-(``Num``), MoCA's symbols in its text (:func:`moca_text`)."""
+"""Tables 5-7 and their companions in the shared table model (``socialbench.results.tables``): key
+columns (the first groups rows), then ``Num`` cells, MoCA's symbols in its text (:func:`moca_text`)."""
 
 from __future__ import annotations
 
@@ -28,23 +27,16 @@ def grid(
     rows: Sequence[Sequence[Cell]],
     notes: Sequence[str],
 ) -> Table:
-    """A table as the paper prints it (``### title``, LaTeX label ``tab:moca-<name>``): ``nkeys`` key
-    columns, rows grouped by the first, MoCA's notes; no grid at all without rows."""
-    block = Block(
-        [Text(c, tex=tex_text(c)) for c in columns],
-        grouped(rows),
-        keys=nkeys,
-        notes=[moca_text(n) for n in notes],
-        header_when_empty=False,
-    )
+    """A table as the paper prints it: ``nkeys`` key columns, rows grouped by the first; none without rows."""
+    heads, texts = [Text(c, tex=tex_text(c)) for c in columns], [moca_text(n) for n in notes]
+    block = Block(heads, grouped(rows), keys=nkeys, notes=texts, header_when_empty=False)
     return Table(title, [block], caption=Text(caption, tex=tex_text(caption)), label=f"tab:moca-{name}")
 
 
 def ci_grid(
     name: str, title: str, columns: Sequence[str], nkeys: int, rows: Sequence[Sequence[Cell]], notes: Sequence[str]
 ) -> Table:
-    """A grid of intervals (:func:`grid`: each value cell a ``Num`` with its interval) whose CSV is the long
-    format: the row's keys, the column, the value and its 95% interval."""
+    """A :func:`grid` of intervals whose CSV is the long format (keys, column, value, interval)."""
     t = grid(name, title, "", columns, nkeys, rows, notes)
     lines = [
         [*row[:nkeys], head, Num(c.value), Num(c.low), Num(c.high), c.undefined if c.has_ci else ""]

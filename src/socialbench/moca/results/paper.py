@@ -24,8 +24,7 @@ from socialbench.results.tables import Num, Table, Text
 
 
 class PaperTables:
-    """The paper's tables, figures and their statistics from one set of scores (and, when given, the
-    per-instance correctness of every cell, which the intervals and paired tests need)."""
+    """The paper's tables, figures and statistics of one set of scores (and per-instance correctness)."""
 
     def __init__(
         self,
@@ -47,7 +46,6 @@ class PaperTables:
         self.cis = self._cell_intervals()
         self.comparisons = with_holm(self._comparisons(), settings.alpha)
 
-    # -- lookups --
     @property
     def human(self) -> str | None:
         """The human model, when it has a direct row."""
@@ -69,21 +67,14 @@ class PaperTables:
         return (self.methods.index(method), "") if method in self.methods else (len(self.methods), method)
 
     def rows(self, scenario: str) -> list[tuple[str, str, str]]:
-        """(category, model, method) of a scenario table: the human's rows first, then by category, model and
-        method in params order (direct first); ablation runs are Table 5's."""
+        """(category, model, method) of a scenario table: the human's first, then params order (direct first)."""
         h = self.settings.human
+        shown = [k for k, sc in self.scores.items() if scenario in sc and k[0] in self.categories]
         keys = sorted(
-            (
-                k
-                for k, sc in self.scores.items()
-                if scenario in sc and k[0] in self.categories and k[1] not in self.ablation_runs
-            ),
+            (k for k in shown if k[1] not in self.ablation_runs),
             key=lambda k: (self.models.index(k[0]), self._method_rank(k[1])),
         )
-        cats: list[str] = []
-        for m in self.models:
-            if m != h and self.categories[m] not in cats:
-                cats.append(self.categories[m])
+        cats = list(dict.fromkeys(self.categories[m] for m in self.models if m != h))
         return [(self.categories[m], m, meth) for m, meth in keys if m == h] + [
             (cat, m, meth) for cat in cats for m, meth in keys if m != h and self.categories[m] == cat
         ]
@@ -96,8 +87,7 @@ class PaperTables:
         ]
 
     def backbone_pairs(self) -> list[tuple[str, str]]:
-        """(model, method) rows compared with their backbone (model, direct): every non-direct row of
-        a model that has a direct row, the human's and the ablation runs (Table 5's) excepted."""
+        """(model, method) rows compared with the same model's direct row (not the human's, no ablations)."""
         return [
             (m, meth)
             for m in self.models
@@ -119,8 +109,7 @@ class PaperTables:
         return [m for m in ablated if m != self.settings.human and self.has(m, CODAR)]
 
     def table5_backbone(self) -> str | None:
-        """Table 5's one backbone (the paper's Table 5 has one): params ``moca.tables.ablation_backbone``
-        when it has ablation rows, else (none named) the first model with codar and ablation rows."""
+        """Table 5's one backbone: params' ``ablation_backbone`` if it has the rows, else the first that has."""
         rows = self.ablation_backbones()
         named = self.settings.ablation_backbone
         if named is not None:
@@ -131,7 +120,6 @@ class PaperTables:
         sc = self.settings.scaling
         return sc is not None and self.has(sc[0], DIRECT) and self.has(sc[1], DIRECT)
 
-    # -- statistics --
     def _cell_intervals(self) -> dict[tuple[str, str, str], Any]:
         if self.cells is None:
             return {}
@@ -211,7 +199,6 @@ class PaperTables:
             " whatever other rows were run; tests.csv has every p-value and its family."
         )
 
-    # -- Tables 2-4 --
     def changes(self, scenario: str) -> dict[str, list[tuple[float, bool] | None]]:
         """Row name -> per column, the change over the backbone and whether its test is significant (+3.12*)."""
         out = {}
@@ -249,8 +236,7 @@ class PaperTables:
         return [moca_text(x) for x in lines]
 
     def scenario_ci(self, scenario: str) -> Table:
-        """``<scenario>.ci.md`` and ``.ci.csv``: every cell of the scenario table with its 95% interval (the
-        CSV: each interval with its N, resamples and level)."""
+        """``<scenario>.ci.md`` and ``.ci.csv``: every cell of the scenario table with its 95% interval."""
         n = next((sc[scenario]["n"] for sc in self.scores.values() if scenario in sc), None)
         columns = ["Category", "Model", *(HEADER[k] for k in CI_METRICS)]
         rows = [
@@ -268,5 +254,3 @@ class PaperTables:
                 lines.append([cat, m, meth, k, *values, ci.undefined[k], ci.n, ci.n_resamples, ci.level])
         t.csv = ([*heads, "resamples", "level"], lines)
         return t
-
-    # -- files --

@@ -1,6 +1,5 @@
-"""The paper's Figures 6, 7 and 9 from ``PaperTables``: which rows each figure draws (params
-``moca.tables``: ``figure6``, ``figure7``, ``backbones``) and the numbers behind each as CSV, and
-Figure 9's means as a table. Pure; the drawing is ``socialbench.moca.results.figures``."""
+"""The paper's Figures 6, 7 and 9 from ``PaperTables``: which rows each draws (params ``moca.tables``)
+and the numbers behind each as CSV. Pure; the drawing is ``socialbench.moca.results.figures``."""
 
 from __future__ import annotations
 
@@ -21,9 +20,10 @@ GAIN_METRICS = ("dyad", "faith", "holis")
 #: Figure 6d's metric (the paper: Holistic Alignment across the scenarios).
 FIG6D_METRIC = "holis"
 DATA_COLUMNS = ["bar", "value", "low", "high", "scenario", "metric", "model"]
+#: Figures 6 and 7's metrics: the columns of Tables 2-4, by heading and by key.
+HEADS, KEYS = [head for head, _ in COLUMNS], [key for _, key in COLUMNS]
 
 
-# ---- rows drawn ------------------------------------------------------------------------------------
 def bar(paper: PaperTables, model: str, scenario: str, keys: Sequence[str], label: str | None = None) -> dict[str, Any]:
     """A direct row's values over ``keys`` with their 95% intervals: {label, values, lows, highs}."""
     return {"label": label or model, **_with_intervals([paper.cell(model, DIRECT, scenario, k) for k in keys])}
@@ -66,38 +66,39 @@ def _notes(*parts: str | None) -> str | None:
     return "; ".join(p for p in parts if p) or None
 
 
-# ---- the figures -------------------------------------------------------------------------------------
 def figure6(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, Any]]]:
     """Figures 6a-c (one per scenario) and 6d, and the rows of fig6.csv."""
     out: dict[str, str | bytes] = {}
     rows: list[dict[str, Any]] = []
-    metrics = [head for head, _ in COLUMNS]
-    keys = [key for _, key in COLUMNS]
     groups = figure6_groups(paper)
     declared = bool(paper.settings.figure6)
     missing = _not_run(paper, [m for _, ms in groups for m in ms], "moca.tables.figure6") if declared else None
     no_human = None if paper.human else "no human reference: name the human model in moca.tables.human"
     for s in paper.scenarios:
         panels = [
-            (g, [bar(paper, m, s, keys) for m in ms if s in paper.scores.get((m, DIRECT), {})]) for g, ms in groups
+            (g, [bar(paper, m, s, KEYS) for m in ms if s in paper.scores.get((m, DIRECT), {})]) for g, ms in groups
         ]
         human = human_reference(paper, [s])
         n = next((sc[s]["n"] for sc in paper.scores.values() if s in sc), None)
         if declared:
             title = s.capitalize() + (f" (N = {n})" if n else "")
-            drawn = figures.metric_panels(title, metrics, panels, human, _notes(no_human, missing))
+            drawn = figures.metric_panels(title, HEADS, panels, human, _notes(no_human, missing))
         else:  # one panel: the figure as before params named groups
-            drawn = figures.metric_comparison(s, metrics, panels[0][1], human, n, no_human)
+            drawn = figures.metric_comparison(s, HEADS, panels[0][1], human, n, no_human)
         for ext, data in drawn.items():
             out[f"figures/fig6_{s}.{ext}"] = data
         for _, bars in panels:
             for b in bars:
-                rows += _data_rows(b, s, metrics, "value", "model")
+                rows += _data_rows(b, s, HEADS, "value", "model")
         if human:
-            rows += _data_rows(human, s, metrics, "value", "model")
+            rows += _data_rows(human, s, HEADS, "value", "model")
     # 6d: the same models' Holis across the scenarios (the paper: the gap is widest in Stance)
     names = [s.capitalize() for s in paper.scenarios]
-    panels = [(g or "", [{"label": m, **_across(paper, m)} for m in ms if paper.has(m, DIRECT)]) for g, ms in groups]
+
+    def across(m: str) -> dict[str, Any]:  # a model's direct Holis in each scenario, with the intervals
+        return {"label": m, **_with_intervals([paper.cell(m, DIRECT, s, FIG6D_METRIC) for s in paper.scenarios])}
+
+    panels = [(g or "", [across(m) for m in ms if paper.has(m, DIRECT)]) for g, ms in groups]
     human = human_reference(paper, paper.scenarios, FIG6D_METRIC) if paper.scenarios else None
     title = f"{HEADER[FIG6D_METRIC]} across the scenarios"
     note = _notes(no_human, missing, None if paper.scenarios else "no scores")
@@ -106,18 +107,11 @@ def figure6(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, 
     return out, rows
 
 
-def _across(paper: PaperTables, model: str) -> dict[str, Any]:
-    """A model's Figure 6d values: its direct row's Holis in each scenario with the intervals."""
-    return _with_intervals([paper.cell(model, DIRECT, s, FIG6D_METRIC) for s in paper.scenarios])
-
-
 def figure7(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, Any]]]:
     """Figure 7: params' models in params' scenario, seven metrics, with the human reference."""
     s = paper.settings.figure7_scenario
-    metrics = [head for head, _ in COLUMNS]
-    keys = [key for _, key in COLUMNS]
     models = list(paper.settings.figure7)
-    bars = [bar(paper, m, s, keys) for m in models if s in paper.scores.get((m, DIRECT), {})]
+    bars = [bar(paper, m, s, KEYS) for m in models if s in paper.scores.get((m, DIRECT), {})]
     human = human_reference(paper, [s])
     n = next((sc[s]["n"] for sc in paper.scores.values() if s in sc), None)
     note = _notes(
@@ -125,9 +119,9 @@ def figure7(paper: PaperTables) -> tuple[dict[str, str | bytes], list[dict[str, 
         _not_run(paper, models, "moca.tables.figure7.models"),
     )
     out = {
-        f"figures/fig7.{ext}": data for ext, data in figures.metric_comparison(s, metrics, bars, human, n, note).items()
+        f"figures/fig7.{ext}": data for ext, data in figures.metric_comparison(s, HEADS, bars, human, n, note).items()
     }
-    rows = [r for b in bars + ([human] if human else []) for r in _data_rows(b, s, metrics, "value", "model")]
+    rows = [r for b in bars + ([human] if human else []) for r in _data_rows(b, s, HEADS, "value", "model")]
     return out, rows
 
 
@@ -153,8 +147,7 @@ def gain(paper: PaperTables, backbone: str, scenario: str, key: str) -> float | 
 
 
 def figure9_means(paper: PaperTables) -> Table:
-    """The means Figure 9 draws, per scenario over the backbones and over every (backbone, scenario) pair
-    (the paper's "overall mean gains"), of the printed changes; undefined ("–") when one of them is."""
+    """The means Figure 9 draws, per scenario and over all (backbone, scenario) pairs."""
     backbones = paper.codar_backbones()
     cols = ["Scenario", *(f"Δ{HEADER[k]}" for k in GAIN_METRICS)]
     rows: list[list[Any]] = []
@@ -162,12 +155,8 @@ def figure9_means(paper: PaperTables) -> Table:
         for s in paper.scenarios:
             rows.append([s, *(Num(mean(gain(paper, b, s, k) for b in backbones), signed=True) for k in GAIN_METRICS)])
         pairs = [(b, s) for s in paper.scenarios for b in backbones]
-        rows.append(
-            [
-                f"all ({len(pairs)} pairs)",
-                *(Num(mean(gain(paper, b, s, k) for b, s in pairs), signed=True) for k in GAIN_METRICS),
-            ]
-        )
+        overall = (Num(mean(gain(paper, b, s, k) for b, s in pairs), signed=True) for k in GAIN_METRICS)
+        rows.append([f"all ({len(pairs)} pairs)", *overall])
         how = "moca.tables.backbones" if paper.settings.backbones else "every model with a direct and a codar row"
         notes = [f"Backbones: {', '.join(backbones)} ({how})."]
     else:
@@ -210,13 +199,8 @@ def _data_rows(b: dict[str, Any], scenario: str, metrics: Sequence[str], value_k
 
 def paper_figures(paper: PaperTables) -> dict[str, Any]:
     """Figures 6a-d, 7 and 9 with their data and Figure 9's means (``figures.output_files`` lists them)."""
-    out: dict[str, Any] = {}
-    fig6, rows6 = figure6(paper)
-    fig7, rows7 = figure7(paper)
-    fig9, rows9 = figure9(paper)
-    out.update(fig6)
-    out.update(fig7)
-    out.update(fig9)
+    (fig6, rows6), (fig7, rows7), (fig9, rows9) = figure6(paper), figure7(paper), figure9(paper)
+    out: dict[str, Any] = {**fig6, **fig7, **fig9}
     out["figures/fig6.csv"] = figures.data_csv(rows6, DATA_COLUMNS)
     out["figures/fig7.csv"] = figures.data_csv(rows7, DATA_COLUMNS)
     out["figures/fig9.csv"] = figures.data_csv(rows9, ["bar", "gain", "low", "high", "scenario", "metric", "backbone"])

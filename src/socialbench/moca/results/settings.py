@@ -27,8 +27,7 @@ class TableSettings:
     seed: int = 0
     #: Table 5's variant runs after full CoDAR, in params order: (run ``codar__<ablation>``, row label).
     ablations: tuple[tuple[str, str], ...] = ()
-    #: Figure 6's plotted baselines as (group, models), one panel per group (the paper: open-weight,
-    #: proprietary); empty: every direct row but the human's, in one panel.
+    #: Figure 6's plotted baselines as (group, models), a panel each; empty: every direct row but the human's.
     figure6: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: Figure 7's models (the paper: the affect-specialized ones and the strongest proprietary one) and scenario.
     figure7: tuple[str, ...] = ()
@@ -55,12 +54,11 @@ class TableSettings:
                 if name not in models:
                     raise ConfigError(f"{section}.tables.{key}: {name!r} is not a model under models: (known: {known})")
                 if key != "human" and name == human:
-                    raise ConfigError(
-                        f"{section}.tables.{key}: {name!r} is the human model"
-                        f" ({section}.tables.human), not a model to compare"
-                    )
+                    why = f"{name!r} is the human model ({section}.tables.human), not a model to compare"
+                    raise ConfigError(f"{section}.tables.{key}: {why}")
         if scaling and scaling[0] == scaling[1]:
             raise ConfigError(f"{section}.tables.scaling: two different models are needed, got {scaling[0]!r} twice")
+        entries = ((params.get(section) or {}).get("ablations") or {}).items()
         return cls(
             human=human,
             scaling=tuple(scaling) if scaling else None,
@@ -69,11 +67,7 @@ class TableSettings:
             resamples=int(t.get("resamples", 2000)),
             alpha=float(t.get("alpha", 0.05)),
             seed=int(params.get("seed", 0)),
-            ablations=tuple(
-                (str(RunName(CODAR, name)), entry["label"])
-                for name, entry in ((params.get(section) or {}).get("ablations") or {}).items()
-                if entry.get("table") == TABLE5
-            ),
+            ablations=tuple((str(RunName(CODAR, n)), e["label"]) for n, e in entries if e.get("table") == TABLE5),
             figure6=tuple((g, tuple(ms)) for g, ms in groups.items()),
             figure7=tuple(fig7.get("models") or ()),
             figure7_scenario=str(fig7.get("scenario", "affection")),

@@ -22,11 +22,7 @@ from socialbench.results.tables import SIGNED, csv_text
 
 #: The paired test of two systems on the same instances, per metric (Faith is a ratio: no per-instance correctness).
 PAIRED_TESTS = {
-    "label": "mcnemar_exact",
-    "subject": "mcnemar_exact",
-    "target": "mcnemar_exact",
-    "mechanism": "mcnemar_exact",
-    "dyad": "mcnemar_exact",
+    **dict.fromkeys(("label", "subject", "target", "mechanism", "dyad"), "mcnemar_exact"),
     "faith": "paired_bootstrap",
     "holis": "mcnemar_exact",
 }
@@ -41,8 +37,7 @@ FAMILY = {
 
 @dataclass(frozen=True)
 class Comparison:
-    """A paired test of row ``a`` against row ``b`` on one metric of one scenario: ``delta`` (a - b as
-    printed), the paired bootstrap interval, ``p`` (exact McNemar; Faith: bootstrap) and ``p_holm``."""
+    """A paired test of row ``a`` against row ``b`` on one metric of one scenario."""
 
     table: str
     scenario: str
@@ -72,8 +67,7 @@ def paired_comparisons(
     deltas: dict[str, float | None],
     settings: TableSettings,
 ) -> list[Comparison]:
-    """Row ``a`` against row ``b`` on each metric of one scenario, both resampled with the same draws
-    (seeded by pair and scenario); exact McNemar, or the paired bootstrap for Faith."""
+    """Row ``a`` against row ``b`` on each metric of one scenario, both resampled with the same draws."""
     seed = cell_seed(settings.seed, *a, "vs", *b, scenario, "paired")
     r = resample_metrics([ca, cb], defs=STATS, n_resamples=settings.resamples, seed=seed)
     out = []
@@ -96,8 +90,7 @@ def paired_comparisons(
 
 
 def with_holm(comparisons: list[Comparison], alpha: float) -> list[Comparison]:
-    """Holm-Bonferroni within each family: one compared pair of rows in one table, over all its scenario x
-    metric tests, so a star never depends on which other rows ran. No p-value: in no family."""
+    """Holm-Bonferroni within each family (one compared pair of rows in one table); no p-value: no family."""
     from dataclasses import replace
 
     out = list(comparisons)
@@ -126,24 +119,14 @@ def tests_csv(comparisons: list[Comparison]) -> str:
     for c in comparisons:
         if c.p is not None:
             sizes[holm_family(c)] = sizes.get(holm_family(c), 0) + 1
-    rows = [
-        [
-            c.table,
-            c.scenario,
-            *c.a,
-            *c.b,
-            c.metric,
-            *(SIGNED.csv(v) for v in (c.delta, c.low, c.high)),
-            c.test,
-            "" if c.a_only is None else c.a_only,
-            "" if c.b_only is None else c.b_only,
-            "" if c.p is None else f"{c.p:.6g}",
-            "" if c.p_holm is None else f"{c.p_holm:.6g}",
-            int(c.significant),
-            c.resamples,
-            holm_family(c) if c.p is not None else "",
-            sizes.get(holm_family(c), 0) if c.p is not None else "",
-        ]
-        for c in sorted(comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b))
-    ]
+
+    def blank(v, fmt=lambda x: x):
+        return "" if v is None else fmt(v)
+
+    rows = []
+    for c in sorted(comparisons, key=lambda c: (c.table, c.metric, c.scenario, c.a, c.b)):
+        rows.append([c.table, c.scenario, *c.a, *c.b, c.metric, *(SIGNED.csv(v) for v in (c.delta, c.low, c.high))])
+        rows[-1] += [c.test, blank(c.a_only), blank(c.b_only), *(blank(p, "{:.6g}".format) for p in (c.p, c.p_holm))]
+        family = (holm_family(c), sizes.get(holm_family(c), 0)) if c.p is not None else ("", "")
+        rows[-1] += [int(c.significant), c.resamples, *family]
     return csv_text(columns, rows)

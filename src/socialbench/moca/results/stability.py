@@ -1,7 +1,6 @@
 """MoCA's answer-stability table (beyond the paper; params ``moca.robustness``;
-docs/decisions/answer-stability.md): per run asked again, Holis under each of the K option orders, the
-circular accuracy (right under every order), the answers' agreement and the order-0 to circular gap,
-with 95% intervals. Correctness comes from the scorer's own outcome rows, as in Tables 2-4."""
+docs/decisions/answer-stability.md): per run asked again under K option orders, Holis under each, the
+circular accuracy, the answers' agreement and the gap, with 95% intervals."""
 
 from __future__ import annotations
 
@@ -64,14 +63,14 @@ def stability_cells(
     tax: Taxonomy,
     seed: int,
 ) -> tuple[dict[tuple[str, str, str], Stability], list[str]]:
-    """{(model, run, scenario or "all"): Stability} for every (model, run) ``robustness`` asks for whose
-    order 0 is among ``summaries``, and the scenarios. A missing order run is a DataError naming it."""
+    """{(model, run, scenario or "all"): Stability} of the runs ``robustness`` asks for, and the scenarios."""
     import numpy as np
 
     k_all = int(robustness["orders"])
     order = Order(0, bool(robustness.get("reorder_lists", False)))
     distinct = np.array([order.distinct(i, tax) for i in instances], dtype=int)
     cells: dict[tuple[str, str, str], Stability] = {}
+    names = [c for c, _ in COLUMNS]
     scenarios: list[str] = []
     for model in robustness.get("models") or []:
         for run in robustness.get("methods") or []:
@@ -81,11 +80,8 @@ def stability_cells(
             for k in range(k_all):
                 name = str(RunName.parse(run).with_order(k))
                 if (model, name) not in summaries:
-                    raise DataError(
-                        f"{model}/{name}",
-                        f"no predictions of order {k} of {model}/{run} (params moca.robustness asks for"
-                        f" {k_all} orders): run inference for it first",
-                    )
+                    why = f"(params moca.robustness asks for {k_all} orders): run inference for it first"
+                    raise DataError(f"{model}/{name}", f"no predictions of order {k} of {model}/{run} {why}")
                 at, scen, m = _matrix(instances, summaries[(model, name)])
                 mats.append(m)
                 answers.append(summaries[(model, name)].resolved[at])
@@ -94,15 +90,8 @@ def stability_cells(
             scenarios = sorted(set(scen))
             for s in [*scenarios, ALL]:
                 pick = [n for n, x in enumerate(scen) if s in (x, ALL)]
-                cells[(model, run, s)] = stability(
-                    correct[:, pick],
-                    [a[pick] for a in answers],
-                    d[pick],
-                    [c for c, _ in COLUMNS],
-                    "holis",
-                    seed=seed,
-                    key=(model, run, s, "stability"),
-                )
+                picked = (correct[:, pick], [a[pick] for a in answers], d[pick])
+                cells[(model, run, s)] = stability(*picked, names, "holis", seed=seed, key=(model, run, s, "stability"))
     return cells, scenarios
 
 
@@ -112,8 +101,7 @@ def stability_files(
     params: dict[str, Any],
     tax: Taxonomy,
 ) -> dict[str, Table]:
-    """stability.md/.csv/.tex: the table, or without params ``moca.robustness`` (or without the
-    per-instance data: the runs' summaries) an empty one saying why."""
+    """stability.md/.csv/.tex: the table, or an empty one saying why there is none."""
     robustness = (params.get("moca") or {}).get("robustness")
     notes = [
         "Beyond the paper (docs/decisions.md, 'Answer stability under option order'): no number here is"
@@ -146,16 +134,7 @@ def stability_files(
 
 def _table(title: str, cells: dict, groups: list[tuple[str, str]], notes: list[str], **kw: Any) -> Table:
     """The stability table of ``cells``: a row group per scenario in ``groups``, then all scenarios."""
+    style = {"style": SIGNED, "label": "tab:stability", "group_columns": GROUP_COLUMNS, "group_key": group_key}
     return stability_table(
-        title,
-        cells,
-        [*groups, (ALL, "All scenarios")],
-        COLUMNS,
-        "Holis",
-        style=SIGNED,
-        label="tab:stability",
-        group_columns=GROUP_COLUMNS,
-        group_key=group_key,
-        notes=notes,
-        **kw,
+        title, cells, [*groups, (ALL, "All scenarios")], COLUMNS, "Holis", notes=notes, **style, **kw
     )

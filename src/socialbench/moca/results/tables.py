@@ -1,6 +1,5 @@
-"""Result tables per scenario, as the paper's Tables 2-4 (Lab, Subj, Tgt, Mech, Dyad, Faith, Holis by
-model category), in the shared table model, rendered as Markdown, CSV and LaTeX. Pure. The other
-tables have a module each; decisions: docs/decisions/moca-tables.md."""
+"""Result tables per scenario, as the paper's Tables 2-4, in the shared table model (Markdown, CSV,
+LaTeX). Pure; decisions: docs/decisions/moca-tables.md."""
 
 from __future__ import annotations
 
@@ -27,27 +26,8 @@ def row_name(model: str, method: str) -> str:
     return f"{model}{suffix}"
 
 
-def build_rows(
-    scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str], scenario: str
-) -> list[tuple[str, str, list[float | None]]]:
-    """(category, row name, values) in category order of first appearance, then params order."""
-    model_order = list(categories)
-    cat_order: list[str] = []
-    for m in model_order:
-        if categories[m] not in cat_order:
-            cat_order.append(categories[m])
-    rows = []
-    for cat in cat_order:
-        for (model, method), sc in sorted(scores.items(), key=lambda kv: (model_order.index(kv[0][0]), kv[0][1])):
-            if categories.get(model) != cat or scenario not in sc:
-                continue
-            rows.append((cat, row_name(model, method), [sc[scenario].get(key) for _, key in COLUMNS]))
-    return rows
-
-
 def n_note(n: int | None, rows, media_errors: dict[str, int] | None, row_n: dict[str, int] | None = None) -> str:
-    """The sentence under a table: N, and the instances whose media failed (kept, scored invalid), per row
-    when the rows differ (``row_n``: a row's own N)."""
+    """The sentence under a table: N, and the instances whose media failed, per row when they differ."""
     if n is None or media_errors is None:
         return ""
     other = [f"{name}: N = {row_n[name]}" for _, name, _ in rows if row_n and row_n.get(name, n) != n]
@@ -63,8 +43,7 @@ def n_note(n: int | None, rows, media_errors: dict[str, int] | None, row_n: dict
 
 
 def best_in_category(rows) -> set[tuple[str, int]]:
-    """(row name, column index) of each column's best value within each category, ties all marked (the
-    paper's green, bold here); a one-row category is not marked (its values are best only trivially)."""
+    """(row name, column) of each column's best value within each category of two or more rows."""
     by_cat: dict[str, list[tuple[str, list[float | None]]]] = {}
     for cat, name, vals in rows:
         by_cat.setdefault(cat, []).append((name, vals))
@@ -88,19 +67,16 @@ def scenario_table(
     changes: dict[str, list[tuple[float, bool] | None]] | None = None,
     row_n: dict[str, int] | None = None,
 ) -> Table:
-    """A scenario's table (Tables 2-4); ``changes``: per row and column the change printed beside the value
-    and whether it is significant. The best value per category is bold (not in the CSV)."""
+    """A scenario's table (Tables 2-4), with each row's changes and the best per category in bold."""
     cells = []
     best = best_in_category(rows)
     for cat, name, vals in rows:
         chg = (changes or {}).get(name) or [None] * len(vals)
-        cells.append(
-            [cat, name]
-            + [
-                Num(v, delta=c[0] if c else None, mark=bool(c and c[1]), best=(name, j) in best)
-                for j, (v, c) in enumerate(zip(vals, chg))
-            ]
-        )
+        nums = [
+            Num(v, delta=c and c[0], mark=bool(c and c[1]), best=(name, j) in best)
+            for j, (v, c) in enumerate(zip(vals, chg))
+        ]
+        cells.append([cat, name, *nums])
     note = n_note(n, rows, media_errors, row_n)
     caption = rf"Performance (accuracy, \%) in the {scenario.capitalize()} scenario."
     block = Block(
@@ -118,8 +94,7 @@ def scenario_table(
 
 
 def exclusions_table(params: dict[str, Any], methods: list[str]) -> Table | None:
-    """all.md's section naming the (model, method) pairs params exclude and why (None when none is); a model
-    params keep off MoCA is no exclusion."""
+    """all.md's section naming the (model, method) pairs params exclude and why (None when none is)."""
     lines = [f"- {row_name(m, meth)}: not run ({reason})" for m, meth, reason in exclusions(params, "moca", methods)]
     return Table("Excluded in params", [], notes=list(lines)) if lines else None
 

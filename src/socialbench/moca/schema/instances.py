@@ -1,6 +1,5 @@
 """The MoCA instance schema (pandera) and a reader naming the file, record and field at fault. Gold
-fields are compared after the scorer's normalization (section 3.3), so a gold ``"Mock"`` is the label
-``mock``; :func:`canonical_gold` stores the taxonomy's spelling."""
+fields are compared after the scorer's normalization (:func:`canonical_gold` stores the taxonomy's spelling)."""
 
 from __future__ import annotations
 
@@ -18,22 +17,11 @@ from socialbench.core.io import first_bad_line, is_number, read_jsonl_lines
 from socialbench.moca.schema.normalize import normalize
 from socialbench.moca.schema.taxonomy import Taxonomy
 
-FIELDS = (
-    "id",
-    "source",
-    "modality",
-    "text",
-    "transcript",
-    "media",
-    "scenario",
-    "domain",
-    "culture",
-    "subject_options",
-    "target_options",
-    "subject",
-    "target",
-    "mechanism",
-    "label",
+FIELDS = tuple(
+    (
+        "id source modality text transcript media scenario domain culture subject_options target_options "
+        "subject target mechanism label"
+    ).split()
 )
 MODALITIES = ("image_text", "video_text")
 N_OPTIONS = 4
@@ -56,33 +44,22 @@ def _is_str_list(n: int | None = None):
 
 
 def instance_schema(taxonomy: Taxonomy) -> pa.DataFrameSchema:
-    scenarios = list(taxonomy.scenarios)
+    def listed(n: int | None, error: str) -> pa.Column:
+        return pa.Column(object, pa.Check(_is_str_list(n), element_wise=True, error=error))
+
     nonempty = pa.Check.str_length(min_value=1)
-    return pa.DataFrameSchema(
-        {
-            "id": pa.Column(str, nonempty, unique=True),
-            "source": pa.Column(str, nonempty),
-            "modality": pa.Column(str, pa.Check.isin(MODALITIES)),
-            "text": pa.Column(str),
-            "transcript": pa.Column(str, nullable=True),
-            "media": pa.Column(object, pa.Check(_is_str_list(), element_wise=True, error="a non-empty list of paths")),
-            "scenario": pa.Column(str, pa.Check.isin(scenarios)),
-            "domain": pa.Column(str, nonempty),
-            "culture": pa.Column(str, nonempty),
-            "subject_options": pa.Column(
-                object, pa.Check(_is_str_list(N_OPTIONS), element_wise=True, error=f"a list of {N_OPTIONS} strings")
-            ),
-            "target_options": pa.Column(
-                object, pa.Check(_is_str_list(N_OPTIONS), element_wise=True, error=f"a list of {N_OPTIONS} strings")
-            ),
-            "subject": pa.Column(str, nonempty),
-            "target": pa.Column(str, nonempty),
-            "mechanism": pa.Column(str, nonempty),
-            "label": pa.Column(str, nonempty),
-        },
-        strict=False,
-        coerce=False,
+    columns = {f: pa.Column(str, nonempty) for f in FIELDS}  # the fields below replaced in place
+    columns.update(
+        id=pa.Column(str, nonempty, unique=True),
+        modality=pa.Column(str, pa.Check.isin(MODALITIES)),
+        text=pa.Column(str),
+        transcript=pa.Column(str, nullable=True),
+        media=listed(None, "a non-empty list of paths"),
+        scenario=pa.Column(str, pa.Check.isin(list(taxonomy.scenarios))),
+        subject_options=listed(N_OPTIONS, f"a list of {N_OPTIONS} strings"),
+        target_options=listed(N_OPTIONS, f"a list of {N_OPTIONS} strings"),
     )
+    return pa.DataFrameSchema(columns, strict=False, coerce=False)
 
 
 def _one_of(values: Sequence[str]) -> str:
@@ -124,8 +101,7 @@ def describe(value: Any, limit: int = 80) -> str:
 
 
 def _schema_problems(records: list[dict[str, Any]], taxonomy: Taxonomy) -> dict[int, list[tuple[str, str]]]:
-    """One pandera pass over all records; problems by record position, each written from the record's own
-    value (the frame holds a coerced copy), one per field. Duplicate ids are :func:`all_problems`'."""
+    """One pandera pass over all records: per record position, one problem per field, from its own value."""
     frame = pd.DataFrame([{f: rec[f] for f in FIELDS} for rec in records])
     out: dict[int, list[tuple[str, str]]] = {}
     try:
@@ -215,8 +191,7 @@ def _cross_field_problems(rec: dict[str, Any], taxonomy: Taxonomy) -> list[tuple
 
 
 def canonical_gold(rec: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any]:
-    """A copy of a valid record with its gold fields spelled as the taxonomy and options write them
-    (``"Mock"`` -> ``"mock"``)."""
+    """A copy of a valid record with its gold spelled as the taxonomy and options write it."""
     s = rec["scenario"]
     out = dict(rec)
     out["mechanism"] = _match(rec["mechanism"], taxonomy.mechanism_names(s))
@@ -244,8 +219,7 @@ def _where(positions: list[int], lines: Sequence[int] | None) -> str:
 def all_problems(
     records: list[dict[str, Any]], taxonomy: Taxonomy, lines: Sequence[int] | None = None
 ) -> list[list[tuple[str, str]]]:
-    """For each record its (field, problem) pairs: missing fields, the schema, ``frames`` and
-    ``media_error``, the gold within the options and the taxonomy, duplicate ids (naming the other line)."""
+    """For each record its (field, problem) pairs, duplicate ids included (naming the other line)."""
     result: list[list[tuple[str, str]]] = [[] for _ in records]
     complete = []
     for i, rec in enumerate(records):
@@ -269,8 +243,7 @@ def all_problems(
     for i in complete:
         if not result[i]:
             result[i].extend(_cross_field_problems(records[i], taxonomy))
-    # Duplicate ids: every copy is dropped (keeping the first would let the file's order pick which gold
-    # answer is scored), each naming the other copies' lines so the source can be fixed.
+    # Duplicate ids: every copy is dropped (else the file's order would pick the gold), naming the others.
     by_id: dict[str, list[int]] = {}
     for i, rec in enumerate(records):
         rid = rec.get("id")
@@ -282,10 +255,6 @@ def all_problems(
                 others = [p for p in positions if p != i]
                 result[i].append(("id", f"duplicate id, also {_where(others, lines)}"))
     return result
-
-
-def record_problems(rec: dict[str, Any], taxonomy: Taxonomy) -> list[tuple[str, str]]:
-    return all_problems([rec], taxonomy)[0]
 
 
 def record_name(rec: dict[str, Any] | None, position: int, line: int | None = None) -> str:
@@ -309,8 +278,7 @@ def validate_records(
 
 
 def load_instances(path: str | Path, taxonomy: Taxonomy) -> list[dict[str, Any]]:
-    """The validated instances of a file, gold fields canonical (an empty file gives none: callers
-    decide); a bad line or record is a DataError naming the file, the record and the field."""
+    """The validated instances of a file, gold canonical; a bad record is a DataError naming file and field."""
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     records = [jl.record for jl in lines if jl.record is not None]

@@ -1,6 +1,5 @@
 """The settings a MoCA method run takes (``moca.answer``, ``moca.retrieval``, CoDAR's options and
-ablations), checked when params load and when a method starts. A contract (schema/): checking params
-imports no prompting, parsing or method code."""
+ablations), checked when params load and when a method starts, importing no method code."""
 
 from __future__ import annotations
 
@@ -15,20 +14,16 @@ from socialbench.core.run_name import RunName
 from socialbench.core.runner import MAX_ROUNDS
 from socialbench.core.secrets import holds_secret
 
-# ---- the answer-format policy of every method (params moca.answer) ------------------------------
 ANSWER_KEYS = ("mechanism", "label", "subject", "target")
-#: What to do with a code fence around the JSON answer: ``strict`` (unparsable, as the paper's strict
-#: JSON object) or ``tolerate`` (one enclosing fence removed).
+#: A code fence around the JSON answer: ``strict`` (unparsable, as D.1) or ``tolerate`` (one removed).
 CODE_FENCE = ("strict", "tolerate")
-#: What to do with keys beyond an answer's contract: ``ignore`` (dropped, noted; every field is scored
-#: on its own, the paper's per-field rule) or ``invalid`` (the whole answer is a format failure).
+#: Keys beyond an answer's contract: ``ignore`` (dropped, noted) or ``invalid`` (a format failure).
 EXTRA_KEYS = ("ignore", "invalid")
 #: The most format retries per call params may ask for (each one is a model call).
 MAX_FORMAT_RETRIES = 3
 
 
 def _one_of(key: str, value: Any, allowed: tuple[str, ...]) -> None:
-    """A ConfigError naming params ``key`` when ``value`` is none of ``allowed``."""
     if value not in allowed:
         raise ConfigError(f"{key}: {value!r} is not one of {', '.join(allowed)}")
 
@@ -52,8 +47,7 @@ def _whole(key: str, value: Any, low: int, high: int | None = None, null: bool =
 
 
 def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """The answer-format policy (params ``moca.answer``, the same for every MoCA method), defaults filled:
-    ``retries`` (default 0: the paper asks once), ``extra_keys``, ``code_fence``."""
+    """The answer-format policy (params ``moca.answer``, the same for every MoCA method), defaults filled."""
     answer = dict(settings.get("answer") or {})
     fence = answer.pop("code_fence", "strict")
     _one_of("moca.answer.code_fence", fence, CODE_FENCE)
@@ -62,13 +56,11 @@ def answer_settings(settings: dict[str, Any]) -> dict[str, Any]:
     retries = answer.pop("retries", 0)
     _whole("moca.answer.retries", retries, 0, MAX_FORMAT_RETRIES)
     if answer:
-        raise ConfigError(
-            f"moca.answer: unknown option(s) {', '.join(sorted(answer))} (known: code_fence, extra_keys, retries)"
-        )
+        unknown = ", ".join(sorted(answer))
+        raise ConfigError(f"moca.answer: unknown option(s) {unknown} (known: code_fence, extra_keys, retries)")
     return {"code_fence": fence, "extra_keys": extra, "retries": retries}
 
 
-# ---- CoDAR's retriever (params moca.retrieval) ---------------------------------------------------
 #: params ``moca.retrieval``: the keys and their defaults (the schema's; the paper searches the web).
 DEFAULTS: dict[str, Any] = {"retriever": "web", "k": 3, "options": {}}
 WHERE = "moca.retrieval"
@@ -76,8 +68,7 @@ WHERE = "moca.retrieval"
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    """params ``moca.retrieval``: retriever name, passages per query (``k``), the retriever's options. The
-    retriever is made in moca.eval.retrieval: only a run that retrieves depends on the retrievers."""
+    """params ``moca.retrieval``: retriever name, passages per query (``k``), the retriever's options."""
 
     retriever: str = "none"  # core.retrieval.NONE; not imported: the retrievers are no dep of a direct run
     k: int = 3
@@ -101,19 +92,15 @@ class RetrievalSettings:
             raise ConfigError(f"{where}.options: expected a mapping, got {c['options']!r}")
         secret = [k for k, v in (c["options"] or {}).items() if holds_secret(str(k), v)]
         if secret:
-            raise ConfigError(
-                f"{where}.options.{secret[0]}: looks like a secret; secrets are never written into params (they"
-                " would end up in git, DVC and MLflow): put it in an environment variable and name that"
-                " variable in options.api_key_env"
-            )
+            why = "secrets are never written into params (they would end up in git, DVC and MLflow)"
+            how = "put it in an environment variable and name that variable in options.api_key_env"
+            raise ConfigError(f"{where}.options.{secret[0]}: looks like a secret; {why}: {how}")
         # name and options are checked against the retriever's schema by retriever_problem
         return cls(c["retriever"], c["k"], dict(c["options"] or {}))
 
 
 def retriever_problem(registry: Any, name: str, options: dict[str, Any], where: str = WHERE) -> str | None:
-    """Why ``<where>.retriever`` and ``<where>.options`` cannot be used, or None: a name ``registry``
-    (``core.retrieval.RETRIEVERS``, passed in so no retriever is imported) lacks, or options its options
-    schema refuses."""
+    """Why ``<where>.retriever`` and ``.options`` cannot be used (per ``registry``), or None."""
     import jsonschema
 
     if name == "none":  # core.retrieval.NONE
@@ -137,7 +124,6 @@ def retriever_problem(registry: Any, name: str, options: dict[str, Any], where: 
     return f"{key}: {err.message}"
 
 
-# ---- CoDAR's chain (MoCA section 5, appendix C.3) -------------------------------------------------
 STAGES = ("observer", "query", "context", "conflict", "decoder", "checker")
 #: The checker's breakpoint (the paper's stage number, C.3) -> the stages it re-enters.
 BREAKPOINT_STAGES: dict[int, tuple[str, ...]] = {
@@ -153,33 +139,24 @@ CHAIN_KEYS: dict[str, tuple[str, ...]] = {
     "conflict": ("context_expectation", "explicit_reality", "the_conflict", "abductive_question"),
     "checker": ("status", "breakpoint", "refine"),
 }
-#: The Context Synthesizer's fourth field with setting ``context_uncertainty`` (D.2 Stage 2b: "exactly
-#: three fields: fact, connection, social_norm"; the fourth is a variant, not the paper's).
+#: The Context Synthesizer's fourth field with setting ``context_uncertainty`` (a variant; D.2 has three).
 UNCERTAINTY_KEY = "uncertainty"
 DECODER_KEYS = ("counterfactual_cost", "conflict_utility", "subject", "target", "mechanism", "label")
-#: How stage answers are decoded (setting ``decoding``): the paper's JSON mode (default), each stage's
-#: schema with free values, or the schema with the allowed values as enums (a variant, as direct_constrained).
+#: Setting ``decoding``: the paper's JSON mode, each stage's schema, or the schema with enums (a variant).
 DECODINGS = ("json_object", "json_schema", "constrained")
-#: The decoder's substeps (i) and (ii): asked for and kept in the trace, never scored (D.2's Stage 4
-#: output is the four fields); an answer without them is counted, not refused.
+#: The decoder's substeps (i) and (ii): kept in the trace, never scored; a missing one is counted, not refused.
 SUBSTEP_KEYS = ("counterfactual_cost", "conflict_utility")
-#: The stages whose output is an intermediate representation (C.2): read tolerantly, one that cannot be
-#: read as its structure goes on to the next stage as text (never voids the instance).
+#: The stages whose output is an intermediate representation (C.2): one not read as its structure goes on as text.
 INTERMEDIATE_STAGES = ("observer", "query", "context", "conflict")
-#: What a stage sees beyond D.2's [Input] lists (setting ``extra_inputs``, default none: the paper's);
-#: what each adds is ``moca.eval.stages.EXTRA_SHOWS`` (``decoder_chain``: 5.3's "Using x, c and C").
+#: What a stage sees beyond D.2's [Input] lists (setting ``extra_inputs``; ``moca.eval.stages.EXTRA_SHOWS``).
 EXTRA_INPUTS = ("text", "decoder_chain", "checker_chain", "checker_candidates")
-#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3), setting ``invalid_tuple``: ``rule``
-#: (default: a rule-made REJECTED with breakpoint 4, no checker call; the check C.3 states, made
-#: deterministic) or ``checker`` (the tuple goes to the checker like any other, which may accept it).
+#: Who sends a scenario-invalid decoder tuple back to Stage 4 (C.3): ``rule`` (no checker call) or ``checker``.
 INVALID_TUPLE = ("rule", "checker")
-#: What the answering prompts add to D.1's text (setting ``prompt_additions``, default none): the line
-#: "The scenario is <scenario>: <its question>", and A.1's boundary rule between the scenarios.
+#: What the answering prompts add to D.1's text: the scenario's question, A.1's boundary rule between scenarios.
 PROMPT_ADDITIONS = ("scenario_question", "scenario_boundary")
 
 
 def prompt_additions(settings: dict[str, Any], where: str) -> frozenset[str]:
-    """The run's setting ``prompt_additions`` (default none), checked: a ConfigError naming ``where``."""
     return _names_of(f"{where}.prompt_additions", settings.get("prompt_additions", []), PROMPT_ADDITIONS)
 
 
@@ -194,27 +171,21 @@ class Variant:
 
     @classmethod
     def of(cls, stages: Sequence[str]) -> Variant:
-        """The variant that runs ``stages``; without the conflict stage its decoder answers the direct
-        prompt's four fields, no Step 4 substeps (Table 5's "w/o Step 3&4")."""
+        """The variant that runs ``stages``; without the conflict stage its decoder answers the direct fields."""
         return cls(tuple(stages), DECODER_KEYS if "conflict" in stages else ANSWER_KEYS)
 
     @property
     def substeps(self) -> tuple[str, ...]:
-        """The decoder's substep keys (none without the conflict stage)."""
         return tuple(k for k in self.decoder_keys if k in SUBSTEP_KEYS)
 
     def keys(self, stage: str) -> tuple[str, ...]:
-        if stage == "context":
-            return self.context_keys
-        return self.decoder_keys if stage == "decoder" else CHAIN_KEYS[stage]
+        return {"context": self.context_keys, "decoder": self.decoder_keys}.get(stage) or CHAIN_KEYS[stage]
 
     @property
     def uncertainty(self) -> bool:
-        """Whether the Context Synthesizer answers the fourth field ``uncertainty`` (not D.2's)."""
         return UNCERTAINTY_KEY in self.context_keys
 
     def system_file(self, stage: str) -> str:
-        """``<stage>.system.txt``, or ``context_uncertainty.system.txt`` for the four-field context."""
         return "context_uncertainty.system.txt" if stage == "context" and self.uncertainty else f"{stage}.system.txt"
 
     @property
@@ -243,8 +214,7 @@ class Variant:
 
 CODAR = Variant(STAGES)
 
-#: A stage's answer as its system template shows it ([Output]): a line that is one JSON object, its keys
-#: quoted; the checker's lists its breakpoints (``"breakpoint": null | 1 | 2 | 3 | 4``).
+#: A stage's answer line in its system template: one JSON object; the checker's lists its breakpoints.
 _ANSWER_LINE = re.compile(r"^\{.*\}$")
 _ANSWER_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)"\s*:')
 _BREAKPOINTS = re.compile(r'"breakpoint"\s*:\s*null((?:\s*\|\s*\d+)*)')
@@ -273,16 +243,14 @@ def _top_level_keys(line: str) -> list[str]:
 
 def answer_line_problem(variant: Variant, stage: str, text: str) -> str | None:
     """Why ``stage``'s system template (``text``) does not fit a run of ``variant``, or None: its answer
-    line ([Output], the last one-JSON-object line) asks for other keys than the run reads, or offers a
-    breakpoint of a stage the run leaves out. A template with no answer line is not checked."""
+    line (the last one-JSON-object line) asks for other keys than the run reads, or offers a breakpoint of
+    a stage the run leaves out. A template with no answer line is not checked."""
     lines = [line.strip() for line in text.splitlines() if _ANSWER_LINE.match(line.strip())]
     if not lines:
         return None
     asked = _top_level_keys(lines[-1])
     wanted = variant.keys(stage)
-    problems = []
-    extra = [k for k in asked if k not in wanted]
-    missing = [k for k in wanted if k not in asked]
+    problems, extra, missing = [], [k for k in asked if k not in wanted], [k for k in wanted if k not in asked]
     if extra:
         problems.append(f"asks for {', '.join(extra)}, which the run's {stage} does not give")
     if missing:
@@ -335,18 +303,15 @@ def _stages_variant(name: str, stages: Any) -> Variant:
         raise ConfigError(f"{where}: expected stages of {', '.join(STAGES)}, each once, in that order; got {stages!r}")
     missing = [s for s in ("observer", "decoder") if s not in stages]
     if missing:
-        raise ConfigError(
-            f"{where}: {' and '.join(missing)} cannot be left out (the observer sees, the decoder answers)"
-        )
+        why = "cannot be left out (the observer sees, the decoder answers)"
+        raise ConfigError(f"{where}: {' and '.join(missing)} {why}")
     if ("query" in stages) != ("context" in stages):
         raise ConfigError(f"{where}: query and context (Step 2) run together or not at all")
     return Variant.of(stages)
 
 
 def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """The checked settings of CoDAR run ``name`` (``moca.method_options.codar``, an ablation's entry over
-    them), defaults filled, with ``moca.answer`` and ``moca.retrieval``; a bad key is a ConfigError naming
-    it. A setting of a stage the run leaves out has no effect."""
+    """The checked settings of CoDAR run ``name``, defaults filled; a bad key is a ConfigError naming it."""
     kind, entry = settings_sources(name)[0]  # messages name the method's options, for an ablation's keys too
     where = f"moca.{kind}.{entry}"
     variant = stage_variant(name, settings)
@@ -363,10 +328,8 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     retries = answer["retries"]
     if variant.rounds_at_most(rounds, retries) > MAX_ROUNDS:
         most = MAX_ROUNDS // ((1 + retries) * len(variant.stages)) - 1
-        raise ConfigError(
-            f"{where}.revision_rounds: {rounds} could take more than the runner's {MAX_ROUNDS} rounds"
-            f" per instance with moca.answer.retries {retries}; at most {most}"
-        )
+        why = f"could take more than the runner's {MAX_ROUNDS} rounds per instance with moca.answer.retries {retries}"
+        raise ConfigError(f"{where}.revision_rounds: {rounds} {why}; at most {most}")
     max_tokens = settings.get("max_tokens")
     _whole(f"{where}.max_tokens", max_tokens, 1, null=True)
     invalid_tuple = settings.get("invalid_tuple", CODAR_DEFAULTS["invalid_tuple"])
@@ -392,46 +355,23 @@ def codar_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
 
 
 #: The placeholders of CoDAR's input blocks (each on a line of its own; an empty block drops its line).
-INPUT_BLOCKS = (
-    "in_text",
-    "in_perception",
-    "in_social_query",
-    "in_evidence",
-    "in_social_context",
-    "in_conflict",
-    "in_the_conflict",
-    "in_slots",
-    "in_decoded",
-    "candidate_sets",
+INPUT_BLOCKS = tuple(
+    (
+        "in_text in_perception in_social_query in_evidence in_social_context in_conflict in_the_conflict "
+        "in_slots in_decoded candidate_sets"
+    ).split()
 )
-#: The placeholders CoDAR's templates are filled with: a stage's prompt values, and the small templates'
-#: own (retry.txt: reason; revision.txt: refine, previous; previous_check.txt: previous; invalid_tuple.txt:
-#: problems).
+#: The placeholders of CoDAR's templates: a stage's prompt values and the small templates' own.
 CODAR_PLACEHOLDERS = frozenset(
     {
-        "modality_name",
-        "text",
-        "visual",
-        "audio",
-        "scenario",
-        "scenario_question",
-        "scenario_line",
-        "boundary_line",
-        "mechanism_options",
-        "label_options",
-        "subject_slot_ids",
-        "target_slot_ids",
-        "revision",
+        *"modality_name text visual audio scenario scenario_question scenario_line boundary_line".split(),
+        *"mechanism_options label_options subject_slot_ids target_slot_ids revision".split(),
         *INPUT_BLOCKS,
-        "reason",
-        "refine",
-        "previous",
-        "problems",
+        *"reason refine previous problems".split(),
     }
 )
 
 
-# ---- by method ---------------------------------------------------------------------------------------
 def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The checked settings of a direct run: ``prompt_additions`` (default none) and ``moca.answer``."""
     kind, entry = settings_sources(name)[0]
@@ -445,15 +385,13 @@ def direct_settings(name: str, settings: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class MethodHooks:
-    """A method class's ``check_settings`` (None: the schema's closed list of keys is its check) and
-    ``reads`` (the benchmark-wide blocks its runs read), as params loading needs them."""
+    """A method class's ``check_settings`` and ``reads`` (the benchmark-wide blocks its runs read)."""
 
     check: Callable[[str, dict[str, Any]], Any] | None = None
     reads: frozenset[str] = frozenset()
 
 
-#: Each MoCA method class's hooks by registered name, declared here so loading params imports no method
-#: code (tests/moca/schema/test_methods.py holds them to the classes).
+#: Each MoCA method class's hooks, declared here so loading params imports no method code.
 HOOKS: dict[str, MethodHooks] = {
     "codar": MethodHooks(codar_settings, frozenset({"retrieval"})),
     "direct": MethodHooks(direct_settings),

@@ -10,23 +10,11 @@ from typing import Any
 from socialbench.core.plugins import Registry
 from socialbench.moca.dataset.sources.base import Source, SourceOptions, validate_candidates
 
-#: Every source module, in the order section 4.1 names them (video first, then image-text, then the
-#: supplementary collected data).
-SOURCE_NAMES = (
-    "mustard",
-    "mintrec",
-    "redcaps",
-    "mmsd2",
-    "hateful_memes",
-    "multimet",
-    "memecap",
-    "instagram",
-    "supplementary",
-)
+#: Every source module, in the order section 4.1 names them.
+SOURCE_NAMES = tuple("mustard mintrec redcaps mmsd2 hateful_memes multimet memecap instagram supplementary".split())
 
 
-#: The sources, in the one registry type (``core.plugins.Registry``): each module's ``SOURCE``, imported
-#: when first asked for.
+#: The sources: each module's ``SOURCE``, imported when first asked for.
 SOURCES: Registry[Source] = Registry(
     "MoCA source", Source, {name: (f"{__name__}.{name}", "SOURCE", None) for name in SOURCE_NAMES}
 )

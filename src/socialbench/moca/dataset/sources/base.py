@@ -1,10 +1,7 @@
-"""What every MoCA raw source is: where its files officially live, how to get them, and the normalized
-candidate record it yields. A source module defines ``SOURCE``, a :class:`Source` (its ``files``, with
-URL and sha256 where public, ``manual`` steps where not, and ``read(root, options)``).
-
-:func:`acquire` fetches a source in one of three modes: ``download`` (verified, atomic), ``mirror``
-(copied and verified from a local folder), ``manual`` (nothing fetched), and writes
-``<root>/.manifest.json``, what the pipeline tracks."""
+"""What every MoCA raw source is: a source module defines ``SOURCE``, a :class:`Source` (its ``files``,
+with URL and sha256 where public, ``manual`` steps where not, and ``read(root, options)`` yielding
+normalized candidate records). :func:`acquire` fetches a source (``download``, ``mirror`` or ``manual``)
+and writes ``<root>/.manifest.json``, what the pipeline tracks."""
 
 from __future__ import annotations
 
@@ -33,27 +30,16 @@ MODALITIES = ("image_text", "video_text")
 MANIFEST = ".manifest.json"
 
 #: The normalized candidate record every source yields (one JSON object per line in the pool).
-CANDIDATE_FIELDS = (
-    "id",
-    "source",
-    "split",
-    "modality",
-    "text",
-    "speaker",
-    "context",
-    "media",
-    "media_urls",
-    "image_description",
-    "source_labels",
-    "metadata",
-    "origin",
+CANDIDATE_FIELDS = tuple(
+    (
+        "id source split modality text speaker context media media_urls image_description source_labels metadata origin"
+    ).split()
 )
 
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """One file of a source. ``relpath`` is where it lands under the source's root, and its name in a
-    mirror folder. ``url`` None: no public direct link (see the source's ``manual`` text)."""
+    """One file of a source, at ``relpath`` under its root; ``url`` None: no public direct link (``manual``)."""
 
     relpath: str
     url: str | None
@@ -86,11 +72,9 @@ class SourceOptions:
     def from_mapping(cls, name: str, raw: dict[str, Any] | None) -> SourceOptions:
         raw = dict(raw or {})
         known = {"mode", "mirror", "media", "splits", "encoding", "columns", "include"}
-        unknown = sorted(set(raw) - known)
+        unknown, listed = ", ".join(sorted(set(raw) - known)), ", ".join(sorted(known))
         if unknown:
-            raise ConfigError(
-                f"moca.sources.{name}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
-            )
+            raise ConfigError(f"moca.sources.{name}: unknown key(s) {unknown} (known: {listed})")
         mode = raw.get("mode", "download")
         if mode not in MODES:
             raise ConfigError(f"moca.sources.{name}.mode: {mode!r} is not one of {', '.join(MODES)}")
@@ -130,18 +114,13 @@ class Source:
         if options.splits is not None:
             unknown = [s for s in options.splits if s not in self.splits]
             if unknown:
-                raise ConfigError(
-                    f"moca.sources.{self.name}.splits: unknown split(s) {', '.join(unknown)}"
-                    f" (this source has {', '.join(self.splits)})"
-                )
-        out = []
-        for f in self.files:
-            if f.kind == "media" and not options.media:
-                continue
-            if f.split is not None and options.splits is not None and f.split not in options.splits:
-                continue
-            out.append(f)
-        return out
+                why = f"unknown split(s) {', '.join(unknown)} (this source has {', '.join(self.splits)})"
+                raise ConfigError(f"moca.sources.{self.name}.splits: {why}")
+        return [
+            f
+            for f in self.files
+            if (f.kind != "media" or options.media) and (f.split is None or options.wanted([f.split]))
+        ]
 
 
 # ---- Candidate records ---------------------------------------------------------------------------
@@ -229,8 +208,7 @@ def candidate_schema() -> pa.DataFrameSchema:
 
 
 def validate_candidates(records: list[dict[str, Any]], source: str) -> None:
-    """Raise DataError for the first record that breaks the candidate schema (also: ids must be
-    unique, and every id's prefix must be its source), naming the file, the record and the field."""
+    """Raise DataError naming file, record and field for the first record that breaks the candidate schema."""
     if not records:
         return
     for i, rec in enumerate(records):
@@ -245,22 +223,14 @@ def validate_candidates(records: list[dict[str, Any]], source: str) -> None:
     try:
         candidate_schema().validate(frame, lazy=True)
     except pa.errors.SchemaErrors as exc:
-        cases = exc.failure_cases
-        row = cases.iloc[0]
+        row = exc.failure_cases.iloc[0]
         col, idx = str(row.get("column")), row.get("index")
         pos = int(idx) if idx is not None and not pd.isna(idx) else 0
         if row.get("check") == "field_uniqueness":
-            dup = records[pos]["id"]
-            raise DataError(
-                source, "duplicate id: two records of the source map to it", record=dup, field="id"
-            ) from None
-        value = records[pos].get(col)
-        raise DataError(
-            source,
-            f"failed {row.get('check')}: got {json.dumps(value, ensure_ascii=False)[:80]}",
-            record=str(records[pos].get("id")),
-            field=col,
-        ) from None
+            why = "duplicate id: two records of the source map to it"
+            raise DataError(source, why, record=records[pos]["id"], field="id") from None
+        why = f"failed {row.get('check')}: got {json.dumps(records[pos].get(col), ensure_ascii=False)[:80]}"
+        raise DataError(source, why, record=str(records[pos].get("id")), field=col) from None
     for rec in records:
         if not rec["id"].startswith(rec["source"] + ":"):
             raise DataError(source, f"id must start with its source {rec['source']!r}", record=rec["id"], field="id")
@@ -292,8 +262,7 @@ def _manifest_entry(root: Path, f: RemoteFile, path: Path) -> dict[str, Any]:
 
 
 def _unpack(root: Path, f: RemoteFile, archive: Path, limits: Any = None) -> None:
-    """Extract an archive into ``<root>/<extract_to>``, again only when its bytes changed (the hash it
-    was extracted from is kept in ``<root>/.<extract_to>.sha256``)."""
+    """Extract an archive into ``<root>/<extract_to>``, again only when its bytes changed."""
     folder = _dest(root, f.extract_to or "")
     stamp = folder.with_name(f".{folder.name}.sha256")
     digest = sha256_file(archive)
@@ -312,8 +281,7 @@ def _missing_manual(source: Source, f: RemoteFile, dest: Path, why: str) -> Manu
 def acquire(
     source: Source, root: str | os.PathLike[str], options: SourceOptions, *, limits: Any = None, **download_options: Any
 ) -> dict[str, Any]:
-    """Put the source's selected files under ``root`` and write the manifest (returned; each entry says
-    how its file was verified). ``limits`` bound what an archive extracts to."""
+    """Put the source's selected files under ``root`` and write the manifest (``limits``: of archives)."""
     root = Path(root)
     files = source.selected(options)
     if options.mode == "mirror":
@@ -327,11 +295,8 @@ def acquire(
         ]
         if absent:
             more = f" (and {len(absent) - 1} more)" if len(absent) > 1 else ""
-            raise DataError(
-                str(_dest(mirror, absent[0])),
-                f"not in the mirror of source {source.name}{more}; its files"
-                f" are named as under the source root ({', '.join(f.relpath for f in files)})",
-            )
+            why = f"its files are named as under the source root ({', '.join(f.relpath for f in files)})"
+            raise DataError(str(_dest(mirror, absent[0])), f"not in the mirror of source {source.name}{more}; {why}")
     entries = []
     verified: dict[str, str] = {}
     for f in files:
@@ -356,15 +321,11 @@ def acquire(
                 continue
             if not dest.is_file():
                 if f.url is not None:  # a public file: the source's manual steps (often about media) do not apply
-                    raise ManualStepRequired(
-                        str(dest),
-                        f"mode manual: nothing is downloaded, and {f.relpath} is not under {root}; put it there"
-                        f" (it is at {redact_url(f.url, whole_query=True)}), or acquire it with --mode download",
-                        record=f.relpath,
-                    )
-                raise _missing_manual(
-                    source, f, dest, f"this file has no public direct link, and {f.relpath} is not under {root}"
-                )
+                    at = f"(it is at {redact_url(f.url, whole_query=True)}), or acquire it with --mode download"
+                    why = f"mode manual: nothing is downloaded, and {f.relpath} is not under {root}; put it there {at}"
+                    raise ManualStepRequired(str(dest), why, record=f.relpath)
+                why = f"this file has no public direct link, and {f.relpath} is not under {root}"
+                raise _missing_manual(source, f, dest, why)
             if f.sha256 is not None and sha256_file(dest) != f.sha256:
                 raise ChecksumMismatch(str(dest), f.sha256, sha256_file(dest))
         else:

@@ -25,9 +25,7 @@ SPLITS = {
 
 
 def clip_path(root: Path, season: str, episode: str, clip: str, source: str = "", record: str | None = None) -> Path:
-    """The clip's file: the release's ``raw_data/S05/E16/329.mp4`` layout, or a flat
-    ``raw_data/S05_E16_329.mp4`` if that is what is there; either inside ``raw_data/``
-    (:func:`~socialbench.core.paths.resolve_inside`: a season of ``..`` is refused)."""
+    """The clip's file, nested (``S05/E16/329.mp4``) or flat (``S05_E16_329.mp4``), inside ``raw_data/``."""
     clips, shown = root / "raw_data", source or str(root)
     nested = resolve_inside(clips, f"{season}/{episode}/{clip}.mp4", shown, record, "season, episode, clip", "clip")
     flat = resolve_inside(clips, f"{season}_{episode}_{clip}.mp4", shown, record, "season, episode, clip", "clip")
@@ -43,9 +41,8 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
         for line, row in rows:
             season, episode, clip = (row[c].strip() for c in ("season", "episode", "clip"))
             if not (season and episode and clip):
-                raise DataError(
-                    shown, "season, episode and clip must all be given", record=f"line {line}", field="clip"
-                )
+                why = "season, episode and clip must all be given"
+                raise DataError(shown, why, record=f"line {line}", field="clip")
             native = f"{season}_{episode}_{clip}"
             out.append(
                 candidate(

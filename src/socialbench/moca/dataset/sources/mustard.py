@@ -28,8 +28,7 @@ UTTERANCE_DIR = "mmsd_raw_data/utterances_final"
 
 
 def _clip_index(folder: Path) -> dict[str, Path]:
-    """Clip id -> path of every .mp4 under ``folder`` (an utterance clip wins over a context clip);
-    linked folders are not walked, and a used clip is resolved inside ``folder`` when read."""
+    """Clip id -> path of every .mp4 under ``folder`` (an utterance clip wins; linked folders not walked)."""
     index: dict[str, Path] = {}
     if folder.is_dir():
         found = sorted(Path(top, n) for top, _, files in os.walk(folder, followlinks=False) for n in files)
@@ -52,12 +51,8 @@ def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
         context = expect_str_list(rec["context"], shown, key, "context")
         speakers = expect_str_list(rec["context_speakers"], shown, key, "context_speakers")
         if len(context) != len(speakers):
-            raise DataError(
-                shown,
-                f"{len(context)} context utterances but {len(speakers)} context speakers",
-                record=key,
-                field="context_speakers",
-            )
+            why = f"{len(context)} context utterances but {len(speakers)} context speakers"
+            raise DataError(shown, why, record=key, field="context_speakers")
         if not isinstance(rec["sarcasm"], bool):
             raise DataError(shown, f"expected true or false, got {rec['sarcasm']!r}", record=key, field="sarcasm")
         clip = resolve_inside(root / VIDEOS, clips.get(key) or f"{UTTERANCE_DIR}/{key}.mp4", shown, key, None, "clip")

@@ -1,12 +1,12 @@
-"""Reading raw source files so that every problem names the file, the record and the field: bytes not
-in the declared encoding, truncated or malformed JSON (which record it stops in), tables with missing
-columns or bad rows each get a one-line :class:`DataError`. ``read_text`` is the only I/O."""
+"""Reading raw source files so that every problem (bad encoding, truncated or malformed JSON, bad table
+columns or rows) is a one-line :class:`DataError` naming the file, the record and the field."""
 
 from __future__ import annotations
 
 import codecs
 import csv
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.io import read_file_bytes
 from socialbench.core.sheets import csv_rows
 
-_WS = " \t\n\r"
+_WS = re.compile(r"[ \t\n\r]*")
 
 
 def check_encoding(encoding: str) -> str:
@@ -23,9 +23,8 @@ def check_encoding(encoding: str) -> str:
     try:
         return codecs.lookup(encoding).name
     except LookupError as exc:
-        raise ConfigError(
-            f"unknown text encoding {encoding!r} (use a Python codec name such as utf-8, cp1252, latin-1)"
-        ) from exc
+        why = "use a Python codec name such as utf-8, cp1252, latin-1"
+        raise ConfigError(f"unknown text encoding {encoding!r} ({why})") from exc
 
 
 def _line_col(data: bytes | str, offset: int) -> tuple[int, int]:
@@ -36,8 +35,7 @@ def _line_col(data: bytes | str, offset: int) -> tuple[int, int]:
 
 
 def decode(data: bytes, source: str, encoding: str = "utf-8") -> str:
-    """Text of ``data``. A UTF-8 byte-order mark is dropped (spreadsheet exports carry one). Bytes
-    that do not decode are a DataError naming the offending byte, its offset and line."""
+    """Text of ``data`` (a UTF-8 BOM dropped); bytes that do not decode are a DataError naming byte and line."""
     codec = check_encoding(encoding)
     if codec == "utf-8" and data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
@@ -45,12 +43,9 @@ def decode(data: bytes, source: str, encoding: str = "utf-8") -> str:
         return data.decode(codec)
     except UnicodeDecodeError as exc:
         line, col = _line_col(data, exc.start)
-        raise DataError(
-            source,
-            f"not {codec} text: byte 0x{data[exc.start]:02x} at offset {exc.start} (column {col}) does not decode"
-            f" ({exc.reason}); if the file uses another encoding, set `encoding` for this source in params.yaml",
-            record=f"line {line}",
-        ) from exc
+        why = f"not {codec} text: byte 0x{data[exc.start]:02x} at offset {exc.start} (column {col}) does not decode"
+        fix = "if the file uses another encoding, set `encoding` for this source in params.yaml"
+        raise DataError(source, f"{why} ({exc.reason}); {fix}", record=f"line {line}") from exc
 
 
 def read_text(path: str | Path, encoding: str = "utf-8") -> str:
@@ -59,9 +54,7 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
 
 
 def _skip_ws(text: str, i: int) -> int:
-    while i < len(text) and text[i] in _WS:
-        i += 1
-    return i
+    return _WS.match(text, i).end()
 
 
 def _json_error(
@@ -69,19 +62,13 @@ def _json_error(
 ) -> DataError:
     line, col = _line_col(text, pos)
     after = f", after record {last}" if last is not None else ", before the first complete record"
-    close = "]" if container == "array" else "}"
-    cut = (
-        "; the file ends before the " + container + " is closed: truncated?"
-        if not text.rstrip().endswith(close)
-        else ""
-    )
+    closed = text.rstrip().endswith("]" if container == "array" else "}")
+    cut = "" if closed else f"; the file ends before the {container} is closed: truncated?"
     return DataError(source, f"invalid JSON at line {line} column {col}: {msg}{cut}", record=f"{position + 1}{after}")
 
 
 def json_records(text: str, source: str, container: str) -> Iterator[tuple[str | int, Any]]:
-    """The top-level records of a JSON document, one at a time: ``(index, value)`` for an array
-    (``container='array'``), ``(key, value)`` for an object (``container='object'``). Parsing record
-    by record (``json.JSONDecoder.raw_decode``) lets an error say which record is cut or broken."""
+    """The top-level records of a JSON array or object, parsed one at a time so errors name the record."""
     decoder = json.JSONDecoder()
     open_, close = ("[", "]") if container == "array" else ("{", "}")
     i = _skip_ws(text, 0)
@@ -91,6 +78,10 @@ def json_records(text: str, source: str, container: str) -> Iterator[tuple[str |
         raise DataError(source, f"expected a JSON {container} (starting with {open_!r}), got {text[i]!r} at the start")
     i = _skip_ws(text, i + 1)
     position, last = 0, None
+
+    def fail(pos: int, msg: str) -> DataError:  # naming the record the error is in, or the last one read
+        return _json_error(text, source, pos, msg, position, last, container)
+
     if i < len(text) and text[i] == close:
         yield from ()
         i += 1
@@ -101,20 +92,18 @@ def json_records(text: str, source: str, container: str) -> Iterator[tuple[str |
                 try:
                     key, i = decoder.raw_decode(text, i)
                 except json.JSONDecodeError as exc:
-                    raise _json_error(
-                        text, source, exc.pos, f"expected a record key: {exc.msg}", position, last, container
-                    ) from exc
+                    raise fail(exc.pos, f"expected a record key: {exc.msg}") from exc
                 if not isinstance(key, str):
-                    raise _json_error(text, source, i, "a record key must be a string", position, last, container)
+                    raise fail(i, "a record key must be a string")
                 i = _skip_ws(text, i)
                 if i >= len(text) or text[i] != ":":
-                    raise _json_error(text, source, i, f"expected ':' after key {key!r}", position, last, container)
+                    raise fail(i, f"expected ':' after key {key!r}")
                 i = _skip_ws(text, i + 1)
             try:
                 value, i = decoder.raw_decode(text, i)
             except json.JSONDecodeError as exc:
                 where = f" (in record {key!r})" if container == "object" else ""
-                raise _json_error(text, source, exc.pos, f"{exc.msg}{where}", position, last, container) from exc
+                raise fail(exc.pos, f"{exc.msg}{where}") from exc
             yield key, value
             last = repr(key) if container == "object" else str(position + 1)
             position += 1
@@ -126,7 +115,7 @@ def json_records(text: str, source: str, container: str) -> Iterator[tuple[str |
                 i += 1
                 break
             msg = f"expected ',' or {close!r}" if i < len(text) else f"the {container} is not closed"
-            raise _json_error(text, source, i, msg, position, last, container)
+            raise fail(i, msg)
     if _skip_ws(text, i) < len(text):
         line, col = _line_col(text, _skip_ws(text, i))
         raise DataError(source, f"extra data after the JSON {container} at line {line} column {col}")
@@ -147,8 +136,7 @@ def jsonl_records(text: str, source: str) -> Iterator[tuple[int, Any]]:
 def table_rows(
     text: str, source: str, required: Sequence[str], delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL
 ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(header, [(line, row)]) of a CSV/TSV text (``core.sheets.csv_rows``, every sheet's reader): a bad
-    header names the column, a row with another number of fields its line."""
+    """(header, [(line, row)]) of a CSV/TSV text (``core.sheets.csv_rows``, every sheet's reader)."""
     return csv_rows(text, source, required, delimiter=delimiter, quoting=quoting)
 
 
@@ -165,12 +153,8 @@ def require_fields(value: Any, fields: Sequence[str], source: str, record: str) 
 
 def expect_str(value: Any, source: str, record: str, field: str, allow_empty: bool = True) -> str:
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
-        raise DataError(
-            source,
-            f"expected {'a' if allow_empty else 'a non-empty'} string, got {json.dumps(value)[:60]}",
-            record=record,
-            field=field,
-        )
+        why = f"expected {'a' if allow_empty else 'a non-empty'} string, got {json.dumps(value)[:60]}"
+        raise DataError(source, why, record=record, field=field)
     return value
 
 

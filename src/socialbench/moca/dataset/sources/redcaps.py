@@ -29,11 +29,8 @@ def annotation_files(root: Path, include: tuple[str, ...] | None) -> list[Path]:
 def read(root: Path, options: SourceOptions) -> list[dict[str, Any]]:
     files = annotation_files(root, options.include)
     if not files:
-        raise DataError(
-            str(root / RELEASE),
-            "no annotation file (annotations/<subreddit>_<year>.json) here"
-            + (f" matching {list(options.include)}" if options.include else ""),
-        )
+        matching = f" matching {list(options.include)}" if options.include else ""
+        raise DataError(str(root / RELEASE), f"no annotation file (annotations/<subreddit>_<year>.json) here{matching}")
     out = []
     for path in files:
         shown = str(path)

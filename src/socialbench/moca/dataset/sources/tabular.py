@@ -26,9 +26,7 @@ def column_map(name: str, defaults: Mapping[str, str], override: Mapping[str, st
 
 
 def media_file(root: Path, value: str, source: str = "", record: str | None = None, field: str | None = None) -> Path:
-    """The media path a cell names, relative to the root (refused when it leads out of it:
-    :func:`~socialbench.core.paths.resolve_inside`); a name without a suffix (some Instagram copies
-    list ``img/insta123``) is the first existing image file with that stem, else ``.jpg``."""
+    """The media path a cell names, inside the root; without a suffix, the first existing image of that stem."""
     p = resolve_inside(root, value, source or str(root), record=record, field=field, what="media path")
     if p.suffix:
         return p
@@ -58,22 +56,16 @@ def read_table(
     for line, row in rows:
         native = row[columns["id"]].strip()
         if not native or any(c.isspace() for c in native):
-            raise DataError(
-                shown, f"expected an id without spaces, got {native!r}", record=f"line {line}", field=columns["id"]
-            )
+            why = f"expected an id without spaces, got {native!r}"
+            raise DataError(shown, why, record=f"line {line}", field=columns["id"])
         media = row[columns["media"]].strip()
         if not media:
-            raise DataError(
-                shown, "empty: every candidate needs its image or video", record=native, field=columns["media"]
-            )
+            why = "empty: every candidate needs its image or video"
+            raise DataError(shown, why, record=native, field=columns["media"])
         kind = modality or row[columns["modality"]].strip()
         if kind not in MODALITIES:
-            raise DataError(
-                shown,
-                f"expected one of {', '.join(MODALITIES)}, got {kind!r}",
-                record=native,
-                field=columns.get("modality", "modality"),
-            )
+            why = f"expected one of {', '.join(MODALITIES)}, got {kind!r}"
+            raise DataError(shown, why, record=native, field=columns.get("modality", "modality"))
         url = media.lower().startswith(("http://", "https://"))
         out.append(
             candidate(

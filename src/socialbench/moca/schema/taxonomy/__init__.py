@@ -19,8 +19,7 @@ RULES_FILE = "moca_rules.yaml"
 
 @dataclass(frozen=True)
 class Option:
-    """One mechanism or label of a scenario. ``source``: ``paper`` or ``completion`` (added to complete the
-    lost Table 9, docs/decisions/moca-taxonomy.md); ``criterion``, ``boundary`` and where they come from."""
+    """One mechanism or label of a scenario; ``source``: ``paper`` or ``completion`` (of the lost Table 9)."""
 
     name: str
     criterion: str
@@ -51,19 +50,15 @@ class Taxonomy:
         return ({s: self.label_names(s) for s in self.labels}, {s: self.mechanism_names(s) for s in self.mechanisms})
 
 
+_TYPES = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
 def _type(value: Any) -> str:
     if value is None:
         return "nothing (null)"
     if isinstance(value, (dict, list)) and not value:
         return "an empty mapping" if isinstance(value, dict) else "an empty list"
-    return {
-        dict: "a mapping",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-    }.get(type(value), type(value).__name__)
+    return _TYPES.get(type(value), type(value).__name__)
 
 
 def _name(value: Any, path: str, where: str) -> str:
@@ -73,9 +68,8 @@ def _name(value: Any, path: str, where: str) -> str:
 
 
 def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
-    """Options of one scenario: a list of names (the --taxonomy override format) or a mapping
-    ``{name: {criterion, boundary, source}}``. At least one, no name twice."""
-    if isinstance(raw, list):  # plain list of names (the --taxonomy override format)
+    """Options of one scenario: a list of names or a mapping ``{name: {criterion, boundary, source}}``."""
+    if isinstance(raw, list):
         out = [Option(name=_name(n, path, f"{where}[{i}]"), criterion="") for i, n in enumerate(raw)]
     elif isinstance(raw, dict):
         out = []
@@ -83,11 +77,8 @@ def _options(raw: Any, path: str, where: str) -> tuple[Option, ...]:
             _name(name, path, where)
             spec = {} if spec is None else spec
             if not isinstance(spec, dict):
-                raise DataError(
-                    path,
-                    f"an option must map to {{criterion, boundary, source}}, got {_type(spec)}",
-                    field=f"{where}.{name}",
-                )
+                why = f"an option must map to {{criterion, boundary, source}}, got {_type(spec)}"
+                raise DataError(path, why, field=f"{where}.{name}")
             for key in ("criterion", "boundary", "source"):
                 if key in spec and not isinstance(spec[key], str):
                     raise DataError(path, f"expected a string, got {_type(spec[key])}", field=f"{where}.{name}.{key}")
@@ -128,31 +119,22 @@ def _names(data: dict[str, Any], key: str, path: str) -> tuple[str, ...]:
 
 
 def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
-    """Accepts the built-in layout (``scenarios: {s: {labels, mechanisms}}``) or the override layout
-    ``{labels: {scenario: [...]}, mechanisms: {scenario: [...]}}``. A wrong shape is a DataError
-    naming the file and the field."""
+    """The built-in layout (``scenarios: {...}``) or the override layout (``labels`` and ``mechanisms``)."""
     if not isinstance(data, dict):
-        raise DataError(
-            path, f"the top level must be a mapping (scenarios, or labels and mechanisms), got {_type(data)}"
-        )
+        why = f"the top level must be a mapping (scenarios, or labels and mechanisms), got {_type(data)}"
+        raise DataError(path, why)
     if "scenarios" in data:
         scen = data["scenarios"]
         if not isinstance(scen, dict) or not scen:
-            raise DataError(
-                path,
-                "expected a mapping {scenario: {labels, mechanisms, question}}"
-                f" with at least one scenario, got {_type(scen)}",
-                field="scenarios",
-            )
+            shape = "a mapping {scenario: {labels, mechanisms, question}} with at least one scenario"
+            why = f"expected {shape}, got {_type(scen)}"
+            raise DataError(path, why, field="scenarios")
         _scenario_names(scen, path, "scenarios")
         labels, mechs, questions = {}, {}, {}
         for s, v in scen.items():
             if not isinstance(v, dict):
-                raise DataError(
-                    path,
-                    f"expected a mapping with labels and mechanisms (and a question), got {_type(v)}",
-                    field=f"scenarios.{s}",
-                )
+                why = f"expected a mapping with labels and mechanisms (and a question), got {_type(v)}"
+                raise DataError(path, why, field=f"scenarios.{s}")
             labels[s] = _options(v.get("labels"), path, f"scenarios.{s}.labels")
             mechs[s] = _options(v.get("mechanisms"), path, f"scenarios.{s}.mechanisms")
             question = v.get("question", "")
@@ -162,25 +144,19 @@ def parse_taxonomy(data: dict[str, Any], path: str = "<taxonomy>") -> Taxonomy:
     else:
         for key in ("labels", "mechanisms"):
             if not isinstance(data.get(key), dict) or not data[key]:
-                raise DataError(
-                    path,
+                why = (
                     f"expected a mapping {{scenario: [names]}} with at least one scenario, got {_type(data.get(key))}"
-                    " (or give the built-in layout: scenarios: {scenario: {labels, mechanisms}})",
-                    field=key,
+                    " (or give the built-in layout: scenarios: {scenario: {labels, mechanisms}})"
                 )
+                raise DataError(path, why, field=key)
             _scenario_names(data[key], path, key)
         labels = {s: _options(v, path, f"labels.{s}") for s, v in data["labels"].items()}
         mechs = {s: _options(v, path, f"mechanisms.{s}") for s, v in data["mechanisms"].items()}
         questions = None
         if set(labels) != set(mechs):
             raise DataError(path, f"scenarios differ between labels {sorted(labels)} and mechanisms {sorted(mechs)}")
-    return Taxonomy(
-        labels=labels,
-        mechanisms=mechs,
-        domains=_names(data, "domains", path),
-        cultures=_names(data, "cultures", path),
-        questions=questions,
-    )
+    domains, cultures = _names(data, "domains", path), _names(data, "cultures", path)
+    return Taxonomy(labels=labels, mechanisms=mechs, domains=domains, cultures=cultures, questions=questions)
 
 
 def _rule_text(rule: dict[str, Any], key: str, path: str, where: str) -> str:
@@ -192,14 +168,10 @@ def _rule_text(rule: dict[str, Any], key: str, path: str, where: str) -> str:
 
 
 def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
-    """``tax`` with each option's criterion, boundary and source from a rules file (moca_rules.yaml's
-    layout). Every option needs exactly one rule and every rule an option; each text has one home."""
+    """``tax`` with each option's criterion, boundary and source from a rules file, one rule per option."""
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), dict):
-        raise DataError(
-            path,
-            f"expected a mapping with scenarios: {{scenario: {{mechanisms, labels}}}}, got {_type(data)}",
-            field="scenarios",
-        )
+        why = f"expected a mapping with scenarios: {{scenario: {{mechanisms, labels}}}}, got {_type(data)}"
+        raise DataError(path, why, field="scenarios")
     rules = data["scenarios"]
     extra = sorted(set(map(str, rules)) - set(tax.scenarios))
     if extra:
@@ -212,14 +184,12 @@ def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
             where = f"scenarios.{s}.{kind}"
             given = (rules.get(s) or {}).get(kind) if isinstance(rules.get(s), dict) else None
             if not isinstance(given, dict):
-                raise DataError(
-                    path, f"expected a mapping {{option: rule}} for every {kind[:-1]}, got {_type(given)}", field=where
-                )
+                why = f"expected a mapping {{option: rule}} for every {kind[:-1]}, got {_type(given)}"
+                raise DataError(path, why, field=where)
             unknown = sorted(set(map(str, given)) - {o.name for o in options})
             if unknown:
-                raise DataError(
-                    path, f"rule(s) for {kind} the taxonomy does not have: {', '.join(map(repr, unknown))}", field=where
-                )
+                why = f"rule(s) for {kind} the taxonomy does not have: {', '.join(map(repr, unknown))}"
+                raise DataError(path, why, field=where)
             out = []
             for opt in options:
                 at = f"{where}.{opt.name}"
@@ -233,9 +203,8 @@ def apply_rules(tax: Taxonomy, data: Any, path: str = RULES_FILE) -> Taxonomy:
                     raise DataError(path, f"every option needs a rule {fields} ({got})", field=at)
                 named = rule.get("named_in_paper")
                 if not isinstance(named, bool):
-                    raise DataError(
-                        path, f"expected true or false, got {_type(named)} {named!r}", field=f"{at}.named_in_paper"
-                    )
+                    why = f"expected true or false, got {_type(named)} {named!r}"
+                    raise DataError(path, why, field=f"{at}.named_in_paper")
                 texts = [_rule_text(rule, key, path, at) for key in ("criterion", "boundary", "source")]
                 out.append(Option(opt.name, texts[0], "paper" if named else "completion", texts[1], texts[2]))
             joined[kind][s] = tuple(out)
@@ -263,16 +232,10 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
 
 
 def taxonomy_hash(tax: Taxonomy) -> str:
-    """sha256 over everything of the taxonomy that reaches a prompt or the scorer: option names in
-    order, their criteria, boundary rules and sources, and the scenario questions."""
+    """sha256 over everything of the taxonomy that reaches a prompt or the scorer."""
 
     def options(v: tuple[Option, ...]) -> list[list[str]]:
         return [[o.name, o.criterion, o.boundary, o.source, o.rule_source] for o in v]
 
-    return sha256_json(
-        {
-            "labels": {s: options(v) for s, v in tax.labels.items()},
-            "mechanisms": {s: options(v) for s, v in tax.mechanisms.items()},
-            "questions": tax.questions or {},
-        }
-    )
+    labels, mechanisms = ({s: options(v) for s, v in d.items()} for d in (tax.labels, tax.mechanisms))
+    return sha256_json({"labels": labels, "mechanisms": mechanisms, "questions": tax.questions or {}})
